@@ -1,0 +1,21 @@
+"""pytorchlite.__config__.show(): how this build was made and what it found."""
+from . import _C
+
+
+def show():
+    c = _C._config()
+    from . import __version__
+    lines = [
+        f"pytorchlite {__version__}",
+        f"  - C compiler: {c['compiler']}",
+        f"  - CPU capability usage: {c['cpu_capability']}",
+        f"  - intra-op threads: {c['num_threads']}",
+        f"  - CUDA built: {c['cuda_built']}"
+        + (f" (runtime {c['cuda_runtime_version'] // 1000}.{c['cuda_runtime_version'] % 1000 // 10})"
+           if c['cuda_built'] else ""),
+        f"  - CUDA available: {c['cuda_device_count'] > 0}"
+        + (f" ({c['cuda_device_count']} device(s))" if c['cuda_device_count'] else
+           f" ({c['cuda_unavailable_reason']})"),
+        f"  - debug build: {c['debug']}, sanitizers: {c['sanitize']}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""pytorchlite: a small, fast, readable PyTorch.
+
+`import pytorchlite as torch` runs ordinary PyTorch code that stays inside the implemented
+surface.  The C core lives in pytorchlite._C; this package adds the Python half of Tensor,
+the schema-driven functions, and the pure-Python modules (nn, optim, utils.data, ...).
+"""
+from . import _C
+from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
+    bfloat16, bool, can_cast, device, double, dtype, float, float16, float32, float64,
+    from_numpy, get_default_dtype, get_num_threads, half, int, int8, int16, int32, int64,
+    long, promote_types, result_type, set_num_threads, short, tensor, as_tensor, uint8,
+)
+from ._size import Size
+from ._tensor import Tensor
+from . import _ops_namespace
+from ._functions import *  # noqa: F401,F403
+from ._functions import __all__ as _function_names
+from ._tensor_str import set_printoptions  # noqa: F401
+from . import return_types  # noqa: F401
+from . import cuda  # noqa: F401
+from . import __config__  # noqa: F401
+
+ops = _ops_namespace.ops
+__version__ = "0.1.0"
+
+_C._set_tensor_class(Tensor)
+_C._set_size_class(Size)
+
+
+def set_default_dtype(d):
+    """Sets the default floating point dtype (float32 unless changed)."""
+    _C.set_default_dtype(d)
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def numel(input):
+    return input.numel()
+
+
+strided = "strided"
+contiguous_format = "contiguous_format"
+preserve_format = "preserve_format"
+channels_last = "channels_last"

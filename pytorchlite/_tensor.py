@@ -1,0 +1,213 @@
+"""pytorchlite.Tensor: the Python half of the tensor type (torch/_tensor.py).
+
+The C half, _C.TensorBase, holds the TensorImpl and every schema-driven method; this class
+adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pickling."""
+from . import _C
+from ._size import Size
+
+
+def _rebuild_tensor(data, dtype_name, requires_grad):
+    from . import _C as C
+    t = C.tensor(data, dtype=getattr(C, dtype_name))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+class Tensor(_C.TensorBase):
+    __slots__ = ()
+    __array_priority__ = 1000   # NumPy defers to our reflected operators
+
+    # ---- printing ----
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import _str
+        return _str(self, tensor_contents=tensor_contents)
+
+    def __format__(self, spec):
+        if self.dim() == 0 and spec:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # ---- Python protocols ----
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __contains__(self, element):
+        if isinstance(element, (Tensor, int, float, bool)):
+            return bool((self == element).any().item())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+    def __reversed__(self):
+        if self.dim() == 0:
+            return self
+        return self.flip(0) if hasattr(self, "flip") else Tensor._stack_rev(self)
+
+    @staticmethod
+    def _stack_rev(t):
+        from . import stack
+        return stack(list(t.unbind(0))[::-1])
+
+    def __rpow__(self, other):
+        from . import pow as _pow
+        return _pow(other, self)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        new = self.clone()
+        if self.requires_grad:
+            new.requires_grad_(True)
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild_tensor, (self.tolist(), str(self.dtype).split(".")[1], self.requires_grad))
+
+    # ---- NumPy ----
+    def numpy(self, *, force=False):
+        import numpy as np
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        if self.dtype == _C.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return np.asarray(memoryview(self))
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy as np
+        a = self.detach().numpy() if self.requires_grad else self.numpy()
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return np.array(a, copy=True) if copy else a
+
+    # ---- conversions ----
+    def to(self, *args, **kwargs):
+        """to(dtype), to(device), to(device, dtype), to(other), with non_blocking/copy."""
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, _C.dtype):
+                dtype = a
+            elif isinstance(a, (str, _C.device, int)) and not isinstance(a, bool):
+                device = _C.device(a) if not isinstance(a, int) else _C.device("cuda", a)
+            elif isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, bool):
+                continue
+            else:
+                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if device is not None and not isinstance(device, _C.device):
+            device = _C.device(device)
+        same_dtype = dtype is None or dtype == self.dtype
+        same_device = device is None or device.type == self.device.type
+        if same_dtype and same_device and not copy:
+            return self
+        return _C._op("aten::_to_copy")(self, dtype=dtype, device=device)
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return "torch." + _LEGACY_TYPE[self.dtype] + "Tensor"
+        if isinstance(dtype, str):
+            name = dtype.split(".")[-1].replace("Tensor", "")
+            dtype = {v: k for k, v in _LEGACY_TYPE.items()}[name]
+        return self.to(dtype)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        return self.to("cuda" if device is None else device)
+
+    def float(self):
+        return self.to(_C.float32)
+
+    def double(self):
+        return self.to(_C.float64)
+
+    def half(self):
+        return self.to(_C.float16)
+
+    def bfloat16(self):
+        return self.to(_C.bfloat16)
+
+    def int(self):
+        return self.to(_C.int32)
+
+    def long(self):
+        return self.to(_C.int64)
+
+    def short(self):
+        return self.to(_C.int16)
+
+    def char(self):
+        return self.to(_C.int8)
+
+    def byte(self):
+        return self.to(_C.uint8)
+
+    def bool(self):
+        return self.to(_C.bool)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # ---- shape helpers ----
+    @property
+    def T(self):
+        return self.permute(*reversed(range(self.dim())))
+
+    @property
+    def mT(self):
+        if self.dim() < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {self.dim()}-D tensor.")
+        return self.transpose(-2, -1)
+
+    @property
+    def mH(self):
+        return self.mT
+
+    @property
+    def H(self):
+        return self.T if self.dim() <= 2 else self.mT
+
+    def new_empty(self, size, *, dtype=None, device=None, requires_grad=False):
+        from . import empty
+        return empty(size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        from . import zeros
+        size = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
+        return zeros(size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        from . import ones
+        size = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
+        return ones(size, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        from . import full
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        return _C.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+_LEGACY_TYPE = {
+    _C.bool: "Bool", _C.uint8: "Byte", _C.int8: "Char", _C.int16: "Short", _C.int32: "Int",
+    _C.int64: "Long", _C.float16: "Half", _C.bfloat16: "BFloat16", _C.float32: "Float",
+    _C.float64: "Double",
+}

@@ -1,0 +1,26 @@
+"""Named tuples returned by operators with named returns, e.g. max(dim) -> (values, indices).
+Printed as PyTorch prints them: torch.return_types.max(values=..., indices=...)."""
+from . import _C
+
+
+def _make(name, fields):
+    def __repr__(self):
+        body = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+        return f"torch.return_types.{name}(\n{body})"
+
+    def __new__(cls, *args):
+        if len(args) == 1 and isinstance(args[0], tuple) and len(args[0]) == len(fields):
+            args = args[0]
+        return tuple.__new__(cls, args)
+
+    ns = {"__slots__": (), "__new__": __new__, "__repr__": __repr__, "_fields": fields,
+          "__module__": __name__}
+    for i, f in enumerate(fields):
+        ns[f] = property(lambda self, i=i: tuple.__getitem__(self, i))
+    return type(name, (tuple,), ns)
+
+
+for _name, _fields in _C._named_returns:
+    if _name not in globals():
+        globals()[_name] = _make(_name, _fields)
+        _C._return_types[_name] = globals()[_name]

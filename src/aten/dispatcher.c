@@ -1,0 +1,290 @@
+/* dispatcher.c -- the operator registry and boxed calls.  See Note [Dispatch]. */
+#include "dispatcher.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../c10/error.h"
+#include "../c10/tls.h"
+
+#define MAX_DYNAMIC_OPS 1024
+
+typedef struct PtlOpDecl {
+    const char *schema;
+    uint32_t flags;
+} PtlOpDecl;
+
+#define F PTL_OPF_FUNCTION
+#define M PTL_OPF_METHOD
+#define P PTL_OPF_POINTWISE
+#define N PTL_OPF_NONDIFF
+#define H PTL_OPF_HIDDEN
+static const PtlOpDecl op_decls[PTL_OP_COUNT] = {
+#define PTL_OP(ID, SCHEMA, FLAGS) [PTL_OP_##ID] = {SCHEMA, FLAGS},
+#include "ops.def"
+#undef PTL_OP
+};
+#undef F
+#undef M
+#undef P
+#undef N
+#undef H
+
+PtlOperator *ptl_ops = NULL;
+static int num_ops = 0;
+static PtlKernel fallbacks[PTL_KEY_COUNT];
+
+static int
+init_op(PtlOperator *op, int id, const char *schema, uint32_t flags)
+{
+    memset(op, 0, sizeof(*op));
+    op->id = id;
+    op->flags = flags;
+    op->device_arg = -1;
+    if (ptl_schema_parse(schema, &op->schema) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < op->schema.nargs; i++) {
+        const PtlArg *a = &op->schema.args[i];
+        if (a->kind == PTL_ARG_TENSOR || a->kind == PTL_ARG_TENSORLIST) {
+            op->tensor_args |= 1u << i;
+        }
+        if (a->kind == PTL_ARG_DEVICE && strcmp(a->name, "device") == 0) {
+            op->device_arg = i;
+        }
+    }
+    return 0;
+}
+
+int
+ptl_dispatcher_init(void)
+{
+    if (ptl_ops != NULL) {
+        return 0;
+    }
+    ptl_ops = calloc(PTL_OP_COUNT + MAX_DYNAMIC_OPS, sizeof(PtlOperator));
+    if (ptl_ops == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "can't allocate the operator table");
+    }
+    for (int i = 0; i < PTL_OP_COUNT; i++) {
+        if (init_op(&ptl_ops[i], i, op_decls[i].schema, op_decls[i].flags) < 0) {
+            return -1;
+        }
+    }
+    num_ops = PTL_OP_COUNT;
+    return 0;
+}
+
+int
+ptl_dispatcher_num_ops(void)
+{
+    return num_ops;
+}
+
+PtlOperator *
+ptl_dispatcher_op_at(int i)
+{
+    return (i >= 0 && i < num_ops) ? &ptl_ops[i] : NULL;
+}
+
+PtlOperator *
+ptl_dispatcher_find(const char *name, const char *overload)
+{
+    char full[128];
+    const char *dot = NULL;
+    if (overload == NULL) {   /* "aten::add.Tensor" */
+        dot = strrchr(name, '.');
+        size_t n = dot ? (size_t)(dot - name) : strlen(name);
+        if (n >= sizeof(full)) {
+            return NULL;
+        }
+        memcpy(full, name, n);
+        full[n] = '\0';
+        name = full;
+        overload = dot ? dot + 1 : "";
+    }
+    for (int i = 0; i < num_ops; i++) {
+        if (strcmp(ptl_ops[i].schema.name, name) == 0 &&
+            strcmp(ptl_ops[i].schema.overload, overload) == 0) {
+            return &ptl_ops[i];
+        }
+    }
+    return NULL;
+}
+
+PtlOperator *
+ptl_dispatcher_add_op(const char *schema, uint32_t flags)
+{
+    PtlOperator tmp;
+    if (num_ops >= PTL_OP_COUNT + MAX_DYNAMIC_OPS) {
+        ptl_error_set(PTL_ERR_RUNTIME, "too many operators registered");
+        return NULL;
+    }
+    if (init_op(&tmp, num_ops, schema, flags) < 0) {
+        return NULL;
+    }
+    if (ptl_dispatcher_find(tmp.schema.name, tmp.schema.overload) != NULL) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "Tried to register an operator (%s%s%s) with the same name and overload "
+                      "name multiple times.",
+                      tmp.schema.name, tmp.schema.overload[0] ? "." : "", tmp.schema.overload);
+        return NULL;
+    }
+    ptl_ops[num_ops] = tmp;
+    return &ptl_ops[num_ops++];
+}
+
+int
+ptl_dispatcher_register(const PtlKernelReg *regs, size_t n, const char *origin)
+{
+    const char *base = strrchr(origin, '/');
+    base = base ? base + 1 : origin;
+    for (size_t i = 0; i < n; i++) {
+        PtlOperator *op = &ptl_ops[regs[i].op];
+        if (op->kernels[regs[i].key] != NULL) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "%s%s%s: a kernel for key %s is registered twice (%s and %s)",
+                                 op->schema.name, op->schema.overload[0] ? "." : "",
+                                 op->schema.overload, ptl_dispatch_key_name(regs[i].key),
+                                 op->kernel_origin[regs[i].key], base);
+        }
+        op->kernels[regs[i].key] = regs[i].fn;
+        op->kernel_origin[regs[i].key] = base;
+    }
+    return 0;
+}
+
+void
+ptl_dispatcher_register_fallback(PtlDispatchKey key, PtlKernel fn)
+{
+    fallbacks[key] = fn;
+}
+
+PtlKernel
+ptl_dispatcher_fallback(PtlDispatchKey key)
+{
+    return fallbacks[key];
+}
+
+PtlDispatchKeySet
+ptl_dispatcher_keys(const PtlOperator *op, const PtlIValue *stack)
+{
+    PtlDispatchKeySet ks = 0;
+    uint32_t m = op->tensor_args;
+    while (m) {
+        int i = __builtin_ctz(m);
+        m &= m - 1;
+        const PtlIValue *v = &stack[i];
+        if (v->tag == PTL_IV_TENSOR) {
+            ks |= v->u.t->keys;
+        }
+        else if (v->tag == PTL_IV_TENSORLIST) {
+            for (int64_t j = 0; j < v->u.tl.n; j++) {
+                if (v->u.tl.data[j] != NULL) {
+                    ks |= v->u.tl.data[j]->keys;
+                }
+            }
+        }
+    }
+    if (ks == 0) {   /* BackendSelect: a factory function picks its backend from `device` */
+        int cuda = op->device_arg >= 0 && stack[op->device_arg].tag == PTL_IV_DEVICE &&
+                   stack[op->device_arg].u.device.type == PTL_DEVICE_CUDA;
+        ks = PTL_KEYSET(cuda ? PTL_KEY_CUDA : PTL_KEY_CPU);
+    }
+    const PtlLocalState *tls = ptl_tls();
+    return (ks | tls->included) & ~tls->excluded;
+}
+
+static void
+trace_call(const PtlOperator *op, PtlDispatchKeySet ks, PtlDispatchKey chosen, int depth)
+{
+    char keys[256];
+    int off = 0;
+    for (int k = PTL_KEY_COUNT - 1; k >= 0; k--) {
+        if ((ks & PTL_KEYSET(k)) && k != PTL_KEY_COMPOSITE_IMPLICIT) {
+            off += snprintf(keys + off, sizeof(keys) - (size_t)off, "%s%s", off ? ", " : "",
+                            ptl_dispatch_key_name((PtlDispatchKey)k));
+        }
+    }
+    fprintf(stderr, "%*s[dispatch] %s%s%s  keys={%s}  -> %s%s\n", depth * 2, "",
+            op->schema.name, op->schema.overload[0] ? "." : "", op->schema.overload, keys,
+            ptl_dispatch_key_name(chosen),
+            op->kernels[chosen] ? " kernel" : " fallback");
+    fflush(stderr);
+}
+
+static int
+no_kernel_error(const PtlOperator *op, PtlDispatchKeySet ks)
+{
+    PtlDispatchKey backend = (ks & PTL_KEYSET(PTL_KEY_CUDA)) ? PTL_KEY_CUDA : PTL_KEY_CPU;
+    char avail[256];
+    int off = 0;
+    avail[0] = '\0';
+    for (int k = 0; k < PTL_KEY_COUNT; k++) {
+        if (op->kernels[k] != NULL) {
+            off += snprintf(avail + off, sizeof(avail) - (size_t)off, "%s%s", off ? ", " : "",
+                            ptl_dispatch_key_name((PtlDispatchKey)k));
+        }
+    }
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                         "Could not run '%s%s%s' with arguments from the '%s' backend. '%s%s%s' "
+                         "is only available for these backends: [%s].",
+                         op->schema.name, op->schema.overload[0] ? "." : "",
+                         op->schema.overload, ptl_dispatch_key_name(backend), op->schema.name,
+                         op->schema.overload[0] ? "." : "", op->schema.overload, avail);
+}
+
+int
+ptl_dispatcher_redispatch(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack)
+{
+    const PtlDispatchKeySet all = ks;
+    while (ks) {
+        PtlDispatchKey k = ptl_keyset_highest(ks);
+        PtlKernel fn = op->kernels[k];
+        if (fn == NULL) {
+            fn = fallbacks[k];
+        }
+        if (fn != NULL) {
+            PtlLocalState *tls = ptl_tls();
+            ((PtlOperator *)op)->calls[k]++;
+            if (PTL_LIKELY(!tls->trace_dispatch)) {
+                return fn(op, ks, stack);
+            }
+            trace_call(op, ks, k, tls->trace_depth);
+            tls->trace_depth++;
+            int rc = fn(op, ks, stack);
+            tls->trace_depth--;
+            return rc;
+        }
+        ks &= ~PTL_KEYSET(k);
+    }
+    return no_kernel_error(op, all);
+}
+
+int
+ptl_dispatcher_call(const PtlOperator *op, PtlIValue *stack)
+{
+    return ptl_dispatcher_redispatch(op, ptl_dispatcher_keys(op, stack), stack);
+}
+
+PtlTensorImpl *
+ptl_call_tensor(PtlOpId id, PtlIValue *args)
+{
+    const PtlOperator *op = &ptl_ops[id];
+    if (ptl_dispatcher_call(op, args) < 0) {
+        return NULL;
+    }
+    for (int i = 1; i < op->schema.nrets; i++) {
+        ptl_ivalue_release(&args[i]);
+    }
+    return args[0].u.t;
+}
+
+void
+ptl_dispatcher_reset_stats(void)
+{
+    for (int i = 0; i < num_ops; i++) {
+        memset(ptl_ops[i].calls, 0, sizeof(ptl_ops[i].calls));
+    }
+}

@@ -1,0 +1,81 @@
+/* dispatcher.h -- the operator registry and boxed calls.  Mirrors ATen/core/dispatch/.
+ *
+ * Note [Dispatch]
+ * ~~~~~~~~~~~~~~~
+ * Every operator has one row in ops.def (its schema) and a kernel table indexed by
+ * dispatch key.  A call computes the key set = union of the keys of every tensor argument
+ * (or, for factory functions with no tensor argument, the backend named by their `device`
+ * argument: BackendSelect's job), plus the thread's included keys, minus its excluded
+ * keys, and runs the kernel of the highest-priority key that has a kernel or a fallback
+ * (Note [Dispatch key order]).  Keys with neither fall through.  A kernel that wraps others
+ * (Autograd, Profiler) calls ptl_dispatcher_redispatch with the keys below its own.
+ * Kernels are boxed: int kernel(op, keys, stack); see Note [Stack ownership]. */
+#ifndef PTL_ATEN_DISPATCHER_H
+#define PTL_ATEN_DISPATCHER_H
+
+#include <stdint.h>
+
+#include "../c10/dispatch_key.h"
+#include "ivalue.h"
+#include "ops.h"
+#include "schema.h"
+
+typedef struct PtlOperator PtlOperator;
+typedef int (*PtlKernel)(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack);
+
+struct PtlOperator {
+    int id;
+    uint32_t flags;        /* PTL_OPF_* */
+    int device_arg;        /* index of the `Device? device` argument, or -1 */
+    uint32_t tensor_args;  /* bit i: argument i is a Tensor, Tensor? or Tensor[] */
+    PtlSchema schema;
+    PtlKernel kernels[PTL_KEY_COUNT];
+    const char *kernel_origin[PTL_KEY_COUNT];   /* "binary.c" etc., for _dispatch_dump */
+    uint64_t calls[PTL_KEY_COUNT];              /* how often each key's kernel ran */
+};
+
+typedef struct PtlKernelReg {
+    int op;                /* PtlOpId */
+    PtlDispatchKey key;
+    PtlKernel fn;
+} PtlKernelReg;
+
+/* Declares `int ptl_register_NAME(void)` that registers the table NAME (native.def). */
+#define PTL_DEFINE_REGISTER(NAME)                                                        \
+    int ptl_register_##NAME(void)                                                        \
+    {                                                                                    \
+        return ptl_dispatcher_register(NAME, sizeof(NAME) / sizeof(NAME[0]), __FILE__); \
+    }
+
+/* Parses every schema of ops.def and registers every kernel table; 0 or -1. */
+int ptl_dispatcher_init(void);
+int ptl_dispatcher_register(const PtlKernelReg *regs, size_t n, const char *origin);
+void ptl_dispatcher_register_fallback(PtlDispatchKey key, PtlKernel fn);
+PtlKernel ptl_dispatcher_fallback(PtlDispatchKey key);
+/* Adds an operator at run time (pytorchlite.library); returns it, or NULL on error. */
+PtlOperator *ptl_dispatcher_add_op(const char *schema, uint32_t flags);
+
+int ptl_dispatcher_num_ops(void);
+PtlOperator *ptl_dispatcher_op_at(int i);
+/* The operator for an id of ops.def. */
+extern PtlOperator *ptl_ops;
+static inline const PtlOperator *
+ptl_op(PtlOpId id)
+{
+    return &ptl_ops[id];
+}
+/* "aten::add", "Tensor" (or "aten::add.Tensor", NULL); NULL when unknown (no error set). */
+PtlOperator *ptl_dispatcher_find(const char *name, const char *overload);
+
+/* The key set a call of op with these arguments dispatches on. */
+PtlDispatchKeySet ptl_dispatcher_keys(const PtlOperator *op, const PtlIValue *stack);
+int ptl_dispatcher_call(const PtlOperator *op, PtlIValue *stack);
+int ptl_dispatcher_redispatch(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack);
+
+/* Typed helper for internal calls: calls op on args (borrowed) and returns its first
+ * output tensor (new ref; other outputs released), or NULL with the error set. */
+PtlTensorImpl *ptl_call_tensor(PtlOpId id, PtlIValue *args);
+
+void ptl_dispatcher_reset_stats(void);
+
+#endif

@@ -1,0 +1,188 @@
+/* ivalue.h -- boxed values on the dispatcher stack.  Mirrors ATen/core/ivalue.h.
+ *
+ * Note [Stack ownership]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * A boxed call passes its arguments in schema order on a caller-owned array of PtlIValue.
+ * Inputs are BORROWED: tensors, strings and list buffers stay owned by the caller for the
+ * duration of the call.  A kernel writes its returns to stack[0..nrets) as NEW references
+ * (a returned tensor list owns its malloc'd array and every element); the caller releases
+ * them with ptl_ivalue_release().  A kernel that fails returns -1 and leaves no owned
+ * values on the stack. */
+#ifndef PTL_ATEN_IVALUE_H
+#define PTL_ATEN_IVALUE_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../c10/device.h"
+#include "../c10/dtype.h"
+#include "../c10/tensor_impl.h"
+
+typedef enum PtlIValueTag {
+    PTL_IV_NONE = 0,
+    PTL_IV_TENSOR,
+    PTL_IV_INT,
+    PTL_IV_DOUBLE,
+    PTL_IV_BOOL,
+    PTL_IV_STRING,
+    PTL_IV_INTLIST,
+    PTL_IV_DOUBLELIST,
+    PTL_IV_TENSORLIST,   /* entries may be NULL for Tensor?[] */
+    PTL_IV_DTYPE,
+    PTL_IV_DEVICE,
+    PTL_IV_LAYOUT,
+    PTL_IV_MEMFORMAT,
+    PTL_IV_GENERATOR,    /* opaque pointer, owned by src/python */
+} PtlIValueTag;
+
+typedef struct PtlIValue {
+    int32_t tag;
+    int32_t owned;   /* output lists: the array (and its tensors) belong to the slot */
+    union {
+        PtlTensorImpl *t;
+        int64_t i;
+        double d;
+        int b;
+        const char *s;
+        struct {
+            const int64_t *data;
+            int64_t n;
+        } il;
+        struct {
+            const double *data;
+            int64_t n;
+        } dl;
+        struct {
+            PtlTensorImpl **data;
+            int64_t n;
+        } tl;
+        PtlDtype dtype;
+        PtlDevice device;
+        void *p;
+    } u;
+} PtlIValue;
+
+static inline PtlIValue
+ptl_iv_tensor(PtlTensorImpl *t)
+{
+    PtlIValue v;
+    v.tag = t ? PTL_IV_TENSOR : PTL_IV_NONE;
+    v.owned = 0;
+    v.u.t = t;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_int(int64_t i)
+{
+    PtlIValue v;
+    v.tag = PTL_IV_INT;
+    v.owned = 0;
+    v.u.i = i;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_double(double d)
+{
+    PtlIValue v;
+    v.tag = PTL_IV_DOUBLE;
+    v.owned = 0;
+    v.u.d = d;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_bool(int b)
+{
+    PtlIValue v;
+    v.tag = PTL_IV_BOOL;
+    v.owned = 0;
+    v.u.b = b;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_none(void)
+{
+    PtlIValue v;
+    v.tag = PTL_IV_NONE;
+    v.owned = 0;
+    v.u.i = 0;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_intlist(const int64_t *data, int64_t n)
+{
+    PtlIValue v;
+    v.tag = PTL_IV_INTLIST;
+    v.owned = 0;
+    v.u.il.data = data;
+    v.u.il.n = n;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_tensorlist(PtlTensorImpl **data, int64_t n)
+{
+    PtlIValue v;
+    v.tag = PTL_IV_TENSORLIST;
+    v.owned = 0;
+    v.u.tl.data = data;
+    v.u.tl.n = n;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_dtype(PtlDtype dt)
+{
+    PtlIValue v;
+    v.tag = dt == PTL_DTYPE_UNDEFINED ? PTL_IV_NONE : PTL_IV_DTYPE;
+    v.owned = 0;
+    v.u.dtype = dt;
+    return v;
+}
+
+static inline PtlIValue
+ptl_iv_string(const char *s)
+{
+    PtlIValue v;
+    v.tag = s ? PTL_IV_STRING : PTL_IV_NONE;
+    v.owned = 0;
+    v.u.s = s;
+    return v;
+}
+
+/* A Scalar argument (int, float or bool) as a double / int64. */
+static inline double
+ptl_iv_to_double(const PtlIValue *v)
+{
+    return v->tag == PTL_IV_DOUBLE ? v->u.d : v->tag == PTL_IV_BOOL ? (double)v->u.b
+                                                                     : (double)v->u.i;
+}
+
+static inline int64_t
+ptl_iv_to_int(const PtlIValue *v)
+{
+    return v->tag == PTL_IV_DOUBLE ? (int64_t)v->u.d : v->tag == PTL_IV_BOOL ? v->u.b : v->u.i;
+}
+
+/* Releases what an OUTPUT slot owns and sets it to None. */
+static inline void
+ptl_ivalue_release(PtlIValue *v)
+{
+    if (v->tag == PTL_IV_TENSOR) {
+        ptl_xdecref(v->u.t);
+    }
+    else if (v->tag == PTL_IV_TENSORLIST && v->owned) {
+        for (int64_t i = 0; i < v->u.tl.n; i++) {
+            ptl_xdecref(v->u.tl.data[i]);
+        }
+        free(v->u.tl.data);
+    }
+    v->tag = PTL_IV_NONE;
+    v->owned = 0;
+}
+
+#endif

@@ -1,0 +1,433 @@
+/* copy.c -- copy_ with dtype conversion and broadcasting, casts, clone, contiguous, fill_.
+ * Mirrors ATen/native/Copy.cpp and ATen/native/Fill.cpp. */
+#include <math.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../dispatcher.h"
+#include "../tensor_iterator.h"
+#include "native.h"
+
+/* ---- conversion loops: one per (destination, source) dtype pair ---- */
+
+/* Every value goes through the widest type of its kind: double for floats, int64 for
+ * integers (so int64 -> float64 -> int64 keeps 2^53+1 exact), then to the destination. */
+#define LOAD_AS_D_b1(X) ((double)((X) != 0))
+#define LOAD_AS_D_u1(X) ((double)(X))
+#define LOAD_AS_D_i1(X) ((double)(X))
+#define LOAD_AS_D_i2(X) ((double)(X))
+#define LOAD_AS_D_i4(X) ((double)(X))
+#define LOAD_AS_D_i8(X) ((double)(X))
+#define LOAD_AS_D_f2(X) ((double)ptl_half_to_f(X))
+#define LOAD_AS_D_bf(X) ((double)ptl_bf16_to_f(X))
+#define LOAD_AS_D_f4(X) ((double)(X))
+#define LOAD_AS_D_f8(X) (X)
+
+#define SRC_IS_INT_b1 1
+#define SRC_IS_INT_u1 1
+#define SRC_IS_INT_i1 1
+#define SRC_IS_INT_i2 1
+#define SRC_IS_INT_i4 1
+#define SRC_IS_INT_i8 1
+#define SRC_IS_INT_f2 0
+#define SRC_IS_INT_bf 0
+#define SRC_IS_INT_f4 0
+#define SRC_IS_INT_f8 0
+
+/* Float -> integer conversion that does not invoke undefined behaviour: out-of-range and
+ * NaN values give what a two's-complement wrap of the truncated int64 would (PyTorch's
+ * results here are platform-dependent too; we only promise no crash). */
+static inline int64_t
+d_to_i64(double v)
+{
+    if (!(v > -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
+        return INT64_MIN;
+    }
+    return (int64_t)v;
+}
+
+#define STORE_b1(V) ((uint8_t)((V) != 0))
+#define STORE_u1(V) ((uint8_t)d_to_i64(V))
+#define STORE_i1(V) ((int8_t)d_to_i64(V))
+#define STORE_i2(V) ((int16_t)d_to_i64(V))
+#define STORE_i4(V) ((int32_t)d_to_i64(V))
+#define STORE_i8(V) (d_to_i64(V))
+#define STORE_f2(V) (ptl_f_to_half((float)(V)))
+#define STORE_bf(V) (ptl_f_to_bf16((float)(V)))
+#define STORE_f4(V) ((float)(V))
+#define STORE_f8(V) ((double)(V))
+
+/* int -> int stores keep every bit through int64 (no double rounding) */
+#define ISTORE_b1(V) ((uint8_t)((V) != 0))
+#define ISTORE_u1(V) ((uint8_t)(V))
+#define ISTORE_i1(V) ((int8_t)(V))
+#define ISTORE_i2(V) ((int16_t)(V))
+#define ISTORE_i4(V) ((int32_t)(V))
+#define ISTORE_i8(V) ((int64_t)(V))
+#define ISTORE_f2(V) (ptl_f_to_half((float)(V)))
+#define ISTORE_bf(V) (ptl_f_to_bf16((float)(V)))
+#define ISTORE_f4(V) ((float)(V))
+#define ISTORE_f8(V) ((double)(V))
+#define LOAD_AS_I_b1(X) ((int64_t)((X) != 0))
+#define LOAD_AS_I_u1(X) ((int64_t)(X))
+#define LOAD_AS_I_i1(X) ((int64_t)(X))
+#define LOAD_AS_I_i2(X) ((int64_t)(X))
+#define LOAD_AS_I_i4(X) ((int64_t)(X))
+#define LOAD_AS_I_i8(X) ((int64_t)(X))
+#define LOAD_AS_I_f2(X) 0
+#define LOAD_AS_I_bf(X) 0
+#define LOAD_AS_I_f4(X) 0
+#define LOAD_AS_I_f8(X) 0
+
+#define DEFINE_CONV(DT, DTAG, ST, STAG)                                                   \
+    static void                                                                           \
+    conv_##DTAG##_##STAG(char **d, const int64_t *s, int64_t n, const void *extra)        \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        if (s[0] == (int64_t)sizeof(DT) && s[1] == (int64_t)sizeof(ST)) {                 \
+            DT *o = (DT *)d[0];                                                           \
+            const ST *a = (const ST *)d[1];                                               \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = SRC_IS_INT_##STAG ? ISTORE_##DTAG(LOAD_AS_I_##STAG(a[i]))          \
+                                         : STORE_##DTAG(LOAD_AS_D_##STAG(a[i]));          \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const ST a = *(const ST *)(d[1] + i * s[1]);                                  \
+            *(DT *)(d[0] + i * s[0]) = SRC_IS_INT_##STAG                                  \
+                                           ? ISTORE_##DTAG(LOAD_AS_I_##STAG(a))           \
+                                           : STORE_##DTAG(LOAD_AS_D_##STAG(a));           \
+        }                                                                                 \
+    }
+
+#define DEFINE_CONV_FROM(E, ST, STAG, NAME, LEGACY, FMT)                                  \
+    DEFINE_CONV(uint8_t, b1, ST, STAG) DEFINE_CONV(uint8_t, u1, ST, STAG)                 \
+    DEFINE_CONV(int8_t, i1, ST, STAG) DEFINE_CONV(int16_t, i2, ST, STAG)                  \
+    DEFINE_CONV(int32_t, i4, ST, STAG) DEFINE_CONV(int64_t, i8, ST, STAG)                 \
+    DEFINE_CONV(ptl_half, f2, ST, STAG) DEFINE_CONV(ptl_bf16, bf, ST, STAG)               \
+    DEFINE_CONV(float, f4, ST, STAG) DEFINE_CONV(double, f8, ST, STAG)
+PTL_FORALL_DTYPES(DEFINE_CONV_FROM)
+#undef DEFINE_CONV_FROM
+
+/* ORDER DTYPE, [dst][src] */
+#define CONV_ROW(E, DT, DTAG, NAME, LEGACY, FMT)                                          \
+    {conv_##DTAG##_b1, conv_##DTAG##_u1, conv_##DTAG##_i1, conv_##DTAG##_i2,              \
+     conv_##DTAG##_i4, conv_##DTAG##_i8, conv_##DTAG##_f2, conv_##DTAG##_bf,              \
+     conv_##DTAG##_f4, conv_##DTAG##_f8},
+static const PtlLoop conv_loops[PTL_DTYPE_COUNT][PTL_DTYPE_COUNT] = {
+    PTL_FORALL_DTYPES(CONV_ROW)
+};
+#undef CONV_ROW
+
+static void
+memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    size_t item = *(const size_t *)extra;
+    if (s[0] == (int64_t)item && s[1] == (int64_t)item) {
+        memcpy(d[0], d[1], (size_t)n * item);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        memcpy(d[0] + i * s[0], d[1] + i * s[1], item);
+    }
+}
+
+int
+ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
+{
+    PtlTensorIter it;
+    PtlIterConfig cfg = ptl_iter_config();
+    if (dst->device.type != PTL_DEVICE_CPU || src->device.type != PTL_DEVICE_CPU) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "copy between devices needs the CUDA backend");
+    }
+    if (dst == src) {
+        return 0;
+    }
+    cfg.out = dst;
+    cfg.is_inplace = 1;
+    cfg.ninputs = 1;
+    cfg.inputs[0] = src;
+    cfg.no_promote = 1;
+    cfg.out_dtype = dst->dtype;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        return -1;
+    }
+    size_t item = ptl_dtype_itemsize(dst->dtype);
+    int rc = dst->dtype == src->dtype ? ptl_iter_run(&it, memcpy_loop, &item)
+                                      : ptl_iter_run(&it, conv_loops[dst->dtype][src->dtype], NULL);
+    ptl_iter_release(&it);
+    return rc;
+}
+
+PtlTensorImpl *
+ptl_cast(PtlTensorImpl *t, PtlDtype dtype)
+{
+    PtlTensorImpl *out = ptl_empty(t->dim, t->sizes, dtype, t->device);
+    if (out == NULL) {
+        return NULL;
+    }
+    if (ptl_copy_into(out, t) < 0) {
+        ptl_decref(out);
+        return NULL;
+    }
+    return out;
+}
+
+PtlTensorImpl *
+ptl_contiguous(PtlTensorImpl *t)
+{
+    if (ptl_tensor_is_contiguous(t)) {
+        ptl_incref(t);
+        return t;
+    }
+    return ptl_cast(t, t->dtype);
+}
+
+static PtlTensorImpl *
+wrapped(PtlDtype dt)
+{
+    PtlTensorImpl *t = ptl_empty(0, NULL, dt, ptl_device_cpu());
+    if (t != NULL) {
+        t->flags |= PTL_TF_WRAPPED_NUMBER;
+    }
+    return t;
+}
+
+PtlTensorImpl *
+ptl_wrapped_double(double v)
+{
+    PtlTensorImpl *t = wrapped(PTL_DTYPE_FLOAT64);
+    if (t != NULL) {
+        *(double *)ptl_tensor_data(t) = v;
+    }
+    return t;
+}
+
+PtlTensorImpl *
+ptl_wrapped_int(int64_t v)
+{
+    PtlTensorImpl *t = wrapped(PTL_DTYPE_INT64);
+    if (t != NULL) {
+        *(int64_t *)ptl_tensor_data(t) = v;
+    }
+    return t;
+}
+
+PtlTensorImpl *
+ptl_wrapped_bool(int v)
+{
+    PtlTensorImpl *t = wrapped(PTL_DTYPE_BOOL);
+    if (t != NULL) {
+        *(uint8_t *)ptl_tensor_data(t) = (uint8_t)(v != 0);
+    }
+    return t;
+}
+
+void
+ptl_store_double(char *p, PtlDtype dtype, double v)
+{
+    char *d[2] = {p, (char *)&v};
+    int64_t s[2] = {0, 0};
+    conv_loops[dtype][PTL_DTYPE_FLOAT64](d, s, 1, NULL);
+}
+
+void
+ptl_store_int(char *p, PtlDtype dtype, int64_t v)
+{
+    char *d[2] = {p, (char *)&v};
+    int64_t s[2] = {0, 0};
+    conv_loops[dtype][PTL_DTYPE_INT64](d, s, 1, NULL);
+}
+
+PtlTensorImpl *
+ptl_scalar_tensor(double v, PtlDtype dtype, PtlDevice device)
+{
+    PtlTensorImpl *t = ptl_empty(0, NULL, dtype, device);
+    if (t != NULL) {
+        ptl_store_double(ptl_tensor_data(t), dtype, v);
+    }
+    return t;
+}
+
+double
+ptl_item_double(PtlTensorImpl *t)
+{
+    double v = 0;
+    char *d[2] = {(char *)&v, ptl_tensor_data(t)};
+    int64_t s[2] = {0, 0};
+    conv_loops[PTL_DTYPE_FLOAT64][t->dtype](d, s, 1, NULL);
+    return v;
+}
+
+int64_t
+ptl_item_int(PtlTensorImpl *t)
+{
+    int64_t v = 0;
+    char *d[2] = {(char *)&v, ptl_tensor_data(t)};
+    int64_t s[2] = {0, 0};
+    conv_loops[PTL_DTYPE_INT64][t->dtype](d, s, 1, NULL);
+    return v;
+}
+
+/* ---- fill ---- */
+
+int
+ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value)
+{
+    char buf[16];
+    size_t item = ptl_dtype_itemsize(t->dtype);
+    if (value->tag == PTL_IV_DOUBLE) {
+        ptl_store_double(buf, t->dtype, value->u.d);
+    }
+    else {
+        ptl_store_int(buf, t->dtype, ptl_iv_to_int(value));
+    }
+    PtlTensorImpl *src = ptl_empty(0, NULL, t->dtype, ptl_device_cpu());
+    if (src == NULL) {
+        return -1;
+    }
+    memcpy(ptl_tensor_data(src), buf, item);
+    int rc = ptl_copy_into(t, src);
+    ptl_decref(src);
+    if (rc == 0) {
+        ptl_tensor_bump_version(t);
+    }
+    return rc;
+}
+
+/* ---- kernels ---- */
+
+/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
+static int
+copy__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    if (ptl_copy_into(self, s[1].u.t) < 0) {
+        return -1;
+    }
+    ptl_tensor_bump_version(self);
+    ptl_incref(self);
+    s[0] = ptl_iv_tensor(self);
+    return 0;
+}
+
+/* _to_copy(Tensor self, *, ScalarType? dtype=None, ..., Device? device=None, ...) */
+static int
+to_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    PtlDtype dt = s[1].tag == PTL_IV_DTYPE ? s[1].u.dtype : self->dtype;
+    PtlDevice dev = s[3].tag == PTL_IV_DEVICE ? s[3].u.device : self->device;
+    if (dev.type != PTL_DEVICE_CPU) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Torch not compiled with CUDA enabled (pytorchlite was built "
+                             "without nvcc, or no CUDA device is present)");
+    }
+    PtlTensorImpl *out = ptl_empty(self->dim, self->sizes, dt, dev);
+    if (out == NULL) {
+        return -1;
+    }
+    if (ptl_copy_into(out, self) < 0) {
+        ptl_decref(out);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor.  Like PyTorch's
+ * preserve_format, a dense non-overlapping input keeps its strides. */
+static int
+clone_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out;
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlTensorIter it;
+    size_t item = ptl_dtype_itemsize(self->dtype);
+    cfg.ninputs = 1;
+    cfg.inputs[0] = self;
+    if (ptl_iter_build(&it, &cfg) < 0 || ptl_iter_run(&it, memcpy_loop, &item) < 0) {
+        ptl_iter_release(&it);
+        return -1;
+    }
+    out = ptl_iter_finish(&it);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) */
+static int
+contiguous_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *out = ptl_contiguous(s[0].u.t);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* fill_.Scalar(Tensor(a!) self, Scalar value) / fill_.Tensor(Tensor(a!) self, Tensor value) */
+static int
+fill__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    if (op->id == PTL_OP_fill__Tensor) {
+        PtlTensorImpl *v = s[1].u.t;
+        if (v->dim != 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "fill_ only supports 0-dimension value tensor but got tensor "
+                                 "with %d dimensions.",
+                                 v->dim);
+        }
+        if (ptl_copy_into(self, v) < 0) {
+            return -1;
+        }
+        ptl_tensor_bump_version(self);
+    }
+    else if (ptl_fill_scalar(self, &s[1]) < 0) {
+        return -1;
+    }
+    ptl_incref(self);
+    s[0] = ptl_iv_tensor(self);
+    return 0;
+}
+
+/* zero_(Tensor(a!) self) -> Tensor(a!) */
+static int
+zero__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlIValue zero = ptl_iv_int(0);
+    if (ptl_fill_scalar(s[0].u.t, &zero) < 0) {
+        return -1;
+    }
+    ptl_incref(s[0].u.t);
+    return 0;
+}
+
+static const PtlKernelReg copy_cpu[] = {
+    {PTL_OP_copy_, PTL_KEY_CPU, copy__cpu},
+    {PTL_OP__to_copy, PTL_KEY_CPU, to_copy_cpu},
+    {PTL_OP_clone, PTL_KEY_CPU, clone_cpu},
+    {PTL_OP_contiguous, PTL_KEY_CPU, contiguous_cpu},
+    {PTL_OP_fill__Scalar, PTL_KEY_CPU, fill__cpu},
+    {PTL_OP_fill__Tensor, PTL_KEY_CPU, fill__cpu},
+    {PTL_OP_zero_, PTL_KEY_CPU, zero__cpu},
+};
+PTL_DEFINE_REGISTER(copy_cpu)

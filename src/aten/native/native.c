@@ -1,0 +1,63 @@
+/* native.c -- helpers shared by the CPU kernels.  See native.h. */
+#include "native.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+
+void
+ptl_kernel_name(const PtlOperator *op, char *buf, size_t n)
+{
+    const char *name = strstr(op->schema.name, "::");
+    name = name ? name + 2 : op->schema.name;
+    size_t len = strlen(name);
+    if (op->schema.inplace && len > 1 && name[len - 1] == '_') {
+        len--;
+    }
+    snprintf(buf, n, "%.*s_cpu", (int)len, name);
+}
+
+int
+ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
+{
+    char kname[80];
+    ptl_kernel_name(op, kname, sizeof(kname));
+    return ptl_error_set(PTL_ERR_RUNTIME, "\"%s\" not implemented for '%s'", kname,
+                         ptl_dtype_legacy_name(dt));
+}
+
+int
+ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+              PtlIterConfig cfg, const PtlLoop *loops, const void *extra)
+{
+    PtlTensorIter it;
+    PtlTensorImpl *out;
+
+    cfg.ninputs = ninputs;
+    for (int i = 0; i < ninputs; i++) {
+        cfg.inputs[i] = s[idx[i]].u.t;
+    }
+    cfg.out = ptl_kernel_out(op, s);
+    cfg.is_inplace = op->schema.inplace;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        return -1;
+    }
+    PtlLoop loop = loops[it.compute_dtype];
+    if (loop == NULL) {
+        ptl_iter_release(&it);
+        return ptl_dtype_not_implemented(op, it.compute_dtype);
+    }
+    if (ptl_iter_run(&it, loop, extra) < 0) {
+        ptl_iter_release(&it);
+        return -1;
+    }
+    if ((out = ptl_iter_finish(&it)) == NULL) {
+        return -1;
+    }
+    if (cfg.out != NULL) {
+        ptl_tensor_bump_version(out);
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}

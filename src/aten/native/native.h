@@ -1,0 +1,38 @@
+/* native.h -- helpers shared by the CPU kernels in native/.  Mirrors the helpers of
+ * ATen/native/TensorIterator-based kernels (structured kernel "meta" + "impl"). */
+#ifndef PTL_ATEN_NATIVE_H
+#define PTL_ATEN_NATIVE_H
+
+#include "../dispatcher.h"
+#include "../tensor_iterator.h"
+
+/* The tensor a pointwise kernel writes into: self for in-place schemas (Tensor(a!) self),
+ * the out= argument for out schemas, NULL for functional ones (borrowed). */
+static inline PtlTensorImpl *
+ptl_kernel_out(const PtlOperator *op, const PtlIValue *s)
+{
+    if (op->schema.inplace) {
+        return s[0].u.t;
+    }
+    if (op->schema.out_index >= 0 && s[op->schema.out_index].tag == PTL_IV_TENSOR) {
+        return s[op->schema.out_index].u.t;
+    }
+    return NULL;
+}
+
+/* "add_cpu": the name PyTorch's dtype errors use ("\"add_cpu\" not implemented for 'Bool'"). */
+void ptl_kernel_name(const PtlOperator *op, char *buf, size_t n);
+int ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt);
+
+/* Runs a pointwise op whose inputs are the stack slots idx[0..ninputs) and whose output
+ * comes from the schema (ptl_kernel_out).  `cfg` supplies the dtype options; the loop is
+ * loops[compute dtype] (NULL entries raise PyTorch's "not implemented for" error).  On
+ * success stack[0] holds the result (a new reference) and in-place/out= tensors have
+ * their version bumped. */
+int ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+                  PtlIterConfig cfg, const PtlLoop *loops, const void *extra);
+
+/* Sets every element of t to value (converted); bumps t's version. */
+int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
+
+#endif

@@ -1,0 +1,462 @@
+/* schema.c -- a recursive-descent parser for operator schemas.  Mirrors
+ * torch/csrc/jit/frontend/function_schema_parser.cpp (behaviour, not code). */
+#include "schema.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../c10/error.h"
+
+typedef struct Parser {
+    const char *text;
+    const char *p;
+} Parser;
+
+static int
+fail(Parser *ps, const char *what)
+{
+    return ptl_error_set(PTL_ERR_RUNTIME, "schema parse error: %s at position %d in '%s'", what,
+                         (int)(ps->p - ps->text), ps->text);
+}
+
+static void
+skip_ws(Parser *ps)
+{
+    while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n') {
+        ps->p++;
+    }
+}
+
+static int
+accept(Parser *ps, const char *tok)
+{
+    skip_ws(ps);
+    size_t n = strlen(tok);
+    if (strncmp(ps->p, tok, n) == 0) {
+        ps->p += n;
+        return 1;
+    }
+    return 0;
+}
+
+/* Reads an identifier into buf; 0 when there is none. */
+static int
+ident(Parser *ps, char *buf, size_t n)
+{
+    skip_ws(ps);
+    size_t len = 0;
+    if (!(isalpha((unsigned char)*ps->p) || *ps->p == '_')) {
+        return 0;
+    }
+    while (isalnum((unsigned char)ps->p[len]) || ps->p[len] == '_') {
+        len++;
+    }
+    if (len >= n) {
+        return 0;
+    }
+    memcpy(buf, ps->p, len);
+    buf[len] = '\0';
+    ps->p += len;
+    return 1;
+}
+
+static const struct {
+    const char *name;
+    PtlArgKind kind;
+} base_types[] = {
+    {"Tensor", PTL_ARG_TENSOR},     {"int", PTL_ARG_INT},          {"SymInt", PTL_ARG_INT},
+    {"float", PTL_ARG_FLOAT},       {"bool", PTL_ARG_BOOL},        {"str", PTL_ARG_STR},
+    {"Scalar", PTL_ARG_SCALAR},     {"ScalarType", PTL_ARG_DTYPE}, {"Device", PTL_ARG_DEVICE},
+    {"Layout", PTL_ARG_LAYOUT},     {"MemoryFormat", PTL_ARG_MEMFORMAT},
+    {"Generator", PTL_ARG_GENERATOR},
+};
+
+static const char *const kind_names[PTL_ARG_KIND_COUNT] = {
+    "Tensor", "int", "float", "bool", "str", "Scalar", "ScalarType", "Device", "Layout",
+    "MemoryFormat", "Generator", "Tensor[]", "int[]", "float[]",
+};
+
+const char *
+ptl_arg_kind_name(PtlArgKind k)
+{
+    return (k >= 0 && k < PTL_ARG_KIND_COUNT) ? kind_names[k] : "?";
+}
+
+static int
+parse_type(Parser *ps, PtlArg *a)
+{
+    char tname[32];
+    size_t i;
+    if (!ident(ps, tname, sizeof(tname))) {
+        return fail(ps, "expected a type");
+    }
+    for (i = 0; i < sizeof(base_types) / sizeof(base_types[0]); i++) {
+        if (strcmp(tname, base_types[i].name) == 0) {
+            break;
+        }
+    }
+    if (i == sizeof(base_types) / sizeof(base_types[0])) {
+        return fail(ps, "unknown type");
+    }
+    a->kind = (uint8_t)base_types[i].kind;
+    if (*ps->p == '(') {   /* alias annotation: (a), (a!), (a -> *) */
+        ps->p++;
+        a->alias_set = *ps->p;
+        while (*ps->p && *ps->p != ')') {
+            if (*ps->p == '!') {
+                a->alias_write = 1;
+            }
+            ps->p++;
+        }
+        if (*ps->p != ')') {
+            return fail(ps, "unterminated alias annotation");
+        }
+        ps->p++;
+    }
+    if (*ps->p == '?') {   /* element optional (Tensor?[]) or plain optional */
+        ps->p++;
+        if (*ps->p == '[') {
+            a->elem_optional = 1;
+        }
+        else {
+            a->optional = 1;
+        }
+    }
+    if (*ps->p == '[') {
+        ps->p++;
+        int n = 0;
+        while (isdigit((unsigned char)*ps->p)) {
+            n = n * 10 + (*ps->p++ - '0');
+        }
+        if (*ps->p != ']') {
+            return fail(ps, "expected ']'");
+        }
+        ps->p++;
+        a->list_len = (int8_t)n;
+        switch (a->kind) {
+        case PTL_ARG_TENSOR: a->kind = PTL_ARG_TENSORLIST; break;
+        case PTL_ARG_INT: a->kind = PTL_ARG_INTLIST; break;
+        case PTL_ARG_FLOAT: a->kind = PTL_ARG_FLOATLIST; break;
+        default: return fail(ps, "unsupported list element type");
+        }
+        if (*ps->p == '?') {
+            ps->p++;
+            a->optional = 1;
+        }
+    }
+    return 0;
+}
+
+static int
+parse_default(Parser *ps, PtlArg *a)
+{
+    skip_ws(ps);
+    a->has_default = 1;
+    if (accept(ps, "None")) {
+        a->def = ptl_iv_none();
+        return 0;
+    }
+    if (accept(ps, "True") || accept(ps, "False")) {
+        a->def = ptl_iv_bool(ps->p[-1] == 'e' && ps->p[-2] == 'u');
+        return 0;
+    }
+    if (*ps->p == '"' || *ps->p == '\'') {
+        char q = *ps->p++;
+        size_t n = 0;
+        while (*ps->p && *ps->p != q) {
+            if (n + 1 < sizeof(a->def_str)) {
+                a->def_str[n++] = *ps->p;
+            }
+            ps->p++;
+        }
+        if (*ps->p != q) {
+            return fail(ps, "unterminated string");
+        }
+        ps->p++;
+        a->def_str[n] = '\0';
+        a->def = ptl_iv_string(a->def_str);
+        return 0;
+    }
+    if (*ps->p == '[') {
+        int64_t n = 0;
+        ps->p++;
+        skip_ws(ps);
+        while (*ps->p != ']') {
+            char *end;
+            long long v = strtoll(ps->p, &end, 10);
+            if (end == ps->p || n >= PTL_MAX_DIMS) {
+                return fail(ps, "bad list default");
+            }
+            a->def_list[n++] = v;
+            ps->p = end;
+            skip_ws(ps);
+            if (*ps->p == ',') {
+                ps->p++;
+                skip_ws(ps);
+            }
+        }
+        ps->p++;
+        if (n == 1 && a->list_len > 1) {   /* int[2] stride=1 style broadcast */
+            for (int i = 1; i < a->list_len; i++) {
+                a->def_list[i] = a->def_list[0];
+            }
+            n = a->list_len;
+        }
+        a->def = ptl_iv_intlist(a->def_list, n);
+        return 0;
+    }
+    if (isalpha((unsigned char)*ps->p)) {   /* enum-like defaults: contiguous_format, Mean */
+        char word[32];
+        ident(ps, word, sizeof(word));
+        if (strcmp(word, "inf") == 0) {
+            a->def = ptl_iv_double(INFINITY);
+            return 0;
+        }
+        snprintf(a->def_str, sizeof(a->def_str), "%s", word);
+        a->def = ptl_iv_string(a->def_str);
+        if (a->kind == PTL_ARG_INT && strcmp(word, "Mean") == 0) {
+            a->def = ptl_iv_int(1);
+        }
+        return 0;
+    }
+    char *end;
+    const char *start = ps->p;
+    long long iv = strtoll(start, &end, 10);
+    if (end == start) {
+        if (strncmp(start, "-inf", 4) == 0) {
+            ps->p += 4;
+            a->def = ptl_iv_double(-INFINITY);
+            return 0;
+        }
+        return fail(ps, "bad default value");
+    }
+    if (*end == '.' || *end == 'e' || *end == 'E') {
+        double dv = strtod(start, &end);
+        ps->p = end;
+        a->def = ptl_iv_double(dv);
+        return 0;
+    }
+    ps->p = end;
+    if (a->kind == PTL_ARG_FLOAT) {
+        a->def = ptl_iv_double((double)iv);
+    }
+    else if (a->kind == PTL_ARG_INTLIST) {   /* int[2] padding=0 */
+        int n = a->list_len > 0 ? a->list_len : 1;
+        for (int i = 0; i < n; i++) {
+            a->def_list[i] = iv;
+        }
+        a->def = ptl_iv_intlist(a->def_list, n);
+    }
+    else {
+        a->def = ptl_iv_int(iv);
+    }
+    return 0;
+}
+
+static int
+parse_arg(Parser *ps, PtlArg *a, int kwarg_only, int is_return)
+{
+    memset(a, 0, sizeof(*a));
+    a->kwarg_only = (uint8_t)kwarg_only;
+    if (parse_type(ps, a) < 0) {
+        return -1;
+    }
+    skip_ws(ps);
+    if (!ident(ps, a->name, sizeof(a->name))) {
+        if (!is_return) {
+            return fail(ps, "expected an argument name");
+        }
+        a->name[0] = '\0';
+    }
+    if (!is_return && accept(ps, "=")) {
+        return parse_default(ps, a);
+    }
+    return 0;
+}
+
+int
+ptl_schema_parse(const char *text, PtlSchema *s)
+{
+    Parser ps = {text, text};
+    char word[64];
+    int kwarg_only = 0;
+
+    memset(s, 0, sizeof(*s));
+    s->out_index = -1;
+    if (!ident(&ps, word, sizeof(word))) {
+        return fail(&ps, "expected an operator name");
+    }
+    if (ps.p[0] == ':' && ps.p[1] == ':') {
+        char opname[48];
+        ps.p += 2;
+        if (!ident(&ps, opname, sizeof(opname))) {
+            return fail(&ps, "expected an operator name after '::'");
+        }
+        snprintf(s->name, sizeof(s->name), "%s::%s", word, opname);
+    }
+    else {
+        snprintf(s->name, sizeof(s->name), "aten::%s", word);
+    }
+    if (*ps.p == '.') {
+        ps.p++;
+        if (!ident(&ps, s->overload, sizeof(s->overload))) {
+            return fail(&ps, "expected an overload name after '.'");
+        }
+    }
+    if (!accept(&ps, "(")) {
+        return fail(&ps, "expected '('");
+    }
+    if (!accept(&ps, ")")) {
+        do {
+            if (accept(&ps, "*")) {
+                kwarg_only = 1;
+                continue;
+            }
+            if (s->nargs == PTL_SCHEMA_MAX_ARGS) {
+                return fail(&ps, "too many arguments");
+            }
+            if (parse_arg(&ps, &s->args[s->nargs], kwarg_only, 0) < 0) {
+                return -1;
+            }
+            s->nargs++;
+        } while (accept(&ps, ","));
+        if (!accept(&ps, ")")) {
+            return fail(&ps, "expected ')'");
+        }
+    }
+    if (!accept(&ps, "->")) {
+        return fail(&ps, "expected '->'");
+    }
+    skip_ws(&ps);
+    if (accept(&ps, "(")) {
+        s->rets_tuple = 1;
+        if (!accept(&ps, ")")) {
+            do {
+                if (s->nrets == PTL_SCHEMA_MAX_RETS) {
+                    return fail(&ps, "too many returns");
+                }
+                if (parse_arg(&ps, &s->rets[s->nrets], 0, 1) < 0) {
+                    return -1;
+                }
+                s->rets_named |= s->rets[s->nrets].name[0] != '\0';
+                s->nrets++;
+            } while (accept(&ps, ","));
+            if (!accept(&ps, ")")) {
+                return fail(&ps, "expected ')' after returns");
+            }
+        }
+    }
+    else {
+        if (parse_arg(&ps, &s->rets[0], 0, 1) < 0) {
+            return -1;
+        }
+        s->nrets = 1;
+    }
+    skip_ws(&ps);
+    if (*ps.p != '\0') {
+        return fail(&ps, "trailing characters");
+    }
+    s->inplace = s->nargs > 0 && s->args[0].kind == PTL_ARG_TENSOR && s->args[0].alias_write;
+    for (int i = 0; i < s->nargs; i++) {
+        if (s->args[i].kwarg_only && s->args[i].alias_write && s->out_index < 0) {
+            s->out_index = i;
+        }
+    }
+    return 0;
+}
+
+static int
+format_type(const PtlArg *a, char *buf, size_t n)
+{
+    const char *base = kind_names[a->kind];
+    char alias[8] = "";
+    if (a->alias_set) {
+        snprintf(alias, sizeof(alias), "(%c%s)", a->alias_set, a->alias_write ? "!" : "");
+    }
+    if (a->kind >= PTL_ARG_TENSORLIST) {
+        const char *elem = a->kind == PTL_ARG_TENSORLIST ? "Tensor"
+                           : a->kind == PTL_ARG_INTLIST  ? "int"
+                                                         : "float";
+        char len[8] = "";
+        if (a->list_len) {
+            snprintf(len, sizeof(len), "%d", a->list_len);
+        }
+        return snprintf(buf, n, "%s%s%s[%s]%s", elem, alias, a->elem_optional ? "?" : "", len,
+                        a->optional ? "?" : "");
+    }
+    return snprintf(buf, n, "%s%s%s", base, alias, a->optional ? "?" : "");
+}
+
+static int
+format_default(const PtlArg *a, char *buf, size_t n)
+{
+    const PtlIValue *v = &a->def;
+    switch (v->tag) {
+    case PTL_IV_NONE: return snprintf(buf, n, "None");
+    case PTL_IV_BOOL: return snprintf(buf, n, "%s", v->u.b ? "True" : "False");
+    case PTL_IV_INT: return snprintf(buf, n, "%lld", (long long)v->u.i);
+    case PTL_IV_DOUBLE: return snprintf(buf, n, "%g", v->u.d);
+    case PTL_IV_STRING:
+        return a->kind == PTL_ARG_STR ? snprintf(buf, n, "\"%s\"", v->u.s)
+                                      : snprintf(buf, n, "%s", v->u.s);
+    case PTL_IV_INTLIST: {
+        int off = snprintf(buf, n, "[");
+        for (int64_t i = 0; i < v->u.il.n && (size_t)off < n; i++) {
+            off += snprintf(buf + off, n - (size_t)off, "%s%lld", i ? ", " : "",
+                            (long long)v->u.il.data[i]);
+        }
+        if ((size_t)off < n) {
+            off += snprintf(buf + off, n - (size_t)off, "]");
+        }
+        return off;
+    }
+    default: return snprintf(buf, n, "?");
+    }
+}
+
+int
+ptl_schema_format(const PtlSchema *s, char *buf, size_t n)
+{
+    size_t off = 0;
+    int star = 0;
+#define PUT(...)                                                              \
+    do {                                                                      \
+        int k_ = snprintf(buf + off, off < n ? n - off : 0, __VA_ARGS__);     \
+        off += k_ > 0 ? (size_t)k_ : 0;                                       \
+        if (off > n) {                                                        \
+            off = n;                                                          \
+        }                                                                     \
+    } while (0)
+    PUT("%s%s%s(", s->name, s->overload[0] ? "." : "", s->overload);
+    for (int i = 0; i < s->nargs; i++) {
+        char t[64], d[96];
+        const PtlArg *a = &s->args[i];
+        if (a->kwarg_only && !star) {
+            PUT("%s*", i ? ", " : "");
+            star = 1;
+        }
+        format_type(a, t, sizeof(t));
+        PUT("%s%s %s", (i || star) ? ", " : "", t, a->name);
+        if (a->has_default) {
+            format_default(a, d, sizeof(d));
+            PUT("=%s", d);
+        }
+    }
+    PUT(") -> ");
+    if (s->rets_tuple) {
+        PUT("(");
+    }
+    for (int i = 0; i < s->nrets; i++) {
+        char t[64];
+        format_type(&s->rets[i], t, sizeof(t));
+        PUT("%s%s%s%s", i ? ", " : "", t, s->rets[i].name[0] ? " " : "", s->rets[i].name);
+    }
+    if (s->rets_tuple) {
+        PUT(")");
+    }
+#undef PUT
+    return (int)off;
+}

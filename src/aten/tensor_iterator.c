@@ -1,0 +1,451 @@
+/* tensor_iterator.c -- see Note [TensorIterator]. */
+#include "tensor_iterator.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../c10/error.h"
+#include "../c10/parallel.h"
+
+/* ---- result type ---- */
+
+static PtlDtype
+wrapped_dtype(PtlDtype dt)
+{
+    if (ptl_dtype_is_floating(dt)) {
+        return ptl_default_dtype();
+    }
+    return dt == PTL_DTYPE_BOOL ? PTL_DTYPE_BOOL : PTL_DTYPE_INT64;
+}
+
+static int
+category(PtlDtype dt)
+{
+    return ptl_dtype_is_floating(dt) ? 2 : dt == PTL_DTYPE_BOOL ? 0 : 1;
+}
+
+/* The higher-priority group wins unless the lower one is of a higher category. */
+static PtlDtype
+combine_categories(PtlDtype higher, PtlDtype lower)
+{
+    if (higher == PTL_DTYPE_UNDEFINED) {
+        return lower;
+    }
+    if (lower == PTL_DTYPE_UNDEFINED) {
+        return higher;
+    }
+    if (category(lower) > category(higher)) {
+        return ptl_promote_types(higher, lower);
+    }
+    return higher;
+}
+
+PtlDtype
+ptl_result_type(PtlTensorImpl *const *ts, int n)
+{
+    PtlDtype dim_r = PTL_DTYPE_UNDEFINED, zero_r = PTL_DTYPE_UNDEFINED,
+             wrap_r = PTL_DTYPE_UNDEFINED;
+    for (int i = 0; i < n; i++) {
+        const PtlTensorImpl *t = ts[i];
+        if (t == NULL) {
+            continue;
+        }
+        if (t->flags & PTL_TF_WRAPPED_NUMBER) {
+            wrap_r = ptl_promote_types(wrap_r, wrapped_dtype(t->dtype));
+        }
+        else if (t->dim == 0) {
+            zero_r = ptl_promote_types(zero_r, t->dtype);
+        }
+        else {
+            dim_r = ptl_promote_types(dim_r, t->dtype);
+        }
+    }
+    return combine_categories(dim_r, combine_categories(zero_r, wrap_r));
+}
+
+/* ---- broadcasting ---- */
+
+int
+ptl_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
+                     int64_t *out)
+{
+    int n = na > nb ? na : nb;
+    for (int i = n - 1; i >= 0; i--) {
+        int ia = i - (n - na), ib = i - (n - nb);
+        int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "The size of tensor a (%lld) must match the size of tensor b "
+                                 "(%lld) at non-singleton dimension %d",
+                                 (long long)sa, (long long)sb, i);
+        }
+        out[i] = sa == 1 ? sb : sa;
+    }
+    *nout = n;
+    return 0;
+}
+
+static void
+format_shape(char *buf, size_t n, int dim, const int64_t *sizes)
+{
+    size_t off = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < dim && off < n; i++) {
+        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
+    }
+    if (off < n) {
+        snprintf(buf + off, n - off, "]");
+    }
+}
+
+/* ---- build ---- */
+
+void
+ptl_iter_release(PtlTensorIter *it)
+{
+    for (int i = 0; i < it->ntensors; i++) {
+        PTL_CLEAR(it->ops[i]);
+    }
+    PTL_CLEAR(it->writeback);
+    it->ntensors = 0;
+}
+
+/* Decides whether iteration dim `inner` should move outside `outer` (PyTorch's
+ * reorder_dimensions): the first operand with distinct non-zero strides decides. */
+static int
+should_swap(const PtlTensorIter *it, int skip_out, int outer, int inner)
+{
+    for (int t = skip_out; t < it->ntensors; t++) {
+        int64_t so = it->strides[t][outer], si = it->strides[t][inner];
+        if (so == 0 || si == 0) {
+            continue;
+        }
+        if (si < so) {
+            return 0;
+        }
+        if (si > so) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int
+ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
+{
+    int64_t shape[PTL_MAX_DIMS];
+    int ndim = 0;
+    PtlTensorImpl *out = cfg->out;
+    char b1[128], b2[128];
+
+    memset(it, 0, offsetof(PtlTensorIter, strides));
+    it->ntensors = cfg->ninputs + 1;
+    it->writeback = NULL;
+    for (int i = 0; i < PTL_ITER_MAX; i++) {
+        it->ops[i] = NULL;
+    }
+
+    /* 1. broadcast (an in-place output takes part: copy_ broadcasts src up to dst) */
+    if (cfg->is_inplace && out != NULL) {
+        ndim = out->dim;
+        memcpy(shape, out->sizes, sizeof(int64_t) * (size_t)out->dim);
+    }
+    for (int i = 0; i < cfg->ninputs; i++) {
+        const PtlTensorImpl *t = cfg->inputs[i];
+        if (i == 0 && !(cfg->is_inplace && out != NULL)) {
+            ndim = t->dim;
+            memcpy(shape, t->sizes, sizeof(int64_t) * (size_t)t->dim);
+        }
+        else if (ptl_broadcast_shapes(ndim, shape, t->dim, t->sizes, &ndim, shape) < 0) {
+            goto error;
+        }
+    }
+    /* devices: all alike, except CPU 0-dim tensors, which act as scalars */
+    PtlDevice dev = ptl_device_cpu();
+    int have_dev = 0;
+    for (int i = 0; i < cfg->ninputs + (out != NULL); i++) {
+        const PtlTensorImpl *t = i < cfg->ninputs ? cfg->inputs[i] : out;
+        if (t->dim == 0 && t->device.type == PTL_DEVICE_CPU && i < cfg->ninputs) {
+            continue;
+        }
+        if (!have_dev) {
+            dev = t->device;
+            have_dev = 1;
+        }
+        else if (!ptl_device_equal(dev, t->device)) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "Expected all tensors to be on the same device, but found at least "
+                          "two devices, %s:%d and %s%s!",
+                          ptl_device_type_name(dev.type), dev.index,
+                          ptl_device_type_name(t->device.type),
+                          t->device.type == PTL_DEVICE_CPU ? "" : ":0");
+            goto error;
+        }
+    }
+    if (!have_dev && cfg->ninputs > 0) {
+        dev = cfg->inputs[0]->device;
+    }
+
+    /* 2. dtypes */
+    {
+        PtlTensorImpl *prom[PTL_ITER_MAX_INPUTS];
+        int np = 0;
+        for (int i = 0; i < cfg->ninputs; i++) {
+            if (!(cfg->no_promote & (1u << i))) {
+                prom[np++] = cfg->inputs[i];
+            }
+        }
+        it->common_dtype = ptl_result_type(prom, np);
+        it->compute_dtype = cfg->compute_dtype != PTL_DTYPE_UNDEFINED ? cfg->compute_dtype
+                                                                      : it->common_dtype;
+        if (cfg->int_to_float && !ptl_dtype_is_floating(it->compute_dtype)) {
+            it->compute_dtype = ptl_default_dtype();
+        }
+        it->out_dtype = cfg->out_dtype != PTL_DTYPE_UNDEFINED ? cfg->out_dtype
+                                                              : it->compute_dtype;
+    }
+
+    /* 3. the output */
+    it->out_dim = ndim;
+    memcpy(it->out_sizes, shape, sizeof(int64_t) * (size_t)ndim);
+    if (out != NULL) {
+        int same = out->dim == ndim &&
+                   memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
+        if (!same) {
+            if (cfg->is_inplace) {
+                format_shape(b1, sizeof(b1), out->dim, out->sizes);
+                format_shape(b2, sizeof(b2), ndim, shape);
+                ptl_error_set(PTL_ERR_RUNTIME,
+                              "output with shape %s doesn't match the broadcast shape %s", b1,
+                              b2);
+                goto error;
+            }
+            if (ptl_tensor_impl_resize(out, ndim, shape) < 0) {
+                goto error;
+            }
+        }
+        if (!ptl_can_cast(it->out_dtype, out->dtype)) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "result type %s can't be cast to the desired output type %s",
+                          ptl_dtype_legacy_name(it->out_dtype), ptl_dtype_legacy_name(out->dtype));
+            goto error;
+        }
+    }
+
+    /* operand strides in bytes over the broadcast shape, in reversed order (dim 0 innermost) */
+    for (int i = 0; i < cfg->ninputs; i++) {
+        PtlTensorImpl *t = cfg->inputs[i];
+        PtlDtype want = (cfg->no_promote & (1u << i)) ? t->dtype : it->compute_dtype;
+        if (t->dtype != want) {
+            if ((t = ptl_cast(t, want)) == NULL) {
+                goto error;
+            }
+        }
+        else {
+            ptl_incref(t);
+        }
+        it->ops[i + 1] = t;
+    }
+    int need_temp = out != NULL && out->dtype != it->out_dtype;
+    int alloc_out = out == NULL || need_temp;
+    if (!alloc_out) {
+        ptl_incref(out);
+        it->ops[0] = out;
+    }
+    for (int t = alloc_out ? 1 : 0; t < it->ntensors; t++) {
+        const PtlTensorImpl *op = it->ops[t];
+        int64_t item = (int64_t)ptl_dtype_itemsize(op->dtype);
+        int off = ndim - op->dim;
+        for (int d = 0; d < ndim; d++) {
+            int od = d - off;
+            int64_t st = (od < 0 || op->sizes[od] == 1) ? 0 : op->strides[od] * item;
+            it->strides[t][ndim - 1 - d] = st;
+        }
+    }
+    for (int d = 0; d < ndim; d++) {
+        it->shape[d] = shape[ndim - 1 - d];
+    }
+    it->ndim = ndim;
+
+    /* order dims: insertion sort with should_swap (skip the output if we allocate it) */
+    int perm[PTL_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) {
+        perm[d] = d;
+    }
+    if (ndim > 1) {
+        for (int i = 1; i < ndim; i++) {
+            for (int j = i; j > 0; j--) {
+                PtlTensorIter *mit = it;
+                int inner = perm[j - 1], outer = perm[j];
+                if (!should_swap(mit, alloc_out ? 1 : 0, outer, inner)) {
+                    break;
+                }
+                perm[j - 1] = outer;
+                perm[j] = inner;
+            }
+        }
+        int64_t tmp_shape[PTL_MAX_DIMS], tmp_strides[PTL_MAX_DIMS];
+        for (int d = 0; d < ndim; d++) {
+            tmp_shape[d] = it->shape[perm[d]];
+        }
+        memcpy(it->shape, tmp_shape, sizeof(int64_t) * (size_t)ndim);
+        for (int t = alloc_out ? 1 : 0; t < it->ntensors; t++) {
+            for (int d = 0; d < ndim; d++) {
+                tmp_strides[d] = it->strides[t][perm[d]];
+            }
+            memcpy(it->strides[t], tmp_strides, sizeof(int64_t) * (size_t)ndim);
+        }
+    }
+    if (alloc_out) {
+        /* contiguous in iteration order: perm[0] (innermost) gets stride 1 */
+        int64_t st[PTL_MAX_DIMS], s = 1;
+        for (int d = 0; d < ndim; d++) {
+            st[ndim - 1 - perm[d]] = s;
+            s *= shape[ndim - 1 - perm[d]];
+        }
+        PtlTensorImpl *o = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev);
+        if (o == NULL) {
+            goto error;
+        }
+        it->ops[0] = o;
+        int64_t item = (int64_t)ptl_dtype_itemsize(it->out_dtype);
+        for (int d = 0; d < ndim; d++) {
+            int od = ndim - 1 - perm[d];
+            it->strides[0][d] = shape[od] == 1 ? 0 : st[od] * item;
+        }
+        if (need_temp) {
+            ptl_incref(out);
+            it->writeback = out;
+        }
+    }
+    it->numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        it->numel *= it->shape[d];
+    }
+
+    /* 5. coalesce */
+    if (ndim > 1) {
+        int w = 0;
+        for (int d = 1; d < ndim; d++) {
+            int ok = 1;
+            for (int t = 0; t < it->ntensors && ok; t++) {
+                ok = it->shape[w] == 1 || it->shape[d] == 1 ||
+                     it->strides[t][d] == it->shape[w] * it->strides[t][w];
+            }
+            if (ok) {
+                if (it->shape[w] == 1) {
+                    for (int t = 0; t < it->ntensors; t++) {
+                        it->strides[t][w] = it->strides[t][d];
+                    }
+                }
+                it->shape[w] *= it->shape[d];
+            }
+            else {
+                w++;
+                it->shape[w] = it->shape[d];
+                for (int t = 0; t < it->ntensors; t++) {
+                    it->strides[t][w] = it->strides[t][d];
+                }
+            }
+        }
+        it->ndim = w + 1;
+    }
+    for (int t = 0; t < it->ntensors; t++) {
+        it->data[t] = ptl_tensor_data(it->ops[t]);
+    }
+    return 0;
+error:
+    ptl_iter_release(it);
+    return -1;
+}
+
+/* ---- run ---- */
+
+typedef struct RunCtx {
+    PtlTensorIter *it;
+    PtlLoop loop;
+    const void *extra;
+} RunCtx;
+
+static int
+run_range(void *vctx, int64_t begin, int64_t end)
+{
+    RunCtx *c = vctx;
+    PtlTensorIter *it = c->it;
+    int nt = it->ntensors, nd = it->ndim;
+    int64_t idx[PTL_MAX_DIMS], s0[PTL_ITER_MAX];
+    char *ptrs[PTL_ITER_MAX];
+
+    for (int t = 0; t < nt; t++) {
+        s0[t] = nd > 0 ? it->strides[t][0] : 0;
+    }
+    if (nd <= 1) {
+        for (int t = 0; t < nt; t++) {
+            ptrs[t] = it->data[t] + begin * s0[t];
+        }
+        c->loop(ptrs, s0, end - begin, c->extra);
+        return 0;
+    }
+    int64_t rem = begin;
+    for (int d = 0; d < nd; d++) {
+        idx[d] = rem % it->shape[d];
+        rem /= it->shape[d];
+    }
+    while (begin < end) {
+        for (int t = 0; t < nt; t++) {
+            char *p = it->data[t];
+            for (int d = 0; d < nd; d++) {
+                p += idx[d] * it->strides[t][d];
+            }
+            ptrs[t] = p;
+        }
+        int64_t n = it->shape[0] - idx[0];
+        if (n > end - begin) {
+            n = end - begin;
+        }
+        c->loop(ptrs, s0, n, c->extra);
+        begin += n;
+        idx[0] += n;
+        for (int d = 0; d < nd - 1 && idx[d] == it->shape[d]; d++) {
+            idx[d] = 0;
+            idx[d + 1]++;
+        }
+    }
+    return 0;
+}
+
+int
+ptl_iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra)
+{
+    RunCtx c = {it, loop, extra};
+    if (it->numel == 0) {
+        return 0;
+    }
+    if (it->numel < PTL_GRAIN_SIZE) {
+        return run_range(&c, 0, it->numel);
+    }
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, it->numel, PTL_GRAIN_SIZE, run_range, &c);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+PtlTensorImpl *
+ptl_iter_finish(PtlTensorIter *it)
+{
+    PtlTensorImpl *res;
+    if (it->writeback != NULL) {
+        if (ptl_copy_into(it->writeback, it->ops[0]) < 0) {
+            ptl_iter_release(it);
+            return NULL;
+        }
+        res = it->writeback;
+        it->writeback = NULL;
+    }
+    else {
+        res = it->ops[0];
+        it->ops[0] = NULL;
+    }
+    ptl_iter_release(it);
+    return res;
+}

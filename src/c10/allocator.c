@@ -1,0 +1,183 @@
+/* allocator.c -- the CPU allocator.  Mirrors c10/core/CPUAllocator.cpp.
+ *
+ * Note [CPU small-block cache]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Blocks up to 64 KiB are rounded up to a power of two (at least 64 bytes) and, when freed,
+ * kept on a per-size-class stack (at most CACHE_DEPTH blocks each) instead of going back to
+ * the C library: small tensors come and go at every op, and aligned_alloc/free of page-ish
+ * sizes costs far more than a stack push/pop.  A spinlock guards the stacks; blocks are
+ * never touched while on them, so fork() just inherits them. */
+#include "allocator.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+#define NUM_CLASSES 11   /* 64 B .. 64 KiB */
+#define CACHE_DEPTH 64
+#define SMALL_MAX ((size_t)64 << (NUM_CLASSES - 1))
+
+static void *cache[NUM_CLASSES][CACHE_DEPTH];
+static int cache_len[NUM_CLASSES];
+static atomic_flag cache_lock = ATOMIC_FLAG_INIT;
+static _Atomic int64_t stat_allocated, stat_cached, stat_count, stat_hits;
+static _Atomic int64_t fail_countdown;
+
+static int
+size_class(size_t nbytes)
+{
+    int c = 0;
+    size_t s = 64;
+    while (s < nbytes) {
+        s <<= 1;
+        c++;
+    }
+    return c;
+}
+
+static void
+lock(void)
+{
+    while (atomic_flag_test_and_set_explicit(&cache_lock, memory_order_acquire)) {
+    }
+}
+
+static void
+unlock(void)
+{
+    atomic_flag_clear_explicit(&cache_lock, memory_order_release);
+}
+
+static void *
+cpu_alloc(void *ctx, size_t nbytes)
+{
+    (void)ctx;
+    if (atomic_load_explicit(&fail_countdown, memory_order_relaxed) > 0 &&
+        atomic_fetch_sub(&fail_countdown, 1) == 1) {
+        ptl_error_set(PTL_ERR_MEMORY,
+                      "[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate "
+                      "memory: you tried to allocate %zu bytes (injected failure).", nbytes);
+        return NULL;
+    }
+    atomic_fetch_add_explicit(&stat_count, 1, memory_order_relaxed);
+    if (nbytes <= SMALL_MAX) {
+        int c = size_class(nbytes);
+        size_t rounded = (size_t)64 << c;
+        void *p = NULL;
+        lock();
+        if (cache_len[c] > 0) {
+            p = cache[c][--cache_len[c]];
+        }
+        unlock();
+        if (p != NULL) {
+            atomic_fetch_add_explicit(&stat_hits, 1, memory_order_relaxed);
+            atomic_fetch_sub_explicit(&stat_cached, (int64_t)rounded, memory_order_relaxed);
+        }
+        else if ((p = aligned_alloc(PTL_CPU_ALIGNMENT, rounded)) == NULL) {
+            goto oom;
+        }
+        atomic_fetch_add_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+        return p;
+    }
+    if (nbytes > ((size_t)1 << 62)) {
+        goto oom;
+    }
+    size_t rounded = (nbytes + PTL_CPU_ALIGNMENT - 1) / PTL_CPU_ALIGNMENT * PTL_CPU_ALIGNMENT;
+    void *p = aligned_alloc(PTL_CPU_ALIGNMENT, rounded);
+    if (p == NULL) {
+        goto oom;
+    }
+    atomic_fetch_add_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+    return p;
+oom:
+    ptl_error_set(PTL_ERR_MEMORY,
+                  "[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate memory: "
+                  "you tried to allocate %zu bytes. Error code 12 (Cannot allocate memory)",
+                  nbytes);
+    return NULL;
+}
+
+static void
+cpu_free(void *ctx, void *ptr, size_t nbytes)
+{
+    (void)ctx;
+    if (ptr == NULL) {
+        return;
+    }
+    if (nbytes <= SMALL_MAX) {
+        int c = size_class(nbytes);
+        size_t rounded = (size_t)64 << c;
+        atomic_fetch_sub_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+        lock();
+        if (cache_len[c] < CACHE_DEPTH) {
+            cache[c][cache_len[c]++] = ptr;
+            ptr = NULL;
+        }
+        unlock();
+        if (ptr == NULL) {
+            atomic_fetch_add_explicit(&stat_cached, (int64_t)rounded, memory_order_relaxed);
+            return;
+        }
+        free(ptr);
+        return;
+    }
+    size_t rounded = (nbytes + PTL_CPU_ALIGNMENT - 1) / PTL_CPU_ALIGNMENT * PTL_CPU_ALIGNMENT;
+    atomic_fetch_sub_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+    free(ptr);
+}
+
+static const PtlAllocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL, PTL_DEVICE_CPU};
+static const PtlAllocator *allocators[PTL_DEVICE_TYPE_COUNT] = {&cpu_allocator, NULL};
+
+const PtlAllocator *
+ptl_cpu_allocator(void)
+{
+    return &cpu_allocator;
+}
+
+const PtlAllocator *
+ptl_allocator_for(PtlDevice device)
+{
+    const PtlAllocator *a = allocators[device.type];
+    if (a == NULL) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "Torch not compiled with CUDA enabled (pytorchlite was built without "
+                      "nvcc, or no CUDA device is present)");
+    }
+    return a;
+}
+
+void
+ptl_allocator_register(int device_type, const PtlAllocator *alloc)
+{
+    allocators[device_type] = alloc;
+}
+
+PtlCpuAllocStats
+ptl_cpu_alloc_stats(void)
+{
+    PtlCpuAllocStats s = {atomic_load(&stat_allocated), atomic_load(&stat_cached),
+                          atomic_load(&stat_count), atomic_load(&stat_hits)};
+    return s;
+}
+
+void
+ptl_cpu_alloc_empty_cache(void)
+{
+    lock();
+    for (int c = 0; c < NUM_CLASSES; c++) {
+        while (cache_len[c] > 0) {
+            free(cache[c][--cache_len[c]]);
+            atomic_fetch_sub(&stat_cached, (int64_t)((size_t)64 << c));
+        }
+    }
+    unlock();
+}
+
+void
+ptl_cpu_alloc_fail_after(int64_t n)
+{
+    atomic_store(&fail_countdown, n);
+}

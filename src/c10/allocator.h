@@ -1,0 +1,48 @@
+/* allocator.h -- the allocator vtable and the CPU allocator.  Mirrors c10/core/Allocator.h
+ * and c10/core/CPUAllocator.cpp. */
+#ifndef PTL_C10_ALLOCATOR_H
+#define PTL_C10_ALLOCATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct PtlAllocator {
+    const char *name;
+    /* Returns memory for nbytes (nbytes may be 0), or NULL with a MemoryError set. */
+    void *(*alloc)(void *ctx, size_t nbytes);
+    void (*free)(void *ctx, void *ptr, size_t nbytes);
+    void *ctx;
+    int8_t device_type;
+} PtlAllocator;
+
+#define PTL_CPU_ALIGNMENT 64
+
+/* The process-wide CPU allocator: 64-byte aligned blocks, small blocks cached per size
+ * class.  PTL_FAIL_ALLOC_AFTER=n (read at init) makes the n-th allocation fail. */
+const PtlAllocator *ptl_cpu_allocator(void);
+/* Allocator for a device type; NULL (with an error) when the backend is missing. */
+const PtlAllocator *ptl_allocator_for(PtlDevice device);
+void ptl_allocator_register(int device_type, const PtlAllocator *alloc);
+
+typedef struct PtlCpuAllocStats {
+    int64_t allocated_bytes;   /* live bytes handed out */
+    int64_t cached_bytes;      /* bytes held in the small-block cache */
+    int64_t alloc_count;       /* allocations served since start */
+    int64_t cache_hits;
+} PtlCpuAllocStats;
+
+PtlCpuAllocStats ptl_cpu_alloc_stats(void);
+void ptl_cpu_alloc_empty_cache(void);
+/* Fault injection for tests: fail the n-th allocation from now (0 disables). */
+void ptl_cpu_alloc_fail_after(int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

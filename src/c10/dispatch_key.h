@@ -1,0 +1,59 @@
+/* dispatch_key.h -- dispatch keys and key sets.  Mirrors c10/core/DispatchKey(Set).h.
+ *
+ * Note [Dispatch key order]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A key's value is its bit in a PtlDispatchKeySet and its priority: the dispatcher runs the
+ * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
+ * Backends sit at the bottom; CompositeImplicit sits just above them and is always in the
+ * set (ops written in terms of other ops take it before any backend kernel); BackendSelect
+ * picks a backend for factory functions; Autograd, Profiler and Tracer wrap everything. */
+#ifndef PTL_C10_DISPATCH_KEY_H
+#define PTL_C10_DISPATCH_KEY_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ORDER KEY: lowest priority first. */
+#define PTL_FORALL_DISPATCH_KEYS(_)          \
+    _(CPU, "CPU")                            \
+    _(CUDA, "CUDA")                          \
+    _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
+    _(BACKEND_SELECT, "BackendSelect")       \
+    _(AUTOGRAD, "Autograd")                  \
+    _(PROFILER, "Profiler")                  \
+    _(TRACER, "Tracer")
+
+typedef enum PtlDispatchKey {
+#define PTL_KEY_ENUM(E, NAME) PTL_KEY_##E,
+    PTL_FORALL_DISPATCH_KEYS(PTL_KEY_ENUM)
+#undef PTL_KEY_ENUM
+    PTL_KEY_COUNT
+} PtlDispatchKey;
+
+typedef uint32_t PtlDispatchKeySet;
+
+#define PTL_KEYSET(K) ((PtlDispatchKeySet)1u << (K))
+
+const char *ptl_dispatch_key_name(PtlDispatchKey k);
+
+/* The highest-priority key of a non-empty set. */
+static inline PtlDispatchKey
+ptl_keyset_highest(PtlDispatchKeySet ks)
+{
+    return (PtlDispatchKey)(31 - __builtin_clz(ks));
+}
+
+/* Every key strictly below k. */
+static inline PtlDispatchKeySet
+ptl_keyset_below(PtlDispatchKey k)
+{
+    return PTL_KEYSET(k) - 1u;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

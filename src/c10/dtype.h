@@ -1,0 +1,160 @@
+/* dtype.h -- scalar types, their C types, names and the promotion rules.
+ * Mirrors c10/core/ScalarType.h.  See Note [Type promotion] in dtype.c. */
+#ifndef PTL_C10_DTYPE_H
+#define PTL_C10_DTYPE_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "macros.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ptl_half { uint16_t x; } ptl_half;
+typedef struct ptl_bf16 { uint16_t x; } ptl_bf16;
+
+/* ORDER DTYPE: the promotion table and serialization rely on it.
+ * _(ENUM, C type, tag, name, PyTorch legacy name, buffer format) */
+#define PTL_FORALL_DTYPES(_)                                          \
+    _(BOOL, uint8_t, b1, "bool", "Bool", "?")                          \
+    _(UINT8, uint8_t, u1, "uint8", "Byte", "B")                        \
+    _(INT8, int8_t, i1, "int8", "Char", "b")                           \
+    _(INT16, int16_t, i2, "int16", "Short", "h")                       \
+    _(INT32, int32_t, i4, "int32", "Int", "i")                         \
+    _(INT64, int64_t, i8, "int64", "Long", "q")                        \
+    _(FLOAT16, ptl_half, f2, "float16", "Half", "e")                   \
+    _(BFLOAT16, ptl_bf16, bf, "bfloat16", "BFloat16", NULL)            \
+    _(FLOAT32, float, f4, "float32", "Float", "f")                     \
+    _(FLOAT64, double, f8, "float64", "Double", "d")
+
+typedef enum PtlDtype {
+#define PTL_DT_ENUM(E, T, TAG, NAME, LEGACY, FMT) PTL_DTYPE_##E,
+    PTL_FORALL_DTYPES(PTL_DT_ENUM)
+#undef PTL_DT_ENUM
+    PTL_DTYPE_COUNT,
+    PTL_DTYPE_UNDEFINED = -1,
+} PtlDtype;
+
+const char *ptl_dtype_name(PtlDtype dt);          /* "float32" */
+const char *ptl_dtype_legacy_name(PtlDtype dt);   /* "Float", as in "not implemented for 'Float'" */
+const char *ptl_dtype_buffer_format(PtlDtype dt); /* struct-module format, or NULL */
+size_t ptl_dtype_itemsize(PtlDtype dt);
+PtlDtype ptl_dtype_from_name(const char *name);   /* PTL_DTYPE_UNDEFINED when unknown */
+
+static inline int
+ptl_dtype_is_floating(PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16 || dt == PTL_DTYPE_FLOAT32 ||
+           dt == PTL_DTYPE_FLOAT64;
+}
+
+static inline int
+ptl_dtype_is_integral(PtlDtype dt, int include_bool)
+{
+    return (dt >= PTL_DTYPE_UINT8 && dt <= PTL_DTYPE_INT64) ||
+           (include_bool && dt == PTL_DTYPE_BOOL);
+}
+
+static inline int
+ptl_dtype_is_signed(PtlDtype dt)
+{
+    return dt != PTL_DTYPE_BOOL && dt != PTL_DTYPE_UINT8;
+}
+
+PtlDtype ptl_promote_types(PtlDtype a, PtlDtype b);
+/* Check that a computation in `from` may be written to an output of `to`:
+ * floating -> integral and integral -> bool are refused (PyTorch's canCast). */
+int ptl_can_cast(PtlDtype from, PtlDtype to);
+
+/* The default floating dtype (set_default_dtype); thread-global as in PyTorch. */
+PtlDtype ptl_default_dtype(void);
+void ptl_set_default_dtype(PtlDtype dt);
+
+/* ---- float16 / bfloat16 <-> float (round to nearest even) ---- */
+
+PTL_HD static inline float
+ptl_bits_to_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+PTL_HD static inline uint32_t
+ptl_f32_to_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+PTL_HD static inline float
+ptl_half_to_f(ptl_half h)
+{
+    uint32_t sign = (uint32_t)(h.x & 0x8000) << 16;
+    uint32_t exp = (h.x >> 10) & 0x1f;
+    uint32_t man = h.x & 0x3ff;
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24 */
+        float f = (float)man * 5.9604644775390625e-8f;
+        return sign ? -f : f;
+    }
+    if (exp == 31) {
+        return ptl_bits_to_f32(sign | 0x7f800000u | (man << 13));
+    }
+    return ptl_bits_to_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+PTL_HD static inline ptl_half
+ptl_f_to_half(float f)
+{
+    uint32_t u = ptl_f32_to_bits(f);
+    uint32_t sign = (u >> 16) & 0x8000;
+    uint32_t absu = u & 0x7fffffffu;
+    ptl_half h;
+    if (absu >= 0x7f800000u) {                /* inf or nan */
+        h.x = (uint16_t)(sign | 0x7c00 | (absu > 0x7f800000u ? 0x200 : 0));
+        return h;
+    }
+    if (absu >= 0x477ff000u) {                /* rounds to >= 65520: overflow to inf */
+        h.x = (uint16_t)(sign | 0x7c00);
+        return h;
+    }
+    if (absu < 0x38800000u) {                 /* below 2^-14: subnormal half */
+        /* adding 0.5 shifts the mantissa so the FPU rounds to nearest even for us */
+        float a = ptl_bits_to_f32(absu) + 0.5f;
+        h.x = (uint16_t)(sign | (ptl_f32_to_bits(a) - 0x3f000000u));
+        return h;
+    }
+    uint32_t mant_odd = (absu >> 13) & 1;
+    absu += 0xc8000fffu + mant_odd;           /* rebias exponent (-112 << 23) and round */
+    h.x = (uint16_t)(sign | (absu >> 13));
+    return h;
+}
+
+PTL_HD static inline float
+ptl_bf16_to_f(ptl_bf16 b)
+{
+    return ptl_bits_to_f32((uint32_t)b.x << 16);
+}
+
+PTL_HD static inline ptl_bf16
+ptl_f_to_bf16(float f)
+{
+    uint32_t u = ptl_f32_to_bits(f);
+    ptl_bf16 b;
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+        b.x = (uint16_t)((u >> 16) | 0x40);   /* quiet nan */
+        return b;
+    }
+    u += 0x7fffu + ((u >> 16) & 1);
+    b.x = (uint16_t)(u >> 16);
+    return b;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,68 @@
+/* error.c -- the thread-local error slot and warning buffer.  See Note [Error slot]. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#define PTL_ERR_MSG_MAX 1024
+
+static _Thread_local PtlErrorKind err_kind = PTL_ERR_NONE;
+static _Thread_local char err_msg[PTL_ERR_MSG_MAX];
+static _Thread_local char warn_msg[PTL_ERR_MSG_MAX];
+static _Thread_local int warn_pending = 0;
+
+int
+ptl_error_set(PtlErrorKind kind, const char *fmt, ...)
+{
+    if (err_kind != PTL_ERR_NONE) {
+        return -1;   /* first wins */
+    }
+    err_kind = kind;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+PtlErrorKind
+ptl_error_kind(void)
+{
+    return err_kind;
+}
+
+const char *
+ptl_error_message(void)
+{
+    return err_kind == PTL_ERR_NONE ? "unknown error (no message was set)" : err_msg;
+}
+
+void
+ptl_error_clear(void)
+{
+    err_kind = PTL_ERR_NONE;
+    err_msg[0] = '\0';
+}
+
+void
+ptl_warn(const char *fmt, ...)
+{
+    if (warn_pending) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(warn_msg, sizeof(warn_msg), fmt, ap);
+    va_end(ap);
+    warn_pending = 1;
+}
+
+const char *
+ptl_warning_take(void)
+{
+    if (!warn_pending) {
+        return NULL;
+    }
+    warn_pending = 0;
+    return warn_msg;
+}

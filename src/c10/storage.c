@@ -1,0 +1,128 @@
+/* storage.c -- refcounted bytes.  Mirrors c10/core/StorageImpl.cpp. */
+#include "storage.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "debug_counts.h"
+#include "error.h"
+
+/* The header is padded to 64 bytes so that inline data is 64-byte aligned. */
+#define HEADER_BYTES 64
+_Static_assert(sizeof(PtlStorage) <= HEADER_BYTES, "PtlStorage header outgrew its padding");
+
+static PtlStorage *
+storage_alloc_header(size_t extra)
+{
+    PtlStorage *s = aligned_alloc(64, HEADER_BYTES + extra);
+    if (s == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate memory for a storage header");
+        return NULL;
+    }
+    atomic_init(&s->refcnt, 1);
+    s->data = NULL;
+    s->nbytes = 0;
+    s->alloc = NULL;
+    s->deleter = NULL;
+    s->deleter_ctx = NULL;
+    s->resizable = 1;
+    ptl_debug_count(PTL_COUNT_STORAGE, 1);
+    return s;
+}
+
+PtlStorage *
+ptl_storage_new(size_t nbytes, PtlDevice device)
+{
+    PtlStorage *s;
+    if (device.type == PTL_DEVICE_CPU && nbytes <= PTL_STORAGE_INLINE_BYTES) {
+        if ((s = storage_alloc_header(PTL_STORAGE_INLINE_BYTES)) == NULL) {
+            return NULL;
+        }
+        s->data = (char *)s + HEADER_BYTES;
+        s->nbytes = nbytes;
+        s->device = device;
+        return s;
+    }
+    const PtlAllocator *a = ptl_allocator_for(device);
+    if (a == NULL || (s = storage_alloc_header(0)) == NULL) {
+        return NULL;
+    }
+    s->data = a->alloc(a->ctx, nbytes);
+    if (s->data == NULL) {
+        ptl_debug_count(PTL_COUNT_STORAGE, -1);
+        free(s);
+        return NULL;
+    }
+    s->nbytes = nbytes;
+    s->alloc = a;
+    s->device = device;
+    return s;
+}
+
+PtlStorage *
+ptl_storage_new_foreign(void *data, size_t nbytes, PtlDevice device, PtlDeleter deleter,
+                        void *ctx)
+{
+    PtlStorage *s = storage_alloc_header(0);
+    if (s == NULL) {
+        return NULL;
+    }
+    s->data = data;
+    s->nbytes = nbytes;
+    s->device = device;
+    s->deleter = deleter;
+    s->deleter_ctx = ctx;
+    s->resizable = 0;
+    return s;
+}
+
+int
+ptl_storage_resize(PtlStorage *s, size_t nbytes)
+{
+    if (nbytes <= s->nbytes) {
+        return 0;
+    }
+    if (!s->resizable) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Trying to resize storage that is not resizable");
+    }
+    if (s->alloc == NULL && s->data == (char *)s + HEADER_BYTES &&
+        nbytes <= PTL_STORAGE_INLINE_BYTES) {
+        s->nbytes = nbytes;
+        return 0;
+    }
+    const PtlAllocator *a = s->alloc ? s->alloc : ptl_allocator_for(s->device);
+    if (a == NULL) {
+        return -1;
+    }
+    char *p = a->alloc(a->ctx, nbytes);
+    if (p == NULL) {
+        return -1;
+    }
+    if (s->nbytes > 0) {
+        memcpy(p, s->data, s->nbytes);   /* CPU only: CUDA storages resize via their backend */
+    }
+    if (s->alloc != NULL) {
+        s->alloc->free(s->alloc->ctx, s->data, s->nbytes);
+    }
+    s->data = p;
+    s->nbytes = nbytes;
+    s->alloc = a;
+    return 0;
+}
+
+void
+ptl_storage_decref(PtlStorage *s)
+{
+    if (atomic_fetch_sub_explicit(&s->refcnt, 1, memory_order_acq_rel) != 1) {
+        return;
+    }
+    if (s->deleter != NULL) {
+        s->deleter(s->deleter_ctx, s->data);
+    }
+    else if (s->alloc != NULL) {
+        s->alloc->free(s->alloc->ctx, s->data, s->nbytes);
+    }
+    ptl_debug_count(PTL_COUNT_STORAGE, -1);
+    free(s);
+}

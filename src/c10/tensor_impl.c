@@ -1,0 +1,254 @@
+/* tensor_impl.c -- the tensor header.  Mirrors c10/core/TensorImpl.cpp.
+ * See Note [TensorImpl ownership]. */
+#include "tensor_impl.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "debug_counts.h"
+#include "error.h"
+
+_Atomic int64_t ptl_live_counts[PTL_COUNT_KINDS];
+void (*ptl_autograd_meta_free)(void *meta) = NULL;
+
+static PtlDispatchKeySet
+keys_for_device(PtlDevice d)
+{
+    PtlDispatchKeySet backend =
+        d.type == PTL_DEVICE_CUDA ? PTL_KEYSET(PTL_KEY_CUDA) : PTL_KEYSET(PTL_KEY_CPU);
+    return backend | PTL_KEYSET(PTL_KEY_AUTOGRAD);
+}
+
+static int
+compute_contiguous(int dim, const int64_t *sizes, const int64_t *strides)
+{
+    int64_t expected = 1;
+    for (int i = dim - 1; i >= 0; i--) {
+        if (sizes[i] == 0) {
+            return 1;
+        }
+        if (sizes[i] != 1 && strides[i] != expected) {
+            return 0;
+        }
+        expected *= sizes[i];
+    }
+    return 1;
+}
+
+void
+ptl_tensor_impl_set_sizes(PtlTensorImpl *t, int dim, const int64_t *sizes,
+                          const int64_t *strides)
+{
+    int64_t numel = 1, st = 1;
+    t->dim = dim;
+    for (int i = dim - 1; i >= 0; i--) {
+        t->sizes[i] = sizes[i];
+        t->strides[i] = strides ? strides[i] : st;
+        st *= sizes[i] > 1 ? sizes[i] : 1;
+        numel *= sizes[i];
+    }
+    t->numel = numel;
+    if (compute_contiguous(dim, t->sizes, t->strides)) {
+        t->flags |= PTL_TF_CONTIGUOUS;
+    }
+    else {
+        t->flags &= ~(uint32_t)PTL_TF_CONTIGUOUS;
+    }
+}
+
+int
+ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel)
+{
+    int64_t n = 1;
+    if (dim < 0 || dim > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "pytorchlite supports tensors of at most %d dimensions, got %d",
+                             PTL_MAX_DIMS, dim);
+    }
+    for (int i = 0; i < dim; i++) {
+        if (sizes[i] < 0) {
+            char buf[256];
+            int off = 0;
+            for (int j = 0; j < dim && off < 200; j++) {
+                off += snprintf(buf + off, sizeof(buf) - (size_t)off, "%s%lld", j ? ", " : "",
+                                (long long)sizes[j]);
+            }
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Trying to create tensor with negative dimension %lld: [%s]",
+                                 (long long)sizes[i], buf);
+        }
+    }
+    for (int i = 0; i < dim; i++) {
+        if (sizes[i] != 0 && n > INT64_MAX / sizes[i]) {
+            n = -1;
+            break;
+        }
+        n *= sizes[i];
+    }
+    for (int i = 0; i < dim; i++) {
+        if (sizes[i] == 0) {
+            n = 0;
+        }
+    }
+    if (n < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "numel: integer multiplication overflow");
+    }
+    *numel = n;
+    return 0;
+}
+
+PtlTensorImpl *
+ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t *sizes,
+                    const int64_t *strides, int64_t storage_offset)
+{
+    PtlTensorImpl *t = malloc(sizeof(PtlTensorImpl));
+    PtlVersionCounter *vc = malloc(sizeof(PtlVersionCounter));
+    if (t == NULL || vc == NULL) {
+        free(t);
+        free(vc);
+        ptl_storage_decref(storage);
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate memory for a tensor header");
+        return NULL;
+    }
+    atomic_init(&vc->refcnt, 1);
+    atomic_init(&vc->version, 0);
+    atomic_init(&t->refcnt, 1);
+    t->flags = 0;
+    t->dtype = dtype;
+    t->device = storage->device;
+    t->keys = keys_for_device(storage->device);
+    t->storage_offset = storage_offset;
+    t->storage = storage;
+    t->version = vc;
+    t->base = NULL;
+    t->autograd_meta = NULL;
+    t->pyobj = NULL;
+    ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
+    ptl_debug_count(PTL_COUNT_TENSOR_IMPL, 1);
+    return t;
+}
+
+PtlTensorImpl *
+ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevice device)
+{
+    int64_t numel;
+    size_t item = ptl_dtype_itemsize(dtype);
+    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+        return NULL;
+    }
+    if (numel > (int64_t)(INT64_MAX / (int64_t)item)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "Storage size calculation overflowed with sizes");
+        return NULL;
+    }
+    PtlStorage *s = ptl_storage_new((size_t)numel * item, device);
+    if (s == NULL) {
+        return NULL;
+    }
+    return ptl_tensor_impl_new(s, dtype, dim, sizes, NULL, 0);
+}
+
+PtlTensorImpl *
+ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides, PtlDtype dtype,
+                  PtlDevice device)
+{
+    int64_t numel, extent = 1;
+    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < dim; i++) {
+        if (strides[i] < 0) {
+            ptl_error_set(PTL_ERR_RUNTIME, "as_strided: Negative strides are not supported at "
+                                           "the moment, got strides: %lld",
+                          (long long)strides[i]);
+            return NULL;
+        }
+        extent += (sizes[i] - 1) * strides[i];
+    }
+    if (numel == 0) {
+        extent = 0;
+    }
+    PtlStorage *s = ptl_storage_new((size_t)extent * ptl_dtype_itemsize(dtype), device);
+    if (s == NULL) {
+        return NULL;
+    }
+    return ptl_tensor_impl_new(s, dtype, dim, sizes, strides, 0);
+}
+
+PtlTensorImpl *
+ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
+                     const int64_t *strides, int64_t storage_offset)
+{
+    PtlTensorImpl *t = malloc(sizeof(PtlTensorImpl));
+    if (t == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate memory for a tensor header");
+        return NULL;
+    }
+    PtlTensorImpl *root = base->base ? base->base : base;
+    atomic_init(&t->refcnt, 1);
+    t->flags = PTL_TF_IS_VIEW;
+    t->dtype = base->dtype;
+    t->device = base->device;
+    t->keys = base->keys;
+    t->storage_offset = storage_offset;
+    t->storage = base->storage;
+    ptl_storage_incref(t->storage);
+    t->version = base->version;
+    atomic_fetch_add_explicit(&t->version->refcnt, 1, memory_order_relaxed);
+    t->base = root;
+    ptl_incref(root);
+    t->autograd_meta = NULL;
+    t->pyobj = NULL;
+    ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
+    ptl_debug_count(PTL_COUNT_TENSOR_IMPL, 1);
+    return t;
+}
+
+int
+ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes)
+{
+    int64_t numel;
+    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+        return -1;
+    }
+    size_t need = (size_t)(numel + t->storage_offset) * ptl_dtype_itemsize(t->dtype);
+    if (numel > 0 && ptl_storage_resize(t->storage, need) < 0) {
+        return -1;
+    }
+    ptl_tensor_impl_set_sizes(t, dim, sizes, NULL);
+    return 0;
+}
+
+void
+ptl_tensor_impl_free(PtlTensorImpl *t)
+{
+    if (t->autograd_meta != NULL && ptl_autograd_meta_free != NULL) {
+        ptl_autograd_meta_free(t->autograd_meta);
+    }
+    if (atomic_fetch_sub_explicit(&t->version->refcnt, 1, memory_order_acq_rel) == 1) {
+        free(t->version);
+    }
+    ptl_storage_decref(t->storage);
+    if (t->base != NULL) {
+        ptl_decref(t->base);
+    }
+    ptl_debug_count(PTL_COUNT_TENSOR_IMPL, -1);
+    free(t);
+}
+
+int
+ptl_wrap_dim(int64_t *d, int64_t dim)
+{
+    int64_t lo = dim > 0 ? -dim : -1, hi = dim > 0 ? dim - 1 : 0;
+    if (*d < lo || *d > hi) {
+        return ptl_error_set(PTL_ERR_INDEX,
+                             "Dimension out of range (expected to be in range of [%lld, %lld], "
+                             "but got %lld)",
+                             (long long)lo, (long long)hi, (long long)*d);
+    }
+    if (*d < 0) {
+        *d += dim > 0 ? dim : 1;
+    }
+    return 0;
+}

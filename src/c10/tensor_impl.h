@@ -1,0 +1,143 @@
+/* tensor_impl.h -- the tensor header.  Mirrors c10/core/TensorImpl.h.
+ *
+ * Note [TensorImpl ownership]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * - TensorImpl and Storage carry an atomic refcount: incref relaxed, decref acq_rel; the
+ *   thread that reaches zero frees.
+ * - A TensorImpl owns one reference to its Storage.  A view is a new TensorImpl on the same
+ *   Storage that also owns its base (`base`, for autograd's view tracking); base and views
+ *   share one refcounted version counter, bumped by every in-place op.
+ * - The Python wrapper owns one reference to its TensorImpl; `pyobj` is a borrowed
+ *   back-pointer cleared in the wrapper's tp_dealloc, so the same impl surfaces as the same
+ *   Python object while that object lives.
+ * - `autograd_meta` belongs to src/autograd, which installs the function that frees it.
+ * - Kernels borrow inputs and return a new reference.
+ * Sizes and strides are in elements; storage_offset too. */
+#ifndef PTL_C10_TENSOR_IMPL_H
+#define PTL_C10_TENSOR_IMPL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "dispatch_key.h"
+#include "dtype.h"
+#include "macros.h"
+#include "storage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct PtlVersionCounter {
+    atomic_long refcnt;
+    _Atomic int64_t version;
+} PtlVersionCounter;
+
+enum {
+    PTL_TF_WRAPPED_NUMBER = 1,   /* a Python number turned into a 0-dim tensor */
+    PTL_TF_CONTIGUOUS = 2,       /* cached: row-major contiguous */
+    PTL_TF_IS_VIEW = 4,
+    PTL_TF_REQUIRES_GRAD = 8,    /* until src/autograd owns it in autograd_meta */
+};
+
+typedef struct PtlTensorImpl {
+    atomic_long refcnt;
+    uint32_t flags;
+    int32_t dim;
+    PtlDtype dtype;
+    PtlDevice device;
+    PtlDispatchKeySet keys;
+    int64_t numel;
+    int64_t storage_offset;
+    PtlStorage *storage;            /* owned */
+    PtlVersionCounter *version;     /* owned, shared with views */
+    struct PtlTensorImpl *base;     /* owned; the tensor this one is a view of, or NULL */
+    void *autograd_meta;            /* owned by src/autograd */
+    void *pyobj;                    /* borrowed back-pointer, see the Note */
+    int64_t sizes[PTL_MAX_DIMS];
+    int64_t strides[PTL_MAX_DIMS];
+} PtlTensorImpl;
+
+/* New tensor over `storage` (stolen).  strides == NULL means contiguous.  NULL on error. */
+PtlTensorImpl *ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim,
+                                   const int64_t *sizes, const int64_t *strides,
+                                   int64_t storage_offset);
+/* New uninitialised contiguous tensor.  Checks sizes (negative, overflow).  New ref. */
+PtlTensorImpl *ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevice device);
+/* New uninitialised tensor with the given strides, its storage sized to fit.  New ref. */
+PtlTensorImpl *ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides,
+                                 PtlDtype dtype, PtlDevice device);
+/* A view of base (borrowed) sharing storage and version counter.  New ref. */
+PtlTensorImpl *ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
+                                    const int64_t *strides, int64_t storage_offset);
+/* Replaces sizes/strides in place (resize_, as_strided_ internals); recomputes flags. */
+void ptl_tensor_impl_set_sizes(PtlTensorImpl *t, int dim, const int64_t *sizes,
+                               const int64_t *strides);
+/* Resizes t to `sizes` (contiguous), growing its storage if needed; 0 or -1. */
+int ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes);
+/* Checks dim/size validity and fills the element count; 0 or -1 with an error set. */
+int ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel);
+
+void ptl_tensor_impl_free(PtlTensorImpl *t);
+extern void (*ptl_autograd_meta_free)(void *meta);   /* installed by src/autograd */
+
+static inline void
+ptl_incref(PtlTensorImpl *t)
+{
+    atomic_fetch_add_explicit(&t->refcnt, 1, memory_order_relaxed);
+}
+
+static inline void
+ptl_decref(PtlTensorImpl *t)
+{
+    if (atomic_fetch_sub_explicit(&t->refcnt, 1, memory_order_acq_rel) == 1) {
+        ptl_tensor_impl_free(t);
+    }
+}
+
+static inline void
+ptl_xdecref(PtlTensorImpl *t)
+{
+    if (t != NULL) {
+        ptl_decref(t);
+    }
+}
+
+#define PTL_CLEAR(P)                    \
+    do {                                \
+        PtlTensorImpl *t_ = (P);        \
+        (P) = NULL;                     \
+        ptl_xdecref(t_);                \
+    } while (0)
+
+static inline char *
+ptl_tensor_data(const PtlTensorImpl *t)
+{
+    return t->storage->data + t->storage_offset * (int64_t)ptl_dtype_itemsize(t->dtype);
+}
+
+static inline int
+ptl_tensor_is_contiguous(const PtlTensorImpl *t)
+{
+    return (t->flags & PTL_TF_CONTIGUOUS) != 0;
+}
+
+static inline size_t
+ptl_tensor_itemsize(const PtlTensorImpl *t)
+{
+    return ptl_dtype_itemsize(t->dtype);
+}
+
+static inline void
+ptl_tensor_bump_version(PtlTensorImpl *t)
+{
+    atomic_fetch_add_explicit(&t->version->version, 1, memory_order_relaxed);
+}
+
+/* Wraps a negative dim and checks range; -1 with PyTorch's IndexError on failure. */
+int ptl_wrap_dim(int64_t *d, int64_t dim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,22 @@
+/* cuda_api.h -- the only src/cuda header the C core includes.  Everything here is extern "C"
+ * and POD; templates stay inside the .cu files.  Mirrors c10/cuda/CUDAFunctions.h. */
+#ifndef PTL_CUDA_CUDA_API_H
+#define PTL_CUDA_CUDA_API_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when the extension was compiled with nvcc (PTL_WITH_CUDA). */
+int ptl_cuda_is_built(void);
+/* Number of visible devices; 0 when CUDA is not built, no driver, or no device.  Never
+ * fails: the reason for 0 is kept for ptl_cuda_unavailable_reason(). */
+int ptl_cuda_device_count(void);
+const char *ptl_cuda_unavailable_reason(void);
+/* CUDA runtime version as major*1000 + minor*10, or 0. */
+int ptl_cuda_runtime_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,29 @@
+/* cuda_stub.c -- the CUDA entry points of a CPU-only build (no nvcc): CUDA is never
+ * available.  With nvcc, runtime.cu provides them and this file compiles to nothing. */
+#include "cuda_api.h"
+
+#ifndef PTL_WITH_CUDA
+int
+ptl_cuda_is_built(void)
+{
+    return 0;
+}
+
+int
+ptl_cuda_device_count(void)
+{
+    return 0;
+}
+
+const char *
+ptl_cuda_unavailable_reason(void)
+{
+    return "pytorchlite was built without CUDA (nvcc was not found at build time)";
+}
+
+int
+ptl_cuda_runtime_version(void)
+{
+    return 0;
+}
+#endif

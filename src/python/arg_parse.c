@@ -1,0 +1,840 @@
+/* arg_parse.c -- schema-driven Python bindings: one callable per operator name, its
+ * overloads tried in ops.def order.  Mirrors torch/csrc/utils/python_arg_parser.cpp.
+ *
+ * Note [Binding from schemas]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * There is no generated binding code: at import every operator name becomes a PtlPyOpFunc
+ * (a vectorcall object) for pytorchlite.<name> and, when flagged M, a method descriptor of
+ * TensorBase (Py_TPFLAGS_METHOD_DESCRIPTOR, so `x.add(y)` costs no bound-method object).
+ * A call walks the overloads, converting Python arguments straight onto a stack of
+ * PtlIValue (no tuple or dict is built), and dispatches the first overload that accepts
+ * them.  Conversions borrow: tensors stay owned by their Python objects, strings by their
+ * str objects; only numbers turned into wrapped 0-dim tensors and long int lists are owned
+ * by the call's scratch space and released after it. */
+#include "ptlpy.h"
+
+#include <string.h>
+
+#define MAX_OVERLOADS 12
+
+typedef struct PtlPyOpFunc {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *name;          /* "add" */
+    int method;              /* args[0] is self */
+    int n;
+    int ids[MAX_OVERLOADS];  /* operator indices */
+} PtlPyOpFunc;
+
+typedef struct Scratch {
+    int64_t lists[PTL_SCHEMA_MAX_ARGS][PTL_MAX_DIMS];
+    void *heap[PTL_SCHEMA_MAX_ARGS];
+    int nheap;
+    PtlTensorImpl *owned[PTL_SCHEMA_MAX_ARGS];
+    int nowned;
+    int requires_grad;   /* factory kwarg, -1 when absent */
+} Scratch;
+
+static void
+scratch_clear(Scratch *sc)
+{
+    for (int i = 0; i < sc->nheap; i++) {
+        PyMem_Free(sc->heap[i]);
+    }
+    for (int i = 0; i < sc->nowned; i++) {
+        ptl_decref(sc->owned[i]);
+    }
+    sc->nheap = 0;
+    sc->nowned = 0;
+    sc->requires_grad = -1;
+}
+
+void
+ptlpy_fill_defaults(const PtlOperator *op, PtlIValue *stack, int from)
+{
+    for (int i = from; i < op->schema.nargs; i++) {
+        stack[i] = op->schema.args[i].def;
+    }
+}
+
+/* ---- conversions: 1 accepted, 0 not this type, -1 Python error ---- */
+
+static int
+is_int_like(PyObject *o)
+{
+    if (PyLong_Check(o)) {
+        return !PyBool_Check(o);
+    }
+    if (PtlPyTensor_Check(o)) {
+        return 0;
+    }
+    return Py_TYPE(o)->tp_as_number != NULL && Py_TYPE(o)->tp_as_number->nb_index != NULL &&
+           !PyFloat_Check(o);
+}
+
+static int
+to_int(PyObject *o, int64_t *out)
+{
+    if (!is_int_like(o)) {
+        return 0;
+    }
+    int overflow = 0;
+    PyObject *idx = PyNumber_Index(o);
+    if (idx == NULL) {
+        return -1;
+    }
+    long long v = PyLong_AsLongLongAndOverflow(idx, &overflow);
+    Py_DECREF(idx);
+    if (overflow) {
+        PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+static int
+to_scalar(PyObject *o, PtlIValue *out)
+{
+    if (PyBool_Check(o)) {
+        *out = ptl_iv_bool(o == Py_True);
+        return 1;
+    }
+    if (PyFloat_Check(o)) {
+        *out = ptl_iv_double(PyFloat_AS_DOUBLE(o));
+        return 1;
+    }
+    int64_t i;
+    int r = to_int(o, &i);
+    if (r != 0) {
+        *out = ptl_iv_int(i);
+        return r;
+    }
+    if (PtlPyTensor_Check(o)) {
+        PtlTensorImpl *t = PTLPY_IMPL(o);
+        if (t->numel != 1 || t->dim != 0) {
+            return 0;
+        }
+        if (ptl_dtype_is_floating(t->dtype)) {
+            *out = ptl_iv_double(ptl_item_double(t));
+        }
+        else if (t->dtype == PTL_DTYPE_BOOL) {
+            *out = ptl_iv_bool(ptl_item_int(t) != 0);
+        }
+        else {
+            *out = ptl_iv_int(ptl_item_int(t));
+        }
+        return 1;
+    }
+    if (Py_TYPE(o)->tp_as_number != NULL && Py_TYPE(o)->tp_as_number->nb_float != NULL &&
+        !PyUnicode_Check(o)) {
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+        *out = ptl_iv_double(d);
+        return 1;
+    }
+    return 0;
+}
+
+static int
+to_intlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc, int slot)
+{
+    int64_t v;
+    int r = to_int(o, &v);
+    if (r < 0) {
+        return -1;
+    }
+    if (r == 1) {   /* a single int stands for [v] * N */
+        int n = a->list_len > 0 ? a->list_len : 1;
+        for (int i = 0; i < n; i++) {
+            sc->lists[slot][i] = v;
+        }
+        *out = ptl_iv_intlist(sc->lists[slot], n);
+        return 1;
+    }
+    if (!PyTuple_Check(o) && !PyList_Check(o)) {
+        return 0;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    int64_t *buf = sc->lists[slot];
+    if (n > PTL_MAX_DIMS) {
+        if ((buf = PyMem_Malloc(sizeof(int64_t) * (size_t)n)) == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        sc->heap[sc->nheap++] = buf;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        r = to_int(PySequence_Fast_GET_ITEM(o, i), &buf[i]);
+        if (r <= 0) {
+            return r;
+        }
+    }
+    *out = ptl_iv_intlist(buf, n);
+    return 1;
+}
+
+static int
+to_tensorlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc)
+{
+    if (!PyTuple_Check(o) && !PyList_Check(o)) {
+        return 0;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PtlTensorImpl **arr = PyMem_Malloc(sizeof(PtlTensorImpl *) * (size_t)(n ? n : 1));
+    if (arr == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    sc->heap[sc->nheap++] = arr;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *e = PySequence_Fast_GET_ITEM(o, i);
+        if (e == Py_None && a->elem_optional) {
+            arr[i] = NULL;
+        }
+        else if (PtlPyTensor_Check(e)) {
+            arr[i] = PTLPY_IMPL(e);
+        }
+        else {
+            return 0;
+        }
+    }
+    *out = ptl_iv_tensorlist(arr, n);
+    return 1;
+}
+
+static int
+convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc,
+        int slot)
+{
+    if (o == Py_None && (a->optional || (a->has_default && a->def.tag == PTL_IV_NONE))) {
+        *out = ptl_iv_none();
+        return 1;
+    }
+    switch ((PtlArgKind)a->kind) {
+    case PTL_ARG_TENSOR:
+        if (PtlPyTensor_Check(o)) {
+            *out = ptl_iv_tensor(PTLPY_IMPL(o));
+            return 1;
+        }
+        if ((op->flags & PTL_OPF_POINTWISE) &&
+            (PyLong_Check(o) || PyFloat_Check(o))) {
+            PtlTensorImpl *t = ptlpy_to_impl(o);
+            if (t == NULL) {
+                return -1;
+            }
+            sc->owned[sc->nowned++] = t;
+            *out = ptl_iv_tensor(t);
+            return 1;
+        }
+        return 0;
+    case PTL_ARG_INT: {
+        int64_t v;
+        int r = to_int(o, &v);
+        if (r == 1) {
+            *out = ptl_iv_int(v);
+        }
+        return r;
+    }
+    case PTL_ARG_FLOAT:
+        if (PyFloat_Check(o) || is_int_like(o)) {
+            double d = PyFloat_AsDouble(o);
+            if (d == -1.0 && PyErr_Occurred()) {
+                return -1;
+            }
+            *out = ptl_iv_double(d);
+            return 1;
+        }
+        return 0;
+    case PTL_ARG_BOOL:
+        if (PyBool_Check(o)) {
+            *out = ptl_iv_bool(o == Py_True);
+            return 1;
+        }
+        return 0;
+    case PTL_ARG_STR:
+        if (PyUnicode_Check(o)) {
+            const char *s = PyUnicode_AsUTF8(o);
+            if (s == NULL) {
+                return -1;
+            }
+            *out = ptl_iv_string(s);
+            return 1;
+        }
+        return 0;
+    case PTL_ARG_SCALAR:
+        return to_scalar(o, out);
+    case PTL_ARG_DTYPE: {
+        PtlDtype dt = ptlpy_parse_dtype(o, 0);
+        if (dt == PTL_DTYPE_UNDEFINED) {
+            return 0;
+        }
+        *out = ptl_iv_dtype(dt);
+        return 1;
+    }
+    case PTL_ARG_DEVICE: {
+        PtlDevice d;
+        if (!Py_IS_TYPE(o, &PtlPyDevice_Type) && !PyUnicode_Check(o) && !is_int_like(o)) {
+            return 0;
+        }
+        if (ptlpy_parse_device(o, &d, 1) < 0) {
+            return -1;
+        }
+        out->tag = PTL_IV_DEVICE;
+        out->owned = 0;
+        out->u.device = d;
+        return 1;
+    }
+    case PTL_ARG_LAYOUT:
+    case PTL_ARG_MEMFORMAT:
+    case PTL_ARG_GENERATOR:
+        out->tag = a->kind == PTL_ARG_GENERATOR ? PTL_IV_GENERATOR
+                   : a->kind == PTL_ARG_LAYOUT  ? PTL_IV_LAYOUT
+                                                : PTL_IV_MEMFORMAT;
+        out->owned = 0;
+        out->u.p = o;
+        return 1;
+    case PTL_ARG_TENSORLIST:
+        return to_tensorlist(a, o, out, sc);
+    case PTL_ARG_INTLIST:
+        return to_intlist(a, o, out, sc, slot);
+    case PTL_ARG_FLOATLIST:
+    default:
+        return 0;
+    }
+}
+
+static int
+name_matches(const PtlArg *a, int index, const char *kw)
+{
+    return strcmp(a->name, kw) == 0 || (index == 0 && strcmp(kw, "input") == 0 &&
+                                         strcmp(a->name, "self") == 0);
+}
+
+/* 1: the overload accepts the arguments (stack filled); 0: it does not; -1: error. */
+static int
+try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+          PtlIValue *stack, Scratch *sc)
+{
+    const PtlSchema *s = &op->schema;
+    uint32_t given = 0;
+    int npos = 0;
+    while (npos < s->nargs && !s->args[npos].kwarg_only) {
+        npos++;
+    }
+    Py_ssize_t ai = 0;
+    for (int i = 0; i < npos && ai < nargs; i++, ai++) {
+        const PtlArg *a = &s->args[i];
+        int r;
+        if (a->kind == PTL_ARG_INTLIST && nargs - ai > 1 && is_int_like(args[ai])) {
+            /* varargs form: x.view(2, 3) */
+            Py_ssize_t n = nargs - ai;
+            int64_t *buf = sc->lists[i];
+            if (n > PTL_MAX_DIMS) {
+                if ((buf = PyMem_Malloc(sizeof(int64_t) * (size_t)n)) == NULL) {
+                    PyErr_NoMemory();
+                    return -1;
+                }
+                sc->heap[sc->nheap++] = buf;
+            }
+            for (Py_ssize_t k = 0; k < n; k++) {
+                r = to_int(args[ai + k], &buf[k]);
+                if (r <= 0) {
+                    return r;
+                }
+            }
+            stack[i] = ptl_iv_intlist(buf, n);
+            given |= 1u << i;
+            ai = nargs;
+            break;
+        }
+        r = convert(op, a, args[ai], &stack[i], sc, i);
+        if (r <= 0) {
+            return r;
+        }
+        given |= 1u << i;
+    }
+    if (ai < nargs) {
+        return 0;   /* too many positional arguments */
+    }
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        const char *kw = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+        PyObject *v = args[nargs + k];
+        int i;
+        if (kw == NULL) {
+            return -1;
+        }
+        if (strcmp(kw, "requires_grad") == 0 && op->device_arg >= 0 && PyBool_Check(v)) {
+            sc->requires_grad = v == Py_True;
+            continue;
+        }
+        for (i = 0; i < s->nargs; i++) {
+            if (name_matches(&s->args[i], i, kw)) {
+                break;
+            }
+        }
+        if (i == s->nargs || (given & (1u << i))) {
+            return 0;
+        }
+        int r = convert(op, &s->args[i], v, &stack[i], sc, i);
+        if (r <= 0) {
+            return r;
+        }
+        given |= 1u << i;
+    }
+    for (int i = 0; i < s->nargs; i++) {
+        if (given & (1u << i)) {
+            continue;
+        }
+        const PtlArg *a = &s->args[i];
+        if (a->has_default) {
+            stack[i] = a->def;
+        }
+        else if (a->optional && i != s->out_index) {
+            stack[i] = ptl_iv_none();
+        }
+        else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- returns ---- */
+
+static PyObject *return_types = NULL;   /* dict: "max" -> pytorchlite.return_types.max */
+
+static PyObject *
+ret_to_py(const PtlArg *r, PtlIValue *v)
+{
+    switch (v->tag) {
+    case PTL_IV_NONE: Py_RETURN_NONE;
+    case PTL_IV_TENSOR: {
+        PtlTensorImpl *t = v->u.t;
+        v->tag = PTL_IV_NONE;
+        return ptlpy_wrap(t);
+    }
+    case PTL_IV_TENSORLIST: {
+        PyObject *tup = PyTuple_New(v->u.tl.n);
+        for (int64_t i = 0; i < v->u.tl.n; i++) {
+            PtlTensorImpl *t = v->u.tl.data[i];
+            v->u.tl.data[i] = NULL;
+            PyObject *o = tup ? ptlpy_wrap(t) : NULL;
+            if (o == NULL) {
+                if (tup == NULL) {
+                    ptl_decref(t);
+                }
+                Py_CLEAR(tup);
+                continue;
+            }
+            PyTuple_SET_ITEM(tup, i, o);
+        }
+        if (v->owned) {
+            free(v->u.tl.data);
+        }
+        v->tag = PTL_IV_NONE;
+        return tup;
+    }
+    case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
+    case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
+    case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
+    default:
+        (void)r;
+        PyErr_SetString(PyExc_RuntimeError, "unsupported return type");
+        return NULL;
+    }
+}
+
+PyObject *
+ptlpy_call_op(const PtlOperator *op, PtlIValue *stack)
+{
+    const PtlSchema *s = &op->schema;
+    if (ptl_dispatcher_call(op, stack) < 0) {
+        return ptlpy_raise();
+    }
+    if (ptlpy_flush_warnings() < 0) {
+        for (int i = 0; i < s->nrets; i++) {
+            ptl_ivalue_release(&stack[i]);
+        }
+        return NULL;
+    }
+    if (s->nrets == 0) {
+        Py_RETURN_NONE;
+    }
+    if (s->nrets == 1) {
+        return ret_to_py(&s->rets[0], &stack[0]);
+    }
+    PyObject *tup = PyTuple_New(s->nrets);
+    for (int i = 0; i < s->nrets; i++) {
+        PyObject *o = ret_to_py(&s->rets[i], &stack[i]);
+        if (o == NULL || tup == NULL) {
+            Py_XDECREF(o);
+            Py_CLEAR(tup);
+            continue;
+        }
+        PyTuple_SET_ITEM(tup, i, o);
+    }
+    if (tup == NULL) {
+        for (int i = 0; i < s->nrets; i++) {
+            ptl_ivalue_release(&stack[i]);
+        }
+        return NULL;
+    }
+    if (s->rets_named && return_types != NULL) {
+        PyObject *cls = PyDict_GetItemString(return_types, s->name + 6);
+        if (cls != NULL) {
+            PyObject *res = PyObject_Call(cls, tup, NULL);
+            Py_DECREF(tup);
+            return res;
+        }
+    }
+    return tup;
+}
+
+/* ---- the error for no matching overload ---- */
+
+static const char *
+py_type_name(PyObject *o)
+{
+    if (PtlPyTensor_Check(o)) {
+        return "Tensor";
+    }
+    if (Py_IS_TYPE(o, &PtlPyDtype_Type)) {
+        return "dtype";
+    }
+    return Py_TYPE(o)->tp_name;
+}
+
+static const char *
+arg_type_name(const PtlArg *a)
+{
+    switch ((PtlArgKind)a->kind) {
+    case PTL_ARG_SCALAR: return "Number";
+    case PTL_ARG_DTYPE: return "dtype";
+    case PTL_ARG_TENSORLIST: return "tuple of Tensors";
+    case PTL_ARG_INTLIST: return "tuple of ints";
+    case PTL_ARG_FLOATLIST: return "tuple of floats";
+    default: return ptl_arg_kind_name((PtlArgKind)a->kind);
+    }
+}
+
+static void
+append_signature(PyObject *parts, const PtlOperator *op, int method)
+{
+    const PtlSchema *s = &op->schema;
+    PyObject *sig = PyUnicode_FromString(" * (");
+    int first = 1, star = 0;
+    for (int i = method ? 1 : 0; sig != NULL && i < s->nargs; i++) {
+        const PtlArg *a = &s->args[i];
+        PyObject *piece;
+        if (a->kwarg_only && !star) {
+            piece = PyUnicode_FromFormat("%s*", first ? "" : ", ");
+            PyUnicode_AppendAndDel(&sig, piece);
+            star = 1;
+            first = 0;
+        }
+        const char *name = (i == 0 && strcmp(a->name, "self") == 0) ? "input" : a->name;
+        piece = PyUnicode_FromFormat("%s%s%s %s", first ? "" : ", ", arg_type_name(a),
+                                     a->optional ? "?" : "", name);
+        PyUnicode_AppendAndDel(&sig, piece);
+        first = 0;
+    }
+    PyUnicode_AppendAndDel(&sig, PyUnicode_FromString(")\n"));
+    if (sig != NULL) {
+        PyList_Append(parts, sig);
+        Py_DECREF(sig);
+    }
+}
+
+static PyObject *
+no_match_error(PtlPyOpFunc *f, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *parts = PyList_New(0);
+    if (parts == NULL) {
+        return NULL;
+    }
+    PyObject *got = PyUnicode_FromString("");
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = f->method ? 1 : 0; got != NULL && i < nargs + nkw; i++) {
+        const char *sep = PyUnicode_GET_LENGTH(got) ? ", " : "";
+        PyObject *piece = i < nargs ? PyUnicode_FromFormat("%s%s", sep, py_type_name(args[i]))
+                                    : PyUnicode_FromFormat("%s%U=%s", sep,
+                                                           PyTuple_GET_ITEM(kwnames, i - nargs),
+                                                           py_type_name(args[i]));
+        PyUnicode_AppendAndDel(&got, piece);
+    }
+    for (int k = 0; k < f->n; k++) {
+        append_signature(parts, ptl_dispatcher_op_at(f->ids[k]), f->method);
+    }
+    PyObject *empty = PyUnicode_FromString("");
+    PyObject *sigs = empty ? PyUnicode_Join(empty, parts) : NULL;
+    if (got != NULL && sigs != NULL) {
+        PyErr_Format(PyExc_TypeError,
+                     "%U() received an invalid combination of arguments - got (%U), but "
+                     "expected one of:\n%U",
+                     f->name, got, sigs);
+    }
+    Py_XDECREF(empty);
+    Py_XDECREF(sigs);
+    Py_XDECREF(got);
+    Py_DECREF(parts);
+    return NULL;
+}
+
+/* ---- the callable ---- */
+
+static PyObject *
+opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PtlPyOpFunc *f = (PtlPyOpFunc *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    Scratch sc;
+    sc.nheap = 0;
+    sc.nowned = 0;
+    sc.requires_grad = -1;
+    for (int k = 0; k < f->n; k++) {
+        const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
+        int r = try_parse(op, args, nargs, kwnames, stack, &sc);
+        if (r < 0) {
+            scratch_clear(&sc);
+            return NULL;
+        }
+        if (r == 0) {
+            scratch_clear(&sc);
+            continue;
+        }
+        int rg = sc.requires_grad;
+        PyObject *res = ptlpy_call_op(op, stack);
+        scratch_clear(&sc);
+        if (res != NULL && rg == 1 && PtlPyTensor_Check(res)) {
+            if (PyObject_SetAttrString(res, "requires_grad", Py_True) < 0) {
+                Py_CLEAR(res);
+            }
+        }
+        return res;
+    }
+    return no_match_error(f, args, nargs, kwnames);
+}
+
+static void
+opfunc_dealloc(PtlPyOpFunc *self)
+{
+    Py_XDECREF(self->name);
+    PyObject_Free(self);
+}
+
+static PyObject *
+opfunc_repr(PtlPyOpFunc *self)
+{
+    return PyUnicode_FromFormat("<built-in %s %U>", self->method ? "method" : "function",
+                                self->name);
+}
+
+static PyObject *
+opfunc_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+opfunc_get_name(PtlPyOpFunc *self, void *c)
+{
+    (void)c;
+    Py_INCREF(self->name);
+    return self->name;
+}
+
+static PyObject *
+opfunc_get_schemas(PtlPyOpFunc *self, void *c)
+{
+    (void)c;
+    PyObject *list = PyList_New(self->n);
+    for (int k = 0; list != NULL && k < self->n; k++) {
+        char buf[1024];
+        ptl_schema_format(&ptl_dispatcher_op_at(self->ids[k])->schema, buf, sizeof(buf));
+        PyList_SET_ITEM(list, k, PyUnicode_FromString(buf));
+    }
+    return list;
+}
+
+static PyGetSetDef opfunc_getset[] = {
+    {"__name__", (getter)opfunc_get_name, NULL, NULL, NULL},
+    {"_schemas", (getter)opfunc_get_schemas, NULL, "the schemas of the overloads", NULL},
+    {NULL},
+};
+
+static PyTypeObject PtlPyOpFunc_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pytorchlite._C._OpFunction",
+    .tp_basicsize = sizeof(PtlPyOpFunc),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(PtlPyOpFunc, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dealloc = (destructor)opfunc_dealloc,
+    .tp_repr = (reprfunc)opfunc_repr,
+    .tp_descr_get = opfunc_descr_get,
+    .tp_getset = opfunc_getset,
+};
+
+static PtlPyOpFunc *
+opfunc_new(const char *name, int method)
+{
+    PtlPyOpFunc *f = PyObject_New(PtlPyOpFunc, &PtlPyOpFunc_Type);
+    if (f == NULL) {
+        return NULL;
+    }
+    f->vectorcall = opfunc_vectorcall;
+    f->name = PyUnicode_FromString(name);
+    f->method = method;
+    f->n = 0;
+    if (f->name == NULL) {
+        Py_DECREF(f);
+        return NULL;
+    }
+    return f;
+}
+
+/* Adds overload `id` to the group `name` in dict d (creating it). */
+static int
+group_add(PyObject *d, const char *name, int id, int method)
+{
+    PtlPyOpFunc *f = (PtlPyOpFunc *)PyDict_GetItemString(d, name);
+    if (f == NULL) {
+        if ((f = opfunc_new(name, method)) == NULL) {
+            return -1;
+        }
+        int rc = PyDict_SetItemString(d, name, (PyObject *)f);
+        Py_DECREF(f);
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    if (f->n == MAX_OVERLOADS) {
+        PyErr_Format(PyExc_RuntimeError, "too many overloads for %s", name);
+        return -1;
+    }
+    f->ids[f->n++] = id;
+    return 0;
+}
+
+/* _C._op(name, overload=None): a callable for "aten::add" (all overloads) or one overload. */
+static PyObject *
+py_get_op(PyObject *module, PyObject *args)
+{
+    const char *name, *overload = NULL;
+    (void)module;
+    if (!PyArg_ParseTuple(args, "s|z:_op", &name, &overload)) {
+        return NULL;
+    }
+    const char *short_name = strstr(name, "::") ? strstr(name, "::") + 2 : name;
+    PtlPyOpFunc *f = opfunc_new(short_name, 0);
+    if (f == NULL) {
+        return NULL;
+    }
+    for (int i = 0; i < ptl_dispatcher_num_ops(); i++) {
+        const PtlOperator *op = ptl_dispatcher_op_at(i);
+        if (strcmp(op->schema.name, name) != 0 ||
+            (overload != NULL && strcmp(op->schema.overload, overload) != 0)) {
+            continue;
+        }
+        if (f->n < MAX_OVERLOADS) {
+            f->ids[f->n++] = i;
+        }
+    }
+    if (f->n == 0) {
+        Py_DECREF(f);
+        PyErr_Format(PyExc_AttributeError, "no operator named '%s%s%s'", name,
+                     overload ? "." : "", overload ? overload : "");
+        return NULL;
+    }
+    return (PyObject *)f;
+}
+
+static PyMethodDef ops_module_methods[] = {
+    {"_op", py_get_op, METH_VARARGS, "the callable for an operator (and overload) by name"},
+    {NULL},
+};
+
+int
+ptlpy_ops_init(PyObject *module)
+{
+    PyObject *funcs = NULL, *methods = NULL, *named = NULL;
+    if (PyType_Ready(&PtlPyOpFunc_Type) < 0) {
+        return -1;
+    }
+    funcs = PyDict_New();
+    methods = PyDict_New();
+    named = PyList_New(0);
+    return_types = PyDict_New();
+    if (funcs == NULL || methods == NULL || named == NULL || return_types == NULL) {
+        goto error;
+    }
+    for (int i = 0; i < ptl_dispatcher_num_ops(); i++) {
+        const PtlOperator *op = ptl_dispatcher_op_at(i);
+        const char *name = op->schema.name + 6;   /* "aten::" */
+        if (strncmp(op->schema.name, "aten::", 6) != 0 || (op->flags & PTL_OPF_HIDDEN)) {
+            continue;
+        }
+        if ((op->flags & PTL_OPF_FUNCTION) && group_add(funcs, name, i, 0) < 0) {
+            goto error;
+        }
+        if ((op->flags & PTL_OPF_METHOD) && op->schema.out_index < 0 &&
+            op->schema.nargs > 0 && op->schema.args[0].kind == PTL_ARG_TENSOR &&
+            group_add(methods, name, i, 1) < 0) {
+            goto error;
+        }
+        if (op->schema.rets_named) {
+            PyObject *fields = PyTuple_New(op->schema.nrets);
+            for (int r = 0; fields != NULL && r < op->schema.nrets; r++) {
+                PyTuple_SET_ITEM(fields, r, PyUnicode_FromString(op->schema.rets[r].name));
+            }
+            PyObject *item = fields ? Py_BuildValue("(sN)", name, fields) : NULL;
+            if (item == NULL || PyList_Append(named, item) < 0) {
+                Py_XDECREF(item);
+                goto error;
+            }
+            Py_DECREF(item);
+        }
+    }
+    /* methods become attributes of TensorBase (a dict lookup like any C method) */
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(methods, &pos, &key, &value)) {
+        if (PyDict_Contains(PtlPyTensorBase_Type.tp_dict, key)) {
+            continue;   /* a hand-written method wins */
+        }
+        if (PyDict_SetItem(PtlPyTensorBase_Type.tp_dict, key, value) < 0) {
+            goto error;
+        }
+    }
+    PyType_Modified(&PtlPyTensorBase_Type);
+    if (PyModule_AddObject(module, "_functions", funcs) < 0) {
+        goto error;
+    }
+    funcs = NULL;
+    if (PyModule_AddObject(module, "_named_returns", named) < 0) {
+        goto error;
+    }
+    named = NULL;
+    Py_INCREF(return_types);
+    if (PyModule_AddObject(module, "_return_types", return_types) < 0) {
+        Py_DECREF(return_types);
+        goto error;
+    }
+    Py_DECREF(methods);
+    return PyModule_AddFunctions(module, ops_module_methods);
+error:
+    Py_XDECREF(funcs);
+    Py_XDECREF(methods);
+    Py_XDECREF(named);
+    return -1;
+}

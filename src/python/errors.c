@@ -1,0 +1,42 @@
+/* errors.c -- the only place C error kinds become Python exceptions.  Mirrors
+ * torch/csrc/Exceptions.h.  See Note [Error slot]. */
+#include "ptlpy.h"
+
+PyObject *
+ptlpy_raise(void)
+{
+    PyObject *exc[PTL_ERR_PYTHON] = {
+        /* ORDER ERR; unlisted -> RuntimeError */
+        [PTL_ERR_INDEX] = PyExc_IndexError,
+        [PTL_ERR_TYPE] = PyExc_TypeError,
+        [PTL_ERR_VALUE] = PyExc_ValueError,
+        [PTL_ERR_MEMORY] = PyExc_MemoryError,
+        [PTL_ERR_NOT_IMPLEMENTED] = PyExc_NotImplementedError,
+    };
+    PtlErrorKind k = ptl_error_kind();
+    if (k != PTL_ERR_PYTHON) {
+        PyObject *type = (k > PTL_ERR_NONE && k < PTL_ERR_PYTHON && exc[k]) ? exc[k]
+                                                                           : PyExc_RuntimeError;
+        PyErr_SetString(type, ptl_error_message());
+    }
+    ptl_error_clear();
+    ptl_warning_take();
+    return NULL;
+}
+
+int
+ptlpy_raise_int(void)
+{
+    ptlpy_raise();
+    return -1;
+}
+
+int
+ptlpy_flush_warnings(void)
+{
+    const char *w = ptl_warning_take();
+    if (w == NULL) {
+        return 0;
+    }
+    return PyErr_WarnEx(PyExc_UserWarning, w, 1);
+}

@@ -1,0 +1,474 @@
+/* module.c -- PyInit__C: builds the operator table, registers every kernel, creates the
+ * Python types and the module-level functions.  Mirrors torch/csrc/Module.cpp. */
+#include "ptlpy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../c10/allocator.h"
+#include "../c10/cpu_features.h"
+#include "../c10/debug_counts.h"
+#include "../c10/parallel.h"
+#include "../c10/tls.h"
+#include "../cuda/cuda_api.h"
+
+#define PTL_KERNEL_FILE(NAME) int ptl_register_##NAME(void);
+#include "../aten/native/native.def"
+#undef PTL_KERNEL_FILE
+
+static int (*const kernel_files[])(void) = {
+#define PTL_KERNEL_FILE(NAME) ptl_register_##NAME,
+#include "../aten/native/native.def"
+#undef PTL_KERNEL_FILE
+};
+
+PyObject *ptlpy_as_tensor(PyObject *module, PyObject *args, PyObject *kwargs);
+
+/* Note [GIL release] hooks: only release when this thread holds the GIL. */
+static void *
+gil_release(void)
+{
+    if (!PyGILState_Check()) {
+        return NULL;
+    }
+    return PyEval_SaveThread();
+}
+
+static void
+gil_acquire(void *token)
+{
+    PyEval_RestoreThread((PyThreadState *)token);
+}
+
+static PyObject *
+py_set_tensor_class(PyObject *m, PyObject *cls)
+{
+    (void)m;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PtlPyTensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "expected a subclass of TensorBase");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    ptlpy_tensor_class = (PyTypeObject *)cls;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_set_size_class(PyObject *m, PyObject *cls)
+{
+    (void)m;
+    Py_INCREF(cls);
+    Py_XSETREF(ptlpy_size_class, cls);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_get_num_threads(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromLong(ptl_get_num_threads());
+}
+
+static PyObject *
+py_set_num_threads(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    if (!PyLong_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "set_num_threads expects an int");
+        return NULL;
+    }
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (ptl_set_num_threads((int)(n > 1 << 20 ? 1 << 20 : n)) < 0) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_get_default_dtype(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *o = ptlpy_dtype_object(ptl_default_dtype());
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *
+py_set_default_dtype(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    PtlDtype dt = ptlpy_parse_dtype(arg, 1);
+    if (dt == PTL_DTYPE_UNDEFINED) {
+        return NULL;
+    }
+    if (!ptl_dtype_is_floating(dt)) {
+        PyErr_Format(PyExc_TypeError,
+                     "only floating-point types are supported as the default type");
+        return NULL;
+    }
+    ptl_set_default_dtype(dt);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_promote_types(PyObject *m, PyObject *args)
+{
+    PyObject *a, *b;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OO:promote_types", &a, &b)) {
+        return NULL;
+    }
+    PtlDtype da = ptlpy_parse_dtype(a, 1), db;
+    if (da == PTL_DTYPE_UNDEFINED || (db = ptlpy_parse_dtype(b, 1)) == PTL_DTYPE_UNDEFINED) {
+        return NULL;
+    }
+    PyObject *o = ptlpy_dtype_object(ptl_promote_types(da, db));
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *
+py_can_cast(PyObject *m, PyObject *args)
+{
+    PyObject *a, *b;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OO:can_cast", &a, &b)) {
+        return NULL;
+    }
+    PtlDtype da = ptlpy_parse_dtype(a, 1), db;
+    if (da == PTL_DTYPE_UNDEFINED || (db = ptlpy_parse_dtype(b, 1)) == PTL_DTYPE_UNDEFINED) {
+        return NULL;
+    }
+    return PyBool_FromLong(ptl_can_cast(da, db));
+}
+
+/* result_type(tensor or number, tensor or number) */
+static PyObject *
+py_result_type(PyObject *m, PyObject *args)
+{
+    PyObject *a, *b;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OO:result_type", &a, &b)) {
+        return NULL;
+    }
+    PtlTensorImpl *ts[2] = {ptlpy_to_impl(a), NULL};
+    if (ts[0] == NULL || (ts[1] = ptlpy_to_impl(b)) == NULL) {
+        if (ts[0]) {
+            ptl_decref(ts[0]);
+        }
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "result_type expects tensors or numbers");
+        }
+        return NULL;
+    }
+    if (!PtlPyTensor_Check(a) && !PtlPyTensor_Check(b)) {
+        /* two numbers: treat the first as a tensor, as PyTorch's scalar_tensor would */
+        ts[0]->flags &= ~(uint32_t)PTL_TF_WRAPPED_NUMBER;
+        if (ts[0]->dtype == PTL_DTYPE_FLOAT64) {
+            PtlTensorImpl *c = ptl_cast(ts[0], ptl_default_dtype());
+            ptl_decref(ts[0]);
+            ts[0] = c;
+        }
+    }
+    PtlDtype r = ptl_result_type(ts, 2);
+    ptl_decref(ts[0]);
+    ptl_decref(ts[1]);
+    PyObject *o = ptlpy_dtype_object(r);
+    Py_INCREF(o);
+    return o;
+}
+
+/* _dispatch_dump("aten::add.Tensor") -> str listing the kernel registered per key */
+static PyObject *
+py_dispatch_dump(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (name == NULL) {
+        return NULL;
+    }
+    const PtlOperator *op = ptl_dispatcher_find(name, NULL);
+    if (op == NULL) {
+        PyErr_Format(PyExc_RuntimeError, "no operator named '%s' (write it as 'aten::add.Tensor')",
+                     name);
+        return NULL;
+    }
+    char buf[4096], sch[1024];
+    int off;
+    ptl_schema_format(&op->schema, sch, sizeof(sch));
+    off = snprintf(buf, sizeof(buf), "name: %s%s%s\nschema: %s\n", op->schema.name,
+                   op->schema.overload[0] ? "." : "", op->schema.overload, sch);
+    for (int k = PTL_KEY_COUNT - 1; k >= 0 && off < (int)sizeof(buf); k--) {
+        const char *what = op->kernels[k] ? "kernel" : ptl_dispatcher_fallback(k) ? "fallback"
+                                                                                   : NULL;
+        if (what == NULL) {
+            continue;
+        }
+        off += snprintf(buf + off, sizeof(buf) - (size_t)off, "%s: %s%s%s%s  [calls: %llu]\n",
+                        ptl_dispatch_key_name((PtlDispatchKey)k), what,
+                        op->kernels[k] ? " registered at " : "",
+                        op->kernels[k] ? op->kernel_origin[k] : "",
+                        "", (unsigned long long)op->calls[k]);
+    }
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *
+py_dispatch_trace(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    PtlLocalState *tls = ptl_tls();
+    int old = tls->trace_dispatch;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    tls->trace_dispatch = on;
+    return PyBool_FromLong(old);
+}
+
+/* {"aten::add.Tensor": {"CPU": 3, ...}, ...} for ops that ran since the last reset */
+static PyObject *
+py_dispatch_stats(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *d = PyDict_New();
+    for (int i = 0; d != NULL && i < ptl_dispatcher_num_ops(); i++) {
+        const PtlOperator *op = ptl_dispatcher_op_at(i);
+        PyObject *per = NULL;
+        for (int k = 0; k < PTL_KEY_COUNT; k++) {
+            if (op->calls[k] == 0) {
+                continue;
+            }
+            if (per == NULL && (per = PyDict_New()) == NULL) {
+                Py_CLEAR(d);
+                return NULL;
+            }
+            PyObject *v = PyLong_FromUnsignedLongLong(op->calls[k]);
+            PyDict_SetItemString(per, ptl_dispatch_key_name((PtlDispatchKey)k), v);
+            Py_XDECREF(v);
+        }
+        if (per != NULL) {
+            char name[128];
+            snprintf(name, sizeof(name), "%s%s%s", op->schema.name, op->schema.overload[0] ? "." : "",
+                     op->schema.overload);
+            PyDict_SetItemString(d, name, per);
+            Py_DECREF(per);
+        }
+    }
+    return d;
+}
+
+static PyObject *
+py_dispatch_reset_stats(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ptl_dispatcher_reset_stats();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_schemas(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    for (int i = 0; list != NULL && i < ptl_dispatcher_num_ops(); i++) {
+        const PtlOperator *op = ptl_dispatcher_op_at(i);
+        char buf[1024];
+        ptl_schema_format(&op->schema, buf, sizeof(buf));
+        PyObject *keys = PyList_New(0);
+        for (int k = 0; keys != NULL && k < PTL_KEY_COUNT; k++) {
+            if (op->kernels[k]) {
+                PyObject *s = PyUnicode_FromString(ptl_dispatch_key_name((PtlDispatchKey)k));
+                PyList_Append(keys, s);
+                Py_XDECREF(s);
+            }
+        }
+        PyObject *item = Py_BuildValue("{s:s,s:N,s:I}", "schema", buf, "kernels", keys, "flags",
+                                       op->flags);
+        if (item == NULL || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    return list;
+}
+
+/* _parse_schema(text) -> canonical text; for the schema parser's tests */
+static PyObject *
+py_parse_schema(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    const char *text = PyUnicode_AsUTF8(arg);
+    PtlSchema s;
+    char buf[2048];
+    if (text == NULL) {
+        return NULL;
+    }
+    if (ptl_schema_parse(text, &s) < 0) {
+        return ptlpy_raise();
+    }
+    ptl_schema_format(&s, buf, sizeof(buf));
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *
+py_live_counts(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return Py_BuildValue("{s:L,s:L,s:L}", "TensorImpl",
+                         (long long)atomic_load(&ptl_live_counts[PTL_COUNT_TENSOR_IMPL]),
+                         "Storage", (long long)atomic_load(&ptl_live_counts[PTL_COUNT_STORAGE]),
+                         "Node", (long long)atomic_load(&ptl_live_counts[PTL_COUNT_NODE]));
+}
+
+static PyObject *
+py_alloc_stats(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PtlCpuAllocStats s = ptl_cpu_alloc_stats();
+    return Py_BuildValue("{s:L,s:L,s:L,s:L}", "allocated_bytes", (long long)s.allocated_bytes,
+                         "cached_bytes", (long long)s.cached_bytes, "alloc_count",
+                         (long long)s.alloc_count, "cache_hits", (long long)s.cache_hits);
+}
+
+static PyObject *
+py_empty_cache(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    ptl_cpu_alloc_empty_cache();
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_fail_alloc_after(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long long n = PyLong_AsLongLong(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    ptl_cpu_alloc_fail_after(n);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_config(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    int ndev = ptl_cuda_device_count();
+#if defined(__clang__)
+    const char *compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+    const char *compiler = "gcc " __VERSION__;
+#else
+    const char *compiler = "unknown";
+#endif
+    return Py_BuildValue("{s:s,s:s,s:i,s:O,s:i,s:s,s:i,s:O,s:O}", "compiler", compiler,
+                         "cpu_capability", ptl_cpu_capability_name(ptl_cpu_capability()),
+                         "num_threads", ptl_get_num_threads(), "cuda_built",
+                         ptl_cuda_is_built() ? Py_True : Py_False, "cuda_device_count", ndev,
+                         "cuda_unavailable_reason", ndev ? "" : ptl_cuda_unavailable_reason(),
+                         "cuda_runtime_version", ptl_cuda_runtime_version(), "debug",
+#ifdef PTL_DEBUG
+                         Py_True,
+#else
+                         Py_False,
+#endif
+                         "sanitize",
+#ifdef PTL_SANITIZE
+                         Py_True
+#else
+                         Py_False
+#endif
+    );
+}
+
+static PyObject *
+py_cuda_device_count(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromLong(ptl_cuda_device_count());
+}
+
+static PyMethodDef module_methods[] = {
+    {"tensor", (PyCFunction)(void (*)(void))ptlpy_tensor_new, METH_VARARGS | METH_KEYWORDS,
+     "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False)"},
+    {"as_tensor", (PyCFunction)(void (*)(void))ptlpy_as_tensor, METH_VARARGS | METH_KEYWORDS,
+     "as_tensor(data, dtype=None, device=None)"},
+    {"from_numpy", ptlpy_from_numpy, METH_O, "from_numpy(ndarray): shares the array's memory"},
+    {"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
+    {"_set_size_class", py_set_size_class, METH_O, NULL},
+    {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
+    {"set_num_threads", py_set_num_threads, METH_O, NULL},
+    {"get_default_dtype", py_get_default_dtype, METH_NOARGS, NULL},
+    {"set_default_dtype", py_set_default_dtype, METH_O, NULL},
+    {"promote_types", py_promote_types, METH_VARARGS, NULL},
+    {"can_cast", py_can_cast, METH_VARARGS, NULL},
+    {"result_type", py_result_type, METH_VARARGS, NULL},
+    {"_dispatch_dump", py_dispatch_dump, METH_O, "the kernel registered for each dispatch key"},
+    {"_dispatch_trace", py_dispatch_trace, METH_O, "turn the dispatch trace on/off; returns the old state"},
+    {"_dispatch_stats", py_dispatch_stats, METH_NOARGS, "calls per operator and dispatch key"},
+    {"_dispatch_reset_stats", py_dispatch_reset_stats, METH_NOARGS, NULL},
+    {"_schemas", py_schemas, METH_NOARGS, "every operator: schema, keys with kernels, flags"},
+    {"_parse_schema", py_parse_schema, METH_O, NULL},
+    {"_live_counts", py_live_counts, METH_NOARGS, NULL},
+    {"_alloc_stats", py_alloc_stats, METH_NOARGS, NULL},
+    {"_empty_cache", py_empty_cache, METH_NOARGS, NULL},
+    {"_fail_alloc_after", py_fail_alloc_after, METH_O, NULL},
+    {"_config", py_config, METH_NOARGS, NULL},
+    {"_cuda_device_count", py_cuda_device_count, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "pytorchlite._C", "pytorchlite's C core", -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__C(void)
+{
+    if (ptl_dispatcher_init() < 0) {
+        return ptlpy_raise();
+    }
+    for (size_t i = 0; i < sizeof(kernel_files) / sizeof(kernel_files[0]); i++) {
+        if (kernel_files[i]() < 0) {
+            return ptlpy_raise();
+        }
+    }
+    const char *trace = getenv("PTL_SHOW_DISPATCH_TRACE");
+    ptl_tls_set_trace_default(trace != NULL && trace[0] != '\0' && trace[0] != '0');
+    const char *fail = getenv("PTL_FAIL_ALLOC_AFTER");
+    if (fail != NULL) {
+        ptl_cpu_alloc_fail_after(atoll(fail));
+    }
+    ptl_gil_release_hook = gil_release;
+    ptl_gil_acquire_hook = gil_acquire;
+
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (ptlpy_dtype_init_types(m) < 0 || ptlpy_tensor_init_type(m) < 0 ||
+        ptlpy_ops_init(m) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

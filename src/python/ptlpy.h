@@ -1,0 +1,79 @@
+/* ptlpy.h -- declarations shared by the Python frontend (the only layer with Python.h).
+ * Mirrors torch/csrc/ (python_variable.h, python_arg_parser.h, Exceptions.h). */
+#ifndef PTL_PYTHON_PTLPY_H
+#define PTL_PYTHON_PTLPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "../aten/dispatcher.h"
+#include "../aten/tensor_iterator.h"
+#include "../c10/error.h"
+#include "../c10/tensor_impl.h"
+
+/* ---- Tensor ---- */
+typedef struct PtlPyTensor {
+    PyObject_HEAD
+    PtlTensorImpl *impl;   /* owned */
+} PtlPyTensor;
+
+extern PyTypeObject PtlPyTensorBase_Type;
+extern PyTypeObject *ptlpy_tensor_class;   /* pytorchlite.Tensor once the package set it */
+
+#define PtlPyTensor_Check(O) PyObject_TypeCheck((O), &PtlPyTensorBase_Type)
+#define PTLPY_IMPL(O) (((PtlPyTensor *)(O))->impl)
+
+/* Wraps t (STOLEN) in its Python object, reusing impl->pyobj when it exists.  New ref. */
+PyObject *ptlpy_wrap(PtlTensorImpl *t);
+/* Wraps into a specific type (a subclass such as Parameter). */
+PyObject *ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type);
+int ptlpy_tensor_init_type(PyObject *module);
+/* A Python number or a tensor as an impl (new ref); NULL without error when o is neither. */
+PtlTensorImpl *ptlpy_to_impl(PyObject *o);
+PyObject *ptlpy_tolist(PtlTensorImpl *t);
+PyObject *ptlpy_scalar_to_py(const char *p, PtlDtype dt);
+
+/* ---- dtype, device, Size ---- */
+typedef struct PtlPyDtype {
+    PyObject_HEAD
+    PtlDtype dtype;
+} PtlPyDtype;
+typedef struct PtlPyDevice {
+    PyObject_HEAD
+    PtlDevice device;
+} PtlPyDevice;
+extern PyTypeObject PtlPyDtype_Type;
+extern PyTypeObject PtlPyDevice_Type;
+PyObject *ptlpy_dtype_object(PtlDtype dt);   /* borrowed */
+PyObject *ptlpy_device_object(PtlDevice d);  /* new ref */
+/* Accepts a dtype object or the builtins bool/int/float; -1 with TypeError set on failure
+ * only when `raise` is set, else returns PTL_DTYPE_UNDEFINED silently. */
+PtlDtype ptlpy_parse_dtype(PyObject *o, int raise);
+/* Accepts a device object, a string or an int; 0 or -1 (error set if raise). */
+int ptlpy_parse_device(PyObject *o, PtlDevice *out, int raise);
+int ptlpy_dtype_init_types(PyObject *module);
+PyObject *ptlpy_make_size(int dim, const int64_t *sizes);   /* pytorchlite.Size, new ref */
+extern PyObject *ptlpy_size_class;
+
+/* ---- errors ---- */
+/* Turns the thread-local error into a Python exception; returns NULL. */
+PyObject *ptlpy_raise(void);
+int ptlpy_raise_int(void);   /* same, returns -1 */
+/* Issues a pending ptl_warn() as a UserWarning; -1 when the warning became an error. */
+int ptlpy_flush_warnings(void);
+
+/* ---- operators ---- */
+int ptlpy_ops_init(PyObject *module);
+/* Calls op on a prepared stack and converts the returns (releases the stack's outputs). */
+PyObject *ptlpy_call_op(const PtlOperator *op, PtlIValue *stack);
+/* Fills stack[from..nargs) with the schema defaults. */
+void ptlpy_fill_defaults(const PtlOperator *op, PtlIValue *stack, int from);
+PyObject *ptlpy_getitem(PyObject *self, PyObject *index);
+int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
+
+/* ---- creation ---- */
+PyObject *ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
+PyObject *ptlpy_from_numpy(PyObject *module, PyObject *arr);
+PtlTensorImpl *ptlpy_impl_from_data(PyObject *data, PtlDtype dtype, PtlDevice device);
+
+#endif

@@ -1,0 +1,836 @@
+/* tensor_object.c -- _C.TensorBase, the C half of pytorchlite.Tensor.  Mirrors
+ * torch/csrc/autograd/python_variable.cpp.  See Note [TensorImpl ownership].
+ *
+ * TensorBase holds no Python references, so it is not tracked by the cyclic GC (the
+ * Python subclass Tensor adds no __dict__: `__slots__ = ()`); ARCHITECTURE's hot path. */
+#include "ptlpy.h"
+
+#include <string.h>
+
+#include "../c10/parallel.h"
+
+PyTypeObject *ptlpy_tensor_class = &PtlPyTensorBase_Type;
+
+PyObject *
+ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type)
+{
+    if (t == NULL) {
+        return ptlpy_raise();
+    }
+    if (t->pyobj != NULL) {
+        PyObject *o = (PyObject *)t->pyobj;
+        Py_INCREF(o);
+        ptl_decref(t);
+        return o;
+    }
+    PtlPyTensor *o = (PtlPyTensor *)type->tp_alloc(type, 0);
+    if (o == NULL) {
+        ptl_decref(t);
+        return NULL;
+    }
+    o->impl = t;
+    t->pyobj = o;
+    return (PyObject *)o;
+}
+
+PyObject *
+ptlpy_wrap(PtlTensorImpl *t)
+{
+    return ptlpy_wrap_as(t, ptlpy_tensor_class);
+}
+
+static void
+tensor_dealloc(PtlPyTensor *self)
+{
+    PtlTensorImpl *t = self->impl;
+    if (t != NULL) {
+        t->pyobj = NULL;
+        self->impl = NULL;
+        ptl_decref(t);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)type;
+    (void)kwargs;
+    if (PyTuple_GET_SIZE(args) == 0) {
+        PtlTensorImpl *t = ptl_empty(1, (int64_t[]){0}, ptl_default_dtype(), ptl_device_cpu());
+        return ptlpy_wrap_as(t, type);
+    }
+    PyErr_SetString(PyExc_TypeError,
+                    "the legacy constructor Tensor(*sizes) is not supported: use "
+                    "pytorchlite.empty(*sizes) or pytorchlite.tensor(data)");
+    return NULL;
+}
+
+PtlTensorImpl *
+ptlpy_to_impl(PyObject *o)
+{
+    if (PtlPyTensor_Check(o)) {
+        ptl_incref(PTLPY_IMPL(o));
+        return PTLPY_IMPL(o);
+    }
+    PtlTensorImpl *t = NULL;
+    if (PyBool_Check(o)) {
+        t = ptl_wrapped_bool(o == Py_True);
+    }
+    else if (PyLong_Check(o)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) {
+            PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+            return NULL;
+        }
+        t = ptl_wrapped_int(v);
+    }
+    else if (PyFloat_Check(o)) {
+        t = ptl_wrapped_double(PyFloat_AS_DOUBLE(o));
+    }
+    else {
+        return NULL;
+    }
+    if (t == NULL) {
+        ptlpy_raise();
+    }
+    return t;
+}
+
+PyObject *
+ptlpy_scalar_to_py(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return PyBool_FromLong(*(const uint8_t *)p != 0);
+    case PTL_DTYPE_UINT8: return PyLong_FromLong(*(const uint8_t *)p);
+    case PTL_DTYPE_INT8: return PyLong_FromLong(*(const int8_t *)p);
+    case PTL_DTYPE_INT16: return PyLong_FromLong(*(const int16_t *)p);
+    case PTL_DTYPE_INT32: return PyLong_FromLong(*(const int32_t *)p);
+    case PTL_DTYPE_INT64: return PyLong_FromLongLong(*(const int64_t *)p);
+    case PTL_DTYPE_FLOAT16: return PyFloat_FromDouble(ptl_half_to_f(*(const ptl_half *)p));
+    case PTL_DTYPE_BFLOAT16: return PyFloat_FromDouble(ptl_bf16_to_f(*(const ptl_bf16 *)p));
+    case PTL_DTYPE_FLOAT32: return PyFloat_FromDouble(*(const float *)p);
+    case PTL_DTYPE_FLOAT64: return PyFloat_FromDouble(*(const double *)p);
+    default: PyErr_SetString(PyExc_RuntimeError, "unknown dtype"); return NULL;
+    }
+}
+
+static PyObject *
+tolist_rec(PtlTensorImpl *t, int d, const char *p)
+{
+    if (d == t->dim) {
+        return ptlpy_scalar_to_py(p, t->dtype);
+    }
+    PyObject *list = PyList_New(t->sizes[d]);
+    int64_t step = t->strides[d] * (int64_t)ptl_tensor_itemsize(t);
+    for (int64_t i = 0; list != NULL && i < t->sizes[d]; i++) {
+        PyObject *v = tolist_rec(t, d + 1, p + i * step);
+        if (v == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, v);
+    }
+    return list;
+}
+
+static int
+check_cpu(PtlTensorImpl *t, const char *what)
+{
+    if (t->device.type != PTL_DEVICE_CPU) {
+        PyErr_Format(PyExc_TypeError,
+                     "can't convert %s:%d device type tensor to %s. Use Tensor.cpu() to copy the "
+                     "tensor to host memory first.",
+                     ptl_device_type_name(t->device.type), t->device.index, what);
+        return -1;
+    }
+    return 0;
+}
+
+PyObject *
+ptlpy_tolist(PtlTensorImpl *t)
+{
+    if (check_cpu(t, "a Python list") < 0) {
+        return NULL;
+    }
+    return tolist_rec(t, 0, ptl_tensor_data(t));
+}
+
+static PyObject *
+tensor_tolist(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return ptlpy_tolist(PTLPY_IMPL(self));
+}
+
+static PyObject *
+tensor_item(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    if (t->numel != 1) {
+        PyErr_Format(PyExc_RuntimeError, "a Tensor with %lld elements cannot be converted to Scalar",
+                     (long long)t->numel);
+        return NULL;
+    }
+    if (check_cpu(t, "a Python scalar") < 0) {
+        return NULL;
+    }
+    return ptlpy_scalar_to_py(ptl_tensor_data(t), t->dtype);
+}
+
+/* ---- properties ---- */
+
+static PyObject *
+tensor_get_shape(PyObject *self, void *c)
+{
+    (void)c;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    return ptlpy_make_size(t->dim, t->sizes);
+}
+
+static PyObject *
+tensor_get_dtype(PyObject *self, void *c)
+{
+    (void)c;
+    PyObject *o = ptlpy_dtype_object(PTLPY_IMPL(self)->dtype);
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *
+tensor_get_device(PyObject *self, void *c)
+{
+    (void)c;
+    PtlDevice d = PTLPY_IMPL(self)->device;
+    if (d.type == PTL_DEVICE_CUDA && d.index < 0) {
+        d.index = 0;
+    }
+    return ptlpy_device_object(d);
+}
+
+static PyObject *
+tensor_get_ndim(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLong(PTLPY_IMPL(self)->dim);
+}
+
+static PyObject *
+tensor_get_is_cuda(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(PTLPY_IMPL(self)->device.type == PTL_DEVICE_CUDA);
+}
+
+static PyObject *
+tensor_get_requires_grad(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong((PTLPY_IMPL(self)->flags & PTL_TF_REQUIRES_GRAD) != 0);
+}
+
+static int
+set_requires_grad(PtlTensorImpl *t, int on)
+{
+    if (on && !ptl_dtype_is_floating(t->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "only Tensors of floating point dtype can require gradients");
+        return -1;
+    }
+    if (on) {
+        t->flags |= PTL_TF_REQUIRES_GRAD;
+    }
+    else {
+        t->flags &= ~(uint32_t)PTL_TF_REQUIRES_GRAD;
+    }
+    return 0;
+}
+
+static int
+tensor_set_requires_grad(PyObject *self, PyObject *value, void *c)
+{
+    (void)c;
+    if (value == NULL || !PyBool_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
+        return -1;
+    }
+    return set_requires_grad(PTLPY_IMPL(self), value == Py_True);
+}
+
+static PyObject *
+tensor_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"requires_grad", NULL};
+    int on = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:requires_grad_", kwlist, &on)) {
+        return NULL;
+    }
+    if (set_requires_grad(PTLPY_IMPL(self), on) < 0) {
+        return NULL;
+    }
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+tensor_get_version(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromLongLong(atomic_load(&PTLPY_IMPL(self)->version->version));
+}
+
+static PyObject *
+tensor_get_itemsize(PyObject *self, void *c)
+{
+    (void)c;
+    return PyLong_FromSize_t(ptl_tensor_itemsize(PTLPY_IMPL(self)));
+}
+
+static PyObject *
+tensor_get_nbytes(PyObject *self, void *c)
+{
+    (void)c;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    return PyLong_FromLongLong(t->numel * (int64_t)ptl_tensor_itemsize(t));
+}
+
+static PyObject *
+tensor_get_is_view(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(PTLPY_IMPL(self)->base != NULL);
+}
+
+static PyObject *
+tensor_get_base(PyObject *self, void *c)
+{
+    (void)c;
+    PtlTensorImpl *b = PTLPY_IMPL(self)->base;
+    if (b == NULL) {
+        Py_RETURN_NONE;
+    }
+    ptl_incref(b);
+    return ptlpy_wrap(b);
+}
+
+static PyGetSetDef tensor_getset[] = {
+    {"shape", tensor_get_shape, NULL, "the size of the tensor (a pytorchlite.Size)", NULL},
+    {"dtype", tensor_get_dtype, NULL, NULL, NULL},
+    {"device", tensor_get_device, NULL, NULL, NULL},
+    {"ndim", tensor_get_ndim, NULL, NULL, NULL},
+    {"is_cuda", tensor_get_is_cuda, NULL, NULL, NULL},
+    {"requires_grad", tensor_get_requires_grad, tensor_set_requires_grad, NULL, NULL},
+    {"_version", tensor_get_version, NULL, NULL, NULL},
+    {"itemsize", tensor_get_itemsize, NULL, NULL, NULL},
+    {"nbytes", tensor_get_nbytes, NULL, NULL, NULL},
+    {"_is_view_", tensor_get_is_view, NULL, NULL, NULL},
+    {"_base", tensor_get_base, NULL, NULL, NULL},
+    {NULL},
+};
+
+/* ---- small methods ---- */
+
+static PyObject *
+tensor_dim(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLong(PTLPY_IMPL(self)->dim);
+}
+
+static PyObject *
+tensor_numel(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong(PTLPY_IMPL(self)->numel);
+}
+
+static PyObject *
+size_or_stride(PyObject *self, PyObject *args, PyObject *kwargs, int stride)
+{
+    static char *kwlist[] = {"dim", NULL};
+    PyObject *dimo = Py_None;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, stride ? "|O:stride" : "|O:size", kwlist,
+                                     &dimo)) {
+        return NULL;
+    }
+    if (dimo == Py_None) {
+        if (stride) {
+            PyObject *tup = PyTuple_New(t->dim);
+            for (int i = 0; tup != NULL && i < t->dim; i++) {
+                PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(t->strides[i]));
+            }
+            return tup;
+        }
+        return ptlpy_make_size(t->dim, t->sizes);
+    }
+    int64_t d = PyLong_AsLongLong(dimo);
+    if (d == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (ptl_wrap_dim(&d, t->dim) < 0) {
+        return ptlpy_raise();
+    }
+    if (t->dim == 0) {
+        return PyLong_FromLong(stride ? 1 : 1);
+    }
+    return PyLong_FromLongLong(stride ? t->strides[d] : t->sizes[d]);
+}
+
+static PyObject *
+tensor_size(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return size_or_stride(self, args, kwargs, 0);
+}
+
+static PyObject *
+tensor_stride(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    return size_or_stride(self, args, kwargs, 1);
+}
+
+static PyObject *
+tensor_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)args;
+    (void)kwargs;
+    return PyBool_FromLong(ptl_tensor_is_contiguous(PTLPY_IMPL(self)));
+}
+
+static PyObject *
+tensor_data_ptr(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    return PyLong_FromVoidPtr(t->numel ? ptl_tensor_data(t) : t->storage->data);
+}
+
+static PyObject *
+tensor_element_size(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromSize_t(ptl_tensor_itemsize(PTLPY_IMPL(self)));
+}
+
+static PyObject *
+tensor_storage_offset(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromLongLong(PTLPY_IMPL(self)->storage_offset);
+}
+
+static PyObject *
+tensor_is_floating_point(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(ptl_dtype_is_floating(PTLPY_IMPL(self)->dtype));
+}
+
+static PyObject *
+tensor_untyped_storage_nbytes(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromSize_t(PTLPY_IMPL(self)->storage->nbytes);
+}
+
+static PyObject *
+tensor_storage_ptr(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromVoidPtr(PTLPY_IMPL(self)->storage->data);
+}
+
+/* Tensor._make_subclass(cls, data, require_grad=False): a new object of type cls sharing
+ * data's storage (nn.Parameter). */
+static PyObject *
+tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"cls", "data", "require_grad", NULL};
+    PyObject *cls, *data;
+    int rg = 0;
+    (void)unused;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!|p:_make_subclass", kwlist, &cls,
+                                     &PtlPyTensorBase_Type, &data, &rg)) {
+        return NULL;
+    }
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, &PtlPyTensorBase_Type)) {
+        PyErr_SetString(PyExc_TypeError, "cls must be a subclass of Tensor");
+        return NULL;
+    }
+    PtlTensorImpl *d = PTLPY_IMPL(data);
+    PtlTensorImpl *t = ptl_tensor_impl_view(d, d->dim, d->sizes, d->strides, d->storage_offset);
+    if (t == NULL) {
+        return ptlpy_raise();
+    }
+    t->flags &= ~(uint32_t)PTL_TF_IS_VIEW;
+    PTL_CLEAR(t->base);
+    if (set_requires_grad(t, rg) < 0) {
+        ptl_decref(t);
+        return NULL;
+    }
+    return ptlpy_wrap_as(t, (PyTypeObject *)cls);
+}
+
+/* ---- number protocol ---- */
+
+static PyObject *
+binary_slot(PtlOpId id, PyObject *a, PyObject *b)
+{
+    PtlTensorImpl *ta = ptlpy_to_impl(a), *tb;
+    if (ta == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    if ((tb = ptlpy_to_impl(b)) == NULL) {
+        ptl_decref(ta);
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    const PtlOperator *op = ptl_op(id);
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    stack[0] = ptl_iv_tensor(ta);
+    stack[1] = ptl_iv_tensor(tb);
+    ptlpy_fill_defaults(op, stack, 2);
+    PyObject *res = ptlpy_call_op(op, stack);
+    ptl_decref(ta);
+    ptl_decref(tb);
+    return res;
+}
+
+static PyObject *
+unary_slot(PtlOpId id, PyObject *a)
+{
+    const PtlOperator *op = ptl_op(id);
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    stack[0] = ptl_iv_tensor(PTLPY_IMPL(a));
+    ptlpy_fill_defaults(op, stack, 1);
+    return ptlpy_call_op(op, stack);
+}
+
+#define BINARY_SLOT(NAME, ID)                         \
+    static PyObject *                                 \
+    NAME(PyObject *a, PyObject *b)                    \
+    {                                                 \
+        return binary_slot(PTL_OP_##ID, a, b);        \
+    }
+BINARY_SLOT(nb_add, add_Tensor)
+BINARY_SLOT(nb_sub, sub_Tensor)
+BINARY_SLOT(nb_mul, mul_Tensor)
+BINARY_SLOT(nb_truediv, div_Tensor)
+BINARY_SLOT(nb_floordiv, floor_divide)
+BINARY_SLOT(nb_remainder, remainder_Tensor)
+BINARY_SLOT(nb_matmul, matmul)
+BINARY_SLOT(nb_and, bitwise_and_Tensor)
+BINARY_SLOT(nb_or, bitwise_or_Tensor)
+BINARY_SLOT(nb_xor, bitwise_xor_Tensor)
+BINARY_SLOT(nb_lshift, bitwise_left_shift_Tensor)
+BINARY_SLOT(nb_rshift, bitwise_right_shift_Tensor)
+BINARY_SLOT(nb_iadd, add__Tensor)
+BINARY_SLOT(nb_isub, sub__Tensor)
+BINARY_SLOT(nb_imul, mul__Tensor)
+BINARY_SLOT(nb_itruediv, div__Tensor)
+BINARY_SLOT(nb_ifloordiv, floor_divide_)
+BINARY_SLOT(nb_iremainder, remainder__Tensor)
+BINARY_SLOT(nb_iand, bitwise_and__Tensor)
+BINARY_SLOT(nb_ior, bitwise_or__Tensor)
+BINARY_SLOT(nb_ixor, bitwise_xor__Tensor)
+BINARY_SLOT(nb_ilshift, bitwise_left_shift__Tensor)
+BINARY_SLOT(nb_irshift, bitwise_right_shift__Tensor)
+#undef BINARY_SLOT
+
+static PyObject *
+nb_pow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return binary_slot(PTL_OP_pow_Tensor_Tensor, a, b);
+}
+
+static PyObject *
+nb_ipow(PyObject *a, PyObject *b, PyObject *mod)
+{
+    if (mod != Py_None) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    return binary_slot(PTL_OP_pow__Tensor_Tensor, a, b);
+}
+
+static PyObject *
+nb_neg(PyObject *a)
+{
+    return unary_slot(PTL_OP_neg, a);
+}
+
+static PyObject *
+nb_abs(PyObject *a)
+{
+    return unary_slot(PTL_OP_abs, a);
+}
+
+static PyObject *
+nb_invert(PyObject *a)
+{
+    return unary_slot(PTL_OP_bitwise_not, a);
+}
+
+static PyObject *
+nb_pos(PyObject *a)
+{
+    Py_INCREF(a);
+    return a;
+}
+
+static int
+check_one_element(PtlTensorImpl *t, const char *what)
+{
+    if (t->numel != 1) {
+        if (what != NULL) {
+            PyErr_Format(PyExc_RuntimeError, "%s", what);
+        }
+        else {
+            PyErr_Format(PyExc_RuntimeError,
+                         "a Tensor with %lld elements cannot be converted to Scalar",
+                         (long long)t->numel);
+        }
+        return -1;
+    }
+    return check_cpu(t, "a Python scalar");
+}
+
+static int
+nb_bool(PyObject *a)
+{
+    PtlTensorImpl *t = PTLPY_IMPL(a);
+    if (check_one_element(t, t->numel == 0
+                                 ? "Boolean value of Tensor with no values is ambiguous"
+                                 : "Boolean value of Tensor with more than one value is "
+                                   "ambiguous") < 0) {
+        return -1;
+    }
+    return ptl_item_double(t) != 0.0;
+}
+
+static PyObject *
+nb_int(PyObject *a)
+{
+    PtlTensorImpl *t = PTLPY_IMPL(a);
+    if (check_one_element(t, NULL) < 0) {
+        return NULL;
+    }
+    if (ptl_dtype_is_floating(t->dtype)) {
+        PyObject *f = PyFloat_FromDouble(ptl_item_double(t));
+        if (f == NULL) {
+            return NULL;
+        }
+        PyObject *r = PyNumber_Long(f);
+        Py_DECREF(f);
+        return r;
+    }
+    return PyLong_FromLongLong(ptl_item_int(t));
+}
+
+static PyObject *
+nb_float(PyObject *a)
+{
+    PtlTensorImpl *t = PTLPY_IMPL(a);
+    if (check_one_element(t, NULL) < 0) {
+        return NULL;
+    }
+    return PyFloat_FromDouble(ptl_item_double(t));
+}
+
+static PyObject *
+nb_index(PyObject *a)
+{
+    PtlTensorImpl *t = PTLPY_IMPL(a);
+    if (t->numel != 1 || !ptl_dtype_is_integral(t->dtype, 1)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "only integer tensors of a single element can be converted to an index");
+        return NULL;
+    }
+    return PyLong_FromLongLong(ptl_item_int(t));
+}
+
+static PyNumberMethods tensor_as_number = {
+    .nb_add = nb_add,
+    .nb_subtract = nb_sub,
+    .nb_multiply = nb_mul,
+    .nb_remainder = nb_remainder,
+    .nb_power = nb_pow,
+    .nb_negative = nb_neg,
+    .nb_positive = nb_pos,
+    .nb_absolute = nb_abs,
+    .nb_bool = nb_bool,
+    .nb_invert = nb_invert,
+    .nb_lshift = nb_lshift,
+    .nb_rshift = nb_rshift,
+    .nb_and = nb_and,
+    .nb_xor = nb_xor,
+    .nb_or = nb_or,
+    .nb_int = nb_int,
+    .nb_float = nb_float,
+    .nb_inplace_add = nb_iadd,
+    .nb_inplace_subtract = nb_isub,
+    .nb_inplace_multiply = nb_imul,
+    .nb_inplace_remainder = nb_iremainder,
+    .nb_inplace_power = nb_ipow,
+    .nb_inplace_lshift = nb_ilshift,
+    .nb_inplace_rshift = nb_irshift,
+    .nb_inplace_and = nb_iand,
+    .nb_inplace_xor = nb_ixor,
+    .nb_inplace_or = nb_ior,
+    .nb_floor_divide = nb_floordiv,
+    .nb_true_divide = nb_truediv,
+    .nb_inplace_floor_divide = nb_ifloordiv,
+    .nb_inplace_true_divide = nb_itruediv,
+    .nb_index = nb_index,
+    .nb_matrix_multiply = nb_matmul,
+};
+
+static PyObject *
+tensor_richcompare(PyObject *a, PyObject *b, int cmp)
+{
+    static const PtlOpId ids[6] = {
+        [Py_LT] = PTL_OP_lt_Tensor, [Py_LE] = PTL_OP_le_Tensor, [Py_EQ] = PTL_OP_eq_Tensor,
+        [Py_NE] = PTL_OP_ne_Tensor, [Py_GT] = PTL_OP_gt_Tensor, [Py_GE] = PTL_OP_ge_Tensor,
+    };
+    return binary_slot(ids[cmp], a, b);
+}
+
+/* ---- sequence / mapping ---- */
+
+static Py_ssize_t
+tensor_length(PyObject *self)
+{
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    if (t->dim == 0) {
+        PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+        return -1;
+    }
+    return (Py_ssize_t)t->sizes[0];
+}
+
+static PyMappingMethods tensor_as_mapping = {
+    .mp_length = tensor_length,
+    .mp_subscript = ptlpy_getitem,
+    .mp_ass_subscript = ptlpy_setitem,
+};
+
+/* ---- buffer protocol (NumPy interop without importing NumPy) ---- */
+
+static int
+tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
+{
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    const char *fmt = ptl_dtype_buffer_format(t->dtype);
+    if (t->device.type != PTL_DEVICE_CPU) {
+        PyErr_SetString(PyExc_BufferError,
+                        "can't export a CUDA tensor's buffer; use Tensor.cpu() first");
+        return -1;
+    }
+    if (fmt == NULL) {
+        PyErr_Format(PyExc_BufferError, "Got unsupported ScalarType %s",
+                     ptl_dtype_legacy_name(t->dtype));
+        return -1;
+    }
+    if (!(flags & PyBUF_STRIDES) && !ptl_tensor_is_contiguous(t)) {
+        PyErr_SetString(PyExc_BufferError, "the tensor is not contiguous");
+        return -1;
+    }
+    Py_ssize_t *arr = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(2 * t->dim + 1));
+    if (arr == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t item = ptl_tensor_itemsize(t);
+    for (int i = 0; i < t->dim; i++) {
+        arr[i] = (Py_ssize_t)t->sizes[i];
+        arr[t->dim + i] = (Py_ssize_t)(t->strides[i] * (int64_t)item);
+    }
+    view->buf = t->numel ? ptl_tensor_data(t) : t->storage->data;
+    view->obj = self;
+    Py_INCREF(self);
+    view->len = (Py_ssize_t)(t->numel * (int64_t)item);
+    view->readonly = 0;
+    view->itemsize = (Py_ssize_t)item;
+    view->format = (flags & PyBUF_FORMAT) ? (char *)fmt : NULL;
+    view->ndim = t->dim;
+    view->shape = arr;
+    view->strides = (flags & PyBUF_STRIDES) ? arr + t->dim : NULL;
+    view->suboffsets = NULL;
+    view->internal = arr;
+    return 0;
+}
+
+static void
+tensor_releasebuffer(PyObject *self, Py_buffer *view)
+{
+    (void)self;
+    PyMem_Free(view->internal);
+}
+
+static PyBufferProcs tensor_as_buffer = {
+    .bf_getbuffer = tensor_getbuffer,
+    .bf_releasebuffer = tensor_releasebuffer,
+};
+
+static PyMethodDef tensor_methods[] = {
+    {"dim", tensor_dim, METH_NOARGS, NULL},
+    {"ndimension", tensor_dim, METH_NOARGS, NULL},
+    {"numel", tensor_numel, METH_NOARGS, NULL},
+    {"nelement", tensor_numel, METH_NOARGS, NULL},
+    {"size", (PyCFunction)(void (*)(void))tensor_size, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"stride", (PyCFunction)(void (*)(void))tensor_stride, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"is_contiguous", (PyCFunction)(void (*)(void))tensor_is_contiguous,
+     METH_VARARGS | METH_KEYWORDS, NULL},
+    {"data_ptr", tensor_data_ptr, METH_NOARGS, NULL},
+    {"element_size", tensor_element_size, METH_NOARGS, NULL},
+    {"storage_offset", tensor_storage_offset, METH_NOARGS, NULL},
+    {"is_floating_point", tensor_is_floating_point, METH_NOARGS, NULL},
+    {"item", tensor_item, METH_NOARGS, NULL},
+    {"tolist", tensor_tolist, METH_NOARGS, NULL},
+    {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
+     METH_VARARGS | METH_KEYWORDS, NULL},
+    {"_storage_nbytes", tensor_untyped_storage_nbytes, METH_NOARGS, NULL},
+    {"_storage_ptr", tensor_storage_ptr, METH_NOARGS, NULL},
+    {"_make_subclass", (PyCFunction)(void (*)(void))tensor_make_subclass,
+     METH_VARARGS | METH_KEYWORDS | METH_STATIC, NULL},
+    {NULL},
+};
+
+PyTypeObject PtlPyTensorBase_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pytorchlite._C.TensorBase",
+    .tp_basicsize = sizeof(PtlPyTensor),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_dealloc = (destructor)tensor_dealloc,
+    .tp_new = tensor_new,
+    .tp_as_number = &tensor_as_number,
+    .tp_as_mapping = &tensor_as_mapping,
+    .tp_as_buffer = &tensor_as_buffer,
+    .tp_richcompare = tensor_richcompare,
+    .tp_getset = tensor_getset,
+    .tp_methods = tensor_methods,
+};
+
+int
+ptlpy_tensor_init_type(PyObject *module)
+{
+    PtlPyTensorBase_Type.tp_hash = PyBaseObject_Type.tp_hash;
+    if (PyType_Ready(&PtlPyTensorBase_Type) < 0) {
+        return -1;
+    }
+    Py_INCREF(&PtlPyTensorBase_Type);
+    if (PyModule_AddObject(module, "TensorBase", (PyObject *)&PtlPyTensorBase_Type) < 0) {
+        Py_DECREF(&PtlPyTensorBase_Type);
+        return -1;
+    }
+    return 0;
+}
