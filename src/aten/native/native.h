@@ -32,6 +32,9 @@ int ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt);
 int ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                   PtlIterConfig cfg, const PtlLoop *loops, const void *extra);
 
+/* Resolves one -1 in shape[0..n) against numel into out (view/reshape); 0 or -1. */
+int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out);
+
 /* Sets every element of t to value (converted); bumps t's version. */
 int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
 

@@ -1,0 +1,501 @@
+/* view.c -- view and shape operators: a new TensorImpl over the same Storage, never a copy
+ * (except reshape of a tensor that cannot be viewed).  Mirrors
+ * ATen/native/TensorShape.cpp. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "native.h"
+
+static void
+format_sizes(char *buf, size_t n, int dim, const int64_t *sizes)
+{
+    size_t off = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < dim && off < n; i++) {
+        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
+    }
+    if (off < n) {
+        snprintf(buf + off, n - off, "]");
+    }
+}
+
+static int
+set_view(PtlIValue *s, PtlTensorImpl *self, int dim, const int64_t *sizes,
+         const int64_t *strides, int64_t offset)
+{
+    PtlTensorImpl *v = ptl_tensor_impl_view(self, dim, sizes, strides, offset);
+    if (v == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(v);
+    return 0;
+}
+
+/* Resolves a -1 in `shape` against numel; fills out[] and returns 0, or -1 with PyTorch's
+ * "shape '[...]' is invalid for input of size N". */
+int
+ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out)
+{
+    int64_t prod = 1, infer = -1;
+    char buf[256];
+    for (int64_t i = 0; i < n; i++) {
+        if (shape[i] == -1) {
+            if (infer >= 0) {
+                return ptl_error_set(PTL_ERR_RUNTIME, "only one dimension can be inferred");
+            }
+            infer = i;
+        }
+        else if (shape[i] < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "invalid shape dimension %lld",
+                                 (long long)shape[i]);
+        }
+        else {
+            prod *= shape[i];
+        }
+        out[i] = shape[i];
+    }
+    if (infer >= 0 && prod > 0 && numel % prod == 0) {
+        out[infer] = numel / prod;
+        return 0;
+    }
+    if (infer < 0 && prod == numel) {
+        return 0;
+    }
+    format_sizes(buf, sizeof(buf), (int)n, shape);
+    if (infer >= 0 && prod == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "cannot reshape tensor of %lld elements into shape %s because the "
+                             "unspecified dimension size -1 can be any value and is ambiguous",
+                             (long long)numel, buf);
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "shape '%s' is invalid for input of size %lld", buf,
+                         (long long)numel);
+}
+
+/* Strides for viewing t as `shape` without copying, or 0 when impossible (PyTorch's
+ * computeStride: each run of merged old dims must be contiguous with itself). */
+static int
+compute_view_strides(const PtlTensorImpl *t, int n, const int64_t *shape, int64_t *out)
+{
+    if (t->numel == 0 || t->dim == 0) {
+        int64_t st = 1;
+        for (int i = n - 1; i >= 0; i--) {
+            out[i] = st;
+            st *= shape[i] > 1 ? shape[i] : 1;
+        }
+        return 1;
+    }
+    int view_d = n - 1;
+    int64_t chunk = t->strides[t->dim - 1], tensor_numel = 1, view_numel = 1;
+    for (int d = t->dim - 1; d >= 0; d--) {
+        tensor_numel *= t->sizes[d];
+        if (d == 0 || (t->sizes[d - 1] != 1 && t->strides[d - 1] != tensor_numel * chunk)) {
+            while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+                out[view_d] = view_numel * chunk;
+                view_numel *= shape[view_d];
+                view_d--;
+            }
+            if (view_numel != tensor_numel) {
+                return 0;
+            }
+            if (d > 0) {
+                chunk = t->strides[d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    return view_d == -1;
+}
+
+/* view(Tensor(a) self, int[] size) -> Tensor(a) */
+static int
+view_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t shape[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int64_t n = s[1].u.il.n;
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    if (ptl_infer_size(s[1].u.il.data, n, self->numel, shape) < 0) {
+        return -1;
+    }
+    if (!compute_view_strides(self, (int)n, shape, strides)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "view size is not compatible with input tensor's size and stride "
+                             "(at least one dimension spans across two contiguous subspaces). "
+                             "Use .reshape(...) instead.");
+    }
+    return set_view(s, self, (int)n, shape, strides, self->storage_offset);
+}
+
+/* reshape(Tensor(a) self, int[] shape): a view when possible, else a contiguous copy */
+static int
+reshape_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t shape[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int64_t n = s[1].u.il.n;
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    if (ptl_infer_size(s[1].u.il.data, n, self->numel, shape) < 0) {
+        return -1;
+    }
+    if (compute_view_strides(self, (int)n, shape, strides)) {
+        return view_cpu(op, ks, s);
+    }
+    PtlTensorImpl *c = ptl_contiguous(self);
+    if (c == NULL) {
+        return -1;
+    }
+    PtlTensorImpl *v = ptl_tensor_impl_view(c, (int)n, shape, NULL, c->storage_offset);
+    ptl_decref(c);
+    if (v == NULL) {
+        return -1;
+    }
+    v->flags &= ~(uint32_t)PTL_TF_IS_VIEW;
+    s[0] = ptl_iv_tensor(v);
+    return 0;
+}
+
+/* view_as / reshape_as / expand_as(Tensor(a) self, Tensor other) */
+static int
+as_other_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *other = s[1].u.t;
+    PtlOpId target = op->id == PTL_OP_view_as      ? PTL_OP_view
+                     : op->id == PTL_OP_reshape_as ? PTL_OP_reshape
+                                                   : PTL_OP_expand;
+    (void)ks;
+    s[1] = ptl_iv_intlist(other->sizes, other->dim);
+    s[2] = ptl_iv_bool(0);
+    return ptl_dispatcher_call(ptl_op(target), s);
+}
+
+/* as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) */
+static int
+as_strided_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t n = s[1].u.il.n, numel;
+    int64_t off = s[3].tag == PTL_IV_INT ? s[3].u.i : self->storage_offset;
+    if (s[2].u.il.n != n) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "mismatch in length of strides and shape");
+    }
+    if (ptl_check_sizes((int)n, s[1].u.il.data, &numel) < 0) {
+        return -1;
+    }
+    int64_t extent = off;
+    for (int64_t i = 0; i < n; i++) {
+        if (s[2].u.il.data[i] < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "as_strided: Negative strides are not supported at the moment, "
+                                 "got strides: %lld",
+                                 (long long)s[2].u.il.data[i]);
+        }
+        extent += (s[1].u.il.data[i] - 1) * s[2].u.il.data[i];
+    }
+    if (off < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Tensor: invalid storage offset %lld",
+                             (long long)off);
+    }
+    if (numel > 0 &&
+        (size_t)(extent + 1) * ptl_tensor_itemsize(self) > self->storage->nbytes) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "setStorage: sizes, strides and storage offset out of bounds of a "
+                             "storage of %zu bytes",
+                             self->storage->nbytes);
+    }
+    return set_view(s, self, (int)n, s[1].u.il.data, s[2].u.il.data, off);
+}
+
+/* transpose.int / swapaxes / swapdims(Tensor(a) self, int dim0, int dim1) */
+static int
+transpose_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t d0 = s[1].u.i, d1 = s[2].u.i;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS], t;
+    if (ptl_wrap_dim(&d0, self->dim) < 0 || ptl_wrap_dim(&d1, self->dim) < 0) {
+        return -1;
+    }
+    memcpy(sizes, self->sizes, sizeof(sizes));
+    memcpy(strides, self->strides, sizeof(strides));
+    if (self->dim > 0) {
+        t = sizes[d0], sizes[d0] = sizes[d1], sizes[d1] = t;
+        t = strides[d0], strides[d0] = strides[d1], strides[d1] = t;
+    }
+    return set_view(s, self, self->dim, sizes, strides, self->storage_offset);
+}
+
+/* t(Tensor(a) self): transpose of a <= 2-D tensor */
+static int
+t_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t;
+    if (self->dim > 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "t() expects a tensor with <= 2 dimensions, but self is %dD",
+                             self->dim);
+    }
+    s[1] = ptl_iv_int(0);
+    s[2] = ptl_iv_int(self->dim == 2 ? 1 : 0);
+    return transpose_cpu(op, ks, s);
+}
+
+/* permute(Tensor(a) self, int[] dims) */
+static int
+permute_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int seen[PTL_MAX_DIMS] = {0};
+    if (s[1].u.il.n != self->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "permute(sparse_coo): number of dimensions in the tensor input does "
+                             "not match the length of the desired ordering of dimensions i.e. "
+                             "input.dim() = %d is not equal to len(dims) = %lld",
+                             self->dim, (long long)s[1].u.il.n);
+    }
+    for (int i = 0; i < self->dim; i++) {
+        int64_t d = s[1].u.il.data[i];
+        if (ptl_wrap_dim(&d, self->dim) < 0) {
+            return -1;
+        }
+        if (seen[d]++) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "permute(): duplicate dims are not allowed.");
+        }
+        sizes[i] = self->sizes[d];
+        strides[i] = self->strides[d];
+    }
+    return set_view(s, self, self->dim, sizes, strides, self->storage_offset);
+}
+
+/* expand(Tensor(a) self, int[] size, *, bool implicit=False) */
+static int
+expand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t n = s[1].u.il.n;
+    const int64_t *want = s[1].u.il.data;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    char b1[128], b2[128];
+    if (n < self->dim) {
+        format_sizes(b1, sizeof(b1), (int)n, want);
+        format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expand(torch.FloatTensor{%s}, size=%s): the number of sizes "
+                             "provided (%lld) must be greater or equal to the number of "
+                             "dimensions in the tensor (%d)",
+                             b2, b1, (long long)n, self->dim);
+    }
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    for (int64_t i = n - 1; i >= 0; i--) {
+        int64_t od = i - (n - self->dim);
+        int64_t have = od >= 0 ? self->sizes[od] : 1;
+        int64_t st = od >= 0 ? self->strides[od] : 0;
+        int64_t w = want[i];
+        if (w == -1) {
+            if (od < 0) {
+                return ptl_error_set(PTL_ERR_RUNTIME,
+                                     "The expanded size of the tensor (-1) isn't allowed in a "
+                                     "leading, non-existing dimension %lld",
+                                     (long long)i);
+            }
+            w = have;
+        }
+        if (have != w) {
+            if (have != 1) {
+                format_sizes(b1, sizeof(b1), (int)n, want);
+                format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+                return ptl_error_set(PTL_ERR_RUNTIME,
+                                     "The expanded size of the tensor (%lld) must match the "
+                                     "existing size (%lld) at non-singleton dimension %lld.  "
+                                     "Target sizes: %s.  Tensor sizes: %s",
+                                     (long long)w, (long long)have, (long long)i, b1, b2);
+            }
+            if (w < 0) {
+                return ptl_error_set(PTL_ERR_RUNTIME, "invalid expanded size %lld",
+                                     (long long)w);
+            }
+            st = 0;
+        }
+        sizes[i] = w;
+        strides[i] = st;
+    }
+    return set_view(s, self, (int)n, sizes, strides, self->storage_offset);
+}
+
+/* broadcast_to(Tensor(a) self, int[] size) */
+static int
+broadcast_to_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    s[2] = ptl_iv_bool(0);
+    return ptl_dispatcher_call(ptl_op(PTL_OP_expand), s);
+}
+
+/* unsqueeze(Tensor(a) self, int dim) */
+static int
+unsqueeze_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t d = s[1].u.i;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    if (ptl_wrap_dim(&d, self->dim + 1) < 0) {
+        return -1;
+    }
+    if (self->dim + 1 > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    for (int i = 0, j = 0; i <= self->dim; i++) {
+        if (i == d) {
+            sizes[i] = 1;
+            strides[i] = d < self->dim ? self->sizes[d] * self->strides[d] : 1;
+        }
+        else {
+            sizes[i] = self->sizes[j];
+            strides[i] = self->strides[j];
+            j++;
+        }
+    }
+    return set_view(s, self, self->dim + 1, sizes, strides, self->storage_offset);
+}
+
+/* select.int(Tensor(a) self, int dim, int index) */
+static int
+select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t d = s[1].u.i, idx = s[2].u.i;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "select() cannot be applied to a 0-dim tensor.");
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    int64_t size = self->sizes[d];
+    if (idx < -size || idx >= size) {
+        return ptl_error_set(PTL_ERR_INDEX,
+                             "index %lld is out of bounds for dimension %lld with size %lld",
+                             (long long)idx, (long long)d, (long long)size);
+    }
+    if (idx < 0) {
+        idx += size;
+    }
+    for (int i = 0, j = 0; i < self->dim; i++) {
+        if (i != d) {
+            sizes[j] = self->sizes[i];
+            strides[j] = self->strides[i];
+            j++;
+        }
+    }
+    return set_view(s, self, self->dim - 1, sizes, strides,
+                    self->storage_offset + idx * self->strides[d]);
+}
+
+/* slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1):
+ * start/end clamp to [0, size] after adding size to negatives, as Python slices do. */
+static int
+slice_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t d = s[1].u.i, step = s[4].u.i;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "slice() cannot be applied to a 0-dim tensor.");
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    if (step <= 0) {
+        return ptl_error_set(PTL_ERR_VALUE, "step must be greater than zero");
+    }
+    int64_t size = self->sizes[d];
+    int64_t start = s[2].tag == PTL_IV_INT ? s[2].u.i : 0;
+    int64_t end = s[3].tag == PTL_IV_INT ? s[3].u.i : size;
+    if (start < 0) {
+        start = start + size < 0 ? 0 : start + size;
+    }
+    if (end < 0) {
+        end = end + size < 0 ? 0 : end + size;
+    }
+    if (start > size) {
+        start = size;
+    }
+    if (end > size) {
+        end = size;
+    }
+    if (end < start) {
+        end = start;
+    }
+    memcpy(sizes, self->sizes, sizeof(sizes));
+    memcpy(strides, self->strides, sizeof(strides));
+    sizes[d] = (end - start + step - 1) / step;
+    strides[d] = self->strides[d] * step;
+    return set_view(s, self, self->dim, sizes, strides,
+                    self->storage_offset + start * self->strides[d]);
+}
+
+/* alias / detach (Tensor(a) self): the same data under a new TensorImpl */
+static int
+alias_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int rc = set_view(s, self, self->dim, self->sizes, self->strides, self->storage_offset);
+    if (rc == 0) {
+        s[0].u.t->flags &= ~(uint32_t)PTL_TF_REQUIRES_GRAD;
+    }
+    return rc;
+}
+
+static const PtlKernelReg view_cpu_kernels[] = {
+    {PTL_OP_view, PTL_KEY_CPU, view_cpu},
+    {PTL_OP_reshape, PTL_KEY_CPU, reshape_cpu},
+    {PTL_OP_view_as, PTL_KEY_CPU, as_other_cpu},
+    {PTL_OP_reshape_as, PTL_KEY_CPU, as_other_cpu},
+    {PTL_OP_expand_as, PTL_KEY_CPU, as_other_cpu},
+    {PTL_OP_as_strided, PTL_KEY_CPU, as_strided_cpu},
+    {PTL_OP_transpose_int, PTL_KEY_CPU, transpose_cpu},
+    {PTL_OP_swapaxes, PTL_KEY_CPU, transpose_cpu},
+    {PTL_OP_swapdims, PTL_KEY_CPU, transpose_cpu},
+    {PTL_OP_t, PTL_KEY_CPU, t_cpu},
+    {PTL_OP_permute, PTL_KEY_CPU, permute_cpu},
+    {PTL_OP_expand, PTL_KEY_CPU, expand_cpu},
+    {PTL_OP_broadcast_to, PTL_KEY_CPU, broadcast_to_cpu},
+    {PTL_OP_unsqueeze, PTL_KEY_CPU, unsqueeze_cpu},
+    {PTL_OP_select_int, PTL_KEY_CPU, select_cpu},
+    {PTL_OP_slice_Tensor, PTL_KEY_CPU, slice_cpu},
+    {PTL_OP_alias, PTL_KEY_CPU, alias_cpu},
+    {PTL_OP_detach, PTL_KEY_CPU, alias_cpu},
+};
+PTL_DEFINE_REGISTER(view_cpu_kernels)

@@ -1,0 +1,110 @@
+"""Shared test helpers: random tensors in every layout, and NumPy float64 comparison.
+
+Differential testing is the rule (shared/STYLE.md 2.9): build the same values in pytorchlite
+and in NumPy, run the op on both, compare shape, then dtype, then values, and on failure
+name the first mismatching element."""
+import numpy as np
+
+import pytorchlite as ptl
+
+try:
+    import torch  # noqa: F401  (PyTorch, when installed, is a second reference)
+except ImportError:  # pragma: no cover
+    torch = None
+
+NP_DTYPE = {
+    ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
+    ptl.int32: np.int32, ptl.int64: np.int64, ptl.float16: np.float16,
+    ptl.bfloat16: np.float32, ptl.float32: np.float32, ptl.float64: np.float64,
+}
+ALL_DTYPES = list(NP_DTYPE)
+FLOAT_DTYPES = [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64]
+INT_DTYPES = [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
+
+# Shapes every op is tried on: 0-dim, size-0, 1-D, 2-D, 3-D.
+SHAPES = [(), (0,), (1,), (7,), (3, 4), (2, 0, 3), (2, 3, 5)]
+# Pairs that broadcast.
+BROADCAST_PAIRS = [((3, 4), (4,)), ((3, 1), (1, 4)), ((2, 3, 4), (3, 1)), ((), (2, 3)),
+                   ((5,), ()), ((0, 3), (1, 3)), ((2, 1, 4), (1, 3, 1))]
+LAYOUTS = ["contiguous", "transposed", "sliced", "expanded"]
+
+# Tolerances per dtype for float results compared with a float64 reference.
+TOL = {ptl.float16: (1e-2, 1e-2), ptl.bfloat16: (2e-2, 2e-2), ptl.float32: (1e-5, 1e-6),
+       ptl.float64: (1e-12, 1e-12)}
+
+
+def rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def random_array(shape, dtype, gen, low=-5, high=5):
+    """Values representable exactly in dtype (so both sides start from the same numbers)."""
+    if dtype == ptl.bool:
+        return gen.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype in INT_DTYPES:
+        info = np.iinfo(NP_DTYPE[dtype])
+        lo, hi = max(low, info.min), min(high, info.max)
+        return gen.integers(lo, hi + 1, size=shape).astype(NP_DTYPE[dtype])
+    a = gen.uniform(low, high, size=shape)
+    if dtype == ptl.float16:
+        return a.astype(np.float16)
+    if dtype == ptl.bfloat16:   # round to bfloat16 through pytorchlite itself
+        return ptl.tensor(a.astype(np.float32)).to(ptl.bfloat16).float().numpy()
+    return a.astype(NP_DTYPE[dtype])
+
+
+def make(shape, dtype, layout="contiguous", seed=0, low=-5, high=5):
+    """Returns (tensor, ndarray) with equal values; the tensor is laid out as asked:
+    transposed (a permuted view), sliced (a stepped view) or expanded (stride 0)."""
+    gen = rng(seed)
+    shape = tuple(shape)
+    if layout == "contiguous" or len(shape) == 0:
+        a = random_array(shape, dtype, gen, low, high)
+        return ptl.tensor(a, dtype=dtype), a
+    if layout == "transposed":
+        a = random_array(shape[::-1], dtype, gen, low, high)
+        t = ptl.tensor(a, dtype=dtype).permute(*reversed(range(len(shape))))
+        return t, a.transpose()
+    if layout == "sliced":
+        big = tuple(2 * s for s in shape)
+        a = random_array(big, dtype, gen, low, high)
+        idx = tuple(slice(None, None, 2) for _ in shape)
+        return ptl.tensor(a, dtype=dtype)[idx], a[idx]
+    if layout == "expanded":
+        small = tuple(1 if i == 0 else s for i, s in enumerate(shape))
+        a = random_array(small, dtype, gen, low, high)
+        return ptl.tensor(a, dtype=dtype).expand(*shape), np.broadcast_to(a, shape)
+    raise ValueError(layout)
+
+
+def to_numpy(t):
+    """A float64 (or exact integer/bool) NumPy copy of a pytorchlite tensor."""
+    if t.dtype == ptl.bfloat16:
+        return np.array(t.float().numpy(), dtype=np.float64)
+    a = np.array(t.numpy())
+    return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+
+def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=True):
+    """actual: a pytorchlite tensor; expected: an ndarray (or scalar) computed in float64 or
+    exactly.  Checks shape, then dtype (when given), then values."""
+    assert isinstance(actual, ptl.Tensor), f"expected a Tensor, got {type(actual)}"
+    expected = np.asarray(expected)
+    assert tuple(actual.shape) == expected.shape, \
+        f"shape mismatch: got {tuple(actual.shape)}, expected {expected.shape}"
+    if dtype is not None:
+        assert actual.dtype == dtype, f"dtype mismatch: got {actual.dtype}, expected {dtype}"
+    got = to_numpy(actual)
+    if actual.dtype in FLOAT_DTYPES:
+        r, a = TOL[actual.dtype]
+        r = r if rtol is None else rtol
+        a = a if atol is None else atol
+        ok = np.isclose(got, expected.astype(np.float64), rtol=r, atol=a, equal_nan=equal_nan)
+    else:
+        ok = got == expected
+    if not np.all(ok):
+        bad = np.argwhere(~ok)[0] if got.ndim else ()
+        bad = tuple(int(i) for i in bad)
+        raise AssertionError(
+            f"value mismatch at {bad}: got {got[bad]!r}, expected {expected[bad]!r} "
+            f"({int((~ok).sum())} of {ok.size} differ)")
