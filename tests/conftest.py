@@ -1,5 +1,7 @@
 import os
 import sys
 
-# Run the tests against the package in this checkout, not a stale install elsewhere.
-sys.path.insert(0, os.path.dirname(__file__))
+# Test the package of this checkout (built in place), whatever else is installed.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(_here))
+sys.path.insert(0, _here)
