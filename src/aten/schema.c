@@ -209,13 +209,15 @@ parse_default(Parser *ps, PtlArg *a)
         return 0;
     }
     if (isalpha((unsigned char)*ps->p)) {   /* enum-like defaults: contiguous_format, Mean */
-        char word[32];
-        ident(ps, word, sizeof(word));
+        char word[sizeof(a->def_str)];
+        if (!ident(ps, word, sizeof(word))) {
+            return fail(ps, "bad default value");
+        }
         if (strcmp(word, "inf") == 0) {
             a->def = ptl_iv_double(INFINITY);
             return 0;
         }
-        snprintf(a->def_str, sizeof(a->def_str), "%s", word);
+        memcpy(a->def_str, word, sizeof(word));
         a->def = ptl_iv_string(a->def_str);
         if (a->kind == PTL_ARG_INT && strcmp(word, "Mean") == 0) {
             a->def = ptl_iv_int(1);
@@ -290,15 +292,15 @@ ptl_schema_parse(const char *text, PtlSchema *s)
         return fail(&ps, "expected an operator name");
     }
     if (ps.p[0] == ':' && ps.p[1] == ':') {
-        char opname[48];
+        char opname[32];
         ps.p += 2;
         if (!ident(&ps, opname, sizeof(opname))) {
             return fail(&ps, "expected an operator name after '::'");
         }
-        snprintf(s->name, sizeof(s->name), "%s::%s", word, opname);
+        snprintf(s->name, sizeof(s->name), "%.24s::%.32s", word, opname);
     }
     else {
-        snprintf(s->name, sizeof(s->name), "aten::%s", word);
+        snprintf(s->name, sizeof(s->name), "aten::%.56s", word);
     }
     if (*ps.p == '.') {
         ps.p++;

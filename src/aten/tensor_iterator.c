@@ -141,6 +141,7 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     memset(it, 0, offsetof(PtlTensorIter, strides));
     it->ntensors = cfg->ninputs + 1;
     it->writeback = NULL;
+    it->scalar_cast = 0;
     for (int i = 0; i < PTL_ITER_MAX; i++) {
         it->ops[i] = NULL;
     }
@@ -236,7 +237,13 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     for (int i = 0; i < cfg->ninputs; i++) {
         PtlTensorImpl *t = cfg->inputs[i];
         PtlDtype want = (cfg->no_promote & (1u << i)) ? t->dtype : it->compute_dtype;
-        if (t->dtype != want) {
+        if (t->dtype != want && t->dim == 0 && t->device.type == PTL_DEVICE_CPU) {
+            /* a scalar (often a Python number): convert it in place, no allocation */
+            ptl_convert_scalar(it->scalars[i + 1].c, want, ptl_tensor_data(t), t->dtype);
+            it->scalar_cast |= 1u << (i + 1);
+            ptl_incref(t);
+        }
+        else if (t->dtype != want) {
             if ((t = ptl_cast(t, want)) == NULL) {
                 goto error;
             }
@@ -351,7 +358,8 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
         it->ndim = w + 1;
     }
     for (int t = 0; t < it->ntensors; t++) {
-        it->data[t] = ptl_tensor_data(it->ops[t]);
+        it->data[t] = (it->scalar_cast & (1u << t)) ? it->scalars[t].c
+                                                     : ptl_tensor_data(it->ops[t]);
     }
     return 0;
 error:

@@ -61,6 +61,12 @@ typedef struct PtlTensorIter {
     PtlDtype out_dtype;                  /* dtype of ops[0] */
     int out_dim;
     int64_t out_sizes[PTL_MAX_DIMS];
+    uint32_t scalar_cast;                /* bit t: operand t's data is scalars[t] */
+    union {
+        double d;
+        int64_t i;
+        char c[16];
+    } scalars[PTL_ITER_MAX];             /* 0-dim inputs converted to the compute dtype */
 } PtlTensorIter;
 
 /* The result type of a set of operands, PyTorch's torch.result_type rules. */
@@ -88,6 +94,8 @@ PtlTensorImpl *ptl_wrapped_int(int64_t v);
 PtlTensorImpl *ptl_wrapped_bool(int v);
 /* A 0-dim tensor of dtype holding v (converted). */
 PtlTensorImpl *ptl_scalar_tensor(double v, PtlDtype dtype, PtlDevice device);
+/* Converts one element at src (dtype st) to dst (dtype dt). */
+void ptl_convert_scalar(char *dst, PtlDtype dt, const char *src, PtlDtype st);
 /* Writes v converted to dtype at p (one element). */
 void ptl_store_double(char *p, PtlDtype dtype, double v);
 void ptl_store_int(char *p, PtlDtype dtype, int64_t v);

@@ -27,7 +27,7 @@ static const char *const dtype_formats[PTL_DTYPE_COUNT] = {
 #undef PTL_DT_FMT
 };
 
-static const size_t dtype_sizes[PTL_DTYPE_COUNT] = {
+const size_t ptl_dtype_sizes[PTL_DTYPE_COUNT] = {
 #define PTL_DT_SIZE(E, T, TAG, NAME, LEGACY, FMT) sizeof(T),
     PTL_FORALL_DTYPES(PTL_DT_SIZE)
 #undef PTL_DT_SIZE
@@ -49,12 +49,6 @@ const char *
 ptl_dtype_buffer_format(PtlDtype dt)
 {
     return (dt >= 0 && dt < PTL_DTYPE_COUNT) ? dtype_formats[dt] : NULL;
-}
-
-size_t
-ptl_dtype_itemsize(PtlDtype dt)
-{
-    return (dt >= 0 && dt < PTL_DTYPE_COUNT) ? dtype_sizes[dt] : 0;
 }
 
 PtlDtype

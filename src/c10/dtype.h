@@ -40,8 +40,15 @@ typedef enum PtlDtype {
 const char *ptl_dtype_name(PtlDtype dt);          /* "float32" */
 const char *ptl_dtype_legacy_name(PtlDtype dt);   /* "Float", as in "not implemented for 'Float'" */
 const char *ptl_dtype_buffer_format(PtlDtype dt); /* struct-module format, or NULL */
-size_t ptl_dtype_itemsize(PtlDtype dt);
 PtlDtype ptl_dtype_from_name(const char *name);   /* PTL_DTYPE_UNDEFINED when unknown */
+
+extern const size_t ptl_dtype_sizes[PTL_DTYPE_COUNT];
+
+static inline size_t
+ptl_dtype_itemsize(PtlDtype dt)
+{
+    return (dt >= 0 && dt < PTL_DTYPE_COUNT) ? ptl_dtype_sizes[dt] : 0;
+}
 
 static inline int
 ptl_dtype_is_floating(PtlDtype dt)

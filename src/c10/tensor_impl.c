@@ -104,16 +104,12 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
                     const int64_t *strides, int64_t storage_offset)
 {
     PtlTensorImpl *t = malloc(sizeof(PtlTensorImpl));
-    PtlVersionCounter *vc = malloc(sizeof(PtlVersionCounter));
-    if (t == NULL || vc == NULL) {
-        free(t);
-        free(vc);
+    if (t == NULL) {
         ptl_storage_decref(storage);
         ptl_error_set(PTL_ERR_MEMORY, "can't allocate memory for a tensor header");
         return NULL;
     }
-    atomic_init(&vc->refcnt, 1);
-    atomic_init(&vc->version, 0);
+    atomic_init(&t->own_version.version, 0);
     atomic_init(&t->refcnt, 1);
     t->flags = 0;
     t->dtype = dtype;
@@ -121,7 +117,7 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
     t->keys = keys_for_device(storage->device);
     t->storage_offset = storage_offset;
     t->storage = storage;
-    t->version = vc;
+    t->version = &t->own_version;
     t->base = NULL;
     t->autograd_meta = NULL;
     t->pyobj = NULL;
@@ -194,8 +190,8 @@ ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
     t->storage_offset = storage_offset;
     t->storage = base->storage;
     ptl_storage_incref(t->storage);
-    t->version = base->version;
-    atomic_fetch_add_explicit(&t->version->refcnt, 1, memory_order_relaxed);
+    t->version = root->version;
+    atomic_init(&t->own_version.version, 0);
     t->base = root;
     ptl_incref(root);
     t->autograd_meta = NULL;
@@ -225,9 +221,6 @@ ptl_tensor_impl_free(PtlTensorImpl *t)
 {
     if (t->autograd_meta != NULL && ptl_autograd_meta_free != NULL) {
         ptl_autograd_meta_free(t->autograd_meta);
-    }
-    if (atomic_fetch_sub_explicit(&t->version->refcnt, 1, memory_order_acq_rel) == 1) {
-        free(t->version);
     }
     ptl_storage_decref(t->storage);
     if (t->base != NULL) {

@@ -5,8 +5,8 @@
  * - TensorImpl and Storage carry an atomic refcount: incref relaxed, decref acq_rel; the
  *   thread that reaches zero frees.
  * - A TensorImpl owns one reference to its Storage.  A view is a new TensorImpl on the same
- *   Storage that also owns its base (`base`, for autograd's view tracking); base and views
- *   share one refcounted version counter, bumped by every in-place op.
+ *   Storage that also owns its root tensor (`base`); base and views share the root's
+ *   version counter (Note [Version counter]), bumped by every in-place op.
  * - The Python wrapper owns one reference to its TensorImpl; `pyobj` is a borrowed
  *   back-pointer cleared in the wrapper's tp_dealloc, so the same impl surfaces as the same
  *   Python object while that object lives.
@@ -28,8 +28,9 @@
 extern "C" {
 #endif
 
+/* Note [Version counter]: a tensor that is not a view owns its counter (own_version); a view
+ * points at its root's, which it keeps alive through `base`, so no refcount is needed. */
 typedef struct PtlVersionCounter {
-    atomic_long refcnt;
     _Atomic int64_t version;
 } PtlVersionCounter;
 
@@ -50,7 +51,8 @@ typedef struct PtlTensorImpl {
     int64_t numel;
     int64_t storage_offset;
     PtlStorage *storage;            /* owned */
-    PtlVersionCounter *version;     /* owned, shared with views */
+    PtlVersionCounter *version;     /* &own_version, or the root's for a view */
+    PtlVersionCounter own_version;
     struct PtlTensorImpl *base;     /* owned; the tensor this one is a view of, or NULL */
     void *autograd_meta;            /* owned by src/autograd */
     void *pyobj;                    /* borrowed back-pointer, see the Note */

@@ -460,12 +460,12 @@ tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     PtlTensorImpl *d = PTLPY_IMPL(data);
-    PtlTensorImpl *t = ptl_tensor_impl_view(d, d->dim, d->sizes, d->strides, d->storage_offset);
+    ptl_storage_incref(d->storage);
+    PtlTensorImpl *t = ptl_tensor_impl_new(d->storage, d->dtype, d->dim, d->sizes, d->strides,
+                                           d->storage_offset);
     if (t == NULL) {
         return ptlpy_raise();
     }
-    t->flags &= ~(uint32_t)PTL_TF_IS_VIEW;
-    PTL_CLEAR(t->base);
     if (set_requires_grad(t, rg) < 0) {
         ptl_decref(t);
         return NULL;

@@ -226,6 +226,14 @@ ptl_wrapped_bool(int v)
 }
 
 void
+ptl_convert_scalar(char *dst, PtlDtype dt, const char *src, PtlDtype st)
+{
+    char *d[2] = {dst, (char *)src};
+    int64_t s[2] = {0, 0};
+    conv_loops[dt][st](d, s, 1, NULL);
+}
+
+void
 ptl_store_double(char *p, PtlDtype dtype, double v)
 {
     char *d[2] = {p, (char *)&v};
