@@ -13,6 +13,7 @@ from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
 from ._size import Size
 from ._tensor import Tensor
 from . import _ops_namespace
+from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
 from ._tensor_str import set_printoptions  # noqa: F401

@@ -207,10 +207,9 @@ trace_call(const PtlOperator *op, PtlDispatchKeySet ks, PtlDispatchKey chosen, i
                             ptl_dispatch_key_name((PtlDispatchKey)k));
         }
     }
-    fprintf(stderr, "%*s[dispatch] %s%s%s  keys={%s}  -> %s%s\n", depth * 2, "",
+    fprintf(stderr, "%*s[dispatch] %s%s%s  keys={%s}  -> %s %s\n", depth * 2, "",
             op->schema.name, op->schema.overload[0] ? "." : "", op->schema.overload, keys,
-            ptl_dispatch_key_name(chosen),
-            op->kernels[chosen] ? " kernel" : " fallback");
+            ptl_dispatch_key_name(chosen), op->kernels[chosen] ? "kernel" : "fallback");
     fflush(stderr);
 }
 
@@ -251,7 +250,7 @@ ptl_dispatcher_redispatch(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
             if (PTL_LIKELY(!tls->trace_dispatch)) {
                 return fn(op, ks, stack);
             }
-            trace_call(op, ks, k, tls->trace_depth);
+            trace_call(op, all, k, tls->trace_depth);
             tls->trace_depth++;
             int rc = fn(op, ks, stack);
             tls->trace_depth--;

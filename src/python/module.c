@@ -322,6 +322,21 @@ py_parse_schema(PyObject *m, PyObject *arg)
     return PyUnicode_FromString(buf);
 }
 
+/* _register_op(schema): declares an operator with no kernel (pytorchlite.library builds on it) */
+static PyObject *
+py_register_op(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    const char *text = PyUnicode_AsUTF8(arg);
+    if (text == NULL) {
+        return NULL;
+    }
+    if (ptl_dispatcher_add_op(text, PTL_OPF_FUNCTION) == NULL) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 py_live_counts(PyObject *m, PyObject *unused)
 {
@@ -427,6 +442,7 @@ static PyMethodDef module_methods[] = {
     {"_dispatch_reset_stats", py_dispatch_reset_stats, METH_NOARGS, NULL},
     {"_schemas", py_schemas, METH_NOARGS, "every operator: schema, keys with kernels, flags"},
     {"_parse_schema", py_parse_schema, METH_O, NULL},
+    {"_register_op", py_register_op, METH_O, "declare an operator from its schema"},
     {"_live_counts", py_live_counts, METH_NOARGS, NULL},
     {"_alloc_stats", py_alloc_stats, METH_NOARGS, NULL},
     {"_empty_cache", py_empty_cache, METH_NOARGS, NULL},

@@ -1,0 +1,60 @@
+"""Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction.
+Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+IMPLS = ["pytorchlite", "numpy"] + (["torch"] if torch is not None else [])
+
+
+def make(impl, a):
+    if impl == "pytorchlite":
+        return ptl.tensor(a)
+    if impl == "torch":
+        return torch.tensor(a)
+    return a
+
+
+def run(benchmark, impl, fn, *arrays):
+    args = [make(impl, a) for a in arrays]
+    benchmark(fn, *args)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [1, 100])
+def test_add_overhead(benchmark, impl, n):
+    benchmark.group = f"x + y, {n} float32"
+    a = np.ones(n, np.float32)
+    run(benchmark, impl, lambda x, y: x + y, a, a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [10**6, 10**7])
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_binary_big(benchmark, impl, n, op):
+    benchmark.group = f"{op} {n:.0e} float32"
+    a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    fn = (lambda x, y: x + y) if op == "add" else (lambda x, y: x * y)
+    run(benchmark, impl, fn, a, a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [10**6, 10**7])
+def test_exp_big(benchmark, impl, n):
+    benchmark.group = f"exp {n:.0e} float32"
+    a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    fn = np.exp if impl == "numpy" else (lambda x: x.exp())
+    run(benchmark, impl, fn, a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_sum_4096(benchmark, impl):
+    benchmark.group = "sum 4096x4096 float32"
+    a = np.random.default_rng(0).standard_normal((4096, 4096)).astype(np.float32)
+    run(benchmark, impl, lambda x: x.sum(), a)

@@ -1,0 +1,162 @@
+"""The dispatcher, seen from Python: schemas, kernel tables, trace, statistics, ops namespace."""
+import re
+
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+
+
+@pytest.mark.parametrize("text", [
+    "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
+    "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+    "view(Tensor(a) self, int[] size) -> Tensor(a)",
+    "sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1, 1], int[2] padding=[0, 0]) -> Tensor",
+    "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+    "cat(Tensor[] tensors, int dim=0) -> Tensor",
+    "split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]",
+    "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor",
+    "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+    "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+    "myns::foo(Tensor x) -> ()",
+])
+def test_schema_round_trip(text):
+    out = _C._parse_schema(text)
+    ns_text = text if "::" in text else "aten::" + text
+    # canonical form: same tokens modulo the alias annotation "(a -> *)" and defaults spelling
+    norm = lambda s: re.sub(r"\(a -> \*\)", "(a)", s).replace("Mean", "1").replace("1e-05", "1e-05")
+    assert norm(out) == norm(ns_text)
+    assert _C._parse_schema(out) == out   # a fixed point
+
+
+@pytest.mark.parametrize("text, where", [
+    ("add.Tensor(Tensor self", "expected ')'"),
+    ("add(Tensor self) Tensor", "expected '->'"),
+    ("add(Blob self) -> Tensor", "unknown type"),
+    ("add(Tensor) -> Tensor", "expected an argument name"),
+    ("(Tensor self) -> Tensor", "expected an operator name"),
+    ("add(Tensor self, int x=[1, ) -> Tensor", "bad list default"),
+    ("add(Tensor self) -> Tensor out junk", "trailing characters"),
+])
+def test_schema_errors(text, where):
+    with pytest.raises(RuntimeError, match="schema parse error: " + re.escape(where)):
+        _C._parse_schema(text)
+
+
+def test_every_schema_parses_and_round_trips():
+    rows = _C._schemas()
+    assert len(rows) > 300
+    for row in rows:
+        assert _C._parse_schema(row["schema"]) == row["schema"]
+
+
+def test_dispatch_dump_names_kernel_and_origin():
+    text = _C._dispatch_dump("aten::add.Tensor")
+    assert "schema: aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" in text
+    assert re.search(r"^CPU: kernel registered at binary\.c", text, re.M)
+    with pytest.raises(RuntimeError, match="no operator named 'aten::nope'"):
+        _C._dispatch_dump("aten::nope")
+
+
+def test_dispatch_trace_context_manager(capfd):
+    x = ptl.tensor([1.0, 2.0])
+    capfd.readouterr()
+    with ptl.dispatch_trace():
+        x + x
+        x.t()
+    x + x   # after the block: silent
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.splitlines() if "[dispatch]" in ln]
+    assert len(lines) == 2, err
+    assert re.match(r"\[dispatch\] aten::add\.Tensor  keys=\{Autograd, CPU\}  -> CPU kernel", lines[0])
+    assert "aten::t" in lines[1]
+
+
+def test_dispatch_trace_shows_nested_calls(capfd):
+    x = ptl.tensor([[1.0, 2.0], [3.0, 4.0]])
+    capfd.readouterr()
+    with ptl.dispatch_trace():
+        x.view_as(x)     # view_as redispatches to view: an indented inner call
+    lines = [ln for ln in capfd.readouterr().err.splitlines() if "[dispatch]" in ln]
+    assert lines[0].startswith("[dispatch] aten::view_as")
+    assert lines[1].startswith("  [dispatch] aten::view  ")
+
+
+def test_dispatch_trace_env_var(tmp_path):
+    import subprocess
+    import sys
+    code = "import pytorchlite as t; x = t.tensor([1.0]); x * x"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**__import__("os").environ, "PTL_SHOW_DISPATCH_TRACE": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "[dispatch] aten::mul.Tensor" in r.stderr
+
+
+def test_dispatch_stats_count_calls_per_key():
+    x = ptl.tensor([1.0])
+    ptl.dispatch_stats(reset=True)
+    for _ in range(3):
+        x + x
+    x * x
+    stats = ptl.dispatch_stats()
+    assert stats["aten::add.Tensor"] == {"CPU": 3}
+    assert stats["aten::mul.Tensor"] == {"CPU": 1}
+
+
+def test_ops_namespace_calls_any_overload():
+    x = ptl.tensor([1.0, 2.0])
+    assert ptl.ops.aten.add.Tensor(x, x, alpha=3).tolist() == [4.0, 8.0]
+    assert ptl.ops.aten.add(x, x).tolist() == [2.0, 4.0]
+    assert ptl.ops.aten.mul.Tensor(x, x).tolist() == [1.0, 4.0]
+    assert "add.Tensor" in ptl.ops.aten.add.Tensor._schemas[0]
+    with pytest.raises(AttributeError, match="no_such_op"):
+        ptl.ops.aten.no_such_op
+    with pytest.raises(AttributeError, match="no operator named 'aten::add.Nope'"):
+        ptl.ops.aten.add.Nope
+
+
+def test_functions_and_methods_come_from_schemas():
+    x = ptl.tensor([1.0, 2.0])
+    assert ptl.add(x, x, alpha=2).tolist() == [3.0, 6.0]
+    assert x.add(x).tolist() == [2.0, 4.0]
+    assert ptl.add(input=x, other=x).tolist() == [2.0, 4.0]
+    out = ptl.tensor([0.0, 0.0])
+    r = ptl.add(x, x, out=out)
+    assert r is out and out.tolist() == [2.0, 4.0]
+    assert x.add_(x) is x and x.tolist() == [2.0, 4.0]
+
+
+def test_invalid_combination_names_the_signatures():
+    x = ptl.tensor([1.0])
+    with pytest.raises(TypeError) as e:
+        ptl.add(x, "a")
+    msg = str(e.value)
+    assert msg.startswith("add() received an invalid combination of arguments - got (Tensor, str), "
+                          "but expected one of:\n")
+    assert " * (Tensor input, Tensor other, *, Number alpha)" in msg
+    with pytest.raises(TypeError, match=r"got \(Tensor, Tensor, beta=int\)"):
+        ptl.add(x, x, beta=1)
+    with pytest.raises(TypeError, match=r"add\(\) received an invalid combination"):
+        x.add()
+
+
+def test_operator_returns_not_implemented_for_foreign_types():
+    x = ptl.tensor([1.0])
+    with pytest.raises(TypeError, match="unsupported operand"):
+        x + "a"
+    assert (x == None) is False  # noqa: E711  (identity fallback, as PyTorch)
+    assert (x != "a") is True
+
+
+def test_operator_without_kernel_fails_cleanly():
+    _C._register_op("ptltest::nokernel(Tensor x) -> Tensor")
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "Could not run 'ptltest::nokernel' with arguments from the 'CPU' backend. "
+            "'ptltest::nokernel' is only available for these backends: [].")):
+        ptl.ops.ptltest.nokernel(ptl.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="same name and overload name multiple times"):
+        _C._register_op("ptltest::nokernel(Tensor x) -> Tensor")
+    with pytest.raises(RuntimeError, match="schema parse error"):
+        _C._register_op("ptltest::bad(Tensor x")
