@@ -48,8 +48,20 @@ py_set_tensor_class(PyObject *m, PyObject *cls)
         PyErr_SetString(PyExc_TypeError, "expected a subclass of TensorBase");
         return NULL;
     }
+    PyTypeObject *t = (PyTypeObject *)cls;
+    /* Keep tensors out of the cyclic GC (ARCHITECTURE "the hot path"): a subclass that adds
+     * no __dict__ and no slots holds no Python references, yet CPython marks every heap type
+     * as GC-tracked.  Undo that so allocation and deallocation skip the GC lists. */
+    if (t->tp_dictoffset == 0 && t->tp_basicsize == PtlPyTensorBase_Type.tp_basicsize &&
+        (t->tp_flags & Py_TPFLAGS_HAVE_GC)) {
+        t->tp_flags &= ~Py_TPFLAGS_HAVE_GC;
+        t->tp_traverse = NULL;
+        t->tp_clear = NULL;
+        t->tp_free = PyObject_Free;
+        PyType_Modified(t);
+    }
     Py_INCREF(cls);
-    ptlpy_tensor_class = (PyTypeObject *)cls;
+    ptlpy_tensor_class = t;
     Py_RETURN_NONE;
 }
 
