@@ -38,7 +38,6 @@ enum {
     PTL_TF_WRAPPED_NUMBER = 1,   /* a Python number turned into a 0-dim tensor */
     PTL_TF_CONTIGUOUS = 2,       /* cached: row-major contiguous */
     PTL_TF_IS_VIEW = 4,
-    PTL_TF_REQUIRES_GRAD = 8,    /* until src/autograd owns it in autograd_meta */
 };
 
 typedef struct PtlTensorImpl {

@@ -71,6 +71,9 @@ void ptlpy_fill_defaults(const PtlOperator *op, PtlIValue *stack, int from);
 PyObject *ptlpy_getitem(PyObject *self, PyObject *index);
 int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 
+/* ---- autograd ---- */
+int ptlpy_autograd_init(PyObject *module);
+
 /* ---- creation ---- */
 PyObject *ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *ptlpy_from_numpy(PyObject *module, PyObject *arr);

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "../autograd/autograd.h"
 #include "../c10/parallel.h"
 
 PyTypeObject *ptlpy_tensor_class = &PtlPyTensorBase_Type;
@@ -225,56 +226,6 @@ tensor_get_is_cuda(PyObject *self, void *c)
 }
 
 static PyObject *
-tensor_get_requires_grad(PyObject *self, void *c)
-{
-    (void)c;
-    return PyBool_FromLong((PTLPY_IMPL(self)->flags & PTL_TF_REQUIRES_GRAD) != 0);
-}
-
-static int
-set_requires_grad(PtlTensorImpl *t, int on)
-{
-    if (on && !ptl_dtype_is_floating(t->dtype)) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "only Tensors of floating point dtype can require gradients");
-        return -1;
-    }
-    if (on) {
-        t->flags |= PTL_TF_REQUIRES_GRAD;
-    }
-    else {
-        t->flags &= ~(uint32_t)PTL_TF_REQUIRES_GRAD;
-    }
-    return 0;
-}
-
-static int
-tensor_set_requires_grad(PyObject *self, PyObject *value, void *c)
-{
-    (void)c;
-    if (value == NULL || !PyBool_Check(value)) {
-        PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
-        return -1;
-    }
-    return set_requires_grad(PTLPY_IMPL(self), value == Py_True);
-}
-
-static PyObject *
-tensor_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"requires_grad", NULL};
-    int on = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:requires_grad_", kwlist, &on)) {
-        return NULL;
-    }
-    if (set_requires_grad(PTLPY_IMPL(self), on) < 0) {
-        return NULL;
-    }
-    Py_INCREF(self);
-    return self;
-}
-
-static PyObject *
 tensor_get_version(PyObject *self, void *c)
 {
     (void)c;
@@ -321,7 +272,6 @@ static PyGetSetDef tensor_getset[] = {
     {"device", tensor_get_device, NULL, NULL, NULL},
     {"ndim", tensor_get_ndim, NULL, NULL, NULL},
     {"is_cuda", tensor_get_is_cuda, NULL, NULL, NULL},
-    {"requires_grad", tensor_get_requires_grad, tensor_set_requires_grad, NULL, NULL},
     {"_version", tensor_get_version, NULL, NULL, NULL},
     {"itemsize", tensor_get_itemsize, NULL, NULL, NULL},
     {"nbytes", tensor_get_nbytes, NULL, NULL, NULL},
@@ -466,9 +416,9 @@ tensor_make_subclass(PyObject *unused, PyObject *args, PyObject *kwargs)
     if (t == NULL) {
         return ptlpy_raise();
     }
-    if (set_requires_grad(t, rg) < 0) {
+    if (ptl_set_requires_grad(t, rg) < 0) {
         ptl_decref(t);
-        return NULL;
+        return ptlpy_raise();
     }
     return ptlpy_wrap_as(t, (PyTypeObject *)cls);
 }
@@ -796,8 +746,6 @@ static PyMethodDef tensor_methods[] = {
     {"is_floating_point", tensor_is_floating_point, METH_NOARGS, NULL},
     {"item", tensor_item, METH_NOARGS, NULL},
     {"tolist", tensor_tolist, METH_NOARGS, NULL},
-    {"requires_grad_", (PyCFunction)(void (*)(void))tensor_requires_grad_,
-     METH_VARARGS | METH_KEYWORDS, NULL},
     {"_storage_nbytes", tensor_untyped_storage_nbytes, METH_NOARGS, NULL},
     {"_storage_ptr", tensor_storage_ptr, METH_NOARGS, NULL},
     {"_make_subclass", (PyCFunction)(void (*)(void))tensor_make_subclass,

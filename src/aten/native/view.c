@@ -471,11 +471,7 @@ alias_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
     PtlTensorImpl *self = s[0].u.t;
-    int rc = set_view(s, self, self->dim, self->sizes, self->strides, self->storage_offset);
-    if (rc == 0) {
-        s[0].u.t->flags &= ~(uint32_t)PTL_TF_REQUIRES_GRAD;
-    }
-    return rc;
+    return set_view(s, self, self->dim, self->sizes, self->strides, self->storage_offset);
 }
 
 static const PtlKernelReg view_cpu_kernels[] = {

@@ -1,0 +1,160 @@
+/* autograd.h -- graph nodes, edges, saved variables, autograd metadata and the engine.
+ * Mirrors torch/csrc/autograd/{function.h, edge.h, saved_variable.h, variable.h, engine.h}.
+ *
+ * Note [Autograd ownership]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * - A tensor owns its grad_fn (PtlAutogradMeta.grad_fn) and its .grad.
+ * - A node owns its next edges' nodes and its saved variables.  It never owns a tensor that
+ *   points back at it: a saved OUTPUT is stored as an alias without autograd metadata and
+ *   gets its grad_fn re-attached only when unpacked for create_graph.
+ * - AccumulateGrad owns its leaf (`variable`); the leaf points back weakly
+ *   (PtlAutogradMeta.grad_accumulator), and the node clears that pointer when it dies.
+ * - `pyobj` is the node's Python wrapper (borrowed back-pointer, like TensorImpl.pyobj);
+ *   `py_state` holds Python-side data (hooks, metadata) that src/python frees.
+ * Nodes are freed when the last reference goes; a graph is a DAG, so refcounting frees it.
+ *
+ * Note [Autograd key]
+ * ~~~~~~~~~~~~~~~~~~~
+ * Every tensor carries the Autograd dispatch key.  Ops with a row in derivatives.def get the
+ * autograd kernel under that key: when grad mode is on and an input requires grad it
+ * redispatches below Autograd, then records a node whose next edges point at the inputs'
+ * gradient edges and sets grad_fn on the outputs.  Ops flagged N (not differentiable) have no
+ * kernel there and fall through.  Every other op gets the boxed fallback, which records a
+ * node that raises "the derivative for 'X' is not implemented" if backward reaches it. */
+#ifndef PTL_AUTOGRAD_AUTOGRAD_H
+#define PTL_AUTOGRAD_AUTOGRAD_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "../aten/dispatcher.h"
+#include "../c10/tensor_impl.h"
+
+#define PTL_NODE_MAX_SAVED 6
+
+typedef struct PtlNode PtlNode;
+
+typedef struct PtlEdge {
+    PtlNode *fn;        /* owned; NULL: this input needs no gradient */
+    int32_t input_nr;
+} PtlEdge;
+
+typedef struct PtlSavedVariable {
+    PtlTensorImpl *data;   /* owned; NULL when never saved or released */
+    int64_t version;       /* the tensor's version when saved */
+    int is_output;         /* the node's own output, saved without its grad_fn */
+    int output_nr;
+    int defined;           /* something was saved (even an undefined tensor) */
+    const char *producer;  /* grad_fn that made the tensor when saved (NULL: a leaf), for
+                            * the "modified by an inplace operation" message */
+    int producer_output_nr;
+} PtlSavedVariable;
+
+/* What backward needs to know about each forward input (sum_to for broadcasting, checks). */
+typedef struct PtlInputMeta {
+    PtlDtype dtype;
+    PtlDevice device;
+    int dim;
+    int64_t sizes[PTL_MAX_DIMS];
+} PtlInputMeta;
+
+/* grads_out[i] receives the gradient for next edge i (new ref, or NULL for none);
+ * grads_in[k] is the gradient of forward output k (borrowed; may be NULL = zeros). */
+typedef int (*PtlBackwardFn)(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
+
+typedef struct PtlNodeKind {
+    const char *name;        /* "AddBackward0" */
+    PtlBackwardFn apply;
+    int is_accumulate_grad;
+} PtlNodeKind;
+
+struct PtlNode {
+    atomic_long refcnt;
+    const PtlNodeKind *kind;
+    uint64_t seq;                  /* creation order; the engine runs the newest ready node first */
+    const PtlOperator *op;         /* the forward op (NULL for AccumulateGrad / custom nodes) */
+    int num_outputs;               /* forward outputs: gradients flowing in */
+    int num_next;                  /* forward tensor inputs: gradients flowing out */
+    PtlEdge *next;                 /* owned array [num_next] */
+    PtlInputMeta *input_meta;      /* owned array [num_next] */
+    uint32_t needs;                /* bit i: next edge i wants a gradient */
+    int nsaved;
+    PtlSavedVariable saved[PTL_NODE_MAX_SAVED];
+    int nargs;
+    PtlIValue args[PTL_SCHEMA_MAX_ARGS]; /* the forward's arguments; tensors not kept */
+    int64_t *arg_lists;            /* owned copies of int-list arguments */
+    PtlTensorImpl *variable;       /* AccumulateGrad: the leaf (owned) */
+    int released;                  /* saved variables freed after a backward */
+    void *pyobj;                   /* borrowed back-pointer to the Python wrapper */
+    void *py_state;                /* Python hooks/metadata, freed through ptl_autograd_hooks */
+    uint64_t engine_gen;           /* engine scratch: which backward last visited this node */
+    int engine_index;              /* engine scratch: the node's slot in that backward */
+};
+
+typedef struct PtlAutogradMeta {
+    int requires_grad;             /* leaves only; non-leaves require grad through grad_fn */
+    PtlTensorImpl *grad;           /* owned */
+    PtlNode *grad_fn;              /* owned */
+    int output_nr;
+    PtlNode *grad_accumulator;     /* weak, see Note [Autograd ownership] */
+    int retains_grad;
+    void *py_hooks;                /* tensor hooks (Python), owned by src/python */
+} PtlAutogradMeta;
+
+/* Callbacks into src/python (installed at import; NULL in a C-only world). */
+typedef struct PtlAutogradHooks {
+    /* Runs tensor pre-hooks / node pre-hooks for a node's incoming grads; may replace them.
+     * 0 or -1 (Python error set, PTL_ERR_PYTHON). */
+    int (*pre)(PtlNode *n, PtlTensorImpl **grads, int ngrads);
+    /* Runs node post-hooks (grad_inputs, grad_outputs). */
+    int (*post)(PtlNode *n, PtlTensorImpl **grads_out, int nout, PtlTensorImpl **grads_in, int nin);
+    void (*free_state)(void *py_state);
+    void (*free_tensor_hooks)(void *py_hooks);
+} PtlAutogradHooks;
+extern PtlAutogradHooks ptl_autograd_hooks;
+
+/* ---- metadata ---- */
+PtlAutogradMeta *ptl_autograd_meta(PtlTensorImpl *t, int create);   /* NULL if none/oom */
+int ptl_requires_grad(const PtlTensorImpl *t);
+/* Sets requires_grad on a leaf; RuntimeError for non-float dtypes or non-leaves. */
+int ptl_set_requires_grad(PtlTensorImpl *t, int on);
+PtlNode *ptl_grad_fn(const PtlTensorImpl *t);                        /* borrowed */
+int ptl_is_leaf(const PtlTensorImpl *t);
+/* The gradient edge of t: (grad_fn, output_nr), or (its AccumulateGrad, 0) for a leaf that
+ * requires grad, or (NULL, 0).  The edge's node is a new reference. */
+PtlEdge ptl_gradient_edge(PtlTensorImpl *t);
+void ptl_set_grad_fn(PtlTensorImpl *t, PtlNode *fn, int output_nr); /* fn borrowed (increfs) */
+
+/* ---- nodes ---- */
+PtlNode *ptl_node_new(const PtlNodeKind *kind, int num_outputs, int num_next);
+void ptl_node_incref(PtlNode *n);
+void ptl_node_decref(PtlNode *n);
+uint64_t ptl_next_sequence_nr(void);
+/* Saves t (borrowed; NULL allowed) into slot i. */
+void ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr);
+/* Unpacks slot i (new ref; NULL for an undefined tensor), checking the version counter:
+ * PyTorch's "modified by an inplace operation" and "backward through the graph a second
+ * time" errors. */
+PtlTensorImpl *ptl_saved_unpack(PtlNode *n, int i, int *err);
+void ptl_node_release_saved(PtlNode *n);
+extern const PtlNodeKind ptl_accumulate_grad_kind;
+
+/* ---- engine ---- */
+/* backward of roots[i] with grads[i] (NULL: ones for scalars).  inputs (optional): only
+ * accumulate into these leaves.  0 or -1. */
+int ptl_backward(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph,
+                 int create_graph, PtlTensorImpl **inputs, int ninputs);
+/* autograd.grad: gradients of roots w.r.t. inputs, written to out[ninputs] (new refs, NULL
+ * where unused: allow_unused decides whether that is an error). */
+int ptl_autograd_grad(PtlTensorImpl **roots, PtlTensorImpl **grads, int n,
+                      PtlTensorImpl **inputs, int ninputs, int retain_graph, int create_graph,
+                      int allow_unused, PtlTensorImpl **out);
+
+/* ---- grad mode ---- */
+int ptl_grad_mode_enabled(void);
+void ptl_grad_mode_set(int on);
+
+/* ---- registration ---- */
+int ptl_autograd_init(void);
+
+#endif

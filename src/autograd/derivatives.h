@@ -1,0 +1,19 @@
+/* derivatives.h -- the formula table built from derivatives.def. */
+#ifndef PTL_AUTOGRAD_DERIVATIVES_H
+#define PTL_AUTOGRAD_DERIVATIVES_H
+
+#include "autograd.h"
+
+#define PTL_SAVE_ARG(I) (1u << (I))
+#define PTL_SAVE_RESULT (1u << 16)
+
+typedef struct PtlGradRow {
+    int op;                 /* PtlOpId */
+    PtlNodeKind kind;       /* name + formula */
+    uint32_t save;
+} PtlGradRow;
+
+extern const PtlGradRow ptl_grad_rows[];
+extern const int ptl_grad_row_count;
+
+#endif

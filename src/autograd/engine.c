@@ -1,0 +1,488 @@
+/* engine.c -- runs backward over the graph.  Mirrors torch/csrc/autograd/engine.cpp.
+ *
+ * Note [Engine]
+ * ~~~~~~~~~~~~~
+ * 1. Discover every node reachable from the roots (iterative DFS, no recursion: a 100k-node
+ *    chain must not overflow the C stack) and count, per node, the edges coming into it.
+ * 2. Seed the roots' input buffers with the root gradients.
+ * 3. Run ready nodes (all incoming gradients arrived) newest first (max-heap on the sequence
+ *    number, as PyTorch breaks ties); each node's outputs are summed into its children's
+ *    input buffers, and a child whose count reaches zero becomes ready.
+ * 4. Without retain_graph, a node frees its saved tensors after it ran, so a second backward
+ *    raises PyTorch's "backward through the graph a second time" error.
+ * autograd.grad captures the buffers of the inputs' gradient edges instead of accumulating
+ * into .grad, and only runs nodes on a path to one of them.
+ * The engine runs on the calling thread with grad mode = create_graph. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../aten/native/native.h"
+#include "../c10/error.h"
+#include "autograd.h"
+
+typedef struct Slot {
+    PtlNode *node;               /* borrowed (the graph holds it) */
+    PtlTensorImpl **buf;         /* owned grads, [num_outputs] */
+    int deps;
+    int needed;                  /* autograd.grad: this node leads to an input */
+    int visited_children;
+} Slot;
+
+typedef struct Graph {
+    uint64_t gen;
+    Slot *slots;
+    int n, cap;
+    int *heap;                   /* slot indices, max-heap on seq */
+    int nheap;
+} Graph;
+
+static _Atomic uint64_t generation = 1;
+
+static int
+graph_slot(Graph *g, PtlNode *node, int *is_new)
+{
+    *is_new = 0;
+    if (node->engine_gen == g->gen) {
+        return node->engine_index;
+    }
+    if (g->n == g->cap) {
+        int cap = g->cap ? g->cap * 2 : 64;
+        Slot *s = realloc(g->slots, sizeof(Slot) * (size_t)cap);
+        if (s == NULL) {
+            return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+        }
+        g->slots = s;
+        g->cap = cap;
+    }
+    Slot *s = &g->slots[g->n];
+    memset(s, 0, sizeof(*s));
+    s->node = node;
+    s->buf = calloc((size_t)(node->num_outputs > 0 ? node->num_outputs : 1),
+                    sizeof(PtlTensorImpl *));
+    if (s->buf == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+    }
+    node->engine_gen = g->gen;
+    node->engine_index = g->n;
+    *is_new = 1;
+    return g->n++;
+}
+
+static void
+graph_free(Graph *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        Slot *s = &g->slots[i];
+        for (int k = 0; k < s->node->num_outputs; k++) {
+            ptl_xdecref(s->buf[k]);
+        }
+        free(s->buf);
+        s->node->engine_gen = 0;
+    }
+    free(g->slots);
+    free(g->heap);
+}
+
+/* Counts dependencies of every node reachable from `roots` (iterative DFS). */
+static int
+discover(Graph *g, PtlNode **roots, int nroots)
+{
+    int cap = 64, top = 0, is_new;
+    int *stack = malloc(sizeof(int) * (size_t)cap);
+    if (stack == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+    }
+    for (int r = 0; r < nroots; r++) {
+        int idx = graph_slot(g, roots[r], &is_new);
+        if (idx < 0) {
+            goto error;
+        }
+        if (!is_new) {
+            continue;
+        }
+        stack[top++] = idx;
+        while (top > 0) {
+            int cur = stack[--top];
+            PtlNode *node = g->slots[cur].node;
+            for (int i = 0; i < node->num_next; i++) {
+                PtlNode *c = node->next[i].fn;
+                if (c == NULL) {
+                    continue;
+                }
+                int ci = graph_slot(g, c, &is_new);
+                if (ci < 0) {
+                    goto error;
+                }
+                g->slots[ci].deps++;
+                if (is_new) {
+                    if (top == cap) {
+                        int *bigger = realloc(stack, sizeof(int) * (size_t)cap * 2);
+                        if (bigger == NULL) {
+                            ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+                            goto error;
+                        }
+                        stack = bigger;
+                        cap *= 2;
+                    }
+                    stack[top++] = ci;
+                }
+            }
+        }
+    }
+    free(stack);
+    return 0;
+error:
+    free(stack);
+    return -1;
+}
+
+/* autograd.grad: marks nodes that lead to a target (post-order over the DAG). */
+static int
+mark_needed(Graph *g)
+{
+    int *stack = malloc(sizeof(int) * (size_t)(g->n + 1) * 2);
+    if (stack == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+    }
+    for (int r = 0; r < g->n; r++) {
+        if (g->slots[r].visited_children) {
+            continue;
+        }
+        int top = 0;
+        stack[top++] = r;
+        while (top > 0) {
+            int cur = stack[top - 1];
+            Slot *s = &g->slots[cur];
+            if (s->visited_children == 0) {
+                s->visited_children = 1;
+                for (int i = 0; i < s->node->num_next; i++) {
+                    PtlNode *c = s->node->next[i].fn;
+                    if (c != NULL && g->slots[c->engine_index].visited_children == 0 &&
+                        top < 2 * (g->n + 1)) {
+                        stack[top++] = c->engine_index;
+                    }
+                }
+                continue;
+            }
+            top--;
+            if (s->visited_children == 2) {
+                continue;
+            }
+            s->visited_children = 2;
+            for (int i = 0; i < s->node->num_next; i++) {
+                PtlNode *c = s->node->next[i].fn;
+                if (c != NULL && g->slots[c->engine_index].needed) {
+                    s->needed |= 2;   /* 2: runs because a descendant is needed */
+                }
+            }
+        }
+    }
+    free(stack);
+    return 0;
+}
+
+static int
+heap_less(const Graph *g, int a, int b)
+{
+    return g->slots[a].node->seq < g->slots[b].node->seq;
+}
+
+static int
+heap_push(Graph *g, int idx)
+{
+    if (g->heap == NULL) {
+        g->heap = malloc(sizeof(int) * (size_t)(g->n + 1));
+        if (g->heap == NULL) {
+            return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+        }
+    }
+    int i = g->nheap++;
+    g->heap[i] = idx;
+    while (i > 0 && heap_less(g, g->heap[(i - 1) / 2], g->heap[i])) {
+        int p = (i - 1) / 2, t = g->heap[p];
+        g->heap[p] = g->heap[i];
+        g->heap[i] = t;
+        i = p;
+    }
+    return 0;
+}
+
+static int
+heap_pop(Graph *g)
+{
+    int top = g->heap[0], i = 0;
+    g->heap[0] = g->heap[--g->nheap];
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < g->nheap && heap_less(g, g->heap[m], g->heap[l])) {
+            m = l;
+        }
+        if (r < g->nheap && heap_less(g, g->heap[m], g->heap[r])) {
+            m = r;
+        }
+        if (m == i) {
+            break;
+        }
+        int t = g->heap[m];
+        g->heap[m] = g->heap[i];
+        g->heap[i] = t;
+        i = m;
+    }
+    return top;
+}
+
+/* buf[k] += g (g borrowed). */
+static int
+accumulate(PtlTensorImpl **slot, PtlTensorImpl *grad)
+{
+    if (*slot == NULL) {
+        ptl_incref(grad);
+        *slot = grad;
+        return 0;
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(*slot), ptl_iv_tensor(grad), ptl_iv_int(1)};
+    PtlTensorImpl *sum = ptl_call_tensor(PTL_OP_add_Tensor, a);
+    if (sum == NULL) {
+        return -1;
+    }
+    ptl_decref(*slot);
+    *slot = sum;
+    return 0;
+}
+
+static PtlTensorImpl *
+ones_like(PtlTensorImpl *t)
+{
+    PtlTensorImpl *o = ptl_empty(t->dim, t->sizes, t->dtype, t->device);
+    PtlIValue one = ptl_iv_int(1);
+    if (o != NULL && ptl_fill_scalar(o, &one) < 0) {
+        PTL_CLEAR(o);
+    }
+    return o;
+}
+
+typedef struct Capture {
+    PtlNode *node;        /* the target's gradient edge */
+    int input_nr;
+    PtlTensorImpl **out;  /* where the captured gradient goes */
+} Capture;
+
+static int
+run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int create_graph,
+    PtlTensorImpl **only, int nonly, Capture *caps, int ncaps)
+{
+    Graph g;
+    PtlNode **root_nodes = NULL;
+    PtlEdge *root_edges = NULL;
+    int rc = -1, old_mode = ptl_grad_mode_enabled();
+    memset(&g, 0, sizeof(g));
+    g.gen = atomic_fetch_add(&generation, 1);
+
+    root_edges = calloc((size_t)n, sizeof(PtlEdge));
+    root_nodes = calloc((size_t)n, sizeof(PtlNode *));
+    if (root_edges == NULL || root_nodes == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        root_edges[i] = ptl_gradient_edge(roots[i]);
+        if (root_edges[i].fn == NULL) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "element %d of tensors does not require grad and does not have a "
+                          "grad_fn",
+                          i);
+            goto done;
+        }
+        root_nodes[i] = root_edges[i].fn;
+    }
+    if (discover(&g, root_nodes, n) < 0) {
+        goto done;
+    }
+    for (int k = 0; k < ncaps; k++) {
+        if (caps[k].node != NULL && caps[k].node->engine_gen == g.gen) {
+            g.slots[caps[k].node->engine_index].needed |= 1;
+        }
+    }
+    if (caps != NULL && mark_needed(&g) < 0) {
+        goto done;
+    }
+    ptl_grad_mode_set(create_graph);
+    for (int i = 0; i < n; i++) {
+        PtlTensorImpl *gr = grads ? grads[i] : NULL, *made = NULL;
+        if (gr == NULL) {
+            if (roots[i]->numel != 1) {
+                ptl_error_set(PTL_ERR_RUNTIME, "grad can be implicitly created only for scalar "
+                                               "outputs");
+                goto done;
+            }
+            if ((gr = made = ones_like(roots[i])) == NULL) {
+                goto done;
+            }
+        }
+        else if (gr->dim != roots[i]->dim ||
+                 memcmp(gr->sizes, roots[i]->sizes, sizeof(int64_t) * (size_t)gr->dim) != 0) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "Mismatch in shape: grad_output[%d] has a shape that does not match "
+                          "the shape of output %d",
+                          i, i);
+            goto done;
+        }
+        Slot *s = &g.slots[root_nodes[i]->engine_index];
+        int r = accumulate(&s->buf[root_edges[i].input_nr], gr);
+        ptl_xdecref(made);
+        if (r < 0) {
+            goto done;
+        }
+    }
+    for (int i = 0; i < g.n; i++) {
+        if (g.slots[i].deps == 0 && heap_push(&g, i) < 0) {
+            goto done;
+        }
+    }
+    while (g.nheap > 0) {
+        int idx = heap_pop(&g);
+        Slot *s = &g.slots[idx];
+        PtlNode *node = s->node;
+        PtlTensorImpl *outs_buf[16], **outs = outs_buf;
+        int any = 0;
+
+        for (int k = 0; k < ncaps; k++) {
+            if (caps[k].node == node && s->buf[caps[k].input_nr] != NULL && *caps[k].out == NULL) {
+                ptl_incref(s->buf[caps[k].input_nr]);
+                *caps[k].out = s->buf[caps[k].input_nr];
+            }
+        }
+        for (int k = 0; k < node->num_outputs; k++) {
+            any |= s->buf[k] != NULL;
+        }
+        int skip = !any || (caps != NULL && !(s->needed & 2));
+        if (node->kind->is_accumulate_grad && nonly > 0) {
+            int listed = 0;
+            for (int k = 0; k < nonly; k++) {
+                listed |= only[k] == node->variable;
+            }
+            skip |= !listed;
+        }
+        if (node->num_next > 16 &&
+            (outs = calloc((size_t)node->num_next, sizeof(PtlTensorImpl *))) == NULL) {
+            ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+            goto done;
+        }
+        memset(outs, 0, sizeof(PtlTensorImpl *) * (size_t)(node->num_next < 16 ? 16 : node->num_next));
+        if (!skip) {
+            if (node->py_state != NULL && ptl_autograd_hooks.pre != NULL &&
+                ptl_autograd_hooks.pre(node, s->buf, node->num_outputs) < 0) {
+                goto node_error;
+            }
+            if (node->kind->apply(node, s->buf, outs) < 0) {
+                goto node_error;
+            }
+            if (node->py_state != NULL && ptl_autograd_hooks.post != NULL &&
+                ptl_autograd_hooks.post(node, outs, node->num_next, s->buf, node->num_outputs) < 0) {
+                goto node_error;
+            }
+        }
+        if (!retain_graph && !skip) {
+            ptl_node_release_saved(node);
+        }
+        for (int k = 0; k < node->num_outputs; k++) {
+            PTL_CLEAR(s->buf[k]);
+        }
+        for (int i = 0; i < node->num_next; i++) {
+            PtlNode *c = node->next[i].fn;
+            if (c == NULL) {
+                PTL_CLEAR(outs[i]);
+                continue;
+            }
+            Slot *cs = &g.slots[c->engine_index];
+            if (outs[i] != NULL) {
+                int r = accumulate(&cs->buf[node->next[i].input_nr], outs[i]);
+                PTL_CLEAR(outs[i]);
+                if (r < 0) {
+                    goto node_error;
+                }
+            }
+            if (--cs->deps == 0 && heap_push(&g, c->engine_index) < 0) {
+                goto node_error;
+            }
+        }
+        if (outs != outs_buf) {
+            free(outs);
+        }
+        continue;
+node_error:
+        for (int i = 0; i < node->num_next; i++) {
+            PTL_CLEAR(outs[i]);
+        }
+        if (outs != outs_buf) {
+            free(outs);
+        }
+        goto done;
+    }
+    rc = 0;
+done:
+    ptl_grad_mode_set(old_mode);
+    graph_free(&g);
+    for (int i = 0; root_edges != NULL && i < n; i++) {
+        if (root_edges[i].fn != NULL) {
+            ptl_node_decref(root_edges[i].fn);
+        }
+    }
+    free(root_edges);
+    free(root_nodes);
+    return rc;
+}
+
+int
+ptl_backward(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph,
+             int create_graph, PtlTensorImpl **inputs, int ninputs)
+{
+    return run(roots, grads, n, retain_graph, create_graph, inputs, ninputs, NULL, 0);
+}
+
+int
+ptl_autograd_grad(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, PtlTensorImpl **inputs,
+                  int ninputs, int retain_graph, int create_graph, int allow_unused,
+                  PtlTensorImpl **out)
+{
+    Capture *caps = calloc((size_t)(ninputs ? ninputs : 1), sizeof(Capture));
+    int rc = -1;
+    if (caps == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+    }
+    for (int k = 0; k < ninputs; k++) {
+        out[k] = NULL;
+        if (!ptl_requires_grad(inputs[k])) {
+            ptl_error_set(PTL_ERR_RUNTIME, "One of the differentiated Tensors does not require "
+                                           "grad");
+            goto done;
+        }
+        PtlEdge e = ptl_gradient_edge(inputs[k]);
+        caps[k].node = e.fn;
+        caps[k].input_nr = e.input_nr;
+        caps[k].out = &out[k];
+    }
+    if (run(roots, grads, n, retain_graph, create_graph, NULL, 0, caps, ninputs) < 0) {
+        goto done;
+    }
+    for (int k = 0; k < ninputs; k++) {
+        if (out[k] == NULL && !allow_unused) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "One of the differentiated Tensors appears to not have been used in "
+                          "the graph. Set allow_unused=True if this is the desired behavior.");
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    for (int k = 0; k < ninputs; k++) {
+        if (caps[k].node != NULL) {
+            ptl_node_decref(caps[k].node);
+        }
+        if (rc < 0) {
+            PTL_CLEAR(out[k]);
+        }
+    }
+    free(caps);
+    return rc;
+}

@@ -1,0 +1,416 @@
+/* node.c -- nodes, edges, saved variables, autograd metadata, AccumulateGrad.  Mirrors
+ * torch/csrc/autograd/{function.cpp, saved_variable.cpp, variable.cpp,
+ * functions/accumulate_grad.cpp}.  See Note [Autograd ownership]. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../c10/debug_counts.h"
+#include "../c10/error.h"
+#include "../c10/tls.h"
+#include "autograd.h"
+
+PtlAutogradHooks ptl_autograd_hooks;
+static _Atomic uint64_t sequence_nr;
+
+uint64_t
+ptl_next_sequence_nr(void)
+{
+    return atomic_fetch_add_explicit(&sequence_nr, 1, memory_order_relaxed);
+}
+
+/* ---- grad mode (Note [Autograd key]: off = the Autograd key is excluded) ---- */
+
+int
+ptl_grad_mode_enabled(void)
+{
+    return ptl_tls()->grad_enabled;
+}
+
+void
+ptl_grad_mode_set(int on)
+{
+    PtlLocalState *tls = ptl_tls();
+    tls->grad_enabled = on != 0;
+    if (on) {
+        tls->excluded &= ~PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    }
+    else {
+        tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    }
+}
+
+/* ---- metadata ---- */
+
+PtlAutogradMeta *
+ptl_autograd_meta(PtlTensorImpl *t, int create)
+{
+    if (t->autograd_meta != NULL || !create) {
+        return t->autograd_meta;
+    }
+    PtlAutogradMeta *m = calloc(1, sizeof(PtlAutogradMeta));
+    if (m == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate autograd metadata");
+        return NULL;
+    }
+    t->autograd_meta = m;
+    return m;
+}
+
+int
+ptl_requires_grad(const PtlTensorImpl *t)
+{
+    const PtlAutogradMeta *m = t->autograd_meta;
+    return m != NULL && (m->requires_grad || m->grad_fn != NULL);
+}
+
+PtlNode *
+ptl_grad_fn(const PtlTensorImpl *t)
+{
+    const PtlAutogradMeta *m = t->autograd_meta;
+    return m ? m->grad_fn : NULL;
+}
+
+int
+ptl_is_leaf(const PtlTensorImpl *t)
+{
+    return ptl_grad_fn(t) == NULL;
+}
+
+int
+ptl_set_requires_grad(PtlTensorImpl *t, int on)
+{
+    if (!ptl_is_leaf(t)) {
+        if (on) {
+            return 0;
+        }
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "you can only change requires_grad flags of leaf variables. If you "
+                             "want to use a computed variable in a subgraph that doesn't require "
+                             "differentiation use var_no_grad = var.detach().");
+    }
+    if (on && !ptl_dtype_is_floating(t->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "only Tensors of floating point dtype can require gradients");
+    }
+    PtlAutogradMeta *m = ptl_autograd_meta(t, on);
+    if (m != NULL) {
+        m->requires_grad = on != 0;
+    }
+    return on && m == NULL ? -1 : 0;
+}
+
+void
+ptl_set_grad_fn(PtlTensorImpl *t, PtlNode *fn, int output_nr)
+{
+    PtlAutogradMeta *m = ptl_autograd_meta(t, 1);
+    if (m == NULL) {
+        return;
+    }
+    if (fn != NULL) {
+        ptl_node_incref(fn);
+    }
+    if (m->grad_fn != NULL) {
+        ptl_node_decref(m->grad_fn);
+    }
+    m->grad_fn = fn;
+    m->output_nr = output_nr;
+    if (fn != NULL) {
+        m->requires_grad = 0;
+    }
+}
+
+static PtlNode *
+grad_accumulator(PtlTensorImpl *t)
+{
+    PtlAutogradMeta *m = ptl_autograd_meta(t, 1);
+    if (m == NULL) {
+        return NULL;
+    }
+    if (m->grad_accumulator != NULL) {
+        ptl_node_incref(m->grad_accumulator);
+        return m->grad_accumulator;
+    }
+    PtlNode *n = ptl_node_new(&ptl_accumulate_grad_kind, 1, 0);
+    if (n == NULL) {
+        return NULL;
+    }
+    n->seq = UINT64_MAX;   /* run as soon as ready, like PyTorch's AccumulateGrad */
+    ptl_incref(t);
+    n->variable = t;
+    m->grad_accumulator = n;
+    return n;
+}
+
+PtlEdge
+ptl_gradient_edge(PtlTensorImpl *t)
+{
+    PtlEdge e = {NULL, 0};
+    PtlAutogradMeta *m = t->autograd_meta;
+    if (m == NULL) {
+        return e;
+    }
+    if (m->grad_fn != NULL) {
+        ptl_node_incref(m->grad_fn);
+        e.fn = m->grad_fn;
+        e.input_nr = m->output_nr;
+    }
+    else if (m->requires_grad) {
+        e.fn = grad_accumulator(t);
+    }
+    return e;
+}
+
+/* ---- nodes ---- */
+
+PtlNode *
+ptl_node_new(const PtlNodeKind *kind, int num_outputs, int num_next)
+{
+    PtlNode *n = calloc(1, sizeof(PtlNode));
+    if (n == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate an autograd node");
+        return NULL;
+    }
+    if (num_next > 0) {
+        n->next = calloc((size_t)num_next, sizeof(PtlEdge));
+        n->input_meta = calloc((size_t)num_next, sizeof(PtlInputMeta));
+        if (n->next == NULL || n->input_meta == NULL) {
+            free(n->next);
+            free(n->input_meta);
+            free(n);
+            ptl_error_set(PTL_ERR_MEMORY, "can't allocate an autograd node");
+            return NULL;
+        }
+    }
+    atomic_init(&n->refcnt, 1);
+    n->kind = kind;
+    n->seq = ptl_next_sequence_nr();
+    n->num_outputs = num_outputs;
+    n->num_next = num_next;
+    ptl_debug_count(PTL_COUNT_NODE, 1);
+    return n;
+}
+
+void
+ptl_node_incref(PtlNode *n)
+{
+    atomic_fetch_add_explicit(&n->refcnt, 1, memory_order_relaxed);
+}
+
+void
+ptl_node_release_saved(PtlNode *n)
+{
+    for (int i = 0; i < n->nsaved; i++) {
+        PTL_CLEAR(n->saved[i].data);
+    }
+    n->released = 1;
+}
+
+/* Frees iteratively: a long chain of nodes (100k ops) must not recurse once per node. */
+void
+ptl_node_decref(PtlNode *n)
+{
+    PtlNode *stack_buf[64];
+    PtlNode **stack = stack_buf;
+    int top = 0, cap = 64;
+
+    if (atomic_fetch_sub_explicit(&n->refcnt, 1, memory_order_acq_rel) != 1) {
+        return;
+    }
+    stack[top++] = n;
+    while (top > 0) {
+        PtlNode *x = stack[--top];
+        for (int i = 0; i < x->num_next; i++) {
+            PtlNode *c = x->next[i].fn;
+            if (c == NULL ||
+                atomic_fetch_sub_explicit(&c->refcnt, 1, memory_order_acq_rel) != 1) {
+                continue;
+            }
+            if (top == cap) {
+                PtlNode **bigger = malloc(sizeof(PtlNode *) * (size_t)cap * 2);
+                if (bigger == NULL) {
+                    continue;   /* leak rather than crash under memory exhaustion */
+                }
+                memcpy(bigger, stack, sizeof(PtlNode *) * (size_t)cap);
+                if (stack != stack_buf) {
+                    free(stack);
+                }
+                stack = bigger;
+                cap *= 2;
+            }
+            stack[top++] = c;
+        }
+        ptl_node_release_saved(x);
+        if (x->variable != NULL) {
+            PtlAutogradMeta *m = x->variable->autograd_meta;
+            if (m != NULL && m->grad_accumulator == x) {
+                m->grad_accumulator = NULL;
+            }
+            ptl_decref(x->variable);
+        }
+        if (x->py_state != NULL && ptl_autograd_hooks.free_state != NULL) {
+            ptl_autograd_hooks.free_state(x->py_state);
+        }
+        free(x->arg_lists);
+        free(x->next);
+        free(x->input_meta);
+        ptl_debug_count(PTL_COUNT_NODE, -1);
+        free(x);
+    }
+    if (stack != stack_buf) {
+        free(stack);
+    }
+}
+
+/* ---- saved variables ---- */
+
+void
+ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
+{
+    PtlSavedVariable *sv = &n->saved[i];
+    sv->defined = 1;
+    sv->is_output = is_output;
+    sv->output_nr = output_nr;
+    if (t == NULL) {
+        return;
+    }
+    const PtlAutogradMeta *m = t->autograd_meta;
+    sv->producer = is_output ? n->kind->name : (m && m->grad_fn ? m->grad_fn->kind->name : NULL);
+    sv->producer_output_nr = is_output ? output_nr : (m ? m->output_nr : 0);
+    sv->version = atomic_load(&t->version->version);
+    if (is_output) {
+        /* an alias without autograd metadata: no cycle through our own grad_fn */
+        sv->data = ptl_tensor_impl_view(t, t->dim, t->sizes, t->strides, t->storage_offset);
+        if (sv->data != NULL) {
+            sv->data->flags &= ~(uint32_t)PTL_TF_IS_VIEW;
+        }
+        else {
+            ptl_error_clear();
+        }
+    }
+    else {
+        ptl_incref(t);
+        sv->data = t;
+    }
+    if (i >= n->nsaved) {
+        n->nsaved = i + 1;
+    }
+}
+
+static void
+format_type(const PtlTensorImpl *t, char *buf, size_t n)
+{
+    int off = snprintf(buf, n, "torch.%sTensor [", ptl_dtype_legacy_name(t->dtype));
+    for (int d = 0; d < t->dim && (size_t)off < n; d++) {
+        off += snprintf(buf + off, n - (size_t)off, "%s%lld", d ? ", " : "",
+                        (long long)t->sizes[d]);
+    }
+    if ((size_t)off < n) {
+        snprintf(buf + off, n - (size_t)off, "]");
+    }
+}
+
+PtlTensorImpl *
+ptl_saved_unpack(PtlNode *n, int i, int *err)
+{
+    PtlSavedVariable *sv = &n->saved[i];
+    *err = 0;
+    if (n->released) {
+        *err = 1;
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "Trying to backward through the graph a second time (or directly access "
+                      "saved tensors after they have already been freed). Saved intermediate "
+                      "values of the graph are freed when you call .backward() or "
+                      "autograd.grad(). Specify retain_graph=True if you need to backward "
+                      "through the graph a second time or if you need to access saved tensors "
+                      "after calling backward.");
+        return NULL;
+    }
+    if (sv->data == NULL) {
+        return NULL;
+    }
+    int64_t now = atomic_load(&sv->data->version->version);
+    if (now != sv->version) {
+        char type[160], which[96] = "";
+        *err = 1;
+        format_type(sv->data, type, sizeof(type));
+        if (sv->producer != NULL) {
+            snprintf(which, sizeof(which), ", which is output %d of %s,", sv->producer_output_nr,
+                     sv->producer);
+        }
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "one of the variables needed for gradient computation has been modified "
+                      "by an inplace operation: [%s]%s is at version %lld; expected version "
+                      "%lld instead. Hint: enable anomaly detection to find the operation that "
+                      "failed to compute its gradient, with "
+                      "torch.autograd.set_detect_anomaly(True).",
+                      type, which, (long long)now, (long long)sv->version);
+        return NULL;
+    }
+    if (sv->is_output && ptl_grad_mode_enabled()) {
+        /* create_graph: reattach the output's history to a fresh alias */
+        PtlTensorImpl *a = ptl_tensor_impl_view(sv->data, sv->data->dim, sv->data->sizes,
+                                                sv->data->strides, sv->data->storage_offset);
+        if (a == NULL) {
+            *err = 1;
+            return NULL;
+        }
+        ptl_set_grad_fn(a, n, sv->output_nr);
+        return a;
+    }
+    ptl_incref(sv->data);
+    return sv->data;
+}
+
+/* ---- AccumulateGrad ---- */
+
+static int
+accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
+{
+    (void)grads_out;
+    PtlTensorImpl *var = n->variable, *g = grads_in[0];
+    PtlAutogradMeta *m = ptl_autograd_meta(var, 1);
+    if (g == NULL || m == NULL) {
+        return m == NULL ? -1 : 0;
+    }
+    if (g->dim != var->dim || memcmp(g->sizes, var->sizes, sizeof(int64_t) * (size_t)g->dim)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "AccumulateGrad: the gradient's shape does not match the leaf's");
+    }
+    if (m->grad == NULL) {
+        PtlIValue a[2];
+        if (!ptl_grad_mode_enabled() && atomic_load(&g->refcnt) <= 2 && g->dtype == var->dtype &&
+            ptl_tensor_is_contiguous(g) && ptl_grad_fn(g) == NULL) {
+            ptl_incref(g);   /* nobody else holds this buffer: steal it */
+            m->grad = g;
+            return 0;
+        }
+        a[0] = ptl_iv_tensor(g);
+        a[1] = ptl_iv_none();
+        PtlTensorImpl *c = ptl_grad_mode_enabled() ? (ptl_incref(g), g)
+                                                   : ptl_call_tensor(PTL_OP_clone, a);
+        if (c == NULL) {
+            return -1;
+        }
+        m->grad = c;
+        return 0;
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(m->grad), ptl_iv_tensor(g), ptl_iv_int(1)};
+    if (ptl_grad_mode_enabled()) {   /* create_graph: out of place, keeps the history */
+        PtlTensorImpl *s = ptl_call_tensor(PTL_OP_add_Tensor, a);
+        if (s == NULL) {
+            return -1;
+        }
+        ptl_decref(m->grad);
+        m->grad = s;
+        return 0;
+    }
+    PtlTensorImpl *s = ptl_call_tensor(PTL_OP_add__Tensor, a);
+    if (s == NULL) {
+        return -1;
+    }
+    ptl_decref(s);
+    return 0;
+}
+
+const PtlNodeKind ptl_accumulate_grad_kind = {"AccumulateGrad", accumulate_grad_apply, 1};

@@ -1,0 +1,608 @@
+/* autograd_object.c -- autograd seen from Python: grad_fn node objects (one Python type per
+ * node name, so type(y.grad_fn).__name__ == "MulBackward0"), Tensor.grad / grad_fn /
+ * is_leaf / requires_grad, backward and autograd.grad, grad mode.  Mirrors
+ * torch/csrc/autograd/{python_cpp_function.cpp, python_engine.cpp, python_variable.cpp}.
+ * See Note [Autograd ownership]. */
+#include "ptlpy.h"
+
+#include <string.h>
+
+#include "../autograd/autograd.h"
+
+typedef struct PtlPyNode {
+    PyObject_HEAD
+    PtlNode *node;        /* owned */
+    PyObject *metadata;   /* dict, created on first access */
+} PtlPyNode;
+
+static PyObject *node_types = NULL;   /* name -> type */
+static PyTypeObject *node_base_type = NULL;
+
+PyObject *ptlpy_wrap_node(PtlNode *n);
+
+static void
+node_dealloc(PtlPyNode *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    if (self->node != NULL) {
+        self->node->pyobj = NULL;
+        ptl_node_decref(self->node);
+        self->node = NULL;
+    }
+    Py_CLEAR(self->metadata);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static int
+node_traverse(PtlPyNode *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->metadata);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+node_clear(PtlPyNode *self)
+{
+    Py_CLEAR(self->metadata);
+    return 0;
+}
+
+static PyObject *
+node_name(PtlPyNode *self, PyObject *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(self->node->kind->name);
+}
+
+static PyObject *
+node_next_functions(PtlPyNode *self, void *c)
+{
+    (void)c;
+    PtlNode *n = self->node;
+    PyObject *tup = PyTuple_New(n->num_next);
+    for (int i = 0; tup != NULL && i < n->num_next; i++) {
+        PyObject *fn;
+        if (n->next[i].fn != NULL) {
+            ptl_node_incref(n->next[i].fn);
+            fn = ptlpy_wrap_node(n->next[i].fn);
+        }
+        else {
+            Py_INCREF(Py_None);
+            fn = Py_None;
+        }
+        PyObject *pair = fn ? Py_BuildValue("(Ni)", fn, n->next[i].input_nr) : NULL;
+        if (pair == NULL) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, pair);
+    }
+    return tup;
+}
+
+static PyObject *
+node_metadata(PtlPyNode *self, void *c)
+{
+    (void)c;
+    if (self->metadata == NULL && (self->metadata = PyDict_New()) == NULL) {
+        return NULL;
+    }
+    Py_INCREF(self->metadata);
+    return self->metadata;
+}
+
+static PyObject *
+node_variable(PtlPyNode *self, void *c)
+{
+    (void)c;
+    if (self->node->variable == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "'variable' exists only on AccumulateGrad nodes");
+        return NULL;
+    }
+    ptl_incref(self->node->variable);
+    return ptlpy_wrap(self->node->variable);
+}
+
+/* _saved_<name>: a saved tensor (by schema argument name, or "result") or a saved scalar. */
+static PyObject *
+node_getattro(PyObject *o, PyObject *name)
+{
+    PtlPyNode *self = (PtlPyNode *)o;
+    const char *s = PyUnicode_AsUTF8(name);
+    PtlNode *n = self->node;
+    if (s == NULL || strncmp(s, "_saved_", 7) != 0 || n->op == NULL) {
+        return PyObject_GenericGetAttr(o, name);
+    }
+    const char *want = s + 7;
+    const PtlSchema *sc = &n->op->schema;
+    int slot = 0;
+    for (int i = 0; i < sc->nargs; i++) {
+        const PtlArg *a = &sc->args[i];
+        int is_saved_tensor = 0;
+        for (int k = 0; k < n->nsaved; k++) {
+            (void)k;
+        }
+        if (a->kind == PTL_ARG_TENSOR) {
+            /* tensors are saved in argument order: find whether this one is */
+            is_saved_tensor = slot < n->nsaved && !n->saved[slot].is_output &&
+                              n->saved[slot].defined;
+        }
+        if (strcmp(a->name, want) == 0) {
+            if (a->kind == PTL_ARG_TENSOR) {
+                if (!is_saved_tensor) {
+                    break;
+                }
+                int err;
+                PtlTensorImpl *t = ptl_saved_unpack(n, slot, &err);
+                if (err) {
+                    return ptlpy_raise();
+                }
+                if (t == NULL) {
+                    Py_RETURN_NONE;
+                }
+                return ptlpy_wrap(t);
+            }
+            PtlIValue *v = &n->args[i];
+            switch (v->tag) {
+            case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
+            case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
+            case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
+            case PTL_IV_INTLIST: {
+                PyObject *tup = PyTuple_New(v->u.il.n);
+                for (int64_t k = 0; tup && k < v->u.il.n; k++) {
+                    PyTuple_SET_ITEM(tup, k, PyLong_FromLongLong(v->u.il.data[k]));
+                }
+                return tup;
+            }
+            case PTL_IV_NONE: Py_RETURN_NONE;
+            default: break;
+            }
+            break;
+        }
+        if (a->kind == PTL_ARG_TENSOR && is_saved_tensor) {
+            slot++;
+        }
+    }
+    if (strcmp(want, "result") == 0) {
+        for (int k = 0; k < n->nsaved; k++) {
+            if (n->saved[k].is_output) {
+                int err;
+                PtlTensorImpl *t = ptl_saved_unpack(n, k, &err);
+                if (err) {
+                    return ptlpy_raise();
+                }
+                return ptlpy_wrap(t);
+            }
+        }
+    }
+    PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'", n->kind->name, s);
+    return NULL;
+}
+
+static PyObject *
+node_repr(PtlPyNode *self)
+{
+    return PyUnicode_FromFormat("<%s object at %p>", self->node->kind->name, (void *)self);
+}
+
+static PyMethodDef node_methods[] = {
+    {"name", (PyCFunction)node_name, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyGetSetDef node_getset[] = {
+    {"next_functions", (getter)node_next_functions, NULL, NULL, NULL},
+    {"metadata", (getter)node_metadata, NULL, NULL, NULL},
+    {"variable", (getter)node_variable, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyType_Slot node_slots[] = {
+    {Py_tp_dealloc, node_dealloc},
+    {Py_tp_traverse, node_traverse},
+    {Py_tp_clear, node_clear},
+    {Py_tp_methods, node_methods},
+    {Py_tp_getset, node_getset},
+    {Py_tp_getattro, node_getattro},
+    {Py_tp_repr, node_repr},
+    {0, NULL},
+};
+
+static PyType_Spec node_base_spec = {
+    "pytorchlite._C._Node", sizeof(PtlPyNode), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, node_slots,
+};
+
+static PyTypeObject *
+type_for(const char *name)
+{
+    PyObject *t = PyDict_GetItemString(node_types, name);
+    if (t != NULL) {
+        return (PyTypeObject *)t;
+    }
+    static PyType_Slot gc_slots[] = {
+        {Py_tp_dealloc, node_dealloc},
+        {Py_tp_traverse, node_traverse},
+        {Py_tp_clear, node_clear},
+        {0, NULL},
+    };
+    char qualified[128];
+    snprintf(qualified, sizeof(qualified), "pytorchlite._C.%s", name);
+    PyType_Spec spec = {qualified, sizeof(PtlPyNode), 0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+                        gc_slots};
+    PyObject *bases = PyTuple_Pack(1, (PyObject *)node_base_type);
+    if (bases == NULL) {
+        return NULL;
+    }
+    t = PyType_FromSpecWithBases(&spec, bases);
+    Py_DECREF(bases);
+    if (t == NULL || PyDict_SetItemString(node_types, name, t) < 0) {
+        Py_XDECREF(t);
+        return NULL;
+    }
+    Py_DECREF(t);   /* the dict keeps it */
+    return (PyTypeObject *)t;
+}
+
+/* Wraps n (STOLEN reference) in its Python object, reusing n->pyobj. */
+PyObject *
+ptlpy_wrap_node(PtlNode *n)
+{
+    if (n->pyobj != NULL) {
+        PyObject *o = n->pyobj;
+        Py_INCREF(o);
+        ptl_node_decref(n);
+        return o;
+    }
+    PyTypeObject *tp = type_for(n->kind->name);
+    PtlPyNode *o = tp ? PyObject_GC_New(PtlPyNode, tp) : NULL;
+    if (o == NULL) {
+        ptl_node_decref(n);
+        return NULL;
+    }
+    o->node = n;
+    o->metadata = NULL;
+    n->pyobj = o;
+    PyObject_GC_Track(o);
+    return (PyObject *)o;
+}
+
+/* ---- Tensor properties (installed on TensorBase by ptlpy_autograd_init) ---- */
+
+static PyObject *
+t_get_requires_grad(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(ptl_requires_grad(PTLPY_IMPL(self)));
+}
+
+static int
+t_set_requires_grad(PyObject *self, PyObject *value, void *c)
+{
+    (void)c;
+    if (value == NULL || !PyBool_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "requires_grad must be a bool");
+        return -1;
+    }
+    return ptl_set_requires_grad(PTLPY_IMPL(self), value == Py_True) < 0 ? ptlpy_raise_int() : 0;
+}
+
+static PyObject *
+t_requires_grad_(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"requires_grad", NULL};
+    int on = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:requires_grad_", kwlist, &on)) {
+        return NULL;
+    }
+    if (ptl_set_requires_grad(PTLPY_IMPL(self), on) < 0) {
+        return ptlpy_raise();
+    }
+    Py_INCREF(self);
+    return self;
+}
+
+static PyObject *
+t_get_is_leaf(PyObject *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(ptl_is_leaf(PTLPY_IMPL(self)));
+}
+
+static PyObject *
+t_get_grad_fn(PyObject *self, void *c)
+{
+    (void)c;
+    PtlNode *n = ptl_grad_fn(PTLPY_IMPL(self));
+    if (n == NULL) {
+        Py_RETURN_NONE;
+    }
+    ptl_node_incref(n);
+    return ptlpy_wrap_node(n);
+}
+
+static PyObject *
+t_get_output_nr(PyObject *self, void *c)
+{
+    (void)c;
+    PtlAutogradMeta *m = ptl_autograd_meta(PTLPY_IMPL(self), 0);
+    return PyLong_FromLong(m ? m->output_nr : 0);
+}
+
+static PyObject *
+t_get_grad(PyObject *self, void *c)
+{
+    (void)c;
+    PtlAutogradMeta *m = ptl_autograd_meta(PTLPY_IMPL(self), 0);
+    if (m == NULL || m->grad == NULL) {
+        Py_RETURN_NONE;
+    }
+    ptl_incref(m->grad);
+    return ptlpy_wrap(m->grad);
+}
+
+static int
+t_set_grad(PyObject *self, PyObject *value, void *c)
+{
+    (void)c;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    if (value == NULL || value == Py_None) {
+        PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
+        if (m != NULL) {
+            PTL_CLEAR(m->grad);
+        }
+        return 0;
+    }
+    if (!PtlPyTensor_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "assigned grad expected to be a Tensor or None but got %s",
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    PtlTensorImpl *g = PTLPY_IMPL(value);
+    if (g->dtype != t->dtype) {
+        PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different type");
+        return -1;
+    }
+    if (g->dim != t->dim || memcmp(g->sizes, t->sizes, sizeof(int64_t) * (size_t)t->dim) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different size");
+        return -1;
+    }
+    PtlAutogradMeta *m = ptl_autograd_meta(t, 1);
+    if (m == NULL) {
+        return ptlpy_raise_int();
+    }
+    ptl_incref(g);
+    PTL_CLEAR(m->grad);
+    m->grad = g;
+    return 0;
+}
+
+static PyObject *
+t_get_data(PyObject *self, void *c)
+{
+    (void)c;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    PtlTensorImpl *d = ptl_tensor_impl_view(t, t->dim, t->sizes, t->strides, t->storage_offset);
+    if (d == NULL) {
+        return ptlpy_raise();
+    }
+    return ptlpy_wrap(d);
+}
+
+static PyGetSetDef autograd_getset[] = {
+    {"requires_grad", t_get_requires_grad, t_set_requires_grad, NULL, NULL},
+    {"is_leaf", t_get_is_leaf, NULL, NULL, NULL},
+    {"grad_fn", t_get_grad_fn, NULL, NULL, NULL},
+    {"grad", t_get_grad, t_set_grad, NULL, NULL},
+    {"output_nr", t_get_output_nr, NULL, NULL, NULL},
+    {"data", t_get_data, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyMethodDef autograd_tensor_methods[] = {
+    {"requires_grad_", (PyCFunction)(void (*)(void))t_requires_grad_, METH_VARARGS | METH_KEYWORDS,
+     NULL},
+    {NULL},
+};
+
+/* ---- engine entry points ---- */
+
+/* Fills impls from a sequence of tensors (borrowed); -1 with TypeError. */
+static int
+tensor_seq(PyObject *seq, PtlTensorImpl ***out, Py_ssize_t *n, int allow_none, const char *what)
+{
+    PyObject *fast = PySequence_Fast(seq, what);
+    if (fast == NULL) {
+        return -1;
+    }
+    *n = PySequence_Fast_GET_SIZE(fast);
+    *out = PyMem_Calloc((size_t)(*n ? *n : 1), sizeof(PtlTensorImpl *));
+    if (*out == NULL) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        if (o == Py_None && allow_none) {
+            continue;
+        }
+        if (!PtlPyTensor_Check(o)) {
+            PyErr_Format(PyExc_TypeError, "%s must contain Tensors, got %s", what,
+                         Py_TYPE(o)->tp_name);
+            Py_DECREF(fast);
+            PyMem_Free(*out);
+            *out = NULL;
+            return -1;
+        }
+        (*out)[i] = PTLPY_IMPL(o);
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs) */
+static PyObject *
+py_run_backward(PyObject *m, PyObject *args)
+{
+    PyObject *ts, *gs, *ins;
+    int retain, create;
+    PtlTensorImpl **roots = NULL, **grads = NULL, **inputs = NULL;
+    Py_ssize_t n, ng, ni;
+    PyObject *res = NULL;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OOppO:_run_backward", &ts, &gs, &retain, &create, &ins)) {
+        return NULL;
+    }
+    if (tensor_seq(ts, &roots, &n, 0, "tensors") < 0 ||
+        tensor_seq(gs, &grads, &ng, 1, "grad_tensors") < 0 ||
+        tensor_seq(ins, &inputs, &ni, 0, "inputs") < 0) {
+        goto done;
+    }
+    if (ng != n) {
+        PyErr_Format(PyExc_RuntimeError, "got %zd tensors and %zd gradients", n, ng);
+        goto done;
+    }
+    if (ptl_backward(roots, grads, (int)n, retain, create, inputs, (int)ni) < 0) {
+        ptlpy_raise();
+        goto done;
+    }
+    Py_INCREF(Py_None);
+    res = Py_None;
+done:
+    PyMem_Free(roots);
+    PyMem_Free(grads);
+    PyMem_Free(inputs);
+    return res;
+}
+
+/* _run_grad(outputs, grad_outputs, inputs, retain_graph, create_graph, allow_unused) */
+static PyObject *
+py_run_grad(PyObject *m, PyObject *args)
+{
+    PyObject *ts, *gs, *ins;
+    int retain, create, allow_unused;
+    PtlTensorImpl **roots = NULL, **grads = NULL, **inputs = NULL, **out = NULL;
+    Py_ssize_t n, ng, ni;
+    PyObject *res = NULL;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OOOppp:_run_grad", &ts, &gs, &ins, &retain, &create,
+                          &allow_unused)) {
+        return NULL;
+    }
+    if (tensor_seq(ts, &roots, &n, 0, "outputs") < 0 ||
+        tensor_seq(gs, &grads, &ng, 1, "grad_outputs") < 0 ||
+        tensor_seq(ins, &inputs, &ni, 0, "inputs") < 0) {
+        goto done;
+    }
+    if ((out = PyMem_Calloc((size_t)(ni ? ni : 1), sizeof(PtlTensorImpl *))) == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (ptl_autograd_grad(roots, grads, (int)n, inputs, (int)ni, retain, create, allow_unused,
+                          out) < 0) {
+        ptlpy_raise();
+        goto done;
+    }
+    res = PyTuple_New(ni);
+    for (Py_ssize_t i = 0; i < ni; i++) {
+        PyObject *o;
+        if (out[i] == NULL) {
+            Py_INCREF(Py_None);
+            o = Py_None;
+        }
+        else {
+            o = ptlpy_wrap(out[i]);
+            out[i] = NULL;
+        }
+        if (res == NULL || o == NULL) {
+            Py_XDECREF(o);
+            Py_CLEAR(res);
+            continue;
+        }
+        PyTuple_SET_ITEM(res, i, o);
+    }
+done:
+    for (Py_ssize_t i = 0; out != NULL && i < ni; i++) {
+        ptl_xdecref(out[i]);
+    }
+    PyMem_Free(out);
+    PyMem_Free(roots);
+    PyMem_Free(grads);
+    PyMem_Free(inputs);
+    return res;
+}
+
+static PyObject *
+py_is_grad_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(ptl_grad_mode_enabled());
+}
+
+static PyObject *
+py_set_grad_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    ptl_grad_mode_set(on);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef autograd_module_methods[] = {
+    {"_run_backward", py_run_backward, METH_VARARGS, NULL},
+    {"_run_grad", py_run_grad, METH_VARARGS, NULL},
+    {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
+    {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
+    {NULL},
+};
+
+int
+ptlpy_autograd_init(PyObject *module)
+{
+    if (ptl_autograd_init() < 0) {
+        ptlpy_raise();
+        return -1;
+    }
+    node_types = PyDict_New();
+    node_base_type = (PyTypeObject *)PyType_FromSpec(&node_base_spec);
+    if (node_types == NULL || node_base_type == NULL) {
+        return -1;
+    }
+    PyObject *dict = PtlPyTensorBase_Type.tp_dict;
+    for (PyGetSetDef *g = autograd_getset; g->name != NULL; g++) {
+        PyObject *d = PyDescr_NewGetSet(&PtlPyTensorBase_Type, g);
+        if (d == NULL || PyDict_SetItemString(dict, g->name, d) < 0) {
+            Py_XDECREF(d);
+            return -1;
+        }
+        Py_DECREF(d);
+    }
+    for (PyMethodDef *md = autograd_tensor_methods; md->ml_name != NULL; md++) {
+        PyObject *d = PyDescr_NewMethod(&PtlPyTensorBase_Type, md);
+        if (d == NULL || PyDict_SetItemString(dict, md->ml_name, d) < 0) {
+            Py_XDECREF(d);
+            return -1;
+        }
+        Py_DECREF(d);
+    }
+    PyType_Modified(&PtlPyTensorBase_Type);
+    Py_INCREF(node_base_type);
+    if (PyModule_AddObject(module, "_Node", (PyObject *)node_base_type) < 0) {
+        Py_DECREF(node_base_type);
+        return -1;
+    }
+    Py_INCREF(node_types);
+    if (PyModule_AddObject(module, "_node_types", node_types) < 0) {
+        Py_DECREF(node_types);
+        return -1;
+    }
+    return PyModule_AddFunctions(module, autograd_module_methods);
+}
