@@ -13,4 +13,168 @@ PTL_HD static inline double ptl_add_d(double a, double b, double alpha) { return
 PTL_HD static inline float ptl_add_f(float a, float b, float alpha) { return a + alpha * b; }
 PTL_HD static inline int64_t ptl_add_i(int64_t a, int64_t b, int64_t alpha) { return (int64_t)((uint64_t)a + (uint64_t)alpha * (uint64_t)b); }
 
+/* ---- unary (ATen/native/cpu/UnaryOpsKernel.cpp, ATen/native/Math.h) ---- */
+
+/* sign: -1, 0 or 1; nan and -0 give 0 (PyTorch's sign, unlike NumPy's nan). */
+PTL_HD static inline double
+ptl_sign_d(double x)
+{
+    return (double)((0 < x) - (x < 0));
+}
+
+/* integer abs, sign and relu in int64 (abs wraps at the minimum, as PyTorch's does) */
+PTL_HD static inline int64_t
+ptl_abs_i(int64_t x)
+{
+    return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
+}
+
+PTL_HD static inline int64_t
+ptl_sign_i(int64_t x)
+{
+    return (0 < x) - (x < 0);
+}
+
+PTL_HD static inline int64_t
+ptl_relu_i(int64_t x)
+{
+    return x < 0 ? 0 : x;
+}
+
+/* relu keeps nan and -0 (it is clamp_min(x, 0)). */
+PTL_HD static inline double
+ptl_relu_d(double x)
+{
+    return x < 0 ? 0 : x;
+}
+
+PTL_HD static inline float
+ptl_sigmoid_f(float x)
+{
+    return 1.0f / (1.0f + expf(-x));
+}
+
+PTL_HD static inline double
+ptl_sigmoid_d(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
+/* round(x, decimals): round half to even at the given decimal; the power of ten is taken
+ * in the tensor's precision, as PyTorch does (so huge `decimals` give nan). */
+PTL_HD static inline double
+ptl_round_decimals_d(double x, int64_t decimals)
+{
+    if (decimals == 0) {
+        return nearbyint(x);
+    }
+    if (decimals > 0) {
+        double p = pow(10.0, (double)decimals);
+        return nearbyint(x * p) / p;
+    }
+    double p = pow(10.0, (double)-decimals);
+    return nearbyint(x / p) * p;
+}
+
+PTL_HD static inline float
+ptl_round_decimals_f(float x, int64_t decimals)
+{
+    if (decimals == 0) {
+        return nearbyintf(x);
+    }
+    if (decimals > 0) {
+        float p = powf(10.0f, (float)decimals);
+        return nearbyintf(x * p) / p;
+    }
+    float p = powf(10.0f, (float)-decimals);
+    return nearbyintf(x / p) * p;
+}
+
+/* erfinv(y): a single-precision rational start (Giles, "Approximating the erfinv
+ * function", 2010) refined by Newton steps on erf, or on erfc near +-1 where 1 - |y| is
+ * exact; two steps reach double precision. */
+PTL_HD static inline double
+ptl_erfinv_d(double y)
+{
+    double a = fabs(y);
+    if (!(a <= 1.0)) {
+        return NAN;
+    }
+    if (a == 1.0) {
+        return copysign(INFINITY, y);
+    }
+    double w = -log((1.0 - a) * (1.0 + a)), p;
+    if (w < 5.0) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    }
+    else {
+        w = sqrt(w) - 3.0;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double x = p * a;
+    const double two_over_sqrt_pi = 1.1283791670955126;
+    for (int i = 0; i < 2; i++) {
+        double d = two_over_sqrt_pi * exp(-x * x);
+        double f = a < 0.5 ? erf(x) - a : (1.0 - a) - erfc(x);
+        x -= f / d;
+    }
+    return copysign(x, y);
+}
+
+/* ---- ternary (ATen/native/cpu/TensorCompareKernel.cpp, LerpKernel.cpp,
+ * PointwiseOpsKernel.cpp) ---- */
+
+/* clamp: nan in x or in a bound propagates; min > max gives max. */
+PTL_HD static inline double
+ptl_clamp_d(double x, double lo, double hi)
+{
+    if (x != x) {
+        return x;
+    }
+    if (lo != lo || x < lo) {
+        x = lo;
+    }
+    if (hi != hi || x > hi) {
+        x = hi;
+    }
+    return x;
+}
+
+PTL_HD static inline int64_t
+ptl_clamp_i(int64_t x, int64_t lo, int64_t hi)
+{
+    x = x < lo ? lo : x;
+    return x > hi ? hi : x;
+}
+
+/* lerp: the two-sided form keeps lerp(a, b, 1) == b exactly. */
+PTL_HD static inline double
+ptl_lerp_d(double a, double b, double w)
+{
+    return fabs(w) < 0.5 ? a + w * (b - a) : b - (b - a) * (1.0 - w);
+}
+
+PTL_HD static inline float
+ptl_lerp_f(float a, float b, float w)
+{
+    return fabsf(w) < 0.5f ? a + w * (b - a) : b - (b - a) * (1.0f - w);
+}
+
 #endif

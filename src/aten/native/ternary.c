@@ -1,0 +1,419 @@
+/* ternary.c -- where, clamp/clip, lerp, addcmul and addcdiv.  Mirrors
+ * ATen/native/TensorCompare.cpp (where, clamp), ATen/native/Lerp.cpp,
+ * ATen/native/PointwiseOps.cpp and their cpu/ kernels.
+ *
+ * The loops follow binary.c: a macro stamps one loop per dtype with a contiguous path and
+ * a strided fallback; the formulas live in scalar_math.h. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../scalar_math.h"
+#include "native.h"
+
+/* o = STORE(F(LOAD(a), extra)) */
+#define DEFINE_LOOP1(NAME, T, DT, LOAD, STORE, F)                                         \
+    static void                                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                     \
+            T *o = (T *)d[0];                                                             \
+            const T *a = (const T *)d[1];                                                 \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = STORE(F(LOAD(a[i]), extra));                                       \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T a = *(const T *)(d[1] + i * s[1]);                                    \
+            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), extra));                           \
+        }                                                                                 \
+    }
+
+/* o = STORE(F(LOAD(a), LOAD(b), extra)) */
+#define DEFINE_LOOP2(NAME, T, DT, LOAD, STORE, F)                                         \
+    static void                                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T a = *(const T *)(d[1] + i * s[1]), b = *(const T *)(d[2] + i * s[2]); \
+            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b), extra));                  \
+        }                                                                                 \
+    }
+
+/* o = STORE(F(LOAD(a), LOAD(b), LOAD(c), extra)) */
+#define DEFINE_LOOP3(NAME, T, DT, LOAD, STORE, F)                                         \
+    static void                                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T) &&                \
+            s[3] == sizeof(T)) {                                                          \
+            T *o = (T *)d[0];                                                             \
+            const T *a = (const T *)d[1], *b = (const T *)d[2], *c = (const T *)d[3];     \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = STORE(F(LOAD(a[i]), LOAD(b[i]), LOAD(c[i]), extra));               \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T a = *(const T *)(d[1] + i * s[1]), b = *(const T *)(d[2] + i * s[2]); \
+            const T c = *(const T *)(d[3] + i * s[3]);                                    \
+            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b), LOAD(c), extra));         \
+        }                                                                                 \
+    }
+
+#define I64(X) ((int64_t)(X))
+
+/* Stamps LOOPK for every integer (FI, in int64) and floating (FF, in float/double) dtype
+ * and the table NAME_loops; bool stays NULL ("not implemented for 'Bool'"). */
+#define DEFINE_ALL(LOOPK, NAME, FI, FF)                                                   \
+    LOOPK(NAME, uint8_t, u1, I64, (uint8_t), FI)                                          \
+    LOOPK(NAME, int8_t, i1, I64, (int8_t), FI)                                            \
+    LOOPK(NAME, int16_t, i2, I64, (int16_t), FI)                                          \
+    LOOPK(NAME, int32_t, i4, I64, (int32_t), FI)                                          \
+    LOOPK(NAME, int64_t, i8, PTL_ID, PTL_ID, FI)                                          \
+    DEFINE_FLOATS(LOOPK, NAME, FF)                                                        \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
+        [PTL_DTYPE_UINT8] = NAME##_loop_u1, [PTL_DTYPE_INT8] = NAME##_loop_i1,            \
+        [PTL_DTYPE_INT16] = NAME##_loop_i2, [PTL_DTYPE_INT32] = NAME##_loop_i4,           \
+        [PTL_DTYPE_INT64] = NAME##_loop_i8, FLOAT_ENTRIES(NAME)};
+
+#define DEFINE_FLOATS(LOOPK, NAME, FF)                                                    \
+    LOOPK(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, FF)                              \
+    LOOPK(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, FF)                              \
+    LOOPK(NAME, float, f4, PTL_ID, PTL_ID, FF)                                            \
+    LOOPK(NAME, double, f8, PTL_ID, PTL_ID, FF)
+
+#define FLOAT_ENTRIES(NAME)                                                               \
+    [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
+    [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
+
+#define DEFINE_FLOAT_ONLY(LOOPK, NAME, FF)                                                \
+    DEFINE_FLOATS(LOOPK, NAME, FF)                                                        \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+/* ---- where ---- */
+
+/* [*] cond (bool/uint8), self, other -> out; only the element size matters */
+#define DEFINE_WHERE_LOOP(T, SZ)                                                          \
+    static void                                                                           \
+    where_loop_##SZ(char **d, const int64_t *s, int64_t n, const void *extra)             \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const char *src = *(const uint8_t *)(d[1] + i * s[1]) ? d[2] + i * s[2]       \
+                                                                    : d[3] + i * s[3];    \
+            *(T *)(d[0] + i * s[0]) = *(const T *)src;                                    \
+        }                                                                                 \
+    }
+DEFINE_WHERE_LOOP(uint8_t, 1)
+DEFINE_WHERE_LOOP(uint16_t, 2)
+DEFINE_WHERE_LOOP(uint32_t, 4)
+DEFINE_WHERE_LOOP(uint64_t, 8)
+
+static const PtlLoop where_loops[PTL_DTYPE_COUNT] = {   /* ORDER DTYPE */
+    where_loop_1, where_loop_1, where_loop_1, where_loop_2, where_loop_4,
+    where_loop_8, where_loop_2, where_loop_2, where_loop_4, where_loop_8,
+};
+
+/* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor (also .self_out) */
+static int
+where_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int idx[3] = {0, 1, 2};
+    PtlTensorImpl *cond = s[0].u.t, *out = ptl_kernel_out(op, s);
+    PtlIterConfig cfg = ptl_iter_config();
+    (void)ks;
+
+    if (cond->dtype == PTL_DTYPE_UINT8) {
+        ptl_warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                 "will be removed in a future version of PyTorch. Use a boolean condition "
+                 "instead.");
+    }
+    else if (cond->dtype != PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "where expected condition to be a boolean tensor, but got a "
+                             "tensor with dtype %s",
+                             ptl_dtype_legacy_name(cond->dtype));
+    }
+    PtlTensorImpl *ab[2] = {s[1].u.t, s[2].u.t};
+    PtlDtype rt = ptl_result_type(ab, 2);
+    if (out != NULL && out->dtype != rt) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected out type to be %s but got %s",
+                             ptl_dtype_legacy_name(rt), ptl_dtype_legacy_name(out->dtype));
+    }
+    cfg.no_promote = 1u;
+    return ptl_pointwise(op, s, 3, idx, cfg, where_loops, NULL);
+}
+
+/* ---- clamp / clip ---- */
+
+/* Scalar bounds, as double for floating dtypes and int64 for integer ones; a missing
+ * bound is the infinite one. */
+typedef struct ClampBounds {
+    double lo, hi;
+    int64_t ilo, ihi;
+} ClampBounds;
+
+#define CLAMP_S_I(X, E)                                                                   \
+    ptl_clamp_i((X), ((const ClampBounds *)(E))->ilo, ((const ClampBounds *)(E))->ihi)
+#define CLAMP_S_F(X, E)                                                                   \
+    ptl_clamp_d((X), ((const ClampBounds *)(E))->lo, ((const ClampBounds *)(E))->hi)
+DEFINE_ALL(DEFINE_LOOP1, clamp_scalar, CLAMP_S_I, CLAMP_S_F)
+
+#define CLAMP_T_I(X, LO, HI, E) ptl_clamp_i((X), (LO), (HI))
+#define CLAMP_T_F(X, LO, HI, E) ptl_clamp_d((X), (LO), (HI))
+#define CLAMP_MIN_I(X, LO, E) ptl_clamp_i((X), (LO), INT64_MAX)
+#define CLAMP_MIN_F(X, LO, E) ptl_clamp_d((X), (LO), INFINITY)
+#define CLAMP_MAX_I(X, HI, E) ptl_clamp_i((X), INT64_MIN, (HI))
+#define CLAMP_MAX_F(X, HI, E) ptl_clamp_d((X), -INFINITY, (HI))
+DEFINE_ALL(DEFINE_LOOP3, clamp_tensor, CLAMP_T_I, CLAMP_T_F)
+DEFINE_ALL(DEFINE_LOOP2, clamp_min_tensor, CLAMP_MIN_I, CLAMP_MIN_F)
+DEFINE_ALL(DEFINE_LOOP2, clamp_max_tensor, CLAMP_MAX_I, CLAMP_MAX_F)
+
+/* C++ type names, which some of PyTorch's messages print (ORDER DTYPE) */
+static const char *const cpp_names[PTL_DTYPE_COUNT] = {
+    "bool", "unsigned char", "signed char", "short int", "int", "long int",
+    "c10::Half", "c10::BFloat16", "float", "double",
+};
+
+static int
+is_clip(const PtlOperator *op)
+{
+    return strstr(op->schema.name, "clip") != NULL;
+}
+
+static const char *const no_bounds_msg =
+    "torch.clamp: At least one of 'min' or 'max' must not be None";
+
+/* A wrapped-number tensor for a Scalar argument (new ref), for the result type. */
+static PtlTensorImpl *
+wrap_scalar(const PtlIValue *v)
+{
+    if (v->tag == PTL_IV_DOUBLE) {
+        return ptl_wrapped_double(v->u.d);
+    }
+    if (v->tag == PTL_IV_BOOL) {
+        return ptl_wrapped_bool(v->u.b);
+    }
+    return ptl_wrapped_int(v->u.i);
+}
+
+/* The scalar forms: clamp(Tensor self, Scalar? min=None, Scalar? max=None) (also clamp_,
+ * clamp.out, clip*), clamp_min(Tensor self, Scalar min), clamp_max(Tensor self, Scalar
+ * max).  [*] -> [*] in result_type(self, min, max). */
+static int
+clamp_scalar_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *out = ptl_kernel_out(op, s);
+    PtlTensorImpl *ts[3] = {self, NULL, NULL};
+    PtlIterConfig cfg = ptl_iter_config();
+    const PtlIValue *lo = NULL, *hi = NULL;
+    const char *kname = "clamp_scalar_cpu";
+    ClampBounds b = {-INFINITY, INFINITY, INT64_MIN, INT64_MAX};
+    int rc = -1;
+    (void)ks;
+
+    if (op->id == PTL_OP_clamp_min) {
+        lo = &s[1];
+        kname = "clamp_min_scalar_cpu";
+    }
+    else if (op->id == PTL_OP_clamp_max) {
+        hi = &s[1];
+        kname = "clamp_max_scalar_cpu";
+    }
+    else {
+        lo = s[1].tag == PTL_IV_NONE ? NULL : &s[1];
+        hi = s[2].tag == PTL_IV_NONE ? NULL : &s[2];
+        if (lo == NULL && hi == NULL) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "%s", no_bounds_msg);
+        }
+    }
+    if ((lo != NULL && (ts[1] = wrap_scalar(lo)) == NULL) ||
+        (hi != NULL && (ts[2] = wrap_scalar(hi)) == NULL)) {
+        goto done;
+    }
+    PtlDtype rt = ptl_result_type(ts, 3);
+    if (op->schema.inplace && rt != self->dtype) {
+        ptl_error_set(PTL_ERR_RUNTIME, "result type %s can't be cast to the desired output type %s",
+                      ptl_dtype_legacy_name(rt), cpp_names[self->dtype]);
+        goto done;
+    }
+    if (out != NULL && out->dtype != rt) {
+        ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                      ptl_dtype_legacy_name(out->dtype), ptl_dtype_legacy_name(rt));
+        goto done;
+    }
+    if (rt == PTL_DTYPE_BOOL) {
+        ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kname);
+        goto done;
+    }
+    if (lo != NULL) {
+        b.lo = ptl_iv_to_double(lo);
+        b.ilo = ptl_iv_to_int(lo);
+    }
+    if (hi != NULL) {
+        b.hi = ptl_iv_to_double(hi);
+        b.ihi = ptl_iv_to_int(hi);
+    }
+    cfg.compute_dtype = rt;
+    rc = ptl_pointwise(op, s, 1, (const int[1]){0}, cfg, clamp_scalar_loops, &b);
+done:
+    ptl_xdecref(ts[1]);
+    ptl_xdecref(ts[2]);
+    return rc;
+}
+
+/* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor (also clamp_,
+ * clamp.Tensor_out, clip*): [*] self, min, max broadcast -> [*] in their result type */
+static int
+clamp_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    int has_lo = s[1].tag == PTL_IV_TENSOR, has_hi = s[2].tag == PTL_IV_TENSOR;
+    PtlTensorImpl *ts[3] = {s[0].u.t, has_lo ? s[1].u.t : NULL, has_hi ? s[2].u.t : NULL};
+    (void)ks;
+
+    if (!has_lo && !has_hi) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s", no_bounds_msg);
+    }
+    if (is_clip(op) && ptl_result_type(ts, 3) == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"clamp_cpu\" not implemented for 'Bool'");
+    }
+    if (has_lo && has_hi) {
+        return ptl_pointwise(op, s, 3, (const int[3]){0, 1, 2}, cfg, clamp_tensor_loops, NULL);
+    }
+    if (has_lo) {
+        return ptl_pointwise(op, s, 2, (const int[2]){0, 1}, cfg, clamp_min_tensor_loops, NULL);
+    }
+    return ptl_pointwise(op, s, 2, (const int[2]){0, 2}, cfg, clamp_max_tensor_loops, NULL);
+}
+
+/* ---- lerp ---- */
+
+#define LERP_S_F(A, B, E) ptl_lerp_f((A), (B), (float)*(const double *)(E))
+#define LERP_S_D(A, B, E) ptl_lerp_d((A), (B), *(const double *)(E))
+#define LERP_T_F(A, B, W, E) ptl_lerp_f((A), (B), (W))
+#define LERP_T_D(A, B, W, E) ptl_lerp_d((A), (B), (W))
+DEFINE_LOOP2(lerp_scalar, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, LERP_S_F)
+DEFINE_LOOP2(lerp_scalar, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, LERP_S_F)
+DEFINE_LOOP2(lerp_scalar, float, f4, PTL_ID, PTL_ID, LERP_S_F)
+DEFINE_LOOP2(lerp_scalar, double, f8, PTL_ID, PTL_ID, LERP_S_D)
+DEFINE_LOOP3(lerp_tensor, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, LERP_T_F)
+DEFINE_LOOP3(lerp_tensor, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, LERP_T_F)
+DEFINE_LOOP3(lerp_tensor, float, f4, PTL_ID, PTL_ID, LERP_T_F)
+DEFINE_LOOP3(lerp_tensor, double, f8, PTL_ID, PTL_ID, LERP_T_D)
+static const PtlLoop lerp_scalar_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(lerp_scalar)};
+static const PtlLoop lerp_tensor_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(lerp_tensor)};
+
+/* lerp.Scalar(Tensor self, Tensor end, Scalar weight) and lerp.Tensor(..., Tensor weight)
+ * (and lerp_): [*] self, end, weight broadcast -> [*] self + weight * (end - self).
+ * end (and a weight with dims) must have self's dtype; floating dtypes only. */
+static int
+lerp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *end = s[1].u.t;
+    PtlIterConfig cfg = ptl_iter_config();
+    int scalar = op->id == PTL_OP_lerp_Scalar || op->id == PTL_OP_lerp__Scalar;
+    (void)ks;
+
+    if (end->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected dtype %s for `end` but got dtype %s",
+                             cpp_names[self->dtype], cpp_names[end->dtype]);
+    }
+    if (!scalar && s[2].u.t->dim > 0 && s[2].u.t->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected dtype %s for `weight` but got dtype %s",
+                             cpp_names[self->dtype], cpp_names[s[2].u.t->dtype]);
+    }
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
+                             scalar ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    cfg.compute_dtype = self->dtype;
+    if (scalar) {
+        double w = ptl_iv_to_double(&s[2]);
+        return ptl_pointwise(op, s, 2, (const int[2]){0, 1}, cfg, lerp_scalar_loops, &w);
+    }
+    return ptl_pointwise(op, s, 3, (const int[3]){0, 1, 2}, cfg, lerp_tensor_loops, NULL);
+}
+
+/* ---- addcmul / addcdiv ---- */
+
+/* the value arrives as {double, int64} so that integer dtypes use the truncated integer */
+typedef struct AddcValue {
+    double d;
+    int64_t i;
+} AddcValue;
+
+#define ADDCMUL_I(A, B, C, E)                                                             \
+    ((int64_t)((uint64_t)(A) +                                                            \
+               (uint64_t)((const AddcValue *)(E))->i * (uint64_t)(B) * (uint64_t)(C)))
+#define ADDCMUL_F(A, B, C, E) ((A) + ((const AddcValue *)(E))->d * ((B) * (C)))
+#define ADDCDIV_F(A, B, C, E) ((A) + ((const AddcValue *)(E))->d * ((B) / (C)))
+DEFINE_ALL(DEFINE_LOOP3, addcmul, ADDCMUL_I, ADDCMUL_F)
+DEFINE_FLOAT_ONLY(DEFINE_LOOP3, addcdiv, ADDCDIV_F)
+
+/* addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
+ * (also addcmul_, addcmul.out; addcdiv likewise):
+ * [*] self, tensor1, tensor2 broadcast -> [*] self + value * tensor1 (* or /) tensor2 */
+static int
+addc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int is_div = strstr(op->schema.name, "addcdiv") != NULL;
+    AddcValue v = {ptl_iv_to_double(&s[3]), ptl_iv_to_int(&s[3])};
+    (void)ks;
+
+    if (is_div && ptl_dtype_is_integral(s[1].u.t->dtype, 1) &&
+        ptl_dtype_is_integral(s[2].u.t->dtype, 1)) {
+        return ptl_error_set(
+            PTL_ERR_RUNTIME,
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+            "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+            "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+            "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
+    }
+    PtlTensorImpl *ts[3] = {s[0].u.t, s[1].u.t, s[2].u.t};
+    PtlDtype rt = ptl_result_type(ts, 3);
+    if (!is_div && rt == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"addcmul_cpu_out\" not implemented for 'Bool'");
+    }
+    return ptl_pointwise(op, s, 3, (const int[3]){0, 1, 2}, ptl_iter_config(),
+                         is_div ? addcdiv_loops : addcmul_loops, &v);
+}
+
+static const PtlKernelReg ternary_cpu[] = {
+    {PTL_OP_where_self, PTL_KEY_CPU, where_cpu},
+    {PTL_OP_where_self_out, PTL_KEY_CPU, where_cpu},
+    {PTL_OP_clamp, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clamp_, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clamp_out, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clip, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clip_, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clip_out, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clamp_min, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clamp_max, PTL_KEY_CPU, clamp_scalar_cpu},
+    {PTL_OP_clamp_Tensor, PTL_KEY_CPU, clamp_tensor_cpu},
+    {PTL_OP_clamp__Tensor, PTL_KEY_CPU, clamp_tensor_cpu},
+    {PTL_OP_clamp_Tensor_out, PTL_KEY_CPU, clamp_tensor_cpu},
+    {PTL_OP_clip_Tensor, PTL_KEY_CPU, clamp_tensor_cpu},
+    {PTL_OP_clip__Tensor, PTL_KEY_CPU, clamp_tensor_cpu},
+    {PTL_OP_clip_Tensor_out, PTL_KEY_CPU, clamp_tensor_cpu},
+    {PTL_OP_lerp_Scalar, PTL_KEY_CPU, lerp_cpu},
+    {PTL_OP_lerp_Tensor, PTL_KEY_CPU, lerp_cpu},
+    {PTL_OP_lerp__Scalar, PTL_KEY_CPU, lerp_cpu},
+    {PTL_OP_lerp__Tensor, PTL_KEY_CPU, lerp_cpu},
+    {PTL_OP_addcmul, PTL_KEY_CPU, addc_cpu},
+    {PTL_OP_addcmul_, PTL_KEY_CPU, addc_cpu},
+    {PTL_OP_addcmul_out, PTL_KEY_CPU, addc_cpu},
+    {PTL_OP_addcdiv, PTL_KEY_CPU, addc_cpu},
+    {PTL_OP_addcdiv_, PTL_KEY_CPU, addc_cpu},
+    {PTL_OP_addcdiv_out, PTL_KEY_CPU, addc_cpu},
+};
+PTL_DEFINE_REGISTER(ternary_cpu)

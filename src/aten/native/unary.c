@@ -1,0 +1,597 @@
+/* unary.c -- unary pointwise kernels (functional, in-place and out=).  Mirrors
+ * ATen/native/UnaryOps.cpp and ATen/native/cpu/UnaryOpsKernel.cpp.
+ *
+ * One macro stamps a loop per (op, dtype): o = STORE(F(LOAD(a), extra)), with a
+ * contiguous path the compiler vectorizes and a strided fallback.  Floating functions
+ * compute integer and bool inputs in the default float dtype (TensorIterator's
+ * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
+ * demand an out= of exactly that dtype.  float32 exp, log, sigmoid and tanh have AVX2+FMA
+ * loops chosen at run time (DispatchStub's cpu capability). */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PTL_HAVE_AVX2_KERNELS 1
+#endif
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/error.h"
+#include "../scalar_math.h"
+#include "native.h"
+
+#define DEFINE_UNARY_LOOP(NAME, TI, TO, DT, LOAD, STORE, F)                               \
+    static void                                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                                   \
+            TO *o = (TO *)d[0];                                                           \
+            const TI *a = (const TI *)d[1];                                               \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = STORE(F(LOAD(a[i]), extra));                                       \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const TI a = *(const TI *)(d[1] + i * s[1]);                                  \
+            *(TO *)(d[0] + i * s[0]) = STORE(F(LOAD(a), extra));                          \
+        }                                                                                 \
+    }
+
+/* Floating loops only: FF computes float (float16/bfloat16/float32), FD double. */
+#define DEFINE_UNARY_FLOAT(NAME, FF, FD)                                                  \
+    DEFINE_UNARY_LOOP(NAME, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, FF)        \
+    DEFINE_UNARY_LOOP(NAME, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, FF)        \
+    DEFINE_UNARY_LOOP(NAME, float, float, f4, PTL_ID, PTL_ID, FF)                         \
+    DEFINE_UNARY_LOOP(NAME, double, double, f8, PTL_ID, PTL_ID, FD)
+
+#define FLOAT_ENTRIES(NAME)                                                               \
+    [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
+    [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
+
+/* A floating function and its table (NULL for integer and bool dtypes). */
+#define DEFINE_FLOAT_OP(NAME, FF, FD)                                                     \
+    DEFINE_UNARY_FLOAT(NAME, FF, FD)                                                      \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(NAME)};
+
+/* Integer loops computing in int64 (the store truncates, i.e. wraps like PyTorch). */
+#define I64(X) ((int64_t)(X))
+#define DEFINE_UNARY_INT(NAME, FI)                                                        \
+    DEFINE_UNARY_LOOP(NAME, uint8_t, uint8_t, u1, I64, (uint8_t), FI)                     \
+    DEFINE_UNARY_LOOP(NAME, int8_t, int8_t, i1, I64, (int8_t), FI)                        \
+    DEFINE_UNARY_LOOP(NAME, int16_t, int16_t, i2, I64, (int16_t), FI)                     \
+    DEFINE_UNARY_LOOP(NAME, int32_t, int32_t, i4, I64, (int32_t), FI)                     \
+    DEFINE_UNARY_LOOP(NAME, int64_t, int64_t, i8, PTL_ID, PTL_ID, FI)
+
+#define INT_ENTRIES(NAME)                                                                 \
+    [PTL_DTYPE_UINT8] = NAME##_loop_u1, [PTL_DTYPE_INT8] = NAME##_loop_i1,                \
+    [PTL_DTYPE_INT16] = NAME##_loop_i2, [PTL_DTYPE_INT32] = NAME##_loop_i4,               \
+    [PTL_DTYPE_INT64] = NAME##_loop_i8
+
+/* Loops from any dtype to bool (isnan, logical_not): F gets the value in float/double/int64. */
+#define PRED_STORE(X) ((uint8_t)((X) != 0))
+#define DEFINE_UNARY_PRED(NAME, FI, FF)                                                   \
+    DEFINE_UNARY_LOOP(NAME, uint8_t, uint8_t, b1, PTL_ID, PRED_STORE, FI)                 \
+    DEFINE_UNARY_LOOP(NAME, uint8_t, uint8_t, u1, PTL_ID, PRED_STORE, FI)                 \
+    DEFINE_UNARY_LOOP(NAME, int8_t, uint8_t, i1, PTL_ID, PRED_STORE, FI)                  \
+    DEFINE_UNARY_LOOP(NAME, int16_t, uint8_t, i2, PTL_ID, PRED_STORE, FI)                 \
+    DEFINE_UNARY_LOOP(NAME, int32_t, uint8_t, i4, PTL_ID, PRED_STORE, FI)                 \
+    DEFINE_UNARY_LOOP(NAME, int64_t, uint8_t, i8, PTL_ID, PRED_STORE, FI)                 \
+    DEFINE_UNARY_LOOP(NAME, ptl_half, uint8_t, f2, PTL_LOAD_f2, PRED_STORE, FF)           \
+    DEFINE_UNARY_LOOP(NAME, ptl_bf16, uint8_t, bf, PTL_LOAD_bf, PRED_STORE, FF)           \
+    DEFINE_UNARY_LOOP(NAME, float, uint8_t, f4, PTL_ID, PRED_STORE, FF)                   \
+    DEFINE_UNARY_LOOP(NAME, double, uint8_t, f8, PTL_ID, PRED_STORE, FF)                  \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
+        [PTL_DTYPE_BOOL] = NAME##_loop_b1, INT_ENTRIES(NAME), FLOAT_ENTRIES(NAME)};
+
+/* ---- formulas (X: the loaded value, E: the extra pointer) ---- */
+
+#define EXP_F(X, E) expf(X)
+#define EXP_D(X, E) exp(X)
+#define EXP2_F(X, E) exp2f(X)
+#define EXP2_D(X, E) exp2(X)
+#define EXPM1_F(X, E) expm1f(X)
+#define EXPM1_D(X, E) expm1(X)
+#define LOG_F(X, E) logf(X)
+#define LOG_D(X, E) log(X)
+#define LOG2_F(X, E) log2f(X)
+#define LOG2_D(X, E) log2(X)
+#define LOG10_F(X, E) log10f(X)
+#define LOG10_D(X, E) log10(X)
+#define LOG1P_F(X, E) log1pf(X)
+#define LOG1P_D(X, E) log1p(X)
+#define SQRT_F(X, E) sqrtf(X)
+#define SQRT_D(X, E) sqrt(X)
+#define RSQRT_F(X, E) (1.0f / sqrtf(X))
+#define RSQRT_D(X, E) (1.0 / sqrt(X))
+#define SIN_F(X, E) sinf(X)
+#define SIN_D(X, E) sin(X)
+#define COS_F(X, E) cosf(X)
+#define COS_D(X, E) cos(X)
+#define TAN_F(X, E) tanf(X)
+#define TAN_D(X, E) tan(X)
+#define ASIN_F(X, E) asinf(X)
+#define ASIN_D(X, E) asin(X)
+#define ACOS_F(X, E) acosf(X)
+#define ACOS_D(X, E) acos(X)
+#define ATAN_F(X, E) atanf(X)
+#define ATAN_D(X, E) atan(X)
+#define SINH_F(X, E) sinhf(X)
+#define SINH_D(X, E) sinh(X)
+#define COSH_F(X, E) coshf(X)
+#define COSH_D(X, E) cosh(X)
+#define TANH_F(X, E) tanhf(X)
+#define TANH_D(X, E) tanh(X)
+#define SIGMOID_F(X, E) ptl_sigmoid_f(X)
+#define SIGMOID_D(X, E) ptl_sigmoid_d(X)
+#define ERF_F(X, E) erff(X)
+#define ERF_D(X, E) erf(X)
+#define ERFINV_F(X, E) ((float)ptl_erfinv_d(X))
+#define ERFINV_D(X, E) ptl_erfinv_d(X)
+#define RECIPROCAL_F(X, E) (1.0f / (X))
+#define RECIPROCAL_D(X, E) (1.0 / (X))
+#define FRAC_F(X, E) ((X) - truncf(X))
+#define FRAC_D(X, E) ((X) - trunc(X))
+
+DEFINE_FLOAT_OP(exp, EXP_F, EXP_D)
+DEFINE_FLOAT_OP(exp2, EXP2_F, EXP2_D)
+DEFINE_FLOAT_OP(expm1, EXPM1_F, EXPM1_D)
+DEFINE_FLOAT_OP(log, LOG_F, LOG_D)
+DEFINE_FLOAT_OP(log2, LOG2_F, LOG2_D)
+DEFINE_FLOAT_OP(log10, LOG10_F, LOG10_D)
+DEFINE_FLOAT_OP(log1p, LOG1P_F, LOG1P_D)
+DEFINE_FLOAT_OP(sqrt, SQRT_F, SQRT_D)
+DEFINE_FLOAT_OP(rsqrt, RSQRT_F, RSQRT_D)
+DEFINE_FLOAT_OP(sin, SIN_F, SIN_D)
+DEFINE_FLOAT_OP(cos, COS_F, COS_D)
+DEFINE_FLOAT_OP(tan, TAN_F, TAN_D)
+DEFINE_FLOAT_OP(asin, ASIN_F, ASIN_D)
+DEFINE_FLOAT_OP(acos, ACOS_F, ACOS_D)
+DEFINE_FLOAT_OP(atan, ATAN_F, ATAN_D)
+DEFINE_FLOAT_OP(sinh, SINH_F, SINH_D)
+DEFINE_FLOAT_OP(cosh, COSH_F, COSH_D)
+DEFINE_FLOAT_OP(tanh, TANH_F, TANH_D)
+DEFINE_FLOAT_OP(sigmoid, SIGMOID_F, SIGMOID_D)
+DEFINE_FLOAT_OP(erf, ERF_F, ERF_D)
+DEFINE_FLOAT_OP(erfinv, ERFINV_F, ERFINV_D)
+DEFINE_FLOAT_OP(reciprocal, RECIPROCAL_F, RECIPROCAL_D)
+DEFINE_FLOAT_OP(frac, FRAC_F, FRAC_D)
+
+/* ops that keep integer dtypes: a float formula and an int64 one */
+#define NEG_I(X, E) ((int64_t)(0 - (uint64_t)(X)))
+#define NEG_F(X, E) (-(X))
+#define ABS_I(X, E) ptl_abs_i(X)
+#define ABS_F(X, E) fabsf(X)
+#define ABS_D(X, E) fabs(X)
+#define SIGN_I(X, E) ptl_sign_i(X)
+#define SIGN_F(X, E) ((float)ptl_sign_d(X))
+#define SIGN_D(X, E) ptl_sign_d(X)
+#define SQUARE_I(X, E) ((int64_t)((uint64_t)(X) * (uint64_t)(X)))
+#define SQUARE_F(X, E) ((X) * (X))
+#define RELU_I(X, E) ptl_relu_i(X)
+#define RELU_F(X, E) ((float)ptl_relu_d(X))
+#define RELU_D(X, E) ptl_relu_d(X)
+#define ID_I(X, E) (X)
+#define FLOOR_F(X, E) floorf(X)
+#define FLOOR_D(X, E) floor(X)
+#define CEIL_F(X, E) ceilf(X)
+#define CEIL_D(X, E) ceil(X)
+#define TRUNC_F(X, E) truncf(X)
+#define TRUNC_D(X, E) trunc(X)
+#define ROUND_F(X, E) ptl_round_decimals_f((X), *(const int64_t *)(E))
+#define ROUND_D(X, E) ptl_round_decimals_d((X), *(const int64_t *)(E))
+#define BITWISE_NOT_I(X, E) (~(X))
+
+#define DEFINE_INT_FLOAT_OP(NAME, FI, FF, FD)                                             \
+    DEFINE_UNARY_INT(NAME, FI)                                                            \
+    DEFINE_UNARY_FLOAT(NAME, FF, FD)                                                      \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(NAME),              \
+                                                          FLOAT_ENTRIES(NAME)};
+
+DEFINE_INT_FLOAT_OP(neg, NEG_I, NEG_F, NEG_F)
+DEFINE_INT_FLOAT_OP(abs, ABS_I, ABS_F, ABS_D)
+DEFINE_INT_FLOAT_OP(sign, SIGN_I, SIGN_F, SIGN_D)
+DEFINE_INT_FLOAT_OP(square, SQUARE_I, SQUARE_F, SQUARE_F)
+DEFINE_INT_FLOAT_OP(relu, RELU_I, RELU_F, RELU_D)
+DEFINE_INT_FLOAT_OP(floor, ID_I, FLOOR_F, FLOOR_D)
+DEFINE_INT_FLOAT_OP(ceil, ID_I, CEIL_F, CEIL_D)
+DEFINE_INT_FLOAT_OP(trunc, ID_I, TRUNC_F, TRUNC_D)
+DEFINE_INT_FLOAT_OP(round, ID_I, ROUND_F, ROUND_D)
+DEFINE_UNARY_INT(bitwise_not, BITWISE_NOT_I)
+
+/* bool: sign and nan_to_num are the identity, bitwise_not is logical not */
+#define NOT_B(X, E) ((X) ^ 1)
+DEFINE_UNARY_LOOP(bool_id, uint8_t, uint8_t, b1, PTL_ID, PTL_ID, ID_I)
+DEFINE_UNARY_LOOP(bool_not, uint8_t, uint8_t, b1, PTL_ID, PTL_ID, NOT_B)
+
+static const PtlLoop bitwise_not_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = bool_not_loop_b1, INT_ENTRIES(bitwise_not)};
+
+/* predicates; integer and bool inputs are never nan or inf */
+#define ISNAN_I(X, E) ((X) * 0)
+#define ISNAN_F(X, E) isnan(X)
+#define ISINF_I(X, E) ((X) * 0)
+#define ISINF_F(X, E) isinf(X)
+#define ISFINITE_I(X, E) ((X) * 0 + 1)
+#define ISFINITE_F(X, E) isfinite(X)
+#define LOGICAL_NOT(X, E) ((X) == 0)
+
+DEFINE_UNARY_PRED(isnan, ISNAN_I, ISNAN_F)
+DEFINE_UNARY_PRED(isinf, ISINF_I, ISINF_F)
+DEFINE_UNARY_PRED(isfinite, ISFINITE_I, ISFINITE_F)
+DEFINE_UNARY_PRED(logical_not, LOGICAL_NOT, LOGICAL_NOT)
+
+/* nan_to_num: the replacements arrive as doubles and are converted to the tensor's dtype */
+typedef struct NanToNum {
+    double nan, posinf, neginf;
+} NanToNum;
+
+static inline double
+nan_to_num_d(double x, const NanToNum *r)
+{
+    return x != x ? r->nan : x == INFINITY ? r->posinf : x == -INFINITY ? r->neginf : x;
+}
+
+#define NAN_TO_NUM_F(X, E) ((float)nan_to_num_d((X), (const NanToNum *)(E)))
+#define NAN_TO_NUM_D(X, E) nan_to_num_d((X), (const NanToNum *)(E))
+DEFINE_UNARY_FLOAT(nan_to_num, NAN_TO_NUM_F, NAN_TO_NUM_D)
+DEFINE_UNARY_INT(int_id, ID_I)
+
+static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
+
+/* ---- AVX2 + FMA float32 loops ----
+ *
+ * exp: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact reduction), e^r by
+ * a degree-7 polynomial (1 + r + r^2 P(r), P the Cephes expf minimax fit), then scaled by
+ * 2^n in two halves so that results in the subnormal range come out right.  Max error
+ * about 1 ulp.  Inputs past the overflow/underflow thresholds give inf/0, nan gives nan.
+ * log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by the Cephes logf polynomial in
+ * m - 1; subnormals are scaled up first, and x < 0, 0, inf and nan are patched in. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+
+#define AVX2 __attribute__((target("avx2,fma")))
+
+AVX2 static inline __m256
+exp_avx2(__m256 x)
+{
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f);
+    const __m256 lo = _mm256_set1_ps(-103.972084045410f);
+    __m256 xc = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    __m256 y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+    y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+    /* 2^n = 2^n1 * 2^n2, each half a normal float for n in [-150, 128] */
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1);
+    __m256i n2 = _mm256_sub_epi32(ni, n1);
+    __m256i bias = _mm256_set1_epi32(127);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+    y = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+AVX2 static inline __m256
+log_avx2(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    /* subnormals: scale by 2^23 and take 23 off the exponent */
+    __m256 sub = _mm256_cmp_ps(x, _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ);
+    __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), sub);
+    __m256 eadj = _mm256_and_ps(sub, _mm256_set1_ps(23.0f));
+    __m256i bits = _mm256_castps_si256(xs);
+    __m256i ei = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
+    __m256 m = _mm256_castsi256_ps(_mm256_or_si256(
+        _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x3f800000)));
+    __m256 e = _mm256_sub_ps(_mm256_cvtepi32_ps(ei), eadj);
+    __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356237f), _CMP_GT_OQ);
+    m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
+    e = _mm256_add_ps(e, _mm256_and_ps(big, one));
+    __m256 f = _mm256_sub_ps(m, one);
+    __m256 z = _mm256_mul_ps(f, f);
+    __m256 p = _mm256_set1_ps(7.0376836292e-2f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.1514610310e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.1676998740e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.2420140846e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.4249322787e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.6668057665e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.0000714765e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-2.4999993993e-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(3.3333331174e-1f));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f), z);
+    y = _mm256_fmadd_ps(e, _mm256_set1_ps(-2.12194440e-4f), y);
+    y = _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), z, y);
+    y = _mm256_add_ps(f, y);
+    y = _mm256_fmadd_ps(e, _mm256_set1_ps(0.693359375f), y);
+    /* specials: x < 0 or nan -> nan, 0 -> -inf, inf -> inf */
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY),
+                         _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
+    y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ));
+    return _mm256_blendv_ps(y, _mm256_set1_ps(NAN),
+                            _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGE_UQ));
+}
+
+/* sigmoid = 1 / (1 + e^-x) */
+AVX2 static inline __m256
+sigmoid_avx2(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 e = exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+/* tanh: |x| < 0.625 by the Cephes tanhf odd polynomial, else sign(x) (1 - 2 / (e^2|x| + 1)) */
+AVX2 static inline __m256
+tanh_avx2(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+    __m256 ax = _mm256_andnot_ps(sign_mask, x);
+    __m256 e = exp_avx2(_mm256_add_ps(ax, ax));
+    __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+    t = _mm256_or_ps(t, _mm256_and_ps(sign_mask, x));
+    __m256 z = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
+    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+    return _mm256_blendv_ps(t, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+}
+
+/* A float32 loop: 8 lanes at a time on contiguous data (the tail through a masked
+ * load/store), the portable loop FALLBACK on strided data. */
+#define DEFINE_AVX2_LOOP(NAME, VF, FALLBACK)                                              \
+    AVX2 static void                                                                      \
+    NAME##_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)         \
+    {                                                                                     \
+        if (s[0] != sizeof(float) || s[1] != sizeof(float)) {                             \
+            FALLBACK(d, s, n, extra);                                                     \
+            return;                                                                       \
+        }                                                                                 \
+        float *o = (float *)d[0];                                                         \
+        const float *a = (const float *)d[1];                                             \
+        int64_t i = 0;                                                                    \
+        for (; i + 8 <= n; i += 8) {                                                      \
+            _mm256_storeu_ps(o + i, VF(_mm256_loadu_ps(a + i)));                          \
+        }                                                                                 \
+        if (i < n) {                                                                      \
+            __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                      \
+            __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), idx);      \
+            __m256 v = VF(_mm256_maskload_ps(a + i, mask));                               \
+            _mm256_maskstore_ps(o + i, mask, v);                                          \
+        }                                                                                 \
+    }
+
+DEFINE_AVX2_LOOP(exp, exp_avx2, exp_loop_f4)
+DEFINE_AVX2_LOOP(log, log_avx2, log_loop_f4)
+DEFINE_AVX2_LOOP(sigmoid, sigmoid_avx2, sigmoid_loop_f4)
+DEFINE_AVX2_LOOP(tanh, tanh_avx2, tanh_loop_f4)
+
+static const PtlLoop exp_loops_avx2[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = exp_loop_f2, [PTL_DTYPE_BFLOAT16] = exp_loop_bf,
+    [PTL_DTYPE_FLOAT32] = exp_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = exp_loop_f8};
+static const PtlLoop log_loops_avx2[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = log_loop_f2, [PTL_DTYPE_BFLOAT16] = log_loop_bf,
+    [PTL_DTYPE_FLOAT32] = log_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = log_loop_f8};
+static const PtlLoop sigmoid_loops_avx2[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = sigmoid_loop_f2, [PTL_DTYPE_BFLOAT16] = sigmoid_loop_bf,
+    [PTL_DTYPE_FLOAT32] = sigmoid_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = sigmoid_loop_f8};
+static const PtlLoop tanh_loops_avx2[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = tanh_loop_f2, [PTL_DTYPE_BFLOAT16] = tanh_loop_bf,
+    [PTL_DTYPE_FLOAT32] = tanh_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = tanh_loop_f8};
+
+#define PICK_AVX2(NAME) (ptl_cpu_capability() >= PTL_CPU_AVX2 ? NAME##_loops_avx2 : NAME##_loops)
+#else
+#define PICK_AVX2(NAME) (NAME##_loops)
+#endif
+
+/* ---- kernels ---- */
+
+static const int self_only[1] = {0};
+
+/* How a unary op treats dtypes. */
+enum {
+    U_FLOAT = 1,      /* integer and bool inputs compute in the default float dtype */
+    U_STRICT = 2,     /* out= must have self's dtype ("Found dtype Long but expected Float") */
+    U_BOOL_OUT = 4,   /* the result is bool */
+};
+
+/* Runs the unary op `op` (functional, in-place or out=) on s[0] with `loops`; `vml`
+ * names the kernel in the error for bool input when it differs from "<op>_cpu". */
+static int
+unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
+          const char *vml, const void *extra)
+{
+    PtlTensorImpl *self = s[0].u.t, *out = ptl_kernel_out(op, s);
+    PtlIterConfig cfg = ptl_iter_config();
+
+    if ((flags & U_STRICT) && out != NULL && out->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                             ptl_dtype_legacy_name(out->dtype),
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if (vml != NULL && self->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", vml);
+    }
+    cfg.int_to_float = (flags & U_FLOAT) != 0;
+    if (flags & U_BOOL_OUT) {
+        cfg.out_dtype = PTL_DTYPE_BOOL;
+    }
+    if (op->id == PTL_OP_square || op->id == PTL_OP_square_ || op->id == PTL_OP_square_out) {
+        /* square is pow(self, 2): bool promotes with the int 2 to int64 */
+        if (self->dtype == PTL_DTYPE_BOOL) {
+            cfg.compute_dtype = PTL_DTYPE_INT64;
+        }
+    }
+    return ptl_pointwise(op, s, 1, self_only, cfg, loops, extra);
+}
+
+/* Stamps NAME_cpu(op, ks, s) -> unary_run with the given loop table and flags. */
+#define DEFINE_UNARY_KERNEL(NAME, LOOPS, FLAGS, VML)                                      \
+    static int                                                                            \
+    NAME##_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)                 \
+    {                                                                                     \
+        (void)ks;                                                                         \
+        return unary_run(op, s, (LOOPS), (FLAGS), (VML), NULL);                           \
+    }
+
+/* [*] -> [*] float (integer and bool inputs promote to the default dtype) */
+DEFINE_UNARY_KERNEL(exp, PICK_AVX2(exp), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(exp2, exp2_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(expm1, expm1_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log, PICK_AVX2(log), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log2, log2_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log1p, log1p_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sin, sin_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(cos, cos_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(tan, tan_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(asin, asin_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(atan, atan_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sinh, sinh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(cosh, cosh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(tanh, PICK_AVX2(tanh), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sigmoid, PICK_AVX2(sigmoid), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erf, erf_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erfinv, erfinv_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
+/* [*] -> [*] same dtype */
+DEFINE_UNARY_KERNEL(abs, abs_loops, U_STRICT, NULL)
+DEFINE_UNARY_KERNEL(square, square_loops, 0, NULL)
+DEFINE_UNARY_KERNEL(frac, frac_loops, U_STRICT, NULL)
+DEFINE_UNARY_KERNEL(floor, floor_loops, U_STRICT, "floor_vml_cpu")
+DEFINE_UNARY_KERNEL(ceil, ceil_loops, U_STRICT, "ceil_vml_cpu")
+DEFINE_UNARY_KERNEL(trunc, trunc_loops, U_STRICT, "trunc_vml_cpu")
+DEFINE_UNARY_KERNEL(bitwise_not, bitwise_not_loops, U_STRICT, NULL)
+/* [*] -> [*] bool */
+DEFINE_UNARY_KERNEL(isnan, isnan_loops, U_BOOL_OUT, NULL)
+DEFINE_UNARY_KERNEL(isinf, isinf_loops, U_BOOL_OUT, NULL)
+DEFINE_UNARY_KERNEL(isfinite, isfinite_loops, U_BOOL_OUT, NULL)
+DEFINE_UNARY_KERNEL(logical_not, logical_not_loops, U_BOOL_OUT, NULL)
+
+/* neg(Tensor self) -> Tensor; bool is refused before anything else, as in PyTorch */
+static int
+neg_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    if (s[0].u.t->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Negation, the `-` operator, on a bool tensor is not supported. "
+                             "If you are trying to invert a mask, use the `~` or "
+                             "`logical_not()` operator instead.");
+    }
+    return unary_run(op, s, neg_loops, U_STRICT, NULL, NULL);
+}
+
+/* sign(Tensor self) -> Tensor; sign of a bool is itself */
+static int
+sign_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlLoop loops[PTL_DTYPE_COUNT];
+    (void)ks;
+    memcpy(loops, sign_loops, sizeof(loops));
+    loops[PTL_DTYPE_BOOL] = bool_id_loop_b1;
+    return unary_run(op, s, loops, U_STRICT, NULL, NULL);
+}
+
+/* relu(Tensor self) -> Tensor */
+static int
+relu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    if (s[0].u.t->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Boolean inputs not supported for relu");
+    }
+    return unary_run(op, s, relu_loops, 0, NULL, NULL);
+}
+
+/* round(Tensor self) and round.decimals(Tensor self, *, int decimals): half to even;
+ * integers are their own round, but only without `decimals` ("round_cpu" otherwise). */
+static int
+round_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int64_t decimals = 0;
+    (void)ks;
+    int with_decimals = op->id == PTL_OP_round_decimals || op->id == PTL_OP_round__decimals ||
+                        op->id == PTL_OP_round_decimals_out;
+    if (with_decimals) {
+        decimals = s[1].u.i;
+        PtlDtype dt = s[0].u.t->dtype;
+        if (!ptl_dtype_is_floating(dt)) {
+            return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"round_cpu\" not implemented for '%s'",
+                                 ptl_dtype_legacy_name(dt));
+        }
+    }
+    return unary_run(op, s, round_loops, U_STRICT, "round_vml_cpu", &decimals);
+}
+
+/* nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None):
+ * defaults 0, the dtype's largest and lowest finite values; integers pass through. */
+static int
+nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *out = ptl_kernel_out(op, s);
+    NanToNum r;
+    double big;
+    (void)ks;
+
+    if (out != NULL && out->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "nan_to_num: dtype of out: %s should be same as input: %s",
+                             ptl_dtype_legacy_name(out->dtype),
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    switch (self->dtype) {
+    case PTL_DTYPE_FLOAT16: big = 65504.0; break;
+    case PTL_DTYPE_BFLOAT16: big = 3.3895313892515355e38; break;
+    case PTL_DTYPE_FLOAT32: big = FLT_MAX; break;
+    default: big = DBL_MAX; break;
+    }
+    r.nan = s[1].tag == PTL_IV_NONE ? 0.0 : ptl_iv_to_double(&s[1]);
+    r.posinf = s[2].tag == PTL_IV_NONE ? big : ptl_iv_to_double(&s[2]);
+    r.neginf = s[3].tag == PTL_IV_NONE ? -big : ptl_iv_to_double(&s[3]);
+    return unary_run(op, s, nan_to_num_loops, 0, NULL, &r);
+}
+
+/* functional, in-place and out= overloads of one op share its kernel */
+#define UNARY_REGS(NAME)                                                                  \
+    {PTL_OP_##NAME, PTL_KEY_CPU, NAME##_cpu}, {PTL_OP_##NAME##_, PTL_KEY_CPU, NAME##_cpu}, \
+        {PTL_OP_##NAME##_out, PTL_KEY_CPU, NAME##_cpu}
+
+static const PtlKernelReg unary_cpu[] = {
+    UNARY_REGS(neg), UNARY_REGS(abs), UNARY_REGS(sign), UNARY_REGS(exp), UNARY_REGS(exp2),
+    UNARY_REGS(expm1), UNARY_REGS(log), UNARY_REGS(log2), UNARY_REGS(log10),
+    UNARY_REGS(log1p), UNARY_REGS(sqrt), UNARY_REGS(rsqrt), UNARY_REGS(sin), UNARY_REGS(cos),
+    UNARY_REGS(tan), UNARY_REGS(asin), UNARY_REGS(acos), UNARY_REGS(atan), UNARY_REGS(sinh),
+    UNARY_REGS(cosh), UNARY_REGS(tanh), UNARY_REGS(sigmoid), UNARY_REGS(relu),
+    UNARY_REGS(erf), UNARY_REGS(erfinv), UNARY_REGS(floor), UNARY_REGS(ceil),
+    UNARY_REGS(trunc), UNARY_REGS(frac), UNARY_REGS(reciprocal), UNARY_REGS(square),
+    UNARY_REGS(round), UNARY_REGS(logical_not), UNARY_REGS(bitwise_not),
+    UNARY_REGS(nan_to_num),
+    {PTL_OP_round_decimals, PTL_KEY_CPU, round_cpu},
+    {PTL_OP_round__decimals, PTL_KEY_CPU, round_cpu},
+    {PTL_OP_round_decimals_out, PTL_KEY_CPU, round_cpu},
+    {PTL_OP_isnan, PTL_KEY_CPU, isnan_cpu},
+    {PTL_OP_isinf, PTL_KEY_CPU, isinf_cpu},
+    {PTL_OP_isfinite, PTL_KEY_CPU, isfinite_cpu},
+};
+PTL_DEFINE_REGISTER(unary_cpu)
