@@ -504,7 +504,7 @@ squeeze_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             if (ptl_wrap_dim(&d, self->dim) < 0) {
                 return -1;
             }
-            if (chosen[d]) {
+            if (chosen[d] && self->dim > 0) {
                 return ptl_error_set(PTL_ERR_RUNTIME,
                                      "dim %lld appears multiple times in the list of dims",
                                      (long long)d);
