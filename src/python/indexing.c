@@ -71,7 +71,7 @@ apply_index(PtlTensorImpl *self, PyObject *index)
     }
     PtlTensorImpl *cur = self, *next;
     ptl_incref(cur);
-    int64_t d = 0;
+    int64_t d = 0, selected = 0;   /* torch names dimension d + selected in its IndexError */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PyTuple_GET_ITEM(items, i);
         PtlIValue a[4];
@@ -118,9 +118,17 @@ apply_index(PtlTensorImpl *self, PyObject *index)
                 ptl_decref(cur);
                 goto error;
             }
+            if (v < -cur->sizes[d] || v >= cur->sizes[d]) {
+                PyErr_Format(PyExc_IndexError,
+                             "index %zd is out of bounds for dimension %lld with size %lld", v,
+                             (long long)(d + selected), (long long)cur->sizes[d]);
+                ptl_decref(cur);
+                goto error;
+            }
             a[0] = ptl_iv_int(d);
             a[1] = ptl_iv_int(v);
             next = call_view(PTL_OP_select_int, cur, 2, a);
+            selected++;
         }
         ptl_decref(cur);
         if (next == NULL) {

@@ -2,6 +2,7 @@
  * (except reshape of a tensor that cannot be viewed).  Mirrors
  * ATen/native/TensorShape.cpp. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../c10/error.h"
@@ -474,6 +475,443 @@ alias_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_view(s, self, self->dim, self->sizes, self->strides, self->storage_offset);
 }
 
+/* ---- squeeze, flatten, narrow, movedim ---- */
+
+/* squeeze / squeeze.dim / squeeze.dims (Tensor(a) self[, dims]): drops the chosen size-1
+ * dimensions; a chosen dimension whose size is not 1 stays. */
+static int
+squeeze_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int chosen[PTL_MAX_DIMS] = {0};
+    int n = 0;
+    if (op->id == PTL_OP_squeeze) {
+        for (int i = 0; i < self->dim; i++) {
+            chosen[i] = 1;
+        }
+    }
+    else {
+        const int64_t *dims = op->id == PTL_OP_squeeze_dim ? &s[1].u.i : s[1].u.il.data;
+        int64_t ndims = op->id == PTL_OP_squeeze_dim ? 1 : s[1].u.il.n;
+        for (int64_t i = 0; i < ndims; i++) {
+            int64_t d = dims[i];
+            if (ptl_wrap_dim(&d, self->dim) < 0) {
+                return -1;
+            }
+            if (chosen[d] && self->dim > 0) {
+                return ptl_error_set(PTL_ERR_RUNTIME,
+                                     "dim %lld appears multiple times in the list of dims",
+                                     (long long)d);
+            }
+            chosen[d] = 1;
+        }
+    }
+    for (int i = 0; i < self->dim; i++) {
+        if (!(chosen[i] && self->sizes[i] == 1)) {
+            sizes[n] = self->sizes[i];
+            strides[n] = self->strides[i];
+            n++;
+        }
+    }
+    return set_view(s, self, n, sizes, strides, self->storage_offset);
+}
+
+/* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1): dims start..end
+ * merged into one, through reshape (a copy when they cannot be viewed as one, as in
+ * PyTorch); a 0-dim tensor becomes 1-D. */
+static int
+flatten_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t start = s[1].u.i, end = s[2].u.i;
+    int64_t shape[PTL_MAX_DIMS];
+    int n = 0;
+    if (ptl_wrap_dim(&start, self->dim) < 0 || ptl_wrap_dim(&end, self->dim) < 0) {
+        return -1;
+    }
+    if (start > end) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "flatten() has invalid args: start_dim cannot come after end_dim");
+    }
+    if (self->dim == 0) {
+        shape[n++] = 1;
+    }
+    for (int64_t i = 0; i < self->dim; i++) {
+        if (i <= start || i > end) {
+            shape[n++] = self->sizes[i];
+        }
+        else {
+            shape[n - 1] *= self->sizes[i];
+        }
+    }
+    s[1] = ptl_iv_intlist(shape, n);
+    return ptl_dispatcher_call(ptl_op(PTL_OP_reshape), s);
+}
+
+/* unflatten.int(Tensor(a) self, int dim, int[] sizes): dim split into `sizes` (one -1
+ * allowed).  Splitting one dimension is always a view. */
+static int
+unflatten_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t d = s[1].u.i, n = s[2].u.il.n;
+    const int64_t *want = s[2].u.il.data;
+    int64_t split[PTL_MAX_DIMS], sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int64_t prod = 1, ninfer = 0;
+    char buf[256];
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as 0 but tensor has no "
+                                            "dimensions");
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    if (n == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "unflatten: sizes must be non-empty");
+    }
+    if (self->dim - 1 + n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (want[i] == -1) {
+            ninfer++;
+        }
+        else {
+            prod *= want[i];
+        }
+    }
+    if ((ninfer == 0 && prod != self->sizes[d]) ||
+        (ninfer == 1 && prod != 0 && self->sizes[d] % prod != 0)) {
+        format_sizes(buf, sizeof(buf), (int)n, want);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "unflatten: Provided sizes %s don't multiply up to the size of "
+                             "dim %lld (%lld) in the input tensor",
+                             buf, (long long)d, (long long)self->sizes[d]);
+    }
+    if (ptl_infer_size(want, n, self->sizes[d], split) < 0) {
+        return -1;
+    }
+    int k = 0;
+    for (int i = 0; i < self->dim; i++) {
+        if (i != d) {
+            sizes[k] = self->sizes[i];
+            strides[k++] = self->strides[i];
+            continue;
+        }
+        /* innermost piece keeps the stride of dim d; outer pieces step over inner ones */
+        int64_t st = self->strides[i];
+        for (int64_t j = n - 1; j >= 0; j--) {
+            sizes[k + j] = split[j];
+            strides[k + j] = st;
+            st *= split[j];
+        }
+        k += (int)n;
+    }
+    return set_view(s, self, k, sizes, strides, self->storage_offset);
+}
+
+/* Checks narrow's arguments against self and wraps dim and start; 0 or -1. */
+static int
+narrow_check(PtlTensorImpl *self, int64_t *d, int64_t *start, int64_t length)
+{
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "narrow() cannot be applied to a 0-dim tensor.");
+    }
+    if (length < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "narrow(): length must be non-negative.");
+    }
+    if (ptl_wrap_dim(d, self->dim) < 0) {
+        return -1;
+    }
+    int64_t size = self->sizes[*d];
+    if (*start < -size || *start > size) {
+        return ptl_error_set(PTL_ERR_INDEX,
+                             "start out of range (expected to be in range of [%lld, %lld], but "
+                             "got %lld)",
+                             (long long)-size, (long long)size, (long long)*start);
+    }
+    if (*start < 0) {
+        *start += size;
+    }
+    if (*start > size - length) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "start (%lld) + length (%lld) exceeds dimension size (%lld).",
+                             (long long)*start, (long long)length, (long long)size);
+    }
+    return 0;
+}
+
+/* The view self.narrow(d, start, length) for checked arguments (new ref or NULL). */
+static PtlTensorImpl *
+narrow_view(PtlTensorImpl *self, int64_t d, int64_t start, int64_t length)
+{
+    int64_t sizes[PTL_MAX_DIMS];
+    memcpy(sizes, self->sizes, sizeof(sizes));
+    sizes[d] = length;
+    return ptl_tensor_impl_view(self, self->dim, sizes, self->strides,
+                                self->storage_offset + start * self->strides[d]);
+}
+
+/* narrow(Tensor(a) self, int dim, int start, int length): self[..., start:start+length] */
+static int
+narrow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *v;
+    int64_t d = s[1].u.i, start = s[2].u.i, length = s[3].u.i;
+    if (narrow_check(self, &d, &start, length) < 0) {
+        return -1;
+    }
+    if ((v = narrow_view(self, d, start, length)) == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(v);
+    return 0;
+}
+
+/* movedim.int / moveaxis.int / movedim.intlist (Tensor(a) self, source, destination):
+ * the permutation that puts dim source[i] at destination[i], the other dims keeping their
+ * order. */
+static int
+movedim_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int list = op->id == PTL_OP_movedim_intlist;
+    const int64_t *src = list ? s[1].u.il.data : &s[1].u.i;
+    const int64_t *dst = list ? s[2].u.il.data : &s[2].u.i;
+    int64_t nsrc = list ? s[1].u.il.n : 1, ndst = list ? s[2].u.il.n : 1;
+    int64_t order[PTL_MAX_DIMS], sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int src_used[PTL_MAX_DIMS] = {0}, dst_used[PTL_MAX_DIMS] = {0};
+    char b1[256], b2[256];
+    if (nsrc != ndst) {
+        format_sizes(b1, sizeof(b1), (int)nsrc, src);
+        format_sizes(b2, sizeof(b2), (int)ndst, dst);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "movedim: Invalid source or destination dims: source (%s dims) "
+                             "should contain the same number of dims as destination (%s dims)",
+                             b1, b2);
+    }
+    for (int64_t i = 0; i < nsrc; i++) {
+        int64_t a = src[i], b = dst[i];
+        if (ptl_wrap_dim(&a, self->dim) < 0 || ptl_wrap_dim(&b, self->dim) < 0) {
+            return -1;
+        }
+        if (src_used[a]++) {
+            format_sizes(b1, sizeof(b1), (int)nsrc, src);
+            return ptl_error_set(PTL_ERR_RUNTIME, "movedim: repeated dim in `source` (%s)", b1);
+        }
+        if (dst_used[b]++) {
+            format_sizes(b2, sizeof(b2), (int)ndst, dst);
+            return ptl_error_set(PTL_ERR_RUNTIME, "movedim: repeated dim in `destination` (%s)",
+                                 b2);
+        }
+        order[b] = a;
+    }
+    for (int i = 0, next = 0; i < self->dim; i++) {
+        if (dst_used[i]) {
+            continue;
+        }
+        while (src_used[next]) {
+            next++;
+        }
+        order[i] = next++;
+    }
+    for (int i = 0; i < self->dim; i++) {
+        sizes[i] = self->sizes[order[i]];
+        strides[i] = self->strides[order[i]];
+    }
+    return set_view(s, self, self->dim, sizes, strides, self->storage_offset);
+}
+
+/* ---- ops returning a list of views ---- */
+
+/* Sets s[0] to the owned list of views of self along d with the given piece sizes
+ * (which sum to self->sizes[d]); 0 or -1 (nothing left on the stack). */
+static int
+set_split(PtlIValue *s, PtlTensorImpl *self, int64_t d, int64_t n, const int64_t *pieces)
+{
+    PtlTensorImpl **list = malloc(sizeof(PtlTensorImpl *) * (size_t)(n > 0 ? n : 1));
+    int64_t start = 0;
+    if (list == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if ((list[i] = narrow_view(self, d, start, pieces[i])) == NULL) {
+            while (i-- > 0) {
+                ptl_decref(list[i]);
+            }
+            free(list);
+            return -1;
+        }
+        start += pieces[i];
+    }
+    s[0] = ptl_iv_tensorlist(list, n);
+    s[0].owned = 1;
+    return 0;
+}
+
+/* Like set_split with every piece of size `piece` but the last, which takes the rest. */
+static int
+set_split_even(PtlIValue *s, PtlTensorImpl *self, int64_t d, int64_t n, int64_t piece)
+{
+    int64_t *pieces = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    if (pieces == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
+    }
+    for (int64_t i = 0; i < n; i++) {
+        pieces[i] = i < n - 1 ? piece : self->sizes[d] - piece * (n - 1);
+    }
+    int rc = set_split(s, self, d, n, pieces);
+    free(pieces);
+    return rc;
+}
+
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]: every select along dim */
+static int
+unbind_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t d = s[1].u.i, sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as 0 but tensor has no "
+                                            "dimensions");
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    int64_t n = self->sizes[d];
+    PtlTensorImpl **list = malloc(sizeof(PtlTensorImpl *) * (size_t)(n > 0 ? n : 1));
+    if (list == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
+    }
+    for (int i = 0, j = 0; i < self->dim; i++) {
+        if (i != d) {
+            sizes[j] = self->sizes[i];
+            strides[j++] = self->strides[i];
+        }
+    }
+    for (int64_t i = 0; i < n; i++) {
+        list[i] = ptl_tensor_impl_view(self, self->dim - 1, sizes, strides,
+                                       self->storage_offset + i * self->strides[d]);
+        if (list[i] == NULL) {
+            while (i-- > 0) {
+                ptl_decref(list[i]);
+            }
+            free(list);
+            return -1;
+        }
+    }
+    s[0] = ptl_iv_tensorlist(list, n);
+    s[0].owned = 1;
+    return 0;
+}
+
+/* split.Tensor(Tensor(a -> *) self, int split_size, int dim=0): pieces of split_size,
+ * the last one smaller */
+static int
+split_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t piece = s[1].u.i, d = s[2].u.i;
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "split expects at least a 1-dimensional tensor");
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    int64_t size = self->sizes[d];
+    if (piece < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "split expects split_size be non-negative, but got split_size=%lld",
+                             (long long)piece);
+    }
+    if (piece == 0 && size != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "split_size can only be 0 if dimension size is 0, but got "
+                             "dimension size of %lld",
+                             (long long)size);
+    }
+    int64_t n = piece == 0 ? 1 : (size + piece - 1) / piece;
+    return set_split_even(s, self, d, n > 0 ? n : 1, piece);
+}
+
+/* split.sizes / split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) */
+static int
+split_with_sizes_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    const int64_t *pieces = s[1].u.il.data;
+    int64_t n = s[1].u.il.n, d = s[2].u.i, sum = 0;
+    char buf[256];
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "split expects at least a 1-dimensional tensor");
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (pieces[i] < 0) {
+            format_sizes(buf, sizeof(buf), (int)n, pieces);
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "split_with_sizes expects split_sizes have only non-negative "
+                                 "entries, but got split_sizes=%s",
+                                 buf);
+        }
+        sum += pieces[i];
+    }
+    if (sum != self->sizes[d]) {
+        format_sizes(buf, sizeof(buf), (int)n, pieces);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "split_with_sizes expects split_sizes to sum exactly to %lld "
+                             "(input tensor's size at dimension %lld), but got split_sizes=%s",
+                             (long long)self->sizes[d], (long long)d, buf);
+    }
+    return set_split(s, self, d, n, pieces);
+}
+
+/* chunk(Tensor(a -> *) self, int chunks, int dim=0): pieces of ceil(size / chunks), so
+ * fewer than `chunks` pieces may come back; a size-0 dim gives `chunks` empty pieces */
+static int
+chunk_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t chunks = s[1].u.i, d = s[2].u.i;
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "chunk expects at least a 1-dimensional tensor");
+    }
+    if (chunks <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "chunk expects `chunks` to be greater than 0, got: %lld",
+                             (long long)chunks);
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    int64_t size = self->sizes[d];
+    if (size == 0) {
+        return set_split_even(s, self, d, chunks, 0);
+    }
+    int64_t piece = (size + chunks - 1) / chunks;
+    return set_split_even(s, self, d, (size + piece - 1) / piece, piece);
+}
+
 static const PtlKernelReg view_cpu_kernels[] = {
     {PTL_OP_view, PTL_KEY_CPU, view_cpu},
     {PTL_OP_reshape, PTL_KEY_CPU, reshape_cpu},
@@ -493,5 +931,19 @@ static const PtlKernelReg view_cpu_kernels[] = {
     {PTL_OP_slice_Tensor, PTL_KEY_CPU, slice_cpu},
     {PTL_OP_alias, PTL_KEY_CPU, alias_cpu},
     {PTL_OP_detach, PTL_KEY_CPU, alias_cpu},
+    {PTL_OP_squeeze, PTL_KEY_CPU, squeeze_cpu},
+    {PTL_OP_squeeze_dim, PTL_KEY_CPU, squeeze_cpu},
+    {PTL_OP_squeeze_dims, PTL_KEY_CPU, squeeze_cpu},
+    {PTL_OP_flatten_using_ints, PTL_KEY_CPU, flatten_cpu},
+    {PTL_OP_unflatten_int, PTL_KEY_CPU, unflatten_cpu},
+    {PTL_OP_narrow, PTL_KEY_CPU, narrow_cpu},
+    {PTL_OP_movedim_int, PTL_KEY_CPU, movedim_cpu},
+    {PTL_OP_moveaxis_int, PTL_KEY_CPU, movedim_cpu},
+    {PTL_OP_movedim_intlist, PTL_KEY_CPU, movedim_cpu},
+    {PTL_OP_unbind_int, PTL_KEY_CPU, unbind_cpu},
+    {PTL_OP_split_Tensor, PTL_KEY_CPU, split_cpu},
+    {PTL_OP_split_sizes, PTL_KEY_CPU, split_with_sizes_cpu},
+    {PTL_OP_split_with_sizes, PTL_KEY_CPU, split_with_sizes_cpu},
+    {PTL_OP_chunk, PTL_KEY_CPU, chunk_cpu},
 };
 PTL_DEFINE_REGISTER(view_cpu_kernels)

@@ -1,0 +1,578 @@
+/* factory.c -- tensor factories: empty, zeros, ones, full, the *_like family, arange,
+ * linspace, logspace, eye, scalar_tensor.  Mirrors ATen/native/TensorFactories.cpp and
+ * ATen/native/RangeFactories.cpp.
+ *
+ * Factories have no tensor argument, so the dispatcher picks the backend from `device`
+ * (Note [Dispatch]).  They are registered for CPU and CUDA: the values are made on the CPU
+ * and moved with _to_copy when another device is asked for, after checking that the device
+ * has an allocator (a CPU-only build raises ptl_allocator_for()'s error there). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../../c10/allocator.h"
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "native.h"
+
+/* ---- argument helpers ---- */
+
+static PtlDtype
+dtype_or(const PtlIValue *v, PtlDtype dflt)
+{
+    return v->tag == PTL_IV_DTYPE ? v->u.dtype : dflt;
+}
+
+static PtlDevice
+device_or(const PtlIValue *v, PtlDevice dflt)
+{
+    return v->tag == PTL_IV_DEVICE ? v->u.device : dflt;
+}
+
+/* 0 when dev can hold tensors, else -1 with the allocator's error. */
+static int
+check_device(PtlDevice dev)
+{
+    if (dev.type != PTL_DEVICE_CPU && ptl_allocator_for(dev) == NULL) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Puts t (a CPU tensor, stolen) on the stack, moved to dev when dev is not the CPU. */
+static int
+set_result(PtlIValue *s, PtlTensorImpl *t, PtlDevice dev)
+{
+    if (dev.type != PTL_DEVICE_CPU) {
+        PtlIValue a[PTL_SCHEMA_MAX_ARGS];
+        PtlTensorImpl *moved;
+        a[0] = ptl_iv_tensor(t);
+        a[1] = ptl_iv_none();
+        a[2] = ptl_iv_none();
+        a[3].tag = PTL_IV_DEVICE;
+        a[3].owned = 0;
+        a[3].u.device = dev;
+        a[4] = ptl_iv_none();
+        a[5] = ptl_iv_bool(0);
+        a[6] = ptl_iv_none();
+        moved = ptl_call_tensor(PTL_OP__to_copy, a);
+        ptl_decref(t);
+        if (moved == NULL) {
+            return -1;
+        }
+        t = moved;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* Writes the Scalar v (converted to t's dtype) into every element of t; no version bump,
+ * since t is new. */
+static int
+fill_new(PtlTensorImpl *t, const PtlIValue *v)
+{
+    PtlTensorImpl *src = ptl_empty(0, NULL, t->dtype, ptl_device_cpu());
+    if (src == NULL) {
+        return -1;
+    }
+    if (v->tag == PTL_IV_DOUBLE) {
+        ptl_store_double(ptl_tensor_data(src), t->dtype, v->u.d);
+    }
+    else {
+        ptl_store_int(ptl_tensor_data(src), t->dtype, ptl_iv_to_int(v));
+    }
+    int rc = ptl_copy_into(t, src);
+    ptl_decref(src);
+    return rc;
+}
+
+/* 0 when the Scalar v fits dt, else -1 with PyTorch's overflow error (c10's
+ * checked_convert: unsigned types also take -max..-1, which wrap). */
+static int
+check_fill_range(const PtlIValue *v, PtlDtype dt)
+{
+    static const struct {
+        const char *name;
+        double lo, hi;
+    } range[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_UINT8] = {"uint8_t", -255.0, 255.0},
+        [PTL_DTYPE_INT8] = {"int8_t", -128.0, 127.0},
+        [PTL_DTYPE_INT16] = {"int16_t", -32768.0, 32767.0},
+        [PTL_DTYPE_INT32] = {"int", -2147483648.0, 2147483647.0},
+        [PTL_DTYPE_FLOAT16] = {"c10::Half", -65504.0, 65504.0},
+        [PTL_DTYPE_FLOAT32] = {"float", -3.4028234663852886e38, 3.4028234663852886e38},
+    };
+    double x = ptl_iv_to_double(v);
+    if (range[dt].name == NULL || v->tag == PTL_IV_BOOL ||
+        (ptl_dtype_is_floating(dt) && !isfinite(x))) {
+        return 0;
+    }
+    if (!(x >= range[dt].lo && x <= range[dt].hi)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "value cannot be converted to type %s without overflow",
+                             range[dt].name);
+    }
+    return 0;
+}
+
+/* A new CPU tensor of `sizes` filled with v (NULL to leave it uninitialised). */
+static PtlTensorImpl *
+new_filled(int dim, const int64_t *sizes, PtlDtype dt, const PtlIValue *v)
+{
+    PtlTensorImpl *t = ptl_empty(dim, sizes, dt, ptl_device_cpu());
+    if (t != NULL && v != NULL && fill_new(t, v) < 0) {
+        PTL_CLEAR(t);
+    }
+    return t;
+}
+
+/* ---- empty, zeros, ones, full ---- */
+
+/* empty.memory_format(int[] size, *, ScalarType? dtype, Layout?, Device? device, ...) and
+ * empty_strided(int[] size, int[] stride, *, ScalarType? dtype, Layout?, Device? device, ...):
+ * uninitialised memory straight from the device's allocator */
+static int
+empty_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int strided = op->id == PTL_OP_empty_strided;
+    const PtlIValue *sz = &s[0], *st = &s[1];
+    PtlDtype dt = dtype_or(&s[strided ? 2 : 1], ptl_default_dtype());
+    PtlDevice dev = device_or(&s[strided ? 4 : 3], ptl_device_cpu());
+    PtlTensorImpl *t;
+    if (sz->u.il.n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    if (!strided) {
+        t = ptl_empty((int)sz->u.il.n, sz->u.il.data, dt, dev);
+    }
+    else {
+        if (st->u.il.n != sz->u.il.n) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "dimensionality of sizes (%lld) must match dimensionality of "
+                                 "strides (%lld)",
+                                 (long long)sz->u.il.n, (long long)st->u.il.n);
+        }
+        t = ptl_empty_strided((int)sz->u.il.n, sz->u.il.data, st->u.il.data, dt, dev);
+    }
+    if (t == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* zeros / ones(int[] size, *, ScalarType? dtype, Layout?, Device? device, ...) and
+ * full(int[] size, Scalar fill_value, *, ScalarType? dtype, ...): a bool fill gives bool, an
+ * int fill int64, a float fill the default dtype, when dtype is None (torch.full) */
+static int
+fill_factory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int full = op->id == PTL_OP_full;
+    PtlIValue value = full ? s[1] : ptl_iv_int(op->id == PTL_OP_ones);
+    PtlDtype dflt = ptl_default_dtype();
+    int64_t n = s[0].u.il.n;
+    const int64_t *sizes = s[0].u.il.data;
+    if (full && value.tag == PTL_IV_BOOL) {
+        dflt = PTL_DTYPE_BOOL;
+    }
+    else if (full && value.tag == PTL_IV_INT) {
+        dflt = PTL_DTYPE_INT64;
+    }
+    PtlDtype dt = dtype_or(&s[full ? 2 : 1], dflt);
+    PtlDevice dev = device_or(&s[full ? 4 : 3], ptl_device_cpu());
+    if (op->id == PTL_OP_zeros) {
+        for (int64_t i = 0; i < n; i++) {
+            if (sizes[i] < 0) {
+                return ptl_error_set(PTL_ERR_RUNTIME,
+                                     "zeros: Dimension size must be non-negative.");
+            }
+        }
+    }
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    if (check_device(dev) < 0 || check_fill_range(&value, dt) < 0) {
+        return -1;
+    }
+    PtlTensorImpl *t = new_filled((int)n, sizes, dt, &value);
+    return t == NULL ? -1 : set_result(s, t, dev);
+}
+
+/* ---- the *_like family ---- */
+
+/* Strides for a new tensor like t: t's dimension order when t is dense and non-overlapping
+ * (PyTorch's preserve_format), else row-major.  Returns 1 when `out` was filled. */
+static int
+like_strides(const PtlTensorImpl *t, int64_t *out)
+{
+    int perm[PTL_MAX_DIMS];
+    int64_t st = 1;
+    /* perm: dims from the largest stride to the smallest, ties keeping dim order */
+    for (int i = 0; i < t->dim; i++) {
+        int j = i;
+        while (j > 0 && t->strides[perm[j - 1]] < t->strides[i]) {
+            perm[j] = perm[j - 1];
+            j--;
+        }
+        perm[j] = i;
+    }
+    for (int k = t->dim - 1; k >= 0; k--) {
+        int d = perm[k];
+        if (t->sizes[d] != 1 && t->strides[d] != st) {
+            return 0;
+        }
+        out[d] = st;
+        st *= t->sizes[d] > 1 ? t->sizes[d] : 1;
+    }
+    return t->numel > 0;
+}
+
+/* empty_like / zeros_like / ones_like(Tensor self, *, ScalarType? dtype, Layout?,
+ * Device? device, ...) and full_like(Tensor self, Scalar fill_value, *, ...): self's shape,
+ * and its dtype and device unless given */
+static int
+like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *t;
+    int full = op->id == PTL_OP_full_like;
+    PtlDtype dt = dtype_or(&s[full ? 2 : 1], self->dtype);
+    PtlDevice dev = device_or(&s[full ? 4 : 3], self->device);
+    PtlIValue value = full ? s[1] : ptl_iv_int(op->id == PTL_OP_ones_like);
+    int64_t strides[PTL_MAX_DIMS];
+    if (check_device(dev) < 0 || check_fill_range(&value, dt) < 0) {
+        return -1;
+    }
+    if (like_strides(self, strides)) {
+        t = ptl_empty_strided(self->dim, self->sizes, strides, dt, ptl_device_cpu());
+    }
+    else {
+        t = ptl_empty(self->dim, self->sizes, dt, ptl_device_cpu());
+    }
+    if (t == NULL) {
+        return -1;
+    }
+    if (op->id != PTL_OP_empty_like && fill_new(t, &value) < 0) {
+        ptl_decref(t);
+        return -1;
+    }
+    return set_result(s, t, dev);
+}
+
+/* ---- arange, linspace, logspace ---- */
+
+typedef enum RangeKind { RANGE_ARANGE, RANGE_LINSPACE, RANGE_LOGSPACE } RangeKind;
+
+typedef struct RangeParams {
+    RangeKind kind;
+    double start, end, step, base;   /* linspace/logspace: step = (end - start) / (n - 1) */
+    int64_t istart, istep;           /* arange into an integer dtype */
+    int64_t n;
+} RangeParams;
+
+/* Element i of a float range.  linspace fills its second half backwards from `end` so that
+ * both end points are exact (PyTorch's linspace kernel does the same). */
+static inline double
+range_value(const RangeParams *p, int64_t i)
+{
+    double v;
+    if (p->kind == RANGE_ARANGE) {
+        return p->start + (double)i * p->step;
+    }
+    v = i < p->n / 2 ? p->start + p->step * (double)i
+                     : p->end - p->step * (double)(p->n - i - 1);
+    return p->kind == RANGE_LOGSPACE ? pow(p->base, v) : v;
+}
+
+/* double -> int64 without undefined behaviour (out of range and NaN give INT64_MIN) */
+static inline int64_t
+range_to_i64(double v)
+{
+    if (!(v > -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
+        return INT64_MIN;
+    }
+    return (int64_t)v;
+}
+
+typedef void (*RangeLoop)(char *out, int64_t begin, int64_t end, const RangeParams *p);
+
+#define STORE_INT(T, V) ((T)range_to_i64(V))
+#define STORE_CAST(T, V) ((T)(V))
+#define STORE_HALF(T, V) (ptl_f_to_half((float)(V)))
+#define STORE_BF16(T, V) (ptl_f_to_bf16((float)(V)))
+
+/* out[begin:end] = range values (1-D, contiguous) */
+#define DEFINE_RANGE_LOOP(T, TAG, STORE)                                              \
+    static void                                                                       \
+    range_loop_##TAG(char *out, int64_t begin, int64_t end, const RangeParams *p)     \
+    {                                                                                 \
+        T *o = (T *)out;                                                              \
+        for (int64_t i = begin; i < end; i++) {                                       \
+            o[i] = STORE(T, range_value(p, i));                                       \
+        }                                                                             \
+    }
+
+/* integer arange: out[i] = start + i * step in int64 (wrapping), then narrowed */
+#define DEFINE_IARANGE_LOOP(T, TAG)                                                   \
+    static void                                                                       \
+    iarange_loop_##TAG(char *out, int64_t begin, int64_t end, const RangeParams *p)   \
+    {                                                                                 \
+        T *o = (T *)out;                                                              \
+        for (int64_t i = begin; i < end; i++) {                                       \
+            o[i] = (T)(int64_t)((uint64_t)p->istart + (uint64_t)i * (uint64_t)p->istep); \
+        }                                                                             \
+    }
+
+DEFINE_RANGE_LOOP(uint8_t, u1, STORE_INT)
+DEFINE_RANGE_LOOP(int8_t, i1, STORE_INT)
+DEFINE_RANGE_LOOP(int16_t, i2, STORE_INT)
+DEFINE_RANGE_LOOP(int32_t, i4, STORE_INT)
+DEFINE_RANGE_LOOP(int64_t, i8, STORE_INT)
+DEFINE_RANGE_LOOP(ptl_half, f2, STORE_HALF)
+DEFINE_RANGE_LOOP(ptl_bf16, bf, STORE_BF16)
+DEFINE_RANGE_LOOP(float, f4, STORE_CAST)
+DEFINE_RANGE_LOOP(double, f8, STORE_CAST)
+DEFINE_IARANGE_LOOP(uint8_t, u1)
+DEFINE_IARANGE_LOOP(int8_t, i1)
+DEFINE_IARANGE_LOOP(int16_t, i2)
+DEFINE_IARANGE_LOOP(int32_t, i4)
+DEFINE_IARANGE_LOOP(int64_t, i8)
+
+/* ORDER DTYPE; NULL (bool) = not implemented, as in PyTorch */
+static const RangeLoop range_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_UINT8] = range_loop_u1,     [PTL_DTYPE_INT8] = range_loop_i1,
+    [PTL_DTYPE_INT16] = range_loop_i2,     [PTL_DTYPE_INT32] = range_loop_i4,
+    [PTL_DTYPE_INT64] = range_loop_i8,     [PTL_DTYPE_FLOAT16] = range_loop_f2,
+    [PTL_DTYPE_BFLOAT16] = range_loop_bf,  [PTL_DTYPE_FLOAT32] = range_loop_f4,
+    [PTL_DTYPE_FLOAT64] = range_loop_f8,
+};
+static const RangeLoop iarange_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_UINT8] = iarange_loop_u1,   [PTL_DTYPE_INT8] = iarange_loop_i1,
+    [PTL_DTYPE_INT16] = iarange_loop_i2,   [PTL_DTYPE_INT32] = iarange_loop_i4,
+    [PTL_DTYPE_INT64] = iarange_loop_i8,
+};
+
+typedef struct RangeJob {
+    RangeLoop loop;
+    char *out;
+    const RangeParams *p;
+} RangeJob;
+
+static int
+range_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    const RangeJob *job = ctx;
+    job->loop(job->out, begin, end, job->p);
+    return 0;
+}
+
+/* Returns 0 when the dtype has a range loop, else -1 with PyTorch's "arange_cpu" error. */
+static int
+range_dtype_check(const char *kernel, PtlDtype dt)
+{
+    if (range_loops[dt] == NULL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
+                             kernel, ptl_dtype_legacy_name(dt));
+    }
+    return 0;
+}
+
+/* Makes the 1-D range tensor of p->n elements of dt and puts it on the stack (on dev). */
+static int
+set_range(PtlIValue *s, const RangeParams *p, PtlDtype dt, PtlDevice dev)
+{
+    int integral = ptl_dtype_is_integral(dt, 0) && p->kind == RANGE_ARANGE;
+    RangeJob job = {integral ? iarange_loops[dt] : range_loops[dt], NULL, p};
+    PtlTensorImpl *t = ptl_empty(1, &p->n, dt, ptl_device_cpu());
+    if (t == NULL) {
+        return -1;
+    }
+    job.out = ptl_tensor_data(t);
+    void *token = p->n > PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, p->n, PTL_GRAIN_SIZE, range_chunk, &job);
+    ptl_nogil_end(token);
+    if (rc < 0) {
+        ptl_decref(t);
+        return -1;
+    }
+    return set_result(s, t, dev);
+}
+
+/* Formats a Scalar argument for messages: ints as ints, floats as %g ("inf", "1.5"). */
+static void
+format_scalar(char *buf, size_t n, const PtlIValue *v)
+{
+    if (v->tag == PTL_IV_DOUBLE) {
+        snprintf(buf, n, "%g", v->u.d);
+    }
+    else {
+        snprintf(buf, n, "%lld", (long long)ptl_iv_to_int(v));
+    }
+}
+
+/* arange(Scalar end, *, ScalarType? dtype, ...), arange.start(Scalar start, Scalar end, *,
+ * ...), arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ...): [start, end) in
+ * steps of `step`; int64 when every bound is an integer and dtype is None, else the default
+ * dtype.  ceil((end - start) / step) elements, computed in double; integer dtypes truncate
+ * the bounds first and count in int64 (PyTorch's arange_out). */
+static int
+arange_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlIValue one = ptl_iv_int(1), zero = ptl_iv_int(0);
+    int nscalar = op->id == PTL_OP_arange ? 1 : op->id == PTL_OP_arange_start ? 2 : 3;
+    const PtlIValue *start = nscalar == 1 ? &zero : &s[0];
+    const PtlIValue *end = nscalar == 1 ? &s[0] : &s[1];
+    const PtlIValue *step = nscalar == 3 ? &s[2] : &one;
+    int all_int = start->tag != PTL_IV_DOUBLE && end->tag != PTL_IV_DOUBLE &&
+                  step->tag != PTL_IV_DOUBLE;
+    PtlDtype dt = dtype_or(&s[nscalar], all_int ? PTL_DTYPE_INT64 : ptl_default_dtype());
+    PtlDevice dev = device_or(&s[nscalar + 2], ptl_device_cpu());
+    RangeParams p = {RANGE_ARANGE, ptl_iv_to_double(start), ptl_iv_to_double(end),
+                     ptl_iv_to_double(step), 0, 0, 0, 0};
+    char b1[64], b2[64];
+    double size;
+    if (range_dtype_check("arange_cpu", dt) < 0 || check_device(dev) < 0) {
+        return -1;
+    }
+    if (p.step == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "step must be nonzero");
+    }
+    if (!isfinite(p.start) || !isfinite(p.end)) {
+        format_scalar(b1, sizeof(b1), start);
+        format_scalar(b2, sizeof(b2), end);
+        return ptl_error_set(PTL_ERR_RUNTIME, "unsupported range: %s -> %s", b1, b2);
+    }
+    if (!((p.step > 0 && p.end >= p.start) || (p.step < 0 && p.end <= p.start))) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "upper bound and lower bound inconsistent with step sign");
+    }
+    if (ptl_dtype_is_integral(dt, 0)) {
+        p.istart = range_to_i64(p.start);
+        p.istep = range_to_i64(p.step);
+    }
+    if (dt == PTL_DTYPE_INT64) {
+        int64_t iend = range_to_i64(p.end);
+        if (p.istep == 0) {
+            return ptl_error_set(PTL_ERR_VALUE, "step must be nonzero");
+        }
+        size = (double)((iend - p.istart + p.istep - (p.istep > 0 ? 1 : -1)) / p.istep);
+    }
+    else {
+        size = ceil((p.end - p.start) / p.step);
+    }
+    if (!(size >= 0 && size <= 9.2233720368547758e18)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "invalid size, possible overflow?");
+    }
+    p.n = (int64_t)size;
+    return set_range(s, &p, dt, dev);
+}
+
+/* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype, ...) and
+ * logspace(Scalar start, Scalar end, int steps, float base=10.0, *, ...): `steps` evenly
+ * spaced points from start to end (both included), or base ** those points */
+static int
+linspace_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int log = op->id == PTL_OP_logspace;
+    PtlDtype dt = dtype_or(&s[log ? 4 : 3], ptl_default_dtype());
+    PtlDevice dev = device_or(&s[log ? 6 : 5], ptl_device_cpu());
+    RangeParams p = {log ? RANGE_LOGSPACE : RANGE_LINSPACE, ptl_iv_to_double(&s[0]),
+                     ptl_iv_to_double(&s[1]), 0, log ? s[3].u.d : 0, 0, 0, s[2].u.i};
+    if (range_dtype_check(log ? "logspace_cpu" : "linspace_cpu", dt) < 0 ||
+        check_device(dev) < 0) {
+        return -1;
+    }
+    if (p.n < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "number of steps must be non-negative");
+    }
+    if (p.n == 1) {
+        p.end = p.start;
+    }
+    p.step = p.n > 1 ? (p.end - p.start) / (double)(p.n - 1) : 0;
+    return set_range(s, &p, dt, dev);
+}
+
+/* ---- eye, scalar_tensor ---- */
+
+/* eye(int n, *, ScalarType? dtype, ...) and eye.m(int n, int m, *, ...): an n x m tensor
+ * with ones on the main diagonal */
+static int
+eye_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int has_m = op->id == PTL_OP_eye_m;
+    int64_t sizes[2] = {s[0].u.i, has_m ? s[1].u.i : s[0].u.i};
+    PtlDtype dt = dtype_or(&s[has_m ? 2 : 1], ptl_default_dtype());
+    PtlDevice dev = device_or(&s[has_m ? 4 : 3], ptl_device_cpu());
+    PtlIValue zero = ptl_iv_int(0), one = ptl_iv_int(1);
+    PtlTensorImpl *t = NULL, *diag = NULL;
+    if (sizes[0] < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "n must be greater or equal to 0, got %lld",
+                             (long long)sizes[0]);
+    }
+    if (sizes[1] < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "m must be greater or equal to 0, got %lld",
+                             (long long)sizes[1]);
+    }
+    if (check_device(dev) < 0 || (t = new_filled(2, sizes, dt, &zero)) == NULL) {
+        return -1;
+    }
+    /* the diagonal as a 1-D view with stride m + 1 */
+    int64_t dsize = sizes[0] < sizes[1] ? sizes[0] : sizes[1], dstride = sizes[1] + 1;
+    if ((diag = ptl_tensor_impl_view(t, 1, &dsize, &dstride, 0)) == NULL ||
+        fill_new(diag, &one) < 0) {
+        goto error;
+    }
+    ptl_decref(diag);
+    return set_result(s, t, dev);
+error:
+    ptl_xdecref(diag);
+    ptl_decref(t);
+    return -1;
+}
+
+/* scalar_tensor(Scalar s, *, ScalarType? dtype, ...): a 0-dim tensor of the default dtype
+ * unless dtype is given */
+static int
+scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlDtype dt = dtype_or(&s[1], ptl_default_dtype());
+    PtlDevice dev = device_or(&s[3], ptl_device_cpu());
+    PtlTensorImpl *t;
+    if (check_device(dev) < 0 || (t = new_filled(0, NULL, dt, &s[0])) == NULL) {
+        return -1;
+    }
+    return set_result(s, t, dev);
+}
+
+#define FACTORY(ID, FN) {PTL_OP_##ID, PTL_KEY_CPU, FN}, {PTL_OP_##ID, PTL_KEY_CUDA, FN}
+static const PtlKernelReg factory_kernels[] = {
+    FACTORY(empty_memory_format, empty_cpu),
+    FACTORY(empty_strided, empty_cpu),
+    FACTORY(zeros, fill_factory_cpu),
+    FACTORY(ones, fill_factory_cpu),
+    FACTORY(full, fill_factory_cpu),
+    FACTORY(empty_like, like_cpu),
+    FACTORY(zeros_like, like_cpu),
+    FACTORY(ones_like, like_cpu),
+    FACTORY(full_like, like_cpu),
+    FACTORY(arange, arange_cpu),
+    FACTORY(arange_start, arange_cpu),
+    FACTORY(arange_start_step, arange_cpu),
+    FACTORY(linspace, linspace_cpu),
+    FACTORY(logspace, linspace_cpu),
+    FACTORY(eye, eye_cpu),
+    FACTORY(eye_m, eye_cpu),
+    FACTORY(scalar_tensor, scalar_tensor_cpu),
+};
+#undef FACTORY
+PTL_DEFINE_REGISTER(factory_kernels)
