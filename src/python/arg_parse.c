@@ -328,8 +328,10 @@ try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObje
     for (int i = 0; i < npos && ai < nargs; i++, ai++) {
         const PtlArg *a = &s->args[i];
         int r;
-        if (a->kind == PTL_ARG_INTLIST && nargs - ai > 1 && is_int_like(args[ai])) {
-            /* varargs form: x.view(2, 3) */
+        if (a->kind == PTL_ARG_INTLIST && i == npos - 1 && nargs - ai > 1 &&
+            is_int_like(args[ai])) {
+            /* varargs form: x.view(2, 3), only when the list is the last positional
+             * parameter (PyTorch's allow_varargs_intlist), so sum(x, 0, True) is dim, keepdim */
             Py_ssize_t n = nargs - ai;
             int64_t *buf = sc->lists[i];
             if (n > PTL_MAX_DIMS) {

@@ -1,0 +1,1638 @@
+/* reduce.c -- reductions (sum, nansum, mean, prod, amax/amin, max/min, argmax/argmin,
+ * all/any, var/std, norm, logsumexp, count_nonzero, aminmax), the scans cumsum/cumprod and
+ * max/min.other.  Mirrors ATen/native/ReduceOps.cpp, ATen/native/ReduceOpsUtils.h,
+ * ATen/native/cpu/ReduceOpsKernel.cpp and ATen/native/cpu/SumKernel.cpp.
+ *
+ * Note [Reduction plan]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * A reduction splits the input's dims into kept dims (one output element per index) and
+ * reduced dims.  The reduced dims are ordered outermost first (by decreasing stride, or in
+ * logical order when the op reports indices, so that argmax's flattened index is the
+ * row-major one), size-1 dims are dropped and neighbours whose strides line up are merged:
+ * a contiguous reduction becomes one run.  For every output element the reduced elements
+ * are visited as 1-D runs, loaded BLOCK at a time into a double (or, for exact integer
+ * results, an int64) buffer, and folded into an accumulator Acc by the op's step; partial
+ * accumulators combine, so one big output is split into chunks over the threads, and many
+ * outputs are split over the threads directly.  Float sums accumulate in double (with
+ * independent AVX2 accumulators for contiguous float32/float64 runs), integer sums in
+ * int64.  When the reduced dim is outer and the kept dim is contiguous (sum(dim=0) of a
+ * matrix), sums run "by columns": a block of outputs is accumulated row after row, so the
+ * input is read in memory order. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HAVE_AVX2_KERNELS 1
+#endif
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "native.h"
+
+#define BLOCK 256
+#define MAX_CHUNKS 64
+#define COL_BLOCK 2048   /* outputs per column-reduction unit */
+
+typedef enum RedKind {
+    R_SUM, R_NANSUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ALL, R_ANY,
+    R_COUNT, R_VAR, R_NORM, R_LSE, R_MINMAX,
+} RedKind;
+
+/* One output's running state.  a, b: float state (sum, max, mean / M2, max / sum of exps);
+ * i, j: integer state (sum, min / max); n: count (var); idx: argmax's index (-1: none). */
+typedef struct Acc {
+    double a, b;
+    int64_t i, j, n, idx;
+} Acc;
+
+typedef struct Plan {
+    RedKind kind;
+    PtlDtype dt;             /* input dtype */
+    int use_int;             /* integral or bool input: exact int64 path */
+    const char *base;        /* input data */
+    int nk;                  /* kept dims, output order */
+    int64_t ksize[PTL_MAX_DIMS], kstride[PTL_MAX_DIMS];   /* input strides in bytes */
+    int nr;                  /* reduced dims, outermost first; the last one is the run */
+    int64_t rsize[PTL_MAX_DIMS], rstride[PTL_MAX_DIMS];
+    int64_t nout, R;         /* output elements, reduced elements per output */
+    char *out0, *out1;       /* contiguous outputs (out1 may be NULL) */
+    PtlDtype odt0, odt1;
+    double p;                /* norm's order */
+    double correction;       /* var's */
+    int take_sqrt;           /* std */
+    int64_t cw;              /* column reductions: outputs per work unit */
+} Plan;
+
+/* ---- loading and storing BLOCK elements as double / int64 ---- */
+
+typedef void (*LoadD)(const char *p, int64_t st, int64_t n, double *buf);
+typedef void (*LoadI)(const char *p, int64_t st, int64_t n, int64_t *buf);
+typedef void (*StoreD)(char *p, int64_t st, int64_t n, const double *buf);
+typedef void (*StoreI)(char *p, int64_t st, int64_t n, const int64_t *buf);
+
+#define LD_b1(X) ((X) != 0)
+#define LD_u1(X) (X)
+#define LD_i1(X) (X)
+#define LD_i2(X) (X)
+#define LD_i4(X) (X)
+#define LD_i8(X) (X)
+#define LD_f2(X) ptl_half_to_f(X)
+#define LD_bf(X) ptl_bf16_to_f(X)
+#define LD_f4(X) (X)
+#define LD_f8(X) (X)
+
+#define DEFINE_LOAD_D(E, T, TAG, NAME, LEGACY, FMT)                                       \
+    static void                                                                           \
+    load_d_##TAG(const char *p, int64_t st, int64_t n, double *buf)                       \
+    {                                                                                     \
+        if (st == (int64_t)sizeof(T)) {                                                   \
+            const T *x = (const T *)p;                                                    \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                buf[k] = (double)LD_##TAG(x[k]);                                          \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            buf[k] = (double)LD_##TAG(*(const T *)(p + k * st));                          \
+        }                                                                                 \
+    }
+PTL_FORALL_DTYPES(DEFINE_LOAD_D)
+#undef DEFINE_LOAD_D
+
+#define DEFINE_LOAD_I(T, TAG)                                                             \
+    static void                                                                           \
+    load_i_##TAG(const char *p, int64_t st, int64_t n, int64_t *buf)                      \
+    {                                                                                     \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            buf[k] = (int64_t)LD_##TAG(*(const T *)(p + k * st));                         \
+        }                                                                                 \
+    }                                                                                     \
+    static void                                                                           \
+    store_i_##TAG(char *p, int64_t st, int64_t n, const int64_t *buf)                     \
+    {                                                                                     \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            *(T *)(p + k * st) = (T)(buf[k]);                                             \
+        }                                                                                 \
+    }
+DEFINE_LOAD_I(uint8_t, u1)
+DEFINE_LOAD_I(int8_t, i1)
+DEFINE_LOAD_I(int16_t, i2)
+DEFINE_LOAD_I(int32_t, i4)
+DEFINE_LOAD_I(int64_t, i8)
+#undef DEFINE_LOAD_I
+
+static void
+load_i_b1(const char *p, int64_t st, int64_t n, int64_t *buf)
+{
+    for (int64_t k = 0; k < n; k++) {
+        buf[k] = p[k * st] != 0;
+    }
+}
+
+static void
+store_i_b1(char *p, int64_t st, int64_t n, const int64_t *buf)
+{
+    for (int64_t k = 0; k < n; k++) {
+        p[k * st] = (char)(buf[k] != 0);
+    }
+}
+
+#define DEFINE_STORE_D(T, TAG, CONV)                                                      \
+    static void                                                                           \
+    store_d_##TAG(char *p, int64_t st, int64_t n, const double *buf)                      \
+    {                                                                                     \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            *(T *)(p + k * st) = CONV(buf[k]);                                            \
+        }                                                                                 \
+    }
+#define TO_HALF(V) ptl_f_to_half((float)(V))
+#define TO_BF16(V) ptl_f_to_bf16((float)(V))
+DEFINE_STORE_D(ptl_half, f2, TO_HALF)
+DEFINE_STORE_D(ptl_bf16, bf, TO_BF16)
+DEFINE_STORE_D(float, f4, (float))
+DEFINE_STORE_D(double, f8, PTL_ID)
+#undef DEFINE_STORE_D
+
+/* ORDER DTYPE */
+static const LoadD load_d[PTL_DTYPE_COUNT] = {
+    load_d_b1, load_d_u1, load_d_i1, load_d_i2, load_d_i4,
+    load_d_i8, load_d_f2, load_d_bf, load_d_f4, load_d_f8,
+};
+static const LoadI load_i[PTL_DTYPE_COUNT] = {
+    load_i_b1, load_i_u1, load_i_i1, load_i_i2, load_i_i4, load_i_i8,
+};
+static const StoreI store_i[PTL_DTYPE_COUNT] = {
+    store_i_b1, store_i_u1, store_i_i1, store_i_i2, store_i_i4, store_i_i8,
+};
+static const StoreD store_d[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = store_d_f2, [PTL_DTYPE_BFLOAT16] = store_d_bf,
+    [PTL_DTYPE_FLOAT32] = store_d_f4, [PTL_DTYPE_FLOAT64] = store_d_f8,
+};
+
+/* ---- contiguous float sums: independent accumulators, AVX2 when the CPU has it ---- */
+
+static double
+sum_f4_portable(const float *x, int64_t n)
+{
+    double acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; k++) {
+            acc[k] += (double)x[i + k];
+        }
+    }
+    for (; i < n; i++) {
+        acc[0] += (double)x[i];
+    }
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+static double
+sum_f8_portable(const double *x, int64_t n)
+{
+    double acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; k++) {
+            acc[k] += x[i + k];
+        }
+    }
+    for (; i < n; i++) {
+        acc[0] += x[i];
+    }
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+#ifdef HAVE_AVX2_KERNELS
+__attribute__((target("avx2,fma"))) static double
+hsum_avx2(__m256d a)
+{
+    __m128d lo = _mm256_castpd256_pd128(a), hi = _mm256_extractf128_pd(a, 1);
+    lo = _mm_add_pd(lo, hi);
+    return _mm_cvtsd_f64(_mm_add_sd(lo, _mm_unpackhi_pd(lo, lo)));
+}
+
+/* 16 floats per step, widened to double into four accumulators of 4 lanes */
+__attribute__((target("avx2,fma"))) static double
+sum_f4_avx2(const float *x, int64_t n)
+{
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+        a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 8)));
+        a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 12)));
+    }
+    double s = hsum_avx2(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+    for (; i < n; i++) {
+        s += (double)x[i];
+    }
+    return s;
+}
+
+__attribute__((target("avx2,fma"))) static double
+sum_f8_avx2(const double *x, int64_t n)
+{
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        a0 = _mm256_add_pd(a0, _mm256_loadu_pd(x + i));
+        a1 = _mm256_add_pd(a1, _mm256_loadu_pd(x + i + 4));
+        a2 = _mm256_add_pd(a2, _mm256_loadu_pd(x + i + 8));
+        a3 = _mm256_add_pd(a3, _mm256_loadu_pd(x + i + 12));
+    }
+    double s = hsum_avx2(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)));
+    for (; i < n; i++) {
+        s += x[i];
+    }
+    return s;
+}
+#endif
+
+static double
+sum_contiguous(PtlDtype dt, const char *p, int64_t n)
+{
+#ifdef HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        return dt == PTL_DTYPE_FLOAT32 ? sum_f4_avx2((const float *)p, n)
+                                       : sum_f8_avx2((const double *)p, n);
+    }
+#endif
+    return dt == PTL_DTYPE_FLOAT32 ? sum_f4_portable((const float *)p, n)
+                                   : sum_f8_portable((const double *)p, n);
+}
+
+/* ---- the accumulator of each kind ---- */
+
+static void
+acc_init(const Plan *pl, Acc *acc)
+{
+    memset(acc, 0, sizeof(*acc));
+    acc->idx = -1;
+    switch (pl->kind) {
+    case R_PROD:
+        acc->a = 1;
+        acc->i = 1;
+        break;
+    case R_MAX:
+    case R_LSE:
+        acc->a = -INFINITY;
+        acc->i = INT64_MIN;
+        break;
+    case R_MIN:
+        acc->a = INFINITY;
+        acc->i = INT64_MAX;
+        break;
+    case R_MINMAX:
+        acc->a = INFINITY;
+        acc->b = -INFINITY;
+        acc->i = INT64_MAX;
+        acc->j = INT64_MIN;
+        break;
+    case R_ALL:
+        acc->i = 1;
+        break;
+    case R_NORM:
+        acc->a = pl->p == -INFINITY ? INFINITY : 0;
+        break;
+    default:
+        break;
+    }
+}
+
+/* NaN-propagating max / min (PyTorch's reductions return NaN when any element is NaN) */
+static inline double
+max_nan(double a, double x)
+{
+    return (x > a || isnan(x)) && !isnan(a) ? x : a;
+}
+
+static inline double
+min_nan(double a, double x)
+{
+    return (x < a || isnan(x)) && !isnan(a) ? x : a;
+}
+
+/* argmax's order: a larger value wins, and NaN beats every number */
+static inline int
+beats(int is_max, double x, double a)
+{
+    if (isnan(a)) {
+        return 0;
+    }
+    return isnan(x) || (is_max ? x > a : x < a);
+}
+
+/* Folds a block of partial log-sum-exp (max m, sum of exp(x - m) s) into acc. */
+static void
+lse_combine(Acc *acc, double m, double s)
+{
+    if (isnan(acc->a) || acc->a == INFINITY || (m == -INFINITY && s == 0)) {
+        return;
+    }
+    if (isnan(m) || m == INFINITY) {
+        acc->a = m;
+        acc->b = 1;
+        return;
+    }
+    if (m > acc->a) {
+        acc->b = acc->b * exp(acc->a - m) + s;
+        acc->a = m;
+    }
+    else {
+        acc->b += s * exp(m - acc->a);
+    }
+}
+
+static void
+var_combine(Acc *acc, int64_t n, double mean, double m2)
+{
+    if (n == 0) {
+        return;
+    }
+    double total = (double)(acc->n + n), delta = mean - acc->a;
+    acc->a += delta * (double)n / total;
+    acc->b += m2 + delta * delta * (double)acc->n * (double)n / total;
+    acc->n += n;
+}
+
+/* x[0..n) are the reduced elements idx0, idx0 + 1, ... of one output, as doubles */
+static void
+step_d(const Plan *pl, Acc *acc, const double *x, int64_t n, int64_t idx0)
+{
+    double s = 0, m;
+    switch (pl->kind) {
+    case R_SUM:
+    case R_MEAN:
+        for (int64_t k = 0; k < n; k++) {
+            s += x[k];
+        }
+        acc->a += s;
+        break;
+    case R_NANSUM:
+        for (int64_t k = 0; k < n; k++) {
+            s += isnan(x[k]) ? 0 : x[k];
+        }
+        acc->a += s;
+        break;
+    case R_PROD:
+        for (int64_t k = 0; k < n; k++) {
+            acc->a *= x[k];
+        }
+        break;
+    case R_MAX:
+        for (int64_t k = 0; k < n; k++) {
+            acc->a = max_nan(acc->a, x[k]);
+        }
+        break;
+    case R_MIN:
+        for (int64_t k = 0; k < n; k++) {
+            acc->a = min_nan(acc->a, x[k]);
+        }
+        break;
+    case R_ARGMAX:
+    case R_ARGMIN:
+        for (int64_t k = 0; k < n; k++) {
+            if (acc->idx < 0 || beats(pl->kind == R_ARGMAX, x[k], acc->a)) {
+                acc->a = x[k];
+                acc->idx = idx0 + k;
+            }
+        }
+        break;
+    case R_ALL:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i &= x[k] != 0;
+        }
+        break;
+    case R_ANY:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i |= x[k] != 0;
+        }
+        break;
+    case R_COUNT:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i += x[k] != 0;
+        }
+        break;
+    case R_VAR:
+        for (int64_t k = 0; k < n; k++) {
+            s += x[k];
+        }
+        m = s / (double)n;
+        s = 0;
+        for (int64_t k = 0; k < n; k++) {
+            s += (x[k] - m) * (x[k] - m);
+        }
+        var_combine(acc, n, m, s);
+        break;
+    case R_NORM:
+        if (pl->p == INFINITY) {
+            for (int64_t k = 0; k < n; k++) {
+                acc->a = max_nan(acc->a, fabs(x[k]));
+            }
+        }
+        else if (pl->p == -INFINITY) {
+            for (int64_t k = 0; k < n; k++) {
+                acc->a = min_nan(acc->a, fabs(x[k]));
+            }
+        }
+        else {
+            for (int64_t k = 0; k < n; k++) {
+                double v = fabs(x[k]);
+                s += pl->p == 2 ? v * v : pl->p == 1 ? v : pl->p == 0 ? (double)(v != 0)
+                                                                       : pow(v, pl->p);
+            }
+            acc->a += s;
+        }
+        break;
+    case R_LSE:
+        m = -INFINITY;
+        for (int64_t k = 0; k < n; k++) {
+            m = max_nan(m, x[k]);
+        }
+        if (isfinite(m)) {
+            for (int64_t k = 0; k < n; k++) {
+                s += exp(x[k] - m);
+            }
+        }
+        else {
+            s = m == -INFINITY ? 0 : 1;
+        }
+        lse_combine(acc, m, s);
+        break;
+    case R_MINMAX:
+        for (int64_t k = 0; k < n; k++) {
+            acc->a = min_nan(acc->a, x[k]);
+            acc->b = max_nan(acc->b, x[k]);
+        }
+        break;
+    }
+}
+
+/* The same on exact int64 values (integer and bool inputs) */
+static void
+step_i(const Plan *pl, Acc *acc, const int64_t *x, int64_t n, int64_t idx0)
+{
+    uint64_t u = (uint64_t)acc->i;
+    switch (pl->kind) {
+    case R_SUM:
+    case R_NANSUM:
+        for (int64_t k = 0; k < n; k++) {
+            u += (uint64_t)x[k];
+        }
+        acc->i = (int64_t)u;
+        break;
+    case R_PROD:
+        for (int64_t k = 0; k < n; k++) {
+            u *= (uint64_t)x[k];
+        }
+        acc->i = (int64_t)u;
+        break;
+    case R_MAX:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i = x[k] > acc->i ? x[k] : acc->i;
+        }
+        break;
+    case R_MIN:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i = x[k] < acc->i ? x[k] : acc->i;
+        }
+        break;
+    case R_ARGMAX:
+    case R_ARGMIN:
+        for (int64_t k = 0; k < n; k++) {
+            if (acc->idx < 0 || (pl->kind == R_ARGMAX ? x[k] > acc->i : x[k] < acc->i)) {
+                acc->i = x[k];
+                acc->idx = idx0 + k;
+            }
+        }
+        break;
+    case R_ALL:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i &= x[k] != 0;
+        }
+        break;
+    case R_ANY:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i |= x[k] != 0;
+        }
+        break;
+    case R_COUNT:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i += x[k] != 0;
+        }
+        break;
+    case R_MINMAX:
+        for (int64_t k = 0; k < n; k++) {
+            acc->i = x[k] < acc->i ? x[k] : acc->i;
+            acc->j = x[k] > acc->j ? x[k] : acc->j;
+        }
+        break;
+    default:   /* mean, var, norm and logsumexp take floating inputs only */
+        break;
+    }
+}
+
+/* acc := acc followed by b (b covers later reduced indices) */
+static void
+acc_combine(const Plan *pl, Acc *acc, const Acc *b)
+{
+    switch (pl->kind) {
+    case R_SUM:
+    case R_NANSUM:
+    case R_MEAN:
+    case R_COUNT:
+        acc->a += b->a;
+        acc->i = (int64_t)((uint64_t)acc->i + (uint64_t)b->i);
+        break;
+    case R_PROD:
+        acc->a *= b->a;
+        acc->i = (int64_t)((uint64_t)acc->i * (uint64_t)b->i);
+        break;
+    case R_MAX:
+        acc->a = max_nan(acc->a, b->a);
+        acc->i = b->i > acc->i ? b->i : acc->i;
+        break;
+    case R_MIN:
+        acc->a = min_nan(acc->a, b->a);
+        acc->i = b->i < acc->i ? b->i : acc->i;
+        break;
+    case R_ARGMAX:
+    case R_ARGMIN:
+        if (b->idx >= 0 &&
+            (acc->idx < 0 ||
+             (pl->use_int ? (pl->kind == R_ARGMAX ? b->i > acc->i : b->i < acc->i)
+                          : beats(pl->kind == R_ARGMAX, b->a, acc->a)))) {
+            *acc = *b;
+        }
+        break;
+    case R_ALL:
+        acc->i &= b->i;
+        break;
+    case R_ANY:
+        acc->i |= b->i;
+        break;
+    case R_VAR:
+        var_combine(acc, b->n, b->a, b->b);
+        break;
+    case R_NORM:
+        acc->a = pl->p == INFINITY    ? max_nan(acc->a, b->a)
+                 : pl->p == -INFINITY ? min_nan(acc->a, b->a)
+                                      : acc->a + b->a;
+        break;
+    case R_LSE:
+        lse_combine(acc, b->a, b->a == -INFINITY ? 0 : b->b);
+        break;
+    case R_MINMAX:
+        acc->a = min_nan(acc->a, b->a);
+        acc->b = max_nan(acc->b, b->b);
+        acc->i = b->i < acc->i ? b->i : acc->i;
+        acc->j = b->j > acc->j ? b->j : acc->j;
+        break;
+    }
+}
+
+static void
+put(char *base, PtlDtype dt, int64_t o, int use_int, int64_t iv, double dv)
+{
+    char *p = base + o * (int64_t)ptl_dtype_itemsize(dt);
+    if (use_int) {
+        ptl_store_int(p, dt, iv);
+    }
+    else {
+        ptl_store_double(p, dt, dv);
+    }
+}
+
+/* Writes output element o from its accumulator. */
+static void
+acc_finish(const Plan *pl, const Acc *acc, int64_t o)
+{
+    int ui = pl->use_int;
+    double v, denom;
+    switch (pl->kind) {
+    case R_SUM:
+    case R_NANSUM:
+    case R_PROD:
+    case R_MAX:
+    case R_MIN:
+        put(pl->out0, pl->odt0, o, ui, acc->i, acc->a);
+        break;
+    case R_MEAN:
+        put(pl->out0, pl->odt0, o, 0, 0, acc->a / (double)pl->R);
+        break;
+    case R_ARGMAX:
+    case R_ARGMIN:
+        if (pl->out1 != NULL) {
+            put(pl->out0, pl->odt0, o, ui, acc->i, acc->a);
+            put(pl->out1, pl->odt1, o, 1, acc->idx, 0);
+        }
+        else {
+            put(pl->out0, pl->odt0, o, 1, acc->idx, 0);
+        }
+        break;
+    case R_ALL:
+    case R_ANY:
+    case R_COUNT:
+        put(pl->out0, pl->odt0, o, 1, acc->i, 0);
+        break;
+    case R_VAR:
+        denom = (double)pl->R - pl->correction;
+        v = acc->b / (denom > 0 ? denom : 0.0);
+        put(pl->out0, pl->odt0, o, 0, 0, pl->take_sqrt ? sqrt(v) : v);
+        if (pl->out1 != NULL) {
+            put(pl->out1, pl->odt1, o, 0, 0, acc->n > 0 ? acc->a : NAN);
+        }
+        break;
+    case R_NORM:
+        v = acc->a;
+        if (pl->p == 2) {
+            v = sqrt(v);
+        }
+        else if (pl->p != 1 && pl->p != 0 && isfinite(pl->p)) {
+            v = pow(v, 1.0 / pl->p);
+        }
+        put(pl->out0, pl->odt0, o, 0, 0, v);
+        break;
+    case R_LSE:
+        put(pl->out0, pl->odt0, o, 0, 0, isfinite(acc->a) ? acc->a + log(acc->b) : acc->a);
+        break;
+    case R_MINMAX:
+        put(pl->out0, pl->odt0, o, ui, acc->i, acc->a);
+        put(pl->out1, pl->odt1, o, ui, acc->j, acc->b);
+        break;
+    }
+}
+
+/* ---- the driver ---- */
+
+/* Folds the 1-D run p[0], p[st], ... (n elements, reduced indices idx0...) into acc. */
+static void
+fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t idx0)
+{
+    double bd[BLOCK];
+    int64_t bi[BLOCK];
+    if ((pl->kind == R_SUM || pl->kind == R_MEAN) &&
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
+        st == (int64_t)ptl_dtype_itemsize(pl->dt)) {
+        acc->a += sum_contiguous(pl->dt, p, n);
+        return;
+    }
+    for (int64_t k = 0; k < n; k += BLOCK) {
+        int64_t m = n - k < BLOCK ? n - k : BLOCK;
+        if (pl->use_int) {
+            load_i[pl->dt](p + k * st, st, m, bi);
+            step_i(pl, acc, bi, m, idx0 + k);
+        }
+        else {
+            load_d[pl->dt](p + k * st, st, m, bd);
+            step_d(pl, acc, bd, m, idx0 + k);
+        }
+    }
+}
+
+/* Input address of the first reduced element of output o. */
+static const char *
+kept_ptr(const Plan *pl, int64_t o)
+{
+    const char *p = pl->base;
+    for (int d = pl->nk - 1; d >= 0; d--) {
+        p += (o % pl->ksize[d]) * pl->kstride[d];
+        o /= pl->ksize[d];
+    }
+    return p;
+}
+
+/* Folds the reduced elements [rb, re) (row-major over the reduced dims) at p into acc. */
+static void
+fold_range(const Plan *pl, Acc *acc, const char *p, int64_t rb, int64_t re)
+{
+    int64_t inner = pl->rsize[pl->nr - 1], ist = pl->rstride[pl->nr - 1];
+    while (rb < re) {
+        int64_t o = rb / inner, j = rb % inner;
+        const char *q = p;
+        for (int d = pl->nr - 2; d >= 0; d--) {
+            q += (o % pl->rsize[d]) * pl->rstride[d];
+            o /= pl->rsize[d];
+        }
+        int64_t n = inner - j < re - rb ? inner - j : re - rb;
+        fold_run(pl, acc, q + j * ist, ist, n, rb);
+        rb += n;
+    }
+}
+
+static int
+reduce_outputs(void *ctx, int64_t b, int64_t e)
+{
+    const Plan *pl = ctx;
+    Acc acc;
+    for (int64_t o = b; o < e; o++) {
+        acc_init(pl, &acc);
+        fold_range(pl, &acc, kept_ptr(pl, o), 0, pl->R);
+        acc_finish(pl, &acc, o);
+    }
+    return 0;
+}
+
+typedef struct ChunkJob {
+    const Plan *pl;
+    const char *p;
+    int64_t chunk;
+    Acc parts[MAX_CHUNKS];
+} ChunkJob;
+
+static int
+reduce_chunks(void *ctx, int64_t b, int64_t e)
+{
+    ChunkJob *job = ctx;
+    const Plan *pl = job->pl;
+    for (int64_t c = b; c < e; c++) {
+        int64_t rb = c * job->chunk, re = rb + job->chunk < pl->R ? rb + job->chunk : pl->R;
+        acc_init(pl, &job->parts[c]);
+        fold_range(pl, &job->parts[c], job->p, rb, re);
+    }
+    return 0;
+}
+
+/* acc[k] += the sum of nrows float32 rows x, x + rs, ... (k < n): COL_GROUP rows at a time
+ * in float32 (8 lanes per AVX2 instruction), each group's partial sums added in double */
+#define COL_GROUP 32
+
+static void
+add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
+{
+    float part[COL_BLOCK];
+    for (int64_t r0 = 0; r0 < nrows; r0 += COL_GROUP) {
+        int64_t r1 = r0 + COL_GROUP < nrows ? r0 + COL_GROUP : nrows;
+        memset(part, 0, sizeof(float) * (size_t)n);
+        for (int64_t r = r0; r < r1; r++) {
+            const float *row = (const float *)(x + r * rs);
+            for (int64_t k = 0; k < n; k++) {
+                part[k] += row[k];
+            }
+        }
+        for (int64_t k = 0; k < n; k++) {
+            acc[k] += (double)part[k];
+        }
+    }
+}
+
+static void
+add_row_f8(double *acc, const double *x, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        acc[k] += x[k];
+    }
+}
+
+#ifdef HAVE_AVX2_KERNELS
+__attribute__((target("avx2,fma"))) static void
+add_rows_f4_avx2(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
+{
+    float part[COL_BLOCK];
+    for (int64_t r0 = 0; r0 < nrows; r0 += COL_GROUP) {
+        int64_t r1 = r0 + COL_GROUP < nrows ? r0 + COL_GROUP : nrows;
+        memset(part, 0, sizeof(float) * (size_t)n);
+        for (int64_t r = r0; r < r1; r++) {
+            const float *row = (const float *)(x + r * rs);
+            for (int64_t k = 0; k < n; k++) {
+                part[k] += row[k];
+            }
+        }
+        for (int64_t k = 0; k < n; k++) {
+            acc[k] += (double)part[k];
+        }
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+add_row_f8_avx2(double *acc, const double *x, int64_t n)
+{
+    for (int64_t k = 0; k < n; k++) {
+        acc[k] += x[k];
+    }
+}
+#endif
+
+/* acc[0..n) += the row p[0..n) (any dtype, contiguous) */
+static void
+add_row(const Plan *pl, double *acc, int64_t *iacc, const char *p, int64_t n, int avx2)
+{
+    double bd[BLOCK];
+    int64_t bi[BLOCK];
+    int64_t isz = (int64_t)ptl_dtype_itemsize(pl->dt);
+    if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT64) {
+#ifdef HAVE_AVX2_KERNELS
+        if (avx2) {
+            add_row_f8_avx2(acc, (const double *)p, n);
+            return;
+        }
+#endif
+        add_row_f8(acc, (const double *)p, n);
+        return;
+    }
+    for (int64_t k0 = 0; k0 < n; k0 += BLOCK) {
+        int64_t m = n - k0 < BLOCK ? n - k0 : BLOCK;
+        if (pl->use_int) {
+            load_i[pl->dt](p + k0 * isz, isz, m, bi);
+            for (int64_t k = 0; k < m; k++) {
+                iacc[k0 + k] = (int64_t)((uint64_t)iacc[k0 + k] + (uint64_t)bi[k]);
+            }
+        }
+        else {
+            load_d[pl->dt](p + k0 * isz, isz, m, bd);
+            for (int64_t k = 0; k < m; k++) {
+                acc[k0 + k] += pl->kind == R_NANSUM && isnan(bd[k]) ? 0 : bd[k];
+            }
+        }
+    }
+}
+
+/* sum(dim=0)-like: the run is the outer dim and the innermost kept dim is contiguous, so a
+ * block of pl->cw outputs is accumulated row after row, reading the input in memory order.
+ * Work unit u = (outer kept index, block of columns). */
+static int
+reduce_columns(void *ctx, int64_t b, int64_t e)
+{
+    const Plan *pl = ctx;
+    int64_t cols = pl->ksize[pl->nk - 1], ncb = (cols + pl->cw - 1) / pl->cw;
+    double sd[COL_BLOCK];
+    int64_t si[COL_BLOCK];
+    int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
+    Acc acc;
+    for (int64_t u = b; u < e; u++) {
+        int64_t c0 = (u % ncb) * pl->cw, o0 = (u / ncb) * cols + c0;
+        int64_t m = cols - c0 < pl->cw ? cols - c0 : pl->cw;
+        const char *p = kept_ptr(pl, o0);
+        memset(sd, 0, sizeof(double) * (size_t)m);
+        memset(si, 0, sizeof(int64_t) * (size_t)m);
+        if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT32) {
+#ifdef HAVE_AVX2_KERNELS
+            if (avx2) {
+                add_rows_f4_avx2(sd, p, pl->rstride[0], pl->R, m);
+            }
+            else
+#endif
+            {
+                add_rows_f4(sd, p, pl->rstride[0], pl->R, m);
+            }
+        }
+        else {
+            for (int64_t r = 0; r < pl->R; r++) {
+                add_row(pl, sd, si, p + r * pl->rstride[0], m, avx2);
+            }
+        }
+        for (int64_t k = 0; k < m; k++) {
+            acc_init(pl, &acc);
+            acc.a = sd[k];
+            acc.i = si[k];
+            acc_finish(pl, &acc, o0 + k);
+        }
+    }
+    return 0;
+}
+
+/* Fills pl's dims from in and the reduced-dim mask (Note [Reduction plan]). */
+static void
+plan_dims(Plan *pl, const PtlTensorImpl *in, uint32_t mask, int keep_order)
+{
+    int64_t isz = (int64_t)ptl_tensor_itemsize(in);
+    pl->nk = pl->nr = 0;
+    pl->nout = pl->R = 1;
+    for (int d = 0; d < in->dim; d++) {
+        if (mask & (1u << d)) {
+            pl->R *= in->sizes[d];
+            if (in->sizes[d] != 1) {
+                pl->rsize[pl->nr] = in->sizes[d];
+                pl->rstride[pl->nr++] = in->strides[d] * isz;
+            }
+        }
+        else {
+            pl->nout *= in->sizes[d];
+            pl->ksize[pl->nk] = in->sizes[d];
+            pl->kstride[pl->nk++] = in->strides[d] * isz;
+        }
+    }
+    /* outermost (largest stride) first; insertion sort keeps ties in logical order */
+    for (int i = 1; i < pl->nr && !keep_order; i++) {
+        for (int j = i; j > 0 && llabs(pl->rstride[j]) > llabs(pl->rstride[j - 1]); j--) {
+            int64_t ts = pl->rsize[j], tt = pl->rstride[j];
+            pl->rsize[j] = pl->rsize[j - 1];
+            pl->rstride[j] = pl->rstride[j - 1];
+            pl->rsize[j - 1] = ts;
+            pl->rstride[j - 1] = tt;
+        }
+    }
+    int n = 0;
+    for (int i = 0; i < pl->nr; i++) {
+        if (n > 0 && pl->rstride[n - 1] == pl->rstride[i] * pl->rsize[i]) {
+            pl->rsize[n - 1] *= pl->rsize[i];
+            pl->rstride[n - 1] = pl->rstride[i];
+        }
+        else {
+            pl->rsize[n] = pl->rsize[i];
+            pl->rstride[n++] = pl->rstride[i];
+        }
+    }
+    pl->nr = n;
+    if (pl->nr == 0) {
+        pl->rsize[0] = 1;
+        pl->rstride[0] = 0;
+        pl->nr = 1;
+    }
+}
+
+/* Reduces `in` over the dims in mask into out0 (and out1), which have the output's
+ * element count and are contiguous.  p: norm's order; correction: var's. */
+static int
+reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTensorImpl *out0,
+           PtlTensorImpl *out1, double p, double correction, int take_sqrt)
+{
+    Plan pl;
+    ChunkJob *job = NULL;
+    int rc = 0, nt = ptl_get_num_threads();
+    pl.kind = kind;
+    pl.dt = in->dtype;
+    pl.use_int = ptl_dtype_is_integral(in->dtype, 1);
+    pl.base = ptl_tensor_data(in);
+    pl.out0 = ptl_tensor_data(out0);
+    pl.odt0 = out0->dtype;
+    pl.out1 = out1 ? ptl_tensor_data(out1) : NULL;
+    pl.odt1 = out1 ? out1->dtype : PTL_DTYPE_UNDEFINED;
+    pl.p = p;
+    pl.correction = correction;
+    pl.take_sqrt = take_sqrt;
+    plan_dims(&pl, in, mask, keep_order);
+    if (pl.nout == 0) {
+        return 0;
+    }
+    void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int64_t isz = (int64_t)ptl_tensor_itemsize(in);
+    if ((kind == R_SUM || kind == R_NANSUM || kind == R_MEAN) && pl.nk > 0 && pl.nr == 1 &&
+        pl.kstride[pl.nk - 1] == isz && pl.ksize[pl.nk - 1] >= 16 &&
+        llabs(pl.rstride[0]) > isz && pl.R > 1) {
+        /* column blocks of at most COL_BLOCK, narrower when that leaves threads idle */
+        int64_t cols = pl.ksize[pl.nk - 1], outer = pl.nout / cols;
+        int64_t per = (cols * outer < nt ? 1 : (cols * outer + nt - 1) / nt) + 63;
+        pl.cw = per / 64 * 64 < COL_BLOCK ? per / 64 * 64 : COL_BLOCK;
+        int64_t units = outer * ((cols + pl.cw - 1) / pl.cw);
+        int64_t grain = PTL_GRAIN_SIZE / (pl.R * pl.cw) + 1;
+        rc = ptl_parallel_for(0, units, grain, reduce_columns, &pl);
+    }
+    else if (pl.nout < nt && pl.R >= 2 * PTL_GRAIN_SIZE) {
+        /* few outputs, long reductions: split each reduction over the threads */
+        if ((job = malloc(sizeof(*job))) == NULL) {
+            ptl_nogil_end(token);
+            return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        }
+        int64_t nchunks = pl.R / PTL_GRAIN_SIZE < MAX_CHUNKS ? pl.R / PTL_GRAIN_SIZE : MAX_CHUNKS;
+        nchunks = nchunks < 4 * nt ? nchunks : 4 * nt;
+        job->pl = &pl;
+        job->chunk = (pl.R + nchunks - 1) / nchunks;
+        nchunks = (pl.R + job->chunk - 1) / job->chunk;
+        for (int64_t o = 0; o < pl.nout && rc == 0; o++) {
+            job->p = kept_ptr(&pl, o);
+            rc = ptl_parallel_for(0, nchunks, 1, reduce_chunks, job);
+            for (int64_t c = 1; c < nchunks && rc == 0; c++) {
+                acc_combine(&pl, &job->parts[0], &job->parts[c]);
+            }
+            if (rc == 0) {
+                acc_finish(&pl, &job->parts[0], o);
+            }
+        }
+        free(job);
+    }
+    else {
+        int64_t grain = PTL_GRAIN_SIZE / (pl.R > 0 ? pl.R : 1) + 1;
+        rc = ptl_parallel_for(0, pl.nout, grain, reduce_outputs, &pl);
+    }
+    ptl_nogil_end(token);
+    return rc;
+}
+
+/* ---- argument handling ---- */
+
+/* The reduced-dim mask of an int[]? argument (None: every dim; an empty list: every dim
+ * when empty_all, else none).  Repeated dims are PyTorch's error. */
+static int
+dims_mask(const PtlTensorImpl *t, const PtlIValue *v, int empty_all, uint32_t *mask)
+{
+    uint32_t all = t->dim >= 32 ? 0xffffffffu : (1u << t->dim) - 1;
+    if (v->tag == PTL_IV_NONE || (v->tag == PTL_IV_INTLIST && v->u.il.n == 0 && empty_all)) {
+        *mask = all;
+        return 0;
+    }
+    *mask = 0;
+    if (v->tag == PTL_IV_INT) {
+        int64_t d = v->u.i;
+        if (ptl_wrap_dim(&d, t->dim) < 0) {
+            return -1;
+        }
+        *mask = (1u << d) & all;
+        return 0;
+    }
+    uint32_t seen = 0;
+    for (int64_t k = 0; k < v->u.il.n; k++) {
+        int64_t d = v->u.il.data[k];
+        if (ptl_wrap_dim(&d, t->dim) < 0) {
+            return -1;
+        }
+        if (seen & (1u << d)) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "dim %lld appears multiple times in the list "
+                                 "of dims", (long long)d);
+        }
+        seen |= 1u << d;
+    }
+    *mask = seen & all;
+    return 0;
+}
+
+/* A new contiguous output of in's shape reduced over mask. */
+static PtlTensorImpl *
+reduced_empty(const PtlTensorImpl *in, uint32_t mask, int keepdim, PtlDtype dt)
+{
+    int64_t sizes[PTL_MAX_DIMS];
+    int n = 0;
+    for (int d = 0; d < in->dim; d++) {
+        if (!(mask & (1u << d))) {
+            sizes[n++] = in->sizes[d];
+        }
+        else if (keepdim) {
+            sizes[n++] = 1;
+        }
+    }
+    return ptl_empty(n, sizes, dt, in->device);
+}
+
+/* Allocates the outputs, reduces and writes them to s[0] (and s[1]).  odt1 UNDEFINED: one
+ * output. */
+static int
+reduce_into(PtlIValue *s, RedKind kind, PtlTensorImpl *in, uint32_t mask, int keepdim,
+            PtlDtype odt0, PtlDtype odt1, double p, double correction, int take_sqrt)
+{
+    PtlTensorImpl *out0 = NULL, *out1 = NULL;
+    int keep_order = kind == R_ARGMAX || kind == R_ARGMIN;
+    if ((out0 = reduced_empty(in, mask, keepdim, odt0)) == NULL) {
+        goto error;
+    }
+    if (odt1 != PTL_DTYPE_UNDEFINED &&
+        (out1 = reduced_empty(in, mask, keepdim, odt1)) == NULL) {
+        goto error;
+    }
+    if (reduce_run(kind, in, mask, keep_order, out0, out1, p, correction, take_sqrt) < 0) {
+        goto error;
+    }
+    s[0] = ptl_iv_tensor(out0);
+    if (out1 != NULL) {
+        s[1] = ptl_iv_tensor(out1);
+    }
+    return 0;
+error:
+    ptl_xdecref(out0);
+    ptl_xdecref(out1);
+    return -1;
+}
+
+/* IndexError "<name>(): Expected reduction dim 1 to have non-zero size." for the first
+ * empty reduced dim; fmt names the op. */
+static int
+check_nonempty_dims(const PtlTensorImpl *in, uint32_t mask, const char *name)
+{
+    for (int d = 0; d < in->dim; d++) {
+        if ((mask & (1u << d)) && in->sizes[d] == 0) {
+            return ptl_error_set(PTL_ERR_INDEX,
+                                 "%s Expected reduction dim %d to have non-zero size.", name, d);
+        }
+    }
+    return 0;
+}
+
+static PtlDtype
+opt_dtype(const PtlIValue *v)
+{
+    return v->tag == PTL_IV_DTYPE ? v->u.dtype : PTL_DTYPE_UNDEFINED;
+}
+
+/* ---- kernels ---- */
+
+/* sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ * sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)
+ * nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)
+ * mean(Tensor self, *, ScalarType? dtype=None), mean.dim(... like sum.dim_IntList)
+ * [*] -> reduced; integer and bool sums give int64 unless dtype= says otherwise */
+static int
+sum_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *in = NULL;
+    int has_dim = op->id != PTL_OP_sum && op->id != PTL_OP_mean;
+    int is_mean = op->id == PTL_OP_mean || op->id == PTL_OP_mean_dim;
+    PtlDtype dt = opt_dtype(&s[has_dim ? 3 : 1]), odt;
+    RedKind kind = is_mean ? R_MEAN : op->id == PTL_OP_nansum ? R_NANSUM : R_SUM;
+    PtlIValue all = ptl_iv_none();
+    uint32_t mask;
+    int rc;
+
+    if (is_mean && dt == PTL_DTYPE_UNDEFINED && !ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "mean(): could not infer output dtype. Input dtype must be either "
+                             "a floating point or complex dtype. Got: %s",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if (is_mean && dt != PTL_DTYPE_UNDEFINED && !ptl_dtype_is_floating(dt)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "mean(): could not infer output dtype. Optional dtype must be "
+                             "either a floating point or complex dtype. Got: %s",
+                             ptl_dtype_legacy_name(dt));
+    }
+    if (dims_mask(self, has_dim ? &s[1] : &all, 1, &mask) < 0) {
+        return -1;
+    }
+    odt = dt != PTL_DTYPE_UNDEFINED             ? dt
+          : ptl_dtype_is_integral(self->dtype, 1) ? PTL_DTYPE_INT64
+                                                  : self->dtype;
+    if (dt != PTL_DTYPE_UNDEFINED && dt != self->dtype) {
+        if ((in = ptl_cast(self, dt)) == NULL) {
+            return -1;
+        }
+    }
+    else {
+        ptl_incref(self);
+        in = self;
+    }
+    rc = reduce_into(s, kind, in, mask, has_dim && s[2].u.b, odt, PTL_DTYPE_UNDEFINED, 0, 0, 0);
+    ptl_decref(in);
+    return rc;
+}
+
+/* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ * prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) */
+static int
+prod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *in;
+    int has_dim = op->id == PTL_OP_prod_dim_int;
+    PtlDtype dt = opt_dtype(&s[has_dim ? 3 : 1]);
+    PtlDtype odt = dt != PTL_DTYPE_UNDEFINED             ? dt
+                   : ptl_dtype_is_integral(self->dtype, 1) ? PTL_DTYPE_INT64
+                                                           : self->dtype;
+    PtlIValue all = ptl_iv_none();
+    uint32_t mask;
+    if (dims_mask(self, has_dim ? &s[1] : &all, 1, &mask) < 0) {
+        return -1;
+    }
+    if (dt != PTL_DTYPE_UNDEFINED && dt != self->dtype) {
+        if ((in = ptl_cast(self, dt)) == NULL) {
+            return -1;
+        }
+    }
+    else {
+        ptl_incref(self);
+        in = self;
+    }
+    int rc = reduce_into(s, R_PROD, in, mask, has_dim && s[2].u.b, odt, PTL_DTYPE_UNDEFINED,
+                         0, 0, 0);
+    ptl_decref(in);
+    return rc;
+}
+
+/* amax / amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor  (empty: all dims)
+ * max / min(Tensor self) -> Tensor */
+static int
+amax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int full = op->id == PTL_OP_max || op->id == PTL_OP_min;
+    int is_max = op->id == PTL_OP_max || op->id == PTL_OP_amax;
+    const char *name = op->id == PTL_OP_max ? "max" : op->id == PTL_OP_min ? "min"
+                       : is_max            ? "amax" : "amin";
+    PtlIValue all = ptl_iv_none();
+    uint32_t mask;
+    char buf[16];
+    if (dims_mask(self, full ? &all : &s[1], 1, &mask) < 0) {
+        return -1;
+    }
+    if (self->numel == 0 && (full || s[1].u.il.n == 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "%s(): Expected reduction dim to be specified for input.numel() "
+                             "== 0. Specify the reduction dim with the 'dim' argument.", name);
+    }
+    snprintf(buf, sizeof(buf), "%s():", name);
+    if (check_nonempty_dims(self, mask, buf) < 0) {
+        return -1;
+    }
+    return reduce_into(s, is_max ? R_MAX : R_MIN, self, mask, !full && s[2].u.b, self->dtype,
+                       PTL_DTYPE_UNDEFINED, 0, 0, 0);
+}
+
+/* max.dim / min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
+ * argmax / argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor  (None: flattened) */
+static int
+argmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int is_arg = op->id == PTL_OP_argmax || op->id == PTL_OP_argmin;
+    int is_max = op->id == PTL_OP_argmax || op->id == PTL_OP_max_dim;
+    const char *name = op->id == PTL_OP_argmax ? "argmax" : op->id == PTL_OP_argmin ? "argmin"
+                       : is_max                ? "max" : "min";
+    uint32_t mask;
+    char buf[16];
+    if (is_arg && self->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s(): does not support bool input", name);
+    }
+    if (dims_mask(self, &s[1], 1, &mask) < 0) {
+        return -1;
+    }
+    if (s[1].tag == PTL_IV_NONE && self->numel == 0) {
+        return ptl_error_set(PTL_ERR_INDEX,
+                             "%s(): Expected reduction dim to be specified for input.numel() "
+                             "== 0.", name);
+    }
+    snprintf(buf, sizeof(buf), "%s():", name);
+    if (check_nonempty_dims(self, mask, buf) < 0) {
+        return -1;
+    }
+    return reduce_into(s, is_max ? R_ARGMAX : R_ARGMIN, self, mask, s[2].u.b,
+                       is_arg ? PTL_DTYPE_INT64 : self->dtype,
+                       is_arg ? PTL_DTYPE_UNDEFINED : PTL_DTYPE_INT64, 0, 0, 0);
+}
+
+/* all / any(Tensor self), .dim(Tensor self, int dim, bool keepdim=False),
+ * .dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor  (bool; uint8 stays
+ * uint8; an empty dims list reduces nothing) */
+static int
+all_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int full = op->id == PTL_OP_all || op->id == PTL_OP_any;
+    int is_all = op->id == PTL_OP_all || op->id == PTL_OP_all_dim || op->id == PTL_OP_all_dims;
+    PtlIValue none = ptl_iv_none();
+    uint32_t mask;
+    if (dims_mask(self, full ? &none : &s[1], 0, &mask) < 0) {
+        return -1;
+    }
+    return reduce_into(s, is_all ? R_ALL : R_ANY, self, mask, !full && s[2].u.b,
+                       self->dtype == PTL_DTYPE_UINT8 ? PTL_DTYPE_UINT8 : PTL_DTYPE_BOOL,
+                       PTL_DTYPE_UNDEFINED, 0, 0, 0);
+}
+
+/* count_nonzero.dim_IntList(Tensor self, int[] dim), count_nonzero(Tensor self, int? dim=None)
+ * -> int64 */
+static int
+count_nonzero_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    uint32_t mask;
+    if (dims_mask(s[0].u.t, &s[1], 1, &mask) < 0) {
+        return -1;
+    }
+    return reduce_into(s, R_COUNT, s[0].u.t, mask, 0, PTL_DTYPE_INT64, PTL_DTYPE_UNDEFINED, 0,
+                       0, 0);
+}
+
+/* var / std / var_mean / std_mean in their three overloads:
+ *   (Tensor self, bool unbiased=True)
+ *   .dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False)
+ *   .correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) */
+static int
+var_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    const char *name = strstr(op->schema.name, "::") + 2;
+    int with_mean = strstr(name, "_mean") != NULL, is_std = name[0] == 's';
+    int plain = s[1].tag == PTL_IV_BOOL;
+    int is_corr = op->id == PTL_OP_var_correction || op->id == PTL_OP_std_correction ||
+                  op->id == PTL_OP_var_mean_correction || op->id == PTL_OP_std_mean_correction;
+    PtlIValue all = ptl_iv_none();
+    double correction;
+    uint32_t mask;
+    int keepdim;
+
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s only support floating point and complex dtypes",
+                             with_mean ? (is_std ? "std_mean" : "var_mean") : "std and var");
+    }
+    if (plain) {
+        correction = s[1].u.b ? 1 : 0;
+        keepdim = 0;
+    }
+    else if (is_corr) {
+        correction = s[2].tag == PTL_IV_NONE ? 1 : ptl_iv_to_double(&s[2]);
+        keepdim = s[3].u.b;
+    }
+    else {
+        correction = s[2].u.b ? 1 : 0;
+        keepdim = s[3].u.b;
+    }
+    if (dims_mask(self, plain ? &all : &s[1], 1, &mask) < 0) {
+        return -1;
+    }
+    int64_t n = 1;
+    for (int d = 0; d < self->dim; d++) {
+        n *= (mask & (1u << d)) ? self->sizes[d] : 1;
+    }
+    if ((double)n - correction <= 0) {
+        ptl_warn("%.*s(): degrees of freedom is <= 0. Correction should be strictly less than "
+                 "the reduction factor (input numel divided by output numel).",
+                 (int)strcspn(name, "."), name);
+    }
+    return reduce_into(s, R_VAR, self, mask, keepdim, self->dtype,
+                       with_mean ? self->dtype : PTL_DTYPE_UNDEFINED, 0, correction, is_std);
+}
+
+/* norm.Scalar(Tensor self, Scalar p=2) -> Tensor
+ * norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor */
+static int
+norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int full = op->id == PTL_OP_norm_Scalar;
+    double p = s[1].tag == PTL_IV_NONE ? 2 : ptl_iv_to_double(&s[1]);
+    PtlIValue all = ptl_iv_none();
+    uint32_t mask;
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "linalg.vector_norm: Expected a floating point or complex tensor "
+                             "as input. Got %s", ptl_dtype_legacy_name(self->dtype));
+    }
+    if (dims_mask(self, full ? &all : &s[2], 1, &mask) < 0) {
+        return -1;
+    }
+    if (self->numel == 0 && (p < 0 || p == INFINITY)) {
+        if (full || s[2].u.il.n == 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "linalg.vector_norm cannot compute the %g norm on an empty "
+                                 "tensor because the operation does not have an identity", p);
+        }
+        for (int d = 0; d < self->dim; d++) {
+            if ((mask & (1u << d)) && self->sizes[d] == 0) {
+                return ptl_error_set(PTL_ERR_RUNTIME,
+                                     "linalg.vector_norm cannot compute the %g norm on the "
+                                     "dimension %dbecause this dimension is empty and the "
+                                     "operation does not have an identity", p, d);
+            }
+        }
+    }
+    return reduce_into(s, R_NORM, self, mask, !full && s[3].u.b, self->dtype,
+                       PTL_DTYPE_UNDEFINED, p, 0, 0);
+}
+
+/* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor  (integers: default
+ * float dtype) */
+static int
+logsumexp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *in;
+    uint32_t mask;
+    if (dims_mask(self, &s[1], 1, &mask) < 0) {
+        return -1;
+    }
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        if ((in = ptl_cast(self, ptl_default_dtype())) == NULL) {
+            return -1;
+        }
+    }
+    else {
+        ptl_incref(self);
+        in = self;
+    }
+    int rc = reduce_into(s, R_LSE, in, mask, s[2].u.b, in->dtype, PTL_DTYPE_UNDEFINED, 0, 0, 0);
+    ptl_decref(in);
+    return rc;
+}
+
+/* aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max) */
+static int
+aminmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    uint32_t mask;
+    if (dims_mask(self, &s[1], 1, &mask) < 0) {
+        return -1;
+    }
+    if (s[1].tag == PTL_IV_NONE && self->numel == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "aminmax(): cannot compute aminmax over an empty dimension as the "
+                             "operation has no identity.");
+    }
+    if (check_nonempty_dims(self, mask, "aminmax:") < 0) {
+        return -1;
+    }
+    return reduce_into(s, R_MINMAX, self, mask, s[2].u.b, self->dtype, self->dtype, 0, 0, 0);
+}
+
+/* ---- scans ---- */
+
+typedef struct ScanJob {
+    PtlTensorImpl *src, *out;   /* same shape and dtype; out contiguous */
+    int dim;                    /* scanned dim, or -1 for a 0-dim tensor */
+    int is_prod;
+} ScanJob;
+
+static int
+scan_lines(void *ctx, int64_t b, int64_t e)
+{
+    const ScanJob *job = ctx;
+    const PtlTensorImpl *src = job->src, *out = job->out;
+    int64_t isz = (int64_t)ptl_tensor_itemsize(src);
+    int64_t len = job->dim >= 0 ? src->sizes[job->dim] : 1;
+    int64_t ist = job->dim >= 0 ? src->strides[job->dim] * isz : 0;
+    int64_t ost = job->dim >= 0 ? out->strides[job->dim] * isz : 0;
+    int use_int = ptl_dtype_is_integral(src->dtype, 1);
+    double bd[BLOCK];
+    int64_t bi[BLOCK];
+    for (int64_t l = b; l < e; l++) {
+        const char *p = ptl_tensor_data(src);
+        char *q = ptl_tensor_data(out);
+        int64_t rest = l;
+        for (int d = src->dim - 1; d >= 0; d--) {
+            if (d != job->dim) {
+                p += (rest % src->sizes[d]) * src->strides[d] * isz;
+                q += (rest % src->sizes[d]) * out->strides[d] * isz;
+                rest /= src->sizes[d];
+            }
+        }
+        double ad = job->is_prod ? 1 : 0;
+        uint64_t ai = job->is_prod ? 1 : 0;
+        for (int64_t k = 0; k < len; k += BLOCK) {
+            int64_t m = len - k < BLOCK ? len - k : BLOCK;
+            if (use_int) {
+                load_i[src->dtype](p + k * ist, ist, m, bi);
+                for (int64_t t = 0; t < m; t++) {
+                    ai = job->is_prod ? ai * (uint64_t)bi[t] : ai + (uint64_t)bi[t];
+                    bi[t] = (int64_t)ai;
+                }
+                store_i[src->dtype](q + k * ost, ost, m, bi);
+            }
+            else {
+                load_d[src->dtype](p + k * ist, ist, m, bd);
+                for (int64_t t = 0; t < m; t++) {
+                    ad = job->is_prod ? ad * bd[t] : ad + bd[t];
+                    bd[t] = ad;
+                }
+                store_d[src->dtype](q + k * ost, ost, m, bd);
+            }
+        }
+    }
+    return 0;
+}
+
+/* cumsum / cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
+ * [*] -> [*]; integer and bool inputs accumulate in int64 unless dtype= is given */
+static int
+scan_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *src = NULL, *out = NULL;
+    int64_t d = s[1].u.i;
+    PtlDtype dt = opt_dtype(&s[2]);
+    ScanJob job;
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    if (dt == PTL_DTYPE_UNDEFINED) {
+        dt = ptl_dtype_is_integral(self->dtype, 1) ? PTL_DTYPE_INT64 : self->dtype;
+    }
+    src = dt != self->dtype ? ptl_cast(self, dt) : self;
+    if (src == NULL) {
+        return -1;
+    }
+    if (src == self) {
+        ptl_incref(self);
+    }
+    if ((out = ptl_empty(self->dim, self->sizes, dt, self->device)) == NULL) {
+        goto error;
+    }
+    job.src = src;
+    job.out = out;
+    job.dim = self->dim > 0 ? (int)d : -1;
+    job.is_prod = op->id == PTL_OP_cumprod;
+    int64_t len = self->dim > 0 ? self->sizes[d] : 1;
+    if (self->numel > 0) {
+        void *token = self->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+        int rc = ptl_parallel_for(0, self->numel / len, PTL_GRAIN_SIZE / len + 1, scan_lines,
+                                  &job);
+        ptl_nogil_end(token);
+        if (rc < 0) {
+            goto error;
+        }
+    }
+    ptl_decref(src);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(src);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* ---- max.other / min.other: elementwise, NaN-propagating (maximum / minimum) ---- */
+
+#define DEFINE_MAXMIN_LOOP(NAME, T, DT, LOAD, PICK)                                       \
+    static void                                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            T a = *(const T *)(d[1] + i * s[1]), b = *(const T *)(d[2] + i * s[2]);       \
+            *(T *)(d[0] + i * s[0]) = PICK(LOAD(a), LOAD(b)) ? a : b;                     \
+        }                                                                                 \
+    }
+
+#define PICK_MAX_I(A, B) ((A) > (B))
+#define PICK_MIN_I(A, B) ((A) < (B))
+#define PICK_MAX_F(A, B) (isnan(A) || (A) > (B))
+#define PICK_MIN_F(A, B) (isnan(A) || (A) < (B))
+
+#define DEFINE_MAXMIN_ALL(NAME, PI, PF)                                                   \
+    DEFINE_MAXMIN_LOOP(NAME, uint8_t, b1, PTL_ID, PI)                                     \
+    DEFINE_MAXMIN_LOOP(NAME, uint8_t, u1, PTL_ID, PI)                                     \
+    DEFINE_MAXMIN_LOOP(NAME, int8_t, i1, PTL_ID, PI)                                      \
+    DEFINE_MAXMIN_LOOP(NAME, int16_t, i2, PTL_ID, PI)                                     \
+    DEFINE_MAXMIN_LOOP(NAME, int32_t, i4, PTL_ID, PI)                                     \
+    DEFINE_MAXMIN_LOOP(NAME, int64_t, i8, PTL_ID, PI)                                     \
+    DEFINE_MAXMIN_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PF)                               \
+    DEFINE_MAXMIN_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PF)                               \
+    DEFINE_MAXMIN_LOOP(NAME, float, f4, PTL_ID, PF)                                       \
+    DEFINE_MAXMIN_LOOP(NAME, double, f8, PTL_ID, PF)                                      \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
+        NAME##_loop_b1, NAME##_loop_u1, NAME##_loop_i1, NAME##_loop_i2, NAME##_loop_i4,   \
+        NAME##_loop_i8, NAME##_loop_f2, NAME##_loop_bf, NAME##_loop_f4, NAME##_loop_f8,   \
+    };
+
+DEFINE_MAXMIN_ALL(maximum, PICK_MAX_I, PICK_MAX_F)
+DEFINE_MAXMIN_ALL(minimum, PICK_MIN_I, PICK_MIN_F)
+
+static const int self_other[2] = {0, 1};
+
+/* max.other / min.other(Tensor self, Tensor other) -> Tensor */
+static int
+max_other_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(),
+                         op->id == PTL_OP_max_other ? maximum_loops : minimum_loops, NULL);
+}
+
+static const PtlKernelReg reduce_cpu[] = {
+    {PTL_OP_sum, PTL_KEY_CPU, sum_cpu},
+    {PTL_OP_sum_dim_IntList, PTL_KEY_CPU, sum_cpu},
+    {PTL_OP_nansum, PTL_KEY_CPU, sum_cpu},
+    {PTL_OP_mean, PTL_KEY_CPU, sum_cpu},
+    {PTL_OP_mean_dim, PTL_KEY_CPU, sum_cpu},
+    {PTL_OP_prod, PTL_KEY_CPU, prod_cpu},
+    {PTL_OP_prod_dim_int, PTL_KEY_CPU, prod_cpu},
+    {PTL_OP_amax, PTL_KEY_CPU, amax_cpu},
+    {PTL_OP_amin, PTL_KEY_CPU, amax_cpu},
+    {PTL_OP_max, PTL_KEY_CPU, amax_cpu},
+    {PTL_OP_min, PTL_KEY_CPU, amax_cpu},
+    {PTL_OP_max_dim, PTL_KEY_CPU, argmax_cpu},
+    {PTL_OP_min_dim, PTL_KEY_CPU, argmax_cpu},
+    {PTL_OP_argmax, PTL_KEY_CPU, argmax_cpu},
+    {PTL_OP_argmin, PTL_KEY_CPU, argmax_cpu},
+    {PTL_OP_max_other, PTL_KEY_CPU, max_other_cpu},
+    {PTL_OP_min_other, PTL_KEY_CPU, max_other_cpu},
+    {PTL_OP_all, PTL_KEY_CPU, all_cpu},
+    {PTL_OP_all_dim, PTL_KEY_CPU, all_cpu},
+    {PTL_OP_all_dims, PTL_KEY_CPU, all_cpu},
+    {PTL_OP_any, PTL_KEY_CPU, all_cpu},
+    {PTL_OP_any_dim, PTL_KEY_CPU, all_cpu},
+    {PTL_OP_any_dims, PTL_KEY_CPU, all_cpu},
+    {PTL_OP_var, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_var_dim, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_var_correction, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_std, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_std_dim, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_std_correction, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_var_mean, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_var_mean_dim, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_var_mean_correction, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_std_mean, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_std_mean_dim, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_std_mean_correction, PTL_KEY_CPU, var_cpu},
+    {PTL_OP_norm_Scalar, PTL_KEY_CPU, norm_cpu},
+    {PTL_OP_norm_ScalarOpt_dim, PTL_KEY_CPU, norm_cpu},
+    {PTL_OP_logsumexp, PTL_KEY_CPU, logsumexp_cpu},
+    {PTL_OP_cumsum, PTL_KEY_CPU, scan_cpu},
+    {PTL_OP_cumprod, PTL_KEY_CPU, scan_cpu},
+    {PTL_OP_count_nonzero_dim_IntList, PTL_KEY_CPU, count_nonzero_cpu},
+    {PTL_OP_count_nonzero, PTL_KEY_CPU, count_nonzero_cpu},
+    {PTL_OP_aminmax, PTL_KEY_CPU, aminmax_cpu},
+};
+PTL_DEFINE_REGISTER(reduce_cpu)
