@@ -99,24 +99,26 @@ DEFINE_PACK(i8, uint64_t, i4, int32_t, LOAD_U64)
 DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
 #undef LOAD_U64
 
-/* ---- portable micro-kernels: acc (MR x NR, row-major) = sum_p a[p, :] (x) b[p, :] ---- */
+/* ---- portable micro-kernels: acc (MR x NR, row-major) = sum_p a[p, :] (x) b[p, :] ----
+ * One row of acc at a time: its NR accumulators fit the 16 SSE registers of baseline x86-64
+ * (all MR rows would spill), and the NR loop vectorizes. */
 
 #define DEFINE_KERNEL(ETAG, T, MR, NR)                                                    \
     static void                                                                           \
     kernel_##ETAG(int64_t kc, const void *ap_, const void *bp_, void *acc_)               \
     {                                                                                     \
         const T *ap = (const T *)ap_, *bp = (const T *)bp_;                               \
-        T acc[MR][NR];                                                                    \
-        memset(acc, 0, sizeof(acc));                                                      \
-        for (int64_t p = 0; p < kc; p++) {                                                \
-            for (int r = 0; r < MR; r++) {                                                \
+        T *out = (T *)acc_;                                                               \
+        for (int r = 0; r < MR; r++) {                                                    \
+            T acc[NR] = {0};                                                              \
+            for (int64_t p = 0; p < kc; p++) {                                            \
                 const T a = ap[p * MR + r];                                               \
                 for (int j = 0; j < NR; j++) {                                            \
-                    acc[r][j] += a * bp[p * NR + j];                                      \
+                    acc[j] += a * bp[p * NR + j];                                         \
                 }                                                                         \
             }                                                                             \
+            memcpy(out + r * NR, acc, sizeof(acc));                                       \
         }                                                                                 \
-        memcpy(acc_, acc, sizeof(acc));                                                   \
     }
 
 #define F4_MR 6
@@ -131,32 +133,60 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 
 /* ---- AVX2+FMA micro-kernels: 12 accumulator registers, 2 for B, 1 broadcast of A ---- */
 
+/* The 6 rows are unrolled by hand with named accumulators: gcc keeps an array of vectors
+ * in registers but also stores it back on every iteration. */
+#define FMA_ROW_PS(R)                                                                     \
+    do {                                                                                  \
+        const __m256 a = _mm256_broadcast_ss(ap + (R));                                   \
+        c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
+        c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
+    } while (0)
+#define STORE_ROW_PS(R)                                                                   \
+    do {                                                                                  \
+        _mm256_storeu_ps(acc + (R) * F4_NR, c##R##0);                                     \
+        _mm256_storeu_ps(acc + (R) * F4_NR + 8, c##R##1);                                 \
+    } while (0)
+
 /* acc (6 x 16 floats) = A sliver (kc x 6) @ B sliver (kc x 16) */
 __attribute__((target("avx2,fma"))) static void
 kernel_f4_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
 {
     const float *ap = (const float *)ap_, *bp = (const float *)bp_;
     float *acc = (float *)acc_;
-    __m256 c[F4_MR][2];
-    for (int r = 0; r < F4_MR; r++) {
-        c[r][0] = _mm256_setzero_ps();
-        c[r][1] = _mm256_setzero_ps();
-    }
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int64_t p = 0; p < kc; p++) {
         const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        for (int r = 0; r < F4_MR; r++) {
-            const __m256 a = _mm256_broadcast_ss(ap + r);
-            c[r][0] = _mm256_fmadd_ps(a, b0, c[r][0]);
-            c[r][1] = _mm256_fmadd_ps(a, b1, c[r][1]);
-        }
+        FMA_ROW_PS(0);
+        FMA_ROW_PS(1);
+        FMA_ROW_PS(2);
+        FMA_ROW_PS(3);
+        FMA_ROW_PS(4);
+        FMA_ROW_PS(5);
         ap += F4_MR;
         bp += F4_NR;
     }
-    for (int r = 0; r < F4_MR; r++) {
-        _mm256_storeu_ps(acc + r * F4_NR, c[r][0]);
-        _mm256_storeu_ps(acc + r * F4_NR + 8, c[r][1]);
-    }
+    STORE_ROW_PS(0);
+    STORE_ROW_PS(1);
+    STORE_ROW_PS(2);
+    STORE_ROW_PS(3);
+    STORE_ROW_PS(4);
+    STORE_ROW_PS(5);
 }
+#undef FMA_ROW_PS
+#undef STORE_ROW_PS
+
+#define FMA_ROW_PD(R)                                                                     \
+    do {                                                                                  \
+        const __m256d a = _mm256_broadcast_sd(ap + (R));                                  \
+        c##R##0 = _mm256_fmadd_pd(a, b0, c##R##0);                                        \
+        c##R##1 = _mm256_fmadd_pd(a, b1, c##R##1);                                        \
+    } while (0)
+#define STORE_ROW_PD(R)                                                                   \
+    do {                                                                                  \
+        _mm256_storeu_pd(acc + (R) * F8_NR, c##R##0);                                     \
+        _mm256_storeu_pd(acc + (R) * F8_NR + 4, c##R##1);                                 \
+    } while (0)
 
 /* acc (6 x 8 doubles) = A sliver (kc x 6) @ B sliver (kc x 8) */
 __attribute__((target("avx2,fma"))) static void
@@ -164,26 +194,28 @@ kernel_f8_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
 {
     const double *ap = (const double *)ap_, *bp = (const double *)bp_;
     double *acc = (double *)acc_;
-    __m256d c[F8_MR][2];
-    for (int r = 0; r < F8_MR; r++) {
-        c[r][0] = _mm256_setzero_pd();
-        c[r][1] = _mm256_setzero_pd();
-    }
+    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256d c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int64_t p = 0; p < kc; p++) {
         const __m256d b0 = _mm256_loadu_pd(bp), b1 = _mm256_loadu_pd(bp + 4);
-        for (int r = 0; r < F8_MR; r++) {
-            const __m256d a = _mm256_broadcast_sd(ap + r);
-            c[r][0] = _mm256_fmadd_pd(a, b0, c[r][0]);
-            c[r][1] = _mm256_fmadd_pd(a, b1, c[r][1]);
-        }
+        FMA_ROW_PD(0);
+        FMA_ROW_PD(1);
+        FMA_ROW_PD(2);
+        FMA_ROW_PD(3);
+        FMA_ROW_PD(4);
+        FMA_ROW_PD(5);
         ap += F8_MR;
         bp += F8_NR;
     }
-    for (int r = 0; r < F8_MR; r++) {
-        _mm256_storeu_pd(acc + r * F8_NR, c[r][0]);
-        _mm256_storeu_pd(acc + r * F8_NR + 4, c[r][1]);
-    }
+    STORE_ROW_PD(0);
+    STORE_ROW_PD(1);
+    STORE_ROW_PD(2);
+    STORE_ROW_PD(3);
+    STORE_ROW_PD(4);
+    STORE_ROW_PD(5);
 }
+#undef FMA_ROW_PD
+#undef STORE_ROW_PD
 
 /* ---- C tile update: C[r, j] = alpha * acc[r, j] + beta * C[r, j] (C not read if beta 0) ---- */
 
