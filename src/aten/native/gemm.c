@@ -38,6 +38,7 @@
 typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
                        int64_t w, void *dst);
 typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
 typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr, char *c,
                          int64_t rs, int64_t cs, double alpha, double beta);
 
@@ -49,6 +50,7 @@ typedef struct GemmEngine {
     KernelFn kernel;                     /* portable */
     KernelFn kernel_avx2;                /* AVX2+FMA, or NULL */
     UpdateFn update;
+    DotFn dot;                           /* for matrix-vector products */
     PackFn pack[PTL_DTYPE_COUNT];
 } GemmEngine;
 
@@ -121,12 +123,17 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
         }                                                                                 \
     }
 
+/* the largest MR x NR tile of any engine, in bytes */
+#define GEMM_ACC_BYTES 384
 #define F4_MR 6
 #define F4_NR 16
 #define F8_MR 6
 #define F8_NR 8
 #define I8_MR 4
 #define I8_NR 8
+_Static_assert(F4_MR * F4_NR * sizeof(float) <= GEMM_ACC_BYTES, "f4 tile");
+_Static_assert(F8_MR * F8_NR * sizeof(double) <= GEMM_ACC_BYTES, "f8 tile");
+_Static_assert(I8_MR * I8_NR * sizeof(uint64_t) <= GEMM_ACC_BYTES, "i8 tile");
 DEFINE_KERNEL(f4, float, F4_MR, F4_NR)
 DEFINE_KERNEL(f8, double, F8_MR, F8_NR)
 DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
@@ -265,21 +272,49 @@ DEFINE_UPDATE(i8, uint64_t, scalar_to_u64)
 #undef CONV_F4
 #undef CONV_F8
 
+/* ---- dot products of contiguous engine-typed vectors, for gemv: *out = a . b ----
+ * 16 independent partial sums let gcc vectorize without reassociating a float sum. */
+
+#define DEFINE_DOT(ETAG, T)                                                               \
+    static void                                                                           \
+    dot_##ETAG(const void *a_, const void *b_, int64_t k, void *out)                      \
+    {                                                                                     \
+        const T *a = (const T *)a_, *b = (const T *)b_;                                   \
+        T acc[16] = {0}, sum = 0;                                                         \
+        int64_t p = 0;                                                                    \
+        for (; p + 16 <= k; p += 16) {                                                    \
+            for (int j = 0; j < 16; j++) {                                                \
+                acc[j] += a[p + j] * b[p + j];                                            \
+            }                                                                             \
+        }                                                                                 \
+        for (int j = 0; j < 16; j++) {                                                    \
+            sum += acc[j];                                                                \
+        }                                                                                 \
+        for (; p < k; p++) {                                                              \
+            sum += a[p] * b[p];                                                           \
+        }                                                                                 \
+        *(T *)out = sum;                                                                  \
+    }
+
+DEFINE_DOT(f4, float)
+DEFINE_DOT(f8, double)
+DEFINE_DOT(i8, uint64_t)
+
 /* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1. */
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 96, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
-    kernel_f4, kernel_f4_avx2, update_f4,
+    kernel_f4, kernel_f4_avx2, update_f4, dot_f4,
     {[PTL_DTYPE_FLOAT32] = pack_f4_f4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf},
 };
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
-    kernel_f8, kernel_f8_avx2, update_f8,
+    kernel_f8, kernel_f8_avx2, update_f8, dot_f8,
     {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, sizeof(uint64_t), PTL_DTYPE_INT64,
-    kernel_i8, NULL, update_i8,
+    kernel_i8, NULL, update_i8, dot_i8,
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
@@ -330,7 +365,7 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype);
     const int64_t nsl = (st->nc + e->nr - 1) / e->nr;
-    _Alignas(64) char acc[F4_MR * F4_NR * sizeof(float)];
+    _Alignas(64) char acc[GEMM_ACC_BYTES];
     char *ap = gemm_alloc((size_t)(e->mc * st->kc) * e->item);
 
     if (ap == NULL) {
@@ -364,7 +399,7 @@ static void
 gemm_scale(const GemmProblem *pr, char *c)
 {
     const GemmEngine *e = pr->e;
-    _Alignas(64) char zero[F4_MR * F4_NR * sizeof(float)];
+    _Alignas(64) char zero[GEMM_ACC_BYTES];
     memset(zero, 0, sizeof(zero));
     for (int64_t i = 0; i < pr->m; i += e->mr) {
         for (int64_t j = 0; j < pr->n; j += e->nr) {
@@ -374,6 +409,81 @@ gemm_scale(const GemmProblem *pr, char *c)
                       pr->c.rs, pr->c.cs, pr->alpha, pr->beta);
         }
     }
+}
+
+/* A matrix-vector product: c[i] = alpha * A[i, :] . x + beta * c[i] for rows of A. */
+typedef struct GemvJob {
+    const GemmProblem *pr;
+    const char *a;                       /* row 0 of A */
+    int64_t ars, acs;                    /* element strides of A's rows and columns */
+    PtlDtype adtype;
+    const char *x;                       /* packed vector, engine type, contiguous */
+    char *c;
+    int64_t cs;                          /* element stride of c */
+} GemvJob;
+
+/* Rows [r0, r1): rows that are not contiguous in the engine type are packed first. */
+static int
+gemv_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const GemvJob *g = (const GemvJob *)ctx;
+    const GemmEngine *e = g->pr->e;
+    const size_t aitem = ptl_dtype_itemsize(g->adtype);
+    const int64_t k = g->pr->k;
+    int direct = g->adtype == e->acc_dtype && g->acs == 1;
+    char *row = direct ? NULL : gemm_alloc((size_t)k * e->item);
+    _Alignas(64) char acc[16];
+
+    if (!direct && row == NULL) {
+        return -1;
+    }
+    for (int64_t i = r0; i < r1; i++) {
+        const char *ai = g->a + (size_t)(i * g->ars) * aitem;
+        if (!direct) {
+            e->pack[g->adtype](ai, 1, g->acs, 1, k, 1, row);
+        }
+        e->dot(direct ? ai : row, g->x, k, acc);
+        e->update(acc, 1, 1, 1, g->c + (size_t)(i * g->cs) * e->item, 0, 0, g->pr->alpha,
+                  g->pr->beta);
+    }
+    free(row);
+    return 0;
+}
+
+/* n == 1 (A @ column) or m == 1 (row @ B, the same problem transposed) for batch bi.  The
+ * vector is used in place when it is contiguous in the engine type, else packed. */
+static int
+gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
+{
+    const GemmEngine *e = pr->e;
+    const GemmMat *mat = pr->n == 1 ? &pr->a : &pr->b, *vec = pr->n == 1 ? &pr->b : &pr->a;
+    const size_t mitem = ptl_dtype_itemsize(mat->dtype), vitem = ptl_dtype_itemsize(vec->dtype);
+    int64_t rows = pr->n == 1 ? pr->m : pr->n;
+    int64_t vs = pr->n == 1 ? vec->rs : vec->cs;
+    const char *v = vec->data + (size_t)(bi * vec->bs) * vitem;
+    int direct = vec->dtype == e->acc_dtype && (vs == 1 || pr->k == 1);
+    char *x = direct ? NULL : gemm_alloc((size_t)pr->k * e->item);
+    GemvJob g;
+
+    if (!direct && x == NULL) {
+        return -1;
+    }
+    g.pr = pr;
+    g.a = mat->data + (size_t)(bi * mat->bs) * mitem;
+    g.ars = pr->n == 1 ? mat->rs : mat->cs;
+    g.acs = pr->n == 1 ? mat->cs : mat->rs;
+    g.adtype = mat->dtype;
+    g.c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
+    g.cs = pr->n == 1 ? pr->c.rs : pr->c.cs;
+    if (!direct) {
+        e->pack[vec->dtype](v, 1, vs, 1, pr->k, 1, x);
+    }
+    g.x = direct ? v : x;
+    int rc = parallel && (double)rows * (double)pr->k >= GEMM_PARALLEL_FLOPS
+                 ? ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / pr->k + 1, gemv_rows, &g)
+                 : gemv_rows(&g, 0, rows);
+    free(x);
+    return rc;
 }
 
 /* One matrix (batch index bi); uses the thread pool when `parallel`. */
@@ -394,6 +504,11 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     if (pr->k == 0) {
         gemm_scale(pr, c);
         return 0;
+    }
+    /* vector products whose matrix rows run along k (else the packed path reads better) */
+    if ((pr->n == 1 && (pr->m == 1 || pr->a.cs == 1)) ||
+        (pr->m == 1 && (pr->n == 1 || pr->b.rs == 1))) {
+        return gemv_one(pr, bi, parallel);
     }
     bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item);
     if (bp == NULL) {
