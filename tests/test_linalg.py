@@ -160,7 +160,7 @@ def test_baddbmm(dtype, self_shape, beta, alpha):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("self_shape", [(7, 9), (9,), (1, 9), (7, 1), ()], ids=str)
 @pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, 2), (0, 1.5), (-2, 3)])
-@pytest.mark.parametrize("k", [0, 1, 33])
+@pytest.mark.parametrize("k", [0, 33])
 def test_addmm(dtype, self_shape, beta, alpha, k):
     s, sn = make(self_shape, dtype, seed=3)
     a, an = make((7, k), dtype, "transposed", seed=4)
@@ -220,7 +220,7 @@ def test_addmv(dtype, self_shape, beta, alpha):
 
 @pytest.mark.parametrize("op", ["dot", "vdot"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("k", [0, 1, 7, 300, 5000])
+@pytest.mark.parametrize("k", [0, 1, 7, 5000])
 @pytest.mark.parametrize("layout", ["contiguous", "sliced", "expanded"])
 def test_dot(op, dtype, k, layout):
     a, an = make((k,), dtype, layout, seed=1)
