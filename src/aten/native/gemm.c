@@ -1,0 +1,656 @@
+/* gemm.c -- a cache-blocked GEMM: C = alpha * A @ B + beta * C.  Plays the role of
+ * ATen/native/cpu/BlasKernel.cpp (PyTorch's fallback when no BLAS is linked); the blocking
+ * follows Goto & van de Geijn, "Anatomy of High-Performance Matrix Multiplication".
+ *
+ * Note [GEMM blocking]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * for jc over n in steps of NC:                    B block: KC x NC, about L3
+ *     for pc over k in steps of KC:
+ *         pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers (shared by all threads)
+ *         for ic over m in steps of MC (in parallel):  A block: MC x KC, about L2
+ *             pack A[ic:ic+MC, pc:pc+KC] into MR-tall slivers
+ *             for each NR sliver of B, each MR sliver of A:
+ *                 micro-kernel: acc (MR x NR) = A sliver @ B sliver   (KC rank-1 updates)
+ *                 C tile = alpha * acc + beta' * C tile        (beta' = beta, then 1)
+ * Packing reads the operands through their strides, so transposed and broadcast views cost
+ * nothing extra, and it converts float16/bfloat16 to float32 and integers to int64 on the
+ * way.  The micro-kernel only sees contiguous, zero-padded slivers, so one portable C
+ * kernel (written so gcc vectorizes its NR loop) and one AVX2+FMA kernel, chosen at run time
+ * by ptl_cpu_capability(), serve every layout.  Edge tiles are computed whole and only their
+ * valid part is stored.  C always has the engine's type (float, double or int64): ptl_gemm
+ * routes other output dtypes through a temporary.
+ *
+ * Integers accumulate in uint64_t so that overflow wraps as two's complement (as PyTorch's
+ * integer matmul does) without signed-overflow undefined behaviour. */
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "../tensor_iterator.h"
+#include "gemm.h"
+
+/* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
+#define GEMM_PARALLEL_FLOPS (1 << 18)
+
+typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
+                       int64_t w, void *dst);
+typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
+typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr, char *c,
+                         int64_t rs, int64_t cs, double alpha, double beta);
+
+/* One engine per accumulation type.  ORDER DTYPE for pack[]: indexed by the source dtype. */
+typedef struct GemmEngine {
+    int64_t mr, nr, kc, mc, nc;
+    size_t item;                         /* sizeof the accumulation type */
+    PtlDtype acc_dtype;
+    KernelFn kernel;                     /* portable */
+    KernelFn kernel_avx2;                /* AVX2+FMA, or NULL */
+    UpdateFn update;
+    DotFn dot;                           /* for matrix-vector products */
+    PackFn pack[PTL_DTYPE_COUNT];
+} GemmEngine;
+
+/* ---- packing: rows x kc of src into w-wide slivers, dst[(i0 * kc) + p * w + r] ---- */
+
+#define DEFINE_PACK(ETAG, T, STAG, ST, LOAD)                                              \
+    static void                                                                           \
+    pack_##ETAG##_##STAG(const char *src_, int64_t rs, int64_t cs, int64_t rows,          \
+                         int64_t kc, int64_t w, void *dst_)                               \
+    {                                                                                     \
+        const ST *src = (const ST *)src_;                                                 \
+        T *dst = (T *)dst_;                                                               \
+        for (int64_t i0 = 0; i0 < rows; i0 += w) {                                        \
+            int64_t h = rows - i0 < w ? rows - i0 : w;                                    \
+            T *d = dst + i0 * kc;                                                         \
+            const ST *s = src + i0 * rs;                                                  \
+            if (rs == 1) {                                                                \
+                for (int64_t p = 0; p < kc; p++) {                                        \
+                    for (int64_t r = 0; r < h; r++) {                                     \
+                        d[p * w + r] = LOAD(s[r + p * cs]);                               \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            else {                                                                        \
+                for (int64_t r = 0; r < h; r++) {                                         \
+                    for (int64_t p = 0; p < kc; p++) {                                    \
+                        d[p * w + r] = LOAD(s[r * rs + p * cs]);                          \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t p = 0; h < w && p < kc; p++) {                                   \
+                for (int64_t r = h; r < w; r++) {                                         \
+                    d[p * w + r] = (T)0;                                                  \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+#define LOAD_U64(X) ((uint64_t)(int64_t)(X))
+DEFINE_PACK(f4, float, f4, float, PTL_ID)
+DEFINE_PACK(f4, float, f2, ptl_half, ptl_half_to_f)
+DEFINE_PACK(f4, float, bf, ptl_bf16, ptl_bf16_to_f)
+DEFINE_PACK(f8, double, f8, double, PTL_ID)
+DEFINE_PACK(i8, uint64_t, u1, uint8_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i1, int8_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i2, int16_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i4, int32_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
+#undef LOAD_U64
+
+/* ---- portable micro-kernels: acc (MR x NR, row-major) = sum_p a[p, :] (x) b[p, :] ----
+ * One row of acc at a time: its NR accumulators fit the 16 SSE registers of baseline x86-64
+ * (all MR rows would spill), and the NR loop vectorizes. */
+
+#define DEFINE_KERNEL(ETAG, T, MR, NR)                                                    \
+    static void                                                                           \
+    kernel_##ETAG(int64_t kc, const void *ap_, const void *bp_, void *acc_)               \
+    {                                                                                     \
+        const T *ap = (const T *)ap_, *bp = (const T *)bp_;                               \
+        T *out = (T *)acc_;                                                               \
+        for (int r = 0; r < MR; r++) {                                                    \
+            T acc[NR] = {0};                                                              \
+            for (int64_t p = 0; p < kc; p++) {                                            \
+                const T a = ap[p * MR + r];                                               \
+                for (int j = 0; j < NR; j++) {                                            \
+                    acc[j] += a * bp[p * NR + j];                                         \
+                }                                                                         \
+            }                                                                             \
+            memcpy(out + r * NR, acc, sizeof(acc));                                       \
+        }                                                                                 \
+    }
+
+/* the largest MR x NR tile of any engine, in bytes */
+#define GEMM_ACC_BYTES 384
+#define F4_MR 6
+#define F4_NR 16
+#define F8_MR 6
+#define F8_NR 8
+#define I8_MR 4
+#define I8_NR 8
+_Static_assert(F4_MR * F4_NR * sizeof(float) <= GEMM_ACC_BYTES, "f4 tile");
+_Static_assert(F8_MR * F8_NR * sizeof(double) <= GEMM_ACC_BYTES, "f8 tile");
+_Static_assert(I8_MR * I8_NR * sizeof(uint64_t) <= GEMM_ACC_BYTES, "i8 tile");
+DEFINE_KERNEL(f4, float, F4_MR, F4_NR)
+DEFINE_KERNEL(f8, double, F8_MR, F8_NR)
+DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
+
+/* ---- AVX2+FMA micro-kernels: 12 accumulator registers, 2 for B, 1 broadcast of A ---- */
+
+/* The 6 rows are unrolled by hand with named accumulators: gcc keeps an array of vectors
+ * in registers but also stores it back on every iteration. */
+#define FMA_ROW_PS(R)                                                                     \
+    do {                                                                                  \
+        const __m256 a = _mm256_broadcast_ss(ap + (R));                                   \
+        c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
+        c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
+    } while (0)
+#define STORE_ROW_PS(R)                                                                   \
+    do {                                                                                  \
+        _mm256_storeu_ps(acc + (R) * F4_NR, c##R##0);                                     \
+        _mm256_storeu_ps(acc + (R) * F4_NR + 8, c##R##1);                                 \
+    } while (0)
+
+/* acc (6 x 16 floats) = A sliver (kc x 6) @ B sliver (kc x 16) */
+__attribute__((target("avx2,fma"))) static void
+kernel_f4_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
+{
+    const float *ap = (const float *)ap_, *bp = (const float *)bp_;
+    float *acc = (float *)acc_;
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int64_t p = 0; p < kc; p++) {
+        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        FMA_ROW_PS(0);
+        FMA_ROW_PS(1);
+        FMA_ROW_PS(2);
+        FMA_ROW_PS(3);
+        FMA_ROW_PS(4);
+        FMA_ROW_PS(5);
+        ap += F4_MR;
+        bp += F4_NR;
+    }
+    STORE_ROW_PS(0);
+    STORE_ROW_PS(1);
+    STORE_ROW_PS(2);
+    STORE_ROW_PS(3);
+    STORE_ROW_PS(4);
+    STORE_ROW_PS(5);
+}
+#undef FMA_ROW_PS
+#undef STORE_ROW_PS
+
+#define FMA_ROW_PD(R)                                                                     \
+    do {                                                                                  \
+        const __m256d a = _mm256_broadcast_sd(ap + (R));                                  \
+        c##R##0 = _mm256_fmadd_pd(a, b0, c##R##0);                                        \
+        c##R##1 = _mm256_fmadd_pd(a, b1, c##R##1);                                        \
+    } while (0)
+#define STORE_ROW_PD(R)                                                                   \
+    do {                                                                                  \
+        _mm256_storeu_pd(acc + (R) * F8_NR, c##R##0);                                     \
+        _mm256_storeu_pd(acc + (R) * F8_NR + 4, c##R##1);                                 \
+    } while (0)
+
+/* acc (6 x 8 doubles) = A sliver (kc x 6) @ B sliver (kc x 8) */
+__attribute__((target("avx2,fma"))) static void
+kernel_f8_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
+{
+    const double *ap = (const double *)ap_, *bp = (const double *)bp_;
+    double *acc = (double *)acc_;
+    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256d c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int64_t p = 0; p < kc; p++) {
+        const __m256d b0 = _mm256_loadu_pd(bp), b1 = _mm256_loadu_pd(bp + 4);
+        FMA_ROW_PD(0);
+        FMA_ROW_PD(1);
+        FMA_ROW_PD(2);
+        FMA_ROW_PD(3);
+        FMA_ROW_PD(4);
+        FMA_ROW_PD(5);
+        ap += F8_MR;
+        bp += F8_NR;
+    }
+    STORE_ROW_PD(0);
+    STORE_ROW_PD(1);
+    STORE_ROW_PD(2);
+    STORE_ROW_PD(3);
+    STORE_ROW_PD(4);
+    STORE_ROW_PD(5);
+}
+#undef FMA_ROW_PD
+#undef STORE_ROW_PD
+
+/* ---- C tile update: C[r, j] = alpha * acc[r, j] + beta * C[r, j] (C not read if beta 0) ---- */
+
+#define DEFINE_UPDATE(ETAG, T, CONV)                                                      \
+    static void                                                                           \
+    update_##ETAG(const void *acc_, int64_t ld, int64_t mr, int64_t nr, char *c_,         \
+                  int64_t rs, int64_t cs, double alpha, double beta)                      \
+    {                                                                                     \
+        const T *acc = (const T *)acc_;                                                   \
+        const T al = CONV(alpha), be = CONV(beta);                                        \
+        for (int64_t r = 0; r < mr; r++) {                                                \
+            T *c = (T *)c_ + r * rs;                                                      \
+            const T *a = acc + r * ld;                                                    \
+            if (be == 0) {                                                                \
+                for (int64_t j = 0; j < nr; j++) {                                        \
+                    c[j * cs] = al * a[j];                                                \
+                }                                                                         \
+            }                                                                             \
+            else if (cs == 1) {                                                           \
+                for (int64_t j = 0; j < nr; j++) {                                        \
+                    c[j] = al * a[j] + be * c[j];                                         \
+                }                                                                         \
+            }                                                                             \
+            else {                                                                        \
+                for (int64_t j = 0; j < nr; j++) {                                        \
+                    c[j * cs] = al * a[j] + be * c[j * cs];                               \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+/* double -> int64 without undefined behaviour for out-of-range scalars */
+static inline uint64_t
+scalar_to_u64(double v)
+{
+    if (!(v > -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
+        return (uint64_t)INT64_MIN;
+    }
+    return (uint64_t)(int64_t)v;
+}
+
+#define CONV_F4(X) ((float)(X))
+#define CONV_F8(X) ((double)(X))
+DEFINE_UPDATE(f4, float, CONV_F4)
+DEFINE_UPDATE(f8, double, CONV_F8)
+DEFINE_UPDATE(i8, uint64_t, scalar_to_u64)
+#undef CONV_F4
+#undef CONV_F8
+
+/* ---- dot products of contiguous engine-typed vectors, for gemv: *out = a . b ----
+ * 16 independent partial sums let gcc vectorize without reassociating a float sum. */
+
+#define DEFINE_DOT(ETAG, T)                                                               \
+    static void                                                                           \
+    dot_##ETAG(const void *a_, const void *b_, int64_t k, void *out)                      \
+    {                                                                                     \
+        const T *a = (const T *)a_, *b = (const T *)b_;                                   \
+        T acc[16] = {0}, sum = 0;                                                         \
+        int64_t p = 0;                                                                    \
+        for (; p + 16 <= k; p += 16) {                                                    \
+            for (int j = 0; j < 16; j++) {                                                \
+                acc[j] += a[p + j] * b[p + j];                                            \
+            }                                                                             \
+        }                                                                                 \
+        for (int j = 0; j < 16; j++) {                                                    \
+            sum += acc[j];                                                                \
+        }                                                                                 \
+        for (; p < k; p++) {                                                              \
+            sum += a[p] * b[p];                                                           \
+        }                                                                                 \
+        *(T *)out = sum;                                                                  \
+    }
+
+DEFINE_DOT(f4, float)
+DEFINE_DOT(f8, double)
+DEFINE_DOT(i8, uint64_t)
+
+/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1. */
+static const GemmEngine engine_f4 = {
+    F4_MR, F4_NR, 256, 96, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    kernel_f4, kernel_f4_avx2, update_f4, dot_f4,
+    {[PTL_DTYPE_FLOAT32] = pack_f4_f4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,
+     [PTL_DTYPE_BFLOAT16] = pack_f4_bf},
+};
+static const GemmEngine engine_f8 = {
+    F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
+    kernel_f8, kernel_f8_avx2, update_f8, dot_f8,
+    {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+};
+static const GemmEngine engine_i8 = {
+    I8_MR, I8_NR, 256, 64, 1024, sizeof(uint64_t), PTL_DTYPE_INT64,
+    kernel_i8, NULL, update_i8, dot_i8,
+    {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
+     [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
+     [PTL_DTYPE_INT64] = pack_i8_i8},
+};
+
+/* ---- the driver ---- */
+
+/* One operand: the first element of batch 0 and strides in elements. */
+typedef struct GemmMat {
+    char *data;
+    int64_t bs, rs, cs;
+    PtlDtype dtype;
+} GemmMat;
+
+typedef struct GemmProblem {
+    const GemmEngine *e;
+    KernelFn kernel;
+    int64_t batch, m, n, k;
+    GemmMat a, b, c;                     /* c has the engine's type */
+    double alpha, beta;
+} GemmProblem;
+
+/* The work of one (jc, pc) step for one matrix: MC blocks of A x column chunks of B. */
+typedef struct GemmStep {
+    const GemmProblem *pr;
+    const char *a, *bp;                  /* A at (0, pc); packed B block */
+    char *c;                             /* C at (0, jc) */
+    int64_t nc, kc, nsplit;
+    double beta;                         /* beta for this pc step */
+} GemmStep;
+
+static void *
+gemm_alloc(size_t nbytes)
+{
+    void *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
+    if (p == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "gemm: out of memory allocating %zu bytes", nbytes);
+    }
+    return p;
+}
+
+/* Tasks [t0, t1) of one step; task t is A block t / nsplit, column chunk t % nsplit. */
+static int
+gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const GemmStep *st = (const GemmStep *)ctx;
+    const GemmProblem *pr = st->pr;
+    const GemmEngine *e = pr->e;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype);
+    const int64_t nsl = (st->nc + e->nr - 1) / e->nr;
+    _Alignas(64) char acc[GEMM_ACC_BYTES];
+    char *ap = gemm_alloc((size_t)(e->mc * st->kc) * e->item);
+
+    if (ap == NULL) {
+        return -1;
+    }
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t ic = (t / st->nsplit) * e->mc, js = t % st->nsplit;
+        int64_t mc = pr->m - ic < e->mc ? pr->m - ic : e->mc;
+        int64_t s0 = js * nsl / st->nsplit, s1 = (js + 1) * nsl / st->nsplit;
+        e->pack[pr->a.dtype](st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, mc,
+                             st->kc, e->mr, ap);
+        for (int64_t s = s0; s < s1; s++) {
+            int64_t jr = s * e->nr;
+            int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
+            const char *bs = st->bp + (size_t)(jr * st->kc) * e->item;
+            for (int64_t ir = 0; ir < mc; ir += e->mr) {
+                int64_t mr = mc - ir < e->mr ? mc - ir : e->mr;
+                pr->kernel(st->kc, ap + (size_t)(ir * st->kc) * e->item, bs, acc);
+                e->update(acc, e->nr, mr, nr,
+                          st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item,
+                          pr->c.rs, pr->c.cs, pr->alpha, st->beta);
+            }
+        }
+    }
+    free(ap);
+    return 0;
+}
+
+/* C = beta * C for k == 0 (zeros when beta == 0). */
+static void
+gemm_scale(const GemmProblem *pr, char *c)
+{
+    const GemmEngine *e = pr->e;
+    _Alignas(64) char zero[GEMM_ACC_BYTES];
+    memset(zero, 0, sizeof(zero));
+    for (int64_t i = 0; i < pr->m; i += e->mr) {
+        for (int64_t j = 0; j < pr->n; j += e->nr) {
+            int64_t mr = pr->m - i < e->mr ? pr->m - i : e->mr;
+            int64_t nr = pr->n - j < e->nr ? pr->n - j : e->nr;
+            e->update(zero, e->nr, mr, nr, c + (size_t)(i * pr->c.rs + j * pr->c.cs) * e->item,
+                      pr->c.rs, pr->c.cs, pr->alpha, pr->beta);
+        }
+    }
+}
+
+/* A matrix-vector product: c[i] = alpha * A[i, :] . x + beta * c[i] for rows of A. */
+typedef struct GemvJob {
+    const GemmProblem *pr;
+    const char *a;                       /* row 0 of A */
+    int64_t ars, acs;                    /* element strides of A's rows and columns */
+    PtlDtype adtype;
+    const char *x;                       /* packed vector, engine type, contiguous */
+    char *c;
+    int64_t cs;                          /* element stride of c */
+} GemvJob;
+
+/* Rows [r0, r1): rows that are not contiguous in the engine type are packed first. */
+static int
+gemv_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const GemvJob *g = (const GemvJob *)ctx;
+    const GemmEngine *e = g->pr->e;
+    const size_t aitem = ptl_dtype_itemsize(g->adtype);
+    const int64_t k = g->pr->k;
+    int direct = g->adtype == e->acc_dtype && g->acs == 1;
+    char *row = direct ? NULL : gemm_alloc((size_t)k * e->item);
+    _Alignas(64) char acc[16];
+
+    if (!direct && row == NULL) {
+        return -1;
+    }
+    for (int64_t i = r0; i < r1; i++) {
+        const char *ai = g->a + (size_t)(i * g->ars) * aitem;
+        if (!direct) {
+            e->pack[g->adtype](ai, 1, g->acs, 1, k, 1, row);
+        }
+        e->dot(direct ? ai : row, g->x, k, acc);
+        e->update(acc, 1, 1, 1, g->c + (size_t)(i * g->cs) * e->item, 0, 0, g->pr->alpha,
+                  g->pr->beta);
+    }
+    free(row);
+    return 0;
+}
+
+/* n == 1 (A @ column) or m == 1 (row @ B, the same problem transposed) for batch bi.  The
+ * vector is used in place when it is contiguous in the engine type, else packed. */
+static int
+gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
+{
+    const GemmEngine *e = pr->e;
+    const GemmMat *mat = pr->n == 1 ? &pr->a : &pr->b, *vec = pr->n == 1 ? &pr->b : &pr->a;
+    const size_t mitem = ptl_dtype_itemsize(mat->dtype), vitem = ptl_dtype_itemsize(vec->dtype);
+    int64_t rows = pr->n == 1 ? pr->m : pr->n;
+    int64_t vs = pr->n == 1 ? vec->rs : vec->cs;
+    const char *v = vec->data + (size_t)(bi * vec->bs) * vitem;
+    int direct = vec->dtype == e->acc_dtype && (vs == 1 || pr->k == 1);
+    char *x = direct ? NULL : gemm_alloc((size_t)pr->k * e->item);
+    GemvJob g;
+
+    if (!direct && x == NULL) {
+        return -1;
+    }
+    g.pr = pr;
+    g.a = mat->data + (size_t)(bi * mat->bs) * mitem;
+    g.ars = pr->n == 1 ? mat->rs : mat->cs;
+    g.acs = pr->n == 1 ? mat->cs : mat->rs;
+    g.adtype = mat->dtype;
+    g.c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
+    g.cs = pr->n == 1 ? pr->c.rs : pr->c.cs;
+    if (!direct) {
+        e->pack[vec->dtype](v, 1, vs, 1, pr->k, 1, x);
+    }
+    g.x = direct ? v : x;
+    int rc = parallel && (double)rows * (double)pr->k >= GEMM_PARALLEL_FLOPS
+                 ? ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / pr->k + 1, gemv_rows, &g)
+                 : gemv_rows(&g, 0, rows);
+    free(x);
+    return rc;
+}
+
+/* One matrix (batch index bi); uses the thread pool when `parallel`. */
+static int
+gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
+{
+    const GemmEngine *e = pr->e;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
+    const char *a = pr->a.data + (size_t)(bi * pr->a.bs) * aitem;
+    const char *b = pr->b.data + (size_t)(bi * pr->b.bs) * bitem;
+    char *c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
+    int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
+    int64_t mblocks = (pr->m + e->mc - 1) / e->mc;
+    int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
+    int64_t kcmax = pr->k < e->kc ? pr->k : e->kc;
+    char *bp;
+
+    if (pr->k == 0) {
+        gemm_scale(pr, c);
+        return 0;
+    }
+    /* vector products whose matrix rows run along k (else the packed path reads better) */
+    if ((pr->n == 1 && (pr->m == 1 || pr->a.cs == 1)) ||
+        (pr->m == 1 && (pr->n == 1 || pr->b.rs == 1))) {
+        return gemv_one(pr, bi, parallel);
+    }
+    bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item);
+    if (bp == NULL) {
+        return -1;
+    }
+    for (int64_t jc = 0; jc < pr->n; jc += e->nc) {
+        int64_t nc = pr->n - jc < e->nc ? pr->n - jc : e->nc;
+        for (int64_t pc = 0; pc < pr->k; pc += e->kc) {
+            GemmStep st;
+            st.pr = pr;
+            st.kc = pr->k - pc < e->kc ? pr->k - pc : e->kc;
+            st.nc = nc;
+            st.a = a + (size_t)(pc * pr->a.cs) * aitem;
+            st.bp = bp;
+            st.c = c + (size_t)(jc * pr->c.cs) * e->item;
+            st.beta = pc == 0 ? pr->beta : 1.0;
+            st.nsplit = 1;
+            if (mblocks < nthreads) {
+                int64_t nsl = (nc + e->nr - 1) / e->nr;
+                st.nsplit = (nthreads + mblocks - 1) / mblocks;
+                st.nsplit = st.nsplit < nsl ? st.nsplit : nsl;
+            }
+            /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
+            e->pack[pr->b.dtype](b + (size_t)(pc * pr->b.rs + jc * pr->b.cs) * bitem,
+                                 pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
+            int rc = nthreads > 1 && mblocks * st.nsplit > 1
+                         ? ptl_parallel_for(0, mblocks * st.nsplit, 1, gemm_step_tasks, &st)
+                         : gemm_step_tasks(&st, 0, mblocks * st.nsplit);
+            if (rc < 0) {
+                free(bp);
+                return -1;
+            }
+        }
+    }
+    free(bp);
+    return 0;
+}
+
+/* Batches [b0, b1), each single-threaded (small matrices, many of them). */
+static int
+gemm_batch_tasks(void *ctx, int64_t b0, int64_t b1)
+{
+    for (int64_t bi = b0; bi < b1; bi++) {
+        if (gemm_one((const GemmProblem *)ctx, bi, 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+gemm_run(const GemmProblem *pr)
+{
+    double flops = (double)pr->m * (double)pr->n * (double)(pr->k > 0 ? pr->k : 1);
+    if (pr->batch > 1 && flops < GEMM_PARALLEL_FLOPS) {
+        int64_t grain = (int64_t)(GEMM_PARALLEL_FLOPS / flops) + 1;
+        return ptl_parallel_for(0, pr->batch, grain, gemm_batch_tasks, (void *)pr);
+    }
+    for (int64_t bi = 0; bi < pr->batch; bi++) {
+        if (gemm_one(pr, bi, flops >= GEMM_PARALLEL_FLOPS) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void
+gemm_mat(GemmMat *m, PtlTensorImpl *t)
+{
+    int off = t->dim == 3;
+    m->data = ptl_tensor_data(t);
+    m->bs = off ? t->strides[0] : 0;
+    m->rs = t->strides[off];
+    m->cs = t->strides[off + 1];
+    m->dtype = t->dtype;
+}
+
+int
+ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta)
+{
+    const GemmEngine *e;
+    PtlTensorImpl *work = NULL;
+    GemmProblem pr;
+    int off = c->dim == 3;
+
+    if (c->dtype == PTL_DTYPE_FLOAT64) {
+        e = &engine_f8;
+    }
+    else if (ptl_dtype_is_floating(c->dtype)) {
+        e = &engine_f4;
+    }
+    else if (ptl_dtype_is_integral(c->dtype, 0)) {
+        e = &engine_i8;
+        beta = (double)(int64_t)scalar_to_u64(beta);
+    }
+    else {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"gemm\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(c->dtype));
+    }
+    if (a->dtype != c->dtype || b->dtype != c->dtype || a->dim != c->dim || b->dim != c->dim ||
+        c->dim < 2 || c->dim > 3) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: operands must be 2-D or 3-D of one dtype");
+    }
+    pr.e = e;
+    pr.kernel = e->kernel_avx2 != NULL && ptl_cpu_capability() >= PTL_CPU_AVX2 ? e->kernel_avx2
+                                                                                : e->kernel;
+    pr.batch = off ? c->sizes[0] : 1;
+    pr.m = c->sizes[off];
+    pr.n = c->sizes[off + 1];
+    pr.k = a->sizes[off + 1];
+    pr.alpha = alpha;
+    pr.beta = beta;
+    if (pr.batch == 0 || pr.m == 0 || pr.n == 0) {
+        return 0;
+    }
+    if (c->dtype != e->acc_dtype) {
+        if ((work = ptl_empty(c->dim, c->sizes, e->acc_dtype, c->device)) == NULL) {
+            return -1;
+        }
+        if (beta != 0 && ptl_copy_into(work, c) < 0) {
+            goto error;
+        }
+    }
+    gemm_mat(&pr.a, a);
+    gemm_mat(&pr.b, b);
+    gemm_mat(&pr.c, work != NULL ? work : c);
+
+    double flops = (double)pr.batch * (double)pr.m * (double)pr.n * (double)pr.k;
+    void *token = flops >= GEMM_PARALLEL_FLOPS ? ptl_nogil_begin() : NULL;
+    int rc = gemm_run(&pr);
+    ptl_nogil_end(token);
+    if (rc < 0) {
+        goto error;
+    }
+    if (work != NULL) {
+        if (ptl_copy_into(c, work) < 0) {
+            goto error;
+        }
+        ptl_decref(work);
+    }
+    return 0;
+error:
+    ptl_xdecref(work);
+    return -1;
+}

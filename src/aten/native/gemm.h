@@ -1,0 +1,22 @@
+/* gemm.h -- the matrix-multiply engine under mm, bmm, addmm, addmv, baddbmm, dot and mv
+ * (linalg.c), and later conv (im2col) and linear.  Plays the role of ATen/native/CPUBlas.h
+ * and ATen/native/cpu/BlasKernel.cpp (PyTorch calls MKL/OpenBLAS there; we carry our own). */
+#ifndef PTL_ATEN_NATIVE_GEMM_H
+#define PTL_ATEN_NATIVE_GEMM_H
+
+#include "../../c10/tensor_impl.h"
+
+/* C = alpha * A @ B + beta * C.
+ *
+ * Shapes: A (m x k), B (k x n), C (m x n), or all three batched (b x m x k, b x k x n,
+ * b x m x n) with the same b.  Any strides, including 0 and transposed views: the operands
+ * are read through packing, never copied whole.  A and B must have C's dtype.
+ * float32, float16 and bfloat16 compute in float32; float64 in double; the integer dtypes
+ * in int64 with two's-complement wrap-around (alpha and beta truncated to integers), as
+ * PyTorch does.  When beta == 0, C is only written (NaN or Inf already in C is ignored).
+ * bool is refused: callers report PyTorch's op-specific message before calling.
+ * Borrows every tensor; releases the GIL for large products (Note [GIL release]).
+ * Returns 0, or -1 with the error set. */
+int ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta);
+
+#endif

@@ -1,0 +1,581 @@
+/* linalg.c -- the matmul family: mm, bmm, addmm, addmv, mv, baddbmm, dot, vdot, outer and
+ * matmul.  Mirrors ATen/native/LinearAlgebra.cpp and ATen/native/Blas.cpp.
+ *
+ * Every product goes through ptl_gemm (gemm.h, Note [GEMM blocking]); vectors are viewed as
+ * n x 1 or 1 x n matrices.  The checks run in PyTorch's order with PyTorch's texts, so the
+ * first error a user sees is the one torch would raise.  matmul and outer are composite
+ * (CompositeImplicitAutograd in PyTorch): they call other ops through the dispatcher. */
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "gemm.h"
+#include "native.h"
+
+/* The C++ type names PyTorch prints in some dtype errors ("float != double").
+ * ORDER DTYPE */
+static const char *const cpp_type_names[PTL_DTYPE_COUNT] = {
+    "bool", "unsigned char", "signed char", "short int", "int", "long int",
+    "c10::Half", "c10::BFloat16", "float", "double",
+};
+
+static int
+not_implemented(const char *name, PtlDtype dt)
+{
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name,
+                         ptl_dtype_legacy_name(dt));
+}
+
+/* A rows x cols view of t with element strides rs, cs (new ref). */
+static PtlTensorImpl *
+as_matrix(PtlTensorImpl *t, int64_t rows, int64_t cols, int64_t rs, int64_t cs)
+{
+    int64_t sizes[2] = {rows, cols}, strides[2] = {rs, cs};
+    return ptl_tensor_impl_view(t, 2, sizes, strides, t->storage_offset);
+}
+
+/* beta as the kernel will use it: integer results truncate scalars (PyTorch's
+ * Scalar::to<int64_t>), so beta = 0.5 means "ignore self" for them as in torch. */
+static double
+effective_beta(const PtlIValue *beta, PtlDtype dt)
+{
+    double b = ptl_iv_to_double(beta);
+    return ptl_dtype_is_floating(dt) ? b : (double)ptl_iv_to_int(beta);
+}
+
+/* c = alpha * a @ b + beta * c for vectors and matrices given as matrix views. */
+static int
+gemm_views(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta)
+{
+    int rc = c && a && b ? ptl_gemm(c, a, b, alpha, beta) : -1;
+    ptl_xdecref(c);
+    ptl_xdecref(a);
+    ptl_xdecref(b);
+    return rc;
+}
+
+/* ---- mm, bmm, addmm, baddbmm ---- */
+
+static int
+check_mm_shapes(PtlTensorImpl *m1, PtlTensorImpl *m2)
+{
+    if (m1->sizes[1] != m2->sizes[0]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "mat1 and mat2 shapes cannot be multiplied (%lldx%lld and %lldx%lld)",
+                             (long long)m1->sizes[0], (long long)m1->sizes[1],
+                             (long long)m2->sizes[0], (long long)m2->sizes[1]);
+    }
+    return 0;
+}
+
+/* mm(Tensor self, Tensor mat2) -> Tensor, and mm.out(..., *, Tensor(a!) out):
+ * (m, k) @ (k, n) -> (m, n) */
+static int
+mm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *mat2 = s[1].u.t, *out = ptl_kernel_out(op, s);
+    PtlTensorImpl *res = NULL;
+
+    PTL_CHECK(self->dim == 2, PTL_ERR_RUNTIME, "self must be a matrix");
+    PTL_CHECK(mat2->dim == 2, PTL_ERR_RUNTIME, "mat2 must be a matrix");
+    if (check_mm_shapes(self, mat2) < 0) {
+        goto error;
+    }
+    PTL_CHECK(self->dtype == mat2->dtype, PTL_ERR_RUNTIME,
+              "expected m1 and m2 to have the same dtype, but got: %s != %s",
+              cpp_type_names[self->dtype], cpp_type_names[mat2->dtype]);
+    PTL_CHECK(out == NULL || out->dtype == self->dtype, PTL_ERR_RUNTIME,
+              "Expected out tensor to have dtype %s, but got %s instead",
+              cpp_type_names[self->dtype], cpp_type_names[out ? out->dtype : self->dtype]);
+    if (self->dtype == PTL_DTYPE_BOOL) {
+        not_implemented("addmm_impl_cpu_", self->dtype);
+        goto error;
+    }
+    int64_t sizes[2] = {self->sizes[0], mat2->sizes[1]};
+    if (out != NULL) {
+        if ((out->dim != 2 || out->sizes[0] != sizes[0] || out->sizes[1] != sizes[1]) &&
+            ptl_tensor_impl_resize(out, 2, sizes) < 0) {
+            goto error;
+        }
+        ptl_incref(out);
+        res = out;
+    }
+    else if ((res = ptl_empty(2, sizes, self->dtype, self->device)) == NULL) {
+        goto error;
+    }
+    if (ptl_gemm(res, self, mat2, 1.0, 0.0) < 0) {
+        goto error;
+    }
+    if (out != NULL) {
+        ptl_tensor_bump_version(out);
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_xdecref(res);
+    return -1;
+}
+
+/* The checks bmm and baddbmm share, after batch1's. */
+static int
+check_bmm(PtlTensorImpl *b1, PtlTensorImpl *b2)
+{
+    if (b2->dim != 3) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "batch2 must be a 3D tensor");
+    }
+    if (b2->sizes[0] != b1->sizes[0] || b2->sizes[1] != b1->sizes[2]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected size for first two dimensions of batch2 tensor to be: "
+                             "[%lld, %lld] but got: [%lld, %lld].",
+                             (long long)b1->sizes[0], (long long)b1->sizes[2],
+                             (long long)b2->sizes[0], (long long)b2->sizes[1]);
+    }
+    if (b1->dtype != b2->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                             ptl_dtype_legacy_name(b1->dtype), ptl_dtype_legacy_name(b2->dtype));
+    }
+    return 0;
+}
+
+/* bmm(Tensor self, Tensor mat2) -> Tensor:  (b, m, k) @ (b, k, n) -> (b, m, n) */
+static int
+bmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *b1 = s[0].u.t, *b2 = s[1].u.t, *res;
+
+    if (b1->dim != 3) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "batch1 must be a 3D tensor");
+    }
+    if (check_bmm(b1, b2) < 0) {
+        return -1;
+    }
+    if (b1->dtype == PTL_DTYPE_BOOL) {
+        return not_implemented("bmm", b1->dtype);
+    }
+    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    if ((res = ptl_empty(3, sizes, b1->dtype, b1->device)) == NULL) {
+        return -1;
+    }
+    if (ptl_gemm(res, b1, b2, 1.0, 0.0) < 0) {
+        ptl_decref(res);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+/* self broadcast to `sizes` through the expand op (PyTorch's expand errors); new ref. */
+static PtlTensorImpl *
+expand_to(PtlTensorImpl *self, int n, const int64_t *sizes)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(self), ptl_iv_intlist(sizes, n), ptl_iv_bool(0)};
+    return ptl_call_tensor(PTL_OP_expand, args);
+}
+
+/* res (fresh, shaped like the product) = beta * self + alpha * a @ b, self already
+ * broadcast to res's shape; self is not read when beta is 0. */
+static int
+add_product(PtlTensorImpl *res, PtlTensorImpl *self, PtlTensorImpl *a, PtlTensorImpl *b,
+            const PtlIValue *beta, const PtlIValue *alpha)
+{
+    double be = effective_beta(beta, res->dtype);
+    if (be != 0 && ptl_copy_into(res, self) < 0) {
+        return -1;
+    }
+    return ptl_gemm(res, a, b, ptl_iv_to_double(alpha), be);
+}
+
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1):
+ * beta * self (broadcast to (m, n)) + alpha * (m, k) @ (k, n) */
+static int
+addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *m1 = s[1].u.t, *m2 = s[2].u.t;
+    PtlTensorImpl *ex = NULL, *res = NULL;
+
+    PTL_CHECK(m1->dim == 2, PTL_ERR_RUNTIME, "mat1 must be a matrix, got %d-D tensor", m1->dim);
+    PTL_CHECK(m2->dim == 2, PTL_ERR_RUNTIME, "mat2 must be a matrix, got %d-D tensor", m2->dim);
+    if (check_mm_shapes(m1, m2) < 0) {
+        goto error;
+    }
+    PTL_CHECK(m1->dtype == m2->dtype, PTL_ERR_RUNTIME,
+              "mat1 and mat2 must have the same dtype, but got %s and %s",
+              ptl_dtype_legacy_name(m1->dtype), ptl_dtype_legacy_name(m2->dtype));
+    int64_t sizes[2] = {m1->sizes[0], m2->sizes[1]};
+    if ((ex = expand_to(self, 2, sizes)) == NULL) {
+        goto error;
+    }
+    PTL_CHECK(self->dtype == m2->dtype, PTL_ERR_RUNTIME,
+              "self and mat2 must have the same dtype, but got %s and %s",
+              ptl_dtype_legacy_name(self->dtype), ptl_dtype_legacy_name(m2->dtype));
+    if (self->dtype == PTL_DTYPE_BOOL) {
+        not_implemented("addmm_impl_cpu_", self->dtype);
+        goto error;
+    }
+    if ((res = ptl_empty(2, sizes, self->dtype, self->device)) == NULL ||
+        add_product(res, ex, m1, m2, &s[3], &s[4]) < 0) {
+        goto error;
+    }
+    ptl_decref(ex);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_xdecref(ex);
+    ptl_xdecref(res);
+    return -1;
+}
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1):
+ * beta * self (broadcast to (b, m, n)) + alpha * (b, m, k) @ (b, k, n) */
+static int
+baddbmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *b1 = s[1].u.t, *b2 = s[2].u.t;
+    PtlTensorImpl *ex = NULL, *res = NULL;
+    int64_t d = 2;
+
+    PTL_CHECK(b1->dim == 3, PTL_ERR_RUNTIME, "batch1 must be a 3D tensor");
+    /* PyTorch reads batch2.size(2) before checking batch2's rank */
+    PTL_CHECK(b2->dim > 0, PTL_ERR_INDEX, "Dimension specified as 2 but tensor has no dimensions");
+    if (ptl_wrap_dim(&d, b2->dim) < 0) {
+        goto error;
+    }
+    int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
+    if ((ex = expand_to(self, 3, sizes)) == NULL) {
+        goto error;
+    }
+    PTL_CHECK(self->dtype == b1->dtype, PTL_ERR_RUNTIME,
+              "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
+              cpp_type_names[self->dtype], cpp_type_names[b1->dtype], cpp_type_names[b2->dtype]);
+    if (check_bmm(b1, b2) < 0) {
+        goto error;
+    }
+    if (self->dtype == PTL_DTYPE_BOOL) {
+        not_implemented("baddbmm", self->dtype);
+        goto error;
+    }
+    if ((res = ptl_empty(3, sizes, self->dtype, self->device)) == NULL ||
+        add_product(res, ex, b1, b2, &s[3], &s[4]) < 0) {
+        goto error;
+    }
+    ptl_decref(ex);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_xdecref(ex);
+    ptl_xdecref(res);
+    return -1;
+}
+
+/* ---- addmv, mv, dot, vdot ---- */
+
+/* res (m,) = beta * self + alpha * mat (m, k) @ vec (k,).  self may be NULL (mv: the
+ * result dtype is then the promoted one, so a mismatch reports it as "input"). */
+static int
+addmv_impl(PtlIValue *s, PtlTensorImpl *self, PtlTensorImpl *mat, PtlTensorImpl *vec,
+           const PtlIValue *beta, const PtlIValue *alpha)
+{
+    PtlTensorImpl *res = NULL;
+    int self_dim = self ? self->dim : 1;
+
+    if (mat->dim != 2 || vec->dim != 1 || self_dim > 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "vector + matrix @ vector expected, got %d, %d, %d",
+                             self_dim, mat->dim, vec->dim);
+    }
+    int64_t m = mat->sizes[0], k = mat->sizes[1];
+    int64_t in = self ? self->numel : m;
+    if (k != vec->sizes[0] || (in != m && in != 1)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
+                             (long long)in, (long long)m, (long long)k, (long long)vec->sizes[0]);
+    }
+    PtlDtype dt = self ? self->dtype : ptl_promote_types(mat->dtype, vec->dtype);
+    if (dt != mat->dtype || dt != vec->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "addmv input tensors must have the same dtype, but got %s, %s, and %s",
+                             ptl_dtype_legacy_name(dt), ptl_dtype_legacy_name(mat->dtype),
+                             ptl_dtype_legacy_name(vec->dtype));
+    }
+    if (dt == PTL_DTYPE_BOOL) {
+        return not_implemented("addmv_impl_cpu", dt);
+    }
+    if ((res = ptl_empty(1, &m, dt, mat->device)) == NULL) {
+        return -1;
+    }
+    double be = self ? effective_beta(beta, dt) : 0.0;
+    if (be != 0 && ptl_copy_into(res, self) < 0) {
+        goto error;
+    }
+    if (gemm_views(as_matrix(res, m, 1, 1, 1), as_matrix(mat, m, k, mat->strides[0],
+                                                         mat->strides[1]),
+                   as_matrix(vec, k, 1, vec->strides[0], 1),
+                   alpha ? ptl_iv_to_double(alpha) : 1.0, be) < 0) {
+        goto error;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_decref(res);
+    return -1;
+}
+
+/* addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) */
+static int
+addmv_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    return addmv_impl(s, s[0].u.t, s[1].u.t, s[2].u.t, &s[3], &s[4]);
+}
+
+/* mv(Tensor self, Tensor vec) -> Tensor:  (m, k) @ (k,) -> (m,) */
+static int
+mv_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    return addmv_impl(s, NULL, s[0].u.t, s[1].u.t, NULL, NULL);
+}
+
+/* dot(Tensor self, Tensor tensor) / vdot(Tensor self, Tensor other):  (k,) . (k,) -> ()
+ * (vdot conjugates self; no complex dtypes here, so the two agree) */
+static int
+dot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t, *res;
+
+    if (a->dim != 1 || b->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "1D tensors expected, but got %dD and %dD tensors",
+                             a->dim, b->dim);
+    }
+    if (a->dtype != b->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "dot : expected both vectors to have same dtype, but found %s and %s",
+                             ptl_dtype_legacy_name(a->dtype), ptl_dtype_legacy_name(b->dtype));
+    }
+    int64_t k = a->sizes[0];
+    if (k != b->sizes[0]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "inconsistent tensor size, expected tensor [%lld] and src [%lld] to "
+                             "have the same number of elements, but got %lld and %lld elements "
+                             "respectively",
+                             (long long)k, (long long)b->sizes[0], (long long)k,
+                             (long long)b->sizes[0]);
+    }
+    if (a->dtype == PTL_DTYPE_BOOL) {
+        return not_implemented("dot", a->dtype);
+    }
+    if ((res = ptl_empty(0, NULL, a->dtype, a->device)) == NULL) {
+        return -1;
+    }
+    if (gemm_views(as_matrix(res, 1, 1, 1, 1), as_matrix(a, 1, k, 1, a->strides[0]),
+                   as_matrix(b, k, 1, b->strides[0], 1), 1.0, 0.0) < 0) {
+        ptl_decref(res);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+/* ---- composite: outer, matmul ---- */
+
+/* Calls op(t, sizes) for view / reshape / expand (new ref). */
+static PtlTensorImpl *
+call_sizes(PtlOpId id, PtlTensorImpl *t, int n, const int64_t *sizes)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(t), ptl_iv_intlist(sizes, n), ptl_iv_bool(0)};
+    return ptl_call_tensor(id, args);
+}
+
+/* Calls a two-tensor op (new ref). */
+static PtlTensorImpl *
+call2(PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue args[2] = {ptl_iv_tensor(a), ptl_iv_tensor(b)};
+    return ptl_call_tensor(id, args);
+}
+
+/* outer(Tensor self, Tensor vec2) -> Tensor:  (n,) x (m,) -> (n, m) = self[:, None] * vec2
+ * (through mul, so dtypes promote and bool works, as in PyTorch) */
+static int
+outer_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *vec2 = s[1].u.t, *col, *res;
+
+    if (self->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "outer: Expected 1-D argument self, but got %d-D",
+                             self->dim);
+    }
+    if (vec2->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "outer: Expected 1-D argument vec2, but got %d-D",
+                             vec2->dim);
+    }
+    int64_t sizes[2] = {self->sizes[0], 1};
+    if ((col = call_sizes(PTL_OP_reshape, self, 2, sizes)) == NULL) {
+        return -1;
+    }
+    res = call2(PTL_OP_mul_Tensor, col, vec2);
+    ptl_decref(col);
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+/* t as (nbatch, rows, cols): a 1-D t is first reshaped to (rows, cols) (one of them is 1),
+ * then t is expanded to batch + [rows, cols] and the batch flattened (new ref). */
+static PtlTensorImpl *
+batched_operand(PtlTensorImpl *t, int nb, const int64_t *batch, int64_t nbatch, int64_t rows,
+                int64_t cols)
+{
+    int64_t sizes[PTL_MAX_DIMS + 2], flat[3] = {nbatch, rows, cols};
+    PtlTensorImpl *m, *e = NULL, *r = NULL;
+
+    if (t->dim == 1) {
+        m = call_sizes(PTL_OP_reshape, t, 2, flat + 1);
+    }
+    else {
+        ptl_incref(t);
+        m = t;
+    }
+    memcpy(sizes, batch, (size_t)nb * sizeof(int64_t));
+    sizes[nb] = rows;
+    sizes[nb + 1] = cols;
+    if (m != NULL && (e = call_sizes(PTL_OP_expand, m, nb + 2, sizes)) != NULL) {
+        r = call_sizes(PTL_OP_reshape, e, 3, flat);
+    }
+    ptl_xdecref(m);
+    ptl_xdecref(e);
+    return r;
+}
+
+/* matmul with a batched side (one operand >= 3-D and the other not folded into mm/mv):
+ * (..., n, k) @ (..., k, p) with broadcast batch dims; a 1-D left operand gets a 1
+ * prepended and a 1-D right operand a 1 appended, removed from the result again.  Both
+ * sides are expanded to the broadcast batch, flattened, and multiplied by bmm (new ref). */
+static PtlTensorImpl *
+matmul_batched(PtlTensorImpl *t1, PtlTensorImpl *t2)
+{
+    PtlTensorImpl *b1 = NULL, *b2 = NULL, *prod = NULL, *res = NULL;
+    int d1 = t1->dim, d2 = t2->dim, nb, nd;
+    int64_t n = d1 > 1 ? t1->sizes[d1 - 2] : 1, k1 = t1->sizes[d1 - 1];
+    int64_t k2 = d2 > 1 ? t2->sizes[d2 - 2] : t2->sizes[0], p = d2 > 1 ? t2->sizes[d2 - 1] : 1;
+    int64_t batch[PTL_MAX_DIMS + 2], nbatch = 1;
+
+    if (ptl_broadcast_shapes(d1 > 2 ? d1 - 2 : 0, t1->sizes, d2 > 2 ? d2 - 2 : 0, t2->sizes,
+                             &nb, batch) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < nb; i++) {
+        nbatch *= batch[i];
+    }
+    if ((b1 = batched_operand(t1, nb, batch, nbatch, n, k1)) == NULL ||
+        (b2 = batched_operand(t2, nb, batch, nbatch, k2, p)) == NULL ||
+        (prod = call2(PTL_OP_bmm, b1, b2)) == NULL) {
+        goto error;
+    }
+    nd = nb;
+    if (d1 > 1) {
+        batch[nd++] = n;
+    }
+    if (d2 > 1) {
+        batch[nd++] = p;
+    }
+    res = call_sizes(PTL_OP_view, prod, nd, batch);
+error:
+    ptl_xdecref(b1);
+    ptl_xdecref(b2);
+    ptl_xdecref(prod);
+    return res;
+}
+
+/* matmul(Tensor self, Tensor other) -> Tensor, every case of torch.matmul:
+ *   (k,) @ (k,) -> ()                     dot
+ *   (n, k) @ (k,) -> (n,)                 mv
+ *   (k,) @ (k, p) -> (p,)                 (1, k) @ (k, p) by mm, the 1 removed
+ *   (n, k) @ (k, p) -> (n, p)             mm
+ *   (..., n, k) @ (k,) or (k, p)          folded: (B*n, k) by mv / mm, then reshaped
+ *   otherwise                             broadcast batch + bmm (matmul_batched) */
+static int
+matmul_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *t1 = s[0].u.t, *t2 = s[1].u.t, *a = NULL, *prod = NULL, *res = NULL;
+    int d1 = t1->dim, d2 = t2->dim;
+    int64_t sizes[PTL_MAX_DIMS];
+
+    if (d1 == 0 || d2 == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "both arguments to matmul need to be at least 1D, but they are "
+                             "%dD and %dD",
+                             d1, d2);
+    }
+    if (d1 == 1 && d2 == 1) {
+        res = call2(PTL_OP_dot, t1, t2);
+    }
+    else if (d1 == 2 && d2 == 1) {
+        res = call2(PTL_OP_mv, t1, t2);
+    }
+    else if (d1 == 2 && d2 == 2) {
+        res = call2(PTL_OP_mm, t1, t2);
+    }
+    else if (d1 == 1 && d2 == 2) {
+        sizes[0] = 1;
+        sizes[1] = t1->sizes[0];
+        if ((a = call_sizes(PTL_OP_reshape, t1, 2, sizes)) != NULL &&
+            (prod = call2(PTL_OP_mm, a, t2)) != NULL) {
+            res = call_sizes(PTL_OP_view, prod, 1, &t2->sizes[1]);
+        }
+    }
+    else if (d1 >= 3 && d2 <= 2) {
+        /* fold the batch of t1 into its rows */
+        int64_t rows = 1;
+        for (int i = 0; i < d1 - 1; i++) {
+            rows *= t1->sizes[i];
+            sizes[i] = t1->sizes[i];
+        }
+        int64_t flat[2] = {rows, t1->sizes[d1 - 1]};
+        if ((a = call_sizes(PTL_OP_reshape, t1, 2, flat)) != NULL &&
+            (prod = call2(d2 == 1 ? PTL_OP_mv : PTL_OP_mm, a, t2)) != NULL) {
+            sizes[d1 - 1] = t2->sizes[1 % d2];
+            res = call_sizes(PTL_OP_view, prod, d2 == 1 ? d1 - 1 : d1, sizes);
+        }
+    }
+    else {
+        res = matmul_batched(t1, t2);
+    }
+    ptl_xdecref(a);
+    ptl_xdecref(prod);
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+static const PtlKernelReg linalg_cpu[] = {
+    {PTL_OP_mm, PTL_KEY_CPU, mm_cpu},
+    {PTL_OP_mm_out, PTL_KEY_CPU, mm_cpu},
+    {PTL_OP_bmm, PTL_KEY_CPU, bmm_cpu},
+    {PTL_OP_addmm, PTL_KEY_CPU, addmm_cpu},
+    {PTL_OP_baddbmm, PTL_KEY_CPU, baddbmm_cpu},
+    {PTL_OP_addmv, PTL_KEY_CPU, addmv_cpu},
+    {PTL_OP_mv, PTL_KEY_CPU, mv_cpu},
+    {PTL_OP_dot, PTL_KEY_CPU, dot_cpu},
+    {PTL_OP_vdot, PTL_KEY_CPU, dot_cpu},
+    {PTL_OP_outer, PTL_KEY_COMPOSITE_IMPLICIT, outer_composite},
+    {PTL_OP_matmul, PTL_KEY_COMPOSITE_IMPLICIT, matmul_composite},
+};
+PTL_DEFINE_REGISTER(linalg_cpu)
