@@ -28,6 +28,15 @@ class Tensor(_C.TensorBase):
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
+    # ---- autograd ----
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulates d self / d leaf into each leaf's .grad (see autograd.backward)."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach_(self):
+        raise RuntimeError("detach_() is not supported yet; use detach()")
+
     # ---- Python protocols ----
     def __iter__(self):
         if self.dim() == 0:

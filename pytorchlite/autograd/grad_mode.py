@@ -1,0 +1,85 @@
+"""Grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode (torch/autograd/grad_mode.py).
+
+Grad mode is thread-local state of the C core (src/c10/tls.h): turning it off excludes the
+Autograd dispatch key, so ops skip graph recording entirely (Note [Autograd key])."""
+import functools
+
+from .. import _C
+
+is_grad_enabled = _C.is_grad_enabled
+
+
+class _DecoratorContextManager:
+    """A context manager that also works as a function decorator (a fresh instance per call)."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disables gradient recording inside the block (or the decorated function)."""
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enables gradient recording inside the block, even within no_grad."""
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """set_grad_enabled(mode): sets grad mode now; as a context manager, restores it on exit."""
+
+    def __init__(self, mode):
+        self.prev = _C.is_grad_enabled()
+        self.mode = bool(mode)
+        _C._set_grad_enabled(self.mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad (pytorchlite does not yet keep inference tensors apart)."""
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        if self.mode:
+            _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+    def clone(self):
+        return self.__class__(self.mode)
