@@ -12,7 +12,6 @@
 typedef struct PtlPyNode {
     PyObject_HEAD
     PtlNode *node;        /* owned */
-    PyObject *metadata;   /* dict, created on first access */
 } PtlPyNode;
 
 static PyObject *node_types = NULL;   /* name -> type */
@@ -30,7 +29,6 @@ node_dealloc(PtlPyNode *self)
         ptl_node_decref(self->node);
         self->node = NULL;
     }
-    Py_CLEAR(self->metadata);
     tp->tp_free((PyObject *)self);
     Py_DECREF(tp);
 }
@@ -38,7 +36,6 @@ node_dealloc(PtlPyNode *self)
 static int
 node_traverse(PtlPyNode *self, visitproc visit, void *arg)
 {
-    Py_VISIT(self->metadata);
     Py_VISIT(Py_TYPE(self));
     return 0;
 }
@@ -46,7 +43,7 @@ node_traverse(PtlPyNode *self, visitproc visit, void *arg)
 static int
 node_clear(PtlPyNode *self)
 {
-    Py_CLEAR(self->metadata);
+    (void)self;
     return 0;
 }
 
@@ -83,15 +80,24 @@ node_next_functions(PtlPyNode *self, void *c)
     return tup;
 }
 
+/* The metadata dict lives as long as the node (not its wrapper): node->py_state. */
 static PyObject *
 node_metadata(PtlPyNode *self, void *c)
 {
     (void)c;
-    if (self->metadata == NULL && (self->metadata = PyDict_New()) == NULL) {
+    if (self->node->py_state == NULL && (self->node->py_state = PyDict_New()) == NULL) {
         return NULL;
     }
-    Py_INCREF(self->metadata);
-    return self->metadata;
+    Py_INCREF((PyObject *)self->node->py_state);
+    return self->node->py_state;
+}
+
+static void
+free_node_state(void *state)
+{
+    PyGILState_STATE st = PyGILState_Ensure();
+    Py_DECREF((PyObject *)state);
+    PyGILState_Release(st);
 }
 
 static PyObject *
@@ -264,7 +270,6 @@ ptlpy_wrap_node(PtlNode *n)
         return NULL;
     }
     o->node = n;
-    o->metadata = NULL;
     n->pyobj = o;
     PyObject_GC_Track(o);
     return (PyObject *)o;
@@ -571,6 +576,7 @@ ptlpy_autograd_init(PyObject *module)
         ptlpy_raise();
         return -1;
     }
+    ptl_autograd_hooks.free_state = free_node_state;
     node_types = PyDict_New();
     node_base_type = (PyTypeObject *)PyType_FromSpec(&node_base_spec);
     if (node_types == NULL || node_base_type == NULL) {
