@@ -218,4 +218,33 @@ ptl_rshift_i(int64_t a, int64_t b, int bits)
     return (b < 0 || b >= bits) ? (a < 0 ? -1 : 0) : a >> b;
 }
 
+/* ---- isclose: a == b, or both NaN when equal_nan, or a finite |a - b| within
+ * atol + |rtol * b| (PyTorch's formula; rtol and atol are >= 0). ---- */
+
+PTL_HD static inline int
+ptl_isclose_d(double a, double b, double rtol, double atol, int equal_nan)
+{
+    if (a == b) {
+        return 1;
+    }
+    if (a != a || b != b) {
+        return equal_nan && a != a && b != b;
+    }
+    double diff = fabs(a - b);
+    return isfinite(diff) && diff <= atol + fabs(rtol * b);
+}
+
+PTL_HD static inline int
+ptl_isclose_f(float a, float b, float rtol, float atol, int equal_nan)
+{
+    if (a == b) {
+        return 1;
+    }
+    if (a != a || b != b) {
+        return equal_nan && a != a && b != b;
+    }
+    float diff = fabsf(a - b);
+    return isfinite(diff) && diff <= atol + fabsf(rtol * b);
+}
+
 #endif
