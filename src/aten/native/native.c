@@ -23,7 +23,7 @@ ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
 {
     char kname[80];
     ptl_kernel_name(op, kname, sizeof(kname));
-    return ptl_error_set(PTL_ERR_RUNTIME, "\"%s\" not implemented for '%s'", kname,
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kname,
                          ptl_dtype_legacy_name(dt));
 }
 
