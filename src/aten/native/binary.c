@@ -233,11 +233,17 @@ fmod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define POWS_D(A, B, X) ((void)(B), ptl_pow_scalar_d((A), (X)))
 DEFINE_BINARY_INT_LOOPS(pow, POW_I)
 DEFINE_BINARY_FLOAT_LOOPS(pow, POW_F, POW_D)
-DEFINE_BINARY_FLOAT_LOOPS(pow_scalar, POWS_F, POWS_D)
+DEFINE_BINARY_LOOP(pow_scalar, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, POWS_F)
+DEFINE_BINARY_LOOP(pow_scalar, float, f4, float, PTL_ID, PTL_ID, POWS_F)
+DEFINE_BINARY_LOOP(pow_scalar, double, f8, double, PTL_ID, PTL_ID, POWS_D)
 static const PtlLoop pow_loops[PTL_DTYPE_COUNT] = {
     BINARY_INT_ENTRIES(pow), BINARY_FLOAT_ENTRIES(pow),
 };
-static const PtlLoop pow_scalar_loops[PTL_DTYPE_COUNT] = {BINARY_FLOAT_ENTRIES(pow_scalar)};
+/* float16 takes plain pow in PyTorch (its fast paths skip Half: (-inf) ** 0.5 is inf) */
+static const PtlLoop pow_scalar_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = pow_loop_f2, [PTL_DTYPE_BFLOAT16] = pow_scalar_loop_bf,
+    [PTL_DTYPE_FLOAT32] = pow_scalar_loop_f4, [PTL_DTYPE_FLOAT64] = pow_scalar_loop_f8,
+};
 
 /* pow.Tensor_Tensor (+ in-place, out=).  A Python-number exponent is pow.Tensor_Scalar in
  * PyTorch: a negative integer one is refused for integer bases, a float one takes the
