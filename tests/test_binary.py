@@ -527,14 +527,18 @@ def test_allclose_and_equal():
 @pytest.mark.parametrize("n", [10**6, 10**7])
 @pytest.mark.parametrize("op", ["add", "mul"])
 def test_add_mul_float32_speed_vs_numpy(op, n):
+    """Timings alternate between NumPy and us and keep each side's best, so that load from
+    other processes on a shared machine hits both alike."""
     gen = np.random.default_rng(0)
     an, bn = gen.random(n, dtype=np.float32), gen.random(n, dtype=np.float32)
     a, b = ptl.tensor(an), ptl.tensor(bn)
     f = operator.add if op == "add" else operator.mul
     assert_close(f(a[:1000], b[:1000]), f(an[:1000].astype(np.float64), bn[:1000]))
-    reps = 20 if n == 10**6 else 3
-    t_np = min(timeit.repeat(lambda: f(an, bn), number=reps, repeat=5))
-    t_ptl = min(timeit.repeat(lambda: f(a, b), number=reps, repeat=5))
+    reps = 10 if n == 10**6 else 2
+    t_np = t_ptl = float("inf")
+    for _ in range(15):
+        t_np = min(t_np, timeit.timeit(lambda: f(an, bn), number=reps))
+        t_ptl = min(t_ptl, timeit.timeit(lambda: f(a, b), number=reps))
     ratio = t_np / t_ptl
     print(f"{op} float32 n={n}: {ratio:.2f}x NumPy")
     assert ratio >= 0.9, f"{op} at n={n} runs at {ratio:.2f}x NumPy"

@@ -74,6 +74,12 @@ add_sub_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "Subtraction, the `-` operator, with two bool tensors is not "
                              "supported. Use the `^` or `logical_xor()` operator instead.");
     }
+    if ((a->dtype == PTL_DTYPE_BOOL || b->dtype == PTL_DTYPE_BOOL) && is_sub) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Subtraction, the `-` operator, with a bool tensor is not "
+                             "supported. If you are trying to invert a mask, use the `~` or "
+                             "`logical_not()` operator instead.");
+    }
     if (op->id == PTL_OP_rsub_Tensor) {   /* other - alpha * self */
         PtlIValue t = s[0];
         s[0] = s[1];
@@ -166,8 +172,7 @@ div_family(const PtlOperator *op, PtlIValue *s, const char *kname, const PtlLoop
     atomic_int zero_div = 0;
     DivExtra e = {0, &zero_div};
 
-    if (binary_check_dtype(kname, loops, binary_common_dtype(s)) < 0 ||
-        ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), loops, &e) < 0) {
+    if (ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), loops, &e, kname) < 0) {
         return -1;
     }
     if (atomic_load(&zero_div)) {
@@ -239,6 +244,9 @@ DEFINE_BINARY_LOOP(pow_scalar, double, f8, double, PTL_ID, PTL_ID, POWS_D)
 static const PtlLoop pow_loops[PTL_DTYPE_COUNT] = {
     BINARY_INT_ENTRIES(pow), BINARY_FLOAT_ENTRIES(pow),
 };
+/* bool ** False is all true and bool ** True a copy; other bool powers are refused */
+DEFINE_BINARY_LOOP(pow, uint8_t, b1, int64_t, PTL_ID, (uint8_t), POW_I)
+static const PtlLoop pow_bool_loops[PTL_DTYPE_COUNT] = {[PTL_DTYPE_BOOL] = pow_loop_b1};
 /* float16 takes plain pow in PyTorch (its fast paths skip Half: (-inf) ** 0.5 is inf) */
 static const PtlLoop pow_scalar_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = pow_loop_f2, [PTL_DTYPE_BFLOAT16] = pow_scalar_loop_bf,
@@ -253,14 +261,15 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *e = s[1].u.t;
-    PtlDtype dt = binary_common_dtype(s);
+    PtlTensorImpl *ab[2] = {s[0].u.t, e};
+    PtlDtype dt = ptl_result_type(ab, 2);
     double x = 0;
 
-    if (binary_check_dtype("pow", pow_loops, dt) < 0) {
-        return -1;
-    }
     if (e->flags & PTL_TF_WRAPPED_NUMBER) {
         x = ptl_item_double(e);
+        if (dt == PTL_DTYPE_BOOL && (x == 0 || x == 1)) {   /* PyTorch's fill_(1) / copy_ */
+            return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), pow_bool_loops, &x);
+        }
         if (!ptl_dtype_is_floating(dt) && !ptl_dtype_is_floating(e->dtype) && x < 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Integers to negative integer powers are not allowed.");
@@ -270,7 +279,7 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  &x);
         }
     }
-    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), pow_loops, &x);
+    return ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), pow_loops, &x, "pow");
 }
 
 /* ---- atan2: integers compute in the default float dtype ---- */

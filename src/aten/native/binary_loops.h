@@ -11,7 +11,6 @@
 #ifndef PTL_ATEN_NATIVE_BINARY_LOOPS_H
 #define PTL_ATEN_NATIVE_BINARY_LOOPS_H
 
-#include "../../c10/error.h"
 #include "native.h"
 
 #define DEFINE_BINARY_LOOP_OUT(NAME, T, TO, DT, ACC, LOAD, STORE, F)                      \
@@ -78,26 +77,5 @@
 #define BINARY_FLOAT_ENTRIES(NAME)                                                        \
     [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
     [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
-
-/* Raises PyTorch's "\"<kname>\" not implemented for '<dtype>'" (NotImplementedError) when
- * `loops` has no entry for `dt`, for kernels whose PyTorch name is not the schema's
- * ("div_floor_cpu", "lshift_cpu").  Returns 0 or -1. */
-static inline int
-binary_check_dtype(const char *kname, const PtlLoop *loops, PtlDtype dt)
-{
-    if (loops[dt] == NULL) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
-                             kname, ptl_dtype_legacy_name(dt));
-    }
-    return 0;
-}
-
-/* The promoted dtype of the stack's self and other (ptl_result_type). */
-static inline PtlDtype
-binary_common_dtype(const PtlIValue *s)
-{
-    PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
-    return ptl_result_type(ab, 2);
-}
 
 #endif

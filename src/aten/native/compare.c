@@ -126,10 +126,7 @@ static int
 bitwise(const PtlOperator *op, PtlIValue *s, const char *kname, const PtlLoop *loops)
 {
     double unused = 0;
-    if (binary_check_dtype(kname, loops, binary_common_dtype(s)) < 0) {
-        return -1;
-    }
-    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), loops, &unused);
+    return ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), loops, &unused, kname);
 }
 
 #define DEFINE_BITWISE_KERNEL(NAME, KNAME)                                  \
