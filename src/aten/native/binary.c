@@ -1,62 +1,27 @@
-/* binary.c -- binary pointwise kernels.  Mirrors ATen/native/BinaryOps.cpp and
- * ATen/native/cpu/BinaryOpsKernel.cpp.
+/* binary.c -- binary arithmetic kernels: add, sub, rsub, mul, div (true, trunc, floor),
+ * floor_divide, remainder, fmod, pow, atan2, maximum/minimum, fmax/fmin.  Mirrors
+ * ATen/native/BinaryOps.cpp, ATen/native/Pow.cpp and ATen/native/cpu/BinaryOpsKernel.cpp.
+ * Comparison, logical and bitwise ops live in compare.c.
  *
- * One macro stamps a loop per dtype: the formula F(a, b, extra) is applied in the
- * accumulation type ACC (float for float16/bfloat16), with a contiguous path the compiler
- * vectorizes, a path for a broadcast scalar second operand, and a strided fallback. */
+ * Each formula is stamped into one loop per dtype by binary_loops.h (contiguous,
+ * broadcast-scalar and strided paths); the loop tables are indexed by compute dtype and a
+ * NULL entry is PyTorch's "not implemented for" error.  Every kernel here is
+ * (a: [*sa], b: [*sb]) -> out: [broadcast(sa, sb)]. */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "../../c10/error.h"
 #include "../scalar_math.h"
+#include "binary_loops.h"
 #include "native.h"
-
-#define DEFINE_BINARY_LOOP(NAME, T, DT, ACC, LOAD, STORE, F)                              \
-    static void                                                                           \
-    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
-    {                                                                                     \
-        const ACC x = (ACC)(*(const double *)extra);                                      \
-        (void)x;                                                                          \
-        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {                \
-            T *o = (T *)d[0];                                                             \
-            const T *a = (const T *)d[1], *b = (const T *)d[2];                           \
-            for (int64_t i = 0; i < n; i++) {                                             \
-                o[i] = STORE(F(LOAD(a[i]), LOAD(b[i]), x));                               \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == 0) {                        \
-            T *o = (T *)d[0];                                                             \
-            const T *a = (const T *)d[1];                                                 \
-            const ACC b = LOAD(*(const T *)d[2]);                                         \
-            for (int64_t i = 0; i < n; i++) {                                             \
-                o[i] = STORE(F(LOAD(a[i]), b, x));                                        \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            const T a = *(const T *)(d[1] + i * s[1]), b = *(const T *)(d[2] + i * s[2]); \
-            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b), x));                      \
-        }                                                                                 \
-    }
 
 /* Stamps the loops of one formula for every integer and floating dtype. */
 #define DEFINE_BINARY_ALL(NAME, FI, FF)                                                   \
-    DEFINE_BINARY_LOOP(NAME, uint8_t, u1, int64_t, PTL_ID, (uint8_t), FI)                 \
-    DEFINE_BINARY_LOOP(NAME, int8_t, i1, int64_t, PTL_ID, (int8_t), FI)                   \
-    DEFINE_BINARY_LOOP(NAME, int16_t, i2, int64_t, PTL_ID, (int16_t), FI)                 \
-    DEFINE_BINARY_LOOP(NAME, int32_t, i4, int64_t, PTL_ID, (int32_t), FI)                 \
-    DEFINE_BINARY_LOOP(NAME, int64_t, i8, int64_t, PTL_ID, PTL_ID, FI)                    \
-    DEFINE_BINARY_LOOP(NAME, ptl_half, f2, float, PTL_LOAD_f2, PTL_STORE_f2, FF)          \
-    DEFINE_BINARY_LOOP(NAME, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, FF)          \
-    DEFINE_BINARY_LOOP(NAME, float, f4, float, PTL_ID, PTL_ID, FF)                        \
-    DEFINE_BINARY_LOOP(NAME, double, f8, double, PTL_ID, PTL_ID, FF)                      \
+    DEFINE_BINARY_INT_LOOPS(NAME, FI)                                                     \
+    DEFINE_BINARY_FLOAT_LOOPS(NAME, FF, FF)                                               \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
-        [PTL_DTYPE_UINT8] = NAME##_loop_u1,   [PTL_DTYPE_INT8] = NAME##_loop_i1,          \
-        [PTL_DTYPE_INT16] = NAME##_loop_i2,   [PTL_DTYPE_INT32] = NAME##_loop_i4,         \
-        [PTL_DTYPE_INT64] = NAME##_loop_i8,   [PTL_DTYPE_FLOAT16] = NAME##_loop_f2,       \
-        [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf, [PTL_DTYPE_FLOAT32] = NAME##_loop_f4,      \
-        [PTL_DTYPE_FLOAT64] = NAME##_loop_f8,                                             \
+        BINARY_INT_ENTRIES(NAME), BINARY_FLOAT_ENTRIES(NAME),                             \
     };
 
 #define ADD_I(A, B, X) ptl_add_i((A), (B), (X))
@@ -109,6 +74,12 @@ add_sub_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "Subtraction, the `-` operator, with two bool tensors is not "
                              "supported. Use the `^` or `logical_xor()` operator instead.");
     }
+    if ((a->dtype == PTL_DTYPE_BOOL || b->dtype == PTL_DTYPE_BOOL) && is_sub) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Subtraction, the `-` operator, with a bool tensor is not "
+                             "supported. If you are trying to invert a mask, use the `~` or "
+                             "`logical_not()` operator instead.");
+    }
     if (op->id == PTL_OP_rsub_Tensor) {   /* other - alpha * self */
         PtlIValue t = s[0];
         s[0] = s[1];
@@ -137,6 +108,249 @@ mul_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), loops, &unused);
 }
 
+/* ---- true division: integers compute in the default float dtype ---- */
+
+#define DIV_F(A, B, X) ((A) / (B))
+DEFINE_BINARY_FLOAT_LOOPS(div_true, DIV_F, DIV_F)
+static const PtlLoop div_true_loops[PTL_DTYPE_COUNT] = {BINARY_FLOAT_ENTRIES(div_true)};
+
+/* ---- rounding divisions, remainder, fmod ----
+ *
+ * The integer loops cannot raise, so they write 0 where the divisor is 0 and set the
+ * flag that `extra` points to; the kernel then fails with PyTorch's "ZeroDivisionError"
+ * (the output of an in-place or out= call is left partly written, as in PyTorch). */
+typedef struct DivExtra {
+    double x;                /* first: read by the float loops as their unused scalar */
+    atomic_int *zero_div;
+} DivExtra;
+
+#define DEFINE_INT_DIV_LOOP(NAME, T, DT, F)                                                 \
+    static void                                                                             \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)              \
+    {                                                                                       \
+        int zero = 0;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                   \
+            int64_t a = *(const T *)(d[1] + i * s[1]), b = *(const T *)(d[2] + i * s[2]);   \
+            zero |= b == 0;                                                                 \
+            *(T *)(d[0] + i * s[0]) = (T)(b == 0 ? 0 : F(a, b));                            \
+        }                                                                                   \
+        if (zero) {                                                                         \
+            atomic_store(((const DivExtra *)extra)->zero_div, 1);                           \
+        }                                                                                   \
+    }
+
+#define DEFINE_DIV_FAMILY(NAME, FI, FF, FD)                                                 \
+    DEFINE_INT_DIV_LOOP(NAME, uint8_t, u1, FI)                                              \
+    DEFINE_INT_DIV_LOOP(NAME, int8_t, i1, FI)                                               \
+    DEFINE_INT_DIV_LOOP(NAME, int16_t, i2, FI)                                              \
+    DEFINE_INT_DIV_LOOP(NAME, int32_t, i4, FI)                                              \
+    DEFINE_INT_DIV_LOOP(NAME, int64_t, i8, FI)                                              \
+    DEFINE_BINARY_FLOAT_LOOPS(NAME, FF, FD)                                                 \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                  \
+        BINARY_INT_ENTRIES(NAME), BINARY_FLOAT_ENTRIES(NAME),                               \
+    };
+
+#define TRUNC_F(A, B, X) truncf((A) / (B))
+#define TRUNC_D(A, B, X) trunc((A) / (B))
+#define FLOOR_F(A, B, X) ptl_div_floor_f((A), (B))
+#define FLOOR_D(A, B, X) ptl_div_floor_d((A), (B))
+#define REM_F(A, B, X) ptl_remainder_f((A), (B))
+#define REM_D(A, B, X) ptl_remainder_d((A), (B))
+#define FMOD_F(A, B, X) fmodf((A), (B))
+#define FMOD_D(A, B, X) fmod((A), (B))
+
+DEFINE_DIV_FAMILY(div_trunc, ptl_div_trunc_i, TRUNC_F, TRUNC_D)
+DEFINE_DIV_FAMILY(div_floor, ptl_div_floor_i, FLOOR_F, FLOOR_D)
+DEFINE_DIV_FAMILY(remainder, ptl_remainder_i, REM_F, REM_D)
+DEFINE_DIV_FAMILY(fmod, ptl_fmod_i, FMOD_F, FMOD_D)
+
+/* Runs a rounding division on s[0], s[1] (integers stay integers); `kname` is PyTorch's
+ * kernel name for its dtype error. */
+static int
+div_family(const PtlOperator *op, PtlIValue *s, const char *kname, const PtlLoop *loops)
+{
+    atomic_int zero_div = 0;
+    DivExtra e = {0, &zero_div};
+
+    if (ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), loops, &e, kname) < 0) {
+        return -1;
+    }
+    if (atomic_load(&zero_div)) {
+        ptl_ivalue_release(&s[0]);
+        return ptl_error_set(PTL_ERR_RUNTIME, "ZeroDivisionError");
+    }
+    return 0;
+}
+
+/* div.Tensor / div.Tensor_mode (+ in-place, out=): rounding_mode None is true division
+ * (integers give the default float dtype), "trunc" and "floor" keep integer dtypes. */
+static int
+div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    const char *mode = op->schema.nargs > 2 && s[2].tag == PTL_IV_STRING ? s[2].u.s : NULL;
+    double unused = 0;
+
+    if (mode == NULL) {
+        PtlIterConfig cfg = ptl_iter_config();
+        cfg.int_to_float = 1;
+        return ptl_pointwise(op, s, 2, self_other, cfg, div_true_loops, &unused);
+    }
+    if (strcmp(mode, "trunc") == 0) {
+        return div_family(op, s, "div_trunc_cpu", div_trunc_loops);
+    }
+    if (strcmp(mode, "floor") == 0) {
+        return div_family(op, s, "div_floor_cpu", div_floor_loops);
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME,
+                         "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         "but found '%s'",
+                         mode);
+}
+
+static int
+floor_divide_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    return div_family(op, s, "div_floor_cpu", div_floor_loops);
+}
+
+static int
+remainder_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    return div_family(op, s, "remainder_cpu", remainder_loops);
+}
+
+static int
+fmod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    return div_family(op, s, "fmod_cpu", fmod_loops);
+}
+
+/* ---- pow ---- */
+
+#define POW_I(A, B, X) ptl_pow_i((A), (B))
+#define POW_F(A, B, X) powf((A), (B))
+#define POW_D(A, B, X) pow((A), (B))
+#define POWS_F(A, B, X) ((void)(B), ptl_pow_scalar_f((A), (X)))
+#define POWS_D(A, B, X) ((void)(B), ptl_pow_scalar_d((A), (X)))
+DEFINE_BINARY_INT_LOOPS(pow, POW_I)
+DEFINE_BINARY_FLOAT_LOOPS(pow, POW_F, POW_D)
+DEFINE_BINARY_LOOP(pow_scalar, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, POWS_F)
+DEFINE_BINARY_LOOP(pow_scalar, float, f4, float, PTL_ID, PTL_ID, POWS_F)
+DEFINE_BINARY_LOOP(pow_scalar, double, f8, double, PTL_ID, PTL_ID, POWS_D)
+static const PtlLoop pow_loops[PTL_DTYPE_COUNT] = {
+    BINARY_INT_ENTRIES(pow), BINARY_FLOAT_ENTRIES(pow),
+};
+/* bool ** False is all true and bool ** True a copy; other bool powers are refused */
+DEFINE_BINARY_LOOP(pow, uint8_t, b1, int64_t, PTL_ID, (uint8_t), POW_I)
+static const PtlLoop pow_bool_loops[PTL_DTYPE_COUNT] = {[PTL_DTYPE_BOOL] = pow_loop_b1};
+/* float16 takes plain pow in PyTorch (its fast paths skip Half: (-inf) ** 0.5 is inf) */
+static const PtlLoop pow_scalar_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = pow_loop_f2, [PTL_DTYPE_BFLOAT16] = pow_scalar_loop_bf,
+    [PTL_DTYPE_FLOAT32] = pow_scalar_loop_f4, [PTL_DTYPE_FLOAT64] = pow_scalar_loop_f8,
+};
+
+/* pow.Tensor_Tensor (+ in-place, out=).  A Python-number exponent is pow.Tensor_Scalar in
+ * PyTorch: a negative integer one is refused for integer bases, a float one takes the
+ * fast paths above. */
+static int
+pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *e = s[1].u.t;
+    PtlTensorImpl *ab[2] = {s[0].u.t, e};
+    PtlDtype dt = ptl_result_type(ab, 2);
+    double x = 0;
+
+    if (e->flags & PTL_TF_WRAPPED_NUMBER) {
+        x = ptl_item_double(e);
+        if (dt == PTL_DTYPE_BOOL && (x == 0 || x == 1)) {   /* PyTorch's fill_(1) / copy_ */
+            return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), pow_bool_loops, &x);
+        }
+        if (!ptl_dtype_is_floating(dt) && !ptl_dtype_is_floating(e->dtype) && x < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Integers to negative integer powers are not allowed.");
+        }
+        if (ptl_dtype_is_floating(dt)) {
+            return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), pow_scalar_loops,
+                                 &x);
+        }
+    }
+    return ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), pow_loops, &x, "pow");
+}
+
+/* ---- atan2: integers compute in the default float dtype ---- */
+
+#define ATAN2_F(A, B, X) atan2f((A), (B))
+#define ATAN2_D(A, B, X) atan2((A), (B))
+DEFINE_BINARY_FLOAT_LOOPS(atan2, ATAN2_F, ATAN2_D)
+static const PtlLoop atan2_loops[PTL_DTYPE_COUNT] = {BINARY_FLOAT_ENTRIES(atan2)};
+
+static int
+atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    double unused = 0;
+    PtlIterConfig cfg = ptl_iter_config();
+    cfg.int_to_float = 1;
+    return ptl_pointwise(op, s, 2, self_other, cfg, atan2_loops, &unused);
+}
+
+/* ---- maximum/minimum (NaN propagating), fmax/fmin (NaN ignoring); integers and bool
+ * share one loop ---- */
+
+#define MAX_I(A, B, X) ((A) > (B) ? (A) : (B))
+#define MIN_I(A, B, X) ((A) < (B) ? (A) : (B))
+#define MAX_F(A, B, X) ptl_maximum_f((A), (B))
+#define MAX_D(A, B, X) ptl_maximum_d((A), (B))
+#define MIN_F(A, B, X) ptl_minimum_f((A), (B))
+#define MIN_D(A, B, X) ptl_minimum_d((A), (B))
+#define FMAX_F(A, B, X) fmaxf((A), (B))
+#define FMAX_D(A, B, X) fmax((A), (B))
+#define FMIN_F(A, B, X) fminf((A), (B))
+#define FMIN_D(A, B, X) fmin((A), (B))
+DEFINE_BINARY_INT_LOOPS(max_int, MAX_I)
+DEFINE_BINARY_INT_LOOPS(min_int, MIN_I)
+DEFINE_BINARY_LOOP(max_int, uint8_t, b1, int64_t, PTL_ID, (uint8_t), MAX_I)
+DEFINE_BINARY_LOOP(min_int, uint8_t, b1, int64_t, PTL_ID, (uint8_t), MIN_I)
+DEFINE_BINARY_FLOAT_LOOPS(maximum, MAX_F, MAX_D)
+DEFINE_BINARY_FLOAT_LOOPS(minimum, MIN_F, MIN_D)
+DEFINE_BINARY_FLOAT_LOOPS(fmax, FMAX_F, FMAX_D)
+DEFINE_BINARY_FLOAT_LOOPS(fmin, FMIN_F, FMIN_D)
+
+static const PtlLoop maximum_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = max_int_loop_b1, BINARY_INT_ENTRIES(max_int),
+    BINARY_FLOAT_ENTRIES(maximum),
+};
+static const PtlLoop minimum_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = min_int_loop_b1, BINARY_INT_ENTRIES(min_int),
+    BINARY_FLOAT_ENTRIES(minimum),
+};
+static const PtlLoop fmax_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = max_int_loop_b1, BINARY_INT_ENTRIES(max_int), BINARY_FLOAT_ENTRIES(fmax),
+};
+static const PtlLoop fmin_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_BOOL] = min_int_loop_b1, BINARY_INT_ENTRIES(min_int), BINARY_FLOAT_ENTRIES(fmin),
+};
+
+/* maximum, minimum, fmax, fmin (+ out=): the op's name picks the table. */
+static int
+max_min_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    double unused = 0;
+    const PtlLoop *loops = op->id == PTL_OP_maximum || op->id == PTL_OP_maximum_out
+                               ? maximum_loops
+                           : op->id == PTL_OP_minimum || op->id == PTL_OP_minimum_out
+                               ? minimum_loops
+                           : op->id == PTL_OP_fmax || op->id == PTL_OP_fmax_out ? fmax_loops
+                                                                                  : fmin_loops;
+    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), loops, &unused);
+}
+
 static const PtlKernelReg binary_cpu[] = {
     {PTL_OP_add_Tensor, PTL_KEY_CPU, add_sub_cpu},
     {PTL_OP_add__Tensor, PTL_KEY_CPU, add_sub_cpu},
@@ -148,5 +362,34 @@ static const PtlKernelReg binary_cpu[] = {
     {PTL_OP_mul_Tensor, PTL_KEY_CPU, mul_cpu},
     {PTL_OP_mul__Tensor, PTL_KEY_CPU, mul_cpu},
     {PTL_OP_mul_out, PTL_KEY_CPU, mul_cpu},
+    {PTL_OP_div_Tensor, PTL_KEY_CPU, div_cpu},
+    {PTL_OP_div__Tensor, PTL_KEY_CPU, div_cpu},
+    {PTL_OP_div_out, PTL_KEY_CPU, div_cpu},
+    {PTL_OP_div_Tensor_mode, PTL_KEY_CPU, div_cpu},
+    {PTL_OP_div__Tensor_mode, PTL_KEY_CPU, div_cpu},
+    {PTL_OP_div_Tensor_mode_out, PTL_KEY_CPU, div_cpu},
+    {PTL_OP_floor_divide, PTL_KEY_CPU, floor_divide_cpu},
+    {PTL_OP_floor_divide_, PTL_KEY_CPU, floor_divide_cpu},
+    {PTL_OP_floor_divide_out, PTL_KEY_CPU, floor_divide_cpu},
+    {PTL_OP_remainder_Tensor, PTL_KEY_CPU, remainder_cpu},
+    {PTL_OP_remainder__Tensor, PTL_KEY_CPU, remainder_cpu},
+    {PTL_OP_remainder_out, PTL_KEY_CPU, remainder_cpu},
+    {PTL_OP_fmod_Tensor, PTL_KEY_CPU, fmod_cpu},
+    {PTL_OP_fmod__Tensor, PTL_KEY_CPU, fmod_cpu},
+    {PTL_OP_fmod_out, PTL_KEY_CPU, fmod_cpu},
+    {PTL_OP_pow_Tensor_Tensor, PTL_KEY_CPU, pow_cpu},
+    {PTL_OP_pow__Tensor_Tensor, PTL_KEY_CPU, pow_cpu},
+    {PTL_OP_pow_Tensor_Tensor_out, PTL_KEY_CPU, pow_cpu},
+    {PTL_OP_atan2, PTL_KEY_CPU, atan2_cpu},
+    {PTL_OP_atan2_, PTL_KEY_CPU, atan2_cpu},
+    {PTL_OP_atan2_out, PTL_KEY_CPU, atan2_cpu},
+    {PTL_OP_maximum, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_maximum_out, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_minimum, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_minimum_out, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_fmax, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_fmax_out, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_fmin, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_fmin_out, PTL_KEY_CPU, max_min_cpu},
 };
 PTL_DEFINE_REGISTER(binary_cpu)

@@ -31,6 +31,14 @@ int
 ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
               PtlIterConfig cfg, const PtlLoop *loops, const void *extra)
 {
+    return ptl_pointwise_named(op, s, ninputs, idx, cfg, loops, extra, NULL);
+}
+
+int
+ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+                    PtlIterConfig cfg, const PtlLoop *loops, const void *extra,
+                    const char *kname)
+{
     PtlTensorIter it;
     PtlTensorImpl *out;
 
@@ -46,6 +54,10 @@ ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
     PtlLoop loop = loops[it.compute_dtype];
     if (loop == NULL) {
         ptl_iter_release(&it);
+        if (kname != NULL) {
+            return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'",
+                                 kname, ptl_dtype_legacy_name(it.compute_dtype));
+        }
         return ptl_dtype_not_implemented(op, it.compute_dtype);
     }
     if (ptl_iter_run(&it, loop, extra) < 0) {

@@ -31,6 +31,11 @@ int ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt);
  * their version bumped. */
 int ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                   PtlIterConfig cfg, const PtlLoop *loops, const void *extra);
+/* ptl_pointwise whose dtype error names the kernel `kname` ("div_floor_cpu") instead of
+ * "<op>_cpu" (kname NULL: the op's name). */
+int ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+                        PtlIterConfig cfg, const PtlLoop *loops, const void *extra,
+                        const char *kname);
 
 /* Resolves one -1 in shape[0..n) against numel into out (view/reshape); 0 or -1. */
 int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out);
