@@ -175,6 +175,8 @@ PTL_HD static inline float
 ptl_lerp_f(float a, float b, float w)
 {
     return fabsf(w) < 0.5f ? a + w * (b - a) : b - (b - a) * (1.0f - w);
+}
+
 /* ---- division family.  Integer formulas take b != 0 (the loops check) and compute in
  * int64_t; INT64_MIN / -1 wraps instead of trapping (PyTorch's CPU kernel traps). ---- */
 
