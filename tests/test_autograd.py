@@ -187,11 +187,15 @@ def test_inplace_on_nonleaf_rebases_history():
     b.sum().backward()
     assert np.allclose(a.grad.tolist(), [6.0] * 3)
     c = leaf((3,), seed=2)
-    d = c.exp()
+    d = c * 2            # MulBackward0 saves c, not d: relu_ on d is allowed
     d.relu_()
     d.sum().backward()
     cn = np.array(c.tolist())
-    assert np.allclose(c.grad.tolist(), np.exp(cn))
+    assert np.allclose(c.grad.tolist(), 2.0 * (cn > 0))
+    e = c.exp()          # ExpBackward0 saves its result: modifying it must be caught
+    e.relu_()
+    with pytest.raises(RuntimeError, match="which is output 0 of ExpBackward0, is at version 1"):
+        e.sum().backward()
 
 
 # ---- grad mode ----
