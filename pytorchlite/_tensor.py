@@ -6,12 +6,29 @@ from . import _C
 from ._size import Size
 
 
-def _rebuild_tensor(data, dtype_name, requires_grad):
-    from . import _C as C
-    t = C.tensor(data, dtype=getattr(C, dtype_name))
+def _rebuild_tensor(data, dtype_name, shape, requires_grad, device="cpu"):
+    """Unpickles a tensor: `data` holds its elements row-major (see Tensor.__reduce_ex__)."""
+    t = _C._tensor_from_bytes(data, getattr(_C, dtype_name), shape)
+    if device != "cpu":
+        t = t.to(device)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+_DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing memory with ext_tensor: an object with __dlpack__ (a NumPy array, a
+    torch or pytorchlite tensor) or a DLPack capsule, consumed once."""
+    if hasattr(ext_tensor, "__dlpack__"):
+        kwargs = {"stream": 1} if ext_tensor.__dlpack_device__()[0] == _DL_CUDA else {}
+        try:
+            ext_tensor = ext_tensor.__dlpack__(max_version=(1, 0), **kwargs)
+        except TypeError:   # a producer older than DLPack 1.0
+            ext_tensor = ext_tensor.__dlpack__(**kwargs)
+    return _C._from_dlpack(ext_tensor)
 
 
 class Tensor(_C.TensorBase):
@@ -64,7 +81,40 @@ class Tensor(_C.TensorBase):
         return new
 
     def __reduce_ex__(self, proto):
-        return (_rebuild_tensor, (self.tolist(), str(self.dtype).split(".")[1], self.requires_grad))
+        src = self if self.device.type == "cpu" else self.cpu()
+        args = (_C._tensor_bytes(src), str(self.dtype).split(".")[1], tuple(self.shape),
+                self.requires_grad)
+        if self.device.type != "cpu":
+            args += (str(self.device),)
+        return (_rebuild_tensor, args)
+
+    # ---- DLPack ----
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (torch.Tensor.__dlpack__): DLPack 1.0
+        ("dltensor_versioned") when the consumer's max_version allows it, else 0.8.  copy=True
+        exports a copy; dl_device names the device the consumer wants."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is not None and type(stream) is not int:
+            raise TypeError("stream must be ``int`` or ``none``")
+        if self.device.type == "cpu" and stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        t = self
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            if copy is False:
+                raise BufferError(f"cannot move DLPack tensor from device "
+                                  f"{self.__dlpack_device__()} to {tuple(dl_device)} "
+                                  "without copying. Set copy=None or copy=True.")
+            t = t.to("cuda" if dl_device[0] == _DL_CUDA else "cpu", copy=True)
+        elif copy:
+            t = t.clone()
+        versioned = max_version is not None and max_version[0] >= 1
+        return _C._to_dlpack(t, versioned)
+
+    def __dlpack_device__(self):
+        if self.device.type == "cuda":
+            return (_DL_CUDA, self.device.index or 0)
+        return (_DL_CPU, 0)
 
     # ---- NumPy ----
     def numpy(self, *, force=False):

@@ -464,3 +464,81 @@ ptlpy_as_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
     PtlTensorImpl *t = ptlpy_impl_from_data(data, dt, dev);
     return t ? ptlpy_wrap(t) : NULL;
 }
+
+/* ---- raw bytes (pickling) ---- */
+
+/* _tensor_bytes(tensor) -> bytes: a CPU tensor's elements in row-major order (a copy). */
+PyObject *
+ptlpy_tensor_bytes(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    if (!PtlPyTensor_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "_tensor_bytes() expected a Tensor (got %.100s)",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    PtlTensorImpl *t = PTLPY_IMPL(arg);
+    if (t->device.type != PTL_DEVICE_CPU) {
+        PyErr_SetString(PyExc_TypeError, "_tensor_bytes() expects a CPU tensor");
+        return NULL;
+    }
+    PtlTensorImpl *c = ptl_contiguous(t);
+    if (c == NULL) {
+        return ptlpy_raise();
+    }
+    Py_ssize_t n = (Py_ssize_t)(c->numel * (int64_t)ptl_tensor_itemsize(c));
+    PyObject *b = PyBytes_FromStringAndSize(n ? ptl_tensor_data(c) : NULL, n);
+    ptl_decref(c);
+    return b;
+}
+
+/* _tensor_from_bytes(data, dtype, shape) -> a new CPU tensor holding a copy of data, the
+ * inverse of _tensor_bytes. */
+PyObject *
+ptlpy_tensor_from_bytes(PyObject *module, PyObject *args)
+{
+    PyObject *dtype_o, *shape;
+    Py_buffer buf;
+    int64_t sizes[PTL_MAX_DIMS];
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*OO!:_tensor_from_bytes", &buf, &dtype_o, &PyTuple_Type,
+                          &shape)) {
+        return NULL;
+    }
+    PtlTensorImpl *t = NULL;
+    PtlDtype dt = ptlpy_parse_dtype(dtype_o, 1);
+    Py_ssize_t dim = PyTuple_GET_SIZE(shape);
+    if (dt == PTL_DTYPE_UNDEFINED) {
+        goto error;
+    }
+    if (dim > PTL_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "pytorchlite supports at most %d dimensions, got %zd",
+                     PTL_MAX_DIMS, dim);
+        goto error;
+    }
+    for (Py_ssize_t i = 0; i < dim; i++) {
+        sizes[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        if (sizes[i] == -1 && PyErr_Occurred()) {
+            goto error;
+        }
+    }
+    if ((t = ptl_empty((int)dim, sizes, dt, ptl_device_cpu())) == NULL) {
+        ptlpy_raise();
+        goto error;
+    }
+    size_t nbytes = (size_t)t->numel * ptl_tensor_itemsize(t);
+    if ((size_t)buf.len != nbytes) {
+        PyErr_Format(PyExc_ValueError, "_tensor_from_bytes(): expected %zu bytes, got %zd",
+                     nbytes, buf.len);
+        goto error;
+    }
+    if (nbytes) {
+        memcpy(ptl_tensor_data(t), buf.buf, nbytes);
+    }
+    PyBuffer_Release(&buf);
+    return ptlpy_wrap(t);
+error:
+    ptl_xdecref(t);
+    PyBuffer_Release(&buf);
+    return NULL;
+}
