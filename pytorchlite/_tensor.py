@@ -49,7 +49,7 @@ class Tensor(_C.TensorBase):
     def __iter__(self):
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
+        return iter([self[i] for i in range(self.size(0))])
 
     def __contains__(self, element):
         if isinstance(element, (Tensor, int, float, bool)):

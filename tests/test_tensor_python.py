@@ -185,8 +185,18 @@ def test_from_numpy_errors():
     assert t.tolist() == [0.0, 1.0, 2.0]
     neg = np.arange(6.0)[::-1]
     same_error(lambda: ptl.from_numpy(neg), lambda: torch.from_numpy(neg))
-    for bad in (np.array([1 + 2j]), np.array(["a"]), np.array([b"x"]), np.array([None])):
-        same_error(lambda: ptl.from_numpy(bad), lambda: torch.from_numpy(bad))
+    swapped = np.array([1.0], dtype=">f8")
+    same_error(lambda: ptl.from_numpy(swapped), lambda: torch.from_numpy(swapped))
+    ours = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+    for bad in (np.array(["a"]), np.array([b"x"]), np.array([None]), np.array([1 + 2j]),
+                np.array([1], dtype=np.uint32)):
+        with pytest.raises(TypeError) as got:
+            ptl.from_numpy(bad)
+        prefix = f"can't convert np.ndarray of type numpy.{bad.dtype.type.__name__}. "
+        assert str(got.value) == prefix + "The only supported types are: " + ours
+        if bad.dtype.kind in "USO":   # torch rejects these too, with the same opening
+            with pytest.raises(TypeError, match="^" + re.escape(prefix)):
+                torch.from_numpy(bad)
     same_error(lambda: ptl.from_numpy([1, 2]), lambda: torch.from_numpy([1, 2]))
     same_error(lambda: ptl.tensor([1.0], requires_grad=True).numpy(),
                lambda: torch.tensor([1.0], requires_grad=True).numpy())

@@ -51,6 +51,15 @@ dtype_from_format(const char *fmt, Py_ssize_t itemsize)
     }
 }
 
+/* A buffer format with an explicit byte order other than this machine's ('>d' on x86). */
+static int
+is_foreign_byte_order(const char *fmt)
+{
+    const uint16_t one = 1;
+    int little = *(const uint8_t *)&one == 1;
+    return fmt != NULL && (fmt[0] == (little ? '>' : '<') || (little && fmt[0] == '!'));
+}
+
 static PtlTensorImpl *
 impl_from_buffer(PyObject *obj, int numpy_errors)
 {
@@ -80,16 +89,27 @@ impl_from_buffer(PyObject *obj, int numpy_errors)
     PtlDtype dt = dtype_from_format(v->format, v->itemsize);
     int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
     int64_t extent = 0;
+    if (is_foreign_byte_order(v->format)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "given numpy array has byte order different from the native byte order. "
+                        "Conversion between byte orders is currently not supported.");
+        goto error;
+    }
     if (dt == PTL_DTYPE_UNDEFINED) {
+        /* NumPy names the scalar type: arr.dtype.type.__name__ ("str_", "complex128") */
         PyObject *npdt = PyObject_GetAttrString(obj, "dtype");
+        PyObject *sctype = npdt ? PyObject_GetAttrString(npdt, "type") : NULL;
+        PyObject *name = sctype ? PyObject_GetAttrString(sctype, "__name__") : NULL;
+        Py_XDECREF(npdt);
+        Py_XDECREF(sctype);
         PyErr_Clear();
-        if (npdt != NULL) {
+        if (name != NULL) {
             PyErr_Format(PyExc_TypeError,
                          "can't convert np.ndarray of type numpy.%S. The only supported types "
                          "are: float64, float32, float16, int64, int32, int16, int8, uint8, and "
                          "bool.",
-                         npdt);
-            Py_DECREF(npdt);
+                         name);
+            Py_DECREF(name);
         }
         else {
             PyErr_Format(PyExc_TypeError, "unsupported buffer format '%s'",
@@ -283,9 +303,7 @@ check_float_range(double d, PtlDtype dt)
         [PTL_DTYPE_UINT8] = 255.0, [PTL_DTYPE_INT8] = 127.0, [PTL_DTYPE_INT16] = 32767.0,
         [PTL_DTYPE_INT32] = 2147483647.0, [PTL_DTYPE_INT64] = 9223372036854775807.0,
     };
-    /* hi of int64 rounds up to 2**63, which does not fit: compare with >= there */
-    int over = dt == PTL_DTYPE_INT64 ? d >= hi[dt] : d > hi[dt];
-    if (d != d || d < lo[dt] || over) {
+    if (d != d || d < lo[dt] || d > hi[dt]) {
         PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
                      ptl_dtype_name(dt));
         return -1;
@@ -312,6 +330,11 @@ store_leaf(PyObject *o, Fill *f)
         }
         else if (check_float_range(d, dt) < 0) {
             return -1;
+        }
+        else if (d >= 9223372036854775808.0) {
+            /* hi[int64] rounds up to 2**63, so PyTorch lets 2**63 through and x86 converts it
+             * to INT64_MIN; C leaves that conversion undefined, so spell the result out */
+            ptl_store_int(f->p, dt, INT64_MIN);
         }
         else {
             ptl_store_int(f->p, dt, (int64_t)d);
