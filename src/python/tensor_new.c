@@ -60,8 +60,10 @@ is_foreign_byte_order(const char *fmt)
     return fmt != NULL && (fmt[0] == (little ? '>' : '<') || (little && fmt[0] == '!'));
 }
 
+/* A tensor over obj's buffer (new ref; the Storage holds the buffer).  `share`: the caller
+ * hands the memory to the user (from_numpy, as_tensor), so a read-only buffer warns. */
 static PtlTensorImpl *
-impl_from_buffer(PyObject *obj, int numpy_errors)
+impl_from_buffer(PyObject *obj, int share)
 {
     BufferOwner *bo = PyMem_RawMalloc(sizeof(BufferOwner));
     if (bo == NULL) {
@@ -74,7 +76,7 @@ impl_from_buffer(PyObject *obj, int numpy_errors)
             PyMem_RawFree(bo);
             return NULL;
         }
-        if (PyErr_WarnEx(PyExc_UserWarning,
+        if (share && PyErr_WarnEx(PyExc_UserWarning,
                          "The given NumPy array is not writable, and PyTorch does not support "
                          "non-writable tensors. This means writing to this tensor will result "
                          "in undefined behavior. You may want to copy the array to protect its "
@@ -143,7 +145,6 @@ impl_from_buffer(PyObject *obj, int numpy_errors)
         strides[i] = v->strides[i] / v->itemsize;
         extent += (sizes[i] - 1) * strides[i];
     }
-    (void)numpy_errors;
     size_t nbytes = any_zero ? 0 : (size_t)(extent + 1) * (size_t)v->itemsize;
     PtlStorage *st = ptl_storage_new_foreign(v->buf, nbytes, ptl_device_cpu(), release_buffer,
                                              bo);
