@@ -2,6 +2,8 @@
 
 The C half, _C.TensorBase, holds the TensorImpl and every schema-driven method; this class
 adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pickling."""
+import warnings
+
 from . import _C
 from ._size import Size
 
@@ -212,7 +214,16 @@ class Tensor(_C.TensorBase):
     # ---- shape helpers ----
     @property
     def T(self):
-        return self.permute(*reversed(range(self.dim())))
+        if self.dim() == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity "
+                          "in these cases.", UserWarning, stacklevel=2)
+        elif self.dim() != 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated and it will throw an error in a future "
+                          "release. Consider `x.mT` to transpose batches of matrices or "
+                          "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+        return self.permute(list(reversed(range(self.dim()))))
 
     @property
     def mT(self):
@@ -227,7 +238,16 @@ class Tensor(_C.TensorBase):
 
     @property
     def H(self):
-        return self.T if self.dim() <= 2 else self.mT
+        if self.dim() == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+            return self.permute([])
+        if self.dim() != 2:
+            hint = (" For batches of matrices, consider using tensor.mH" if self.dim() > 2
+                    else "")
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self.dim()}-D tensor.{hint}")
+        return self.permute([1, 0])
 
     def new_empty(self, size, *, dtype=None, device=None, requires_grad=False):
         from . import empty

@@ -354,6 +354,31 @@ def test_shape_query_errors():
     same_error(lambda: ptl.tensor([1]).mT, lambda: torch.tensor([1]).mT)
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_T_and_H(shape):
+    t_ptl, t_ref = ptl.tensor(np.zeros(shape)), torch.zeros(shape)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        shape_ptl = t_ptl.T.shape
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        torch._C._set_warnAlways(True)
+        try:
+            shape_ref = t_ref.T.shape
+        finally:
+            torch._C._set_warnAlways(False)
+    assert shape_ptl == shape_ref
+    assert len(got) == len(want)
+    for g, w in zip(got, want):   # torch appends where it was triggered
+        assert str(w.message).startswith(str(g.message))
+    if len(shape) in (1, 3):
+        same_error(lambda: t_ptl.H, lambda: t_ref.H)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert t_ptl.H.shape == t_ref.H.shape
+
+
 def test_views_share_data():
     t = ptl.tensor(np.arange(12.0).reshape(3, 4))
     v = t[1:, 2:]
