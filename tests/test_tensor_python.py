@@ -69,6 +69,21 @@ def test_tensor_inference(data):
         same_tensor(ptl.tensor(data), torch.tensor(data))
 
 
+@pytest.mark.parametrize("data", [
+    [np.array([1, 2]), np.array([3, 4])], [np.array([1.5, 2], dtype=np.float16), [3, 4]],
+    [[np.float32(1), np.float32(2)], np.array([3, 4], dtype=np.int8)], [np.zeros((2, 0))],
+    [np.array([True]), np.array([2])], (np.arange(6).reshape(2, 3), np.ones((2, 3))),
+    [np.array([1, 2]), np.array([3])], [np.array(["a"])],
+], ids=repr)
+@pytest.mark.parametrize("name", [None, "float64", "int16", "bool"])
+def test_tensor_from_list_of_arrays(data, name):
+    kw_ptl = {"dtype": getattr(ptl, name)} if name else {}
+    kw_ref = {"dtype": getattr(torch, name)} if name else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # torch: "... a list of numpy.ndarrays is extremely slow"
+        same_result(lambda: ptl.tensor(data, **kw_ptl), lambda: torch.tensor(data, **kw_ref))
+
+
 @pytest.mark.parametrize("data", DATA[:16], ids=repr)
 @pytest.mark.parametrize("name", DTYPE_NAMES)
 def test_tensor_dtype_argument(data, name):

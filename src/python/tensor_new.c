@@ -199,7 +199,34 @@ is_string(PyObject *o)
     return PyUnicode_Check(o) || PyBytes_Check(o);
 }
 
-/* A NumPy scalar (np.float32(1), np.bool_(True)): its dtype, else PTL_DTYPE_UNDEFINED. */
+/* A NumPy array of at least one dimension, which nests like a list of its rows. */
+static int
+is_numpy_rows(PyObject *o)
+{
+    if (!is_numpy_array(o) || PtlPyTensor_Check(o)) {
+        return 0;
+    }
+    PyObject *nd = PyObject_GetAttrString(o, "ndim");
+    long ndim = nd != NULL ? PyLong_AsLong(nd) : 0;
+    Py_XDECREF(nd);
+    PyErr_Clear();
+    return ndim > 0;
+}
+
+/* o as a list or tuple (new ref): itself, or a NumPy array's rows; NULL without an error
+ * when o does not nest. */
+static PyObject *
+as_rows(PyObject *o)
+{
+    if (is_sequence(o)) {
+        Py_INCREF(o);
+        return o;
+    }
+    return is_numpy_rows(o) ? PySequence_Fast(o, "not a sequence") : NULL;
+}
+
+/* A NumPy scalar or array (np.float32(1), np.bool_(True)): its dtype, else
+ * PTL_DTYPE_UNDEFINED. */
 static PtlDtype
 numpy_scalar_dtype(PyObject *o)
 {
@@ -212,7 +239,7 @@ numpy_scalar_dtype(PyObject *o)
         PyErr_Clear();
         return PTL_DTYPE_UNDEFINED;
     }
-    PtlDtype dt = v.ndim == 0 ? dtype_from_format(v.format, v.itemsize) : PTL_DTYPE_UNDEFINED;
+    PtlDtype dt = dtype_from_format(v.format, v.itemsize);
     PyBuffer_Release(&v);
     return dt;
 }
@@ -272,22 +299,34 @@ typedef struct Fill {
     char *p;
 } Fill;
 
-/* PyTorch's compute_sizes: follows the first element down while it is a sequence. */
+/* PyTorch's compute_sizes: follows the first element down while it nests. */
 static int
-compute_sizes(PyObject *o, Fill *f)
+compute_sizes(PyObject *data, Fill *f)
 {
+    PyObject *rows = as_rows(data);   /* owned */
     f->dim = 0;
-    while (is_sequence(o) || (f->dim > 0 && is_string(o))) {
-        Py_ssize_t n = is_string(o) ? PyObject_Length(o) : PySequence_Fast_GET_SIZE(o);
-        if (f->dim == PTL_MAX_DIMS || is_string(o)) {
-            PyErr_Format(PyExc_ValueError, "too many dimensions '%.100s'", Py_TYPE(o)->tp_name);
-            return -1;
-        }
+    while (rows != NULL) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
         f->sizes[f->dim++] = n;
         if (n == 0) {
             break;
         }
-        o = PySequence_Fast_GET_ITEM(o, 0);
+        PyObject *first = PySequence_Fast_GET_ITEM(rows, 0);
+        PyObject *next = is_string(first) ? NULL : as_rows(first);
+        /* a string nests in itself forever (its items are str), so PyTorch runs out of
+         * dimensions on it */
+        if (is_string(first) || (next != NULL && f->dim == PTL_MAX_DIMS)) {
+            PyErr_Format(PyExc_ValueError, "too many dimensions '%.100s'",
+                         PyUnicode_Check(first) ? "str" : Py_TYPE(first)->tp_name);
+            Py_XDECREF(next);
+            Py_DECREF(rows);
+            return -1;
+        }
+        Py_DECREF(rows);
+        rows = next;
+        if (rows == NULL && PyErr_Occurred()) {
+            return -1;
+        }
     }
     return 0;
 }
@@ -388,21 +427,27 @@ fill(PyObject *o, int depth, Fill *f)
     if (depth == f->dim) {
         return store_leaf(o, f);
     }
-    if (!is_sequence(o)) {
-        PyErr_SetString(PyExc_TypeError, "not a sequence");
+    PyObject *rows = as_rows(o);
+    if (rows == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "not a sequence");
+        }
         return -1;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
     if (n != f->sizes[depth]) {
         PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
                      (long long)f->sizes[depth], depth, n);
+        Py_DECREF(rows);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (fill(PySequence_Fast_GET_ITEM(o, i), depth + 1, f) < 0) {
+        if (fill(PySequence_Fast_GET_ITEM(rows, i), depth + 1, f) < 0) {
+            Py_DECREF(rows);
             return -1;
         }
     }
+    Py_DECREF(rows);
     return 0;
 }
 
