@@ -400,7 +400,8 @@ def test_views_share_data():
     assert v.storage_offset() == 6 and v.data_ptr() == t.data_ptr() + 6 * t.element_size()
     assert t.T.stride() == (1, 4) and t.T.shape == (4, 3)
     t3 = ptl.tensor(np.zeros((2, 3, 4)))
-    assert t3.T.shape == (4, 3, 2) and t3.mT.shape == (2, 4, 3)
+    assert t3.permute(2, 1, 0).shape == (4, 3, 2) and t3.mT.shape == (2, 4, 3)
+    assert t3.mT.data_ptr() == t3.data_ptr() and t3.mT.stride() == (12, 1, 4)
 
 
 # ---- conversions ----
