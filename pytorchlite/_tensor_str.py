@@ -187,7 +187,7 @@ def _str(self, tensor_contents=None):
     if self.numel() == 0:
         if self.dim() != 1:
             suffixes.append("size=" + str(tuple(self.shape)))
-        if self.dtype != default:
+        if self.dtype != default:   # no values to tell ints from floats
             suffixes.append("dtype=" + str(self.dtype))
         text = "[]"
     else:
@@ -195,10 +195,8 @@ def _str(self, tensor_contents=None):
             suffixes.append("size=" + str(tuple(self.shape)))
         if self.dtype not in (default, _C.int64, _C.bool):
             suffixes.append("dtype=" + str(self.dtype))
-        text = None
         if tensor_contents is None:
-            shown = self if self.device.type == "cpu" else self.cpu()
-            text = _tensor_str(shown, indent)
+            text = _tensor_str(self if self.device.type == "cpu" else self.cpu(), indent)
     if tensor_contents is not None:
         text = tensor_contents
     grad_fn = getattr(self, "grad_fn", None)
