@@ -11,7 +11,7 @@ from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
     long, promote_types, result_type, set_num_threads, short, tensor, as_tensor, uint8,
 )
 from ._size import Size
-from ._tensor import Tensor
+from ._tensor import Tensor, from_dlpack  # noqa: F401
 from . import _ops_namespace
 from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403

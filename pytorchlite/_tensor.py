@@ -2,16 +2,35 @@
 
 The C half, _C.TensorBase, holds the TensorImpl and every schema-driven method; this class
 adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pickling."""
+import warnings
+
 from . import _C
 from ._size import Size
 
 
-def _rebuild_tensor(data, dtype_name, requires_grad):
-    from . import _C as C
-    t = C.tensor(data, dtype=getattr(C, dtype_name))
+def _rebuild_tensor(data, dtype_name, shape, requires_grad, device="cpu"):
+    """Unpickles a tensor: `data` holds its elements row-major (see Tensor.__reduce_ex__)."""
+    t = _C._tensor_from_bytes(data, getattr(_C, dtype_name), shape)
+    if device != "cpu":
+        t = t.to(device)
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+_DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes
+
+
+def from_dlpack(ext_tensor):
+    """A tensor sharing memory with ext_tensor: an object with __dlpack__ (a NumPy array, a
+    torch or pytorchlite tensor) or a DLPack capsule, consumed once."""
+    if hasattr(ext_tensor, "__dlpack__"):
+        kwargs = {"stream": 1} if ext_tensor.__dlpack_device__()[0] == _DL_CUDA else {}
+        try:
+            ext_tensor = ext_tensor.__dlpack__(max_version=(1, 0), **kwargs)
+        except TypeError:   # a producer older than DLPack 1.0
+            ext_tensor = ext_tensor.__dlpack__(**kwargs)
+    return _C._from_dlpack(ext_tensor)
 
 
 class Tensor(_C.TensorBase):
@@ -41,7 +60,7 @@ class Tensor(_C.TensorBase):
     def __iter__(self):
         if self.dim() == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
+        return iter([self[i] for i in range(self.size(0))])
 
     def __contains__(self, element):
         if isinstance(element, (Tensor, int, float, bool)):
@@ -73,7 +92,40 @@ class Tensor(_C.TensorBase):
         return new
 
     def __reduce_ex__(self, proto):
-        return (_rebuild_tensor, (self.tolist(), str(self.dtype).split(".")[1], self.requires_grad))
+        src = self if self.device.type == "cpu" else self.cpu()
+        args = (_C._tensor_bytes(src), str(self.dtype).split(".")[1], tuple(self.shape),
+                self.requires_grad)
+        if self.device.type != "cpu":
+            args += (str(self.device),)
+        return (_rebuild_tensor, args)
+
+    # ---- DLPack ----
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (torch.Tensor.__dlpack__): DLPack 1.0
+        ("dltensor_versioned") when the consumer's max_version allows it, else 0.8.  copy=True
+        exports a copy; dl_device names the device the consumer wants."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if stream is not None and type(stream) is not int:
+            raise TypeError("stream must be ``int`` or ``none``")
+        if self.device.type == "cpu" and stream is not None and stream != -1:
+            raise AssertionError("stream should be None on cpu.")
+        t = self
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            if copy is False:
+                raise BufferError(f"cannot move DLPack tensor from device "
+                                  f"{self.__dlpack_device__()} to {tuple(dl_device)} "
+                                  "without copying. Set copy=None or copy=True.")
+            t = t.to("cuda" if dl_device[0] == _DL_CUDA else "cpu", copy=True)
+        elif copy:
+            t = t.clone()
+        versioned = max_version is not None and max_version[0] >= 1
+        return _C._to_dlpack(t, versioned)
+
+    def __dlpack_device__(self):
+        if self.device.type == "cuda":
+            return (_DL_CUDA, self.device.index or 0)
+        return (_DL_CPU, 0)
 
     # ---- NumPy ----
     def numpy(self, *, force=False):
@@ -171,7 +223,16 @@ class Tensor(_C.TensorBase):
     # ---- shape helpers ----
     @property
     def T(self):
-        return self.permute(*reversed(range(self.dim())))
+        if self.dim() == 0:
+            warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity "
+                          "in these cases.", UserWarning, stacklevel=2)
+        elif self.dim() != 2:
+            warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse "
+                          "their shape is deprecated and it will throw an error in a future "
+                          "release. Consider `x.mT` to transpose batches of matrices or "
+                          "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the "
+                          "dimensions of a tensor.", UserWarning, stacklevel=2)
+        return self.permute(list(reversed(range(self.dim()))))
 
     @property
     def mT(self):
@@ -186,7 +247,16 @@ class Tensor(_C.TensorBase):
 
     @property
     def H(self):
-        return self.T if self.dim() <= 2 else self.mT
+        if self.dim() == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+            return self.permute([])
+        if self.dim() != 2:
+            hint = (" For batches of matrices, consider using tensor.mH" if self.dim() > 2
+                    else "")
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self.dim()}-D tensor.{hint}")
+        return self.permute([1, 0])
 
     def new_empty(self, size, *, dtype=None, device=None, requires_grad=False):
         from . import empty

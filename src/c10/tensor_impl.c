@@ -24,10 +24,13 @@ static int
 compute_contiguous(int dim, const int64_t *sizes, const int64_t *strides)
 {
     int64_t expected = 1;
-    for (int i = dim - 1; i >= 0; i--) {
+    /* an empty tensor is contiguous whatever its strides */
+    for (int i = 0; i < dim; i++) {
         if (sizes[i] == 0) {
             return 1;
         }
+    }
+    for (int i = dim - 1; i >= 0; i--) {
         if (sizes[i] != 1 && strides[i] != expected) {
             return 0;
         }

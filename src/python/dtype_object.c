@@ -180,9 +180,10 @@ device_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             return NULL;
         }
         if (d.index >= 0) {
-            PyErr_SetString(PyExc_RuntimeError,
-                            "type (string) must not include an index because index was passed "
-                            "explicitly");
+            PyErr_Format(PyExc_RuntimeError,
+                         "type (string) must not include an index because index was passed "
+                         "explicitly: %S",
+                         spec);
             return NULL;
         }
         if (i < 0) {

@@ -78,5 +78,11 @@ int ptlpy_autograd_init(PyObject *module);
 PyObject *ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *ptlpy_from_numpy(PyObject *module, PyObject *arr);
 PtlTensorImpl *ptlpy_impl_from_data(PyObject *data, PtlDtype dtype, PtlDevice device);
+PyObject *ptlpy_tensor_bytes(PyObject *module, PyObject *tensor);   /* pickling */
+PyObject *ptlpy_tensor_from_bytes(PyObject *module, PyObject *args);
+
+/* ---- DLPack (dlpack.c) ---- */
+PyObject *ptlpy_to_dlpack(PyObject *module, PyObject *args);       /* capsule, new ref */
+PyObject *ptlpy_from_dlpack(PyObject *module, PyObject *capsule);  /* consumes the capsule */
 
 #endif

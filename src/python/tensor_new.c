@@ -51,8 +51,19 @@ dtype_from_format(const char *fmt, Py_ssize_t itemsize)
     }
 }
 
+/* A buffer format with an explicit byte order other than this machine's ('>d' on x86). */
+static int
+is_foreign_byte_order(const char *fmt)
+{
+    const uint16_t one = 1;
+    int little = *(const uint8_t *)&one == 1;
+    return fmt != NULL && (fmt[0] == (little ? '>' : '<') || (little && fmt[0] == '!'));
+}
+
+/* A tensor over obj's buffer (new ref; the Storage holds the buffer).  `share`: the caller
+ * hands the memory to the user (from_numpy, as_tensor), so a read-only buffer warns. */
 static PtlTensorImpl *
-impl_from_buffer(PyObject *obj, int numpy_errors)
+impl_from_buffer(PyObject *obj, int share)
 {
     BufferOwner *bo = PyMem_RawMalloc(sizeof(BufferOwner));
     if (bo == NULL) {
@@ -65,7 +76,7 @@ impl_from_buffer(PyObject *obj, int numpy_errors)
             PyMem_RawFree(bo);
             return NULL;
         }
-        if (PyErr_WarnEx(PyExc_UserWarning,
+        if (share && PyErr_WarnEx(PyExc_UserWarning,
                          "The given NumPy array is not writable, and PyTorch does not support "
                          "non-writable tensors. This means writing to this tensor will result "
                          "in undefined behavior. You may want to copy the array to protect its "
@@ -80,16 +91,27 @@ impl_from_buffer(PyObject *obj, int numpy_errors)
     PtlDtype dt = dtype_from_format(v->format, v->itemsize);
     int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
     int64_t extent = 0;
+    if (is_foreign_byte_order(v->format)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "given numpy array has byte order different from the native byte order. "
+                        "Conversion between byte orders is currently not supported.");
+        goto error;
+    }
     if (dt == PTL_DTYPE_UNDEFINED) {
+        /* NumPy names the scalar type: arr.dtype.type.__name__ ("str_", "complex128") */
         PyObject *npdt = PyObject_GetAttrString(obj, "dtype");
+        PyObject *sctype = npdt ? PyObject_GetAttrString(npdt, "type") : NULL;
+        PyObject *name = sctype ? PyObject_GetAttrString(sctype, "__name__") : NULL;
+        Py_XDECREF(npdt);
+        Py_XDECREF(sctype);
         PyErr_Clear();
-        if (npdt != NULL) {
+        if (name != NULL) {
             PyErr_Format(PyExc_TypeError,
                          "can't convert np.ndarray of type numpy.%S. The only supported types "
                          "are: float64, float32, float16, int64, int32, int16, int8, uint8, and "
                          "bool.",
-                         npdt);
-            Py_DECREF(npdt);
+                         name);
+            Py_DECREF(name);
         }
         else {
             PyErr_Format(PyExc_TypeError, "unsupported buffer format '%s'",
@@ -123,7 +145,6 @@ impl_from_buffer(PyObject *obj, int numpy_errors)
         strides[i] = v->strides[i] / v->itemsize;
         extent += (sizes[i] - 1) * strides[i];
     }
-    (void)numpy_errors;
     size_t nbytes = any_zero ? 0 : (size_t)(extent + 1) * (size_t)v->itemsize;
     PtlStorage *st = ptl_storage_new_foreign(v->buf, nbytes, ptl_device_cpu(), release_buffer,
                                              bo);
@@ -161,7 +182,10 @@ ptlpy_from_numpy(PyObject *module, PyObject *arr)
     return t ? ptlpy_wrap(t) : NULL;
 }
 
-/* ---- nested sequences ---- */
+/* ---- nested sequences ----
+ * As in PyTorch's internal_new_from_data: the shape comes from the first element at each
+ * depth, the dtype (when not given) is the promotion of every leaf's dtype, and storing
+ * checks each leaf against the shape and converts it with PyTorch's per-dtype rules. */
 
 static int
 is_sequence(PyObject *o)
@@ -169,44 +193,102 @@ is_sequence(PyObject *o)
     return PyList_Check(o) || PyTuple_Check(o);
 }
 
-/* Category of a leaf: 0 bool, 1 int, 2 float; -1 not a number (TypeError set). */
 static int
-leaf_category(PyObject *o, PtlDtype *tensor_dt)
+is_string(PyObject *o)
 {
-    if (PyBool_Check(o)) {
+    return PyUnicode_Check(o) || PyBytes_Check(o);
+}
+
+/* A NumPy array of at least one dimension, which nests like a list of its rows. */
+static int
+is_numpy_rows(PyObject *o)
+{
+    if (!is_numpy_array(o) || PtlPyTensor_Check(o)) {
         return 0;
     }
-    if (PyLong_Check(o)) {
-        return 1;
+    PyObject *nd = PyObject_GetAttrString(o, "ndim");
+    long ndim = nd != NULL ? PyLong_AsLong(nd) : 0;
+    Py_XDECREF(nd);
+    PyErr_Clear();
+    return ndim > 0;
+}
+
+/* o as a list or tuple (new ref): itself, or a NumPy array's rows; NULL without an error
+ * when o does not nest. */
+static PyObject *
+as_rows(PyObject *o)
+{
+    if (is_sequence(o)) {
+        Py_INCREF(o);
+        return o;
+    }
+    return is_numpy_rows(o) ? PySequence_Fast(o, "not a sequence") : NULL;
+}
+
+/* A NumPy scalar or array (np.float32(1), np.bool_(True)): its dtype, else
+ * PTL_DTYPE_UNDEFINED. */
+static PtlDtype
+numpy_scalar_dtype(PyObject *o)
+{
+    if (!PyObject_CheckBuffer(o) || PyObject_HasAttrString(o, "ndim") == 0 ||
+        !PyObject_HasAttrString(o, "dtype") || PtlPyTensor_Check(o)) {
+        return PTL_DTYPE_UNDEFINED;
+    }
+    Py_buffer v;
+    if (PyObject_GetBuffer(o, &v, PyBUF_RECORDS_RO) < 0) {
+        PyErr_Clear();
+        return PTL_DTYPE_UNDEFINED;
+    }
+    PtlDtype dt = dtype_from_format(v.format, v.itemsize);
+    PyBuffer_Release(&v);
+    return dt;
+}
+
+/* PyTorch's infer_scalar_type: the dtype of a leaf, or the promoted dtype of a nested
+ * sequence.  PTL_DTYPE_UNDEFINED with an exception set on failure. */
+static PtlDtype
+infer_dtype(PyObject *o)
+{
+    PtlDtype dt = numpy_scalar_dtype(o);
+    if (dt != PTL_DTYPE_UNDEFINED) {
+        return dt;
     }
     if (PyFloat_Check(o)) {
-        return 2;
+        return ptl_default_dtype();
+    }
+    if (PyBool_Check(o)) {
+        return PTL_DTYPE_BOOL;
+    }
+    if (PyLong_Check(o)) {
+        return PTL_DTYPE_INT64;
     }
     if (PtlPyTensor_Check(o)) {
-        PtlTensorImpl *t = PTLPY_IMPL(o);
-        if (t->numel != 1) {
-            PyErr_SetString(PyExc_ValueError,
-                            "only one element tensors can be converted to Python scalars");
-            return -1;
-        }
-        *tensor_dt = ptl_promote_types(*tensor_dt, t->dtype);
-        return ptl_dtype_is_floating(t->dtype) ? 2 : t->dtype == PTL_DTYPE_BOOL ? 0 : 1;
+        return PTLPY_IMPL(o)->dtype;
     }
-    if (PyObject_CheckBuffer(o) && PyObject_HasAttrString(o, "dtype")) {   /* NumPy scalar */
-        PyObject *f = PyObject_GetAttrString(o, "dtype");
-        PyObject *kind = f ? PyObject_GetAttrString(f, "kind") : NULL;
-        Py_XDECREF(f);
-        const char *k = kind ? PyUnicode_AsUTF8(kind) : NULL;
-        int cat = k == NULL ? -1 : k[0] == 'b' ? 0 : (k[0] == 'i' || k[0] == 'u') ? 1
-                                 : k[0] == 'f' ? 2 : -1;
-        Py_XDECREF(kind);
-        if (cat >= 0) {
-            return cat;
-        }
-        PyErr_Clear();
+    if (is_string(o)) {
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
+        return PTL_DTYPE_UNDEFINED;
     }
-    PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
-    return -1;
+    if (is_sequence(o)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+        dt = n == 0 ? ptl_default_dtype() : PTL_DTYPE_UNDEFINED;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(o, i);
+            if (item == o) {
+                PyErr_SetString(PyExc_TypeError,
+                                "new(): self-referential lists are incompatible");
+                return PTL_DTYPE_UNDEFINED;
+            }
+            PtlDtype it = infer_dtype(item);
+            if (it == PTL_DTYPE_UNDEFINED) {
+                return PTL_DTYPE_UNDEFINED;
+            }
+            dt = i == 0 ? it : ptl_promote_types(dt, it);
+        }
+        return dt;
+    }
+    PyErr_Format(PyExc_RuntimeError, "Could not infer dtype of %.100s", Py_TYPE(o)->tp_name);
+    return PTL_DTYPE_UNDEFINED;
 }
 
 typedef struct Fill {
@@ -217,110 +299,155 @@ typedef struct Fill {
     char *p;
 } Fill;
 
+/* PyTorch's compute_sizes: follows the first element down while it nests. */
 static int
-infer(PyObject *o, int depth, Fill *f, int *maxcat, PtlDtype *tensor_dt)
+compute_sizes(PyObject *data, Fill *f)
 {
-    if (is_sequence(o)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
-        if (depth >= PTL_MAX_DIMS) {
-            PyErr_Format(PyExc_ValueError, "too many dimensions (more than %d)", PTL_MAX_DIMS);
+    PyObject *rows = as_rows(data);   /* owned */
+    f->dim = 0;
+    while (rows != NULL) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
+        f->sizes[f->dim++] = n;
+        if (n == 0) {
+            break;
+        }
+        PyObject *first = PySequence_Fast_GET_ITEM(rows, 0);
+        PyObject *next = is_string(first) ? NULL : as_rows(first);
+        /* a string nests in itself forever (its items are str), so PyTorch runs out of
+         * dimensions on it */
+        if (is_string(first) || (next != NULL && f->dim == PTL_MAX_DIMS)) {
+            PyErr_Format(PyExc_ValueError, "too many dimensions '%.100s'",
+                         PyUnicode_Check(first) ? "str" : Py_TYPE(first)->tp_name);
+            Py_XDECREF(next);
+            Py_DECREF(rows);
             return -1;
         }
-        if (depth == f->dim) {
-            f->sizes[f->dim++] = n;
+        Py_DECREF(rows);
+        rows = next;
+        if (rows == NULL && PyErr_Occurred()) {
+            return -1;
         }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (infer(PySequence_Fast_GET_ITEM(o, i), depth + 1, f, maxcat, tensor_dt) < 0) {
-                return -1;
-            }
-        }
-        return 0;
-    }
-    int cat = leaf_category(o, tensor_dt);
-    if (cat < 0) {
-        return -1;
-    }
-    if (cat > *maxcat) {
-        *maxcat = cat;
     }
     return 0;
 }
 
+/* C's conversion range of a float for an integral dtype, with PyTorch's message. */
+static int
+check_float_range(double d, PtlDtype dt)
+{
+    static const double lo[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_UINT8] = 0.0, [PTL_DTYPE_INT8] = -128.0, [PTL_DTYPE_INT16] = -32768.0,
+        [PTL_DTYPE_INT32] = -2147483648.0, [PTL_DTYPE_INT64] = -9223372036854775808.0,
+    };
+    static const double hi[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_UINT8] = 255.0, [PTL_DTYPE_INT8] = 127.0, [PTL_DTYPE_INT16] = 32767.0,
+        [PTL_DTYPE_INT32] = 2147483647.0, [PTL_DTYPE_INT64] = 9223372036854775807.0,
+    };
+    if (d != d || d < lo[dt] || d > hi[dt]) {
+        PyErr_Format(PyExc_RuntimeError, "value cannot be converted to type %s without overflow",
+                     ptl_dtype_name(dt));
+        return -1;
+    }
+    return 0;
+}
+
+/* PyTorch's store_scalar: one Python number into *f->p as f->dtype. */
 static int
 store_leaf(PyObject *o, Fill *f)
 {
-    if (PtlPyTensor_Check(o)) {
-        PtlTensorImpl *t = PTLPY_IMPL(o);
-        if (ptl_dtype_is_floating(t->dtype)) {
-            ptl_store_double(f->p, f->dtype, ptl_item_double(t));
-        }
-        else {
-            ptl_store_int(f->p, f->dtype, ptl_item_int(t));
-        }
-    }
-    else if (PyFloat_Check(o)) {
-        ptl_store_double(f->p, f->dtype, PyFloat_AS_DOUBLE(o));
-    }
-    else if (PyLong_Check(o)) {
-        int overflow = 0;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) {
-            PyErr_SetString(PyExc_RuntimeError, "Overflow when unpacking long");
+    PtlDtype dt = f->dtype;
+    if (ptl_dtype_is_floating(dt)) {
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) {
             return -1;
         }
-        ptl_store_int(f->p, f->dtype, v);
+        ptl_store_double(f->p, dt, d);
     }
-    else {
-        PyObject *idx = PyNumber_Index(o);
-        if (idx != NULL) {
-            long long v = PyLong_AsLongLong(idx);
-            Py_DECREF(idx);
-            if (v == -1 && PyErr_Occurred()) {
-                return -1;
-            }
-            ptl_store_int(f->p, f->dtype, v);
+    else if (PyFloat_Check(o)) {
+        double d = PyFloat_AS_DOUBLE(o);
+        if (dt == PTL_DTYPE_BOOL) {
+            ptl_store_int(f->p, dt, d != 0.0);
+        }
+        else if (check_float_range(d, dt) < 0) {
+            return -1;
+        }
+        else if (d >= 9223372036854775808.0) {
+            /* hi[int64] rounds up to 2**63, so PyTorch lets 2**63 through and x86 converts it
+             * to INT64_MIN; C leaves that conversion undefined, so spell the result out */
+            ptl_store_int(f->p, dt, INT64_MIN);
         }
         else {
-            PyErr_Clear();
-            double d = PyFloat_AsDouble(o);
-            if (d == -1.0 && PyErr_Occurred()) {
-                return -1;
-            }
-            ptl_store_double(f->p, f->dtype, d);
+            ptl_store_int(f->p, dt, (int64_t)d);
         }
+    }
+    else if (dt == PTL_DTYPE_BOOL && numpy_scalar_dtype(o) == PTL_DTYPE_BOOL) {
+        int b = PyObject_IsTrue(o);
+        if (b < 0) {
+            return -1;
+        }
+        ptl_store_int(f->p, dt, b);
+    }
+    else {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (v == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (dt == PTL_DTYPE_BOOL) {
+            ptl_store_int(f->p, dt, overflow != 0 || v != 0);
+            f->p += f->item;
+            return 0;
+        }
+        if (overflow) {
+            PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
+            return -1;
+        }
+        /* unsigned targets also take negatives down to -max, as C's conversion does */
+        int bits = (int)ptl_dtype_itemsize(dt) * 8;
+        long long max = bits == 64                ? INT64_MAX
+                        : dt == PTL_DTYPE_UINT8 ? 255
+                                                : (1LL << (bits - 1)) - 1;
+        long long min = dt == PTL_DTYPE_UINT8 ? -255 : -max - 1;
+        if (v < min || v > max) {
+            PyErr_Format(PyExc_RuntimeError,
+                         "value cannot be converted to type %s without overflow",
+                         ptl_dtype_name(dt));
+            return -1;
+        }
+        ptl_store_int(f->p, dt, v);
     }
     f->p += f->item;
     return 0;
 }
 
+/* PyTorch's recursive_store. */
 static int
 fill(PyObject *o, int depth, Fill *f)
 {
     if (depth == f->dim) {
-        if (is_sequence(o)) {
-            PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
-                         (long long)(depth > 0 ? f->sizes[depth - 1] : 0), depth - 1,
-                         PySequence_Fast_GET_SIZE(o));
-            return -1;
-        }
         return store_leaf(o, f);
     }
-    if (!is_sequence(o)) {
-        PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %s)",
-                     (long long)f->sizes[depth], depth, Py_TYPE(o)->tp_name);
+    PyObject *rows = as_rows(o);
+    if (rows == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "not a sequence");
+        }
         return -1;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
     if (n != f->sizes[depth]) {
         PyErr_Format(PyExc_ValueError, "expected sequence of length %lld at dim %d (got %zd)",
                      (long long)f->sizes[depth], depth, n);
+        Py_DECREF(rows);
         return -1;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (fill(PySequence_Fast_GET_ITEM(o, i), depth + 1, f) < 0) {
+        if (fill(PySequence_Fast_GET_ITEM(rows, i), depth + 1, f) < 0) {
+            Py_DECREF(rows);
             return -1;
         }
     }
+    Py_DECREF(rows);
     return 0;
 }
 
@@ -349,23 +476,16 @@ ptlpy_impl_from_data(PyObject *data, PtlDtype dtype, PtlDevice device)
         return t ? t : (ptlpy_raise(), NULL);
     }
     Fill f;
-    int maxcat = -1;
-    PtlDtype tensor_dt = PTL_DTYPE_UNDEFINED;
-    f.dim = 0;
-    if (infer(data, 0, &f, &maxcat, &tensor_dt) < 0) {
+    if (is_string(data)) {
+        PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'",
+                     Py_TYPE(data)->tp_name);
         return NULL;
     }
-    if (dtype == PTL_DTYPE_UNDEFINED) {
-        dtype = maxcat == 2   ? ptl_default_dtype()
-                : maxcat == 1 ? PTL_DTYPE_INT64
-                : maxcat == 0 ? PTL_DTYPE_BOOL
-                              : ptl_default_dtype();
-        if (tensor_dt != PTL_DTYPE_UNDEFINED) {
-            int tcat = ptl_dtype_is_floating(tensor_dt) ? 2 : tensor_dt == PTL_DTYPE_BOOL ? 0 : 1;
-            if (tcat == maxcat) {
-                dtype = tensor_dt;
-            }
-        }
+    if (compute_sizes(data, &f) < 0) {
+        return NULL;
+    }
+    if (dtype == PTL_DTYPE_UNDEFINED && (dtype = infer_dtype(data)) == PTL_DTYPE_UNDEFINED) {
+        return NULL;
     }
     if ((t = ptl_empty(f.dim, f.sizes, dtype, device)) == NULL) {
         ptlpy_raise();
@@ -374,11 +494,9 @@ ptlpy_impl_from_data(PyObject *data, PtlDtype dtype, PtlDevice device)
     f.dtype = dtype;
     f.item = ptl_dtype_itemsize(dtype);
     f.p = ptl_tensor_data(t);
-    if (t->numel > 0 || f.dim == 0) {
-        if (fill(data, 0, &f) < 0) {
-            ptl_decref(t);
-            return NULL;
-        }
+    if (fill(data, 0, &f) < 0) {
+        ptl_decref(t);
+        return NULL;
     }
     return t;
 }
@@ -463,4 +581,82 @@ ptlpy_as_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     PtlTensorImpl *t = ptlpy_impl_from_data(data, dt, dev);
     return t ? ptlpy_wrap(t) : NULL;
+}
+
+/* ---- raw bytes (pickling) ---- */
+
+/* _tensor_bytes(tensor) -> bytes: a CPU tensor's elements in row-major order (a copy). */
+PyObject *
+ptlpy_tensor_bytes(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    if (!PtlPyTensor_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "_tensor_bytes() expected a Tensor (got %.100s)",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    PtlTensorImpl *t = PTLPY_IMPL(arg);
+    if (t->device.type != PTL_DEVICE_CPU) {
+        PyErr_SetString(PyExc_TypeError, "_tensor_bytes() expects a CPU tensor");
+        return NULL;
+    }
+    PtlTensorImpl *c = ptl_contiguous(t);
+    if (c == NULL) {
+        return ptlpy_raise();
+    }
+    Py_ssize_t n = (Py_ssize_t)(c->numel * (int64_t)ptl_tensor_itemsize(c));
+    PyObject *b = PyBytes_FromStringAndSize(n ? ptl_tensor_data(c) : NULL, n);
+    ptl_decref(c);
+    return b;
+}
+
+/* _tensor_from_bytes(data, dtype, shape) -> a new CPU tensor holding a copy of data, the
+ * inverse of _tensor_bytes. */
+PyObject *
+ptlpy_tensor_from_bytes(PyObject *module, PyObject *args)
+{
+    PyObject *dtype_o, *shape;
+    Py_buffer buf;
+    int64_t sizes[PTL_MAX_DIMS];
+    (void)module;
+    if (!PyArg_ParseTuple(args, "y*OO!:_tensor_from_bytes", &buf, &dtype_o, &PyTuple_Type,
+                          &shape)) {
+        return NULL;
+    }
+    PtlTensorImpl *t = NULL;
+    PtlDtype dt = ptlpy_parse_dtype(dtype_o, 1);
+    Py_ssize_t dim = PyTuple_GET_SIZE(shape);
+    if (dt == PTL_DTYPE_UNDEFINED) {
+        goto error;
+    }
+    if (dim > PTL_MAX_DIMS) {
+        PyErr_Format(PyExc_ValueError, "pytorchlite supports at most %d dimensions, got %zd",
+                     PTL_MAX_DIMS, dim);
+        goto error;
+    }
+    for (Py_ssize_t i = 0; i < dim; i++) {
+        sizes[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        if (sizes[i] == -1 && PyErr_Occurred()) {
+            goto error;
+        }
+    }
+    if ((t = ptl_empty((int)dim, sizes, dt, ptl_device_cpu())) == NULL) {
+        ptlpy_raise();
+        goto error;
+    }
+    size_t nbytes = (size_t)t->numel * ptl_tensor_itemsize(t);
+    if ((size_t)buf.len != nbytes) {
+        PyErr_Format(PyExc_ValueError, "_tensor_from_bytes(): expected %zu bytes, got %zd",
+                     nbytes, buf.len);
+        goto error;
+    }
+    if (nbytes) {
+        memcpy(ptl_tensor_data(t), buf.buf, nbytes);
+    }
+    PyBuffer_Release(&buf);
+    return ptlpy_wrap(t);
+error:
+    ptl_xdecref(t);
+    PyBuffer_Release(&buf);
+    return NULL;
 }

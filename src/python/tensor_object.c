@@ -537,17 +537,17 @@ nb_pos(PyObject *a)
     return a;
 }
 
+/* int(t), float(t): ValueError; bool(t): RuntimeError with `what` (PyTorch's wording). */
 static int
 check_one_element(PtlTensorImpl *t, const char *what)
 {
     if (t->numel != 1) {
         if (what != NULL) {
-            PyErr_Format(PyExc_RuntimeError, "%s", what);
+            PyErr_SetString(PyExc_RuntimeError, what);
         }
         else {
-            PyErr_Format(PyExc_RuntimeError,
-                         "a Tensor with %lld elements cannot be converted to Scalar",
-                         (long long)t->numel);
+            PyErr_SetString(PyExc_ValueError,
+                            "only one element tensors can be converted to Python scalars");
         }
         return -1;
     }
