@@ -1,5 +1,5 @@
 """python -m pytorchlite.demo: what happens inside pytorchlite when you write `x + y`,
-then a line fitted with plain tensor ops.
+then a line fitted with autograd.
 
 Flags: --steps N (gradient steps for the line fit), --seed S."""
 import argparse
@@ -39,30 +39,50 @@ def show_dispatch():
 
 
 def fit_line(steps, seed):
-    section("2. Fitting y = 3x - 2 with plain ops (gradients written out by hand)")
+    section("2. Fitting y = 3x - 2 with autograd")
     import random
     rnd = random.Random(seed)
     xs = [i / 50.0 for i in range(100)]
     x = torch.tensor(xs)
     y = torch.tensor([3.0 * v - 2.0 + rnd.gauss(0.0, 0.1) for v in xs])
-    w = torch.zeros(())
-    b = torch.zeros(())
-    lr = 0.5
+    w = torch.zeros((), requires_grad=True)
+    b = torch.zeros((), requires_grad=True)
+    lr = 0.2
     torch.dispatch_stats(reset=True)
     for step in range(steps + 1):
-        err = x * w + b - y                     # residuals
-        loss = (err * err).mean()
+        loss = ((x * w + b - y) ** 2).mean()
+        if step == 0:
+            print("  the graph of the loss, walked from loss.grad_fn:")
+            show_graph(loss.grad_fn)
         if step % max(1, steps // 5) == 0:
             print(f"  step {step:4d}  loss {loss.item():.5f}  w {w.item():+.4f}  b {b.item():+.4f}")
-        gw = 2.0 * (err * x).mean()             # d loss / d w
-        gb = 2.0 * err.mean()                   # d loss / d b
-        w -= lr * gw
-        b -= lr * gb
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+            b -= lr * b.grad
+        w.grad = None
+        b.grad = None
     print(f"  fitted: y = {w.item():.3f} x {b.item():+.3f}   (true: y = 3x - 2)")
     section("3. What the dispatcher did during the fit (calls per operator and key)")
     for name, per_key in sorted(torch.dispatch_stats().items(), key=lambda kv: -sum(kv[1].values())):
         print(f"  {name:<28} " + ", ".join(f"{k}: {n}" for k, n in per_key.items()))
     return w.item(), b.item()
+
+
+def show_graph(fn, depth=0, seen=None):
+    """Prints the autograd graph below `fn` (what loss.backward() will walk)."""
+    seen = set() if seen is None else seen
+    name = type(fn).__name__
+    extra = ""
+    if name == "AccumulateGrad":
+        extra = f"  (leaf of shape {tuple(fn.variable.shape)})"
+    print("    " + "  " * depth + name + extra)
+    if id(fn) in seen:
+        return
+    seen.add(id(fn))
+    for child, _ in fn.next_functions:
+        if child is not None:
+            show_graph(child, depth + 1, seen)
 
 
 def main(argv=None):

@@ -264,18 +264,21 @@ def test_backward_inputs_only_accumulates_there():
 # ---- memory ----
 
 def test_saved_tensors_freed_after_backward():
-    gc.collect()
     a = leaf((100,))
-    before = _C._live_counts()
+    gc.collect()
+    base = _C._live_counts()
     y = (a.exp() * a).sum()
-    mid = _C._live_counts()
-    assert mid["Node"] > before["Node"]
+    with_graph = _C._live_counts()
+    assert with_graph["Node"] == base["Node"] + 4   # Sum, Mul, Exp, AccumulateGrad
     y.backward()
+    after = _C._live_counts()   # the graph lives on (y holds it) but its saved tensors are gone
+    assert after["Node"] == with_graph["Node"]
+    assert after["TensorImpl"] < with_graph["TensorImpl"] + 1
     del y
     gc.collect()
-    after = _C._live_counts()
-    assert after["Node"] == before["Node"] + 1   # a's AccumulateGrad lives while a.grad... no: while a lives
-    assert after["TensorImpl"] == before["TensorImpl"] + 1   # a.grad
+    final = _C._live_counts()
+    assert final["Node"] == base["Node"]
+    assert final["TensorImpl"] == base["TensorImpl"] + 1   # a.grad
 
 
 def test_deep_graph_backward_and_free_without_recursion():
@@ -355,12 +358,14 @@ FORMULAS = [
     ("slice", lambda a: a[:, 1::2], [(2, 5)]),
     ("clone", lambda a: a.clone(), [(2, 3)]),
     ("contiguous", lambda a: a.t().contiguous(), [(2, 3)]),
-    ("to_copy", lambda a: a.float().double(), [(2, 3)]),
+    ("to_copy", lambda a: ptl.ops.aten._to_copy(a), [(2, 3)]),
+    ("pow", lambda a, b: a ** b, [(2, 3), (3,)]),
+    ("pow_scalar", lambda a: a ** 3, [(2, 3)]),
     ("copy_", lambda a, b: (a * 1).copy_(b), [(2, 3), (3,)]),
     ("mm", lambda a, b: a.mm(b), [(2, 3), (3, 4)]),
 ]
 
-POSITIVE = {"log", "log_", "sqrt", "sqrt_", "div", "div_", "reciprocal"}
+POSITIVE = {"log", "log_", "sqrt", "sqrt_", "div", "div_", "reciprocal", "pow"}
 
 
 @pytest.mark.parametrize("name, fn, shapes", FORMULAS, ids=[f[0] for f in FORMULAS])
@@ -397,7 +402,7 @@ def test_every_formula_has_a_gradcheck():
                                    "derivatives.def")).read(), re.M)
     covered = {"add_Tensor": "add", "add__Tensor": "add_", "sub_Tensor": "sub", "sub__Tensor": "sub_",
                "rsub_Tensor": "rsub", "mul_Tensor": "mul", "mul__Tensor": "mul_", "div_Tensor": "div",
-               "div__Tensor": "div_", "sum_dim_IntList": "sum_dim", "mean_dim": "mean_dim",
+               "div__Tensor": "div_", "sum_dim_IntList": "sum_dim", "pow_Tensor_Tensor": "pow", "mean_dim": "mean_dim",
                "transpose_int": "transpose", "select_int": "select", "slice_Tensor": "slice",
                "_to_copy": "to_copy", "alias": None, "fill__Scalar": None, "fill__Tensor": None,
                "zero_": None}

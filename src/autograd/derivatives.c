@@ -208,6 +208,58 @@ done:
     return rc;
 }
 
+/* d(a^b) = g * b * a^(b-1), g * a^b * log(a) (0 where a == 0 and b >= 0, as PyTorch) */
+static int
+pow_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *self = NULL, *ex = NULL, *res = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    PtlTensorImpl *one = NULL, *zero = NULL;
+    int rc = -1;
+    if (saved(n, 0, &self) < 0 || saved(n, 1, &ex) < 0 || saved(n, 2, &res) < 0 ||
+        (one = ptl_wrapped_int(1)) == NULL || (zero = ptl_wrapped_int(0)) == NULL) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        /* g * b * a^(b - 1) */
+        if ((t1 = op2(PTL_OP_sub_Tensor, ex, one)) == NULL ||
+            (t2 = op2(PTL_OP_pow_Tensor_Tensor, self, t1)) == NULL) {
+            goto done;
+        }
+        PTL_CLEAR(t1);
+        if ((t1 = op2(PTL_OP_mul_Tensor, t2, ex)) == NULL ||
+            put(n, go, 0, op2(PTL_OP_mul_Tensor, gi[0], t1)) < 0) {
+            goto done;
+        }
+        PTL_CLEAR(t1);
+        PTL_CLEAR(t2);
+    }
+    if (NEEDS(1)) {
+        /* g * a^b * log(a), with the a == 0 entries set to 0 */
+        if ((t1 = op1(PTL_OP_log, self)) == NULL ||
+            (t2 = op2(PTL_OP_mul_Tensor, res, t1)) == NULL ||
+            (t3 = op2(PTL_OP_eq_Tensor, self, zero)) == NULL) {
+            goto done;
+        }
+        PTL_CLEAR(t1);
+        PtlIValue w[3] = {ptl_iv_tensor(t3), ptl_iv_tensor(zero), ptl_iv_tensor(t2)};
+        if ((t1 = callv(PTL_OP_where_self, 3, w)) == NULL ||
+            put(n, go, 1, op2(PTL_OP_mul_Tensor, gi[0], t1)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ptl_xdecref(self);
+    ptl_xdecref(ex);
+    ptl_xdecref(res);
+    ptl_xdecref(t1);
+    ptl_xdecref(t2);
+    ptl_xdecref(t3);
+    ptl_xdecref(one);
+    ptl_xdecref(zero);
+    return rc;
+}
+
 /* ---- unary: g * f'(x) written with the saved input or result ---- */
 
 /* grads_out[0] = g * factor, factor computed from the saved slot 0 by `make` */
