@@ -1,0 +1,122 @@
+/* formula.h -- helpers for writing derivative formulas (derivatives*.c).  Every helper
+ * calls ops through the dispatcher, so formulas stay differentiable (create_graph=True).
+ * Formulas live in derivatives.c and in derivatives_<topic>.c files whose functions
+ * derivatives.h declares for the table. */
+#ifndef PTL_AUTOGRAD_FORMULA_H
+#define PTL_AUTOGRAD_FORMULA_H
+
+#include <string.h>
+
+#include "../aten/native/native.h"
+#include "../aten/tensor_iterator.h"
+#include "../c10/error.h"
+#include "derivatives.h"
+
+#define NEEDS(I) (n->needs & (1u << (I)))
+
+/* Calls op `id` with the first `k` arguments given, the rest defaulted.  New ref or NULL. */
+static inline PtlTensorImpl *
+callv(PtlOpId id, int k, const PtlIValue *given)
+{
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    const PtlOperator *op = ptl_op(id);
+    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
+    for (int i = k; i < op->schema.nargs; i++) {
+        st[i] = op->schema.args[i].def;
+    }
+    return ptl_call_tensor(id, st);
+}
+
+static inline PtlTensorImpl *
+op1(PtlOpId id, PtlTensorImpl *a)
+{
+    PtlIValue v[1] = {ptl_iv_tensor(a)};
+    return callv(id, 1, v);
+}
+
+static inline PtlTensorImpl *
+op2(PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue v[2] = {ptl_iv_tensor(a), ptl_iv_tensor(b)};
+    return callv(id, 2, v);
+}
+
+/* a * v for a Python-style number v (a wrapped 0-dim tensor keeps a's dtype). */
+static inline PtlTensorImpl *
+mul_num(PtlTensorImpl *a, double v)
+{
+    PtlTensorImpl *w = ptl_wrapped_double(v), *r;
+    if (w == NULL) {
+        return NULL;
+    }
+    r = op2(PTL_OP_mul_Tensor, a, w);
+    ptl_decref(w);
+    return r;
+}
+
+/* The gradient g (borrowed) reduced to input i's shape and dtype (new ref). */
+static inline PtlTensorImpl *
+finish(PtlNode *n, int i, PtlTensorImpl *g)
+{
+    const PtlInputMeta *m = &n->input_meta[i];
+    PtlTensorImpl *r = g;
+    ptl_incref(r);
+    if (g->dim != m->dim || memcmp(g->sizes, m->sizes, sizeof(int64_t) * (size_t)m->dim) != 0) {
+        int64_t dims[PTL_MAX_DIMS];
+        int nd = 0, lead = g->dim - m->dim;
+        for (int d = 0; d < g->dim; d++) {
+            if (d < lead || (m->sizes[d - lead] == 1 && g->sizes[d] != 1)) {
+                dims[nd++] = d;
+            }
+        }
+        PtlIValue a[3] = {ptl_iv_tensor(r), ptl_iv_intlist(dims, nd), ptl_iv_bool(1)};
+        PtlTensorImpl *s = nd ? callv(PTL_OP_sum_dim_IntList, 3, a) : (ptl_incref(r), r);
+        ptl_decref(r);
+        if (s == NULL) {
+            return NULL;
+        }
+        PtlIValue b[2] = {ptl_iv_tensor(s), ptl_iv_intlist(m->sizes, m->dim)};
+        r = callv(PTL_OP_reshape, 2, b);
+        ptl_decref(s);
+        if (r == NULL) {
+            return NULL;
+        }
+    }
+    if (r->dtype != m->dtype) {
+        PtlIValue c[2] = {ptl_iv_tensor(r), ptl_iv_dtype(m->dtype)};
+        PtlTensorImpl *cast = callv(PTL_OP__to_copy, 2, c);
+        ptl_decref(r);
+        r = cast;
+    }
+    return r;
+}
+
+/* Sets grads_out[i] = finish(g) and consumes g (new ref); -1 on failure. */
+static inline int
+put(PtlNode *n, PtlTensorImpl **out, int i, PtlTensorImpl *g)
+{
+    if (g == NULL) {
+        return -1;
+    }
+    out[i] = finish(n, i, g);
+    ptl_decref(g);
+    return out[i] ? 0 : -1;
+}
+
+static inline int
+put_same(PtlNode *n, PtlTensorImpl **out, int i, PtlTensorImpl *g)
+{
+    ptl_incref(g);
+    return put(n, out, i, g);
+}
+
+/* Unpacks saved slot k into *t (new ref).  -1 when unpacking failed. */
+static inline int
+saved(PtlNode *n, int k, PtlTensorImpl **t)
+{
+    int err;
+    *t = ptl_saved_unpack(n, k, &err);
+    return err ? -1 : 0;
+}
+
+#endif
