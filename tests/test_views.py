@@ -4,7 +4,7 @@ import re
 
 import numpy as np
 import pytest
-import torch
+torch = pytest.importorskip("torch", reason="views are checked against torch's strides, offsets and messages")
 
 import pytorchlite as ptl
 from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, make
@@ -352,3 +352,23 @@ def test_setitem_bumps_version_and_writes_through_views():
     assert row._version == x._version == 1
     row[:] = ptl.tensor([1., 2., 3., 4.])
     np.testing.assert_array_equal(x.numpy()[1], [1, 2, 3, 4])
+
+
+def test_as_other_views_and_aliases():
+    x, a = make((2, 3), ptl.float32, "transposed")
+    other = ptl.zeros(3, 2)
+    assert_close(x.reshape_as(other), a.reshape(3, 2))
+    assert_close(ptl.tensor([[1.0], [2.0]]).expand_as(ptl.zeros(2, 4)),
+                 np.broadcast_to(np.array([[1.0], [2.0]]), (2, 4)))
+    assert_close(ptl.swapdims(x, 0, 1), np.swapaxes(a, 0, 1))
+    assert_close(x.swapdims(1, 0), np.swapaxes(a, 1, 0))
+    base = ptl.tensor(np.arange(10.0))
+    v = ptl.as_strided(base, (3, 2), (2, 1), 1)
+    assert_close(v, np.lib.stride_tricks.as_strided(np.arange(10.0)[1:], (3, 2), (16, 8)))
+    assert v.storage_offset() == 1 and v.stride() == (2, 1)
+    with pytest.raises(RuntimeError, match="mismatch in length of strides and shape"):
+        base.as_strided((2,), (1, 1))
+    with pytest.raises(RuntimeError, match="out of bounds of a storage"):
+        base.as_strided((4, 4), (4, 1))
+    with pytest.raises(RuntimeError, match="Negative strides are not supported"):
+        base.as_strided((2,), (-1,))
