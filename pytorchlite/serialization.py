@@ -36,6 +36,7 @@ user adds with add_safe_globals().  Any other GLOBAL (os.system, builtins.eval, 
 __reduce__ runs code) raises pickle.UnpicklingError before anything is called.  Every allowed
 callable validates its arguments, so a crafted file gets an exception, never a crash.
 """
+import _compat_pickle
 import array
 import collections
 import io
@@ -430,6 +431,10 @@ class _Unpickler(pickle.Unpickler):
         self.allowed = _allowed_globals()
 
     def find_class(self, module, name):
+        # protocol 2 writes Python 2 names (__builtin__.set); map them back as pickle does
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         found = self.allowed.get((module, name))
         if found is not None:
             return found
