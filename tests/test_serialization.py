@@ -354,7 +354,8 @@ def test_crafted_pickle_with_getattr_refused():
 
 def test_rebuild_with_bad_arguments_raises():
     rebuild = b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n"
-    storage = b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x02tQ"
+    storage = (b"(X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000"
+               b"X\x03\x00\x00\x00cpuK\x02tQ")
     cases = [
         (rebuild + b"(X\x01\x00\x00\x00xK\x00)))\x89tR.", TypeError, "expected a storage"),
         (rebuild + b"(" + storage + b"K\x00K\x05\x85K\x01\x85\x89tR.", RuntimeError,

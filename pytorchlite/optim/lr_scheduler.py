@@ -1,0 +1,1 @@
+"""Learning-rate schedulers (torch/optim/lr_scheduler.py)."""
