@@ -53,3 +53,6 @@ strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
+
+from . import serialization  # noqa: E402
+from .serialization import load, save  # noqa: E402,F401

@@ -1,4 +1,6 @@
 """Optimizers step by step against torch.optim from identical parameters and gradients."""
+import re
+
 import numpy as np
 import pytest
 
@@ -16,6 +18,24 @@ CASES = [
     ("Adam", dict(lr=0.01, maximize=True, eps=1e-6)),
     ("AdamW", dict(lr=0.01)),
     ("AdamW", dict(lr=0.01, weight_decay=0.5, amsgrad=True)),
+    ("Adamax", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, momentum_decay=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.01)),
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.9), weight_decay=0.1)),     # rectified from step 6
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.9), weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, centered=True, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, maximize=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, eps=1e-3)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.5, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1, eps=1e-3, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.5, weight_decay=0.1, eps=1e-4)),
+    ("Adadelta", dict(lr=0.5, maximize=True)),
 ]
 
 
@@ -27,7 +47,7 @@ def test_steps_match_torch(name, kwargs):
     ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in init]
     opt = getattr(ptl.optim, name)(ps, **kwargs)
     topt = getattr(torch.optim, name)(ts, **kwargs)
-    for step in range(6):
+    for step in range(10):
         grads = [rng.normal(size=a.shape) for a in init]
         for p, t, g in zip(ps, ts, grads):
             p.grad = ptl.tensor(g, dtype=ptl.float64)
@@ -82,3 +102,89 @@ def test_zero_grad_and_closure():
     assert loss.item() == 2.0 and p.tolist() == [0.0, 0.0]
     opt.zero_grad()
     assert p.grad is None
+
+
+def quadratic(lib, x):
+    """A convex quadratic with coupled coordinates (written without matmul)."""
+    w = lib.tensor([1.5, 1.0, 0.5], dtype=x.dtype)
+    b = lib.tensor([1.0, -2.0, 0.5], dtype=x.dtype)
+    return (w * x * x).sum() + 0.5 * x[0] * x[1] + 0.3 * x[1] * x[2] - (b * x).sum()
+
+
+def rosenbrock(lib, x):
+    return ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()
+
+
+# Rosenbrock with fixed steps of lr=1 jumps far and amplifies last-bit differences of the
+# gradients, so the fixed-step cases on it take short steps and the others few iterations.
+@pytest.mark.parametrize("fn, kwargs", [
+    (quadratic, dict()), (quadratic, dict(line_search_fn="strong_wolfe")),
+    (quadratic, dict(lr=0.5, history_size=3, max_iter=7)),
+    (rosenbrock, dict(lr=0.02, max_iter=10)),
+    (rosenbrock, dict(lr=0.05, history_size=3, max_iter=7)),
+    (rosenbrock, dict(line_search_fn="strong_wolfe", max_iter=10)),
+    (rosenbrock, dict(history_size=2, line_search_fn="strong_wolfe", max_iter=30)),
+], ids=["quad-fixed", "quad-wolfe", "quad-short-history", "rosen-fixed", "rosen-short-history",
+        "rosen-wolfe", "rosen-wolfe-short-history"])
+def test_lbfgs_matches_torch(fn, kwargs):
+    start = [-1.2, 1.0, 0.7] if fn is rosenbrock else [0.0, 0.0, 0.0]
+    p = ptl.tensor(start, dtype=ptl.float64, requires_grad=True)
+    t = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+    opt, topt = ptl.optim.LBFGS([p], **kwargs), torch.optim.LBFGS([t], **kwargs)
+
+    def closure(lib, x, o):
+        def run():
+            o.zero_grad()
+            loss = fn(lib, x)
+            loss.backward()
+            return loss
+        return run
+    for _ in range(4):
+        loss = opt.step(closure(ptl, p, opt))
+        tloss = topt.step(closure(torch, t, topt))
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-10, abs=1e-14)
+        np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    assert opt.state[p]["func_evals"] == topt.state[t]["func_evals"]
+    assert opt.state[p]["n_iter"] == topt.state[t]["n_iter"]
+
+
+def test_lbfgs_errors():
+    p, q = ptl.ones(2, requires_grad=True), ptl.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="LBFGS doesn't support per-parameter options"):
+        ptl.optim.LBFGS([{"params": [p]}, {"params": [q]}])
+    opt = ptl.optim.LBFGS([p], line_search_fn="backtracking")
+    p.grad = ptl.ones(2)
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        opt.step(lambda: (p * p).sum())
+
+
+@pytest.mark.parametrize("name, kwargs, message", [
+    ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
+    ("NAdam", dict(momentum_decay=-1), "Invalid momentum_decay value: -1"),
+    ("RAdam", dict(eps=-1), "Invalid epsilon value: -1"),
+    ("RMSprop", dict(alpha=-1), "Invalid alpha value: -1"),
+    ("RMSprop", dict(momentum=-1), "Invalid momentum value: -1"),
+    ("Adagrad", dict(lr_decay=-1), "Invalid lr_decay value: -1"),
+    ("Adagrad", dict(initial_accumulator_value=-1),
+     "Invalid initial_accumulator_value value: -1"),
+    ("Adadelta", dict(rho=2), "Invalid rho value: 2"),
+    ("Adadelta", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
+])
+def test_argument_errors_match_torch(name, kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        getattr(torch.optim, name)([torch.ones(1, requires_grad=True)], **kwargs)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        getattr(ptl.optim, name)([ptl.ones(1, requires_grad=True)], **kwargs)
+
+
+@pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam"])
+def test_new_optimizer_state_dict_keys_match_torch(name):
+    p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    opt, topt = getattr(ptl.optim, name)([p]), getattr(torch.optim, name)([t])
+    p.grad, t.grad = ptl.ones(3), torch.ones(3)
+    opt.step()
+    topt.step()
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert sd["param_groups"] == tsd["param_groups"]
+    assert list(sd["state"][0]) == list(tsd["state"][0])

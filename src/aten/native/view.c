@@ -195,7 +195,6 @@ as_strided_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_check_sizes((int)n, s[1].u.il.data, &numel) < 0) {
         return -1;
     }
-    int64_t extent = off;
     for (int64_t i = 0; i < n; i++) {
         if (s[2].u.il.data[i] < 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
@@ -203,14 +202,23 @@ as_strided_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "got strides: %lld",
                                  (long long)s[2].u.il.data[i]);
         }
-        extent += (s[1].u.il.data[i] - 1) * s[2].u.il.data[i];
     }
     if (off < 0) {
         return ptl_error_set(PTL_ERR_RUNTIME, "Tensor: invalid storage offset %lld",
                              (long long)off);
     }
-    if (numel > 0 &&
-        (size_t)(extent + 1) * ptl_tensor_itemsize(self) > self->storage->nbytes) {
+    /* The last element, off + sum((size - 1) * stride), must lie in the storage; `room`
+       counts the elements left after each step, so huge sizes cannot overflow the sum. */
+    int64_t room = (int64_t)(self->storage->nbytes / ptl_tensor_itemsize(self)) - 1 - off;
+    int in_bounds = numel == 0 || room >= 0;
+    for (int64_t i = 0; numel > 0 && in_bounds && i < n; i++) {
+        int64_t steps = s[1].u.il.data[i] - 1, stride = s[2].u.il.data[i];
+        if (steps > 0 && stride > 0) {
+            in_bounds = steps <= room / stride;
+            room -= in_bounds ? steps * stride : 0;
+        }
+    }
+    if (!in_bounds) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "setStorage: sizes, strides and storage offset out of bounds of a "
                              "storage of %zu bytes",
