@@ -113,6 +113,15 @@ typedef struct PtlAutogradHooks {
 } PtlAutogradHooks;
 extern PtlAutogradHooks ptl_autograd_hooks;
 
+/* Whether the engine must call ptl_autograd_hooks for n: it has Python state, or it is the
+ * AccumulateGrad of a leaf with Python hooks. */
+static inline int
+ptl_node_has_py_hooks(const PtlNode *n)
+{
+    const PtlAutogradMeta *m = n->variable ? n->variable->autograd_meta : NULL;
+    return n->py_state != NULL || (m != NULL && m->py_hooks != NULL);
+}
+
 /* ---- metadata ---- */
 PtlAutogradMeta *ptl_autograd_meta(PtlTensorImpl *t, int create);   /* NULL if none/oom */
 int ptl_requires_grad(const PtlTensorImpl *t);

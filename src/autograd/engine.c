@@ -370,14 +370,14 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
         }
         memset(outs, 0, sizeof(PtlTensorImpl *) * (size_t)(node->num_next < 16 ? 16 : node->num_next));
         if (!skip) {
-            if (node->py_state != NULL && ptl_autograd_hooks.pre != NULL &&
+            if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.pre != NULL &&
                 ptl_autograd_hooks.pre(node, s->buf, node->num_outputs) < 0) {
                 goto node_error;
             }
             if (node->kind->apply(node, s->buf, outs) < 0) {
                 goto node_error;
             }
-            if (node->py_state != NULL && ptl_autograd_hooks.post != NULL &&
+            if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.post != NULL &&
                 ptl_autograd_hooks.post(node, outs, node->num_next, s->buf, node->num_outputs) < 0) {
                 goto node_error;
             }
