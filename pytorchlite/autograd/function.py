@@ -100,6 +100,8 @@ class Function:
             ctx, cls.__name__ + "Backward", tuple(args[i] for i in ctx._tensor_inputs), tensors,
             tuple(id(t) not in nondiff for t in tensors), tuple(ctx.dirty_tensors),
             tuple(ctx.to_save))
+        # the node holds these now; the ctx keeping outputs would be a cycle through C
+        ctx.to_save = ctx.dirty_tensors = ctx.non_differentiable = ()
         outs = list(outs)
         for k, t in zip(positions, recorded):
             outs[k] = t

@@ -29,17 +29,34 @@ node_dealloc(PtlPyNode *self)
     Py_DECREF(tp);
 }
 
+/* The node's state (hooks, metadata) may refer back to this wrapper.  Only while the wrapper
+ * is the node's sole owner does it own that state, so only then is it reported (and
+ * released by node_clear): the collector may then free such a cycle. */
+static int
+uniquely_owned(PtlPyNode *self)
+{
+    return self->node != NULL && atomic_load(&self->node->refcnt) == 1;
+}
+
 static int
 node_traverse(PtlPyNode *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
+    if (uniquely_owned(self) && self->node->py_state != NULL) {
+        Py_VISIT((PyObject *)self->node->py_state);
+    }
     return 0;
 }
 
 static int
 node_clear(PtlPyNode *self)
 {
-    (void)self;
+    if (uniquely_owned(self)) {
+        PtlNode *n = self->node;
+        self->node = NULL;
+        n->pyobj = NULL;
+        ptl_node_decref(n);
+    }
     return 0;
 }
 

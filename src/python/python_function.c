@@ -104,6 +104,12 @@ kind_free(PyObject *cap)
     }
 }
 
+static const char *
+forward_name(const PtlNodeKind *k)
+{
+    return k->name + strlen(k->name) + 1;
+}
+
 /* The node kind named `name` (one per Function class name; lives in `kinds`). */
 static const PtlNodeKind *
 kind_for(PyObject *name)
@@ -112,15 +118,25 @@ kind_for(PyObject *name)
     if (cap != NULL) {
         return PyCapsule_GetPointer(cap, "PtlNodeKind");
     }
-    const char *s = PyUnicode_AsUTF8(name);
+    /* the name buffer holds "<Class>Backward\0<Class>\0": PyTorch names the class itself in
+     * the "modified by an inplace operation" message (see forward_name) */
+    Py_ssize_t len;
+    const char *s = PyUnicode_AsUTF8AndSize(name, &len);
     PtlNodeKind *k = s ? calloc(1, sizeof(PtlNodeKind)) : NULL;
-    if (k == NULL || (k->name = strdup(s)) == NULL) {
+    char *buf = k ? malloc((size_t)len * 2 + 2) : NULL;
+    if (buf == NULL) {
         free(k);
         if (!PyErr_Occurred()) {
             PyErr_NoMemory();
         }
         return NULL;
     }
+    memcpy(buf, s, (size_t)len + 1);
+    memcpy(buf + len + 1, s, (size_t)len + 1);
+    if (len > 8 && strcmp(s + len - 8, "Backward") == 0) {
+        buf[len + 1 + len - 8] = '\0';
+    }
+    k->name = buf;
     k->apply = function_apply;
     cap = PyCapsule_New(k, "PtlNodeKind", kind_free);
     if (cap == NULL) {
@@ -234,6 +250,9 @@ py_function_record(PyObject *m, PyObject *args)
         }
         int k = index_of(PTLPY_IMPL(o), result);
         ptl_saved_set(node, i, PTLPY_IMPL(o), k >= 0, k >= 0 ? k : 0);
+        if (k >= 0) {
+            node->saved[i].producer = forward_name(kind);
+        }
     }
     node->nsaved = (int)PyTuple_GET_SIZE(save);
     if ((state = ptlpy_node_state(node, 1)) == NULL ||
