@@ -251,6 +251,12 @@ ptl_node_decref(PtlNode *n)
         if (x->py_state != NULL && ptl_autograd_hooks.free_state != NULL) {
             ptl_autograd_hooks.free_state(x->py_state);
         }
+        if (x->view != NULL) {
+            if (x->view->fn != NULL) {
+                ptl_node_decref(x->view->fn);
+            }
+            free(x->view);
+        }
         free(x->arg_lists);
         free(x->next);
         free(x->input_meta);
