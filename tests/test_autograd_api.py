@@ -452,3 +452,33 @@ def test_function_graph_is_freed():
         once()
     gc.collect()
     assert _C._live_counts() == before
+
+
+# ---- graph tools ----
+
+def test_graph_walk_and_to_dot():
+    from pytorchlite.autograd import graph
+    w = ptl.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    b = ptl.tensor([0.5, 0.5], requires_grad=True)
+    x = ptl.tensor([[1.0, -1.0]])
+    out = (x.mm(w) + b).relu().sum()
+    names = [fn.name() for fn in graph.walk([out.grad_fn])]
+    assert names == ["SumBackward0", "ReluBackward0", "AddBackward0", "MmBackward0",
+                     "AccumulateGrad", "AccumulateGrad"]
+    dot = graph.to_dot(out, params={"weight": w, "bias": b}, show_saved=True)
+    assert dot.startswith("digraph {") and dot.rstrip().endswith("}")
+    assert '"weight\\n (2, 2)"' in dot and '"bias\\n (2)"' in dot
+    assert '"MmBackward0\\nself: (1, 2)\\nmat2: (2, 2)"' in dot
+    assert '"()" fillcolor=darkolivegreen1' in dot
+    assert any(line.endswith(f" -> out{id(out)}") for line in dot.splitlines())
+    edges = [line for line in dot.splitlines() if "->" in line]
+    assert len(edges) == 6
+    assert "ReluBackward0\\nresult: (1, 2)" not in graph.to_dot(out)
+
+
+def test_graph_render(tmp_path, monkeypatch):
+    from pytorchlite.autograd import graph
+    out = (ptl.tensor([1.0], requires_grad=True) * 2).sum()
+    monkeypatch.setattr(graph.shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match=re.escape("apt-get install graphviz")):
+        graph.render(graph.to_dot(out), tmp_path / "g.svg")

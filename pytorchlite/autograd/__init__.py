@@ -6,6 +6,7 @@ from .. import _C
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import _hooks  # noqa: F401  (installs the hook runners)
+from . import graph  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
