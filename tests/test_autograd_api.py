@@ -482,3 +482,29 @@ def test_graph_render(tmp_path, monkeypatch):
     monkeypatch.setattr(graph.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match=re.escape("apt-get install graphviz")):
         graph.render(graph.to_dot(out), tmp_path / "g.svg")
+
+
+# ---- anomaly mode ----
+
+def test_anomaly_mode_reports_nan():
+    def run(lib):
+        a = lib.tensor([0.0, 1.0], requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with lib.autograd.detect_anomaly():
+                d = (a * 0).log() * 0
+                with pytest.raises(RuntimeError) as e:
+                    d.sum().backward()
+        plain = (a * 0).log() * 0
+        plain.sum().backward()   # off again: NaN passes silently
+        return str(e.value), np.isnan(a.grad.tolist()).tolist()
+
+    mine, ref = both(run)
+    assert mine == ref
+    assert mine[0] == "Function 'LogBackward0' returned nan values in its 0th output."
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+        ptl.autograd.detect_anomaly()
+    assert not ptl.autograd.is_anomaly_enabled()
+    with ptl.autograd.set_detect_anomaly(True):
+        assert ptl.autograd.is_anomaly_enabled()
+    assert not ptl.autograd.is_anomaly_enabled()

@@ -175,6 +175,10 @@ int ptl_autograd_grad(PtlTensorImpl **roots, PtlTensorImpl **grads, int n,
                       PtlTensorImpl **inputs, int ninputs, int retain_graph, int create_graph,
                       int allow_unused, PtlTensorImpl **out);
 
+/* ---- anomaly mode (global, as PyTorch's): the engine checks every gradient for NaN ---- */
+int ptl_anomaly_enabled(void);
+void ptl_anomaly_set(int on);
+
 /* ---- grad mode ---- */
 int ptl_grad_mode_enabled(void);
 void ptl_grad_mode_set(int on);

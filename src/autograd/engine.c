@@ -261,6 +261,34 @@ ones_like(PtlTensorImpl *t)
     return o;
 }
 
+/* Anomaly mode: PyTorch's error when a node produced NaN. */
+static int
+check_nan(PtlNode *node, PtlTensorImpl **outs)
+{
+    for (int i = 0; i < node->num_next; i++) {
+        if (outs[i] == NULL || !ptl_dtype_is_floating(outs[i]->dtype)) {
+            continue;
+        }
+        PtlIValue a[1] = {ptl_iv_tensor(outs[i])};
+        PtlTensorImpl *nan = ptl_call_tensor(PTL_OP_isnan, a), *any = NULL;
+        if (nan != NULL) {
+            PtlIValue b[1] = {ptl_iv_tensor(nan)};
+            any = ptl_call_tensor(PTL_OP_any, b);
+            ptl_decref(nan);
+        }
+        if (any == NULL) {
+            return -1;
+        }
+        double found = ptl_item_double(any);
+        ptl_decref(any);
+        if (found != 0.0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Function '%s' returned nan values in its %dth "
+                                 "output.", node->kind->name, i);
+        }
+    }
+    return 0;
+}
+
 typedef struct Capture {
     PtlNode *node;        /* the target's gradient edge */
     int input_nr;
@@ -374,7 +402,8 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
                 ptl_autograd_hooks.pre(node, s->buf, node->num_outputs) < 0) {
                 goto node_error;
             }
-            if (node->kind->apply(node, s->buf, outs) < 0) {
+            if (node->kind->apply(node, s->buf, outs) < 0 ||
+                (ptl_anomaly_enabled() && check_nan(node, outs) < 0)) {
                 goto node_error;
             }
             if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.post != NULL &&

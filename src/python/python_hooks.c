@@ -309,7 +309,29 @@ py_set_hook_runners(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *
+py_set_anomaly_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    ptl_anomaly_set(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_is_anomaly_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(ptl_anomaly_enabled());
+}
+
 static PyMethodDef hooks_methods[] = {
+    {"_set_anomaly_enabled", py_set_anomaly_enabled, METH_O, NULL},
+    {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, NULL},
     {"_node_state", py_node_state, METH_O, NULL},
     {"_tensor_hooks", py_tensor_hooks, METH_O, NULL},
     {"_retains_grad", py_retains_grad, METH_VARARGS, NULL},
