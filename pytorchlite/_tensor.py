@@ -34,7 +34,7 @@ def from_dlpack(ext_tensor):
 
 
 class Tensor(_C.TensorBase):
-    __slots__ = ()
+    __slots__ = ("__weakref__",)   # retain_grad and hooks refer to tensors weakly
     __array_priority__ = 1000   # NumPy defers to our reflected operators
 
     # ---- printing ----
@@ -52,6 +52,25 @@ class Tensor(_C.TensorBase):
         """Accumulates d self / d leaf into each leaf's .grad (see autograd.backward)."""
         from .autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """hook(grad) -> None or a new grad, run when self's gradient is computed."""
+        from .autograd import _hooks
+        return _hooks.register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(self), run after backward updated this leaf's .grad."""
+        from .autograd import _hooks
+        return _hooks.register_post_accumulate_grad_hook(self, hook)
+
+    def retain_grad(self):
+        """Populates .grad of this non-leaf tensor during backward."""
+        from .autograd import _hooks
+        _hooks.retain_grad(self)
+
+    @property
+    def retains_grad(self):
+        return _C._retains_grad(self)
 
     def detach_(self):
         raise RuntimeError("detach_() is not supported yet; use detach()")

@@ -5,9 +5,15 @@ turns single tensors into sequences."""
 from .. import _C
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import _hooks  # noqa: F401  (installs the hook runners)
+from . import graph  # noqa: F401
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .function import Function, FunctionCtx, once_differentiable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError"]
+           "is_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Function",
+           "FunctionCtx", "once_differentiable", "detect_anomaly", "set_detect_anomaly",
+           "is_anomaly_enabled"]
 
 
 def _as_tuple(x):

@@ -68,6 +68,16 @@ typedef struct PtlNodeKind {
     int is_accumulate_grad;
 } PtlNodeKind;
 
+/* Where a view lies in its base's storage (CopySlices, AsStridedBackward0; see
+ * copy_slices.c).  Offsets are absolute storage offsets in elements. */
+typedef struct PtlViewInfo {
+    PtlNode *fn;                   /* CopySlices: the in-place op's own node (owned) */
+    int dim, base_dim;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS], offset;
+    int64_t base_sizes[PTL_MAX_DIMS], base_strides[PTL_MAX_DIMS], base_offset;
+    int64_t extent;                /* elements of storage both geometries reach */
+} PtlViewInfo;
+
 struct PtlNode {
     atomic_long refcnt;
     const PtlNodeKind *kind;
@@ -84,6 +94,7 @@ struct PtlNode {
     PtlIValue args[PTL_SCHEMA_MAX_ARGS]; /* the forward's arguments; tensors not kept */
     int64_t *arg_lists;            /* owned copies of int-list arguments */
     PtlTensorImpl *variable;       /* AccumulateGrad: the leaf (owned) */
+    PtlViewInfo *view;             /* CopySlices / AsStridedBackward0 (owned) */
     int released;                  /* saved variables freed after a backward */
     void *pyobj;                   /* borrowed back-pointer to the Python wrapper */
     void *py_state;                /* Python hooks/metadata, freed through ptl_autograd_hooks */
@@ -113,6 +124,15 @@ typedef struct PtlAutogradHooks {
 } PtlAutogradHooks;
 extern PtlAutogradHooks ptl_autograd_hooks;
 
+/* Whether the engine must call ptl_autograd_hooks for n: it has Python state, or it is the
+ * AccumulateGrad of a leaf with Python hooks. */
+static inline int
+ptl_node_has_py_hooks(const PtlNode *n)
+{
+    const PtlAutogradMeta *m = n->variable ? n->variable->autograd_meta : NULL;
+    return n->py_state != NULL || (m != NULL && m->py_hooks != NULL);
+}
+
 /* ---- metadata ---- */
 PtlAutogradMeta *ptl_autograd_meta(PtlTensorImpl *t, int create);   /* NULL if none/oom */
 int ptl_requires_grad(const PtlTensorImpl *t);
@@ -139,6 +159,11 @@ PtlTensorImpl *ptl_saved_unpack(PtlNode *n, int i, int *err);
 void ptl_node_release_saved(PtlNode *n);
 extern const PtlNodeKind ptl_accumulate_grad_kind;
 
+/* ---- in-place ops on views (copy_slices.c) ---- */
+/* After in-place op node `fn` (borrowed) wrote into view `self`: rewrites the history of
+ * self's base with a CopySlices node and gives self an AsStridedBackward0 grad_fn. */
+int ptl_copy_slices_rebase(PtlTensorImpl *self, PtlNode *fn);
+
 /* ---- engine ---- */
 /* backward of roots[i] with grads[i] (NULL: ones for scalars).  inputs (optional): only
  * accumulate into these leaves.  0 or -1. */
@@ -149,6 +174,10 @@ int ptl_backward(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain
 int ptl_autograd_grad(PtlTensorImpl **roots, PtlTensorImpl **grads, int n,
                       PtlTensorImpl **inputs, int ninputs, int retain_graph, int create_graph,
                       int allow_unused, PtlTensorImpl **out);
+
+/* ---- anomaly mode (global, as PyTorch's): the engine checks every gradient for NaN ---- */
+int ptl_anomaly_enabled(void);
+void ptl_anomaly_set(int on);
 
 /* ---- grad mode ---- */
 int ptl_grad_mode_enabled(void);

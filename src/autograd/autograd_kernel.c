@@ -109,7 +109,7 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     PtlNode *node = NULL;
     Inputs in;
     PtlEdge edges[MAX_INPUTS];
-    int nedges = 0;
+    int nedges = 0, on_view = 0;
 
     if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
         return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
@@ -127,15 +127,16 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
                                  "a leaf Variable that requires grad is being used in an "
                                  "in-place operation.");
         }
-        if (self->base != NULL && (ptl_requires_grad(self) || ptl_requires_grad(self->base) ||
-                                   collect_inputs(op, s, &in))) {
-            /* PyTorch rewrites the base's history here (CopySlices); until we do, refuse
-             * rather than compute a silently wrong gradient */
-            return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                                 "in-place operation %s on a view of a tensor that requires grad "
-                                 "is not supported yet (CopySlices); apply it out of place or "
-                                 "to the base tensor",
-                                 sc->name + 6);
+        /* a differentiable view: the base's history is rewritten (Note [CopySlices]); a
+         * view that does not require grad of a base that does (detach()) is a plain tensor */
+        if (self->base != NULL && (self->flags & PTL_TF_IS_VIEW) &&
+            (ptl_requires_grad(self) || !ptl_requires_grad(self->base))) {
+            if (ptl_is_leaf(self->base) && ptl_requires_grad(self->base)) {
+                return ptl_error_set(PTL_ERR_RUNTIME,
+                                     "a view of a leaf Variable that requires grad is being used "
+                                     "in an in-place operation.");
+            }
+            on_view = 1;
         }
         if (row != NULL && (row->save & PTL_SAVE_ARG(0))) {
             /* the formula needs self as it was before the op changes it */
@@ -209,6 +210,13 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         if (row->save & PTL_SAVE_RESULT) {
             ptl_saved_set(node, slot++, s[0].u.t, 1, 0);
         }
+    }
+    if (on_view) {
+        if (ptl_copy_slices_rebase(s[0].u.t, node) < 0) {
+            ptl_ivalue_release(&s[0]);
+            goto error;
+        }
+        goto done;
     }
     /* outputs take the node as their grad_fn (an in-place op rebases self's history) */
     for (int k = 0, nr = 0; k < sc->nrets; k++) {

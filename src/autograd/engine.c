@@ -261,6 +261,34 @@ ones_like(PtlTensorImpl *t)
     return o;
 }
 
+/* Anomaly mode: PyTorch's error when a node produced NaN. */
+static int
+check_nan(PtlNode *node, PtlTensorImpl **outs)
+{
+    for (int i = 0; i < node->num_next; i++) {
+        if (outs[i] == NULL || !ptl_dtype_is_floating(outs[i]->dtype)) {
+            continue;
+        }
+        PtlIValue a[1] = {ptl_iv_tensor(outs[i])};
+        PtlTensorImpl *nan = ptl_call_tensor(PTL_OP_isnan, a), *any = NULL;
+        if (nan != NULL) {
+            PtlIValue b[1] = {ptl_iv_tensor(nan)};
+            any = ptl_call_tensor(PTL_OP_any, b);
+            ptl_decref(nan);
+        }
+        if (any == NULL) {
+            return -1;
+        }
+        double found = ptl_item_double(any);
+        ptl_decref(any);
+        if (found != 0.0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Function '%s' returned nan values in its %dth "
+                                 "output.", node->kind->name, i);
+        }
+    }
+    return 0;
+}
+
 typedef struct Capture {
     PtlNode *node;        /* the target's gradient edge */
     int input_nr;
@@ -370,14 +398,15 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
         }
         memset(outs, 0, sizeof(PtlTensorImpl *) * (size_t)(node->num_next < 16 ? 16 : node->num_next));
         if (!skip) {
-            if (node->py_state != NULL && ptl_autograd_hooks.pre != NULL &&
+            if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.pre != NULL &&
                 ptl_autograd_hooks.pre(node, s->buf, node->num_outputs) < 0) {
                 goto node_error;
             }
-            if (node->kind->apply(node, s->buf, outs) < 0) {
+            if (node->kind->apply(node, s->buf, outs) < 0 ||
+                (ptl_anomaly_enabled() && check_nan(node, outs) < 0)) {
                 goto node_error;
             }
-            if (node->py_state != NULL && ptl_autograd_hooks.post != NULL &&
+            if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.post != NULL &&
                 ptl_autograd_hooks.post(node, outs, node->num_next, s->buf, node->num_outputs) < 0) {
                 goto node_error;
             }

@@ -19,6 +19,20 @@ ptl_next_sequence_nr(void)
     return atomic_fetch_add_explicit(&sequence_nr, 1, memory_order_relaxed);
 }
 
+static atomic_int anomaly_mode;
+
+int
+ptl_anomaly_enabled(void)
+{
+    return atomic_load_explicit(&anomaly_mode, memory_order_relaxed);
+}
+
+void
+ptl_anomaly_set(int on)
+{
+    atomic_store_explicit(&anomaly_mode, on != 0, memory_order_relaxed);
+}
+
 /* ---- grad mode (Note [Autograd key]: off = the Autograd key is excluded) ---- */
 
 int
@@ -250,6 +264,12 @@ ptl_node_decref(PtlNode *n)
         }
         if (x->py_state != NULL && ptl_autograd_hooks.free_state != NULL) {
             ptl_autograd_hooks.free_state(x->py_state);
+        }
+        if (x->view != NULL) {
+            if (x->view->fn != NULL) {
+                ptl_node_decref(x->view->fn);
+            }
+            free(x->view);
         }
         free(x->arg_lists);
         free(x->next);

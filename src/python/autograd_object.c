@@ -3,11 +3,9 @@
  * is_leaf / requires_grad, backward and autograd.grad, grad mode.  Mirrors
  * torch/csrc/autograd/{python_cpp_function.cpp, python_engine.cpp, python_variable.cpp}.
  * See Note [Autograd ownership]. */
-#include "ptlpy.h"
+#include "autograd_python.h"
 
 #include <string.h>
-
-#include "../autograd/autograd.h"
 
 typedef struct PtlPyNode {
     PyObject_HEAD
@@ -16,8 +14,6 @@ typedef struct PtlPyNode {
 
 static PyObject *node_types = NULL;   /* name -> type */
 static PyTypeObject *node_base_type = NULL;
-
-PyObject *ptlpy_wrap_node(PtlNode *n);
 
 static void
 node_dealloc(PtlPyNode *self)
@@ -33,17 +29,34 @@ node_dealloc(PtlPyNode *self)
     Py_DECREF(tp);
 }
 
+/* The node's state (hooks, metadata) may refer back to this wrapper.  Only while the wrapper
+ * is the node's sole owner does it own that state, so only then is it reported (and
+ * released by node_clear): the collector may then free such a cycle. */
+static int
+uniquely_owned(PtlPyNode *self)
+{
+    return self->node != NULL && atomic_load(&self->node->refcnt) == 1;
+}
+
 static int
 node_traverse(PtlPyNode *self, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(self));
+    if (uniquely_owned(self) && self->node->py_state != NULL) {
+        Py_VISIT((PyObject *)self->node->py_state);
+    }
     return 0;
 }
 
 static int
 node_clear(PtlPyNode *self)
 {
-    (void)self;
+    if (uniquely_owned(self)) {
+        PtlNode *n = self->node;
+        self->node = NULL;
+        n->pyobj = NULL;
+        ptl_node_decref(n);
+    }
     return 0;
 }
 
@@ -80,24 +93,35 @@ node_next_functions(PtlPyNode *self, void *c)
     return tup;
 }
 
-/* The metadata dict lives as long as the node (not its wrapper): node->py_state. */
+/* The metadata dict lives as long as the node (not its wrapper), in its state. */
 static PyObject *
 node_metadata(PtlPyNode *self, void *c)
 {
     (void)c;
-    if (self->node->py_state == NULL && (self->node->py_state = PyDict_New()) == NULL) {
+    PyObject *st = ptlpy_node_state(self->node, 1), *md;
+    if (st == NULL) {
         return NULL;
     }
-    Py_INCREF((PyObject *)self->node->py_state);
-    return self->node->py_state;
+    if ((md = PyObject_GetAttrString(st, "metadata")) != NULL ||
+        !PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        return md;
+    }
+    PyErr_Clear();
+    if ((md = PyDict_New()) == NULL || PyObject_SetAttrString(st, "metadata", md) < 0) {
+        Py_XDECREF(md);
+        return NULL;
+    }
+    return md;
 }
 
-static void
-free_node_state(void *state)
+PtlNode *
+ptlpy_node_from(PyObject *o)
 {
-    PyGILState_STATE st = PyGILState_Ensure();
-    Py_DECREF((PyObject *)state);
-    PyGILState_Release(st);
+    if (!PyObject_TypeCheck(o, node_base_type)) {
+        PyErr_Format(PyExc_TypeError, "expected a grad_fn node, got %s", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return ((PtlPyNode *)o)->node;
 }
 
 static PyObject *
@@ -576,7 +600,6 @@ ptlpy_autograd_init(PyObject *module)
         ptlpy_raise();
         return -1;
     }
-    ptl_autograd_hooks.free_state = free_node_state;
     node_types = PyDict_New();
     node_base_type = (PyTypeObject *)PyType_FromSpec(&node_base_spec);
     if (node_types == NULL || node_base_type == NULL) {
@@ -608,6 +631,9 @@ ptlpy_autograd_init(PyObject *module)
     Py_INCREF(node_types);
     if (PyModule_AddObject(module, "_node_types", node_types) < 0) {
         Py_DECREF(node_types);
+        return -1;
+    }
+    if (ptlpy_hooks_init(module) < 0 || ptlpy_function_init(module) < 0) {
         return -1;
     }
     return PyModule_AddFunctions(module, autograd_module_methods);

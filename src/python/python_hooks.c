@@ -1,0 +1,358 @@
+/* python_hooks.c -- node state objects and the engine callbacks that run Python hooks.
+ * Mirrors torch/csrc/autograd/python_hook.cpp.  See Note [Node state]; the hook logic
+ * itself (order, replacement, retain_grad) is Python: pytorchlite/autograd/_hooks.py. */
+#include "autograd_python.h"
+
+#include <structmember.h>
+
+static PyObject *run_pre = NULL;    /* _hooks._run_pre(state, leaf_hooks, grads) */
+static PyObject *run_post = NULL;   /* _hooks._run_post(state, leaf_hooks, leaf, ins, outs) */
+
+/* ---- the state type ---- */
+
+static int
+state_traverse(PtlPyNodeState *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->dict);
+    Py_VISIT(Py_TYPE(self));
+    return 0;
+}
+
+static int
+state_clear(PtlPyNodeState *self)
+{
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void
+state_dealloc(PtlPyNodeState *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(self->dict);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp);
+}
+
+static PyObject *
+state_get_alive(PtlPyNodeState *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(self->node != NULL);
+}
+
+static PyGetSetDef state_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"alive", (getter)state_get_alive, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyMemberDef state_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(PtlPyNodeState, dict), READONLY, NULL},
+    {NULL},
+};
+
+static PyType_Slot state_slots[] = {
+    {Py_tp_dealloc, state_dealloc},
+    {Py_tp_traverse, state_traverse},
+    {Py_tp_clear, state_clear},
+    {Py_tp_getset, state_getset},
+    {Py_tp_members, state_members},
+    {0, NULL},
+};
+
+static PyType_Spec state_spec = {
+    "pytorchlite._C._NodeState", sizeof(PtlPyNodeState), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, state_slots,
+};
+
+static PyTypeObject *state_type = NULL;
+
+static PyObject *
+state_new(PtlNode *n)
+{
+    PtlPyNodeState *s = PyObject_GC_New(PtlPyNodeState, state_type);
+    if (s == NULL) {
+        return NULL;
+    }
+    s->node = n;
+    s->dict = NULL;
+    PyObject_GC_Track(s);
+    return (PyObject *)s;
+}
+
+PyObject *
+ptlpy_node_state(PtlNode *n, int create)
+{
+    if (n->py_state == NULL && create) {
+        n->py_state = state_new(n);
+    }
+    return n->py_state;
+}
+
+static void
+free_node_state(void *state)
+{
+    PyGILState_STATE st = PyGILState_Ensure();
+    ((PtlPyNodeState *)state)->node = NULL;
+    Py_DECREF((PyObject *)state);
+    PyGILState_Release(st);
+}
+
+static void
+free_tensor_hooks(void *hooks)
+{
+    PyGILState_STATE st = PyGILState_Ensure();
+    Py_DECREF((PyObject *)hooks);
+    PyGILState_Release(st);
+}
+
+/* ---- engine callbacks ---- */
+
+/* A tuple of the gradients (borrowed impls; None for an undefined one). */
+static PyObject *
+grads_tuple(PtlTensorImpl **grads, int n)
+{
+    PyObject *tup = PyTuple_New(n);
+    for (int i = 0; tup != NULL && i < n; i++) {
+        PyObject *o;
+        if (grads[i] == NULL) {
+            Py_INCREF(Py_None);
+            o = Py_None;
+        }
+        else {
+            ptl_incref(grads[i]);
+            o = ptlpy_wrap(grads[i]);
+        }
+        if (o == NULL) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, o);
+    }
+    return tup;
+}
+
+/* Replaces grads[0..n) with the items of `seq` (tensors or None).  0 or -1 (error set). */
+static int
+replace_grads(PyObject *seq, PtlTensorImpl **grads, int n)
+{
+    PyObject *fast = PySequence_Fast(seq, "hooks must return a sequence of gradients");
+    if (fast == NULL) {
+        return -1;
+    }
+    if (PySequence_Fast_GET_SIZE(fast) != n) {
+        PyErr_Format(PyExc_RuntimeError, "hook returned %zd gradients but %d were expected",
+                     PySequence_Fast_GET_SIZE(fast), n);
+        Py_DECREF(fast);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        if (o != Py_None && !PtlPyTensor_Check(o)) {
+            PyErr_Format(PyExc_TypeError, "expected a Tensor or None as a gradient, got %s",
+                         Py_TYPE(o)->tp_name);
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *o = PySequence_Fast_GET_ITEM(fast, i);
+        PtlTensorImpl *g = o == Py_None ? NULL : PTLPY_IMPL(o);
+        if (g != NULL) {
+            ptl_incref(g);
+        }
+        ptl_xdecref(grads[i]);
+        grads[i] = g;
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+static PyObject *
+leaf_hooks(PtlNode *n)
+{
+    PtlAutogradMeta *m = n->variable ? n->variable->autograd_meta : NULL;
+    return m != NULL && m->py_hooks != NULL ? m->py_hooks : Py_None;
+}
+
+static int
+hooks_pre(PtlNode *n, PtlTensorImpl **grads, int ngrads)
+{
+    PyObject *state = n->py_state ? n->py_state : Py_None;
+    PyObject *tup = grads_tuple(grads, ngrads), *res = NULL;
+    if (tup != NULL) {
+        res = PyObject_CallFunctionObjArgs(run_pre, state, leaf_hooks(n), tup, NULL);
+        Py_DECREF(tup);
+    }
+    if (res == NULL || (res != Py_None && replace_grads(res, grads, ngrads) < 0)) {
+        Py_XDECREF(res);
+        return ptl_error_set(PTL_ERR_PYTHON, "a Python hook failed");
+    }
+    Py_DECREF(res);
+    return 0;
+}
+
+static int
+hooks_post(PtlNode *n, PtlTensorImpl **grads_out, int nout, PtlTensorImpl **grads_in, int nin)
+{
+    PyObject *state = n->py_state ? n->py_state : Py_None, *leaf = Py_None, *res = NULL;
+    PyObject *ins = grads_tuple(grads_out, nout), *outs = grads_tuple(grads_in, nin);
+    if (n->variable != NULL) {
+        ptl_incref(n->variable);
+        leaf = ptlpy_wrap(n->variable);
+    }
+    else {
+        Py_INCREF(leaf);
+    }
+    if (ins != NULL && outs != NULL && leaf != NULL) {
+        res = PyObject_CallFunctionObjArgs(run_post, state, leaf_hooks(n), leaf, ins, outs, NULL);
+    }
+    Py_XDECREF(ins);
+    Py_XDECREF(outs);
+    Py_XDECREF(leaf);
+    if (res == NULL || (res != Py_None && replace_grads(res, grads_out, nout) < 0)) {
+        Py_XDECREF(res);
+        return ptl_error_set(PTL_ERR_PYTHON, "a Python hook failed");
+    }
+    Py_DECREF(res);
+    return 0;
+}
+
+/* ---- module functions ---- */
+
+/* _node_state(grad_fn) -> its _NodeState (created on first use) */
+static PyObject *
+py_node_state(PyObject *m, PyObject *fn)
+{
+    (void)m;
+    PtlNode *n = ptlpy_node_from(fn);
+    PyObject *st = n ? ptlpy_node_state(n, 1) : NULL;
+    Py_XINCREF(st);
+    return st;
+}
+
+/* _tensor_hooks(tensor) -> the leaf's hook state (created on first use) */
+static PyObject *
+py_tensor_hooks(PyObject *m, PyObject *t)
+{
+    (void)m;
+    if (!PtlPyTensor_Check(t)) {
+        PyErr_SetString(PyExc_TypeError, "expected a Tensor");
+        return NULL;
+    }
+    PtlAutogradMeta *meta = ptl_autograd_meta(PTLPY_IMPL(t), 1);
+    if (meta == NULL) {
+        return ptlpy_raise();
+    }
+    if (meta->py_hooks == NULL && (meta->py_hooks = state_new(NULL)) == NULL) {
+        return NULL;
+    }
+    Py_INCREF((PyObject *)meta->py_hooks);
+    return meta->py_hooks;
+}
+
+/* _retains_grad(tensor[, on]) -> the flag, after setting it when `on` is given */
+static PyObject *
+py_retains_grad(PyObject *m, PyObject *args)
+{
+    PyObject *t, *on = NULL;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "O!|O:_retains_grad", &PtlPyTensorBase_Type, &t, &on)) {
+        return NULL;
+    }
+    PtlAutogradMeta *meta = ptl_autograd_meta(PTLPY_IMPL(t), on != NULL);
+    if (on != NULL) {
+        if (meta == NULL) {
+            return ptlpy_raise();
+        }
+        meta->retains_grad = PyObject_IsTrue(on);
+    }
+    return PyBool_FromLong(meta != NULL && meta->retains_grad);
+}
+
+/* _set_grad_raw(tensor, grad): sets .grad without checks (retain_grad's hook) */
+static PyObject *
+py_set_grad_raw(PyObject *m, PyObject *args)
+{
+    PyObject *t, *g;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "O!O!:_set_grad_raw", &PtlPyTensorBase_Type, &t,
+                          &PtlPyTensorBase_Type, &g)) {
+        return NULL;
+    }
+    PtlAutogradMeta *meta = ptl_autograd_meta(PTLPY_IMPL(t), 1);
+    if (meta == NULL) {
+        return ptlpy_raise();
+    }
+    ptl_incref(PTLPY_IMPL(g));
+    PTL_CLEAR(meta->grad);
+    meta->grad = PTLPY_IMPL(g);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_set_hook_runners(PyObject *m, PyObject *args)
+{
+    PyObject *pre, *post;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OO:_set_hook_runners", &pre, &post)) {
+        return NULL;
+    }
+    Py_INCREF(pre);
+    Py_INCREF(post);
+    Py_XSETREF(run_pre, pre);
+    Py_XSETREF(run_post, post);
+    ptl_autograd_hooks.pre = hooks_pre;
+    ptl_autograd_hooks.post = hooks_post;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_set_anomaly_enabled(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    ptl_anomaly_set(on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_is_anomaly_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(ptl_anomaly_enabled());
+}
+
+static PyMethodDef hooks_methods[] = {
+    {"_set_anomaly_enabled", py_set_anomaly_enabled, METH_O, NULL},
+    {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, NULL},
+    {"_node_state", py_node_state, METH_O, NULL},
+    {"_tensor_hooks", py_tensor_hooks, METH_O, NULL},
+    {"_retains_grad", py_retains_grad, METH_VARARGS, NULL},
+    {"_set_grad_raw", py_set_grad_raw, METH_VARARGS, NULL},
+    {"_set_hook_runners", py_set_hook_runners, METH_VARARGS, NULL},
+    {NULL},
+};
+
+int
+ptlpy_hooks_init(PyObject *module)
+{
+    state_type = (PyTypeObject *)PyType_FromSpec(&state_spec);
+    if (state_type == NULL) {
+        return -1;
+    }
+    ptl_autograd_hooks.free_state = free_node_state;
+    ptl_autograd_hooks.free_tensor_hooks = free_tensor_hooks;
+    Py_INCREF(state_type);
+    if (PyModule_AddObject(module, "_NodeState", (PyObject *)state_type) < 0) {
+        Py_DECREF(state_type);
+        return -1;
+    }
+    return PyModule_AddFunctions(module, hooks_methods);
+}
