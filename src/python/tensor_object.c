@@ -44,6 +44,12 @@ static void
 tensor_dealloc(PtlPyTensor *self)
 {
     PtlTensorImpl *t = self->impl;
+    /* Tensor is weak-referenceable but not GC-tracked (module.c); CPython's dealloc for
+     * non-GC heap types leaves weak references to us, so clear them here (a no-op when the
+     * GC path already did). */
+    if (Py_TYPE(self)->tp_weaklistoffset != 0) {
+        PyObject_ClearWeakRefs((PyObject *)self);
+    }
     if (t != NULL) {
         t->pyobj = NULL;
         self->impl = NULL;
