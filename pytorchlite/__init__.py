@@ -51,3 +51,8 @@ strided = "strided"
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
+
+from . import random  # noqa: E402
+from .random import (  # noqa: E402,F401
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
