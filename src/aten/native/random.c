@@ -413,14 +413,14 @@ random_from_to(PtlTensorImpl *self, int64_t from, int64_t to, PtlGenerator *gen)
 static int
 random_from_inclusive(PtlTensorImpl *self, int64_t from, int64_t to_inc, PtlGenerator *gen)
 {
+    if (check_from_to_in_range(from, to_inc, self->dtype) < 0) {
+        return -1;
+    }
     if (from > to_inc) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "random_ expects 'from' casted to dtype to be less than or equal "
                              "to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
                              (long long)from, (long long)to_inc);
-    }
-    if (check_from_to_in_range(from, to_inc, self->dtype) < 0) {
-        return -1;
     }
     DistJob j = job_new(DIST_RANDOM, 0, 0);
     j.from = from;
