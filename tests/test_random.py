@@ -122,13 +122,22 @@ def test_state_round_trip():
 
 
 def test_offset_advances_by_numel():
-    """Two draws of n continue one stream: they equal one draw of 2n."""
+    """State = seed then offset (little-endian uint64); a draw of n reserves n counters."""
     g = ptl.Generator().manual_seed(11)
+
+    def seed_offset():
+        b = g.get_state().numpy().tobytes()
+        return int.from_bytes(b[:8], "little"), int.from_bytes(b[8:], "little")
+
+    assert seed_offset() == (11, 0)
     a = ptl.rand(1000, generator=g)
-    b = ptl.rand(1000, generator=g)
-    g.manual_seed(11)
-    ab = ptl.rand(2000, generator=g)
-    np.testing.assert_array_equal(np.concatenate([a.numpy(), b.numpy()]), ab.numpy())
+    assert seed_offset() == (11, 1000)
+    b = ptl.randn(3, 5, generator=g)
+    assert seed_offset() == (11, 1015)
+    ptl.empty(0).uniform_(generator=g)
+    assert seed_offset() == (11, 1015)
+    assert not np.array_equal(a.numpy(), ptl.rand(1000, generator=g).numpy())
+    assert b.shape == (3, 5)
 
 
 @pytest.mark.parametrize("op", ["rand", "randn", "bernoulli_", "randint", "poisson",
@@ -639,3 +648,55 @@ def test_no_leaks():
             with pytest.raises(exc):
                 call(ptl)
     assert _C._live_counts() == before
+
+
+# ---- autograd: samplers pass zero gradients (derivatives.yaml's zeros_like) ----
+
+AUTOGRAD_CASES = [
+    # (name, fn(module, x) where x requires grad through one op, PyTorch's node name)
+    ("uniform_", lambda m, x: (x * 1).uniform_(), "UniformBackward0"),
+    ("normal_", lambda m, x: (x * 1).normal_(), "NormalBackward0"),
+    ("normal.Tensor_float", lambda m, x: m.normal(x, 1.0), "NormalBackward1"),
+    ("normal.float_Tensor", lambda m, x: m.normal(1.0, x), "NormalBackward2"),
+    ("normal.Tensor_Tensor", lambda m, x: m.normal(x, x), "NormalBackward3"),
+    ("random_.from", lambda m, x: (x * 1).random_(1, 3), "RandomBackward0"),
+    ("random_.to", lambda m, x: (x * 1).random_(3), "RandomBackward1"),
+    ("random_", lambda m, x: (x * 1).random_(), "RandomBackward2"),
+    ("exponential_", lambda m, x: (x * 1).exponential_(), "ExponentialBackward0"),
+    ("geometric_", lambda m, x: (x * 1).geometric_(0.5), "GeometricBackward0"),
+    ("log_normal_", lambda m, x: (x * 1).log_normal_(), "LogNormalBackward0"),
+    ("cauchy_", lambda m, x: (x * 1).cauchy_(), "CauchyBackward0"),
+    ("bernoulli", lambda m, x: m.bernoulli(x.sigmoid()), "BernoulliBackward0"),
+    ("bernoulli_.Tensor", lambda m, x: m.zeros(2, 3).bernoulli_(x.sigmoid()),
+     "BernoulliBackward1"),
+    ("bernoulli_.float", lambda m, x: (x * 1).bernoulli_(0.5), "BernoulliBackward2"),
+    ("poisson", lambda m, x: m.poisson(x.exp()), "PoissonBackward0"),
+]
+
+
+@pytest.mark.parametrize("name,fn,node", AUTOGRAD_CASES, ids=[c[0] for c in AUTOGRAD_CASES])
+def test_sampler_gradients_are_zero(name, fn, node):
+    libs = [ptl] + ([torch] if torch is not None else [])
+    for m in libs:
+        x = m.ones(3, dtype=m.float64, requires_grad=True)
+        y = fn(m, x)
+        assert type(y.grad_fn).__name__ == node
+        (y * 3).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+
+
+def test_sampler_autograd_errors():
+    for m in [ptl] + ([torch] if torch is not None else []):
+        leaf = m.zeros(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match=_msg(
+                "a leaf Variable that requires grad is being used in an in-place operation.")):
+            leaf.uniform_()
+        with m.no_grad():
+            leaf.normal_()
+        assert leaf.requires_grad and leaf.is_leaf
+        assert m.multinomial(leaf.sigmoid(), 2).grad_fn is None
+        assert m.rand_like(leaf).grad_fn is None and not m.rand_like(leaf).requires_grad
+    y = ptl.bernoulli(ptl.ones(3, requires_grad=True) * 0.5, 0.5)
+    with pytest.raises(NotImplementedError, match=_msg(
+            "the derivative for 'aten::bernoulli.p' is not implemented.")):
+        y.sum().backward()

@@ -52,13 +52,23 @@ ptl_transform_uniform(double u, double from, double to)
     return u * (to - from) + from;
 }
 
-/* normal_: Box-Muller with u1 in [0, 1) for the angle and u2 in (0, 1] for the radius;
- * the sine half of the pair is not used, so that element i needs only its own block. */
+/* normal_: Box-Muller, a standard normal from u1 in [0, 1) (the angle) and u2 in (0, 1]
+ * (the radius); slot 0 takes the cosine half of the pair, slot 1 the sine half. */
 PTL_HD static inline double
-ptl_transform_normal(double u1, double u2, double mean, double std)
+ptl_box_muller(double u1, double u2, int slot)
 {
-    double r = sqrt(-2.0 * log(u2));
-    return mean + std * r * cos(2.0 * PTL_PI * u1);
+    double r = sqrt(-2.0 * log(u2)), theta = 2.0 * PTL_PI * u1;
+    return r * (slot == 0 ? cos(theta) : sin(theta));
+}
+
+/* ptl_box_muller in float, for float16/bfloat16/float32 results: u1 in [0, 1) and u2 in
+ * (0, 1] carry 24 bits each (the tail stops at 5.8 sigma, as with PyTorch's float
+ * uniforms) and the float functions cost half as much. */
+PTL_HD static inline float
+ptl_box_muller_f(float u1, float u2, int slot)
+{
+    float r = sqrtf(-2.0f * logf(u2)), theta = 2.0f * (float)PTL_PI * u1;
+    return r * (slot == 0 ? cosf(theta) : sinf(theta));
 }
 
 /* exponential_: inverse CDF with u in (0, 1] */

@@ -4,13 +4,19 @@
  * Note [Philox streams]
  * ~~~~~~~~~~~~~~~~~~~~~
  * A generator is (seed, offset).  A kernel that makes n random elements reserves n
- * counters: it reads the offset and advances it by n under the generator's lock, then
- * element i computes Philox4x32-10 with key = seed and counter = (offset + i, draw), where
- * draw = 0, 1, 2... numbers the 128-bit blocks element i consumes (most distributions need
- * one; rejection samplers such as poisson take as many as they need).  Element i depends on
- * nothing but (seed, offset, i), so the values are the same whatever the number of threads
- * and however the work is split, and a CUDA kernel computing philox.h gets the same stream.
- * Elements are numbered in row-major order of the output's shape, whatever its strides.
+ * counters: it reads the offset and advances it by n under the generator's lock.  Block
+ * (b, draw) is Philox4x32-10 with key = seed and 128-bit counter = (offset + b, draw): four
+ * 32-bit words.  Element i reads block i / k, where k, the elements per block, is fixed per
+ * distribution: 4 when an element needs one word (float uniforms, bernoulli, small integer
+ * ranges: word i % 4), 2 when it needs two (double uniforms, exponential, cauchy,
+ * geometric, wide integer ranges; normals, where elements 2m and 2m+1 take the cosine and
+ * sine halves of one Box-Muller pair), 1 for rejection samplers (poisson), which read
+ * draw = 0, 1, 2... of their own block as long as they need.  Element i depends on nothing
+ * but (seed, offset, i), so the values are the same whatever the number of threads and
+ * however the work is split, and a CUDA kernel computing philox.h and distributions.h gets
+ * the same stream.  Elements are numbered in row-major order of the output's shape,
+ * whatever its strides.  (Reserving n counters when n / k would do keeps the rule simple;
+ * 2^64 counters do not run out.)
  *
  * Rejected alternative: one sequential engine (mt19937, PyTorch's CPU default) makes the
  * values depend on the order in which threads draw, so PyTorch fills sequentially.

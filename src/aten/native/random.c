@@ -130,6 +130,7 @@ typedef struct DistJob {
     uint64_t seed, offset;
     PtlDtype dt;
     int bits;                /* DIST_UNIFORM: random bits of dt's mantissa */
+    int block_shift;         /* log2 of the elements per Philox block (block_shift()) */
     char *out;               /* contiguous, one element of dt per index */
     double a, b;             /* the parameters (mean/std, from/to, lambda, p...) */
     const double *pa, *pb;   /* per-element a and b, or NULL for the scalars */
@@ -137,36 +138,110 @@ typedef struct DistJob {
     uint64_t range;
 } DistJob;
 
-static inline int64_t
-random_value(const DistJob *j, int64_t i)
+/* log2 of the elements per Philox block (Note [Philox streams]): 4 when an element needs
+ * one 32-bit word, 2 when it needs 64 bits (or, for normals, when the two halves of one
+ * Box-Muller pair go to elements 2k and 2k+1), 1 for rejection samplers that draw their
+ * own blocks. */
+static int
+block_shift(const DistJob *j)
 {
-    PtlPhiloxBlock r = ptl_philox_draw(j->seed, j->offset, (uint64_t)i, 0);
-    uint64_t x = (uint64_t)r.w[1] << 32 | r.w[0];
+    switch (j->kind) {
+    case DIST_UNIFORM:
+        return j->bits <= 24 ? 2 : 1;
+    case DIST_BERNOULLI:
+        return 2;
+    case DIST_RANDOM:
+        return j->range != 0 && j->range <= ((uint64_t)1 << 32) ? 2 : 1;
+    case DIST_POISSON:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The block a chunk is reading, so that the elements sharing it compute it once (and,
+ * for normals, the Box-Muller pair of block `pair`). */
+typedef struct Cursor {
+    int64_t block, pair;
+    PtlPhiloxBlock b;
+    double z[2];
+} Cursor;
+
+/* The words of element i: its word (4 per block) or its two words (2 per block) in lo/hi,
+ * and its slot in the block. */
+static inline int
+element_words(const DistJob *j, Cursor *c, int64_t i, uint32_t *lo, uint32_t *hi)
+{
+    int64_t blk = i >> j->block_shift;
+    int slot = (int)(i & ((1 << j->block_shift) - 1));
+    if (blk != c->block) {
+        c->b = ptl_philox_draw(j->seed, j->offset, (uint64_t)blk, 0);
+        c->block = blk;
+    }
+    if (j->block_shift == 2) {
+        *lo = c->b.w[slot];
+        *hi = 0;
+    }
+    else {
+        *lo = c->b.w[2 * slot];
+        *hi = c->b.w[2 * slot + 1];
+    }
+    return slot;
+}
+
+static inline int64_t
+random_value(const DistJob *j, Cursor *c, int64_t i)
+{
+    uint32_t lo, hi;
+    element_words(j, c, i, &lo, &hi);
+    uint64_t x = (uint64_t)hi << 32 | lo;
     if (j->range == 0) {
         return (int64_t)x;
     }
-    x = j->range <= ((uint64_t)1 << 32) ? r.w[0] % j->range : x % j->range;
-    return (int64_t)((uint64_t)j->from + x);
+    return (int64_t)((uint64_t)j->from + x % j->range);
 }
 
 /* Element i of the job's distribution, as a double. */
 static inline double
-dist_value(const DistJob *j, int64_t i)
+dist_value(const DistJob *j, Cursor *c, int64_t i)
 {
     double a = j->pa ? j->pa[i] : j->a, b = j->pb ? j->pb[i] : j->b;
+    uint32_t lo, hi;
+    int slot;
     if (j->kind == DIST_POISSON) {
         PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
         return ptl_sample_poisson(a, &st);
     }
-    PtlPhiloxBlock r = ptl_philox_draw(j->seed, j->offset, (uint64_t)i, 0);
-    double u = ptl_uniform_bits(r.w[0], r.w[1], 53);
+    if (j->kind == DIST_NORMAL || j->kind == DIST_LOG_NORMAL) {
+        slot = element_words(j, c, i, &lo, &hi);
+        if (c->pair != c->block && j->dt == PTL_DTYPE_FLOAT64) {
+            double u1 = ptl_uniform_bits(c->b.w[0], c->b.w[1], 53);
+            double u2 = ptl_uniform_open0(c->b.w[2], c->b.w[3]);
+            c->z[0] = ptl_box_muller(u1, u2, 0);
+            c->z[1] = ptl_box_muller(u1, u2, 1);
+            c->pair = c->block;
+        }
+        else if (c->pair != c->block) {
+            float u1 = (float)(c->b.w[0] >> 8) * 0x1p-24f;
+            float u2 = 1.0f - (float)(c->b.w[2] >> 8) * 0x1p-24f;
+            c->z[0] = ptl_box_muller_f(u1, u2, 0);
+            c->z[1] = ptl_box_muller_f(u1, u2, 1);
+            c->pair = c->block;
+        }
+        double z = c->z[slot];
+        return j->kind == DIST_NORMAL ? a + b * z : exp(a + b * z);
+    }
+    element_words(j, c, i, &lo, &hi);
+    /* one word: 32 random bits; two words: 53 */
+    double u = j->block_shift == 2 ? (double)lo * (1.0 / 4294967296.0)
+                                 : ptl_uniform_bits(lo, hi, 53);
     switch (j->kind) {
     case DIST_UNIFORM:
-        return ptl_transform_uniform(ptl_uniform_bits(r.w[0], r.w[1], j->bits), a, b);
-    case DIST_NORMAL:
-        return ptl_transform_normal(u, ptl_uniform_open0(r.w[2], r.w[3]), a, b);
-    case DIST_LOG_NORMAL:
-        return exp(ptl_transform_normal(u, ptl_uniform_open0(r.w[2], r.w[3]), a, b));
+        /* dt's mantissa bits, so that u is exact in dt and stays below 1 */
+        if (j->block_shift == 2) {
+            u = (double)(lo >> (32 - j->bits)) * (1.0 / (double)(1u << j->bits));
+        }
+        return ptl_transform_uniform(u, a, b);
     case DIST_EXPONENTIAL:
         return ptl_transform_exponential(1.0 - u, a);
     case DIST_CAUCHY:
@@ -176,7 +251,7 @@ dist_value(const DistJob *j, int64_t i)
     case DIST_BERNOULLI:
         return u < a ? 1.0 : 0.0;
     default:
-        return (double)random_value(j, i);
+        return (double)random_value(j, c, i);
     }
 }
 
@@ -191,8 +266,9 @@ sat_i64(double v)
 #define STORE_LOOP(T, VALUE, CONV)              \
     do {                                        \
         T *o = (T *)j->out;                     \
+        Cursor cur = {-1, -1, {{0}}, {0, 0}};   \
         for (int64_t i = b; i < e; i++) {       \
-            o[i] = CONV(VALUE(j, i));           \
+            o[i] = CONV(VALUE(j, &cur, i));     \
         }                                       \
     } while (0)
 
@@ -266,6 +342,7 @@ fill(PtlTensorImpl *self, DistJob *job, PtlGenerator *gen)
         }
     }
     job->dt = self->dtype;
+    job->block_shift = block_shift(job);
     job->out = ptl_tensor_data(tmp ? tmp : self);
     ptl_generator_reserve(gen, (uint64_t)self->numel, &job->seed, &job->offset);
     void *token = ptl_nogil_begin();
