@@ -86,6 +86,9 @@ def test_same_seed_same_values():
 
 def test_generator_object():
     g = ptl.Generator(device="cpu")
+    assert g.initial_seed() == 67280421310721   # PyTorch's default_rng_seed_val
+    if torch is not None:
+        assert torch.Generator().initial_seed() == g.initial_seed()
     assert g.manual_seed(7) is g
     assert g.initial_seed() == 7
     assert g.device == ptl.device("cpu")

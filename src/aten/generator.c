@@ -9,9 +9,8 @@
 
 #include "../c10/error.h"
 
-#define DEFAULT_SEED 67280421310721ull
-
-static PtlGenerator default_generator = {DEFAULT_SEED, 0, PTHREAD_MUTEX_INITIALIZER};
+static PtlGenerator default_generator = {PTL_GENERATOR_DEFAULT_SEED, 0,
+                                         PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /* Hold the default generator's lock across fork() so the child gets a consistent,

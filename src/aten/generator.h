@@ -34,6 +34,9 @@
 #include <stdint.h>
 
 #define PTL_GENERATOR_STATE_SIZE 16
+/* The seed of the default generator and of every new Generator (PyTorch's
+ * default_rng_seed_val). */
+#define PTL_GENERATOR_DEFAULT_SEED 67280421310721ull
 
 typedef struct PtlGenerator {
     uint64_t seed;
@@ -41,8 +44,7 @@ typedef struct PtlGenerator {
     pthread_mutex_t lock;
 } PtlGenerator;
 
-/* The process-wide CPU generator (borrowed; lives for the process), seeded with 67280421310721
- * as PyTorch's default_rng_seed_val. */
+/* The process-wide CPU generator (borrowed; lives for the process). */
 PtlGenerator *ptl_default_generator(void);
 /* A new generator seeded with `seed`, or NULL with a MemoryError; free with
  * ptl_generator_free. */

@@ -34,7 +34,7 @@ generator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (self == NULL) {
         return NULL;
     }
-    self->gen = ptl_generator_new(ptl_generator_initial_seed(ptl_default_generator()));
+    self->gen = ptl_generator_new(PTL_GENERATOR_DEFAULT_SEED);
     if (self->gen == NULL) {
         Py_DECREF(self);
         return ptlpy_raise();

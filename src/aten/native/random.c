@@ -234,7 +234,7 @@ dist_value(const DistJob *j, Cursor *c, int64_t i)
     element_words(j, c, i, &lo, &hi);
     /* one word: 32 random bits; two words: 53 */
     double u = j->block_shift == 2 ? (double)lo * (1.0 / 4294967296.0)
-                                 : ptl_uniform_bits(lo, hi, 53);
+                                   : ptl_uniform_bits(lo, hi, 53);
     switch (j->kind) {
     case DIST_UNIFORM:
         /* dt's mantissa bits, so that u is exact in dt and stays below 1 */
