@@ -390,7 +390,8 @@ def test_gradcheck_reports_mismatch():
 
 
 def test_every_formula_has_a_gradcheck():
-    rows = re.findall(r"^PTL_GRAD\((\w+),", open(
+    # random_backward rows (samplers: zero gradients) are checked in test_random.py
+    rows = re.findall(r"^PTL_GRAD\((\w+),(?!.*random_backward\))", open(
         __import__("os").path.join(__import__("os").path.dirname(__file__), "..", "src", "autograd",
                                    "derivatives.def")).read(), re.M)
     covered = {"add_Tensor": "add", "add__Tensor": "add_", "sub_Tensor": "sub", "sub__Tensor": "sub_",

@@ -287,12 +287,11 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
         out->u.device = d;
         return 1;
     }
+    case PTL_ARG_GENERATOR:
+        return ptlpy_generator_unwrap(o, out);
     case PTL_ARG_LAYOUT:
     case PTL_ARG_MEMFORMAT:
-    case PTL_ARG_GENERATOR:
-        out->tag = a->kind == PTL_ARG_GENERATOR ? PTL_IV_GENERATOR
-                   : a->kind == PTL_ARG_LAYOUT  ? PTL_IV_LAYOUT
-                                                : PTL_IV_MEMFORMAT;
+        out->tag = a->kind == PTL_ARG_LAYOUT ? PTL_IV_LAYOUT : PTL_IV_MEMFORMAT;
         out->owned = 0;
         out->u.p = o;
         return 1;

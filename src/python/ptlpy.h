@@ -74,6 +74,11 @@ int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);
 
+/* ---- Generator (generator.c) ---- */
+int ptlpy_generator_init(PyObject *module);
+/* 1 and out = the PtlGenerator when o is a pytorchlite.Generator, else 0. */
+int ptlpy_generator_unwrap(PyObject *o, PtlIValue *out);
+
 /* ---- creation ---- */
 PyObject *ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *ptlpy_from_numpy(PyObject *module, PyObject *arr);

@@ -1,0 +1,50 @@
+"""pytorchlite.random: the default generator's seed and state.  Mirrors torch/random.py.
+
+The default generator is a Philox4x32-10 stream (seed, offset); see Note [Philox streams]
+in src/aten/generator.h.  A forked child keeps its parent's state, as in PyTorch, so
+processes that fork (DataLoader workers) must reseed to get different numbers.
+"""
+import contextlib
+
+from ._C import Generator, default_generator
+
+__all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed",
+           "manual_seed", "seed", "set_rng_state"]
+
+
+def manual_seed(seed):
+    """Seeds the default generator (any int in [-2**63, 2**64)); returns it."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    """Seeds the default generator from the operating system's entropy; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed():
+    """The seed the default generator was last seeded with."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 tensor."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state):
+    """Restores a state returned by get_rng_state()."""
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True):
+    """Restores the default generator's state on exit (CPU only; `devices` is ignored)."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)

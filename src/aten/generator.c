@@ -1,0 +1,144 @@
+/* generator.c -- the generator state, its lock and the default generator.  Mirrors
+ * ATen/CPUGeneratorImpl.cpp and ATen/cuda/CUDAGeneratorImpl.cpp (seed + offset).
+ * See Note [Philox streams] in generator.h. */
+#include "generator.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "../c10/error.h"
+
+static PtlGenerator default_generator = {PTL_GENERATOR_DEFAULT_SEED, 0,
+                                         PTHREAD_MUTEX_INITIALIZER};
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/* Hold the default generator's lock across fork() so the child gets a consistent,
+ * unlocked state (Note [Philox streams]). */
+static void
+fork_prepare(void)
+{
+    pthread_mutex_lock(&default_generator.lock);
+}
+
+static void
+fork_release(void)
+{
+    pthread_mutex_unlock(&default_generator.lock);
+}
+
+static void
+install_atfork(void)
+{
+    pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
+PtlGenerator *
+ptl_default_generator(void)
+{
+    pthread_once(&atfork_once, install_atfork);
+    return &default_generator;
+}
+
+PtlGenerator *
+ptl_generator_new(uint64_t seed)
+{
+    PtlGenerator *g = malloc(sizeof(*g));
+    if (g == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a Generator");
+        return NULL;
+    }
+    g->seed = seed;
+    g->offset = 0;
+    pthread_mutex_init(&g->lock, NULL);
+    return g;
+}
+
+void
+ptl_generator_free(PtlGenerator *g)
+{
+    if (g != NULL && g != &default_generator) {
+        pthread_mutex_destroy(&g->lock);
+        free(g);
+    }
+}
+
+void
+ptl_generator_set_seed(PtlGenerator *g, uint64_t seed)
+{
+    pthread_mutex_lock(&g->lock);
+    g->seed = seed;
+    g->offset = 0;
+    pthread_mutex_unlock(&g->lock);
+}
+
+uint64_t
+ptl_generator_initial_seed(PtlGenerator *g)
+{
+    pthread_mutex_lock(&g->lock);
+    uint64_t s = g->seed;
+    pthread_mutex_unlock(&g->lock);
+    return s;
+}
+
+/* 64 bits from /dev/urandom, or from the clock when it cannot be read (c10's
+ * getNonDeterministicRandom). */
+static uint64_t
+entropy64(void)
+{
+    uint64_t s = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (f != NULL) {
+        size_t got = fread(&s, sizeof(s), 1, f);
+        fclose(f);
+        if (got == 1) {
+            return s;
+        }
+    }
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+ptl_generator_seed_random(PtlGenerator *g)
+{
+    uint64_t s = entropy64();
+    ptl_generator_set_seed(g, s);
+    return s;
+}
+
+void
+ptl_generator_reserve(PtlGenerator *g, uint64_t n, uint64_t *seed, uint64_t *offset)
+{
+    pthread_mutex_lock(&g->lock);
+    *seed = g->seed;
+    *offset = g->offset;
+    g->offset += n;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void
+ptl_generator_get_state(PtlGenerator *g, uint8_t out[PTL_GENERATOR_STATE_SIZE])
+{
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < 8; i++) {
+        out[i] = (uint8_t)(g->seed >> (8 * i));
+        out[8 + i] = (uint8_t)(g->offset >> (8 * i));
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+void
+ptl_generator_set_state(PtlGenerator *g, const uint8_t in[PTL_GENERATOR_STATE_SIZE])
+{
+    uint64_t seed = 0, offset = 0;
+    for (int i = 0; i < 8; i++) {
+        seed |= (uint64_t)in[i] << (8 * i);
+        offset |= (uint64_t)in[8 + i] << (8 * i);
+    }
+    pthread_mutex_lock(&g->lock);
+    g->seed = seed;
+    g->offset = offset;
+    pthread_mutex_unlock(&g->lock);
+}

@@ -1,0 +1,63 @@
+/* generator.h -- random number generator state.  Mirrors c10/core/GeneratorImpl.h and
+ * ATen/CPUGeneratorImpl.h, with PyTorch's CUDA scheme (Philox, seed + offset) on the CPU too.
+ *
+ * Note [Philox streams]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * A generator is (seed, offset).  A kernel that makes n random elements reserves n
+ * counters: it reads the offset and advances it by n under the generator's lock.  Block
+ * (b, draw) is Philox4x32-10 with key = seed and 128-bit counter = (offset + b, draw): four
+ * 32-bit words.  Element i reads block i / k, where k, the elements per block, is fixed per
+ * distribution: 4 when an element needs one word (float uniforms, bernoulli, small integer
+ * ranges: word i % 4), 2 when it needs two (double uniforms, exponential, cauchy,
+ * geometric, wide integer ranges; normals, where elements 2m and 2m+1 take the cosine and
+ * sine halves of one Box-Muller pair), 1 for rejection samplers (poisson), which read
+ * draw = 0, 1, 2... of their own block as long as they need.  Element i depends on nothing
+ * but (seed, offset, i), so the values are the same whatever the number of threads and
+ * however the work is split, and a CUDA kernel computing philox.h and distributions.h gets
+ * the same stream.  Elements are numbered in row-major order of the output's shape,
+ * whatever its strides.  (Reserving n counters when n / k would do keeps the rule simple;
+ * 2^64 counters do not run out.)
+ *
+ * Rejected alternative: one sequential engine (mt19937, PyTorch's CPU default) makes the
+ * values depend on the order in which threads draw, so PyTorch fills sequentially.
+ *
+ * The state is 16 bytes: seed then offset, little-endian uint64 each (get_state/set_state).
+ *
+ * Fork: a forked child keeps the parent's state (as PyTorch's CPU generator does), so two
+ * children draw the same numbers until they are reseeded (DataLoader workers reseed).  A
+ * pthread_atfork handler holds the default generator's lock across fork(), so the child
+ * never inherits it locked. */
+#ifndef PTL_ATEN_GENERATOR_H
+#define PTL_ATEN_GENERATOR_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#define PTL_GENERATOR_STATE_SIZE 16
+/* The seed of the default generator and of every new Generator (PyTorch's
+ * default_rng_seed_val). */
+#define PTL_GENERATOR_DEFAULT_SEED 67280421310721ull
+
+typedef struct PtlGenerator {
+    uint64_t seed;
+    uint64_t offset;
+    pthread_mutex_t lock;
+} PtlGenerator;
+
+/* The process-wide CPU generator (borrowed; lives for the process). */
+PtlGenerator *ptl_default_generator(void);
+/* A new generator seeded with `seed`, or NULL with a MemoryError; free with
+ * ptl_generator_free. */
+PtlGenerator *ptl_generator_new(uint64_t seed);
+void ptl_generator_free(PtlGenerator *g);
+
+void ptl_generator_set_seed(PtlGenerator *g, uint64_t seed);   /* also resets the offset */
+uint64_t ptl_generator_initial_seed(PtlGenerator *g);
+/* Seeds g from the operating system's entropy (time when none); returns the seed. */
+uint64_t ptl_generator_seed_random(PtlGenerator *g);
+/* Reserves n counters: *seed and *offset receive the stream to use (Note [Philox streams]). */
+void ptl_generator_reserve(PtlGenerator *g, uint64_t n, uint64_t *seed, uint64_t *offset);
+void ptl_generator_get_state(PtlGenerator *g, uint8_t out[PTL_GENERATOR_STATE_SIZE]);
+void ptl_generator_set_state(PtlGenerator *g, const uint8_t in[PTL_GENERATOR_STATE_SIZE]);
+
+#endif

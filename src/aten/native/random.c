@@ -1,0 +1,1174 @@
+/* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
+ * bernoulli, multinomial, poisson and the in-place samplers uniform_, normal_, random_,
+ * exponential_, geometric_, log_normal_, cauchy_, bernoulli_.  Mirrors
+ * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h,
+ * ATen/native/cpu/DistributionKernels.cpp and the random factories of
+ * ATen/native/TensorFactories.cpp.
+ *
+ * Every sampler fills a contiguous buffer whose element i is a function of the generator's
+ * (seed, offset) and i alone (Note [Philox streams] in generator.h), so the threads of
+ * ptl_parallel_for may split the work any way.  A non-contiguous `self` is filled through a
+ * contiguous temporary, so the values follow the row-major element order. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "../distributions.h"
+#include "../generator.h"
+#include "../philox.h"
+#include "native.h"
+
+#define RANDOM_GRAIN (PTL_GRAIN_SIZE / 8)
+
+/* ---- arguments ---- */
+
+static int
+arg_index(const PtlOperator *op, const char *name)
+{
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (strcmp(op->schema.args[i].name, name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The generator argument of op (NULL: the default generator). */
+static PtlGenerator *
+generator_arg(const PtlOperator *op, const PtlIValue *s)
+{
+    int i = arg_index(op, "generator");
+    if (i >= 0 && s[i].tag == PTL_IV_GENERATOR) {
+        return (PtlGenerator *)s[i].u.p;
+    }
+    return ptl_default_generator();
+}
+
+static PtlDtype
+dtype_arg(const PtlOperator *op, const PtlIValue *s, PtlDtype dflt)
+{
+    int i = arg_index(op, "dtype");
+    return (i >= 0 && s[i].tag == PTL_IV_DTYPE) ? s[i].u.dtype : dflt;
+}
+
+/* A new tensor shaped like self (empty_like: self's layout when dense), in dtype. */
+static PtlTensorImpl *
+new_like(PtlTensorImpl *self, PtlDtype dt)
+{
+    PtlIValue a[6];
+    a[0] = ptl_iv_tensor(self);
+    a[1] = ptl_iv_dtype(dt);
+    for (int i = 2; i < 6; i++) {
+        a[i] = ptl_iv_none();
+    }
+    return ptl_call_tensor(PTL_OP_empty_like, a);
+}
+
+/* A new contiguous float64 copy of t expanded to sizes[0..dim) (expand's errors). */
+static PtlTensorImpl *
+expanded_f64(PtlTensorImpl *t, int dim, const int64_t *sizes)
+{
+    PtlIValue a[3];
+    a[0] = ptl_iv_tensor(t);
+    a[1] = ptl_iv_intlist(sizes, dim);
+    a[2] = ptl_iv_bool(0);
+    PtlTensorImpl *e = ptl_call_tensor(PTL_OP_expand, a);
+    if (e == NULL) {
+        return NULL;
+    }
+    PtlTensorImpl *c = ptl_cast(e, PTL_DTYPE_FLOAT64);
+    ptl_decref(e);
+    return c;
+}
+
+/* C++'s name of dt, as PyTorch's range and dtype errors print it. */
+static const char *
+cpp_type_name(PtlDtype dt)
+{
+    static const char *const names[PTL_DTYPE_COUNT] = {   /* ORDER DTYPE */
+        "bool", "unsigned char", "signed char", "short int", "int", "long int",
+        "c10::Half", "c10::BFloat16", "float", "double",
+    };
+    return names[dt];
+}
+
+/* Random mantissa bits of a floating dtype (uniform_ and random_ ranges). */
+static int
+mantissa_digits(PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_FLOAT16:
+        return 11;
+    case PTL_DTYPE_BFLOAT16:
+        return 8;
+    case PTL_DTYPE_FLOAT32:
+        return 24;
+    default:
+        return 53;
+    }
+}
+
+/* ---- the fill engine ---- */
+
+typedef enum DistKind {
+    DIST_UNIFORM,
+    DIST_NORMAL,
+    DIST_LOG_NORMAL,
+    DIST_EXPONENTIAL,
+    DIST_CAUCHY,
+    DIST_GEOMETRIC,
+    DIST_BERNOULLI,
+    DIST_POISSON,
+    DIST_RANDOM,   /* integers from + [0, range) (range 0: all 2^64 values) */
+} DistKind;
+
+typedef struct DistJob {
+    DistKind kind;
+    uint64_t seed, offset;
+    PtlDtype dt;
+    int bits;                /* DIST_UNIFORM: random bits of dt's mantissa */
+    int block_shift;         /* log2 of the elements per Philox block (block_shift()) */
+    char *out;               /* contiguous, one element of dt per index */
+    double a, b;             /* the parameters (mean/std, from/to, lambda, p...) */
+    const double *pa, *pb;   /* per-element a and b, or NULL for the scalars */
+    int64_t from;            /* DIST_RANDOM */
+    uint64_t range;
+} DistJob;
+
+/* log2 of the elements per Philox block (Note [Philox streams]): 4 when an element needs
+ * one 32-bit word, 2 when it needs 64 bits (or, for normals, when the two halves of one
+ * Box-Muller pair go to elements 2k and 2k+1), 1 for rejection samplers that draw their
+ * own blocks. */
+static int
+block_shift(const DistJob *j)
+{
+    switch (j->kind) {
+    case DIST_UNIFORM:
+        return j->bits <= 24 ? 2 : 1;
+    case DIST_BERNOULLI:
+        return 2;
+    case DIST_RANDOM:
+        return j->range != 0 && j->range <= ((uint64_t)1 << 32) ? 2 : 1;
+    case DIST_POISSON:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The block a chunk is reading, so that the elements sharing it compute it once (and,
+ * for normals, the Box-Muller pair of block `pair`). */
+typedef struct Cursor {
+    int64_t block, pair;
+    PtlPhiloxBlock b;
+    double z[2];
+} Cursor;
+
+/* The words of element i: its word (4 per block) or its two words (2 per block) in lo/hi,
+ * and its slot in the block. */
+static inline int
+element_words(const DistJob *j, Cursor *c, int64_t i, uint32_t *lo, uint32_t *hi)
+{
+    int64_t blk = i >> j->block_shift;
+    int slot = (int)(i & ((1 << j->block_shift) - 1));
+    if (blk != c->block) {
+        c->b = ptl_philox_draw(j->seed, j->offset, (uint64_t)blk, 0);
+        c->block = blk;
+    }
+    if (j->block_shift == 2) {
+        *lo = c->b.w[slot];
+        *hi = 0;
+    }
+    else {
+        *lo = c->b.w[2 * slot];
+        *hi = c->b.w[2 * slot + 1];
+    }
+    return slot;
+}
+
+static inline int64_t
+random_value(const DistJob *j, Cursor *c, int64_t i)
+{
+    uint32_t lo, hi;
+    element_words(j, c, i, &lo, &hi);
+    uint64_t x = (uint64_t)hi << 32 | lo;
+    if (j->range == 0) {
+        return (int64_t)x;
+    }
+    return (int64_t)((uint64_t)j->from + x % j->range);
+}
+
+/* Element i of the job's distribution, as a double. */
+static inline double
+dist_value(const DistJob *j, Cursor *c, int64_t i)
+{
+    double a = j->pa ? j->pa[i] : j->a, b = j->pb ? j->pb[i] : j->b;
+    uint32_t lo, hi;
+    int slot;
+    if (j->kind == DIST_POISSON) {
+        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
+        return ptl_sample_poisson(a, &st);
+    }
+    if (j->kind == DIST_NORMAL || j->kind == DIST_LOG_NORMAL) {
+        slot = element_words(j, c, i, &lo, &hi);
+        if (c->pair != c->block && j->dt == PTL_DTYPE_FLOAT64) {
+            double u1 = ptl_uniform_bits(c->b.w[0], c->b.w[1], 53);
+            double u2 = ptl_uniform_open0(c->b.w[2], c->b.w[3]);
+            c->z[0] = ptl_box_muller(u1, u2, 0);
+            c->z[1] = ptl_box_muller(u1, u2, 1);
+            c->pair = c->block;
+        }
+        else if (c->pair != c->block) {
+            float u1 = (float)(c->b.w[0] >> 8) * 0x1p-24f;
+            float u2 = 1.0f - (float)(c->b.w[2] >> 8) * 0x1p-24f;
+            c->z[0] = ptl_box_muller_f(u1, u2, 0);
+            c->z[1] = ptl_box_muller_f(u1, u2, 1);
+            c->pair = c->block;
+        }
+        double z = c->z[slot];
+        return j->kind == DIST_NORMAL ? a + b * z : exp(a + b * z);
+    }
+    element_words(j, c, i, &lo, &hi);
+    /* one word: 32 random bits; two words: 53 */
+    double u = j->block_shift == 2 ? (double)lo * (1.0 / 4294967296.0)
+                                   : ptl_uniform_bits(lo, hi, 53);
+    switch (j->kind) {
+    case DIST_UNIFORM:
+        /* dt's mantissa bits, so that u is exact in dt and stays below 1 */
+        if (j->block_shift == 2) {
+            u = (double)(lo >> (32 - j->bits)) * (1.0 / (double)(1u << j->bits));
+        }
+        return ptl_transform_uniform(u, a, b);
+    case DIST_EXPONENTIAL:
+        return ptl_transform_exponential(1.0 - u, a);
+    case DIST_CAUCHY:
+        return ptl_transform_cauchy(u, a, b);
+    case DIST_GEOMETRIC:
+        return ptl_transform_geometric(1.0 - u, a);
+    case DIST_BERNOULLI:
+        return u < a ? 1.0 : 0.0;
+    default:
+        return (double)random_value(j, c, i);
+    }
+}
+
+/* double -> int64, saturating (geometric_ can exceed the int64 range) */
+static inline int64_t
+sat_i64(double v)
+{
+    return v >= 9.2233720368547758e18 ? INT64_MAX : v <= -9.2233720368547758e18 ? INT64_MIN
+                                                                                 : (int64_t)v;
+}
+
+#define STORE_LOOP(T, VALUE, CONV)              \
+    do {                                        \
+        T *o = (T *)j->out;                     \
+        Cursor cur = {-1, -1, {{0}}, {0, 0}};   \
+        for (int64_t i = b; i < e; i++) {       \
+            o[i] = CONV(VALUE(j, &cur, i));     \
+        }                                       \
+    } while (0)
+
+#define TO_BOOL(V) ((uint8_t)((V) != 0))
+#define TO_U1(V) ((uint8_t)sat_i64(V))
+#define TO_I1(V) ((int8_t)sat_i64(V))
+#define TO_I2(V) ((int16_t)sat_i64(V))
+#define TO_I4(V) ((int32_t)sat_i64(V))
+#define TO_F2(V) ptl_f_to_half((float)(V))
+#define TO_BF(V) ptl_f_to_bf16((float)(V))
+#define TO_F4(V) ((float)(V))
+#define TO_F8(V) ((double)(V))
+#define TO_INT(T) (T)
+
+/* [b, e) of a DistJob: doubles converted to dt (integers through int64) */
+static int
+dist_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const DistJob *j = ctx;
+    switch (j->dt) {
+    case PTL_DTYPE_BOOL: STORE_LOOP(uint8_t, dist_value, TO_BOOL); break;
+    case PTL_DTYPE_UINT8: STORE_LOOP(uint8_t, dist_value, TO_U1); break;
+    case PTL_DTYPE_INT8: STORE_LOOP(int8_t, dist_value, TO_I1); break;
+    case PTL_DTYPE_INT16: STORE_LOOP(int16_t, dist_value, TO_I2); break;
+    case PTL_DTYPE_INT32: STORE_LOOP(int32_t, dist_value, TO_I4); break;
+    case PTL_DTYPE_INT64: STORE_LOOP(int64_t, dist_value, sat_i64); break;
+    case PTL_DTYPE_FLOAT16: STORE_LOOP(ptl_half, dist_value, TO_F2); break;
+    case PTL_DTYPE_BFLOAT16: STORE_LOOP(ptl_bf16, dist_value, TO_BF); break;
+    case PTL_DTYPE_FLOAT32: STORE_LOOP(float, dist_value, TO_F4); break;
+    default: STORE_LOOP(double, dist_value, TO_F8); break;
+    }
+    return 0;
+}
+
+/* [b, e) of a DIST_RANDOM job: int64 values, exact for every integer dtype */
+static int
+random_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const DistJob *j = ctx;
+    switch (j->dt) {
+    case PTL_DTYPE_BOOL: STORE_LOOP(uint8_t, random_value, TO_BOOL); break;
+    case PTL_DTYPE_UINT8: STORE_LOOP(uint8_t, random_value, TO_INT(uint8_t)); break;
+    case PTL_DTYPE_INT8: STORE_LOOP(int8_t, random_value, TO_INT(int8_t)); break;
+    case PTL_DTYPE_INT16: STORE_LOOP(int16_t, random_value, TO_INT(int16_t)); break;
+    case PTL_DTYPE_INT32: STORE_LOOP(int32_t, random_value, TO_INT(int32_t)); break;
+    case PTL_DTYPE_INT64: STORE_LOOP(int64_t, random_value, TO_INT(int64_t)); break;
+    case PTL_DTYPE_FLOAT16: STORE_LOOP(ptl_half, random_value, TO_F2); break;
+    case PTL_DTYPE_BFLOAT16: STORE_LOOP(ptl_bf16, random_value, TO_BF); break;
+    case PTL_DTYPE_FLOAT32: STORE_LOOP(float, random_value, TO_F4); break;
+    default: STORE_LOOP(double, random_value, TO_F8); break;
+    }
+    return 0;
+}
+
+#undef STORE_LOOP
+
+/* Fills self (borrowed) with job's distribution, drawing self->numel counters from gen, and
+ * bumps self's version.  job->out and job->dt are set here.  0 or -1. */
+static int
+fill(PtlTensorImpl *self, DistJob *job, PtlGenerator *gen)
+{
+    PtlTensorImpl *tmp = NULL;
+    int rc;
+    if (self->numel == 0) {
+        return 0;
+    }
+    if (!ptl_tensor_is_contiguous(self)) {
+        tmp = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu());
+        if (tmp == NULL) {
+            return -1;
+        }
+    }
+    job->dt = self->dtype;
+    job->block_shift = block_shift(job);
+    job->out = ptl_tensor_data(tmp ? tmp : self);
+    ptl_generator_reserve(gen, (uint64_t)self->numel, &job->seed, &job->offset);
+    void *token = ptl_nogil_begin();
+    rc = ptl_parallel_for(0, self->numel, RANDOM_GRAIN,
+                          job->kind == DIST_RANDOM ? random_chunk : dist_chunk, job);
+    ptl_nogil_end(token);
+    if (rc == 0 && tmp != NULL) {
+        rc = ptl_copy_into(self, tmp);
+    }
+    ptl_xdecref(tmp);
+    if (rc == 0) {
+        ptl_tensor_bump_version(self);
+    }
+    return rc;
+}
+
+static DistJob
+job_new(DistKind kind, double a, double b)
+{
+    DistJob j;
+    memset(&j, 0, sizeof(j));
+    j.kind = kind;
+    j.a = a;
+    j.b = b;
+    return j;
+}
+
+/* Returns self (incref'd) on the stack after an in-place fill. */
+static int
+return_self(PtlIValue *s)
+{
+    ptl_incref(s[0].u.t);
+    s[0] = ptl_iv_tensor(s[0].u.t);
+    return 0;
+}
+
+/* ---- parameter checks (PyTorch's wording) ---- */
+
+static int
+not_implemented(const char *kernel, PtlDtype dt)
+{
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel,
+                         ptl_dtype_legacy_name(dt));
+}
+
+static int
+check_floating(const char *kernel, PtlDtype dt)
+{
+    return ptl_dtype_is_floating(dt) ? 0 : not_implemented(kernel, dt);
+}
+
+static int
+check_std(double std)
+{
+    if (!(std >= 0.0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "normal expects std >= 0.0, but found std %g",
+                             std);
+    }
+    return 0;
+}
+
+/* Every element of the float64 tensor t satisfies lo <= x (<= hi when has_hi). */
+static int
+all_in_range(PtlTensorImpl *t, double lo, double hi)
+{
+    const double *p = (const double *)ptl_tensor_data(t);
+    for (int64_t i = 0; i < t->numel; i++) {
+        if (!(p[i] >= lo && p[i] <= hi)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- random_ and randint: integer ranges ---- */
+
+/* The inclusive range of an integer dtype. */
+static void
+int_bounds(PtlDtype dt, int64_t *lo, int64_t *hi)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: *lo = 0; *hi = 1; break;
+    case PTL_DTYPE_UINT8: *lo = 0; *hi = UINT8_MAX; break;
+    case PTL_DTYPE_INT8: *lo = INT8_MIN; *hi = INT8_MAX; break;
+    case PTL_DTYPE_INT16: *lo = INT16_MIN; *hi = INT16_MAX; break;
+    case PTL_DTYPE_INT32: *lo = INT32_MIN; *hi = INT32_MAX; break;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+    }
+}
+
+/* PyTorch's check_from_to_in_range: integer dtypes must hold from and to_inc; floating
+ * dtypes only warn beyond +-2^digits, where not every integer is representable. */
+static int
+check_from_to_in_range(int64_t from, int64_t to_inc, PtlDtype dt)
+{
+    if (ptl_dtype_is_floating(dt)) {
+        int d = mantissa_digits(dt);
+        int64_t lim = (int64_t)1 << d;
+        const char *what[2] = {"from", "to - 1"};
+        int64_t v[2] = {from, to_inc};
+        for (int k = 0; k < 2; k++) {
+            if (v[k] < -lim || v[k] > lim) {
+                ptl_warn("%s is out of bounds [-(2^%d), 2^%d]. Due to precision limitations %s "
+                         "can support discrete uniform distribution only within this range. "
+                         "This warning will become an error in version 1.7 release, please "
+                         "fix the code in advance",
+                         what[k], d, d, cpp_type_name(dt));
+            }
+        }
+        return 0;
+    }
+    int64_t lo, hi;
+    int_bounds(dt, &lo, &hi);
+    if (from < lo || from > hi) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "from is out of bounds for %s",
+                             cpp_type_name(dt));
+    }
+    if (to_inc < lo || to_inc > hi) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "to - 1 is out of bounds for %s",
+                             cpp_type_name(dt));
+    }
+    return 0;
+}
+
+/* Fills self with integers uniform in [from, to) (random_.from with a `to`). */
+static int
+random_from_to(PtlTensorImpl *self, int64_t from, int64_t to, PtlGenerator *gen)
+{
+    if (from >= to) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "random_ expects 'from' to be less than 'to', but got from=%lld "
+                             ">= to=%lld",
+                             (long long)from, (long long)to);
+    }
+    if (check_from_to_in_range(from, to - 1, self->dtype) < 0) {
+        return -1;
+    }
+    DistJob j = job_new(DIST_RANDOM, 0, 0);
+    j.from = from;
+    j.range = (uint64_t)to - (uint64_t)from;
+    return fill(self, &j, gen);
+}
+
+/* Fills self with integers uniform in [from, to_inc] (random_.from with to=None, random_). */
+static int
+random_from_inclusive(PtlTensorImpl *self, int64_t from, int64_t to_inc, PtlGenerator *gen)
+{
+    if (check_from_to_in_range(from, to_inc, self->dtype) < 0) {
+        return -1;
+    }
+    if (from > to_inc) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "random_ expects 'from' casted to dtype to be less than or equal "
+                             "to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
+                             (long long)from, (long long)to_inc);
+    }
+    DistJob j = job_new(DIST_RANDOM, 0, 0);
+    j.from = from;
+    j.range = (uint64_t)to_inc - (uint64_t)from + 1;   /* wraps to 0 for all 2^64 values */
+    return fill(self, &j, gen);
+}
+
+/* The largest value random_ draws for dt: 2^digits for floating types, else the maximum. */
+static int64_t
+random_max(PtlDtype dt)
+{
+    int64_t lo, hi;
+    if (ptl_dtype_is_floating(dt)) {
+        return (int64_t)1 << mantissa_digits(dt);
+    }
+    int_bounds(dt, &lo, &hi);
+    return hi;
+}
+
+/* random_.from(Tensor(a!) self, int from, int? to), random_.to(self, int to), random_(self):
+ * integers uniform in [from, to), [0, to) or [0, max] */
+static int
+random__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    PtlGenerator *gen = generator_arg(op, s);
+    int rc;
+    if (op->id == PTL_OP_random__from && s[2].tag != PTL_IV_NONE) {
+        rc = random_from_to(self, s[1].u.i, s[2].u.i, gen);
+    }
+    else if (op->id == PTL_OP_random__from) {
+        rc = random_from_inclusive(self, s[1].u.i, random_max(self->dtype), gen);
+    }
+    else if (op->id == PTL_OP_random__to) {
+        rc = random_from_to(self, 0, s[1].u.i, gen);
+    }
+    else {
+        rc = random_from_inclusive(self, 0, random_max(self->dtype), gen);
+    }
+    return rc < 0 ? -1 : return_self(s);
+}
+
+/* randint(high, size), randint.low(low, high, size) (+ .generator overloads): integers in
+ * [low, high), int64 unless dtype says otherwise */
+static int
+randint_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int low = op->id == PTL_OP_randint_low || op->id == PTL_OP_randint_low_generator;
+    const PtlIValue *size = &s[low ? 2 : 1];
+    PtlDtype dt = dtype_arg(op, s, PTL_DTYPE_INT64);
+    if (size->u.il.n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    PtlTensorImpl *t = ptl_empty((int)size->u.il.n, size->u.il.data, dt, ptl_device_cpu());
+    if (t == NULL) {
+        return -1;
+    }
+    if (random_from_to(t, low ? s[0].u.i : 0, s[low ? 1 : 0].u.i, generator_arg(op, s)) < 0) {
+        ptl_decref(t);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* randint_like(self, high), randint_like.low_dtype(self, low, high): like randint, shaped
+ * and typed like self */
+static int
+randint_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int low = op->id == PTL_OP_randint_like_low_dtype;
+    PtlTensorImpl *self = s[0].u.t;
+    PtlTensorImpl *t = new_like(self, dtype_arg(op, s, self->dtype));
+    if (t == NULL) {
+        return -1;
+    }
+    if (random_from_to(t, low ? s[1].u.i : 0, s[low ? 2 : 1].u.i, generator_arg(op, s)) < 0) {
+        ptl_decref(t);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* ---- continuous factories ---- */
+
+/* rand(size), randn(size) (+ .generator), normal.float_float(mean, std, size):
+ * uniform [0, 1) / normal(mean, std) values of the default dtype unless dtype is given */
+static int
+rand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int uniform = op->id == PTL_OP_rand || op->id == PTL_OP_rand_generator;
+    int normal = op->id == PTL_OP_normal_float_float;
+    const PtlIValue *size = &s[normal ? 2 : 0];
+    PtlDtype dt = dtype_arg(op, s, ptl_default_dtype());
+    DistJob j = uniform ? job_new(DIST_UNIFORM, 0.0, 1.0)
+                        : job_new(DIST_NORMAL, normal ? s[0].u.d : 0.0, normal ? s[1].u.d : 1.0);
+    if (normal && check_std(j.b) < 0) {
+        return -1;
+    }
+    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt) < 0) {
+        return -1;
+    }
+    if (size->u.il.n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    PtlTensorImpl *t = ptl_empty((int)size->u.il.n, size->u.il.data, dt, ptl_device_cpu());
+    if (t == NULL) {
+        return -1;
+    }
+    j.bits = mantissa_digits(dt);
+    if (fill(t, &j, generator_arg(op, s)) < 0) {
+        ptl_decref(t);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* rand_like(self), randn_like(self): shaped like self, self's dtype unless given */
+static int
+rand_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int uniform = op->id == PTL_OP_rand_like;
+    PtlDtype dt = dtype_arg(op, s, s[0].u.t->dtype);
+    DistJob j = job_new(uniform ? DIST_UNIFORM : DIST_NORMAL, 0.0, 1.0);
+    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt) < 0) {
+        return -1;
+    }
+    PtlTensorImpl *t = new_like(s[0].u.t, dt);
+    if (t == NULL) {
+        return -1;
+    }
+    j.bits = mantissa_digits(dt);
+    if (fill(t, &j, generator_arg(op, s)) < 0) {
+        ptl_decref(t);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* ---- in-place samplers with scalar parameters ---- */
+
+/* uniform_(from, to), normal_(mean, std), exponential_(lambd), geometric_(p),
+ * log_normal_(mean, std), cauchy_(median, sigma), bernoulli_.float(p) on self: checks
+ * the parameters, then the dtype, in PyTorch's order */
+static int
+sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    PtlDtype dt = self->dtype;
+    double a = s[1].u.d, b = op->schema.nargs > 3 ? s[2].u.d : 0.0;
+    const char *cpp = cpp_type_name(dt), *legacy = ptl_dtype_legacy_name(dt);
+    int floating = ptl_dtype_is_floating(dt);
+    DistJob j;
+    switch (op->id) {
+    case PTL_OP_uniform_:
+        if (check_floating("check_uniform_bounds", dt) < 0) {
+            return -1;
+        }
+        if (a > b) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "uniform_ expects to return a [from, to) range, but found "
+                                 "from=%g > to=%g",
+                                 a, b);
+        }
+        j = job_new(DIST_UNIFORM, a, b);
+        j.bits = mantissa_digits(dt);
+        break;
+    case PTL_OP_normal_:
+        if (check_std(b) < 0 || check_floating("normal_kernel_cpu", dt) < 0) {
+            return -1;
+        }
+        j = job_new(DIST_NORMAL, a, b);
+        break;
+    case PTL_OP_exponential_:
+        if (!(a > 0.0)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "exponential_ expects lambda > 0.0, but found lambda=%g", a);
+        }
+        if (!floating) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Exponential distribution is a continuous probability "
+                                 "distribution. dtype must be a floating point but you "
+                                 "specified %s",
+                                 legacy);
+        }
+        j = job_new(DIST_EXPONENTIAL, a, 0.0);
+        break;
+    case PTL_OP_geometric_:
+        if (!(a > 0.0 && a < 1.0)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "geometric_ expects p to be in (0, 1), but got p=%g", a);
+        }
+        if (dt == PTL_DTYPE_BOOL) {
+            return not_implemented("geometric_cpu", dt);
+        }
+        j = job_new(DIST_GEOMETRIC, a, 0.0);
+        break;
+    case PTL_OP_log_normal_:
+        if (!(b > 0.0)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "log_normal_ expects std > 0.0, but found std=%g", b);
+        }
+        if (check_floating("log_normal_cpu", dt) < 0) {
+            return -1;
+        }
+        j = job_new(DIST_LOG_NORMAL, a, b);
+        break;
+    case PTL_OP_cauchy_:
+        if (!(b > 0.0)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "cauchy_ expects sigma > 0.0, but found sigma=%g", b);
+        }
+        if (!floating) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Cauchy distribution is a continuous probability "
+                                 "distribution. dtype must be a floating point but you "
+                                 "specified %s",
+                                 cpp);
+        }
+        j = job_new(DIST_CAUCHY, a, b);
+        break;
+    default:   /* bernoulli_.float */
+        if (!(a >= 0.0 && a <= 1.0)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "bernoulli_ expects p to be in [0, 1], but got p=%g", a);
+        }
+        j = job_new(DIST_BERNOULLI, a, 0.0);
+        break;
+    }
+    if (fill(self, &j, generator_arg(op, s)) < 0) {
+        return -1;
+    }
+    return return_self(s);
+}
+
+/* ---- samplers with tensor parameters ---- */
+
+static const char p_range_msg[] =
+    "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be "
+    "improved?  If so, please report an enhancement request to PyTorch.)";
+
+/* bernoulli_.Tensor(Tensor(a!) self, Tensor p): self[i] = 1 with probability p[i] (p is
+ * expanded to self's shape) */
+static int
+bernoulli_tensor(PtlTensorImpl *self, PtlTensorImpl *p, PtlGenerator *gen)
+{
+    PtlTensorImpl *pf = NULL;
+    if (check_floating("bernoulli_tensor_cpu_p_", p->dtype) < 0) {
+        return -1;
+    }
+    if ((pf = expanded_f64(p, self->dim, self->sizes)) == NULL) {
+        return -1;
+    }
+    PTL_CHECK(all_in_range(pf, 0.0, 1.0), PTL_ERR_RUNTIME, "%s", p_range_msg);
+    DistJob j = job_new(DIST_BERNOULLI, 0.0, 0.0);
+    j.pa = (const double *)ptl_tensor_data(pf);
+    if (fill(self, &j, gen) < 0) {
+        goto error;
+    }
+    ptl_decref(pf);
+    return 0;
+error:
+    ptl_xdecref(pf);
+    return -1;
+}
+
+static int
+bernoulli__tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    if (bernoulli_tensor(s[0].u.t, s[1].u.t, generator_arg(op, s)) < 0) {
+        return -1;
+    }
+    return return_self(s);
+}
+
+/* bernoulli(Tensor self): out[i] = 1 with probability self[i]; bernoulli.p(self, float p):
+ * shaped and typed like self, 1 with probability p */
+static int
+bernoulli_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *t = NULL;
+    PtlGenerator *gen = generator_arg(op, s);
+    if (op->id == PTL_OP_bernoulli && check_floating("bernoulli_tensor_cpu_p_", self->dtype) < 0) {
+        return -1;
+    }
+    if (op->id == PTL_OP_bernoulli_p && !(s[1].u.d >= 0.0 && s[1].u.d <= 1.0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "bernoulli_ expects p to be in [0, 1], but got p=%g", s[1].u.d);
+    }
+    if ((t = new_like(self, self->dtype)) == NULL) {
+        return -1;
+    }
+    if (op->id == PTL_OP_bernoulli) {
+        if (bernoulli_tensor(t, self, gen) < 0) {
+            goto error;
+        }
+    }
+    else {
+        DistJob j = job_new(DIST_BERNOULLI, s[1].u.d, 0.0);
+        if (fill(t, &j, gen) < 0) {
+            goto error;
+        }
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+error:
+    ptl_decref(t);
+    return -1;
+}
+
+/* normal.Tensor_Tensor(mean, std), normal.Tensor_float(mean, float std),
+ * normal.float_Tensor(float mean, std): element-wise normal(mean[i], std[i]) of the
+ * broadcast shape, in mean's dtype (std's for float_Tensor) */
+static int
+normal_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int tmean = op->id != PTL_OP_normal_float_Tensor;
+    int tstd = op->id != PTL_OP_normal_Tensor_float;
+    PtlTensorImpl *mean = tmean ? s[0].u.t : NULL, *std = tstd ? s[1].u.t : NULL;
+    PtlTensorImpl *pm = NULL, *ps = NULL, *t = NULL;
+    PtlDtype dt = tmean ? mean->dtype : std->dtype;
+    int64_t sizes[PTL_MAX_DIMS];
+    int dim;
+    DistJob j = job_new(DIST_NORMAL, tmean ? 0.0 : s[0].u.d, tstd ? 0.0 : s[1].u.d);
+    if (!tstd && check_std(j.b) < 0) {
+        return -1;
+    }
+    if (check_floating("normal_kernel_cpu", dt) < 0) {
+        return -1;
+    }
+    if (tmean && tstd) {
+        if (ptl_broadcast_shapes(mean->dim, mean->sizes, std->dim, std->sizes, &dim, sizes) < 0) {
+            return -1;
+        }
+    }
+    else {
+        PtlTensorImpl *only = tmean ? mean : std;
+        dim = only->dim;
+        memcpy(sizes, only->sizes, sizeof(int64_t) * (size_t)dim);
+    }
+    if (tmean && (pm = expanded_f64(mean, dim, sizes)) == NULL) {
+        goto error;
+    }
+    if (tstd) {
+        if ((ps = expanded_f64(std, dim, sizes)) == NULL) {
+            goto error;
+        }
+        PTL_CHECK(all_in_range(ps, 0.0, INFINITY), PTL_ERR_RUNTIME,
+                  "normal expects all elements of std >= 0.0");
+    }
+    if ((t = ptl_empty(dim, sizes, dt, ptl_device_cpu())) == NULL) {
+        goto error;
+    }
+    j.pa = pm ? (const double *)ptl_tensor_data(pm) : NULL;
+    j.pb = ps ? (const double *)ptl_tensor_data(ps) : NULL;
+    if (fill(t, &j, generator_arg(op, s)) < 0) {
+        goto error;
+    }
+    ptl_xdecref(pm);
+    ptl_xdecref(ps);
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+error:
+    ptl_xdecref(pm);
+    ptl_xdecref(ps);
+    ptl_xdecref(t);
+    return -1;
+}
+
+/* poisson(Tensor self): out[i] ~ Poisson(self[i]), self's dtype */
+static int
+poisson_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *rate = NULL, *t = NULL;
+    if (check_floating("poisson_cpu", self->dtype) < 0) {
+        return -1;
+    }
+    if ((rate = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
+        return -1;
+    }
+    PTL_CHECK(all_in_range(rate, 0.0, INFINITY), PTL_ERR_RUNTIME,
+              "invalid Poisson rate, expected rate to be non-negative");
+    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu())) == NULL) {
+        goto error;
+    }
+    DistJob j = job_new(DIST_POISSON, 0.0, 0.0);
+    j.pa = (const double *)ptl_tensor_data(rate);
+    if (fill(t, &j, generator_arg(op, s)) < 0) {
+        goto error;
+    }
+    ptl_decref(rate);
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+error:
+    ptl_xdecref(rate);
+    ptl_xdecref(t);
+    return -1;
+}
+
+/* ---- randperm ---- */
+
+/* randperm(n) (+ .generator): a random permutation of 0..n-1 by Fisher-Yates, where swap i
+ * (from n-1 down to 1) takes counter i; int64 unless dtype says otherwise */
+static int
+randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    static const char *const c_names[PTL_DTYPE_COUNT] = {   /* ORDER DTYPE */
+        [PTL_DTYPE_UINT8] = "uint8_t", [PTL_DTYPE_INT8] = "int8_t",
+        [PTL_DTYPE_INT16] = "int16_t", [PTL_DTYPE_INT32] = "int",
+    };
+    int64_t n = s[0].u.i, lo, hi;
+    PtlDtype dt = dtype_arg(op, s, PTL_DTYPE_INT64);
+    PtlTensorImpl *t = ptl_empty(1, &n, PTL_DTYPE_INT64, ptl_device_cpu()), *c;
+    uint64_t seed, offset;
+    if (t == NULL) {
+        return -1;
+    }
+    if (dt == PTL_DTYPE_BOOL) {
+        ptl_decref(t);
+        return not_implemented("randperm", dt);
+    }
+    int_bounds(dt, &lo, &hi);
+    if (c_names[dt] != NULL && n - 1 > hi) {
+        ptl_decref(t);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "value cannot be converted to type %s without overflow",
+                             c_names[dt]);
+    }
+    if (dt == PTL_DTYPE_FLOAT16 && n > 2049) {
+        ptl_decref(t);
+        return ptl_error_set(PTL_ERR_RUNTIME, "n cannot be greater than 2049 for Half type.");
+    }
+    int64_t *p = (int64_t *)ptl_tensor_data(t);
+    for (int64_t i = 0; i < n; i++) {
+        p[i] = i;
+    }
+    ptl_generator_reserve(generator_arg(op, s), (uint64_t)n, &seed, &offset);
+    for (int64_t i = n - 1; i > 0; i--) {
+        PtlPhiloxBlock r = ptl_philox_draw(seed, offset, (uint64_t)i, 0);
+        uint64_t x = (uint64_t)r.w[1] << 32 | r.w[0];
+        int64_t k = (int64_t)(x % (uint64_t)(i + 1)), tmp = p[i];
+        p[i] = p[k];
+        p[k] = tmp;
+    }
+    if (dt != PTL_DTYPE_INT64) {
+        c = ptl_cast(t, dt);
+        ptl_decref(t);
+        if (c == NULL) {
+            return -1;
+        }
+        t = c;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* ---- multinomial ---- */
+
+typedef struct MultinomialJob {
+    const double *p;   /* rows x ncat, validated */
+    int64_t *out;      /* rows x n */
+    int64_t ncat, n;
+    int replacement;
+    uint64_t seed, offset;
+} MultinomialJob;
+
+typedef struct KeyIndex {
+    double key;
+    int64_t index;
+} KeyIndex;
+
+/* larger key first, then smaller index */
+static int
+key_index_cmp(const void *a, const void *b)
+{
+    const KeyIndex *x = a, *y = b;
+    if (x->key != y->key) {
+        return x->key > y->key ? -1 : 1;
+    }
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Rows [b, e).  With replacement, sample j of row r inverts the row's CDF at the uniform of
+ * counter r * n + j.  Without, category c of row r gets the key p / E with E ~ Exp(1) from
+ * counter r * ncat + c, and the n largest keys win (the exponential race: the same law as
+ * drawing one by one and renormalising). */
+static int
+multinomial_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const MultinomialJob *j = ctx;
+    void *buf = malloc((size_t)j->ncat * (j->replacement ? sizeof(double) : sizeof(KeyIndex)));
+    if (buf == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory in multinomial");
+    }
+    for (int64_t r = b; r < e; r++) {
+        const double *p = j->p + r * j->ncat;
+        int64_t *o = j->out + r * j->n;
+        if (j->replacement) {
+            double *cdf = buf, acc = 0.0;
+            for (int64_t c = 0; c < j->ncat; c++) {
+                acc += p[c];
+                cdf[c] = acc;
+            }
+            for (int64_t k = 0; k < j->n; k++) {
+                uint64_t idx = (uint64_t)(r * j->n + k);
+                PtlPhiloxBlock blk = ptl_philox_draw(j->seed, j->offset, idx, 0);
+                double u = ptl_uniform_bits(blk.w[0], blk.w[1], 53) * acc;
+                int64_t lo = 0, hi = j->ncat - 1;
+                /* the first category whose CDF exceeds u (it has p > 0) */
+                while (lo < hi) {
+                    int64_t mid = lo + (hi - lo) / 2;
+                    if (cdf[mid] > u) {
+                        hi = mid;
+                    }
+                    else {
+                        lo = mid + 1;
+                    }
+                }
+                while (lo > 0 && p[lo] == 0.0) {
+                    lo--;
+                }
+                o[k] = lo;
+            }
+        }
+        else {
+            KeyIndex *keys = buf;
+            for (int64_t c = 0; c < j->ncat; c++) {
+                uint64_t idx = (uint64_t)(r * j->ncat + c);
+                PtlPhiloxBlock blk = ptl_philox_draw(j->seed, j->offset, idx, 0);
+                double ex = ptl_transform_exponential(ptl_uniform_open0(blk.w[0], blk.w[1]), 1.0);
+                keys[c].key = p[c] > 0.0 ? p[c] / ex : 0.0;
+                keys[c].index = c;
+            }
+            qsort(keys, (size_t)j->ncat, sizeof(KeyIndex), key_index_cmp);
+            for (int64_t k = 0; k < j->n; k++) {
+                o[k] = keys[k].index;
+            }
+        }
+    }
+    free(buf);
+    return 0;
+}
+
+/* multinomial(Tensor self, int num_samples, bool replacement=False): indices of categories
+ * drawn from each row of self (1-D: one distribution; 2-D: one per row) */
+static int
+multinomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *pf = NULL, *t = NULL;
+    int64_t n = s[1].u.i;
+    int replacement = s[2].u.b;
+    MultinomialJob j;
+    if (self->dim != 1 && self->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "prob_dist must be 1 or 2 dim");
+    }
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "multinomial only supports floating-point dtypes for input, got: %s",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if (n <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cannot sample n_sample <= 0 samples");
+    }
+    int64_t ncat = self->sizes[self->dim - 1];
+    int64_t rows = self->dim == 2 ? self->sizes[0] : 1;
+    if (!replacement && n > ncat) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cannot sample n_sample > prob_dist.size(-1) "
+                                              "samples without replacement");
+    }
+    if (ncat > ((int64_t)1 << 24)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "number of categories cannot exceed 2^24");
+    }
+    if ((pf = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
+        return -1;
+    }
+    j.p = (const double *)ptl_tensor_data(pf);
+    for (int64_t r = 0; r < rows; r++) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < ncat; c++) {
+            double x = j.p[r * ncat + c];
+            PTL_CHECK(isfinite(x) && x >= 0.0, PTL_ERR_RUNTIME,
+                      "probability tensor contains either `inf`, `nan` or element < 0");
+            sum += x;
+        }
+        PTL_CHECK(sum > 0.0, PTL_ERR_RUNTIME,
+                  "invalid multinomial distribution (sum of probabilities <= 0)");
+    }
+    int64_t osizes[2] = {rows, n};
+    if (self->dim == 1) {
+        t = ptl_empty(1, &n, PTL_DTYPE_INT64, ptl_device_cpu());
+    }
+    else {
+        t = ptl_empty(2, osizes, PTL_DTYPE_INT64, ptl_device_cpu());
+    }
+    if (t == NULL) {
+        goto error;
+    }
+    j.out = (int64_t *)ptl_tensor_data(t);
+    j.ncat = ncat;
+    j.n = n;
+    j.replacement = replacement;
+    ptl_generator_reserve(generator_arg(op, s), (uint64_t)(rows * (replacement ? n : ncat)),
+                          &j.seed, &j.offset);
+    if (rows > 0) {
+        int64_t grain = RANDOM_GRAIN / (ncat + n) + 1;
+        void *token = ptl_nogil_begin();
+        int rc = ptl_parallel_for(0, rows, grain, multinomial_chunk, &j);
+        ptl_nogil_end(token);
+        if (rc < 0) {
+            goto error;
+        }
+    }
+    ptl_decref(pf);
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+error:
+    ptl_xdecref(pf);
+    ptl_xdecref(t);
+    return -1;
+}
+
+static const PtlKernelReg random_cpu[] = {
+    {PTL_OP_rand_generator, PTL_KEY_CPU, rand_cpu},
+    {PTL_OP_rand, PTL_KEY_CPU, rand_cpu},
+    {PTL_OP_randn_generator, PTL_KEY_CPU, rand_cpu},
+    {PTL_OP_randn, PTL_KEY_CPU, rand_cpu},
+    {PTL_OP_normal_float_float, PTL_KEY_CPU, rand_cpu},
+    {PTL_OP_randint_low_generator, PTL_KEY_CPU, randint_cpu},
+    {PTL_OP_randint_low, PTL_KEY_CPU, randint_cpu},
+    {PTL_OP_randint_generator, PTL_KEY_CPU, randint_cpu},
+    {PTL_OP_randint, PTL_KEY_CPU, randint_cpu},
+    {PTL_OP_randperm_generator, PTL_KEY_CPU, randperm_cpu},
+    {PTL_OP_randperm, PTL_KEY_CPU, randperm_cpu},
+    {PTL_OP_rand_like, PTL_KEY_CPU, rand_like_cpu},
+    {PTL_OP_randn_like, PTL_KEY_CPU, rand_like_cpu},
+    {PTL_OP_randint_like_low_dtype, PTL_KEY_CPU, randint_like_cpu},
+    {PTL_OP_randint_like, PTL_KEY_CPU, randint_like_cpu},
+    {PTL_OP_normal_Tensor_Tensor, PTL_KEY_CPU, normal_tensor_cpu},
+    {PTL_OP_normal_Tensor_float, PTL_KEY_CPU, normal_tensor_cpu},
+    {PTL_OP_normal_float_Tensor, PTL_KEY_CPU, normal_tensor_cpu},
+    {PTL_OP_bernoulli, PTL_KEY_CPU, bernoulli_cpu},
+    {PTL_OP_bernoulli_p, PTL_KEY_CPU, bernoulli_cpu},
+    {PTL_OP_multinomial, PTL_KEY_CPU, multinomial_cpu},
+    {PTL_OP_poisson, PTL_KEY_CPU, poisson_cpu},
+    {PTL_OP_uniform_, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_normal_, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_random__from, PTL_KEY_CPU, random__cpu},
+    {PTL_OP_random__to, PTL_KEY_CPU, random__cpu},
+    {PTL_OP_random_, PTL_KEY_CPU, random__cpu},
+    {PTL_OP_exponential_, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_geometric_, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_log_normal_, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_cauchy_, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_bernoulli__Tensor, PTL_KEY_CPU, bernoulli__tensor_cpu},
+    {PTL_OP_bernoulli__float, PTL_KEY_CPU, sampler__cpu},
+};
+PTL_DEFINE_REGISTER(random_cpu)
