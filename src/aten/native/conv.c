@@ -137,9 +137,15 @@ im2col_plane(const char *img, char *col, int64_t ld, const ConvGeom *g, size_t i
                                 ((uint32_t *)dst)[ox] = ((const uint32_t *)src)[ox * g->s[2] + offx];
                             }
                         }
-                        else {
+                        else if (isz == 8) {
                             for (int64_t ox = lo; ox < hi; ox++) {
                                 ((uint64_t *)dst)[ox] = ((const uint64_t *)src)[ox * g->s[2] + offx];
+                            }
+                        }
+                        else {
+                            for (int64_t ox = lo; ox < hi; ox++) {
+                                memcpy(dst + (size_t)ox * isz,
+                                       src + (size_t)(ox * g->s[2] + offx) * isz, isz);
                             }
                         }
                     }
@@ -861,11 +867,12 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!((x->dim == 3 && x->sizes[0] != 0) || (x->dim == 4 && x->sizes[1] != 0)) ||
         x->sizes[x->dim - 1] == 0 || x->sizes[x->dim - 2] == 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Expected 3D or 4D (batch mode) tensor input with possible 0 batch "
-                             "size and non-zero dimensions, but got: %s",
+                             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                             "and other non-zero dimensions for input, but got: %s",
                              nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
     }
-    if (nn_check_dtype("im2col_out_cpu", x->dtype, 0) < 0) {
+    /* a raw copy: PyTorch's kernel takes the float types and bool, not the integers */
+    if (x->dtype != PTL_DTYPE_BOOL && nn_check_dtype("im2col_out_cpu", x->dtype, 0) < 0) {
         return -1;
     }
     int64_t n = batched ? x->sizes[0] : 1, c = x->sizes[x->dim - 3];

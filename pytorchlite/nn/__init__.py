@@ -1,0 +1,1 @@
+"""pytorchlite.nn: neural-network building blocks (torch.nn)."""
