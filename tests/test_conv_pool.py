@@ -856,19 +856,41 @@ def test_grid_errors(i):
     check_error(lambda: GRID_ERRORS[i](F, P), lambda: GRID_ERRORS[i](TF, torch))
 
 
-def test_no_leaks_on_repeated_backward():
-    """Many forward/backward rounds leave no tensors behind (refcounts stay balanced)."""
-    x, _ = rnd((1, 2, 5, 5), requires_grad=True)
+def _leak_round(x, w, g):
+    y = F.max_pool2d(F.conv2d(F.pad(x, (1, 1, 1, 1), mode="reflect"), w, groups=1), 2)
+    y = F.interpolate(y, scale_factor=2, mode="bilinear")
+    y = F.avg_pool2d(y, 2, ceil_mode=True) + F.adaptive_max_pool2d(y, 3)
+    y = F.grid_sample(y, g, align_corners=False).sum() + F.unfold(x, 2).sum()
+    y = y + F.conv_transpose2d(x, w.transpose(0, 1), stride=2).sum()
+    y.backward()
+    for bad in (lambda: F.conv2d(x, w[:, :1]), lambda: F.max_pool2d(x, 3, padding=2),
+                lambda: F.pad(x, (9, 9), mode="reflect"), lambda: F.unfold(x, 9),
+                lambda: F.interpolate(x, size=(0, 1))):
+        with pytest.raises(RuntimeError):
+            bad()
+
+
+def test_live_counts_flat_over_forward_backward_and_errors():
+    from pytorchlite import _C
+    import gc
+    x, _ = rnd((2, 2, 6, 6), requires_grad=True)
     w, _ = rnd((3, 2, 3, 3), seed=1, requires_grad=True)
+    g, _ = rnd((2, 2, 2, 2), seed=2)
+    _leak_round(x, w, g)
+    x.grad = None
+    w.grad = None
+    gc.collect()
+    before = _C._live_counts()
     for _ in range(3):
-        y = F.max_pool2d(F.conv2d(F.pad(x, (1, 1, 1, 1), mode="reflect"), w), 2)
-        y = F.interpolate(y, scale_factor=2, mode="bilinear")
-        y.sum().backward()
-    assert x.grad.shape == (1, 2, 5, 5) and w.grad.shape == (3, 2, 3, 3)
+        _leak_round(x, w, g)
+    x.grad = None
+    w.grad = None
+    gc.collect()
+    assert _C._live_counts() == before
 
 
-def test_itertools_used_for_cases():
-    # every combination of stride/padding/dilation of a small conv matches torch
+def test_conv2d_parameter_grid_vs_torch():
+    """Every combination of stride, padding and dilation of a small conv matches torch."""
     x, _ = rnd((1, 2, 6, 5), seed=150)
     w, _ = rnd((2, 2, 2, 3), seed=151)
     for s, p, d in itertools.product((1, 2), (0, 1), (1, 2)):
