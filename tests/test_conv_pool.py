@@ -346,6 +346,7 @@ CONV_ERRORS = [
     lambda F, t: F.conv2d(t.randn(1, 4, 5, 5), t.randn(8, 4, 3, 3), t.randn(7)),
     lambda F, t: F.conv2d(t.randn(1, 4, 5, 5), t.randn(8, 2, 3, 3), groups=3),
     lambda F, t: F.conv2d(t.randn(1, 4, 5, 5), t.randn(8, 4, 3, 3), groups=0),
+    lambda F, t: F.conv_transpose2d(t.randn(2, 0, 3, 3), t.randn(0, 2, 2, 2)),
     lambda F, t: F.conv2d(t.randn(1, 4, 5, 5), t.randn(8, 4, 3, 3), stride=0),
     lambda F, t: F.conv2d(t.randn(1, 4, 5, 5), t.randn(8, 4, 3, 3), padding=-1),
     lambda F, t: F.conv2d(t.randn(1, 4, 5, 5), t.randn(8, 4, 3, 3), dilation=0),

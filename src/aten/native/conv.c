@@ -234,8 +234,8 @@ col2im_job(void *ctx, int64_t begin, int64_t end)
 static int
 run_jobs(PtlParallelFn fn, ColJob *j)
 {
-    int64_t work = j->b * j->c * j->g->kvol * j->g->col_numel;
-    int64_t grain = work > 0 ? PTL_GRAIN_SIZE * j->b * j->c / work + 1 : 1;
+    int64_t per = j->g->kvol * j->g->col_numel;   /* elements one (sample, channel) moves */
+    int64_t grain = per > 0 ? PTL_GRAIN_SIZE / per + 1 : 1;
     void *tok = ptl_nogil_begin();
     int rc = ptl_parallel_for(0, j->b * j->c, grain, fn, j);
     ptl_nogil_end(tok);
@@ -335,10 +335,6 @@ img_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
     for (int64_t n0 = 0; n0 < n; n0 += b) {
         int64_t bb = n - n0 < b ? n - n0 : b;
         for (int64_t grp = 0; grp < G; grp++) {
-            if (cpg == 0) {
-                memset(ptl_tensor_data(cb), 0, (size_t)cb->numel * ptl_tensor_itemsize(cb));
-                break;
-            }
             if (gemm3(view3(cb, bb, kdim, L, L, bb * L, 1, grp * kdim * bb * L),
                       view3(w, bb, kdim, cpg, 0, 1, kdim, grp * cpg * kdim),
                       view3(x, bb, cpg, L, ci * L, L, 1, (n0 * ci + grp * cpg) * L), 0.0) < 0) {
@@ -508,6 +504,13 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
                              "%d-dimensional input of size %s instead",
                              (int)w->dim, (int)w->dim, nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
                              (int)x->dim, nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim));
+    }
+    if (w->sizes[0] < a->groups) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given groups=%lld, expected weight to be at least %lld at dimension "
+                             "0, but got weight of size %s instead",
+                             (long long)a->groups, (long long)a->groups,
+                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim));
     }
     if (w->sizes[0] % a->groups != 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
