@@ -292,12 +292,12 @@ ptl_schema_parse(const char *text, PtlSchema *s)
         return fail(&ps, "expected an operator name");
     }
     if (ps.p[0] == ':' && ps.p[1] == ':') {
-        char opname[32];
+        char opname[40];
         ps.p += 2;
         if (!ident(&ps, opname, sizeof(opname))) {
             return fail(&ps, "expected an operator name after '::'");
         }
-        snprintf(s->name, sizeof(s->name), "%.24s::%.32s", word, opname);
+        snprintf(s->name, sizeof(s->name), "%.24s::%.37s", word, opname);
     }
     else {
         snprintf(s->name, sizeof(s->name), "aten::%.56s", word);

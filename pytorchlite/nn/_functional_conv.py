@@ -1,0 +1,504 @@
+"""Convolution, pooling, padding, interpolation, fold and grid sampling: the functional
+entry points (torch.nn.functional).  pytorchlite.nn.functional re-exports them.
+
+Every function validates its arguments with torch.nn.functional's messages and calls an
+ATen operator (src/aten/native/conv.c, pool.c, resample.c); 1-D pooling goes through the
+2-D kernels on an unsqueezed input, as PyTorch does.
+"""
+import math
+
+import pytorchlite as torch
+
+_aten = torch.ops.aten
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+    "max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
+    "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "lp_pool1d",
+    "lp_pool2d", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+    "pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "grid_sample", "affine_grid",
+]
+
+
+def _drop(t, dim):
+    """t without its size-1 dimension `dim` (a reshape: differentiable, unlike squeeze)."""
+    shape = list(t.shape)
+    del shape[dim]
+    return t.reshape(shape)
+
+
+def _list(v, n):
+    """An int or a sequence as a list (an int repeated n times)."""
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    return [v] * n
+
+
+# ---- convolution ----------------------------------------------------------------------
+
+def _check_conv_dim(input, nd, name):
+    if input.dim() not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {list(input.shape)}")
+
+
+def _same_padding(input, weight, stride, dilation, nd):
+    """'same' padding: symmetric where possible; the odd remainder padded on the right of
+    the input first (PyTorch's _convolution_mode)."""
+    if any(s != 1 for s in _list(stride, nd)):
+        raise RuntimeError("padding='same' is not supported for strided convolutions")
+    dil = _list(dilation, nd)
+    left, extra = [], []
+    for i in range(nd):
+        total = dil[i] * (weight.shape[2 + i] - 1)
+        left.append(total // 2)
+        extra.append(total - 2 * (total // 2))
+    if any(extra):
+        pads = []
+        for i in reversed(range(nd)):
+            pads += [0, extra[i]]
+        input = pad(input, pads)
+    return input, left
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    _check_conv_dim(input, nd, name)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = 0
+        elif padding == "same":
+            input, padding = _same_padding(input, weight, stride, dilation, nd)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    unbatched = input.dim() == nd + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    out = torch.convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
+                            _list(dilation, nd), False, [0] * nd, groups)
+    return _drop(out, 0) if unbatched else out
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, nd, name):
+    _check_conv_dim(input, nd, name)
+    unbatched = input.dim() == nd + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    out = torch.convolution(input, weight, bias, _list(stride, nd), _list(padding, nd),
+                            _list(dilation, nd), True, _list(output_padding, nd), groups)
+    return _drop(out, 0) if unbatched else out
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+                   "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+                   "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+                   "conv_transpose3d")
+
+
+# ---- pooling ----------------------------------------------------------------------------
+
+def _one(v, name, what):
+    """A 1-D pooling parameter as one int."""
+    if isinstance(v, (list, tuple)):
+        if len(v) != 1:
+            raise RuntimeError(f"{name}() {what} must be an int, list of ints or tuple of ints "
+                               f"of size 1 but got size {len(v)}")
+        return v[0]
+    return v
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    if input.dim() not in (2, 3):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+    k = _one(kernel_size, "max_pool1d", "kernel_size")
+    s = k if stride is None or stride == [] or stride == () else _one(stride, "max_pool1d",
+                                                                       "stride")
+    p = _one(padding, "max_pool1d", "padding")
+    d = _one(dilation, "max_pool1d", "dilation")
+    out, idx = torch.max_pool2d_with_indices(input.unsqueeze(-2), [1, k], [1, s], [0, p],
+                                             [1, d], ceil_mode)
+    return _drop(out, -2), _drop(idx, -2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    out, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    stride = [] if stride is None else stride
+    return torch.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
+                                         ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    out, idx = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=True):
+    stride = [] if stride is None else stride
+    return torch.max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
+                                         ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    out, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (out, idx) if return_indices else out
+
+
+def _check_1d(input, name):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional "
+                           f"tensor for argument #1 'self' (while checking arguments for {name})")
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    _check_1d(input, "avg_pool1d")
+    k = _one(kernel_size, "avg_pool1d", "kernel_size")
+    s = k if stride is None or stride == [] or stride == () else _one(stride, "avg_pool1d",
+                                                                       "stride")
+    p = _one(padding, "avg_pool1d", "padding")
+    out = torch.avg_pool2d(input.unsqueeze(-2), [1, k], [1, s], [0, p], ceil_mode,
+                           count_include_pad)
+    return _drop(out, -2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    stride = [] if stride is None else stride
+    return torch.avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                            divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    stride = [] if stride is None else stride
+    return torch.avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                            divisor_override)
+
+
+def _adaptive_size(input, output_size, nd):
+    sizes = _list(output_size, nd)
+    return [input.shape[input.dim() - nd + i] if s is None else s for i, s in enumerate(sizes)]
+
+
+def adaptive_avg_pool1d(input, output_size):
+    _check_1d(input, "adaptive_avg_pool1d")
+    o = _one(output_size, "adaptive_avg_pool1d", "output_size")
+    return _drop(_aten._adaptive_avg_pool2d(input.unsqueeze(-2), [1, o]), -2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    return _aten._adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    _check_1d(input, "adaptive_max_pool1d")
+    o = _one(output_size, "adaptive_max_pool1d", "output_size")
+    out, idx = _aten.adaptive_max_pool2d(input.unsqueeze(-2), [1, o])
+    return _drop(out, -2), _drop(idx, -2)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    out, idx = adaptive_max_pool1d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    return _aten.adaptive_max_pool2d(input, _adaptive_size(input, output_size, 2))
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    out, idx = adaptive_max_pool2d_with_indices(input, output_size)
+    return (out, idx) if return_indices else out
+
+
+def _unpool_output_size(input, kernel_size, stride, padding, output_size):
+    n = len(kernel_size)
+    default = [(input.shape[input.dim() - n + d] - 1) * stride[d] + kernel_size[d]
+               - 2 * padding[d] for d in range(n)]
+    if output_size is None:
+        return default
+    output_size = list(output_size)
+    if len(output_size) == n + 2:
+        output_size = output_size[2:]
+    if len(output_size) != n:
+        raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} elements, "
+                         f"but it has a length of '{len(output_size)}'")
+    for d in range(n):
+        lo, hi = default[d] - stride[d], default[d] + stride[d]
+        if not lo < output_size[d] < hi:
+            raise ValueError(f'invalid output_size "{tuple(output_size)}" (dim {d} must be '
+                             f'between {lo} and {hi})')
+    return output_size
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = _list(kernel_size, 2)
+    s = k if stride is None else _list(stride, 2)
+    size = _unpool_output_size(input, k, s, _list(padding, 2), output_size)
+    return _aten.max_unpool2d(input, indices, size)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    k = _list(kernel_size, 1)
+    s = k if stride is None else _list(stride, 1)
+    size = _unpool_output_size(input, k, s, _list(padding, 1), output_size)
+    out = _aten.max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), size + [1])
+    return _drop(out, -1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kw, kh = _list(kernel_size, 2)
+    out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (torch.sign(out) * torch.relu(torch.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    out = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    k = _one(kernel_size, "lp_pool1d", "kernel_size")
+    return (torch.sign(out) * torch.relu(torch.abs(out))).mul(k).pow(1.0 / norm_type)
+
+
+# ---- padding ----------------------------------------------------------------------------
+
+_PAD_OPS = {
+    ("reflect", 1): "reflection_pad1d", ("reflect", 2): "reflection_pad2d",
+    ("reflect", 3): "reflection_pad3d", ("replicate", 1): "replication_pad1d",
+    ("replicate", 2): "replication_pad2d", ("replicate", 3): "replication_pad3d",
+}
+
+
+def pad(input, pad, mode="constant", value=None):
+    pad = list(pad)
+    if mode == "constant":
+        return torch.constant_pad_nd(input, pad, 0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    n = len(pad) // 2
+    if n > 3 or input.dim() not in (n + 1, n + 2):
+        raise NotImplementedError(f"Padding size {len(pad)} is not supported for "
+                                  f"{input.dim()}D input tensor.")
+    if mode == "circular":
+        return _aten._pad_circular(input, pad)
+    return getattr(_aten, _PAD_OPS[(mode, n)])(input, pad)
+
+
+# ---- interpolation ----------------------------------------------------------------------
+
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if mode in ("nearest", "area"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    dim = input.dim() - 2
+    spatial = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {spatial} and output size of {size}. "
+                    "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output "
+                    "size in (o1, o2, ...,oK) format.")
+            output_size = list(size)
+        else:
+            output_size = [size] * dim
+        scales = [None] * dim
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {spatial} and scale_factor of shape "
+                    f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) "
+                    "format and scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+        output_size = [int(math.floor(float(spatial[i]) * scales[i])) for i in range(dim)]
+        if recompute_scale_factor:
+            scales = [None] * dim
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if mode == "area":
+        if dim == 1:
+            return adaptive_avg_pool1d(input, output_size)
+        if dim == 2:
+            return adaptive_avg_pool2d(input, output_size)
+    table = {
+        (3, "nearest"): ("upsample_nearest1d", False),
+        (4, "nearest"): ("upsample_nearest2d", False),
+        (5, "nearest"): ("upsample_nearest3d", False),
+        (3, "linear"): ("upsample_linear1d", True),
+        (4, "bilinear"): ("upsample_bilinear2d", True),
+        (5, "trilinear"): ("upsample_trilinear3d", True),
+        (4, "bicubic"): ("upsample_bicubic2d", True),
+    }
+    entry = table.get((input.dim(), mode))
+    if entry is None:
+        needs = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+        if mode in needs:
+            raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs "
+                                      f"{needs[mode]}D input")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for "
+            "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})")
+    op = getattr(_aten, entry[0])
+    if entry[1]:
+        return op(input, output_size, align_corners, *scales)
+    return op(input, output_size, *scales)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ---- pixel shuffle, fold ----------------------------------------------------------------
+
+def pixel_shuffle(input, upscale_factor):
+    r = upscale_factor
+    if input.dim() < 3:
+        raise RuntimeError("pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r) != 0:
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           "divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{c} is not divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(lead + [c // (r * r), r, r, h, w])
+    x = x.permute(list(range(n)) + [n, n + 3, n + 1, n + 4, n + 2])
+    return x.reshape(lead + [c // (r * r), h * r, w * r])
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r = downscale_factor
+    if input.dim() < 3:
+        raise RuntimeError("pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r != 0:
+        raise RuntimeError("pixel_unshuffle expects height to be divisible by downscale_factor, "
+                           f"but input.size(-2)={h} is not divisible by {r}")
+    if w % r != 0:
+        raise RuntimeError("pixel_unshuffle expects width to be divisible by downscale_factor, "
+                           f"but input.size(-1)={w} is not divisible by {r}")
+    n = len(lead)
+    x = input.reshape(lead + [c, h // r, r, w // r, r])
+    x = x.permute(list(range(n)) + [n, n + 2, n + 4, n + 1, n + 3])
+    return x.reshape(lead + [c * r * r, h // r, w // r])
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    return _aten.im2col(input, _list(kernel_size, 2), _list(dilation, 2), _list(padding, 2),
+                        _list(stride, 2))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    return _aten.col2im(input, _list(output_size, 2), _list(kernel_size, 2),
+                        _list(dilation, 2), _list(padding, 2), _list(stride, 2))
+
+
+# ---- grid sampling ----------------------------------------------------------------------
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+    paddings = {"zeros": 0, "border": 1, "reflection": 2}
+    if mode not in modes:
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in paddings:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if input.dim() != 4:
+        raise NotImplementedError("grid_sample: only 4-D input (2-D sampling) is supported")
+    return _aten.grid_sampler_2d(input, grid, modes[mode], paddings[padding_mode],
+                                 bool(align_corners))
+
+
+def affine_grid(theta, size, align_corners=None):
+    if align_corners is None:
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = list(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or list(theta.shape[-2:]) != [2, 3]:
+            raise ValueError("Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{tuple(size)}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or list(theta.shape[-2:]) != [3, 4]:
+            raise ValueError("Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{tuple(size)}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {tuple(size)}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {tuple(size)}")
+    return _aten.affine_grid_generator(theta, size, align_corners)

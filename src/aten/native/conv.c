@@ -1,0 +1,1036 @@
+/* conv.c -- convolution (1-D, 2-D, 3-D, plain and transposed, grouped, dilated), its
+ * backward, and im2col/col2im (unfold/fold).  Mirrors ATen/native/Convolution.cpp,
+ * ATen/native/ConvolutionMM2d.cpp, ATen/native/NaiveConvolutionTranspose2d.cpp and
+ * ATen/native/Im2Col.cpp / Col2Im.cpp.
+ *
+ * Note [Convolution as GEMM]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Everything is three primitives over one geometry (ConvGeom) that relates an "image" side
+ * (the larger, padded tensor) to a "column" side (one entry per kernel placement):
+ *   col_fwd:   y(N, Co, cols)  = W(Co, Ci/G * K) @ im2col(x(N, Ci, image))
+ *   img_fwd:   y(N, Co, image) = col2im(W(Ci, Co/G * K)^T @ x(N, Ci, cols))
+ *   wgrad:     gW(Ca, Ci/G * K) = a(N, Ca, cols) @ im2col(img(N, Ci, image))^T
+ * (K = kernel volume, G = groups, per group).  A convolution is col_fwd, a transposed
+ * convolution img_fwd; the input gradient of either is the other primitive applied to the
+ * output gradient, and the weight gradient is wgrad with the roles of input and output
+ * gradient swapped for the transposed case.  The column buffer is laid out (G, Ci/G * K,
+ * batch, cols), so one GEMM per group covers a whole batch chunk: col_fwd and img_fwd use
+ * batched views with a stride-0 weight, wgrad a single 2-D product over batch * cols.
+ * Chunks keep the buffer under COL_BUDGET elements.  Spatial dims are padded to three
+ * (nn_common.h); float16/bfloat16 compute in float, integers in double. */
+#include <stdint.h>
+#include <string.h>
+
+#include "../../c10/parallel.h"
+#include "gemm.h"
+#include "nn_common.h"
+
+#define COL_BUDGET ((int64_t)1 << 24)
+
+typedef struct ConvGeom {
+    int64_t groups;
+    int64_t img[NN_SPATIAL], col[NN_SPATIAL];
+    int64_t k[NN_SPATIAL], s[NN_SPATIAL], p[NN_SPATIAL], d[NN_SPATIAL];
+    int64_t img_numel, col_numel, kvol;
+} ConvGeom;
+
+static void
+geom_finish(ConvGeom *g)
+{
+    g->img_numel = g->img[0] * g->img[1] * g->img[2];
+    g->col_numel = g->col[0] * g->col[1] * g->col[2];
+    g->kvol = g->k[0] * g->k[1] * g->k[2];
+}
+
+/* ---- typed inner loops ---- */
+
+typedef void (*AddRunFn)(char *dst, int64_t dstride, const char *src, int64_t n);
+
+#define DEFINE_TYPED(T, SUF)                                                                 \
+    static void                                                                              \
+    add_run_##SUF(char *dst, int64_t dstride, const char *src, int64_t n)                    \
+    {                                                                                        \
+        T *o = (T *)dst;                                                                     \
+        const T *v = (const T *)src;                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                    \
+            o[i * dstride] += v[i];                                                          \
+        }                                                                                    \
+    }                                                                                        \
+    /* y(N, C, L) += bias(C) */                                                              \
+    static void                                                                              \
+    add_bias_##SUF(char *y, const char *bias, int64_t n, int64_t c, int64_t l)               \
+    {                                                                                        \
+        T *o = (T *)y;                                                                       \
+        const T *b = (const T *)bias;                                                        \
+        for (int64_t i = 0; i < n * c; i++) {                                                \
+            T bv = b[i % c];                                                                 \
+            for (int64_t j = 0; j < l; j++) {                                                \
+                o[i * l + j] += bv;                                                          \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    /* gb(C) = sum over n and l of g(N, C, L) */                                             \
+    static void                                                                              \
+    bias_grad_##SUF(char *gb, const char *gy, int64_t n, int64_t c, int64_t l)               \
+    {                                                                                        \
+        T *o = (T *)gb;                                                                      \
+        const T *v = (const T *)gy;                                                          \
+        for (int64_t ch = 0; ch < c; ch++) {                                                 \
+            double acc = 0.0;                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                \
+                const T *row = v + (i * c + ch) * l;                                         \
+                for (int64_t j = 0; j < l; j++) {                                            \
+                    acc += (double)row[j];                                                   \
+                }                                                                            \
+            }                                                                                \
+            o[ch] = (T)acc;                                                                  \
+        }                                                                                    \
+    }
+
+DEFINE_TYPED(float, f4)
+DEFINE_TYPED(double, f8)
+#undef DEFINE_TYPED
+
+/* ---- im2col / col2im of one plane ---- */
+
+/* The column range [lo, hi) whose source ox * s + off lies in [0, size). */
+static void
+valid_range(int64_t size, int64_t s, int64_t off, int64_t ncol, int64_t *lo, int64_t *hi)
+{
+    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t b = size - off <= 0 ? 0 : (size - off + s - 1) / s;
+    *lo = a < ncol ? a : ncol;
+    *hi = b < *lo ? *lo : (b < ncol ? b : ncol);
+}
+
+/* Copies the kvol patches of one image plane into kvol rows of col (row kk at
+ * col + kk * ld elements, one entry per column position); zeros where the patch reads
+ * padding.  Works on raw elements of isz bytes: no arithmetic. */
+static void
+im2col_plane(const char *img, char *col, int64_t ld, const ConvGeom *g, size_t isz)
+{
+    int64_t kk = 0;
+    for (int64_t kz = 0; kz < g->k[0]; kz++) {
+        for (int64_t ky = 0; ky < g->k[1]; ky++) {
+            for (int64_t kx = 0; kx < g->k[2]; kx++, kk++) {
+                int64_t offx = kx * g->d[2] - g->p[2], lo, hi;
+                valid_range(g->img[2], g->s[2], offx, g->col[2], &lo, &hi);
+                char *row = col + (size_t)(kk * ld) * isz;
+                for (int64_t oz = 0; oz < g->col[0]; oz++) {
+                    int64_t iz = oz * g->s[0] - g->p[0] + kz * g->d[0];
+                    for (int64_t oy = 0; oy < g->col[1]; oy++) {
+                        int64_t iy = oy * g->s[1] - g->p[1] + ky * g->d[1];
+                        char *dst = row + (size_t)((oz * g->col[1] + oy) * g->col[2]) * isz;
+                        if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
+                            memset(dst, 0, (size_t)g->col[2] * isz);
+                            continue;
+                        }
+                        const char *src = img + (size_t)((iz * g->img[1] + iy) * g->img[2]) * isz;
+                        memset(dst, 0, (size_t)lo * isz);
+                        memset(dst + (size_t)hi * isz, 0, (size_t)(g->col[2] - hi) * isz);
+                        if (g->s[2] == 1) {
+                            memcpy(dst + (size_t)lo * isz, src + (size_t)(lo + offx) * isz,
+                                   (size_t)(hi - lo) * isz);
+                        }
+                        else if (isz == 4) {
+                            for (int64_t ox = lo; ox < hi; ox++) {
+                                ((uint32_t *)dst)[ox] = ((const uint32_t *)src)[ox * g->s[2] + offx];
+                            }
+                        }
+                        else if (isz == 8) {
+                            for (int64_t ox = lo; ox < hi; ox++) {
+                                ((uint64_t *)dst)[ox] = ((const uint64_t *)src)[ox * g->s[2] + offx];
+                            }
+                        }
+                        else {
+                            for (int64_t ox = lo; ox < hi; ox++) {
+                                memcpy(dst + (size_t)ox * isz,
+                                       src + (size_t)(ox * g->s[2] + offx) * isz, isz);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* The adjoint of im2col_plane: adds the kvol rows of col back into the image plane (which
+ * the caller zeroed). */
+static void
+col2im_plane(char *img, const char *col, int64_t ld, const ConvGeom *g, size_t isz,
+             AddRunFn add)
+{
+    int64_t kk = 0;
+    for (int64_t kz = 0; kz < g->k[0]; kz++) {
+        for (int64_t ky = 0; ky < g->k[1]; ky++) {
+            for (int64_t kx = 0; kx < g->k[2]; kx++, kk++) {
+                int64_t offx = kx * g->d[2] - g->p[2], lo, hi;
+                valid_range(g->img[2], g->s[2], offx, g->col[2], &lo, &hi);
+                const char *row = col + (size_t)(kk * ld) * isz;
+                for (int64_t oz = 0; oz < g->col[0]; oz++) {
+                    int64_t iz = oz * g->s[0] - g->p[0] + kz * g->d[0];
+                    if (iz < 0 || iz >= g->img[0]) {
+                        continue;
+                    }
+                    for (int64_t oy = 0; oy < g->col[1]; oy++) {
+                        int64_t iy = oy * g->s[1] - g->p[1] + ky * g->d[1];
+                        if (iy < 0 || iy >= g->img[1] || hi <= lo) {
+                            continue;
+                        }
+                        const char *src = row + (size_t)((oz * g->col[1] + oy) * g->col[2] + lo) * isz;
+                        char *dst = img + (size_t)((iz * g->img[1] + iy) * g->img[2] + lo * g->s[2] + offx) * isz;
+                        add(dst, g->s[2], src, hi - lo);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- batch-chunk jobs (ptl_parallel_for) ---- */
+
+typedef struct ColJob {
+    const ConvGeom *g;
+    const char *x;      /* im2col: the image tensor (N, C, image) */
+    char *y;            /* col2im: the image tensor (N, C, image), written */
+    char *cb;           /* the column buffer (G, cpg * kvol, b, cols) */
+    int64_t n0, b, c, cpg;
+    size_t isz;
+    AddRunFn add;
+} ColJob;
+
+static int
+im2col_job(void *ctx, int64_t begin, int64_t end)
+{
+    const ColJob *j = ctx;
+    const ConvGeom *g = j->g;
+    int64_t kdim = j->cpg * g->kvol, ld = j->b * g->col_numel;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t bi = t / j->c, c = t % j->c, grp = c / j->cpg, cl = c % j->cpg;
+        const char *src = j->x + (size_t)(((j->n0 + bi) * j->c + c) * g->img_numel) * j->isz;
+        char *dst = j->cb + (size_t)(((grp * kdim + cl * g->kvol) * j->b + bi) * g->col_numel) * j->isz;
+        im2col_plane(src, dst, ld, g, j->isz);
+    }
+    return 0;
+}
+
+static int
+col2im_job(void *ctx, int64_t begin, int64_t end)
+{
+    const ColJob *j = ctx;
+    const ConvGeom *g = j->g;
+    int64_t kdim = j->cpg * g->kvol, ld = j->b * g->col_numel;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t bi = t / j->c, c = t % j->c, grp = c / j->cpg, cl = c % j->cpg;
+        char *dst = j->y + (size_t)(((j->n0 + bi) * j->c + c) * g->img_numel) * j->isz;
+        const char *src = j->cb + (size_t)(((grp * kdim + cl * g->kvol) * j->b + bi) * g->col_numel) * j->isz;
+        memset(dst, 0, (size_t)g->img_numel * j->isz);
+        col2im_plane(dst, src, ld, g, j->isz, j->add);
+    }
+    return 0;
+}
+
+static int
+run_jobs(PtlParallelFn fn, ColJob *j)
+{
+    int64_t per = j->g->kvol * j->g->col_numel;   /* elements one (sample, channel) moves */
+    int64_t grain = per > 0 ? PTL_GRAIN_SIZE / per + 1 : 1;
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, j->b * j->c, grain, fn, j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* A 3-D view (new ref) of t's storage. */
+static PtlTensorImpl *
+view3(PtlTensorImpl *t, int64_t s0, int64_t s1, int64_t s2, int64_t st0, int64_t st1,
+      int64_t st2, int64_t off)
+{
+    int64_t sizes[3] = {s0, s1, s2}, strides[3] = {st0, st1, st2};
+    return ptl_tensor_impl_view(t, 3, sizes, strides, t->storage_offset + off);
+}
+
+static int
+gemm3(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double beta)
+{
+    int rc = c && a && b ? ptl_gemm(c, a, b, 1.0, beta) : -1;
+    ptl_xdecref(c);
+    ptl_xdecref(a);
+    ptl_xdecref(b);
+    return rc;
+}
+
+static int64_t
+chunk_of(int64_t n, int64_t per_sample)
+{
+    int64_t b = per_sample > 0 ? COL_BUDGET / per_sample : n;
+    b = b < 1 ? 1 : b;
+    return b < n ? b : (n < 1 ? 1 : n);
+}
+
+static AddRunFn
+add_fn(PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT32 ? add_run_f4 : add_run_f8;
+}
+
+/* col_fwd: x (N, Ci, image) and w (Co, Ci/G, k) contiguous work dtype -> y (N, Co, cols). */
+static PtlTensorImpl *
+col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
+{
+    int64_t n = x->sizes[0], ci = x->sizes[1], co = w->sizes[0], G = g->groups;
+    int64_t cpg = ci / G, opg = co / G, kdim = cpg * g->kvol, L = g->col_numel;
+    int64_t ysz[3] = {n, co, L}, b = chunk_of(n, G * kdim * L);
+    PtlTensorImpl *y = ptl_empty(3, ysz, x->dtype, x->device), *cb = NULL;
+    if (y == NULL || y->numel == 0) {
+        return y;
+    }
+    if (kdim == 0) {
+        memset(ptl_tensor_data(y), 0, (size_t)y->numel * ptl_tensor_itemsize(y));
+        return y;
+    }
+    int64_t cbsz[1] = {G * kdim * b * L};
+    if ((cb = ptl_empty(1, cbsz, x->dtype, x->device)) == NULL) {
+        goto error;
+    }
+    for (int64_t n0 = 0; n0 < n; n0 += b) {
+        int64_t bb = n - n0 < b ? n - n0 : b;
+        ColJob j = {g, ptl_tensor_data(x), NULL, ptl_tensor_data(cb), n0, bb, ci, cpg,
+                    ptl_tensor_itemsize(x), NULL};
+        if (run_jobs(im2col_job, &j) < 0) {
+            goto error;
+        }
+        for (int64_t grp = 0; grp < G; grp++) {
+            if (gemm3(view3(y, bb, opg, L, co * L, L, 1, (n0 * co + grp * opg) * L),
+                      view3(w, bb, opg, kdim, 0, kdim, 1, grp * opg * kdim),
+                      view3(cb, bb, kdim, L, L, bb * L, 1, grp * kdim * bb * L), 0.0) < 0) {
+                goto error;
+            }
+        }
+    }
+    ptl_decref(cb);
+    return y;
+error:
+    ptl_xdecref(cb);
+    ptl_decref(y);
+    return NULL;
+}
+
+/* img_fwd: x (N, Ci, cols) and w (Ci, Co/G, k) contiguous work dtype -> y (N, Co, image). */
+static PtlTensorImpl *
+img_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
+{
+    int64_t n = x->sizes[0], ci = x->sizes[1], G = g->groups, opg = w->sizes[1];
+    int64_t co = opg * G, cpg = ci / G, kdim = opg * g->kvol, L = g->col_numel;
+    int64_t ysz[3] = {n, co, g->img_numel}, b = chunk_of(n, G * kdim * L);
+    PtlTensorImpl *y = nn_zeros(3, ysz, x->dtype), *cb = NULL;
+    if (y == NULL || y->numel == 0 || kdim * L == 0) {
+        return y;
+    }
+    int64_t cbsz[1] = {G * kdim * b * L};
+    if ((cb = ptl_empty(1, cbsz, x->dtype, x->device)) == NULL) {
+        goto error;
+    }
+    for (int64_t n0 = 0; n0 < n; n0 += b) {
+        int64_t bb = n - n0 < b ? n - n0 : b;
+        for (int64_t grp = 0; grp < G; grp++) {
+            if (gemm3(view3(cb, bb, kdim, L, L, bb * L, 1, grp * kdim * bb * L),
+                      view3(w, bb, kdim, cpg, 0, 1, kdim, grp * cpg * kdim),
+                      view3(x, bb, cpg, L, ci * L, L, 1, (n0 * ci + grp * cpg) * L), 0.0) < 0) {
+                goto error;
+            }
+        }
+        ColJob j = {g, NULL, ptl_tensor_data(y), ptl_tensor_data(cb), n0, bb, co, opg,
+                    ptl_tensor_itemsize(x), add_fn(x->dtype)};
+        if (run_jobs(col2im_job, &j) < 0) {
+            goto error;
+        }
+    }
+    ptl_decref(cb);
+    return y;
+error:
+    ptl_xdecref(cb);
+    ptl_decref(y);
+    return NULL;
+}
+
+/* wgrad: a (N, Ca, cols), img (N, Ci, image) contiguous -> gw (Ca, Ci/G, k), given as the
+ * 2-D (Ca, Ci/G * kvol) result. */
+static PtlTensorImpl *
+wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
+{
+    int64_t n = a->sizes[0], ca = a->sizes[1], ci = img->sizes[1], G = g->groups;
+    int64_t cpg = ci / G, apg = ca / G, kdim = cpg * g->kvol, L = g->col_numel;
+    int64_t gsz[2] = {ca, kdim}, b = chunk_of(n, G * kdim * L);
+    PtlTensorImpl *gw = nn_zeros(2, gsz, a->dtype), *cb = NULL, *ap = NULL;
+    if (gw == NULL || gw->numel == 0 || n * L == 0) {
+        return gw;
+    }
+    int64_t cbsz[1] = {G * kdim * b * L};
+    if ((cb = ptl_empty(1, cbsz, a->dtype, a->device)) == NULL) {
+        goto error;
+    }
+    for (int64_t n0 = 0; n0 < n; n0 += b) {
+        int64_t bb = n - n0 < b ? n - n0 : b;
+        ColJob j = {g, ptl_tensor_data(img), NULL, ptl_tensor_data(cb), n0, bb, ci, cpg,
+                    ptl_tensor_itemsize(a), NULL};
+        PtlTensorImpl *av = view3(a, ca, bb, L, L, ca * L, 1, n0 * ca * L);
+        ap = av ? ptl_contiguous(av) : NULL;   /* (Ca, bb * L) */
+        ptl_xdecref(av);
+        if (ap == NULL || run_jobs(im2col_job, &j) < 0) {
+            goto error;
+        }
+        for (int64_t grp = 0; grp < G; grp++) {
+            int64_t s1[2] = {apg, kdim}, t1[2] = {kdim, 1};
+            int64_t s2[2] = {apg, bb * L}, t2[2] = {bb * L, 1};
+            int64_t s3[2] = {bb * L, kdim}, t3[2] = {1, bb * L};
+            if (gemm3(ptl_tensor_impl_view(gw, 2, s1, t1, grp * apg * kdim),
+                      ptl_tensor_impl_view(ap, 2, s2, t2, grp * apg * bb * L),
+                      ptl_tensor_impl_view(cb, 2, s3, t3, grp * kdim * bb * L), 1.0) < 0) {
+                goto error;
+            }
+        }
+        PTL_CLEAR(ap);
+    }
+    ptl_decref(cb);
+    return gw;
+error:
+    ptl_xdecref(ap);
+    ptl_xdecref(cb);
+    ptl_decref(gw);
+    return NULL;
+}
+
+/* ---- argument checks ---- */
+
+/* The C++ type names PyTorch prints in "Input type (float) and bias type (double)". */
+static const char *
+cpp_name(PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_FLOAT32:
+        return "float";
+    case PTL_DTYPE_FLOAT64:
+        return "double";
+    case PTL_DTYPE_FLOAT16:
+        return "c10::Half";
+    case PTL_DTYPE_BFLOAT16:
+        return "c10::BFloat16";
+    default:
+        return ptl_dtype_legacy_name(dt);
+    }
+}
+
+/* Reads an int-list argument of a spatial op into v[NN_SPATIAL] right-aligned (leading
+ * dims get `fill`), expanding a single value to nd dims. */
+static int
+conv_param(const PtlIValue *iv, int nd, const char *name, int64_t fill, int64_t *v)
+{
+    int64_t n = iv->u.il.n;
+    if (n != nd && n != 1) {
+        char buf[128];
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expected %s to be a single integer value or a list of %d values to "
+                             "match the convolution dimensions, but got %s=%s",
+                             name, nd, name, nn_fmt_list(buf, sizeof(buf), iv->u.il.data, n));
+    }
+    for (int i = 0; i < NN_SPATIAL; i++) {
+        int u = i - (NN_SPATIAL - nd);
+        v[i] = u < 0 ? fill : iv->u.il.data[n == 1 ? 0 : u];
+    }
+    return 0;
+}
+
+typedef struct ConvArgs {
+    int nd, transposed;
+    int64_t stride[3], pad[3], dil[3], opad[3], groups;
+} ConvArgs;
+
+/* PyTorch's check_shape_forward, in its order. */
+static int
+conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIValue *s,
+           ConvArgs *a)
+{
+    char b1[128], b2[128];
+    int nd = w->dim - 2;
+    if (w->dim < 3 || w->dim > 5) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "weight should have at least three dimensions and at most five, "
+                             "but got %d", (int)w->dim);
+    }
+    a->nd = nd;
+    a->transposed = s[6].u.b;
+    a->groups = s[8].u.i;
+    if (conv_param(&s[3], nd, "stride", 1, a->stride) < 0 ||
+        conv_param(&s[4], nd, "padding", 0, a->pad) < 0 ||
+        conv_param(&s[5], nd, "dilation", 1, a->dil) < 0 ||
+        conv_param(&s[7], nd, "output_padding", 0, a->opad) < 0) {
+        return -1;
+    }
+    if (x->dtype != w->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                             ptl_dtype_legacy_name(x->dtype), ptl_dtype_legacy_name(w->dtype));
+    }
+    if (bias != NULL && bias->dtype != x->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Input type (%s) and bias type (%s) should be the same",
+                             cpp_name(x->dtype), cpp_name(bias->dtype));
+    }
+    if (a->groups <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "non-positive groups is not supported");
+    }
+    for (int i = 3 - nd; i < 3; i++) {
+        if (a->stride[i] <= 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "non-positive stride is not supported");
+        }
+        if (a->pad[i] < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "negative padding is not supported");
+        }
+        if (a->opad[i] < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "negative output_padding is not supported");
+        }
+    }
+    for (int i = 3 - nd; i < 3; i++) {
+        if (a->dil[i] <= 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "dilation should be greater than zero, but got %s",
+                                 nn_fmt_list(b1, sizeof(b1), a->dil + 3 - nd, nd));
+        }
+    }
+    if (x->dim != w->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected %d-dimensional input for %d-dimensional weight %s, but got "
+                             "%d-dimensional input of size %s instead",
+                             (int)w->dim, (int)w->dim, nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
+                             (int)x->dim, nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim));
+    }
+    if (w->sizes[0] < a->groups) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given groups=%lld, expected weight to be at least %lld at dimension "
+                             "0, but got weight of size %s instead",
+                             (long long)a->groups, (long long)a->groups,
+                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim));
+    }
+    if (w->sizes[0] % a->groups != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given groups=%lld, expected weight to be divisible by %lld at "
+                             "dimension 0, but got weight of size [%s] instead",
+                             (long long)a->groups, (long long)a->groups,
+                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim));
+    }
+    if (!a->transposed) {
+        if (x->sizes[1] != w->sizes[1] * a->groups) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Given groups=%lld, weight of size %s, expected input%s to have "
+                                 "%lld channels, but got %lld channels instead",
+                                 (long long)a->groups, nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
+                                 nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim),
+                                 (long long)(w->sizes[1] * a->groups), (long long)x->sizes[1]);
+        }
+        if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[0])) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Given weight of size %s, expected bias to be 1-dimensional with "
+                                 "%lld elements, but got bias of size %s instead",
+                                 nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
+                                 (long long)w->sizes[0],
+                                 nn_fmt_list(b2, sizeof(b2), bias->sizes, bias->dim));
+        }
+        int bad = 0;
+        int64_t padded[3], eff[3];
+        for (int i = 0; i < nd; i++) {
+            int u = 3 - nd + i;
+            padded[i] = x->sizes[2 + i] + 2 * a->pad[u];
+            eff[i] = a->dil[u] * (w->sizes[2 + i] - 1) + 1;
+            bad |= padded[i] < eff[i];
+        }
+        if (bad) {
+            size_t o1 = 0, o2 = 0;
+            for (int i = 0; i < nd; i++) {
+                o1 += (size_t)snprintf(b1 + o1, sizeof(b1) - o1, "%s%lld", i ? " x " : "",
+                                       (long long)padded[i]);
+                o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%lld", i ? " x " : "",
+                                       (long long)eff[i]);
+            }
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Calculated padded input size per channel: (%s). Kernel size: "
+                                 "(%s). Kernel size can't be greater than actual input size",
+                                 b1, b2);
+        }
+        return 0;
+    }
+    if (x->sizes[1] != w->sizes[0]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given transposed=1, weight of size %s, expected input%s to have "
+                             "%lld channels, but got %lld channels instead",
+                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
+                             nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim),
+                             (long long)w->sizes[0], (long long)x->sizes[1]);
+    }
+    if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[1] * a->groups)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given transposed=1, weight of size %s, expected bias to be "
+                             "1-dimensional with %lld elements, but got bias of size %s instead",
+                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
+                             (long long)(w->sizes[1] * a->groups),
+                             nn_fmt_list(b2, sizeof(b2), bias->sizes, bias->dim));
+    }
+    for (int i = 3 - nd; i < 3; i++) {
+        if (a->opad[i] >= a->stride[i] && a->opad[i] >= a->dil[i]) {
+            int64_t op2[2], st2[2], di2[2];
+            for (int k = 0; k < 2; k++) {
+                int u = nd == 1 ? (k == 0 ? -1 : 2) : (nd == 2 ? 1 + k : k);
+                op2[k] = u < 0 ? 0 : a->opad[u];
+                st2[k] = u < 0 ? 1 : a->stride[u];
+                di2[k] = u < 0 ? 1 : a->dil[u];
+            }
+            if (nd == 3) {
+                return ptl_error_set(PTL_ERR_RUNTIME,
+                                     "output padding must be smaller than either stride or "
+                                     "dilation, but got output_padding_depth: %lld "
+                                     "output_padding_height: %lld output_padding_width: %lld "
+                                     "stride_depth: %lld stride_height: %lld stride_width: %lld "
+                                     "dilation_depth: %lld dilation_height: %lld "
+                                     "dilation_width: %lld",
+                                     (long long)a->opad[0], (long long)a->opad[1],
+                                     (long long)a->opad[2], (long long)a->stride[0],
+                                     (long long)a->stride[1], (long long)a->stride[2],
+                                     (long long)a->dil[0], (long long)a->dil[1],
+                                     (long long)a->dil[2]);
+            }
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "output padding must be smaller than either stride or dilation, "
+                                 "but got output_padding_height: %lld output_padding_width: %lld "
+                                 "stride_height: %lld stride_width: %lld dilation_height: %lld "
+                                 "dilation_width: %lld",
+                                 (long long)op2[0], (long long)op2[1], (long long)st2[0],
+                                 (long long)st2[1], (long long)di2[0], (long long)di2[1]);
+        }
+    }
+    int bad = 0;
+    int64_t outs[3];
+    for (int i = 0; i < nd; i++) {
+        int u = 3 - nd + i;
+        outs[i] = (x->sizes[2 + i] - 1) * a->stride[u] - 2 * a->pad[u] +
+                  a->dil[u] * (w->sizes[2 + i] - 1) + a->opad[u] + 1;
+        bad |= outs[i] <= 0;
+    }
+    if (bad) {
+        size_t o1 = 0, o2 = 0;
+        for (int i = 0; i < nd; i++) {
+            o1 += (size_t)snprintf(b1 + o1, sizeof(b1) - o1, "%s%lld", i ? " x " : "",
+                                   (long long)x->sizes[2 + i]);
+            o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%lld", i ? " x " : "",
+                                   (long long)outs[i]);
+        }
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given input size per channel: (%s). Calculated output size per "
+                             "channel: (%s). Output size is too small",
+                             b1, b2);
+    }
+    return 0;
+}
+
+/* The geometry of a (possibly transposed) convolution whose non-transposed input has
+ * spatial sizes img (x for a plain conv, the output for a transposed one). */
+static void
+conv_geom(const ConvArgs *a, const PtlTensorImpl *w, const int64_t *xsp, ConvGeom *g)
+{
+    int nd = a->nd;
+    g->groups = a->groups;
+    for (int i = 0; i < 3; i++) {
+        int u = i - (3 - nd);
+        int64_t k = u < 0 ? 1 : w->sizes[2 + u], in = u < 0 ? 1 : xsp[u];
+        g->k[i] = k;
+        g->s[i] = a->stride[i];
+        g->p[i] = a->pad[i];
+        g->d[i] = a->dil[i];
+        if (a->transposed) {
+            g->col[i] = in;
+            g->img[i] = (in - 1) * a->stride[i] - 2 * a->pad[i] + a->dil[i] * (k - 1) + a->opad[i] + 1;
+        }
+        else {
+            g->img[i] = in;
+            g->col[i] = (in + 2 * a->pad[i] - a->dil[i] * (k - 1) - 1) / a->stride[i] + 1;
+        }
+    }
+    geom_finish(g);
+}
+
+static int
+conv_dtype_check(const ConvArgs *a, PtlDtype dt)
+{
+    static const char *const names[3] = {"slow_conv2d_cpu", "slow_conv2d_cpu", "slow_conv3d_cpu"};
+    static const char *const tnames[3] = {"slow_conv_transpose2d_out_cpu",
+                                          "slow_conv_transpose2d_out_cpu",
+                                          "slow_conv_transpose3d_out_cpu"};
+    return nn_check_dtype((a->transposed ? tnames : names)[a->nd - 1], dt, 1);
+}
+
+/* convolution(Tensor input, Tensor weight, Tensor? bias, stride, padding, dilation,
+ * bool transposed, output_padding, groups):
+ * (N, Ci, *in) x (Co, Ci/G, *k) -> (N, Co, *out); transposed: weight (Ci, Co/G, *k) */
+static int
+convolution_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *w = s[1].u.t;
+    PtlTensorImpl *bias = s[2].tag == PTL_IV_TENSOR ? s[2].u.t : NULL;
+    PtlTensorImpl *xc = NULL, *wc = NULL, *bc = NULL, *y = NULL, *res = NULL;
+    ConvArgs a;
+    ConvGeom g;
+
+    if (conv_check(x, w, bias, s, &a) < 0 || conv_dtype_check(&a, x->dtype) < 0) {
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(x->dtype);
+    conv_geom(&a, w, x->sizes + 2, &g);
+    if ((xc = nn_prepare(x, work)) == NULL || (wc = nn_prepare(w, work)) == NULL ||
+        (bias != NULL && (bc = nn_prepare(bias, work)) == NULL)) {
+        goto error;
+    }
+    y = a.transposed ? img_fwd(xc, wc, &g) : col_fwd(xc, wc, &g);
+    if (y == NULL) {
+        goto error;
+    }
+    if (bc != NULL && y->numel > 0) {
+        (work == PTL_DTYPE_FLOAT32 ? add_bias_f4 : add_bias_f8)(
+            ptl_tensor_data(y), ptl_tensor_data(bc), y->sizes[0], y->sizes[1], y->sizes[2]);
+    }
+    int64_t osz[5] = {x->sizes[0], y->sizes[1]};
+    for (int i = 0; i < a.nd; i++) {
+        osz[2 + i] = a.transposed ? g.img[3 - a.nd + i] : g.col[3 - a.nd + i];
+    }
+    ptl_tensor_impl_set_sizes(y, a.nd + 2, osz, NULL);
+    if ((res = nn_finish(y, x->dtype)) == NULL) {
+        y = NULL;
+        goto error;
+    }
+    y = NULL;
+    ptl_decref(xc);
+    ptl_decref(wc);
+    ptl_xdecref(bc);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_xdecref(xc);
+    ptl_xdecref(wc);
+    ptl_xdecref(bc);
+    ptl_xdecref(y);
+    return -1;
+}
+
+/* convolution_backward(grad_output, input, weight, bias_sizes?, stride, padding, dilation,
+ * transposed, output_padding, groups, output_mask) -> (grad_input, grad_weight, grad_bias);
+ * undefined (None) where output_mask is 0. */
+static int
+convolution_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *go = s[0].u.t, *x = s[1].u.t, *w = s[2].u.t;
+    PtlTensorImpl *gc = NULL, *xc = NULL, *wc = NULL, *out[3] = {NULL, NULL, NULL};
+    const int64_t *mask = s[10].u.il.data;
+    ConvArgs a;
+    ConvGeom g;
+    PtlIValue cs[9];
+
+    /* the forward's checks, with the arguments at convolution's positions */
+    cs[0] = s[1];
+    cs[1] = s[2];
+    cs[2] = ptl_iv_none();
+    for (int i = 3; i < 9; i++) {
+        cs[i] = s[i + 1];
+    }
+    if (conv_check(x, w, NULL, cs, &a) < 0 || conv_dtype_check(&a, x->dtype) < 0) {
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(x->dtype);
+    conv_geom(&a, w, x->sizes + 2, &g);
+    if ((gc = nn_prepare(go, work)) == NULL || (xc = nn_prepare(x, work)) == NULL ||
+        (wc = nn_prepare(w, work)) == NULL) {
+        goto error;
+    }
+    /* the primitives read only sizes[0..1] and the data of their tensor arguments */
+    if (mask[0]) {
+        out[0] = a.transposed ? col_fwd(gc, wc, &g) : img_fwd(gc, wc, &g);
+        if (out[0] == NULL) {
+            goto error;
+        }
+        ptl_tensor_impl_set_sizes(out[0], x->dim, x->sizes, NULL);
+    }
+    if (mask[1]) {
+        out[1] = a.transposed ? wgrad(xc, gc, &g) : wgrad(gc, xc, &g);
+        if (out[1] == NULL) {
+            goto error;
+        }
+        ptl_tensor_impl_set_sizes(out[1], w->dim, w->sizes, NULL);
+    }
+    if (mask[2]) {
+        int64_t c = go->sizes[1];
+        if ((out[2] = ptl_empty(1, &c, work, x->device)) == NULL) {
+            goto error;
+        }
+        (work == PTL_DTYPE_FLOAT32 ? bias_grad_f4 : bias_grad_f8)(
+            ptl_tensor_data(out[2]), ptl_tensor_data(gc), go->sizes[0], c,
+            c > 0 && go->sizes[0] > 0 ? go->numel / (go->sizes[0] * c) : 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        if (out[i] != NULL && (out[i] = nn_finish(out[i], go->dtype)) == NULL) {
+            goto error;
+        }
+    }
+    ptl_decref(gc);
+    ptl_decref(xc);
+    ptl_decref(wc);
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(out[i]);
+    }
+    return 0;
+error:
+    ptl_xdecref(gc);
+    ptl_xdecref(xc);
+    ptl_xdecref(wc);
+    for (int i = 0; i < 3; i++) {
+        ptl_xdecref(out[i]);
+    }
+    return -1;
+}
+
+/* ---- im2col / col2im (unfold / fold) ---- */
+
+/* Reads kernel_size, dilation, padding, stride (2-D) starting at stack slot k0. */
+static int
+fold_params(const PtlIValue *s, int k0, ConvGeom *g)
+{
+    static const char *const names[4] = {"kernel_size", "dilation", "padding", "stride"};
+    int64_t *dst[4] = {g->k, g->d, g->p, g->s};
+    for (int i = 0; i < 4; i++) {
+        const PtlIValue *iv = &s[k0 + i];
+        if (iv->u.il.n != 2) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "It is expected %s equals to 2, but got size %lld", names[i],
+                                 (long long)iv->u.il.n);
+        }
+        dst[i][0] = i == 2 ? 0 : 1;
+        dst[i][1] = iv->u.il.data[0];
+        dst[i][2] = iv->u.il.data[1];
+    }
+    if (g->k[1] <= 0 || g->k[2] <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "kernel size should be greater than zero, but got kernel_height: "
+                             "%lld kernel_width: %lld",
+                             (long long)g->k[1], (long long)g->k[2]);
+    }
+    if (g->s[1] <= 0 || g->s[2] <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "stride should be greater than zero, but got stride_height: %lld "
+                             "stride_width: %lld",
+                             (long long)g->s[1], (long long)g->s[2]);
+    }
+    if (g->d[1] <= 0 || g->d[2] <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "dilation should be greater than zero, but got dilation_height: "
+                             "%lld dilation_width: %lld",
+                             (long long)g->d[1], (long long)g->d[2]);
+    }
+    if (g->p[1] < 0 || g->p[2] < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "padding should be non-negative, but got pad_height: %lld "
+                             "pad_width: %lld",
+                             (long long)g->p[1], (long long)g->p[2]);
+    }
+    g->groups = 1;
+    return 0;
+}
+
+/* The number of sliding blocks along one dim (truncating division, as PyTorch). */
+static int64_t
+fold_nblocks(const ConvGeom *g, int i, int64_t size)
+{
+    return (size + 2 * g->p[i] - g->d[i] * (g->k[i] - 1) - 1) / g->s[i] + 1;
+}
+
+/* im2col(Tensor self, kernel_size, dilation, padding, stride):
+ * (N, C, H, W) -> (N, C * kh * kw, L) or (C, H, W) -> (C * kh * kw, L) */
+static int
+im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL;
+    ConvGeom g;
+    char buf[128];
+
+    if (fold_params(s, 1, &g) < 0) {
+        return -1;
+    }
+    int batched = x->dim == 4;
+    if (!((x->dim == 3 && x->sizes[0] != 0) || (x->dim == 4 && x->sizes[1] != 0)) ||
+        x->sizes[x->dim - 1] == 0 || x->sizes[x->dim - 2] == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                             "and other non-zero dimensions for input, but got: %s",
+                             nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+    }
+    /* a raw copy: PyTorch's kernel takes the float types and bool, not the integers */
+    if (x->dtype != PTL_DTYPE_BOOL && nn_check_dtype("im2col_out_cpu", x->dtype, 0) < 0) {
+        return -1;
+    }
+    int64_t n = batched ? x->sizes[0] : 1, c = x->sizes[x->dim - 3];
+    g.img[0] = 1;
+    g.img[1] = x->sizes[x->dim - 2];
+    g.img[2] = x->sizes[x->dim - 1];
+    g.col[0] = 1;
+    g.col[1] = fold_nblocks(&g, 1, g.img[1]);
+    g.col[2] = fold_nblocks(&g, 2, g.img[2]);
+    if (g.col[1] < 1 || g.col[2] < 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given input with spatial size (%lld, %lld), kernel_size=(%lld, "
+                             "%lld), dilation=(%lld, %lld), padding=(%lld, %lld), calculated "
+                             "shape of the array of sliding blocks as (%lld, %lld), but its "
+                             "components must be at least one.",
+                             (long long)g.img[1], (long long)g.img[2], (long long)g.k[1],
+                             (long long)g.k[2], (long long)g.d[1], (long long)g.d[2],
+                             (long long)g.p[1], (long long)g.p[2], (long long)g.col[1],
+                             (long long)g.col[2]);
+    }
+    geom_finish(&g);
+    if ((xc = ptl_contiguous(x)) == NULL) {
+        return -1;
+    }
+    int64_t ysz[3] = {n, c * g.kvol, g.col_numel};
+    if ((y = ptl_empty(3, ysz, x->dtype, x->device)) == NULL) {
+        goto error;
+    }
+    /* each (sample, channel) writes its own kvol rows: batch chunk of one sample */
+    for (int64_t i = 0; i < n; i++) {
+        size_t isz = ptl_tensor_itemsize(x);
+        ColJob j = {&g, ptl_tensor_data(xc) + (size_t)(i * c * g.img_numel) * isz, NULL,
+                    ptl_tensor_data(y) + (size_t)(i * c * g.kvol * g.col_numel) * isz,
+                    0, 1, c, c, isz, NULL};
+        if (run_jobs(im2col_job, &j) < 0) {
+            goto error;
+        }
+    }
+    if (!batched) {
+        ptl_tensor_impl_set_sizes(y, 2, ysz + 1, NULL);
+    }
+    ptl_decref(xc);
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+error:
+    ptl_decref(xc);
+    ptl_xdecref(y);
+    return -1;
+}
+
+/* col2im(Tensor self, output_size, kernel_size, dilation, padding, stride):
+ * (N, C * kh * kw, L) -> (N, C, H, W) or (C * kh * kw, L) -> (C, H, W) */
+static int
+col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL;
+    ConvGeom g;
+    char buf[128];
+
+    if (s[1].u.il.n != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "It is expected output_size equals to 2, but got size %lld",
+                             (long long)s[1].u.il.n);
+    }
+    if (fold_params(s, 2, &g) < 0) {
+        return -1;
+    }
+    int batched = x->dim == 3;
+    if (!((x->dim == 2 && x->sizes[0] != 0 && x->sizes[1] != 0) ||
+          (x->dim == 3 && x->sizes[1] != 0 && x->sizes[2] != 0))) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                             "batch size and non-zero dimensions for input, but got: %s",
+                             nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+    }
+    int64_t rows = x->sizes[x->dim - 2], L = x->sizes[x->dim - 1];
+    int64_t kvol = g.k[1] * g.k[2];
+    if (rows % kvol != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected size of input's dimension 1 to be divisible by the product "
+                             "of kernel_size, but got input.size(1)=%lld and kernel_size=(%lld, "
+                             "%lld).",
+                             (long long)rows, (long long)g.k[1], (long long)g.k[2]);
+    }
+    g.img[0] = 1;
+    g.img[1] = s[1].u.il.data[0];
+    g.img[2] = s[1].u.il.data[1];
+    g.col[0] = 1;
+    g.col[1] = fold_nblocks(&g, 1, g.img[1]);
+    g.col[2] = fold_nblocks(&g, 2, g.img[2]);
+    if (g.col[1] < 1 || g.col[2] < 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), "
+                             "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, %lld), "
+                             "calculated shape of the array of sliding blocks as (%lld, %lld), "
+                             "which is too small (non-positive)",
+                             (long long)g.img[1], (long long)g.img[2], (long long)g.k[1],
+                             (long long)g.k[2], (long long)g.d[1], (long long)g.d[2],
+                             (long long)g.p[1], (long long)g.p[2], (long long)g.s[1],
+                             (long long)g.s[2], (long long)g.col[1], (long long)g.col[2]);
+    }
+    geom_finish(&g);
+    if (L != g.col_numel) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), "
+                             "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, %lld), "
+                             "expected size of input's dimension 2 to match the calculated number "
+                             "of sliding blocks %lld * %lld = %lld, but got input.size(2)=%lld.",
+                             (long long)g.img[1], (long long)g.img[2], (long long)g.k[1],
+                             (long long)g.k[2], (long long)g.d[1], (long long)g.d[2],
+                             (long long)g.p[1], (long long)g.p[2], (long long)g.s[1],
+                             (long long)g.s[2], (long long)g.col[1], (long long)g.col[2],
+                             (long long)g.col_numel, (long long)L);
+    }
+    if (nn_check_dtype("col2im_out_cpu", x->dtype, 0) < 0) {
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(x->dtype);
+    if ((xc = nn_prepare(x, work)) == NULL) {
+        return -1;
+    }
+    int64_t n = batched ? x->sizes[0] : 1, c = rows / kvol;
+    int64_t ysz[4] = {n, c, g.img[1], g.img[2]};
+    if ((y = ptl_empty(4, ysz, work, x->device)) == NULL) {
+        goto error;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        ColJob j = {&g, NULL, ptl_tensor_data(y) + (size_t)(i * c * g.img_numel) * ptl_tensor_itemsize(xc),
+                    ptl_tensor_data(xc) + (size_t)(i * rows * L) * ptl_tensor_itemsize(xc),
+                    0, 1, c, c, ptl_tensor_itemsize(xc), add_fn(work)};
+        if (run_jobs(col2im_job, &j) < 0) {
+            goto error;
+        }
+    }
+    if (!batched) {
+        ptl_tensor_impl_set_sizes(y, 3, ysz + 1, NULL);
+    }
+    ptl_decref(xc);
+    if ((y = nn_finish(y, x->dtype)) == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+error:
+    ptl_decref(xc);
+    ptl_xdecref(y);
+    return -1;
+}
+
+static const PtlKernelReg conv_cpu[] = {
+    {PTL_OP_convolution, PTL_KEY_CPU, convolution_cpu},
+    {PTL_OP_convolution_backward, PTL_KEY_CPU, convolution_backward_cpu},
+    {PTL_OP_im2col, PTL_KEY_CPU, im2col_cpu},
+    {PTL_OP_col2im, PTL_KEY_CPU, col2im_cpu},
+};
+PTL_DEFINE_REGISTER(conv_cpu)

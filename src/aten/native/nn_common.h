@@ -1,0 +1,86 @@
+/* nn_common.h -- helpers shared by the NN kernels of conv.c, pool.c and resample.c: the
+ * dtype they compute in, argument unpacking and PyTorch's list formatting in messages.
+ * Plays the role of the small helpers at the top of ATen/native/ConvUtils.h and
+ * ATen/native/Pool.h. */
+#ifndef PTL_ATEN_NATIVE_NN_COMMON_H
+#define PTL_ATEN_NATIVE_NN_COMMON_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "native.h"
+
+/* Spatial dims are always handled as three (depth, height, width); 1-D and 2-D problems
+ * put size 1 in the leading ones. */
+#define NN_SPATIAL 3
+
+/* The dtype a kernel computes in: float for the float32 family (float16 and bfloat16 are
+ * widened, as PyTorch's opmath type), double for float64 and for the integer dtypes that
+ * some ops accept (exact below 2^53). */
+static inline PtlDtype
+nn_work_dtype(PtlDtype dt)
+{
+    return (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16)
+               ? PTL_DTYPE_FLOAT32
+               : PTL_DTYPE_FLOAT64;
+}
+
+/* t (borrowed) as a contiguous tensor of dtype `work` (new ref). */
+static inline PtlTensorImpl *
+nn_prepare(PtlTensorImpl *t, PtlDtype work)
+{
+    return t->dtype == work ? ptl_contiguous(t) : ptl_cast(t, work);
+}
+
+/* res (stolen) converted to dtype dt (new ref; NULL passes through). */
+static inline PtlTensorImpl *
+nn_finish(PtlTensorImpl *res, PtlDtype dt)
+{
+    if (res == NULL || res->dtype == dt) {
+        return res;
+    }
+    PtlTensorImpl *r = ptl_cast(res, dt);
+    ptl_decref(res);
+    return r;
+}
+
+/* A new zero-filled contiguous tensor (new ref). */
+static inline PtlTensorImpl *
+nn_zeros(int dim, const int64_t *sizes, PtlDtype dt)
+{
+    PtlTensorImpl *t = ptl_empty(dim, sizes, dt, ptl_device_cpu());
+    if (t != NULL && t->numel > 0) {
+        memset(ptl_tensor_data(t), 0, (size_t)t->numel * ptl_tensor_itemsize(t));
+    }
+    return t;
+}
+
+/* "[1, 4, 5, 5]": PyTorch's IntArrayRef printing, into buf. */
+static inline const char *
+nn_fmt_list(char *buf, size_t n, const int64_t *v, int64_t len)
+{
+    size_t off = 0;
+    off += (size_t)snprintf(buf + off, n - off, "[");
+    for (int64_t i = 0; i < len && off < n; i++) {
+        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)v[i]);
+    }
+    if (off < n) {
+        snprintf(buf + off, n - off, "]");
+    }
+    return buf;
+}
+
+/* Refuses dtypes PyTorch's kernel `name` has no loop for ("\"name\" not implemented for
+ * 'Long'"); `ints_ok` lets the integer dtypes through. */
+static inline int
+nn_check_dtype(const char *name, PtlDtype dt, int ints_ok)
+{
+    if (ptl_dtype_is_floating(dt) || (ints_ok && ptl_dtype_is_integral(dt, 0))) {
+        return 0;
+    }
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", name,
+                         ptl_dtype_legacy_name(dt));
+}
+
+#endif

@@ -1,0 +1,905 @@
+/* pool.c -- max, average and adaptive pooling (2-D and 3-D; 1-D goes through 2-D in
+ * Python as in PyTorch), their backwards, and max_unpool2d.  Mirrors
+ * ATen/native/DilatedMaxPool2d.cpp, DilatedMaxPool3d.cpp, AveragePool2d.cpp,
+ * AveragePool3d.cpp, AdaptiveAveragePooling.cpp, AdaptiveMaxPooling2d.cpp,
+ * MaxUnpooling.cpp and the shape checks of Pool.h.
+ *
+ * Note [Pooling windows]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Every pooling op is described by per-dimension window tables (Win): for output position
+ * o along one spatial dim, the first valid input index, how many valid inputs the window
+ * covers (stepping by the dilation) and the span that count_include_pad divides by.  Max,
+ * average and adaptive pooling only differ in how the tables are built; one max kernel and
+ * one average kernel (and their scatter backwards) run over the product of three tables.
+ * Max pooling records the flat spatial index (d * H + h) * W + w of the winner, NaN wins
+ * (PyTorch's `val > max || isnan(val)`).  Planes (N * C) run in parallel. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../c10/parallel.h"
+#include "nn_common.h"
+
+typedef struct Win {
+    int64_t start, count, span;
+} Win;
+
+typedef struct PoolPlan {
+    int64_t planes;
+    int64_t in[NN_SPATIAL], out[NN_SPATIAL], dil[NN_SPATIAL];
+    Win *w[NN_SPATIAL];
+    int64_t divisor;          /* avg: divisor_override, or 0 */
+    int count_include_pad;
+} PoolPlan;
+
+static void
+plan_free(PoolPlan *p)
+{
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        free(p->w[d]);
+        p->w[d] = NULL;
+    }
+}
+
+static int
+plan_alloc(PoolPlan *p)
+{
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        p->w[d] = malloc(sizeof(Win) * (size_t)(p->out[d] > 0 ? p->out[d] : 1));
+        if (p->w[d] == NULL) {
+            plan_free(p);
+            return ptl_error_set(PTL_ERR_MEMORY, "can't allocate pooling windows");
+        }
+    }
+    return 0;
+}
+
+/* Windows of a strided (dilated) pooling along dim d. */
+static void
+plan_strided(PoolPlan *p, int d, int64_t k, int64_t s, int64_t pad, int avg)
+{
+    for (int64_t o = 0; o < p->out[d]; o++) {
+        int64_t hs = o * s - pad, start = hs, end;
+        Win *w = &p->w[d][o];
+        if (avg) {
+            end = hs + k < p->in[d] + pad ? hs + k : p->in[d] + pad;
+            w->span = end - hs;
+            start = hs < 0 ? 0 : hs;
+            end = end < p->in[d] ? end : p->in[d];
+            w->count = end > start ? end - start : 0;
+        }
+        else {
+            while (start < 0) {
+                start += p->dil[d];
+            }
+            end = hs + p->dil[d] * (k - 1) + 1;
+            end = end < p->in[d] ? end : p->in[d];
+            w->count = end > start ? (end - start + p->dil[d] - 1) / p->dil[d] : 0;
+            w->span = w->count;
+        }
+        w->start = start;
+    }
+}
+
+/* Windows of an adaptive pooling along dim d: [floor(o * in / out), ceil((o + 1) * in / out)). */
+static void
+plan_adaptive(PoolPlan *p, int d)
+{
+    p->dil[d] = 1;
+    for (int64_t o = 0; o < p->out[d]; o++) {
+        int64_t a = (o * p->in[d]) / p->out[d];
+        int64_t b = ((o + 1) * p->in[d] + p->out[d] - 1) / p->out[d];
+        p->w[d][o].start = a;
+        p->w[d][o].count = b - a;
+        p->w[d][o].span = b - a;
+    }
+}
+
+/* ---- typed kernels ---- */
+
+typedef struct PoolJob {
+    const PoolPlan *p;
+    const char *x;        /* forward input / backward grad_output */
+    char *y;              /* forward output / backward grad_input (zeroed) */
+    int64_t *idx;         /* max: indices (forward writes, backward reads) */
+    const int64_t *cidx;
+} PoolJob;
+
+#define DEFINE_POOL(T, SUF)                                                                  \
+    static int                                                                               \
+    max_fwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
+    {                                                                                        \
+        const PoolJob *j = ctx;                                                              \
+        const PoolPlan *p = j->p;                                                            \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
+        for (int64_t pl = b; pl < e; pl++) {                                                 \
+            const T *x = (const T *)j->x + pl * isz;                                         \
+            T *y = (T *)j->y + pl * osz;                                                     \
+            int64_t *ix = j->idx + pl * osz, o = 0;                                          \
+            for (int64_t oz = 0; oz < p->out[0]; oz++) {                                     \
+                const Win *wz = &p->w[0][oz];                                                \
+                for (int64_t oy = 0; oy < p->out[1]; oy++) {                                 \
+                    const Win *wy = &p->w[1][oy];                                            \
+                    for (int64_t ox = 0; ox < p->out[2]; ox++, o++) {                        \
+                        const Win *wx = &p->w[2][ox];                                        \
+                        T m = (T)-INFINITY;                                                  \
+                        int64_t mi = (wz->start * p->in[1] + wy->start) * p->in[2] + wx->start; \
+                        for (int64_t a = 0; a < wz->count; a++) {                            \
+                            int64_t iz = wz->start + a * p->dil[0];                          \
+                            for (int64_t c = 0; c < wy->count; c++) {                        \
+                                int64_t row = (iz * p->in[1] + wy->start + c * p->dil[1]) * p->in[2]; \
+                                for (int64_t q = 0; q < wx->count; q++) {                    \
+                                    int64_t i = row + wx->start + q * p->dil[2];             \
+                                    T v = x[i];                                              \
+                                    if (v > m || isnan(v)) {                                 \
+                                        m = v;                                               \
+                                        mi = i;                                              \
+                                    }                                                        \
+                                }                                                            \
+                            }                                                                \
+                        }                                                                    \
+                        y[o] = m;                                                            \
+                        ix[o] = mi;                                                          \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+        return 0;                                                                            \
+    }                                                                                        \
+    /* grad_input[plane][idx] += grad_output[plane][o]; also max_unpool2d's forward */       \
+    static int                                                                               \
+    scatter_##SUF(void *ctx, int64_t b, int64_t e)                                           \
+    {                                                                                        \
+        const PoolJob *j = ctx;                                                              \
+        const PoolPlan *p = j->p;                                                            \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
+        for (int64_t pl = b; pl < e; pl++) {                                                 \
+            const T *g = (const T *)j->x + pl * osz;                                         \
+            T *gi = (T *)j->y + pl * isz;                                                    \
+            const int64_t *ix = j->cidx + pl * osz;                                          \
+            for (int64_t o = 0; o < osz; o++) {                                              \
+                gi[ix[o]] += g[o];                                                           \
+            }                                                                                \
+        }                                                                                    \
+        return 0;                                                                            \
+    }                                                                                        \
+    /* y[plane][o] = x[plane][idx[o]]: max_unpool2d's backward */                            \
+    static int                                                                               \
+    gather_##SUF(void *ctx, int64_t b, int64_t e)                                            \
+    {                                                                                        \
+        const PoolJob *j = ctx;                                                              \
+        const PoolPlan *p = j->p;                                                            \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
+        for (int64_t pl = b; pl < e; pl++) {                                                 \
+            const T *x = (const T *)j->x + pl * isz;                                         \
+            T *y = (T *)j->y + pl * osz;                                                     \
+            const int64_t *ix = j->cidx + pl * osz;                                          \
+            for (int64_t o = 0; o < osz; o++) {                                              \
+                y[o] = x[ix[o]];                                                             \
+            }                                                                                \
+        }                                                                                    \
+        return 0;                                                                            \
+    }                                                                                        \
+    /* average pooling: forward (bwd = 0) or its scatter backward (bwd = 1) */               \
+    static void                                                                              \
+    avg_plane_##SUF(const PoolJob *j, int64_t pl, int bwd)                                   \
+    {                                                                                        \
+        const PoolPlan *p = j->p;                                                            \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
+        const T *src = (const T *)j->x + pl * (bwd ? osz : isz);                             \
+        T *dst = (T *)j->y + pl * (bwd ? isz : osz);                                         \
+        int64_t o = 0;                                                                       \
+        for (int64_t oz = 0; oz < p->out[0]; oz++) {                                         \
+            const Win *wz = &p->w[0][oz];                                                    \
+            for (int64_t oy = 0; oy < p->out[1]; oy++) {                                     \
+                const Win *wy = &p->w[1][oy];                                                \
+                for (int64_t ox = 0; ox < p->out[2]; ox++, o++) {                            \
+                    const Win *wx = &p->w[2][ox];                                            \
+                    int64_t div = p->divisor ? p->divisor                                    \
+                                  : p->count_include_pad ? wz->span * wy->span * wx->span   \
+                                                         : wz->count * wy->count * wx->count; \
+                    T acc = 0, g = bwd ? src[o] / (T)div : 0;                                \
+                    for (int64_t a = 0; a < wz->count; a++) {                                \
+                        for (int64_t c = 0; c < wy->count; c++) {                            \
+                            int64_t row = ((wz->start + a) * p->in[1] + wy->start + c) * p->in[2] + wx->start; \
+                            for (int64_t q = 0; q < wx->count; q++) {                        \
+                                if (bwd) {                                                   \
+                                    dst[row + q] += g;                                       \
+                                }                                                            \
+                                else {                                                       \
+                                    acc += src[row + q];                                     \
+                                }                                                            \
+                            }                                                                \
+                        }                                                                    \
+                    }                                                                        \
+                    if (!bwd) {                                                              \
+                        dst[o] = div != 0 ? acc / (T)div : (T)NAN;                           \
+                    }                                                                        \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    static int                                                                               \
+    avg_fwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
+    {                                                                                        \
+        for (int64_t pl = b; pl < e; pl++) {                                                 \
+            avg_plane_##SUF(ctx, pl, 0);                                                     \
+        }                                                                                    \
+        return 0;                                                                            \
+    }                                                                                        \
+    static int                                                                               \
+    avg_bwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
+    {                                                                                        \
+        for (int64_t pl = b; pl < e; pl++) {                                                 \
+            avg_plane_##SUF(ctx, pl, 1);                                                     \
+        }                                                                                    \
+        return 0;                                                                            \
+    }
+
+DEFINE_POOL(float, f4)
+DEFINE_POOL(double, f8)
+#undef DEFINE_POOL
+
+/* Runs fn over the planes of p in parallel without the GIL. */
+static int
+run_planes(const PoolPlan *p, PtlParallelFn fn, PoolJob *j)
+{
+    int64_t per = p->in[0] * p->in[1] * p->in[2] + p->out[0] * p->out[1] * p->out[2];
+    int64_t grain = per > 0 ? PTL_GRAIN_SIZE / per + 1 : 1;
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, p->planes, grain, fn, j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* ---- shapes and checks (Pool.h) ---- */
+
+/* PyTorch's pooling_output_shape: floor or ceil, and the last window must start inside the
+ * input or its left padding. */
+static int64_t
+pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t dil, int ceil_mode)
+{
+    int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t q = num >= 0 ? num / s : -((-num + s - 1) / s);
+    int64_t out = q + 1;
+    if (ceil_mode && (out - 1) * s >= in + pad) {
+        out--;
+    }
+    return out;
+}
+
+/* Reads an int[nd] argument into v[NN_SPATIAL] (right-aligned, `fill` in front); a single
+ * value is expanded.  -1 with "<name>: <what> must either be ..." on a bad length. */
+static int
+pool_param(const char *opname, const PtlIValue *iv, int nd, const char *what,
+           const char *tail, int64_t fill, int64_t *v)
+{
+    int64_t n = iv->u.il.n;
+    if (n != 1 && n != nd) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: %s%s", opname, what, tail);
+    }
+    for (int i = 0; i < NN_SPATIAL; i++) {
+        int u = i - (NN_SPATIAL - nd);
+        v[i] = u < 0 ? fill : iv->u.il.data[n == 1 ? 0 : u];
+    }
+    return 0;
+}
+
+/* Formats "(1x2x2)" from v[0..n). */
+static const char *
+fmt_x(char *buf, size_t len, const int64_t *v, int n)
+{
+    size_t off = (size_t)snprintf(buf, len, "(");
+    for (int i = 0; i < n && off < len; i++) {
+        off += (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "x" : "", (long long)v[i]);
+    }
+    if (off < len) {
+        snprintf(buf + off, len - off, ")");
+    }
+    return buf;
+}
+
+typedef struct PoolArgs {
+    int nd;                    /* 2 or 3 */
+    int64_t k[3], s[3], p[3], d[3];
+    int ceil_mode;
+} PoolArgs;
+
+/* Parses kernel_size/stride/padding(/dilation) of max_pool / avg_pool (stack slots 1..),
+ * checks input and parameters in PyTorch's order and fills the plan's sizes. */
+static int
+pool_setup(const char *opname, PtlTensorImpl *x, const PtlIValue *s, int nd, int has_dil,
+           PoolArgs *a, PoolPlan *p)
+{
+    const char *pair = nd == 2 ? " a tuple of two ints" : " a tuple of three ints";
+    char t1[64], t2[80];
+    a->nd = nd;
+    snprintf(t1, sizeof(t1), "must either be a single int, or%s", pair);
+    snprintf(t2, sizeof(t2), "must either be omitted, a single int, or%s", pair);
+    if (pool_param(opname, &s[1], nd, "kernel_size ", t1, 1, a->k) < 0) {
+        return -1;
+    }
+    if (s[2].u.il.n == 0) {
+        memcpy(a->s, a->k, sizeof(a->s));
+    }
+    else if (pool_param(opname, &s[2], nd, "stride ", t2, 1, a->s) < 0) {
+        return -1;
+    }
+    if (pool_param(opname, &s[3], nd, "padding ", t1, 0, a->p) < 0) {
+        return -1;
+    }
+    if (has_dil) {
+        snprintf(t1, sizeof(t1), "be either a single int, or%s", pair);
+        if (pool_param(opname, &s[4], nd, "dilation must ", t1, 1, a->d) < 0) {
+            return -1;
+        }
+    }
+    else {
+        a->d[0] = a->d[1] = a->d[2] = 1;
+    }
+    a->ceil_mode = s[has_dil ? 5 : 4].u.b;
+    if (x->dim != nd + 1 && x->dim != nd + 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "non-empty %dD or %dD (batch mode) tensor expected for input",
+                             nd + 1, nd + 2);
+    }
+    /* output sizes, dim by dim (pooling_output_shape's checks) */
+    for (int i = 3 - nd; i < 3; i++) {
+        if (a->s[i] == 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "stride should not be zero");
+        }
+        if (a->p[i] > ((a->k[i] - 1) * a->d[i] + 1) / 2) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "pad should be at most half of effective kernel size, but got "
+                                 "pad=%lld, kernel_size=%lld and dilation=%lld",
+                                 (long long)a->p[i], (long long)a->k[i], (long long)a->d[i]);
+        }
+    }
+    if (nd == 2) {
+        PTL_CHECK(a->k[1] > 0 && a->k[2] > 0, PTL_ERR_RUNTIME,
+                  "kernel size should be greater than zero, but got kH: %lld kW: %lld",
+                  (long long)a->k[1], (long long)a->k[2]);
+        PTL_CHECK(a->s[1] > 0 && a->s[2] > 0, PTL_ERR_RUNTIME,
+                  "stride should be greater than zero, but got dH: %lld dW: %lld",
+                  (long long)a->s[1], (long long)a->s[2]);
+        PTL_CHECK(a->d[1] > 0 && a->d[2] > 0, PTL_ERR_RUNTIME,
+                  "dilation should be greater than zero, but got dilationH: %lld dilationW: %lld",
+                  (long long)a->d[1], (long long)a->d[2]);
+    }
+    else {
+        PTL_CHECK(a->k[0] > 0 && a->k[1] > 0 && a->k[2] > 0, PTL_ERR_RUNTIME,
+                  "kernel size should be greater than zero, but got kT: %lld kH: %lld kW: %lld",
+                  (long long)a->k[0], (long long)a->k[1], (long long)a->k[2]);
+        PTL_CHECK(a->s[0] > 0 && a->s[1] > 0 && a->s[2] > 0, PTL_ERR_RUNTIME,
+                  "stride should be greater than zero, but got dT: %lld dH: %lld dW: %lld",
+                  (long long)a->s[0], (long long)a->s[1], (long long)a->s[2]);
+        PTL_CHECK(a->d[0] > 0 && a->d[1] > 0 && a->d[2] > 0, PTL_ERR_RUNTIME,
+                  "dilation should be greater than zero, but got dilationT: %lld dilationH: "
+                  "%lld dilationW: %lld",
+                  (long long)a->d[0], (long long)a->d[1], (long long)a->d[2]);
+    }
+    for (int i = x->dim == nd + 2 ? 1 : 0; i < x->dim; i++) {
+        if (x->sizes[i] == 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Expected %dD or %dD (batch mode) tensor with optional 0 dim "
+                                 "batch size for input, but got:%s",
+                                 nd + 1, nd + 2, nn_fmt_list(t2, sizeof(t2), x->sizes, x->dim));
+        }
+    }
+    int64_t c = x->sizes[x->dim - nd - 1], ins[4] = {c}, outs[4] = {c};
+    int bad = 0;
+    p->planes = 1;
+    for (int i = 0; i < x->dim - nd; i++) {
+        p->planes *= x->sizes[i];
+    }
+    for (int i = 0; i < 3; i++) {
+        int u = i - (3 - nd);
+        p->in[i] = u < 0 ? 1 : x->sizes[x->dim - nd + u];
+        p->out[i] = u < 0 ? 1 : pool_out_size(p->in[i], a->k[i], a->p[i], a->s[i], a->d[i],
+                                               a->ceil_mode);
+        p->dil[i] = a->d[i];
+        if (u >= 0) {
+            ins[1 + u] = p->in[i];
+            outs[1 + u] = p->out[i];
+            bad |= p->out[i] < 1;
+        }
+    }
+    if (bad) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given input size: %s. Calculated output size: %s. Output size is "
+                             "too small",
+                             fmt_x(t1, sizeof(t1), ins, nd + 1), fmt_x(t2, sizeof(t2), outs, nd + 1));
+    }
+    return 0;
+error:
+    return -1;
+}
+
+/* The output shape: x's leading dims, then p->out. */
+static void
+out_shape(const PtlTensorImpl *x, int nd, const PoolPlan *p, int64_t *sizes)
+{
+    for (int i = 0; i < x->dim - nd; i++) {
+        sizes[i] = x->sizes[i];
+    }
+    for (int i = 0; i < nd; i++) {
+        sizes[x->dim - nd + i] = p->out[3 - nd + i];
+    }
+}
+
+/* ---- max pooling ---- */
+
+/* max_pool{2,3}d_with_indices(Tensor self, kernel_size, stride=[], padding=0, dilation=1,
+ * bool ceil_mode=False) -> (Tensor, Tensor):  (N, C, *in) -> (N, C, *out) twice */
+static int
+max_pool_with_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int nd = op == ptl_op(PTL_OP_max_pool3d_with_indices) ? 3 : 2;
+    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL, *ix = NULL;
+    PoolArgs a;
+    PoolPlan p = {0};
+    int64_t osz[PTL_MAX_DIMS];
+
+    if (pool_setup(nd == 2 ? "max_pool2d" : "max_pool3d", x, s, nd, 1, &a, &p) < 0 ||
+        nn_check_dtype(nd == 2 ? "max_pool2d" : "max_pool3d", x->dtype, 1) < 0) {
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(x->dtype);
+    out_shape(x, nd, &p, osz);
+    if (plan_alloc(&p) < 0) {
+        return -1;
+    }
+    for (int d = 0; d < 3; d++) {
+        plan_strided(&p, d, a.k[d], a.s[d], a.p[d], 0);
+    }
+    if ((xc = nn_prepare(x, work)) == NULL ||
+        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
+        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
+        goto error;
+    }
+    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix), NULL};
+    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0) {
+        goto error;
+    }
+    if ((y = nn_finish(y, x->dtype)) == NULL) {
+        goto error;
+    }
+    plan_free(&p);
+    ptl_decref(xc);
+    s[0] = ptl_iv_tensor(y);
+    s[1] = ptl_iv_tensor(ix);
+    return 0;
+error:
+    plan_free(&p);
+    ptl_xdecref(xc);
+    ptl_xdecref(y);
+    ptl_xdecref(ix);
+    return -1;
+}
+
+/* grad_input (zeros shaped like self) += grad_output scattered through indices; the plan
+ * only needs planes and the in/out volumes. */
+static PtlTensorImpl *
+scatter_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx, int nd)
+{
+    PtlDtype work = nn_work_dtype(go->dtype);
+    PtlTensorImpl *gc = NULL, *ic = NULL, *gi = NULL;
+    PoolPlan p = {0};
+    p.planes = 1;
+    for (int i = 0; i < self->dim - nd; i++) {
+        p.planes *= self->sizes[i];
+    }
+    for (int i = 0; i < 3; i++) {
+        int u = i - (3 - nd);
+        p.in[i] = u < 0 ? 1 : self->sizes[self->dim - nd + u];
+        p.out[i] = u < 0 ? 1 : go->sizes[go->dim - nd + u];
+    }
+    if ((gc = nn_prepare(go, work)) == NULL || (ic = ptl_contiguous(idx)) == NULL ||
+        (gi = nn_zeros(self->dim, self->sizes, work)) == NULL) {
+        goto error;
+    }
+    PoolJob j = {&p, ptl_tensor_data(gc), ptl_tensor_data(gi), NULL,
+                 (const int64_t *)ptl_tensor_data(ic)};
+    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? scatter_f4 : scatter_f8, &j) < 0) {
+        goto error;
+    }
+    ptl_decref(gc);
+    ptl_decref(ic);
+    return nn_finish(gi, go->dtype);
+error:
+    ptl_xdecref(gc);
+    ptl_xdecref(ic);
+    ptl_xdecref(gi);
+    return NULL;
+}
+
+/* max_pool{2,3}d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
+ * dilation, ceil_mode, indices) -> grad_input shaped like self */
+static int
+max_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int nd = op == ptl_op(PTL_OP_max_pool3d_with_indices_backward) ? 3 : 2;
+    PtlTensorImpl *gi = scatter_indices(s[0].u.t, s[1].u.t, s[7].u.t, nd);
+    if (gi == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(gi);
+    return 0;
+}
+
+/* ---- average pooling ---- */
+
+static int
+avg_plan(const char *name, PtlTensorImpl *x, const PtlIValue *s, int nd, PoolPlan *p)
+{
+    PoolArgs a;
+    if (s[6].tag != PTL_IV_NONE && s[6].u.i == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "divisor must be not zero");
+    }
+    if (pool_setup(name, x, s, nd, 0, &a, p) < 0) {
+        return -1;
+    }
+    p->divisor = s[6].tag != PTL_IV_NONE ? s[6].u.i : 0;
+    p->count_include_pad = s[5].u.b;
+    if (plan_alloc(p) < 0) {
+        return -1;
+    }
+    for (int d = 0; d < 3; d++) {
+        plan_strided(p, d, a.k[d], a.s[d], a.p[d], 1);
+    }
+    return 0;
+}
+
+/* Runs the average kernel (forward from x, or backward from grad g into zeros shaped like
+ * x) over plan p; returns the new tensor. */
+static PtlTensorImpl *
+avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, PtlDtype out_dt)
+{
+    PtlDtype work = nn_work_dtype(src->dtype);
+    PtlTensorImpl *sc = NULL, *dst = NULL;
+    int64_t osz[PTL_MAX_DIMS];
+    if (bwd) {
+        memcpy(osz, like->sizes, sizeof(int64_t) * (size_t)like->dim);
+    }
+    else {
+        out_shape(like, nd, p, osz);
+    }
+    if ((sc = nn_prepare(src, work)) == NULL || (dst = nn_zeros(like->dim, osz, work)) == NULL) {
+        goto error;
+    }
+    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
+    PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
+                                                 : (bwd ? avg_bwd_f8 : avg_fwd_f8);
+    if (run_planes(p, fn, &j) < 0) {
+        goto error;
+    }
+    ptl_decref(sc);
+    return nn_finish(dst, out_dt);
+error:
+    ptl_xdecref(sc);
+    ptl_xdecref(dst);
+    return NULL;
+}
+
+/* avg_pool{2,3}d(Tensor self, kernel_size, stride=[], padding=0, ceil_mode=False,
+ * count_include_pad=True, divisor_override=None):  (N, C, *in) -> (N, C, *out) */
+static int
+avg_pool_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int nd = op == ptl_op(PTL_OP_avg_pool3d) ? 3 : 2;
+    const char *name = nd == 2 ? "avg_pool2d" : "avg_pool3d";
+    PtlTensorImpl *x = s[0].u.t, *y;
+    PoolPlan p = {0};
+    PtlDtype dt = x->dtype;
+
+    if (avg_plan(name, x, s, nd, &p) < 0) {
+        return -1;
+    }
+    if (!ptl_dtype_is_floating(dt) && dt != PTL_DTYPE_INT64 &&
+        (dt != PTL_DTYPE_UINT8 || nd != 2)) {
+        plan_free(&p);
+        return nn_check_dtype(name, dt, 0);
+    }
+    y = avg_run(x, x, nd, &p, 0, dt);
+    plan_free(&p);
+    if (y == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+}
+
+/* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override) -> grad_input shaped like self */
+static int
+avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int nd = op == ptl_op(PTL_OP_avg_pool3d_backward) ? 3 : 2;
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
+    PtlIValue shifted[7];
+    PoolPlan p = {0};
+
+    shifted[0] = s[1];
+    for (int i = 1; i < 7; i++) {
+        shifted[i] = s[i + 1];
+    }
+    if (avg_plan(nd == 2 ? "avg_pool2d" : "avg_pool3d", x, shifted, nd, &p) < 0) {
+        return -1;
+    }
+    gi = avg_run(g, x, nd, &p, 1, g->dtype);
+    plan_free(&p);
+    if (gi == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(gi);
+    return 0;
+}
+
+/* ---- adaptive pooling ---- */
+
+static int
+adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolPlan *p, int avg)
+{
+    char buf[128];
+    if (osize->u.il.n != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: output_size must be 2", name);
+    }
+    if (x->dim != 3 && x->dim != 4) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected 3D or 4D tensor, but got%s %s",
+                             name, avg ? "" : ":", nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+    }
+    for (int i = x->dim - 2; i < x->dim; i++) {
+        if (x->sizes[i] == 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "%s(): Expected input to have non-zero size for non-batch "
+                                 "dimensions, but input has sizes %s with dimension %d being empty",
+                                 name, nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim), i);
+        }
+    }
+    if (osize->u.il.data[0] < 0 || osize->u.il.data[1] < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "%s: elements of output_size must be greater than or equal to 0 "
+                             "but received {%lld, %lld}",
+                             name, (long long)osize->u.il.data[0], (long long)osize->u.il.data[1]);
+    }
+    p->planes = 1;
+    for (int i = 0; i < x->dim - 2; i++) {
+        p->planes *= x->sizes[i];
+    }
+    p->in[0] = p->out[0] = 1;
+    p->in[1] = x->sizes[x->dim - 2];
+    p->in[2] = x->sizes[x->dim - 1];
+    p->out[1] = osize->u.il.data[0];
+    p->out[2] = osize->u.il.data[1];
+    if (plan_alloc(p) < 0) {
+        return -1;
+    }
+    for (int d = 0; d < 3; d++) {
+        plan_adaptive(p, d);
+    }
+    return 0;
+}
+
+/* _adaptive_avg_pool2d(Tensor self, output_size):  (N, C, H, W) -> (N, C, oh, ow) */
+static int
+adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *y;
+    PoolPlan p = {0};
+    if (nn_check_dtype("adaptive_avg_pool2d", x->dtype, 0) < 0 ||
+        adaptive_setup("adaptive_avg_pool2d", x, &s[1], &p, 1) < 0) {
+        return -1;
+    }
+    y = avg_run(x, x, 2, &p, 0, x->dtype);
+    plan_free(&p);
+    if (y == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+}
+
+/* _adaptive_avg_pool2d_backward(grad_output, self) -> grad_input shaped like self */
+static int
+adaptive_avg_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
+    int64_t os[2] = {g->sizes[g->dim - 2], g->sizes[g->dim - 1]};
+    PtlIValue osize = ptl_iv_intlist(os, 2);
+    PoolPlan p = {0};
+    if (adaptive_setup("adaptive_avg_pool2d", x, &osize, &p, 1) < 0) {
+        return -1;
+    }
+    gi = avg_run(g, x, 2, &p, 1, g->dtype);
+    plan_free(&p);
+    if (gi == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(gi);
+    return 0;
+}
+
+/* adaptive_max_pool2d(Tensor self, output_size) -> (Tensor, Tensor) */
+static int
+adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL, *ix = NULL;
+    PoolPlan p = {0};
+    int64_t osz[PTL_MAX_DIMS];
+    if (adaptive_setup("adaptive_max_pool2d", x, &s[1], &p, 0) < 0) {
+        return -1;
+    }
+    if (nn_check_dtype("adaptive_max_pool2d", x->dtype, 0) < 0) {
+        plan_free(&p);
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(x->dtype);
+    out_shape(x, 2, &p, osz);
+    if ((xc = nn_prepare(x, work)) == NULL ||
+        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
+        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
+        goto error;
+    }
+    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix), NULL};
+    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0 ||
+        (y = nn_finish(y, x->dtype)) == NULL) {
+        goto error;
+    }
+    plan_free(&p);
+    ptl_decref(xc);
+    s[0] = ptl_iv_tensor(y);
+    s[1] = ptl_iv_tensor(ix);
+    return 0;
+error:
+    plan_free(&p);
+    ptl_xdecref(xc);
+    ptl_xdecref(y);
+    ptl_xdecref(ix);
+    return -1;
+}
+
+/* adaptive_max_pool2d_backward(grad_output, self, indices) -> grad_input */
+static int
+adaptive_max_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *gi = scatter_indices(s[0].u.t, s[1].u.t, s[2].u.t, 2);
+    if (gi == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(gi);
+    return 0;
+}
+
+/* ---- max_unpool2d ---- */
+
+/* The checks max_unpool2d and its backward share; fills the plan with planes and the
+ * volumes (in = output_size, out = self's spatial). */
+static int
+unpool_setup(PtlTensorImpl *x, PtlTensorImpl *idx, const PtlIValue *osize, PoolPlan *p)
+{
+    char b1[128], b2[128];
+    if (idx->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "elements in indices should be type int64 but got: %s",
+                             ptl_dtype_legacy_name(idx->dtype));
+    }
+    if (osize->u.il.n != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "There should be exactly two elements (height, width) in "
+                             "output_size, but got %lld elements.",
+                             (long long)osize->u.il.n);
+    }
+    if (x->dim != 3 && x->dim != 4) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Input to max_unpooling2d should be a 3d or 4d Tensor, but got a "
+                             "tensor with %d dimensions.",
+                             (int)x->dim);
+    }
+    if (x->dim != idx->dim || memcmp(x->sizes, idx->sizes, sizeof(int64_t) * (size_t)x->dim)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected shape of indices to be same as that of the input tensor "
+                             "(%s) but got indices tensor with shape: %s",
+                             nn_fmt_list(b1, sizeof(b1), x->sizes, x->dim),
+                             nn_fmt_list(b2, sizeof(b2), idx->sizes, idx->dim));
+    }
+    p->planes = 1;
+    for (int i = 0; i < x->dim - 2; i++) {
+        p->planes *= x->sizes[i];
+    }
+    p->in[0] = p->out[0] = 1;
+    p->in[1] = osize->u.il.data[0];
+    p->in[2] = osize->u.il.data[1];
+    p->out[1] = x->sizes[x->dim - 2];
+    p->out[2] = x->sizes[x->dim - 1];
+    return 0;
+}
+
+/* Every index must address the output plane. */
+static int
+unpool_check_indices(const PtlTensorImpl *ic, const PoolPlan *p)
+{
+    const int64_t *ix = (const int64_t *)ptl_tensor_data(ic);
+    int64_t vol = p->in[1] * p->in[2];
+    for (int64_t i = 0; i < ic->numel; i++) {
+        if (ix[i] < 0 || ix[i] >= vol) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Found an invalid max index: %lld (output volumes are of size "
+                                 "%lldx%lld)",
+                                 (long long)ix[i], (long long)p->in[1], (long long)p->in[2]);
+        }
+    }
+    return 0;
+}
+
+/* max_unpool2d(Tensor self, Tensor indices, output_size):  (N, C, h, w) -> (N, C, H, W)
+ * with zeros except at the indices; max_unpool2d_backward gathers the gradient back. */
+static int
+max_unpool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int bwd = op == ptl_op(PTL_OP_max_unpool2d_backward);
+    PtlTensorImpl *src = s[0].u.t, *x = bwd ? s[1].u.t : s[0].u.t;
+    PtlTensorImpl *idx = s[bwd ? 2 : 1].u.t, *sc = NULL, *ic = NULL, *y = NULL;
+    PoolPlan p = {0};
+    int64_t ysz[PTL_MAX_DIMS];
+
+    if (unpool_setup(x, idx, &s[bwd ? 3 : 2], &p) < 0 ||
+        nn_check_dtype("max_unpool2d", src->dtype, 0) < 0) {
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(src->dtype);
+    memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
+    if (!bwd) {
+        ysz[x->dim - 2] = p.in[1];
+        ysz[x->dim - 1] = p.in[2];
+    }
+    if ((sc = nn_prepare(src, work)) == NULL || (ic = ptl_contiguous(idx)) == NULL ||
+        unpool_check_indices(ic, &p) < 0 || (y = nn_zeros(x->dim, ysz, work)) == NULL) {
+        goto error;
+    }
+    PoolJob j = {&p, ptl_tensor_data(sc), ptl_tensor_data(y), NULL,
+                 (const int64_t *)ptl_tensor_data(ic)};
+    PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? gather_f4 : scatter_f4)
+                                                 : (bwd ? gather_f8 : scatter_f8);
+    if (run_planes(&p, fn, &j) < 0 || (y = nn_finish(y, src->dtype)) == NULL) {
+        goto error;
+    }
+    ptl_decref(sc);
+    ptl_decref(ic);
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+error:
+    ptl_xdecref(sc);
+    ptl_xdecref(ic);
+    ptl_xdecref(y);
+    return -1;
+}
+
+static const PtlKernelReg pool_cpu[] = {
+    {PTL_OP_max_pool2d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu},
+    {PTL_OP_max_pool3d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu},
+    {PTL_OP_max_pool2d_with_indices_backward, PTL_KEY_CPU, max_pool_backward_cpu},
+    {PTL_OP_max_pool3d_with_indices_backward, PTL_KEY_CPU, max_pool_backward_cpu},
+    {PTL_OP_avg_pool2d, PTL_KEY_CPU, avg_pool_cpu},
+    {PTL_OP_avg_pool3d, PTL_KEY_CPU, avg_pool_cpu},
+    {PTL_OP_avg_pool2d_backward, PTL_KEY_CPU, avg_pool_backward_cpu},
+    {PTL_OP_avg_pool3d_backward, PTL_KEY_CPU, avg_pool_backward_cpu},
+    {PTL_OP__adaptive_avg_pool2d, PTL_KEY_CPU, adaptive_avg_pool2d_cpu},
+    {PTL_OP__adaptive_avg_pool2d_backward, PTL_KEY_CPU, adaptive_avg_pool2d_backward_cpu},
+    {PTL_OP_adaptive_max_pool2d, PTL_KEY_CPU, adaptive_max_pool2d_cpu},
+    {PTL_OP_adaptive_max_pool2d_backward, PTL_KEY_CPU, adaptive_max_pool2d_backward_cpu},
+    {PTL_OP_max_unpool2d, PTL_KEY_CPU, max_unpool2d_cpu},
+    {PTL_OP_max_unpool2d_backward, PTL_KEY_CPU, max_unpool2d_cpu},
+};
+PTL_DEFINE_REGISTER(pool_cpu)

@@ -1,0 +1,1001 @@
+/* resample.c -- padding (constant, reflect, replicate, circular), upsampling (nearest,
+ * linear, bilinear, trilinear, bicubic), grid_sampler_2d and affine_grid_generator, with
+ * their backwards.  Mirrors ATen/native/PadNd.cpp, ReflectionPad.cpp, ReplicationPadding.cpp,
+ * UpSample.h and UpSample*.cpp, GridSampler.cpp and AffineGridGenerator.cpp.
+ *
+ * Note [Index maps]
+ * ~~~~~~~~~~~~~~~~~
+ * Each op here is separable: along every spatial dim an output position reads a few input
+ * positions with weights.  The pads read exactly one (a gather, done on raw elements so any
+ * dtype works); upsampling reads 1 (nearest), 2 (linear) or 4 (cubic) taps per dim, and the
+ * kernels sum over the product of the three tap lists.  Backwards scatter-add through the
+ * same maps.  Weighted arithmetic runs in double (inputs are converted and the result cast
+ * back), which covers float16/bfloat16/float32/float64 at no precision cost; these ops are
+ * memory-bound, so the conversion is cheap next to the gather itself. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../c10/parallel.h"
+#include "nn_common.h"
+
+#define MAX_TAPS 4
+
+/* ---- shared: planes x three spatial dims ---- */
+
+typedef struct Maps {
+    int64_t planes;
+    int64_t in[NN_SPATIAL], out[NN_SPATIAL];
+    int ntaps[NN_SPATIAL];
+    int64_t *idx[NN_SPATIAL];   /* [out * ntaps]; -1: outside (reads zero / writes nothing) */
+    double *wt[NN_SPATIAL];     /* [out * ntaps] */
+} Maps;
+
+static void
+maps_free(Maps *m)
+{
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        free(m->idx[d]);
+        free(m->wt[d]);
+        m->idx[d] = NULL;
+        m->wt[d] = NULL;
+    }
+}
+
+static int
+maps_alloc(Maps *m)
+{
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        size_t n = (size_t)(m->out[d] > 0 ? m->out[d] : 1) * MAX_TAPS;
+        m->idx[d] = malloc(sizeof(int64_t) * n);
+        m->wt[d] = malloc(sizeof(double) * n);
+        if (m->idx[d] == NULL || m->wt[d] == NULL) {
+            maps_free(m);
+            return ptl_error_set(PTL_ERR_MEMORY, "can't allocate resampling maps");
+        }
+        m->ntaps[d] = 1;
+    }
+    return 0;
+}
+
+typedef struct MapJob {
+    const Maps *m;
+    const char *x;
+    char *y;
+    size_t isz;   /* gather: element size */
+} MapJob;
+
+/* Pads: y[plane][o] = x[plane][map(o)], raw elements. */
+static int
+gather_job(void *ctx, int64_t b, int64_t e)
+{
+    const MapJob *j = ctx;
+    const Maps *m = j->m;
+    int64_t ivol = m->in[0] * m->in[1] * m->in[2], ovol = m->out[0] * m->out[1] * m->out[2];
+    for (int64_t pl = b; pl < e; pl++) {
+        const char *x = j->x + (size_t)(pl * ivol) * j->isz;
+        char *y = j->y + (size_t)(pl * ovol) * j->isz;
+        for (int64_t oz = 0; oz < m->out[0]; oz++) {
+            for (int64_t oy = 0; oy < m->out[1]; oy++) {
+                int64_t row = (m->idx[0][oz * MAX_TAPS] * m->in[1] + m->idx[1][oy * MAX_TAPS]) * m->in[2];
+                for (int64_t ox = 0; ox < m->out[2]; ox++, y += j->isz) {
+                    memcpy(y, x + (size_t)(row + m->idx[2][ox * MAX_TAPS]) * j->isz, j->isz);
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* Weighted: forward y = sum of taps (bwd 0), or backward x += w * y (bwd 1); doubles. */
+static void
+taps_plane(const Maps *m, const double *src, double *dst, int bwd)
+{
+    int64_t o = 0;
+    for (int64_t oz = 0; oz < m->out[0]; oz++) {
+        for (int64_t oy = 0; oy < m->out[1]; oy++) {
+            for (int64_t ox = 0; ox < m->out[2]; ox++, o++) {
+                double acc = 0.0;
+                for (int a = 0; a < m->ntaps[0]; a++) {
+                    int64_t iz = m->idx[0][oz * MAX_TAPS + a];
+                    double wz = m->wt[0][oz * MAX_TAPS + a];
+                    for (int c = 0; c < m->ntaps[1]; c++) {
+                        int64_t row = (iz * m->in[1] + m->idx[1][oy * MAX_TAPS + c]) * m->in[2];
+                        double wzy = wz * m->wt[1][oy * MAX_TAPS + c];
+                        for (int q = 0; q < m->ntaps[2]; q++) {
+                            int64_t i = row + m->idx[2][ox * MAX_TAPS + q];
+                            double w = wzy * m->wt[2][ox * MAX_TAPS + q];
+                            if (bwd) {
+                                dst[i] += w * src[o];
+                            }
+                            else {
+                                acc += w * src[i];
+                            }
+                        }
+                    }
+                }
+                if (!bwd) {
+                    dst[o] = acc;
+                }
+            }
+        }
+    }
+}
+
+static int
+taps_fwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const MapJob *j = ctx;
+    const Maps *m = j->m;
+    int64_t ivol = m->in[0] * m->in[1] * m->in[2], ovol = m->out[0] * m->out[1] * m->out[2];
+    for (int64_t pl = b; pl < e; pl++) {
+        taps_plane(m, (const double *)j->x + pl * ivol, (double *)j->y + pl * ovol, 0);
+    }
+    return 0;
+}
+
+static int
+taps_bwd_job(void *ctx, int64_t b, int64_t e)
+{
+    const MapJob *j = ctx;
+    const Maps *m = j->m;
+    int64_t ivol = m->in[0] * m->in[1] * m->in[2], ovol = m->out[0] * m->out[1] * m->out[2];
+    for (int64_t pl = b; pl < e; pl++) {
+        taps_plane(m, (const double *)j->x + pl * ovol, (double *)j->y + pl * ivol, 1);
+    }
+    return 0;
+}
+
+static int
+run_maps(const Maps *m, PtlParallelFn fn, MapJob *j)
+{
+    int64_t per = m->out[0] * m->out[1] * m->out[2] * m->ntaps[0] * m->ntaps[1] * m->ntaps[2];
+    int64_t grain = per > 0 ? PTL_GRAIN_SIZE / per + 1 : 1;
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, m->planes, grain, fn, j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* Forward through the maps: x (any layout) -> new tensor shaped (lead..., out...).  Gather
+ * mode (weighted 0) copies raw elements in x's dtype; weighted mode computes in double and
+ * casts to out_dt. */
+static PtlTensorImpl *
+maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out_dt)
+{
+    PtlTensorImpl *xc = NULL, *y = NULL;
+    int64_t ysz[PTL_MAX_DIMS];
+    memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
+    for (int i = 0; i < nd; i++) {
+        ysz[x->dim - nd + i] = m->out[NN_SPATIAL - nd + i];
+    }
+    xc = weighted ? nn_prepare(x, PTL_DTYPE_FLOAT64) : ptl_contiguous(x);
+    if (xc == NULL || (y = ptl_empty(x->dim, ysz, xc->dtype, x->device)) == NULL) {
+        goto error;
+    }
+    MapJob j = {m, ptl_tensor_data(xc), ptl_tensor_data(y), ptl_tensor_itemsize(xc)};
+    if (run_maps(m, weighted ? taps_fwd_job : gather_job, &j) < 0) {
+        goto error;
+    }
+    ptl_decref(xc);
+    return nn_finish(y, out_dt);
+error:
+    ptl_xdecref(xc);
+    ptl_xdecref(y);
+    return NULL;
+}
+
+/* Backward through the maps: g (lead..., out...) -> zeros shaped in_sizes (dim dims) plus
+ * the scattered gradient, in g's dtype. */
+static PtlTensorImpl *
+maps_backward(const Maps *m, PtlTensorImpl *g, int dim, const int64_t *in_sizes)
+{
+    PtlTensorImpl *gc = NULL, *gi = NULL;
+    if ((gc = nn_prepare(g, PTL_DTYPE_FLOAT64)) == NULL ||
+        (gi = nn_zeros(dim, in_sizes, PTL_DTYPE_FLOAT64)) == NULL) {
+        goto error;
+    }
+    MapJob j = {m, ptl_tensor_data(gc), ptl_tensor_data(gi), sizeof(double)};
+    if (run_maps(m, taps_bwd_job, &j) < 0) {
+        goto error;
+    }
+    ptl_decref(gc);
+    return nn_finish(gi, g->dtype);
+error:
+    ptl_xdecref(gc);
+    ptl_xdecref(gi);
+    return NULL;
+}
+
+/* Fills planes and in[] from x's last nd dims (leading spatial dims get 1). */
+static void
+maps_shape(Maps *m, int dim, const int64_t *sizes, int nd)
+{
+    m->planes = 1;
+    for (int i = 0; i < dim - nd; i++) {
+        m->planes *= sizes[i];
+    }
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        int u = d - (NN_SPATIAL - nd);
+        m->in[d] = u < 0 ? 1 : sizes[dim - nd + u];
+        m->out[d] = u < 0 ? 1 : m->out[d];
+    }
+}
+
+/* ---- padding ---- */
+
+enum { PAD_REFLECT, PAD_REPLICATE, PAD_CIRCULAR };
+
+typedef struct PadInfo {
+    int mode, nd;
+    const char *name;
+} PadInfo;
+
+static PadInfo
+pad_info(const PtlOperator *op)
+{
+    static const struct {
+        PtlOpId fwd, bwd;
+        PadInfo info;
+    } table[] = {
+        {PTL_OP_reflection_pad1d, PTL_OP_reflection_pad1d_backward, {PAD_REFLECT, 1, "reflection_pad1d"}},
+        {PTL_OP_reflection_pad2d, PTL_OP_reflection_pad2d_backward, {PAD_REFLECT, 2, "reflection_pad2d"}},
+        {PTL_OP_reflection_pad3d, PTL_OP_reflection_pad3d_backward, {PAD_REFLECT, 3, "reflection_pad3d"}},
+        {PTL_OP_replication_pad1d, PTL_OP_replication_pad1d_backward, {PAD_REPLICATE, 1, "replication_pad1d"}},
+        {PTL_OP_replication_pad2d, PTL_OP_replication_pad2d_backward, {PAD_REPLICATE, 2, "replication_pad2d"}},
+        {PTL_OP_replication_pad3d, PTL_OP_replication_pad3d_backward, {PAD_REPLICATE, 3, "replication_pad3d"}},
+        {PTL_OP__pad_circular, PTL_OP__pad_circular_backward, {PAD_CIRCULAR, 0, "_pad_circular"}},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (op->id == (int)table[i].fwd || op->id == (int)table[i].bwd) {
+            return table[i].info;
+        }
+    }
+    return table[0].info;
+}
+
+/* Checks x against the pads and builds the maps. */
+static int
+pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
+{
+    static const char *const dn[3] = {"D", "H", "W"};
+    char buf[128];
+    int nd = pi->nd ? pi->nd : (int)(pad->u.il.n / 2);
+    const int64_t *pv = pad->u.il.data;
+    if (pi->mode != PAD_CIRCULAR) {
+        int ok = x->dim == nd + 1 || x->dim == nd + 2;
+        for (int i = x->dim == nd + 2 ? 1 : 0; ok && i < x->dim; i++) {
+            ok = x->sizes[i] != 0;
+        }
+        if (!ok) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Expected %dD or %dD (batch mode) tensor with possibly 0 batch "
+                                 "size and other non-zero dimensions for input, but got: %s",
+                                 nd + 1, nd + 2, nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+        }
+        if (nn_check_dtype(pi->name, x->dtype, 1) < 0) {
+            return -1;
+        }
+    }
+    else if (pad->u.il.n % 2 != 0 || nd < 1 || nd > 3 || x->dim < nd) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected an even number of at most 6 pads");
+    }
+    memset(m, 0, sizeof(*m));
+    for (int i = 0; i < nd; i++) {
+        int d = NN_SPATIAL - 1 - i;
+        m->out[d] = x->sizes[x->dim - 1 - i] + pv[2 * i] + pv[2 * i + 1];
+    }
+    maps_shape(m, x->dim, x->sizes, nd);
+    for (int i = 0; i < nd; i++) {
+        int d = NN_SPATIAL - 1 - i;
+        int64_t in = m->in[d], l = pv[2 * i], r = pv[2 * i + 1];
+        if (pi->mode == PAD_REFLECT && (l >= in || r >= in)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Argument #%d: Padding size should be less than the corresponding "
+                                 "input dimension, but got: padding (%lld, %lld) at dimension %d "
+                                 "of input %s",
+                                 4 + 2 * i, (long long)l, (long long)r, (int)(x->dim - 1 - i),
+                                 nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+        }
+        if (pi->mode == PAD_CIRCULAR && (l > in || r > in)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Padding value causes wrapping around more than once.");
+        }
+    }
+    for (int d = NN_SPATIAL - nd; d < NN_SPATIAL; d++) {
+        if (m->out[d] < 1) {
+            size_t o1 = 0, o2 = 0;
+            char b2[128];
+            for (int e = NN_SPATIAL - nd; e < NN_SPATIAL; e++) {
+                const char *sep = e == NN_SPATIAL - nd ? "" : (nd == 3 && e == 1 ? " " : ", ");
+                o1 += (size_t)snprintf(buf + o1, sizeof(buf) - o1, "%s%s: %lld", sep, dn[e],
+                                       (long long)m->in[e]);
+                o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%s: %lld",
+                                       e == NN_SPATIAL - nd ? "" : " ", dn[e], (long long)m->out[e]);
+            }
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "input (%s) is too small. Calculated output %s", buf, b2);
+        }
+    }
+    if (maps_alloc(m) < 0) {
+        return -1;
+    }
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        int i = NN_SPATIAL - 1 - d;
+        int64_t l = i < nd ? pv[2 * i] : 0, r = i < nd ? pv[2 * i + 1] : 0, in = m->in[d];
+        /* circular wraps within what negative pads leave of the input */
+        int64_t cut = l < 0 ? -l : 0, kept = in - cut - (r < 0 ? -r : 0);
+        for (int64_t o = 0; o < m->out[d]; o++) {
+            int64_t s = o - l;
+            if (pi->mode == PAD_REFLECT) {
+                s = s < 0 ? -s : s;
+                s = s >= in ? 2 * (in - 1) - s : s;
+            }
+            else if (pi->mode == PAD_REPLICATE) {
+                s = s < 0 ? 0 : (s >= in ? in - 1 : s);
+            }
+            else {
+                int64_t t = o - (l > 0 ? l : 0);
+                s = kept > 0 ? cut + ((t % kept) + kept) % kept : 0;
+            }
+            m->idx[d][o * MAX_TAPS] = s;
+            m->wt[d][o * MAX_TAPS] = 1.0;
+        }
+    }
+    return 0;
+}
+
+/* reflection_pad{1,2,3}d / replication_pad{1,2,3}d(Tensor self, padding), _pad_circular:
+ * (*, [D,] [H,] W) -> (*, [D + pd,] [H + ph,] W + pw) */
+static int
+pad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PadInfo pi = pad_info(op);
+    PtlTensorImpl *x = s[0].u.t, *y;
+    Maps m;
+    if (pad_setup(&pi, x, &s[1], &m) < 0) {
+        return -1;
+    }
+    y = maps_forward(&m, x, pi.nd ? pi.nd : (int)(s[1].u.il.n / 2), 0, x->dtype);
+    maps_free(&m);
+    if (y == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+}
+
+/* *_pad*_backward(grad_output, self, padding) -> grad_input shaped like self */
+static int
+pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PadInfo pi = pad_info(op);
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
+    Maps m;
+    if (pad_setup(&pi, x, &s[2], &m) < 0) {
+        return -1;
+    }
+    gi = maps_backward(&m, g, x->dim, x->sizes);
+    maps_free(&m);
+    if (gi == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(gi);
+    return 0;
+}
+
+/* constant_pad_nd(Tensor self, pad, Scalar value=0): the value everywhere, then self (or
+ * the part of it negative pads keep) copied into place.  Any dtype. */
+static int
+constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *y = NULL, *src = NULL, *dst = NULL;
+    const int64_t *pv = s[1].u.il.data;
+    int64_t np = s[1].u.il.n, ysz[PTL_MAX_DIMS], soff = 0, doff = 0;
+    int64_t ssz[PTL_MAX_DIMS], ystr[PTL_MAX_DIMS];
+
+    PTL_CHECK(np % 2 == 0, PTL_ERR_RUNTIME, "Length of pad must be even but instead it equals %lld",
+              (long long)np);
+    PTL_CHECK(np / 2 <= x->dim, PTL_ERR_RUNTIME,
+              "Padding length should be less than or equal to two times the input dimension but "
+              "got padding length %lld and input of dimension %d",
+              (long long)np, (int)x->dim);
+    memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
+    memcpy(ssz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
+    for (int64_t i = 0; i < np / 2; i++) {
+        int d = x->dim - 1 - (int)i;
+        int64_t l = pv[2 * i], r = pv[2 * i + 1];
+        ysz[d] = x->sizes[d] + l + r;
+        /* PyTorch narrows self by the negative pads first */
+        ssz[d] = x->sizes[d] + (l < 0 ? l : 0) + (r < 0 ? r : 0);
+        PTL_CHECK(ssz[d] >= 0, PTL_ERR_RUNTIME, "narrow(): length must be non-negative.");
+        PTL_CHECK(ysz[d] >= 0, PTL_ERR_RUNTIME,
+                  "The input size %lld, plus negative padding %lld and %lld resulted in a negative "
+                  "output size, which is invalid. Check dimension %d of your input.",
+                  (long long)x->sizes[d], (long long)l, (long long)r, d);
+    }
+    if ((y = ptl_empty(x->dim, ysz, x->dtype, x->device)) == NULL ||
+        ptl_fill_scalar(y, &s[2]) < 0) {
+        goto error;
+    }
+    for (int d = x->dim - 1, st = 1; d >= 0; d--) {
+        ystr[d] = st;
+        st *= (int)(ysz[d] > 1 ? ysz[d] : 1);
+    }
+    for (int64_t i = 0; i < np / 2; i++) {
+        int d = x->dim - 1 - (int)i;
+        int64_t l = pv[2 * i];
+        soff += l < 0 ? -l * x->strides[d] : 0;
+        doff += l > 0 ? l * ystr[d] : 0;
+    }
+    if ((src = ptl_tensor_impl_view(x, x->dim, ssz, x->strides, x->storage_offset + soff)) == NULL ||
+        (dst = ptl_tensor_impl_view(y, x->dim, ssz, ystr, doff)) == NULL ||
+        ptl_copy_into(dst, src) < 0) {
+        goto error;
+    }
+    ptl_decref(src);
+    ptl_decref(dst);
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+error:
+    ptl_xdecref(src);
+    ptl_xdecref(dst);
+    ptl_xdecref(y);
+    return -1;
+}
+
+/* ---- upsampling ---- */
+
+enum { UP_NEAREST, UP_LINEAR, UP_CUBIC };
+
+typedef struct UpInfo {
+    int mode, nd, bwd;
+} UpInfo;
+
+static UpInfo
+up_info(const PtlOperator *op)
+{
+    static const struct {
+        PtlOpId id;
+        UpInfo info;
+    } table[] = {
+        {PTL_OP_upsample_nearest1d, {UP_NEAREST, 1, 0}},
+        {PTL_OP_upsample_nearest2d, {UP_NEAREST, 2, 0}},
+        {PTL_OP_upsample_nearest3d, {UP_NEAREST, 3, 0}},
+        {PTL_OP_upsample_linear1d, {UP_LINEAR, 1, 0}},
+        {PTL_OP_upsample_bilinear2d, {UP_LINEAR, 2, 0}},
+        {PTL_OP_upsample_trilinear3d, {UP_LINEAR, 3, 0}},
+        {PTL_OP_upsample_bicubic2d, {UP_CUBIC, 2, 0}},
+        {PTL_OP_upsample_nearest1d_backward, {UP_NEAREST, 1, 1}},
+        {PTL_OP_upsample_nearest2d_backward, {UP_NEAREST, 2, 1}},
+        {PTL_OP_upsample_nearest3d_backward, {UP_NEAREST, 3, 1}},
+        {PTL_OP_upsample_linear1d_backward, {UP_LINEAR, 1, 1}},
+        {PTL_OP_upsample_bilinear2d_backward, {UP_LINEAR, 2, 1}},
+        {PTL_OP_upsample_trilinear3d_backward, {UP_LINEAR, 3, 1}},
+        {PTL_OP_upsample_bicubic2d_backward, {UP_CUBIC, 2, 1}},
+    };
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (op->id == (int)table[i].id) {
+            return table[i].info;
+        }
+    }
+    return table[0].info;
+}
+
+static double
+cubic1(double x, double a)
+{
+    return ((a + 2) * x - (a + 3)) * x * x + 1;
+}
+
+static double
+cubic2(double x, double a)
+{
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+}
+
+/* The taps of output o along one dim (PyTorch's area_pixel_compute_source_index and
+ * nearest_idx; `scale` is the user's scale factor or <= 0 for none). */
+static void
+up_taps(int mode, int64_t in, int64_t out, int align, double scale, int64_t o, int64_t *idx,
+        double *wt)
+{
+    if (mode == UP_NEAREST) {
+        int64_t i;
+        if (out == in) {
+            i = o;
+        }
+        else if (out == 2 * in) {
+            i = o >> 1;
+        }
+        else {
+            float sc = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
+            i = (int64_t)floorf((float)o * sc);
+            i = i < in - 1 ? i : in - 1;
+        }
+        idx[0] = i;
+        wt[0] = 1.0;
+        return;
+    }
+    double sc = align ? (out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0)
+                      : (scale > 0 ? 1.0 / scale : (double)in / (double)out);
+    double real = align ? sc * (double)o : sc * ((double)o + 0.5) - 0.5;
+    if (mode == UP_LINEAR) {
+        real = !align && real < 0 ? 0 : real;
+        int64_t i0 = (int64_t)real;
+        double l1 = real - (double)i0;
+        idx[0] = i0;
+        idx[1] = i0 + (i0 < in - 1 ? 1 : 0);
+        wt[0] = 1.0 - l1;
+        wt[1] = l1;
+        return;
+    }
+    double f = floor(real), t = real - f;
+    const double a = -0.75;
+    wt[0] = cubic2(t + 1.0, a);
+    wt[1] = cubic1(t, a);
+    wt[2] = cubic1(1.0 - t, a);
+    wt[3] = cubic2(2.0 - t, a);
+    for (int k = 0; k < 4; k++) {
+        int64_t i = (int64_t)f - 1 + k;
+        idx[k] = i < 0 ? 0 : (i > in - 1 ? in - 1 : i);
+    }
+}
+
+/* upsample_*(self, output_size, [align_corners,] scales...) and their backwards
+ * (grad_output, output_size, input_size, [align_corners,] scales...):
+ * (N, C, *in) -> (N, C, *output_size) */
+static int
+upsample_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    static const char *const dn[3] = {"D", "H", "W"};
+    UpInfo ui = up_info(op);
+    PtlTensorImpl *x = s[0].u.t, *y;
+    const PtlIValue *osize = &s[1];
+    int nd = ui.nd, k = ui.bwd ? 3 : 2, align = 0;
+    int64_t isz[PTL_MAX_DIMS];
+    int idim;
+    Maps m;
+    char b1[96], b2[96];
+
+    if (ui.mode != UP_NEAREST) {
+        align = s[k++].u.b;
+    }
+    if (ui.bwd) {
+        idim = (int)s[2].u.il.n;
+        memcpy(isz, s[2].u.il.data, sizeof(int64_t) * (size_t)idim);
+        PTL_CHECK(idim == nd + 2, PTL_ERR_RUNTIME,
+                  "It is expected input_size equals to %d, but got size %d", nd + 2, idim);
+    }
+    else {
+        idim = x->dim;
+        memcpy(isz, x->sizes, sizeof(int64_t) * (size_t)idim);
+        PTL_CHECK(idim == nd + 2, PTL_ERR_RUNTIME,
+                  "Expected %dD tensor for input, but got a tensor with %d dimensions", nd + 2, idim);
+    }
+    PTL_CHECK(osize->u.il.n == nd, PTL_ERR_RUNTIME,
+              "It is expected output_size equals to %d, but got size %lld", nd,
+              (long long)osize->u.il.n);
+    memset(&m, 0, sizeof(m));
+    for (int i = 0; i < nd; i++) {
+        m.out[NN_SPATIAL - nd + i] = osize->u.il.data[i];
+    }
+    maps_shape(&m, idim, isz, nd);
+    int bad = 0;
+    size_t o1 = 0, o2 = 0;
+    for (int d = NN_SPATIAL - nd; d < NN_SPATIAL; d++) {
+        const char *sep = d == NN_SPATIAL - nd ? "" : ", ";
+        bad |= m.in[d] <= 0 || m.out[d] <= 0;
+        o1 += (size_t)snprintf(b1 + o1, sizeof(b1) - o1, "%s%s: %lld", sep, dn[d], (long long)m.in[d]);
+        o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%s: %lld", sep, dn[d], (long long)m.out[d]);
+    }
+    PTL_CHECK(!bad, PTL_ERR_RUNTIME,
+              "Input and output sizes should be greater than 0, but got input (%s) output (%s)", b1, b2);
+    if (!ui.bwd) {
+        static const char *const names[3] = {"compute_indices_weights_nearest",
+                                             "compute_indices_weights_linear",
+                                             "compute_indices_weights_cubic"};
+        if (!ptl_dtype_is_floating(x->dtype) && x->dtype != PTL_DTYPE_UINT8) {
+            return nn_check_dtype(names[ui.mode], x->dtype, 0);
+        }
+    }
+    if (maps_alloc(&m) < 0) {
+        return -1;
+    }
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        int u = d - (NN_SPATIAL - nd);
+        double scale = -1.0;
+        if (u >= 0 && s[k + u].tag != PTL_IV_NONE) {
+            scale = ptl_iv_to_double(&s[k + u]);
+        }
+        m.ntaps[d] = u < 0 ? 1 : (ui.mode == UP_NEAREST ? 1 : ui.mode == UP_LINEAR ? 2 : 4);
+        for (int64_t o = 0; o < m.out[d]; o++) {
+            if (u < 0) {
+                m.idx[d][o * MAX_TAPS] = 0;
+                m.wt[d][o * MAX_TAPS] = 1.0;
+                continue;
+            }
+            up_taps(ui.mode, m.in[d], m.out[d], align, scale, o, m.idx[d] + o * MAX_TAPS,
+                    m.wt[d] + o * MAX_TAPS);
+        }
+    }
+    if (ui.bwd) {
+        y = maps_backward(&m, x, idim, isz);
+    }
+    else if (ui.mode == UP_NEAREST) {
+        y = maps_forward(&m, x, nd, 0, x->dtype);
+    }
+    else if (x->dtype == PTL_DTYPE_UINT8) {
+        /* uint8 images: round the double result to the nearest value, clamped */
+        PtlTensorImpl *r = maps_forward(&m, x, nd, 1, PTL_DTYPE_FLOAT64);
+        y = NULL;
+        if (r != NULL) {
+            double *v = (double *)ptl_tensor_data(r);
+            for (int64_t i = 0; i < r->numel; i++) {
+                v[i] = v[i] < 0 ? 0 : (v[i] > 255 ? 255 : nearbyint(v[i]));
+            }
+            y = nn_finish(r, PTL_DTYPE_UINT8);
+        }
+    }
+    else {
+        y = maps_forward(&m, x, nd, 1, x->dtype);
+    }
+    maps_free(&m);
+    if (y == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(y);
+    return 0;
+error:
+    return -1;
+}
+
+/* ---- grid_sampler_2d ---- */
+
+enum { GS_BILINEAR = 0, GS_NEAREST = 1 };
+enum { GS_ZEROS = 0, GS_BORDER = 1 };
+
+/* Grid coordinate -> pixel coordinate, with d(pixel)/d(coordinate) in *gs. */
+static double
+gs_unnormalize(double c, int64_t size, int align, int padding, double *gs)
+{
+    double x = align ? (c + 1) / 2 * (double)(size - 1) : ((c + 1) * (double)size - 1) / 2;
+    *gs = align ? (double)(size - 1) / 2 : (double)size / 2;
+    if (padding == GS_BORDER) {
+        if (x <= 0) {
+            *gs = x < 0 ? 0 : *gs;
+            x = 0;
+        }
+        else if (x >= (double)(size - 1)) {
+            *gs = x > (double)(size - 1) ? 0 : *gs;
+            x = (double)(size - 1);
+        }
+    }
+    return x;
+}
+
+typedef struct GridJob {
+    const double *x, *grid, *go;
+    double *y, *gx, *ggrid;
+    int64_t c, h, w, oh, ow;
+    int mode, padding, align;
+} GridJob;
+
+static int
+grid_job(void *ctx, int64_t b, int64_t e)
+{
+    const GridJob *j = ctx;
+    int64_t hw = j->h * j->w, ohw = j->oh * j->ow;
+    for (int64_t t = b; t < e; t++) {
+        int64_t n = t / ohw, p = t % ohw;
+        const double *gp = j->grid + 2 * t;
+        double gsx, gsy;
+        double ix = gs_unnormalize(gp[0], j->w, j->align, j->padding, &gsx);
+        double iy = gs_unnormalize(gp[1], j->h, j->align, j->padding, &gsy);
+        const double *xin = j->x + n * j->c * hw;
+        if (j->mode == GS_NEAREST) {
+            int64_t xi = (int64_t)nearbyint(ix), yi = (int64_t)nearbyint(iy);
+            int inb = xi >= 0 && xi < j->w && yi >= 0 && yi < j->h;
+            for (int64_t c = 0; c < j->c; c++) {
+                int64_t o = (n * j->c + c) * ohw + p;
+                if (j->y != NULL) {
+                    j->y[o] = inb ? xin[c * hw + yi * j->w + xi] : 0.0;
+                }
+                if (j->gx != NULL && inb) {
+                    j->gx[(n * j->c + c) * hw + yi * j->w + xi] += j->go[o];
+                }
+            }
+            if (j->ggrid != NULL) {
+                j->ggrid[2 * t] = j->ggrid[2 * t + 1] = 0.0;
+            }
+            continue;
+        }
+        int64_t x0 = (int64_t)floor(ix), y0 = (int64_t)floor(iy);
+        double fx = ix - (double)x0, fy = iy - (double)y0;
+        int64_t cx[4] = {x0, x0 + 1, x0, x0 + 1}, cy[4] = {y0, y0, y0 + 1, y0 + 1};
+        double w4[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+        double dx[4] = {-(1 - fy), 1 - fy, -fy, fy}, dy[4] = {-(1 - fx), -fx, 1 - fx, fx};
+        double gix = 0.0, giy = 0.0;
+        for (int64_t c = 0; c < j->c; c++) {
+            int64_t o = (n * j->c + c) * ohw + p;
+            double acc = 0.0, g = j->go != NULL ? j->go[o] : 0.0;
+            for (int k = 0; k < 4; k++) {
+                if (cx[k] < 0 || cx[k] >= j->w || cy[k] < 0 || cy[k] >= j->h) {
+                    continue;
+                }
+                int64_t i = c * hw + cy[k] * j->w + cx[k];
+                double v = xin[i];
+                acc += w4[k] * v;
+                gix += dx[k] * v * g;
+                giy += dy[k] * v * g;
+                if (j->gx != NULL) {
+                    j->gx[n * j->c * hw + i] += w4[k] * g;
+                }
+            }
+            if (j->y != NULL) {
+                j->y[o] = acc;
+            }
+        }
+        if (j->ggrid != NULL) {
+            j->ggrid[2 * t] = gix * gsx;
+            j->ggrid[2 * t + 1] = giy * gsy;
+        }
+    }
+    return 0;
+}
+
+static int
+grid_check(PtlTensorImpl *x, PtlTensorImpl *grid, int mode, int padding)
+{
+    char b1[128], b2[128];
+    PTL_CHECK(x->dtype == grid->dtype, PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+              ptl_dtype_legacy_name(x->dtype), ptl_dtype_legacy_name(grid->dtype));
+    PTL_CHECK(x->dim == 4 && grid->dim == 4, PTL_ERR_RUNTIME,
+              "grid_sampler(): expected 4D input and grid with same number of dimensions, but got "
+              "input with sizes %s and grid with sizes %s",
+              nn_fmt_list(b1, sizeof(b1), x->sizes, x->dim),
+              nn_fmt_list(b2, sizeof(b2), grid->sizes, grid->dim));
+    PTL_CHECK(x->sizes[0] == grid->sizes[0], PTL_ERR_RUNTIME,
+              "grid_sampler(): expected grid and input to have same batch size, but got input "
+              "with sizes %s and grid with sizes %s",
+              nn_fmt_list(b1, sizeof(b1), x->sizes, x->dim),
+              nn_fmt_list(b2, sizeof(b2), grid->sizes, grid->dim));
+    PTL_CHECK(grid->sizes[3] == 2, PTL_ERR_RUNTIME,
+              "grid_sampler(): expected grid to have size 2 in last dimension, but got grid with "
+              "sizes %s",
+              nn_fmt_list(b2, sizeof(b2), grid->sizes, grid->dim));
+    for (int i = 2; i < 4; i++) {
+        PTL_CHECK(x->sizes[i] > 0, PTL_ERR_RUNTIME,
+                  "grid_sampler(): expected input to have non-empty spatial dimensions, but input "
+                  "has sizes %s with dimension %d being empty",
+                  nn_fmt_list(b1, sizeof(b1), x->sizes, x->dim), i);
+    }
+    PTL_CHECK(mode == GS_BILINEAR || mode == GS_NEAREST, PTL_ERR_NOT_IMPLEMENTED,
+              "grid_sampler_2d: interpolation mode %d is not supported (bilinear and nearest are)",
+              mode);
+    PTL_CHECK(padding == GS_ZEROS || padding == GS_BORDER, PTL_ERR_NOT_IMPLEMENTED,
+              "grid_sampler_2d: padding mode %d is not supported (zeros and border are)", padding);
+    return nn_check_dtype("grid_sampler_2d_cpu_kernel_impl", x->dtype, 0);
+error:
+    return -1;
+}
+
+/* grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+ * (N, C, H, W) sampled at (N, Ho, Wo, 2) -> (N, C, Ho, Wo); the backward also gives
+ * grad_input (N, C, H, W) and grad_grid (N, Ho, Wo, 2) per output_mask. */
+static int
+grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int bwd = op->id == PTL_OP_grid_sampler_2d_backward, k = bwd ? 1 : 0;
+    PtlTensorImpl *x = s[k].u.t, *grid = s[k + 1].u.t;
+    PtlTensorImpl *xc = NULL, *gc = NULL, *goc = NULL, *r[2] = {NULL, NULL};
+    int mode = (int)s[k + 2].u.i, padding = (int)s[k + 3].u.i;
+
+    if (grid_check(x, grid, mode, padding) < 0) {
+        return -1;
+    }
+    int64_t n = x->sizes[0], c = x->sizes[1], oh = grid->sizes[1], ow = grid->sizes[2];
+    int64_t ysz[4] = {n, c, oh, ow};
+    if ((xc = nn_prepare(x, PTL_DTYPE_FLOAT64)) == NULL ||
+        (gc = nn_prepare(grid, PTL_DTYPE_FLOAT64)) == NULL) {
+        goto error;
+    }
+    GridJob j = {(const double *)ptl_tensor_data(xc), (const double *)ptl_tensor_data(gc),
+                 NULL, NULL, NULL, NULL, c, x->sizes[2], x->sizes[3], oh, ow, mode, padding,
+                 s[k + 4].u.b};
+    if (bwd) {
+        const int64_t *mask = s[6].u.il.data;
+        if ((goc = nn_prepare(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
+            (mask[0] && (r[0] = nn_zeros(4, x->sizes, PTL_DTYPE_FLOAT64)) == NULL) ||
+            (r[1] = nn_zeros(4, grid->sizes, PTL_DTYPE_FLOAT64)) == NULL) {
+            goto error;
+        }
+        j.go = (const double *)ptl_tensor_data(goc);
+        j.gx = r[0] != NULL ? (double *)ptl_tensor_data(r[0]) : NULL;
+        j.ggrid = (double *)ptl_tensor_data(r[1]);
+        /* grad_input accumulates across grid points of one sample: run serially */
+        if (grid_job(&j, 0, n * oh * ow) < 0) {
+            goto error;
+        }
+        if (!mask[1]) {
+            PTL_CLEAR(r[1]);
+        }
+    }
+    else {
+        if ((r[0] = ptl_empty(4, ysz, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
+            goto error;
+        }
+        j.y = (double *)ptl_tensor_data(r[0]);
+        void *tok = ptl_nogil_begin();
+        int rc = ptl_parallel_for(0, n * oh * ow, PTL_GRAIN_SIZE / (c + 1) + 1, grid_job, &j);
+        ptl_nogil_end(tok);
+        if (rc < 0) {
+            goto error;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (r[i] != NULL && (r[i] = nn_finish(r[i], x->dtype)) == NULL) {
+            goto error;
+        }
+    }
+    ptl_decref(xc);
+    ptl_decref(gc);
+    ptl_xdecref(goc);
+    s[0] = ptl_iv_tensor(r[0]);
+    if (bwd) {
+        s[1] = ptl_iv_tensor(r[1]);
+    }
+    return 0;
+error:
+    ptl_xdecref(xc);
+    ptl_xdecref(gc);
+    ptl_xdecref(goc);
+    ptl_xdecref(r[0]);
+    ptl_xdecref(r[1]);
+    return -1;
+}
+
+/* ---- affine_grid_generator ---- */
+
+/* The normalized coordinate of position i of `size` (linspace(-1, 1), shrunk by
+ * (size - 1) / size without align_corners; 0 for a size-1 dim). */
+static double
+base_coord(int64_t i, int64_t size, int align)
+{
+    if (size <= 1) {
+        return 0.0;
+    }
+    double v = -1.0 + 2.0 * (double)i / (double)(size - 1);
+    return align ? v : v * (double)(size - 1) / (double)size;
+}
+
+/* affine_grid_generator(theta, size, align_corners):  theta (N, nd, nd + 1) and size
+ * (N, C, [D,] H, W) -> grid (N, [D,] H, W, nd);  the backward maps a grid gradient to
+ * theta's. */
+static int
+affine_grid_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int bwd = op->id == PTL_OP_affine_grid_generator_backward;
+    PtlTensorImpl *t = s[0].u.t, *tc = NULL, *r = NULL;
+    const int64_t *size = s[1].u.il.data;
+    int64_t ns = s[1].u.il.n;
+    int align = s[2].u.b;
+    char buf[128];
+
+    PTL_CHECK(ns == 4 || ns == 5, PTL_ERR_RUNTIME,
+              "affine_grid_generator needs 4D (spatial) or 5D (volumetric) inputs.");
+    int nd = (int)ns - 2;
+    int64_t n = size[0], sp[3] = {1, 1, 1}, vol = 1;
+    for (int i = 0; i < nd; i++) {
+        sp[3 - nd + i] = size[2 + i];
+        vol *= size[2 + i];
+    }
+    int64_t gsz[5] = {n}, thsz[3] = {n, nd, nd + 1};
+    for (int i = 0; i < nd; i++) {
+        gsz[1 + i] = size[2 + i];
+    }
+    gsz[1 + nd] = nd;
+    if (!bwd) {
+        PTL_CHECK(t->dim == 3 && t->sizes[0] == n && t->sizes[1] == nd && t->sizes[2] == nd + 1,
+                  PTL_ERR_RUNTIME, "affine_grid_generator: expected theta of size [%lld, %d, %d], "
+                  "but got %s",
+                  (long long)n, nd, nd + 1, nn_fmt_list(buf, sizeof(buf), t->sizes, t->dim));
+    }
+    else {
+        PTL_CHECK(t->dim == nd + 2 && t->numel == n * vol * nd, PTL_ERR_RUNTIME,
+                  "affine_grid_generator_backward: grad of size %s does not match size",
+                  nn_fmt_list(buf, sizeof(buf), t->sizes, t->dim));
+    }
+    if (nn_check_dtype("affine_grid_generator", t->dtype, 0) < 0) {
+        return -1;
+    }
+    if ((tc = nn_prepare(t, PTL_DTYPE_FLOAT64)) == NULL) {
+        return -1;
+    }
+    r = bwd ? nn_zeros(3, thsz, PTL_DTYPE_FLOAT64) : ptl_empty(nd + 2, gsz, PTL_DTYPE_FLOAT64, t->device);
+    if (r == NULL) {
+        goto error;
+    }
+    const double *src = (const double *)ptl_tensor_data(tc);
+    double *dst = (double *)ptl_tensor_data(r);
+    for (int64_t b = 0; b < n; b++) {
+        int64_t p = 0;
+        for (int64_t z = 0; z < sp[0]; z++) {
+            for (int64_t y = 0; y < sp[1]; y++) {
+                for (int64_t x = 0; x < sp[2]; x++, p++) {
+                    /* base = (x, y, [z,] 1) */
+                    double base[4] = {base_coord(x, sp[2], align), base_coord(y, sp[1], align),
+                                      base_coord(z, sp[0], align), 1.0};
+                    if (nd == 2) {
+                        base[2] = 1.0;
+                    }
+                    for (int i = 0; i < nd; i++) {
+                        int64_t gi = (b * vol + p) * nd + i;
+                        for (int jj = 0; jj <= nd; jj++) {
+                            int64_t ti = (b * nd + i) * (nd + 1) + jj;
+                            if (bwd) {
+                                dst[ti] += src[gi] * base[jj];
+                            }
+                            else {
+                                dst[gi] = (jj == 0 ? 0.0 : dst[gi]) + src[ti] * base[jj];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ptl_decref(tc);
+    if ((r = nn_finish(r, t->dtype)) == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+error:
+    ptl_xdecref(tc);
+    ptl_xdecref(r);
+    return -1;
+}
+
+static const PtlKernelReg resample_cpu[] = {
+    {PTL_OP_constant_pad_nd, PTL_KEY_CPU, constant_pad_nd_cpu},
+    {PTL_OP_reflection_pad1d, PTL_KEY_CPU, pad_cpu},
+    {PTL_OP_reflection_pad2d, PTL_KEY_CPU, pad_cpu},
+    {PTL_OP_reflection_pad3d, PTL_KEY_CPU, pad_cpu},
+    {PTL_OP_replication_pad1d, PTL_KEY_CPU, pad_cpu},
+    {PTL_OP_replication_pad2d, PTL_KEY_CPU, pad_cpu},
+    {PTL_OP_replication_pad3d, PTL_KEY_CPU, pad_cpu},
+    {PTL_OP__pad_circular, PTL_KEY_CPU, pad_cpu},
+    {PTL_OP_reflection_pad1d_backward, PTL_KEY_CPU, pad_backward_cpu},
+    {PTL_OP_reflection_pad2d_backward, PTL_KEY_CPU, pad_backward_cpu},
+    {PTL_OP_reflection_pad3d_backward, PTL_KEY_CPU, pad_backward_cpu},
+    {PTL_OP_replication_pad1d_backward, PTL_KEY_CPU, pad_backward_cpu},
+    {PTL_OP_replication_pad2d_backward, PTL_KEY_CPU, pad_backward_cpu},
+    {PTL_OP_replication_pad3d_backward, PTL_KEY_CPU, pad_backward_cpu},
+    {PTL_OP__pad_circular_backward, PTL_KEY_CPU, pad_backward_cpu},
+    {PTL_OP_upsample_nearest1d, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_nearest2d, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_nearest3d, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_linear1d, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_bilinear2d, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_trilinear3d, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_bicubic2d, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_nearest1d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_nearest2d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_nearest3d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_linear1d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_bilinear2d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_trilinear3d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_bicubic2d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_grid_sampler_2d, PTL_KEY_CPU, grid_sampler_cpu},
+    {PTL_OP_grid_sampler_2d_backward, PTL_KEY_CPU, grid_sampler_cpu},
+    {PTL_OP_affine_grid_generator, PTL_KEY_CPU, affine_grid_cpu},
+    {PTL_OP_affine_grid_generator_backward, PTL_KEY_CPU, affine_grid_cpu},
+};
+PTL_DEFINE_REGISTER(resample_cpu)
