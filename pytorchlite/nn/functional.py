@@ -21,3 +21,5 @@ def sigmoid(input):
 
 def tanh(input):
     return input.tanh()
+
+from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
