@@ -200,6 +200,9 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
             if (!(row->save & PTL_SAVE_ARG(i))) {
                 continue;
             }
+            if (args[i].tag == PTL_IV_TENSORLIST) {
+                continue;   /* saved last, below */
+            }
             PtlTensorImpl *t = args[i].tag == PTL_IV_TENSOR ? args[i].u.t : NULL;
             if (i == 0 && orig_self != NULL) {
                 t = orig_self;
@@ -208,6 +211,15 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         }
         if (row->save & PTL_SAVE_RESULT) {
             ptl_saved_set(node, slot++, s[0].u.t, 1, 0);
+        }
+        /* a saved tensor list (index's Tensor?[] indices) comes after everything else, one
+         * slot per element (NULL for None), so the slots of plain tensors keep their order */
+        for (int i = 0; i < 16; i++) {
+            if ((row->save & PTL_SAVE_ARG(i)) && args[i].tag == PTL_IV_TENSORLIST) {
+                for (int64_t k = 0; k < args[i].u.tl.n && slot < PTL_NODE_MAX_SAVED; k++) {
+                    ptl_saved_set(node, slot++, args[i].u.tl.data[k], 0, 0);
+                }
+            }
         }
     }
     /* outputs take the node as their grad_fn (an in-place op rebases self's history) */
