@@ -276,6 +276,11 @@ static int
 autograd_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const PtlGradRow *row = op->id < PTL_OP_COUNT ? rows_by_op[op->id] : NULL;
+    if (row == NULL && op->kernels[PTL_KEY_COMPOSITE_IMPLICIT] != NULL) {
+        /* a composite op is differentiated through the ops it calls (PyTorch registers
+         * CompositeImplicitAutograd kernels for the Autograd key as well) */
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+    }
     return autograd_record(op, ks, s, row);
 }
 
