@@ -1348,7 +1348,7 @@ masked_select_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     PtlTensorImpl *self = s[0].u.t, *mask = s[1].u.t, *se = NULL, *me = NULL, *r = NULL;
     int bdim = self->dim;
     int64_t bshape[PTL_MAX_DIMS];
-    PtlIValue a[2];
+    PtlIValue a[3];
     if (mask->dtype != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "masked_select: expected BoolTensor for mask");
     }
@@ -1365,11 +1365,13 @@ masked_select_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     }
     a[0] = ptl_iv_tensor(self);
     a[1] = ptl_iv_intlist(bshape, bdim);
-    if ((se = ptl_call_tensor(PTL_OP_broadcast_to, a)) == NULL) {
+    a[2] = ptl_iv_bool(0);
+    if ((se = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
         goto done;
     }
     a[0] = ptl_iv_tensor(mask);
-    if ((me = ptl_call_tensor(PTL_OP_broadcast_to, a)) == NULL) {
+    a[2] = ptl_iv_bool(0);
+    if ((me = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
         goto done;
     }
     if (bdim == 0) {
@@ -1503,12 +1505,14 @@ take_along_dim_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
         }
         a[0] = ptl_iv_tensor(self);
         a[1] = ptl_iv_intlist(ss, self->dim);
-        if ((se = ptl_call_tensor(PTL_OP_broadcast_to, a)) == NULL) {
+        a[2] = ptl_iv_bool(0);
+        if ((se = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
             goto done;
         }
         a[0] = ptl_iv_tensor(idx);
         a[1] = ptl_iv_intlist(is, idx->dim);
-        if ((ie = ptl_call_tensor(PTL_OP_broadcast_to, a)) == NULL) {
+        a[2] = ptl_iv_bool(0);
+        if ((ie = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
             goto done;
         }
     }
