@@ -174,6 +174,12 @@ apply_index(PtlTensorImpl *self, PyObject *index, Indexed *ix)
                 ptl_decref(cur);
                 goto error;
             }
+            Py_ssize_t s0 = start, s1 = stop;
+            if (d < cur->dim && step == 1 &&
+                PySlice_AdjustIndices((Py_ssize_t)cur->sizes[d], &s0, &s1, 1) == cur->sizes[d]) {
+                d++;   /* a slice that keeps the whole dimension is skipped, as PyTorch does */
+                continue;
+            }
             a[0] = ptl_iv_int(d);
             a[1] = ptl_iv_int(start);
             a[2] = ptl_iv_int(stop);

@@ -273,6 +273,8 @@ where_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- the advanced-index walk (Note [Advanced indexing]) ---- */
 
+/* Which error a bad index gets; index, index_put_ and index_fill_ also accept negative
+ * indices (counted from the end), the others reject them as PyTorch does. */
 typedef enum Flavor {
     FL_INDEX,    /* index / index_put_: IndexError naming the index tensor's position */
     FL_SELECT,   /* index_select: "index out of range in self" */
@@ -426,7 +428,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
         size_t item = ptl_tensor_itemsize(idx[k]);
         for (int64_t b = 0; b < ai->bnumel; b++) {
             int64_t v = load_i(data + walk[b] * (int64_t)item, idx[k]->dtype);
-            if (v < -size || v >= size) {
+            if (v < (fl == FL_INDEX || fl == FL_FILL ? -size : 0) || v >= size) {
                 range_error(fl, v, k, dims[k], size);
                 goto done;
             }
@@ -926,13 +928,13 @@ dim_walk(DimWalk *w, PtlTensorImpl *self, int64_t dim, PtlTensorImpl *index,
     size_t item = ptl_tensor_itemsize(index);
     for (int64_t i = 0; i < w->n; i++) {
         int64_t v = load_i(data + ioff[i] * (int64_t)item, index->dtype);
-        if (v < -size || v >= size) {
+        if (v < 0 || v >= size) {
             ptl_error_set(PTL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with "
                                            "size %lld",
                           (long long)v, (long long)dim, (long long)size);
             goto error;
         }
-        w->self_off[i] += (v < 0 ? v + size : v) * step;
+        w->self_off[i] += v * step;
     }
     free(ioff);
     return 0;
@@ -1072,6 +1074,11 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (!index_dtype_ok(index)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "scatter(): Expected dtype int32/int64 for index");
+    }
+    if (r == RED_MEAN && self->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for "
+                             "'Bool'");
     }
     if (s[3].tag == PTL_IV_TENSOR) {
         src = s[3].u.t;
