@@ -756,3 +756,46 @@ def test_negative_indices_follow_pytorch():
             fn(ptl)
     with pytest.raises(IndexError, match=re.escape("index out of range in self")):
         x.index_select(0, ptl.tensor([-1]))
+
+
+def test_no_leaks_including_error_paths():
+    import gc
+    from pytorchlite import _C
+
+    x = ptl.arange(12.0).reshape(3, 4)
+    i = ptl.tensor([2, 0])
+    g = ptl.tensor([[0, 1], [2, 3], [3, 3]])
+    m = x > 4
+
+    def run():
+        x[i], x[:, [1, 3]], x[m], x[[0, 1], [1, 2]]
+        y = x.clone()
+        y[[0, 2]] = 1.0
+        y[m] = ptl.tensor(2.0)
+        x.index_select(1, i), x.index_add(0, i, x[:2]), x.index_copy(0, i, x[:2])
+        x.index_fill(1, i, 0.0), x.gather(1, g), x.scatter(1, g, 1.0)
+        x.scatter_add(1, g, x[:, :2]), x.scatter_reduce(1, g, x[:, :2], "mean",
+                                                        include_self=False)
+        x.masked_fill(m, 0.0), x.masked_select(m), x.masked_scatter(m, x), x.take(g)
+        ptl.take_along_dim(x, g, dim=1), ptl.nonzero(x), ptl.where(m), ptl.argwhere(x)
+        ptl.unique(x, return_inverse=True, return_counts=True), ptl.unique(x, dim=0)
+        ptl.unique_consecutive(x), ptl.bincount(g.reshape(-1)), ptl.histc(x, 4)
+        ptl.searchsorted(ptl.tensor([1.0, 5.0]), x), ptl.nn.functional.one_hot(g)
+        a = ptl.ones(3, 4, dtype=ptl.float64, requires_grad=True)
+        (a[[0, 0]].sum() + a.gather(1, g).sum() + a.masked_fill(m, 0.0).sum()).backward()
+        for bad in [lambda: x[[7]], lambda: x[ptl.tensor([1.0])], lambda: x[[0, 1], [0, 1, 2]],
+                    lambda: x.gather(1, ptl.tensor([[9]])), lambda: x.scatter(1, g, x.double()),
+                    lambda: x.index_add(0, ptl.tensor([5]), x[:1]),
+                    lambda: x.masked_scatter(m, ptl.ones(1)), lambda: x.take(ptl.tensor([99])),
+                    lambda: ptl.nn.functional.one_hot(ptl.tensor([5]), 2),
+                    lambda: ptl.searchsorted(ptl.zeros(3), x, sorter=ptl.tensor([0, 1, 7]))]:
+            with pytest.raises((IndexError, RuntimeError)):
+                bad()
+
+    run()
+    gc.collect()
+    before = _C._live_counts()
+    for _ in range(20):
+        run()
+    gc.collect()
+    assert _C._live_counts() == before
