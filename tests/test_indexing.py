@@ -544,6 +544,8 @@ ERRORS = [
      "dimension(s)."),
     (lambda L: f32(2, 3)(L).index_fill_(0, L.tensor([0.0]), 1.0), IndexError,
      "index_fill_(): Expected dtype int64 for index."),
+    (lambda L: f32(2, 3)(L).index_fill(0, L.tensor([[0]]), 1.0), RuntimeError,
+     "Index has to be a vector/scalar"),
     (lambda L: f32(2, 3)(L).gather(0, L.tensor([1])), RuntimeError,
      "Index tensor must have the same number of dimensions as input tensor"),
     (lambda L: f32(2, 3)(L).gather(0, L.tensor([[5]])), RuntimeError,

@@ -863,7 +863,7 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_INDEX, "index_fill_(): Expected dtype int64 for index.");
     }
     if (index->dim > 1) {
-        return ptl_error_set(PTL_ERR_INDEX, "Index has to be a vector/scalar");
+        return ptl_error_set(PTL_ERR_RUNTIME, "Index has to be a vector/scalar");
     }
     if ((val = value_of(&s[3], self->dtype, "index_fill_")) == NULL) {
         return -1;
