@@ -16,6 +16,8 @@ from . import _ops_namespace
 from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
+from ._indexing import nonzero, unique, unique_consecutive  # noqa: F401
+from . import _indexing
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cuda  # noqa: F401
@@ -24,12 +26,14 @@ from . import nn  # noqa: F401
 from . import optim  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from . import __config__  # noqa: F401
+from . import nn  # noqa: F401
 
 ops = _ops_namespace.ops
 __version__ = "0.1.0"
 
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)
+_indexing._install(Tensor)
 
 
 def set_default_dtype(d):

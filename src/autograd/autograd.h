@@ -30,7 +30,8 @@
 #include "../aten/dispatcher.h"
 #include "../c10/tensor_impl.h"
 
-#define PTL_NODE_MAX_SAVED 6
+/* room for a few tensors plus one tensor list of up to PTL_MAX_DIMS (index's indices) */
+#define PTL_NODE_MAX_SAVED (6 + PTL_MAX_DIMS)
 
 typedef struct PtlNode PtlNode;
 

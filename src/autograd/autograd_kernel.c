@@ -201,6 +201,9 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
             if (!(row->save & PTL_SAVE_ARG(i))) {
                 continue;
             }
+            if (args[i].tag == PTL_IV_TENSORLIST) {
+                continue;   /* saved last, below */
+            }
             PtlTensorImpl *t = args[i].tag == PTL_IV_TENSOR ? args[i].u.t : NULL;
             if (i == 0 && orig_self != NULL) {
                 t = orig_self;
@@ -209,6 +212,15 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         }
         if (row->save & PTL_SAVE_RESULT) {
             ptl_saved_set(node, slot++, s[0].u.t, 1, 0);
+        }
+        /* a saved tensor list (index's Tensor?[] indices) comes after everything else, one
+         * slot per element (NULL for None), so the slots of plain tensors keep their order */
+        for (int i = 0; i < 16; i++) {
+            if ((row->save & PTL_SAVE_ARG(i)) && args[i].tag == PTL_IV_TENSORLIST) {
+                for (int64_t k = 0; k < args[i].u.tl.n && slot < PTL_NODE_MAX_SAVED; k++) {
+                    ptl_saved_set(node, slot++, args[i].u.tl.data[k], 0, 0);
+                }
+            }
         }
     }
     if (on_view) {
@@ -272,6 +284,11 @@ static int
 autograd_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const PtlGradRow *row = op->id < PTL_OP_COUNT ? rows_by_op[op->id] : NULL;
+    if (row == NULL && op->kernels[PTL_KEY_COMPOSITE_IMPLICIT] != NULL) {
+        /* a composite op is differentiated through the ops it calls (PyTorch registers
+         * CompositeImplicitAutograd kernels for the Autograd key as well) */
+        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+    }
     return autograd_record(op, ks, s, row);
 }
 

@@ -588,6 +588,7 @@ done:
 /* formulas of other files: derivatives_<topic>.c, declared in derivatives_<topic>.h */
 #include "derivatives_rng.h"
 #include "derivatives_convpool.h"
+#include "derivatives_indexing.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},

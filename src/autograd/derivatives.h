@@ -6,6 +6,7 @@
 
 #define PTL_SAVE_ARG(I) (1u << (I))
 #define PTL_SAVE_RESULT (1u << 16)
+/* PTL_SAVE_ARG(i) of a Tensor?[] argument saves its elements after every other slot. */
 
 typedef struct PtlGradRow {
     int op;                 /* PtlOpId */

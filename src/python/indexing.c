@@ -1,7 +1,11 @@
-/* indexing.c -- Tensor.__getitem__ / __setitem__ for basic indexing (ints, slices, None,
- * Ellipsis, bools).  Mirrors torch/csrc/autograd/python_variable_indexing.cpp.  Each index
- * element becomes a dispatcher call (select, slice, unsqueeze), so the result is a view and
- * autograd sees ordinary view ops. */
+/* indexing.c -- Tensor.__getitem__ / __setitem__.  Mirrors
+ * torch/csrc/autograd/python_variable_indexing.cpp.
+ *
+ * Basic indices (ints, slices, None, Ellipsis, bools) become view ops (select, slice,
+ * unsqueeze) applied left to right.  Tensor and list indices are collected on the way, each
+ * at the dimension of the view it indexes, and applied at the end through one dispatcher
+ * call: index.Tensor for reads, index_put_ for writes (Note [Advanced indexing] in
+ * aten/native/index.c has the placement rule).  So autograd sees ordinary ops throughout. */
 #include "ptlpy.h"
 
 /* Calls a view op on t (borrowed) with int arguments; new ref or NULL (error set). */
@@ -22,28 +26,94 @@ call_view(PtlOpId id, PtlTensorImpl *t, int nint, const PtlIValue *ints)
     return stack[0].u.t;
 }
 
+/* A 0-dim bool tensor indexes like a Python bool (a new dimension of size 1 or 0). */
+static int
+is_bool_scalar(PyObject *o)
+{
+    return PyBool_Check(o) || (PtlPyTensor_Check(o) && PTLPY_IMPL(o)->dim == 0 &&
+                               PTLPY_IMPL(o)->dtype == PTL_DTYPE_BOOL);
+}
+
 static int
 is_advanced(PyObject *o)
 {
     if (PtlPyTensor_Check(o)) {
         PtlTensorImpl *t = PTLPY_IMPL(o);
-        return !(t->dim == 0 && ptl_dtype_is_integral(t->dtype, 0));
+        return !(t->dim == 0 && (ptl_dtype_is_integral(t->dtype, 0) || t->dtype == PTL_DTYPE_BOOL));
     }
     return PyList_Check(o) || (PySequence_Check(o) && !PyUnicode_Check(o) && !PyTuple_Check(o) &&
                                !PyLong_Check(o) && Py_TYPE(o)->tp_as_number == NULL);
 }
 
-/* Returns the view self[index] as a new impl reference. */
+/* A list holding slices, None or Ellipsis is a tuple of indices (NumPy's legacy rule, kept
+ * by PyTorch); any other list is one advanced index. */
+static int
+list_is_tuple(PyObject *o)
+{
+    if (!PyList_Check(o)) {
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(o); i++) {
+        PyObject *e = PyList_GET_ITEM(o, i);
+        if (e == Py_None || e == Py_Ellipsis || PySlice_Check(e)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The index tensor for a tensor or a sequence (new ref; an empty list indexes as int64). */
 static PtlTensorImpl *
-apply_index(PtlTensorImpl *self, PyObject *index)
+index_tensor(PyObject *o)
+{
+    if (PtlPyTensor_Check(o)) {
+        PtlTensorImpl *t = PTLPY_IMPL(o);
+        ptl_incref(t);
+        return t;
+    }
+    PtlTensorImpl *t = ptlpy_impl_from_data(o, PTL_DTYPE_UNDEFINED, ptl_device_cpu());
+    if (t != NULL && t->numel == 0 && ptl_dtype_is_floating(t->dtype)) {
+        ptl_decref(t);
+        t = ptlpy_impl_from_data(o, PTL_DTYPE_INT64, ptl_device_cpu());
+    }
+    return t;
+}
+
+/* The result of basic indexing: a view plus the advanced indices still to apply. */
+typedef struct Indexed {
+    PtlTensorImpl *view;                     /* owned */
+    int nlist;                               /* entries of list (0: no advanced index) */
+    PtlTensorImpl *list[PTL_MAX_DIMS];       /* owned; NULL entries: whole dimension */
+} Indexed;
+
+static void
+indexed_release(Indexed *ix)
+{
+    PTL_CLEAR(ix->view);
+    for (int i = 0; i < ix->nlist; i++) {
+        PTL_CLEAR(ix->list[i]);
+    }
+    ix->nlist = 0;
+}
+
+/* Applies the basic part of self[index] and collects the advanced part; 0 or -1. */
+static int
+apply_index(PtlTensorImpl *self, PyObject *index, Indexed *ix)
 {
     PyObject *items;
+    memset(ix, 0, sizeof(*ix));
     if (PyTuple_Check(index)) {
         items = index;
         Py_INCREF(items);
     }
-    else if ((items = PyTuple_Pack(1, index)) == NULL) {
-        return NULL;
+    else if (list_is_tuple(index)) {
+        items = PyList_AsTuple(index);
+    }
+    else {
+        items = PyTuple_Pack(1, index);
+    }
+    if (items == NULL) {
+        return -1;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(items);
     int consumed = 0, ellipsis = 0;
@@ -55,14 +125,10 @@ apply_index(PtlTensorImpl *self, PyObject *index)
                 goto error;
             }
         }
-        else if (o != Py_None && !PyBool_Check(o)) {
-            if (is_advanced(o)) {
-                PyErr_SetString(PyExc_NotImplementedError,
-                                "advanced indexing (indexing with tensors or lists) is not "
-                                "supported yet; use index_select or masked_select");
-                goto error;
-            }
-            consumed++;
+        else if (o != Py_None && !is_bool_scalar(o)) {
+            PtlTensorImpl *t = PtlPyTensor_Check(o) ? PTLPY_IMPL(o) : NULL;
+            int mask = t != NULL && (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8);
+            consumed += mask ? t->dim : 1;
         }
     }
     if (consumed > self->dim) {
@@ -72,6 +138,7 @@ apply_index(PtlTensorImpl *self, PyObject *index)
     PtlTensorImpl *cur = self, *next;
     ptl_incref(cur);
     int64_t d = 0, selected = 0;   /* torch names dimension d + selected in its IndexError */
+    int64_t listed = 0;            /* dims of cur already covered by ix->list */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *o = PyTuple_GET_ITEM(items, i);
         PtlIValue a[4];
@@ -79,10 +146,12 @@ apply_index(PtlTensorImpl *self, PyObject *index)
             d += self->dim - consumed;
             continue;
         }
-        if (o == Py_None || PyBool_Check(o)) {
+        if (o == Py_None || is_bool_scalar(o)) {
+            int truth = o == Py_None || o == Py_True ||
+                        (PtlPyTensor_Check(o) && *ptl_tensor_data(PTLPY_IMPL(o)) != 0);
             a[0] = ptl_iv_int(d);
             next = call_view(PTL_OP_unsqueeze, cur, 1, a);
-            if (next != NULL && o == Py_False) {
+            if (next != NULL && !truth) {
                 PtlTensorImpl *e;
                 a[0] = ptl_iv_int(d);
                 a[1] = ptl_iv_int(0);
@@ -105,12 +174,34 @@ apply_index(PtlTensorImpl *self, PyObject *index)
                 ptl_decref(cur);
                 goto error;
             }
+            Py_ssize_t s0 = start, s1 = stop;
+            if (d < cur->dim && step == 1 &&
+                PySlice_AdjustIndices((Py_ssize_t)cur->sizes[d], &s0, &s1, 1) == cur->sizes[d]) {
+                d++;   /* a slice that keeps the whole dimension is skipped, as PyTorch does */
+                continue;
+            }
             a[0] = ptl_iv_int(d);
             a[1] = ptl_iv_int(start);
             a[2] = ptl_iv_int(stop);
             a[3] = ptl_iv_int(step);
             next = call_view(PTL_OP_slice_Tensor, cur, 4, a);
             d++;
+        }
+        else if (is_advanced(o)) {
+            PtlTensorImpl *t = index_tensor(o);
+            if (t == NULL) {
+                ptl_decref(cur);
+                goto error;
+            }
+            while (listed < d) {   /* whole dimensions before this index */
+                ix->list[ix->nlist++] = NULL;
+                listed++;
+            }
+            ix->list[ix->nlist++] = t;
+            int span = (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8) ? t->dim : 1;
+            d += span;
+            listed += span;
+            continue;
         }
         else {
             Py_ssize_t v = PyNumber_AsSsize_t(o, PyExc_IndexError);
@@ -136,23 +227,63 @@ apply_index(PtlTensorImpl *self, PyObject *index)
         }
         cur = next;
     }
-    if (cur == self) {   /* x[...] and x[()] are views too */
+    if (cur == self && ix->nlist == 0) {   /* x[...] and x[()] are views too */
         next = call_view(PTL_OP_alias, cur, 0, NULL);
         ptl_decref(cur);
-        cur = next;
+        if ((cur = next) == NULL) {
+            goto error;
+        }
     }
+    ix->view = cur;
     Py_DECREF(items);
-    return cur;
+    return 0;
 error:
+    indexed_release(ix);
     Py_DECREF(items);
-    return NULL;
+    return -1;
 }
 
 PyObject *
 ptlpy_getitem(PyObject *self, PyObject *index)
 {
-    PtlTensorImpl *t = apply_index(PTLPY_IMPL(self), index);
-    return t ? ptlpy_wrap(t) : NULL;
+    Indexed ix;
+    if (apply_index(PTLPY_IMPL(self), index, &ix) < 0) {
+        return NULL;
+    }
+    PtlTensorImpl *r = ix.view;
+    if (ix.nlist > 0) {
+        PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+        stack[0] = ptl_iv_tensor(ix.view);
+        stack[1] = ptl_iv_tensorlist(ix.list, ix.nlist);
+        r = ptl_call_tensor(PTL_OP_index_Tensor, stack);
+        indexed_release(&ix);
+        if (r == NULL) {
+            return ptlpy_raise();
+        }
+    }
+    return ptlpy_wrap(r);
+}
+
+/* value as a tensor of dtype: a number or a sequence is converted exactly, a tensor of
+ * another dtype goes through _to_copy (so autograd sees the cast).  New ref or NULL. */
+static PtlTensorImpl *
+value_tensor(PyObject *value, PtlDtype dtype)
+{
+    if (!PtlPyTensor_Check(value)) {
+        return ptlpy_impl_from_data(value, dtype, ptl_device_cpu());
+    }
+    PtlTensorImpl *v = PTLPY_IMPL(value);
+    if (v->dtype == dtype) {
+        ptl_incref(v);
+        return v;
+    }
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    const PtlOperator *op = ptl_op(PTL_OP__to_copy);
+    stack[0] = ptl_iv_tensor(v);
+    ptlpy_fill_defaults(op, stack, 1);
+    stack[1] = ptl_iv_dtype(dtype);
+    PtlTensorImpl *r = ptl_call_tensor(PTL_OP__to_copy, stack);
+    return r ? r : (ptlpy_raise(), NULL);
 }
 
 int
@@ -162,42 +293,55 @@ ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
         PyErr_SetString(PyExc_TypeError, "Tensor does not support item deletion");
         return -1;
     }
-    PtlTensorImpl *view = apply_index(PTLPY_IMPL(self), index);
-    if (view == NULL) {
+    Indexed ix;
+    if (apply_index(PTLPY_IMPL(self), index, &ix) < 0) {
         return -1;
     }
     PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
     const PtlOperator *op;
-    stack[0] = ptl_iv_tensor(view);
-    if (PtlPyTensor_Check(value)) {
+    PtlTensorImpl *v = NULL;
+    int rc;
+    if (ix.nlist > 0) {
+        if ((v = value_tensor(value, ix.view->dtype)) == NULL) {
+            indexed_release(&ix);
+            return -1;
+        }
+        op = ptl_op(PTL_OP_index_put_);
+        stack[0] = ptl_iv_tensor(ix.view);
+        stack[1] = ptl_iv_tensorlist(ix.list, ix.nlist);
+        stack[2] = ptl_iv_tensor(v);
+        stack[3] = ptl_iv_bool(0);
+    }
+    else if (PtlPyTensor_Check(value)) {
         op = ptl_op(PTL_OP_copy_);
+        stack[0] = ptl_iv_tensor(ix.view);
         stack[1] = ptl_iv_tensor(PTLPY_IMPL(value));
         ptlpy_fill_defaults(op, stack, 2);
     }
     else if (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value)) {
         op = ptl_op(PTL_OP_fill__Scalar);
+        stack[0] = ptl_iv_tensor(ix.view);
         stack[1] = PyFloat_Check(value) ? ptl_iv_double(PyFloat_AS_DOUBLE(value))
                    : PyBool_Check(value) ? ptl_iv_bool(value == Py_True)
                                          : ptl_iv_int(PyLong_AsLongLong(value));
         if (PyErr_Occurred()) {
-            ptl_decref(view);
+            indexed_release(&ix);
             return -1;
         }
     }
     else {
-        PyObject *args = PyTuple_Pack(1, value);
-        PyObject *t = args ? ptlpy_tensor_new(NULL, args, NULL) : NULL;
-        int rc = -1;
-        Py_XDECREF(args);
-        if (t != NULL) {
-            rc = ptlpy_setitem(self, index, t);
-            Py_DECREF(t);
+        if ((v = value_tensor(value, ix.view->dtype)) == NULL) {
+            indexed_release(&ix);
+            return -1;
         }
-        ptl_decref(view);
-        return rc;
+        op = ptl_op(PTL_OP_copy_);
+        stack[0] = ptl_iv_tensor(ix.view);
+        stack[1] = ptl_iv_tensor(v);
+        ptlpy_fill_defaults(op, stack, 2);
     }
-    int rc = ptl_dispatcher_call(op, stack);
-    ptl_decref(view);
+    rc = ptl_dispatcher_call(op, stack);
+    indexed_release(&ix);
+    ptl_xdecref(v);
     if (rc < 0) {
         return ptlpy_raise_int();
     }

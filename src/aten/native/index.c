@@ -1,0 +1,1581 @@
+/* index.c -- advanced indexing and the index family: index, index_put_, index_select,
+ * index_add_, index_copy_, index_fill_, gather, scatter*, masked_*, take, take_along_dim,
+ * nonzero, argwhere, where(condition).  Mirrors ATen/native/TensorAdvancedIndexing.cpp and
+ * ATen/native/IndexingUtils.h.
+ *
+ * Note [Advanced indexing]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * index(self, indices) takes one optional index tensor per leading dimension of self.  Bool
+ * (and uint8) masks become their nonzero() columns, one long index per masked dimension;
+ * the defined indices broadcast to one shape B.  When the indexed dimensions are adjacent, B
+ * replaces them in place; when None separates them, B goes first, followed by every
+ * unindexed dimension in order (NumPy's rule).  Every kernel here reduces to one walk:
+ *     out[before, b, after] = self[off_before + off_index[b] + off_after]
+ * with the element offsets of the three parts computed once (AdvIndex), so any layout of
+ * self, of the indices and of the values works without copies.  index_select, index_add_,
+ * index_copy_ and index_fill_ are the same walk with [None] * dim + [index]. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "native.h"
+
+/* ---- element access by dtype ---- */
+
+static inline double
+load_d(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
+    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
+    case PTL_DTYPE_INT8: return *(const int8_t *)p;
+    case PTL_DTYPE_INT16: return *(const int16_t *)p;
+    case PTL_DTYPE_INT32: return *(const int32_t *)p;
+    case PTL_DTYPE_INT64: return (double)*(const int64_t *)p;
+    case PTL_DTYPE_FLOAT16: return ptl_half_to_f(*(const ptl_half *)p);
+    case PTL_DTYPE_BFLOAT16: return ptl_bf16_to_f(*(const ptl_bf16 *)p);
+    case PTL_DTYPE_FLOAT32: return *(const float *)p;
+    default: return *(const double *)p;
+    }
+}
+
+static inline int64_t
+load_i(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
+    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
+    case PTL_DTYPE_INT8: return *(const int8_t *)p;
+    case PTL_DTYPE_INT16: return *(const int16_t *)p;
+    case PTL_DTYPE_INT32: return *(const int32_t *)p;
+    case PTL_DTYPE_INT64: return *(const int64_t *)p;
+    default: return (int64_t)load_d(p, dt);
+    }
+}
+
+static inline void
+copy_elem(char *dst, const char *src, size_t item)
+{
+    switch (item) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    default: memcpy(dst, src, 8); break;
+    }
+}
+
+typedef enum Reduce {
+    RED_NONE = 0,   /* plain copy */
+    RED_SUM,
+    RED_PROD,
+    RED_MEAN,       /* summed here; divided by the count afterwards */
+    RED_AMAX,
+    RED_AMIN,
+} Reduce;
+
+/* *dst = dst (op) alpha * src, in int64 for integers and double for floats (one rounding
+ * to the stored type, as a float add of two floats would give). */
+static inline void
+combine(char *dst, const char *src, PtlDtype dt, Reduce r, double alpha)
+{
+    if (ptl_dtype_is_floating(dt)) {
+        double a = load_d(dst, dt), b = load_d(src, dt) * alpha, v;
+        switch (r) {
+        case RED_PROD: v = a * b; break;
+        case RED_AMAX: v = (a != a || a > b) ? a : b; break;
+        case RED_AMIN: v = (a != a || a < b) ? a : b; break;
+        default: v = a + b; break;
+        }
+        ptl_store_double(dst, dt, v);
+        return;
+    }
+    int64_t a = load_i(dst, dt), b = load_i(src, dt) * (int64_t)alpha, v;
+    switch (r) {
+    case RED_PROD: v = (int64_t)((uint64_t)a * (uint64_t)b); break;
+    case RED_AMAX: v = a > b ? a : b; break;
+    case RED_AMIN: v = a < b ? a : b; break;
+    default: v = (int64_t)((uint64_t)a + (uint64_t)b); break;
+    }
+    ptl_store_int(dst, dt, v);
+}
+
+static inline int
+is_nonzero(const char *p, PtlDtype dt)
+{
+    return ptl_dtype_is_floating(dt) ? load_d(p, dt) != 0.0 : load_i(p, dt) != 0;
+}
+
+static void
+format_sizes(char *buf, size_t n, int dim, const int64_t *sizes)
+{
+    size_t off = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < dim && off < n; i++) {
+        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
+    }
+    if (off < n) {
+        snprintf(buf + off, n - off, "]");
+    }
+}
+
+/* The element offsets of a row-major walk over (dim, sizes, strides): malloc'd array of
+ * max(numel, 1) entries, or NULL with the error set. */
+static int64_t *
+walk_offsets(int dim, const int64_t *sizes, const int64_t *strides)
+{
+    int64_t numel = 1, idx[PTL_MAX_DIMS] = {0}, off = 0;
+    for (int d = 0; d < dim; d++) {
+        numel *= sizes[d];
+    }
+    int64_t *out = malloc(sizeof(int64_t) * (size_t)(numel > 0 ? numel : 1));
+    if (out == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        return NULL;
+    }
+    out[0] = 0;
+    for (int64_t i = 0; i < numel; i++) {
+        out[i] = off;
+        for (int d = dim - 1; d >= 0; d--) {
+            if (++idx[d] < sizes[d]) {
+                off += strides[d];
+                break;
+            }
+            off -= (idx[d] - 1) * strides[d];
+            idx[d] = 0;
+        }
+    }
+    return out;
+}
+
+/* Strides (elements) of t broadcast to (dim, sizes), aligned right; t must fit. */
+static void
+expanded_strides(const PtlTensorImpl *t, int dim, const int64_t *sizes, int64_t *strides)
+{
+    for (int d = 0; d < dim; d++) {
+        int td = d - (dim - t->dim);
+        strides[d] = (td < 0 || t->sizes[td] != sizes[d]) ? 0 : t->strides[td];
+    }
+}
+
+/* Broadcasts shape (dim, sizes) into (*bdim, bshape); 0, or -1 when they clash. */
+static int
+broadcast_into(int *bdim, int64_t *bshape, int dim, const int64_t *sizes)
+{
+    int nd = dim > *bdim ? dim : *bdim;
+    int64_t out[PTL_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        int a = d - (nd - *bdim), b = d - (nd - dim);
+        int64_t sa = a >= 0 ? bshape[a] : 1, sb = b >= 0 ? sizes[b] : 1;
+        if (sa != sb && sa != 1 && sb != 1) {
+            return -1;
+        }
+        out[d] = sa == 1 ? sb : sa;
+    }
+    memcpy(bshape, out, sizeof(int64_t) * (size_t)nd);
+    *bdim = nd;
+    return 0;
+}
+
+/* ---- nonzero ---- */
+
+/* nonzero(Tensor self) -> Tensor: (N, self.dim()) int64 coordinates in row-major order */
+static PtlTensorImpl *
+nonzero_impl(PtlTensorImpl *self)
+{
+    int64_t *off = walk_offsets(self->dim, self->sizes, self->strides);
+    PtlTensorImpl *out = NULL;
+    int64_t count = 0, idx[PTL_MAX_DIMS] = {0};
+    if (off == NULL) {
+        return NULL;
+    }
+    const char *base = ptl_tensor_data(self);
+    size_t item = ptl_tensor_itemsize(self);
+    for (int64_t i = 0; i < self->numel; i++) {
+        count += is_nonzero(base + off[i] * (int64_t)item, self->dtype);
+    }
+    int64_t sizes[2] = {count, self->dim};
+    if ((out = ptl_empty(2, sizes, PTL_DTYPE_INT64, self->device)) == NULL) {
+        free(off);
+        return NULL;
+    }
+    int64_t *o = (int64_t *)ptl_tensor_data(out);
+    for (int64_t i = 0; i < self->numel; i++) {
+        if (is_nonzero(base + off[i] * (int64_t)item, self->dtype)) {
+            memcpy(o, idx, sizeof(int64_t) * (size_t)self->dim);
+            o += self->dim;
+        }
+        for (int d = self->dim - 1; d >= 0; d--) {
+            if (++idx[d] < self->sizes[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    free(off);
+    return out;
+}
+
+static int
+nonzero_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *r = nonzero_impl(s[0].u.t);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+/* argwhere(Tensor self) = nonzero(self) */
+static int
+argwhere_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    return ptl_dispatcher_call(ptl_op(PTL_OP_nonzero), s);
+}
+
+/* where(Tensor condition) -> Tensor[]: the columns of nonzero(condition) (a 0-dim condition
+ * counts as 1-D) */
+static int
+where_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *cond = s[0].u.t, *nz;
+    PtlIValue a[2];
+    int64_t one = 1;
+    a[0] = ptl_iv_tensor(cond);
+    a[1] = ptl_iv_intlist(&one, 1);
+    if (cond->dim == 0) {
+        PtlTensorImpl *c1 = ptl_call_tensor(PTL_OP_reshape, a);
+        if (c1 == NULL) {
+            return -1;
+        }
+        a[0] = ptl_iv_tensor(c1);
+        nz = ptl_call_tensor(PTL_OP_nonzero, a);
+        ptl_decref(c1);
+    }
+    else {
+        nz = ptl_call_tensor(PTL_OP_nonzero, a);
+    }
+    if (nz == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(nz);
+    s[1] = ptl_iv_int(1);
+    int rc = ptl_dispatcher_call(ptl_op(PTL_OP_unbind_int), s);
+    ptl_decref(nz);
+    return rc;
+}
+
+/* ---- the advanced-index walk (Note [Advanced indexing]) ---- */
+
+/* Which error a bad index gets; index, index_put_ and index_fill_ also accept negative
+ * indices (counted from the end), the others reject them as PyTorch does. */
+typedef enum Flavor {
+    FL_INDEX,    /* index / index_put_: IndexError naming the index tensor's position */
+    FL_SELECT,   /* index_select: "index out of range in self" */
+    FL_ADD,      /* index_add_: RuntimeError naming the dimension */
+    FL_COPY,     /* index_copy_: IndexError with the op's prefix */
+    FL_FILL,     /* index_fill_: IndexError naming the dimension */
+} Flavor;
+
+typedef struct AdvIndex {
+    int64_t *off;                  /* owned: [bnumel] offset into self of each index tuple */
+    int64_t *off_before;           /* owned: offsets of the leading unindexed dims */
+    int64_t *off_after;            /* owned: offsets of the trailing unindexed dims */
+    int64_t bnumel, nbefore, nafter;
+    int out_dim;
+    int64_t out_sizes[PTL_MAX_DIMS];
+} AdvIndex;
+
+static void
+adv_release(AdvIndex *ai)
+{
+    free(ai->off);
+    free(ai->off_before);
+    free(ai->off_after);
+    ai->off = ai->off_before = ai->off_after = NULL;
+}
+
+static int
+mask_error(const PtlTensorImpl *mask, int j, const PtlTensorImpl *self, int at)
+{
+    char b1[256], b2[256];
+    format_sizes(b1, sizeof(b1), mask->dim, mask->sizes);
+    format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+    return ptl_error_set(PTL_ERR_INDEX,
+                         "The shape of the mask %s at index %d does not match the shape of the "
+                         "indexed tensor %s at index %d",
+                         b1, j, b2, at);
+}
+
+static int
+range_error(Flavor fl, int64_t v, int k, int dim, int64_t size)
+{
+    switch (fl) {
+    case FL_SELECT:
+        return ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+    case FL_ADD:
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "index %lld is out of bounds for dimension %d with size %lld",
+                             (long long)v, dim, (long long)size);
+    case FL_COPY:
+        return ptl_error_set(PTL_ERR_INDEX,
+                             "index_copy_(): index %lld is out of bounds for dimension %d with "
+                             "size %lld",
+                             (long long)v, dim, (long long)size);
+    case FL_FILL:
+        return ptl_error_set(PTL_ERR_INDEX,
+                             "index %lld is out of bounds for dimension %d with size %lld",
+                             (long long)v, dim, (long long)size);
+    default:
+        return ptl_error_set(PTL_ERR_INDEX,
+                             "index %lld is out of bounds for dimension %d with size %lld",
+                             (long long)v, k, (long long)size);
+    }
+}
+
+/* Fills ai for self[items] (items: n optional index tensors, borrowed).  0 or -1. */
+static int
+adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_t n,
+          Flavor fl)
+{
+    PtlTensorImpl *idx[PTL_MAX_DIMS] = {NULL}, *masks[PTL_MAX_DIMS] = {NULL};
+    int dims[PTL_MAX_DIMS], nidx = 0, nmasks = 0, bdim = 0, used = 0;
+    int64_t bshape[PTL_MAX_DIMS], *walk = NULL;
+    int rc = -1;
+    memset(ai, 0, sizeof(*ai));
+    for (int64_t i = 0; i < n; i++) {
+        PtlTensorImpl *t = items[i];
+        int is_mask = t != NULL && (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8);
+        used += is_mask ? t->dim : 1;
+    }
+    if (used > self->dim) {
+        return ptl_error_set(PTL_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)",
+                             self->dim, used);
+    }
+    for (int64_t i = 0, d = 0; i < n; i++) {
+        PtlTensorImpl *t = items[i];
+        if (t == NULL) {
+            d++;
+        }
+        else if (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8) {
+            for (int j = 0; j < t->dim; j++) {
+                if (t->sizes[j] != self->sizes[d + j]) {
+                    mask_error(t, j, self, (int)(d + j));
+                    goto done;
+                }
+            }
+            PtlTensorImpl *nz = nonzero_impl(t);
+            if (nz == NULL) {
+                goto done;
+            }
+            masks[nmasks++] = nz;
+            for (int j = 0; j < t->dim; j++) {
+                int64_t col_size = nz->sizes[0], col_stride = nz->sizes[1];
+                idx[nidx] = ptl_tensor_impl_view(nz, 1, &col_size, &col_stride, j);
+                if (idx[nidx] == NULL) {
+                    goto done;
+                }
+                dims[nidx++] = (int)(d + j);
+            }
+            d += t->dim;
+        }
+        else if (t->dtype == PTL_DTYPE_INT64 || t->dtype == PTL_DTYPE_INT32) {
+            ptl_incref(t);
+            idx[nidx] = t;
+            dims[nidx++] = (int)d++;
+        }
+        else {
+            ptl_error_set(PTL_ERR_INDEX, "tensors used as indices must be long, int, byte or "
+                                         "bool tensors");
+            goto done;
+        }
+    }
+    for (int k = 0; k < nidx; k++) {
+        if (broadcast_into(&bdim, bshape, idx[k]->dim, idx[k]->sizes) < 0) {
+            char msg[1024], b[256];
+            size_t off = (size_t)snprintf(msg, sizeof(msg), "shape mismatch: indexing tensors "
+                                                             "could not be broadcast together "
+                                                             "with shapes ");
+            for (int q = 0; q < nidx && off < sizeof(msg); q++) {
+                format_sizes(b, sizeof(b), idx[q]->dim, idx[q]->sizes);
+                off += (size_t)snprintf(msg + off, sizeof(msg) - off, "%s%s", q ? ", " : "", b);
+            }
+            ptl_error_set(PTL_ERR_INDEX, "%s", msg);
+            goto done;
+        }
+    }
+    ai->bnumel = 1;
+    for (int d = 0; d < bdim; d++) {
+        ai->bnumel *= bshape[d];
+    }
+    if ((ai->off = calloc((size_t)(ai->bnumel > 0 ? ai->bnumel : 1), sizeof(int64_t))) == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < nidx; k++) {
+        int64_t st[PTL_MAX_DIMS], size = self->sizes[dims[k]], stride = self->strides[dims[k]];
+        expanded_strides(idx[k], bdim, bshape, st);
+        if ((walk = walk_offsets(bdim, bshape, st)) == NULL) {
+            goto done;
+        }
+        const char *data = ptl_tensor_data(idx[k]);
+        size_t item = ptl_tensor_itemsize(idx[k]);
+        for (int64_t b = 0; b < ai->bnumel; b++) {
+            int64_t v = load_i(data + walk[b] * (int64_t)item, idx[k]->dtype);
+            if (v < (fl == FL_INDEX || fl == FL_FILL ? -size : 0) || v >= size) {
+                range_error(fl, v, k, dims[k], size);
+                goto done;
+            }
+            ai->off[b] += (v < 0 ? v + size : v) * stride;
+        }
+        free(walk);
+        walk = NULL;
+    }
+    /* where B lands: in place when the indexed dims are adjacent, else in front */
+    int adjacent = nidx == 0 || dims[nidx - 1] - dims[0] == nidx - 1;
+    int first = adjacent && nidx > 0 ? dims[0] : 0;
+    int64_t bsz[PTL_MAX_DIMS], bst[PTL_MAX_DIMS], asz[PTL_MAX_DIMS], ast[PTL_MAX_DIMS];
+    int nb = 0, na = 0;
+    for (int d = 0; d < self->dim; d++) {
+        int indexed = 0;
+        for (int k = 0; k < nidx; k++) {
+            indexed |= dims[k] == d;
+        }
+        if (indexed) {
+            continue;
+        }
+        if (d < first) {
+            bsz[nb] = self->sizes[d];
+            bst[nb++] = self->strides[d];
+        }
+        else {
+            asz[na] = self->sizes[d];
+            ast[na++] = self->strides[d];
+        }
+    }
+    if (nb + bdim + na > PTL_MAX_DIMS) {
+        ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions", PTL_MAX_DIMS);
+        goto done;
+    }
+    ai->out_dim = nb + bdim + na;
+    memcpy(ai->out_sizes, bsz, sizeof(int64_t) * (size_t)nb);
+    memcpy(ai->out_sizes + nb, bshape, sizeof(int64_t) * (size_t)bdim);
+    memcpy(ai->out_sizes + nb + bdim, asz, sizeof(int64_t) * (size_t)na);
+    ai->nbefore = 1;
+    ai->nafter = 1;
+    for (int d = 0; d < nb; d++) {
+        ai->nbefore *= bsz[d];
+    }
+    for (int d = 0; d < na; d++) {
+        ai->nafter *= asz[d];
+    }
+    if ((ai->off_before = walk_offsets(nb, bsz, bst)) == NULL ||
+        (ai->off_after = walk_offsets(na, asz, ast)) == NULL) {
+        goto done;
+    }
+    rc = 0;
+done:
+    free(walk);
+    for (int k = 0; k < nidx; k++) {
+        ptl_decref(idx[k]);
+    }
+    for (int k = 0; k < nmasks; k++) {
+        ptl_decref(masks[k]);
+    }
+    if (rc < 0) {
+        adv_release(ai);
+    }
+    return rc;
+}
+
+/* out (contiguous, ai->out_sizes) = self[ai] */
+static void
+adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
+{
+    size_t item = ptl_tensor_itemsize(self);
+    const char *src = ptl_tensor_data(self);
+    char *dst = ptl_tensor_data(out);
+    for (int64_t i = 0; i < ai->nbefore; i++) {
+        for (int64_t b = 0; b < ai->bnumel; b++) {
+            int64_t base = ai->off_before[i] + ai->off[b];
+            for (int64_t j = 0; j < ai->nafter; j++) {
+                copy_elem(dst, src + (base + ai->off_after[j]) * (int64_t)item, item);
+                dst += item;
+            }
+        }
+    }
+}
+
+/* self[ai] (op)= values, values broadcast to the indexing result (same dtype as self). */
+static int
+adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Reduce r,
+            double alpha)
+{
+    int64_t vst[PTL_MAX_DIMS], *voff;
+    int ok = values->dim <= ai->out_dim;
+    for (int d = 0; ok && d < values->dim; d++) {
+        int64_t want = ai->out_sizes[d + ai->out_dim - values->dim];
+        ok = values->sizes[d] == want || values->sizes[d] == 1;
+    }
+    if (!ok) {
+        char b1[256], b2[256];
+        format_sizes(b1, sizeof(b1), values->dim, values->sizes);
+        format_sizes(b2, sizeof(b2), ai->out_dim, ai->out_sizes);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "shape mismatch: value tensor of shape %s cannot be broadcast to "
+                             "indexing result of shape %s",
+                             b1, b2);
+    }
+    expanded_strides(values, ai->out_dim, ai->out_sizes, vst);
+    if ((voff = walk_offsets(ai->out_dim, ai->out_sizes, vst)) == NULL) {
+        return -1;
+    }
+    size_t item = ptl_tensor_itemsize(self);
+    char *dst = ptl_tensor_data(self);
+    const char *src = ptl_tensor_data(values);
+    int64_t q = 0;
+    for (int64_t i = 0; i < ai->nbefore; i++) {
+        for (int64_t b = 0; b < ai->bnumel; b++) {
+            int64_t base = ai->off_before[i] + ai->off[b];
+            for (int64_t j = 0; j < ai->nafter; j++, q++) {
+                char *d = dst + (base + ai->off_after[j]) * (int64_t)item;
+                const char *v = src + voff[q] * (int64_t)item;
+                if (r == RED_NONE) {
+                    copy_elem(d, v, item);
+                }
+                else {
+                    combine(d, v, self->dtype, r, alpha);
+                }
+            }
+        }
+    }
+    free(voff);
+    ptl_tensor_bump_version(self);
+    return 0;
+}
+
+/* The tensor an in-place/functional pair writes: self (in-place) or a contiguous copy. */
+static PtlTensorImpl *
+target_of(const PtlOperator *op, PtlTensorImpl *self)
+{
+    if (op->schema.inplace) {
+        ptl_incref(self);
+        return self;
+    }
+    return ptl_cast(self, self->dtype);
+}
+
+/* ---- index / index_put_ ---- */
+
+/* index.Tensor(Tensor self, Tensor?[] indices): shape per Note [Advanced indexing] */
+static int
+index_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out;
+    AdvIndex ai;
+    if (adv_build(&ai, self, s[1].u.tl.data, s[1].u.tl.n, FL_INDEX) < 0) {
+        return -1;
+    }
+    if ((out = ptl_empty(ai.out_dim, ai.out_sizes, self->dtype, self->device)) == NULL) {
+        adv_release(&ai);
+        return -1;
+    }
+    adv_gather(&ai, self, out);
+    adv_release(&ai);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* index_put[_](Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) */
+static int
+index_put_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *values = s[2].u.t, *out;
+    AdvIndex ai;
+    if (values->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Index put requires the source and destination dtypes match, got "
+                             "%s for the destination and %s for the source.",
+                             ptl_dtype_legacy_name(self->dtype),
+                             ptl_dtype_legacy_name(values->dtype));
+    }
+    if ((out = target_of(op, self)) == NULL) {
+        return -1;
+    }
+    if (adv_build(&ai, out, s[1].u.tl.data, s[1].u.tl.n, FL_INDEX) < 0) {
+        ptl_decref(out);
+        return -1;
+    }
+    int rc = adv_scatter(&ai, out, values, s[3].u.b ? RED_SUM : RED_NONE, 1.0);
+    adv_release(&ai);
+    if (rc < 0) {
+        ptl_decref(out);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- index_select, index_add_, index_copy_, index_fill_ (one index along dim) ---- */
+
+/* Builds the walk for self[(:,) * dim + (index,)] with dim wrapped; 0-dim self counts as
+ * 1-D (PyTorch allows dim 0 / -1 there). */
+static int
+dim_build(AdvIndex *ai, PtlTensorImpl *self, int64_t *dim, PtlTensorImpl *index, Flavor fl,
+          PtlTensorImpl **self1)
+{
+    PtlTensorImpl *items[PTL_MAX_DIMS] = {NULL};
+    int64_t one = 1;
+    if (ptl_wrap_dim(dim, self->dim > 0 ? self->dim : 1) < 0) {
+        return -1;
+    }
+    if (self->dim == 0) {
+        *self1 = ptl_tensor_impl_view(self, 1, &one, &one, self->storage_offset);
+    }
+    else {
+        ptl_incref(self);
+        *self1 = self;
+    }
+    if (*self1 == NULL) {
+        return -1;
+    }
+    items[*dim] = index;
+    if (adv_build(ai, *self1, items, *dim + 1, fl) < 0) {
+        PTL_CLEAR(*self1);
+        return -1;
+    }
+    return 0;
+}
+
+/* index_select(Tensor self, int dim, Tensor index) [out=]: self's shape with
+ * sizes[dim] = index.numel() */
+static int
+index_select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *index = s[2].u.t, *self1 = NULL, *res = NULL;
+    PtlTensorImpl *dest = ptl_kernel_out(op, s);
+    int64_t dim = s[1].u.i, flat = index->numel;
+    AdvIndex ai;
+    if (index->dim > 1) {
+        return ptl_error_set(PTL_ERR_INDEX, "index_select(): Index is supposed to be a vector");
+    }
+    if (index->dtype != PTL_DTYPE_INT64 && index->dtype != PTL_DTYPE_INT32) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "index_select(): Expected dtype int32 or int64 for index");
+    }
+    PtlTensorImpl *idx1 = ptl_tensor_impl_view(index, 1, &flat,
+                                               index->dim ? index->strides : &flat,
+                                               index->storage_offset);
+    if (idx1 == NULL) {
+        return -1;
+    }
+    int rc = dim_build(&ai, self, &dim, idx1, FL_SELECT, &self1);
+    ptl_decref(idx1);
+    if (rc < 0) {
+        return -1;
+    }
+    int odim = self->dim == 0 ? (index->dim ? 1 : 0) : self->dim;
+    if ((res = ptl_empty(odim, ai.out_sizes, self->dtype, self->device)) == NULL) {
+        goto error;
+    }
+    adv_gather(&ai, self1, res);
+    if (dest != NULL) {
+        if ((dest->dim != res->dim || memcmp(dest->sizes, res->sizes,
+                                            sizeof(int64_t) * (size_t)res->dim) != 0) &&
+            ptl_tensor_impl_resize(dest, res->dim, res->sizes) < 0) {
+            goto error;
+        }
+        if (ptl_copy_into(dest, res) < 0) {
+            goto error;
+        }
+        ptl_tensor_bump_version(dest);
+        ptl_decref(res);
+        ptl_incref(dest);
+        res = dest;
+    }
+    adv_release(&ai);
+    ptl_decref(self1);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    adv_release(&ai);
+    ptl_decref(self1);
+    ptl_xdecref(res);
+    return -1;
+}
+
+/* Shape check shared by index_add_ / index_copy_: source is self with sizes[dim] = n. */
+static int
+source_fits(const PtlTensorImpl *self, const PtlTensorImpl *src, int64_t dim)
+{
+    int sd = self->dim > 0 ? self->dim : 1, rd = src->dim > 0 ? src->dim : 1;
+    if (sd != rd) {
+        return 0;
+    }
+    for (int d = 0; d < self->dim; d++) {
+        if (d != dim && self->sizes[d] != src->sizes[d]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* index_add[_](self, dim, index, source, *, alpha) / index_copy[_](self, dim, index, source):
+ *   self[..., index[i], ...] (+)= alpha * source[..., i, ...] */
+static int
+index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *index = s[2].u.t, *src = s[3].u.t, *out = NULL;
+    PtlTensorImpl *self1 = NULL;
+    int is_add = op->id == PTL_OP_index_add || op->id == PTL_OP_index_add_;
+    int64_t dim = s[1].u.i, nsrc;
+    char b1[256], b2[256];
+    AdvIndex ai;
+    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
+        return -1;
+    }
+    if (index->dim > 1) {
+        return ptl_error_set(PTL_ERR_INDEX, "%s(): Index is supposed to be a vector",
+                             is_add ? "index_add_" : "index_copy_");
+    }
+    if (index->dtype != PTL_DTYPE_INT64 && index->dtype != PTL_DTYPE_INT32) {
+        return is_add ? ptl_error_set(PTL_ERR_RUNTIME,
+                                      "index_add_(): Expected dtype int32/int64 for index but "
+                                      "got: %s",
+                                      ptl_dtype_legacy_name(index->dtype))
+                      : ptl_error_set(PTL_ERR_RUNTIME,
+                                      "index_copy_(): Expected a long tensor for index, but got "
+                                      "%s",
+                                      ptl_dtype_legacy_name(index->dtype));
+    }
+    if (src->dtype != self->dtype) {
+        return is_add ? ptl_error_set(PTL_ERR_RUNTIME,
+                                      "index_add_(): self (%s) and source (%s) must have the "
+                                      "same scalar type",
+                                      ptl_dtype_legacy_name(self->dtype),
+                                      ptl_dtype_legacy_name(src->dtype))
+                      : ptl_error_set(PTL_ERR_RUNTIME,
+                                      "index_copy_(): self and source expected to have the same "
+                                      "dtype, but got (self) %s and (source) %s",
+                                      ptl_dtype_legacy_name(self->dtype),
+                                      ptl_dtype_legacy_name(src->dtype));
+    }
+    if (!source_fits(self, src, dim)) {
+        format_sizes(b1, sizeof(b1), self->dim, self->sizes);
+        format_sizes(b2, sizeof(b2), src->dim, src->sizes);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "source tensor shape must match self tensor shape, excluding the "
+                             "specified dimension. Got self.shape = %s source.shape = %s",
+                             b1, b2);
+    }
+    nsrc = src->dim > 0 ? src->sizes[dim] : 1;
+    if (index->numel != nsrc) {
+        return is_add ? ptl_error_set(PTL_ERR_RUNTIME,
+                                      "index_add_(): Number of indices (%lld) should be equal to "
+                                      "source.size(dim): (%lld), for dim: %lld",
+                                      (long long)index->numel, (long long)nsrc, (long long)dim)
+                      : ptl_error_set(PTL_ERR_INDEX,
+                                      "index_copy_(): Number of indices (%lld) should be equal "
+                                      "to source.size(dim) (%lld)",
+                                      (long long)index->numel, (long long)nsrc);
+    }
+    if ((out = target_of(op, self)) == NULL) {
+        return -1;
+    }
+    int64_t flat = index->numel;
+    PtlTensorImpl *idx1 = ptl_tensor_impl_view(index, 1, &flat,
+                                               index->dim ? index->strides : &flat,
+                                               index->storage_offset);
+    if (idx1 == NULL) {
+        ptl_decref(out);
+        return -1;
+    }
+    int rc = dim_build(&ai, out, &dim, idx1, is_add ? FL_ADD : FL_COPY, &self1);
+    ptl_decref(idx1);
+    if (rc == 0) {
+        rc = adv_scatter(&ai, self1, src, is_add ? RED_SUM : RED_NONE,
+                         is_add ? ptl_iv_to_double(&s[4]) : 1.0);
+        adv_release(&ai);
+        ptl_decref(self1);
+    }
+    if (rc < 0) {
+        ptl_decref(out);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* A 0-dim tensor of dtype holding a Scalar argument (exact for integers). */
+static PtlTensorImpl *
+scalar_of(const PtlIValue *v, PtlDtype dtype)
+{
+    PtlTensorImpl *t = ptl_empty(0, NULL, dtype, ptl_device_cpu());
+    if (t == NULL) {
+        return NULL;
+    }
+    if (v->tag == PTL_IV_DOUBLE) {
+        ptl_store_double(ptl_tensor_data(t), dtype, v->u.d);
+    }
+    else {
+        ptl_store_int(ptl_tensor_data(t), dtype, ptl_iv_to_int(v));
+    }
+    return t;
+}
+
+/* A 0-dim value tensor (or Scalar) as a 0-dim tensor of dtype; `name` for the error. */
+static PtlTensorImpl *
+value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
+{
+    if (v->tag != PTL_IV_TENSOR) {
+        return scalar_of(v, dtype);
+    }
+    if (v->u.t->dim != 0) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "%s only supports a 0-dimensional value tensor, but got tensor with %d "
+                      "dimension(s).",
+                      name, v->u.t->dim);
+        return NULL;
+    }
+    return ptl_cast(v->u.t, dtype);
+}
+
+/* index_fill[_](Tensor self, int dim, Tensor index, Scalar|Tensor value) */
+static int
+index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *index = s[2].u.t, *out = NULL, *val = NULL, *self1 = NULL;
+    int64_t dim = s[1].u.i;
+    AdvIndex ai;
+    if (index->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_INDEX, "index_fill_(): Expected dtype int64 for index.");
+    }
+    if (index->dim > 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Index has to be a vector/scalar");
+    }
+    if ((val = value_of(&s[3], self->dtype, "index_fill_")) == NULL) {
+        return -1;
+    }
+    if ((out = target_of(op, self)) == NULL) {
+        ptl_decref(val);
+        return -1;
+    }
+    int64_t flat = index->numel;
+    PtlTensorImpl *idx1 = ptl_tensor_impl_view(index, 1, &flat,
+                                               index->dim ? index->strides : &flat,
+                                               index->storage_offset);
+    int rc = idx1 ? dim_build(&ai, out, &dim, idx1, FL_FILL, &self1) : -1;
+    ptl_xdecref(idx1);
+    if (rc == 0) {
+        rc = adv_scatter(&ai, self1, val, RED_NONE, 1.0);
+        adv_release(&ai);
+        ptl_decref(self1);
+    }
+    ptl_decref(val);
+    if (rc < 0) {
+        ptl_decref(out);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- gather / scatter family (index has self's number of dimensions) ---- */
+
+/* Walks every element of index: calls back with (self offset, other offset) where self's
+ * coordinate along dim is the index value and other (src or out) follows index's
+ * coordinates.  Checks the range; `other` may be NULL (scatter of a value). */
+typedef struct DimWalk {
+    int64_t *self_off;   /* owned: [index numel] */
+    int64_t *other_off;  /* owned: [index numel], or NULL */
+    int64_t n;
+} DimWalk;
+
+static int
+dim_walk(DimWalk *w, PtlTensorImpl *self, int64_t dim, PtlTensorImpl *index,
+         const int64_t *other_strides)
+{
+    int d1 = index->dim > 0 ? index->dim : 1;
+    int64_t one = 1, zero = 0;
+    const int64_t *isz = index->dim ? index->sizes : &one;
+    const int64_t *ist = index->dim ? index->strides : &zero;
+    int64_t sst[PTL_MAX_DIMS], size = self->dim ? self->sizes[dim] : 1;
+    int64_t *ioff = NULL;
+    memset(w, 0, sizeof(*w));
+    w->n = index->numel;
+    for (int d = 0; d < d1; d++) {
+        sst[d] = d == dim ? 0 : (self->dim ? self->strides[d] : 0);
+    }
+    int64_t step = self->dim ? self->strides[dim] : 0;
+    if ((ioff = walk_offsets(d1, isz, ist)) == NULL ||
+        (w->self_off = walk_offsets(d1, isz, sst)) == NULL ||
+        (other_strides != NULL && (w->other_off = walk_offsets(d1, isz, other_strides)) == NULL)) {
+        goto error;
+    }
+    const char *data = ptl_tensor_data(index);
+    size_t item = ptl_tensor_itemsize(index);
+    for (int64_t i = 0; i < w->n; i++) {
+        int64_t v = load_i(data + ioff[i] * (int64_t)item, index->dtype);
+        if (v < 0 || v >= size) {
+            ptl_error_set(PTL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with "
+                                           "size %lld",
+                          (long long)v, (long long)dim, (long long)size);
+            goto error;
+        }
+        w->self_off[i] += v * step;
+    }
+    free(ioff);
+    return 0;
+error:
+    free(ioff);
+    free(w->self_off);
+    free(w->other_off);
+    return -1;
+}
+
+static void
+dim_walk_release(DimWalk *w)
+{
+    free(w->self_off);
+    free(w->other_off);
+}
+
+static int
+index_dtype_ok(const PtlTensorImpl *index)
+{
+    return index->dtype == PTL_DTYPE_INT64 || index->dtype == PTL_DTYPE_INT32;
+}
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False):
+ *   out[i][j][k] = self[index[i][j][k]][j][k] (dim 0); out has index's shape */
+static int
+gather_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *index = s[2].u.t, *out;
+    int64_t dim = s[1].u.i;
+    char b1[256], b2[256];
+    DimWalk w;
+    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
+        return -1;
+    }
+    if (!index_dtype_ok(index)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gather(): Expected dtype int32/int64 for index");
+    }
+    if ((index->dim > 0 ? index->dim : 1) != (self->dim > 0 ? self->dim : 1)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Index tensor must have the same number of "
+                                              "dimensions as input tensor");
+    }
+    for (int d = 0; d < index->dim && self->dim; d++) {
+        if (d != dim && index->sizes[d] > self->sizes[d]) {
+            format_sizes(b1, sizeof(b1), index->dim, index->sizes);
+            format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Size does not match at dimension %d expected index %s to be no "
+                                 "larger than self %s apart from dimension %lld",
+                                 d, b1, b2, (long long)dim);
+        }
+    }
+    if ((out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
+        return -1;
+    }
+    if (out->numel > 0) {
+        if (dim_walk(&w, self, dim, index, NULL) < 0) {
+            ptl_decref(out);
+            return -1;
+        }
+        size_t item = ptl_tensor_itemsize(self);
+        const char *src = ptl_tensor_data(self);
+        char *dst = ptl_tensor_data(out);
+        for (int64_t i = 0; i < w.n; i++) {
+            copy_elem(dst + i * (int64_t)item, src + w.self_off[i] * (int64_t)item, item);
+        }
+        dim_walk_release(&w);
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+static Reduce
+parse_reduce(const char *name, int two, int *bad)
+{
+    *bad = 0;
+    if (two) {
+        if (strcmp(name, "sum") == 0) {
+            return RED_SUM;
+        }
+        if (strcmp(name, "prod") == 0) {
+            return RED_PROD;
+        }
+        if (strcmp(name, "mean") == 0) {
+            return RED_MEAN;
+        }
+        if (strcmp(name, "amax") == 0) {
+            return RED_AMAX;
+        }
+        if (strcmp(name, "amin") == 0) {
+            return RED_AMIN;
+        }
+    }
+    else {
+        if (strcmp(name, "add") == 0) {
+            return RED_SUM;
+        }
+        if (strcmp(name, "multiply") == 0) {
+            return RED_PROD;
+        }
+    }
+    *bad = 1;
+    return RED_NONE;
+}
+
+/* scatter[_].src/.value/.reduce/.value_reduce, scatter_add[_], scatter_reduce[_].two:
+ *   self[index[i][j]][j] (op)= src[i][j] (dim 0), for every element of index */
+static int
+scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *index = s[2].u.t, *src = NULL, *out = NULL;
+    PtlOpId id = op->id;
+    int two = id == PTL_OP_scatter_reduce_two || id == PTL_OP_scatter_reduce__two;
+    int is_add = id == PTL_OP_scatter_add || id == PTL_OP_scatter_add_;
+    int64_t dim = s[1].u.i, sst[PTL_MAX_DIMS] = {0};
+    int include_self = two ? s[5].u.b : 1, bad = 0;
+    Reduce r = is_add ? RED_SUM : RED_NONE;
+    char b1[256], b2[256], b3[256];
+    int64_t *count = NULL;
+    DimWalk w;
+    if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
+        return -1;
+    }
+    if (two || (op->schema.nargs > 4 && op->schema.args[4].kind == PTL_ARG_STR)) {
+        r = parse_reduce(s[4].u.s, two, &bad);
+        if (bad) {
+            return two ? ptl_error_set(PTL_ERR_RUNTIME,
+                                       "reduce argument must be either sum, prod, mean, amax or "
+                                       "amin, got %s",
+                                       s[4].u.s)
+                       : ptl_error_set(PTL_ERR_RUNTIME,
+                                       "reduce argument must be either add or multiply.");
+        }
+    }
+    if (!index_dtype_ok(index)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "scatter(): Expected dtype int32/int64 for index");
+    }
+    if (r == RED_MEAN && self->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for "
+                             "'Bool'");
+    }
+    if (s[3].tag == PTL_IV_TENSOR) {
+        src = s[3].u.t;
+        ptl_incref(src);
+        if (src->dtype != self->dtype) {
+            ptl_decref(src);
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "scatter(): Expected self.dtype to be equal to src.dtype");
+        }
+    }
+    else if ((src = scalar_of(&s[3], self->dtype)) == NULL) {
+        return -1;
+    }
+    if ((index->dim > 0 ? index->dim : 1) != (self->dim > 0 ? self->dim : 1)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "Index tensor must have the same number of dimensions as "
+                                       "self tensor");
+        goto error;
+    }
+    if (src->dim != 0 && (index->dim > 0 ? index->dim : 1) != src->dim) {
+        ptl_error_set(PTL_ERR_RUNTIME, "Index tensor must have the same number of dimensions as "
+                                       "src tensor");
+        goto error;
+    }
+    for (int d = 0; d < index->dim; d++) {
+        if ((self->dim && d != dim && index->sizes[d] > self->sizes[d]) ||
+            (src->dim && index->sizes[d] > src->sizes[d])) {
+            format_sizes(b1, sizeof(b1), index->dim, index->sizes);
+            format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+            format_sizes(b3, sizeof(b3), src->dim, src->sizes);
+            if (src->dim) {
+                ptl_error_set(PTL_ERR_RUNTIME,
+                              "Expected index %s to be no larger than self %s apart from "
+                              "dimension %lld and to be no larger size than src %s",
+                              b1, b2, (long long)dim, b3);
+            }
+            else {
+                ptl_error_set(PTL_ERR_RUNTIME,
+                              "Expected index %s to be no larger than self %s apart from "
+                              "dimension %lld",
+                              b1, b2, (long long)dim);
+            }
+            goto error;
+        }
+    }
+    if ((out = target_of(op, self)) == NULL) {
+        goto error;
+    }
+    if (index->numel > 0) {
+        if (src->dim) {
+            for (int d = 0; d < src->dim; d++) {
+                sst[d] = src->strides[d];
+            }
+        }
+        if (dim_walk(&w, out, dim, index, sst) < 0) {
+            goto error;
+        }
+        size_t item = ptl_tensor_itemsize(out);
+        char *dst = ptl_tensor_data(out);
+        const char *sp = ptl_tensor_data(src);
+        if (r == RED_MEAN || !include_self) {
+            /* count[k]: how many src values land on the element at offset k (0: untouched) */
+            int64_t span = 0;
+            for (int64_t i = 0; i < w.n; i++) {
+                span = w.self_off[i] >= span ? w.self_off[i] + 1 : span;
+            }
+            if ((count = calloc((size_t)span, sizeof(int64_t))) == NULL) {
+                dim_walk_release(&w);
+                ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+                goto error;
+            }
+        }
+        for (int64_t i = 0; i < w.n; i++) {
+            char *d = dst + w.self_off[i] * (int64_t)item;
+            const char *v = sp + w.other_off[i] * (int64_t)item;
+            if (r == RED_NONE || (count != NULL && !include_self && count[w.self_off[i]] == 0)) {
+                copy_elem(d, v, item);
+            }
+            else {
+                combine(d, v, out->dtype, r, 1.0);
+            }
+            if (count != NULL) {
+                count[w.self_off[i]]++;
+            }
+        }
+        for (int64_t i = 0; r == RED_MEAN && i < w.n; i++) {
+            int64_t k = w.self_off[i], c = count[k] + (include_self ? 1 : 0);
+            char *d = dst + k * (int64_t)item;
+            if (count[k] == 0) {
+                continue;   /* already divided */
+            }
+            count[k] = 0;
+            if (ptl_dtype_is_floating(out->dtype)) {
+                ptl_store_double(d, out->dtype, load_d(d, out->dtype) / (double)c);
+            }
+            else {
+                int64_t a = load_i(d, out->dtype), q = a / c;
+                ptl_store_int(d, out->dtype, (a % c != 0 && a < 0) ? q - 1 : q);
+            }
+        }
+        free(count);
+        dim_walk_release(&w);
+    }
+    ptl_tensor_bump_version(out);
+    ptl_decref(src);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(src);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* ---- masked ops ---- */
+
+/* Offsets of every element of self and of mask broadcast to self (in-place: mask must
+ * broadcast to self's shape). */
+static int
+mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **moff)
+{
+    int bdim = self->dim;
+    int64_t bshape[PTL_MAX_DIMS], mst[PTL_MAX_DIMS];
+    memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0 || bdim != self->dim ||
+        memcmp(bshape, self->sizes, sizeof(int64_t) * (size_t)bdim) != 0) {
+        char b1[256], b2[256];
+        if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the "
+                                                  "size of tensor b (%lld) at non-singleton "
+                                                  "dimension %d",
+                                 (long long)(self->dim ? self->sizes[self->dim - 1] : 1),
+                                 (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1),
+                                 bdim - 1);
+        }
+        format_sizes(b1, sizeof(b1), self->dim, self->sizes);
+        format_sizes(b2, sizeof(b2), bdim, bshape);
+        return ptl_error_set(PTL_ERR_RUNTIME, "output with shape %s doesn't match the broadcast "
+                                              "shape %s",
+                             b1, b2);
+    }
+    expanded_strides(mask, self->dim, self->sizes, mst);
+    if ((*soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL) {
+        return -1;
+    }
+    if ((*moff = walk_offsets(self->dim, self->sizes, mst)) == NULL) {
+        free(*soff);
+        return -1;
+    }
+    return 0;
+}
+
+/* self broadcast against mask, as a new contiguous tensor (masked_fill's functional form). */
+static PtlTensorImpl *
+broadcast_copy(PtlTensorImpl *self, PtlTensorImpl *mask)
+{
+    int bdim = self->dim;
+    int64_t bshape[PTL_MAX_DIMS];
+    memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0) {
+        ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of "
+                                       "tensor b (%lld) at non-singleton dimension %d",
+                      (long long)(self->dim ? self->sizes[self->dim - 1] : 1),
+                      (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1), bdim - 1);
+        return NULL;
+    }
+    PtlTensorImpl *out = ptl_empty(bdim, bshape, self->dtype, self->device);
+    if (out != NULL && ptl_copy_into(out, self) < 0) {
+        PTL_CLEAR(out);
+    }
+    return out;
+}
+
+/* masked_fill[_](Tensor self, Tensor mask, Scalar|Tensor value) */
+static int
+masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *mask = s[1].u.t, *out = NULL, *val = NULL;
+    int64_t *soff = NULL, *moff = NULL;
+    if (mask->dtype != PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got "
+                                              "mask with dtype %s",
+                             mask->dtype == PTL_DTYPE_UINT8 ? "unsigned char"
+                                                            : ptl_dtype_name(mask->dtype));
+    }
+    if ((val = value_of(&s[2], self->dtype, "masked_fill_")) == NULL) {
+        return -1;
+    }
+    out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_copy(self, mask);
+    if (out == NULL || mask_walk(out, mask, &soff, &moff) < 0) {
+        goto error;
+    }
+    size_t item = ptl_tensor_itemsize(out);
+    char *dst = ptl_tensor_data(out);
+    const char *m = ptl_tensor_data(mask), *v = ptl_tensor_data(val);
+    for (int64_t i = 0; i < out->numel; i++) {
+        if (m[moff[i]]) {
+            copy_elem(dst + soff[i] * (int64_t)item, v, item);
+        }
+    }
+    free(soff);
+    free(moff);
+    ptl_decref(val);
+    ptl_tensor_bump_version(out);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_decref(val);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* masked_scatter[_](Tensor self, Tensor mask, Tensor source): the masked positions of self,
+ * in row-major order, take source's leading elements */
+static int
+masked_scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *mask = s[1].u.t, *src = s[2].u.t, *out = NULL;
+    int64_t *soff = NULL, *moff = NULL, *roff = NULL, count = 0;
+    if (mask->dtype != PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "masked_scatter_ only supports boolean masks, but "
+                                              "got mask with dtype %s",
+                             ptl_dtype_legacy_name(mask->dtype));
+    }
+    if (src->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "masked_scatter: expected self and source to have "
+                                              "same dtypes but got%s and %s",
+                             ptl_dtype_legacy_name(self->dtype),
+                             ptl_dtype_legacy_name(src->dtype));
+    }
+    out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_copy(self, mask);
+    if (out == NULL || mask_walk(out, mask, &soff, &moff) < 0) {
+        goto error;
+    }
+    const char *m = ptl_tensor_data(mask);
+    for (int64_t i = 0; i < out->numel; i++) {
+        count += m[moff[i]] != 0;
+    }
+    if (count > src->numel) {
+        ptl_error_set(PTL_ERR_RUNTIME, "Number of elements of source < number of ones in mask");
+        goto error;
+    }
+    if ((roff = walk_offsets(src->dim, src->sizes, src->strides)) == NULL) {
+        goto error;
+    }
+    size_t item = ptl_tensor_itemsize(out);
+    char *dst = ptl_tensor_data(out);
+    const char *sp = ptl_tensor_data(src);
+    for (int64_t i = 0, k = 0; i < out->numel; i++) {
+        if (m[moff[i]]) {
+            copy_elem(dst + soff[i] * (int64_t)item, sp + roff[k++] * (int64_t)item, item);
+        }
+    }
+    free(soff);
+    free(moff);
+    free(roff);
+    ptl_tensor_bump_version(out);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    free(soff);
+    free(moff);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* masked_select(Tensor self, Tensor mask): 1-D, the elements of broadcast(self, mask) where
+ * mask is true.  Composite: index(self', [mask']) so autograd sees index. */
+static int
+masked_select_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *mask = s[1].u.t, *se = NULL, *me = NULL, *r = NULL;
+    int bdim = self->dim;
+    int64_t bshape[PTL_MAX_DIMS];
+    PtlIValue a[3];
+    if (mask->dtype != PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "masked_select: expected BoolTensor for mask");
+    }
+    memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of "
+                                              "tensor b (%lld) at non-singleton dimension %d",
+                             (long long)(self->dim ? self->sizes[self->dim - 1] : 1),
+                             (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1), bdim - 1);
+    }
+    int64_t flat = 1;
+    for (int d = 0; d < bdim; d++) {
+        flat *= bshape[d];
+    }
+    a[0] = ptl_iv_tensor(self);
+    a[1] = ptl_iv_intlist(bshape, bdim);
+    a[2] = ptl_iv_bool(0);
+    if ((se = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(mask);
+    a[2] = ptl_iv_bool(0);
+    if ((me = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
+        goto done;
+    }
+    if (bdim == 0) {
+        /* a 0-dim pair selects from its 1-element reshape */
+        PtlTensorImpl *t;
+        a[1] = ptl_iv_intlist(&flat, 1);
+        a[0] = ptl_iv_tensor(se);
+        t = ptl_call_tensor(PTL_OP_reshape, a);
+        ptl_decref(se);
+        if ((se = t) == NULL) {
+            goto done;
+        }
+        a[0] = ptl_iv_tensor(me);
+        t = ptl_call_tensor(PTL_OP_reshape, a);
+        ptl_decref(me);
+        if ((me = t) == NULL) {
+            goto done;
+        }
+    }
+    PtlTensorImpl *list[1] = {me};
+    a[0] = ptl_iv_tensor(se);
+    a[1] = ptl_iv_tensorlist(list, 1);
+    r = ptl_call_tensor(PTL_OP_index_Tensor, a);
+done:
+    ptl_xdecref(se);
+    ptl_xdecref(me);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+/* ---- take, take_along_dim ---- */
+
+/* take(Tensor self, Tensor index): self.flatten()[index], index's shape */
+static int
+take_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *index = s[1].u.t, *out = NULL;
+    int64_t *soff = NULL, *ioff = NULL;
+    if (index->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "take(): Expected a long tensor for index, but got "
+                                              "%s",
+                             ptl_dtype_legacy_name(index->dtype));
+    }
+    if ((soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL ||
+        (ioff = walk_offsets(index->dim, index->sizes, index->strides)) == NULL ||
+        (out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
+        goto error;
+    }
+    size_t item = ptl_tensor_itemsize(self);
+    const char *src = ptl_tensor_data(self);
+    const int64_t *ip = (const int64_t *)ptl_tensor_data(index);
+    char *dst = ptl_tensor_data(out);
+    for (int64_t i = 0; i < index->numel; i++) {
+        int64_t v = ip[ioff[i]];
+        if (v < -self->numel || v >= self->numel) {
+            ptl_error_set(PTL_ERR_INDEX, "out of range: tried to access index %lld on a tensor of "
+                                         "%lld elements.",
+                          (long long)v, (long long)self->numel);
+            goto error;
+        }
+        copy_elem(dst + i * (int64_t)item,
+                  src + soff[v < 0 ? v + self->numel : v] * (int64_t)item, item);
+    }
+    free(soff);
+    free(ioff);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    free(soff);
+    free(ioff);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* take_along_dim(Tensor self, Tensor indices, int? dim=None): gather along dim after
+ * broadcasting self and indices everywhere else; dim None: take from the flattened self.
+ * Composite, so autograd sees gather. */
+static int
+take_along_dim_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *idx = s[1].u.t, *se = NULL, *ie = NULL, *r = NULL;
+    int64_t minus1 = -1, dim;
+    PtlIValue a[4];
+    if (idx->dtype != PTL_DTYPE_INT64 && idx->dtype != PTL_DTYPE_INT32) {
+        return ptl_error_set(PTL_ERR_INDEX, "torch.take_along_dim(): dtype of indices should be "
+                                            "int64 but got %s",
+                             ptl_dtype_legacy_name(idx->dtype));
+    }
+    if (s[2].tag == PTL_IV_NONE) {
+        a[1] = ptl_iv_intlist(&minus1, 1);
+        a[0] = ptl_iv_tensor(self);
+        if ((se = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
+            goto done;
+        }
+        a[0] = ptl_iv_tensor(idx);
+        if ((ie = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
+            goto done;
+        }
+        dim = 0;
+    }
+    else {
+        int64_t ss[PTL_MAX_DIMS], is[PTL_MAX_DIMS];
+        dim = s[2].u.i;
+        if (self->dim != idx->dim) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "torch.take_along_dim(): input and indices should have the same "
+                                 "number of dimensions, but got %d dimensions for input, and %d "
+                                 "dimensions for indices",
+                                 self->dim, idx->dim);
+        }
+        if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
+            return -1;
+        }
+        for (int d = 0; d < self->dim; d++) {
+            int64_t a1 = self->sizes[d], b1 = idx->sizes[d];
+            if (d != dim && a1 != b1 && a1 != 1 && b1 != 1) {
+                return ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match "
+                                                      "the size of tensor b (%lld) at "
+                                                      "non-singleton dimension %d",
+                                     (long long)a1, (long long)b1, d);
+            }
+            ss[d] = d == dim ? a1 : (a1 == 1 ? b1 : a1);
+            is[d] = d == dim ? b1 : ss[d];
+        }
+        a[0] = ptl_iv_tensor(self);
+        a[1] = ptl_iv_intlist(ss, self->dim);
+        a[2] = ptl_iv_bool(0);
+        if ((se = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
+            goto done;
+        }
+        a[0] = ptl_iv_tensor(idx);
+        a[1] = ptl_iv_intlist(is, idx->dim);
+        a[2] = ptl_iv_bool(0);
+        if ((ie = ptl_call_tensor(PTL_OP_expand, a)) == NULL) {
+            goto done;
+        }
+    }
+    a[0] = ptl_iv_tensor(se);
+    a[1] = ptl_iv_int(dim);
+    a[2] = ptl_iv_tensor(ie);
+    a[3] = ptl_iv_bool(0);
+    r = ptl_call_tensor(PTL_OP_gather, a);
+done:
+    ptl_xdecref(se);
+    ptl_xdecref(ie);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+static const PtlKernelReg index_cpu_kernels[] = {
+    {PTL_OP_index_Tensor, PTL_KEY_CPU, index_cpu},
+    {PTL_OP_index_put_, PTL_KEY_CPU, index_put_cpu},
+    {PTL_OP_index_put, PTL_KEY_CPU, index_put_cpu},
+    {PTL_OP_index_select, PTL_KEY_CPU, index_select_cpu},
+    {PTL_OP_index_select_out, PTL_KEY_CPU, index_select_cpu},
+    {PTL_OP_index_add_, PTL_KEY_CPU, index_add_copy_cpu},
+    {PTL_OP_index_add, PTL_KEY_CPU, index_add_copy_cpu},
+    {PTL_OP_index_copy_, PTL_KEY_CPU, index_add_copy_cpu},
+    {PTL_OP_index_copy, PTL_KEY_CPU, index_add_copy_cpu},
+    {PTL_OP_index_fill__int_Tensor, PTL_KEY_CPU, index_fill_cpu},
+    {PTL_OP_index_fill__int_Scalar, PTL_KEY_CPU, index_fill_cpu},
+    {PTL_OP_index_fill_int_Tensor, PTL_KEY_CPU, index_fill_cpu},
+    {PTL_OP_index_fill_int_Scalar, PTL_KEY_CPU, index_fill_cpu},
+    {PTL_OP_gather, PTL_KEY_CPU, gather_cpu},
+    {PTL_OP_scatter_src, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter_value, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter_reduce, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter_value_reduce, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter__src, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter__value, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter__reduce, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter__value_reduce, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter_add, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter_add_, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter_reduce_two, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_scatter_reduce__two, PTL_KEY_CPU, scatter_cpu},
+    {PTL_OP_masked_fill_Tensor, PTL_KEY_CPU, masked_fill_cpu},
+    {PTL_OP_masked_fill_Scalar, PTL_KEY_CPU, masked_fill_cpu},
+    {PTL_OP_masked_fill__Tensor, PTL_KEY_CPU, masked_fill_cpu},
+    {PTL_OP_masked_fill__Scalar, PTL_KEY_CPU, masked_fill_cpu},
+    {PTL_OP_masked_select, PTL_KEY_COMPOSITE_IMPLICIT, masked_select_composite},
+    {PTL_OP_masked_scatter_, PTL_KEY_CPU, masked_scatter_cpu},
+    {PTL_OP_masked_scatter, PTL_KEY_CPU, masked_scatter_cpu},
+    {PTL_OP_take, PTL_KEY_CPU, take_cpu},
+    {PTL_OP_take_along_dim, PTL_KEY_COMPOSITE_IMPLICIT, take_along_dim_composite},
+    {PTL_OP_nonzero, PTL_KEY_CPU, nonzero_cpu},
+    {PTL_OP_argwhere, PTL_KEY_COMPOSITE_IMPLICIT, argwhere_composite},
+    {PTL_OP_where, PTL_KEY_COMPOSITE_IMPLICIT, where_composite},
+};
+PTL_DEFINE_REGISTER(index_cpu_kernels)

@@ -1,0 +1,651 @@
+/* summary.c -- unique, unique_consecutive, bincount, histc, searchsorted, bucketize, one_hot.
+ * Mirrors ATen/native/Unique.cpp, ATen/native/SummaryOps.cpp, ATen/native/Bucketization.cpp
+ * and ATen/native/Onehot.cpp. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "native.h"
+
+static inline double
+elem_d(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
+    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
+    case PTL_DTYPE_INT8: return *(const int8_t *)p;
+    case PTL_DTYPE_INT16: return *(const int16_t *)p;
+    case PTL_DTYPE_INT32: return *(const int32_t *)p;
+    case PTL_DTYPE_INT64: return (double)*(const int64_t *)p;
+    case PTL_DTYPE_FLOAT16: return ptl_half_to_f(*(const ptl_half *)p);
+    case PTL_DTYPE_BFLOAT16: return ptl_bf16_to_f(*(const ptl_bf16 *)p);
+    case PTL_DTYPE_FLOAT32: return *(const float *)p;
+    default: return *(const double *)p;
+    }
+}
+
+static inline int64_t
+elem_i(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
+    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
+    case PTL_DTYPE_INT8: return *(const int8_t *)p;
+    case PTL_DTYPE_INT16: return *(const int16_t *)p;
+    case PTL_DTYPE_INT32: return *(const int32_t *)p;
+    case PTL_DTYPE_INT64: return *(const int64_t *)p;
+    default: return (int64_t)elem_d(p, dt);
+    }
+}
+
+/* -1, 0, 1 for a < b, a == b, a > b; NaN sorts last and equals NaN. */
+static inline int
+elem_cmp(const char *a, const char *b, PtlDtype dt)
+{
+    if (ptl_dtype_is_floating(dt)) {
+        double x = elem_d(a, dt), y = elem_d(b, dt);
+        if (x != x || y != y) {
+            return (x != x) - (y != y);
+        }
+        return (x > y) - (x < y);
+    }
+    int64_t x = elem_i(a, dt), y = elem_i(b, dt);
+    return (x > y) - (x < y);
+}
+
+static PtlTensorImpl *
+empty_1d(int64_t n, PtlDtype dt)
+{
+    return ptl_empty(1, &n, dt, ptl_device_cpu());
+}
+
+/* ---- unique ---- */
+
+/* n rows of m contiguous elements, compared lexicographically. */
+typedef struct Rows {
+    const char *data;
+    int64_t m;
+    size_t item;
+    PtlDtype dtype;
+} Rows;
+
+static int
+row_cmp(const Rows *r, int64_t a, int64_t b)
+{
+    const char *pa = r->data + a * r->m * (int64_t)r->item;
+    const char *pb = r->data + b * r->m * (int64_t)r->item;
+    for (int64_t k = 0; k < r->m; k++) {
+        int c = elem_cmp(pa + k * (int64_t)r->item, pb + k * (int64_t)r->item, r->dtype);
+        if (c != 0) {
+            return c;
+        }
+    }
+    return 0;
+}
+
+/* Stable bottom-up merge sort of perm[0..n) by row; tmp has n entries. */
+static void
+sort_rows(const Rows *r, int64_t *perm, int64_t *tmp, int64_t n)
+{
+    for (int64_t w = 1; w < n; w *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * w) {
+            int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int64_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) {
+                tmp[k++] = row_cmp(r, perm[j], perm[i]) < 0 ? perm[j++] : perm[i++];
+            }
+            while (i < mid) {
+                tmp[k++] = perm[i++];
+            }
+            while (j < hi) {
+                tmp[k++] = perm[j++];
+            }
+        }
+        memcpy(perm, tmp, sizeof(int64_t) * (size_t)n);
+    }
+}
+
+/* Groups the rows of `t` (contiguous, n rows of m elements) after sorting them (sort) or as
+ * they come (consecutive runs).  Fills first[g] (a representative row), inverse[row] and
+ * counts[g]; returns the number of groups, or -1. */
+static int64_t
+group_rows(PtlTensorImpl *t, int64_t n, int64_t m, int sort, int64_t *first, int64_t *inverse,
+           int64_t *counts)
+{
+    Rows r = {ptl_tensor_data(t), m, ptl_tensor_itemsize(t), t->dtype};
+    int64_t *perm = malloc(sizeof(int64_t) * (size_t)(2 * n + 1)), g = -1;
+    if (perm == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        return -1;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        perm[i] = i;
+    }
+    if (sort) {
+        sort_rows(&r, perm, perm + n, n);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (i == 0 || row_cmp(&r, perm[i - 1], perm[i]) != 0) {
+            g++;
+            first[g] = perm[i];
+            counts[g] = 0;
+        }
+        inverse[perm[i]] = g;
+        counts[g]++;
+    }
+    free(perm);
+    return g + 1;
+}
+
+/* _unique2(self, sorted, return_inverse, return_counts) / unique_dim(self, dim, ...) /
+ * unique_consecutive(self, return_inverse, return_counts, dim):
+ *   (values, inverse, counts); without dim the tensor is flattened */
+static int
+unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *rows = NULL, *vals = NULL, *inv = NULL, *cnt = NULL;
+    PtlTensorImpl *firsts = NULL;
+    int consecutive = op->id == PTL_OP_unique_consecutive;
+    int has_dim = op->id == PTL_OP_unique_dim || (consecutive && s[3].tag == PTL_IV_INT);
+    int want_inv = consecutive ? s[1].u.b : s[op->id == PTL_OP_unique_dim ? 3 : 2].u.b;
+    int want_cnt = consecutive ? s[2].u.b : s[op->id == PTL_OP_unique_dim ? 4 : 3].u.b;
+    int64_t dim = has_dim ? (consecutive ? s[3].u.i : s[1].u.i) : 0, n, m, *buf = NULL;
+    if (has_dim) {
+        if (ptl_wrap_dim(&dim, self->dim) < 0) {
+            return -1;
+        }
+        PtlIValue a[3] = {ptl_iv_tensor(self), ptl_iv_int(0), ptl_iv_int(dim)};
+        PtlTensorImpl *tr = ptl_call_tensor(PTL_OP_transpose_int, a);
+        if (tr == NULL) {
+            return -1;
+        }
+        rows = ptl_contiguous(tr);
+        ptl_decref(tr);
+        n = self->sizes[dim];
+        m = n > 0 ? self->numel / n : 0;
+    }
+    else {
+        rows = ptl_contiguous(self);
+        n = self->numel;
+        m = 1;
+    }
+    if (rows == NULL) {
+        return -1;
+    }
+    if ((buf = malloc(sizeof(int64_t) * (size_t)(3 * n + 1))) == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        goto error;
+    }
+    int64_t *first = buf, *inverse = buf + n, *counts = buf + 2 * n;
+    int64_t g = group_rows(rows, n, m, !consecutive, first, inverse, counts);
+    if (g < 0) {
+        goto error;
+    }
+    if ((firsts = empty_1d(g, PTL_DTYPE_INT64)) == NULL) {
+        goto error;
+    }
+    memcpy(ptl_tensor_data(firsts), first, sizeof(int64_t) * (size_t)g);
+    if (has_dim) {
+        PtlIValue a[3] = {ptl_iv_tensor(self), ptl_iv_int(dim), ptl_iv_tensor(firsts)};
+        vals = ptl_call_tensor(PTL_OP_index_select, a);
+    }
+    else {
+        PtlIValue a[3] = {ptl_iv_tensor(rows), ptl_iv_int(0), ptl_iv_tensor(firsts)};
+        PtlTensorImpl *flat;
+        int64_t nflat = n;
+        if ((flat = ptl_tensor_impl_view(rows, 1, &nflat, NULL, rows->storage_offset)) == NULL) {
+            goto error;
+        }
+        a[0] = ptl_iv_tensor(flat);
+        vals = ptl_call_tensor(PTL_OP_index_select, a);
+        ptl_decref(flat);
+    }
+    if (vals == NULL) {
+        goto error;
+    }
+    /* unique_dim returns inverse and counts whatever it was asked, as PyTorch does */
+    int dim_op = op->id == PTL_OP_unique_dim;
+    if (want_inv || dim_op) {
+        inv = has_dim ? empty_1d(n, PTL_DTYPE_INT64)
+                      : ptl_empty(self->dim, self->sizes, PTL_DTYPE_INT64, self->device);
+        if (inv != NULL) {
+            memcpy(ptl_tensor_data(inv), inverse, sizeof(int64_t) * (size_t)n);
+        }
+    }
+    else {
+        inv = empty_1d(0, PTL_DTYPE_INT64);
+    }
+    if ((cnt = empty_1d(want_cnt || dim_op ? g : 0, PTL_DTYPE_INT64)) != NULL &&
+        (want_cnt || dim_op)) {
+        memcpy(ptl_tensor_data(cnt), counts, sizeof(int64_t) * (size_t)g);
+    }
+    if (inv == NULL || cnt == NULL) {
+        goto error;
+    }
+    free(buf);
+    ptl_decref(rows);
+    ptl_decref(firsts);
+    s[0] = ptl_iv_tensor(vals);
+    s[1] = ptl_iv_tensor(inv);
+    s[2] = ptl_iv_tensor(cnt);
+    return 0;
+error:
+    free(buf);
+    ptl_xdecref(rows);
+    ptl_xdecref(firsts);
+    ptl_xdecref(vals);
+    ptl_xdecref(inv);
+    ptl_xdecref(cnt);
+    return -1;
+}
+
+/* ---- bincount, histc ---- */
+
+/* bincount(Tensor self, Tensor? weights=None, int minlength=0): counts (int64) or weight
+ * sums (float32 weights stay float32, others give float64) of each value of 1-D self */
+static int
+bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *w = s[1].tag == PTL_IV_TENSOR ? s[1].u.t : NULL;
+    PtlTensorImpl *out;
+    int64_t minlength = s[2].u.i, len = 0;
+    if (!ptl_dtype_is_integral(self->dtype, 0)) {
+        return ptl_dtype_not_implemented(op, self->dtype);
+    }
+    if (minlength < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "minlength should be >= 0");
+    }
+    if (self->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "bincount only supports 1-d non-negative integral "
+                                              "inputs.");
+    }
+    if (w != NULL && (w->dim != 1 || w->sizes[0] != self->sizes[0])) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "weights should be 1-d and have the same length as "
+                                              "input");
+    }
+    const char *p = ptl_tensor_data(self);
+    int64_t st = self->strides[0] * (int64_t)ptl_tensor_itemsize(self);
+    for (int64_t i = 0; i < self->numel; i++) {
+        int64_t v = elem_i(p + i * st, self->dtype);
+        if (v < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "bincount only supports 1-d non-negative "
+                                                  "integral inputs.");
+        }
+        len = v + 1 > len ? v + 1 : len;
+    }
+    len = len > minlength ? len : minlength;
+    PtlDtype odt = w == NULL ? PTL_DTYPE_INT64
+                   : w->dtype == PTL_DTYPE_FLOAT32 ? PTL_DTYPE_FLOAT32
+                                                   : PTL_DTYPE_FLOAT64;
+    if ((out = empty_1d(len, odt)) == NULL) {
+        return -1;
+    }
+    char *o = ptl_tensor_data(out);
+    memset(o, 0, (size_t)len * ptl_tensor_itemsize(out));
+    const char *wp = w ? ptl_tensor_data(w) : NULL;
+    int64_t wst = w ? w->strides[0] * (int64_t)ptl_tensor_itemsize(w) : 0;
+    for (int64_t i = 0; i < self->numel; i++) {
+        int64_t v = elem_i(p + i * st, self->dtype);
+        if (w == NULL) {
+            ((int64_t *)o)[v]++;
+        }
+        else if (odt == PTL_DTYPE_FLOAT32) {
+            ((float *)o)[v] += (float)elem_d(wp + i * wst, w->dtype);
+        }
+        else {
+            ((double *)o)[v] += elem_d(wp + i * wst, w->dtype);
+        }
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0): equal-width histogram of
+ * self's values in [min, max] (min == max: the data's range), self's dtype */
+static int
+histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *c = NULL, *out;
+    int64_t bins = s[1].u.i;
+    double lo = ptl_iv_to_double(&s[2]), hi = ptl_iv_to_double(&s[3]);
+    (void)op;
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"histogram_cpu\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if (bins <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.histogram(): bins must be > 0, but got %lld "
+                                              "for dimension 0",
+                             (long long)bins);
+    }
+    if (lo > hi) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.histc: max must be larger than min");
+    }
+    if ((c = ptl_contiguous(self)) == NULL) {
+        return -1;
+    }
+    const char *p = ptl_tensor_data(c);
+    size_t item = ptl_tensor_itemsize(c);
+    if (lo == hi && c->numel > 0) {
+        lo = hi = elem_d(p, c->dtype);
+        for (int64_t i = 1; i < c->numel; i++) {
+            double v = elem_d(p + i * (int64_t)item, c->dtype);
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    if (lo == hi) {
+        lo -= 1;
+        hi += 1;
+    }
+    double *acc = calloc((size_t)bins, sizeof(double));
+    if (acc == NULL || (out = empty_1d(bins, self->dtype)) == NULL) {
+        free(acc);
+        ptl_decref(c);
+        return acc ? -1 : ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+    }
+    for (int64_t i = 0; i < c->numel; i++) {
+        double v = elem_d(p + i * (int64_t)item, c->dtype);
+        if (!(v >= lo && v <= hi)) {
+            continue;
+        }
+        int64_t b = (int64_t)((v - lo) * (double)bins / (hi - lo));
+        acc[b < bins ? b : bins - 1] += 1.0;
+    }
+    for (int64_t b = 0; b < bins; b++) {
+        ptl_store_double(ptl_tensor_data(out) + b * (int64_t)item, self->dtype, acc[b]);
+    }
+    free(acc);
+    ptl_decref(c);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- searchsorted, bucketize ---- */
+
+/* Compares value v (dtype vt) with boundary b (dtype bt) exactly when both are integers. */
+static inline int
+mixed_cmp(const char *b, PtlDtype bt, const char *v, PtlDtype vt)
+{
+    if (!ptl_dtype_is_floating(bt) && !ptl_dtype_is_floating(vt)) {
+        int64_t x = elem_i(b, bt), y = elem_i(v, vt);
+        return (x > y) - (x < y);
+    }
+    double x = elem_d(b, bt), y = elem_d(v, vt);
+    return (x > y) - (x < y);
+}
+
+static void
+format_shape(char *buf, size_t n, const PtlTensorImpl *t)
+{
+    size_t off = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < t->dim && off < n; i++) {
+        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "",
+                                (long long)t->sizes[i]);
+    }
+    if (off < n) {
+        snprintf(buf + off, n - off, "]");
+    }
+}
+
+/* searchsorted(boundaries (1-D, or rows matching self's leading dims), self, out_int32,
+ * right, side, sorter): for each value, the first position whose boundary is >= value
+ * (> value when right) */
+static int
+search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int right,
+       PtlTensorImpl *sorter)
+{
+    PtlTensorImpl *bc = NULL, *vc = NULL, *sc = NULL, *out = NULL;
+    char b1[256], b2[256];
+    int64_t len = bnd->dim ? bnd->sizes[bnd->dim - 1] : 1;
+    if (bnd->dim > 1) {
+        int ok = bnd->dim == vals->dim;
+        for (int d = 0; ok && d < bnd->dim - 1; d++) {
+            ok = bnd->sizes[d] == vals->sizes[d];
+        }
+        if (!ok) {
+            format_shape(b1, sizeof(b1), bnd);
+            format_shape(b2, sizeof(b2), vals);
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "torch.searchsorted(): boundaries tensor should be 1 dimension "
+                                 "or the first N-1 dimensions of boundaries tensor and input "
+                                 "value tensor must match, but we got boundaries tensor %s and "
+                                 "input value tensor %s",
+                                 b1, b2);
+        }
+    }
+    if (sorter != NULL) {
+        if (sorter->dtype != PTL_DTYPE_INT64) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): sorter must be a tensor "
+                                                  "of long dtype but got dtype %s",
+                                 ptl_dtype_legacy_name(sorter->dtype));
+        }
+        if (sorter->dim != bnd->dim ||
+            memcmp(sorter->sizes, bnd->sizes, sizeof(int64_t) * (size_t)bnd->dim) != 0) {
+            format_shape(b1, sizeof(b1), bnd);
+            format_shape(b2, sizeof(b2), sorter);
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): boundary and sorter must "
+                                                  "have the same size, but got boundary tensor "
+                                                  "%sand got sorter tensor %s",
+                                 b1, b2);
+        }
+    }
+    if ((bc = ptl_contiguous(bnd)) == NULL || (vc = ptl_contiguous(vals)) == NULL ||
+        (sorter != NULL && (sc = ptl_contiguous(sorter)) == NULL)) {
+        goto error;
+    }
+    if ((out = ptl_empty(vals->dim, vals->sizes,
+                         out_int32 ? PTL_DTYPE_INT32 : PTL_DTYPE_INT64, vals->device)) == NULL) {
+        goto error;
+    }
+    const int64_t *srt = sc ? (const int64_t *)ptl_tensor_data(sc) : NULL;
+    for (int64_t i = 0; sc != NULL && i < sc->numel; i++) {
+        if (srt[i] < 0 || srt[i] >= len) {
+            ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): sorter index out of range");
+            goto error;
+        }
+    }
+    size_t bi = ptl_tensor_itemsize(bc), vi = ptl_tensor_itemsize(vc);
+    int64_t per_row = bnd->dim > 1 && vals->dim ? vals->sizes[vals->dim - 1] : vals->numel;
+    const char *bp = ptl_tensor_data(bc), *vp = ptl_tensor_data(vc);
+    for (int64_t i = 0; i < vals->numel; i++) {
+        int64_t row = bnd->dim > 1 ? i / (per_row ? per_row : 1) : 0;
+        int64_t lo = 0, hi = len;
+        const char *v = vp + i * (int64_t)vi;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            int64_t at = row * len + (srt ? srt[row * len + mid] : mid);
+            int c = mixed_cmp(bp + at * (int64_t)bi, bc->dtype, v, vc->dtype);
+            if (c < 0 || (right && c == 0)) {
+                lo = mid + 1;
+            }
+            else {
+                hi = mid;
+            }
+        }
+        ptl_store_int(ptl_tensor_data(out) + i * (int64_t)ptl_tensor_itemsize(out), out->dtype,
+                      lo);
+    }
+    ptl_decref(bc);
+    ptl_decref(vc);
+    ptl_xdecref(sc);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(bc);
+    ptl_xdecref(vc);
+    ptl_xdecref(sc);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* A Scalar argument as a 0-dim tensor (int64, float64 or bool). */
+static PtlTensorImpl *
+scalar_arg(const PtlIValue *v)
+{
+    PtlTensorImpl *t = ptl_empty(0, NULL,
+                                 v->tag == PTL_IV_DOUBLE ? PTL_DTYPE_FLOAT64
+                                 : v->tag == PTL_IV_BOOL ? PTL_DTYPE_BOOL
+                                                         : PTL_DTYPE_INT64,
+                                 ptl_device_cpu());
+    if (t == NULL) {
+        return NULL;
+    }
+    if (v->tag == PTL_IV_DOUBLE) {
+        *(double *)ptl_tensor_data(t) = v->u.d;
+    }
+    else if (v->tag == PTL_IV_BOOL) {
+        *(uint8_t *)ptl_tensor_data(t) = (uint8_t)v->u.b;
+    }
+    else {
+        *(int64_t *)ptl_tensor_data(t) = v->u.i;
+    }
+    return t;
+}
+
+/* searchsorted.Tensor / .Scalar(Tensor sorted_sequence, self, *, bool out_int32=False,
+ * bool right=False, str? side=None, Tensor? sorter=None) */
+static int
+searchsorted_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *bnd = s[0].u.t, *vals;
+    int right = s[3].u.b;
+    const char *side = s[4].tag == PTL_IV_STRING ? s[4].u.s : NULL;
+    PtlTensorImpl *sorter = s[5].tag == PTL_IV_TENSOR ? s[5].u.t : NULL;
+    if (side != NULL) {
+        if (strcmp(side, "left") != 0 && strcmp(side, "right") != 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): side can only be 'left' "
+                                                  "or 'right' but got %s",
+                                 side);
+        }
+        if (right && strcmp(side, "left") == 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): side and right can't be "
+                                                  "set to opposites, got side of left while "
+                                                  "right was True");
+        }
+        right = strcmp(side, "right") == 0;
+    }
+    if (bnd->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"searchsorted_out_cpu\" not implemented for 'Bool'");
+    }
+    if (op->id == PTL_OP_searchsorted_Scalar) {
+        if ((vals = scalar_arg(&s[1])) == NULL) {
+            return -1;
+        }
+    }
+    else {
+        vals = s[1].u.t;
+        ptl_incref(vals);
+    }
+    int rc = search(s, bnd, vals, s[2].u.b, right, sorter);
+    ptl_decref(vals);
+    return rc;
+}
+
+/* bucketize.Tensor(Tensor self, Tensor boundaries, ...) / bucketize.Scalar(Scalar self, ...):
+ * searchsorted with 1-D boundaries */
+static int
+bucketize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *bnd = s[1].u.t, *vals;
+    if (bnd->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "boundaries tensor must be 1 dimension, but got "
+                                              "dim(%d)",
+                             bnd->dim);
+    }
+    if (bnd->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"searchsorted_out_cpu\" not implemented for 'Bool'");
+    }
+    if (op->id == PTL_OP_bucketize_Scalar) {
+        if ((vals = scalar_arg(&s[0])) == NULL) {
+            return -1;
+        }
+    }
+    else {
+        vals = s[0].u.t;
+        ptl_incref(vals);
+    }
+    int rc = search(s, bnd, vals, s[2].u.b, s[3].u.b, NULL);
+    ptl_decref(vals);
+    return rc;
+}
+
+/* ---- one_hot ---- */
+
+/* one_hot(Tensor self, int num_classes=-1): self's shape + [num_classes], int64 */
+static int
+one_hot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *c, *out;
+    int64_t k = s[1].u.i, sizes[PTL_MAX_DIMS];
+    if (self->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "one_hot is only applicable to index tensor of type "
+                                              "LongTensor.");
+    }
+    if (self->dim + 1 > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    if ((c = ptl_contiguous(self)) == NULL) {
+        return -1;
+    }
+    const int64_t *p = (const int64_t *)ptl_tensor_data(c);
+    int64_t max = -1;
+    for (int64_t i = 0; i < c->numel; i++) {
+        if (p[i] < 0) {
+            ptl_decref(c);
+            return ptl_error_set(PTL_ERR_RUNTIME, "Class values must be non-negative.");
+        }
+        max = p[i] > max ? p[i] : max;
+    }
+    if (k == -1) {
+        if (c->numel == 0) {
+            ptl_decref(c);
+            return ptl_error_set(PTL_ERR_RUNTIME, "Can not infer total number of classes from "
+                                                  "empty tensor.");
+        }
+        k = max + 1;
+    }
+    else if (max >= k) {
+        ptl_decref(c);
+        return ptl_error_set(PTL_ERR_RUNTIME, "Class values must be smaller than num_classes.");
+    }
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    sizes[self->dim] = k;
+    if ((out = ptl_empty(self->dim + 1, sizes, PTL_DTYPE_INT64, self->device)) == NULL) {
+        ptl_decref(c);
+        return -1;
+    }
+    int64_t *o = (int64_t *)ptl_tensor_data(out);
+    memset(o, 0, sizeof(int64_t) * (size_t)out->numel);
+    for (int64_t i = 0; i < c->numel; i++) {
+        o[i * k + p[i]] = 1;
+    }
+    ptl_decref(c);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+static const PtlKernelReg summary_cpu_kernels[] = {
+    {PTL_OP__unique2, PTL_KEY_CPU, unique_cpu},
+    {PTL_OP_unique_dim, PTL_KEY_CPU, unique_cpu},
+    {PTL_OP_unique_consecutive, PTL_KEY_CPU, unique_cpu},
+    {PTL_OP_bincount, PTL_KEY_CPU, bincount_cpu},
+    {PTL_OP_histc, PTL_KEY_CPU, histc_cpu},
+    {PTL_OP_searchsorted_Tensor, PTL_KEY_CPU, searchsorted_cpu},
+    {PTL_OP_searchsorted_Scalar, PTL_KEY_CPU, searchsorted_cpu},
+    {PTL_OP_bucketize_Tensor, PTL_KEY_CPU, bucketize_cpu},
+    {PTL_OP_bucketize_Scalar, PTL_KEY_CPU, bucketize_cpu},
+    {PTL_OP_one_hot, PTL_KEY_CPU, one_hot_cpu},
+};
+PTL_DEFINE_REGISTER(summary_cpu_kernels)

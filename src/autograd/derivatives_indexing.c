@@ -1,0 +1,402 @@
+/* derivatives_indexing.c -- derivative formulas of the index ops (the indexing section of
+ * derivatives.def).  Mirrors the index/gather/scatter/masked entries of
+ * tools/autograd/derivatives.yaml and their helpers in FunctionsManual.cpp.
+ *
+ * Edges follow the forward's tensor inputs flattened: for index_put(self, indices, values)
+ * edge 0 is self, edges 1..k the indices and edge k+1 values.  A saved Tensor?[] sits after
+ * the other saved slots, one slot per element (derivatives.h). */
+#include "derivatives_indexing.h"
+#include "formula.h"
+
+/* Zeros of input i's shape in dtype dt (a constant: no history).  New ref or NULL. */
+static PtlTensorImpl *
+zeros_of(PtlNode *n, int i, PtlDtype dt)
+{
+    const PtlInputMeta *m = &n->input_meta[i];
+    PtlIValue zero = ptl_iv_int(0);
+    PtlTensorImpl *z = ptl_empty(m->dim, m->sizes, dt, m->device);
+    if (z != NULL && ptl_fill_scalar(z, &zero) < 0) {
+        PTL_CLEAR(z);
+    }
+    return z;
+}
+
+/* Unpacks the k saved index tensors starting at slot `first` into idx[] (new refs). */
+static int
+saved_list(PtlNode *n, int first, int k, PtlTensorImpl **idx)
+{
+    for (int i = 0; i < k; i++) {
+        idx[i] = NULL;
+    }
+    for (int i = 0; i < k; i++) {
+        if (saved(n, first + i, &idx[i]) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void
+release_list(PtlTensorImpl **idx, int k)
+{
+    for (int i = 0; i < k; i++) {
+        ptl_xdecref(idx[i]);
+    }
+}
+
+/* index(self, indices): self gets zeros.index_put(indices, g, accumulate=True) */
+int
+index_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *idx[PTL_MAX_DIMS], *z;
+    int k = n->num_next - 1, rc = -1;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    if (saved_list(n, 0, k, idx) == 0 && (z = zeros_of(n, 0, gi[0]->dtype)) != NULL) {
+        PtlIValue a[4] = {ptl_iv_tensor(z), ptl_iv_tensorlist(idx, k), ptl_iv_tensor(gi[0]),
+                          ptl_iv_bool(1)};
+        rc = put(n, go, 0, callv(PTL_OP_index_put, 4, a));
+        ptl_decref(z);
+    }
+    release_list(idx, k);
+    return rc;
+}
+
+/* index_put(self, indices, values, accumulate): self gets g (with the written positions
+ * zeroed unless accumulating), values gets g[indices] */
+int
+index_put_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *idx[PTL_MAX_DIMS], *z = NULL;
+    int k = n->num_next - 2, rc = -1;
+    if (saved_list(n, 0, k, idx) < 0) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        if (n->args[3].u.b) {
+            if (put_same(n, go, 0, gi[0]) < 0) {
+                goto done;
+            }
+        }
+        else {
+            if ((z = ptl_scalar_tensor(0.0, gi[0]->dtype, gi[0]->device)) == NULL) {
+                goto done;
+            }
+            PtlIValue a[4] = {ptl_iv_tensor(gi[0]), ptl_iv_tensorlist(idx, k), ptl_iv_tensor(z),
+                              ptl_iv_bool(0)};
+            if (put(n, go, 0, callv(PTL_OP_index_put, 4, a)) < 0) {
+                goto done;
+            }
+        }
+    }
+    if (NEEDS(k + 1)) {
+        PtlIValue a[2] = {ptl_iv_tensor(gi[0]), ptl_iv_tensorlist(idx, k)};
+        if (put(n, go, k + 1, callv(PTL_OP_index_Tensor, 2, a)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ptl_xdecref(z);
+    release_list(idx, k);
+    return rc;
+}
+
+/* index_select(self, dim, index): self gets zeros.index_add(dim, index, g) */
+int
+index_select_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *index = NULL, *z = NULL;
+    int rc = -1;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    if (saved(n, 0, &index) == 0 && (z = zeros_of(n, 0, gi[0]->dtype)) != NULL) {
+        PtlIValue a[4] = {ptl_iv_tensor(z), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(gi[0])};
+        rc = put(n, go, 0, callv(PTL_OP_index_add, 4, a));
+    }
+    ptl_xdecref(z);
+    ptl_xdecref(index);
+    return rc;
+}
+
+/* g.index_select(dim, index) for the source-like edge 2 (times alpha), new ref or NULL */
+static PtlTensorImpl *
+select_of(PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *index)
+{
+    PtlIValue a[3] = {ptl_iv_tensor(g), n->args[1], ptl_iv_tensor(index)};
+    return callv(PTL_OP_index_select, 3, a);
+}
+
+/* g.index_fill(dim, index, 0), new ref or NULL */
+static PtlTensorImpl *
+fill_zero(PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *index)
+{
+    PtlIValue a[4] = {ptl_iv_tensor(g), n->args[1], ptl_iv_tensor(index), ptl_iv_int(0)};
+    return callv(PTL_OP_index_fill_int_Scalar, 4, a);
+}
+
+/* index_add(self, dim, index, source, alpha): self gets g, source gets
+ * alpha * g.index_select(dim, index) */
+int
+index_add_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *index = NULL, *sel = NULL;
+    double alpha = ptl_iv_to_double(&n->args[4]);
+    int rc = -1;
+    if (NEEDS(0) && put_same(n, go, 0, gi[0]) < 0) {
+        return -1;
+    }
+    if (!NEEDS(2)) {
+        return 0;
+    }
+    if (saved(n, 0, &index) == 0 && (sel = select_of(n, gi[0], index)) != NULL) {
+        rc = alpha == 1.0 ? put_same(n, go, 2, sel) : put(n, go, 2, mul_num(sel, alpha));
+    }
+    ptl_xdecref(sel);
+    ptl_xdecref(index);
+    return rc;
+}
+
+/* index_copy(self, dim, index, source): self gets g with the copied slices zeroed, source
+ * gets g.index_select(dim, index) */
+int
+index_copy_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *index = NULL;
+    int rc = -1;
+    if (saved(n, 0, &index) < 0) {
+        goto done;
+    }
+    if (NEEDS(0) && put(n, go, 0, fill_zero(n, gi[0], index)) < 0) {
+        goto done;
+    }
+    if (NEEDS(2) && put(n, go, 2, select_of(n, gi[0], index)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    ptl_xdecref(index);
+    return rc;
+}
+
+/* index_fill(self, dim, index, value): self gets g with the filled slices zeroed; a tensor
+ * value gets the sum of g over them */
+int
+index_fill_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *index = NULL;
+    int rc = -1;
+    if (saved(n, 0, &index) < 0) {
+        goto done;
+    }
+    if (NEEDS(0) && put(n, go, 0, fill_zero(n, gi[0], index)) < 0) {
+        goto done;
+    }
+    if (n->num_next > 2 && NEEDS(2)) {
+        PtlTensorImpl *sel = select_of(n, gi[0], index);
+        if (sel == NULL || put(n, go, 2, op1(PTL_OP_sum, sel)) < 0) {
+            ptl_xdecref(sel);
+            goto done;
+        }
+        ptl_decref(sel);
+    }
+    rc = 0;
+done:
+    ptl_xdecref(index);
+    return rc;
+}
+
+/* g.gather(dim, index), new ref or NULL */
+static PtlTensorImpl *
+gather_of(PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *index)
+{
+    PtlIValue a[3] = {ptl_iv_tensor(g), n->args[1], ptl_iv_tensor(index)};
+    return callv(PTL_OP_gather, 3, a);
+}
+
+/* gather(self, dim, index): self gets zeros.scatter_add(dim, index, g) */
+int
+gather_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *index = NULL, *z = NULL;
+    int rc = -1;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    if (saved(n, 0, &index) == 0 && (z = zeros_of(n, 0, gi[0]->dtype)) != NULL) {
+        PtlIValue a[4] = {ptl_iv_tensor(z), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(gi[0])};
+        rc = put(n, go, 0, callv(PTL_OP_scatter_add, 4, a));
+    }
+    ptl_xdecref(z);
+    ptl_xdecref(index);
+    return rc;
+}
+
+/* scatter(self, dim, index, src|value): self gets g with the written positions zeroed,
+ * a tensor src gets g.gather(dim, index) */
+int
+scatter_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *index = NULL;
+    int rc = -1;
+    if (saved(n, 0, &index) < 0) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        PtlIValue a[4] = {ptl_iv_tensor(gi[0]), n->args[1], ptl_iv_tensor(index), ptl_iv_int(0)};
+        if (put(n, go, 0, callv(PTL_OP_scatter_value, 4, a)) < 0) {
+            goto done;
+        }
+    }
+    if (n->num_next > 2 && NEEDS(2) && put(n, go, 2, gather_of(n, gi[0], index)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    ptl_xdecref(index);
+    return rc;
+}
+
+/* scatter_add(self, dim, index, src): self gets g, src gets g.gather(dim, index) */
+int
+scatter_add_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *index = NULL;
+    int rc = -1;
+    if (NEEDS(0) && put_same(n, go, 0, gi[0]) < 0) {
+        return -1;
+    }
+    if (!NEEDS(2)) {
+        return 0;
+    }
+    if (saved(n, 0, &index) == 0) {
+        rc = put(n, go, 2, gather_of(n, gi[0], index));
+    }
+    ptl_xdecref(index);
+    return rc;
+}
+
+/* masked_fill(self, mask, value): self gets g.masked_fill(mask, 0); a tensor value gets the
+ * sum of g where mask is set */
+int
+masked_fill_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *mask = NULL;
+    int rc = -1;
+    if (saved(n, 0, &mask) < 0) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(mask), ptl_iv_int(0)};
+        if (put(n, go, 0, callv(PTL_OP_masked_fill_Scalar, 3, a)) < 0) {
+            goto done;
+        }
+    }
+    if (n->num_next > 2 && NEEDS(2) && put(n, go, 2, op2(PTL_OP_mul_Tensor, gi[0], mask)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    ptl_xdecref(mask);
+    return rc;
+}
+
+/* masked_scatter(self, mask, source): self gets g.masked_fill(mask, 0); source's leading
+ * elements get g.masked_select(mask), the rest zero */
+int
+masked_scatter_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *mask = NULL, *sel = NULL, *z = NULL, *pos = NULL, *flat = NULL;
+    PtlIValue zero = ptl_iv_int(0);
+    int rc = -1;
+    if (saved(n, 0, &mask) < 0) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(mask), ptl_iv_int(0)};
+        if (put(n, go, 0, callv(PTL_OP_masked_fill_Scalar, 3, a)) < 0) {
+            goto done;
+        }
+    }
+    if (NEEDS(2)) {
+        const PtlInputMeta *m = &n->input_meta[2];
+        int64_t numel = 1;
+        for (int d = 0; d < m->dim; d++) {
+            numel *= m->sizes[d];
+        }
+        if ((sel = op2(PTL_OP_masked_select, gi[0], mask)) == NULL ||
+            (z = ptl_empty(1, &numel, sel->dtype, sel->device)) == NULL ||
+            ptl_fill_scalar(z, &zero) < 0 ||
+            (pos = ptl_empty(1, &sel->numel, PTL_DTYPE_INT64, sel->device)) == NULL) {
+            goto done;
+        }
+        for (int64_t i = 0; i < sel->numel; i++) {
+            ((int64_t *)ptl_tensor_data(pos))[i] = i;
+        }
+        PtlTensorImpl *list[1] = {pos};
+        PtlIValue b[4] = {ptl_iv_tensor(z), ptl_iv_tensorlist(list, 1), ptl_iv_tensor(sel),
+                          ptl_iv_bool(0)};
+        if ((flat = callv(PTL_OP_index_put, 4, b)) == NULL) {
+            goto done;
+        }
+        PtlIValue r[2] = {ptl_iv_tensor(flat), ptl_iv_intlist(m->sizes, m->dim)};
+        if (put(n, go, 2, callv(PTL_OP_reshape, 2, r)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ptl_xdecref(mask);
+    ptl_xdecref(sel);
+    ptl_xdecref(z);
+    ptl_xdecref(pos);
+    ptl_xdecref(flat);
+    return rc;
+}
+
+/* take(self, index): self gets zeros(numel).index_put([index.flatten()], g.flatten(),
+ * accumulate=True) reshaped to self's shape */
+int
+take_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    const PtlInputMeta *m = &n->input_meta[0];
+    PtlTensorImpl *index = NULL, *z = NULL, *fi = NULL, *fg = NULL, *acc = NULL;
+    PtlIValue zero = ptl_iv_int(0);
+    int64_t numel = 1, minus1 = -1;
+    int rc = -1;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    for (int d = 0; d < m->dim; d++) {
+        numel *= m->sizes[d];
+    }
+    if (saved(n, 0, &index) < 0 || (z = ptl_empty(1, &numel, gi[0]->dtype, m->device)) == NULL ||
+        ptl_fill_scalar(z, &zero) < 0) {
+        goto done;
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(index), ptl_iv_intlist(&minus1, 1)};
+    if ((fi = callv(PTL_OP_reshape, 2, a)) == NULL) {
+        goto done;
+    }
+    a[0] = ptl_iv_tensor(gi[0]);
+    if ((fg = callv(PTL_OP_reshape, 2, a)) == NULL) {
+        goto done;
+    }
+    PtlTensorImpl *list[1] = {fi};
+    PtlIValue b[4] = {ptl_iv_tensor(z), ptl_iv_tensorlist(list, 1), ptl_iv_tensor(fg),
+                      ptl_iv_bool(1)};
+    if ((acc = callv(PTL_OP_index_put, 4, b)) == NULL) {
+        goto done;
+    }
+    PtlIValue r[2] = {ptl_iv_tensor(acc), ptl_iv_intlist(m->sizes, m->dim)};
+    rc = put(n, go, 0, callv(PTL_OP_reshape, 2, r));
+done:
+    ptl_xdecref(index);
+    ptl_xdecref(z);
+    ptl_xdecref(fi);
+    ptl_xdecref(fg);
+    ptl_xdecref(acc);
+    return rc;
+}

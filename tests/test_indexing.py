@@ -1,0 +1,803 @@
+"""Advanced indexing and the index ops (src/aten/native/index.c, summary.c,
+src/python/indexing.c) against NumPy, their errors against PyTorch's wording, and a float64
+gradcheck of every formula of the indexing section of derivatives.def."""
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite.autograd import gradcheck, gradgradcheck
+
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
+                     assert_close, make, torch)
+
+GEN = np.random.default_rng(1234)
+
+
+def rand_index(size, shape, seed=0):
+    """int64 indices in [-size, size) (negative ones included) as ndarray."""
+    return np.random.default_rng(seed).integers(-size, size, size=shape).astype(np.int64)
+
+
+def ref(a):
+    """The float64 (or exact) reference of an ndarray."""
+    return a.astype(np.float64) if a.dtype.kind == "f" else a
+
+
+# ---- __getitem__: placement of advanced dims, vs NumPy ----
+
+GETITEM_CASES = [
+    lambda t: ([0, 2, -1],),
+    lambda t: (slice(None), [0, 1], [1, 3]),                    # adjacent: in place
+    lambda t: ([0, 1], slice(None), [1, 3]),                    # separated: front
+    lambda t: (Ellipsis, [4, 0]),
+    lambda t: (None, [1], None, slice(1, 3), [2, 3]),
+    lambda t: (t([[0], [1]]), 1, t([1, 2])),                    # int between tensors
+    lambda t: (slice(None), t([[1, 0], [2, 2]]), 0),            # 2-D index, int after
+    lambda t: ([True, False, True],),                           # list of bools
+    lambda t: (t(np.arange(60).reshape(3, 4, 5) % 3 == 0),),     # 3-D mask
+    lambda t: (slice(None), t(np.array([True, False, True, True])), slice(0, 2)),
+    lambda t: (1, t(np.array([[True, False, True, True, False]] * 4))),  # 2-D mask after int
+    lambda t: (t(np.array(1)), [0, 2]),                          # 0-dim int tensor: select
+    lambda t: ([],),                                            # empty list
+    lambda t: ([0, 0, 1], slice(None, None, 2), [[0], [2]], 3),
+]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("case", range(len(GETITEM_CASES)))
+def test_getitem_placement(case, layout):
+    x, a = make((3, 4, 5, 6), ptl.float32, layout, seed=case)
+    got = x[GETITEM_CASES[case](ptl.tensor)]
+    assert_close(got, ref(a[GETITEM_CASES[case](np.array)]), dtype=ptl.float32)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", [s for s in SHAPES if len(s) > 0])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_getitem_int_and_mask_all_dtypes(shape, dtype, layout):
+    x, a = make(shape, dtype, layout)
+    idx = rand_index(shape[0], (3,)) if shape[0] else np.zeros(0, np.int64)
+    assert_close(x[ptl.tensor(idx)], ref(a[idx]), dtype=dtype)
+    mask = np.random.default_rng(3).integers(0, 2, size=shape).astype(bool)
+    assert_close(x[ptl.tensor(mask)], ref(a[mask]), dtype=dtype)
+
+
+def test_getitem_int32_index_and_uint8_mask():
+    x, a = make((4, 3), ptl.int64)
+    idx = np.array([3, -4, 1], dtype=np.int32)
+    assert_close(x[ptl.tensor(idx)], a[idx])
+    m = np.array([1, 0, 1, 1], dtype=np.uint8)
+    assert_close(x[ptl.tensor(m)], a[m.astype(bool)])
+
+
+def test_getitem_bool_scalars_and_view_semantics():
+    x, a = make((3, 2), ptl.float64)
+    assert_close(x[ptl.tensor(True)], a[None])
+    assert_close(x[ptl.tensor(False)], a[None][:0])
+    y = x[[0, 1]]            # advanced indexing copies
+    y[0, 0] = 100.0
+    assert x[0, 0].item() == a[0, 0]
+
+
+# ---- __setitem__ through index_put_ ----
+
+SETITEM_CASES = [
+    (lambda t: ([0, 2],), lambda s: np.arange(np.prod(s[1:])).reshape(s[1:])),   # broadcast row
+    (lambda t: (slice(None), [1, 3]), lambda s: 7.5),
+    (lambda t: ([0, 1], [1, 3]), lambda s: np.arange(2.0)),
+    (lambda t: (t(np.arange(12).reshape(3, 4) % 5 == 0),), lambda s: -1.0),
+    (lambda t: (Ellipsis, [0]), lambda s: np.ones((s[0], 1))),
+    (lambda t: ([[0], [2]], [1, 3]), lambda s: np.array([[1.0, 2.0], [3.0, 4.0]])),
+]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("case", range(len(SETITEM_CASES)))
+def test_setitem(case, layout):
+    idx_fn, val_fn = SETITEM_CASES[case]
+    x, a = make((3, 4), ptl.float64, layout, seed=case)
+    a = a.copy()
+    v = val_fn(a.shape)
+    x[idx_fn(ptl.tensor)] = ptl.tensor(v) if isinstance(v, np.ndarray) else v
+    a[idx_fn(np.array)] = v
+    assert_close(x, a)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_setitem_value_is_converted_to_self_dtype(dtype):
+    x, a = make((4, 3), dtype)
+    a = a.copy()
+    x[[1, 3]] = ptl.tensor([1, 0, 1], dtype=ptl.int64)
+    a[[1, 3]] = np.array([1, 0, 1]).astype(a.dtype)
+    assert_close(x, ref(a), dtype=dtype)
+    x[x.to(ptl.bool)] = 1
+    a[a.astype(bool)] = 1
+    assert_close(x, ref(a), dtype=dtype)
+
+
+def test_setitem_from_list_and_scalar_exact_int64():
+    x = ptl.zeros(4, dtype=ptl.int64)
+    x[[0, 3]] = [2 ** 60 + 1, -5]
+    assert x.tolist() == [2 ** 60 + 1, 0, 0, -5]
+    x[ptl.tensor([1])] = 2 ** 62 + 3
+    assert x.tolist() == [2 ** 60 + 1, 2 ** 62 + 3, 0, -5]
+
+
+def test_setitem_bumps_version():
+    x = ptl.zeros(3)
+    v = x._version
+    x[[0]] = 1.0
+    assert x._version > v
+
+
+# ---- index_put / index_put_ ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS[:3])
+def test_index_put_accumulate(dtype, layout):
+    x, a = make((5, 3), dtype, layout, low=0, high=3)
+    idx = np.array([0, 4, 0, -1, 2])
+    v, b = make((5, 3), dtype, seed=2, low=0, high=3)
+    got = ptl.index_put(x, (ptl.tensor(idx),), v, True)
+    exp = ref(a).astype(np.float64 if dtype in FLOAT_DTYPES else np.int64)
+    if dtype == ptl.bool:
+        exp = a.astype(np.int64)
+    np.add.at(exp, idx, ref(b).astype(exp.dtype))
+    if dtype == ptl.bool:
+        exp = exp != 0
+    elif dtype in INT_DTYPES:
+        exp = exp.astype(NP_DTYPE[dtype])
+    assert_close(got, exp, dtype=dtype)
+    assert_close(x, ref(a))   # functional form leaves self alone
+
+
+def test_index_put_inplace_returns_self():
+    x = ptl.zeros(2, 3)
+    r = x.index_put_((ptl.tensor([1]), ptl.tensor([2])), ptl.tensor(5.0))
+    assert r is x and x.tolist() == [[0, 0, 0], [0, 0, 5.0]]
+
+
+# ---- index_select, index_add, index_copy, index_fill ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_index_select(shape, dtype, layout):
+    x, a = make(shape, dtype, layout)
+    for dim in range(max(len(shape), 1)):
+        size = shape[dim] if shape else 1
+        idx = (rand_index(size, (4,), seed=dim) % size) if size else np.zeros(0, np.int64)
+        got = x.index_select(dim, ptl.tensor(idx))
+        exp = np.take(a.reshape(1) if not shape else a, idx, axis=dim)
+        assert_close(got, ref(exp), dtype=dtype)
+
+
+def test_index_select_out_and_scalar_index():
+    x, a = make((3, 4), ptl.float32)
+    out = ptl.empty(0)
+    r = ptl.index_select(x, 1, ptl.tensor([2, 0]), out=out)
+    assert r is out
+    assert_close(out, ref(a[:, [2, 0]]))
+    assert_close(x.index_select(0, ptl.tensor(1)), ref(a[[1]]))
+    assert_close(ptl.tensor(3.0).index_select(0, ptl.tensor(0)), np.array(3.0))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_index_add_copy_fill(dtype, dim):
+    x, a = make((4, 5), dtype, "transposed", low=0, high=3)
+    idx = np.array([3, 0, 3])
+    shape = list(a.shape)
+    shape[dim] = 3
+    s, b = make(shape, dtype, seed=5, low=0, high=3)
+    alpha = True if dtype == ptl.bool else (2 if dtype not in FLOAT_DTYPES else 1.5)
+    wide = np.int64 if dtype not in FLOAT_DTYPES else np.float64
+    exp = np.moveaxis(ref(a).astype(wide).copy(), dim, 0)
+    np.add.at(exp, idx, np.moveaxis(ref(b).astype(wide), dim, 0) * alpha)
+    exp = np.moveaxis(exp, 0, dim)
+    exp = exp != 0 if dtype == ptl.bool else exp.astype(wide if dtype in FLOAT_DTYPES
+                                                           else NP_DTYPE[dtype])
+    assert_close(x.index_add(dim, ptl.tensor(idx), s, alpha=alpha), exp, dtype=dtype)
+    uidx = np.array([4 if dim != 0 else 3, 0, 2])
+    exp = np.moveaxis(ref(a).copy(), dim, 0)
+    exp[uidx] = np.moveaxis(ref(b), dim, 0)
+    assert_close(x.index_copy(dim, ptl.tensor(uidx), s), np.moveaxis(exp, 0, dim), dtype=dtype)
+    y = x.clone()
+    assert y.index_fill_(dim, ptl.tensor(uidx), 1) is y
+    exp = np.moveaxis(ref(a).copy(), dim, 0)
+    exp[uidx] = 1
+    assert_close(y, np.moveaxis(exp, 0, dim), dtype=dtype)
+    assert_close(x.index_fill(dim, ptl.tensor([1]), ptl.tensor(0, dtype=dtype)),
+                 np.where(np.arange(a.shape[dim]).reshape([-1, 1][::1 if dim == 0 else -1]) == 1,
+                          0, ref(a)), dtype=dtype)
+
+
+# ---- gather / scatter ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_gather_scatter(dtype, layout, dim):
+    x, a = make((3, 4, 5), dtype, layout, low=0, high=3)
+    # index smaller than self off the axis; NumPy wants equal sizes, so compare with a slice
+    ishape = [2, 3, 4]
+    ishape[dim] = 6
+    sl = tuple(slice(0, n) if d != dim else slice(None) for d, n in enumerate(ishape))
+    idx = np.random.default_rng(dim).integers(0, a.shape[dim], size=ishape)
+    got = x.gather(dim, ptl.tensor(idx))
+    assert_close(got, ref(np.take_along_axis(a[sl], idx, dim)), dtype=dtype)
+    # scatter with distinct targets along dim, so the result is well defined
+    uidx = np.argsort(np.random.default_rng(7).random(a.shape), axis=dim)[sl]
+    uidx = np.take(uidx, range(2), axis=dim)
+    src, b = make(uidx.shape, dtype, seed=9, low=0, high=3)
+    exp = ref(a).copy()
+    np.put_along_axis(exp[sl], uidx, ref(b), dim)
+    assert_close(x.scatter(dim, ptl.tensor(uidx), src), exp, dtype=dtype)
+    exp = ref(a).copy()
+    np.put_along_axis(exp[sl], uidx, 1, dim)
+    assert_close(x.scatter(dim, ptl.tensor(uidx), 1), exp, dtype=dtype)
+
+
+def scatter_reduce_ref(a, dim, idx, b, reduce, include_self):
+    """Loop reference of scatter_reduce on 2-D arrays (float64 / int64)."""
+    out = a.copy()
+    touched = {}
+    for i in range(idx.shape[0]):
+        for j in range(idx.shape[1]):
+            k = (idx[i, j], j) if dim == 0 else (i, idx[i, j])
+            touched.setdefault(k, [a[k]] if include_self else []).append(b[i, j])
+    for k, vals in touched.items():
+        vals = np.array(vals)
+        if reduce == "sum":
+            out[k] = vals.sum()
+        elif reduce == "prod":
+            out[k] = vals.prod()
+        elif reduce == "amax":
+            out[k] = vals.max()
+        elif reduce == "amin":
+            out[k] = vals.min()
+        else:
+            out[k] = vals.sum() / len(vals) if out.dtype.kind == "f" else \
+                np.floor_divide(vals.sum(), len(vals))
+    return out
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64, ptl.int16, ptl.float16])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scatter_reduce(dtype, reduce, include_self, dim):
+    x, a = make((3, 4), dtype, "transposed", seed=1, low=-3, high=3)
+    idx = np.random.default_rng(4).integers(0, a.shape[dim], size=(3, 4))
+    s, b = make((3, 4), dtype, seed=2, low=-3, high=3)
+    wide = np.float64 if dtype in FLOAT_DTYPES else np.int64
+    exp = scatter_reduce_ref(ref(a).astype(wide), dim, idx, ref(b).astype(wide), reduce,
+                             include_self)
+    got = x.scatter_reduce(dim, ptl.tensor(idx), s, reduce, include_self=include_self)
+    assert_close(got, exp if dtype in FLOAT_DTYPES else exp.astype(NP_DTYPE[dtype]),
+                 dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_scatter_add_and_legacy_reduce(dtype):
+    x, a = make((3, 4), dtype, low=0, high=2)
+    idx = np.array([[0, 1, 2, 0], [2, 2, 0, 1]])
+    s, b = make((2, 4), dtype, seed=3, low=0, high=2)
+    wide = np.float64 if dtype in FLOAT_DTYPES else np.int64
+    for op, reduce in [("scatter_add", "sum"), ("add", "sum"), ("multiply", "prod")]:
+        exp = scatter_reduce_ref(ref(a).astype(wide), 0, idx, ref(b).astype(wide), reduce, True)
+        exp = exp != 0 if dtype == ptl.bool else exp.astype(
+            wide if dtype in FLOAT_DTYPES else NP_DTYPE[dtype])
+        got = (x.scatter_add(0, ptl.tensor(idx), s) if op == "scatter_add"
+               else x.scatter(0, ptl.tensor(idx), s, reduce=op))
+        assert_close(got, exp, dtype=dtype)
+    y = x.clone()
+    assert y.scatter_add_(0, ptl.tensor(idx), s) is y
+
+
+# ---- masked ops, take, take_along_dim ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_masked_ops(shape, dtype, layout):
+    x, a = make(shape, dtype, layout)
+    mask = np.random.default_rng(2).integers(0, 2, size=shape).astype(bool)
+    m = ptl.tensor(mask)
+    assert_close(x.masked_fill(m, 1), ref(np.where(mask, np.array(1).astype(a.dtype), a)),
+                 dtype=dtype)
+    assert_close(x.masked_select(m), ref(a[mask]), dtype=dtype)
+    src, b = make((int(np.prod(shape)) + 2,), dtype, seed=4)
+    exp = a.copy()
+    exp[mask] = b[:int(mask.sum())]
+    assert_close(x.masked_scatter(m, src), ref(exp), dtype=dtype)
+
+
+def test_masked_broadcasting_and_inplace():
+    x, a = make((3, 4), ptl.float32)
+    m = np.array([True, False, True, False])
+    assert_close(x.masked_fill(ptl.tensor(m), ptl.tensor(2.0)), ref(np.where(m, 2.0, a)))
+    assert_close(x.masked_select(ptl.tensor(m[:, None][:3, :1].repeat(1, 1))),
+                 ref(np.broadcast_to(a, (3, 4))[np.broadcast_to(m[:3, None], (3, 4))]))
+    col = ptl.tensor([[True], [False], [True]])
+    assert_close(ptl.zeros(4).masked_fill(col, 1.0), np.where(col.numpy(), 1.0, np.zeros((3, 4))))
+    y = x.clone()
+    assert y.masked_fill_(ptl.tensor(m), -1.0) is y
+    assert_close(y, ref(np.where(m, -1.0, a)))
+    y.masked_scatter_(ptl.tensor(~m), ptl.arange(12.0))
+    m2 = np.broadcast_to(m, (3, 4))
+    exp = np.where(m2, -1.0, 0.0)
+    exp[~m2] = np.arange(6.0)
+    assert_close(y, exp)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", [s for s in SHAPES if np.prod(s) > 0])
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_take(shape, dtype, layout):
+    x, a = make(shape, dtype, layout)
+    n = int(np.prod(shape))
+    idx = rand_index(n, (2, 3))
+    assert_close(x.take(ptl.tensor(idx)), ref(np.take(a.reshape(-1), idx)), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.int32, ptl.bool])
+def test_take_along_dim(dtype):
+    x, a = make((3, 4), dtype, "transposed")
+    idx = np.argsort(ref(a).astype(np.float64), axis=1, kind="stable")
+    assert_close(ptl.take_along_dim(x, ptl.tensor(idx), dim=1), ref(np.take_along_axis(a, idx, 1)))
+    row = np.array([[2, 0, 1, 1]])
+    assert_close(x.take_along_dim(ptl.tensor(row), dim=0), ref(np.take_along_axis(a, row, 0)))
+    col = np.array([[1], [0], [3]])   # broadcast along the other dim
+    assert_close(x.take_along_dim(ptl.tensor(col), dim=1), ref(np.take_along_axis(a, col, 1)))
+    flat = np.array([11, 0, 5])
+    assert_close(ptl.take_along_dim(x, ptl.tensor(flat)), ref(np.take(a.reshape(-1), flat)))
+
+
+# ---- nonzero, argwhere, where ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_nonzero(shape, dtype, layout):
+    x, a = make(shape, dtype, layout, low=-1, high=1)
+    assert_close(ptl.nonzero(x), np.argwhere(a), dtype=ptl.int64)
+    assert_close(ptl.argwhere(x), np.argwhere(a))
+    got = x.nonzero(as_tuple=True)
+    exp = np.nonzero(np.atleast_1d(a))
+    assert len(got) == len(exp)
+    for g, e in zip(got, exp):
+        assert_close(g, e)
+    for g, e in zip(ptl.where(x), exp):
+        assert_close(g, e)
+
+
+# ---- unique, unique_consecutive ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_unique(shape, dtype):
+    x, a = make(shape, dtype, "transposed", low=-2, high=2)
+    vals, inv, counts = ptl.unique(x, return_inverse=True, return_counts=True)
+    ev, ei, ec = np.unique(a, return_inverse=True, return_counts=True)
+    assert_close(vals, ref(ev), dtype=dtype)
+    assert_close(inv, ei.reshape(a.shape))
+    assert_close(counts, ec)
+    assert_close(ptl.unique(x), ref(ev))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_unique_dim(dim):
+    a = np.array([[1, 2, 1, 2], [0, 1, 0, 3], [1, 2, 1, 2]])
+    v, i, c = ptl.unique(ptl.tensor(a), dim=dim, return_inverse=True, return_counts=True)
+    ev, ei, ec = np.unique(a, axis=dim, return_inverse=True, return_counts=True)
+    assert_close(v, ev)
+    assert_close(i, ei.reshape(-1))
+    assert_close(c, ec)
+
+
+def consecutive_ref(a):
+    a = a.reshape(-1)
+    starts = [0] + [i for i in range(1, len(a)) if a[i] != a[i - 1]]
+    counts = np.diff(starts + [len(a)])
+    return a[starts], np.repeat(np.arange(len(starts)), counts), counts
+
+
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.float32, ptl.bool, ptl.uint8])
+def test_unique_consecutive(dtype):
+    x, a = make((9,), dtype, low=0, high=1)
+    v, i, c = ptl.unique_consecutive(x, return_inverse=True, return_counts=True)
+    ev, ei, ec = consecutive_ref(a)
+    assert_close(v, ref(ev), dtype=dtype)
+    assert_close(i, ei)
+    assert_close(c, ec)
+    rows = ptl.tensor([[1, 1], [1, 1], [2, 0], [1, 1]])
+    v, c = rows.unique_consecutive(return_counts=True, dim=0)
+    assert v.tolist() == [[1, 1], [2, 0], [1, 1]] and c.tolist() == [2, 1, 1]
+
+
+# ---- bincount, histc, searchsorted, bucketize, one_hot ----
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_bincount(dtype):
+    a = np.random.default_rng(0).integers(0, 6, size=20).astype(NP_DTYPE[dtype])
+    assert_close(ptl.bincount(ptl.tensor(a)), np.bincount(a), dtype=ptl.int64)
+    assert_close(ptl.tensor(a).bincount(minlength=10), np.bincount(a, minlength=10))
+    w = np.random.default_rng(1).random(20)
+    assert_close(ptl.bincount(ptl.tensor(a), weights=ptl.tensor(w)), np.bincount(a, w),
+                 dtype=ptl.float64)
+    assert_close(ptl.bincount(ptl.tensor(a), ptl.tensor(w, dtype=ptl.float32)),
+                 np.bincount(a, w.astype(np.float32)), dtype=ptl.float32)
+    assert_close(ptl.bincount(ptl.tensor(a), ptl.tensor(a)), np.bincount(a, a),
+                 dtype=ptl.float64)
+    assert_close(ptl.bincount(ptl.tensor([], dtype=dtype)), np.zeros(0, np.int64))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_histc(dtype, layout):
+    x, a = make((4, 5), dtype, layout)
+    exp, _ = np.histogram(ref(a), bins=7, range=(-3, 3))
+    assert_close(ptl.histc(x, bins=7, min=-3, max=3), exp, dtype=dtype)
+    lo, hi = ref(a).min(), ref(a).max()
+    exp, _ = np.histogram(ref(a), bins=5, range=(lo, hi))
+    assert_close(x.histc(5), exp, dtype=dtype)
+    assert_close(ptl.histc(ptl.tensor([1.0, 1.0], dtype=dtype), bins=4), np.array([0, 0, 2, 0]))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64, ptl.int16, ptl.uint8,
+                                   ptl.float16])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_bucketize(dtype, right):
+    b = np.array([0, 1, 1, 3, 4, 7]).astype(NP_DTYPE[dtype])
+    v, va = make((3, 4), dtype, "transposed", low=0, high=7)
+    side = "right" if right else "left"
+    exp = np.searchsorted(ref(b), ref(va), side=side)
+    assert_close(ptl.searchsorted(ptl.tensor(b), v, right=right), exp, dtype=ptl.int64)
+    assert_close(ptl.searchsorted(ptl.tensor(b), v, side=side, out_int32=True), exp,
+                 dtype=ptl.int32)
+    assert_close(ptl.bucketize(v, ptl.tensor(b), right=right), exp)
+    # bucketize's right=False is np.digitize's right=True
+    assert_close(ptl.bucketize(v, ptl.tensor(b), right=right),
+                 np.digitize(ref(va), ref(b), right=not right))
+    assert ptl.searchsorted(ptl.tensor(b), 3, right=right).item() == \
+        np.searchsorted(ref(b), 3, side=side)
+    assert ptl.bucketize(3, ptl.tensor(b), right=right).item() == \
+        np.searchsorted(ref(b), 3, side=side)
+
+
+def test_searchsorted_rows_and_sorter():
+    b = np.sort(GEN.integers(0, 10, size=(3, 5)), axis=1)
+    v = GEN.integers(0, 10, size=(3, 4))
+    got = ptl.searchsorted(ptl.tensor(b), ptl.tensor(v))
+    assert_close(got, np.stack([np.searchsorted(b[i], v[i]) for i in range(3)]))
+    unsorted = np.array([5.0, 1.0, 3.0, 9.0])
+    order = np.argsort(unsorted)
+    q = np.array([0.0, 3.0, 4.0, 10.0])
+    assert_close(ptl.searchsorted(ptl.tensor(unsorted), ptl.tensor(q), sorter=ptl.tensor(order)),
+                 np.searchsorted(unsorted, q, sorter=order))
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (5,), (2, 3)])
+def test_one_hot(shape):
+    a = np.random.default_rng(0).integers(0, 4, size=shape)
+    assert_close(ptl.nn.functional.one_hot(ptl.tensor(a), 6), np.eye(6, dtype=np.int64)[a])
+    if a.size:
+        k = int(a.max()) + 1
+        assert_close(ptl.nn.functional.one_hot(ptl.tensor(a)), np.eye(k, dtype=np.int64)[a])
+
+
+# ---- errors: PyTorch's type and wording (checked against torch itself when installed) ----
+
+def f32(*s):
+    return lambda lib: lib.arange(float(np.prod(s))).reshape(*s)
+
+
+ERRORS = [
+    (lambda L: f32(3)(L)[[5]], IndexError, "index 5 is out of bounds for dimension 0 with size 3"),
+    (lambda L: f32(2, 3)(L)[[0], [4]], IndexError,
+     "index 4 is out of bounds for dimension 1 with size 3"),
+    (lambda L: f32(4)(L)[L.tensor([True, False, True])], IndexError,
+     "The shape of the mask [3] at index 0 does not match the shape of the indexed tensor [4] "
+     "at index 0"),
+    (lambda L: f32(4)(L)[L.tensor([1.0])], IndexError,
+     "tensors used as indices must be long, int, byte or bool tensors"),
+    (lambda L: f32(2, 3)(L)[[0, 1], [0, 1, 2]], IndexError,
+     "shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]"),
+    (lambda L: f32(2, 3)(L)[[0], [0], [0]], IndexError, "too many indices for tensor of dimension 2"),
+    (lambda L: L.index_put(f32(2, 3)(L), (L.tensor([0]),), L.tensor([1.0], dtype=L.float64)),
+     RuntimeError, "Index put requires the source and destination dtypes match, got Float for "
+                   "the destination and Double for the source."),
+    (lambda L: f32(2, 3)(L).__setitem__(L.tensor([0, 1]), L.ones(3, 3)), RuntimeError,
+     "shape mismatch: value tensor of shape [3, 3] cannot be broadcast to indexing result of "
+     "shape [2, 3]"),
+    (lambda L: f32(2, 3)(L).index_select(0, L.tensor([[0]])), IndexError,
+     "index_select(): Index is supposed to be a vector"),
+    (lambda L: f32(2, 3)(L).index_select(0, L.tensor([0.0])), RuntimeError,
+     "index_select(): Expected dtype int32 or int64 for index"),
+    (lambda L: f32(2, 3)(L).index_select(0, L.tensor([5])), IndexError,
+     "index out of range in self"),
+    (lambda L: f32(2, 3)(L).index_add_(0, L.tensor([0, 1]), L.ones(3, 3)), RuntimeError,
+     "index_add_(): Number of indices (2) should be equal to source.size(dim): (3), for dim: 0"),
+    (lambda L: f32(2, 3)(L).index_add_(0, L.tensor([0]), L.ones(1, 3, dtype=L.float64)),
+     RuntimeError, "index_add_(): self (Float) and source (Double) must have the same scalar type"),
+    (lambda L: f32(2, 3)(L).index_add_(0, L.tensor([4]), L.ones(1, 3)), RuntimeError,
+     "index 4 is out of bounds for dimension 0 with size 2"),
+    (lambda L: f32(2, 3)(L).index_add_(0, L.tensor([0.0]), L.ones(1, 3)), RuntimeError,
+     "index_add_(): Expected dtype int32/int64 for index but got: Float"),
+    (lambda L: f32(2, 3)(L).index_add_(0, L.tensor([0]), L.ones(1, 4)), RuntimeError,
+     "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+     "self.shape = [2, 3] source.shape = [1, 4]"),
+    (lambda L: f32(2, 3)(L).index_copy_(0, L.tensor([0, 1]), L.ones(3, 3)), IndexError,
+     "index_copy_(): Number of indices (2) should be equal to source.size(dim) (3)"),
+    (lambda L: f32(2, 3)(L).index_copy_(0, L.tensor([4]), L.ones(1, 3)), IndexError,
+     "index_copy_(): index 4 is out of bounds for dimension 0 with size 2"),
+    (lambda L: f32(2, 3)(L).index_copy_(0, L.tensor([0]), L.ones(1, 3, dtype=L.float64)),
+     RuntimeError, "index_copy_(): self and source expected to have the same dtype, but got "
+                   "(self) Float and (source) Double"),
+    (lambda L: f32(2, 3)(L).index_fill_(0, L.tensor([4]), 1.0), IndexError,
+     "index 4 is out of bounds for dimension 0 with size 2"),
+    (lambda L: f32(2, 3)(L).index_fill_(0, L.tensor([0]), L.tensor([1.0, 2.0])), RuntimeError,
+     "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+     "dimension(s)."),
+    (lambda L: f32(2, 3)(L).index_fill_(0, L.tensor([0.0]), 1.0), IndexError,
+     "index_fill_(): Expected dtype int64 for index."),
+    (lambda L: f32(2, 3)(L).index_fill(0, L.tensor([[0]]), 1.0), RuntimeError,
+     "Index has to be a vector/scalar"),
+    (lambda L: f32(2, 3)(L).gather(0, L.tensor([1])), RuntimeError,
+     "Index tensor must have the same number of dimensions as input tensor"),
+    (lambda L: f32(2, 3)(L).gather(0, L.tensor([[5]])), RuntimeError,
+     "index 5 is out of bounds for dimension 0 with size 2"),
+    (lambda L: f32(2, 3)(L).gather(0, L.tensor([[0, 0, 0, 0]])), RuntimeError,
+     "Size does not match at dimension 1 expected index [1, 4] to be no larger than self [2, 3] "
+     "apart from dimension 0"),
+    (lambda L: f32(2, 3)(L).gather(0, L.tensor([[0.0]])), RuntimeError,
+     "gather(): Expected dtype int32/int64 for index"),
+    (lambda L: f32(2, 3)(L).scatter_(0, L.tensor([1]), L.ones(2, 3)), RuntimeError,
+     "Index tensor must have the same number of dimensions as self tensor"),
+    (lambda L: f32(2, 3)(L).scatter_(0, L.tensor([[0, 0, 0, 0]]), L.ones(2, 3)), RuntimeError,
+     "Expected index [1, 4] to be no larger than self [2, 3] apart from dimension 0 and to be "
+     "no larger size than src [2, 3]"),
+    (lambda L: f32(2, 3)(L).scatter_(0, L.tensor([[0, 0, 0]]), L.ones(1, 2)), RuntimeError,
+     "Expected index [1, 3] to be no larger than self [2, 3] apart from dimension 0 and to be "
+     "no larger size than src [1, 2]"),
+    (lambda L: f32(2, 3)(L).scatter_(0, L.tensor([[5]]), L.ones(2, 3)), RuntimeError,
+     "index 5 is out of bounds for dimension 0 with size 2"),
+    (lambda L: f32(2, 3)(L).scatter_(0, L.tensor([[0]]), L.ones(2, 3, dtype=L.float64)),
+     RuntimeError, "scatter(): Expected self.dtype to be equal to src.dtype"),
+    (lambda L: f32(2, 3)(L).scatter_add_(0, L.tensor([[0]]), L.ones(2, 3, dtype=L.float64)),
+     RuntimeError, "scatter(): Expected self.dtype to be equal to src.dtype"),
+    (lambda L: f32(2, 3)(L).scatter_reduce_(0, L.tensor([[0]]), L.ones(2, 3), reduce="foo"),
+     RuntimeError, "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
+    (lambda L: L.zeros(3, dtype=L.bool).scatter_reduce(0, L.tensor([0]), L.ones(1, dtype=L.bool),
+                                                       "mean"),
+     NotImplementedError, "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"),
+    (lambda L: f32(2, 3)(L).masked_fill(L.tensor([[1, 0, 1]], dtype=L.uint8), 1.0), RuntimeError,
+     "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char"),
+    (lambda L: f32(2, 3)(L).masked_fill(L.tensor([True, False, True]), L.tensor([1.0, 2.0])),
+     RuntimeError, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                   "with 1 dimension(s)."),
+    (lambda L: L.zeros(3).masked_fill_(L.tensor([[True], [False]]), 1.0), RuntimeError,
+     "output with shape [3] doesn't match the broadcast shape [2, 3]"),
+    (lambda L: f32(2, 3)(L).masked_select(L.tensor([1.0, 0.0, 1.0])), RuntimeError,
+     "masked_select: expected BoolTensor for mask"),
+    (lambda L: f32(2, 3)(L).masked_scatter_(L.tensor([True, True, True]), L.ones(2)),
+     RuntimeError, "Number of elements of source < number of ones in mask"),
+    (lambda L: f32(2, 3)(L).masked_scatter_(L.tensor([True, True, True]),
+                                            L.ones(6, dtype=L.float64)),
+     RuntimeError, "masked_scatter: expected self and source to have same dtypes but "
+                   "gotFloat and Double"),
+    (lambda L: f32(2, 3)(L).take(L.tensor([6])), IndexError,
+     "out of range: tried to access index 6 on a tensor of 6 elements."),
+    (lambda L: f32(2, 3)(L).take(L.tensor([0], dtype=L.int32)), RuntimeError,
+     "take(): Expected a long tensor for index, but got Int"),
+    (lambda L: L.take_along_dim(f32(2, 3)(L), L.tensor([0]), dim=0), RuntimeError,
+     "torch.take_along_dim(): input and indices should have the same number of dimensions, but "
+     "got 2 dimensions for input, and 1 dimensions for indices"),
+    (lambda L: L.bincount(L.tensor([-1, 2])), RuntimeError,
+     "bincount only supports 1-d non-negative integral inputs."),
+    (lambda L: L.bincount(L.tensor([[1, 2]])), RuntimeError,
+     "bincount only supports 1-d non-negative integral inputs."),
+    (lambda L: L.bincount(L.tensor([1.0, 2.0])), NotImplementedError,
+     "\"bincount_cpu\" not implemented for 'Float'"),
+    (lambda L: L.bincount(L.tensor([True])), NotImplementedError,
+     "\"bincount_cpu\" not implemented for 'Bool'"),
+    (lambda L: L.bincount(L.tensor([1, 2]), minlength=-1), RuntimeError,
+     "minlength should be >= 0"),
+    (lambda L: L.bincount(L.tensor([1, 2]), weights=L.tensor([1.0, 2, 3])), RuntimeError,
+     "weights should be 1-d and have the same length as input"),
+    (lambda L: L.histc(f32(2, 3)(L), bins=0), RuntimeError,
+     "torch.histogram(): bins must be > 0, but got 0 for dimension 0"),
+    (lambda L: L.histc(f32(2, 3)(L), bins=3, min=3, max=1), RuntimeError,
+     "torch.histc: max must be larger than min"),
+    (lambda L: L.histc(L.tensor([1, 2]), bins=3), NotImplementedError,
+     "\"histogram_cpu\" not implemented for 'Long'"),
+    (lambda L: L.searchsorted(L.zeros(2, 3), L.zeros(3, 1)), RuntimeError,
+     "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
+     "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
+     "[2, 3] and input value tensor [3, 1]"),
+    (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), side="left", right=True), RuntimeError,
+     "torch.searchsorted(): side and right can't be set to opposites, got side of left while "
+     "right was True"),
+    (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), side="foo"), RuntimeError,
+     "torch.searchsorted(): side can only be 'left' or 'right' but got foo"),
+    (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), sorter=L.tensor([0.0, 1, 2])),
+     RuntimeError, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype "
+                   "Float"),
+    (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), sorter=L.tensor([0, 1])), RuntimeError,
+     "torch.searchsorted(): boundary and sorter must have the same size, but got boundary "
+     "tensor [3]and got sorter tensor [2]"),
+    (lambda L: L.searchsorted(L.zeros(3), L.zeros(3), sorter=L.tensor([0, 1, 5])), RuntimeError,
+     "torch.searchsorted(): sorter index out of range"),
+    (lambda L: L.searchsorted(L.zeros(3, dtype=L.bool), L.zeros(3, dtype=L.bool)),
+     NotImplementedError, "\"searchsorted_out_cpu\" not implemented for 'Bool'"),
+    (lambda L: L.bucketize(L.zeros(3), L.zeros(2, 2)), RuntimeError,
+     "boundaries tensor must be 1 dimension, but got dim(2)"),
+    (lambda L: L.nn.functional.one_hot(L.tensor([1, 2], dtype=L.int32)), RuntimeError,
+     "one_hot is only applicable to index tensor of type LongTensor."),
+    (lambda L: L.nn.functional.one_hot(L.tensor([-1, 2])), RuntimeError,
+     "Class values must be non-negative."),
+    (lambda L: L.nn.functional.one_hot(L.tensor([1, 2]), 2), RuntimeError,
+     "Class values must be smaller than num_classes."),
+    (lambda L: L.nn.functional.one_hot(L.tensor([], dtype=L.long)), RuntimeError,
+     "Can not infer total number of classes from empty tensor."),
+    (lambda L: L.unique(f32(2, 3)(L), dim=2), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(ERRORS)))
+def test_errors(case):
+    fn, exc, msg = ERRORS[case]
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn(ptl)
+    if torch is not None:   # the message is PyTorch's own
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(exc, match=re.escape(msg)):
+                fn(torch)
+
+
+# ---- gradients (float64 gradcheck + gradgradcheck of every formula) ----
+
+def leaf(shape, seed=0):
+    a = np.random.default_rng(seed).uniform(-2, 2, size=shape)
+    return ptl.tensor(a, dtype=ptl.float64, requires_grad=True)
+
+
+I2 = ptl.tensor([2, 0])
+G = ptl.tensor([[0, 0], [1, 3], [3, 3]])
+M = ptl.tensor([[True, False, True, False]] * 3)
+
+GRADCHECKED_ROWS = {
+    "index_Tensor": (lambda a: a[[0, 2, 2]][:, ptl.tensor([[1], [3]])], [(3, 4)]),
+    "index_put": (lambda a, b: ptl.index_put(a, (ptl.tensor([0, 2]),), b), [(3, 4), (4,)]),
+    "index_put_": (lambda a, b: (a * 1).index_put_((ptl.tensor([0, 0]), ptl.tensor([1, 1])), b,
+                                                   True), [(3, 4), (2,)]),
+    "index_select": (lambda a: a.index_select(1, ptl.tensor([3, 0, 3])), [(3, 4)]),
+    "index_add": (lambda a, b: a.index_add(0, I2, b, alpha=2), [(3, 4), (2, 4)]),
+    "index_add_": (lambda a, b: (a * 1).index_add_(0, ptl.tensor([1, 1]), b), [(3, 4), (2, 4)]),
+    "index_copy": (lambda a, b: a.index_copy(0, I2, b), [(3, 4), (2, 4)]),
+    "index_copy_": (lambda a, b: (a * 1).index_copy_(1, I2, b), [(3, 4), (3, 2)]),
+    "index_fill_int_Scalar": (lambda a: a.index_fill(1, ptl.tensor([1]), 2.0), [(3, 4)]),
+    "index_fill__int_Scalar": (lambda a: (a * 1).index_fill_(0, I2, 2.0), [(3, 4)]),
+    "index_fill_int_Tensor": (lambda a, b: a.index_fill(1, ptl.tensor([1, 3]), b), [(3, 4), ()]),
+    "index_fill__int_Tensor": (lambda a, b: (a * 1).index_fill_(0, I2, b), [(3, 4), ()]),
+    "gather": (lambda a: a.gather(1, G), [(3, 4)]),
+    "scatter_src": (lambda a, b: a.scatter(1, ptl.tensor([[0, 1], [2, 3], [3, 0]]), b),
+                    [(3, 4), (3, 2)]),
+    "scatter__src": (lambda a, b: (a * 1).scatter_(0, ptl.tensor([[2, 0, 1, 1]]), b),
+                     [(3, 4), (1, 4)]),
+    "scatter_value": (lambda a: a.scatter(1, G, 1.5), [(3, 4)]),
+    "scatter__value": (lambda a: (a * 1).scatter_(1, G, 1.5), [(3, 4)]),
+    "scatter_add": (lambda a, b: a.scatter_add(1, G, b), [(3, 4), (3, 2)]),
+    "scatter_add_": (lambda a, b: (a * 1).scatter_add_(1, G, b), [(3, 4), (3, 2)]),
+    "masked_fill_Scalar": (lambda a: a.masked_fill(M, 0.5), [(3, 4)]),
+    "masked_fill__Scalar": (lambda a: (a * 1).masked_fill_(M[0], 0.5), [(3, 4)]),
+    "masked_fill_Tensor": (lambda a, b: a.masked_fill(M[0], b), [(3, 4), ()]),
+    "masked_fill__Tensor": (lambda a, b: (a * 1).masked_fill_(M, b), [(3, 4), ()]),
+    "masked_scatter": (lambda a, b: a.masked_scatter(M, b), [(3, 4), (2, 4)]),
+    "masked_scatter_": (lambda a, b: (a * 1).masked_scatter_(M[0], b), [(3, 4), (7,)]),
+    "take": (lambda a: a.take(ptl.tensor([[0, 11], [5, 5]])), [(3, 4)]),
+}
+
+NODE_NAMES = {"index_Tensor": "IndexBackward0", "index_put": "IndexPutBackward0",
+              "index_select": "IndexSelectBackward0", "gather": "GatherBackward0",
+              "masked_fill_Scalar": "MaskedFillBackward0", "scatter_add": "ScatterAddBackward0",
+              "take": "TakeBackward0", "index_add": "IndexAddBackward0",
+              "scatter_src": "ScatterBackward0", "masked_fill_Tensor": "MaskedFillBackward1"}
+
+
+@pytest.mark.parametrize("row", sorted(GRADCHECKED_ROWS))
+def test_gradcheck(row):
+    fn, shapes = GRADCHECKED_ROWS[row]
+    args = [leaf(s, seed=i) for i, s in enumerate(shapes)]
+    assert gradcheck(fn, args)
+    assert gradgradcheck(fn, args)
+    if row in NODE_NAMES:
+        assert type(fn(*args).grad_fn).__name__ == NODE_NAMES[row]
+
+
+def test_composites_differentiate_through_their_parts():
+    a = leaf((3, 4))
+    assert gradcheck(lambda t: t.masked_select(M[0]), [a])
+    assert gradcheck(lambda t: ptl.take_along_dim(t, G, dim=1), [a])
+    assert type(ptl.take_along_dim(a, G, dim=1).grad_fn).__name__ == "GatherBackward0"
+
+
+def test_index_backward_accumulates_duplicates():
+    a = leaf((4,))
+    a[[1, 1, 3]].sum().backward()
+    assert a.grad.tolist() == [0.0, 2.0, 0.0, 1.0]
+
+
+def test_setitem_records_index_put():
+    a = leaf((3,))
+    v = leaf((2,), seed=1)
+    b = a * 1
+    b[[0, 2]] = v
+    assert type(b.grad_fn).__name__ == "IndexPutBackward0"
+    b.sum().backward()
+    assert a.grad.tolist() == [0.0, 1.0, 0.0] and v.grad.tolist() == [1.0, 1.0]
+
+
+def test_negative_indices_follow_pytorch():
+    x, a = make((3, 4), ptl.float32)
+    assert_close(x[[-1, -3]], ref(a[[-1, -3]]))
+    assert_close(x.take(ptl.tensor([-1])), ref(a.reshape(-1)[[-1]]))
+    assert_close(x.index_fill(0, ptl.tensor([-1]), 0.0), ref(np.where(
+        np.arange(3)[:, None] == 2, 0.0, a)))
+    for fn in [lambda L: L.zeros(2, 3).gather(0, L.tensor([[-1]])),
+               lambda L: L.zeros(2, 3).scatter(0, L.tensor([[-1]]), 1.0),
+               lambda L: L.zeros(2, 3).index_add(0, L.tensor([-1]), L.ones(1, 3))]:
+        with pytest.raises(RuntimeError, match=re.escape(
+                "index -1 is out of bounds for dimension 0 with size 2")):
+            fn(ptl)
+    with pytest.raises(IndexError, match=re.escape("index out of range in self")):
+        x.index_select(0, ptl.tensor([-1]))
+
+
+def test_no_leaks_including_error_paths():
+    import gc
+    from pytorchlite import _C
+
+    x = ptl.arange(12.0).reshape(3, 4)
+    i = ptl.tensor([2, 0])
+    g = ptl.tensor([[0, 1], [2, 3], [3, 3]])
+    m = x > 4
+
+    def run():
+        x[i], x[:, [1, 3]], x[m], x[[0, 1], [1, 2]]
+        y = x.clone()
+        y[[0, 2]] = 1.0
+        y[m] = ptl.tensor(2.0)
+        x.index_select(1, i), x.index_add(0, i, x[:2]), x.index_copy(0, i, x[:2])
+        x.index_fill(1, i, 0.0), x.gather(1, g), x.scatter(1, g, 1.0)
+        x.scatter_add(1, g, x[:, :2]), x.scatter_reduce(1, g, x[:, :2], "mean",
+                                                        include_self=False)
+        x.masked_fill(m, 0.0), x.masked_select(m), x.masked_scatter(m, x), x.take(g)
+        ptl.take_along_dim(x, g, dim=1), ptl.nonzero(x), ptl.where(m), ptl.argwhere(x)
+        ptl.unique(x, return_inverse=True, return_counts=True), ptl.unique(x, dim=0)
+        ptl.unique_consecutive(x), ptl.bincount(g.reshape(-1)), ptl.histc(x, 4)
+        ptl.searchsorted(ptl.tensor([1.0, 5.0]), x), ptl.nn.functional.one_hot(g)
+        a = ptl.ones(3, 4, dtype=ptl.float64, requires_grad=True)
+        (a[[0, 0]].sum() + a.gather(1, g).sum() + a.masked_fill(m, 0.0).sum()).backward()
+        for bad in [lambda: x[[7]], lambda: x[ptl.tensor([1.0])], lambda: x[[0, 1], [0, 1, 2]],
+                    lambda: x.gather(1, ptl.tensor([[9]])), lambda: x.scatter(1, g, x.double()),
+                    lambda: x.index_add(0, ptl.tensor([5]), x[:1]),
+                    lambda: x.masked_scatter(m, ptl.ones(1)), lambda: x.take(ptl.tensor([99])),
+                    lambda: ptl.nn.functional.one_hot(ptl.tensor([5]), 2),
+                    lambda: ptl.searchsorted(ptl.zeros(3), x, sorter=ptl.tensor([0, 1, 7]))]:
+            with pytest.raises((IndexError, RuntimeError)):
+                bad()
+
+    run()
+    gc.collect()
+    before = _C._live_counts()
+    for _ in range(20):
+        run()
+    gc.collect()
+    assert _C._live_counts() == before
