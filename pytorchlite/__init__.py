@@ -22,13 +22,12 @@ from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
-from . import nn  # noqa: F401
-from . import optim  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from . import __config__  # noqa: F401
-from . import nn  # noqa: F401
 
 ops = _ops_namespace.ops
+from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)
+from . import optim  # noqa: E402,F401
 __version__ = "0.1.0"
 
 _C._set_tensor_class(Tensor)
