@@ -246,3 +246,124 @@ def test_every_row_has_a_gradcheck():
     assert len(rows) > 140
     missing = [r for r in rows if COVERED.get(r, r) is not None and COVERED.get(r, r) not in names]
     assert not missing, f"derivatives.def rows without a gradcheck: {missing}"
+
+
+# ---- the same gradients as torch, on inputs with ties, zeros and bounds hit exactly ----
+
+TIES = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, -1.0]])
+ZEROS = np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 5.0], [1.5, -2.0, 0.5]])
+COMPARE = [
+    ("max_ties", lambda m, a: a.max(), [TIES]),
+    ("min_ties", lambda m, a: a.min(), [TIES]),
+    ("amax_ties", lambda m, a: a.amax(1), [TIES]),
+    ("amin_ties", lambda m, a: a.amin(0), [TIES]),
+    ("max_dim_ties", lambda m, a: a.max(1)[0], [TIES]),
+    ("min_dim_ties", lambda m, a: a.min(0, keepdim=True)[0], [TIES]),
+    ("aminmax_ties", lambda m, a: m.aminmax(a, dim=1)[1] * 2 + m.aminmax(a, dim=1)[0], [TIES]),
+    ("maximum_ties", lambda m, a, b: m.maximum(a, b), [TIES, TIES[::-1].copy()]),
+    ("minimum_ties", lambda m, a, b: m.minimum(a, b), [TIES, TIES[:, ::-1].copy()]),
+    ("fmax_ties", lambda m, a, b: m.fmax(a, b), [TIES, TIES[::-1].copy()]),
+    ("fmin_nan", lambda m, a, b: m.fmin(a, b), [TIES, np.array([np.nan, 1.0, 3.0])]),
+    ("prod_one_zero", lambda m, a: a[0].prod(), [ZEROS]),
+    ("prod_two_zeros", lambda m, a: a[1].prod(), [ZEROS]),
+    ("prod_dim_zeros", lambda m, a: a.prod(1), [ZEROS]),
+    ("prod_dim0_zeros", lambda m, a: a.prod(0, keepdim=True), [ZEROS]),
+    ("cumprod_zeros", lambda m, a: a.cumprod(1), [ZEROS]),
+    ("cumprod_zeros_dim0", lambda m, a: a.cumprod(0), [ZEROS]),
+    ("norm_zero", lambda m, a: a.norm(), [np.zeros((2, 2))]),
+    ("norm_dim_zero_row", lambda m, a: a.norm(2, 1), [np.array([[0.0, 0.0], [3.0, 4.0]])]),
+    ("norm_p1_zero", lambda m, a: m.ops.aten.norm.Scalar(a, 1), [ZEROS]),
+    ("norm_p05_zero", lambda m, a: m.ops.aten.norm.Scalar(a, 0.5), [ZEROS]),
+    ("norm_p0", lambda m, a: m.ops.aten.norm.Scalar(a, 0) * 1 + a.sum(), [ZEROS]),
+    ("norm_inf_ties", lambda m, a: m.ops.aten.norm.Scalar(a, float("inf")), [TIES]),
+    ("clamp_at_bounds", lambda m, a: a.clamp(2.0, 3.0), [TIES]),
+    ("clamp_min_at_bound", lambda m, a: a.clamp_min(2.0), [TIES]),
+    ("clamp_max_at_bound", lambda m, a: a.clamp_max(2.0), [TIES]),
+    ("clamp_tensor_ties", lambda m, a, lo, hi: a.clamp(lo, hi),
+     [TIES, np.array([1.0, 2.0, 3.0]), np.array([[3.0], [1.5]])]),
+    ("std_constant", lambda m, a: a.std(1), [np.ones((2, 3))]),
+    ("nansum_nan", lambda m, a: a.nansum(0), [np.array([[np.nan, 1.0], [2.0, 3.0]])]),
+    ("nan_to_num_inf", lambda m, a: a.nan_to_num(), [np.array([np.inf, -np.inf, np.nan, 1.0])]),
+    ("floor_zero", lambda m, a: a.floor() + a.sign() + a.round(), [TIES]),
+    ("remainder", lambda m, a, b: a.remainder(b), [TIES * 1.7, np.array([0.9, -1.3, 2.0])]),
+    ("fmod", lambda m, a, b: m.fmod(a, b), [TIES * -1.7, np.array([0.9, -1.3, 2.0])]),
+    ("matmul_bcast", lambda m, a, b: a.matmul(b), [np.ones((2, 1, 2, 3)) * 0.5, ZEROS + 1]),
+    ("cat_split", lambda m, a, b: m.cat(m.cat([a, b]).split([1, 4])[1:], 0), [TIES, ZEROS]),
+    ("unbind_partial", lambda m, a: a.unbind(1)[2] * 3, [ZEROS]),
+]
+
+
+def _grads(mod, fn, arrays):
+    ins = [mod.tensor(a, dtype=mod.float64, requires_grad=True) for a in arrays]
+    out = fn(mod, *ins)
+    w = mod.tensor(np.arange(1, 1 + int(np.prod(out.shape))).reshape(tuple(out.shape)) * 0.5,
+                   dtype=mod.float64)
+    (out * w).sum().backward()
+    return [np.array(x.grad.tolist()) for x in ins]
+
+
+@pytest.mark.parametrize("name, fn, arrays", COMPARE, ids=[c_[0] for c_ in COMPARE])
+def test_same_gradients_as_torch(name, fn, arrays):
+    mine, ref = _grads(ptl, fn, arrays), _grads(torch, fn, arrays)
+    for a, b in zip(mine, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+NODE_NAMES = [
+    (lambda m, a: a.exp2(), "Exp2Backward0"), (lambda m, a: a.log1p(), "Log1PBackward0"),
+    (lambda m, a: a.floor(), "FloorBackward0"), (lambda m, a: a.round(decimals=1), "RoundBackward1"),
+    (lambda m, a: a.remainder(a), "RemainderBackward1"), (lambda m, a: a.max(a), "MaximumBackward0"),
+    (lambda m, a: a.lerp(a, 0.5), "LerpBackward0"), (lambda m, a: a.lerp(a, a), "LerpBackward1"),
+    (lambda m, a: m.where(a > 0, a, a), "WhereBackward0"), (lambda m, a: a.clamp(0, 1), "ClampBackward1"),
+    (lambda m, a: a.clamp(a, a), "ClampBackward0"), (lambda m, a: a.clip(0, 1), "ClampBackward1"),
+    (lambda m, a: a.clamp_min(0), "ClampMinBackward0"), (lambda m, a: a.prod(), "ProdBackward0"),
+    (lambda m, a: a.prod(1), "ProdBackward1"), (lambda m, a: a.max(), "MaxBackward1"),
+    (lambda m, a: a.max(1)[0], "MaxBackward0"), (lambda m, a: a.var(1), "VarBackward0"),
+    (lambda m, a: m.std_mean(a)[1], "StdMeanBackward0"), (lambda m, a: m.aminmax(a)[0], "AminmaxBackward0"),
+    (lambda m, a: m.ops.aten.norm.Scalar(a, 1), "NormBackward0"), (lambda m, a: a.cumprod(0), "CumprodBackward0"),
+    (lambda m, a: a.swapaxes(0, 1), "TransposeBackward0"), (lambda m, a: a.movedim(0, 1), "PermuteBackward0"),
+    (lambda m, a: a.unsqueeze(1).squeeze(1), "SqueezeBackward1"), (lambda m, a: a.narrow(1, 0, 1), "SliceBackward0"),
+    (lambda m, a: a.unbind(0)[0], "UnbindBackward0"), (lambda m, a: a.split(1)[0], "SplitBackward0"),
+    (lambda m, a: a.split([1, 1])[0], "SplitWithSizesBackward0"), (lambda m, a: m.cat([a, a]), "CatBackward0"),
+    (lambda m, a: m.stack([a, a]), "StackBackward0"), (lambda m, a: m.vstack([a, a]), "CatBackward0"),
+    (lambda m, a: a.mm(a).unsqueeze(0).bmm(a.unsqueeze(0)), "BmmBackward0"),
+    (lambda m, a: a.mv(a[0]), "MvBackward0"), (lambda m, a: a[0].dot(a[1]), "DotBackward0"),
+    (lambda m, a: a.addmm(a, a), "AddmmBackward0"), (lambda m, a: a.floor_divide(a), "NotImplemented"),
+]
+
+
+@pytest.mark.parametrize("fn, name", NODE_NAMES, ids=[n_[1] for n_ in NODE_NAMES])
+def test_node_names_match_torch(fn, name):
+    arr = np.array([[0.5, -1.0], [2.0, 1.5]])
+    for mod in (ptl, torch):
+        out = fn(mod, mod.tensor(arr, dtype=mod.float64, requires_grad=True))
+        assert type(out.grad_fn).__name__ == name, mod.__name__
+
+
+def test_floor_divide_refuses_backward():
+    a = leaf((3,))
+    y = a.floor_divide(a.detach() + 3)
+    with pytest.raises(RuntimeError, match=re.escape("derivative for aten::floor_divide is not implemented")):
+        y.sum().backward()
+    b = c(a)
+    b.floor_divide_(2)
+    with pytest.raises(RuntimeError, match=re.escape("derivative for aten::floor_divide is not implemented")):
+        b.sum().backward()
+
+
+def test_out_variants_refuse_grad():
+    a = leaf((3,))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "floor(): functions with out=... arguments don't support automatic differentiation, "
+            "but one of the arguments requires grad.")):
+        ptl.floor(a, out=ptl.empty(3, dtype=ptl.float64))
+
+
+def test_multi_output_only_one_used():
+    a = leaf((2, 3))
+    v, m = ptl.var_mean(a, 1)
+    (m * 2).sum().backward()
+    np.testing.assert_allclose(np.array(a.grad.tolist()), np.full((2, 3), 2 / 3))
+    b = leaf((2, 5))
+    b.chunk(3, 1)[1].sum().backward()
+    assert b.grad.tolist() == [[0, 0, 1, 1, 0]] * 2
