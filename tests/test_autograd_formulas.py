@@ -157,6 +157,10 @@ FORMULAS = [
     ("reshape_as", lambda a, b: a.t().reshape_as(b.detach()), [(2, 3), (6,)], None, True),
     ("expand_as", lambda a, b: a.expand_as(b.detach()), [(3, 1), (2, 3, 4)], None, True),
     ("broadcast_to", lambda a: a.broadcast_to((2, 3)), [(3,)], None, True),
+    ("as_strided", lambda a: a.as_strided((2, 2), (1, 3), 1), [(3, 4)], None, False),
+    ("as_strided_overlap", lambda a: a.as_strided((3, 3), (1, 1)), [(5,)], None, False),
+    ("as_strided_of_view", lambda a: a.t()[1:].as_strided((2, 2), (3, 1), 1), [(3, 3)], None, False),
+    ("as_strided_expanded_input", lambda a: a.expand(3, 2).as_strided((2,), (1,)), [(2,)], None, False),
     ("swapaxes", lambda a: a.swapaxes(0, 2), [(2, 3, 2)], None, True),
     ("swapdims", lambda a: a.swapdims(1, -1), [(2, 3, 2)], None, True),
     ("movedim", lambda a: a.movedim(0, -1), [(2, 3, 2)], None, True),
@@ -289,6 +293,10 @@ COMPARE = [
     ("fmod", lambda m, a, b: m.fmod(a, b), [TIES * -1.7, np.array([0.9, -1.3, 2.0])]),
     ("matmul_bcast", lambda m, a, b: a.matmul(b), [np.ones((2, 1, 2, 3)) * 0.5, ZEROS + 1]),
     ("cat_split", lambda m, a, b: m.cat(m.cat([a, b]).split([1, 4])[1:], 0), [TIES, ZEROS]),
+    ("as_strided_overlap", lambda m, a: a.as_strided((3, 3), (1, 1), 1), [ZEROS.ravel()]),
+    ("as_strided_expanded", lambda m, a: a.expand(3, 3).as_strided((2, 2), (1, 1)), [ZEROS[0]]),
+    ("as_strided_past_view", lambda m, a: a.t()[1:].as_strided((2, 3), (2, 1), 2), [ZEROS]),
+    ("as_strided_view", lambda m, a: a.t()[1:].as_strided((2, 2), (3, 1), 2), [ZEROS]),
     ("unbind_partial", lambda m, a: a.unbind(1)[2] * 3, [ZEROS]),
 ]
 
@@ -367,3 +375,13 @@ def test_multi_output_only_one_used():
     b = leaf((2, 5))
     b.chunk(3, 1)[1].sum().backward()
     assert b.grad.tolist() == [[0, 0, 1, 1, 0]] * 2
+
+
+def test_as_strided_double_backward_is_refused_not_wrong():
+    a = leaf((5,))
+    y = a.as_strided((3, 3), (1, 1))
+    (g,) = ptl.autograd.grad(y.sum(), a, create_graph=False)
+    assert g.tolist() == [1.0, 2.0, 3.0, 2.0, 1.0]
+    y = a.as_strided((3, 3), (1, 1))
+    with pytest.raises(NotImplementedError, match="on a view of a tensor that requires grad"):
+        ptl.autograd.grad((y * y).sum(), a, create_graph=True)

@@ -1807,6 +1807,137 @@ stack_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return scope_end(sc, 0);
 }
 
+/* ---- as_strided ---- */
+
+typedef struct Geometry {
+    int dim;
+    int64_t sizes[PTL_MAX_DIMS];
+    int64_t strides[PTL_MAX_DIMS];
+    int64_t offset;
+} Geometry;
+
+static int64_t
+geometry_numel(const Geometry *g)
+{
+    int64_t k = 1;
+    for (int d = 0; d < g->dim; d++) {
+        k *= g->sizes[d];
+    }
+    return k;
+}
+
+/* the largest storage index the geometry reaches (strides are never negative) */
+static int64_t
+geometry_end(const Geometry *g)
+{
+    int64_t end = g->offset;
+    for (int d = 0; d < g->dim; d++) {
+        end += (g->sizes[d] - 1) * g->strides[d];
+    }
+    return end;
+}
+
+/* 1 when two elements of the geometry share a storage element */
+static int
+geometry_overlaps(const Geometry *g)
+{
+    int order[PTL_MAX_DIMS], n = 0;
+    int64_t reach = 0;
+    for (int d = 0; d < g->dim; d++) {
+        if (g->sizes[d] > 1) {
+            int k = n++;
+            while (k > 0 && g->strides[order[k - 1]] > g->strides[d]) {
+                order[k] = order[k - 1];
+                k--;
+            }
+            order[k] = d;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        int d = order[k];
+        if (g->strides[d] <= reach) {
+            return 1;
+        }
+        reach += (g->sizes[d] - 1) * g->strides[d];
+    }
+    return 0;
+}
+
+/* buf[geometry] += src, accumulating where the geometry overlaps itself: overlapping
+ * geometries are split along their first dim until each piece is overlap-free */
+static int
+scatter_add(PtlTensorImpl *buf, PtlTensorImpl *src, const Geometry *g)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (!geometry_overlaps(g)) {
+        PtlIValue v[4] = {ptl_iv_tensor(buf), ptl_iv_intlist(g->sizes, g->dim),
+                          ptl_iv_intlist(g->strides, g->dim), ptl_iv_int(g->offset)};
+        PtlTensorImpl *view = fv(sc, PTL_OP_as_strided, 4, v);
+        return scope_end(sc, view == NULL || f2(sc, PTL_OP_add__Tensor, view, src) == NULL ? -1 : 0);
+    }
+    Geometry sub = {.dim = g->dim - 1, .offset = g->offset};
+    memcpy(sub.sizes, g->sizes + 1, sizeof(int64_t) * (size_t)sub.dim);
+    memcpy(sub.strides, g->strides + 1, sizeof(int64_t) * (size_t)sub.dim);
+    for (int64_t i = 0; i < g->sizes[0]; i++, sub.offset += g->strides[0]) {
+        PtlIValue v[3] = {ptl_iv_tensor(src), ptl_iv_int(0), ptl_iv_int(i)};
+        PtlTensorImpl *piece = fv(sc, PTL_OP_select_int, 3, v);
+        if (piece == NULL || scatter_add(buf, piece, &sub) < 0) {
+            return scope_end(sc, -1);
+        }
+    }
+    return scope_end(sc, 0);
+}
+
+/* as_strided(self, size, stride, storage_offset?): g is added into a zero buffer covering
+ * the storage both geometries touch, then read back through self's geometry (divided by
+ * how often self sees each storage element, as PyTorch does for overlapping inputs). */
+static int
+as_strided_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *self = sv(sc, n, 0), *buf, *res;
+    Geometry in, out;
+    int64_t lo, hi, len;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    if (self == NULL) {
+        return scope_end(sc, -1);
+    }
+    in.dim = self->dim;
+    memcpy(in.sizes, self->sizes, sizeof(int64_t) * (size_t)in.dim);
+    memcpy(in.strides, self->strides, sizeof(int64_t) * (size_t)in.dim);
+    in.offset = self->storage_offset;
+    out.dim = (int)n->args[1].u.il.n;
+    memcpy(out.sizes, n->args[1].u.il.data, sizeof(int64_t) * (size_t)out.dim);
+    memcpy(out.strides, n->args[2].u.il.data, sizeof(int64_t) * (size_t)out.dim);
+    out.offset = n->args[3].tag == PTL_IV_NONE ? in.offset : ptl_iv_to_int(&n->args[3]);
+    if (geometry_numel(&in) == 0 || geometry_numel(&out) == 0) {
+        return scope_end(sc, give(n, go, 0, zeros_input(sc, n, 0, gi[0]->dtype)));
+    }
+    lo = in.offset < out.offset ? in.offset : out.offset;
+    hi = geometry_end(&in) > geometry_end(&out) ? geometry_end(&in) : geometry_end(&out);
+    len = hi - lo + 1;
+    in.offset -= lo;
+    out.offset -= lo;
+    if ((buf = zeros_sized(sc, &len, 1, gi[0]->dtype)) == NULL || scatter_add(buf, gi[0], &out) < 0) {
+        return scope_end(sc, -1);
+    }
+    PtlIValue v[4] = {ptl_iv_tensor(buf), ptl_iv_intlist(in.sizes, in.dim),
+                      ptl_iv_intlist(in.strides, in.dim), ptl_iv_int(in.offset)};
+    res = fv(sc, PTL_OP_as_strided, 4, v);
+    if (res != NULL && geometry_overlaps(&in)) {
+        PtlTensorImpl *count = zeros_sized(sc, &len, 1, gi[0]->dtype);
+        PtlTensorImpl *ones = f1(sc, PTL_OP_ones_like, res);
+        if (count == NULL || ones == NULL || scatter_add(count, ones, &in) < 0) {
+            return scope_end(sc, -1);
+        }
+        v[0] = ptl_iv_tensor(count);
+        res = DIV(res, fv(sc, PTL_OP_as_strided, 4, v));
+    }
+    return scope_end(sc, give(n, go, 0, f1(sc, PTL_OP_clone, res)));
+}
+
 /* ---- linear algebra ---- */
 
 /* bmm(a, b) (and mm): g b^T, a^T g; baddbmm/addmm scale them by alpha and self by beta */
