@@ -385,3 +385,36 @@ def test_as_strided_double_backward_is_refused_not_wrong():
     y = a.as_strided((3, 3), (1, 1))
     with pytest.raises(NotImplementedError, match="on a view of a tensor that requires grad"):
         ptl.autograd.grad((y * y).sum(), a, create_graph=True)
+
+
+def _run_all(create_graph):
+    for name, fn, shapes, rng_range, gg in FORMULAS:
+        ins = _inputs(shapes, rng_range)
+        out = fn(*ins)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        total = sum((o * o).sum() for o in outs)
+        grads = ptl.autograd.grad(total, ins, create_graph=create_graph and gg, allow_unused=True)
+        second = sum(g.sum() for g in grads if g is not None)
+        if create_graph and gg and second.requires_grad:
+            second.backward()
+    if not create_graph:
+        for name, fn, arrays in COMPARE:
+            _grads(ptl, fn, arrays)
+    a = leaf((3,))
+    try:
+        a.floor_divide(a.detach() + 3).sum().backward()
+    except RuntimeError:
+        pass
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_formulas_do_not_leak(create_graph):
+    import gc
+
+    from pytorchlite import _C
+    _run_all(create_graph)   # warm up caches
+    gc.collect()
+    before = _C._live_counts()
+    _run_all(create_graph)
+    gc.collect()
+    assert _C._live_counts() == before

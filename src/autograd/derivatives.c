@@ -1334,7 +1334,9 @@ aminmax_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         if (gi[k] == NULL) {
             continue;
         }
-        PtlIValue v[3] = {ptl_iv_tensor(x), ptl_iv_intlist(r.dims, r.ndims), ptl_iv_bool(1)};
+        /* the extremum only picks the mask: computed from a detached x, it records nothing */
+        PtlIValue v[3] = {ptl_iv_tensor(f1(sc, PTL_OP_detach, x)), ptl_iv_intlist(r.dims, r.ndims),
+                          ptl_iv_bool(1)};
         PtlTensorImpl *e = fv(sc, k == 0 ? PTL_OP_amin : PTL_OP_amax, 3, v);
         PtlTensorImpl *part = evenly(sc, keep(sc, gi[k], &r), x, e, &r);
         total = total ? ADD(total, part) : part;
