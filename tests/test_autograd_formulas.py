@@ -418,3 +418,13 @@ def test_formulas_do_not_leak(create_graph):
     _run_all(create_graph)
     gc.collect()
     assert _C._live_counts() == before
+
+
+def test_unbind_and_cat_with_many_pieces():
+    a = leaf((300, 2))
+    parts = a.unbind(0)
+    (parts[0] + parts[299] * 2).sum().backward()
+    assert a.grad.tolist() == [[float(i == 0) + 2 * (i == 299)] * 2 for i in range(300)]
+    b = leaf((2, 200))
+    (b.split(1, 1)[7] * 3).sum().backward()
+    assert b.grad.tolist() == [[3.0 * (i == 7) for i in range(200)]] * 2

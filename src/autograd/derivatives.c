@@ -1651,11 +1651,31 @@ narrow_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return scope_end(sc, give(n, go, 0, own(sc, callv(PTL_OP_cat, 2, v))));
 }
 
-/* the gradient of output k of a multi-output view, zeros of `sizes` when none came */
+/* the gradient of output k of a multi-output view, or zeros of `sizes` when none came (new
+ * reference: the pieces can be more than a scope holds) */
 static PtlTensorImpl *
-grad_or_zeros(Scope *sc, PtlTensorImpl **gi, int k, const int64_t *sizes, int dim, PtlDtype dt)
+grad_or_zeros(PtlTensorImpl **gi, int k, const int64_t *sizes, int dim, PtlDtype dt)
 {
-    return gi[k] != NULL ? gi[k] : zeros_sized(sc, sizes, dim, dt);
+    PtlIValue v[2] = {ptl_iv_intlist(sizes, dim), ptl_iv_dtype(dt)};
+    if (gi[k] != NULL) {
+        ptl_incref(gi[k]);
+        return gi[k];
+    }
+    return callv(PTL_OP_zeros, 2, v);
+}
+
+/* Joins pieces[0..k) with `join` (cat or stack) along d into grads_out[0]; releases them. */
+static int
+join_pieces(PtlNode *n, PtlTensorImpl **go, PtlOpId join, PtlTensorImpl **pieces, int k, int64_t d)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlIValue v[2] = {ptl_iv_tensorlist(pieces, k), ptl_iv_int(d)};
+    int rc = give(n, go, 0, own(sc, callv(join, 2, v)));
+    for (int i = 0; i < k; i++) {
+        ptl_decref(pieces[i]);
+    }
+    free(pieces);
+    return scope_end(sc, rc);
 }
 
 static PtlDtype
@@ -1673,44 +1693,43 @@ some_grad_dtype(PtlNode *n, PtlTensorImpl **gi)
 static int
 unbind_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    Scope scope = {0}, *sc = &scope;
     const PtlInputMeta *m = &n->input_meta[0];
-    PtlTensorImpl *parts[PTL_SCHEMA_MAX_ARGS * 4];
-    int64_t sizes[PTL_MAX_DIMS];
-    int64_t d = ptl_iv_to_int(&n->args[1]), nd = 0;
+    PtlTensorImpl **parts;
+    int64_t sizes[PTL_MAX_DIMS], d = ptl_iv_to_int(&n->args[1]);
+    int nd = 0;
     PtlDtype dt = some_grad_dtype(n, gi);
     if (!NEEDS(0)) {
         return 0;
     }
     d = d < 0 ? d + m->dim : d;
-    if (m->sizes[d] > (int64_t)(sizeof(parts) / sizeof(parts[0])) || n->num_outputs == 0) {
-        return give(n, go, 0, zeros_input(sc, n, 0, dt)) < 0 ? scope_end(sc, -1)
-                                                                : scope_end(sc, 0);
-    }
     for (int i = 0; i < m->dim; i++) {
         if (i != d) {
             sizes[nd++] = m->sizes[i];
         }
     }
+    if ((parts = malloc(sizeof(PtlTensorImpl *) * (size_t)(n->num_outputs + 1))) == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory in unbind backward");
+    }
     for (int k = 0; k < n->num_outputs; k++) {
-        if ((parts[k] = grad_or_zeros(sc, gi, k, sizes, (int)nd, dt)) == NULL) {
-            return scope_end(sc, -1);
+        if ((parts[k] = grad_or_zeros(gi, k, sizes, nd, dt)) == NULL) {
+            while (k > 0) {
+                ptl_decref(parts[--k]);
+            }
+            free(parts);
+            return -1;
         }
     }
-    PtlIValue v[2] = {ptl_iv_tensorlist(parts, n->num_outputs), ptl_iv_int(d)};
-    return scope_end(sc, give(n, go, 0, own(sc, callv(PTL_OP_stack, 2, v))));
+    return join_pieces(n, go, PTL_OP_stack, parts, n->num_outputs, d);
 }
 
 /* split/split_with_sizes/chunk(self, ..., dim): concatenate the pieces' gradients */
 static int
 split_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    Scope scope = {0}, *sc = &scope;
     const PtlInputMeta *m = &n->input_meta[0];
     PtlTensorImpl **parts;
     int64_t sizes[PTL_MAX_DIMS], d = ptl_iv_to_int(&n->args[2]), step = 0, at = 0;
     PtlDtype dt = some_grad_dtype(n, gi);
-    int rc = -1;
     if (!NEEDS(0)) {
         return 0;
     }
@@ -1734,15 +1753,15 @@ split_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
             sizes[d] = m->sizes[d] - at < step ? m->sizes[d] - at : step;
         }
         at += sizes[d];
-        if ((parts[k] = grad_or_zeros(sc, gi, k, sizes, m->dim, dt)) == NULL) {
-            goto done;
+        if ((parts[k] = grad_or_zeros(gi, k, sizes, m->dim, dt)) == NULL) {
+            while (k > 0) {
+                ptl_decref(parts[--k]);
+            }
+            free(parts);
+            return -1;
         }
     }
-    PtlIValue v[2] = {ptl_iv_tensorlist(parts, n->num_outputs), ptl_iv_int(d)};
-    rc = give(n, go, 0, own(sc, callv(PTL_OP_cat, 2, v)));
-done:
-    free(parts);
-    return scope_end(sc, rc);
+    return join_pieces(n, go, PTL_OP_cat, parts, n->num_outputs, d);
 }
 
 /* cat/concat/hstack/vstack: input i's slice of g along the concatenation dim, reshaped to
@@ -1774,19 +1793,20 @@ cat_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         else if (lift == 1) {
             len = m->dim == 0 ? 1 : m->sizes[d];
         }
-        else {
-            /* legacy cat skips 1-D empty inputs */
-            len = m->dim == 1 && m->sizes[0] == 0 && gi[0]->dim != 1 ? 0 : m->sizes[d];
-        }
-        if (NEEDS(i)) {
-            PtlIValue v[4] = {ptl_iv_tensor(gi[0]), ptl_iv_int(d), ptl_iv_int(at), ptl_iv_int(len)};
-            PtlTensorImpl *g = fv(sc, PTL_OP_narrow, 4, v);
-            if (m->dim == 1 && m->sizes[0] == 0 && len == 0 && !lift) {
-                g = zeros_input(sc, n, i, gi[0]->dtype);
-            }
-            if (give(n, go, i, reshape_to(sc, g, m->sizes, m->dim)) < 0) {
+        else if (m->dim == 1 && m->sizes[0] == 0) {
+            /* legacy cat skips 1-D empty inputs: their gradient is empty too */
+            if (NEEDS(i) && give(n, go, i, zeros_input(sc, n, i, gi[0]->dtype)) < 0) {
                 return scope_end(sc, -1);
             }
+            continue;
+        }
+        else {
+            len = m->sizes[d];
+        }
+        PtlIValue v[4] = {ptl_iv_tensor(gi[0]), ptl_iv_int(d), ptl_iv_int(at), ptl_iv_int(len)};
+        if (NEEDS(i) &&
+            give(n, go, i, reshape_to(sc, fv(sc, PTL_OP_narrow, 4, v), m->sizes, m->dim)) < 0) {
+            return scope_end(sc, -1);
         }
         at += len;
     }
