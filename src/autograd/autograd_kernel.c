@@ -139,8 +139,10 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
             on_view = 1;
         }
         if (row != NULL && (row->save & PTL_SAVE_ARG(0))) {
-            /* the formula needs self as it was before the op changes it */
-            if ((orig_self = ptl_cast(self, self->dtype)) == NULL) {
+            /* the formula needs self as it was before the op changes it: a clone made
+             * through the dispatcher, so it keeps self's history for double backward */
+            PtlIValue cv[2] = {ptl_iv_tensor(self), ptl_iv_none()};
+            if ((orig_self = ptl_call_tensor(PTL_OP_clone, cv)) == NULL) {
                 return -1;
             }
         }
