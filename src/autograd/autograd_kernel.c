@@ -264,6 +264,11 @@ static int
 autograd_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const PtlGradRow *row = op->id < PTL_OP_COUNT ? rows_by_op[op->id] : NULL;
+    PtlKernel composite = op->kernels[PTL_KEY_COMPOSITE_IMPLICIT];
+    if (row == NULL && composite != NULL) {
+        /* CompositeImplicitAutograd: the ops it calls record their own nodes */
+        return composite(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+    }
     return autograd_record(op, ks, s, row);
 }
 
