@@ -24,6 +24,7 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set
 from . import __config__  # noqa: F401
 
 ops = _ops_namespace.ops
+from . import nn  # noqa: E402,F401  (needs ops)
 __version__ = "0.1.0"
 
 _C._set_tensor_class(Tensor)

@@ -586,6 +586,7 @@ done:
 /* ---- the table ---- */
 
 /* formulas of other files: derivatives_<topic>.c, declared in derivatives_<topic>.h */
+#include "derivatives_nnops.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},
