@@ -412,7 +412,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         loss = target.exp() * (target - input)
     else:
         # xlogy(t, t) - t * x, with 0 log 0 = 0
-        safe = torch.where(target > 0, target, 1.0)
+        safe = target + _mask(target == 0, target)
         loss = target * safe.log() - target * input
     if reduction == "batchmean":
         return loss.sum() / input.size(0) if input.dim() != 0 else loss.sum()
@@ -452,7 +452,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _reduce(softplus(-target * input), reduction)
+    # log(1 + e^(-y x)) with no linear cut-off (softplus's threshold), as PyTorch computes it
+    return _reduce(aten.softplus(-target * input, 1.0, math.inf), reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -662,8 +663,10 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     c = input.size(1)
     band = [[1.0 if -(size // 2) <= j - i <= (size - 1) // 2 else 0.0 for i in range(c)]
             for j in range(c)]
-    sq = (input * input).movedim(1, -1)
-    window = torch.matmul(sq, torch.tensor(band, dtype=input.dtype)).movedim(-1, 1)
+    to_last = [0] + list(range(2, input.dim())) + [1]
+    back = [0, input.dim() - 1] + list(range(1, input.dim() - 1))
+    sq = (input * input).permute(to_last)
+    window = torch.matmul(sq, torch.tensor(band, dtype=input.dtype)).permute(back)
     div = (window * (alpha / size) + k) ** beta
     return input / div
 
@@ -889,6 +892,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             t = t.unsqueeze(-3).expand(shape[:-2] + [rep] + shape[-2:])
             return t.reshape(shape[:-3] + [shape[-3] * rep] + shape[-2:])
         key, value = repeat_heads(key), repeat_heads(value)
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
     scores = torch.matmul(query, key.transpose(-2, -1)) * scale
     bias = None
     if is_causal:
