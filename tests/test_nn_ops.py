@@ -861,3 +861,45 @@ def test_distances_against_torch(p):
                        TF.cosine_similarity(tt(x1), tt(x2[:1]), dim=-1))
         z = ptl.zeros(2, 3, dtype=ptl.float64)
         close_to_torch(F.cosine_similarity(z, x1[:2, :3]), TF.cosine_similarity(tt(z), tt(x1[:2, :3])))
+
+
+def test_loss_refuses_target_and_weight_gradients():
+    x = leaf((2, 3))
+    w = leaf((3,), low=0.5)
+    with pytest.raises(NotImplementedError, match=re.escape("the derivative for 'weight' is not implemented.")):
+        F.nll_loss(x, ptl.tensor([0, 2]), weight=w).backward()
+    t = leaf((2, 3), seed=1, low=0.1, high=0.9)
+    with pytest.raises(NotImplementedError, match=re.escape("the derivative for 'target' is not implemented.")):
+        F.binary_cross_entropy(x.sigmoid(), t).backward()
+
+
+def _every_op_once():
+    x = ptl.tensor([[0.5, -1.0, 2.0], [3.0, -4.0, 0.1]], requires_grad=True)
+    t = ptl.tensor([2, 0])
+    outs = [F.gelu(x), F.silu(x), F.elu(x), F.softplus(x), F.hardswish(x), F.logsigmoid(x),
+            F.softshrink(x), F.threshold(x, 0.0, 1.0), F.softmax(x, 1), F.log_softmax(x, 0),
+            F.nll_loss(x, t), F.cross_entropy(x, t, label_smoothing=0.1),
+            F.binary_cross_entropy(x.sigmoid(), ptl.ones(2, 3)),
+            F.embedding(ptl.tensor([1, 0, 1]), x), F.dropout(x, 0.5), F.layer_norm(x, [3])]
+    sum(o.sum() for o in outs).backward()
+    w = ptl.ones(3, 2)
+    ptl.embedding_renorm_(w, t, 1.0, 2.0)
+    for bad in [lambda: F.nll_loss(x, ptl.tensor([5, 0])), lambda: F.embedding(ptl.tensor([9]), w),
+                lambda: F.binary_cross_entropy(x, ptl.ones(2, 3)),
+                lambda: F.softmax(ptl.tensor([1, 2]), 0), lambda: F.softshrink(x, -1.0),
+                lambda: ptl.embedding_renorm_(w, ptl.tensor([7]), 1.0, 2.0),
+                lambda: F.nll_loss(x, ptl.tensor([1, 0]), weight=ptl.ones(2))]:
+        with pytest.raises((RuntimeError, IndexError, ValueError, NotImplementedError)):
+            bad()
+
+
+def test_no_leaks_on_success_and_error_paths():
+    import gc
+    from pytorchlite import _C
+    _every_op_once()
+    gc.collect()
+    before = _C._live_counts()
+    for _ in range(3):
+        _every_op_once()
+    gc.collect()
+    assert _C._live_counts() == before

@@ -160,12 +160,17 @@ log_softmax_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 }
 
 /* The gradient for self of a loss op(self, target, weight, scalars) whose backward kernel
- * takes (grad_output, self, target, weight, scalars...); saved: self, target, weight. */
+ * takes (grad_output, self, target, weight, scalars...); saved: self, target, weight.
+ * Gradients for target and weight are refused rather than silently dropped. */
 static int
 loss_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId id, int nscalars)
 {
     PtlTensorImpl *x = NULL, *t = NULL, *w = NULL;
     int rc = -1;
+    if (NEEDS(1) || NEEDS(2)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.",
+                             NEEDS(1) ? "target" : "weight");
+    }
     if (!NEEDS(0)) {
         return 0;
     }
