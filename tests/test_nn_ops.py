@@ -107,16 +107,36 @@ def test_large_inputs_are_stable():
 
 @pytest.mark.parametrize("fn, kname", [
     (F.silu, "silu_cpu"), (F.leaky_relu, "leaky_relu_cpu"), (F.elu, "elu_cpu"),
-    (F.gelu, "_gelu_cpu"), (F.hardswish, "hardswish_cpu")])
+    (F.gelu, "GeluKernelImpl"), (F.hardswish, "hardswish_cpu")])
 def test_activation_rejects_integers(fn, kname):
     with pytest.raises(NotImplementedError, match=re.escape(f'"{kname}" not implemented for \'Long\'')):
         fn(ptl.tensor([1, 2]))
-    if kname != "_gelu_cpu":   # torch's gelu names its kernel "GeluKernelImpl"
-        with pytest.raises(NotImplementedError, match=re.escape(f'"{kname}" not implemented')):
-            getattr(TF, fn.__name__)(torch.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match=re.escape(f'"{kname}" not implemented')):
+        getattr(TF, fn.__name__)(torch.tensor([1, 2]))
+
+
+@pytest.mark.parametrize("dtype", [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64])
+def test_hardtanh_threshold_integers(dtype):
+    x, a = make((3, 4), dtype, "transposed", low=0 if dtype == ptl.uint8 else -5)
+    a = a.astype(np.int64)
+    assert_close(F.hardtanh(x, 1.5, 3.7), np.clip(a, 1, 3), dtype=dtype)
+    assert_close(F.relu6(x), np.clip(a, 0, 6), dtype=dtype)
+    assert_close(F.threshold(x, 1.5, 9), np.where(a > 1.5, a, 9), dtype=dtype)
+    xt = tt(x)
+    assert np.array_equal(to_numpy(F.hardtanh(x, 1.5, 3.7)), TF.hardtanh(xt, 1.5, 3.7).numpy())
+    assert np.array_equal(to_numpy(F.threshold(x, 1.5, 9)), TF.threshold(xt, 1.5, 9).numpy())
 
 
 def test_activation_errors():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "cannot do hardtanh on an unsigned type with negative limits")):
+        F.hardtanh(ptl.tensor([1, 2], dtype=ptl.uint8))
+    with pytest.raises(RuntimeError, match=re.escape("Bool inputs not supported for hardtanh")):
+        F.relu6(ptl.tensor([True, False]))
+    with pytest.raises(NotImplementedError, match=re.escape("\"threshold_cpu\" not implemented for 'Bool'")):
+        F.threshold(ptl.tensor([True, False]), 0.5, 1)
+    with pytest.raises(NotImplementedError, match=re.escape("\"softshrink_check\" not implemented for 'Long'")):
+        F.softshrink(ptl.tensor([1, 2]))
     x = ptl.tensor([1.0, -1.0])
     with pytest.raises(RuntimeError, match=re.escape("approximate argument must be either none or tanh.")):
         F.gelu(x, approximate="foo")

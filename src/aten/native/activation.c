@@ -43,12 +43,15 @@
 #define TO_F2(X) PTL_STORE_f2((float)(X))
 #define TO_BF(X) PTL_STORE_bf((float)(X))
 
-/* One loop per floating dtype and the table indexed by dtype. */
-#define DEFINE_ACT(NAME, F)                                                               \
+/* One loop per floating dtype, and (DEFINE_ACT) the table indexed by dtype. */
+#define DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                   \
     DEFINE_ACT_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, F)                            \
     DEFINE_ACT_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, F)                            \
     DEFINE_ACT_LOOP(NAME, float, f4, PTL_ID, TO_F, F)                                     \
-    DEFINE_ACT_LOOP(NAME, double, f8, PTL_ID, PTL_ID, F)                                  \
+    DEFINE_ACT_LOOP(NAME, double, f8, PTL_ID, PTL_ID, F)
+
+#define DEFINE_ACT(NAME, F)                                                               \
+    DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                       \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
         [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
@@ -90,6 +93,18 @@
 #define THRESHOLD_F(X, P) ((X) <= (P)[0] ? (P)[1] : (X))
 #define THRESHOLD_G(G, X, P) ((X) <= (P)[0] ? 0.0 : (G))
 
+/* hardtanh and threshold also take integer tensors (limits truncated on store, as in
+ * PyTorch); the loops go through double, exact up to 2^53 */
+#define DEFINE_ACT_INT(NAME, F)                                                           \
+    DEFINE_ACT_LOOP(NAME, uint8_t, u1, PTL_ID, (uint8_t), F)                              \
+    DEFINE_ACT_LOOP(NAME, int8_t, i1, PTL_ID, (int8_t), F)                                \
+    DEFINE_ACT_LOOP(NAME, int16_t, i2, PTL_ID, (int16_t), F)                              \
+    DEFINE_ACT_LOOP(NAME, int32_t, i4, PTL_ID, (int32_t), F)                              \
+    DEFINE_ACT_LOOP(NAME, int64_t, i8, PTL_ID, (int64_t), F)
+
+DEFINE_ACT_INT(hardtanh_int, HARDTANH_F)
+DEFINE_ACT_INT(threshold_int, THRESHOLD_F)
+
 DEFINE_ACT(gelu, GELU_F)
 DEFINE_ACT_GRAD(gelu_grad, GELU_G)
 DEFINE_ACT(silu, SILU_F)
@@ -100,7 +115,7 @@ DEFINE_ACT(elu, ELU_F)
 DEFINE_ACT_GRAD(elu_grad, ELU_G)
 DEFINE_ACT(leaky_relu, LEAKY_F)
 DEFINE_ACT_GRAD(leaky_relu_grad, LEAKY_G)
-DEFINE_ACT(hardtanh, HARDTANH_F)
+DEFINE_ACT_FLOAT_LOOPS(hardtanh, HARDTANH_F)
 DEFINE_ACT_GRAD(hardtanh_grad, HARDTANH_G)
 DEFINE_ACT(softplus, SOFTPLUS_F)
 DEFINE_ACT_GRAD(softplus_grad, SOFTPLUS_G)
@@ -113,8 +128,20 @@ DEFINE_ACT_GRAD(log_sigmoid_grad, LOGSIG_G)
 DEFINE_ACT(softshrink, SOFTSHRINK_F)
 DEFINE_ACT(hardshrink, HARDSHRINK_F)
 DEFINE_ACT_GRAD(shrink_grad, SHRINK_G)
-DEFINE_ACT(threshold, THRESHOLD_F)
+DEFINE_ACT_FLOAT_LOOPS(threshold, THRESHOLD_F)
 DEFINE_ACT_GRAD(threshold_grad, THRESHOLD_G)
+
+#define INT_AND_FLOAT_ENTRIES(NAME, INAME)                                                \
+    [PTL_DTYPE_UINT8] = INAME##_loop_u1, [PTL_DTYPE_INT8] = INAME##_loop_i1,              \
+    [PTL_DTYPE_INT16] = INAME##_loop_i2, [PTL_DTYPE_INT32] = INAME##_loop_i4,             \
+    [PTL_DTYPE_INT64] = INAME##_loop_i8, [PTL_DTYPE_FLOAT16] = NAME##_loop_f2,            \
+    [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf, [PTL_DTYPE_FLOAT32] = NAME##_loop_f4,          \
+    [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
+
+static const PtlLoop hardtanh_all_loops[PTL_DTYPE_COUNT] = {
+    INT_AND_FLOAT_ENTRIES(hardtanh, hardtanh_int)};
+static const PtlLoop threshold_all_loops[PTL_DTYPE_COUNT] = {
+    INT_AND_FLOAT_ENTRIES(threshold, threshold_int)};
 
 /* ---- kernels ---- */
 
@@ -128,42 +155,43 @@ typedef struct ActKernel {
     int ninputs;            /* 1: forward (self), 2: backward (grad_output, self) */
     int nparams;
     int param_slot[3];
+    const char *kname;      /* the kernel PyTorch's dtype error names; NULL: "<op>_cpu" */
 } ActKernel;
 
 /* [*] -> [*] (forward) and [*], [*] -> [*] (backward) */
 static const ActKernel act_table[] = {
-    {PTL_OP__gelu, gelu_loops, 1, 1, {1}},
-    {PTL_OP_silu, silu_loops, 1, 0, {0}},
-    {PTL_OP_silu_, silu_loops, 1, 0, {0}},
-    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}},
-    {PTL_OP_mish, mish_loops, 1, 0, {0}},
-    {PTL_OP_mish_, mish_loops, 1, 0, {0}},
-    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}},
-    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}},
-    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}},
-    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}},
-    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}},
-    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}},
-    {PTL_OP_hardtanh, hardtanh_loops, 1, 2, {1, 2}},
-    {PTL_OP_hardtanh_, hardtanh_loops, 1, 2, {1, 2}},
-    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}},
-    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}},
-    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}},
-    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}},
-    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}},
-    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}},
-    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}},
-    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}},
-    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}},
-    {PTL_OP_log_sigmoid, log_sigmoid_loops, 1, 0, {0}},
-    {PTL_OP_log_sigmoid_backward, log_sigmoid_grad_loops, 2, 0, {0}},
-    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}},
-    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}},
-    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}},
-    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}},
-    {PTL_OP_threshold, threshold_loops, 1, 2, {1, 2}},
-    {PTL_OP_threshold_, threshold_loops, 1, 2, {1, 2}},
-    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}},
+    {PTL_OP__gelu, gelu_loops, 1, 1, {1}, "GeluKernelImpl"},
+    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL},
+    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL},
+    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL},
+    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL},
+    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL},
+    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL},
+    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL},
+    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL},
+    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL},
+    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_log_sigmoid, log_sigmoid_loops, 1, 0, {0}, NULL},
+    {PTL_OP_log_sigmoid_backward, log_sigmoid_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check"},
+    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL},
+    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL},
+    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL},
+    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL},
 };
 
 /* The table-driven kernel of every op in act_table. */
@@ -180,8 +208,8 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         for (int j = 0; j < a->nparams; j++) {
             p[j] = ptl_iv_to_double(&s[a->param_slot[j]]);
         }
-        return ptl_pointwise(op, s, a->ninputs, a->ninputs == 1 ? fwd_inputs : grad_inputs,
-                             ptl_iter_config(), a->loops, p);
+        return ptl_pointwise_named(op, s, a->ninputs, a->ninputs == 1 ? fwd_inputs : grad_inputs,
+                                   ptl_iter_config(), a->loops, p, a->kname);
     }
     return ptl_error_set(PTL_ERR_RUNTIME, "activation kernel for an unknown op");
 }
@@ -198,6 +226,22 @@ shrink_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "lambda must be in range [0, %g] for input dtype %s, but found %g",
                              hi, ptl_dtype_legacy_name(dt), lambd);
+    }
+    return act_cpu(op, ks, s);
+}
+
+/* hardtanh(Tensor self, Scalar min_val, Scalar max_val): integer tensors too, with
+ * PyTorch's refusals for bool and for unsigned tensors with a negative limit */
+static int
+hardtanh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlDtype dt = s[0].u.t->dtype;
+    if (dt == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
+    }
+    if (dt == PTL_DTYPE_UINT8 && (ptl_iv_to_double(&s[1]) < 0 || ptl_iv_to_double(&s[2]) < 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "cannot do hardtanh on an unsigned type with negative limits");
     }
     return act_cpu(op, ks, s);
 }
@@ -266,8 +310,8 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_leaky_relu, PTL_KEY_CPU, act_cpu},
     {PTL_OP_leaky_relu_, PTL_KEY_CPU, act_cpu},
     {PTL_OP_leaky_relu_backward, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_hardtanh, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_hardtanh_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardtanh, PTL_KEY_CPU, hardtanh_cpu},
+    {PTL_OP_hardtanh_, PTL_KEY_CPU, hardtanh_cpu},
     {PTL_OP_hardtanh_backward, PTL_KEY_CPU, act_cpu},
     {PTL_OP_softplus, PTL_KEY_CPU, act_cpu},
     {PTL_OP_softplus_backward, PTL_KEY_CPU, act_cpu},
