@@ -132,7 +132,8 @@ softmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (!ptl_dtype_is_floating(self->dtype)) {
         int last = self->dim == 0 || dim == self->dim - 1;
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s%s_kernel_impl\" not implemented for '%s'",
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"%s%s_kernel_impl\" not implemented for '%s'",
                              log ? "log_softmax" : "softmax", last ? "_lastdim" : "",
                              ptl_dtype_legacy_name(self->dtype));
     }
@@ -270,11 +271,13 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
                              (long long)x->sizes[0], (long long)t->sizes[0]);
     }
     if (t->dtype != PTL_DTYPE_INT64 && t->dtype != PTL_DTYPE_UINT8) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "expected target dtype to be Long or Byte, but got %s",
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expected target dtype to be Long or Byte, but got %s",
                              ptl_dtype_legacy_name(t->dtype));
     }
     if (x->dim <= 2 && t->dim > 1) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "0D or 1D target tensor expected, multi-target not supported");
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "0D or 1D target tensor expected, multi-target not supported");
     }
     if (x->dim == 1 && t->dim != 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -309,7 +312,8 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
                              (long long)sh->C, b);
     }
     if (!ptl_dtype_is_floating(x->dtype)) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"nll_loss_out_frame\" not implemented for '%s'",
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"nll_loss_out_frame\" not implemented for '%s'",
                              ptl_dtype_legacy_name(x->dtype));
     }
     return 0;
@@ -579,7 +583,8 @@ bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
 
-    if (bce_inputs(s, 1, &xd, &td, &wd) < 0 || (g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
+    if (bce_inputs(s, 1, &xd, &td, &wd) < 0 ||
+        (g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
         (gi = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
         goto error;
     }
@@ -666,8 +671,8 @@ embedding_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             goto error;
         }
         if (row > 0) {
-            memcpy(ptl_tensor_data(out) + (size_t)i * row, ptl_tensor_data(wc) + (size_t)iv[i] * row,
-                   row);
+            memcpy(ptl_tensor_data(out) + (size_t)i * row,
+                   ptl_tensor_data(wc) + (size_t)iv[i] * row, row);
         }
     }
     ptl_decref(idx);
