@@ -3,8 +3,9 @@
  * Embedding.cpp and Dropout.cpp.
  *
  * Softmax views its (contiguous) input as [outer, n, inner] with the reduced dim in the
- * middle: inner == 1 is the last-dim fast path (rows in unit stride), otherwise each
- * (outer, inner) pair walks the dim with stride inner.  Rows subtract their max before
+ * middle: inner == 1 is the last-dim fast path (one unit-stride row per line), otherwise
+ * each [n, inner] block is walked row by row keeping a max and a sum per column, so the
+ * strided case reads memory in order too.  Rows subtract their max before
  * exponentiating, so large inputs do not overflow.  float16/bfloat16 compute in float32.
  * The losses compute in float64 on contiguous copies and round once at the end. */
 #include <math.h>
@@ -89,8 +90,79 @@ typedef struct SoftmaxJob {
         return 0;                                                                         \
     }
 
+/* The strided case (inner > 1): one [n, inner] block per outer index, walked row by row
+ * so every pass reads unit-stride memory; acc holds a max and a sum per column. */
+#define DEFINE_SOFTMAX_BLOCK(T, EXP, LG, DT)                                              \
+    static int                                                                            \
+    softmax_block_chunk_##DT(void *ctx, int64_t b, int64_t e)                             \
+    {                                                                                     \
+        const SoftmaxJob *j = ctx;                                                        \
+        int64_t n = j->n, in = j->inner;                                                  \
+        double *acc = malloc(sizeof(double) * (size_t)(2 * in));                          \
+        if (acc == NULL) {                                                                \
+            return ptl_error_set(PTL_ERR_MEMORY, "softmax: out of memory");              \
+        }                                                                                 \
+        double *mx = acc, *sum = acc + in;                                                \
+        for (int64_t r = b; r < e; r++) {                                                 \
+            T *o = (T *)j->out + r * n * in;                                              \
+            const T *x = (const T *)j->in + r * n * in;                                   \
+            const T *y = j->y ? (const T *)j->y + r * n * in : NULL;                      \
+            for (int64_t c = 0; c < in; c++) {                                            \
+                mx[c] = -INFINITY;                                                        \
+                sum[c] = 0;                                                               \
+            }                                                                             \
+            if (y != NULL) {                                                              \
+                /* backward: x is grad_output, y the forward's output */                  \
+                for (int64_t k = 0; k < n; k++) {                                         \
+                    for (int64_t c = 0; c < in; c++) {                                    \
+                        sum[c] += j->lg ? (double)x[k * in + c]                           \
+                                        : (double)x[k * in + c] * y[k * in + c];          \
+                    }                                                                     \
+                }                                                                         \
+                for (int64_t k = 0; k < n; k++) {                                         \
+                    for (int64_t c = 0; c < in; c++) {                                    \
+                        T g = x[k * in + c], yv = y[k * in + c];                          \
+                        o[k * in + c] = j->lg ? (T)(g - EXP(yv) * sum[c])                 \
+                                              : (T)(yv * (g - sum[c]));                   \
+                    }                                                                     \
+                }                                                                         \
+                continue;                                                                 \
+            }                                                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                for (int64_t c = 0; c < in; c++) {                                        \
+                    T v = x[k * in + c];                                                  \
+                    mx[c] = v > mx[c] || v != v ? v : mx[c];                              \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t c = 0; c < in; c++) {                                            \
+                mx[c] = mx[c] == -INFINITY ? 0 : mx[c];                                   \
+            }                                                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                for (int64_t c = 0; c < in; c++) {                                        \
+                    T d = (T)(x[k * in + c] - mx[c]);                                     \
+                    T ev = EXP(d);                                                        \
+                    sum[c] += ev;                                                         \
+                    o[k * in + c] = j->lg ? d : ev;                                       \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t c = 0; c < in; c++) {                                            \
+                sum[c] = j->lg ? LG(sum[c]) : 1.0 / sum[c];                               \
+            }                                                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                for (int64_t c = 0; c < in; c++) {                                        \
+                    o[k * in + c] = j->lg ? (T)(o[k * in + c] - sum[c])                   \
+                                          : (T)(o[k * in + c] * sum[c]);                  \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        free(acc);                                                                        \
+        return 0;                                                                         \
+    }
+
 DEFINE_SOFTMAX_LINE(float, expf, log, f4)
 DEFINE_SOFTMAX_LINE(double, exp, log, f8)
+DEFINE_SOFTMAX_BLOCK(float, expf, log, f4)
+DEFINE_SOFTMAX_BLOCK(double, exp, log, f8)
 
 /* Runs the softmax job over every (outer, inner) line of x (contiguous, float or double). */
 static int
@@ -111,9 +183,13 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
     if (lines == 0 || j->n == 0) {
         return 0;
     }
-    int64_t grain = PTL_GRAIN_SIZE / j->n + 1;
-    return ptl_parallel_for(0, lines, grain,
-                            x->dtype == PTL_DTYPE_FLOAT64 ? softmax_chunk_f8 : softmax_chunk_f4, j);
+    int f8 = x->dtype == PTL_DTYPE_FLOAT64;
+    if (j->inner > 1) {
+        return ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / (j->n * j->inner) + 1,
+                                f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
+    }
+    return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1,
+                            f8 ? softmax_chunk_f8 : softmax_chunk_f4, j);
 }
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor (and _log_softmax).
