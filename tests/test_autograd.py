@@ -393,6 +393,38 @@ FORMULAS = [
      [(1, 2, 3, 3), (1, 2, 2, 2)]),
     ("affine_grid_generator", lambda t: ptl.ops.aten.affine_grid_generator(t, [1, 1, 3, 2], False),
      [(1, 2, 3)]),
+    # nn operators (nnops); more in test_nn_ops.py
+    ("_gelu", lambda a: ptl.nn.functional.gelu(a, approximate="tanh"), [(2, 3)]),
+    ("silu", lambda a: ptl.nn.functional.silu(a), [(2, 3)]),
+    ("silu_", lambda a: ptl.nn.functional.silu(a * 1, inplace=True), [(2, 3)]),
+    ("mish", lambda a: ptl.nn.functional.mish(a), [(2, 3)]),
+    ("mish_", lambda a: ptl.nn.functional.mish(a * 1, inplace=True), [(2, 3)]),
+    ("elu", lambda a: ptl.nn.functional.elu(a, 0.7), [(2, 3)]),
+    ("elu_", lambda a: ptl.nn.functional.selu(a * 1, inplace=True), [(2, 3)]),
+    ("leaky_relu", lambda a: ptl.nn.functional.leaky_relu(a, 0.2), [(2, 3)]),
+    ("leaky_relu_", lambda a: ptl.nn.functional.leaky_relu(a * 1, 0.2, True), [(2, 3)]),
+    ("hardtanh", lambda a: ptl.nn.functional.hardtanh(a, -0.5, 1.5), [(2, 3)]),
+    ("hardtanh_", lambda a: ptl.nn.functional.relu6(a * 4, inplace=True), [(2, 3)]),
+    ("softplus", lambda a: ptl.nn.functional.softplus(a, 2.0, 1.0), [(2, 3)]),
+    ("hardswish", lambda a: ptl.nn.functional.hardswish(a * 3), [(2, 3)]),
+    ("hardswish_", lambda a: ptl.nn.functional.hardswish(a * 3, inplace=True), [(2, 3)]),
+    ("hardsigmoid", lambda a: ptl.nn.functional.hardsigmoid(a * 3), [(2, 3)]),
+    ("hardsigmoid_", lambda a: ptl.nn.functional.hardsigmoid(a * 3, inplace=True), [(2, 3)]),
+    ("log_sigmoid", lambda a: ptl.nn.functional.logsigmoid(a), [(2, 3)]),
+    ("softshrink", lambda a: ptl.nn.functional.softshrink(a, 0.3), [(2, 3)]),
+    ("hardshrink", lambda a: ptl.nn.functional.hardshrink(a, 0.3), [(2, 3)]),
+    ("threshold", lambda a: ptl.nn.functional.threshold(a, 0.1, -3.0), [(2, 3)]),
+    ("threshold_", lambda a: ptl.nn.functional.threshold(a * 1, 0.1, -3.0, True), [(2, 3)]),
+    ("_softmax", lambda a: ptl.softmax(a, 0), [(3, 4)]),
+    ("_log_softmax", lambda a: ptl.log_softmax(a, -1), [(3, 4)]),
+    ("nll_loss_nd", lambda a: ptl.nn.functional.nll_loss(
+        a, ptl.tensor([1, 0, 3]), weight=ptl.tensor([1.0, 2.0, 0.5, 3.0], dtype=ptl.float64)),
+     [(3, 4)]),
+    ("binary_cross_entropy", lambda a: ptl.nn.functional.binary_cross_entropy(
+        a.sigmoid(), ptl.tensor([[0.0, 1.0, 0.3], [1.0, 0.2, 0.0]], dtype=ptl.float64)),
+     [(2, 3)]),
+    ("embedding", lambda w: ptl.nn.functional.embedding(ptl.tensor([[0, 2], [2, 3]]), w),
+     [(4, 3)]),
 ]
 
 POSITIVE = {"log", "log_", "sqrt", "sqrt_", "div", "div_", "reciprocal", "pow"}

@@ -1,31 +1,944 @@
-"""nn.functional (torch/nn/functional.py): the functional API over pytorchlite's ops."""
-from .. import _C
+"""pytorchlite.nn.functional -- the functional nn API.  Mirrors torch/nn/functional.py.
 
-_F = _C._functions
+Softmax, the pointwise activations, nll_loss, binary_cross_entropy and embedding run C
+kernels with their own derivative formulas (src/aten/native/{activation,nn}.c,
+src/autograd/derivatives_nnops.c).  The rest is written here in terms of those and of
+other differentiable ops, as PyTorch's CompositeImplicitAutograd functions are.
+
+Randomness: the tree has no generator yet, so dropout masks come from a counter-based
+hash (aten::_dropout_mask) seeded from Python's `random` module (random.seed() makes
+them reproducible)."""
+import math
+import random
+
+import pytorchlite as torch
+
+aten = torch.ops.aten
+
+__all__ = [
+    "softmax", "softmin", "log_softmax", "gelu", "silu", "mish", "relu", "relu_", "relu6",
+    "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_",
+    "hardtanh", "hardtanh_", "softplus", "softsign", "hardswish", "hardsigmoid",
+    "logsigmoid", "tanhshrink", "softshrink", "hardshrink", "threshold", "threshold_",
+    "prelu", "rrelu", "rrelu_", "glu", "tanh", "sigmoid", "linear", "bilinear",
+    "nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    "soft_margin_loss", "multilabel_soft_margin_loss", "multi_margin_loss",
+    "multilabel_margin_loss", "triplet_margin_loss", "batch_norm", "layer_norm",
+    "group_norm", "instance_norm", "rms_norm", "local_response_norm", "normalize",
+    "embedding", "embedding_bag", "dropout", "dropout1d", "dropout2d", "dropout3d",
+    "alpha_dropout", "feature_alpha_dropout", "scaled_dot_product_attention",
+    "cosine_similarity", "pairwise_distance",
+]
+
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
-def linear(input, weight, bias=None):
-    if input.dim() == 2 and bias is not None:
-        return _F["addmm"](bias, input, weight.t())
-    out = _F["matmul"](input, weight.t())
-    return out + bias if bias is not None else out
+def _reduction_enum(reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _reduce(loss, reduction):
+    r = _reduction_enum(reduction)
+    return loss if r == 0 else loss.mean() if r == 1 else loss.sum()
+
+
+def _mask(cond, like):
+    """A 0/1 tensor of like's dtype from a bool tensor (a constant for autograd)."""
+    return cond.to(like.dtype)
+
+
+# ---- softmax family ----
+
+def _softmax_dim(ndim):
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return torch.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return torch.softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _softmax_dim(input.dim())
+    return torch.log_softmax(input, dim, dtype=dtype)
+
+
+# ---- activations ----
+
+def _inplace(fn_, fn, input, inplace, *args):
+    return fn_(input, *args) if inplace else fn(input, *args)
 
 
 def relu(input, inplace=False):
-    return input.relu_() if inplace else input.relu()
+    return torch.relu_(input) if inplace else torch.relu(input)
 
 
-def sigmoid(input):
-    return input.sigmoid()
+def relu_(input):
+    return torch.relu_(input)
 
 
 def tanh(input):
-    return input.tanh()
+    return torch.tanh(input)
 
-from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
+
+def sigmoid(input):
+    return torch.sigmoid(input)
+
+
+def gelu(input, approximate="none"):
+    return aten.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    return _inplace(aten.silu_, aten.silu, input, inplace)
+
+
+def mish(input, inplace=False):
+    return _inplace(aten.mish_, aten.mish, input, inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _inplace(aten.elu_, aten.elu, input, inplace, alpha)
+
+
+def elu_(input, alpha=1.0):
+    return aten.elu_(input, alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    return _inplace(aten.elu_, aten.elu, input, inplace, _SELU_ALPHA, _SELU_SCALE)
+
+
+def selu_(input):
+    return aten.elu_(input, _SELU_ALPHA, _SELU_SCALE)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _inplace(aten.elu_, aten.elu, input, inplace, alpha, 1.0, 1.0 / alpha)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _inplace(aten.leaky_relu_, aten.leaky_relu, input, inplace, negative_slope)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return aten.leaky_relu_(input, negative_slope)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _inplace(aten.hardtanh_, aten.hardtanh, input, inplace, min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return aten.softplus(input, beta, threshold)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def hardswish(input, inplace=False):
+    return _inplace(aten.hardswish_, aten.hardswish, input, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    return _inplace(aten.hardsigmoid_, aten.hardsigmoid, input, inplace)
+
+
+def logsigmoid(input):
+    return aten.log_sigmoid(input)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softshrink(input, lambd=0.5):
+    return aten.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    return aten.hardshrink(input, lambd)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _inplace(aten.threshold_, aten.threshold, input, inplace, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    return aten.threshold_(input, threshold, value)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), weight broadcast along the channel dim (dim 1)."""
+    if weight.numel() != 1:
+        channels = input.size(1) if input.dim() >= 2 else 1
+        if input.dim() == 0 or weight.numel() != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {weight.numel()} and channel size = {channels}.")
+        if input.dim() >= 2:
+            weight = weight.reshape([channels] + [1] * (input.dim() - 2))
+    return torch.relu(input) - weight * torch.relu(-input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if training:
+        raise NotImplementedError("rrelu: training=True needs a random generator; "
+                                  "pytorchlite has none yet")
+    return leaky_relu(input, (lower + upper) / 2, inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def glu(input, dim=-1):
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + input.dim() if dim < 0 else dim
+    n = input.size(d)
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {n}")
+    lead = (slice(None),) * d
+    return input[lead + (slice(0, n // 2),)] * torch.sigmoid(input[lead + (slice(n // 2, n),)])
+
+
+# ---- linear ----
+
+def linear(input, weight, bias=None):
+    """input @ weight.T + bias; addmm when no gradient is being recorded."""
+    needs_grad = torch.is_grad_enabled() and (
+        input.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad))
+    if input.dim() == 2 and bias is not None and not needs_grad:
+        return torch.addmm(bias, input, weight.t())
+    out = torch.matmul(input, weight.t())
+    return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = x1 W[o] x2 + b[o].  [*, i1], [*, i2], [o, i1, i2] -> [*, o]"""
+    out_f, in1, in2 = weight.shape
+    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    t = torch.matmul(input1, w).reshape(list(input1.shape[:-1]) + [out_f, in2])
+    y = (t * input2.unsqueeze(-2)).sum(-1)
+    return y if bias is None else y + bias
+
+
+# ---- losses ----
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return aten.nll_loss_nd(input, target, weight, _reduction_enum(reduction), ignore_index)
+
+
+def _class_view(t, input, class_dim):
+    """A per-class tensor [C] shaped to broadcast along input's class dim."""
+    return t.reshape([-1] + [1] * (input.dim() - class_dim - 1))
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    n_classes = input.size(class_dim)
+    lsm = log_softmax(input, class_dim)
+    if target.is_floating_point():
+        # class probabilities: target has input's shape
+        if tuple(target.shape) != tuple(input.shape):
+            raise RuntimeError(
+                "Expected target size " + str(list(input.shape)) + ", got " + str(list(target.shape)))
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        prod = lsm * target
+        if weight is not None:
+            prod = prod * _class_view(weight, input, class_dim)
+        loss = -prod.sum(class_dim)
+        if red == 0:
+            return loss
+        if red == 2:
+            return loss.sum()
+        return loss.sum() / (input.numel() / n_classes)
+    nll = aten.nll_loss_nd(lsm, target, weight, red, ignore_index)
+    if label_smoothing == 0:
+        return nll
+    keep = _mask(target != ignore_index, lsm)
+    smooth = lsm if weight is None else lsm * _class_view(weight, input, class_dim)
+    smooth = -smooth.sum(class_dim) * keep
+    if red == 0:
+        pass
+    elif red == 2:
+        smooth = smooth.sum()
+    elif weight is None:
+        smooth = smooth.sum() / keep.sum()
+    else:
+        # normalized by the weights of the counted targets, like nll_loss
+        total = aten.nll_loss_nd(-torch.ones_like(lsm), target, weight, 2, ignore_index)
+        smooth = smooth.sum() / total
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+
+
+def _check_same_size_warning(input, target, name):
+    if tuple(input.shape) != tuple(target.shape):
+        import warnings
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to "
+            "broadcasting. Please ensure they have the same size.", stacklevel=3)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_same_size_warning(input, target, "mse_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    d = input - target
+    loss = d * d
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    _check_same_size_warning(input, target, "l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    _check_same_size_warning(input, target, "smooth_l1_loss")
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction)
+    small = _mask(d < beta, d)
+    loss = small * (d * d * (0.5 / beta)) + (1 - small) * (d - 0.5 * beta)
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    _check_same_size_warning(input, target, "huber_loss")
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = (input - target).abs()
+    small = _mask(d < delta, d)
+    loss = small * (d * d * 0.5) + (1 - small) * ((d - 0.5 * delta) * delta)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    return aten.binary_cross_entropy(input, target, weight, _reduction_enum(reduction))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """(1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x)): stable for large |x|."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    red = _reduction_enum(reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    ls = aten.log_sigmoid(input)
+    if pos_weight is not None:
+        loss = (1 - target) * input - ((pos_weight - 1) * target + 1) * ls
+    else:
+        loss = (1 - target) * input - ls
+    if weight is not None:
+        loss = loss * weight
+    return loss if red == 0 else loss.mean() if red == 1 else loss.sum()
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, reduction)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # xlogy(t, t) - t * x, with 0 log 0 = 0
+        safe = target + _mask(target == 0, target)
+        loss = target * safe.log() - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.size(0) if input.dim() != 0 else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce(torch.relu(-target * (input1 - input2) + margin), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    from_margin = _mask(target != 1, input) * torch.relu(margin - input)
+    from_self = _mask(target != -1, input) * input
+    return _reduce(from_margin + from_self, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    eps = 1e-12
+    prod = (input1 * input2).sum(-1)
+    mag1 = (input1 * input1).sum(-1) + eps
+    mag2 = (input2 * input2).sum(-1) + eps
+    cos = prod / (mag1 * mag2).sqrt()
+    pos = _mask(target == 1, cos) * (1 - cos)
+    neg = _mask(target == -1, cos) * torch.relu(cos - margin)
+    return _reduce(pos + neg, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    # log(1 + e^(-y x)) with no linear cut-off (softplus's threshold), as PyTorch computes it
+    return _reduce(aten.softplus(-target * input, 1.0, math.inf), reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.dim() - 1) / input.size(-1)
+    return _reduce(loss, reduction)
+
+
+def _one_hot(target, n, like):
+    """[*] int64 -> [*, n] 0/1 of like's dtype."""
+    return _mask(target.unsqueeze(-1) == torch.arange(n), like)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """sum over i != y of max(0, margin - x[y] + x[i])^p / C (weighted by weight[y])."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    t = target.reshape(-1)
+    n_classes = x.size(1)
+    if bool((t < 0).any()) or bool((t >= n_classes).any()):
+        raise RuntimeError("target out of range")
+    hot = _one_hot(t, n_classes, x)
+    xy = (x * hot).sum(1, keepdim=True)
+    z = torch.relu(margin - xy + x) * (1 - hot)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * (hot * weight).sum(1, keepdim=True)
+    loss = z.sum(1) / n_classes
+    if input.dim() < 2:
+        loss = loss.reshape(target.shape)
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """For each sample: sum over targets j (up to the first -1) and non-targets k of
+    max(0, 1 - (x[j] - x[k])) / C."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    x = input if input.dim() == 2 else input.reshape(1, -1)
+    n_classes = x.size(1)
+    rows = target.reshape(x.size(0), n_classes).tolist()
+    is_target = []
+    for row in rows:
+        mark = [0.0] * n_classes
+        for j in row:
+            if j < 0:
+                break
+            if j >= n_classes:
+                raise RuntimeError(f"target index {j} is out of bounds")
+            mark[j] = 1.0
+        is_target.append(mark)
+    tgt = torch.tensor(is_target, dtype=x.dtype)
+    pair = tgt.unsqueeze(2) * (1 - tgt).unsqueeze(1)
+    diff = torch.relu(1 - x.unsqueeze(2) + x.unsqueeze(1))
+    loss = (diff * pair).sum(2).sum(1) / n_classes
+    if input.dim() < 2:
+        loss = loss.reshape([])
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    dims = {anchor.dim(), positive.dim(), negative.dim()}
+    if len(dims) != 1:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {anchor.dim()}D, positive {positive.dim()}D, and "
+            f"negative {negative.dim()}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_swap = pairwise_distance(positive, negative, p, eps)
+        closer = _mask(d_swap < d_neg, d_neg)
+        d_neg = closer * d_swap + (1 - closer) * d_neg
+    return _reduce(torch.relu(margin + d_pos - d_neg), reduction)
+
+
+# ---- normalization ----
+
+def _normalize_over(x, dims, eps):
+    mean = x.mean(dims, keepdim=True)
+    c = x - mean
+    var = (c * c).mean(dims, keepdim=True)
+    return c / (var + eps).sqrt(), mean, var
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    if input.dim() < 2:
+        raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    dims = [0] + list(range(2, input.dim()))
+    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
+    if training:
+        count = input.numel() // input.size(1)
+        if count == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+        out, mean, var = _normalize_over(input, dims, eps)
+        with torch.no_grad():
+            m = 0.1 if momentum is None else momentum
+            if running_mean is not None:
+                running_mean.mul_(1 - m).add_(mean.reshape(-1) * m)
+            if running_var is not None:
+                running_var.mul_(1 - m).add_(var.reshape(-1) * (m * count / (count - 1)))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input.dim() < k or list(input.shape[input.dim() - k:]) != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={normalized_shape}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}")
+    out, _, _ = _normalize_over(input, list(range(input.dim() - k, input.dim())), eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    k = len(normalized_shape)
+    if input.dim() < k or list(input.shape[input.dim() - k:]) != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={normalized_shape}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}")
+    if eps is None:
+        eps = {torch.float64: 2.220446049250313e-16, torch.float16: 0.0009765625,
+               torch.bfloat16: 0.0078125}.get(input.dtype, 1.1920928955078125e-07)
+    dims = list(range(input.dim() - k, input.dim()))
+    out = input / ((input * input).mean(dims, keepdim=True) + eps).sqrt()
+    return out if weight is None else out * weight
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.size(0), input.size(1)
+    if c % num_groups != 0:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(input.shape)} and num_groups={num_groups}")
+    x = input.reshape(n, num_groups, -1)
+    out, _, _ = _normalize_over(x, [2], eps)
+    out = out.reshape(input.shape)
+    shape = [1, c] + [1] * (input.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    if input.dim() < 3:
+        raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+    dims = list(range(2, input.dim()))
+    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
+    if use_input_stats:
+        out, mean, var = _normalize_over(input, dims, eps)
+        count = input.numel() // (input.size(0) * input.size(1))
+        with torch.no_grad():
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(mean.mean([0]).reshape(-1) * momentum)
+            if running_var is not None and count > 1:
+                unbiased = var.mean([0]).reshape(-1) * (count / (count - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
+    else:
+        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha/size * sum of x^2 over the channel window [c - size//2, c + (size-1)//2])^beta"""
+    if input.dim() < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.size(1)
+    band = [[1.0 if -(size // 2) <= j - i <= (size - 1) // 2 else 0.0 for i in range(c)]
+            for j in range(c)]
+    to_last = [0] + list(range(2, input.dim())) + [1]
+    back = [0, input.dim() - 1] + list(range(1, input.dim() - 1))
+    sq = (input * input).permute(to_last)
+    window = torch.matmul(sq, torch.tensor(band, dtype=input.dtype)).permute(back)
+    div = (window * (alpha / size) + k) ** beta
+    return input / div
+
+
+def _vector_norm(x, p, dim, keepdim):
+    if p == 2:
+        return (x * x).sum(dim, keepdim=keepdim).sqrt()
+    if p == 1:
+        return x.abs().sum(dim, keepdim=keepdim)
+    if p == math.inf:
+        return x.abs().amax(dim, keepdim=keepdim)
+    if p == 0:
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+    return (x.abs() ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
+
+
+def _clamp_min(x, lo):
+    above = _mask(x > lo, x)
+    return x * above + (1 - above) * lo
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = _clamp_min(_vector_norm(input, p, dim, True), eps)
+    res = input / denom
+    if out is not None:
+        out.copy_(res)
+        return out
+    return res
+
+
+# ---- embedding ----
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    if padding_idx is not None:
+        if padding_idx > 0:
+            assert padding_idx < weight.size(0), "Padding_idx must be within num_embeddings"
+        elif padding_idx < 0:
+            assert padding_idx >= -weight.size(0), "Padding_idx must be within num_embeddings"
+            padding_idx = weight.size(0) + padding_idx
+    else:
+        padding_idx = -1
+    if max_norm is not None:
+        with torch.no_grad():
+            torch.embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
+    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """Bags of embeddings reduced by sum, mean or max.  sum/mean multiply the gathered rows by
+    a [bags, n] bag-membership matrix (so the result is differentiable)."""
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}")
+        starts = list(range(0, input.numel(), input.size(1)))
+        flat = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+        ends = starts[1:] + [flat.numel()]
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        flat = input
+        starts = offsets.tolist()
+        if include_last_offset:
+            ends = starts[1:]
+            starts = starts[:-1]
+        else:
+            ends = starts[1:] + [flat.numel()]
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.size(0)
+    if max_norm is not None:
+        with torch.no_grad():
+            torch.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
+    idx = flat.tolist()
+    rows = torch.embedding(weight, flat)
+    if mode == "max":
+        bags = []
+        for s, e in zip(starts, ends):
+            keep = [i for i in range(s, e) if idx[i] != padding_idx]
+            if keep:
+                bags.append(rows[keep[0]:keep[0] + 1].amax(0) if len(keep) == 1 else
+                            torch.stack([rows[i] for i in keep]).amax(0))
+            else:
+                bags.append(torch.zeros(weight.size(1), dtype=weight.dtype))
+        return torch.stack(bags) if bags else torch.zeros(0, weight.size(1), dtype=weight.dtype)
+    member = []
+    for s, e in zip(starts, ends):
+        row = [0.0] * len(idx)
+        keep = [i for i in range(s, e) if idx[i] != padding_idx]
+        for i in keep:
+            row[i] = 1.0 / len(keep) if mode == "mean" else 1.0
+        member.append(row)
+    if not member:
+        return torch.zeros(0, weight.size(1), dtype=weight.dtype)
+    m = torch.tensor(member, dtype=weight.dtype).reshape(len(member), len(idx))
+    if per_sample_weights is not None:
+        m = m * per_sample_weights.unsqueeze(0)
+    return torch.matmul(m, rows)
+
+
+# ---- dropout ----
+
+def _seed():
+    return random.getrandbits(62)
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _apply_mask(input, mask, inplace):
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    return _apply_mask(input, aten._dropout_mask(input, float(p), _seed()), inplace)
+
+
+def _feature_mask_shape(input, min_dim):
+    if input.dim() < min_dim:
+        return None
+    batched = input.dim() > min_dim
+    lead = 2 if batched else 1
+    return list(input.shape[:lead]) + [1] * (input.dim() - lead)
+
+
+def _feature_dropout(input, p, training, inplace, unbatched_dim, name):
+    _check_p(p)
+    if input.dim() not in (unbatched_dim, unbatched_dim + 1):
+        raise RuntimeError(
+            f"{name}: Expected {unbatched_dim}D or {unbatched_dim + 1}D input, but received a "
+            f"{input.dim()}D input.")
+    if not training or p == 0:
+        return input
+    shape = _feature_mask_shape(input, unbatched_dim)
+    mask = aten._dropout_mask(torch.empty(shape, dtype=input.dtype), float(p), _seed())
+    return _apply_mask(input, mask, inplace)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 2, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 3, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout(input, p, training, inplace, 4, "dropout3d")
+
+
+_SELU_NEG = -_SELU_ALPHA * _SELU_SCALE
+
+
+def _alpha_dropout(input, p, training, inplace, mask_shape):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return input.mul_(0) if inplace else input * 0
+    keep = aten._dropout_mask(torch.empty(mask_shape, dtype=input.dtype), float(p), _seed())
+    keep = _mask(keep != 0, input)
+    a = 1.0 / math.sqrt((_SELU_NEG * _SELU_NEG * p + 1) * (1 - p))
+    b = (keep - 1) * (_SELU_NEG * a) + _SELU_NEG * a * p
+    scale = keep * a
+    if inplace:
+        return input.mul_(scale).add_(b)
+    return input * scale + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, list(input.shape))
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
+    return _alpha_dropout(input, p, training, inplace, shape)
+
+
+# ---- attention and distances ----
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v.  [*, L, E], [*, S, E], [*, S, Ev] -> [*, L, Ev];
+    rows whose every key is masked out give zeros (as torch's CPU kernel does)."""
+    L, S = query.size(-2), key.size(-2)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.size(-1))
+    if enable_gqa and query.dim() >= 3 and key.size(-3) != query.size(-3):
+        rep = query.size(-3) // key.size(-3)
+
+        def repeat_heads(t):
+            shape = list(t.shape)
+            t = t.unsqueeze(-3).expand(shape[:-2] + [rep] + shape[-2:])
+            return t.reshape(shape[:-3] + [shape[-3] * rep] + shape[-2:])
+        key, value = repeat_heads(key), repeat_heads(value)
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    scores = torch.matmul(query, key.transpose(-2, -1)) * scale
+    bias = None
+    if is_causal:
+        causal = torch.arange(L).unsqueeze(1) >= torch.arange(S).unsqueeze(0)
+        bias = torch.where(causal, 0.0, -math.inf).to(scores.dtype)
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            extra = torch.where(attn_mask, 0.0, -math.inf).to(scores.dtype)
+        else:
+            extra = attn_mask
+        bias = extra if bias is None else bias + extra
+    if bias is not None:
+        # a row with no finite bias would be 0/0: give it a zero bias, then zero its output
+        live = (bias > -math.inf).any(-1, keepdim=True)
+        if not bool(live.all()):
+            bias = torch.where(live, bias, 0.0)
+        scores = scores + bias
+    attn = softmax(scores, -1)
+    if bias is not None and not bool(live.all()):
+        attn = attn * _mask(live, attn)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p, True)
+    return torch.matmul(attn, value)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim."""
+    n1 = _clamp_min(_vector_norm(x1, 2, dim, True), eps)
+    n2 = _clamp_min(_vector_norm(x2, 2, dim, True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    d = x1 - x2 + eps
+    dim = -1 if d.dim() > 0 else 0
+    if d.dim() == 0:
+        return _vector_norm(d.reshape(1), p, 0, keepdim)
+    return _vector_norm(d, p, dim, keepdim)
 
 
 def one_hot(tensor, num_classes=-1):
     """A LongTensor of tensor's shape + [num_classes] with a 1 at each value's class
     (num_classes=-1: one more than the largest value).  Kernel: aten::one_hot."""
     return _C._op("aten::one_hot")(tensor, num_classes)
+
+
+from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)

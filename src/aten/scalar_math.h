@@ -411,4 +411,123 @@ ptl_isclose_f(float a, float b, float rtol, float atol, int equal_nan)
     return isfinite(diff) && diff <= atol + fabsf(rtol * b);
 }
 
+/* ---- activations (nnops): forward f(x) and derivative-times-grad g*f'(x).  Mirrors
+ * ATen/native/cpu/Activation.cpp.  Parameters come in p[] (alpha, beta, ...). ---- */
+
+PTL_HD static inline double
+ptl_softplus_d(double x, double beta, double threshold)
+{
+    return x * beta > threshold ? x : log1p(exp(x * beta)) / beta;
+}
+
+PTL_HD static inline double
+ptl_softplus_grad_d(double g, double x, double beta, double threshold)
+{
+    double z = exp(x * beta);
+    return x * beta > threshold ? g : g * z / (z + 1.0);
+}
+
+PTL_HD static inline double
+ptl_gelu_d(double x, int tanh_approx)
+{
+    if (tanh_approx) {
+        double inner = 0.7978845608028654 * (x + 0.044715 * x * x * x);
+        return 0.5 * x * (1.0 + tanh(inner));
+    }
+    return 0.5 * x * (1.0 + erf(x * 0.7071067811865476));
+}
+
+PTL_HD static inline double
+ptl_gelu_grad_d(double g, double x, int tanh_approx)
+{
+    if (tanh_approx) {
+        double k = 0.7978845608028654, c = 0.044715;
+        double t = tanh(k * (x + c * x * x * x));
+        double dinner = k * (1.0 + 3.0 * c * x * x);
+        return g * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * dinner);
+    }
+    double cdf = 0.5 * (1.0 + erf(x * 0.7071067811865476));
+    double pdf = exp(-0.5 * x * x) * 0.3989422804014327;
+    return g * (cdf + x * pdf);
+}
+
+PTL_HD static inline double
+ptl_silu_grad_d(double g, double x)
+{
+    double s = ptl_sigmoid_d(x);
+    return g * s * (1.0 + x * (1.0 - s));
+}
+
+PTL_HD static inline double
+ptl_mish_d(double x)
+{
+    return x * tanh(ptl_softplus_d(x, 1.0, 20.0));
+}
+
+PTL_HD static inline double
+ptl_mish_grad_d(double g, double x)
+{
+    double t = tanh(ptl_softplus_d(x, 1.0, 20.0));
+    return g * (t + x * ptl_sigmoid_d(x) * (1.0 - t * t));
+}
+
+/* elu with PyTorch's coefficients: alpha, scale, input_scale */
+PTL_HD static inline double
+ptl_elu_d(double x, double alpha, double scale, double input_scale)
+{
+    return x <= 0 ? expm1(x * input_scale) * alpha * scale : x * scale;
+}
+
+PTL_HD static inline double
+ptl_elu_grad_d(double g, double x, double alpha, double scale, double input_scale)
+{
+    return x <= 0 ? g * input_scale * alpha * scale * exp(x * input_scale) : g * scale;
+}
+
+/* log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), exact for large |x| */
+PTL_HD static inline double
+ptl_log_sigmoid_d(double x)
+{
+    return (x < 0 ? x : 0.0) - log1p(exp(-fabs(x)));
+}
+
+PTL_HD static inline double
+ptl_hardswish_d(double x)
+{
+    double r = x + 3.0;
+    r = r < 0 ? 0 : r > 6 ? 6 : r;
+    return x * r / 6.0;
+}
+
+PTL_HD static inline double
+ptl_hardswish_grad_d(double g, double x)
+{
+    return x < -3.0 ? 0.0 : x <= 3.0 ? g * (x / 3.0 + 0.5) : g;
+}
+
+PTL_HD static inline double
+ptl_hardsigmoid_d(double x)
+{
+    double r = x + 3.0;
+    return (r < 0 ? 0 : r > 6 ? 6 : r) / 6.0;
+}
+
+/* binary_cross_entropy of one element: logs clamped at -100 as in PyTorch */
+PTL_HD static inline double
+ptl_bce_d(double x, double y)
+{
+    double lx = log(x), l1x = log1p(-x);
+    lx = lx < -100.0 ? -100.0 : lx;
+    l1x = l1x < -100.0 ? -100.0 : l1x;
+    return -(y * lx + (1.0 - y) * l1x);
+}
+
+/* d bce / dx, with PyTorch's epsilon guard against 1 / 0 */
+PTL_HD static inline double
+ptl_bce_grad_d(double g, double x, double y)
+{
+    double den = (1.0 - x) * x;
+    return g * (x - y) / (den < 1e-12 ? 1e-12 : den);
+}
+
 #endif

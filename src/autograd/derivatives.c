@@ -2137,6 +2137,7 @@ done:
 #include "derivatives_rng.h"
 #include "derivatives_convpool.h"
 #include "derivatives_indexing.h"
+#include "derivatives_nnops.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},

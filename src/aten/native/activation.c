@@ -1,0 +1,334 @@
+/* activation.c -- pointwise activation functions and their backward kernels.  Mirrors
+ * ATen/native/Activation.cpp and ATen/native/cpu/Activation.cpp.
+ *
+ * Every activation computes in double through the scalar formulas of scalar_math.h
+ * (float16/bfloat16/float32 load to double and round once on store); parameters
+ * (alpha, beta, lambd, ...) travel in a double[4] as the loop's `extra`.  Forward loops
+ * take (out, self), backward loops (grad_input, grad_output, self).  Only floating
+ * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for". */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../scalar_math.h"
+#include "native.h"
+
+#define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, F)                                      \
+    static void                                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        const double *p = (const double *)extra;                                          \
+        (void)p;                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            double x = (double)LOAD(*(const T *)(d[1] + i * s[1]));                       \
+            *(T *)(d[0] + i * s[0]) = STORE(F(x, p));                                     \
+        }                                                                                 \
+    }
+
+#define DEFINE_ACT_GRAD_LOOP(NAME, T, DT, LOAD, STORE, G)                                 \
+    static void                                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        const double *p = (const double *)extra;                                          \
+        (void)p;                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            double g = (double)LOAD(*(const T *)(d[1] + i * s[1]));                       \
+            double x = (double)LOAD(*(const T *)(d[2] + i * s[2]));                       \
+            *(T *)(d[0] + i * s[0]) = STORE(G(g, x, p));                                  \
+        }                                                                                 \
+    }
+
+#define TO_F(X) ((float)(X))
+#define TO_F2(X) PTL_STORE_f2((float)(X))
+#define TO_BF(X) PTL_STORE_bf((float)(X))
+
+/* One loop per floating dtype, and (DEFINE_ACT) the table indexed by dtype. */
+#define DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                   \
+    DEFINE_ACT_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, F)                            \
+    DEFINE_ACT_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, F)                            \
+    DEFINE_ACT_LOOP(NAME, float, f4, PTL_ID, TO_F, F)                                     \
+    DEFINE_ACT_LOOP(NAME, double, f8, PTL_ID, PTL_ID, F)
+
+#define DEFINE_ACT(NAME, F)                                                               \
+    DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                       \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
+
+#define DEFINE_ACT_GRAD(NAME, G)                                                          \
+    DEFINE_ACT_GRAD_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, G)                       \
+    DEFINE_ACT_GRAD_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, G)                       \
+    DEFINE_ACT_GRAD_LOOP(NAME, float, f4, PTL_ID, TO_F, G)                                \
+    DEFINE_ACT_GRAD_LOOP(NAME, double, f8, PTL_ID, PTL_ID, G)                             \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
+
+/* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
+
+#define GELU_F(X, P) ptl_gelu_d((X), (P)[0] != 0)
+#define GELU_G(G, X, P) ptl_gelu_grad_d((G), (X), (P)[0] != 0)
+#define SILU_F(X, P) ((X) * ptl_sigmoid_d(X))
+#define SILU_G(G, X, P) ptl_silu_grad_d((G), (X))
+#define MISH_F(X, P) ptl_mish_d(X)
+#define MISH_G(G, X, P) ptl_mish_grad_d((G), (X))
+#define ELU_F(X, P) ptl_elu_d((X), (P)[0], (P)[1], (P)[2])
+#define ELU_G(G, X, P) ptl_elu_grad_d((G), (X), (P)[0], (P)[1], (P)[2])
+#define LEAKY_F(X, P) ((X) > 0 ? (X) : (X) * (P)[0])
+#define LEAKY_G(G, X, P) ((X) > 0 ? (G) : (G) * (P)[0])
+#define HARDTANH_F(X, P) ((X) < (P)[0] ? (P)[0] : (X) > (P)[1] ? (P)[1] : (X))
+#define HARDTANH_G(G, X, P) ((X) <= (P)[0] || (X) >= (P)[1] ? 0.0 : (G))
+#define SOFTPLUS_F(X, P) ptl_softplus_d((X), (P)[0], (P)[1])
+#define SOFTPLUS_G(G, X, P) ptl_softplus_grad_d((G), (X), (P)[0], (P)[1])
+#define HARDSWISH_F(X, P) ptl_hardswish_d(X)
+#define HARDSWISH_G(G, X, P) ptl_hardswish_grad_d((G), (X))
+#define HARDSIGMOID_F(X, P) ptl_hardsigmoid_d(X)
+#define HARDSIGMOID_G(G, X, P) ((X) > -3.0 && (X) < 3.0 ? (G) / 6.0 : 0.0)
+#define LOGSIG_F(X, P) ptl_log_sigmoid_d(X)
+#define LOGSIG_G(G, X, P) ((G) * ptl_sigmoid_d(-(X)))
+#define SOFTSHRINK_F(X, P) ((X) > (P)[0] ? (X) - (P)[0] : (X) < -(P)[0] ? (X) + (P)[0] : 0.0 * (X))
+#define SHRINK_G(G, X, P) ((X) >= -(P)[0] && (X) <= (P)[0] ? 0.0 : (G))
+#define HARDSHRINK_F(X, P) ((X) >= -(P)[0] && (X) <= (P)[0] ? 0.0 : (X))
+#define THRESHOLD_F(X, P) ((X) <= (P)[0] ? (P)[1] : (X))
+#define THRESHOLD_G(G, X, P) ((X) <= (P)[0] ? 0.0 : (G))
+
+/* hardtanh and threshold also take integer tensors (limits truncated on store, as in
+ * PyTorch); the loops go through double, exact up to 2^53 */
+#define DEFINE_ACT_INT(NAME, F)                                                           \
+    DEFINE_ACT_LOOP(NAME, uint8_t, u1, PTL_ID, (uint8_t), F)                              \
+    DEFINE_ACT_LOOP(NAME, int8_t, i1, PTL_ID, (int8_t), F)                                \
+    DEFINE_ACT_LOOP(NAME, int16_t, i2, PTL_ID, (int16_t), F)                              \
+    DEFINE_ACT_LOOP(NAME, int32_t, i4, PTL_ID, (int32_t), F)                              \
+    DEFINE_ACT_LOOP(NAME, int64_t, i8, PTL_ID, (int64_t), F)
+
+DEFINE_ACT_INT(hardtanh_int, HARDTANH_F)
+DEFINE_ACT_INT(threshold_int, THRESHOLD_F)
+
+DEFINE_ACT(gelu, GELU_F)
+DEFINE_ACT_GRAD(gelu_grad, GELU_G)
+DEFINE_ACT(silu, SILU_F)
+DEFINE_ACT_GRAD(silu_grad, SILU_G)
+DEFINE_ACT(mish, MISH_F)
+DEFINE_ACT_GRAD(mish_grad, MISH_G)
+DEFINE_ACT(elu, ELU_F)
+DEFINE_ACT_GRAD(elu_grad, ELU_G)
+DEFINE_ACT(leaky_relu, LEAKY_F)
+DEFINE_ACT_GRAD(leaky_relu_grad, LEAKY_G)
+DEFINE_ACT_FLOAT_LOOPS(hardtanh, HARDTANH_F)
+DEFINE_ACT_GRAD(hardtanh_grad, HARDTANH_G)
+DEFINE_ACT(softplus, SOFTPLUS_F)
+DEFINE_ACT_GRAD(softplus_grad, SOFTPLUS_G)
+DEFINE_ACT(hardswish, HARDSWISH_F)
+DEFINE_ACT_GRAD(hardswish_grad, HARDSWISH_G)
+DEFINE_ACT(hardsigmoid, HARDSIGMOID_F)
+DEFINE_ACT_GRAD(hardsigmoid_grad, HARDSIGMOID_G)
+DEFINE_ACT(log_sigmoid, LOGSIG_F)
+DEFINE_ACT_GRAD(log_sigmoid_grad, LOGSIG_G)
+DEFINE_ACT(softshrink, SOFTSHRINK_F)
+DEFINE_ACT(hardshrink, HARDSHRINK_F)
+DEFINE_ACT_GRAD(shrink_grad, SHRINK_G)
+DEFINE_ACT_FLOAT_LOOPS(threshold, THRESHOLD_F)
+DEFINE_ACT_GRAD(threshold_grad, THRESHOLD_G)
+
+#define INT_AND_FLOAT_ENTRIES(NAME, INAME)                                                \
+    [PTL_DTYPE_UINT8] = INAME##_loop_u1, [PTL_DTYPE_INT8] = INAME##_loop_i1,              \
+    [PTL_DTYPE_INT16] = INAME##_loop_i2, [PTL_DTYPE_INT32] = INAME##_loop_i4,             \
+    [PTL_DTYPE_INT64] = INAME##_loop_i8, [PTL_DTYPE_FLOAT16] = NAME##_loop_f2,            \
+    [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf, [PTL_DTYPE_FLOAT32] = NAME##_loop_f4,          \
+    [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
+
+static const PtlLoop hardtanh_all_loops[PTL_DTYPE_COUNT] = {
+    INT_AND_FLOAT_ENTRIES(hardtanh, hardtanh_int)};
+static const PtlLoop threshold_all_loops[PTL_DTYPE_COUNT] = {
+    INT_AND_FLOAT_ENTRIES(threshold, threshold_int)};
+
+/* ---- kernels ---- */
+
+static const int fwd_inputs[1] = {0};
+static const int grad_inputs[2] = {0, 1};
+
+/* Which stack slots hold an op's parameters, in the order its formula reads p[]. */
+typedef struct ActKernel {
+    PtlOpId id;
+    const PtlLoop *loops;
+    int ninputs;            /* 1: forward (self), 2: backward (grad_output, self) */
+    int nparams;
+    int param_slot[3];
+    const char *kname;      /* the kernel PyTorch's dtype error names; NULL: "<op>_cpu" */
+} ActKernel;
+
+/* [*] -> [*] (forward) and [*], [*] -> [*] (backward) */
+static const ActKernel act_table[] = {
+    {PTL_OP__gelu, gelu_loops, 1, 1, {1}, "GeluKernelImpl"},
+    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL},
+    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL},
+    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL},
+    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL},
+    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL},
+    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL},
+    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL},
+    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL},
+    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL},
+    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL},
+    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_log_sigmoid, log_sigmoid_loops, 1, 0, {0}, NULL},
+    {PTL_OP_log_sigmoid_backward, log_sigmoid_grad_loops, 2, 0, {0}, NULL},
+    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check"},
+    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL},
+    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL},
+    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL},
+    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL},
+    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL},
+};
+
+/* The table-driven kernel of every op in act_table. */
+static int
+act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double p[4] = {0, 0, 0, 0};
+    (void)ks;
+    for (size_t k = 0; k < sizeof(act_table) / sizeof(act_table[0]); k++) {
+        const ActKernel *a = &act_table[k];
+        if ((int)a->id != op->id) {
+            continue;
+        }
+        for (int j = 0; j < a->nparams; j++) {
+            p[j] = ptl_iv_to_double(&s[a->param_slot[j]]);
+        }
+        return ptl_pointwise_named(op, s, a->ninputs, a->ninputs == 1 ? fwd_inputs : grad_inputs,
+                                   ptl_iter_config(), a->loops, p, a->kname);
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "activation kernel for an unknown op");
+}
+
+/* softshrink(Tensor self, Scalar lambd=0.5): lambd must fit the dtype and be >= 0 */
+static int
+shrink_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlDtype dt = s[0].u.t->dtype;
+    double lambd = ptl_iv_to_double(&s[1]);
+    double hi = dt == PTL_DTYPE_FLOAT64 ? DBL_MAX : dt == PTL_DTYPE_FLOAT16 ? 65504.0
+              : dt == PTL_DTYPE_BFLOAT16 ? 3.3895313892515355e38 : FLT_MAX;
+    if (ptl_dtype_is_floating(dt) && (lambd < 0 || lambd > hi)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "lambda must be in range [0, %g] for input dtype %s, but found %g",
+                             hi, ptl_dtype_legacy_name(dt), lambd);
+    }
+    return act_cpu(op, ks, s);
+}
+
+/* hardtanh(Tensor self, Scalar min_val, Scalar max_val): integer tensors too, with
+ * PyTorch's refusals for bool and for unsigned tensors with a negative limit */
+static int
+hardtanh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlDtype dt = s[0].u.t->dtype;
+    if (dt == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
+    }
+    if (dt == PTL_DTYPE_UINT8 && (ptl_iv_to_double(&s[1]) < 0 || ptl_iv_to_double(&s[2]) < 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "cannot do hardtanh on an unsigned type with negative limits");
+    }
+    return act_cpu(op, ks, s);
+}
+
+/* gelu(Tensor self, *, str approximate='none') -> Tensor: checks the mode and calls the
+ * hidden _gelu(self, int) that autograd records (node arguments keep no strings). */
+static int
+gelu_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    const char *mode = s[1].tag == PTL_IV_STRING ? s[1].u.s : "none";
+    int tanh_approx = strcmp(mode, "tanh") == 0;
+    (void)op;
+    (void)ks;
+    if (!tanh_approx && strcmp(mode, "none") != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "approximate argument must be either none or tanh.");
+    }
+    PtlIValue a[2] = {s[0], ptl_iv_int(tanh_approx)};
+    PtlTensorImpl *r = ptl_call_tensor(PTL_OP__gelu, a);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
+static int
+gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    const char *mode = s[2].tag == PTL_IV_STRING ? s[2].u.s : "none";
+    double p[1] = {strcmp(mode, "tanh") == 0};
+    (void)ks;
+    return ptl_pointwise(op, s, 2, grad_inputs, ptl_iter_config(), gelu_grad_loops, p);
+}
+
+/* elu_backward(grad_output, alpha, scale, input_scale, bool is_result, self_or_result):
+ * from the result y = alpha * scale * (e^(x * input_scale) - 1), the slope for x <= 0 is
+ * input_scale * (y + alpha * scale); we only use the self form (the in-place op saves
+ * self before it changes), so is_result must be False. */
+static int
+elu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double p[3] = {ptl_iv_to_double(&s[1]), ptl_iv_to_double(&s[2]), ptl_iv_to_double(&s[3])};
+    static const int gs[2] = {0, 5};
+    (void)ks;
+    if (s[4].tag == PTL_IV_BOOL && s[4].u.b) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "elu_backward: is_result=True is not supported; pass self");
+    }
+    return ptl_pointwise(op, s, 2, gs, ptl_iter_config(), elu_grad_loops, p);
+}
+
+static const PtlKernelReg activation_cpu[] = {
+    {PTL_OP__gelu, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_gelu, PTL_KEY_COMPOSITE_IMPLICIT, gelu_composite},
+    {PTL_OP_gelu_backward, PTL_KEY_CPU, gelu_backward_cpu},
+    {PTL_OP_silu, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_silu_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_silu_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_mish, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_mish_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_mish_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_elu, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_elu_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_elu_backward, PTL_KEY_CPU, elu_backward_cpu},
+    {PTL_OP_leaky_relu, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_leaky_relu_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_leaky_relu_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardtanh, PTL_KEY_CPU, hardtanh_cpu},
+    {PTL_OP_hardtanh_, PTL_KEY_CPU, hardtanh_cpu},
+    {PTL_OP_hardtanh_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_softplus, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_softplus_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardswish, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardswish_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardswish_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardsigmoid, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardsigmoid_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardsigmoid_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_log_sigmoid, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_log_sigmoid_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_softshrink, PTL_KEY_CPU, shrink_cpu},
+    {PTL_OP_softshrink_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardshrink, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_hardshrink_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_threshold, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_threshold_, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_threshold_backward, PTL_KEY_CPU, act_cpu},
+};
+PTL_DEFINE_REGISTER(activation_cpu)

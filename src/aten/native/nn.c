@@ -1,0 +1,975 @@
+/* nn.c -- softmax, log_softmax, nll_loss, binary_cross_entropy, embedding and the dropout
+ * mask.  Mirrors ATen/native/SoftMax.cpp (+ cpu/SoftMaxKernel.cpp), LossNLL.cpp, Loss.cpp,
+ * Embedding.cpp and Dropout.cpp.
+ *
+ * Softmax views its (contiguous) input as [outer, n, inner] with the reduced dim in the
+ * middle: inner == 1 is the last-dim fast path (one unit-stride row per line), otherwise
+ * each [n, inner] block is walked row by row keeping a max and a sum per column, so the
+ * strided case reads memory in order too.  Rows subtract their max before
+ * exponentiating, so large inputs do not overflow.  float16/bfloat16 compute in float32.
+ * The losses compute in float64 on contiguous copies and round once at the end. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "../scalar_math.h"
+#include "native.h"
+
+/* ---- softmax family ---- */
+
+typedef struct SoftmaxJob {
+    char *out;
+    const char *in;      /* softmax: the input; backward: grad_output */
+    const char *y;       /* backward: the forward's output */
+    int64_t n, inner;
+    int lg;
+} SoftmaxJob;
+
+/* One (outer, inner) line of n elements at stride st: forward. */
+#define DEFINE_SOFTMAX_LINE(T, EXP, LG, DT)                                               \
+    static void                                                                           \
+    softmax_line_##DT(T *o, const T *x, int64_t n, int64_t st, int lg)                    \
+    {                                                                                     \
+        T mx = -INFINITY;                                                                 \
+        double sum = 0;                                                                   \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            mx = x[k * st] > mx || x[k * st] != x[k * st] ? x[k * st] : mx;               \
+        }                                                                                 \
+        if (mx == -INFINITY) {                                                            \
+            mx = 0;                                                                       \
+        }                                                                                 \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            T e = EXP(x[k * st] - mx);                                                    \
+            sum += e;                                                                     \
+            o[k * st] = lg ? x[k * st] - mx : e;                                          \
+        }                                                                                 \
+        if (lg) {                                                                         \
+            T ls = (T)LG(sum);                                                            \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                o[k * st] -= ls;                                                          \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            T inv = (T)(1.0 / sum);                                                       \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                o[k * st] *= inv;                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+    /* backward: softmax gi = y (g - sum(g y)); log_softmax gi = g - e^y sum(g) */        \
+    static void                                                                           \
+    softmax_grad_line_##DT(T *o, const T *g, const T *y, int64_t n, int64_t st, int lg)   \
+    {                                                                                     \
+        double dot = 0;                                                                   \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            dot += lg ? (double)g[k * st] : (double)g[k * st] * y[k * st];                \
+        }                                                                                 \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            o[k * st] = lg ? (T)(g[k * st] - EXP(y[k * st]) * dot)                        \
+                            : (T)(y[k * st] * (g[k * st] - dot));                         \
+        }                                                                                 \
+    }                                                                                     \
+    static int                                                                            \
+    softmax_chunk_##DT(void *ctx, int64_t b, int64_t e)                                   \
+    {                                                                                     \
+        const SoftmaxJob *j = ctx;                                                        \
+        for (int64_t r = b; r < e; r++) {                                                 \
+            int64_t base = (r / j->inner) * j->n * j->inner + r % j->inner;               \
+            if (j->y == NULL) {                                                           \
+                softmax_line_##DT((T *)j->out + base, (const T *)j->in + base, j->n,      \
+                                  j->inner, j->lg);                                       \
+            }                                                                             \
+            else {                                                                        \
+                softmax_grad_line_##DT((T *)j->out + base, (const T *)j->in + base,       \
+                                       (const T *)j->y + base, j->n, j->inner, j->lg);    \
+            }                                                                             \
+        }                                                                                 \
+        return 0;                                                                         \
+    }
+
+/* The strided case (inner > 1): one [n, inner] block per outer index, walked row by row
+ * so every pass reads unit-stride memory; acc holds a max and a sum per column. */
+#define DEFINE_SOFTMAX_BLOCK(T, EXP, LG, DT)                                              \
+    static int                                                                            \
+    softmax_block_chunk_##DT(void *ctx, int64_t b, int64_t e)                             \
+    {                                                                                     \
+        const SoftmaxJob *j = ctx;                                                        \
+        int64_t n = j->n, in = j->inner;                                                  \
+        double *acc = malloc(sizeof(double) * (size_t)(2 * in));                          \
+        if (acc == NULL) {                                                                \
+            return ptl_error_set(PTL_ERR_MEMORY, "softmax: out of memory");              \
+        }                                                                                 \
+        double *mx = acc, *sum = acc + in;                                                \
+        for (int64_t r = b; r < e; r++) {                                                 \
+            T *o = (T *)j->out + r * n * in;                                              \
+            const T *x = (const T *)j->in + r * n * in;                                   \
+            const T *y = j->y ? (const T *)j->y + r * n * in : NULL;                      \
+            for (int64_t c = 0; c < in; c++) {                                            \
+                mx[c] = -INFINITY;                                                        \
+                sum[c] = 0;                                                               \
+            }                                                                             \
+            if (y != NULL) {                                                              \
+                /* backward: x is grad_output, y the forward's output */                  \
+                for (int64_t k = 0; k < n; k++) {                                         \
+                    for (int64_t c = 0; c < in; c++) {                                    \
+                        sum[c] += j->lg ? (double)x[k * in + c]                           \
+                                        : (double)x[k * in + c] * y[k * in + c];          \
+                    }                                                                     \
+                }                                                                         \
+                for (int64_t k = 0; k < n; k++) {                                         \
+                    for (int64_t c = 0; c < in; c++) {                                    \
+                        T g = x[k * in + c], yv = y[k * in + c];                          \
+                        o[k * in + c] = j->lg ? (T)(g - EXP(yv) * sum[c])                 \
+                                              : (T)(yv * (g - sum[c]));                   \
+                    }                                                                     \
+                }                                                                         \
+                continue;                                                                 \
+            }                                                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                for (int64_t c = 0; c < in; c++) {                                        \
+                    T v = x[k * in + c];                                                  \
+                    mx[c] = v > mx[c] || v != v ? v : mx[c];                              \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t c = 0; c < in; c++) {                                            \
+                mx[c] = mx[c] == -INFINITY ? 0 : mx[c];                                   \
+            }                                                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                for (int64_t c = 0; c < in; c++) {                                        \
+                    T d = (T)(x[k * in + c] - mx[c]);                                     \
+                    T ev = EXP(d);                                                        \
+                    sum[c] += ev;                                                         \
+                    o[k * in + c] = j->lg ? d : ev;                                       \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t c = 0; c < in; c++) {                                            \
+                sum[c] = j->lg ? LG(sum[c]) : 1.0 / sum[c];                               \
+            }                                                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
+                for (int64_t c = 0; c < in; c++) {                                        \
+                    o[k * in + c] = j->lg ? (T)(o[k * in + c] - sum[c])                   \
+                                          : (T)(o[k * in + c] * sum[c]);                  \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        free(acc);                                                                        \
+        return 0;                                                                         \
+    }
+
+DEFINE_SOFTMAX_LINE(float, expf, log, f4)
+DEFINE_SOFTMAX_LINE(double, exp, log, f8)
+DEFINE_SOFTMAX_BLOCK(float, expf, log, f4)
+DEFINE_SOFTMAX_BLOCK(double, exp, log, f8)
+
+/* Runs the softmax job over every (outer, inner) line of x (contiguous, float or double). */
+static int
+softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
+{
+    int64_t outer = 1, lines;
+    j->n = x->dim > 0 ? x->sizes[dim] : 1;
+    j->inner = 1;
+    for (int d = 0; d < x->dim; d++) {
+        if (d < dim) {
+            outer *= x->sizes[d];
+        }
+        else if (d > dim) {
+            j->inner *= x->sizes[d];
+        }
+    }
+    lines = outer * j->inner;
+    if (lines == 0 || j->n == 0) {
+        return 0;
+    }
+    int f8 = x->dtype == PTL_DTYPE_FLOAT64;
+    if (j->inner > 1) {
+        return ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / (j->n * j->inner) + 1,
+                                f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
+    }
+    return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1,
+                            f8 ? softmax_chunk_f8 : softmax_chunk_f4, j);
+}
+
+/* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor (and _log_softmax).
+ * [*, n, *] -> [*, n, *] */
+static int
+softmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *x = NULL, *out = NULL, *res = NULL;
+    int64_t dim = s[1].u.i;
+    int log = op->id == PTL_OP__log_softmax;
+    int half_to_float = s[2].u.b;
+    (void)ks;
+
+    if (ptl_wrap_dim(&dim, self->dim) < 0) {
+        return -1;
+    }
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        int last = self->dim == 0 || dim == self->dim - 1;
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"%s%s_kernel_impl\" not implemented for '%s'",
+                             log ? "log_softmax" : "softmax", last ? "_lastdim" : "",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if (half_to_float && self->dtype != PTL_DTYPE_FLOAT16 && self->dtype != PTL_DTYPE_BFLOAT16) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "conversion is supported for Half type only");
+    }
+    PtlDtype work = self->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
+    x = self->dtype == work ? ptl_contiguous(self) : ptl_cast(self, work);
+    if (x == NULL || (out = ptl_empty(x->dim, x->sizes, work, x->device)) == NULL) {
+        goto error;
+    }
+    SoftmaxJob j = {ptl_tensor_data(out), ptl_tensor_data(x), NULL, 0, 0, log};
+    if (softmax_run(&j, x, dim) < 0) {
+        goto error;
+    }
+    if (work != self->dtype && !half_to_float) {
+        if ((res = ptl_cast(out, self->dtype)) == NULL) {
+            goto error;
+        }
+        PTL_CLEAR(out);
+        out = res;
+    }
+    ptl_decref(x);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(x);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype)
+ * (and the log_softmax one).  [*, n, *], [*, n, *] -> [*, n, *] */
+static int
+softmax_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *g = NULL, *y = NULL, *out = NULL, *res = NULL;
+    PtlTensorImpl *y0 = s[1].u.t;
+    int64_t dim = s[2].u.i;
+    PtlDtype in_dt = s[3].u.dtype;
+    (void)ks;
+
+    if (ptl_wrap_dim(&dim, y0->dim) < 0) {
+        return -1;
+    }
+    PtlDtype work = y0->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
+    if ((g = ptl_cast(s[0].u.t, work)) == NULL || (y = ptl_cast(y0, work)) == NULL ||
+        (out = ptl_empty(y->dim, y->sizes, work, y->device)) == NULL) {
+        goto error;
+    }
+    SoftmaxJob j = {ptl_tensor_data(out), ptl_tensor_data(g), ptl_tensor_data(y), 0, 0,
+                    op->id == PTL_OP__log_softmax_backward_data};
+    if (softmax_run(&j, y, dim) < 0) {
+        goto error;
+    }
+    if (in_dt != work) {
+        if ((res = ptl_cast(out, in_dt)) == NULL) {
+            goto error;
+        }
+        PTL_CLEAR(out);
+        out = res;
+    }
+    ptl_decref(g);
+    ptl_decref(y);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(g);
+    ptl_xdecref(y);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor (log_softmax.int):
+ * casts to dtype first, then calls the recorded _softmax. */
+static int
+softmax_int_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *x = s[0].u.t, *r;
+    (void)ks;
+    if (s[2].tag == PTL_IV_DTYPE && s[2].u.dtype != x->dtype) {
+        PtlIValue c[7] = {ptl_iv_tensor(x), ptl_iv_none(), ptl_iv_none(), ptl_iv_none(),
+                          ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
+        c[1] = ptl_iv_dtype(s[2].u.dtype);
+        if ((x = ptl_call_tensor(PTL_OP__to_copy, c)) == NULL) {
+            return -1;
+        }
+    }
+    else {
+        ptl_incref(x);
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(x), s[1], ptl_iv_bool(0)};
+    r = ptl_call_tensor(op->id == PTL_OP_softmax_int ? PTL_OP__softmax : PTL_OP__log_softmax, a);
+    ptl_decref(x);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+/* ---- nll_loss ---- */
+
+enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
+
+/* The shapes of nll_loss_nd: input [N, C, S...] (or [C]), target [N, S...] (or []). */
+typedef struct NllShape {
+    int64_t N, C, S;
+} NllShape;
+
+static void
+format_sizes(char *buf, size_t cap, const int64_t *sizes, int n)
+{
+    size_t off = (size_t)snprintf(buf, cap, "[");
+    for (int i = 0; i < n && off < cap; i++) {
+        off += (size_t)snprintf(buf + off, cap - off, i ? ", %lld" : "%lld", (long long)sizes[i]);
+    }
+    if (off < cap) {
+        snprintf(buf + off, cap - off, "]");
+    }
+}
+
+/* PyTorch's checks of nll_loss_nd, in its order; fills sh. */
+static int
+nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
+{
+    char a[256], b[256];
+    if (x->dim < 1) {
+        return ptl_error_set(PTL_ERR_VALUE, "Expected 1 or more dimensions (got %d)", x->dim);
+    }
+    if (x->dim != 1 && t->dim >= 1 && x->sizes[0] != t->sizes[0]) {
+        return ptl_error_set(PTL_ERR_VALUE,
+                             "Expected input batch_size (%lld) to match target batch_size (%lld).",
+                             (long long)x->sizes[0], (long long)t->sizes[0]);
+    }
+    if (t->dtype != PTL_DTYPE_INT64 && t->dtype != PTL_DTYPE_UINT8) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expected target dtype to be Long or Byte, but got %s",
+                             ptl_dtype_legacy_name(t->dtype));
+    }
+    if (x->dim <= 2 && t->dim > 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "0D or 1D target tensor expected, multi-target not supported");
+    }
+    if (x->dim == 1 && t->dim != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "size mismatch (got input: [%lld], target: [%lld])",
+                             (long long)x->sizes[0], (long long)(t->dim ? t->sizes[0] : 1));
+    }
+    if (x->dim > 2) {
+        int same = t->dim == x->dim - 1;
+        int64_t want[PTL_MAX_DIMS];
+        want[0] = x->sizes[0];
+        for (int d = 2; d < x->dim; d++) {
+            want[d - 1] = x->sizes[d];
+            same = same && t->sizes[d - 1] == x->sizes[d];
+        }
+        if (!same) {
+            format_sizes(a, sizeof(a), want, x->dim - 1);
+            format_sizes(b, sizeof(b), t->sizes, t->dim);
+            return ptl_error_set(PTL_ERR_RUNTIME, "Expected target size %s, got %s", a, b);
+        }
+    }
+    sh->N = x->dim == 1 ? 1 : x->sizes[0];
+    sh->C = x->dim == 1 ? x->sizes[0] : x->sizes[1];
+    sh->S = 1;
+    for (int d = 2; d < x->dim; d++) {
+        sh->S *= x->sizes[d];
+    }
+    if (w != NULL && (w->dim != 1 || w->sizes[0] != sh->C)) {
+        format_sizes(b, sizeof(b), w->sizes, w->dim);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "weight tensor should be defined either for all %lld classes or no "
+                             "classes but got weight tensor of shape: %s",
+                             (long long)sh->C, b);
+    }
+    if (!ptl_dtype_is_floating(x->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"nll_loss_out_frame\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(x->dtype));
+    }
+    return 0;
+}
+
+/* Contiguous float64 copies of x, the int64 target and the weight (NULL: none). */
+typedef struct NllData {
+    PtlTensorImpl *x, *t, *w;
+} NllData;
+
+static int
+nll_data(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllData *d)
+{
+    d->x = ptl_cast(x, PTL_DTYPE_FLOAT64);
+    d->t = ptl_cast(t, PTL_DTYPE_INT64);
+    d->w = w != NULL ? ptl_cast(w, PTL_DTYPE_FLOAT64) : NULL;
+    return d->x == NULL || d->t == NULL || (w != NULL && d->w == NULL) ? -1 : 0;
+}
+
+static void
+nll_data_release(NllData *d)
+{
+    PTL_CLEAR(d->x);
+    PTL_CLEAR(d->t);
+    PTL_CLEAR(d->w);
+}
+
+/* The weight of each target (0 for ignore_index) and the total; -1 for a bad target. */
+static int
+nll_weights(const NllData *d, const NllShape *sh, int64_t ignore, double *wt, double *total)
+{
+    const int64_t *t = (const int64_t *)ptl_tensor_data(d->t);
+    const double *w = d->w ? (const double *)ptl_tensor_data(d->w) : NULL;
+    *total = 0;
+    for (int64_t i = 0; i < sh->N * sh->S; i++) {
+        if (t[i] == ignore) {
+            wt[i] = 0;
+            continue;
+        }
+        if (t[i] < 0 || t[i] >= sh->C) {
+            return ptl_error_set(PTL_ERR_INDEX, "Target %lld is out of bounds.", (long long)t[i]);
+        }
+        wt[i] = w ? w[t[i]] : 1.0;
+        *total += wt[i];
+    }
+    return 0;
+}
+
+/* nll_loss_nd(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index).
+ * [N, C, S...], [N, S...] -> [N, S...] (none) or [] (mean, sum) */
+static int
+nll_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *x = s[0].u.t, *t = s[1].u.t, *out = NULL, *res = NULL;
+    PtlTensorImpl *w = s[2].tag == PTL_IV_TENSOR ? s[2].u.t : NULL;
+    int64_t red = s[3].u.i, ignore = s[4].u.i;
+    NllData d = {NULL, NULL, NULL};
+    NllShape sh;
+    double *wt = NULL, total, acc = 0;
+    (void)op;
+    (void)ks;
+
+    if (nll_check(x, t, w, &sh) < 0 || nll_data(x, t, w, &d) < 0) {
+        goto error;
+    }
+    if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "nll_loss: out of memory");
+        goto error;
+    }
+    if (nll_weights(&d, &sh, ignore, wt, &total) < 0) {
+        goto error;
+    }
+    out = red == RED_NONE ? ptl_empty(t->dim, t->sizes, PTL_DTYPE_FLOAT64, x->device)
+                          : ptl_empty(0, NULL, PTL_DTYPE_FLOAT64, x->device);
+    if (out == NULL) {
+        goto error;
+    }
+    const double *xv = (const double *)ptl_tensor_data(d.x);
+    const int64_t *tv = (const int64_t *)ptl_tensor_data(d.t);
+    double *ov = (double *)ptl_tensor_data(out);
+    for (int64_t i = 0; i < sh.N; i++) {
+        for (int64_t k = 0; k < sh.S; k++) {
+            int64_t e = i * sh.S + k;
+            double l = wt[e] == 0 ? 0.0 : -wt[e] * xv[(i * sh.C + tv[e]) * sh.S + k];
+            if (red == RED_NONE) {
+                ov[e] = l;
+            }
+            acc += l;
+        }
+    }
+    if (red != RED_NONE) {
+        ov[0] = red == RED_MEAN ? acc / total : acc;
+    }
+    if ((res = ptl_cast(out, x->dtype)) == NULL) {
+        goto error;
+    }
+    ptl_decref(out);
+    free(wt);
+    nll_data_release(&d);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    free(wt);
+    nll_data_release(&d);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* nll_loss_nd_backward(grad_output, self, target, weight, reduction, ignore_index).
+ * [N, S...] or [], [N, C, S...] -> [N, C, S...] */
+static int
+nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *x = s[1].u.t, *t = s[2].u.t, *gi = NULL, *g = NULL, *res = NULL;
+    PtlTensorImpl *w = s[3].tag == PTL_IV_TENSOR ? s[3].u.t : NULL;
+    int64_t red = s[4].u.i, ignore = s[5].u.i;
+    NllData d = {NULL, NULL, NULL};
+    NllShape sh;
+    double *wt = NULL, total;
+    (void)op;
+    (void)ks;
+
+    if (nll_check(x, t, w, &sh) < 0 || nll_data(x, t, w, &d) < 0 ||
+        (g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL) {
+        goto error;
+    }
+    if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "nll_loss: out of memory");
+        goto error;
+    }
+    if (nll_weights(&d, &sh, ignore, wt, &total) < 0 ||
+        (gi = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
+        goto error;
+    }
+    double *gv = (double *)ptl_tensor_data(gi);
+    const double *go = (const double *)ptl_tensor_data(g);
+    const int64_t *tv = (const int64_t *)ptl_tensor_data(d.t);
+    int64_t numel = sh.N * sh.C * sh.S;
+    memset(gv, 0, sizeof(double) * (size_t)numel);
+    for (int64_t e = 0; e < sh.N * sh.S; e++) {
+        if (wt[e] == 0) {
+            continue;
+        }
+        double ge = red == RED_NONE ? go[e] : red == RED_MEAN ? go[0] / total : go[0];
+        gv[((e / sh.S) * sh.C + tv[e]) * sh.S + e % sh.S] = -wt[e] * ge;
+    }
+    if ((res = ptl_cast(gi, x->dtype)) == NULL) {
+        goto error;
+    }
+    ptl_decref(gi);
+    ptl_decref(g);
+    free(wt);
+    nll_data_release(&d);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    free(wt);
+    nll_data_release(&d);
+    ptl_xdecref(g);
+    ptl_xdecref(gi);
+    return -1;
+}
+
+/* ---- binary_cross_entropy ---- */
+
+/* Float64 contiguous copies of (self, target, weight expanded to self's shape). */
+static int
+bce_inputs(PtlIValue *s, int first, PtlTensorImpl **xd, PtlTensorImpl **td, PtlTensorImpl **wd)
+{
+    PtlTensorImpl *x = s[first].u.t, *t = s[first + 1].u.t;
+    PtlTensorImpl *w = s[first + 2].tag == PTL_IV_TENSOR ? s[first + 2].u.t : NULL;
+    *xd = *td = *wd = NULL;
+    if (x->dim != t->dim || memcmp(x->sizes, t->sizes, sizeof(int64_t) * (size_t)x->dim) != 0) {
+        return ptl_error_set(PTL_ERR_VALUE,
+                             "Using a target size that is different to the input size is not "
+                             "supported. Please ensure they have the same size.");
+    }
+    if (!ptl_dtype_is_floating(x->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"binary_cross_entropy\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(x->dtype));
+    }
+    if ((*xd = ptl_cast(x, PTL_DTYPE_FLOAT64)) == NULL ||
+        (*td = ptl_cast(t, PTL_DTYPE_FLOAT64)) == NULL) {
+        return -1;
+    }
+    if (w != NULL) {
+        PtlIValue e[3] = {ptl_iv_tensor(w), ptl_iv_intlist(x->sizes, x->dim), ptl_iv_bool(0)};
+        PtlTensorImpl *we = ptl_call_tensor(PTL_OP_expand, e);
+        if (we == NULL) {
+            return -1;
+        }
+        *wd = ptl_cast(we, PTL_DTYPE_FLOAT64);
+        ptl_decref(we);
+        if (*wd == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* binary_cross_entropy(Tensor self, Tensor target, Tensor? weight, int reduction)
+ * [*], [*] -> [*] (none) or [] */
+static int
+bce_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *x = s[0].u.t, *xd = NULL, *td = NULL, *wd = NULL, *out = NULL, *res = NULL;
+    int64_t red = s[3].u.i, numel = 1;
+    double acc = 0;
+    (void)op;
+    (void)ks;
+
+    if (bce_inputs(s, 0, &xd, &td, &wd) < 0) {
+        goto error;
+    }
+    for (int d = 0; d < x->dim; d++) {
+        numel *= x->sizes[d];
+    }
+    out = red == RED_NONE ? ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)
+                          : ptl_empty(0, NULL, PTL_DTYPE_FLOAT64, x->device);
+    if (out == NULL) {
+        goto error;
+    }
+    const double *xv = (const double *)ptl_tensor_data(xd);
+    const double *tv = (const double *)ptl_tensor_data(td);
+    const double *wv = wd ? (const double *)ptl_tensor_data(wd) : NULL;
+    double *ov = (double *)ptl_tensor_data(out);
+    for (int64_t i = 0; i < numel; i++) {
+        if (!(xv[i] >= 0 && xv[i] <= 1)) {
+            ptl_error_set(PTL_ERR_RUNTIME, "all elements of input should be between 0 and 1");
+            goto error;
+        }
+        double l = ptl_bce_d(xv[i], tv[i]) * (wv ? wv[i] : 1.0);
+        if (red == RED_NONE) {
+            ov[i] = l;
+        }
+        acc += l;
+    }
+    if (red != RED_NONE) {
+        ov[0] = red == RED_MEAN ? acc / (double)numel : acc;
+    }
+    if ((res = ptl_cast(out, x->dtype)) == NULL) {
+        goto error;
+    }
+    ptl_decref(out);
+    ptl_decref(xd);
+    ptl_decref(td);
+    ptl_xdecref(wd);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_xdecref(xd);
+    ptl_xdecref(td);
+    ptl_xdecref(wd);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* binary_cross_entropy_backward(grad_output, self, target, weight, reduction)
+ * [*] or [], [*], [*] -> [*] */
+static int
+bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *x = s[1].u.t, *xd = NULL, *td = NULL, *wd = NULL, *g = NULL, *gi = NULL;
+    PtlTensorImpl *res = NULL;
+    int64_t red = s[4].u.i, numel = 1;
+    (void)op;
+    (void)ks;
+
+    if (bce_inputs(s, 1, &xd, &td, &wd) < 0 ||
+        (g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
+        (gi = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
+        goto error;
+    }
+    for (int d = 0; d < x->dim; d++) {
+        numel *= x->sizes[d];
+    }
+    const double *xv = (const double *)ptl_tensor_data(xd);
+    const double *tv = (const double *)ptl_tensor_data(td);
+    const double *wv = wd ? (const double *)ptl_tensor_data(wd) : NULL;
+    const double *gv = (const double *)ptl_tensor_data(g);
+    double *ov = (double *)ptl_tensor_data(gi);
+    for (int64_t i = 0; i < numel; i++) {
+        double ge = red == RED_NONE ? gv[i] : red == RED_MEAN ? gv[0] / (double)numel : gv[0];
+        ov[i] = ptl_bce_grad_d(ge, xv[i], tv[i]) * (wv ? wv[i] : 1.0);
+    }
+    if ((res = ptl_cast(gi, x->dtype)) == NULL) {
+        goto error;
+    }
+    ptl_decref(gi);
+    ptl_decref(g);
+    ptl_decref(xd);
+    ptl_decref(td);
+    ptl_xdecref(wd);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_xdecref(xd);
+    ptl_xdecref(td);
+    ptl_xdecref(wd);
+    ptl_xdecref(g);
+    ptl_xdecref(gi);
+    return -1;
+}
+
+/* ---- embedding ---- */
+
+static int
+check_indices(PtlTensorImpl *idx, const char *fn)
+{
+    if (idx->dtype != PTL_DTYPE_INT64 && idx->dtype != PTL_DTYPE_INT32) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected tensor for argument #1 'indices' to have one of the "
+                             "following scalar types: Long, Int; but got torch.%sTensor instead "
+                             "(while checking arguments for %s)",
+                             ptl_dtype_legacy_name(idx->dtype), fn);
+    }
+    return 0;
+}
+
+/* embedding(Tensor weight, Tensor indices, ...) -> Tensor.  [V, D], [*] -> [*, D] */
+static int
+embedding_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *w = s[0].u.t, *idx = NULL, *wc = NULL, *out = NULL;
+    int64_t sizes[PTL_MAX_DIMS + 1], numel = 1;
+    (void)op;
+    (void)ks;
+
+    if (w->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "'weight' must be 2-D");
+    }
+    if (check_indices(s[1].u.t, "embedding") < 0) {
+        return -1;
+    }
+    if (s[1].u.t->dim >= PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "embedding: too many dimensions");
+    }
+    if ((idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL || (wc = ptl_contiguous(w)) == NULL) {
+        goto error;
+    }
+    for (int d = 0; d < idx->dim; d++) {
+        sizes[d] = idx->sizes[d];
+        numel *= idx->sizes[d];
+    }
+    sizes[idx->dim] = w->sizes[1];
+    if ((out = ptl_empty(idx->dim + 1, sizes, w->dtype, w->device)) == NULL) {
+        goto error;
+    }
+    const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
+    size_t row = ptl_tensor_itemsize(w) * (size_t)w->sizes[1];
+    for (int64_t i = 0; i < numel; i++) {
+        if (iv[i] < 0 || iv[i] >= w->sizes[0]) {
+            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+            goto error;
+        }
+        if (row > 0) {
+            memcpy(ptl_tensor_data(out) + (size_t)i * row,
+                   ptl_tensor_data(wc) + (size_t)iv[i] * row, row);
+        }
+    }
+    ptl_decref(idx);
+    ptl_decref(wc);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(idx);
+    ptl_xdecref(wc);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+ * scale_grad_by_freq) -> Tensor.  [*, D], [*] -> [V, D]; rows at padding_idx get none. */
+static int
+embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *g = NULL, *idx = NULL, *acc = NULL, *res = NULL;
+    int64_t V = s[2].u.i, pad = s[3].u.i, numel = 1, *count = NULL;
+    int scale = s[4].u.b;
+    PtlDtype dt = s[0].u.t->dtype;
+    (void)op;
+    (void)ks;
+
+    if (check_indices(s[1].u.t, "embedding_backward") < 0) {
+        return -1;
+    }
+    if ((g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
+        (idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
+        goto error;
+    }
+    for (int d = 0; d < idx->dim; d++) {
+        numel *= idx->sizes[d];
+    }
+    int64_t D = g->dim > 0 ? g->sizes[g->dim - 1] : 1;
+    int64_t sizes[2] = {V, D};
+    if ((acc = ptl_empty(2, sizes, PTL_DTYPE_FLOAT64, g->device)) == NULL ||
+        (count = calloc((size_t)V + 1, sizeof(int64_t))) == NULL) {
+        if (acc != NULL) {
+            ptl_error_set(PTL_ERR_MEMORY, "embedding_backward: out of memory");
+        }
+        goto error;
+    }
+    double *av = (double *)ptl_tensor_data(acc);
+    const double *gv = (const double *)ptl_tensor_data(g);
+    const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
+    memset(av, 0, sizeof(double) * (size_t)(V * D));
+    for (int64_t i = 0; i < numel; i++) {
+        if (iv[i] < 0 || iv[i] >= V) {
+            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+            goto error;
+        }
+        count[iv[i]]++;
+    }
+    for (int64_t i = 0; i < numel; i++) {
+        if (iv[i] == pad) {
+            continue;
+        }
+        double f = scale ? 1.0 / (double)count[iv[i]] : 1.0;
+        for (int64_t k = 0; k < D; k++) {
+            av[iv[i] * D + k] += f * gv[i * D + k];
+        }
+    }
+    if ((res = ptl_cast(acc, dt)) == NULL) {
+        goto error;
+    }
+    free(count);
+    ptl_decref(acc);
+    ptl_decref(g);
+    ptl_decref(idx);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    free(count);
+    ptl_xdecref(acc);
+    ptl_xdecref(g);
+    ptl_xdecref(idx);
+    return -1;
+}
+
+/* embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type):
+ * rows named by indices whose norm exceeds max_norm are scaled to max_norm (in place). */
+static int
+embedding_renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *w = s[0].u.t, *idx = NULL, *rowv = NULL, *scaled = NULL;
+    double max_norm = s[2].u.d, p = s[3].u.d;
+    int64_t numel = 1;
+    (void)op;
+    (void)ks;
+
+    if (w->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "'self' must be 2-D");
+    }
+    if (check_indices(s[1].u.t, "embedding_renorm_") < 0 ||
+        (idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
+        goto error;
+    }
+    for (int d = 0; d < idx->dim; d++) {
+        numel *= idx->sizes[d];
+    }
+    const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
+    for (int64_t i = 0; i < numel; i++) {
+        int seen = 0;
+        for (int64_t k = 0; k < i && !seen; k++) {
+            seen = iv[k] == iv[i];
+        }
+        if (iv[i] < 0 || iv[i] >= w->sizes[0]) {
+            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+            goto error;
+        }
+        if (seen) {
+            continue;
+        }
+        PtlIValue sel[3] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_int(iv[i])};
+        if ((rowv = ptl_call_tensor(PTL_OP_select_int, sel)) == NULL) {
+            goto error;
+        }
+        PtlTensorImpl *r64 = ptl_cast(rowv, PTL_DTYPE_FLOAT64);
+        if (r64 == NULL) {
+            goto error;
+        }
+        const double *rv = (const double *)ptl_tensor_data(r64);
+        double norm = 0;
+        for (int64_t k = 0; k < w->sizes[1]; k++) {
+            norm += p == 1 ? fabs(rv[k]) : p == 2 ? rv[k] * rv[k] : pow(fabs(rv[k]), p);
+        }
+        norm = p == 1 ? norm : p == 2 ? sqrt(norm) : pow(norm, 1.0 / p);
+        ptl_decref(r64);
+        if (norm > max_norm) {
+            double f = max_norm / (norm + 1e-7);
+            PtlIValue m[2] = {ptl_iv_tensor(rowv), ptl_iv_none()};
+            PtlTensorImpl *fw = ptl_wrapped_double(f);
+            if (fw == NULL) {
+                goto error;
+            }
+            m[1] = ptl_iv_tensor(fw);
+            scaled = ptl_call_tensor(PTL_OP_mul__Tensor, m);
+            ptl_decref(fw);
+            if (scaled == NULL) {
+                goto error;
+            }
+            PTL_CLEAR(scaled);
+        }
+        PTL_CLEAR(rowv);
+    }
+    ptl_decref(idx);
+    ptl_incref(w);
+    s[0] = ptl_iv_tensor(w);
+    return 0;
+error:
+    ptl_xdecref(idx);
+    ptl_xdecref(rowv);
+    return -1;
+}
+
+/* ---- dropout mask ----
+ *
+ * No generator exists in the tree yet, so the mask comes from a counter-based hash
+ * (splitmix64 of seed + element index): element i is kept when its uniform draw is >= p
+ * and then scaled by 1 / (1 - p).  The seed comes from the Python side. */
+
+static inline uint64_t
+splitmix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* _dropout_mask(Tensor self, float p, int seed) -> Tensor.  [*] -> [*] of 0 or 1/(1-p) */
+static int
+dropout_mask_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *x = s[0].u.t, *m = NULL, *res = NULL;
+    double p = s[1].u.d;
+    uint64_t seed = (uint64_t)s[2].u.i;
+    int64_t numel = 1;
+    (void)op;
+    (void)ks;
+
+    if (!(p >= 0 && p <= 1)) {
+        return ptl_error_set(PTL_ERR_VALUE,
+                             "dropout probability has to be between 0 and 1, but got %g", p);
+    }
+    if ((m = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
+        return -1;
+    }
+    for (int d = 0; d < x->dim; d++) {
+        numel *= x->sizes[d];
+    }
+    double *mv = (double *)ptl_tensor_data(m), keep = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+    for (int64_t i = 0; i < numel; i++) {
+        double u = (double)(splitmix64(seed * 0x100000001b3ull + (uint64_t)i) >> 11) * 0x1.0p-53;
+        mv[i] = u >= p ? keep : 0.0;
+    }
+    res = ptl_cast(m, ptl_dtype_is_floating(x->dtype) ? x->dtype : ptl_default_dtype());
+    ptl_decref(m);
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+static const PtlKernelReg nn_cpu[] = {
+    {PTL_OP__softmax, PTL_KEY_CPU, softmax_cpu},
+    {PTL_OP__log_softmax, PTL_KEY_CPU, softmax_cpu},
+    {PTL_OP__softmax_backward_data, PTL_KEY_CPU, softmax_backward_cpu},
+    {PTL_OP__log_softmax_backward_data, PTL_KEY_CPU, softmax_backward_cpu},
+    {PTL_OP_softmax_int, PTL_KEY_COMPOSITE_IMPLICIT, softmax_int_composite},
+    {PTL_OP_log_softmax_int, PTL_KEY_COMPOSITE_IMPLICIT, softmax_int_composite},
+    {PTL_OP_nll_loss_nd, PTL_KEY_CPU, nll_loss_cpu},
+    {PTL_OP_nll_loss_nd_backward, PTL_KEY_CPU, nll_loss_backward_cpu},
+    {PTL_OP_binary_cross_entropy, PTL_KEY_CPU, bce_cpu},
+    {PTL_OP_binary_cross_entropy_backward, PTL_KEY_CPU, bce_backward_cpu},
+    {PTL_OP_embedding, PTL_KEY_CPU, embedding_cpu},
+    {PTL_OP_embedding_dense_backward, PTL_KEY_CPU, embedding_backward_cpu},
+    {PTL_OP_embedding_renorm_, PTL_KEY_CPU, embedding_renorm_cpu},
+    {PTL_OP__dropout_mask, PTL_KEY_CPU, dropout_mask_cpu},
+};
+PTL_DEFINE_REGISTER(nn_cpu)
