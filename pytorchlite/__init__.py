@@ -22,6 +22,8 @@ from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
 from . import nn  # noqa: F401
 from . import optim  # noqa: F401
+from . import multiprocessing  # noqa: F401
+from . import utils  # noqa: F401
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from . import __config__  # noqa: F401
 
