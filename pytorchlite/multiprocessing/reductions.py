@@ -5,6 +5,12 @@ the segment handle is a multiprocessing.reduction.DupFd of the storage's descrip
 keeps the segment alive until the receiver has taken it (Note [Shared memory lifetime]).
 All tensors of one message that share a storage share one handle (pickle's memo sees the
 same _Segment object), so they arrive as views of one mapping, as in the sender."""
+import array
+import io
+import os
+import pickle
+import socket
+import struct
 import weakref
 from multiprocessing import reduction
 
@@ -63,3 +69,91 @@ def reduce_tensor(tensor):
 
 def init_reductions():
     reduction.ForkingPickler.register(Tensor, reduce_tensor)
+
+
+# ---- descriptors attached to the message itself (DataLoader result channels) ----
+# A message is a header (payload length, descriptor count) sent with SCM_RIGHTS, then the
+# pickle.  In flight, the kernel holds the descriptors: the segments outlive a sender that
+# dies right after sending, and no per-tensor handshake with the sender is needed.
+_HEADER = struct.Struct("!QI")
+_MAX_FDS = 250   # below the kernel's SCM_MAX_FD (253); further segments go by DupFd
+
+
+class _FdPickler(reduction.ForkingPickler):
+    def __init__(self, file, fds):
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self.fds = fds
+        self.seen = {}
+
+    def persistent_id(self, obj):
+        if type(obj) is not _Segment:
+            return None
+        index = self.seen.get(id(obj))
+        if index is None:
+            if len(self.fds) >= _MAX_FDS:
+                return None
+            index = self.seen[id(obj)] = len(self.fds)
+            self.fds.append(obj.fd)
+        return (index, obj.nbytes)
+
+
+class _FdUnpickler(pickle.Unpickler):
+    def __init__(self, file, fds):
+        super().__init__(file)
+        self.fds = fds
+        self.mapped = {}
+
+    def persistent_load(self, pid):
+        index, nbytes = pid
+        if index not in self.mapped:
+            fd, self.fds[index] = self.fds[index], -1
+            self.mapped[index] = _C._tensor_from_shared_fd(fd, nbytes)
+        return self.mapped[index]
+
+
+def send_with_fds(sock, obj):
+    """Pickles obj onto a Unix stream socket, its tensors' segments attached as descriptors.
+    Pickling errors surface before anything is written."""
+    buf = io.BytesIO()
+    fds = []
+    _FdPickler(buf, fds).dump(obj)
+    payload = buf.getbuffer()
+    anc = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    sock.sendmsg([_HEADER.pack(len(payload), len(fds))], anc)
+    sock.sendall(payload)
+
+
+def _recv_exact(sock, n):
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:])
+        if k == 0:
+            raise EOFError
+        got += k
+    return buf
+
+
+def recv_with_fds(sock):
+    """The inverse of send_with_fds; EOFError when the sender has gone."""
+    fd_size = array.array("i").itemsize
+    msg, anc, flags, _ = sock.recvmsg(_HEADER.size, socket.CMSG_SPACE(_MAX_FDS * fd_size))
+    fds = []
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            chunk = array.array("i")
+            chunk.frombytes(data[:len(data) - len(data) % fd_size])
+            fds.extend(chunk)
+    try:
+        if not msg:
+            raise EOFError
+        if len(msg) < _HEADER.size:
+            msg += _recv_exact(sock, _HEADER.size - len(msg))
+        n, _ = _HEADER.unpack(msg)
+        payload = _recv_exact(sock, n)
+        return _FdUnpickler(io.BytesIO(payload), fds).load()
+    finally:
+        for fd in fds:
+            if fd >= 0:
+                os.close(fd)

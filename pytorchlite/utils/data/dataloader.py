@@ -4,11 +4,12 @@ worker processes.
 Note [DataLoader workers]
 ~~~~~~~~~~~~~~~~~~~~~~~~~
 With num_workers > 0 the iterator starts that many processes (fork, spawn or forkserver).
-Each worker gets three one-way pipes: tasks in, results out, and a stack pipe its
-faulthandler writes to on SIGUSR1.  Per-worker result pipes keep each worker's answers in
-order and need no lock; batches are pickled with multiprocessing's ForkingPickler, so their
-tensors -- collated straight into shared memory -- travel as segment handles
-(Note [Shared memory lifetime]).
+Each worker gets three channels: a task pipe, a result socket, and a stack pipe its
+faulthandler writes to on SIGUSR1.  Per-worker result channels keep each worker's answers
+in order and need no lock.  Batches are pickled with multiprocessing's ForkingPickler, so
+their tensors -- collated into shared memory -- travel as segments, whose descriptors ride
+on the message itself (SCM_RIGHTS, reductions.send_with_fds): the kernel keeps them alive
+in flight, even if the worker dies right after sending (Note [Shared memory lifetime]).
 - Scheduling: at most prefetch_factor tasks per worker are outstanding.  Tasks go round-robin
   to the workers still active (in_order=False: to the least busy one).  In order, results
   that arrive early wait in a buffer keyed by task index; out of order, the first one ready
@@ -32,9 +33,12 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
+import sys
 import time
 import warnings
 
+from ...multiprocessing.reductions import recv_with_fds
 from . import _random
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import (ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration,
@@ -46,6 +50,22 @@ __all__ = ["DataLoader"]
 
 # How long shutdown waits for workers to exit by themselves before terminating them.
 _SHUTDOWN_TIMEOUT = 5.0
+# The same after a timeout or a dead worker, when the others may well be stuck.
+_ERROR_GRACE = 0.2
+
+
+def _discard(sock):
+    """Reads and drops what a worker sent (closing attached descriptors), so that a worker
+    blocked writing can move on to its exit; False at EOF."""
+    try:
+        data, anc, _, _ = sock.recvmsg(1 << 16, socket.CMSG_SPACE(4 * 256))
+    except OSError:
+        return False
+    for level, kind, fds in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            for i in range(0, len(fds) - len(fds) % 4, 4):
+                os.close(int.from_bytes(fds[i:i + 4], sys.byteorder))
+    return bool(data)
 
 
 class _InfiniteConstantSampler(Sampler):
@@ -242,7 +262,7 @@ class _MultiProcessingDataLoaderIter:
         try:
             for worker_id in range(n):
                 index_r, index_w = ctx.Pipe(duplex=False)
-                result_r, result_w = ctx.Pipe(duplex=False)
+                result_r, result_w = socket.socketpair()
                 stack_r, stack_w = ctx.Pipe(duplex=False)
                 w = ctx.Process(target=_worker_loop, daemon=True, args=(
                     loader._dataset_kind, loader.dataset, index_r, result_w, stack_w,
@@ -314,10 +334,9 @@ class _MultiProcessingDataLoaderIter:
     def __next__(self):
         while True:
             if self._in_order:
-                # Skip tasks sent to workers whose iterable dataset ran out.
+                # Skip tasks dropped with a worker whose iterable dataset ran out.
                 while (self._rcvd_idx < self._send_idx and self._rcvd_idx not in self._done and
-                       not self._active[self._tasks[self._rcvd_idx]]):
-                    del self._tasks[self._rcvd_idx]
+                       self._rcvd_idx not in self._tasks):
                     self._rcvd_idx += 1
                 if self._rcvd_idx in self._done:
                     _, data = self._done.pop(self._rcvd_idx)
@@ -372,8 +391,8 @@ class _MultiProcessingDataLoaderIter:
             for obj in ready:
                 if obj in readers:
                     try:
-                        return readers[obj], obj.recv()
-                    except EOFError:
+                        return readers[obj], recv_with_fds(obj)
+                    except (EOFError, ConnectionError):
                         pass   # the worker died; its sentinel tells how
             if ready:   # a sentinel, or a result pipe at EOF
                 self._raise_dead_workers()
@@ -381,29 +400,26 @@ class _MultiProcessingDataLoaderIter:
                 self._raise_timeout()
 
     def _raise_dead_workers(self):
-        dead = [w for w in self._workers if w.exitcode is not None or not w.is_alive()]
+        dead = [w for w in self._workers if not w.is_alive()]
         if not dead:
             return
         for w in dead:
             w.join(1.0)
-        self._shutdown_workers()
-        killed = [w for w in dead if w.exitcode is not None and w.exitcode < 0]
-        if killed:
-            w = killed[0]
-            raise RuntimeError(f"DataLoader worker (pid {w.pid}) is killed by signal: "
-                               f"{signal.strsignal(-w.exitcode)}.")
-        pids = ", ".join(str(w.pid) for w in dead)
+        codes = [(w.pid, w.exitcode) for w in dead]
+        self._shutdown_workers(grace=_ERROR_GRACE)
+        for pid, code in codes:
+            if code is not None and code < 0:
+                raise RuntimeError(f"DataLoader worker (pid {pid}) is killed by signal: "
+                                   f"{signal.strsignal(-code)}.")
+        pids = ", ".join(str(pid) for pid, _ in codes)
         raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
 
     def _raise_timeout(self):
-        busy = sorted({w for w in self._tasks.values()}) or list(range(len(self._workers)))
-        stacks = []
-        for worker_id in busy:
-            w = self._workers[worker_id]
-            text = self._worker_stack(worker_id)
-            stacks.append(f"\nPython stack of DataLoader worker {worker_id} (pid {w.pid}):\n"
-                          f"{text}")
-        self._shutdown_workers()
+        busy = sorted(set(self._tasks.values())) or list(range(len(self._workers)))
+        stacks = [f"\nPython stack of DataLoader worker {worker_id} "
+                  f"(pid {self._workers[worker_id].pid}):\n{self._worker_stack(worker_id)}"
+                  for worker_id in busy]
+        self._shutdown_workers(grace=_ERROR_GRACE)
         raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds" +
                            "".join(stacks))
 
@@ -422,8 +438,9 @@ class _MultiProcessingDataLoaderIter:
         return b"".join(chunks).decode("utf-8", "replace") or "<no answer>\n"
 
     # ---- shutdown ----
-    def _shutdown_workers(self):
-        """See Note [DataLoader workers]; safe to call more than once."""
+    def _shutdown_workers(self, grace=_SHUTDOWN_TIMEOUT):
+        """See Note [DataLoader workers]; safe to call more than once.  Workers get `grace`
+        seconds to exit by themselves."""
         if self._shutdown:
             return
         self._shutdown = True
@@ -432,17 +449,14 @@ class _MultiProcessingDataLoaderIter:
                 conn.send(None)
             except OSError:
                 pass
-        deadline = time.monotonic() + _SHUTDOWN_TIMEOUT
+        deadline = time.monotonic() + grace
         readers = list(self._result_conns)
         alive = [w for w in self._workers if w.is_alive()]
         while alive and time.monotonic() < deadline:
             sentinels = [w.sentinel for w in alive]
             for obj in multiprocessing.connection.wait(readers + sentinels, 0.1):
-                if obj in readers:
-                    try:
-                        obj.recv_bytes()   # drop it unread: a blocked writer can move on
-                    except (EOFError, OSError):
-                        readers.remove(obj)
+                if obj in readers and not _discard(obj):
+                    readers.remove(obj)
             alive = [w for w in alive if w.is_alive()]
         for w in alive:
             w.terminate()

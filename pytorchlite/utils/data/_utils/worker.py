@@ -1,8 +1,9 @@
 """The DataLoader worker process (torch/utils/data/_utils/worker.py and fetch.py).
 
-A worker owns three one-way pipes to the main process (see Note [DataLoader workers] in
-dataloader.py): it receives (task index, sampler indices) on `index_conn`, answers
-(task index, batch or ExceptionWrapper) on `result_conn`, and writes its Python stack to
+A worker owns three channels to the main process (see Note [DataLoader workers] in
+dataloader.py): it receives (task index, sampler indices) on the pipe `index_conn`, answers
+(task index, batch or ExceptionWrapper) on the Unix socket `result_sock` (shared-memory
+segments attached as descriptors: reductions.send_with_fds), and writes its Python stack to
 `stack_conn` when the main process sends it SIGUSR1 (timeout diagnostics).  It exits on None,
 when the main process disappears, or when killed."""
 import faulthandler
@@ -11,6 +12,8 @@ import random
 import signal
 import sys
 import traceback
+
+from ....multiprocessing.reductions import send_with_fds
 
 # Seconds between checks that the main process is still alive while waiting for work.
 MP_STATUS_CHECK_INTERVAL = 1.0
@@ -145,7 +148,7 @@ def _seed_worker(seed):
         manual_seed(seed)
 
 
-def _worker_loop(kind, dataset, index_conn, result_conn, stack_conn, auto_collation,
+def _worker_loop(kind, dataset, index_conn, result_sock, stack_conn, auto_collation,
                  collate_fn, drop_last, base_seed, init_fn, worker_id, num_workers):
     global _worker_info
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the main process's business
@@ -184,7 +187,7 @@ def _worker_loop(kind, dataset, index_conn, result_conn, stack_conn, auto_collat
                                              drop_last)
                 except Exception:
                     init_error = ExceptionWrapper(where=where)
-            result_conn.send((r, None))
+            send_with_fds(result_sock, (r, None))
             continue
         if ended:
             continue
@@ -203,10 +206,10 @@ def _worker_loop(kind, dataset, index_conn, result_conn, stack_conn, auto_collat
             except Exception:
                 data = ExceptionWrapper(where=where)
         try:
-            result_conn.send((idx, data))
-        except (BrokenPipeError, EOFError):
+            send_with_fds(result_sock, (idx, data))
+        except OSError:   # the main process has gone
             break
         except Exception:   # the batch does not pickle
-            result_conn.send((idx, ExceptionWrapper(where=where)))
+            send_with_fds(result_sock, (idx, ExceptionWrapper(where=where)))
         del data, idx, index, r
     faulthandler.unregister(signal.SIGUSR1)
