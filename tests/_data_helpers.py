@@ -117,6 +117,14 @@ def fill_and_send(q, value):
     q.put(torch.full((4,), float(value)))
 
 
+def send_and_die(q):
+    """Process target: puts a tensor on q, waits until it is written, then SIGKILLs itself."""
+    q.put(torch.ones(4))
+    q.close()
+    q.join_thread()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def add_one_in_place(t, done):
     """Process target: t += 1 (t arrived through shared memory), then signal done."""
     t.add_(1)
