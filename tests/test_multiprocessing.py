@@ -41,7 +41,8 @@ def no_leftovers():
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", SHAPES)
-def test_share_memory_in_place_keeps_object_and_values(dtype, shape, no_leftovers):
+def test_share_memory_in_place_keeps_object_and_values(dtype, shape):
+    before = shm_entries()
     for layout in LAYOUTS:
         t, expected = make(shape, dtype, layout)
         stride, offset = t.stride(), t.storage_offset()
@@ -50,6 +51,7 @@ def test_share_memory_in_place_keeps_object_and_values(dtype, shape, no_leftover
         assert t.is_shared() and t.stride() == stride and t.storage_offset() == offset
         assert_close(t, expected, dtype=dtype)
         assert t.share_memory_() is t and t.is_shared()   # idempotent
+    assert shm_entries() <= before
 
 
 def test_share_memory_views_follow_and_writes_are_seen(no_leftovers):

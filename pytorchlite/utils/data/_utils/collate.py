@@ -33,7 +33,7 @@ def default_convert(data):
             return data
         return _C.as_tensor(data)
     if np is not None and isinstance(data, (np.number, np.bool_)):
-        return _C.as_tensor(data)
+        return _C.as_tensor(np.asarray(data))
     if isinstance(data, collections.abc.Mapping):
         items = {key: default_convert(data[key]) for key in data}
         try:
@@ -71,13 +71,13 @@ def collate(batch, *, collate_fn_map=None):
         except TypeError:
             return items
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):   # namedtuple
-        return elem_type(*(collate(list(s), collate_fn_map=collate_fn_map)
+        return elem_type(*(collate(s, collate_fn_map=collate_fn_map)
                            for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         n = len(elem)
         if any(len(d) != n for d in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)]
+        columns = [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)]
         if isinstance(elem, tuple):
             return columns   # PyTorch returns a list for tuples (backward compatibility)
         try:
