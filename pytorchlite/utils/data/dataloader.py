@@ -231,19 +231,12 @@ class _SingleProcessDataLoaderIter:
         self._fetcher = create_fetcher(loader._dataset_kind, loader.dataset,
                                        loader._auto_collation, loader.collate_fn,
                                        loader.drop_last)
-        self._num_yielded = 0
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        index = next(self._sampler_iter)
-        data = self._fetcher.fetch(index)
-        self._num_yielded += 1
-        return data
-
-    def __len__(self):
-        raise TypeError("len() of a DataLoader iterator: use len(loader)")
+        return self._fetcher.fetch(next(self._sampler_iter))
 
 
 class _MultiProcessingDataLoaderIter:
@@ -287,9 +280,6 @@ class _MultiProcessingDataLoaderIter:
 
     def __iter__(self):
         return self
-
-    def __len__(self):
-        raise TypeError("len() of a DataLoader iterator: use len(loader)")
 
     # ---- scheduling ----
     def _reset(self, loader, first=False):
