@@ -13,17 +13,20 @@
  *
  * The storage keeps the descriptor open (KEEPFD) so that it can be shared again.  Another
  * process gets the segment by receiving a duplicate of that descriptor over a Unix socket
- * (pytorchlite/multiprocessing/reductions.py uses multiprocessing.reduction.DupFd); the
- * sender's duplicate stays open until the receiver has taken it, which keeps the segment
- * alive while a message is in flight even if the sending tensor is freed meanwhile.  The
- * receiver maps it with ptl_storage_from_shared_fd.  fork() children inherit descriptor and
+ * and maps it with ptl_storage_from_shared_fd.  pytorchlite/multiprocessing/reductions.py
+ * does the passing: DataLoader workers attach the descriptors to the batch message itself
+ * (SCM_RIGHTS), where the kernel keeps them alive in flight even if the worker dies; a
+ * multiprocessing Queue, being a plain pipe, carries a key instead, which the receiver
+ * trades for the descriptor at the sender's descriptor server, and a sender that exits
+ * normally first waits for its receivers.  fork() children inherit descriptor and
  * MAP_SHARED mapping, so a tensor shared before fork is the same memory in the child.
  *
  * ptl_storage_share moves a live storage into shared memory by swapping its data pointer:
  * every tensor and view on the storage follows.  The old block cannot be freed then, since a
  * memoryview or NumPy array exported earlier may still point into it; it is kept (in the
- * segment's context) until the storage dies.  Tensors created directly in shared memory
- * (ptl_storage_new_shared: DataLoader batches) pay nothing for this. */
+ * segment's context) until the storage dies.  A DataLoader batch pays one extra copy: the
+ * worker stacks it, then moves it here, and the old block goes with the batch's storage once
+ * it has been sent. */
 #define _DEFAULT_SOURCE   /* shm_open, ftruncate, mmap, fstat, getpid */
 #include "storage_shm.h"
 
