@@ -151,3 +151,11 @@ def cuda_after_fork(q):
 
 def square(x):
     return x * x
+
+
+class NumpyRandomDataset(SquareDataset):
+    """Sample i is (worker id, a draw from NumPy's global RNG)."""
+
+    def __getitem__(self, i):
+        import numpy as np
+        return get_worker_info().id, float(np.random.random())

@@ -471,6 +471,14 @@ def test_worker_info_and_seeding(no_leftovers):
     assert [r[:5] for r in again] == [r[:5] for r in rows]   # reproducible from the generator
 
 
+def test_numpy_is_seeded_per_worker(no_leftovers):
+    rows = list(DataLoader(H.NumpyRandomDataset(4), batch_size=None, num_workers=2))
+    firsts = {}
+    for worker, value in rows:
+        firsts.setdefault(worker, value)
+    assert len(firsts) == 2 and firsts[0] != firsts[1]   # forked copies would agree
+
+
 def _record_init(worker_id):
     info = get_worker_info()
     assert info.id == worker_id
@@ -507,6 +515,16 @@ def test_persistent_workers_survive_epochs(no_leftovers):
     next(it)                                  # stop early; the next epoch is complete anyway
     assert [r[0] for r in loader] == list(range(6))
     del it, loader
+
+
+def test_persistent_workers_restart_after_a_dead_worker(no_leftovers):
+    loader = DataLoader(H.DyingDataset(6, 3, "exit"), batch_size=None, num_workers=2,
+                        persistent_workers=True)
+    with pytest.raises(RuntimeError, match="exited unexpectedly"):
+        list(loader)
+    with pytest.raises(RuntimeError, match="exited unexpectedly"):
+        list(loader)   # fresh workers, which fail the same way
+    del loader
 
 
 def test_persistent_iterable_restarts(no_leftovers):

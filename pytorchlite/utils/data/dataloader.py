@@ -207,7 +207,7 @@ class DataLoader:
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
         if self.persistent_workers:
-            if self._iterator is None:
+            if self._iterator is None or self._iterator._shutdown:   # first, or after a failure
                 self._iterator = _MultiProcessingDataLoaderIter(self)
             else:
                 self._iterator._reset(self)
@@ -296,7 +296,7 @@ class _MultiProcessingDataLoaderIter:
                 conn.send(_ResumeIteration())
             waiting = set(range(len(self._workers)))
             while waiting:
-                worker_id, (idx, _) = self._get_data(any_worker=True)
+                worker_id, (idx, _) = self._get_data()
                 if isinstance(idx, _ResumeIteration):
                     waiting.discard(worker_id)
         for _ in range(self._prefetch):
@@ -367,7 +367,7 @@ class _MultiProcessingDataLoaderIter:
         raise StopIteration
 
     # ---- waiting ----
-    def _get_data(self, any_worker=False):
+    def _get_data(self):
         """(worker id, (task index, data)) of the next result; raises on a dead worker or on
         timeout."""
         if self._shutdown:
