@@ -8,10 +8,10 @@ All tensors of one message that share a storage share one handle (pickle's memo 
 same _Segment object), so they arrive as views of one mapping, as in the sender."""
 import array
 import io
+import itertools
 import os
 import pickle
 import socket
-import itertools
 import struct
 import threading
 import time
