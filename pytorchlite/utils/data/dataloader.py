@@ -245,7 +245,7 @@ class _MultiProcessingDataLoaderIter:
     def __init__(self, loader):
         self._timeout = loader.timeout
         self._in_order = loader.in_order
-        self._prefetch = loader.prefetch_factor * loader.num_workers
+        self._prefetch = max(1, loader.prefetch_factor) * loader.num_workers
         self._persistent = loader.persistent_workers
         self._shutdown = True   # until the workers exist
         ctx = loader.multiprocessing_context or multiprocessing.get_context()
