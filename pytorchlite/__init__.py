@@ -28,6 +28,8 @@ from . import __config__  # noqa: F401
 ops = _ops_namespace.ops
 from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)
 from . import optim  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402,F401
+from . import utils  # noqa: E402,F401
 __version__ = "0.1.0"
 
 _C._set_tensor_class(Tensor)

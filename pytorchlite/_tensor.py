@@ -118,6 +118,32 @@ class Tensor(_C.TensorBase):
             args += (str(self.device),)
         return (_rebuild_tensor, args)
 
+    # ---- shared and pinned memory ----
+    def share_memory_(self):
+        """Moves the storage into shared memory, in place (a no-op when it already is there,
+        or for CUDA tensors).  Views on the storage follow.  See Note [Shared memory lifetime]
+        in src/c10/storage_shm.c."""
+        if self.device.type == "cpu":
+            _C._share_memory_(self)
+        return self
+
+    def is_shared(self):
+        """True when the storage lives in shared memory (CUDA tensors count as shared)."""
+        return self.device.type != "cpu" or _C._is_shared(self)
+
+    def pin_memory(self, device=None):
+        """A copy in page-locked host memory.  Without an accelerator PyTorch raises, and so do
+        we; pinned host memory itself is not implemented yet."""
+        from . import cuda
+        if not cuda.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        cuda._lazy_init()
+        raise NotImplementedError("pin_memory(): page-locked host memory is not implemented "
+                                  "in pytorchlite yet")
+
+    def is_pinned(self, device=None):
+        return False
+
     # ---- DLPack ----
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (torch.Tensor.__dlpack__): DLPack 1.0
@@ -190,6 +216,8 @@ class Tensor(_C.TensorBase):
         same_device = device is None or device.type == self.device.type
         if same_dtype and same_device and not copy:
             return self
+        if device is not None and device.type == "cuda" and _C._cuda_in_bad_fork():
+            _C._cuda_lazy_init()   # raises: Note [CUDA and fork]
         return _C._op("aten::_to_copy")(self, dtype=dtype, device=device)
 
     def type(self, dtype=None, non_blocking=False):

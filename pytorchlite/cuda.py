@@ -13,3 +13,21 @@ def device_count():
 
 def is_built():
     return bool(_C._config()["cuda_built"])
+
+
+def init():
+    """Initialises CUDA now instead of at first use (raises in a child forked after CUDA was
+    initialised: Note [CUDA and fork] in src/cuda/lazy_init.c)."""
+    _lazy_init()
+
+
+def _lazy_init():
+    _C._cuda_lazy_init()
+
+
+def is_initialized():
+    return _C._cuda_is_initialized()
+
+
+def _is_in_bad_fork():
+    return _C._cuda_in_bad_fork()

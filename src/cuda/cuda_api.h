@@ -16,6 +16,15 @@ const char *ptl_cuda_unavailable_reason(void);
 /* CUDA runtime version as major*1000 + minor*10, or 0. */
 int ptl_cuda_runtime_version(void);
 
+/* Note [CUDA and fork] in lazy_init.c.  Call before any CUDA use: 0, or -1 with an error
+ * set (in a child forked after CUDA was initialised, or when CUDA is unavailable). */
+int ptl_cuda_lazy_init(void);
+/* Sets the "CUDA initialised" flag without touching a device (tests, and the backend once it
+ * has created its context). */
+void ptl_cuda_mark_initialized(void);
+int ptl_cuda_is_initialized(void);
+int ptl_cuda_in_bad_fork(void);
+
 #ifdef __cplusplus
 }
 #endif

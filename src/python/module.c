@@ -468,6 +468,18 @@ static PyMethodDef module_methods[] = {
     {"_fail_alloc_after", py_fail_alloc_after, METH_O, NULL},
     {"_config", py_config, METH_NOARGS, NULL},
     {"_cuda_device_count", py_cuda_device_count, METH_NOARGS, NULL},
+    {"_share_memory_", ptlpy_share_memory, METH_O, "moves a tensor's storage to shared memory"},
+    {"_is_shared", ptlpy_is_shared, METH_O, NULL},
+    {"_shared_fd", ptlpy_shared_fd, METH_O, "(fd, nbytes) of a shared tensor's segment"},
+    {"_tensor_from_shared_fd", ptlpy_tensor_from_shared_fd, METH_VARARGS,
+     "_tensor_from_shared_fd(fd, nbytes): maps a received segment (steals fd)"},
+    {"_new_shared", ptlpy_new_shared, METH_VARARGS, "_new_shared(sizes, dtype)"},
+    {"_tensor_on_storage", ptlpy_tensor_on_storage, METH_VARARGS,
+     "_tensor_on_storage(src, dtype, sizes, strides, offset)"},
+    {"_cuda_lazy_init", ptlpy_cuda_lazy_init, METH_NOARGS, NULL},
+    {"_cuda_mark_initialized", ptlpy_cuda_mark_initialized, METH_NOARGS, NULL},
+    {"_cuda_is_initialized", ptlpy_cuda_is_initialized, METH_NOARGS, NULL},
+    {"_cuda_in_bad_fork", ptlpy_cuda_in_bad_fork, METH_NOARGS, NULL},
     {NULL},
 };
 

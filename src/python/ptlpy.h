@@ -90,4 +90,16 @@ PyObject *ptlpy_tensor_from_bytes(PyObject *module, PyObject *args);
 PyObject *ptlpy_to_dlpack(PyObject *module, PyObject *args);       /* capsule, new ref */
 PyObject *ptlpy_from_dlpack(PyObject *module, PyObject *capsule);  /* consumes the capsule */
 
+/* ---- shared memory and the CUDA fork guard (shared_memory.c) ---- */
+PyObject *ptlpy_share_memory(PyObject *module, PyObject *arg);
+PyObject *ptlpy_is_shared(PyObject *module, PyObject *arg);
+PyObject *ptlpy_shared_fd(PyObject *module, PyObject *arg);
+PyObject *ptlpy_tensor_from_shared_fd(PyObject *module, PyObject *arg);
+PyObject *ptlpy_new_shared(PyObject *module, PyObject *arg);
+PyObject *ptlpy_tensor_on_storage(PyObject *module, PyObject *arg);
+PyObject *ptlpy_cuda_lazy_init(PyObject *module, PyObject *unused);
+PyObject *ptlpy_cuda_mark_initialized(PyObject *module, PyObject *unused);
+PyObject *ptlpy_cuda_is_initialized(PyObject *module, PyObject *unused);
+PyObject *ptlpy_cuda_in_bad_fork(PyObject *module, PyObject *unused);
+
 #endif

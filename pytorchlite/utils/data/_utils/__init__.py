@@ -1,0 +1,1 @@
+"""DataLoader internals (torch/utils/data/_utils): collation, fetching, the worker loop."""

@@ -1,0 +1,77 @@
+/* lazy_init.c -- the "CUDA initialised" flag and its fork guard, built with or without nvcc.
+ * Mirrors torch/csrc/cuda/Module.cpp (poison_fork, in_bad_fork) and torch/cuda/__init__.py
+ * (_lazy_init).
+ *
+ * Note [CUDA and fork]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A CUDA context does not survive fork(): the child inherits the parent's driver state but
+ * not the driver threads, and any CUDA call there may hang or corrupt the parent's context.
+ * So the first CUDA initialisation installs a pthread_atfork child handler; a child forked
+ * after that point is "in a bad fork" and every later ptl_cuda_lazy_init() in it fails with
+ * PyTorch's message.  A child forked before CUDA was touched may initialise it freely.  The
+ * DataLoader's fork workers hit this guard as soon as a dataset tries to use CUDA. */
+#define _DEFAULT_SOURCE
+#include "cuda_api.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "../c10/error.h"
+
+static atomic_int initialized;
+static atomic_int bad_fork;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void
+child_after_fork(void)
+{
+    if (atomic_load(&initialized)) {
+        atomic_store(&bad_fork, 1);
+    }
+}
+
+static void
+install_atfork(void)
+{
+    pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+void
+ptl_cuda_mark_initialized(void)
+{
+    pthread_once(&atfork_once, install_atfork);
+    atomic_store(&initialized, 1);
+}
+
+int
+ptl_cuda_is_initialized(void)
+{
+    return atomic_load(&initialized) && !atomic_load(&bad_fork);
+}
+
+int
+ptl_cuda_in_bad_fork(void)
+{
+    return atomic_load(&bad_fork);
+}
+
+int
+ptl_cuda_lazy_init(void)
+{
+    if (atomic_load(&bad_fork)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+                             "multiprocessing, you must use the 'spawn' start method");
+    }
+    if (atomic_load(&initialized)) {
+        return 0;
+    }
+    if (!ptl_cuda_is_built()) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Torch not compiled with CUDA enabled");
+    }
+    if (ptl_cuda_device_count() == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "No CUDA GPUs are available");
+    }
+    ptl_cuda_mark_initialized();
+    return 0;
+}
