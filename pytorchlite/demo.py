@@ -62,12 +62,15 @@ class Bar:
             self.tq = tqdm(total=total, desc=desc, leave=False)
         except ImportError:
             self.tq = None
+        self.draw = self.tq is None and sys.stdout.isatty()
 
     def update(self, k=1, **info):
         self.n += k
         if self.tq is not None:
             self.tq.set_postfix(**info)
             self.tq.update(k)
+            return
+        if not self.draw:
             return
         dt = time.perf_counter() - self.t0
         rate = self.n / dt if dt > 0 else 0.0
@@ -82,7 +85,7 @@ class Bar:
     def close(self):
         if self.tq is not None:
             self.tq.close()
-        else:
+        elif self.draw:
             sys.stdout.write("\r" + " " * 100 + "\r")
             sys.stdout.flush()
 
@@ -100,12 +103,13 @@ def evaluate(model, loader):
 
 
 def graph_summary(loss):
-    counts, seen, stack = Counter(), set(), [loss.grad_fn]
+    # node wrappers are made on access, so keep them alive while their ids mark "seen"
+    counts, seen, stack = Counter(), {}, [loss.grad_fn]
     while stack:
         fn = stack.pop()
         if fn is None or id(fn) in seen:
             continue
-        seen.add(id(fn))
+        seen[id(fn)] = fn
         counts[type(fn).__name__] += 1
         stack.extend(child for child, _ in fn.next_functions)
     return counts
@@ -121,7 +125,8 @@ def train(args):
     test_loader = DataLoader(test_set, batch_size=256)
     model = Net()
     print(model)
-    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    opt = torch.optim.Adam(model.parameters(), lr=5e-3)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
     t0 = time.perf_counter()
     acc = 0.0
@@ -137,9 +142,11 @@ def train(args):
             n += y.numel()
             bar.update(loss=f"{loss.item():.3f}")
         bar.close()
+        sched.step()
         acc = evaluate(model, test_loader)
         print(f"  epoch {epoch}: train loss {total_loss / n:.4f}   test accuracy {acc * 100:.2f}%   "
               f"({time.perf_counter() - t0:.1f}s)")
+    print(f"  final test accuracy {acc * 100:.2f}% after {time.perf_counter() - t0:.1f}s")
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "digits_cnn.pt")
     torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "accuracy": acc}, path)
@@ -175,7 +182,7 @@ def train(args):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m pytorchlite.demo", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--epochs", type=int, default=6)
+    p.add_argument("--epochs", type=int, default=15)
     p.add_argument("--device", default="cpu", help="cpu (cuda when built with a GPU present)")
     p.add_argument("--workers", type=int, default=2, help="DataLoader worker processes")
     p.add_argument("--out", default="demo_out", help="folder for the checkpoint")

@@ -20,9 +20,12 @@ def test_load_digits_matches_the_published_data():
 
 def test_digits_dataset_split_and_items():
     train, test = Digits(train=True), Digits(train=False)
-    assert len(train) + len(test) == 1797 and len(train) == 1440
-    img, label = train[3]
+    assert len(train) + len(test) == 1797 and len(test) == 360
+    images, labels = load_digits()
+    img, label = train[3]          # sample 4: 1, 2, 3 and 4 are training samples
     assert tuple(img.shape) == (1, 8, 8) and img.dtype == ptl.float32
-    assert 0.0 <= float(img.min()) and float(img.max()) <= 1.0 and label == 3
+    assert label == int(labels[4])
+    assert np.allclose(img.numpy(), images[4].numpy() / 16.0)
+    assert test[1][1] == int(labels[5])
     flipped = Digits(train=False, transform=lambda t: t * 0)
     assert float(flipped[0][0].sum()) == 0.0

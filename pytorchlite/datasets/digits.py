@@ -24,14 +24,16 @@ def load_digits():
 class Digits:
     """A map-style dataset: item i is (float32 image [1, 8, 8] scaled to [0, 1], int label).
 
-    train=True gives the first `split` samples, train=False the rest (a fixed split, so that
-    results are reproducible)."""
+    A fixed interleaved split, so that results are reproducible and both parts cover every
+    writer: every `test_every`-th sample is in the test set (train=False), the rest in the
+    training set."""
 
-    def __init__(self, train=True, split=1440, transform=None):
+    def __init__(self, train=True, test_every=5, transform=None):
         images, labels = load_digits()
-        sl = slice(0, split) if train else slice(split, N_SAMPLES)
-        self.images = (images[sl].to(_C.float32) / 16.0).contiguous()
-        self.labels = labels[sl].contiguous()
+        keep = [i for i in range(N_SAMPLES) if (i % test_every == 0) != train]
+        index = _C.tensor(keep)
+        self.images = (images[index].to(_C.float32) / 16.0).contiguous()
+        self.labels = labels[index].contiguous()
         self.transform = transform
 
     def __len__(self):
