@@ -938,7 +938,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def one_hot(tensor, num_classes=-1):
     """A LongTensor of tensor's shape + [num_classes] with a 1 at each value's class
     (num_classes=-1: one more than the largest value).  Kernel: aten::one_hot."""
-    return _C._op("aten::one_hot")(tensor, num_classes)
+    return torch._C._op("aten::one_hot")(tensor, num_classes)
 
 
 from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
