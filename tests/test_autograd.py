@@ -582,3 +582,16 @@ def test_copy_slices_frees_its_graph():
         once()
     gc.collect()
     assert _C._live_counts() == before
+
+
+def test_saved_results_do_not_leak_without_backward():
+    """A node that saves its own output must not keep that output alive (no cycle)."""
+    a = leaf((10,))
+    gc.collect()
+    before = _C._live_counts()
+    for _ in range(50):
+        y = a.exp()              # ExpBackward0 saves its result
+        z = a.sigmoid().tanh()   # two saved results in a chain
+        del y, z
+    gc.collect()
+    assert _C._live_counts() == before

@@ -299,12 +299,10 @@ ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
     sv->producer_output_nr = is_output ? output_nr : (m ? m->output_nr : 0);
     sv->version = atomic_load(&t->version->version);
     if (is_output) {
-        /* an alias without autograd metadata: no cycle through our own grad_fn */
-        sv->data = ptl_tensor_impl_view(t, t->dim, t->sizes, t->strides, t->storage_offset);
-        if (sv->data != NULL) {
-            sv->data->flags &= ~(uint32_t)PTL_TF_IS_VIEW;
-        }
-        else {
+        /* an alias that shares the version counter but neither owns the output nor has
+         * autograd metadata: no cycle through our own grad_fn (Note [Version counter]) */
+        sv->data = ptl_tensor_impl_alias(t);
+        if (sv->data == NULL) {
             ptl_error_clear();
         }
     }
@@ -369,8 +367,7 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
     }
     if (sv->is_output && ptl_grad_mode_enabled()) {
         /* create_graph: reattach the output's history to a fresh alias */
-        PtlTensorImpl *a = ptl_tensor_impl_view(sv->data, sv->data->dim, sv->data->sizes,
-                                                sv->data->strides, sv->data->storage_offset);
+        PtlTensorImpl *a = ptl_tensor_impl_alias(sv->data);
         if (a == NULL) {
             *err = 1;
             return NULL;

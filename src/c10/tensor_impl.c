@@ -2,6 +2,7 @@
  * See Note [TensorImpl ownership]. */
 #include "tensor_impl.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -113,6 +114,7 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
         return NULL;
     }
     atomic_init(&t->own_version.version, 0);
+    atomic_init(&t->own_version.refcnt, 1);
     atomic_init(&t->refcnt, 1);
     t->flags = 0;
     t->dtype = dtype;
@@ -194,7 +196,9 @@ ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
     t->storage = base->storage;
     ptl_storage_incref(t->storage);
     t->version = root->version;
+    atomic_fetch_add_explicit(&t->version->refcnt, 1, memory_order_relaxed);
     atomic_init(&t->own_version.version, 0);
+    atomic_init(&t->own_version.refcnt, 1);
     t->base = root;
     ptl_incref(root);
     t->autograd_meta = NULL;
@@ -219,9 +223,33 @@ ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes)
     return 0;
 }
 
+/* Drops one reference on a counter; the last one frees the TensorImpl it lives in. */
+static void
+version_decref(PtlVersionCounter *vc)
+{
+    if (atomic_fetch_sub_explicit(&vc->refcnt, 1, memory_order_acq_rel) == 1) {
+        free((char *)vc - offsetof(PtlTensorImpl, own_version));
+    }
+}
+
+PtlTensorImpl *
+ptl_tensor_impl_alias(PtlTensorImpl *t)
+{
+    ptl_storage_incref(t->storage);
+    PtlTensorImpl *a = ptl_tensor_impl_new(t->storage, t->dtype, t->dim, t->sizes, t->strides,
+                                           t->storage_offset);
+    if (a == NULL) {
+        return NULL;
+    }
+    a->version = t->version;
+    atomic_fetch_add_explicit(&a->version->refcnt, 1, memory_order_relaxed);
+    return a;
+}
+
 void
 ptl_tensor_impl_free(PtlTensorImpl *t)
 {
+    PtlVersionCounter *shared = t->version;
     if (t->autograd_meta != NULL && ptl_autograd_meta_free != NULL) {
         ptl_autograd_meta_free(t->autograd_meta);
     }
@@ -230,7 +258,10 @@ ptl_tensor_impl_free(PtlTensorImpl *t)
         ptl_decref(t->base);
     }
     ptl_debug_count(PTL_COUNT_TENSOR_IMPL, -1);
-    free(t);
+    if (shared != &t->own_version) {
+        version_decref(shared);
+    }
+    version_decref(&t->own_version);   /* frees t unless a view or alias still counts on it */
 }
 
 int

@@ -28,9 +28,17 @@
 extern "C" {
 #endif
 
-/* Note [Version counter]: a tensor that is not a view owns its counter (own_version); a view
- * points at its root's, which it keeps alive through `base`, so no refcount is needed. */
+/* Note [Version counter]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Every TensorImpl carries a counter (own_version) inside its own allocation, so making a
+ * tensor allocates nothing extra.  A view, or an alias that autograd saves, points at its
+ * source's counter (`version`) and holds a reference on it (refcnt).  The counter's refcnt
+ * starts at 1 for the tensor itself; when the tensor dies it releases everything else and
+ * drops that reference, and the allocation is freed when the last reference goes.  So a
+ * counter outlives its tensor exactly as long as something shares it, with no cycle through
+ * `base` (a saved output must not own the output, whose grad_fn owns the saver). */
 typedef struct PtlVersionCounter {
+    atomic_long refcnt;
     _Atomic int64_t version;
 } PtlVersionCounter;
 
@@ -50,7 +58,7 @@ typedef struct PtlTensorImpl {
     int64_t numel;
     int64_t storage_offset;
     PtlStorage *storage;            /* owned */
-    PtlVersionCounter *version;     /* &own_version, or the root's for a view */
+    PtlVersionCounter *version;     /* &own_version, or a shared one (Note [Version counter]) */
     PtlVersionCounter own_version;
     struct PtlTensorImpl *base;     /* owned; the tensor this one is a view of, or NULL */
     void *autograd_meta;            /* owned by src/autograd */
@@ -68,6 +76,9 @@ PtlTensorImpl *ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevic
 /* New uninitialised tensor with the given strides, its storage sized to fit.  New ref. */
 PtlTensorImpl *ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides,
                                  PtlDtype dtype, PtlDevice device);
+/* A new tensor over t's storage and geometry that shares t's version counter but owns
+ * neither t nor its autograd history (what a node saves of its own output).  New ref. */
+PtlTensorImpl *ptl_tensor_impl_alias(PtlTensorImpl *t);
 /* A view of base (borrowed) sharing storage and version counter.  New ref. */
 PtlTensorImpl *ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
                                     const int64_t *strides, int64_t storage_offset);
