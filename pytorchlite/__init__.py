@@ -22,7 +22,9 @@ from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cuda  # noqa: F401
 from . import autograd  # noqa: F401
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .autograd import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
 from . import __config__  # noqa: F401
 
 ops = _ops_namespace.ops

@@ -72,9 +72,6 @@ class Tensor(_C.TensorBase):
     def retains_grad(self):
         return _C._retains_grad(self)
 
-    def detach_(self):
-        raise RuntimeError("detach_() is not supported yet; use detach()")
-
     # ---- Python protocols ----
     def __iter__(self):
         if self.dim() == 0:

@@ -595,3 +595,19 @@ def test_saved_results_do_not_leak_without_backward():
         del y, z
     gc.collect()
     assert _C._live_counts() == before
+
+
+def test_detach_in_place_and_inference_mode_flag():
+    a = ptl.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 2
+    assert b.detach_() is b
+    assert b.grad_fn is None and not b.requires_grad and b.is_leaf
+    v = (a * 1)[0:1]
+    with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach\\(\\) instead."):
+        v.detach_()
+    assert not ptl.is_inference_mode_enabled()
+    with ptl.inference_mode():
+        assert ptl.is_inference_mode_enabled() and not ptl.is_grad_enabled()
+        with ptl.inference_mode(False):
+            assert not ptl.is_inference_mode_enabled()
+    assert not ptl.is_inference_mode_enabled() and ptl.is_grad_enabled()

@@ -3,7 +3,8 @@
 The engine is C (src/autograd/engine.c, Note [Engine]); this module only checks arguments and
 turns single tensors into sequences."""
 from .. import _C
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import _hooks  # noqa: F401  (installs the hook runners)
 from . import graph  # noqa: F401

@@ -3,10 +3,17 @@
 Grad mode is thread-local state of the C core (src/c10/tls.h): turning it off excludes the
 Autograd dispatch key, so ops skip graph recording entirely (Note [Autograd key])."""
 import functools
+import threading
 
 from .. import _C
 
 is_grad_enabled = _C.is_grad_enabled
+_state = threading.local()
+
+
+def is_inference_mode_enabled():
+    """True inside an enabled inference_mode block (on this thread)."""
+    return getattr(_state, "inference", False)
 
 
 class _DecoratorContextManager:
@@ -74,11 +81,14 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = _C.is_grad_enabled()
+        self.prev_inference = is_inference_mode_enabled()
+        _state.inference = bool(self.mode)
         if self.mode:
             _C._set_grad_enabled(False)
 
     def __exit__(self, *exc):
         _C._set_grad_enabled(self.prev)
+        _state.inference = self.prev_inference
         return False
 
     def clone(self):

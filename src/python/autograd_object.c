@@ -421,6 +421,26 @@ t_get_data(PyObject *self, void *c)
     return ptlpy_wrap(d);
 }
 
+/* detach_(): this tensor leaves the graph in place (grad_fn and requires_grad cleared). */
+static PyObject *
+t_detach_(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
+    if ((t->flags & PTL_TF_IS_VIEW) && ptl_requires_grad(t)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Can't detach views in-place. Use detach() instead.");
+        return NULL;
+    }
+    if (m != NULL) {
+        ptl_set_grad_fn(t, NULL, 0);
+        m->requires_grad = 0;
+    }
+    Py_INCREF(self);
+    return self;
+}
+
 static PyGetSetDef autograd_getset[] = {
     {"requires_grad", t_get_requires_grad, t_set_requires_grad, NULL, NULL},
     {"is_leaf", t_get_is_leaf, NULL, NULL, NULL},
@@ -432,6 +452,7 @@ static PyGetSetDef autograd_getset[] = {
 };
 
 static PyMethodDef autograd_tensor_methods[] = {
+    {"detach_", t_detach_, METH_NOARGS, "detach this tensor from the graph, in place"},
     {"requires_grad_", (PyCFunction)(void (*)(void))t_requires_grad_, METH_VARARGS | METH_KEYWORDS,
      NULL},
     {NULL},
