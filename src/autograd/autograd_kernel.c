@@ -27,6 +27,7 @@ static const PtlNodeKind not_implemented_kind = {"NotImplemented", not_implement
 /* The differentiable tensor inputs of a call, flattened (tensor lists element by element). */
 typedef struct Inputs {
     int n;
+    int dropped;                    /* tensors past MAX_INPUTS (refused when they need grad) */
     PtlTensorImpl *t[MAX_INPUTS];   /* borrowed; NULL for an absent optional tensor */
     int arg[MAX_INPUTS];            /* schema argument index */
 } Inputs;
@@ -37,20 +38,29 @@ collect_inputs(const PtlOperator *op, const PtlIValue *s, Inputs *in)
     const PtlSchema *sc = &op->schema;
     int any = 0;
     in->n = 0;
+    in->dropped = 0;
     for (int i = 0; i < sc->nargs; i++) {
         const PtlArg *a = &sc->args[i];
         if (a->kwarg_only && a->alias_write) {
             continue;   /* out= */
         }
-        if (a->kind == PTL_ARG_TENSOR && in->n < MAX_INPUTS) {
+        if (a->kind == PTL_ARG_TENSOR) {
             PtlTensorImpl *t = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
+            if (in->n == MAX_INPUTS) {
+                in->dropped += t != NULL && ptl_requires_grad(t);
+                continue;
+            }
             in->arg[in->n] = i;
             in->t[in->n++] = t;
             any |= t != NULL && ptl_requires_grad(t);
         }
         else if (a->kind == PTL_ARG_TENSORLIST && s[i].tag == PTL_IV_TENSORLIST) {
-            for (int64_t k = 0; k < s[i].u.tl.n && in->n < MAX_INPUTS; k++) {
+            for (int64_t k = 0; k < s[i].u.tl.n; k++) {
                 PtlTensorImpl *t = s[i].u.tl.data[k];
+                if (in->n == MAX_INPUTS) {
+                    in->dropped += t != NULL && ptl_requires_grad(t);
+                    continue;
+                }
                 in->arg[in->n] = i;
                 in->t[in->n++] = t;
                 any |= t != NULL && ptl_requires_grad(t);
@@ -113,6 +123,14 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
 
     if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
         return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+    }
+    if (in.dropped > 0) {
+        /* never drop a gradient silently */
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "%s: autograd records at most %d tensor inputs per operator call; "
+                             "combine the tensors in smaller groups (e.g. cat chunks of at most "
+                             "%d, then cat the results)",
+                             sc->name + 6, MAX_INPUTS, MAX_INPUTS);
     }
     if (sc->out_index >= 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,

@@ -12,7 +12,8 @@
 #include "../c10/error.h"
 #include "derivatives.h"
 
-#define NEEDS(I) (n->needs & (1u << (I)))
+/* next edge I wants a gradient (n->needs only has 32 bits; the edge itself is exact) */
+#define NEEDS(I) (n->next[(I)].fn != NULL)
 
 /* Calls op `id` with the first `k` arguments given, the rest defaulted.  New ref or NULL. */
 static inline PtlTensorImpl *
