@@ -127,3 +127,18 @@ def test_cuda_tensor_without_cuda_is_a_clear_error():
         pytest.skip("a CUDA device is present")
     with pytest.raises(RuntimeError, match="Torch not compiled with CUDA enabled|CUDA"):
         ptl.tensor([1.0], device="cuda")
+
+
+def test_big_blocks_are_reused_exactly():
+    _C._empty_cache()
+    x = ptl.tensor(np.ones(300_000, np.float32))
+    (x + x)                                   # a 1.2 MB result, freed at once
+    s0 = _C._alloc_stats()
+    assert s0["cached_bytes"] >= 1_200_000
+    for _ in range(5):
+        (x + x)
+    s1 = _C._alloc_stats()
+    assert s1["cache_hits"] - s0["cache_hits"] >= 5
+    assert s1["cached_bytes"] == s0["cached_bytes"]
+    _C._empty_cache()
+    assert _C._alloc_stats()["cached_bytes"] == 0

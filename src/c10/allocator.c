@@ -27,6 +27,19 @@
 #define CACHE_DEPTH 64
 #define SMALL_MAX ((size_t)64 << (NUM_CLASSES - 1))
 
+/* Big blocks are kept for exact-size reuse: a training loop allocates the same sizes every
+ * step, and a fresh big block costs a page fault (and the kernel's zeroing) per page touched,
+ * which for a 4 MB output is most of an elementwise op's time.  At most BIG_SLOTS blocks and
+ * BIG_CACHE_MAX bytes are held; empty_cache() returns them. */
+#define BIG_SLOTS 16
+#define BIG_CACHE_MAX ((size_t)1 << 30)
+static struct {
+    void *p;
+    size_t n;
+} big[BIG_SLOTS];
+static int big_len;
+static size_t big_bytes;
+
 static void *cache[NUM_CLASSES][CACHE_DEPTH];
 static int cache_len[NUM_CLASSES];
 static atomic_flag cache_lock = ATOMIC_FLAG_INIT;
@@ -93,7 +106,24 @@ cpu_alloc(void *ctx, size_t nbytes)
         goto oom;
     }
     size_t rounded = (nbytes + PTL_CPU_ALIGNMENT - 1) / PTL_CPU_ALIGNMENT * PTL_CPU_ALIGNMENT;
-    void *p = aligned_alloc(PTL_CPU_ALIGNMENT, rounded);
+    void *p = NULL;
+    lock();
+    for (int i = 0; i < big_len; i++) {
+        if (big[i].n == rounded) {
+            p = big[i].p;
+            big[i] = big[--big_len];
+            big_bytes -= rounded;
+            break;
+        }
+    }
+    unlock();
+    if (p != NULL) {
+        atomic_fetch_add_explicit(&stat_hits, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&stat_cached, (int64_t)rounded, memory_order_relaxed);
+        atomic_fetch_add_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+        return p;
+    }
+    p = aligned_alloc(PTL_CPU_ALIGNMENT, rounded);
     if (p == NULL) {
         goto oom;
     }
@@ -143,7 +173,31 @@ cpu_free(void *ctx, void *ptr, size_t nbytes)
         return;
     }
     size_t rounded = (nbytes + PTL_CPU_ALIGNMENT - 1) / PTL_CPU_ALIGNMENT * PTL_CPU_ALIGNMENT;
+    void *evicted = NULL;
     atomic_fetch_sub_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+    lock();
+    if (rounded <= BIG_CACHE_MAX) {
+        while (big_bytes + rounded > BIG_CACHE_MAX || big_len == BIG_SLOTS) {
+            /* make room by dropping one cached block (freed after the lock) */
+            if (evicted != NULL) {
+                break;
+            }
+            evicted = big[0].p;
+            big_bytes -= big[0].n;
+            atomic_fetch_sub_explicit(&stat_cached, (int64_t)big[0].n, memory_order_relaxed);
+            big[0] = big[--big_len];
+        }
+        if (big_bytes + rounded <= BIG_CACHE_MAX && big_len < BIG_SLOTS) {
+            big[big_len].p = ptr;
+            big[big_len].n = rounded;
+            big_len++;
+            big_bytes += rounded;
+            atomic_fetch_add_explicit(&stat_cached, (int64_t)rounded, memory_order_relaxed);
+            ptr = NULL;
+        }
+    }
+    unlock();
+    free(evicted);
     free(ptr);
 }
 
@@ -186,6 +240,12 @@ void
 ptl_cpu_alloc_empty_cache(void)
 {
     lock();
+    while (big_len > 0) {
+        big_len--;
+        free(big[big_len].p);
+        atomic_fetch_sub(&stat_cached, (int64_t)big[big_len].n);
+    }
+    big_bytes = 0;
     for (int c = 0; c < NUM_CLASSES; c++) {
         while (cache_len[c] > 0) {
             free(cache[c][--cache_len[c]]);
