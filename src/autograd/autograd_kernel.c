@@ -204,7 +204,7 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         node->next[i] = edges[i];
         edges[i].fn = NULL;
         if (node->next[i].fn != NULL) {
-            node->needs |= 1u << (i < 32 ? i : 31);
+            node->needs |= 1u << (i < 31 ? i : 31);
         }
         if (in.t[i] != NULL) {
             PtlInputMeta *m = &node->input_meta[i];

@@ -188,7 +188,7 @@ ptl_copy_slices_rebase(PtlTensorImpl *self, PtlNode *fn)
         cs->input_meta[i] = fn->input_meta[i];
         fn->next[i].fn = NULL;
         if (cs->next[i].fn != NULL) {
-            cs->needs |= 1u << (i < 32 ? i : 31);
+            cs->needs |= 1u << (i < 31 ? i : 31);
         }
     }
     if (fn->next[0].fn != NULL) {

@@ -12,8 +12,10 @@
 #include "../c10/error.h"
 #include "derivatives.h"
 
-/* next edge I wants a gradient (n->needs only has 32 bits; the edge itself is exact) */
-#define NEEDS(I) (n->next[(I)].fn != NULL)
+/* next edge I wants a gradient.  n->needs has one bit per edge below 31; bit 31 stands for
+ * every edge from 31 on (an unwanted gradient there is simply dropped by the engine).  The
+ * bits, not the edges, are read because CopySlices runs a node whose edges it has taken. */
+#define NEEDS(I) ((n->needs >> ((I) < 31 ? (I) : 31)) & 1u)
 
 /* Calls op `id` with the first `k` arguments given, the rest defaulted.  New ref or NULL. */
 static inline PtlTensorImpl *

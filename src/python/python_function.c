@@ -204,7 +204,7 @@ py_function_record(PyObject *m, PyObject *args)
         PtlInputMeta *im = &node->input_meta[i];
         if (ptl_requires_grad(t)) {
             node->next[i] = ptl_gradient_edge(t);
-            node->needs |= 1u << (i < 32 ? i : 31);
+            node->needs |= 1u << (i < 31 ? i : 31);
         }
         im->dtype = t->dtype;
         im->device = t->device;
