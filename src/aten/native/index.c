@@ -23,37 +23,6 @@
 
 /* ---- element access by dtype ---- */
 
-static inline double
-load_d(const char *p, PtlDtype dt)
-{
-    switch (dt) {
-    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
-    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
-    case PTL_DTYPE_INT8: return *(const int8_t *)p;
-    case PTL_DTYPE_INT16: return *(const int16_t *)p;
-    case PTL_DTYPE_INT32: return *(const int32_t *)p;
-    case PTL_DTYPE_INT64: return (double)*(const int64_t *)p;
-    case PTL_DTYPE_FLOAT16: return ptl_half_to_f(*(const ptl_half *)p);
-    case PTL_DTYPE_BFLOAT16: return ptl_bf16_to_f(*(const ptl_bf16 *)p);
-    case PTL_DTYPE_FLOAT32: return *(const float *)p;
-    default: return *(const double *)p;
-    }
-}
-
-static inline int64_t
-load_i(const char *p, PtlDtype dt)
-{
-    switch (dt) {
-    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
-    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
-    case PTL_DTYPE_INT8: return *(const int8_t *)p;
-    case PTL_DTYPE_INT16: return *(const int16_t *)p;
-    case PTL_DTYPE_INT32: return *(const int32_t *)p;
-    case PTL_DTYPE_INT64: return *(const int64_t *)p;
-    default: return (int64_t)load_d(p, dt);
-    }
-}
-
 static inline void
 copy_elem(char *dst, const char *src, size_t item)
 {
@@ -80,7 +49,7 @@ static inline void
 combine(char *dst, const char *src, PtlDtype dt, Reduce r, double alpha)
 {
     if (ptl_dtype_is_floating(dt)) {
-        double a = load_d(dst, dt), b = load_d(src, dt) * alpha, v;
+        double a = ptl_load_double(dst, dt), b = ptl_load_double(src, dt) * alpha, v;
         switch (r) {
         case RED_PROD: v = a * b; break;
         case RED_AMAX: v = (a != a || a > b) ? a : b; break;
@@ -90,7 +59,7 @@ combine(char *dst, const char *src, PtlDtype dt, Reduce r, double alpha)
         ptl_store_double(dst, dt, v);
         return;
     }
-    int64_t a = load_i(dst, dt), b = load_i(src, dt) * (int64_t)alpha, v;
+    int64_t a = ptl_load_int(dst, dt), b = ptl_load_int(src, dt) * (int64_t)alpha, v;
     switch (r) {
     case RED_PROD: v = (int64_t)((uint64_t)a * (uint64_t)b); break;
     case RED_AMAX: v = a > b ? a : b; break;
@@ -103,7 +72,7 @@ combine(char *dst, const char *src, PtlDtype dt, Reduce r, double alpha)
 static inline int
 is_nonzero(const char *p, PtlDtype dt)
 {
-    return ptl_dtype_is_floating(dt) ? load_d(p, dt) != 0.0 : load_i(p, dt) != 0;
+    return ptl_dtype_is_floating(dt) ? ptl_load_double(p, dt) != 0.0 : ptl_load_int(p, dt) != 0;
 }
 
 static void
@@ -427,7 +396,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
         const char *data = ptl_tensor_data(idx[k]);
         size_t item = ptl_tensor_itemsize(idx[k]);
         for (int64_t b = 0; b < ai->bnumel; b++) {
-            int64_t v = load_i(data + walk[b] * (int64_t)item, idx[k]->dtype);
+            int64_t v = ptl_load_int(data + walk[b] * (int64_t)item, idx[k]->dtype);
             if (v < (fl == FL_INDEX || fl == FL_FILL ? -size : 0) || v >= size) {
                 range_error(fl, v, k, dims[k], size);
                 goto done;
@@ -927,7 +896,7 @@ dim_walk(DimWalk *w, PtlTensorImpl *self, int64_t dim, PtlTensorImpl *index,
     const char *data = ptl_tensor_data(index);
     size_t item = ptl_tensor_itemsize(index);
     for (int64_t i = 0; i < w->n; i++) {
-        int64_t v = load_i(data + ioff[i] * (int64_t)item, index->dtype);
+        int64_t v = ptl_load_int(data + ioff[i] * (int64_t)item, index->dtype);
         if (v < 0 || v >= size) {
             ptl_error_set(PTL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with "
                                            "size %lld",
@@ -1171,10 +1140,10 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             }
             count[k] = 0;
             if (ptl_dtype_is_floating(out->dtype)) {
-                ptl_store_double(d, out->dtype, load_d(d, out->dtype) / (double)c);
+                ptl_store_double(d, out->dtype, ptl_load_double(d, out->dtype) / (double)c);
             }
             else {
-                int64_t a = load_i(d, out->dtype), q = a / c;
+                int64_t a = ptl_load_int(d, out->dtype), q = a / c;
                 ptl_store_int(d, out->dtype, (a % c != 0 && a < 0) ? q - 1 : q);
             }
         }

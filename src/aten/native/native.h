@@ -43,4 +43,37 @@ int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out)
 /* Sets every element of t to value (converted); bumps t's version. */
 int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
 
+/* Reads one element of dtype dt at p as a double / an int64 (kernels that are generic over
+ * dtype without a loop per dtype: indexing, histograms, sorting keys). */
+static inline double
+ptl_load_double(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
+    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
+    case PTL_DTYPE_INT8: return *(const int8_t *)p;
+    case PTL_DTYPE_INT16: return *(const int16_t *)p;
+    case PTL_DTYPE_INT32: return *(const int32_t *)p;
+    case PTL_DTYPE_INT64: return (double)*(const int64_t *)p;
+    case PTL_DTYPE_FLOAT16: return ptl_half_to_f(*(const ptl_half *)p);
+    case PTL_DTYPE_BFLOAT16: return ptl_bf16_to_f(*(const ptl_bf16 *)p);
+    case PTL_DTYPE_FLOAT32: return *(const float *)p;
+    default: return *(const double *)p;
+    }
+}
+
+static inline int64_t
+ptl_load_int(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
+    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
+    case PTL_DTYPE_INT8: return *(const int8_t *)p;
+    case PTL_DTYPE_INT16: return *(const int16_t *)p;
+    case PTL_DTYPE_INT32: return *(const int32_t *)p;
+    case PTL_DTYPE_INT64: return *(const int64_t *)p;
+    default: return (int64_t)ptl_load_double(p, dt);
+    }
+}
+
 #endif

@@ -8,49 +8,18 @@
 #include "../../c10/error.h"
 #include "native.h"
 
-static inline double
-elem_d(const char *p, PtlDtype dt)
-{
-    switch (dt) {
-    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
-    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
-    case PTL_DTYPE_INT8: return *(const int8_t *)p;
-    case PTL_DTYPE_INT16: return *(const int16_t *)p;
-    case PTL_DTYPE_INT32: return *(const int32_t *)p;
-    case PTL_DTYPE_INT64: return (double)*(const int64_t *)p;
-    case PTL_DTYPE_FLOAT16: return ptl_half_to_f(*(const ptl_half *)p);
-    case PTL_DTYPE_BFLOAT16: return ptl_bf16_to_f(*(const ptl_bf16 *)p);
-    case PTL_DTYPE_FLOAT32: return *(const float *)p;
-    default: return *(const double *)p;
-    }
-}
-
-static inline int64_t
-elem_i(const char *p, PtlDtype dt)
-{
-    switch (dt) {
-    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
-    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
-    case PTL_DTYPE_INT8: return *(const int8_t *)p;
-    case PTL_DTYPE_INT16: return *(const int16_t *)p;
-    case PTL_DTYPE_INT32: return *(const int32_t *)p;
-    case PTL_DTYPE_INT64: return *(const int64_t *)p;
-    default: return (int64_t)elem_d(p, dt);
-    }
-}
-
 /* -1, 0, 1 for a < b, a == b, a > b; NaN sorts last and equals NaN. */
 static inline int
 elem_cmp(const char *a, const char *b, PtlDtype dt)
 {
     if (ptl_dtype_is_floating(dt)) {
-        double x = elem_d(a, dt), y = elem_d(b, dt);
+        double x = ptl_load_double(a, dt), y = ptl_load_double(b, dt);
         if (x != x || y != y) {
             return (x != x) - (y != y);
         }
         return (x > y) - (x < y);
     }
-    int64_t x = elem_i(a, dt), y = elem_i(b, dt);
+    int64_t x = ptl_load_int(a, dt), y = ptl_load_int(b, dt);
     return (x > y) - (x < y);
 }
 
@@ -269,7 +238,7 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const char *p = ptl_tensor_data(self);
     int64_t st = self->strides[0] * (int64_t)ptl_tensor_itemsize(self);
     for (int64_t i = 0; i < self->numel; i++) {
-        int64_t v = elem_i(p + i * st, self->dtype);
+        int64_t v = ptl_load_int(p + i * st, self->dtype);
         if (v < 0) {
             return ptl_error_set(PTL_ERR_RUNTIME, "bincount only supports 1-d non-negative "
                                                   "integral inputs.");
@@ -288,15 +257,15 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const char *wp = w ? ptl_tensor_data(w) : NULL;
     int64_t wst = w ? w->strides[0] * (int64_t)ptl_tensor_itemsize(w) : 0;
     for (int64_t i = 0; i < self->numel; i++) {
-        int64_t v = elem_i(p + i * st, self->dtype);
+        int64_t v = ptl_load_int(p + i * st, self->dtype);
         if (w == NULL) {
             ((int64_t *)o)[v]++;
         }
         else if (odt == PTL_DTYPE_FLOAT32) {
-            ((float *)o)[v] += (float)elem_d(wp + i * wst, w->dtype);
+            ((float *)o)[v] += (float)ptl_load_double(wp + i * wst, w->dtype);
         }
         else {
-            ((double *)o)[v] += elem_d(wp + i * wst, w->dtype);
+            ((double *)o)[v] += ptl_load_double(wp + i * wst, w->dtype);
         }
     }
     s[0] = ptl_iv_tensor(out);
@@ -331,9 +300,9 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const char *p = ptl_tensor_data(c);
     size_t item = ptl_tensor_itemsize(c);
     if (lo == hi && c->numel > 0) {
-        lo = hi = elem_d(p, c->dtype);
+        lo = hi = ptl_load_double(p, c->dtype);
         for (int64_t i = 1; i < c->numel; i++) {
-            double v = elem_d(p + i * (int64_t)item, c->dtype);
+            double v = ptl_load_double(p + i * (int64_t)item, c->dtype);
             lo = v < lo ? v : lo;
             hi = v > hi ? v : hi;
         }
@@ -349,7 +318,7 @@ histc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return acc ? -1 : ptl_error_set(PTL_ERR_MEMORY, "out of memory");
     }
     for (int64_t i = 0; i < c->numel; i++) {
-        double v = elem_d(p + i * (int64_t)item, c->dtype);
+        double v = ptl_load_double(p + i * (int64_t)item, c->dtype);
         if (!(v >= lo && v <= hi)) {
             continue;
         }
@@ -372,10 +341,10 @@ static inline int
 mixed_cmp(const char *b, PtlDtype bt, const char *v, PtlDtype vt)
 {
     if (!ptl_dtype_is_floating(bt) && !ptl_dtype_is_floating(vt)) {
-        int64_t x = elem_i(b, bt), y = elem_i(v, vt);
+        int64_t x = ptl_load_int(b, bt), y = ptl_load_int(v, vt);
         return (x > y) - (x < y);
     }
-    double x = elem_d(b, bt), y = elem_d(v, vt);
+    double x = ptl_load_double(b, bt), y = ptl_load_double(v, vt);
     return (x > y) - (x < y);
 }
 
