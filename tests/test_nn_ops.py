@@ -3,7 +3,6 @@ dropout and attention against NumPy float64 formulas, with PyTorch itself as a s
 reference for the tricky semantics (ignore_index, label_smoothing, masked attention rows,
 running statistics), gradcheck for every differentiable op, and PyTorch's error messages."""
 import math
-import random
 import re
 
 import numpy as np
@@ -163,8 +162,26 @@ def test_prelu_glu_rrelu_against_torch():
     close_to_torch(F.prelu(x, w[:1]), TF.prelu(tt(x), tt(w[:1])))
     close_to_torch(F.glu(x, 2), TF.glu(tt(x), 2))
     close_to_torch(F.rrelu(x, 0.1, 0.3), TF.rrelu(tt(x), 0.1, 0.3))
-    with pytest.raises(NotImplementedError, match="rrelu: training=True"):
-        F.rrelu(x, training=True)
+
+
+def test_rrelu_training():
+    """Negative elements are scaled by their own slope from U(lower, upper), drawn from the
+    default generator; the gradient is that slope (1 for the rest)."""
+    x, a = make((40, 50), ptl.float64)
+    ptl.manual_seed(3)
+    y = to_numpy(F.rrelu(x, 0.1, 0.3, training=True))
+    assert np.array_equal(y[a >= 0], a[a >= 0])
+    slope = y[a < 0] / a[a < 0]
+    assert slope.min() >= 0.1 and slope.max() <= 0.3 and len(np.unique(slope)) > 100
+    assert abs(slope.mean() - 0.2) < 0.01
+    ptl.manual_seed(3)
+    assert np.array_equal(to_numpy(F.rrelu(x, 0.1, 0.3, training=True)), y)
+    z = x.clone()
+    assert F.rrelu_(z, 0.1, 0.3, training=True) is z
+    l = leaf((30,))
+    out = F.rrelu(l, training=True)
+    out.sum().backward()
+    assert_close(l.grad, to_numpy(out.detach()) / to_numpy(l.detach()))
 
 
 @pytest.mark.parametrize("name, kw", [
@@ -756,13 +773,13 @@ def test_embedding_bag_errors():
 # ---- dropout ----
 
 def test_dropout():
-    random.seed(0)
+    ptl.manual_seed(0)
     x = ptl.ones(100, 100, dtype=ptl.float64)
     y = F.dropout(x, 0.3)
     a = to_numpy(y)
     assert set(np.unique(a).tolist()) <= {0.0, 1 / 0.7}
     assert abs((a == 0).mean() - 0.3) < 0.03
-    random.seed(0)
+    ptl.manual_seed(0)
     assert np.array_equal(to_numpy(F.dropout(x, 0.3)), a)      # reproducible
     assert not np.array_equal(to_numpy(F.dropout(x, 0.3)), a)  # fresh mask each call
     assert F.dropout(x, 0.3, training=False) is x
@@ -795,7 +812,7 @@ def test_feature_dropout():
 
 
 def test_alpha_dropout():
-    random.seed(1)
+    ptl.manual_seed(1)
     x, a = make((200, 50), ptl.float64)
     p = 0.2
     y = to_numpy(F.alpha_dropout(x, p, training=True))

@@ -5,11 +5,9 @@ kernels with their own derivative formulas (src/aten/native/{activation,nn}.c,
 src/autograd/derivatives_nnops.c).  The rest is written here in terms of those and of
 other differentiable ops, as PyTorch's CompositeImplicitAutograd functions are.
 
-Randomness: the tree has no generator yet, so dropout masks come from a counter-based
-hash (aten::_dropout_mask) seeded from Python's `random` module (random.seed() makes
-them reproducible)."""
+Randomness: dropout masks and rrelu slopes are drawn from the default generator
+(bernoulli_ / uniform_, Philox), so pytorchlite.manual_seed makes them reproducible."""
 import math
-import random
 
 import pytorchlite as torch
 
@@ -225,10 +223,12 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    if training:
-        raise NotImplementedError("rrelu: training=True needs a random generator; "
-                                  "pytorchlite has none yet")
-    return leaky_relu(input, (lower + upper) / 2, inplace)
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    # training: each negative element gets its own slope drawn from U(lower, upper)
+    slope = torch.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
+    scale = torch.where(input >= 0, torch.ones((), dtype=input.dtype), slope)
+    return input.mul_(scale) if inplace else input * scale
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -794,8 +794,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 
 # ---- dropout ----
 
-def _seed():
-    return random.getrandbits(62)
+def _keep_mask(shape, dtype, p):
+    """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped."""
+    if not dtype.is_floating_point:
+        dtype = torch.get_default_dtype()
+    mask = torch.empty(shape, dtype=dtype).bernoulli_(1 - p)
+    return mask.div_(1 - p) if p < 1 else mask
 
 
 def _check_p(p):
@@ -811,7 +815,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0:
         return input
-    return _apply_mask(input, aten._dropout_mask(input, float(p), _seed()), inplace)
+    return _apply_mask(input, _keep_mask(input.shape, input.dtype, p), inplace)
 
 
 def _feature_mask_shape(input, min_dim):
@@ -831,7 +835,7 @@ def _feature_dropout(input, p, training, inplace, unbatched_dim, name):
     if not training or p == 0:
         return input
     shape = _feature_mask_shape(input, unbatched_dim)
-    mask = aten._dropout_mask(torch.empty(shape, dtype=input.dtype), float(p), _seed())
+    mask = _keep_mask(shape, input.dtype, p)
     return _apply_mask(input, mask, inplace)
 
 
@@ -856,7 +860,7 @@ def _alpha_dropout(input, p, training, inplace, mask_shape):
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    keep = aten._dropout_mask(torch.empty(mask_shape, dtype=input.dtype), float(p), _seed())
+    keep = _keep_mask(mask_shape, input.dtype, p)
     keep = _mask(keep != 0, input)
     a = 1.0 / math.sqrt((_SELU_NEG * _SELU_NEG * p + 1) * (1 - p))
     b = (keep - 1) * (_SELU_NEG * a) + _SELU_NEG * a * p

@@ -1,6 +1,6 @@
-/* nn.c -- softmax, log_softmax, nll_loss, binary_cross_entropy, embedding and the dropout
- * mask.  Mirrors ATen/native/SoftMax.cpp (+ cpu/SoftMaxKernel.cpp), LossNLL.cpp, Loss.cpp,
- * Embedding.cpp and Dropout.cpp.
+/* nn.c -- softmax, log_softmax, nll_loss, binary_cross_entropy and embedding.  Mirrors
+ * ATen/native/SoftMax.cpp (+ cpu/SoftMaxKernel.cpp), LossNLL.cpp, Loss.cpp and
+ * Embedding.cpp.
  *
  * Softmax views its (contiguous) input as [outer, n, inner] with the reduced dim in the
  * middle: inner == 1 is the last-dim fast path (one unit-stride row per line), otherwise
@@ -906,56 +906,6 @@ error:
     return -1;
 }
 
-/* ---- dropout mask ----
- *
- * No generator exists in the tree yet, so the mask comes from a counter-based hash
- * (splitmix64 of seed + element index): element i is kept when its uniform draw is >= p
- * and then scaled by 1 / (1 - p).  The seed comes from the Python side. */
-
-static inline uint64_t
-splitmix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* _dropout_mask(Tensor self, float p, int seed) -> Tensor.  [*] -> [*] of 0 or 1/(1-p) */
-static int
-dropout_mask_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    PtlTensorImpl *x = s[0].u.t, *m = NULL, *res = NULL;
-    double p = s[1].u.d;
-    uint64_t seed = (uint64_t)s[2].u.i;
-    int64_t numel = 1;
-    (void)op;
-    (void)ks;
-
-    if (!(p >= 0 && p <= 1)) {
-        return ptl_error_set(PTL_ERR_VALUE,
-                             "dropout probability has to be between 0 and 1, but got %g", p);
-    }
-    if ((m = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
-        return -1;
-    }
-    for (int d = 0; d < x->dim; d++) {
-        numel *= x->sizes[d];
-    }
-    double *mv = (double *)ptl_tensor_data(m), keep = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-    for (int64_t i = 0; i < numel; i++) {
-        double u = (double)(splitmix64(seed * 0x100000001b3ull + (uint64_t)i) >> 11) * 0x1.0p-53;
-        mv[i] = u >= p ? keep : 0.0;
-    }
-    res = ptl_cast(m, ptl_dtype_is_floating(x->dtype) ? x->dtype : ptl_default_dtype());
-    ptl_decref(m);
-    if (res == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(res);
-    return 0;
-}
-
 static const PtlKernelReg nn_cpu[] = {
     {PTL_OP__softmax, PTL_KEY_CPU, softmax_cpu},
     {PTL_OP__log_softmax, PTL_KEY_CPU, softmax_cpu},
@@ -970,6 +920,5 @@ static const PtlKernelReg nn_cpu[] = {
     {PTL_OP_embedding, PTL_KEY_CPU, embedding_cpu},
     {PTL_OP_embedding_dense_backward, PTL_KEY_CPU, embedding_backward_cpu},
     {PTL_OP_embedding_renorm_, PTL_KEY_CPU, embedding_renorm_cpu},
-    {PTL_OP__dropout_mask, PTL_KEY_CPU, dropout_mask_cpu},
 };
 PTL_DEFINE_REGISTER(nn_cpu)
