@@ -39,6 +39,8 @@ typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, in
                        int64_t w, void *dst);
 typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
 typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
+typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
+                       void *acc);
 typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr, char *c,
                          int64_t rs, int64_t cs, double alpha, double beta);
 
@@ -51,6 +53,7 @@ typedef struct GemmEngine {
     KernelFn kernel_avx2;                /* AVX2+FMA, or NULL */
     UpdateFn update;
     DotFn dot;                           /* for matrix-vector products */
+    AxpyFn axpy;                         /* the same over contiguous columns */
     PackFn pack[PTL_DTYPE_COUNT];
 } GemmEngine;
 
@@ -300,21 +303,50 @@ DEFINE_DOT(f4, float)
 DEFINE_DOT(f8, double)
 DEFINE_DOT(i8, uint64_t)
 
+/* acc[i] += sum over p < k of x[p] * a[p * lda + i] for i < n: a matrix-vector product whose
+ * columns are contiguous, four columns per pass over acc. */
+#define DEFINE_AXPY(ETAG, T)                                                              \
+    static void                                                                           \
+    axpy_##ETAG(const char *a_, int64_t lda, const void *x_, int64_t k, int64_t n,        \
+                void *acc_)                                                               \
+    {                                                                                     \
+        const T *a = (const T *)a_, *x = (const T *)x_;                                   \
+        T *acc = (T *)acc_;                                                               \
+        int64_t p = 0;                                                                    \
+        for (; p + 4 <= k; p += 4) {                                                      \
+            const T *a0 = a + p * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;    \
+            const T x0 = x[p], x1 = x[p + 1], x2 = x[p + 2], x3 = x[p + 3];               \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                acc[i] += x0 * a0[i] + x1 * a1[i] + x2 * a2[i] + x3 * a3[i];              \
+            }                                                                             \
+        }                                                                                 \
+        for (; p < k; p++) {                                                              \
+            const T *ap = a + p * lda, xp = x[p];                                         \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                acc[i] += xp * ap[i];                                                     \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DEFINE_AXPY(f4, float)
+DEFINE_AXPY(f8, double)
+DEFINE_AXPY(i8, uint64_t)
+
 /* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1. */
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 96, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
-    kernel_f4, kernel_f4_avx2, update_f4, dot_f4,
+    kernel_f4, kernel_f4_avx2, update_f4, dot_f4, axpy_f4,
     {[PTL_DTYPE_FLOAT32] = pack_f4_f4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf},
 };
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
-    kernel_f8, kernel_f8_avx2, update_f8, dot_f8,
+    kernel_f8, kernel_f8_avx2, update_f8, dot_f8, axpy_f8,
     {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, sizeof(uint64_t), PTL_DTYPE_INT64,
-    kernel_i8, NULL, update_i8, dot_i8,
+    kernel_i8, NULL, update_i8, dot_i8, axpy_i8,
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
@@ -450,6 +482,32 @@ gemv_rows(void *ctx, int64_t r0, int64_t r1)
     return 0;
 }
 
+/* Rows [r0, r1) when A's columns are contiguous in the engine type (a transposed matrix,
+ * or row @ B for a row-major B): c[r0:r1] accumulates x[p] * A[r0:r1, p] column by column,
+ * in blocks of rows that stay in L1, instead of gathering each row across the columns. */
+#define GEMV_COL_BLOCK 1024
+
+static int
+gemv_cols(void *ctx, int64_t r0, int64_t r1)
+{
+    const GemvJob *g = (const GemvJob *)ctx;
+    const GemmEngine *e = g->pr->e;
+    char *acc = gemm_alloc((size_t)GEMV_COL_BLOCK * e->item);
+
+    if (acc == NULL) {
+        return -1;
+    }
+    for (int64_t i = r0; i < r1; i += GEMV_COL_BLOCK) {
+        int64_t n = r1 - i < GEMV_COL_BLOCK ? r1 - i : GEMV_COL_BLOCK;
+        memset(acc, 0, (size_t)n * e->item);
+        e->axpy(g->a + (size_t)i * e->item, g->acs, g->x, g->pr->k, n, acc);
+        e->update(acc, 1, n, 1, g->c + (size_t)(i * g->cs) * e->item, g->cs, 0, g->pr->alpha,
+                  g->pr->beta);
+    }
+    free(acc);
+    return 0;
+}
+
 /* n == 1 (A @ column) or m == 1 (row @ B, the same problem transposed) for batch bi.  The
  * vector is used in place when it is contiguous in the engine type, else packed. */
 static int
@@ -479,9 +537,11 @@ gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
         e->pack[vec->dtype](v, 1, vs, 1, pr->k, 1, x);
     }
     g.x = direct ? v : x;
+    PtlParallelFn fn = g.ars == 1 && g.acs != 1 && g.adtype == e->acc_dtype ? gemv_cols
+                                                                            : gemv_rows;
     int rc = parallel && (double)rows * (double)pr->k >= GEMM_PARALLEL_FLOPS
-                 ? ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / pr->k + 1, gemv_rows, &g)
-                 : gemv_rows(&g, 0, rows);
+                 ? ptl_parallel_for(0, rows, PTL_GRAIN_SIZE / pr->k + 1, fn, &g)
+                 : fn(&g, 0, rows);
     free(x);
     return rc;
 }
@@ -505,9 +565,8 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
         gemm_scale(pr, c);
         return 0;
     }
-    /* vector products whose matrix rows run along k (else the packed path reads better) */
-    if ((pr->n == 1 && (pr->m == 1 || pr->a.cs == 1)) ||
-        (pr->m == 1 && (pr->n == 1 || pr->b.rs == 1))) {
+    /* vector products: row by row (gemv_rows) or column by column (gemv_cols) */
+    if (pr->n == 1 || pr->m == 1) {
         return gemv_one(pr, bi, parallel);
     }
     bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item);
