@@ -69,9 +69,9 @@ class CharDataset(Dataset):
 
     def __getitem__(self, i):
         n = len(self)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range for a CharDataset of length {n}")
         if i < 0:
             i += n
-        if not 0 <= i < n:
-            raise IndexError(f"index {i} is out of range for a CharDataset of length {n}")
         chunk = self.data[i:i + self.block_size + 1]
         return chunk[:-1], chunk[1:]
