@@ -27,7 +27,8 @@ def test_bundled_text_is_the_documented_file():
 
 
 def test_unknown_text():
-    with pytest.raises(ValueError, match=re.escape("unknown text 'x'; the bundled texts are: hamlet")):
+    msg = "unknown text 'x'; the bundled texts are: hamlet"
+    with pytest.raises(ValueError, match=re.escape(msg)):
         load_text("x")
 
 
@@ -67,10 +68,12 @@ def test_char_dataset_on_bundled_text_with_loader():
 
 
 def test_char_dataset_errors():
-    with pytest.raises(TypeError, match=re.escape("CharDataset expects the text as a str, got bytes")):
+    msg = "CharDataset expects the text as a str, got bytes"
+    with pytest.raises(TypeError, match=re.escape(msg)):
         CharDataset(b"abc", 1)
     for bad in [0, -1, 2.0, True]:
-        with pytest.raises(ValueError, match=re.escape(f"block_size must be a positive int, got {bad!r}")):
+        msg = f"block_size must be a positive int, got {bad!r}"
+        with pytest.raises(ValueError, match=re.escape(msg)):
             CharDataset("abcdef", bad)
     with pytest.raises(ValueError, match=re.escape(
             "the text has 3 characters; block_size=3 needs at least 4")):

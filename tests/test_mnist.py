@@ -172,7 +172,8 @@ def test_truncated(tmp_path):
         read_idx(p)
     p = write(str(tmp_path / "b"), full[:10])
     with pytest.raises(RuntimeError, match=re.escape(
-            f"{p} is truncated: the header declares 3 dimensions but the file ends after 10 bytes")):
+            f"{p} is truncated: the header declares 3 dimensions but the file ends after "
+            "10 bytes")):
         read_idx(p)
     p = write(str(tmp_path / "c"), full[:3])
     with pytest.raises(RuntimeError, match=re.escape(

@@ -25,7 +25,8 @@ DEFAULT_TEXT = "hamlet"
 def load_text(name=DEFAULT_TEXT):
     """The bundled text `name` (one of TEXTS: "hamlet") as a str."""
     if name not in TEXTS:
-        raise ValueError(f"unknown text {name!r}; the bundled texts are: {', '.join(sorted(TEXTS))}")
+        raise ValueError(f"unknown text {name!r}; the bundled texts are: "
+                         f"{', '.join(sorted(TEXTS))}")
     with gzip.open(os.path.join(_DATA, TEXTS[name]), "rb") as f:
         return f.read().decode("utf-8")
 
