@@ -1,0 +1,95 @@
+"""NN op benchmarks (forward only): conv2d, max_pool2d, softmax, log_softmax, cross_entropy
+next to PyTorch (NumPy has no such ops), and float32 matmul next to NumPy and PyTorch."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+NN_IMPLS = ["pytorchlite", "torch"]
+MM_IMPLS = ["pytorchlite", "numpy", "torch"]
+
+
+def library(impl):
+    if impl == "torch" and torch is None:
+        pytest.skip("PyTorch is not installed: no reference to compare with")
+    return ptl if impl == "pytorchlite" else torch
+
+
+def randn(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("n,cin,hw,cout", [(32, 3, 32, 32), (32, 32, 16, 64)])
+def test_conv2d(benchmark, impl, n, cin, hw, cout):
+    benchmark.group = f"conv2d {n}x{cin}x{hw}x{hw} -> {cout} ch 3x3 pad 1"
+    lib = library(impl)
+    x, w, b = lib.tensor(randn((n, cin, hw, hw))), lib.tensor(randn((cout, cin, 3, 3), 1)), \
+        lib.tensor(randn((cout,), 2))
+    out = benchmark(lib.nn.functional.conv2d, x, w, b, padding=1)
+    assert tuple(out.shape) == (n, cout, hw, hw)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+def test_max_pool2d(benchmark, impl):
+    benchmark.group = "max_pool2d 2x2 32x64x32x32"
+    lib = library(impl)
+    x = lib.tensor(randn((32, 64, 32, 32)))
+    out = benchmark(lib.nn.functional.max_pool2d, x, 2)
+    assert tuple(out.shape) == (32, 64, 16, 16)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax(benchmark, impl, op):
+    benchmark.group = f"{op} 4096x1024 dim -1"
+    lib = library(impl)
+    x = lib.tensor(randn((4096, 1024)))
+    out = benchmark(getattr(lib.nn.functional, op), x, -1)
+    assert tuple(out.shape) == (4096, 1024)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+def test_cross_entropy(benchmark, impl):
+    benchmark.group = "cross_entropy 4096x1000 logits"
+    lib = library(impl)
+    x = lib.tensor(randn((4096, 1000)))
+    y = lib.tensor(np.random.default_rng(1).integers(0, 1000, 4096))
+    out = benchmark(lib.nn.functional.cross_entropy, x, y)
+    assert out.dim() == 0
+
+
+@pytest.mark.parametrize("impl", MM_IMPLS)
+@pytest.mark.parametrize("n", [512, 1024])
+def test_matmul(benchmark, impl, n):
+    benchmark.group = f"matmul {n}x{n} float32"
+    a, b = randn((n, n)), randn((n, n), 1)
+    if impl != "numpy":
+        lib = library(impl)
+        a, b = lib.tensor(a), lib.tensor(b)
+    out = benchmark(lambda x, y: x @ y, a, b)
+    assert tuple(out.shape) == (n, n)
+
+
+def test_results_agree():
+    """The timed pytorchlite calls compute what PyTorch computes."""
+    if torch is None:
+        pytest.skip("PyTorch is not installed: no reference to compare with")
+    x, w, b = randn((4, 3, 9, 9)), randn((5, 3, 3, 3), 1), randn((5,), 2)
+    pairs = [
+        (lambda L, *t: L.nn.functional.conv2d(*t, padding=1), (x, w, b)),
+        (lambda L, t: L.nn.functional.max_pool2d(t, 2), (randn((2, 3, 8, 8)),)),
+        (lambda L, t: L.nn.functional.softmax(t, -1), (randn((6, 10)),)),
+        (lambda L, t: L.nn.functional.log_softmax(t, -1), (randn((6, 10)),)),
+        (lambda L, t, y: L.nn.functional.cross_entropy(t, y), (randn((6, 10)), np.arange(6))),
+        (lambda L, p, q: p @ q, (randn((7, 5)), randn((5, 3), 1))),
+    ]
+    for fn, arrays in pairs:
+        ours = fn(ptl, *[ptl.tensor(a) for a in arrays]).numpy()
+        ref = fn(torch, *[torch.tensor(a) for a in arrays]).numpy()
+        np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-5)
