@@ -942,3 +942,5 @@ def one_hot(tensor, num_classes=-1):
 
 
 from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
+from ._functional_attention import *  # noqa: E402,F401,F403  (multi_head_attention_forward)
+from ._functional_attention import _canonical_mask, _mha_shape_check, _none_or_dtype  # noqa: E402,F401
