@@ -658,3 +658,108 @@ def test_transformer_defaults_and_init():
     w = m.encoder.layers[0].linear1.weight.detach().numpy()
     bound = math.sqrt(6 / (512 + 2048))
     assert np.abs(w).max() <= bound and np.abs(w).max() > 0.95 * bound
+
+
+# ---- nn.utils.rnn and packed sequences ----
+
+from pytorchlite.nn.utils import rnn as prnn  # noqa: E402
+from torch.nn.utils import rnn as trnn  # noqa: E402
+
+
+def _same_packed(a, b):
+    for name, u, v in zip(("data", "batch_sizes", "sorted_indices", "unsorted_indices"), a, b):
+        if u is None:
+            assert v is None, name
+        else:
+            _close(v, u, name) if u.dtype == torch.float64 else \
+                np.testing.assert_array_equal(v.numpy(), u.numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("lengths,enforce_sorted", [([3, 3, 2, 1], True), ([2, 3, 2, 3], False),
+                                                    ([1, 3, 2, 2], False)])
+def test_pack_pad_round_trip(batch_first, lengths, enforce_sorted):
+    x = randn(4, 3, 2) if batch_first else randn(3, 4, 2)
+    tx, px = _torch(x, True), _ptl(x, True)
+    a = trnn.pack_padded_sequence(tx, lengths, batch_first, enforce_sorted)
+    b = prnn.pack_padded_sequence(px, ptl.tensor(lengths), batch_first, enforce_sorted)
+    _same_packed(a, b)
+    for total in (None, 5):
+        pa = trnn.pad_packed_sequence(a, batch_first, -1.0, total)
+        pb = prnn.pad_packed_sequence(b, batch_first, -1.0, total)
+        _close(pb[0], pa[0], "padded")
+        np.testing.assert_array_equal(pb[1].numpy(), pa[1].numpy())
+    w = randn(*pa[0].shape, seed=3)
+    (pa[0] * _torch(w)).sum().backward()
+    (pb[0] * _ptl(w)).sum().backward()
+    _close(px.grad, tx.grad, "grad through pack and pad")
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_pad_sequence(batch_first, side):
+    seqs = [randn(3, 2), randn(1, 2, seed=1), randn(2, 2, seed=2)]
+    a = trnn.pad_sequence([_torch(s) for s in seqs], batch_first, 7.0, side)
+    b = prnn.pad_sequence([_ptl(s) for s in seqs], batch_first, 7.0, side)
+    _close(b, a, "pad_sequence")
+    parts = prnn.unpad_sequence(prnn.pad_sequence([_ptl(s) for s in seqs], batch_first),
+                                [3, 1, 2], batch_first)
+    for p, s in zip(parts, seqs):
+        np.testing.assert_array_equal(p.numpy(), s)
+
+
+def test_pack_sequence_and_unpack():
+    seqs = [randn(2, 3), randn(4, 3, seed=1), randn(1, 3, seed=2)]
+    a = trnn.pack_sequence([_torch(s) for s in seqs], enforce_sorted=False)
+    b = prnn.pack_sequence([_ptl(s) for s in seqs], enforce_sorted=False)
+    _same_packed(a, b)
+    for p, s in zip(prnn.unpack_sequence(b), seqs):
+        np.testing.assert_array_equal(p.numpy(), s)
+
+
+def test_rnn_utils_errors():
+    cases = [
+        (lambda lib, m: m.pad_sequence([lib.zeros(2)], padding_side="middle")),
+        (lambda lib, m: m.pad_sequence([])),
+        (lambda lib, m: m.pack_padded_sequence(lib.zeros(3, 2), [1, 2])),
+        (lambda lib, m: m.pack_padded_sequence(lib.zeros(3, 2), [0, 2], enforce_sorted=False)),
+        (lambda lib, m: m.pack_padded_sequence(lib.zeros(3, 2), [3, 2, 1])),
+    ]
+    for case in cases:
+        _same_error(RuntimeError, lambda: case(torch, trnn), lambda: case(ptl, prnn))
+    a = trnn.pack_padded_sequence(torch.zeros(3, 2), [3, 2])
+    b = prnn.pack_padded_sequence(ptl.zeros(3, 2), [3, 2])
+    _same_error(ValueError, lambda: trnn.pad_packed_sequence(a, total_length=2),
+                lambda: prnn.pad_packed_sequence(b, total_length=2))
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("RNN", {}), ("GRU", {"num_layers": 2, "bidirectional": True}),
+    ("LSTM", {"num_layers": 2, "bidirectional": True, "proj_size": 2}),
+    ("LSTM", {"batch_first": True}),
+])
+@pytest.mark.parametrize("lengths,enforce_sorted", [([4, 3, 1], True), ([2, 4, 3], False)])
+def test_rnn_packed_input(name, kwargs, lengths, enforce_sorted):
+    ours, theirs = _build(name, (2, 3), kwargs)
+    bf = kwargs.get("batch_first", False)
+    x = randn(3, 4, 2) if bf else randn(4, 3, 2)
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    h = randn(layers, 3, kwargs.get("proj_size", 3), seed=1)
+    hx = (h, randn(layers, 3, 3, seed=2)) if name == "LSTM" else h
+    tx, px = _torch(x, True), _ptl(x, True)
+    th, ph = _convert(lambda a: _torch(a, True), hx), _convert(lambda a: _ptl(a, True), hx)
+    a = theirs(trnn.pack_padded_sequence(tx, lengths, bf, enforce_sorted), th)
+    b = ours(prnn.pack_padded_sequence(px, lengths, bf, enforce_sorted), ph)
+    assert isinstance(b[0], prnn.PackedSequence)
+    _same_packed(a[0], b[0])
+    ta, pb = [a[0].data] + _flat(a[1]), [b[0].data] + _flat(b[1])
+    for u, v in zip(ta, pb):
+        _close(v, u, "state")
+    sum((u * (k + 1)).sum() for k, u in enumerate(ta)).backward()
+    sum((v * (k + 1)).sum() for k, v in enumerate(pb)).backward()
+    _close(px.grad, tx.grad, "grad of input")
+    for u, v in zip(_flat(th), _flat(ph)):
+        _close(v.grad, u.grad, "grad of hx")
+    tparams = dict(theirs.named_parameters())
+    for pname, p in ours.named_parameters():
+        _close(p.grad, tparams[pname].grad, pname)

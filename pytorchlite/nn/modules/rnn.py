@@ -4,7 +4,8 @@ Written with ops, as torch's own reference path is: per layer and direction, the
 projection x W_ih^T + b_ih of every time step is one matmul, then a Python loop over time
 applies h W_hh^T + b_hh and the gates.  Gate order is torch's (LSTM i, f, g, o; GRU r, z, n
 with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))), so state_dicts load from torch.
-PackedSequence inputs raise NotImplementedError."""
+A PackedSequence runs padded (time-major, sorted by length), and a sequence's state stops
+changing after its last step (forward) or starts changing at it (reverse)."""
 import math
 import numbers
 import warnings
@@ -14,17 +15,12 @@ import pytorchlite as torch
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, pad_packed_sequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
-
-
-def _check_packed(input):
-    if type(input).__name__ == "PackedSequence":
-        raise NotImplementedError("pytorchlite RNNs do not take a PackedSequence yet: pass a "
-                                  "padded tensor (nn.utils.rnn.pad_sequence)")
 
 
 # ---- one time step of each cell: x_gates = x W_ih^T + b_ih is precomputed ----
@@ -60,8 +56,14 @@ _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_
           "GRU": _gru_step}
 
 
-def _run_direction(mode, x, state, weights, reverse):
-    """x [T, B, I], state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final state)."""
+def _blend(new, old, keep):
+    """new where keep [B, 1] is 1, old where it is 0 (exactly: keep is 0 or 1)."""
+    return new * keep + old * (1 - keep)
+
+
+def _run_direction(mode, x, state, weights, reverse, keep=None):
+    """x [T, B, I], state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final state).
+    keep[t] (packed input only): [B, 1], 1 for the sequences still running at step t."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     x_gates = F.linear(x, w_ih, b_ih)
     step = _STEPS[mode]
@@ -69,7 +71,13 @@ def _run_direction(mode, x, state, weights, reverse):
     steps = range(x.size(0) - 1, -1, -1) if reverse else range(x.size(0))
     outs = [None] * x.size(0)
     for t in steps:
-        state = step(x_gates[t], state, w_hh, b_hh, *extra)
+        new = step(x_gates[t], state, w_hh, b_hh, *extra)
+        if keep is not None and keep[t] is not None:
+            if mode == "LSTM":
+                new = (_blend(new[0], state[0], keep[t]), _blend(new[1], state[1], keep[t]))
+            else:
+                new = _blend(new, state, keep[t])
+        state = new
         outs[t] = state[0] if mode == "LSTM" else state
     if outs:
         out = torch.stack(outs, 0)
@@ -77,6 +85,12 @@ def _run_direction(mode, x, state, weights, reverse):
         h = state[0] if mode == "LSTM" else state
         out = h.new_zeros((0,) + tuple(h.shape))
     return out, state
+
+
+def _packed_rows(batch_sizes):
+    """Row of the time-major [T*B] flattening that each packed row comes from."""
+    batch = batch_sizes[0]
+    return [t * batch + b for t, n in enumerate(batch_sizes) for b in range(n)]
 
 
 class RNNBase(Module):
@@ -187,7 +201,10 @@ class RNNBase(Module):
                                f"{self.input_size}, got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input, batch_sizes=None):
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
@@ -200,7 +217,7 @@ class RNNBase(Module):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
-    def _run(self, input, hx):
+    def _run(self, input, hx, keep=None):
         """input [T, B, I] (time-major); hx [L*D, B, H] (LSTM: a pair) -> (output, h_n)."""
         num_directions = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
@@ -211,7 +228,8 @@ class RNNBase(Module):
             for d in range(num_directions):
                 k = layer * num_directions + d
                 state = (hx[0][k], hx[1][k]) if lstm else hx[k]
-                out, state = _run_direction(self.mode, x, state, self._weights(layer, d), d == 1)
+                out, state = _run_direction(self.mode, x, state, self._weights(layer, d), d == 1,
+                                            keep)
                 outs.append(out)
                 finals.append(state)
             x = outs[0] if num_directions == 1 else torch.cat(outs, 2)
@@ -222,9 +240,40 @@ class RNNBase(Module):
                        torch.stack([s[1] for s in finals], 0))
         return x, torch.stack(finals, 0)
 
+    def _forward_packed(self, input, hx):
+        """A PackedSequence in, a PackedSequence out; hx and h_n in the caller's batch order."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        lstm = self.mode == "LSTM"
+        padded, lengths = pad_packed_sequence(PackedSequence(data, batch_sizes))
+        if hx is None:
+            hx = padded.new_zeros(self.get_expected_hidden_size(data, batch_sizes))
+            if lstm:
+                hx = (hx, padded.new_zeros(self.get_expected_cell_size(data, batch_sizes)))
+        elif sorted_indices is not None:
+            if lstm:
+                hx = (hx[0].index_select(1, sorted_indices), hx[1].index_select(1, sorted_indices))
+            else:
+                hx = hx.index_select(1, sorted_indices)
+        self.check_forward_args(data, hx, batch_sizes)
+        sizes = batch_sizes.tolist()
+        steps = torch.arange(len(sizes)).unsqueeze(1)
+        running = (lengths.unsqueeze(0) > steps).to(data.dtype)  # [T, B]
+        keep = [None if n == sizes[0] else running[t].unsqueeze(1) for t, n in enumerate(sizes)]
+        output, h_n = self._run(padded, hx, keep)
+        rows = torch.tensor(_packed_rows(sizes), dtype=torch.int64)
+        output = output.reshape(output.size(0) * output.size(1), -1).index_select(0, rows)
+        if unsorted_indices is not None:
+            if lstm:
+                h_n = (h_n[0].index_select(1, unsorted_indices),
+                       h_n[1].index_select(1, unsorted_indices))
+            else:
+                h_n = h_n.index_select(1, unsorted_indices)
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), h_n
+
     def _forward(self, input, hx, name):
         """Shared by RNN and GRU: unbatched input, default hx, checks, batch_first."""
-        _check_packed(input)
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         if input.dim() not in (2, 3):
             raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
                              + (" tensor instead" if name == "RNN" else " instead"))
@@ -310,7 +359,10 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes=None):
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -322,7 +374,8 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input, hx=None):
-        _check_packed(input)
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         if input.dim() not in (2, 3):
             raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
         batched = input.dim() == 3
