@@ -763,3 +763,30 @@ def test_rnn_packed_input(name, kwargs, lengths, enforce_sorted):
     tparams = dict(theirs.named_parameters())
     for pname, p in ours.named_parameters():
         _close(p.grad, tparams[pname].grad, pname)
+
+
+def test_packed_sequence_methods():
+    b = prnn.pack_sequence([ptl.ones(3, 2), ptl.ones(1, 2)])
+    assert b.unsorted_indices is None and b.sorted_indices is None
+    d = b.double()
+    assert d.data.dtype == ptl.float64 and d.batch_sizes.tolist() == [2, 1, 1]
+    assert b.float() is b and not b.is_cuda
+    p = prnn.PackedSequence(b.data, b.batch_sizes, ptl.tensor([1, 0]))
+    assert p.unsorted_indices.tolist() == [1, 0]
+    assert prnn.invert_permutation(ptl.tensor([2, 0, 1])).tolist() == \
+        trnn.invert_permutation(torch.tensor([2, 0, 1])).tolist()
+
+
+def test_multihead_attention_init():
+    m = ptl.nn.MultiheadAttention(16, 4, add_bias_kv=True)
+    assert [n for n, _ in m.named_parameters()] == \
+        [n for n, _ in torch.nn.MultiheadAttention(16, 4, add_bias_kv=True).named_parameters()]
+    w = m.in_proj_weight.detach().numpy()
+    bound = math.sqrt(6 / (16 + 48))  # xavier_uniform over the packed [3E, E] weight
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound
+    assert not m.in_proj_bias.detach().numpy().any()
+    assert not m.out_proj.bias.detach().numpy().any()
+    assert m.bias_k.detach().numpy().std() > 0
+    s = ptl.nn.MultiheadAttention(8, 2, kdim=3, vdim=5, bias=False)
+    assert s.in_proj_weight is None and s.in_proj_bias is None
+    assert tuple(s.k_proj_weight.shape) == (8, 3) and tuple(s.v_proj_weight.shape) == (8, 5)

@@ -15,7 +15,7 @@ import pytorchlite as torch
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence, pad_packed_sequence
+from ..utils.rnn import PackedSequence, _packed_rows, pad_packed_sequence
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -85,12 +85,6 @@ def _run_direction(mode, x, state, weights, reverse, keep=None):
         h = state[0] if mode == "LSTM" else state
         out = h.new_zeros((0,) + tuple(h.shape))
     return out, state
-
-
-def _packed_rows(batch_sizes):
-    """Row of the time-major [T*B] flattening that each packed row comes from."""
-    batch = batch_sizes[0]
-    return [t * batch + b for t, n in enumerate(batch_sizes) for b in range(n)]
 
 
 class RNNBase(Module):

@@ -7,8 +7,6 @@ batch_sizes[t] counts the sequences running at step t.  Packing and unpacking ar
 index_selects, so gradients flow through them."""
 from collections import namedtuple
 
-import numpy as np
-
 import pytorchlite as torch
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
@@ -22,19 +20,20 @@ _PackedSequenceBase = namedtuple("PackedSequence_",
 def invert_permutation(permutation):
     if permutation is None:
         return None
-    perm = np.asarray(permutation.tolist(), dtype=np.int64)
-    inv = np.empty_like(perm)
-    inv[perm] = np.arange(perm.size)
-    return torch.tensor(inv.tolist(), dtype=torch.int64)
+    perm = permutation.tolist()
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return torch.tensor(inv, dtype=torch.int64)
 
 
 class PackedSequence(_PackedSequenceBase):
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
-        if batch_sizes is None:  # PackedSequence(*packed) re-wraps a 4-tuple
-            raise RuntimeError("PackedSequence needs batch_sizes; use pack_padded_sequence to "
-                               "build one")
+        if batch_sizes is None:
+            raise RuntimeError("PackedSequence needs batch_sizes: build one with "
+                               "pack_padded_sequence or pack_sequence")
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs):
@@ -57,19 +56,11 @@ class PackedSequence(_PackedSequenceBase):
         return False
 
 
-def _steps(batch_sizes):
-    """For each packed row: (time step, position in the sorted batch)."""
-    t, b = [], []
-    for step, n in enumerate(batch_sizes):
-        t.extend([step] * n)
-        b.extend(range(n))
-    return t, b
-
-
-def _pack_rows(batch_sizes, batch):
-    """Row of a time-major [T*B] flattening that each packed row comes from."""
-    t, b = _steps(batch_sizes)
-    return [ti * batch + bi for ti, bi in zip(t, b)]
+def _packed_rows(batch_sizes):
+    """Row of the time-major [T*B] flattening (B = batch_sizes[0]) that each packed row comes
+    from."""
+    batch = batch_sizes[0]
+    return [t * batch + b for t, n in enumerate(batch_sizes) for b in range(n)]
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
@@ -87,7 +78,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         sorted_indices = None
         order = list(range(len(lengths)))
     else:
-        order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable").tolist()
+        order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # stable, as torch
         sorted_indices = torch.tensor(order, dtype=torch.int64)
     if lengths and min(lengths) <= 0:
         raise RuntimeError("Length of all samples has to be greater than 0, but found an "
@@ -102,7 +93,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     sorted_lengths = [lengths[i] for i in order]
     batch_sizes = [sum(1 for n in sorted_lengths if n > t) for t in range(sorted_lengths[0])]
     flat = input.reshape((input.size(0) * input.size(1),) + tuple(input.shape[2:]))
-    rows = torch.tensor(_pack_rows(batch_sizes, input.size(1)), dtype=torch.int64)
+    rows = torch.tensor(_packed_rows(batch_sizes), dtype=torch.int64)
     data = flat.index_select(0, rows)
     return PackedSequence(data, torch.tensor(batch_sizes, dtype=torch.int64), sorted_indices,
                           None)
@@ -123,7 +114,7 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     # row k of the padded [T*B] flattening: a packed row, or the padding row at the end
     pad_row = data.size(0)
     src = [pad_row] * (total_length * batch)
-    for k, r in enumerate(_pack_rows(batch_sizes, batch)):
+    for k, r in enumerate(_packed_rows(batch_sizes)):
         src[r] = k
     fill = torch.full((1,) + feature, padding_value, dtype=data.dtype, device=data.device)
     padded = torch.cat([data, fill], 0).index_select(0, torch.tensor(src, dtype=torch.int64))
