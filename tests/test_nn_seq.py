@@ -353,6 +353,8 @@ def test_rnn_unbatched(name, kwargs):
     h = randn(2 if kwargs.get("bidirectional") else 1, 5, seed=1)
     if name != "LSTM":
         check_module(ours, theirs, [randn(3, 4), h], seed=2)
+    else:
+        check_module(ours, theirs, [randn(3, 4)], {"hx": (h, randn(*h.shape, seed=3))}, seed=2)
 
 
 def test_rnn_dropout_between_layers_train_only():
@@ -790,3 +792,11 @@ def test_multihead_attention_init():
     s = ptl.nn.MultiheadAttention(8, 2, kdim=3, vdim=5, bias=False)
     assert s.in_proj_weight is None and s.in_proj_bias is None
     assert tuple(s.k_proj_weight.shape) == (8, 3) and tuple(s.v_proj_weight.shape) == (8, 5)
+
+
+def test_embedding_bag_max_ties_grad_goes_to_first_row():
+    w = np.array([[1.0, 2.0], [1.0, 3.0], [0.0, 2.0], [5.0, 5.0], [5.0, 5.0]])
+    ours = ptl.nn.EmbeddingBag.from_pretrained(_ptl(w), freeze=False, mode="max")
+    theirs = torch.nn.EmbeddingBag.from_pretrained(_torch(w), freeze=False, mode="max")
+    check_module(ours, theirs, [np.array([0, 1, 2, 3, 4, 3]), np.array([0, 3])])
+    check_module(ours, theirs, [np.array([[2, 0, 1], [4, 3, 3]])], seed=1)
