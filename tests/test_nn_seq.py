@@ -277,7 +277,8 @@ def test_embedding_from_pretrained():
     assert e.weight.requires_grad and e.padding_idx == 1
     assert repr(e) == repr(torch.nn.Embedding.from_pretrained(_torch(w), freeze=False,
                                                               padding_idx=1))
-    with pytest.raises(AssertionError, match="Embeddings parameter is expected to be 2-dimensional"):
+    with pytest.raises(AssertionError,
+                       match="Embeddings parameter is expected to be 2-dimensional"):
         ptl.nn.Embedding.from_pretrained(_ptl(randn(3)))
 
 
@@ -523,7 +524,8 @@ def test_multihead_attention_errors():
     calls = [
         (AssertionError, lambda lib: [lib.zeros(z3), lib.zeros(z2), lib.zeros(z2)], {}),
         (AssertionError, lambda lib: [lib.zeros(2, 3, 2, 8)] * 3, {}),
-        (RuntimeError, lambda lib: [lib.zeros(z3)] * 3, {"attn_mask": (lambda lib: lib.zeros(2, 3))}),
+        (RuntimeError, lambda lib: [lib.zeros(z3)] * 3,
+         {"attn_mask": (lambda lib: lib.zeros(2, 3))}),
         (RuntimeError, lambda lib: [lib.zeros(z3)] * 3, {"is_causal": True}),
         (AssertionError, lambda lib: [lib.zeros(z3)] * 3,
          {"key_padding_mask": (lambda lib: lib.zeros(2, 2, dtype=lib.bool))}),
@@ -546,7 +548,8 @@ def test_multi_head_attention_forward_functional():
                               T(m.in_proj_bias.detach().numpy()), None, None, False, 0.0,
                               T(m.out_proj.weight.detach().numpy()),
                               T(m.out_proj.bias.detach().numpy()))
-    a, aw = torch.nn.functional.multi_head_attention_forward(*args(torch, _torch, t), training=False)
+    a, aw = torch.nn.functional.multi_head_attention_forward(*args(torch, _torch, t),
+                                                             training=False)
     b, bw = ptl.nn.functional.multi_head_attention_forward(*args(ptl, _ptl, t), training=False)
     _close(b, a, "out")
     _close(bw, aw, "weights")
@@ -612,7 +615,8 @@ def test_transformer_decoder_layer(kwargs):
 def test_transformer_encoder_and_decoder_stacks():
     layer_t = torch.nn.TransformerEncoderLayer(8, 2, 16, dtype=torch.float64)
     layer_o = ptl.nn.TransformerEncoderLayer(8, 2, 16, dtype=ptl.float64)
-    theirs = torch.nn.TransformerEncoder(layer_t, 2, norm=torch.nn.LayerNorm(8, dtype=torch.float64),
+    norm_t = torch.nn.LayerNorm(8, dtype=torch.float64)
+    theirs = torch.nn.TransformerEncoder(layer_t, 2, norm=norm_t,
                                          enable_nested_tensor=False)
     ours = ptl.nn.TransformerEncoder(layer_o, 2, norm=ptl.nn.LayerNorm(8, dtype=ptl.float64),
                                      enable_nested_tensor=False)
@@ -624,7 +628,8 @@ def test_transformer_encoder_and_decoder_stacks():
     check_module(ours, theirs, [x], {"src_key_padding_mask": kpm})
     causal = np.triu(np.full((3, 3), -np.inf), 1)
     check_module(ours, theirs, [x], {"mask": causal}, seed=1)
-    dt = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(8, 2, 16, dtype=torch.float64), 2)
+    dt = torch.nn.TransformerDecoder(
+        torch.nn.TransformerDecoderLayer(8, 2, 16, dtype=torch.float64), 2)
     do = ptl.nn.TransformerDecoder(ptl.nn.TransformerDecoderLayer(8, 2, 16, dtype=ptl.float64), 2)
     assert repr(do) == repr(dt)
     _load(do, dt)

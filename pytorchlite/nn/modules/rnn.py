@@ -116,7 +116,8 @@ class RNNBase(Module):
         if not isinstance(bias, bool):
             raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
         if not isinstance(batch_first, bool):
-            raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+            raise TypeError("batch_first should be of type bool, got: "
+                            f"{type(batch_first).__name__}")
         if not isinstance(input_size, int):
             raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
         if input_size <= 0:
@@ -128,7 +129,8 @@ class RNNBase(Module):
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
         if proj_size < 0:
-            raise ValueError("proj_size should be a positive integer or zero to disable projections")
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
         if mode not in _GATES:
@@ -189,7 +191,8 @@ class RNNBase(Module):
                 f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
-            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
+            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got "
+                               f"{input.dim()}")
         if self.input_size != input.size(-1):
             raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")
