@@ -772,8 +772,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         for s, e in zip(starts, ends):
             keep = [i for i in range(s, e) if idx[i] != padding_idx]
             if keep:
-                bags.append(rows[keep[0]:keep[0] + 1].amax(0) if len(keep) == 1 else
-                            torch.stack([rows[i] for i in keep]).amax(0))
+                # max(0), not amax: on ties the whole gradient goes to the first row, as torch's
+                bags.append(torch.stack([rows[i] for i in keep]).max(0)[0])
             else:
                 bags.append(torch.zeros(weight.size(1), dtype=weight.dtype))
         return torch.stack(bags) if bags else torch.zeros(0, weight.size(1), dtype=weight.dtype)
@@ -946,3 +946,5 @@ def one_hot(tensor, num_classes=-1):
 
 
 from ._functional_conv import *  # noqa: E402,F401,F403  (convolution, pooling, padding, resampling)
+from ._functional_attention import *  # noqa: E402,F401,F403  (multi_head_attention_forward)
+from ._functional_attention import _canonical_mask, _mha_shape_check, _none_or_dtype  # noqa: E402,F401

@@ -5,7 +5,7 @@ from collections import OrderedDict
 from itertools import islice
 
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, _addindent
 
 
 class Sequential(Module):
@@ -139,6 +139,25 @@ class ModuleList(Module):
 
     def forward(self, *args):
         raise NotImplementedError("ModuleList is not callable: iterate over it in forward()")
+
+    def __repr__(self):
+        """As torch prints it: a run of equal children shows once, as "(0-5): 6 x Layer(...)"."""
+        if not self._modules:
+            return self._get_name() + "()"
+        runs = []  # [first index, last index, repr]
+        for i, module in enumerate(self):
+            r = repr(module)
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for first, last, r in runs:
+            if first == last:
+                lines.append(_addindent(f"({first}): {r}", 2))
+            else:
+                lines.append(_addindent(f"({first}-{last}): {last - first + 1} x {r}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

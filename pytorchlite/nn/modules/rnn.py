@@ -1,0 +1,526 @@
+"""RNNBase, RNN, LSTM, GRU and their cells (torch/nn/modules/rnn.py).
+
+Written with ops, as torch's own reference path is: per layer and direction, the input
+projection x W_ih^T + b_ih of every time step is one matmul, then a Python loop over time
+applies h W_hh^T + b_hh and the gates.  Gate order is torch's (LSTM i, f, g, o; GRU r, z, n
+with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))), so state_dicts load from torch.
+A PackedSequence runs padded (time-major, sorted by length), and a sequence's state stops
+changing after its last step (forward) or starts changing at it (reverse)."""
+import math
+import numbers
+import warnings
+
+import pytorchlite as torch
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _packed_rows, pad_packed_sequence
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+
+
+# ---- one time step of each cell: x_gates = x W_ih^T + b_ih is precomputed ----
+
+def _rnn_tanh_step(x_gates, h, w_hh, b_hh):
+    return torch.tanh(x_gates + F.linear(h, w_hh, b_hh))
+
+
+def _rnn_relu_step(x_gates, h, w_hh, b_hh):
+    return torch.relu(x_gates + F.linear(h, w_hh, b_hh))
+
+
+def _lstm_step(x_gates, hc, w_hh, b_hh, w_hr=None):
+    h, c = hc
+    i, f, g, o = (x_gates + F.linear(h, w_hh, b_hh)).chunk(4, 1)
+    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+    h = torch.sigmoid(o) * torch.tanh(c)
+    if w_hr is not None:
+        h = F.linear(h, w_hr)
+    return h, c
+
+
+def _gru_step(x_gates, h, w_hh, b_hh):
+    xr, xz, xn = x_gates.chunk(3, 1)
+    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, 1)
+    r = torch.sigmoid(xr + hr)
+    z = torch.sigmoid(xz + hz)
+    n = torch.tanh(xn + r * hn)
+    return (h - n) * z + n
+
+
+_STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
+          "GRU": _gru_step}
+
+
+def _blend(new, old, keep):
+    """new where keep [B, 1] is 1, old where it is 0 (exactly: keep is 0 or 1)."""
+    return new * keep + old * (1 - keep)
+
+
+def _run_direction(mode, x, state, weights, reverse, keep=None):
+    """x [T, B, I], state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final state).
+    keep[t] (packed input only): [B, 1], 1 for the sequences still running at step t."""
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    x_gates = F.linear(x, w_ih, b_ih)
+    step = _STEPS[mode]
+    extra = (w_hr,) if mode == "LSTM" else ()
+    steps = range(x.size(0) - 1, -1, -1) if reverse else range(x.size(0))
+    outs = [None] * x.size(0)
+    for t in steps:
+        new = step(x_gates[t], state, w_hh, b_hh, *extra)
+        if keep is not None and keep[t] is not None:
+            if mode == "LSTM":
+                new = (_blend(new[0], state[0], keep[t]), _blend(new[1], state[1], keep[t]))
+            else:
+                new = _blend(new, state, keep[t])
+        state = new
+        outs[t] = state[0] if mode == "LSTM" else state
+    if outs:
+        out = torch.stack(outs, 0)
+    else:
+        h = state[0] if mode == "LSTM" else state
+        out = h.new_zeros((0,) + tuple(h.shape))
+    return out, state
+
+
+class RNNBase(Module):
+    """Holds weight_ih_l{k}[_reverse], weight_hh_l{k}, bias_ih_l{k}, bias_hh_l{k} (and LSTM's
+    weight_hr_l{k}), all ~ U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
+                 device=None, dtype=None):
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool)
+                or not 0 <= dropout <= 1):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        num_directions = 2 if bidirectional else 1
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}")
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError("batch_first should be of type bool, got: "
+                            f"{type(batch_first).__name__}")
+        if not isinstance(input_size, int):
+            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        if mode not in _GATES:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        gate_size = _GATES[mode] * hidden_size
+        real_hidden_size = proj_size if proj_size > 0 else hidden_size
+        self._flat_weights_names = []
+        self._all_weights = []
+        for layer in range(num_layers):
+            layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
+            for direction in range(num_directions):
+                shapes = [("weight_ih_l{}{}", (gate_size, layer_input_size)),
+                          ("weight_hh_l{}{}", (gate_size, real_hidden_size))]
+                if bias:
+                    shapes += [("bias_ih_l{}{}", (gate_size,)), ("bias_hh_l{}{}", (gate_size,))]
+                if proj_size > 0:
+                    shapes.append(("weight_hr_l{}{}", (proj_size, hidden_size)))
+                suffix = "_reverse" if direction == 1 else ""
+                names = []
+                for fmt, shape in shapes:
+                    name = fmt.format(layer, suffix)
+                    setattr(self, name, Parameter(torch.empty(shape, device=device, dtype=dtype)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    @property
+    def all_weights(self):
+        return [[getattr(self, name) for name in names] for names in self._all_weights]
+
+    def flatten_parameters(self):
+        pass
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _weights(self, layer, direction):
+        """(w_ih, w_hh, b_ih, b_hh, w_hr) of one layer and direction; absent ones are None."""
+        suffix = "_reverse" if direction == 1 else ""
+
+        def get(kind):
+            return getattr(self, f"{kind}_l{layer}{suffix}", None)
+        return (get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh"),
+                get("weight_hr"))
+
+    def check_input(self, input, batch_sizes=None):
+        w = self._flat_weights[0]
+        if input.dtype != w.dtype:
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). "
+                f"Convert input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
+        expected_input_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_input_dim:
+            raise RuntimeError(f"input must have {expected_input_dim} dimensions, got "
+                               f"{input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input, batch_sizes=None):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, mini_batch, size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
+        if tuple(hx.shape) != expected_hidden_size:
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+
+    def check_forward_args(self, input, hidden, batch_sizes=None):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def _run(self, input, hx, keep=None):
+        """input [T, B, I] (time-major); hx [L*D, B, H] (LSTM: a pair) -> (output, h_n)."""
+        num_directions = 2 if self.bidirectional else 1
+        lstm = self.mode == "LSTM"
+        finals = []
+        x = input
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(num_directions):
+                k = layer * num_directions + d
+                state = (hx[0][k], hx[1][k]) if lstm else hx[k]
+                out, state = _run_direction(self.mode, x, state, self._weights(layer, d), d == 1,
+                                            keep)
+                outs.append(out)
+                finals.append(state)
+            x = outs[0] if num_directions == 1 else torch.cat(outs, 2)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        if lstm:
+            return x, (torch.stack([s[0] for s in finals], 0),
+                       torch.stack([s[1] for s in finals], 0))
+        return x, torch.stack(finals, 0)
+
+    def _forward_packed(self, input, hx):
+        """A PackedSequence in, a PackedSequence out; hx and h_n in the caller's batch order."""
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        lstm = self.mode == "LSTM"
+        padded, lengths = pad_packed_sequence(PackedSequence(data, batch_sizes))
+        if hx is None:
+            hx = padded.new_zeros(self.get_expected_hidden_size(data, batch_sizes))
+            if lstm:
+                hx = (hx, padded.new_zeros(self.get_expected_cell_size(data, batch_sizes)))
+        elif sorted_indices is not None:
+            if lstm:
+                hx = (hx[0].index_select(1, sorted_indices), hx[1].index_select(1, sorted_indices))
+            else:
+                hx = hx.index_select(1, sorted_indices)
+        self.check_forward_args(data, hx, batch_sizes)
+        sizes = batch_sizes.tolist()
+        steps = torch.arange(len(sizes)).unsqueeze(1)
+        running = (lengths.unsqueeze(0) > steps).to(data.dtype)  # [T, B]
+        keep = [None if n == sizes[0] else running[t].unsqueeze(1) for t, n in enumerate(sizes)]
+        output, h_n = self._run(padded, hx, keep)
+        rows = torch.tensor(_packed_rows(sizes), dtype=torch.int64)
+        output = output.reshape(output.size(0) * output.size(1), -1).index_select(0, rows)
+        if unsorted_indices is not None:
+            if lstm:
+                h_n = (h_n[0].index_select(1, unsorted_indices),
+                       h_n[1].index_select(1, unsorted_indices))
+            else:
+                h_n = h_n.index_select(1, unsorted_indices)
+        return PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices), h_n
+
+    def _forward(self, input, hx, name):
+        """Shared by RNN and GRU: unbatched input, default hx, checks, batch_first."""
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        if input.dim() not in (2, 3):
+            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D"
+                             + (" tensor instead" if name == "RNN" else " instead"))
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+            if hx is not None:
+                if hx.dim() != 2:
+                    raise RuntimeError("For unbatched 2-D input, hx should also be 2-D but got "
+                                       f"{hx.dim()}-D tensor")
+                hx = hx.unsqueeze(1)
+        elif hx is not None and hx.dim() != 3:
+            raise RuntimeError("For batched 3-D input, hx should also be 3-D but got "
+                               f"{hx.dim()}-D tensor")
+        if hx is None:
+            hx = input.new_zeros(self.get_expected_hidden_size(input))
+        self.check_forward_args(input, hx)
+        x = input.transpose(0, 1) if self.batch_first else input
+        output, h_n = self._run(x, hx)
+        if self.batch_first:
+            output = output.transpose(0, 1)
+        if not batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            h_n = h_n.squeeze(1)
+        return output, h_n
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+
+class RNN(RNNBase):
+    """h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (nonlinearity='relu': relu)."""
+
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' "
+                             "or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        return self._forward(input, hx, "RNN")
+
+
+class GRU(RNNBase):
+    def __init__(self, *args, **kwargs):
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input, hx=None):
+        return self._forward(input, hx, "GRU")
+
+
+class LSTM(RNNBase):
+    """Returns (output, (h_n, c_n)); with proj_size > 0, h is projected by weight_hr."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input, batch_sizes=None):
+        if batch_sizes is not None:
+            mini_batch = int(batch_sizes[0])
+        else:
+            mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes=None):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
+        if input.dim() not in (2, 3):
+            raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(0 if self.batch_first else 1)
+        if hx is None:
+            hx = (input.new_zeros(self.get_expected_hidden_size(input)),
+                  input.new_zeros(self.get_expected_cell_size(input)))
+        else:
+            want = 3 if batched else 2
+            if hx[0].dim() != want or hx[1].dim() != want:
+                kind = "batched 3-D" if batched else "unbatched 2-D"
+                raise RuntimeError(f"For {kind} input, hx and cx should also be {want}-D but got "
+                                   f"({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+            if not batched:
+                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        self.check_forward_args(input, hx)
+        x = input.transpose(0, 1) if self.batch_first else input
+        output, (h_n, c_n) = self._run(x, hx)
+        if self.batch_first:
+            output = output.transpose(0, 1)
+        if not batched:
+            output = output.squeeze(0 if self.batch_first else 1)
+            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
+        return output, (h_n, c_n)
+
+
+class RNNCellBase(Module):
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(torch.empty((num_chunks * hidden_size, input_size),
+                                               device=device, dtype=dtype))
+        self.weight_hh = Parameter(torch.empty((num_chunks * hidden_size, hidden_size),
+                                               device=device, dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(torch.empty(num_chunks * hidden_size, device=device,
+                                                 dtype=dtype))
+            self.bias_hh = Parameter(torch.empty(num_chunks * hidden_size, device=device,
+                                                 dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def reset_parameters(self):
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for weight in self.parameters():
+            init.uniform_(weight, -stdv, stdv)
+
+    def _check_dims(self, name, input, hx, hidden_name="hidden"):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected {hidden_name} to be 1D or 2D, got {hx.dim()}D "
+                             "instead")
+
+    def _check_sizes(self, input, hxs):
+        """torch's C++ check_rnn_cell_forward_{input,hidden} messages."""
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} "
+                               f"expected {self.input_size}")
+        for i, h in enumerate(hxs):
+            if input.size(0) != h.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} "
+                                   f"batch size {h.size(0)}")
+            if h.size(1) != self.hidden_size:
+                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, "
+                                   f"expected {self.hidden_size}")
+
+    def _x_gates(self, input):
+        return F.linear(input, self.weight_ih, self.bias_ih)
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device, dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input, hx=None):
+        self._check_dims("RNNCell", input, hx)
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = input.new_zeros((input.size(0), self.hidden_size))
+        elif not batched:
+            hx = hx.unsqueeze(0)
+        self._check_sizes(input, [hx])
+        if self.nonlinearity == "tanh":
+            ret = _rnn_tanh_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        elif self.nonlinearity == "relu":
+            ret = _rnn_relu_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        else:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        return ret if batched else ret.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        if input.dim() not in (1, 2):
+            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D "
+                             "instead")
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
+                                     f"{value.dim()}D instead")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zeros = input.new_zeros((input.size(0), self.hidden_size))
+            hx = (zeros, zeros)
+        elif not batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        self._check_sizes(input, hx)
+        h, c = _lstm_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
+
+    def forward(self, input, hx=None):
+        self._check_dims("GRUCell", input, hx)
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            hx = input.new_zeros((input.size(0), self.hidden_size))
+        elif not batched:
+            hx = hx.unsqueeze(0)
+        self._check_sizes(input, [hx])
+        ret = _gru_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        return ret if batched else ret.squeeze(0)
