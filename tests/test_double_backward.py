@@ -379,3 +379,22 @@ def test_every_row_is_exercised():
     recorded.add("NotImplemented")   # hardsigmoid: test_hardsigmoid_double_backward_raises...
     missing = [op for op, node in rows if node not in recorded]
     assert not missing, f"(double) rows no test reaches: {missing}"
+
+
+def test_double_backward_leaves_no_tensors_alive():
+    """Every formula of the section releases its temporaries, on success and on error."""
+    from pytorchlite import _C
+
+    def run_all():
+        for name, fn, shapes, rng in CASES + OURS_ONLY:
+            second_derivatives(ptl, fn, shapes, rng)
+        x = ptl.tensor([0.5, -1.0], dtype=ptl.float64, requires_grad=True)
+        g, = ptl.autograd.grad(ptl.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+        with pytest.raises(RuntimeError):
+            g.sum().backward()
+        del x, g
+
+    run_all()
+    before = _C._live_counts()
+    run_all()
+    assert _C._live_counts() == before
