@@ -502,7 +502,7 @@ ptl_hardswish_d(double x)
 PTL_HD static inline double
 ptl_hardswish_grad_d(double g, double x)
 {
-    return x < -3.0 ? 0.0 : x <= 3.0 ? g * (x / 3.0 + 0.5) : g;
+    return x <= -3.0 ? 0.0 : x < 3.0 ? g * (x / 3.0 + 0.5) : g;
 }
 
 PTL_HD static inline double
