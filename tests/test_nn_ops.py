@@ -163,8 +163,9 @@ def test_prelu_glu_rrelu_against_torch():
     close_to_torch(F.prelu(x, w[:1]), TF.prelu(tt(x), tt(w[:1])))
     close_to_torch(F.glu(x, 2), TF.glu(tt(x), 2))
     close_to_torch(F.rrelu(x, 0.1, 0.3), TF.rrelu(tt(x), 0.1, 0.3))
-    with pytest.raises(NotImplementedError, match="rrelu: training=True"):
-        F.rrelu(x, training=True)
+    slope = (F.rrelu(x, 0.1, 0.3, training=True) / x).numpy()   # training: random slopes
+    neg = x.numpy() < 0
+    assert (slope[~neg] == 1).all() and (slope[neg] >= 0.1).all() and (slope[neg] <= 0.3).all()
 
 
 @pytest.mark.parametrize("name, kw", [

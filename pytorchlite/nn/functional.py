@@ -226,10 +226,14 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    if training:
-        raise NotImplementedError("rrelu: training=True needs a random generator; "
-                                  "pytorchlite has none yet")
-    return leaky_relu(input, (lower + upper) / 2, inplace)
+    """Leaky ReLU whose negative slope is drawn uniformly from [lower, upper] per element
+    while training (the slopes are constants for autograd), (lower + upper) / 2 otherwise."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    with torch.no_grad():
+        noise = torch.rand_like(input) * (upper - lower) + lower
+        slope = 1 + _mask(input <= 0, input) * (noise - 1)
+    return input.mul_(slope) if inplace else input * slope
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -261,7 +265,23 @@ def linear(input, weight, bias=None):
 
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = x1 W[o] x2 + b[o].  [*, i1], [*, i2], [o, i1, i2] -> [*, o]"""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} "
+                           f"and {input2.dim()}")
+    for d in range(input1.dim() - 1):
+        if input1.size(d) != input2.size(d):
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got "
+                               f"{input1.size(d)} and {input2.size(d)}")
     out_f, in1, in2 = weight.shape
+    if input1.size(-1) != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.size(-1)} but expected {in1}")
+    if input2.size(-1) != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.size(-1)} but expected {in2}")
+    if bias is not None and bias.size(0) != out_f:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.size(0)} but expected {out_f}")
     w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
     t = torch.matmul(input1, w).reshape(list(input1.shape[:-1]) + [out_f, in2])
     y = (t * input2.unsqueeze(-2)).sum(-1)

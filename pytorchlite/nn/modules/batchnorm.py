@@ -1,6 +1,6 @@
 """BatchNorm1d/2d/3d (torch/nn/modules/batchnorm.py) and their base _NormBase, which
-InstanceNorm shares: affine weight/bias (ones/zeros) and the running statistics buffers
-running_mean, running_var and num_batches_tracked (int64)."""
+InstanceNorm shares: affine weight and bias (ones/zeros; bias=False drops the bias) and
+the running statistics buffers running_mean, running_var and num_batches_tracked (int64)."""
 from ... import _C
 from .. import functional as F
 from .. import init
@@ -13,7 +13,7 @@ class _NormBase(Module):
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -23,7 +23,10 @@ class _NormBase(Module):
         fn = _C._functions
         if self.affine:
             self.weight = Parameter(fn["empty"](num_features, device=device, dtype=dtype))
-            self.bias = Parameter(fn["empty"](num_features, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(fn["empty"](num_features, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -50,14 +53,16 @@ class _NormBase(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs, *args, **kwargs):
