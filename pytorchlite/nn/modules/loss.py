@@ -43,6 +43,10 @@ class NLLLoss(_WeightedLoss):
                           reduction=self.reduction)
 
 
+class NLLLoss2d(NLLLoss):
+    """The deprecated 2-D name of NLLLoss (same arguments, same math)."""
+
+
 class PoissonNLLLoss(_Loss):
     __constants__ = ["log_input", "full", "eps", "reduction"]
 

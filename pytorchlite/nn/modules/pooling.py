@@ -154,6 +154,12 @@ class LPPool2d(_LPPoolNd):
                            self.ceil_mode)
 
 
+class LPPool3d(_LPPoolNd):
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
+                           self.ceil_mode)
+
+
 class _AdaptiveMaxPoolNd(Module):
     __constants__ = ["output_size", "return_indices"]
 
