@@ -353,6 +353,26 @@ def test_module_matches_torch(case):
             _close(p, t, f"{mode} buffer {pn} after forward")
 
 
+@pytest.mark.parametrize("case", CASES, ids=_case_id)
+def test_module_float32_forward(case):
+    """The default dtype: float32 parameters and inputs give float32 outputs equal to
+    torch's to float32 precision (eval mode, freshly built: no state copied but the
+    parameters)."""
+    name, args, kwargs, spec = case
+    ref = _build(torch, name, args, kwargs).float().eval()
+    ours = _build(ptl, name, args, kwargs).float().eval()
+    ours.load_state_dict({k: ptl.tensor(v.numpy()) for k, v in ref.state_dict().items()})
+    made = _inputs(spec, 3)
+    cast = [m.a.astype(np.float32) if isinstance(m, G) or m.a.dtype == np.float64 else m.a
+            for m in made]
+    t_outs = _outs(ref(*[torch.tensor(a) for a in cast]))
+    p_outs = _outs(ours(*[ptl.tensor(a) for a in cast]))
+    for p, t in zip(p_outs, t_outs):
+        p, t = _np(p), _np(t)
+        assert p.shape == t.shape and str(p.dtype) == str(t.dtype)
+        np.testing.assert_allclose(p, t, rtol=2e-5, atol=2e-5)
+
+
 def test_every_module_has_a_row():
     """Every module class exported by pytorchlite.nn that torch.nn also has appears in
     CASES (the containers, Identity/Flatten and the other helpers' modules aside)."""
