@@ -18,7 +18,8 @@ __all__ = [
     "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "lp_pool1d",
-    "lp_pool2d", "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+    "lp_pool2d", "lp_pool3d", "pad", "interpolate", "upsample", "upsample_nearest",
+    "upsample_bilinear",
     "pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "grid_sample", "affine_grid",
 ]
 
@@ -288,6 +289,12 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     kw, kh = _list(kernel_size, 2)
     out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
     return (torch.sign(out) * torch.relu(torch.abs(out))).mul(kw * kh).pow(1.0 / norm_type)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    kd, kw, kh = _list(kernel_size, 3)
+    out = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (torch.sign(out) * torch.relu(torch.abs(out))).mul(kd * kw * kh).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):

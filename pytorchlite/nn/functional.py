@@ -27,7 +27,8 @@ __all__ = [
     "group_norm", "instance_norm", "rms_norm", "local_response_norm", "normalize",
     "embedding", "embedding_bag", "dropout", "dropout1d", "dropout2d", "dropout3d",
     "alpha_dropout", "feature_alpha_dropout", "scaled_dot_product_attention",
-    "cosine_similarity", "pairwise_distance",
+    "cosine_similarity", "pairwise_distance", "poisson_nll_loss", "gaussian_nll_loss",
+    "triplet_margin_with_distance_loss",
 ]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -223,9 +224,10 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU whose negative slope is drawn uniformly from [lower, upper] per element
+    while training (the slopes are constants for autograd), (lower + upper) / 2 otherwise."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    # training: each negative element gets its own slope drawn from U(lower, upper)
     slope = torch.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
     scale = torch.where(input >= 0, torch.ones((), dtype=input.dtype), slope)
     return input.mul_(scale) if inplace else input * scale
@@ -260,7 +262,23 @@ def linear(input, weight, bias=None):
 
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = x1 W[o] x2 + b[o].  [*, i1], [*, i2], [o, i1, i2] -> [*, o]"""
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} "
+                           f"and {input2.dim()}")
+    for d in range(input1.dim() - 1):
+        if input1.size(d) != input2.size(d):
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got "
+                               f"{input1.size(d)} and {input2.size(d)}")
     out_f, in1, in2 = weight.shape
+    if input1.size(-1) != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.size(-1)} but expected {in1}")
+    if input2.size(-1) != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.size(-1)} but expected {in2}")
+    if bias is not None and bias.size(0) != out_f:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.size(0)} but expected {out_f}")
     w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
     t = torch.matmul(input1, w).reshape(list(input1.shape[:-1]) + [out_f, in2])
     y = (t * input2.unsqueeze(-2)).sum(-1)
@@ -937,6 +955,74 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if d.dim() == 0:
         return _vector_norm(d.reshape(1), p, 0, keepdim)
     return _vector_norm(d, p, dim, keepdim)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Poisson negative log likelihood: exp(input) - target * input (log_input) or
+    input - target * log(input + eps), plus Stirling's approximation of log(target!)
+    where target > 1 when full."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = torch.exp(input) - target * input
+    else:
+        loss = input - target * torch.log(input + eps)
+    if full:
+        stirling = target * torch.log(target) - target + 0.5 * torch.log(2 * math.pi * target)
+        loss = loss + stirling.masked_fill(target <= 1, 0)
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Gaussian negative log likelihood 0.5 * (log(var) + (input - target)^2 / var) with var
+    clamped to eps (without blocking its gradient); var may be one dimension short of
+    input or differ from it in one broadcastable dimension (homoscedastic)."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * torch.ones_like(input)
+    elif bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape)[:-1] == tuple(var.shape):
+            var = torch.unsqueeze(var, -1)
+        elif not (input.dim() == var.dim()
+                  and sum(y for x, y in zip(input.shape, var.shape) if x != y) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in _REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with torch.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (torch.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """max(margin + d(anchor, positive) - d(anchor, negative), 0) for any distance d
+    (pairwise_distance by default); swap uses min(d(a, n), d(p, n)) as the negative."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not (a_dim == p_dim and p_dim == n_dim):
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative "
+            f"{n_dim}D inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = torch.minimum(dist_neg, distance_function(positive, negative))
+    return _reduce(torch.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
 
 
 def one_hot(tensor, num_classes=-1):
