@@ -237,7 +237,8 @@ scatter_reduce_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         count = t_fill(tp, count, t_num(tp, PTL_OP_eq_Tensor, count, 0.0), 1.0);
         gself = t2(tp, PTL_OP_div_Tensor, g, count);
         if (NEEDS(2)) {
-            gsrc = t2(tp, PTL_OP_div_Tensor, t_gather(tp, n, g, index), t_gather(tp, n, count, index));
+            gsrc = t2(tp, PTL_OP_div_Tensor, t_gather(tp, n, g, index),
+                      t_gather(tp, n, count, index));
         }
     }
     else {
