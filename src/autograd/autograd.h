@@ -93,7 +93,7 @@ struct PtlNode {
     PtlSavedVariable saved[PTL_NODE_MAX_SAVED];
     int nargs;
     PtlIValue args[PTL_SCHEMA_MAX_ARGS]; /* the forward's arguments; tensors not kept */
-    int64_t *arg_lists;            /* owned copies of int-list arguments */
+    int64_t *arg_lists;            /* owned copies of int-list and string arguments */
     PtlTensorImpl *variable;       /* AccumulateGrad: the leaf (owned) */
     PtlViewInfo *view;             /* CopySlices / AsStridedBackward0 (owned) */
     int released;                  /* saved variables freed after a backward */

@@ -2139,6 +2139,7 @@ done:
 #include "derivatives_indexing.h"
 #include "derivatives_nnops.h"
 #include "derivatives_double.h"
+#include "derivatives_scatred.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},

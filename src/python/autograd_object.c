@@ -180,6 +180,7 @@ node_getattro(PyObject *o, PyObject *name)
             case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
             case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
             case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
+            case PTL_IV_STRING: return PyUnicode_FromString(v->u.s);
             case PTL_IV_INTLIST: {
                 PyObject *tup = PyTuple_New(v->u.il.n);
                 for (int64_t k = 0; tup && k < v->u.il.n; k++) {

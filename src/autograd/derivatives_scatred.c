@@ -1,0 +1,280 @@
+/* derivatives_scatred.c -- derivative formulas of scatter_reduce (the scatter_reduce section
+ * of derivatives.def).  Mirrors scatter_reduce_backward in
+ * torch/csrc/autograd/FunctionsManual.cpp, operation for operation, so gradients agree with
+ * PyTorch's bit for bit, ties and zeros included; and the not_implemented entries of the
+ * legacy scatter(..., reduce=) overloads in tools/autograd/derivatives.yaml.
+ *
+ * scatter_reduce(self, dim, index, src, reduce, include_self): edge 0 is self, edge 1 index
+ * (never differentiable), edge 2 src.  Saved slots: 0 self (before an in-place op changed
+ * it), 1 index, 2 src, 3 result. */
+#include <string.h>
+
+#include "derivatives_scatred.h"
+#include "formula.h"
+
+#define TEMPS_MAX 64
+
+/* The temporaries of one formula.  Every helper below takes NULL arguments to mean "an
+ * earlier step failed" and returns NULL, so a formula is a straight chain of steps checked
+ * once at the end. */
+typedef struct Temps {
+    PtlTensorImpl *t[TEMPS_MAX];
+    int n;
+} Temps;
+
+/* Takes t (new ref or NULL) into tp; t, or NULL when t is NULL or there is no room. */
+static PtlTensorImpl *
+keep(Temps *tp, PtlTensorImpl *t)
+{
+    if (t == NULL) {
+        return NULL;
+    }
+    if (tp->n == TEMPS_MAX) {
+        ptl_decref(t);
+        ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: too many temporaries");
+        return NULL;
+    }
+    tp->t[tp->n++] = t;
+    return t;
+}
+
+/* Releases tp's tensors and passes rc through. */
+static int
+temps_end(Temps *tp, int rc)
+{
+    for (int i = 0; i < tp->n; i++) {
+        ptl_decref(tp->t[i]);
+    }
+    tp->n = 0;
+    return rc;
+}
+
+static PtlTensorImpl *
+t1(Temps *tp, PtlOpId id, PtlTensorImpl *a)
+{
+    return a ? keep(tp, op1(id, a)) : NULL;
+}
+
+static PtlTensorImpl *
+t2(Temps *tp, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    return a && b ? keep(tp, op2(id, a, b)) : NULL;
+}
+
+/* a <op> v for a Python-style number v (comparisons with a number) */
+static PtlTensorImpl *
+t_num(Temps *tp, PtlOpId id, PtlTensorImpl *a, double v)
+{
+    PtlTensorImpl *w = a ? keep(tp, ptl_wrapped_double(v)) : NULL;
+    return t2(tp, id, a, w);
+}
+
+/* a.masked_fill(mask, v) */
+static PtlTensorImpl *
+t_fill(Temps *tp, PtlTensorImpl *a, PtlTensorImpl *mask, double v)
+{
+    PtlIValue s[3] = {ptl_iv_tensor(a), ptl_iv_tensor(mask), ptl_iv_double(v)};
+    return a && mask ? keep(tp, callv(PTL_OP_masked_fill_Scalar, 3, s)) : NULL;
+}
+
+/* a.to(dtype) */
+static PtlTensorImpl *
+t_to(Temps *tp, PtlTensorImpl *a, PtlDtype dt)
+{
+    PtlIValue s[2] = {ptl_iv_tensor(a), ptl_iv_dtype(dt)};
+    return a ? keep(tp, callv(PTL_OP__to_copy, 2, s)) : NULL;
+}
+
+/* a.gather(dim, index) */
+static PtlTensorImpl *
+t_gather(Temps *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index)
+{
+    PtlIValue s[3] = {ptl_iv_tensor(a), n->args[1], ptl_iv_tensor(index)};
+    return a && index ? keep(tp, callv(PTL_OP_gather, 3, s)) : NULL;
+}
+
+/* a.scatter_add(dim, index, b) */
+static PtlTensorImpl *
+t_scatter_add(Temps *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index, PtlTensorImpl *b)
+{
+    PtlIValue s[4] = {ptl_iv_tensor(a), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(b)};
+    return a && index && b ? keep(tp, callv(PTL_OP_scatter_add, 4, s)) : NULL;
+}
+
+/* a.scatter_reduce(dim, index, b, "prod", include_self) */
+static PtlTensorImpl *
+t_scatter_prod(Temps *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index, PtlTensorImpl *b)
+{
+    PtlIValue s[6] = {ptl_iv_tensor(a), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(b),
+                      ptl_iv_string("prod"), n->args[5]};
+    return a && index && b ? keep(tp, callv(PTL_OP_scatter_reduce_two, 6, s)) : NULL;
+}
+
+/* ---- PyTorch's DelayedError: a gradient whose own backward raises ---- */
+
+static int
+double_backward_error(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    (void)n;
+    (void)gi;
+    (void)go;
+    return ptl_error_set(PTL_ERR_RUNTIME, "scatter_reduce(): Double backward is unsupported for "
+                         "src when >1 zeros in src are scattered to the same position in self");
+}
+
+static const PtlNodeKind double_backward_error_kind = {"Error", double_backward_error, 0};
+
+/* g (borrowed) as a tensor whose grad_fn, an "Error" node, raises when a double backward
+ * reaches it; g itself when it has no history (create_graph off).  New ref or NULL. */
+static PtlTensorImpl *
+delayed_error(PtlTensorImpl *g)
+{
+    PtlTensorImpl *out;
+    PtlNode *node;
+    if (!ptl_requires_grad(g)) {
+        ptl_incref(g);
+        return g;
+    }
+    if ((node = ptl_node_new(&double_backward_error_kind, 1, 1)) == NULL) {
+        return NULL;
+    }
+    if ((out = ptl_tensor_impl_alias(g)) == NULL) {
+        ptl_node_decref(node);
+        return NULL;
+    }
+    node->next[0] = ptl_gradient_edge(g);
+    node->needs = 1u;
+    node->input_meta[0].dtype = g->dtype;
+    node->input_meta[0].device = g->device;
+    node->input_meta[0].dim = g->dim;
+    memcpy(node->input_meta[0].sizes, g->sizes, sizeof(int64_t) * (size_t)g->dim);
+    ptl_set_grad_fn(out, node, 0);
+    ptl_node_decref(node);
+    return out;
+}
+
+/* ---- the formula ---- */
+
+/* prod.  Elements equal to zero get the product of the others, computed with the zeros
+ * masked to one: self through masked_self_result, a lone zero of src (the only zero sent to
+ * its slot) through masked_src_result.  src slots with two or more zeros get zero, and a
+ * double backward through them raises. */
+static int
+prod_grads(Temps *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTensorImpl *index,
+           PtlTensorImpl *src, PtlTensorImpl *result, PtlTensorImpl **gself,
+           PtlTensorImpl **gsrc)
+{
+    if (NEEDS(0)) {
+        PtlTensorImpl *masked_self = t_fill(tp, self, t_num(tp, PTL_OP_eq_Tensor, self, 0.0), 1.0);
+        PtlTensorImpl *masked_self_result = t_scatter_prod(tp, n, masked_self, index, src);
+        *gself = t2(tp, PTL_OP_div_Tensor, t2(tp, PTL_OP_mul_Tensor, g, masked_self_result),
+                    masked_self);
+        if (*gself == NULL) {
+            return -1;
+        }
+    }
+    if (NEEDS(2)) {
+        PtlTensorImpl *src_zero = t_num(tp, PTL_OP_eq_Tensor, src, 0.0);
+        PtlTensorImpl *zeros = t1(tp, PTL_OP_zeros_like, self);
+        PtlTensorImpl *src_num_zeros = t_gather(
+            tp, n, t_scatter_add(tp, n, zeros, index, t_to(tp, src_zero, self->dtype)), index);
+        PtlTensorImpl *src_single_zero = t2(tp, PTL_OP_bitwise_and_Tensor, src_zero,
+                                            t_num(tp, PTL_OP_eq_Tensor, src_num_zeros, 1.0));
+        PtlTensorImpl *masked_src = t_fill(tp, src, src_single_zero, 1.0);
+        PtlTensorImpl *masked_src_result = t_scatter_prod(tp, n, self, index, masked_src);
+        PtlTensorImpl *lone = t_gather(tp, n, t2(tp, PTL_OP_mul_Tensor, g, masked_src_result),
+                                       index);
+        PtlTensorImpl *rest = t2(tp, PTL_OP_div_Tensor,
+                                 t_gather(tp, n, t2(tp, PTL_OP_mul_Tensor, g, result), index),
+                                 t_fill(tp, src, src_zero, 1.0));
+        PtlIValue w[3] = {ptl_iv_tensor(src_single_zero), ptl_iv_tensor(lone),
+                          ptl_iv_tensor(rest)};
+        PtlTensorImpl *grad_src = lone && rest ? keep(tp, callv(PTL_OP_where_self, 3, w)) : NULL;
+        PtlTensorImpl *many = t1(tp, PTL_OP_any, t_num(tp, PTL_OP_gt_Tensor, src_num_zeros, 1.0));
+        if (grad_src == NULL || many == NULL) {
+            return -1;
+        }
+        *gsrc = ptl_item_double(many) != 0.0 ? keep(tp, delayed_error(grad_src)) : grad_src;
+        if (*gsrc == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* scatter_reduce(self, dim, index, src, reduce, include_self):
+ *   sum:  g, g.gather(dim, index)
+ *   prod: see prod_grads
+ *   mean: g / N, g.gather(dim, index) / N.gather(dim, index) with N the count of values
+ *         reduced into each slot (self counted when included; empty slots count one)
+ *   amax / amin: g split evenly among every self and src element equal to the result
+ * and with include_self=False the slots that received values pass nothing to self.  The
+ * tie count of amax / amin includes self even then, as PyTorch's does. */
+int
+scatter_reduce_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Temps temps = {0}, *tp = &temps;
+    PtlTensorImpl *self, *index, *src, *result, *g = gi[0], *gself = NULL, *gsrc = NULL;
+    const char *reduce = n->args[4].u.s;
+    int include_self = n->args[5].u.b;
+    if (saved(n, 0, &self) < 0 || keep(tp, self) == NULL || saved(n, 1, &index) < 0 ||
+        keep(tp, index) == NULL || saved(n, 2, &src) < 0 || keep(tp, src) == NULL ||
+        saved(n, 3, &result) < 0 || keep(tp, result) == NULL) {
+        return temps_end(tp, -1);
+    }
+    if (strcmp(reduce, "sum") == 0) {
+        gself = g;
+        gsrc = NEEDS(2) ? t_gather(tp, n, g, index) : NULL;
+    }
+    else if (strcmp(reduce, "prod") == 0) {
+        if (prod_grads(tp, n, g, self, index, src, result, &gself, &gsrc) < 0) {
+            return temps_end(tp, -1);
+        }
+    }
+    else if (strcmp(reduce, "mean") == 0) {
+        PtlTensorImpl *base = t1(tp, include_self ? PTL_OP_ones_like : PTL_OP_zeros_like, g);
+        PtlTensorImpl *count = t_scatter_add(tp, n, base, index, t1(tp, PTL_OP_ones_like, src));
+        count = t_fill(tp, count, t_num(tp, PTL_OP_eq_Tensor, count, 0.0), 1.0);
+        gself = t2(tp, PTL_OP_div_Tensor, g, count);
+        if (NEEDS(2)) {
+            gsrc = t2(tp, PTL_OP_div_Tensor, t_gather(tp, n, g, index),
+                      t_gather(tp, n, count, index));
+        }
+    }
+    else {
+        PtlTensorImpl *value = t_gather(tp, n, result, index);
+        PtlTensorImpl *self_is = t_to(tp, t2(tp, PTL_OP_eq_Tensor, self, result), self->dtype);
+        PtlTensorImpl *src_is = t_to(tp, t2(tp, PTL_OP_eq_Tensor, src, value), self->dtype);
+        PtlTensorImpl *shared = t2(tp, PTL_OP_div_Tensor, g,
+                                   t_scatter_add(tp, n, self_is, index, src_is));
+        gself = t2(tp, PTL_OP_mul_Tensor, self_is, shared);
+        if (NEEDS(2)) {
+            gsrc = t2(tp, PTL_OP_mul_Tensor, src_is, t_gather(tp, n, shared, index));
+        }
+    }
+    if (NEEDS(0) && !include_self) {
+        PtlIValue s[4] = {ptl_iv_tensor(gself), n->args[1], ptl_iv_tensor(index), ptl_iv_int(0)};
+        gself = gself ? keep(tp, callv(PTL_OP_scatter_value, 4, s)) : NULL;
+    }
+    if ((NEEDS(0) && gself == NULL) || (NEEDS(2) && gsrc == NULL)) {
+        return temps_end(tp, -1);
+    }
+    if (NEEDS(0) && put_same(n, go, 0, gself) < 0) {
+        return temps_end(tp, -1);
+    }
+    if (NEEDS(2) && put_same(n, go, 2, gsrc) < 0) {
+        return temps_end(tp, -1);
+    }
+    return temps_end(tp, 0);
+}
+
+/* scatter(self, dim, index, src|value, reduce=): PyTorch records a node that refuses
+ * backward ("derivative for aten::scatter is not implemented") */
+int
+scatter_legacy_reduce_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    (void)gi;
+    (void)go;
+    return ptl_error_set(PTL_ERR_RUNTIME, "derivative for %s is not implemented",
+                         n->op->schema.name);
+}
