@@ -37,7 +37,7 @@ tables_new(Tables *t, int dim, const int64_t *sizes)
     if (t->buf == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating index tables");
     }
-    for (int d = 0, off = 0; d < dim; off += (int)sizes[d], d++) {
+    for (int64_t d = 0, off = 0; d < dim; off += sizes[d], d++) {
         t->tab[d] = t->buf + off;
     }
     return 0;
@@ -374,8 +374,9 @@ repeat_interleave_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVa
         return ptl_error_set(PTL_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
     }
     if (rep->dtype != PTL_DTYPE_INT32 && rep->dtype != PTL_DTYPE_INT64) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"repeat_interleave_cpu\" not implemented "
-                                                      "for '%s'", ptl_dtype_legacy_name(rep->dtype));
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"repeat_interleave_cpu\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(rep->dtype));
     }
     if ((c = ptl_contiguous(rep)) == NULL) {
         return -1;
@@ -1242,14 +1243,17 @@ tensor_split_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     if (op->id == PTL_OP_tensor_split_tensor_indices_or_sections) {
         PtlTensorImpl *t = s[1].u.t;
         if (t->dtype != PTL_DTYPE_INT64) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "tensor_split expected tensor_indices_or_sections "
-                                                  "to have dtype of long, but got %s",
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "tensor_split expected tensor_indices_or_sections to have dtype "
+                                 "of long, but got %s",
                                  ptl_dtype_legacy_name(t->dtype));
         }
         if (t->dim > 1) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "tensor_split expected tensor_indices_or_sections "
-                                                  "to be a zero-dimensional or one-dimensional "
-                                                  "tensor, but got a tensor with %d dims", t->dim);
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "tensor_split expected tensor_indices_or_sections to be a "
+                                 "zero-dimensional or one-dimensional tensor, but got a tensor "
+                                 "with %d dims",
+                                 t->dim);
         }
         by_sections = t->dim == 0;
         if (by_sections) {
