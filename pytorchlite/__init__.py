@@ -18,6 +18,7 @@ from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
 from ._indexing import nonzero, unique, unique_consecutive  # noqa: F401
 from . import _indexing
+from ._shape_functions import broadcast_tensors, meshgrid  # noqa: F401,E402
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cuda  # noqa: F401

@@ -1,0 +1,1354 @@
+/* shape.c -- shape and ordering operators that move data: flip, roll, rot90, repeat,
+ * repeat_interleave, tril/triu, diag_embed, linalg_cross, trace; the views diagonal and
+ * unfold; and the composites built on them (fliplr, flipud, tile, diag, cross, kron, diff,
+ * broadcast_tensors, meshgrid, tensor_split).  Mirrors ATen/native/TensorShape.cpp,
+ * TensorTransformations.cpp, Repeat.cpp, TriangularOps.cpp, Cross.cpp and
+ * ReduceOps.cpp (trace).
+ *
+ * Note [Gather by offset tables]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * flip, roll, rot90 and repeat all read output index (i0, ..., ik) from the source at a byte
+ * offset that is a sum of one term per output dimension: tab[d][i_d].  Flipping dim d is
+ * tab[d][i] = (n - 1 - i) * stride; rolling it by s is ((i - s) mod n) * stride; repeating
+ * it is (i mod n) * stride; rot90 sends an output dim to the other rotated source dim.  One
+ * dtype-generic loop (copying elements by their size) serves them all. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "native.h"
+
+/* Per-output-dimension byte offsets into the source: tab[d][0..sizes[d]). */
+typedef struct Tables {
+    int64_t *buf;
+    int64_t *tab[PTL_MAX_DIMS];
+} Tables;
+
+static int
+tables_new(Tables *t, int dim, const int64_t *sizes)
+{
+    int64_t total = 0;
+    for (int d = 0; d < dim; d++) {
+        total += sizes[d];
+    }
+    t->buf = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1));
+    if (t->buf == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating index tables");
+    }
+    for (int64_t d = 0, off = 0; d < dim; off += sizes[d], d++) {
+        t->tab[d] = t->buf + off;
+    }
+    return 0;
+}
+
+static void
+copy_elem(char *dst, const char *src, size_t isz)
+{
+    switch (isz) {
+    case 1: *(uint8_t *)dst = *(const uint8_t *)src; break;
+    case 2: *(uint16_t *)dst = *(const uint16_t *)src; break;
+    case 4: *(uint32_t *)dst = *(const uint32_t *)src; break;
+    case 8: *(uint64_t *)dst = *(const uint64_t *)src; break;
+    default: memcpy(dst, src, isz); break;
+    }
+}
+
+/* dst[i0..ik] (element strides dst_strides) = *(src + sum_d tab[d][i_d]) for every index of
+ * `sizes`; see Note [Gather by offset tables]. */
+static void
+gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_t *const *tab,
+            int dim, const int64_t *sizes, size_t isz)
+{
+    int64_t idx[PTL_MAX_DIMS] = {0}, outer = 1;
+    if (dim == 0) {
+        copy_elem(dst, src, isz);
+        return;
+    }
+    for (int d = 0; d < dim; d++) {
+        if (sizes[d] == 0) {
+            return;
+        }
+        outer *= d < dim - 1 ? sizes[d] : 1;
+    }
+    int64_t n = sizes[dim - 1], dst_step = dst_strides[dim - 1] * (int64_t)isz;
+    const int64_t *inner = tab[dim - 1];
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t soff = 0, doff = 0;
+        for (int d = 0; d < dim - 1; d++) {
+            soff += tab[d][idx[d]];
+            doff += idx[d] * dst_strides[d] * (int64_t)isz;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            copy_elem(dst + doff + i * dst_step, src + soff + inner[i], isz);
+        }
+        for (int d = dim - 2; d >= 0; d--) {
+            if (++idx[d] < sizes[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/* The identity table of t's dim d: tab[i] = i * stride (bytes). */
+static void
+table_identity(int64_t *tab, const PtlTensorImpl *t, int d)
+{
+    for (int64_t i = 0; i < t->sizes[d]; i++) {
+        tab[i] = i * t->strides[d] * (int64_t)ptl_tensor_itemsize(t);
+    }
+}
+
+/* A new contiguous tensor of `sizes` with t's dtype whose element at index I is read from
+ * t through the tables filled by fill(tab, ctx) (Note [Gather by offset tables]). */
+typedef void (*FillTables)(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes,
+                           const void *ctx);
+
+static PtlTensorImpl *
+gather_new(PtlTensorImpl *t, int dim, const int64_t *sizes, FillTables fill, const void *ctx)
+{
+    Tables tb;
+    PtlTensorImpl *out = ptl_empty(dim, sizes, t->dtype, t->device);
+    if (out == NULL) {
+        return NULL;
+    }
+    if (out->numel == 0) {
+        return out;
+    }
+    if (tables_new(&tb, dim, sizes) < 0) {
+        ptl_decref(out);
+        return NULL;
+    }
+    fill(tb.tab, t, sizes, ctx);
+    void *gil = out->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    gather_copy(ptl_tensor_data(out), out->strides, ptl_tensor_data(t), tb.tab, dim, sizes,
+                ptl_tensor_itemsize(t));
+    ptl_nogil_end(gil);
+    free(tb.buf);
+    return out;
+}
+
+static int
+set_result(PtlIValue *s, PtlTensorImpl *out)
+{
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- flip ---- */
+
+static void
+flip_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx)
+{
+    const int *flipped = ctx;
+    for (int d = 0; d < t->dim; d++) {
+        table_identity(tab[d], t, d);
+        if (flipped[d]) {
+            for (int64_t i = 0; i < sizes[d]; i++) {
+                tab[d][i] = (sizes[d] - 1 - i) * t->strides[d] * (int64_t)ptl_tensor_itemsize(t);
+            }
+        }
+    }
+}
+
+/* flip(Tensor self, int[] dims) -> Tensor: [*] -> [*], reversed along every dim of dims */
+static int
+flip_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int flipped[PTL_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < s[1].u.il.n; i++) {
+        int64_t d = s[1].u.il.data[i];
+        if (ptl_wrap_dim(&d, self->dim) < 0) {
+            return -1;
+        }
+        if (flipped[d]++) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "dim %lld appears multiple times in the list "
+                                                  "of dims", (long long)d);
+        }
+    }
+    return set_result(s, gather_new(self, self->dim, self->sizes, flip_fill, flipped));
+}
+
+/* ---- roll ---- */
+
+static void
+roll_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx)
+{
+    const int64_t *shift = ctx;
+    for (int d = 0; d < t->dim; d++) {
+        int64_t n = sizes[d];
+        for (int64_t i = 0; i < n; i++) {
+            int64_t j = ((i - shift[d]) % n + n) % n;
+            tab[d][i] = j * t->strides[d] * (int64_t)ptl_tensor_itemsize(t);
+        }
+    }
+}
+
+/* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor: [*] -> [*]; out[i] =
+ * self[i - shift] along each rolled dim (cyclically); without dims the flattened tensor
+ * rolls */
+static int
+roll_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *flat, *out;
+    int64_t nshift = s[1].u.il.n, ndims = s[2].u.il.n, shift[PTL_MAX_DIMS] = {0};
+    if (nshift == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "`shifts` required");
+    }
+    if (ndims == 0 && nshift == 1) {
+        /* the flattened roll: a 1-D contiguous view of self, rolled, given self's shape */
+        PtlTensorImpl *c = ptl_contiguous(self);
+        if (c == NULL) {
+            return -1;
+        }
+        flat = ptl_tensor_impl_view(c, 1, &c->numel, NULL, c->storage_offset);
+        ptl_decref(c);
+        if (flat == NULL) {
+            return -1;
+        }
+        shift[0] = s[1].u.il.data[0];
+        out = flat->numel > 0 ? gather_new(flat, 1, flat->sizes, roll_fill, shift)
+                              : ptl_empty(1, flat->sizes, flat->dtype, flat->device);
+        ptl_decref(flat);
+        if (out != NULL) {
+            ptl_tensor_impl_set_sizes(out, self->dim, self->sizes, NULL);
+        }
+        return set_result(s, out);
+    }
+    if (nshift != ndims) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "shifts and dimensions must align. shifts: %lld, dims:%lld",
+                             (long long)nshift, (long long)ndims);
+    }
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as 0 but tensor has no "
+                                            "dimensions");
+    }
+    for (int64_t i = 0; i < ndims; i++) {
+        int64_t d = s[2].u.il.data[i];
+        if (ptl_wrap_dim(&d, self->dim) < 0) {
+            return -1;
+        }
+        if (self->sizes[d] > 0) {
+            shift[d] = (shift[d] + s[1].u.il.data[i] % self->sizes[d]) % self->sizes[d];
+        }
+    }
+    return set_result(s, gather_new(self, self->dim, self->sizes, roll_fill, shift));
+}
+
+/* ---- rot90 ---- */
+
+typedef struct Rot {
+    int64_t d0, d1, k;
+} Rot;
+
+static void
+rot_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx)
+{
+    const Rot *r = ctx;
+    int64_t isz = (int64_t)ptl_tensor_itemsize(t), n0 = t->sizes[r->d0], n1 = t->sizes[r->d1];
+    int64_t st0 = t->strides[r->d0] * isz, st1 = t->strides[r->d1] * isz;
+    for (int d = 0; d < t->dim; d++) {
+        if (d != r->d0 && d != r->d1) {
+            table_identity(tab[d], t, d);
+        }
+    }
+    for (int64_t i = 0; i < sizes[r->d0]; i++) {
+        tab[r->d0][i] = r->k == 0 ? i * st0
+                        : r->k == 1 ? (n1 - 1 - i) * st1
+                        : r->k == 2 ? (n0 - 1 - i) * st0
+                                    : i * st1;
+    }
+    for (int64_t j = 0; j < sizes[r->d1]; j++) {
+        tab[r->d1][j] = r->k == 0 ? j * st1
+                        : r->k == 1 ? j * st0
+                        : r->k == 2 ? (n1 - 1 - j) * st1
+                                    : (n0 - 1 - j) * st0;
+    }
+}
+
+/* rot90(Tensor self, int k=1, int[] dims=[0, 1]) -> Tensor: [.., n0 @d0, .., n1 @d1, ..] ->
+ * the same with n0 and n1 swapped when k is odd; turns from dims[0] towards dims[1] */
+static int
+rot90_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t sizes[PTL_MAX_DIMS];
+    Rot r;
+    if (s[2].u.il.n != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expected total rotation dims == 2, but got dims = %lld",
+                             (long long)s[2].u.il.n);
+    }
+    if (self->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected total dims >= 2, but got total dims = %d",
+                             self->dim);
+    }
+    r.d0 = s[2].u.il.data[0];
+    r.d1 = s[2].u.il.data[1];
+    if (r.d0 == r.d1 || llabs(r.d0 - r.d1) == self->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expected rotation dims to be different, but got dim0 = %lld and "
+                             "dim1 = %lld",
+                             (long long)r.d0, (long long)r.d1);
+    }
+    if (ptl_wrap_dim(&r.d0, self->dim) < 0 || ptl_wrap_dim(&r.d1, self->dim) < 0) {
+        return -1;
+    }
+    r.k = ((s[1].u.i % 4) + 4) % 4;
+    memcpy(sizes, self->sizes, sizeof(sizes));
+    if (r.k % 2 == 1) {
+        sizes[r.d0] = self->sizes[r.d1];
+        sizes[r.d1] = self->sizes[r.d0];
+    }
+    return set_result(s, gather_new(self, self->dim, sizes, rot_fill, &r));
+}
+
+/* ---- repeat ---- */
+
+static void
+repeat_fill(int64_t **tab, const PtlTensorImpl *t, const int64_t *sizes, const void *ctx)
+{
+    int lead = *(const int *)ctx;
+    for (int d = 0; d < lead; d++) {
+        memset(tab[d], 0, sizeof(int64_t) * (size_t)sizes[d]);
+    }
+    for (int d = lead; d < lead + t->dim; d++) {
+        int64_t n = t->sizes[d - lead];
+        for (int64_t i = 0; i < sizes[d]; i++) {
+            tab[d][i] = (i % n) * t->strides[d - lead] * (int64_t)ptl_tensor_itemsize(t);
+        }
+    }
+}
+
+/* repeat(Tensor self, int[] repeats) -> Tensor: [s0..sk] -> [r0, .., r_lead * s0, ..]: self
+ * tiled repeats[i] times along dim i (leading repeats add dims) */
+static int
+repeat_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t n = s[1].u.il.n, sizes[PTL_MAX_DIMS], numel;
+    const int64_t *r = s[1].u.il.data;
+    if (n < self->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Number of dimensions of repeat dims can not be "
+                                              "smaller than number of dimensions of tensor");
+    }
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    int lead = (int)n - self->dim;
+    for (int d = 0; d < n; d++) {
+        sizes[d] = r[d] * (d < lead ? 1 : self->sizes[d - lead]);
+    }
+    if (ptl_check_sizes((int)n, sizes, &numel) < 0) {
+        return -1;
+    }
+    return set_result(s, gather_new(self, (int)n, sizes, repeat_fill, &lead));
+}
+
+/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor:
+ * [n] -> [sum(repeats)]: i appears repeats[i] times */
+static int
+repeat_interleave_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *rep = s[0].u.t, *c, *out;
+    int64_t total = 0;
+    if (rep->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
+    }
+    if (rep->dtype != PTL_DTYPE_INT32 && rep->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"repeat_interleave_cpu\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(rep->dtype));
+    }
+    if ((c = ptl_contiguous(rep)) == NULL) {
+        return -1;
+    }
+    const char *p = ptl_tensor_data(c);
+    size_t isz = ptl_tensor_itemsize(c);
+    for (int64_t i = 0; i < c->numel; i++) {
+        int64_t k = ptl_load_int(p + (size_t)i * isz, c->dtype);
+        if (k < 0) {
+            ptl_decref(c);
+            return ptl_error_set(PTL_ERR_RUNTIME, "repeats can not be negative");
+        }
+        total += k;
+    }
+    if (s[1].tag == PTL_IV_INT && s[1].u.i != total) {
+        ptl_decref(c);
+        return ptl_error_set(PTL_ERR_RUNTIME, "allocated size does not match required size");
+    }
+    if ((out = ptl_empty(1, &total, c->dtype, c->device)) != NULL) {
+        char *o = ptl_tensor_data(out);
+        for (int64_t i = 0, at = 0; i < c->numel; i++) {
+            int64_t k = ptl_load_int(p + (size_t)i * isz, c->dtype);
+            for (int64_t j = 0; j < k; j++, at++) {
+                if (c->dtype == PTL_DTYPE_INT32) {
+                    ((int32_t *)o)[at] = (int32_t)i;
+                }
+                else {
+                    ((int64_t *)o)[at] = i;
+                }
+            }
+        }
+    }
+    ptl_decref(c);
+    return set_result(s, out);
+}
+
+/* ---- tril / triu ---- */
+
+/* Zeroes the elements of every matrix of t (the last two dims) that tril (lower != 0) or
+ * triu drops: column j of row i goes when j - i > k (tril) or j - i < k (triu). */
+static void
+zero_triangle(PtlTensorImpl *t, int64_t k, int lower)
+{
+    int nb = t->dim - 2;
+    int64_t rows = t->sizes[nb], cols = t->sizes[nb + 1], batches = 1, idx[PTL_MAX_DIMS] = {0};
+    int64_t isz = (int64_t)ptl_tensor_itemsize(t);
+    int64_t sr = t->strides[nb] * isz, sc = t->strides[nb + 1] * isz;
+    char *data = ptl_tensor_data(t);
+    if (t->numel == 0) {
+        return;
+    }
+    for (int d = 0; d < nb; d++) {
+        batches *= t->sizes[d];
+    }
+    for (int64_t b = 0; b < batches; b++) {
+        char *m = data;
+        for (int d = 0; d < nb; d++) {
+            m += idx[d] * t->strides[d] * isz;
+        }
+        for (int64_t i = 0; i < rows; i++) {
+            /* the dropped columns: [i + k + 1, cols) for tril, [0, i + k) for triu */
+            int64_t lo = lower ? i + k + 1 : 0, hi = lower ? cols : i + k;
+            lo = lo < 0 ? 0 : lo > cols ? cols : lo;
+            hi = hi < 0 ? 0 : hi > cols ? cols : hi;
+            for (int64_t j = lo; j < hi; j++) {
+                memset(m + i * sr + j * sc, 0, (size_t)isz);
+            }
+        }
+        for (int d = nb - 1; d >= 0; d--) {
+            if (++idx[d] < t->sizes[d]) {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/* tril/triu(Tensor self, int diagonal=0) and tril_/triu_: [*, m, n] -> [*, m, n], the
+ * elements on and below (tril) / above (triu) the diagonal-th diagonal kept, others 0 */
+static int
+triangle_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out;
+    int lower = op->id == PTL_OP_tril || op->id == PTL_OP_tril_;
+    if (self->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: input tensor must have at least 2 dimensions",
+                             lower ? "tril" : "triu");
+    }
+    if (op->schema.inplace) {
+        zero_triangle(self, s[1].u.i, lower);
+        ptl_tensor_bump_version(self);
+        ptl_incref(self);
+        s[0] = ptl_iv_tensor(self);
+        return 0;
+    }
+    if ((out = ptl_cast(self, self->dtype)) == NULL) {
+        return -1;
+    }
+    zero_triangle(out, s[1].u.i, lower);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- diagonals ---- */
+
+/* The geometry of t.diagonal(offset, d1, d2) (d1 != d2 wrapped): the other dims in order,
+ * then the diagonal.  Returns the view's dim; *off gets the storage offset. */
+static int
+diagonal_geometry(const PtlTensorImpl *t, int64_t offset, int64_t d1, int64_t d2,
+                  int64_t *sizes, int64_t *strides, int64_t *off)
+{
+    int k = 0;
+    int64_t len;
+    *off = t->storage_offset;
+    if (offset >= 0) {
+        len = t->sizes[d1] < t->sizes[d2] - offset ? t->sizes[d1] : t->sizes[d2] - offset;
+    }
+    else {
+        len = t->sizes[d1] + offset < t->sizes[d2] ? t->sizes[d1] + offset : t->sizes[d2];
+    }
+    len = len > 0 ? len : 0;
+    if (len > 0) {
+        *off += offset >= 0 ? offset * t->strides[d2] : -offset * t->strides[d1];
+    }
+    for (int d = 0; d < t->dim; d++) {
+        if (d != d1 && d != d2) {
+            sizes[k] = t->sizes[d];
+            strides[k++] = t->strides[d];
+        }
+    }
+    sizes[k] = len;
+    strides[k++] = t->strides[d1] + t->strides[d2];
+    return k;
+}
+
+/* Wraps d1 and d2 against dim and rejects equal ones (named as given); 0 or -1. */
+static int
+wrap_diag_dims(int64_t *d1, int64_t *d2, int dim)
+{
+    int64_t given1 = *d1, given2 = *d2;
+    if (ptl_wrap_dim(d1, dim) < 0 || ptl_wrap_dim(d2, dim) < 0) {
+        return -1;
+    }
+    if (*d1 == *d2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "diagonal dimensions cannot be identical %lld, %lld",
+                             (long long)given1, (long long)given2);
+    }
+    return 0;
+}
+
+/* diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a):
+ * [.., n1 @dim1, .., n2 @dim2, ..] -> [.. the other dims .., len], a view */
+static int
+diagonal_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *v;
+    int64_t d1 = s[2].u.i, d2 = s[3].u.i, sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS], off;
+    if (wrap_diag_dims(&d1, &d2, self->dim) < 0) {
+        return -1;
+    }
+    int dim = diagonal_geometry(self, s[1].u.i, d1, d2, sizes, strides, &off);
+    if ((v = ptl_tensor_impl_view(self, dim, sizes, strides, off)) == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(v);
+    return 0;
+}
+
+/* diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor:
+ * [*, n] -> [*, n + |offset| @dim1, n + |offset| @dim2] (zeros), self on the diagonal */
+static int
+diag_embed_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out;
+    int64_t offset = s[1].u.i, d1 = s[2].u.i, d2 = s[3].u.i;
+    int64_t sizes[PTL_MAX_DIMS], dsizes[PTL_MAX_DIMS], dstrides[PTL_MAX_DIMS], off;
+    int dim = self->dim + 1;
+    Tables tb;
+    if (dim > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    if (wrap_diag_dims(&d1, &d2, dim) < 0) {
+        return -1;
+    }
+    int64_t n = self->dim > 0 ? self->sizes[self->dim - 1] : 1;
+    int64_t len = n + (offset >= 0 ? offset : -offset);
+    for (int d = 0, k = 0; d < dim; d++) {
+        sizes[d] = d == d1 || d == d2 ? len : self->sizes[k++];
+    }
+    if ((out = ptl_empty(dim, sizes, self->dtype, self->device)) == NULL) {
+        return -1;
+    }
+    memset(ptl_tensor_data(out), 0, (size_t)out->numel * ptl_tensor_itemsize(out));
+    int vdim = diagonal_geometry(out, offset, d1, d2, dsizes, dstrides, &off);
+    if (out->numel > 0 && self->numel > 0) {
+        if (tables_new(&tb, self->dim, self->sizes) < 0) {
+            ptl_decref(out);
+            return -1;
+        }
+        for (int d = 0; d < self->dim; d++) {
+            table_identity(tb.tab[d], self, d);
+        }
+        gather_copy(out->storage->data + off * (int64_t)ptl_tensor_itemsize(out), dstrides,
+                    ptl_tensor_data(self), tb.tab, vdim, dsizes, ptl_tensor_itemsize(self));
+        free(tb.buf);
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a):
+ * [.., n @d, ..] -> [.., (n - size) / step + 1 @d, .., size], a view of sliding windows */
+static int
+unfold_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *v;
+    int64_t d = s[1].u.i, size = s[2].u.i, step = s[3].u.i;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    int64_t n = self->dim > 0 ? self->sizes[d] : 1, st = self->dim > 0 ? self->strides[d] : 1;
+    if (size > n) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "maximum size for tensor at dimension %lld is %lld but size is %lld",
+                             (long long)d, (long long)n, (long long)size);
+    }
+    if (size < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "size is %lld but must be >= 0", (long long)size);
+    }
+    if (step <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "step is %lld but must be > 0", (long long)step);
+    }
+    if (self->dim + 1 > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->dim);
+    if (self->dim > 0) {
+        sizes[d] = (n - size) / step + 1;
+        strides[d] = step * st;
+    }
+    sizes[self->dim] = size;
+    strides[self->dim] = st;
+    if ((v = ptl_tensor_impl_view(self, self->dim + 1, sizes, strides,
+                                  self->storage_offset)) == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(v);
+    return 0;
+}
+
+/* unfold_backward(Tensor grad_in, int[] input_sizes, int dim, int size, int step) -> Tensor:
+ * [.., windows @dim, .., size] -> input_sizes: every window's gradient added back at its
+ * place (overlapping windows sum) */
+static int
+unfold_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *g = s[0].u.t, *out;
+    int64_t nd = s[1].u.il.n, d = s[2].u.i, step = s[4].u.i, idx[PTL_MAX_DIMS] = {0};
+    if (ptl_wrap_dim(&d, nd) < 0) {
+        return -1;
+    }
+    if ((out = ptl_empty((int)nd, s[1].u.il.data, g->dtype, g->device)) == NULL) {
+        return -1;
+    }
+    memset(ptl_tensor_data(out), 0, (size_t)out->numel * ptl_tensor_itemsize(out));
+    char *o = ptl_tensor_data(out);
+    const char *gp = ptl_tensor_data(g);
+    size_t isz = ptl_tensor_itemsize(g);
+    for (int64_t e = 0; e < g->numel; e++) {
+        int64_t goff = 0, ooff = 0;
+        for (int k = 0; k < g->dim; k++) {
+            goff += idx[k] * g->strides[k];
+        }
+        for (int k = 0; k < nd; k++) {
+            int64_t i = k == d ? idx[k] * step + idx[g->dim - 1] : idx[k];
+            ooff += i * out->strides[k];
+        }
+        double v = ptl_load_double(gp + goff * (int64_t)isz, g->dtype);
+        char *p = o + ooff * (int64_t)isz;
+        ptl_store_double(p, out->dtype, ptl_load_double(p, out->dtype) + v);
+        for (int k = g->dim - 1; k >= 0; k--) {
+            if (++idx[k] < g->sizes[k]) {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* trace(Tensor self) -> Tensor: [m, n] -> [], the sum of the main diagonal (integers and
+ * bools sum to int64) */
+static int
+trace_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out;
+    if (self->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "trace: expected a matrix, but got tensor with dim %d", self->dim);
+    }
+    if (self->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"trace\" not implemented for 'Bool'");
+    }
+    int64_t n = self->sizes[0] < self->sizes[1] ? self->sizes[0] : self->sizes[1];
+    int64_t step = (self->strides[0] + self->strides[1]) * (int64_t)ptl_tensor_itemsize(self);
+    const char *p = ptl_tensor_data(self);
+    if (ptl_dtype_is_floating(self->dtype)) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            acc += ptl_load_double(p + i * step, self->dtype);
+        }
+        out = ptl_scalar_tensor(acc, self->dtype, self->device);
+    }
+    else {
+        uint64_t acc = 0;
+        for (int64_t i = 0; i < n; i++) {
+            acc += (uint64_t)ptl_load_int(p + i * step, self->dtype);
+        }
+        if ((out = ptl_empty(0, NULL, PTL_DTYPE_INT64, self->device)) != NULL) {
+            *(int64_t *)ptl_tensor_data(out) = (int64_t)acc;
+        }
+    }
+    return set_result(s, out);
+}
+
+/* ---- linalg_cross ---- */
+
+/* Stores the integer v (wrapping like C's unsigned arithmetic) as dtype dt at p. */
+static void
+store_int(char *p, PtlDtype dt, uint64_t v)
+{
+    switch (dt) {
+    case PTL_DTYPE_UINT8: *(uint8_t *)p = (uint8_t)v; break;
+    case PTL_DTYPE_INT8: *(int8_t *)p = (int8_t)v; break;
+    case PTL_DTYPE_INT16: *(int16_t *)p = (int16_t)v; break;
+    case PTL_DTYPE_INT32: *(int32_t *)p = (int32_t)v; break;
+    default: *(int64_t *)p = (int64_t)v; break;
+    }
+}
+
+/* One 3-vector cross product: a, b, o at byte strides sa, sb, so along the cross dim. */
+static void
+cross3(char *o, int64_t so, const char *a, int64_t sa, const char *b, int64_t sb, PtlDtype dt)
+{
+    if (ptl_dtype_is_floating(dt)) {
+        double x[3], y[3];
+        for (int i = 0; i < 3; i++) {
+            x[i] = ptl_load_double(a + i * sa, dt);
+            y[i] = ptl_load_double(b + i * sb, dt);
+        }
+        ptl_store_double(o, dt, x[1] * y[2] - x[2] * y[1]);
+        ptl_store_double(o + so, dt, x[2] * y[0] - x[0] * y[2]);
+        ptl_store_double(o + 2 * so, dt, x[0] * y[1] - x[1] * y[0]);
+        return;
+    }
+    uint64_t x[3], y[3];
+    for (int i = 0; i < 3; i++) {
+        x[i] = (uint64_t)ptl_load_int(a + i * sa, dt);
+        y[i] = (uint64_t)ptl_load_int(b + i * sb, dt);
+    }
+    store_int(o, dt, x[1] * y[2] - x[2] * y[1]);
+    store_int(o + so, dt, x[2] * y[0] - x[0] * y[2]);
+    store_int(o + 2 * so, dt, x[0] * y[1] - x[1] * y[0]);
+}
+
+/* Strides (elements) of t broadcast to `sizes` (dim equal to t's): 0 where t has size 1. */
+static void
+broadcast_strides(const PtlTensorImpl *t, int dim, const int64_t *sizes, int64_t *st)
+{
+    for (int d = 0; d < dim; d++) {
+        st[d] = t->sizes[d] == sizes[d] ? t->strides[d] : 0;
+    }
+}
+
+/* linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor: [*, 3 @dim, *] x2 ->
+ * the broadcast shape, the cross product along dim */
+static int
+linalg_cross_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t, *out;
+    int64_t d = s[2].u.i, sizes[PTL_MAX_DIMS], sa[PTL_MAX_DIMS], sb[PTL_MAX_DIMS];
+    int64_t idx[PTL_MAX_DIMS] = {0};
+    int dim;
+    if (a->dim != b->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "linalg.cross: inputs must have the same number of dimensions.");
+    }
+    if (ptl_wrap_dim(&d, a->dim) < 0) {
+        return -1;
+    }
+    if (a->dim == 0 || a->sizes[d] != 3 || b->sizes[d] != 3) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "linalg.cross: inputs dimension %lld must have length 3. Got %lld "
+                             "and %lld",
+                             (long long)s[2].u.i, (long long)(a->dim ? a->sizes[d] : 1),
+                             (long long)(b->dim ? b->sizes[d] : 1));
+    }
+    if (a->dtype != b->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                             ptl_dtype_legacy_name(a->dtype), ptl_dtype_legacy_name(b->dtype));
+    }
+    if (a->dtype == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"cross\" not implemented for 'Bool'");
+    }
+    if (ptl_broadcast_shapes(a->dim, a->sizes, b->dim, b->sizes, &dim, sizes) < 0) {
+        return -1;
+    }
+    if ((out = ptl_empty(dim, sizes, a->dtype, a->device)) == NULL) {
+        return -1;
+    }
+    broadcast_strides(a, dim, sizes, sa);
+    broadcast_strides(b, dim, sizes, sb);
+    int64_t isz = (int64_t)ptl_tensor_itemsize(out), count = out->numel / 3;
+    for (int64_t e = 0; e < count; e++) {
+        int64_t oa = 0, ob = 0, oo = 0;
+        for (int k = 0; k < dim; k++) {
+            oa += idx[k] * sa[k];
+            ob += idx[k] * sb[k];
+            oo += idx[k] * out->strides[k];
+        }
+        cross3(ptl_tensor_data(out) + oo * isz, out->strides[d] * isz,
+               ptl_tensor_data(a) + oa * isz, sa[d] * isz, ptl_tensor_data(b) + ob * isz,
+               sb[d] * isz, a->dtype);
+        for (int k = dim - 1; k >= 0; k--) {
+            if (k == d) {
+                continue;
+            }
+            if (++idx[k] < sizes[k]) {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+/* ---- composites: compositions of dispatcher ops (autograd flows through them) ---- */
+
+/* Calls op id with the first k arguments given and the others defaulted; new ref or NULL. */
+static PtlTensorImpl *
+call_k(PtlOpId id, int k, const PtlIValue *given)
+{
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    const PtlOperator *op = ptl_op(id);
+    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
+    for (int i = k; i < op->schema.nargs; i++) {
+        st[i] = op->schema.args[i].def;
+    }
+    return ptl_call_tensor(id, st);
+}
+
+/* fliplr(Tensor self) / flipud(Tensor self): flip along dim 1 / dim 0 */
+static int
+flip_lr_ud_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int lr = op->id == PTL_OP_fliplr;
+    int64_t d = lr ? 1 : 0;
+    if (self->dim < (lr ? 2 : 1)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Input must be >= %d-d.", lr ? 2 : 1);
+    }
+    PtlIValue a[2] = {s[0], ptl_iv_intlist(&d, 1)};
+    return set_result(s, call_k(PTL_OP_flip, 2, a));
+}
+
+/* tile(Tensor self, int[] dims): repeat with dims padded by leading ones to self's rank */
+static int
+tile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int64_t n = s[1].u.il.n, reps[PTL_MAX_DIMS];
+    if (n >= self->dim) {
+        return set_result(s, call_k(PTL_OP_repeat, 2, s));
+    }
+    int lead = self->dim - (int)n;
+    for (int d = 0; d < self->dim; d++) {
+        reps[d] = d < lead ? 1 : s[1].u.il.data[d - lead];
+    }
+    PtlIValue a[2] = {s[0], ptl_iv_intlist(reps, self->dim)};
+    return set_result(s, call_k(PTL_OP_repeat, 2, a));
+}
+
+/* repeat_interleave.self_Tensor / self_int (self, repeats, int? dim, *, int? output_size):
+ * self.index_select(dim, repeat_interleave(repeats)) (self flattened when dim is None) */
+static int
+repeat_interleave_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *input = NULL, *rep = NULL, *idx = NULL, *out = NULL;
+    int64_t d = 0, one = 1;
+    if (s[2].tag == PTL_IV_INT) {
+        d = s[2].u.i;
+        input = self;
+        ptl_incref(input);
+        if (ptl_wrap_dim(&d, self->dim) < 0) {
+            goto error;
+        }
+    }
+    else {
+        int64_t m1 = -1;
+        PtlIValue a[2] = {s[0], ptl_iv_intlist(&m1, 1)};
+        if ((input = call_k(PTL_OP_reshape, 2, a)) == NULL) {
+            goto error;
+        }
+    }
+    int64_t n = input->dim > 0 ? input->sizes[d] : 1;
+    if (op->id == PTL_OP_repeat_interleave_self_int) {
+        PTL_CHECK(s[1].u.i >= 0, PTL_ERR_RUNTIME, "Repeats must be non-negative");
+        PtlIValue v = ptl_iv_int(s[1].u.i);
+        if ((rep = ptl_empty(1, &n, PTL_DTYPE_INT64, self->device)) == NULL ||
+            ptl_fill_scalar(rep, &v) < 0) {
+            goto error;
+        }
+    }
+    else {
+        PtlTensorImpl *r = s[1].u.t;
+        PTL_CHECK(r->dim <= 1, PTL_ERR_RUNTIME, "repeats must be 0-dim or 1-dim tensor");
+        if (r->numel == 1) {
+            PtlIValue a[2] = {s[1], ptl_iv_intlist(&one, 1)}, b[2];
+            PtlTensorImpl *r1 = call_k(PTL_OP_reshape, 2, a);
+            if (r1 == NULL) {
+                goto error;
+            }
+            b[0] = ptl_iv_tensor(r1);
+            b[1] = ptl_iv_intlist(&n, 1);
+            rep = call_k(PTL_OP_expand, 2, b);
+            ptl_decref(r1);
+            if (rep == NULL) {
+                goto error;
+            }
+        }
+        else {
+            PTL_CHECK(r->dim == 1 && r->sizes[0] == n, PTL_ERR_RUNTIME,
+                      "repeats must have the same size as input along dim, but got "
+                      "repeats.size(0) = %lld and input.size(%lld) = %lld",
+                      (long long)(r->dim ? r->sizes[0] : 1), (long long)d, (long long)n);
+            rep = r;
+            ptl_incref(rep);
+        }
+    }
+    PtlIValue ri[2] = {ptl_iv_tensor(rep), s[3]};
+    if ((idx = call_k(PTL_OP_repeat_interleave_Tensor, 2, ri)) == NULL) {
+        goto error;
+    }
+    PtlIValue is[3] = {ptl_iv_tensor(input), ptl_iv_int(d), ptl_iv_tensor(idx)};
+    out = call_k(PTL_OP_index_select, 3, is);
+error:
+    ptl_xdecref(input);
+    ptl_xdecref(rep);
+    ptl_xdecref(idx);
+    return set_result(s, out);
+}
+
+/* diag(Tensor self, int diagonal=0): a 1-D self becomes the diagonal of a square matrix
+ * (diag_embed), a 2-D self gives a copy of its diagonal */
+static int
+diag_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *v, *out;
+    if (self->dim != 1 && self->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "diag(): Supports 1D or 2D tensors. Got %dD",
+                             self->dim);
+    }
+    PtlIValue a[4] = {s[0], s[1], ptl_iv_int(0), ptl_iv_int(1)};
+    if (self->dim == 1) {
+        return set_result(s, call_k(PTL_OP_diag_embed, 4, a));
+    }
+    if ((v = call_k(PTL_OP_diagonal, 4, a)) == NULL) {
+        return -1;
+    }
+    PtlIValue c[1] = {ptl_iv_tensor(v)};
+    out = call_k(PTL_OP_clone, 1, c);
+    ptl_decref(v);
+    return set_result(s, out);
+}
+
+/* cross(Tensor self, Tensor other, int? dim=None): linalg_cross; without dim, the first
+ * dimension of size 3 of the broadcast shape (deprecated, with PyTorch's warning) */
+static int
+cross_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
+    int64_t d = -1, sizes[PTL_MAX_DIMS];
+    int dim;
+    if (s[2].tag == PTL_IV_INT) {
+        d = s[2].u.i;
+    }
+    else {
+        if (ptl_broadcast_shapes(a->dim, a->sizes, b->dim, b->sizes, &dim, sizes) < 0) {
+            return -1;
+        }
+        for (int k = dim - 1; k >= 0; k--) {
+            d = sizes[k] == 3 ? k : d;
+        }
+        if (d < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "no dimension of size 3 in input");
+        }
+        ptl_warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                 "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                 "default value of dim will change to agree with that of linalg.cross in a "
+                 "future release.");
+    }
+    PtlIValue c[3] = {s[0], s[1], ptl_iv_int(d)};
+    return set_result(s, call_k(PTL_OP_linalg_cross, 3, c));
+}
+
+/* kron(Tensor self, Tensor other): [a0..ak] x [b0..bk] -> [a0*b0, .., ak*bk] (the shorter
+ * shape padded with leading ones): self viewed [a0, 1, a1, 1, ..] times other viewed
+ * [1, b0, 1, b1, ..], merged pairwise */
+static int
+kron_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t, *ra = NULL, *rb = NULL, *prod = NULL;
+    PtlTensorImpl *out = NULL;
+    int nd = a->dim > b->dim ? a->dim : b->dim;
+    int64_t sa[PTL_MAX_DIMS], sb[PTL_MAX_DIMS], so[PTL_MAX_DIMS];
+    if (2 * nd > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "kron: pytorchlite supports inputs of at most %d "
+                                              "dimensions", PTL_MAX_DIMS / 2);
+    }
+    for (int d = 0; d < nd; d++) {
+        int64_t x = d < nd - a->dim ? 1 : a->sizes[d - (nd - a->dim)];
+        int64_t y = d < nd - b->dim ? 1 : b->sizes[d - (nd - b->dim)];
+        sa[2 * d] = x;
+        sa[2 * d + 1] = 1;
+        sb[2 * d] = 1;
+        sb[2 * d + 1] = y;
+        so[d] = x * y;
+    }
+    PtlIValue x[2] = {s[0], ptl_iv_intlist(sa, 2 * nd)};
+    PtlIValue y[2] = {s[1], ptl_iv_intlist(sb, 2 * nd)};
+    if ((ra = call_k(PTL_OP_reshape, 2, x)) != NULL &&
+        (rb = call_k(PTL_OP_reshape, 2, y)) != NULL) {
+        PtlIValue m[2] = {ptl_iv_tensor(ra), ptl_iv_tensor(rb)};
+        prod = call_k(PTL_OP_mul_Tensor, 2, m);
+    }
+    if (prod != NULL) {
+        PtlIValue z[2] = {ptl_iv_tensor(prod), ptl_iv_intlist(so, nd)};
+        out = call_k(PTL_OP_reshape, 2, z);
+    }
+    ptl_xdecref(ra);
+    ptl_xdecref(rb);
+    ptl_xdecref(prod);
+    return set_result(s, out);
+}
+
+/* diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None): the
+ * n-th forward difference along dim of cat([prepend, self, append]) (xor for bool) */
+static int
+diff_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *cur = NULL, *hi = NULL, *lo = NULL, *next;
+    PtlTensorImpl *parts[3];
+    int64_t n = s[1].u.i, d = s[2].u.i;
+    int np = 0;
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "diff expects input to be at least "
+                                              "one-dimensional");
+    }
+    if (n < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "order must be non-negative but got %lld",
+                             (long long)n);
+    }
+    for (int k = 3; k <= 4; k++) {
+        if (s[k].tag == PTL_IV_TENSOR && s[k].u.t->dim != self->dim) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "diff expects prepend or append to be the "
+                                                  "same dimension as input");
+        }
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        return -1;
+    }
+    if (s[3].tag == PTL_IV_TENSOR) {
+        parts[np++] = s[3].u.t;
+    }
+    parts[np++] = self;
+    if (s[4].tag == PTL_IV_TENSOR) {
+        parts[np++] = s[4].u.t;
+    }
+    if (np > 1) {
+        PtlIValue c[2] = {ptl_iv_tensorlist(parts, np), ptl_iv_int(d)};
+        cur = call_k(PTL_OP_cat, 2, c);
+    }
+    else {
+        PtlIValue c[1] = {s[0]};
+        cur = call_k(PTL_OP_clone, 1, c);
+    }
+    for (int64_t i = 0; cur != NULL && i < n && cur->sizes[d] > 0; i++) {
+        int64_t len = cur->sizes[d] - 1;
+        PtlIValue h[4] = {ptl_iv_tensor(cur), ptl_iv_int(d), ptl_iv_int(1), ptl_iv_int(len)};
+        PtlIValue l[4] = {ptl_iv_tensor(cur), ptl_iv_int(d), ptl_iv_int(0), ptl_iv_int(len)};
+        next = NULL;
+        if ((hi = call_k(PTL_OP_narrow, 4, h)) != NULL &&
+            (lo = call_k(PTL_OP_narrow, 4, l)) != NULL) {
+            PtlIValue p[2] = {ptl_iv_tensor(hi), ptl_iv_tensor(lo)};
+            next = call_k(cur->dtype == PTL_DTYPE_BOOL ? PTL_OP_logical_xor : PTL_OP_sub_Tensor, 2,
+                          p);
+        }
+        PTL_CLEAR(hi);
+        PTL_CLEAR(lo);
+        ptl_decref(cur);
+        cur = next;
+    }
+    return set_result(s, cur);
+}
+
+/* Puts the owned list ts[0..n) (new refs; freed here on failure) in s[0]. */
+static int
+set_list(PtlIValue *s, PtlTensorImpl **ts, int64_t n, int failed)
+{
+    if (failed) {
+        for (int64_t i = 0; i < n; i++) {
+            ptl_xdecref(ts[i]);
+        }
+        free(ts);
+        return -1;
+    }
+    s[0] = ptl_iv_tensorlist(ts, n);
+    s[0].owned = 1;
+    return 0;
+}
+
+static PtlTensorImpl **
+list_new(int64_t n)
+{
+    PtlTensorImpl **ts = calloc((size_t)(n > 0 ? n : 1), sizeof(PtlTensorImpl *));
+    if (ts == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
+    }
+    return ts;
+}
+
+/* broadcast_tensors(Tensor[] tensors) -> Tensor[]: every tensor expanded to the common
+ * broadcast shape */
+static int
+broadcast_tensors_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl **in = s[0].u.tl.data, **ts;
+    int64_t n = s[0].u.tl.n, sizes[PTL_MAX_DIMS];
+    int dim = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (ptl_broadcast_shapes(dim, sizes, in[i]->dim, in[i]->sizes, &dim, sizes) < 0) {
+            return -1;
+        }
+    }
+    if ((ts = list_new(n)) == NULL) {
+        return -1;
+    }
+    int failed = 0;
+    for (int64_t i = 0; i < n && !failed; i++) {
+        PtlIValue a[2] = {ptl_iv_tensor(in[i]), ptl_iv_intlist(sizes, dim)};
+        failed = (ts[i] = call_k(PTL_OP_expand, 2, a)) == NULL;
+    }
+    return set_list(s, ts, n, failed);
+}
+
+/* meshgrid.indexing(Tensor[] tensors, *, str indexing) / meshgrid(Tensor[] tensors):
+ * n 0-D or 1-D tensors of sizes k0..kn -> n tensors of shape [k0, .., kn] ('ij'); 'xy' makes
+ * the grids of the first two inputs swapped: shape [k1, k0, k2, ..] */
+static int
+meshgrid_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl **in = s[0].u.tl.data, **ts;
+    int64_t n = s[0].u.tl.n, sizes[PTL_MAX_DIMS];
+    const char *indexing = op->id == PTL_OP_meshgrid_indexing ? s[1].u.s : "ij";
+    int xy = strcmp(indexing, "xy") == 0 && n >= 2;
+    if (n == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "meshgrid expects a non-empty TensorList");
+    }
+    if (strcmp(indexing, "xy") != 0 && strcmp(indexing, "ij") != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.meshgrid: indexing must be one of \"xy\" or "
+                                              "\"ij\", but received: %s", indexing);
+    }
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (in[i]->dim > 1) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.meshgrid: Expected 0D or 1D tensor in "
+                                                  "the tensor list but got a %dD tensor",
+                                 in[i]->dim);
+        }
+        if (in[i]->dtype != in[0]->dtype) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "meshgrid expects all tensors to have the "
+                                                  "same dtype");
+        }
+    }
+    /* 'xy' is 'ij' of the first two inputs swapped, its first two grids swapped back */
+    for (int64_t i = 0; i < n; i++) {
+        int64_t src = xy && i < 2 ? 1 - i : i;
+        sizes[i] = in[src]->numel;
+    }
+    if ((ts = list_new(n)) == NULL) {
+        return -1;
+    }
+    int failed = 0;
+    for (int64_t i = 0; i < n && !failed; i++) {
+        int64_t src = xy && i < 2 ? 1 - i : i, shape[PTL_MAX_DIMS];
+        PtlTensorImpl *v, *e;
+        for (int64_t k = 0; k < n; k++) {
+            shape[k] = k == i ? -1 : 1;
+        }
+        PtlIValue a[2] = {ptl_iv_tensor(in[src]), ptl_iv_intlist(shape, n)};
+        if ((v = call_k(PTL_OP_view, 2, a)) == NULL) {
+            failed = 1;
+            break;
+        }
+        PtlIValue b[2] = {ptl_iv_tensor(v), ptl_iv_intlist(sizes, n)};
+        e = call_k(PTL_OP_expand, 2, b);
+        ptl_decref(v);
+        failed = (ts[src] = e) == NULL;
+    }
+    return set_list(s, ts, n, failed);
+}
+
+/* tensor_split.sections / .indices / .tensor_indices_or_sections (Tensor(a -> *) self, ..,
+ * int dim=0) -> Tensor(a)[]: views of self along dim, `sections` nearly equal pieces (the
+ * first size % sections one longer) or the pieces between the indices (slice semantics) */
+static int
+tensor_split_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, **ts;
+    int64_t d = s[2].u.i, sections = 0, nidx = 0, *idx = NULL, one_idx;
+    int by_sections = op->id == PTL_OP_tensor_split_sections;
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "tensor_split expected at least a 1-dimensional "
+                                              "tensor, but got a tensor with 0 dims");
+    }
+    if (op->id == PTL_OP_tensor_split_tensor_indices_or_sections) {
+        PtlTensorImpl *t = s[1].u.t;
+        if (t->dtype != PTL_DTYPE_INT64) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "tensor_split expected tensor_indices_or_sections to have dtype "
+                                 "of long, but got %s",
+                                 ptl_dtype_legacy_name(t->dtype));
+        }
+        if (t->dim > 1) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "tensor_split expected tensor_indices_or_sections to be a "
+                                 "zero-dimensional or one-dimensional tensor, but got a tensor "
+                                 "with %d dims",
+                                 t->dim);
+        }
+        by_sections = t->dim == 0;
+        if (by_sections) {
+            sections = *(const int64_t *)ptl_tensor_data(t);
+        }
+        else {
+            PtlTensorImpl *c = ptl_contiguous(t);
+            if (c == NULL) {
+                return -1;
+            }
+            nidx = c->numel;
+            if ((idx = malloc(sizeof(int64_t) * (size_t)(nidx > 0 ? nidx : 1))) == NULL) {
+                ptl_decref(c);
+                return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+            }
+            memcpy(idx, ptl_tensor_data(c), sizeof(int64_t) * (size_t)nidx);
+            ptl_decref(c);
+        }
+    }
+    else if (by_sections) {
+        sections = s[1].u.i;
+    }
+    else {
+        nidx = s[1].u.il.n;
+        if ((idx = malloc(sizeof(int64_t) * (size_t)(nidx > 0 ? nidx : 1))) == NULL) {
+            return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        }
+        memcpy(idx, s[1].u.il.data, sizeof(int64_t) * (size_t)nidx);
+    }
+    if (by_sections && sections <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "number of sections must be larger than 0, got %lld",
+                             (long long)sections);
+    }
+    if (ptl_wrap_dim(&d, self->dim) < 0) {
+        free(idx);
+        return -1;
+    }
+    int64_t n = by_sections ? sections : nidx + 1, size = self->sizes[d];
+    if ((ts = list_new(n)) == NULL) {
+        free(idx);
+        return -1;
+    }
+    int failed = 0;
+    for (int64_t i = 0, start = 0; i < n && !failed; i++) {
+        PtlIValue a[5] = {ptl_iv_tensor(self), ptl_iv_int(d), ptl_iv_int(0), ptl_iv_none(),
+                          ptl_iv_int(1)};
+        if (by_sections) {
+            int64_t len = size / sections + (i < size % sections ? 1 : 0);
+            a[2] = ptl_iv_int(start);
+            a[3] = ptl_iv_int(start + len);
+            start += len;
+        }
+        else {
+            a[2] = ptl_iv_int(i == 0 ? 0 : idx[i - 1]);
+            one_idx = i < nidx ? idx[i] : 0;
+            a[3] = i < nidx ? ptl_iv_int(one_idx) : ptl_iv_none();
+        }
+        failed = (ts[i] = call_k(PTL_OP_slice_Tensor, 5, a)) == NULL;
+    }
+    free(idx);
+    return set_list(s, ts, n, failed);
+}
+
+static const PtlKernelReg shape_cpu_kernels[] = {
+    {PTL_OP_flip, PTL_KEY_CPU, flip_cpu},
+    {PTL_OP_roll, PTL_KEY_CPU, roll_cpu},
+    {PTL_OP_rot90, PTL_KEY_CPU, rot90_cpu},
+    {PTL_OP_repeat, PTL_KEY_CPU, repeat_cpu},
+    {PTL_OP_repeat_interleave_Tensor, PTL_KEY_CPU, repeat_interleave_tensor_cpu},
+    {PTL_OP_tril, PTL_KEY_CPU, triangle_cpu},
+    {PTL_OP_tril_, PTL_KEY_CPU, triangle_cpu},
+    {PTL_OP_triu, PTL_KEY_CPU, triangle_cpu},
+    {PTL_OP_triu_, PTL_KEY_CPU, triangle_cpu},
+    {PTL_OP_diagonal, PTL_KEY_CPU, diagonal_cpu},
+    {PTL_OP_diag_embed, PTL_KEY_CPU, diag_embed_cpu},
+    {PTL_OP_unfold, PTL_KEY_CPU, unfold_cpu},
+    {PTL_OP_unfold_backward, PTL_KEY_CPU, unfold_backward_cpu},
+    {PTL_OP_trace, PTL_KEY_CPU, trace_cpu},
+    {PTL_OP_linalg_cross, PTL_KEY_CPU, linalg_cross_cpu},
+    {PTL_OP_fliplr, PTL_KEY_COMPOSITE_IMPLICIT, flip_lr_ud_composite},
+    {PTL_OP_flipud, PTL_KEY_COMPOSITE_IMPLICIT, flip_lr_ud_composite},
+    {PTL_OP_tile, PTL_KEY_COMPOSITE_IMPLICIT, tile_composite},
+    {PTL_OP_repeat_interleave_self_Tensor, PTL_KEY_COMPOSITE_IMPLICIT,
+     repeat_interleave_composite},
+    {PTL_OP_repeat_interleave_self_int, PTL_KEY_COMPOSITE_IMPLICIT, repeat_interleave_composite},
+    {PTL_OP_diag, PTL_KEY_COMPOSITE_IMPLICIT, diag_composite},
+    {PTL_OP_cross, PTL_KEY_COMPOSITE_IMPLICIT, cross_composite},
+    {PTL_OP_kron, PTL_KEY_COMPOSITE_IMPLICIT, kron_composite},
+    {PTL_OP_diff, PTL_KEY_COMPOSITE_IMPLICIT, diff_composite},
+    {PTL_OP_broadcast_tensors, PTL_KEY_COMPOSITE_IMPLICIT, broadcast_tensors_composite},
+    {PTL_OP_meshgrid_indexing, PTL_KEY_COMPOSITE_IMPLICIT, meshgrid_composite},
+    {PTL_OP_meshgrid, PTL_KEY_COMPOSITE_IMPLICIT, meshgrid_composite},
+    {PTL_OP_tensor_split_sections, PTL_KEY_COMPOSITE_IMPLICIT, tensor_split_composite},
+    {PTL_OP_tensor_split_indices, PTL_KEY_COMPOSITE_IMPLICIT, tensor_split_composite},
+    {PTL_OP_tensor_split_tensor_indices_or_sections, PTL_KEY_COMPOSITE_IMPLICIT,
+     tensor_split_composite},
+};
+PTL_DEFINE_REGISTER(shape_cpu_kernels)
