@@ -44,6 +44,7 @@ typedef struct LaneJob {
     int descending;
     int64_t pos;             /* kthvalue: the 0-based rank */
     char *vals;              /* NULL: indices only (argsort) */
+    char *scratch;           /* one lane's sort buffers when there is one lane, else NULL */
     int64_t *idx;            /* NULL: values only (logcumsumexp) */
 } LaneJob;
 
@@ -317,8 +318,8 @@ run_lanes(void *ctx, int64_t b, int64_t e)
     int64_t n = job->len, isz = (int64_t)ptl_dtype_itemsize(job->dt);
     int wide = isz == 8, sorting = job->kind <= L_MODE;
     size_t ksz = wide ? 8 : 4;
-    char *mem = NULL;
-    if (sorting) {
+    char *mem = job->scratch;
+    if (sorting && mem == NULL) {
         mem = malloc((size_t)n * 2 * (ksz + sizeof(int64_t)) + 1);
         if (mem == NULL) {
             return ptl_error_set(PTL_ERR_RUNTIME, "sort: out of memory");
@@ -357,7 +358,9 @@ run_lanes(void *ctx, int64_t b, int64_t e)
             radix32(ka, ia, kb, ib, n, &k32, &ix);
         }
         if (k32 == NULL && k64 == NULL) {
-            free(mem);
+            if (mem != job->scratch) {
+                free(mem);
+            }
             return ptl_error_set(PTL_ERR_RUNTIME, "sort: out of memory");
         }
         if (job->kind == L_SORT) {
@@ -368,7 +371,9 @@ run_lanes(void *ctx, int64_t b, int64_t e)
         one.pos = job->kind == L_MODE ? mode_pos(k32, k64, n) : select_pos(job, k32, k64, n);
         emit_sorted(&one, p, ix, l, isz);
     }
-    free(mem);
+    if (mem != job->scratch) {
+        free(mem);
+    }
     return 0;
 }
 
@@ -423,7 +428,7 @@ static int
 lanes_into(LaneJob *job, PtlIValue *s, int dim, const int64_t *sizes, int want_vals,
            PtlDevice device)
 {
-    PtlTensorImpl *vals = NULL, *idx = NULL;
+    PtlTensorImpl *vals = NULL, *idx = NULL, *scratch = NULL;
     if (want_vals && (vals = ptl_empty(dim, sizes, job->dt, device)) == NULL) {
         return -1;
     }
@@ -433,9 +438,23 @@ lanes_into(LaneJob *job, PtlIValue *s, int dim, const int64_t *sizes, int want_v
     }
     job->vals = vals ? ptl_tensor_data(vals) : NULL;
     job->idx = idx ? (int64_t *)ptl_tensor_data(idx) : NULL;
+    /* a single long lane sorts in buffers from the tensor allocator, which keeps big
+     * blocks for reuse: no fresh pages to fault in when the same size is sorted again */
+    int64_t nlanes = 1;
+    for (int i = 0; i < job->nd; i++) {
+        nlanes *= job->osize[i];
+    }
+    if (job->kind <= L_MODE && nlanes == 1 && job->len > SMALL_LANE) {
+        int64_t bytes = job->len * 2 * (8 + (int64_t)sizeof(int64_t));
+        if ((scratch = ptl_empty(1, &bytes, PTL_DTYPE_UINT8, device)) == NULL) {
+            goto error;
+        }
+        job->scratch = ptl_tensor_data(scratch);
+    }
     if (lanes_go(job) < 0) {
         goto error;
     }
+    ptl_xdecref(scratch);
     if (vals == NULL) {
         s[0] = ptl_iv_tensor(idx);
         return 0;
@@ -446,6 +465,7 @@ lanes_into(LaneJob *job, PtlIValue *s, int dim, const int64_t *sizes, int want_v
     }
     return 0;
 error:
+    ptl_xdecref(scratch);
     ptl_xdecref(vals);
     ptl_xdecref(idx);
     return -1;
