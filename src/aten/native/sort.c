@@ -9,10 +9,11 @@
  * unsigned order is the wanted order: integers are offset by their minimum, floats have
  * their sign bit flipped (negative floats all bits), -0.0 becomes +0.0 and every NaN the
  * largest key (NaN sorts after +inf, as in PyTorch); descending order inverts the keys.
- * One- to four-byte dtypes (float16 and bfloat16 through float) use 32-bit keys, int64 and
- * float64 64-bit keys.  (key, index) pairs are sorted by an LSD radix sort, one byte per
- * pass, skipping the passes in which every key has the same byte (so an int8 lane takes one
- * pass); short lanes use insertion sort.  Both are stable, so every sort here is stable:
+ * One- to four-byte dtypes (float16 and bfloat16 through float) use 32-bit keys, packed
+ * with the element's index into one uint64 (key << 32 | index: half the memory traffic of
+ * separate arrays), int64 and float64 64-bit keys beside an index array.  Keys are sorted
+ * by an LSD radix sort, one byte per pass, skipping the passes in which every key has the
+ * same byte (so an int8 lane takes one pass); short lanes use insertion sort.  Both are stable, so every sort here is stable:
  * ties keep their input order, which also fixes the indices median and mode report.
  * Lanes are split over the threads. */
 #include <math.h>
@@ -84,19 +85,26 @@ key_f64(double x)
         k[i] = (EXPR) ^ flip;                                                             \
     }
 
+/* 32-bit keys packed with the element's index: key << 32 | index */
+#define FILL_PACKED(T, EXPR)                                                              \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+        T x = *(const T *)(p + i * st);                                                   \
+        k[i] = (uint64_t)((EXPR) ^ flip) << 32 | (uint64_t)i;                             \
+    }
+
 static void
-keys32(const char *p, int64_t st, int64_t n, PtlDtype dt, int descending, uint32_t *k)
+keys32(const char *p, int64_t st, int64_t n, PtlDtype dt, int descending, uint64_t *k)
 {
     uint32_t flip = descending ? 0xFFFFFFFFu : 0;
     switch (dt) {
-    case PTL_DTYPE_BOOL: FILL_KEYS(uint8_t, (uint32_t)(x != 0)) break;
-    case PTL_DTYPE_UINT8: FILL_KEYS(uint8_t, (uint32_t)x) break;
-    case PTL_DTYPE_INT8: FILL_KEYS(int8_t, (uint32_t)(x + 128)) break;
-    case PTL_DTYPE_INT16: FILL_KEYS(int16_t, (uint32_t)(x + 32768)) break;
-    case PTL_DTYPE_INT32: FILL_KEYS(int32_t, (uint32_t)x ^ 0x80000000u) break;
-    case PTL_DTYPE_FLOAT16: FILL_KEYS(ptl_half, key_f32(ptl_half_to_f(x))) break;
-    case PTL_DTYPE_BFLOAT16: FILL_KEYS(ptl_bf16, key_f32(ptl_bf16_to_f(x))) break;
-    default: FILL_KEYS(float, key_f32(x)) break;
+    case PTL_DTYPE_BOOL: FILL_PACKED(uint8_t, (uint32_t)(x != 0)) break;
+    case PTL_DTYPE_UINT8: FILL_PACKED(uint8_t, (uint32_t)x) break;
+    case PTL_DTYPE_INT8: FILL_PACKED(int8_t, (uint32_t)(x + 128)) break;
+    case PTL_DTYPE_INT16: FILL_PACKED(int16_t, (uint32_t)(x + 32768)) break;
+    case PTL_DTYPE_INT32: FILL_PACKED(int32_t, (uint32_t)x ^ 0x80000000u) break;
+    case PTL_DTYPE_FLOAT16: FILL_PACKED(ptl_half, key_f32(ptl_half_to_f(x))) break;
+    case PTL_DTYPE_BFLOAT16: FILL_PACKED(ptl_bf16, key_f32(ptl_bf16_to_f(x))) break;
+    default: FILL_PACKED(float, key_f32(x)) break;
     }
 }
 
@@ -171,7 +179,54 @@ keys64(const char *p, int64_t st, int64_t n, PtlDtype dt, int descending, uint64
         *ires = ix;                                                                       \
     }
 
-DEFINE_RADIX(radix32, uint32_t, 4)
+
+/* Sorts packed keys (FILL_PACKED) by their key bytes; a[0..n) starts in index order, so an
+ * LSD pass per key byte leaves equal keys in index order.  Returns the buffer holding the
+ * result (a or b).  Short lanes: insertion sort of the whole values (all distinct). */
+static uint64_t *
+radix_packed(uint64_t *a, uint64_t *b, int64_t n)
+{
+    int64_t cnt[4][256];
+    if (n <= SMALL_LANE) {
+        for (int64_t i = 1; i < n; i++) {
+            uint64_t v = a[i];
+            int64_t j = i;
+            for (; j > 0 && a[j - 1] > v; j--) {
+                a[j] = a[j - 1];
+            }
+            a[j] = v;
+        }
+        return a;
+    }
+    memset(cnt, 0, sizeof(cnt));
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = a[i] >> 32;
+        cnt[0][v & 255]++;
+        cnt[1][(v >> 8) & 255]++;
+        cnt[2][(v >> 16) & 255]++;
+        cnt[3][v >> 24]++;
+    }
+    for (int byte = 0; byte < 4; byte++) {
+        int sh = 32 + 8 * byte;
+        int64_t *c = cnt[byte], sum = 0;
+        if (c[(a[0] >> sh) & 255] == n) {
+            continue;
+        }
+        for (int d = 0; d < 256; d++) {
+            int64_t here = c[d];
+            c[d] = sum;
+            sum += here;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t v = a[i];
+            b[c[(v >> sh) & 255]++] = v;
+        }
+        uint64_t *tmp = a;
+        a = b;
+        b = tmp;
+    }
+    return a;
+}
 DEFINE_RADIX(radix64, uint64_t, 8)
 
 static inline void
@@ -247,6 +302,52 @@ emit_sorted(const LaneJob *job, const char *p, const int64_t *ix, int64_t l, int
             copy_elem(job->vals + o * isz, p + ix[j] * job->st, isz);
         }
         job->idx[o] = ix[j];
+    }
+}
+
+static inline float
+unkey_f32(uint32_t key)
+{
+    uint32_t u = (key & 0x80000000u) ? (key ^ 0x80000000u) : ~key;
+    float f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+#define DECODE(T, EXPR, SPECIAL)                                                          \
+    for (int64_t j = 0; j < job->nsel; j++, o += job->inner) {                            \
+        uint32_t key = k[j] ^ flip;                                                       \
+        T *dst = (T *)job->vals + o;                                                      \
+        if (SPECIAL) {                                                                    \
+            memcpy(dst, p + ix[j] * job->st, sizeof(T));                                  \
+        }                                                                                 \
+        else {                                                                            \
+            *dst = EXPR;                                                                  \
+        }                                                                                 \
+        job->idx[o] = ix[j];                                                              \
+    }                                                                                     \
+    break;
+
+/* the keys of zeros and NaNs dropped the sign / the payload */
+#define F_SPECIAL (key == 0xFFFFFFFFu || key == 0x80000000u)
+
+/* sort / topk values of a 32-bit-key dtype decoded from the sorted keys: a sequential
+ * pass instead of gathering the input at the sorted indices (zeros and NaNs are gathered) */
+static void
+emit_from_keys(const LaneJob *job, const char *p, const uint32_t *k, const int64_t *ix,
+               int64_t l)
+{
+    uint32_t flip = job->descending ? 0xFFFFFFFFu : 0;
+    int64_t o = (l / job->inner) * job->nsel * job->inner + l % job->inner;
+    switch (job->dt) {
+    case PTL_DTYPE_BOOL:
+    case PTL_DTYPE_UINT8: DECODE(uint8_t, (uint8_t)key, 0)
+    case PTL_DTYPE_INT8: DECODE(int8_t, (int8_t)((int32_t)key - 128), 0)
+    case PTL_DTYPE_INT16: DECODE(int16_t, (int16_t)((int32_t)key - 32768), 0)
+    case PTL_DTYPE_INT32: DECODE(int32_t, (int32_t)(key ^ 0x80000000u), 0)
+    case PTL_DTYPE_FLOAT16: DECODE(ptl_half, ptl_f_to_half(unkey_f32(key)), F_SPECIAL)
+    case PTL_DTYPE_BFLOAT16: DECODE(ptl_bf16, ptl_f_to_bf16(unkey_f32(key)), F_SPECIAL)
+    default: DECODE(float, unkey_f32(key), F_SPECIAL)
     }
 }
 
@@ -346,16 +447,24 @@ run_lanes(void *ctx, int64_t b, int64_t e)
         uint32_t *k32 = NULL;
         uint64_t *k64 = NULL;
         int64_t *ix = NULL;
-        for (int64_t i = 0; i < n; i++) {
-            ia[i] = i;
-        }
         if (wide) {
+            for (int64_t i = 0; i < n; i++) {
+                ia[i] = i;
+            }
             keys64(p, job->st, n, job->dt, job->descending, ka);
             radix64(ka, ia, kb, ib, n, &k64, &ix);
         }
         else {
-            keys32(p, job->st, n, job->dt, job->descending, ka);
-            radix32(ka, ia, kb, ib, n, &k32, &ix);
+            /* packed in mem[0, 16n); unpacked into the other half of it and mem[16n, 24n) */
+            uint64_t *pa = (uint64_t *)mem, *pb = pa + n;
+            keys32(p, job->st, n, job->dt, job->descending, pa);
+            uint64_t *res = radix_packed(pa, pb, n);
+            ix = (int64_t *)(res == pa ? pb : pa);
+            k32 = (uint32_t *)(pb + n);
+            for (int64_t i = 0; i < n; i++) {
+                ix[i] = (int64_t)(uint32_t)res[i];
+                k32[i] = (uint32_t)(res[i] >> 32);
+            }
         }
         if (k32 == NULL && k64 == NULL) {
             if (mem != job->scratch) {
@@ -364,7 +473,12 @@ run_lanes(void *ctx, int64_t b, int64_t e)
             return ptl_error_set(PTL_ERR_RUNTIME, "sort: out of memory");
         }
         if (job->kind == L_SORT) {
-            emit_sorted(job, p, ix, l, isz);
+            if (k32 != NULL && job->vals != NULL) {
+                emit_from_keys(job, p, k32, ix, l);
+            }
+            else {
+                emit_sorted(job, p, ix, l, isz);
+            }
             continue;
         }
         LaneJob one = *job;
@@ -413,6 +527,10 @@ lanes_go(LaneJob *job)
     }
     if (nlanes == 0 || job->len == 0) {
         return 0;
+    }
+    if (job->kind <= L_MODE && ptl_dtype_itemsize(job->dt) < 8 && job->len > UINT32_MAX) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "sort: a lane of more than 2^32 - 1 elements is not supported");
     }
     int64_t work = nlanes * job->len;
     void *token = work >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
