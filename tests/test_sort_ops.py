@@ -158,6 +158,27 @@ def test_topk_nan_like_torch_and_errors():
     assert repr(r).startswith("torch.return_types.topk(")
 
 
+def test_topk_small_k_of_long_lanes():
+    """k far below the lane length takes the heap path: the same set and order as the
+    first k of the stable sort, NaN counted as the largest."""
+    gen = np.random.default_rng(3)
+    for dtype in (ptl.float32, ptl.int32, ptl.float16, ptl.uint8):
+        a = gen.integers(-50, 50, size=(3, 4000)).astype(np.float64)
+        if dtype == ptl.uint8:
+            a = np.abs(a)
+        t = ptl.tensor(a).to(dtype)
+        if dtype in (ptl.float32, ptl.float16):
+            t[1, ::9] = NAN
+        for k in (1, 5, 200):
+            for largest in (True, False):
+                v, i = ptl.topk(t, k, 1, largest)
+                s = ptl.sort(t, dim=1, descending=largest, stable=True)
+                assert_close(i, to_numpy(s.indices)[:, :k])
+                assert_close(v, to_numpy(s.values)[:, :k], dtype=dtype)
+                tv = torch.topk(torch.tensor(to_numpy(t)), k, 1, largest).values
+                assert_close(v, tv.numpy())
+
+
 # ---- kthvalue / median / nanmedian / mode ----
 
 def lane_pick(a, d, shape, pick, keepdim):

@@ -229,6 +229,54 @@ radix_packed(uint64_t *a, uint64_t *b, int64_t n)
 }
 DEFINE_RADIX(radix64, uint64_t, 8)
 
+/* Sifts v down from the root of the max-heap a[0..k). */
+static inline void
+sift_down(uint64_t *a, int64_t k, uint64_t v)
+{
+    int64_t c = 0;
+    while (2 * c + 1 < k) {
+        int64_t m = 2 * c + 1;
+        if (m + 1 < k && a[m + 1] > a[m]) {
+            m++;
+        }
+        if (a[m] <= v) {
+            break;
+        }
+        a[c] = a[m];
+        c = m;
+    }
+    a[c] = v;
+}
+
+/* Moves the k smallest of the packed values a[0..n) to a[0..k), ascending: a max-heap of
+ * the best k so far (one comparison per element for topk with k much smaller than the
+ * lane), then heapsort.  The values are distinct (the index is part of them), so this is
+ * the first k of the stable order. */
+static void
+smallest_k(uint64_t *a, int64_t n, int64_t k)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = a[i];
+        int64_t c;
+        if (i >= k && v >= a[0]) {
+            continue;
+        }
+        if (i < k) {    /* sift up */
+            for (c = i; c > 0 && a[(c - 1) / 2] < v; c = (c - 1) / 2) {
+                a[c] = a[(c - 1) / 2];
+            }
+            a[c] = v;
+            continue;
+        }
+        sift_down(a, k, v);    /* replaces the root */
+    }
+    for (int64_t end = k - 1; end > 0; end--) {
+        uint64_t v = a[end];
+        a[end] = a[0];
+        sift_down(a, end, v);
+    }
+}
+
 static inline void
 copy_elem(char *dst, const char *src, int64_t isz)
 {
@@ -457,11 +505,19 @@ run_lanes(void *ctx, int64_t b, int64_t e)
         else {
             /* packed in mem[0, 16n); unpacked into the other half of it and mem[16n, 24n) */
             uint64_t *pa = (uint64_t *)mem, *pb = pa + n;
+            int64_t m = n;
             keys32(p, job->st, n, job->dt, job->descending, pa);
-            uint64_t *res = radix_packed(pa, pb, n);
+            uint64_t *res = pa;
+            if (job->kind == L_SORT && job->nsel < n / 16) {
+                smallest_k(pa, n, job->nsel);
+                m = job->nsel;
+            }
+            else {
+                res = radix_packed(pa, pb, n);
+            }
             ix = (int64_t *)(res == pa ? pb : pa);
             k32 = (uint32_t *)(pb + n);
-            for (int64_t i = 0; i < n; i++) {
+            for (int64_t i = 0; i < m; i++) {
                 ix[i] = (int64_t)(uint32_t)res[i];
                 k32[i] = (uint32_t)(res[i] >> 32);
             }
