@@ -1,0 +1,51 @@
+"""Sorting benchmarks: sort of 1e6 float32 (one lane, then 1000 lanes of 1000), topk and
+cummax.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+IMPLS = ["pytorchlite", "numpy"] + (["torch"] if torch is not None else [])
+
+
+def make(impl, a):
+    if impl == "pytorchlite":
+        return ptl.tensor(a)
+    if impl == "torch":
+        return torch.tensor(a)
+    return a
+
+
+def run(benchmark, impl, fn, *arrays):
+    args = [make(impl, a) for a in arrays]
+    benchmark(fn, *args)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("shape", [(10**6,), (1000, 1000)])
+def test_sort_float32(benchmark, impl, shape):
+    benchmark.group = f"sort {shape} float32"
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    fn = (lambda x: np.sort(x, -1)) if impl == "numpy" else (lambda x: x.sort(-1))
+    run(benchmark, impl, fn, a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_argsort_int64(benchmark, impl):
+    benchmark.group = "argsort 1e6 int64"
+    a = np.random.default_rng(0).integers(-10**9, 10**9, 10**6)
+    fn = (lambda x: np.argsort(x, kind="stable")) if impl == "numpy" else \
+        (lambda x: x.argsort(stable=True))
+    run(benchmark, impl, fn, a)
+
+
+@pytest.mark.parametrize("impl", [i for i in IMPLS if i != "numpy"])
+def test_topk(benchmark, impl):
+    benchmark.group = "topk 10 of 1e6 float32"
+    a = np.random.default_rng(0).standard_normal(10**6).astype(np.float32)
+    run(benchmark, impl, lambda x: x.topk(10), a)
