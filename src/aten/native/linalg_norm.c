@@ -1,0 +1,333 @@
+/* linalg_norm.c -- linalg_vector_norm, cdist and renorm.  Mirrors linalg_vector_norm of
+ * ATen/native/LinearAlgebra.cpp, cdist of ATen/native/Distance.cpp and renorm of
+ * ATen/native/Normalization.cpp.
+ *
+ * All three are composite here: they check their arguments with PyTorch's texts and then
+ * call other ops through the dispatcher (the reduction kernel of norm, sub, matmul, sqrt),
+ * so autograd differentiates them through those ops.  The norm's backward (NormBackward1)
+ * is PyTorch's LinalgVectorNormBackward0 formula; cdist's is the chain rule through the
+ * pairwise differences, which for p = inf splits the gradient of a tie evenly where
+ * PyTorch's CdistBackward0 gives each tied element the full gradient. */
+#include <math.h>
+
+#include "../../c10/error.h"
+#include "native.h"
+
+static PtlTensorImpl *
+call2(PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_int(1)};
+    return ptl_call_tensor(id, args);
+}
+
+static PtlTensorImpl *
+call1(PtlOpId id, PtlTensorImpl *a)
+{
+    PtlIValue args[1] = {ptl_iv_tensor(a)};
+    return ptl_call_tensor(id, args);
+}
+
+/* The norm of order p of t over dims[0..n) (n == 0: every dim), keepdim (new ref). */
+static PtlTensorImpl *
+vector_norm(PtlTensorImpl *t, double p, const int64_t *dims, int64_t n, int keepdim)
+{
+    PtlIValue args[4] = {ptl_iv_tensor(t), ptl_iv_double(p), ptl_iv_intlist(dims, n),
+                         ptl_iv_bool(keepdim)};
+    return ptl_call_tensor(PTL_OP_norm_ScalarOpt_dim, args);
+}
+
+/* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
+ * ScalarType? dtype=None) -> Tensor
+ * [*] -> the reduced shape; dtype: the input is first converted (without narrowing) */
+static int
+linalg_vector_norm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *x, *res;
+    double p = ptl_iv_to_double(&s[1]);
+    int64_t n = s[2].tag == PTL_IV_NONE ? 0 : s[2].u.il.n;
+
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or "
+                             "complex tensor as input. Got %s",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if (s[4].tag == PTL_IV_NONE || s[4].u.dtype == self->dtype) {
+        ptl_incref(self);
+        x = self;
+    }
+    else {
+        PtlDtype dt = s[4].u.dtype;
+        if (!ptl_dtype_is_floating(dt)) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: dtype should be floating "
+                                 "point or complex, but got %s", ptl_dtype_legacy_name(dt));
+        }
+        if (ptl_promote_types(self->dtype, dt) != dt) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: the dtype of the input "
+                                 "(%s) should be convertible without narrowing to the specified "
+                                 "dtype (%s)", ptl_dtype_legacy_name(self->dtype),
+                                 ptl_dtype_legacy_name(dt));
+        }
+        PtlIValue args[7] = {ptl_iv_tensor(self), ptl_iv_dtype(dt), ptl_iv_none(), ptl_iv_none(),
+                             ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
+        if ((x = ptl_call_tensor(PTL_OP__to_copy, args)) == NULL) {
+            return -1;
+        }
+    }
+    res = vector_norm(x, p, n ? s[2].u.il.data : NULL, n, s[3].u.b);
+    ptl_decref(x);
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+/* sqrt(clamp_min(|x1|^2 + |x2|^2 - 2 x1 x2^T, 0)): [*, P, M], [*, R, M] -> [*, P, R]
+ * (PyTorch's _euclidean_dist: one matmul instead of P*R differences) */
+static PtlTensorImpl *
+euclidean_dist(PtlTensorImpl *x1, PtlTensorImpl *x2)
+{
+    int64_t last = -1;
+    PtlTensorImpl *sq1 = NULL, *n1 = NULL, *sq2 = NULL, *n2 = NULL, *n2t = NULL, *x2t = NULL;
+    PtlTensorImpl *prod = NULL, *sum = NULL, *d2 = NULL, *res = NULL;
+    PtlIValue sum_args[4] = {ptl_iv_none(), ptl_iv_intlist(&last, 1), ptl_iv_bool(1),
+                             ptl_iv_none()};
+    PtlIValue tr[3];
+
+    if ((sq1 = call2(PTL_OP_mul_Tensor, x1, x1)) == NULL ||
+        (sq2 = call2(PTL_OP_mul_Tensor, x2, x2)) == NULL) {
+        goto error;
+    }
+    sum_args[0] = ptl_iv_tensor(sq1);
+    if ((n1 = ptl_call_tensor(PTL_OP_sum_dim_IntList, sum_args)) == NULL) {
+        goto error;
+    }
+    sum_args[0] = ptl_iv_tensor(sq2);
+    if ((n2 = ptl_call_tensor(PTL_OP_sum_dim_IntList, sum_args)) == NULL) {
+        goto error;
+    }
+    tr[1] = ptl_iv_int(-2);
+    tr[2] = ptl_iv_int(-1);
+    tr[0] = ptl_iv_tensor(n2);
+    if ((n2t = ptl_call_tensor(PTL_OP_transpose_int, tr)) == NULL) {
+        goto error;
+    }
+    tr[0] = ptl_iv_tensor(x2);
+    if ((x2t = ptl_call_tensor(PTL_OP_transpose_int, tr)) == NULL ||
+        (prod = call2(PTL_OP_matmul, x1, x2t)) == NULL ||
+        (sum = call2(PTL_OP_add_Tensor, n1, n2t)) == NULL) {
+        goto error;
+    }
+    PtlIValue sub_args[3] = {ptl_iv_tensor(sum), ptl_iv_tensor(prod), ptl_iv_int(2)};
+    if ((d2 = ptl_call_tensor(PTL_OP_sub_Tensor, sub_args)) == NULL) {
+        goto error;
+    }
+    PtlIValue clamp_args[2] = {ptl_iv_tensor(d2), ptl_iv_int(0)};
+    PtlTensorImpl *c = ptl_call_tensor(PTL_OP_clamp_min, clamp_args);
+    if (c != NULL) {
+        res = call1(PTL_OP_sqrt, c);
+        ptl_decref(c);
+    }
+error:
+    ptl_xdecref(sq1);
+    ptl_xdecref(n1);
+    ptl_xdecref(sq2);
+    ptl_xdecref(n2);
+    ptl_xdecref(n2t);
+    ptl_xdecref(x2t);
+    ptl_xdecref(prod);
+    ptl_xdecref(sum);
+    ptl_xdecref(d2);
+    return res;
+}
+
+/* cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+ * x1 [*, P, M], x2 [*, R, M] -> [*, P, R]: the p-norm distance of every row pair, the batch
+ * dims broadcast.  compute_mode: None/0 uses the matmul path for p = 2 when P > 25 or
+ * R > 25, 1 always for p = 2, 2 never (torch.cdist maps its strings to these). */
+static int
+cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x1 = s[0].u.t, *x2 = s[1].u.t, *a = NULL, *b = NULL, *diff = NULL;
+    PtlTensorImpl *res = NULL;
+    double p = ptl_iv_to_double(&s[2]);
+    int64_t mode = s[3].tag == PTL_IV_NONE ? 0 : s[3].u.i;
+
+    if (x1->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports at least 2D tensors, X1 got: "
+                             "%dD", x1->dim);
+    }
+    if (x2->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports at least 2D tensors, X2 got: "
+                             "%dD", x2->dim);
+    }
+    int64_t c1 = x1->sizes[x1->dim - 1], c2 = x2->sizes[x2->dim - 1];
+    if (c1 != c2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "X1 and X2 must have the same number of columns. "
+                             "X1: %lld X2: %lld", (long long)c1, (long long)c2);
+    }
+    if (!ptl_dtype_is_floating(x1->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports floating-point dtypes, X1 "
+                             "got: %s", ptl_dtype_legacy_name(x1->dtype));
+    }
+    if (!ptl_dtype_is_floating(x2->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports floating-point dtypes, X2 "
+                             "got: %s", ptl_dtype_legacy_name(x2->dtype));
+    }
+    if (!(p >= 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports non-negative p values");
+    }
+    if (x1->dtype != x2->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                             ptl_dtype_legacy_name(x1->dtype), ptl_dtype_legacy_name(x2->dtype));
+    }
+    if (mode < 0 || mode > 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%lld is not a valid value for compute_mode",
+                             (long long)mode);
+    }
+    int64_t P = x1->sizes[x1->dim - 2], R = x2->sizes[x2->dim - 2];
+    if (p == 2 && (mode == 1 || (mode == 0 && (P > 25 || R > 25)))) {
+        res = euclidean_dist(x1, x2);
+    }
+    else {
+        /* [*, P, 1, M] - [*, 1, R, M] -> [*, P, R, M], then the norm over M */
+        PtlIValue u1[2] = {ptl_iv_tensor(x1), ptl_iv_int(-2)};
+        PtlIValue u2[2] = {ptl_iv_tensor(x2), ptl_iv_int(-3)};
+        if ((a = ptl_call_tensor(PTL_OP_unsqueeze, u1)) == NULL ||
+            (b = ptl_call_tensor(PTL_OP_unsqueeze, u2)) == NULL ||
+            (diff = call2(PTL_OP_sub_Tensor, a, b)) == NULL) {
+            goto error;
+        }
+        int64_t last = -1;
+        if (c1 == 0) {
+            /* no columns: every distance is 0 (a norm over nothing, without its identity
+             * check) */
+            PtlIValue args[4] = {ptl_iv_tensor(diff), ptl_iv_intlist(&last, 1), ptl_iv_bool(0),
+                                 ptl_iv_none()};
+            res = ptl_call_tensor(PTL_OP_sum_dim_IntList, args);
+        }
+        else {
+            res = vector_norm(diff, p, &last, 1, 0);
+        }
+    }
+error:
+    ptl_xdecref(a);
+    ptl_xdecref(b);
+    ptl_xdecref(diff);
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+/* self * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1), the norm of each slice along
+ * dim (new ref) */
+static PtlTensorImpl *
+renorm_of(PtlTensorImpl *self, const PtlIValue *s)
+{
+    double p = ptl_iv_to_double(&s[1]), maxnorm = ptl_iv_to_double(&s[3]);
+    int64_t dim = s[2].u.i, dims[PTL_MAX_DIMS];
+    PtlTensorImpl *nr = NULL, *den = NULL, *q = NULL, *big = NULL, *fac = NULL, *res = NULL;
+    PtlTensorImpl *mx = NULL, *one = NULL, *eps = NULL;
+    int n = 0;
+
+    if (ptl_wrap_dim(&dim, self->dim) < 0) {
+        return NULL;
+    }
+    if (!(p > 0)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "renorm: non-positive-norm not supported");
+        return NULL;
+    }
+    if (maxnorm < 0) {
+        ptl_error_set(PTL_ERR_RUNTIME, "renorm: expected maxnorm to be >= 0 but got %g", maxnorm);
+        return NULL;
+    }
+    if (self->dim <= 1) {
+        ptl_error_set(PTL_ERR_RUNTIME, "renorm: input needs at least 2 dimensions, got %d "
+                      "dimensions", self->dim);
+        return NULL;
+    }
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or complex "
+                      "tensor as input. Got %s", ptl_dtype_legacy_name(self->dtype));
+        return NULL;
+    }
+    for (int d = 0; d < self->dim; d++) {
+        if (d != dim) {
+            dims[n++] = d;
+        }
+    }
+    if ((mx = ptl_scalar_tensor(maxnorm, self->dtype, self->device)) == NULL ||
+        (one = ptl_scalar_tensor(1, self->dtype, self->device)) == NULL ||
+        (eps = ptl_scalar_tensor(1e-7, self->dtype, self->device)) == NULL ||
+        (nr = vector_norm(self, p, dims, n, 1)) == NULL ||
+        (den = call2(PTL_OP_add_Tensor, nr, eps)) == NULL ||
+        (q = call2(PTL_OP_div_Tensor, mx, den)) == NULL ||
+        (big = call2(PTL_OP_gt_Tensor, nr, mx)) == NULL) {
+        goto error;
+    }
+    PtlIValue w[3] = {ptl_iv_tensor(big), ptl_iv_tensor(q), ptl_iv_tensor(one)};
+    if ((fac = ptl_call_tensor(PTL_OP_where_self, w)) == NULL) {
+        goto error;
+    }
+    res = call2(PTL_OP_mul_Tensor, self, fac);
+error:
+    ptl_xdecref(mx);
+    ptl_xdecref(one);
+    ptl_xdecref(eps);
+    ptl_xdecref(nr);
+    ptl_xdecref(den);
+    ptl_xdecref(q);
+    ptl_xdecref(big);
+    ptl_xdecref(fac);
+    return res;
+}
+
+/* renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+ * renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)
+ * [*] -> [*]: each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.  The
+ * in-place form computes from a clone, so that its backward keeps the original values. */
+static int
+renorm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *src, *res;
+
+    if (!op->schema.inplace) {
+        if ((res = renorm_of(self, s)) == NULL) {
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(res);
+        return 0;
+    }
+    PtlIValue c[2] = {ptl_iv_tensor(self), ptl_iv_none()};
+    if ((src = ptl_call_tensor(PTL_OP_clone, c)) == NULL) {
+        return -1;
+    }
+    res = renorm_of(src, s);
+    ptl_decref(src);
+    if (res == NULL) {
+        return -1;
+    }
+    PtlIValue cp[3] = {ptl_iv_tensor(self), ptl_iv_tensor(res), ptl_iv_bool(0)};
+    PtlTensorImpl *out = ptl_call_tensor(PTL_OP_copy_, cp);
+    ptl_decref(res);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+static const PtlKernelReg linalg_norm_kernels[] = {
+    {PTL_OP_linalg_vector_norm, PTL_KEY_COMPOSITE_IMPLICIT, linalg_vector_norm_composite},
+    {PTL_OP_cdist, PTL_KEY_COMPOSITE_IMPLICIT, cdist_composite},
+    {PTL_OP_renorm, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
+    {PTL_OP_renorm_, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
+};
+PTL_DEFINE_REGISTER(linalg_norm_kernels)
