@@ -442,3 +442,33 @@ def test_renorm_grads_match_torch():
     a = np.array([[3., 4., 0.], [0.1, 0.2, 0.3], [-2., 2., 2.]])
     got, ref = _torch_grads(lambda t: ptl.renorm(t, 2, 0, 1.0), lambda t: torch.renorm(t, 2, 0, 1.0), [a])
     np.testing.assert_allclose(got[0], ref[0], atol=1e-6)
+
+
+# ---- the derivatives.def section of this topic: every row has a gradcheck here ----
+
+# row -> the gradcheck test of this file that runs it
+ROW_GRADCHECKS = {"linalg_vector_norm": "test_vector_norm_gradcheck"}
+
+
+def _my_rows():
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
+    text = open(path).read()
+    start = text.index("(linalg2) ---- */")
+    end = text.find("/* ----", start)
+    return re.findall(r"^PTL_GRAD\((\w+),", text[start:end if end >= 0 else None], re.M)
+
+
+def test_every_row_has_a_gradcheck():
+    rows = _my_rows()
+    assert rows == ["linalg_vector_norm"]
+    for row in rows:
+        test = globals()[ROW_GRADCHECKS[row]]
+        assert "gradcheck(" in __import__("inspect").getsource(test)
+
+
+def test_vector_norm_node_names_match_torch():
+    x = ptl.randn(3, 4, requires_grad=True)
+    t = torch.randn(3, 4, requires_grad=True)
+    assert ptl.linalg.vector_norm(x, dim=1).grad_fn.name() == \
+        type(torch.linalg.vector_norm(t, dim=1).grad_fn).__name__

@@ -2,12 +2,13 @@
  * ATen/native/LinearAlgebra.cpp, cdist of ATen/native/Distance.cpp and renorm of
  * ATen/native/Normalization.cpp.
  *
- * All three are composite here: they check their arguments with PyTorch's texts and then
- * call other ops through the dispatcher (the reduction kernel of norm, sub, matmul, sqrt),
- * so autograd differentiates them through those ops.  The norm's backward (NormBackward1)
- * is PyTorch's LinalgVectorNormBackward0 formula; cdist's is the chain rule through the
- * pairwise differences, which for p = inf splits the gradient of a tie evenly where
- * PyTorch's CdistBackward0 gives each tied element the full gradient. */
+ * linalg_vector_norm is a CPU kernel over norm's reduction, with the derivative row
+ * LinalgVectorNormBackward0 (derivatives.def; the formula of norm).  cdist and renorm are
+ * composite: they check their arguments with PyTorch's texts and then call other ops through
+ * the dispatcher (sub, the vector norm, matmul, sqrt, where), so autograd differentiates
+ * them through those ops.  cdist's gradient is then the chain rule through the pairwise
+ * differences, which for p = inf splits the gradient of a tie evenly where PyTorch's
+ * CdistBackward0 gives each tied element the full gradient. */
 #include <math.h>
 
 #include "../../c10/error.h"
@@ -31,21 +32,21 @@ call1(PtlOpId id, PtlTensorImpl *a)
 static PtlTensorImpl *
 vector_norm(PtlTensorImpl *t, double p, const int64_t *dims, int64_t n, int keepdim)
 {
-    PtlIValue args[4] = {ptl_iv_tensor(t), ptl_iv_double(p), ptl_iv_intlist(dims, n),
-                         ptl_iv_bool(keepdim)};
-    return ptl_call_tensor(PTL_OP_norm_ScalarOpt_dim, args);
+    PtlIValue args[5] = {ptl_iv_tensor(t), ptl_iv_double(p), ptl_iv_intlist(dims, n),
+                         ptl_iv_bool(keepdim), ptl_iv_none()};
+    return ptl_call_tensor(PTL_OP_linalg_vector_norm, args);
 }
 
 /* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
  * ScalarType? dtype=None) -> Tensor
- * [*] -> the reduced shape; dtype: the input is first converted (without narrowing) */
+ * [*] -> the reduced shape; dtype: the input is first converted (without narrowing).  A CPU
+ * kernel with its own derivative (LinalgVectorNormBackward0): the conversion and the norm
+ * are redispatched below autograd (PyTorch's at::redispatch). */
 static int
-linalg_vector_norm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+linalg_vector_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
-    (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *x, *res;
-    double p = ptl_iv_to_double(&s[1]);
+    PtlTensorImpl *self = s[0].u.t, *x;
     int64_t n = s[2].tag == PTL_IV_NONE ? 0 : s[2].u.il.n;
 
     if (!ptl_dtype_is_floating(self->dtype)) {
@@ -69,18 +70,21 @@ linalg_vector_norm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVa
                                  "dtype (%s)", ptl_dtype_legacy_name(self->dtype),
                                  ptl_dtype_legacy_name(dt));
         }
-        PtlIValue args[7] = {ptl_iv_tensor(self), ptl_iv_dtype(dt), ptl_iv_none(), ptl_iv_none(),
-                             ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
-        if ((x = ptl_call_tensor(PTL_OP__to_copy, args)) == NULL) {
+        PtlIValue c[7] = {ptl_iv_tensor(self), ptl_iv_dtype(dt), ptl_iv_none(), ptl_iv_none(),
+                          ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
+        if (ptl_dispatcher_redispatch(ptl_op(PTL_OP__to_copy), ks, c) < 0) {
             return -1;
         }
+        x = c[0].u.t;
     }
-    res = vector_norm(x, p, n ? s[2].u.il.data : NULL, n, s[3].u.b);
+    PtlIValue args[4] = {ptl_iv_tensor(x), s[1], ptl_iv_intlist(n ? s[2].u.il.data : NULL, n),
+                         ptl_iv_bool(s[3].u.b)};
+    int rc = ptl_dispatcher_redispatch(ptl_op(PTL_OP_norm_ScalarOpt_dim), ks, args);
     ptl_decref(x);
-    if (res == NULL) {
+    if (rc < 0) {
         return -1;
     }
-    s[0] = ptl_iv_tensor(res);
+    s[0] = args[0];
     return 0;
 }
 
@@ -325,7 +329,7 @@ renorm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 static const PtlKernelReg linalg_norm_kernels[] = {
-    {PTL_OP_linalg_vector_norm, PTL_KEY_COMPOSITE_IMPLICIT, linalg_vector_norm_composite},
+    {PTL_OP_linalg_vector_norm, PTL_KEY_CPU, linalg_vector_norm_cpu},
     {PTL_OP_cdist, PTL_KEY_COMPOSITE_IMPLICIT, cdist_composite},
     {PTL_OP_renorm, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
     {PTL_OP_renorm_, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
