@@ -255,7 +255,13 @@ def test_cdist_gradcheck(p, mode):
     x2 = make((1, 5, 4), ptl.float64, "sliced", 2)[0].requires_grad_()
     fn = lambda a, b: ptl.cdist(a, b, p, compute_mode=mode)  # noqa: E731
     assert gradcheck(fn, [x1, x2])
-    assert gradgradcheck(fn, [x1, x2])
+    if mode == "use_mm_for_euclid_dist":
+        assert gradgradcheck(fn, [x1, x2])
+    else:
+        # as in PyTorch, _cdist_backward has no derivative
+        g, = ptl.autograd.grad(fn(x1, x2).sum(), x1, create_graph=True)
+        with pytest.raises(NotImplementedError, match="_cdist_backward' is not implemented"):
+            g.sum().backward()
 
 
 def _torch_grads(fn_ptl, fn_torch, arrays):
@@ -266,7 +272,7 @@ def _torch_grads(fn_ptl, fn_torch, arrays):
     return [x.grad.numpy() for x in xs], [t.grad.numpy() for t in ts]
 
 
-@pytest.mark.parametrize("p", [1, 2, 3])
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, math.inf])
 def test_cdist_grads_with_ties_match_torch(p):
     # equal coordinates (zero differences) and a zero distance
     x1 = np.array([[0., 1., 2.], [1., 1., 1.]])
@@ -276,13 +282,14 @@ def test_cdist_grads_with_ties_match_torch(p):
         np.testing.assert_allclose(g, r, atol=1e-12)
 
 
-def test_cdist_inf_ties_split_the_gradient():
-    # PyTorch's CdistBackward0 gives each element tied for the max the whole gradient; the
-    # composite here splits it evenly (as amax and the vector norm do)
-    x1, x2 = np.array([[0., 0.]]), np.array([[1., -1.]])
-    got, ref = _torch_grads(lambda a, b: ptl.cdist(a, b, math.inf),
-                            lambda a, b: torch.cdist(a, b, math.inf), [x1, x2])
-    np.testing.assert_allclose(got[0], ref[0] / 2)
+def test_cdist_forward_internal():
+    x1, x2 = make((2, 3, 4), ptl.float32)[0], make((2, 5, 4), ptl.float32, seed=1)[0]
+    assert_close(ptl.ops.aten._cdist_forward(x1, x2, 1.0, None), cdist_ref(x1.numpy(), x2.numpy(), 1))
+    with pytest.raises(RuntimeError, match=re.escape("_cdist_forward: expected x1 [*, P, M] and x2 [*, R, M]")):
+        ptl.ops.aten._cdist_forward(x1, x2[0], 1.0, None)
+    for dt in (ptl.float16, ptl.bfloat16):
+        _raises(lambda: ptl.cdist(x1.to(dt), x2.to(dt)), NotImplementedError,
+                f"\"cdist\" not implemented for '{'Half' if dt == ptl.float16 else 'BFloat16'}'")
 
 
 # ---- linalg ----
@@ -447,7 +454,8 @@ def test_renorm_grads_match_torch():
 # ---- the derivatives.def section of this topic: every row has a gradcheck here ----
 
 # row -> the gradcheck test of this file that runs it
-ROW_GRADCHECKS = {"linalg_vector_norm": "test_vector_norm_gradcheck"}
+ROW_GRADCHECKS = {"linalg_vector_norm": "test_vector_norm_gradcheck",
+                  "_cdist_forward": "test_cdist_gradcheck"}
 
 
 def _my_rows():
@@ -461,14 +469,15 @@ def _my_rows():
 
 def test_every_row_has_a_gradcheck():
     rows = _my_rows()
-    assert rows == ["linalg_vector_norm"]
+    assert rows == ["linalg_vector_norm", "_cdist_forward"]
     for row in rows:
         test = globals()[ROW_GRADCHECKS[row]]
         assert "gradcheck(" in __import__("inspect").getsource(test)
 
 
-def test_vector_norm_node_names_match_torch():
+def test_node_names_match_torch():
     x = ptl.randn(3, 4, requires_grad=True)
     t = torch.randn(3, 4, requires_grad=True)
     assert ptl.linalg.vector_norm(x, dim=1).grad_fn.name() == \
         type(torch.linalg.vector_norm(t, dim=1).grad_fn).__name__
+    assert ptl.cdist(x, x, 1).grad_fn.name() == type(torch.cdist(t, t, 1).grad_fn).__name__

@@ -5,13 +5,13 @@
  * linalg_vector_norm is a CPU kernel over norm's reduction, with the derivative row
  * LinalgVectorNormBackward0 (derivatives.def; the formula of norm).  cdist and renorm are
  * composite: they check their arguments with PyTorch's texts and then call other ops through
- * the dispatcher (sub, the vector norm, matmul, sqrt, where), so autograd differentiates
- * them through those ops.  cdist's gradient is then the chain rule through the pairwise
- * differences, which for p = inf splits the gradient of a tie evenly where PyTorch's
- * CdistBackward0 gives each tied element the full gradient. */
+ * the dispatcher, so autograd differentiates them through those ops.  cdist's direct path
+ * is the CPU kernel _cdist_forward (loops over every row pair, with CdistBackward0 and
+ * _cdist_backward, PyTorch's formulas); its matmul path for p = 2 is composite. */
 #include <math.h>
 
 #include "../../c10/error.h"
+#include "../../c10/parallel.h"
 #include "native.h"
 
 static PtlTensorImpl *
@@ -147,6 +147,291 @@ error:
     return res;
 }
 
+/* ---- _cdist_forward / _cdist_backward: the direct pairwise loops ---- */
+
+/* p's kind: the loops special-case the orders with cheap formulas */
+enum { P_ZERO, P_ONE, P_TWO, P_INF, P_LT_TWO, P_GENERAL };
+
+static int
+p_kind(double p)
+{
+    return p == 0 ? P_ZERO : p == 1 ? P_ONE : p == 2 ? P_TWO : isinf(p) ? P_INF
+           : p < 2 ? P_LT_TWO : P_GENERAL;
+}
+
+typedef struct CdistCtx {
+    const char *x1, *x2, *grad, *dist;   /* contiguous [B, P, M], [B, R, M], [B, P, R] x 2 */
+    char *out;                           /* [B, P, R] (forward) or [B, P, M] (backward) */
+    int64_t P, R, M;
+    double p;
+    int kind;
+    PtlDtype dtype;
+} CdistCtx;
+
+static inline double
+load(const char *base, int64_t i, PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT32 ? ((const float *)base)[i] : ((const double *)base)[i];
+}
+
+static inline void
+store(char *base, int64_t i, PtlDtype dt, double v)
+{
+    if (dt == PTL_DTYPE_FLOAT32) {
+        ((float *)base)[i] = (float)v;
+    }
+    else {
+        ((double *)base)[i] = v;
+    }
+}
+
+/* rows [begin, end) of the flattened [B * P]: out[b, i, j] = ||x1[b, i] - x2[b, j]||_p,
+ * accumulated in double */
+static int
+cdist_forward_rows(void *vctx, int64_t begin, int64_t end)
+{
+    const CdistCtx *c = vctx;
+    int64_t P = c->P, R = c->R, M = c->M;
+    for (int64_t row = begin; row < end; row++) {
+        int64_t b = row / P, a = row * M;
+        for (int64_t j = 0; j < R; j++) {
+            int64_t o = (b * R + j) * M;
+            double acc = 0;
+            for (int64_t k = 0; k < M; k++) {
+                double d = fabs(load(c->x1, a + k, c->dtype) - load(c->x2, o + k, c->dtype));
+                switch (c->kind) {
+                case P_ZERO: acc += d != 0; break;
+                case P_ONE: acc += d; break;
+                case P_TWO: acc += d * d; break;
+                case P_INF: acc = d > acc || isnan(d) ? d : acc; break;
+                default: acc += pow(d, c->p); break;
+                }
+            }
+            double r = c->kind == P_TWO ? sqrt(acc)
+                       : c->kind == P_LT_TWO || c->kind == P_GENERAL ? pow(acc, 1.0 / c->p) : acc;
+            store(c->out, row * R + j, c->dtype, r);
+        }
+    }
+    return 0;
+}
+
+/* rows [begin, end) of [B * P]: out[b, i] = sum_j grad[b, i, j] * d dist[b, i, j] / d x1[b, i]
+ * (PyTorch's formulas per p; a zero distance gives 0) */
+static int
+cdist_backward_rows(void *vctx, int64_t begin, int64_t end)
+{
+    const CdistCtx *c = vctx;
+    int64_t P = c->P, R = c->R, M = c->M;
+    double p = c->p;
+    for (int64_t row = begin; row < end; row++) {
+        int64_t b = row / P, a = row * M;
+        for (int64_t k = 0; k < M; k++) {
+            double acc = 0;
+            double xa = load(c->x1, a + k, c->dtype);
+            for (int64_t j = 0; j < R; j++) {
+                double g = load(c->grad, row * R + j, c->dtype);
+                double dist = load(c->dist, row * R + j, c->dtype);
+                double diff = xa - load(c->x2, (b * R + j) * M + k, c->dtype);
+                double s = (diff > 0) - (diff < 0), ad = fabs(diff);
+                switch (c->kind) {
+                case P_ZERO: break;
+                case P_ONE: acc += g * s; break;
+                case P_TWO: acc += dist == 0 ? 0 : g * diff / dist; break;
+                case P_INF: acc += ad == dist ? g * s : 0; break;
+                case P_LT_TWO:
+                    acc += dist == 0 || (diff == 0 && p < 1)
+                               ? 0 : s * pow(ad, p - 1) * g / pow(dist, p - 1);
+                    break;
+                default:
+                    acc += dist == 0 ? 0 : diff * pow(ad, p - 2) * g / pow(dist, p - 1);
+                    break;
+                }
+            }
+            store(c->out, a + k, c->dtype, acc);
+        }
+    }
+    return 0;
+}
+
+/* Runs fn over the B * P rows of c (work per row: R * M) without the GIL. */
+static int
+cdist_run(CdistCtx *c, int64_t rows, PtlParallelFn fn)
+{
+    int64_t per_row = c->R * c->M + 1;
+    int64_t grain = PTL_GRAIN_SIZE / per_row > 0 ? PTL_GRAIN_SIZE / per_row : 1;
+    void *tok = rows * per_row > PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, rows, grain, fn, c);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+static int
+cdist_dtype_check(PtlDtype dt)
+{
+    if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"cdist\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(dt));
+    }
+    return 0;
+}
+
+/* The product of t's batch dims (all but the last two). */
+static int64_t
+batch_numel(const PtlTensorImpl *t)
+{
+    int64_t B = 1;
+    for (int d = 0; d < t->dim - 2; d++) {
+        B *= t->sizes[d];
+    }
+    return B;
+}
+
+/* a and b are [*, X, M] / [*, Y, M] with one batch shape and dtype */
+static int
+same_batch(const PtlTensorImpl *a, const PtlTensorImpl *b)
+{
+    if (a->dim < 2 || a->dim != b->dim || a->dtype != b->dtype) {
+        return 0;
+    }
+    for (int d = 0; d < a->dim - 2; d++) {
+        if (a->sizes[d] != b->sizes[d]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+ * x1 [*, P, M], x2 [*, R, M] (one batch shape and dtype: cdist expanded them) -> [*, P, R] */
+static int
+_cdist_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x1 = NULL, *x2 = NULL, *out = NULL;
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
+    int64_t sizes[PTL_MAX_DIMS];
+    if (!same_batch(a, b) || a->sizes[a->dim - 1] != b->sizes[b->dim - 1]) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "_cdist_forward: expected x1 [*, P, M] and x2 "
+                             "[*, R, M] of one batch shape and dtype");
+    }
+    if (cdist_dtype_check(a->dtype) < 0) {
+        return -1;
+    }
+    int nd = a->dim;
+    for (int d = 0; d < nd - 1; d++) {
+        sizes[d] = a->sizes[d];
+    }
+    sizes[nd - 1] = b->sizes[nd - 2];
+    if ((x1 = ptl_contiguous(a)) == NULL || (x2 = ptl_contiguous(b)) == NULL ||
+        (out = ptl_empty(nd, sizes, a->dtype, a->device)) == NULL) {
+        goto error;
+    }
+    double p = ptl_iv_to_double(&s[2]);
+    CdistCtx c = {ptl_tensor_data(x1), ptl_tensor_data(x2), NULL, NULL, ptl_tensor_data(out),
+                  a->sizes[nd - 2], b->sizes[nd - 2], a->sizes[nd - 1], p, p_kind(p), a->dtype};
+    if (cdist_run(&c, batch_numel(a) * c.P, cdist_forward_rows) < 0) {
+        goto error;
+    }
+    ptl_decref(x1);
+    ptl_decref(x2);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(x1);
+    ptl_xdecref(x2);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* _cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+ * grad, cdist [*, P, R]; x1 [*, P, M]; x2 [*, R, M] -> the gradient of x1 [*, P, M] */
+static int
+_cdist_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *t[4] = {NULL, NULL, NULL, NULL}, *out = NULL;
+    PtlTensorImpl *in[4] = {s[0].u.t, s[1].u.t, s[2].u.t, s[4].u.t};
+    double p = ptl_iv_to_double(&s[3]);
+
+    if (cdist_dtype_check(in[1]->dtype) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!same_batch(in[i], in[1])) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "_cdist_backward: expected tensors of one "
+                                 "batch shape and dtype");
+        }
+        if ((t[i] = ptl_contiguous(in[i])) == NULL) {
+            goto error;
+        }
+    }
+    int nd = in[1]->dim;
+    if ((out = ptl_empty(nd, in[1]->sizes, in[1]->dtype, in[1]->device)) == NULL) {
+        goto error;
+    }
+    CdistCtx c = {ptl_tensor_data(t[1]), ptl_tensor_data(t[2]), ptl_tensor_data(t[0]),
+                  ptl_tensor_data(t[3]), ptl_tensor_data(out), in[1]->sizes[nd - 2],
+                  in[2]->sizes[nd - 2], in[1]->sizes[nd - 1], p, p_kind(p), in[1]->dtype};
+    if (cdist_run(&c, batch_numel(in[1]) * c.P, cdist_backward_rows) < 0) {
+        goto error;
+    }
+    for (int i = 0; i < 4; i++) {
+        ptl_decref(t[i]);
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    for (int i = 0; i < 4; i++) {
+        ptl_xdecref(t[i]);
+    }
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* _cdist_forward on x1 [*, P, M], x2 [*, R, M] whose batch dims broadcast: both expanded
+ * to the common batch shape first when they differ (new ref) */
+static PtlTensorImpl *
+cdist_direct(PtlTensorImpl *x1, PtlTensorImpl *x2, double p)
+{
+    int64_t e1[PTL_MAX_DIMS], e2[PTL_MAX_DIMS];
+    int nb1 = x1->dim - 2, nb2 = x2->dim - 2, nb = nb1 > nb2 ? nb1 : nb2;
+    PtlTensorImpl *a = NULL, *b = NULL, *res = NULL;
+
+    if (same_batch(x1, x2)) {
+        PtlIValue args[4] = {ptl_iv_tensor(x1), ptl_iv_tensor(x2), ptl_iv_double(p),
+                             ptl_iv_none()};
+        return ptl_call_tensor(PTL_OP__cdist_forward, args);
+    }
+    for (int k = 0; k < nb; k++) {
+        int64_t s1 = k - (nb - nb1) >= 0 ? x1->sizes[k - (nb - nb1)] : 1;
+        int64_t s2 = k - (nb - nb2) >= 0 ? x2->sizes[k - (nb - nb2)] : 1;
+        if (s1 != s2 && s1 != 1 && s2 != 1) {
+            ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of "
+                          "tensor b (%lld) at non-singleton dimension %d", (long long)s1,
+                          (long long)s2, k);
+            return NULL;
+        }
+        e1[k] = e2[k] = s1 == 1 ? s2 : s1;
+    }
+    e1[nb] = x1->sizes[nb1];
+    e1[nb + 1] = x1->sizes[nb1 + 1];
+    e2[nb] = x2->sizes[nb2];
+    e2[nb + 1] = x2->sizes[nb2 + 1];
+    PtlIValue ex1[3] = {ptl_iv_tensor(x1), ptl_iv_intlist(e1, nb + 2), ptl_iv_bool(0)};
+    PtlIValue ex2[3] = {ptl_iv_tensor(x2), ptl_iv_intlist(e2, nb + 2), ptl_iv_bool(0)};
+    if ((a = ptl_call_tensor(PTL_OP_expand, ex1)) != NULL &&
+        (b = ptl_call_tensor(PTL_OP_expand, ex2)) != NULL) {
+        PtlIValue args[4] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_double(p),
+                             ptl_iv_none()};
+        res = ptl_call_tensor(PTL_OP__cdist_forward, args);
+    }
+    ptl_xdecref(a);
+    ptl_xdecref(b);
+    return res;
+}
+
 /* cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
  * x1 [*, P, M], x2 [*, R, M] -> [*, P, R]: the p-norm distance of every row pair, the batch
  * dims broadcast.  compute_mode: None/0 uses the matmul path for p = 2 when P > 25 or
@@ -156,8 +441,7 @@ cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *x1 = s[0].u.t, *x2 = s[1].u.t, *a = NULL, *b = NULL, *diff = NULL;
-    PtlTensorImpl *res = NULL;
+    PtlTensorImpl *x1 = s[0].u.t, *x2 = s[1].u.t, *res;
     double p = ptl_iv_to_double(&s[2]);
     int64_t mode = s[3].tag == PTL_IV_NONE ? 0 : s[3].u.i;
 
@@ -189,6 +473,9 @@ cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
                              ptl_dtype_legacy_name(x1->dtype), ptl_dtype_legacy_name(x2->dtype));
     }
+    if (cdist_dtype_check(x1->dtype) < 0) {
+        return -1;
+    }
     if (mode < 0 || mode > 2) {
         return ptl_error_set(PTL_ERR_RUNTIME, "%lld is not a valid value for compute_mode",
                              (long long)mode);
@@ -198,30 +485,8 @@ cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         res = euclidean_dist(x1, x2);
     }
     else {
-        /* [*, P, 1, M] - [*, 1, R, M] -> [*, P, R, M], then the norm over M */
-        PtlIValue u1[2] = {ptl_iv_tensor(x1), ptl_iv_int(-2)};
-        PtlIValue u2[2] = {ptl_iv_tensor(x2), ptl_iv_int(-3)};
-        if ((a = ptl_call_tensor(PTL_OP_unsqueeze, u1)) == NULL ||
-            (b = ptl_call_tensor(PTL_OP_unsqueeze, u2)) == NULL ||
-            (diff = call2(PTL_OP_sub_Tensor, a, b)) == NULL) {
-            goto error;
-        }
-        int64_t last = -1;
-        if (c1 == 0) {
-            /* no columns: every distance is 0 (a norm over nothing, without its identity
-             * check) */
-            PtlIValue args[4] = {ptl_iv_tensor(diff), ptl_iv_intlist(&last, 1), ptl_iv_bool(0),
-                                 ptl_iv_none()};
-            res = ptl_call_tensor(PTL_OP_sum_dim_IntList, args);
-        }
-        else {
-            res = vector_norm(diff, p, &last, 1, 0);
-        }
+        res = cdist_direct(x1, x2, p);
     }
-error:
-    ptl_xdecref(a);
-    ptl_xdecref(b);
-    ptl_xdecref(diff);
     if (res == NULL) {
         return -1;
     }
@@ -331,6 +596,8 @@ renorm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static const PtlKernelReg linalg_norm_kernels[] = {
     {PTL_OP_linalg_vector_norm, PTL_KEY_CPU, linalg_vector_norm_cpu},
     {PTL_OP_cdist, PTL_KEY_COMPOSITE_IMPLICIT, cdist_composite},
+    {PTL_OP__cdist_forward, PTL_KEY_CPU, _cdist_forward_cpu},
+    {PTL_OP__cdist_backward, PTL_KEY_CPU, _cdist_backward_cpu},
     {PTL_OP_renorm, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
     {PTL_OP_renorm_, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
 };
