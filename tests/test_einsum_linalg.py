@@ -435,27 +435,33 @@ def test_renorm_errors(fn, exc, msg):
     _raises(fn, exc, msg)
 
 
-@pytest.mark.parametrize("p", [2, 1.5, 3])
+@pytest.mark.parametrize("p", [2, 1, 1.5, 3, 0.5, math.inf])
 def test_renorm_gradcheck(p):
     x = make((3, 4), ptl.float64, "transposed")[0].requires_grad_()
     fn = lambda t: ptl.renorm(t, p, 0, 4.0)  # noqa: E731
     assert gradcheck(fn, [x])
-    assert gradgradcheck(fn, [x])
     y = make((3, 4), ptl.float64, "sliced")[0].requires_grad_()
-    assert gradcheck(lambda t: (t * 1).renorm_(p, 1, 3.0), [y])
+    fn_ = lambda t: (t * 1).renorm_(p, 1, 3.0)  # noqa: E731
+    assert gradcheck(fn_, [y])
+    if not math.isinf(p):
+        assert gradgradcheck(fn, [x])
+        assert gradgradcheck(fn_, [y])
 
 
-def test_renorm_grads_match_torch():
-    a = np.array([[3., 4., 0.], [0.1, 0.2, 0.3], [-2., 2., 2.]])
-    got, ref = _torch_grads(lambda t: ptl.renorm(t, 2, 0, 1.0), lambda t: torch.renorm(t, 2, 0, 1.0), [a])
-    np.testing.assert_allclose(got[0], ref[0], atol=1e-6)
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, math.inf])
+def test_renorm_grads_with_ties_match_torch(p):
+    # zeros, ties for the max, a slice under maxnorm
+    a = np.array([[3., -3., 0.], [0.1, 0.2, 0.3], [-2., 2., 2.], [0., 0., 0.]])
+    got, ref = _torch_grads(lambda t: ptl.renorm(t, p, 0, 1.0), lambda t: torch.renorm(t, p, 0, 1.0), [a])
+    np.testing.assert_allclose(got[0], ref[0], atol=1e-10)
 
 
 # ---- the derivatives.def section of this topic: every row has a gradcheck here ----
 
 # row -> the gradcheck test of this file that runs it
 ROW_GRADCHECKS = {"linalg_vector_norm": "test_vector_norm_gradcheck",
-                  "_cdist_forward": "test_cdist_gradcheck"}
+                  "_cdist_forward": "test_cdist_gradcheck",
+                  "renorm": "test_renorm_gradcheck", "renorm_": "test_renorm_gradcheck"}
 
 
 def _my_rows():
@@ -469,7 +475,7 @@ def _my_rows():
 
 def test_every_row_has_a_gradcheck():
     rows = _my_rows()
-    assert rows == ["linalg_vector_norm", "_cdist_forward"]
+    assert rows == ["linalg_vector_norm", "_cdist_forward", "renorm", "renorm_"]
     for row in rows:
         test = globals()[ROW_GRADCHECKS[row]]
         assert "gradcheck(" in __import__("inspect").getsource(test)
@@ -481,3 +487,5 @@ def test_node_names_match_torch():
     assert ptl.linalg.vector_norm(x, dim=1).grad_fn.name() == \
         type(torch.linalg.vector_norm(t, dim=1).grad_fn).__name__
     assert ptl.cdist(x, x, 1).grad_fn.name() == type(torch.cdist(t, t, 1).grad_fn).__name__
+    assert ptl.renorm(x, 2, 0, 1).grad_fn.name() == type(torch.renorm(t, 2, 0, 1).grad_fn).__name__
+    assert (x * 1).renorm_(2, 0, 1).grad_fn.name() == type((t * 1).renorm_(2, 0, 1).grad_fn).__name__

@@ -4,6 +4,7 @@
 
 #include "autograd.h"
 
+int renorm_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int cdist_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 
 #endif

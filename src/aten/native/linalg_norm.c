@@ -3,9 +3,9 @@
  * ATen/native/Normalization.cpp.
  *
  * linalg_vector_norm is a CPU kernel over norm's reduction, with the derivative row
- * LinalgVectorNormBackward0 (derivatives.def; the formula of norm).  cdist and renorm are
- * composite: they check their arguments with PyTorch's texts and then call other ops through
- * the dispatcher, so autograd differentiates them through those ops.  cdist's direct path
+ * LinalgVectorNormBackward0 (derivatives.def; the formula of norm); renorm is a CPU kernel
+ * over redispatched ops with RenormBackward0.  cdist is composite: it checks its arguments
+ * with PyTorch's texts and then calls other ops through the dispatcher.  Its direct path
  * is the CPU kernel _cdist_forward (loops over every row pair, with CdistBackward0 and
  * _cdist_backward, PyTorch's formulas); its matmul path for p = 2 is composite. */
 #include <math.h>
@@ -26,15 +26,6 @@ call1(PtlOpId id, PtlTensorImpl *a)
 {
     PtlIValue args[1] = {ptl_iv_tensor(a)};
     return ptl_call_tensor(id, args);
-}
-
-/* The norm of order p of t over dims[0..n) (n == 0: every dim), keepdim (new ref). */
-static PtlTensorImpl *
-vector_norm(PtlTensorImpl *t, double p, const int64_t *dims, int64_t n, int keepdim)
-{
-    PtlIValue args[5] = {ptl_iv_tensor(t), ptl_iv_double(p), ptl_iv_intlist(dims, n),
-                         ptl_iv_bool(keepdim), ptl_iv_none()};
-    return ptl_call_tensor(PTL_OP_linalg_vector_norm, args);
 }
 
 /* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
@@ -494,10 +485,18 @@ cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-/* self * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1), the norm of each slice along
- * dim (new ref) */
+/* op(a, b[, alpha=1]) redispatched with ks (below autograd); new ref or NULL */
 static PtlTensorImpl *
-renorm_of(PtlTensorImpl *self, const PtlIValue *s)
+redispatch2(PtlDispatchKeySet ks, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_int(1)};
+    return ptl_dispatcher_redispatch(ptl_op(id), ks, args) < 0 ? NULL : args[0].u.t;
+}
+
+/* self * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1), the norm of each slice along
+ * dim, every op redispatched with ks (new ref) */
+static PtlTensorImpl *
+renorm_of(PtlDispatchKeySet ks, PtlTensorImpl *self, const PtlIValue *s)
 {
     double p = ptl_iv_to_double(&s[1]), maxnorm = ptl_iv_to_double(&s[3]);
     int64_t dim = s[2].u.i, dims[PTL_MAX_DIMS];
@@ -521,30 +520,31 @@ renorm_of(PtlTensorImpl *self, const PtlIValue *s)
                       "dimensions", self->dim);
         return NULL;
     }
-    if (!ptl_dtype_is_floating(self->dtype)) {
-        ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or complex "
-                      "tensor as input. Got %s", ptl_dtype_legacy_name(self->dtype));
-        return NULL;
-    }
     for (int d = 0; d < self->dim; d++) {
         if (d != dim) {
             dims[n++] = d;
         }
     }
+    PtlIValue nargs[5] = {ptl_iv_tensor(self), s[1], ptl_iv_intlist(dims, n), ptl_iv_bool(1),
+                          ptl_iv_none()};
+    if (ptl_dispatcher_redispatch(ptl_op(PTL_OP_linalg_vector_norm), ks, nargs) < 0) {
+        return NULL;
+    }
+    nr = nargs[0].u.t;
     if ((mx = ptl_scalar_tensor(maxnorm, self->dtype, self->device)) == NULL ||
         (one = ptl_scalar_tensor(1, self->dtype, self->device)) == NULL ||
         (eps = ptl_scalar_tensor(1e-7, self->dtype, self->device)) == NULL ||
-        (nr = vector_norm(self, p, dims, n, 1)) == NULL ||
-        (den = call2(PTL_OP_add_Tensor, nr, eps)) == NULL ||
-        (q = call2(PTL_OP_div_Tensor, mx, den)) == NULL ||
-        (big = call2(PTL_OP_gt_Tensor, nr, mx)) == NULL) {
+        (den = redispatch2(ks, PTL_OP_add_Tensor, nr, eps)) == NULL ||
+        (q = redispatch2(ks, PTL_OP_div_Tensor, mx, den)) == NULL ||
+        (big = redispatch2(ks, PTL_OP_gt_Tensor, nr, mx)) == NULL) {
         goto error;
     }
     PtlIValue w[3] = {ptl_iv_tensor(big), ptl_iv_tensor(q), ptl_iv_tensor(one)};
-    if ((fac = ptl_call_tensor(PTL_OP_where_self, w)) == NULL) {
+    if (ptl_dispatcher_redispatch(ptl_op(PTL_OP_where_self), ks, w) < 0) {
         goto error;
     }
-    res = call2(PTL_OP_mul_Tensor, self, fac);
+    fac = w[0].u.t;
+    res = redispatch2(ks, PTL_OP_mul_Tensor, self, fac);
 error:
     ptl_xdecref(mx);
     ptl_xdecref(one);
@@ -559,37 +559,28 @@ error:
 
 /* renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
  * renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)
- * [*] -> [*]: each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.  The
- * in-place form computes from a clone, so that its backward keeps the original values. */
+ * [*] -> [*]: each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.
+ * Derivative: RenormBackward0 (derivatives_linalg2.c). */
 static int
-renorm_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *src, *res;
+    PtlTensorImpl *self = s[0].u.t, *res;
 
+    if ((res = renorm_of(ks, self, s)) == NULL) {
+        return -1;
+    }
     if (!op->schema.inplace) {
-        if ((res = renorm_of(self, s)) == NULL) {
-            return -1;
-        }
         s[0] = ptl_iv_tensor(res);
         return 0;
     }
-    PtlIValue c[2] = {ptl_iv_tensor(self), ptl_iv_none()};
-    if ((src = ptl_call_tensor(PTL_OP_clone, c)) == NULL) {
-        return -1;
-    }
-    res = renorm_of(src, s);
-    ptl_decref(src);
-    if (res == NULL) {
-        return -1;
-    }
-    PtlIValue cp[3] = {ptl_iv_tensor(self), ptl_iv_tensor(res), ptl_iv_bool(0)};
-    PtlTensorImpl *out = ptl_call_tensor(PTL_OP_copy_, cp);
+    int rc = ptl_copy_into(self, res);
     ptl_decref(res);
-    if (out == NULL) {
+    if (rc < 0) {
         return -1;
     }
-    s[0] = ptl_iv_tensor(out);
+    ptl_tensor_bump_version(self);
+    ptl_incref(self);
+    s[0] = ptl_iv_tensor(self);
     return 0;
 }
 
@@ -598,7 +589,7 @@ static const PtlKernelReg linalg_norm_kernels[] = {
     {PTL_OP_cdist, PTL_KEY_COMPOSITE_IMPLICIT, cdist_composite},
     {PTL_OP__cdist_forward, PTL_KEY_CPU, _cdist_forward_cpu},
     {PTL_OP__cdist_backward, PTL_KEY_CPU, _cdist_backward_cpu},
-    {PTL_OP_renorm, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
-    {PTL_OP_renorm_, PTL_KEY_COMPOSITE_IMPLICIT, renorm_composite},
+    {PTL_OP_renorm, PTL_KEY_CPU, renorm_cpu},
+    {PTL_OP_renorm_, PTL_KEY_CPU, renorm_cpu},
 };
 PTL_DEFINE_REGISTER(linalg_norm_kernels)
