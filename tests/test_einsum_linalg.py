@@ -489,3 +489,35 @@ def test_node_names_match_torch():
     assert ptl.cdist(x, x, 1).grad_fn.name() == type(torch.cdist(t, t, 1).grad_fn).__name__
     assert ptl.renorm(x, 2, 0, 1).grad_fn.name() == type(torch.renorm(t, 2, 0, 1).grad_fn).__name__
     assert (x * 1).renorm_(2, 0, 1).grad_fn.name() == type((t * 1).renorm_(2, 0, 1).grad_fn).__name__
+
+
+def test_no_leaks_on_success_and_error_paths():
+    from pytorchlite import _C
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    y = ptl.randn(4, 5, dtype=ptl.float64, requires_grad=True)
+
+    def work():
+        for eq, ops in (("ij,jk", [x, y]), ("ii", [x[:, :3]]), ("ij,ij->", [x, x]), ("ij->ji", [x])):
+            ptl.einsum(eq, *ops).sum().backward()
+        ptl.tensordot(x, y, 1).sum().backward()
+        for p in (1, 2, math.inf):
+            ptl.cdist(x, y.mT, p).sum().backward()
+        ptl.cdist(x, y.mT, compute_mode="use_mm_for_euclid_dist").sum().backward()
+        ptl.renorm(x, 2, 0, 1).sum().backward()
+        ptl.linalg.vector_norm(x, dim=1, dtype=ptl.float64).sum().backward()
+        for fn in (lambda: ptl.einsum("ij,jk,kl", x, y), lambda: ptl.einsum("ij->k", x),
+                   lambda: ptl.einsum("ii", x), lambda: ptl.tensordot(x, y, ([0], [0])),
+                   lambda: ptl.cdist(x, y), lambda: ptl.renorm(x, 2, 5, 1),
+                   lambda: ptl.linalg.vector_norm(x, dtype=ptl.float32)):
+            with pytest.raises((RuntimeError, IndexError)):
+                fn()
+
+    import gc
+    work()
+    x.grad = y.grad = None
+    gc.collect()
+    before = _C._live_counts()
+    work()
+    x.grad = y.grad = None
+    gc.collect()
+    assert _C._live_counts() == before
