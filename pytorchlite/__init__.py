@@ -17,6 +17,8 @@ from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
 from ._indexing import nonzero, unique, unique_consecutive  # noqa: F401
+from .functional import cdist, einsum, tensordot  # noqa: F401
+from . import functional, linalg  # noqa: F401
 from . import _indexing
 from ._shape_functions import broadcast_tensors, meshgrid  # noqa: F401,E402
 from ._tensor_str import set_printoptions  # noqa: F401

@@ -1,0 +1,595 @@
+/* linalg_norm.c -- linalg_vector_norm, cdist and renorm.  Mirrors linalg_vector_norm of
+ * ATen/native/LinearAlgebra.cpp, cdist of ATen/native/Distance.cpp and renorm of
+ * ATen/native/Normalization.cpp.
+ *
+ * linalg_vector_norm is a CPU kernel over norm's reduction, with the derivative row
+ * LinalgVectorNormBackward0 (derivatives.def; the formula of norm); renorm is a CPU kernel
+ * over redispatched ops with RenormBackward0.  cdist is composite: it checks its arguments
+ * with PyTorch's texts and then calls other ops through the dispatcher.  Its direct path
+ * is the CPU kernel _cdist_forward (loops over every row pair, with CdistBackward0 and
+ * _cdist_backward, PyTorch's formulas); its matmul path for p = 2 is composite. */
+#include <math.h>
+
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "native.h"
+
+static PtlTensorImpl *
+call2(PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_int(1)};
+    return ptl_call_tensor(id, args);
+}
+
+static PtlTensorImpl *
+call1(PtlOpId id, PtlTensorImpl *a)
+{
+    PtlIValue args[1] = {ptl_iv_tensor(a)};
+    return ptl_call_tensor(id, args);
+}
+
+/* linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *,
+ * ScalarType? dtype=None) -> Tensor
+ * [*] -> the reduced shape; dtype: the input is first converted (without narrowing).  A CPU
+ * kernel with its own derivative (LinalgVectorNormBackward0): the conversion and the norm
+ * are redispatched below autograd (PyTorch's at::redispatch). */
+static int
+linalg_vector_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    PtlTensorImpl *self = s[0].u.t, *x;
+    int64_t n = s[2].tag == PTL_IV_NONE ? 0 : s[2].u.il.n;
+
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: Expected a floating point or "
+                             "complex tensor as input. Got %s",
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    if (s[4].tag == PTL_IV_NONE || s[4].u.dtype == self->dtype) {
+        ptl_incref(self);
+        x = self;
+    }
+    else {
+        PtlDtype dt = s[4].u.dtype;
+        if (!ptl_dtype_is_floating(dt)) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: dtype should be floating "
+                                 "point or complex, but got %s", ptl_dtype_legacy_name(dt));
+        }
+        if (ptl_promote_types(self->dtype, dt) != dt) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "linalg.vector_norm: the dtype of the input "
+                                 "(%s) should be convertible without narrowing to the specified "
+                                 "dtype (%s)", ptl_dtype_legacy_name(self->dtype),
+                                 ptl_dtype_legacy_name(dt));
+        }
+        PtlIValue c[7] = {ptl_iv_tensor(self), ptl_iv_dtype(dt), ptl_iv_none(), ptl_iv_none(),
+                          ptl_iv_none(), ptl_iv_bool(0), ptl_iv_none()};
+        if (ptl_dispatcher_redispatch(ptl_op(PTL_OP__to_copy), ks, c) < 0) {
+            return -1;
+        }
+        x = c[0].u.t;
+    }
+    PtlIValue args[4] = {ptl_iv_tensor(x), s[1], ptl_iv_intlist(n ? s[2].u.il.data : NULL, n),
+                         ptl_iv_bool(s[3].u.b)};
+    int rc = ptl_dispatcher_redispatch(ptl_op(PTL_OP_norm_ScalarOpt_dim), ks, args);
+    ptl_decref(x);
+    if (rc < 0) {
+        return -1;
+    }
+    s[0] = args[0];
+    return 0;
+}
+
+/* sqrt(clamp_min(|x1|^2 + |x2|^2 - 2 x1 x2^T, 0)): [*, P, M], [*, R, M] -> [*, P, R]
+ * (PyTorch's _euclidean_dist: one matmul instead of P*R differences) */
+static PtlTensorImpl *
+euclidean_dist(PtlTensorImpl *x1, PtlTensorImpl *x2)
+{
+    int64_t last = -1;
+    PtlTensorImpl *sq1 = NULL, *n1 = NULL, *sq2 = NULL, *n2 = NULL, *n2t = NULL, *x2t = NULL;
+    PtlTensorImpl *prod = NULL, *sum = NULL, *d2 = NULL, *res = NULL;
+    PtlIValue sum_args[4] = {ptl_iv_none(), ptl_iv_intlist(&last, 1), ptl_iv_bool(1),
+                             ptl_iv_none()};
+    PtlIValue tr[3];
+
+    if ((sq1 = call2(PTL_OP_mul_Tensor, x1, x1)) == NULL ||
+        (sq2 = call2(PTL_OP_mul_Tensor, x2, x2)) == NULL) {
+        goto error;
+    }
+    sum_args[0] = ptl_iv_tensor(sq1);
+    if ((n1 = ptl_call_tensor(PTL_OP_sum_dim_IntList, sum_args)) == NULL) {
+        goto error;
+    }
+    sum_args[0] = ptl_iv_tensor(sq2);
+    if ((n2 = ptl_call_tensor(PTL_OP_sum_dim_IntList, sum_args)) == NULL) {
+        goto error;
+    }
+    tr[1] = ptl_iv_int(-2);
+    tr[2] = ptl_iv_int(-1);
+    tr[0] = ptl_iv_tensor(n2);
+    if ((n2t = ptl_call_tensor(PTL_OP_transpose_int, tr)) == NULL) {
+        goto error;
+    }
+    tr[0] = ptl_iv_tensor(x2);
+    if ((x2t = ptl_call_tensor(PTL_OP_transpose_int, tr)) == NULL ||
+        (prod = call2(PTL_OP_matmul, x1, x2t)) == NULL ||
+        (sum = call2(PTL_OP_add_Tensor, n1, n2t)) == NULL) {
+        goto error;
+    }
+    PtlIValue sub_args[3] = {ptl_iv_tensor(sum), ptl_iv_tensor(prod), ptl_iv_int(2)};
+    if ((d2 = ptl_call_tensor(PTL_OP_sub_Tensor, sub_args)) == NULL) {
+        goto error;
+    }
+    PtlIValue clamp_args[2] = {ptl_iv_tensor(d2), ptl_iv_int(0)};
+    PtlTensorImpl *c = ptl_call_tensor(PTL_OP_clamp_min, clamp_args);
+    if (c != NULL) {
+        res = call1(PTL_OP_sqrt, c);
+        ptl_decref(c);
+    }
+error:
+    ptl_xdecref(sq1);
+    ptl_xdecref(n1);
+    ptl_xdecref(sq2);
+    ptl_xdecref(n2);
+    ptl_xdecref(n2t);
+    ptl_xdecref(x2t);
+    ptl_xdecref(prod);
+    ptl_xdecref(sum);
+    ptl_xdecref(d2);
+    return res;
+}
+
+/* ---- _cdist_forward / _cdist_backward: the direct pairwise loops ---- */
+
+/* p's kind: the loops special-case the orders with cheap formulas */
+enum { P_ZERO, P_ONE, P_TWO, P_INF, P_LT_TWO, P_GENERAL };
+
+static int
+p_kind(double p)
+{
+    return p == 0 ? P_ZERO : p == 1 ? P_ONE : p == 2 ? P_TWO : isinf(p) ? P_INF
+           : p < 2 ? P_LT_TWO : P_GENERAL;
+}
+
+typedef struct CdistCtx {
+    const char *x1, *x2, *grad, *dist;   /* contiguous [B, P, M], [B, R, M], [B, P, R] x 2 */
+    char *out;                           /* [B, P, R] (forward) or [B, P, M] (backward) */
+    int64_t P, R, M;
+    double p;
+    int kind;
+    PtlDtype dtype;
+} CdistCtx;
+
+static inline double
+load(const char *base, int64_t i, PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT32 ? ((const float *)base)[i] : ((const double *)base)[i];
+}
+
+static inline void
+store(char *base, int64_t i, PtlDtype dt, double v)
+{
+    if (dt == PTL_DTYPE_FLOAT32) {
+        ((float *)base)[i] = (float)v;
+    }
+    else {
+        ((double *)base)[i] = v;
+    }
+}
+
+/* rows [begin, end) of the flattened [B * P]: out[b, i, j] = ||x1[b, i] - x2[b, j]||_p,
+ * accumulated in double */
+static int
+cdist_forward_rows(void *vctx, int64_t begin, int64_t end)
+{
+    const CdistCtx *c = vctx;
+    int64_t P = c->P, R = c->R, M = c->M;
+    for (int64_t row = begin; row < end; row++) {
+        int64_t b = row / P, a = row * M;
+        for (int64_t j = 0; j < R; j++) {
+            int64_t o = (b * R + j) * M;
+            double acc = 0;
+            for (int64_t k = 0; k < M; k++) {
+                double d = fabs(load(c->x1, a + k, c->dtype) - load(c->x2, o + k, c->dtype));
+                switch (c->kind) {
+                case P_ZERO: acc += d != 0; break;
+                case P_ONE: acc += d; break;
+                case P_TWO: acc += d * d; break;
+                case P_INF: acc = d > acc || isnan(d) ? d : acc; break;
+                default: acc += pow(d, c->p); break;
+                }
+            }
+            double r = c->kind == P_TWO ? sqrt(acc)
+                       : c->kind == P_LT_TWO || c->kind == P_GENERAL ? pow(acc, 1.0 / c->p) : acc;
+            store(c->out, row * R + j, c->dtype, r);
+        }
+    }
+    return 0;
+}
+
+/* rows [begin, end) of [B * P]: out[b, i] = sum_j grad[b, i, j] * d dist[b, i, j] / d x1[b, i]
+ * (PyTorch's formulas per p; a zero distance gives 0) */
+static int
+cdist_backward_rows(void *vctx, int64_t begin, int64_t end)
+{
+    const CdistCtx *c = vctx;
+    int64_t P = c->P, R = c->R, M = c->M;
+    double p = c->p;
+    for (int64_t row = begin; row < end; row++) {
+        int64_t b = row / P, a = row * M;
+        for (int64_t k = 0; k < M; k++) {
+            double acc = 0;
+            double xa = load(c->x1, a + k, c->dtype);
+            for (int64_t j = 0; j < R; j++) {
+                double g = load(c->grad, row * R + j, c->dtype);
+                double dist = load(c->dist, row * R + j, c->dtype);
+                double diff = xa - load(c->x2, (b * R + j) * M + k, c->dtype);
+                double s = (diff > 0) - (diff < 0), ad = fabs(diff);
+                switch (c->kind) {
+                case P_ZERO: break;
+                case P_ONE: acc += g * s; break;
+                case P_TWO: acc += dist == 0 ? 0 : g * diff / dist; break;
+                case P_INF: acc += ad == dist ? g * s : 0; break;
+                case P_LT_TWO:
+                    acc += dist == 0 || (diff == 0 && p < 1)
+                               ? 0 : s * pow(ad, p - 1) * g / pow(dist, p - 1);
+                    break;
+                default:
+                    acc += dist == 0 ? 0 : diff * pow(ad, p - 2) * g / pow(dist, p - 1);
+                    break;
+                }
+            }
+            store(c->out, a + k, c->dtype, acc);
+        }
+    }
+    return 0;
+}
+
+/* Runs fn over the B * P rows of c (work per row: R * M) without the GIL. */
+static int
+cdist_run(CdistCtx *c, int64_t rows, PtlParallelFn fn)
+{
+    int64_t per_row = c->R * c->M + 1;
+    int64_t grain = PTL_GRAIN_SIZE / per_row > 0 ? PTL_GRAIN_SIZE / per_row : 1;
+    void *tok = rows * per_row > PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, rows, grain, fn, c);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+static int
+cdist_dtype_check(PtlDtype dt)
+{
+    if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"cdist\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(dt));
+    }
+    return 0;
+}
+
+/* The product of t's batch dims (all but the last two). */
+static int64_t
+batch_numel(const PtlTensorImpl *t)
+{
+    int64_t B = 1;
+    for (int d = 0; d < t->dim - 2; d++) {
+        B *= t->sizes[d];
+    }
+    return B;
+}
+
+/* a and b are [*, X, M] / [*, Y, M] with one batch shape and dtype */
+static int
+same_batch(const PtlTensorImpl *a, const PtlTensorImpl *b)
+{
+    if (a->dim < 2 || a->dim != b->dim || a->dtype != b->dtype) {
+        return 0;
+    }
+    for (int d = 0; d < a->dim - 2; d++) {
+        if (a->sizes[d] != b->sizes[d]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+ * x1 [*, P, M], x2 [*, R, M] (one batch shape and dtype: cdist expanded them) -> [*, P, R] */
+static int
+_cdist_forward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x1 = NULL, *x2 = NULL, *out = NULL;
+    PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t;
+    int64_t sizes[PTL_MAX_DIMS];
+    if (!same_batch(a, b) || a->sizes[a->dim - 1] != b->sizes[b->dim - 1]) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "_cdist_forward: expected x1 [*, P, M] and x2 "
+                             "[*, R, M] of one batch shape and dtype");
+    }
+    if (cdist_dtype_check(a->dtype) < 0) {
+        return -1;
+    }
+    int nd = a->dim;
+    for (int d = 0; d < nd - 1; d++) {
+        sizes[d] = a->sizes[d];
+    }
+    sizes[nd - 1] = b->sizes[nd - 2];
+    if ((x1 = ptl_contiguous(a)) == NULL || (x2 = ptl_contiguous(b)) == NULL ||
+        (out = ptl_empty(nd, sizes, a->dtype, a->device)) == NULL) {
+        goto error;
+    }
+    double p = ptl_iv_to_double(&s[2]);
+    CdistCtx c = {ptl_tensor_data(x1), ptl_tensor_data(x2), NULL, NULL, ptl_tensor_data(out),
+                  a->sizes[nd - 2], b->sizes[nd - 2], a->sizes[nd - 1], p, p_kind(p), a->dtype};
+    if (cdist_run(&c, batch_numel(a) * c.P, cdist_forward_rows) < 0) {
+        goto error;
+    }
+    ptl_decref(x1);
+    ptl_decref(x2);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(x1);
+    ptl_xdecref(x2);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* _cdist_backward(Tensor grad, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+ * grad, cdist [*, P, R]; x1 [*, P, M]; x2 [*, R, M] -> the gradient of x1 [*, P, M] */
+static int
+_cdist_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *t[4] = {NULL, NULL, NULL, NULL}, *out = NULL;
+    PtlTensorImpl *in[4] = {s[0].u.t, s[1].u.t, s[2].u.t, s[4].u.t};
+    double p = ptl_iv_to_double(&s[3]);
+
+    if (cdist_dtype_check(in[1]->dtype) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!same_batch(in[i], in[1])) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "_cdist_backward: expected tensors of one "
+                                 "batch shape and dtype");
+        }
+        if ((t[i] = ptl_contiguous(in[i])) == NULL) {
+            goto error;
+        }
+    }
+    int nd = in[1]->dim;
+    if ((out = ptl_empty(nd, in[1]->sizes, in[1]->dtype, in[1]->device)) == NULL) {
+        goto error;
+    }
+    CdistCtx c = {ptl_tensor_data(t[1]), ptl_tensor_data(t[2]), ptl_tensor_data(t[0]),
+                  ptl_tensor_data(t[3]), ptl_tensor_data(out), in[1]->sizes[nd - 2],
+                  in[2]->sizes[nd - 2], in[1]->sizes[nd - 1], p, p_kind(p), in[1]->dtype};
+    if (cdist_run(&c, batch_numel(in[1]) * c.P, cdist_backward_rows) < 0) {
+        goto error;
+    }
+    for (int i = 0; i < 4; i++) {
+        ptl_decref(t[i]);
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    for (int i = 0; i < 4; i++) {
+        ptl_xdecref(t[i]);
+    }
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* _cdist_forward on x1 [*, P, M], x2 [*, R, M] whose batch dims broadcast: both expanded
+ * to the common batch shape first when they differ (new ref) */
+static PtlTensorImpl *
+cdist_direct(PtlTensorImpl *x1, PtlTensorImpl *x2, double p)
+{
+    int64_t e1[PTL_MAX_DIMS], e2[PTL_MAX_DIMS];
+    int nb1 = x1->dim - 2, nb2 = x2->dim - 2, nb = nb1 > nb2 ? nb1 : nb2;
+    PtlTensorImpl *a = NULL, *b = NULL, *res = NULL;
+
+    if (same_batch(x1, x2)) {
+        PtlIValue args[4] = {ptl_iv_tensor(x1), ptl_iv_tensor(x2), ptl_iv_double(p),
+                             ptl_iv_none()};
+        return ptl_call_tensor(PTL_OP__cdist_forward, args);
+    }
+    for (int k = 0; k < nb; k++) {
+        int64_t s1 = k - (nb - nb1) >= 0 ? x1->sizes[k - (nb - nb1)] : 1;
+        int64_t s2 = k - (nb - nb2) >= 0 ? x2->sizes[k - (nb - nb2)] : 1;
+        if (s1 != s2 && s1 != 1 && s2 != 1) {
+            ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of "
+                          "tensor b (%lld) at non-singleton dimension %d", (long long)s1,
+                          (long long)s2, k);
+            return NULL;
+        }
+        e1[k] = e2[k] = s1 == 1 ? s2 : s1;
+    }
+    e1[nb] = x1->sizes[nb1];
+    e1[nb + 1] = x1->sizes[nb1 + 1];
+    e2[nb] = x2->sizes[nb2];
+    e2[nb + 1] = x2->sizes[nb2 + 1];
+    PtlIValue ex1[3] = {ptl_iv_tensor(x1), ptl_iv_intlist(e1, nb + 2), ptl_iv_bool(0)};
+    PtlIValue ex2[3] = {ptl_iv_tensor(x2), ptl_iv_intlist(e2, nb + 2), ptl_iv_bool(0)};
+    if ((a = ptl_call_tensor(PTL_OP_expand, ex1)) != NULL &&
+        (b = ptl_call_tensor(PTL_OP_expand, ex2)) != NULL) {
+        PtlIValue args[4] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_double(p),
+                             ptl_iv_none()};
+        res = ptl_call_tensor(PTL_OP__cdist_forward, args);
+    }
+    ptl_xdecref(a);
+    ptl_xdecref(b);
+    return res;
+}
+
+/* cdist(Tensor x1, Tensor x2, float p=2, int? compute_mode=None) -> Tensor
+ * x1 [*, P, M], x2 [*, R, M] -> [*, P, R]: the p-norm distance of every row pair, the batch
+ * dims broadcast.  compute_mode: None/0 uses the matmul path for p = 2 when P > 25 or
+ * R > 25, 1 always for p = 2, 2 never (torch.cdist maps its strings to these). */
+static int
+cdist_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x1 = s[0].u.t, *x2 = s[1].u.t, *res;
+    double p = ptl_iv_to_double(&s[2]);
+    int64_t mode = s[3].tag == PTL_IV_NONE ? 0 : s[3].u.i;
+
+    if (x1->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports at least 2D tensors, X1 got: "
+                             "%dD", x1->dim);
+    }
+    if (x2->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports at least 2D tensors, X2 got: "
+                             "%dD", x2->dim);
+    }
+    int64_t c1 = x1->sizes[x1->dim - 1], c2 = x2->sizes[x2->dim - 1];
+    if (c1 != c2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "X1 and X2 must have the same number of columns. "
+                             "X1: %lld X2: %lld", (long long)c1, (long long)c2);
+    }
+    if (!ptl_dtype_is_floating(x1->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports floating-point dtypes, X1 "
+                             "got: %s", ptl_dtype_legacy_name(x1->dtype));
+    }
+    if (!ptl_dtype_is_floating(x2->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports floating-point dtypes, X2 "
+                             "got: %s", ptl_dtype_legacy_name(x2->dtype));
+    }
+    if (!(p >= 0)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cdist only supports non-negative p values");
+    }
+    if (x1->dtype != x2->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                             ptl_dtype_legacy_name(x1->dtype), ptl_dtype_legacy_name(x2->dtype));
+    }
+    if (cdist_dtype_check(x1->dtype) < 0) {
+        return -1;
+    }
+    if (mode < 0 || mode > 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%lld is not a valid value for compute_mode",
+                             (long long)mode);
+    }
+    int64_t P = x1->sizes[x1->dim - 2], R = x2->sizes[x2->dim - 2];
+    if (p == 2 && (mode == 1 || (mode == 0 && (P > 25 || R > 25)))) {
+        res = euclidean_dist(x1, x2);
+    }
+    else {
+        res = cdist_direct(x1, x2, p);
+    }
+    if (res == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+}
+
+/* op(a, b[, alpha=1]) redispatched with ks (below autograd); new ref or NULL */
+static PtlTensorImpl *
+redispatch2(PtlDispatchKeySet ks, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    PtlIValue args[3] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_int(1)};
+    return ptl_dispatcher_redispatch(ptl_op(id), ks, args) < 0 ? NULL : args[0].u.t;
+}
+
+/* self * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1), the norm of each slice along
+ * dim, every op redispatched with ks (new ref) */
+static PtlTensorImpl *
+renorm_of(PtlDispatchKeySet ks, PtlTensorImpl *self, const PtlIValue *s)
+{
+    double p = ptl_iv_to_double(&s[1]), maxnorm = ptl_iv_to_double(&s[3]);
+    int64_t dim = s[2].u.i, dims[PTL_MAX_DIMS];
+    PtlTensorImpl *nr = NULL, *den = NULL, *q = NULL, *big = NULL, *fac = NULL, *res = NULL;
+    PtlTensorImpl *mx = NULL, *one = NULL, *eps = NULL;
+    int n = 0;
+
+    if (ptl_wrap_dim(&dim, self->dim) < 0) {
+        return NULL;
+    }
+    if (!(p > 0)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "renorm: non-positive-norm not supported");
+        return NULL;
+    }
+    if (maxnorm < 0) {
+        ptl_error_set(PTL_ERR_RUNTIME, "renorm: expected maxnorm to be >= 0 but got %g", maxnorm);
+        return NULL;
+    }
+    if (self->dim <= 1) {
+        ptl_error_set(PTL_ERR_RUNTIME, "renorm: input needs at least 2 dimensions, got %d "
+                      "dimensions", self->dim);
+        return NULL;
+    }
+    for (int d = 0; d < self->dim; d++) {
+        if (d != dim) {
+            dims[n++] = d;
+        }
+    }
+    PtlIValue nargs[5] = {ptl_iv_tensor(self), s[1], ptl_iv_intlist(dims, n), ptl_iv_bool(1),
+                          ptl_iv_none()};
+    if (ptl_dispatcher_redispatch(ptl_op(PTL_OP_linalg_vector_norm), ks, nargs) < 0) {
+        return NULL;
+    }
+    nr = nargs[0].u.t;
+    if ((mx = ptl_scalar_tensor(maxnorm, self->dtype, self->device)) == NULL ||
+        (one = ptl_scalar_tensor(1, self->dtype, self->device)) == NULL ||
+        (eps = ptl_scalar_tensor(1e-7, self->dtype, self->device)) == NULL ||
+        (den = redispatch2(ks, PTL_OP_add_Tensor, nr, eps)) == NULL ||
+        (q = redispatch2(ks, PTL_OP_div_Tensor, mx, den)) == NULL ||
+        (big = redispatch2(ks, PTL_OP_gt_Tensor, nr, mx)) == NULL) {
+        goto error;
+    }
+    PtlIValue w[3] = {ptl_iv_tensor(big), ptl_iv_tensor(q), ptl_iv_tensor(one)};
+    if (ptl_dispatcher_redispatch(ptl_op(PTL_OP_where_self), ks, w) < 0) {
+        goto error;
+    }
+    fac = w[0].u.t;
+    res = redispatch2(ks, PTL_OP_mul_Tensor, self, fac);
+error:
+    ptl_xdecref(mx);
+    ptl_xdecref(one);
+    ptl_xdecref(eps);
+    ptl_xdecref(nr);
+    ptl_xdecref(den);
+    ptl_xdecref(q);
+    ptl_xdecref(big);
+    ptl_xdecref(fac);
+    return res;
+}
+
+/* renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+ * renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)
+ * [*] -> [*]: each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.
+ * Derivative: RenormBackward0 (derivatives_linalg2.c). */
+static int
+renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *res;
+
+    if ((res = renorm_of(ks, self, s)) == NULL) {
+        return -1;
+    }
+    if (!op->schema.inplace) {
+        s[0] = ptl_iv_tensor(res);
+        return 0;
+    }
+    int rc = ptl_copy_into(self, res);
+    ptl_decref(res);
+    if (rc < 0) {
+        return -1;
+    }
+    ptl_tensor_bump_version(self);
+    ptl_incref(self);
+    s[0] = ptl_iv_tensor(self);
+    return 0;
+}
+
+static const PtlKernelReg linalg_norm_kernels[] = {
+    {PTL_OP_linalg_vector_norm, PTL_KEY_CPU, linalg_vector_norm_cpu},
+    {PTL_OP_cdist, PTL_KEY_COMPOSITE_IMPLICIT, cdist_composite},
+    {PTL_OP__cdist_forward, PTL_KEY_CPU, _cdist_forward_cpu},
+    {PTL_OP__cdist_backward, PTL_KEY_CPU, _cdist_backward_cpu},
+    {PTL_OP_renorm, PTL_KEY_CPU, renorm_cpu},
+    {PTL_OP_renorm_, PTL_KEY_CPU, renorm_cpu},
+};
+PTL_DEFINE_REGISTER(linalg_norm_kernels)
