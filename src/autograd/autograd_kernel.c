@@ -81,7 +81,8 @@ is_output_alias_of_input(const PtlIValue *out, const Inputs *in)
     return 0;
 }
 
-/* Copies the call's non-tensor arguments into the node (int lists deep-copied). */
+/* Copies the call's non-tensor arguments into the node: int lists and strings (a rounding
+ * mode) go into one owned block, strings after the lists. */
 static int
 keep_args(PtlNode *node, const PtlOperator *op, const PtlIValue *args)
 {
@@ -91,6 +92,9 @@ keep_args(PtlNode *node, const PtlOperator *op, const PtlIValue *args)
         if (args[i].tag == PTL_IV_INTLIST) {
             total += args[i].u.il.n;
         }
+        else if (args[i].tag == PTL_IV_STRING) {
+            total += (int64_t)(strlen(args[i].u.s) / sizeof(int64_t)) + 1;
+        }
     }
     if (total > 0 && (node->arg_lists = malloc(sizeof(int64_t) * (size_t)total)) == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "can't allocate an autograd node");
@@ -98,13 +102,19 @@ keep_args(PtlNode *node, const PtlOperator *op, const PtlIValue *args)
     for (int i = 0; i < node->nargs; i++) {
         node->args[i] = args[i];
         if (args[i].tag == PTL_IV_TENSOR || args[i].tag == PTL_IV_TENSORLIST ||
-            args[i].tag == PTL_IV_STRING || args[i].tag == PTL_IV_GENERATOR) {
+            args[i].tag == PTL_IV_GENERATOR) {
             node->args[i] = ptl_iv_none();   /* tensors are saved explicitly or not at all */
         }
         else if (args[i].tag == PTL_IV_INTLIST) {
             memcpy(node->arg_lists + off, args[i].u.il.data, sizeof(int64_t) * (size_t)args[i].u.il.n);
             node->args[i].u.il.data = node->arg_lists + off;
             off += args[i].u.il.n;
+        }
+        else if (args[i].tag == PTL_IV_STRING) {
+            size_t len = strlen(args[i].u.s);
+            memcpy(node->arg_lists + off, args[i].u.s, len + 1);
+            node->args[i].u.s = (const char *)(node->arg_lists + off);
+            off += (int64_t)(len / sizeof(int64_t)) + 1;
         }
     }
     return 0;

@@ -2138,6 +2138,7 @@ done:
 #include "derivatives_convpool.h"
 #include "derivatives_indexing.h"
 #include "derivatives_nnops.h"
+#include "derivatives_agrad2.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},
