@@ -266,3 +266,71 @@ def test_div_mode_grads_match_torch(mode):
         grads.append((x.grad.tolist(), y.grad.tolist()))
     np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12)
     np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12)
+
+
+# ---- nn.Module full backward hooks ----
+
+def hooked_linear(lib, replace_input=False, x_requires_grad=True):
+    m = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], dtype=lib.float64))
+        m.bias.copy_(lib.tensor([0.1, -0.2], dtype=lib.float64))
+    log = []
+
+    def pre(mod, go):
+        log.append(("pre", mod is m, [g.tolist() for g in go]))
+        return (go[0] * 2,)
+
+    def full(mod, gi, go):
+        log.append(("full", mod is m, [None if g is None else g.tolist() for g in gi],
+                    [g.tolist() for g in go]))
+        if replace_input and gi[0] is not None:
+            return (gi[0] + 1,)
+        return None
+    handles = [m.register_full_backward_pre_hook(pre), m.register_full_backward_hook(full)]
+    x = lib.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]], dtype=lib.float64,
+                   requires_grad=x_requires_grad)
+    y = m(x)
+    (y * lib.tensor([[1.0, -1.0]], dtype=lib.float64)).sum().backward()
+    return type(y.grad_fn).__name__, log, x.grad, m.weight.grad.tolist(), handles, m, x
+
+
+@pytest.mark.parametrize("replace_input", [False, True])
+@pytest.mark.parametrize("x_requires_grad", [True, False])
+def test_module_full_backward_hooks_match_torch(replace_input, x_requires_grad):
+    found = []
+    for lib in (ptl, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found.append(hooked_linear(lib, replace_input, x_requires_grad))
+        found[-1] += ([str(w.message) for w in caught if "Full backward hook" in str(w.message)],)
+    got, want = found
+    assert got[-1] == want[-1] and len(got[-1]) == (0 if x_requires_grad else 1)
+    assert got[0] == want[0] == "BackwardHookFunctionBackward"
+    assert got[1] == want[1]
+    assert (got[2] is None) == (want[2] is None) == (not x_requires_grad)
+    if x_requires_grad:
+        assert got[2].tolist() == want[2].tolist()
+    assert got[3] == want[3]
+
+
+def test_module_full_backward_hook_handles_remove():
+    for lib in (ptl, torch):
+        _, log, _, _, handles, m, x = hooked_linear(lib)
+        for h in handles:
+            h.remove()
+        log.clear()
+        y = m(x)
+        assert type(y.grad_fn).__name__ != "BackwardHookFunctionBackward"
+        y.sum().backward()
+        assert log == []
+
+
+def test_module_full_backward_hook_wrong_count_raises():
+    for lib in (ptl, torch):
+        m = lib.nn.Linear(2, 2).double()
+        m.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+        x = lib.ones(1, 2, dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match=re.escape(
+                "Backward hook returned an invalid number of grad_input, got 2, but expected 1")):
+            m(x).sum().backward()
