@@ -50,8 +50,8 @@ def test_inplace_error_names_save_and_modification_sites(tmp_path):
             print(e)
         """)
     # y * 2 saved y too, and its node runs first
-    expected = (INPLACE_HEAD.format("Add") + f"\nThe tensor was saved by MulBackward0 at {path}:4 and "
-                f"modified in place by aten::add_ at {path}:5.\n")
+    expected = (INPLACE_HEAD.format("Add") + f"\nThe tensor was saved by MulBackward0 at "
+                f"{path}:4 and modified in place by aten::add_ at {path}:5.\n")
     assert out == expected
 
 

@@ -67,8 +67,9 @@ class BackwardHook:
                         continue
                     out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
                     if len(out) != len(res):
-                        raise RuntimeError("Backward hook returned an invalid number of grad_input, "
-                                           f"got {len(out)}, but expected {len(res)}")
+                        raise RuntimeError("Backward hook returned an invalid number of "
+                                           f"grad_input, got {len(out)}, but expected "
+                                           f"{len(res)}")
                     res = out
                 self.grad_outputs = None
                 return tuple(res[i] for i in index)
