@@ -2,19 +2,25 @@
 
 The engine is C (src/autograd/engine.c, Note [Engine]); this module only checks arguments and
 turns single tensors into sequences."""
+import os
+
 from .. import _C
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
                         no_grad, set_grad_enabled)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import _hooks  # noqa: F401  (installs the hook runners)
 from . import graph  # noqa: F401
-from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
+from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                           set_detect_anomaly)
 from .function import Function, FunctionCtx, once_differentiable
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "is_grad_enabled", "gradcheck", "gradgradcheck", "GradcheckError", "Function",
            "FunctionCtx", "once_differentiable", "detect_anomaly", "set_detect_anomaly",
-           "is_anomaly_enabled"]
+           "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+
+# call sites in the in-place error skip the package's own frames (Note [In-place provenance])
+_C._set_site_prefix(os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)
 
 
 def _as_tuple(x):

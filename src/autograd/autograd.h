@@ -13,6 +13,16 @@
  *   `py_state` holds Python-side data (hooks, metadata) that src/python frees.
  * Nodes are freed when the last reference goes; a graph is a DAG, so refcounting frees it.
  *
+ * Note [In-place provenance]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Beyond PyTorch, the "modified by an inplace operation" error names the node that saved
+ * the tensor and the in-place op that bumped its version, with the Python file:line of both
+ * when known.  ptl_autograd_hooks.site (installed by src/python) returns the innermost
+ * user frame as an interned "file:line" that stays valid for good.  It is called only
+ * when a node saves its first tensor (PtlNode.site) and when an in-place op bumps a version
+ * counter that some node saved (PtlVersionCounter.saved; the op, site and resulting version
+ * go into the counter), so graphs without in-place ops pay one call per saving node.
+ *
  * Note [Autograd key]
  * ~~~~~~~~~~~~~~~~~~~
  * Every tensor carries the Autograd dispatch key.  Ops with a row in derivatives.def get the
@@ -99,6 +109,8 @@ struct PtlNode {
     int released;                  /* saved variables freed after a backward */
     void *pyobj;                   /* borrowed back-pointer to the Python wrapper */
     void *py_state;                /* Python hooks/metadata, freed through ptl_autograd_hooks */
+    void *py_trace;                /* anomaly mode: the forward's Python stack (owned) */
+    const char *site;              /* "file:line" of the forward that saved tensors, or NULL */
     uint64_t engine_gen;           /* engine scratch: which backward last visited this node */
     int engine_index;              /* engine scratch: the node's slot in that backward */
 };
@@ -122,6 +134,13 @@ typedef struct PtlAutogradHooks {
     int (*post)(PtlNode *n, PtlTensorImpl **grads_out, int nout, PtlTensorImpl **grads_in, int nin);
     void (*free_state)(void *py_state);
     void (*free_tensor_hooks)(void *py_hooks);
+    /* The current Python call site, see Note [In-place provenance]; NULL if unknown. */
+    const char *(*site)(void);
+    /* Anomaly mode: stores the Python stack in n->py_trace when n is made; warns with it
+     * when n fails in backward (keeping the pending error); frees a py_trace. */
+    void (*anomaly_record)(PtlNode *n);
+    void (*anomaly_report)(PtlNode *n);
+    void (*free_trace)(void *py_trace);
 } PtlAutogradHooks;
 extern PtlAutogradHooks ptl_autograd_hooks;
 
@@ -176,9 +195,11 @@ int ptl_autograd_grad(PtlTensorImpl **roots, PtlTensorImpl **grads, int n,
                       PtlTensorImpl **inputs, int ninputs, int retain_graph, int create_graph,
                       int allow_unused, PtlTensorImpl **out);
 
-/* ---- anomaly mode (global, as PyTorch's): the engine checks every gradient for NaN ---- */
+/* ---- anomaly mode (global, as PyTorch's): nodes keep their forward's stack, and with
+ * check_nan the engine checks every gradient for NaN ---- */
 int ptl_anomaly_enabled(void);
-void ptl_anomaly_set(int on);
+int ptl_anomaly_check_nan(void);     /* the check_nan setting, kept while anomaly mode is off */
+void ptl_anomaly_set(int on, int check_nan);
 
 /* ---- grad mode ---- */
 int ptl_grad_mode_enabled(void);

@@ -308,10 +308,26 @@ error:
     return -1;
 }
 
+/* After an in-place op: when a node saved a tensor with self's version counter, remember
+ * the op, where it was called and the version it left (Note [In-place provenance]). */
+static int
+note_inplace(const PtlOperator *op, const PtlIValue *s, int rc)
+{
+    PtlVersionCounter *vc;
+    if (rc < 0 || !op->schema.inplace || s[0].tag != PTL_IV_TENSOR ||
+        !(vc = s[0].u.t->version)->saved) {
+        return rc;
+    }
+    vc->inplace_op = op->schema.name;
+    vc->inplace_site = ptl_autograd_hooks.site != NULL ? ptl_autograd_hooks.site() : NULL;
+    vc->inplace_version = atomic_load(&vc->version);
+    return rc;
+}
+
 static int
 autograd_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    return autograd_record(op, ks, s, rows_by_op[op->id]);
+    return note_inplace(op, s, autograd_record(op, ks, s, rows_by_op[op->id]));
 }
 
 static int
@@ -323,7 +339,7 @@ autograd_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
          * CompositeImplicitAutograd kernels for the Autograd key as well) */
         return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
     }
-    return autograd_record(op, ks, s, row);
+    return note_inplace(op, s, autograd_record(op, ks, s, row));
 }
 
 static void

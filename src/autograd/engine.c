@@ -403,7 +403,8 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
                 goto node_error;
             }
             if (node->kind->apply(node, s->buf, outs) < 0 ||
-                (ptl_anomaly_enabled() && check_nan(node, outs) < 0)) {
+                (ptl_anomaly_enabled() && ptl_anomaly_check_nan() &&
+                 check_nan(node, outs) < 0)) {
                 goto node_error;
             }
             if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.post != NULL &&
@@ -440,6 +441,9 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
         }
         continue;
 node_error:
+        if (node->py_trace != NULL && ptl_autograd_hooks.anomaly_report != NULL) {
+            ptl_autograd_hooks.anomaly_report(node);
+        }
         for (int i = 0; i < node->num_next; i++) {
             PTL_CLEAR(outs[i]);
         }

@@ -19,18 +19,24 @@ ptl_next_sequence_nr(void)
     return atomic_fetch_add_explicit(&sequence_nr, 1, memory_order_relaxed);
 }
 
-static atomic_int anomaly_mode;
+static atomic_int anomaly_mode = 2;   /* bit 0: on; bit 1: check NaN (PyTorch's default) */
 
 int
 ptl_anomaly_enabled(void)
 {
-    return atomic_load_explicit(&anomaly_mode, memory_order_relaxed);
+    return atomic_load_explicit(&anomaly_mode, memory_order_relaxed) & 1;
+}
+
+int
+ptl_anomaly_check_nan(void)
+{
+    return (atomic_load_explicit(&anomaly_mode, memory_order_relaxed) & 2) != 0;
 }
 
 void
-ptl_anomaly_set(int on)
+ptl_anomaly_set(int on, int check_nan)
 {
-    atomic_store_explicit(&anomaly_mode, on != 0, memory_order_relaxed);
+    atomic_store_explicit(&anomaly_mode, (on ? 1 : 0) | (check_nan ? 2 : 0), memory_order_relaxed);
 }
 
 /* ---- grad mode (Note [Autograd key]: off = the Autograd key is excluded) ---- */
@@ -202,6 +208,10 @@ ptl_node_new(const PtlNodeKind *kind, int num_outputs, int num_next)
     n->num_outputs = num_outputs;
     n->num_next = num_next;
     ptl_debug_count(PTL_COUNT_NODE, 1);
+    if (!kind->is_accumulate_grad && ptl_anomaly_enabled() &&
+        ptl_autograd_hooks.anomaly_record != NULL) {
+        ptl_autograd_hooks.anomaly_record(n);
+    }
     return n;
 }
 
@@ -265,6 +275,9 @@ ptl_node_decref(PtlNode *n)
         if (x->py_state != NULL && ptl_autograd_hooks.free_state != NULL) {
             ptl_autograd_hooks.free_state(x->py_state);
         }
+        if (x->py_trace != NULL && ptl_autograd_hooks.free_trace != NULL) {
+            ptl_autograd_hooks.free_trace(x->py_trace);
+        }
         if (x->view != NULL) {
             if (x->view->fn != NULL) {
                 ptl_node_decref(x->view->fn);
@@ -293,6 +306,11 @@ ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
     sv->output_nr = output_nr;
     if (t == NULL) {
         return;
+    }
+    /* Note [In-place provenance] */
+    t->version->saved = 1;
+    if (n->site == NULL && ptl_autograd_hooks.site != NULL) {
+        n->site = ptl_autograd_hooks.site();
     }
     const PtlAutogradMeta *m = t->autograd_meta;
     sv->producer = is_output ? n->kind->name : (m && m->grad_fn ? m->grad_fn->kind->name : NULL);
@@ -328,6 +346,24 @@ format_type(const PtlTensorImpl *t, char *buf, size_t n)
     }
 }
 
+/* "\nThe tensor was saved by XBackward0 at f.py:3 and modified in place by aten::add_ at
+ * f.py:4." (the parts that are known), see Note [In-place provenance]. */
+static void
+format_provenance(const PtlNode *n, const PtlVersionCounter *vc, int64_t now, char *buf,
+                  size_t size)
+{
+    int off = snprintf(buf, size, "\nThe tensor was saved by %s%s%s", n->kind->name,
+                       n->site ? " at " : "", n->site ? n->site : "");
+    if (vc->inplace_op != NULL && vc->inplace_version == now && (size_t)off < size) {
+        off += snprintf(buf + off, size - (size_t)off, " and modified in place by %s%s%s",
+                        vc->inplace_op, vc->inplace_site ? " at " : "",
+                        vc->inplace_site ? vc->inplace_site : "");
+    }
+    if ((size_t)off < size) {
+        snprintf(buf + off, size - (size_t)off, ".");
+    }
+}
+
 PtlTensorImpl *
 ptl_saved_unpack(PtlNode *n, int i, int *err)
 {
@@ -349,20 +385,37 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
     }
     int64_t now = atomic_load(&sv->data->version->version);
     if (now != sv->version) {
-        char type[160], which[96] = "";
+        char type[160], which[96] = "", where[640];
         *err = 1;
         format_type(sv->data, type, sizeof(type));
-        if (sv->producer != NULL) {
-            snprintf(which, sizeof(which), ", which is output %d of %s,", sv->producer_output_nr,
-                     sv->producer);
+        /* PyTorch names a saved input's current grad_fn, a saved output's own node, without
+         * the "Backward0" suffix */
+        const PtlAutogradMeta *m = sv->data->autograd_meta;
+        const char *name = sv->is_output ? sv->producer : (m && m->grad_fn ? m->grad_fn->kind->name
+                                                                              : NULL);
+        if (name != NULL) {
+            const char *b = strstr(name, "Backward");
+            int len = (int)strlen(name);
+            if (b != NULL && strspn(b + 8, "0123456789") == strlen(b + 8)) {
+                len = (int)(b - name);
+            }
+            snprintf(which, sizeof(which), ", which is output %d of %.*s,",
+                     sv->is_output ? sv->producer_output_nr : m->output_nr, len, name);
         }
+        format_provenance(n, sv->data->version, now, where, sizeof(where));
         ptl_error_set(PTL_ERR_RUNTIME,
                       "one of the variables needed for gradient computation has been modified "
                       "by an inplace operation: [%s]%s is at version %lld; expected version "
-                      "%lld instead. Hint: enable anomaly detection to find the operation that "
-                      "failed to compute its gradient, with "
-                      "torch.autograd.set_detect_anomaly(True).",
-                      type, which, (long long)now, (long long)sv->version);
+                      "%lld instead. Hint: %s%s",
+                      type, which, (long long)now, (long long)sv->version,
+                      ptl_anomaly_enabled()
+                          ? "the backtrace further above shows the operation that failed to "
+                            "compute its gradient. The variable in question was changed in "
+                            "there or anywhere later. Good luck!"
+                          : "enable anomaly detection to find the operation that failed to "
+                            "compute its gradient, with torch.autograd.set_detect_anomaly(True, "
+                            "check_nan=False).",
+                      where);
         return NULL;
     }
     if (sv->is_output && ptl_grad_mode_enabled()) {

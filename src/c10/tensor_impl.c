@@ -103,6 +103,17 @@ ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel)
     return 0;
 }
 
+static void
+version_init(PtlVersionCounter *vc)
+{
+    atomic_init(&vc->version, 0);
+    atomic_init(&vc->refcnt, 1);
+    vc->saved = 0;
+    vc->inplace_op = NULL;
+    vc->inplace_site = NULL;
+    vc->inplace_version = 0;
+}
+
 PtlTensorImpl *
 ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t *sizes,
                     const int64_t *strides, int64_t storage_offset)
@@ -113,8 +124,7 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
         ptl_error_set(PTL_ERR_MEMORY, "can't allocate memory for a tensor header");
         return NULL;
     }
-    atomic_init(&t->own_version.version, 0);
-    atomic_init(&t->own_version.refcnt, 1);
+    version_init(&t->own_version);
     atomic_init(&t->refcnt, 1);
     t->flags = 0;
     t->dtype = dtype;
@@ -197,8 +207,7 @@ ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
     ptl_storage_incref(t->storage);
     t->version = root->version;
     atomic_fetch_add_explicit(&t->version->refcnt, 1, memory_order_relaxed);
-    atomic_init(&t->own_version.version, 0);
-    atomic_init(&t->own_version.refcnt, 1);
+    version_init(&t->own_version);
     t->base = root;
     ptl_incref(root);
     t->autograd_meta = NULL;

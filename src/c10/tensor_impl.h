@@ -40,6 +40,13 @@ extern "C" {
 typedef struct PtlVersionCounter {
     atomic_long refcnt;
     _Atomic int64_t version;
+    /* written only by src/autograd, for the "modified by an inplace operation" message:
+     * whether a node saved a tensor with this counter, and the last in-place op that bumped
+     * it there (static name, interned "file:line" or NULL) with the version it left */
+    int saved;
+    const char *inplace_op;
+    const char *inplace_site;
+    int64_t inplace_version;
 } PtlVersionCounter;
 
 enum {

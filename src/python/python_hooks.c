@@ -3,6 +3,9 @@
  * itself (order, replacement, retain_grad) is Python: pytorchlite/autograd/_hooks.py. */
 #include "autograd_python.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include <structmember.h>
 
 static PyObject *run_pre = NULL;    /* _hooks._run_pre(state, leaf_hooks, grads) */
@@ -309,16 +312,195 @@ py_set_hook_runners(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
-static PyObject *
-py_set_anomaly_enabled(PyObject *m, PyObject *arg)
+/* ---- call sites (Note [In-place provenance]) ---- */
+
+#define MAX_SITES 65536
+
+/* One interned site: a code object (kept alive, so its address is never reused) and an
+ * instruction offset, with its "file:line" text (never freed: callers keep the pointer). */
+typedef struct Site {
+    PyCodeObject *code;
+    int lasti;
+    char *text;
+} Site;
+
+static PyObject *site_prefix = NULL;   /* frames of files under it (the package) are skipped */
+static Site *sites = NULL;             /* open addressing, a power of two long */
+static size_t sites_cap = 0, sites_used = 0;
+
+static size_t
+site_hash(const PyCodeObject *code, int lasti, size_t cap)
 {
-    (void)m;
-    int on = PyObject_IsTrue(arg);
-    if (on < 0) {
+    uint64_t h = (uint64_t)(uintptr_t)code * 0x9E3779B97F4A7C15u ^ (uint64_t)lasti * 0xC2B2AE3Du;
+    return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static int
+sites_grow(void)
+{
+    size_t cap = sites_cap ? sites_cap * 2 : 1024;
+    Site *bigger = calloc(cap, sizeof(Site));
+    if (bigger == NULL) {
+        return -1;
+    }
+    for (size_t i = 0; i < sites_cap; i++) {
+        if (sites[i].code != NULL) {
+            size_t j = site_hash(sites[i].code, sites[i].lasti, cap);
+            while (bigger[j].code != NULL) {
+                j = (j + 1) & (cap - 1);
+            }
+            bigger[j] = sites[i];
+        }
+    }
+    free(sites);
+    sites = bigger;
+    sites_cap = cap;
+    return 0;
+}
+
+/* The interned text of frame f's position; NULL when the table is full or out of memory. */
+static const char *
+site_of(PyFrameObject *f, PyCodeObject *code)
+{
+    int lasti = PyFrame_GetLasti(f);
+    size_t j = sites_cap ? site_hash(code, lasti, sites_cap) : 0;
+    while (sites_cap && sites[j].code != NULL) {
+        if (sites[j].code == code && sites[j].lasti == lasti) {
+            return sites[j].text;
+        }
+        j = (j + 1) & (sites_cap - 1);
+    }
+    if (sites_used >= MAX_SITES || (2 * (sites_used + 1) > sites_cap && sites_grow() < 0)) {
         return NULL;
     }
-    ptl_anomaly_set(on);
+    PyObject *u = PyUnicode_FromFormat("%U:%d", code->co_filename, PyFrame_GetLineNumber(f));
+    const char *utf8 = u ? PyUnicode_AsUTF8(u) : NULL;
+    char *text = utf8 ? strdup(utf8) : NULL;
+    Py_XDECREF(u);
+    if (text == NULL) {
+        return NULL;
+    }
+    j = site_hash(code, lasti, sites_cap);
+    while (sites[j].code != NULL) {
+        j = (j + 1) & (sites_cap - 1);
+    }
+    Py_INCREF(code);
+    sites[j].code = code;
+    sites[j].lasti = lasti;
+    sites[j].text = text;
+    sites_used++;
+    return text;
+}
+
+/* The innermost frame outside the package as "file:line"; NULL when unknown (no frame, no
+ * GIL).  Only ever called between Python calls, so no Python error is pending or left. */
+static const char *
+current_site(void)
+{
+    const char *site = NULL;
+    if (!PyGILState_Check() || PyErr_Occurred()) {
+        return NULL;
+    }
+    PyFrameObject *f = PyEval_GetFrame();
+    Py_XINCREF(f);
+    while (f != NULL) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        int inside = PyUnicode_Tailmatch(code->co_filename, site_prefix, 0, PY_SSIZE_T_MAX, -1);
+        if (inside == 0) {
+            site = site_of(f, code);
+        }
+        Py_DECREF(code);
+        if (inside != 1) {
+            break;
+        }
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    PyErr_Clear();
+    return site;
+}
+
+/* _set_site_prefix(package_dir): installs the call-site hook */
+static PyObject *
+py_set_site_prefix(PyObject *m, PyObject *prefix)
+{
+    (void)m;
+    if (!PyUnicode_Check(prefix)) {
+        PyErr_SetString(PyExc_TypeError, "expected a str");
+        return NULL;
+    }
+    Py_INCREF(prefix);
+    Py_XSETREF(site_prefix, prefix);
+    ptl_autograd_hooks.site = current_site;
     Py_RETURN_NONE;
+}
+
+/* ---- anomaly mode ---- */
+
+static PyObject *format_stack = NULL;   /* traceback.format_stack */
+
+static void
+anomaly_record(PtlNode *n)
+{
+    PyObject *type, *value, *tb;
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyErr_Fetch(&type, &value, &tb);
+    if (format_stack == NULL) {
+        PyObject *mod = PyImport_ImportModule("traceback");
+        format_stack = mod ? PyObject_GetAttrString(mod, "format_stack") : NULL;
+        Py_XDECREF(mod);
+    }
+    PyObject *lines = format_stack ? PyObject_CallNoArgs(format_stack) : NULL;
+    PyObject *empty = PyUnicode_FromString("");
+    if (lines != NULL && empty != NULL) {
+        n->py_trace = PyUnicode_Join(empty, lines);
+    }
+    Py_XDECREF(lines);
+    Py_XDECREF(empty);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    PyGILState_Release(st);
+}
+
+static void
+anomaly_report(PtlNode *n)
+{
+    PyObject *type, *value, *tb;
+    PyGILState_STATE st = PyGILState_Ensure();
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *msg = PyUnicode_FromFormat("Error detected in %s. Traceback of forward call that "
+                                         "caused the error:\n%U", n->kind->name,
+                                         (PyObject *)n->py_trace);
+    const char *text = msg ? PyUnicode_AsUTF8(msg) : NULL;
+    if (text == NULL || PyErr_WarnEx(PyExc_UserWarning, text, 1) < 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(msg);
+    PyErr_Restore(type, value, tb);
+    PyGILState_Release(st);
+}
+
+/* _set_anomaly_enabled(on, check_nan=True) */
+static PyObject *
+py_set_anomaly_enabled(PyObject *m, PyObject *args)
+{
+    int on, check_nan = 1;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "p|p:_set_anomaly_enabled", &on, &check_nan)) {
+        return NULL;
+    }
+    ptl_anomaly_set(on, check_nan);
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_is_anomaly_check_nan_enabled(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(ptl_anomaly_check_nan());
 }
 
 static PyObject *
@@ -330,8 +512,10 @@ py_is_anomaly_enabled(PyObject *m, PyObject *unused)
 }
 
 static PyMethodDef hooks_methods[] = {
-    {"_set_anomaly_enabled", py_set_anomaly_enabled, METH_O, NULL},
+    {"_set_anomaly_enabled", py_set_anomaly_enabled, METH_VARARGS, NULL},
     {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, NULL},
+    {"is_anomaly_check_nan_enabled", py_is_anomaly_check_nan_enabled, METH_NOARGS, NULL},
+    {"_set_site_prefix", py_set_site_prefix, METH_O, NULL},
     {"_node_state", py_node_state, METH_O, NULL},
     {"_tensor_hooks", py_tensor_hooks, METH_O, NULL},
     {"_retains_grad", py_retains_grad, METH_VARARGS, NULL},
@@ -349,6 +533,9 @@ ptlpy_hooks_init(PyObject *module)
     }
     ptl_autograd_hooks.free_state = free_node_state;
     ptl_autograd_hooks.free_tensor_hooks = free_tensor_hooks;
+    ptl_autograd_hooks.anomaly_record = anomaly_record;
+    ptl_autograd_hooks.anomaly_report = anomaly_report;
+    ptl_autograd_hooks.free_trace = free_tensor_hooks;
     Py_INCREF(state_type);
     if (PyModule_AddObject(module, "_NodeState", (PyObject *)state_type) < 0) {
         Py_DECREF(state_type);

@@ -520,6 +520,22 @@ class Module:
         self._load_state_dict_post_hooks[handle.id] = hook
         return handle
 
+    def register_full_backward_hook(self, hook, prepend=False):
+        hooks = self.__dict__.setdefault("_full_backward_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        hooks = self.__dict__.setdefault("_backward_pre_hooks", OrderedDict())
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
     def __call__(self, *args, **kwargs):
         for hid, hook in list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
@@ -530,7 +546,16 @@ class Module:
                 result = hook(self, args)
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
+        full = list(self.__dict__.get("_full_backward_hooks", {}).values())
+        pre = list(self.__dict__.get("_backward_pre_hooks", {}).values())
+        bw_hook = None
+        if full or pre:
+            from ...utils.hooks import BackwardHook
+            bw_hook = BackwardHook(self, full, pre)
+            args = bw_hook.setup_input_hook(args)
         out = self.forward(*args, **kwargs)
+        if bw_hook is not None:
+            out = bw_hook.setup_output_hook(out)
         for hid, hook in list(self._forward_hooks.items()):
             result = hook(self, args, kwargs, out) if hid in self._forward_hooks_with_kwargs \
                 else hook(self, args, out)
