@@ -1,4 +1,4 @@
-"""pytorchlite.linalg: vector_norm, matrix_norm, norm, vecdot and the matmul alias.  Mirrors
+"""pytorchlite.linalg: vector_norm, matrix_norm, norm, vecdot, cross and the matmul alias.  Mirrors
 torch/linalg (whose functions live in ATen/native/LinearAlgebra.cpp).  vector_norm is the
 composite aten::linalg_vector_norm (src/aten/native/linalg_norm.c); the others compose
 operators here, so autograd flows through them.  The spectral norms (ord 2, -2, 'nuc') need
@@ -14,6 +14,7 @@ _LEGACY_NAMES = {
 }
 _vector_norm = _C._op("aten::linalg_vector_norm")
 matmul = _C._op("aten::matmul")
+cross = _C._op("aten::linalg_cross")
 
 
 def _legacy(dtype):

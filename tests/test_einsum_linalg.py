@@ -521,3 +521,17 @@ def test_no_leaks_on_success_and_error_paths():
     x.grad = y.grad = None
     gc.collect()
     assert _C._live_counts() == before
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_linalg_cross(layout):
+    """linalg.cross is aten::linalg_cross: dim defaults to -1 (torch.cross's default picks the
+    first dim of size 3), broadcasting the other dims."""
+    a, na = make((4, 3), ptl.float64, layout)
+    b, nb = make((1, 3), ptl.float64, layout, seed=1)
+    assert_close(ptl.linalg.cross(a, b), np.cross(na, nb))
+    c, nc = make((3, 5), ptl.float64, layout, seed=2)
+    assert_close(ptl.linalg.cross(c, c.flip(1), dim=0), np.cross(nc, nc[:, ::-1], axis=0))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "linalg.cross: inputs dimension -1 must have length 3. Got 2 and 2")):
+        ptl.linalg.cross(ptl.ones(2), ptl.ones(2))
