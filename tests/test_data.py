@@ -651,3 +651,25 @@ def test_interpreter_exit_mid_epoch_leaves_nothing(ending, no_leftovers):
     while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
         time.sleep(0.05)
     assert not any(os.path.exists(f"/proc/{p}") for p in pids)
+
+
+def test_randomness_follows_manual_seed_and_generators():
+    """As in PyTorch: manual_seed reproduces shuffling and splits; a Generator can be passed."""
+    ptl.manual_seed(0)
+    first = (list(RandomSampler(range(50))), [list(s) for s in random_split(range(9), [3, 6])],
+             [b.tolist() for b in DataLoader(ptl.arange(12), batch_size=4, shuffle=True)])
+    ptl.manual_seed(0)
+    again = (list(RandomSampler(range(50))), [list(s) for s in random_split(range(9), [3, 6])],
+             [b.tolist() for b in DataLoader(ptl.arange(12), batch_size=4, shuffle=True)])
+    assert first == again
+    assert sorted(first[0]) == list(range(50)) and first[0] != list(range(50))
+    g = ptl.Generator().manual_seed(7)
+    a = list(SubsetRandomSampler([3, 1, 4, 1, 5, 9], generator=g))
+    b = list(WeightedRandomSampler([1.0, 2.0, 3.0], 10, generator=g))
+    g.manual_seed(7)
+    assert list(SubsetRandomSampler([3, 1, 4, 1, 5, 9], generator=g)) == a
+    assert list(WeightedRandomSampler([1.0, 2.0, 3.0], 10, generator=g)) == b
+    g.manual_seed(7)
+    loaded = [x.item() for x in DataLoader(ptl.arange(8), shuffle=True, generator=g)]
+    g.manual_seed(7)
+    assert [x.item() for x in DataLoader(ptl.arange(8), shuffle=True, generator=g)] == loaded

@@ -1,21 +1,24 @@
 """Where the data utilities draw their randomness.
 
-pytorchlite has no Generator yet, so a `generator` argument is a random.Random (None: Python's
-global `random` seeds a fresh one).  Every draw goes through these two functions; when
-pytorchlite.Generator exists, teaching them to read one is the whole change."""
+A `generator` argument is a pytorchlite.Generator (as in PyTorch), or a random.Random; None
+draws from pytorchlite's default generator, so pytorchlite.manual_seed makes shuffling,
+random_split and worker seeds reproducible, as torch.manual_seed does.  Each sampler pass
+seeds one random.Random from a 63-bit draw and shuffles with it."""
 import random
 
 
 def draw_seed(generator=None):
-    """A 63-bit seed from generator (a random.Random), or from Python's global RNG."""
-    return (generator or random).getrandbits(63)
+    """A 63-bit seed from generator (a Generator or random.Random; None: the default one)."""
+    if isinstance(generator, random.Random):
+        return generator.getrandbits(63)
+    from ... import empty, int64
+    return int(empty((), dtype=int64).random_(generator=generator).item())
 
 
 def permutation(n, generator=None):
     """A random permutation of range(n) as a list."""
-    rng = random.Random(draw_seed(generator))
     p = list(range(n))
-    rng.shuffle(p)
+    rng(generator).shuffle(p)
     return p
 
 

@@ -147,7 +147,7 @@ class Subset(Dataset):
 def random_split(dataset, lengths, generator=None):
     """Splits dataset into non-overlapping random Subsets of the given lengths, or of the
     given fractions of len(dataset) (floored, the remainder handed out round-robin).
-    generator: a random.Random (see _random.py)."""
+    generator: a pytorchlite.Generator or random.Random (None: the default generator)."""
     lengths = list(lengths)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         n = len(dataset)

@@ -1,6 +1,6 @@
 """Samplers (torch/utils/data/sampler.py and distributed.py): iterables of dataset keys, or
 of lists of keys (BatchSampler).  Randomness comes from _random.py (generator: a
-random.Random)."""
+pytorchlite.Generator or random.Random; None: the default generator)."""
 import itertools
 import math
 import random
