@@ -477,6 +477,12 @@ def test_max_unpool_and_lp_pool():
     y1, i1 = F.max_pool1d(x1, 2, return_indices=True)
     ty1, ti1 = TF.max_pool1d(to_torch(x1), 2, return_indices=True)
     assert_close(F.max_unpool1d(y1, i1, 2), TF.max_unpool1d(ty1, ti1, 2).numpy())
+    # overlapping windows repeat an index: the value is placed once, not summed
+    yo, io = F.max_pool2d(x, 3, stride=1, return_indices=True)
+    tyo, tio = TF.max_pool2d(to_torch(x), 3, stride=1, return_indices=True)
+    assert len(np.unique(io.numpy())) < io.numel()
+    assert_close(F.max_unpool2d(yo, io, 3, stride=1),
+                 TF.max_unpool2d(tyo, tio, 3, stride=1).numpy())
     xp, xpa = rnd((1, 2, 6, 6), seed=50)
     xp = ptl.tensor(np.abs(xpa) + 0.1)
     for p in (1.0, 2.0, 3.0):

@@ -102,6 +102,7 @@ typedef struct PoolJob {
     char *y;              /* forward output / backward grad_input (zeroed) */
     int64_t *idx;         /* max: indices (forward writes, backward reads) */
     const int64_t *cidx;
+    int assign;           /* scatter: y[idx] = x (max_unpool2d) instead of y[idx] += x */
 } PoolJob;
 
 #define DEFINE_POOL(T, SUF)                                                                  \
@@ -145,7 +146,7 @@ typedef struct PoolJob {
         }                                                                                    \
         return 0;                                                                            \
     }                                                                                        \
-    /* grad_input[plane][idx] += grad_output[plane][o]; also max_unpool2d's forward */       \
+    /* grad_input[plane][idx] += grad_output[plane][o]; max_unpool2d's forward assigns */    \
     static int                                                                               \
     scatter_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
@@ -157,7 +158,7 @@ typedef struct PoolJob {
             T *gi = (T *)j->y + pl * isz;                                                    \
             const int64_t *ix = j->cidx + pl * osz;                                          \
             for (int64_t o = 0; o < osz; o++) {                                              \
-                gi[ix[o]] += g[o];                                                           \
+                gi[ix[o]] = j->assign ? g[o] : gi[ix[o]] + g[o];                             \
             }                                                                                \
         }                                                                                    \
         return 0;                                                                            \
@@ -869,7 +870,7 @@ max_unpool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     PoolJob j = {&p, ptl_tensor_data(sc), ptl_tensor_data(y), NULL,
-                 (const int64_t *)ptl_tensor_data(ic)};
+                 (const int64_t *)ptl_tensor_data(ic), !bwd};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? gather_f4 : scatter_f4)
                                                  : (bwd ? gather_f8 : scatter_f8);
     if (run_planes(&p, fn, &j) < 0 || (y = nn_finish(y, src->dtype)) == NULL) {
