@@ -267,6 +267,66 @@ sum_contiguous(PtlDtype dt, const char *p, int64_t n)
                                    : sum_f8_portable((const double *)p, n);
 }
 
+/* max (is_max) or min of x[0..n) with NaN propagation, for contiguous float32/float64
+ * runs: 8 lanes of plain selects plus a NaN flag, written so that gcc vectorizes them
+ * (maxps/minps); the AVX2 copies are the same code compiled for 8-float registers. */
+#define DEFINE_MAXMIN_CONTIGUOUS(NAME, T, ATTR)                                           \
+    ATTR static double                                                                    \
+    NAME(const T *x, int64_t n, int is_max)                                               \
+    {                                                                                     \
+        T m[8];                                                                           \
+        int nan = 0;                                                                      \
+        int64_t i = 0;                                                                    \
+        for (int k = 0; k < 8; k++) {                                                     \
+            m[k] = is_max ? -INFINITY : INFINITY;                                         \
+        }                                                                                 \
+        if (is_max) {                                                                     \
+            for (; i + 8 <= n; i += 8) {                                                  \
+                for (int k = 0; k < 8; k++) {                                             \
+                    m[k] = x[i + k] > m[k] ? x[i + k] : m[k];                             \
+                    nan |= x[i + k] != x[i + k];                                          \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (; i + 8 <= n; i += 8) {                                                  \
+                for (int k = 0; k < 8; k++) {                                             \
+                    m[k] = x[i + k] < m[k] ? x[i + k] : m[k];                             \
+                    nan |= x[i + k] != x[i + k];                                          \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            m[0] = is_max ? (x[i] > m[0] ? x[i] : m[0]) : (x[i] < m[0] ? x[i] : m[0]);    \
+            nan |= x[i] != x[i];                                                          \
+        }                                                                                 \
+        double r = m[0];                                                                  \
+        for (int k = 1; k < 8; k++) {                                                     \
+            r = is_max ? (m[k] > r ? m[k] : r) : (m[k] < r ? m[k] : r);                   \
+        }                                                                                 \
+        return nan ? NAN : r;                                                             \
+    }
+
+DEFINE_MAXMIN_CONTIGUOUS(maxmin_f4_portable, float, )
+DEFINE_MAXMIN_CONTIGUOUS(maxmin_f8_portable, double, )
+#ifdef HAVE_AVX2_KERNELS
+DEFINE_MAXMIN_CONTIGUOUS(maxmin_f4_avx2, float, __attribute__((target("avx2,fma"))))
+DEFINE_MAXMIN_CONTIGUOUS(maxmin_f8_avx2, double, __attribute__((target("avx2,fma"))))
+#endif
+
+static double
+maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max)
+{
+#ifdef HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        return dt == PTL_DTYPE_FLOAT32 ? maxmin_f4_avx2((const float *)p, n, is_max)
+                                       : maxmin_f8_avx2((const double *)p, n, is_max);
+    }
+#endif
+    return dt == PTL_DTYPE_FLOAT32 ? maxmin_f4_portable((const float *)p, n, is_max)
+                                   : maxmin_f8_portable((const double *)p, n, is_max);
+}
+
 /* ---- the accumulator of each kind ---- */
 
 static void
@@ -681,6 +741,13 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
         st == (int64_t)ptl_dtype_itemsize(pl->dt)) {
         acc->a += sum_contiguous(pl->dt, p, n);
+        return;
+    }
+    if ((pl->kind == R_MAX || pl->kind == R_MIN) &&
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
+        st == (int64_t)ptl_dtype_itemsize(pl->dt) && n > 0) {
+        double m = maxmin_contiguous(pl->dt, p, n, pl->kind == R_MAX);
+        acc->a = pl->kind == R_MAX ? max_nan(acc->a, m) : min_nan(acc->a, m);
         return;
     }
     for (int64_t k = 0; k < n; k += BLOCK) {

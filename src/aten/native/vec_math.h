@@ -218,6 +218,24 @@ ptl_vm_exp_pd(__m256d x)
     return _mm256_blendv_pd(y, x, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
 }
 
+/* erfc(a) = e^Q(a - 2.5) for 1 <= a <= 3.93 (no cancellation, unlike 1 - erf) */
+PTL_AVX2 static inline __m256
+ptl_vm_erfc_mid_ps(__m256 a)
+{
+    __m256 t = _mm256_sub_ps(a, _mm256_set1_ps(2.5f));
+    __m256 q = _mm256_set1_ps(PTL_ERF_L9);
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L8));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L7));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L6));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L5));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L4));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L3));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L2));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L1));
+    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L0));
+    return ptl_vm_exp_ps(q);
+}
+
 PTL_AVX2 static inline __m256
 ptl_vm_erf_ps(__m256 x)
 {
@@ -232,18 +250,7 @@ ptl_vm_erf_ps(__m256 x)
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S1));
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S0));
     __m256 small = _mm256_mul_ps(ax, p);
-    __m256 t = _mm256_sub_ps(_mm256_min_ps(ax, edge), _mm256_set1_ps(2.5f));
-    __m256 q = _mm256_set1_ps(PTL_ERF_L9);
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L8));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L7));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L6));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L5));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L4));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L3));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L2));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L1));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L0));
-    __m256 large = _mm256_sub_ps(one, ptl_vm_exp_ps(q));
+    __m256 large = _mm256_sub_ps(one, ptl_vm_erfc_mid_ps(_mm256_min_ps(ax, edge)));
     large = _mm256_blendv_ps(large, one, _mm256_cmp_ps(ax, edge, _CMP_GE_OQ));
     __m256 y = _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, one, _CMP_LT_OQ));
     y = _mm256_or_ps(y, _mm256_and_ps(sign, x));
