@@ -122,10 +122,24 @@ DEFINE_ACT_GRAD_LOOP(gelu_grad, double, f8, PTL_ID, PTL_ID, GELU_G)
 PTL_AVX2 static inline __m256
 gelu_cdf2_ps(__m256 x)
 {
+    /* 1 + erf(t): 1 + t P(t^2) for |t| < 1, else erfc(|t|) = e (t < -1) or 2 - e */
+    const __m256 one = _mm256_set1_ps(1.0f);
     __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f));
-    __m256 lo = _mm256_add_ps(_mm256_set1_ps(1.0f), ptl_vm_erf_ps(t));
-    __m256 hi = ptl_vm_erfc_mid_ps(_mm256_sub_ps(_mm256_setzero_ps(), t));
-    return _mm256_blendv_ps(lo, hi, _mm256_cmp_ps(t, _mm256_set1_ps(-1.0f), _CMP_LT_OQ));
+    __m256 at = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t), z = _mm256_mul_ps(t, t);
+    __m256 p = _mm256_set1_ps(PTL_ERF_S6);
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S5));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S4));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S3));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S2));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S1));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S0));
+    __m256 small = _mm256_fmadd_ps(t, p, one);
+    __m256 e = ptl_vm_erfc_mid_ps(_mm256_min_ps(at, _mm256_set1_ps(3.93f)));
+    __m256 big = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.0f), e), e,
+                                  _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_LT_OQ));
+    big = _mm256_blendv_ps(big, _mm256_set1_ps(2.0f),
+                           _mm256_cmp_ps(t, _mm256_set1_ps(3.93f), _CMP_GE_OQ));
+    return _mm256_blendv_ps(big, small, _mm256_cmp_ps(at, one, _CMP_LT_OQ));
 }
 
 PTL_AVX2 static void
@@ -152,14 +166,15 @@ gelu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
 PTL_AVX2 static void
 gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
 {
+    /* grad_output is contiguous or broadcast (stride 0, e.g. the gradient of a sum) */
     const __m256 lim = _mm256_set1_ps(-3.0f);
     float *o = (float *)d[0];
     const float *g = (const float *)d[1], *a = (const float *)d[2];
-    int64_t i = 0;
+    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
     for (; i + 8 <= n; i += 8) {
         __m256 x = _mm256_loadu_ps(a + i);
         if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
-            char *dd[3] = {(char *)(o + i), (char *)(g + i), (char *)(a + i)};
+            char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
             gelu_grad_loop_f4(dd, s, 8, extra);
             continue;
         }
@@ -167,10 +182,10 @@ gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
         __m256 h = _mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(-0.5f));
         __m256 pdf = _mm256_mul_ps(ptl_vm_exp_ps(h), _mm256_set1_ps(0.3989422804014327f));
         __m256 cdf = _mm256_mul_ps(_mm256_set1_ps(0.5f), gelu_cdf2_ps(x));
-        __m256 r = _mm256_mul_ps(_mm256_loadu_ps(g + i), _mm256_fmadd_ps(x, pdf, cdf));
-        _mm256_storeu_ps(o + i, r);
+        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(gv, _mm256_fmadd_ps(x, pdf, cdf)));
     }
-    char *dd[3] = {(char *)(o + i), (char *)(g + i), (char *)(a + i)};
+    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
     gelu_grad_loop_f4(dd, s, n - i, extra);
 }
 #endif
@@ -194,7 +209,8 @@ gelu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX2 && ((const double *)extra)[0] == 0 &&
-        s[0] == sizeof(float) && s[1] == sizeof(float) && s[2] == sizeof(float)) {
+        s[0] == sizeof(float) && (s[1] == sizeof(float) || s[1] == 0) &&
+        s[2] == sizeof(float)) {
         gelu_grad_loop_f4_avx2(d, s, n, extra);
         return;
     }
