@@ -268,23 +268,24 @@ sum_contiguous(PtlDtype dt, const char *p, int64_t n)
 }
 
 /* max (is_max) or min of x[0..n) with NaN propagation, for contiguous float32/float64
- * runs: 8 lanes of plain selects plus a NaN flag, written so that gcc vectorizes them
- * (maxps/minps); the AVX2 copies are the same code compiled for 8-float registers. */
-#define DEFINE_MAXMIN_CONTIGUOUS(NAME, T, ATTR)                                           \
-    ATTR static double                                                                    \
+ * runs: 8 lanes of plain selects, NaNs kept aside by another select (no integer flag, so
+ * gcc vectorizes the portable loop); the AVX2 versions use max/min instructions and an
+ * unordered-compare mask. */
+#define DEFINE_MAXMIN_PORTABLE(NAME, T)                                                   \
+    static double                                                                         \
     NAME(const T *x, int64_t n, int is_max)                                               \
     {                                                                                     \
-        T m[8];                                                                           \
-        int nan = 0;                                                                      \
+        T m[8], nn[8];                                                                    \
         int64_t i = 0;                                                                    \
         for (int k = 0; k < 8; k++) {                                                     \
             m[k] = is_max ? -INFINITY : INFINITY;                                         \
+            nn[k] = 0;                                                                    \
         }                                                                                 \
         if (is_max) {                                                                     \
             for (; i + 8 <= n; i += 8) {                                                  \
                 for (int k = 0; k < 8; k++) {                                             \
                     m[k] = x[i + k] > m[k] ? x[i + k] : m[k];                             \
-                    nan |= x[i + k] != x[i + k];                                          \
+                    nn[k] = x[i + k] != x[i + k] ? x[i + k] : nn[k];                      \
                 }                                                                         \
             }                                                                             \
         }                                                                                 \
@@ -292,26 +293,63 @@ sum_contiguous(PtlDtype dt, const char *p, int64_t n)
             for (; i + 8 <= n; i += 8) {                                                  \
                 for (int k = 0; k < 8; k++) {                                             \
                     m[k] = x[i + k] < m[k] ? x[i + k] : m[k];                             \
-                    nan |= x[i + k] != x[i + k];                                          \
+                    nn[k] = x[i + k] != x[i + k] ? x[i + k] : nn[k];                      \
                 }                                                                         \
             }                                                                             \
         }                                                                                 \
         for (; i < n; i++) {                                                              \
             m[0] = is_max ? (x[i] > m[0] ? x[i] : m[0]) : (x[i] < m[0] ? x[i] : m[0]);    \
-            nan |= x[i] != x[i];                                                          \
+            nn[0] = x[i] != x[i] ? x[i] : nn[0];                                          \
         }                                                                                 \
         double r = m[0];                                                                  \
-        for (int k = 1; k < 8; k++) {                                                     \
+        for (int k = 0; k < 8; k++) {                                                     \
             r = is_max ? (m[k] > r ? m[k] : r) : (m[k] < r ? m[k] : r);                   \
+            r = nn[k] != nn[k] ? NAN : r;                                                 \
         }                                                                                 \
-        return nan ? NAN : r;                                                             \
+        return r;                                                                         \
     }
 
-DEFINE_MAXMIN_CONTIGUOUS(maxmin_f4_portable, float, )
-DEFINE_MAXMIN_CONTIGUOUS(maxmin_f8_portable, double, )
+DEFINE_MAXMIN_PORTABLE(maxmin_f4_portable, float)
+DEFINE_MAXMIN_PORTABLE(maxmin_f8_portable, double)
+
 #ifdef HAVE_AVX2_KERNELS
-DEFINE_MAXMIN_CONTIGUOUS(maxmin_f4_avx2, float, __attribute__((target("avx2,fma"))))
-DEFINE_MAXMIN_CONTIGUOUS(maxmin_f8_avx2, double, __attribute__((target("avx2,fma"))))
+__attribute__((target("avx2,fma"))) static double
+maxmin_f4_avx2(const float *x, int64_t n, int is_max)
+{
+    __m256 m = _mm256_set1_ps(is_max ? -INFINITY : INFINITY), nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        m = is_max ? _mm256_max_ps(v, m) : _mm256_min_ps(v, m);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m);
+    double r = maxmin_f4_portable(x + i, n - i, is_max);
+    for (int k = 0; k < 8; k++) {
+        r = is_max ? (lanes[k] > r ? lanes[k] : r) : (lanes[k] < r ? lanes[k] : r);
+    }
+    return _mm256_movemask_ps(nan) != 0 || r != r ? NAN : r;
+}
+
+__attribute__((target("avx2,fma"))) static double
+maxmin_f8_avx2(const double *x, int64_t n, int is_max)
+{
+    __m256d m = _mm256_set1_pd(is_max ? -INFINITY : INFINITY), nan = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d v = _mm256_loadu_pd(x + i);
+        m = is_max ? _mm256_max_pd(v, m) : _mm256_min_pd(v, m);
+        nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+    }
+    double lanes[4];
+    _mm256_storeu_pd(lanes, m);
+    double r = maxmin_f8_portable(x + i, n - i, is_max);
+    for (int k = 0; k < 4; k++) {
+        r = is_max ? (lanes[k] > r ? lanes[k] : r) : (lanes[k] < r ? lanes[k] : r);
+    }
+    return _mm256_movemask_pd(nan) != 0 || r != r ? NAN : r;
+}
 #endif
 
 static double
