@@ -6,7 +6,7 @@
  * (alpha, beta, lambd, ...) travel in a double[4] as the loop's `extra`.  Forward loops
  * take (out, self), backward loops (grad_input, grad_output, self).  Only floating
  * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for".
- * Exception: float32 exact gelu and its backward run 8 lanes in float with AVX2+FMA
+ * Exception: float32 exact gelu, silu and their backwards run 8 lanes in float with AVX2+FMA
  * (vec_math.h), falling back to the double formulas for blocks with far-negative inputs,
  * where float cancellation would lose digits. */
 #include <float.h>
@@ -225,8 +225,93 @@ static const PtlLoop gelu_grad_fast_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = gelu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = gelu_grad_loop_bf,
     [PTL_DTYPE_FLOAT32] = gelu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = gelu_grad_loop_f8};
 
-DEFINE_ACT(silu, SILU_F)
-DEFINE_ACT_GRAD(silu_grad, SILU_G)
+DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
+DEFINE_ACT_GRAD_LOOP(silu_grad, ptl_half, f2, PTL_LOAD_f2, TO_F2, SILU_G)
+DEFINE_ACT_GRAD_LOOP(silu_grad, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, SILU_G)
+DEFINE_ACT_GRAD_LOOP(silu_grad, float, f4, PTL_ID, TO_F, SILU_G)
+DEFINE_ACT_GRAD_LOOP(silu_grad, double, f8, PTL_ID, PTL_ID, SILU_G)
+
+/* silu in float, 8 lanes: x s with s = 1 / (1 + e^-x); backward g s (1 + x e^-x s) (1 - s
+ * written as e^-x s, which does not cancel).  Blocks holding an x below -80 (where e^-x
+ * nears float overflow) or a nan go through the double loops, as does strided data. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_AVX2 static void
+silu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const __m256 lim = _mm256_set1_ps(-80.0f), one = _mm256_set1_ps(1.0f);
+    float *o = (float *)d[0];
+    const float *a = (const float *)d[1];
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
+            char *dd[2] = {(char *)(o + i), (char *)(a + i)};
+            silu_loop_f4(dd, s, 8, extra);
+            continue;
+        }
+        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
+        _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
+    }
+    char *dd[2] = {(char *)(o + i), (char *)(a + i)};
+    silu_loop_f4(dd, s, n - i, extra);
+}
+
+PTL_AVX2 static void
+silu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const __m256 lim = _mm256_set1_ps(-80.0f), one = _mm256_set1_ps(1.0f);
+    float *o = (float *)d[0];
+    const float *g = (const float *)d[1], *a = (const float *)d[2];
+    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
+            char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
+            silu_grad_loop_f4(dd, s, 8, extra);
+            continue;
+        }
+        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
+        __m256 sg = _mm256_div_ps(one, _mm256_add_ps(one, e));
+        __m256 t = _mm256_fmadd_ps(x, _mm256_mul_ps(e, sg), one);
+        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_mul_ps(gv, sg), t));
+    }
+    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
+    silu_grad_loop_f4(dd, s, n - i, extra);
+}
+#endif
+
+static void
+silu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) && s[1] == sizeof(float)) {
+        silu_loop_f4_avx2(d, s, n, extra);
+        return;
+    }
+#endif
+    silu_loop_f4(d, s, n, extra);
+}
+
+static void
+silu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
+        (s[1] == sizeof(float) || s[1] == 0) && s[2] == sizeof(float)) {
+        silu_grad_loop_f4_avx2(d, s, n, extra);
+        return;
+    }
+#endif
+    silu_grad_loop_f4(d, s, n, extra);
+}
+
+static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = silu_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_loop_bf,
+    [PTL_DTYPE_FLOAT32] = silu_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_loop_f8};
+static const PtlLoop silu_grad_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = silu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_grad_loop_bf,
+    [PTL_DTYPE_FLOAT32] = silu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_grad_loop_f8};
 DEFINE_ACT(mish, MISH_F)
 DEFINE_ACT_GRAD(mish_grad, MISH_G)
 DEFINE_ACT(elu, ELU_F)
