@@ -5,14 +5,19 @@
  * (float16/bfloat16/float32 load to double and round once on store); parameters
  * (alpha, beta, lambd, ...) travel in a double[4] as the loop's `extra`.  Forward loops
  * take (out, self), backward loops (grad_input, grad_output, self).  Only floating
- * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for". */
+ * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for".
+ * Exception: float32 exact gelu, silu and their backwards run 8 lanes in float with AVX2+FMA
+ * (vec_math.h), falling back to the double formulas for blocks with far-negative inputs,
+ * where float cancellation would lose digits. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "vec_math.h"
 
 #define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, F)                                      \
     static void                                                                           \
@@ -105,10 +110,208 @@
 DEFINE_ACT_INT(hardtanh_int, HARDTANH_F)
 DEFINE_ACT_INT(threshold_int, THRESHOLD_F)
 
-DEFINE_ACT(gelu, GELU_F)
-DEFINE_ACT_GRAD(gelu_grad, GELU_G)
-DEFINE_ACT(silu, SILU_F)
-DEFINE_ACT_GRAD(silu_grad, SILU_G)
+DEFINE_ACT_FLOAT_LOOPS(gelu, GELU_F)
+DEFINE_ACT_GRAD_LOOP(gelu_grad, ptl_half, f2, PTL_LOAD_f2, TO_F2, GELU_G)
+DEFINE_ACT_GRAD_LOOP(gelu_grad, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, GELU_G)
+DEFINE_ACT_GRAD_LOOP(gelu_grad, float, f4, PTL_ID, TO_F, GELU_G)
+DEFINE_ACT_GRAD_LOOP(gelu_grad, double, f8, PTL_ID, PTL_ID, GELU_G)
+/* gelu in float, 8 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(t) taken as erfc(-t)
+ * for t < -1; blocks holding an x below -5.5 (forward) or -3 (backward) go through the
+ * double loops.  Strided data and the tanh approximation use the double loops too. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_AVX2 static inline __m256
+gelu_cdf2_ps(__m256 x)
+{
+    /* 1 + erf(t): 1 + t P(t^2) for |t| < 1, else erfc(|t|) = e (t < -1) or 2 - e */
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f));
+    __m256 at = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t), z = _mm256_mul_ps(t, t);
+    __m256 p = _mm256_set1_ps(PTL_ERF_S6);
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S5));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S4));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S3));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S2));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S1));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S0));
+    __m256 small = _mm256_fmadd_ps(t, p, one);
+    __m256 e = ptl_vm_erfc_mid_ps(_mm256_min_ps(at, _mm256_set1_ps(3.93f)));
+    __m256 big = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.0f), e), e,
+                                  _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_LT_OQ));
+    big = _mm256_blendv_ps(big, _mm256_set1_ps(2.0f),
+                           _mm256_cmp_ps(t, _mm256_set1_ps(3.93f), _CMP_GE_OQ));
+    return _mm256_blendv_ps(big, small, _mm256_cmp_ps(at, one, _CMP_LT_OQ));
+}
+
+PTL_AVX2 static void
+gelu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const __m256 lim = _mm256_set1_ps(-5.5f);
+    float *o = (float *)d[0];
+    const float *a = (const float *)d[1];
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
+            char *dd[2] = {(char *)(o + i), (char *)(a + i)};
+            gelu_loop_f4(dd, s, 8, extra);
+            continue;
+        }
+        __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), gelu_cdf2_ps(x));
+        _mm256_storeu_ps(o + i, y);
+    }
+    char *dd[2] = {(char *)(o + i), (char *)(a + i)};
+    gelu_loop_f4(dd, s, n - i, extra);
+}
+
+PTL_AVX2 static void
+gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    /* grad_output is contiguous or broadcast (stride 0, e.g. the gradient of a sum) */
+    const __m256 lim = _mm256_set1_ps(-3.0f);
+    float *o = (float *)d[0];
+    const float *g = (const float *)d[1], *a = (const float *)d[2];
+    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
+            char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
+            gelu_grad_loop_f4(dd, s, 8, extra);
+            continue;
+        }
+        /* cdf + x pdf, pdf = e^(-x^2 / 2) / sqrt(2 pi) */
+        __m256 h = _mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(-0.5f));
+        __m256 pdf = _mm256_mul_ps(ptl_vm_exp_ps(h), _mm256_set1_ps(0.3989422804014327f));
+        __m256 cdf = _mm256_mul_ps(_mm256_set1_ps(0.5f), gelu_cdf2_ps(x));
+        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(gv, _mm256_fmadd_ps(x, pdf, cdf)));
+    }
+    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
+    gelu_grad_loop_f4(dd, s, n - i, extra);
+}
+#endif
+
+/* Picks the AVX2 loop for contiguous float32 exact gelu. */
+static void
+gelu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && ((const double *)extra)[0] == 0 &&
+        s[0] == sizeof(float) && s[1] == sizeof(float)) {
+        gelu_loop_f4_avx2(d, s, n, extra);
+        return;
+    }
+#endif
+    gelu_loop_f4(d, s, n, extra);
+}
+
+static void
+gelu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && ((const double *)extra)[0] == 0 &&
+        s[0] == sizeof(float) && (s[1] == sizeof(float) || s[1] == 0) &&
+        s[2] == sizeof(float)) {
+        gelu_grad_loop_f4_avx2(d, s, n, extra);
+        return;
+    }
+#endif
+    gelu_grad_loop_f4(d, s, n, extra);
+}
+
+static const PtlLoop gelu_fast_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = gelu_loop_f2, [PTL_DTYPE_BFLOAT16] = gelu_loop_bf,
+    [PTL_DTYPE_FLOAT32] = gelu_fast_loop_f4, [PTL_DTYPE_FLOAT64] = gelu_loop_f8};
+static const PtlLoop gelu_grad_fast_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = gelu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = gelu_grad_loop_bf,
+    [PTL_DTYPE_FLOAT32] = gelu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = gelu_grad_loop_f8};
+
+DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
+DEFINE_ACT_GRAD_LOOP(silu_grad, ptl_half, f2, PTL_LOAD_f2, TO_F2, SILU_G)
+DEFINE_ACT_GRAD_LOOP(silu_grad, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, SILU_G)
+DEFINE_ACT_GRAD_LOOP(silu_grad, float, f4, PTL_ID, TO_F, SILU_G)
+DEFINE_ACT_GRAD_LOOP(silu_grad, double, f8, PTL_ID, PTL_ID, SILU_G)
+
+/* silu in float, 8 lanes: x s with s = 1 / (1 + e^-x); backward g s (1 + x e^-x s) (1 - s
+ * written as e^-x s, which does not cancel).  Blocks holding an x below -80 (where e^-x
+ * nears float overflow) or a nan go through the double loops, as does strided data. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_AVX2 static void
+silu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const __m256 lim = _mm256_set1_ps(-80.0f), one = _mm256_set1_ps(1.0f);
+    float *o = (float *)d[0];
+    const float *a = (const float *)d[1];
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
+            char *dd[2] = {(char *)(o + i), (char *)(a + i)};
+            silu_loop_f4(dd, s, 8, extra);
+            continue;
+        }
+        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
+        _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
+    }
+    char *dd[2] = {(char *)(o + i), (char *)(a + i)};
+    silu_loop_f4(dd, s, n - i, extra);
+}
+
+PTL_AVX2 static void
+silu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const __m256 lim = _mm256_set1_ps(-80.0f), one = _mm256_set1_ps(1.0f);
+    float *o = (float *)d[0];
+    const float *g = (const float *)d[1], *a = (const float *)d[2];
+    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
+            char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
+            silu_grad_loop_f4(dd, s, 8, extra);
+            continue;
+        }
+        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
+        __m256 sg = _mm256_div_ps(one, _mm256_add_ps(one, e));
+        __m256 t = _mm256_fmadd_ps(x, _mm256_mul_ps(e, sg), one);
+        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_mul_ps(gv, sg), t));
+    }
+    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
+    silu_grad_loop_f4(dd, s, n - i, extra);
+}
+#endif
+
+static void
+silu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) && s[1] == sizeof(float)) {
+        silu_loop_f4_avx2(d, s, n, extra);
+        return;
+    }
+#endif
+    silu_loop_f4(d, s, n, extra);
+}
+
+static void
+silu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
+        (s[1] == sizeof(float) || s[1] == 0) && s[2] == sizeof(float)) {
+        silu_grad_loop_f4_avx2(d, s, n, extra);
+        return;
+    }
+#endif
+    silu_grad_loop_f4(d, s, n, extra);
+}
+
+static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = silu_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_loop_bf,
+    [PTL_DTYPE_FLOAT32] = silu_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_loop_f8};
+static const PtlLoop silu_grad_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = silu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_grad_loop_bf,
+    [PTL_DTYPE_FLOAT32] = silu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_grad_loop_f8};
 DEFINE_ACT(mish, MISH_F)
 DEFINE_ACT_GRAD(mish_grad, MISH_G)
 DEFINE_ACT(elu, ELU_F)
@@ -160,7 +363,7 @@ typedef struct ActKernel {
 
 /* [*] -> [*] (forward) and [*], [*] -> [*] (backward) */
 static const ActKernel act_table[] = {
-    {PTL_OP__gelu, gelu_loops, 1, 1, {1}, "GeluKernelImpl"},
+    {PTL_OP__gelu, gelu_fast_loops, 1, 1, {1}, "GeluKernelImpl"},
     {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL},
     {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL},
     {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL},
@@ -274,7 +477,7 @@ gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const char *mode = s[2].tag == PTL_IV_STRING ? s[2].u.s : "none";
     double p[1] = {strcmp(mode, "tanh") == 0};
     (void)ks;
-    return ptl_pointwise(op, s, 2, grad_inputs, ptl_iter_config(), gelu_grad_loops, p);
+    return ptl_pointwise(op, s, 2, grad_inputs, ptl_iter_config(), gelu_grad_fast_loops, p);
 }
 
 /* elu_backward(grad_output, alpha, scale, input_scale, bool is_result, self_or_result):

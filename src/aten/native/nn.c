@@ -13,10 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "vec_math.h"
 
 /* ---- softmax family ---- */
 
@@ -25,7 +27,7 @@ typedef struct SoftmaxJob {
     const char *in;      /* softmax: the input; backward: grad_output */
     const char *y;       /* backward: the forward's output */
     int64_t n, inner;
-    int lg;
+    int lg, f8;
 } SoftmaxJob;
 
 /* One (outer, inner) line of n elements at stride st: forward. */
@@ -159,10 +161,178 @@ typedef struct SoftmaxJob {
         return 0;                                                                         \
     }
 
-DEFINE_SOFTMAX_LINE(float, expf, log, f4)
-DEFINE_SOFTMAX_LINE(double, exp, log, f8)
-DEFINE_SOFTMAX_BLOCK(float, expf, log, f4)
-DEFINE_SOFTMAX_BLOCK(double, exp, log, f8)
+DEFINE_SOFTMAX_LINE(float, ptl_vm_expf, log, f4)
+DEFINE_SOFTMAX_LINE(double, ptl_vm_exp, log, f8)
+DEFINE_SOFTMAX_BLOCK(float, ptl_vm_expf, log, f4)
+DEFINE_SOFTMAX_BLOCK(double, ptl_vm_exp, log, f8)
+
+/* Contiguous rows (the softmax dim is the last): one pass for the max (nan anywhere makes
+ * it nan), one writing e^(x - max) -- or x - max for log_softmax -- and summing, one
+ * scaling by 1 / sum (or subtracting log(sum)).  Sums run in 8 lanes; the portable loops
+ * are written so that gcc vectorizes them. */
+#define DEFINE_SOFTMAX_ROW(T, EXP, DT)                                                    \
+    static void                                                                           \
+    softmax_row_##DT(T *o, const T *x, int64_t n, int lg)                                 \
+    {                                                                                     \
+        T mx = -INFINITY, acc[8] = {0};                                                   \
+        int nan = 0;                                                                      \
+        int64_t k = 0;                                                                    \
+        for (k = 0; k < n; k++) {                                                         \
+            mx = x[k] > mx ? x[k] : mx;                                                   \
+            nan |= x[k] != x[k];                                                          \
+        }                                                                                 \
+        mx = nan ? (T)NAN : mx == -INFINITY ? 0 : mx;                                     \
+        for (k = 0; k + 8 <= n; k += 8) {                                                 \
+            for (int l = 0; l < 8; l++) {                                                 \
+                T d = x[k + l] - mx, e = EXP(d);                                          \
+                acc[l] += e;                                                              \
+                o[k + l] = lg ? d : e;                                                    \
+            }                                                                             \
+        }                                                                                 \
+        for (; k < n; k++) {                                                              \
+            T d = x[k] - mx, e = EXP(d);                                                  \
+            acc[0] += e;                                                                  \
+            o[k] = lg ? d : e;                                                            \
+        }                                                                                 \
+        double sum = 0;                                                                   \
+        for (int l = 0; l < 8; l++) {                                                     \
+            sum += acc[l];                                                                \
+        }                                                                                 \
+        T c = (T)(lg ? log(sum) : 1.0 / sum);                                             \
+        for (k = 0; k < n; k++) {                                                         \
+            o[k] = lg ? o[k] - c : o[k] * c;                                              \
+        }                                                                                 \
+    }
+
+DEFINE_SOFTMAX_ROW(float, ptl_vm_expf, f4)
+DEFINE_SOFTMAX_ROW(double, ptl_vm_exp, f8)
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_AVX2 static void
+softmax_row_f4_avx2(float *o, const float *x, int64_t n, int lg)
+{
+    __m256 vmx = _mm256_set1_ps(-INFINITY), vnan = _mm256_setzero_ps();
+    __m256 acc = _mm256_setzero_ps();
+    float lanes[8], mx;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 v = _mm256_loadu_ps(x + k);
+        vmx = _mm256_max_ps(vmx, v);
+        vnan = _mm256_or_ps(vnan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    _mm256_storeu_ps(lanes, vmx);
+    mx = lanes[0];
+    for (int l = 1; l < 8; l++) {
+        mx = lanes[l] > mx ? lanes[l] : mx;
+    }
+    int nan = _mm256_movemask_ps(vnan) != 0;
+    for (; k < n; k++) {
+        mx = x[k] > mx ? x[k] : mx;
+        nan |= x[k] != x[k];
+    }
+    mx = nan ? NAN : mx == -INFINITY ? 0 : mx;
+    __m256 m = _mm256_set1_ps(mx);
+    for (k = 0; k + 8 <= n; k += 8) {
+        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + k), m), e = ptl_vm_exp_ps(d);
+        acc = _mm256_add_ps(acc, e);
+        _mm256_storeu_ps(o + k, lg ? d : e);
+    }
+    if (k < n) {
+        __m256i mask = ptl_vm_tail_mask(n - k);
+        __m256 d = _mm256_sub_ps(_mm256_maskload_ps(x + k, mask), m), e = ptl_vm_exp_ps(d);
+        acc = _mm256_add_ps(acc, _mm256_and_ps(e, _mm256_castsi256_ps(mask)));
+        _mm256_maskstore_ps(o + k, mask, lg ? d : e);
+    }
+    _mm256_storeu_ps(lanes, acc);
+    double sum = 0;
+    for (int l = 0; l < 8; l++) {
+        sum += lanes[l];
+    }
+    float cs = (float)(lg ? log(sum) : 1.0 / sum);
+    __m256 c = _mm256_set1_ps(cs);
+    for (k = 0; k + 8 <= n; k += 8) {
+        __m256 v = _mm256_loadu_ps(o + k);
+        _mm256_storeu_ps(o + k, lg ? _mm256_sub_ps(v, c) : _mm256_mul_ps(v, c));
+    }
+    for (; k < n; k++) {
+        o[k] = lg ? o[k] - cs : o[k] * cs;
+    }
+}
+
+PTL_AVX2 static void
+softmax_row_f8_avx2(double *o, const double *x, int64_t n, int lg)
+{
+    __m256d vmx = _mm256_set1_pd(-INFINITY), vnan = _mm256_setzero_pd();
+    __m256d acc = _mm256_setzero_pd();
+    double lanes[4], mx;
+    int64_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+        __m256d v = _mm256_loadu_pd(x + k);
+        vmx = _mm256_max_pd(vmx, v);
+        vnan = _mm256_or_pd(vnan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+    }
+    _mm256_storeu_pd(lanes, vmx);
+    mx = lanes[0];
+    for (int l = 1; l < 4; l++) {
+        mx = lanes[l] > mx ? lanes[l] : mx;
+    }
+    int nan = _mm256_movemask_pd(vnan) != 0;
+    for (; k < n; k++) {
+        mx = x[k] > mx ? x[k] : mx;
+        nan |= x[k] != x[k];
+    }
+    mx = nan ? NAN : mx == -INFINITY ? 0 : mx;
+    __m256d m = _mm256_set1_pd(mx);
+    for (k = 0; k + 4 <= n; k += 4) {
+        __m256d d = _mm256_sub_pd(_mm256_loadu_pd(x + k), m), e = ptl_vm_exp_pd(d);
+        acc = _mm256_add_pd(acc, e);
+        _mm256_storeu_pd(o + k, lg ? d : e);
+    }
+    _mm256_storeu_pd(lanes, acc);
+    double sum = lanes[0] + lanes[1] + lanes[2] + lanes[3];
+    for (; k < n; k++) {
+        double d = x[k] - mx, e = ptl_vm_exp(d);
+        sum += e;
+        o[k] = lg ? d : e;
+    }
+    double cs = lg ? log(sum) : 1.0 / sum;
+    __m256d c = _mm256_set1_pd(cs);
+    for (k = 0; k + 4 <= n; k += 4) {
+        __m256d v = _mm256_loadu_pd(o + k);
+        _mm256_storeu_pd(o + k, lg ? _mm256_sub_pd(v, c) : _mm256_mul_pd(v, c));
+    }
+    for (; k < n; k++) {
+        o[k] = lg ? o[k] - cs : o[k] * cs;
+    }
+}
+#endif
+
+typedef void (*SoftmaxRowF4)(float *, const float *, int64_t, int);
+typedef void (*SoftmaxRowF8)(double *, const double *, int64_t, int);
+
+/* Forward over contiguous rows [b, e) of n elements. */
+static int
+softmax_rows_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const SoftmaxJob *j = ctx;
+    SoftmaxRowF4 f4 = softmax_row_f4;
+    SoftmaxRowF8 f8 = softmax_row_f8;
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        f4 = softmax_row_f4_avx2;
+        f8 = softmax_row_f8_avx2;
+    }
+#endif
+    for (int64_t r = b; r < e; r++) {
+        if (j->f8) {
+            f8((double *)j->out + r * j->n, (const double *)j->in + r * j->n, j->n, j->lg);
+        }
+        else {
+            f4((float *)j->out + r * j->n, (const float *)j->in + r * j->n, j->n, j->lg);
+        }
+    }
+    return 0;
+}
 
 /* Runs the softmax job over every (outer, inner) line of x (contiguous, float or double). */
 static int
@@ -183,7 +353,10 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
     if (lines == 0 || j->n == 0) {
         return 0;
     }
-    int f8 = x->dtype == PTL_DTYPE_FLOAT64;
+    int f8 = j->f8 = x->dtype == PTL_DTYPE_FLOAT64;
+    if (j->inner == 1 && j->y == NULL) {
+        return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1, softmax_rows_chunk, j);
+    }
     if (j->inner > 1) {
         return ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / (j->n * j->inner) + 1,
                                 f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
@@ -222,7 +395,7 @@ softmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (x == NULL || (out = ptl_empty(x->dim, x->sizes, work, x->device)) == NULL) {
         goto error;
     }
-    SoftmaxJob j = {ptl_tensor_data(out), ptl_tensor_data(x), NULL, 0, 0, log};
+    SoftmaxJob j = {ptl_tensor_data(out), ptl_tensor_data(x), NULL, 0, 0, log, 0};
     if (softmax_run(&j, x, dim) < 0) {
         goto error;
     }
@@ -262,7 +435,7 @@ softmax_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     SoftmaxJob j = {ptl_tensor_data(out), ptl_tensor_data(g), ptl_tensor_data(y), 0, 0,
-                    op->id == PTL_OP__log_softmax_backward_data};
+                    op->id == PTL_OP__log_softmax_backward_data, 0};
     if (softmax_run(&j, y, dim) < 0) {
         goto error;
     }

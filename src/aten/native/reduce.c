@@ -267,6 +267,104 @@ sum_contiguous(PtlDtype dt, const char *p, int64_t n)
                                    : sum_f8_portable((const double *)p, n);
 }
 
+/* max (is_max) or min of x[0..n) with NaN propagation, for contiguous float32/float64
+ * runs: 8 lanes of plain selects, NaNs kept aside by another select (no integer flag, so
+ * gcc vectorizes the portable loop); the AVX2 versions use max/min instructions and an
+ * unordered-compare mask. */
+#define DEFINE_MAXMIN_PORTABLE(NAME, T)                                                   \
+    static double                                                                         \
+    NAME(const T *x, int64_t n, int is_max)                                               \
+    {                                                                                     \
+        T m[8], nn[8];                                                                    \
+        int64_t i = 0;                                                                    \
+        for (int k = 0; k < 8; k++) {                                                     \
+            m[k] = is_max ? -INFINITY : INFINITY;                                         \
+            nn[k] = 0;                                                                    \
+        }                                                                                 \
+        if (is_max) {                                                                     \
+            for (; i + 8 <= n; i += 8) {                                                  \
+                for (int k = 0; k < 8; k++) {                                             \
+                    m[k] = x[i + k] > m[k] ? x[i + k] : m[k];                             \
+                    nn[k] = x[i + k] != x[i + k] ? x[i + k] : nn[k];                      \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (; i + 8 <= n; i += 8) {                                                  \
+                for (int k = 0; k < 8; k++) {                                             \
+                    m[k] = x[i + k] < m[k] ? x[i + k] : m[k];                             \
+                    nn[k] = x[i + k] != x[i + k] ? x[i + k] : nn[k];                      \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            m[0] = is_max ? (x[i] > m[0] ? x[i] : m[0]) : (x[i] < m[0] ? x[i] : m[0]);    \
+            nn[0] = x[i] != x[i] ? x[i] : nn[0];                                          \
+        }                                                                                 \
+        double r = m[0];                                                                  \
+        for (int k = 0; k < 8; k++) {                                                     \
+            r = is_max ? (m[k] > r ? m[k] : r) : (m[k] < r ? m[k] : r);                   \
+            r = nn[k] != nn[k] ? NAN : r;                                                 \
+        }                                                                                 \
+        return r;                                                                         \
+    }
+
+DEFINE_MAXMIN_PORTABLE(maxmin_f4_portable, float)
+DEFINE_MAXMIN_PORTABLE(maxmin_f8_portable, double)
+
+#ifdef HAVE_AVX2_KERNELS
+__attribute__((target("avx2,fma"))) static double
+maxmin_f4_avx2(const float *x, int64_t n, int is_max)
+{
+    __m256 m = _mm256_set1_ps(is_max ? -INFINITY : INFINITY), nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        m = is_max ? _mm256_max_ps(v, m) : _mm256_min_ps(v, m);
+        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m);
+    double r = maxmin_f4_portable(x + i, n - i, is_max);
+    for (int k = 0; k < 8; k++) {
+        r = is_max ? (lanes[k] > r ? lanes[k] : r) : (lanes[k] < r ? lanes[k] : r);
+    }
+    return _mm256_movemask_ps(nan) != 0 || r != r ? NAN : r;
+}
+
+__attribute__((target("avx2,fma"))) static double
+maxmin_f8_avx2(const double *x, int64_t n, int is_max)
+{
+    __m256d m = _mm256_set1_pd(is_max ? -INFINITY : INFINITY), nan = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d v = _mm256_loadu_pd(x + i);
+        m = is_max ? _mm256_max_pd(v, m) : _mm256_min_pd(v, m);
+        nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+    }
+    double lanes[4];
+    _mm256_storeu_pd(lanes, m);
+    double r = maxmin_f8_portable(x + i, n - i, is_max);
+    for (int k = 0; k < 4; k++) {
+        r = is_max ? (lanes[k] > r ? lanes[k] : r) : (lanes[k] < r ? lanes[k] : r);
+    }
+    return _mm256_movemask_pd(nan) != 0 || r != r ? NAN : r;
+}
+#endif
+
+static double
+maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max)
+{
+#ifdef HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        return dt == PTL_DTYPE_FLOAT32 ? maxmin_f4_avx2((const float *)p, n, is_max)
+                                       : maxmin_f8_avx2((const double *)p, n, is_max);
+    }
+#endif
+    return dt == PTL_DTYPE_FLOAT32 ? maxmin_f4_portable((const float *)p, n, is_max)
+                                   : maxmin_f8_portable((const double *)p, n, is_max);
+}
+
 /* ---- the accumulator of each kind ---- */
 
 static void
@@ -681,6 +779,13 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
         st == (int64_t)ptl_dtype_itemsize(pl->dt)) {
         acc->a += sum_contiguous(pl->dt, p, n);
+        return;
+    }
+    if ((pl->kind == R_MAX || pl->kind == R_MIN) &&
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
+        st == (int64_t)ptl_dtype_itemsize(pl->dt) && n > 0) {
+        double m = maxmin_contiguous(pl->dt, p, n, pl->kind == R_MAX);
+        acc->a = pl->kind == R_MAX ? max_nan(acc->a, m) : min_nan(acc->a, m);
         return;
     }
     for (int64_t k = 0; k < n; k += BLOCK) {

@@ -5,21 +5,17 @@
  * contiguous path the compiler vectorizes and a strided fallback.  Floating functions
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
- * demand an out= of exactly that dtype.  float32 exp, log, sigmoid and tanh have AVX2+FMA
- * loops chosen at run time (DispatchStub's cpu capability). */
+ * demand an out= of exactly that dtype.  float32 exp, log, erf, sigmoid and tanh and
+ * float64 exp have AVX2+FMA loops chosen at run time (DispatchStub's cpu capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define PTL_HAVE_AVX2_KERNELS 1
-#endif
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "vec_math.h"
 
 #define DEFINE_UNARY_LOOP(NAME, TI, TO, DT, LOAD, STORE, F)                               \
     static void                                                                           \
@@ -88,8 +84,8 @@
 
 /* ---- formulas (X: the loaded value, E: the extra pointer) ---- */
 
-#define EXP_F(X, E) expf(X)
-#define EXP_D(X, E) exp(X)
+#define EXP_F(X, E) ptl_vm_expf(X)
+#define EXP_D(X, E) ptl_vm_exp(X)
 #define EXP2_F(X, E) exp2f(X)
 #define EXP2_D(X, E) exp2(X)
 #define EXPM1_F(X, E) expm1f(X)
@@ -126,7 +122,7 @@
 #define TANH_D(X, E) tanh(X)
 #define SIGMOID_F(X, E) ptl_sigmoid_f(X)
 #define SIGMOID_D(X, E) ptl_sigmoid_d(X)
-#define ERF_F(X, E) erff(X)
+#define ERF_F(X, E) ptl_vm_erff(X)
 #define ERF_D(X, E) erf(X)
 #define ERFINV_F(X, E) ((float)ptl_erfinv_d(X))
 #define ERFINV_D(X, E) ptl_erfinv_d(X)
@@ -244,46 +240,12 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
 
 /* ---- AVX2 + FMA float32 loops ----
  *
- * exp: x = n ln2 + r with |r| <= ln2/2 (ln2 split in two for an exact reduction), e^r by
- * a degree-7 polynomial (1 + r + r^2 P(r), P the Cephes expf minimax fit), then scaled by
- * 2^n in two halves so that results in the subnormal range come out right.  Max error
- * about 1 ulp.  Inputs past the overflow/underflow thresholds give inf/0, nan gives nan.
+ * exp and erf come from vec_math.h (Note [Vector exp]).
  * log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by the Cephes logf polynomial in
  * m - 1; subnormals are scaled up first, and x < 0, 0, inf and nan are patched in. */
 #ifdef PTL_HAVE_AVX2_KERNELS
 
-#define AVX2 __attribute__((target("avx2,fma")))
-
-AVX2 static inline __m256
-exp_avx2(__m256 x)
-{
-    const __m256 hi = _mm256_set1_ps(88.72283935546875f);
-    const __m256 lo = _mm256_set1_ps(-103.972084045410f);
-    __m256 xc = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    __m256 y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
-    /* 2^n = 2^n1 * 2^n2, each half a normal float for n in [-150, 128] */
-    __m256i ni = _mm256_cvtps_epi32(n);
-    __m256i n1 = _mm256_srai_epi32(ni, 1);
-    __m256i n2 = _mm256_sub_epi32(ni, n1);
-    __m256i bias = _mm256_set1_epi32(127);
-    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    y = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
-    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
-    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
-    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-}
+#define AVX2 PTL_AVX2
 
 AVX2 static inline __m256
 log_avx2(__m256 x)
@@ -330,7 +292,7 @@ AVX2 static inline __m256
 sigmoid_avx2(__m256 x)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 e = exp_avx2(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
     return _mm256_div_ps(one, _mm256_add_ps(one, e));
 }
 
@@ -341,7 +303,7 @@ tanh_avx2(__m256 x)
     const __m256 one = _mm256_set1_ps(1.0f);
     const __m256 sign_mask = _mm256_set1_ps(-0.0f);
     __m256 ax = _mm256_andnot_ps(sign_mask, x);
-    __m256 e = exp_avx2(_mm256_add_ps(ax, ax));
+    __m256 e = ptl_vm_exp_ps(_mm256_add_ps(ax, ax));
     __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
     t = _mm256_or_ps(t, _mm256_and_ps(sign_mask, x));
     __m256 z = _mm256_mul_ps(x, x);
@@ -378,14 +340,40 @@ tanh_avx2(__m256 x)
         }                                                                                 \
     }
 
-DEFINE_AVX2_LOOP(exp, exp_avx2, exp_loop_f4)
+/* The float64 version: 4 lanes at a time. */
+#define DEFINE_AVX2_LOOP_PD(NAME, VF, FALLBACK)                                           \
+    AVX2 static void                                                                      \
+    NAME##_loop_f8_avx2(char **d, const int64_t *s, int64_t n, const void *extra)         \
+    {                                                                                     \
+        if (s[0] != sizeof(double) || s[1] != sizeof(double)) {                           \
+            FALLBACK(d, s, n, extra);                                                     \
+            return;                                                                       \
+        }                                                                                 \
+        double *o = (double *)d[0];                                                       \
+        const double *a = (const double *)d[1];                                           \
+        int64_t i = 0;                                                                    \
+        for (; i + 4 <= n; i += 4) {                                                      \
+            _mm256_storeu_pd(o + i, VF(_mm256_loadu_pd(a + i)));                          \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            _mm256_maskstore_pd(o + i, _mm256_setr_epi64x(-1, 0, 0, 0),                   \
+                                VF(_mm256_set1_pd(a[i])));                                \
+        }                                                                                 \
+    }
+
+DEFINE_AVX2_LOOP(exp, ptl_vm_exp_ps, exp_loop_f4)
+DEFINE_AVX2_LOOP_PD(exp, ptl_vm_exp_pd, exp_loop_f8)
+DEFINE_AVX2_LOOP(erf, ptl_vm_erf_ps, erf_loop_f4)
 DEFINE_AVX2_LOOP(log, log_avx2, log_loop_f4)
 DEFINE_AVX2_LOOP(sigmoid, sigmoid_avx2, sigmoid_loop_f4)
 DEFINE_AVX2_LOOP(tanh, tanh_avx2, tanh_loop_f4)
 
 static const PtlLoop exp_loops_avx2[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = exp_loop_f2, [PTL_DTYPE_BFLOAT16] = exp_loop_bf,
-    [PTL_DTYPE_FLOAT32] = exp_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = exp_loop_f8};
+    [PTL_DTYPE_FLOAT32] = exp_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = exp_loop_f8_avx2};
+static const PtlLoop erf_loops_avx2[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = erf_loop_f2, [PTL_DTYPE_BFLOAT16] = erf_loop_bf,
+    [PTL_DTYPE_FLOAT32] = erf_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = erf_loop_f8};
 static const PtlLoop log_loops_avx2[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = log_loop_f2, [PTL_DTYPE_BFLOAT16] = log_loop_bf,
     [PTL_DTYPE_FLOAT32] = log_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = log_loop_f8};
@@ -471,7 +459,7 @@ DEFINE_UNARY_KERNEL(sinh, sinh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(cosh, cosh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tanh, PICK_AVX2(tanh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sigmoid, PICK_AVX2(sigmoid), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erf, erf_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erf, PICK_AVX2(erf), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erfinv, erfinv_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
 /* [*] -> [*] same dtype */

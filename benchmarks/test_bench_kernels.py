@@ -1,0 +1,102 @@
+"""Kernel benchmarks: vectorized exp/erf/sigmoid/tanh, gelu forward+backward, softmax and
+log_softmax rows, amax over the last dim.  Each group runs pytorchlite, NumPy (where it has
+the function) and PyTorch on the same float32 data, one thread each.
+
+    pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
+"""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+TORCH = ["torch"] if torch is not None else []
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(1)
+    old_t = torch.get_num_threads() if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(1)
+    yield
+    ptl.set_num_threads(old)
+    if torch is not None:
+        torch.set_num_threads(old_t)
+
+
+def lib(impl):
+    return ptl if impl == "pytorchlite" else torch
+
+
+def make(impl, a, requires_grad=False):
+    if impl == "numpy":
+        return a
+    t = lib(impl).tensor(a)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _np_log_softmax(x):
+    m = x - x.max(-1, keepdims=True)
+    return m - np.log(np.exp(m).sum(-1, keepdims=True))
+
+
+UNARY = {
+    "exp": np.exp,
+    "erf": None,            # NumPy has no erf
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "tanh": np.tanh,
+}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_1e6(benchmark, impl, op):
+    if impl == "numpy" and UNARY[op] is None:
+        pytest.skip("NumPy has no vectorized erf")
+    benchmark.group = f"{op} 1e6 float32"
+    x = make(impl, np.random.default_rng(0).standard_normal(10**6).astype(np.float32))
+    fn = UNARY[op] if impl == "numpy" else getattr(lib(impl), op)
+    benchmark(fn, x)
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_gelu_forward_backward(benchmark, impl):
+    benchmark.group = "gelu fwd+bwd [16,64,512] float32"
+    x = make(impl, np.random.default_rng(0).standard_normal((16, 64, 512)).astype(np.float32),
+             requires_grad=True)
+    F = lib(impl).nn.functional
+
+    def step():
+        x.grad = None
+        F.gelu(x).sum().backward()
+    benchmark(step)
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+def test_softmax_rows(benchmark, impl, op):
+    benchmark.group = f"{op} 4096x1024 float32 dim -1"
+    x = make(impl, np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32))
+    if impl == "numpy":
+        fn = _np_softmax if op == "softmax" else _np_log_softmax
+        benchmark(fn, x)
+    else:
+        benchmark(getattr(lib(impl), op), x, -1)
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+def test_amax_last(benchmark, impl):
+    benchmark.group = "amax(-1) 4096x1024 float32"
+    x = make(impl, np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32))
+    benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)
