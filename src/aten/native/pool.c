@@ -458,7 +458,8 @@ max_pool_with_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
         (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
         goto error;
     }
-    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix), NULL};
+    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
+                 NULL, 0};
     if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0) {
         goto error;
     }
@@ -500,7 +501,7 @@ scatter_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx, int 
         goto error;
     }
     PoolJob j = {&p, ptl_tensor_data(gc), ptl_tensor_data(gi), NULL,
-                 (const int64_t *)ptl_tensor_data(ic)};
+                 (const int64_t *)ptl_tensor_data(ic), 0};
     if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? scatter_f4 : scatter_f8, &j) < 0) {
         goto error;
     }
@@ -569,7 +570,7 @@ avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, P
     if ((sc = nn_prepare(src, work)) == NULL || (dst = nn_zeros(like->dim, osz, work)) == NULL) {
         goto error;
     }
-    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
+    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL, 0};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
                                                  : (bwd ? avg_bwd_f8 : avg_fwd_f8);
     if (run_planes(p, fn, &j) < 0) {
@@ -750,7 +751,8 @@ adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
         (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
         goto error;
     }
-    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix), NULL};
+    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
+                 NULL, 0};
     if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0 ||
         (y = nn_finish(y, x->dtype)) == NULL) {
         goto error;
