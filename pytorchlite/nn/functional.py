@@ -1048,6 +1048,32 @@ def _ctc_lengths(lengths, name):
     return [int(v) for v in lengths]
 
 
+def _ctc_lengths_kind(lengths):
+    if isinstance(lengths, torch.Tensor):
+        return "Tensor"
+    if isinstance(lengths, (list, tuple)) and all(isinstance(v, int) for v in lengths):
+        return "ints"
+    return None
+
+
+def _ctc_check_overload(input_lengths, target_lengths, blank, zero_infinity):
+    """torch's two overloads: lengths both tensors or both tuples of ints (a TypeError in
+    torch's words, without its per-overload "didn't match" lines)."""
+    kind = _ctc_lengths_kind(input_lengths)
+    if kind is not None and kind == _ctc_lengths_kind(target_lengths):
+        return
+    got = ", ".join("Tensor" if isinstance(v, torch.Tensor) else type(v).__name__
+                    for v in (input_lengths, target_lengths, blank, 0, zero_infinity))
+    tail = ("int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)")
+    raise TypeError(
+        "ctc_loss() received an invalid combination of arguments - got (Tensor, Tensor, "
+        f"{got}), but expected one of:\n"
+        " * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
+        "target_lengths, " + tail + "\n"
+        " * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "
+        + tail + "\n")
+
+
 def _ctc_check(log_probs, targets, il, tl, blank):
     """torch's argument checks for ctc_loss, in its order; returns max target length."""
     where = " (while checking arguments for ctc_loss_allocate_outputs)"
@@ -1128,11 +1154,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     torch's kernel, the gradient gets exp(log_probs) added for t < input_length (the term
     that log_softmax's backward cancels; it makes raw-log_probs grads equal torch's)."""
     red = _reduction_enum(reduction)
-    if isinstance(input_lengths, torch.Tensor) != isinstance(target_lengths, torch.Tensor):
-        raise TypeError("ctc_loss() received an invalid combination of arguments - got "
-                        f"({type(input_lengths).__name__}, {type(target_lengths).__name__}), "
-                        "but expected input_lengths and target_lengths both tensors or both "
-                        "tuples of ints")
+    _ctc_check_overload(input_lengths, target_lengths, blank, zero_infinity)
     il = _ctc_lengths(input_lengths, "input_lengths")
     tl = _ctc_lengths(target_lengths, "target_lengths")
     batched = log_probs.dim() == 3
