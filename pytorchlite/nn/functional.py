@@ -1134,12 +1134,6 @@ def _ctc_padded_targets(targets, tl, max_tl, blank):
     return torch.where(pos < lengths, padded, torch.full_like(padded, blank))
 
 
-def _shift_right(alpha, k, neg):
-    """alpha [N, L] moved k places along L, filling with neg (alpha[s - k])."""
-    fill = min(k, alpha.size(1))
-    return torch.cat([neg[:, :fill], alpha[:, :alpha.size(1) - fill]], 1)
-
-
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist Temporal Classification loss: -log of the total probability of all
@@ -1172,12 +1166,16 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     # emissions [T, N, L]: log_probs of each extended label
     emit = log_probs.gather(2, ext.unsqueeze(0).expand(t_max, n, length)).clamp_min(_CTC_NEG)
     neg = torch.full((n, length), _CTC_NEG, dtype=log_probs.dtype)
+    neg2 = torch.full((n, 2), _CTC_NEG, dtype=log_probs.dtype)
     alpha = torch.where(torch.arange(length) == 0, torch.zeros_like(neg), neg)
     active = torch.tensor(il, dtype=torch.int64).unsqueeze(1) > torch.arange(t_max)
-    for t in range(t_max):
-        step = torch.where(skip, _shift_right(alpha, 2, neg), neg)
-        paths = torch.stack([alpha, _shift_right(alpha, 1, neg), step])
-        alpha = torch.where(active[:, t:t + 1], torch.logsumexp(paths, 0) + emit[t], alpha)
+    # one unbind: a backward through emit[t] would build a [T, N, L] gradient per step
+    for t, emit_t in enumerate(emit.unbind(0)):
+        # padded[:, 2 + s - k] is alpha[s - k] (-big before the start)
+        padded = torch.cat([neg2, alpha], 1)
+        step = torch.where(skip, padded[:, :length], neg)
+        paths = torch.stack([alpha, padded[:, 1:length + 1], step])
+        alpha = torch.where(active[:, t:t + 1], torch.logsumexp(paths, 0) + emit_t, alpha)
     last = torch.tensor(tl, dtype=torch.int64).unsqueeze(1) * 2
     ends = torch.cat([alpha.gather(1, last),
                       torch.where(last > 0, alpha.gather(1, (last - 1).clamp_min(0)),
