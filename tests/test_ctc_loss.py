@@ -231,6 +231,23 @@ def test_gradcheck():
     for reduction in REDUCTIONS:
         assert gradcheck(lambda a: PF.ctc_loss(a.log_softmax(2), tg, il, tl, reduction=reduction),
                          (x,))
+    # log_probs as a non-contiguous (transposed) view of the leaf
+    xt = ptl.tensor(np.ascontiguousarray(lp.transpose(1, 0, 2))).requires_grad_()
+    assert gradcheck(lambda a: PF.ctc_loss(a.transpose(0, 1).log_softmax(2), tg, il, tl), (xt,))
+
+
+def test_minus_inf_log_probs():
+    # a class with probability 0 everywhere: the loss matches torch, and the gradient is
+    # torch's where torch's is finite (torch's is NaN at the -inf entries and for the row
+    # whose only alignment needs that class; ours is finite)
+    lp, _, _, _ = _case(21, t_max=6, n=2, n_labels=4, s_max=2)
+    lp[:, :, 3] = -np.inf
+    lp[:, :, :3] -= np.log(np.exp(lp[:, :, :3]).sum(2, keepdims=True))
+    targets = np.array([[1, 2], [3, 1]])
+    t_loss, t_grad, p_loss, p_grad = _run_both(lp, targets, [6, 6], [2, 2], reduction="none")
+    np.testing.assert_allclose(p_loss, t_loss, rtol=1e-10)
+    assert np.isinf(p_loss[1]) and np.isfinite(p_grad).all()
+    np.testing.assert_allclose(p_grad[:, 0, :3], t_grad[:, 0, :3], rtol=1e-10, atol=1e-10)
 
 
 def test_no_grad_and_detached():

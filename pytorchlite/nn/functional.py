@@ -1146,7 +1146,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     starts from a virtual alpha = [0, -big, ...] before t = 0; the loss is -logsumexp of the
     last two positions (2 tl, 2 tl - 1).  Autograd differentiates the recursion; like
     torch's kernel, the gradient gets exp(log_probs) added for t < input_length (the term
-    that log_softmax's backward cancels; it makes raw-log_probs grads equal torch's)."""
+    that log_softmax's backward cancels; it makes raw-log_probs grads equal torch's).
+    Where torch's gradient is NaN (an infinite loss without zero_infinity, or a -inf entry
+    of log_probs), this one is finite."""
     red = _reduction_enum(reduction)
     _ctc_check_overload(input_lengths, target_lengths, blank, zero_infinity)
     il = _ctc_lengths(input_lengths, "input_lengths")
@@ -1183,7 +1185,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     log_likelihood = torch.logsumexp(ends, 1)
     loss = torch.where(log_likelihood < _CTC_NEG / 2,
                        torch.full_like(log_likelihood, math.inf), -log_likelihood)
-    if log_probs.requires_grad:
+    if log_probs.requires_grad and torch.is_grad_enabled():
         mask = active.t().unsqueeze(2).to(log_probs.dtype)
         extra = (log_probs.exp() * mask).sum((0, 2))
         loss = loss + (extra - extra.detach())
