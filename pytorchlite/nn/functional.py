@@ -1079,7 +1079,7 @@ def _ctc_check(log_probs, targets, il, tl, blank):
     where = " (while checking arguments for ctc_loss_allocate_outputs)"
     if log_probs.dtype not in (torch.float32, torch.float64):
         raise NotImplementedError(
-            f"\"ctc_loss_cpu\" not implemented for '{_TYPE_NAMES[log_probs.dtype]}'")
+            f"\"ctc_loss_cpu\" not implemented for '{_TYPE_NAMES.get(log_probs.dtype, log_probs.dtype)}'")
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
     if log_probs.dim() != 3:
