@@ -1078,8 +1078,8 @@ def _ctc_check(log_probs, targets, il, tl, blank):
     """torch's argument checks for ctc_loss, in its order; returns max target length."""
     where = " (while checking arguments for ctc_loss_allocate_outputs)"
     if log_probs.dtype not in (torch.float32, torch.float64):
-        raise NotImplementedError(
-            f"\"ctc_loss_cpu\" not implemented for '{_TYPE_NAMES.get(log_probs.dtype, log_probs.dtype)}'")
+        name = _TYPE_NAMES.get(log_probs.dtype, log_probs.dtype)
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{name}'")
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
     if log_probs.dim() != 3:
