@@ -241,6 +241,9 @@ CASES = [
     ("CrossEntropyLoss", (), {"label_smoothing": 0.1}, [X(3, 5), INT(5, 3)]),
     ("NLLLoss", (T([1.0, 2.0, 0.5, 1.5, 1.0]),), {"ignore_index": 1}, [X(3, 5), INT(5, 3)]),
     ("NLLLoss2d", (), {}, [X(2, 3, 4, 5), INT(3, 2, 4, 5)]),
+    ("CTCLoss", (), {"blank": 1, "zero_infinity": True},
+     [X(6, 3, 4), lambda r: C(np.array([[2, 3, 2], [0, 3, 0], [2, 2, 2]])),
+      lambda r: C(np.array([6, 5, 2])), lambda r: C(np.array([3, 2, 3]))]),
 ]
 
 # Modules whose training-mode output is random (compared in eval mode only).

@@ -4,6 +4,8 @@ Softmax, the pointwise activations, nll_loss, binary_cross_entropy and embedding
 kernels with their own derivative formulas (src/aten/native/{activation,nn}.c,
 src/autograd/derivatives_nnops.c).  The rest is written here in terms of those and of
 other differentiable ops, as PyTorch's CompositeImplicitAutograd functions are.
+ctc_loss is one of them: the CTC alpha recursion in log space, one vectorized step (a
+logsumexp over stay / step / skip transitions) per time step, differentiated by autograd.
 
 Randomness: dropout masks and rrelu slopes are drawn from the default generator
 (bernoulli_ / uniform_, Philox), so pytorchlite.manual_seed makes them reproducible."""
@@ -28,7 +30,7 @@ __all__ = [
     "embedding", "embedding_bag", "dropout", "dropout1d", "dropout2d", "dropout3d",
     "alpha_dropout", "feature_alpha_dropout", "scaled_dot_product_attention",
     "cosine_similarity", "pairwise_distance", "poisson_nll_loss", "gaussian_nll_loss",
-    "triplet_margin_with_distance_loss",
+    "triplet_margin_with_distance_loss", "ctc_loss",
 ]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -1023,6 +1025,177 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         dist_neg = torch.minimum(dist_neg, distance_function(positive, negative))
     return _reduce(torch.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
+
+
+# ---- CTC loss ----
+
+# The log of "impossible": finite, so logsumexp over impossible paths keeps a finite
+# (zero) gradient where -inf would give NaN; a final log-likelihood below half of it
+# means no alignment exists (an infinite loss).
+_CTC_NEG = -1e30
+
+_TYPE_NAMES = {
+    torch.bool: "Bool", torch.uint8: "Byte", torch.int8: "Char", torch.int16: "Short",
+    torch.int32: "Int", torch.int64: "Long", torch.float16: "Half", torch.bfloat16: "BFloat16",
+}
+
+
+def _ctc_lengths(lengths, name):
+    if isinstance(lengths, torch.Tensor):
+        if lengths.is_floating_point() or lengths.dtype == torch.bool:
+            raise RuntimeError(f"{name} must be integral")
+        return [int(v) for v in lengths.reshape(-1).tolist()]
+    return [int(v) for v in lengths]
+
+
+def _ctc_lengths_kind(lengths):
+    if isinstance(lengths, torch.Tensor):
+        return "Tensor"
+    if isinstance(lengths, (list, tuple)) and all(isinstance(v, int) for v in lengths):
+        return "ints"
+    return None
+
+
+def _ctc_check_overload(input_lengths, target_lengths, blank, zero_infinity):
+    """torch's two overloads: lengths both tensors or both tuples of ints (a TypeError in
+    torch's words, without its per-overload "didn't match" lines)."""
+    kind = _ctc_lengths_kind(input_lengths)
+    if kind is not None and kind == _ctc_lengths_kind(target_lengths):
+        return
+    got = ", ".join("Tensor" if isinstance(v, torch.Tensor) else type(v).__name__
+                    for v in (input_lengths, target_lengths, blank, 0, zero_infinity))
+    tail = ("int blank = 0, int reduction = at::Reduction::Mean, bool zero_infinity = False)")
+    raise TypeError(
+        "ctc_loss() received an invalid combination of arguments - got (Tensor, Tensor, "
+        f"{got}), but expected one of:\n"
+        " * (Tensor log_probs, Tensor targets, tuple of ints input_lengths, tuple of ints "
+        "target_lengths, " + tail + "\n"
+        " * (Tensor log_probs, Tensor targets, Tensor input_lengths, Tensor target_lengths, "
+        + tail + "\n")
+
+
+def _ctc_check(log_probs, targets, il, tl, blank):
+    """torch's argument checks for ctc_loss, in its order; returns max target length."""
+    where = " (while checking arguments for ctc_loss_allocate_outputs)"
+    if log_probs.dtype not in (torch.float32, torch.float64):
+        name = _TYPE_NAMES.get(log_probs.dtype, log_probs.dtype)
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for '{name}'")
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim()}-dimensional "
+                           "tensor for argument #1 'log_probs'" + where)
+    if targets.dim() not in (1, 2):
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional "
+                           "tensor for argument #2 'targets'" + where)
+    n, n_labels = log_probs.size(1), log_probs.size(2)
+    if not 0 <= blank < n_labels:
+        raise RuntimeError("blank must be in label range")
+    if len(il) != n:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != n:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for v in tl:
+        if v < 0:
+            raise RuntimeError(
+                f"Expected target_lengths to have value at least 0, but got value {v}" + where)
+    max_tl = max(tl, default=0)
+    if targets.dim() == 1 and targets.size(0) != sum(tl):
+        raise RuntimeError(f"Expected tensor to have size {sum(tl)} at dimension 0, but got "
+                           f"size {targets.size(0)} for argument #2 'targets'" + where)
+    if targets.dim() == 2:
+        if targets.size(0) != n:
+            raise RuntimeError(f"Expected tensor to have size {n} at dimension 0, but got size "
+                               f"{targets.size(0)} for argument #2 'targets'" + where)
+        if targets.size(1) < max_tl:
+            raise RuntimeError(f"Expected tensor to have size at least {max_tl} at dimension 1, "
+                               f"but got size {targets.size(1)} for argument #2 'targets'" + where)
+    for v in il:
+        if v < 0:
+            raise RuntimeError(
+                f"Expected input_lengths to have value at least 0, but got value {v}" + where)
+        if v > log_probs.size(0):
+            raise RuntimeError(f"Expected input_lengths to have value at most "
+                               f"{log_probs.size(0)}, but got value {v}" + where)
+    return max_tl
+
+
+def _ctc_padded_targets(targets, tl, max_tl, blank):
+    """[N, S] or concatenated [sum(tl)] targets -> [N, max_tl] int64, blank past each length."""
+    targets = targets.to(torch.int64)
+    lengths = torch.tensor(tl, dtype=torch.int64).unsqueeze(1)
+    pos = torch.arange(max_tl).unsqueeze(0)
+    if targets.dim() == 2:
+        padded = targets[:, :max_tl]
+    else:
+        starts = torch.tensor([sum(tl[:i]) for i in range(len(tl))], dtype=torch.int64)
+        index = (starts.unsqueeze(1) + pos).clamp(max=max(targets.size(0) - 1, 0))
+        padded = targets.index_select(0, index.reshape(-1)).reshape(len(tl), max_tl)
+    return torch.where(pos < lengths, padded, torch.full_like(padded, blank))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist Temporal Classification loss: -log of the total probability of all
+    alignments of each target with its input (Graves et al. 2006), as a composite.
+
+    The targets with a blank around every label form the extended labels l' [N, L = 2S+1];
+    alpha[n, s] = log P(prefix of l' up to s at time t).  One Python step per time t,
+    vectorized over batch and s: alpha <- logsumexp(alpha[s], alpha[s-1], alpha[s-2] where
+    l'[s] != l'[s-2]) + log_probs[t, n, l'[s]], frozen once t >= input_lengths[n].  It
+    starts from a virtual alpha = [0, -big, ...] before t = 0; the loss is -logsumexp of the
+    last two positions (2 tl, 2 tl - 1).  Autograd differentiates the recursion; like
+    torch's kernel, the gradient gets exp(log_probs) added for t < input_length (the term
+    that log_softmax's backward cancels; it makes raw-log_probs grads equal torch's).
+    Where torch's gradient is NaN (an infinite loss without zero_infinity, or a -inf entry
+    of log_probs), this one is finite."""
+    red = _reduction_enum(reduction)
+    _ctc_check_overload(input_lengths, target_lengths, blank, zero_infinity)
+    il = _ctc_lengths(input_lengths, "input_lengths")
+    tl = _ctc_lengths(target_lengths, "target_lengths")
+    batched = log_probs.dim() == 3
+    if not batched:
+        log_probs = log_probs.unsqueeze(1)
+    max_tl = _ctc_check(log_probs, targets, il, tl, blank)
+    t_max, n = log_probs.size(0), log_probs.size(1)
+    length = 2 * max_tl + 1
+    labels = _ctc_padded_targets(targets, tl, max_tl, blank)
+    # extended labels l' [N, L]: blank, l1, blank, l2, ..., blank
+    ext = torch.stack([torch.full_like(labels, blank), labels], 2).reshape(n, 2 * max_tl)
+    ext = torch.cat([ext, torch.full((n, 1), blank, dtype=torch.int64)], 1)
+    skip = torch.cat([torch.zeros(n, min(2, length), dtype=torch.bool),
+                      ext[:, 2:] != ext[:, :-2]], 1)
+    # emissions [T, N, L]: log_probs of each extended label
+    emit = log_probs.gather(2, ext.unsqueeze(0).expand(t_max, n, length)).clamp_min(_CTC_NEG)
+    neg = torch.full((n, length), _CTC_NEG, dtype=log_probs.dtype)
+    neg2 = torch.full((n, 2), _CTC_NEG, dtype=log_probs.dtype)
+    alpha = torch.where(torch.arange(length) == 0, torch.zeros_like(neg), neg)
+    active = torch.tensor(il, dtype=torch.int64).unsqueeze(1) > torch.arange(t_max)
+    # one unbind: a backward through emit[t] would build a [T, N, L] gradient per step
+    for t, emit_t in enumerate(emit.unbind(0)):
+        # padded[:, 2 + s - k] is alpha[s - k] (-big before the start)
+        padded = torch.cat([neg2, alpha], 1)
+        step = torch.where(skip, padded[:, :length], neg)
+        paths = torch.stack([alpha, padded[:, 1:length + 1], step])
+        alpha = torch.where(active[:, t:t + 1], torch.logsumexp(paths, 0) + emit_t, alpha)
+    last = torch.tensor(tl, dtype=torch.int64).unsqueeze(1) * 2
+    ends = torch.cat([alpha.gather(1, last),
+                      torch.where(last > 0, alpha.gather(1, (last - 1).clamp_min(0)),
+                                  neg[:, :1])], 1)
+    log_likelihood = torch.logsumexp(ends, 1)
+    loss = torch.where(log_likelihood < _CTC_NEG / 2,
+                       torch.full_like(log_likelihood, math.inf), -log_likelihood)
+    if log_probs.requires_grad and torch.is_grad_enabled():
+        mask = active.t().unsqueeze(2).to(log_probs.dtype)
+        extra = (log_probs.exp() * mask).sum((0, 2))
+        loss = loss + (extra - extra.detach())
+    if zero_infinity:
+        loss = torch.where(loss == math.inf, torch.zeros_like(loss), loss)
+    if red == 1:
+        return (loss / torch.tensor(tl, dtype=loss.dtype).clamp_min(1)).mean()
+    if red == 2:
+        return loss.sum()
+    return loss if batched else loss.squeeze(0)
 
 
 def one_hot(tensor, num_classes=-1):
