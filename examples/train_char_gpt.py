@@ -2,19 +2,18 @@
 
 The model: token + position embeddings, 2 transformer blocks (pre-LayerNorm, 4-head causal
 self-attention through F.scaled_dot_product_attention, a GELU MLP of width 4d), a final
-LayerNorm and a linear head; d=128, block 64, 0.4 M parameters. Built from nn.Linear,
-nn.Parameter and torch.nn.functional only. AdamW, batch 16.
+LayerNorm and a linear head; d=128, block 64, 0.4 M parameters. Built from nn.Embedding,
+nn.LayerNorm, nn.Linear and F.scaled_dot_product_attention. AdamW, batch 16.
 
     python examples/train_char_gpt.py                   # 600 steps
     python examples/train_char_gpt.py --steps 20 --eval-every 10
 
 Measured here (seed 0, defaults): the validation loss falls
-from 4.32 (about ln 68, chance) to 2.48 after 100 steps, 2.01 after 300, below 1.9 after 400
-(1.89) and 1.81 after 600, and samples look like the play's layout (**SPEAKER** lines with
-Shakespeare-ish words). One step costs about 0.2 s of CPU time on this 2-core machine: the 600
-steps plus evaluations took 2 min of CPU time (37 s of wall time per 100 steps while the machine
-was quiet, 8.8 min of wall time in all while it was shared with other jobs). The GELU (erf) and
-the attention backward are the slowest parts of a step.
+from 4.10 (chance is ln 68 = 4.22) to 2.47 after 100 steps, 1.93 after 300, 1.84 after 400 and
+1.77 after 600, and samples look like the play's layout (**SPEAKER** lines with
+Shakespeare-ish words). One step costs about 0.15 s of CPU time on this 2-core machine: the 600
+steps plus evaluations took 88 s of CPU time (2 min 20 s of wall time while the machine was
+shared with other jobs).
 """
 import argparse
 import math
@@ -30,16 +29,6 @@ except ImportError:  # a source checkout that is not installed: use the one this
 from pytorchlite import nn
 from pytorchlite.datasets import CharDataset, load_text
 import pytorchlite.nn.functional as F
-
-
-class LayerNorm(nn.Module):
-    def __init__(self, d):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(d))
-        self.bias = nn.Parameter(torch.zeros(d))
-
-    def forward(self, x):
-        return F.layer_norm(x, self.weight.shape, self.weight, self.bias)
 
 
 class CausalSelfAttention(nn.Module):
@@ -61,9 +50,9 @@ class CausalSelfAttention(nn.Module):
 class Block(nn.Module):
     def __init__(self, d, n_head):
         super().__init__()
-        self.ln1 = LayerNorm(d)
+        self.ln1 = nn.LayerNorm(d)
         self.attn = CausalSelfAttention(d, n_head)
-        self.ln2 = LayerNorm(d)
+        self.ln2 = nn.LayerNorm(d)
         self.fc = nn.Linear(d, 4 * d)
         self.fc_proj = nn.Linear(4 * d, d)
 
@@ -76,15 +65,17 @@ class GPT(nn.Module):
     def __init__(self, vocab_size, block_size, d=128, n_layer=2, n_head=4):
         super().__init__()
         self.block_size = block_size
-        self.tok_emb = nn.Parameter(torch.randn(vocab_size, d) * 0.02)
-        self.pos_emb = nn.Parameter(torch.randn(block_size, d) * 0.02)
+        self.tok_emb = nn.Embedding(vocab_size, d)
+        self.pos_emb = nn.Embedding(block_size, d)
+        for emb in (self.tok_emb, self.pos_emb):
+            nn.init.normal_(emb.weight, std=0.02)
         self.blocks = nn.ModuleList([Block(d, n_head) for _ in range(n_layer)])
-        self.ln_f = LayerNorm(d)
+        self.ln_f = nn.LayerNorm(d)
         self.head = nn.Linear(d, vocab_size, bias=False)
 
     def forward(self, idx, targets=None):
         T = idx.shape[1]
-        x = F.embedding(idx, self.tok_emb) + self.pos_emb[:T]
+        x = self.tok_emb(idx) + self.pos_emb(torch.arange(T))
         for block in self.blocks:
             x = block(x)
         logits = self.head(self.ln_f(x))
