@@ -14,7 +14,7 @@
 #include "native.h"
 
 #define DEFINE_BINARY_LOOP_OUT(NAME, T, TO, DT, ACC, LOAD, STORE, F)                      \
-    static void                                                                           \
+    PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         const ACC x = (ACC)(*(const double *)extra);                                      \

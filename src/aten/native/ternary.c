@@ -14,7 +14,7 @@
 
 /* o = STORE(F(LOAD(a), extra)) */
 #define DEFINE_LOOP1(NAME, T, DT, LOAD, STORE, F)                                         \
-    static void                                                                           \
+    PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                     \
@@ -45,7 +45,7 @@
 
 /* o = STORE(F(LOAD(a), LOAD(b), LOAD(c), extra)) */
 #define DEFINE_LOOP3(NAME, T, DT, LOAD, STORE, F)                                         \
-    static void                                                                           \
+    PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         (void)extra;                                                                      \

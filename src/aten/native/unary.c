@@ -18,7 +18,7 @@
 #include "vec_math.h"
 
 #define DEFINE_UNARY_LOOP(NAME, TI, TO, DT, LOAD, STORE, F)                               \
-    static void                                                                           \
+    PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         (void)extra;                                                                      \
