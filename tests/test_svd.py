@@ -89,6 +89,27 @@ def test_svd_named_tuple_and_defaults():
     assert tuple(U.shape) == (0, 0) and tuple(S.shape) == (0,)
 
 
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 3), (2, 0, 3), (1, 1)])
+def test_legacy_svd(shape):
+    """torch.svd: V instead of Vh, `some` for reduced factors, zeros without compute_uv."""
+    x, a = make(shape, ptl.float64, "transposed", seed=2)
+    for some in (True, False):
+        U, S, V = ptl.svd(x, some=some)
+        _check_factors(x, a, U, S, V.mT, not some, ptl.float64)
+    res = x.svd(compute_uv=False)
+    ref = torch.svd(torch.tensor(a), compute_uv=False)
+    assert repr(res).startswith("torch.return_types.svd(\nU=") and res._fields == ("U", "S", "V")
+    assert_close(res.U, ref.U.numpy(), atol=0, rtol=0)
+    assert_close(res.V, ref.V.numpy(), atol=0, rtol=0)
+    assert_close(res.S, ref.S.numpy())
+    msg = "linalg.svd: input should have at least 2 dimensions, but has 1 dimensions instead"
+    for m in (ptl, torch):
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            m.svd(m.ones(3))
+    with pytest.raises(RuntimeError, match=re.escape("Got Long")):
+        ptl.svd(ptl.ones(2, 2, dtype=ptl.int64))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape,rank", [((6, 5), 2), ((5, 6), 2), ((4, 4), 0), ((5, 3), 1),
                                         ((3, 3, 3), 1)])
@@ -247,6 +268,7 @@ GRADCHECKS = {
         ("svd_S_only", lambda a: ptl.linalg.svd(a, full_matrices=False)[1]),
         ("svd_U_only", lambda a: _invariant(*ptl.linalg.svd(a, full_matrices=False))[0]),
         ("svd_Vh_only", lambda a: _invariant(*ptl.linalg.svd(a, full_matrices=False))[2]),
+        ("legacy_svd", lambda a: (lambda U, S, V: _invariant(U, S, V.mT))(*ptl.svd(a))),
         ("svdvals_broadcast", lambda a: ptl.linalg.svdvals(a.expand(2, *a.shape))),
         ("nuc_norm", lambda a: ptl.linalg.matrix_norm(a, "nuc")),
         ("spectral_norm", lambda a: ptl.linalg.matrix_norm(a, 2)),

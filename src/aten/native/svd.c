@@ -1,6 +1,7 @@
-/* svd.c -- the singular value decomposition: _linalg_svd, linalg_svd and linalg_svdvals.
- * Mirrors ATen/native/BatchLinearAlgebra.cpp (linalg_svd, linalg_svdvals and the structured
- * _linalg_svd), which calls LAPACK's gesdd; pytorchlite computes it itself.
+/* svd.c -- the singular value decomposition: _linalg_svd, linalg_svd, linalg_svdvals and the
+ * legacy svd.  Mirrors ATen/native/BatchLinearAlgebra.cpp (linalg_svd, linalg_svdvals, svd
+ * and the structured _linalg_svd), which calls LAPACK's gesdd; pytorchlite computes it
+ * itself.
  *
  * Note [One-sided Jacobi]
  * ~~~~~~~~~~~~~~~~~~~~~~~
@@ -303,8 +304,13 @@ linalg_svd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     job.u = uv ? (double *)ptl_tensor_data(out[0]) : NULL;
     job.vh = uv ? (double *)ptl_tensor_data(out[2]) : NULL;
     int64_t work = m * n * (k + 1) + 1;
-    if (ptl_parallel_for(0, batch, work >= PTL_GRAIN_SIZE ? 1 : PTL_GRAIN_SIZE / work,
-                         svd_chunk, &job) < 0) {
+    void *token = batch * work >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, batch, work >= PTL_GRAIN_SIZE ? 1 : PTL_GRAIN_SIZE / work,
+                              svd_chunk, &job);
+    if (token != NULL) {
+        ptl_nogil_end(token);
+    }
+    if (rc < 0) {
         goto error;
     }
     for (int i = 0; i < 3; i++) {
@@ -366,9 +372,70 @@ linalg_svdvals_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
     return 0;
 }
 
+/* svd(Tensor self, bool some=True, bool compute_uv=True) -> (Tensor U, Tensor S, Tensor V)
+ * The legacy torch.svd: [*, m, n] -> U [*, m, k or m], S [*, k], V [*, n, k or n] (V, not
+ * Vh); without compute_uv, U [*, m, m] and V [*, n, n] are zeros.  Composite over
+ * _linalg_svd and transpose. */
+static int
+svd_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t;
+    if (A->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.svd: input should have at least 2 "
+                             "dimensions, but has %d dimensions instead", A->dim);
+    }
+    if (!s[2].u.b) {
+        PtlIValue vals[2] = {s[0], ptl_iv_none()}, zero = ptl_iv_int(0);
+        PtlTensorImpl *S, *U = NULL, *V = NULL;
+        int64_t sz[PTL_MAX_DIMS];
+        if ((S = ptl_call_tensor(PTL_OP_linalg_svdvals, vals)) == NULL) {
+            return -1;
+        }
+        memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)A->dim);
+        sz[A->dim - 1] = A->sizes[A->dim - 2];
+        if ((U = ptl_empty(A->dim, sz, A->dtype, A->device)) == NULL ||
+            ptl_fill_scalar(U, &zero) < 0) {
+            goto error;
+        }
+        sz[A->dim - 2] = sz[A->dim - 1] = A->sizes[A->dim - 1];
+        if ((V = ptl_empty(A->dim, sz, A->dtype, A->device)) == NULL ||
+            ptl_fill_scalar(V, &zero) < 0) {
+            goto error;
+        }
+        s[0] = ptl_iv_tensor(U);
+        s[1] = ptl_iv_tensor(S);
+        s[2] = ptl_iv_tensor(V);
+        return 0;
+error:
+        ptl_decref(S);
+        ptl_xdecref(U);
+        ptl_xdecref(V);
+        return -1;
+    }
+    PtlIValue st[4] = {s[0], ptl_iv_bool(!s[1].u.b), ptl_iv_bool(1), ptl_iv_none()};
+    if (ptl_dispatcher_call(ptl_op(PTL_OP__linalg_svd), st) < 0) {
+        return -1;
+    }
+    PtlIValue tr[3] = {st[2], ptl_iv_int(-2), ptl_iv_int(-1)};
+    PtlTensorImpl *V = ptl_call_tensor(PTL_OP_transpose_int, tr);
+    ptl_ivalue_release(&st[2]);
+    if (V == NULL) {
+        ptl_ivalue_release(&st[0]);
+        ptl_ivalue_release(&st[1]);
+        return -1;
+    }
+    s[0] = st[0];
+    s[1] = st[1];
+    s[2] = ptl_iv_tensor(V);
+    return 0;
+}
+
 static const PtlKernelReg svd_kernels[] = {
     {PTL_OP__linalg_svd, PTL_KEY_CPU, linalg_svd_cpu},
     {PTL_OP_linalg_svd, PTL_KEY_COMPOSITE_IMPLICIT, linalg_svd_composite},
     {PTL_OP_linalg_svdvals, PTL_KEY_COMPOSITE_IMPLICIT, linalg_svdvals_composite},
+    {PTL_OP_svd, PTL_KEY_COMPOSITE_IMPLICIT, svd_composite},
 };
 PTL_DEFINE_REGISTER(svd_kernels)
