@@ -148,6 +148,17 @@ def test_large_batch_runs_in_parallel():
                  atol=1e-5)
 
 
+@pytest.mark.parametrize("scale", [1e160, 1e300, 1e-160, 1e-300, 1e-310])
+def test_extreme_scales(scale):
+    """Huge and tiny (subnormal) entries: the squared norms must not overflow or underflow."""
+    a = np.random.default_rng(9).standard_normal((4, 3)) * scale
+    U, S, Vh = ptl.linalg.svd(ptl.tensor(a))
+    ref = np.linalg.svd(a, compute_uv=False)
+    np.testing.assert_allclose(_np(S), ref, rtol=1e-12 if scale > 1e-300 else 1e-3)
+    np.testing.assert_allclose(_np(U).T @ _np(U), np.eye(4), atol=1e-14)
+    np.testing.assert_allclose(_np(Vh) @ _np(Vh).T, np.eye(3), atol=1e-14)
+
+
 def test_float64_accuracy():
     g = np.random.default_rng(7)
     a = g.standard_normal((40, 30))

@@ -40,21 +40,26 @@ dot(const double *x, const double *y, int64_t n)
 }
 
 /* Rotates the c columns of w (r rows) pairwise until they are orthogonal, applying each
- * rotation to the columns of v (c rows) too when v is not NULL. */
+ * rotation to the columns of v (c rows) too when v is not NULL.  nrm (c entries) holds the
+ * squared column norms: recomputed every sweep, updated by each rotation in between. */
 static void
-jacobi(double *w, double *v, int64_t r, int64_t c)
+jacobi(double *w, double *v, double *nrm, int64_t r, int64_t c)
 {
     for (int sweep = 0; sweep < MAX_SWEEPS; sweep++) {
         int rotated = 0;
+        for (int64_t j = 0; j < c; j++) {
+            nrm[j] = dot(w + j * r, w + j * r, r);
+        }
         for (int64_t p = 0; p + 1 < c; p++) {
             for (int64_t q = p + 1; q < c; q++) {
                 double *wp = w + p * r, *wq = w + q * r;
-                double alpha = dot(wp, wp, r), beta = dot(wq, wq, r), gamma = dot(wp, wq, r);
+                double alpha = nrm[p], beta = nrm[q], gamma = dot(wp, wq, r);
                 if (gamma == 0 || fabs(gamma) <= DBL_EPSILON * sqrt(alpha) * sqrt(beta)) {
                     continue;
                 }
                 rotated = 1;
-                /* tan of the angle that zeroes the pair's inner product (the smaller root) */
+                /* tan of the angle that zeroes the pair's inner product (the smaller root
+                 * of t^2 + 2 zeta t - 1 = 0) */
                 double zeta = (beta - alpha) / (2 * gamma);
                 double t = copysign(1.0, zeta) / (fabs(zeta) + hypot(1.0, zeta));
                 double cs = 1 / sqrt(1 + t * t), sn = cs * t;
@@ -63,6 +68,8 @@ jacobi(double *w, double *v, int64_t r, int64_t c)
                     wp[i] = cs * x - sn * y;
                     wq[i] = sn * x + cs * y;
                 }
+                nrm[p] = alpha - t * gamma;
+                nrm[q] = beta + t * gamma;
                 if (v != NULL) {
                     double *vp = v + p * c, *vq = v + q * c;
                     for (int64_t i = 0; i < c; i++) {
@@ -134,10 +141,12 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
     int64_t qcols = job->full ? r : c;
     int uv = u != NULL;
     double *w = malloc(sizeof(double) * (size_t)(r * c + c * c + r * qcols + 2 * c + 1));
+    double amax = 0;
+    int e2 = 0;
     if (w == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
     }
-    double *v = w + r * c, *q = v + c * c, *sig = q + r * qcols;
+    double *v = w + r * c, *q = v + c * c, *sig = q + r * qcols, *nrm = sig + c;
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)(c + 1));
     if (idx == NULL) {
         free(w);
@@ -149,13 +158,24 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
             w[tall ? j * r + i : i * r + j] = a[i * n + j];
         }
     }
+    /* scaled by a power of two (exact) to a largest entry in [0.5, 1): the squared norms
+     * neither overflow nor underflow */
+    for (int64_t i = 0; i < r * c; i++) {
+        amax = fmax(amax, fabs(w[i]));
+    }
+    if (amax > 0) {
+        frexp(amax, &e2);
+        for (int64_t i = 0; i < r * c; i++) {
+            w[i] = ldexp(w[i], -e2);
+        }
+    }
     if (uv) {
         memset(v, 0, sizeof(double) * (size_t)(c * c));
         for (int64_t j = 0; j < c; j++) {
             v[j * c + j] = 1;
         }
     }
-    jacobi(w, uv ? v : NULL, r, c);
+    jacobi(w, uv ? v : NULL, nrm, r, c);
     /* singular values, sorted descending (insertion sort: stable) */
     for (int64_t j = 0; j < c; j++) {
         sig[j] = sqrt(dot(w + j * r, w + j * r, r));
@@ -167,7 +187,7 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
         idx[p] = j;
     }
     for (int64_t j = 0; j < c; j++) {
-        s[j] = sig[idx[j]];
+        s[j] = ldexp(sig[idx[j]], e2);
     }
     if (uv) {
         /* the long side's basis: normalised columns of W, then completed */
