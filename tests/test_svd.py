@@ -3,6 +3,7 @@ and the internal _linalg_svd (src/aten/native/svd.c), their derivative LinalgSvd
 (src/autograd/derivatives_svd.c), and the spectral matrix norms (ord 2, -2, 'nuc') of
 linalg.matrix_norm / linalg.norm built on svdvals.  References: numpy.linalg in float64 and,
 for gradients and error texts, the installed torch."""
+import gc
 import os
 import re
 
@@ -376,3 +377,33 @@ def test_grads_match_torch(name, fn, inputs):
         fn(ptl, x).backward()
         fn(torch, t).backward()
         assert_close(x.grad, t.grad.numpy(), atol=1e-10, rtol=1e-8)
+
+
+def test_no_leaks():
+    """Forward, backward, double backward and every error path keep the live counts flat."""
+    a = _mat((4, 3), 1)
+    bad = [(ptl.linalg.svd, ptl.ones(2, 2, dtype=ptl.int64)),
+           (ptl.linalg.svdvals, ptl.tensor([[1.0, float("nan")], [0.0, 1.0]])),
+           (ptl.svd, ptl.ones(3))]
+
+    def run():
+        x = ptl.tensor(a, requires_grad=True)
+        U, S, Vh = ptl.linalg.svd(x, full_matrices=False)
+        ((U @ Vh).sum() + S.sum()).backward()
+        g, = ptl.autograd.grad(ptl.linalg.svdvals(x).sum(), x, create_graph=True)
+        g.sum().backward()
+        ptl.svd(x, compute_uv=False)
+        ptl.linalg.matrix_norm(x, "nuc")
+        for fn, arg in bad:
+            with pytest.raises(RuntimeError):
+                fn(arg)
+        with pytest.raises(RuntimeError):
+            ptl.linalg.svd(x, driver="gesvd")
+
+    run()
+    gc.collect()
+    before = _C._live_counts()
+    for _ in range(20):
+        run()
+    gc.collect()
+    assert _C._live_counts() == before
