@@ -1,8 +1,10 @@
-"""pytorchlite.linalg: vector_norm, matrix_norm, norm, vecdot, cross and the matmul alias.  Mirrors
-torch/linalg (whose functions live in ATen/native/LinearAlgebra.cpp).  vector_norm is the
-composite aten::linalg_vector_norm (src/aten/native/linalg_norm.c); the others compose
-operators here, so autograd flows through them.  The spectral norms (ord 2, -2, 'nuc') need
-singular values, which pytorchlite does not compute yet: they raise NotImplementedError."""
+"""pytorchlite.linalg: vector_norm, matrix_norm, norm, vecdot, svd, svdvals, cross and the
+matmul alias.  Mirrors torch/linalg (whose functions live in ATen/native/LinearAlgebra.cpp and
+BatchLinearAlgebra.cpp).  vector_norm is the composite aten::linalg_vector_norm
+(src/aten/native/linalg_norm.c), svd and svdvals the ops aten::linalg_svd and
+aten::linalg_svdvals (src/aten/native/svd.c); the others compose operators here, so autograd
+flows through them.  The spectral matrix norms (ord 2, -2: the largest and smallest singular
+value; 'nuc': their sum) come from svdvals."""
 import math
 
 from . import _C
@@ -15,6 +17,8 @@ _LEGACY_NAMES = {
 _vector_norm = _C._op("aten::linalg_vector_norm")
 matmul = _C._op("aten::matmul")
 cross = _C._op("aten::linalg_cross")
+_svd = _C._op("aten::linalg_svd")
+_svdvals = _C._op("aten::linalg_svdvals")
 
 
 def _legacy(dtype):
@@ -30,6 +34,18 @@ def _dims(dim):
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """The ord-norm of x over dim (every dim when None), as if x were flattened."""
     return _vector_norm(x, ord, _dims(dim), keepdim, dtype=dtype)
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    """A = U diag(S) Vh for the matrices of A (batched over leading dims): a named tuple
+    (U, S, Vh) with S descending; U and Vh are square with full_matrices, else k = min(m, n)
+    columns of U and rows of Vh."""
+    return _svd(A, full_matrices, driver=driver)
+
+
+def svdvals(A, *, driver=None):
+    """The singular values of the matrices of A, descending."""
+    return _svdvals(A, driver=driver)
 
 
 def _ord_text(ord):
@@ -59,9 +75,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "fro":
         return vector_norm(A, 2, (d0, d1), keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(
-            f"linalg.matrix_norm: ord={ord!r} needs the singular values of A "
-            "(linalg.svdvals), which pytorchlite does not implement yet")
+        return _spectral_norm(A, ord, d0, d1, keepdim, dtype)
     if ord not in (1, -1, math.inf, -math.inf):
         raise RuntimeError(f"linalg.matrix_norm: Order {_ord_text(ord)} not supported.")
     if dtype is not None:
@@ -73,6 +87,26 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     res = sums.amax(d1, keepdim=True) if ord > 0 else sums.amin(d1, keepdim=True)
     if not keepdim:
         res = res.squeeze(max(d0, d1)).squeeze(min(d0, d1))
+    return res
+
+
+def _spectral_norm(A, ord, d0, d1, keepdim, dtype):
+    """ord 2 / -2: the largest / smallest singular value of the matrices over (d0, d1);
+    'nuc': their sum."""
+    if dtype is not None:
+        A = A.to(dtype)
+    S = svdvals(A.movedim((d0, d1), (-2, -1)))
+    if ord == "nuc":
+        res = S.sum(-1)
+    elif ord == 2:
+        # the norm of an empty matrix is 0
+        res = S.amax(-1) if S.shape[-1] else S.sum(-1)
+    elif S.shape[-1] == 0:
+        raise IndexError("amin(): Expected reduction dim -1 to have non-zero size.")
+    else:
+        res = S.amin(-1)
+    if keepdim:
+        res = res.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
     return res
 
 
