@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "derivatives_rng.h"
 #include "formula.h"
 
 #define LN2 0.693147180559945309417232121458176568
@@ -71,12 +72,16 @@ done:
     return rc;
 }
 
-/* d(a/b) = g/b, -g*a/b^2 */
+/* d(a/b) = g/b, -g*a/b^2.  With a rounding mode (div.Tensor_mode 'trunc' or 'floor', whose
+ * string argument the node keeps) the result is piecewise constant: zeros for both. */
 static int
 div_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     PtlTensorImpl *self = NULL, *other = NULL, *t1 = NULL, *t2 = NULL;
     int rc = -1;
+    if (n->nargs > 2 && n->args[2].tag == PTL_IV_STRING) {
+        return random_backward(n, gi, go);
+    }
     if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
         goto done;
     }
@@ -590,73 +595,7 @@ done:
     return rc;
 }
 
-/* ---- Note [Formula scope] ----
- *
- * The formulas below make many temporaries.  A Scope owns them: every helper takes the
- * scope, returns a pointer the scope owns (borrowed by the caller), and returns NULL without
- * calling anything when one of its tensor arguments is NULL.  A chain of calls therefore
- * needs one NULL check at its end (give() does it), and scope_end() releases everything.
- * The first failing call has set the error; nothing later overwrites it.  The capital
- * macros (MUL, WHERE, ...) expect the scope in a local named `sc`. */
-
-#define SCOPE_MAX 96
-
-typedef struct Scope {
-    PtlTensorImpl *t[SCOPE_MAX];
-    int n;
-} Scope;
-
-static PtlTensorImpl *
-own(Scope *sc, PtlTensorImpl *t)
-{
-    if (t == NULL) {
-        return NULL;
-    }
-    if (sc->n == SCOPE_MAX) {
-        ptl_decref(t);
-        ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: too many temporaries");
-        return NULL;
-    }
-    sc->t[sc->n++] = t;
-    return t;
-}
-
-/* Releases the scope's tensors and passes rc through. */
-static int
-scope_end(Scope *sc, int rc)
-{
-    for (int i = 0; i < sc->n; i++) {
-        ptl_decref(sc->t[i]);
-    }
-    sc->n = 0;
-    return rc;
-}
-
-static PtlTensorImpl *
-f1(Scope *sc, PtlOpId id, PtlTensorImpl *a)
-{
-    return a ? own(sc, op1(id, a)) : NULL;
-}
-
-static PtlTensorImpl *
-f2(Scope *sc, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
-{
-    return a && b ? own(sc, op2(id, a, b)) : NULL;
-}
-
-static PtlTensorImpl *
-f3(Scope *sc, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b, PtlTensorImpl *c)
-{
-    PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_tensor(c)};
-    return a && b && c ? own(sc, callv(id, 3, v)) : NULL;
-}
-
-/* op `id` on v[0..k) whose v[0] is a tensor (NULL when that tensor is missing) */
-static PtlTensorImpl *
-fv(Scope *sc, PtlOpId id, int k, const PtlIValue *v)
-{
-    return v[0].tag == PTL_IV_TENSOR ? own(sc, callv(id, k, v)) : NULL;
-}
+/* The Scope helpers (own, scope_end, f1, f2, f3, fv): see Note [Formula scope] in formula.h. */
 
 /* a Python-style number (a wrapped 0-dim tensor that takes the other operand's dtype) */
 static PtlTensorImpl *
@@ -2143,7 +2082,6 @@ done:
 #include "derivatives_shape2.h"
 #include "derivatives_sort.h"
 #include "derivatives_linalg2.h"
-#include "derivatives_agrad2.h"
 #include "derivatives_svd.h"
 
 const PtlGradRow ptl_grad_rows[] = {

@@ -19,65 +19,7 @@
 #define SQRT_2_OVER_PI 0.797884560802865355879892119868763737
 #define GELU_TANH_C 0.044715
 
-/* ---- a scope of temporaries (see Note [Formula scope] in derivatives.c) ---- */
-
-#define SCOPE_MAX 48
-
-typedef struct Scope {
-    PtlTensorImpl *t[SCOPE_MAX];
-    int n;
-} Scope;
-
-static PtlTensorImpl *
-own(Scope *sc, PtlTensorImpl *t)
-{
-    if (t == NULL) {
-        return NULL;
-    }
-    if (sc->n == SCOPE_MAX) {
-        ptl_decref(t);
-        ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: too many temporaries");
-        return NULL;
-    }
-    sc->t[sc->n++] = t;
-    return t;
-}
-
-static int
-scope_end(Scope *sc, int rc)
-{
-    for (int i = 0; i < sc->n; i++) {
-        ptl_decref(sc->t[i]);
-    }
-    sc->n = 0;
-    return rc;
-}
-
-static PtlTensorImpl *
-f1(Scope *sc, PtlOpId id, PtlTensorImpl *a)
-{
-    return a ? own(sc, op1(id, a)) : NULL;
-}
-
-static PtlTensorImpl *
-f2(Scope *sc, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
-{
-    return a && b ? own(sc, op2(id, a, b)) : NULL;
-}
-
-static PtlTensorImpl *
-f3(Scope *sc, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b, PtlTensorImpl *c)
-{
-    PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_tensor(c)};
-    return a && b && c ? own(sc, callv(id, 3, v)) : NULL;
-}
-
-/* op `id` on v[0..k) whose v[0] is a tensor (NULL when that tensor is missing) */
-static PtlTensorImpl *
-fv(Scope *sc, PtlOpId id, int k, const PtlIValue *v)
-{
-    return v[0].tag == PTL_IV_TENSOR && v[0].u.t != NULL ? own(sc, callv(id, k, v)) : NULL;
-}
+/* temporaries live in a Scope (Note [Formula scope] in formula.h) */
 
 static PtlTensorImpl *
 num(Scope *sc, double v)

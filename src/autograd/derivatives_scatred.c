@@ -12,102 +12,55 @@
 #include "derivatives_scatred.h"
 #include "formula.h"
 
-#define TEMPS_MAX 64
-
-/* The temporaries of one formula.  Every helper below takes NULL arguments to mean "an
- * earlier step failed" and returns NULL, so a formula is a straight chain of steps checked
- * once at the end. */
-typedef struct Temps {
-    PtlTensorImpl *t[TEMPS_MAX];
-    int n;
-} Temps;
-
-/* Takes t (new ref or NULL) into tp; t, or NULL when t is NULL or there is no room. */
-static PtlTensorImpl *
-keep(Temps *tp, PtlTensorImpl *t)
-{
-    if (t == NULL) {
-        return NULL;
-    }
-    if (tp->n == TEMPS_MAX) {
-        ptl_decref(t);
-        ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: too many temporaries");
-        return NULL;
-    }
-    tp->t[tp->n++] = t;
-    return t;
-}
-
-/* Releases tp's tensors and passes rc through. */
-static int
-temps_end(Temps *tp, int rc)
-{
-    for (int i = 0; i < tp->n; i++) {
-        ptl_decref(tp->t[i]);
-    }
-    tp->n = 0;
-    return rc;
-}
-
-static PtlTensorImpl *
-t1(Temps *tp, PtlOpId id, PtlTensorImpl *a)
-{
-    return a ? keep(tp, op1(id, a)) : NULL;
-}
-
-static PtlTensorImpl *
-t2(Temps *tp, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
-{
-    return a && b ? keep(tp, op2(id, a, b)) : NULL;
-}
+/* temporaries live in a Scope (Note [Formula scope] in formula.h) */
 
 /* a <op> v for a Python-style number v (comparisons with a number) */
 static PtlTensorImpl *
-t_num(Temps *tp, PtlOpId id, PtlTensorImpl *a, double v)
+t_num(Scope *tp, PtlOpId id, PtlTensorImpl *a, double v)
 {
-    PtlTensorImpl *w = a ? keep(tp, ptl_wrapped_double(v)) : NULL;
-    return t2(tp, id, a, w);
+    PtlTensorImpl *w = a ? own(tp, ptl_wrapped_double(v)) : NULL;
+    return f2(tp, id, a, w);
 }
 
 /* a.masked_fill(mask, v) */
 static PtlTensorImpl *
-t_fill(Temps *tp, PtlTensorImpl *a, PtlTensorImpl *mask, double v)
+t_fill(Scope *tp, PtlTensorImpl *a, PtlTensorImpl *mask, double v)
 {
     PtlIValue s[3] = {ptl_iv_tensor(a), ptl_iv_tensor(mask), ptl_iv_double(v)};
-    return a && mask ? keep(tp, callv(PTL_OP_masked_fill_Scalar, 3, s)) : NULL;
+    return a && mask ? own(tp, callv(PTL_OP_masked_fill_Scalar, 3, s)) : NULL;
 }
 
 /* a.to(dtype) */
 static PtlTensorImpl *
-t_to(Temps *tp, PtlTensorImpl *a, PtlDtype dt)
+t_to(Scope *tp, PtlTensorImpl *a, PtlDtype dt)
 {
     PtlIValue s[2] = {ptl_iv_tensor(a), ptl_iv_dtype(dt)};
-    return a ? keep(tp, callv(PTL_OP__to_copy, 2, s)) : NULL;
+    return a ? own(tp, callv(PTL_OP__to_copy, 2, s)) : NULL;
 }
 
 /* a.gather(dim, index) */
 static PtlTensorImpl *
-t_gather(Temps *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index)
+t_gather(Scope *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index)
 {
     PtlIValue s[3] = {ptl_iv_tensor(a), n->args[1], ptl_iv_tensor(index)};
-    return a && index ? keep(tp, callv(PTL_OP_gather, 3, s)) : NULL;
+    return a && index ? own(tp, callv(PTL_OP_gather, 3, s)) : NULL;
 }
 
 /* a.scatter_add(dim, index, b) */
 static PtlTensorImpl *
-t_scatter_add(Temps *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index, PtlTensorImpl *b)
+t_scatter_add(Scope *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index, PtlTensorImpl *b)
 {
     PtlIValue s[4] = {ptl_iv_tensor(a), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(b)};
-    return a && index && b ? keep(tp, callv(PTL_OP_scatter_add, 4, s)) : NULL;
+    return a && index && b ? own(tp, callv(PTL_OP_scatter_add, 4, s)) : NULL;
 }
 
 /* a.scatter_reduce(dim, index, b, "prod", include_self) */
 static PtlTensorImpl *
-t_scatter_prod(Temps *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index, PtlTensorImpl *b)
+t_scatter_prod(Scope *tp, PtlNode *n, PtlTensorImpl *a, PtlTensorImpl *index, PtlTensorImpl *b)
 {
     PtlIValue s[6] = {ptl_iv_tensor(a), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(b),
                       ptl_iv_string("prod"), n->args[5]};
-    return a && index && b ? keep(tp, callv(PTL_OP_scatter_reduce_two, 6, s)) : NULL;
+    return a && index && b ? own(tp, callv(PTL_OP_scatter_reduce_two, 6, s)) : NULL;
 }
 
 /* ---- PyTorch's DelayedError: a gradient whose own backward raises ---- */
@@ -160,14 +113,14 @@ delayed_error(PtlTensorImpl *g)
  * its slot) through masked_src_result.  src slots with two or more zeros get zero, and a
  * double backward through them raises. */
 static int
-prod_grads(Temps *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTensorImpl *index,
+prod_grads(Scope *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTensorImpl *index,
            PtlTensorImpl *src, PtlTensorImpl *result, PtlTensorImpl **gself,
            PtlTensorImpl **gsrc)
 {
     if (NEEDS(0)) {
         PtlTensorImpl *masked_self = t_fill(tp, self, t_num(tp, PTL_OP_eq_Tensor, self, 0.0), 1.0);
         PtlTensorImpl *masked_self_result = t_scatter_prod(tp, n, masked_self, index, src);
-        *gself = t2(tp, PTL_OP_div_Tensor, t2(tp, PTL_OP_mul_Tensor, g, masked_self_result),
+        *gself = f2(tp, PTL_OP_div_Tensor, f2(tp, PTL_OP_mul_Tensor, g, masked_self_result),
                     masked_self);
         if (*gself == NULL) {
             return -1;
@@ -175,26 +128,26 @@ prod_grads(Temps *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTens
     }
     if (NEEDS(2)) {
         PtlTensorImpl *src_zero = t_num(tp, PTL_OP_eq_Tensor, src, 0.0);
-        PtlTensorImpl *zeros = t1(tp, PTL_OP_zeros_like, self);
+        PtlTensorImpl *zeros = f1(tp, PTL_OP_zeros_like, self);
         PtlTensorImpl *src_num_zeros = t_gather(
             tp, n, t_scatter_add(tp, n, zeros, index, t_to(tp, src_zero, self->dtype)), index);
-        PtlTensorImpl *src_single_zero = t2(tp, PTL_OP_bitwise_and_Tensor, src_zero,
+        PtlTensorImpl *src_single_zero = f2(tp, PTL_OP_bitwise_and_Tensor, src_zero,
                                             t_num(tp, PTL_OP_eq_Tensor, src_num_zeros, 1.0));
         PtlTensorImpl *masked_src = t_fill(tp, src, src_single_zero, 1.0);
         PtlTensorImpl *masked_src_result = t_scatter_prod(tp, n, self, index, masked_src);
-        PtlTensorImpl *lone = t_gather(tp, n, t2(tp, PTL_OP_mul_Tensor, g, masked_src_result),
+        PtlTensorImpl *lone = t_gather(tp, n, f2(tp, PTL_OP_mul_Tensor, g, masked_src_result),
                                        index);
-        PtlTensorImpl *rest = t2(tp, PTL_OP_div_Tensor,
-                                 t_gather(tp, n, t2(tp, PTL_OP_mul_Tensor, g, result), index),
+        PtlTensorImpl *rest = f2(tp, PTL_OP_div_Tensor,
+                                 t_gather(tp, n, f2(tp, PTL_OP_mul_Tensor, g, result), index),
                                  t_fill(tp, src, src_zero, 1.0));
         PtlIValue w[3] = {ptl_iv_tensor(src_single_zero), ptl_iv_tensor(lone),
                           ptl_iv_tensor(rest)};
-        PtlTensorImpl *grad_src = lone && rest ? keep(tp, callv(PTL_OP_where_self, 3, w)) : NULL;
-        PtlTensorImpl *many = t1(tp, PTL_OP_any, t_num(tp, PTL_OP_gt_Tensor, src_num_zeros, 1.0));
+        PtlTensorImpl *grad_src = lone && rest ? own(tp, callv(PTL_OP_where_self, 3, w)) : NULL;
+        PtlTensorImpl *many = f1(tp, PTL_OP_any, t_num(tp, PTL_OP_gt_Tensor, src_num_zeros, 1.0));
         if (grad_src == NULL || many == NULL) {
             return -1;
         }
-        *gsrc = ptl_item_double(many) != 0.0 ? keep(tp, delayed_error(grad_src)) : grad_src;
+        *gsrc = ptl_item_double(many) != 0.0 ? own(tp, delayed_error(grad_src)) : grad_src;
         if (*gsrc == NULL) {
             return -1;
         }
@@ -213,14 +166,14 @@ prod_grads(Temps *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTens
 int
 scatter_reduce_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    Temps temps = {0}, *tp = &temps;
+    Scope scope = {0}, *tp = &scope;
     PtlTensorImpl *self, *index, *src, *result, *g = gi[0], *gself = NULL, *gsrc = NULL;
     const char *reduce = n->args[4].u.s;
     int include_self = n->args[5].u.b;
-    if (saved(n, 0, &self) < 0 || keep(tp, self) == NULL || saved(n, 1, &index) < 0 ||
-        keep(tp, index) == NULL || saved(n, 2, &src) < 0 || keep(tp, src) == NULL ||
-        saved(n, 3, &result) < 0 || keep(tp, result) == NULL) {
-        return temps_end(tp, -1);
+    if (saved(n, 0, &self) < 0 || own(tp, self) == NULL || saved(n, 1, &index) < 0 ||
+        own(tp, index) == NULL || saved(n, 2, &src) < 0 || own(tp, src) == NULL ||
+        saved(n, 3, &result) < 0 || own(tp, result) == NULL) {
+        return scope_end(tp, -1);
     }
     if (strcmp(reduce, "sum") == 0) {
         gself = g;
@@ -228,44 +181,44 @@ scatter_reduce_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     else if (strcmp(reduce, "prod") == 0) {
         if (prod_grads(tp, n, g, self, index, src, result, &gself, &gsrc) < 0) {
-            return temps_end(tp, -1);
+            return scope_end(tp, -1);
         }
     }
     else if (strcmp(reduce, "mean") == 0) {
-        PtlTensorImpl *base = t1(tp, include_self ? PTL_OP_ones_like : PTL_OP_zeros_like, g);
-        PtlTensorImpl *count = t_scatter_add(tp, n, base, index, t1(tp, PTL_OP_ones_like, src));
+        PtlTensorImpl *base = f1(tp, include_self ? PTL_OP_ones_like : PTL_OP_zeros_like, g);
+        PtlTensorImpl *count = t_scatter_add(tp, n, base, index, f1(tp, PTL_OP_ones_like, src));
         count = t_fill(tp, count, t_num(tp, PTL_OP_eq_Tensor, count, 0.0), 1.0);
-        gself = t2(tp, PTL_OP_div_Tensor, g, count);
+        gself = f2(tp, PTL_OP_div_Tensor, g, count);
         if (NEEDS(2)) {
-            gsrc = t2(tp, PTL_OP_div_Tensor, t_gather(tp, n, g, index),
+            gsrc = f2(tp, PTL_OP_div_Tensor, t_gather(tp, n, g, index),
                       t_gather(tp, n, count, index));
         }
     }
     else {
         PtlTensorImpl *value = t_gather(tp, n, result, index);
-        PtlTensorImpl *self_is = t_to(tp, t2(tp, PTL_OP_eq_Tensor, self, result), self->dtype);
-        PtlTensorImpl *src_is = t_to(tp, t2(tp, PTL_OP_eq_Tensor, src, value), self->dtype);
-        PtlTensorImpl *shared = t2(tp, PTL_OP_div_Tensor, g,
+        PtlTensorImpl *self_is = t_to(tp, f2(tp, PTL_OP_eq_Tensor, self, result), self->dtype);
+        PtlTensorImpl *src_is = t_to(tp, f2(tp, PTL_OP_eq_Tensor, src, value), self->dtype);
+        PtlTensorImpl *shared = f2(tp, PTL_OP_div_Tensor, g,
                                    t_scatter_add(tp, n, self_is, index, src_is));
-        gself = t2(tp, PTL_OP_mul_Tensor, self_is, shared);
+        gself = f2(tp, PTL_OP_mul_Tensor, self_is, shared);
         if (NEEDS(2)) {
-            gsrc = t2(tp, PTL_OP_mul_Tensor, src_is, t_gather(tp, n, shared, index));
+            gsrc = f2(tp, PTL_OP_mul_Tensor, src_is, t_gather(tp, n, shared, index));
         }
     }
     if (NEEDS(0) && !include_self) {
         PtlIValue s[4] = {ptl_iv_tensor(gself), n->args[1], ptl_iv_tensor(index), ptl_iv_int(0)};
-        gself = gself ? keep(tp, callv(PTL_OP_scatter_value, 4, s)) : NULL;
+        gself = gself ? own(tp, callv(PTL_OP_scatter_value, 4, s)) : NULL;
     }
     if ((NEEDS(0) && gself == NULL) || (NEEDS(2) && gsrc == NULL)) {
-        return temps_end(tp, -1);
+        return scope_end(tp, -1);
     }
     if (NEEDS(0) && put_same(n, go, 0, gself) < 0) {
-        return temps_end(tp, -1);
+        return scope_end(tp, -1);
     }
     if (NEEDS(2) && put_same(n, go, 2, gsrc) < 0) {
-        return temps_end(tp, -1);
+        return scope_end(tp, -1);
     }
-    return temps_end(tp, 0);
+    return scope_end(tp, 0);
 }
 
 /* scatter(self, dim, index, src|value, reduce=): PyTorch records a node that refuses

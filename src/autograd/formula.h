@@ -122,4 +122,72 @@ saved(PtlNode *n, int k, PtlTensorImpl **t)
     return err ? -1 : 0;
 }
 
+/* Note [Formula scope]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * Formulas make many temporaries.  A Scope owns them: every helper takes the
+ * scope, returns a pointer the scope owns (borrowed by the caller), and returns NULL without
+ * calling anything when one of its tensor arguments is NULL.  A chain of calls therefore
+ * needs one NULL check at its end (give() does it), and scope_end() releases everything.
+ * The first failing call has set the error; nothing later overwrites it.  The capital
+ * macros (MUL, WHERE, ...) expect the scope in a local named `sc`. */
+
+#define SCOPE_MAX 96
+
+typedef struct Scope {
+    PtlTensorImpl *t[SCOPE_MAX];
+    int n;
+} Scope;
+
+static inline PtlTensorImpl *
+own(Scope *sc, PtlTensorImpl *t)
+{
+    if (t == NULL) {
+        return NULL;
+    }
+    if (sc->n == SCOPE_MAX) {
+        ptl_decref(t);
+        ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: too many temporaries");
+        return NULL;
+    }
+    sc->t[sc->n++] = t;
+    return t;
+}
+
+/* Releases the scope's tensors and passes rc through. */
+static inline int
+scope_end(Scope *sc, int rc)
+{
+    for (int i = 0; i < sc->n; i++) {
+        ptl_decref(sc->t[i]);
+    }
+    sc->n = 0;
+    return rc;
+}
+
+static inline PtlTensorImpl *
+f1(Scope *sc, PtlOpId id, PtlTensorImpl *a)
+{
+    return a ? own(sc, op1(id, a)) : NULL;
+}
+
+static inline PtlTensorImpl *
+f2(Scope *sc, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    return a && b ? own(sc, op2(id, a, b)) : NULL;
+}
+
+static inline PtlTensorImpl *
+f3(Scope *sc, PtlOpId id, PtlTensorImpl *a, PtlTensorImpl *b, PtlTensorImpl *c)
+{
+    PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_tensor(b), ptl_iv_tensor(c)};
+    return a && b && c ? own(sc, callv(id, 3, v)) : NULL;
+}
+
+/* op `id` on v[0..k) whose v[0] is a tensor (NULL when that tensor is missing) */
+static inline PtlTensorImpl *
+fv(Scope *sc, PtlOpId id, int k, const PtlIValue *v)
+{
+    return v[0].tag == PTL_IV_TENSOR && v[0].u.t != NULL ? own(sc, callv(id, k, v)) : NULL;
+}
+
 #endif
