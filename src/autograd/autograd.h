@@ -106,6 +106,8 @@ struct PtlNode {
     int64_t *arg_lists;            /* owned copies of int-list and string arguments */
     PtlTensorImpl *variable;       /* AccumulateGrad: the leaf (owned) */
     PtlViewInfo *view;             /* CopySlices / AsStridedBackward0 (owned) */
+    PtlNode *copy_slices;          /* the CopySlices that owns this in-place node (borrowed,
+                                    * cleared when it dies): its saved output is the view */
     int released;                  /* saved variables freed after a backward */
     void *pyobj;                   /* borrowed back-pointer to the Python wrapper */
     void *py_state;                /* Python hooks/metadata, freed through ptl_autograd_hooks */
@@ -183,6 +185,9 @@ extern const PtlNodeKind ptl_accumulate_grad_kind;
 /* After in-place op node `fn` (borrowed) wrote into view `self`: rewrites the history of
  * self's base with a CopySlices node and gives self an AsStridedBackward0 grad_fn. */
 int ptl_copy_slices_rebase(PtlTensorImpl *self, PtlNode *fn);
+/* A fresh AsStridedBackward0 over (cs, 0): the grad_fn of the view that CopySlices `cs`
+ * (borrowed) wrote, for unpacking its in-place node's saved output.  New ref or NULL. */
+PtlNode *ptl_copy_slices_view_fn(PtlNode *cs);
 
 /* ---- engine ---- */
 /* backward of roots[i] with grads[i] (NULL: ones for scalars).  inputs (optional): only

@@ -280,6 +280,7 @@ ptl_node_decref(PtlNode *n)
         }
         if (x->view != NULL) {
             if (x->view->fn != NULL) {
+                x->view->fn->copy_slices = NULL;
                 ptl_node_decref(x->view->fn);
             }
             free(x->view);
@@ -425,7 +426,18 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
             *err = 1;
             return NULL;
         }
-        ptl_set_grad_fn(a, n, sv->output_nr);
+        /* the output of an in-place op on a view is that view, whose history goes through
+         * the CopySlices that took the op's node (Note [CopySlices]) */
+        PtlNode *fn = n->copy_slices != NULL ? ptl_copy_slices_view_fn(n->copy_slices) : n;
+        if (fn == NULL) {
+            ptl_decref(a);
+            *err = 1;
+            return NULL;
+        }
+        ptl_set_grad_fn(a, fn, n->copy_slices != NULL ? 0 : sv->output_nr);
+        if (fn != n) {
+            ptl_node_decref(fn);
+        }
         return a;
     }
     ptl_incref(sv->data);
