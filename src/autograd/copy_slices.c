@@ -11,8 +11,8 @@
  * covers (giving the gradient of the view before the op), writes that back into the region
  * and sends the whole to y's previous history; the rest of the region passes unchanged.
  * The view itself gets AsStridedBackward0 over (CopySlices, 0): its gradient scattered into a
- * zero tensor of the base's shape.  Other views of the same base keep their old grad_fn
- * (PyTorch regenerates them lazily from the version counter; pytorchlite does not yet).
+ * zero tensor of the base's shape.  Other views of the same base are regenerated lazily
+ * from the version counter (Note [View regeneration] in autograd.h).
  * Both backward functions are written with dispatcher ops (as_strided windows of a zero
  * buffer, copy_, clone), so under create_graph they record history of their own: double
  * backward through an in-place op on a view works. */
@@ -279,4 +279,29 @@ ptl_copy_slices_view_fn(PtlNode *cs)
     as->needs = 1u;
     as->input_meta[0] = cs->input_meta[0];
     return as;
+}
+
+int
+ptl_view_refresh(PtlTensorImpl *t)
+{
+    PtlTensorImpl *base = t->base;
+    PtlEdge e = ptl_gradient_edge(base);
+    PtlNode *as;
+    if (e.fn == NULL) {
+        return 0;   /* the base has no history to regenerate from */
+    }
+    if ((as = ptl_node_new(&as_strided_kind, 1, 1)) == NULL ||
+        (as->view = view_info(t, base)) == NULL) {
+        if (as != NULL) {
+            ptl_node_decref(as);
+        }
+        ptl_node_decref(e.fn);
+        return -1;
+    }
+    as->next[0] = e;
+    as->needs = 1u;
+    meta_of(&as->input_meta[0], base);
+    ptl_set_grad_fn(t, as, 0);
+    ptl_node_decref(as);
+    return 0;
 }

@@ -84,10 +84,21 @@ ptl_requires_grad(const PtlTensorImpl *t)
     return m != NULL && (m->requires_grad || m->grad_fn != NULL);
 }
 
+/* whether t is a view whose grad_fn predates an in-place op on its storage */
+static inline int
+view_is_stale(const PtlTensorImpl *t, const PtlAutogradMeta *m)
+{
+    return m->grad_fn != NULL && t->base != NULL && (t->flags & PTL_TF_IS_VIEW) &&
+           atomic_load_explicit(&t->version->version, memory_order_relaxed) != m->view_version;
+}
+
 PtlNode *
 ptl_grad_fn(const PtlTensorImpl *t)
 {
     const PtlAutogradMeta *m = t->autograd_meta;
+    if (m != NULL && view_is_stale(t, m) && ptl_view_refresh((PtlTensorImpl *)t) < 0) {
+        ptl_error_clear();
+    }
     return m ? m->grad_fn : NULL;
 }
 
@@ -135,6 +146,7 @@ ptl_set_grad_fn(PtlTensorImpl *t, PtlNode *fn, int output_nr)
     }
     m->grad_fn = fn;
     m->output_nr = output_nr;
+    m->view_version = atomic_load_explicit(&t->version->version, memory_order_relaxed);
     if (fn != NULL) {
         m->requires_grad = 0;
     }
@@ -169,6 +181,9 @@ ptl_gradient_edge(PtlTensorImpl *t)
     PtlAutogradMeta *m = t->autograd_meta;
     if (m == NULL) {
         return e;
+    }
+    if (view_is_stale(t, m) && ptl_view_refresh(t) < 0) {
+        ptl_error_clear();
     }
     if (m->grad_fn != NULL) {
         ptl_node_incref(m->grad_fn);
