@@ -188,3 +188,108 @@ def test_stale_view_backward_uses_the_base_history():
     y.mul_(3)
     v.sum().backward()
     assert x.grad.tolist() == [[3.0, 3.0], [0.0, 0.0]]
+
+
+# hook closures that refer to their own tensor: the cyclic GC frees them (Note [Tensor GC])
+def _leaf_hook():
+    x = ptl.ones(3, requires_grad=True)
+    x.register_hook(lambda g: g * x.sum())
+    return x
+
+
+def _nonleaf_hook():
+    x = ptl.ones(3, requires_grad=True) * 2
+    x.register_hook(lambda g: g * x.sum())
+    return x
+
+
+def _post_accumulate_hook():
+    x = ptl.ones(3, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda t: x.sum())
+    return x
+
+
+def _retain_grad_and_hook():
+    x = ptl.ones(3, requires_grad=True) * 2
+    x.retain_grad()
+    x.register_hook(lambda g: g + x)
+    x.sum().backward()
+    return x
+
+
+def _function_ctx_saves_output():
+    class Twice(ptl.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            out = a * 2
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = ptl.ones(3, requires_grad=True)
+    y = Twice.apply(x)
+    y.register_hook(lambda g: g * y.sum())
+    return y
+
+
+@pytest.mark.parametrize("make", [_leaf_hook, _nonleaf_hook, _post_accumulate_hook,
+                                  _retain_grad_and_hook, _function_ctx_saves_output],
+                         ids=lambda f: f.__name__)
+def test_hook_cycles_are_collected(make):
+    gc.collect()
+    before = _C._live_counts()
+    ref = weakref.ref(make())
+    gc.collect()
+    assert ref() is None
+    assert _C._live_counts() == before
+
+
+def test_hook_of_a_dropped_wrapper_still_runs_while_the_graph_lives():
+    seen = []
+
+    def build():
+        x = ptl.ones(3, requires_grad=True)
+        x.register_hook(lambda g: seen.append(x.shape) or g * 3)
+        return (x * 2).sum(), weakref.ref(x)
+
+    y, ref = build()
+    gc.collect()
+    y.backward()
+    assert len(seen) == 1
+    del y
+    gc.collect()
+    assert ref() is None
+
+
+def test_grad_cannot_be_the_tensor_itself():
+    for lib in (ptl, torch):
+        x = lib.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="can't assign Variable as its own grad"):
+            x.grad = x
+
+
+def test_tensors_without_hooks_are_not_gc_tracked():
+    x = ptl.ones(3, requires_grad=True)
+    y = x * 2
+    assert not gc.is_tracked(x) and not gc.is_tracked(y)
+    y.register_hook(lambda g: g)
+    assert gc.is_tracked(y) and not gc.is_tracked(x)
+
+
+def test_subclass_with_a_dict_is_collected():
+    class Sub(ptl.Tensor):
+        pass
+
+    gc.collect()
+    before = _C._live_counts()
+    s = Sub()
+    assert gc.is_tracked(s)
+    s.me = s
+    ref = weakref.ref(s)
+    del s
+    gc.collect()
+    assert ref() is None
+    assert _C._live_counts() == before
