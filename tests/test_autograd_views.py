@@ -293,3 +293,26 @@ def test_subclass_with_a_dict_is_collected():
     gc.collect()
     assert ref() is None
     assert _C._live_counts() == before
+
+
+def _self_as_other(y):
+    y.mul_(y)
+    return y
+
+
+def _sibling_as_other(y):
+    y[:, 0].mul_(y[:, 1])
+    return y
+
+
+@pytest.mark.parametrize("f", [_self_as_other, _sibling_as_other], ids=lambda f: f.__name__)
+def test_inplace_op_whose_other_input_shares_self_storage_raises_like_torch(f):
+    messages = []
+    for lib in (ptl, torch):
+        a = leaf((2, 2), lib=lib)
+        out = f(a * 2)
+        with pytest.raises(RuntimeError) as info:
+            out.sum().backward()
+        messages.append(str(info.value).split(" Hint:")[0])
+    assert messages[0] == messages[1]
+    assert "modified by an inplace operation" in messages[0]

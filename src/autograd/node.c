@@ -407,8 +407,8 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
         /* PyTorch names a saved input's current grad_fn, a saved output's own node, without
          * the "Backward0" suffix */
         const PtlAutogradMeta *m = sv->data->autograd_meta;
-        const char *name = sv->is_output ? sv->producer : (m && m->grad_fn ? m->grad_fn->kind->name
-                                                                              : NULL);
+        const PtlNode *current = sv->is_output ? NULL : ptl_grad_fn(sv->data);   /* refreshed */
+        const char *name = sv->is_output ? sv->producer : (current ? current->kind->name : NULL);
         if (name != NULL) {
             const char *b = strstr(name, "Backward");
             int len = (int)strlen(name);
