@@ -68,6 +68,7 @@ def register_hook(self, hook):
         hooks = _hook_dict(_C._tensor_hooks(self), "pre_hooks")
     else:
         hooks = _hook_dict(_C._node_state(self.grad_fn), "tensor_pre_hooks", self.output_nr)
+    _C._track_tensor(self)   # the hook may refer back to self (Note [Tensor GC])
     return _add(hooks, hook)
 
 
@@ -77,6 +78,7 @@ def register_post_accumulate_grad_hook(self, hook):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    _C._track_tensor(self)
     return _add(_hook_dict(_C._tensor_hooks(self), "post_acc_hooks"), hook)
 
 

@@ -106,6 +106,8 @@ struct PtlNode {
     int64_t *arg_lists;            /* owned copies of int-list and string arguments */
     PtlTensorImpl *variable;       /* AccumulateGrad: the leaf (owned) */
     PtlViewInfo *view;             /* CopySlices / AsStridedBackward0 (owned) */
+    PtlNode *copy_slices;          /* the CopySlices that owns this in-place node (borrowed,
+                                    * cleared when it dies): its saved output is the view */
     int released;                  /* saved variables freed after a backward */
     void *pyobj;                   /* borrowed back-pointer to the Python wrapper */
     void *py_state;                /* Python hooks/metadata, freed through ptl_autograd_hooks */
@@ -123,6 +125,8 @@ typedef struct PtlAutogradMeta {
     PtlNode *grad_accumulator;     /* weak, see Note [Autograd ownership] */
     int retains_grad;
     void *py_hooks;                /* tensor hooks (Python), owned by src/python */
+    int64_t view_version;          /* a view: the version when grad_fn was last set (Note
+                                    * [View regeneration]) */
 } PtlAutogradMeta;
 
 /* Callbacks into src/python (installed at import; NULL in a C-only world). */
@@ -183,6 +187,17 @@ extern const PtlNodeKind ptl_accumulate_grad_kind;
 /* After in-place op node `fn` (borrowed) wrote into view `self`: rewrites the history of
  * self's base with a CopySlices node and gives self an AsStridedBackward0 grad_fn. */
 int ptl_copy_slices_rebase(PtlTensorImpl *self, PtlNode *fn);
+/* Note [View regeneration]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * A differentiable view (one with a grad_fn) records the version of its storage when its
+ * grad_fn is set.  If an in-place op on its base or on a sibling view has moved the version
+ * since, its history is stale: reading its grad_fn (ptl_grad_fn, ptl_gradient_edge) first
+ * replaces it with AsStridedBackward0 over the base's current gradient edge, as PyTorch
+ * does.  Returns 0, or -1 when the new node could not be made (the old one is kept). */
+int ptl_view_refresh(PtlTensorImpl *t);
+/* A fresh AsStridedBackward0 over (cs, 0): the grad_fn of the view that CopySlices `cs`
+ * (borrowed) wrote, for unpacking its in-place node's saved output.  New ref or NULL. */
+PtlNode *ptl_copy_slices_view_fn(PtlNode *cs);
 
 /* ---- engine ---- */
 /* backward of roots[i] with grads[i] (NULL: ones for scalars).  inputs (optional): only

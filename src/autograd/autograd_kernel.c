@@ -130,6 +130,7 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     Inputs in;
     PtlEdge edges[MAX_INPUTS];
     int nedges = 0, on_view = 0;
+    int64_t self_version = 0;
 
     if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
         return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
@@ -150,6 +151,7 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     }
     if (sc->inplace) {
         PtlTensorImpl *self = s[0].u.t;
+        self_version = atomic_load(&self->version->version);
         if (ptl_is_leaf(self) && ptl_requires_grad(self)) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "a leaf Variable that requires grad is being used in an "
@@ -239,6 +241,11 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
                 t = orig_self;
             }
             ptl_saved_set(node, slot++, t, 0, 0);
+            if (sc->inplace && i > 0 && t != NULL && t->version == args[0].u.t->version) {
+                /* an input sharing self's storage (y.mul_(y)) is saved as it was before the
+                 * op wrote it, so unpacking it raises, as in PyTorch */
+                node->saved[slot - 1].version = self_version;
+            }
         }
         if (row->save & PTL_SAVE_RESULT) {
             ptl_saved_set(node, slot++, s[0].u.t, 1, 0);

@@ -11,9 +11,11 @@
  * covers (giving the gradient of the view before the op), writes that back into the region
  * and sends the whole to y's previous history; the rest of the region passes unchanged.
  * The view itself gets AsStridedBackward0 over (CopySlices, 0): its gradient scattered into a
- * zero tensor of the base's shape.  Other views of the same base keep their old grad_fn
- * (PyTorch regenerates them lazily from the version counter; pytorchlite does not yet).
- * These backward formulas use kernels directly, so they are not themselves differentiable. */
+ * zero tensor of the base's shape.  Other views of the same base are regenerated lazily
+ * from the version counter (Note [View regeneration] in autograd.h).
+ * Both backward functions are written with dispatcher ops (as_strided windows of a zero
+ * buffer, copy_, clone), so under create_graph they record history of their own: double
+ * backward through an in-place op on a view works. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,85 +36,125 @@ reach(int dim, const int64_t *sizes, const int64_t *strides, int64_t offset)
     return end;
 }
 
-/* A zero buffer covering info->extent elements, and the base-shaped and view-shaped windows
- * into it.  0 or -1. */
-static int
-windows(const PtlViewInfo *v, const PtlInputMeta *m, PtlTensorImpl **buf, PtlTensorImpl **base,
-        PtlTensorImpl **view)
+/* as_strided(buf, geometry) through the dispatcher (new ref or NULL); `base` picks the
+ * base's geometry, else the view's. */
+static PtlTensorImpl *
+window(PtlTensorImpl *buf, const PtlViewInfo *v, int base)
 {
-    int64_t n = v->extent;
-    PtlIValue zero = ptl_iv_int(0);
-    *buf = *base = *view = NULL;
-    if ((*buf = ptl_empty(1, &n, m->dtype, m->device)) == NULL ||
-        ptl_fill_scalar(*buf, &zero) < 0 ||
-        (*base = ptl_tensor_impl_view(*buf, v->base_dim, v->base_sizes, v->base_strides,
-                                      v->base_offset)) == NULL ||
-        (*view = ptl_tensor_impl_view(*buf, v->dim, v->sizes, v->strides, v->offset)) == NULL) {
-        PTL_CLEAR(*buf);
-        PTL_CLEAR(*base);
+    PtlIValue a[4] = {ptl_iv_tensor(buf),
+                      ptl_iv_intlist(base ? v->base_sizes : v->sizes, base ? v->base_dim : v->dim),
+                      ptl_iv_intlist(base ? v->base_strides : v->strides,
+                                     base ? v->base_dim : v->dim),
+                      ptl_iv_int(base ? v->base_offset : v->offset)};
+    return ptl_call_tensor(PTL_OP_as_strided, a);
+}
+
+/* buf[window] = src (src NULL: zeros), through the dispatcher so that, under create_graph,
+ * buf's history records the write (a CopySlices of its own).  0 or -1. */
+static int
+write_window(PtlTensorImpl *buf, const PtlViewInfo *v, int base, PtlTensorImpl *src)
+{
+    PtlTensorImpl *w = window(buf, v, base), *r;
+    if (w == NULL) {
         return -1;
     }
+    if (src != NULL) {
+        PtlIValue a[3] = {ptl_iv_tensor(w), ptl_iv_tensor(src), ptl_iv_bool(0)};
+        r = ptl_call_tensor(PTL_OP_copy_, a);
+    }
+    else {
+        PtlIValue a[1] = {ptl_iv_tensor(w)};
+        r = ptl_call_tensor(PTL_OP_zero_, a);
+    }
+    ptl_decref(w);
+    if (r == NULL) {
+        return -1;
+    }
+    ptl_decref(r);
     return 0;
 }
 
-/* grads_in[0]: the view's gradient -> grads_out[0]: the base's */
+/* A zero buffer covering v->extent elements (new ref or NULL). */
+static PtlTensorImpl *
+zero_buffer(const PtlViewInfo *v, const PtlInputMeta *m)
+{
+    int64_t n = v->extent;
+    PtlIValue zero = ptl_iv_int(0);
+    PtlTensorImpl *buf = ptl_empty(1, &n, m->dtype, m->device);
+    if (buf != NULL && ptl_fill_scalar(buf, &zero) < 0) {
+        PTL_CLEAR(buf);
+    }
+    return buf;
+}
+
+/* A copy of buf's window (new ref or NULL). */
+static PtlTensorImpl *
+read_window(PtlTensorImpl *buf, const PtlViewInfo *v, int base)
+{
+    PtlTensorImpl *w = window(buf, v, base), *r;
+    if (w == NULL) {
+        return NULL;
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(w), ptl_iv_none()};
+    r = ptl_call_tensor(PTL_OP_clone, a);
+    ptl_decref(w);
+    return r;
+}
+
+/* grads_in[0]: the view's gradient -> grads_out[0]: the base's.  Written with dispatcher
+ * ops, so it records history under create_graph (double backward). */
 static int
 as_strided_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
 {
-    PtlTensorImpl *buf, *base, *view;
+    PtlTensorImpl *buf;
     if (grads_in[0] == NULL || !(n->needs & 1u)) {
         return 0;
     }
-    if (windows(n->view, &n->input_meta[0], &buf, &base, &view) < 0) {
+    if ((buf = zero_buffer(n->view, &n->input_meta[0])) == NULL) {
         return -1;
     }
-    int rc = ptl_copy_into(view, grads_in[0]);
-    if (rc == 0 && (grads_out[0] = ptl_contiguous(base)) == NULL) {
+    int rc = write_window(buf, n->view, 0, grads_in[0]);
+    if (rc == 0 && (grads_out[0] = read_window(buf, n->view, 1)) == NULL) {
         rc = -1;
     }
     ptl_decref(buf);
-    ptl_decref(base);
-    ptl_decref(view);
     return rc;
 }
 
 static const PtlNodeKind as_strided_kind = {"AsStridedBackward0", as_strided_apply, 0};
 
 /* grads_in[0]: the base's gradient -> grads_out[0]: the base's previous history, [i>0]: the
- * in-place op's other inputs. */
+ * in-place op's other inputs.  The base's gradient is laid out in a buffer with the base's
+ * geometry; the view's region is read out of it, run through fn's formula, and written back
+ * into a copy of the buffer (a copy, so the buffer the region was read from is never
+ * modified: its saved version stays valid for double backward). */
 static int
 copy_slices_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
 {
     PtlNode *fn = n->view->fn;
-    PtlTensorImpl *buf = NULL, *base = NULL, *view = NULL, *slice = NULL;
+    PtlTensorImpl *buf = NULL, *res = NULL, *slice = NULL;
     PtlTensorImpl *fn_in[1], *fn_out[PTL_SCHEMA_MAX_ARGS];
     int rc = -1;
     memset(fn_out, 0, sizeof(fn_out));
     if (grads_in[0] == NULL) {
         return 0;
     }
-    if (windows(n->view, &n->input_meta[0], &buf, &base, &view) < 0 ||
-        ptl_copy_into(base, grads_in[0]) < 0 ||
-        (slice = ptl_cast(view, view->dtype)) == NULL) {
+    if ((buf = zero_buffer(n->view, &n->input_meta[0])) == NULL ||
+        write_window(buf, n->view, 1, grads_in[0]) < 0 ||
+        (slice = read_window(buf, n->view, 0)) == NULL) {
         goto done;
     }
     fn_in[0] = slice;
     if (fn->kind->apply(fn, fn_in, fn_out) < 0) {
         goto done;
     }
-    if (fn_out[0] != NULL) {
-        if (ptl_copy_into(view, fn_out[0]) < 0) {
+    if (n->needs & 1u) {
+        PtlIValue a[2] = {ptl_iv_tensor(buf), ptl_iv_none()};
+        if ((res = ptl_call_tensor(PTL_OP_clone, a)) == NULL ||
+            write_window(res, n->view, 0, fn_out[0]) < 0 ||
+            (grads_out[0] = read_window(res, n->view, 1)) == NULL) {
             goto done;
         }
-    }
-    else {
-        PtlIValue zero = ptl_iv_int(0);
-        if (ptl_fill_scalar(view, &zero) < 0) {
-            goto done;
-        }
-    }
-    if ((n->needs & 1u) && (grads_out[0] = ptl_contiguous(base)) == NULL) {
-        goto done;
     }
     for (int i = 1; i < n->num_next && i < PTL_SCHEMA_MAX_ARGS; i++) {
         grads_out[i] = fn_out[i];
@@ -124,8 +166,7 @@ done:
         ptl_xdecref(fn_out[i]);
     }
     ptl_xdecref(buf);
-    ptl_xdecref(base);
-    ptl_xdecref(view);
+    ptl_xdecref(res);
     ptl_xdecref(slice);
     return rc;
 }
@@ -198,6 +239,7 @@ ptl_copy_slices_rebase(PtlTensorImpl *self, PtlNode *fn)
     fn->needs |= 1u;   /* CopySlices always wants the gradient of the view before the op */
     ptl_node_incref(fn);
     cs->view->fn = fn;
+    fn->copy_slices = cs;
     ptl_set_grad_fn(base, cs, 0);
     /* the view: its gradient reaches the base's new history through its region */
     ptl_node_incref(cs);
@@ -215,4 +257,51 @@ done:
         ptl_node_decref(as);
     }
     return rc;
+}
+
+PtlNode *
+ptl_copy_slices_view_fn(PtlNode *cs)
+{
+    PtlNode *as = ptl_node_new(&as_strided_kind, 1, 1);
+    if (as == NULL) {
+        return NULL;
+    }
+    if ((as->view = malloc(sizeof(PtlViewInfo))) == NULL) {
+        ptl_node_decref(as);
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate an autograd node");
+        return NULL;
+    }
+    *as->view = *cs->view;
+    as->view->fn = NULL;
+    ptl_node_incref(cs);
+    as->next[0].fn = cs;
+    as->next[0].input_nr = 0;
+    as->needs = 1u;
+    as->input_meta[0] = cs->input_meta[0];
+    return as;
+}
+
+int
+ptl_view_refresh(PtlTensorImpl *t)
+{
+    PtlTensorImpl *base = t->base;
+    PtlEdge e = ptl_gradient_edge(base);
+    PtlNode *as;
+    if (e.fn == NULL) {
+        return 0;   /* the base has no history to regenerate from */
+    }
+    if ((as = ptl_node_new(&as_strided_kind, 1, 1)) == NULL ||
+        (as->view = view_info(t, base)) == NULL) {
+        if (as != NULL) {
+            ptl_node_decref(as);
+        }
+        ptl_node_decref(e.fn);
+        return -1;
+    }
+    as->next[0] = e;
+    as->needs = 1u;
+    meta_of(&as->input_meta[0], base);
+    ptl_set_grad_fn(t, as, 0);
+    ptl_node_decref(as);
+    return 0;
 }

@@ -1856,12 +1856,16 @@ static int
 as_strided_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
-    PtlTensorImpl *self = sv(sc, n, 0), *buf, *res;
+    PtlTensorImpl *self, *buf, *res;
     Geometry in, out;
     int64_t lo, hi, len;
     if (!NEEDS(0)) {
         return 0;
     }
+    /* only self's geometry is read, which in-place ops leave alone, so a self modified in
+     * place since (an in-place op on another view of it) is no error, as in PyTorch, which
+     * saves the geometry alone; a released slot still raises through sv() */
+    self = n->saved[0].data != NULL ? n->saved[0].data : sv(sc, n, 0);
     if (self == NULL) {
         return scope_end(sc, -1);
     }

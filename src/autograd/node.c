@@ -84,10 +84,21 @@ ptl_requires_grad(const PtlTensorImpl *t)
     return m != NULL && (m->requires_grad || m->grad_fn != NULL);
 }
 
+/* whether t is a view whose grad_fn predates an in-place op on its storage */
+static inline int
+view_is_stale(const PtlTensorImpl *t, const PtlAutogradMeta *m)
+{
+    return m->grad_fn != NULL && t->base != NULL && (t->flags & PTL_TF_IS_VIEW) &&
+           atomic_load_explicit(&t->version->version, memory_order_relaxed) != m->view_version;
+}
+
 PtlNode *
 ptl_grad_fn(const PtlTensorImpl *t)
 {
     const PtlAutogradMeta *m = t->autograd_meta;
+    if (m != NULL && view_is_stale(t, m) && ptl_view_refresh((PtlTensorImpl *)t) < 0) {
+        ptl_error_clear();
+    }
     return m ? m->grad_fn : NULL;
 }
 
@@ -135,6 +146,7 @@ ptl_set_grad_fn(PtlTensorImpl *t, PtlNode *fn, int output_nr)
     }
     m->grad_fn = fn;
     m->output_nr = output_nr;
+    m->view_version = atomic_load_explicit(&t->version->version, memory_order_relaxed);
     if (fn != NULL) {
         m->requires_grad = 0;
     }
@@ -169,6 +181,9 @@ ptl_gradient_edge(PtlTensorImpl *t)
     PtlAutogradMeta *m = t->autograd_meta;
     if (m == NULL) {
         return e;
+    }
+    if (view_is_stale(t, m) && ptl_view_refresh(t) < 0) {
+        ptl_error_clear();
     }
     if (m->grad_fn != NULL) {
         ptl_node_incref(m->grad_fn);
@@ -280,6 +295,7 @@ ptl_node_decref(PtlNode *n)
         }
         if (x->view != NULL) {
             if (x->view->fn != NULL) {
+                x->view->fn->copy_slices = NULL;
                 ptl_node_decref(x->view->fn);
             }
             free(x->view);
@@ -391,8 +407,8 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
         /* PyTorch names a saved input's current grad_fn, a saved output's own node, without
          * the "Backward0" suffix */
         const PtlAutogradMeta *m = sv->data->autograd_meta;
-        const char *name = sv->is_output ? sv->producer : (m && m->grad_fn ? m->grad_fn->kind->name
-                                                                              : NULL);
+        const PtlNode *current = sv->is_output ? NULL : ptl_grad_fn(sv->data);   /* refreshed */
+        const char *name = sv->is_output ? sv->producer : (current ? current->kind->name : NULL);
         if (name != NULL) {
             const char *b = strstr(name, "Backward");
             int len = (int)strlen(name);
@@ -425,7 +441,18 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
             *err = 1;
             return NULL;
         }
-        ptl_set_grad_fn(a, n, sv->output_nr);
+        /* the output of an in-place op on a view is that view, whose history goes through
+         * the CopySlices that took the op's node (Note [CopySlices]) */
+        PtlNode *fn = n->copy_slices != NULL ? ptl_copy_slices_view_fn(n->copy_slices) : n;
+        if (fn == NULL) {
+            ptl_decref(a);
+            *err = 1;
+            return NULL;
+        }
+        ptl_set_grad_fn(a, fn, n->copy_slices != NULL ? 0 : sv->output_nr);
+        if (fn != n) {
+            ptl_node_decref(fn);
+        }
         return a;
     }
     ptl_incref(sv->data);

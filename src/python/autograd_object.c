@@ -392,6 +392,11 @@ t_set_grad(PyObject *self, PyObject *value, void *c)
         return -1;
     }
     PtlTensorImpl *g = PTLPY_IMPL(value);
+    if (g == t) {
+        /* it would own itself: a reference cycle in C that no collector can see */
+        PyErr_SetString(PyExc_RuntimeError, "can't assign Variable as its own grad");
+        return -1;
+    }
     if (g->dtype != t->dtype) {
         PyErr_SetString(PyExc_RuntimeError, "assigned grad has data of a different type");
         return -1;

@@ -49,18 +49,14 @@ py_set_tensor_class(PyObject *m, PyObject *cls)
         return NULL;
     }
     PyTypeObject *t = (PyTypeObject *)cls;
-    /* Keep tensors out of the cyclic GC (ARCHITECTURE "the hot path"): a subclass that adds
-     * no __dict__ and no slots but __weakref__ holds no Python references, yet CPython marks
-     * every heap type as GC-tracked.  Undo that so allocation and deallocation skip the GC
-     * lists (tensor_dealloc clears weak references itself). */
+    /* The hot path (ARCHITECTURE; Note [Tensor GC] in tensor_object.c): a subclass that adds
+     * no __dict__ and no slots but __weakref__ holds no Python references of its own, so
+     * TensorBase's dealloc (which clears weak references) serves it, without
+     * subtype_dealloc's GC bookkeeping. */
     Py_ssize_t weaklist = t->tp_weaklistoffset ? (Py_ssize_t)sizeof(PyObject *) : 0;
     if (t->tp_dictoffset == 0 &&
-        t->tp_basicsize == PtlPyTensorBase_Type.tp_basicsize + weaklist &&
-        (t->tp_flags & Py_TPFLAGS_HAVE_GC)) {
-        t->tp_flags &= ~Py_TPFLAGS_HAVE_GC;
-        t->tp_traverse = NULL;
-        t->tp_clear = NULL;
-        t->tp_free = PyObject_Free;
+        t->tp_basicsize == PtlPyTensorBase_Type.tp_basicsize + weaklist) {
+        t->tp_dealloc = PtlPyTensorBase_Type.tp_dealloc;
         PyType_Modified(t);
     }
     Py_INCREF(cls);

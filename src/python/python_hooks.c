@@ -256,6 +256,22 @@ py_tensor_hooks(PyObject *m, PyObject *t)
     return meta->py_hooks;
 }
 
+/* _track_tensor(tensor): lets the cyclic GC see the tensor, which is about to hold Python
+ * state that may refer back to it (Note [Tensor GC]) */
+static PyObject *
+py_track_tensor(PyObject *m, PyObject *t)
+{
+    (void)m;
+    if (!PtlPyTensor_Check(t)) {
+        PyErr_SetString(PyExc_TypeError, "expected a Tensor");
+        return NULL;
+    }
+    if (PyObject_IS_GC(t) && !PyObject_GC_IsTracked(t)) {
+        PyObject_GC_Track(t);
+    }
+    Py_RETURN_NONE;
+}
+
 /* _retains_grad(tensor[, on]) -> the flag, after setting it when `on` is given */
 static PyObject *
 py_retains_grad(PyObject *m, PyObject *args)
@@ -518,6 +534,7 @@ static PyMethodDef hooks_methods[] = {
     {"_set_site_prefix", py_set_site_prefix, METH_O, NULL},
     {"_node_state", py_node_state, METH_O, NULL},
     {"_tensor_hooks", py_tensor_hooks, METH_O, NULL},
+    {"_track_tensor", py_track_tensor, METH_O, NULL},
     {"_retains_grad", py_retains_grad, METH_VARARGS, NULL},
     {"_set_grad_raw", py_set_grad_raw, METH_VARARGS, NULL},
     {"_set_hook_runners", py_set_hook_runners, METH_VARARGS, NULL},

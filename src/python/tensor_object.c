@@ -1,8 +1,16 @@
 /* tensor_object.c -- _C.TensorBase, the C half of pytorchlite.Tensor.  Mirrors
  * torch/csrc/autograd/python_variable.cpp.  See Note [TensorImpl ownership].
  *
- * TensorBase holds no Python references, so it is not tracked by the cyclic GC (the
- * Python subclass Tensor adds no __dict__: `__slots__ = ()`); ARCHITECTURE's hot path. */
+ * Note [Tensor GC]
+ * ~~~~~~~~~~~~~~~~
+ * A tensor reaches Python objects only through its impl: tensor hooks (AutogradMeta.py_hooks)
+ * and the hooks its grad_fn keeps (PtlNode.py_state).  A hook closure that refers to its own
+ * tensor makes a cycle, so TensorBase is a GC type whose tp_traverse visits that state, as
+ * PyTorch's THPVariable does -- but only while the impl (and its grad_fn) belong to this
+ * wrapper alone: otherwise C owns them and they must outlive the wrapper.  To keep the hot
+ * path off the GC lists, tensors are allocated untracked and tracked (_C._track_tensor) only
+ * when Python state that may refer back is attached: a hook.  Subclasses with a __dict__
+ * stay tracked from birth. */
 #include "ptlpy.h"
 
 #include <string.h>
@@ -24,10 +32,15 @@ ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type)
         ptl_decref(t);
         return o;
     }
-    PtlPyTensor *o = (PtlPyTensor *)type->tp_alloc(type, 0);
+    /* Note [Tensor GC]: without a __dict__, allocated untracked (tp_alloc would track) */
+    PtlPyTensor *o = type->tp_dictoffset == 0 ? PyObject_GC_New(PtlPyTensor, type)
+                                               : (PtlPyTensor *)type->tp_alloc(type, 0);
     if (o == NULL) {
         ptl_decref(t);
         return NULL;
+    }
+    if (type->tp_dictoffset == 0) {
+        memset((char *)o + sizeof(PyObject), 0, (size_t)type->tp_basicsize - sizeof(PyObject));
     }
     o->impl = t;
     t->pyobj = o;
@@ -44,9 +57,8 @@ static void
 tensor_dealloc(PtlPyTensor *self)
 {
     PtlTensorImpl *t = self->impl;
-    /* Tensor is weak-referenceable but not GC-tracked (module.c); CPython's dealloc for
-     * non-GC heap types leaves weak references to us, so clear them here (a no-op when the
-     * GC path already did). */
+    PyObject_GC_UnTrack(self);
+    /* clear weak references here too (a no-op when the subclass's dealloc already did) */
     if (Py_TYPE(self)->tp_weaklistoffset != 0) {
         PyObject_ClearWeakRefs((PyObject *)self);
     }
@@ -55,7 +67,29 @@ tensor_dealloc(PtlPyTensor *self)
         self->impl = NULL;
         ptl_decref(t);
     }
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free((PyObject *)self);
+    /* the Tensor subclass deallocates here directly (module.c); a heap type is owned by its
+     * instances, which subtype_dealloc would otherwise release */
+    if (tp->tp_dealloc == (destructor)tensor_dealloc && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        Py_DECREF(tp);
+    }
+}
+
+/* Note [Tensor GC]: the Python state only this wrapper keeps alive */
+static int
+tensor_traverse(PtlPyTensor *self, visitproc visit, void *arg)
+{
+    PtlTensorImpl *t = self->impl;
+    PtlAutogradMeta *m = t != NULL ? t->autograd_meta : NULL;
+    if (m == NULL || atomic_load(&t->refcnt) != 1) {
+        return 0;
+    }
+    Py_VISIT((PyObject *)m->py_hooks);
+    if (m->grad_fn != NULL && atomic_load(&m->grad_fn->refcnt) == 1) {
+        Py_VISIT((PyObject *)m->grad_fn->py_state);
+    }
+    return 0;
 }
 
 static PyObject *
@@ -763,8 +797,10 @@ PyTypeObject PtlPyTensorBase_Type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "pytorchlite._C.TensorBase",
     .tp_basicsize = sizeof(PtlPyTensor),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_dealloc = (destructor)tensor_dealloc,
+    .tp_traverse = (traverseproc)tensor_traverse,
+    .tp_free = PyObject_GC_Del,
     .tp_new = tensor_new,
     .tp_as_number = &tensor_as_number,
     .tp_as_mapping = &tensor_as_mapping,
