@@ -386,6 +386,7 @@ typedef struct GemmStep {
     const char *a, *bp;                  /* A at (0, pc); packed B block */
     char *c;                             /* C at (0, jc) */
     int64_t nc, kc, nsplit;
+    int64_t mc;                          /* rows per A block (at most the engine's MC) */
     double beta;                         /* beta for this pc step */
 } GemmStep;
 
@@ -409,14 +410,14 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype);
     const int64_t nsl = (st->nc + e->nr - 1) / e->nr;
     _Alignas(64) char acc[GEMM_ACC_BYTES];
-    char *ap = gemm_alloc((size_t)(e->mc * st->kc) * e->item);
+    char *ap = gemm_alloc((size_t)(st->mc * st->kc) * e->item);
 
     if (ap == NULL) {
         return -1;
     }
     for (int64_t t = t0; t < t1; t++) {
-        int64_t ic = (t / st->nsplit) * e->mc, js = t % st->nsplit;
-        int64_t mc = pr->m - ic < e->mc ? pr->m - ic : e->mc;
+        int64_t ic = (t / st->nsplit) * st->mc, js = t % st->nsplit;
+        int64_t mc = pr->m - ic < st->mc ? pr->m - ic : st->mc;
         int64_t s0 = js * nsl / st->nsplit, s1 = (js + 1) * nsl / st->nsplit;
         e->pack[pr->a.dtype](st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, mc,
                              st->kc, e->mr, ap);
@@ -567,7 +568,13 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     const char *b = pr->b.data + (size_t)(bi * pr->b.bs) * bitem;
     char *c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
     int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
+    /* A blocks of equal height, as many as a multiple of the threads: m = 128 on two
+     * threads is 66 + 62 rows, not 96 + 32 (which left one thread idle a third of the time) */
     int64_t mblocks = (pr->m + e->mc - 1) / e->mc;
+    mblocks = (mblocks + nthreads - 1) / nthreads * nthreads;
+    int64_t mc = (pr->m + mblocks - 1) / mblocks;
+    mc = (mc + e->mr - 1) / e->mr * e->mr;
+    mblocks = (pr->m + mc - 1) / mc;
     int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
     /* K in equal blocks of at most KC, or one block up to 5/4 KC: a thin last block (288 =
      * 256 + 32) would cost a whole extra pass over C for little work */
@@ -599,6 +606,7 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
             st.c = c + (size_t)(jc * pr->c.cs) * e->item;
             st.beta = pc == 0 ? pr->beta : 1.0;
             st.nsplit = 1;
+            st.mc = mc;
             if (mblocks < nthreads) {
                 int64_t nsl = (nc + e->nr - 1) / e->nr;
                 st.nsplit = (nthreads + mblocks - 1) / mblocks;
