@@ -53,17 +53,18 @@ def _np_log_softmax(x):
 
 UNARY = {
     "exp": np.exp,
-    "erf": None,            # NumPy has no erf
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
 }
 
 
-@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
-@pytest.mark.parametrize("op", sorted(UNARY))
+# NumPy has no vectorized erf: that group has no numpy row (rather than a skipped one)
+CASES = [(impl, op) for op in sorted(UNARY) + ["erf"]
+         for impl in ["pytorchlite"] + (["numpy"] if op in UNARY else []) + TORCH]
+
+
+@pytest.mark.parametrize("impl, op", CASES)
 def test_unary_1e6(benchmark, impl, op):
-    if impl == "numpy" and UNARY[op] is None:
-        pytest.skip("NumPy has no vectorized erf")
     benchmark.group = f"{op} 1e6 float32"
     x = make(impl, np.random.default_rng(0).standard_normal(10**6).astype(np.float32))
     fn = UNARY[op] if impl == "numpy" else getattr(lib(impl), op)
