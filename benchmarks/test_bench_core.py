@@ -3,27 +3,7 @@ Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data
 import numpy as np
 import pytest
 
-import pytorchlite as ptl
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-IMPLS = ["pytorchlite", "numpy"] + (["torch"] if torch is not None else [])
-
-
-def make(impl, a):
-    if impl == "pytorchlite":
-        return ptl.tensor(a)
-    if impl == "torch":
-        return torch.tensor(a)
-    return a
-
-
-def run(benchmark, impl, fn, *arrays):
-    args = [make(impl, a) for a in arrays]
-    benchmark(fn, *args)
+from _impls import IMPLS, run
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -4,13 +4,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-IMPLS = ["pytorchlite", "numpy"] + (["torch"] if torch is not None else [])
+from _impls import IMPLS, make, torch
 
 
 def einsum_fn(impl, eq):
@@ -19,14 +13,6 @@ def einsum_fn(impl, eq):
     if impl == "torch":
         return lambda *xs: torch.einsum(eq, *xs)
     return lambda *xs: np.einsum(eq, *xs, optimize=True)
-
-
-def make(impl, a):
-    if impl == "pytorchlite":
-        return ptl.tensor(a)
-    if impl == "torch":
-        return torch.tensor(a)
-    return a
 
 
 @pytest.mark.parametrize("impl", IMPLS)
