@@ -228,207 +228,146 @@ gather_at(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *idx, int nsp)
     return r ? fv(sc, PTL_OP_reshape, 2, ra) : NULL;
 }
 
+typedef struct LinearMap LinearMap;
+
+/* The adjoint of a backward op's map gO -> grad_input, applied to the incoming gradient gg */
+typedef PtlTensorImpl *(*AdjointFn)(Scope *sc, PtlNode *n, const LinearMap *m,
+                                    PtlTensorImpl *gg);
+
+/* A backward op linear in grad_output: the forward op `fwd` is its adjoint, called on
+ * [gg, n->args[from..to)] unless `adjoint` computes it; self_edge is the edge of the saved
+ * input (it gets zeros) or -1 when the op has none. */
+struct LinearMap {
+    PtlOpId bwd, fwd;
+    int from, to, self_edge;
+    AdjointFn adjoint;
+};
+
 /* max_pool{2,3}d_with_indices_backward(gO, self, ..., indices) and
- * adaptive_max_pool2d_backward(gO, self, indices); saved: indices.
- * grad_output: the incoming gradient gathered at the indices; self: zeros. */
-int
-max_pool_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+ * adaptive_max_pool2d_backward(gO, self, indices); saved: indices.  gg gathered at them. */
+static PtlTensorImpl *
+max_pool_adjoint(Scope *sc, PtlNode *n, const LinearMap *m, PtlTensorImpl *gg)
 {
-    Scope s = {.n = 0}, *sc = &s;
     PtlTensorImpl *idx = NULL;
-    int nsp = n->op->id == PTL_OP_max_pool3d_with_indices_backward ? 3 : 2;
-    int rc = -1;
-    if (gi[0] == NULL) {
-        return 0;
-    }
+    (void)m;
     if (sv(sc, n, 0, &idx) < 0) {
-        goto done;
+        return NULL;
     }
-    if (NEEDS(0) && give(n, go, 0, gather_at(sc, gi[0], idx, nsp)) < 0) {
-        goto done;
-    }
-    rc = give_zeros(sc, n, go, 1, gi[0]);
-done:
-    return scope_end(sc, rc);
+    return gather_at(sc, gg, idx, n->op->id == PTL_OP_max_pool3d_with_indices_backward ? 3 : 2);
 }
 
-/* avg_pool{2,3}d_backward(gO, self, kernel_size, ..., divisor_override) and
- * _adaptive_avg_pool2d_backward(gO, self).  grad_output: the pooling of the incoming
- * gradient with the same arguments; self: zeros. */
-int
-avg_pool_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+/* _adaptive_avg_pool2d_backward(gO, self): the pooling of gg to gO's spatial size */
+static PtlTensorImpl *
+adaptive_avg_pool_adjoint(Scope *sc, PtlNode *n, const LinearMap *m, PtlTensorImpl *gg)
 {
-    Scope s = {.n = 0}, *sc = &s;
-    PtlOpId id = n->op->id;
-    int rc = -1;
-    if (gi[0] == NULL) {
-        return 0;
-    }
-    if (NEEDS(0)) {
-        PtlTensorImpl *r;
-        if (id == PTL_OP__adaptive_avg_pool2d_backward) {
-            const PtlInputMeta *m = &n->input_meta[0];
-            PtlIValue a[2] = {ptl_iv_tensor(gi[0]), ptl_iv_intlist(m->sizes + m->dim - 2, 2)};
-            r = fv(sc, PTL_OP__adaptive_avg_pool2d, 2, a);
-        }
-        else {
-            r = forward_on(sc, n,
-                           id == PTL_OP_avg_pool2d_backward ? PTL_OP_avg_pool2d : PTL_OP_avg_pool3d,
-                           gi[0], 2, 8);
-        }
-        if (give(n, go, 0, r) < 0) {
-            goto done;
-        }
-    }
-    rc = give_zeros(sc, n, go, 1, gi[0]);
-done:
-    return scope_end(sc, rc);
+    const PtlInputMeta *meta = &n->input_meta[0];
+    PtlIValue a[2] = {ptl_iv_tensor(gg), ptl_iv_intlist(meta->sizes + meta->dim - 2, 2)};
+    return fv(sc, m->fwd, 2, a);
 }
 
-/* max_unpool2d_backward(gO, self, indices, output_size); saved: indices.
- * grad_output: max_unpool2d of the incoming gradient; self: zeros. */
-int
-max_unpool2d_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+/* max_unpool2d_backward(gO, self, indices, output_size); saved: indices */
+static PtlTensorImpl *
+max_unpool_adjoint(Scope *sc, PtlNode *n, const LinearMap *m, PtlTensorImpl *gg)
 {
-    Scope s = {.n = 0}, *sc = &s;
     PtlTensorImpl *idx = NULL;
-    int rc = -1;
-    if (gi[0] == NULL) {
-        return 0;
-    }
     if (sv(sc, n, 0, &idx) < 0) {
-        goto done;
+        return NULL;
     }
-    if (NEEDS(0)) {
-        PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(idx), n->args[3]};
-        if (give(n, go, 0, fv(sc, PTL_OP_max_unpool2d, 3, a)) < 0) {
-            goto done;
-        }
-    }
-    rc = give_zeros(sc, n, go, 1, gi[0]);
-done:
-    return scope_end(sc, rc);
+    PtlIValue a[3] = {ptl_iv_tensor(gg), ptl_iv_tensor(idx), n->args[3]};
+    return fv(sc, m->fwd, 3, a);
 }
 
-/* reflection / replication / circular pad backward(gO, self, padding).
- * grad_output: the same pad of the incoming gradient; self: zeros. */
-int
-pad_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+/* upsample_*_backward(gO, output_size, input_size, [align_corners,] scales...): the
+ * upsampling of gg with (output_size, [align_corners,] scales...) */
+static PtlTensorImpl *
+upsample_adjoint(Scope *sc, PtlNode *n, const LinearMap *m, PtlTensorImpl *gg)
 {
-    static const struct {
-        PtlOpId bwd, fwd;
-    } table[] = {
-        {PTL_OP_reflection_pad1d_backward, PTL_OP_reflection_pad1d},
-        {PTL_OP_reflection_pad2d_backward, PTL_OP_reflection_pad2d},
-        {PTL_OP_reflection_pad3d_backward, PTL_OP_reflection_pad3d},
-        {PTL_OP_replication_pad1d_backward, PTL_OP_replication_pad1d},
-        {PTL_OP_replication_pad2d_backward, PTL_OP_replication_pad2d},
-        {PTL_OP_replication_pad3d_backward, PTL_OP_replication_pad3d},
-        {PTL_OP__pad_circular_backward, PTL_OP__pad_circular},
-    };
-    Scope s = {.n = 0}, *sc = &s;
-    PtlOpId fwd = PTL_OP__pad_circular;
-    int rc = -1;
-    if (gi[0] == NULL) {
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        if (n->op->id == (int)table[i].bwd) {
-            fwd = table[i].fwd;
-        }
-    }
-    if (NEEDS(0) && give(n, go, 0, forward_on(sc, n, fwd, gi[0], 2, 3)) < 0) {
-        goto done;
-    }
-    rc = give_zeros(sc, n, go, 1, gi[0]);
-done:
-    return scope_end(sc, rc);
-}
-
-/* upsample_*_backward(gO, output_size, input_size, [align_corners,] scales...).
- * grad_output: the upsampling of the incoming gradient (output_size, [align_corners,]
- * scales...). */
-int
-upsample_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    static const struct {
-        PtlOpId bwd, fwd;
-    } table[] = {
-        {PTL_OP_upsample_nearest1d_backward, PTL_OP_upsample_nearest1d},
-        {PTL_OP_upsample_nearest2d_backward, PTL_OP_upsample_nearest2d},
-        {PTL_OP_upsample_nearest3d_backward, PTL_OP_upsample_nearest3d},
-        {PTL_OP_upsample_linear1d_backward, PTL_OP_upsample_linear1d},
-        {PTL_OP_upsample_bilinear2d_backward, PTL_OP_upsample_bilinear2d},
-        {PTL_OP_upsample_trilinear3d_backward, PTL_OP_upsample_trilinear3d},
-        {PTL_OP_upsample_bicubic2d_backward, PTL_OP_upsample_bicubic2d},
-    };
-    Scope s = {.n = 0}, *sc = &s;
     PtlIValue a[PTL_SCHEMA_MAX_ARGS];
-    PtlOpId fwd = PTL_OP_upsample_nearest1d;
     int k = 0;
-    if (gi[0] == NULL || !NEEDS(0)) {
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-        if (n->op->id == (int)table[i].bwd) {
-            fwd = table[i].fwd;
-        }
-    }
-    a[k++] = ptl_iv_tensor(gi[0]);
+    a[k++] = ptl_iv_tensor(gg);
     a[k++] = n->args[1];
     for (int i = 3; i < n->nargs; i++) {
         a[k++] = n->args[i];
     }
-    return scope_end(sc, give(n, go, 0, fv(sc, fwd, k, a)));
+    return fv(sc, m->fwd, k, a);
 }
 
-/* affine_grid_generator_backward(grad, size, align_corners): the generator of the
- * incoming gradient (the map theta -> grid is linear). */
+/* ORDER: any; looked up by bwd */
+static const LinearMap linear_maps[] = {
+    {PTL_OP_max_pool2d_with_indices_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
+    {PTL_OP_max_pool3d_with_indices_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
+    {PTL_OP_adaptive_max_pool2d_backward, PTL_OP_gather, 0, 0, 1, max_pool_adjoint},
+    /* avg_pool{2,3}d_backward(gO, self, kernel_size, ..., divisor_override) */
+    {PTL_OP_avg_pool2d_backward, PTL_OP_avg_pool2d, 2, 8, 1, NULL},
+    {PTL_OP_avg_pool3d_backward, PTL_OP_avg_pool3d, 2, 8, 1, NULL},
+    {PTL_OP__adaptive_avg_pool2d_backward, PTL_OP__adaptive_avg_pool2d, 0, 0, 1,
+     adaptive_avg_pool_adjoint},
+    {PTL_OP_max_unpool2d_backward, PTL_OP_max_unpool2d, 0, 0, 1, max_unpool_adjoint},
+    /* reflection / replication / circular pad backward(gO, self, padding) */
+    {PTL_OP_reflection_pad1d_backward, PTL_OP_reflection_pad1d, 2, 3, 1, NULL},
+    {PTL_OP_reflection_pad2d_backward, PTL_OP_reflection_pad2d, 2, 3, 1, NULL},
+    {PTL_OP_reflection_pad3d_backward, PTL_OP_reflection_pad3d, 2, 3, 1, NULL},
+    {PTL_OP_replication_pad1d_backward, PTL_OP_replication_pad1d, 2, 3, 1, NULL},
+    {PTL_OP_replication_pad2d_backward, PTL_OP_replication_pad2d, 2, 3, 1, NULL},
+    {PTL_OP_replication_pad3d_backward, PTL_OP_replication_pad3d, 2, 3, 1, NULL},
+    {PTL_OP__pad_circular_backward, PTL_OP__pad_circular, 2, 3, 1, NULL},
+    {PTL_OP_upsample_nearest1d_backward, PTL_OP_upsample_nearest1d, 0, 0, -1, upsample_adjoint},
+    {PTL_OP_upsample_nearest2d_backward, PTL_OP_upsample_nearest2d, 0, 0, -1, upsample_adjoint},
+    {PTL_OP_upsample_nearest3d_backward, PTL_OP_upsample_nearest3d, 0, 0, -1, upsample_adjoint},
+    {PTL_OP_upsample_linear1d_backward, PTL_OP_upsample_linear1d, 0, 0, -1, upsample_adjoint},
+    {PTL_OP_upsample_bilinear2d_backward, PTL_OP_upsample_bilinear2d, 0, 0, -1,
+     upsample_adjoint},
+    {PTL_OP_upsample_trilinear3d_backward, PTL_OP_upsample_trilinear3d, 0, 0, -1,
+     upsample_adjoint},
+    {PTL_OP_upsample_bicubic2d_backward, PTL_OP_upsample_bicubic2d, 0, 0, -1, upsample_adjoint},
+    /* affine_grid_generator_backward(grad, size, align_corners): theta -> grid is linear */
+    {PTL_OP_affine_grid_generator_backward, PTL_OP_affine_grid_generator, 1, 3, -1, NULL},
+};
+
+/* The backward ops of linear_maps: grad_output gets the adjoint of the incoming gradient,
+ * the saved input (when there is one) zeros. */
 int
-affine_grid_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+linear_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope s = {.n = 0}, *sc = &s;
-    if (gi[0] == NULL || !NEEDS(0)) {
+    const LinearMap *m = NULL;
+    int rc = -1;
+    for (size_t i = 0; i < sizeof(linear_maps) / sizeof(linear_maps[0]); i++) {
+        if (n->op->id == (int)linear_maps[i].bwd) {
+            m = &linear_maps[i];
+        }
+    }
+    if (m == NULL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: %s is no linear map",
+                             n->op->schema.name);
+    }
+    if (gi[0] == NULL) {
         return 0;
     }
-    return scope_end(sc, give(n, go, 0, forward_on(sc, n, PTL_OP_affine_grid_generator, gi[0],
-                                                   1, 3)));
+    if (NEEDS(0)) {
+        PtlTensorImpl *r = m->adjoint != NULL ? m->adjoint(sc, n, m, gi[0])
+                                              : forward_on(sc, n, m->fwd, gi[0], m->from, m->to);
+        if (give(n, go, 0, r) < 0) {
+            goto done;
+        }
+    }
+    rc = m->self_edge < 0 ? 0 : give_zeros(sc, n, go, m->self_edge, gi[0]);
+done:
+    return scope_end(sc, rc);
 }
 
 /* ---- pointwise activations: gO * f'(x) ---- */
 
-/* The two gradients of act_backward(gO, self, ...) = gO * f'(self) with incoming gg:
- * grad_output: act_backward(gg, self, ...); self: gg * gO * f''(self) (`second`; NULL
- * means f'' = 0, and self gets zeros).  Saved: gO (slot 0) and self (slot 1) when it is
- * given, else self (slot 0). */
+/* f''(x) of an activation (x saved); NULL in the table means f'' = 0 (f' is piecewise
+ * constant) */
 typedef PtlTensorImpl *(*SecondFn)(Scope *sc, PtlNode *n, PtlTensorImpl *x);
 
-static int
-pointwise_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int self_pos,
-                            int self_edge, SecondFn second)
+/* s (1 - s) for s = sigmoid(z): the derivative of the sigmoid */
+static PtlTensorImpl *
+sigmoid_slope(Scope *sc, PtlTensorImpl *z)
 {
-    Scope s = {.n = 0}, *sc = &s;
-    PtlTensorImpl *g = NULL, *x = NULL, *gg = gi[0];
-    int rc = -1;
-    if (gg == NULL) {
-        return 0;
-    }
-    if ((second != NULL && sv(sc, n, 0, &g) < 0) || sv(sc, n, second != NULL, &x) < 0) {
-        goto done;
-    }
-    if (NEEDS(0) && give(n, go, 0, same_op(sc, n, gg, x, self_pos)) < 0) {
-        goto done;
-    }
-    if (second == NULL) {
-        rc = give_zeros(sc, n, go, self_edge, gg);
-        goto done;
-    }
-    if (NEEDS(self_edge) && give(n, go, self_edge, MUL(MUL(gg, g), second(sc, n, x))) < 0) {
-        goto done;
-    }
-    rc = 0;
-done:
-    return scope_end(sc, rc);
+    PtlTensorImpl *sg = f1(sc, PTL_OP_sigmoid, z);
+    return MUL(sg, RSUBN(1.0, sg));
 }
 
 /* gelu'' = phi(x) (2 - x^2); tanh approximation, with u = k (x + c x^3) and t = tanh(u):
@@ -455,7 +394,7 @@ silu_second(Scope *sc, PtlNode *n, PtlTensorImpl *x)
 {
     PtlTensorImpl *sg = f1(sc, PTL_OP_sigmoid, x);
     (void)n;
-    return MUL(MUL(sg, RSUBN(1.0, sg)), ADDN(MUL(x, RSUBN(1.0, MULN(sg, 2.0))), 2.0));
+    return MUL(sigmoid_slope(sc, x), ADDN(MUL(x, RSUBN(1.0, MULN(sg, 2.0))), 2.0));
 }
 
 /* mish'' = (1 - T^2) S (2 + x (1 - S - 2 T S)), T = tanh(softplus(x)), S = sigmoid(x) */
@@ -476,9 +415,7 @@ softplus_second(Scope *sc, PtlNode *n, PtlTensorImpl *x)
 {
     double beta = ptl_iv_to_double(&n->args[2]), thr = ptl_iv_to_double(&n->args[3]);
     PtlTensorImpl *bx = MULN(x, beta);
-    PtlTensorImpl *sg = f1(sc, PTL_OP_sigmoid, bx);
-    PtlTensorImpl *f = MULN(MUL(sg, RSUBN(1.0, sg)), beta);
-    return WHERE(LT(bx, num(sc, thr)), f, num(sc, 0.0));
+    return WHERE(LT(bx, num(sc, thr)), MULN(sigmoid_slope(sc, bx), beta), num(sc, 0.0));
 }
 
 /* hardswish'' = 1/3 on (-3, 3), 0 elsewhere */
@@ -494,52 +431,8 @@ hardswish_second(Scope *sc, PtlNode *n, PtlTensorImpl *x)
 static PtlTensorImpl *
 log_sigmoid_second(Scope *sc, PtlNode *n, PtlTensorImpl *x)
 {
-    PtlTensorImpl *sg = f1(sc, PTL_OP_sigmoid, x);
     (void)n;
-    return NEG(MUL(sg, RSUBN(1.0, sg)));
-}
-
-int
-gelu_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_backward_backward(n, gi, go, 1, 1, gelu_second);
-}
-
-int
-silu_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_backward_backward(n, gi, go, 1, 1, silu_second);
-}
-
-int
-mish_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_backward_backward(n, gi, go, 1, 1, mish_second);
-}
-
-int
-softplus_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_backward_backward(n, gi, go, 1, 1, softplus_second);
-}
-
-int
-hardswish_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_backward_backward(n, gi, go, 1, 1, hardswish_second);
-}
-
-int
-log_sigmoid_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_backward_backward(n, gi, go, 1, 1, log_sigmoid_second);
-}
-
-/* leaky_relu, hardtanh, softshrink, hardshrink, threshold: f' is piecewise constant */
-int
-piecewise_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_backward_backward(n, gi, go, 1, 1, NULL);
+    return NEG(sigmoid_slope(sc, x));
 }
 
 /* elu_backward(gO, alpha, scale, input_scale, is_result, self): for x < 0,
@@ -553,10 +446,65 @@ elu_second(Scope *sc, PtlNode *n, PtlTensorImpl *x)
     return WHERE(LT(x, num(sc, 0.0)), f, f1(sc, PTL_OP_zeros_like, x));
 }
 
+/* ORDER: any; looked up by op.  self_pos: the argument position of self (its edge is 1). */
+static const struct {
+    PtlOpId op;
+    int self_pos;
+    SecondFn second;
+} activations[] = {
+    {PTL_OP_gelu_backward, 1, gelu_second},
+    {PTL_OP_silu_backward, 1, silu_second},
+    {PTL_OP_mish_backward, 1, mish_second},
+    {PTL_OP_softplus_backward, 1, softplus_second},
+    {PTL_OP_hardswish_backward, 1, hardswish_second},
+    {PTL_OP_log_sigmoid_backward, 1, log_sigmoid_second},
+    {PTL_OP_elu_backward, 5, elu_second},
+    {PTL_OP_leaky_relu_backward, 1, NULL},
+    {PTL_OP_hardtanh_backward, 1, NULL},
+    {PTL_OP_softshrink_backward, 1, NULL},
+    {PTL_OP_hardshrink_backward, 1, NULL},
+    {PTL_OP_threshold_backward, 1, NULL},
+};
+
+/* The two gradients of act_backward(gO, self, ...) = gO * f'(self) with incoming gg:
+ * grad_output: act_backward(gg, self, ...); self: gg * gO * f''(self) (zeros where the table
+ * has no f'').  Saved: gO (slot 0) and self (slot 1) when f'' is given, else self (slot 0). */
 int
-elu_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+activation_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    return pointwise_backward_backward(n, gi, go, 5, 1, elu_second);
+    Scope s = {.n = 0}, *sc = &s;
+    PtlTensorImpl *g = NULL, *x = NULL, *gg = gi[0];
+    SecondFn second = NULL;
+    int self_pos = 0, rc = -1;
+    for (size_t i = 0; i < sizeof(activations) / sizeof(activations[0]); i++) {
+        if (n->op->id == (int)activations[i].op) {
+            second = activations[i].second;
+            self_pos = activations[i].self_pos;
+        }
+    }
+    if (self_pos == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: %s is no activation",
+                             n->op->schema.name);
+    }
+    if (gg == NULL) {
+        return 0;
+    }
+    if ((second != NULL && sv(sc, n, 0, &g) < 0) || sv(sc, n, second != NULL, &x) < 0) {
+        goto done;
+    }
+    if (NEEDS(0) && give(n, go, 0, same_op(sc, n, gg, x, self_pos)) < 0) {
+        goto done;
+    }
+    if (second == NULL) {
+        rc = give_zeros(sc, n, go, 1, gg);
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, MUL(MUL(gg, g), second(sc, n, x))) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
 }
 
 /* PyTorch has no derivative for hardsigmoid_backward and raises. */
@@ -572,14 +520,17 @@ hardsigmoid_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go
 
 /* ---- softmax, log_softmax ---- */
 
-/* _softmax_backward_data(gO, y, dim, input_dtype) = y (gO - sum(gO y)); the Jacobian in
- * gO is symmetric.  grad_output: the same op on gg; y: gg (gO - sum(gO y)) - gO sum(gg y). */
+/* _softmax_backward_data(gO, y, dim, input_dtype) = y (gO - sum(gO y)); its Jacobian in gO
+ * is symmetric.  grad_output: the same op on gg; y: gg (gO - sum(gO y)) - gO sum(gg y).
+ * _log_softmax_backward_data(gO, y, dim, input_dtype) = gO - exp(y) sum(gO).
+ * grad_output: gg - sum(gg exp(y)); y: -gg exp(y) sum(gO).  Saved: gO, y. */
 int
 softmax_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope s = {.n = 0}, *sc = &s;
-    PtlTensorImpl *g = NULL, *y = NULL, *gg = gi[0];
+    PtlTensorImpl *g = NULL, *y = NULL, *ey = NULL, *gg = gi[0], *r;
     int64_t dim = n->args[2].u.i;
+    int log = n->op->id == PTL_OP__log_softmax_backward_data;
     int rc = -1;
     if (gg == NULL) {
         return 0;
@@ -587,41 +538,26 @@ softmax_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (sv(sc, n, 0, &g) < 0 || sv(sc, n, 1, &y) < 0) {
         goto done;
     }
-    if (NEEDS(0) && give(n, go, 0, same_op(sc, n, gg, y, 1)) < 0) {
+    if (log && (ey = f1(sc, PTL_OP_exp, y)) == NULL) {
         goto done;
     }
-    if (NEEDS(1)) {
-        PtlTensorImpl *a = MUL(gg, SUB(g, sum_keep(sc, MUL(g, y), dim)));
-        if (give(n, go, 1, SUB(a, MUL(g, sum_keep(sc, MUL(gg, y), dim)))) < 0) {
+    if (NEEDS(0)) {
+        r = log ? SUB(gg, sum_keep(sc, MUL(gg, ey), dim)) : same_op(sc, n, gg, y, 1);
+        if (give(n, go, 0, r) < 0) {
             goto done;
         }
     }
-    rc = 0;
-done:
-    return scope_end(sc, rc);
-}
-
-/* _log_softmax_backward_data(gO, y, dim, input_dtype) = gO - exp(y) sum(gO).
- * grad_output: gg - sum(gg exp(y)); y: -gg exp(y) sum(gO). */
-int
-log_softmax_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    Scope s = {.n = 0}, *sc = &s;
-    PtlTensorImpl *g = NULL, *y = NULL, *ey, *gg = gi[0];
-    int64_t dim = n->args[2].u.i;
-    int rc = -1;
-    if (gg == NULL) {
-        return 0;
-    }
-    if (sv(sc, n, 0, &g) < 0 || sv(sc, n, 1, &y) < 0) {
-        goto done;
-    }
-    ey = f1(sc, PTL_OP_exp, y);
-    if (NEEDS(0) && give(n, go, 0, SUB(gg, sum_keep(sc, MUL(gg, ey), dim))) < 0) {
-        goto done;
-    }
-    if (NEEDS(1) && give(n, go, 1, NEG(MUL(MUL(gg, ey), sum_keep(sc, g, dim)))) < 0) {
-        goto done;
+    if (NEEDS(1)) {
+        if (log) {
+            r = NEG(MUL(MUL(gg, ey), sum_keep(sc, g, dim)));
+        }
+        else {
+            PtlTensorImpl *a = MUL(gg, SUB(g, sum_keep(sc, MUL(g, y), dim)));
+            r = SUB(a, MUL(g, sum_keep(sc, MUL(gg, y), dim)));
+        }
+        if (give(n, go, 1, r) < 0) {
+            goto done;
+        }
     }
     rc = 0;
 done:
