@@ -4,21 +4,10 @@ on the bundled 8x8 handwritten digits with Adam.
     python examples/train_cnn_digits.py                 # 15 epochs, ~98% test accuracy
     python examples/train_cnn_digits.py --epochs 2 --steps 10
 
-Ordinary PyTorch code: only the import line and the bundled data set are pytorchlite's.
+Ordinary PyTorch code: only the import line and the bundled data set are pytorchlite's
+(the data, the loop and the command line are in digits_common.py).
 """
-import argparse
-import os
-import sys
-import time
-
-try:
-    import pytorchlite as torch
-except ImportError:  # a source checkout that is not installed: use the one this file is in
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    import pytorchlite as torch
-from pytorchlite import nn
-from pytorchlite.datasets import Digits
-from pytorchlite.utils.data import DataLoader
+from digits_common import nn, torch, train_digits
 
 
 class Net(nn.Module):
@@ -35,52 +24,10 @@ class Net(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
-def evaluate(model, loader):
-    model.eval()
-    correct = total = 0
-    with torch.no_grad():
-        for x, y in loader:
-            correct += int((model(x).argmax(1) == y).sum())
-            total += y.numel()
-    model.train()
-    return correct / total
-
-
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--epochs", type=int, default=15)
-    p.add_argument("--steps", type=int, default=0,
-                   help="at most this many steps per epoch (0: all)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--batch-size", type=int, default=32)
-    args = p.parse_args(argv)
-
-    torch.manual_seed(args.seed)
-    train_loader = DataLoader(Digits(train=True), batch_size=args.batch_size, shuffle=True)
-    test_loader = DataLoader(Digits(train=False), batch_size=256)
-    model = Net()
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    loss_fn = nn.CrossEntropyLoss()
-
-    t0 = time.perf_counter()
-    acc = 0.0
-    for epoch in range(1, args.epochs + 1):
-        total, n = 0.0, 0
-        for step, (x, y) in enumerate(train_loader):
-            if args.steps and step >= args.steps:
-                break
-            opt.zero_grad()
-            loss = loss_fn(model(x), y)
-            loss.backward()
-            opt.step()
-            total += loss.item() * y.numel()
-            n += y.numel()
-        acc = evaluate(model, test_loader)
-        print(f"epoch {epoch}: train loss {total / n:.4f}  test accuracy {acc * 100:.2f}%")
-    print(f"final test accuracy {acc * 100:.2f}% ({time.perf_counter() - t0:.1f}s)")
-    return acc
+    return train_digits(__doc__, argv, Net,
+                        lambda params, lr: torch.optim.Adam(params, lr=lr),
+                        epochs=15, lr=3e-3)
 
 
 if __name__ == "__main__":
