@@ -1,5 +1,9 @@
 """What every ratio benchmark needs: the implementations to run (pytorchlite, NumPy, and
-PyTorch when installed) and the same data as each one's array type."""
+PyTorch when installed), each tensor library's module, and the same data as each one's array
+type."""
+import numpy as np
+import pytest
+
 import pytorchlite as ptl
 
 try:
@@ -7,16 +11,30 @@ try:
 except ImportError:  # pragma: no cover
     torch = None
 
-IMPLS = ["pytorchlite", "numpy"] + (["torch"] if torch is not None else [])
+TORCH = ["torch"] if torch is not None else []
+IMPLS = ["pytorchlite", "numpy"] + TORCH
+# the libraries with autograd and nn (NumPy has neither, so those groups have no NumPy row)
+TENSOR_IMPLS = ["pytorchlite"] + TORCH
 
 
-def make(impl, a):
+def lib(impl):
+    """The module of tensor library impl; a torch case is skipped when torch is missing."""
+    if impl == "torch" and torch is None:
+        pytest.skip("PyTorch is not installed: no reference to compare with")
+    return ptl if impl == "pytorchlite" else torch
+
+
+def randn(shape, seed=0):
+    """Standard normal float32 data, the same for every implementation."""
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def make(impl, a, requires_grad=False):
     """The NumPy array a as impl's array (a copy for the tensor libraries)."""
-    if impl == "pytorchlite":
-        return ptl.tensor(a)
-    if impl == "torch":
-        return torch.tensor(a)
-    return a
+    if impl == "numpy":
+        return a
+    t = lib(impl).tensor(a)
+    return t.requires_grad_(True) if requires_grad else t
 
 
 def run(benchmark, impl, fn, *arrays):

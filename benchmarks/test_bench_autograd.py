@@ -2,21 +2,10 @@
 against PyTorch in the same process (NumPy has no autograd, so these groups have no NumPy row)."""
 import pytest
 
-import pytorchlite as ptl
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-IMPLS = ["pytorchlite"] + (["torch"] if torch is not None else [])
+from _impls import TENSOR_IMPLS, lib
 
 
-def lib(impl):
-    return ptl if impl == "pytorchlite" else torch
-
-
-@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("impl", TENSOR_IMPLS)
 def test_tiny_graph_forward_backward(benchmark, impl):
     benchmark.group = "z = (x * y + x).sum(); z.backward()"
     L = lib(impl)
@@ -29,7 +18,7 @@ def test_tiny_graph_forward_backward(benchmark, impl):
     benchmark(step)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("impl", TENSOR_IMPLS)
 def test_add_requires_grad(benchmark, impl):
     benchmark.group = "x + y, requires_grad=True, 1 float32"
     L = lib(impl)

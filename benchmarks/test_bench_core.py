@@ -3,7 +3,7 @@ Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data
 import numpy as np
 import pytest
 
-from _impls import IMPLS, run
+from _impls import IMPLS, randn, run
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -19,7 +19,7 @@ def test_add_overhead(benchmark, impl, n):
 @pytest.mark.parametrize("op", ["add", "mul"])
 def test_binary_big(benchmark, impl, n, op):
     benchmark.group = f"{op} {n:.0e} float32"
-    a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    a = randn(n)
     fn = (lambda x, y: x + y) if op == "add" else (lambda x, y: x * y)
     run(benchmark, impl, fn, a, a)
 
@@ -28,7 +28,7 @@ def test_binary_big(benchmark, impl, n, op):
 @pytest.mark.parametrize("n", [10**6, 10**7])
 def test_exp_big(benchmark, impl, n):
     benchmark.group = f"exp {n:.0e} float32"
-    a = np.random.default_rng(0).standard_normal(n).astype(np.float32)
+    a = randn(n)
     fn = np.exp if impl == "numpy" else (lambda x: x.exp())
     run(benchmark, impl, fn, a)
 
@@ -36,5 +36,5 @@ def test_exp_big(benchmark, impl, n):
 @pytest.mark.parametrize("impl", IMPLS)
 def test_sum_4096(benchmark, impl):
     benchmark.group = "sum 4096x4096 float32"
-    a = np.random.default_rng(0).standard_normal((4096, 4096)).astype(np.float32)
+    a = randn((4096, 4096))
     run(benchmark, impl, lambda x: x.sum(), a)

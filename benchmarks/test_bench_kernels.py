@@ -8,13 +8,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
-TORCH = ["torch"] if torch is not None else []
+from _impls import TORCH, lib, make, randn, torch
 
 
 @pytest.fixture(autouse=True)
@@ -28,17 +22,6 @@ def one_thread():
     ptl.set_num_threads(old)
     if torch is not None:
         torch.set_num_threads(old_t)
-
-
-def lib(impl):
-    return ptl if impl == "pytorchlite" else torch
-
-
-def make(impl, a, requires_grad=False):
-    if impl == "numpy":
-        return a
-    t = lib(impl).tensor(a)
-    return t.requires_grad_(True) if requires_grad else t
 
 
 def _np_softmax(x):
@@ -66,7 +49,7 @@ CASES = [(impl, op) for op in sorted(UNARY) + ["erf"]
 @pytest.mark.parametrize("impl, op", CASES)
 def test_unary_1e6(benchmark, impl, op):
     benchmark.group = f"{op} 1e6 float32"
-    x = make(impl, np.random.default_rng(0).standard_normal(10**6).astype(np.float32))
+    x = make(impl, randn(10**6))
     fn = UNARY[op] if impl == "numpy" else getattr(lib(impl), op)
     benchmark(fn, x)
 
@@ -74,8 +57,7 @@ def test_unary_1e6(benchmark, impl, op):
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 def test_gelu_forward_backward(benchmark, impl):
     benchmark.group = "gelu fwd+bwd [16,64,512] float32"
-    x = make(impl, np.random.default_rng(0).standard_normal((16, 64, 512)).astype(np.float32),
-             requires_grad=True)
+    x = make(impl, randn((16, 64, 512)), requires_grad=True)
     F = lib(impl).nn.functional
 
     def step():
@@ -88,7 +70,7 @@ def test_gelu_forward_backward(benchmark, impl):
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 def test_softmax_rows(benchmark, impl, op):
     benchmark.group = f"{op} 4096x1024 float32 dim -1"
-    x = make(impl, np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32))
+    x = make(impl, randn((4096, 1024)))
     if impl == "numpy":
         fn = _np_softmax if op == "softmax" else _np_log_softmax
         benchmark(fn, x)
@@ -99,5 +81,5 @@ def test_softmax_rows(benchmark, impl, op):
 @pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
 def test_amax_last(benchmark, impl):
     benchmark.group = "amax(-1) 4096x1024 float32"
-    x = make(impl, np.random.default_rng(0).standard_normal((4096, 1024)).astype(np.float32))
+    x = make(impl, randn((4096, 1024)))
     benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)

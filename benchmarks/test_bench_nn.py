@@ -4,24 +4,11 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from _impls import lib as library, randn
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
+# a torch row is skipped (not left out) when PyTorch is not installed
 NN_IMPLS = ["pytorchlite", "torch"]
 MM_IMPLS = ["pytorchlite", "numpy", "torch"]
-
-
-def library(impl):
-    if impl == "torch" and torch is None:
-        pytest.skip("PyTorch is not installed: no reference to compare with")
-    return ptl if impl == "pytorchlite" else torch
-
-
-def randn(shape, seed=0):
-    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
@@ -78,8 +65,7 @@ def test_matmul(benchmark, impl, n):
 
 def test_results_agree():
     """The timed pytorchlite calls compute what PyTorch computes."""
-    if torch is None:
-        pytest.skip("PyTorch is not installed: no reference to compare with")
+    torch = library("torch")
     x, w, b = randn((4, 3, 9, 9)), randn((5, 3, 3, 3), 1), randn((5,), 2)
     pairs = [
         (lambda L, *t: L.nn.functional.conv2d(*t, padding=1), (x, w, b)),

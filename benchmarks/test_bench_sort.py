@@ -3,14 +3,14 @@ cummax.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the 
 import numpy as np
 import pytest
 
-from _impls import IMPLS, run
+from _impls import IMPLS, randn, run
 
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("shape", [(10**6,), (1000, 1000)])
 def test_sort_float32(benchmark, impl, shape):
     benchmark.group = f"sort {shape} float32"
-    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    a = randn(shape)
     fn = (lambda x: np.sort(x, -1)) if impl == "numpy" else (lambda x: x.sort(-1))
     run(benchmark, impl, fn, a)
 
@@ -27,5 +27,5 @@ def test_argsort_int64(benchmark, impl):
 @pytest.mark.parametrize("impl", [i for i in IMPLS if i != "numpy"])
 def test_topk(benchmark, impl):
     benchmark.group = "topk 10 of 1e6 float32"
-    a = np.random.default_rng(0).standard_normal(10**6).astype(np.float32)
+    a = randn(10**6)
     run(benchmark, impl, lambda x: x.topk(10), a)

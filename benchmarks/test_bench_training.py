@@ -13,20 +13,10 @@ import math
 import numpy as np
 import pytest
 
-import pytorchlite as ptl
+from _impls import lib as library
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
-
+# a torch row is skipped (not left out) when PyTorch is not installed
 IMPLS = ["pytorchlite", "torch"]
-
-
-def library(impl):
-    if impl == "torch" and torch is None:
-        pytest.skip("PyTorch is not installed: no reference to compare with")
-    return ptl if impl == "pytorchlite" else torch
 
 
 def build_mlp(lib):
@@ -159,8 +149,7 @@ def test_train_step(benchmark, impl, which):
 @pytest.mark.parametrize("which", ["mlp", "cnn", "gpt"])
 def test_same_first_losses(which):
     """The two libraries run the same computation: equal losses over the first steps."""
-    if torch is None:
-        pytest.skip("PyTorch is not installed: no reference to compare with")
+    library("torch")
     ours, ref = setup("pytorchlite", which), setup("torch", which)
     for _ in range(3):
         a, b = ours().item(), ref().item()
