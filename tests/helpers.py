@@ -3,7 +3,11 @@
 Differential testing is the rule (shared/STYLE.md 2.9): build the same values in pytorchlite
 and in NumPy, run the op on both, compare shape, then dtype, then values, and on failure
 name the first mismatching element."""
+import gc
+import re
+
 import numpy as np
+import pytest
 
 import pytorchlite as ptl
 
@@ -108,3 +112,23 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=T
         raise AssertionError(
             f"value mismatch at {bad}: got {got[bad]!r}, expected {expected[bad]!r} "
             f"({int((~ok).sum())} of {ok.size} differ)")
+
+
+def assert_raises_like_torch(fn, exc, msg):
+    """fn(torch) (when PyTorch is installed, first, so that a stale expected message shows as
+    such) and fn(pytorchlite) both raise exc with a message containing msg."""
+    for lib in ([torch] if torch is not None else []) + [ptl]:
+        with pytest.raises(exc, match=re.escape(msg)):
+            fn(lib)
+
+
+def assert_no_leak(fn, times=20):
+    """After a first call of fn() (which may fill caches), `times` more calls leave
+    pytorchlite's live object counts where they were."""
+    fn()
+    gc.collect()
+    before = ptl._C._live_counts()
+    for _ in range(times):
+        fn()
+    gc.collect()
+    assert ptl._C._live_counts() == before
