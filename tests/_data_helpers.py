@@ -94,6 +94,16 @@ class WorkerInfoDataset(SquareDataset):
         return i, info.id, info.num_workers, info.seed, random.random(), os.getpid()
 
 
+def shard_range(start, end, info):
+    """An iterator over range(start, end), or over worker `info`'s share of it (the worker
+    info of either library; None in the main process)."""
+    if info is None:
+        return iter(range(start, end))
+    per = -(-(end - start) // info.num_workers)
+    lo = start + info.id * per
+    return iter(range(lo, min(lo + per, end)))
+
+
 class RangeIterable(IterableDataset):
     """range(start, end), sharded between workers by get_worker_info()."""
 
@@ -101,12 +111,7 @@ class RangeIterable(IterableDataset):
         self.start, self.end = start, end
 
     def __iter__(self):
-        info = get_worker_info()
-        if info is None:
-            return iter(range(self.start, self.end))
-        per = -(-(self.end - self.start) // info.num_workers)
-        lo = self.start + info.id * per
-        return iter(range(lo, min(lo + per, self.end)))
+        return shard_range(self.start, self.end, get_worker_info())
 
     def __len__(self):
         return self.end - self.start

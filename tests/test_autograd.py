@@ -9,6 +9,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import GradcheckError, gradcheck, gradgradcheck
+from helpers import assert_no_leak
 
 
 def leaf(shape, seed=0, low=-2.0, high=2.0):
@@ -575,13 +576,7 @@ def test_copy_slices_frees_its_graph():
         y[1] = 0
         y.sum().backward()
 
-    once()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(30):
-        once()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(once, 30)
 
 
 def test_saved_results_do_not_leak_without_backward():

@@ -1,6 +1,5 @@
 """Autograd machinery: hooks, custom Functions, CopySlices, anomaly mode, graph tools.
 Every value is compared with the installed torch running the same code."""
-import gc
 import re
 import warnings
 
@@ -9,8 +8,8 @@ import pytest
 import torch
 
 import pytorchlite as ptl
-from pytorchlite import _C
 from pytorchlite.autograd import Function, gradcheck, once_differentiable
+from helpers import assert_no_leak
 
 
 def both(fn):
@@ -142,13 +141,7 @@ def test_exceptions_in_hooks_propagate_without_leaks(where):
         with pytest.raises(HookError, match="boom"):
             c.backward()
 
-    once()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(20):
-        once()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(once)
 
 
 def test_hooks_and_metadata_do_not_leak():
@@ -162,13 +155,7 @@ def test_hooks_and_metadata_do_not_leak():
         b.grad_fn.register_hook(lambda gi, go: None)
         b.sum().backward()
 
-    once()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(50):
-        once()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(once, 50)
 
 
 # ---- custom Functions ----
@@ -445,13 +432,7 @@ def test_function_graph_is_freed():
         z = f["SigmoidAdd"].apply(y, x)
         z.sum().backward()
 
-    once()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(30):
-        once()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(once, 30)
 
 
 # ---- graph tools ----

@@ -85,12 +85,7 @@ class TorchRange(tud.IterableDataset):
         self.start, self.end = start, end
 
     def __iter__(self):
-        info = tud.get_worker_info()
-        if info is None:
-            return iter(range(self.start, self.end))
-        per = -(-(self.end - self.start) // info.num_workers)
-        lo = self.start + info.id * per
-        return iter(range(lo, min(lo + per, self.end)))
+        return H.shard_range(self.start, self.end, tud.get_worker_info())
 
     def __len__(self):
         return self.end - self.start

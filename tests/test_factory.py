@@ -7,7 +7,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="factories are checked against torch's dtype inference and messages")
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NP_DTYPE, SHAPES, assert_close
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NP_DTYPE, SHAPES, assert_close,
+                     assert_raises_like_torch)
 
 TORCH_DTYPE = {d: getattr(torch, str(d).split(".")[-1]) for d in ALL_DTYPES}
 
@@ -248,11 +249,7 @@ ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(ERRORS)))
 def test_errors_match_torch(case):
-    fn, exc, msg = ERRORS[case]
-    with pytest.raises(exc, match=re.escape(msg)):
-        fn(torch)
-    with pytest.raises(exc, match=re.escape(msg)):
-        fn(ptl)
+    assert_raises_like_torch(*ERRORS[case])
 
 
 @pytest.mark.parametrize("make", [

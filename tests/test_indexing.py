@@ -10,7 +10,7 @@ import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
-                     assert_close, make, torch)
+                     assert_close, assert_no_leak, make, torch)
 
 GEN = np.random.default_rng(1234)
 
@@ -761,9 +761,6 @@ def test_negative_indices_follow_pytorch():
 
 
 def test_no_leaks_including_error_paths():
-    import gc
-    from pytorchlite import _C
-
     x = ptl.arange(12.0).reshape(3, 4)
     i = ptl.tensor([2, 0])
     g = ptl.tensor([[0, 1], [2, 3], [3, 3]])
@@ -794,10 +791,4 @@ def test_no_leaks_including_error_paths():
             with pytest.raises((IndexError, RuntimeError)):
                 bad()
 
-    run()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(20):
-        run()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(run)

@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="joining is checked against torch's promotion and messages")
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, LAYOUTS, assert_close, make
+from helpers import ALL_DTYPES, LAYOUTS, assert_close, assert_raises_like_torch, make
 
 TORCH_DTYPE = {d: getattr(torch, str(d).split(".")[-1]) for d in ALL_DTYPES}
 
@@ -144,8 +144,4 @@ ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(ERRORS)))
 def test_errors_match_torch(case):
-    fn, exc, msg = ERRORS[case]
-    with pytest.raises(exc, match=re.escape(msg)):
-        fn(torch)
-    with pytest.raises(exc, match=re.escape(msg)):
-        fn(ptl)
+    assert_raises_like_torch(*ERRORS[case])

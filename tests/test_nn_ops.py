@@ -11,7 +11,8 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck
-from helpers import FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, make, to_numpy
+from helpers import (FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, assert_no_leak, make,
+                     to_numpy)
 
 torch = pytest.importorskip("torch", reason="PyTorch is the second reference for nn ops")
 TF = torch.nn.functional
@@ -931,12 +932,4 @@ def _every_op_once():
 
 
 def test_no_leaks_on_success_and_error_paths():
-    import gc
-    from pytorchlite import _C
-    _every_op_once()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(3):
-        _every_op_once()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(_every_op_once, 3)

@@ -3,7 +3,6 @@ section of derivatives.def): float64 gradcheck / gradgradcheck of every reduce o
 non-contiguous inputs, gradients equal to PyTorch's on inputs with ties and zeros, PyTorch's
 double-backward error for several zeros in a prod slot, and the legacy scatter(reduce=)
 overloads refusing backward as PyTorch's do."""
-import gc
 import os
 import re
 
@@ -13,7 +12,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import torch
+from helpers import assert_no_leak, torch
 
 REDUCES = ["sum", "prod", "mean", "amax", "amin"]
 
@@ -255,8 +254,6 @@ def test_legacy_reduce_refuses_backward(row):
 
 
 def test_no_leaks_including_error_paths():
-    from pytorchlite import _C
-
     def run():
         for reduce in REDUCES:
             x, s = leaf((3, 4)), leaf((2, 4), seed=1)
@@ -272,10 +269,4 @@ def test_no_leaks_including_error_paths():
         with pytest.raises(RuntimeError):
             leaf((3, 4)).scatter(0, IDX0, 1.0, reduce="add").sum().backward()
 
-    run()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(5):
-        run()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(run, 5)

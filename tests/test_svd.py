@@ -3,7 +3,6 @@ and the internal _linalg_svd (src/aten/native/svd.c), their derivative LinalgSvd
 (src/autograd/derivatives_svd.c), and the spectral matrix norms (ord 2, -2, 'nuc') of
 linalg.matrix_norm / linalg.norm built on svdvals.  References: numpy.linalg in float64 and,
 for gradients and error texts, the installed torch."""
-import gc
 import os
 import re
 
@@ -15,7 +14,7 @@ import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import assert_close, make
+from helpers import assert_close, assert_no_leak, make
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _linalg_svd = _C._op("aten::_linalg_svd")
@@ -400,10 +399,4 @@ def test_no_leaks():
         with pytest.raises(RuntimeError):
             ptl.linalg.svd(x, driver="gesvd")
 
-    run()
-    gc.collect()
-    before = _C._live_counts()
-    for _ in range(20):
-        run()
-    gc.collect()
-    assert _C._live_counts() == before
+    assert_no_leak(run)

@@ -1,13 +1,12 @@
 """View and shape ops (squeeze, flatten, unflatten, narrow, movedim, unbind, split, chunk and
 the core views) against NumPy on SHAPES x LAYOUTS, storage sharing, and basic indexing."""
-import re
 
 import numpy as np
 import pytest
 torch = pytest.importorskip("torch", reason="views are checked against torch's strides, offsets and messages")
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, make
+from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, assert_raises_like_torch, make
 
 F32 = ptl.float32
 
@@ -273,11 +272,7 @@ ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(ERRORS)))
 def test_errors_match_torch(case):
-    fn, exc, msg = ERRORS[case]
-    with pytest.raises(exc, match=re.escape(msg)):
-        fn(torch)
-    with pytest.raises(exc, match=re.escape(msg)):
-        fn(ptl)
+    assert_raises_like_torch(*ERRORS[case])
 
 
 def test_empty_and_zero_size_edges_match_torch():
