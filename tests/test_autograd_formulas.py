@@ -2,7 +2,6 @@
 gradcheck for every row (broadcast and non-contiguous inputs where the op takes them), a
 gradgradcheck where PyTorch differentiates twice, node names, the tie and zero rules, and a
 direct comparison of gradients with torch."""
-import os
 import re
 
 import numpy as np
@@ -11,6 +10,7 @@ import torch
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
+from helpers import derivatives_rows
 
 aten = ptl.ops.aten
 POS = (0.5, 2.0)
@@ -236,17 +236,9 @@ def test_gradgradcheck(name, fn, shapes, rng_range, gg):
     assert gradgradcheck(fn, _inputs(shapes, rng_range))
 
 
-def _my_rows():
-    path = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
-    text = open(path).read()
-    start = text.index("(formulas) ---- */")
-    end = text.find("/* ----", start)
-    return re.findall(r"^PTL_GRAD\((\w+),", text[start:end if end >= 0 else None], re.M)
-
-
 def test_every_row_has_a_gradcheck():
     names = {f[0] for f in FORMULAS}
-    rows = _my_rows()
+    rows = [op for op, _ in derivatives_rows("formulas")]
     assert len(rows) > 140
     missing = [r for r in rows if COVERED.get(r, r) is not None and COVERED.get(r, r) not in names]
     assert not missing, f"derivatives.def rows without a gradcheck: {missing}"

@@ -3,7 +3,6 @@ section of derivatives.def): float64 gradcheck / gradgradcheck of every reduce o
 non-contiguous inputs, gradients equal to PyTorch's on inputs with ties and zeros, PyTorch's
 double-backward error for several zeros in a prod slot, and the legacy scatter(reduce=)
 overloads refusing backward as PyTorch's do."""
-import os
 import re
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import assert_no_leak, torch
+from helpers import assert_no_leak, derivatives_rows, torch
 
 REDUCES = ["sum", "prod", "mean", "amax", "amin"]
 
@@ -49,16 +48,8 @@ LEGACY_ROWS = {
 }
 
 
-def section_rows():
-    path = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
-    text = open(path).read()
-    start = text.index("(scatred) ---- */")
-    end = text.find("/* ----", start)
-    return re.findall(r"^PTL_GRAD\((\w+),", text[start:end if end >= 0 else None], re.M)
-
-
 def test_every_row_is_checked():
-    rows = section_rows()
+    rows = [op for op, _ in derivatives_rows("scatred")]
     assert len(rows) == 6
     assert sorted(rows) == sorted(set(GRADCHECKED_ROWS) | set(LEGACY_ROWS))
 

@@ -4,7 +4,6 @@ cross/linalg_cross, kron, diff, broadcast_tensors, meshgrid, tensor_split.  Valu
 NumPy (float64, exact for integers) on every dtype, shape and layout; errors and their
 messages against torch; the views' aliasing; and the derivative rows of the (shape2)
 section of derivatives.def (gradcheck, gradgradcheck, node names, gradients vs torch)."""
-import os
 import re
 import warnings
 
@@ -15,7 +14,7 @@ import torch
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, make
+from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, derivatives_rows, make
 
 NUMERIC = [d for d in ALL_DTYPES if d != ptl.bool]
 
@@ -478,17 +477,9 @@ def test_gradcheck(name, fn, shapes):
     assert gradgradcheck(fn, inputs)
 
 
-def _my_rows():
-    path = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
-    text = open(path).read()
-    start = text.index("(shape2)")
-    end = text.find("/* ----", start)
-    return re.findall(r"^PTL_GRAD\((\w+),", text[start:end if end >= 0 else None], re.M)
-
-
 def test_every_row_has_a_gradcheck():
     names = {f[0] for f in FORMULAS}
-    rows = _my_rows()
+    rows = [op for op, _ in derivatives_rows("shape2")]
     assert len(rows) >= 14
     missing = [r for r in rows if COVERED.get(r, r) not in names]
     assert not missing, f"derivatives.def rows without a gradcheck: {missing}"

@@ -3,7 +3,6 @@
 mode, quantile, nanquantile, cummax, cummin, logcumsumexp.  NumPy float64 (exact for ints) is
 the reference; PyTorch's own choices (NaN placement, tie indices, errors) are cross-checked
 against torch."""
-import os
 import re
 import warnings
 
@@ -11,7 +10,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, make, to_numpy
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, derivatives_rows,
+                     make, to_numpy)
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
 torch = pytest.importorskip("torch", reason="PyTorch is the reference for NaN and tie rules")
@@ -472,16 +472,8 @@ def test_gradcheck_and_gradgradcheck(name):
     assert gradgradcheck(fn, (x,))
 
 
-def _my_rows():
-    text = open(os.path.join(os.path.dirname(__file__), "..", "src", "autograd",
-                             "derivatives.def")).read()
-    start = text.index("(sort) ---- */")
-    end = text.find("/* ----", start)
-    return re.findall(r"^PTL_GRAD\((\w+),", text[start:end if end >= 0 else None], re.M)
-
-
 def test_every_row_has_a_gradcheck():
-    rows = _my_rows()
+    rows = [op for op, _ in derivatives_rows("sort")]
     assert len(rows) == 12
     assert not [r for r in rows if r not in GRADS]
 

@@ -3,7 +3,6 @@ and the internal _linalg_svd (src/aten/native/svd.c), their derivative LinalgSvd
 (src/autograd/derivatives_svd.c), and the spectral matrix norms (ord 2, -2, 'nuc') of
 linalg.matrix_norm / linalg.norm built on svdvals.  References: numpy.linalg in float64 and,
 for gradients and error texts, the installed torch."""
-import os
 import re
 
 import numpy as np
@@ -14,9 +13,8 @@ import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import assert_close, assert_no_leak, make
+from helpers import assert_close, assert_no_leak, derivatives_rows, make
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _linalg_svd = _C._op("aten::_linalg_svd")
 
 # matrices and batches of them: square, tall, wide, 1x1, vectors, size 0
@@ -310,16 +308,8 @@ def test_gradgradcheck(name, shape):
     assert gradgradcheck(fn, (_leaf(_mat(shape, seed=sum(shape) + 1)),))
 
 
-def _section_rows():
-    text = open(os.path.join(ROOT, "src", "autograd", "derivatives.def")).read()
-    start = text.index("(svd) ---- */")
-    end = text.find("/* ----", start)
-    return re.findall(r"^PTL_GRAD\((\w+),\s*\"(\w+)\"", text[start:end if end >= 0 else None],
-                      re.M)
-
-
 def test_every_row_has_a_gradcheck():
-    rows = _section_rows()
+    rows = derivatives_rows("svd")
     assert rows, "no rows in the svd section of derivatives.def"
     for op, node in rows:
         assert GRADCHECKS.get(op), f"derivatives.def row {op} has no gradcheck"
