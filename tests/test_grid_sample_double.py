@@ -198,14 +198,17 @@ def _my_rows():
 
 # row -> the test that gradchecks it
 ROW_TESTS = {
-    "grid_sampler_2d_backward": test_grid_sampler_2d_backward_gradcheck,
+    "grid_sampler_2d_backward": "test_grid_sampler_2d_backward_gradcheck",
+    "grid_sampler_3d": "test_grid_sample_3d_gradcheck_and_gradgradcheck",
+    "grid_sampler_3d_backward": "test_grid_sampler_3d_backward_gradcheck",
 }
 
 
 def test_every_row_has_a_gradcheck():
     rows = _my_rows()
-    assert rows
     assert set(rows) == set(ROW_TESTS)
+    for name in ROW_TESTS.values():
+        assert callable(globals()[name])
 
 
 # ---- errors -----------------------------------------------------------------------------
@@ -256,3 +259,120 @@ def test_backward_shape_errors():
     with pytest.raises(RuntimeError, match=re.escape(
             "grid_sampler(): invalid interpolation_mode 3")):
         aten.grid_sampler_2d(x, g, 3, 0, False)
+
+
+# ---- 3-D (volumetric) sampling ----------------------------------------------------------
+
+# input (N, C, D, H, W) given transposed as (N, C, D, W, H); grid (N, Do, Ho, Wo, 3)
+X3 = arr((2, 2, 3, 3, 2), 31)
+G3 = arr((2, 2, 1, 2, 3), 32, -1.4, 1.4)
+MODES3 = ["bilinear", "nearest"]
+
+
+def sample3d(m, mode, pad, align):
+    fn = torch.nn.functional if m is torch else F
+    return lambda x, g: fn.grid_sample(tr(x), g, mode, pad, align)
+
+
+@pytest.mark.parametrize("mode", MODES3)
+@pytest.mark.parametrize("pad", PADDINGS)
+@pytest.mark.parametrize("align", [False, True])
+def test_grid_sample_3d_vs_torch(mode, pad, align):
+    res = {}
+    for m in (ptl, torch):
+        x, g = T(m, X3, True), T(m, G3, True)
+        y = sample3d(m, mode, pad, align)(x, g)
+        gx, gg = m.autograd.grad(y, [x, g], T(m, arr(tuple(y.shape), 33)))
+        res[m] = (y, gx, gg)
+    assert type(res[ptl][0].grad_fn).__name__ == "GridSampler3DBackward0"
+    for a, b in zip(res[ptl], res[torch]):
+        assert_close(a.detach(), b.detach().numpy(), rtol=1e-10, atol=1e-10)
+    go = arr((2, 2, 2, 1, 2), 34)
+    assert_same(second_derivatives(ptl, sample3d(ptl, mode, pad, align), [X3, G3], go),
+                second_derivatives(torch, sample3d(torch, mode, pad, align), [X3, G3], go),
+                (mode, pad, align))
+
+
+def test_grid_sample_3d_float32_vs_torch():
+    x, g = X3.astype(np.float32), G3.astype(np.float32)
+    got = F.grid_sample(T(ptl, x, dtype=ptl.float32), T(ptl, g, dtype=ptl.float32),
+                        "bilinear", "reflection", True)
+    exp = TF.grid_sample(T(torch, x, dtype=torch.float32), T(torch, g, dtype=torch.float32),
+                         "bilinear", "reflection", True)
+    assert_close(got, exp.numpy(), dtype=ptl.float32)
+
+
+@pytest.mark.parametrize("mode", MODES3)
+@pytest.mark.parametrize("pad", PADDINGS)
+def test_grid_sample_3d_gradcheck_and_gradgradcheck(mode, pad):
+    x, g = T(ptl, X3, True), T(ptl, G3, True)
+    f = sample3d(ptl, mode, pad, False)
+    assert gradcheck(f, [x, g])
+    assert gradgradcheck(f, [x, g])
+    _, gg = ptl.autograd.grad(f(x, g).sum(), [x, g], create_graph=True)
+    assert type(gg.grad_fn).__name__ == "GridSampler3DBackwardBackward0"
+
+
+@pytest.mark.parametrize("pad", PADDINGS)
+def test_grid_sampler_3d_backward_gradcheck(pad):
+    go = T(ptl, arr((2, 2, 2, 2, 1), 35), True)
+    x = T(ptl, X3, True)
+    g = T(ptl, arr((2, 2, 1, 4, 3), 36, -1.3, 1.3), True)
+
+    def f(go, x, g):
+        return aten.grid_sampler_3d_backward(tr(go), tr(x), g[:, :, :, ::2], 0, PAD_ID[pad],
+                                             True, [1, 1])
+    assert gradcheck(f, [go, x, g])
+
+
+def test_grid_sample_3d_empty():
+    for shapes in [((1, 0, 3, 3, 3), (1, 2, 2, 2, 3)), ((0, 2, 3, 3, 3), (0, 2, 2, 2, 3)),
+                   ((1, 2, 3, 3, 3), (1, 0, 2, 2, 3))]:
+        got = F.grid_sample(ptl.randn(*shapes[0]), ptl.randn(*shapes[1]), align_corners=False)
+        exp = TF.grid_sample(torch.randn(*shapes[0]), torch.randn(*shapes[1]),
+                             align_corners=False)
+        assert tuple(got.shape) == tuple(exp.shape)
+
+
+def test_affine_grid_5d_into_grid_sample():
+    theta = arr((2, 3, 4), 37, -1.0, 1.0)
+    res = {}
+    for m, fn in ((ptl, F), (torch, TF)):
+        t = T(m, theta, True)
+        y = fn.grid_sample(T(m, X3), fn.affine_grid(t, (2, 2, 2, 3, 2), align_corners=False),
+                           align_corners=False)
+        res[m] = [y.detach().numpy(), m.autograd.grad(y.sum(), [t])[0].numpy()]
+    for a, b in zip(res[ptl], res[torch]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+ERRORS3 = [
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3), t.randn(1, 2, 2, 2, 3), "bicubic",
+                               align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3), t.randn(1, 2, 2, 2, 2),
+                               align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3), t.randn(2, 2, 2, 2, 3),
+                               align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3), t.randn(1, 2, 2, 3), align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3), t.randn(1, 2, 3), align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3), t.randn(1, 2, 1), align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 0, 3), t.randn(1, 2, 2, 2, 3),
+                               align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3, 3), t.randn(1, 2, 2, 2, 3, 4),
+                               align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3).double(), t.randn(1, 2, 2, 2, 3),
+                               align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3).long(), t.randn(1, 2, 2, 2, 3).long(),
+                               align_corners=False),
+    lambda F, t: F.grid_sample(t.randn(1, 2, 3, 3, 3).long(), t.randn(1, 2, 2, 2, 3).long(),
+                               "bicubic", align_corners=False),
+    lambda F, t: t.ops.aten.grid_sampler_3d(t.randn(1, 2, 3, 3), t.randn(1, 2, 2, 2), 0, 0,
+                                            False),
+    lambda F, t: t.ops.aten.grid_sampler_3d(t.randn(1, 2, 3, 3, 3), t.randn(1, 2, 2, 2, 3), 2,
+                                            0, False),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERRORS3)))
+def test_3d_errors_match_torch(i):
+    check_error(lambda: ERRORS3[i](F, ptl), lambda: ERRORS3[i](TF, torch))

@@ -431,7 +431,9 @@ static int
 grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    int bwd = op->id == PTL_OP_grid_sampler_2d_backward, nd = 2;
+    int bwd = op->id == PTL_OP_grid_sampler_2d_backward ||
+              op->id == PTL_OP_grid_sampler_3d_backward;
+    int nd = op->id == PTL_OP_grid_sampler_2d || op->id == PTL_OP_grid_sampler_2d_backward ? 2 : 3;
     int k = bwd ? 1 : 0;
     PtlTensorImpl *x = s[k].u.t, *grid = s[k + 1].u.t;
     PtlTensorImpl *xc = NULL, *gc = NULL, *goc = NULL, *r[2] = {NULL, NULL};
@@ -570,6 +572,8 @@ error:
 static const PtlKernelReg grid_sampler_kernels[] = {
     {PTL_OP_grid_sampler_2d, PTL_KEY_CPU, grid_sampler_cpu},
     {PTL_OP_grid_sampler_2d_backward, PTL_KEY_CPU, grid_sampler_cpu},
+    {PTL_OP_grid_sampler_3d, PTL_KEY_CPU, grid_sampler_cpu},
+    {PTL_OP_grid_sampler_3d_backward, PTL_KEY_CPU, grid_sampler_cpu},
     {PTL_OP__grid_sampler_backward_backward, PTL_KEY_CPU, grid_sampler_backward_backward_cpu},
 };
 PTL_DEFINE_REGISTER(grid_sampler_kernels)
