@@ -197,8 +197,6 @@ def test_gradgradcheck(name, fn, shapes, rng):
     assert gradgradcheck(lambda *a: fn(ptl, *a), xs)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="grid_sampler_2d_backward has no derivative yet (PyTorch has one)")
 def test_grid_sample_gradgradcheck():
     x = ptl.tensor(arr((1, 2, 3, 3), 1), dtype=ptl.float64, requires_grad=True)
     grid = ptl.tensor(arr((1, 2, 2, 2), 2, -0.9, 0.9), dtype=ptl.float64, requires_grad=True)

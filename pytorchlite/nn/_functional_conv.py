@@ -483,10 +483,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in paddings:
         raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
-    if input.dim() != 4:
-        raise NotImplementedError("grid_sample: only 4-D input (2-D sampling) is supported")
-    return _aten.grid_sampler_2d(input, grid, modes[mode], paddings[padding_mode],
-                                 bool(align_corners))
+    sampler = _aten.grid_sampler_2d if input.dim() == 4 else _aten.grid_sampler_3d
+    return sampler(input, grid, modes[mode], paddings[padding_mode], bool(align_corners))
 
 
 def affine_grid(theta, size, align_corners=None):
