@@ -1,8 +1,7 @@
 """The cleanup of derivatives_double.c: its formula tables cover every row that names them,
 and the in-place ELU family (elu_, selu, celu with inplace=True) differentiates twice like
-torch.  pytorchlite's elu_ saves a copy of its input (is_result=False), so
-elu_backward(..., is_result=True, result) is never recorded; the kernel refuses it
-(tests/test_double_backward.py::test_elu_backward_is_result_refused)."""
+torch.  Like torch's, the in-place ops save their result and differentiate through
+elu_backward(..., is_result=True, result) (tests/test_elures.py)."""
 import os
 import re
 

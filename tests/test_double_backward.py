@@ -335,12 +335,6 @@ def test_hardsigmoid_double_backward_raises_like_torch():
             g.sum().backward()
 
 
-def test_elu_backward_is_result_refused():
-    x = ptl.tensor([0.5, -1.0], dtype=ptl.float64, requires_grad=True)
-    with pytest.raises(RuntimeError, match=re.escape("is_result=True is not supported")):
-        ptl.ops.aten.elu_backward(x, 1.0, 1.0, 1.0, True, x)
-
-
 # ---- every row of the (double) section is exercised ----
 
 def _my_rows():

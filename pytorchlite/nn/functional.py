@@ -141,9 +141,7 @@ def selu_(input):
 
 
 def celu(input, alpha=1.0, inplace=False):
-    if alpha == 0:
-        raise RuntimeError("ZeroDivisionError")
-    return _inplace(aten.elu_, aten.elu, input, inplace, alpha, 1.0, 1.0 / alpha)
+    return _inplace(aten.celu_, aten.celu, input, inplace, alpha)
 
 
 def celu_(input, alpha=1.0):

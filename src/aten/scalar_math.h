@@ -484,6 +484,13 @@ ptl_elu_grad_d(double g, double x, double alpha, double scale, double input_scal
     return x <= 0 ? g * input_scale * alpha * scale * exp(x * input_scale) : g * scale;
 }
 
+/* the same slope from the result y = elu(x): input_scale (y + alpha scale) where y <= 0 */
+PTL_HD static inline double
+ptl_elu_result_grad_d(double g, double y, double alpha, double scale, double input_scale)
+{
+    return y <= 0 ? g * input_scale * (y + alpha * scale) : g * scale;
+}
+
 /* log(sigmoid(x)) = min(x, 0) - log1p(e^-|x|), exact for large |x| */
 PTL_HD static inline double
 ptl_log_sigmoid_d(double x)

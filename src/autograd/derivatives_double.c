@@ -435,14 +435,18 @@ log_sigmoid_second(Scope *sc, PtlNode *n, PtlTensorImpl *x)
     return NEG(sigmoid_slope(sc, x));
 }
 
-/* elu_backward(gO, alpha, scale, input_scale, is_result, self): for x < 0,
- * elu'' = scale alpha input_scale^2 exp(input_scale x); 0 elsewhere. */
+/* elu_backward(gO, alpha, scale, input_scale, is_result, self_or_result): from self x,
+ * elu'' = scale alpha input_scale^2 exp(input_scale x) for x < 0; from the result y (its
+ * slope input_scale (y + alpha scale)), the derivative in y is input_scale for y < 0.
+ * 0 elsewhere. */
 static PtlTensorImpl *
 elu_second(Scope *sc, PtlNode *n, PtlTensorImpl *x)
 {
     double alpha = ptl_iv_to_double(&n->args[1]), scale = ptl_iv_to_double(&n->args[2]);
     double is = ptl_iv_to_double(&n->args[3]);
-    PtlTensorImpl *f = MULN(f1(sc, PTL_OP_exp, MULN(x, is)), scale * alpha * is * is);
+    PtlTensorImpl *f = ptl_iv_to_int(&n->args[4])
+                           ? num(sc, is)
+                           : MULN(f1(sc, PTL_OP_exp, MULN(x, is)), scale * alpha * is * is);
     return WHERE(LT(x, num(sc, 0.0)), f, f1(sc, PTL_OP_zeros_like, x));
 }
 

@@ -80,6 +80,7 @@
 #define MISH_G(G, X, P) ptl_mish_grad_d((G), (X))
 #define ELU_F(X, P) ptl_elu_d((X), (P)[0], (P)[1], (P)[2])
 #define ELU_G(G, X, P) ptl_elu_grad_d((G), (X), (P)[0], (P)[1], (P)[2])
+#define ELU_RG(G, Y, P) ptl_elu_result_grad_d((G), (Y), (P)[0], (P)[1], (P)[2])
 #define LEAKY_F(X, P) ((X) > 0 ? (X) : (X) * (P)[0])
 #define LEAKY_G(G, X, P) ((X) > 0 ? (G) : (G) * (P)[0])
 #define HARDTANH_F(X, P) ((X) < (P)[0] ? (P)[0] : (X) > (P)[1] ? (P)[1] : (X))
@@ -316,6 +317,7 @@ DEFINE_ACT(mish, MISH_F)
 DEFINE_ACT_GRAD(mish_grad, MISH_G)
 DEFINE_ACT(elu, ELU_F)
 DEFINE_ACT_GRAD(elu_grad, ELU_G)
+DEFINE_ACT_GRAD(elu_result_grad, ELU_RG)
 DEFINE_ACT(leaky_relu, LEAKY_F)
 DEFINE_ACT_GRAD(leaky_relu_grad, LEAKY_G)
 DEFINE_ACT_FLOAT_LOOPS(hardtanh, HARDTANH_F)
@@ -481,20 +483,40 @@ gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* elu_backward(grad_output, alpha, scale, input_scale, bool is_result, self_or_result):
- * from the result y = alpha * scale * (e^(x * input_scale) - 1), the slope for x <= 0 is
- * input_scale * (y + alpha * scale); we only use the self form (the in-place op saves
- * self before it changes), so is_result must be False. */
+ * [*], [*] -> [*].  From self x the slope for x <= 0 is input_scale alpha scale
+ * e^(x input_scale); from the result y = alpha scale (e^(x input_scale) - 1) of the in-place
+ * op it is input_scale (y + alpha scale) for y <= 0, which needs alpha >= 0 (with a negative
+ * alpha the sign of y no longer tells the side of x). */
 static int
 elu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     double p[3] = {ptl_iv_to_double(&s[1]), ptl_iv_to_double(&s[2]), ptl_iv_to_double(&s[3])};
+    int is_result = s[4].tag == PTL_IV_BOOL && s[4].u.b;
     static const int gs[2] = {0, 5};
     (void)ks;
-    if (s[4].tag == PTL_IV_BOOL && s[4].u.b) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                             "elu_backward: is_result=True is not supported; pass self");
+    if (is_result && p[0] < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "In-place elu backward calculation is triggered with a negative "
+                             "slope which is not supported. This is caused by calling in-place "
+                             "forward function with a negative slope, please call out-of-place "
+                             "version instead.");
     }
-    return ptl_pointwise(op, s, 2, gs, ptl_iter_config(), elu_grad_loops, p);
+    return ptl_pointwise(op, s, 2, gs, ptl_iter_config(),
+                         is_result ? elu_result_grad_loops : elu_grad_loops, p);
+}
+
+/* celu(Tensor self, Scalar alpha=1.0): [*] -> [*], elu with scale 1 and input_scale
+ * 1 / alpha (and celu_ in place) */
+static int
+celu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double alpha = ptl_iv_to_double(&s[1]);
+    double p[3] = {alpha, 1.0, 1.0 / alpha};
+    (void)ks;
+    if (alpha == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "ZeroDivisionError: alpha cannot be 0 for CELU");
+    }
+    return ptl_pointwise_named(op, s, 1, fwd_inputs, ptl_iter_config(), elu_loops, p, "elu_cpu");
 }
 
 static const PtlKernelReg activation_cpu[] = {
@@ -510,6 +532,8 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_elu, PTL_KEY_CPU, act_cpu},
     {PTL_OP_elu_, PTL_KEY_CPU, act_cpu},
     {PTL_OP_elu_backward, PTL_KEY_CPU, elu_backward_cpu},
+    {PTL_OP_celu, PTL_KEY_CPU, celu_cpu},
+    {PTL_OP_celu_, PTL_KEY_CPU, celu_cpu},
     {PTL_OP_leaky_relu, PTL_KEY_CPU, act_cpu},
     {PTL_OP_leaky_relu_, PTL_KEY_CPU, act_cpu},
     {PTL_OP_leaky_relu_backward, PTL_KEY_CPU, act_cpu},
