@@ -251,11 +251,17 @@ def glu(input, dim=-1):
 # ---- linear ----
 
 def linear(input, weight, bias=None):
-    """input @ weight.T + bias; addmm when no gradient is being recorded."""
-    needs_grad = torch.is_grad_enabled() and (
-        input.requires_grad or weight.requires_grad or (bias is not None and bias.requires_grad))
-    if input.dim() == 2 and bias is not None and not needs_grad:
-        return torch.addmm(bias, input, weight.t())
+    """input @ weight.T + bias.  As torch does, a 2-D weight multiplies a contiguous input of
+    any rank as one [N, in] matrix viewed back to [*, out]: the weight's gradient is then one
+    mm instead of a batched product summed over the batch.  (mm + add: our addmm copies the
+    bias into the output first, which costs more than the add.)"""
+    if weight.dim() == 2 and input.dim() >= 2 and (input.dim() == 2 or input.is_contiguous()) \
+            and (bias is None or bias.dim() <= 1):
+        x = input if input.dim() == 2 else input.reshape(-1, input.size(-1))
+        out = torch.mm(x, weight.t())
+        if bias is not None:
+            out = out + bias
+        return out if input.dim() == 2 else out.view(list(input.shape[:-1]) + [out.size(-1)])
     out = torch.matmul(input, weight.t())
     return out if bias is None else out + bias
 

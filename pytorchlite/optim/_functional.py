@@ -27,3 +27,22 @@ def grads(group):
     for p in group["params"]:
         if p.grad is not None:
             yield p, (-p.grad if group.get("maximize", False) else p.grad)
+
+
+_FUSED_DTYPES = None
+
+
+def fusable(p, *others):
+    """True when the fused per-parameter C step (Note [Fused optimizer step]) applies: dense
+    contiguous float32/float64 tensors of one dtype and shape, no autograd through the step."""
+    global _FUSED_DTYPES
+    if _FUSED_DTYPES is None:
+        _FUSED_DTYPES = (_C.float32, _C.float64)
+    if p.dtype not in _FUSED_DTYPES or not p.is_contiguous() or p.requires_grad and \
+            _C.is_grad_enabled():
+        return False
+    return all(t.dtype == p.dtype and t.shape == p.shape and t.is_contiguous() for t in others)
+
+
+fused_sgd_step_ = _C._op("aten::_fused_sgd_step_")
+fused_adam_step_ = _C._op("aten::_fused_adam_step_")

@@ -3,6 +3,7 @@
 import math
 
 from .. import _C
+from ._functional import fusable, fused_adam_step_
 from .optimizer import Optimizer
 
 
@@ -34,11 +35,21 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
             decoupled = self._decoupled or group.get("decoupled_weight_decay", False)
+            fused_ok = not group["differentiable"] and group["foreach"] is not False
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = p.grad if not group["maximize"] else -p.grad
                 state = self.state[p]
+                if fused_ok and state and fusable(p, p.grad, state["exp_avg"],
+                                                  state["exp_avg_sq"]) and \
+                        (not group["amsgrad"] or fusable(p, state["max_exp_avg_sq"])):
+                    state["step"] += 1
+                    fused_adam_step_(p, p.grad, state["exp_avg"], state["exp_avg_sq"],
+                                     state.get("max_exp_avg_sq") if group["amsgrad"] else None,
+                                     state["step"].item(), lr, beta1, beta2, wd, eps,
+                                     group["maximize"], decoupled)
+                    continue
+                g = p.grad if not group["maximize"] else -p.grad
                 if not state:
                     state["step"] = _C.tensor(0.0)
                     state["exp_avg"] = _C._functions["zeros_like"](p)

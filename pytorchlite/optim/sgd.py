@@ -1,4 +1,6 @@
 """SGD with momentum, dampening, Nesterov, weight decay, maximize (torch/optim/sgd.py)."""
+from .. import _C
+from ._functional import fusable, fused_sgd_step_
 from .optimizer import Optimizer, required
 
 
@@ -22,9 +24,22 @@ class SGD(Optimizer):
         def update(group):
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
+            fused_ok = not group.get("differentiable", False) and group.get("foreach") is not False
             for p in group["params"]:
                 if p.grad is None:
                     continue
+                if fused_ok and fusable(p, p.grad):
+                    state = self.state[p] if momentum != 0 else None
+                    buf = state.get("momentum_buffer") if state is not None else None
+                    if state is not None and buf is None:
+                        buf = state["momentum_buffer"] = _C._functions["empty_like"](p)
+                        first = True
+                    else:
+                        first = False
+                    if buf is None or fusable(p, buf):
+                        fused_sgd_step_(p, p.grad, buf, lr, momentum, dampening, wd, nesterov,
+                                        maximize, first)
+                        continue
                 g = p.grad if not maximize else -p.grad
                 if wd != 0:
                     g = g.add(p, alpha=wd)
