@@ -218,3 +218,79 @@ def test_every_row_has_a_test():
     assert len(rows) >= 5
     missing = [r for r in rows if r not in ROW_TESTS]
     assert not missing, f"derivatives.def rows without a test: {missing}"
+
+
+# ---- quantile / nanquantile: q's gradient (linear interpolation only, as in PyTorch) ----
+
+# ranks q * (count - 1) stay away from whole numbers, where the result has a kink in q
+QX = np.array([[0.3, -1.2, 2.5, 0.7, 1.9], [4.0, -0.5, 1.1, 3.3, -2.2], [0.8, 0.1, -3.0, 2.2, 5.0]])
+QNAN = np.array([[0.3, np.nan, 2.5, 0.7, 1.9], [4.0, -0.5, np.nan, 3.3, np.nan],
+                 [0.8, 0.1, -3.0, 2.2, 5.0]])
+QS = np.array([0.3, 0.9, 0.55, 0.9])
+
+QUANTILE_CASES = [
+    ("all_q0d", lambda f, x, q: f(x, q[0]), QX),
+    ("all_q1d", lambda f, x, q: f(x, q[::2]), QX),
+    ("dim1_q1d", lambda f, x, q: f(x, q[:3], dim=1), QX),
+    ("dim0_t_keepdim", lambda f, x, q: f(x.t(), q[::2], dim=0, keepdim=True), QX),
+    ("dim_neg_q0d_keepdim", lambda f, x, q: f(x, q[2], dim=-1, keepdim=True), QX),
+    ("all_keepdim", lambda f, x, q: f(x.t(), q[1:3], keepdim=True), QX),
+]
+
+
+@pytest.mark.parametrize("name,fn,data", QUANTILE_CASES, ids=[c[0] for c in QUANTILE_CASES])
+@pytest.mark.parametrize("op", ["quantile", "nanquantile"])
+def test_quantile_gradcheck_self_and_q(name, fn, data, op):
+    x, q = leaf(data), leaf(QS)
+    f = getattr(ptl, op)
+    assert gradcheck(lambda x, q: fn(f, x, q), (x, q))
+    assert gradgradcheck(lambda x, q: fn(f, x, q), (x, q))
+
+
+@pytest.mark.parametrize("dim", [None, 1])
+def test_nanquantile_gradcheck_with_nans(dim):
+    # lanes with one and two NaNs; NaN positions get no gradient
+    x, q = leaf(QNAN[:, [0, 1, 3, 2, 4]] if dim is None else QNAN), leaf(QS[:2])
+    f = (lambda x, q: ptl.nanquantile(x, q)) if dim is None else (
+        lambda x, q: ptl.nanquantile(x, q, dim=dim))
+    assert gradcheck(f, (x, q))
+    assert gradgradcheck(f, (x, q))
+
+
+# ties, a NaN lane in quantile, an all-NaN lane in nanquantile, q at 0 and 1
+QT = np.array([[2.0, 2.0, 1.0, 2.0], [np.nan, 1.0, 3.0, 0.0], [np.nan] * 4, [5.0, -1.0, 5.0, 0.5]])
+QT_Q = np.array([0.0, 0.25, 0.5, 0.8, 1.0])
+
+
+@pytest.mark.parametrize("op", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": 0, "keepdim": True}])
+def test_quantile_grads_match_torch(op, interpolation, kw):
+    res = {}
+    for m, mk in ((ptl, leaf), (torch, tleaf)):
+        x, q = mk(QT), mk(QT_Q)
+        y = getattr(m, op)(x, q, interpolation=interpolation, **kw)
+        g = m.tensor(arr(tuple(y.shape), 11), dtype=m.float64)
+        res[m] = (y,) + m.autograd.grad(y, (x, q), g, allow_unused=True)
+    ours, theirs = res[ptl], res[torch]
+    np.testing.assert_allclose(ours[0].detach().numpy(), theirs[0].detach().numpy(), rtol=1e-12)
+    if op == "nanquantile" and interpolation == "linear" and kw.get("dim") == 1:
+        # PyTorch masks the ranks of an all-NaN lane where they are < 0, which misses
+        # q = 0 (rank -0.0): its q gets NaN there.  Ours gives that lane no gradient for
+        # every q, as PyTorch does for q > 0 and for quantile's NaN lanes.
+        assert np.isnan(theirs[2][0].item())
+        theirs = theirs[:2] + (torch.nan_to_num(theirs[2], nan=0.0),)
+    for a, b in zip(ours[1:], theirs[1:]):
+        # PyTorch connects q for linear interpolation only
+        assert_same(a, b)
+    assert (ours[2] is None) == (interpolation != "linear")
+
+
+def test_quantile_q_without_grad_and_scalar_q():
+    x = leaf(QX)
+    y = ptl.quantile(x, ptl.tensor(QS[:2], dtype=ptl.float64), dim=1)
+    (gx,) = ptl.autograd.grad(y.sum(), (x,))
+    tx = tleaf(QX)
+    (tgx,) = torch.autograd.grad(torch.quantile(tx, torch.tensor(QS[:2]), dim=1).sum(), (tx,))
+    assert_same(gx, tgx)
+    assert gradcheck(lambda x: ptl.nanquantile(x, 0.3, dim=0), (x,))
