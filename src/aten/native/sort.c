@@ -953,6 +953,8 @@ error:
  *                        str interpolation="linear") -> Tensor
  * .scalar(Tensor self, float q, ...) -> Tensor
  * A composite: sort (NaN last), gather the two neighbours of each rank, lerp between them.
+ * With a tensor q and linear interpolation the lerp weight is made from q by dispatcher ops
+ * (quantile_weight), so q gets a gradient; the other modes leave q unconnected, as PyTorch.
  * [*, n, *] -> [nq, *, *] (scalar q: no nq dim; keepdim keeps the reduced dims as 1) */
 static int
 quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
