@@ -11,6 +11,7 @@
 #define MAX_INPUTS 64
 
 static const PtlGradRow *rows_by_op[PTL_OP_COUNT];
+static const PtlNondiffRow *nondiff_by_op[PTL_OP_COUNT];
 
 static int
 not_implemented_apply(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
@@ -68,6 +69,25 @@ collect_inputs(const PtlOperator *op, const PtlIValue *s, Inputs *in)
         }
     }
     return any;
+}
+
+/* PyTorch's check_no_requires_grad: an argument that derivatives.yaml does not differentiate
+ * must not require grad.  Checked when the call is recorded, so the error points at the
+ * forward call rather than at backward. */
+static int
+check_nondiff(const PtlOperator *op, const PtlNondiffRow *row, const PtlIValue *s)
+{
+    for (int i = 0; i < op->schema.nargs && i < 32; i++) {
+        if ((row->args & PTL_SAVE_ARG(i)) && s[i].tag == PTL_IV_TENSOR &&
+            ptl_requires_grad(s[i].u.t)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "The function '%s' is not differentiable with respect to "
+                                 "argument '%s'. This input cannot have requires_grad True.",
+                                 row->name != NULL ? row->name(s) : op->schema.name + 6,
+                                 op->schema.args[i].name);
+        }
+    }
+    return 0;
 }
 
 static int
@@ -134,6 +154,10 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
 
     if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
         return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+    }
+    if (op->id < PTL_OP_COUNT && nondiff_by_op[op->id] != NULL &&
+        check_nondiff(op, nondiff_by_op[op->id], s) < 0) {
+        return -1;
     }
     if (in.dropped > 0) {
         /* never drop a gradient silently */
@@ -378,6 +402,9 @@ ptl_autograd_init(void)
         if (ptl_dispatcher_register(&reg, 1, "derivatives.def") < 0) {
             return -1;
         }
+    }
+    for (int i = 0; i < ptl_nondiff_row_count; i++) {
+        nondiff_by_op[ptl_nondiff_rows[i].op] = &ptl_nondiff_rows[i];
     }
     ptl_dispatcher_register_fallback(PTL_KEY_AUTOGRAD, autograd_fallback);
     ptl_autograd_meta_free = meta_free_hook;

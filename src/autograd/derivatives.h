@@ -19,4 +19,17 @@ typedef struct PtlGradRow {
 extern const PtlGradRow ptl_grad_rows[];
 extern const int ptl_grad_row_count;
 
+/* Arguments PyTorch does not differentiate (derivatives.yaml lists no formula for them): the
+ * call is refused when one of them requires grad, as the generated VariableType kernels'
+ * check_no_requires_grad does.  `name` gives the function name PyTorch prints (NULL: the
+ * schema's name), which for our fused ops depends on the arguments. */
+typedef struct PtlNondiffRow {
+    int op;                 /* PtlOpId */
+    uint32_t args;          /* mask of PTL_SAVE_ARG(i): arguments that must not require grad */
+    const char *(*name)(const PtlIValue *args);
+} PtlNondiffRow;
+
+extern const PtlNondiffRow ptl_nondiff_rows[];
+extern const int ptl_nondiff_row_count;
+
 #endif

@@ -570,29 +570,15 @@ done:
 
 /* ---- losses, embedding ---- */
 
-/* PyTorch refuses a weight that requires grad in the loss backward ops (when it records
- * the call; here when the gradient is asked for). */
-static int
-weight_not_differentiable(const PtlNode *n)
-{
-    return ptl_error_set(PTL_ERR_RUNTIME,
-                         "The function '%s' is not differentiable with respect to argument "
-                         "'weight'. This input cannot have requires_grad True.",
-                         n->op->schema.name + 6);
-}
-
 /* nll_loss_nd_backward(gO, self, target, weight, reduction, ignore_index); saved: target,
  * weight.  grad_output: nll_loss_nd of the incoming gradient; self: zeros; target is an
- * index; weight is refused. */
+ * index; weight is refused when the call is recorded (derivatives.def). */
 int
 nll_loss_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope s = {.n = 0}, *sc = &s;
     PtlTensorImpl *t = NULL, *w = NULL;
     int rc = -1;
-    if (NEEDS(3)) {
-        return weight_not_differentiable(n);
-    }
     if (gi[0] == NULL) {
         return 0;
     }
@@ -612,18 +598,20 @@ done:
 }
 
 /* binary_cross_entropy_backward(gO, x, t, weight, reduction) = gO w (x - t) / (x (1 - x))
- * [/ numel for mean]; saved: gO, x, t, weight.  With incoming gg and D = x (1 - x):
- *   grad_output: gg w (x - t) / D (summed to gO's shape by finish())
- *   x: gg gO w (x^2 - 2 t x + t) / D^2,  t: -gg gO w / D;  weight is refused. */
+ * [/ numel for mean]; saved: gO, x, t, weight.  With incoming gg and PyTorch's eps = 1e-12
+ * keeping the denominators finite at x = 0 and 1 (FunctionsManual.cpp's
+ * binary_cross_entropy_double_backward*):
+ *   grad_output: gg w (x - t) / ((x + eps) (1 - x + eps)) (summed to gO's shape by finish())
+ *   x: gg gO w (x^2 - 2 t x + t) / ((x + eps)^2 (1 - x + eps)^2)
+ *   t: -gg gO w / max(x (1 - x), eps)
+ * weight is refused when the call is recorded (derivatives.def). */
 int
 binary_cross_entropy_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope s = {.n = 0}, *sc = &s;
-    PtlTensorImpl *g = NULL, *x = NULL, *t = NULL, *w = NULL, *gg = gi[0], *d, *xt, *ggw;
+    PtlTensorImpl *g = NULL, *x = NULL, *t = NULL, *w = NULL, *gg = gi[0], *de, *ggw;
+    const double eps = 1e-12;
     int rc = -1;
-    if (NEEDS(3)) {
-        return weight_not_differentiable(n);
-    }
     if (gg == NULL) {
         return 0;
     }
@@ -635,20 +623,23 @@ binary_cross_entropy_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensor
         /* mean: every term carries 1 / numel */
         gg = MULN(gg, 1.0 / (double)(x->numel > 0 ? x->numel : 1));
     }
-    d = MUL(x, RSUBN(1.0, x));
-    xt = SUB(x, t);
+    de = MUL(ADDN(x, eps), ADDN(RSUBN(1.0, x), eps));
     ggw = w ? MUL(gg, w) : gg;
-    if (NEEDS(0) && give(n, go, 0, DIV(MUL(ggw, xt), d)) < 0) {
+    if (NEEDS(0) && give(n, go, 0, DIV(MUL(ggw, SUB(x, t)), de)) < 0) {
         goto done;
     }
     if (NEEDS(1)) {
         PtlTensorImpl *num2 = ADD(SUB(MUL(x, x), MULN(MUL(t, x), 2.0)), t);
-        if (give(n, go, 1, DIV(MUL(MUL(ggw, g), num2), MUL(d, d))) < 0) {
+        if (give(n, go, 1, DIV(MUL(MUL(ggw, g), num2), MUL(de, de))) < 0) {
             goto done;
         }
     }
-    if (NEEDS(2) && give(n, go, 2, NEG(DIV(MUL(ggw, g), d))) < 0) {
-        goto done;
+    if (NEEDS(2)) {
+        PtlIValue c[2] = {ptl_iv_tensor(MUL(x, RSUBN(1.0, x))), ptl_iv_double(eps)};
+        PtlTensorImpl *d = fv(sc, PTL_OP_clamp_min, 2, c);
+        if (give(n, go, 2, NEG(DIV(MUL(ggw, g), d))) < 0) {
+            goto done;
+        }
     }
     rc = 0;
 done:

@@ -159,45 +159,26 @@ log_softmax_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return softmax_grad(n, gi, go, PTL_OP__log_softmax_backward_data);
 }
 
-/* The gradient for self of a loss op(self, target, weight, scalars) whose backward kernel
- * takes (grad_output, self, target, weight, scalars...); saved: self, target, weight.
- * Gradients for target and weight are refused rather than silently dropped. */
-static int
-loss_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId id, int nscalars)
+/* nll_loss_nd(self, target, weight, reduction, ignore_index); saved: self, target, weight.
+ * self gets nll_loss_nd_backward(g, self, target, weight, reduction, ignore_index); target
+ * is an index and weight is refused when the call is recorded (derivatives.def). */
+int
+nll_loss_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     PtlTensorImpl *x = NULL, *t = NULL, *w = NULL;
     int rc = -1;
-    if (NEEDS(1) || NEEDS(2)) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "the derivative for '%s' is not implemented.",
-                             NEEDS(1) ? "target" : "weight");
-    }
     if (!NEEDS(0)) {
         return 0;
     }
     if (saved(n, 0, &x) == 0 && saved(n, 1, &t) == 0 && saved(n, 2, &w) == 0) {
         PtlIValue a[6] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), ptl_iv_tensor(t),
-                          w ? ptl_iv_tensor(w) : ptl_iv_none()};
-        for (int i = 0; i < nscalars; i++) {
-            a[4 + i] = n->args[3 + i];
-        }
-        rc = put(n, go, 0, callv(id, 4 + nscalars, a));
+                          w ? ptl_iv_tensor(w) : ptl_iv_none(), n->args[3], n->args[4]};
+        rc = put(n, go, 0, callv(PTL_OP_nll_loss_nd_backward, 6, a));
     }
     ptl_xdecref(x);
     ptl_xdecref(t);
     ptl_xdecref(w);
     return rc;
-}
-
-int
-nll_loss_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return loss_grad(n, gi, go, PTL_OP_nll_loss_nd_backward, 2);
-}
-
-int
-binary_cross_entropy_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return loss_grad(n, gi, go, PTL_OP_binary_cross_entropy_backward, 1);
 }
 
 /* embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse) */

@@ -21,8 +21,6 @@ int threshold_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **gra
 int softmax_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int log_softmax_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int nll_loss_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
-int binary_cross_entropy_backward(PtlNode *n, PtlTensorImpl **grads_in,
-                                  PtlTensorImpl **grads_out);
 int embedding_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 
 #endif

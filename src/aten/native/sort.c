@@ -847,10 +847,13 @@ static const char *const interpolations[] = {"linear", "lower", "higher", "midpo
 
 /* The gather positions (lo, hi) and lerp weight w of every (lane, q) pair: idx tensors
  * [lanes..., nq] int64, w [lanes..., nq] of x's dtype; `sorted` is [lanes..., n] with NaN
- * last. */
+ * last.  With `scale` ([lanes..., 1] of x's dtype) and `nan_lane` ([lanes..., 1] bool) also
+ * each lane's rank per unit of q (the count of values that count, less one) and whether the
+ * lane's result is NaN (a NaN in quantile, only NaN in nanquantile). */
 static int
 quantile_ranks(PtlTensorImpl *sorted, const double *q, int64_t nq, int mode, int ignore_nan,
-               PtlTensorImpl *lo, PtlTensorImpl *hi, PtlTensorImpl *w)
+               PtlTensorImpl *lo, PtlTensorImpl *hi, PtlTensorImpl *w, PtlTensorImpl *scale,
+               PtlTensorImpl *nan_lane)
 {
     int64_t n = sorted->sizes[sorted->dim - 1], nl = n > 0 ? sorted->numel / n : 0;
     int64_t isz = (int64_t)ptl_tensor_itemsize(sorted);
@@ -868,9 +871,17 @@ quantile_ranks(PtlTensorImpl *sorted, const double *q, int64_t nq, int mode, int
             nnan++;
         }
         int64_t valid = ignore_nan ? n - nnan : (nnan > 0 ? 0 : n);
+        if (scale != NULL) {
+            store_double((char *)ptl_tensor_data(scale) + l * isz, scale->dtype,
+                         valid > 0 ? (double)(valid - 1) : 0.0);
+            ((uint8_t *)ptl_tensor_data(nan_lane))[l] = valid == 0;
+        }
         for (int64_t j = 0; j < nq; j++) {
+            /* a NaN lane takes a NaN: the last value (quantile) or the first (nanquantile,
+             * all NaN), the one PyTorch picks and gives the gradient to */
             int64_t o = l * nq + j;
-            double r = valid == 0 ? (double)(n - 1) : q[j] * (double)(valid - 1), f, c, wt;
+            double r = valid > 0 ? q[j] * (double)(valid - 1) : ignore_nan ? 0.0 : (double)(n - 1);
+            double f, c, wt;
             if (mode == 1) {
                 r = floor(r);
             }
@@ -891,10 +902,59 @@ quantile_ranks(PtlTensorImpl *sorted, const double *q, int64_t nq, int mode, int
     return 0;
 }
 
+/* The linear interpolation weight as PyTorch computes it, rank - floor(rank) with
+ * rank = q * scale, so that it carries q's history: q [nq] or [] is laid along the last of
+ * `dim` dims, scale and nan_lane are [lanes..., 1], lo [lanes..., nq].  A lane whose result
+ * is NaN gets the weight 0, with no gradient (PyTorch's masked_fill of its ranks).  Replaces
+ * *w (a new reference). */
+static int
+quantile_weight(PtlTensorImpl *q, int dim, PtlTensorImpl *scale, PtlTensorImpl *nan_lane,
+                PtlTensorImpl *lo, PtlTensorImpl **w)
+{
+    int64_t qsizes[PTL_MAX_DIMS + 1];
+    PtlTensorImpl *qrow = NULL, *rank = NULL, *base = NULL, *frac = NULL, *r;
+    for (int i = 0; i < dim - 1; i++) {
+        qsizes[i] = 1;
+    }
+    qsizes[dim - 1] = q->numel;
+    PtlIValue a[2] = {ptl_iv_tensor(q), ptl_iv_intlist(qsizes, dim)};
+    if ((qrow = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
+        goto error;
+    }
+    PtlIValue m[2] = {ptl_iv_tensor(qrow), ptl_iv_tensor(scale)};
+    if ((rank = ptl_call_tensor(PTL_OP_mul_Tensor, m)) == NULL ||
+        (base = ptl_cast(lo, scale->dtype)) == NULL) {
+        goto error;
+    }
+    PtlIValue d[3] = {ptl_iv_tensor(rank), ptl_iv_tensor(base), ptl_iv_int(1)};
+    if ((frac = ptl_call_tensor(PTL_OP_sub_Tensor, d)) == NULL) {
+        goto error;
+    }
+    PtlIValue f[3] = {ptl_iv_tensor(frac), ptl_iv_tensor(nan_lane), ptl_iv_double(0.0)};
+    if ((r = ptl_call_tensor(PTL_OP_masked_fill_Scalar, f)) == NULL) {
+        goto error;
+    }
+    ptl_decref(*w);
+    *w = r;
+    ptl_decref(frac);
+    ptl_decref(base);
+    ptl_decref(rank);
+    ptl_decref(qrow);
+    return 0;
+error:
+    ptl_xdecref(frac);
+    ptl_xdecref(base);
+    ptl_xdecref(rank);
+    ptl_xdecref(qrow);
+    return -1;
+}
+
 /* quantile / nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *,
  *                        str interpolation="linear") -> Tensor
  * .scalar(Tensor self, float q, ...) -> Tensor
  * A composite: sort (NaN last), gather the two neighbours of each rank, lerp between them.
+ * With a tensor q and linear interpolation the lerp weight is made from q by dispatcher ops
+ * (quantile_weight), so q gets a gradient; the other modes leave q unconnected, as PyTorch.
  * [*, n, *] -> [nq, *, *] (scalar q: no nq dim; keepdim keeps the reduced dims as 1) */
 static int
 quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -902,7 +962,7 @@ quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *qt = NULL, *x = NULL, *sorted = NULL, *moved = NULL;
     PtlTensorImpl *lo = NULL, *hi = NULL, *w = NULL, *vlo = NULL, *vhi = NULL, *r = NULL;
-    PtlTensorImpl *rm = NULL;
+    PtlTensorImpl *rm = NULL, *scale = NULL, *nan_lane = NULL;
     int scalar_q = op->id == PTL_OP_quantile_scalar || op->id == PTL_OP_nanquantile_scalar;
     int ignore_nan = op->id == PTL_OP_nanquantile || op->id == PTL_OP_nanquantile_scalar;
     int keepdim = s[3].u.b, mode = -1, q1d = 0;
@@ -1002,7 +1062,19 @@ quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (w = ptl_empty(moved->dim, sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
-    if (quantile_ranks(moved, q, nq, mode, ignore_nan, lo, hi, w) < 0) {
+    if (!scalar_q && mode == 0) {
+        /* linear: the weight depends on q, so it is computed from q with dispatcher ops */
+        sizes[moved->dim - 1] = 1;
+        if ((scale = ptl_empty(moved->dim, sizes, self->dtype, self->device)) == NULL ||
+            (nan_lane = ptl_empty(moved->dim, sizes, PTL_DTYPE_BOOL, self->device)) == NULL) {
+            goto error;
+        }
+        sizes[moved->dim - 1] = nq;
+    }
+    if (quantile_ranks(moved, q, nq, mode, ignore_nan, lo, hi, w, scale, nan_lane) < 0) {
+        goto error;
+    }
+    if (scale != NULL && quantile_weight(s[1].u.t, moved->dim, scale, nan_lane, lo, &w) < 0) {
         goto error;
     }
     {
@@ -1045,6 +1117,8 @@ quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     ptl_decref(rm);
     ptl_decref(r);
+    ptl_xdecref(nan_lane);
+    ptl_xdecref(scale);
     ptl_decref(vhi);
     ptl_decref(vlo);
     ptl_decref(w);
@@ -1061,6 +1135,8 @@ quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 error:
     ptl_xdecref(rm);
     ptl_xdecref(r);
+    ptl_xdecref(nan_lane);
+    ptl_xdecref(scale);
     ptl_xdecref(vhi);
     ptl_xdecref(vlo);
     ptl_xdecref(w);
