@@ -50,8 +50,14 @@ typedef void (*AddRunFn)(char *dst, int64_t dstride, const char *src, int64_t n)
     static void                                                                              \
     add_run_##SUF(char *dst, int64_t dstride, const char *src, int64_t n)                    \
     {                                                                                        \
-        T *o = (T *)dst;                                                                     \
-        const T *v = (const T *)src;                                                         \
+        T *restrict o = (T *)dst;                                                            \
+        const T *restrict v = (const T *)src;                                                \
+        if (dstride == 1) {                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                \
+                o[i] += v[i];                                                                \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
         for (int64_t i = 0; i < n; i++) {                                                    \
             o[i * dstride] += v[i];                                                          \
         }                                                                                    \
@@ -103,6 +109,38 @@ valid_range(int64_t size, int64_t s, int64_t off, int64_t ncol, int64_t *lo, int
     *hi = b < *lo ? *lo : (b < ncol ? b : ncol);
 }
 
+/* One row of im2col: dst[ox] = src[ox * s + off] for ox in [lo, hi), zero for the other
+ * ox < n.  The rows are short (a 3x3 conv on 16x16 copies 14 to 16 elements per row), so a
+ * contiguous run of at least 8 goes through fixed-size 8-element copies that compile to
+ * vector moves, the last one overlapping the one before, after the zeros were laid the same
+ * way; libc's memcpy/memset (which gcc also makes of plain loops) cost as much in call
+ * overhead as the copy itself. */
+#define DEFINE_COPY_ROW(SUF, T)                                                              \
+    static inline void                                                                       \
+    copy_row_##SUF(T *restrict dst, const T *restrict src, int64_t n, int64_t lo, int64_t hi, \
+                   int64_t s, int64_t off)                                                   \
+    {                                                                                        \
+        static const T zeros[8];                                                             \
+        if (s == 1 && hi - lo >= 8) {                                                        \
+            for (int64_t i = 0; i < n && (lo > 0 || hi < n); i += 8) {                       \
+                memcpy(dst + (i < n - 8 ? i : n - 8), zeros, sizeof(zeros));                 \
+            }                                                                                \
+            for (int64_t i = lo; i < hi; i += 8) {                                           \
+                int64_t j = i < hi - 8 ? i : hi - 8;                                         \
+                memcpy(dst + j, src + j + off, sizeof(zeros));                               \
+            }                                                                                \
+            return;                                                                          \
+        }                                                                                    \
+        memset(dst, 0, (size_t)n * sizeof(T));                                               \
+        for (int64_t ox = lo; ox < hi; ox++) {                                               \
+            dst[ox] = src[ox * s + off];                                                     \
+        }                                                                                    \
+    }
+
+DEFINE_COPY_ROW(u4, uint32_t)
+DEFINE_COPY_ROW(u8, uint64_t)
+#undef DEFINE_COPY_ROW
+
 /* Copies the kvol patches of one image plane into kvol rows of col (row kk at
  * col + kk * ld elements, one entry per column position); zeros where the patch reads
  * padding.  Works on raw elements of isz bytes: no arithmetic. */
@@ -126,23 +164,16 @@ im2col_plane(const char *img, char *col, int64_t ld, const ConvGeom *g, size_t i
                             continue;
                         }
                         const char *src = img + (size_t)((iz * g->img[1] + iy) * g->img[2]) * isz;
-                        memset(dst, 0, (size_t)lo * isz);
-                        memset(dst + (size_t)hi * isz, 0, (size_t)(g->col[2] - hi) * isz);
-                        if (g->s[2] == 1) {
-                            memcpy(dst + (size_t)lo * isz, src + (size_t)(lo + offx) * isz,
-                                   (size_t)(hi - lo) * isz);
-                        }
-                        else if (isz == 4) {
-                            for (int64_t ox = lo; ox < hi; ox++) {
-                                ((uint32_t *)dst)[ox] = ((const uint32_t *)src)[ox * g->s[2] + offx];
-                            }
+                        if (isz == 4) {
+                            copy_row_u4((uint32_t *)dst, (const uint32_t *)src, g->col[2], lo, hi,
+                                        g->s[2], offx);
                         }
                         else if (isz == 8) {
-                            for (int64_t ox = lo; ox < hi; ox++) {
-                                ((uint64_t *)dst)[ox] = ((const uint64_t *)src)[ox * g->s[2] + offx];
-                            }
+                            copy_row_u8((uint64_t *)dst, (const uint64_t *)src, g->col[2], lo, hi,
+                                        g->s[2], offx);
                         }
                         else {
+                            memset(dst, 0, (size_t)g->col[2] * isz);
                             for (int64_t ox = lo; ox < hi; ox++) {
                                 memcpy(dst + (size_t)ox * isz,
                                        src + (size_t)(ox * g->s[2] + offx) * isz, isz);

@@ -558,6 +558,101 @@ gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
     return rc;
 }
 
+/* Note [GEMM K split]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A product with a long K and a small C (a convolution's weight gradient: 32 x 9 over
+ * K = batch * pixels = 43264) gives the M/N split nothing to share: every KC step would
+ * meet the threads for a few microseconds of work.  Such products cut K into chunks of
+ * about GEMM_KSPLIT (at most GEMM_KSPLIT_MAX_CHUNKS of them), compute each chunk's partial C
+ * on its own (in parallel), then add the parts in chunk order.  The chunking depends only on the shape, so the result does not depend
+ * on the thread count. */
+#define GEMM_KSPLIT 4096
+#define GEMM_KSPLIT_MAX_CHUNKS 32
+#define GEMM_KSPLIT_MAX_MN (256 * 256)
+
+static int gemm_one(const GemmProblem *pr, int64_t bi, int parallel);
+
+typedef struct GemmKSplit {
+    const GemmProblem *pr;
+    int64_t bi, chunks;
+    char *parts;                         /* chunks x m x n, the engine's type */
+} GemmKSplit;
+
+static int
+gemm_ksplit_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const GemmKSplit *ks = (const GemmKSplit *)ctx;
+    const GemmProblem *pr = ks->pr;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t k0 = t * pr->k / ks->chunks, k1 = (t + 1) * pr->k / ks->chunks;
+        GemmProblem sub = *pr;
+        sub.batch = 1;
+        sub.k = k1 - k0;
+        sub.alpha = 1.0;
+        sub.beta = 0.0;
+        sub.a.data += (size_t)(ks->bi * pr->a.bs + k0 * pr->a.cs) * aitem;
+        sub.b.data += (size_t)(ks->bi * pr->b.bs + k0 * pr->b.rs) * bitem;
+        sub.c.data = ks->parts + (size_t)(t * pr->m * pr->n) * pr->e->item;
+        sub.c.rs = pr->n;
+        sub.c.cs = 1;
+        if (gemm_one(&sub, 0, 0) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+#define DEFINE_ADD_PARTS(ETAG, T)                                                         \
+    static void                                                                           \
+    add_parts_##ETAG(char *parts, int64_t chunks, int64_t len)                            \
+    {                                                                                     \
+        T *sum = (T *)parts;                                                              \
+        for (int64_t t = 1; t < chunks; t++) {                                            \
+            const T *part = (const T *)parts + t * len;                                   \
+            for (int64_t i = 0; i < len; i++) {                                           \
+                sum[i] += part[i];                                                        \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DEFINE_ADD_PARTS(f4, float)
+DEFINE_ADD_PARTS(f8, double)
+DEFINE_ADD_PARTS(i8, uint64_t)
+#undef DEFINE_ADD_PARTS
+
+/* C = alpha * (sum of the K chunks' products) + beta * C for batch bi. */
+static int
+gemm_ksplit(const GemmProblem *pr, int64_t bi, int parallel)
+{
+    const GemmEngine *e = pr->e;
+    int64_t chunks = (pr->k + GEMM_KSPLIT - 1) / GEMM_KSPLIT;
+    GemmKSplit ks = {pr, bi, chunks < GEMM_KSPLIT_MAX_CHUNKS ? chunks : GEMM_KSPLIT_MAX_CHUNKS,
+                     NULL};
+    int64_t len = pr->m * pr->n;
+    ks.parts = gemm_alloc((size_t)(ks.chunks * len) * e->item);
+    if (ks.parts == NULL) {
+        return -1;
+    }
+    int rc = parallel ? ptl_parallel_for(0, ks.chunks, 1, gemm_ksplit_tasks, &ks)
+                      : gemm_ksplit_tasks(&ks, 0, ks.chunks);
+    if (rc == 0) {
+        if (e->acc_dtype == PTL_DTYPE_FLOAT32) {
+            add_parts_f4(ks.parts, ks.chunks, len);
+        }
+        else if (e->acc_dtype == PTL_DTYPE_FLOAT64) {
+            add_parts_f8(ks.parts, ks.chunks, len);
+        }
+        else {
+            add_parts_i8(ks.parts, ks.chunks, len);
+        }
+        e->update(ks.parts, pr->n, pr->m, pr->n, pr->c.data + (size_t)(bi * pr->c.bs) * e->item,
+                  pr->c.rs, pr->c.cs, pr->alpha, pr->beta);
+    }
+    free(ks.parts);
+    return rc;
+}
+
 /* One matrix (batch index bi); uses the thread pool when `parallel`. */
 static int
 gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
@@ -589,6 +684,9 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     /* vector products: row by row (gemv_rows) or column by column (gemv_cols) */
     if (pr->n == 1 || pr->m == 1) {
         return gemv_one(pr, bi, parallel);
+    }
+    if (pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN) {
+        return gemm_ksplit(pr, bi, parallel);
     }
     bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item);
     if (bp == NULL) {
@@ -640,13 +738,21 @@ gemm_batch_tasks(void *ctx, int64_t b0, int64_t b1)
     return 0;
 }
 
+/* Batches run in parallel, each matrix on one thread, when they are small or when they
+ * share out evenly among the threads: one matrix at a time would pack B on one thread and
+ * meet the other threads once per KC step (a conv's 32 products of 32 x 27 x 1024 ran at
+ * the speed of one thread on two). */
 static int
 gemm_run(const GemmProblem *pr)
 {
     double flops = (double)pr->m * (double)pr->n * (double)(pr->k > 0 ? pr->k : 1);
+    int64_t nthreads = ptl_get_num_threads();
     if (pr->batch > 1 && flops < GEMM_PARALLEL_FLOPS) {
         int64_t grain = (int64_t)(GEMM_PARALLEL_FLOPS / flops) + 1;
         return ptl_parallel_for(0, pr->batch, grain, gemm_batch_tasks, (void *)pr);
+    }
+    if (nthreads > 1 && (pr->batch % nthreads == 0 || pr->batch >= 4 * nthreads)) {
+        return ptl_parallel_for(0, pr->batch, 1, gemm_batch_tasks, (void *)pr);
     }
     for (int64_t bi = 0; bi < pr->batch; bi++) {
         if (gemm_one(pr, bi, flops >= GEMM_PARALLEL_FLOPS) < 0) {

@@ -23,12 +23,19 @@ typedef struct Win {
     int64_t start, count, span;
 } Win;
 
+/* The interior outputs [lo, hi) along one dim: their windows hold all k inputs, from
+ * o * step - pad (Note [Pooling rows]); k of a plan without interior is its widest window. */
+typedef struct Interior {
+    int64_t k, lo, hi, step, pad;
+} Interior;
+
 typedef struct PoolPlan {
     int64_t planes;
     int64_t in[NN_SPATIAL], out[NN_SPATIAL], dil[NN_SPATIAL];
     Win *w[NN_SPATIAL];
     int64_t divisor;          /* avg: divisor_override, or 0 */
     int count_include_pad;
+    Interior iy, ix;          /* height, width */
 } PoolPlan;
 
 static void
@@ -51,6 +58,24 @@ plan_alloc(PoolPlan *p)
         }
     }
     return 0;
+}
+
+/* Finds the interior outputs along dim d (height or width): those whose window holds all k
+ * inputs, starting at o * s - pad.  Adaptive plans pass k = 0 (no interior; the widest
+ * window is still recorded). */
+static void
+plan_interior(PoolPlan *p, int d, int64_t k, int64_t s, int64_t pad)
+{
+    Interior *in = d == NN_SPATIAL - 1 ? &p->ix : &p->iy;
+    *in = (Interior){0, 0, 0, s, pad};
+    for (int64_t o = 0; o < p->out[d]; o++) {
+        const Win *w = &p->w[d][o];
+        in->k = w->count > in->k ? w->count : in->k;
+        if (k > 0 && w->count == k && w->span == k && w->start == o * s - pad) {
+            in->lo = in->hi == 0 ? o : in->lo;
+            in->hi = o + 1;
+        }
+    }
 }
 
 /* Windows of a strided (dilated) pooling along dim d. */
@@ -78,6 +103,9 @@ plan_strided(PoolPlan *p, int d, int64_t k, int64_t s, int64_t pad, int avg)
         }
         w->start = start;
     }
+    if (d > 0) {
+        plan_interior(p, d, k, s, pad);
+    }
 }
 
 /* Windows of an adaptive pooling along dim d: [floor(o * in / out), ceil((o + 1) * in / out)). */
@@ -92,6 +120,9 @@ plan_adaptive(PoolPlan *p, int d)
         p->w[d][o].count = b - a;
         p->w[d][o].span = b - a;
     }
+    if (d > 0) {
+        plan_interior(p, d, 0, 1, 0);
+    }
 }
 
 /* ---- typed kernels ---- */
@@ -105,41 +136,160 @@ typedef struct PoolJob {
     int assign;           /* scatter: y[idx] = x (max_unpool2d) instead of y[idx] += x */
 } PoolJob;
 
+/* The divisor of an average window: divisor_override, or its span (count_include_pad) or
+ * count. */
+static inline int64_t
+win_div(const PoolPlan *p, const Win *wz, const Win *wy, const Win *wx)
+{
+    if (p->divisor) {
+        return p->divisor;
+    }
+    return p->count_include_pad ? wz->span * wy->span * wx->span
+                                : wz->count * wy->count * wx->count;
+}
+
+/* Note [Pooling rows]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * The kernels walk one output row (fixed plane, depth and height) at a time.  For each input
+ * row a window covers and each column q of the window they update the whole output row:
+ * the interior outputs [ix.lo, ix.hi) read x[row + ox * step - pad + q * dil] with one strided
+ * loop that gcc vectorizes over the output width (loops below, compiled for AVX2 and the
+ * baseline: Note [Loop clones]), the few border outputs go through their window tables.
+ * Each output still sees its candidates in the window's row-major order, so maxima, their
+ * indices (first maximum, last NaN) and sums are those of a window-by-window walk.  The
+ * stride is a constant in the common cases (1, 2) so the loads need no gather.  When every
+ * output of the interior rows [iy.lo, iy.hi) is interior (no padding), max pooling takes
+ * those rows in one call per window tap: the CNN's 13- and 5-wide rows were mostly call and
+ * loop overhead one at a time. */
+#define DEFINE_ROWS(T, SUF)                                                                  \
+    /* m[o] = x[o * s] (flat index base + o * s) where larger or NaN, for o < n */           \
+    static inline void                                                                       \
+    max_row_s_##SUF(const T *restrict x, int64_t s, int64_t base, T *restrict m,             \
+                    int64_t *restrict mi, int64_t n)                                         \
+    {                                                                                        \
+        for (int64_t o = 0; o < n; o++) {                                                    \
+            T v = x[o * s];                                                                  \
+            int take = v > m[o] || v != v;                                                   \
+            m[o] = take ? v : m[o];                                                          \
+            mi[o] = take ? base + o * s : mi[o];                                             \
+        }                                                                                    \
+    }                                                                                        \
+    /* max_row_s over `rows` output rows of n (input rows xrs elements apart) */             \
+    PTL_LOOP_CLONES static void                                                              \
+    max_row_##SUF(const T *x, int64_t s, int64_t xrs, int64_t base, T *m, int64_t *mi,       \
+                  int64_t n, int64_t rows)                                                   \
+    {                                                                                        \
+        for (int64_t r = 0; r < rows; r++, x += xrs, base += xrs, m += n, mi += n) {         \
+            if (s == 2) {                                                                    \
+                max_row_s_##SUF(x, 2, base, m, mi, n);                                       \
+            }                                                                                \
+            else if (s == 1) {                                                               \
+                max_row_s_##SUF(x, 1, base, m, mi, n);                                       \
+            }                                                                                \
+            else {                                                                           \
+                max_row_s_##SUF(x, s, base, m, mi, n);                                       \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    /* acc[o] += x[o * s] (forward) or x[o * s] += acc[o] / div (backward), for o < n */     \
+    static inline void                                                                       \
+    sum_row_s_##SUF(T *restrict x, int64_t s, T *restrict acc, T div, int64_t n, int bwd)    \
+    {                                                                                        \
+        if (bwd) {                                                                           \
+            for (int64_t o = 0; o < n; o++) {                                                \
+                x[o * s] += acc[o] / div;                                                    \
+            }                                                                                \
+        }                                                                                    \
+        else {                                                                               \
+            for (int64_t o = 0; o < n; o++) {                                                \
+                acc[o] += x[o * s];                                                          \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    PTL_LOOP_CLONES static void                                                              \
+    sum_row_##SUF(T *x, int64_t s, T *acc, T div, int64_t n, int bwd)                        \
+    {                                                                                        \
+        if (s == 2) {                                                                        \
+            sum_row_s_##SUF(x, 2, acc, div, n, bwd);                                         \
+        }                                                                                    \
+        else if (s == 1) {                                                                   \
+            sum_row_s_##SUF(x, 1, acc, div, n, bwd);                                         \
+        }                                                                                    \
+        else {                                                                               \
+            sum_row_s_##SUF(x, s, acc, div, n, bwd);                                         \
+        }                                                                                    \
+    }
+
+DEFINE_ROWS(float, f4)
+DEFINE_ROWS(double, f8)
+#undef DEFINE_ROWS
+
 #define DEFINE_POOL(T, SUF)                                                                  \
+    /* column q of the windows over input row x[row..]: updates the output row m, mi */      \
+    static void                                                                              \
+    max_cols_##SUF(const PoolPlan *p, const T *x, int64_t row, int64_t q, T *m, int64_t *mi) \
+    {                                                                                        \
+        int64_t lo = p->ix.lo, hi = p->ix.hi;                                                    \
+        for (int64_t ox = 0; ox < p->out[2]; ox++) {                                         \
+            const Win *w = &p->w[2][ox];                                                     \
+            if (ox == lo && hi > lo) {                                                       \
+                int64_t i = row + lo * p->ix.step - p->ix.pad + q * p->dil[2];                   \
+                max_row_##SUF(x + i, p->ix.step, 0, i, m + lo, mi + lo, hi - lo, 1);           \
+                ox = hi - 1;                                                                 \
+            }                                                                                \
+            else if (q < w->count) {                                                         \
+                int64_t i = row + w->start + q * p->dil[2];                                  \
+                if (x[i] > m[ox] || isnan(x[i])) {                                           \
+                    m[ox] = x[i];                                                            \
+                    mi[ox] = i;                                                              \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
     static int                                                                               \
     max_fwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
         const PoolJob *j = ctx;                                                              \
         const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2], ih = p->in[1], iw = p->in[2];          \
+        int64_t osz = p->out[0] * p->out[1] * p->out[2], oh = p->out[1], ow = p->out[2];     \
+        /* the interior rows go all at once when all their outputs are interior */           \
+        int whole = p->ix.lo == 0 && p->ix.hi == ow;                                         \
+        int64_t ylo = whole ? p->iy.lo : 0, yhi = whole ? p->iy.hi : 0;                      \
         for (int64_t pl = b; pl < e; pl++) {                                                 \
             const T *x = (const T *)j->x + pl * isz;                                         \
-            T *y = (T *)j->y + pl * osz;                                                     \
-            int64_t *ix = j->idx + pl * osz, o = 0;                                          \
             for (int64_t oz = 0; oz < p->out[0]; oz++) {                                     \
                 const Win *wz = &p->w[0][oz];                                                \
-                for (int64_t oy = 0; oy < p->out[1]; oy++) {                                 \
+                T *m = (T *)j->y + pl * osz + oz * oh * ow;                                  \
+                int64_t *mi = j->idx + pl * osz + oz * oh * ow;                              \
+                for (int64_t oy = 0; oy < oh; oy++) {                                        \
+                    int64_t first = (wz->start * ih + p->w[1][oy].start) * iw;               \
+                    for (int64_t ox = 0; ox < ow; ox++) {                                    \
+                        m[oy * ow + ox] = (T)-INFINITY;                                      \
+                        mi[oy * ow + ox] = first + p->w[2][ox].start;                        \
+                    }                                                                        \
+                }                                                                            \
+                for (int64_t a = 0; a < wz->count && yhi > ylo; a++) {                       \
+                    int64_t iz = wz->start + a * p->dil[0];                                  \
+                    for (int64_t c = 0; c < p->iy.k; c++) {                                  \
+                        int64_t iy = ylo * p->iy.step - p->iy.pad + c * p->dil[1];           \
+                        for (int64_t q = 0; q < p->ix.k; q++) {                              \
+                            int64_t i = (iz * ih + iy) * iw - p->ix.pad + q * p->dil[2];     \
+                            max_row_##SUF(x + i, p->ix.step, p->iy.step * iw, i, m + ylo * ow,\
+                                          mi + ylo * ow, ow, yhi - ylo);                     \
+                        }                                                                    \
+                    }                                                                        \
+                }                                                                            \
+                for (int64_t oy = 0; oy < oh; oy++) {                                        \
                     const Win *wy = &p->w[1][oy];                                            \
-                    for (int64_t ox = 0; ox < p->out[2]; ox++, o++) {                        \
-                        const Win *wx = &p->w[2][ox];                                        \
-                        T m = (T)-INFINITY;                                                  \
-                        int64_t mi = (wz->start * p->in[1] + wy->start) * p->in[2] + wx->start; \
-                        for (int64_t a = 0; a < wz->count; a++) {                            \
-                            int64_t iz = wz->start + a * p->dil[0];                          \
-                            for (int64_t c = 0; c < wy->count; c++) {                        \
-                                int64_t row = (iz * p->in[1] + wy->start + c * p->dil[1]) * p->in[2]; \
-                                for (int64_t q = 0; q < wx->count; q++) {                    \
-                                    int64_t i = row + wx->start + q * p->dil[2];             \
-                                    T v = x[i];                                              \
-                                    if (v > m || isnan(v)) {                                 \
-                                        m = v;                                               \
-                                        mi = i;                                              \
-                                    }                                                        \
-                                }                                                            \
+                    for (int64_t a = 0; a < wz->count && (oy < ylo || oy >= yhi); a++) {     \
+                        int64_t iz = wz->start + a * p->dil[0];                              \
+                        for (int64_t c = 0; c < wy->count; c++) {                            \
+                            int64_t row = (iz * ih + wy->start + c * p->dil[1]) * iw;        \
+                            for (int64_t q = 0; q < p->ix.k; q++) {                          \
+                                max_cols_##SUF(p, x, row, q, m + oy * ow, mi + oy * ow);     \
                             }                                                                \
                         }                                                                    \
-                        y[o] = m;                                                            \
-                        ix[o] = mi;                                                          \
                     }                                                                        \
                 }                                                                            \
             }                                                                                \
@@ -152,7 +302,8 @@ typedef struct PoolJob {
     {                                                                                        \
         const PoolJob *j = ctx;                                                              \
         const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2];                                        \
+        int64_t osz = p->out[0] * p->out[1] * p->out[2];                                     \
         for (int64_t pl = b; pl < e; pl++) {                                                 \
             const T *g = (const T *)j->x + pl * osz;                                         \
             T *gi = (T *)j->y + pl * isz;                                                    \
@@ -169,7 +320,8 @@ typedef struct PoolJob {
     {                                                                                        \
         const PoolJob *j = ctx;                                                              \
         const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2];                                        \
+        int64_t osz = p->out[0] * p->out[1] * p->out[2];                                     \
         for (int64_t pl = b; pl < e; pl++) {                                                 \
             const T *x = (const T *)j->x + pl * isz;                                         \
             T *y = (T *)j->y + pl * osz;                                                     \
@@ -180,41 +332,52 @@ typedef struct PoolJob {
         }                                                                                    \
         return 0;                                                                            \
     }                                                                                        \
-    /* average pooling: forward (bwd = 0) or its scatter backward (bwd = 1) */               \
+    /* average pooling: forward (bwd = 0) or its scatter backward (bwd = 1), by output row */\
     static void                                                                              \
     avg_plane_##SUF(const PoolJob *j, int64_t pl, int bwd)                                   \
     {                                                                                        \
         const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2], osz = p->out[0] * p->out[1] * p->out[2]; \
-        const T *src = (const T *)j->x + pl * (bwd ? osz : isz);                             \
-        T *dst = (T *)j->y + pl * (bwd ? isz : osz);                                         \
-        int64_t o = 0;                                                                       \
+        int64_t isz = p->in[0] * p->in[1] * p->in[2];                                        \
+        int64_t osz = p->out[0] * p->out[1] * p->out[2];                                     \
+        int64_t ow = p->out[2], lo = p->ix.lo, hi = p->ix.hi;                                    \
+        const Win *wx = p->w[2];                                                             \
+        /* the image plane is read (forward) or accumulated into (backward) */               \
+        T *img = (T *)(bwd ? j->y : (char *)j->x) + pl * isz;                                \
+        T *orow = (T *)(bwd ? (char *)j->x : j->y) + pl * osz;                               \
         for (int64_t oz = 0; oz < p->out[0]; oz++) {                                         \
             const Win *wz = &p->w[0][oz];                                                    \
             for (int64_t oy = 0; oy < p->out[1]; oy++) {                                     \
                 const Win *wy = &p->w[1][oy];                                                \
-                for (int64_t ox = 0; ox < p->out[2]; ox++, o++) {                            \
-                    const Win *wx = &p->w[2][ox];                                            \
-                    int64_t div = p->divisor ? p->divisor                                    \
-                                  : p->count_include_pad ? wz->span * wy->span * wx->span   \
-                                                         : wz->count * wy->count * wx->count; \
-                    T acc = 0, g = bwd ? src[o] / (T)div : 0;                                \
-                    for (int64_t a = 0; a < wz->count; a++) {                                \
-                        for (int64_t c = 0; c < wy->count; c++) {                            \
-                            int64_t row = ((wz->start + a) * p->in[1] + wy->start + c) * p->in[2] + wx->start; \
-                            for (int64_t q = 0; q < wx->count; q++) {                        \
-                                if (bwd) {                                                   \
-                                    dst[row + q] += g;                                       \
+                /* forward: the output row accumulates; backward: the gradient row */        \
+                T *acc = orow + (oz * p->out[1] + oy) * ow;                                  \
+                T inner = (T)(hi > lo ? win_div(p, wz, wy, &wx[lo]) : 1);                    \
+                for (int64_t ox = 0; ox < ow && !bwd; ox++) {                                \
+                    acc[ox] = 0;                                                             \
+                }                                                                            \
+                for (int64_t a = 0; a < wz->count; a++) {                                    \
+                    for (int64_t c = 0; c < wy->count; c++) {                                \
+                        int64_t row = ((wz->start + a) * p->in[1] + wy->start + c) * p->in[2];\
+                        for (int64_t q = 0; q < p->ix.k; q++) {                                \
+                            for (int64_t ox = 0; ox < ow; ox++) {                            \
+                                if (ox == lo && hi > lo) {                                   \
+                                    int64_t i = row + lo * p->ix.step - p->ix.pad + q, n = hi - lo;\
+                                    sum_row_##SUF(img + i, p->ix.step, acc + lo, inner, n, bwd);\
+                                    ox = hi - 1;                                             \
                                 }                                                            \
-                                else {                                                       \
-                                    acc += src[row + q];                                     \
+                                else if (q < wx[ox].count && bwd) {                          \
+                                    T d = (T)win_div(p, wz, wy, &wx[ox]);                    \
+                                    img[row + wx[ox].start + q] += acc[ox] / d;              \
+                                }                                                            \
+                                else if (q < wx[ox].count) {                                 \
+                                    acc[ox] += img[row + wx[ox].start + q];                  \
                                 }                                                            \
                             }                                                                \
                         }                                                                    \
                     }                                                                        \
-                    if (!bwd) {                                                              \
-                        dst[o] = div != 0 ? acc / (T)div : (T)NAN;                           \
-                    }                                                                        \
+                }                                                                            \
+                for (int64_t ox = 0; ox < ow && !bwd; ox++) {                                \
+                    int64_t div = win_div(p, wz, wy, &wx[ox]);                               \
+                    acc[ox] = div != 0 ? acc[ox] / (T)div : (T)NAN;                          \
                 }                                                                            \
             }                                                                                \
         }                                                                                    \
