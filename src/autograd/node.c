@@ -81,15 +81,53 @@ int
 ptl_requires_grad(const PtlTensorImpl *t)
 {
     const PtlAutogradMeta *m = t->autograd_meta;
-    return m != NULL && (m->requires_grad || m->grad_fn != NULL);
+    if (m == NULL) {
+        return 0;
+    }
+    if (m->requires_grad || m->grad_fn != NULL) {
+        return 1;
+    }
+    /* a differentiable view requires grad when its base does (Note [View regeneration]) */
+    return m->view_creation != PTL_VIEW_UNKNOWN && t->base != NULL && ptl_requires_grad(t->base);
 }
 
-/* whether t is a view whose grad_fn predates an in-place op on its storage */
+/* whether t is a view whose history predates an in-place op on its storage: it has a
+ * grad_fn, or it is a differentiable view whose base has history now */
 static inline int
 view_is_stale(const PtlTensorImpl *t, const PtlAutogradMeta *m)
 {
-    return m->grad_fn != NULL && t->base != NULL && (t->flags & PTL_TF_IS_VIEW) &&
-           atomic_load_explicit(&t->version->version, memory_order_relaxed) != m->view_version;
+    if (t->base == NULL || !(t->flags & PTL_TF_IS_VIEW) ||
+        atomic_load_explicit(&t->version->version, memory_order_relaxed) == m->view_version) {
+        return 0;
+    }
+    return m->grad_fn != NULL ||
+           (m->view_creation != PTL_VIEW_UNKNOWN && ptl_requires_grad(t->base));
+}
+
+int
+ptl_view_check(PtlTensorImpl *t)
+{
+    PtlAutogradMeta *m = t->autograd_meta;
+    return m != NULL && view_is_stale(t, m) ? ptl_view_refresh(t) : 0;
+}
+
+int
+ptl_view_mark(PtlTensorImpl *t, PtlViewCreation how, const PtlTensorImpl *from)
+{
+    PtlAutogradMeta *m = ptl_autograd_meta(t, 1);
+    const PtlAutogradMeta *fm = from != NULL && from->base != NULL ? from->autograd_meta : NULL;
+    if (m == NULL) {
+        return -1;
+    }
+    /* a view of a view made in no_grad/inference mode or by a multi-output op keeps that
+     * restriction (PyTorch's propagate_creation_meta) */
+    if (fm != NULL && fm->view_creation > PTL_VIEW_DEFAULT &&
+        (how == PTL_VIEW_DEFAULT || fm->view_creation == PTL_VIEW_INFERENCE)) {
+        how = (PtlViewCreation)fm->view_creation;
+    }
+    m->view_creation = how;
+    m->view_version = atomic_load_explicit(&t->version->version, memory_order_relaxed);
+    return 0;
 }
 
 PtlNode *
