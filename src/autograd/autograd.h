@@ -128,6 +128,8 @@ typedef struct PtlAutogradMeta {
     int64_t view_version;          /* a view: the version when grad_fn was last set, or when
                                     * it was made (Note [View regeneration]) */
     int view_creation;             /* a view: PtlViewCreation */
+    void *py_self;                 /* owned by src/python: the tensor's own wrapper while its
+                                    * grad refers back to it (Note [Tensor GC]) */
 } PtlAutogradMeta;
 
 /* How a view was made, as PyTorch's CreationMeta (Note [View regeneration]). */
@@ -179,6 +181,13 @@ int ptl_is_leaf(const PtlTensorImpl *t);
  * requires grad, or (NULL, 0).  The edge's node is a new reference. */
 PtlEdge ptl_gradient_edge(PtlTensorImpl *t);
 void ptl_set_grad_fn(PtlTensorImpl *t, PtlNode *fn, int output_nr); /* fn borrowed (increfs) */
+
+/* References to t held by t's grad and what the grad owns (view bases, grad_fns and their
+ * graphs: AccumulateGrad's variable, saved tensors), exploring at most 64 objects.
+ * exclusive: only from objects nothing outside that group keeps alive (trial deletion, for
+ * the cycle collector: Note [Tensor GC]).  When the group is too big to tell: 0 if exclusive,
+ * else 1. */
+int ptl_grad_refs_to(const PtlTensorImpl *t, int exclusive);
 
 /* ---- nodes ---- */
 PtlNode *ptl_node_new(const PtlNodeKind *kind, int num_outputs, int num_next);

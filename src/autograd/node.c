@@ -234,6 +234,146 @@ ptl_gradient_edge(PtlTensorImpl *t)
     return e;
 }
 
+/* ---- what a tensor's grad keeps alive (Note [Tensor GC] in src/python/tensor_object.c) ---- */
+
+#define CLUSTER_MAX 64
+#define CHILDREN_MAX (PTL_SCHEMA_MAX_ARGS + PTL_NODE_MAX_SAVED + 4)
+
+typedef struct Owned {
+    void *p;
+    int is_node;
+    long internal;     /* references held by other members (and t's meta, for the grad) */
+    int reachable;     /* kept alive from outside the cluster */
+} Owned;
+
+typedef struct Child {
+    void *p;
+    int is_node;
+} Child;
+
+/* The objects o owns: a tensor its view base, grad_fn and grad; a node its next nodes,
+ * leaf, saved tensors and (CopySlices) in-place node.  Returns how many (at most CHILDREN_MAX). */
+static int
+children_of(const Owned *o, Child *c)
+{
+    int n = 0;
+    if (!o->is_node) {
+        const PtlTensorImpl *x = o->p;
+        const PtlAutogradMeta *m = x->autograd_meta;
+        if (x->base != NULL) {
+            c[n++] = (Child){x->base, 0};
+        }
+        if (m != NULL && m->grad_fn != NULL) {
+            c[n++] = (Child){m->grad_fn, 1};
+        }
+        if (m != NULL && m->grad != NULL) {
+            c[n++] = (Child){m->grad, 0};
+        }
+        return n;
+    }
+    const PtlNode *node = o->p;
+    for (int i = 0; i < node->num_next && n < PTL_SCHEMA_MAX_ARGS; i++) {
+        if (node->next[i].fn != NULL) {
+            c[n++] = (Child){node->next[i].fn, 1};
+        }
+    }
+    if (node->variable != NULL) {
+        c[n++] = (Child){node->variable, 0};
+    }
+    for (int i = 0; i < node->nsaved; i++) {
+        if (node->saved[i].data != NULL) {
+            c[n++] = (Child){node->saved[i].data, 0};
+        }
+    }
+    if (node->view != NULL && node->view->fn != NULL) {
+        c[n++] = (Child){node->view->fn, 1};
+    }
+    return n;
+}
+
+static long
+refcnt_of(const Owned *o)
+{
+    return o->is_node ? atomic_load(&((PtlNode *)o->p)->refcnt)
+                      : atomic_load(&((PtlTensorImpl *)o->p)->refcnt);
+}
+
+static int
+find_owned(const Owned *set, int n, const void *p)
+{
+    for (int i = 0; i < n; i++) {
+        if (set[i].p == p) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int
+ptl_grad_refs_to(const PtlTensorImpl *t, int exclusive)
+{
+    const PtlAutogradMeta *m = t->autograd_meta;
+    Owned set[CLUSTER_MAX];
+    Child c[CHILDREN_MAX];
+    int n = 0, refs = 0;
+
+    if (m == NULL || m->grad == NULL) {
+        return 0;
+    }
+    /* everything the grad reaches without passing through t, with the references each
+     * member receives from the others */
+    set[n++] = (Owned){m->grad, 0, 1, 0};
+    for (int i = 0; i < n; i++) {
+        int nc = children_of(&set[i], c);
+        for (int k = 0; k < nc; k++) {
+            int j = c[k].p == t ? -2 : find_owned(set, n, c[k].p);
+            if (j == -1) {
+                if (n == CLUSTER_MAX) {
+                    return exclusive ? 0 : 1;   /* too big to tell: shared, and may reach t */
+                }
+                set[n] = (Owned){c[k].p, c[k].is_node, 0, 0};
+                j = n++;
+            }
+            if (j >= 0) {
+                set[j].internal++;
+            }
+        }
+    }
+    /* members with owners outside the cluster stay alive, and so does what they own */
+    for (int i = 0; exclusive && i < n; i++) {
+        set[i].reachable = refcnt_of(&set[i]) > set[i].internal;
+    }
+    for (int changed = 1; exclusive && changed;) {
+        changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (!set[i].reachable) {
+                continue;
+            }
+            int nc = children_of(&set[i], c);
+            for (int k = 0; k < nc; k++) {
+                int j = find_owned(set, n, c[k].p);
+                if (j >= 0 && !set[j].reachable) {
+                    set[j].reachable = 1;
+                    changed = 1;
+                }
+            }
+        }
+    }
+    if (exclusive && set[0].reachable) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (set[i].reachable) {
+            continue;
+        }
+        int nc = children_of(&set[i], c);
+        for (int k = 0; k < nc; k++) {
+            refs += c[k].p == t;
+        }
+    }
+    return refs;
+}
+
 /* ---- nodes ---- */
 
 PtlNode *

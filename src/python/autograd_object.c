@@ -383,6 +383,25 @@ t_get_grad(PyObject *self, void *c)
     return ptlpy_wrap(m->grad);
 }
 
+/* Note [Tensor GC]: while t's grad refers back to t, the wrapper owns itself and is tracked */
+static void
+anchor(PyObject *self, PtlAutogradMeta *m)
+{
+    int on = m->grad != NULL && (m->grad->base != NULL || m->grad->autograd_meta != NULL) &&
+             ptl_grad_refs_to(PTLPY_IMPL(self), 0) > 0;
+    if (on && m->py_self == NULL) {
+        Py_INCREF(self);
+        m->py_self = self;
+        if (!PyObject_GC_IsTracked(self)) {
+            PyObject_GC_Track(self);
+        }
+    }
+    else if (!on && m->py_self != NULL) {
+        m->py_self = NULL;
+        Py_DECREF(self);
+    }
+}
+
 static int
 t_set_grad(PyObject *self, PyObject *value, void *c)
 {
@@ -392,6 +411,7 @@ t_set_grad(PyObject *self, PyObject *value, void *c)
         PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
         if (m != NULL) {
             PTL_CLEAR(m->grad);
+            anchor(self, m);
         }
         return 0;
     }
@@ -421,6 +441,7 @@ t_set_grad(PyObject *self, PyObject *value, void *c)
     ptl_incref(g);
     PTL_CLEAR(m->grad);
     m->grad = g;
+    anchor(self, m);
     return 0;
 }
 
