@@ -83,12 +83,14 @@ class inference_mode(_DecoratorContextManager):
         self.prev = _C.is_grad_enabled()
         self.prev_inference = is_inference_mode_enabled()
         _state.inference = bool(self.mode)
+        _C._set_inference_mode(bool(self.mode))
         if self.mode:
             _C._set_grad_enabled(False)
 
     def __exit__(self, *exc):
         _C._set_grad_enabled(self.prev)
         _state.inference = self.prev_inference
+        _C._set_inference_mode(self.prev_inference)
         return False
 
     def clone(self):

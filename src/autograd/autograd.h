@@ -125,9 +125,22 @@ typedef struct PtlAutogradMeta {
     PtlNode *grad_accumulator;     /* weak, see Note [Autograd ownership] */
     int retains_grad;
     void *py_hooks;                /* tensor hooks (Python), owned by src/python */
-    int64_t view_version;          /* a view: the version when grad_fn was last set (Note
-                                    * [View regeneration]) */
+    int64_t view_version;          /* a view: the version when grad_fn was last set, or when
+                                    * it was made (Note [View regeneration]) */
+    int view_creation;             /* a view: PtlViewCreation */
+    void *py_self;                 /* owned by src/python: the tensor's own wrapper while its
+                                    * grad refers back to it (Note [Tensor GC]) */
 } PtlAutogradMeta;
+
+/* How a view was made, as PyTorch's CreationMeta (Note [View regeneration]). */
+typedef enum PtlViewCreation {
+    PTL_VIEW_UNKNOWN = 0,          /* not recorded (made inside C): regenerated only when it
+                                    * has a grad_fn */
+    PTL_VIEW_DEFAULT,              /* in grad mode */
+    PTL_VIEW_NO_GRAD,              /* in no_grad mode */
+    PTL_VIEW_INFERENCE,            /* in inference mode */
+    PTL_VIEW_MULTI_OUTPUT,         /* one of the outputs of unbind, split, ... */
+} PtlViewCreation;
 
 /* Callbacks into src/python (installed at import; NULL in a C-only world). */
 typedef struct PtlAutogradHooks {
@@ -169,6 +182,13 @@ int ptl_is_leaf(const PtlTensorImpl *t);
 PtlEdge ptl_gradient_edge(PtlTensorImpl *t);
 void ptl_set_grad_fn(PtlTensorImpl *t, PtlNode *fn, int output_nr); /* fn borrowed (increfs) */
 
+/* References to t held by t's grad and what the grad owns (view bases, grad_fns and their
+ * graphs: AccumulateGrad's variable, saved tensors), exploring at most 64 objects.
+ * exclusive: only from objects nothing outside that group keeps alive (trial deletion, for
+ * the cycle collector: Note [Tensor GC]).  When the group is too big to tell: 0 if exclusive,
+ * else 1. */
+int ptl_grad_refs_to(const PtlTensorImpl *t, int exclusive);
+
 /* ---- nodes ---- */
 PtlNode *ptl_node_new(const PtlNodeKind *kind, int num_outputs, int num_next);
 void ptl_node_incref(PtlNode *n);
@@ -189,12 +209,39 @@ extern const PtlNodeKind ptl_accumulate_grad_kind;
 int ptl_copy_slices_rebase(PtlTensorImpl *self, PtlNode *fn);
 /* Note [View regeneration]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
- * A differentiable view (one with a grad_fn) records the version of its storage when its
- * grad_fn is set.  If an in-place op on its base or on a sibling view has moved the version
- * since, its history is stale: reading its grad_fn (ptl_grad_fn, ptl_gradient_edge) first
- * replaces it with AsStridedBackward0 over the base's current gradient edge, as PyTorch
- * does.  Returns 0, or -1 when the new node could not be made (the old one is kept). */
+ * As in PyTorch, every view of a floating tensor made by a view op is a differentiable view,
+ * even when its base does not require grad: its autograd metadata records how it was made
+ * (view_creation: in grad mode by the Autograd kernel, in no_grad or inference mode when
+ * src/python first wraps it) and the version of its storage then (view_version), updated
+ * whenever its grad_fn is set.  A view reports requires_grad when its base does.  If an
+ * in-place op on its base or on a sibling view has moved the version since and the view or
+ * its base now has history, the view's history is stale: reading its grad_fn
+ * (ptl_grad_fn, ptl_gradient_edge, ptl_view_check) first replaces it with AsStridedBackward0
+ * over the base's current gradient edge, as PyTorch does.  A view made in no_grad or
+ * inference mode, or one output of a multi-output view op, cannot be regenerated:
+ * ptl_view_check raises PyTorch's error instead, and so does an in-place op on such a view
+ * itself (ptl_view_inplace_error).  detach() and .data are not views.
+ * ptl_view_refresh returns 0, or -1 when the new node could not be made or the view may not
+ * be regenerated (the old history is kept). */
 int ptl_view_refresh(PtlTensorImpl *t);
+/* Regenerates t's history if it is stale; 0, or -1 with PyTorch's error for a view that may
+ * not be regenerated. */
+int ptl_view_check(PtlTensorImpl *t);
+/* Records how view t (a new view of a floating tensor) was made and its version now; `from`
+ * (borrowed, may be NULL) is the view it was made of, whose restriction it inherits.  0 or
+ * -1 (out of memory). */
+int ptl_view_mark(PtlTensorImpl *t, PtlViewCreation how, const PtlTensorImpl *from);
+/* For an in-place op with grad on view t: -1 with PyTorch's error when t may not be modified
+ * in place (made in no_grad or inference mode, or by a multi-output op), else 0. */
+int ptl_view_inplace_error(const PtlTensorImpl *t);
+/* Whether t is a differentiable view (a view of a floating tensor made by a view op). */
+static inline int
+ptl_is_diff_view(const PtlTensorImpl *t)
+{
+    const PtlAutogradMeta *m = t->autograd_meta;
+    return t->base != NULL && (t->flags & PTL_TF_IS_VIEW) && m != NULL &&
+           m->view_creation != PTL_VIEW_UNKNOWN;
+}
 /* A fresh AsStridedBackward0 over (cs, 0): the grad_fn of the view that CopySlices `cs`
  * (borrowed) wrote, for unpacking its in-place node's saved output.  New ref or NULL. */
 PtlNode *ptl_copy_slices_view_fn(PtlNode *cs);

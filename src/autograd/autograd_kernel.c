@@ -12,6 +12,7 @@
 
 static const PtlGradRow *rows_by_op[PTL_OP_COUNT];
 static const PtlNondiffRow *nondiff_by_op[PTL_OP_COUNT];
+static uint8_t is_view_op[PTL_OP_COUNT];   /* returns Tensor(a) / Tensor(a)[] of an input */
 
 static int
 not_implemented_apply(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
@@ -101,6 +102,27 @@ is_output_alias_of_input(const PtlIValue *out, const Inputs *in)
     return 0;
 }
 
+/* Records how the views a view op returned were made (Note [View regeneration]): in grad
+ * mode, one of several outputs or of a view `from` (the op's self, borrowed).  0 or -1. */
+static int
+mark_views(const PtlOperator *op, const PtlIValue *s, const PtlTensorImpl *from)
+{
+    for (int k = 0; k < op->schema.nrets; k++) {
+        int n = s[k].tag == PTL_IV_TENSORLIST ? (int)s[k].u.tl.n : s[k].tag == PTL_IV_TENSOR;
+        PtlTensorImpl *const *ts = s[k].tag == PTL_IV_TENSORLIST ? s[k].u.tl.data : &s[k].u.t;
+        PtlViewCreation how = s[k].tag == PTL_IV_TENSORLIST ? PTL_VIEW_MULTI_OUTPUT
+                                                            : PTL_VIEW_DEFAULT;
+        for (int j = 0; j < n; j++) {
+            PtlTensorImpl *t = ts[j];
+            if (t != from && (t->flags & PTL_TF_IS_VIEW) && t->base != NULL &&
+                ptl_dtype_is_floating(t->dtype) && ptl_view_mark(t, how, from) < 0) {
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
 /* Copies the call's non-tensor arguments into the node: int lists and strings are
  * deep-copied into one owned block (strings after the lists, as int64 words). */
 static int
@@ -153,7 +175,16 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     int64_t self_version = 0;
 
     if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
-        return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+        PtlTensorImpl *from = s[0].tag == PTL_IV_TENSOR ? s[0].u.t : NULL;
+        int rc = ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+        if (rc == 0 && op->id < PTL_OP_COUNT && is_view_op[op->id] &&
+            mark_views(op, s, from) < 0) {
+            for (int k = 0; k < op->schema.nrets; k++) {
+                ptl_ivalue_release(&s[k]);
+            }
+            return -1;
+        }
+        return rc;
     }
     if (op->id < PTL_OP_COUNT && nondiff_by_op[op->id] != NULL &&
         check_nondiff(op, nondiff_by_op[op->id], s) < 0) {
@@ -173,24 +204,36 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
                              "differentiation, but one of the arguments requires grad.",
                              sc->name + 6);
     }
+    /* a stale view's history is regenerated before its edge is taken, or refused (Note
+     * [View regeneration]) */
+    for (int i = 0; i < in.n; i++) {
+        if (in.t[i] != NULL && (in.t[i]->flags & PTL_TF_IS_VIEW) && ptl_view_check(in.t[i]) < 0) {
+            return -1;
+        }
+    }
     if (sc->inplace) {
         PtlTensorImpl *self = s[0].u.t;
         self_version = atomic_load(&self->version->version);
-        if (ptl_is_leaf(self) && ptl_requires_grad(self)) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "a leaf Variable that requires grad is being used in an "
-                                 "in-place operation.");
-        }
-        /* a differentiable view: the base's history is rewritten (Note [CopySlices]); a
-         * view that does not require grad of a base that does (detach()) is a plain tensor */
+        /* a view: the base's history is rewritten (Note [CopySlices]), unless the view may
+         * not be modified in place with grad (Note [View regeneration]); a view made inside
+         * C that does not require grad, of a base that does, is a plain tensor */
         if (self->base != NULL && (self->flags & PTL_TF_IS_VIEW) &&
-            (ptl_requires_grad(self) || !ptl_requires_grad(self->base))) {
+            (ptl_is_diff_view(self) || ptl_requires_grad(self) ||
+             !ptl_requires_grad(self->base))) {
+            if (ptl_view_inplace_error(self) < 0) {
+                return -1;
+            }
             if (ptl_is_leaf(self->base) && ptl_requires_grad(self->base)) {
                 return ptl_error_set(PTL_ERR_RUNTIME,
                                      "a view of a leaf Variable that requires grad is being used "
                                      "in an in-place operation.");
             }
             on_view = 1;
+        }
+        if (ptl_is_leaf(self) && ptl_requires_grad(self)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "a leaf Variable that requires grad is being used in an "
+                                 "in-place operation.");
         }
         if (row != NULL && (row->save & PTL_SAVE_ARG(0))) {
             /* the formula needs self as it was before the op changes it: a clone made
@@ -295,6 +338,13 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         }
         goto done;
     }
+    if (op->id < PTL_OP_COUNT && is_view_op[op->id] &&
+        mark_views(op, s, in.n > 0 ? in.t[0] : NULL) < 0) {
+        for (int k = 0; k < sc->nrets; k++) {
+            ptl_ivalue_release(&s[k]);
+        }
+        goto error;
+    }
     /* outputs take the node as their grad_fn (an in-place op rebases self's history) */
     for (int k = 0, nr = 0; k < sc->nrets; k++) {
         if (s[k].tag == PTL_IV_TENSOR) {
@@ -393,6 +443,11 @@ int
 ptl_autograd_init(void)
 {
     PtlKernelReg reg;
+    for (int i = 0; i < PTL_OP_COUNT; i++) {
+        const PtlSchema *sc = &ptl_op(i)->schema;
+        is_view_op[i] = sc->nrets > 0 && !sc->inplace && sc->rets[0].alias_set != 0 &&
+                        !sc->rets[0].alias_write;
+    }
     for (int i = 0; i < ptl_grad_row_count; i++) {
         const PtlGradRow *row = &ptl_grad_rows[i];
         rows_by_op[row->op] = row;

@@ -16,6 +16,7 @@
  * Both backward functions are written with dispatcher ops (as_strided windows of a zero
  * buffer, copy_, clone), so under create_graph they record history of their own: double
  * backward through an in-place op on a view works. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,12 +282,88 @@ ptl_copy_slices_view_fn(PtlNode *cs)
     return as;
 }
 
+/* PyTorch's error for a view made in no_grad or inference mode, or by a multi-output op,
+ * modified in place (`indirect`: through its base or a sibling view).  The node is named
+ * without its "Backward0" suffix, as PyTorch prints it. */
+static int
+rebase_error(const PtlTensorImpl *t, int indirect)
+{
+    const PtlAutogradMeta *m = t->autograd_meta;
+    const char *what = indirect ? "its base or another view of its base has been" : "is being";
+    const char *suffix = "";
+    char name[64] = "", head[320];
+    int how = m->view_creation;
+
+    if (m->grad_fn != NULL) {
+        const char *full = m->grad_fn->kind->name, *cut = strstr(full, "Backward");
+        int len = cut != NULL ? (int)(cut - full) : (int)strlen(full);
+        snprintf(name, sizeof(name), "%.*s", len, full);
+    }
+    if (how == PTL_VIEW_MULTI_OUTPUT && m->grad_fn != NULL) {
+        snprintf(head, sizeof(head), "Output %d of %s is a view and %s modified inplace.",
+                 m->output_nr, name, what);
+    }
+    else {
+        char prefix[160];
+        if (m->grad_fn != NULL) {
+            snprintf(prefix, sizeof(prefix),
+                     "Output %d of %s is a view of a view which was created in", m->output_nr,
+                     name);
+        }
+        else {
+            snprintf(prefix, sizeof(prefix), "A view was created in");
+        }
+        if (how == PTL_VIEW_INFERENCE) {
+            snprintf(head, sizeof(head),
+                     "%s inference mode and %s modified inplace in normal mode.", prefix, what);
+        }
+        else {
+            snprintf(head, sizeof(head),
+                     "%s no_grad mode and %s modified inplace with grad mode enabled.", prefix,
+                     what);
+        }
+    }
+    if (how == PTL_VIEW_MULTI_OUTPUT) {
+        suffix = " This view is the output of a function that returns multiple views. Such "
+                 "functions do not allow the output views to be modified inplace. You should "
+                 "replace the inplace operation by an out-of-place one.";
+    }
+    else if (how == PTL_VIEW_NO_GRAD) {
+        suffix = " Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                 "can clarify your code by moving both the view and the inplace either both "
+                 "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+                 "outside (if you want the inplace to be tracked).";
+    }
+    else if (how == PTL_VIEW_INFERENCE) {
+        suffix = " Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                 "can clarify your code by moving both the view and the inplace either both "
+                 "inside the inference_mode block (if you don't want the inplace to be tracked) "
+                 "or both outside (if you want the inplace to be tracked).";
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "%s%s", head, suffix);
+}
+
+int
+ptl_view_inplace_error(const PtlTensorImpl *t)
+{
+    const PtlAutogradMeta *m = t->autograd_meta;
+    if (m == NULL || m->view_creation <= PTL_VIEW_DEFAULT) {
+        return 0;
+    }
+    return rebase_error(t, 0);
+}
+
 int
 ptl_view_refresh(PtlTensorImpl *t)
 {
     PtlTensorImpl *base = t->base;
-    PtlEdge e = ptl_gradient_edge(base);
+    const PtlAutogradMeta *m = t->autograd_meta;
+    PtlEdge e;
     PtlNode *as;
+    if (m->view_creation > PTL_VIEW_DEFAULT) {
+        return rebase_error(t, 1);
+    }
+    e = ptl_gradient_edge(base);
     if (e.fn == NULL) {
         return 0;   /* the base has no history to regenerate from */
     }

@@ -81,15 +81,53 @@ int
 ptl_requires_grad(const PtlTensorImpl *t)
 {
     const PtlAutogradMeta *m = t->autograd_meta;
-    return m != NULL && (m->requires_grad || m->grad_fn != NULL);
+    if (m == NULL) {
+        return 0;
+    }
+    if (m->requires_grad || m->grad_fn != NULL) {
+        return 1;
+    }
+    /* a differentiable view requires grad when its base does (Note [View regeneration]) */
+    return m->view_creation != PTL_VIEW_UNKNOWN && t->base != NULL && ptl_requires_grad(t->base);
 }
 
-/* whether t is a view whose grad_fn predates an in-place op on its storage */
+/* whether t is a view whose history predates an in-place op on its storage: it has a
+ * grad_fn, or it is a differentiable view whose base has history now */
 static inline int
 view_is_stale(const PtlTensorImpl *t, const PtlAutogradMeta *m)
 {
-    return m->grad_fn != NULL && t->base != NULL && (t->flags & PTL_TF_IS_VIEW) &&
-           atomic_load_explicit(&t->version->version, memory_order_relaxed) != m->view_version;
+    if (t->base == NULL || !(t->flags & PTL_TF_IS_VIEW) ||
+        atomic_load_explicit(&t->version->version, memory_order_relaxed) == m->view_version) {
+        return 0;
+    }
+    return m->grad_fn != NULL ||
+           (m->view_creation != PTL_VIEW_UNKNOWN && ptl_requires_grad(t->base));
+}
+
+int
+ptl_view_check(PtlTensorImpl *t)
+{
+    PtlAutogradMeta *m = t->autograd_meta;
+    return m != NULL && view_is_stale(t, m) ? ptl_view_refresh(t) : 0;
+}
+
+int
+ptl_view_mark(PtlTensorImpl *t, PtlViewCreation how, const PtlTensorImpl *from)
+{
+    PtlAutogradMeta *m = ptl_autograd_meta(t, 1);
+    const PtlAutogradMeta *fm = from != NULL && from->base != NULL ? from->autograd_meta : NULL;
+    if (m == NULL) {
+        return -1;
+    }
+    /* a view of a view made in no_grad/inference mode or by a multi-output op keeps that
+     * restriction (PyTorch's propagate_creation_meta) */
+    if (fm != NULL && fm->view_creation > PTL_VIEW_DEFAULT &&
+        (how == PTL_VIEW_DEFAULT || fm->view_creation == PTL_VIEW_INFERENCE)) {
+        how = (PtlViewCreation)fm->view_creation;
+    }
+    m->view_creation = how;
+    m->view_version = atomic_load_explicit(&t->version->version, memory_order_relaxed);
+    return 0;
 }
 
 PtlNode *
@@ -194,6 +232,146 @@ ptl_gradient_edge(PtlTensorImpl *t)
         e.fn = grad_accumulator(t);
     }
     return e;
+}
+
+/* ---- what a tensor's grad keeps alive (Note [Tensor GC] in src/python/tensor_object.c) ---- */
+
+#define CLUSTER_MAX 64
+#define CHILDREN_MAX (PTL_SCHEMA_MAX_ARGS + PTL_NODE_MAX_SAVED + 4)
+
+typedef struct Owned {
+    void *p;
+    int is_node;
+    long internal;     /* references held by other members (and t's meta, for the grad) */
+    int reachable;     /* kept alive from outside the cluster */
+} Owned;
+
+typedef struct Child {
+    void *p;
+    int is_node;
+} Child;
+
+/* The objects o owns: a tensor its view base, grad_fn and grad; a node its next nodes,
+ * leaf, saved tensors and (CopySlices) in-place node.  Returns how many (at most CHILDREN_MAX). */
+static int
+children_of(const Owned *o, Child *c)
+{
+    int n = 0;
+    if (!o->is_node) {
+        const PtlTensorImpl *x = o->p;
+        const PtlAutogradMeta *m = x->autograd_meta;
+        if (x->base != NULL) {
+            c[n++] = (Child){x->base, 0};
+        }
+        if (m != NULL && m->grad_fn != NULL) {
+            c[n++] = (Child){m->grad_fn, 1};
+        }
+        if (m != NULL && m->grad != NULL) {
+            c[n++] = (Child){m->grad, 0};
+        }
+        return n;
+    }
+    const PtlNode *node = o->p;
+    for (int i = 0; i < node->num_next && n < PTL_SCHEMA_MAX_ARGS; i++) {
+        if (node->next[i].fn != NULL) {
+            c[n++] = (Child){node->next[i].fn, 1};
+        }
+    }
+    if (node->variable != NULL) {
+        c[n++] = (Child){node->variable, 0};
+    }
+    for (int i = 0; i < node->nsaved; i++) {
+        if (node->saved[i].data != NULL) {
+            c[n++] = (Child){node->saved[i].data, 0};
+        }
+    }
+    if (node->view != NULL && node->view->fn != NULL) {
+        c[n++] = (Child){node->view->fn, 1};
+    }
+    return n;
+}
+
+static long
+refcnt_of(const Owned *o)
+{
+    return o->is_node ? atomic_load(&((PtlNode *)o->p)->refcnt)
+                      : atomic_load(&((PtlTensorImpl *)o->p)->refcnt);
+}
+
+static int
+find_owned(const Owned *set, int n, const void *p)
+{
+    for (int i = 0; i < n; i++) {
+        if (set[i].p == p) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int
+ptl_grad_refs_to(const PtlTensorImpl *t, int exclusive)
+{
+    const PtlAutogradMeta *m = t->autograd_meta;
+    Owned set[CLUSTER_MAX];
+    Child c[CHILDREN_MAX];
+    int n = 0, refs = 0;
+
+    if (m == NULL || m->grad == NULL) {
+        return 0;
+    }
+    /* everything the grad reaches without passing through t, with the references each
+     * member receives from the others */
+    set[n++] = (Owned){m->grad, 0, 1, 0};
+    for (int i = 0; i < n; i++) {
+        int nc = children_of(&set[i], c);
+        for (int k = 0; k < nc; k++) {
+            int j = c[k].p == t ? -2 : find_owned(set, n, c[k].p);
+            if (j == -1) {
+                if (n == CLUSTER_MAX) {
+                    return exclusive ? 0 : 1;   /* too big to tell: shared, and may reach t */
+                }
+                set[n] = (Owned){c[k].p, c[k].is_node, 0, 0};
+                j = n++;
+            }
+            if (j >= 0) {
+                set[j].internal++;
+            }
+        }
+    }
+    /* members with owners outside the cluster stay alive, and so does what they own */
+    for (int i = 0; exclusive && i < n; i++) {
+        set[i].reachable = refcnt_of(&set[i]) > set[i].internal;
+    }
+    for (int changed = 1; exclusive && changed;) {
+        changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (!set[i].reachable) {
+                continue;
+            }
+            int nc = children_of(&set[i], c);
+            for (int k = 0; k < nc; k++) {
+                int j = find_owned(set, n, c[k].p);
+                if (j >= 0 && !set[j].reachable) {
+                    set[j].reachable = 1;
+                    changed = 1;
+                }
+            }
+        }
+    }
+    if (exclusive && set[0].reachable) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        if (set[i].reachable) {
+            continue;
+        }
+        int nc = children_of(&set[i], c);
+        for (int k = 0; k < nc; k++) {
+            refs += c[k].p == t;
+        }
+    }
+    return refs;
 }
 
 /* ---- nodes ---- */

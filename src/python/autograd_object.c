@@ -4,6 +4,7 @@
  * torch/csrc/autograd/{python_cpp_function.cpp, python_engine.cpp, python_variable.cpp}.
  * See Note [Autograd ownership]. */
 #include "autograd_python.h"
+#include "../c10/tls.h"
 
 #include <string.h>
 
@@ -339,14 +340,22 @@ static PyObject *
 t_get_is_leaf(PyObject *self, void *c)
 {
     (void)c;
-    return PyBool_FromLong(ptl_is_leaf(PTLPY_IMPL(self)));
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    if ((t->flags & PTL_TF_IS_VIEW) && ptl_view_check(t) < 0) {
+        return ptlpy_raise();
+    }
+    return PyBool_FromLong(ptl_is_leaf(t));
 }
 
 static PyObject *
 t_get_grad_fn(PyObject *self, void *c)
 {
     (void)c;
-    PtlNode *n = ptl_grad_fn(PTLPY_IMPL(self));
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    if ((t->flags & PTL_TF_IS_VIEW) && ptl_view_check(t) < 0) {
+        return ptlpy_raise();
+    }
+    PtlNode *n = ptl_grad_fn(t);
     if (n == NULL) {
         Py_RETURN_NONE;
     }
@@ -374,6 +383,25 @@ t_get_grad(PyObject *self, void *c)
     return ptlpy_wrap(m->grad);
 }
 
+/* Note [Tensor GC]: while t's grad refers back to t, the wrapper owns itself and is tracked */
+static void
+anchor(PyObject *self, PtlAutogradMeta *m)
+{
+    int on = m->grad != NULL && (m->grad->base != NULL || m->grad->autograd_meta != NULL) &&
+             ptl_grad_refs_to(PTLPY_IMPL(self), 0) > 0;
+    if (on && m->py_self == NULL) {
+        Py_INCREF(self);
+        m->py_self = self;
+        if (!PyObject_GC_IsTracked(self)) {
+            PyObject_GC_Track(self);
+        }
+    }
+    else if (!on && m->py_self != NULL) {
+        m->py_self = NULL;
+        Py_DECREF(self);
+    }
+}
+
 static int
 t_set_grad(PyObject *self, PyObject *value, void *c)
 {
@@ -383,6 +411,7 @@ t_set_grad(PyObject *self, PyObject *value, void *c)
         PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
         if (m != NULL) {
             PTL_CLEAR(m->grad);
+            anchor(self, m);
         }
         return 0;
     }
@@ -412,6 +441,7 @@ t_set_grad(PyObject *self, PyObject *value, void *c)
     ptl_incref(g);
     PTL_CLEAR(m->grad);
     m->grad = g;
+    anchor(self, m);
     return 0;
 }
 
@@ -419,8 +449,11 @@ static PyObject *
 t_get_data(PyObject *self, void *c)
 {
     (void)c;
+    /* not a view: the same storage under a new tensor with its own version counter */
     PtlTensorImpl *t = PTLPY_IMPL(self);
-    PtlTensorImpl *d = ptl_tensor_impl_view(t, t->dim, t->sizes, t->strides, t->storage_offset);
+    ptl_storage_incref(t->storage);
+    PtlTensorImpl *d = ptl_tensor_impl_new(t->storage, t->dtype, t->dim, t->sizes, t->strides,
+                                           t->storage_offset);
     if (d == NULL) {
         return ptlpy_raise();
     }
@@ -612,11 +645,25 @@ py_set_grad_enabled(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* Inference mode, for the error about views made inside it (Note [View regeneration]). */
+static PyObject *
+py_set_inference_mode(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) {
+        return NULL;
+    }
+    ptl_tls()->inference_mode = on;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef autograd_module_methods[] = {
     {"_run_backward", py_run_backward, METH_VARARGS, NULL},
     {"_run_grad", py_run_grad, METH_VARARGS, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
+    {"_set_inference_mode", py_set_inference_mode, METH_O, NULL},
     {NULL},
 };
 

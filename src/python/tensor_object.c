@@ -10,13 +10,20 @@
  * wrapper alone: otherwise C owns them and they must outlive the wrapper.  To keep the hot
  * path off the GC lists, tensors are allocated untracked and tracked (_C._track_tensor) only
  * when Python state that may refer back is attached: a hook.  Subclasses with a __dict__
- * stay tracked from birth. */
+ * stay tracked from birth.
+ * A grad that refers back to its tensor (x.grad = x[:], or a grad whose graph reaches x)
+ * makes a cycle through C alone, which would outlive the wrapper.  So the grad setter makes
+ * the wrapper own itself (AutogradMeta.py_self) and tracks it; tp_traverse visits py_self,
+ * as the other state, once the impl's only owners besides the wrapper are its grad and what
+ * the grad alone keeps alive (ptl_grad_refs_to's trial deletion), and tp_clear drops the
+ * grad and py_self. */
 #include "ptlpy.h"
 
 #include <string.h>
 
 #include "../autograd/autograd.h"
 #include "../c10/parallel.h"
+#include "../c10/tls.h"
 
 PyTypeObject *ptlpy_tensor_class = &PtlPyTensorBase_Type;
 
@@ -44,6 +51,16 @@ ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type)
     }
     o->impl = t;
     t->pyobj = o;
+    /* a view made in no_grad or inference mode comes here first: record that (Note [View
+     * regeneration]; in grad mode the Autograd kernel does) */
+    if ((t->flags & PTL_TF_IS_VIEW) && t->base != NULL && t->autograd_meta == NULL &&
+        ptl_dtype_is_floating(t->dtype) && !ptl_grad_mode_enabled()) {
+        PtlViewCreation how = ptl_tls()->inference_mode ? PTL_VIEW_INFERENCE : PTL_VIEW_NO_GRAD;
+        if (ptl_view_mark(t, how, NULL) < 0) {
+            Py_DECREF(o);
+            return ptlpy_raise();
+        }
+    }
     return (PyObject *)o;
 }
 
@@ -76,18 +93,37 @@ tensor_dealloc(PtlPyTensor *self)
     }
 }
 
-/* Note [Tensor GC]: the Python state only this wrapper keeps alive */
+/* Note [Tensor GC]: the Python state only this wrapper keeps alive (the impl's other owners,
+ * if any, being its own grad and what that grad alone keeps alive) */
 static int
 tensor_traverse(PtlPyTensor *self, visitproc visit, void *arg)
 {
     PtlTensorImpl *t = self->impl;
     PtlAutogradMeta *m = t != NULL ? t->autograd_meta : NULL;
-    if (m == NULL || atomic_load(&t->refcnt) != 1) {
+    if (m == NULL ||
+        atomic_load(&t->refcnt) != 1 + (m->py_self != NULL ? ptl_grad_refs_to(t, 1) : 0)) {
         return 0;
     }
     Py_VISIT((PyObject *)m->py_hooks);
     if (m->grad_fn != NULL && atomic_load(&m->grad_fn->refcnt) == 1) {
         Py_VISIT((PyObject *)m->grad_fn->py_state);
+    }
+    Py_VISIT((PyObject *)m->py_self);
+    return 0;
+}
+
+/* Note [Tensor GC]: an unreachable tensor whose grad refers back to it drops that grad and
+ * the reference to itself */
+static int
+tensor_clear(PtlPyTensor *self)
+{
+    PtlTensorImpl *t = self->impl;
+    PtlAutogradMeta *m = t != NULL ? t->autograd_meta : NULL;
+    if (m != NULL && m->py_self != NULL) {
+        PyObject *o = m->py_self;
+        PTL_CLEAR(m->grad);
+        m->py_self = NULL;
+        Py_DECREF(o);
     }
     return 0;
 }
@@ -800,6 +836,7 @@ PyTypeObject PtlPyTensorBase_Type = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .tp_dealloc = (destructor)tensor_dealloc,
     .tp_traverse = (traverseproc)tensor_traverse,
+    .tp_clear = (inquiry)tensor_clear,
     .tp_free = PyObject_GC_Del,
     .tp_new = tensor_new,
     .tp_as_number = &tensor_as_number,

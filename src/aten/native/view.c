@@ -473,7 +473,7 @@ slice_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                     self->storage_offset + start * self->strides[d]);
 }
 
-/* alias / detach (Tensor(a) self): the same data under a new TensorImpl */
+/* alias (Tensor(a) self): the same data under a new TensorImpl, a view */
 static int
 alias_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -481,6 +481,21 @@ alias_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t;
     return set_view(s, self, self->dim, self->sizes, self->strides, self->storage_offset);
+}
+
+/* detach (Tensor(a) self): the same data and version counter under a new TensorImpl that,
+ * as in PyTorch, is not a view (no _base), so autograd never links it back to self */
+static int
+detach_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *d = ptl_tensor_impl_alias(s[0].u.t);
+    if (d == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(d);
+    return 0;
 }
 
 /* ---- squeeze, flatten, narrow, movedim ---- */
@@ -938,7 +953,7 @@ static const PtlKernelReg view_cpu_kernels[] = {
     {PTL_OP_select_int, PTL_KEY_CPU, select_cpu},
     {PTL_OP_slice_Tensor, PTL_KEY_CPU, slice_cpu},
     {PTL_OP_alias, PTL_KEY_CPU, alias_cpu},
-    {PTL_OP_detach, PTL_KEY_CPU, alias_cpu},
+    {PTL_OP_detach, PTL_KEY_CPU, detach_cpu},
     {PTL_OP_squeeze, PTL_KEY_CPU, squeeze_cpu},
     {PTL_OP_squeeze_dim, PTL_KEY_CPU, squeeze_cpu},
     {PTL_OP_squeeze_dims, PTL_KEY_CPU, squeeze_cpu},
