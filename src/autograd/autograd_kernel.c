@@ -345,19 +345,20 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         }
         goto error;
     }
-    /* outputs take the node as their grad_fn (an in-place op rebases self's history) */
+    /* outputs take the node as their grad_fn (an in-place op rebases self's history); every
+     * return keeps its slot, so an undefined one (convolution_backward with part of its
+     * output_mask off) leaves the next output's number where the formulas expect it */
     for (int k = 0, nr = 0; k < sc->nrets; k++) {
-        if (s[k].tag == PTL_IV_TENSOR) {
-            if (ptl_dtype_is_floating(s[k].u.t->dtype)) {
-                ptl_set_grad_fn(s[k].u.t, node, nr);
-            }
-            nr++;
-        }
-        else if (s[k].tag == PTL_IV_TENSORLIST) {
+        if (s[k].tag == PTL_IV_TENSORLIST) {
             for (int64_t j = 0; j < s[k].u.tl.n; j++, nr++) {
                 ptl_set_grad_fn(s[k].u.tl.data[j], node, nr);
             }
+            continue;
         }
+        if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_floating(s[k].u.t->dtype)) {
+            ptl_set_grad_fn(s[k].u.t, node, nr);
+        }
+        nr++;
     }
 done:
     for (int i = 0; i < in.n; i++) {
