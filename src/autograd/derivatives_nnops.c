@@ -81,6 +81,13 @@ leaky_relu_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return pointwise_grad(n, gi, go, PTL_OP_leaky_relu_backward, 1, param1, ptl_iv_bool(0));
 }
 
+/* leaky_relu_ saves its result, as PyTorch does (no copy of the input is kept) */
+int
+leaky_relu_result_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return pointwise_grad(n, gi, go, PTL_OP_leaky_relu_backward, 1, param1, ptl_iv_bool(1));
+}
+
 int
 hardtanh_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {

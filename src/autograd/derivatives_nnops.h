@@ -10,6 +10,7 @@ int silu_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_ou
 int mish_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int elu_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int leaky_relu_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
+int leaky_relu_result_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int hardtanh_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int softplus_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int hardswish_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);

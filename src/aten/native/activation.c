@@ -505,6 +505,23 @@ elu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                          is_result ? elu_result_grad_loops : elu_grad_loops, p);
 }
 
+/* leaky_relu_backward(grad_output, self_or_result, negative_slope, self_is_result): the sign
+ * of the in-place op's result tells the side of x only for a slope >= 0 */
+static int
+leaky_relu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (s[3].u.b && ptl_iv_to_double(&s[2]) < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "In-place leakyReLu backward calculation is triggered with a "
+                             "negative slope which is not supported. This is caused by calling "
+                             "in-place forward function with a negative slope, please call "
+                             "out-of-place version instead. File an issue at "
+                             "https://github.com/pytorch/pytorch if you do require supporting "
+                             "in-place leakRelu backward calculation with negative slope");
+    }
+    return act_cpu(op, ks, s);
+}
+
 /* celu(Tensor self, Scalar alpha=1.0): [*] -> [*], elu with scale 1 and input_scale
  * 1 / alpha (and celu_ in place) */
 static int
@@ -536,7 +553,7 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_celu_, PTL_KEY_CPU, celu_cpu},
     {PTL_OP_leaky_relu, PTL_KEY_CPU, act_cpu},
     {PTL_OP_leaky_relu_, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_leaky_relu_backward, PTL_KEY_CPU, act_cpu},
+    {PTL_OP_leaky_relu_backward, PTL_KEY_CPU, leaky_relu_backward_cpu},
     {PTL_OP_hardtanh, PTL_KEY_CPU, hardtanh_cpu},
     {PTL_OP_hardtanh_, PTL_KEY_CPU, hardtanh_cpu},
     {PTL_OP_hardtanh_backward, PTL_KEY_CPU, act_cpu},
