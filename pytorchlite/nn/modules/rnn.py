@@ -61,11 +61,18 @@ def _blend(new, old, keep):
     return new * keep + old * (1 - keep)
 
 
+def _stack(parts):
+    """torch.stack(parts, 0) in groups of at most 64 (autograd's limit on an op's inputs)."""
+    if len(parts) <= 64:
+        return torch.stack(parts, 0)
+    return torch.cat([torch.stack(parts[i:i + 64], 0) for i in range(0, len(parts), 64)], 0)
+
+
 def _run_direction(mode, x, state, weights, reverse, keep=None):
     """x [T, B, I], state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final state).
     keep[t] (packed input only): [B, 1], 1 for the sequences still running at step t."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    x_gates = F.linear(x, w_ih, b_ih)
+    x_gates = F.linear(x, w_ih, b_ih).unbind(0)
     step = _STEPS[mode]
     extra = (w_hr,) if mode == "LSTM" else ()
     steps = range(x.size(0) - 1, -1, -1) if reverse else range(x.size(0))
@@ -80,7 +87,7 @@ def _run_direction(mode, x, state, weights, reverse, keep=None):
         state = new
         outs[t] = state[0] if mode == "LSTM" else state
     if outs:
-        out = torch.stack(outs, 0)
+        out = _stack(outs)
     else:
         h = state[0] if mode == "LSTM" else state
         out = h.new_zeros((0,) + tuple(h.shape))
