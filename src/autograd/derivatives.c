@@ -2087,6 +2087,7 @@ done:
 #include "derivatives_sort.h"
 #include "derivatives_linalg2.h"
 #include "derivatives_svd.h"
+#include "derivatives_rnnperf.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},
