@@ -457,3 +457,32 @@ def test_backward_kernel_errors():
     with pytest.raises(NotImplementedError, match=re.escape(
             "\"_thnn_fused_gru_cell_backward_cpu\" not implemented for 'Int'")):
         aten._thnn_fused_gru_cell_backward(z.int(), ptl.zeros(2, 15, dtype=ptl.int32), True)
+
+
+@pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
+@pytest.mark.parametrize("dtype,tol", [("float16", 3e-3), ("bfloat16", 2e-2)])
+def test_half_dtypes_compose_the_cell_of_ops(name, dtype, tol):
+    """The fused cells take float32 / float64; other dtypes run the cell composed of ops."""
+    dt = getattr(ptl, dtype)
+    m = getattr(ptl.nn, name)(3, 4, num_layers=2, dtype=dt)
+    m64 = getattr(ptl.nn, name)(3, 4, num_layers=2, dtype=ptl.float64)
+    m64.load_state_dict({k: v.double() for k, v in m.state_dict().items()})
+    x = ptl.from_numpy(randn(5, 2, 3)).to(dt)
+    out = m(x)[0]
+    assert out.dtype == dt
+    np.testing.assert_allclose(out.double().detach().numpy(),
+                               m64(x.double())[0].detach().numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("op", ["lstm", "gru"])
+def test_leaf_gradients_are_not_shared(op):
+    """One gradient going to two leaves (LSTM's gates and biases) reaches them as two
+    buffers: a second backward accumulates into each once."""
+    make = _lstm_inputs if op == "lstm" else _gru_inputs
+    fn = lstm_hy if op == "lstm" else gru_hy
+    leaves = make(2, 3, True)
+    fn(*leaves).sum().backward()
+    first = [x.grad.numpy().copy() for x in leaves]
+    fn(*leaves).sum().backward()
+    for x, g in zip(leaves, first):
+        np.testing.assert_allclose(x.grad.numpy(), 2 * g, rtol=1e-14, atol=1e-14)

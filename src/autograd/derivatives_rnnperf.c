@@ -32,12 +32,23 @@ call_multi(PtlOpId id, int k, const PtlIValue *given, int nret, PtlTensorImpl **
     return 0;
 }
 
-/* Gives gradient g (borrowed, may be NULL) to every edge in edges[0..k) that wants one. */
+/* Gives gradient g (borrowed, may be NULL) to every edge in edges[0..k) that wants one: the
+ * first gets g itself, later ones a copy (two leaves must not share one .grad buffer, which
+ * AccumulateGrad would take without copying). */
 static int
 give(PtlNode *n, PtlTensorImpl **go, PtlTensorImpl *g, const int *edges, int k)
 {
+    int given = 0;
     for (int e = 0; e < k; e++) {
-        if (g != NULL && NEEDS(edges[e]) && put_same(n, go, edges[e], g) < 0) {
+        if (g == NULL || !NEEDS(edges[e])) {
+            continue;
+        }
+        if (given++ == 0) {
+            if (put_same(n, go, edges[e], g) < 0) {
+                return -1;
+            }
+        }
+        else if (put(n, go, edges[e], op1(PTL_OP_clone, g)) < 0) {
             return -1;
         }
     }

@@ -495,6 +495,11 @@ class RNNCellBase(Module):
     def _x_gates(self, input):
         return F.linear(input, self.weight_ih, self.bias_ih)
 
+    def _fused(self, input):
+        """The fused cell kernels take float32 / float64 with matching weights."""
+        return (input.dtype in (torch.float32, torch.float64)
+                and input.dtype == self.weight_ih.dtype)
+
 
 class RNNCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
@@ -543,7 +548,12 @@ class LSTMCell(RNNCellBase):
         elif not batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         self._check_sizes(input, hx)
-        h, c = _lstm_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        if self._fused(input):
+            h, c, _ = aten._thnn_fused_lstm_cell(F.linear(input, self.weight_ih),
+                                                 F.linear(hx[0], self.weight_hh), hx[1],
+                                                 self.bias_ih, self.bias_hh)
+        else:
+            h, c = _lstm_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -561,5 +571,10 @@ class GRUCell(RNNCellBase):
         elif not batched:
             hx = hx.unsqueeze(0)
         self._check_sizes(input, [hx])
-        ret = _gru_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        if self._fused(input):
+            ret = aten._thnn_fused_gru_cell(F.linear(input, self.weight_ih),
+                                            F.linear(hx, self.weight_hh), hx, self.bias_ih,
+                                            self.bias_hh)[0]
+        else:
+            ret = _gru_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
         return ret if batched else ret.squeeze(0)
