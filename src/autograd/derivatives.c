@@ -2090,6 +2090,7 @@ done:
 #include "derivatives_gridgg.h"
 #include "derivatives_elures.h"
 #include "derivatives_lossgrad.h"
+#include "derivatives_rnnperf.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},

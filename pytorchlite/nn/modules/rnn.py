@@ -1,8 +1,9 @@
 """RNNBase, RNN, LSTM, GRU and their cells (torch/nn/modules/rnn.py).
 
-Written with ops, as torch's own reference path is: per layer and direction, the input
-projection x W_ih^T + b_ih of every time step is one matmul, then a Python loop over time
-applies h W_hh^T + b_hh and the gates.  Gate order is torch's (LSTM i, f, g, o; GRU r, z, n
+Per layer and direction, the input projection x W_ih^T of every time step is one matmul,
+then a Python loop over time applies h W_hh^T (one matmul) and the gates: for float32 and
+float64 in one fused kernel per step (aten::_thnn_fused_lstm_cell / _thnn_fused_gru_cell,
+native/rnn.c, which also add the biases), for other dtypes composed of ops.  Gate order is torch's (LSTM i, f, g, o; GRU r, z, n
 with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))), so state_dicts load from torch.
 A PackedSequence runs padded (time-major, sorted by length), and a sequence's state stops
 changing after its last step (forward) or starts changing at it (reverse)."""
@@ -17,6 +18,8 @@ from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _packed_rows, pad_packed_sequence
 from .module import Module
+
+aten = torch.ops.aten
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -56,33 +59,69 @@ _STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_
           "GRU": _gru_step}
 
 
-def _blend(new, old, keep):
-    """new where keep [B, 1] is 1, old where it is 0 (exactly: keep is 0 or 1)."""
-    return new * keep + old * (1 - keep)
+def _fused_steps(mode, w_hh, b_ih, b_hh, w_hr):
+    """One time step (gates, state) -> state for _run_direction, gates = x_t W_ih^T without
+    the biases for LSTM / GRU (their fused cell adds both), with both for RNN: one GEMM for
+    the hidden projection, then one fused kernel (LSTM, GRU) or nonlinearity (RNN)."""
+    w_hh_t = w_hh.t()
+    if mode == "LSTM":
+        w_hr_t = w_hr.t() if w_hr is not None else None
+
+        def lstm(gates, hc):
+            h, c, _ = aten._thnn_fused_lstm_cell(gates, hc[0].mm(w_hh_t), hc[1], b_ih, b_hh)
+            return (h if w_hr_t is None else h.mm(w_hr_t)), c
+        return lstm
+    if mode == "GRU":
+        return lambda gates, h: aten._thnn_fused_gru_cell(gates, h.mm(w_hh_t), h, b_ih, b_hh)[0]
+    act = torch.tanh if mode == "RNN_TANH" else torch.relu
+    return lambda gates, h: act(torch.addmm(gates, h, w_hh_t))
+
+
+def _stack(parts):
+    """torch.stack(parts, 0) in groups of at most 64 (autograd's limit on an op's inputs)."""
+    if len(parts) <= 64:
+        return torch.stack(parts, 0)
+    return torch.cat([torch.stack(parts[i:i + 64], 0) for i in range(0, len(parts), 64)], 0)
 
 
 def _run_direction(mode, x, state, weights, reverse, keep=None):
     """x [T, B, I], state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final state).
-    keep[t] (packed input only): [B, 1], 1 for the sequences still running at step t."""
+    keep[t] (packed input only): [B, 1] bool, True for the sequences still running at step t.
+
+    float32 / float64 run the fused steps: the input projection of all steps is one GEMM,
+    each step one GEMM and one fused cell.  Other dtypes compose the cell of ops."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    x_gates = F.linear(x, w_ih, b_ih)
-    step = _STEPS[mode]
-    extra = (w_hr,) if mode == "LSTM" else ()
+    lstm = mode == "LSTM"
+    if x.dtype in (torch.float32, torch.float64):
+        if mode in ("LSTM", "GRU"):
+            x_gates = F.linear(x, w_ih)
+        else:
+            x_gates = F.linear(x, w_ih, b_ih)
+            x_gates = x_gates if b_hh is None else x_gates + b_hh
+        step = _fused_steps(mode, w_hh, b_ih, b_hh, w_hr)
+    else:
+        x_gates = F.linear(x, w_ih, b_ih)
+        extra = (w_hr,) if lstm else ()
+
+        def step(gates, st):
+            return _STEPS[mode](gates, st, w_hh, b_hh, *extra)
+    x_gates = x_gates.unbind(0)
     steps = range(x.size(0) - 1, -1, -1) if reverse else range(x.size(0))
     outs = [None] * x.size(0)
     for t in steps:
-        new = step(x_gates[t], state, w_hh, b_hh, *extra)
+        new = step(x_gates[t], state)
         if keep is not None and keep[t] is not None:
-            if mode == "LSTM":
-                new = (_blend(new[0], state[0], keep[t]), _blend(new[1], state[1], keep[t]))
+            if lstm:
+                new = (torch.where(keep[t], new[0], state[0]),
+                       torch.where(keep[t], new[1], state[1]))
             else:
-                new = _blend(new, state, keep[t])
+                new = torch.where(keep[t], new, state)
         state = new
-        outs[t] = state[0] if mode == "LSTM" else state
+        outs[t] = state[0] if lstm else state
     if outs:
-        out = torch.stack(outs, 0)
+        out = _stack(outs)
     else:
-        h = state[0] if mode == "LSTM" else state
+        h = state[0] if lstm else state
         out = h.new_zeros((0,) + tuple(h.shape))
     return out, state
 
@@ -254,7 +293,7 @@ class RNNBase(Module):
         self.check_forward_args(data, hx, batch_sizes)
         sizes = batch_sizes.tolist()
         steps = torch.arange(len(sizes)).unsqueeze(1)
-        running = (lengths.unsqueeze(0) > steps).to(data.dtype)  # [T, B]
+        running = lengths.unsqueeze(0) > steps  # [T, B]
         keep = [None if n == sizes[0] else running[t].unsqueeze(1) for t, n in enumerate(sizes)]
         output, h_n = self._run(padded, hx, keep)
         rows = torch.tensor(_packed_rows(sizes), dtype=torch.int64)
@@ -456,6 +495,11 @@ class RNNCellBase(Module):
     def _x_gates(self, input):
         return F.linear(input, self.weight_ih, self.bias_ih)
 
+    def _fused(self, input):
+        """The fused cell kernels take float32 / float64 with matching weights."""
+        return (input.dtype in (torch.float32, torch.float64)
+                and input.dtype == self.weight_ih.dtype)
+
 
 class RNNCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
@@ -504,7 +548,12 @@ class LSTMCell(RNNCellBase):
         elif not batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
         self._check_sizes(input, hx)
-        h, c = _lstm_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        if self._fused(input):
+            h, c, _ = aten._thnn_fused_lstm_cell(F.linear(input, self.weight_ih),
+                                                 F.linear(hx[0], self.weight_hh), hx[1],
+                                                 self.bias_ih, self.bias_hh)
+        else:
+            h, c = _lstm_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 
@@ -522,5 +571,10 @@ class GRUCell(RNNCellBase):
         elif not batched:
             hx = hx.unsqueeze(0)
         self._check_sizes(input, [hx])
-        ret = _gru_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
+        if self._fused(input):
+            ret = aten._thnn_fused_gru_cell(F.linear(input, self.weight_ih),
+                                            F.linear(hx, self.weight_hh), hx, self.bias_ih,
+                                            self.bias_hh)[0]
+        else:
+            ret = _gru_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
         return ret if batched else ret.squeeze(0)
