@@ -297,9 +297,10 @@ def _live_after(fn):
     lambda t: ptl.nn.functional.elu(t, 1.3, inplace=True),
     lambda t: ptl.nn.functional.selu(t, inplace=True),
     lambda t: ptl.nn.functional.celu(t, 0.4, inplace=True),
-], ids=["elu", "selu", "celu"])
-def test_inplace_elu_keeps_no_copy_of_its_input(fn):
-    # relu_ saves its result too: the in-place elu family holds exactly as much
+    lambda t: ptl.nn.functional.leaky_relu(t, 0.2, inplace=True),
+], ids=["elu", "selu", "celu", "leaky_relu"])
+def test_inplace_activation_keeps_no_copy_of_its_input(fn):
+    # relu_ saves its result too: the in-place elu family and leaky_relu_ hold exactly as much
     assert _live_after(fn) == _live_after(lambda t: ptl.relu_(t))
     assert _live_after(fn)["Storage"] == 1    # the clone's, which the result shares
 

@@ -280,9 +280,9 @@ upsample_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return put(n, go, 0, callv(bwd, k, a));
 }
 
-/* grid_sampler_2d: one backward call gives the input and grid gradients. */
+/* grid_sampler_2d / grid_sampler_3d: one backward call gives the input and grid gradients. */
 int
-grid_sampler_2d_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+grid_sampler_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     PtlTensorImpl *x = NULL, *grid = NULL, *r[2] = {NULL, NULL};
     int64_t mask[2] = {NEEDS(0) != 0, NEEDS(1) != 0};
@@ -295,7 +295,9 @@ grid_sampler_2d_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     PtlIValue a[7] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), ptl_iv_tensor(grid), n->args[2],
                       n->args[3], n->args[4], ptl_iv_intlist(mask, 2)};
-    if (call_multi(PTL_OP_grid_sampler_2d_backward, 7, a, 2, r) < 0) {
+    PtlOpId bwd = n->op->id == PTL_OP_grid_sampler_3d ? PTL_OP_grid_sampler_3d_backward
+                                                      : PTL_OP_grid_sampler_2d_backward;
+    if (call_multi(bwd, 7, a, 2, r) < 0) {
         goto done;
     }
     rc = 0;

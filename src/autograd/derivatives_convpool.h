@@ -14,7 +14,7 @@ int col2im_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
 int constant_pad_nd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int pad_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int upsample_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
-int grid_sampler_2d_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
+int grid_sampler_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int affine_grid_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 
 #endif

@@ -19,23 +19,8 @@
 #define SQRT_2_OVER_PI 0.797884560802865355879892119868763737
 #define GELU_TANH_C 0.044715
 
-/* temporaries live in a Scope (Note [Formula scope] in formula.h) */
-
-static PtlTensorImpl *
-num(Scope *sc, double v)
-{
-    return own(sc, ptl_wrapped_double(v));
-}
-
-#define MUL(A, B) f2(sc, PTL_OP_mul_Tensor, (A), (B))
-#define DIV(A, B) f2(sc, PTL_OP_div_Tensor, (A), (B))
-#define ADD(A, B) f2(sc, PTL_OP_add_Tensor, (A), (B))
-#define SUB(A, B) f2(sc, PTL_OP_sub_Tensor, (A), (B))
-#define NEG(A) f1(sc, PTL_OP_neg, (A))
-#define LT(A, B) f2(sc, PTL_OP_lt_Tensor, (A), (B))
-#define AND(A, B) f2(sc, PTL_OP_logical_and, (A), (B))
-#define WHERE(C, A, B) f3(sc, PTL_OP_where_self, (C), (A), (B))
-#define MULN(A, V) MUL((A), num(sc, (V)))
+/* temporaries live in a Scope (Note [Formula scope] in formula.h, with num, give and the
+ * op shorthands) */
 #define ADDN(A, V) ADD((A), num(sc, (V)))
 /* v - a */
 #define RSUBN(V, A) ADDN(NEG(A), (V))
@@ -51,17 +36,6 @@ sv(Scope *sc, PtlNode *n, int k, PtlTensorImpl **t)
         own(sc, *t);
     }
     return 0;
-}
-
-/* grads_out[i] = finish(g); g is borrowed (the scope owns it).  -1 when g is NULL. */
-static int
-give(PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *g)
-{
-    if (g == NULL) {
-        return -1;
-    }
-    go[i] = finish(n, i, g);
-    return go[i] ? 0 : -1;
 }
 
 /* zeros for edge i when it needs a gradient (PyTorch's zeros_like(grad)), else nothing */

@@ -4,7 +4,6 @@
 
 #include "autograd.h"
 
-int grid_sampler_3d_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
 int grid_sampler_backward_backward(PtlNode *n, PtlTensorImpl **grads_in,
                                    PtlTensorImpl **grads_out);
 

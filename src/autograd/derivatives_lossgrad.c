@@ -6,20 +6,6 @@
 #include "derivatives_lossgrad.h"
 #include "formula.h"
 
-#define MUL(A, B) f2(sc, PTL_OP_mul_Tensor, (A), (B))
-#define SUB(A, B) f2(sc, PTL_OP_sub_Tensor, (A), (B))
-
-/* grads_out[i] = finish(g); g is borrowed (the scope owns it).  -1 when g is NULL. */
-static int
-give(PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *g)
-{
-    if (g == NULL) {
-        return -1;
-    }
-    go[i] = finish(n, i, g);
-    return go[i] ? 0 : -1;
-}
-
 /* binary_cross_entropy(self, target, weight, reduction); saved: self, target, weight.
  *   self:   binary_cross_entropy_backward(g, x, t, w, reduction)
  *   target: g w (log(1 - x) - log(x)) [/ numel for mean], i.e. -logit(x): no eps clamp, so

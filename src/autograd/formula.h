@@ -190,4 +190,40 @@ fv(Scope *sc, PtlOpId id, int k, const PtlIValue *v)
     return v[0].tag == PTL_IV_TENSOR && v[0].u.t != NULL ? own(sc, callv(id, k, v)) : NULL;
 }
 
+/* ---- shorthands for formulas that use a Scope named sc ---- */
+
+/* a Python-style number (a wrapped 0-dim tensor that takes the other operand's dtype) */
+static inline PtlTensorImpl *
+num(Scope *sc, double v)
+{
+    return own(sc, ptl_wrapped_double(v));
+}
+
+#define MUL(A, B) f2(sc, PTL_OP_mul_Tensor, (A), (B))
+#define DIV(A, B) f2(sc, PTL_OP_div_Tensor, (A), (B))
+#define ADD(A, B) f2(sc, PTL_OP_add_Tensor, (A), (B))
+#define SUB(A, B) f2(sc, PTL_OP_sub_Tensor, (A), (B))
+#define NEG(A) f1(sc, PTL_OP_neg, (A))
+#define EQ(A, B) f2(sc, PTL_OP_eq_Tensor, (A), (B))
+#define GT(A, B) f2(sc, PTL_OP_gt_Tensor, (A), (B))
+#define GE(A, B) f2(sc, PTL_OP_ge_Tensor, (A), (B))
+#define LT(A, B) f2(sc, PTL_OP_lt_Tensor, (A), (B))
+#define LE(A, B) f2(sc, PTL_OP_le_Tensor, (A), (B))
+#define AND(A, B) f2(sc, PTL_OP_logical_and, (A), (B))
+#define OR(A, B) f2(sc, PTL_OP_logical_or, (A), (B))
+#define NOT(A) f1(sc, PTL_OP_logical_not, (A))
+#define WHERE(C, A, B) f3(sc, PTL_OP_where_self, (C), (A), (B))
+#define MULN(A, V) MUL((A), num(sc, (V)))
+
+/* grads_out[i] = finish(g); g is borrowed (the scope owns it).  -1 when g is NULL. */
+static inline int
+give(PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *g)
+{
+    if (g == NULL) {
+        return -1;
+    }
+    go[i] = finish(n, i, g);
+    return go[i] ? 0 : -1;
+}
+
 #endif

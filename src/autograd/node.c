@@ -654,7 +654,7 @@ accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grad
     }
     if (m->grad == NULL) {
         PtlIValue a[2];
-        if (!ptl_grad_mode_enabled() && atomic_load(&g->refcnt) <= 2 && g->dtype == var->dtype &&
+        if (!ptl_grad_mode_enabled() && atomic_load(&g->refcnt) == 1 && g->dtype == var->dtype &&
             ptl_tensor_is_contiguous(g) && ptl_grad_fn(g) == NULL) {
             ptl_incref(g);   /* nobody else holds this buffer: steal it */
             m->grad = g;
