@@ -6,26 +6,6 @@
 #include "derivatives_convpool.h"
 #include "formula.h"
 
-/* Calls op `id` with the `k` arguments given and collects its first `nret` returns into
- * out (new refs; undefined returns stay NULL).  0 or -1. */
-static int
-call_multi(PtlOpId id, int k, const PtlIValue *given, int nret, PtlTensorImpl **out)
-{
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    const PtlOperator *op = ptl_op(id);
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
-    if (ptl_dispatcher_call(op, st) < 0) {
-        return -1;
-    }
-    for (int i = 0; i < nret; i++) {
-        out[i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
-    }
-    return 0;
-}
-
 /* convolution: one convolution_backward call yields the three gradients. */
 int
 convolution_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)

@@ -12,43 +12,13 @@
 #include "derivatives_rnnperf.h"
 #include "formula.h"
 
-/* Calls op `id` on the k arguments given and takes its first nret returns into out (new
- * refs; a None return stays NULL).  0 or -1. */
+/* Gives gradient g (borrowed, may be NULL) to every edge in edges[0..k) that wants one
+ * (AccumulateGrad copies a buffer that more than one edge holds). */
 static int
-call_multi(PtlOpId id, int k, const PtlIValue *given, int nret, PtlTensorImpl **out)
+give_each(PtlNode *n, PtlTensorImpl **go, PtlTensorImpl *g, const int *edges, int k)
 {
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    const PtlOperator *op = ptl_op(id);
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
-    if (ptl_dispatcher_call(op, st) < 0) {
-        return -1;
-    }
-    for (int i = 0; i < nret; i++) {
-        out[i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
-    }
-    return 0;
-}
-
-/* Gives gradient g (borrowed, may be NULL) to every edge in edges[0..k) that wants one: the
- * first gets g itself, later ones a copy (two leaves must not share one .grad buffer, which
- * AccumulateGrad would take without copying). */
-static int
-give(PtlNode *n, PtlTensorImpl **go, PtlTensorImpl *g, const int *edges, int k)
-{
-    int given = 0;
     for (int e = 0; e < k; e++) {
-        if (g == NULL || !NEEDS(edges[e])) {
-            continue;
-        }
-        if (given++ == 0) {
-            if (put_same(n, go, edges[e], g) < 0) {
-                return -1;
-            }
-        }
-        else if (put(n, go, edges[e], op1(PTL_OP_clone, g)) < 0) {
+        if (g != NULL && NEEDS(edges[e]) && put_same(n, go, edges[e], g) < 0) {
             return -1;
         }
     }
@@ -164,7 +134,7 @@ lstm_differentiable(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlTenso
     if (grad_gates == NULL || gcx == NULL) {
         return scope_end(sc, -1);
     }
-    if (give(n, go, grad_gates, gate_edges, t[3] != NULL ? 4 : 2) < 0 ||
+    if (give_each(n, go, grad_gates, gate_edges, t[3] != NULL ? 4 : 2) < 0 ||
         (NEEDS(2) && put_same(n, go, 2, gcx) < 0)) {
         return scope_end(sc, -1);
     }
@@ -195,8 +165,9 @@ thnn_fused_lstm_cell_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go
     if (call_multi(PTL_OP__thnn_fused_lstm_cell_backward_impl, 6, a, 3, r) < 0) {
         goto done;
     }
-    if (give(n, go, r[0], gate_edges, 2) < 0 || give(n, go, r[2], gate_edges + 2, 2) < 0 ||
-        give(n, go, r[1], (const int[]){2}, 1) < 0) {
+    if (give_each(n, go, r[0], gate_edges, 2) < 0 ||
+        give_each(n, go, r[2], gate_edges + 2, 2) < 0 ||
+        give_each(n, go, r[1], (const int[]){2}, 1) < 0) {
         goto done;
     }
     rc = 0;
@@ -229,7 +200,7 @@ gru_differentiable(PtlNode *n, PtlTensorImpl *ghy, PtlTensorImpl **go, PtlTensor
     if (gig == NULL || ghg == NULL || ghx == NULL) {
         return scope_end(sc, -1);
     }
-    if (give(n, go, gig, in_edges, k) < 0 || give(n, go, ghg, hid_edges, k) < 0 ||
+    if (give_each(n, go, gig, in_edges, k) < 0 || give_each(n, go, ghg, hid_edges, k) < 0 ||
         (NEEDS(2) && put_same(n, go, 2, ghx) < 0)) {
         return scope_end(sc, -1);
     }
@@ -269,7 +240,7 @@ thnn_fused_gru_cell_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         }
     }
     for (int e = 0; e < 5; e++) {
-        if (give(n, go, r[e], &e, 1) < 0) {
+        if (give_each(n, go, r[e], &e, 1) < 0) {
             goto done;
         }
     }

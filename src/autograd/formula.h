@@ -57,6 +57,26 @@ mul_num(PtlTensorImpl *a, double v)
     return r;
 }
 
+/* Calls op `id` with the `k` arguments given and collects its first `nret` returns into
+ * out (new refs; undefined returns stay NULL).  0 or -1. */
+static inline int
+call_multi(PtlOpId id, int k, const PtlIValue *given, int nret, PtlTensorImpl **out)
+{
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    const PtlOperator *op = ptl_op(id);
+    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
+    for (int i = k; i < op->schema.nargs; i++) {
+        st[i] = op->schema.args[i].def;
+    }
+    if (ptl_dispatcher_call(op, st) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < nret; i++) {
+        out[i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
+    }
+    return 0;
+}
+
 /* The gradient g (borrowed) reduced to input i's shape and dtype (new ref). */
 static inline PtlTensorImpl *
 finish(PtlNode *n, int i, PtlTensorImpl *g)
