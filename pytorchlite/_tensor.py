@@ -72,6 +72,10 @@ class Tensor(_C.TensorBase):
     def retains_grad(self):
         return _C._retains_grad(self)
 
+    def _is_view(self):
+        """Whether self is a view of another tensor (its _base)."""
+        return self._base is not None
+
     # ---- Python protocols ----
     def __iter__(self):
         if self.dim() == 0:

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-import torch
+torch = pytest.importorskip("torch", reason="these cases compare with PyTorch")
 
 import pytorchlite as ptl
 from pytorchlite import _C
@@ -563,3 +563,13 @@ def test_grad_is_self_refused():
     x = ptl.zeros(3, requires_grad=True)
     with pytest.raises(RuntimeError, match=re.escape("can't assign Variable as its own grad")):
         x.grad = x
+
+
+@pytest.mark.skipif(torch is None, reason="needs PyTorch as the reference")
+def test_is_view_matches_torch():
+    def kinds(m):
+        x = m.ones(4, 2)
+        return [x._is_view(), x[1:]._is_view(), x.t()._is_view(), x.detach()._is_view(),
+                x.clone()._is_view(), x.view(8)._is_view(), x.reshape(8)._is_view(),
+                x.t().reshape(8)._is_view(), x.unbind(0)[0]._is_view()]
+    assert kinds(ptl) == kinds(torch)

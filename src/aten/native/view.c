@@ -151,17 +151,14 @@ reshape_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (compute_view_strides(self, (int)n, shape, strides)) {
         return view_cpu(op, ks, s);
     }
+    /* self cannot be viewed, so it is not contiguous and c is a fresh copy that nothing else
+     * holds: it takes the new shape itself (a plain tensor, not a view, as in PyTorch) */
     PtlTensorImpl *c = ptl_contiguous(self);
     if (c == NULL) {
         return -1;
     }
-    PtlTensorImpl *v = ptl_tensor_impl_view(c, (int)n, shape, NULL, c->storage_offset);
-    ptl_decref(c);
-    if (v == NULL) {
-        return -1;
-    }
-    v->flags &= ~(uint32_t)PTL_TF_IS_VIEW;
-    s[0] = ptl_iv_tensor(v);
+    ptl_tensor_impl_set_sizes(c, (int)n, shape, NULL);
+    s[0] = ptl_iv_tensor(c);
     return 0;
 }
 
