@@ -254,6 +254,9 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
             /* an integer output (indices) has no grad_fn, so it is saved as a plain tensor */
             ptl_saved_set(node, slot++, s[1].u.t, ptl_dtype_is_floating(s[1].u.t->dtype), 1);
         }
+        if (row->save & PTL_SAVE_RESULT2) {
+            ptl_saved_set(node, slot++, s[2].u.t, 1, 2);
+        }
         /* a saved tensor list (index's Tensor?[] indices) comes after everything else, one
          * slot per element (NULL for None), so the slots of plain tensors keep their order */
         for (int i = 0; i < 16; i++) {
@@ -278,6 +281,9 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
                 ptl_set_grad_fn(s[k].u.t, node, nr);
             }
             nr++;
+        }
+        else if (s[k].tag == PTL_IV_NONE) {
+            nr++;   /* an undefined output (output_mask) keeps its output number */
         }
         else if (s[k].tag == PTL_IV_TENSORLIST) {
             for (int64_t j = 0; j < s[k].u.tl.n; j++, nr++) {
