@@ -603,18 +603,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or input.dim() < k or list(input.shape[input.dim() - k:]) != normalized_shape:
-        raise RuntimeError(
-            f"Given normalized_shape={normalized_shape}, expected input with shape "
-            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
-            f"{list(input.shape)}")
-    out, _, _ = _normalize_over(input, list(range(input.dim() - k, input.dim())), eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return aten.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

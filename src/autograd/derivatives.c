@@ -2089,6 +2089,7 @@ done:
 #include "derivatives_svd.h"
 #include "derivatives_gridgg.h"
 #include "derivatives_elures.h"
+#include "derivatives_trainperf2.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},
