@@ -273,3 +273,71 @@ def test_every_row_has_a_gradcheck():
     assert rows, "no trainperf2 section in derivatives.def"
     missing = [r for r in rows if r not in COVERED]
     assert not missing, f"derivatives.def rows without a gradcheck: {missing}"
+
+
+# ---- softmax / log_softmax backward over contiguous rows; nll_loss without float64 copies ----
+
+def _softmax_np(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape, dim", [((5, 1), 1), ((3, 7), 1), ((4, 8), -1), ((2, 9), 1),
+                                        ((6, 65), 1), ((2, 3, 17), 2), ((0, 5), 1),
+                                        ((3, 7), 0), ((4, 5, 3), 1)])
+@pytest.mark.parametrize("log", [True, False])
+def test_softmax_backward_rows(dtype, shape, dim, log):
+    x, xa = make(shape, dtype, "transposed" if len(shape) == 2 else "contiguous", seed=14)
+    g, ga = make(shape, dtype, seed=15)
+    x.requires_grad_(True)
+    y = (F.log_softmax if log else F.softmax)(x, dim)
+    y.backward(g)
+    xa, ga = np.asarray(xa, np.float64), np.asarray(ga, np.float64)
+    p = _softmax_np(xa, dim)
+    if log:
+        expected = ga - p * ga.sum(axis=dim, keepdims=True)
+    else:
+        expected = p * (ga - (ga * p).sum(axis=dim, keepdims=True))
+    assert_close(x.grad, expected, dtype=dtype, atol={ptl.float16: 5e-2, ptl.bfloat16: 2e-1}.get(
+        dtype), rtol={ptl.float16: 5e-2, ptl.bfloat16: 1e-1}.get(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_grad(dtype, weighted, reduction):
+    rs = np.random.RandomState(16)
+    xa = rs.randn(37, 65)
+    ta = rs.randint(0, 65, 37)
+    ta[[3, 10]] = -100
+    wa = rs.rand(65) + 0.5 if weighted else np.ones(65)
+    x = ptl.tensor(xa).to(dtype).requires_grad_(True)
+    w = ptl.tensor(wa).to(dtype) if weighted else None
+    xa = x.detach().double().numpy()
+    loss = F.cross_entropy(x, ptl.tensor(ta), weight=w, reduction=reduction)
+    keep = ta != -100
+    lsm = xa - np.log(np.exp(xa - xa.max(1, keepdims=True)).sum(1, keepdims=True)) - \
+        xa.max(1, keepdims=True)
+    tw = np.where(keep, wa[np.where(keep, ta, 0)], 0.0)
+    per = -lsm[np.arange(37), np.where(keep, ta, 0)] * tw
+    scale = {"mean": np.full(37, 1 / tw.sum()), "sum": np.ones(37), "none": np.ones(37)}[reduction]
+    expected = {"mean": per.sum() / tw.sum(), "sum": per.sum(), "none": per}[reduction]
+    assert_close(loss.detach(), expected, dtype=dtype)
+    loss.backward(ptl.ones_like(loss))
+    onehot = np.zeros_like(xa)
+    onehot[np.arange(37), np.where(keep, ta, 0)] = 1.0
+    grad = (np.exp(lsm) - onehot) * (tw * scale)[:, None]
+    assert_close(x.grad, grad, dtype=dtype)
+
+
+def test_cross_entropy_grads_like_torch():
+    # ties: equal logits in a row, and a target at the tied maximum
+    xa = np.array([[1.0, 1.0, 1.0], [2.0, 2.0, -1.0], [0.5, 3.0, 3.0]])
+    ta = np.array([0, 1, 2])
+    res = []
+    for lib in (ptl, torch):
+        x = lib.tensor(xa, requires_grad=True)
+        lib.nn.functional.cross_entropy(x, lib.tensor(ta)).backward()
+        res.append(x.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12, atol=1e-15)
