@@ -341,3 +341,50 @@ def test_cross_entropy_grads_like_torch():
         lib.nn.functional.cross_entropy(x, lib.tensor(ta)).backward()
         res.append(x.grad.numpy())
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12, atol=1e-15)
+
+
+# ---- gelu: float32 AVX2 loops (exact form unrolled, tanh form vectorized) ----
+
+def _gelu_np(x, approx):
+    from math import erf
+    if approx == "tanh":
+        k = np.sqrt(2 / np.pi)
+        u = k * (x + 0.044715 * x ** 3)
+        t = np.tanh(u)
+        return 0.5 * x * (1 + t), 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    cdf = 0.5 * (1 + np.vectorize(erf, otypes=[np.float64])(x / np.sqrt(2)))
+    return x * cdf, cdf + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+
+
+GELU_X = np.concatenate([np.linspace(-12, 12, 301), [0.0, -0.0, 1e-30, -1e-30, 5.0, -5.4, -5.6],
+                         np.random.RandomState(17).randn(200) * 2])
+
+
+@pytest.mark.parametrize("approx", ["none", "tanh"])
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 15, 16, 17, 33, len(GELU_X)])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_gelu_float32(approx, n, layout):
+    xa = GELU_X[:n].astype(np.float32)
+    x = ptl.tensor(np.repeat(xa, 2))[::2] if layout == "strided" else ptl.tensor(xa)
+    x.requires_grad_(True)
+    y = F.gelu(x, approximate=approx)
+    ga = np.random.RandomState(18).randn(n).astype(np.float32)
+    y.backward(ptl.tensor(ga))
+    ey, eg = _gelu_np(xa.astype(np.float64), approx)
+    assert_close(y.detach(), ey, dtype=ptl.float32, rtol=1e-5, atol=1e-6)
+    assert_close(x.grad, eg * ga, dtype=ptl.float32, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("approx", ["none", "tanh"])
+def test_gelu_float32_broadcast_grad_and_special(approx):
+    # a broadcast grad_output (the gradient of sum) and +-inf, nan, huge values
+    xa = np.array([np.inf, -np.inf, np.nan, 3e38, -3e38, -20.0, 20.0, 0.5, -0.5] * 2,
+                  np.float32)
+    x = ptl.tensor(xa, requires_grad=True)
+    F.gelu(x, approximate=approx).sum().backward()
+    t = torch.tensor(xa.astype(np.float64), requires_grad=True)
+    ty = torch.nn.functional.gelu(t, approximate=approx)
+    ty.sum().backward()
+    assert_close(F.gelu(x.detach(), approximate=approx), ty.detach().numpy(), rtol=1e-5,
+                 atol=1e-6)
+    assert_close(x.grad, t.grad.numpy(), rtol=1e-5, atol=1e-6)
