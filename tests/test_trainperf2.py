@@ -388,3 +388,80 @@ def test_gelu_float32_broadcast_grad_and_special(approx):
     assert_close(F.gelu(x.detach(), approximate=approx), ty.detach().numpy(), rtol=1e-5,
                  atol=1e-6)
     assert_close(x.grad, t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- embedding backward: float32 gradients summed in double without a float64 copy ----
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_embedding_backward(dtype, padding_idx, scale, layout):
+    rs = np.random.RandomState(19)
+    ia = rs.randint(0, 7, (5, 6))
+    ia[0, :3] = 2
+    w = ptl.tensor(rs.randn(7, 9)).to(dtype).requires_grad_(True)
+    g, ga = make((5, 9, 6), dtype, "contiguous", seed=20)
+    g = g.transpose(1, 2) if layout == "transposed" else g.reshape(5, 6, 9)
+    ga = np.asarray(ga, np.float64)
+    ga = ga.transpose(0, 2, 1) if layout == "transposed" else ga.reshape(5, 6, 9)
+    F.embedding(ptl.tensor(ia), w, padding_idx=padding_idx, scale_grad_by_freq=scale).backward(g)
+    expected = np.zeros((7, 9))
+    counts = np.bincount(ia.ravel(), minlength=7)
+    for i, row in zip(ia.ravel(), ga.reshape(-1, 9)):
+        if i != padding_idx:
+            expected[i] += row / (counts[i] if scale else 1)
+    assert_close(w.grad, expected, dtype=dtype)
+
+
+def test_embedding_gradcheck():
+    idx = ptl.tensor([[0, 2, 2], [1, 0, 3]])
+    w = ptl.randn(4, 3, dtype=ptl.float64, requires_grad=True)
+    # repeated indices accumulate (scale_grad_by_freq and padding_idx alter the gradient on
+    # purpose, so only the plain form is a true derivative)
+    assert gradcheck(lambda w: F.embedding(idx, w.transpose(0, 1).transpose(0, 1)), (w,))
+
+
+# ---- scaled_dot_product_attention: cached causal bias, no fully-masked-row pass ----
+
+def _sdpa_np(q, k, v, causal, scale=None):
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        L, S = s.shape[-2:]
+        s = np.where(np.arange(L)[:, None] >= np.arange(S)[None, :], s, -np.inf)
+    return _softmax_np(s, -1) @ v
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("L, S, E", [(5, 5, 3), (4, 7, 8), (7, 4, 2), (1, 1, 4), (6, 6, 9)])
+@pytest.mark.parametrize("causal", [True, False])
+def test_sdpa(dtype, L, S, E, causal):
+    q, qa = make((2, 3, L, E), dtype, seed=21)
+    k, ka = make((2, 3, S, E), dtype, "transposed" if S == E else "contiguous", seed=22)
+    v, va = make((2, 3, S, 5), dtype, seed=23)
+    qa, ka, va = (np.asarray(a, np.float64) / 5 for a in (qa, ka, va))
+    out = F.scaled_dot_product_attention(q / 5, k / 5, v / 5, is_causal=causal)
+    assert_close(out, _sdpa_np(qa, ka, va, causal), dtype=dtype)
+    # twice: the cached bias is reused and left unchanged
+    out2 = F.scaled_dot_product_attention(q / 5, k / 5, v / 5, is_causal=causal, scale=0.3)
+    assert_close(out2, _sdpa_np(qa, ka, va, causal, 0.3), dtype=dtype)
+
+
+def test_sdpa_causal_empty_keys_like_torch():
+    outs = [m.nn.functional.scaled_dot_product_attention(m.ones(2, 3, 4), m.ones(2, 0, 4),
+                                                          m.ones(2, 0, 5), is_causal=True)
+            for m in (ptl, torch)]
+    assert tuple(outs[0].shape) == tuple(outs[1].shape)
+    np.testing.assert_array_equal(outs[0].numpy(), outs[1].numpy())
+
+
+@pytest.mark.parametrize("L, S, E", [(4, 4, 3), (3, 5, 6)])
+def test_sdpa_causal_gradcheck(L, S, E):
+    q = ptl.randn(2, L, E, dtype=ptl.float64, requires_grad=True)
+    k = ptl.randn(2, S, E, dtype=ptl.float64, requires_grad=True)
+    v = ptl.randn(2, S, 3, dtype=ptl.float64, requires_grad=True)
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k.transpose(0, 1).transpose(0, 1),
+                                                          v, is_causal=True)
+    assert gradcheck(fn, (q, k, v))
+    assert gradgradcheck(fn, (q, k, v))

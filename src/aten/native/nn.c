@@ -602,7 +602,7 @@ typedef struct NllData {
 
 /* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
 static PtlTensorImpl *
-nll_as(PtlTensorImpl *t, PtlDtype dt)
+contiguous_as(PtlTensorImpl *t, PtlDtype dt)
 {
     return t->dtype == dt ? ptl_contiguous(t) : ptl_cast(t, dt);
 }
@@ -613,8 +613,8 @@ static int
 nll_data(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllData *d)
 {
     d->x = x != NULL ? ptl_contiguous(x) : NULL;
-    d->t = nll_as(t, PTL_DTYPE_INT64);
-    d->w = w != NULL ? nll_as(w, PTL_DTYPE_FLOAT64) : NULL;
+    d->t = contiguous_as(t, PTL_DTYPE_INT64);
+    d->w = w != NULL ? contiguous_as(w, PTL_DTYPE_FLOAT64) : NULL;
     return (x != NULL && d->x == NULL) || d->t == NULL || (w != NULL && d->w == NULL) ? -1 : 0;
 }
 
@@ -724,7 +724,7 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
 
     if (nll_check(x, t, w, &sh) < 0 || nll_data(NULL, t, w, &d) < 0 ||
-        (g = nll_as(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL) {
+        (g = contiguous_as(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL) {
         goto error;
     }
     if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
@@ -986,8 +986,9 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     if (check_indices(s[1].u.t, "embedding_backward") < 0) {
         return -1;
     }
-    if ((g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
-        (idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
+    /* float32 gradients are read as they are (summed in double); others go through float64 */
+    if ((g = contiguous_as(s[0].u.t, dt == PTL_DTYPE_FLOAT32 ? dt : PTL_DTYPE_FLOAT64)) == NULL ||
+        (idx = contiguous_as(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
         goto error;
     }
     for (int d = 0; d < idx->dim; d++) {
@@ -1004,6 +1005,8 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     }
     double *av = (double *)ptl_tensor_data(acc);
     const double *gv = (const double *)ptl_tensor_data(g);
+    const float *gf = (const float *)ptl_tensor_data(g);
+    int f4 = g->dtype == PTL_DTYPE_FLOAT32;
     const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
     memset(av, 0, sizeof(double) * (size_t)(V * D));
     for (int64_t i = 0; i < numel; i++) {
@@ -1018,8 +1021,16 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
             continue;
         }
         double f = scale ? 1.0 / (double)count[iv[i]] : 1.0;
-        for (int64_t k = 0; k < D; k++) {
-            av[iv[i] * D + k] += f * gv[i * D + k];
+        double *restrict row = av + iv[i] * D;
+        if (f4) {
+            for (int64_t k = 0; k < D; k++) {
+                row[k] += f * (double)gf[i * D + k];
+            }
+        }
+        else {
+            for (int64_t k = 0; k < D; k++) {
+                row[k] += f * gv[i * D + k];
+            }
         }
     }
     if ((res = ptl_cast(acc, dt)) == NULL) {
