@@ -176,28 +176,19 @@ gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
     float *o = (float *)d[0];
     const float *g = (const float *)d[1], *a = (const float *)d[2];
     int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
-    /* two independent vectors a step, as in the forward */
-    for (; i + 16 <= n; i += 16) {
-        __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(a + i + 8);
-        if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(x0, lim, _CMP_NGE_UQ),
-                                            _mm256_cmp_ps(x1, lim, _CMP_NGE_UQ))) != 0) {
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
             char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-            gelu_grad_loop_f4(dd, s, 16, extra);
+            gelu_grad_loop_f4(dd, s, 8, extra);
             continue;
         }
         /* cdf + x pdf, pdf = e^(-x^2 / 2) / sqrt(2 pi) */
-        __m256 h0 = _mm256_mul_ps(_mm256_mul_ps(x0, x0), _mm256_set1_ps(-0.5f));
-        __m256 h1 = _mm256_mul_ps(_mm256_mul_ps(x1, x1), _mm256_set1_ps(-0.5f));
-        __m256 p0 = ptl_vm_exp_ps(h0), p1 = ptl_vm_exp_ps(h1);
-        __m256 c0 = gelu_cdf2_ps(x0), c1 = gelu_cdf2_ps(x1);
-        p0 = _mm256_mul_ps(p0, _mm256_set1_ps(0.3989422804014327f));
-        p1 = _mm256_mul_ps(p1, _mm256_set1_ps(0.3989422804014327f));
-        c0 = _mm256_mul_ps(_mm256_set1_ps(0.5f), c0);
-        c1 = _mm256_mul_ps(_mm256_set1_ps(0.5f), c1);
-        __m256 g0 = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
-        __m256 g1 = gs ? _mm256_loadu_ps(g + i + 8) : _mm256_set1_ps(g[0]);
-        _mm256_storeu_ps(o + i, _mm256_mul_ps(g0, _mm256_fmadd_ps(x0, p0, c0)));
-        _mm256_storeu_ps(o + i + 8, _mm256_mul_ps(g1, _mm256_fmadd_ps(x1, p1, c1)));
+        __m256 h = _mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(-0.5f));
+        __m256 pdf = _mm256_mul_ps(ptl_vm_exp_ps(h), _mm256_set1_ps(0.3989422804014327f));
+        __m256 cdf = _mm256_mul_ps(_mm256_set1_ps(0.5f), gelu_cdf2_ps(x));
+        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(gv, _mm256_fmadd_ps(x, pdf, cdf)));
     }
     char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
     gelu_grad_loop_f4(dd, s, n - i, extra);
