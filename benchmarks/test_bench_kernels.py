@@ -83,3 +83,47 @@ def test_amax_last(benchmark, impl):
     benchmark.group = "amax(-1) 4096x1024 float32"
     x = make(impl, randn((4096, 1024)))
     benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)
+
+
+# ---- the GPT training step's per-op paths (trainperf2) ----
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_layer_norm_forward_backward(benchmark, impl):
+    benchmark.group = "layer_norm fwd+bwd [16,64,128] float32"
+    L = lib(impl)
+    x = make(impl, randn((16, 64, 128))).requires_grad_(True)
+    w, b = L.ones(128, requires_grad=True), L.zeros(128, requires_grad=True)
+    benchmark(lambda: L.nn.functional.layer_norm(x, (128,), w, b).sum().backward())
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_cross_entropy_forward_backward(benchmark, impl):
+    benchmark.group = "cross_entropy fwd+bwd 1024x65 float32"
+    L = lib(impl)
+    x = make(impl, randn((1024, 65))).requires_grad_(True)
+    y = L.tensor(np.random.default_rng(0).integers(0, 65, 1024))
+    benchmark(lambda: L.nn.functional.cross_entropy(x, y).backward())
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_gelu_tanh_forward_backward(benchmark, impl):
+    benchmark.group = "gelu tanh fwd+bwd [16,64,512] float32"
+    x = make(impl, randn((16, 64, 512))).requires_grad_(True)
+    benchmark(lambda: lib(impl).nn.functional.gelu(x, approximate="tanh").sum().backward())
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_sdpa_causal(benchmark, impl):
+    benchmark.group = "scaled_dot_product_attention causal [16,4,64,32] float32"
+    q = make(impl, randn((16, 4, 64, 32)))
+    benchmark(lambda: lib(impl).nn.functional.scaled_dot_product_attention(q, q, q,
+                                                                           is_causal=True))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_embedding_forward_backward(benchmark, impl):
+    benchmark.group = "embedding fwd+bwd 65x128, [16,64] indices float32"
+    L = lib(impl)
+    w = L.zeros(65, 128, requires_grad=True)
+    idx = L.tensor(np.random.default_rng(0).integers(0, 65, (16, 64)))
+    benchmark(lambda: L.nn.functional.embedding(idx, w).sum().backward())

@@ -603,18 +603,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
-    k = len(normalized_shape)
-    if k == 0 or input.dim() < k or list(input.shape[input.dim() - k:]) != normalized_shape:
-        raise RuntimeError(
-            f"Given normalized_shape={normalized_shape}, expected input with shape "
-            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
-            f"{list(input.shape)}")
-    out, _, _ = _normalize_over(input, list(range(input.dim() - k, input.dim())), eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    return aten.native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -905,6 +894,23 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 # ---- attention and distances ----
 
+_CAUSAL_BIAS = {}
+
+
+def _causal_bias(L, S, dtype):
+    """[L, S] with 0 where key j <= query i (top-left aligned) and -inf elsewhere, built once
+    per (L, S, dtype) and only ever read."""
+    key = (L, S, dtype)
+    bias = _CAUSAL_BIAS.get(key)
+    if bias is None:
+        causal = torch.arange(L).unsqueeze(1) >= torch.arange(S).unsqueeze(0)
+        bias = torch.where(causal, 0.0, -math.inf).to(dtype)
+        if len(_CAUSAL_BIAS) >= 64:
+            _CAUSAL_BIAS.clear()
+        _CAUSAL_BIAS[key] = bias
+    return bias
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v.  [*, L, E], [*, S, E], [*, S, Ev] -> [*, L, Ev];
@@ -923,11 +929,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    scores = torch.matmul(query, key.transpose(-2, -1)) * scale
-    bias = None
-    if is_causal:
-        causal = torch.arange(L).unsqueeze(1) >= torch.arange(S).unsqueeze(0)
-        bias = torch.where(causal, 0.0, -math.inf).to(scores.dtype)
+    # scale whichever is smaller, the query [L, E] or the scores [L, S]
+    if query.size(-1) < S:
+        scores = torch.matmul(query * scale, key.transpose(-2, -1))
+    else:
+        scores = torch.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal and S > 0:
+        # every row keeps key 0, so no row is fully masked: one add of a cached bias
+        attn = softmax(scores + _causal_bias(L, S, scores.dtype), -1)
+        if dropout_p > 0.0:
+            attn = dropout(attn, dropout_p, True)
+        return torch.matmul(attn, value)
+    bias = _causal_bias(L, S, scores.dtype) if is_causal else None
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
             extra = torch.where(attn_mask, 0.0, -math.inf).to(scores.dtype)

@@ -2058,6 +2058,7 @@ done:
 #include "derivatives_elures.h"
 #include "derivatives_lossgrad.h"
 #include "derivatives_rnnperf.h"
+#include "derivatives_trainperf2.h"
 
 const PtlGradRow ptl_grad_rows[] = {
 #define PTL_GRAD(OP, NAME, SAVE, FN) {PTL_OP_##OP, {NAME, FN, 0}, SAVE},

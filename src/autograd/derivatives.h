@@ -8,7 +8,8 @@
 #define PTL_SAVE_RESULT (1u << 16)
 /* output 1 (the indices of sort, topk, median.dim, ...), saved after output 0 */
 #define PTL_SAVE_RESULT1 (1u << 17)
-/* output 2 (the workspace of _thnn_fused_lstm_cell), saved after output 1 */
+/* output 2 (the workspace of _thnn_fused_lstm_cell, native_layer_norm's rstd), saved after
+ * output 1 */
 #define PTL_SAVE_RESULT2 (1u << 18)
 /* PTL_SAVE_ARG(i) of a Tensor?[] argument saves its elements after every other slot. */
 

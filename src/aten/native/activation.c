@@ -6,7 +6,7 @@
  * (alpha, beta, lambd, ...) travel in a double[4] as the loop's `extra`.  Forward loops
  * take (out, self), backward loops (grad_input, grad_output, self).  Only floating
  * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for".
- * Exception: float32 exact gelu, silu and their backwards run 8 lanes in float with AVX2+FMA
+ * Exception: float32 gelu (both forms), silu and their backwards run 8 lanes in float with AVX2+FMA
  * (vec_math.h), falling back to the double formulas for blocks with far-negative inputs,
  * where float cancellation would lose digits. */
 #include <float.h>
@@ -118,7 +118,7 @@ DEFINE_ACT_GRAD_LOOP(gelu_grad, float, f4, PTL_ID, TO_F, GELU_G)
 DEFINE_ACT_GRAD_LOOP(gelu_grad, double, f8, PTL_ID, PTL_ID, GELU_G)
 /* gelu in float, 8 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(t) taken as erfc(-t)
  * for t < -1; blocks holding an x below -5.5 (forward) or -3 (backward) go through the
- * double loops.  Strided data and the tanh approximation use the double loops too. */
+ * double loops.  Strided data uses the double loops too. */
 #ifdef PTL_HAVE_AVX2_KERNELS
 PTL_AVX2 static inline __m256
 gelu_cdf2_ps(__m256 x)
@@ -149,16 +149,20 @@ gelu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
     const __m256 lim = _mm256_set1_ps(-5.5f);
     float *o = (float *)d[0];
     const float *a = (const float *)d[1];
+    const __m256 half = _mm256_set1_ps(0.5f);
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(a + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
+    /* two independent vectors a step, so the polynomial chains overlap */
+    for (; i + 16 <= n; i += 16) {
+        __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(a + i + 8);
+        if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(x0, lim, _CMP_NGE_UQ),
+                                            _mm256_cmp_ps(x1, lim, _CMP_NGE_UQ))) != 0) {
             char *dd[2] = {(char *)(o + i), (char *)(a + i)};
-            gelu_loop_f4(dd, s, 8, extra);
+            gelu_loop_f4(dd, s, 16, extra);
             continue;
         }
-        __m256 y = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), gelu_cdf2_ps(x));
-        _mm256_storeu_ps(o + i, y);
+        __m256 c0 = gelu_cdf2_ps(x0), c1 = gelu_cdf2_ps(x1);
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_mul_ps(half, x0), c0));
+        _mm256_storeu_ps(o + i + 8, _mm256_mul_ps(_mm256_mul_ps(half, x1), c1));
     }
     char *dd[2] = {(char *)(o + i), (char *)(a + i)};
     gelu_loop_f4(dd, s, n - i, extra);
@@ -189,16 +193,81 @@ gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
     char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
     gelu_grad_loop_f4(dd, s, n - i, extra);
 }
+
+/* The tanh approximation in float, 8 lanes: 0.5 x (1 + tanh(u)) = x s with s = 1 / (1 +
+ * e^(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3); neither form cancels, so every input takes
+ * the vector path.  Backward: s + 2 x s (1 - s) du/dx, with 1 - s = e^(-2u) s. */
+PTL_AVX2 static inline __m256
+gelu_tanh_e_ps(__m256 x)
+{
+    __m256 x2 = _mm256_mul_ps(x, x);
+    __m256 u = _mm256_mul_ps(_mm256_mul_ps(x, _mm256_fmadd_ps(x2, _mm256_set1_ps(0.044715f),
+                                                              _mm256_set1_ps(1.0f))),
+                             _mm256_set1_ps(-1.5957691216057308f));
+    return ptl_vm_exp_ps(u);
+}
+
+PTL_AVX2 static void
+gelu_tanh_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    float *o = (float *)d[0];
+    const float *a = (const float *)d[1];
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(a + i + 8);
+        __m256 e0 = gelu_tanh_e_ps(x0), e1 = gelu_tanh_e_ps(x1);
+        _mm256_storeu_ps(o + i, _mm256_div_ps(x0, _mm256_add_ps(_mm256_set1_ps(1.0f), e0)));
+        _mm256_storeu_ps(o + i + 8,
+                         _mm256_div_ps(x1, _mm256_add_ps(_mm256_set1_ps(1.0f), e1)));
+    }
+    char *dd[2] = {(char *)(o + i), (char *)(a + i)};
+    gelu_loop_f4(dd, s, n - i, extra);
+}
+
+PTL_AVX2 static void
+gelu_tanh_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    float *o = (float *)d[0];
+    const float *g = (const float *)d[1], *a = (const float *)d[2];
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(a + i), e = gelu_tanh_e_ps(x);
+        __m256 sg = _mm256_div_ps(one, _mm256_add_ps(one, e));
+        __m256 du = _mm256_mul_ps(_mm256_fmadd_ps(_mm256_mul_ps(x, x),
+                                                  _mm256_set1_ps(3.0f * 0.044715f), one),
+                                  _mm256_set1_ps(0.7978845608028654f));
+        /* 2 x s (1 - s) du = 2 x du e s^2 */
+        __m256 t = _mm256_mul_ps(_mm256_mul_ps(_mm256_add_ps(x, x), du),
+                                 _mm256_mul_ps(e, _mm256_mul_ps(sg, sg)));
+        /* where e is 0 or inf (|x| huge: x^2 may overflow) the second term is 0, as in the
+         * double formula; x = +-inf gives nan like it */
+        t = _mm256_and_ps(t, _mm256_and_ps(_mm256_cmp_ps(e, _mm256_set1_ps(INFINITY), _CMP_LT_OQ),
+                                           _mm256_cmp_ps(e, _mm256_setzero_ps(), _CMP_GT_OQ)));
+        __m256 inf = _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x),
+                                   _mm256_set1_ps(INFINITY), _CMP_EQ_OQ);
+        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
+        __m256 r = _mm256_mul_ps(gv, _mm256_add_ps(sg, t));
+        _mm256_storeu_ps(o + i, _mm256_blendv_ps(r, _mm256_set1_ps(NAN), inf));
+    }
+    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
+    gelu_grad_loop_f4(dd, s, n - i, extra);
+}
 #endif
 
-/* Picks the AVX2 loop for contiguous float32 exact gelu. */
+/* Picks the AVX2 loop for contiguous float32 gelu (exact or tanh). */
 static void
 gelu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && ((const double *)extra)[0] == 0 &&
-        s[0] == sizeof(float) && s[1] == sizeof(float)) {
-        gelu_loop_f4_avx2(d, s, n, extra);
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
+        s[1] == sizeof(float)) {
+        if (((const double *)extra)[0] == 0) {
+            gelu_loop_f4_avx2(d, s, n, extra);
+        }
+        else {
+            gelu_tanh_loop_f4_avx2(d, s, n, extra);
+        }
         return;
     }
 #endif
@@ -209,10 +278,14 @@ static void
 gelu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && ((const double *)extra)[0] == 0 &&
-        s[0] == sizeof(float) && (s[1] == sizeof(float) || s[1] == 0) &&
-        s[2] == sizeof(float)) {
-        gelu_grad_loop_f4_avx2(d, s, n, extra);
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
+        (s[1] == sizeof(float) || s[1] == 0) && s[2] == sizeof(float)) {
+        if (((const double *)extra)[0] == 0) {
+            gelu_grad_loop_f4_avx2(d, s, n, extra);
+        }
+        else {
+            gelu_tanh_grad_loop_f4_avx2(d, s, n, extra);
+        }
         return;
     }
 #endif

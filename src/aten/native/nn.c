@@ -30,68 +30,6 @@ typedef struct SoftmaxJob {
     int lg, f8;
 } SoftmaxJob;
 
-/* One (outer, inner) line of n elements at stride st: forward. */
-#define DEFINE_SOFTMAX_LINE(T, EXP, LG, DT)                                               \
-    static void                                                                           \
-    softmax_line_##DT(T *o, const T *x, int64_t n, int64_t st, int lg)                    \
-    {                                                                                     \
-        T mx = -INFINITY;                                                                 \
-        double sum = 0;                                                                   \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            mx = x[k * st] > mx || x[k * st] != x[k * st] ? x[k * st] : mx;               \
-        }                                                                                 \
-        if (mx == -INFINITY) {                                                            \
-            mx = 0;                                                                       \
-        }                                                                                 \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            T e = EXP(x[k * st] - mx);                                                    \
-            sum += e;                                                                     \
-            o[k * st] = lg ? x[k * st] - mx : e;                                          \
-        }                                                                                 \
-        if (lg) {                                                                         \
-            T ls = (T)LG(sum);                                                            \
-            for (int64_t k = 0; k < n; k++) {                                             \
-                o[k * st] -= ls;                                                          \
-            }                                                                             \
-        }                                                                                 \
-        else {                                                                            \
-            T inv = (T)(1.0 / sum);                                                       \
-            for (int64_t k = 0; k < n; k++) {                                             \
-                o[k * st] *= inv;                                                         \
-            }                                                                             \
-        }                                                                                 \
-    }                                                                                     \
-    /* backward: softmax gi = y (g - sum(g y)); log_softmax gi = g - e^y sum(g) */        \
-    static void                                                                           \
-    softmax_grad_line_##DT(T *o, const T *g, const T *y, int64_t n, int64_t st, int lg)   \
-    {                                                                                     \
-        double dot = 0;                                                                   \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            dot += lg ? (double)g[k * st] : (double)g[k * st] * y[k * st];                \
-        }                                                                                 \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            o[k * st] = lg ? (T)(g[k * st] - EXP(y[k * st]) * dot)                        \
-                            : (T)(y[k * st] * (g[k * st] - dot));                         \
-        }                                                                                 \
-    }                                                                                     \
-    static int                                                                            \
-    softmax_chunk_##DT(void *ctx, int64_t b, int64_t e)                                   \
-    {                                                                                     \
-        const SoftmaxJob *j = ctx;                                                        \
-        for (int64_t r = b; r < e; r++) {                                                 \
-            int64_t base = (r / j->inner) * j->n * j->inner + r % j->inner;               \
-            if (j->y == NULL) {                                                           \
-                softmax_line_##DT((T *)j->out + base, (const T *)j->in + base, j->n,      \
-                                  j->inner, j->lg);                                       \
-            }                                                                             \
-            else {                                                                        \
-                softmax_grad_line_##DT((T *)j->out + base, (const T *)j->in + base,       \
-                                       (const T *)j->y + base, j->n, j->inner, j->lg);    \
-            }                                                                             \
-        }                                                                                 \
-        return 0;                                                                         \
-    }
-
 /* The strided case (inner > 1): one [n, inner] block per outer index, walked row by row
  * so every pass reads unit-stride memory; acc holds a max and a sum per column. */
 #define DEFINE_SOFTMAX_BLOCK(T, EXP, LG, DT)                                              \
@@ -161,8 +99,6 @@ typedef struct SoftmaxJob {
         return 0;                                                                         \
     }
 
-DEFINE_SOFTMAX_LINE(float, ptl_vm_expf, log, f4)
-DEFINE_SOFTMAX_LINE(double, ptl_vm_exp, log, f8)
 DEFINE_SOFTMAX_BLOCK(float, ptl_vm_expf, log, f4)
 DEFINE_SOFTMAX_BLOCK(double, ptl_vm_exp, log, f8)
 
@@ -307,6 +243,100 @@ softmax_row_f8_avx2(double *o, const double *x, int64_t n, int lg)
 }
 #endif
 
+/* Backward of contiguous rows: the sum (log_softmax: of g; softmax: of g y) in 8 lanes,
+ * then one pass writing g - e^y sum or y (g - sum). */
+#define DEFINE_SOFTMAX_GRAD_ROW(T, EXP, DT)                                               \
+    static void                                                                           \
+    softmax_grad_row_##DT(T *o, const T *g, const T *y, int64_t n, int lg)                \
+    {                                                                                     \
+        T acc[8] = {0};                                                                   \
+        int64_t k = 0;                                                                    \
+        for (; k + 8 <= n; k += 8) {                                                      \
+            for (int l = 0; l < 8; l++) {                                                 \
+                acc[l] += lg ? g[k + l] : g[k + l] * y[k + l];                            \
+            }                                                                             \
+        }                                                                                 \
+        double sum = 0;                                                                   \
+        for (; k < n; k++) {                                                              \
+            sum += lg ? (double)g[k] : (double)g[k] * y[k];                               \
+        }                                                                                 \
+        for (int l = 0; l < 8; l++) {                                                     \
+            sum += acc[l];                                                                \
+        }                                                                                 \
+        const T c = (T)sum;                                                               \
+        if (lg) {                                                                         \
+            for (k = 0; k < n; k++) {                                                     \
+                o[k] = g[k] - EXP(y[k]) * c;                                              \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (k = 0; k < n; k++) {                                                     \
+                o[k] = y[k] * (g[k] - c);                                                 \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DEFINE_SOFTMAX_GRAD_ROW(float, ptl_vm_expf, f4)
+DEFINE_SOFTMAX_GRAD_ROW(double, ptl_vm_exp, f8)
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+PTL_AVX2 static void
+softmax_grad_row_f4_avx2(float *o, const float *g, const float *y, int64_t n, int lg)
+{
+    __m256 acc = _mm256_setzero_ps();
+    float lanes[8];
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        __m256 gv = _mm256_loadu_ps(g + k);
+        acc = _mm256_add_ps(acc, lg ? gv : _mm256_mul_ps(gv, _mm256_loadu_ps(y + k)));
+    }
+    _mm256_storeu_ps(lanes, acc);
+    double sum = 0;
+    for (int64_t r = k; r < n; r++) {
+        sum += lg ? (double)g[r] : (double)g[r] * y[r];
+    }
+    for (int l = 0; l < 8; l++) {
+        sum += lanes[l];
+    }
+    const float cs = (float)sum;
+    __m256 c = _mm256_set1_ps(cs);
+    for (k = 0; k + 8 <= n; k += 8) {
+        __m256 gv = _mm256_loadu_ps(g + k), yv = _mm256_loadu_ps(y + k);
+        __m256 r = lg ? _mm256_sub_ps(gv, _mm256_mul_ps(ptl_vm_exp_ps(yv), c))
+                      : _mm256_mul_ps(yv, _mm256_sub_ps(gv, c));
+        _mm256_storeu_ps(o + k, r);
+    }
+    for (; k < n; k++) {
+        o[k] = lg ? g[k] - ptl_vm_expf(y[k]) * cs : y[k] * (g[k] - cs);
+    }
+}
+#endif
+
+/* Backward over contiguous rows [b, e) of n elements. */
+static int
+softmax_grad_rows_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const SoftmaxJob *j = ctx;
+    void (*f4)(float *, const float *, const float *, int64_t, int) = softmax_grad_row_f4;
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        f4 = softmax_grad_row_f4_avx2;
+    }
+#endif
+    for (int64_t r = b; r < e; r++) {
+        int64_t off = r * j->n;
+        if (j->f8) {
+            softmax_grad_row_f8((double *)j->out + off, (const double *)j->in + off,
+                                (const double *)j->y + off, j->n, j->lg);
+        }
+        else {
+            f4((float *)j->out + off, (const float *)j->in + off, (const float *)j->y + off,
+               j->n, j->lg);
+        }
+    }
+    return 0;
+}
+
 typedef void (*SoftmaxRowF4)(float *, const float *, int64_t, int);
 typedef void (*SoftmaxRowF8)(double *, const double *, int64_t, int);
 
@@ -354,15 +384,12 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
         return 0;
     }
     int f8 = j->f8 = x->dtype == PTL_DTYPE_FLOAT64;
-    if (j->inner == 1 && j->y == NULL) {
-        return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1, softmax_rows_chunk, j);
+    if (j->inner == 1) {
+        return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1,
+                                j->y == NULL ? softmax_rows_chunk : softmax_grad_rows_chunk, j);
     }
-    if (j->inner > 1) {
-        return ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / (j->n * j->inner) + 1,
-                                f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
-    }
-    return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1,
-                            f8 ? softmax_chunk_f8 : softmax_chunk_f4, j);
+    return ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / (j->n * j->inner) + 1,
+                            f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
 }
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor (and _log_softmax).
@@ -573,13 +600,22 @@ typedef struct NllData {
     PtlTensorImpl *x, *t, *w;
 } NllData;
 
+/* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
+static PtlTensorImpl *
+contiguous_as(PtlTensorImpl *t, PtlDtype dt)
+{
+    return t->dtype == dt ? ptl_contiguous(t) : ptl_cast(t, dt);
+}
+
+/* Contiguous target (int64) and weight (float64), and x contiguous in its own dtype when
+ * given (the forward reads one element per target; the backward never reads x). */
 static int
 nll_data(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllData *d)
 {
-    d->x = ptl_cast(x, PTL_DTYPE_FLOAT64);
-    d->t = ptl_cast(t, PTL_DTYPE_INT64);
-    d->w = w != NULL ? ptl_cast(w, PTL_DTYPE_FLOAT64) : NULL;
-    return d->x == NULL || d->t == NULL || (w != NULL && d->w == NULL) ? -1 : 0;
+    d->x = x != NULL ? ptl_contiguous(x) : NULL;
+    d->t = contiguous_as(t, PTL_DTYPE_INT64);
+    d->w = w != NULL ? contiguous_as(w, PTL_DTYPE_FLOAT64) : NULL;
+    return (x != NULL && d->x == NULL) || d->t == NULL || (w != NULL && d->w == NULL) ? -1 : 0;
 }
 
 static void
@@ -640,13 +676,15 @@ nll_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (out == NULL) {
         goto error;
     }
-    const double *xv = (const double *)ptl_tensor_data(d.x);
+    const char *xv = (const char *)ptl_tensor_data(d.x);
+    size_t xsz = ptl_tensor_itemsize(d.x);
     const int64_t *tv = (const int64_t *)ptl_tensor_data(d.t);
     double *ov = (double *)ptl_tensor_data(out);
     for (int64_t i = 0; i < sh.N; i++) {
         for (int64_t k = 0; k < sh.S; k++) {
             int64_t e = i * sh.S + k;
-            double l = wt[e] == 0 ? 0.0 : -wt[e] * xv[(i * sh.C + tv[e]) * sh.S + k];
+            size_t at = (size_t)((i * sh.C + tv[e]) * sh.S + k) * xsz;
+            double l = wt[e] == 0 ? 0.0 : -wt[e] * ptl_load_double(xv + at, x->dtype);
             if (red == RED_NONE) {
                 ov[e] = l;
             }
@@ -676,7 +714,7 @@ error:
 static int
 nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *x = s[1].u.t, *t = s[2].u.t, *gi = NULL, *g = NULL, *res = NULL;
+    PtlTensorImpl *x = s[1].u.t, *t = s[2].u.t, *gi = NULL, *g = NULL;
     PtlTensorImpl *w = s[3].tag == PTL_IV_TENSOR ? s[3].u.t : NULL;
     int64_t red = s[4].u.i, ignore = s[5].u.i;
     NllData d = {NULL, NULL, NULL};
@@ -685,8 +723,8 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
 
-    if (nll_check(x, t, w, &sh) < 0 || nll_data(x, t, w, &d) < 0 ||
-        (g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL) {
+    if (nll_check(x, t, w, &sh) < 0 || nll_data(NULL, t, w, &d) < 0 ||
+        (g = contiguous_as(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL) {
         goto error;
     }
     if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
@@ -694,29 +732,27 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     if (nll_weights(&d, &sh, ignore, wt, &total) < 0 ||
-        (gi = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
+        (gi = ptl_empty(x->dim, x->sizes, x->dtype, x->device)) == NULL) {
         goto error;
     }
-    double *gv = (double *)ptl_tensor_data(gi);
+    /* zeros, then -weight * grad at each target, rounded once to x's dtype */
+    char *gv = (char *)ptl_tensor_data(gi);
+    size_t gsz = ptl_tensor_itemsize(gi);
     const double *go = (const double *)ptl_tensor_data(g);
     const int64_t *tv = (const int64_t *)ptl_tensor_data(d.t);
-    int64_t numel = sh.N * sh.C * sh.S;
-    memset(gv, 0, sizeof(double) * (size_t)numel);
+    memset(gv, 0, gsz * (size_t)gi->numel);
     for (int64_t e = 0; e < sh.N * sh.S; e++) {
         if (wt[e] == 0) {
             continue;
         }
         double ge = red == RED_NONE ? go[e] : red == RED_MEAN ? go[0] / total : go[0];
-        gv[((e / sh.S) * sh.C + tv[e]) * sh.S + e % sh.S] = -wt[e] * ge;
+        size_t at = (size_t)(((e / sh.S) * sh.C + tv[e]) * sh.S + e % sh.S) * gsz;
+        ptl_store_double(gv + at, x->dtype, -wt[e] * ge);
     }
-    if ((res = ptl_cast(gi, x->dtype)) == NULL) {
-        goto error;
-    }
-    ptl_decref(gi);
     ptl_decref(g);
     free(wt);
     nll_data_release(&d);
-    s[0] = ptl_iv_tensor(res);
+    s[0] = ptl_iv_tensor(gi);
     return 0;
 error:
     free(wt);
@@ -950,8 +986,9 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     if (check_indices(s[1].u.t, "embedding_backward") < 0) {
         return -1;
     }
-    if ((g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
-        (idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
+    /* float32 gradients are read as they are (summed in double); others go through float64 */
+    if ((g = contiguous_as(s[0].u.t, dt == PTL_DTYPE_FLOAT32 ? dt : PTL_DTYPE_FLOAT64)) == NULL ||
+        (idx = contiguous_as(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
         goto error;
     }
     for (int d = 0; d < idx->dim; d++) {
@@ -968,6 +1005,8 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     }
     double *av = (double *)ptl_tensor_data(acc);
     const double *gv = (const double *)ptl_tensor_data(g);
+    const float *gf = (const float *)ptl_tensor_data(g);
+    int f4 = g->dtype == PTL_DTYPE_FLOAT32;
     const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
     memset(av, 0, sizeof(double) * (size_t)(V * D));
     for (int64_t i = 0; i < numel; i++) {
@@ -982,8 +1021,16 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
             continue;
         }
         double f = scale ? 1.0 / (double)count[iv[i]] : 1.0;
-        for (int64_t k = 0; k < D; k++) {
-            av[iv[i] * D + k] += f * gv[i * D + k];
+        double *restrict row = av + iv[i] * D;
+        if (f4) {
+            for (int64_t k = 0; k < D; k++) {
+                row[k] += f * (double)gf[i * D + k];
+            }
+        }
+        else {
+            for (int64_t k = 0; k < D; k++) {
+                row[k] += f * gv[i * D + k];
+            }
         }
     }
     if ((res = ptl_cast(acc, dt)) == NULL) {

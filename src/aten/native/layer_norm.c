@@ -1,0 +1,439 @@
+/* layer_norm.c -- native_layer_norm and native_layer_norm_backward.  Mirrors
+ * ATen/native/layer_norm.cpp and ATen/native/cpu/layer_norm_kernel.cpp.
+ *
+ * Note [Layer norm rows]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * The input is viewed as M rows of N = prod(normalized_shape) contiguous elements.  Each
+ * row is normalized by one task of ptl_parallel_for: its mean and biased variance are two
+ * passes over the row (still in cache) summed in double with eight independent partial
+ * sums, so the compiler vectorizes them and float32 rows keep float64 accuracy.  The output
+ * is (x - mean) * rstd * weight + bias in the input's dtype (float for float16/bfloat16).
+ * The backward of row r, with g = dy * weight, is
+ *
+ *     dx = rstd * g + b * x + c,   b = (sum(g) mean - sum(g x)) rstd^3 / N,
+ *                                  c = -b mean - sum(g) rstd / N
+ *
+ * and the weight and bias gradients are column sums over the rows, computed by column
+ * blocks so that every block is summed in the same order whatever the thread count. */
+#include <math.h>
+
+#include "../../c10/parallel.h"
+#include "nn_common.h"
+
+typedef struct {
+    const char *x, *w, *b, *dy;
+    char *y, *mean, *rstd, *dx, *dw, *db;
+    int64_t m, n;
+    double eps;
+} LnJob;
+
+/* sum of p[0..n) and, when mean is given, of (p - mean)^2, in double */
+#define DEFINE_ROW_SUM(T, DT)                                                             \
+    static double                                                                         \
+    row_sum_##DT(const T *restrict p, int64_t n)                                          \
+    {                                                                                     \
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;                                  \
+        int64_t i = 0;                                                                    \
+        for (; i + 8 <= n; i += 8) {                                                      \
+            for (int k = 0; k < 8; k++) {                                                 \
+                acc[k] += (double)p[i + k];                                               \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            s += (double)p[i];                                                            \
+        }                                                                                 \
+        return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) +                              \
+               ((acc[2] + acc[6]) + (acc[3] + acc[7]));                                   \
+    }                                                                                     \
+    static double                                                                         \
+    row_sq_##DT(const T *restrict p, int64_t n, double mean)                              \
+    {                                                                                     \
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;                                  \
+        int64_t i = 0;                                                                    \
+        for (; i + 8 <= n; i += 8) {                                                      \
+            for (int k = 0; k < 8; k++) {                                                 \
+                double d = (double)p[i + k] - mean;                                       \
+                acc[k] += d * d;                                                          \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            double d = (double)p[i] - mean;                                               \
+            s += d * d;                                                                   \
+        }                                                                                 \
+        return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) +                              \
+               ((acc[2] + acc[6]) + (acc[3] + acc[7]));                                   \
+    }                                                                                     \
+    /* sum of g x and of g, g = dy w (w may be NULL) */                                   \
+    static void                                                                           \
+    row_dot_##DT(const T *restrict dy, const T *restrict x, const T *restrict w,          \
+                 int64_t n, double *sgx, double *sg)                                      \
+    {                                                                                     \
+        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, b[8] = {0, 0, 0, 0, 0, 0, 0, 0};          \
+        double ta = 0, tb = 0;                                                            \
+        int64_t i = 0;                                                                    \
+        for (; i + 8 <= n; i += 8) {                                                      \
+            for (int k = 0; k < 8; k++) {                                                 \
+                double g = (double)dy[i + k] * (w != NULL ? (double)w[i + k] : 1.0);      \
+                a[k] += g * (double)x[i + k];                                             \
+                b[k] += g;                                                                \
+            }                                                                             \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            double g = (double)dy[i] * (w != NULL ? (double)w[i] : 1.0);                  \
+            ta += g * (double)x[i];                                                       \
+            tb += g;                                                                      \
+        }                                                                                 \
+        *sgx = ta + ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));    \
+        *sg = tb + ((b[0] + b[4]) + (b[1] + b[5])) + ((b[2] + b[6]) + (b[3] + b[7]));     \
+    }
+DEFINE_ROW_SUM(float, f4)
+DEFINE_ROW_SUM(double, f8)
+#undef DEFINE_ROW_SUM
+
+#define DEFINE_LN(T, DT)                                                                  \
+    static int                                                                            \
+    ln_forward_##DT(void *ctx, int64_t r0, int64_t r1)                                    \
+    {                                                                                     \
+        const LnJob *j = (const LnJob *)ctx;                                              \
+        const int64_t n = j->n;                                                           \
+        const T *w = (const T *)j->w, *b = (const T *)j->b;                              \
+        for (int64_t r = r0; r < r1; r++) {                                               \
+            const T *restrict x = (const T *)j->x + r * n;                                \
+            T *restrict y = (T *)j->y + r * n;                                            \
+            double mean = row_sum_##DT(x, n) / (double)n;                                 \
+            double var = row_sq_##DT(x, n, mean) / (double)n;                             \
+            double rs = 1.0 / sqrt(var + j->eps);                                         \
+            ((T *)j->mean)[r] = (T)mean;                                                  \
+            ((T *)j->rstd)[r] = (T)rs;                                                    \
+            const T scale = (T)rs, shift = (T)(-mean * rs);                               \
+            if (w != NULL && b != NULL) {                                                 \
+                for (int64_t i = 0; i < n; i++) {                                         \
+                    y[i] = (x[i] * scale + shift) * w[i] + b[i];                          \
+                }                                                                         \
+            }                                                                             \
+            else if (w != NULL) {                                                         \
+                for (int64_t i = 0; i < n; i++) {                                         \
+                    y[i] = (x[i] * scale + shift) * w[i];                                 \
+                }                                                                         \
+            }                                                                             \
+            else if (b != NULL) {                                                         \
+                for (int64_t i = 0; i < n; i++) {                                         \
+                    y[i] = (x[i] * scale + shift) + b[i];                                 \
+                }                                                                         \
+            }                                                                             \
+            else {                                                                        \
+                for (int64_t i = 0; i < n; i++) {                                         \
+                    y[i] = x[i] * scale + shift;                                          \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        return 0;                                                                         \
+    }                                                                                     \
+    static int                                                                            \
+    ln_backward_dx_##DT(void *ctx, int64_t r0, int64_t r1)                                \
+    {                                                                                     \
+        const LnJob *j = (const LnJob *)ctx;                                              \
+        const int64_t n = j->n;                                                           \
+        const T *w = (const T *)j->w;                                                     \
+        for (int64_t r = r0; r < r1; r++) {                                               \
+            const T *restrict x = (const T *)j->x + r * n;                                \
+            const T *restrict dy = (const T *)j->dy + r * n;                              \
+            T *restrict dx = (T *)j->dx + r * n;                                          \
+            double mean = (double)((const T *)j->mean)[r];                                \
+            double rs = (double)((const T *)j->rstd)[r], sgx, sg;                         \
+            row_dot_##DT(dy, x, w, n, &sgx, &sg);                                         \
+            double bd = (sg * mean - sgx) * rs * rs * rs / (double)n;                     \
+            const T a = (T)rs, bb = (T)bd, c = (T)(-bd * mean - sg * rs / (double)n);     \
+            if (w != NULL) {                                                              \
+                for (int64_t i = 0; i < n; i++) {                                         \
+                    dx[i] = a * (dy[i] * w[i]) + bb * x[i] + c;                           \
+                }                                                                         \
+            }                                                                             \
+            else {                                                                        \
+                for (int64_t i = 0; i < n; i++) {                                         \
+                    dx[i] = a * dy[i] + bb * x[i] + c;                                    \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        return 0;                                                                         \
+    }                                                                                     \
+    /* columns [c0, c1) of the weight and bias gradients, summed over the rows */         \
+    static int                                                                            \
+    ln_backward_dw_##DT(void *ctx, int64_t c0, int64_t c1)                                \
+    {                                                                                     \
+        const LnJob *j = (const LnJob *)ctx;                                              \
+        const int64_t n = j->n;                                                           \
+        T *restrict dw = (T *)j->dw, *restrict db = (T *)j->db;                           \
+        for (int64_t c = c0; c < c1; c++) {                                               \
+            if (dw != NULL) {                                                             \
+                dw[c] = 0;                                                                \
+            }                                                                             \
+            if (db != NULL) {                                                             \
+                db[c] = 0;                                                                \
+            }                                                                             \
+        }                                                                                 \
+        for (int64_t r = 0; r < j->m; r++) {                                              \
+            const T *restrict x = (const T *)j->x + r * n;                                \
+            const T *restrict dy = (const T *)j->dy + r * n;                              \
+            if (dw != NULL) {                                                             \
+                const T mean = ((const T *)j->mean)[r], rs = ((const T *)j->rstd)[r];     \
+                for (int64_t c = c0; c < c1; c++) {                                       \
+                    dw[c] += dy[c] * ((x[c] - mean) * rs);                                \
+                }                                                                         \
+            }                                                                             \
+            if (db != NULL) {                                                             \
+                for (int64_t c = c0; c < c1; c++) {                                       \
+                    db[c] += dy[c];                                                       \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        return 0;                                                                         \
+    }
+DEFINE_LN(float, f4)
+DEFINE_LN(double, f8)
+#undef DEFINE_LN
+
+/* Checks input, normalized_shape, weight and bias; sets *m, *n (rows, row length). */
+static int
+ln_check(PtlTensorImpl *x, const PtlIValue *shape, PtlTensorImpl *w, PtlTensorImpl *b,
+         int64_t *m, int64_t *n)
+{
+    const int64_t *ns = shape->u.il.data;
+    int64_t k = shape->u.il.n;
+    char b1[256], b2[256], b3[256];
+    if (k < 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected normalized_shape to be at least 1-dimensional, i.e., "
+                             "containing at least one element, but got normalized_shape = []");
+    }
+    PtlTensorImpl *wb[2] = {w, b};
+    const char *names[2] = {"weight", "bias"};
+    for (int i = 0; i < 2; i++) {
+        PtlTensorImpl *t = wb[i];
+        if (t == NULL) {
+            continue;
+        }
+        int same = t->dim == k;
+        for (int d = 0; same && d < k; d++) {
+            same = t->sizes[d] == ns[d];
+        }
+        if (!same) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Expected %s to be of same shape as normalized_shape, but got "
+                                 "%s of shape %s and normalized_shape = %s",
+                                 names[i], names[i],
+                                 nn_fmt_list(b1, sizeof b1, t->sizes, t->dim),
+                                 nn_fmt_list(b2, sizeof b2, ns, k));
+        }
+    }
+    int ok = x->dim >= k;
+    for (int64_t d = 0; ok && d < k; d++) {
+        ok = x->sizes[x->dim - k + d] == ns[d];
+    }
+    if (!ok) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given normalized_shape=%s, expected input with shape [*, %s, but "
+                             "got input of size%s",
+                             nn_fmt_list(b1, sizeof b1, ns, k),
+                             nn_fmt_list(b2, sizeof b2, ns, k) + 1,
+                             nn_fmt_list(b3, sizeof b3, x->sizes, x->dim));
+    }
+    if (!ptl_dtype_is_floating(x->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"LayerNormKernelImpl\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(x->dtype));
+    }
+    /* float16/bfloat16 input with float32 weight and bias is allowed (mixed), as in
+     * PyTorch; any other dtype difference is refused with PyTorch's two messages */
+    for (int i = 0; i < 2; i++) {
+        PtlTensorImpl *t = wb[i];
+        if (t == NULL || t->dtype == x->dtype) {
+            continue;
+        }
+        if (x->dtype == PTL_DTYPE_FLOAT64 && t->dtype == PTL_DTYPE_FLOAT32) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "mixed dtype (CPU): all inputs must share same datatype.");
+        }
+        if (t->dtype != PTL_DTYPE_FLOAT32 || nn_work_dtype(x->dtype) != PTL_DTYPE_FLOAT32 ||
+            (wb[1 - i] != NULL && wb[1 - i]->dtype != t->dtype)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "mixed dtype (CPU): expect parameter to have scalar type of "
+                                 "Float");
+        }
+    }
+    *n = 1;
+    for (int64_t d = 0; d < k; d++) {
+        *n *= ns[d];
+    }
+    *m = 1;
+    for (int d = 0; d < x->dim - k; d++) {
+        *m *= x->sizes[d];
+    }
+    return 0;
+}
+
+/* [*, 1, ..., 1]: the shape of mean and rstd (normalized dims kept as 1) */
+static void
+stat_shape(PtlTensorImpl *x, int64_t k, int64_t *sizes)
+{
+    for (int d = 0; d < x->dim; d++) {
+        sizes[d] = d < x->dim - k ? x->sizes[d] : 1;
+    }
+}
+
+static PtlTensorImpl *
+opt_tensor(const PtlIValue *v)
+{
+    return v->tag == PTL_IV_TENSOR ? v->u.t : NULL;
+}
+
+/* fn over [0, range) (rows or columns) with about PTL_GRAIN_SIZE elements a task */
+static int
+ln_run(int64_t range, int64_t per_item, PtlParallelFn fn, LnJob *j)
+{
+    void *tok = range * per_item >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, range, PTL_GRAIN_SIZE / (per_item + 1) + 1, fn, j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias,
+ *                   float eps) -> (Tensor, Tensor, Tensor)
+ * input [*, N...] -> out [*, N...], mean [*, 1...], rstd [*, 1...] */
+static int
+native_layer_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *x = s[0].u.t, *w = opt_tensor(&s[2]), *b = opt_tensor(&s[3]);
+    PtlTensorImpl *xc = NULL, *wc = NULL, *bc = NULL, *r[3] = {NULL, NULL, NULL};
+    int64_t m, n, ssz[PTL_MAX_DIMS];
+    if (ln_check(x, &s[1], w, b, &m, &n) < 0) {
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(x->dtype);
+    stat_shape(x, s[1].u.il.n, ssz);
+    if ((xc = nn_prepare(x, work)) == NULL || (w != NULL && (wc = nn_prepare(w, work)) == NULL) ||
+        (b != NULL && (bc = nn_prepare(b, work)) == NULL) ||
+        (r[0] = ptl_empty(x->dim, x->sizes, work, x->device)) == NULL ||
+        (r[1] = ptl_empty(x->dim, ssz, work, x->device)) == NULL ||
+        (r[2] = ptl_empty(x->dim, ssz, work, x->device)) == NULL) {
+        goto error;
+    }
+    LnJob j = {ptl_tensor_data(xc), wc ? ptl_tensor_data(wc) : NULL,
+               bc ? ptl_tensor_data(bc) : NULL, NULL, ptl_tensor_data(r[0]),
+               ptl_tensor_data(r[1]), ptl_tensor_data(r[2]), NULL, NULL, NULL, m, n,
+               ptl_iv_to_double(&s[4])};
+    if (ln_run(m, n, work == PTL_DTYPE_FLOAT32 ? ln_forward_f4 : ln_forward_f8, &j) < 0) {
+        goto error;
+    }
+    /* mixed float16/bfloat16 input and float32 parameters: float32 mean and rstd */
+    PtlDtype stat_dt = (w != NULL ? w : b != NULL ? b : x)->dtype;
+    if ((r[0] = nn_finish(r[0], x->dtype)) == NULL ||
+        (r[1] = nn_finish(r[1], stat_dt)) == NULL || (r[2] = nn_finish(r[2], stat_dt)) == NULL) {
+        goto error;
+    }
+    ptl_decref(xc);
+    ptl_xdecref(wc);
+    ptl_xdecref(bc);
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(r[i]);
+    }
+    return 0;
+error:
+    ptl_xdecref(xc);
+    ptl_xdecref(wc);
+    ptl_xdecref(bc);
+    for (int i = 0; i < 3; i++) {
+        ptl_xdecref(r[i]);
+    }
+    return -1;
+}
+
+/* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape,
+ *     Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, int[3] output_mask)
+ *     -> (Tensor, Tensor, Tensor)
+ * grad_out, input [*, N...]; mean, rstd [*, 1...] -> grad_input [*, N...], grad_weight and
+ * grad_bias [N...] (each undefined when its mask entry is 0; the weight and bias gradients
+ * also when weight / bias is None, as in PyTorch). */
+static int
+native_layer_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *dy = s[0].u.t, *x = s[1].u.t, *w = opt_tensor(&s[5]);
+    PtlTensorImpl *b = opt_tensor(&s[6]);
+    PtlTensorImpl *in[5] = {NULL, NULL, NULL, NULL, NULL}, *r[3] = {NULL, NULL, NULL};
+    const int64_t *mask = s[7].u.il.data;
+    int64_t m, n, k = s[2].u.il.n;
+    char b1[256], b2[256];
+    if (ln_check(x, &s[2], w, b, &m, &n) < 0) {
+        return -1;
+    }
+    if (dy->numel != x->numel || dy->dim != x->dim ||
+        memcmp(dy->sizes, x->sizes, sizeof(int64_t) * (size_t)x->dim) != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "native_layer_norm_backward: grad_out of size %s does not match "
+                             "input of size %s",
+                             nn_fmt_list(b1, sizeof b1, dy->sizes, dy->dim),
+                             nn_fmt_list(b2, sizeof b2, x->sizes, x->dim));
+    }
+    if (s[3].u.t->numel != m || s[4].u.t->numel != m) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "native_layer_norm_backward: mean and rstd must have %lld elements",
+                             (long long)m);
+    }
+    PtlDtype work = nn_work_dtype(x->dtype);
+    int want[3] = {mask[0] != 0, mask[1] != 0 && w != NULL, mask[2] != 0 && b != NULL};
+    PtlTensorImpl *src[5] = {dy, x, s[3].u.t, s[4].u.t, w};
+    for (int i = 0; i < 5; i++) {
+        if (src[i] != NULL && (in[i] = nn_prepare(src[i], work)) == NULL) {
+            goto error;
+        }
+    }
+    if ((want[0] && (r[0] = ptl_empty(x->dim, x->sizes, work, x->device)) == NULL) ||
+        (want[1] && (r[1] = ptl_empty((int)k, x->sizes + x->dim - k, work, x->device)) == NULL) ||
+        (want[2] && (r[2] = ptl_empty((int)k, x->sizes + x->dim - k, work, x->device)) == NULL)) {
+        goto error;
+    }
+    LnJob j = {ptl_tensor_data(in[1]), in[4] ? ptl_tensor_data(in[4]) : NULL, NULL,
+               ptl_tensor_data(in[0]), NULL, ptl_tensor_data(in[2]), ptl_tensor_data(in[3]),
+               r[0] ? ptl_tensor_data(r[0]) : NULL, r[1] ? ptl_tensor_data(r[1]) : NULL,
+               r[2] ? ptl_tensor_data(r[2]) : NULL, m, n, 0.0};
+    int f4 = work == PTL_DTYPE_FLOAT32;
+    if (want[0] && m * n > 0 &&
+        ln_run(m, n, f4 ? ln_backward_dx_f4 : ln_backward_dx_f8, &j) < 0) {
+        goto error;
+    }
+    if ((want[1] || want[2]) && n > 0 &&
+        ln_run(n, m, f4 ? ln_backward_dw_f4 : ln_backward_dw_f8, &j) < 0) {
+        goto error;
+    }
+    PtlDtype out_dt[3] = {x->dtype, w != NULL ? w->dtype : x->dtype, b != NULL ? b->dtype : x->dtype};
+    for (int i = 0; i < 3; i++) {
+        if (r[i] != NULL && (r[i] = nn_finish(r[i], out_dt[i])) == NULL) {
+            goto error;
+        }
+    }
+    for (int i = 0; i < 5; i++) {
+        ptl_xdecref(in[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(r[i]);
+    }
+    return 0;
+error:
+    for (int i = 0; i < 5; i++) {
+        ptl_xdecref(in[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        ptl_xdecref(r[i]);
+    }
+    return -1;
+}
+
+static const PtlKernelReg layer_norm_cpu[] = {
+    {PTL_OP_native_layer_norm, PTL_KEY_CPU, native_layer_norm_cpu},
+    {PTL_OP_native_layer_norm_backward, PTL_KEY_CPU, native_layer_norm_backward_cpu},
+};
+PTL_DEFINE_REGISTER(layer_norm_cpu)

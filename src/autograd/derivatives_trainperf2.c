@@ -1,0 +1,227 @@
+/* derivatives_trainperf2.c -- derivative formulas of native_layer_norm and
+ * native_layer_norm_backward (the trainperf2 section of derivatives.def).  Mirrors the
+ * native_layer_norm and native_layer_norm_backward entries of
+ * tools/autograd/derivatives.yaml and layer_norm_double_backward in FunctionsManual.cpp.
+ *
+ * Note [Layer norm double backward]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Per row of N normalized elements, with r = rstd, xhat = (x - mean) r, w the weight (1 when
+ * None) and Pi(c) = c - mean(c) - xhat mean(c xhat) (means over the row), the backward is
+ * gI = r Pi(g w), gW = sum over rows of g xhat, gB = sum over rows of g.  Its derivative
+ * along incoming gradients (ggI, ggW, ggB) is, with a = g w, A = sum(a (ggI - mean(ggI))),
+ * P = sum(a xhat), Q = mean(xhat ggI):
+ *
+ *     d/dg = r Pi(ggI) w + xhat ggW + ggB
+ *     d/dw = sum over rows of g r Pi(ggI)
+ *     d/dx = r Pi(g ggW) - r^2 ((A - P Q) / N xhat + Q Pi(a) + P / N Pi(ggI))
+ *
+ * d/dx already holds the paths through mean(x) and rstd(x), so the saved mean and rstd
+ * inputs get no gradient (as in PyTorch).  Every step is a dispatcher op, so the result is
+ * differentiable again.
+ *
+ * Edges: native_layer_norm: input 0, weight 1, bias 2;
+ *        native_layer_norm_backward: grad_out 0, input 1, mean 2, rstd 3, weight 4, bias 5. */
+#include "derivatives_trainperf2.h"
+#include "formula.h"
+
+/* the normalized dims [dim - k, dim) of x */
+typedef struct {
+    int64_t dims[PTL_MAX_DIMS];
+    int k;
+    double count;   /* N */
+} LnDims;
+
+static LnDims
+ln_dims(PtlTensorImpl *x, const PtlIValue *normalized_shape)
+{
+    LnDims d;
+    d.k = (int)normalized_shape->u.il.n;
+    d.count = 1;
+    for (int i = 0; i < d.k; i++) {
+        d.dims[i] = x->dim - d.k + i;
+        d.count *= (double)x->sizes[x->dim - d.k + i];
+    }
+    return d;
+}
+
+#define ADD(a, b) f2(sc, PTL_OP_add_Tensor, a, b)
+#define SUB(a, b) f2(sc, PTL_OP_sub_Tensor, a, b)
+#define MUL(a, b) f2(sc, PTL_OP_mul_Tensor, a, b)
+
+static PtlTensorImpl *
+scaled(Scope *sc, PtlTensorImpl *a, double v)
+{
+    return a ? own(sc, mul_num(a, v)) : NULL;
+}
+
+/* sum of t over the normalized dims, kept as size 1 */
+static PtlTensorImpl *
+row_sum(Scope *sc, PtlTensorImpl *t, const LnDims *d)
+{
+    PtlIValue v[3] = {ptl_iv_tensor(t), ptl_iv_intlist(d->dims, d->k), ptl_iv_bool(1)};
+    return fv(sc, PTL_OP_sum_dim_IntList, 3, v);
+}
+
+static PtlTensorImpl *
+row_mean(Scope *sc, PtlTensorImpl *t, const LnDims *d)
+{
+    return scaled(sc, row_sum(sc, t, d), 1.0 / d->count);
+}
+
+/* Pi(c) = c - mean(c) - xhat mean(c xhat) */
+static PtlTensorImpl *
+proj(Scope *sc, PtlTensorImpl *c, PtlTensorImpl *xhat, const LnDims *d)
+{
+    return SUB(SUB(c, row_mean(sc, c, d)), MUL(xhat, row_mean(sc, MUL(c, xhat), d)));
+}
+
+static int
+give(PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *g)
+{
+    if (g == NULL) {
+        return -1;
+    }
+    return put_same(n, go, i, g);
+}
+
+/* native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd):
+ * the out gradient goes to native_layer_norm_backward; gradients of mean and rstd (rarely
+ * used) add gmean / N + grstd (-rstd^3 / N) (x - mean) to the input's. */
+int
+native_layer_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *x = NULL, *w = NULL, *b = NULL, *mean = NULL, *rstd = NULL;
+    PtlTensorImpl *r[3] = {NULL, NULL, NULL};
+    Scope scope = {.n = 0}, *sc = &scope;
+    int64_t mask[3] = {NEEDS(0) != 0, NEEDS(1) != 0, NEEDS(2) != 0};
+    int rc = -1;
+    if (saved(n, 0, &x) < 0 || saved(n, 1, &w) < 0 || saved(n, 2, &b) < 0 ||
+        saved(n, 3, &mean) < 0 || saved(n, 4, &rstd) < 0) {
+        goto done;
+    }
+    if (gi[0] != NULL) {
+        PtlIValue a[8] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), n->args[1],
+                          ptl_iv_tensor(mean), ptl_iv_tensor(rstd), ptl_iv_tensor(w),
+                          ptl_iv_tensor(b), ptl_iv_intlist(mask, 3)};
+        if (ptl_dispatcher_call(ptl_op(PTL_OP_native_layer_norm_backward), a) < 0) {
+            goto done;
+        }
+        for (int i = 0; i < 3; i++) {
+            r[i] = a[i].tag == PTL_IV_TENSOR ? a[i].u.t : NULL;
+        }
+    }
+    if (mask[0] && (gi[1] != NULL || gi[2] != NULL)) {
+        LnDims d = ln_dims(x, &n->args[1]);
+        PtlTensorImpl *extra = gi[1] != NULL ? scaled(sc, gi[1], 1.0 / d.count) : NULL;
+        if (gi[2] != NULL) {
+            PtlTensorImpl *coef = scaled(sc, MUL(gi[2], MUL(MUL(rstd, rstd), rstd)),
+                                         -1.0 / d.count);
+            PtlTensorImpl *t = MUL(SUB(x, mean), coef);
+            extra = extra != NULL ? ADD(extra, t) : t;
+        }
+        /* broadcast against x (gmean alone is [*, 1...]) */
+        PtlTensorImpl *base = r[0] != NULL ? r[0] : own(sc, op1(PTL_OP_zeros_like, x));
+        PtlTensorImpl *sum = ADD(base, extra);
+        if (sum == NULL) {
+            goto done;
+        }
+        ptl_incref(sum);
+        ptl_xdecref(r[0]);
+        r[0] = sum;
+    }
+    rc = 0;
+    for (int i = 0; i < 3; i++) {
+        if (r[i] != NULL && mask[i] && put(n, go, i, r[i]) < 0) {
+            rc = -1;
+        }
+        else if (r[i] != NULL && !mask[i]) {
+            ptl_decref(r[i]);
+        }
+        r[i] = NULL;
+    }
+done:
+    for (int i = 0; i < 3; i++) {
+        ptl_xdecref(r[i]);
+    }
+    ptl_xdecref(x);
+    ptl_xdecref(w);
+    ptl_xdecref(b);
+    ptl_xdecref(mean);
+    ptl_xdecref(rstd);
+    return scope_end(sc, rc);
+}
+
+/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+ * output_mask) -> (gI, gW, gB): Note [Layer norm double backward]. */
+int
+native_layer_norm_double_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *g = NULL, *x = NULL, *mean = NULL, *rstd = NULL, *w = NULL;
+    PtlTensorImpl *ggi = gi[0], *ggw = gi[1], *ggb = gi[2];
+    Scope scope = {.n = 0}, *sc = &scope;
+    int rc = -1;
+    if (saved(n, 0, &g) < 0 || saved(n, 1, &x) < 0 || saved(n, 2, &mean) < 0 ||
+        saved(n, 3, &rstd) < 0 || saved(n, 4, &w) < 0) {
+        goto done;
+    }
+    LnDims d = ln_dims(x, &n->args[2]);
+    PtlTensorImpl *xhat = MUL(SUB(x, mean), rstd);
+    /* r Pi(ggI) */
+    PtlTensorImpl *rpi = ggi != NULL ? MUL(rstd, proj(sc, ggi, xhat, &d)) : NULL;
+    if (xhat == NULL || (ggi != NULL && rpi == NULL)) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        PtlTensorImpl *dg = NULL;
+        if (rpi != NULL) {
+            dg = w != NULL ? MUL(rpi, w) : rpi;
+        }
+        if (ggw != NULL) {
+            PtlTensorImpl *t = MUL(xhat, ggw);
+            dg = dg != NULL ? ADD(dg, t) : t;
+        }
+        if (ggb != NULL) {
+            /* ggB is [N...]: broadcast it against x's shape */
+            PtlTensorImpl *t = dg != NULL ? dg : own(sc, op1(PTL_OP_zeros_like, x));
+            dg = ADD(t, ggb);
+        }
+        if (dg != NULL && give(n, go, 0, dg) < 0) {
+            goto done;
+        }
+    }
+    if (NEEDS(1)) {
+        PtlTensorImpl *dx = NULL;
+        if (ggw != NULL) {
+            dx = MUL(rstd, proj(sc, MUL(g, ggw), xhat, &d));
+        }
+        if (ggi != NULL) {
+            PtlTensorImpl *a = w != NULL ? MUL(g, w) : g;
+            PtlTensorImpl *A = SUB(row_sum(sc, MUL(a, ggi), &d),
+                                   MUL(row_sum(sc, a, &d), row_mean(sc, ggi, &d)));
+            PtlTensorImpl *P = row_sum(sc, MUL(a, xhat), &d);
+            PtlTensorImpl *Q = row_mean(sc, MUL(xhat, ggi), &d);
+            PtlTensorImpl *t1 = MUL(scaled(sc, SUB(A, MUL(P, Q)), 1.0 / d.count), xhat);
+            PtlTensorImpl *t2 = MUL(Q, proj(sc, a, xhat, &d));
+            PtlTensorImpl *t3 = MUL(scaled(sc, P, 1.0 / d.count), proj(sc, ggi, xhat, &d));
+            PtlTensorImpl *t = scaled(sc, MUL(MUL(rstd, rstd), ADD(ADD(t1, t2), t3)), -1.0);
+            dx = dx != NULL ? ADD(dx, t) : t;
+            if (t == NULL) {
+                goto done;
+            }
+        }
+        if (dx != NULL && give(n, go, 1, dx) < 0) {
+            goto done;
+        }
+    }
+    if (NEEDS(4) && w != NULL && rpi != NULL && give(n, go, 4, MUL(g, rpi)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    ptl_xdecref(g);
+    ptl_xdecref(x);
+    ptl_xdecref(mean);
+    ptl_xdecref(rstd);
+    ptl_xdecref(w);
+    return scope_end(sc, rc);
+}
