@@ -22,7 +22,7 @@
  * Edges: native_layer_norm: input 0, weight 1, bias 2;
  *        native_layer_norm_backward: grad_out 0, input 1, mean 2, rstd 3, weight 4, bias 5. */
 #include "derivatives_trainperf2.h"
-#include "formula.h"
+#include "formula.h"   /* Scope, give and the op shorthands (MUL, ADD, ...) */
 
 /* the normalized dims [dim - k, dim) of x */
 typedef struct {
@@ -43,10 +43,6 @@ ln_dims(PtlTensorImpl *x, const PtlIValue *normalized_shape)
     }
     return d;
 }
-
-#define ADD(a, b) f2(sc, PTL_OP_add_Tensor, a, b)
-#define SUB(a, b) f2(sc, PTL_OP_sub_Tensor, a, b)
-#define MUL(a, b) f2(sc, PTL_OP_mul_Tensor, a, b)
 
 static PtlTensorImpl *
 scaled(Scope *sc, PtlTensorImpl *a, double v)
@@ -73,15 +69,6 @@ static PtlTensorImpl *
 proj(Scope *sc, PtlTensorImpl *c, PtlTensorImpl *xhat, const LnDims *d)
 {
     return SUB(SUB(c, row_mean(sc, c, d)), MUL(xhat, row_mean(sc, MUL(c, xhat), d)));
-}
-
-static int
-give(PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *g)
-{
-    if (g == NULL) {
-        return -1;
-    }
-    return put_same(n, go, i, g);
 }
 
 /* native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd):
