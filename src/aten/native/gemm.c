@@ -20,6 +20,22 @@
  * valid part is stored.  C always has the engine's type (float, double or int64): ptl_gemm
  * routes other output dtypes through a temporary.
  *
+ * Note [GEMM packing of B]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Packing B costs a read of B and a write of a KC x NC block as large as L2; for the small
+ * m of an LSTM step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.
+ * So: when A is one MC block (m <= MC on one thread) every B sliver meets A once, and each
+ * task packs its KC x NR sliver just before use into a buffer that stays in L1; with
+ * several A blocks the whole block is packed once and shared, as above.  On AVX2, a
+ * row-major float32 B is not packed at all by products of at most GEMM_DIRECT_B_MAX_M
+ * rows: tile_f4_avx2 reads its 16 columns in place, row after row (only a narrower last
+ * sliver is packed); taller products pack it, since each sliver is then read by many A
+ * slivers and B's rows, a power of two apart, collide in L1.  The float tile also stores
+ * whole 6 x 16 tiles of a row-major C itself (alpha and beta with update_f4's roundings),
+ * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
+ * changes the order of the sums: the result has the same bits as through the generic
+ * packing and update, on any number of threads.
+ *
  * Integers accumulate in uint64_t so that overflow wraps as two's complement (as PyTorch's
  * integer matmul does) without signed-overflow undefined behaviour. */
 #include <immintrin.h>
@@ -31,6 +47,10 @@
 #include "../../c10/parallel.h"
 #include "../tensor_iterator.h"
 #include "gemm.h"
+
+/* A row-major float32 B is read in place by products of at most this many rows
+ * (Note [GEMM packing of B]). */
+#define GEMM_DIRECT_B_MAX_M 64
 
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
@@ -461,7 +481,7 @@ DEFINE_AXPY(i8, uint64_t)
 
 /* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1. */
 static const GemmEngine engine_f4 = {
-    F4_MR, F4_NR, 256, 96, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 256, 144, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, kernel_f4_avx2, update_f4, dot_f4, axpy_f4,
     {[PTL_DTYPE_FLOAT32] = pack_f4_f4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf},
@@ -959,7 +979,8 @@ ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, dou
         pr.pack_a = pr.pack_b = pack_f4_avx2;
     }
     pr.tile_f4 = avx2 && e == &engine_f4;
-    pr.b_direct = pr.tile_f4 && b->dtype == PTL_DTYPE_FLOAT32 && b->strides[off + 1] == 1;
+    pr.b_direct = pr.tile_f4 && b->dtype == PTL_DTYPE_FLOAT32 && b->strides[off + 1] == 1 &&
+                  pr.m <= GEMM_DIRECT_B_MAX_M;
     pr.batch = off ? c->sizes[0] : 1;
     pr.m = c->sizes[off];
     pr.n = c->sizes[off + 1];
