@@ -198,6 +198,9 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     if (rs == 1 && w == 16) {
         for (int64_t p = 0; p < kc; p++) {
             const float *sp = src + p * cs;
+            /* the next sliver of B, packed after this one's tiles: its rows are in as many
+             * pages as they are long, which the hardware prefetcher does not follow */
+            _mm_prefetch((const char *)(sp + rows), _MM_HINT_T1);
             for (int64_t i0 = 0; i0 < full; i0 += 16) {
                 float *d = dst + i0 * kc + p * 16;
                 _mm256_storeu_ps(d, _mm256_loadu_ps(sp + i0));
@@ -830,14 +833,20 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     const char *b = pr->b.data + (size_t)(bi * pr->b.bs) * bitem;
     char *c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
     int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
-    /* A blocks of equal height, as many as a multiple of the threads: m = 128 on two
-     * threads is 66 + 62 rows, not 96 + 32 (which left one thread idle a third of the time) */
+    int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
+    /* A blocks of equal height, as many as a multiple of the threads: m = 1000 on two
+     * threads is 7 + 7 blocks of 72 rows, not 7 of 144 (which left one thread idle a third
+     * of the time).  A product with m <= MC stays one A block and the threads share B's
+     * columns instead: each packs A (m x KC) but no thread waits for a shared B block to be
+     * packed (Note [GEMM packing of B]); m = 128, n = 512 on two threads went from 66 + 62
+     * rows to 256 + 256 columns */
     int64_t mblocks = (pr->m + e->mc - 1) / e->mc;
-    mblocks = (mblocks + nthreads - 1) / nthreads * nthreads;
+    if (mblocks > 1 || (ncmax + e->nr - 1) / e->nr < 2 * nthreads) {
+        mblocks = (mblocks + nthreads - 1) / nthreads * nthreads;
+    }
     int64_t mc = (pr->m + mblocks - 1) / mblocks;
     mc = (mc + e->mr - 1) / e->mr * e->mr;
     mblocks = (pr->m + mc - 1) / mc;
-    int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
     /* K in equal blocks of at most KC, or one block up to 5/4 KC: a thin last block (288 =
      * 256 + 32) would cost a whole extra pass over C for little work */
     int64_t kblocks = pr->k <= e->kc + e->kc / 4 ? 1 : (pr->k + e->kc - 1) / e->kc;
