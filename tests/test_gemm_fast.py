@@ -165,3 +165,50 @@ def test_portable_fallback():
                         "-p", "no:cacheprovider"], env=env, capture_output=True, text=True,
                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+BIAS = {  # addmm's self, for an (m, n) product: shape and how it is laid out
+    "row": lambda m, n: ptl.tensor(rand((n,), 30)),
+    "column": lambda m, n: ptl.tensor(rand((m, 1), 31)),
+    "matrix": lambda m, n: ptl.tensor(rand((m, n), 32)),
+    "transposed": lambda m, n: ptl.tensor(rand((n, m), 33)).t(),
+    "scalar": lambda m, n: ptl.tensor(rand((), 34)),
+}
+
+
+@pytest.mark.parametrize("bias", list(BIAS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64, ptl.int32, ptl.float16])
+@pytest.mark.parametrize("mkn", [(32, 128, 512), (13, 300, 33), (1, 40, 20), (20, 40, 1),
+                                 (4, 0, 5), (3, 8200, 2)])
+def test_addmm_bias_in_place(bias, dtype, mkn):
+    """addmm and baddbmm read the bias through its strides as the beta term (1-D bias: rows
+    0 apart) instead of copying it into the result first; vectors, k = 0 and long-K products
+    still copy it."""
+    m, k, n = mkn
+    s = BIAS[bias](m, n)
+    a, b = ptl.tensor(rand((m, k), 35)), ptl.tensor(rand((k, n), 36))
+    if dtype in (ptl.int64, ptl.int32):
+        s, a, b = (ptl.tensor(np.rint(to_numpy(x) * 10)).to(dtype) for x in (s, a, b))
+    else:
+        s, a, b = s.to(dtype), a.to(dtype), b.to(dtype)
+    sn, an, bn = (to_numpy(x).astype(np.float64) for x in (s, a, b))
+    beta, alpha = (2, 3) if dtype in (ptl.int64, ptl.int32) else (0.5, 1.5)
+    r = ptl.addmm(s, a, b, beta=beta, alpha=alpha)
+    exp = beta * np.broadcast_to(sn, (m, n)) + alpha * (an @ bn)
+    if dtype in (ptl.int64, ptl.int32):
+        assert_close(r, exp.astype(np.int64), dtype=dtype)
+    else:
+        tol = 2e-2 if dtype == ptl.float16 else 1e-5
+        assert_close(r, exp, dtype=dtype, rtol=tol, atol=tol * max(k, 1) * 4)
+    r3 = ptl.baddbmm(s, a.unsqueeze(0).expand(2, m, k), b.unsqueeze(0).expand(2, k, n),
+                     beta=beta, alpha=alpha)
+    assert np.array_equal(to_numpy(r3[1]), to_numpy(r))
+
+
+@pytest.mark.parametrize("mkn", [(32, 128, 512), (13, 200, 33), (128, 256, 70)])
+def test_addmm_bias_same_bits_as_mm_plus_bias(mkn):
+    """One K block: alpha * acc + beta * bias is acc + bias for alpha = beta = 1, as mm + add."""
+    m, k, n = mkn
+    s, a, b = ptl.tensor(rand((n,), 37)), ptl.tensor(rand((m, k), 38)), ptl.tensor(rand((n, k), 39))
+    r = ptl.addmm(s, a, b.t())
+    assert np.array_equal(to_numpy(r), to_numpy(ptl.mm(a, b.t()) + s))

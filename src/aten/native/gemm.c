@@ -280,6 +280,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define STORE_ROW_PS(R)                                                                   \
     do {                                                                                  \
         float *cr = c + (R) * ldc;                                                        \
+        const float *sr = src + (R) * lds;                                                \
         if (plain) {                                                                      \
             _mm256_storeu_ps(cr, c##R##0);                                                \
             _mm256_storeu_ps(cr + 8, c##R##1);                                            \
@@ -290,19 +291,20 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         }                                                                                 \
         else {                                                                            \
             _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_mul_ps(al, c##R##0),                \
-                                               _mm256_mul_ps(be, _mm256_loadu_ps(cr))));  \
+                                               _mm256_mul_ps(be, _mm256_loadu_ps(sr))));  \
             _mm256_storeu_ps(cr + 8,                                                      \
                              _mm256_add_ps(_mm256_mul_ps(al, c##R##1),                    \
-                                           _mm256_mul_ps(be, _mm256_loadu_ps(cr + 8))));  \
+                                           _mm256_mul_ps(be, _mm256_loadu_ps(sr + 8))));  \
         }                                                                                 \
     } while (0)
 
 /* C (6 x 16, rows ldc apart) = alpha * A sliver (kc x 6) @ B (kc x 16, rows ldb apart)
- * + beta * C, C not read when beta is 0.  B is a packed sliver (ldb 16) or, for a
- * row-major float32 B, B itself (Note [GEMM packing of B]). */
+ * + beta * S (rows lds apart: C itself, or addmm's bias), S not read when beta is 0.  B is
+ * a packed sliver (ldb 16) or, for a row-major float32 B, B itself (Note [GEMM packing
+ * of B]). */
 __attribute__((target("avx2,fma"))) static void
 tile_f4_avx2(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
-             float alpha, float beta)
+             const float *src, int64_t lds, float alpha, float beta)
 {
     const int plain = alpha == 1 && beta == 0;
     const __m256 al = _mm256_set1_ps(alpha), be = _mm256_set1_ps(beta);
@@ -333,7 +335,8 @@ tile_f4_avx2(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c
 __attribute__((target("avx2,fma"))) static void
 kernel_f4_avx2(int64_t kc, const void *ap, const void *bp, void *acc)
 {
-    tile_f4_avx2(kc, (const float *)ap, (const float *)bp, F4_NR, (float *)acc, F4_NR, 1, 0);
+    tile_f4_avx2(kc, (const float *)ap, (const float *)bp, F4_NR, (float *)acc, F4_NR,
+                 (const float *)acc, F4_NR, 1, 0);
 }
 
 #define FMA_ROW_PD(R)                                                                     \
@@ -519,6 +522,7 @@ typedef struct GemmProblem {
     int b_direct;                        /* tile_f4 reads whole B slivers in place */
     int64_t batch, m, n, k;
     GemmMat a, b, c;                     /* c has the engine's type */
+    GemmMat s;                           /* beta * s, not beta * c, when s.data != NULL */
     double alpha, beta;
 } GemmProblem;
 
@@ -531,6 +535,8 @@ typedef struct GemmStep {
     int64_t nc, kc, nsplit;
     int64_t mc;                          /* rows per A block (at most the engine's MC) */
     double beta;                         /* beta for this pc step */
+    const char *s;                       /* what beta scales at (0, jc): C, or pr->s */
+    int64_t srs, scs;
 } GemmStep;
 
 static void *
@@ -541,6 +547,20 @@ gemm_alloc(size_t nbytes)
         ptl_error_set(PTL_ERR_MEMORY, "gemm: out of memory allocating %zu bytes", nbytes);
     }
     return p;
+}
+
+/* dst[i, j] = src[i, j] for i < rows, j < cols: elements of `item` bytes, strides in
+ * elements */
+static void
+copy_tile(size_t item, int64_t rows, int64_t cols, const char *src, int64_t srs, int64_t scs,
+          char *dst, int64_t drs, int64_t dcs)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            memcpy(dst + (size_t)(i * drs + j * dcs) * item,
+                   src + (size_t)(i * srs + j * scs) * item, item);
+        }
+    }
 }
 
 /* Tasks [t0, t1) of one step; task t is A block t / nsplit, column chunk t % nsplit. */
@@ -586,18 +606,24 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
                 int64_t mr = mc - ir < e->mr ? mc - ir : e->mr;
                 const char *as = ap + (size_t)(ir * st->kc) * e->item;
                 char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
+                const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
                 /* whole tiles of a row-major float C are written by the tile itself */
-                if (pr->tile_f4 && mr == e->mr && nr == e->nr && pr->c.cs == 1) {
+                if (pr->tile_f4 && mr == e->mr && nr == e->nr && pr->c.cs == 1 &&
+                    (st->scs == 1 || st->beta == 0)) {
                     tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)cs,
-                                 pr->c.rs, (float)pr->alpha, (float)st->beta);
+                                 pr->c.rs, (const float *)ss, st->srs, (float)pr->alpha,
+                                 (float)st->beta);
                     continue;
                 }
                 if (pr->tile_f4) {
                     tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)acc,
-                                 e->nr, 1, 0);
+                                 e->nr, (const float *)acc, e->nr, 1, 0);
                 }
                 else {
                     pr->kernel(st->kc, as, bs, acc);
+                }
+                if (ss != cs && st->beta != 0) {
+                    copy_tile(e->item, mr, nr, ss, st->srs, st->scs, cs, pr->c.rs, pr->c.cs);
                 }
                 e->update(acc, e->nr, mr, nr, cs, pr->c.rs, pr->c.cs, pr->alpha, st->beta);
             }
@@ -763,6 +789,7 @@ gemm_ksplit_tasks(void *ctx, int64_t t0, int64_t t1)
         sub.beta = 0.0;
         sub.a.data += (size_t)(ks->bi * pr->a.bs + k0 * pr->a.cs) * aitem;
         sub.b.data += (size_t)(ks->bi * pr->b.bs + k0 * pr->b.rs) * bitem;
+        sub.s.data = NULL;
         sub.c.data = ks->parts + (size_t)(t * pr->m * pr->n) * pr->e->item;
         sub.c.rs = pr->n;
         sub.c.cs = 1;
@@ -853,6 +880,13 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     int64_t kcmax = (pr->k + kblocks - 1) / kblocks;
     char *bp = NULL;
 
+    /* only the blocked product below reads the beta source in place */
+    int blocked = pr->k > 0 && pr->n > 1 && pr->m > 1 &&
+                  !(pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN);
+    if (pr->s.data != NULL && pr->beta != 0 && !blocked) {
+        copy_tile(e->item, pr->m, pr->n, pr->s.data + (size_t)(bi * pr->s.bs) * e->item,
+                  pr->s.rs, pr->s.cs, c, pr->c.rs, pr->c.cs);
+    }
     if (pr->k == 0) {
         gemm_scale(pr, c);
         return 0;
@@ -883,6 +917,14 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
             st.bp = bp;
             st.c = c + (size_t)(jc * pr->c.cs) * e->item;
             st.beta = pc == 0 ? pr->beta : 1.0;
+            st.s = st.c;
+            st.srs = pr->c.rs;
+            st.scs = pr->c.cs;
+            if (pc == 0 && pr->s.data != NULL) {
+                st.s = pr->s.data + (size_t)(bi * pr->s.bs + jc * pr->s.cs) * e->item;
+                st.srs = pr->s.rs;
+                st.scs = pr->s.cs;
+            }
             st.nsplit = 1;
             st.mc = mc;
             if (mblocks < nthreads) {
@@ -957,6 +999,13 @@ gemm_mat(GemmMat *m, PtlTensorImpl *t)
 int
 ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta)
 {
+    return ptl_gemm_add(c, a, b, alpha, beta, NULL);
+}
+
+int
+ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta,
+             PtlTensorImpl *src)
+{
     const GemmEngine *e;
     PtlTensorImpl *work = NULL;
     GemmProblem pr;
@@ -979,6 +1028,9 @@ ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, dou
     if (a->dtype != c->dtype || b->dtype != c->dtype || a->dim != c->dim || b->dim != c->dim ||
         c->dim < 2 || c->dim > 3) {
         return ptl_error_set(PTL_ERR_RUNTIME, "gemm: operands must be 2-D or 3-D of one dtype");
+    }
+    if (src != NULL && (src->dtype != c->dtype || src->dim != c->dim)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: the beta term must have C's dtype and rank");
     }
     int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     pr.e = e;
@@ -1003,13 +1055,17 @@ ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, dou
         if ((work = ptl_empty(c->dim, c->sizes, e->acc_dtype, c->device)) == NULL) {
             return -1;
         }
-        if (beta != 0 && ptl_copy_into(work, c) < 0) {
+        if (beta != 0 && ptl_copy_into(work, src != NULL ? src : c) < 0) {
             goto error;
         }
     }
     gemm_mat(&pr.a, a);
     gemm_mat(&pr.b, b);
     gemm_mat(&pr.c, work != NULL ? work : c);
+    pr.s.data = NULL;
+    if (src != NULL && work == NULL && beta != 0) {
+        gemm_mat(&pr.s, src);
+    }
 
     double flops = (double)pr.batch * (double)pr.m * (double)pr.n * (double)pr.k;
     void *token = flops >= GEMM_PARALLEL_FLOPS ? ptl_nogil_begin() : NULL;
