@@ -79,3 +79,27 @@ def test_results_agree():
         ours = fn(ptl, *[ptl.tensor(a) for a in arrays]).numpy()
         ref = fn(torch, *[torch.tensor(a) for a in arrays]).numpy()
         np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("m,k,n,bt", [(32, 128, 512, False), (128, 784, 512, True),
+                                      (1024, 128, 512, True), (128, 1024, 512, False)])
+def test_mm_small_medium(benchmark, impl, m, k, n, bt):
+    """The GEMM fast paths (Note [GEMM packing of B]): an LSTM step, MLP layers (B = W^T)."""
+    benchmark.group = f"mm {m}x{k} @ {'(%dx%d)^T' % (n, k) if bt else '%dx%d' % (k, n)} float32"
+    lib = library(impl)
+    a = lib.tensor(randn((m, k)))
+    b = lib.tensor(randn((n, k), 1)).t() if bt else lib.tensor(randn((k, n), 1))
+    out = benchmark(lib.mm, a, b)
+    assert tuple(out.shape) == (m, n)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+def test_addmm_linear(benchmark, impl):
+    """addmm with a 1-D bias read in place as the beta term (ptl_gemm_add)."""
+    benchmark.group = "addmm bias + 128x784 @ (512x784)^T float32"
+    lib = library(impl)
+    x, w, b = lib.tensor(randn((128, 784))), lib.tensor(randn((512, 784), 1)), \
+        lib.tensor(randn((512,), 2))
+    out = benchmark(lib.addmm, b, x, w.t())
+    assert tuple(out.shape) == (128, 512)

@@ -20,6 +20,22 @@
  * valid part is stored.  C always has the engine's type (float, double or int64): ptl_gemm
  * routes other output dtypes through a temporary.
  *
+ * Note [GEMM packing of B]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * Packing B costs a read of B and a write of a KC x NC block as large as L2; for the small
+ * m of an LSTM step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.
+ * So: when A is one MC block (m <= MC on one thread) every B sliver meets A once, and each
+ * task packs its KC x NR sliver just before use into a buffer that stays in L1; with
+ * several A blocks the whole block is packed once and shared, as above.  On AVX2, a
+ * row-major float32 B is not packed at all by products of at most GEMM_DIRECT_B_MAX_M
+ * rows: tile_f4_avx2 reads its 16 columns in place, row after row (only a narrower last
+ * sliver is packed); taller products pack it, since each sliver is then read by many A
+ * slivers and B's rows, a power of two apart, collide in L1.  The float tile also stores
+ * whole 6 x 16 tiles of a row-major C itself (alpha and beta with update_f4's roundings),
+ * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
+ * changes the order of the sums: the result has the same bits as through the generic
+ * packing and update, on any number of threads.
+ *
  * Integers accumulate in uint64_t so that overflow wraps as two's complement (as PyTorch's
  * integer matmul does) without signed-overflow undefined behaviour. */
 #include <immintrin.h>
@@ -31,6 +47,10 @@
 #include "../../c10/parallel.h"
 #include "../tensor_iterator.h"
 #include "gemm.h"
+
+/* A row-major float32 B is read in place by products of at most this many rows
+ * (Note [GEMM packing of B]). */
+#define GEMM_DIRECT_B_MAX_M 64
 
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
@@ -115,6 +135,100 @@ DEFINE_PACK(i8, uint64_t, i4, int32_t, LOAD_U64)
 DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
 #undef LOAD_U64
 
+/* ---- AVX2 packing of float32 into float32 slivers ----
+ * The three layouts that matter for float32: a row-major B (rs == 1, 16-wide slivers: a copy
+ * of two vectors per row), a transposed B (cs == 1, 16-wide: 8 x 8 transposes) and a
+ * row-major A (cs == 1, 6-tall: 8 x 8 transposes of 6 rows and 2 zero rows, 6 lanes
+ * stored).  Whole slivers only; the rest goes to pack_f4_f4, so the bytes are the same. */
+
+/* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
+__attribute__((target("avx2,fma"))) static inline void
+transpose8_ps(__m256 *v)
+{
+    __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+    __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+    __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+    __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
+ * the first kc8 (a multiple of 8) columns. */
+__attribute__((target("avx2,fma"))) static void
+pack_rows8_f4_avx2(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, float *dst)
+{
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)h),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int64_t p = 0; p < kc8; p += 8) {
+        __m256 v[8];
+        for (int r = 0; r < 8; r++) {
+            v[r] = r < h ? _mm256_loadu_ps(src + r * rs + p) : _mm256_setzero_ps();
+        }
+        transpose8_ps(v);
+        for (int j = 0; j < 8; j++) {
+            if (h == 8) {
+                _mm256_storeu_ps(dst + (p + j) * w, v[j]);
+            }
+            else {
+                _mm256_maskstore_ps(dst + (p + j) * w, mask, v[j]);
+            }
+        }
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int64_t w,
+             void *dst_)
+{
+    const float *src = (const float *)src_;
+    float *dst = (float *)dst_;
+    int64_t full = rows / w * w;
+
+    if (rs == 1 && w == 16) {
+        for (int64_t p = 0; p < kc; p++) {
+            const float *sp = src + p * cs;
+            /* the next sliver of B, packed after this one's tiles: its rows are in as many
+             * pages as they are long, which the hardware prefetcher does not follow */
+            _mm_prefetch((const char *)(sp + rows), _MM_HINT_T1);
+            for (int64_t i0 = 0; i0 < full; i0 += 16) {
+                float *d = dst + i0 * kc + p * 16;
+                _mm256_storeu_ps(d, _mm256_loadu_ps(sp + i0));
+                _mm256_storeu_ps(d + 8, _mm256_loadu_ps(sp + i0 + 8));
+            }
+        }
+    }
+    else if (cs == 1 && (w == 16 || w == 6) && kc >= 8) {
+        int64_t kc8 = kc / 8 * 8;
+        for (int64_t i0 = 0; i0 < full; i0 += w) {
+            const float *s = src + i0 * rs;
+            float *d = dst + i0 * kc;
+            pack_rows8_f4_avx2(s, rs, w < 8 ? w : 8, kc8, w, d);
+            if (w == 16) {
+                pack_rows8_f4_avx2(s + 8 * rs, rs, 8, kc8, w, d + 8);
+            }
+            /* the last kc - kc8 columns */
+            pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
+        }
+    }
+    else {
+        full = 0;
+    }
+    if (full < rows) {
+        pack_f4_f4((const char *)(src + full * rs), rs, cs, rows - full, kc, w, dst + full * kc);
+    }
+}
+
 /* ---- portable micro-kernels: acc (MR x NR, row-major) = sum_p a[p, :] (x) b[p, :] ----
  * One row of acc at a time: its NR accumulators fit the 16 SSE registers of baseline x86-64
  * (all MR rows would spill), and the NR loop vectorizes. */
@@ -162,18 +276,38 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
         c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
     } while (0)
+/* row R of C = alpha * acc + beta * C, with update_f4's roundings (mul, mul, add) */
 #define STORE_ROW_PS(R)                                                                   \
     do {                                                                                  \
-        _mm256_storeu_ps(acc + (R) * F4_NR, c##R##0);                                     \
-        _mm256_storeu_ps(acc + (R) * F4_NR + 8, c##R##1);                                 \
+        float *cr = c + (R) * ldc;                                                        \
+        const float *sr = src + (R) * lds;                                                \
+        if (plain) {                                                                      \
+            _mm256_storeu_ps(cr, c##R##0);                                                \
+            _mm256_storeu_ps(cr + 8, c##R##1);                                            \
+        }                                                                                 \
+        else if (beta == 0) {                                                             \
+            _mm256_storeu_ps(cr, _mm256_mul_ps(al, c##R##0));                             \
+            _mm256_storeu_ps(cr + 8, _mm256_mul_ps(al, c##R##1));                         \
+        }                                                                                 \
+        else {                                                                            \
+            _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_mul_ps(al, c##R##0),                \
+                                               _mm256_mul_ps(be, _mm256_loadu_ps(sr))));  \
+            _mm256_storeu_ps(cr + 8,                                                      \
+                             _mm256_add_ps(_mm256_mul_ps(al, c##R##1),                    \
+                                           _mm256_mul_ps(be, _mm256_loadu_ps(sr + 8))));  \
+        }                                                                                 \
     } while (0)
 
-/* acc (6 x 16 floats) = A sliver (kc x 6) @ B sliver (kc x 16) */
+/* C (6 x 16, rows ldc apart) = alpha * A sliver (kc x 6) @ B (kc x 16, rows ldb apart)
+ * + beta * S (rows lds apart: C itself, or addmm's bias), S not read when beta is 0.  B is
+ * a packed sliver (ldb 16) or, for a row-major float32 B, B itself (Note [GEMM packing
+ * of B]). */
 __attribute__((target("avx2,fma"))) static void
-kernel_f4_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
+tile_f4_avx2(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
+             const float *src, int64_t lds, float alpha, float beta)
 {
-    const float *ap = (const float *)ap_, *bp = (const float *)bp_;
-    float *acc = (float *)acc_;
+    const int plain = alpha == 1 && beta == 0;
+    const __m256 al = _mm256_set1_ps(alpha), be = _mm256_set1_ps(beta);
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     for (int64_t p = 0; p < kc; p++) {
@@ -185,7 +319,7 @@ kernel_f4_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
         FMA_ROW_PS(4);
         FMA_ROW_PS(5);
         ap += F4_MR;
-        bp += F4_NR;
+        bp += ldb;
     }
     STORE_ROW_PS(0);
     STORE_ROW_PS(1);
@@ -196,6 +330,14 @@ kernel_f4_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
 }
 #undef FMA_ROW_PS
 #undef STORE_ROW_PS
+
+/* acc (6 x 16 floats) = A sliver (kc x 6) @ B sliver (kc x 16) */
+__attribute__((target("avx2,fma"))) static void
+kernel_f4_avx2(int64_t kc, const void *ap, const void *bp, void *acc)
+{
+    tile_f4_avx2(kc, (const float *)ap, (const float *)bp, F4_NR, (float *)acc, F4_NR,
+                 (const float *)acc, F4_NR, 1, 0);
+}
 
 #define FMA_ROW_PD(R)                                                                     \
     do {                                                                                  \
@@ -345,7 +487,7 @@ DEFINE_AXPY(i8, uint64_t)
 
 /* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1. */
 static const GemmEngine engine_f4 = {
-    F4_MR, F4_NR, 256, 96, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 256, 144, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, kernel_f4_avx2, update_f4, dot_f4, axpy_f4,
     {[PTL_DTYPE_FLOAT32] = pack_f4_f4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf},
@@ -375,19 +517,26 @@ typedef struct GemmMat {
 typedef struct GemmProblem {
     const GemmEngine *e;
     KernelFn kernel;
+    PackFn pack_a, pack_b;               /* e->pack for the operands' dtypes, or AVX2 ones */
+    int tile_f4;                         /* the float engine on AVX2: tile_f4_avx2 */
+    int b_direct;                        /* tile_f4 reads whole B slivers in place */
     int64_t batch, m, n, k;
     GemmMat a, b, c;                     /* c has the engine's type */
+    GemmMat s;                           /* beta * s, not beta * c, when s.data != NULL */
     double alpha, beta;
 } GemmProblem;
 
 /* The work of one (jc, pc) step for one matrix: MC blocks of A x column chunks of B. */
 typedef struct GemmStep {
     const GemmProblem *pr;
-    const char *a, *bp;                  /* A at (0, pc); packed B block */
+    const char *a, *b;                   /* A at (0, pc); B at (pc, jc) */
+    const char *bp;                      /* packed B block, or NULL: each task packs its slivers */
     char *c;                             /* C at (0, jc) */
     int64_t nc, kc, nsplit;
     int64_t mc;                          /* rows per A block (at most the engine's MC) */
     double beta;                         /* beta for this pc step */
+    const char *s;                       /* what beta scales at (0, jc): C, or pr->s */
+    int64_t srs, scs;
 } GemmStep;
 
 static void *
@@ -400,6 +549,20 @@ gemm_alloc(size_t nbytes)
     return p;
 }
 
+/* dst[i, j] = src[i, j] for i < rows, j < cols: elements of `item` bytes, strides in
+ * elements */
+static void
+copy_tile(size_t item, int64_t rows, int64_t cols, const char *src, int64_t srs, int64_t scs,
+          char *dst, int64_t drs, int64_t dcs)
+{
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < cols; j++) {
+            memcpy(dst + (size_t)(i * drs + j * dcs) * item,
+                   src + (size_t)(i * srs + j * scs) * item, item);
+        }
+    }
+}
+
 /* Tasks [t0, t1) of one step; task t is A block t / nsplit, column chunk t % nsplit. */
 static int
 gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
@@ -407,34 +570,67 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
     const GemmStep *st = (const GemmStep *)ctx;
     const GemmProblem *pr = st->pr;
     const GemmEngine *e = pr->e;
-    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype);
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
     const int64_t nsl = (st->nc + e->nr - 1) / e->nr;
     _Alignas(64) char acc[GEMM_ACC_BYTES];
     char *ap = gemm_alloc((size_t)(st->mc * st->kc) * e->item);
+    char *sliver = st->bp == NULL ? gemm_alloc((size_t)(st->kc * e->nr) * e->item) : NULL;
 
-    if (ap == NULL) {
+    if (ap == NULL || (st->bp == NULL && sliver == NULL)) {
+        free(ap);
         return -1;
     }
     for (int64_t t = t0; t < t1; t++) {
         int64_t ic = (t / st->nsplit) * st->mc, js = t % st->nsplit;
         int64_t mc = pr->m - ic < st->mc ? pr->m - ic : st->mc;
         int64_t s0 = js * nsl / st->nsplit, s1 = (js + 1) * nsl / st->nsplit;
-        e->pack[pr->a.dtype](st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, mc,
-                             st->kc, e->mr, ap);
+        pr->pack_a(st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, mc, st->kc,
+                   e->mr, ap);
         for (int64_t s = s0; s < s1; s++) {
             int64_t jr = s * e->nr;
             int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
-            const char *bs = st->bp + (size_t)(jr * st->kc) * e->item;
+            const char *bs = sliver;
+            int64_t ldb = e->nr;
+            if (st->bp != NULL) {
+                bs = st->bp + (size_t)(jr * st->kc) * e->item;
+            }
+            else if (pr->b_direct && nr == e->nr) {
+                bs = st->b + (size_t)jr * bitem;
+                ldb = pr->b.rs;
+            }
+            else {
+                pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
+                           st->kc, e->nr, sliver);
+            }
             for (int64_t ir = 0; ir < mc; ir += e->mr) {
                 int64_t mr = mc - ir < e->mr ? mc - ir : e->mr;
-                pr->kernel(st->kc, ap + (size_t)(ir * st->kc) * e->item, bs, acc);
-                e->update(acc, e->nr, mr, nr,
-                          st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item,
-                          pr->c.rs, pr->c.cs, pr->alpha, st->beta);
+                const char *as = ap + (size_t)(ir * st->kc) * e->item;
+                char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
+                const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
+                /* whole tiles of a row-major float C are written by the tile itself */
+                if (pr->tile_f4 && mr == e->mr && nr == e->nr && pr->c.cs == 1 &&
+                    (st->scs == 1 || st->beta == 0)) {
+                    tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)cs,
+                                 pr->c.rs, (const float *)ss, st->srs, (float)pr->alpha,
+                                 (float)st->beta);
+                    continue;
+                }
+                if (pr->tile_f4) {
+                    tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)acc,
+                                 e->nr, (const float *)acc, e->nr, 1, 0);
+                }
+                else {
+                    pr->kernel(st->kc, as, bs, acc);
+                }
+                if (ss != cs && st->beta != 0) {
+                    copy_tile(e->item, mr, nr, ss, st->srs, st->scs, cs, pr->c.rs, pr->c.cs);
+                }
+                e->update(acc, e->nr, mr, nr, cs, pr->c.rs, pr->c.cs, pr->alpha, st->beta);
             }
         }
     }
     free(ap);
+    free(sliver);
     return 0;
 }
 
@@ -593,6 +789,7 @@ gemm_ksplit_tasks(void *ctx, int64_t t0, int64_t t1)
         sub.beta = 0.0;
         sub.a.data += (size_t)(ks->bi * pr->a.bs + k0 * pr->a.cs) * aitem;
         sub.b.data += (size_t)(ks->bi * pr->b.bs + k0 * pr->b.rs) * bitem;
+        sub.s.data = NULL;
         sub.c.data = ks->parts + (size_t)(t * pr->m * pr->n) * pr->e->item;
         sub.c.rs = pr->n;
         sub.c.cs = 1;
@@ -663,20 +860,33 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     const char *b = pr->b.data + (size_t)(bi * pr->b.bs) * bitem;
     char *c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
     int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
-    /* A blocks of equal height, as many as a multiple of the threads: m = 128 on two
-     * threads is 66 + 62 rows, not 96 + 32 (which left one thread idle a third of the time) */
+    int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
+    /* A blocks of equal height, as many as a multiple of the threads: m = 1000 on two
+     * threads is 7 + 7 blocks of 72 rows, not 7 of 144 (which left one thread idle a third
+     * of the time).  A product with m <= MC stays one A block and the threads share B's
+     * columns instead: each packs A (m x KC) but no thread waits for a shared B block to be
+     * packed (Note [GEMM packing of B]); m = 128, n = 512 on two threads went from 66 + 62
+     * rows to 256 + 256 columns */
     int64_t mblocks = (pr->m + e->mc - 1) / e->mc;
-    mblocks = (mblocks + nthreads - 1) / nthreads * nthreads;
+    if (mblocks > 1 || (ncmax + e->nr - 1) / e->nr < 2 * nthreads) {
+        mblocks = (mblocks + nthreads - 1) / nthreads * nthreads;
+    }
     int64_t mc = (pr->m + mblocks - 1) / mblocks;
     mc = (mc + e->mr - 1) / e->mr * e->mr;
     mblocks = (pr->m + mc - 1) / mc;
-    int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
     /* K in equal blocks of at most KC, or one block up to 5/4 KC: a thin last block (288 =
      * 256 + 32) would cost a whole extra pass over C for little work */
     int64_t kblocks = pr->k <= e->kc + e->kc / 4 ? 1 : (pr->k + e->kc - 1) / e->kc;
     int64_t kcmax = (pr->k + kblocks - 1) / kblocks;
-    char *bp;
+    char *bp = NULL;
 
+    /* only the blocked product below reads the beta source in place */
+    int blocked = pr->k > 0 && pr->n > 1 && pr->m > 1 &&
+                  !(pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN);
+    if (pr->s.data != NULL && pr->beta != 0 && !blocked) {
+        copy_tile(e->item, pr->m, pr->n, pr->s.data + (size_t)(bi * pr->s.bs) * e->item,
+                  pr->s.rs, pr->s.cs, c, pr->c.rs, pr->c.cs);
+    }
     if (pr->k == 0) {
         gemm_scale(pr, c);
         return 0;
@@ -688,8 +898,11 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     if (pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN) {
         return gemm_ksplit(pr, bi, parallel);
     }
-    bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item);
-    if (bp == NULL) {
+    /* One A block: every B sliver meets A once, so the tasks pack their slivers just before
+     * use (Note [GEMM packing of B]) */
+    if (mblocks > 1 && !pr->b_direct &&
+        (bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item)) ==
+            NULL) {
         return -1;
     }
     for (int64_t jc = 0; jc < pr->n; jc += e->nc) {
@@ -700,9 +913,18 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
             st.kc = pr->k - pc < kcmax ? pr->k - pc : kcmax;
             st.nc = nc;
             st.a = a + (size_t)(pc * pr->a.cs) * aitem;
+            st.b = b + (size_t)(pc * pr->b.rs + jc * pr->b.cs) * bitem;
             st.bp = bp;
             st.c = c + (size_t)(jc * pr->c.cs) * e->item;
             st.beta = pc == 0 ? pr->beta : 1.0;
+            st.s = st.c;
+            st.srs = pr->c.rs;
+            st.scs = pr->c.cs;
+            if (pc == 0 && pr->s.data != NULL) {
+                st.s = pr->s.data + (size_t)(bi * pr->s.bs + jc * pr->s.cs) * e->item;
+                st.srs = pr->s.rs;
+                st.scs = pr->s.cs;
+            }
             st.nsplit = 1;
             st.mc = mc;
             if (mblocks < nthreads) {
@@ -711,8 +933,9 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
                 st.nsplit = st.nsplit < nsl ? st.nsplit : nsl;
             }
             /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
-            e->pack[pr->b.dtype](b + (size_t)(pc * pr->b.rs + jc * pr->b.cs) * bitem,
-                                 pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
+            if (bp != NULL) {
+                pr->pack_b(st.b, pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
+            }
             int rc = nthreads > 1 && mblocks * st.nsplit > 1
                          ? ptl_parallel_for(0, mblocks * st.nsplit, 1, gemm_step_tasks, &st)
                          : gemm_step_tasks(&st, 0, mblocks * st.nsplit);
@@ -776,6 +999,13 @@ gemm_mat(GemmMat *m, PtlTensorImpl *t)
 int
 ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta)
 {
+    return ptl_gemm_add(c, a, b, alpha, beta, NULL);
+}
+
+int
+ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta,
+             PtlTensorImpl *src)
+{
     const GemmEngine *e;
     PtlTensorImpl *work = NULL;
     GemmProblem pr;
@@ -799,9 +1029,19 @@ ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, dou
         c->dim < 2 || c->dim > 3) {
         return ptl_error_set(PTL_ERR_RUNTIME, "gemm: operands must be 2-D or 3-D of one dtype");
     }
+    if (src != NULL && (src->dtype != c->dtype || src->dim != c->dim)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: the beta term must have C's dtype and rank");
+    }
+    int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     pr.e = e;
-    pr.kernel = e->kernel_avx2 != NULL && ptl_cpu_capability() >= PTL_CPU_AVX2 ? e->kernel_avx2
-                                                                                : e->kernel;
+    pr.kernel = e->kernel_avx2 != NULL && avx2 ? e->kernel_avx2 : e->kernel;
+    pr.pack_a = pr.pack_b = e->pack[c->dtype];
+    if (avx2 && c->dtype == PTL_DTYPE_FLOAT32) {
+        pr.pack_a = pr.pack_b = pack_f4_avx2;
+    }
+    pr.tile_f4 = avx2 && e == &engine_f4;
+    pr.b_direct = pr.tile_f4 && b->dtype == PTL_DTYPE_FLOAT32 && b->strides[off + 1] == 1 &&
+                  pr.m <= GEMM_DIRECT_B_MAX_M;
     pr.batch = off ? c->sizes[0] : 1;
     pr.m = c->sizes[off];
     pr.n = c->sizes[off + 1];
@@ -815,13 +1055,17 @@ ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, dou
         if ((work = ptl_empty(c->dim, c->sizes, e->acc_dtype, c->device)) == NULL) {
             return -1;
         }
-        if (beta != 0 && ptl_copy_into(work, c) < 0) {
+        if (beta != 0 && ptl_copy_into(work, src != NULL ? src : c) < 0) {
             goto error;
         }
     }
     gemm_mat(&pr.a, a);
     gemm_mat(&pr.b, b);
     gemm_mat(&pr.c, work != NULL ? work : c);
+    pr.s.data = NULL;
+    if (src != NULL && work == NULL && beta != 0) {
+        gemm_mat(&pr.s, src);
+    }
 
     double flops = (double)pr.batch * (double)pr.m * (double)pr.n * (double)pr.k;
     void *token = flops >= GEMM_PARALLEL_FLOPS ? ptl_nogil_begin() : NULL;

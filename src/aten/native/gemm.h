@@ -19,4 +19,10 @@
  * Returns 0, or -1 with the error set. */
 int ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta);
 
+/* C = alpha * A @ B + beta * S: addmm's and baddbmm's bias read in place (through its
+ * strides, 0 for a broadcast bias) instead of copied into C first.  S has C's sizes and
+ * dtype and does not overlap C; it is not read when beta == 0. */
+int ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta,
+                 PtlTensorImpl *src);
+
 #endif

@@ -180,11 +180,8 @@ static int
 add_product(PtlTensorImpl *res, PtlTensorImpl *self, PtlTensorImpl *a, PtlTensorImpl *b,
             const PtlIValue *beta, const PtlIValue *alpha)
 {
-    double be = effective_beta(beta, res->dtype);
-    if (be != 0 && ptl_copy_into(res, self) < 0) {
-        return -1;
-    }
-    return ptl_gemm(res, a, b, ptl_iv_to_double(alpha), be);
+    return ptl_gemm_add(res, a, b, ptl_iv_to_double(alpha), effective_beta(beta, res->dtype),
+                        self);
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1):
