@@ -253,14 +253,12 @@ def glu(input, dim=-1):
 def linear(input, weight, bias=None):
     """input @ weight.T + bias.  As torch does, a 2-D weight multiplies a contiguous input of
     any rank as one [N, in] matrix viewed back to [*, out]: the weight's gradient is then one
-    mm instead of a batched product summed over the batch.  (mm + add: our addmm copies the
-    bias into the output first, which costs more than the add.)"""
+    mm instead of a batched product summed over the batch; with a bias it is one addmm
+    (AddmmBackward0, as torch's)."""
     if weight.dim() == 2 and input.dim() >= 2 and (input.dim() == 2 or input.is_contiguous()) \
             and (bias is None or bias.dim() <= 1):
         x = input if input.dim() == 2 else input.reshape(-1, input.size(-1))
-        out = torch.mm(x, weight.t())
-        if bias is not None:
-            out = out + bias
+        out = torch.mm(x, weight.t()) if bias is None else torch.addmm(bias, x, weight.t())
         return out if input.dim() == 2 else out.view(list(input.shape[:-1]) + [out.size(-1)])
     out = torch.matmul(input, weight.t())
     return out if bias is None else out + bias
