@@ -126,15 +126,8 @@ gelu_cdf2_ps(__m256 x)
     /* 1 + erf(t): 1 + t P(t^2) for |t| < 1, else erfc(|t|) = e (t < -1) or 2 - e */
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f));
-    __m256 at = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t), z = _mm256_mul_ps(t, t);
-    __m256 p = _mm256_set1_ps(PTL_ERF_S6);
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S5));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S4));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S3));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S2));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S1));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S0));
-    __m256 small = _mm256_fmadd_ps(t, p, one);
+    __m256 at = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t);
+    __m256 small = _mm256_fmadd_ps(t, ptl_vm_erf_poly_ps(_mm256_mul_ps(t, t)), one);
     __m256 e = ptl_vm_erfc_mid_ps(_mm256_min_ps(at, _mm256_set1_ps(3.93f)));
     __m256 big = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.0f), e), e,
                                   _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_LT_OQ));

@@ -236,12 +236,10 @@ ptl_vm_erfc_mid_ps(__m256 a)
     return ptl_vm_exp_ps(q);
 }
 
+/* P(z) with erf(t) = t P(t^2) for |t| < 1 */
 PTL_AVX2 static inline __m256
-ptl_vm_erf_ps(__m256 x)
+ptl_vm_erf_poly_ps(__m256 z)
 {
-    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
-    const __m256 edge = _mm256_set1_ps(3.93f);
-    __m256 ax = _mm256_andnot_ps(sign, x), z = _mm256_mul_ps(ax, ax);
     __m256 p = _mm256_set1_ps(PTL_ERF_S6);
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S5));
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S4));
@@ -249,7 +247,16 @@ ptl_vm_erf_ps(__m256 x)
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S2));
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S1));
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S0));
-    __m256 small = _mm256_mul_ps(ax, p);
+    return p;
+}
+
+PTL_AVX2 static inline __m256
+ptl_vm_erf_ps(__m256 x)
+{
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    const __m256 edge = _mm256_set1_ps(3.93f);
+    __m256 ax = _mm256_andnot_ps(sign, x);
+    __m256 small = _mm256_mul_ps(ax, ptl_vm_erf_poly_ps(_mm256_mul_ps(ax, ax)));
     __m256 large = _mm256_sub_ps(one, ptl_vm_erfc_mid_ps(_mm256_min_ps(ax, edge)));
     large = _mm256_blendv_ps(large, one, _mm256_cmp_ps(ax, edge, _CMP_GE_OQ));
     __m256 y = _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, one, _CMP_LT_OQ));
