@@ -613,10 +613,11 @@ def test_generator_abandoned_mid_epoch_is_collected(no_leftovers):
     del it, cycle
 
 
-@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+@pytest.mark.parametrize("method", [
+    pytest.param(m, marks=pytest.mark.skipif(m not in mp.get_all_start_methods(),
+                                             reason=f"{m} is not available on this platform"))
+    for m in ("spawn", "forkserver")])
 def test_start_methods_with_module_dataset(method, no_leftovers):
-    if method not in mp.get_all_start_methods():
-        pytest.skip(f"{method} is not available on this platform")
     loader = DataLoader(H.SquareDataset(7), batch_size=3, num_workers=2,
                         multiprocessing_context=method)
     assert batches(loader) == batches(DataLoader(H.SquareDataset(7), batch_size=3))

@@ -24,9 +24,8 @@ def promote(a, b):
     return a if PROMOTE[a] > PROMOTE[b] else b
 
 
+@pytest.mark.skipif(torch is None, reason="torch is not installed")
 def test_promote_matches_torch():
-    if torch is None:
-        pytest.skip("torch is not installed")
     for a in ALL_DTYPES:
         for b in ALL_DTYPES:
             ta, tb = getattr(torch, str(a).split(".")[1]), getattr(torch, str(b).split(".")[1])
