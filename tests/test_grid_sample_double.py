@@ -1,13 +1,15 @@
 """grid_sample: every interpolation and padding mode against torch (values, gradients and
 second derivatives), a float64 gradcheck / gradgradcheck of every row of the '(gridgg)'
-section of src/autograd/derivatives.def, node names, and the errors."""
+section of src/autograd/derivatives.def, node names, and the errors.  Bilinear/trilinear and
+nearest sampling with zeros and border padding are also checked against a NumPy float64
+reference (np_grid_sample), in 2-D and 3-D."""
 import os
 import re
 
 import numpy as np
 import pytest
-import torch
-import torch.nn.functional as TF
+torch = pytest.importorskip("torch", reason="second derivatives are compared with torch's")
+TF = torch.nn.functional
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
@@ -376,3 +378,51 @@ ERRORS3 = [
 @pytest.mark.parametrize("i", range(len(ERRORS3)))
 def test_3d_errors_match_torch(i):
     check_error(lambda: ERRORS3[i](F, ptl), lambda: ERRORS3[i](TF, torch))
+
+
+# ---- NumPy float64 reference: linear and nearest sampling, zeros and border padding ----
+
+def np_grid_sample(x, grid, mode, pad, align):
+    """x [N, C, *S] (S = (H, W) or (D, H, W)), grid [N, *O, k] with grid[..., 0] indexing the
+    last dim; the same unnormalization, padding and rounding (half to even) as PyTorch."""
+    sizes = x.shape[2:]
+    k = len(sizes)
+    # grid coordinate j addresses spatial dim k - 1 - j
+    coords = []
+    for j in range(k):
+        n = sizes[k - 1 - j]
+        g = grid[..., j]
+        c = (g + 1) / 2 * (n - 1) if align else ((g + 1) * n - 1) / 2
+        coords.append(np.clip(c, 0, n - 1) if pad == "border" else c)
+    coords = coords[::-1]                      # now coords[d] indexes spatial dim d
+    out = np.zeros(x.shape[:2] + grid.shape[1:-1])
+    if mode == "nearest":
+        corners = [[(np.rint(c), np.ones_like(c))] for c in coords]
+    else:
+        corners = [[(np.floor(c), 1 - (c - np.floor(c))), (np.floor(c) + 1, c - np.floor(c))]
+                   for c in coords]
+    for taps in np.ndindex(*[len(cs) for cs in corners]):
+        idx, w = [], 1.0
+        for d, t in enumerate(taps):
+            i, wt = corners[d][t]
+            idx.append(i.astype(np.int64))
+            w = w * wt
+        inside = np.ones(w.shape, bool)
+        for d, i in enumerate(idx):
+            inside &= (i >= 0) & (i < sizes[d])
+        safe = [np.clip(i, 0, sizes[d] - 1) for d, i in enumerate(idx)]
+        for b in range(x.shape[0]):
+            vals = x[b][(slice(None),) + tuple(s_[b] for s_ in safe)]   # [C, *O]
+            out[b] += vals * np.where(inside[b], w[b], 0.0)
+    return out
+
+
+@pytest.mark.parametrize("align", [False, True])
+@pytest.mark.parametrize("pad", ["zeros", "border"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("dims", [2, 3])
+def test_grid_sample_matches_numpy(dims, mode, pad, align):
+    x = arr((2, 3) + (4, 5, 3)[:dims], 40)
+    g = arr((2,) + (3, 2, 2)[:dims] + (dims,), 41, -1.3, 1.3)
+    got = F.grid_sample(ptl.tensor(x), ptl.tensor(g), mode, pad, align)
+    assert_close(got, np_grid_sample(x, g, mode, pad, align))
