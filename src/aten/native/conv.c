@@ -416,9 +416,12 @@ wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
             int64_t s1[2] = {apg, kdim}, t1[2] = {kdim, 1};
             int64_t s2[2] = {apg, bb * L}, t2[2] = {bb * L, 1};
             int64_t s3[2] = {bb * L, kdim}, t3[2] = {1, bb * L};
-            if (gemm3(ptl_tensor_impl_view(gw, 2, s1, t1, grp * apg * kdim),
-                      ptl_tensor_impl_view(ap, 2, s2, t2, grp * apg * bb * L),
-                      ptl_tensor_impl_view(cb, 2, s3, t3, grp * kdim * bb * L), 1.0) < 0) {
+            /* ap may be a view of `a` itself (a one-sample chunk is already contiguous),
+             * so its own storage offset counts */
+            if (gemm3(ptl_tensor_impl_view(gw, 2, s1, t1, gw->storage_offset + grp * apg * kdim),
+                      ptl_tensor_impl_view(ap, 2, s2, t2, ap->storage_offset + grp * apg * bb * L),
+                      ptl_tensor_impl_view(cb, 2, s3, t3, cb->storage_offset + grp * kdim * bb * L),
+                      1.0) < 0) {
                 goto error;
             }
         }

@@ -1040,12 +1040,12 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
         pr.pack_a = pr.pack_b = pack_f4_avx2;
     }
     pr.tile_f4 = avx2 && e == &engine_f4;
-    pr.b_direct = pr.tile_f4 && b->dtype == PTL_DTYPE_FLOAT32 && b->strides[off + 1] == 1 &&
-                  pr.m <= GEMM_DIRECT_B_MAX_M;
     pr.batch = off ? c->sizes[0] : 1;
     pr.m = c->sizes[off];
     pr.n = c->sizes[off + 1];
     pr.k = a->sizes[off + 1];
+    pr.b_direct = pr.tile_f4 && b->dtype == PTL_DTYPE_FLOAT32 && b->strides[off + 1] == 1 &&
+                  pr.m <= GEMM_DIRECT_B_MAX_M;
     pr.alpha = alpha;
     pr.beta = beta;
     if (pr.batch == 0 || pr.m == 0 || pr.n == 0) {
