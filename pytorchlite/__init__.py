@@ -29,6 +29,7 @@ from .autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from . import __config__  # noqa: F401
+from . import __future__  # noqa: F401
 
 ops = _ops_namespace.ops
 from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)

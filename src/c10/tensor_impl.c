@@ -255,6 +255,25 @@ ptl_tensor_impl_alias(PtlTensorImpl *t)
     return a;
 }
 
+int
+ptl_tensor_impl_set_data(PtlTensorImpl *t, PtlTensorImpl *src)
+{
+    if (t->device.type != src->device.type) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Attempted to call `variable.set_data(tensor)`, but `variable` and "
+                             "`tensor` have incompatible tensor type.");
+    }
+    ptl_storage_incref(src->storage);
+    ptl_storage_decref(t->storage);
+    t->storage = src->storage;
+    t->dtype = src->dtype;
+    t->device = src->device;
+    t->keys = keys_for_device(src->device);
+    t->storage_offset = src->storage_offset;
+    ptl_tensor_impl_set_sizes(t, src->dim, src->sizes, src->strides);
+    return 0;
+}
+
 void
 ptl_tensor_impl_free(PtlTensorImpl *t)
 {

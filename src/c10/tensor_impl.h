@@ -92,6 +92,11 @@ PtlTensorImpl *ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t 
 /* Replaces sizes/strides in place (resize_, as_strided_ internals); recomputes flags. */
 void ptl_tensor_impl_set_sizes(PtlTensorImpl *t, int dim, const int64_t *sizes,
                                const int64_t *strides);
+/* Makes t a tensor over src's storage, dtype, sizes, strides and offset, keeping t itself:
+ * its refcount, version counter, base, autograd metadata and Python object (PyTorch's
+ * TensorImpl::shallow_copy_from, what `t.data = src` does).  Both are borrowed.  0, or -1
+ * when their devices differ. */
+int ptl_tensor_impl_set_data(PtlTensorImpl *t, PtlTensorImpl *src);
 /* Resizes t to `sizes` (contiguous), growing its storage if needed; 0 or -1. */
 int ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes);
 /* Checks dim/size validity and fills the element count; 0 or -1 with an error set. */

@@ -460,6 +460,39 @@ t_get_data(PyObject *self, void *c)
     return ptlpy_wrap(d);
 }
 
+/* t.data = new: t keeps its identity, grad, hooks and version counter and takes new's
+ * storage and geometry (PyTorch's VariableHooks::set_data).  A grad accumulator made for the
+ * old dtype or device is dropped, so the next graph makes one for the new. */
+static int
+t_set_data(PyObject *self, PyObject *value, void *c)
+{
+    (void)c;
+    if (value == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Deleting tensor data is not allowed. Delete tensor instead!");
+        return -1;
+    }
+    if (!PtlPyTensor_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "Variable data has to be a tensor, but got %s",
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    PtlTensorImpl *t = PTLPY_IMPL(self), *d = PTLPY_IMPL(value);
+    PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
+    if (ptl_requires_grad(t) && !ptl_dtype_is_floating(d->dtype)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "data set to a tensor that requires gradients must be floating point "
+                        "or complex dtype");
+        return -1;
+    }
+    if (m != NULL && m->grad_accumulator != NULL &&
+        (d->dtype != t->dtype || d->device.type != t->device.type ||
+         d->device.index != t->device.index)) {
+        m->grad_accumulator = NULL;
+    }
+    return ptl_tensor_impl_set_data(t, d) < 0 ? ptlpy_raise_int() : 0;
+}
+
 /* detach_(): this tensor leaves the graph in place (grad_fn and requires_grad cleared). */
 static PyObject *
 t_detach_(PyObject *self, PyObject *unused)
@@ -486,7 +519,7 @@ static PyGetSetDef autograd_getset[] = {
     {"grad_fn", t_get_grad_fn, NULL, NULL, NULL},
     {"grad", t_get_grad, t_set_grad, NULL, NULL},
     {"output_nr", t_get_output_nr, NULL, NULL, NULL},
-    {"data", t_get_data, NULL, NULL, NULL},
+    {"data", t_get_data, t_set_data, NULL, NULL},
     {NULL},
 };
 

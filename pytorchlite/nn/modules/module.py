@@ -3,7 +3,7 @@ traversal, state_dict, train/eval, dtype/device moves, hooks and PyTorch's repr.
 import itertools
 from collections import OrderedDict, namedtuple
 
-from ... import _C
+from ... import _C, __future__
 from ..._tensor import Tensor
 from ..parameter import Buffer, Parameter
 
@@ -17,6 +17,16 @@ class _IncompatibleKeysRepr(_IncompatibleKeys):
         return super().__repr__()
 
     __str__ = __repr__
+
+
+def _keep_object_on_conversion(t, converted):
+    """Whether _apply sets t's data to `converted` instead of making a new object: when both
+    live on the same kind of device (PyTorch's _has_compatible_shallow_copy_type) and the
+    overwrite switch of torch.__future__ is off."""
+    if __future__.get_swap_module_params_on_conversion():
+        return True
+    return (t.device.type == converted.device.type and
+            not __future__.get_overwrite_module_params_on_conversion())
 
 
 class RemovableHandle:
@@ -316,6 +326,10 @@ class Module:
 
     # ---- moves ----
     def _apply(self, fn):
+        """Converts every parameter, gradient and buffer with fn.  A parameter keeps its
+        object and takes the converted data (`param.data = fn(param)`), as PyTorch's _apply
+        does unless torch.__future__.set_overwrite_module_params_on_conversion(True): tied
+        weights stay one Parameter and optimizers keep pointing at the model's parameters."""
         for m in self.children():
             m._apply(fn)
         for key, param in self._parameters.items():
@@ -323,10 +337,21 @@ class Module:
                 continue
             with _C_no_grad():
                 new = fn(param)
-            p = Parameter(new, param.requires_grad)
-            if param.grad is not None:
-                p.grad = fn(param.grad)
-            self._parameters[key] = p
+            grad = param.grad
+            if _keep_object_on_conversion(param, new):
+                param.data = new
+                out = param
+            else:
+                out = Parameter(new, param.requires_grad)
+                self._parameters[key] = out
+            if grad is not None:
+                with _C_no_grad():
+                    new_grad = fn(grad)
+                if _keep_object_on_conversion(grad, new_grad):
+                    grad.data = new_grad
+                    out.grad = grad
+                else:
+                    out.grad = new_grad.requires_grad_(grad.requires_grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
