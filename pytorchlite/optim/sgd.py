@@ -1,6 +1,6 @@
 """SGD with momentum, dampening, Nesterov, weight decay, maximize (torch/optim/sgd.py)."""
 from .. import _C
-from ._functional import fusable, fused_sgd_step_
+from ._functional import apply_weight_decay, fusable, fused_allowed, fused_sgd_step_
 from .optimizer import Optimizer, required
 
 
@@ -24,7 +24,7 @@ class SGD(Optimizer):
         def update(group):
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-            fused_ok = not group.get("differentiable", False) and group.get("foreach") is not False
+            fused_ok = fused_allowed(group)
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -40,9 +40,7 @@ class SGD(Optimizer):
                         fused_sgd_step_(p, p.grad, buf, lr, momentum, dampening, wd, nesterov,
                                         maximize, first)
                         continue
-                g = p.grad if not maximize else -p.grad
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
+                g = apply_weight_decay(p, -p.grad if maximize else p.grad, lr, wd)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
