@@ -66,7 +66,8 @@ def apply_weight_decay(p, g, lr, weight_decay, decoupled=False):
 
 
 def update_moments(exp_avg, exp_avg_sq, g, beta1, beta2):
-    """Adam's running averages, in place: m = lerp(m, g, 1 - beta1), v = beta2 v + (1 - beta2) g^2."""
+    """Adam's running averages, in place: m = lerp(m, g, 1 - beta1),
+    v = beta2 v + (1 - beta2) g^2."""
     exp_avg.lerp_(g, 1 - beta1)
     exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
 
@@ -87,14 +88,21 @@ def fused_allowed(group):
 
 def fusable(p, *others):
     """True when the fused per-parameter C step (Note [Fused optimizer step]) applies: dense
-    contiguous float32/float64 tensors of one dtype and shape, no autograd through the step."""
+    contiguous float32/float64 tensors of one dtype and size, no autograd through the step.
+    Sizes are compared by numel (a shape costs a Size object per call): a gradient has its
+    parameter's shape (assignment checks it), state is made like it, and the kernel checks."""
     global _FUSED_DTYPES
     if _FUSED_DTYPES is None:
         _FUSED_DTYPES = (_C.float32, _C.float64)
-    if p.dtype not in _FUSED_DTYPES or not p.is_contiguous() or p.requires_grad and \
+    dtype = p.dtype
+    if dtype not in _FUSED_DTYPES or not p.is_contiguous() or p.requires_grad and \
             _C.is_grad_enabled():
         return False
-    return all(t.dtype == p.dtype and t.shape == p.shape and t.is_contiguous() for t in others)
+    n = p.numel()
+    for t in others:
+        if t.dtype != dtype or t.numel() != n or not t.is_contiguous():
+            return False
+    return True
 
 
 fused_sgd_step_ = _C._op("aten::_fused_sgd_step_")

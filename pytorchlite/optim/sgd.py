@@ -28,25 +28,19 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if fused_ok and fusable(p, p.grad):
-                    state = self.state[p] if momentum != 0 else None
-                    buf = state.get("momentum_buffer") if state is not None else None
-                    if state is not None and buf is None:
+                state = self.state[p] if momentum != 0 else None
+                buf = state.get("momentum_buffer") if state is not None else None
+                if fused_ok and fusable(p, p.grad, *(() if buf is None else (buf,))):
+                    first = state is not None and buf is None
+                    if first:
                         buf = state["momentum_buffer"] = _C._functions["empty_like"](p)
-                        first = True
-                    else:
-                        first = False
-                    if buf is None or fusable(p, buf):
-                        fused_sgd_step_(p, p.grad, buf, lr, momentum, dampening, wd, nesterov,
-                                        maximize, first)
-                        continue
+                    fused_sgd_step_(p, p.grad, buf, lr, momentum, dampening, wd, nesterov,
+                                    maximize, first)
+                    continue
                 g = apply_weight_decay(p, -p.grad if maximize else p.grad, lr, wd)
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
+                if state is not None:
                     if buf is None:
-                        buf = g.clone()
-                        state["momentum_buffer"] = buf
+                        buf = state["momentum_buffer"] = g.clone()
                     else:
                         buf.mul_(momentum).add_(g, alpha=1 - dampening)
                     g = g.add(buf, alpha=momentum) if nesterov else buf
