@@ -486,13 +486,6 @@ class RNNCellBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
-    def _check_dims(self, name, input, hx, hidden_name="hidden"):
-        if input.dim() not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f"{name}: Expected {hidden_name} to be 1D or 2D, got {hx.dim()}D "
-                             "instead")
-
     def _check_sizes(self, input, hxs):
         """torch's C++ check_rnn_cell_forward_{input,hidden} messages."""
         if input.size(1) != self.input_size:
@@ -506,11 +499,34 @@ class RNNCellBase(Module):
                 raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, "
                                    f"expected {self.hidden_size}")
 
-    def _step(self, mode, input, state):
-        """The step that nn.RNN / LSTM / GRU take, on one input and state."""
+    def _forward(self, name, mode, input, hx):
+        """The cells' forward: torch's checks, an unbatched input (1-D) and a zero default
+        state (LSTM: a pair), then the step that nn.RNN / LSTM / GRU take.  mode None: an
+        RNNCell nonlinearity that is neither tanh nor relu."""
+        lstm = mode == "LSTM"
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        states = () if hx is None else tuple(hx) if lstm else (hx,)
+        for k, h in enumerate(states):
+            if h.dim() not in (1, 2):
+                what = f"hx[{k}]" if lstm else "hidden"
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {h.dim()}D instead")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+            states = tuple(h.unsqueeze(0) for h in states)
+        if not states:
+            zeros = input.new_zeros((input.size(0), self.hidden_size))
+            states = (zeros, zeros) if lstm else (zeros,)
+        self._check_sizes(input, states)
+        if mode is None:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         gates = _input_gates(mode, input, self.weight_ih, self.bias_ih, self.bias_hh)
-        return _steps(mode, input.dtype, self.weight_hh, self.bias_ih, self.bias_hh,
-                      None)(gates, state)
+        out = _steps(mode, input.dtype, self.weight_hh, self.bias_ih, self.bias_hh,
+                     None)(gates, states if lstm else states[0])
+        if batched:
+            return out
+        return tuple(o.squeeze(0) for o in out) if lstm else out.squeeze(0)
 
 
 class RNNCell(RNNCellBase):
@@ -520,19 +536,8 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
-        self._check_dims("RNNCell", input, hx)
-        batched = input.dim() == 2
-        if not batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = input.new_zeros((input.size(0), self.hidden_size))
-        elif not batched:
-            hx = hx.unsqueeze(0)
-        self._check_sizes(input, [hx])
-        if self.nonlinearity not in ("tanh", "relu"):
-            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        ret = self._step("RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU", input, hx)
-        return ret if batched else ret.squeeze(0)
+        mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}.get(self.nonlinearity)
+        return self._forward("RNNCell", mode, input, hx)
 
 
 class LSTMCell(RNNCellBase):
@@ -540,25 +545,7 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        if input.dim() not in (1, 2):
-            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D "
-                             "instead")
-        if hx is not None:
-            for idx, value in enumerate(hx):
-                if value.dim() not in (1, 2):
-                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
-                                     f"{value.dim()}D instead")
-        batched = input.dim() == 2
-        if not batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            zeros = input.new_zeros((input.size(0), self.hidden_size))
-            hx = (zeros, zeros)
-        elif not batched:
-            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        self._check_sizes(input, hx)
-        h, c = self._step("LSTM", input, hx)
-        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+        return self._forward("LSTMCell", "LSTM", input, hx)
 
 
 class GRUCell(RNNCellBase):
@@ -566,14 +553,4 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        self._check_dims("GRUCell", input, hx)
-        batched = input.dim() == 2
-        if not batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = input.new_zeros((input.size(0), self.hidden_size))
-        elif not batched:
-            hx = hx.unsqueeze(0)
-        self._check_sizes(input, [hx])
-        ret = self._step("GRU", input, hx)
-        return ret if batched else ret.squeeze(0)
+        return self._forward("GRUCell", "GRU", input, hx)
