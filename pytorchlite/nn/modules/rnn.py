@@ -250,14 +250,18 @@ class RNNBase(Module):
             raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")
 
-    def get_expected_hidden_size(self, input, batch_sizes=None):
+    def _state_size(self, input, batch_sizes, size):
+        """(num_layers * num_directions, mini-batch, size): the shape of h_0 or LSTM's c_0."""
         if batch_sizes is not None:
             mini_batch = int(batch_sizes[0])
         else:
             mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
-        size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
+
+    def get_expected_hidden_size(self, input, batch_sizes=None):
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return self._state_size(input, batch_sizes, size)
 
     def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
         if tuple(hx.shape) != expected_hidden_size:
@@ -409,12 +413,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes=None):
-        if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
-        else:
-            mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+        return self._state_size(input, batch_sizes, self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes=None):
         self.check_input(input, batch_sizes)
