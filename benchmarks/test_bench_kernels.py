@@ -96,6 +96,20 @@ def test_layer_norm_forward_backward(benchmark, impl):
     benchmark(lambda: L.nn.functional.layer_norm(x, (128,), w, b).sum().backward())
 
 
+@pytest.mark.parametrize("impl", ["pytorchlite", "composite"])
+def test_layer_norm_fused_vs_composite(benchmark, impl):
+    """The layer norm kernel (pytorchlite) against the composite of ops that F.batch_norm
+    normalizes with (mean, centred square mean, division: composite)."""
+    benchmark.group = "layer_norm fwd+bwd [16,64,128] float32: kernel vs composite"
+    F = ptl.nn.functional
+    x = ptl.tensor(randn((16, 64, 128))).requires_grad_(True)
+    w, b = ptl.ones(128, requires_grad=True), ptl.zeros(128, requires_grad=True)
+    if impl == "pytorchlite":
+        benchmark(lambda: F.layer_norm(x, (128,), w, b).sum().backward())
+    else:
+        benchmark(lambda: (F._normalize_over(x, [2], 1e-5)[0] * w + b).sum().backward())
+
+
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 def test_cross_entropy_forward_backward(benchmark, impl):
     benchmark.group = "cross_entropy fwd+bwd 1024x65 float32"

@@ -79,3 +79,26 @@ def test_lstm_packed(benchmark, impl):
 
     out = benchmark(run)
     assert out.data.shape[1] == HIDDEN
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "composite"])
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_cell_fused_vs_composite(benchmark, impl, cls):
+    """One cell step forward + backward at the layers' sizes: the fused kernel (pytorchlite)
+    against the composite of ops that defines it (nn/modules/rnn.py)."""
+    from pytorchlite.nn.modules import rnn
+    benchmark.group = f"{cls} cell b{BATCH} h{HIDDEN} fwd+bwd: fused kernel vs composite"
+    fused = impl == "pytorchlite"
+    if cls == "LSTM":
+        cell = rnn._fused_lstm_cell if fused else rnn._lstm_cell_ops
+    else:
+        cell = rnn._fused_gru_cell if fused else rnn._gru_cell_ops
+    rng = np.random.default_rng(0)
+    gates = (4 if cls == "LSTM" else 3) * HIDDEN
+    args = [ptl.tensor(rng.standard_normal(shape).astype(np.float32)).requires_grad_()
+            for shape in ((BATCH, gates), (BATCH, gates), (BATCH, HIDDEN), (gates,), (gates,))]
+
+    def run():
+        out = cell(*args)
+        (out[0] if cls == "LSTM" else out).sum().backward()
+    benchmark(run)

@@ -644,6 +644,26 @@ def test_norms_against_numpy(dtype):
     assert_close(F.normalize(x, p=1, dim=-1), a / n1, dtype=dtype)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_layer_norm_kernel_matches_its_composite(layout):
+    """native_layer_norm and its backward against the composite of ops that defines them
+    (F._normalize_over, mean and biased variance over the last dims), float64: values and
+    the gradients of input, weight and bias."""
+    results = []
+    for kernel in (True, False):
+        x = make((4, 6, 5), ptl.float64, layout, seed=4)[0].requires_grad_()
+        w = make((6, 5), ptl.float64, seed=5)[0].requires_grad_()
+        b = make((6, 5), ptl.float64, seed=6)[0].requires_grad_()
+        if kernel:
+            y = F.layer_norm(x, [6, 5], w, b, eps=1e-3)
+        else:
+            y = F._normalize_over(x, [1, 2], 1e-3)[0] * w + b
+        (y * make((4, 6, 5), ptl.float64, seed=7)[0]).sum().backward()
+        results.append([y.detach(), x.grad, w.grad, b.grad])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_norms_against_torch():
     x, _ = make((2, 6, 4, 3), ptl.float64)
     rm, rv = ptl.zeros(6, dtype=ptl.float64), ptl.ones(6, dtype=ptl.float64)

@@ -178,7 +178,8 @@ def test_argument_errors_match_torch(name, kwargs, message):
         getattr(ptl.optim, name)([ptl.ones(1, requires_grad=True)], **kwargs)
 
 
-@pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam"])
+@pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam", "Adam", "AdamW", "Adamax",
+                                  "RAdam", "Adadelta"])
 def test_new_optimizer_state_dict_keys_match_torch(name):
     p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
     opt, topt = getattr(ptl.optim, name)([p]), getattr(torch.optim, name)([t])
@@ -188,3 +189,20 @@ def test_new_optimizer_state_dict_keys_match_torch(name):
     sd, tsd = opt.state_dict(), topt.state_dict()
     assert sd["param_groups"] == tsd["param_groups"]
     assert list(sd["state"][0]) == list(tsd["state"][0])
+
+
+def test_adamw_state_dict_stays_decoupled():
+    """AdamW's groups say decoupled_weight_decay=True, as torch's, even after loading the
+    state_dict of an Adam (torch's AdamW.__setstate__)."""
+    p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    adam = ptl.optim.Adam([ptl.ones(3, requires_grad=True)], weight_decay=0.5)
+    opt, topt = ptl.optim.AdamW([p], weight_decay=0.5), torch.optim.AdamW([t], weight_decay=0.5)
+    opt.load_state_dict(adam.state_dict())
+    topt.load_state_dict(torch.optim.Adam([torch.ones(3, requires_grad=True)],
+                                          weight_decay=0.5).state_dict())
+    assert opt.param_groups[0]["decoupled_weight_decay"] is True
+    assert opt.state_dict()["param_groups"] == topt.state_dict()["param_groups"]
+    p.grad, t.grad = ptl.ones(3), torch.ones(3)
+    opt.step()
+    topt.step()
+    np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-6)

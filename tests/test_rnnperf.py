@@ -389,6 +389,28 @@ def test_lstm_and_gru_cells_match_torch_composition():
         _close(p, t, "gru cell")
 
 
+@pytest.mark.parametrize("op", ["lstm", "gru"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_fused_cells_match_their_composite_of_ops(op, layout, bias):
+    """The fused kernels against the composites of ops that nn.LSTM / GRU run for the dtypes
+    the kernels do not take (nn/modules/rnn.py): values and every input's gradient, float64."""
+    from pytorchlite.nn.modules.rnn import _gru_cell_ops, _lstm_cell_ops
+    make = _lstm_inputs if op == "lstm" else _gru_inputs
+    fused = lstm_both if op == "lstm" else gru_hy
+    composite = _lstm_cell_ops if op == "lstm" else _gru_cell_ops
+    results = []
+    for fn in (fused, composite):
+        inputs = make(4, 9, bias, layout, seed=3)
+        out = fn(*inputs)
+        outs = out if isinstance(out, tuple) else (out,)
+        w = ptl.from_numpy(np.random.default_rng(4).standard_normal((4, 9)))
+        sum((o * w * (k + 1)).sum() for k, o in enumerate(outs)).backward()
+        results.append([o.detach() for o in outs] + [x.grad for x in inputs])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
 # ---- errors ----
 
 def _cell_args(op, b=2, h=3, dtype=np.float64):

@@ -189,3 +189,36 @@ def test_fused_kernels_direct_and_errors():
     for fn, msg in cases:
         with pytest.raises(RuntimeError, match=re.escape(msg)):
             fn()
+
+
+@pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
+def test_fused_step_matches_op_by_op_path_float64(opt_name, kwargs):
+    """The op-by-op update is the fused kernel's reference: in float64 they agree to rounding."""
+    fused = _trajectory(ptl, opt_name, kwargs, "float64", steps=5)
+    plain = _trajectory(ptl, opt_name, dict(kwargs, foreach=False), "float64", steps=5)
+    for a, b in zip(fused, plain):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("opt_name,kwargs,kernel", [
+    ("SGD", dict(lr=0.1), "aten::_fused_sgd_step_"),
+    ("SGD", dict(lr=0.1, momentum=0.9), "aten::_fused_sgd_step_"),
+    ("Adam", dict(lr=0.1), "aten::_fused_adam_step_"),
+    ("AdamW", dict(lr=0.1, amsgrad=True), "aten::_fused_adam_step_"),
+])
+def test_fused_step_runs_from_the_first_step(opt_name, kwargs, kernel):
+    """Every step of a contiguous float parameter is one fused kernel call, the first one
+    included; foreach=False runs the op-by-op update instead."""
+    for foreach, calls in ((None, 1), (False, 0)):
+        p = ptl.ones(3, requires_grad=True)
+        opt = getattr(ptl.optim, opt_name)([p], foreach=foreach, **kwargs)
+        p.grad = ptl.full((3,), 0.5)
+        for _ in range(2):
+            ptl.dispatch_stats(reset=True)
+            opt.step()
+            stats = ptl.dispatch_stats()
+            assert stats.get(kernel, {}).get("CPU", 0) == calls
+            if calls:   # besides the kernel, only the state's creation and `step += 1`
+                assert set(stats) - {"aten::zeros_like", "aten::empty_like",
+                                     "aten::add_.Tensor"} == {kernel}

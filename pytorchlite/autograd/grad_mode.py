@@ -30,31 +30,30 @@ class _DecoratorContextManager:
         return self.__class__()
 
 
-class no_grad(_DecoratorContextManager):
+class _GradModeContext(_DecoratorContextManager):
+    """Sets grad mode to the class's _enabled inside the block; restores it on exit."""
+    _enabled = False
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._enabled)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+        return False
+
+
+class no_grad(_GradModeContext):
     """Disables gradient recording inside the block (or the decorated function)."""
-
-    def __enter__(self):
-        self.prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self.prev)
-        return False
+    _enabled = False
 
 
-class enable_grad(_DecoratorContextManager):
+class enable_grad(_GradModeContext):
     """Enables gradient recording inside the block, even within no_grad."""
-
-    def __enter__(self):
-        self.prev = _C.is_grad_enabled()
-        _C._set_grad_enabled(True)
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self.prev)
-        return False
+    _enabled = True
 
 
-class set_grad_enabled(_DecoratorContextManager):
+class set_grad_enabled(_GradModeContext):
     """set_grad_enabled(mode): sets grad mode now; as a context manager, restores it on exit."""
 
     def __init__(self, mode):
@@ -64,10 +63,6 @@ class set_grad_enabled(_DecoratorContextManager):
 
     def __enter__(self):
         pass
-
-    def __exit__(self, *exc):
-        _C._set_grad_enabled(self.prev)
-        return False
 
     def clone(self):
         return self.__class__(self.mode)

@@ -570,18 +570,38 @@ def _normalize_over(x, dims, eps):
     return c / (var + eps).sqrt(), mean, var
 
 
+def _normalize_rows(x, eps):
+    """x [A, B, N] normalized over its last dim: the layer norm kernel's first output (the
+    math of _normalize_over(x, [2], eps) in one pass)."""
+    return aten.native_layer_norm(x, [x.size(2)], None, None, eps)[0]
+
+
+def _normalize_with(input, mean, var, eps):
+    """(input - mean) / sqrt(var + eps) with per-channel statistics [C] (dim 1)."""
+    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
+    return (input - mean.reshape(shape)) / (var.reshape(shape) + eps).sqrt()
+
+
+def _scale_shift_channels(out, weight, bias):
+    """out * weight + bias with per-channel weight and bias [C] (dim 1), either may be None."""
+    shape = [1, out.size(1)] + [1] * (out.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
-    dims = [0] + list(range(2, input.dim()))
-    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
     if training:
         count = input.numel() // input.size(1)
         if count == 1:
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
-        out, mean, var = _normalize_over(input, dims, eps)
+        out, mean, var = _normalize_over(input, [0] + list(range(2, input.dim())), eps)
         with torch.no_grad():
             m = 0.1 if momentum is None else momentum
             if running_mean is not None:
@@ -591,12 +611,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        out = _normalize_with(input, running_mean, running_var, eps)
+    return _scale_shift_channels(out, weight, bias)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -629,39 +645,27 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise RuntimeError(
             "Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {list(input.shape)} and num_groups={num_groups}")
-    x = input.reshape(n, num_groups, -1)
-    out, _, _ = _normalize_over(x, [2], eps)
-    out = out.reshape(input.shape)
-    shape = [1, c] + [1] * (input.dim() - 2)
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+    out = _normalize_rows(input.reshape(n, num_groups, -1), eps).reshape(input.shape)
+    return _scale_shift_channels(out, weight, bias)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     if input.dim() < 3:
         raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
-    dims = list(range(2, input.dim()))
-    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
     if use_input_stats:
-        out, mean, var = _normalize_over(input, dims, eps)
-        count = input.numel() // (input.size(0) * input.size(1))
+        rows = input.flatten(2)
+        out = _normalize_rows(rows, eps).reshape(input.shape)
+        count = rows.size(2)
         with torch.no_grad():
             if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(mean.mean([0]).reshape(-1) * momentum)
+                running_mean.mul_(1 - momentum).add_(rows.mean([2, 0]) * momentum)
             if running_var is not None and count > 1:
-                unbiased = var.mean([0]).reshape(-1) * (count / (count - 1))
+                unbiased = rows.var(2, correction=1).mean([0])
                 running_var.mul_(1 - momentum).add_(unbiased * momentum)
     else:
-        out = (input - running_mean.reshape(shape)) / (running_var.reshape(shape) + eps).sqrt()
-    if weight is not None:
-        out = out * weight.reshape(shape)
-    if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        out = _normalize_with(input, running_mean, running_var, eps)
+    return _scale_shift_channels(out, weight, bias)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):

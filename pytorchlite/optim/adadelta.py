@@ -1,6 +1,6 @@
 """Adadelta (torch/optim/adadelta.py): steps scaled by RMS[delta] / RMS[grad], both running
 averages with decay rho."""
-from ._functional import check_nonneg, grads, step_tensor, zeros_like
+from ._functional import apply_weight_decay, check_nonneg, grads, next_step
 from .optimizer import Optimizer
 
 
@@ -21,13 +21,8 @@ class Adadelta(Optimizer):
             lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
             for p, g in grads(group):
                 state = self.state[p]
-                if not state:
-                    state["step"] = step_tensor()
-                    state["square_avg"] = zeros_like(p)
-                    state["acc_delta"] = zeros_like(p)
-                state["step"] += 1
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
+                next_step(state, p, "square_avg", "acc_delta")
+                g = apply_weight_decay(p, g, lr, wd)
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]
                 square_avg.mul_(rho).addcmul_(g, g, value=1 - rho)
                 std = square_avg.add(eps).sqrt_()

@@ -1,7 +1,7 @@
 """Adagrad (torch/optim/adagrad.py): steps divided by the root of the summed squared
 gradients; the learning rate decays as lr / (1 + (t - 1) * lr_decay)."""
 from .. import _C
-from ._functional import check_nonneg, grads, step_tensor
+from ._functional import apply_weight_decay, check_nonneg, grads, next_step, step_tensor
 from .optimizer import Optimizer
 
 
@@ -31,10 +31,8 @@ class Adagrad(Optimizer):
                 group["eps"]
             for p, g in grads(group):
                 state = self.state[p]
-                state["step"] += 1
-                step = state["step"].item()
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
+                step = next_step(state, p)
+                g = apply_weight_decay(p, g, lr, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 state["sum"].addcmul_(g, g, value=1)
                 std = state["sum"].sqrt().add_(eps)

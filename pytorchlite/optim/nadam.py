@@ -1,7 +1,7 @@
 """NAdam (torch/optim/nadam.py): Adam with Nesterov momentum and a momentum-decay schedule
 mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))."""
-from .. import _C
-from ._functional import check_betas, check_nonneg, grads, step_tensor, zeros_like
+from ._functional import (adam_defaults, apply_weight_decay, bias_corrections, check_nonneg,
+                          grads, next_step, update_moments)
 from .optimizer import Optimizer
 
 
@@ -9,16 +9,12 @@ class NAdam(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False):
-        check_nonneg("learning rate", lr)
-        check_nonneg("epsilon value", eps)
-        check_betas(betas)
-        check_nonneg("weight_decay value", weight_decay)
+        defaults = adam_defaults(lr, betas, eps, weight_decay, momentum_decay=momentum_decay,
+                                 decoupled_weight_decay=decoupled_weight_decay,
+                                 maximize=maximize, foreach=foreach, capturable=capturable,
+                                 differentiable=differentiable)
         check_nonneg("momentum_decay value", momentum_decay)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      momentum_decay=momentum_decay,
-                                      decoupled_weight_decay=decoupled_weight_decay,
-                                      maximize=maximize, foreach=foreach, capturable=capturable,
-                                      differentiable=differentiable))
+        super().__init__(params, defaults)
 
     def step(self, closure=None):
         def update(group):
@@ -27,27 +23,16 @@ class NAdam(Optimizer):
             decay = group["momentum_decay"]
             for p, g in grads(group):
                 state = self.state[p]
-                if not state:
-                    state["step"] = step_tensor()
-                    # a float32 tensor as in PyTorch, so the product rounds the same way
-                    state["mu_product"] = _C.tensor(1.0)
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                state["step"] += 1
-                step = state["step"].item()
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
+                # mu_product: a float32 tensor as in PyTorch, so the product rounds the same way
+                step = next_step(state, p, "exp_avg", "exp_avg_sq", mu_product=1.0)
+                g = apply_weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
                 state["mu_product"] *= mu
                 mu_product = state["mu_product"].item()
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(g, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-                denom = exp_avg_sq.div(1 - beta2 ** step).sqrt().add_(eps)
+                update_moments(exp_avg, exp_avg_sq, g, beta1, beta2)
+                denom = exp_avg_sq.div(bias_corrections(beta1, beta2, step)[1]).sqrt().add_(eps)
                 p.addcdiv_(g, denom, value=-lr * (1.0 - mu) / (1.0 - mu_product))
                 p.addcdiv_(exp_avg, denom, value=-lr * mu_next / (1.0 - mu_product * mu_next))
         return self._run_step(closure, update)

@@ -2,7 +2,8 @@
 the adaptive learning rate, and plain momentum SGD while that variance is intractable."""
 import math
 
-from ._functional import check_betas, check_nonneg, grads, step_tensor, zeros_like
+from ._functional import (adam_defaults, apply_weight_decay, bias_corrections, grads,
+                          next_step, update_moments)
 from .optimizer import Optimizer
 
 
@@ -10,14 +11,10 @@ class RAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False):
-        check_nonneg("learning rate", lr)
-        check_nonneg("epsilon value", eps)
-        check_betas(betas)
-        check_nonneg("weight_decay value", weight_decay)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize, foreach=foreach, capturable=capturable,
-                                      decoupled_weight_decay=decoupled_weight_decay,
-                                      differentiable=differentiable))
+        super().__init__(params, adam_defaults(lr, betas, eps, weight_decay, maximize=maximize,
+                                               foreach=foreach, capturable=capturable,
+                                               decoupled_weight_decay=decoupled_weight_decay,
+                                               differentiable=differentiable))
 
     def step(self, closure=None):
         def update(group):
@@ -26,21 +23,11 @@ class RAdam(Optimizer):
             rho_inf = 2 / (1 - beta2) - 1
             for p, g in grads(group):
                 state = self.state[p]
-                if not state:
-                    state["step"] = step_tensor()
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                state["step"] += 1
-                step = state["step"].item()
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
+                step = next_step(state, p, "exp_avg", "exp_avg_sq")
+                g = apply_weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(g, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-                bias1, bias2 = 1 - beta1 ** step, 1 - beta2 ** step
+                update_moments(exp_avg, exp_avg_sq, g, beta1, beta2)
+                bias1, bias2 = bias_corrections(beta1, beta2, step)
                 corrected = exp_avg / bias1
                 rho_t = rho_inf - 2 * step * (beta2 ** step) / bias2
                 if rho_t > 5.0:

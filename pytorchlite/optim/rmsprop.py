@@ -1,6 +1,6 @@
 """RMSprop (torch/optim/rmsprop.py): steps scaled by a running RMS of gradients; centered
 subtracts the running mean's square, momentum keeps a buffer of scaled steps."""
-from ._functional import check_nonneg, grads, step_tensor, zeros_like
+from ._functional import apply_weight_decay, check_nonneg, grads, next_step
 from .optimizer import Optimizer
 
 
@@ -22,18 +22,12 @@ class RMSprop(Optimizer):
         def update(group):
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             wd, momentum = group["weight_decay"], group["momentum"]
+            buffers = ("square_avg",) + (("momentum_buffer",) if momentum > 0 else ()) \
+                + (("grad_avg",) if group["centered"] else ())
             for p, g in grads(group):
                 state = self.state[p]
-                if not state:
-                    state["step"] = step_tensor()
-                    state["square_avg"] = zeros_like(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = zeros_like(p)
-                    if group["centered"]:
-                        state["grad_avg"] = zeros_like(p)
-                state["step"] += 1
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
+                next_step(state, p, *buffers)
+                g = apply_weight_decay(p, g, lr, wd)
                 square_avg = state["square_avg"]
                 square_avg.mul_(alpha).addcmul_(g, g, value=1 - alpha)
                 if group["centered"]:

@@ -1,6 +1,6 @@
 """SGD with momentum, dampening, Nesterov, weight decay, maximize (torch/optim/sgd.py)."""
 from .. import _C
-from ._functional import fusable, fused_sgd_step_
+from ._functional import apply_weight_decay, fusable, fused_allowed, fused_sgd_step_
 from .optimizer import Optimizer, required
 
 
@@ -24,31 +24,23 @@ class SGD(Optimizer):
         def update(group):
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group["maximize"]
-            fused_ok = not group.get("differentiable", False) and group.get("foreach") is not False
+            fused_ok = fused_allowed(group)
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if fused_ok and fusable(p, p.grad):
-                    state = self.state[p] if momentum != 0 else None
-                    buf = state.get("momentum_buffer") if state is not None else None
-                    if state is not None and buf is None:
+                state = self.state[p] if momentum != 0 else None
+                buf = state.get("momentum_buffer") if state is not None else None
+                if fused_ok and fusable(p, p.grad, *(() if buf is None else (buf,))):
+                    first = state is not None and buf is None
+                    if first:
                         buf = state["momentum_buffer"] = _C._functions["empty_like"](p)
-                        first = True
-                    else:
-                        first = False
-                    if buf is None or fusable(p, buf):
-                        fused_sgd_step_(p, p.grad, buf, lr, momentum, dampening, wd, nesterov,
-                                        maximize, first)
-                        continue
-                g = p.grad if not maximize else -p.grad
-                if wd != 0:
-                    g = g.add(p, alpha=wd)
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
+                    fused_sgd_step_(p, p.grad, buf, lr, momentum, dampening, wd, nesterov,
+                                    maximize, first)
+                    continue
+                g = apply_weight_decay(p, -p.grad if maximize else p.grad, lr, wd)
+                if state is not None:
                     if buf is None:
-                        buf = g.clone()
-                        state["momentum_buffer"] = buf
+                        buf = state["momentum_buffer"] = g.clone()
                     else:
                         buf.mul_(momentum).add_(g, alpha=1 - dampening)
                     g = g.add(buf, alpha=momentum) if nesterov else buf

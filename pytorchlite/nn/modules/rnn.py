@@ -1,12 +1,14 @@
 """RNNBase, RNN, LSTM, GRU and their cells (torch/nn/modules/rnn.py).
 
 Per layer and direction, the input projection x W_ih^T of every time step is one matmul,
-then a Python loop over time applies h W_hh^T (one matmul) and the gates: for float32 and
-float64 in one fused kernel per step (aten::_thnn_fused_lstm_cell / _thnn_fused_gru_cell,
-native/rnn.c, which also add the biases), for other dtypes composed of ops.  Gate order is torch's (LSTM i, f, g, o; GRU r, z, n
-with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))), so state_dicts load from torch.
-A PackedSequence runs padded (time-major, sorted by length), and a sequence's state stops
-changing after its last step (forward) or starts changing at it (reverse)."""
+then a Python loop over time applies h W_hh^T (one matmul) and the cell: for LSTM and GRU in
+float32 and float64 one fused kernel per step (aten::_thnn_fused_lstm_cell /
+_thnn_fused_gru_cell, native/rnn.c, which also add the biases), for other dtypes the
+composite of ops that defines it.  RNNCell / LSTMCell / GRUCell take the same step.  Gate
+order is torch's (LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h +
+b_hn))), so state_dicts load from torch.  A PackedSequence runs padded (time-major, sorted by
+length), and a sequence's state stops changing after its last step (forward) or starts
+changing at it (reverse)."""
 import math
 import numbers
 import warnings
@@ -26,54 +28,79 @@ __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell"
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
-# ---- one time step of each cell: x_gates = x W_ih^T + b_ih is precomputed ----
+# ---- one time step of each cell ----
+# The gate projections input_gates = x W_ih^T and hidden_gates = h W_hh^T come without the
+# biases; the cell adds them.  _lstm_cell_ops / _gru_cell_ops are the composites of ops that
+# define the cells; float32 / float64 run the fused kernels that compute the same in one pass
+# (Note [Fused cells] in native/rnn.c; tests/test_rnnperf.py holds them to the composites).
 
-def _rnn_tanh_step(x_gates, h, w_hh, b_hh):
-    return torch.tanh(x_gates + F.linear(h, w_hh, b_hh))
-
-
-def _rnn_relu_step(x_gates, h, w_hh, b_hh):
-    return torch.relu(x_gates + F.linear(h, w_hh, b_hh))
-
-
-def _lstm_step(x_gates, hc, w_hh, b_hh, w_hr=None):
-    h, c = hc
-    i, f, g, o = (x_gates + F.linear(h, w_hh, b_hh)).chunk(4, 1)
-    c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-    h = torch.sigmoid(o) * torch.tanh(c)
-    if w_hr is not None:
-        h = F.linear(h, w_hr)
-    return h, c
+def _lstm_cell_ops(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    """(hy, cy) of aten::_thnn_fused_lstm_cell, composed of ops: gates i, f, g, o."""
+    gates = input_gates + hidden_gates
+    if input_bias is not None:
+        gates = gates + input_bias + hidden_bias
+    i, f, g, o = gates.chunk(4, 1)
+    cy = torch.sigmoid(f) * cx + torch.sigmoid(i) * torch.tanh(g)
+    return torch.sigmoid(o) * torch.tanh(cy), cy
 
 
-def _gru_step(x_gates, h, w_hh, b_hh):
-    xr, xz, xn = x_gates.chunk(3, 1)
-    hr, hz, hn = F.linear(h, w_hh, b_hh).chunk(3, 1)
+def _gru_cell_ops(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    """hy of aten::_thnn_fused_gru_cell, composed of ops: gates r, z, n with
+    n = tanh(W_in x + b_in + r * (W_hn h + b_hn))."""
+    if input_bias is not None:
+        input_gates, hidden_gates = input_gates + input_bias, hidden_gates + hidden_bias
+    xr, xz, xn = input_gates.chunk(3, 1)
+    hr, hz, hn = hidden_gates.chunk(3, 1)
     r = torch.sigmoid(xr + hr)
     z = torch.sigmoid(xz + hz)
     n = torch.tanh(xn + r * hn)
-    return (h - n) * z + n
+    return (hx - n) * z + n
 
 
-_STEPS = {"RNN_TANH": _rnn_tanh_step, "RNN_RELU": _rnn_relu_step, "LSTM": _lstm_step,
-          "GRU": _gru_step}
+def _fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    return aten._thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias, hidden_bias)[:2]
 
 
-def _fused_steps(mode, w_hh, b_ih, b_hh, w_hr):
+def _fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    return aten._thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias, hidden_bias)[0]
+
+
+def _cell(mode, dtype):
+    """The cell function of an LSTM or GRU: the fused kernel where it takes the dtype."""
+    fused = dtype in (torch.float32, torch.float64)
+    if mode == "LSTM":
+        return _fused_lstm_cell if fused else _lstm_cell_ops
+    return _fused_gru_cell if fused else _gru_cell_ops
+
+
+_ACTIVATIONS = {"RNN_TANH": torch.tanh, "RNN_RELU": torch.relu}
+
+
+def _input_gates(mode, x, w_ih, b_ih, b_hh):
+    """x W_ih^T for LSTM / GRU (their cell adds the biases), x W_ih^T + b_ih + b_hh for RNN."""
+    if mode in ("LSTM", "GRU"):
+        return F.linear(x, w_ih)
+    gates = F.linear(x, w_ih, b_ih)
+    return gates if b_hh is None else gates + b_hh
+
+
+def _steps(mode, dtype, w_hh, b_ih, b_hh, w_hr):
     """One time step (gates, state) -> state for _run_direction, gates = x_t W_ih^T without
-    the biases for LSTM / GRU (their fused cell adds both), with both for RNN: one GEMM for
-    the hidden projection, then one fused kernel (LSTM, GRU) or nonlinearity (RNN)."""
+    the biases for LSTM / GRU (their cell adds both), with both for RNN: one GEMM for the
+    hidden projection, then the cell (LSTM, GRU) or the nonlinearity (RNN)."""
     w_hh_t = w_hh.t()
     if mode == "LSTM":
+        cell = _cell(mode, dtype)
         w_hr_t = w_hr.t() if w_hr is not None else None
 
         def lstm(gates, hc):
-            h, c, _ = aten._thnn_fused_lstm_cell(gates, hc[0].mm(w_hh_t), hc[1], b_ih, b_hh)
+            h, c = cell(gates, hc[0].mm(w_hh_t), hc[1], b_ih, b_hh)
             return (h if w_hr_t is None else h.mm(w_hr_t)), c
         return lstm
     if mode == "GRU":
-        return lambda gates, h: aten._thnn_fused_gru_cell(gates, h.mm(w_hh_t), h, b_ih, b_hh)[0]
-    act = torch.tanh if mode == "RNN_TANH" else torch.relu
+        cell = _cell(mode, dtype)
+        return lambda gates, h: cell(gates, h.mm(w_hh_t), h, b_ih, b_hh)
+    act = _ACTIVATIONS[mode]
     return lambda gates, h: act(torch.addmm(gates, h, w_hh_t))
 
 
@@ -88,24 +115,11 @@ def _run_direction(mode, x, state, weights, reverse, keep=None):
     """x [T, B, I], state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final state).
     keep[t] (packed input only): [B, 1] bool, True for the sequences still running at step t.
 
-    float32 / float64 run the fused steps: the input projection of all steps is one GEMM,
-    each step one GEMM and one fused cell.  Other dtypes compose the cell of ops."""
+    The input projection of all steps is one GEMM, each step one GEMM and one cell."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     lstm = mode == "LSTM"
-    if x.dtype in (torch.float32, torch.float64):
-        if mode in ("LSTM", "GRU"):
-            x_gates = F.linear(x, w_ih)
-        else:
-            x_gates = F.linear(x, w_ih, b_ih)
-            x_gates = x_gates if b_hh is None else x_gates + b_hh
-        step = _fused_steps(mode, w_hh, b_ih, b_hh, w_hr)
-    else:
-        x_gates = F.linear(x, w_ih, b_ih)
-        extra = (w_hr,) if lstm else ()
-
-        def step(gates, st):
-            return _STEPS[mode](gates, st, w_hh, b_hh, *extra)
-    x_gates = x_gates.unbind(0)
+    x_gates = _input_gates(mode, x, w_ih, b_ih, b_hh).unbind(0)
+    step = _steps(mode, x.dtype, w_hh, b_ih, b_hh, w_hr)
     steps = range(x.size(0) - 1, -1, -1) if reverse else range(x.size(0))
     outs = [None] * x.size(0)
     for t in steps:
@@ -236,14 +250,18 @@ class RNNBase(Module):
             raise RuntimeError("input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")
 
-    def get_expected_hidden_size(self, input, batch_sizes=None):
+    def _state_size(self, input, batch_sizes, size):
+        """(num_layers * num_directions, mini-batch, size): the shape of h_0 or LSTM's c_0."""
         if batch_sizes is not None:
             mini_batch = int(batch_sizes[0])
         else:
             mini_batch = input.size(0) if self.batch_first else input.size(1)
         num_directions = 2 if self.bidirectional else 1
-        size = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, size)
+
+    def get_expected_hidden_size(self, input, batch_sizes=None):
+        size = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return self._state_size(input, batch_sizes, size)
 
     def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
         if tuple(hx.shape) != expected_hidden_size:
@@ -395,12 +413,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input, batch_sizes=None):
-        if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
-        else:
-            mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+        return self._state_size(input, batch_sizes, self.hidden_size)
 
     def check_forward_args(self, input, hidden, batch_sizes=None):
         self.check_input(input, batch_sizes)
@@ -472,13 +485,6 @@ class RNNCellBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
-    def _check_dims(self, name, input, hx, hidden_name="hidden"):
-        if input.dim() not in (1, 2):
-            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f"{name}: Expected {hidden_name} to be 1D or 2D, got {hx.dim()}D "
-                             "instead")
-
     def _check_sizes(self, input, hxs):
         """torch's C++ check_rnn_cell_forward_{input,hidden} messages."""
         if input.size(1) != self.input_size:
@@ -492,13 +498,34 @@ class RNNCellBase(Module):
                 raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, "
                                    f"expected {self.hidden_size}")
 
-    def _x_gates(self, input):
-        return F.linear(input, self.weight_ih, self.bias_ih)
-
-    def _fused(self, input):
-        """The fused cell kernels take float32 / float64 with matching weights."""
-        return (input.dtype in (torch.float32, torch.float64)
-                and input.dtype == self.weight_ih.dtype)
+    def _forward(self, name, mode, input, hx):
+        """The cells' forward: torch's checks, an unbatched input (1-D) and a zero default
+        state (LSTM: a pair), then the step that nn.RNN / LSTM / GRU take.  mode None: an
+        RNNCell nonlinearity that is neither tanh nor relu."""
+        lstm = mode == "LSTM"
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        states = () if hx is None else tuple(hx) if lstm else (hx,)
+        for k, h in enumerate(states):
+            if h.dim() not in (1, 2):
+                what = f"hx[{k}]" if lstm else "hidden"
+                raise ValueError(f"{name}: Expected {what} to be 1D or 2D, got {h.dim()}D instead")
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+            states = tuple(h.unsqueeze(0) for h in states)
+        if not states:
+            zeros = input.new_zeros((input.size(0), self.hidden_size))
+            states = (zeros, zeros) if lstm else (zeros,)
+        self._check_sizes(input, states)
+        if mode is None:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        gates = _input_gates(mode, input, self.weight_ih, self.bias_ih, self.bias_hh)
+        out = _steps(mode, input.dtype, self.weight_hh, self.bias_ih, self.bias_hh,
+                     None)(gates, states if lstm else states[0])
+        if batched:
+            return out
+        return tuple(o.squeeze(0) for o in out) if lstm else out.squeeze(0)
 
 
 class RNNCell(RNNCellBase):
@@ -508,22 +535,8 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
-        self._check_dims("RNNCell", input, hx)
-        batched = input.dim() == 2
-        if not batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = input.new_zeros((input.size(0), self.hidden_size))
-        elif not batched:
-            hx = hx.unsqueeze(0)
-        self._check_sizes(input, [hx])
-        if self.nonlinearity == "tanh":
-            ret = _rnn_tanh_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
-        elif self.nonlinearity == "relu":
-            ret = _rnn_relu_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
-        else:
-            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        return ret if batched else ret.squeeze(0)
+        mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}.get(self.nonlinearity)
+        return self._forward("RNNCell", mode, input, hx)
 
 
 class LSTMCell(RNNCellBase):
@@ -531,30 +544,7 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        if input.dim() not in (1, 2):
-            raise ValueError(f"LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D "
-                             "instead")
-        if hx is not None:
-            for idx, value in enumerate(hx):
-                if value.dim() not in (1, 2):
-                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
-                                     f"{value.dim()}D instead")
-        batched = input.dim() == 2
-        if not batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            zeros = input.new_zeros((input.size(0), self.hidden_size))
-            hx = (zeros, zeros)
-        elif not batched:
-            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        self._check_sizes(input, hx)
-        if self._fused(input):
-            h, c, _ = aten._thnn_fused_lstm_cell(F.linear(input, self.weight_ih),
-                                                 F.linear(hx[0], self.weight_hh), hx[1],
-                                                 self.bias_ih, self.bias_hh)
-        else:
-            h, c = _lstm_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
-        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+        return self._forward("LSTMCell", "LSTM", input, hx)
 
 
 class GRUCell(RNNCellBase):
@@ -562,19 +552,4 @@ class GRUCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)
 
     def forward(self, input, hx=None):
-        self._check_dims("GRUCell", input, hx)
-        batched = input.dim() == 2
-        if not batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = input.new_zeros((input.size(0), self.hidden_size))
-        elif not batched:
-            hx = hx.unsqueeze(0)
-        self._check_sizes(input, [hx])
-        if self._fused(input):
-            ret = aten._thnn_fused_gru_cell(F.linear(input, self.weight_ih),
-                                            F.linear(hx, self.weight_hh), hx, self.bias_ih,
-                                            self.bias_hh)[0]
-        else:
-            ret = _gru_step(self._x_gates(input), hx, self.weight_hh, self.bias_hh)
-        return ret if batched else ret.squeeze(0)
+        return self._forward("GRUCell", "GRU", input, hx)
