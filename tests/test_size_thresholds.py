@@ -1,4 +1,5 @@
 """DOCSTRING"""
+import functools
 import math
 import os
 import re
@@ -687,3 +688,209 @@ def test_layer_norm_rows(N, dtype):
     for name, got1, got2, e, s in zip(("y", "dx", "dw", "db"), r1, r2, expected, scales):
         assert_near(got1, e, s + 1e-30, tol, f"layer_norm {name} N={N}")
         assert_same_bits(got1, got2, f"layer_norm {name} N={N}")
+
+
+# ---- sort / topk (sort.c, Note [Sort keys]): insertion sort up to SMALL_LANE elements, radix
+# sort above; topk with k < n / 16 keeps a heap of the best k; lanes split by GRAIN / len + 1 ----
+
+SORT_LENGTHS = [SMALL_LANE - 1, SMALL_LANE, SMALL_LANE + 1, 300]
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int16, ptl.int64])
+@pytest.mark.parametrize("n", SORT_LENGTHS)
+def test_sort_lanes(n, dtype):
+    lanes = 2 * (GRAIN // n + 1)
+    gen = np.random.default_rng(n)
+    a = gen.integers(-20, 20, (lanes, n))          # many ties: stability decides the indices
+    if dtype in FLOATS:
+        a = a / 4
+        a[0, :3] = [np.nan, -0.0, 0.0]
+    for layout, view in (("contiguous", ptl.tensor(a, dtype=dtype)),
+                         ("strided", ptl.tensor(np.ascontiguousarray(a.T), dtype=dtype).t())):
+        for descending in (False, True):
+            def run():
+                v, i = ptl.sort(view, dim=1, descending=descending, stable=True)
+                return np_of(v), np_of(i)
+            (v1, i1), (v2, i2) = on_threads(run)
+            key = -a if descending else a
+            if dtype in FLOATS:     # NaN sorts last ascending, first descending
+                key = np.where(np.isnan(a), -np.inf if descending else np.inf, key)
+            idx = np.argsort(key, axis=1, kind="stable")
+            what = f"sort n={n} {dtype} {layout} descending={descending}"
+            assert np.array_equal(i1, idx), what
+            assert np.array_equal(i2, idx), what
+            assert_same_bits(v1, v2, what)
+            assert np.array_equal(v1, np.take_along_axis(a, idx, 1), equal_nan=True), what
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int32])
+@pytest.mark.parametrize("k", [1, 160 // 16 - 1, 160 // 16, 160 // 16 + 1, 160])
+def test_topk_heap_threshold(k, dtype):
+    n, lanes = 160, 2 * (GRAIN // 160 + 1)
+    gen = np.random.default_rng(k)
+    a = np.argsort(gen.random((lanes, n)), axis=1) - n // 2   # distinct values per lane
+    t = ptl.tensor(a, dtype=dtype)
+    for largest in (True, False):
+        def run():
+            v, i = ptl.topk(t, k, dim=1, largest=largest)
+            return np_of(v), np_of(i)
+        (v1, i1), (v2, i2) = on_threads(run)
+        order = np.argsort(-a if largest else a, axis=1)[:, :k]
+        assert np.array_equal(i1, order) and np.array_equal(i2, order), (k, largest)
+        assert np.array_equal(v1, np.take_along_axis(a, order, 1))
+
+
+# ---- random (random.c, Note [Philox streams]): RANDOM_GRAIN elements a task; element i
+# depends only on (seed, offset, i), so the values must not depend on the thread count or
+# on where a task starts (odd starts split a Box-Muller pair or a 4-word block) ----
+
+RANDOM_SIZES = [2 * RANDOM_GRAIN - 1, 2 * RANDOM_GRAIN, 2 * RANDOM_GRAIN + 1,
+                2 * RANDOM_GRAIN + 2, 2 * RANDOM_GRAIN + 3, 6 * RANDOM_GRAIN + 7]
+
+SAMPLERS = [
+    ("rand", lambda n, dt: ptl.rand(n, dtype=dt)),
+    ("randn", lambda n, dt: ptl.randn(n, dtype=dt)),
+    ("randint", lambda n, dt: ptl.randint(-5, 1 << 40, (n,))),
+    ("bernoulli", lambda n, dt: ptl.bernoulli(ptl.full((n,), 0.3, dtype=dt))),
+    ("normal_ strided", lambda n, dt: ptl.empty(2, n, dtype=dt).t().normal_(1.0, 2.0)),
+    ("exponential_", lambda n, dt: ptl.empty(n, dtype=dt).exponential_()),
+    ("uniform_ strided", lambda n, dt: ptl.empty(n, 3, dtype=dt)[:, 1].uniform_(-2, 3)),
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", RANDOM_SIZES)
+def test_random_independent_of_threads(n, dtype):
+    for name, draw in SAMPLERS:
+        def run():
+            ptl.manual_seed(1234)
+            return np_of(draw(n, dtype)), np_of(draw(5, dtype))
+        (a1, next1), (a2, next2) = on_threads(run)
+        assert_same_bits(a1, a2, f"{name} n={n}")
+        assert_same_bits(next1, next2, f"{name}: the generator advanced differently")
+        # a prefix of a longer draw: element i depends on i alone
+        def longer():
+            ptl.manual_seed(1234)
+            return np_of(draw(n + 17, dtype))
+        (b1,) = on_threads(longer, counts=(2,))
+        if name not in ("normal_ strided", "uniform_ strided"):
+            assert_same_bits(a1, b1[:n], f"{name}: prefix")
+    ptl.manual_seed(7)
+    x = np_of(ptl.randn(n, dtype=dtype))
+    assert abs(x.mean()) < 6 / math.sqrt(n) and abs(x.std() - 1) < 0.05
+
+
+def test_multinomial_independent_of_threads():
+    rows = 2 * (RANDOM_GRAIN // (50 + 10) + 1) + 1
+    probs = ptl.tensor(np.random.default_rng(0).random((rows, 50)))
+
+    def run():
+        ptl.manual_seed(99)
+        return np_of(ptl.multinomial(probs, 10)), np_of(ptl.multinomial(probs, 10, True))
+    (a1, b1), (a2, b2) = on_threads(run)
+    assert_same_bits(a1, a2, "multinomial")
+    assert_same_bits(b1, b2, "multinomial with replacement")
+    assert all(len(set(r)) == 10 for r in a1)
+
+
+# ---- convolution forward and input gradient (conv.c, Note [Convolution as GEMM]): the
+# batch is cut into chunks of COL_BUDGET // (Cin * kvol * Ho * Wo) samples (the weight
+# gradient's chunks: tests/test_conv_weight_grad_blocking.py) ----
+
+def conv_points(x, w, g, stride, padding, gen):
+    """y = conv2d(x, w) and dx = d(sum(g * y))/dx in float64 at 48 random points of every
+    sample (a chunk that reads the wrong samples shows at all of them), with the sums of
+    |terms| as their scales: [(index, value, scale)] for y and for dx."""
+    n, cin, h, _ = x.shape
+    cout, _, k, _ = w.shape
+    ho = g.shape[2]
+    xp = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    ys, dxs = [], []
+    for b in range(n):
+        for o, r, c in zip(gen.integers(0, cout, 48), gen.integers(0, ho, 48),
+                           gen.integers(0, ho, 48)):
+            terms = xp[b, :, r * stride:r * stride + k, c * stride:c * stride + k] * w[o]
+            ys.append(((b, o, r, c), terms.sum(), np.abs(terms).sum()))
+        for ch, r, c in zip(gen.integers(0, cin, 48), gen.integers(0, h, 48),
+                            gen.integers(0, h, 48)):
+            total = scale = 0.0
+            for i in range(k):
+                for j in range(k):
+                    yr, yc = r + padding - i, c + padding - j
+                    if yr % stride or yc % stride:
+                        continue
+                    yr, yc = yr // stride, yc // stride
+                    if 0 <= yr < ho and 0 <= yc < ho:
+                        t = g[b, :, yr, yc] * w[:, ch, i, j]
+                        total += t.sum()
+                        scale += np.abs(t).sum()
+            dxs.append(((b, ch, r, c), total, scale))
+    return ys, dxs
+
+
+@functools.lru_cache(maxsize=None)
+def conv_case_ref(case):
+    """Inputs rounded to float32 (so both dtypes start from them) and the reference."""
+    n, cin, h, cout, k, stride, padding, _ = case
+    ho = (h + 2 * padding - k) // stride + 1
+    gen = np.random.default_rng(n * cin)
+    x, w, g = (rounded(gen.standard_normal(shape), ptl.float32)
+               for shape in ((n, cin, h, h), (cout, cin, k, k), (n, cout, ho, ho)))
+    return (x, w, g) + conv_points(x, w, g, stride, padding, gen)
+
+
+# (N, Cin, H, Cout, k, stride, padding, samples per chunk)
+CONV_CASES = [
+    (2, 32, 72, 3, 9, 1, 0, 1),     # one sample per chunk
+    (3, 20, 72, 3, 9, 1, 0, 2),     # chunks of 2 and a short last chunk of 1
+    (4, 20, 72, 2, 9, 1, 0, 2),     # two whole chunks
+    (2, 32, 76, 3, 9, 2, 4, 4),     # stride and padding: one chunk holds the batch
+]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("case", CONV_CASES, ids=lambda c: f"N{c[0]}-Cin{c[1]}-chunk{c[-1]}")
+def test_conv2d_forward_and_input_grad_chunks(case, dtype):
+    n, cin, h, cout, k, stride, padding, per_chunk = case
+    ho = (h + 2 * padding - k) // stride + 1
+    assert COL_BUDGET // (cin * k * k * ho * ho) == per_chunk
+    x, w, g, ys, dxs = conv_case_ref(case)
+
+    def run():
+        tx = ptl.tensor(x, dtype=dtype, requires_grad=True)
+        out = F.conv2d(tx, ptl.tensor(w, dtype=dtype), stride=stride, padding=padding)
+        out.backward(ptl.tensor(g, dtype=dtype))
+        return np_of(out), np_of(tx.grad)
+    (y1, gx1), (y2, gx2) = on_threads(run)
+    tol = 1e-13 if dtype == ptl.float64 else 1e-6
+    for got, points, what in ((y1, ys, "y, 1 thread"), (y2, ys, "y, 2 threads"),
+                              (gx1, dxs, "dx, 1 thread"), (gx2, dxs, "dx, 2 threads")):
+        idx = tuple(np.array([p[0] for p in points]).T)
+        assert_near(got[idx], [p[1] for p in points], [p[2] for p in points], 10 * tol, what)
+    assert_same_bits(y1, y2, "conv2d forward")
+
+
+# ---- pooling (pool.c run_planes): GRAIN / (input + output plane) + 1 planes a task ----
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("planes", [2 * (GRAIN // 1280 + 1) - 1, 2 * (GRAIN // 1280 + 1), 2 * (GRAIN // 1280 + 1) + 1])
+def test_pool2d_planes(planes, dtype):
+    gen = np.random.default_rng(planes)
+    x = rounded(gen.permutation(planes * 1024).reshape(1, planes, 32, 32) / 1024.0, dtype)
+    g = rounded(gen.standard_normal((1, planes, 16, 16)), dtype)
+    win = x.reshape(1, planes, 16, 2, 16, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, planes, 16, 16, 4)
+    first = win.argmax(-1)
+    gmax = np.zeros_like(win)
+    np.put_along_axis(gmax, first[..., None], g[..., None], -1)
+    gmax = gmax.reshape(1, planes, 16, 16, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(x.shape)
+    gavg = np.repeat(np.repeat(g / 4, 2, 2), 2, 3)
+    for name, fn, y, gx in (("max_pool2d", F.max_pool2d, win.max(-1), gmax),
+                            ("avg_pool2d", F.avg_pool2d, win.mean(-1), gavg)):
+        def run():
+            tx = ptl.tensor(x, dtype=dtype, requires_grad=True)
+            out = fn(tx, 2)
+            out.backward(ptl.tensor(g, dtype=dtype))
+            return np_of(out), np_of(tx.grad)
+        (y1, gx1), (y2, gx2) = on_threads(run)
+        for got, ref in ((y1, y), (y2, y), (gx1, gx), (gx2, gx)):
+            assert_near(got, ref, np.abs(ref) + 1e-30, tol_of(dtype), name)
