@@ -1,4 +1,80 @@
-"""DOCSTRING"""
+"""Every kernel whose blocking, threading or splitting depends on sizes, tested just below, at
+and just above each threshold (and with several blocks plus a tail), with contiguous,
+transposed and strided operands where the kernel has a strided path, in float64 and float32
+(exactly for integers), on 1 and 2 threads, against NumPy in float64.  Where the code says a
+result does not depend on the thread count (Note [GEMM blocking] and [GEMM K split],
+Note [Philox streams], Note [Layer norm rows]), 1 and 2 threads must give the same bits; the
+row-wise kernels whose rows never straddle a task are held to that too.  Elementwise
+results are compared with NumPy only: float32 gelu and silu send whole 16- / 8-element
+blocks holding a very negative x, and each task's tail, through the portable loop, so their
+last bits depend on where a task starts.  The conv2d weight gradient across its chunks:
+tests/test_conv_weight_grad_blocking.py.
+
+c10/parallel.c ptl_parallel_for: a range below 2 * grain runs inline, else at most
+    num_threads chunks of ceil(n / chunks) -> every split below crosses 2 * grain.
+c10/parallel.h PTL_GRAIN_SIZE = 32768 (test_threshold_constants reads every constant here
+    back from the C source).
+aten/tensor_iterator.c ptl_iter_run: inline below GRAIN, split by GRAIN from 2 GRAIN, a
+    chunk may start inside a coalesced row; no 32/64-bit or contiguous switch of its own
+    (the loops pick contiguous / broadcast-scalar / strided forms) -> numel 2 GRAIN - 1,
+    2 GRAIN, 2 GRAIN + 1; 256 x 256 and 263 x 251 contiguous, transposed and broadcast.
+gemm.c engines (MR, NR, KC, MC, NC) f4 (6, 16, 256, 144, 2048), f8 (6, 8, 256, 72, 1024),
+    i8 (4, 8, 256, 64, 1024) -> partial / whole tiles (m, n = MR - 1 / MR / 2 MR + 1 ...),
+    k = KC, 5/4 KC (one K block), 5/4 KC + 1, 3 KC + 1, m = MC, MC + 1, 2 MC + 7,
+    n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.
+gemm.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9.
+gemm.c GEMM_DIRECT_B_MAX_M = 64 (float32 B read in place) -> m = 64 (n = 48, 47), 65.
+gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> 64 x 64 x 63, 64 x 64 x 64; gemv rows * k at it.
+gemm.c GEMM_KSPLIT = 4096 (k >= 2 GEMM_KSPLIT), GEMM_KSPLIT_MAX_CHUNKS = 32,
+    GEMM_KSPLIT_MAX_MN = 256 * 256 -> k = 8191, 8192, 8193, 131072, 131077;
+    m x n = 256 x 256 (split) and 256 x 257 (blocked) at k = 8192.
+gemm.c gemv_rows / gemv_cols, GEMV_COL_BLOCK = 1024 -> rows 1023, 1024, 1025, 2051 at
+    k = 256 (crossing GEMM_PARALLEL_FLOPS too), A row-major, transposed, strided, the
+    vector in place or packed; A @ x and x @ B.
+gemm.c gemm_run batches: grain GEMM_PARALLEL_FLOPS / flops for small products, one matrix a
+    thread when batch % threads == 0 or batch >= 4 threads, else threaded products ->
+    bmm batches 129 / 130 of 16^3, 2, 3, 8 of 64^3, K-split and matrix-vector batches,
+    stride-0 B; einsum through the same product; addmm's beta source on every path.
+reduce.c reduce_run: column reductions (kept contiguous dim >= 16, COL_BLOCK = 2048 columns
+    a unit, narrower to feed every thread, float32 rows COL_GROUP = 32 at a time) ->
+    columns 15, 16, 17, 100, 2047, 2048, 2049, 4101 x rows 2, 3, 31, 32, 33, 70, one and
+    three outer blocks; one output and R >= 2 GRAIN: min(R / GRAIN, MAX_CHUNKS = 64,
+    4 threads) chunks combined in order -> R = 255, 256, 257 (BLOCK = 256), 65535, 65536,
+    65537, 262147, contiguous and strided, every kind (sum, mean, prod, amax/amin, argmax/
+    argmin with ties and NaN across chunks, var, std, norms, logsumexp, count_nonzero,
+    all/any, aminmax, nansum, integer sums); many outputs: GRAIN / R + 1 outputs a task.
+reduce.c scan_lines (cumsum, cumprod): GRAIN / len + 1 lines a task, RED_BLOCK pieces ->
+    len 255, 256, 257, 513 along the last and the first (strided) dim.
+unary.c DEFINE_AVX2_LOOP(_PD) (exp, log, sigmoid, tanh, erf: 8 / 4 lanes, masked tail),
+    activation.c gelu (16 a step, blocks with x < -5.5 and the tail by the portable loop),
+    gelu tanh, silu and their backwards -> n = 1, 3, 7, 8, 9, 15, 16, 17, 33, 65541,
+    contiguous and strided.
+nn.c softmax_run: rows of n in 8 (float32) / 4 (float64) lanes + tail, GRAIN / n + 1 rows
+    a task; inner > 1 blocks by GRAIN / (n inner) + 1 -> n = 1, 3, 4, 5, 7, 8, 9, 15, 16,
+    17, 33, forward and backward, softmax and log_softmax.
+layer_norm.c ln_run: rows of N in 8 partial sums + tail, GRAIN / (N + 1) + 1 rows a task,
+    weight / bias gradients by column blocks -> N = 1, 7, 8, 9, 17, 64 with just over
+    2 grains of rows, forward and backward.
+sort.c SMALL_LANE = 32 (insertion / radix sort), topk heap when k < n / 16, lanes
+    GRAIN / len + 1 a task -> len 31, 32, 33, 300 with ties and NaN, stable, both orders,
+    contiguous and strided; topk of 160 with k = 1, 9, 10, 11, 160.
+random.c RANDOM_GRAIN = GRAIN / 8 (fill), RANDOM_GRAIN / (ncat + n) + 1 rows (multinomial)
+    -> n = 8191, 8192, 8193, 8194, 8195, 24583: tasks starting inside a Philox block or a
+    Box-Muller pair; rand, randn, randint, bernoulli, exponential_, strided normal_ and
+    uniform_; the same bits on 1 and 2 threads, and a draw is a prefix of a longer one.
+conv.c chunk_of: COL_BUDGET = 2**24 column elements -> conv2d forward and input gradient
+    with 1 sample per chunk, chunks of 2 + a short last one, two whole chunks, one chunk;
+    run_jobs (GRAIN / (kvol * cols) + 1 planes) is crossed by the same cases.
+pool.c run_planes: GRAIN / (input + output plane) + 1 planes -> 51, 52, 53 planes of
+    32 x 32, max and avg pooling, forward and backward.
+factory.c set_range (arange, linspace), optim.c fused SGD / Adam steps: GRAIN elements a
+    task -> 65535, 65536, 65537, 65539.
+linalg_norm.c cdist_run: GRAIN / (R M + 1) rows a task -> 203, 204 rows.
+
+Not crossed here: rnn.c row_grain (LSTM / GRU cell rows; pointwise per row), resample.c
+run_maps, grid_sampler.c (tests/test_grid_sample_double.py), svd.c batches, nn.c embedding
+backward (serial, no size switch), index.c / einsum.c (no size switch of their own; einsum
+reduces to the bmm above) and the GIL-release thresholds (they change no result)."""
 import functools
 import math
 import os
@@ -337,28 +413,30 @@ FULL_LENGTHS = [RED_BLOCK - 1, RED_BLOCK, RED_BLOCK + 1, 2 * GRAIN - 1, 2 * GRAI
                 2 * GRAIN + 1, 8 * GRAIN + 3]
 
 
-def full_reductions(x):
-    """(name, pytorchlite fn, NumPy float64 fn) of every whole-tensor reduction kind."""
-    return [
-        ("sum", lambda t: t.sum(), np.sum),
-        ("mean", lambda t: t.mean(), np.mean),
-        ("prod", lambda t: (1 + t / 64).prod(), lambda a: np.prod(1 + a / 64)),
-        ("amax", lambda t: t.amax(), np.max),
-        ("amin", lambda t: t.amin(), np.min),
-        ("argmax", lambda t: t.argmax(), np.argmax),
-        ("argmin", lambda t: t.argmin(), np.argmin),
-        ("var", lambda t: t.var(), lambda a: np.var(a, ddof=1)),
-        ("std", lambda t: t.std(correction=0), np.std),
-        ("norm2", lambda t: ptl.linalg.vector_norm(t), np.linalg.norm),
-        ("norm3", lambda t: ptl.linalg.vector_norm(t, 3), lambda a: np.sum(np.abs(a) ** 3) ** (1 / 3)),
-        ("norminf", lambda t: ptl.linalg.vector_norm(t, math.inf), lambda a: np.abs(a).max()),
-        ("logsumexp", lambda t: t.logsumexp(0) if t.dim() == 1 else t.flatten().logsumexp(0),
-         lambda a: np.log(np.sum(np.exp(a - a.max()))) + a.max()),
-        ("count_nonzero", lambda t: ptl.count_nonzero(t.round()), lambda a: np.count_nonzero(np.round(a))),
-        ("all", lambda t: (t < 5).all(), lambda a: np.all(a < 5)),
-        ("any", lambda t: (t > 4.5).any(), lambda a: np.any(a > 4.5)),
-        ("aminmax", lambda t: ptl.stack(list(ptl.aminmax(t))), lambda a: np.array([a.min(), a.max()])),
-    ]
+# (name, pytorchlite fn, NumPy float64 fn) of every whole-tensor reduction kind
+FULL_REDUCTIONS = [
+    ("sum", lambda t: t.sum(), np.sum),
+    ("mean", lambda t: t.mean(), np.mean),
+    ("prod", lambda t: (1 + t / 64).prod(), lambda a: np.prod(1 + a / 64)),
+    ("amax", lambda t: t.amax(), np.max),
+    ("amin", lambda t: t.amin(), np.min),
+    ("argmax", lambda t: t.argmax(), np.argmax),
+    ("argmin", lambda t: t.argmin(), np.argmin),
+    ("var", lambda t: t.var(), lambda a: np.var(a, ddof=1)),
+    ("std", lambda t: t.std(correction=0), np.std),
+    ("norm2", lambda t: ptl.linalg.vector_norm(t), np.linalg.norm),
+    ("norm3", lambda t: ptl.linalg.vector_norm(t, 3),
+     lambda a: np.sum(np.abs(a) ** 3) ** (1 / 3)),
+    ("norminf", lambda t: ptl.linalg.vector_norm(t, math.inf), lambda a: np.abs(a).max()),
+    ("logsumexp", lambda t: t.logsumexp(0),
+     lambda a: np.log(np.sum(np.exp(a - a.max()))) + a.max()),
+    ("count_nonzero", lambda t: ptl.count_nonzero(t.round()),
+     lambda a: np.count_nonzero(np.round(a))),
+    ("all", lambda t: (t < 5).all(), lambda a: np.all(a < 5)),
+    ("any", lambda t: (t > 4.5).any(), lambda a: np.any(a > 4.5)),
+    ("aminmax", lambda t: ptl.stack(list(ptl.aminmax(t))),
+     lambda a: np.array([a.min(), a.max()])),
+]
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided"])
@@ -376,7 +454,7 @@ def test_full_reduction_chunks(R, dtype, layout):
         t = ptl.tensor(wide, dtype=dtype)[::2]
     else:
         t = ptl.tensor(a, dtype=dtype)
-    for name, fn, ref in full_reductions(a):
+    for name, fn, ref in FULL_REDUCTIONS:
         one, two = on_threads(lambda: np_of(fn(t)))
         expected = ref(a)
         if name in ("argmax", "argmin", "count_nonzero", "all", "any"):
@@ -397,18 +475,14 @@ def test_full_reduction_chunks_nan_and_integers(R):
     a = gen.uniform(-4, 4, R)
     a[R - 3] = np.nan
     t = ptl.tensor(a)
-    for name, fn, ref in [("amax", lambda t: t.amax(), None), ("argmax", lambda t: t.argmax(), None),
-                          ("argmin", lambda t: t.argmin(), None),
-                          ("logsumexp", lambda t: t.logsumexp(0), None),
-                          ("nansum", lambda t: t.nansum(), None)]:
+    for name, fn in (("amax", lambda t: t.amax()), ("logsumexp", lambda t: t.logsumexp(0))):
         one, two = on_threads(lambda: np_of(fn(t)))
-        if name == "nansum":
-            assert_near(one, np.nansum(a), np.nansum(np.abs(a)), 1e-12, name)
-            assert_near(two, np.nansum(a), np.nansum(np.abs(a)), 1e-12, name)
-        elif name in ("argmax", "argmin"):
-            assert one == R - 3 and two == R - 3, (name, one, two)
-        else:
-            assert np.isnan(one) and np.isnan(two), name
+        assert np.isnan(one) and np.isnan(two), name
+    for name, fn in (("argmax", lambda t: t.argmax()), ("argmin", lambda t: t.argmin())):
+        one, two = on_threads(lambda: np_of(fn(t)))
+        assert one == R - 3 and two == R - 3, (name, one, two)
+    for one in on_threads(lambda: np_of(t.nansum())):
+        assert_near(one, np.nansum(a), np.nansum(np.abs(a)), 1e-12, "nansum")
     ai = gen.integers(-1000, 1000, R)
     ai[R // 3], ai[R - 1] = 5000, 5000
     for dtype in (ptl.int64, ptl.int32, ptl.int16):
@@ -876,12 +950,14 @@ def test_conv2d_forward_and_input_grad_chunks(case, dtype):
 # ---- pooling (pool.c run_planes): GRAIN / (input + output plane) + 1 planes a task ----
 
 @pytest.mark.parametrize("dtype", FLOATS)
-@pytest.mark.parametrize("planes", [2 * (GRAIN // 1280 + 1) - 1, 2 * (GRAIN // 1280 + 1), 2 * (GRAIN // 1280 + 1) + 1])
+@pytest.mark.parametrize("planes", [2 * (GRAIN // 1280 + 1) + d for d in (-1, 0, 1)])
 def test_pool2d_planes(planes, dtype):
     gen = np.random.default_rng(planes)
     x = rounded(gen.permutation(planes * 1024).reshape(1, planes, 32, 32) / 1024.0, dtype)
     g = rounded(gen.standard_normal((1, planes, 16, 16)), dtype)
-    win = x.reshape(1, planes, 16, 2, 16, 2).transpose(0, 1, 2, 4, 3, 5).reshape(1, planes, 16, 16, 4)
+    # the 2 x 2 windows as a last axis of 4
+    win = x.reshape(1, planes, 16, 2, 16, 2).transpose(0, 1, 2, 4, 3, 5)
+    win = win.reshape(1, planes, 16, 16, 4)
     first = win.argmax(-1)
     gmax = np.zeros_like(win)
     np.put_along_axis(gmax, first[..., None], g[..., None], -1)
@@ -897,3 +973,70 @@ def test_pool2d_planes(planes, dtype):
         (y1, gx1), (y2, gx2) = on_threads(run)
         for got, ref in ((y1, y), (y2, y), (gx1, gx), (gx2, gx)):
             assert_near(got, ref, np.abs(ref) + 1e-30, tol_of(dtype), name)
+
+
+# ---- the other GRAIN splits of one flat range: arange / linspace (factory.c), the fused
+# SGD and Adam steps (optim.c), cdist rows (linalg_norm.c) ----
+
+FLAT_SIZES = [2 * GRAIN - 1, 2 * GRAIN, 2 * GRAIN + 1, 2 * GRAIN + 3]
+
+
+@pytest.mark.parametrize("n", FLAT_SIZES)
+def test_ranges_split(n):
+    for dtype in (ptl.int64, ptl.int32, ptl.float64, ptl.float32):
+        one, two = on_threads(lambda: np_of(ptl.arange(-3, -3 + 2 * n, 2, dtype=dtype)))
+        assert np.array_equal(one, np.arange(-3, -3 + 2 * n, 2)), dtype
+        assert_same_bits(one, two, f"arange {dtype}")
+    for dtype in FLOATS:
+        one, two = on_threads(lambda: np_of(ptl.linspace(-1, 2, n, dtype=dtype)))
+        assert_near(one, np.linspace(-1, 2, n), 2.0, tol_of(dtype), "linspace")
+        assert one[0] == -1 and one[-1] == 2
+        assert_same_bits(one, two, f"linspace {dtype}")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", FLAT_SIZES)
+def test_fused_optimizer_steps_split(n, dtype):
+    gen = np.random.default_rng(n)
+    p0 = rounded(gen.standard_normal(n), dtype)
+    grads = [rounded(gen.standard_normal(n), dtype) for _ in range(2)]
+
+    def run(make):
+        p = ptl.tensor(p0, dtype=dtype, requires_grad=True)
+        opt = make([p])
+        for g in grads:
+            p.grad = ptl.tensor(g, dtype=dtype)
+            opt.step()
+        return np_of(p)
+    lr, wd = 0.1, 0.01
+    # SGD with momentum 0.9, dampening 0, weight decay: buf = g (first), then 0.9 buf + g
+    sgd = on_threads(lambda: run(lambda ps: ptl.optim.SGD(ps, lr=lr, momentum=0.9,
+                                                          weight_decay=wd)))
+    p, buf = p0.copy(), None
+    for g in grads:
+        d = g + wd * p
+        buf = d if buf is None else 0.9 * buf + d
+        p = p - lr * buf
+    b1, b2, eps = 0.9, 0.999, 1e-8
+    adam = on_threads(lambda: run(lambda ps: ptl.optim.Adam(ps, lr=lr, betas=(b1, b2),
+                                                            eps=eps)))
+    q, m, v = p0.copy(), 0, 0
+    for t, g in enumerate(grads, 1):
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        q = q - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+    for name, (one, two), ref in (("SGD", sgd, p), ("Adam", adam, q)):
+        assert_near(one, ref, np.abs(ref) + 1, 10 * tol_of(dtype), name)
+        assert_same_bits(one, two, name)
+
+
+@pytest.mark.parametrize("rows", [2 * (GRAIN // (40 * 8 + 1)) - 1, 2 * (GRAIN // (40 * 8 + 1))])
+def test_cdist_rows_split(rows):
+    gen = np.random.default_rng(rows)
+    x1, x2 = gen.standard_normal((rows, 8)), gen.standard_normal((40, 8))
+    diff = x1[:, None, :] - x2[None, :, :]
+    for p, ref in ((2.0, np.sqrt((diff ** 2).sum(-1))), (1.0, np.abs(diff).sum(-1)),
+                   (math.inf, np.abs(diff).max(-1))):
+        one, two = on_threads(lambda: np_of(ptl.cdist(ptl.tensor(x1), ptl.tensor(x2), p=p)))
+        assert_near(one, ref, ref, 1e-12, f"cdist p={p}")
+        assert_same_bits(one, two, f"cdist p={p}")
