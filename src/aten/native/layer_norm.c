@@ -105,7 +105,8 @@ DEFINE_ROW_SUM(double, f8)
             double rs = 1.0 / sqrt(var + j->eps);                                         \
             ((T *)j->mean)[r] = (T)mean;                                                  \
             ((T *)j->rstd)[r] = (T)rs;                                                    \
-            const T scale = (T)rs, shift = (T)(-mean * rs);                               \
+            /* -mean * rs rounds in T like x * rs, so x == mean normalizes to 0 */        \
+            const T scale = (T)rs, shift = -(T)mean * scale;                              \
             if (w != NULL && b != NULL) {                                                 \
                 for (int64_t i = 0; i < n; i++) {                                         \
                     y[i] = (x[i] * scale + shift) * w[i] + b[i];                          \
