@@ -26,11 +26,11 @@ typedef struct PtlAllocator {
 /* The process-wide CPU allocator: 64-byte aligned blocks, small blocks cached per size
  * class.  PTL_FAIL_ALLOC_AFTER=n (read at init) makes the n-th allocation fail. */
 const PtlAllocator *ptl_cpu_allocator(void);
-/* PyTorch's error for a CUDA tensor, and why: nothing registers a CUDA allocator or kernels
- * (Note [CUDA availability] in src/cuda/lazy_init.c). */
-#define PTL_NO_CUDA_MESSAGE                                                                   \
-    "Torch not compiled with CUDA enabled (pytorchlite has no CUDA backend: no allocator or " \
-    "kernels are registered for the CUDA device)"
+/* Why there are no CUDA tensors (Note [CUDA availability] in src/cuda/lazy_init.c), and
+ * PyTorch's error for one. */
+#define PTL_NO_CUDA_BACKEND \
+    "pytorchlite has no CUDA backend: no allocator or kernels are registered for the CUDA device"
+#define PTL_NO_CUDA_MESSAGE "Torch not compiled with CUDA enabled (" PTL_NO_CUDA_BACKEND ")"
 
 /* Allocator for a device type; NULL (with PTL_NO_CUDA_MESSAGE) when none is registered. */
 const PtlAllocator *ptl_allocator_for(PtlDevice device);

@@ -64,8 +64,7 @@ const char *
 ptl_cuda_unavailable_reason(void)
 {
     if (ptl_cuda_is_built() && !has_backend()) {
-        return "pytorchlite has no CUDA backend: no allocator or kernels are registered for "
-               "the CUDA device";
+        return PTL_NO_CUDA_BACKEND;
     }
     return ptl_cuda_device_count() > 0 ? "" : ptl_cuda_no_device_reason();
 }
