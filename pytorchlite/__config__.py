@@ -13,8 +13,8 @@ def show():
         f"  - CUDA built: {c['cuda_built']}"
         + (f" (runtime {c['cuda_runtime_version'] // 1000}.{c['cuda_runtime_version'] % 1000 // 10})"
            if c['cuda_built'] else ""),
-        f"  - CUDA available: {c['cuda_device_count'] > 0}"
-        + (f" ({c['cuda_device_count']} device(s))" if c['cuda_device_count'] else
+        f"  - CUDA available: {c['cuda_available']}"
+        + (f" ({c['cuda_device_count']} device(s))" if c['cuda_available'] else
            f" ({c['cuda_unavailable_reason']})"),
         f"  - debug build: {c['debug']}, sanitizers: {c['sanitize']}",
     ]

@@ -3,11 +3,14 @@ from . import _C
 
 
 def is_available():
-    """True when pytorchlite was built with nvcc and a CUDA device is visible."""
-    return _C._cuda_device_count() > 0
+    """True when a CUDA backend has registered its allocator and kernels and a CUDA device is
+    visible (Note [CUDA availability] in src/cuda/lazy_init.c).  No backend exists yet, so
+    this is False even on a machine with a GPU; __config__.show() says why."""
+    return _C._cuda_is_available()
 
 
 def device_count():
+    """The CUDA devices pytorchlite can use: 0 whenever is_available() is False."""
     return _C._cuda_device_count()
 
 

@@ -52,6 +52,13 @@ def test_every_schema_parses_and_round_trips():
         assert _C._parse_schema(row["schema"]) == row["schema"]
 
 
+def test_every_dispatch_key_has_a_kernel():
+    # a key that nothing registers would only be printed, never dispatched to
+    keys = _C._dispatch_keys()
+    assert keys == ["CPU", "CUDA", "CompositeImplicitAutograd", "Autograd"]
+    assert {k for row in _C._schemas() for k in row["kernels"]} == set(keys)
+
+
 def test_dispatch_dump_names_kernel_and_origin():
     text = _C._dispatch_dump("aten::add.Tensor")
     assert "schema: aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" in text

@@ -25,6 +25,27 @@ def test_cuda_queries_are_consistent():
     assert isinstance(ptl.cuda.is_built(), bool)
 
 
+def test_cuda_is_unavailable_without_a_backend():
+    # Note [CUDA availability]: nvcc and a GPU are not enough; nothing registers a CUDA
+    # allocator or CUDA kernels yet, so CUDA is unavailable on every machine
+    copy_row = next(r for r in _C._schemas() if r["schema"].startswith("aten::copy_("))
+    assert "CUDA" not in copy_row["kernels"]
+    assert ptl.cuda.is_available() is False and ptl.cuda.device_count() == 0
+    config = _C._config()
+    assert config["cuda_available"] is False
+    if ptl.cuda.is_built():
+        assert config["cuda_unavailable_reason"] == (
+            "pytorchlite has no CUDA backend: no allocator or kernels are registered for the "
+            "CUDA device")
+    else:
+        assert "built without CUDA" in config["cuda_unavailable_reason"]
+    assert f"CUDA available: False ({config['cuda_unavailable_reason']})" in ptl.__config__.show()
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"Torch not compiled with CUDA enabled ({config['cuda_unavailable_reason']})")):
+        ptl.cuda.init()
+    assert not ptl.cuda.is_initialized()
+
+
 def test_set_num_threads_round_trip_and_errors():
     old = ptl.get_num_threads()
     try:

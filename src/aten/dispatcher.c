@@ -187,7 +187,7 @@ ptl_dispatcher_keys(const PtlOperator *op, const PtlIValue *stack)
             }
         }
     }
-    if (ks == 0) {   /* BackendSelect: a factory function picks its backend from `device` */
+    if (ks == 0) {   /* a factory function: the backend named by `device` */
         int cuda = op->device_arg >= 0 && stack[op->device_arg].tag == PTL_IV_DEVICE &&
                    stack[op->device_arg].u.device.type == PTL_DEVICE_CUDA;
         ks = PTL_KEYSET(cuda ? PTL_KEY_CUDA : PTL_KEY_CPU);

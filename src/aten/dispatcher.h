@@ -5,10 +5,10 @@
  * Every operator has one row in ops.def (its schema) and a kernel table indexed by
  * dispatch key.  A call computes the key set = union of the keys of every tensor argument
  * (or, for factory functions with no tensor argument, the backend named by their `device`
- * argument: BackendSelect's job), plus the thread's included keys, minus its excluded
- * keys, and runs the kernel of the highest-priority key that has a kernel or a fallback
- * (Note [Dispatch key order]).  Keys with neither fall through.  A kernel that wraps others
- * (Autograd, Profiler) calls ptl_dispatcher_redispatch with the keys below its own.
+ * argument, which PyTorch leaves to its BackendSelect key), plus the thread's included keys,
+ * minus its excluded keys, and runs the kernel of the highest-priority key that has a kernel
+ * or a fallback (Note [Dispatch key order]).  Keys with neither fall through.  A kernel that
+ * wraps others (Autograd) calls ptl_dispatcher_redispatch with the keys below its own.
  * Kernels are boxed: int kernel(op, keys, stack); see Note [Stack ownership]. */
 #ifndef PTL_ATEN_DISPATCHER_H
 #define PTL_ATEN_DISPATCHER_H
@@ -52,7 +52,7 @@ int ptl_dispatcher_init(void);
 int ptl_dispatcher_register(const PtlKernelReg *regs, size_t n, const char *origin);
 void ptl_dispatcher_register_fallback(PtlDispatchKey key, PtlKernel fn);
 PtlKernel ptl_dispatcher_fallback(PtlDispatchKey key);
-/* Adds an operator at run time (pytorchlite.library); returns it, or NULL on error. */
+/* Adds an operator at run time (_C._register_op); returns it, or NULL on error. */
 PtlOperator *ptl_dispatcher_add_op(const char *schema, uint32_t flags);
 
 int ptl_dispatcher_num_ops(void);

@@ -215,9 +215,7 @@ ptl_allocator_for(PtlDevice device)
 {
     const PtlAllocator *a = allocators[device.type];
     if (a == NULL) {
-        ptl_error_set(PTL_ERR_RUNTIME,
-                      "Torch not compiled with CUDA enabled (pytorchlite was built without "
-                      "nvcc, or no CUDA device is present)");
+        ptl_error_set(PTL_ERR_RUNTIME, PTL_NO_CUDA_MESSAGE);
     }
     return a;
 }
@@ -226,6 +224,12 @@ void
 ptl_allocator_register(int device_type, const PtlAllocator *alloc)
 {
     allocators[device_type] = alloc;
+}
+
+int
+ptl_allocator_is_registered(int device_type)
+{
+    return allocators[device_type] != NULL;
 }
 
 PtlCpuAllocStats

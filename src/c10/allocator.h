@@ -26,9 +26,17 @@ typedef struct PtlAllocator {
 /* The process-wide CPU allocator: 64-byte aligned blocks, small blocks cached per size
  * class.  PTL_FAIL_ALLOC_AFTER=n (read at init) makes the n-th allocation fail. */
 const PtlAllocator *ptl_cpu_allocator(void);
-/* Allocator for a device type; NULL (with an error) when the backend is missing. */
+/* Why there are no CUDA tensors (Note [CUDA availability] in src/cuda/lazy_init.c), and
+ * PyTorch's error for one. */
+#define PTL_NO_CUDA_BACKEND \
+    "pytorchlite has no CUDA backend: no allocator or kernels are registered for the CUDA device"
+#define PTL_NO_CUDA_MESSAGE "Torch not compiled with CUDA enabled (" PTL_NO_CUDA_BACKEND ")"
+
+/* Allocator for a device type; NULL (with PTL_NO_CUDA_MESSAGE) when none is registered. */
 const PtlAllocator *ptl_allocator_for(PtlDevice device);
 void ptl_allocator_register(int device_type, const PtlAllocator *alloc);
+/* 1 when an allocator is registered for the device type; sets no error. */
+int ptl_allocator_is_registered(int device_type);
 
 typedef struct PtlCpuAllocStats {
     int64_t allocated_bytes;   /* live bytes handed out */

@@ -5,8 +5,10 @@
  * A key's value is its bit in a PtlDispatchKeySet and its priority: the dispatcher runs the
  * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
  * Backends sit at the bottom; CompositeImplicit sits just above them and is always in the
- * set (ops written in terms of other ops take it before any backend kernel); BackendSelect
- * picks a backend for factory functions; Autograd, Profiler and Tracer wrap everything. */
+ * set (ops written in terms of other ops take it before any backend kernel); Autograd wraps
+ * everything.  A key exists only while something registers a kernel or a fallback for it
+ * (tests/test_dispatcher.py checks); factory functions find their backend without a key of
+ * their own (Note [Dispatch]). */
 #ifndef PTL_C10_DISPATCH_KEY_H
 #define PTL_C10_DISPATCH_KEY_H
 
@@ -17,14 +19,11 @@ extern "C" {
 #endif
 
 /* ORDER KEY: lowest priority first. */
-#define PTL_FORALL_DISPATCH_KEYS(_)          \
-    _(CPU, "CPU")                            \
-    _(CUDA, "CUDA")                          \
+#define PTL_FORALL_DISPATCH_KEYS(_)                    \
+    _(CPU, "CPU")                                      \
+    _(CUDA, "CUDA")                                    \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
-    _(BACKEND_SELECT, "BackendSelect")       \
-    _(AUTOGRAD, "Autograd")                  \
-    _(PROFILER, "Profiler")                  \
-    _(TRACER, "Tracer")
+    _(AUTOGRAD, "Autograd")
 
 typedef enum PtlDispatchKey {
 #define PTL_KEY_ENUM(E, NAME) PTL_KEY_##E,

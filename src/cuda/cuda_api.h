@@ -10,11 +10,17 @@ extern "C" {
 /* 1 when the extension was compiled with nvcc (PTL_WITH_CUDA). */
 int ptl_cuda_is_built(void);
 /* Number of visible devices; 0 when CUDA is not built, no driver, or no device.  Never
- * fails: the reason for 0 is kept for ptl_cuda_unavailable_reason(). */
+ * fails: the reason for 0 is kept for ptl_cuda_no_device_reason(). */
 int ptl_cuda_device_count(void);
-const char *ptl_cuda_unavailable_reason(void);
+const char *ptl_cuda_no_device_reason(void);
 /* CUDA runtime version as major*1000 + minor*10, or 0. */
 int ptl_cuda_runtime_version(void);
+
+/* Note [CUDA availability] in lazy_init.c: 1 only when a CUDA backend has registered its
+ * allocator and kernels and a device is visible; never fails. */
+int ptl_cuda_is_available(void);
+/* Why ptl_cuda_is_available() is 0, or "" when it is 1. */
+const char *ptl_cuda_unavailable_reason(void);
 
 /* Note [CUDA and fork] in lazy_init.c.  Call before any CUDA use: 0, or -1 with an error
  * set (in a child forked after CUDA was initialised, or when CUDA is unavailable). */

@@ -16,9 +16,9 @@ ptl_cuda_device_count(void)
 }
 
 const char *
-ptl_cuda_unavailable_reason(void)
+ptl_cuda_no_device_reason(void)
 {
-    return "pytorchlite was built without CUDA (nvcc was not found at build time)";
+    return "pytorchlite was built without CUDA: nvcc was not found at build time";
 }
 
 int

@@ -1,6 +1,15 @@
-/* lazy_init.c -- the "CUDA initialised" flag and its fork guard, built with or without nvcc.
- * Mirrors torch/csrc/cuda/Module.cpp (poison_fork, in_bad_fork) and torch/cuda/__init__.py
- * (_lazy_init).
+/* lazy_init.c -- whether CUDA is available, the "CUDA initialised" flag and its fork guard,
+ * built with or without nvcc.  Mirrors torch/csrc/cuda/Module.cpp (poison_fork, in_bad_fork)
+ * and torch/cuda/__init__.py (is_available, _lazy_init).
+ *
+ * Note [CUDA availability]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * nvcc at build time and a GPU at run time are not enough: a CUDA tensor needs a backend, that
+ * is an allocator registered for the CUDA device and CUDA kernels, at least aten::copy_'s (the
+ * one that moves data onto and off the device).  CUDA is available only when both are
+ * registered and a device is visible.  No backend registers them yet, so CUDA is unavailable
+ * everywhere, and is_available(), device_count() and init() say so.  The backend is checked
+ * first because it touches no driver.
  *
  * Note [CUDA and fork]
  * ~~~~~~~~~~~~~~~~~~~~
@@ -16,6 +25,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "../aten/dispatcher.h"
+#include "../c10/allocator.h"
 #include "../c10/error.h"
 
 static atomic_int initialized;
@@ -34,6 +45,28 @@ static void
 install_atfork(void)
 {
     pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+static int
+has_backend(void)
+{
+    return ptl_allocator_is_registered(PTL_DEVICE_CUDA) &&
+           ptl_op(PTL_OP_copy_)->kernels[PTL_KEY_CUDA] != NULL;
+}
+
+int
+ptl_cuda_is_available(void)
+{
+    return ptl_cuda_is_built() && has_backend() && ptl_cuda_device_count() > 0;
+}
+
+const char *
+ptl_cuda_unavailable_reason(void)
+{
+    if (ptl_cuda_is_built() && !has_backend()) {
+        return PTL_NO_CUDA_BACKEND;
+    }
+    return ptl_cuda_device_count() > 0 ? "" : ptl_cuda_no_device_reason();
 }
 
 void
@@ -66,8 +99,9 @@ ptl_cuda_lazy_init(void)
     if (atomic_load(&initialized)) {
         return 0;
     }
-    if (!ptl_cuda_is_built()) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "Torch not compiled with CUDA enabled");
+    if (!ptl_cuda_is_built() || !has_backend()) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Torch not compiled with CUDA enabled (%s)",
+                             ptl_cuda_unavailable_reason());
     }
     if (ptl_cuda_device_count() == 0) {
         return ptl_error_set(PTL_ERR_RUNTIME, "No CUDA GPUs are available");

@@ -28,7 +28,7 @@ extern "C" int ptl_cuda_device_count(void)
     return n;
 }
 
-extern "C" const char *ptl_cuda_unavailable_reason(void)
+extern "C" const char *ptl_cuda_no_device_reason(void)
 {
     return unavailable;
 }

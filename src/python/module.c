@@ -229,6 +229,25 @@ py_dispatch_dump(PyObject *m, PyObject *arg)
     return PyUnicode_FromString(buf);
 }
 
+/* _dispatch_keys() -> every dispatch key's name, lowest priority first (Note [Dispatch key
+ * order]) */
+static PyObject *
+py_dispatch_keys(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *list = PyList_New(PTL_KEY_COUNT);
+    for (int k = 0; list != NULL && k < PTL_KEY_COUNT; k++) {
+        PyObject *s = PyUnicode_FromString(ptl_dispatch_key_name((PtlDispatchKey)k));
+        if (s == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, k, s);
+    }
+    return list;
+}
+
 static PyObject *
 py_dispatch_trace(PyObject *m, PyObject *arg)
 {
@@ -333,7 +352,8 @@ py_parse_schema(PyObject *m, PyObject *arg)
     return PyUnicode_FromString(buf);
 }
 
-/* _register_op(schema): declares an operator with no kernel (pytorchlite.library builds on it) */
+/* _register_op(schema): declares an operator with no kernel; calls to it raise the no-kernel
+ * error (tests of the dispatcher's error paths) */
 static PyObject *
 py_register_op(PyObject *m, PyObject *arg)
 {
@@ -396,7 +416,6 @@ py_config(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    int ndev = ptl_cuda_device_count();
 #if defined(__clang__)
     const char *compiler = "clang " __clang_version__;
 #elif defined(__GNUC__)
@@ -404,12 +423,14 @@ py_config(PyObject *m, PyObject *unused)
 #else
     const char *compiler = "unknown";
 #endif
-    return Py_BuildValue("{s:s,s:s,s:i,s:O,s:i,s:s,s:i,s:O,s:O}", "compiler", compiler,
+    return Py_BuildValue("{s:s,s:s,s:i,s:O,s:O,s:i,s:s,s:i,s:O,s:O}", "compiler", compiler,
                          "cpu_capability", ptl_cpu_capability_name(ptl_cpu_capability()),
                          "num_threads", ptl_get_num_threads(), "cuda_built",
-                         ptl_cuda_is_built() ? Py_True : Py_False, "cuda_device_count", ndev,
-                         "cuda_unavailable_reason", ndev ? "" : ptl_cuda_unavailable_reason(),
-                         "cuda_runtime_version", ptl_cuda_runtime_version(), "debug",
+                         ptl_cuda_is_built() ? Py_True : Py_False, "cuda_available",
+                         ptl_cuda_is_available() ? Py_True : Py_False, "cuda_device_count",
+                         ptl_cuda_device_count(), "cuda_unavailable_reason",
+                         ptl_cuda_unavailable_reason(), "cuda_runtime_version",
+                         ptl_cuda_runtime_version(), "debug",
 #ifdef PTL_DEBUG
                          Py_True,
 #else
@@ -424,12 +445,22 @@ py_config(PyObject *m, PyObject *unused)
     );
 }
 
+/* Note [CUDA availability] (src/cuda/lazy_init.c): the devices pytorchlite can use, so 0
+ * without a CUDA backend even where a GPU is visible. */
 static PyObject *
 py_cuda_device_count(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
-    return PyLong_FromLong(ptl_cuda_device_count());
+    return PyLong_FromLong(ptl_cuda_is_available() ? ptl_cuda_device_count() : 0);
+}
+
+static PyObject *
+py_cuda_is_available(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(ptl_cuda_is_available());
 }
 
 static PyMethodDef module_methods[] = {
@@ -452,6 +483,7 @@ static PyMethodDef module_methods[] = {
     {"can_cast", py_can_cast, METH_VARARGS, NULL},
     {"result_type", py_result_type, METH_VARARGS, NULL},
     {"_dispatch_dump", py_dispatch_dump, METH_O, "the kernel registered for each dispatch key"},
+    {"_dispatch_keys", py_dispatch_keys, METH_NOARGS, "every dispatch key, lowest priority first"},
     {"_dispatch_trace", py_dispatch_trace, METH_O, "turn the dispatch trace on/off; returns the old state"},
     {"_dispatch_stats", py_dispatch_stats, METH_NOARGS, "calls per operator and dispatch key"},
     {"_dispatch_reset_stats", py_dispatch_reset_stats, METH_NOARGS, NULL},
@@ -464,6 +496,7 @@ static PyMethodDef module_methods[] = {
     {"_fail_alloc_after", py_fail_alloc_after, METH_O, NULL},
     {"_config", py_config, METH_NOARGS, NULL},
     {"_cuda_device_count", py_cuda_device_count, METH_NOARGS, NULL},
+    {"_cuda_is_available", py_cuda_is_available, METH_NOARGS, NULL},
     {"_share_memory_", ptlpy_share_memory, METH_O, "moves a tensor's storage to shared memory"},
     {"_is_shared", ptlpy_is_shared, METH_O, NULL},
     {"_shared_fd", ptlpy_shared_fd, METH_O, "(fd, nbytes) of a shared tensor's segment"},

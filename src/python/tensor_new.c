@@ -456,9 +456,7 @@ ptlpy_impl_from_data(PyObject *data, PtlDtype dtype, PtlDevice device)
 {
     PtlTensorImpl *t = NULL, *src = NULL;
     if (device.type != PTL_DEVICE_CPU) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "Torch not compiled with CUDA enabled (pytorchlite was built without "
-                        "nvcc, or no CUDA device is present)");
+        PyErr_SetString(PyExc_RuntimeError, PTL_NO_CUDA_MESSAGE);
         return NULL;
     }
     if (PtlPyTensor_Check(data)) {

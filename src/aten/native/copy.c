@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../../c10/allocator.h"
 #include "../../c10/error.h"
 #include "../dispatcher.h"
 #include "../tensor_iterator.h"
@@ -333,9 +334,7 @@ to_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = s[1].tag == PTL_IV_DTYPE ? s[1].u.dtype : self->dtype;
     PtlDevice dev = s[3].tag == PTL_IV_DEVICE ? s[3].u.device : self->device;
     if (dev.type != PTL_DEVICE_CPU) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Torch not compiled with CUDA enabled (pytorchlite was built "
-                             "without nvcc, or no CUDA device is present)");
+        return ptl_error_set(PTL_ERR_RUNTIME, PTL_NO_CUDA_MESSAGE);
     }
     PtlTensorImpl *out = ptl_empty(self->dim, self->sizes, dt, dev);
     if (out == NULL) {
