@@ -17,6 +17,10 @@ try:
 except ImportError:  # pragma: no cover
     torch = None
 
+# The tests folder (on sys.path, see conftest.py) and the checkout's root above it.
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+
 NP_DTYPE = {
     ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
     ptl.int32: np.int32, ptl.int64: np.int64, ptl.float16: np.float16,

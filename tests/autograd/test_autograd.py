@@ -9,7 +9,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import GradcheckError, gradcheck, gradgradcheck
-from helpers import assert_no_leak
+from helpers import ROOT, TESTS, assert_no_leak
 
 
 def leaf(shape, seed=0, low=-2.0, high=2.0):
@@ -394,7 +394,7 @@ FORMULAS = [
      [(1, 2, 3, 3), (1, 2, 2, 2)]),
     ("affine_grid_generator", lambda t: ptl.ops.aten.affine_grid_generator(t, [1, 1, 3, 2], False),
      [(1, 2, 3)]),
-    # nn operators (nnops); more in test_nn_ops.py
+    # nn operators (nnops); more in nn/test_functional.py
     ("_gelu", lambda a: ptl.nn.functional.gelu(a, approximate="tanh"), [(2, 3)]),
     ("silu", lambda a: ptl.nn.functional.silu(a), [(2, 3)]),
     ("silu_", lambda a: ptl.nn.functional.silu(a * 1, inplace=True), [(2, 3)]),
@@ -466,7 +466,7 @@ def rows_gradchecked_elsewhere():
     import glob
     import os
     rows = set()
-    for path in glob.glob(os.path.join(os.path.dirname(__file__), "test_*.py")):
+    for path in glob.glob(os.path.join(TESTS, "**", "test_*.py"), recursive=True):
         for node in ast.parse(open(path).read()).body:
             if (isinstance(node, ast.Assign) and len(node.targets) == 1 and
                     getattr(node.targets[0], "id", None) == "GRADCHECKED_ROWS" and
@@ -476,12 +476,11 @@ def rows_gradchecked_elsewhere():
 
 
 def test_every_formula_has_a_gradcheck():
-    text = open(__import__("os").path.join(__import__("os").path.dirname(__file__), "..", "src",
-                                           "autograd", "derivatives.def")).read()
+    text = open(__import__("os").path.join(ROOT, "src", "autograd", "derivatives.def")).read()
     sections = re.split(r"(?=/\* ---- )", text)
     # a section headed "/* ---- <topic> (<helper>) ---- */" is checked by that helper's tests
     core = "".join(sec for sec in sections if not re.match(r"/\* ---- .*\(\w+\) ---- \*/", sec))
-    # random_backward rows (samplers: zero gradients) are checked in test_random.py
+    # random_backward rows (samplers: zero gradients) are checked in aten/test_random.py
     rows = re.findall(r"^PTL_GRAD\((\w+),(?!.*random_backward\))", core, re.M)
     covered = {"add_Tensor": "add", "add__Tensor": "add_", "sub_Tensor": "sub", "sub__Tensor": "sub_",
                "rsub_Tensor": "rsub", "mul_Tensor": "mul", "mul__Tensor": "mul_", "div_Tensor": "div",

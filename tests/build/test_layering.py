@@ -3,7 +3,9 @@ src/python includes Python.h, and there is no C++ outside .cu files."""
 import os
 import re
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+import helpers
+
+ROOT = os.path.join(helpers.ROOT, "src")
 ORDER = ["c10", "aten", "autograd", "cuda", "python"]
 # what each layer may include (besides itself)
 ALLOWED = {

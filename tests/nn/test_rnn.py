@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from test_nn_seq import _build, _close, _ptl, _torch, check_module, randn
+from helpers import ROOT
+from test_seq_layers import _build, _close, _ptl, _torch, check_module, randn
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # ---- modules against torch ----

@@ -24,6 +24,7 @@ from pytorchlite.utils.data import (BatchSampler, ChainDataset, ConcatDataset, D
                                     default_collate, default_convert, get_worker_info,
                                     random_split)
 import _data_helpers as H
+from helpers import ROOT, TESTS
 
 torch = pytest.importorskip("torch", reason="torch.utils.data is the reference")
 tud = torch.utils.data
@@ -644,8 +645,7 @@ if __name__ == "__main__":
 
 @pytest.mark.parametrize("ending", ["pass", "sys.exit(0)", "raise SystemExit(3)"])
 def test_interpreter_exit_mid_epoch_leaves_nothing(ending, no_leftovers):
-    tests = os.path.dirname(os.path.abspath(__file__))
-    code = SCRIPT.format(root=os.path.dirname(tests), tests=tests, ending=ending)
+    code = SCRIPT.format(root=ROOT, tests=TESTS, ending=ending)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60)
     pids = [int(p) for p in out.stdout.split()]

@@ -12,7 +12,7 @@ import pytest
 import scipy.special
 
 import pytorchlite as ptl
-from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
+from helpers import (ROOT, ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
                      assert_close, make, to_numpy, torch)
 
 
@@ -311,8 +311,7 @@ def _run_simd(env_cap):
         env["PTL_CPU_CAPABILITY"] = env_cap
     else:
         env.pop("PTL_CPU_CAPABILITY", None)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     out = subprocess.run([sys.executable, "-c", SIMD_SCRIPT], env=env, check=True,
                          capture_output=True).stdout
     res = np.frombuffer(out, dtype=np.float32).reshape(4, -1)

@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import derivatives_rows
+from helpers import ROOT, derivatives_rows
 
 torch = pytest.importorskip("torch")
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 INPLACE_HEAD = ("one of the variables needed for gradient computation has been modified by an "
                 "inplace operation: [torch.FloatTensor [3]], which is output 0 of "
@@ -87,7 +86,7 @@ def test_inplace_error_without_a_recorded_modification():
         y.sum().backward()
     msg = str(e.value)
     assert msg.startswith(INPLACE_HEAD.format("Sigmoid"))
-    assert re.fullmatch(r"The tensor was saved by SigmoidBackward0 at .*test_autograd_extra\.py:"
+    assert re.fullmatch(r"The tensor was saved by SigmoidBackward0 at .*test_saved_tensors\.py:"
                         r"\d+\.", msg.splitlines()[-1])
 
 

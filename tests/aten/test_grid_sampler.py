@@ -13,11 +13,11 @@ TF = torch.nn.functional
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import assert_close
+from helpers import ROOT, assert_close
 
 F = ptl.nn.functional
 aten = ptl.ops.aten
-DEF = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
+DEF = os.path.join(ROOT, "src", "autograd", "derivatives.def")
 MODES = ["bilinear", "nearest", "bicubic"]
 PADDINGS = ["zeros", "border", "reflection"]
 MODE_ID = {m: i for i, m in enumerate(MODES)}

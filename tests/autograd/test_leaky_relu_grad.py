@@ -1,6 +1,6 @@
 """In-place leaky_relu saves its result, not a copy of its input, as PyTorch does
 (LeakyReluBackward1 with leaky_relu_backward(..., self_is_result=True)).  That no copy is
-kept is checked with the elu family in test_elures.py."""
+kept is checked with the elu family in test_activation_grad.py."""
 import numpy as np
 import pytest
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import pytorchlite as ptl
-from helpers import assert_close
+from helpers import ROOT, assert_close
 
 F = ptl.nn.functional
 FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
@@ -215,7 +215,7 @@ def test_portable_fallback():
     env = dict(os.environ, PTL_CPU_CAPABILITY="default")
     r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
                         "-p", "no:cacheprovider"], env=env, capture_output=True, text=True,
-                       cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                       cwd=ROOT)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 

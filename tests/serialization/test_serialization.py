@@ -15,7 +15,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite import serialization
-from helpers import ALL_DTYPES, LAYOUTS, NP_DTYPE, SHAPES, assert_close, make
+from helpers import ALL_DTYPES, LAYOUTS, NP_DTYPE, SHAPES, TESTS, assert_close, make
 
 try:
     import torch
@@ -23,7 +23,7 @@ except ImportError:  # pragma: no cover
     torch = None
 
 needs_torch = pytest.mark.skipif(torch is None, reason="cross-checks need the real torch")
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+FIXTURES = os.path.join(TESTS, "fixtures")
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                "float32", "float64"]
 

@@ -2,13 +2,13 @@
 for the CPU (or a CompositeImplicitAutograd one), every op is exercised by some test file, and
 every differentiable op has a derivatives.def row or falls back to the clear "not implemented"
 error (listed here so the gap stays visible)."""
+import glob
 import os
 import re
 
 import pytorchlite as ptl
 from pytorchlite import _C
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
+from helpers import TESTS
 
 
 def aten_ops():
@@ -35,8 +35,8 @@ def mentioned(stem, text):
 def test_every_op_is_exercised_by_a_test():
     """Each op is named by a test, or is internal to one that is: a `*_backward` kernel runs
     in the gradcheck of its forward op (the longest prefix of its name that a test names)."""
-    text = "\n".join(open(os.path.join(TESTS, f)).read() for f in os.listdir(TESTS)
-                     if f.startswith("test_") and f.endswith(".py"))
+    text = "\n".join(open(path).read()
+                     for path in glob.glob(os.path.join(TESTS, "**", "test_*.py"), recursive=True))
     missing = []
     for name, _ in aten_ops():
         base = name.split(".")[0]

@@ -902,7 +902,7 @@ def test_distances_against_torch(p):
 
 
 def test_loss_refuses_a_weight_requiring_grad():
-    # refused at the forward call, as in PyTorch; bce's target gradient: tests/test_loss_grads.py
+    # refused at the forward call, as in PyTorch; bce's target gradient: tests/autograd/test_loss_grad.py
     x = leaf((2, 3))
     w = leaf((3,), low=0.5)
     msg = ("The function 'nll_loss_forward' is not differentiable with respect to argument "

@@ -11,8 +11,9 @@ import torch
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradgradcheck
+from helpers import ROOT
 
-DEF = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
+DEF = os.path.join(ROOT, "src", "autograd", "derivatives.def")
 
 
 def arr(shape, seed, low=-2.0, high=2.0):

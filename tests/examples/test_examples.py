@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from pytorchlite.datasets import load_text
+from helpers import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NUM = r"(\d+\.\d+)"
 
 

@@ -1,7 +1,7 @@
 """The cleanup of derivatives_double.c: its formula tables cover every row that names them,
 and the in-place ELU family (elu_, selu, celu with inplace=True) differentiates twice like
 torch.  Like torch's, the in-place ops save their result and differentiate through
-elu_backward(..., is_result=True, result) (tests/test_elures.py)."""
+elu_backward(..., is_result=True, result) (tests/autograd/test_activation_grad.py)."""
 import os
 import re
 
@@ -10,11 +10,11 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import derivatives_rows
+from helpers import ROOT, derivatives_rows
 
 torch = pytest.importorskip("torch", reason="the double derivatives are compared with torch")
 
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "autograd")
+SRC = os.path.join(ROOT, "src", "autograd")
 
 
 def _rows_using(function):
