@@ -17,6 +17,13 @@ try:
 except ImportError:  # pragma: no cover
     torch = None
 
+# A test whose only reference is PyTorch carries this mark: without torch it is skipped with
+# TORCH_MISSING as the reason (conftest.py), and `pytest -m torch_ref` selects these tests.
+# A comparison with torch inside a test that also checks against NumPy runs under
+# `if torch is not None:` instead, so the rest of the test runs everywhere.
+torch_ref = pytest.mark.torch_ref
+TORCH_MISSING = "PyTorch not installed: this compares with torch"
+
 # The tests folder (on sys.path, see conftest.py) and the checkout's root above it.
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)

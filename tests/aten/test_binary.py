@@ -9,7 +9,7 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
-                     SHAPES, assert_close, make, to_numpy, torch)
+                     SHAPES, assert_close, make, to_numpy, torch, torch_ref)
 
 pytestmark = pytest.mark.skipif(torch is None, reason="torch is the reference for dtypes")
 
@@ -160,6 +160,7 @@ def supported(name, d):
     return None
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("name", list(OPS))
 def test_op_shapes_layouts(name, dtype):
@@ -178,6 +179,7 @@ MIXED = [(ptl.int32, ptl.float32), (ptl.uint8, ptl.int8), (ptl.bool, ptl.int16),
          (ptl.float16, ptl.float64), (ptl.int64, ptl.bfloat16), (ptl.uint8, ptl.bool)]
 
 
+@torch_ref
 @pytest.mark.parametrize("name", list(OPS))
 def test_op_broadcast_mixed_dtypes(name):
     for i, (sa, sb) in enumerate(BROADCAST_PAIRS):
@@ -193,6 +195,7 @@ def test_op_broadcast_mixed_dtypes(name):
             check(name, *operands(name, sb, sa, db, da, lb, "sliced", seed=i))
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)
 @pytest.mark.parametrize("name", ["div_trunc", "div_floor", "floor_divide", "remainder", "fmod"])
 def test_integer_division_signs(name, dtype):
@@ -232,6 +235,7 @@ def test_int64_min_by_minus_one_does_not_trap():
 FLOAT_EDGE = [5.0, -5.0, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 0.3, 4.5]
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
 @pytest.mark.parametrize("name", ["div", "div_trunc", "div_floor", "remainder", "fmod", "pow",
                                   "atan2", "maximum", "minimum", "fmax", "fmin", "eq", "lt",
@@ -253,6 +257,7 @@ def test_float_edge_values_match_torch(name, dtype):
         assert np.array_equal(np.isnan(got), np.isnan(an) | np.isnan(bn))
 
 
+@torch_ref
 def test_pow_python_exponent_fast_paths_match_torch():
     vals = [-np.inf, -2.0, -0.0, 0.0, 0.5, 3.0, np.inf, np.nan]
     for dtype in FLOAT_DTYPES:
@@ -265,6 +270,7 @@ def test_pow_python_exponent_fast_paths_match_torch():
                                    torch.tensor(e, dtype=tdt(dtype))).double().numpy())
 
 
+@torch_ref
 def test_pow_integer_rules():
     i = ptl.tensor([1, -1, 2, 0, 3])
     for bad in [lambda: i ** -1, lambda: ptl.pow(i, -2), lambda: ptl.tensor([True]) ** -1]:
@@ -283,6 +289,7 @@ def test_pow_integer_rules():
         assert_close(i ** -1.0, 1 / np.array([1.0, -1, 2, 0, 3]), dtype=ptl.float32)
 
 
+@torch_ref
 def test_shifts_out_of_range_match_torch():
     cases = [(ptl.int8, [-100, 100, 3, -1], [8, -1, 7, 9]),
              (ptl.uint8, [200, 100, 3, 255], [8, 200, 1, 7]),
@@ -383,6 +390,7 @@ def test_inplace_operators():
         k /= 2
 
 
+@torch_ref
 @pytest.mark.parametrize("name", ["div", "remainder", "fmod", "pow", "atan2", "eq", "lt",
                                   "logical_and", "bitwise_and", "bitwise_left_shift",
                                   "div_floor", "fmin"])
@@ -477,6 +485,7 @@ def test_ops_without_number_overloads_reject_numbers():
 
 # ---- isclose, allclose, equal ----
 
+@torch_ref
 def test_isclose_options_and_errors():
     a = ptl.tensor([np.nan, np.inf, -np.inf, 1.0, 1.0, 1.0])
     b = ptl.tensor([np.nan, np.inf, np.inf, np.inf, 1.1, 1.0 + 1e-6])

@@ -6,17 +6,17 @@ import re
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
 from pytorchlite.nn import _functional_conv as F
-from helpers import assert_close, make
+from helpers import assert_close, make, torch, torch_ref
 
-TF = torch.nn.functional
-TORCH_DT = {ptl.float16: torch.float16, ptl.bfloat16: torch.bfloat16, ptl.float32: torch.float32,
-            ptl.float64: torch.float64, ptl.int64: torch.int64, ptl.int32: torch.int32,
-            ptl.uint8: torch.uint8, ptl.bool: torch.bool}
+TF = torch.nn.functional if torch is not None else None
+TORCH_DT = {} if torch is None else {
+    ptl.float16: torch.float16, ptl.bfloat16: torch.bfloat16, ptl.float32: torch.float32,
+    ptl.float64: torch.float64, ptl.int64: torch.int64, ptl.int32: torch.int32,
+    ptl.uint8: torch.uint8, ptl.bool: torch.bool}
 CONV_TOL = {ptl.float16: (2e-2, 5e-2), ptl.bfloat16: (5e-2, 2e-1), ptl.float32: (1e-4, 1e-4),
             ptl.float64: (1e-10, 1e-10)}
 FLOATS = [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16]
@@ -264,6 +264,7 @@ def test_conv_transpose_forward(case, dtype):
     assert_close(got, ref, dtype=dtype, rtol=1e-4, atol=1e-3)
 
 
+@torch_ref
 def test_conv_unbatched_padding_modes_and_torch():
     x, _ = rnd((3, 7, 6), seed=9)
     w, _ = rnd((4, 3, 2, 3), seed=10)
@@ -287,6 +288,7 @@ def test_conv_unbatched_padding_modes_and_torch():
                  TF.conv3d(to_torch(x3), to_torch(w3), None, padding=1, dilation=(1, 2, 1)).numpy())
 
 
+@torch_ref
 def test_conv_integer_dtype_matches_torch():
     x = ptl.tensor(np.arange(2 * 3 * 5 * 5).reshape(2, 3, 5, 5) % 7 - 3, dtype=ptl.int64)
     w = ptl.tensor(np.arange(4 * 3 * 3 * 3).reshape(4, 3, 3, 3) % 5 - 2, dtype=ptl.int64)
@@ -319,6 +321,7 @@ def test_convolution_gradcheck(nd, transposed):
     assert gradcheck(fn, (x, w, b))
 
 
+@torch_ref
 def test_convolution_grads_match_torch():
     x, _ = rnd((2, 4, 6, 5), seed=30, requires_grad=True)
     w, _ = rnd((6, 2, 3, 2), seed=31, requires_grad=True)
@@ -365,6 +368,7 @@ CONV_ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("i", range(len(CONV_ERRORS)))
 def test_conv_errors(i):
     check_error(lambda: CONV_ERRORS[i](F, P), lambda: CONV_ERRORS[i](TF, torch))
@@ -433,6 +437,7 @@ def test_avg_pool2d(case, dtype):
                  rtol=rtol, atol=atol)
 
 
+@torch_ref
 def test_avg_pool_1d_3d_and_int64():
     x1, xa1 = make((2, 3, 9), ptl.float64, "transposed", seed=44)
     assert_close(F.avg_pool1d(x1, 3, 2, 1, True, False),
@@ -447,6 +452,7 @@ def test_avg_pool_1d_3d_and_int64():
     assert_close(got, exp.numpy())
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16])
 def test_adaptive_pools(dtype):
     x, xa = make((2, 3, 7, 5), dtype, "transposed", seed=46)
@@ -467,6 +473,7 @@ def test_adaptive_pools(dtype):
                  dtype=dtype)
 
 
+@torch_ref
 def test_max_unpool_and_lp_pool():
     x, _ = rnd((2, 3, 6, 5), seed=48)
     y, i = F.max_pool2d(x, 2, return_indices=True)
@@ -562,6 +569,7 @@ POOL_ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("i", range(len(POOL_ERRORS)))
 def test_pool_errors(i):
     check_error(lambda: POOL_ERRORS[i](F, P), lambda: POOL_ERRORS[i](TF, torch))
@@ -596,6 +604,7 @@ def test_pad(case, mode, dtype):
     assert_close(got, ref, dtype=dtype)
 
 
+@torch_ref
 def test_pad_negative_crops_and_any_dtype():
     x, xa = make((2, 3, 5), ptl.float64, seed=81)
     assert_close(F.pad(x, (-1, 2, 1, -2)), np.pad(xa, [(0, 0), (1, 0), (0, 2)])[:, :2, 1:])
@@ -648,6 +657,7 @@ PAD_ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("i", range(len(PAD_ERRORS)))
 def test_pad_errors(i):
     check_error(lambda: PAD_ERRORS[i](F, P), lambda: PAD_ERRORS[i](TF, torch))
@@ -674,6 +684,7 @@ INTERP_CASES = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("case", INTERP_CASES)
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.bfloat16])
 def test_interpolate_vs_torch(case, dtype):
@@ -692,6 +703,7 @@ def test_bilinear_numpy_reference(align):
                  bilinear_ref(xa, 7, 3, align))
 
 
+@torch_ref
 def test_nearest_uint8():
     x = ptl.tensor(np.arange(24).reshape(1, 2, 3, 4) * 10, dtype=ptl.uint8)
     got = F.interpolate(x, scale_factor=1.5)
@@ -736,6 +748,7 @@ INTERP_ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("i", range(len(INTERP_ERRORS)))
 def test_interpolate_errors(i):
     check_error(lambda: INTERP_ERRORS[i](F, P), lambda: INTERP_ERRORS[i](TF, torch))
@@ -743,6 +756,7 @@ def test_interpolate_errors(i):
 
 # ---- pixel shuffle, fold/unfold --------------------------------------------------------
 
+@torch_ref
 def test_pixel_shuffle_roundtrip():
     x, xa = make((2, 3, 8, 2, 3), ptl.float32, "transposed", seed=120)
     y = F.pixel_shuffle(x, 2)
@@ -754,6 +768,7 @@ def test_pixel_shuffle_roundtrip():
     assert gradcheck(lambda x: F.pixel_shuffle(x, 2), (xg,))
 
 
+@torch_ref
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=(2, 3), stride=(2, 1)),
                                 dict(kernel_size=3, padding=1, dilation=2),
                                 dict(kernel_size=(1, 2), stride=3)])
@@ -804,6 +819,7 @@ FOLD_ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("i", range(len(FOLD_ERRORS)))
 def test_fold_errors(i):
     check_error(lambda: FOLD_ERRORS[i](F, P), lambda: FOLD_ERRORS[i](TF, torch))
@@ -811,6 +827,7 @@ def test_fold_errors(i):
 
 # ---- grid sampling ---------------------------------------------------------------------
 
+@torch_ref
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border"])
 @pytest.mark.parametrize("align", [False, True])
@@ -833,6 +850,7 @@ def test_grid_sample_gradcheck(padding_mode):
                                                 align_corners=False), (x, g))
 
 
+@torch_ref
 @pytest.mark.parametrize("size", [(2, 3, 4, 5), (1, 1, 3, 2, 4), (1, 1, 1, 3)])
 @pytest.mark.parametrize("align", [False, True])
 def test_affine_grid(size, align):
@@ -858,6 +876,7 @@ GRID_ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("i", range(len(GRID_ERRORS)))
 def test_grid_errors(i):
     check_error(lambda: GRID_ERRORS[i](F, P), lambda: GRID_ERRORS[i](TF, torch))
@@ -896,6 +915,7 @@ def test_live_counts_flat_over_forward_backward_and_errors():
     assert _C._live_counts() == before
 
 
+@torch_ref
 def test_conv2d_parameter_grid_vs_torch():
     """Every combination of stride, padding and dilation of a small conv matches torch."""
     x, _ = rnd((1, 2, 6, 5), seed=150)

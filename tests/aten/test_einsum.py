@@ -9,9 +9,8 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import FLOAT_DTYPES, LAYOUTS, assert_close, derivatives_rows, make
+from helpers import FLOAT_DTYPES, LAYOUTS, assert_close, derivatives_rows, make, torch, torch_ref
 
-torch = pytest.importorskip("torch")
 
 # (equation, operand shapes)
 EQUATIONS = [
@@ -70,6 +69,7 @@ def test_einsum_matches_numpy(eq, shapes, layout):
     assert_close(ptl.einsum(eq, [t for t, _ in ops]), expected)
 
 
+@torch_ref
 def test_einsum_ellipsis_missing_from_output_is_summed():
     # numpy refuses '...->'; torch sums the ellipsis dims
     x, a = make((2, 3, 4), ptl.float64, "transposed")
@@ -123,6 +123,7 @@ EINSUM_ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("args,msg", EINSUM_ERRORS, ids=[m[:40] for _, m in EINSUM_ERRORS])
 def test_einsum_errors_match_torch(args, msg):
     _raises(lambda: ptl.einsum(*args), RuntimeError, msg)
@@ -150,6 +151,7 @@ def test_einsum_gradcheck(eq, shapes):
 
 # ---- tensordot ----
 
+@torch_ref
 @pytest.mark.parametrize("sa,sb,dims", [
     ((3, 4, 5), (4, 5, 2), 2), ((3, 4), (4, 5), 1), ((3, 4), (5, 6), 0),
     ((3, 4, 5), (5, 3, 2), ([0, 2], [1, 0])), ((2, 3), (3, 2), ([1], [0])),
@@ -272,6 +274,7 @@ def _torch_grads(fn_ptl, fn_torch, arrays):
     return [x.grad.numpy() for x in xs], [t.grad.numpy() for t in ts]
 
 
+@torch_ref
 @pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, 3, math.inf])
 def test_cdist_grads_with_ties_match_torch(p):
     # equal coordinates (zero differences) and a zero distance
@@ -387,6 +390,7 @@ def test_matrix_norm_gradcheck(ord):
     assert gradcheck(lambda t: ptl.linalg.matrix_norm(t, ord), [x])
 
 
+@torch_ref
 @pytest.mark.parametrize("ord", [2, math.inf, 1])
 def test_vector_norm_grads_with_ties_match_torch(ord):
     a = np.array([[3., -3., 1.], [0., 0., 0.]])
@@ -404,6 +408,7 @@ def renorm_ref(a, p, dim, maxnorm):
     return np.moveaxis(moved * fac.reshape((-1,) + (1,) * (a.ndim - 1)), 0, dim)
 
 
+@torch_ref
 @pytest.mark.parametrize("p,dim,maxnorm", [(2, 0, 5.0), (1, 1, 3.0), (3, -1, 0.0), (math.inf, 2, 2.0), (0.5, 0, 100.0)])
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_renorm_matches_numpy(p, dim, maxnorm, layout):
@@ -442,6 +447,7 @@ def test_renorm_gradcheck(p):
         assert gradgradcheck(fn_, [y])
 
 
+@torch_ref
 @pytest.mark.parametrize("p", [2, 1, 3, 0.5, math.inf])
 def test_renorm_grads_with_ties_match_torch(p):
     # zeros, ties for the max, a slice under maxnorm
@@ -466,6 +472,7 @@ def test_every_row_has_a_gradcheck():
         assert "gradcheck(" in __import__("inspect").getsource(test)
 
 
+@torch_ref
 def test_node_names_match_torch():
     x = ptl.randn(3, 4, requires_grad=True)
     t = torch.randn(3, 4, requires_grad=True)

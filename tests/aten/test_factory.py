@@ -4,13 +4,12 @@ import re
 
 import numpy as np
 import pytest
-torch = pytest.importorskip("torch", reason="factories are checked against torch's dtype inference and messages")
 
 import pytorchlite as ptl
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NP_DTYPE, SHAPES, assert_close,
-                     assert_raises_like_torch)
+                     assert_raises_like_torch, torch, torch_ref)
 
-TORCH_DTYPE = {d: getattr(torch, str(d).split(".")[-1]) for d in ALL_DTYPES}
+TORCH_DTYPE = {d: getattr(torch, str(d).split(".")[-1]) for d in ALL_DTYPES} if torch else {}
 
 
 def assert_like_torch(got, want):
@@ -47,6 +46,7 @@ def test_varargs_and_default_dtype():
         ptl.set_default_dtype(ptl.float32)
 
 
+@torch_ref
 @pytest.mark.parametrize("fill,dtype", [
     (True, None), (False, None), (3, None), (-7, None), (2.5, None), (3.5, ptl.int32),
     (-1, ptl.uint8), (-255, ptl.uint8), (1.5, ptl.bool), (0.1, ptl.float16), (127, ptl.int8),
@@ -65,6 +65,7 @@ def test_empty_strided():
     assert tuple(e.shape) == (2, 0) and e.dtype == ptl.int16
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", [None, ptl.int32, ptl.float64, ptl.bool], ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded", "sliced"])
 def test_like_family(layout, dtype):
@@ -86,6 +87,7 @@ def test_like_family(layout, dtype):
         assert got.dtype == want_dt
 
 
+@torch_ref
 def test_full_like_converts_fill():
     x = ptl.zeros(2, dtype=ptl.int32)
     assert_like_torch(ptl.full_like(x, 2.7), torch.full_like(torch.zeros(2, dtype=torch.int32),
@@ -101,6 +103,7 @@ ARANGES = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("args", ARANGES, ids=repr)
 @pytest.mark.parametrize("dtype", [None] + [d for d in ALL_DTYPES if d != ptl.bool], ids=str)
 def test_arange_vs_torch(args, dtype):
@@ -136,6 +139,7 @@ LINSPACES = [(0, 10, 5), (0, 10, 4), (-1, 1, 7), (10, 0, 4), (0, 1, 1), (0, 1, 0
              (0.5, -2.5, 6), (True, False, 3), (0, 1, 11)]
 
 
+@torch_ref
 @pytest.mark.parametrize("args", LINSPACES, ids=repr)
 @pytest.mark.parametrize("dtype", [None, ptl.float64, ptl.float16, ptl.bfloat16, ptl.int64,
                                    ptl.int8, ptl.int32], ids=str)
@@ -151,6 +155,7 @@ def test_linspace_vs_numpy(args):
                  dtype=ptl.float64)
 
 
+@torch_ref
 @pytest.mark.parametrize("args,base", [((0, 2, 3), 10.0), ((0, 2, 3), 2.0), ((-1, 1, 5), 10.0),
                                        ((0, 1, 5), 10.0), ((2, -2, 4), 3.0), ((0, 1, 0), 2.0)])
 @pytest.mark.parametrize("dtype", [None, ptl.float64, ptl.int64, ptl.int32, ptl.float16],
@@ -171,6 +176,7 @@ def test_eye_vs_numpy(nm, dtype):
     assert got.is_contiguous()
 
 
+@torch_ref
 @pytest.mark.parametrize("value,dtype", [(1, None), (True, None), (2.5, None), (2.5, ptl.int32),
                                          (-3, ptl.int8), (0.5, ptl.bool), (7, ptl.float64)])
 def test_scalar_tensor(value, dtype):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ROOT, assert_close, to_numpy, torch
+from helpers import ROOT, assert_close, to_numpy, torch, torch_ref
 
 FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
 
@@ -67,6 +67,7 @@ def test_tile_store_matches_update(mkn):
     assert np.array_equal(to_numpy(out), to_numpy(ptl.mm(a, b)))
 
 
+@torch_ref
 @pytest.mark.parametrize("mkn", [(32, 128, 512), (7, 13, 17), (150, 24, 40), (30, 700, 35)])
 @pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2), (0, 1), (0, -1.5), (2, 0)])
 def test_addmm_float32_beta_alpha(mkn, beta, alpha):

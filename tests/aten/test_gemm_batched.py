@@ -8,14 +8,9 @@ import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
-from helpers import assert_close
+from helpers import assert_close, torch, torch_ref
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 
 
 @pytest.fixture
@@ -143,7 +138,7 @@ def test_conv2d_forward_backward(case, threads):
                                rtol=1e-4, atol=1e-3)
 
 
-@needs_torch
+@torch_ref
 def test_conv2d_grads_match_torch(threads):
     ptl.set_num_threads(2)
     g = np.random.default_rng(8)

@@ -10,14 +10,9 @@ import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
-from helpers import assert_close, make
+from helpers import assert_close, make, torch, torch_ref
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 
 
 def out_size(n, k, s, p, d, ceil):
@@ -154,7 +149,7 @@ def test_max_pool2d_ties_and_nan_float32():
         np.testing.assert_array_equal(i.numpy(), ri)
 
 
-@needs_torch
+@torch_ref
 def test_max_pool2d_ties_nan_match_torch():
     a = np.array([[1, 1, 2, 2, 0, 5, 5, 5, 5], [1, 1, 2, 2, 0, 5, 5, 5, 5],
                   [3, np.nan, 3, 3, 3, 3, 1, np.nan, np.nan], [np.nan, 4, np.nan, 4, 4, 4, 4, 1, 1],
@@ -225,7 +220,7 @@ def test_pool2d_rows_gradcheck(case):
     assert ptl.autograd.gradgradcheck(lambda v: F.avg_pool2d(v, k, s, p, ceil), (t,))
 
 
-@needs_torch
+@torch_ref
 def test_max_pool3d_shares_rows():
     x = np.random.default_rng(6).standard_normal((2, 2, 5, 9, 11)).astype(np.float32)
     for k, s, p, d in [(2, 2, 0, 1), (3, 2, 1, 1), (3, 1, 1, 2)]:

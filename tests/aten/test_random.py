@@ -15,12 +15,8 @@ from scipy import stats
 
 import pytorchlite as ptl
 from pytorchlite import _C
-from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, make
+from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, make, torch
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 
 N = 1_000_000
 ALPHA = 1e-6

@@ -9,12 +9,12 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, derivatives_rows, make
+from helpers import (ALL_DTYPES, LAYOUTS, SHAPES, assert_close, derivatives_rows, make, torch,
+                     torch_ref)
 
 NUMERIC = [d for d in ALL_DTYPES if d != ptl.bool]
 
@@ -152,6 +152,7 @@ def test_unfold():
         assert_close(t.unfold(0, 0, 2), a.reshape(1)[:0], dtype=dt)
 
 
+@torch_ref
 def test_trace():
     for t, a, dt, shape, _ in each_input(dtypes=NUMERIC, shapes=[(3, 4), (4, 3), (0, 3), (1, 1)]):
         if dt in (ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64):
@@ -165,6 +166,7 @@ def test_trace():
         assert got.item() == x.trace().item()
 
 
+@torch_ref
 def test_cross():
     pairs = [((3,), (3,), -1), ((4, 3), (4, 3), -1), ((3, 5), (3, 1), 0), ((2, 1, 3), (1, 4, 3), 2),
              ((0, 3), (1, 3), 1), ((3, 0), (3, 0), 0)]
@@ -192,6 +194,7 @@ def test_cross():
     assert got.tolist() == want.tolist()
 
 
+@torch_ref
 def test_kron():
     for dt in ALL_DTYPES:
         for sa, sb in (((2, 3), (4, 5)), ((3,), (2, 2)), ((), (3,)), ((2, 1, 2), (3,)),
@@ -209,6 +212,7 @@ def test_kron():
     assert x.dtype == torch.int32
 
 
+@torch_ref
 def test_diff():
     for t, a, dt, shape, _ in each_input(shapes=[s for s in SHAPES if s]):
         for n in (0, 1, 2, 9):
@@ -302,6 +306,7 @@ def test_diagonal_and_unfold_are_views():
     assert x.t().diagonal(-1).tolist() == x.diagonal(1).tolist()
 
 
+@torch_ref
 def test_writes_through_diagonal_view_are_differentiated():
     for m in (ptl, torch):
         a = m.tensor(np.arange(9.).reshape(3, 3), requires_grad=True)
@@ -394,6 +399,7 @@ ERRORS = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
 @pytest.mark.filterwarnings("ignore:Using torch.cross without specifying the dim")
 def test_error_matches_torch(name, fn):
@@ -403,6 +409,7 @@ def test_error_matches_torch(name, fn):
         fn(ptl)
 
 
+@torch_ref
 def test_meshgrid_rejects_2d():
     with pytest.raises(RuntimeError,
                        match=re.escape("torch.meshgrid: Expected 0D or 1D tensor in the tensor "
@@ -505,6 +512,7 @@ NODE_NAMES = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn", NODE_NAMES, ids=[n[0] for n in NODE_NAMES])
 def test_node_names_match_torch(name, fn):
     a = np.random.default_rng(0).uniform(size=(3, 3))
@@ -513,6 +521,7 @@ def test_node_names_match_torch(name, fn):
     assert ours == theirs
 
 
+@torch_ref
 def test_unfold_backward_node():
     names = []
     for m in (ptl, torch):
@@ -552,6 +561,7 @@ COMPARE = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn", COMPARE, ids=[n[0] for n in COMPARE])
 def test_gradients_match_torch_on_ties(name, fn):
     up = np.random.default_rng(1).uniform(-1, 1, size=tuple(fn(torch, torch.tensor(TIES)).shape))
@@ -563,6 +573,7 @@ def test_gradients_match_torch_on_ties(name, fn):
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
 
 
+@torch_ref
 def test_no_leaks():
     """Every op, its backward and its error paths release what they hold."""
     from pytorchlite import _C

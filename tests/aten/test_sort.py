@@ -11,10 +11,9 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, derivatives_rows,
-                     make, to_numpy)
+                     make, to_numpy, torch, torch_ref)
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-torch = pytest.importorskip("torch", reason="PyTorch is the reference for NaN and tie rules")
 
 NAN = float("nan")
 # shapes with at least one dim, the dims to try on each
@@ -65,6 +64,7 @@ def test_sort_overloads_and_methods():
     assert repr(r).startswith("torch.return_types.sort(")
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", [ptl.bool, ptl.uint8, ptl.int8, ptl.int64, ptl.float16,
                                    ptl.float32, ptl.float64])
 def test_sort_stability_with_many_ties(dtype):
@@ -90,6 +90,7 @@ def test_sort_long_lane_matches_numpy_and_parallel_lanes():
     assert_close(ptl.argsort(ptl.tensor(b).t(), dim=0), np.argsort(b.T, 0, kind="stable"))
 
 
+@torch_ref
 def test_sort_nan_inf_and_signed_zero_like_torch():
     vals = [3.0, NAN, -np.inf, -0.0, 0.0, np.inf, NAN, -1.0, 0.0, -0.0]
     for dtype in (ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64):
@@ -143,6 +144,7 @@ def test_topk(dtype, layout):
                     assert_close(v, got)
 
 
+@torch_ref
 def test_topk_nan_like_torch_and_errors():
     vals = [1.0, NAN, 5.0, -2.0, NAN, 5.0]
     for largest in (True, False):
@@ -158,6 +160,7 @@ def test_topk_nan_like_torch_and_errors():
     assert repr(r).startswith("torch.return_types.topk(")
 
 
+@torch_ref
 def test_topk_small_k_of_long_lanes():
     """k far below the lane length takes the heap path: the same set and order as the
     first k of the stable sort, NaN counted as the largest."""
@@ -220,6 +223,7 @@ def test_kthvalue_median_nanmedian(dtype, layout):
             assert_close(t.nanmedian(), ref, dtype=dtype)
 
 
+@torch_ref
 def test_median_ties_and_nan_like_torch():
     cases = [[2.0, 1.0, 2.0, 1.0, 1.0, 2.0], [1.0, NAN, NAN, 2.0], [NAN, NAN],
              [NAN, 3.0, 1.0, NAN, 2.0, 2.0], [5.0]]
@@ -267,6 +271,7 @@ def mode_ref(x):
     return v, np.nonzero(x == v)[0][-1]  # and its last occurrence
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
 def test_mode(dtype, layout):
@@ -313,6 +318,7 @@ def test_cummax_cummin(dtype, layout):
             assert_close(i, back(ri), dtype=ptl.int64)
 
 
+@torch_ref
 def test_cummax_nan_and_ties_like_torch():
     for x in ([1.0, NAN, 2.0, NAN, 3.0], [1.0, 1.0, 0.0, 0.0, 2.0, 2.0], [NAN, 1.0]):
         for name in ("cummax", "cummin"):
@@ -333,6 +339,7 @@ def test_logcumsumexp(dtype, layout):
                      dtype=dtype)
 
 
+@torch_ref
 def test_logcumsumexp_extremes_and_errors():
     x = [-np.inf, -np.inf, np.inf, 1.0, NAN, 2.0]
     assert_close(ptl.logcumsumexp(ptl.tensor(x), 0),
@@ -375,6 +382,7 @@ def test_quantile(dtype, layout):
                                  np.quantile(a, 0.6, axis=dim, keepdims=keepdim, method=m))
 
 
+@torch_ref
 def test_quantile_nan_and_torch():
     a = np.array([[1.0, NAN, 3.0, 2.0], [NAN, NAN, NAN, NAN], [4.0, 0.5, 2.0, 8.0]])
     q = [0.1, 0.5, 0.95]
@@ -495,6 +503,7 @@ NODES = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("fn,name", NODES)
 def test_node_names_match_torch(fn, name):
     a = np.arange(6.0).reshape(2, 3)
@@ -526,6 +535,7 @@ COMPARE = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn", COMPARE)
 def test_same_gradients_as_torch_with_ties(name, fn):
     grads = []

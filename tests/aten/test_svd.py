@@ -7,13 +7,12 @@ import re
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import assert_close, assert_no_leak, derivatives_rows, make
+from helpers import assert_close, assert_no_leak, derivatives_rows, make, torch, torch_ref
 
 _linalg_svd = _C._op("aten::_linalg_svd")
 
@@ -66,6 +65,7 @@ def test_svd_matches_numpy(shape, layout, dtype):
                  atol=_tol(dtype) * 50, rtol=_tol(dtype) * 10)
 
 
+@torch_ref
 def test_svd_named_tuple_and_defaults():
     x, a = make((4, 3), ptl.float64)
     res = ptl.linalg.svd(x)
@@ -87,6 +87,7 @@ def test_svd_named_tuple_and_defaults():
     assert tuple(U.shape) == (0, 0) and tuple(S.shape) == (0,)
 
 
+@torch_ref
 @pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 3), (2, 0, 3), (1, 1)])
 def test_legacy_svd(shape):
     """torch.svd: V instead of Vh, `some` for reduced factors, zeros without compute_uv."""
@@ -169,6 +170,7 @@ SVD_FUNCS = [("svd", lambda m, a, **kw: m.linalg.svd(a, **kw)),
              ("svdvals", lambda m, a, **kw: m.linalg.svdvals(a, **kw))]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn", SVD_FUNCS)
 @pytest.mark.parametrize("args,kw,exc,msg", [
     ((ptl.ones(3, 3, dtype=ptl.int64),), {}, RuntimeError,
@@ -228,6 +230,7 @@ def test_spectral_matrix_norms(ord, layout, dtype):
                      np.linalg.norm(a, ord, axis=(-2, -1)), dtype=ptl.float64, rtol=tol)
 
 
+@torch_ref
 @pytest.mark.parametrize("shape", [(0, 3), (3, 0), (2, 0, 0)])
 def test_spectral_norms_of_empty_matrices(shape):
     for ord in (2, "nuc"):
@@ -308,6 +311,7 @@ def test_gradgradcheck(name, shape):
     assert gradgradcheck(fn, (_leaf(_mat(shape, seed=sum(shape) + 1)),))
 
 
+@torch_ref
 def test_every_row_has_a_gradcheck():
     rows = derivatives_rows("svd")
     assert rows, "no rows in the svd section of derivatives.def"
@@ -358,6 +362,7 @@ def _inv_of(m, a, full=False):
     return Uk * Uk, S, Vk * Vk, Uk @ Vk
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn,inputs", COMPARE)
 def test_grads_match_torch(name, fn, inputs):
     for a in inputs:

@@ -7,7 +7,7 @@ import pytest
 
 import pytorchlite as ptl
 from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
-                     SHAPES, assert_close, make, to_numpy, torch)
+                     SHAPES, assert_close, make, to_numpy, torch, torch_ref)
 
 PROMOTE = {ptl.bool: 0, ptl.uint8: 1, ptl.int8: 2, ptl.int16: 3, ptl.int32: 4, ptl.int64: 5,
            ptl.float16: 6, ptl.bfloat16: 7, ptl.float32: 8, ptl.float64: 9}
@@ -24,7 +24,7 @@ def promote(a, b):
     return a if PROMOTE[a] > PROMOTE[b] else b
 
 
-@pytest.mark.skipif(torch is None, reason="torch is not installed")
+@torch_ref
 def test_promote_matches_torch():
     for a in ALL_DTYPES:
         for b in ALL_DTYPES:

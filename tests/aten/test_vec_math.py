@@ -10,10 +10,9 @@ import sys
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
-from helpers import ROOT, assert_close
+from helpers import ROOT, assert_close, torch, torch_ref
 
 F = ptl.nn.functional
 FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
@@ -118,6 +117,7 @@ def test_softmax_rows(log, dtype, n):
     assert_close(fn(t, -1), _softmax_ref(x.astype(np.float64), log), dtype=dtype)
 
 
+@torch_ref
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_specials_match_torch(log, dtype):
@@ -134,6 +134,7 @@ def test_softmax_specials_match_torch(log, dtype):
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-7, equal_nan=True)
 
 
+@torch_ref
 def test_cross_entropy_matches_torch():
     x = np.random.default_rng(4).standard_normal((64, 100)).astype(np.float32) * 3
     y = np.random.default_rng(5).integers(0, 100, 64)
@@ -153,6 +154,7 @@ def test_amax_amin_rows(op, dtype, n):
                  rtol=0, atol=0)
 
 
+@torch_ref
 @pytest.mark.parametrize("op", ["amax", "amin", "max", "min"])
 @pytest.mark.parametrize("pos", [0, 3, 8, 15, 16, 20])
 def test_maxmin_nan_anywhere(op, pos):
@@ -189,6 +191,7 @@ def test_gelu_float32_accuracy():
                  atol=1e-7 * np.abs(g).max())
 
 
+@torch_ref
 def test_gelu_backward_broadcast_grad_and_strided():
     x = np.random.default_rng(8).standard_normal((4, 33)).astype(np.float32) * 3
     xt = ptl.tensor(x).requires_grad_(True)
@@ -202,6 +205,7 @@ def test_gelu_backward_broadcast_grad_and_strided():
     assert_close(F.gelu(s), _gelu_ref(x.astype(np.float64)), rtol=2e-6, atol=1e-12)
 
 
+@torch_ref
 def test_gelu_specials():
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0] + [1.0] * 8, np.float32)
     got = F.gelu(ptl.tensor(x)).numpy()
@@ -219,6 +223,7 @@ def test_portable_fallback():
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
+@torch_ref
 def test_silu_float32_accuracy_and_grad():
     x = np.concatenate([np.linspace(-90, 90, 20001), [np.nan, np.inf, -np.inf],
                         np.random.default_rng(9).standard_normal(30001) * 4]).astype(np.float32)

@@ -3,7 +3,9 @@ EluBackward1, celu_ CeluBackward1, both saving the result and differentiating th
 elu_backward(..., is_result=True, result); celu is an op of its own (CeluBackward0).  Checks
 the is_result kernel against NumPy and torch, the first and second derivatives against torch
 (ties at 0 included), gradcheck/gradgradcheck of every row of the (elures) section of
-derivatives.def, the errors, and that elu_ keeps no copy of its input."""
+derivatives.def, the errors, and that elu_ keeps no copy of its input.  The in-place ELU
+family's second derivatives (EluBackwardBackward0), and in-place leaky_relu, which saves its
+result too (LeakyReluBackward1), are checked the same way."""
 import re
 
 import numpy as np
@@ -11,11 +13,9 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, assert_close,
-                     assert_no_leak, assert_raises_like_torch, derivatives_rows, make,
-                     to_numpy)
+from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, assert_close, assert_no_leak,
+                     assert_raises_like_torch, derivatives_rows, make, to_numpy, torch, torch_ref)
 
-torch = pytest.importorskip("torch", reason="the in-place elu derivatives are compared with torch")
 
 NEG_SLOPE_MSG = ("In-place elu backward calculation is triggered with a negative slope which is "
                  "not supported. This is caused by calling in-place forward function with a "
@@ -52,6 +52,7 @@ def test_elu_backward_is_result_matches_numpy(dtype, shape, layout):
                  dtype=dtype)
 
 
+@torch_ref
 @pytest.mark.parametrize("params", PARAMS)
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
 def test_elu_backward_is_result_matches_torch(params, dtype):
@@ -68,6 +69,7 @@ def test_elu_backward_is_result_matches_torch(params, dtype):
                                atol=1e-6)
 
 
+@torch_ref
 def test_elu_backward_is_result_at_zero():
     # the result side of the kink: y <= 0 takes input_scale (y + alpha scale)
     for m in (torch, ptl):
@@ -76,6 +78,7 @@ def test_elu_backward_is_result_at_zero():
         assert got.tolist() == [2.5, 3.0, 3.0]
 
 
+@torch_ref
 def test_elu_backward_is_result_negative_alpha_raises():
     assert_raises_like_torch(
         lambda m: m.ops.aten.elu_backward(m.ones(2), -0.5, 1.0, 1.0, True, m.ones(2)),
@@ -158,6 +161,7 @@ def _grads(m, fn):
     return y, g, gg
 
 
+@torch_ref
 @pytest.mark.parametrize("name, fn, node", CASES, ids=IDS)
 def test_node_name_and_saved_result_match_torch(name, fn, node):
     for m in (torch, ptl):
@@ -170,6 +174,7 @@ def test_node_name_and_saved_result_match_torch(name, fn, node):
             assert r.data_ptr() == y.data_ptr() and r.tolist() == y.tolist()
 
 
+@torch_ref
 @pytest.mark.parametrize("name, fn, node", CASES, ids=IDS)
 def test_first_and_second_derivatives_match_torch(name, fn, node):
     ours, ref = _grads(ptl, fn), _grads(torch, fn)
@@ -187,12 +192,14 @@ def _next_names(m, fn):
     return [f.name() if f is not None else None for f, _ in g.grad_fn.next_functions]
 
 
+@torch_ref
 @pytest.mark.parametrize("name, fn, node", [c for c in CASES if c[2].endswith("1")],
                          ids=[c[0] for c in CASES if c[2].endswith("1")])
 def test_double_backward_graph_goes_through_the_result(name, fn, node):
     assert _next_names(ptl, fn) == _next_names(torch, fn) == [None, node]
 
 
+@torch_ref
 def test_elu_backward_is_result_double_backward_matches_torch():
     # d/d(grad_output) = elu_backward(gg, ..., True, result); d/d(result) = gg gO input_scale
     # (result < 0); gradients of both inputs, result ties at 0 included
@@ -273,6 +280,7 @@ def test_inplace_negative_alpha_raises_at_backward(fn):
     assert_raises_like_torch(run, RuntimeError, NEG_SLOPE_MSG)
 
 
+@torch_ref
 def test_out_of_place_negative_alpha_differentiates():
     outs = []
     for m in (torch, ptl):
@@ -321,3 +329,113 @@ def test_no_leak():
         g, = ptl.autograd.grad(y.sum(), x, create_graph=True)
         g.sum().backward()
     assert_no_leak(step)
+
+
+# ---- in-place ELU family: second derivatives through EluBackwardBackward0 ----
+
+# (name, fn(lib, x)); x has a tie at 0 and values on both sides
+ELU_INPLACE = [
+    ("elu_inplace", lambda m, x: m.nn.functional.elu(x.clone(), 1.3, inplace=True)),
+    ("elu_", lambda m, x: m.nn.functional.elu_(x.clone(), 0.6)),
+    ("selu_inplace", lambda m, x: m.nn.functional.selu(x.clone(), inplace=True)),
+    ("celu_inplace", lambda m, x: m.nn.functional.celu(x.clone(), 0.5, inplace=True)),
+]
+ELU_VALUES = [[-2.0, -0.7, 0.0], [0.0, 0.4, 1.5]]
+
+
+def _elu_grads(m, fn):
+    x = m.tensor(ELU_VALUES, dtype=m.float64).t().requires_grad_(True)   # non-contiguous
+    y = fn(m, x)
+    g, = m.autograd.grad((y * y).sum(), x, create_graph=True)
+    gg, = m.autograd.grad((g * g).sum(), x)
+    return y, g, gg
+
+
+@torch_ref
+@pytest.mark.parametrize("name, fn", ELU_INPLACE, ids=[c[0] for c in ELU_INPLACE])
+def test_inplace_elu_double_backward_matches_torch(name, fn):
+    y, g, gg = _elu_grads(ptl, fn)
+    ty, tg, tgg = _elu_grads(torch, fn)
+    # celu's input_scale 1/alpha: torch rounds it through float, hence 1e-7
+    for ours, ref in ((y, ty), (g, tg), (gg, tgg)):
+        np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy(), rtol=1e-7,
+                                   atol=1e-7)
+    assert g.grad_fn.name() == tg.grad_fn.name() == "EluBackwardBackward0"
+
+
+@pytest.mark.parametrize("name, fn", ELU_INPLACE, ids=[c[0] for c in ELU_INPLACE])
+def test_inplace_elu_gradgradcheck(name, fn):
+    x = ptl.tensor([[-1.3, 0.4], [2.0, -0.2], [-0.6, 0.9]], dtype=ptl.float64).t()
+    x.requires_grad_(True)
+    assert gradcheck(lambda t: fn(ptl, t), (x,))
+    assert gradgradcheck(lambda t: fn(ptl, t), (x,))
+
+
+# ---- in-place leaky_relu saves its result, not a copy of its input (LeakyReluBackward1
+# with leaky_relu_backward(..., self_is_result=True)) ----
+
+# ties at exactly 0, values on both sides; transposed below (non-contiguous)
+LEAKY_VALUES = [[-2.0, -0.7, 0.0, 3.0], [0.0, 0.4, 1.5, -1e-4]]
+LEAKY_SLOPES = [0.01, 0.0, 0.3, 1.5]
+LEAKY_NEG_SLOPE_MSG = ("In-place leakyReLu backward calculation is triggered with a negative slope which is "
+       "not supported.")
+
+
+def leaky_relu_inplace(m, x, slope):
+    return m.nn.functional.leaky_relu(x.clone(), slope, inplace=True)
+
+
+def _leaky_grads(m, slope):
+    x = m.tensor(LEAKY_VALUES, dtype=m.float64).t().requires_grad_(True)
+    y = leaky_relu_inplace(m, x, slope)
+    g, = m.autograd.grad((y * y).sum(), x, create_graph=True)
+    gg, = m.autograd.grad((g * g * x).sum(), x)
+    return y, g, gg
+
+
+@torch_ref
+@pytest.mark.parametrize("slope", LEAKY_SLOPES)
+def test_leaky_relu_inplace_derivatives_match_torch(slope):
+    for a, b in zip(_leaky_grads(ptl, slope), _leaky_grads(torch, slope)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12,
+                                   atol=1e-12)
+
+
+@torch_ref
+def test_leaky_relu_inplace_node_saves_the_result():
+    for m in (torch, ptl):
+        x = m.tensor([-1.0, 0.0, 2.0], dtype=m.float64, requires_grad=True)
+        y = leaky_relu_inplace(m, x, 0.2)
+        assert y.grad_fn.name() == "LeakyReluBackward1"
+        r = y.grad_fn._saved_result
+        assert r.data_ptr() == y.data_ptr() and r.tolist() == y.tolist()
+
+
+@pytest.mark.parametrize("slope", LEAKY_SLOPES)
+def test_leaky_relu_inplace_gradcheck_and_gradgradcheck(slope):
+    x = ptl.tensor(np.random.default_rng(0).standard_normal((3, 4)), dtype=ptl.float64)
+    x = x.t().requires_grad_(True)
+    assert gradcheck(lambda a: leaky_relu_inplace(ptl, a, slope), (x,))
+    assert gradgradcheck(lambda a: leaky_relu_inplace(ptl, a, slope), (x,))
+
+
+def test_leaky_relu_inplace_negative_slope_raises_at_backward():
+    def run(m):
+        x = m.tensor([-1.0, 2.0], dtype=m.float64, requires_grad=True)
+        leaky_relu_inplace(m, x, -0.1).sum().backward()
+    assert_raises_like_torch(run, RuntimeError, LEAKY_NEG_SLOPE_MSG)
+
+
+def test_leaky_relu_backward_refuses_a_negative_slope_on_the_result():
+    def run(m):
+        t = m.ones(3)
+        m.ops.aten.leaky_relu_backward(t, t, -0.1, True)
+    assert_raises_like_torch(run, RuntimeError, LEAKY_NEG_SLOPE_MSG)
+
+
+def test_leaky_relu_backward_from_result_matches_numpy():
+    y = np.array([-0.3, 0.0, 2.0, -0.0, 5.0])
+    g = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    got = ptl.ops.aten.leaky_relu_backward(ptl.tensor(g), ptl.tensor(y), 0.1, True)
+    np.testing.assert_array_equal(got.numpy(), np.where(y > 0, g, 0.1 * g))
+

@@ -9,7 +9,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import GradcheckError, gradcheck, gradgradcheck
-from helpers import ROOT, TESTS, assert_no_leak
+from helpers import ROOT, TESTS, assert_no_leak, torch, torch_ref
 
 
 def leaf(shape, seed=0, low=-2.0, high=2.0):
@@ -530,9 +530,9 @@ def _copy_slices_cases(lib):
     return [mul_view, setitem_zero, iadd_slice, relu_view, copy_into_zeros, view_output]
 
 
+@torch_ref
 @pytest.mark.parametrize("k", range(6))
 def test_copy_slices_matches_torch_and_gradcheck(k):
-    import torch
     xs = np.random.default_rng(k).uniform(-1, 1, (3, 3))
     ws = np.array([0.7, -1.3, 2.0])
     results = []

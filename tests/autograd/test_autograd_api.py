@@ -1,15 +1,15 @@
-"""Autograd machinery: hooks, custom Functions, CopySlices, anomaly mode, graph tools.
+"""Autograd machinery: hooks, custom Functions, CopySlices, anomaly mode (forward tracebacks,
+check_nan), graph tools.
 Every value is compared with the installed torch running the same code."""
 import re
 import warnings
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
 from pytorchlite.autograd import Function, gradcheck, once_differentiable
-from helpers import assert_no_leak
+from helpers import assert_no_leak, torch, torch_ref
 
 
 def both(fn):
@@ -35,6 +35,7 @@ def same(a, b, tol=1e-6):
 
 # ---- tensor hooks ----
 
+@torch_ref
 def test_hook_order_and_replacement():
     def run(lib):
         log = []
@@ -56,6 +57,7 @@ def test_hook_order_and_replacement():
     assert mine == ref
 
 
+@torch_ref
 def test_hook_handle_remove_and_unreached_nodes():
     def run(lib):
         log = []
@@ -73,6 +75,7 @@ def test_hook_handle_remove_and_unreached_nodes():
     assert mine == ref == ([], [2.0, 2.0])
 
 
+@torch_ref
 def test_node_hooks_replace_gradients():
     def run(lib):
         a = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -87,6 +90,7 @@ def test_node_hooks_replace_gradients():
     assert mine == ref
 
 
+@torch_ref
 def test_retain_grad_accumulates_and_errors():
     def run(lib):
         a = lib.tensor([1.0, 2.0], requires_grad=True)
@@ -254,6 +258,7 @@ def make_functions(lib):
                 AddOneInplace=AddOneInplace, Identity=Identity, Once=Once)
 
 
+@torch_ref
 def test_function_seed_example():
     def run(lib):
         f = make_functions(lib)
@@ -269,6 +274,7 @@ def test_function_seed_example():
     assert np.allclose(mine[2], [0.1966, 0.1050], atol=1e-4)
 
 
+@torch_ref
 def test_function_setup_context_nontensor_and_needs_input_grad():
     def run(lib):
         f = make_functions(lib)
@@ -282,6 +288,7 @@ def test_function_setup_context_nontensor_and_needs_input_grad():
     same(mine, ref)
 
 
+@torch_ref
 def test_function_multiple_outputs_nondifferentiable_and_materialize():
     def run(lib):
         f = make_functions(lib)
@@ -294,6 +301,7 @@ def test_function_multiple_outputs_nondifferentiable_and_materialize():
     assert mine == ref
 
 
+@torch_ref
 def test_function_saved_output_inplace_error_and_second_backward():
     def run(lib):
         f = make_functions(lib)
@@ -312,6 +320,7 @@ def test_function_saved_output_inplace_error_and_second_backward():
     assert mine[1] == ref[1]
 
 
+@torch_ref
 def test_function_mark_dirty_and_identity_output():
     def run(lib):
         f = make_functions(lib)
@@ -340,6 +349,7 @@ def test_function_mark_dirty_and_identity_output():
             leaf_dirty(lib)
 
 
+@torch_ref
 def test_function_wrong_number_of_gradients():
     def run(lib):
         class Bad(lib.autograd.Function):
@@ -391,6 +401,7 @@ def test_function_gradient_for_nontensor_input_and_bad_shape():
         BadShape.apply(x).sum().backward()
 
 
+@torch_ref
 def test_function_once_differentiable_and_gradcheck():
     f = make_functions(ptl)
     x = ptl.tensor([0.3, -1.2, 2.0], dtype=ptl.float64, requires_grad=True)
@@ -467,6 +478,7 @@ def test_graph_render(tmp_path, monkeypatch):
 
 # ---- anomaly mode ----
 
+@torch_ref
 def test_anomaly_mode_reports_nan():
     def run(lib):
         a = lib.tensor([0.0, 1.0], requires_grad=True)
@@ -489,3 +501,86 @@ def test_anomaly_mode_reports_nan():
     with ptl.autograd.set_detect_anomaly(True):
         assert ptl.autograd.is_anomaly_enabled()
     assert not ptl.autograd.is_anomaly_enabled()
+
+
+# ---- anomaly mode ----
+
+def anomaly_run(lib, check_nan=True):
+    """x*0/x backward under detect_anomaly; returns (error text or None, x.grad, the
+    'Error detected' warnings)."""
+    x = lib.zeros(2, requires_grad=True)
+    err = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly(check_nan=check_nan):
+            z = (x * 0) / x  # the forward line the warning shows
+            try:
+                z.sum().backward()
+            except RuntimeError as e:
+                err = str(e)
+    found = [str(w.message) for w in caught if "Error detected" in str(w.message)]
+    return err, x.grad, found
+
+
+@torch_ref
+def test_anomaly_nan_error_and_forward_traceback():
+    got, want = anomaly_run(ptl), anomaly_run(torch)
+    assert got[0] == want[0] == "Function 'DivBackward0' returned nan values in its 1th output."
+    assert len(got[2]) == len(want[2]) == 1
+    head = "Error detected in DivBackward0. Traceback of forward call that caused the error:\n"
+    assert got[2][0].startswith(head) and want[2][0].startswith(head)
+    # both tracebacks end with this test's forward line
+    line = "    z = (x * 0) / x  # the forward line the warning shows\n"
+    assert got[2][0].endswith(line)
+    assert line in want[2][0]
+    assert f'File "{__file__}"' in got[2][0]
+
+
+@torch_ref
+def test_anomaly_check_nan_false_records_but_does_not_raise():
+    got, want = anomaly_run(ptl, check_nan=False), anomaly_run(torch, check_nan=False)
+    assert got[0] is None and want[0] is None
+    assert got[2] == [] and want[2] == []
+    assert got[1].isnan().tolist() == want[1].isnan().tolist() == [True, True]
+
+
+@torch_ref
+def test_anomaly_flags_match_torch():
+    for lib, mod in ((ptl, ptl.autograd), (torch, torch)):
+        assert not mod.is_anomaly_enabled()
+        assert mod.is_anomaly_check_nan_enabled()
+        with lib.autograd.set_detect_anomaly(True, check_nan=False):
+            assert mod.is_anomaly_enabled()
+            assert not mod.is_anomaly_check_nan_enabled()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with lib.autograd.detect_anomaly():
+                    assert mod.is_anomaly_check_nan_enabled()
+            assert not mod.is_anomaly_check_nan_enabled()
+        assert not mod.is_anomaly_enabled()
+        assert mod.is_anomaly_check_nan_enabled()
+
+
+def test_anomaly_warns_for_any_backward_error():
+    # a failing node (here the in-place error) warns with its forward traceback too
+    x = ptl.randn(3, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with ptl.autograd.detect_anomaly():
+            y = x.sigmoid()  # saved here
+            y.add_(1)
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
+    msgs = [str(w.message) for w in caught if "Error detected" in str(w.message)]
+    assert len(msgs) == 1
+    assert msgs[0].startswith("Error detected in SigmoidBackward0. Traceback of forward call")
+    assert msgs[0].endswith("    y = x.sigmoid()  # saved here\n")
+
+
+def test_anomaly_off_keeps_no_traceback_and_no_warning():
+    x = ptl.zeros(2, requires_grad=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ((x * 0) / x).sum().backward()
+    assert caught == []
+    assert x.grad.isnan().tolist() == [True, True]

@@ -1,17 +1,17 @@
 """Double backward through the NN *_backward ops (the '(double)' section of
 src/autograd/derivatives.def): a float64 gradgradcheck for every NN forward op whose
 gradient calls one of those ops, second derivatives compared with torch, node names, the
-errors PyTorch raises, and a check that every row of the section is exercised."""
+errors PyTorch raises, a check that every row of the section is exercised, and that the
+formula tables of src/autograd/derivatives_double.c cover every row that names them."""
 import os
 import re
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradgradcheck
-from helpers import ROOT
+from helpers import ROOT, torch, torch_ref
 
 DEF = os.path.join(ROOT, "src", "autograd", "derivatives.def")
 
@@ -216,6 +216,7 @@ def second_derivatives(m, fn, shapes, rng):
     return [None if o is None else o.detach().numpy() for o in out]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn,shapes,rng", CASES, ids=[c[0] for c in CASES])
 def test_second_derivatives_match_torch(name, fn, shapes, rng):
     ours = second_derivatives(ptl, fn, shapes, rng)
@@ -228,6 +229,7 @@ def test_second_derivatives_match_torch(name, fn, shapes, rng):
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9, err_msg=f"{name} input {k}")
 
 
+@torch_ref
 @pytest.mark.parametrize("reduction", [0, 1, 2])
 def test_bce_backward_gradcheck_every_input(reduction):
     """binary_cross_entropy_backward differentiated for grad_output, self and target (the
@@ -298,6 +300,7 @@ def tie_second(m, fn, a):
     return [g.detach().numpy()] + [None if o is None else o.detach().numpy() for o in out]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,fn,a", TIE_CASES, ids=[c[0] for c in TIE_CASES])
 def test_ties_match_torch(name, fn, a):
     for k, (p, q) in enumerate(zip(tie_second(ptl, fn, a), tie_second(torch, fn, a))):
@@ -324,12 +327,14 @@ NAMED = ["conv2d_groups_dilation", "conv_transpose2d", "max_pool2d", "max_pool3d
          "embedding"]
 
 
+@torch_ref
 @pytest.mark.parametrize("name", NAMED)
 def test_node_names_match_torch(name):
     case = next(c for c in CASES if c[0] == name)
     assert first_grad_fn(ptl, *case[1:]).name() == first_grad_fn(torch, *case[1:]).name()
 
 
+@torch_ref
 def test_hardsigmoid_double_backward_raises_like_torch():
     msg = "derivative for aten::hardsigmoid_backward is not implemented"
     for m in (torch, ptl):
@@ -394,3 +399,29 @@ def test_double_backward_leaves_no_tensors_alive():
     before = _C._live_counts()
     run_all()
     assert _C._live_counts() == before
+
+
+# ---- the formula tables of derivatives_double.c cover every row that names them ----
+
+def _rows_using(function):
+    text = open(DEF).read()
+    start = text.index("(double) ---- */")
+    end = text.find("/* ----", start)
+    return re.findall(r"^PTL_GRAD\((\w+),\s*\"\w+\",[^)]*?\)?[^,]*,\s*" + function + r"\)",
+                      text[start:end if end >= 0 else None], re.M)
+
+
+def _table_ops(table):
+    text = open(os.path.join(ROOT, "src", "autograd", "derivatives_double.c")).read()
+    body = text[text.index(table + "[] = {"):]
+    body = body[:body.index("\n};")]
+    return re.findall(r"\{PTL_OP_(\w+),", body)
+
+
+@pytest.mark.parametrize("function, table", [("linear_backward_backward", "linear_maps"),
+                                             ("activation_backward_backward", "activations")])
+def test_every_row_has_a_table_entry(function, table):
+    rows, ops = _rows_using(function), _table_ops(table)
+    assert len(rows) >= 12
+    assert sorted(rows) == sorted(ops)
+    assert set(rows) <= {op for op, _ in _my_rows()}

@@ -1,16 +1,15 @@
 """Derivative formulas of the '(formulas)' section of src/autograd/derivatives.def: a float64
 gradcheck for every row (broadcast and non-contiguous inputs where the op takes them), a
 gradgradcheck where PyTorch differentiates twice, node names, the tie and zero rules, and a
-direct comparison of gradients with torch."""
+direct comparison of gradients with torch; and div with a rounding mode (DivBackward2)."""
 import re
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import derivatives_rows
+from helpers import derivatives_rows, torch, torch_ref
 
 aten = ptl.ops.aten
 POS = (0.5, 2.0)
@@ -302,6 +301,7 @@ def _grads(mod, fn, arrays):
     return [np.array(x.grad.tolist()) for x in ins]
 
 
+@torch_ref
 @pytest.mark.parametrize("name, fn, arrays", COMPARE, ids=[c_[0] for c_ in COMPARE])
 def test_same_gradients_as_torch(name, fn, arrays):
     mine, ref = _grads(ptl, fn, arrays), _grads(torch, fn, arrays)
@@ -332,6 +332,7 @@ NODE_NAMES = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("fn, name", NODE_NAMES, ids=[n_[1] for n_ in NODE_NAMES])
 def test_node_names_match_torch(fn, name):
     arr = np.array([[0.5, -1.0], [2.0, 1.5]])
@@ -423,3 +424,63 @@ def test_unbind_and_cat_with_many_pieces():
     b = leaf((2, 200))
     (b.split(1, 1)[7] * 3).sum().backward()
     assert b.grad.tolist() == [[3.0 * (i == 7) for i in range(200)]] * 2
+
+
+# ---- div with a rounding mode (DivBackward2) ----
+
+def f64(a, requires_grad=True):
+    return ptl.tensor(np.asarray(a, dtype=np.float64), dtype=ptl.float64,
+                      requires_grad=requires_grad)
+
+
+def div_inputs(layout):
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-3, 3, size=(3, 4))
+    b = rng.uniform(0.5, 2, size=(3, 4)) * rng.choice([-1, 1], size=(3, 4))
+    if layout == "contiguous":
+        return f64(a), f64(b)
+    if layout == "transposed":
+        return f64(a.T.copy()).t(), f64(b.T.copy()).t()
+    if layout == "sliced":
+        return f64(np.repeat(a, 2, axis=1))[:, ::2], f64(b)
+    return f64(a), f64(b[0])   # broadcast: other is (4,)
+
+
+# the op and its in-place form, each with its gradient-check function
+DIV_ROWS = {
+    "div_Tensor_mode": lambda a, b, mode: ptl.div(a, b, rounding_mode=mode),
+    "div__Tensor_mode": lambda a, b, mode: (a * 1).div_(b, rounding_mode=mode),
+}
+
+
+@pytest.mark.parametrize("row", sorted(DIV_ROWS))
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "broadcast"])
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+def test_div_mode_gradcheck(row, layout, mode):
+    a, b = div_inputs(layout)
+    fn = DIV_ROWS[row]
+    assert ptl.autograd.gradcheck(lambda x, y: fn(x, y, mode), (a, b))
+    assert ptl.autograd.gradgradcheck(lambda x, y: fn(x, y, mode), (a, b))
+
+
+def test_every_div_mode_row_has_a_gradcheck():
+    rows = [op for op, _ in derivatives_rows("agrad2")]
+    assert rows and set(rows) == set(DIV_ROWS)
+
+
+@torch_ref
+@pytest.mark.parametrize("mode", [None, "trunc", "floor"])
+def test_div_mode_grads_match_torch(mode):
+    # ties: equal quotients, exact integers, and a negative zero-crossing
+    a = np.array([[3.0, -3.0, 6.0], [4.5, -4.5, 0.0]])
+    b = np.array([1.5, 1.5, -2.0])
+    grads = []
+    for lib in (ptl, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.tensor(b, requires_grad=True)
+        out = lib.div(x, y, rounding_mode=mode)
+        assert type(out.grad_fn).__name__ == "DivBackward2"
+        (out * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64)).sum().backward()
+        grads.append((x.grad.tolist(), y.grad.tolist()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12)

@@ -7,7 +7,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradgradcheck
-from helpers import torch
+from helpers import torch, torch_ref
 
 F = ptl.nn.functional
 
@@ -48,7 +48,7 @@ def test_conv_gradgradcheck_with_some_inputs_constant(name, needs):
     assert gradgradcheck(f, wanted)
 
 
-@pytest.mark.skipif(torch is None, reason="needs PyTorch as the reference")
+@torch_ref
 @pytest.mark.parametrize("needs", NEEDS, ids=str)
 def test_output_nr_and_second_derivative_match_torch(needs):
     outs = {}

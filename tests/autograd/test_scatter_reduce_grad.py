@@ -11,7 +11,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import assert_no_leak, derivatives_rows, torch
+from helpers import assert_no_leak, derivatives_rows, torch, torch_ref
 
 REDUCES = ["sum", "prod", "mean", "amax", "amin"]
 
@@ -141,6 +141,7 @@ def grads_of(L, xs, ss, idx, dim, reduce, include_self, inplace=False):
     return type(y.grad_fn).__name__, gx.tolist(), gs.tolist()
 
 
+@torch_ref
 @pytest.mark.parametrize("include_self", [True, False])
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_grads_match_torch_on_ties_and_zeros(reduce, include_self):
@@ -152,6 +153,7 @@ def test_grads_match_torch_on_ties_and_zeros(reduce, include_self):
         np.testing.assert_allclose(got[2], want[2], rtol=1e-14, atol=0, err_msg=str(k))
 
 
+@torch_ref
 def test_amax_include_self_false_counts_self_in_ties_as_torch():
     # self[0] is excluded but equals the result: PyTorch still counts it in the tie and
     # gives src[0] half the gradient (FunctionsManual.cpp); we follow PyTorch
@@ -160,6 +162,7 @@ def test_amax_include_self_false_counts_self_in_ties_as_torch():
     assert got == grads_of(torch, [3.0, 5.0], [3.0, 1.0], [0, 0], 0, "amax", False)
 
 
+@torch_ref
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_random_grads_match_torch(reduce):
     rng = np.random.default_rng(7)
@@ -181,6 +184,7 @@ def second_order(L, reduce, xs, ss, idx):
     return hx.tolist(), hs.tolist()
 
 
+@torch_ref
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_double_backward_matches_torch(reduce):
     xs, ss, idx = [0.0, 2.0, 3.0], [4.0, 0.0, 2.0, 3.0], [0, 1, 1, 0]
@@ -193,6 +197,7 @@ DOUBLE_ZERO_MSG = ("scatter_reduce(): Double backward is unsupported for src whe
                    "src are scattered to the same position in self")
 
 
+@torch_ref
 @pytest.mark.parametrize("L", [ptl, torch], ids=["pytorchlite", "torch"])
 def test_prod_double_backward_refused_for_several_zeros(L):
     x = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
@@ -211,6 +216,7 @@ def test_prod_double_backward_refused_for_several_zeros(L):
 
 # ---- one input requiring grad, saved attributes, no leaks ----
 
+@torch_ref
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_one_input_requires_grad(reduce):
     for which in [0, 1]:
@@ -223,6 +229,7 @@ def test_one_input_requires_grad(reduce):
         np.testing.assert_allclose(res[1], res[0], rtol=1e-13, atol=1e-15)
 
 
+@torch_ref
 def test_saved_attributes_match_torch():
     for L in [torch, ptl]:
         y = leaf((3, 4), L=L).scatter_reduce(1, L.tensor(IDX1.tolist()), leaf((3, 3), L=L),
@@ -232,6 +239,7 @@ def test_saved_attributes_match_torch():
         assert y.grad_fn._saved_dim == 1
 
 
+@torch_ref
 @pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
 @pytest.mark.parametrize("row", sorted(LEGACY_ROWS))
 def test_legacy_reduce_refuses_backward(row):

@@ -5,11 +5,11 @@ import weakref
 
 import numpy as np
 import pytest
-import torch
 
 import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import gradcheck, gradgradcheck
+from helpers import torch, torch_ref
 
 
 def leaf(shape, seed=0, lib=ptl):
@@ -52,6 +52,7 @@ def test_inplace_on_view_gradcheck_and_gradgradcheck(name):
     assert gradgradcheck(lambda x: f(x, ptl), [a])
 
 
+@torch_ref
 @pytest.mark.parametrize("name", sorted(INPLACE_ON_VIEW))
 def test_inplace_on_view_grads_match_torch(name):
     f = INPLACE_ON_VIEW[name]
@@ -150,6 +151,7 @@ STALE_VIEWS = [_sibling, _base_then_old_view, _overlapping_siblings, _view_of_vi
                _unfold_view]
 
 
+@torch_ref
 @pytest.mark.parametrize("f", STALE_VIEWS, ids=lambda f: f.__name__)
 def test_regenerated_views_match_torch(f):
     results = []
@@ -169,6 +171,7 @@ def test_regenerated_views_gradgradcheck(f):
     assert gradgradcheck(lambda x: f(x, ptl), [a])
 
 
+@torch_ref
 def test_stale_view_grad_fn_is_regenerated():
     for lib in (ptl, torch):
         y = leaf((3, 3), lib=lib) * 1
@@ -264,6 +267,7 @@ def test_hook_of_a_dropped_wrapper_still_runs_while_the_graph_lives():
     assert ref() is None
 
 
+@torch_ref
 def test_grad_cannot_be_the_tensor_itself():
     for lib in (ptl, torch):
         x = lib.ones(3, requires_grad=True)
@@ -305,6 +309,7 @@ def _sibling_as_other(y):
     return y
 
 
+@torch_ref
 @pytest.mark.parametrize("f", [_self_as_other, _sibling_as_other], ids=lambda f: f.__name__)
 def test_inplace_op_whose_other_input_shares_self_storage_raises_like_torch(f):
     messages = []

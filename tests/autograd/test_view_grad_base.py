@@ -7,11 +7,11 @@ import re
 
 import numpy as np
 import pytest
-torch = pytest.importorskip("torch", reason="these cases compare with PyTorch")
 
 import pytorchlite as ptl
 from pytorchlite import _C
 from pytorchlite.autograd import gradcheck, gradgradcheck
+from helpers import torch, torch_ref
 
 
 def gname(t):
@@ -413,6 +413,7 @@ def outcome(fn, lib):
     return ("ok", r)
 
 
+@torch_ref
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__.strip("_"))
 def test_matches_torch(fn):
     expected = outcome(fn, torch)
@@ -427,6 +428,7 @@ RAISES = {"_nograd_view_indirect", "_nograd_view_is_leaf", "_nograd_view_used",
           "_grad_is_self", "_integer_view_grad_value"}
 
 
+@torch_ref
 @pytest.mark.parametrize("fn", [f for f in CASES if f.__name__ in RAISES],
                          ids=lambda f: f.__name__.strip("_"))
 def test_error_cases_raise(fn):
@@ -565,7 +567,7 @@ def test_grad_is_self_refused():
         x.grad = x
 
 
-@pytest.mark.skipif(torch is None, reason="needs PyTorch as the reference")
+@torch_ref
 def test_is_view_matches_torch():
     def kinds(m):
         x = m.ones(4, 2)

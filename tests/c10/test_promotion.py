@@ -6,12 +6,12 @@ import operator
 import pytest
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, torch
+from helpers import ALL_DTYPES, torch, torch_ref
 
 hypothesis = pytest.importorskip("hypothesis", reason="property tests need hypothesis")
 st = hypothesis.strategies
 
-pytestmark = pytest.mark.skipif(torch is None, reason="torch is the reference")
+pytestmark = torch_ref
 
 KINDS = ["tensor", "zerodim", "int", "float", "bool"]
 
@@ -68,6 +68,7 @@ kinds = st.sampled_from(KINDS)
 values = st.integers(1, 3)
 
 
+@torch_ref
 @hypothesis.settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @hypothesis.given(da=dtypes, db=dtypes, ka=kinds, kb=kinds, va=values, vb=values)
 def test_result_type_matches_torch(da, db, ka, kb, va, vb):
@@ -77,6 +78,7 @@ def test_result_type_matches_torch(da, db, ka, kb, va, vb):
     assert str(ptl.result_type(a, b)) == str(torch.result_type(ta, tb))
 
 
+@torch_ref
 @hypothesis.settings(max_examples=400, deadline=None, derandomize=True, database=None)
 @hypothesis.given(name=st.sampled_from(sorted(set(OPS) | BY_NAME)), da=dtypes, db=dtypes,
                   ka=kinds, kb=kinds, va=values, vb=values)
@@ -93,6 +95,7 @@ def test_op_output_dtype_matches_torch(name, da, db, ka, kb, va, vb):
     assert ours == theirs, f"{name}({ka} {da}, {kb} {db}): ours {ours}, torch {theirs}"
 
 
+@torch_ref
 @hypothesis.settings(max_examples=150, deadline=None, derandomize=True, database=None)
 @hypothesis.given(name=st.sampled_from(["add", "mul", "truediv", "eq", "and", "floordiv"]),
                   da=dtypes, db=dtypes, kb=kinds)

@@ -9,6 +9,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite import _C
+from helpers import torch, torch_ref
 
 
 def test_config_show_mentions_everything():
@@ -100,8 +101,8 @@ def test_result_type_and_promote_types():
     assert ptl.can_cast(ptl.int32, ptl.bool) is False
 
 
+@torch_ref
 def test_promotion_matches_torch_on_all_pairs():
-    torch = pytest.importorskip("torch", reason="PyTorch is the reference for promotion")
     names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
              "float32", "float64"]
     for a in names:

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-
-torch = pytest.importorskip("torch")
+from helpers import torch, torch_ref
 
 
 # ---- inputs ------------------------------------------------------------------------------
@@ -317,6 +316,7 @@ def _run(lib, module, leaves, made):
     return outs
 
 
+@torch_ref
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_module_matches_torch(case):
     name, args, kwargs, spec = case
@@ -356,6 +356,7 @@ def test_module_matches_torch(case):
             _close(p, t, f"{mode} buffer {pn} after forward")
 
 
+@torch_ref
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
 def test_module_float32_forward(case):
     """The default dtype: float32 parameters and inputs give float32 outputs equal to
@@ -376,6 +377,7 @@ def test_module_float32_forward(case):
         np.testing.assert_allclose(p, t, rtol=2e-5, atol=2e-5)
 
 
+@torch_ref
 def test_every_module_has_a_row():
     """Every module class exported by pytorchlite.nn that torch.nn also has appears in
     CASES (the containers, Identity/Flatten and the other helpers' modules aside)."""
@@ -400,6 +402,7 @@ def test_rrelu_training_slopes_in_range():
     np.testing.assert_allclose((m(x) / x).numpy(), 0.2)
 
 
+@torch_ref
 def test_constants_as_torch():
     for name in ["ReLU", "ELU", "Hardtanh", "Softmax", "PReLU", "Conv2d", "ConvTranspose1d",
                  "MaxPool3d", "AvgPool1d", "AvgPool3d", "LPPool2d", "AdaptiveMaxPool2d",
@@ -411,6 +414,7 @@ def test_constants_as_torch():
 
 # ---- initialisation ----------------------------------------------------------------------
 
+@torch_ref
 @pytest.mark.parametrize("name,args", [
     ("ConvTranspose1d", (16, 8, 5)), ("ConvTranspose2d", (12, 8, 3)),
     ("ConvTranspose2d", (12, 8, 3, 1, 0, 0, 4)), ("ConvTranspose3d", (6, 4, 2)),
@@ -455,6 +459,7 @@ def _pair(name, *args, **kwargs):
     return ref, ours
 
 
+@torch_ref
 @pytest.mark.parametrize("momentum", [None, 0.1])
 def test_batchnorm_running_stats_over_batches(momentum):
     ref, ours = _pair("BatchNorm1d", 3, momentum=momentum)
@@ -479,6 +484,7 @@ def test_batchnorm_loads_checkpoint_without_num_batches_tracked():
     assert m.num_batches_tracked.item() == 0
 
 
+@torch_ref
 def test_conv_transpose_output_size():
     ref, ours = _pair("ConvTranspose2d", 2, 3, 3, stride=2, padding=1)
     x = np.random.default_rng(3).standard_normal((1, 2, 4, 5))
@@ -487,12 +493,14 @@ def test_conv_transpose_output_size():
                f"output_size={size}")
 
 
+@torch_ref
 def test_triplet_with_distance_default_is_pairwise_distance_module():
     m = ptl.nn.TripletMarginWithDistanceLoss()
     assert isinstance(m.distance_function, ptl.nn.PairwiseDistance)
     assert repr(m) == repr(torch.nn.TripletMarginWithDistanceLoss())
 
 
+@torch_ref
 def test_legacy_reduction_arguments():
     for sa, red, expected in [(False, None, "sum"), (None, False, "none"), (True, True, "mean")]:
         with pytest.warns(UserWarning, match=re.escape(
@@ -524,6 +532,7 @@ def test_upsample_stores_scale_factor_as_float():
     assert ptl.nn.Upsample(size=4).scale_factor is None
 
 
+@torch_ref
 @pytest.mark.filterwarnings("ignore:size_average and reduce args")
 def test_functional_losses_match_torch():
     r = np.random.default_rng(9)
@@ -542,6 +551,7 @@ def test_functional_losses_match_torch():
         _close(p_out, t_out, "functional loss")
 
 
+@torch_ref
 def test_gaussian_nll_var_gradient_through_clamp():
     """var below eps is clamped without cutting its gradient (clamp under no_grad)."""
     r = np.random.default_rng(4)
@@ -630,6 +640,7 @@ def _sets_sorted(message):
                   message)
 
 
+@torch_ref
 @pytest.mark.parametrize("call", [e[1] for e in ERRORS], ids=[e[0] for e in ERRORS])
 def test_error_matches_torch(call):
     with pytest.raises(Exception) as ref:

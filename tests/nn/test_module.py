@@ -1,6 +1,8 @@
 """nn.Module semantics against PyTorch: registration, traversal, state_dict keys and order,
-load_state_dict errors, repr strings, hooks, train/eval, dtype moves."""
+load_state_dict errors, repr strings, hooks (full backward hooks included), train/eval,
+dtype moves."""
 import re
+import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -8,8 +10,7 @@ import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn as nn
-
-torch = pytest.importorskip("torch", reason="module behaviour is compared with torch.nn")
+from helpers import torch, torch_ref
 
 
 def build(lib):
@@ -33,6 +34,7 @@ def build(lib):
     return Net()
 
 
+@torch_ref
 def test_registration_and_traversal_match_torch():
     m, t = build(ptl), build(torch)
     assert [n for n, _ in m.named_parameters()] == [n for n, _ in t.named_parameters()]
@@ -163,6 +165,7 @@ def test_sequential_container_api():
     assert "a" in pd and isinstance(pd["a"], nn.Parameter)
 
 
+@torch_ref
 def test_parameter_repr_matches_torch():
     p = nn.Parameter(ptl.tensor([1.0, 2.0]))
     tp = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
@@ -176,3 +179,74 @@ def test_linear_init_bounds_like_torch():
     w = np.array(m.weight.tolist())
     assert np.abs(w).max() <= bound + 1e-7 and np.abs(w).max() > 0.8 * bound
     assert np.abs(np.array(m.bias.tolist())).max() <= bound + 1e-7
+
+
+# ---- nn.Module full backward hooks ----
+
+def hooked_linear(lib, replace_input=False, x_requires_grad=True):
+    m = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], dtype=lib.float64))
+        m.bias.copy_(lib.tensor([0.1, -0.2], dtype=lib.float64))
+    log = []
+
+    def pre(mod, go):
+        log.append(("pre", mod is m, [g.tolist() for g in go]))
+        return (go[0] * 2,)
+
+    def full(mod, gi, go):
+        log.append(("full", mod is m, [None if g is None else g.tolist() for g in gi],
+                    [g.tolist() for g in go]))
+        if replace_input and gi[0] is not None:
+            return (gi[0] + 1,)
+        return None
+    handles = [m.register_full_backward_pre_hook(pre), m.register_full_backward_hook(full)]
+    x = lib.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]], dtype=lib.float64,
+                   requires_grad=x_requires_grad)
+    y = m(x)
+    (y * lib.tensor([[1.0, -1.0]], dtype=lib.float64)).sum().backward()
+    return type(y.grad_fn).__name__, log, x.grad, m.weight.grad.tolist(), handles, m, x
+
+
+@torch_ref
+@pytest.mark.parametrize("replace_input", [False, True])
+@pytest.mark.parametrize("x_requires_grad", [True, False])
+def test_module_full_backward_hooks_match_torch(replace_input, x_requires_grad):
+    found = []
+    for lib in (ptl, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found.append(hooked_linear(lib, replace_input, x_requires_grad))
+        found[-1] += ([str(w.message) for w in caught if "Full backward hook" in str(w.message)],)
+    got, want = found
+    assert got[-1] == want[-1] and len(got[-1]) == (0 if x_requires_grad else 1)
+    assert got[0] == want[0] == "BackwardHookFunctionBackward"
+    assert got[1] == want[1]
+    assert (got[2] is None) == (want[2] is None) == (not x_requires_grad)
+    if x_requires_grad:
+        assert got[2].tolist() == want[2].tolist()
+    assert got[3] == want[3]
+
+
+@torch_ref
+def test_module_full_backward_hook_handles_remove():
+    for lib in (ptl, torch):
+        _, log, _, _, handles, m, x = hooked_linear(lib)
+        for h in handles:
+            h.remove()
+        log.clear()
+        y = m(x)
+        assert type(y.grad_fn).__name__ != "BackwardHookFunctionBackward"
+        y.sum().backward()
+        assert log == []
+
+
+@torch_ref
+def test_module_full_backward_hook_wrong_count_raises():
+    for lib in (ptl, torch):
+        m = lib.nn.Linear(2, 2).double()
+        m.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+        x = lib.ones(1, 2, dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match=re.escape(
+                "Backward hook returned an invalid number of grad_input, got 2, but expected 1")):
+            m(x).sum().backward()

@@ -12,11 +12,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ROOT
+from helpers import ROOT, torch, torch_ref
 from test_seq_layers import _build, _close, _ptl, _torch, check_module, randn
-
-torch = pytest.importorskip("torch")
-
 
 
 # ---- modules against torch ----
@@ -46,6 +43,7 @@ def test_given_state_and_noncontiguous_input(name):
         check_module(ours, theirs, [x, h])
 
 
+@torch_ref
 @pytest.mark.parametrize("name,kwargs", [
     ("RNN", {"nonlinearity": "relu"}),
     ("LSTM", {"proj_size": 2, "bidirectional": True}),
@@ -354,6 +352,7 @@ def test_node_names_and_grad_mode_paths():
         np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
+@torch_ref
 def test_lstm_and_gru_cells_match_torch_composition():
     """The cells' values and every input's gradient against torch's autograd of the same
     composition (PyTorch's CPU build has no fused cell to call)."""

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-
-torch = pytest.importorskip("torch")
+from helpers import torch, torch_ref
 
 TOL = 1e-10
 
@@ -107,6 +106,7 @@ def randn(*shape, seed=0):
 
 # ---- normalization ----
 
+@torch_ref
 @pytest.mark.parametrize("name,args,kwargs,shape", [
     ("LayerNorm", (4,), {}, (2, 3, 4)),
     ("LayerNorm", ((3, 4),), {"eps": 1e-3}, (2, 3, 4)),
@@ -133,6 +133,7 @@ def test_normalization(name, args, kwargs, shape):
     check_module(ours, theirs, [randn(*shape)])
 
 
+@torch_ref
 def test_normalization_noncontiguous_input():
     ours, theirs = _build("LayerNorm", (3,), {})
     x = randn(3, 4).T  # transposed view
@@ -144,6 +145,7 @@ def test_group_norm_divisibility():
         ptl.nn.GroupNorm(3, 4)
 
 
+@torch_ref
 def test_layer_norm_shape_error():
     ours = ptl.nn.LayerNorm(4)
     theirs = torch.nn.LayerNorm(4)
@@ -159,6 +161,7 @@ DROPOUTS = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
             "FeatureAlphaDropout"]
 
 
+@torch_ref
 @pytest.mark.parametrize("name", DROPOUTS)
 def test_dropout_eval_is_identity_and_repr(name):
     ours, theirs = getattr(ptl.nn, name)(0.3), getattr(torch.nn, name)(0.3)
@@ -168,6 +171,7 @@ def test_dropout_eval_is_identity_and_repr(name):
     check_module(ours, theirs, [randn(*shape)])
 
 
+@torch_ref
 @pytest.mark.parametrize("name", DROPOUTS)
 def test_dropout_p_validation(name):
     with pytest.raises(ValueError) as e:
@@ -230,6 +234,7 @@ def test_dropout_inplace():
 
 # ---- embedding ----
 
+@torch_ref
 def test_embedding_matches_torch():
     ours, theirs = _build("Embedding", (10, 3), {"padding_idx": 2})
     idx = np.array([[1, 2, 4], [4, 4, 9]])
@@ -238,6 +243,7 @@ def test_embedding_matches_torch():
     assert repr(ours) == repr(theirs)
 
 
+@torch_ref
 def test_embedding_negative_padding_idx_zeroes_row_at_init():
     e = ptl.nn.Embedding(10, 3, padding_idx=-1)
     assert e.padding_idx == 9
@@ -246,6 +252,7 @@ def test_embedding_negative_padding_idx_zeroes_row_at_init():
     assert repr(e) == repr(torch.nn.Embedding(10, 3, padding_idx=-1))
 
 
+@torch_ref
 @pytest.mark.parametrize("kwargs", [{"max_norm": 1.0}, {"max_norm": 1.5, "norm_type": 1.0},
                                     {"scale_grad_by_freq": True}])
 def test_embedding_options(kwargs):
@@ -268,6 +275,7 @@ def test_embedding_padding_idx_range_and_weight_shape():
         ptl.nn.Embedding(5, 2, sparse=True)
 
 
+@torch_ref
 def test_embedding_from_pretrained():
     w = randn(4, 3)
     e = ptl.nn.Embedding.from_pretrained(_ptl(w))
@@ -282,6 +290,7 @@ def test_embedding_from_pretrained():
         ptl.nn.Embedding.from_pretrained(_ptl(randn(3)))
 
 
+@torch_ref
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("extra", [{}, {"padding_idx": 1}, {"include_last_offset": True}])
 def test_embedding_bag(mode, extra):
@@ -293,6 +302,7 @@ def test_embedding_bag(mode, extra):
     check_module(ours, theirs, [idx.reshape(2, 4)])
 
 
+@torch_ref
 def test_embedding_bag_per_sample_weights():
     ours, theirs = _build("EmbeddingBag", (8, 3), {"mode": "sum"})
     idx, offsets, psw = np.array([1, 2, 4, 5, 4]), np.array([0, 3]), randn(5, seed=4)
@@ -318,6 +328,7 @@ RNN_CASES = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("name,kwargs", RNN_CASES)
 def test_rnn_matches_torch(name, kwargs):
     ours, theirs = _build(name, (4, 5), kwargs)
@@ -346,6 +357,7 @@ def test_rnn_matches_torch(name, kwargs):
     _close(pc.grad, tc.grad, "grad c0")
 
 
+@torch_ref
 @pytest.mark.parametrize("name,kwargs", [("RNN", {}), ("LSTM", {"batch_first": True}),
                                          ("GRU", {"bidirectional": True})])
 def test_rnn_unbatched(name, kwargs):
@@ -358,6 +370,7 @@ def test_rnn_unbatched(name, kwargs):
         check_module(ours, theirs, [randn(3, 4)], {"hx": (h, randn(*h.shape, seed=3))}, seed=2)
 
 
+@torch_ref
 def test_rnn_dropout_between_layers_train_only():
     ours, theirs = _build("GRU", (4, 5), {"num_layers": 2, "dropout": 0.5})
     check_module(ours, theirs, [randn(3, 2, 4)])  # eval: dropout off
@@ -368,6 +381,7 @@ def test_rnn_dropout_between_layers_train_only():
     assert repr(ours) == repr(theirs)
 
 
+@torch_ref
 def test_rnn_init_and_names():
     m = ptl.nn.LSTM(3, 16, num_layers=2, bidirectional=True)
     t = torch.nn.LSTM(3, 16, num_layers=2, bidirectional=True)
@@ -378,6 +392,7 @@ def test_rnn_init_and_names():
     assert len(m.all_weights) == 4 and m.all_weights[1][0] is m.weight_ih_l0_reverse
 
 
+@torch_ref
 @pytest.mark.parametrize("name,args,kwargs", [
     ("RNNCell", (4, 5), {}), ("RNNCell", (4, 5), {"bias": False, "nonlinearity": "relu"}),
     ("LSTMCell", (4, 5), {}), ("GRUCell", (4, 5), {}), ("GRUCell", (4, 5), {"bias": False}),
@@ -402,6 +417,7 @@ def _same_error(exc_type, fn_torch, fn_ours):
         fn_ours()
 
 
+@torch_ref
 @pytest.mark.parametrize("case", range(9))
 def test_rnn_errors(case):
     def pair(name, kwargs, call):
@@ -426,6 +442,7 @@ def test_rnn_errors(case):
     _same_error(exc, ft, fo)
 
 
+@torch_ref
 def test_rnn_constructor_errors():
     msg = "input.size(-1) must be equal to input_size. Expected 4, got 3"
     with pytest.raises(RuntimeError, match=re.escape(msg)):
@@ -463,6 +480,7 @@ BOOL_MASK = np.array([[False, True, False, False], [True, False, False, True],
                       [False, False, True, False]])
 
 
+@torch_ref
 @pytest.mark.parametrize("kwargs,call", [
     ({}, {}),
     ({}, {"need_weights": False}),
@@ -492,6 +510,7 @@ def test_multihead_attention(kwargs, call):
     assert len(out) == (1 if call.get("need_weights", True) is False else 2)
 
 
+@torch_ref
 def test_multihead_attention_self_attention_and_3d_mask():
     ours, theirs = _build("MultiheadAttention", (8, 2), {"batch_first": True})
     q = randn(2, 3, 8)
@@ -502,6 +521,7 @@ def test_multihead_attention_self_attention_and_3d_mask():
                                            "need_weights": False})
 
 
+@torch_ref
 def test_multihead_attention_unbatched():
     ours, theirs = _build("MultiheadAttention", (8, 2), {})
     q, k = randn(3, 8), randn(4, 8, seed=1)
@@ -510,6 +530,7 @@ def test_multihead_attention_unbatched():
                                            "average_attn_weights": False})
 
 
+@torch_ref
 def test_multihead_attention_errors():
     o = ptl.nn.MultiheadAttention(8, 2)
     with pytest.raises(AssertionError, match="^was expecting embedding dimension of 8, but got 6$"):
@@ -541,6 +562,7 @@ def test_multihead_attention_errors():
                                              for k, v in kw.items()}))
 
 
+@torch_ref
 def test_multi_head_attention_forward_functional():
     t = torch.nn.MultiheadAttention(8, 2, dtype=torch.float64)
     q = randn(3, 2, 8)
@@ -567,6 +589,7 @@ def test_multihead_attention_dropout_train():
 
 # ---- transformer ----
 
+@torch_ref
 @pytest.mark.parametrize("kwargs", [{}, {"norm_first": True, "activation": "gelu"},
                                     {"batch_first": True, "bias": False}])
 def test_transformer_encoder_layer(kwargs):
@@ -580,6 +603,7 @@ def test_transformer_encoder_layer(kwargs):
     check_module(ours, theirs, [x], {"src_key_padding_mask": kpm}, seed=1)
 
 
+@torch_ref
 def test_transformer_encoder_layer_callable_activation_and_masks():
     ours = ptl.nn.TransformerEncoderLayer(8, 2, 16, activation=ptl.nn.ReLU(), dtype=ptl.float64)
     theirs = torch.nn.TransformerEncoderLayer(8, 2, 16, activation=torch.nn.ReLU(),
@@ -599,6 +623,7 @@ def test_transformer_encoder_layer_callable_activation_and_masks():
         ptl.nn.TransformerEncoderLayer(8, 2, activation="tanh")
 
 
+@torch_ref
 @pytest.mark.parametrize("kwargs", [{}, {"norm_first": True, "batch_first": True}])
 def test_transformer_decoder_layer(kwargs):
     ours, theirs = _build("TransformerDecoderLayer", (8, 2, 16), kwargs)
@@ -612,6 +637,7 @@ def test_transformer_decoder_layer(kwargs):
                                             "memory_key_padding_mask": mkpm}, seed=2)
 
 
+@torch_ref
 def test_transformer_encoder_and_decoder_stacks():
     layer_t = torch.nn.TransformerEncoderLayer(8, 2, 16, dtype=torch.float64)
     layer_o = ptl.nn.TransformerEncoderLayer(8, 2, 16, dtype=ptl.float64)
@@ -636,6 +662,7 @@ def test_transformer_encoder_and_decoder_stacks():
     check_module(do, dt, [x, randn(4, 2, 8, seed=3)], {"tgt_mask": causal}, seed=2)
 
 
+@torch_ref
 def test_transformer_full():
     kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1,
               dim_feedforward=16)
@@ -657,6 +684,7 @@ def test_transformer_full():
         ours(_ptl(randn(4, 2, 6)), _ptl(randn(3, 2, 6)))
 
 
+@torch_ref
 def test_transformer_defaults_and_init():
     m = ptl.nn.Transformer(num_encoder_layers=1, num_decoder_layers=1)
     t = torch.nn.Transformer(num_encoder_layers=1, num_decoder_layers=1)
@@ -670,7 +698,8 @@ def test_transformer_defaults_and_init():
 # ---- nn.utils.rnn and packed sequences ----
 
 from pytorchlite.nn.utils import rnn as prnn  # noqa: E402
-from torch.nn.utils import rnn as trnn  # noqa: E402
+
+trnn = torch.nn.utils.rnn if torch is not None else None
 
 
 def _same_packed(a, b):
@@ -682,6 +711,7 @@ def _same_packed(a, b):
                 np.testing.assert_array_equal(v.numpy(), u.numpy(), err_msg=name)
 
 
+@torch_ref
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("lengths,enforce_sorted", [([3, 3, 2, 1], True), ([2, 3, 2, 3], False),
                                                     ([1, 3, 2, 2], False)])
@@ -702,6 +732,7 @@ def test_pack_pad_round_trip(batch_first, lengths, enforce_sorted):
     _close(px.grad, tx.grad, "grad through pack and pad")
 
 
+@torch_ref
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("side", ["right", "left"])
 def test_pad_sequence(batch_first, side):
@@ -715,6 +746,7 @@ def test_pad_sequence(batch_first, side):
         np.testing.assert_array_equal(p.numpy(), s)
 
 
+@torch_ref
 def test_pack_sequence_and_unpack():
     seqs = [randn(2, 3), randn(4, 3, seed=1), randn(1, 3, seed=2)]
     a = trnn.pack_sequence([_torch(s) for s in seqs], enforce_sorted=False)
@@ -724,6 +756,7 @@ def test_pack_sequence_and_unpack():
         np.testing.assert_array_equal(p.numpy(), s)
 
 
+@torch_ref
 def test_rnn_utils_errors():
     cases = [
         (lambda lib, m: m.pad_sequence([lib.zeros(2)], padding_side="middle")),
@@ -740,6 +773,7 @@ def test_rnn_utils_errors():
                 lambda: prnn.pad_packed_sequence(b, total_length=2))
 
 
+@torch_ref
 @pytest.mark.parametrize("name,kwargs", [
     ("RNN", {}), ("GRU", {"num_layers": 2, "bidirectional": True}),
     ("LSTM", {"num_layers": 2, "bidirectional": True, "proj_size": 2}),
@@ -772,6 +806,7 @@ def test_rnn_packed_input(name, kwargs, lengths, enforce_sorted):
         _close(p.grad, tparams[pname].grad, pname)
 
 
+@torch_ref
 def test_packed_sequence_methods():
     b = prnn.pack_sequence([ptl.ones(3, 2), ptl.ones(1, 2)])
     assert b.unsorted_indices is None and b.sorted_indices is None
@@ -784,6 +819,7 @@ def test_packed_sequence_methods():
         trnn.invert_permutation(torch.tensor([2, 0, 1])).tolist()
 
 
+@torch_ref
 def test_multihead_attention_init():
     m = ptl.nn.MultiheadAttention(16, 4, add_bias_kv=True)
     assert [n for n, _ in m.named_parameters()] == \
@@ -799,6 +835,7 @@ def test_multihead_attention_init():
     assert tuple(s.k_proj_weight.shape) == (8, 3) and tuple(s.v_proj_weight.shape) == (8, 5)
 
 
+@torch_ref
 def test_embedding_bag_max_ties_grad_goes_to_first_row():
     w = np.array([[1.0, 2.0], [1.0, 3.0], [0.0, 2.0], [5.0, 5.0], [5.0, 5.0]])
     ours = ptl.nn.EmbeddingBag.from_pretrained(_ptl(w), freeze=False, mode="max")

@@ -7,8 +7,7 @@ import warnings
 import pytest
 
 import pytorchlite as ptl
-
-torch = pytest.importorskip("torch", reason="lr sequences are compared with torch's schedulers")
+from helpers import torch, torch_ref
 
 
 def S(lib):
@@ -72,6 +71,7 @@ def assert_groups_match(opt, topt):
             assert g["betas"][0] == pytest.approx(tg["betas"][0], rel=1e-12)
 
 
+@torch_ref
 @pytest.mark.parametrize("name", list(CASES))
 def test_lr_sequence_matches_torch(name):
     adam = name == "OneCycleLR-cos"    # cycles Adam's beta1 instead of SGD's momentum
@@ -91,6 +91,7 @@ def test_lr_sequence_matches_torch(name):
     assert len(set(map(tuple, lrs))) >= 2    # the schedule does change the lr
 
 
+@torch_ref
 @pytest.mark.parametrize("kwargs", [
     dict(), dict(mode="max", patience=2, factor=0.5), dict(threshold_mode="abs", threshold=0.05,
                                                           patience=1, cooldown=3),
@@ -111,6 +112,7 @@ def test_reduce_lr_on_plateau_matches_torch(kwargs):
     assert sched.get_last_lr() != [0.1, 0.05]
 
 
+@torch_ref
 @pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
                                   "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
                                   "CosineAnnealingWarmRestarts"])
@@ -125,6 +127,7 @@ def test_step_with_epoch_uses_closed_form(name):
         assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
 
 
+@torch_ref
 def test_warm_restarts_fractional_epochs():
     opt, topt = optimizer(ptl), optimizer(torch)
     sched = CASES["CosineAnnealingWarmRestarts"](ptl, opt)
@@ -136,6 +139,7 @@ def test_warm_restarts_fractional_epochs():
         assert sched.T_i == tsched.T_i and sched.T_cur == pytest.approx(tsched.T_cur)
 
 
+@torch_ref
 @pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "CyclicLR-triangular",
                                   "OneCycleLR-cos", "SequentialLR", "ChainedScheduler",
                                   "LambdaLR"])
@@ -220,6 +224,7 @@ def errors(lib):
     ]
 
 
+@torch_ref
 @pytest.mark.parametrize("i", range(len(errors(ptl))))
 def test_errors_match_torch(i):
     for lib in (torch, ptl):

@@ -1,12 +1,14 @@
-"""Optimizers step by step against torch.optim from identical parameters and gradients."""
+"""Optimizers step by step against torch.optim from identical parameters and gradients, and
+the fused single-tensor steps of SGD, Adam and AdamW (Note [Fused optimizer step]) against
+the op-by-op path."""
 import re
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from helpers import assert_close, torch, torch_ref
 
-torch = pytest.importorskip("torch", reason="update rules are compared with torch.optim")
 
 CASES = [
     ("SGD", dict(lr=0.1)),
@@ -39,6 +41,7 @@ CASES = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("name, kwargs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_steps_match_torch(name, kwargs):
     rng = np.random.default_rng(0)
@@ -58,6 +61,7 @@ def test_steps_match_torch(name, kwargs):
             np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
+@torch_ref
 def test_state_dict_structure_matches_torch():
     a = np.ones((2, 2))
     p = ptl.tensor(a, requires_grad=True)
@@ -117,6 +121,7 @@ def rosenbrock(lib, x):
 
 # Rosenbrock with fixed steps of lr=1 jumps far and amplifies last-bit differences of the
 # gradients, so the fixed-step cases on it take short steps and the others few iterations.
+@torch_ref
 @pytest.mark.parametrize("fn, kwargs", [
     (quadratic, dict()), (quadratic, dict(line_search_fn="strong_wolfe")),
     (quadratic, dict(lr=0.5, history_size=3, max_iter=7)),
@@ -159,6 +164,7 @@ def test_lbfgs_errors():
         opt.step(lambda: (p * p).sum())
 
 
+@torch_ref
 @pytest.mark.parametrize("name, kwargs, message", [
     ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
     ("NAdam", dict(momentum_decay=-1), "Invalid momentum_decay value: -1"),
@@ -178,6 +184,7 @@ def test_argument_errors_match_torch(name, kwargs, message):
         getattr(ptl.optim, name)([ptl.ones(1, requires_grad=True)], **kwargs)
 
 
+@torch_ref
 @pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam"])
 def test_new_optimizer_state_dict_keys_match_torch(name):
     p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
@@ -188,3 +195,116 @@ def test_new_optimizer_state_dict_keys_match_torch(name):
     sd, tsd = opt.state_dict(), topt.state_dict()
     assert sd["param_groups"] == tsd["param_groups"]
     assert list(sd["state"][0]) == list(tsd["state"][0])
+
+
+# ---- fused optimizer steps (Note [Fused optimizer step]) ----
+
+def _trajectory(lib, opt_name, kwargs, dtype, steps=20, shapes=((7, 5), (5,), (3, 1, 4))):
+    g = np.random.default_rng(11)
+    inits = [g.standard_normal(s) for s in shapes]
+    targets = [g.standard_normal(s) for s in shapes]
+    params = [lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in inits]
+    opt = getattr(lib.optim, opt_name)(params, **kwargs)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = sum(((p - lib.tensor(t, dtype=p.dtype)) ** 4).sum() for p, t in zip(params, targets))
+        loss.backward()
+        opt.step()
+        out.append([p.detach().numpy().copy() for p in params])
+    return out
+
+
+OPT_CASES = [
+    ("SGD", dict(lr=0.01)),
+    ("SGD", dict(lr=0.01, momentum=0.9)),
+    ("SGD", dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.01, momentum=0.5, dampening=0.3, maximize=True)),
+    ("SGD", dict(lr=0.01, weight_decay=0.2, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.9), maximize=True, eps=1e-6)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.3)),
+    ("AdamW", dict(lr=0.01, maximize=True)),
+]
+
+
+@torch_ref
+@pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
+def test_fused_step_trajectory_matches_torch(opt_name, kwargs):
+    ours = _trajectory(ptl, opt_name, kwargs, "float64")
+    ref = _trajectory(torch, opt_name, kwargs, "float64")
+    for a, b in zip(ours, ref):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
+def test_fused_step_matches_op_by_op_path(opt_name, kwargs):
+    """foreach=False takes the op-by-op path: float32 results agree with the fused kernel."""
+    fused = _trajectory(ptl, opt_name, kwargs, "float32", steps=5)
+    plain = _trajectory(ptl, opt_name, dict(kwargs, foreach=False), "float32", steps=5)
+    for a, b in zip(fused, plain):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_step_used_and_falls_back():
+    # a non-contiguous parameter takes the op-by-op path, a contiguous one the fused kernel;
+    # both must give the same values
+    base = ptl.tensor(np.arange(12.0).reshape(3, 4))
+    p1 = base.clone().t().requires_grad_()          # non-contiguous leaf
+    p2 = base.clone().t().contiguous().requires_grad_()
+    for p in (p1, p2):
+        opt = ptl.optim.SGD([p], lr=0.1, momentum=0.9)
+        for _ in range(3):
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+    np.testing.assert_allclose(p1.detach().numpy(), p2.detach().numpy(), rtol=1e-12)
+    assert p1.is_contiguous() is False
+
+
+def test_fused_kernels_direct_and_errors():
+    import re
+    aten = ptl.ops.aten
+    p, g, buf = ptl.ones(4), ptl.full((4,), 2.0), ptl.zeros(4)
+    aten._fused_sgd_step_(p, g, buf, 0.5, 0.9, 0.0, 0.0, False, False, True)
+    assert_close(p, np.full(4, 0.0), dtype=ptl.float32)
+    assert_close(buf, np.full(4, 2.0), dtype=ptl.float32)
+    aten._fused_sgd_step_(p, g, None, 0.5, 0.0, 0.0, 0.0, False, False, False)
+    assert_close(p, np.full(4, -1.0), dtype=ptl.float32)
+    m, v = ptl.zeros(4), ptl.zeros(4)
+    aten._fused_adam_step_(p, g, m, v, None, 1.0, 0.1, 0.9, 0.999, 0.0, 1e-8, False, False)
+    assert_close(p, np.full(4, -1.1), dtype=ptl.float32)   # first Adam step moves by lr
+    cases = [
+        (lambda: aten._fused_sgd_step_(ptl.ones(4, dtype=ptl.int64), ptl.ones(4, dtype=ptl.int64),
+                                       None, 0.1, 0.0, 0.0, 0.0, False, False, False),
+         "_fused_sgd_step_: expected a float32 or float64 tensor, got Long"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(4, 2).t(), ptl.ones(2, 4), None, 0.1, 0.0, 0.0,
+                                       0.0, False, False, False),
+         "_fused_sgd_step_: self must be contiguous"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(4), ptl.ones(4, dtype=ptl.float64), None, 0.1,
+                                       0.0, 0.0, 0.0, False, False, False),
+         "_fused_sgd_step_: grad must have the dtype of self"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(4), ptl.ones(5), None, 0.1, 0.0, 0.0, 0.0, False,
+                                       False, False),
+         "_fused_sgd_step_: grad must have the shape of self"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(2, 2), ptl.ones(4, 1), None, 0.1, 0.0, 0.0, 0.0,
+                                       False, False, False),
+         "_fused_sgd_step_: grad must have the shape of self"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(2, 2), ptl.ones(2, 2), ptl.ones(2, 2).t(), 0.1,
+                                       0.9, 0.0, 0.0, False, False, False),
+         "_fused_sgd_step_: momentum_buffer must be contiguous"),
+        (lambda: aten._fused_adam_step_(ptl.ones(3), ptl.ones(3), ptl.ones(2), ptl.ones(3), None,
+                                        1.0, 0.1, 0.9, 0.9, 0.0, 1e-8, False, False),
+         "_fused_adam_step_: exp_avg must have the shape of self"),
+        (lambda: aten._fused_adam_step_(ptl.ones(3), ptl.ones(3), ptl.ones(3), ptl.ones(3),
+                                        ptl.ones(3, dtype=ptl.float64), 1.0, 0.1, 0.9, 0.9, 0.0,
+                                        1e-8, False, False),
+         "_fused_adam_step_: max_exp_avg_sq must have the dtype of self"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            fn()

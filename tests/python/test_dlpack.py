@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, NP_DTYPE, make, to_numpy
+from helpers import ALL_DTYPES, NP_DTYPE, make, to_numpy, torch, torch_ref
 
-torch = pytest.importorskip("torch", reason="cross-checks with torch's DLPack")
 
 NUMPY_DTYPES = [d for d in ALL_DTYPES if d != ptl.bfloat16]   # NumPy has no bfloat16
 LAYOUT_SHAPES = [("contiguous", ()), ("contiguous", (0,)), ("contiguous", (7,)),
@@ -47,6 +46,7 @@ def test_from_numpy_array(dtype, layout, shape):
         assert tuple(s * t.element_size() for s in t.stride()) == a.strides
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_torch_both_ways(dtype):
     t, _ = make((3, 5), dtype, "transposed", seed=3)
@@ -59,6 +59,7 @@ def test_torch_both_ways(dtype):
     assert back.data_ptr() == t.data_ptr()
 
 
+@torch_ref
 def test_writes_visible_both_ways():
     t = ptl.tensor([[1.0, 2.0], [3.0, 4.0]])
     n = np.from_dlpack(t)              # DLPack 1.0: writable
@@ -77,6 +78,7 @@ def test_writes_visible_both_ways():
     assert t[0, 0].item() == -5.0
 
 
+@torch_ref
 def test_capsules_and_versions():
     t = ptl.tensor([1, 2, 3])
     old = t.__dlpack__()
@@ -95,6 +97,7 @@ def test_capsules_and_versions():
     assert torch.from_dlpack(t.__dlpack__()).tolist() == [1, 2, 3]
 
 
+@torch_ref
 def test_device():
     assert ptl.tensor([1.0]).__dlpack_device__() == (1, 0)
     assert ptl.tensor([1.0]).__dlpack_device__() == torch.tensor([1.0]).__dlpack_device__()
@@ -126,6 +129,7 @@ def test_source_kept_alive():
     assert n.tolist() == [5, 6, 7]
 
 
+@torch_ref
 def test_no_leaks():
     gc.collect()
     counts = ptl._C._live_counts()
@@ -143,6 +147,7 @@ def test_no_leaks():
     assert ptl._C._live_counts() == counts
 
 
+@torch_ref
 def test_errors():
     t = ptl.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(BufferError, match=re.escape(

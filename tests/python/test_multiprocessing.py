@@ -15,10 +15,9 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.multiprocessing as mp
 from pytorchlite import _C
-from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, make
+from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, make, torch, torch_ref
 import _data_helpers as H
 
-torch = pytest.importorskip("torch", reason="torch is the reference for error messages")
 
 START_METHODS = [m for m in ("fork", "spawn", "forkserver") if m in mp.get_all_start_methods()]
 
@@ -310,6 +309,7 @@ def test_cuda_fork_before_init_is_fine():
 
 # ---- pin_memory ----
 
+@torch_ref
 @pytest.mark.skipif(ptl.cuda.is_available(), reason="checks the behaviour without a GPU")
 def test_pin_memory_without_accelerator():
     msg = "Cannot access accelerator device when none is available."

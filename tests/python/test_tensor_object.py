@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NP_DTYPE, LAYOUTS, SHAPES, \
-    assert_close, make, to_numpy
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
+                     assert_close, make, to_numpy, torch, torch_ref)
 
-torch = pytest.importorskip("torch", reason="dtype inference and messages are checked against torch")
 
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                "float32", "float64"]
@@ -62,6 +61,7 @@ DATA = [
 ]
 
 
+@torch_ref
 @pytest.mark.parametrize("data", DATA, ids=repr)
 def test_tensor_inference(data):
     with warnings.catch_warnings():
@@ -69,6 +69,7 @@ def test_tensor_inference(data):
         same_tensor(ptl.tensor(data), torch.tensor(data))
 
 
+@torch_ref
 @pytest.mark.parametrize("data", [
     [np.array([1, 2]), np.array([3, 4])], [np.array([1.5, 2], dtype=np.float16), [3, 4]],
     [[np.float32(1), np.float32(2)], np.array([3, 4], dtype=np.int8)], [np.zeros((2, 0))],
@@ -84,6 +85,7 @@ def test_tensor_from_list_of_arrays(data, name):
         same_result(lambda: ptl.tensor(data, **kw_ptl), lambda: torch.tensor(data, **kw_ref))
 
 
+@torch_ref
 @pytest.mark.parametrize("data", DATA[:16], ids=repr)
 @pytest.mark.parametrize("name", DTYPE_NAMES)
 def test_tensor_dtype_argument(data, name):
@@ -91,6 +93,7 @@ def test_tensor_dtype_argument(data, name):
                 lambda: torch.tensor(data, dtype=getattr(torch, name)))
 
 
+@torch_ref
 @pytest.mark.parametrize("name", DTYPE_NAMES[:-2] + ["float32", "float64"])
 def test_tensor_from_numpy_array(name):
     if name == "bfloat16":
@@ -104,6 +107,7 @@ def test_tensor_from_numpy_array(name):
     assert t[0, 0].item() != 9          # tensor() copies
 
 
+@torch_ref
 def test_tensor_from_tensors():
     for t_ptl, t_ref in [(ptl.tensor([1, 2]), torch.tensor([1, 2])),
                          (ptl.tensor(2.5, dtype=ptl.float64), torch.tensor(2.5, dtype=torch.float64))]:
@@ -119,6 +123,7 @@ def test_tensor_from_tensors():
     assert src[0].item() == 1.0
 
 
+@torch_ref
 def test_tensor_default_dtype(default_dtype):
     ptl.set_default_dtype(ptl.float64)
     torch.set_default_dtype(torch.float64)
@@ -129,6 +134,7 @@ def test_tensor_default_dtype(default_dtype):
                lambda: torch.set_default_dtype(torch.int32))
 
 
+@torch_ref
 @pytest.mark.parametrize("data", [
     [[1, 2, 3], [4, 5]], [[1, 2], 3], [1, [2, 3]], [[[1, 2]], [[3]]], [[1], []],
 ])
@@ -136,6 +142,7 @@ def test_tensor_ragged(data):
     same_error(lambda: ptl.tensor(data), lambda: torch.tensor(data))
 
 
+@torch_ref
 @pytest.mark.parametrize("data", [["a", 1], [1, None], "abc", {1: 2}, [object()], None])
 def test_tensor_bad_leaves(data):
     with pytest.raises(Exception) as ref:
@@ -144,6 +151,7 @@ def test_tensor_bad_leaves(data):
         ptl.tensor(data)
 
 
+@torch_ref
 @pytest.mark.parametrize("data,name", [
     ([2**63], None), ([-2**63 - 1], None), ([2**64], "float32"), ([300], "int8"),
     ([-1], "uint8"), ([-256], "uint8"), ([256], "uint8"), ([2**63], "int8"), ([2**63], "bool"),
@@ -191,6 +199,7 @@ def test_numpy_values(dtype, shape, layout):
     np.testing.assert_array_equal(np.array(t, dtype=np.float64), a.astype(np.float64))
 
 
+@torch_ref
 def test_from_numpy_errors():
     ro = np.arange(3.0)
     ro.flags.writeable = False
@@ -241,6 +250,7 @@ def test_buffer_protocol():
 VALUES = [[[1.5, -2.0], [3.0, 4.0]], [7], [[0]], 5, -2.7, True, [], [[1, 2]], [False], 0.0]
 
 
+@torch_ref
 @pytest.mark.parametrize("data", VALUES, ids=repr)
 def test_scalar_conversions(data):
     t_ptl, t_ref = ptl.tensor(data), torch.tensor(data)
@@ -259,6 +269,7 @@ def test_scalar_conversions(data):
                 assert got == want and type(got) is type(want)
 
 
+@torch_ref
 def test_item_types():
     for name in DTYPE_NAMES:
         v_ptl = ptl.tensor([1], dtype=getattr(ptl, name)).item()
@@ -266,6 +277,7 @@ def test_item_types():
         assert v_ptl == v_ref and type(v_ptl) is type(v_ref)
 
 
+@torch_ref
 def test_iteration_and_len():
     t = ptl.tensor([[1, 2], [3, 4], [5, 6]])
     assert len(t) == 3
@@ -278,6 +290,7 @@ def test_iteration_and_len():
 
 # ---- dtype, device, Size ----
 
+@torch_ref
 @pytest.mark.parametrize("name", DTYPE_NAMES)
 def test_dtype_objects(name):
     d, r = getattr(ptl, name), getattr(torch, name)
@@ -296,6 +309,7 @@ def test_dtype_aliases():
     assert ptl.float32 != ptl.float64
 
 
+@torch_ref
 @pytest.mark.parametrize("spec", ["cpu", "cuda", "cuda:1", "cpu:0", ("cuda", 2), "cuda:0"])
 def test_device_objects(spec):
     args = spec if isinstance(spec, tuple) else (spec,)
@@ -306,6 +320,7 @@ def test_device_objects(spec):
     assert pickle.loads(pickle.dumps(d)) == d
 
 
+@torch_ref
 def test_device_eq_and_errors():
     assert ptl.device("cuda:0") != ptl.device("cuda:1")
     assert ptl.device("cuda", 1) == ptl.device("cuda:1")
@@ -321,6 +336,7 @@ def test_device_eq_and_errors():
     same_error(lambda: ptl.device("cuda:1", 2), lambda: torch.device("cuda:1", 2))
 
 
+@torch_ref
 def test_size():
     s, r = ptl.tensor(np.zeros((2, 3, 4))).shape, torch.zeros(2, 3, 4).shape
     assert repr(s) == repr(r) == "torch.Size([2, 3, 4])" and str(s) == str(r)
@@ -335,6 +351,7 @@ def test_size():
 
 # ---- shape and layout queries ----
 
+@torch_ref
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_shape_queries(shape, layout):
@@ -360,6 +377,7 @@ def test_shape_queries(shape, layout):
     assert t.stride() == ref.stride() or a.size == 0
 
 
+@torch_ref
 def test_shape_query_errors():
     t_ptl, t_ref = ptl.tensor([[1, 2, 3]]), torch.tensor([[1, 2, 3]])
     same_error(lambda: t_ptl.size(2), lambda: t_ref.size(2))
@@ -369,6 +387,7 @@ def test_shape_query_errors():
     same_error(lambda: ptl.tensor([1]).mT, lambda: torch.tensor([1]).mT)
 
 
+@torch_ref
 @pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
 def test_T_and_H(shape):
     t_ptl, t_ref = ptl.tensor(np.zeros(shape)), torch.zeros(shape)
@@ -412,6 +431,7 @@ CONVERSIONS = [("float", ptl.float32), ("double", ptl.float64), ("half", ptl.flo
                ("bfloat16", ptl.bfloat16)]
 
 
+@torch_ref
 @pytest.mark.parametrize("method,target", CONVERSIONS)
 @pytest.mark.parametrize("source", [ptl.float32, ptl.float64, ptl.int64, ptl.int16, ptl.bool,
                                     ptl.uint8, ptl.float16])

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from helpers import torch, torch_ref
 
-torch = pytest.importorskip("torch", reason="the printing tests compare with torch's repr")
 
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                "float32", "float64"]
@@ -56,6 +56,7 @@ def random_values(shape, dtype_name, gen, kind):
 SHAPES = [(), (1,), (5,), (3, 4), (2, 3, 4), (2, 2, 3, 2), (1, 1, 1, 1), (4, 1, 3)]
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype_name", DTYPE_NAMES)
 @pytest.mark.parametrize("kind", ["small", "wide", "ints"])
 def test_random_shapes(dtype_name, kind):
@@ -64,6 +65,7 @@ def test_random_shapes(dtype_name, kind):
         check(*pair(random_values(shape, dtype_name, gen, kind), dtype_name))
 
 
+@torch_ref
 @pytest.mark.parametrize("dtype_name", DTYPE_NAMES)
 @pytest.mark.parametrize("shape", [(1000,), (1001,), (10, 100), (10, 101), (2, 3, 200),
                                    (7, 7, 7, 7), (3, 400), (400, 3), (6, 167)])
@@ -72,6 +74,7 @@ def test_threshold_summarization(dtype_name, shape):
     check(*pair(random_values(shape, dtype_name, gen, "small"), dtype_name))
 
 
+@torch_ref
 @pytest.mark.parametrize("values", [
     [1.0, 2.0, 3.0], [1.5, 2.0, 3.0], [0.0, 0.0], [-0.0, 0.0], [-0.0], [1e-5, 1.0, 1e9],
     [1e-4, 1.0], [9.99e-5, 1.0], [1e8, 1.0], [1.1e8, 1.0], [1.0, 1000.0], [1.0, 1001.0],
@@ -86,6 +89,7 @@ def test_special_values(values, dtype_name):
         check(*pair(values, dtype_name))
 
 
+@torch_ref
 @pytest.mark.parametrize("value", [3.0, -2.5, 0.0, -0.0, NAN, INF, 1e-7, 1e10, 7, True, -9])
 def test_zero_dim(value):
     check(*pair(value))
@@ -94,17 +98,20 @@ def test_zero_dim(value):
         check(*pair(value, "float16"))
 
 
+@torch_ref
 @pytest.mark.parametrize("shape", [(0,), (0, 3), (2, 0), (2, 0, 4), (0, 0)])
 @pytest.mark.parametrize("dtype_name", DTYPE_NAMES)
 def test_empty(shape, dtype_name):
     check(*pair(np.zeros(shape), dtype_name))
 
 
+@torch_ref
 def test_empty_from_list():
     check(ptl.tensor([]), torch.tensor([]))
     check(ptl.tensor([[], []]), torch.tensor([[], []]))
 
 
+@torch_ref
 @pytest.mark.parametrize("options", [
     {"precision": 2}, {"precision": 0}, {"precision": 8}, {"threshold": 5},
     {"threshold": 0}, {"edgeitems": 1, "threshold": 10}, {"edgeitems": 0, "threshold": 10},
@@ -129,6 +136,7 @@ def test_printoptions(options):
         check(t_ptl, t_ref)
 
 
+@torch_ref
 def test_printoptions_context_and_get():
     from pytorchlite import _tensor_str
     with _tensor_str.printoptions(precision=2), torch._tensor_str.printoptions(precision=2):
@@ -138,6 +146,7 @@ def test_printoptions_context_and_get():
     check(*pair([1.23456, 2.0]))
 
 
+@torch_ref
 @pytest.mark.parametrize("layout", ["transposed", "sliced", "expanded"])
 def test_views(layout):
     a = np.random.default_rng(3).standard_normal((6, 8))
@@ -150,6 +159,7 @@ def test_views(layout):
         check(t_ptl[:1].expand(4, 8), t_ref[:1].expand(4, 8))
 
 
+@torch_ref
 def test_requires_grad_suffix():
     check(ptl.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], requires_grad=True))
     check(ptl.tensor(3.0, requires_grad=True), torch.tensor(3.0, requires_grad=True))
@@ -159,6 +169,7 @@ def test_requires_grad_suffix():
           torch.tensor(long[:7], dtype=torch.float16, requires_grad=True))
 
 
+@torch_ref
 def test_grad_fn_suffix(monkeypatch):
     class AddBackward0:
         pass
@@ -178,6 +189,7 @@ def test_device_suffix(monkeypatch):
         "tensor([1, 2], device='cuda:0', dtype=torch.int32)"
 
 
+@torch_ref
 @pytest.mark.parametrize("default", ["float64", "float16"])
 def test_default_dtype_suffix(default):
     old_ptl, old_ref = ptl.get_default_dtype(), torch.get_default_dtype()
@@ -194,6 +206,7 @@ def test_default_dtype_suffix(default):
         torch.set_default_dtype(old_ref)
 
 
+@torch_ref
 def test_subclass_prefix():
     class MyTensor(ptl.Tensor):
         __slots__ = ()
@@ -204,6 +217,7 @@ def test_subclass_prefix():
     assert repr(t) == repr(r) == "MyTensor([1., 2.])"
 
 
+@torch_ref
 def test_str_equals_repr_and_format():
     t = ptl.tensor([[1.0, 2.5]])
     assert str(t) == repr(t)
@@ -211,6 +225,7 @@ def test_str_equals_repr_and_format():
     assert f"{t}" == f"{torch.tensor([[1.0, 2.5]])}"
 
 
+@torch_ref
 def test_suffix_wrapping():
     # The dtype suffix moves to its own line when the last line would pass linewidth.
     for n in range(1, 30):
@@ -219,6 +234,7 @@ def test_suffix_wrapping():
         check(*pair(np.arange(n) * 1234567, "int32"))
 
 
+@torch_ref
 def test_large_tensor_is_fast():
     import time
     t = ptl.tensor(np.zeros((1000, 1000)), dtype=ptl.float32)

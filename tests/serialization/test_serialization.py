@@ -15,14 +15,10 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite import serialization
-from helpers import ALL_DTYPES, LAYOUTS, NP_DTYPE, SHAPES, TESTS, assert_close, make
+from helpers import (ALL_DTYPES, LAYOUTS, NP_DTYPE, SHAPES, TESTS, assert_close, make, torch,
+                     torch_ref)
 
-try:
-    import torch
-except ImportError:  # pragma: no cover
-    torch = None
 
-needs_torch = pytest.mark.skipif(torch is None, reason="cross-checks need the real torch")
 FIXTURES = os.path.join(TESTS, "fixtures")
 DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
                "float32", "float64"]
@@ -249,7 +245,7 @@ def torch_bits(t):
     return bytes(t.clone(memory_format=torch.contiguous_format).untyped_storage())
 
 
-@needs_torch
+@torch_ref
 @pytest.mark.parametrize("legacy", [False, True], ids=["zip", "legacy"])
 def test_torch_loads_our_files(tmp_path, legacy):
     ours = {}
@@ -269,7 +265,7 @@ def test_torch_loads_our_files(tmp_path, legacy):
         assert len(ptrs) == 1
 
 
-@needs_torch
+@torch_ref
 def test_linear_state_dict_through_both_libraries(tmp_path, monkeypatch):
     lin = make_linear(monkeypatch, 4, 3)
     path = tmp_path / "ptl.pt"
@@ -290,7 +286,7 @@ def test_linear_state_dict_through_both_libraries(tmp_path, monkeypatch):
     assert bits(back.bias.detach()) == bits(lin.bias.detach())
 
 
-@needs_torch
+@torch_ref
 def test_torch_written_bits_match(tmp_path):
     path = tmp_path / "t.pt"
     values = {name: torch.tensor(np.linspace(-3, 3, 7)).to(getattr(torch, name))
