@@ -11,8 +11,6 @@ import pytorchlite as ptl
 from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
                      SHAPES, assert_close, make, to_numpy, torch, torch_ref)
 
-pytestmark = pytest.mark.skipif(torch is None, reason="torch is the reference for dtypes")
-
 
 def tdt(d):
     """The torch dtype of a pytorchlite dtype."""
