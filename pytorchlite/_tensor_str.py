@@ -1,10 +1,10 @@
 """Tensor printing: repr/str of a Tensor and set_printoptions.  Mirrors torch/_tensor_str.py.
 
-The output matches PyTorch's character for character (tests/test_printing.py compares with
-torch).  Unlike PyTorch, which formats with tensor ops (masked_select, abs, min, max, stack),
-this module works on Python lists: the elements it shows are pulled out once with tolist(),
-from views of the edge rows when the tensor is summarized, so printing needs no kernels
-beyond indexing and costs O(shown elements)."""
+The output matches PyTorch's character for character (tests/python/test_tensor_str.py
+compares with torch).  Unlike PyTorch, which formats with tensor ops (masked_select, abs, min,
+max, stack), this module works on Python lists: the elements it shows are pulled out once
+with tolist(), from views of the edge rows when the tensor is summarized, so printing needs
+no kernels beyond indexing and costs O(shown elements)."""
 import contextlib
 import math
 

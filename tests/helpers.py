@@ -17,6 +17,17 @@ try:
 except ImportError:  # pragma: no cover
     torch = None
 
+# A test whose only reference is PyTorch carries this mark: without torch it is skipped with
+# TORCH_MISSING as the reason (conftest.py), and `pytest -m torch_ref` selects these tests.
+# A comparison with torch inside a test that also checks against NumPy runs under
+# `if torch is not None:` instead, so the rest of the test runs everywhere.
+torch_ref = pytest.mark.torch_ref
+TORCH_MISSING = "PyTorch not installed: this compares with torch"
+
+# The tests folder (on sys.path, see conftest.py) and the checkout's root above it.
+TESTS = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(TESTS)
+
 NP_DTYPE = {
     ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
     ptl.int32: np.int32, ptl.int64: np.int64, ptl.float16: np.float16,

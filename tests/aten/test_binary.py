@@ -1,0 +1,528 @@
+"""Binary pointwise ops (binary.c, compare.c) against NumPy in float64 (exact for integers),
+with PyTorch's semantics encoded where NumPy differs, and cross-checked against torch for
+dtypes, errors and edge cases."""
+import operator
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
+                     SHAPES, assert_close, make, to_numpy, torch, torch_ref)
+
+
+def tdt(d):
+    """The torch dtype of a pytorchlite dtype."""
+    return getattr(torch, str(d).split(".")[1])
+
+
+def pdt(d):
+    return getattr(ptl, str(d).split(".")[1])
+
+
+def as_torch(t):
+    return torch.tensor(to_numpy(t)).to(tdt(t.dtype))
+
+
+def np_cast(a, d):
+    """a (float64 or exact ints) in dtype d's NumPy dtype; float16 rounds, bfloat16 and the
+    other floats stay float64 (the result is compared with a tolerance)."""
+    if d == ptl.float16:
+        return np.asarray(a).astype(np.float16).astype(np.float64)
+    if d in FLOAT_DTYPES:
+        return np.asarray(a).astype(np.float64)
+    with np.errstate(all="ignore"):
+        return np.asarray(a).astype(NP_DTYPE[d])
+
+
+# ---- references: PyTorch's semantics in NumPy.  a, b arrive in the compute dtype
+# (exact integers of that dtype, or float64 for floating dtypes). ----
+
+def ref_trunc(a, b):
+    if a.dtype.kind == "f":
+        return np.trunc(a / b)
+    q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def ref_pow(a, b):
+    if a.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            return np.power(a, b)
+    with np.errstate(all="ignore"):
+        p = np.power(a, np.maximum(b, 0).astype(a.dtype))
+    neg = np.where(a == 1, 1, np.where(a == -1, np.where(b % 2 == 1, -1, 1), 0))
+    return np.where(b < 0, neg.astype(a.dtype), p)
+
+
+def ref_shift(left):
+    def f(a, b):
+        bits = a.dtype.itemsize * 8
+        out_of_range = (b < 0) | (b >= bits)
+        bs = np.where(out_of_range, 0, b).astype(a.dtype)
+        with np.errstate(all="ignore"):
+            r = np.left_shift(a, bs) if left else np.right_shift(a, bs)
+        fill = 0 if left else np.where(a < 0, -1, 0).astype(a.dtype)
+        return np.where(out_of_range, fill, r)
+    return f
+
+
+def ref_isclose(a, b):
+    a = a.astype(np.float64)
+    b = b.astype(np.float64)
+    with np.errstate(all="ignore"):
+        diff = np.abs(a - b)
+        return (a == b) | (np.isfinite(diff) & (diff <= 1e-8 + np.abs(1e-5 * b)))
+
+
+# name: (pytorchlite call, reference, kind): kind "arith" (result in the op's dtype),
+# "pred" (bool result computed in the common dtype), "div" (divisor kept away from 0).
+OPS = {
+    "div": (ptl.div, lambda a, b: a.astype(np.float64) / b, "div"),
+    "div_trunc": (lambda a, b: ptl.div(a, b, rounding_mode="trunc"), ref_trunc, "div"),
+    "div_floor": (lambda a, b: ptl.div(a, b, rounding_mode="floor"), np.floor_divide, "div"),
+    "floor_divide": (ptl.floor_divide, np.floor_divide, "div"),
+    "remainder": (ptl.remainder, np.remainder, "div"),
+    "fmod": (ptl.fmod, np.fmod, "div"),
+    "pow": (ptl.pow, ref_pow, "arith"),
+    "atan2": (ptl.atan2, lambda a, b: np.arctan2(a.astype(np.float64), b), "arith"),
+    "maximum": (ptl.maximum, np.maximum, "arith"),
+    "minimum": (ptl.minimum, np.minimum, "arith"),
+    "fmax": (ptl.fmax, np.fmax, "arith"),
+    "fmin": (ptl.fmin, np.fmin, "arith"),
+    "eq": (ptl.eq, np.equal, "pred"),
+    "ne": (ptl.ne, np.not_equal, "pred"),
+    "lt": (ptl.lt, np.less, "pred"),
+    "le": (ptl.le, np.less_equal, "pred"),
+    "gt": (ptl.gt, np.greater, "pred"),
+    "ge": (ptl.ge, np.greater_equal, "pred"),
+    "logical_and": (ptl.logical_and, np.logical_and, "pred"),
+    "logical_or": (ptl.logical_or, np.logical_or, "pred"),
+    "logical_xor": (ptl.logical_xor, np.logical_xor, "pred"),
+    "bitwise_and": (ptl.bitwise_and, np.bitwise_and, "arith"),
+    "bitwise_or": (ptl.bitwise_or, np.bitwise_or, "arith"),
+    "bitwise_xor": (ptl.bitwise_xor, np.bitwise_xor, "arith"),
+    "bitwise_left_shift": (ptl.bitwise_left_shift, ref_shift(True), "shift"),
+    "bitwise_right_shift": (ptl.bitwise_right_shift, ref_shift(False), "shift"),
+    "isclose": (ptl.isclose, ref_isclose, "pred"),
+}
+TORCH_NAME = {"div_trunc": "div", "div_floor": "div"}
+TORCH_KW = {"div_trunc": {"rounding_mode": "trunc"}, "div_floor": {"rounding_mode": "floor"}}
+
+
+def torch_call(name, a, b):
+    return getattr(torch, TORCH_NAME.get(name, name))(a, b, **TORCH_KW.get(name, {}))
+
+
+def operands(name, sa, sb, da, db, la="contiguous", lb="contiguous", seed=0):
+    kind = OPS[name][2]
+    a, an = make(sa, da, la, seed)
+    if kind == "div" and db != ptl.bool:
+        b, bn = make(sb, db, lb, seed + 1, low=1, high=5)
+    elif kind == "shift":
+        b, bn = make(sb, db, lb, seed + 1, low=-2, high=9)
+    elif name == "isclose":   # half of the values close to a's
+        b, bn = make(sb, db, lb, seed + 1, low=-1, high=1)
+    else:
+        b, bn = make(sb, db, lb, seed + 1)
+    return a, an, b, bn
+
+
+def check(name, a, an, b, bn):
+    """Runs op `name` on (a, b) and compares with the reference; dtype from torch."""
+    fn, ref, kind = OPS[name]
+    ta = torch.ones(a.shape, dtype=tdt(a.dtype))
+    tb = torch.ones(b.shape, dtype=tdt(b.dtype))
+    common = pdt(torch.result_type(ta, tb))
+    out_dtype = pdt(torch_call(name, ta, tb).dtype)
+    if name == "isclose":   # tolerance arithmetic happens in the inputs' own precision
+        an, bn = np_cast(an, common), np_cast(bn, common)
+    compute = common if kind == "pred" or common not in INT_DTYPES + [ptl.bool] else out_dtype
+    got = fn(a, b)
+    x, y = np_cast(an, compute), np_cast(bn, compute)
+    if compute == ptl.bool and kind not in ("pred",):
+        x, y = x.astype(np.bool_), y.astype(np.bool_)
+    with np.errstate(all="ignore"):
+        expected = np_cast(ref(x, y), out_dtype)
+    assert_close(got, expected, dtype=out_dtype)
+
+
+def supported(name, d):
+    """None when torch runs op `name` on two `d` tensors, else (exception type, message)."""
+    one = torch.ones(2, dtype=tdt(d))
+    try:
+        torch_call(name, one, one)
+    except Exception as e:  # noqa: BLE001 -- the reference's exception, to compare with ours
+        return type(e), str(e)
+    return None
+
+
+@torch_ref
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("name", list(OPS))
+def test_op_shapes_layouts(name, dtype):
+    err = supported(name, dtype)
+    if err is not None:
+        a, _, b, _ = operands(name, (3,), (3,), dtype, dtype)
+        with pytest.raises(err[0], match=re.escape(err[1])):
+            OPS[name][0](a, b)
+        return
+    for i, shape in enumerate(SHAPES):
+        for layout in LAYOUTS:
+            check(name, *operands(name, shape, shape, dtype, dtype, layout, layout, seed=i))
+
+
+MIXED = [(ptl.int32, ptl.float32), (ptl.uint8, ptl.int8), (ptl.bool, ptl.int16),
+         (ptl.float16, ptl.float64), (ptl.int64, ptl.bfloat16), (ptl.uint8, ptl.bool)]
+
+
+@torch_ref
+@pytest.mark.parametrize("name", list(OPS))
+def test_op_broadcast_mixed_dtypes(name):
+    for i, (sa, sb) in enumerate(BROADCAST_PAIRS):
+        for da, db in MIXED:
+            if name == "isclose":
+                db = da   # isclose requires equal dtypes
+            if supported(name, torch.promote_types(tdt(da), tdt(db))) is not None:
+                continue
+            if OPS[name][2] == "div" and ptl.bool in (da, db):
+                continue   # a bool divisor is 0 half the time
+            lb = LAYOUTS[i % len(LAYOUTS)]
+            check(name, *operands(name, sa, sb, da, db, "contiguous", lb, seed=i))
+            check(name, *operands(name, sb, sa, db, da, lb, "sliced", seed=i))
+
+
+@torch_ref
+@pytest.mark.parametrize("dtype", INT_DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["div_trunc", "div_floor", "floor_divide", "remainder", "fmod"])
+def test_integer_division_signs(name, dtype):
+    """Negative dividends and divisors, against torch itself."""
+    lo = 0 if dtype == ptl.uint8 else -9
+    av = np.arange(lo, 10)
+    bv = np.array([v for v in range(lo, 5) if v != 0])
+    an, bn = np.meshgrid(av, bv)
+    a, b = ptl.tensor(an, dtype=dtype), ptl.tensor(bn, dtype=dtype)
+    expected = torch_call(name, as_torch(a), as_torch(b))
+    assert_close(OPS[name][0](a, b), expected.numpy(), dtype=dtype)
+
+
+def test_integer_division_by_zero():
+    a, z = ptl.tensor([5, -5, 7]), ptl.tensor([0, 1, 2])
+    for f in [lambda: ptl.div(a, z, rounding_mode="trunc"),
+              lambda: ptl.div(a, z, rounding_mode="floor"), lambda: a // z, lambda: a // 0,
+              lambda: a % 0, lambda: ptl.remainder(a, z), lambda: ptl.fmod(a, z),
+              lambda: ptl.tensor([1], dtype=ptl.uint8) % ptl.tensor(256)]:
+        with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+            f()
+    x = ptl.tensor([4, 6])
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+        x //= 0
+    assert_close(ptl.div(a, z), [np.inf, -5.0, 3.5], dtype=ptl.float32)
+    assert_close(a / 0, [np.inf, -np.inf, np.inf], dtype=ptl.float32)
+
+
+def test_int64_min_by_minus_one_does_not_trap():
+    m = ptl.tensor([-2**63])
+    assert_close(ptl.div(m, ptl.tensor([-1]), rounding_mode="trunc"), np.array([-2**63]))
+    assert_close(ptl.div(m, ptl.tensor([-1]), rounding_mode="floor"), np.array([-2**63]))
+    assert_close(ptl.remainder(m, ptl.tensor([-1])), np.array([0]))
+    assert_close(ptl.fmod(m, ptl.tensor([-1])), np.array([0]))
+
+
+FLOAT_EDGE = [5.0, -5.0, 0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 0.3, 4.5]
+
+
+@torch_ref
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["div", "div_trunc", "div_floor", "remainder", "fmod", "pow",
+                                  "atan2", "maximum", "minimum", "fmax", "fmin", "eq", "lt",
+                                  "isclose"])
+def test_float_edge_values_match_torch(name, dtype):
+    if name == "div_trunc" and dtype in (ptl.float16, ptl.bfloat16):
+        # torch rounds a / b to the dtype before trunc on its vector path but not on its
+        # scalar path (4.5 / 0.3 gives 15 or 14); we truncate the float quotient
+        an, bn = np.meshgrid([4.5, -4.5], [0.3])
+        got = ptl.div(ptl.tensor(an, dtype=dtype), ptl.tensor(bn, dtype=dtype), rounding_mode="trunc")
+        assert_close(got, np.array([[14.0, -14.0]]), dtype=dtype)
+        return
+    an, bn = np.meshgrid(FLOAT_EDGE, FLOAT_EDGE + [-3.0, 0.1, 1.5])
+    a, b = ptl.tensor(an, dtype=dtype), ptl.tensor(bn, dtype=dtype)
+    expected = torch_call(name, as_torch(a), as_torch(b))
+    assert_close(OPS[name][0](a, b), expected.double().numpy(), dtype=pdt(expected.dtype))
+    if name == "maximum":   # NaN propagation is not a tolerance question
+        got = to_numpy(ptl.maximum(a, b))
+        assert np.array_equal(np.isnan(got), np.isnan(an) | np.isnan(bn))
+
+
+@torch_ref
+def test_pow_python_exponent_fast_paths_match_torch():
+    vals = [-np.inf, -2.0, -0.0, 0.0, 0.5, 3.0, np.inf, np.nan]
+    for dtype in FLOAT_DTYPES:
+        x = ptl.tensor(vals, dtype=dtype)
+        for e in [2, 3, 0.5, -0.5, -1, -2, 0, 1, 1.7, -3]:
+            expected = torch.tensor(vals, dtype=tdt(dtype)) ** e
+            assert_close(x ** e, expected.double().numpy(), dtype=dtype)
+            assert_close(ptl.pow(x, ptl.tensor(e, dtype=dtype)),
+                         torch.pow(torch.tensor(vals, dtype=tdt(dtype)),
+                                   torch.tensor(e, dtype=tdt(dtype))).double().numpy())
+
+
+@torch_ref
+def test_pow_integer_rules():
+    i = ptl.tensor([1, -1, 2, 0, 3])
+    for bad in [lambda: i ** -1, lambda: ptl.pow(i, -2), lambda: ptl.tensor([True]) ** -1]:
+        with pytest.raises(RuntimeError,
+                           match=re.escape("Integers to negative integer powers are not allowed.")):
+            bad()
+    e = ptl.tensor([-1, -1, -2, -1, 2])
+    assert_close(i ** e, torch.pow(as_torch(i), as_torch(e)).numpy(), dtype=ptl.int64)
+    assert_close(i ** ptl.tensor(-1), np.array([1, -1, 0, 0, 0]), dtype=ptl.int64)
+    assert_close(ptl.tensor([2], dtype=ptl.int32) ** 40, np.array([0]), dtype=ptl.int32)
+    assert_close(ptl.tensor([3], dtype=ptl.uint8) ** 5, np.array([243]), dtype=ptl.uint8)
+    assert_close(2 ** ptl.tensor([3], dtype=ptl.uint8), np.array([8]), dtype=ptl.uint8)
+    assert_close(2.5 ** ptl.tensor([3], dtype=ptl.uint8), np.array([15.625]), dtype=ptl.float32)
+    with np.errstate(all="ignore"):
+        assert_close(i ** 0.5, np.sqrt([1.0, -1, 2, 0, 3]), dtype=ptl.float32)
+        assert_close(i ** -1.0, 1 / np.array([1.0, -1, 2, 0, 3]), dtype=ptl.float32)
+
+
+@torch_ref
+def test_shifts_out_of_range_match_torch():
+    cases = [(ptl.int8, [-100, 100, 3, -1], [8, -1, 7, 9]),
+             (ptl.uint8, [200, 100, 3, 255], [8, 200, 1, 7]),
+             (ptl.int64, [100, -100, 5, -2**63], [64, 65, -1, 63]),
+             (ptl.int32, [1, -1, 7, 2**30], [31, 32, 0, 1])]
+    for dtype, av, bv in cases:
+        a, b = ptl.tensor(av, dtype=dtype), ptl.tensor(bv, dtype=dtype)
+        for name, op in [("bitwise_left_shift", operator.lshift),
+                         ("bitwise_right_shift", operator.rshift)]:
+            expected = torch_call(name, as_torch(a), as_torch(b)).numpy()
+            assert_close(op(a, b), expected, dtype=dtype)
+            assert_close(OPS[name][0](a, b), expected, dtype=dtype)
+    assert_close(ptl.tensor([1, 2], dtype=ptl.int8) << 10, np.array([0, 0]), dtype=ptl.int8)
+    assert_close(ptl.tensor([True, False]) << 1, np.array([2, 0]), dtype=ptl.int64)
+
+
+@pytest.mark.parametrize("name,kname", [
+    ("bitwise_and", "bitwise_and_cpu"), ("bitwise_or", "bitwise_or_cpu"),
+    ("bitwise_xor", "bitwise_xor_cpu"), ("bitwise_left_shift", "lshift_cpu"),
+    ("bitwise_right_shift", "rshift_cpu")])
+def test_bitwise_rejects_floats(name, kname):
+    for dtype in FLOAT_DTYPES:
+        x = ptl.tensor([1.0, 2.0], dtype=dtype)
+        legacy = {ptl.float16: "Half", ptl.bfloat16: "BFloat16", ptl.float32: "Float",
+                  ptl.float64: "Double"}[dtype]
+        with pytest.raises(NotImplementedError,
+                           match=re.escape(f'"{kname}" not implemented for \'{legacy}\'')):
+            OPS[name][0](x, x)
+    with pytest.raises(NotImplementedError, match=re.escape('"lshift_cpu" not implemented for \'Float\'')):
+        ptl.tensor([1, 2]) << 1.5
+
+
+# ---- Python numbers and operators ----
+
+def test_python_numbers_and_reflected_operators():
+    x, xn = make((3, 4), ptl.float32, "transposed", seed=3)
+    i, inn = make((3, 4), ptl.int64, "sliced", seed=4, low=1, high=9)
+    assert_close(x + 1, xn + 1, dtype=ptl.float32)
+    assert_close(2 * x, 2 * xn, dtype=ptl.float32)
+    assert_close(2 - x, 2 - xn, dtype=ptl.float32)
+    assert_close(1.5 - i, 1.5 - inn, dtype=ptl.float32)
+    assert_close(i / 2, inn / 2, dtype=ptl.float32)
+    assert_close(7 / i, 7 / inn, dtype=ptl.float32)
+    assert_close(i // 2, inn // 2, dtype=ptl.int64)
+    assert_close(-7 // i, -7 // inn, dtype=ptl.int64)
+    assert_close(i % 3, inn % 3, dtype=ptl.int64)
+    assert_close(-7 % i, -7 % inn, dtype=ptl.int64)
+    assert_close(x // 0.5, xn // 0.5, dtype=ptl.float32)
+    assert_close(x % -1.5, np.remainder(xn.astype(np.float64), -1.5), dtype=ptl.float32)
+    assert_close(x ** 2, xn.astype(np.float64) ** 2, dtype=ptl.float32)
+    assert_close(2 ** x, 2.0 ** xn.astype(np.float64), dtype=ptl.float32)
+    assert_close(i ** 2, inn ** 2, dtype=ptl.int64)
+    assert_close(i & 6, inn & 6, dtype=ptl.int64)
+    assert_close(6 | i, 6 | inn, dtype=ptl.int64)
+    assert_close(i ^ 3, inn ^ 3, dtype=ptl.int64)
+    assert_close(i << 2, inn << 2, dtype=ptl.int64)
+    assert_close(i >> 1, inn >> 1, dtype=ptl.int64)
+    assert_close(ptl.tensor([True, False]) & True, np.array([True, False]), dtype=ptl.bool)
+    for op in [operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge]:
+        assert_close(op(x, 0.5), op(xn, np.float32(0.5)), dtype=ptl.bool)
+        assert_close(op(0.5, x), op(np.float32(0.5), xn), dtype=ptl.bool)
+        assert_close(op(i, 3), op(inn, 3), dtype=ptl.bool)
+        assert_close(op(i, x), op(inn, xn), dtype=ptl.bool)
+    assert_close(x / 0, np.where(xn > 0, np.inf, np.where(xn < 0, -np.inf, np.nan)),
+                 dtype=ptl.float32)
+
+
+def test_inplace_operators():
+    x, xn = make((3, 4), ptl.float32, "contiguous", seed=5)
+    y = x.clone()
+    y += 1
+    y *= 2
+    y -= x
+    y /= 4
+    y //= 0.25
+    y %= 3
+    y **= 2
+    assert_close(y, np.remainder(((xn.astype(np.float64) + 1) * 2 - xn) / 4 // 0.25, 3) ** 2)
+    i, inn = make((5,), ptl.int32, seed=6, low=1, high=50)
+    j = i.clone()
+    j += 1
+    j //= 3
+    j %= 5
+    j &= 6
+    j |= 1
+    j ^= 2
+    j <<= 2
+    j >>= 1
+    r = (((((((inn + 1) // 3) % 5) & 6) | 1) ^ 2) << 2) >> 1
+    assert_close(j, r, dtype=ptl.int32)
+    with pytest.raises(RuntimeError,
+                       match=re.escape("result type Float can't be cast to the desired output type Long")):
+        k = ptl.tensor([1, 2, 3])
+        k += 1.5
+    with pytest.raises(RuntimeError,
+                       match=re.escape("result type Float can't be cast to the desired output type Long")):
+        k = ptl.tensor([1, 2, 3])
+        k /= 2
+
+
+@torch_ref
+@pytest.mark.parametrize("name", ["div", "remainder", "fmod", "pow", "atan2", "eq", "lt",
+                                  "logical_and", "bitwise_and", "bitwise_left_shift",
+                                  "div_floor", "fmin"])
+def test_inplace_and_out_forms(name):
+    fn = OPS[name][0]
+    method = TORCH_NAME.get(name, name)
+    kw = TORCH_KW.get(name, {})
+    dtype = ptl.int32 if name.startswith("bitwise") else ptl.float64
+    a, an, b, bn = operands(name, (3, 4), (4,), dtype, dtype, "transposed", "contiguous")
+    expected = fn(a, b)
+    if hasattr(torch.Tensor, method + "_"):
+        c = a.clone()
+        r = getattr(c, method + "_")(b, **kw)
+        assert r is c
+        texp = getattr(as_torch(a), method + "_")(as_torch(b), **kw)
+        assert_close(c, texp.numpy(), dtype=dtype)
+    out = ptl.tensor(np.zeros((3, 4)), dtype=expected.dtype)
+    r = getattr(ptl, method)(a, b, out=out, **kw)
+    assert r is out
+    assert_close(out, to_numpy(expected), dtype=expected.dtype)
+    out = ptl.tensor(np.zeros((1,)), dtype=expected.dtype)   # out= is resized
+    getattr(ptl, method)(a, b, out=out, **kw)
+    assert_close(out, to_numpy(expected), dtype=expected.dtype)
+
+
+def test_comparison_inplace_keeps_dtype_and_out_casts():
+    x = ptl.tensor([1.0, 2.0])
+    x.lt_(ptl.tensor([2, 2]))
+    assert_close(x, np.array([1.0, 0.0]), dtype=ptl.float32)
+    i = ptl.tensor([1, 2, 3])
+    i.eq_(2.5)
+    assert_close(i, np.array([0, 0, 0]), dtype=ptl.int64)
+    i = ptl.tensor([1, 0])
+    i.logical_and_(ptl.tensor([2.0, 2.0]))
+    assert_close(i, np.array([1, 0]), dtype=ptl.int64)
+    out = ptl.tensor([9.0, 9.0, 9.0])
+    ptl.eq(ptl.tensor([1, 2, 3]), 2, out=out)
+    assert_close(out, np.array([0.0, 1.0, 0.0]), dtype=ptl.float32)
+    with pytest.raises(RuntimeError,
+                       match=re.escape("result type Float can't be cast to the desired output type Long")):
+        ptl.div(ptl.tensor([1, 2]), 2, out=ptl.tensor([0, 0]))
+    assert_close(ptl.div(ptl.tensor([1, 2]), 2, rounding_mode="floor", out=ptl.tensor([0.0, 0.0])),
+                 np.array([0.0, 1.0]), dtype=ptl.float32)
+
+
+def test_broadcast_errors():
+    a, b = ptl.tensor(np.zeros((2, 3))), ptl.tensor(np.zeros((2, 4)))
+    msg = "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+    for name in OPS:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            OPS[name][0](a.to(ptl.int64), b.to(ptl.int64) + 1)
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ptl.allclose(a, b)
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        a == b
+    x = ptl.tensor([1.0, 2.0, 3.0])
+    y = ptl.tensor(np.ones((2, 3)))
+    msg = "output with shape [3] doesn't match the broadcast shape [2, 3]"
+    for f in [lambda: x.div_(y), lambda: x.eq_(y), lambda: x.pow_(y), lambda: x.atan2_(y),
+              lambda: x.logical_or_(y), lambda: x.remainder_(y)]:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            f()
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        x += y
+
+
+def test_div_rounding_mode_errors_and_dtypes():
+    i = ptl.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'x'")):
+        ptl.div(i, i, rounding_mode="x")
+    assert ptl.div(i, 2, rounding_mode="floor").dtype == ptl.int64
+    assert ptl.div(i, 2.0, rounding_mode="floor").dtype == ptl.float32
+    assert ptl.div(i.to(ptl.float16), 2, rounding_mode="floor").dtype == ptl.float16
+    assert ptl.div(i, i, rounding_mode=None).dtype == ptl.float32
+    for name, kname in [("div_trunc", "div_trunc_cpu"), ("div_floor", "div_floor_cpu"),
+                        ("floor_divide", "div_floor_cpu"), ("remainder", "remainder_cpu"),
+                        ("fmod", "fmod_cpu"), ("pow", "pow")]:
+        t = ptl.tensor([True])
+        with pytest.raises(NotImplementedError,
+                           match=re.escape(f'"{kname}" not implemented for \'Bool\'')):
+            OPS[name][0](t, t)
+
+
+def test_ops_without_number_overloads_reject_numbers():
+    x = ptl.tensor([1.0, 2.0])
+    for f in [lambda: ptl.maximum(x, 2), lambda: ptl.atan2(x, 1), lambda: ptl.fmin(x, 1.0),
+              lambda: ptl.logical_xor(x, 0.5), lambda: ptl.isclose(x, 1)]:
+        with pytest.raises(TypeError):
+            f()
+
+
+# ---- isclose, allclose, equal ----
+
+@torch_ref
+def test_isclose_options_and_errors():
+    a = ptl.tensor([np.nan, np.inf, -np.inf, 1.0, 1.0, 1.0])
+    b = ptl.tensor([np.nan, np.inf, np.inf, np.inf, 1.1, 1.0 + 1e-6])
+    ta, tb = as_torch(a), as_torch(b)
+    for kw in [{}, {"equal_nan": True}, {"rtol": 0.2}, {"atol": 0.05}, {"rtol": 0, "atol": 0},
+               {"rtol": 0.2, "atol": 0.0, "equal_nan": True}]:
+        assert_close(ptl.isclose(a, b, **kw), torch.isclose(ta, tb, **kw).numpy(), dtype=ptl.bool)
+        assert ptl.allclose(a, b, **kw) is torch.allclose(ta, tb, **kw)
+    i, j = ptl.tensor([127, 5, 6], dtype=ptl.int8), ptl.tensor([-128, 6, 5], dtype=ptl.int8)
+    for kw in [{"atol": 10}, {"rtol": 0.2, "atol": 0}, {"rtol": 0.1, "atol": 0}]:
+        assert_close(ptl.isclose(i, j, **kw), torch.isclose(as_torch(i), as_torch(j), **kw).numpy())
+    t, f = ptl.tensor([True, False]), ptl.tensor([False, False])
+    assert_close(ptl.isclose(t, f, atol=1), np.array([True, True]), dtype=ptl.bool)
+    assert_close(ptl.isclose(t, f), np.array([False, True]), dtype=ptl.bool)
+    x, y = ptl.tensor([1.0]), ptl.tensor([1.0], dtype=ptl.float64)
+    for f in [lambda: ptl.isclose(x, y), lambda: ptl.allclose(x, y)]:
+        with pytest.raises(RuntimeError, match="^Float did not match Double$"):
+            f()
+    with pytest.raises(RuntimeError, match=re.escape(
+            "rtol must be greater than or equal to zero, but got -1e-05")):
+        ptl.isclose(x, x, rtol=-1e-5, atol=-1)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "atol must be greater than or equal to zero, but got -0.5")):
+        ptl.allclose(x, x, atol=-0.5)
+
+
+def test_allclose_and_equal():
+    a, an = make((3, 4), ptl.float32, "transposed", seed=7)
+    assert ptl.allclose(a, a + 1e-7) is True
+    assert ptl.allclose(a, a + 1e-3) is False
+    row = ptl.tensor(an[0])
+    assert ptl.allclose(row.expand(3, 4).clone(), row) is True   # broadcasts
+    assert ptl.equal(a, a.clone()) is True
+    assert ptl.equal(a, a + 1) is False
+    assert ptl.equal(ptl.tensor([1.0, 2.0]), ptl.tensor([1.0])) is False   # no broadcasting
+    assert ptl.equal(ptl.tensor([1.0, 2.0]), ptl.tensor([1.0, 2.0, 3.0])) is False
+    assert ptl.equal(ptl.tensor([np.nan]), ptl.tensor([np.nan])) is False
+    assert ptl.equal(ptl.tensor([1, 2]), ptl.tensor([1.0, 2.0])) is True
+    assert ptl.equal(ptl.tensor([1, 2]), ptl.tensor([1.0, 2.5])) is False
+    assert ptl.equal(ptl.tensor([True]), ptl.tensor([1])) is True
+    assert ptl.equal(ptl.tensor(np.zeros((0, 3))), ptl.tensor(np.zeros((0, 3)))) is True
+    assert a.equal(a) is True and a.allclose(a) is True

@@ -1,0 +1,256 @@
+"""The row kernels of max and average pooling (Note [Pooling rows] in src/aten/native/pool.c):
+interior outputs go through one vectorized loop per window column, border outputs through
+their window tables.  Shapes here hit both (padding, ceil_mode, dilation, strides 1/2/3, odd
+sizes, non-contiguous inputs, size-0 batches); values and indices are compared with a NumPy
+float64 walk over each window, NaN and tie rules with PyTorch itself, gradients with gradcheck."""
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.nn.functional as F
+from helpers import assert_close, make, torch, torch_ref
+
+
+
+
+def out_size(n, k, s, p, d, ceil):
+    num = n + 2 * p - d * (k - 1) - 1
+    o = (num + (s - 1 if ceil else 0)) // s + 1
+    if ceil and (o - 1) * s >= n + p:
+        o -= 1
+    return o
+
+
+def windows(n, k, s, p, d, ceil):
+    """Valid input indices of each output's window along one dim (in scan order)."""
+    return [[i for i in range(o * s - p, o * s - p + d * (k - 1) + 1, d) if 0 <= i < n]
+            for o in range(out_size(n, k, s, p, d, ceil))]
+
+
+def ref_max_pool2d(a, k, s, p, d, ceil):
+    """PyTorch's max pooling walked window by window: the first maximum wins, a NaN wins over
+    everything and the last NaN over earlier ones; indices are flat h * W + w."""
+    H, W = a.shape[-2:]
+    wy, wx = windows(H, k[0], s[0], p[0], d[0], ceil), windows(W, k[1], s[1], p[1], d[1], ceil)
+    lead = a.shape[:-2]
+    flat = a.reshape(-1, H, W).astype(np.float64)
+    out = np.empty((flat.shape[0], len(wy), len(wx)))
+    idx = np.empty(out.shape, dtype=np.int64)
+    for oy, ys in enumerate(wy):
+        for ox, xs in enumerate(wx):
+            m = np.full(flat.shape[0], -np.inf)
+            mi = np.full(flat.shape[0], ys[0] * W + xs[0])
+            for y in ys:
+                for x in xs:
+                    v = flat[:, y, x]
+                    take = (v > m) | np.isnan(v)
+                    m, mi = np.where(take, v, m), np.where(take, y * W + x, mi)
+            out[:, oy, ox], idx[:, oy, ox] = m, mi
+    return out.reshape(lead + out.shape[1:]), idx.reshape(lead + out.shape[1:])
+
+
+def ref_avg_pool2d(a, k, s, p, ceil, include_pad, divisor):
+    H, W = a.shape[-2:]
+    oh, ow = out_size(H, k[0], s[0], p[0], 1, ceil), out_size(W, k[1], s[1], p[1], 1, ceil)
+    flat = a.reshape(-1, H, W).astype(np.float64)
+    out = np.empty((flat.shape[0], oh, ow))
+    for oy in range(oh):
+        y0 = oy * s[0] - p[0]
+        y1 = min(y0 + k[0], H + p[0])
+        for ox in range(ow):
+            x0 = ox * s[1] - p[1]
+            x1 = min(x0 + k[1], W + p[1])
+            span = (y1 - y0) * (x1 - x0)
+            ya, yb, xa, xb = max(y0, 0), min(y1, H), max(x0, 0), min(x1, W)
+            win = flat[:, ya:yb, xa:xb]
+            div = divisor or (span if include_pad else win.shape[1] * win.shape[2])
+            out[:, oy, ox] = win.sum(axis=(1, 2)) / div
+    return out.reshape(a.shape[:-2] + (oh, ow))
+
+
+def ref_avg_pool2d_backward(g, in_shape, k, s, p, ceil, include_pad, divisor):
+    H, W = in_shape[-2:]
+    gf = g.reshape(-1, *g.shape[-2:]).astype(np.float64)
+    gi = np.zeros((gf.shape[0], H, W))
+    for oy in range(g.shape[-2]):
+        y0 = oy * s[0] - p[0]
+        y1 = min(y0 + k[0], H + p[0])
+        for ox in range(g.shape[-1]):
+            x0 = ox * s[1] - p[1]
+            x1 = min(x0 + k[1], W + p[1])
+            span = (y1 - y0) * (x1 - x0)
+            ya, yb, xa, xb = max(y0, 0), min(y1, H), max(x0, 0), min(x1, W)
+            div = divisor or (span if include_pad else (yb - ya) * (xb - xa))
+            gi[:, ya:yb, xa:xb] += (gf[:, oy, ox] / div)[:, None, None]
+    return gi.reshape(in_shape)
+
+
+# (shape, kernel, stride, padding, dilation, ceil_mode): interior-only rows, borders from
+# padding / ceil_mode / dilation, strides 1, 2, 3 and odd widths
+MAX_CASES = [
+    ((2, 3, 26, 26), 2, 2, 0, 1, False),
+    ((2, 3, 11, 11), 2, 2, 0, 1, False),
+    ((2, 3, 11, 11), 2, 2, 0, 1, True),
+    ((1, 2, 9, 37), 3, 2, 1, 1, False),
+    ((1, 2, 9, 37), 3, 2, 1, 1, True),
+    ((2, 2, 8, 21), 3, 1, 1, 1, False),
+    ((2, 2, 10, 23), (2, 3), (3, 3), (1, 1), 1, True),
+    ((1, 3, 12, 19), 3, 2, 1, 2, False),
+    ((3, 7, 15), 2, 2, 0, 1, False),
+    ((0, 2, 6, 6), 2, 2, 0, 1, False),
+]
+
+
+def pair(v):
+    return (v, v) if isinstance(v, int) else v
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("case", MAX_CASES)
+def test_max_pool2d_rows(case, layout, dtype):
+    shape, k, s, p, d, ceil = case
+    t, a = make(shape, dtype, layout)
+    y, i = F.max_pool2d(t, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    ry, ri = ref_max_pool2d(a, pair(k), pair(s), pair(p), pair(d), ceil)
+    assert_close(y, ry, dtype=dtype)
+    np.testing.assert_array_equal(i.numpy(), ri)
+
+
+@pytest.mark.parametrize("case", MAX_CASES)
+def test_max_pool2d_rows_backward(case):
+    shape, k, s, p, d, ceil = case
+    t, a = make(shape, ptl.float64, "sliced")
+    t.requires_grad_()
+    y = F.max_pool2d(t, k, s, p, d, ceil_mode=ceil)
+    g = ptl.tensor(np.random.default_rng(3).standard_normal(tuple(y.shape)))
+    y.backward(g)
+    _, ri = ref_max_pool2d(a, pair(k), pair(s), pair(p), pair(d), ceil)
+    H, W = shape[-2:]
+    gi = np.zeros((int(np.prod(shape[:-2])), H * W))
+    per = int(np.prod(ri.shape[-2:]))
+    gf, rif = g.numpy().reshape(gi.shape[0], per), ri.reshape(gi.shape[0], per)
+    for pl in range(gi.shape[0]):
+        np.add.at(gi[pl], rif[pl], gf[pl])
+    assert_close(t.grad, gi.reshape(shape), dtype=ptl.float64)
+
+
+def test_max_pool2d_ties_and_nan_float32():
+    # ties inside each 2x2 window and across overlapping 3x3 windows, NaN at the borders
+    a = np.array([[1, 1, 2, 2, 0, 5, 5], [1, 1, 2, 2, 0, 5, 5], [3, np.nan, 3, 3, 3, 3, 1],
+                  [np.nan, 4, np.nan, 4, 4, 4, 4], [0, 0, 0, 0, 0, 0, np.nan]], np.float32)
+    a = np.broadcast_to(a, (2, 3) + a.shape).copy()
+    for k, s, p, ceil in [(2, 2, 0, True), (3, 2, 1, False), (3, 1, 1, True), (2, 1, 0, False)]:
+        y, i = F.max_pool2d(ptl.tensor(a), k, s, p, ceil_mode=ceil, return_indices=True)
+        ry, ri = ref_max_pool2d(a, (k, k), (s, s), (p, p), (1, 1), ceil)
+        assert_close(y, ry, dtype=ptl.float32)
+        np.testing.assert_array_equal(i.numpy(), ri)
+
+
+@torch_ref
+def test_max_pool2d_ties_nan_match_torch():
+    a = np.array([[1, 1, 2, 2, 0, 5, 5, 5, 5], [1, 1, 2, 2, 0, 5, 5, 5, 5],
+                  [3, np.nan, 3, 3, 3, 3, 1, np.nan, np.nan], [np.nan, 4, np.nan, 4, 4, 4, 4, 1, 1],
+                  [-np.inf, -np.inf, 0, 0, 0, 0, np.nan, 7, 7]], np.float32)
+    a = np.broadcast_to(a, (2, 2) + a.shape).copy()
+    for k, s, p, ceil in [(2, 2, 0, True), (3, 2, 1, False), (3, 1, 1, True), (2, 1, 0, False)]:
+        ours = ptl.tensor(a).requires_grad_()
+        ref = torch.tensor(a).requires_grad_()
+        y, i = F.max_pool2d(ours, k, s, p, ceil_mode=ceil, return_indices=True)
+        ty, ti = torch.nn.functional.max_pool2d(ref, k, s, p, ceil_mode=ceil, return_indices=True)
+        np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        g = np.random.default_rng(0).standard_normal(tuple(ty.shape)).astype(np.float32)
+        y.backward(ptl.tensor(g))
+        ty.backward(torch.tensor(g))
+        np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+# (shape, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+AVG_CASES = [
+    ((2, 3, 26, 26), 2, 2, 0, False, True, None),
+    ((2, 3, 11, 13), 3, 2, 1, True, True, None),
+    ((2, 3, 11, 13), 3, 2, 1, True, False, None),
+    ((1, 2, 9, 37), 3, 1, 1, False, False, None),
+    ((1, 2, 10, 23), (2, 3), (3, 3), (1, 1), True, True, None),
+    ((2, 2, 9, 17), 3, 2, 1, False, True, 5),
+    ((3, 7, 15), 2, 2, 0, True, False, None),
+    ((0, 2, 6, 6), 2, 2, 0, False, True, None),
+]
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("case", AVG_CASES)
+def test_avg_pool2d_rows(case, layout, dtype):
+    shape, k, s, p, ceil, inc, div = case
+    t, a = make(shape, dtype, layout)
+    y = F.avg_pool2d(t, k, s, p, ceil, inc, div)
+    assert_close(y, ref_avg_pool2d(a, pair(k), pair(s), pair(p), ceil, inc, div), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("case", AVG_CASES)
+def test_avg_pool2d_rows_backward(case, dtype):
+    shape, k, s, p, ceil, inc, div = case
+    t, a = make(shape, dtype, "transposed")
+    t.requires_grad_()
+    y = F.avg_pool2d(t, k, s, p, ceil, inc, div)
+    g = np.random.default_rng(4).standard_normal(tuple(y.shape))
+    y.backward(ptl.tensor(g, dtype=dtype))
+    ref = ref_avg_pool2d_backward(g, shape, pair(k), pair(s), pair(p), ceil, inc, div)
+    assert_close(t.grad, ref, dtype=dtype)
+
+
+GRAD_CASES = [((1, 2, 6, 9), 2, 2, 0, False), ((1, 2, 7, 9), 3, 2, 1, True),
+              ((2, 5, 8), 3, 1, 1, False)]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_pool2d_rows_gradcheck(case):
+    shape, k, s, p, ceil = case
+    # distinct values: the max is unique, so finite differences see one winner per window
+    t = ptl.tensor(np.random.default_rng(5).permutation(int(np.prod(shape))).reshape(shape)
+                   .astype(np.float64) / 7.0)
+    t = t.transpose(-1, -2).contiguous().transpose(-1, -2).requires_grad_()
+    assert ptl.autograd.gradcheck(lambda v: F.max_pool2d(v, k, s, p, ceil_mode=ceil), (t,))
+    assert ptl.autograd.gradcheck(lambda v: F.avg_pool2d(v, k, s, p, ceil), (t,))
+    assert ptl.autograd.gradgradcheck(lambda v: F.avg_pool2d(v, k, s, p, ceil), (t,))
+
+
+@torch_ref
+def test_max_pool3d_shares_rows():
+    x = np.random.default_rng(6).standard_normal((2, 2, 5, 9, 11)).astype(np.float32)
+    for k, s, p, d in [(2, 2, 0, 1), (3, 2, 1, 1), (3, 1, 1, 2)]:
+        y, i = F.max_pool3d(ptl.tensor(x), k, s, p, d, return_indices=True)
+        ty, ti = torch.nn.functional.max_pool3d(torch.tensor(x), k, s, p, d, return_indices=True)
+        np.testing.assert_array_equal(y.numpy(), ty.numpy())
+        np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        z = F.avg_pool3d(ptl.tensor(x), k, s, p)
+        tz = torch.nn.functional.avg_pool3d(torch.tensor(x), k, s, p)
+        np.testing.assert_allclose(z.numpy(), tz.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_adaptive_pools_have_no_interior():
+    # adaptive windows take the table path for every output
+    x, a = make((2, 3, 10, 13), ptl.float64)
+    y = F.adaptive_max_pool2d(x, (4, 5))
+    ry = np.empty((2, 3, 4, 5))
+    for oy in range(4):
+        for ox in range(5):
+            ya, yb = oy * 10 // 4, -(-(oy + 1) * 10 // 4)
+            xa, xb = ox * 13 // 5, -(-(ox + 1) * 13 // 5)
+            ry[:, :, oy, ox] = a[:, :, ya:yb, xa:xb].max(axis=(2, 3))
+    assert_close(y, ry, dtype=ptl.float64)
+
+
+def test_pool_errors_unchanged():
+    x = ptl.zeros(1, 1, 4, 4)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "pad should be at most half of effective kernel size, but got pad=2, kernel_size=2 "
+            "and dilation=1")):
+        F.max_pool2d(x, 2, 2, 2)
+    with pytest.raises(RuntimeError, match=re.escape("divisor must be not zero")):
+        F.avg_pool2d(x, 2, divisor_override=0)

@@ -1,0 +1,701 @@
+"""Random numbers: the Philox generator, reproducibility, the distributions' laws and the
+errors (src/aten/generator.c, src/aten/native/random.c, src/python/generator.c).
+
+The laws are checked statistically on 1e6 samples: moments within 5 sigma and a
+Kolmogorov-Smirnov test for continuous distributions, a chi-square test for discrete ones,
+each at a significance of 1e-6 so that a correct sampler fails about once in a million runs
+(the seeds are fixed, so a run is repeatable anyway).  Error messages are checked against
+the literal PyTorch text and, where torch is installed, against torch itself."""
+import os
+import re
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import pytorchlite as ptl
+from pytorchlite import _C
+from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, make, torch
+
+
+N = 1_000_000
+ALPHA = 1e-6
+
+
+def f64(t):
+    return t.double().numpy() if t.dtype != ptl.bfloat16 else t.float().double().numpy()
+
+
+def check_moments(x, mean, var):
+    """Sample mean and variance within 5 sigma of the law's (4th moment estimated)."""
+    n = x.size
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / n), (x.mean(), mean)
+    m4 = np.mean((x - x.mean()) ** 4)
+    assert abs(x.var() - var) < 5 * np.sqrt((m4 - var ** 2) / n), (x.var(), var)
+
+
+def check_ks(x, cdf):
+    assert stats.kstest(x, cdf).pvalue > ALPHA
+
+
+def check_chi2(values, probs):
+    """values: integer samples; probs: dict value -> probability (the rest pooled)."""
+    keys = sorted(probs)
+    counts = np.array([np.count_nonzero(values == k) for k in keys], dtype=np.float64)
+    expected = np.array([probs[k] for k in keys]) * values.size
+    rest = values.size - counts.sum()
+    rest_expected = values.size - expected.sum()
+    if rest_expected > 5:
+        counts = np.append(counts, rest)
+        expected = np.append(expected, rest_expected)
+    else:   # pool a thin tail into the last bin
+        counts[-1] += rest
+        expected[-1] += rest_expected
+    keep = expected > 5
+    chi2 = np.sum((counts[keep] - expected[keep]) ** 2 / expected[keep])
+    assert stats.chi2.sf(chi2, keep.sum() - 1) > ALPHA, (chi2, keep.sum())
+
+
+# ---- the generator ----
+
+def test_philox_known_answer():
+    """Element 0 of seed 0 is Philox4x32-10 of counter 0 under key 0: Random123's known
+    answer 6627e8d5 e169c58d bc57ac4c 9b00dbd8; random_ over all of int64 shows words 0-1."""
+    g = ptl.Generator().manual_seed(0)
+    x = ptl.empty(1, dtype=ptl.int64).random_(-2 ** 63, None, generator=g)
+    assert int(x[0]) & (2 ** 64 - 1) == 0xE169C58D6627E8D5
+
+
+def test_same_seed_same_values():
+    for op in (lambda: ptl.rand(100), lambda: ptl.randn(3, 5), lambda: ptl.randperm(50),
+               lambda: ptl.randint(0, 1000, (20,)), lambda: ptl.multinomial(ptl.ones(9), 4),
+               lambda: ptl.poisson(ptl.full((30,), 4.0)),
+               lambda: ptl.empty(40).exponential_()):
+        ptl.manual_seed(1234)
+        a = op()
+        ptl.manual_seed(1234)
+        b = op()
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        c = op()
+        assert not np.array_equal(a.numpy(), c.numpy())
+
+
+def test_generator_object():
+    g = ptl.Generator(device="cpu")
+    assert g.initial_seed() == 67280421310721   # PyTorch's default_rng_seed_val
+    if torch is not None:
+        assert torch.Generator().initial_seed() == g.initial_seed()
+    assert g.manual_seed(7) is g
+    assert g.initial_seed() == 7
+    assert g.device == ptl.device("cpu")
+    a = ptl.rand(10, generator=g)
+    ptl.manual_seed(7)   # the default generator is separate
+    ptl.rand(10)
+    g2 = ptl.Generator().manual_seed(7)
+    np.testing.assert_array_equal(a.numpy(), ptl.rand(10, generator=g2).numpy())
+    assert ptl.Generator().manual_seed(-1).initial_seed() == 2 ** 64 - 1
+    assert ptl.Generator().manual_seed(2 ** 64 - 1).initial_seed() == 2 ** 64 - 1
+    s = g.seed()
+    assert g.initial_seed() == s and 0 <= s < 2 ** 64
+
+
+def test_state_round_trip():
+    g = ptl.Generator().manual_seed(3)
+    ptl.randn(17, generator=g)
+    state = g.get_state()
+    assert state.dtype == ptl.uint8 and state.shape == (16,)
+    a = ptl.randn(100, generator=g)
+    g.set_state(state)
+    np.testing.assert_array_equal(a.numpy(), ptl.randn(100, generator=g).numpy())
+    # the module-level functions act on the default generator
+    ptl.manual_seed(5)
+    assert ptl.initial_seed() == 5 and ptl.random.initial_seed() == 5
+    st = ptl.get_rng_state()
+    x = ptl.rand(5)
+    ptl.set_rng_state(st)
+    np.testing.assert_array_equal(x.numpy(), ptl.rand(5).numpy())
+    with ptl.random.fork_rng():
+        ptl.rand(100)
+    np.testing.assert_array_equal(ptl.get_rng_state().numpy(), st.numpy() + np.array(
+        [0] * 8 + [5] + [0] * 7, dtype=np.uint8))
+
+
+def test_offset_advances_by_numel():
+    """State = seed then offset (little-endian uint64); a draw of n reserves n counters."""
+    g = ptl.Generator().manual_seed(11)
+
+    def seed_offset():
+        b = g.get_state().numpy().tobytes()
+        return int.from_bytes(b[:8], "little"), int.from_bytes(b[8:], "little")
+
+    assert seed_offset() == (11, 0)
+    a = ptl.rand(1000, generator=g)
+    assert seed_offset() == (11, 1000)
+    b = ptl.randn(3, 5, generator=g)
+    assert seed_offset() == (11, 1015)
+    ptl.empty(0).uniform_(generator=g)
+    assert seed_offset() == (11, 1015)
+    assert not np.array_equal(a.numpy(), ptl.rand(1000, generator=g).numpy())
+    assert b.shape == (3, 5)
+
+
+@pytest.mark.parametrize("op", ["rand", "randn", "bernoulli_", "randint", "poisson",
+                                "multinomial"])
+def test_thread_count_does_not_change_values(op):
+    make_op = {
+        "rand": lambda g: ptl.rand(N, generator=g),
+        "randn": lambda g: ptl.randn(N, generator=g, dtype=ptl.float64),
+        "bernoulli_": lambda g: ptl.empty(N).bernoulli_(0.3, generator=g),
+        "randint": lambda g: ptl.randint(-5, 2 ** 40, (N,), generator=g),
+        "poisson": lambda g: ptl.poisson(ptl.full((N // 10,), 30.0), generator=g),
+        "multinomial": lambda g: ptl.multinomial(ptl.rand(2000, 50, generator=g), 20, generator=g),
+    }[op]
+    old = ptl.get_num_threads()
+    try:
+        ptl.set_num_threads(1)
+        one = make_op(ptl.Generator().manual_seed(99)).numpy()
+        ptl.set_num_threads(2)
+        two = make_op(ptl.Generator().manual_seed(99)).numpy()
+    finally:
+        ptl.set_num_threads(old)
+    np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS[:3])
+def test_layout_does_not_change_values(layout):
+    """A strided self gets the values of the row-major element order."""
+    t, _ = make((6, 5), ptl.float32, layout)
+    ptl.manual_seed(8)
+    t.normal_()
+    ptl.manual_seed(8)
+    ref = ptl.randn(6, 5)
+    np.testing.assert_array_equal(t.numpy(), ref.numpy())
+
+
+def test_default_generator_survives_fork():
+    """A forked child keeps the parent's state (as PyTorch): it draws what the parent
+    draws next."""
+    ptl.manual_seed(21)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover (child)
+        os.close(r)
+        os.write(w, ptl.rand(8).numpy().tobytes())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while len(data) < 32:
+        chunk = os.read(r, 32)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    np.testing.assert_array_equal(np.frombuffer(data, np.float32), ptl.rand(8).numpy())
+
+
+# ---- shapes and dtypes ----
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_rand_randn_shapes_dtypes(shape, dtype):
+    for fn in (ptl.rand, ptl.randn):
+        t = fn(shape, dtype=dtype)
+        assert t.shape == shape and t.dtype == dtype
+    u = f64(ptl.rand(shape, dtype=dtype))
+    assert np.all((u >= 0) & (u < 1))
+    assert ptl.rand(3).dtype == ptl.get_default_dtype()
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_uniform_reduced_precision_in_range(dtype):
+    u = f64(ptl.rand(100_000, dtype=dtype))
+    assert u.min() >= 0 and u.max() < 1
+    digits = {ptl.float16: 11, ptl.bfloat16: 8, ptl.float32: 24, ptl.float64: 53}[dtype]
+    if digits <= 11:   # every multiple of 2^-digits shows up
+        assert len(np.unique(u)) == 2 ** digits
+    x = f64(ptl.empty(10_000, dtype=dtype).uniform_(-3, 5))
+    assert x.min() >= -3 and x.max() <= 5 and x.min() < -2.9 and x.max() > 4.9
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", LAYOUTS[:3])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_inplace_samplers_keep_self(shape, layout, dtype):
+    t, _ = make(shape, dtype, layout)
+    for name, args in (("uniform_", ()), ("normal_", ()), ("exponential_", ()),
+                       ("geometric_", (0.5,)), ("log_normal_", ()), ("cauchy_", ()),
+                       ("bernoulli_", (0.5,)), ("random_", ())):
+        v = t._version
+        assert getattr(t, name)(*args) is t
+        assert t.shape == shape and t.dtype == dtype
+        assert t._version > v or t.numel() == 0
+    g = f64(t.geometric_(0.5))
+    assert np.all(g >= 1) and np.all(g == np.round(g))
+    assert np.all(f64(t.exponential_()) >= 0) and np.all(f64(t.log_normal_()) > 0)
+    assert set(np.unique(f64(t.bernoulli_(0.5)))) <= {0.0, 1.0}
+
+
+@pytest.mark.parametrize("dtype", [ptl.bool] + INT_DTYPES + FLOAT_DTYPES)
+def test_random_ranges_per_dtype(dtype):
+    t = ptl.empty(20_000, dtype=dtype)
+    lo, hi = (0, 1) if dtype == ptl.bool else (
+        (0, np.iinfo(np.dtype(str(dtype).split(".")[1])).max) if dtype in INT_DTYPES else
+        (0, 2 ** {ptl.float16: 11, ptl.bfloat16: 8, ptl.float32: 24, ptl.float64: 53}[dtype]))
+    x = f64(t.random_())
+    assert x.min() >= lo and x.max() <= hi and np.all(x == np.round(x))
+    x = f64(t.random_(2))
+    assert set(np.unique(x)) == {0.0, 1.0}
+    if dtype != ptl.bool:
+        x = f64(t.random_(3, 10))
+        assert set(np.unique(x)) == set(range(3, 10))
+        assert set(np.unique(f64(ptl.randint_like(t, 5, 9)))) == {5.0, 6.0, 7.0, 8.0}
+    assert set(np.unique(f64(t.bernoulli_(0.5)))) == {0.0, 1.0}
+    if dtype != ptl.bool:
+        assert f64(t.geometric_(0.9)).min() == 1.0
+
+
+def test_randint_extremes():
+    x = ptl.randint(-128, 128, (50_000,), dtype=ptl.int8).numpy()
+    assert set(np.unique(x)) == set(range(-128, 128))
+    x = ptl.randint(2 ** 63 - 1, (1000,)).numpy()
+    assert x.min() >= 0 and x.max() > 2 ** 61
+    x = ptl.empty(1000, dtype=ptl.int64).random_(-2 ** 63, None).numpy()
+    assert x.min() < -2 ** 61 and x.max() > 2 ** 61
+    x = ptl.empty(1000, dtype=ptl.int64).random_(2 ** 62, None).numpy()
+    assert x.min() >= 2 ** 62
+    assert ptl.randint(3, (2, 3)).dtype == ptl.int64
+    assert ptl.randint(3, (2, 3), dtype=ptl.float32).dtype == ptl.float32
+    assert ptl.randint_like(ptl.zeros(3, 2), 5).dtype == ptl.float32
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 1000])
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.int16, ptl.float32,
+                                   ptl.float64, ptl.float16])
+def test_randperm_is_permutation(n, dtype):
+    p = ptl.randperm(n, dtype=dtype)
+    assert p.dtype == dtype and p.shape == (n,)
+    np.testing.assert_array_equal(np.sort(f64(p)), np.arange(n))
+
+
+def test_randperm_limits():
+    np.testing.assert_array_equal(np.sort(ptl.randperm(128, dtype=ptl.int8).numpy()),
+                                  np.arange(128))
+    assert ptl.randperm(2049, dtype=ptl.float16).shape == (2049,)
+
+
+def test_randperm_uniform_over_permutations():
+    perms = np.stack([ptl.randperm(4).numpy() for _ in range(24 * 400)])
+    codes = perms @ np.array([64, 16, 4, 1])
+    probs = {int(c): 1 / 24 for c in np.unique(codes)}
+    assert len(probs) == 24
+    check_chi2(codes, probs)
+
+
+def test_like_ops_follow_self():
+    x = ptl.zeros(4, 3, dtype=ptl.float64).t()
+    for fn in (ptl.rand_like, ptl.randn_like):
+        y = fn(x)
+        assert y.shape == (3, 4) and y.dtype == ptl.float64 and y.stride() == (1, 3)
+        assert fn(x, dtype=ptl.float16).dtype == ptl.float16
+    y = ptl.randint_like(x, 2, 5)
+    assert y.dtype == ptl.float64 and set(np.unique(y.numpy())) <= {2.0, 3.0, 4.0}
+
+
+@pytest.mark.parametrize("mshape,sshape", [((3, 4), (4,)), ((3, 1), (1, 4)), ((), (2, 3)),
+                                           ((5,), ()), ((0, 3), (1, 3))])
+def test_normal_tensor_broadcast(mshape, sshape):
+    mean, _ = make(mshape, ptl.float32, seed=1)
+    std = ptl.rand(sshape, dtype=ptl.float64)
+    out = ptl.normal(mean, std)
+    assert out.shape == np.broadcast_shapes(mshape, sshape) and out.dtype == ptl.float32
+    assert ptl.normal(mean, 2.0).shape == mshape
+    assert ptl.normal(1.0, std).dtype == ptl.float64
+    assert ptl.normal(1.0, 2.0, (2, 3)).shape == (2, 3)
+
+
+def test_normal_tensor_parameters_per_element():
+    mean = ptl.tensor(np.tile([-100.0, 0.0, 100.0], 200_000))
+    std = ptl.tensor(np.tile([1.0, 0.0, 10.0], 200_000))
+    x = ptl.normal(mean, std).double().numpy().reshape(-1, 3)
+    check_moments(x[:, 0], -100, 1)
+    assert np.all(x[:, 1] == 0)
+    check_moments(x[:, 2], 100, 100)
+
+
+# ---- the laws ----
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_uniform_law(dtype):
+    x = ptl.empty(N, dtype=dtype).uniform_(-2, 3).double().numpy()
+    check_moments(x, 0.5, 25 / 12)
+    check_ks(x, stats.uniform(-2, 5).cdf)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_normal_law(dtype):
+    x = ptl.empty(N, dtype=dtype).normal_(1.5, 2.0).double().numpy()
+    check_moments(x, 1.5, 4.0)
+    check_ks(x, stats.norm(1.5, 2.0).cdf)
+    check_ks(ptl.randn(N, dtype=dtype).double().numpy(), stats.norm.cdf)
+
+
+def test_exponential_law():
+    x = ptl.empty(N, dtype=ptl.float64).exponential_(2.5).numpy()
+    check_moments(x, 0.4, 0.16)
+    check_ks(x, stats.expon(scale=0.4).cdf)
+
+
+def test_cauchy_law():
+    x = ptl.empty(N, dtype=ptl.float64).cauchy_(1.0, 3.0).numpy()
+    check_ks(x, stats.cauchy(1.0, 3.0).cdf)
+    assert abs(np.median(x) - 1.0) < 5 * np.pi * 3.0 / 2 / np.sqrt(N)
+
+
+def test_log_normal_law():
+    x = ptl.empty(N, dtype=ptl.float64).log_normal_(0.5, 0.75).numpy()
+    check_ks(x, stats.lognorm(0.75, scale=np.exp(0.5)).cdf)
+    check_moments(np.log(x), 0.5, 0.75 ** 2)
+
+
+def test_geometric_law():
+    p = 0.2
+    x = ptl.empty(N, dtype=ptl.float64).geometric_(p).numpy()
+    check_moments(x, 1 / p, (1 - p) / p ** 2)
+    check_chi2(x.astype(np.int64), {k: (1 - p) ** (k - 1) * p for k in range(1, 100)})
+
+
+@pytest.mark.parametrize("low,high", [(0, 10), (-7, 3), (0, 2 ** 33 + 7)])
+def test_randint_law(low, high):
+    x = ptl.randint(low, high, (N,)).numpy()
+    assert x.min() >= low and x.max() < high
+    if high - low <= 10:
+        check_chi2(x, {k: 1 / (high - low) for k in range(low, high)})
+    else:
+        check_ks(x, stats.randint(low, high).cdf)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.03, 0.5, 1.0])
+def test_bernoulli_law(p):
+    x = ptl.empty(N).bernoulli_(p).numpy()
+    if p in (0.0, 1.0):
+        assert np.all(x == p)
+        return
+    check_chi2(x.astype(np.int64), {0: 1 - p, 1: p})
+
+
+def test_bernoulli_tensor_p():
+    p = ptl.tensor(np.tile(np.float32([0.1, 0.5, 0.9]), N // 3))
+    for x in (ptl.bernoulli(p), ptl.empty(N // 3 * 3, dtype=ptl.uint8).bernoulli_(p)):
+        x = x.double().numpy().reshape(-1, 3)
+        for j, pj in enumerate((0.1, 0.5, 0.9)):
+            check_chi2(x[:, j].astype(np.int64), {0: 1 - pj, 1: pj})
+    b = ptl.empty(4, 3).bernoulli_(ptl.tensor([0.0, 1.0, 0.0]))
+    np.testing.assert_array_equal(b.numpy(), np.tile([0.0, 1.0, 0.0], (4, 1)))
+    assert ptl.bernoulli(ptl.zeros(3, dtype=ptl.int64), 0.5).dtype == ptl.int64
+    assert ptl.zeros(3).bernoulli(0.3).shape == (3,)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.7, 4.0, 9.9, 10.0, 37.5, 1000.0])
+def test_poisson_law(lam):
+    x = ptl.poisson(ptl.full((N // 4,), lam, dtype=ptl.float64)).numpy()
+    assert np.all(x == np.round(x))
+    if lam == 0:
+        assert np.all(x == 0)
+        return
+    check_moments(x, lam, lam)
+    lo, hi = int(max(0, lam - 8 * np.sqrt(lam))), int(lam + 8 * np.sqrt(lam) + 10)
+    check_chi2(x.astype(np.int64), {k: stats.poisson.pmf(k, lam) for k in range(lo, hi)})
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_poisson_dtypes(dtype):
+    x = ptl.poisson(ptl.full((2, 3), 5.0, dtype=dtype))
+    assert x.dtype == dtype and x.shape == (2, 3)
+
+
+def test_multinomial_with_replacement_law():
+    p = np.array([0.1, 0.0, 0.4, 0.2, 0.3])
+    x = ptl.multinomial(ptl.tensor(p * 7), N, replacement=True).numpy()
+    assert x.shape == (N,) and x.dtype == np.int64
+    check_chi2(x, {k: p[k] for k in range(5) if p[k] > 0})
+
+
+def test_multinomial_without_replacement():
+    p = np.array([0.5, 0.25, 0.125, 0.125, 0.0, 0.0])
+    rows = ptl.tensor(np.tile(p, (N // 4, 1)), dtype=ptl.float32)
+    x = ptl.multinomial(rows, 4).numpy()
+    assert x.shape == (N // 4, 4)
+    assert np.all(np.sort(x, axis=1) == np.array([0, 1, 2, 3]))   # distinct, p > 0 first
+    check_chi2(x[:, 0], {k: p[k] for k in range(4)})   # the first draw follows p
+    # the second draw follows p renormalised without the first
+    second = {k: sum(p[f] * p[k] / (1 - p[f]) for f in range(4) if f != k) for k in range(4)}
+    check_chi2(x[:, 1], second)
+    y = ptl.multinomial(ptl.tensor([1.0, 0.0, 0.0]), 3).numpy()
+    assert sorted(y) == [0, 1, 2] and y[0] == 0
+    z = ptl.multinomial(ptl.rand(3, 1000, dtype=ptl.float64), 1000).numpy()
+    assert np.all(np.sort(z, axis=1) == np.arange(1000))
+    assert ptl.multinomial(ptl.ones(0, 3), 2, True).shape == (0, 2)
+    assert ptl.ones(3, dtype=ptl.float16).multinomial(2).shape == (2,)
+
+
+# ---- errors ----
+
+def _msg(text):
+    return "^" + re.escape(text) + "$"
+
+
+ERRORS = [
+    # (call, exception type, PyTorch's message)
+    (lambda m: m.rand(3, dtype=m.int64), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda m: m.rand(3, dtype=m.bool), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Bool'"),
+    (lambda m: m.randn(3, dtype=m.int32), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Int'"),
+    (lambda m: m.rand(-1), RuntimeError,
+     "Trying to create tensor with negative dimension -1: [-1]"),
+    (lambda m: m.rand_like(m.zeros(3, dtype=m.int64)), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda m: m.randn_like(m.zeros(3, dtype=m.uint8)), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Byte'"),
+    (lambda m: m.randint(5, 5, (3,)), RuntimeError,
+     "random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
+    (lambda m: m.randint(-1, (3,), dtype=m.uint8), RuntimeError,
+     "random_ expects 'from' to be less than 'to', but got from=0 >= to=-1"),
+    (lambda m: m.randint(3, (3,), dtype=m.bool), RuntimeError,
+     "to - 1 is out of bounds for bool"),
+    (lambda m: m.randint(300, (3,), dtype=m.uint8), RuntimeError,
+     "to - 1 is out of bounds for unsigned char"),
+    (lambda m: m.randint(-200, 3, (3,), dtype=m.int8), RuntimeError,
+     "from is out of bounds for signed char"),
+    (lambda m: m.randint(0, 10 ** 6, (3,), dtype=m.int16), RuntimeError,
+     "to - 1 is out of bounds for short int"),
+    (lambda m: m.randint_like(m.zeros(3), 5, 5), RuntimeError,
+     "random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
+    (lambda m: m.zeros(3).random_(5, 5), RuntimeError,
+     "random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
+    (lambda m: m.zeros(3).random_(0), RuntimeError,
+     "random_ expects 'from' to be less than 'to', but got from=0 >= to=0"),
+    (lambda m: m.zeros(3, dtype=m.int32).random_(0, 2 ** 40), RuntimeError,
+     "to - 1 is out of bounds for int"),
+    (lambda m: m.zeros(3).random_(2 ** 60, None), RuntimeError,
+     "random_ expects 'from' casted to dtype to be less than or equal to 'to_inc' casted "
+     "to dtype, but got from=1152921504606846976 > to_inc=16777216"),
+    (lambda m: m.zeros(3, dtype=m.bool).random_(3, None), RuntimeError,
+     "from is out of bounds for bool"),
+    (lambda m: m.zeros(3).uniform_(2, 1), RuntimeError,
+     "uniform_ expects to return a [from, to) range, but found from=2 > to=1"),
+    (lambda m: m.zeros(3, dtype=m.int64).uniform_(2, 1), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda m: m.zeros(3).normal_(0, -1), RuntimeError,
+     "normal expects std >= 0.0, but found std -1"),
+    (lambda m: m.zeros(3, dtype=m.int64).normal_(), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda m: m.normal(0.0, -1.5, (3,)), RuntimeError,
+     "normal expects std >= 0.0, but found std -1.5"),
+    (lambda m: m.normal(1.0, 2.0, (2,), dtype=m.int64), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda m: m.normal(m.zeros(3), -1.0), RuntimeError,
+     "normal expects std >= 0.0, but found std -1"),
+    (lambda m: m.normal(m.zeros(3), -m.ones(3)), RuntimeError,
+     "normal expects all elements of std >= 0.0"),
+    (lambda m: m.normal(0.0, -m.ones(3)), RuntimeError,
+     "normal expects all elements of std >= 0.0"),
+    (lambda m: m.normal(m.zeros(3), m.ones(4)), RuntimeError,
+     "The size of tensor a (3) must match the size of tensor b (4) at non-singleton "
+     "dimension 0"),
+    (lambda m: m.normal(m.zeros(3, dtype=m.int64), 1.0), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda m: m.normal(0.0, m.ones(3, dtype=m.int64)), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda m: m.zeros(3).exponential_(-1), RuntimeError,
+     "exponential_ expects lambda > 0.0, but found lambda=-1"),
+    (lambda m: m.zeros(3).exponential_(0), RuntimeError,
+     "exponential_ expects lambda > 0.0, but found lambda=0"),
+    (lambda m: m.zeros(3, dtype=m.int64).exponential_(), RuntimeError,
+     "Exponential distribution is a continuous probability distribution. dtype must be a "
+     "floating point but you specified Long"),
+    (lambda m: m.zeros(3).geometric_(0), RuntimeError,
+     "geometric_ expects p to be in (0, 1), but got p=0"),
+    (lambda m: m.zeros(3).geometric_(1.5), RuntimeError,
+     "geometric_ expects p to be in (0, 1), but got p=1.5"),
+    (lambda m: m.zeros(3, dtype=m.bool).geometric_(0.5), NotImplementedError,
+     "\"geometric_cpu\" not implemented for 'Bool'"),
+    (lambda m: m.zeros(3).log_normal_(0, 0), RuntimeError,
+     "log_normal_ expects std > 0.0, but found std=0"),
+    (lambda m: m.zeros(3, dtype=m.int16).log_normal_(), NotImplementedError,
+     "\"log_normal_cpu\" not implemented for 'Short'"),
+    (lambda m: m.zeros(3).cauchy_(0, -1), RuntimeError,
+     "cauchy_ expects sigma > 0.0, but found sigma=-1"),
+    (lambda m: m.zeros(3, dtype=m.int64).cauchy_(), RuntimeError,
+     "Cauchy distribution is a continuous probability distribution. dtype must be a "
+     "floating point but you specified long int"),
+    (lambda m: m.zeros(3, dtype=m.uint8).cauchy_(), RuntimeError,
+     "Cauchy distribution is a continuous probability distribution. dtype must be a "
+     "floating point but you specified unsigned char"),
+    (lambda m: m.zeros(3).bernoulli_(1.5), RuntimeError,
+     "bernoulli_ expects p to be in [0, 1], but got p=1.5"),
+    (lambda m: m.zeros(3).bernoulli_(-0.5), RuntimeError,
+     "bernoulli_ expects p to be in [0, 1], but got p=-0.5"),
+    (lambda m: m.zeros(3).bernoulli_(m.full((3,), 1.5)), RuntimeError,
+     "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+     "be improved?  If so, please report an enhancement request to PyTorch.)"),
+    (lambda m: m.zeros(3).bernoulli_(m.full((4,), 0.5)), RuntimeError,
+     "The expanded size of the tensor (3) must match the existing size (4) at non-singleton "
+     "dimension 0.  Target sizes: [3].  Tensor sizes: [4]"),
+    (lambda m: m.zeros(3).bernoulli_(m.full((3,), 1)), NotImplementedError,
+     "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'"),
+    (lambda m: m.bernoulli(m.full((3,), float("nan"))), RuntimeError,
+     "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+     "be improved?  If so, please report an enhancement request to PyTorch.)"),
+    (lambda m: m.bernoulli(m.zeros(3, dtype=m.int64)), NotImplementedError,
+     "\"bernoulli_tensor_cpu_p_\" not implemented for 'Long'"),
+    (lambda m: m.bernoulli(m.zeros(3), 1.5), RuntimeError,
+     "bernoulli_ expects p to be in [0, 1], but got p=1.5"),
+    (lambda m: m.multinomial(m.zeros(3), 1), RuntimeError,
+     "invalid multinomial distribution (sum of probabilities <= 0)"),
+    (lambda m: m.multinomial(m.tensor([1.0, -1, 1]), 1), RuntimeError,
+     "probability tensor contains either `inf`, `nan` or element < 0"),
+    (lambda m: m.multinomial(m.tensor([1.0, float("nan"), 1]), 1), RuntimeError,
+     "probability tensor contains either `inf`, `nan` or element < 0"),
+    (lambda m: m.multinomial(m.tensor([1.0, float("inf"), 1]), 1), RuntimeError,
+     "probability tensor contains either `inf`, `nan` or element < 0"),
+    (lambda m: m.multinomial(m.ones(3), 4), RuntimeError,
+     "cannot sample n_sample > prob_dist.size(-1) samples without replacement"),
+    (lambda m: m.multinomial(m.ones(3), 0), RuntimeError,
+     "cannot sample n_sample <= 0 samples"),
+    (lambda m: m.multinomial(m.ones(2, 2, 2), 1), RuntimeError,
+     "prob_dist must be 1 or 2 dim"),
+    (lambda m: m.multinomial(m.ones(()), 1), RuntimeError, "prob_dist must be 1 or 2 dim"),
+    (lambda m: m.multinomial(m.ones(3, dtype=m.int64), 1), RuntimeError,
+     "multinomial only supports floating-point dtypes for input, got: Long"),
+    (lambda m: m.poisson(m.tensor([-1.0])), RuntimeError,
+     "invalid Poisson rate, expected rate to be non-negative"),
+    (lambda m: m.poisson(m.tensor([float("nan")])), RuntimeError,
+     "invalid Poisson rate, expected rate to be non-negative"),
+    (lambda m: m.poisson(m.tensor([1], dtype=m.int64)), NotImplementedError,
+     "\"poisson_cpu\" not implemented for 'Long'"),
+    (lambda m: m.randperm(-1), RuntimeError,
+     "Trying to create tensor with negative dimension -1: [-1]"),
+    (lambda m: m.randperm(5, dtype=m.bool), NotImplementedError,
+     "\"randperm\" not implemented for 'Bool'"),
+    (lambda m: m.randperm(129, dtype=m.int8), RuntimeError,
+     "value cannot be converted to type int8_t without overflow"),
+    (lambda m: m.randperm(300, dtype=m.uint8), RuntimeError,
+     "value cannot be converted to type uint8_t without overflow"),
+    (lambda m: m.randperm(2050, dtype=m.float16), RuntimeError,
+     "n cannot be greater than 2049 for Half type."),
+    (lambda m: m.Generator().set_state(m.zeros(3)), TypeError,
+     "RNG state must be a torch.ByteTensor"),
+    (lambda m: m.Generator().manual_seed(1.5), RuntimeError,
+     "manual_seed expected a long, but got float"),
+    (lambda m: m.Generator().manual_seed("a"), RuntimeError,
+     "manual_seed expected a long, but got str"),
+    (lambda m: m.Generator().manual_seed(2 ** 64), ValueError,
+     "Overflow when unpacking long long"),
+    (lambda m: m.Generator().manual_seed(-2 ** 63 - 1), ValueError,
+     "Overflow when unpacking long long"),
+]
+
+
+@pytest.mark.parametrize("call,exc,msg", ERRORS)
+def test_errors(call, exc, msg):
+    with pytest.raises(exc, match=_msg(msg)):
+        call(ptl)
+    if torch is not None:
+        with pytest.raises(exc, match=_msg(msg)):
+            call(torch)
+
+
+def test_errors_of_our_own():
+    """Messages that cannot be PyTorch's: our state is 16 bytes, and only the CPU has a
+    generator for now."""
+    with pytest.raises(RuntimeError, match=_msg(
+            "Expected a PhiloxGeneratorState of size 16 but found the input RNG state size "
+            "to be 3")):
+        ptl.Generator().set_state(ptl.zeros(3, dtype=ptl.uint8))
+    with pytest.raises(RuntimeError, match="only supports the CPU"):
+        ptl.Generator(device="cuda")
+    with pytest.raises(TypeError):
+        ptl.rand(3, generator=5)
+
+
+def test_float_random_bounds_warn():
+    with pytest.warns(UserWarning, match=re.escape(
+            "to - 1 is out of bounds [-(2^24), 2^24]. Due to precision limitations float can "
+            "support discrete uniform distribution only within this range.")):
+        ptl.randint(0, 2 ** 25, (3,), dtype=ptl.float32)
+
+
+def test_no_leaks():
+    ptl.rand(3)
+    before = _C._live_counts()
+    g = ptl.Generator().manual_seed(1)
+    for _ in range(20):
+        ptl.rand(5, 4, generator=g)
+        ptl.randn(3).t().contiguous()
+        ptl.randperm(10, dtype=ptl.int32)
+        ptl.normal(ptl.zeros(3, 1), ptl.ones(4))
+        ptl.multinomial(ptl.ones(2, 5), 3)
+        ptl.multinomial(ptl.ones(2, 5), 3, True)
+        ptl.poisson(ptl.ones(5))
+        ptl.bernoulli(ptl.full((4,), 0.5))
+        ptl.zeros(4, 3).t().bernoulli_(ptl.full((3, 1), 0.5))
+        g.get_state()
+        for call, exc, _ in ERRORS[:40]:
+            with pytest.raises(exc):
+                call(ptl)
+    assert _C._live_counts() == before
+
+
+# ---- autograd: samplers pass zero gradients (derivatives.yaml's zeros_like) ----
+
+AUTOGRAD_CASES = [
+    # (name, fn(module, x) where x requires grad through one op, PyTorch's node name)
+    ("uniform_", lambda m, x: (x * 1).uniform_(), "UniformBackward0"),
+    ("normal_", lambda m, x: (x * 1).normal_(), "NormalBackward0"),
+    ("normal.Tensor_float", lambda m, x: m.normal(x, 1.0), "NormalBackward1"),
+    ("normal.float_Tensor", lambda m, x: m.normal(1.0, x), "NormalBackward2"),
+    ("normal.Tensor_Tensor", lambda m, x: m.normal(x, x), "NormalBackward3"),
+    ("random_.from", lambda m, x: (x * 1).random_(1, 3), "RandomBackward0"),
+    ("random_.to", lambda m, x: (x * 1).random_(3), "RandomBackward1"),
+    ("random_", lambda m, x: (x * 1).random_(), "RandomBackward2"),
+    ("exponential_", lambda m, x: (x * 1).exponential_(), "ExponentialBackward0"),
+    ("geometric_", lambda m, x: (x * 1).geometric_(0.5), "GeometricBackward0"),
+    ("log_normal_", lambda m, x: (x * 1).log_normal_(), "LogNormalBackward0"),
+    ("cauchy_", lambda m, x: (x * 1).cauchy_(), "CauchyBackward0"),
+    ("bernoulli", lambda m, x: m.bernoulli(x.sigmoid()), "BernoulliBackward0"),
+    ("bernoulli_.Tensor", lambda m, x: m.zeros(2, 3).bernoulli_(x.sigmoid()),
+     "BernoulliBackward1"),
+    ("bernoulli_.float", lambda m, x: (x * 1).bernoulli_(0.5), "BernoulliBackward2"),
+    ("poisson", lambda m, x: m.poisson(x.exp()), "PoissonBackward0"),
+]
+
+
+@pytest.mark.parametrize("name,fn,node", AUTOGRAD_CASES, ids=[c[0] for c in AUTOGRAD_CASES])
+def test_sampler_gradients_are_zero(name, fn, node):
+    libs = [ptl] + ([torch] if torch is not None else [])
+    for m in libs:
+        x = m.ones(3, dtype=m.float64, requires_grad=True)
+        y = fn(m, x)
+        assert type(y.grad_fn).__name__ == node
+        (y * 3).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros(3))
+
+
+def test_sampler_autograd_errors():
+    for m in [ptl] + ([torch] if torch is not None else []):
+        leaf = m.zeros(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match=_msg(
+                "a leaf Variable that requires grad is being used in an in-place operation.")):
+            leaf.uniform_()
+        with m.no_grad():
+            leaf.normal_()
+        assert leaf.requires_grad and leaf.is_leaf
+        assert m.multinomial(leaf.sigmoid(), 2).grad_fn is None
+        assert m.rand_like(leaf).grad_fn is None and not m.rand_like(leaf).requires_grad
+    y = ptl.bernoulli(ptl.ones(3, requires_grad=True) * 0.5, 0.5)
+    with pytest.raises(NotImplementedError, match=_msg(
+            "the derivative for 'aten::bernoulli.p' is not implemented.")):
+        y.sum().backward()

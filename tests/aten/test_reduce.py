@@ -1,0 +1,598 @@
+"""Reductions and scans (src/aten/native/reduce.c) against NumPy in float64 (exact for
+integers), with PyTorch's own rules (int64 promotion, NaN propagation, first-occurrence
+argmax, error messages) cross-checked against torch where NumPy differs."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, assert_close, make,
+                     to_numpy, torch, torch_ref)
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning", "ignore::RuntimeWarning")
+
+NON_BOOL = INT_DTYPES + FLOAT_DTYPES
+
+
+def dim_args(ndim):
+    """Every dim argument worth trying on a tensor of ndim dims: None, each dim, each
+    negative dim, and tuples."""
+    if ndim == 0:
+        return [None, 0, -1]
+    out = [None] + list(range(ndim)) + [-1]
+    if ndim >= 2:
+        out += [(0, ndim - 1), (-1, 0)]
+    if ndim >= 3:
+        out += [(0, 1, 2)]
+    return out
+
+
+def np_axis(dim, ndim):
+    if ndim == 0 or dim is None:
+        return None
+    dims = dim if isinstance(dim, tuple) else (dim,)
+    return tuple(d % ndim for d in dims)
+
+
+def cases(dtype, single=False, low=-5, high=5):
+    """(tensor, ndarray, dim, keepdim) over SHAPES x LAYOUTS x dims x keepdim; single: int
+    dims only."""
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            t, a = make(shape, dtype, layout, seed=len(shape), low=low, high=high)
+            for dim in dim_args(len(shape)):
+                if single and (dim is None or isinstance(dim, tuple)):
+                    continue
+                for keepdim in (False, True):
+                    yield t, a, dim, keepdim
+
+
+def ref_array(a, dtype):
+    """The values in float64, or int64 for integer and bool dtypes (exact)."""
+    if dtype in FLOAT_DTYPES:
+        return np.asarray(a, dtype=np.float64)
+    return np.asarray(a).astype(np.int64)
+
+
+def sum_dtype(dtype):
+    return ptl.int64 if dtype == ptl.bool or dtype in INT_DTYPES else dtype
+
+
+def has_empty(a, axis):
+    axes = range(a.ndim) if axis is None else axis
+    return any(a.shape[d] == 0 for d in axes)
+
+
+# ---- sum, nansum, mean, prod ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_sum(dtype):
+    for t, a, dim, keepdim in cases(dtype):
+        ax = np_axis(dim, a.ndim)
+        exp = ref_array(a, dtype).sum(axis=ax, keepdims=keepdim)
+        got = ptl.sum(t) if dim is None and not keepdim else t.sum(dim, keepdim=keepdim)
+        assert_close(got, exp, dtype=sum_dtype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_nansum(dtype):
+    for t, a, dim, keepdim in cases(dtype):
+        exp = ref_array(a, dtype).sum(axis=np_axis(dim, a.ndim), keepdims=keepdim)
+        assert_close(ptl.nansum(t, dim, keepdim), exp, dtype=sum_dtype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.float32, ptl.float64])
+def test_nansum_skips_nan(dtype):
+    a = np.array([[1.0, np.nan, 2.0], [np.nan, np.nan, 4.0]])
+    t = ptl.tensor(a, dtype=dtype)
+    assert_close(ptl.nansum(t), np.nansum(a), dtype=dtype)
+    assert_close(ptl.nansum(t, 0), np.nansum(a, 0), dtype=dtype)
+    assert_close(ptl.nansum(t.t(), 1), np.nansum(a, 0), dtype=dtype)
+    assert np.isnan(to_numpy(t.sum()))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_mean(dtype):
+    for t, a, dim, keepdim in cases(dtype):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exp = ref_array(a, dtype).mean(axis=np_axis(dim, a.ndim), keepdims=keepdim)
+        got = ptl.mean(t) if dim is None and not keepdim else t.mean(dim, keepdim)
+        assert_close(got, exp, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_prod(dtype):
+    for t, a, dim, keepdim in cases(dtype, low=-2, high=2):
+        if isinstance(dim, tuple):
+            continue
+        exp = ref_array(a, dtype).prod(axis=np_axis(dim, a.ndim), keepdims=keepdim)
+        if dim is None:
+            got = ptl.prod(t)
+            exp = exp.reshape(())
+        else:
+            got = t.prod(dim, keepdim)
+        assert_close(got, exp, dtype=sum_dtype(dtype), atol=1e-2)
+
+
+@torch_ref
+def test_dtype_argument():
+    a = np.array([[1.5, -2.7, 3.2], [4.9, 5.1, -6.3]])
+    i = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.uint8)
+    checks = [
+        (lambda m: m.sum(m.tensor(a, dtype=m.float32), dtype=m.int32), np.int32),
+        (lambda m: m.tensor(i).sum(dtype=m.float32), np.float32),
+        (lambda m: m.tensor(i).sum(0, dtype=m.int16), np.int16),
+        (lambda m: m.tensor(i).prod(0, dtype=m.int8), np.int8),
+        (lambda m: m.tensor(i).prod(dtype=m.float64), np.float64),
+        (lambda m: m.mean(m.tensor(i), dtype=m.float32), np.float32),
+        (lambda m: m.tensor(a, dtype=m.float16).mean(1, dtype=m.float64), np.float64),
+        (lambda m: m.nansum(m.tensor(i), dtype=m.float64), np.float64),
+        (lambda m: m.cumsum(m.tensor(a), 1, dtype=m.int32), np.int32),
+        (lambda m: m.cumprod(m.tensor(i), 0, dtype=m.int8), np.int8),
+        (lambda m: m.tensor(i > 2).sum(dtype=m.bool), np.bool_),
+        (lambda m: m.tensor(i > 2).sum(0, dtype=m.bool), np.bool_),
+    ]
+    for fn, npdt in checks:
+        got, exp = fn(ptl), fn(torch).numpy()
+        assert got.numpy().dtype == npdt
+        np.testing.assert_allclose(got.numpy().astype(np.float64), exp.astype(np.float64),
+                                   rtol=1e-6)
+
+
+def test_empty_reductions():
+    t = ptl.tensor(np.zeros((0, 3), dtype=np.float32))
+    assert_close(t.sum(0), np.zeros(3), dtype=ptl.float32)
+    assert_close(t.prod(0), np.ones(3), dtype=ptl.float32)
+    assert_close(t.mean(0), np.full(3, np.nan), dtype=ptl.float32)
+    assert_close(t.sum(1), np.zeros(0), dtype=ptl.float32)
+    assert_close(t.amax(1), np.zeros(0), dtype=ptl.float32)
+    assert_close(ptl.logsumexp(t, 0), np.full(3, -np.inf), dtype=ptl.float32)
+    assert_close(ptl.count_nonzero(t, 0), np.zeros(3, dtype=np.int64), dtype=ptl.int64)
+    assert_close(t.all(0), np.ones(3, dtype=bool), dtype=ptl.bool)
+    assert_close(t.any(), np.array(False), dtype=ptl.bool)
+    assert_close(ptl.norm(t, 0.5, 0), np.zeros(3), dtype=ptl.float32)
+    assert_close(ptl.cumsum(t, 0), np.zeros((0, 3)), dtype=ptl.float32)
+    i = ptl.tensor(np.zeros((2, 0), dtype=np.int32))
+    assert_close(i.sum(1), np.zeros(2, dtype=np.int64), dtype=ptl.int64)
+    assert_close(i.prod(1), np.ones(2, dtype=np.int64), dtype=ptl.int64)
+
+
+def test_float32_sum_accuracy():
+    a = np.random.default_rng(0).uniform(0, 1, size=1 << 24).astype(np.float32)
+    t = ptl.tensor(a)
+    exp = a.astype(np.float64).sum()
+    assert abs(float(t.sum().item()) - exp) / exp < 1e-6
+    m = a.reshape(4096, 4096)
+    tm = t.view(4096, 4096)
+    for dim in (0, 1):
+        got = to_numpy(tm.sum(dim))
+        ref = m.astype(np.float64).sum(dim)
+        assert np.max(np.abs(got - ref) / ref) < 1e-6
+
+
+def test_large_dim_reductions_split():
+    # long reductions split over the threads, combined in order
+    rng = np.random.default_rng(1)
+    a = rng.normal(size=(3, 200000))
+    t = ptl.tensor(a)
+    assert_close(t.var(1), a.var(1, ddof=1), dtype=ptl.float64)
+    assert_close(ptl.logsumexp(t, 1), np.logaddexp.reduce(a, 1), dtype=ptl.float64)
+    assert_close(ptl.norm(t, 3, [1]), (np.abs(a) ** 3).sum(1) ** (1 / 3), dtype=ptl.float64)
+    a[1, 150001] = 7.5
+    a[1, 180000] = 7.5
+    t = ptl.tensor(a)
+    assert_close(t.argmax(1), a.argmax(1))
+    assert_close(t.max(1).indices, a.argmax(1))
+    assert_close(t.amax(1), a.max(1), dtype=ptl.float64)
+    i = ptl.tensor((a * 100).astype(np.int64))
+    assert_close(i.sum(1), (a * 100).astype(np.int64).sum(1), dtype=ptl.int64)
+    assert_close(i.argmin(), np.argmin((a * 100).astype(np.int64)))
+
+
+# ---- amax, amin, max, min, argmax, argmin, aminmax ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_amin(dtype, name):
+    npf = np.max if name == "amax" else np.min
+    for t, a, dim, keepdim in cases(dtype):
+        ax = np_axis(dim, a.ndim)
+        if a.size == 0 and (ax is None or has_empty(a, ax)):
+            continue
+        exp = npf(ref_array(a, dtype), axis=ax, keepdims=keepdim)
+        got = getattr(ptl, name)(t, [] if dim is None else dim, keepdim)
+        assert_close(got, exp, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_full(dtype, name):
+    npf = np.max if name == "max" else np.min
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            t, a = make(shape, dtype, layout, seed=3)
+            if a.size:
+                assert_close(getattr(t, name)(), npf(ref_array(a, dtype)), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_dim(dtype, name):
+    npf, npa = (np.max, np.argmax) if name == "max" else (np.min, np.argmin)
+    for t, a, dim, keepdim in cases(dtype, single=True):
+        ax = dim % a.ndim if a.ndim else None
+        if a.ndim and a.shape[ax] == 0:
+            continue
+        r = getattr(ptl, name)(t, dim, keepdim)
+        assert type(r).__name__ == name
+        values, indices = r
+        ref = ref_array(a, dtype)
+        assert_close(r.values, npf(ref, axis=ax, keepdims=keepdim), dtype=dtype)
+        exp_i = npa(ref, axis=ax, keepdims=keepdim) if a.ndim else np.array(0)
+        assert_close(r.indices, exp_i, dtype=ptl.int64)
+        assert values is r.values and indices is r.indices
+
+
+@pytest.mark.parametrize("dtype", NON_BOOL)
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_argmin(dtype, name):
+    npa = np.argmax if name == "argmax" else np.argmin
+    for t, a, dim, keepdim in cases(dtype):
+        if isinstance(dim, tuple):
+            continue
+        ax = None if dim is None or a.ndim == 0 else dim % a.ndim
+        if a.size == 0 and (ax is None or a.shape[ax] == 0):
+            continue
+        exp = npa(ref_array(a, dtype), axis=ax, keepdims=keepdim)
+        if a.ndim == 0:
+            exp = np.array(0)
+        assert_close(getattr(ptl, name)(t, dim, keepdim), exp, dtype=ptl.int64)
+
+
+@torch_ref
+def test_argmax_nan_and_ties_match_torch():
+    nan = np.nan
+    arrays = [
+        np.array([1.0, nan, 3.0, nan], dtype=np.float32),
+        np.array([3.0, 1.0, 3.0, 1.0], dtype=np.float32),
+        np.array([[nan, 2.0, 2.0], [1.0, 1.0, nan], [5.0, 5.0, 5.0]], dtype=np.float64),
+        np.array([-np.inf, -np.inf, np.inf, np.inf], dtype=np.float32),
+    ]
+    for a in arrays:
+        t, tt = ptl.tensor(a), torch.tensor(a)
+        for name in ("argmax", "argmin"):
+            assert getattr(t, name)().item() == getattr(tt, name)().item()
+            if a.ndim == 2:
+                for d in (0, 1):
+                    np.testing.assert_array_equal(getattr(t, name)(d).numpy(),
+                                                  getattr(tt, name)(d).numpy())
+        for name in ("max", "min"):
+            if a.ndim == 2:
+                r, rt = getattr(t, name)(1), getattr(tt, name)(1)
+                np.testing.assert_array_equal(r.indices.numpy(), rt.indices.numpy())
+                np.testing.assert_array_equal(r.values.numpy(), rt.values.numpy())
+            np.testing.assert_array_equal(getattr(t, name)().numpy(),
+                                          getattr(tt, name)().numpy())
+            np.testing.assert_array_equal(getattr(t, "a" + name)(0).numpy(),
+                                          getattr(tt, "a" + name)(0).numpy())
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_aminmax(dtype):
+    for t, a, dim, keepdim in cases(dtype):
+        if isinstance(dim, tuple):
+            continue
+        ax = None if dim is None or a.ndim == 0 else (dim % a.ndim,)
+        if a.size == 0 and (ax is None or has_empty(a, ax)):
+            continue
+        r = ptl.aminmax(t, dim=dim, keepdim=keepdim)
+        ref = ref_array(a, dtype)
+        assert_close(r.min, np.min(ref, axis=ax, keepdims=keepdim), dtype=dtype)
+        assert_close(r.max, np.max(ref, axis=ax, keepdims=keepdim), dtype=dtype)
+
+
+def test_max_min_other():
+    for dtype in ALL_DTYPES:
+        for sa, sb in [((3, 4), (4,)), ((2, 1, 4), (1, 3, 1)), ((), (2, 3))]:
+            t1, a1 = make(sa, dtype, seed=1)
+            t2, a2 = make(sb, dtype, seed=2)
+            assert_close(ptl.max(t1, t2), np.maximum(ref_array(a1, dtype), ref_array(a2, dtype)),
+                         dtype=dtype)
+            assert_close(t1.min(t2), np.minimum(ref_array(a1, dtype), ref_array(a2, dtype)),
+                         dtype=dtype)
+    a = np.array([1.0, np.nan, 3.0]), np.array([np.nan, 2.0, 1.0])
+    assert_close(ptl.max(ptl.tensor(a[0]), ptl.tensor(a[1])), np.maximum(*a))
+    assert_close(ptl.min(ptl.tensor(a[0]), ptl.tensor(a[1])), np.minimum(*a))
+    r = ptl.max(ptl.tensor(np.arange(3, dtype=np.int32)), ptl.tensor(np.ones(3)))
+    assert r.dtype == ptl.float64
+
+
+def test_nan_propagation():
+    a = np.array([[1.0, np.nan, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+    t = ptl.tensor(a)
+    assert_close(t.amax(1), np.max(a, 1))
+    assert_close(t.amin(), np.min(a))
+    assert_close(ptl.aminmax(t, dim=1).max, np.max(a, 1))
+    assert_close(t.max(), np.max(a))
+    assert_close(ptl.logsumexp(t, 1), np.logaddexp.reduce(a.astype(np.float64), 1))
+    assert_close(t.norm(float("inf"), [1]), np.max(np.abs(a), 1))
+    assert_close(t.var(1), np.var(a.astype(np.float64), 1, ddof=1))
+
+
+# ---- all, any, count_nonzero ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("name", ["all", "any"])
+def test_all_any(dtype, name):
+    npf = np.all if name == "all" else np.any
+    out_dtype = ptl.uint8 if dtype == ptl.uint8 else ptl.bool
+    for t, a, dim, keepdim in cases(dtype, low=0, high=1):
+        exp = npf(a, axis=np_axis(dim, a.ndim), keepdims=keepdim)
+        if dtype == ptl.uint8:
+            exp = exp.astype(np.uint8)
+        if dim is None and not keepdim:
+            assert_close(getattr(t, name)(), exp, dtype=out_dtype)
+        else:
+            assert_close(getattr(ptl, name)(t, dim, keepdim), exp, dtype=out_dtype)
+    t, a = make((2, 3), dtype, seed=4, low=0, high=1)
+    exp = a.astype(np.uint8) if dtype == ptl.uint8 else a.astype(bool)
+    assert_close(getattr(t, name)([]), exp, dtype=out_dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_count_nonzero(dtype):
+    for t, a, dim, keepdim in cases(dtype, low=-1, high=1):
+        if keepdim:
+            continue
+        exp = np.asarray(np.count_nonzero(a, axis=np_axis(dim, a.ndim)), dtype=np.int64)
+        if isinstance(dim, tuple):
+            got = ptl.count_nonzero(t, list(dim))
+        else:
+            got = ptl.count_nonzero(t, dim)
+        assert_close(got, exp, dtype=ptl.int64)
+    t, a = make((2, 3), dtype, seed=5, low=-1, high=1)
+    assert_close(ptl.count_nonzero(t, []), np.asarray(np.count_nonzero(a)), dtype=ptl.int64)
+
+
+# ---- var, std, var_mean, std_mean ----
+
+def var_ref(a, ax, correction, keepdim):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = np.asarray(a, dtype=np.float64)
+        n = ref.size if ax is None else int(np.prod([ref.shape[d] for d in ax]))
+        mean = ref.mean(axis=ax, keepdims=True) if ref.size else np.full(
+            [1 if ax is None or d in ax else s for d, s in enumerate(ref.shape)], np.nan)
+        m2 = ((ref - mean) ** 2).sum(axis=ax, keepdims=keepdim)
+        return m2 / max(n - correction, 0), ref.mean(axis=ax, keepdims=keepdim)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_var_std(dtype):
+    for t, a, dim, keepdim in cases(dtype):
+        ax = np_axis(dim, a.ndim)
+        for correction in (0, 1, 2.5):
+            var, mean = var_ref(a, ax, correction, keepdim)
+            assert_close(ptl.var(t, dim, correction=correction, keepdim=keepdim), var,
+                         dtype=dtype)
+            assert_close(ptl.std(t, dim, correction=correction, keepdim=keepdim),
+                         np.sqrt(var), dtype=dtype)
+            v, m = ptl.var_mean(t, dim, correction=correction, keepdim=keepdim)
+            assert_close(v, var, dtype=dtype)
+            assert_close(m, mean, dtype=dtype)
+            s, m = ptl.std_mean(t, dim, correction=correction, keepdim=keepdim)
+            assert_close(s, np.sqrt(var), dtype=dtype)
+            assert_close(m, mean, dtype=dtype)
+        var, _ = var_ref(a, ax, 0, keepdim)
+        assert_close(t.var(dim, False, keepdim), var, dtype=dtype)
+        var, _ = var_ref(a, ax, 1, keepdim)
+        assert_close(t.std(dim, True, keepdim), np.sqrt(var), dtype=dtype)
+        if dim is None:
+            assert_close(t.var(False), var_ref(a, None, 0, False)[0], dtype=dtype)
+            assert_close(ptl.std_mean(t)[0], np.sqrt(var_ref(a, None, 1, False)[0]),
+                         dtype=dtype)
+
+
+@torch_ref
+def test_var_degrees_of_freedom_match_torch():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for kwargs in [dict(correction=10), dict(dim=1, correction=3), dict(dim=1, correction=2.5)]:
+        got = ptl.var(ptl.tensor(a), **kwargs)
+        exp = torch.var(torch.tensor(a), **kwargs)
+        np.testing.assert_array_equal(got.numpy(), exp.numpy())
+    assert np.isnan(ptl.var(ptl.tensor(np.float32(2.0))).item())
+    msg = ("std(): degrees of freedom is <= 0. Correction should be strictly less than the "
+           "reduction factor (input numel divided by output numel).")
+    with pytest.warns(UserWarning, match=re.escape(msg)):
+        ptl.std(ptl.tensor(np.zeros(1, dtype=np.float32)))
+
+
+def test_var_is_stable():
+    a = 1e8 + np.random.default_rng(2).uniform(size=1000)
+    assert_close(ptl.tensor(a).var(), a.var(ddof=1), dtype=ptl.float64, rtol=1e-6)
+
+
+# ---- norm, logsumexp ----
+
+def norm_ref(a, p, ax, keepdim):
+    x = np.abs(np.asarray(a, dtype=np.float64))
+    if p == 0:
+        return (x != 0).sum(axis=ax, keepdims=keepdim).astype(np.float64)
+    if p == np.inf:
+        return x.max(axis=ax, keepdims=keepdim)
+    if p == -np.inf:
+        return x.min(axis=ax, keepdims=keepdim)
+    with np.errstate(divide="ignore"):
+        return (x ** p).sum(axis=ax, keepdims=keepdim) ** (1.0 / p)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_norm(dtype):
+    for t, a, dim, keepdim in cases(dtype):
+        ax = np_axis(dim, a.ndim)
+        for p in (2, 1, np.inf, -np.inf, 0, 3, 0.5, -1.5):
+            if a.size == 0 and (p < 0 or p == np.inf) and (ax is None or has_empty(a, ax)):
+                continue
+            if dim is None and not keepdim:
+                got = t.norm(p)
+            else:
+                got = ptl.norm(t, p, [] if dim is None else dim, keepdim)
+            assert_close(got, norm_ref(a, p, ax, keepdim), dtype=dtype)
+    assert_close(ptl.norm(make((3, 4), dtype)[0]), norm_ref(make((3, 4), dtype)[1], 2, None,
+                                                             False), dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_logsumexp(dtype):
+    out_dtype = dtype if dtype in FLOAT_DTYPES else ptl.float32
+    for t, a, dim, keepdim in cases(dtype):
+        ax = np_axis(dim, a.ndim)
+        exp = np.logaddexp.reduce(np.asarray(a, dtype=np.float64), axis=ax, keepdims=keepdim)
+        assert_close(ptl.logsumexp(t, [] if dim is None else dim, keepdim), exp,
+                     dtype=out_dtype)
+
+
+@torch_ref
+def test_logsumexp_infinities():
+    inf = np.inf
+    a = np.array([[-inf, -inf], [inf, 1.0], [-inf, 2.0], [inf, inf], [1000.0, 1000.0]])
+    t = ptl.tensor(a)
+    np.testing.assert_array_equal(ptl.logsumexp(t, 1).numpy(),
+                                  torch.logsumexp(torch.tensor(a), 1).numpy())
+    assert_close(ptl.logsumexp(t, 1), [-inf, inf, 2.0, inf, 1000.0 + np.log(2.0)])
+
+
+# ---- cumsum, cumprod ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scans(dtype, name):
+    npf = np.cumsum if name == "cumsum" else np.cumprod
+    for t, a, dim, keepdim in cases(dtype, single=True, low=-2, high=2):
+        if keepdim:
+            continue
+        ref = ref_array(a, dtype)
+        exp = npf(ref, axis=dim % a.ndim).reshape(a.shape) if a.ndim else ref
+        assert_close(getattr(ptl, name)(t, dim), exp, dtype=sum_dtype(dtype))
+        assert_close(getattr(t, name)(dim), exp, dtype=sum_dtype(dtype))
+
+
+# ---- errors ----
+
+E = np.zeros((0, 3), dtype=np.float32)
+X = np.arange(6, dtype=np.float32).reshape(2, 3)
+XI = np.arange(6).reshape(2, 3)
+
+
+def T(a):
+    return ptl.tensor(a)
+
+
+ERRORS = [
+    (lambda: T(XI).mean(), RuntimeError,
+     "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+     "complex dtype. Got: Long"),
+    (lambda: T(XI > 2).mean(0), RuntimeError,
+     "mean(): could not infer output dtype. Input dtype must be either a floating point or "
+     "complex dtype. Got: Bool"),
+    (lambda: T(X).mean(dtype=ptl.int64), RuntimeError,
+     "mean(): could not infer output dtype. Optional dtype must be either a floating point or "
+     "complex dtype. Got: Long"),
+    (lambda: T(X).sum((0, 0)), RuntimeError, "dim 0 appears multiple times in the list of dims"),
+    (lambda: T(X).sum((1, -1)), RuntimeError, "dim 1 appears multiple times in the list of dims"),
+    (lambda: ptl.count_nonzero(T(X), [0, 0]), RuntimeError,
+     "dim 0 appears multiple times in the list of dims"),
+    (lambda: T(X).sum(2), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda: T(X).prod(-3), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+    (lambda: T(X).cumsum(2), IndexError,
+     "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+    (lambda: T(np.float32(3)).amax(1), IndexError,
+     "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+    (lambda: T(E).amax(0), IndexError, "amax(): Expected reduction dim 0 to have non-zero size."),
+    (lambda: T(E).amin(0), IndexError, "amin(): Expected reduction dim 0 to have non-zero size."),
+    (lambda: T(np.zeros((2, 0, 3))).amax((2, 1)), IndexError,
+     "amax(): Expected reduction dim 1 to have non-zero size."),
+    (lambda: T(E).amax(), RuntimeError,
+     "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+     "reduction dim with the 'dim' argument."),
+    (lambda: T(E).max(), RuntimeError,
+     "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+     "reduction dim with the 'dim' argument."),
+    (lambda: T(E).min(), RuntimeError,
+     "min(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+     "reduction dim with the 'dim' argument."),
+    (lambda: T(E).max(0), IndexError, "max(): Expected reduction dim 0 to have non-zero size."),
+    (lambda: T(E).min(0), IndexError, "min(): Expected reduction dim 0 to have non-zero size."),
+    (lambda: T(E).argmax(), IndexError,
+     "argmax(): Expected reduction dim to be specified for input.numel() == 0."),
+    (lambda: T(E).argmin(0), IndexError,
+     "argmin(): Expected reduction dim 0 to have non-zero size."),
+    (lambda: T(XI > 2).argmax(), RuntimeError, "argmax(): does not support bool input"),
+    (lambda: T(XI > 2).argmin(0), RuntimeError, "argmin(): does not support bool input"),
+    (lambda: ptl.aminmax(T(E)), RuntimeError,
+     "aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+     "identity."),
+    (lambda: ptl.aminmax(T(E), dim=0), IndexError,
+     "aminmax: Expected reduction dim 0 to have non-zero size."),
+    (lambda: T(XI).var(), RuntimeError, "std and var only support floating point and complex dtypes"),
+    (lambda: T(XI > 1).std(0), RuntimeError,
+     "std and var only support floating point and complex dtypes"),
+    (lambda: ptl.var_mean(T(XI)), RuntimeError,
+     "var_mean only support floating point and complex dtypes"),
+    (lambda: ptl.std_mean(T(XI), 0), RuntimeError,
+     "std_mean only support floating point and complex dtypes"),
+    (lambda: T(XI).norm(), RuntimeError,
+     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long"),
+    (lambda: ptl.norm(T(XI > 1), 2, [0]), RuntimeError,
+     "linalg.vector_norm: Expected a floating point or complex tensor as input. Got Bool"),
+    (lambda: T(E).norm(float("inf")), RuntimeError,
+     "linalg.vector_norm cannot compute the inf norm on an empty tensor because the operation "
+     "does not have an identity"),
+    (lambda: ptl.norm(T(E), float("-inf"), [0]), RuntimeError,
+     "linalg.vector_norm cannot compute the -inf norm on the dimension 0because this dimension "
+     "is empty and the operation does not have an identity"),
+    (lambda: ptl.norm(T(E), -1.5, [1, 0]), RuntimeError,
+     "linalg.vector_norm cannot compute the -1.5 norm on the dimension 0because this dimension "
+     "is empty and the operation does not have an identity"),
+]
+
+
+@pytest.mark.parametrize("fn,exc,msg", ERRORS)
+def test_errors(fn, exc, msg):
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn()
+
+
+@torch_ref
+@pytest.mark.parametrize("fn,exc,msg", ERRORS)
+def test_errors_match_torch(fn, exc, msg):
+    """The same calls on torch raise the same type and text (the table is not our own)."""
+    global T
+    saved, saved_ptl = T, globals()["ptl"]
+    try:
+        globals()["ptl"] = torch
+        T = torch.tensor
+        with pytest.raises(exc, match=re.escape(msg)):
+            fn()
+    finally:
+        T, globals()["ptl"] = saved, saved_ptl
+
+
+def test_zero_dim_inputs():
+    t = ptl.tensor(np.float64(2.5))
+    for dim in (0, -1, [0], (-1,)):
+        assert_close(t.sum(dim), np.array(2.5))
+        assert_close(t.sum(dim, keepdim=True), np.array(2.5))
+    assert_close(t.amax(0), np.array(2.5))
+    assert_close(t.max(0).indices, np.array(0))
+    assert_close(t.argmax(0), np.array(0))
+    assert_close(t.cumsum(0), np.array(2.5))
+    assert_close(t.var(0), np.array(np.nan))
+    i = ptl.tensor(np.int8(-3))
+    assert_close(i.sum(), np.array(-3), dtype=ptl.int64)
+    assert_close(i.cumprod(-1), np.array(-3), dtype=ptl.int64)

@@ -1,0 +1,358 @@
+"""where, clamp/clip, clamp_min/max, lerp, addcmul, addcdiv vs NumPy float64 (exact for
+integers), with PyTorch's promotion rules encoded in the references and its errors."""
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
+                     SHAPES, assert_close, make, to_numpy, torch, torch_ref)
+
+PROMOTE = {ptl.bool: 0, ptl.uint8: 1, ptl.int8: 2, ptl.int16: 3, ptl.int32: 4, ptl.int64: 5,
+           ptl.float16: 6, ptl.bfloat16: 7, ptl.float32: 8, ptl.float64: 9}
+
+
+def promote(a, b):
+    """torch.promote_types, checked against torch below."""
+    if a == b:
+        return a
+    if {a, b} == {ptl.float16, ptl.bfloat16}:
+        return ptl.float32
+    if {a, b} == {ptl.uint8, ptl.int8}:
+        return ptl.int16
+    return a if PROMOTE[a] > PROMOTE[b] else b
+
+
+@torch_ref
+def test_promote_matches_torch():
+    for a in ALL_DTYPES:
+        for b in ALL_DTYPES:
+            ta, tb = getattr(torch, str(a).split(".")[1]), getattr(torch, str(b).split(".")[1])
+            assert str(torch.promote_types(ta, tb)) == str(promote(a, b))
+
+
+def category(dt):
+    return 2 if dt in FLOAT_DTYPES else 0 if dt == ptl.bool else 1
+
+
+def result_type(da, sa, db, sb):
+    """torch.result_type of two tensors: a 0-dim one only lifts the category."""
+    if (len(sa) == 0) == (len(sb) == 0):
+        return promote(da, db)
+    (dd, zd) = (da, db) if len(sa) else (db, da)
+    return promote(dd, zd) if category(zd) > category(dd) else dd
+
+
+def exact(a, dt):
+    return a.astype(np.float64) if dt in FLOAT_DTYPES else a.astype(np.int64)
+
+
+# ---- where ----
+
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
+def test_where_shapes_layouts(dt):
+    for si, shape in enumerate(SHAPES):
+        for layout in LAYOUTS:
+            c, ca = make(shape, ptl.bool, layout, seed=si)
+            x, xa = make(shape, dt, layout, seed=si + 1)
+            y, ya = make(shape, dt, "contiguous", seed=si + 2)
+            assert_close(ptl.where(c, x, y), np.where(ca, xa, ya), dtype=dt)
+
+
+@pytest.mark.parametrize("sa,sb", BROADCAST_PAIRS)
+@pytest.mark.parametrize("da,db", [(ptl.float32, ptl.int64), (ptl.int8, ptl.uint8),
+                                   (ptl.float16, ptl.bfloat16), (ptl.bool, ptl.int32)], ids=str)
+def test_where_broadcast_promotion(sa, sb, da, db):
+    c, ca = make(sb, ptl.bool, seed=3)
+    x, xa = make(sa, da, seed=4)
+    y, ya = make(sb, db, seed=5)
+    rt = result_type(da, sa, db, sb)
+    exp = np.where(ca, exact(xa, rt), exact(ya, rt))
+    assert_close(ptl.where(c, x, y), exp, dtype=rt)
+
+
+def test_where_numbers_and_out():
+    c = ptl.tensor([True, False, True])
+    i = ptl.tensor([1, 2, 3])
+    assert_close(ptl.where(c, 1.5, i), np.array([1.5, 2.0, 1.5]), dtype=ptl.float32)
+    assert_close(ptl.where(c, 1, i.to(ptl.int8)), np.array([1, 2, 1]), dtype=ptl.int8)
+    out = ptl.tensor(np.zeros(3, dtype=np.float32))
+    r = ptl.where(c, i.float(), i, out=out)
+    assert r is out
+    assert_close(out, np.array([1.0, 2.0, 3.0]), dtype=ptl.float32)
+
+
+def test_where_errors_and_uint8_warning():
+    f = ptl.tensor([1.0, 2.0])
+    for dt, name in [(ptl.float32, "Float"), (ptl.int64, "Long")]:
+        msg = f"where expected condition to be a boolean tensor, but got a tensor with dtype {name}"
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            ptl.where(f.to(dt), f, f)
+    out = ptl.tensor(np.zeros(2))
+    with pytest.raises(RuntimeError, match=re.escape("Expected out type to be Float but got Double")):
+        ptl.where(ptl.tensor([True, False]), f, f, out=out)
+    with pytest.warns(UserWarning, match="where received a uint8 condition tensor"):
+        r = ptl.where(ptl.tensor([1, 0], dtype=ptl.uint8), f, -f)
+    assert_close(r, np.array([1.0, -2.0]))
+
+
+# ---- clamp / clip ----
+
+def clamp_ref(x, lo, hi):
+    r = x
+    if lo is not None:
+        r = np.where(np.isnan(r), r, np.where(np.isnan(lo) | (r < lo), lo, r))
+    if hi is not None:
+        r = np.where(np.isnan(r), r, np.where(np.isnan(hi) | (r > hi), hi, r))
+    return r
+
+
+BOUNDS = [(1, None), (None, 2), (-1, 2), (3, 1), (-1.5, 2.5), (0.5, None), (True, None)]
+
+
+def scalar_result(dt, lo, hi):
+    nums = [v for v in (lo, hi) if v is not None]
+    if dt not in FLOAT_DTYPES and any(isinstance(v, float) for v in nums):
+        return ptl.float32
+    if dt == ptl.bool and any(not isinstance(v, bool) for v in nums):
+        return ptl.int64
+    return dt
+
+
+@pytest.mark.parametrize("fn", ["clamp", "clip"])
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
+def test_clamp_scalar(fn, dt):
+    for lo, hi in BOUNDS:
+        rt = scalar_result(dt, lo, hi)
+        x, a = make((3, 4), dt, "transposed")
+        if rt == ptl.bool:
+            msg = "\"clamp_scalar_cpu\" not implemented for 'Bool'"
+            with pytest.raises(NotImplementedError, match=re.escape(msg)):
+                getattr(ptl, fn)(x, lo, hi)
+            continue
+        lo_, hi_ = (None if v is None else float(v) for v in (lo, hi))
+        exp = clamp_ref(exact(a, rt), lo_, hi_)
+        for si, shape in enumerate(SHAPES if (lo, hi) == (-1, 2) else [(3, 4)]):
+            for layout in LAYOUTS if (lo, hi) == (-1, 2) else ["contiguous"]:
+                x, a = make(shape, dt, layout, seed=si)
+                exp = clamp_ref(exact(a, rt), lo_, hi_)
+                assert_close(getattr(ptl, fn)(x, lo, hi), exp, dtype=rt)
+        x, a = make((3, 4), dt)
+        exp = clamp_ref(exact(a, rt), lo_, hi_)
+        if rt == dt:
+            y = x + 0 if dt != ptl.bool else x.clone()
+            assert getattr(y, fn + "_")(lo, hi) is y
+            assert_close(y, exp, dtype=dt)
+        out = ptl.tensor(np.zeros(12, dtype=NP_DTYPE[ptl.float32])).to(rt)
+        assert getattr(ptl, fn)(x, lo, hi, out=out) is out
+        assert_close(out, exp, dtype=rt)
+
+
+def test_clamp_nan_and_min_gt_max():
+    x = ptl.tensor([np.nan, 1.0, 5.0])
+    assert_close(ptl.clamp(x, 0, 0.5), np.array([np.nan, 0.5, 0.5]))
+    assert_close(ptl.clamp(x, float("nan"), 2), np.array([np.nan] * 3))
+    assert_close(ptl.clamp(x, 3, 1), np.array([np.nan, 1.0, 1.0]))
+    if torch is not None:
+        t = torch.clamp(torch.tensor([np.nan, 1.0, 5.0]), 3, 1).numpy()
+        assert_close(ptl.clamp(x, 3, 1), t)
+
+
+@pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
+def test_clamp_min_max(dt):
+    x, a = make((4, 5), dt, "sliced")
+    for fn, kw in [("clamp_min", "lo"), ("clamp_max", "hi")]:
+        for v in [1, 2.5]:
+            rt = scalar_result(dt, v, None)
+            if rt == ptl.bool:
+                continue
+            lo, hi = (float(v), None) if kw == "lo" else (None, float(v))
+            assert_close(getattr(ptl, fn)(x, v), clamp_ref(exact(a, rt), lo, hi), dtype=rt)
+    b = ptl.tensor([True, False])
+    for fn in ["clamp_min", "clamp_max"]:
+        msg = f"\"{fn}_scalar_cpu\" not implemented for 'Bool'"
+        with pytest.raises(NotImplementedError, match=re.escape(msg)):
+            getattr(ptl, fn)(b, False)
+
+
+@pytest.mark.parametrize("sa,sb", BROADCAST_PAIRS)
+@pytest.mark.parametrize("da,db", [(ptl.float32, ptl.float32), (ptl.int64, ptl.float32),
+                                   (ptl.int8, ptl.int16), (ptl.float16, ptl.float64)], ids=str)
+def test_clamp_tensor(sa, sb, da, db):
+    x, a = make(sa, da, seed=1)
+    lo, la = make(sb, db, seed=2, low=-3, high=0)
+    hi, ha = make(sb, db, seed=3, low=0, high=3)
+    rt = result_type(da, sa, db, sb)
+    assert_close(ptl.clamp(x, lo, hi), clamp_ref(exact(a, rt), exact(la, rt), exact(ha, rt)),
+                 dtype=rt)
+    assert_close(ptl.clamp(x, lo), clamp_ref(exact(a, rt), exact(la, rt), None), dtype=rt)
+    assert_close(ptl.clip(x, None, hi), clamp_ref(exact(a, rt), None, exact(ha, rt)), dtype=rt)
+    assert_close(ptl.clamp(x, min=None, max=hi), clamp_ref(exact(a, rt), None, exact(ha, rt)),
+                 dtype=rt)
+
+
+def test_clamp_tensor_inplace_and_out():
+    x, a = make((3, 4), ptl.float32, "transposed")
+    lo, la = make((4,), ptl.float32, seed=5, low=-2, high=0)
+    y = x + 0
+    assert y.clamp_(lo, None) is y
+    assert_close(y, clamp_ref(a.astype(np.float64), la.astype(np.float64), None))
+    out = ptl.tensor(np.zeros((3, 4)))
+    ptl.clamp(x.long(), lo.long(), None, out=out)
+    assert_close(out, clamp_ref(a.astype(np.int64), la.astype(np.int64), None).astype(np.float64),
+                 dtype=ptl.float64)
+    msg = "output with shape [] doesn't match the broadcast shape [4]"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ptl.tensor(1.0).clamp_(lo, None)
+    msg = "result type Float can't be cast to the desired output type Long"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ptl.tensor([1, 2, 3, 4]).clamp_(lo, None)
+
+
+def test_clamp_errors():
+    f = ptl.tensor([1.0, 2.0])
+    msg = "torch.clamp: At least one of 'min' or 'max' must not be None"
+    for call in [lambda: ptl.clamp(f), lambda: ptl.clip(f), lambda: ptl.clamp(f, None, None),
+                 lambda: f.clamp_()]:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            call()
+    msg = "result type Float can't be cast to the desired output type long int"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ptl.tensor([1, 2]).clamp_(1.5, 2.5)
+    msg = "result type Long can't be cast to the desired output type bool"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ptl.tensor([True]).clamp_(0, 1)
+    out = ptl.tensor(np.zeros(2, dtype=np.int64))
+    with pytest.raises(RuntimeError, match=re.escape("Found dtype Long but expected Float")):
+        ptl.clamp(f, 1, 2, out=out)
+    msg = "\"clamp_cpu\" not implemented for 'Bool'"
+    with pytest.raises(NotImplementedError, match=re.escape(msg)):
+        ptl.clamp(ptl.tensor([True, False]), ptl.tensor([False, False]), None)
+
+
+# ---- lerp ----
+
+def lerp_ref(a, b, w):
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=str)
+def test_lerp(dt):
+    for si, shape in enumerate(SHAPES):
+        for layout in LAYOUTS:
+            x, a = make(shape, dt, layout, seed=si)
+            e, ea = make(shape, dt, "contiguous", seed=si + 7)
+            w, wa = make(shape, dt, "sliced", seed=si + 9, low=-1, high=2)
+            assert_close(ptl.lerp(x, e, 0.3), lerp_ref(a, ea, 0.3), dtype=dt)
+            assert_close(ptl.lerp(x, e, w), lerp_ref(a, ea, wa.astype(np.float64)), dtype=dt)
+    x, a = make((2, 3), dt)
+    e, ea = make((3,), dt, seed=2)
+    w, wa = make((2, 1), dt, seed=3)
+    assert_close(ptl.lerp(x, e, w), lerp_ref(a, ea, wa.astype(np.float64)), dtype=dt)
+    y = x + 0
+    assert y.lerp_(e, 0.75) is y
+    assert_close(y, lerp_ref(a, ea, 0.75), dtype=dt)
+    y = x + 0
+    y.lerp_(e, ptl.tensor(0.25, dtype=ptl.float64))   # a 0-dim weight may differ in dtype
+    assert_close(y, lerp_ref(a, ea, 0.25), dtype=dt)
+    assert_close(ptl.lerp(ptl.tensor([0.0]), ptl.tensor([10.0]), 1.0), np.array([10.0]))
+
+
+def test_lerp_errors():
+    f = ptl.tensor([1.0, 2.0])
+    names = {ptl.bool: "bool", ptl.uint8: "unsigned char", ptl.int8: "signed char",
+             ptl.int16: "short int", ptl.int32: "int", ptl.int64: "long int",
+             ptl.float16: "c10::Half", ptl.bfloat16: "c10::BFloat16", ptl.float64: "double"}
+    for dt, n in names.items():
+        msg = f"expected dtype float for `end` but got dtype {n}"
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            ptl.lerp(f, f.to(dt), 0.5)
+    msg = "expected dtype float for `weight` but got dtype double"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ptl.lerp(f, f, f.double())
+    i = ptl.tensor([1, 2])
+    with pytest.raises(NotImplementedError,
+                       match=re.escape("\"lerp_kernel_scalar\" not implemented for 'Long'")):
+        ptl.lerp(i, i, 0.5)
+    with pytest.raises(NotImplementedError,
+                       match=re.escape("\"lerp_kernel_tensor\" not implemented for 'Long'")):
+        ptl.lerp(i, i, i)
+    with pytest.raises(RuntimeError,
+                       match=re.escape("output with shape [] doesn't match the broadcast shape [2]")):
+        ptl.tensor(1.0).lerp_(f, 0.5)
+
+
+# ---- addcmul / addcdiv ----
+
+@pytest.mark.parametrize("dt", [d for d in ALL_DTYPES if d != ptl.bool], ids=str)
+def test_addcmul(dt):
+    value = 2 if dt in INT_DTYPES else 0.5
+    for si, shape in enumerate(SHAPES):
+        for layout in LAYOUTS if dt in (ptl.float32, ptl.int64) else ["sliced"]:
+            x, a = make(shape, dt, layout, seed=si)
+            t1, b = make(shape, dt, "contiguous", seed=si + 1)
+            t2, c = make(shape, dt, "transposed", seed=si + 2)
+            exp = exact(a, dt) + value * exact(b, dt) * exact(c, dt)
+            if dt in INT_DTYPES:
+                exp = exp.astype(NP_DTYPE[dt])
+            assert_close(ptl.addcmul(x, t1, t2, value=value), exp, dtype=dt)
+    # integer inputs truncate a float value to an integer (PyTorch)
+    i = ptl.tensor([1, 2, 3])
+    assert_close(ptl.addcmul(i, i, i, value=2.5), np.array([3, 10, 21]))
+    if torch is not None:
+        ti = torch.tensor([1, 2, 3])
+        assert torch.addcmul(ti, ti, ti, value=2.5).tolist() == [3, 10, 21]
+
+
+@pytest.mark.parametrize("dt", FLOAT_DTYPES, ids=str)
+def test_addcdiv(dt):
+    for si, shape in enumerate(SHAPES):
+        x, a = make(shape, dt, "transposed", seed=si)
+        t1, b = make(shape, dt, "sliced", seed=si + 1)
+        t2, c = make(shape, dt, "expanded", seed=si + 2, low=0.5, high=4)
+        exp = a.astype(np.float64) + 0.5 * (b.astype(np.float64) / c.astype(np.float64))
+        assert_close(ptl.addcdiv(x, t1, t2, value=0.5), exp, dtype=dt)
+
+
+def test_addc_broadcast_promotion_inplace_out():
+    x, a = make((2, 3), ptl.int64)
+    t1, b = make((3,), ptl.float32, seed=1)
+    t2, c = make((2, 1), ptl.int32, seed=2, low=1, high=4)
+    assert_close(ptl.addcmul(x, t1, t2), a + b.astype(np.float64) * c, dtype=ptl.float32)
+    assert_close(ptl.addcdiv(x, t1, t2, value=2), a + 2 * (b.astype(np.float64) / c),
+                 dtype=ptl.float32)
+    y, ya = make((2, 3), ptl.float64, seed=3)
+    assert y.addcmul_(t1, t2, value=3) is y
+    assert_close(y, ya + 3 * (b.astype(np.float64) * c), dtype=ptl.float64)
+    y.addcdiv_(t1, t2)
+    out = ptl.tensor(np.zeros((2, 3)))
+    assert ptl.addcmul(x, t1, t2, out=out) is out
+    assert_close(out, a + b.astype(np.float64) * c, dtype=ptl.float64, rtol=1e-6)
+    msg = "result type Float can't be cast to the desired output type Long"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        ptl.addcmul(x, t1, t2, out=ptl.tensor(np.zeros((2, 3), dtype=np.int64)))
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        (x + 0).addcmul_(t1, t2)
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        (x + 0).addcdiv_(t1, t2)
+
+
+def test_addc_errors():
+    i, f, b = ptl.tensor([1, 2]), ptl.tensor([1.0, 2.0]), ptl.tensor([True, False])
+    msg = ("Integer division with addcdiv is no longer supported, and in a future  release "
+           "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+           "behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+           "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+           "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    for t1, t2 in [(i, i), (i, b), (b, b)]:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            ptl.addcdiv(f, t1, t2)
+    assert_close(ptl.addcdiv(i, f, i), np.array([2.0, 3.0]))   # only tensor1/tensor2 matter
+    with pytest.raises(NotImplementedError,
+                       match=re.escape("\"addcmul_cpu_out\" not implemented for 'Bool'")):
+        ptl.addcmul(b, b, b)
+    if torch is not None:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            torch.addcdiv(torch.tensor([1.0]), torch.tensor([1]), torch.tensor([1]))

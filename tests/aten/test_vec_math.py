@@ -1,0 +1,245 @@
+"""The vectorized kernels of vec_math.h and their users (perf): exp (float32, float64) and
+float32 erf ulp error against float64/libm references on 1e6 points and the edges, softmax /
+log_softmax rows, NaN-propagating amax/amin, float32 gelu and its backward.  Every check
+also runs with the portable (non-AVX2) loops, in a subprocess with
+PTL_CPU_CAPABILITY=default."""
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import ROOT, assert_close, torch, torch_ref
+
+F = ptl.nn.functional
+FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
+
+
+def ulps(got, ref, dtype):
+    """|got - ref| in units of the last place of ref rounded to dtype (ref in float64)."""
+    got = np.asarray(got, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = ref.astype(dtype).astype(np.float64)
+        big = np.minimum(np.abs(ref), np.finfo(dtype).max).astype(dtype)
+        err = np.abs(got - ref) / np.spacing(big).astype(np.float64)
+    both_special = (got == rounded) | (np.isnan(got) & np.isnan(ref))
+    return np.where(both_special, 0.0, err)
+
+
+def _exp_points(dtype):
+    rng = np.random.default_rng(1)
+    if dtype == np.float32:
+        lo, hi = -104.0, 89.0
+    else:
+        lo, hi = -746.0, 710.0
+    x = np.concatenate([rng.uniform(lo, hi, 10**6 - 200000), rng.uniform(-2, 2, 100000),
+                        rng.uniform(lo, lo + 20, 100000)]).astype(dtype)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_max_ulp(dtype):
+    x = _exp_points(dtype)
+    got = ptl.exp(ptl.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype(np.float64))
+    assert ulps(got, ref, dtype).max() <= (1.5 if dtype == np.float32 else 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_edges(dtype):
+    fi = np.finfo(dtype)
+    hi = 88.72283935546875 if dtype == np.float32 else 709.782712893384
+    edge = [0.0, -0.0, np.inf, -np.inf, np.nan, hi, np.nextafter(dtype(hi), dtype(np.inf)),
+            1000.0, -1000.0, math.log(fi.tiny), math.log(fi.tiny) - 5, fi.tiny, -fi.tiny, 1e-30]
+    x = np.array(edge, dtype)
+    got = ptl.exp(ptl.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype(np.float64)).astype(dtype)
+    assert ulps(got, ref.astype(np.float64), dtype).max() <= 1.5
+    assert np.isinf(got[2]) and got[3] == 0 and np.isnan(got[4]) and np.isinf(got[6])
+    assert got[8] == 0
+
+
+def test_exp_strided_and_tail():
+    x = np.linspace(-5, 5, 2 * 37, dtype=np.float64)
+    for n in range(1, 20):
+        t = ptl.tensor(x[:n])
+        assert_close(ptl.exp(t), np.exp(x[:n]), rtol=1e-15, atol=0)
+    t = ptl.tensor(x)[::2]
+    assert_close(ptl.exp(t), np.exp(x[::2]), rtol=1e-15, atol=0)
+
+
+def test_erf_float32_accuracy():
+    rng = np.random.default_rng(2)
+    x = np.concatenate([rng.uniform(-5, 5, 800000), rng.standard_normal(100000),
+                        np.geomspace(1e-30, 4, 100000)]).astype(np.float32)
+    got = ptl.erf(ptl.tensor(x)).numpy()
+    ref = np.vectorize(math.erf)(x.astype(np.float64))
+    rel = np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300)
+    assert rel.max() < 1e-6
+    assert ulps(got, ref, np.float32).max() <= 4
+
+
+def test_erf_edges():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 3.92, 3.94, -3.94, 1.0, -1.0, 1e-40],
+                 np.float32)
+    got = ptl.erf(ptl.tensor(x)).numpy()
+    ref = np.array([math.erf(v) if not np.isnan(v) else np.nan for v in x.astype(np.float64)])
+    np.testing.assert_allclose(got[:-1], ref[:-1], rtol=1e-6, atol=0)
+    assert ulps(got[-1:], ref[-1:], np.float32).max() <= 1     # a subnormal result
+    assert np.signbit(got[1]) and got[2] == 1 and got[3] == -1 and np.isnan(got[4])
+    assert_close(ptl.erf(ptl.tensor(x.astype(np.float64))), ref, rtol=1e-15, atol=0)
+
+
+def _softmax_ref(x, log):
+    m = x.max(-1, keepdims=True)
+    m = np.where(np.isneginf(m), 0, m)
+    with np.errstate(invalid="ignore"):
+        d = x - m
+        s = np.exp(d).sum(-1, keepdims=True)
+        return d - np.log(s) if log else np.exp(d) / s
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("n", [1, 3, 7, 8, 9, 17, 1000])
+def test_softmax_rows(log, dtype, n):
+    npdt = np.float32 if dtype == ptl.float32 else np.float64
+    x = np.random.default_rng(n).standard_normal((5, n)).astype(npdt) * 10
+    fn = ptl.log_softmax if log else ptl.softmax
+    assert_close(fn(ptl.tensor(x), -1), _softmax_ref(x.astype(np.float64), log), dtype=dtype)
+    # a transposed input (made contiguous inside) gives the same rows
+    t = ptl.tensor(np.ascontiguousarray(x.T)).t()
+    assert_close(fn(t, -1), _softmax_ref(x.astype(np.float64), log), dtype=dtype)
+
+
+@torch_ref
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_specials_match_torch(log, dtype):
+    x = np.random.default_rng(3).standard_normal((6, 11)).astype(dtype)
+    x[0, 9] = np.nan                      # nan in the tail
+    x[1, 2] = np.nan                      # nan in a full 8-lane block
+    x[2, :] = -np.inf                     # all -inf
+    x[3, 4] = np.inf
+    x[4, 1] = -np.inf
+    x[5, :] = 1e30 if dtype == np.float32 else 1e300
+    fn, tfn = (ptl.log_softmax, torch.log_softmax) if log else (ptl.softmax, torch.softmax)
+    got = fn(ptl.tensor(x), -1).numpy()
+    ref = tfn(torch.tensor(x), -1).numpy()
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-7, equal_nan=True)
+
+
+@torch_ref
+def test_cross_entropy_matches_torch():
+    x = np.random.default_rng(4).standard_normal((64, 100)).astype(np.float32) * 3
+    y = np.random.default_rng(5).integers(0, 100, 64)
+    got = F.cross_entropy(ptl.tensor(x), ptl.tensor(y))
+    ref = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(y))
+    assert abs(got.item() - ref.item()) <= 1e-5 * abs(ref.item())
+
+
+@pytest.mark.parametrize("op", ["amax", "amin"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 5, 8, 13, 64, 1027])
+def test_amax_amin_rows(op, dtype, n):
+    x = np.random.default_rng(n).standard_normal((4, n)).astype(dtype)
+    ref = getattr(np, op)(x.astype(np.float64), axis=-1)
+    assert_close(getattr(ptl.tensor(x), op)(-1), ref, rtol=0, atol=0)
+    assert_close(getattr(ptl.tensor(x), op)(), getattr(np, op)(x.astype(np.float64)),
+                 rtol=0, atol=0)
+
+
+@torch_ref
+@pytest.mark.parametrize("op", ["amax", "amin", "max", "min"])
+@pytest.mark.parametrize("pos", [0, 3, 8, 15, 16, 20])
+def test_maxmin_nan_anywhere(op, pos):
+    x = np.random.default_rng(pos).standard_normal((3, 21)).astype(np.float32)
+    x[1, pos] = np.nan
+    x[2, pos] = np.inf if op in ("amax", "max") else -np.inf
+    fn = (lambda t: getattr(t, op)(-1)) if op.startswith("a") else \
+        (lambda t: getattr(t, op)())
+    got = fn(ptl.tensor(x)).numpy()
+    ref = fn(torch.tensor(x)).numpy()
+    np.testing.assert_array_equal(got, ref)
+
+
+def _gelu_ref(x):
+    return 0.5 * x * np.vectorize(math.erfc)(-x / math.sqrt(2))
+
+
+def _gelu_grad_ref(g, x):
+    cdf = 0.5 * np.vectorize(math.erfc)(-x / math.sqrt(2))
+    return g * (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))
+
+
+def test_gelu_float32_accuracy():
+    # below -7 the double formulas (used there, as before) lose 1 + erf to cancellation
+    x = np.concatenate([np.linspace(-7, 8, 40001), np.random.default_rng(6).standard_normal(
+        50001) * 3]).astype(np.float32)
+    x64 = x.astype(np.float64)
+    assert_close(F.gelu(ptl.tensor(x)), _gelu_ref(x64), dtype=ptl.float32, rtol=2e-6,
+                 atol=1e-12)
+    g = np.random.default_rng(7).standard_normal(x.size).astype(np.float32)
+    got = ptl.ops.aten.gelu_backward(ptl.tensor(g), ptl.tensor(x))
+    # cdf and x pdf cancel near x = -0.75: an absolute error of a few float ulps of |g| / 4
+    assert_close(got, _gelu_grad_ref(g.astype(np.float64), x64), rtol=2e-6,
+                 atol=1e-7 * np.abs(g).max())
+
+
+@torch_ref
+def test_gelu_backward_broadcast_grad_and_strided():
+    x = np.random.default_rng(8).standard_normal((4, 33)).astype(np.float32) * 3
+    xt = ptl.tensor(x).requires_grad_(True)
+    F.gelu(xt).sum().backward()
+    tt = torch.tensor(x).requires_grad_(True)
+    torch.nn.functional.gelu(tt).sum().backward()
+    np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)
+    ref = _gelu_grad_ref(1.0, x.astype(np.float64))
+    assert_close(xt.grad, ref, rtol=2e-6, atol=1e-7)
+    s = ptl.tensor(np.ascontiguousarray(x.T)).t()
+    assert_close(F.gelu(s), _gelu_ref(x.astype(np.float64)), rtol=2e-6, atol=1e-12)
+
+
+@torch_ref
+def test_gelu_specials():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0] + [1.0] * 8, np.float32)
+    got = F.gelu(ptl.tensor(x)).numpy()
+    ref = torch.nn.functional.gelu(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(got, ref, rtol=2e-7, atol=0, equal_nan=True)
+
+
+@pytest.mark.skipif(FALLBACK, reason="already running the portable loops")
+def test_portable_fallback():
+    """Reruns this file with the AVX2 loops switched off."""
+    env = dict(os.environ, PTL_CPU_CAPABILITY="default")
+    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
+                        "-p", "no:cacheprovider"], env=env, capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
+
+@torch_ref
+def test_silu_float32_accuracy_and_grad():
+    x = np.concatenate([np.linspace(-90, 90, 20001), [np.nan, np.inf, -np.inf],
+                        np.random.default_rng(9).standard_normal(30001) * 4]).astype(np.float32)
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = x64 / (1 + np.exp(-x64))
+    assert_close(F.silu(ptl.tensor(x)), ref, dtype=ptl.float32, rtol=1e-6, atol=1e-30)
+    g = np.random.default_rng(10).standard_normal(x.size).astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sg = 1 / (1 + np.exp(-x64))
+        gref = g * sg * (1 + x64 * (1 - sg))
+    got = ptl.ops.aten.silu_backward(ptl.tensor(g), ptl.tensor(x))
+    # 1 + x (1 - s) cancels near x = -1.28: an absolute error of a few ulps of |g|
+    assert_close(got, gref, rtol=2e-6, atol=1e-7 * np.abs(g).max())
+    xt = ptl.tensor(x[-40:]).requires_grad_(True)
+    F.silu(xt).sum().backward()
+    tt = torch.tensor(x[-40:]).requires_grad_(True)
+    torch.nn.functional.silu(tt).sum().backward()
+    np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)

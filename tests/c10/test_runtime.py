@@ -1,0 +1,166 @@
+"""c10 services seen from Python: config, threads, allocator, default dtype, devices."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+from helpers import torch, torch_ref
+
+
+def test_config_show_mentions_everything():
+    text = ptl.__config__.show()
+    assert text.startswith("pytorchlite ")
+    for key in ("C compiler:", "CPU capability usage:", "intra-op threads:", "CUDA built:",
+                "CUDA available:"):
+        assert key in text
+    assert re.search(r"CPU capability usage: (DEFAULT|AVX2|AVX512|NEON)", text)
+
+
+def test_cuda_queries_are_consistent():
+    assert ptl.cuda.is_available() == (ptl.cuda.device_count() > 0)
+    assert isinstance(ptl.cuda.is_built(), bool)
+
+
+def test_cuda_is_unavailable_without_a_backend():
+    # Note [CUDA availability]: nvcc and a GPU are not enough; nothing registers a CUDA
+    # allocator or CUDA kernels yet, so CUDA is unavailable on every machine
+    copy_row = next(r for r in _C._schemas() if r["schema"].startswith("aten::copy_("))
+    assert "CUDA" not in copy_row["kernels"]
+    assert ptl.cuda.is_available() is False and ptl.cuda.device_count() == 0
+    config = _C._config()
+    assert config["cuda_available"] is False
+    if ptl.cuda.is_built():
+        assert config["cuda_unavailable_reason"] == (
+            "pytorchlite has no CUDA backend: no allocator or kernels are registered for the "
+            "CUDA device")
+    else:
+        assert "built without CUDA" in config["cuda_unavailable_reason"]
+    assert f"CUDA available: False ({config['cuda_unavailable_reason']})" in ptl.__config__.show()
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"Torch not compiled with CUDA enabled ({config['cuda_unavailable_reason']})")):
+        ptl.cuda.init()
+    assert not ptl.cuda.is_initialized()
+
+
+def test_set_num_threads_round_trip_and_errors():
+    old = ptl.get_num_threads()
+    try:
+        ptl.set_num_threads(1)
+        assert ptl.get_num_threads() == 1
+        a = np.arange(200_000, dtype=np.float32)
+        one = (ptl.tensor(a) * 3 + 1).numpy().copy()
+        ptl.set_num_threads(2)
+        two = (ptl.tensor(a) * 3 + 1).numpy()
+        np.testing.assert_array_equal(one, two)
+        np.testing.assert_array_equal(two, a * 3 + 1)
+    finally:
+        ptl.set_num_threads(old)
+    with pytest.raises(RuntimeError, match="set_num_threads expects a positive integer"):
+        ptl.set_num_threads(0)
+    with pytest.raises(TypeError):
+        ptl.set_num_threads("2")
+
+
+def test_thread_pool_survives_fork():
+    code = """
+import os, numpy as np, pytorchlite as t
+a = np.arange(100000, dtype=np.float64)
+x = t.tensor(a)
+(x + x)
+pid = os.fork()
+if pid == 0:
+    ok = bool(((x + x).numpy() == 2 * a).all())
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "0", r.stderr
+
+
+def test_allocator_stats_and_cache():
+    s0 = _C._alloc_stats()
+    xs = [ptl.tensor(np.ones(1000, np.float32)) for _ in range(10)]
+    s1 = _C._alloc_stats()
+    assert s1["allocated_bytes"] >= s0["allocated_bytes"] + 10 * 4000
+    del xs
+    s2 = _C._alloc_stats()
+    assert s2["allocated_bytes"] <= s1["allocated_bytes"] - 10 * 4000
+    assert s2["cached_bytes"] > 0
+    _C._empty_cache()
+    assert _C._alloc_stats()["cached_bytes"] == 0
+
+
+def test_default_dtype():
+    assert ptl.get_default_dtype() == ptl.float32
+    try:
+        ptl.set_default_dtype(ptl.float64)
+        assert ptl.tensor([1.5]).dtype == ptl.float64
+        assert (ptl.tensor([1, 2]) / 2).dtype == ptl.float64
+        assert (ptl.tensor([1, 2]) + 0.5).dtype == ptl.float64
+    finally:
+        ptl.set_default_dtype(ptl.float32)
+    with pytest.raises(TypeError, match="only floating-point types are supported as the default type"):
+        ptl.set_default_dtype(ptl.int64)
+
+
+def test_result_type_and_promote_types():
+    assert ptl.promote_types(ptl.uint8, ptl.int8) == ptl.int16
+    assert ptl.promote_types(ptl.float16, ptl.bfloat16) == ptl.float32
+    assert ptl.result_type(ptl.tensor([1], dtype=ptl.int32), 1.0) == ptl.float32
+    assert ptl.result_type(ptl.tensor([1], dtype=ptl.int8), 1000) == ptl.int8
+    # a 0-dim float tensor lifts an int tensor to its own float dtype
+    assert ptl.result_type(ptl.tensor(1.0, dtype=ptl.float64), ptl.tensor([1], dtype=ptl.int32)) == ptl.float64
+    assert ptl.result_type(ptl.tensor(1.0, dtype=ptl.float64), ptl.tensor([1.0])) == ptl.float32
+    assert ptl.can_cast(ptl.float32, ptl.int32) is False
+    assert ptl.can_cast(ptl.int32, ptl.float32) is True
+    assert ptl.can_cast(ptl.int32, ptl.bool) is False
+
+
+@torch_ref
+def test_promotion_matches_torch_on_all_pairs():
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+             "float32", "float64"]
+    for a in names:
+        for b in names:
+            assert str(ptl.promote_types(getattr(ptl, a), getattr(ptl, b))) == \
+                str(torch.promote_types(getattr(torch, a), getattr(torch, b))), (a, b)
+
+
+def test_device_objects():
+    d = ptl.device("cuda:1")
+    assert (d.type, d.index) == ("cuda", 1)
+    assert repr(d) == "device(type='cuda', index=1)" and str(d) == "cuda:1"
+    assert ptl.device("cpu") == ptl.device("cpu") and hash(ptl.device("cpu")) == hash(ptl.device("cpu"))
+    assert ptl.device("cuda", 0) == ptl.device("cuda:0")
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of device string: gpu"):
+        ptl.device("gpu")
+    with pytest.raises(RuntimeError, match="Invalid device string: 'cuda:x'"):
+        ptl.device("cuda:x")
+
+
+def test_cuda_tensor_without_cuda_is_a_clear_error():
+    if ptl.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(RuntimeError, match="Torch not compiled with CUDA enabled|CUDA"):
+        ptl.tensor([1.0], device="cuda")
+
+
+def test_big_blocks_are_reused_exactly():
+    _C._empty_cache()
+    x = ptl.tensor(np.ones(300_000, np.float32))
+    (x + x)                                   # a 1.2 MB result, freed at once
+    s0 = _C._alloc_stats()
+    assert s0["cached_bytes"] >= 1_200_000
+    for _ in range(5):
+        (x + x)
+    s1 = _C._alloc_stats()
+    assert s1["cache_hits"] - s0["cache_hits"] >= 5
+    assert s1["cached_bytes"] == s0["cached_bytes"]
+    _C._empty_cache()
+    assert _C._alloc_stats()["cached_bytes"] == 0

@@ -1,0 +1,1170 @@
+"""pytorchlite.nn.functional: activations, softmax, losses, linear, normalization, embedding,
+dropout and attention against NumPy float64 formulas, with PyTorch itself as a second
+reference for the tricky semantics (ignore_index, label_smoothing, masked attention rows,
+running statistics), gradcheck for every differentiable op, and PyTorch's error messages."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.nn.functional as F
+from pytorchlite.autograd import gradcheck, gradgradcheck
+from helpers import (FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, assert_no_leak, make, to_numpy,
+                     torch, torch_ref)
+
+TF = torch.nn.functional if torch is not None else None
+
+
+def leaf(shape, seed=0, low=-2.0, high=2.0):
+    a = np.random.default_rng(seed).uniform(low, high, size=shape)
+    return ptl.tensor(a, dtype=ptl.float64, requires_grad=True)
+
+
+def tt(x):
+    """The PyTorch twin of a pytorchlite tensor (same values and dtype)."""
+    a = to_numpy(x.detach())
+    t = torch.from_numpy(np.array(a))
+    if x.dtype in (ptl.float32, ptl.float16, ptl.bfloat16):
+        t = t.to(getattr(torch, str(x.dtype).split(".")[1]))
+    return t
+
+
+def close_to_torch(got, want, rtol=1e-6, atol=1e-7):
+    assert_close(got, want.detach().double().numpy(), rtol=rtol, atol=atol)
+
+
+# ---- activations ----
+
+def _sig(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _softplus(x, beta=1.0, th=20.0):
+    return np.where(x * beta > th, x, np.log1p(np.exp(np.minimum(x * beta, th))) / beta)
+
+
+_ERF = np.vectorize(math.erf, otypes=[float])
+SELU_A, SELU_S = 1.6732632423543772, 1.0507009873554805
+
+ACTIVATIONS = [
+    ("gelu", {}, lambda x: 0.5 * x * (1 + _ERF(x / math.sqrt(2)))),
+    ("gelu", {"approximate": "tanh"},
+     lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    ("silu", {}, lambda x: x * _sig(x)),
+    ("mish", {}, lambda x: x * np.tanh(_softplus(x))),
+    ("elu", {"alpha": 0.7}, lambda x: np.where(x > 0, x, 0.7 * np.expm1(x))),
+    ("selu", {}, lambda x: SELU_S * np.where(x > 0, x, SELU_A * np.expm1(x))),
+    ("celu", {"alpha": 2.0}, lambda x: np.where(x > 0, x, 2.0 * np.expm1(x / 2.0))),
+    ("leaky_relu", {"negative_slope": 0.2}, lambda x: np.where(x > 0, x, 0.2 * x)),
+    ("hardtanh", {"min_val": -2.0, "max_val": 1.5}, lambda x: np.clip(x, -2.0, 1.5)),
+    ("relu6", {}, lambda x: np.clip(x, 0, 6)),
+    ("softplus", {"beta": 2.0, "threshold": 3.0}, lambda x: _softplus(x, 2.0, 3.0)),
+    ("softsign", {}, lambda x: x / (1 + np.abs(x))),
+    ("hardswish", {}, lambda x: x * np.clip(x + 3, 0, 6) / 6),
+    ("hardsigmoid", {}, lambda x: np.clip(x + 3, 0, 6) / 6),
+    ("logsigmoid", {}, lambda x: np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))),
+    ("tanhshrink", {}, lambda x: x - np.tanh(x)),
+    ("softshrink", {"lambd": 1.0}, lambda x: np.where(x > 1, x - 1, np.where(x < -1, x + 1, 0))),
+    ("hardshrink", {"lambd": 1.0}, lambda x: np.where(np.abs(x) > 1, x, 0)),
+    ("threshold", {"threshold": 0.5, "value": -7.0}, lambda x: np.where(x > 0.5, x, -7.0)),
+    ("relu", {}, lambda x: np.maximum(x, 0)),
+]
+IDS = [a[0] + ("_tanh" if a[1].get("approximate") else "") for a in ACTIVATIONS]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("name, kw, ref", ACTIVATIONS, ids=IDS)
+def test_activation_values(name, kw, ref, dtype):
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            x, a = make(shape, dtype, layout, seed=len(shape))
+            assert_close(getattr(F, name)(x, **kw), ref(a.astype(np.float64)), dtype=dtype)
+
+
+@pytest.mark.parametrize("name, kw, ref", [a for a in ACTIVATIONS if a[0] not in (
+    "gelu", "softplus", "softsign", "logsigmoid", "tanhshrink", "softshrink", "hardshrink")],
+    ids=[i for i, a in zip(IDS, ACTIVATIONS) if a[0] not in (
+        "gelu", "softplus", "softsign", "logsigmoid", "tanhshrink", "softshrink", "hardshrink")])
+def test_activation_inplace(name, kw, ref):
+    x, a = make((3, 4), ptl.float32)
+    v = x._version
+    y = getattr(F, name)(x, inplace=True, **kw)
+    assert y is x and x._version > v
+    assert_close(x, ref(a.astype(np.float64)), dtype=ptl.float32)
+
+
+@torch_ref
+def test_large_inputs_are_stable():
+    x = ptl.tensor([-1000.0, -50.0, 50.0, 1000.0], dtype=ptl.float64)
+    assert_close(F.logsigmoid(x), [-1000.0, -50.0, -math.exp(-50), 0.0])
+    assert_close(F.softplus(x), [0.0, math.exp(-50), 50.0, 1000.0])
+    assert_close(F.silu(x), [-0.0, -50 * math.exp(-50), 50.0, 1000.0])
+    assert_close(F.mish(x), [-0.0, TF.mish(torch.tensor(-50.0, dtype=torch.float64)).item(),
+                             50.0, 1000.0])
+
+
+@torch_ref
+@pytest.mark.parametrize("fn, kname", [
+    (F.silu, "silu_cpu"), (F.leaky_relu, "leaky_relu_cpu"), (F.elu, "elu_cpu"),
+    (F.gelu, "GeluKernelImpl"), (F.hardswish, "hardswish_cpu")])
+def test_activation_rejects_integers(fn, kname):
+    with pytest.raises(NotImplementedError, match=re.escape(f'"{kname}" not implemented for \'Long\'')):
+        fn(ptl.tensor([1, 2]))
+    with pytest.raises(NotImplementedError, match=re.escape(f'"{kname}" not implemented')):
+        getattr(TF, fn.__name__)(torch.tensor([1, 2]))
+
+
+@torch_ref
+@pytest.mark.parametrize("dtype", [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64])
+def test_hardtanh_threshold_integers(dtype):
+    x, a = make((3, 4), dtype, "transposed", low=0 if dtype == ptl.uint8 else -5)
+    a = a.astype(np.int64)
+    assert_close(F.hardtanh(x, 1.5, 3.7), np.clip(a, 1, 3), dtype=dtype)
+    assert_close(F.relu6(x), np.clip(a, 0, 6), dtype=dtype)
+    assert_close(F.threshold(x, 1.5, 9), np.where(a > 1.5, a, 9), dtype=dtype)
+    xt = tt(x)
+    assert np.array_equal(to_numpy(F.hardtanh(x, 1.5, 3.7)), TF.hardtanh(xt, 1.5, 3.7).numpy())
+    assert np.array_equal(to_numpy(F.threshold(x, 1.5, 9)), TF.threshold(xt, 1.5, 9).numpy())
+
+
+def test_activation_errors():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "cannot do hardtanh on an unsigned type with negative limits")):
+        F.hardtanh(ptl.tensor([1, 2], dtype=ptl.uint8))
+    with pytest.raises(RuntimeError, match=re.escape("Bool inputs not supported for hardtanh")):
+        F.relu6(ptl.tensor([True, False]))
+    with pytest.raises(NotImplementedError, match=re.escape("\"threshold_cpu\" not implemented for 'Bool'")):
+        F.threshold(ptl.tensor([True, False]), 0.5, 1)
+    with pytest.raises(NotImplementedError, match=re.escape("\"softshrink_check\" not implemented for 'Long'")):
+        F.softshrink(ptl.tensor([1, 2]))
+    x = ptl.tensor([1.0, -1.0])
+    with pytest.raises(RuntimeError, match=re.escape("approximate argument must be either none or tanh.")):
+        F.gelu(x, approximate="foo")
+    with pytest.raises(ValueError, match=re.escape("min_val cannot be greater than max_val")):
+        F.hardtanh(x, 2.0, 1.0)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -1")):
+        F.softshrink(x, -1.0)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "lambda must be in range [0, 1.79769e+308] for input dtype Double, but found -1")):
+        F.softshrink(x.double(), -1.0)
+    with pytest.raises(RuntimeError, match=re.escape("Halving dimension must be even, but dimension 1 is size 3")):
+        F.glu(ptl.ones(2, 3))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = 2 "
+            "and channel size = 3.")):
+        F.prelu(ptl.ones(2, 3), ptl.ones(2))
+
+
+@torch_ref
+def test_prelu_glu_rrelu_against_torch():
+    x, _ = make((2, 3, 4), ptl.float64)
+    w = ptl.tensor([0.1, -0.5, 2.0], dtype=ptl.float64)
+    close_to_torch(F.prelu(x, w), TF.prelu(tt(x), tt(w)))
+    close_to_torch(F.prelu(x, w[:1]), TF.prelu(tt(x), tt(w[:1])))
+    close_to_torch(F.glu(x, 2), TF.glu(tt(x), 2))
+    close_to_torch(F.rrelu(x, 0.1, 0.3), TF.rrelu(tt(x), 0.1, 0.3))
+
+
+def test_rrelu_training():
+    """Negative elements are scaled by their own slope from U(lower, upper), drawn from the
+    default generator; the gradient is that slope (1 for the rest)."""
+    x, a = make((40, 50), ptl.float64)
+    ptl.manual_seed(3)
+    y = to_numpy(F.rrelu(x, 0.1, 0.3, training=True))
+    assert np.array_equal(y[a >= 0], a[a >= 0])
+    slope = y[a < 0] / a[a < 0]
+    assert slope.min() >= 0.1 and slope.max() <= 0.3 and len(np.unique(slope)) > 100
+    assert abs(slope.mean() - 0.2) < 0.01
+    ptl.manual_seed(3)
+    assert np.array_equal(to_numpy(F.rrelu(x, 0.1, 0.3, training=True)), y)
+    z = x.clone()
+    assert F.rrelu_(z, 0.1, 0.3, training=True) is z
+    l = leaf((30,))
+    out = F.rrelu(l, training=True)
+    out.sum().backward()
+    assert_close(l.grad, to_numpy(out.detach()) / to_numpy(l.detach()))
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("gelu", {}), ("celu", {"alpha": 0.5}), ("softsign", {}), ("tanhshrink", {}), ("glu", {}),
+    ("relu6", {}), ("rrelu", {})])
+def test_activation_gradcheck(name, kw):
+    assert gradcheck(lambda a: getattr(F, name)(a * 4, **kw), [leaf((2, 4))])
+
+
+def test_prelu_gradcheck():
+    assert gradcheck(lambda a, w: F.prelu(a, w), [leaf((2, 3, 2)), leaf((3,), seed=1)])
+
+
+# ---- softmax ----
+
+def np_softmax(a, dim):
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax", "softmin"])
+def test_softmax_values(fn, dtype):
+    for shape in SHAPES:
+        for layout in LAYOUTS:
+            x, a = make(shape, dtype, layout, seed=1)
+            a = a.astype(np.float64)
+            for dim in range(-max(len(shape), 1), max(len(shape), 1)):
+                ax = dim if a.ndim else None
+                if a.size == 0:
+                    want = a
+                elif fn == "softmax":
+                    want = np_softmax(a, ax)
+                elif fn == "softmin":
+                    want = np_softmax(-a, ax)
+                else:
+                    want = np.log(np_softmax(a, ax))
+                assert_close(getattr(F, fn)(x, dim), want, dtype=dtype)
+
+
+@torch_ref
+def test_softmax_stable_and_dtype():
+    x = ptl.tensor([[1000.0, 1001.0, -1000.0], [-1e30, 0.0, 1e30]])
+    assert_close(F.softmax(x, 1), np_softmax(np.array(to_numpy(x)), 1))
+    assert_close(F.log_softmax(x, 1), TF.log_softmax(tt(x), 1).double().numpy())
+    i = ptl.tensor([[1, 2, 3]])
+    assert_close(F.softmax(i, 1, dtype=ptl.float64), np_softmax(np.array([[1.0, 2, 3]]), 1),
+                 dtype=ptl.float64)
+    assert_close(ptl.softmax(x[:1], 1, dtype=ptl.float16), np_softmax(np.array(to_numpy(x[:1])), 1),
+                 dtype=ptl.float16)
+    # the cast comes first: 1e30 is inf in float16, as in torch
+    assert bool(ptl.softmax(x, 0, dtype=ptl.float16)[:, 2].isnan().all())
+    assert bool(torch.softmax(tt(x), 0, dtype=torch.float16)[:, 2].isnan().all())
+    assert x.softmax(1).dtype == ptl.float32 and x.log_softmax(dim=0).shape == x.shape
+    assert_close(F.softmax(ptl.tensor([-math.inf, 0.0])), [0.0, 1.0])
+    assert bool(F.softmax(ptl.tensor([-math.inf, -math.inf]), 0).isnan().all())
+
+
+@torch_ref
+def test_softmax_errors():
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'")):
+        F.softmax(ptl.tensor([1, 2]), 0)
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'")):
+        TF.softmax(torch.tensor([1, 2]), 0)
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "\"log_softmax_kernel_impl\" not implemented for 'Long'")):
+        F.log_softmax(ptl.tensor([[1, 2]]), 0)
+    with pytest.raises(IndexError, match=re.escape(
+            "Dimension out of range (expected to be in range of [-2, 1], but got 2)")):
+        F.softmax(ptl.ones(2, 3), 2)
+
+
+@pytest.mark.parametrize("fn", [F.softmax, F.log_softmax, F.softmin])
+@pytest.mark.parametrize("shape, dim", [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1)])
+def test_softmax_gradcheck(fn, shape, dim):
+    assert gradcheck(lambda a: fn(a, dim) * ptl.arange(shape[-1]).double(), [leaf(shape)])
+
+
+@torch_ref
+def test_softmax_grad_float32_matches_torch():
+    x, _ = make((3, 5), ptl.float32)
+    x.requires_grad_(True)
+    w = ptl.arange(5).float()
+    (F.log_softmax(x, 1) * w).sum().backward()
+    xt = tt(x).requires_grad_(True)
+    (TF.log_softmax(xt, 1) * torch.arange(5).float()).sum().backward()
+    close_to_torch(x.grad, xt.grad, rtol=1e-5, atol=1e-6)
+    assert F.softmax(x, 0).grad_fn.name() == "SoftmaxBackward0"
+
+
+# ---- nll_loss and cross_entropy ----
+
+def np_nll(x, t, w=None, reduction="mean", ignore=-100):
+    """x [N, C, *] (or [C]), t [N, *] (or [])."""
+    if x.ndim == 1:
+        one = np_nll(x[None], np.array(t)[None], w, reduction, ignore)
+        return one.reshape(()) if reduction == "none" else one
+    c = x.shape[1]
+    w = np.ones(c) if w is None else w
+    xm = np.moveaxis(x, 1, -1).reshape(-1, c)
+    tf = t.reshape(-1)
+    valid = tf != ignore
+    tsafe = np.where(valid, tf, 0)
+    wt = w[tsafe] * valid
+    loss = -xm[np.arange(len(tf)), tsafe] * wt
+    if reduction == "none":
+        return loss.reshape(t.shape) if x.shape[0] != 1 or t.ndim else loss.reshape(())
+    if reduction == "sum":
+        return loss.sum()
+    with np.errstate(invalid="ignore"):   # all targets ignored: 0 / 0 = nan, as in torch
+        return loss.sum() / wt.sum()
+
+
+NLL_CASES = [((5,), ()), ((4, 5), (4,)), ((2, 5, 3), (2, 3)), ((2, 5, 3, 2), (2, 3, 2)),
+             ((0, 5), (0,))]
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("xs, ts", NLL_CASES)
+def test_nll_loss(xs, ts, reduction, dtype):
+    x, a = make(xs, dtype, "transposed" if len(xs) > 1 else "contiguous")
+    gen = np.random.default_rng(3)
+    t = gen.integers(0, 5, size=ts)
+    if t.size > 1:
+        t.reshape(-1)[1] = -100
+    w = gen.uniform(0.5, 2.0, size=5)
+    tp = ptl.tensor(t)
+    assert_close(F.nll_loss(x, tp, reduction=reduction), np_nll(a, t, None, reduction), dtype=dtype)
+    assert_close(F.nll_loss(x, tp, weight=ptl.tensor(w, dtype=dtype), reduction=reduction),
+                 np_nll(a, t, w, reduction), dtype=dtype)
+    t2 = np.where(t == 2, 7, t)   # class 2 ignored instead, 7 counts as ignored too? no: 7 -> ignore
+    if t.size:
+        t2 = np.where(t == -100, 2, t)
+        assert_close(F.nll_loss(x, ptl.tensor(t2), ignore_index=2, reduction=reduction),
+                     np_nll(a, t2, None, reduction, ignore=2), dtype=dtype)
+
+
+@torch_ref
+def test_nll_loss_all_ignored_and_torch():
+    x, _ = make((3, 4), ptl.float64)
+    t = ptl.tensor([-100, -100, -100])
+    assert math.isnan(F.nll_loss(x, t).item())
+    assert math.isnan(TF.nll_loss(tt(x), tt(t)).item())
+    assert F.nll_loss(x, t, reduction="sum").item() == 0.0
+    t = ptl.tensor([1, 3, 0])
+    close_to_torch(F.nll_loss(x, t, ignore_index=3), TF.nll_loss(tt(x), tt(t), ignore_index=3))
+    assert F.nll_loss(x.requires_grad_(True), t).grad_fn.name() == "NllLossBackward0"
+
+
+def test_nll_loss_errors():
+    x = ptl.ones(3, 4)
+    cases = [
+        (lambda: F.nll_loss(x, ptl.tensor([1, 5, 0])), IndexError, "Target 5 is out of bounds."),
+        (lambda: F.nll_loss(x, ptl.tensor([1, -1, 0])), IndexError, "Target -1 is out of bounds."),
+        (lambda: F.nll_loss(x, ptl.tensor([1, 2])), ValueError,
+         "Expected input batch_size (3) to match target batch_size (2)."),
+        (lambda: F.nll_loss(x, ptl.tensor([1.0, 2, 0])), RuntimeError,
+         "expected target dtype to be Long or Byte, but got Float"),
+        (lambda: F.nll_loss(x, ptl.tensor([1, 2, 0]), weight=ptl.ones(2)), RuntimeError,
+         "weight tensor should be defined either for all 4 classes or no classes but got "
+         "weight tensor of shape: [2]"),
+        (lambda: F.nll_loss(ptl.ones(2, 3, 4), ptl.zeros(2, 5, dtype=ptl.int64)), RuntimeError,
+         "Expected target size [2, 4], got [2, 5]"),
+        (lambda: F.nll_loss(ptl.tensor(1.0), ptl.tensor(0)), ValueError,
+         "Expected 1 or more dimensions (got 0)"),
+        (lambda: F.nll_loss(x, ptl.tensor([1, 2, 0]), reduction="avg"), ValueError,
+         "avg is not a valid value for reduction"),
+    ]
+    for fn, exc, msg in cases:
+        with pytest.raises(exc, match=re.escape(msg)):
+            fn()
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_nll_loss_gradcheck(reduction):
+    t = ptl.tensor([[1, -100, 0], [2, 2, 1]])
+    w = ptl.tensor([0.5, 2.0, 1.5], dtype=ptl.float64)
+    assert gradcheck(lambda a: F.nll_loss(a, t, weight=w, reduction=reduction), [leaf((2, 3, 3))])
+    assert gradcheck(lambda a: F.nll_loss(a, ptl.tensor(2), reduction=reduction), [leaf((3,))])
+
+
+@torch_ref
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.25])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_indices_against_torch(reduction, smoothing, weighted):
+    x, _ = make((4, 5, 3), ptl.float64)
+    t = ptl.tensor([[1, 2, -100], [0, 4, 4], [3, -100, 2], [1, 1, 0]])
+    w = ptl.tensor([0.5, 1.0, 2.0, 1.5, 0.3], dtype=ptl.float64) if weighted else None
+    got = F.cross_entropy(x, t, weight=w, reduction=reduction, label_smoothing=smoothing)
+    want = TF.cross_entropy(tt(x), tt(t), weight=None if w is None else tt(w),
+                            reduction=reduction, label_smoothing=smoothing)
+    close_to_torch(got, want, rtol=1e-10, atol=1e-12)
+    x2, _ = make((6, 5), ptl.float64, seed=2)
+    t2 = ptl.tensor([1, 2, -100, 0, 4, 3])
+    got = F.cross_entropy(x2, t2, weight=w, reduction=reduction, label_smoothing=smoothing)
+    want = TF.cross_entropy(tt(x2), tt(t2), weight=None if w is None else tt(w),
+                            reduction=reduction, label_smoothing=smoothing)
+    close_to_torch(got, want, rtol=1e-10, atol=1e-12)
+
+
+@torch_ref
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+def test_cross_entropy_probabilities(reduction, smoothing):
+    x, a = make((3, 4, 2), ptl.float64)
+    p = np_softmax(np.random.default_rng(1).uniform(-1, 1, (3, 4, 2)), 1)
+    w = np.array([1.0, 0.5, 2.0, 1.5])
+    q = p * (1 - smoothing) + smoothing / 4
+    loss = -(np.log(np_softmax(a, 1)) * q * w[None, :, None]).sum(1)
+    want = loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.sum() / 6
+    got = F.cross_entropy(x, ptl.tensor(p), weight=ptl.tensor(w), reduction=reduction,
+                          label_smoothing=smoothing)
+    assert_close(got, want, dtype=ptl.float64)
+    close_to_torch(got, TF.cross_entropy(tt(x), torch.tensor(p), weight=torch.tensor(w),
+                                         reduction=reduction, label_smoothing=smoothing))
+
+
+def test_cross_entropy_1d_and_float32():
+    x, a = make((5,), ptl.float32)
+    assert_close(F.cross_entropy(x, ptl.tensor(3)), -np.log(np_softmax(a.astype(np.float64), 0))[3],
+                 dtype=ptl.float32)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "label_smoothing must be between 0.0 and 1.0. Got: 1.5")):
+        F.cross_entropy(x, ptl.tensor(3), label_smoothing=1.5)
+
+
+def test_cross_entropy_gradcheck():
+    t = ptl.tensor([[1, -100], [0, 2]])
+    assert gradcheck(lambda a: F.cross_entropy(a, t, label_smoothing=0.2), [leaf((2, 3, 2))])
+    p = ptl.tensor(np_softmax(np.random.default_rng(0).uniform(size=(2, 3)), 1))
+    assert gradcheck(lambda a: F.cross_entropy(a, p, label_smoothing=0.1), [leaf((2, 3))])
+
+
+# ---- regression and margin losses ----
+
+def _red(loss, reduction):
+    return loss if reduction == "none" else loss.sum() if reduction == "sum" else loss.mean()
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_pointwise_losses(reduction, dtype):
+    x, a = make((3, 4), dtype, "transposed")
+    y, b = make((3, 4), dtype, seed=1)
+    d = np.abs(a.astype(np.float64) - b)
+    cases = [
+        (F.mse_loss(x, y, reduction=reduction), d * d),
+        (F.l1_loss(x, y, reduction=reduction), d),
+        (F.smooth_l1_loss(x, y, reduction=reduction, beta=2.0),
+         np.where(d < 2.0, 0.5 * d * d / 2.0, d - 1.0)),
+        (F.smooth_l1_loss(x, y, reduction=reduction, beta=0.0), d),
+        (F.huber_loss(x, y, reduction=reduction, delta=1.5),
+         np.where(d < 1.5, 0.5 * d * d, 1.5 * (d - 0.75))),
+        (F.soft_margin_loss(x, y, reduction=reduction), np.log1p(np.exp(-b * a))),
+    ]
+    for got, loss in cases:
+        assert_close(got, _red(loss, reduction), dtype=dtype)
+
+
+@torch_ref
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_binary_cross_entropy(reduction):
+    gen = np.random.default_rng(0)
+    a = gen.uniform(0, 1, (3, 4))
+    a[0, 0], a[0, 1] = 0.0, 1.0
+    b = gen.uniform(0, 1, (3, 4))
+    w = gen.uniform(0.5, 2, (4,))
+    la = np.maximum(np.log(np.maximum(a, 1e-300)), -100)
+    l1a = np.maximum(np.log(np.maximum(1 - a, 1e-300)), -100)
+    loss = -(b * la + (1 - b) * l1a) * w
+    got = F.binary_cross_entropy(ptl.tensor(a), ptl.tensor(b), weight=ptl.tensor(w),
+                                 reduction=reduction)
+    assert_close(got, _red(loss, reduction), dtype=ptl.float64)
+    close_to_torch(got, TF.binary_cross_entropy(torch.tensor(a), torch.tensor(b),
+                                                weight=torch.tensor(w), reduction=reduction))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_binary_cross_entropy_with_logits(reduction):
+    gen = np.random.default_rng(0)
+    a = gen.uniform(-5, 5, (3, 4))
+    a[0, 0], a[0, 1] = 200.0, -200.0     # stable: no overflow
+    b = gen.uniform(0, 1, (3, 4))
+    pw = gen.uniform(0.5, 3, (4,))
+    w = gen.uniform(0.5, 2, (3, 1))
+    ls = np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a)))
+    loss = -(pw * b * ls + (1 - b) * (ls - a)) * w
+    got = F.binary_cross_entropy_with_logits(ptl.tensor(a), ptl.tensor(b), weight=ptl.tensor(w),
+                                             pos_weight=ptl.tensor(pw), reduction=reduction)
+    assert_close(got, _red(loss, reduction), dtype=ptl.float64)
+    got = F.binary_cross_entropy_with_logits(ptl.tensor(a), ptl.tensor(b), reduction=reduction)
+    assert_close(got, _red(-(b * ls + (1 - b) * (ls - a)), reduction))
+
+
+@torch_ref
+def test_bce_errors():
+    with pytest.raises(ValueError, match=re.escape(
+            "Using a target size (torch.Size([2])) that is different to the input size "
+            "(torch.Size([3])) is deprecated. Please ensure they have the same size.")):
+        F.binary_cross_entropy(ptl.tensor([0.1, 0.2, 0.3]), ptl.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match=re.escape(
+            "Target size (torch.Size([2])) must be the same as input size (torch.Size([3]))")):
+        F.binary_cross_entropy_with_logits(ptl.tensor([0.1, 0.2, 0.3]), ptl.tensor([0.0, 1.0]))
+    with pytest.raises(RuntimeError, match=re.escape("all elements of input should be between 0 and 1")):
+        F.binary_cross_entropy(ptl.tensor([2.0]), ptl.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=re.escape("all elements of input should be between 0 and 1")):
+        TF.binary_cross_entropy(torch.tensor([2.0]), torch.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "smooth_l1_loss does not support negative values for beta.")):
+        F.smooth_l1_loss(ptl.ones(2), ptl.ones(2), beta=-1.0)
+    with pytest.raises(ValueError, match=re.escape("foo is not a valid value for reduction")):
+        F.mse_loss(ptl.ones(2), ptl.ones(2), reduction="foo")
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum", "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div(reduction, log_target):
+    gen = np.random.default_rng(0)
+    a = np.log(np_softmax(gen.uniform(-2, 2, (3, 4)), 1))
+    b = np_softmax(gen.uniform(-2, 2, (3, 4)), 1)
+    b[0, 0] = 0.0
+    t = np.log(np.maximum(b, 1e-30)) if log_target else b
+    loss = np.exp(t) * (t - a) if log_target else np.where(b > 0, b * np.log(np.where(b > 0, b, 1)), 0) - b * a
+    want = loss.sum() / 3 if reduction == "batchmean" else _red(loss, reduction)
+    assert_close(F.kl_div(ptl.tensor(a), ptl.tensor(t), reduction=reduction, log_target=log_target),
+                 want, dtype=ptl.float64)
+
+
+@torch_ref
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_margin_losses_against_torch(reduction):
+    x1, _ = make((4, 5), ptl.float64)
+    x2, _ = make((4, 5), ptl.float64, seed=1)
+    x3, _ = make((4, 5), ptl.float64, seed=2)
+    y = ptl.tensor([1.0, -1.0, -1.0, 1.0], dtype=ptl.float64)
+    s = ptl.tensor([1.0, -1.0, 1.0, -1.0, 1.0], dtype=ptl.float64)
+    ys = ptl.tensor(np.where(np.random.default_rng(4).uniform(size=(4, 5)) > 0.5, 1.0, -1.0))
+    mt = ptl.tensor([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0], [-1, 1, 0, 0, 0], [4, -1, 2, 2, 2]])
+    c = ptl.tensor([1, 0, 4, 2])
+    pairs = [
+        (F.margin_ranking_loss(x1[0], x2[0], s, 0.5, reduction=reduction),
+         TF.margin_ranking_loss(tt(x1[0]), tt(x2[0]), tt(s), 0.5, reduction=reduction)),
+        (F.hinge_embedding_loss(x1, ys, 1.5, reduction=reduction),
+         TF.hinge_embedding_loss(tt(x1), tt(ys), 1.5, reduction=reduction)),
+        (F.cosine_embedding_loss(x1, x2, y, 0.2, reduction=reduction),
+         TF.cosine_embedding_loss(tt(x1), tt(x2), tt(y), 0.2, reduction=reduction)),
+        (F.multilabel_soft_margin_loss(x1, (ys + 1) * 0.5, reduction=reduction),
+         TF.multilabel_soft_margin_loss(tt(x1), (tt(ys) + 1) * 0.5, reduction=reduction)),
+        (F.multi_margin_loss(x1, c, reduction=reduction),
+         TF.multi_margin_loss(tt(x1), tt(c), reduction=reduction)),
+        (F.multi_margin_loss(x1, c, p=2, margin=0.7, weight=s.abs() + 1, reduction=reduction),
+         TF.multi_margin_loss(tt(x1), tt(c), p=2, margin=0.7, weight=tt(s).abs() + 1,
+                              reduction=reduction)),
+        (F.multilabel_margin_loss(x1, mt, reduction=reduction),
+         TF.multilabel_margin_loss(tt(x1), tt(mt), reduction=reduction)),
+        (F.triplet_margin_loss(x1, x2, x3, 0.8, reduction=reduction),
+         TF.triplet_margin_loss(tt(x1), tt(x2), tt(x3), 0.8, reduction=reduction)),
+        (F.triplet_margin_loss(x1, x2, x3, 1.0, p=1, swap=True, reduction=reduction),
+         TF.triplet_margin_loss(tt(x1), tt(x2), tt(x3), 1.0, p=1, swap=True, reduction=reduction)),
+    ]
+    for got, want in pairs:
+        close_to_torch(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_margin_loss_errors():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            "dimensions, but got: anchor 2D, positive 1D, and negative 2D inputs")):
+        F.triplet_margin_loss(ptl.ones(2, 3), ptl.ones(3), ptl.ones(2, 3))
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("mse", lambda a, b: F.mse_loss(a, b)),
+    ("l1", lambda a, b: F.l1_loss(a, b, reduction="sum")),
+    ("smooth_l1", lambda a, b: F.smooth_l1_loss(a, b, beta=0.5)),
+    ("huber", lambda a, b: F.huber_loss(a, b, delta=0.7)),
+    ("bce_logits", lambda a, b: F.binary_cross_entropy_with_logits(
+        a, b.sigmoid(), pos_weight=ptl.tensor([2.0, 0.5, 1.0], dtype=ptl.float64))),
+    ("kl_div", lambda a, b: F.kl_div(a, b.softmax(1), reduction="batchmean")),
+    ("margin_ranking", lambda a, b: F.margin_ranking_loss(a, b, ptl.ones(2, 3).double(), 0.1)),
+    ("hinge", lambda a, b: F.hinge_embedding_loss(a, ptl.tensor([[1.0, -1, 1], [-1, -1, 1]]))),
+    ("cosine_embedding", lambda a, b: F.cosine_embedding_loss(a, b, ptl.tensor([1.0, -1.0]))),
+    ("soft_margin", lambda a, b: F.soft_margin_loss(a, b)),
+    ("multi_margin", lambda a, b: F.multi_margin_loss(a, ptl.tensor([2, 0]))),
+    ("triplet", lambda a, b: F.triplet_margin_loss(a, b, a * 0.5 + 0.3)),
+    ("cosine_similarity", lambda a, b: F.cosine_similarity(a, b)),
+    ("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, p=3)),
+    ("linear", lambda a, b: F.linear(a, b, b[:, 0])),
+])
+def test_loss_gradcheck(name, fn):
+    assert gradcheck(fn, [leaf((2, 3)), leaf((2, 3), seed=1)])
+
+
+# ---- linear ----
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_linear_bilinear(dtype):
+    x, a = make((2, 3, 4), dtype)
+    w, b = make((5, 4), dtype, "transposed", seed=1)
+    bias, c = make((5,), dtype, seed=2)
+    assert_close(F.linear(x, w, bias), a.astype(np.float64) @ b.T + c, dtype=dtype, rtol=1e-5, atol=1e-5)
+    assert_close(F.linear(x[0], w, bias), a[0].astype(np.float64) @ b.T + c, dtype=dtype, rtol=1e-5, atol=1e-5)
+    assert_close(F.linear(x, w), a.astype(np.float64) @ b.T, dtype=dtype, rtol=1e-5, atol=1e-5)
+    x2, a2 = make((2, 3, 6), dtype, seed=3)
+    W, Wn = make((5, 4, 6), dtype, seed=4)
+    want = np.einsum("bni,oij,bnj->bno", a, Wn, a2) + c
+    assert_close(F.bilinear(x, x2, W, bias), want, dtype=dtype, rtol=1e-4, atol=1e-4)
+
+
+def test_linear_bilinear_gradcheck():
+    assert gradcheck(lambda a, w, b: F.linear(a, w, b), [leaf((2, 3, 4)), leaf((5, 4), 1), leaf((5,), 2)])
+    assert gradcheck(lambda a, b, w: F.bilinear(a, b, w),
+                     [leaf((3, 2)), leaf((3, 4), 1), leaf((2, 2, 4), 2)])
+
+
+# ---- normalization ----
+
+@torch_ref
+def test_batch_norm_training_and_eval():
+    x, a = make((4, 3, 5), ptl.float64)
+    rm, rv = ptl.zeros(3, dtype=ptl.float64), ptl.ones(3, dtype=ptl.float64)
+    w, b = ptl.tensor([1.0, 2.0, 0.5], dtype=ptl.float64), ptl.tensor([0.0, -1.0, 1.0], dtype=ptl.float64)
+    trm, trv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    for _ in range(2):
+        got = F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3)
+        want = TF.batch_norm(tt(x), trm, trv, tt(w), tt(b), training=True, momentum=0.3)
+        close_to_torch(got, want, rtol=1e-10, atol=1e-12)
+    close_to_torch(rm, trm, rtol=1e-12, atol=1e-14)
+    close_to_torch(rv, trv, rtol=1e-12, atol=1e-14)
+    mean, var = a.mean((0, 2)), a.var((0, 2))
+    assert_close(F.batch_norm(x, ptl.tensor(mean), ptl.tensor(var), eps=0.0),
+                 (a - mean[None, :, None]) / np.sqrt(var[None, :, None]))
+    close_to_torch(F.batch_norm(x, rm, rv, w, b), TF.batch_norm(tt(x), trm, trv, tt(w), tt(b)))
+    with pytest.raises(ValueError, match=re.escape(
+            "Expected more than 1 value per channel when training, got input size "
+            "torch.Size([1, 3])")):
+        F.batch_norm(ptl.ones(1, 3), rm, rv, training=True)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_norms_against_numpy(dtype):
+    x, a = make((2, 6, 5), dtype, "transposed")
+    a = a.astype(np.float64)
+    w, wn = make((5,), dtype, seed=1)
+    b, bn = make((5,), dtype, seed=2)
+    m, v = a.mean(-1, keepdims=True), a.var(-1, keepdims=True)
+    assert_close(F.layer_norm(x, (5,), w, b), (a - m) / np.sqrt(v + 1e-5) * wn + bn, dtype=dtype,
+                 rtol=1e-5, atol=1e-5)
+    m2, v2 = a.mean((1, 2), keepdims=True), a.var((1, 2), keepdims=True)
+    assert_close(F.layer_norm(x, [6, 5], eps=1e-3), (a - m2) / np.sqrt(v2 + 1e-3), dtype=dtype,
+                 rtol=1e-5, atol=1e-5)
+    assert_close(F.rms_norm(x, [5], w, eps=1e-6),
+                 a / np.sqrt((a * a).mean(-1, keepdims=True) + 1e-6) * wn, dtype=dtype,
+                 rtol=1e-5, atol=1e-5)
+    g = a.reshape(2, 3, 10)
+    gm, gv = g.mean(-1, keepdims=True), g.var(-1, keepdims=True)
+    gw, gwn = make((6,), dtype, seed=3)
+    want = ((g - gm) / np.sqrt(gv + 1e-5)).reshape(2, 6, 5) * gwn[None, :, None]
+    assert_close(F.group_norm(x, 3, gw), want, dtype=dtype, rtol=1e-5, atol=1e-5)
+    im, iv = a.mean(-1, keepdims=True), a.var(-1, keepdims=True)
+    assert_close(F.instance_norm(x), (a - im) / np.sqrt(iv + 1e-5), dtype=dtype, rtol=1e-5, atol=1e-5)
+    n = np.sqrt((a * a).sum(1, keepdims=True))
+    assert_close(F.normalize(x), a / np.maximum(n, 1e-12), dtype=dtype)
+    n1 = np.abs(a).sum(-1, keepdims=True)
+    assert_close(F.normalize(x, p=1, dim=-1), a / n1, dtype=dtype)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_layer_norm_kernel_matches_its_composite(layout):
+    """native_layer_norm and its backward against the composite of ops that defines them
+    (F._normalize_over, mean and biased variance over the last dims), float64: values and
+    the gradients of input, weight and bias."""
+    results = []
+    for kernel in (True, False):
+        x = make((4, 6, 5), ptl.float64, layout, seed=4)[0].requires_grad_()
+        w = make((6, 5), ptl.float64, seed=5)[0].requires_grad_()
+        b = make((6, 5), ptl.float64, seed=6)[0].requires_grad_()
+        if kernel:
+            y = F.layer_norm(x, [6, 5], w, b, eps=1e-3)
+        else:
+            y = F._normalize_over(x, [1, 2], 1e-3)[0] * w + b
+        (y * make((4, 6, 5), ptl.float64, seed=7)[0]).sum().backward()
+        results.append([y.detach(), x.grad, w.grad, b.grad])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@torch_ref
+def test_norms_against_torch():
+    x, _ = make((2, 6, 4, 3), ptl.float64)
+    rm, rv = ptl.zeros(6, dtype=ptl.float64), ptl.ones(6, dtype=ptl.float64)
+    trm, trv = torch.zeros(6, dtype=torch.float64), torch.ones(6, dtype=torch.float64)
+    close_to_torch(F.instance_norm(x, rm, rv, momentum=0.2),
+                   TF.instance_norm(tt(x), trm, trv, momentum=0.2), rtol=1e-10, atol=1e-12)
+    close_to_torch(rm, trm, rtol=1e-12, atol=1e-14)
+    close_to_torch(rv, trv, rtol=1e-12, atol=1e-14)
+    for size in (1, 2, 3, 4):
+        close_to_torch(F.local_response_norm(x, size, 0.1, 0.6, 2.0),
+                       TF.local_response_norm(tt(x), size, 0.1, 0.6, 2.0), rtol=1e-10, atol=1e-12)
+    close_to_torch(F.rms_norm(x, [3]), TF.rms_norm(tt(x), [3]), rtol=1e-10, atol=1e-12)
+    close_to_torch(F.normalize(x, p=3.0, dim=2), TF.normalize(tt(x), p=3.0, dim=2))
+    z = ptl.zeros(2, 3)
+    assert_close(F.normalize(z), np.zeros((2, 3)))
+
+
+def test_norm_errors():
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Given normalized_shape=[4], expected input with shape [*, 4], but got input of "
+            "size[2, 3]")):
+        F.layer_norm(ptl.ones(2, 3), [4])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            "of shape [2, 3, 4] and num_groups=2")):
+        F.group_norm(ptl.ones(2, 3, 4), 2)
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("layer_norm", lambda a, w: F.layer_norm(a, [4], w, w * 0.5)),
+    ("group_norm", lambda a, w: F.group_norm(a.reshape(2, 4, 3), 2, w, w)),
+    ("batch_norm", lambda a, w: F.batch_norm(a.reshape(2, 4, 3), None, None, w, w, training=True)),
+    ("batch_norm_eval", lambda a, w: F.batch_norm(a.reshape(2, 4, 3), w * 0, w * w + 1, w)),
+    ("instance_norm", lambda a, w: F.instance_norm(a.reshape(2, 4, 3), weight=w)),
+    ("rms_norm", lambda a, w: F.rms_norm(a, [4], w)),
+    ("local_response_norm", lambda a, w: F.local_response_norm(a.reshape(2, 4, 3), 3) * w[0]),
+    ("normalize", lambda a, w: F.normalize(a, dim=1) * w),
+])
+def test_norm_gradcheck(name, fn):
+    assert gradcheck(fn, [leaf((6, 4)), leaf((4,), seed=1, low=0.5)])
+
+
+# ---- embedding ----
+
+@torch_ref
+def test_embedding_forward_backward():
+    w, wn = make((5, 3), ptl.float32, "transposed")
+    idx = np.array([[0, 4, 2], [2, 2, 1]])
+    assert_close(F.embedding(ptl.tensor(idx), w), wn[idx], dtype=ptl.float32)
+    assert_close(F.embedding(ptl.tensor(idx, dtype=ptl.int32), w.double()), wn[idx])
+    for padding_idx, freq in [(None, False), (2, False), (-1, True), (None, True)]:
+        wl = w.detach().clone().requires_grad_(True)
+        wt = tt(w).requires_grad_(True)
+        g = np.random.default_rng(0).uniform(-1, 1, (2, 3, 3))
+        F.embedding(ptl.tensor(idx), wl, padding_idx=padding_idx,
+                    scale_grad_by_freq=freq).backward(ptl.tensor(g, dtype=ptl.float32))
+        TF.embedding(torch.tensor(idx), wt, padding_idx=padding_idx,
+                     scale_grad_by_freq=freq).backward(torch.tensor(g, dtype=torch.float32))
+        close_to_torch(wl.grad, wt.grad, rtol=1e-6, atol=1e-6)
+    assert F.embedding(ptl.tensor(idx), w.requires_grad_(True)).grad_fn.name() == "EmbeddingBackward0"
+
+
+@torch_ref
+def test_embedding_max_norm():
+    w, _ = make((5, 3), ptl.float64)
+    wt = tt(w)
+    idx = ptl.tensor([0, 3, 3, 4])
+    out = F.embedding(idx, w, max_norm=1.5)
+    want = TF.embedding(tt(idx), wt, max_norm=1.5)
+    close_to_torch(out, want)
+    close_to_torch(w, wt)   # renormalized in place, rows 1, 2 untouched
+    F.embedding(idx, w, max_norm=2.0, norm_type=1.0)
+    TF.embedding(tt(idx), wt, max_norm=2.0, norm_type=1.0)
+    close_to_torch(w, wt)
+
+
+def test_embedding_errors():
+    w = ptl.ones(3, 4)
+    with pytest.raises(IndexError, match=re.escape("index out of range in self")):
+        F.embedding(ptl.tensor([1, 5]), w)
+    with pytest.raises(IndexError, match=re.escape("index out of range in self")):
+        F.embedding(ptl.tensor([[-1]]), w)
+    with pytest.raises(RuntimeError, match=re.escape("'weight' must be 2-D")):
+        F.embedding(ptl.tensor([1, 2]), ptl.ones(3))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            "Long, Int; but got torch.FloatTensor instead (while checking arguments for embedding)")):
+        F.embedding(ptl.tensor([1.0, 2.0]), w)
+    with pytest.raises(AssertionError, match=re.escape("Padding_idx must be within num_embeddings")):
+        F.embedding(ptl.tensor([1]), w, padding_idx=5)
+
+
+@torch_ref
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_against_torch(mode):
+    w, _ = make((6, 3), ptl.float64)
+    inp = ptl.tensor([0, 2, 5, 1, 1, 4, 3])
+    off = ptl.tensor([0, 2, 2, 5])
+    last = ptl.tensor([0, 2, 2, 5, 7])   # include_last_offset: the last offset is len(input)
+    for o, kw in [(off, {}), (last, {"include_last_offset": True}), (off, {"padding_idx": 1})]:
+        close_to_torch(F.embedding_bag(inp, w, o, mode=mode, **kw),
+                       TF.embedding_bag(tt(inp), tt(w), tt(o), mode=mode, **kw))
+    inp2 = ptl.tensor([[0, 2, 5], [1, 1, 4]])
+    close_to_torch(F.embedding_bag(inp2, w, mode=mode), TF.embedding_bag(tt(inp2), tt(w), mode=mode))
+    if mode == "sum":
+        psw = ptl.tensor([0.5, 1, 2, 3, -1, 1, 0.1], dtype=ptl.float64)
+        close_to_torch(F.embedding_bag(inp, w, off, mode="sum", per_sample_weights=psw),
+                       TF.embedding_bag(tt(inp), tt(w), tt(off), mode="sum",
+                                        per_sample_weights=tt(psw)))
+        assert gradcheck(lambda a, p: F.embedding_bag(inp, a, off, mode="sum", per_sample_weights=p),
+                         [leaf((6, 3)), leaf((7,), seed=1)])
+    if mode == "mean":
+        assert gradcheck(lambda a: F.embedding_bag(inp, a, off, mode="mean"), [leaf((6, 3))])
+
+
+def test_embedding_bag_errors():
+    w = ptl.ones(3, 4)
+    with pytest.raises(ValueError, match=re.escape("offsets has to be a 1D Tensor but got None")):
+        F.embedding_bag(ptl.tensor([1, 2]), w)
+    with pytest.raises(ValueError, match=re.escape(
+            "if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+            "fixed length sequences. However, found offsets of type")):
+        F.embedding_bag(ptl.tensor([[1, 2]]), w, ptl.tensor([0]))
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            "supported for mode='sum' (got mode='mean'). Please open a feature request on GitHub.")):
+        F.embedding_bag(ptl.tensor([1, 2]), w, ptl.tensor([0]), mode="mean",
+                        per_sample_weights=ptl.ones(2))
+
+
+# ---- dropout ----
+
+def test_dropout():
+    ptl.manual_seed(0)
+    x = ptl.ones(100, 100, dtype=ptl.float64)
+    y = F.dropout(x, 0.3)
+    a = to_numpy(y)
+    assert set(np.unique(a).tolist()) <= {0.0, 1 / 0.7}
+    assert abs((a == 0).mean() - 0.3) < 0.03
+    ptl.manual_seed(0)
+    assert np.array_equal(to_numpy(F.dropout(x, 0.3)), a)      # reproducible
+    assert not np.array_equal(to_numpy(F.dropout(x, 0.3)), a)  # fresh mask each call
+    assert F.dropout(x, 0.3, training=False) is x
+    assert F.dropout(x, 0.0) is x
+    assert_close(F.dropout(x, 1.0), np.zeros((100, 100)))
+    z = x.clone()
+    assert F.dropout(z, 0.5, inplace=True) is z
+    assert set(np.unique(to_numpy(z)).tolist()) <= {0.0, 2.0}
+    with pytest.raises(ValueError, match=re.escape(
+            "dropout probability has to be between 0 and 1, but got 1.5")):
+        F.dropout(x, 1.5)
+    l = leaf((50,))
+    y = F.dropout(l, 0.5)
+    y.sum().backward()
+    assert_close(l.grad, to_numpy(y.detach()) / to_numpy(l.detach()))
+
+
+def test_feature_dropout():
+    x = ptl.ones(4, 8, 3, 5, dtype=ptl.float32)
+    a = to_numpy(F.dropout2d(x, 0.5))
+    per_channel = a.reshape(4, 8, -1)
+    assert np.all(per_channel.min(-1) == per_channel.max(-1))   # whole channels kept or zeroed
+    assert set(np.unique(a).tolist()) <= {0.0, 2.0}
+    assert F.dropout2d(x, 0.5, training=False) is x
+    assert tuple(F.dropout1d(ptl.ones(3, 4), 0.5).shape) == (3, 4)
+    assert tuple(F.dropout3d(ptl.ones(2, 3, 2, 2, 2), 0.5).shape) == (2, 3, 2, 2, 2)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "dropout1d: Expected 2D or 3D input, but received a 4D input.")):
+        F.dropout1d(x, 0.5)
+
+
+def test_alpha_dropout():
+    ptl.manual_seed(1)
+    x, a = make((200, 50), ptl.float64)
+    p = 0.2
+    y = to_numpy(F.alpha_dropout(x, p, training=True))
+    alpha = -1.7580993408473766
+    sc = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    kept = np.isclose(y, a * sc + alpha * sc * p)
+    dropped = np.isclose(y, alpha * sc * p - alpha * sc)
+    assert np.all(kept | dropped)
+    assert abs(dropped.mean() - p) < 0.03
+    assert F.alpha_dropout(x, p) is x
+    n = to_numpy(F.alpha_dropout(ptl.tensor(np.random.default_rng(0).standard_normal(20000)),
+                                 0.5, True))
+    assert abs(n.mean()) < 0.05 and abs(n.std() - 1) < 0.05   # SELU's fixed point is kept
+    f = to_numpy(F.feature_alpha_dropout(ptl.zeros(3, 4, 6), 0.5, True))
+    assert np.all(f.min(-1) == f.max(-1))
+
+
+# ---- attention and distances ----
+
+@torch_ref
+@pytest.mark.parametrize("case", ["plain", "bool", "float", "causal", "causal_rect", "scale",
+                                  "gqa", "masked_rows"])
+def test_sdpa_against_torch(case):
+    q, _ = make((2, 4, 3, 8), ptl.float32)
+    k, _ = make((2, 4, 5, 8), ptl.float32, seed=1)
+    v, _ = make((2, 4, 5, 6), ptl.float32, seed=2)
+    kw = {}
+    bm = np.random.default_rng(0).uniform(size=(3, 5)) > 0.4
+    bm[:, 0] = True
+    if case == "bool":
+        kw["attn_mask"] = bm
+    elif case == "float":
+        kw["attn_mask"] = np.random.default_rng(1).uniform(-2, 0, (2, 1, 3, 5)).astype(np.float32)
+    elif case in ("causal", "causal_rect"):
+        kw["is_causal"] = True
+        if case == "causal":
+            k, v = k[:, :, :3], v[:, :, :3]
+    elif case == "scale":
+        kw["scale"] = 0.3
+    elif case == "gqa":
+        k, v = k[:, :2], v[:, :2]
+        kw["enable_gqa"] = True
+    elif case == "masked_rows":
+        bm = bm.copy()
+        bm[1] = False
+        kw["attn_mask"] = bm
+    ours = {key: ptl.tensor(val) if isinstance(val, np.ndarray) else val for key, val in kw.items()}
+    theirs = {key: torch.from_numpy(val) if isinstance(val, np.ndarray) else val
+              for key, val in kw.items()}
+    got = F.scaled_dot_product_attention(q, k, v, **ours)
+    want = TF.scaled_dot_product_attention(tt(q), tt(k), tt(v), **theirs)
+    close_to_torch(got, want, rtol=1e-5, atol=1e-5)
+
+
+@torch_ref
+def test_sdpa_errors():
+    q = ptl.ones(3, 4)
+    m = ptl.ones(3, 3, dtype=ptl.bool)
+    msg = "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=m, is_causal=True)
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        TF.scaled_dot_product_attention(tt(q), tt(q), tt(q), attn_mask=tt(m), is_causal=True)
+
+
+def test_sdpa_dropout_and_gradcheck():
+    q, _ = make((2, 3, 4), ptl.float32)
+    assert tuple(F.scaled_dot_product_attention(q, q, q, dropout_p=0.5).shape) == (2, 3, 4)
+    mask = ptl.tensor([[True, False, True], [True, True, False]])
+    assert gradcheck(lambda a, b, c: F.scaled_dot_product_attention(a, b, c, attn_mask=mask),
+                     [leaf((2, 4)), leaf((3, 4), 1), leaf((3, 2), 2)])
+
+
+@torch_ref
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, math.inf, 0.0])
+def test_distances_against_torch(p):
+    x1, _ = make((4, 5), ptl.float64)
+    x2, _ = make((4, 5), ptl.float64, seed=1)
+    close_to_torch(F.pairwise_distance(x1, x2, p), TF.pairwise_distance(tt(x1), tt(x2), p))
+    close_to_torch(F.pairwise_distance(x1, x2[0], p, keepdim=True),
+                   TF.pairwise_distance(tt(x1), tt(x2[0]), p, keepdim=True))
+    close_to_torch(F.pairwise_distance(x1[0], x2[0], p), TF.pairwise_distance(tt(x1[0]), tt(x2[0]), p))
+    if p == 2.0:
+        close_to_torch(F.cosine_similarity(x1, x2), TF.cosine_similarity(tt(x1), tt(x2)))
+        close_to_torch(F.cosine_similarity(x1, x2[:1], dim=-1),
+                       TF.cosine_similarity(tt(x1), tt(x2[:1]), dim=-1))
+        z = ptl.zeros(2, 3, dtype=ptl.float64)
+        close_to_torch(F.cosine_similarity(z, x1[:2, :3]), TF.cosine_similarity(tt(z), tt(x1[:2, :3])))
+
+
+def test_loss_refuses_a_weight_requiring_grad():
+    # refused at the forward call, as in PyTorch; bce's target gradient: tests/autograd/test_loss_grad.py
+    x = leaf((2, 3))
+    w = leaf((3,), low=0.5)
+    msg = ("The function 'nll_loss_forward' is not differentiable with respect to argument "
+           "'weight'. This input cannot have requires_grad True.")
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        F.nll_loss(x, ptl.tensor([0, 2]), weight=w)
+
+
+def _every_op_once():
+    x = ptl.tensor([[0.5, -1.0, 2.0], [3.0, -4.0, 0.1]], requires_grad=True)
+    t = ptl.tensor([2, 0])
+    outs = [F.gelu(x), F.silu(x), F.elu(x), F.softplus(x), F.hardswish(x), F.logsigmoid(x),
+            F.softshrink(x), F.threshold(x, 0.0, 1.0), F.softmax(x, 1), F.log_softmax(x, 0),
+            F.nll_loss(x, t), F.cross_entropy(x, t, label_smoothing=0.1),
+            F.binary_cross_entropy(x.sigmoid(), ptl.ones(2, 3)),
+            F.embedding(ptl.tensor([1, 0, 1]), x), F.dropout(x, 0.5), F.layer_norm(x, [3])]
+    sum(o.sum() for o in outs).backward()
+    w = ptl.ones(3, 2)
+    ptl.embedding_renorm_(w, t, 1.0, 2.0)
+    for bad in [lambda: F.nll_loss(x, ptl.tensor([5, 0])), lambda: F.embedding(ptl.tensor([9]), w),
+                lambda: F.binary_cross_entropy(x, ptl.ones(2, 3)),
+                lambda: F.softmax(ptl.tensor([1, 2]), 0), lambda: F.softshrink(x, -1.0),
+                lambda: ptl.embedding_renorm_(w, ptl.tensor([7]), 1.0, 2.0),
+                lambda: F.nll_loss(x, ptl.tensor([1, 0]), weight=ptl.ones(2))]:
+        with pytest.raises((RuntimeError, IndexError, ValueError, NotImplementedError)):
+            bad()
+
+
+def test_no_leaks_on_success_and_error_paths():
+    assert_no_leak(_every_op_once, 3)
+
+
+# ---- softmax / log_softmax backward over contiguous rows; nll_loss without float64 copies ----
+
+def _softmax_np(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("shape, dim", [((5, 1), 1), ((3, 7), 1), ((4, 8), -1), ((2, 9), 1),
+                                        ((6, 65), 1), ((2, 3, 17), 2), ((0, 5), 1),
+                                        ((3, 7), 0), ((4, 5, 3), 1)])
+@pytest.mark.parametrize("log", [True, False])
+def test_softmax_backward_rows(dtype, shape, dim, log):
+    x, xa = make(shape, dtype, "transposed" if len(shape) == 2 else "contiguous", seed=14)
+    g, ga = make(shape, dtype, seed=15)
+    x.requires_grad_(True)
+    y = (F.log_softmax if log else F.softmax)(x, dim)
+    y.backward(g)
+    xa, ga = np.asarray(xa, np.float64), np.asarray(ga, np.float64)
+    p = _softmax_np(xa, dim)
+    if log:
+        expected = ga - p * ga.sum(axis=dim, keepdims=True)
+    else:
+        expected = p * (ga - (ga * p).sum(axis=dim, keepdims=True))
+    assert_close(x.grad, expected, dtype=dtype, atol={ptl.float16: 5e-2, ptl.bfloat16: 2e-1}.get(
+        dtype), rtol={ptl.float16: 5e-2, ptl.bfloat16: 1e-1}.get(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_grad(dtype, weighted, reduction):
+    rs = np.random.RandomState(16)
+    xa = rs.randn(37, 65)
+    ta = rs.randint(0, 65, 37)
+    ta[[3, 10]] = -100
+    wa = rs.rand(65) + 0.5 if weighted else np.ones(65)
+    x = ptl.tensor(xa).to(dtype).requires_grad_(True)
+    w = ptl.tensor(wa).to(dtype) if weighted else None
+    xa = x.detach().double().numpy()
+    loss = F.cross_entropy(x, ptl.tensor(ta), weight=w, reduction=reduction)
+    keep = ta != -100
+    lsm = xa - np.log(np.exp(xa - xa.max(1, keepdims=True)).sum(1, keepdims=True)) - \
+        xa.max(1, keepdims=True)
+    tw = np.where(keep, wa[np.where(keep, ta, 0)], 0.0)
+    per = -lsm[np.arange(37), np.where(keep, ta, 0)] * tw
+    scale = {"mean": np.full(37, 1 / tw.sum()), "sum": np.ones(37), "none": np.ones(37)}[reduction]
+    expected = {"mean": per.sum() / tw.sum(), "sum": per.sum(), "none": per}[reduction]
+    assert_close(loss.detach(), expected, dtype=dtype)
+    loss.backward(ptl.ones_like(loss))
+    onehot = np.zeros_like(xa)
+    onehot[np.arange(37), np.where(keep, ta, 0)] = 1.0
+    grad = (np.exp(lsm) - onehot) * (tw * scale)[:, None]
+    assert_close(x.grad, grad, dtype=dtype)
+
+
+@torch_ref
+def test_cross_entropy_grads_like_torch():
+    # ties: equal logits in a row, and a target at the tied maximum
+    xa = np.array([[1.0, 1.0, 1.0], [2.0, 2.0, -1.0], [0.5, 3.0, 3.0]])
+    ta = np.array([0, 1, 2])
+    res = []
+    for lib in (ptl, torch):
+        x = lib.tensor(xa, requires_grad=True)
+        lib.nn.functional.cross_entropy(x, lib.tensor(ta)).backward()
+        res.append(x.grad.numpy())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12, atol=1e-15)
+
+
+# ---- gelu: float32 AVX2 loops (exact form unrolled, tanh form vectorized) ----
+
+def _gelu_np(x, approx):
+    from math import erf
+    if approx == "tanh":
+        k = np.sqrt(2 / np.pi)
+        u = k * (x + 0.044715 * x ** 3)
+        t = np.tanh(u)
+        return 0.5 * x * (1 + t), 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+    cdf = 0.5 * (1 + np.vectorize(erf, otypes=[np.float64])(x / np.sqrt(2)))
+    return x * cdf, cdf + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)
+
+
+GELU_X = np.concatenate([np.linspace(-12, 12, 301), [0.0, -0.0, 1e-30, -1e-30, 5.0, -5.4, -5.6],
+                         np.random.RandomState(17).randn(200) * 2])
+
+
+@pytest.mark.parametrize("approx", ["none", "tanh"])
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 15, 16, 17, 33, len(GELU_X)])
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_gelu_float32(approx, n, layout):
+    xa = GELU_X[:n].astype(np.float32)
+    x = ptl.tensor(np.repeat(xa, 2))[::2] if layout == "strided" else ptl.tensor(xa)
+    x.requires_grad_(True)
+    y = F.gelu(x, approximate=approx)
+    ga = np.random.RandomState(18).randn(n).astype(np.float32)
+    y.backward(ptl.tensor(ga))
+    ey, eg = _gelu_np(xa.astype(np.float64), approx)
+    assert_close(y.detach(), ey, dtype=ptl.float32, rtol=1e-5, atol=1e-6)
+    assert_close(x.grad, eg * ga, dtype=ptl.float32, rtol=1e-5, atol=1e-6)
+
+
+@torch_ref
+@pytest.mark.parametrize("approx", ["none", "tanh"])
+def test_gelu_float32_broadcast_grad_and_special(approx):
+    # a broadcast grad_output (the gradient of sum) and +-inf, nan, huge values
+    xa = np.array([np.inf, -np.inf, np.nan, 3e38, -3e38, -20.0, 20.0, 0.5, -0.5] * 2,
+                  np.float32)
+    x = ptl.tensor(xa, requires_grad=True)
+    F.gelu(x, approximate=approx).sum().backward()
+    t = torch.tensor(xa.astype(np.float64), requires_grad=True)
+    ty = torch.nn.functional.gelu(t, approximate=approx)
+    ty.sum().backward()
+    assert_close(F.gelu(x.detach(), approximate=approx), ty.detach().numpy(), rtol=1e-5,
+                 atol=1e-6)
+    assert_close(x.grad, t.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- embedding backward: float32 gradients summed in double without a float64 copy ----
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("scale", [False, True])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_embedding_backward(dtype, padding_idx, scale, layout):
+    rs = np.random.RandomState(19)
+    ia = rs.randint(0, 7, (5, 6))
+    ia[0, :3] = 2
+    w = ptl.tensor(rs.randn(7, 9)).to(dtype).requires_grad_(True)
+    g, ga = make((5, 9, 6), dtype, "contiguous", seed=20)
+    g = g.transpose(1, 2) if layout == "transposed" else g.reshape(5, 6, 9)
+    ga = np.asarray(ga, np.float64)
+    ga = ga.transpose(0, 2, 1) if layout == "transposed" else ga.reshape(5, 6, 9)
+    F.embedding(ptl.tensor(ia), w, padding_idx=padding_idx, scale_grad_by_freq=scale).backward(g)
+    expected = np.zeros((7, 9))
+    counts = np.bincount(ia.ravel(), minlength=7)
+    for i, row in zip(ia.ravel(), ga.reshape(-1, 9)):
+        if i != padding_idx:
+            expected[i] += row / (counts[i] if scale else 1)
+    assert_close(w.grad, expected, dtype=dtype)
+
+
+def test_embedding_gradcheck():
+    idx = ptl.tensor([[0, 2, 2], [1, 0, 3]])
+    w = ptl.randn(4, 3, dtype=ptl.float64, requires_grad=True)
+    # repeated indices accumulate (scale_grad_by_freq and padding_idx alter the gradient on
+    # purpose, so only the plain form is a true derivative)
+    assert gradcheck(lambda w: F.embedding(idx, w.transpose(0, 1).transpose(0, 1)), (w,))
+
+
+# ---- scaled_dot_product_attention: cached causal bias, no fully-masked-row pass ----
+
+def _sdpa_np(q, k, v, causal, scale=None):
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = q @ np.swapaxes(k, -1, -2) * scale
+    if causal:
+        L, S = s.shape[-2:]
+        s = np.where(np.arange(L)[:, None] >= np.arange(S)[None, :], s, -np.inf)
+    return _softmax_np(s, -1) @ v
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("L, S, E", [(5, 5, 3), (4, 7, 8), (7, 4, 2), (1, 1, 4), (6, 6, 9)])
+@pytest.mark.parametrize("causal", [True, False])
+def test_sdpa(dtype, L, S, E, causal):
+    q, qa = make((2, 3, L, E), dtype, seed=21)
+    k, ka = make((2, 3, S, E), dtype, "transposed" if S == E else "contiguous", seed=22)
+    v, va = make((2, 3, S, 5), dtype, seed=23)
+    qa, ka, va = (np.asarray(a, np.float64) / 5 for a in (qa, ka, va))
+    out = F.scaled_dot_product_attention(q / 5, k / 5, v / 5, is_causal=causal)
+    assert_close(out, _sdpa_np(qa, ka, va, causal), dtype=dtype)
+    # twice: the cached bias is reused and left unchanged
+    out2 = F.scaled_dot_product_attention(q / 5, k / 5, v / 5, is_causal=causal, scale=0.3)
+    assert_close(out2, _sdpa_np(qa, ka, va, causal, 0.3), dtype=dtype)
+
+
+@torch_ref
+def test_sdpa_causal_empty_keys_like_torch():
+    outs = [m.nn.functional.scaled_dot_product_attention(m.ones(2, 3, 4), m.ones(2, 0, 4),
+                                                          m.ones(2, 0, 5), is_causal=True)
+            for m in (ptl, torch)]
+    assert tuple(outs[0].shape) == tuple(outs[1].shape)
+    np.testing.assert_array_equal(outs[0].numpy(), outs[1].numpy())
+
+
+@pytest.mark.parametrize("L, S, E", [(4, 4, 3), (3, 5, 6)])
+def test_sdpa_causal_gradcheck(L, S, E):
+    q = ptl.randn(2, L, E, dtype=ptl.float64, requires_grad=True)
+    k = ptl.randn(2, S, E, dtype=ptl.float64, requires_grad=True)
+    v = ptl.randn(2, S, 3, dtype=ptl.float64, requires_grad=True)
+    fn = lambda q, k, v: F.scaled_dot_product_attention(q, k.transpose(0, 1).transpose(0, 1),
+                                                          v, is_causal=True)
+    assert gradcheck(fn, (q, k, v))
+    assert gradgradcheck(fn, (q, k, v))

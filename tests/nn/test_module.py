@@ -1,0 +1,252 @@
+"""nn.Module semantics against PyTorch: registration, traversal, state_dict keys and order,
+load_state_dict errors, repr strings, hooks (full backward hooks included), train/eval,
+dtype moves."""
+import re
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.nn as nn
+from helpers import torch, torch_ref
+
+
+def build(lib):
+    N = lib.nn
+
+    class Net(N.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = N.Sequential(N.Linear(4, 8), N.ReLU(), N.Linear(8, 3, bias=False))
+            self.head = N.ModuleDict({"a": N.Linear(3, 2), "b": N.Identity()})
+            self.scale = N.Parameter(lib.ones(3))
+            self.register_buffer("count", lib.zeros(1))
+            self.register_buffer("tmp", lib.zeros(2), persistent=False)
+            self.blocks = N.ModuleList([N.Tanh(), N.Sigmoid()])
+
+        def forward(self, x):
+            y = self.body(x) * self.scale
+            for b in self.blocks:
+                y = b(y)
+            return self.head["a"](y)
+    return Net()
+
+
+@torch_ref
+def test_registration_and_traversal_match_torch():
+    m, t = build(ptl), build(torch)
+    assert [n for n, _ in m.named_parameters()] == [n for n, _ in t.named_parameters()]
+    assert [n for n, _ in m.named_buffers()] == [n for n, _ in t.named_buffers()]
+    assert [n for n, _ in m.named_modules()] == [n for n, _ in t.named_modules()]
+    assert [n for n, _ in m.named_children()] == [n for n, _ in t.named_children()]
+    assert list(m.state_dict().keys()) == list(t.state_dict().keys())
+    assert [n for n, _ in m.named_parameters(prefix="net", recurse=False)] == \
+        [n for n, _ in t.named_parameters(prefix="net", recurse=False)]
+    assert repr(m) == repr(t)
+    assert m.get_submodule("body.0") is m.body[0]
+    assert m.get_parameter("body.0.weight") is m.body[0].weight
+    with pytest.raises(AttributeError, match="has no attribute `nope`"):
+        m.get_submodule("body.nope")
+
+
+def test_shared_parameters_are_listed_once():
+    lin = nn.Linear(2, 2)
+    seq = nn.Sequential(lin, lin)
+    assert len(list(seq.parameters())) == 2
+    assert len(list(seq.named_parameters(remove_duplicate=False))) == 4
+
+
+def test_setattr_rules_and_errors():
+    m = nn.Module()
+    m.w = nn.Parameter(ptl.ones(2))
+    assert "w" in m._parameters
+    with pytest.raises(TypeError, match=r"cannot assign 'Tensor' as parameter 'w' \(torch.nn.Parameter or None expected\)"):
+        m.w = ptl.ones(2)
+    m.w = None
+    assert m.w is None
+    with pytest.raises(KeyError, match="attribute 'training' already exists"):
+        m.register_buffer("training", ptl.zeros(1))
+    with pytest.raises(TypeError, match="cannot assign 'int' object to parameter 'p'"):
+        m.register_parameter("p", 3)
+    with pytest.raises(AttributeError, match="'Module' object has no attribute 'missing'"):
+        m.missing
+    m.b = nn.Buffer(ptl.zeros(3))
+    assert "b" in m._buffers and "b" in m.state_dict()
+
+
+def test_load_state_dict_strict_and_errors():
+    m = build(ptl)
+    sd = m.state_dict()
+    res = m.load_state_dict(sd)
+    assert res.missing_keys == [] and res.unexpected_keys == []
+    assert repr(res) == "<All keys matched successfully>"
+    bad = OrderedDict(sd)
+    del bad["scale"]
+    bad["extra"] = ptl.zeros(1)
+    with pytest.raises(RuntimeError) as e:
+        m.load_state_dict(bad)
+    assert str(e.value).startswith("Error(s) in loading state_dict for Net:\n\t"
+                                   'Missing key(s) in state_dict: "scale". \n\t'
+                                   'Unexpected key(s) in state_dict: "extra". ')
+    res = m.load_state_dict(bad, strict=False)
+    assert res.missing_keys == ["scale"] and res.unexpected_keys == ["extra"]
+    wrong = OrderedDict(sd)
+    wrong["scale"] = ptl.zeros(4)
+    with pytest.raises(RuntimeError, match=re.escape("size mismatch for scale: copying a param with "
+                                                     "shape torch.Size([4]) from checkpoint, the shape "
+                                                     "in current model is torch.Size([3]).")):
+        m.load_state_dict(wrong)
+
+
+def test_load_state_dict_prefix_hint():
+    m = nn.Linear(2, 2)
+    wrapped = {"module." + k: v for k, v in m.state_dict().items()}
+    with pytest.raises(RuntimeError, match=r"Hint: the checkpoint's keys carry the prefix 'module\.'"):
+        m.load_state_dict(wrapped)
+
+
+def test_load_state_dict_copies_values():
+    a, b = nn.Linear(3, 2), nn.Linear(3, 2)
+    b.load_state_dict(a.state_dict())
+    assert b.weight.tolist() == a.weight.tolist() and b.bias.tolist() == a.bias.tolist()
+    assert b.weight is not a.weight
+
+
+def test_forward_hooks_and_train_eval():
+    m = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    calls = []
+    h1 = m.register_forward_pre_hook(lambda mod, args: calls.append("pre"))
+    h2 = m.register_forward_hook(lambda mod, args, out: calls.append("post") or out * 0)
+    out = m(ptl.ones(1, 2))
+    assert calls == ["pre", "post"] and out.tolist() == [[0.0, 0.0]]
+    h1.remove()
+    h2.remove()
+    m(ptl.ones(1, 2))
+    assert calls == ["pre", "post"]
+    assert m.training and m[0].training
+    m.eval()
+    assert not m.training and not m[0].training
+    m.train()
+    assert m[1].training
+
+
+def test_zero_grad_requires_grad_and_dtype_moves():
+    m = nn.Linear(3, 2)
+    m(ptl.ones(4, 3)).sum().backward()
+    assert m.weight.grad is not None
+    m.zero_grad()
+    assert m.weight.grad is None
+    m.requires_grad_(False)
+    assert not m.weight.requires_grad
+    m.double()
+    assert m.weight.dtype == ptl.float64 and isinstance(m.weight, nn.Parameter)
+    with pytest.raises(TypeError, match="nn.Module.to only accepts floating point"):
+        m.to(ptl.int32)
+
+
+def test_sequential_container_api():
+    s = nn.Sequential(nn.ReLU(), nn.Tanh())
+    s.append(nn.Sigmoid())
+    s.insert(0, nn.Identity())
+    assert [type(x).__name__ for x in s] == ["Identity", "ReLU", "Tanh", "Sigmoid"]
+    assert type(s[1:3]).__name__ == "Sequential" and len(s[1:3]) == 2
+    del s[0]
+    assert [k for k in s._modules] == ["0", "1", "2"]
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        s[5]
+    ml = nn.ModuleList([nn.ReLU()])
+    ml.extend([nn.Tanh()])
+    assert len(ml) == 2
+    pl = nn.ParameterList([nn.Parameter(ptl.ones(2)), ptl.zeros(3)])
+    assert all(isinstance(p, nn.Parameter) for p in pl)
+    pd = nn.ParameterDict({"a": ptl.ones(1)})
+    assert "a" in pd and isinstance(pd["a"], nn.Parameter)
+
+
+@torch_ref
+def test_parameter_repr_matches_torch():
+    p = nn.Parameter(ptl.tensor([1.0, 2.0]))
+    tp = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    assert repr(p) == repr(tp)
+
+
+def test_linear_init_bounds_like_torch():
+    import math
+    m = nn.Linear(50, 20)
+    bound = 1 / math.sqrt(50)
+    w = np.array(m.weight.tolist())
+    assert np.abs(w).max() <= bound + 1e-7 and np.abs(w).max() > 0.8 * bound
+    assert np.abs(np.array(m.bias.tolist())).max() <= bound + 1e-7
+
+
+# ---- nn.Module full backward hooks ----
+
+def hooked_linear(lib, replace_input=False, x_requires_grad=True):
+    m = lib.nn.Linear(3, 2).double()
+    with lib.no_grad():
+        m.weight.copy_(lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]], dtype=lib.float64))
+        m.bias.copy_(lib.tensor([0.1, -0.2], dtype=lib.float64))
+    log = []
+
+    def pre(mod, go):
+        log.append(("pre", mod is m, [g.tolist() for g in go]))
+        return (go[0] * 2,)
+
+    def full(mod, gi, go):
+        log.append(("full", mod is m, [None if g is None else g.tolist() for g in gi],
+                    [g.tolist() for g in go]))
+        if replace_input and gi[0] is not None:
+            return (gi[0] + 1,)
+        return None
+    handles = [m.register_full_backward_pre_hook(pre), m.register_full_backward_hook(full)]
+    x = lib.tensor([[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]], dtype=lib.float64,
+                   requires_grad=x_requires_grad)
+    y = m(x)
+    (y * lib.tensor([[1.0, -1.0]], dtype=lib.float64)).sum().backward()
+    return type(y.grad_fn).__name__, log, x.grad, m.weight.grad.tolist(), handles, m, x
+
+
+@torch_ref
+@pytest.mark.parametrize("replace_input", [False, True])
+@pytest.mark.parametrize("x_requires_grad", [True, False])
+def test_module_full_backward_hooks_match_torch(replace_input, x_requires_grad):
+    found = []
+    for lib in (ptl, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            found.append(hooked_linear(lib, replace_input, x_requires_grad))
+        found[-1] += ([str(w.message) for w in caught if "Full backward hook" in str(w.message)],)
+    got, want = found
+    assert got[-1] == want[-1] and len(got[-1]) == (0 if x_requires_grad else 1)
+    assert got[0] == want[0] == "BackwardHookFunctionBackward"
+    assert got[1] == want[1]
+    assert (got[2] is None) == (want[2] is None) == (not x_requires_grad)
+    if x_requires_grad:
+        assert got[2].tolist() == want[2].tolist()
+    assert got[3] == want[3]
+
+
+@torch_ref
+def test_module_full_backward_hook_handles_remove():
+    for lib in (ptl, torch):
+        _, log, _, _, handles, m, x = hooked_linear(lib)
+        for h in handles:
+            h.remove()
+        log.clear()
+        y = m(x)
+        assert type(y.grad_fn).__name__ != "BackwardHookFunctionBackward"
+        y.sum().backward()
+        assert log == []
+
+
+@torch_ref
+def test_module_full_backward_hook_wrong_count_raises():
+    for lib in (ptl, torch):
+        m = lib.nn.Linear(2, 2).double()
+        m.register_full_backward_hook(lambda mod, gi, go: (gi[0], gi[0]))
+        x = lib.ones(1, 2, dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match=re.escape(
+                "Backward hook returned an invalid number of grad_input, got 2, but expected 1")):
+            m(x).sum().backward()

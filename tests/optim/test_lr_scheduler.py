@@ -1,0 +1,243 @@
+"""Learning-rate schedulers against torch.optim.lr_scheduler: the same optimizer set-up (two
+param groups), 50 steps, every lr (and cycled momentum) equal to 1e-12."""
+import math
+import re
+import warnings
+
+import pytest
+
+import pytorchlite as ptl
+from helpers import torch, torch_ref
+
+
+def S(lib):
+    return lib.optim.lr_scheduler
+
+
+CASES = {
+    "LambdaLR": lambda lib, o: S(lib).LambdaLR(o, lambda e: 0.95 ** e + 0.01 * (e % 3)),
+    "LambdaLR-list": lambda lib, o: S(lib).LambdaLR(o, [lambda e: 1 / (e + 1), lambda e: 0.9]),
+    "MultiplicativeLR": lambda lib, o: S(lib).MultiplicativeLR(o, lambda e: 0.97),
+    "StepLR": lambda lib, o: S(lib).StepLR(o, step_size=7, gamma=0.5),
+    "MultiStepLR": lambda lib, o: S(lib).MultiStepLR(o, milestones=[5, 12, 12, 30], gamma=0.3),
+    "ConstantLR": lambda lib, o: S(lib).ConstantLR(o, factor=0.25, total_iters=9),
+    "LinearLR": lambda lib, o: S(lib).LinearLR(o, start_factor=0.1, end_factor=0.8,
+                                                total_iters=20),
+    "ExponentialLR": lambda lib, o: S(lib).ExponentialLR(o, gamma=0.93),
+    "PolynomialLR": lambda lib, o: S(lib).PolynomialLR(o, total_iters=30, power=2.5),
+    "CosineAnnealingLR": lambda lib, o: S(lib).CosineAnnealingLR(o, T_max=12, eta_min=0.001),
+    "CosineAnnealingWarmRestarts": lambda lib, o: S(lib).CosineAnnealingWarmRestarts(
+        o, T_0=4, T_mult=2, eta_min=0.002),
+    "CyclicLR-triangular": lambda lib, o: S(lib).CyclicLR(o, 0.01, [0.1, 0.2], step_size_up=4,
+                                                           step_size_down=6),
+    "CyclicLR-triangular2": lambda lib, o: S(lib).CyclicLR(o, 0.01, 0.1, step_size_up=5,
+                                                            mode="triangular2",
+                                                            base_momentum=0.7),
+    "CyclicLR-exp_range": lambda lib, o: S(lib).CyclicLR(o, [0.01, 0.02], 0.1, step_size_up=3,
+                                                          mode="exp_range", gamma=0.97,
+                                                          cycle_momentum=False),
+    "CyclicLR-custom": lambda lib, o: S(lib).CyclicLR(o, 0.01, 0.1, step_size_up=3,
+                                                       scale_fn=lambda x: 1 / (1 + x),
+                                                       scale_mode="iterations"),
+    "OneCycleLR-cos": lambda lib, o: S(lib).OneCycleLR(o, max_lr=[0.5, 0.2], total_steps=51),
+    "OneCycleLR-linear-3phase": lambda lib, o: S(lib).OneCycleLR(
+        o, max_lr=0.4, epochs=5, steps_per_epoch=11, pct_start=0.25, anneal_strategy="linear",
+        three_phase=True, div_factor=10.0, final_div_factor=100.0),
+    "SequentialLR": lambda lib, o: S(lib).SequentialLR(
+        o, [S(lib).LinearLR(o, start_factor=0.2, total_iters=5),
+            S(lib).ExponentialLR(o, gamma=0.9),
+            S(lib).CosineAnnealingLR(o, T_max=10)], milestones=[6, 20]),
+    "ChainedScheduler": lambda lib, o: S(lib).ChainedScheduler(
+        [S(lib).ConstantLR(o, factor=0.5, total_iters=4), S(lib).ExponentialLR(o, gamma=0.95),
+         S(lib).StepLR(o, step_size=10, gamma=0.5)]),
+}
+
+
+def optimizer(lib, adam=False):
+    a = lib.ones(2, requires_grad=True)
+    b = lib.ones(3, requires_grad=True)
+    groups = [{"params": [a]}, {"params": [b], "lr": 0.05}]
+    if adam:
+        return lib.optim.Adam(groups, lr=0.1)
+    return lib.optim.SGD(groups, lr=0.1, momentum=0.9)
+
+
+def assert_groups_match(opt, topt):
+    for g, tg in zip(opt.param_groups, topt.param_groups):
+        assert g["lr"] == pytest.approx(tg["lr"], rel=1e-12, abs=1e-15)
+        if "momentum" in g:
+            assert g["momentum"] == pytest.approx(tg["momentum"], rel=1e-12)
+        else:
+            assert g["betas"][0] == pytest.approx(tg["betas"][0], rel=1e-12)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", list(CASES))
+def test_lr_sequence_matches_torch(name):
+    adam = name == "OneCycleLR-cos"    # cycles Adam's beta1 instead of SGD's momentum
+    opt, topt = optimizer(ptl, adam), optimizer(torch, adam)
+    sched, tsched = CASES[name](ptl, opt), CASES[name](torch, topt)
+    lrs, tlrs = [], []
+    for _ in range(50):
+        lrs.append(sched.get_last_lr())
+        tlrs.append(tsched.get_last_lr())
+        assert_groups_match(opt, topt)
+        opt.step()
+        topt.step()
+        sched.step()
+        tsched.step()
+    for got, want in zip(lrs, tlrs):
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+    assert len(set(map(tuple, lrs))) >= 2    # the schedule does change the lr
+
+
+@torch_ref
+@pytest.mark.parametrize("kwargs", [
+    dict(), dict(mode="max", patience=2, factor=0.5), dict(threshold_mode="abs", threshold=0.05,
+                                                          patience=1, cooldown=3),
+    dict(mode="max", threshold_mode="abs", patience=0, min_lr=[0.02, 0.01], eps=1e-3),
+    dict(patience=1, min_lr=0.004),
+])
+def test_reduce_lr_on_plateau_matches_torch(kwargs):
+    opt, topt = optimizer(ptl), optimizer(torch)
+    sched = ptl.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+    tsched = torch.optim.lr_scheduler.ReduceLROnPlateau(topt, **kwargs)
+    for i in range(60):
+        metric = 1.0 / (1 + i % 13) + 0.001 * math.sin(i)
+        sched.step(metric if i % 2 else ptl.tensor(metric, dtype=ptl.float64))
+        tsched.step(metric)
+        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
+        assert sched.num_bad_epochs == tsched.num_bad_epochs
+        assert sched.best == tsched.best
+    assert sched.get_last_lr() != [0.1, 0.05]
+
+
+@torch_ref
+@pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
+                                  "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
+                                  "CosineAnnealingWarmRestarts"])
+def test_step_with_epoch_uses_closed_form(name):
+    opt, topt = optimizer(ptl), optimizer(torch)
+    sched, tsched = CASES[name](ptl, opt), CASES[name](torch, topt)
+    for epoch in (3, 10, 7, 25, 0, 14):
+        sched.step(epoch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # torch deprecates the epoch argument
+            tsched.step(epoch)
+        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
+
+
+@torch_ref
+def test_warm_restarts_fractional_epochs():
+    opt, topt = optimizer(ptl), optimizer(torch)
+    sched = CASES["CosineAnnealingWarmRestarts"](ptl, opt)
+    tsched = CASES["CosineAnnealingWarmRestarts"](torch, topt)
+    for epoch in (0.5, 1.25, 3.75, 4.0, 9.5, 30.2):
+        sched.step(epoch)
+        tsched.step(epoch)
+        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
+        assert sched.T_i == tsched.T_i and sched.T_cur == pytest.approx(tsched.T_cur)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "CyclicLR-triangular",
+                                  "OneCycleLR-cos", "SequentialLR", "ChainedScheduler",
+                                  "LambdaLR"])
+def test_state_dict_resumes(name):
+    adam = name == "OneCycleLR-cos"
+    opt = optimizer(ptl, adam)
+    sched = CASES[name](ptl, opt)
+    for _ in range(9):
+        sched.step()
+    state = sched.state_dict()
+    assert "optimizer" not in state
+    opt2 = optimizer(ptl, adam)
+    sched2 = CASES[name](ptl, opt2)
+    sched2.load_state_dict(state)
+    for g, g2 in zip(opt.param_groups, opt2.param_groups):
+        g2["lr"] = g["lr"]
+    for _ in range(9):
+        sched.step()
+        sched2.step()
+        assert sched2.get_last_lr() == sched.get_last_lr()
+    torch_state = CASES[name](torch, optimizer(torch, adam)).state_dict()
+    assert set(state) >= set(torch_state) - {"_get_lr_called_within_step", "_is_initial",
+                                             "_schedule_phases", "_scale_fn_ref",
+                                             "_anneal_func", "_scale_fn_custom"}
+
+
+def test_resume_needs_initial_lr():
+    opt = ptl.optim.SGD([ptl.ones(1, requires_grad=True)], lr=0.1)
+    with pytest.raises(KeyError, match=re.escape("param 'initial_lr' is not specified in "
+                                                 "param_groups[0] when resuming an optimizer")):
+        ptl.optim.lr_scheduler.StepLR(opt, 3, last_epoch=5)
+
+
+def errors(lib):
+    sgd = lib.optim.SGD([lib.ones(1, requires_grad=True)], lr=0.1)
+    plain = lib.optim.Adagrad([lib.ones(1, requires_grad=True)], lr=0.1)
+    s = S(lib)
+    return [
+        (TypeError, "int is not an Optimizer", lambda: s.StepLR(3, 2)),
+        (ValueError, "Constant multiplicative factor expected to be between 0 and 1.",
+         lambda: s.ConstantLR(sgd, factor=2)),
+        (ValueError, "Starting multiplicative factor expected to be greater than 0 and less or "
+                     "equal to 1.", lambda: s.LinearLR(sgd, start_factor=0)),
+        (ValueError, "Ending multiplicative factor expected to be between 0 and 1.",
+         lambda: s.LinearLR(sgd, end_factor=2)),
+        (ValueError, "Expected 1 lr_lambdas, but got 2",
+         lambda: s.LambdaLR(sgd, [lambda e: 1, lambda e: 1])),
+        (ValueError, "Expected positive integer T_0, but got 0",
+         lambda: s.CosineAnnealingWarmRestarts(sgd, 0)),
+        (ValueError, "Expected integer T_mult >= 1, but got 0",
+         lambda: s.CosineAnnealingWarmRestarts(sgd, 2, T_mult=0)),
+        (ValueError, "mode is invalid and scale_fn is None",
+         lambda: s.CyclicLR(sgd, 0.1, 1.0, mode="square")),
+        (ValueError, "optimizer must support momentum or beta1 with `cycle_momentum` option "
+                     "enabled", lambda: s.CyclicLR(plain, 0.1, 1.0)),
+        (ValueError, "max_lr must have the same length as optimizer.param_groups. max_lr has 2 "
+                     "values, param_groups has 1.", lambda: s.CyclicLR(sgd, 0.1, [1.0, 2.0])),
+        (ValueError, "You must define either total_steps OR (epochs AND steps_per_epoch)",
+         lambda: s.OneCycleLR(sgd, 0.1)),
+        (ValueError, "Expected positive integer total_steps, but got 0",
+         lambda: s.OneCycleLR(sgd, 0.1, total_steps=0)),
+        (ValueError, "Expected float between 0 and 1 pct_start, but got 2.0",
+         lambda: s.OneCycleLR(sgd, 0.1, total_steps=5, pct_start=2.0)),
+        (ValueError, "anneal_strategy must be one of 'cos' or 'linear', instead got cubic",
+         lambda: s.OneCycleLR(sgd, 0.1, total_steps=5, anneal_strategy="cubic")),
+        (ValueError, "Factor should be < 1.0.", lambda: s.ReduceLROnPlateau(sgd, factor=1.0)),
+        (ValueError, "mode maximal is unknown!", lambda: s.ReduceLROnPlateau(sgd, "maximal")),
+        (ValueError, "threshold mode relative is unknown!",
+         lambda: s.ReduceLROnPlateau(sgd, threshold_mode="relative")),
+        (ValueError, "expected 1 min_lrs, got 2", lambda: s.ReduceLROnPlateau(sgd, min_lr=[0, 0])),
+        (ValueError, "Sequential Schedulers expects number of schedulers provided to be one more "
+                     "than the number of milestone points, but got number of schedulers 1 and "
+                     "the number of milestones to be equal to 1",
+         lambda: s.SequentialLR(sgd, [s.StepLR(sgd, 2)], milestones=[3])),
+        (ValueError, "SequentialLR expects at least one scheduler, but got no scheduler.",
+         lambda: s.SequentialLR(sgd, [], milestones=[])),
+        (ValueError, "ChainedScheduler expects at least one scheduler to be chained, but got no "
+                     "scheduler.", lambda: s.ChainedScheduler([], sgd)),
+        (ValueError, "ChainedScheduler expects all schedulers to belong to the same optimizer, "
+                     "but got scheduler StepLR at index 1",
+         lambda: s.ChainedScheduler([s.StepLR(sgd, 2), s.StepLR(plain, 2)])),
+    ]
+
+
+@torch_ref
+@pytest.mark.parametrize("i", range(len(errors(ptl))))
+def test_errors_match_torch(i):
+    for lib in (torch, ptl):
+        exc, message, make = errors(lib)[i]
+        with pytest.raises(exc, match=re.escape(message)):
+            make()
+
+
+def test_one_cycle_overstep():
+    opt = optimizer(ptl)
+    sched = ptl.optim.lr_scheduler.OneCycleLR(opt, 0.1, total_steps=3)
+    for _ in range(3):
+        sched.step()
+    with pytest.raises(ValueError, match=re.escape("Tried to step 4 times. The specified number "
+                                                   "of total steps is 3")):
+        sched.step()

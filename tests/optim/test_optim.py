@@ -1,0 +1,362 @@
+"""Optimizers step by step against torch.optim from identical parameters and gradients, and
+the fused single-tensor steps of SGD, Adam and AdamW (Note [Fused optimizer step]) against
+the op-by-op path."""
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import assert_close, torch, torch_ref
+
+
+CASES = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1, amsgrad=True)),
+    ("Adam", dict(lr=0.01, maximize=True, eps=1e-6)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, weight_decay=0.5, amsgrad=True)),
+    ("Adamax", dict(lr=0.01)),
+    ("Adamax", dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.1, maximize=True)),
+    ("NAdam", dict(lr=0.01)),
+    ("NAdam", dict(lr=0.01, momentum_decay=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict(lr=0.01)),
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.9), weight_decay=0.1)),     # rectified from step 6
+    ("RAdam", dict(lr=0.01, betas=(0.5, 0.9), weight_decay=0.1, decoupled_weight_decay=True)),
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, centered=True, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True, maximize=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, eps=1e-3)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.1, initial_accumulator_value=0.5, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.1, eps=1e-3, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.5, weight_decay=0.1, eps=1e-4)),
+    ("Adadelta", dict(lr=0.5, maximize=True)),
+]
+
+
+@torch_ref
+@pytest.mark.parametrize("name, kwargs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_steps_match_torch(name, kwargs):
+    rng = np.random.default_rng(0)
+    init = [rng.normal(size=(3, 4)), rng.normal(size=(4,))]
+    ps = [ptl.tensor(a, dtype=ptl.float64, requires_grad=True) for a in init]
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in init]
+    opt = getattr(ptl.optim, name)(ps, **kwargs)
+    topt = getattr(torch.optim, name)(ts, **kwargs)
+    for step in range(10):
+        grads = [rng.normal(size=a.shape) for a in init]
+        for p, t, g in zip(ps, ts, grads):
+            p.grad = ptl.tensor(g, dtype=ptl.float64)
+            t.grad = torch.tensor(g, dtype=torch.float64)
+        opt.step()
+        topt.step()
+        for p, t in zip(ps, ts):
+            np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+@torch_ref
+def test_state_dict_structure_matches_torch():
+    a = np.ones((2, 2))
+    p = ptl.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    opt, topt = ptl.optim.SGD([p], lr=0.1, momentum=0.9), torch.optim.SGD([t], lr=0.1, momentum=0.9)
+    p.grad, t.grad = ptl.ones(2, 2, dtype=ptl.float64), torch.ones(2, 2, dtype=torch.float64)
+    opt.step()
+    topt.step()
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert sd["param_groups"] == tsd["param_groups"]
+    assert list(sd["state"]) == list(tsd["state"]) == [0]
+    assert list(sd["state"][0]) == list(tsd["state"][0])
+    opt2 = ptl.optim.SGD([ptl.tensor(a, requires_grad=True)], lr=0.5, momentum=0.9)
+    opt2.load_state_dict(sd)
+    assert opt2.param_groups[0]["lr"] == 0.1
+
+
+def test_errors():
+    p = ptl.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="Invalid learning rate: -1"):
+        ptl.optim.SGD([p], lr=-1)
+    with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
+        ptl.optim.Adam([])
+    with pytest.raises(TypeError, match="params argument given to the optimizer should be an iterable"):
+        ptl.optim.SGD(p, lr=0.1)
+    with pytest.raises(ValueError, match="Nesterov momentum requires a momentum and zero dampening"):
+        ptl.optim.SGD([p], lr=0.1, nesterov=True)
+    with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
+        ptl.optim.SGD([{"params": [p]}, {"params": [p]}], lr=0.1)
+
+
+def test_zero_grad_and_closure():
+    p = ptl.ones(2, requires_grad=True)
+    opt = ptl.optim.SGD([p], lr=0.5)
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p).sum()
+        loss.backward()
+        return loss
+    loss = opt.step(closure)
+    assert loss.item() == 2.0 and p.tolist() == [0.0, 0.0]
+    opt.zero_grad()
+    assert p.grad is None
+
+
+def quadratic(lib, x):
+    """A convex quadratic with coupled coordinates (written without matmul)."""
+    w = lib.tensor([1.5, 1.0, 0.5], dtype=x.dtype)
+    b = lib.tensor([1.0, -2.0, 0.5], dtype=x.dtype)
+    return (w * x * x).sum() + 0.5 * x[0] * x[1] + 0.3 * x[1] * x[2] - (b * x).sum()
+
+
+def rosenbrock(lib, x):
+    return ((1 - x[:-1]) ** 2).sum() + 100 * ((x[1:] - x[:-1] ** 2) ** 2).sum()
+
+
+# Rosenbrock with fixed steps of lr=1 jumps far and amplifies last-bit differences of the
+# gradients, so the fixed-step cases on it take short steps and the others few iterations.
+@torch_ref
+@pytest.mark.parametrize("fn, kwargs", [
+    (quadratic, dict()), (quadratic, dict(line_search_fn="strong_wolfe")),
+    (quadratic, dict(lr=0.5, history_size=3, max_iter=7)),
+    (rosenbrock, dict(lr=0.02, max_iter=10)),
+    (rosenbrock, dict(lr=0.05, history_size=3, max_iter=7)),
+    (rosenbrock, dict(line_search_fn="strong_wolfe", max_iter=10)),
+    (rosenbrock, dict(history_size=2, line_search_fn="strong_wolfe", max_iter=30)),
+], ids=["quad-fixed", "quad-wolfe", "quad-short-history", "rosen-fixed", "rosen-short-history",
+        "rosen-wolfe", "rosen-wolfe-short-history"])
+def test_lbfgs_matches_torch(fn, kwargs):
+    start = [-1.2, 1.0, 0.7] if fn is rosenbrock else [0.0, 0.0, 0.0]
+    p = ptl.tensor(start, dtype=ptl.float64, requires_grad=True)
+    t = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+    opt, topt = ptl.optim.LBFGS([p], **kwargs), torch.optim.LBFGS([t], **kwargs)
+
+    def closure(lib, x, o):
+        def run():
+            o.zero_grad()
+            loss = fn(lib, x)
+            loss.backward()
+            return loss
+        return run
+    for _ in range(4):
+        loss = opt.step(closure(ptl, p, opt))
+        tloss = topt.step(closure(torch, t, topt))
+        assert loss.item() == pytest.approx(tloss.item(), rel=1e-10, abs=1e-14)
+        np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    assert opt.state[p]["func_evals"] == topt.state[t]["func_evals"]
+    assert opt.state[p]["n_iter"] == topt.state[t]["n_iter"]
+
+
+def test_lbfgs_errors():
+    p, q = ptl.ones(2, requires_grad=True), ptl.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="LBFGS doesn't support per-parameter options"):
+        ptl.optim.LBFGS([{"params": [p]}, {"params": [q]}])
+    opt = ptl.optim.LBFGS([p], line_search_fn="backtracking")
+    p.grad = ptl.ones(2)
+    with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
+        opt.step(lambda: (p * p).sum())
+
+
+@torch_ref
+@pytest.mark.parametrize("name, kwargs, message", [
+    ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
+    ("NAdam", dict(momentum_decay=-1), "Invalid momentum_decay value: -1"),
+    ("RAdam", dict(eps=-1), "Invalid epsilon value: -1"),
+    ("RMSprop", dict(alpha=-1), "Invalid alpha value: -1"),
+    ("RMSprop", dict(momentum=-1), "Invalid momentum value: -1"),
+    ("Adagrad", dict(lr_decay=-1), "Invalid lr_decay value: -1"),
+    ("Adagrad", dict(initial_accumulator_value=-1),
+     "Invalid initial_accumulator_value value: -1"),
+    ("Adadelta", dict(rho=2), "Invalid rho value: 2"),
+    ("Adadelta", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
+])
+def test_argument_errors_match_torch(name, kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        getattr(torch.optim, name)([torch.ones(1, requires_grad=True)], **kwargs)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        getattr(ptl.optim, name)([ptl.ones(1, requires_grad=True)], **kwargs)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam", "Adam", "AdamW", "Adamax",
+                                  "RAdam", "Adadelta"])
+def test_new_optimizer_state_dict_keys_match_torch(name):
+    p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    opt, topt = getattr(ptl.optim, name)([p]), getattr(torch.optim, name)([t])
+    p.grad, t.grad = ptl.ones(3), torch.ones(3)
+    opt.step()
+    topt.step()
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    assert sd["param_groups"] == tsd["param_groups"]
+    assert list(sd["state"][0]) == list(tsd["state"][0])
+
+
+@torch_ref
+def test_adamw_state_dict_stays_decoupled():
+    """AdamW's groups say decoupled_weight_decay=True, as torch's, even after loading the
+    state_dict of an Adam (torch's AdamW.__setstate__)."""
+    p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
+    adam = ptl.optim.Adam([ptl.ones(3, requires_grad=True)], weight_decay=0.5)
+    opt, topt = ptl.optim.AdamW([p], weight_decay=0.5), torch.optim.AdamW([t], weight_decay=0.5)
+    opt.load_state_dict(adam.state_dict())
+    topt.load_state_dict(torch.optim.Adam([torch.ones(3, requires_grad=True)],
+                                          weight_decay=0.5).state_dict())
+    assert opt.param_groups[0]["decoupled_weight_decay"] is True
+    assert opt.state_dict()["param_groups"] == topt.state_dict()["param_groups"]
+    p.grad, t.grad = ptl.ones(3), torch.ones(3)
+    opt.step()
+    topt.step()
+    np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-6)
+
+
+# ---- fused optimizer steps (Note [Fused optimizer step]) ----
+
+def _trajectory(lib, opt_name, kwargs, dtype, steps=20, shapes=((7, 5), (5,), (3, 1, 4))):
+    g = np.random.default_rng(11)
+    inits = [g.standard_normal(s) for s in shapes]
+    targets = [g.standard_normal(s) for s in shapes]
+    params = [lib.tensor(a, dtype=getattr(lib, dtype)).requires_grad_() for a in inits]
+    opt = getattr(lib.optim, opt_name)(params, **kwargs)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = sum(((p - lib.tensor(t, dtype=p.dtype)) ** 4).sum() for p, t in zip(params, targets))
+        loss.backward()
+        opt.step()
+        out.append([p.detach().numpy().copy() for p in params])
+    return out
+
+
+OPT_CASES = [
+    ("SGD", dict(lr=0.01)),
+    ("SGD", dict(lr=0.01, momentum=0.9)),
+    ("SGD", dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.01, momentum=0.5, dampening=0.3, maximize=True)),
+    ("SGD", dict(lr=0.01, weight_decay=0.2, maximize=True)),
+    ("Adam", dict(lr=0.01)),
+    ("Adam", dict(lr=0.01, weight_decay=0.1, amsgrad=True)),
+    ("Adam", dict(lr=0.01, betas=(0.8, 0.9), maximize=True, eps=1e-6)),
+    ("AdamW", dict(lr=0.01)),
+    ("AdamW", dict(lr=0.01, amsgrad=True, weight_decay=0.3)),
+    ("AdamW", dict(lr=0.01, maximize=True)),
+]
+
+
+@torch_ref
+@pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
+def test_fused_step_trajectory_matches_torch(opt_name, kwargs):
+    ours = _trajectory(ptl, opt_name, kwargs, "float64")
+    ref = _trajectory(torch, opt_name, kwargs, "float64")
+    for a, b in zip(ours, ref):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
+def test_fused_step_matches_op_by_op_path(opt_name, kwargs):
+    """foreach=False takes the op-by-op path: float32 results agree with the fused kernel."""
+    fused = _trajectory(ptl, opt_name, kwargs, "float32", steps=5)
+    plain = _trajectory(ptl, opt_name, dict(kwargs, foreach=False), "float32", steps=5)
+    for a, b in zip(fused, plain):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)
+
+
+def test_fused_step_used_and_falls_back():
+    # a non-contiguous parameter takes the op-by-op path, a contiguous one the fused kernel;
+    # both must give the same values
+    base = ptl.tensor(np.arange(12.0).reshape(3, 4))
+    p1 = base.clone().t().requires_grad_()          # non-contiguous leaf
+    p2 = base.clone().t().contiguous().requires_grad_()
+    for p in (p1, p2):
+        opt = ptl.optim.SGD([p], lr=0.1, momentum=0.9)
+        for _ in range(3):
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+    np.testing.assert_allclose(p1.detach().numpy(), p2.detach().numpy(), rtol=1e-12)
+    assert p1.is_contiguous() is False
+
+
+def test_fused_kernels_direct_and_errors():
+    import re
+    aten = ptl.ops.aten
+    p, g, buf = ptl.ones(4), ptl.full((4,), 2.0), ptl.zeros(4)
+    aten._fused_sgd_step_(p, g, buf, 0.5, 0.9, 0.0, 0.0, False, False, True)
+    assert_close(p, np.full(4, 0.0), dtype=ptl.float32)
+    assert_close(buf, np.full(4, 2.0), dtype=ptl.float32)
+    aten._fused_sgd_step_(p, g, None, 0.5, 0.0, 0.0, 0.0, False, False, False)
+    assert_close(p, np.full(4, -1.0), dtype=ptl.float32)
+    m, v = ptl.zeros(4), ptl.zeros(4)
+    aten._fused_adam_step_(p, g, m, v, None, 1.0, 0.1, 0.9, 0.999, 0.0, 1e-8, False, False)
+    assert_close(p, np.full(4, -1.1), dtype=ptl.float32)   # first Adam step moves by lr
+    cases = [
+        (lambda: aten._fused_sgd_step_(ptl.ones(4, dtype=ptl.int64), ptl.ones(4, dtype=ptl.int64),
+                                       None, 0.1, 0.0, 0.0, 0.0, False, False, False),
+         "_fused_sgd_step_: expected a float32 or float64 tensor, got Long"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(4, 2).t(), ptl.ones(2, 4), None, 0.1, 0.0, 0.0,
+                                       0.0, False, False, False),
+         "_fused_sgd_step_: self must be contiguous"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(4), ptl.ones(4, dtype=ptl.float64), None, 0.1,
+                                       0.0, 0.0, 0.0, False, False, False),
+         "_fused_sgd_step_: grad must have the dtype of self"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(4), ptl.ones(5), None, 0.1, 0.0, 0.0, 0.0, False,
+                                       False, False),
+         "_fused_sgd_step_: grad must have the shape of self"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(2, 2), ptl.ones(4, 1), None, 0.1, 0.0, 0.0, 0.0,
+                                       False, False, False),
+         "_fused_sgd_step_: grad must have the shape of self"),
+        (lambda: aten._fused_sgd_step_(ptl.ones(2, 2), ptl.ones(2, 2), ptl.ones(2, 2).t(), 0.1,
+                                       0.9, 0.0, 0.0, False, False, False),
+         "_fused_sgd_step_: momentum_buffer must be contiguous"),
+        (lambda: aten._fused_adam_step_(ptl.ones(3), ptl.ones(3), ptl.ones(2), ptl.ones(3), None,
+                                        1.0, 0.1, 0.9, 0.9, 0.0, 1e-8, False, False),
+         "_fused_adam_step_: exp_avg must have the shape of self"),
+        (lambda: aten._fused_adam_step_(ptl.ones(3), ptl.ones(3), ptl.ones(3), ptl.ones(3),
+                                        ptl.ones(3, dtype=ptl.float64), 1.0, 0.1, 0.9, 0.9, 0.0,
+                                        1e-8, False, False),
+         "_fused_adam_step_: max_exp_avg_sq must have the dtype of self"),
+    ]
+    for fn, msg in cases:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            fn()
+
+
+@pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
+def test_fused_step_matches_op_by_op_path_float64(opt_name, kwargs):
+    """The op-by-op update is the fused kernel's reference: in float64 they agree to rounding."""
+    fused = _trajectory(ptl, opt_name, kwargs, "float64", steps=5)
+    plain = _trajectory(ptl, opt_name, dict(kwargs, foreach=False), "float64", steps=5)
+    for a, b in zip(fused, plain):
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("opt_name,kwargs,kernel", [
+    ("SGD", dict(lr=0.1), "aten::_fused_sgd_step_"),
+    ("SGD", dict(lr=0.1, momentum=0.9), "aten::_fused_sgd_step_"),
+    ("Adam", dict(lr=0.1), "aten::_fused_adam_step_"),
+    ("AdamW", dict(lr=0.1, amsgrad=True), "aten::_fused_adam_step_"),
+])
+def test_fused_step_runs_from_the_first_step(opt_name, kwargs, kernel):
+    """Every step of a contiguous float parameter is one fused kernel call, the first one
+    included; foreach=False runs the op-by-op update instead."""
+    for foreach, calls in ((None, 1), (False, 0)):
+        p = ptl.ones(3, requires_grad=True)
+        opt = getattr(ptl.optim, opt_name)([p], foreach=foreach, **kwargs)
+        p.grad = ptl.full((3,), 0.5)
+        for _ in range(2):
+            ptl.dispatch_stats(reset=True)
+            opt.step()
+            stats = ptl.dispatch_stats()
+            assert stats.get(kernel, {}).get("CPU", 0) == calls
+            if calls:   # besides the kernel, only the state's creation and `step += 1`
+                assert set(stats) - {"aten::zeros_like", "aten::empty_like",
+                                     "aten::add_.Tensor"} == {kernel}

@@ -1,0 +1,488 @@
+"""The Python face of Tensor: construction, NumPy interop, protocols, dtype/device/Size
+objects, conversions and pickling, compared with NumPy and with torch."""
+import copy
+import pickle
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
+                     assert_close, make, to_numpy, torch, torch_ref)
+
+
+DTYPE_NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+               "float32", "float64"]
+
+
+@pytest.fixture
+def default_dtype():
+    """Restores the default dtype of both libraries after the test."""
+    old_ptl, old_ref = ptl.get_default_dtype(), torch.get_default_dtype()
+    yield
+    ptl.set_default_dtype(old_ptl)
+    torch.set_default_dtype(old_ref)
+
+
+def same_error(fn_ptl, fn_ref):
+    """Both calls raise the same exception type with the same message."""
+    with pytest.raises(Exception) as ref:
+        fn_ref()
+    with pytest.raises(type(ref.value), match="^" + re.escape(str(ref.value)) + "$"):
+        fn_ptl()
+
+
+def same_tensor(t_ptl, t_ref):
+    assert str(t_ptl.dtype) == str(t_ref.dtype)
+    assert tuple(t_ptl.shape) == tuple(t_ref.shape)
+    np.testing.assert_array_equal(np.array(t_ptl.tolist()), np.array(t_ref.tolist()))
+
+
+def same_result(fn_ptl, fn_ref):
+    """Equal tensors, or the same exception and message."""
+    try:
+        want = fn_ref()
+    except Exception:
+        same_error(fn_ptl, fn_ref)
+    else:
+        same_tensor(fn_ptl(), want)
+
+
+# ---- tensor() ----
+
+DATA = [
+    3, 2.5, True, -7, [], [[]], [1, 2, 3], [1.0, 2, 3], [True, False], [True, 2], [True, 2.0],
+    [[1, 2], [3, 4]], ((1, 2), (3, 4)), [(1, 2.5), [3, 4]], [[[1], [2]], [[3], [4]]],
+    [np.float32(1.5), 2], [np.int32(4), 5], np.float64(2.0), np.int16(3), np.bool_(True),
+    [np.bool_(True), False], [2**62, -2**62], [1e300, -1e-300], [float("nan"), float("inf")],
+    [[], []], [0.1, 1 / 3],
+]
+
+
+@torch_ref
+@pytest.mark.parametrize("data", DATA, ids=repr)
+def test_tensor_inference(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # tensor() copies: read-only sources are fine
+        same_tensor(ptl.tensor(data), torch.tensor(data))
+
+
+@torch_ref
+@pytest.mark.parametrize("data", [
+    [np.array([1, 2]), np.array([3, 4])], [np.array([1.5, 2], dtype=np.float16), [3, 4]],
+    [[np.float32(1), np.float32(2)], np.array([3, 4], dtype=np.int8)], [np.zeros((2, 0))],
+    [np.array([True]), np.array([2])], (np.arange(6).reshape(2, 3), np.ones((2, 3))),
+    [np.array([1, 2]), np.array([3])], [np.array(["a"])],
+], ids=repr)
+@pytest.mark.parametrize("name", [None, "float64", "int16", "bool"])
+def test_tensor_from_list_of_arrays(data, name):
+    kw_ptl = {"dtype": getattr(ptl, name)} if name else {}
+    kw_ref = {"dtype": getattr(torch, name)} if name else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # torch: "... a list of numpy.ndarrays is extremely slow"
+        same_result(lambda: ptl.tensor(data, **kw_ptl), lambda: torch.tensor(data, **kw_ref))
+
+
+@torch_ref
+@pytest.mark.parametrize("data", DATA[:16], ids=repr)
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_tensor_dtype_argument(data, name):
+    same_result(lambda: ptl.tensor(data, dtype=getattr(ptl, name)),
+                lambda: torch.tensor(data, dtype=getattr(torch, name)))
+
+
+@torch_ref
+@pytest.mark.parametrize("name", DTYPE_NAMES[:-2] + ["float32", "float64"])
+def test_tensor_from_numpy_array(name):
+    if name == "bfloat16":
+        return
+    a = np.array([[1, 0, 3], [4, 5, 6]]).astype(name)
+    same_tensor(ptl.tensor(a), torch.tensor(a))
+    same_tensor(ptl.tensor(a.T), torch.tensor(a.T))
+    same_tensor(ptl.tensor(a, dtype=ptl.float64), torch.tensor(a, dtype=torch.float64))
+    t = ptl.tensor(a)
+    a[0, 0] = 9
+    assert t[0, 0].item() != 9          # tensor() copies
+
+
+@torch_ref
+def test_tensor_from_tensors():
+    for t_ptl, t_ref in [(ptl.tensor([1, 2]), torch.tensor([1, 2])),
+                         (ptl.tensor(2.5, dtype=ptl.float64), torch.tensor(2.5, dtype=torch.float64))]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            same_tensor(ptl.tensor(t_ptl), torch.tensor(t_ref))
+            same_tensor(ptl.tensor(t_ptl, dtype=ptl.int16), torch.tensor(t_ref, dtype=torch.int16))
+    same_tensor(ptl.tensor([ptl.tensor(1.5), ptl.tensor(2.5)]),
+                torch.tensor([torch.tensor(1.5), torch.tensor(2.5)]))
+    src = ptl.tensor([1.0, 2.0])
+    dst = ptl.tensor(src)
+    dst[0] = 5.0
+    assert src[0].item() == 1.0
+
+
+@torch_ref
+def test_tensor_default_dtype(default_dtype):
+    ptl.set_default_dtype(ptl.float64)
+    torch.set_default_dtype(torch.float64)
+    for data in ([1.5, 2], 2.5, [1, 2], [True]):
+        same_tensor(ptl.tensor(data), torch.tensor(data))
+    assert ptl.get_default_dtype() == ptl.float64
+    same_error(lambda: ptl.set_default_dtype(ptl.int32),
+               lambda: torch.set_default_dtype(torch.int32))
+
+
+@torch_ref
+@pytest.mark.parametrize("data", [
+    [[1, 2, 3], [4, 5]], [[1, 2], 3], [1, [2, 3]], [[[1, 2]], [[3]]], [[1], []],
+])
+def test_tensor_ragged(data):
+    same_error(lambda: ptl.tensor(data), lambda: torch.tensor(data))
+
+
+@torch_ref
+@pytest.mark.parametrize("data", [["a", 1], [1, None], "abc", {1: 2}, [object()], None])
+def test_tensor_bad_leaves(data):
+    with pytest.raises(Exception) as ref:
+        torch.tensor(data)
+    with pytest.raises(type(ref.value)):
+        ptl.tensor(data)
+
+
+@torch_ref
+@pytest.mark.parametrize("data,name", [
+    ([2**63], None), ([-2**63 - 1], None), ([2**64], "float32"), ([300], "int8"),
+    ([-1], "uint8"), ([-256], "uint8"), ([256], "uint8"), ([2**63], "int8"), ([2**63], "bool"),
+    ([2**1100], "float64"), ([1.5], "int8"), ([300.0], "int8"), ([float("nan")], "int32"),
+    ([float("inf")], "int64"), ([2.0**63], "int64"), ([-2.0**63], "int64"), ([-1.0], "uint8"),
+    ([1e40], "float32"), ([1e40], "float16"), ([np.int64(300)], "int8"), ([2.5], "bool"),
+    ([np.float32(2)], "bool"), ([np.bool_(True)], "int16"), ([1 + 2j], "float32"),
+    ([32768], "int16"), ([-32769], "int16"), ([2**31], "int32"), ([[1, 2], 3], None),
+    ([1, [2, 3]], None), ([1, [2, 3]], "float64"), ([None], "float32"),
+])
+def test_tensor_overflow(data, name):
+    kw_ptl = {"dtype": getattr(ptl, name)} if name else {}
+    kw_ref = {"dtype": getattr(torch, name)} if name else {}
+    same_result(lambda: ptl.tensor(data, **kw_ptl), lambda: torch.tensor(data, **kw_ref))
+
+
+# ---- NumPy ----
+
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != ptl.bfloat16])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_from_numpy_zero_copy(dtype, layout):
+    _, a = make((3, 4), dtype, layout, seed=4)
+    a = np.array(a, copy=False)
+    t = ptl.from_numpy(a)
+    assert t.dtype == dtype and tuple(t.shape) == a.shape
+    assert t.data_ptr() == a.ctypes.data
+    assert tuple(s * t.element_size() for s in t.stride()) == a.strides
+    a[1, 2] = 1
+    assert t[1, 2].item() == 1
+    n = t.numpy()
+    assert n.ctypes.data == a.ctypes.data and n.dtype == a.dtype
+    t[0, 0] = 0
+    assert a[0, 0] == 0 and n[0, 0] == 0
+
+
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d != ptl.bfloat16])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_numpy_values(dtype, shape, layout):
+    t, a = make(shape, dtype, layout, seed=5)
+    n = t.numpy()
+    assert n.dtype == NP_DTYPE[dtype] and n.shape == a.shape
+    np.testing.assert_array_equal(n, a)
+    np.testing.assert_array_equal(np.asarray(t), a)
+    np.testing.assert_array_equal(np.array(t, dtype=np.float64), a.astype(np.float64))
+
+
+@torch_ref
+def test_from_numpy_errors():
+    ro = np.arange(3.0)
+    ro.flags.writeable = False
+    with pytest.warns(UserWarning) as got:
+        t = ptl.from_numpy(ro)
+    with pytest.warns(UserWarning) as want:
+        torch.from_numpy(ro)
+    assert str(want[0].message).startswith(str(got[0].message))   # torch adds where from
+    assert t.tolist() == [0.0, 1.0, 2.0]
+    neg = np.arange(6.0)[::-1]
+    same_error(lambda: ptl.from_numpy(neg), lambda: torch.from_numpy(neg))
+    swapped = np.array([1.0], dtype=">f8")
+    same_error(lambda: ptl.from_numpy(swapped), lambda: torch.from_numpy(swapped))
+    ours = "float64, float32, float16, int64, int32, int16, int8, uint8, and bool."
+    for bad in (np.array(["a"]), np.array([b"x"]), np.array([None]), np.array([1 + 2j]),
+                np.array([1], dtype=np.uint32)):
+        with pytest.raises(TypeError) as got:
+            ptl.from_numpy(bad)
+        prefix = f"can't convert np.ndarray of type numpy.{bad.dtype.type.__name__}. "
+        assert str(got.value) == prefix + "The only supported types are: " + ours
+        if bad.dtype.kind in "USO":   # torch rejects these too, with the same opening
+            with pytest.raises(TypeError, match="^" + re.escape(prefix)):
+                torch.from_numpy(bad)
+    same_error(lambda: ptl.from_numpy([1, 2]), lambda: torch.from_numpy([1, 2]))
+    same_error(lambda: ptl.tensor([1.0], requires_grad=True).numpy(),
+               lambda: torch.tensor([1.0], requires_grad=True).numpy())
+    same_error(lambda: ptl.tensor([1.0], dtype=ptl.bfloat16).numpy(),
+               lambda: torch.tensor([1.0], dtype=torch.bfloat16).numpy())
+    assert ptl.tensor([1.0], requires_grad=True).numpy(force=True).tolist() == [1.0]
+
+
+def test_buffer_protocol():
+    t, a = make((3, 4), ptl.float32, "transposed")
+    m = memoryview(t)
+    assert m.shape == a.shape and m.strides == a.strides and m.format == "f"
+    assert m.itemsize == 4 and not m.readonly
+    formats = {ptl.bool: "?", ptl.uint8: "B", ptl.int8: "b", ptl.int16: "h", ptl.int32: "i",
+               ptl.float16: "e", ptl.float64: "d"}
+    for dtype, fmt in formats.items():
+        assert memoryview(make((2,), dtype)[0]).format == fmt
+    assert np.dtype(memoryview(ptl.tensor([1])).format) == np.int64
+    with pytest.raises(BufferError):
+        memoryview(ptl.tensor([1.0], dtype=ptl.bfloat16))
+
+
+# ---- Python protocols ----
+
+VALUES = [[[1.5, -2.0], [3.0, 4.0]], [7], [[0]], 5, -2.7, True, [], [[1, 2]], [False], 0.0]
+
+
+@torch_ref
+@pytest.mark.parametrize("data", VALUES, ids=repr)
+def test_scalar_conversions(data):
+    t_ptl, t_ref = ptl.tensor(data), torch.tensor(data)
+    assert t_ptl.tolist() == t_ref.tolist()
+    for fn in (len, bool, int, float, lambda t: t.item(), lambda t: list(iter(t)),
+               lambda t: [0, 1, 2][t], lambda t: t.__index__(), lambda t: len(list(t))):
+        try:
+            want = fn(t_ref)
+        except Exception:
+            same_error(lambda: fn(t_ptl), lambda: fn(t_ref))
+        else:
+            got = fn(t_ptl)
+            if isinstance(want, list) and want and isinstance(want[0], torch.Tensor):
+                assert [x.tolist() for x in got] == [x.tolist() for x in want]
+            else:
+                assert got == want and type(got) is type(want)
+
+
+@torch_ref
+def test_item_types():
+    for name in DTYPE_NAMES:
+        v_ptl = ptl.tensor([1], dtype=getattr(ptl, name)).item()
+        v_ref = torch.tensor([1], dtype=getattr(torch, name)).item()
+        assert v_ptl == v_ref and type(v_ptl) is type(v_ref)
+
+
+@torch_ref
+def test_iteration_and_len():
+    t = ptl.tensor([[1, 2], [3, 4], [5, 6]])
+    assert len(t) == 3
+    assert [r.tolist() for r in t] == [[1, 2], [3, 4], [5, 6]]
+    assert [r.tolist() for r in reversed(t)] == [[5, 6], [3, 4], [1, 2]] if hasattr(t, "flip") \
+        else True
+    same_error(lambda: iter(ptl.tensor(1)), lambda: iter(torch.tensor(1)))
+    same_error(lambda: len(ptl.tensor(1)), lambda: len(torch.tensor(1)))
+
+
+# ---- dtype, device, Size ----
+
+@torch_ref
+@pytest.mark.parametrize("name", DTYPE_NAMES)
+def test_dtype_objects(name):
+    d, r = getattr(ptl, name), getattr(torch, name)
+    assert repr(d) == repr(r) and str(d) == str(r)
+    assert d.itemsize == r.itemsize
+    assert d.is_floating_point == r.is_floating_point
+    assert d.is_signed == r.is_signed
+    assert pickle.loads(pickle.dumps(d)) is d
+    assert copy.deepcopy(d) is d
+    assert hash(d) == hash(getattr(ptl, name))
+
+
+def test_dtype_aliases():
+    assert ptl.float is ptl.float32 and ptl.double is ptl.float64 and ptl.half is ptl.float16
+    assert ptl.int is ptl.int32 and ptl.long is ptl.int64 and ptl.short is ptl.int16
+    assert ptl.float32 != ptl.float64
+
+
+@torch_ref
+@pytest.mark.parametrize("spec", ["cpu", "cuda", "cuda:1", "cpu:0", ("cuda", 2), "cuda:0"])
+def test_device_objects(spec):
+    args = spec if isinstance(spec, tuple) else (spec,)
+    d, r = ptl.device(*args), torch.device(*args)
+    assert d.type == r.type and d.index == r.index
+    assert repr(d) == repr(r) and str(d) == str(r)
+    assert d == ptl.device(*args) and hash(d) == hash(ptl.device(*args))
+    assert pickle.loads(pickle.dumps(d)) == d
+
+
+@torch_ref
+def test_device_eq_and_errors():
+    assert ptl.device("cuda:0") != ptl.device("cuda:1")
+    assert ptl.device("cuda", 1) == ptl.device("cuda:1")
+    for bad in ("cuda:x", "cuda:-1", "cpu:0:1", "cuda:"):
+        same_error(lambda: ptl.device(bad), lambda: torch.device(bad))
+    # torch lists every backend it knows; we list ours, in the same sentence
+    with pytest.raises(RuntimeError) as ref:
+        torch.device("gpu")
+    assert str(ref.value).startswith("Expected one of cpu, cuda, ")
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Expected one of cpu, cuda device type at start of device string: gpu")):
+        ptl.device("gpu")
+    same_error(lambda: ptl.device("cuda:1", 2), lambda: torch.device("cuda:1", 2))
+
+
+@torch_ref
+def test_size():
+    s, r = ptl.tensor(np.zeros((2, 3, 4))).shape, torch.zeros(2, 3, 4).shape
+    assert repr(s) == repr(r) == "torch.Size([2, 3, 4])" and str(s) == str(r)
+    assert isinstance(s, ptl.Size) and isinstance(s, tuple)
+    assert isinstance(s[1:], ptl.Size) and repr(s[1:]) == repr(r[1:])
+    assert s.numel() == r.numel() == 24
+    assert s == (2, 3, 4) and s[-1] == 4
+    assert repr(ptl.Size([])) == repr(torch.Size([])) and ptl.Size([]).numel() == 1
+    assert pickle.loads(pickle.dumps(s)) == s and type(pickle.loads(pickle.dumps(s))) is ptl.Size
+    assert repr(s + (5,)) == repr(r + (5,))
+
+
+# ---- shape and layout queries ----
+
+@torch_ref
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SHAPES)
+def test_shape_queries(shape, layout):
+    t, a = make(shape, ptl.float32, layout)
+    r = torch.zeros(shape) if layout == "contiguous" else None
+    assert tuple(t.shape) == a.shape and t.ndim == a.ndim and t.dim() == a.ndim
+    assert t.numel() == a.size and t.nelement() == a.size
+    for d in range(-a.ndim, a.ndim):
+        assert t.size(d) == a.shape[d]
+        assert t.stride(d) * 4 == a.strides[d] or a.shape[d] <= 1 or a.size == 0
+    assert t.element_size() == 4 and t.itemsize == 4
+    if r is not None:
+        assert t.stride() == r.stride() and t.is_contiguous() == r.is_contiguous()
+    ref = torch.from_numpy(np.array(a, order="C"))
+    if layout == "transposed" and a.ndim:
+        ref = torch.from_numpy(np.array(a.T, order="C")).permute(*reversed(range(a.ndim)))
+    elif layout == "sliced" and a.ndim:
+        big = torch.zeros(tuple(2 * n for n in shape))
+        ref = big[tuple(slice(None, None, 2) for _ in shape)]
+    elif layout == "expanded" and a.ndim:
+        ref = torch.zeros((1,) + shape[1:]).expand(*shape)
+    assert t.is_contiguous() == ref.is_contiguous()
+    assert t.stride() == ref.stride() or a.size == 0
+
+
+@torch_ref
+def test_shape_query_errors():
+    t_ptl, t_ref = ptl.tensor([[1, 2, 3]]), torch.tensor([[1, 2, 3]])
+    same_error(lambda: t_ptl.size(2), lambda: t_ref.size(2))
+    same_error(lambda: t_ptl.stride(-3), lambda: t_ref.stride(-3))
+    assert t_ptl.T.shape == t_ref.T.shape
+    assert t_ptl.mT.shape == t_ref.mT.shape
+    same_error(lambda: ptl.tensor([1]).mT, lambda: torch.tensor([1]).mT)
+
+
+@torch_ref
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4)])
+def test_T_and_H(shape):
+    t_ptl, t_ref = ptl.tensor(np.zeros(shape)), torch.zeros(shape)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        shape_ptl = t_ptl.T.shape
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        torch._C._set_warnAlways(True)
+        try:
+            shape_ref = t_ref.T.shape
+        finally:
+            torch._C._set_warnAlways(False)
+    assert shape_ptl == shape_ref
+    assert len(got) == len(want)
+    for g, w in zip(got, want):   # torch appends where it was triggered
+        assert str(w.message).startswith(str(g.message))
+    if len(shape) in (1, 3):
+        same_error(lambda: t_ptl.H, lambda: t_ref.H)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert t_ptl.H.shape == t_ref.H.shape
+
+
+def test_views_share_data():
+    t = ptl.tensor(np.arange(12.0).reshape(3, 4))
+    v = t[1:, 2:]
+    assert v.storage_offset() == 6 and v.data_ptr() == t.data_ptr() + 6 * t.element_size()
+    assert t.T.stride() == (1, 4) and t.T.shape == (4, 3)
+    t3 = ptl.tensor(np.zeros((2, 3, 4)))
+    assert t3.permute(2, 1, 0).shape == (4, 3, 2) and t3.mT.shape == (2, 4, 3)
+    assert t3.mT.data_ptr() == t3.data_ptr() and t3.mT.stride() == (12, 1, 4)
+
+
+# ---- conversions ----
+
+CONVERSIONS = [("float", ptl.float32), ("double", ptl.float64), ("half", ptl.float16),
+               ("int", ptl.int32), ("long", ptl.int64), ("short", ptl.int16),
+               ("char", ptl.int8), ("byte", ptl.uint8), ("bool", ptl.bool),
+               ("bfloat16", ptl.bfloat16)]
+
+
+@torch_ref
+@pytest.mark.parametrize("method,target", CONVERSIONS)
+@pytest.mark.parametrize("source", [ptl.float32, ptl.float64, ptl.int64, ptl.int16, ptl.bool,
+                                    ptl.uint8, ptl.float16])
+def test_conversions(method, target, source):
+    t, a = make((3, 5), source, "transposed", seed=6, low=0 if target == ptl.uint8 else -5)
+    got = getattr(t, method)()
+    assert got.dtype == target
+    if target == ptl.bfloat16:
+        same_tensor(got, torch.from_numpy(np.array(a)).to(torch.bfloat16))
+        return
+    assert_close(got, a.astype(NP_DTYPE[target]), dtype=target)   # NumPy truncates floats
+    same = t.to(target)
+    assert same.dtype == target and same.tolist() == got.tolist()
+    if target == source:
+        assert t.to(target) is t
+
+
+def test_to_variants():
+    t = ptl.tensor([1.7, -2.7])
+    assert t.to(ptl.int32).tolist() == [1, -2]
+    assert t.to(dtype=ptl.float64).dtype == ptl.float64
+    assert t.to("cpu") is t and t.to(ptl.device("cpu")) is t
+    assert t.to(ptl.tensor([1], dtype=ptl.int16)).dtype == ptl.int16
+    assert t.to(ptl.float32, copy=True) is not t
+    assert t.type() == "torch.FloatTensor" and t.type(ptl.float64).dtype == ptl.float64
+
+
+# ---- pickling ----
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+def test_pickle_round_trip(dtype, shape, layout):
+    t, _ = make(shape, dtype, layout, seed=8)
+    for proto in (2, pickle.HIGHEST_PROTOCOL):
+        u = pickle.loads(pickle.dumps(t, protocol=proto))
+        assert type(u) is ptl.Tensor and u.dtype == dtype and u.shape == t.shape
+        assert u.tolist() == t.tolist() and u.is_contiguous()
+
+
+def test_pickle_special_values_and_grad():
+    t = ptl.tensor([float("nan"), float("inf"), -0.0, 1e-45, 3.4e38])
+    u = pickle.loads(pickle.dumps(t))
+    assert np.array_equal(to_numpy(u), to_numpy(t), equal_nan=True)
+    assert np.signbit(to_numpy(u)[2])
+    g = pickle.loads(pickle.dumps(ptl.tensor([1.0], requires_grad=True)))
+    assert g.requires_grad
+    big = ptl.tensor(np.arange(10**6, dtype=np.int64))
+    data = pickle.dumps(big, protocol=pickle.HIGHEST_PROTOCOL)
+    assert len(data) < 8 * 10**6 + 1000          # raw bytes, not a list of Python ints
+    assert pickle.loads(data).tolist()[-3:] == [999997, 999998, 999999]
+    nested = pickle.loads(pickle.dumps({"w": t, "b": [t, t]}))
+    assert nested["b"][0] is nested["b"][1]
+    assert copy.deepcopy(t).tolist() == pytest.approx(t.tolist(), nan_ok=True)
