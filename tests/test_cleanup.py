@@ -1,45 +1,13 @@
-"""The cleanup of derivatives_double.c: its formula tables cover every row that names them,
-and the in-place ELU family (elu_, selu, celu with inplace=True) differentiates twice like
+"""The in-place ELU family (elu_, selu, celu with inplace=True) differentiates twice like
 torch.  Like torch's, the in-place ops save their result and differentiate through
 elu_backward(..., is_result=True, result) (tests/test_elures.py)."""
-import os
-import re
-
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import derivatives_rows
 
 torch = pytest.importorskip("torch", reason="the double derivatives are compared with torch")
-
-SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "autograd")
-
-
-def _rows_using(function):
-    text = open(os.path.join(SRC, "derivatives.def")).read()
-    start = text.index("(double) ---- */")
-    end = text.find("/* ----", start)
-    return re.findall(r"^PTL_GRAD\((\w+),\s*\"\w+\",[^)]*?\)?[^,]*,\s*" + function + r"\)",
-                      text[start:end if end >= 0 else None], re.M)
-
-
-def _table_ops(table):
-    text = open(os.path.join(SRC, "derivatives_double.c")).read()
-    body = text[text.index(table + "[] = {"):]
-    body = body[:body.index("\n};")]
-    return re.findall(r"\{PTL_OP_(\w+),", body)
-
-
-@pytest.mark.parametrize("function, table", [("linear_backward_backward", "linear_maps"),
-                                             ("activation_backward_backward", "activations")])
-def test_every_row_has_a_table_entry(function, table):
-    rows, ops = _rows_using(function), _table_ops(table)
-    assert len(rows) >= 12
-    assert sorted(rows) == sorted(ops)
-    assert set(rows) <= {op for op, _ in derivatives_rows("double")}
-
 
 # in-place ELU family: (name, fn(lib, x)); x has a tie at 0 and values on both sides
 INPLACE = [

@@ -1,4 +1,5 @@
-/* derivatives.h -- the formula table built from derivatives.def. */
+/* derivatives.h -- the formula table built from derivatives.def, and the formulas it names.
+ * The formulas live in derivatives/<family>.c (see formula.h). */
 #ifndef PTL_AUTOGRAD_DERIVATIVES_H
 #define PTL_AUTOGRAD_DERIVATIVES_H
 
@@ -34,5 +35,18 @@ typedef struct PtlNondiffRow {
 
 extern const PtlNondiffRow ptl_nondiff_rows[];
 extern const int ptl_nondiff_row_count;
+
+/* Every formula of derivatives.def (a formula named by several rows is declared again,
+ * which C allows). */
+#define PTL_GRAD(OP, NAME, SAVE, FN) \
+    int FN(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
+#define PTL_NONDIFF(OP, ARGS, NAME)
+#include "derivatives.def"
+#undef PTL_NONDIFF
+#undef PTL_GRAD
+
+/* The function names of PTL_NONDIFF rows that depend on the arguments (derivatives/nn.c). */
+const char *nll_loss_forward_name(const PtlIValue *args);
+const char *nll_loss_backward_name(const PtlIValue *args);
 
 #endif

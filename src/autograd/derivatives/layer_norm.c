@@ -1,5 +1,5 @@
-/* derivatives_trainperf2.c -- derivative formulas of native_layer_norm and
- * native_layer_norm_backward (the trainperf2 section of derivatives.def).  Mirrors the
+/* derivatives/layer_norm.c -- derivative formulas of native_layer_norm and
+ * native_layer_norm_backward (aten/native/layer_norm.c).  Mirrors the
  * native_layer_norm and native_layer_norm_backward entries of
  * tools/autograd/derivatives.yaml and layer_norm_double_backward in FunctionsManual.cpp.
  *
@@ -21,8 +21,7 @@
  *
  * Edges: native_layer_norm: input 0, weight 1, bias 2;
  *        native_layer_norm_backward: grad_out 0, input 1, mean 2, rstd 3, weight 4, bias 5. */
-#include "derivatives_trainperf2.h"
-#include "formula.h"   /* Scope, give and the op shorthands (MUL, ADD, ...) */
+#include "../formula.h"
 
 /* the normalized dims [dim - k, dim) of x */
 typedef struct {
