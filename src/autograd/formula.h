@@ -18,16 +18,22 @@
  * bits, not the edges, are read because CopySlices runs a node whose edges it has taken. */
 #define NEEDS(I) ((n->needs >> ((I) < 31 ? (I) : 31)) & 1u)
 
+/* st = the first `k` arguments given, then the defaults of the rest of op's schema */
+static inline void
+fill_args(const PtlOperator *op, int k, const PtlIValue *given, PtlIValue *st)
+{
+    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
+    for (int i = k; i < op->schema.nargs; i++) {
+        st[i] = op->schema.args[i].def;
+    }
+}
+
 /* Calls op `id` with the first `k` arguments given, the rest defaulted.  New ref or NULL. */
 static inline PtlTensorImpl *
 callv(PtlOpId id, int k, const PtlIValue *given)
 {
     PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    const PtlOperator *op = ptl_op(id);
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
+    fill_args(ptl_op(id), k, given, st);
     return ptl_call_tensor(id, st);
 }
 
@@ -58,22 +64,23 @@ mul_num(PtlTensorImpl *a, double v)
     return r;
 }
 
-/* Calls op `id` with the `k` arguments given and collects its first `nret` returns into
- * out (new refs; undefined returns stay NULL).  0 or -1. */
+/* Calls op `id` with the first `k` arguments given, the rest defaulted, and collects its
+ * first `nret` returns into out (new refs; undefined returns stay NULL); later returns are
+ * released.  The one helper for an op with several returns.  0 or -1. */
 static inline int
 call_multi(PtlOpId id, int k, const PtlIValue *given, int nret, PtlTensorImpl **out)
 {
     PtlIValue st[PTL_SCHEMA_MAX_ARGS];
     const PtlOperator *op = ptl_op(id);
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
+    fill_args(op, k, given, st);
     if (ptl_dispatcher_call(op, st) < 0) {
         return -1;
     }
     for (int i = 0; i < nret; i++) {
         out[i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
+    }
+    for (int i = nret; i < op->schema.nrets; i++) {
+        ptl_ivalue_release(&st[i]);
     }
     return 0;
 }

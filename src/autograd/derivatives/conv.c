@@ -67,32 +67,21 @@ col2im_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 static PtlTensorImpl *
 call_ret(Scope *sc, PtlOpId id, int k, const PtlIValue *given, int which)
 {
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    const PtlOperator *op = ptl_op(id);
-    PtlTensorImpl *r = NULL;
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
-    if (ptl_dispatcher_call(op, st) < 0) {
+    PtlTensorImpl *r[PTL_SCHEMA_MAX_RETS] = {NULL};
+    int nrets = ptl_op(id)->schema.nrets;
+    if (call_multi(id, k, given, nrets, r) < 0) {
         return NULL;
     }
-    for (int i = 0; i < op->schema.nrets; i++) {
-        if (st[i].tag != PTL_IV_TENSOR) {
-            continue;
-        }
-        if (i == which) {
-            r = st[i].u.t;
-        }
-        else {
-            ptl_decref(st[i].u.t);
+    for (int i = 0; i < nrets; i++) {
+        if (i != which) {
+            ptl_xdecref(r[i]);
         }
     }
-    if (r == NULL) {
+    if (r[which] == NULL) {
         ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: %s returned no tensor",
-                      op->schema.name);
+                      ptl_op(id)->schema.name);
     }
-    return own(sc, r);
+    return own(sc, r[which]);
 }
 
 /* ---- convolution_backward (double backward) ---- */

@@ -44,7 +44,7 @@ done:
 int
 grid_sampler_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *g = NULL, *x = NULL, *grid = NULL;
+    PtlTensorImpl *g = NULL, *x = NULL, *grid = NULL, *r[3] = {NULL, NULL, NULL};
     int64_t mask[3] = {NEEDS(0) != 0, NEEDS(1) != 0, NEEDS(2) != 0};
     int rc = -1;
     if (gi[0] == NULL && gi[1] == NULL) {
@@ -56,13 +56,12 @@ grid_sampler_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **g
     PtlIValue a[9] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(gi[1]), ptl_iv_tensor(g),
                       ptl_iv_tensor(x), ptl_iv_tensor(grid), n->args[3], n->args[4],
                       n->args[5], ptl_iv_intlist(mask, 3)};
-    if (ptl_dispatcher_call(ptl_op(PTL_OP__grid_sampler_backward_backward), a) < 0) {
+    if (call_multi(PTL_OP__grid_sampler_backward_backward, 9, a, 3, r) < 0) {
         goto done;
     }
     rc = 0;
     for (int i = 0; i < 3; i++) {
-        PtlTensorImpl *r = a[i].tag == PTL_IV_TENSOR ? a[i].u.t : NULL;
-        if (r != NULL && put(n, go, i, r) < 0) {
+        if (r[i] != NULL && put(n, go, i, r[i]) < 0) {
             rc = -1;
         }
     }

@@ -89,11 +89,8 @@ native_layer_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         PtlIValue a[8] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), n->args[1],
                           ptl_iv_tensor(mean), ptl_iv_tensor(rstd), ptl_iv_tensor(w),
                           ptl_iv_tensor(b), ptl_iv_intlist(mask, 3)};
-        if (ptl_dispatcher_call(ptl_op(PTL_OP_native_layer_norm_backward), a) < 0) {
+        if (call_multi(PTL_OP_native_layer_norm_backward, 8, a, 3, r) < 0) {
             goto done;
-        }
-        for (int i = 0; i < 3; i++) {
-            r[i] = a[i].tag == PTL_IV_TENSOR ? a[i].u.t : NULL;
         }
     }
     if (mask[0] && (gi[1] != NULL || gi[2] != NULL)) {

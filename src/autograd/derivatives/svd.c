@@ -53,12 +53,16 @@ linalg_svd_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_
         return -1;
     }
     PtlIValue st[4] = {ptl_iv_tensor(A), ptl_iv_bool(0), ptl_iv_bool(1), ptl_iv_none()};
-    if (ptl_dispatcher_call(ptl_op(PTL_OP__linalg_svd), st) < 0) {
+    PtlTensorImpl *usv[3];
+    if (call_multi(PTL_OP__linalg_svd, 4, st, 3, usv) < 0) {
         goto error;
     }
-    U = own(sc, st[0].u.t);
-    S = own(sc, st[1].u.t);
-    Vh = own(sc, st[2].u.t);
+    U = own(sc, usv[0]);
+    S = own(sc, usv[1]);
+    Vh = own(sc, usv[2]);
+    if (U == NULL || S == NULL || Vh == NULL) {
+        goto error;
+    }
     int64_t m = U->sizes[U->dim - 2], k = S->sizes[S->dim - 1], nn = Vh->sizes[Vh->dim - 1];
     if (gU != NULL && gU->sizes[gU->dim - 1] != k && (gU = head(sc, gU, -1, k)) == NULL) {
         goto error;
