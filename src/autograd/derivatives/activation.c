@@ -196,7 +196,7 @@ celu_result_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 #define SQRT_2_OVER_PI 0.797884560802865355879892119868763737
 #define GELU_TANH_C 0.044715
 
-/* ---- pointwise activations: gO * f'(x) ---- */
+/* ---- the activations' *_backward ops (double backward) ---- */
 
 /* f''(x) of an activation (x saved); NULL in the table means f'' = 0 (f' is piecewise
  * constant) */
