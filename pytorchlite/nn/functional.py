@@ -2,7 +2,7 @@
 
 Softmax, the pointwise activations, nll_loss, binary_cross_entropy and embedding run C
 kernels with their own derivative formulas (src/aten/native/{activation,nn}.c,
-src/autograd/derivatives_nnops.c).  The rest is written here in terms of those and of
+src/autograd/derivatives/{activation,nn}.c).  The rest is written here in terms of those and of
 other differentiable ops, as PyTorch's CompositeImplicitAutograd functions are.
 ctc_loss is one of them: the CTC alpha recursion in log space, one vectorized step (a
 logsumexp over stay / step / skip transitions) per time step, differentiated by autograd.

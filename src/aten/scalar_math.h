@@ -411,7 +411,7 @@ ptl_isclose_f(float a, float b, float rtol, float atol, int equal_nan)
     return isfinite(diff) && diff <= atol + fabsf(rtol * b);
 }
 
-/* ---- activations (nnops): forward f(x) and derivative-times-grad g*f'(x).  Mirrors
+/* ---- activations: forward f(x) and derivative-times-grad g*f'(x).  Mirrors
  * ATen/native/cpu/Activation.cpp.  Parameters come in p[] (alpha, beta, ...). ---- */
 
 PTL_HD static inline double

@@ -12,6 +12,8 @@
 
 static const PtlGradRow *rows_by_op[PTL_OP_COUNT];
 static const PtlNondiffRow *nondiff_by_op[PTL_OP_COUNT];
+static uint32_t saves_by_op[PTL_OP_COUNT];     /* PTL_SAVE_* of the op's row */
+static uint32_t nondiff_args_by_op[PTL_OP_COUNT];
 static uint8_t is_view_op[PTL_OP_COUNT];   /* returns Tensor(a) / Tensor(a)[] of an input */
 
 static int
@@ -34,6 +36,22 @@ typedef struct Inputs {
     int arg[MAX_INPUTS];            /* schema argument index */
 } Inputs;
 
+/* Appends t (borrowed; NULL for an absent optional tensor), from schema argument `arg`.
+ * Returns whether it was appended and requires grad (past MAX_INPUTS it is only counted). */
+static int
+add_input(Inputs *in, PtlTensorImpl *t, int arg)
+{
+    int wants = t != NULL && ptl_requires_grad(t);
+    if (in->n == MAX_INPUTS) {
+        in->dropped += wants;
+        return 0;
+    }
+    in->arg[in->n] = arg;
+    in->t[in->n++] = t;
+    return wants;
+}
+
+/* Whether any tensor input of the call requires grad (every input collected in `in`). */
 static int
 collect_inputs(const PtlOperator *op, const PtlIValue *s, Inputs *in)
 {
@@ -47,25 +65,11 @@ collect_inputs(const PtlOperator *op, const PtlIValue *s, Inputs *in)
             continue;   /* out= */
         }
         if (a->kind == PTL_ARG_TENSOR) {
-            PtlTensorImpl *t = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
-            if (in->n == MAX_INPUTS) {
-                in->dropped += t != NULL && ptl_requires_grad(t);
-                continue;
-            }
-            in->arg[in->n] = i;
-            in->t[in->n++] = t;
-            any |= t != NULL && ptl_requires_grad(t);
+            any |= add_input(in, s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL, i);
         }
         else if (a->kind == PTL_ARG_TENSORLIST && s[i].tag == PTL_IV_TENSORLIST) {
             for (int64_t k = 0; k < s[i].u.tl.n; k++) {
-                PtlTensorImpl *t = s[i].u.tl.data[k];
-                if (in->n == MAX_INPUTS) {
-                    in->dropped += t != NULL && ptl_requires_grad(t);
-                    continue;
-                }
-                in->arg[in->n] = i;
-                in->t[in->n++] = t;
-                any |= t != NULL && ptl_requires_grad(t);
+                any |= add_input(in, s[i].u.tl.data[k], i);
             }
         }
     }
@@ -78,8 +82,8 @@ collect_inputs(const PtlOperator *op, const PtlIValue *s, Inputs *in)
 static int
 check_nondiff(const PtlOperator *op, const PtlNondiffRow *row, const PtlIValue *s)
 {
-    for (int i = 0; i < op->schema.nargs && i < 32; i++) {
-        if ((row->args & PTL_SAVE_ARG(i)) && s[i].tag == PTL_IV_TENSOR &&
+    for (int i = 0; i < op->schema.nargs && i < PTL_SAVE_ARG_MAX; i++) {
+        if ((nondiff_args_by_op[op->id] & PTL_SAVE_ARG(i)) && s[i].tag == PTL_IV_TENSOR &&
             ptl_requires_grad(s[i].u.t)) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "The function '%s' is not differentiable with respect to "
@@ -162,35 +166,34 @@ keep_args(PtlNode *node, const PtlOperator *op, const PtlIValue *args)
     return 0;
 }
 
+/* No input requires grad (or a not differentiable op): the call runs below Autograd and only
+ * the views it returns are marked (Note [View regeneration]). */
 static int
-autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const PtlGradRow *row)
+run_untracked(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *from = s[0].tag == PTL_IV_TENSOR ? s[0].u.t : NULL;
+    int rc = ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+    if (rc == 0 && op->id < PTL_OP_COUNT && is_view_op[op->id] && mark_views(op, s, from) < 0) {
+        for (int k = 0; k < op->schema.nrets; k++) {
+            ptl_ivalue_release(&s[k]);
+        }
+        return -1;
+    }
+    return rc;
+}
+
+/* The calls autograd refuses to record: an argument PyTorch does not differentiate that
+ * requires grad, too many tensor inputs, out= arguments.  Also regenerates the history of
+ * stale views among the inputs (Note [View regeneration]).  0 or -1. */
+static int
+check_call(const PtlOperator *op, const PtlIValue *s, const Inputs *in)
 {
     const PtlSchema *sc = &op->schema;
-    PtlIValue args[PTL_SCHEMA_MAX_ARGS];
-    PtlTensorImpl *orig_self = NULL;
-    PtlNode *node = NULL;
-    Inputs in;
-    PtlEdge edges[MAX_INPUTS];
-    int nedges = 0, on_view = 0;
-    int64_t self_version = 0;
-
-    if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
-        PtlTensorImpl *from = s[0].tag == PTL_IV_TENSOR ? s[0].u.t : NULL;
-        int rc = ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
-        if (rc == 0 && op->id < PTL_OP_COUNT && is_view_op[op->id] &&
-            mark_views(op, s, from) < 0) {
-            for (int k = 0; k < op->schema.nrets; k++) {
-                ptl_ivalue_release(&s[k]);
-            }
-            return -1;
-        }
-        return rc;
-    }
     if (op->id < PTL_OP_COUNT && nondiff_by_op[op->id] != NULL &&
         check_nondiff(op, nondiff_by_op[op->id], s) < 0) {
         return -1;
     }
-    if (in.dropped > 0) {
+    if (in->dropped > 0) {
         /* never drop a gradient silently */
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
                              "%s: autograd records at most %d tensor inputs per operator call; "
@@ -204,153 +207,158 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
                              "differentiation, but one of the arguments requires grad.",
                              sc->name + 6);
     }
-    /* a stale view's history is regenerated before its edge is taken, or refused (Note
-     * [View regeneration]) */
-    for (int i = 0; i < in.n; i++) {
-        if (in.t[i] != NULL && (in.t[i]->flags & PTL_TF_IS_VIEW) && ptl_view_check(in.t[i]) < 0) {
+    for (int i = 0; i < in->n; i++) {
+        PtlTensorImpl *t = in->t[i];
+        if (t != NULL && (t->flags & PTL_TF_IS_VIEW) && ptl_view_check(t) < 0) {
             return -1;
         }
     }
-    if (sc->inplace) {
-        PtlTensorImpl *self = s[0].u.t;
-        self_version = atomic_load(&self->version->version);
-        /* a view: the base's history is rewritten (Note [CopySlices]), unless the view may
-         * not be modified in place with grad (Note [View regeneration]); a view made inside
-         * C that does not require grad, of a base that does, is a plain tensor */
-        if (self->base != NULL && (self->flags & PTL_TF_IS_VIEW) &&
-            (ptl_is_diff_view(self) || ptl_requires_grad(self) ||
-             !ptl_requires_grad(self->base))) {
-            if (ptl_view_inplace_error(self) < 0) {
-                return -1;
-            }
-            if (ptl_is_leaf(self->base) && ptl_requires_grad(self->base)) {
-                return ptl_error_set(PTL_ERR_RUNTIME,
-                                     "a view of a leaf Variable that requires grad is being used "
-                                     "in an in-place operation.");
-            }
-            on_view = 1;
+    return 0;
+}
+
+/* What an in-place op needs before it runs: self's version, whether self is a view whose
+ * base's history gets rewritten (Note [CopySlices]), and a copy of self as it was when the
+ * formula saves self.  PyTorch's errors for a leaf (or a view of one) that requires grad. */
+typedef struct InplaceSelf {
+    int64_t version;
+    int on_view;
+    PtlTensorImpl *orig;        /* owned; NULL unless self is saved */
+} InplaceSelf;
+
+static int
+prepare_inplace(const PtlOperator *op, const PtlGradRow *row, PtlTensorImpl *self,
+                InplaceSelf *ip)
+{
+    ip->version = atomic_load(&self->version->version);
+    /* a view: the base's history is rewritten (Note [CopySlices]), unless the view may not be
+     * modified in place with grad (Note [View regeneration]); a view made inside C that does
+     * not require grad, of a base that does, is a plain tensor */
+    if (self->base != NULL && (self->flags & PTL_TF_IS_VIEW) &&
+        (ptl_is_diff_view(self) || ptl_requires_grad(self) || !ptl_requires_grad(self->base))) {
+        if (ptl_view_inplace_error(self) < 0) {
+            return -1;
         }
-        if (ptl_is_leaf(self) && ptl_requires_grad(self)) {
+        if (ptl_is_leaf(self->base) && ptl_requires_grad(self->base)) {
             return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "a leaf Variable that requires grad is being used in an "
-                                 "in-place operation.");
+                                 "a view of a leaf Variable that requires grad is being used in "
+                                 "an in-place operation.");
         }
-        if (row != NULL && (row->save & PTL_SAVE_ARG(0))) {
-            /* the formula needs self as it was before the op changes it: a clone made
-             * through the dispatcher, so it keeps self's history for double backward */
-            PtlIValue cv[2] = {ptl_iv_tensor(self), ptl_iv_none()};
-            if ((orig_self = ptl_call_tensor(PTL_OP_clone, cv)) == NULL) {
-                return -1;
-            }
-        }
+        ip->on_view = 1;
     }
-    memcpy(args, s, sizeof(PtlIValue) * (size_t)sc->nargs);
-    /* edges and input metadata come from the inputs as they are before the call */
-    for (int i = 0; i < in.n; i++) {
-        edges[i].fn = NULL;
-        edges[i].input_nr = 0;
-        if (in.t[i] != NULL && ptl_requires_grad(in.t[i])) {
-            edges[i] = ptl_gradient_edge(in.t[i]);
-        }
-        nedges++;
+    if (ptl_is_leaf(self) && ptl_requires_grad(self)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "a leaf Variable that requires grad is being used in an in-place "
+                             "operation.");
     }
-    /* keep inputs alive across the call: an in-place op's self is also its output */
-    for (int i = 0; i < in.n; i++) {
-        if (in.t[i] != NULL) {
-            ptl_incref(in.t[i]);
+    if (row != NULL && (saves_by_op[op->id] & PTL_SAVE_ARG(0))) {
+        /* the formula needs self as it was before the op changes it: a clone made through
+         * the dispatcher, so it keeps self's history for double backward */
+        PtlIValue cv[2] = {ptl_iv_tensor(self), ptl_iv_none()};
+        if ((ip->orig = ptl_call_tensor(PTL_OP_clone, cv)) == NULL) {
+            return -1;
         }
     }
-    int rc = ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
-    if (rc < 0) {
-        goto error;
-    }
-    if (!sc->inplace && sc->nrets == 1 && is_output_alias_of_input(&s[0], &in)) {
-        goto done;   /* contiguous() of a contiguous tensor etc.: the input itself came back */
-    }
+    return 0;
+}
+
+/* The node for a recorded call: its next edges (taken from edges[]) and the metadata of
+ * the inputs as they were before the call.  New ref or NULL. */
+static PtlNode *
+make_node(const PtlOperator *op, const PtlGradRow *row, const PtlIValue *args,
+          const PtlIValue *s, const Inputs *in, PtlEdge *edges)
+{
     int nouts = 0;
-    for (int k = 0; k < sc->nrets; k++) {
+    for (int k = 0; k < op->schema.nrets; k++) {
         nouts += s[k].tag == PTL_IV_TENSORLIST ? (int)s[k].u.tl.n : 1;
     }
-    node = ptl_node_new(row ? &row->kind : &not_implemented_kind, nouts, in.n);
+    PtlNode *node = ptl_node_new(row ? &row->kind : &not_implemented_kind, nouts, in->n);
     if (node == NULL || keep_args(node, op, args) < 0) {
-        for (int k = 0; k < sc->nrets; k++) {
-            ptl_ivalue_release(&s[k]);
+        if (node != NULL) {
+            ptl_node_decref(node);
         }
-        goto error;
+        return NULL;
     }
     node->op = op;
-    for (int i = 0; i < in.n; i++) {
+    for (int i = 0; i < in->n; i++) {
         node->next[i] = edges[i];
         edges[i].fn = NULL;
         if (node->next[i].fn != NULL) {
             node->needs |= 1u << (i < 31 ? i : 31);
         }
-        if (in.t[i] != NULL) {
+        if (in->t[i] != NULL) {
             PtlInputMeta *m = &node->input_meta[i];
-            PtlTensorImpl *t = in.t[i];
+            PtlTensorImpl *t = in->t[i];
             m->dtype = t->dtype;
             m->device = t->device;
             m->dim = t->dim;
             memcpy(m->sizes, t->sizes, sizeof(int64_t) * (size_t)t->dim);
         }
     }
-    if (row != NULL) {
-        int slot = 0;
-        for (int i = 0; i < 16; i++) {
-            if (!(row->save & PTL_SAVE_ARG(i))) {
-                continue;
-            }
-            if (args[i].tag == PTL_IV_TENSORLIST) {
-                continue;   /* saved last, below */
-            }
-            PtlTensorImpl *t = args[i].tag == PTL_IV_TENSOR ? args[i].u.t : NULL;
-            if (i == 0 && orig_self != NULL) {
-                t = orig_self;
-            }
-            ptl_saved_set(node, slot++, t, 0, 0);
-            if (sc->inplace && i > 0 && t != NULL && t->version == args[0].u.t->version) {
-                /* an input sharing self's storage (y.mul_(y)) is saved as it was before the
-                 * op wrote it, so unpacking it raises, as in PyTorch */
-                node->saved[slot - 1].version = self_version;
-            }
+    return node;
+}
+
+/* Saves what the op's row names (derivatives.def): the arguments in schema order (self as
+ * it was before an in-place op), then outputs 0, 1, 2, then the elements of a tensor list. */
+static void
+save_variables(PtlNode *node, const PtlOperator *op, const PtlIValue *args, const PtlIValue *s,
+               const InplaceSelf *ip)
+{
+    uint32_t save = saves_by_op[op->id];
+    int slot = 0;
+    for (int i = 0; i < PTL_SAVE_ARG_MAX; i++) {
+        if (!(save & PTL_SAVE_ARG(i))) {
+            continue;
         }
-        if (row->save & PTL_SAVE_RESULT) {
-            ptl_saved_set(node, slot++, s[0].u.t, 1, 0);
+        if (args[i].tag == PTL_IV_TENSORLIST) {
+            continue;   /* saved last, below */
         }
-        if (row->save & PTL_SAVE_RESULT1) {
-            /* an integer output (indices) has no grad_fn, so it is saved as a plain tensor */
-            ptl_saved_set(node, slot++, s[1].u.t, ptl_dtype_is_floating(s[1].u.t->dtype), 1);
+        PtlTensorImpl *t = args[i].tag == PTL_IV_TENSOR ? args[i].u.t : NULL;
+        if (i == 0 && ip->orig != NULL) {
+            t = ip->orig;
         }
-        if (row->save & PTL_SAVE_RESULT2) {
-            ptl_saved_set(node, slot++, s[2].u.t, 1, 2);
+        ptl_saved_set(node, slot++, t, 0, 0);
+        if (op->schema.inplace && i > 0 && t != NULL && t->version == args[0].u.t->version) {
+            /* an input sharing self's storage (y.mul_(y)) is saved as it was before the op
+             * wrote it, so unpacking it raises, as in PyTorch */
+            node->saved[slot - 1].version = ip->version;
         }
-        /* a saved tensor list (index's Tensor?[] indices) comes after everything else, one
-         * slot per element (NULL for None), so the slots of plain tensors keep their order */
-        for (int i = 0; i < 16; i++) {
-            if ((row->save & PTL_SAVE_ARG(i)) && args[i].tag == PTL_IV_TENSORLIST) {
-                for (int64_t k = 0; k < args[i].u.tl.n && slot < PTL_NODE_MAX_SAVED; k++) {
-                    ptl_saved_set(node, slot++, args[i].u.tl.data[k], 0, 0);
-                }
+    }
+    if (save & PTL_SAVE_RESULT) {
+        ptl_saved_set(node, slot++, s[0].u.t, 1, 0);
+    }
+    if (save & PTL_SAVE_RESULT1) {
+        /* an integer output (indices) has no grad_fn, so it is saved as a plain tensor */
+        ptl_saved_set(node, slot++, s[1].u.t, ptl_dtype_is_floating(s[1].u.t->dtype), 1);
+    }
+    if (save & PTL_SAVE_RESULT2) {
+        ptl_saved_set(node, slot++, s[2].u.t, 1, 2);
+    }
+    /* a saved tensor list (index's Tensor?[] indices) comes after everything else, one slot
+     * per element (NULL for None), so the slots of plain tensors keep their order */
+    for (int i = 0; i < PTL_SAVE_ARG_MAX; i++) {
+        if ((save & PTL_SAVE_ARG(i)) && args[i].tag == PTL_IV_TENSORLIST) {
+            for (int64_t k = 0; k < args[i].u.tl.n && slot < PTL_NODE_MAX_SAVED; k++) {
+                ptl_saved_set(node, slot++, args[i].u.tl.data[k], 0, 0);
             }
         }
     }
-    if (on_view) {
-        if (ptl_copy_slices_rebase(s[0].u.t, node) < 0) {
-            ptl_ivalue_release(&s[0]);
-            goto error;
-        }
-        goto done;
-    }
+}
+
+/* Outputs take the node as their grad_fn (after the views among them are marked); every
+ * return keeps its slot, so an undefined one (convolution_backward with part of its
+ * output_mask off) leaves the next output's number where the formulas expect it.  0 or -1
+ * (the outputs released). */
+static int
+set_history(const PtlOperator *op, PtlIValue *s, PtlNode *node, const Inputs *in)
+{
+    const PtlSchema *sc = &op->schema;
     if (op->id < PTL_OP_COUNT && is_view_op[op->id] &&
-        mark_views(op, s, in.n > 0 ? in.t[0] : NULL) < 0) {
+        mark_views(op, s, in->n > 0 ? in->t[0] : NULL) < 0) {
         for (int k = 0; k < sc->nrets; k++) {
             ptl_ivalue_release(&s[k]);
         }
-        goto error;
+        return -1;
     }
-    /* outputs take the node as their grad_fn (an in-place op rebases self's history); every
-     * return keeps its slot, so an undefined one (convolution_backward with part of its
-     * output_mask off) leaves the next output's number where the formulas expect it */
     for (int k = 0, nr = 0; k < sc->nrets; k++) {
         if (s[k].tag == PTL_IV_TENSORLIST) {
             for (int64_t j = 0; j < s[k].u.tl.n; j++, nr++) {
@@ -363,6 +371,70 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
         }
         nr++;
     }
+    return 0;
+}
+
+/* The autograd kernel of one call (Note [Autograd key]): refuse what cannot be recorded,
+ * take the inputs' gradient edges, run the op below Autograd, then make the node, save what
+ * its formula needs and give it to the outputs (an in-place op on a view rewrites the base's
+ * history instead). */
+static int
+autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const PtlGradRow *row)
+{
+    const PtlSchema *sc = &op->schema;
+    PtlIValue args[PTL_SCHEMA_MAX_ARGS];
+    InplaceSelf ip = {0, 0, NULL};
+    PtlNode *node = NULL;
+    Inputs in;
+    PtlEdge edges[MAX_INPUTS];
+    int nedges = 0, rc = -1;
+
+    if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
+        return run_untracked(op, ks, s);
+    }
+    if (check_call(op, s, &in) < 0 || (sc->inplace && prepare_inplace(op, row, s[0].u.t, &ip) < 0)) {
+        ptl_xdecref(ip.orig);
+        return -1;
+    }
+    memcpy(args, s, sizeof(PtlIValue) * (size_t)sc->nargs);
+    /* edges come from the inputs as they are before the call, which keeps them alive (an
+     * in-place op's self is also its output) */
+    for (int i = 0; i < in.n; i++) {
+        edges[i].fn = NULL;
+        edges[i].input_nr = 0;
+        if (in.t[i] != NULL && ptl_requires_grad(in.t[i])) {
+            edges[i] = ptl_gradient_edge(in.t[i]);
+        }
+        nedges++;
+        if (in.t[i] != NULL) {
+            ptl_incref(in.t[i]);
+        }
+    }
+    if (ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s) < 0) {
+        goto done;
+    }
+    if (!sc->inplace && sc->nrets == 1 && is_output_alias_of_input(&s[0], &in)) {
+        rc = 0;   /* contiguous() of a contiguous tensor etc.: the input itself came back */
+        goto done;
+    }
+    if ((node = make_node(op, row, args, s, &in, edges)) == NULL) {
+        for (int k = 0; k < sc->nrets; k++) {
+            ptl_ivalue_release(&s[k]);
+        }
+        goto done;
+    }
+    if (row != NULL) {
+        save_variables(node, op, args, s, &ip);
+    }
+    if (ip.on_view) {
+        if (ptl_copy_slices_rebase(s[0].u.t, node) < 0) {
+            ptl_ivalue_release(&s[0]);
+            goto done;
+        }
+        rc = 0;
+        goto done;
+    }
+    rc = set_history(op, s, node, &in);
 done:
     for (int i = 0; i < in.n; i++) {
         ptl_xdecref(in.t[i]);
@@ -375,22 +447,8 @@ done:
     if (node != NULL) {
         ptl_node_decref(node);
     }
-    ptl_xdecref(orig_self);
-    return 0;
-error:
-    for (int i = 0; i < in.n; i++) {
-        ptl_xdecref(in.t[i]);
-    }
-    for (int i = 0; i < nedges; i++) {
-        if (edges[i].fn != NULL) {
-            ptl_node_decref(edges[i].fn);
-        }
-    }
-    if (node != NULL) {
-        ptl_node_decref(node);
-    }
-    ptl_xdecref(orig_self);
-    return -1;
+    ptl_xdecref(ip.orig);
+    return rc;
 }
 
 /* After an in-place op: when a node saved a tensor with self's version counter, remember
@@ -454,6 +512,9 @@ ptl_autograd_init(void)
     }
     for (int i = 0; i < ptl_grad_row_count; i++) {
         const PtlGradRow *row = &ptl_grad_rows[i];
+        if (ptl_grad_save_mask(row->op, row->saves, &saves_by_op[row->op]) < 0) {
+            return -1;
+        }
         rows_by_op[row->op] = row;
         reg.op = row->op;
         reg.key = PTL_KEY_AUTOGRAD;
@@ -463,7 +524,11 @@ ptl_autograd_init(void)
         }
     }
     for (int i = 0; i < ptl_nondiff_row_count; i++) {
-        nondiff_by_op[ptl_nondiff_rows[i].op] = &ptl_nondiff_rows[i];
+        const PtlNondiffRow *row = &ptl_nondiff_rows[i];
+        if (ptl_grad_save_mask(row->op, row->args, &nondiff_args_by_op[row->op]) < 0) {
+            return -1;
+        }
+        nondiff_by_op[row->op] = row;
     }
     ptl_dispatcher_register_fallback(PTL_KEY_AUTOGRAD, autograd_fallback);
     ptl_autograd_meta_free = meta_free_hook;

@@ -1,22 +1,25 @@
-/* derivatives.h -- the formula table built from derivatives.def. */
+/* derivatives.h -- the formula table built from derivatives.def, and the formulas it names.
+ * The formulas live in derivatives/<family>.c (see formula.h). */
 #ifndef PTL_AUTOGRAD_DERIVATIVES_H
 #define PTL_AUTOGRAD_DERIVATIVES_H
 
 #include "autograd.h"
 
+/* What a node saves, as a mask resolved from a row's names (derivatives.def): bit i for
+ * schema argument i (i < 16), and outputs 0, 1 and 2, saved after the arguments.  A saved
+ * Tensor?[] argument saves its elements after every other slot. */
 #define PTL_SAVE_ARG(I) (1u << (I))
+#define PTL_SAVE_ARG_MAX 16
 #define PTL_SAVE_RESULT (1u << 16)
-/* output 1 (the indices of sort, topk, median.dim, ...), saved after output 0 */
+/* output 1 (the indices of sort, topk, median.dim, ...) */
 #define PTL_SAVE_RESULT1 (1u << 17)
-/* output 2 (the workspace of _thnn_fused_lstm_cell, native_layer_norm's rstd), saved after
- * output 1 */
+/* output 2 (the workspace of _thnn_fused_lstm_cell, native_layer_norm's rstd) */
 #define PTL_SAVE_RESULT2 (1u << 18)
-/* PTL_SAVE_ARG(i) of a Tensor?[] argument saves its elements after every other slot. */
 
 typedef struct PtlGradRow {
     int op;                 /* PtlOpId */
     PtlNodeKind kind;       /* name + formula */
-    uint32_t save;
+    const char *saves;      /* what the node saves, by name: "self, other" */
 } PtlGradRow;
 
 extern const PtlGradRow ptl_grad_rows[];
@@ -28,11 +31,29 @@ extern const int ptl_grad_row_count;
  * schema's name), which for our fused ops depends on the arguments. */
 typedef struct PtlNondiffRow {
     int op;                 /* PtlOpId */
-    uint32_t args;          /* mask of PTL_SAVE_ARG(i): arguments that must not require grad */
+    const char *args;       /* the arguments that must not require grad, by name */
     const char *(*name)(const PtlIValue *args);
 } PtlNondiffRow;
 
 extern const PtlNondiffRow ptl_nondiff_rows[];
 extern const int ptl_nondiff_row_count;
+
+/* The mask of PTL_SAVE_* that `names` (comma-separated, as in derivatives.def) stand for in
+ * the schema of op: argument names, `result`, `result1`, `result2` and the names of named
+ * returns.  0, or -1 with an error naming the unknown name. */
+int ptl_grad_save_mask(int op, const char *names, uint32_t *mask);
+
+/* Every formula of derivatives.def (a formula named by several rows is declared again,
+ * which C allows). */
+#define PTL_GRAD(OP, NAME, SAVE, FN) \
+    int FN(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out);
+#define PTL_NONDIFF(OP, ARGS, NAME)
+#include "derivatives.def"
+#undef PTL_NONDIFF
+#undef PTL_GRAD
+
+/* The function names of PTL_NONDIFF rows that depend on the arguments (derivatives/nn.c). */
+const char *nll_loss_forward_name(const PtlIValue *args);
+const char *nll_loss_backward_name(const PtlIValue *args);
 
 #endif

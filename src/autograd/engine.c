@@ -295,6 +295,183 @@ typedef struct Capture {
     PtlTensorImpl **out;  /* where the captured gradient goes */
 } Capture;
 
+/* The gradient edges of the roots (new refs in edges[], their nodes borrowed in nodes[]). */
+static int
+root_edges_of(PtlTensorImpl **roots, int n, PtlEdge *edges, PtlNode **nodes)
+{
+    for (int i = 0; i < n; i++) {
+        edges[i] = ptl_gradient_edge(roots[i]);
+        if (edges[i].fn == NULL) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "element %d of tensors does not require grad and does not have "
+                                 "a grad_fn",
+                                 i);
+        }
+        nodes[i] = edges[i].fn;
+    }
+    return 0;
+}
+
+/* Step 2 of Note [Engine]: the roots' gradients (ones for a scalar root given none) go into
+ * the input buffers of their gradient edges. */
+static int
+seed_roots(Graph *g, PtlTensorImpl **roots, PtlTensorImpl **grads, int n, PtlNode **nodes,
+           const PtlEdge *edges)
+{
+    for (int i = 0; i < n; i++) {
+        PtlTensorImpl *gr = grads ? grads[i] : NULL, *made = NULL;
+        if (gr == NULL) {
+            if (roots[i]->numel != 1) {
+                return ptl_error_set(PTL_ERR_RUNTIME, "grad can be implicitly created only for "
+                                                      "scalar outputs");
+            }
+            if ((gr = made = ones_like(roots[i])) == NULL) {
+                return -1;
+            }
+        }
+        else if (gr->dim != roots[i]->dim ||
+                 memcmp(gr->sizes, roots[i]->sizes, sizeof(int64_t) * (size_t)gr->dim) != 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Mismatch in shape: grad_output[%d] has a shape that does not "
+                                 "match the shape of output %d",
+                                 i, i);
+        }
+        Slot *s = &g->slots[nodes[i]->engine_index];
+        int r = accumulate(&s->buf[edges[i].input_nr], gr);
+        ptl_xdecref(made);
+        if (r < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* autograd.grad: a gradient arriving at a captured edge is kept (the first one). */
+static void
+capture_grads(const Slot *s, Capture *caps, int ncaps)
+{
+    for (int k = 0; k < ncaps; k++) {
+        if (caps[k].node == s->node && s->buf[caps[k].input_nr] != NULL &&
+            *caps[k].out == NULL) {
+            ptl_incref(s->buf[caps[k].input_nr]);
+            *caps[k].out = s->buf[caps[k].input_nr];
+        }
+    }
+}
+
+/* Whether a ready node is passed over: no gradient reached it, it leads to no captured
+ * input (autograd.grad), or it accumulates into a leaf backward(inputs=) did not list. */
+static int
+skips(const Slot *s, PtlTensorImpl **only, int nonly, const Capture *caps)
+{
+    PtlNode *node = s->node;
+    int any = 0;
+    for (int k = 0; k < node->num_outputs; k++) {
+        any |= s->buf[k] != NULL;
+    }
+    int skip = !any || (caps != NULL && !(s->needed & 2));
+    if (node->kind->is_accumulate_grad && nonly > 0) {
+        int listed = 0;
+        for (int k = 0; k < nonly; k++) {
+            listed |= only[k] == node->variable;
+        }
+        skip |= !listed;
+    }
+    return skip;
+}
+
+/* The node's formula between its Python pre- and post-hooks, with anomaly mode's NaN check:
+ * outs[] receives the gradients for its next edges. */
+static int
+apply_node(Slot *s, PtlTensorImpl **outs)
+{
+    PtlNode *node = s->node;
+    if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.pre != NULL &&
+        ptl_autograd_hooks.pre(node, s->buf, node->num_outputs) < 0) {
+        return -1;
+    }
+    if (node->kind->apply(node, s->buf, outs) < 0 ||
+        (ptl_anomaly_enabled() && ptl_anomaly_check_nan() && check_nan(node, outs) < 0)) {
+        return -1;
+    }
+    if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.post != NULL &&
+        ptl_autograd_hooks.post(node, outs, node->num_next, s->buf, node->num_outputs) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Step 3 of Note [Engine]: sums the node's outputs (consumed) into its children's input
+ * buffers and queues each child whose last incoming gradient this was. */
+static int
+pass_to_children(Graph *g, PtlNode *node, PtlTensorImpl **outs)
+{
+    for (int i = 0; i < node->num_next; i++) {
+        PtlNode *c = node->next[i].fn;
+        if (c == NULL) {
+            PTL_CLEAR(outs[i]);
+            continue;
+        }
+        Slot *cs = &g->slots[c->engine_index];
+        if (outs[i] != NULL) {
+            int r = accumulate(&cs->buf[node->next[i].input_nr], outs[i]);
+            PTL_CLEAR(outs[i]);
+            if (r < 0) {
+                return -1;
+            }
+        }
+        if (--cs->deps == 0 && heap_push(g, c->engine_index) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Steps 3 and 4 of Note [Engine] for one ready node: runs it (unless skipped), frees its
+ * saved tensors without retain_graph, and hands its gradients on.  On failure anomaly mode
+ * reports the node's forward. */
+static int
+run_node(Graph *g, int idx, int retain_graph, PtlTensorImpl **only, int nonly, Capture *caps,
+         int ncaps)
+{
+    Slot *s = &g->slots[idx];
+    PtlNode *node = s->node;
+    PtlTensorImpl *outs_buf[16], **outs = outs_buf;
+    int rc = -1;
+
+    capture_grads(s, caps, ncaps);
+    int skip = skips(s, only, nonly, caps);
+    if (node->num_next > 16 &&
+        (outs = calloc((size_t)node->num_next, sizeof(PtlTensorImpl *))) == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+    }
+    memset(outs, 0, sizeof(PtlTensorImpl *) * (size_t)(node->num_next < 16 ? 16 : node->num_next));
+    if (!skip && apply_node(s, outs) < 0) {
+        goto done;
+    }
+    if (!retain_graph && !skip) {
+        ptl_node_release_saved(node);
+    }
+    for (int k = 0; k < node->num_outputs; k++) {
+        PTL_CLEAR(s->buf[k]);
+    }
+    rc = pass_to_children(g, node, outs);
+done:
+    if (rc < 0) {
+        if (node->py_trace != NULL && ptl_autograd_hooks.anomaly_report != NULL) {
+            ptl_autograd_hooks.anomaly_report(node);
+        }
+        for (int i = 0; i < node->num_next; i++) {
+            PTL_CLEAR(outs[i]);
+        }
+    }
+    if (outs != outs_buf) {
+        free(outs);
+    }
+    return rc;
+}
+
+/* Note [Engine] from the roots to the leaves (or, with caps, to the captured inputs). */
 static int
 run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int create_graph,
     PtlTensorImpl **only, int nonly, Capture *caps, int ncaps)
@@ -312,18 +489,7 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
         ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
         goto done;
     }
-    for (int i = 0; i < n; i++) {
-        root_edges[i] = ptl_gradient_edge(roots[i]);
-        if (root_edges[i].fn == NULL) {
-            ptl_error_set(PTL_ERR_RUNTIME,
-                          "element %d of tensors does not require grad and does not have a "
-                          "grad_fn",
-                          i);
-            goto done;
-        }
-        root_nodes[i] = root_edges[i].fn;
-    }
-    if (discover(&g, root_nodes, n) < 0) {
+    if (root_edges_of(roots, n, root_edges, root_nodes) < 0 || discover(&g, root_nodes, n) < 0) {
         goto done;
     }
     for (int k = 0; k < ncaps; k++) {
@@ -335,32 +501,8 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
         goto done;
     }
     ptl_grad_mode_set(create_graph);
-    for (int i = 0; i < n; i++) {
-        PtlTensorImpl *gr = grads ? grads[i] : NULL, *made = NULL;
-        if (gr == NULL) {
-            if (roots[i]->numel != 1) {
-                ptl_error_set(PTL_ERR_RUNTIME, "grad can be implicitly created only for scalar "
-                                               "outputs");
-                goto done;
-            }
-            if ((gr = made = ones_like(roots[i])) == NULL) {
-                goto done;
-            }
-        }
-        else if (gr->dim != roots[i]->dim ||
-                 memcmp(gr->sizes, roots[i]->sizes, sizeof(int64_t) * (size_t)gr->dim) != 0) {
-            ptl_error_set(PTL_ERR_RUNTIME,
-                          "Mismatch in shape: grad_output[%d] has a shape that does not match "
-                          "the shape of output %d",
-                          i, i);
-            goto done;
-        }
-        Slot *s = &g.slots[root_nodes[i]->engine_index];
-        int r = accumulate(&s->buf[root_edges[i].input_nr], gr);
-        ptl_xdecref(made);
-        if (r < 0) {
-            goto done;
-        }
+    if (seed_roots(&g, roots, grads, n, root_nodes, root_edges) < 0) {
+        goto done;
     }
     for (int i = 0; i < g.n; i++) {
         if (g.slots[i].deps == 0 && heap_push(&g, i) < 0) {
@@ -368,89 +510,9 @@ run(PtlTensorImpl **roots, PtlTensorImpl **grads, int n, int retain_graph, int c
         }
     }
     while (g.nheap > 0) {
-        int idx = heap_pop(&g);
-        Slot *s = &g.slots[idx];
-        PtlNode *node = s->node;
-        PtlTensorImpl *outs_buf[16], **outs = outs_buf;
-        int any = 0;
-
-        for (int k = 0; k < ncaps; k++) {
-            if (caps[k].node == node && s->buf[caps[k].input_nr] != NULL && *caps[k].out == NULL) {
-                ptl_incref(s->buf[caps[k].input_nr]);
-                *caps[k].out = s->buf[caps[k].input_nr];
-            }
-        }
-        for (int k = 0; k < node->num_outputs; k++) {
-            any |= s->buf[k] != NULL;
-        }
-        int skip = !any || (caps != NULL && !(s->needed & 2));
-        if (node->kind->is_accumulate_grad && nonly > 0) {
-            int listed = 0;
-            for (int k = 0; k < nonly; k++) {
-                listed |= only[k] == node->variable;
-            }
-            skip |= !listed;
-        }
-        if (node->num_next > 16 &&
-            (outs = calloc((size_t)node->num_next, sizeof(PtlTensorImpl *))) == NULL) {
-            ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
+        if (run_node(&g, heap_pop(&g), retain_graph, only, nonly, caps, ncaps) < 0) {
             goto done;
         }
-        memset(outs, 0, sizeof(PtlTensorImpl *) * (size_t)(node->num_next < 16 ? 16 : node->num_next));
-        if (!skip) {
-            if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.pre != NULL &&
-                ptl_autograd_hooks.pre(node, s->buf, node->num_outputs) < 0) {
-                goto node_error;
-            }
-            if (node->kind->apply(node, s->buf, outs) < 0 ||
-                (ptl_anomaly_enabled() && ptl_anomaly_check_nan() &&
-                 check_nan(node, outs) < 0)) {
-                goto node_error;
-            }
-            if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.post != NULL &&
-                ptl_autograd_hooks.post(node, outs, node->num_next, s->buf, node->num_outputs) < 0) {
-                goto node_error;
-            }
-        }
-        if (!retain_graph && !skip) {
-            ptl_node_release_saved(node);
-        }
-        for (int k = 0; k < node->num_outputs; k++) {
-            PTL_CLEAR(s->buf[k]);
-        }
-        for (int i = 0; i < node->num_next; i++) {
-            PtlNode *c = node->next[i].fn;
-            if (c == NULL) {
-                PTL_CLEAR(outs[i]);
-                continue;
-            }
-            Slot *cs = &g.slots[c->engine_index];
-            if (outs[i] != NULL) {
-                int r = accumulate(&cs->buf[node->next[i].input_nr], outs[i]);
-                PTL_CLEAR(outs[i]);
-                if (r < 0) {
-                    goto node_error;
-                }
-            }
-            if (--cs->deps == 0 && heap_push(&g, c->engine_index) < 0) {
-                goto node_error;
-            }
-        }
-        if (outs != outs_buf) {
-            free(outs);
-        }
-        continue;
-node_error:
-        if (node->py_trace != NULL && ptl_autograd_hooks.anomaly_report != NULL) {
-            ptl_autograd_hooks.anomaly_report(node);
-        }
-        for (int i = 0; i < node->num_next; i++) {
-            PTL_CLEAR(outs[i]);
-        }
-        if (outs != outs_buf) {
-            free(outs);
-        }
-        goto done;
     }
     rc = 0;
 done:

@@ -1,7 +1,8 @@
-/* formula.h -- helpers for writing derivative formulas (derivatives*.c).  Every helper
- * calls ops through the dispatcher, so formulas stay differentiable (create_graph=True).
- * Formulas live in derivatives.c and in derivatives_<topic>.c files whose functions
- * derivatives.h declares for the table. */
+/* formula.h -- helpers for writing derivative formulas.  Every helper calls ops through the
+ * dispatcher, so formulas stay differentiable (create_graph=True).  The formulas live in
+ * derivatives/<family>.c, one file per src/aten/native/<family>.c (the file that holds the
+ * ops' forward kernels), first and second derivatives together; derivatives.h declares
+ * them for the table from derivatives.def. */
 #ifndef PTL_AUTOGRAD_FORMULA_H
 #define PTL_AUTOGRAD_FORMULA_H
 
@@ -17,16 +18,22 @@
  * bits, not the edges, are read because CopySlices runs a node whose edges it has taken. */
 #define NEEDS(I) ((n->needs >> ((I) < 31 ? (I) : 31)) & 1u)
 
+/* st = the first `k` arguments given, then the defaults of the rest of op's schema */
+static inline void
+fill_args(const PtlOperator *op, int k, const PtlIValue *given, PtlIValue *st)
+{
+    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
+    for (int i = k; i < op->schema.nargs; i++) {
+        st[i] = op->schema.args[i].def;
+    }
+}
+
 /* Calls op `id` with the first `k` arguments given, the rest defaulted.  New ref or NULL. */
 static inline PtlTensorImpl *
 callv(PtlOpId id, int k, const PtlIValue *given)
 {
     PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    const PtlOperator *op = ptl_op(id);
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
+    fill_args(ptl_op(id), k, given, st);
     return ptl_call_tensor(id, st);
 }
 
@@ -57,22 +64,23 @@ mul_num(PtlTensorImpl *a, double v)
     return r;
 }
 
-/* Calls op `id` with the `k` arguments given and collects its first `nret` returns into
- * out (new refs; undefined returns stay NULL).  0 or -1. */
+/* Calls op `id` with the first `k` arguments given, the rest defaulted, and collects its
+ * first `nret` returns into out (new refs; undefined returns stay NULL); later returns are
+ * released.  The one helper for an op with several returns.  0 or -1. */
 static inline int
 call_multi(PtlOpId id, int k, const PtlIValue *given, int nret, PtlTensorImpl **out)
 {
     PtlIValue st[PTL_SCHEMA_MAX_ARGS];
     const PtlOperator *op = ptl_op(id);
-    memcpy(st, given, sizeof(PtlIValue) * (size_t)k);
-    for (int i = k; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
+    fill_args(op, k, given, st);
     if (ptl_dispatcher_call(op, st) < 0) {
         return -1;
     }
     for (int i = 0; i < nret; i++) {
         out[i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
+    }
+    for (int i = nret; i < op->schema.nrets; i++) {
+        ptl_ivalue_release(&st[i]);
     }
     return 0;
 }
@@ -244,6 +252,145 @@ give(PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *g)
     }
     go[i] = finish(n, i, g);
     return go[i] ? 0 : -1;
+}
+
+/* ---- helpers that formulas of several families share ---- */
+/* a Python-style integer (a wrapped 0-dim tensor) */
+static inline PtlTensorImpl *
+inum(Scope *sc, int64_t v)
+{
+    return own(sc, ptl_wrapped_int(v));
+}
+
+/* saved slot k (must be defined) */
+static inline PtlTensorImpl *
+sv(Scope *sc, PtlNode *n, int k)
+{
+    PtlTensorImpl *t;
+    if (saved(n, k, &t) < 0) {
+        return NULL;
+    }
+    if (t == NULL) {
+        ptl_error_set(PTL_ERR_RUNTIME, "derivative formula: saved tensor %d is undefined", k);
+        return NULL;
+    }
+    return own(sc, t);
+}
+
+/* zeros_like(like) */
+static inline PtlTensorImpl *
+zeros_of(Scope *sc, PtlTensorImpl *like)
+{
+    return f1(sc, PTL_OP_zeros_like, like);
+}
+
+/* zeros of the given sizes in dtype dt */
+static inline PtlTensorImpl *
+zeros_sized(Scope *sc, const int64_t *sizes, int dim, PtlDtype dt)
+{
+    PtlIValue v[2] = {ptl_iv_intlist(sizes, dim), ptl_iv_dtype(dt)};
+    return own(sc, callv(PTL_OP_zeros, 2, v));
+}
+
+/* zeros of input i's shape in dtype dt */
+static inline PtlTensorImpl *
+zeros_input(Scope *sc, PtlNode *n, int i, PtlDtype dt)
+{
+    return zeros_sized(sc, n->input_meta[i].sizes, n->input_meta[i].dim, dt);
+}
+
+/* a.reshape(sizes) */
+static inline PtlTensorImpl *
+reshape_to(Scope *sc, PtlTensorImpl *a, const int64_t *sizes, int dim)
+{
+    PtlIValue v[2] = {ptl_iv_tensor(a), ptl_iv_intlist(sizes, dim)};
+    return fv(sc, PTL_OP_reshape, 2, v);
+}
+
+/* a with its last two dims swapped (a.mT) */
+static inline PtlTensorImpl *
+transpose_last(Scope *sc, PtlTensorImpl *a)
+{
+    PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_int(-2), ptl_iv_int(-1)};
+    return fv(sc, PTL_OP_transpose_int, 3, v);
+}
+
+/* a.unsqueeze(d) */
+static inline PtlTensorImpl *
+unsq(Scope *sc, PtlTensorImpl *a, int64_t d)
+{
+    PtlIValue v[2] = {ptl_iv_tensor(a), ptl_iv_int(d)};
+    return fv(sc, PTL_OP_unsqueeze, 2, v);
+}
+
+/* Zeros of input i's shape in dtype dt, a constant without history.  New ref or NULL. */
+static inline PtlTensorImpl *
+input_zeros(PtlNode *n, int i, PtlDtype dt)
+{
+    const PtlInputMeta *m = &n->input_meta[i];
+    PtlIValue zero = ptl_iv_int(0);
+    PtlTensorImpl *z = ptl_empty(m->dim, m->sizes, dt, m->device);
+    if (z != NULL && ptl_fill_scalar(z, &zero) < 0) {
+        PTL_CLEAR(z);
+    }
+    return z;
+}
+
+/* Builds the stack [grad, tensors[0..nt), node args at positions from[0..na)] and calls
+ * op `id`; its first return goes to input `slot` of the node.  0 or -1. */
+static inline int
+call_into(PtlNode *n, PtlTensorImpl **go, int slot, PtlOpId id, PtlTensorImpl *g,
+          PtlTensorImpl **tensors, int nt, const int *from, int na)
+{
+    PtlIValue a[PTL_SCHEMA_MAX_ARGS];
+    int k = 0;
+    a[k++] = ptl_iv_tensor(g);
+    for (int i = 0; i < nt; i++) {
+        a[k++] = ptl_iv_tensor(tensors[i]);
+    }
+    for (int i = 0; i < na; i++) {
+        a[k++] = n->args[from[i]];
+    }
+    return put(n, go, slot, callv(id, k, a));
+}
+
+/* a + v and v - a for a number v */
+#define ADDN(A, V) ADD((A), num(sc, (V)))
+#define RSUBN(V, A) ADDN(NEG(A), (V))
+
+/* saved slot k; an undefined tensor (an absent optional one) is NULL without an error */
+static inline int
+sv_opt(Scope *sc, PtlNode *n, int k, PtlTensorImpl **t)
+{
+    if (saved(n, k, t) < 0) {
+        return -1;
+    }
+    if (*t != NULL && own(sc, *t) == NULL) {
+        *t = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* zeros for edge i when it needs a gradient (PyTorch's zeros_like(grad)), else nothing */
+static inline int
+give_zeros(Scope *sc, PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *like)
+{
+    return NEEDS(i) ? give(n, go, i, f1(sc, PTL_OP_zeros_like, like)) : 0;
+}
+
+/* the node's own op again with grad_output replaced by g and the tensor argument at
+ * self_pos by self: [g, args[1..]] */
+static inline PtlTensorImpl *
+same_op(Scope *sc, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, int self_pos)
+{
+    PtlIValue a[PTL_SCHEMA_MAX_ARGS];
+    a[0] = ptl_iv_tensor(g);
+    for (int i = 1; i < n->nargs; i++) {
+        a[i] = n->args[i];
+    }
+    a[self_pos] = ptl_iv_tensor(self);
+    return g && self ? fv(sc, n->op->id, n->nargs, a) : NULL;
 }
 
 #endif

@@ -1,5 +1,5 @@
 """grid_sample: every interpolation and padding mode against torch (values, gradients and
-second derivatives), a float64 gradcheck / gradgradcheck of every row of the '(gridgg)'
+second derivatives), a float64 gradcheck / gradgradcheck of every row of the grid_sampler.c
 section of src/autograd/derivatives.def, node names, and the errors.  Bilinear/trilinear and
 nearest sampling with zeros and border padding are also checked against a NumPy float64
 reference (np_grid_sample), in 2-D and 3-D."""
@@ -199,13 +199,14 @@ def test_third_derivative_is_not_implemented():
 
 def _my_rows():
     text = open(DEF).read()
-    start = text.index("(gridgg) ---- */")
+    start = text.index("/* ---- grid_sampler.c ---- */") + 1
     end = text.find("/* ----", start)
     return re.findall(r"^PTL_GRAD\((\w+),", text[start:end if end >= 0 else None], re.M)
 
 
 # row -> the test that gradchecks it
 ROW_TESTS = {
+    "grid_sampler_2d": "test_grid_sample_2d_gradgradcheck",
     "grid_sampler_2d_backward": "test_grid_sampler_2d_backward_gradcheck",
     "grid_sampler_3d": "test_grid_sample_3d_gradcheck_and_gradgradcheck",
     "grid_sampler_3d_backward": "test_grid_sampler_3d_backward_gradcheck",

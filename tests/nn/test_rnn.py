@@ -319,7 +319,7 @@ def test_broadcast_bias_is_refused():
 def _section_rows(path):
     with open(os.path.join(ROOT, path)) as f:
         text = f.read()
-    start = text.index("(rnnperf) ---- */")
+    start = text.index("/* ---- rnn.c ---- */") + 1
     end = text.find("/* ----", start)
     return re.findall(r"^PTL_(?:GRAD|OP)\((\w+),", text[start:end if end >= 0 else None], re.M)
 

@@ -560,7 +560,7 @@ error:
 /* renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
  * renorm_(Tensor(a!) self, Scalar p, int dim, Scalar maxnorm) -> Tensor(a!)
  * [*] -> [*]: each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.
- * Derivative: RenormBackward0 (derivatives_linalg2.c). */
+ * Derivative: RenormBackward0 (autograd/derivatives/linalg_norm.c). */
 static int
 renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {

@@ -1,5 +1,5 @@
-/* derivatives_rnnperf.c -- derivative formulas of the fused recurrent cells (the rnnperf
- * section of derivatives.def).  Mirrors the _thnn_fused_lstm_cell / _thnn_fused_gru_cell
+/* derivatives/rnn.c -- derivative formulas of the fused recurrent cells of
+ * aten/native/rnn.c.  Mirrors the _thnn_fused_lstm_cell / _thnn_fused_gru_cell
  * entries of tools/autograd/derivatives.yaml: without grad mode the backward kernels
  * (_thnn_fused_*_backward*) give every gradient in one pass; with grad mode (create_graph)
  * the formulas of _thnn_differentiable_{lstm,gru}_cell_backward in FunctionsManual.cpp are
@@ -9,8 +9,9 @@
  * input_bias, hidden_bias); saved slots 0..4 hold them, slot 5 LSTM's cy or GRU's
  * workspace, slot 6 LSTM's workspace.  A bias gradient is the gate gradient reduced to [G]
  * by finish(). */
-#include "derivatives_rnnperf.h"
-#include "formula.h"
+#include <math.h>
+
+#include "../formula.h"
 
 /* Gives gradient g (borrowed, may be NULL) to every edge in edges[0..k) that wants one
  * (AccumulateGrad copies a buffer that more than one edge holds). */
@@ -97,9 +98,6 @@ with_bias(Scope *sc, PtlTensorImpl *gates, PtlTensorImpl *bias)
 {
     return bias != NULL ? f2(sc, PTL_OP_add_Tensor, gates, bias) : gates;
 }
-
-#define MUL(A, B) f2(sc, PTL_OP_mul_Tensor, (A), (B))
-#define ADD(A, B) f2(sc, PTL_OP_add_Tensor, (A), (B))
 
 /* LSTM with grad mode: recompute the gates from the saved inputs, then
  * gct = ghy o (1 - tanh(cy)^2) + gcy and the gates' gradients as in rnn.c. */

@@ -1,5 +1,5 @@
-/* derivatives_trainperf2.c -- derivative formulas of native_layer_norm and
- * native_layer_norm_backward (the trainperf2 section of derivatives.def).  Mirrors the
+/* derivatives/layer_norm.c -- derivative formulas of native_layer_norm and
+ * native_layer_norm_backward (aten/native/layer_norm.c).  Mirrors the
  * native_layer_norm and native_layer_norm_backward entries of
  * tools/autograd/derivatives.yaml and layer_norm_double_backward in FunctionsManual.cpp.
  *
@@ -21,8 +21,7 @@
  *
  * Edges: native_layer_norm: input 0, weight 1, bias 2;
  *        native_layer_norm_backward: grad_out 0, input 1, mean 2, rstd 3, weight 4, bias 5. */
-#include "derivatives_trainperf2.h"
-#include "formula.h"   /* Scope, give and the op shorthands (MUL, ADD, ...) */
+#include "../formula.h"
 
 /* the normalized dims [dim - k, dim) of x */
 typedef struct {
@@ -90,11 +89,8 @@ native_layer_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         PtlIValue a[8] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), n->args[1],
                           ptl_iv_tensor(mean), ptl_iv_tensor(rstd), ptl_iv_tensor(w),
                           ptl_iv_tensor(b), ptl_iv_intlist(mask, 3)};
-        if (ptl_dispatcher_call(ptl_op(PTL_OP_native_layer_norm_backward), a) < 0) {
+        if (call_multi(PTL_OP_native_layer_norm_backward, 8, a, 3, r) < 0) {
             goto done;
-        }
-        for (int i = 0; i < 3; i++) {
-            r[i] = a[i].tag == PTL_IV_TENSOR ? a[i].u.t : NULL;
         }
     }
     if (mask[0] && (gi[1] != NULL || gi[2] != NULL)) {

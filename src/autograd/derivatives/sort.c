@@ -1,26 +1,12 @@
-/* derivatives_sort.c -- derivative formulas of the sorting, selection and scan ops (the
- * sort section of derivatives.def).  Mirrors the sort/topk/kthvalue/median/nanmedian/mode/
- * cummax/cummin/logcumsumexp entries of tools/autograd/derivatives.yaml and
+/* derivatives/sort.c -- derivative formulas of the sorting, selection and scan ops of
+ * aten/native/sort.c: sort, topk, kthvalue, median, nanmedian, mode, cummax, cummin,
+ * logcumsumexp.  Mirrors their rows of tools/autograd/derivatives.yaml and
  * value_selecting_reduction_backward, evenly_distribute_backward and
  * logcumsumexp_backward in FunctionsManual.cpp. */
 #include <float.h>
 #include <math.h>
 
-#include "derivatives_sort.h"
-#include "formula.h"
-
-/* Zeros of input 0's shape in dtype dt (a constant: no history).  New ref or NULL. */
-static PtlTensorImpl *
-zeros_like_input(PtlNode *n, PtlDtype dt)
-{
-    const PtlInputMeta *m = &n->input_meta[0];
-    PtlIValue zero = ptl_iv_int(0);
-    PtlTensorImpl *z = ptl_empty(m->dim, m->sizes, dt, m->device);
-    if (z != NULL && ptl_fill_scalar(z, &zero) < 0) {
-        PTL_CLEAR(z);
-    }
-    return z;
-}
+#include "../formula.h"
 
 /* t.unsqueeze(d) when keepdim was False (new ref) */
 static PtlTensorImpl *
@@ -61,7 +47,7 @@ value_selecting_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (ptl_wrap_dim(&d, m->dim) < 0 || saved(n, 0, &idx) < 0) {
         goto done;
     }
-    if ((z = zeros_like_input(n, gi[0]->dtype)) == NULL ||
+    if ((z = input_zeros(n, 0, gi[0]->dtype)) == NULL ||
         (g = keep_dim(gi[0], d, keepdim)) == NULL || (ix = keep_dim(idx, d, keepdim)) == NULL) {
         goto done;
     }

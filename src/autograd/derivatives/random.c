@@ -1,11 +1,10 @@
-/* derivatives_rng.c -- derivative formulas of the random ops: uniform_, normal_, the
- * normal overloads, random_, exponential_, geometric_, log_normal_, cauchy_, bernoulli,
- * bernoulli_ and poisson.  Mirrors their derivatives.yaml entries, which are all
- * zeros_like: no gradient flows through a sample, but an input that asked for one gets
- * zeros (a leaf's .grad becomes a zero tensor, as in PyTorch, rather than staying None). */
-#include "derivatives_rng.h"
-
-#include "formula.h"
+/* derivatives/random.c -- derivative formulas of the random ops of aten/native/random.c:
+ * uniform_, normal_, the normal overloads, random_, exponential_, geometric_, log_normal_,
+ * cauchy_, bernoulli, bernoulli_ and poisson.  Mirrors their derivatives.yaml entries, which
+ * are all zeros_like: no gradient flows through a sample, but an input that asked for one
+ * gets zeros (a leaf's .grad becomes a zero tensor, as in PyTorch, rather than staying
+ * None). */
+#include "../formula.h"
 
 int
 random_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)

@@ -1,11 +1,11 @@
-/* derivatives_shape2.c -- derivative formulas of the shape and ordering ops (the shape2
- * section of derivatives.def).  Mirrors the flip/roll/rot90/repeat/tril/triu/diag_embed/
- * diagonal/trace/unfold/linalg_cross entries of tools/autograd/derivatives.yaml and their
- * helpers in FunctionsManual.cpp (repeat_backward, unfold_backward).  repeat_interleave,
- * tile, diag, cross, kron, diff, fliplr/flipud, meshgrid, broadcast_tensors and
- * tensor_split are composites: autograd flows through the ops they call. */
-#include "derivatives_shape2.h"
-#include "formula.h"
+/* derivatives/shape.c -- derivative formulas of the shape and ordering ops of
+ * aten/native/shape.c: flip, roll, rot90, repeat, tril, triu, diag_embed, diagonal, trace,
+ * unfold, unfold_backward and linalg_cross.  Mirrors their rows of
+ * tools/autograd/derivatives.yaml and their helpers in FunctionsManual.cpp (repeat_backward,
+ * unfold_backward).  repeat_interleave, tile, diag, cross, kron, diff, fliplr/flipud,
+ * meshgrid, broadcast_tensors and tensor_split are composites: autograd flows through the
+ * ops they call. */
+#include "../formula.h"
 
 /* flip(self, dims): flip(g, dims) */
 int

@@ -1,0 +1,271 @@
+/* derivatives/binary.c -- derivative formulas of the binary pointwise ops of
+ * aten/native/binary.c (add, sub, mul, div, pow, remainder, fmod, atan2, maximum, minimum,
+ * fmax, fmin, ...).  Mirrors their rows of tools/autograd/derivatives.yaml and
+ * FunctionsManual.cpp.  A formula fills grads_out[i] for every next edge i that needs a
+ * gradient; finish() reduces a broadcast gradient back to the input's shape and dtype
+ * (PyTorch's sum_to + validate_outputs). */
+#include <math.h>
+
+#include "../formula.h"
+
+int
+add_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    double alpha = ptl_iv_to_double(&n->args[2]);
+    if (NEEDS(0) && put_same(n, go, 0, gi[0]) < 0) {
+        return -1;
+    }
+    if (NEEDS(1)) {
+        return alpha == 1.0 ? put_same(n, go, 1, gi[0]) : put(n, go, 1, mul_num(gi[0], alpha));
+    }
+    return 0;
+}
+
+int
+sub_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    double alpha = ptl_iv_to_double(&n->args[2]);
+    if (NEEDS(0) && put_same(n, go, 0, gi[0]) < 0) {
+        return -1;
+    }
+    return NEEDS(1) ? put(n, go, 1, mul_num(gi[0], -alpha)) : 0;
+}
+
+/* rsub(self, other, alpha) = other - alpha * self */
+int
+rsub_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    double alpha = ptl_iv_to_double(&n->args[2]);
+    if (NEEDS(0) && put(n, go, 0, mul_num(gi[0], -alpha)) < 0) {
+        return -1;
+    }
+    return NEEDS(1) ? put_same(n, go, 1, gi[0]) : 0;
+}
+
+int
+mul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *self = NULL, *other = NULL;
+    int rc = -1;
+    if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
+        goto done;
+    }
+    if (NEEDS(0) && put(n, go, 0, op2(PTL_OP_mul_Tensor, gi[0], other)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && put(n, go, 1, op2(PTL_OP_mul_Tensor, gi[0], self)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    ptl_xdecref(self);
+    ptl_xdecref(other);
+    return rc;
+}
+
+/* d(a/b) = g/b, -g*a/b^2.  With a rounding mode (div.Tensor_mode 'trunc' or 'floor', whose
+ * string argument the node keeps) the result is piecewise constant: zeros for both. */
+int
+div_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *self = NULL, *other = NULL, *t1 = NULL, *t2 = NULL;
+    int rc = -1;
+    if (n->nargs > 2 && n->args[2].tag == PTL_IV_STRING) {
+        return random_backward(n, gi, go);
+    }
+    if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
+        goto done;
+    }
+    if (NEEDS(0) && put(n, go, 0, op2(PTL_OP_div_Tensor, gi[0], other)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1)) {
+        if ((t1 = op2(PTL_OP_mul_Tensor, other, other)) == NULL ||
+            (t2 = op2(PTL_OP_div_Tensor, self, t1)) == NULL) {
+            goto done;
+        }
+        PTL_CLEAR(t1);
+        if ((t1 = op2(PTL_OP_mul_Tensor, gi[0], t2)) == NULL ||
+            put(n, go, 1, op1(PTL_OP_neg, t1)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ptl_xdecref(self);
+    ptl_xdecref(other);
+    ptl_xdecref(t1);
+    ptl_xdecref(t2);
+    return rc;
+}
+
+/* d(a^b) = g * b * a^(b-1), g * a^b * log(a) (0 where a == 0 and b >= 0, as PyTorch) */
+int
+pow_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *self = NULL, *ex = NULL, *res = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    PtlTensorImpl *one = NULL, *zero = NULL;
+    int rc = -1;
+    if (saved(n, 0, &self) < 0 || saved(n, 1, &ex) < 0 || saved(n, 2, &res) < 0 ||
+        (one = ptl_wrapped_int(1)) == NULL || (zero = ptl_wrapped_int(0)) == NULL) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        /* g * b * a^(b - 1) */
+        if ((t1 = op2(PTL_OP_sub_Tensor, ex, one)) == NULL ||
+            (t2 = op2(PTL_OP_pow_Tensor_Tensor, self, t1)) == NULL) {
+            goto done;
+        }
+        PTL_CLEAR(t1);
+        if ((t1 = op2(PTL_OP_mul_Tensor, t2, ex)) == NULL ||
+            put(n, go, 0, op2(PTL_OP_mul_Tensor, gi[0], t1)) < 0) {
+            goto done;
+        }
+        PTL_CLEAR(t1);
+        PTL_CLEAR(t2);
+    }
+    if (NEEDS(1)) {
+        /* g * a^b * log(a), with the a == 0 entries set to 0 */
+        if ((t1 = op1(PTL_OP_log, self)) == NULL ||
+            (t2 = op2(PTL_OP_mul_Tensor, res, t1)) == NULL ||
+            (t3 = op2(PTL_OP_eq_Tensor, self, zero)) == NULL) {
+            goto done;
+        }
+        PTL_CLEAR(t1);
+        PtlIValue w[3] = {ptl_iv_tensor(t3), ptl_iv_tensor(zero), ptl_iv_tensor(t2)};
+        if ((t1 = callv(PTL_OP_where_self, 3, w)) == NULL ||
+            put(n, go, 1, op2(PTL_OP_mul_Tensor, gi[0], t1)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ptl_xdecref(self);
+    ptl_xdecref(ex);
+    ptl_xdecref(res);
+    ptl_xdecref(t1);
+    ptl_xdecref(t2);
+    ptl_xdecref(t3);
+    ptl_xdecref(one);
+    ptl_xdecref(zero);
+    return rc;
+}
+
+/* floor_divide: PyTorch records a node that refuses backward */
+int
+floor_divide_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    (void)n;
+    (void)gi;
+    (void)go;
+    return ptl_error_set(PTL_ERR_RUNTIME, "derivative for aten::floor_divide is not implemented");
+}
+
+/* remainder / fmod(self, other) = self - other * q with q = floor / trunc of self / other:
+ * g, -g q (q is piecewise constant; its own gradient is zero) */
+static int
+rounded_mod_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId round)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (NEEDS(0) && give(n, go, 0, gi[0]) < 0) {
+        return -1;
+    }
+    if (NEEDS(1)) {
+        PtlTensorImpl *q = f1(sc, round, DIV(sv(sc, n, 0), sv(sc, n, 1)));
+        return scope_end(sc, give(n, go, 1, NEG(MUL(gi[0], q))));
+    }
+    return 0;
+}
+
+int
+remainder_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return rounded_mod_backward(n, gi, go, PTL_OP_floor);
+}
+
+int
+fmod_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return rounded_mod_backward(n, gi, go, PTL_OP_trunc);
+}
+
+/* atan2(a, b): g b / (a^2 + b^2), -g a / (a^2 + b^2) */
+int
+atan2_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *a = sv(sc, n, 0), *b = sv(sc, n, 1);
+    PtlTensorImpl *q = DIV(gi[0], ADD(MUL(a, a), MUL(b, b)));
+    int rc = -1;
+    if (NEEDS(0) && give(n, go, 0, MUL(q, b)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, NEG(MUL(q, a))) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+/* maximum/minimum: the larger (smaller) side gets g; ties split it in half */
+static int
+extremum_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int is_max)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *a = sv(sc, n, 0), *b = sv(sc, n, 1), *zero = inum(sc, 0);
+    PtlTensorImpl *half = WHERE(EQ(a, b), MULN(gi[0], 0.5), gi[0]);
+    int rc = -1;
+    if (NEEDS(0) && give(n, go, 0, WHERE(is_max ? LT(a, b) : GT(a, b), zero, half)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, WHERE(is_max ? LT(b, a) : GT(b, a), zero, half)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+int
+maximum_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return extremum_backward(n, gi, go, 1);
+}
+
+int
+minimum_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return extremum_backward(n, gi, go, 0);
+}
+
+/* fmax/fmin: self wins ties and wins where other is NaN (PyTorch's rule) */
+static int
+fextremum_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int is_max)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *a = sv(sc, n, 0), *b = sv(sc, n, 1), *zero = inum(sc, 0);
+    PtlTensorImpl *self_wins = OR(is_max ? GE(a, b) : LE(a, b), f1(sc, PTL_OP_isnan, b));
+    int rc = -1;
+    if (NEEDS(0) && give(n, go, 0, WHERE(self_wins, gi[0], zero)) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, WHERE(self_wins, zero, gi[0])) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+int
+fmax_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return fextremum_backward(n, gi, go, 1);
+}
+
+int
+fmin_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return fextremum_backward(n, gi, go, 0);
+}

@@ -1,0 +1,27 @@
+/* derivatives/copy.c -- derivative formulas of the ops of aten/native/copy.c: the copies
+ * (clone, contiguous, _to_copy, which pass the gradient through; alias and frac share that
+ * formula) and the in-place writes copy_, fill_ and zero_, which cut the old history.
+ * Mirrors their rows of tools/autograd/derivatives.yaml. */
+#include "../formula.h"
+
+int
+identity_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return NEEDS(0) ? put_same(n, go, 0, gi[0]) : 0;
+}
+
+/* copy_(self, src): self's old value does not matter; src gets g */
+int
+copy_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return NEEDS(1) ? put_same(n, go, 1, gi[0]) : 0;
+}
+
+int
+zero_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    (void)n;
+    (void)gi;
+    (void)go;
+    return 0;
+}

@@ -1,0 +1,201 @@
+/* derivatives/linalg.c -- derivative formulas of the matrix products of
+ * aten/native/linalg.c (mm, bmm, matmul, dot, vdot, mv, outer, addmm, addmv, baddbmm).
+ * Mirrors their rows of tools/autograd/derivatives.yaml and FunctionsManual.cpp. */
+#include "../formula.h"
+
+int
+mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *self = NULL, *other = NULL, *tt = NULL;
+    int rc = -1;
+    if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
+        goto done;
+    }
+    if (NEEDS(0)) {
+        if ((tt = op1(PTL_OP_t, other)) == NULL ||
+            put(n, go, 0, op2(PTL_OP_mm, gi[0], tt)) < 0) {
+            goto done;
+        }
+        PTL_CLEAR(tt);
+    }
+    if (NEEDS(1)) {
+        if ((tt = op1(PTL_OP_t, self)) == NULL || put(n, go, 1, op2(PTL_OP_mm, tt, gi[0])) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    ptl_xdecref(self);
+    ptl_xdecref(other);
+    ptl_xdecref(tt);
+    return rc;
+}
+
+/* bmm(a, b) (and mm): g b^T, a^T g; baddbmm/addmm scale them by alpha and self by beta */
+static int
+batched_mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId mm, int first,
+                    double alpha)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *g = alpha == 1.0 ? gi[0] : MULN(gi[0], alpha);
+    int rc = -1;
+    if (NEEDS(first) &&
+        give(n, go, first, f2(sc, mm, g, transpose_last(sc, sv(sc, n, 1)))) < 0) {
+        goto done;
+    }
+    if (NEEDS(first + 1) &&
+        give(n, go, first + 1, f2(sc, mm, transpose_last(sc, sv(sc, n, 0)), g)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+int
+bmm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return batched_mm_backward(n, gi, go, PTL_OP_bmm, 0, 1.0);
+}
+
+/* self's part of addmm/addmv/baddbmm: beta g (finish() sums the broadcast) */
+static int
+beta_part(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    double beta = ptl_iv_to_double(&n->args[3]);
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    return scope_end(sc, give(n, go, 0, beta == 1.0 ? gi[0] : MULN(gi[0], beta)));
+}
+
+int
+addmm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    if (beta_part(n, gi, go) < 0) {
+        return -1;
+    }
+    return batched_mm_backward(n, gi, go, PTL_OP_mm, 1, ptl_iv_to_double(&n->args[4]));
+}
+
+int
+baddbmm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    if (beta_part(n, gi, go) < 0) {
+        return -1;
+    }
+    return batched_mm_backward(n, gi, go, PTL_OP_bmm, 1, ptl_iv_to_double(&n->args[4]));
+}
+
+/* mv(a, v) (and addmv's a, v scaled by alpha): outer(g, v), a^T g */
+static int
+mv_part(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int first, double alpha)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *g = alpha == 1.0 ? gi[0] : MULN(gi[0], alpha);
+    int rc = -1;
+    if (NEEDS(first) && give(n, go, first, f2(sc, PTL_OP_outer, g, sv(sc, n, 1))) < 0) {
+        goto done;
+    }
+    if (NEEDS(first + 1) &&
+        give(n, go, first + 1, f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, sv(sc, n, 0)), g)) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+int
+mv_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return mv_part(n, gi, go, 0, 1.0);
+}
+
+int
+addmv_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    if (beta_part(n, gi, go) < 0) {
+        return -1;
+    }
+    return mv_part(n, gi, go, 1, ptl_iv_to_double(&n->args[4]));
+}
+
+/* dot/vdot(a, b) (real): g b, g a */
+int
+dot_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    int rc = -1;
+    if (NEEDS(0) && give(n, go, 0, MUL(gi[0], sv(sc, n, 1))) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, MUL(gi[0], sv(sc, n, 0))) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+/* outer(a, b): g b, g^T a */
+int
+outer_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    int rc = -1;
+    if (NEEDS(0) && give(n, go, 0, f2(sc, PTL_OP_mv, gi[0], sv(sc, n, 1))) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, gi[0]), sv(sc, n, 0))) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+/* matmul(a, b) in its four shapes; finish() sums broadcast batch dims back:
+ *   1-D . 1-D: g b, g a
+ *   N-D @ 1-D: g[..., None] * b, a * g[..., None]            (summed to b's shape)
+ *   1-D @ N-D: b * g[..., None, :] (summed over its last dim), a[:, None] * g[..., None, :]
+ *   N-D @ N-D: g @ b^T, a^T @ g */
+int
+matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *a = sv(sc, n, 0), *b = sv(sc, n, 1), *g = gi[0], *ga = NULL, *gb = NULL;
+    int da = n->input_meta[0].dim, db = n->input_meta[1].dim, rc = -1;
+    if (da == 1 && db == 1) {
+        ga = NEEDS(0) ? MUL(g, b) : NULL;
+        gb = NEEDS(1) ? MUL(g, a) : NULL;
+    }
+    else if (db == 1) {
+        PtlTensorImpl *gu = unsq(sc, g, -1);
+        ga = NEEDS(0) ? MUL(gu, b) : NULL;
+        gb = NEEDS(1) ? MUL(a, gu) : NULL;
+    }
+    else if (da == 1) {
+        PtlTensorImpl *gu = unsq(sc, g, -2);
+        if (NEEDS(0)) {
+            int64_t last = -1;
+            PtlIValue v[3] = {ptl_iv_tensor(MUL(b, gu)), ptl_iv_intlist(&last, 1), ptl_iv_bool(0)};
+            ga = fv(sc, PTL_OP_sum_dim_IntList, 3, v);
+        }
+        gb = NEEDS(1) ? MUL(unsq(sc, a, -1), gu) : NULL;
+    }
+    else {
+        ga = NEEDS(0) ? f2(sc, PTL_OP_matmul, g, transpose_last(sc, b)) : NULL;
+        gb = NEEDS(1) ? f2(sc, PTL_OP_matmul, transpose_last(sc, a), g) : NULL;
+    }
+    if (NEEDS(0) && give(n, go, 0, ga) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, gb) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
