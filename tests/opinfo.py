@@ -1,0 +1,1053 @@
+"""The operator table of the tests (PyTorch's OpInfo idea, written for pytorchlite).
+
+One OpInfo per operator of src/aten/ops.def, named by its schema name with the overload
+("add.Tensor", "sum", "sort.stable").  An entry holds:
+
+  samples     a few SampleInputs (args, kwargs) whose tensors are Specs (T, I, M) made in the
+              dtype under test: 0-dim, size-0, broadcast and non-contiguous inputs where the
+              op takes them
+  ref         a NumPy reference over the same values, called like the op, where one is natural
+  dtypes      the dtypes the op supports (its samples run in each)
+  errors      (SampleInput, exception type) pairs the op must refuse
+  gradgrad    True, or the reason PyTorch has no second derivative (or the samples are not
+              smooth enough for finite differences of the first one)
+  grad        "check" (gradcheck), "zeros" (random ops: derivatives.yaml gives zeros_like),
+              "error" (a NotImplemented row: backward raises) or "none" (not differentiable)
+  grad_call   how gradcheck calls the op when the sample alone cannot (grad_call(op, *args,
+              **kwargs)); grad_outputs picks the outputs gradcheck compares (grad_outputs(outs))
+  note        why an entry checks less than a plain gradcheck
+  known_bug   a derivative that disagrees with PyTorch's; its gradcheck is a strict xfail, so
+              fixing the formula makes the test fail until the mark goes
+
+The boring part is generated from the schemas (`_C._schemas()`): a pointwise op gets the
+standard shapes, its in-place and out= variants reuse the functional op's samples.  OVERRIDES
+holds what an op needs beyond that (indices, positive values, shapes that must agree).  Ops
+are called through `pytorchlite.ops.aten.<name>.<overload>`.
+
+The tests that drive the table: tests/autograd/test_derivatives_table.py (gradcheck and
+gradgradcheck of every derivatives.def row) and tests/aten/test_ops_table.py (every ops.def
+row runs, matches its reference and refuses its error samples)."""
+import math
+import re
+
+import numpy as np
+
+import pytorchlite as ptl
+from pytorchlite import _C
+from helpers import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, make
+
+aten = ptl.ops.aten
+
+FLOATS = (ptl.float32, ptl.float64)
+NUMERIC = (ptl.int64, ptl.float32, ptl.float64)
+WITH_BOOL = (ptl.bool, ptl.int64, ptl.float32, ptl.float64)
+INTS = (ptl.uint8, ptl.int32, ptl.int64)
+
+
+# ---- tensor specs: what a sample's tensor is, made later in the dtype under test ----
+
+class T:
+    """A random tensor of `shape` in the sample's dtype (or `dtype`), laid out as `layout`
+    (helpers.make: contiguous, transposed, sliced, expanded), values in [low, high) (the op's
+    domain when not given) or exactly `values`.  `grad`: gradcheck differentiates it."""
+
+    def __init__(self, *shape, layout="contiguous", low=None, high=None, values=None,
+                 dtype=None, grad=True, seed=None):
+        self.shape = tuple(np.shape(values)) if values is not None else shape
+        self.layout, self.low, self.high = layout, low, high
+        self.values, self.dtype, self.grad, self.seed = values, dtype, grad, seed
+
+    def make(self, dtype, domain, seed):
+        dtype = self.dtype or dtype
+        if self.values is not None:
+            a = np.array(self.values, dtype=np.float64 if dtype in FLOAT_DTYPES else None)
+            t = ptl.tensor(a, dtype=dtype)
+            return t, t.numpy().astype(np.float64) if dtype in FLOAT_DTYPES else t.numpy()
+        low = self.low if self.low is not None else domain[0]
+        high = self.high if self.high is not None else domain[1]
+        if dtype not in FLOAT_DTYPES:   # a positive domain stays positive
+            low = math.ceil(low) if low > 0 else math.floor(low)
+            high = max(math.ceil(high), low + 1)
+        t, a = make(self.shape, dtype, self.layout, self.seed if self.seed is not None else seed,
+                    low, high)
+        return t, np.asarray(a, dtype=np.float64) if dtype in FLOAT_DTYPES else np.asarray(a)
+
+    def __repr__(self):
+        return f"T{self.shape}" + ("" if self.layout == "contiguous" else f"[{self.layout}]")
+
+
+def I(values):  # noqa: E743  (an int64 index tensor)
+    return T(values=values, dtype=ptl.int64, grad=False)
+
+
+def M(values):
+    """A bool mask tensor."""
+    return T(values=values, dtype=ptl.bool, grad=False)
+
+
+def C(*shape, **kw):
+    """A float tensor that gradcheck leaves alone (a target, a saved statistic)."""
+    return T(*shape, grad=False, **kw)
+
+
+class SampleInput:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+    def __repr__(self):
+        kw = "".join(f", {k}={v!r}" for k, v in self.kwargs.items())
+        return f"({', '.join(map(repr, self.args))}{kw})"
+
+    def specs(self):
+        """Every T in args and kwargs, in order (lists of tensors included)."""
+        out = []
+
+        def walk(x):
+            if isinstance(x, T):
+                out.append(x)
+            elif isinstance(x, (list, tuple)):
+                for y in x:
+                    walk(y)
+        for v in list(self.args) + list(self.kwargs.values()):
+            walk(v)
+        return out
+
+    def make(self, dtype, domain=(-2.0, 2.0), requires_grad=False):
+        """(args, kwargs, np_args, np_kwargs, leaves): the pytorchlite call, its NumPy twin,
+        and the tensors made to require grad (floating specs with grad=True)."""
+        leaves, counter = [], [0]
+
+        def build(x):
+            if isinstance(x, T):
+                counter[0] += 1
+                t, a = x.make(dtype, domain, counter[0])
+                if requires_grad and x.grad and t.dtype in FLOAT_DTYPES:
+                    t.requires_grad_(True)
+                    leaves.append(t)
+                return t, a
+            if isinstance(x, (list, tuple)):
+                pairs = [build(y) for y in x]
+                return type(x)(p[0] for p in pairs), type(x)(p[1] for p in pairs)
+            return x, x
+        pa = [build(x) for x in self.args]
+        pk = {k: build(v) for k, v in self.kwargs.items()}
+        return ([p[0] for p in pa], {k: p[0] for k, p in pk.items()},
+                [p[1] for p in pa], {k: p[1] for k, p in pk.items()}, leaves)
+
+
+S = SampleInput
+
+
+class OpInfo:
+    def __init__(self, name, samples=None, ref=None, dtypes=FLOATS, domain=(-2.0, 2.0),
+                 errors=(), grad="check", gradgrad=True, grad_samples=None, note=None,
+                 grad_call=None, grad_outputs=None, known_bug=None, rtol=1e-9, atol=1e-12):
+        self.name = name
+        self.samples = list(samples or [])
+        self.ref, self.dtypes, self.domain = ref, tuple(dtypes), domain
+        self.errors = list(errors)
+        self.grad, self.gradgrad, self.note = grad, gradgrad, note
+        self.grad_samples = grad_samples
+        self.grad_call, self.grad_outputs = grad_call, grad_outputs
+        self.known_bug = known_bug
+        self.rtol, self.atol = rtol, atol
+
+    @property
+    def op(self):
+        base, _, overload = self.name.partition(".")
+        return getattr(getattr(aten, base), overload or "default")
+
+    @property
+    def inplace(self):
+        return self.name.split(".")[0].endswith("_") and not self.name.startswith("_")
+
+    def gradcheck_samples(self):
+        """The samples gradcheck runs on: non-empty ones with a differentiable float tensor,
+        at most three (finite differences cost one call per element)."""
+        if self.grad_samples is not None:
+            return self.grad_samples
+        keep = [s for s in self.samples
+                if any(t.grad and t.dtype in (None, ptl.float64) and t.layout != "expanded"
+                       and 0 not in t.shape for t in s.specs())
+                and all(0 not in t.shape for t in s.specs())]
+        return keep[:3]
+
+    def __repr__(self):
+        return f"OpInfo({self.name})"
+
+
+# ---- sample generators for the families of ops ----
+
+def unary_samples():
+    return [S(T()), S(T(0)), S(T(2, 3)), S(T(3, 2, layout="transposed")),
+            S(T(4, layout="sliced")), S(T(2, 3, layout="expanded"))]
+
+
+def binary_samples():
+    return [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3)), S(T(), T(2, 2)), S(T(0, 3), T(1, 3)),
+            S(T(3, 2, layout="transposed"), T(3, 1)), S(T(4, layout="sliced"), T(4)),
+            S(T(2, 3, layout="expanded"), T(2, 3))]
+
+
+def ternary_samples():
+    return [S(T(2, 3), T(2, 3), T(2, 3)), S(T(2, 3), T(3), T(2, 1)), S(T(), T(), T()),
+            S(T(0, 2), T(2), T(0, 1)), S(T(3, 2, layout="transposed"), T(3, 2), T(2))]
+
+
+def reduce_samples(dim_kw=None, keep=True):
+    """Whole-tensor reductions; with dim_kw the op takes a dim (and keepdim when keep)."""
+    if dim_kw is None:
+        return [S(T(2, 3)), S(T()), S(T(3, 4, layout="transposed")), S(T(5, layout="sliced"))]
+    out = [S(T(2, 3), 1), S(T(3, 4, layout="transposed"), 0), S(T(2, 3, 2), -1)]
+    if keep:
+        out += [S(T(2, 3), 1, True)]
+    return out
+
+
+def _schema_table():
+    rows = {}
+    for r in _C._schemas():
+        s = r["schema"]
+        name = s.split("(")[0]
+        if name.startswith("aten::"):
+            rows[name[len("aten::"):]] = r
+    return rows
+
+
+SCHEMAS = _schema_table()
+
+
+def _args_of(schema):
+    """[(type, name, default or None, kwarg_only)] of a schema string."""
+    inner = schema[schema.index("(") + 1:schema.rindex(") ->")]
+    out, kwonly, depth, cur = [], False, 0, ""
+    parts = []
+    for ch in inner:
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    for p in parts:
+        p = p.strip()
+        if p == "*":
+            kwonly = True
+            continue
+        decl, _, default = p.partition("=")
+        typ, _, name = decl.rpartition(" ")
+        out.append((typ, name, default or None, kwonly))
+    return out
+
+
+def is_pointwise(name):
+    """Every argument is a Tensor, or has a default: the op takes the standard shapes."""
+    args = _args_of(SCHEMAS[name]["schema"])
+    tensors = [a for a in args if a[0].startswith("Tensor") and not a[0].startswith("Tensor?")
+               and a[0] != "Tensor[]" and a[1] != "out"]
+    rest = [a for a in args if a not in tensors and a[1] != "out"]
+    return bool(tensors) and all(a[2] is not None for a in rest) and \
+        SCHEMAS[name]["flags"] & 4 != 0
+
+
+def generated_samples(name):
+    n = len([a for a in _args_of(SCHEMAS[name]["schema"])
+             if a[0].startswith("Tensor") and not a[0].startswith("Tensor?") and a[1] != "out"])
+    return {1: unary_samples, 2: binary_samples, 3: ternary_samples}[n]()
+
+
+# ---- the entries: what an op needs beyond its schema ----
+
+POS = (0.5, 2.0)
+UNIT = (-0.9, 0.9)
+NONSMOOTH = "the samples sit where the first derivative jumps; finite differences of it mean nothing"
+
+
+def _np_round_dec(a, decimals):
+    return np.round(a, decimals)
+
+
+def unary(name, ref=None, domain=(-2.0, 2.0), dtypes=FLOATS, **kw):
+    return OpInfo(name, unary_samples(), ref=ref, domain=domain, dtypes=dtypes, **kw)
+
+
+def binary(name, ref=None, domain=(-2.0, 2.0), dtypes=NUMERIC, **kw):
+    return OpInfo(name, binary_samples(), ref=ref, domain=domain, dtypes=dtypes, **kw)
+
+
+def _np_sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+def _np_floor_divide(a, b):
+    return np.floor_divide(a, b)
+
+
+ENTRIES = [
+    # unary pointwise
+    unary("neg", np.negative, dtypes=NUMERIC),
+    unary("abs", np.abs, domain=POS, dtypes=NUMERIC),
+    unary("sign", np.sign, dtypes=NUMERIC),
+    unary("exp", np.exp),
+    unary("exp2", np.exp2),
+    unary("expm1", np.expm1),
+    unary("log", np.log, domain=POS),
+    unary("log2", np.log2, domain=POS),
+    unary("log10", np.log10, domain=POS),
+    unary("log1p", np.log1p, domain=POS),
+    unary("sqrt", np.sqrt, domain=POS),
+    unary("rsqrt", lambda a: 1 / np.sqrt(a), domain=POS),
+    unary("sin", np.sin), unary("cos", np.cos), unary("tan", np.tan, domain=(-1.2, 1.2)),
+    unary("asin", np.arcsin, domain=UNIT), unary("acos", np.arccos, domain=UNIT),
+    unary("atan", np.arctan), unary("sinh", np.sinh), unary("cosh", np.cosh),
+    unary("tanh", np.tanh), unary("sigmoid", _np_sigmoid),
+    unary("relu", lambda a: np.maximum(a, 0), dtypes=NUMERIC),
+    unary("erf", None), unary("erfinv", None, domain=UNIT),
+    unary("floor", np.floor, dtypes=NUMERIC), unary("ceil", np.ceil, dtypes=NUMERIC),
+    unary("trunc", np.trunc, dtypes=NUMERIC), unary("round", np.round, dtypes=NUMERIC),
+    unary("frac", lambda a: a - np.trunc(a)),
+    unary("reciprocal", np.reciprocal, domain=POS),
+    unary("square", np.square, dtypes=NUMERIC),
+    unary("nan_to_num", np.nan_to_num),
+    OpInfo("round.decimals", [S(T(2, 3), decimals=1), S(T(), decimals=2), S(T(0), decimals=1)],
+           ref=lambda a, decimals: np.round(a, decimals), domain=(0.01, 0.04)),
+    unary("logical_not", np.logical_not, dtypes=WITH_BOOL, grad="none"),
+    unary("bitwise_not", np.invert, dtypes=(ptl.bool, ptl.int64, ptl.uint8), grad="none"),
+    unary("isnan", np.isnan, dtypes=NUMERIC, grad="none"),
+    unary("isinf", np.isinf, dtypes=NUMERIC, grad="none"),
+    unary("isfinite", np.isfinite, dtypes=NUMERIC, grad="none"),
+    # binary pointwise
+    binary("add.Tensor", np.add),
+    OpInfo("rsub.Tensor", binary_samples() + [S(T(2, 3), T(3), alpha=2)],
+           ref=lambda a, b, alpha=1: b - alpha * a, dtypes=NUMERIC),
+    binary("sub.Tensor", np.subtract),
+    binary("mul.Tensor", np.multiply),
+    binary("div.Tensor", np.true_divide, domain=POS, dtypes=FLOATS),
+    OpInfo("div.Tensor_mode",
+           [S(T(2, 3), T(2, 3), rounding_mode="trunc"), S(T(2, 3), T(3), rounding_mode="floor"),
+            S(T(2, 3), T(3), rounding_mode=None)],
+           ref=lambda a, b, rounding_mode: {"trunc": np.trunc, "floor": np.floor,
+                                            None: lambda x: x}[rounding_mode](a / b),
+           domain=POS),
+    binary("floor_divide", _np_floor_divide, domain=POS, grad="error",
+           note="derivatives.yaml: floor_divide is not differentiable"),
+    binary("remainder.Tensor", np.remainder, domain=POS),
+    binary("fmod.Tensor", np.fmod, domain=POS),
+    binary("pow.Tensor_Tensor", np.power, domain=POS, dtypes=FLOATS),
+    binary("atan2", np.arctan2, dtypes=FLOATS),
+    binary("maximum", np.maximum), binary("minimum", np.minimum),
+    binary("fmax", np.fmax), binary("fmin", np.fmin),
+    binary("max.other", np.maximum), binary("min.other", np.minimum),
+]
+
+def _np_var(a, dim=None, unbiased=True, keepdim=False, correction=None):
+    ddof = (1 if unbiased else 0) if correction is None else correction
+    axis = tuple(dim) if isinstance(dim, (list, tuple)) else dim
+    return np.var(a, axis=axis, ddof=ddof, keepdims=keepdim)
+
+
+def _np_std(a, dim=None, unbiased=True, keepdim=False, correction=None):
+    return np.sqrt(_np_var(a, dim, unbiased, keepdim, correction))
+
+
+def _axis(dim):
+    return tuple(dim) if isinstance(dim, (list, tuple)) else dim
+
+
+ENTRIES += [
+    # ternary pointwise
+    OpInfo("where.self", [S(M([[True, False, True], [False, False, True]]), T(2, 3), T(3)),
+                          S(M(True), T(), T(2)), S(M([[True], [False]]), T(2, 3), T(2, 3)),
+                          S(M([]), T(0), T(0))],
+           ref=np.where, dtypes=NUMERIC),
+    OpInfo("clamp", [S(T(2, 3), -1, 1), S(T(2, 3), min=0.5), S(T(), max=0.3),
+                     S(T(3, 2, layout="transposed"), -0.5, 0.5), S(T(0), 0, 1)],
+           ref=lambda a, min=None, max=None: np.clip(a, min, max), dtypes=NUMERIC),
+    OpInfo("clamp.Tensor", [S(T(2, 3), T(3, low=-2, high=-0.5), T(2, 1, low=0.5, high=2)),
+                            S(T(2, 3), T(3)), S(T(2, 3), None, T(2, 3))],
+           ref=lambda a, min=None, max=None: np.minimum(np.maximum(a, min), max)
+           if min is not None and max is not None else np.clip(a, min, max)),
+    OpInfo("clip", [S(T(2, 3), -1, 1), S(T(2, 3), max=1)],
+           ref=lambda a, min=None, max=None: np.clip(a, min, max)),
+    OpInfo("clip.Tensor", [S(T(2, 3), T(3, low=-2, high=-0.5), T(2, 1, low=0.5, high=2)),
+                           S(T(2, 3), None, T(2, 1))],
+           ref=lambda a, min=None, max=None: np.clip(a, min, max)),
+    OpInfo("clamp_min", [S(T(2, 3), 0.3), S(T(), 0.0)], ref=np.maximum, dtypes=NUMERIC),
+    OpInfo("clamp_max", [S(T(2, 3), 0.3), S(T(), 0.0)], ref=np.minimum, dtypes=NUMERIC),
+    OpInfo("lerp.Scalar", [S(T(2, 3), T(3), 0.3), S(T(), T(), 0.7), S(T(0), T(0), 0.5)],
+           ref=lambda a, b, w: a + w * (b - a)),
+    OpInfo("lerp.Tensor", [S(T(2, 3), T(3), T(2, 1)), S(T(), T(), T())],
+           ref=lambda a, b, w: a + w * (b - a)),
+    OpInfo("addcmul", ternary_samples() + [S(T(2, 3), T(3), T(2, 1), value=0.5)],
+           ref=lambda a, b, c, value=1: a + value * b * c, dtypes=NUMERIC),
+    OpInfo("addcdiv", ternary_samples() + [S(T(2, 3), T(3), T(2, 1), value=0.5)],
+           ref=lambda a, b, c, value=1: a + value * b / c, domain=POS),
+    # reductions
+    OpInfo("sum", reduce_samples() + [S(T(0))], ref=np.sum, dtypes=NUMERIC),
+    OpInfo("sum.dim_IntList", reduce_samples(True) + [S(T(2, 3, 2), [0, 2]), S(T(0, 3), 0)],
+           ref=lambda a, dim, keepdim=False: np.sum(a, axis=_axis(dim), keepdims=keepdim),
+           dtypes=NUMERIC),
+    OpInfo("nansum", [S(T(2, 3)), S(T(2, 3), 1, True), S(T(3, 2, layout="transposed"), [0])],
+           ref=lambda a, dim=None, keepdim=False: np.nansum(a, axis=_axis(dim), keepdims=keepdim)),
+    OpInfo("mean", reduce_samples(), ref=np.mean),
+    OpInfo("mean.dim", reduce_samples(True) + [S(T(2, 3, 2), [0, 2])],
+           ref=lambda a, dim, keepdim=False: np.mean(a, axis=_axis(dim), keepdims=keepdim)),
+    OpInfo("prod", reduce_samples(), ref=np.prod, domain=POS, dtypes=NUMERIC),
+    OpInfo("prod.dim_int", reduce_samples(True),
+           ref=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim)),
+    OpInfo("amax", [S(T(2, 3, 2), 1), S(T(2, 3)), S(T(2, 3, 2), [0, 2], True)],
+           ref=lambda a, dim=(), keepdim=False: np.amax(a, axis=_axis(dim) or None,
+                                                        keepdims=keepdim), dtypes=NUMERIC),
+    OpInfo("amin", [S(T(2, 3, 2), 1), S(T(2, 3)), S(T(2, 3, 2), [0, 2], True)],
+           ref=lambda a, dim=(), keepdim=False: np.amin(a, axis=_axis(dim) or None,
+                                                        keepdims=keepdim), dtypes=NUMERIC),
+    OpInfo("max", reduce_samples(), ref=np.max, dtypes=NUMERIC,
+           errors=[(S(T(0)), RuntimeError)]),
+    OpInfo("min", reduce_samples(), ref=np.min, dtypes=NUMERIC,
+           errors=[(S(T(0)), RuntimeError)]),
+    OpInfo("max.dim", reduce_samples(True),
+           ref=lambda a, dim, keepdim=False: (np.max(a, axis=dim, keepdims=keepdim),),
+           dtypes=NUMERIC),
+    OpInfo("min.dim", reduce_samples(True),
+           ref=lambda a, dim, keepdim=False: (np.min(a, axis=dim, keepdims=keepdim),),
+           dtypes=NUMERIC),
+    OpInfo("aminmax", [S(T(2, 3)), S(T(2, 3), dim=1), S(T(2, 3), dim=0, keepdim=True)],
+           ref=lambda a, dim=None, keepdim=False: (
+               np.amin(a, axis=dim, keepdims=keepdim), np.amax(a, axis=dim, keepdims=keepdim)),
+           dtypes=NUMERIC),
+    OpInfo("var", [S(T(2, 3)), S(T(2, 3), False)], ref=_np_var),
+    OpInfo("var.dim", [S(T(2, 3), [1]), S(T(3, 2, layout="transposed"), [0], True, True)],
+           ref=_np_var),
+    OpInfo("var.correction", [S(T(2, 3, 2), [0, 2], correction=0), S(T(2, 3)),
+                              S(T(4, 3), [0], correction=2, keepdim=True)],
+           ref=lambda a, dim=None, correction=None, keepdim=False: _np_var(
+               a, dim, True, keepdim, correction)),
+    OpInfo("std", [S(T(2, 3)), S(T(2, 3), False)], ref=_np_std),
+    OpInfo("std.dim", [S(T(2, 3), [1]), S(T(3, 2, layout="transposed"), [0], True, True)],
+           ref=_np_std),
+    OpInfo("std.correction", [S(T(2, 3, 2), [0, 2], correction=0), S(T(2, 3)),
+                              S(T(4, 3), [0], correction=2, keepdim=True)],
+           ref=lambda a, dim=None, correction=None, keepdim=False: _np_std(
+               a, dim, True, keepdim, correction)),
+    OpInfo("var_mean", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: (_np_var(a, None, unbiased), np.mean(a))),
+    OpInfo("var_mean.dim", [S(T(2, 3), [1]), S(T(2, 3), [1], True, True)],
+           ref=lambda a, dim, unbiased=True, keepdim=False: (
+               _np_var(a, dim, unbiased, keepdim), np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("var_mean.correction", [S(T(2, 3), [0], correction=0), S(T(2, 3))],
+           ref=lambda a, dim=None, correction=None, keepdim=False: (
+               _np_var(a, dim, True, keepdim, correction),
+               np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("std_mean", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: (_np_std(a, None, unbiased), np.mean(a))),
+    OpInfo("std_mean.dim", [S(T(2, 3), [1]), S(T(2, 3), [1], True, True)],
+           ref=lambda a, dim, unbiased=True, keepdim=False: (
+               _np_std(a, dim, unbiased, keepdim), np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("std_mean.correction", [S(T(2, 3), [0], correction=0), S(T(2, 3))],
+           ref=lambda a, dim=None, correction=None, keepdim=False: (
+               _np_std(a, dim, True, keepdim, correction),
+               np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("norm.Scalar", [S(T(2, 3)), S(T(2, 3), 1), S(T(2, 3), 3), S(T(2, 3), float("inf")),
+                           S(T(2, 3, low=0.5), 0.5)],
+           ref=lambda a, p=2: np.linalg.norm(a.ravel(), p)),
+    OpInfo("norm.ScalarOpt_dim", [S(T(2, 3), 2, [1]), S(T(2, 3), 3, [0], True),
+                                  S(T(2, 3), float("-inf"), [1])],
+           ref=lambda a, p, dim, keepdim=False: np.linalg.norm(a, p, axis=dim[0],
+                                                               keepdims=keepdim)),
+    OpInfo("logsumexp", [S(T(2, 3), [1]), S(T(2, 3), [0, 1], True),
+                         S(T(3, 2, layout="transposed"), [0])],
+           ref=lambda a, dim, keepdim=False: np.log(np.sum(np.exp(a), axis=_axis(dim),
+                                                           keepdims=keepdim))),
+    OpInfo("cumsum", [S(T(2, 3), 1), S(T(3, 2, layout="transposed"), 0), S(T(), 0), S(T(0), 0)],
+           ref=lambda a, dim: np.cumsum(a, axis=dim) if a.ndim else a, dtypes=NUMERIC),
+    OpInfo("cumprod", [S(T(2, 3), 1), S(T(3, 2, layout="transposed"), 0), S(T(), 0)],
+           ref=lambda a, dim: np.cumprod(a, axis=dim) if a.ndim else a, dtypes=NUMERIC),
+    OpInfo("logcumsumexp", [S(T(2, 3), 1), S(T(3, 2, layout="transposed"), 0)],
+           ref=lambda a, dim: np.log(np.cumsum(np.exp(a), axis=dim))),
+    OpInfo("cummax", [S(T(2, 3), 1), S(T(4, layout="sliced"), 0)],
+           ref=lambda a, dim: np.maximum.accumulate(a, axis=dim), dtypes=NUMERIC),
+    OpInfo("cummin", [S(T(2, 3), 1), S(T(4, layout="sliced"), 0)],
+           ref=lambda a, dim: np.minimum.accumulate(a, axis=dim), dtypes=NUMERIC),
+    OpInfo("linalg_vector_norm", [S(T(2, 3)), S(T(2, 3), 1, [1]), S(T(2, 3), 3, [0], True),
+                                  S(T(2, 3), float("inf"))],
+           ref=lambda a, ord=2, dim=None, keepdim=False: np.linalg.norm(
+               a.ravel() if dim is None else a, ord, axis=None if dim is None else dim[0],
+               keepdims=keepdim and dim is not None)),
+    OpInfo("renorm", [S(T(3, 2), 2, 0, 1.0), S(T(2, 3), 1, 1, 0.5)]),
+    OpInfo("_cdist_forward", [S(T(3, 2), T(2, 2), 2.0, None), S(T(3, 2), T(4, 2), 1.0, None)],
+           ref=lambda a, b, p, mode: np.linalg.norm(a[:, None] - b[None], p, axis=-1),
+           gradgrad="PyTorch's _cdist_backward has no derivative"),
+]
+
+def _np_slice(a, dim=0, start=None, end=None, step=1):
+    idx = [slice(None)] * a.ndim
+    idx[dim] = slice(start, end, step)
+    return a[tuple(idx)]
+
+
+def _np_split(a, split_size, dim=0):
+    n = a.shape[dim]
+    if isinstance(split_size, int):
+        cuts = list(range(split_size, n, split_size))
+    else:
+        cuts = list(np.cumsum(split_size)[:-1])
+    return tuple(np.split(a, cuts, axis=dim))
+
+
+ENTRIES += [
+    # views and shapes
+    OpInfo("view", [S(T(2, 3), [3, 2]), S(T(2, 3), [-1]), S(T(), [1]), S(T(0, 2), [2, 0])],
+           ref=lambda a, size: a.reshape(size), dtypes=ALL_DTYPES),
+    OpInfo("view_as", [S(T(2, 3), C(3, 2))], ref=lambda a, b: a.reshape(b.shape)),
+    OpInfo("reshape", [S(T(2, 3), [3, 2]), S(T(3, 2, layout="transposed"), [-1]),
+                       S(T(), [1, 1]), S(T(0, 3), [3, 0])],
+           ref=lambda a, shape: a.reshape(shape), dtypes=ALL_DTYPES),
+    OpInfo("reshape_as", [S(T(3, 2, layout="transposed"), C(6))],
+           ref=lambda a, b: a.reshape(b.shape)),
+    OpInfo("as_strided", [S(T(3, 4), [2, 2], [1, 3], 1), S(T(5), [3, 3], [1, 1])],
+           ref=lambda a, size, stride, off=0: np.lib.stride_tricks.as_strided(
+               a.ravel()[off:], size, [s * 8 for s in stride]),
+           gradgrad="overlapping as_strided: PyTorch's second derivative goes through the "
+                    "same geometry; the first-order check covers the formula"),
+    OpInfo("transpose.int", [S(T(2, 3), 0, 1), S(T(2, 3, 4), -1, 0), S(T(), 0, -1)],
+           ref=lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a, dtypes=ALL_DTYPES),
+    OpInfo("swapaxes", [S(T(2, 3, 2), 0, 2)], ref=np.swapaxes),
+    OpInfo("swapdims", [S(T(2, 3, 2), 1, -1)], ref=np.swapaxes),
+    OpInfo("t", [S(T(2, 3)), S(T(3)), S(T())], ref=np.transpose, dtypes=ALL_DTYPES),
+    OpInfo("permute", [S(T(2, 3, 4), [2, 0, 1]), S(T(), []), S(T(0, 2), [1, 0])],
+           ref=np.transpose, dtypes=ALL_DTYPES),
+    OpInfo("movedim.int", [S(T(2, 3, 2), 0, -1)], ref=np.moveaxis),
+    OpInfo("movedim.intlist", [S(T(2, 3, 2), [0, 1], [2, 0])], ref=np.moveaxis),
+    OpInfo("moveaxis.int", [S(T(2, 3, 2), 2, 0)], ref=np.moveaxis),
+    OpInfo("expand", [S(T(3, 1), [2, 3, 4]), S(T(), [2]), S(T(3), [-1])],
+           ref=lambda a, size: np.broadcast_to(
+               a, [a.shape[i - len(size) + a.ndim] if s == -1 else s
+                   for i, s in enumerate(size)]), dtypes=ALL_DTYPES),
+    OpInfo("expand_as", [S(T(3, 1), C(2, 3, 4))], ref=lambda a, b: np.broadcast_to(a, b.shape)),
+    OpInfo("broadcast_to", [S(T(3), [2, 3])], ref=np.broadcast_to),
+    OpInfo("squeeze", [S(T(2, 1, 3)), S(T())], ref=np.squeeze),
+    OpInfo("squeeze.dim", [S(T(2, 1, 3), 1), S(T(2, 3), 0)],
+           ref=lambda a, d: np.squeeze(a, d) if a.shape[d] == 1 else a),
+    OpInfo("squeeze.dims", [S(T(1, 1, 3), [0, 1])], ref=lambda a, d: np.squeeze(a, tuple(d))),
+    OpInfo("unsqueeze", [S(T(2, 3), 1), S(T(), 0), S(T(2, 3), -1)], ref=np.expand_dims,
+           dtypes=ALL_DTYPES),
+    OpInfo("flatten.using_ints", [S(T(3, 2, layout="transposed")), S(T(2, 3, 2), 1, 2),
+                                  S(T())],
+           ref=lambda a, s=0, e=-1: a.reshape(-1) if a.ndim <= 1 or (s, e) == (0, -1)
+           else a.reshape(a.shape[:s] + (-1,) + a.shape[e + 1:])),
+    OpInfo("unflatten.int", [S(T(3, 4), 1, [2, 2])],
+           ref=lambda a, d, sizes: a.reshape(a.shape[:d] + tuple(sizes) + a.shape[d + 1:])),
+    OpInfo("narrow", [S(T(2, 4), 1, 1, 2), S(T(4, layout="sliced"), 0, 0, 3)],
+           ref=lambda a, d, s, n: _np_slice(a, d, s, s + n)),
+    OpInfo("select.int", [S(T(2, 3), 1, 2), S(T(3), 0, -1), S(T(2, 3, 2), 0, 0)],
+           ref=lambda a, d, i: np.take(a, i, axis=d), dtypes=ALL_DTYPES),
+    OpInfo("slice.Tensor", [S(T(5, 2), 0, 1, 4, 2), S(T(2, 5), 1, None, None, 1),
+                            S(T(3), 0, 0, 0, 1)],
+           ref=_np_slice, dtypes=ALL_DTYPES),
+    OpInfo("unbind.int", [S(T(2, 3), 1), S(T(3, 2), 0)],
+           ref=lambda a, d=0: tuple(np.moveaxis(a, d, 0))),
+    OpInfo("split.Tensor", [S(T(2, 5), 2, 1), S(T(4, 2), 3)], ref=_np_split),
+    OpInfo("split.sizes", [S(T(2, 4), [1, 3], 1)], ref=_np_split),
+    OpInfo("split_with_sizes", [S(T(3, 2), [2, 1], 0)], ref=_np_split),
+    OpInfo("chunk", [S(T(2, 5), 2, 1), S(T(4), 2)],
+           ref=lambda a, n, dim=0: _np_split(a, -(-a.shape[dim] // n), dim)),
+    OpInfo("contiguous", [S(T(3, 2, layout="transposed")), S(T())], ref=np.ascontiguousarray,
+           grad_samples=[S(T(3, 2, layout="transposed"))]),
+    OpInfo("clone", [S(T(3, 2, layout="transposed")), S(T()), S(T(0))], ref=np.copy,
+           dtypes=ALL_DTYPES),
+    OpInfo("alias", [S(T(2, 3))], ref=lambda a: a),
+    OpInfo("detach", [S(T(2, 3))], ref=lambda a: a, grad="none"),
+    OpInfo("_to_copy", [S(T(2, 3)), S(T(3, 2, layout="transposed"), dtype=ptl.float32)],
+           ref=lambda a, dtype=None: a,
+           grad_samples=[S(T(2, 3)), S(T(3, 2, layout="transposed"), dtype=ptl.float64)]),
+    OpInfo("copy_", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3)), S(T(), T())],
+           ref=lambda a, b: np.broadcast_to(b, a.shape).copy(), dtypes=NUMERIC),
+    OpInfo("fill_.Scalar", [S(T(2, 3), 1.5), S(T(), -1)],
+           ref=lambda a, v: np.full_like(a, v), dtypes=NUMERIC),
+    OpInfo("fill_.Tensor", [S(T(2, 3), T()), S(T(3), T())],
+           ref=lambda a, v: np.full_like(a, v),
+           known_bug="FillBackward1 gives value a zero gradient; derivatives.yaml gives "
+                     "grad.sum() (torch 2.13: value.grad == self.numel())"),
+    OpInfo("zero_", [S(T(2, 3)), S(T())], ref=np.zeros_like, dtypes=NUMERIC),
+    OpInfo("flip", [S(T(2, 3), [0]), S(T(2, 3, 2), [0, 2])],
+           ref=lambda a, dims: np.flip(a, tuple(dims)), dtypes=NUMERIC),
+    OpInfo("roll", [S(T(2, 3), [1], [1]), S(T(2, 3), [2]), S(T(2, 3), [1, -1], [0, 1])],
+           ref=lambda a, shifts, dims=(): np.roll(a, tuple(shifts), tuple(dims) or None)),
+    OpInfo("rot90", [S(T(2, 3)), S(T(2, 3), 2), S(T(2, 3, 2), -1, [1, 2])],
+           ref=lambda a, k=1, dims=(0, 1): np.rot90(a, k, tuple(dims))),
+    OpInfo("repeat", [S(T(2, 3), [2, 1]), S(T(3), [2, 1, 2]), S(T(), [3])],
+           ref=lambda a, r: np.tile(a, r)),
+    OpInfo("tril", [S(T(3, 3)), S(T(2, 3, 4), 1), S(T(3, 4), -1)], ref=np.tril, dtypes=NUMERIC),
+    OpInfo("triu", [S(T(3, 3)), S(T(2, 3, 4), 1), S(T(3, 4), -1)], ref=np.triu, dtypes=NUMERIC),
+    OpInfo("diag_embed", [S(T(2, 3)), S(T(3), 1), S(T(2, 2), -1, 0, 2)]),
+    OpInfo("diagonal", [S(T(3, 4)), S(T(3, 4), 1), S(T(2, 3, 3), 0, 1, 2)],
+           ref=lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2)),
+    OpInfo("trace", [S(T(3, 4)), S(T(3, 3))], ref=np.trace),
+    OpInfo("unfold", [S(T(2, 5), 1, 2, 1), S(T(6), 0, 3, 2)]),
+    OpInfo("unfold_backward", [S(T(2, 4, 2), [2, 5], 1, 2, 1), S(T(2, 3), [6], 0, 3, 2)]),
+    OpInfo("linalg_cross", [S(T(2, 3), T(2, 3)), S(T(3, 2), T(3, 2), dim=0), S(T(2, 3), T(1, 3))],
+           ref=lambda a, b, dim=-1: np.cross(a, b, axis=dim)),
+    OpInfo("cat", [S([T(2, 3), T(1, 3)]), S([T(2, 3), T(2, 2, layout="transposed")], 1),
+                   S([T(2, 3), T(0)], 0)],
+           ref=lambda ts, dim=0: np.concatenate([t for t in ts if t.shape != (0,)], dim),
+           dtypes=NUMERIC),
+    OpInfo("concat", [S([T(2, 3), T(1, 3)], -2)], ref=lambda ts, dim=0: np.concatenate(ts, dim)),
+    OpInfo("stack", [S([T(2, 3), T(2, 3)], 1), S([T(), T()])],
+           ref=lambda ts, dim=0: np.stack(ts, dim)),
+    OpInfo("hstack", [S([T(2, 3), T(2, 1)]), S([T(3), T()])],
+           ref=lambda ts: np.hstack(ts)),
+    OpInfo("vstack", [S([T(3), T(2, 3)])], ref=lambda ts: np.vstack(ts)),
+]
+
+def _np_index_add(a, dim, index, src, alpha=1):
+    out = a.copy()
+    for k, i in enumerate(index):
+        sl = [slice(None)] * a.ndim
+        sl[dim] = i
+        sk = [slice(None)] * a.ndim
+        sk[dim] = k
+        out[tuple(sl)] += alpha * src[tuple(sk)]
+    return out
+
+
+def _np_gather(a, dim, index):
+    return np.take_along_axis(a, index, dim)
+
+
+def _maxpool_indices(shape, kernel, seed, **kw):
+    """Indices max_pool*_with_indices gives for T(*shape, seed=seed) (float64)."""
+    x, _ = T(*shape, seed=seed).make(ptl.float64, (-2.0, 2.0), seed)
+    f = aten.max_pool2d_with_indices if len(kernel) == 2 else aten.max_pool3d_with_indices
+    return f(x, kernel, **kw)[1].tolist()
+
+
+ENTRIES += [
+    # linear algebra
+    OpInfo("mm", [S(T(2, 3), T(3, 4)), S(T(2, 3, layout="transposed"), T(3, 2)),
+                  S(T(0, 3), T(3, 2))], ref=np.matmul, dtypes=NUMERIC),
+    OpInfo("bmm", [S(T(2, 2, 3), T(2, 3, 2)), S(T(2, 1, 3), T(2, 3, 0))], ref=np.matmul),
+    OpInfo("matmul", [S(T(3), T(3)), S(T(2, 3), T(3)), S(T(3), T(2, 3, 2)),
+                      S(T(2, 1, 2, 3), T(3, 3, 2)), S(T(2, 3), T(2, 3, 2))], ref=np.matmul),
+    OpInfo("dot", [S(T(3), T(3)), S(T(0), T(0))], ref=np.dot, dtypes=NUMERIC),
+    OpInfo("vdot", [S(T(3), T(3)), S(T(3, layout="sliced"), T(3))], ref=np.vdot),
+    OpInfo("mv", [S(T(2, 3, layout="transposed"), T(3)), S(T(2, 3), T(3))], ref=np.matmul),
+    OpInfo("outer", [S(T(2), T(3))], ref=np.outer),
+    OpInfo("addmm", [S(T(3), T(2, 4), T(4, 3), beta=0.5, alpha=2), S(T(2, 3), T(2, 4), T(4, 3))],
+           ref=lambda s, a, b, beta=1, alpha=1: beta * s + alpha * (a @ b)),
+    OpInfo("addmv", [S(T(1), T(2, 3, layout="transposed"), T(3), alpha=-1),
+                     S(T(2), T(2, 3), T(3))],
+           ref=lambda s, a, b, beta=1, alpha=1: beta * s + alpha * (a @ b)),
+    OpInfo("baddbmm", [S(T(2, 1), T(2, 2, 3), T(2, 3, 1), beta=2),
+                       S(T(2, 2, 1), T(2, 2, 3), T(2, 3, 1))],
+           ref=lambda s, a, b, beta=1, alpha=1: beta * s + alpha * (a @ b)),
+    OpInfo("_linalg_svd", [S(T(3, 2)), S(T(2, 3), full_matrices=False)],
+           gradgrad="SVD's second derivative through the singular vectors is left to "
+                    "tests/test_svd.py (gauge-invariant losses)",
+           note="gradcheck of U and Vh depends on the sign gauge; the check runs on the "
+                "gauge-invariant singular values"),
+    # sorting and selection (distinct random values: no ties)
+    OpInfo("sort", [S(T(2, 3)), S(T(2, 3), 0, True), S(T(4, layout="sliced"))],
+           ref=lambda a, dim=-1, descending=False: (
+               -np.sort(-a, axis=dim) if descending else np.sort(a, axis=dim),),
+           dtypes=NUMERIC),
+    OpInfo("sort.stable", [S(T(2, 3), stable=True), S(T(2, 3), stable=False, dim=0,
+                                                       descending=True)],
+           ref=lambda a, stable, dim=-1, descending=False: (
+               -np.sort(-a, axis=dim) if descending else np.sort(a, axis=dim),)),
+    OpInfo("topk", [S(T(2, 4), 2), S(T(2, 4), 1, 0, False)],
+           ref=lambda a, k, dim=-1, largest=True, sorted=True: (
+               (-np.sort(-a, axis=dim) if largest else np.sort(a, axis=dim)).take(
+                   range(k), axis=dim),)),
+    OpInfo("kthvalue", [S(T(2, 4), 2), S(T(3, 2), 1, 0, True)],
+           ref=lambda a, k, dim=-1, keepdim=False: (
+               np.take(np.sort(a, axis=dim), [k - 1] if keepdim else k - 1, axis=dim),)),
+    OpInfo("median", [S(T(2, 3)), S(T(4))], ref=lambda a: np.sort(a.ravel())[(a.size - 1) // 2]),
+    OpInfo("median.dim", [S(T(2, 3), 1), S(T(3, 2), 0, True)],
+           ref=lambda a, dim, keepdim=False: (np.take(
+               np.sort(a, axis=dim), [(a.shape[dim] - 1) // 2] if keepdim
+               else (a.shape[dim] - 1) // 2, axis=dim),)),
+    OpInfo("nanmedian", [S(T(2, 3))], ref=lambda a: np.sort(a.ravel())[(a.size - 1) // 2]),
+    OpInfo("nanmedian.dim", [S(T(2, 3), 1)],
+           ref=lambda a, dim, keepdim=False: (np.sort(a, axis=dim).take(
+               (a.shape[dim] - 1) // 2, axis=dim),)),
+    OpInfo("mode", [S(T(values=[[1.0, 2.0, 2.0], [3.0, 3.0, 0.5]])),
+                    S(T(values=[[1.0, 2.0], [1.0, 3.0]]), 0)],
+           grad_samples=[S(T(2, 3)), S(T(3, 2), 0)],
+           note="with ties the mode jumps under any perturbation: gradcheck runs on distinct "
+                "values (whose mode is the smallest)"),
+    # indexing
+    OpInfo("index.Tensor", [S(T(3, 4), [I([0, 2, 0])]), S(T(3, 4), [None, I([1, 3])]),
+                            S(T(3, 4), [M([True, False, True])]),
+                            S(T(3, 4), [I([0, 1]), I([2, 3])])],
+           ref=lambda a, idx: a[tuple(slice(None) if i is None else i for i in idx)]),
+    OpInfo("index_put", [S(T(3, 4), [I([0, 2])], T(2, 4)),
+                         S(T(3, 4), [I([0, 0])], T(4), True),
+                         S(T(3, 4), [M([True, False, True])], T(1))]),
+    OpInfo("index_select", [S(T(3, 4), 0, I([0, 2, 0])), S(T(3, 4), 1, I([3])),
+                            S(T(3, 4, layout="transposed"), 1, I([]))],
+           ref=lambda a, dim, index: np.take(a, index, axis=dim), dtypes=NUMERIC),
+    OpInfo("index_add", [S(T(3, 4), 0, I([0, 2, 0]), T(3, 4)),
+                         S(T(3, 4), 1, I([1, 3]), T(3, 2), alpha=2)],
+           ref=_np_index_add),
+    OpInfo("index_copy", [S(T(3, 4), 0, I([2, 0]), T(2, 4)), S(T(3, 4), 1, I([3]), T(3, 1))]),
+    OpInfo("index_fill.int_Scalar", [S(T(3, 4), 0, I([0, 2]), 1.5), S(T(3, 4), 1, I([3]), -1)]),
+    OpInfo("index_fill.int_Tensor", [S(T(3, 4), 0, I([0, 2]), T()), S(T(3, 4), 1, I([3]), T())]),
+    OpInfo("gather", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]])), S(T(3, 4), 0, I([[2, 1, 0, 0]]))],
+           ref=_np_gather, dtypes=NUMERIC),
+    OpInfo("scatter.src", [S(T(3, 4), 1, I([[0, 1], [3, 2], [2, 0]]), T(3, 2)),
+                           S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4))]),
+    OpInfo("scatter.value", [S(T(3, 4), 1, I([[0, 1], [3, 2], [2, 0]]), 1.5)]),
+    OpInfo("scatter.reduce", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), reduce="add"),
+                              S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4), reduce="multiply")],
+           grad="error", note="derivatives.yaml: scatter with reduce= has no derivative"),
+    OpInfo("scatter.value_reduce", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), 1.5,
+                                      reduce="add")],
+           grad="error", note="derivatives.yaml: scatter with reduce= has no derivative"),
+    OpInfo("scatter_add", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2)),
+                           S(T(3, 4), 0, I([[2, 1, 0, 1], [2, 0, 0, 1]]), T(2, 4))]),
+    OpInfo("scatter_reduce.two",
+           [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "sum"),
+            S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "prod", include_self=False),
+            S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "mean"),
+            S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "amax"),
+            S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4), "amin", include_self=False)],
+           grad_samples=[
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "sum"),
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "prod", include_self=False),
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "mean"),
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "amax")]),
+    OpInfo("masked_fill.Scalar", [S(T(2, 3), M([[True, False, True], [False, False, True]]), 0.5),
+                                  S(T(2, 3), M([True, False, False]), -1)],
+           ref=lambda a, m, v: np.where(m, v, a), dtypes=NUMERIC),
+    OpInfo("masked_fill.Tensor", [S(T(2, 3), M([[True, False, True], [False, False, True]]),
+                                    T())],
+           ref=lambda a, m, v: np.where(m, v, a)),
+    OpInfo("masked_scatter", [S(T(2, 3), M([[True, False, True], [False, False, True]]), T(2, 3)),
+                              S(T(2, 3), M([True, False, True]), T(5))]),
+    OpInfo("take", [S(T(3, 4), I([0, 11, 5])), S(T(3, 4, layout="transposed"), I([[1, 2]]))],
+           ref=lambda a, i: np.take(a, i)),
+    OpInfo("embedding", [S(T(4, 3), I([0, 2, 0])), S(T(4, 3), I([[1, 3], [3, 0]]), 0)],
+           ref=lambda w, i, padding_idx=-1: w[i],
+           grad_samples=[S(T(4, 3), I([0, 2, 0]))],
+           note="padding_idx's row gets no gradient (PyTorch's rule), so finite differences "
+                "disagree there by design: gradcheck runs without padding_idx"),
+    OpInfo("embedding_dense_backward", [S(T(3, 2), I([0, 2, 0]), 4, -1, False),
+                                        S(T(3, 2), I([0, 2, 0]), 4, 0, True)]),
+]
+
+def _np_softmax(a, dim):
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+G2 = (2, 3)
+
+
+def _grad_and_self(name, ref=None, domain=(-2.0, 2.0), extra=(), **kw):
+    """An activation's backward op: (grad_output, self, *extra) on equal shapes."""
+    return OpInfo(name, [S(T(*G2), T(*G2), *extra), S(T(3, 2, layout="transposed"), T(3, 2),
+                                                      *extra)],
+                  ref=ref, domain=domain, **kw)
+
+
+ENTRIES += [
+    # activations
+    OpInfo("_gelu", [S(T(2, 3)), S(T(2, 3), 1)]),
+    OpInfo("gelu", [S(T(2, 3)), S(T(2, 3), approximate="tanh")], grad="none"),
+    unary("silu", lambda a: a * _np_sigmoid(a)),
+    unary("mish", lambda a: a * np.tanh(np.log1p(np.exp(a)))),
+    OpInfo("elu", [S(T(2, 3)), S(T(2, 3), 0.5, 2.0, 1.5)],
+           ref=lambda a, alpha=1, scale=1, input_scale=1: scale * np.where(
+               a > 0, a, alpha * (np.exp(a * input_scale) - 1))),
+    OpInfo("celu", [S(T(2, 3)), S(T(2, 3), 0.5)],
+           ref=lambda a, alpha=1: np.maximum(a, 0) + np.minimum(0, alpha * (np.exp(a / alpha) - 1))),
+    OpInfo("leaky_relu", [S(T(2, 3)), S(T(2, 3), 0.2)],
+           ref=lambda a, s=0.01: np.where(a > 0, a, s * a)),
+    OpInfo("hardtanh", [S(T(2, 3)), S(T(2, 3), -0.5, 0.5)],
+           ref=lambda a, lo=-1, hi=1: np.clip(a, lo, hi)),
+    OpInfo("softplus", [S(T(2, 3)), S(T(2, 3), 2, 1)],
+           ref=lambda a, beta=1, th=20: np.where(a * beta > th, a, np.log1p(np.exp(a * beta)) / beta)),
+    unary("hardswish", lambda a: a * np.clip(a + 3, 0, 6) / 6, domain=(-4.0, 4.0)),
+    unary("hardsigmoid", lambda a: np.clip(a + 3, 0, 6) / 6, domain=(-4.0, 4.0),
+          gradgrad="hardsigmoid_backward has no derivative in PyTorch (NotImplemented)"),
+    unary("log_sigmoid", lambda a: -np.log1p(np.exp(-a))),
+    OpInfo("softshrink", [S(T(2, 3)), S(T(2, 3), 1.0)],
+           ref=lambda a, l=0.5: np.where(a > l, a - l, np.where(a < -l, a + l, 0))),
+    OpInfo("hardshrink", [S(T(2, 3)), S(T(2, 3), 1.0)],
+           ref=lambda a, l=0.5: np.where(np.abs(a) > l, a, 0)),
+    OpInfo("threshold", [S(T(2, 3), 0.5, -1.0), S(T(2, 3), 0.0, 0.0)],
+           ref=lambda a, th, v: np.where(a > th, a, v), dtypes=NUMERIC),
+    OpInfo("_softmax", [S(T(2, 3), 1, False), S(T(3, 2, layout="transposed"), 0, False)],
+           ref=lambda a, dim, h: _np_softmax(a, dim)),
+    OpInfo("_log_softmax", [S(T(2, 3), 1, False), S(T(3, 2, layout="transposed"), 0, False)],
+           ref=lambda a, dim, h: np.log(_np_softmax(a, dim))),
+    OpInfo("softmax.int", [S(T(2, 3), 1), S(T(), 0)],
+           ref=lambda a, dim, dtype=None: _np_softmax(a, dim)),
+    OpInfo("log_softmax.int", [S(T(2, 3), 1)],
+           ref=lambda a, dim, dtype=None: np.log(_np_softmax(a, dim))),
+    _grad_and_self("gelu_backward"),
+    _grad_and_self("silu_backward"),
+    _grad_and_self("mish_backward"),
+    OpInfo("elu_backward", [S(T(2, 3), 1.0, 1.0, 1.0, False, T(2, 3)),
+                            S(T(2, 3), 0.5, 2.0, 1.0, False, T(2, 3))]),
+    _grad_and_self("leaky_relu_backward", extra=(0.2, False)),
+    _grad_and_self("hardtanh_backward", extra=(-1.0, 1.0)),
+    _grad_and_self("softplus_backward", extra=(1.0, 20.0)),
+    _grad_and_self("hardswish_backward", domain=(-4.0, 4.0)),
+    _grad_and_self("hardsigmoid_backward", domain=(-4.0, 4.0), grad="error",
+                   note="derivatives.yaml: hardsigmoid_backward is not differentiable"),
+    _grad_and_self("log_sigmoid_backward", extra=()),
+    _grad_and_self("softshrink_backward", extra=(0.5,)),
+    _grad_and_self("hardshrink_backward", extra=(0.5,)),
+    _grad_and_self("threshold_backward", extra=(0.5,)),
+    OpInfo("_softmax_backward_data", [S(T(2, 3), T(2, 3, low=0.1, high=0.9), 1, ptl.float64)]),
+    OpInfo("_log_softmax_backward_data", [S(T(2, 3), T(2, 3, low=-2, high=-0.1), 1,
+                                            ptl.float64)]),
+    # losses
+    OpInfo("nll_loss_nd", [S(T(3, 4), I([0, 3, 1])), S(T(3, 4), I([0, 3, 1]), C(4, low=0.5), 2),
+                           S(T(3, 4), I([0, 3, 1]), None, 0, 3), S(T(2, 3, 2), I([[0, 1], [2, 2]]))]),
+    OpInfo("nll_loss_nd_backward", [S(T(), T(3, 4), I([0, 3, 1]), None, 1, -100),
+                                    S(T(3), T(3, 4), I([0, 3, 1]), C(4, low=0.5), 0, 1)]),
+    OpInfo("binary_cross_entropy", [S(T(2, 3, low=0.1, high=0.9), C(2, 3, low=0, high=1)),
+                                    S(T(3, low=0.1, high=0.9), C(3, low=0, high=1),
+                                      C(3, low=0.5), 0)],
+           ref=lambda a, t, w=None, reduction=1: (lambda l: {0: l, 1: l.mean(), 2: l.sum()}[
+               reduction])(-(w if w is not None else 1) * (t * np.log(a) + (1 - t) * np.log(1 - a)))),
+    OpInfo("binary_cross_entropy_backward",
+           [S(T(), T(2, 3, low=0.1, high=0.9), C(2, 3, low=0, high=1)),
+            S(T(3), T(3, low=0.1, high=0.9), C(3, low=0, high=1), C(3, low=0.5), 0)]),
+]
+
+GRID_GG = ("its derivative, _grid_sampler_backward_backward, has no derivative (a third "
+           "derivative of grid_sampler)")
+RANDOM = ("a random op: derivatives.yaml gives zeros_like for every input, so the check is "
+          "that the gradient is zeros and the node is the row's")
+IN_PLACE_RANDOM = RANDOM + " (an in-place write: the old values' history is cut)"
+_MP2 = _maxpool_indices((1, 2, 4, 4), [2, 2], 7)
+_MP3 = _maxpool_indices((1, 1, 2, 4, 4), [2, 2, 2], 7)
+_AMP = aten.adaptive_max_pool2d(T(1, 2, 4, 4, seed=7).make(ptl.float64, (-2.0, 2.0), 7)[0],
+                                [2, 2])[1].tolist()
+_LN = aten.native_layer_norm(T(2, 3, seed=2).make(ptl.float64, (-2.0, 2.0), 2)[0], [3],
+                             None, None, 1e-5)
+
+
+def _ln_stat(k):
+    return T(values=_LN[k].tolist(), grad=False)
+
+
+ENTRIES += [
+    # random numbers
+    OpInfo("uniform_", [S(T(2, 3)), S(T(4), -1.0, 1.0)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("normal_", [S(T(2, 3)), S(T(4), 1.0, 2.0)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("normal.Tensor_float", [S(T(2, 3)), S(T(3), 2.0)], grad="zeros", note=RANDOM),
+    OpInfo("normal.float_Tensor", [S(1.0, T(2, 3, low=0.5))], grad="zeros", note=RANDOM),
+    OpInfo("normal.Tensor_Tensor", [S(T(2, 3), T(2, 3, low=0.5))], grad="zeros", note=RANDOM),
+    OpInfo("random_.from", [S(T(2, 3), 0, 5)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("random_.to", [S(T(2, 3), 5)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("random_", [S(T(2, 3))], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("exponential_", [S(T(2, 3)), S(T(3), 2.0)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("geometric_", [S(T(2, 3), 0.3)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("log_normal_", [S(T(2, 3))], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("cauchy_", [S(T(2, 3))], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("bernoulli", [S(T(2, 3, low=0.1, high=0.9))], grad="zeros", note=RANDOM),
+    OpInfo("bernoulli_.Tensor", [S(T(2, 3), T(2, 3, low=0.1, high=0.9))], grad="zeros",
+           note=IN_PLACE_RANDOM),
+    OpInfo("bernoulli_.float", [S(T(2, 3)), S(T(3), 0.3)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("poisson", [S(T(2, 3, low=0.5, high=3))], grad="zeros", note=RANDOM),
+    # convolution and pooling (batch 1, a few channels: finite differences stay cheap)
+    OpInfo("convolution", [S(T(1, 2, 3, 3), T(2, 2, 2, 2), T(2), [1, 1], [0, 0], [1, 1], False,
+                             [0, 0], 1),
+                           S(T(1, 2, 3, 3), T(2, 1, 2, 2), None, [2, 1], [1, 0], [1, 1], False,
+                             [0, 0], 2),
+                           S(T(1, 2, 2, 2), T(2, 1, 2, 2), T(1), [1, 1], [0, 0], [1, 1], True,
+                             [0, 0], 1)]),
+    OpInfo("convolution_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 3, 3), T(2, 2, 2, 2), [2], [1, 1], [0, 0], [1, 1], False,
+              [0, 0], 1, [1, 1, 1])]),
+    OpInfo("im2col", [S(T(1, 2, 3, 3), [2, 2], [1, 1], [0, 0], [1, 1])]),
+    OpInfo("col2im", [S(T(1, 8, 4), [3, 3], [2, 2], [1, 1], [0, 0], [1, 1])]),
+    OpInfo("max_pool2d_with_indices", [S(T(1, 2, 4, 4, seed=7), [2, 2]),
+                                       S(T(1, 2, 4, 4), [3, 3], [1, 1], [1, 1])]),
+    OpInfo("max_pool3d_with_indices", [S(T(1, 1, 2, 4, 4, seed=7), [2, 2, 2])]),
+    OpInfo("max_pool2d_with_indices_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), [2, 2], [2, 2], [0, 0], [1, 1], False,
+              I(_MP2))]),
+    OpInfo("max_pool3d_with_indices_backward",
+           [S(T(1, 1, 1, 2, 2), T(1, 1, 2, 4, 4, seed=7), [2, 2, 2], [2, 2, 2], [0, 0, 0],
+              [1, 1, 1], False, I(_MP3))]),
+    OpInfo("adaptive_max_pool2d", [S(T(1, 2, 4, 4, seed=7), [2, 2]), S(T(1, 1, 3, 5), [2, 3])]),
+    OpInfo("adaptive_max_pool2d_backward", [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), I(_AMP))]),
+    OpInfo("avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]),
+                          S(T(1, 1, 3, 3), [2, 2], [1, 1], [1, 1], True, False),
+                          S(T(1, 1, 4, 4), [3, 3], [2, 2], [1, 1], False, True, 2)]),
+    OpInfo("avg_pool3d", [S(T(1, 1, 2, 4, 4), [2, 2, 2]),
+                          S(T(1, 1, 3, 3, 3), [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False)]),
+    OpInfo("avg_pool2d_backward", [S(T(1, 2, 2, 2), C(1, 2, 4, 4), [2, 2], [2, 2], [0, 0], False,
+                                     True, None)]),
+    OpInfo("avg_pool3d_backward", [S(T(1, 1, 1, 2, 2), C(1, 1, 2, 4, 4), [2, 2, 2], [2, 2, 2],
+                                     [0, 0, 0], False, True, None)]),
+    OpInfo("_adaptive_avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]), S(T(1, 1, 3, 5), [2, 3])]),
+    OpInfo("_adaptive_avg_pool2d_backward", [S(T(1, 2, 2, 2), C(1, 2, 4, 4))]),
+    OpInfo("max_unpool2d", [S(T(1, 2, 2, 2), I(_MP2), [4, 4])]),
+    OpInfo("max_unpool2d_backward", [S(T(1, 2, 4, 4), C(1, 2, 2, 2), I(_MP2), [4, 4])]),
+    # padding
+    OpInfo("constant_pad_nd", [S(T(2, 3), [1, 2]), S(T(2, 3), [1, 0, 0, 2], 1.5),
+                               S(T(2, 4), [-1, 1])],
+           ref=lambda a, pad, value=0: _np_constant_pad(a, pad, value), dtypes=NUMERIC),
+    OpInfo("reflection_pad1d", [S(T(1, 2, 4), [2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[0], p[1])], mode="reflect")),
+    OpInfo("reflection_pad2d", [S(T(1, 1, 3, 4), [1, 2, 2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[2], p[3]), (p[0], p[1])], "reflect")),
+    OpInfo("reflection_pad3d", [S(T(1, 1, 2, 3, 3), [1, 1, 1, 0, 0, 1])]),
+    OpInfo("replication_pad1d", [S(T(1, 2, 4), [2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[0], p[1])], mode="edge")),
+    OpInfo("replication_pad2d", [S(T(1, 1, 3, 4), [1, 2, 2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[2], p[3]), (p[0], p[1])], "edge")),
+    OpInfo("replication_pad3d", [S(T(1, 1, 2, 3, 3), [1, 1, 1, 0, 0, 1])]),
+    OpInfo("_pad_circular", [S(T(1, 1, 3, 4), [1, 2, 2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[2], p[3]), (p[0], p[1])], "wrap")),
+    OpInfo("reflection_pad1d_backward", [S(T(1, 2, 7), C(1, 2, 4), [2, 1])]),
+    OpInfo("reflection_pad2d_backward", [S(T(1, 1, 6, 7), C(1, 1, 3, 4), [1, 2, 2, 1])]),
+    OpInfo("reflection_pad3d_backward", [S(T(1, 1, 3, 4, 5), C(1, 1, 2, 3, 3),
+                                           [1, 1, 1, 0, 0, 1])]),
+    OpInfo("replication_pad1d_backward", [S(T(1, 2, 7), C(1, 2, 4), [2, 1])]),
+    OpInfo("replication_pad2d_backward", [S(T(1, 1, 6, 7), C(1, 1, 3, 4), [1, 2, 2, 1])]),
+    OpInfo("replication_pad3d_backward", [S(T(1, 1, 3, 4, 5), C(1, 1, 2, 3, 3),
+                                            [1, 1, 1, 0, 0, 1])]),
+    OpInfo("_pad_circular_backward", [S(T(1, 1, 6, 7), C(1, 1, 3, 4), [1, 2, 2, 1])]),
+    # upsampling
+    OpInfo("upsample_nearest1d", [S(T(1, 2, 3), [5]), S(T(1, 1, 4), [2], 0.5)]),
+    OpInfo("upsample_nearest2d", [S(T(1, 1, 2, 3), [3, 5])]),
+    OpInfo("upsample_nearest3d", [S(T(1, 1, 2, 2, 3), [3, 3, 4])]),
+    OpInfo("upsample_linear1d", [S(T(1, 2, 3), [5], False), S(T(1, 1, 3), [4], True)]),
+    OpInfo("upsample_bilinear2d", [S(T(1, 1, 2, 3), [3, 4], False), S(T(1, 1, 2, 2), [3, 3], True)]),
+    OpInfo("upsample_trilinear3d", [S(T(1, 1, 2, 2, 2), [3, 2, 3], False)]),
+    OpInfo("upsample_bicubic2d", [S(T(1, 1, 3, 3), [4, 5], False), S(T(1, 1, 2, 3), [3, 4], True)]),
+    OpInfo("upsample_nearest1d_backward", [S(T(1, 2, 5), [5], [1, 2, 3])]),
+    OpInfo("upsample_nearest2d_backward", [S(T(1, 1, 3, 5), [3, 5], [1, 1, 2, 3])]),
+    OpInfo("upsample_nearest3d_backward", [S(T(1, 1, 3, 3, 4), [3, 3, 4], [1, 1, 2, 2, 3])]),
+    OpInfo("upsample_linear1d_backward", [S(T(1, 2, 5), [5], [1, 2, 3], False)]),
+    OpInfo("upsample_bilinear2d_backward", [S(T(1, 1, 3, 4), [3, 4], [1, 1, 2, 3], False)]),
+    OpInfo("upsample_trilinear3d_backward", [S(T(1, 1, 3, 2, 3), [3, 2, 3], [1, 1, 2, 2, 2],
+                                               False)]),
+    OpInfo("upsample_bicubic2d_backward", [S(T(1, 1, 4, 5), [4, 5], [1, 1, 3, 3], False)]),
+    # grid sampling
+    OpInfo("grid_sampler_2d", [S(T(1, 2, 3, 3), T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 0, False),
+                               S(T(1, 1, 3, 3), T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 1, True)]),
+    OpInfo("grid_sampler_2d_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 3, 3), T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 0, False,
+              [1, 1])],
+           gradgrad=GRID_GG),
+    OpInfo("grid_sampler_3d", [S(T(1, 1, 2, 3, 3), T(1, 2, 2, 1, 3, low=-0.9, high=0.9), 0, 0,
+                                 False)]),
+    OpInfo("grid_sampler_3d_backward",
+           [S(T(1, 1, 2, 2, 1), T(1, 1, 2, 3, 3), T(1, 2, 2, 1, 3, low=-0.9, high=0.9), 0, 0,
+              False, [1, 1])],
+           gradgrad=GRID_GG),
+    OpInfo("affine_grid_generator", [S(T(1, 2, 3), [1, 1, 2, 3], False),
+                                     S(T(1, 3, 4), [1, 1, 2, 2, 2], True)]),
+    OpInfo("affine_grid_generator_backward", [S(T(1, 2, 3, 2), [1, 1, 2, 3], False)]),
+    # recurrent cells and normalization
+    OpInfo("_thnn_fused_lstm_cell", [S(T(2, 8), T(2, 8), T(2, 2)),
+                                     S(T(2, 8), T(2, 8), T(2, 2), T(8), T(8))],
+           grad_outputs=lambda o: o[:2],
+           note="the third output is the backward's workspace, not differentiable"),
+    OpInfo("_thnn_fused_gru_cell", [S(T(2, 6), T(2, 6), T(2, 2)),
+                                    S(T(2, 6), T(2, 6), T(2, 2), T(6), T(6))],
+           grad_outputs=lambda o: o[:1],
+           note="the second output is the backward's workspace, not differentiable"),
+    OpInfo("native_layer_norm", [S(T(2, 3), [3], T(3), T(3), 1e-5), S(T(2, 2, 3), [2, 3], None,
+                                                                        None, 1e-5)]),
+    OpInfo("native_layer_norm_backward",
+           [S(T(2, 3), T(2, 3, seed=2), [3], _ln_stat(1), _ln_stat(2), T(3), T(3),
+              [1, 1, 1])],
+           grad_call=lambda op, go, x, shape, mean, rstd, w, b, mask: op(
+               go, x, shape, *aten.native_layer_norm(x, shape, w, b, 1e-5)[1:], w, b, mask),
+           note="mean and rstd are the statistics of the input: gradcheck recomputes them "
+                "from the moved input (the formula differentiates through them)"),
+]
+
+
+def _np_constant_pad(a, pad, value):
+    out = a
+    for d in range(len(pad) // 2):
+        axis = a.ndim - 1 - d
+        lo, hi = pad[2 * d], pad[2 * d + 1]
+        if lo < 0:
+            out = np.take(out, range(-lo, out.shape[axis]), axis=axis)
+            lo = 0
+        if hi < 0:
+            out = np.take(out, range(0, out.shape[axis] + hi), axis=axis)
+            hi = 0
+        width = [(0, 0)] * a.ndim
+        width[axis] = (lo, hi)
+        out = np.pad(out, width, constant_values=value)
+    return out
+
+
+
+def functional_of(name):
+    """The functional op an in-place or out= op computes: add_.Tensor -> add.Tensor,
+    add.out -> add.Tensor, round.decimals_out -> round.decimals."""
+    base, _, ov = name.partition(".")
+    if base.endswith("_") and not base.startswith("_"):
+        return base[:-1] + ("." + ov if ov else "")
+    if ov == "out" or ov.endswith("_out"):
+        stem = ov[:-len("_out")] if ov.endswith("_out") else ""
+        cands = [base + "." + stem] if stem else [base, base + ".Tensor", base + ".Tensor_Tensor",
+                                                  base + ".self"]
+        for c in cands:
+            if c in SCHEMAS:
+                return c
+    return None
+
+
+def _inplace_samples(samples):
+    """A functional op's samples that an in-place op takes: self is not expanded, and already
+    has the shape the tensors broadcast to (it cannot broadcast itself)."""
+    out = []
+    for s in samples:
+        if not s.args or not isinstance(s.args[0], T) or s.args[0].layout == "expanded":
+            continue
+        shapes = [t.shape for t in s.specs() if t.dtype is None]
+        try:
+            full = np.broadcast_shapes(*shapes) if shapes else s.args[0].shape
+        except ValueError:   # not a broadcasting op (scatter_add_, index_add_, ...)
+            full = s.args[0].shape
+        if tuple(full) == s.args[0].shape:
+            out.append(s)
+    return out
+
+
+def build_table():
+    """name -> OpInfo for every op the table covers: the ENTRIES, the generated pointwise
+    ops, and the in-place and out= variants of both."""
+    table = {e.name: e for e in ENTRIES}
+    for name in SCHEMAS:
+        if name in table or not is_pointwise(name):
+            continue
+        fn = functional_of(name)
+        if fn is None:
+            table[name] = OpInfo(name, generated_samples(name))
+    for name in SCHEMAS:
+        if name in table:
+            continue
+        fn = functional_of(name)
+        if fn is None or fn not in table:
+            continue
+        f = table[fn]
+        if name.split(".")[0].endswith("_"):
+            table[name] = OpInfo(name, _inplace_samples(f.samples), ref=f.ref, dtypes=f.dtypes,
+                                 domain=f.domain, grad=f.grad, gradgrad=f.gradgrad,
+                                 note=f.note, known_bug=f.known_bug, rtol=f.rtol, atol=f.atol)
+        else:
+            table[name] = OpInfo(name, f.samples, ref=f.ref, dtypes=f.dtypes, domain=f.domain,
+                                 grad="none", rtol=f.rtol, atol=f.atol)
+            table[name].out_of = fn
+    return table
+
+
+TABLE = build_table()
