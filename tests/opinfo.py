@@ -90,6 +90,12 @@ def C(*shape, **kw):
     return T(*shape, grad=False, **kw)
 
 
+# Sample arguments made with the sample: the dtype under test (factories), and a freshly
+# seeded Generator.
+DTYPE = type("DTYPE", (), {"__repr__": lambda self: "DTYPE"})()
+GENERATOR = type("GENERATOR", (), {"__repr__": lambda self: "GENERATOR"})()
+
+
 class SampleInput:
     def __init__(self, *args, **kwargs):
         self.args, self.kwargs = args, kwargs
@@ -125,6 +131,11 @@ class SampleInput:
                     t.requires_grad_(True)
                     leaves.append(t)
                 return t, a
+            if x is DTYPE:
+                return dtype, dtype
+            if x is GENERATOR:
+                g = ptl.Generator().manual_seed(0)
+                return g, g
             if isinstance(x, (list, tuple)):
                 pairs = [build(y) for y in x]
                 return type(x)(p[0] for p in pairs), type(x)(p[1] for p in pairs)
@@ -363,8 +374,8 @@ ENTRIES += [
                           S(M(True), T(), T(2)), S(M([[True], [False]]), T(2, 3), T(2, 3)),
                           S(M([]), T(0), T(0))],
            ref=np.where, dtypes=NUMERIC),
-    OpInfo("clamp", [S(T(2, 3), -1, 1), S(T(2, 3), min=0.5), S(T(), max=0.3),
-                     S(T(3, 2, layout="transposed"), -0.5, 0.5), S(T(0), 0, 1)],
+    OpInfo("clamp", [S(T(2, 3), -1, 1), S(T(2, 3), min=0), S(T(), max=1),
+                     S(T(3, 2, layout="transposed"), -1, 0), S(T(0), 0, 1)],
            ref=lambda a, min=None, max=None: np.clip(a, min, max), dtypes=NUMERIC),
     OpInfo("clamp.Tensor", [S(T(2, 3), T(3, low=-2, high=-0.5), T(2, 1, low=0.5, high=2)),
                             S(T(2, 3), T(3)), S(T(2, 3), None, T(2, 3))],
@@ -375,13 +386,13 @@ ENTRIES += [
     OpInfo("clip.Tensor", [S(T(2, 3), T(3, low=-2, high=-0.5), T(2, 1, low=0.5, high=2)),
                            S(T(2, 3), None, T(2, 1))],
            ref=lambda a, min=None, max=None: np.clip(a, min, max)),
-    OpInfo("clamp_min", [S(T(2, 3), 0.3), S(T(), 0.0)], ref=np.maximum, dtypes=NUMERIC),
-    OpInfo("clamp_max", [S(T(2, 3), 0.3), S(T(), 0.0)], ref=np.minimum, dtypes=NUMERIC),
+    OpInfo("clamp_min", [S(T(2, 3), 1), S(T(), 0)], ref=np.maximum, dtypes=NUMERIC),
+    OpInfo("clamp_max", [S(T(2, 3), 1), S(T(), 0)], ref=np.minimum, dtypes=NUMERIC),
     OpInfo("lerp.Scalar", [S(T(2, 3), T(3), 0.3), S(T(), T(), 0.7), S(T(0), T(0), 0.5)],
            ref=lambda a, b, w: a + w * (b - a)),
     OpInfo("lerp.Tensor", [S(T(2, 3), T(3), T(2, 1)), S(T(), T(), T())],
            ref=lambda a, b, w: a + w * (b - a)),
-    OpInfo("addcmul", ternary_samples() + [S(T(2, 3), T(3), T(2, 1), value=0.5)],
+    OpInfo("addcmul", ternary_samples() + [S(T(2, 3), T(3), T(2, 1), value=2)],
            ref=lambda a, b, c, value=1: a + value * b * c, dtypes=NUMERIC),
     OpInfo("addcdiv", ternary_samples() + [S(T(2, 3), T(3), T(2, 1), value=0.5)],
            ref=lambda a, b, c, value=1: a + value * b / c, domain=POS),
@@ -418,14 +429,16 @@ ENTRIES += [
            ref=lambda a, dim=None, keepdim=False: (
                np.amin(a, axis=dim, keepdims=keepdim), np.amax(a, axis=dim, keepdims=keepdim)),
            dtypes=NUMERIC),
-    OpInfo("var", [S(T(2, 3)), S(T(2, 3), False)], ref=_np_var),
+    OpInfo("var", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: _np_var(a, None, unbiased)),
     OpInfo("var.dim", [S(T(2, 3), [1]), S(T(3, 2, layout="transposed"), [0], True, True)],
            ref=_np_var),
     OpInfo("var.correction", [S(T(2, 3, 2), [0, 2], correction=0), S(T(2, 3)),
                               S(T(4, 3), [0], correction=2, keepdim=True)],
            ref=lambda a, dim=None, correction=None, keepdim=False: _np_var(
                a, dim, True, keepdim, correction)),
-    OpInfo("std", [S(T(2, 3)), S(T(2, 3), False)], ref=_np_std),
+    OpInfo("std", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: _np_std(a, None, unbiased)),
     OpInfo("std.dim", [S(T(2, 3), [1]), S(T(3, 2, layout="transposed"), [0], True, True)],
            ref=_np_std),
     OpInfo("std.correction", [S(T(2, 3, 2), [0, 2], correction=0), S(T(2, 3)),
@@ -554,14 +567,15 @@ ENTRIES += [
     OpInfo("split_with_sizes", [S(T(3, 2), [2, 1], 0)], ref=_np_split),
     OpInfo("chunk", [S(T(2, 5), 2, 1), S(T(4), 2)],
            ref=lambda a, n, dim=0: _np_split(a, -(-a.shape[dim] // n), dim)),
-    OpInfo("contiguous", [S(T(3, 2, layout="transposed")), S(T())], ref=np.ascontiguousarray,
+    OpInfo("contiguous", [S(T(3, 2, layout="transposed")), S(T())], ref=np.copy,
            grad_samples=[S(T(3, 2, layout="transposed"))]),
     OpInfo("clone", [S(T(3, 2, layout="transposed")), S(T()), S(T(0))], ref=np.copy,
            dtypes=ALL_DTYPES),
     OpInfo("alias", [S(T(2, 3))], ref=lambda a: a),
     OpInfo("detach", [S(T(2, 3))], ref=lambda a: a, grad="none"),
     OpInfo("_to_copy", [S(T(2, 3)), S(T(3, 2, layout="transposed"), dtype=ptl.float32)],
-           ref=lambda a, dtype=None: a,
+           ref=lambda a, dtype=None: a.astype(np.float32).astype(np.float64)
+           if dtype == ptl.float32 else a,
            grad_samples=[S(T(2, 3)), S(T(3, 2, layout="transposed"), dtype=ptl.float64)]),
     OpInfo("copy_", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3)), S(T(), T())],
            ref=lambda a, b: np.broadcast_to(b, a.shape).copy(), dtypes=NUMERIC),
@@ -719,7 +733,7 @@ ENTRIES += [
                S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "prod", include_self=False),
                S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "mean"),
                S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "amax")]),
-    OpInfo("masked_fill.Scalar", [S(T(2, 3), M([[True, False, True], [False, False, True]]), 0.5),
+    OpInfo("masked_fill.Scalar", [S(T(2, 3), M([[True, False, True], [False, False, True]]), 2),
                                   S(T(2, 3), M([True, False, False]), -1)],
            ref=lambda a, m, v: np.where(m, v, a), dtypes=NUMERIC),
     OpInfo("masked_fill.Tensor", [S(T(2, 3), M([[True, False, True], [False, False, True]]),
@@ -987,6 +1001,278 @@ def _np_constant_pad(a, pad, value):
         out = np.pad(out, width, constant_values=value)
     return out
 
+
+
+def _np_unique_consecutive(a, return_inverse=False, return_counts=False, dim=None):
+    flat = a.ravel()
+    keep = np.ones(flat.shape, dtype=bool)
+    keep[1:] = flat[1:] != flat[:-1]
+    return (flat[keep],)
+
+
+def _np_repeat_interleave(a, repeats, dim=None, output_size=None):
+    return np.repeat(a if dim is not None else a.ravel(), repeats, axis=dim)
+
+
+def _np_diff(a, n=1, dim=-1, prepend=None, append=None):
+    parts = [p for p in (prepend, a, append) if p is not None]
+    return np.diff(np.concatenate(parts, axis=dim), n, axis=dim)
+
+
+def _np_quantile(a, q, dim=None, keepdim=False, interpolation="linear"):
+    return np.quantile(a, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+
+def _np_nanquantile(a, q, dim=None, keepdim=False, interpolation="linear"):
+    return np.nanquantile(a, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+
+def _np_split_sections(a, sections, dim=0):
+    return tuple(np.array_split(a, sections, axis=dim))
+
+
+def _np_histc(a, bins=100, min=0, max=0):
+    lo, hi = (a.min(), a.max()) if min == max else (min, max)
+    return np.histogram(a, bins, range=(lo, hi))[0]
+
+
+_LSTM = aten._thnn_fused_lstm_cell(*(T(2, 8, seed=s).make(ptl.float64, (-2.0, 2.0), s)[0]
+                                     for s in (1, 2)),
+                                   T(2, 2, seed=3).make(ptl.float64, (-2.0, 2.0), 3)[0])
+_GRU = aten._thnn_fused_gru_cell(*(T(2, 6, seed=s).make(ptl.float64, (-2.0, 2.0), s)[0]
+                                   for s in (1, 2)),
+                                 T(2, 2, seed=3).make(ptl.float64, (-2.0, 2.0), 3)[0])
+
+
+def _values_of(t):
+    return T(values=t.tolist(), grad=False)
+
+
+_CD_X = (T(3, 2, seed=1).make(ptl.float64, (-2.0, 2.0), 1)[0],
+         T(2, 2, seed=2).make(ptl.float64, (-2.0, 2.0), 2)[0])
+_CD = _CD_X + (aten._cdist_forward(*_CD_X, 2.0, None),)
+SORTED = [-1.5, -0.5, 0.0, 1.0, 2.5]
+RANDOM_OP = "a random op with no derivative: its samples run (seeded)"
+
+ENTRIES += [
+    # factories (DTYPE: the dtype under test)
+    OpInfo("empty.memory_format", [S([2, 3], dtype=DTYPE), S([0], dtype=DTYPE)], dtypes=NUMERIC,
+           grad="none"),
+    OpInfo("empty_strided", [S([2, 3], [1, 2], dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("zeros", [S([2, 3], dtype=DTYPE), S([], dtype=DTYPE)], ref=lambda s, dtype: np.zeros(s),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("ones", [S([2, 3], dtype=DTYPE), S([0], dtype=DTYPE)], ref=lambda s, dtype: np.ones(s),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("full", [S([2, 3], 2, dtype=DTYPE)], ref=lambda s, v, dtype: np.full(s, v),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("empty_like", [S(T(2, 3))], dtypes=NUMERIC, grad="none"),
+    OpInfo("zeros_like", [S(T(2, 3)), S(T(3, 2, layout="transposed"))], ref=np.zeros_like,
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("ones_like", [S(T(2, 3)), S(T())], ref=np.ones_like, dtypes=NUMERIC, grad="none"),
+    OpInfo("full_like", [S(T(2, 3), 3)], ref=np.full_like, dtypes=NUMERIC, grad="none"),
+    OpInfo("arange", [S(5, dtype=DTYPE), S(0, dtype=DTYPE)], ref=lambda e, dtype: np.arange(e),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("arange.start", [S(2, 7, dtype=DTYPE)], ref=lambda s, e, dtype: np.arange(s, e),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("arange.start_step", [S(1, 9, 3, dtype=DTYPE), S(5, 0, -2, dtype=DTYPE)],
+           ref=lambda s, e, st, dtype: np.arange(s, e, st), dtypes=NUMERIC, grad="none"),
+    OpInfo("linspace", [S(0, 1, 5, dtype=DTYPE), S(-2, 2, 1, dtype=DTYPE)],
+           ref=lambda s, e, n, dtype: np.linspace(s, e, n), grad="none"),
+    OpInfo("logspace", [S(0, 2, 3, dtype=DTYPE), S(0, 3, 4, 2.0, dtype=DTYPE)],
+           ref=lambda s, e, n, base=10, dtype=None: np.logspace(s, e, n, base=base),
+           grad="none"),
+    OpInfo("eye", [S(3, dtype=DTYPE), S(0, dtype=DTYPE)], ref=lambda n, dtype: np.eye(n),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("eye.m", [S(2, 4, dtype=DTYPE)], ref=lambda n, m, dtype: np.eye(n, m),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("scalar_tensor", [S(1.5, dtype=DTYPE)], ref=lambda s, dtype: np.array(s),
+           grad="none"),
+    # logical, comparison and bitwise
+    binary("logical_and", np.logical_and, dtypes=WITH_BOOL, grad="none"),
+    binary("logical_or", np.logical_or, dtypes=WITH_BOOL, grad="none"),
+    binary("logical_xor", np.logical_xor, dtypes=WITH_BOOL, grad="none"),
+    binary("eq.Tensor", np.equal, dtypes=WITH_BOOL, grad="none"),
+    binary("ne.Tensor", np.not_equal, dtypes=WITH_BOOL, grad="none"),
+    binary("lt.Tensor", np.less, grad="none"),
+    binary("le.Tensor", np.less_equal, grad="none"),
+    binary("gt.Tensor", np.greater, grad="none"),
+    binary("ge.Tensor", np.greater_equal, grad="none"),
+    binary("bitwise_and.Tensor", np.bitwise_and, dtypes=(ptl.bool,) + INTS, grad="none"),
+    binary("bitwise_or.Tensor", np.bitwise_or, dtypes=(ptl.bool,) + INTS, grad="none"),
+    binary("bitwise_xor.Tensor", np.bitwise_xor, dtypes=(ptl.bool,) + INTS, grad="none"),
+    binary("bitwise_left_shift.Tensor", np.left_shift, domain=(0, 3), dtypes=INTS,
+           grad="none"),
+    binary("bitwise_right_shift.Tensor", np.right_shift, domain=(0, 3), dtypes=INTS,
+           grad="none"),
+    OpInfo("isclose", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3), 0.5, 0.5)], ref=np.isclose,
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("allclose", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3), 2.0, 2.0)], ref=np.allclose,
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("equal", [S(T(2, 3), T(2, 3)), S(T(2, 3, seed=1), T(2, 3, seed=1))],
+           ref=np.array_equal, dtypes=NUMERIC, grad="none"),
+    # reductions to indices and bools
+    OpInfo("argmax", [S(T(2, 3)), S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, dim=None, keepdim=False: np.argmax(a, axis=dim, keepdims=keepdim),
+           grad="none"),
+    OpInfo("argmin", [S(T(2, 3)), S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, dim=None, keepdim=False: np.argmin(a, axis=dim, keepdims=keepdim),
+           grad="none"),
+    OpInfo("all", [S(T(2, 3)), S(T(0))], ref=np.all, dtypes=WITH_BOOL, grad="none"),
+    OpInfo("all.dim", [S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, d, keepdim=False: np.all(a, axis=d, keepdims=keepdim), dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("all.dims", [S(T(2, 3), [0, 1]), S(T(2, 3)), S(T(2, 3), [1], True)],
+           ref=lambda a, d=None, keepdim=False: np.all(a, axis=_axis(d), keepdims=keepdim),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("any", [S(T(2, 3)), S(T(0))], ref=np.any, dtypes=WITH_BOOL, grad="none"),
+    OpInfo("any.dim", [S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, d, keepdim=False: np.any(a, axis=d, keepdims=keepdim), dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("any.dims", [S(T(2, 3), [0, 1]), S(T(2, 3)), S(T(2, 3), [1], True)],
+           ref=lambda a, d=None, keepdim=False: np.any(a, axis=_axis(d), keepdims=keepdim),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("count_nonzero.dim_IntList", [S(T(2, 3), [1]), S(T(2, 3), [0, 1])],
+           ref=lambda a, d: np.count_nonzero(a, axis=tuple(d)), dtypes=WITH_BOOL, grad="none"),
+    OpInfo("count_nonzero", [S(T(2, 3)), S(T(2, 3), 0)],
+           ref=lambda a, d=None: np.count_nonzero(a, axis=d), dtypes=WITH_BOOL, grad="none"),
+    # random numbers without a derivative
+    OpInfo("rand.generator", [S([2, 3], generator=GENERATOR, dtype=DTYPE)], grad="none"),
+    OpInfo("rand", [S([2, 3], dtype=DTYPE), S([0], dtype=DTYPE)], grad="none"),
+    OpInfo("randn.generator", [S([2, 3], generator=GENERATOR, dtype=DTYPE)], grad="none"),
+    OpInfo("randn", [S([2, 3], dtype=DTYPE)], grad="none"),
+    OpInfo("randint.low_generator", [S(-3, 3, [2, 3], generator=GENERATOR, dtype=DTYPE)],
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("randint.low", [S(-3, 3, [2, 3], dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("randint.generator", [S(3, [2, 3], generator=GENERATOR, dtype=DTYPE)],
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("randint", [S(3, [2, 3], dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("randperm.generator", [S(5, generator=GENERATOR, dtype=DTYPE)], dtypes=NUMERIC,
+           grad="none"),
+    OpInfo("randperm", [S(5, dtype=DTYPE), S(0, dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("rand_like", [S(T(2, 3))], grad="none"),
+    OpInfo("randn_like", [S(T(2, 3))], grad="none"),
+    OpInfo("randint_like.low_dtype", [S(T(2, 3), -2, 2)], dtypes=NUMERIC, grad="none"),
+    OpInfo("randint_like", [S(T(2, 3), 4)], dtypes=NUMERIC, grad="none"),
+    OpInfo("normal.float_float", [S(0.5, 2.0, [2, 3], dtype=DTYPE)], grad="none"),
+    OpInfo("bernoulli.p", [S(T(2, 3), 0.3)], grad="none"),
+    OpInfo("multinomial", [S(T(2, 4, low=0.1, high=1.0), 2), S(T(4, low=0.1, high=1.0), 6, True)],
+           grad="none"),
+    # selection and searching
+    OpInfo("masked_select", [S(T(2, 3), M([[True, False, True], [False, False, True]])),
+                             S(T(2, 3), M([True, False, True]))],
+           ref=lambda a, m: a[np.broadcast_to(m, a.shape)], dtypes=NUMERIC),
+    OpInfo("take_along_dim", [S(T(3, 4), I([[0, 1], [3, 3], [2, 0]]), 1),
+                              S(T(3, 4), I([0, 5]))],
+           ref=lambda a, i, dim=None: np.take_along_axis(a if dim is not None else a.ravel(),
+                                                         i, axis=dim if dim is not None else 0),
+           dtypes=NUMERIC),
+    OpInfo("nonzero", [S(T(values=[[0, 1, 2], [3, 0, 0]])), S(T(values=[]))],
+           ref=np.argwhere, dtypes=WITH_BOOL, grad="none"),
+    OpInfo("argwhere", [S(T(values=[[0, 1, 2], [3, 0, 0]]))], ref=np.argwhere, dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("where", [S(T(values=[[0, 1, 2], [3, 0, 0]]))], ref=np.nonzero, dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("_unique2", [S(T(values=[3, 1, 3, 2, 1])), S(T(values=[3, 1, 3]), True, True, True)],
+           ref=lambda a, *r: (np.unique(a),), dtypes=NUMERIC, grad="none"),
+    OpInfo("unique_dim", [S(T(values=[[1, 2], [0, 1], [1, 2]]), 0)],
+           ref=lambda a, dim, *r: (np.unique(a, axis=dim),), dtypes=NUMERIC, grad="none"),
+    OpInfo("unique_consecutive", [S(T(values=[1, 1, 2, 2, 3, 1, 1]))],
+           ref=_np_unique_consecutive, dtypes=NUMERIC, grad="none"),
+    OpInfo("bincount", [S(I([0, 1, 1, 3])), S(I([0, 1, 1, 3]), T(4), 6), S(I([]))],
+           ref=lambda i, w=None, minlength=0: np.bincount(i, w, minlength), grad="none"),
+    OpInfo("histc", [S(T(10), 4), S(T(10), 5, -1, 1)], ref=_np_histc, grad="none"),
+    OpInfo("searchsorted.Tensor", [S(T(values=SORTED), T(2, 3)),
+                                   S(T(values=SORTED), T(values=[0.0, 1.0]), right=True)],
+           ref=lambda s, v, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("searchsorted.Scalar", [S(T(values=SORTED), 0.5), S(T(values=SORTED), 1.0, right=True)],
+           ref=lambda s, v, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("bucketize.Tensor", [S(T(2, 3), T(values=SORTED)),
+                                S(T(values=[0.0, 1.0]), T(values=SORTED), right=True)],
+           ref=lambda v, s, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("bucketize.Scalar", [S(0.5, T(values=SORTED))],
+           ref=lambda v, s, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("one_hot", [S(I([0, 2, 1]), 4), S(I([[0, 2], [1, 1]]))],
+           ref=lambda i, n=-1: np.eye(n if n > 0 else i.max() + 1, dtype=np.int64)[i],
+           grad="none"),
+    OpInfo("embedding_renorm_", [S(T(4, 3), I([0, 2]), 1.0, 2.0)], grad="none"),
+    # shapes and composites
+    OpInfo("fliplr", [S(T(2, 3))], ref=np.fliplr, dtypes=NUMERIC),
+    OpInfo("flipud", [S(T(2, 3))], ref=np.flipud, dtypes=NUMERIC),
+    OpInfo("tile", [S(T(2, 3), [2, 1]), S(T(3), [2, 2])], ref=np.tile, dtypes=NUMERIC),
+    OpInfo("repeat_interleave.self_Tensor", [S(T(3), I([1, 0, 2])), S(T(2, 3), I([2, 1]), 0)],
+           ref=_np_repeat_interleave),
+    OpInfo("repeat_interleave.self_int", [S(T(3), 2), S(T(2, 3), 2, 1)],
+           ref=_np_repeat_interleave),
+    OpInfo("repeat_interleave.Tensor", [S(I([1, 0, 2]))],
+           ref=lambda r: np.repeat(np.arange(len(r)), r), grad="none"),
+    OpInfo("diag", [S(T(3)), S(T(3, 4)), S(T(3, 4), 1), S(T(3), -1)], ref=np.diag,
+           dtypes=NUMERIC),
+    OpInfo("cross", [S(T(2, 3), T(2, 3)), S(T(3, 2), T(3, 2), 0)],
+           ref=lambda a, b, dim=None: np.cross(a, b, axis=-1 if dim is None else dim)),
+    OpInfo("kron", [S(T(2, 2), T(2, 3)), S(T(2), T(3))], ref=np.kron, dtypes=NUMERIC),
+    OpInfo("diff", [S(T(2, 4)), S(T(2, 4), 2, 0), S(T(4), 1, 0, T(1), T(2))], ref=_np_diff,
+           dtypes=NUMERIC),
+    OpInfo("broadcast_tensors", [S([T(2, 1), T(3)])],
+           ref=lambda ts: tuple(np.broadcast_arrays(*ts))),
+    OpInfo("meshgrid.indexing", [S([T(2), T(3)], indexing="xy"), S([T(2), T(3)], indexing="ij")],
+           ref=lambda ts, indexing: tuple(np.meshgrid(*ts, indexing=indexing))),
+    OpInfo("meshgrid", [S([T(2), T(3)])], ref=lambda ts: tuple(np.meshgrid(*ts, indexing="ij"))),
+    OpInfo("tensor_split.tensor_indices_or_sections", [S(T(5, 2), I([1, 3])), S(T(7), I(3))],
+           ref=lambda a, i, dim=0: tuple(np.array_split(a, i if np.ndim(i) else int(i), dim))),
+    OpInfo("tensor_split.sections", [S(T(7), 3), S(T(2, 5), 2, 1)], ref=_np_split_sections),
+    OpInfo("tensor_split.indices", [S(T(5, 2), [1, 3]), S(T(2, 5), [2], 1)],
+           ref=lambda a, i, dim=0: tuple(np.split(a, i, dim))),
+    OpInfo("argsort", [S(T(2, 3)), S(T(2, 3), 0, True)],
+           ref=lambda a, dim=-1, descending=False: np.argsort(-a if descending else a, dim),
+           grad="none"),
+    OpInfo("argsort.stable", [S(T(values=[3, 1, 3, 1]), stable=True)],
+           ref=lambda a, stable, dim=-1, descending=False: np.argsort(a, dim, kind="stable"),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("msort", [S(T(3, 2))], ref=lambda a: np.sort(a, 0), dtypes=NUMERIC),
+    OpInfo("quantile", [S(T(2, 5), T(values=[0.25, 0.5])), S(T(2, 5), T(values=0.3), 1, True)],
+           ref=_np_quantile),
+    OpInfo("quantile.scalar", [S(T(7), 0.4), S(T(2, 5), 0.5, 1, False, interpolation="lower")],
+           ref=_np_quantile),
+    OpInfo("nanquantile", [S(T(values=[1.0, np.nan, 3.0, 0.5]), T(values=[0.25, 0.5]))],
+           ref=_np_nanquantile),
+    OpInfo("nanquantile.scalar", [S(T(values=[1.0, np.nan, 3.0, 0.5]), 0.4)],
+           ref=_np_nanquantile),
+    OpInfo("einsum", [S("ij,jk->ik", [T(2, 3), T(3, 2)]), S("ii->i", [T(3, 3)]),
+                      S("bij->bji", [T(2, 2, 3)])],
+           ref=lambda eq, ts, path=None: np.einsum(eq, *ts)),
+    OpInfo("tensordot", [S(T(2, 3), T(3, 4), [1], [0]), S(T(2, 3, 2), T(3, 2), [1, 2], [0, 1])],
+           ref=lambda a, b, da, db: np.tensordot(a, b, (da, db)), dtypes=NUMERIC),
+    OpInfo("cdist", [S(T(3, 2), T(2, 2)), S(T(3, 2), T(4, 2), 1.0)],
+           ref=lambda a, b, p=2.0, mode=None: np.linalg.norm(a[:, None] - b[None], p, axis=-1)),
+    OpInfo("_cdist_backward",
+           [S(T(3, 2), _values_of(_CD[0]), _values_of(_CD[1]), 2.0, _values_of(_CD[2]))],
+           grad="none"),
+    OpInfo("linalg_svd", [S(T(3, 2), False), S(T(2, 3))]),
+    OpInfo("linalg_svdvals", [S(T(3, 2))],
+           ref=lambda a, driver=None: np.linalg.svd(a, compute_uv=False)),
+    OpInfo("svd", [S(T(3, 2)), S(T(2, 3), False)]),
+    OpInfo("_grid_sampler_backward_backward",
+           [S(T(1, 1, 3, 3), T(1, 2, 2, 2), T(1, 1, 2, 2), T(1, 1, 3, 3),
+              T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 0, False, [1, 1, 1])], grad="none"),
+    # fused optimizer steps and recurrent cells' backward kernels
+    OpInfo("_fused_sgd_step_", [S(T(2, 3), T(2, 3), None, 0.1, 0.0, 0.0, 0.01, False, False,
+                                  True),
+                                S(T(4), T(4), None, 0.1, 0.0, 0.0, 0.0, False, True, True)],
+           ref=lambda p, g, buf, lr, mom, damp, wd, nesterov, maximize, first: p - lr * (
+               (-g if maximize else g) + wd * p),
+           grad="none"),
+    OpInfo("_fused_adam_step_", [S(T(2, 3), T(2, 3), T(2, 3), T(2, 3, low=0.1), None, 1.0,
+                                   0.01, 0.9, 0.999, 0.0, 1e-8, False, False)], grad="none"),
+    OpInfo("_thnn_fused_lstm_cell_backward_impl",
+           [S(T(2, 2), T(2, 2), T(2, 2, seed=3), _values_of(_LSTM[1]), _values_of(_LSTM[2]),
+              False)], grad="none"),
+    OpInfo("_thnn_fused_gru_cell_backward", [S(T(2, 2), _values_of(_GRU[1]), False)],
+           grad="none"),
+]
 
 
 def functional_of(name):
