@@ -4,7 +4,6 @@ Differential testing is the rule (shared/STYLE.md 2.9): build the same values in
 and in NumPy, run the op on both, compare shape, then dtype, then values, and on failure
 name the first mismatching element."""
 import gc
-import os
 import re
 
 import numpy as np
@@ -134,16 +133,3 @@ def assert_no_leak(fn, times=20):
     gc.collect()
     assert ptl._C._live_counts() == before
 
-
-DERIVATIVES_DEF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src",
-                               "autograd", "derivatives.def")
-
-
-def derivatives_rows(tag):
-    """(op, node name) of every PTL_GRAD row in the section of src/autograd/derivatives.def
-    headed `/* ---- <topic> (tag) ---- */`, in file order."""
-    text = open(DERIVATIVES_DEF).read()
-    start = text.index(f"({tag}) ---- */")
-    end = text.find("/* ----", start)
-    return re.findall(r'^PTL_GRAD\((\w+),\s*"(\w+)"', text[start:end if end >= 0 else None],
-                      re.M)
