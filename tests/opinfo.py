@@ -207,14 +207,12 @@ def ternary_samples():
             S(T(0, 2), T(2), T(0, 1)), S(T(3, 2, layout="transposed"), T(3, 2), T(2))]
 
 
-def reduce_samples(dim_kw=None, keep=True):
-    """Whole-tensor reductions; with dim_kw the op takes a dim (and keepdim when keep)."""
-    if dim_kw is None:
+def reduce_samples(dim=False):
+    """A whole-tensor reduction's samples, or with dim a reduction over (dim, keepdim)'s."""
+    if not dim:
         return [S(T(2, 3)), S(T()), S(T(3, 4, layout="transposed")), S(T(5, layout="sliced"))]
-    out = [S(T(2, 3), 1), S(T(3, 4, layout="transposed"), 0), S(T(2, 3, 2), -1)]
-    if keep:
-        out += [S(T(2, 3), 1, True)]
-    return out
+    return [S(T(2, 3), 1), S(T(3, 4, layout="transposed"), 0), S(T(2, 3, 2), -1),
+            S(T(2, 3), 1, True)]
 
 
 def _schema_table():
@@ -231,10 +229,9 @@ SCHEMAS = _schema_table()
 
 
 def _args_of(schema):
-    """[(type, name, default or None, kwarg_only)] of a schema string."""
+    """[(type, name, default or None)] of a schema string's arguments."""
     inner = schema[schema.index("(") + 1:schema.rindex(") ->")]
-    out, kwonly, depth, cur = [], False, 0, ""
-    parts = []
+    out, parts, depth, cur = [], [], 0, ""
     for ch in inner:
         depth += ch in "[("
         depth -= ch in "])"
@@ -248,11 +245,10 @@ def _args_of(schema):
     for p in parts:
         p = p.strip()
         if p == "*":
-            kwonly = True
             continue
         decl, _, default = p.partition("=")
         typ, _, name = decl.rpartition(" ")
-        out.append((typ, name, default or None, kwonly))
+        out.append((typ, name, default or None))
     return out
 
 
@@ -287,10 +283,6 @@ def _np_sigmoid(a):
     return 1 / (1 + np.exp(-a))
 
 
-def _np_floor_divide(a, b):
-    return np.floor_divide(a, b)
-
-
 ENTRIES = [
     # unary pointwise
     unary("neg", np.negative, dtypes=NUMERIC),
@@ -310,7 +302,8 @@ ENTRIES = [
     unary("atan", np.arctan), unary("sinh", np.sinh), unary("cosh", np.cosh),
     unary("tanh", np.tanh), unary("sigmoid", _np_sigmoid),
     unary("relu", lambda a: np.maximum(a, 0), dtypes=NUMERIC),
-    unary("erf", None), unary("erfinv", None, domain=UNIT),
+    unary("erf", np.vectorize(math.erf, otypes=[np.float64])),
+    unary("erfinv", None, domain=UNIT),
     unary("floor", np.floor, dtypes=NUMERIC), unary("ceil", np.ceil, dtypes=NUMERIC),
     unary("trunc", np.trunc, dtypes=NUMERIC), unary("round", np.round, dtypes=NUMERIC),
     unary("frac", lambda a: a - np.trunc(a)),
@@ -337,7 +330,7 @@ ENTRIES = [
            ref=lambda a, b, rounding_mode: {"trunc": np.trunc, "floor": np.floor,
                                             None: lambda x: x}[rounding_mode](a / b),
            domain=POS),
-    binary("floor_divide", _np_floor_divide, domain=POS, grad="error",
+    binary("floor_divide", np.floor_divide, domain=POS, grad="error",
            note="derivatives.yaml: floor_divide is not differentiable"),
     binary("remainder.Tensor", np.remainder, domain=POS),
     binary("fmod.Tensor", np.fmod, domain=POS),
@@ -348,10 +341,10 @@ ENTRIES = [
     binary("max.other", np.maximum), binary("min.other", np.minimum),
 ]
 
+
 def _np_var(a, dim=None, unbiased=True, keepdim=False, correction=None):
     ddof = (1 if unbiased else 0) if correction is None else correction
-    axis = tuple(dim) if isinstance(dim, (list, tuple)) else dim
-    return np.var(a, axis=axis, ddof=ddof, keepdims=keepdim)
+    return np.var(a, axis=_axis(dim), ddof=ddof, keepdims=keepdim)
 
 
 def _np_std(a, dim=None, unbiased=True, keepdim=False, correction=None):
@@ -409,10 +402,8 @@ ENTRIES += [
     OpInfo("amin", [S(T(2, 3, 2), 1), S(T(2, 3)), S(T(2, 3, 2), [0, 2], True)],
            ref=lambda a, dim=(), keepdim=False: np.amin(a, axis=_axis(dim) or None,
                                                         keepdims=keepdim), dtypes=NUMERIC),
-    OpInfo("max", reduce_samples(), ref=np.max, dtypes=NUMERIC,
-           errors=[(S(T(0)), RuntimeError)]),
-    OpInfo("min", reduce_samples(), ref=np.min, dtypes=NUMERIC,
-           errors=[(S(T(0)), RuntimeError)]),
+    OpInfo("max", reduce_samples(), ref=np.max, dtypes=NUMERIC),
+    OpInfo("min", reduce_samples(), ref=np.min, dtypes=NUMERIC),
     OpInfo("max.dim", reduce_samples(True),
            ref=lambda a, dim, keepdim=False: (np.max(a, axis=dim, keepdims=keepdim),),
            dtypes=NUMERIC),
@@ -488,6 +479,7 @@ ENTRIES += [
            ref=lambda a, b, p, mode: np.linalg.norm(a[:, None] - b[None], p, axis=-1),
            gradgrad="PyTorch's _cdist_backward has no derivative"),
 ]
+
 
 def _np_slice(a, dim=0, start=None, end=None, step=1):
     idx = [slice(None)] * a.ndim
@@ -608,6 +600,7 @@ ENTRIES += [
     OpInfo("vstack", [S([T(3), T(2, 3)])], ref=lambda ts: np.vstack(ts)),
 ]
 
+
 def _np_index_add(a, dim, index, src, alpha=1):
     out = a.copy()
     for k, i in enumerate(index):
@@ -623,11 +616,21 @@ def _np_gather(a, dim, index):
     return np.take_along_axis(a, index, dim)
 
 
-def _maxpool_indices(shape, kernel, seed, **kw):
-    """Indices max_pool*_with_indices gives for T(*shape, seed=seed) (float64)."""
-    x, _ = T(*shape, seed=seed).make(ptl.float64, (-2.0, 2.0), seed)
+def _f64(*shape, seed):
+    """The float64 tensor T(*shape, seed=seed) makes, for outputs a sample needs (indices,
+    statistics, workspaces) computed once here."""
+    return T(*shape, seed=seed).make(ptl.float64, (-2.0, 2.0), seed)[0]
+
+
+def _values_of(t):
+    """A constant spec holding t's values (in the sample's dtype when t is floating)."""
+    return T(values=t.tolist(), dtype=None if t.is_floating_point() else t.dtype, grad=False)
+
+
+def _maxpool_indices(shape, kernel, seed):
+    """The indices max_pool*_with_indices gives for T(*shape, seed=seed)."""
     f = aten.max_pool2d_with_indices if len(kernel) == 2 else aten.max_pool3d_with_indices
-    return f(x, kernel, **kw)[1].tolist()
+    return f(_f64(*shape, seed=seed), kernel)[1]
 
 
 ENTRIES += [
@@ -740,6 +743,7 @@ ENTRIES += [
                                         S(T(3, 2), I([0, 2, 0]), 4, 0, True)]),
 ]
 
+
 def _np_softmax(a, dim):
     e = np.exp(a - a.max(axis=dim, keepdims=True))
     return e / e.sum(axis=dim, keepdims=True)
@@ -827,6 +831,24 @@ ENTRIES += [
             S(T(3), T(3, low=0.1, high=0.9), C(3, low=0, high=1), C(3, low=0.5), 0)]),
 ]
 
+
+def _np_constant_pad(a, pad, value):
+    out = a
+    for d in range(len(pad) // 2):
+        axis = a.ndim - 1 - d
+        lo, hi = pad[2 * d], pad[2 * d + 1]
+        if lo < 0:
+            out = np.take(out, range(-lo, out.shape[axis]), axis=axis)
+            lo = 0
+        if hi < 0:
+            out = np.take(out, range(0, out.shape[axis] + hi), axis=axis)
+            hi = 0
+        width = [(0, 0)] * a.ndim
+        width[axis] = (lo, hi)
+        out = np.pad(out, width, constant_values=value)
+    return out
+
+
 GRID_GG = ("its derivative, _grid_sampler_backward_backward, has no derivative (a third "
            "derivative of grid_sampler)")
 RANDOM = ("a random op: derivatives.yaml gives zeros_like for every input, so the check is "
@@ -834,14 +856,8 @@ RANDOM = ("a random op: derivatives.yaml gives zeros_like for every input, so th
 IN_PLACE_RANDOM = RANDOM + " (an in-place write: the old values' history is cut)"
 _MP2 = _maxpool_indices((1, 2, 4, 4), [2, 2], 7)
 _MP3 = _maxpool_indices((1, 1, 2, 4, 4), [2, 2, 2], 7)
-_AMP = aten.adaptive_max_pool2d(T(1, 2, 4, 4, seed=7).make(ptl.float64, (-2.0, 2.0), 7)[0],
-                                [2, 2])[1].tolist()
-_LN = aten.native_layer_norm(T(2, 3, seed=2).make(ptl.float64, (-2.0, 2.0), 2)[0], [3],
-                             None, None, 1e-5)
-
-
-def _ln_stat(k):
-    return T(values=_LN[k].tolist(), grad=False)
+_AMP = aten.adaptive_max_pool2d(_f64(1, 2, 4, 4, seed=7), [2, 2])[1]
+_LN = aten.native_layer_norm(_f64(2, 3, seed=2), [3], None, None, 1e-5)
 
 
 ENTRIES += [
@@ -880,12 +896,13 @@ ENTRIES += [
     OpInfo("max_pool3d_with_indices", [S(T(1, 1, 2, 4, 4, seed=7), [2, 2, 2])]),
     OpInfo("max_pool2d_with_indices_backward",
            [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), [2, 2], [2, 2], [0, 0], [1, 1], False,
-              I(_MP2))]),
+              _values_of(_MP2))]),
     OpInfo("max_pool3d_with_indices_backward",
            [S(T(1, 1, 1, 2, 2), T(1, 1, 2, 4, 4, seed=7), [2, 2, 2], [2, 2, 2], [0, 0, 0],
-              [1, 1, 1], False, I(_MP3))]),
+              [1, 1, 1], False, _values_of(_MP3))]),
     OpInfo("adaptive_max_pool2d", [S(T(1, 2, 4, 4, seed=7), [2, 2]), S(T(1, 1, 3, 5), [2, 3])]),
-    OpInfo("adaptive_max_pool2d_backward", [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), I(_AMP))]),
+    OpInfo("adaptive_max_pool2d_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), _values_of(_AMP))]),
     OpInfo("avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]),
                           S(T(1, 1, 3, 3), [2, 2], [1, 1], [1, 1], True, False),
                           S(T(1, 1, 4, 4), [3, 3], [2, 2], [1, 1], False, True, 2)]),
@@ -897,8 +914,9 @@ ENTRIES += [
                                      [0, 0, 0], False, True, None)]),
     OpInfo("_adaptive_avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]), S(T(1, 1, 3, 5), [2, 3])]),
     OpInfo("_adaptive_avg_pool2d_backward", [S(T(1, 2, 2, 2), C(1, 2, 4, 4))]),
-    OpInfo("max_unpool2d", [S(T(1, 2, 2, 2), I(_MP2), [4, 4])]),
-    OpInfo("max_unpool2d_backward", [S(T(1, 2, 4, 4), C(1, 2, 2, 2), I(_MP2), [4, 4])]),
+    OpInfo("max_unpool2d", [S(T(1, 2, 2, 2), _values_of(_MP2), [4, 4])]),
+    OpInfo("max_unpool2d_backward",
+           [S(T(1, 2, 4, 4), C(1, 2, 2, 2), _values_of(_MP2), [4, 4])]),
     # padding
     OpInfo("constant_pad_nd", [S(T(2, 3), [1, 2]), S(T(2, 3), [1, 0, 0, 2], 1.5),
                                S(T(2, 4), [-1, 1])],
@@ -966,33 +984,16 @@ ENTRIES += [
                                     S(T(2, 6), T(2, 6), T(2, 2), T(6), T(6))],
            grad_outputs=lambda o: o[:1],
            note="the second output is the backward's workspace, not differentiable"),
-    OpInfo("native_layer_norm", [S(T(2, 3), [3], T(3), T(3), 1e-5), S(T(2, 2, 3), [2, 3], None,
-                                                                        None, 1e-5)]),
+    OpInfo("native_layer_norm", [S(T(2, 3), [3], T(3), T(3), 1e-5),
+                                 S(T(2, 2, 3), [2, 3], None, None, 1e-5)]),
     OpInfo("native_layer_norm_backward",
-           [S(T(2, 3), T(2, 3, seed=2), [3], _ln_stat(1), _ln_stat(2), T(3), T(3),
-              [1, 1, 1])],
+           [S(T(2, 3), T(2, 3, seed=2), [3], _values_of(_LN[1]), _values_of(_LN[2]), T(3),
+              T(3), [1, 1, 1])],
            grad_call=lambda op, go, x, shape, mean, rstd, w, b, mask: op(
                go, x, shape, *aten.native_layer_norm(x, shape, w, b, 1e-5)[1:], w, b, mask),
            note="mean and rstd are the statistics of the input: gradcheck recomputes them "
                 "from the moved input (the formula differentiates through them)"),
 ]
-
-
-def _np_constant_pad(a, pad, value):
-    out = a
-    for d in range(len(pad) // 2):
-        axis = a.ndim - 1 - d
-        lo, hi = pad[2 * d], pad[2 * d + 1]
-        if lo < 0:
-            out = np.take(out, range(-lo, out.shape[axis]), axis=axis)
-            lo = 0
-        if hi < 0:
-            out = np.take(out, range(0, out.shape[axis] + hi), axis=axis)
-            hi = 0
-        width = [(0, 0)] * a.ndim
-        width[axis] = (lo, hi)
-        out = np.pad(out, width, constant_values=value)
-    return out
 
 
 
@@ -1029,22 +1030,12 @@ def _np_histc(a, bins=100, min=0, max=0):
     return np.histogram(a, bins, range=(lo, hi))[0]
 
 
-_LSTM = aten._thnn_fused_lstm_cell(*(T(2, 8, seed=s).make(ptl.float64, (-2.0, 2.0), s)[0]
-                                     for s in (1, 2)),
-                                   T(2, 2, seed=3).make(ptl.float64, (-2.0, 2.0), 3)[0])
-_GRU = aten._thnn_fused_gru_cell(*(T(2, 6, seed=s).make(ptl.float64, (-2.0, 2.0), s)[0]
-                                   for s in (1, 2)),
-                                 T(2, 2, seed=3).make(ptl.float64, (-2.0, 2.0), 3)[0])
-
-
-def _values_of(t):
-    return T(values=t.tolist(), grad=False)
-
-
-_CD_X = (T(3, 2, seed=1).make(ptl.float64, (-2.0, 2.0), 1)[0],
-         T(2, 2, seed=2).make(ptl.float64, (-2.0, 2.0), 2)[0])
+_LSTM = aten._thnn_fused_lstm_cell(_f64(2, 8, seed=1), _f64(2, 8, seed=2), _f64(2, 2, seed=3))
+_GRU = aten._thnn_fused_gru_cell(_f64(2, 6, seed=1), _f64(2, 6, seed=2), _f64(2, 2, seed=3))
+_CD_X = (_f64(3, 2, seed=1), _f64(2, 2, seed=2))
 _CD = _CD_X + (aten._cdist_forward(*_CD_X, 2.0, None),)
 SORTED = [-1.5, -0.5, 0.0, 1.0, 2.5]
+
 
 ENTRIES += [
     # factories (DTYPE: the dtype under test)
@@ -1267,14 +1258,12 @@ ENTRIES += [
 ]
 
 
-def _float(*shape):
-    return T(*shape, dtype=ptl.float64)
-
-
 # The classic mistakes: (sample, the exception PyTorch raises), by op.  Kept apart from the
 # entries above so that those stay a list of samples each; build_table() joins them.
 ERRORS = {
     "add.Tensor": [(S(T(2, 3), T(4)), RuntimeError)],
+    "max": [(S(T(0)), RuntimeError)],
+    "min": [(S(T(0)), RuntimeError)],
     "mm": [(S(T(2, 3), T(2, 3)), RuntimeError)],
     "bmm": [(S(T(2, 2, 3), T(3, 3, 2)), RuntimeError)],
     "mv": [(S(T(2, 3), T(2)), RuntimeError)],
@@ -1319,7 +1308,8 @@ ERRORS = {
     "masked_fill.Scalar": [(S(T(2, 3), T(2, 3, dtype=ptl.int64), 1.0), RuntimeError)],
     "where.self": [(S(T(2, dtype=ptl.int64), T(2), T(2)), RuntimeError)],
     "nll_loss_nd": [(S(T(2, 3), I([0, 5]), None, 1, -100), IndexError)],
-    "bitwise_and.Tensor": [(S(_float(2), _float(2)), NotImplementedError)],
+    "bitwise_and.Tensor": [(S(T(2, dtype=ptl.float64), T(2, dtype=ptl.float64)),
+                            NotImplementedError)],
     "div.Tensor_mode": [(S(T(2), T(2), rounding_mode="bad"), RuntimeError)],
     "clamp_": [(S(T(2, dtype=ptl.int64), 0.5), RuntimeError)],
     "linalg_cross": [(S(T(2, 2), T(2, 2)), RuntimeError)],
