@@ -283,6 +283,173 @@ def _np_sigmoid(a):
     return 1 / (1 + np.exp(-a))
 
 
+_np_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+# ---- NumPy references of the nn, indexing and backward ops ----
+
+def _np_moved(a, dim):
+    """(copy of a, the copy viewed with dim first)."""
+    out = a.copy()
+    return out, np.moveaxis(out, dim, 0)
+
+
+def _np_index_copy(a, dim, index, src):
+    out, view = _np_moved(a, dim)
+    view[index] = np.moveaxis(src, dim, 0)
+    return out
+
+
+def _np_index_fill(a, dim, index, value):
+    out, view = _np_moved(a, dim)
+    view[index] = value
+    return out
+
+
+def _np_index_put(a, indices, values, accumulate=False):
+    out = a.copy()
+    idx = tuple(slice(None) if i is None else i for i in indices)
+    if accumulate:
+        np.add.at(out, idx, values)
+    else:
+        out[idx] = values
+    return out
+
+
+def _np_scatter_index(index, dim):
+    idx = list(np.indices(index.shape))
+    idx[dim] = index
+    return tuple(idx)
+
+
+def _np_scatter(a, dim, index, src):
+    out = a.copy()
+    out[_np_scatter_index(index, dim)] = \
+        src[tuple(slice(0, s) for s in index.shape)] if np.ndim(src) else src
+    return out
+
+
+def _np_scatter_add(a, dim, index, src):
+    out = a.copy()
+    np.add.at(out, _np_scatter_index(index, dim), src[tuple(slice(0, s) for s in index.shape)])
+    return out
+
+
+def _np_masked_scatter(a, mask, source):
+    out = a.copy()
+    m = np.broadcast_to(mask, a.shape)
+    out[m] = source.ravel()[:m.sum()]
+    return out
+
+
+def _np_nll_loss(x, t, w=None, reduction=1, ignore_index=-100):
+    x = np.moveaxis(x, 1, -1)
+    w = np.ones(x.shape[-1]) if w is None else w
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    picked = np.take_along_axis(x, tt[..., None], -1)[..., 0]
+    ww = w[tt] * keep
+    loss = -picked * ww
+    return {0: loss, 1: loss.sum() / ww.sum(), 2: loss.sum()}[reduction]
+
+
+def _np_nll_loss_backward(go, x, t, w, reduction, ignore_index):
+    w = np.ones(x.shape[1]) if w is None else w
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    ww = w[tt] * keep
+    scale = go / ww.sum() if reduction == 1 else go
+    out = np.zeros_like(x)
+    out[np.arange(len(t)), tt] = -ww * scale
+    return out
+
+
+def _np_gelu(a, approximate=0):
+    if approximate in (1, "tanh"):
+        return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))
+    return 0.5 * a * (1 + _np_erf(a / np.sqrt(2)))
+
+
+def _np_gelu_backward(go, a, approximate="none"):
+    cdf = 0.5 * (1 + _np_erf(a / np.sqrt(2)))
+    return go * (cdf + a * np.exp(-a * a / 2) / np.sqrt(2 * np.pi))
+
+
+def _np_mode(a, dim=-1, keepdim=False):
+    def one(row):
+        vals, counts = np.unique(row, return_counts=True)
+        return vals[np.argmax(counts)]
+    return (np.apply_along_axis(one, dim, a),)
+
+
+def _np_renorm(a, p, dim, maxnorm):
+    axes = tuple(d for d in range(a.ndim) if d != dim)
+    norm = (np.abs(a) ** p).sum(axis=axes, keepdims=True) ** (1 / p)
+    return a * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+def _np_unfold(a, dim, size, step):
+    windows = np.lib.stride_tricks.sliding_window_view(a, size, axis=dim)
+    return np.take(windows, range(0, windows.shape[dim], step), axis=dim)
+
+
+def _np_softmax_backward(go, out, dim, dtype):
+    return out * (go - (go * out).sum(axis=dim, keepdims=True))
+
+
+def _np_log_softmax_backward(go, out, dim, dtype):
+    return go - np.exp(out) * go.sum(axis=dim, keepdims=True)
+
+
+def _np_elu_backward(go, alpha, scale, input_scale, is_result, x):
+    return np.where(x > 0, go * scale, go * input_scale * alpha * scale * np.exp(x * input_scale))
+
+
+def _np_bce_backward(go, a, t, w=None, reduction=1):
+    g = go * (a - t) / (a * (1 - a)) * (1 if w is None else w)
+    return g / a.size if reduction == 1 else g
+
+
+def _np_embedding_backward(go, idx, num_weights, padding_idx, scale_grad_by_freq):
+    out = np.zeros((num_weights,) + go.shape[idx.ndim:])
+    np.add.at(out, idx, go)
+    if scale_grad_by_freq:
+        out /= np.maximum(np.bincount(idx.ravel(), minlength=num_weights), 1)[:, None]
+    if padding_idx >= 0:
+        out[padding_idx] = 0
+    return out
+
+
+def _np_layer_norm(x, shape, w, b, eps):
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+    y = (x - mean) * rstd
+    return (y * (1 if w is None else w) + (0 if b is None else b), mean, rstd)
+
+
+def _np_upsample_nearest(a, size, *scales):
+    """Nearest upsampling of a's last len(size) dims: source index floor(i * in / out), or
+    floor(i / scale) when the scale is given."""
+    for k, n in enumerate(size):
+        axis = a.ndim - len(size) + k
+        step = 1 / scales[k] if len(scales) > k and scales[k] else a.shape[axis] / n
+        src = np.minimum(np.floor(np.arange(n) * step).astype(np.int64), a.shape[axis] - 1)
+        a = np.take(a, src, axis=axis)
+    return a
+
+
+def _np_adaptive_avg_pool2d(a, size):
+    h, w = a.shape[-2:]
+    out = np.empty(a.shape[:-2] + tuple(size))
+    for i in range(size[0]):
+        for j in range(size[1]):
+            rows = slice(i * h // size[0], -(-(i + 1) * h // size[0]))
+            cols = slice(j * w // size[1], -(-(j + 1) * w // size[1]))
+            out[..., i, j] = a[..., rows, cols].mean(axis=(-2, -1))
+    return out
+
+
 ENTRIES = [
     # unary pointwise
     unary("neg", np.negative, dtypes=NUMERIC),
@@ -302,7 +469,7 @@ ENTRIES = [
     unary("atan", np.arctan), unary("sinh", np.sinh), unary("cosh", np.cosh),
     unary("tanh", np.tanh), unary("sigmoid", _np_sigmoid),
     unary("relu", lambda a: np.maximum(a, 0), dtypes=NUMERIC),
-    unary("erf", np.vectorize(math.erf, otypes=[np.float64])),
+    unary("erf", _np_erf),
     unary("erfinv", None, domain=UNIT),
     unary("floor", np.floor, dtypes=NUMERIC), unary("ceil", np.ceil, dtypes=NUMERIC),
     unary("trunc", np.trunc, dtypes=NUMERIC), unary("round", np.round, dtypes=NUMERIC),
@@ -474,7 +641,7 @@ ENTRIES += [
            ref=lambda a, ord=2, dim=None, keepdim=False: np.linalg.norm(
                a.ravel() if dim is None else a, ord, axis=None if dim is None else dim[0],
                keepdims=keepdim and dim is not None)),
-    OpInfo("renorm", [S(T(3, 2), 2, 0, 1.0), S(T(2, 3), 1, 1, 0.5)]),
+    OpInfo("renorm", [S(T(3, 2), 2, 0, 1.0), S(T(2, 3), 1, 1, 0.5)], ref=_np_renorm),
     OpInfo("_cdist_forward", [S(T(3, 2), T(2, 2), 2.0, None), S(T(3, 2), T(4, 2), 1.0, None)],
            ref=lambda a, b, p, mode: np.linalg.norm(a[:, None] - b[None], p, axis=-1),
            gradgrad="PyTorch's _cdist_backward has no derivative"),
@@ -584,7 +751,7 @@ ENTRIES += [
     OpInfo("diagonal", [S(T(3, 4)), S(T(3, 4), 1), S(T(2, 3, 3), 0, 1, 2)],
            ref=lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2)),
     OpInfo("trace", [S(T(3, 4)), S(T(3, 3))], ref=np.trace),
-    OpInfo("unfold", [S(T(2, 5), 1, 2, 1), S(T(6), 0, 3, 2)]),
+    OpInfo("unfold", [S(T(2, 5), 1, 2, 1), S(T(6), 0, 3, 2)], ref=_np_unfold),
     OpInfo("unfold_backward", [S(T(2, 4, 2), [2, 5], 1, 2, 1), S(T(2, 3), [6], 0, 3, 2)]),
     OpInfo("linalg_cross", [S(T(2, 3), T(2, 3)), S(T(3, 2), T(3, 2), dim=0), S(T(2, 3), T(1, 3))],
            ref=lambda a, b, dim=-1: np.cross(a, b, axis=dim)),
@@ -680,6 +847,7 @@ ENTRIES += [
                (a.shape[dim] - 1) // 2, axis=dim),)),
     OpInfo("mode", [S(T(values=[[1.0, 2.0, 2.0], [3.0, 3.0, 0.5]])),
                     S(T(values=[[1.0, 2.0], [1.0, 3.0]]), 0)],
+           ref=_np_mode,
            grad_samples=[S(T(2, 3)), S(T(3, 2), 0)],
            note="with ties the mode jumps under any perturbation: gradcheck runs on distinct "
                 "values (whose mode is the smallest)"),
@@ -690,21 +858,25 @@ ENTRIES += [
            ref=lambda a, idx: a[tuple(slice(None) if i is None else i for i in idx)]),
     OpInfo("index_put", [S(T(3, 4), [I([0, 2])], T(2, 4)),
                          S(T(3, 4), [I([0, 0])], T(4), True),
-                         S(T(3, 4), [M([True, False, True])], T(1))]),
+                         S(T(3, 4), [M([True, False, True])], T(1))],
+           ref=_np_index_put),
     OpInfo("index_select", [S(T(3, 4), 0, I([0, 2, 0])), S(T(3, 4), 1, I([3])),
                             S(T(3, 4, layout="transposed"), 1, I([]))],
            ref=lambda a, dim, index: np.take(a, index, axis=dim), dtypes=NUMERIC),
     OpInfo("index_add", [S(T(3, 4), 0, I([0, 2, 0]), T(3, 4)),
                          S(T(3, 4), 1, I([1, 3]), T(3, 2), alpha=2)],
            ref=_np_index_add),
-    OpInfo("index_copy", [S(T(3, 4), 0, I([2, 0]), T(2, 4)), S(T(3, 4), 1, I([3]), T(3, 1))]),
-    OpInfo("index_fill.int_Scalar", [S(T(3, 4), 0, I([0, 2]), 1.5), S(T(3, 4), 1, I([3]), -1)]),
-    OpInfo("index_fill.int_Tensor", [S(T(3, 4), 0, I([0, 2]), T()), S(T(3, 4), 1, I([3]), T())]),
+    OpInfo("index_copy", [S(T(3, 4), 0, I([2, 0]), T(2, 4)), S(T(3, 4), 1, I([3]), T(3, 1))],
+           ref=_np_index_copy),
+    OpInfo("index_fill.int_Scalar", [S(T(3, 4), 0, I([0, 2]), 1.5), S(T(3, 4), 1, I([3]), -1)],
+           ref=_np_index_fill),
+    OpInfo("index_fill.int_Tensor", [S(T(3, 4), 0, I([0, 2]), T()), S(T(3, 4), 1, I([3]), T())],
+           ref=_np_index_fill),
     OpInfo("gather", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]])), S(T(3, 4), 0, I([[2, 1, 0, 0]]))],
            ref=_np_gather, dtypes=NUMERIC),
     OpInfo("scatter.src", [S(T(3, 4), 1, I([[0, 1], [3, 2], [2, 0]]), T(3, 2)),
-                           S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4))]),
-    OpInfo("scatter.value", [S(T(3, 4), 1, I([[0, 1], [3, 2], [2, 0]]), 1.5)]),
+                           S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4))], ref=_np_scatter),
+    OpInfo("scatter.value", [S(T(3, 4), 1, I([[0, 1], [3, 2], [2, 0]]), 1.5)], ref=_np_scatter),
     OpInfo("scatter.reduce", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), reduce="add"),
                               S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4), reduce="multiply")],
            grad="error", note="derivatives.yaml: scatter with reduce= has no derivative"),
@@ -712,7 +884,8 @@ ENTRIES += [
                                       reduce="add")],
            grad="error", note="derivatives.yaml: scatter with reduce= has no derivative"),
     OpInfo("scatter_add", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2)),
-                           S(T(3, 4), 0, I([[2, 1, 0, 1], [2, 0, 0, 1]]), T(2, 4))]),
+                           S(T(3, 4), 0, I([[2, 1, 0, 1], [2, 0, 0, 1]]), T(2, 4))],
+           ref=_np_scatter_add),
     OpInfo("scatter_reduce.two",
            [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "sum"),
             S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "prod", include_self=False),
@@ -731,7 +904,8 @@ ENTRIES += [
                                     T())],
            ref=lambda a, m, v: np.where(m, v, a)),
     OpInfo("masked_scatter", [S(T(2, 3), M([[True, False, True], [False, False, True]]), T(2, 3)),
-                              S(T(2, 3), M([True, False, True]), T(5))]),
+                              S(T(2, 3), M([True, False, True]), T(5))],
+           ref=_np_masked_scatter),
     OpInfo("take", [S(T(3, 4), I([0, 11, 5])), S(T(3, 4, layout="transposed"), I([[1, 2]]))],
            ref=lambda a, i: np.take(a, i)),
     OpInfo("embedding", [S(T(4, 3), I([0, 2, 0])), S(T(4, 3), I([[1, 3], [3, 0]]), 0)],
@@ -740,7 +914,8 @@ ENTRIES += [
            note="padding_idx's row gets no gradient (PyTorch's rule), so finite differences "
                 "disagree there by design: gradcheck runs without padding_idx"),
     OpInfo("embedding_dense_backward", [S(T(3, 2), I([0, 2, 0]), 4, -1, False),
-                                        S(T(3, 2), I([0, 2, 0]), 4, 0, True)]),
+                                        S(T(3, 2), I([0, 2, 0]), 4, 0, True)],
+           ref=_np_embedding_backward),
 ]
 
 
@@ -763,8 +938,8 @@ def _grad_and_self(name, ref=None, domain=(-2.0, 2.0), extra=(), **kw):
 
 ENTRIES += [
     # activations
-    OpInfo("_gelu", [S(T(2, 3)), S(T(2, 3), 1)]),
-    OpInfo("gelu", [S(T(2, 3)), S(T(2, 3), approximate="tanh")], grad="none"),
+    OpInfo("_gelu", [S(T(2, 3)), S(T(2, 3), 1)], ref=_np_gelu),
+    OpInfo("gelu", [S(T(2, 3)), S(T(2, 3), approximate="tanh")], ref=_np_gelu, grad="none"),
     unary("silu", lambda a: a * _np_sigmoid(a)),
     unary("mish", lambda a: a * np.tanh(np.log1p(np.exp(a)))),
     OpInfo("elu", [S(T(2, 3)), S(T(2, 3), 0.5, 2.0, 1.5)],
@@ -798,37 +973,53 @@ ENTRIES += [
            ref=lambda a, dim, dtype=None: _np_softmax(a, dim)),
     OpInfo("log_softmax.int", [S(T(2, 3), 1)],
            ref=lambda a, dim, dtype=None: np.log(_np_softmax(a, dim))),
-    _grad_and_self("gelu_backward"),
-    _grad_and_self("silu_backward"),
-    _grad_and_self("mish_backward"),
+    _grad_and_self("gelu_backward", _np_gelu_backward),
+    _grad_and_self("silu_backward", lambda go, a: go * _np_sigmoid(a) * (
+        1 + a * (1 - _np_sigmoid(a)))),
+    _grad_and_self("mish_backward", lambda go, a: go * (
+        np.tanh(np.log1p(np.exp(a))) + a * _np_sigmoid(a) / np.cosh(np.log1p(np.exp(a))) ** 2)),
     OpInfo("elu_backward", [S(T(2, 3), 1.0, 1.0, 1.0, False, T(2, 3)),
-                            S(T(2, 3), 0.5, 2.0, 1.0, False, T(2, 3))]),
-    _grad_and_self("leaky_relu_backward", extra=(0.2, False)),
-    _grad_and_self("hardtanh_backward", extra=(-1.0, 1.0)),
-    _grad_and_self("softplus_backward", extra=(1.0, 20.0)),
-    _grad_and_self("hardswish_backward", domain=(-4.0, 4.0)),
-    _grad_and_self("hardsigmoid_backward", domain=(-4.0, 4.0), grad="error",
+                            S(T(2, 3), 0.5, 2.0, 1.0, False, T(2, 3))],
+           ref=_np_elu_backward),
+    _grad_and_self("leaky_relu_backward", lambda go, a, s, r: go * np.where(a > 0, 1, s),
+                   extra=(0.2, False)),
+    _grad_and_self("hardtanh_backward", lambda go, a, lo, hi: go * ((a > lo) & (a < hi)),
+                   extra=(-1.0, 1.0)),
+    _grad_and_self("softplus_backward", lambda go, a, beta, th: go * np.where(
+        a * beta > th, 1, _np_sigmoid(a * beta)), extra=(1.0, 20.0)),
+    _grad_and_self("hardswish_backward", lambda go, a: go * np.where(
+        a < -3, 0, np.where(a <= 3, a / 3 + 0.5, 1)), domain=(-4.0, 4.0)),
+    _grad_and_self("hardsigmoid_backward", lambda go, a: go * ((a > -3) & (a < 3)) / 6,
+                   domain=(-4.0, 4.0), grad="error",
                    note="derivatives.yaml: hardsigmoid_backward is not differentiable"),
-    _grad_and_self("log_sigmoid_backward", extra=()),
-    _grad_and_self("softshrink_backward", extra=(0.5,)),
-    _grad_and_self("hardshrink_backward", extra=(0.5,)),
-    _grad_and_self("threshold_backward", extra=(0.5,)),
-    OpInfo("_softmax_backward_data", [S(T(2, 3), T(2, 3, low=0.1, high=0.9), 1, ptl.float64)]),
+    _grad_and_self("log_sigmoid_backward", lambda go, a: go * _np_sigmoid(-a)),
+    _grad_and_self("softshrink_backward", lambda go, a, lambd: go * (np.abs(a) > lambd),
+                   extra=(0.5,)),
+    _grad_and_self("hardshrink_backward", lambda go, a, lambd: go * (np.abs(a) > lambd),
+                   extra=(0.5,)),
+    _grad_and_self("threshold_backward", lambda go, a, th: np.where(a > th, go, 0),
+                   extra=(0.5,)),
+    OpInfo("_softmax_backward_data", [S(T(2, 3), T(2, 3, low=0.1, high=0.9), 1, ptl.float64)],
+           ref=_np_softmax_backward),
     OpInfo("_log_softmax_backward_data", [S(T(2, 3), T(2, 3, low=-2, high=-0.1), 1,
-                                            ptl.float64)]),
+                                            ptl.float64)],
+           ref=_np_log_softmax_backward),
     # losses
     OpInfo("nll_loss_nd", [S(T(3, 4), I([0, 3, 1])), S(T(3, 4), I([0, 3, 1]), C(4, low=0.5), 2),
                            S(T(3, 4), I([0, 3, 1]), None, 0, 3),
-                           S(T(2, 3, 2), I([[0, 1], [2, 2]]))]),
+                           S(T(2, 3, 2), I([[0, 1], [2, 2]]))],
+           ref=_np_nll_loss),
     OpInfo("nll_loss_nd_backward", [S(T(), T(3, 4), I([0, 3, 1]), None, 1, -100),
-                                    S(T(3), T(3, 4), I([0, 3, 1]), C(4, low=0.5), 0, 1)]),
+                                    S(T(3), T(3, 4), I([0, 3, 1]), C(4, low=0.5), 0, 1)],
+           ref=_np_nll_loss_backward),
     OpInfo("binary_cross_entropy", [S(T(2, 3, low=0.1, high=0.9), C(2, 3, low=0, high=1)),
                                     S(T(3, low=0.1, high=0.9), C(3, low=0, high=1),
                                       C(3, low=0.5), 0)],
            ref=_np_binary_cross_entropy),
     OpInfo("binary_cross_entropy_backward",
            [S(T(), T(2, 3, low=0.1, high=0.9), C(2, 3, low=0, high=1)),
-            S(T(3), T(3, low=0.1, high=0.9), C(3, low=0, high=1), C(3, low=0.5), 0)]),
+            S(T(3), T(3, low=0.1, high=0.9), C(3, low=0, high=1), C(3, low=0.5), 0)],
+           ref=_np_bce_backward),
 ]
 
 
@@ -912,7 +1103,8 @@ ENTRIES += [
                                      True, None)]),
     OpInfo("avg_pool3d_backward", [S(T(1, 1, 1, 2, 2), C(1, 1, 2, 4, 4), [2, 2, 2], [2, 2, 2],
                                      [0, 0, 0], False, True, None)]),
-    OpInfo("_adaptive_avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]), S(T(1, 1, 3, 5), [2, 3])]),
+    OpInfo("_adaptive_avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]), S(T(1, 1, 3, 5), [2, 3])],
+           ref=_np_adaptive_avg_pool2d),
     OpInfo("_adaptive_avg_pool2d_backward", [S(T(1, 2, 2, 2), C(1, 2, 4, 4))]),
     OpInfo("max_unpool2d", [S(T(1, 2, 2, 2), _values_of(_MP2), [4, 4])]),
     OpInfo("max_unpool2d_backward",
@@ -943,9 +1135,10 @@ ENTRIES += [
                                             [1, 1, 1, 0, 0, 1])]),
     OpInfo("_pad_circular_backward", [S(T(1, 1, 6, 7), C(1, 1, 3, 4), [1, 2, 2, 1])]),
     # upsampling
-    OpInfo("upsample_nearest1d", [S(T(1, 2, 3), [5]), S(T(1, 1, 4), [2], 0.5)]),
-    OpInfo("upsample_nearest2d", [S(T(1, 1, 2, 3), [3, 5])]),
-    OpInfo("upsample_nearest3d", [S(T(1, 1, 2, 2, 3), [3, 3, 4])]),
+    OpInfo("upsample_nearest1d", [S(T(1, 2, 3), [5]), S(T(1, 1, 4), [2], 0.5)],
+           ref=_np_upsample_nearest),
+    OpInfo("upsample_nearest2d", [S(T(1, 1, 2, 3), [3, 5])], ref=_np_upsample_nearest),
+    OpInfo("upsample_nearest3d", [S(T(1, 1, 2, 2, 3), [3, 3, 4])], ref=_np_upsample_nearest),
     OpInfo("upsample_linear1d", [S(T(1, 2, 3), [5], False), S(T(1, 1, 3), [4], True)]),
     OpInfo("upsample_bilinear2d", [S(T(1, 1, 2, 3), [3, 4], False),
                                    S(T(1, 1, 2, 2), [3, 3], True)]),
@@ -985,7 +1178,8 @@ ENTRIES += [
            grad_outputs=lambda o: o[:1],
            note="the second output is the backward's workspace, not differentiable"),
     OpInfo("native_layer_norm", [S(T(2, 3), [3], T(3), T(3), 1e-5),
-                                 S(T(2, 2, 3), [2, 3], None, None, 1e-5)]),
+                                 S(T(2, 2, 3), [2, 3], None, None, 1e-5)],
+           ref=_np_layer_norm),
     OpInfo("native_layer_norm_backward",
            [S(T(2, 3), T(2, 3, seed=2), [3], _values_of(_LN[1]), _values_of(_LN[2]), T(3),
               T(3), [1, 1, 1])],
