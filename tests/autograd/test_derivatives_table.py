@@ -1,0 +1,128 @@
+"""Every PTL_GRAD row of src/autograd/derivatives.def, checked on the samples of its operator's
+entry in tests/opinfo.py: a float64 gradcheck and gradgradcheck, and the node the row names.
+
+Rows whose op has no usable finite differences say so in their entry (opinfo.OpInfo.grad):
+random ops get zeros (derivatives.yaml's zeros_like), NotImplemented rows raise on backward.
+Rows without a second-derivative check carry the reason in OpInfo.gradgrad."""
+import os
+import re
+
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite.autograd import gradcheck, gradgradcheck
+from pytorchlite.autograd.gradcheck import GradcheckError
+from opinfo import SCHEMAS, TABLE
+
+DERIVATIVES_DEF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
+                               "autograd", "derivatives.def")
+
+
+def derivatives_rows():
+    """(op id, node name) of every PTL_GRAD row, in file order."""
+    text = open(DERIVATIVES_DEF).read()
+    return re.findall(r'^PTL_GRAD\((\w+),\s*"(\w+)"', text, re.M)
+
+
+# op id (schema name with '.' -> '_') -> schema name
+NAME_OF_ID = {name.replace(".", "_"): name for name in SCHEMAS}
+ROWS = derivatives_rows()
+
+
+def entry(op_id):
+    return TABLE.get(NAME_OF_ID.get(op_id))
+
+
+def test_every_row_has_an_entry():
+    assert len(ROWS) > 300
+    missing = [op for op, _ in ROWS if entry(op) is None or entry(op).grad == "none"]
+    assert not missing, f"derivatives.def rows without an entry in tests/opinfo.py: {missing}"
+
+
+def test_every_row_has_a_gradcheck_sample():
+    empty = [op for op, _ in ROWS if entry(op) is not None and not entry(op).gradcheck_samples()]
+    assert not empty, f"entries without a sample gradcheck can run: {empty}"
+
+
+def _substitute(x, new):
+    if isinstance(x, ptl.Tensor) and id(x) in new:
+        return new[id(x)]
+    if isinstance(x, (list, tuple)):
+        return type(x)(_substitute(y, new) for y in x)
+    return x
+
+
+def _function(info, args, kwargs, leaves):
+    """f(*leaves) -> the op's outputs on the sample, the leaves replaced by f's arguments.
+    An in-place op works on a copy of self (a leaf that requires grad cannot be modified)."""
+    def f(*xs):
+        new = {id(a): b for a, b in zip(leaves, xs)}
+        a = [_substitute(x, new) for x in args]
+        k = {key: _substitute(v, new) for key, v in kwargs.items()}
+        if info.inplace:
+            a[0] = a[0].clone()
+        if info.grad == "zeros":
+            ptl.manual_seed(0)
+        out = info.grad_call(info.op, *a, **k) if info.grad_call else info.op(*a, **k)
+        if info.grad_outputs is not None:
+            out = info.grad_outputs(out)
+        return _outputs(out)
+    return f
+
+
+def _outputs(out):
+    """The floating outputs (indices are not differentiable), as a tuple."""
+    outs = out if isinstance(out, (list, tuple)) else (out,)
+    return tuple(o for o in outs if isinstance(o, ptl.Tensor) and o.is_floating_point())
+
+
+def _params(rows, known_bugs=True):
+    """The rows with an entry; a known bug's gradcheck is a strict xfail on GradcheckError."""
+    return [pytest.param(op, node, id=op, marks=[pytest.mark.xfail(
+        strict=True, raises=GradcheckError, reason=entry(op).known_bug)]
+        if known_bugs and entry(op).known_bug else [])
+        for op, node in rows if entry(op) is not None]
+
+
+@pytest.mark.parametrize("op_id, node", _params(ROWS))
+def test_gradcheck(op_id, node):
+    info = entry(op_id)
+    for sample in info.gradcheck_samples():
+        args, kwargs, _, _, leaves = sample.make(ptl.float64, info.domain, requires_grad=True)
+        f = _function(info, args, kwargs, leaves)
+        outs = [o for o in f(*leaves) if o.grad_fn is not None]
+        assert outs, f"{info.name}{sample}: no output has a grad_fn"
+        assert outs[0].grad_fn.name() == node, f"{info.name}{sample}"
+        if info.grad == "check":
+            assert gradcheck(f, leaves), f"{info.name}{sample}"
+        elif info.grad == "zeros":
+            grads = ptl.autograd.grad(outs, leaves, [ptl.ones_like(o) for o in outs],
+                                      allow_unused=True)
+            assert all(g is None or not g.abs().sum().item() for g in grads), info.name
+        else:
+            with pytest.raises(RuntimeError, match="is not implemented"):
+                outs[0].sum().backward()
+
+
+GG_ROWS = [(op, node) for op, node in ROWS
+           if entry(op) is not None and entry(op).grad == "check" and entry(op).gradgrad is True]
+
+
+@pytest.mark.parametrize("op_id, node", _params(GG_ROWS, known_bugs=False))
+def test_gradgradcheck(op_id, node):
+    info = entry(op_id)
+    for sample in info.gradcheck_samples()[:2]:
+        args, kwargs, _, _, leaves = sample.make(ptl.float64, info.domain, requires_grad=True)
+        assert gradgradcheck(_function(info, args, kwargs, leaves), leaves), \
+            f"{info.name}{sample}"
+
+
+def test_rows_without_a_gradgradcheck_say_why():
+    """A row's entry either runs gradgradcheck (gradgrad=True) or gives the reason it does
+    not; random and NotImplemented rows have no first derivative to differentiate."""
+    for op, _ in ROWS:
+        info = entry(op)
+        if info is not None and info.grad == "check" and info.gradgrad is not True:
+            assert isinstance(info.gradgrad, str) and info.gradgrad, op
+        if info is not None and info.grad != "check":
+            assert info.note, f"{op}: an entry without a gradcheck says why (note=)"

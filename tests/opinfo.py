@@ -1,0 +1,1583 @@
+"""The operator table of the tests (PyTorch's OpInfo idea, written for pytorchlite).
+
+One OpInfo per operator of src/aten/ops.def, named by its schema name with the overload
+("add.Tensor", "sum", "sort.stable").  An entry holds:
+
+  samples     a few SampleInputs (args, kwargs) whose tensors are specs (T; I, M and C for
+              indices, masks and constants) made in the dtype under test: 0-dim, size-0,
+              broadcast and non-contiguous inputs where the op takes them
+  ref         a NumPy reference over the same values, called like the op, where one is natural
+  dtypes      the dtypes the op supports (its samples run in each)
+  errors      (SampleInput, exception type) pairs the op must refuse
+  gradgrad    True, or the reason PyTorch has no second derivative (or the samples are not
+              smooth enough for finite differences of the first one)
+  grad        "check" (gradcheck), "zeros" (random ops: derivatives.yaml gives zeros_like),
+              "error" (a NotImplemented row: backward raises) or "none" (not differentiable)
+  grad_call   how gradcheck calls the op when the sample alone cannot (grad_call(op, *args,
+              **kwargs)); grad_outputs picks the outputs gradcheck compares (grad_outputs(outs))
+  note        why an entry checks less than a plain gradcheck
+  known_bug   a derivative that disagrees with PyTorch's; its gradcheck is a strict xfail, so
+              fixing the formula makes the test fail until the mark goes
+  out_of      for an out= op, the functional op whose results it must reproduce
+
+The boring part is generated from the schemas (`_C._schemas()`): a pointwise op gets the
+standard shapes, its in-place and out= variants reuse the functional op's samples.  ENTRIES
+holds what an op needs beyond that (indices, positive values, shapes that must agree, a
+reference), ERRORS the classic mistakes.  Ops are called through
+`pytorchlite.ops.aten.<name>.<overload>`.
+
+The tests that drive the table: tests/autograd/test_derivatives_table.py (gradcheck and
+gradgradcheck of every derivatives.def row) and tests/aten/test_ops_table.py (every ops.def
+row runs, matches its reference and refuses its error samples)."""
+import math
+
+import numpy as np
+
+import pytorchlite as ptl
+from pytorchlite import _C
+from helpers import ALL_DTYPES, FLOAT_DTYPES, make
+
+aten = ptl.ops.aten
+
+FLOATS = (ptl.float32, ptl.float64)
+NUMERIC = (ptl.int64, ptl.float32, ptl.float64)
+WITH_BOOL = (ptl.bool, ptl.int64, ptl.float32, ptl.float64)
+INTS = (ptl.uint8, ptl.int32, ptl.int64)
+
+
+# ---- tensor specs: what a sample's tensor is, made later in the dtype under test ----
+
+class T:
+    """A random tensor of `shape` in the sample's dtype (or `dtype`), laid out as `layout`
+    (helpers.make: contiguous, transposed, sliced, expanded), values in [low, high) (the op's
+    domain when not given) or exactly `values`.  `grad`: gradcheck differentiates it."""
+
+    def __init__(self, *shape, layout="contiguous", low=None, high=None, values=None,
+                 dtype=None, grad=True, seed=None):
+        self.shape = tuple(np.shape(values)) if values is not None else shape
+        self.layout, self.low, self.high = layout, low, high
+        self.values, self.dtype, self.grad, self.seed = values, dtype, grad, seed
+
+    def make(self, dtype, domain, seed):
+        dtype = self.dtype or dtype
+        if self.values is not None:
+            a = np.array(self.values, dtype=np.float64 if dtype in FLOAT_DTYPES else None)
+            t = ptl.tensor(a, dtype=dtype)
+            return t, t.numpy().astype(np.float64) if dtype in FLOAT_DTYPES else t.numpy()
+        low = self.low if self.low is not None else domain[0]
+        high = self.high if self.high is not None else domain[1]
+        if dtype not in FLOAT_DTYPES:   # a positive domain stays positive
+            low = math.ceil(low) if low > 0 else math.floor(low)
+            high = max(math.ceil(high), low + 1)
+        t, a = make(self.shape, dtype, self.layout, self.seed if self.seed is not None else seed,
+                    low, high)
+        return t, np.asarray(a, dtype=np.float64) if dtype in FLOAT_DTYPES else np.asarray(a)
+
+    def __repr__(self):
+        return f"T{self.shape}" + ("" if self.layout == "contiguous" else f"[{self.layout}]")
+
+
+def I(values):  # noqa: E743  (an int64 index tensor)
+    return T(values=values, dtype=ptl.int64, grad=False)
+
+
+def M(values):
+    """A bool mask tensor."""
+    return T(values=values, dtype=ptl.bool, grad=False)
+
+
+def C(*shape, **kw):
+    """A float tensor that gradcheck leaves alone (a target, a saved statistic)."""
+    return T(*shape, grad=False, **kw)
+
+
+# Sample arguments made with the sample: the dtype under test (factories), and a freshly
+# seeded Generator.
+DTYPE = type("DTYPE", (), {"__repr__": lambda self: "DTYPE"})()
+GENERATOR = type("GENERATOR", (), {"__repr__": lambda self: "GENERATOR"})()
+
+
+class SampleInput:
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+    def __repr__(self):
+        kw = "".join(f", {k}={v!r}" for k, v in self.kwargs.items())
+        return f"({', '.join(map(repr, self.args))}{kw})"
+
+    def specs(self):
+        """Every T in args and kwargs, in order (lists of tensors included)."""
+        out = []
+
+        def walk(x):
+            if isinstance(x, T):
+                out.append(x)
+            elif isinstance(x, (list, tuple)):
+                for y in x:
+                    walk(y)
+        for v in list(self.args) + list(self.kwargs.values()):
+            walk(v)
+        return out
+
+    def make(self, dtype, domain=(-2.0, 2.0), requires_grad=False):
+        """(args, kwargs, np_args, np_kwargs, leaves): the pytorchlite call, its NumPy twin,
+        and the tensors made to require grad (floating specs with grad=True)."""
+        leaves, counter = [], [0]
+
+        def build(x):
+            if isinstance(x, T):
+                counter[0] += 1
+                t, a = x.make(dtype, domain, counter[0])
+                if requires_grad and x.grad and t.dtype in FLOAT_DTYPES:
+                    t.requires_grad_(True)
+                    leaves.append(t)
+                return t, a
+            if x is DTYPE:
+                return dtype, dtype
+            if x is GENERATOR:
+                g = ptl.Generator().manual_seed(0)
+                return g, g
+            if isinstance(x, (list, tuple)):
+                pairs = [build(y) for y in x]
+                return type(x)(p[0] for p in pairs), type(x)(p[1] for p in pairs)
+            return x, x
+        pa = [build(x) for x in self.args]
+        pk = {k: build(v) for k, v in self.kwargs.items()}
+        return ([p[0] for p in pa], {k: p[0] for k, p in pk.items()},
+                [p[1] for p in pa], {k: p[1] for k, p in pk.items()}, leaves)
+
+
+S = SampleInput
+
+
+class OpInfo:
+    def __init__(self, name, samples=None, ref=None, dtypes=FLOATS, domain=(-2.0, 2.0),
+                 errors=(), grad="check", gradgrad=True, grad_samples=None, note=None,
+                 grad_call=None, grad_outputs=None, known_bug=None, out_of=None, rtol=1e-9,
+                 atol=1e-12):
+        self.name = name
+        self.samples = None if samples is None else list(samples)
+        self.ref, self.dtypes, self.domain = ref, tuple(dtypes), domain
+        self.errors = list(errors)
+        self.grad, self.gradgrad, self.note = grad, gradgrad, note
+        self.grad_samples = grad_samples
+        self.grad_call, self.grad_outputs = grad_call, grad_outputs
+        self.known_bug, self.out_of = known_bug, out_of
+        self.rtol, self.atol = rtol, atol
+
+    @property
+    def op(self):
+        base, _, overload = self.name.partition(".")
+        return getattr(getattr(aten, base), overload or "default")
+
+    @property
+    def inplace(self):
+        return self.name.split(".")[0].endswith("_") and not self.name.startswith("_")
+
+    def gradcheck_samples(self):
+        """The samples gradcheck runs on: non-empty ones with a differentiable float tensor,
+        at most three (finite differences cost one call per element)."""
+        if self.grad_samples is not None:
+            return self.grad_samples
+        keep = [s for s in self.samples
+                if any(t.grad and t.dtype in (None, ptl.float64) and t.layout != "expanded"
+                       and 0 not in t.shape for t in s.specs())
+                and all(0 not in t.shape for t in s.specs())]
+        return keep[:3]
+
+    def __repr__(self):
+        return f"OpInfo({self.name})"
+
+
+# ---- sample generators for the families of ops ----
+
+def unary_samples():
+    return [S(T()), S(T(0)), S(T(2, 3)), S(T(3, 2, layout="transposed")),
+            S(T(4, layout="sliced")), S(T(2, 3, layout="expanded"))]
+
+
+def binary_samples():
+    return [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3)), S(T(), T(2, 2)), S(T(0, 3), T(1, 3)),
+            S(T(3, 2, layout="transposed"), T(3, 1)), S(T(4, layout="sliced"), T(4)),
+            S(T(2, 3, layout="expanded"), T(2, 3))]
+
+
+def ternary_samples():
+    return [S(T(2, 3), T(2, 3), T(2, 3)), S(T(2, 3), T(3), T(2, 1)), S(T(), T(), T()),
+            S(T(0, 2), T(2), T(0, 1)), S(T(3, 2, layout="transposed"), T(3, 2), T(2))]
+
+
+def reduce_samples(dim=False):
+    """A whole-tensor reduction's samples, or with dim a reduction over (dim, keepdim)'s."""
+    if not dim:
+        return [S(T(2, 3)), S(T()), S(T(3, 4, layout="transposed")), S(T(5, layout="sliced"))]
+    return [S(T(2, 3), 1), S(T(3, 4, layout="transposed"), 0), S(T(2, 3, 2), -1),
+            S(T(2, 3), 1, True)]
+
+
+def _schema_table():
+    rows = {}
+    for r in _C._schemas():
+        s = r["schema"]
+        name = s.split("(")[0]
+        if name.startswith("aten::"):
+            rows[name[len("aten::"):]] = r
+    return rows
+
+
+SCHEMAS = _schema_table()
+
+
+def _args_of(schema):
+    """[(type, name, default or None)] of a schema string's arguments."""
+    inner = schema[schema.index("(") + 1:schema.rindex(") ->")]
+    out, parts, depth, cur = [], [], 0, ""
+    for ch in inner:
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur)
+    for p in parts:
+        p = p.strip()
+        if p == "*":
+            continue
+        decl, _, default = p.partition("=")
+        typ, _, name = decl.rpartition(" ")
+        out.append((typ, name, default or None))
+    return out
+
+
+def generated_samples(name):
+    """The standard samples of an op whose schema takes one to three tensors and defaults
+    for everything else (a pointwise op and its like)."""
+    args = [a for a in _args_of(SCHEMAS[name]["schema"]) if a[1] != "out"]
+    tensors = [a for a in args if a[0] in ("Tensor", "Tensor(a!)", "Tensor(a)")]
+    if len(tensors) not in (1, 2, 3) or any(a[2] is None for a in args if a not in tensors):
+        raise ValueError(f"{name}: the schema does not give the standard samples; "
+                         "write them in the entry")
+    return {1: unary_samples, 2: binary_samples, 3: ternary_samples}[len(tensors)]()
+
+
+# ---- the entries: what an op needs beyond its schema ----
+
+POS = (0.5, 2.0)
+UNIT = (-0.9, 0.9)
+
+
+def unary(name, ref=None, domain=(-2.0, 2.0), dtypes=FLOATS, **kw):
+    """A one-tensor pointwise op: the samples come from its schema."""
+    return OpInfo(name, None, ref=ref, domain=domain, dtypes=dtypes, **kw)
+
+
+def binary(name, ref=None, domain=(-2.0, 2.0), dtypes=NUMERIC, **kw):
+    """A two-tensor pointwise op: the samples come from its schema."""
+    return OpInfo(name, None, ref=ref, domain=domain, dtypes=dtypes, **kw)
+
+
+def _np_sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+_np_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+# ---- NumPy references of the nn, indexing and backward ops ----
+
+def _np_moved(a, dim):
+    """(copy of a, the copy viewed with dim first)."""
+    out = a.copy()
+    return out, np.moveaxis(out, dim, 0)
+
+
+def _np_index_copy(a, dim, index, src):
+    out, view = _np_moved(a, dim)
+    view[index] = np.moveaxis(src, dim, 0)
+    return out
+
+
+def _np_index_fill(a, dim, index, value):
+    out, view = _np_moved(a, dim)
+    view[index] = value
+    return out
+
+
+def _np_index_put(a, indices, values, accumulate=False):
+    out = a.copy()
+    idx = tuple(slice(None) if i is None else i for i in indices)
+    if accumulate:
+        np.add.at(out, idx, values)
+    else:
+        out[idx] = values
+    return out
+
+
+def _np_scatter_index(index, dim):
+    idx = list(np.indices(index.shape))
+    idx[dim] = index
+    return tuple(idx)
+
+
+def _np_scatter(a, dim, index, src):
+    out = a.copy()
+    out[_np_scatter_index(index, dim)] = \
+        src[tuple(slice(0, s) for s in index.shape)] if np.ndim(src) else src
+    return out
+
+
+def _np_scatter_add(a, dim, index, src):
+    out = a.copy()
+    np.add.at(out, _np_scatter_index(index, dim), src[tuple(slice(0, s) for s in index.shape)])
+    return out
+
+
+def _np_masked_scatter(a, mask, source):
+    out = a.copy()
+    m = np.broadcast_to(mask, a.shape)
+    out[m] = source.ravel()[:m.sum()]
+    return out
+
+
+def _np_nll_loss(x, t, w=None, reduction=1, ignore_index=-100):
+    x = np.moveaxis(x, 1, -1)
+    w = np.ones(x.shape[-1]) if w is None else w
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    picked = np.take_along_axis(x, tt[..., None], -1)[..., 0]
+    ww = w[tt] * keep
+    loss = -picked * ww
+    return {0: loss, 1: loss.sum() / ww.sum(), 2: loss.sum()}[reduction]
+
+
+def _np_nll_loss_backward(go, x, t, w, reduction, ignore_index):
+    w = np.ones(x.shape[1]) if w is None else w
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    ww = w[tt] * keep
+    scale = go / ww.sum() if reduction == 1 else go
+    out = np.zeros_like(x)
+    out[np.arange(len(t)), tt] = -ww * scale
+    return out
+
+
+def _np_gelu(a, approximate=0):
+    if approximate in (1, "tanh"):
+        return 0.5 * a * (1 + np.tanh(np.sqrt(2 / np.pi) * (a + 0.044715 * a ** 3)))
+    return 0.5 * a * (1 + _np_erf(a / np.sqrt(2)))
+
+
+def _np_gelu_backward(go, a, approximate="none"):
+    cdf = 0.5 * (1 + _np_erf(a / np.sqrt(2)))
+    return go * (cdf + a * np.exp(-a * a / 2) / np.sqrt(2 * np.pi))
+
+
+def _np_mode(a, dim=-1, keepdim=False):
+    def one(row):
+        vals, counts = np.unique(row, return_counts=True)
+        return vals[np.argmax(counts)]
+    return (np.apply_along_axis(one, dim, a),)
+
+
+def _np_renorm(a, p, dim, maxnorm):
+    axes = tuple(d for d in range(a.ndim) if d != dim)
+    norm = (np.abs(a) ** p).sum(axis=axes, keepdims=True) ** (1 / p)
+    return a * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+def _np_unfold(a, dim, size, step):
+    windows = np.lib.stride_tricks.sliding_window_view(a, size, axis=dim)
+    return np.take(windows, range(0, windows.shape[dim], step), axis=dim)
+
+
+def _np_softmax_backward(go, out, dim, dtype):
+    return out * (go - (go * out).sum(axis=dim, keepdims=True))
+
+
+def _np_log_softmax_backward(go, out, dim, dtype):
+    return go - np.exp(out) * go.sum(axis=dim, keepdims=True)
+
+
+def _np_elu_backward(go, alpha, scale, input_scale, is_result, x):
+    return np.where(x > 0, go * scale, go * input_scale * alpha * scale * np.exp(x * input_scale))
+
+
+def _np_bce_backward(go, a, t, w=None, reduction=1):
+    g = go * (a - t) / (a * (1 - a)) * (1 if w is None else w)
+    return g / a.size if reduction == 1 else g
+
+
+def _np_embedding_backward(go, idx, num_weights, padding_idx, scale_grad_by_freq):
+    out = np.zeros((num_weights,) + go.shape[idx.ndim:])
+    np.add.at(out, idx, go)
+    if scale_grad_by_freq:
+        out /= np.maximum(np.bincount(idx.ravel(), minlength=num_weights), 1)[:, None]
+    if padding_idx >= 0:
+        out[padding_idx] = 0
+    return out
+
+
+def _np_layer_norm(x, shape, w, b, eps):
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+    y = (x - mean) * rstd
+    return (y * (1 if w is None else w) + (0 if b is None else b), mean, rstd)
+
+
+def _np_upsample_nearest(a, size, *scales):
+    """Nearest upsampling of a's last len(size) dims: source index floor(i * in / out), or
+    floor(i / scale) when the scale is given."""
+    for k, n in enumerate(size):
+        axis = a.ndim - len(size) + k
+        step = 1 / scales[k] if len(scales) > k and scales[k] else a.shape[axis] / n
+        src = np.minimum(np.floor(np.arange(n) * step).astype(np.int64), a.shape[axis] - 1)
+        a = np.take(a, src, axis=axis)
+    return a
+
+
+def _np_adaptive_avg_pool2d(a, size):
+    h, w = a.shape[-2:]
+    out = np.empty(a.shape[:-2] + tuple(size))
+    for i in range(size[0]):
+        for j in range(size[1]):
+            rows = slice(i * h // size[0], -(-(i + 1) * h // size[0]))
+            cols = slice(j * w // size[1], -(-(j + 1) * w // size[1]))
+            out[..., i, j] = a[..., rows, cols].mean(axis=(-2, -1))
+    return out
+
+
+ENTRIES = [
+    # unary pointwise
+    unary("neg", np.negative, dtypes=NUMERIC),
+    unary("abs", np.abs, domain=POS, dtypes=NUMERIC),
+    unary("sign", np.sign, dtypes=NUMERIC),
+    unary("exp", np.exp),
+    unary("exp2", np.exp2),
+    unary("expm1", np.expm1),
+    unary("log", np.log, domain=POS),
+    unary("log2", np.log2, domain=POS),
+    unary("log10", np.log10, domain=POS),
+    unary("log1p", np.log1p, domain=POS),
+    unary("sqrt", np.sqrt, domain=POS),
+    unary("rsqrt", lambda a: 1 / np.sqrt(a), domain=POS),
+    unary("sin", np.sin), unary("cos", np.cos), unary("tan", np.tan, domain=(-1.2, 1.2)),
+    unary("asin", np.arcsin, domain=UNIT), unary("acos", np.arccos, domain=UNIT),
+    unary("atan", np.arctan), unary("sinh", np.sinh), unary("cosh", np.cosh),
+    unary("tanh", np.tanh), unary("sigmoid", _np_sigmoid),
+    unary("relu", lambda a: np.maximum(a, 0), dtypes=NUMERIC),
+    unary("erf", _np_erf),
+    unary("erfinv", None, domain=UNIT),
+    unary("floor", np.floor, dtypes=NUMERIC), unary("ceil", np.ceil, dtypes=NUMERIC),
+    unary("trunc", np.trunc, dtypes=NUMERIC), unary("round", np.round, dtypes=NUMERIC),
+    unary("frac", lambda a: a - np.trunc(a)),
+    unary("reciprocal", np.reciprocal, domain=POS),
+    unary("square", np.square, dtypes=NUMERIC),
+    unary("nan_to_num", np.nan_to_num),
+    OpInfo("round.decimals", [S(T(2, 3), decimals=1), S(T(), decimals=2), S(T(0), decimals=1)],
+           ref=lambda a, decimals: np.round(a, decimals), domain=(0.01, 0.04)),
+    unary("logical_not", np.logical_not, dtypes=WITH_BOOL, grad="none"),
+    unary("bitwise_not", np.invert, dtypes=(ptl.bool, ptl.int64, ptl.uint8), grad="none"),
+    unary("isnan", np.isnan, dtypes=NUMERIC, grad="none"),
+    unary("isinf", np.isinf, dtypes=NUMERIC, grad="none"),
+    unary("isfinite", np.isfinite, dtypes=NUMERIC, grad="none"),
+    # binary pointwise
+    binary("add.Tensor", np.add),
+    OpInfo("rsub.Tensor", binary_samples() + [S(T(2, 3), T(3), alpha=2)],
+           ref=lambda a, b, alpha=1: b - alpha * a, dtypes=NUMERIC),
+    binary("sub.Tensor", np.subtract),
+    binary("mul.Tensor", np.multiply),
+    binary("div.Tensor", np.true_divide, domain=POS, dtypes=FLOATS),
+    OpInfo("div.Tensor_mode",
+           [S(T(2, 3), T(2, 3), rounding_mode="trunc"), S(T(2, 3), T(3), rounding_mode="floor"),
+            S(T(2, 3), T(3), rounding_mode=None)],
+           ref=lambda a, b, rounding_mode: {"trunc": np.trunc, "floor": np.floor,
+                                            None: lambda x: x}[rounding_mode](a / b),
+           domain=POS),
+    binary("floor_divide", np.floor_divide, domain=POS, grad="error",
+           note="derivatives.yaml: floor_divide is not differentiable"),
+    binary("remainder.Tensor", np.remainder, domain=POS),
+    binary("fmod.Tensor", np.fmod, domain=POS),
+    binary("pow.Tensor_Tensor", np.power, domain=POS, dtypes=FLOATS),
+    binary("atan2", np.arctan2, dtypes=FLOATS),
+    binary("maximum", np.maximum), binary("minimum", np.minimum),
+    binary("fmax", np.fmax), binary("fmin", np.fmin),
+    binary("max.other", np.maximum), binary("min.other", np.minimum),
+]
+
+
+def _np_var(a, dim=None, unbiased=True, keepdim=False, correction=None):
+    ddof = (1 if unbiased else 0) if correction is None else correction
+    return np.var(a, axis=_axis(dim), ddof=ddof, keepdims=keepdim)
+
+
+def _np_std(a, dim=None, unbiased=True, keepdim=False, correction=None):
+    return np.sqrt(_np_var(a, dim, unbiased, keepdim, correction))
+
+
+def _axis(dim):
+    return tuple(dim) if isinstance(dim, (list, tuple)) else dim
+
+
+ENTRIES += [
+    # ternary pointwise
+    OpInfo("where.self", [S(M([[True, False, True], [False, False, True]]), T(2, 3), T(3)),
+                          S(M(True), T(), T(2)), S(M([[True], [False]]), T(2, 3), T(2, 3)),
+                          S(M([]), T(0), T(0))],
+           ref=np.where, dtypes=NUMERIC),
+    OpInfo("clamp", [S(T(2, 3), -1, 1), S(T(2, 3), min=0), S(T(), max=1),
+                     S(T(3, 2, layout="transposed"), -1, 0), S(T(0), 0, 1)],
+           ref=lambda a, min=None, max=None: np.clip(a, min, max), dtypes=NUMERIC),
+    OpInfo("clamp.Tensor", [S(T(2, 3), T(3, low=-2, high=-0.5), T(2, 1, low=0.5, high=2)),
+                            S(T(2, 3), T(3)), S(T(2, 3), None, T(2, 3))],
+           ref=lambda a, min=None, max=None: np.minimum(np.maximum(a, min), max)
+           if min is not None and max is not None else np.clip(a, min, max)),
+    OpInfo("clip", [S(T(2, 3), -1, 1), S(T(2, 3), max=1)],
+           ref=lambda a, min=None, max=None: np.clip(a, min, max)),
+    OpInfo("clip.Tensor", [S(T(2, 3), T(3, low=-2, high=-0.5), T(2, 1, low=0.5, high=2)),
+                           S(T(2, 3), None, T(2, 1))],
+           ref=lambda a, min=None, max=None: np.clip(a, min, max)),
+    OpInfo("clamp_min", [S(T(2, 3), 1), S(T(), 0)], ref=np.maximum, dtypes=NUMERIC),
+    OpInfo("clamp_max", [S(T(2, 3), 1), S(T(), 0)], ref=np.minimum, dtypes=NUMERIC),
+    OpInfo("lerp.Scalar", [S(T(2, 3), T(3), 0.3), S(T(), T(), 0.7), S(T(0), T(0), 0.5)],
+           ref=lambda a, b, w: a + w * (b - a)),
+    OpInfo("lerp.Tensor", [S(T(2, 3), T(3), T(2, 1)), S(T(), T(), T())],
+           ref=lambda a, b, w: a + w * (b - a)),
+    OpInfo("addcmul", ternary_samples() + [S(T(2, 3), T(3), T(2, 1), value=2)],
+           ref=lambda a, b, c, value=1: a + value * b * c, dtypes=NUMERIC),
+    OpInfo("addcdiv", ternary_samples() + [S(T(2, 3), T(3), T(2, 1), value=0.5)],
+           ref=lambda a, b, c, value=1: a + value * b / c, domain=POS),
+    # reductions
+    OpInfo("sum", reduce_samples() + [S(T(0))], ref=np.sum, dtypes=NUMERIC),
+    OpInfo("sum.dim_IntList", reduce_samples(True) + [S(T(2, 3, 2), [0, 2]), S(T(0, 3), 0)],
+           ref=lambda a, dim, keepdim=False: np.sum(a, axis=_axis(dim), keepdims=keepdim),
+           dtypes=NUMERIC),
+    OpInfo("nansum", [S(T(2, 3)), S(T(2, 3), 1, True), S(T(3, 2, layout="transposed"), [0])],
+           ref=lambda a, dim=None, keepdim=False: np.nansum(a, axis=_axis(dim), keepdims=keepdim)),
+    OpInfo("mean", reduce_samples(), ref=np.mean),
+    OpInfo("mean.dim", reduce_samples(True) + [S(T(2, 3, 2), [0, 2])],
+           ref=lambda a, dim, keepdim=False: np.mean(a, axis=_axis(dim), keepdims=keepdim)),
+    OpInfo("prod", reduce_samples(), ref=np.prod, domain=POS, dtypes=NUMERIC),
+    OpInfo("prod.dim_int", reduce_samples(True),
+           ref=lambda a, dim, keepdim=False: np.prod(a, axis=dim, keepdims=keepdim)),
+    OpInfo("amax", [S(T(2, 3, 2), 1), S(T(2, 3)), S(T(2, 3, 2), [0, 2], True)],
+           ref=lambda a, dim=(), keepdim=False: np.amax(a, axis=_axis(dim) or None,
+                                                        keepdims=keepdim), dtypes=NUMERIC),
+    OpInfo("amin", [S(T(2, 3, 2), 1), S(T(2, 3)), S(T(2, 3, 2), [0, 2], True)],
+           ref=lambda a, dim=(), keepdim=False: np.amin(a, axis=_axis(dim) or None,
+                                                        keepdims=keepdim), dtypes=NUMERIC),
+    OpInfo("max", reduce_samples(), ref=np.max, dtypes=NUMERIC),
+    OpInfo("min", reduce_samples(), ref=np.min, dtypes=NUMERIC),
+    OpInfo("max.dim", reduce_samples(True),
+           ref=lambda a, dim, keepdim=False: (np.max(a, axis=dim, keepdims=keepdim),),
+           dtypes=NUMERIC),
+    OpInfo("min.dim", reduce_samples(True),
+           ref=lambda a, dim, keepdim=False: (np.min(a, axis=dim, keepdims=keepdim),),
+           dtypes=NUMERIC),
+    OpInfo("aminmax", [S(T(2, 3)), S(T(2, 3), dim=1), S(T(2, 3), dim=0, keepdim=True)],
+           ref=lambda a, dim=None, keepdim=False: (
+               np.amin(a, axis=dim, keepdims=keepdim), np.amax(a, axis=dim, keepdims=keepdim)),
+           dtypes=NUMERIC),
+    OpInfo("var", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: _np_var(a, None, unbiased)),
+    OpInfo("var.dim", [S(T(2, 3), [1]), S(T(3, 2, layout="transposed"), [0], True, True)],
+           ref=_np_var),
+    OpInfo("var.correction", [S(T(2, 3, 2), [0, 2], correction=0), S(T(2, 3)),
+                              S(T(4, 3), [0], correction=2, keepdim=True)],
+           ref=lambda a, dim=None, correction=None, keepdim=False: _np_var(
+               a, dim, True, keepdim, correction)),
+    OpInfo("std", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: _np_std(a, None, unbiased)),
+    OpInfo("std.dim", [S(T(2, 3), [1]), S(T(3, 2, layout="transposed"), [0], True, True)],
+           ref=_np_std),
+    OpInfo("std.correction", [S(T(2, 3, 2), [0, 2], correction=0), S(T(2, 3)),
+                              S(T(4, 3), [0], correction=2, keepdim=True)],
+           ref=lambda a, dim=None, correction=None, keepdim=False: _np_std(
+               a, dim, True, keepdim, correction)),
+    OpInfo("var_mean", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: (_np_var(a, None, unbiased), np.mean(a))),
+    OpInfo("var_mean.dim", [S(T(2, 3), [1]), S(T(2, 3), [1], True, True)],
+           ref=lambda a, dim, unbiased=True, keepdim=False: (
+               _np_var(a, dim, unbiased, keepdim), np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("var_mean.correction", [S(T(2, 3), [0], correction=0), S(T(2, 3))],
+           ref=lambda a, dim=None, correction=None, keepdim=False: (
+               _np_var(a, dim, True, keepdim, correction),
+               np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("std_mean", [S(T(2, 3)), S(T(2, 3), False)],
+           ref=lambda a, unbiased=True: (_np_std(a, None, unbiased), np.mean(a))),
+    OpInfo("std_mean.dim", [S(T(2, 3), [1]), S(T(2, 3), [1], True, True)],
+           ref=lambda a, dim, unbiased=True, keepdim=False: (
+               _np_std(a, dim, unbiased, keepdim), np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("std_mean.correction", [S(T(2, 3), [0], correction=0), S(T(2, 3))],
+           ref=lambda a, dim=None, correction=None, keepdim=False: (
+               _np_std(a, dim, True, keepdim, correction),
+               np.mean(a, axis=_axis(dim), keepdims=keepdim))),
+    OpInfo("norm.Scalar", [S(T(2, 3)), S(T(2, 3), 1), S(T(2, 3), 3), S(T(2, 3), float("inf")),
+                           S(T(2, 3, low=0.5), 0.5)],
+           ref=lambda a, p=2: np.linalg.norm(a.ravel(), p)),
+    OpInfo("norm.ScalarOpt_dim", [S(T(2, 3), 2, [1]), S(T(2, 3), 3, [0], True),
+                                  S(T(2, 3), float("-inf"), [1])],
+           ref=lambda a, p, dim, keepdim=False: np.linalg.norm(a, p, axis=dim[0],
+                                                               keepdims=keepdim)),
+    OpInfo("logsumexp", [S(T(2, 3), [1]), S(T(2, 3), [0, 1], True),
+                         S(T(3, 2, layout="transposed"), [0])],
+           ref=lambda a, dim, keepdim=False: np.log(np.sum(np.exp(a), axis=_axis(dim),
+                                                           keepdims=keepdim))),
+    OpInfo("cumsum", [S(T(2, 3), 1), S(T(3, 2, layout="transposed"), 0), S(T(), 0), S(T(0), 0)],
+           ref=lambda a, dim: np.cumsum(a, axis=dim) if a.ndim else a, dtypes=NUMERIC),
+    OpInfo("cumprod", [S(T(2, 3), 1), S(T(3, 2, layout="transposed"), 0), S(T(), 0)],
+           ref=lambda a, dim: np.cumprod(a, axis=dim) if a.ndim else a, dtypes=NUMERIC),
+    OpInfo("logcumsumexp", [S(T(2, 3), 1), S(T(3, 2, layout="transposed"), 0)],
+           ref=lambda a, dim: np.log(np.cumsum(np.exp(a), axis=dim))),
+    OpInfo("cummax", [S(T(2, 3), 1), S(T(4, layout="sliced"), 0)],
+           ref=lambda a, dim: np.maximum.accumulate(a, axis=dim), dtypes=NUMERIC),
+    OpInfo("cummin", [S(T(2, 3), 1), S(T(4, layout="sliced"), 0)],
+           ref=lambda a, dim: np.minimum.accumulate(a, axis=dim), dtypes=NUMERIC),
+    OpInfo("linalg_vector_norm", [S(T(2, 3)), S(T(2, 3), 1, [1]), S(T(2, 3), 3, [0], True),
+                                  S(T(2, 3), float("inf"))],
+           ref=lambda a, ord=2, dim=None, keepdim=False: np.linalg.norm(
+               a.ravel() if dim is None else a, ord, axis=None if dim is None else dim[0],
+               keepdims=keepdim and dim is not None)),
+    OpInfo("renorm", [S(T(3, 2), 2, 0, 1.0), S(T(2, 3), 1, 1, 0.5)], ref=_np_renorm),
+    OpInfo("_cdist_forward", [S(T(3, 2), T(2, 2), 2.0, None), S(T(3, 2), T(4, 2), 1.0, None)],
+           ref=lambda a, b, p, mode: np.linalg.norm(a[:, None] - b[None], p, axis=-1),
+           gradgrad="PyTorch's _cdist_backward has no derivative"),
+]
+
+
+def _np_slice(a, dim=0, start=None, end=None, step=1):
+    idx = [slice(None)] * a.ndim
+    idx[dim] = slice(start, end, step)
+    return a[tuple(idx)]
+
+
+def _np_split(a, split_size, dim=0):
+    n = a.shape[dim]
+    if isinstance(split_size, int):
+        cuts = list(range(split_size, n, split_size))
+    else:
+        cuts = list(np.cumsum(split_size)[:-1])
+    return tuple(np.split(a, cuts, axis=dim))
+
+
+ENTRIES += [
+    # views and shapes
+    OpInfo("view", [S(T(2, 3), [3, 2]), S(T(2, 3), [-1]), S(T(), [1]), S(T(0, 2), [2, 0])],
+           ref=lambda a, size: a.reshape(size), dtypes=ALL_DTYPES),
+    OpInfo("view_as", [S(T(2, 3), C(3, 2))], ref=lambda a, b: a.reshape(b.shape)),
+    OpInfo("reshape", [S(T(2, 3), [3, 2]), S(T(3, 2, layout="transposed"), [-1]),
+                       S(T(), [1, 1]), S(T(0, 3), [3, 0])],
+           ref=lambda a, shape: a.reshape(shape), dtypes=ALL_DTYPES),
+    OpInfo("reshape_as", [S(T(3, 2, layout="transposed"), C(6))],
+           ref=lambda a, b: a.reshape(b.shape)),
+    OpInfo("as_strided", [S(T(3, 4), [2, 2], [1, 3], 1), S(T(5), [3, 3], [1, 1])],
+           ref=lambda a, size, stride, off=0: np.lib.stride_tricks.as_strided(
+               a.ravel()[off:], size, [s * 8 for s in stride])),
+    OpInfo("transpose.int", [S(T(2, 3), 0, 1), S(T(2, 3, 4), -1, 0), S(T(), 0, -1)],
+           ref=lambda a, d0, d1: np.swapaxes(a, d0, d1) if a.ndim else a, dtypes=ALL_DTYPES),
+    OpInfo("swapaxes", [S(T(2, 3, 2), 0, 2)], ref=np.swapaxes),
+    OpInfo("swapdims", [S(T(2, 3, 2), 1, -1)], ref=np.swapaxes),
+    OpInfo("t", [S(T(2, 3)), S(T(3)), S(T())], ref=np.transpose, dtypes=ALL_DTYPES),
+    OpInfo("permute", [S(T(2, 3, 4), [2, 0, 1]), S(T(), []), S(T(0, 2), [1, 0])],
+           ref=np.transpose, dtypes=ALL_DTYPES),
+    OpInfo("movedim.int", [S(T(2, 3, 2), 0, -1)], ref=np.moveaxis),
+    OpInfo("movedim.intlist", [S(T(2, 3, 2), [0, 1], [2, 0])], ref=np.moveaxis),
+    OpInfo("moveaxis.int", [S(T(2, 3, 2), 2, 0)], ref=np.moveaxis),
+    OpInfo("expand", [S(T(3, 1), [2, 3, 4]), S(T(), [2]), S(T(3), [-1])],
+           ref=lambda a, size: np.broadcast_to(
+               a, [a.shape[i - len(size) + a.ndim] if s == -1 else s
+                   for i, s in enumerate(size)]), dtypes=ALL_DTYPES),
+    OpInfo("expand_as", [S(T(3, 1), C(2, 3, 4))], ref=lambda a, b: np.broadcast_to(a, b.shape)),
+    OpInfo("broadcast_to", [S(T(3), [2, 3])], ref=np.broadcast_to),
+    OpInfo("squeeze", [S(T(2, 1, 3)), S(T())], ref=np.squeeze),
+    OpInfo("squeeze.dim", [S(T(2, 1, 3), 1), S(T(2, 3), 0)],
+           ref=lambda a, d: np.squeeze(a, d) if a.shape[d] == 1 else a),
+    OpInfo("squeeze.dims", [S(T(1, 1, 3), [0, 1])], ref=lambda a, d: np.squeeze(a, tuple(d))),
+    OpInfo("unsqueeze", [S(T(2, 3), 1), S(T(), 0), S(T(2, 3), -1)], ref=np.expand_dims,
+           dtypes=ALL_DTYPES),
+    OpInfo("flatten.using_ints", [S(T(3, 2, layout="transposed")), S(T(2, 3, 2), 1, 2),
+                                  S(T())],
+           ref=lambda a, s=0, e=-1: a.reshape(-1) if a.ndim <= 1 or (s, e) == (0, -1)
+           else a.reshape(a.shape[:s] + (-1,) + a.shape[e + 1:])),
+    OpInfo("unflatten.int", [S(T(3, 4), 1, [2, 2])],
+           ref=lambda a, d, sizes: a.reshape(a.shape[:d] + tuple(sizes) + a.shape[d + 1:])),
+    OpInfo("narrow", [S(T(2, 4), 1, 1, 2), S(T(4, layout="sliced"), 0, 0, 3)],
+           ref=lambda a, d, s, n: _np_slice(a, d, s, s + n)),
+    OpInfo("select.int", [S(T(2, 3), 1, 2), S(T(3), 0, -1), S(T(2, 3, 2), 0, 0)],
+           ref=lambda a, d, i: np.take(a, i, axis=d), dtypes=ALL_DTYPES),
+    OpInfo("slice.Tensor", [S(T(5, 2), 0, 1, 4, 2), S(T(2, 5), 1, None, None, 1),
+                            S(T(3), 0, 0, 0, 1)],
+           ref=_np_slice, dtypes=ALL_DTYPES),
+    OpInfo("unbind.int", [S(T(2, 3), 1), S(T(3, 2), 0)],
+           ref=lambda a, d=0: tuple(np.moveaxis(a, d, 0))),
+    OpInfo("split.Tensor", [S(T(2, 5), 2, 1), S(T(4, 2), 3)], ref=_np_split),
+    OpInfo("split.sizes", [S(T(2, 4), [1, 3], 1)], ref=_np_split),
+    OpInfo("split_with_sizes", [S(T(3, 2), [2, 1], 0)], ref=_np_split),
+    OpInfo("chunk", [S(T(2, 5), 2, 1), S(T(4), 2)],
+           ref=lambda a, n, dim=0: _np_split(a, -(-a.shape[dim] // n), dim)),
+    OpInfo("contiguous", [S(T(3, 2, layout="transposed")), S(T())], ref=np.copy,
+           grad_samples=[S(T(3, 2, layout="transposed"))]),
+    OpInfo("clone", [S(T(3, 2, layout="transposed")), S(T()), S(T(0))], ref=np.copy,
+           dtypes=ALL_DTYPES),
+    OpInfo("alias", [S(T(2, 3))], ref=lambda a: a),
+    OpInfo("detach", [S(T(2, 3))], ref=lambda a: a, grad="none"),
+    OpInfo("_to_copy", [S(T(2, 3)), S(T(3, 2, layout="transposed"), dtype=ptl.float32)],
+           ref=lambda a, dtype=None: a.astype(np.float32).astype(np.float64)
+           if dtype == ptl.float32 else a,
+           grad_samples=[S(T(2, 3)), S(T(3, 2, layout="transposed"), dtype=ptl.float64)]),
+    OpInfo("copy_", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3)), S(T(), T())],
+           ref=lambda a, b: np.broadcast_to(b, a.shape).copy(), dtypes=NUMERIC),
+    OpInfo("fill_.Scalar", [S(T(2, 3), 1.5), S(T(), -1)],
+           ref=lambda a, v: np.full_like(a, v), dtypes=NUMERIC),
+    OpInfo("fill_.Tensor", [S(T(2, 3), T()), S(T(3), T())],
+           ref=lambda a, v: np.full_like(a, v),
+           known_bug="FillBackward1 gives value a zero gradient; derivatives.yaml gives "
+                     "grad.sum() (torch 2.13: value.grad == self.numel())"),
+    OpInfo("zero_", [S(T(2, 3)), S(T())], ref=np.zeros_like, dtypes=NUMERIC),
+    OpInfo("flip", [S(T(2, 3), [0]), S(T(2, 3, 2), [0, 2])],
+           ref=lambda a, dims: np.flip(a, tuple(dims)), dtypes=NUMERIC),
+    OpInfo("roll", [S(T(2, 3), [1], [1]), S(T(2, 3), [2]), S(T(2, 3), [1, -1], [0, 1])],
+           ref=lambda a, shifts, dims=(): np.roll(a, tuple(shifts), tuple(dims) or None)),
+    OpInfo("rot90", [S(T(2, 3)), S(T(2, 3), 2), S(T(2, 3, 2), -1, [1, 2])],
+           ref=lambda a, k=1, dims=(0, 1): np.rot90(a, k, tuple(dims))),
+    OpInfo("repeat", [S(T(2, 3), [2, 1]), S(T(3), [2, 1, 2]), S(T(), [3])],
+           ref=lambda a, r: np.tile(a, r)),
+    OpInfo("tril", [S(T(3, 3)), S(T(2, 3, 4), 1), S(T(3, 4), -1)], ref=np.tril, dtypes=NUMERIC),
+    OpInfo("triu", [S(T(3, 3)), S(T(2, 3, 4), 1), S(T(3, 4), -1)], ref=np.triu, dtypes=NUMERIC),
+    OpInfo("diag_embed", [S(T(2, 3)), S(T(3), 1), S(T(2, 2), -1, 0, 2)]),
+    OpInfo("diagonal", [S(T(3, 4)), S(T(3, 4), 1), S(T(2, 3, 3), 0, 1, 2)],
+           ref=lambda a, o=0, d1=0, d2=1: np.diagonal(a, o, d1, d2)),
+    OpInfo("trace", [S(T(3, 4)), S(T(3, 3))], ref=np.trace),
+    OpInfo("unfold", [S(T(2, 5), 1, 2, 1), S(T(6), 0, 3, 2)], ref=_np_unfold),
+    OpInfo("unfold_backward", [S(T(2, 4, 2), [2, 5], 1, 2, 1), S(T(2, 3), [6], 0, 3, 2)]),
+    OpInfo("linalg_cross", [S(T(2, 3), T(2, 3)), S(T(3, 2), T(3, 2), dim=0), S(T(2, 3), T(1, 3))],
+           ref=lambda a, b, dim=-1: np.cross(a, b, axis=dim)),
+    OpInfo("cat", [S([T(2, 3), T(1, 3)]), S([T(2, 3), T(2, 2, layout="transposed")], 1),
+                   S([T(2, 3), T(0)], 0)],
+           ref=lambda ts, dim=0: np.concatenate([t for t in ts if t.shape != (0,)], dim),
+           dtypes=NUMERIC),
+    OpInfo("concat", [S([T(2, 3), T(1, 3)], -2)], ref=lambda ts, dim=0: np.concatenate(ts, dim)),
+    OpInfo("stack", [S([T(2, 3), T(2, 3)], 1), S([T(), T()])],
+           ref=lambda ts, dim=0: np.stack(ts, dim)),
+    OpInfo("hstack", [S([T(2, 3), T(2, 1)]), S([T(3), T()])],
+           ref=lambda ts: np.hstack(ts)),
+    OpInfo("vstack", [S([T(3), T(2, 3)])], ref=lambda ts: np.vstack(ts)),
+]
+
+
+def _np_index_add(a, dim, index, src, alpha=1):
+    out = a.copy()
+    for k, i in enumerate(index):
+        sl = [slice(None)] * a.ndim
+        sl[dim] = i
+        sk = [slice(None)] * a.ndim
+        sk[dim] = k
+        out[tuple(sl)] += alpha * src[tuple(sk)]
+    return out
+
+
+def _np_gather(a, dim, index):
+    return np.take_along_axis(a, index, dim)
+
+
+def _f64(*shape, seed):
+    """The float64 tensor T(*shape, seed=seed) makes, for outputs a sample needs (indices,
+    statistics, workspaces) computed once here."""
+    return T(*shape, seed=seed).make(ptl.float64, (-2.0, 2.0), seed)[0]
+
+
+def _values_of(t):
+    """A constant spec holding t's values (in the sample's dtype when t is floating)."""
+    return T(values=t.tolist(), dtype=None if t.is_floating_point() else t.dtype, grad=False)
+
+
+def _maxpool_indices(shape, kernel, seed):
+    """The indices max_pool*_with_indices gives for T(*shape, seed=seed)."""
+    f = aten.max_pool2d_with_indices if len(kernel) == 2 else aten.max_pool3d_with_indices
+    return f(_f64(*shape, seed=seed), kernel)[1]
+
+
+ENTRIES += [
+    # linear algebra
+    OpInfo("mm", [S(T(2, 3), T(3, 4)), S(T(2, 3, layout="transposed"), T(3, 2)),
+                  S(T(0, 3), T(3, 2))], ref=np.matmul, dtypes=NUMERIC),
+    OpInfo("bmm", [S(T(2, 2, 3), T(2, 3, 2)), S(T(2, 1, 3), T(2, 3, 0))], ref=np.matmul),
+    OpInfo("matmul", [S(T(3), T(3)), S(T(2, 3), T(3)), S(T(3), T(2, 3, 2)),
+                      S(T(2, 1, 2, 3), T(3, 3, 2)), S(T(2, 3), T(2, 3, 2))], ref=np.matmul),
+    OpInfo("dot", [S(T(3), T(3)), S(T(0), T(0))], ref=np.dot, dtypes=NUMERIC),
+    OpInfo("vdot", [S(T(3), T(3)), S(T(3, layout="sliced"), T(3))], ref=np.vdot),
+    OpInfo("mv", [S(T(2, 3, layout="transposed"), T(3)), S(T(2, 3), T(3))], ref=np.matmul),
+    OpInfo("outer", [S(T(2), T(3))], ref=np.outer),
+    OpInfo("addmm", [S(T(3), T(2, 4), T(4, 3), beta=0.5, alpha=2), S(T(2, 3), T(2, 4), T(4, 3))],
+           ref=lambda s, a, b, beta=1, alpha=1: beta * s + alpha * (a @ b)),
+    OpInfo("addmv", [S(T(1), T(2, 3, layout="transposed"), T(3), alpha=-1),
+                     S(T(2), T(2, 3), T(3))],
+           ref=lambda s, a, b, beta=1, alpha=1: beta * s + alpha * (a @ b)),
+    OpInfo("baddbmm", [S(T(2, 1), T(2, 2, 3), T(2, 3, 1), beta=2),
+                       S(T(2, 2, 1), T(2, 2, 3), T(2, 3, 1))],
+           ref=lambda s, a, b, beta=1, alpha=1: beta * s + alpha * (a @ b)),
+    OpInfo("_linalg_svd", [S(T(3, 2)), S(T(2, 3), full_matrices=False)]),
+    # sorting and selection (distinct random values: no ties)
+    OpInfo("sort", [S(T(2, 3)), S(T(2, 3), 0, True), S(T(4, layout="sliced"))],
+           ref=lambda a, dim=-1, descending=False: (
+               -np.sort(-a, axis=dim) if descending else np.sort(a, axis=dim),),
+           dtypes=NUMERIC),
+    OpInfo("sort.stable", [S(T(2, 3), stable=True), S(T(2, 3), stable=False, dim=0,
+                                                       descending=True)],
+           ref=lambda a, stable, dim=-1, descending=False: (
+               -np.sort(-a, axis=dim) if descending else np.sort(a, axis=dim),)),
+    OpInfo("topk", [S(T(2, 4), 2), S(T(2, 4), 1, 0, False)],
+           ref=lambda a, k, dim=-1, largest=True, sorted=True: (
+               (-np.sort(-a, axis=dim) if largest else np.sort(a, axis=dim)).take(
+                   range(k), axis=dim),)),
+    OpInfo("kthvalue", [S(T(2, 4), 2), S(T(3, 2), 1, 0, True)],
+           ref=lambda a, k, dim=-1, keepdim=False: (
+               np.take(np.sort(a, axis=dim), [k - 1] if keepdim else k - 1, axis=dim),)),
+    OpInfo("median", [S(T(2, 3)), S(T(4))], ref=lambda a: np.sort(a.ravel())[(a.size - 1) // 2]),
+    OpInfo("median.dim", [S(T(2, 3), 1), S(T(3, 2), 0, True)],
+           ref=lambda a, dim, keepdim=False: (np.take(
+               np.sort(a, axis=dim), [(a.shape[dim] - 1) // 2] if keepdim
+               else (a.shape[dim] - 1) // 2, axis=dim),)),
+    OpInfo("nanmedian", [S(T(2, 3))], ref=lambda a: np.sort(a.ravel())[(a.size - 1) // 2]),
+    OpInfo("nanmedian.dim", [S(T(2, 3), 1)],
+           ref=lambda a, dim, keepdim=False: (np.sort(a, axis=dim).take(
+               (a.shape[dim] - 1) // 2, axis=dim),)),
+    OpInfo("mode", [S(T(values=[[1.0, 2.0, 2.0], [3.0, 3.0, 0.5]])),
+                    S(T(values=[[1.0, 2.0], [1.0, 3.0]]), 0)],
+           ref=_np_mode,
+           grad_samples=[S(T(2, 3)), S(T(3, 2), 0)],
+           note="with ties the mode jumps under any perturbation: gradcheck runs on distinct "
+                "values (whose mode is the smallest)"),
+    # indexing
+    OpInfo("index.Tensor", [S(T(3, 4), [I([0, 2, 0])]), S(T(3, 4), [None, I([1, 3])]),
+                            S(T(3, 4), [M([True, False, True])]),
+                            S(T(3, 4), [I([0, 1]), I([2, 3])])],
+           ref=lambda a, idx: a[tuple(slice(None) if i is None else i for i in idx)]),
+    OpInfo("index_put", [S(T(3, 4), [I([0, 2])], T(2, 4)),
+                         S(T(3, 4), [I([0, 0])], T(4), True),
+                         S(T(3, 4), [M([True, False, True])], T(1))],
+           ref=_np_index_put),
+    OpInfo("index_select", [S(T(3, 4), 0, I([0, 2, 0])), S(T(3, 4), 1, I([3])),
+                            S(T(3, 4, layout="transposed"), 1, I([]))],
+           ref=lambda a, dim, index: np.take(a, index, axis=dim), dtypes=NUMERIC),
+    OpInfo("index_add", [S(T(3, 4), 0, I([0, 2, 0]), T(3, 4)),
+                         S(T(3, 4), 1, I([1, 3]), T(3, 2), alpha=2)],
+           ref=_np_index_add),
+    OpInfo("index_copy", [S(T(3, 4), 0, I([2, 0]), T(2, 4)), S(T(3, 4), 1, I([3]), T(3, 1))],
+           ref=_np_index_copy),
+    OpInfo("index_fill.int_Scalar", [S(T(3, 4), 0, I([0, 2]), 1.5), S(T(3, 4), 1, I([3]), -1)],
+           ref=_np_index_fill),
+    OpInfo("index_fill.int_Tensor", [S(T(3, 4), 0, I([0, 2]), T()), S(T(3, 4), 1, I([3]), T())],
+           ref=_np_index_fill),
+    OpInfo("gather", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]])), S(T(3, 4), 0, I([[2, 1, 0, 0]]))],
+           ref=_np_gather, dtypes=NUMERIC),
+    OpInfo("scatter.src", [S(T(3, 4), 1, I([[0, 1], [3, 2], [2, 0]]), T(3, 2)),
+                           S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4))], ref=_np_scatter),
+    OpInfo("scatter.value", [S(T(3, 4), 1, I([[0, 1], [3, 2], [2, 0]]), 1.5)], ref=_np_scatter),
+    OpInfo("scatter.reduce", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), reduce="add"),
+                              S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4), reduce="multiply")],
+           grad="error", note="derivatives.yaml: scatter with reduce= has no derivative"),
+    OpInfo("scatter.value_reduce", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), 1.5,
+                                      reduce="add")],
+           grad="error", note="derivatives.yaml: scatter with reduce= has no derivative"),
+    OpInfo("scatter_add", [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2)),
+                           S(T(3, 4), 0, I([[2, 1, 0, 1], [2, 0, 0, 1]]), T(2, 4))],
+           ref=_np_scatter_add),
+    OpInfo("scatter_reduce.two",
+           [S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "sum"),
+            S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "prod", include_self=False),
+            S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "mean"),
+            S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "amax"),
+            S(T(3, 4), 0, I([[2, 1, 0, 1]]), T(1, 4), "amin", include_self=False)],
+           grad_samples=[
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "sum"),
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "prod", include_self=False),
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "mean"),
+               S(T(3, 4), 1, I([[0, 1], [3, 3], [2, 0]]), T(3, 2), "amax")]),
+    OpInfo("masked_fill.Scalar", [S(T(2, 3), M([[True, False, True], [False, False, True]]), 2),
+                                  S(T(2, 3), M([True, False, False]), -1)],
+           ref=lambda a, m, v: np.where(m, v, a), dtypes=NUMERIC),
+    OpInfo("masked_fill.Tensor", [S(T(2, 3), M([[True, False, True], [False, False, True]]),
+                                    T())],
+           ref=lambda a, m, v: np.where(m, v, a)),
+    OpInfo("masked_scatter", [S(T(2, 3), M([[True, False, True], [False, False, True]]), T(2, 3)),
+                              S(T(2, 3), M([True, False, True]), T(5))],
+           ref=_np_masked_scatter),
+    OpInfo("take", [S(T(3, 4), I([0, 11, 5])), S(T(3, 4, layout="transposed"), I([[1, 2]]))],
+           ref=lambda a, i: np.take(a, i)),
+    OpInfo("embedding", [S(T(4, 3), I([0, 2, 0])), S(T(4, 3), I([[1, 3], [3, 0]]), 0)],
+           ref=lambda w, i, padding_idx=-1: w[i],
+           grad_samples=[S(T(4, 3), I([0, 2, 0]))],
+           note="padding_idx's row gets no gradient (PyTorch's rule), so finite differences "
+                "disagree there by design: gradcheck runs without padding_idx"),
+    OpInfo("embedding_dense_backward", [S(T(3, 2), I([0, 2, 0]), 4, -1, False),
+                                        S(T(3, 2), I([0, 2, 0]), 4, 0, True)],
+           ref=_np_embedding_backward),
+]
+
+
+def _np_softmax(a, dim):
+    e = np.exp(a - a.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+def _np_binary_cross_entropy(a, t, w=None, reduction=1):
+    loss = -(w if w is not None else 1) * (t * np.log(a) + (1 - t) * np.log(1 - a))
+    return {0: loss, 1: loss.mean(), 2: loss.sum()}[reduction]
+
+
+def _grad_and_self(name, ref=None, domain=(-2.0, 2.0), extra=(), **kw):
+    """An activation's backward op: (grad_output, self, *extra) on equal shapes."""
+    return OpInfo(name, [S(T(2, 3), T(2, 3), *extra),
+                         S(T(3, 2, layout="transposed"), T(3, 2), *extra)],
+                  ref=ref, domain=domain, **kw)
+
+
+ENTRIES += [
+    # activations
+    OpInfo("_gelu", [S(T(2, 3)), S(T(2, 3), 1)], ref=_np_gelu),
+    OpInfo("gelu", [S(T(2, 3)), S(T(2, 3), approximate="tanh")], ref=_np_gelu, grad="none"),
+    unary("silu", lambda a: a * _np_sigmoid(a)),
+    unary("mish", lambda a: a * np.tanh(np.log1p(np.exp(a)))),
+    OpInfo("elu", [S(T(2, 3)), S(T(2, 3), 0.5, 2.0, 1.5)],
+           ref=lambda a, alpha=1, scale=1, input_scale=1: scale * np.where(
+               a > 0, a, alpha * (np.exp(a * input_scale) - 1))),
+    OpInfo("celu", [S(T(2, 3)), S(T(2, 3), 0.5)],
+           ref=lambda a, alpha=1: np.maximum(a, 0) + np.minimum(
+               0, alpha * (np.exp(a / alpha) - 1))),
+    OpInfo("leaky_relu", [S(T(2, 3)), S(T(2, 3), 0.2)],
+           ref=lambda a, s=0.01: np.where(a > 0, a, s * a)),
+    OpInfo("hardtanh", [S(T(2, 3)), S(T(2, 3), -0.5, 0.5)],
+           ref=lambda a, lo=-1, hi=1: np.clip(a, lo, hi)),
+    OpInfo("softplus", [S(T(2, 3)), S(T(2, 3), 2, 1)],
+           ref=lambda a, beta=1, th=20: np.where(a * beta > th, a,
+                                                 np.log1p(np.exp(a * beta)) / beta)),
+    unary("hardswish", lambda a: a * np.clip(a + 3, 0, 6) / 6, domain=(-4.0, 4.0)),
+    unary("hardsigmoid", lambda a: np.clip(a + 3, 0, 6) / 6, domain=(-4.0, 4.0),
+          gradgrad="hardsigmoid_backward has no derivative in PyTorch (NotImplemented)"),
+    unary("log_sigmoid", lambda a: -np.log1p(np.exp(-a))),
+    OpInfo("softshrink", [S(T(2, 3)), S(T(2, 3), 1.0)],
+           ref=lambda a, l=0.5: np.where(a > l, a - l, np.where(a < -l, a + l, 0))),
+    OpInfo("hardshrink", [S(T(2, 3)), S(T(2, 3), 1.0)],
+           ref=lambda a, l=0.5: np.where(np.abs(a) > l, a, 0)),
+    OpInfo("threshold", [S(T(2, 3), 0.5, -1.0), S(T(2, 3), 0.0, 0.0)],
+           ref=lambda a, th, v: np.where(a > th, a, v), dtypes=NUMERIC),
+    OpInfo("_softmax", [S(T(2, 3), 1, False), S(T(3, 2, layout="transposed"), 0, False)],
+           ref=lambda a, dim, h: _np_softmax(a, dim)),
+    OpInfo("_log_softmax", [S(T(2, 3), 1, False), S(T(3, 2, layout="transposed"), 0, False)],
+           ref=lambda a, dim, h: np.log(_np_softmax(a, dim))),
+    OpInfo("softmax.int", [S(T(2, 3), 1), S(T(), 0)],
+           ref=lambda a, dim, dtype=None: _np_softmax(a, dim)),
+    OpInfo("log_softmax.int", [S(T(2, 3), 1)],
+           ref=lambda a, dim, dtype=None: np.log(_np_softmax(a, dim))),
+    _grad_and_self("gelu_backward", _np_gelu_backward),
+    _grad_and_self("silu_backward", lambda go, a: go * _np_sigmoid(a) * (
+        1 + a * (1 - _np_sigmoid(a)))),
+    _grad_and_self("mish_backward", lambda go, a: go * (
+        np.tanh(np.log1p(np.exp(a))) + a * _np_sigmoid(a) / np.cosh(np.log1p(np.exp(a))) ** 2)),
+    OpInfo("elu_backward", [S(T(2, 3), 1.0, 1.0, 1.0, False, T(2, 3)),
+                            S(T(2, 3), 0.5, 2.0, 1.0, False, T(2, 3))],
+           ref=_np_elu_backward),
+    _grad_and_self("leaky_relu_backward", lambda go, a, s, r: go * np.where(a > 0, 1, s),
+                   extra=(0.2, False)),
+    _grad_and_self("hardtanh_backward", lambda go, a, lo, hi: go * ((a > lo) & (a < hi)),
+                   extra=(-1.0, 1.0)),
+    _grad_and_self("softplus_backward", lambda go, a, beta, th: go * np.where(
+        a * beta > th, 1, _np_sigmoid(a * beta)), extra=(1.0, 20.0)),
+    _grad_and_self("hardswish_backward", lambda go, a: go * np.where(
+        a < -3, 0, np.where(a <= 3, a / 3 + 0.5, 1)), domain=(-4.0, 4.0)),
+    _grad_and_self("hardsigmoid_backward", lambda go, a: go * ((a > -3) & (a < 3)) / 6,
+                   domain=(-4.0, 4.0), grad="error",
+                   note="derivatives.yaml: hardsigmoid_backward is not differentiable"),
+    _grad_and_self("log_sigmoid_backward", lambda go, a: go * _np_sigmoid(-a)),
+    _grad_and_self("softshrink_backward", lambda go, a, lambd: go * (np.abs(a) > lambd),
+                   extra=(0.5,)),
+    _grad_and_self("hardshrink_backward", lambda go, a, lambd: go * (np.abs(a) > lambd),
+                   extra=(0.5,)),
+    _grad_and_self("threshold_backward", lambda go, a, th: np.where(a > th, go, 0),
+                   extra=(0.5,)),
+    OpInfo("_softmax_backward_data", [S(T(2, 3), T(2, 3, low=0.1, high=0.9), 1, ptl.float64)],
+           ref=_np_softmax_backward),
+    OpInfo("_log_softmax_backward_data", [S(T(2, 3), T(2, 3, low=-2, high=-0.1), 1,
+                                            ptl.float64)],
+           ref=_np_log_softmax_backward),
+    # losses
+    OpInfo("nll_loss_nd", [S(T(3, 4), I([0, 3, 1])), S(T(3, 4), I([0, 3, 1]), C(4, low=0.5), 2),
+                           S(T(3, 4), I([0, 3, 1]), None, 0, 3),
+                           S(T(2, 3, 2), I([[0, 1], [2, 2]]))],
+           ref=_np_nll_loss),
+    OpInfo("nll_loss_nd_backward", [S(T(), T(3, 4), I([0, 3, 1]), None, 1, -100),
+                                    S(T(3), T(3, 4), I([0, 3, 1]), C(4, low=0.5), 0, 1)],
+           ref=_np_nll_loss_backward),
+    OpInfo("binary_cross_entropy", [S(T(2, 3, low=0.1, high=0.9), C(2, 3, low=0, high=1)),
+                                    S(T(3, low=0.1, high=0.9), C(3, low=0, high=1),
+                                      C(3, low=0.5), 0)],
+           ref=_np_binary_cross_entropy),
+    OpInfo("binary_cross_entropy_backward",
+           [S(T(), T(2, 3, low=0.1, high=0.9), C(2, 3, low=0, high=1)),
+            S(T(3), T(3, low=0.1, high=0.9), C(3, low=0, high=1), C(3, low=0.5), 0)],
+           ref=_np_bce_backward),
+]
+
+
+def _np_constant_pad(a, pad, value):
+    out = a
+    for d in range(len(pad) // 2):
+        axis = a.ndim - 1 - d
+        lo, hi = pad[2 * d], pad[2 * d + 1]
+        if lo < 0:
+            out = np.take(out, range(-lo, out.shape[axis]), axis=axis)
+            lo = 0
+        if hi < 0:
+            out = np.take(out, range(0, out.shape[axis] + hi), axis=axis)
+            hi = 0
+        width = [(0, 0)] * a.ndim
+        width[axis] = (lo, hi)
+        out = np.pad(out, width, constant_values=value)
+    return out
+
+
+GRID_GG = ("its derivative, _grid_sampler_backward_backward, has no derivative (a third "
+           "derivative of grid_sampler)")
+RANDOM = ("a random op: derivatives.yaml gives zeros_like for every input, so the check is "
+          "that the gradient is zeros and the node is the row's")
+IN_PLACE_RANDOM = RANDOM + " (an in-place write: the old values' history is cut)"
+_MP2 = _maxpool_indices((1, 2, 4, 4), [2, 2], 7)
+_MP3 = _maxpool_indices((1, 1, 2, 4, 4), [2, 2, 2], 7)
+_AMP = aten.adaptive_max_pool2d(_f64(1, 2, 4, 4, seed=7), [2, 2])[1]
+_LN = aten.native_layer_norm(_f64(2, 3, seed=2), [3], None, None, 1e-5)
+
+
+ENTRIES += [
+    # random numbers
+    OpInfo("uniform_", [S(T(2, 3)), S(T(4), -1.0, 1.0)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("normal_", [S(T(2, 3)), S(T(4), 1.0, 2.0)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("normal.Tensor_float", [S(T(2, 3)), S(T(3), 2.0)], grad="zeros", note=RANDOM),
+    OpInfo("normal.float_Tensor", [S(1.0, T(2, 3, low=0.5))], grad="zeros", note=RANDOM),
+    OpInfo("normal.Tensor_Tensor", [S(T(2, 3), T(2, 3, low=0.5))], grad="zeros", note=RANDOM),
+    OpInfo("random_.from", [S(T(2, 3), 0, 5)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("random_.to", [S(T(2, 3), 5)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("random_", [S(T(2, 3))], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("exponential_", [S(T(2, 3)), S(T(3), 2.0)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("geometric_", [S(T(2, 3), 0.3)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("log_normal_", [S(T(2, 3))], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("cauchy_", [S(T(2, 3))], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("bernoulli", [S(T(2, 3, low=0.1, high=0.9))], grad="zeros", note=RANDOM),
+    OpInfo("bernoulli_.Tensor", [S(T(2, 3), T(2, 3, low=0.1, high=0.9))], grad="zeros",
+           note=IN_PLACE_RANDOM),
+    OpInfo("bernoulli_.float", [S(T(2, 3)), S(T(3), 0.3)], grad="zeros", note=IN_PLACE_RANDOM),
+    OpInfo("poisson", [S(T(2, 3, low=0.5, high=3))], grad="zeros", note=RANDOM),
+    # convolution and pooling (batch 1, a few channels: finite differences stay cheap)
+    OpInfo("convolution", [S(T(1, 2, 3, 3), T(2, 2, 2, 2), T(2), [1, 1], [0, 0], [1, 1], False,
+                             [0, 0], 1),
+                           S(T(1, 2, 3, 3), T(2, 1, 2, 2), None, [2, 1], [1, 0], [1, 1], False,
+                             [0, 0], 2),
+                           S(T(1, 2, 2, 2), T(2, 1, 2, 2), T(1), [1, 1], [0, 0], [1, 1], True,
+                             [0, 0], 1)]),
+    OpInfo("convolution_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 3, 3), T(2, 2, 2, 2), [2], [1, 1], [0, 0], [1, 1], False,
+              [0, 0], 1, [1, 1, 1])]),
+    OpInfo("im2col", [S(T(1, 2, 3, 3), [2, 2], [1, 1], [0, 0], [1, 1])]),
+    OpInfo("col2im", [S(T(1, 8, 4), [3, 3], [2, 2], [1, 1], [0, 0], [1, 1])]),
+    OpInfo("max_pool2d_with_indices", [S(T(1, 2, 4, 4, seed=7), [2, 2]),
+                                       S(T(1, 2, 4, 4), [3, 3], [1, 1], [1, 1])]),
+    OpInfo("max_pool3d_with_indices", [S(T(1, 1, 2, 4, 4, seed=7), [2, 2, 2])]),
+    OpInfo("max_pool2d_with_indices_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), [2, 2], [2, 2], [0, 0], [1, 1], False,
+              _values_of(_MP2))]),
+    OpInfo("max_pool3d_with_indices_backward",
+           [S(T(1, 1, 1, 2, 2), T(1, 1, 2, 4, 4, seed=7), [2, 2, 2], [2, 2, 2], [0, 0, 0],
+              [1, 1, 1], False, _values_of(_MP3))]),
+    OpInfo("adaptive_max_pool2d", [S(T(1, 2, 4, 4, seed=7), [2, 2]), S(T(1, 1, 3, 5), [2, 3])]),
+    OpInfo("adaptive_max_pool2d_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 4, 4, seed=7), _values_of(_AMP))]),
+    OpInfo("avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]),
+                          S(T(1, 1, 3, 3), [2, 2], [1, 1], [1, 1], True, False),
+                          S(T(1, 1, 4, 4), [3, 3], [2, 2], [1, 1], False, True, 2)]),
+    OpInfo("avg_pool3d", [S(T(1, 1, 2, 4, 4), [2, 2, 2]),
+                          S(T(1, 1, 3, 3, 3), [2, 2, 2], [1, 1, 1], [1, 1, 1], True, False)]),
+    OpInfo("avg_pool2d_backward", [S(T(1, 2, 2, 2), C(1, 2, 4, 4), [2, 2], [2, 2], [0, 0], False,
+                                     True, None)]),
+    OpInfo("avg_pool3d_backward", [S(T(1, 1, 1, 2, 2), C(1, 1, 2, 4, 4), [2, 2, 2], [2, 2, 2],
+                                     [0, 0, 0], False, True, None)]),
+    OpInfo("_adaptive_avg_pool2d", [S(T(1, 2, 4, 4), [2, 2]), S(T(1, 1, 3, 5), [2, 3])],
+           ref=_np_adaptive_avg_pool2d),
+    OpInfo("_adaptive_avg_pool2d_backward", [S(T(1, 2, 2, 2), C(1, 2, 4, 4))]),
+    OpInfo("max_unpool2d", [S(T(1, 2, 2, 2), _values_of(_MP2), [4, 4])]),
+    OpInfo("max_unpool2d_backward",
+           [S(T(1, 2, 4, 4), C(1, 2, 2, 2), _values_of(_MP2), [4, 4])]),
+    # padding
+    OpInfo("constant_pad_nd", [S(T(2, 3), [1, 2]), S(T(2, 3), [1, 0, 0, 2], 1.5),
+                               S(T(2, 4), [-1, 1])],
+           ref=lambda a, pad, value=0: _np_constant_pad(a, pad, value), dtypes=NUMERIC),
+    OpInfo("reflection_pad1d", [S(T(1, 2, 4), [2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[0], p[1])], mode="reflect")),
+    OpInfo("reflection_pad2d", [S(T(1, 1, 3, 4), [1, 2, 2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[2], p[3]), (p[0], p[1])], "reflect")),
+    OpInfo("reflection_pad3d", [S(T(1, 1, 2, 3, 3), [1, 1, 1, 0, 0, 1])]),
+    OpInfo("replication_pad1d", [S(T(1, 2, 4), [2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[0], p[1])], mode="edge")),
+    OpInfo("replication_pad2d", [S(T(1, 1, 3, 4), [1, 2, 2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[2], p[3]), (p[0], p[1])], "edge")),
+    OpInfo("replication_pad3d", [S(T(1, 1, 2, 3, 3), [1, 1, 1, 0, 0, 1])]),
+    OpInfo("_pad_circular", [S(T(1, 1, 3, 4), [1, 2, 2, 1])],
+           ref=lambda a, p: np.pad(a, [(0, 0), (0, 0), (p[2], p[3]), (p[0], p[1])], "wrap")),
+    OpInfo("reflection_pad1d_backward", [S(T(1, 2, 7), C(1, 2, 4), [2, 1])]),
+    OpInfo("reflection_pad2d_backward", [S(T(1, 1, 6, 7), C(1, 1, 3, 4), [1, 2, 2, 1])]),
+    OpInfo("reflection_pad3d_backward", [S(T(1, 1, 3, 4, 5), C(1, 1, 2, 3, 3),
+                                           [1, 1, 1, 0, 0, 1])]),
+    OpInfo("replication_pad1d_backward", [S(T(1, 2, 7), C(1, 2, 4), [2, 1])]),
+    OpInfo("replication_pad2d_backward", [S(T(1, 1, 6, 7), C(1, 1, 3, 4), [1, 2, 2, 1])]),
+    OpInfo("replication_pad3d_backward", [S(T(1, 1, 3, 4, 5), C(1, 1, 2, 3, 3),
+                                            [1, 1, 1, 0, 0, 1])]),
+    OpInfo("_pad_circular_backward", [S(T(1, 1, 6, 7), C(1, 1, 3, 4), [1, 2, 2, 1])]),
+    # upsampling
+    OpInfo("upsample_nearest1d", [S(T(1, 2, 3), [5]), S(T(1, 1, 4), [2], 0.5)],
+           ref=_np_upsample_nearest),
+    OpInfo("upsample_nearest2d", [S(T(1, 1, 2, 3), [3, 5])], ref=_np_upsample_nearest),
+    OpInfo("upsample_nearest3d", [S(T(1, 1, 2, 2, 3), [3, 3, 4])], ref=_np_upsample_nearest),
+    OpInfo("upsample_linear1d", [S(T(1, 2, 3), [5], False), S(T(1, 1, 3), [4], True)]),
+    OpInfo("upsample_bilinear2d", [S(T(1, 1, 2, 3), [3, 4], False),
+                                   S(T(1, 1, 2, 2), [3, 3], True)]),
+    OpInfo("upsample_trilinear3d", [S(T(1, 1, 2, 2, 2), [3, 2, 3], False)]),
+    OpInfo("upsample_bicubic2d", [S(T(1, 1, 3, 3), [4, 5], False), S(T(1, 1, 2, 3), [3, 4], True)]),
+    OpInfo("upsample_nearest1d_backward", [S(T(1, 2, 5), [5], [1, 2, 3])]),
+    OpInfo("upsample_nearest2d_backward", [S(T(1, 1, 3, 5), [3, 5], [1, 1, 2, 3])]),
+    OpInfo("upsample_nearest3d_backward", [S(T(1, 1, 3, 3, 4), [3, 3, 4], [1, 1, 2, 2, 3])]),
+    OpInfo("upsample_linear1d_backward", [S(T(1, 2, 5), [5], [1, 2, 3], False)]),
+    OpInfo("upsample_bilinear2d_backward", [S(T(1, 1, 3, 4), [3, 4], [1, 1, 2, 3], False)]),
+    OpInfo("upsample_trilinear3d_backward", [S(T(1, 1, 3, 2, 3), [3, 2, 3], [1, 1, 2, 2, 2],
+                                               False)]),
+    OpInfo("upsample_bicubic2d_backward", [S(T(1, 1, 4, 5), [4, 5], [1, 1, 3, 3], False)]),
+    # grid sampling
+    OpInfo("grid_sampler_2d", [S(T(1, 2, 3, 3), T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 0, False),
+                               S(T(1, 1, 3, 3), T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 1, True)]),
+    OpInfo("grid_sampler_2d_backward",
+           [S(T(1, 2, 2, 2), T(1, 2, 3, 3), T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 0, False,
+              [1, 1])],
+           gradgrad=GRID_GG),
+    OpInfo("grid_sampler_3d", [S(T(1, 1, 2, 3, 3), T(1, 2, 2, 1, 3, low=-0.9, high=0.9), 0, 0,
+                                 False)]),
+    OpInfo("grid_sampler_3d_backward",
+           [S(T(1, 1, 2, 2, 1), T(1, 1, 2, 3, 3), T(1, 2, 2, 1, 3, low=-0.9, high=0.9), 0, 0,
+              False, [1, 1])],
+           gradgrad=GRID_GG),
+    OpInfo("affine_grid_generator", [S(T(1, 2, 3), [1, 1, 2, 3], False),
+                                     S(T(1, 3, 4), [1, 1, 2, 2, 2], True)]),
+    OpInfo("affine_grid_generator_backward", [S(T(1, 2, 3, 2), [1, 1, 2, 3], False)]),
+    # recurrent cells and normalization
+    OpInfo("_thnn_fused_lstm_cell", [S(T(2, 8), T(2, 8), T(2, 2)),
+                                     S(T(2, 8), T(2, 8), T(2, 2), T(8), T(8))],
+           grad_outputs=lambda o: o[:2],
+           note="the third output is the backward's workspace, not differentiable"),
+    OpInfo("_thnn_fused_gru_cell", [S(T(2, 6), T(2, 6), T(2, 2)),
+                                    S(T(2, 6), T(2, 6), T(2, 2), T(6), T(6))],
+           grad_outputs=lambda o: o[:1],
+           note="the second output is the backward's workspace, not differentiable"),
+    OpInfo("native_layer_norm", [S(T(2, 3), [3], T(3), T(3), 1e-5),
+                                 S(T(2, 2, 3), [2, 3], None, None, 1e-5)],
+           ref=_np_layer_norm),
+    OpInfo("native_layer_norm_backward",
+           [S(T(2, 3), T(2, 3, seed=2), [3], _values_of(_LN[1]), _values_of(_LN[2]), T(3),
+              T(3), [1, 1, 1])],
+           grad_call=lambda op, go, x, shape, mean, rstd, w, b, mask: op(
+               go, x, shape, *aten.native_layer_norm(x, shape, w, b, 1e-5)[1:], w, b, mask),
+           note="mean and rstd are the statistics of the input: gradcheck recomputes them "
+                "from the moved input (the formula differentiates through them)"),
+]
+
+
+
+def _np_unique_consecutive(a, return_inverse=False, return_counts=False, dim=None):
+    flat = a.ravel()
+    keep = np.ones(flat.shape, dtype=bool)
+    keep[1:] = flat[1:] != flat[:-1]
+    return (flat[keep],)
+
+
+def _np_repeat_interleave(a, repeats, dim=None, output_size=None):
+    return np.repeat(a if dim is not None else a.ravel(), repeats, axis=dim)
+
+
+def _np_diff(a, n=1, dim=-1, prepend=None, append=None):
+    parts = [p for p in (prepend, a, append) if p is not None]
+    return np.diff(np.concatenate(parts, axis=dim), n, axis=dim)
+
+
+def _np_quantile(a, q, dim=None, keepdim=False, interpolation="linear"):
+    return np.quantile(a, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+
+def _np_nanquantile(a, q, dim=None, keepdim=False, interpolation="linear"):
+    return np.nanquantile(a, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+
+def _np_split_sections(a, sections, dim=0):
+    return tuple(np.array_split(a, sections, axis=dim))
+
+
+def _np_histc(a, bins=100, min=0, max=0):
+    lo, hi = (a.min(), a.max()) if min == max else (min, max)
+    return np.histogram(a, bins, range=(lo, hi))[0]
+
+
+_LSTM = aten._thnn_fused_lstm_cell(_f64(2, 8, seed=1), _f64(2, 8, seed=2), _f64(2, 2, seed=3))
+_GRU = aten._thnn_fused_gru_cell(_f64(2, 6, seed=1), _f64(2, 6, seed=2), _f64(2, 2, seed=3))
+_CD_X = (_f64(3, 2, seed=1), _f64(2, 2, seed=2))
+_CD = _CD_X + (aten._cdist_forward(*_CD_X, 2.0, None),)
+SORTED = [-1.5, -0.5, 0.0, 1.0, 2.5]
+
+
+ENTRIES += [
+    # factories (DTYPE: the dtype under test)
+    OpInfo("empty.memory_format", [S([2, 3], dtype=DTYPE), S([0], dtype=DTYPE)], dtypes=NUMERIC,
+           grad="none"),
+    OpInfo("empty_strided", [S([2, 3], [1, 2], dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("zeros", [S([2, 3], dtype=DTYPE), S([], dtype=DTYPE)], ref=lambda s, dtype: np.zeros(s),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("ones", [S([2, 3], dtype=DTYPE), S([0], dtype=DTYPE)], ref=lambda s, dtype: np.ones(s),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("full", [S([2, 3], 2, dtype=DTYPE)], ref=lambda s, v, dtype: np.full(s, v),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("empty_like", [S(T(2, 3))], dtypes=NUMERIC, grad="none"),
+    OpInfo("zeros_like", [S(T(2, 3)), S(T(3, 2, layout="transposed"))], ref=np.zeros_like,
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("ones_like", [S(T(2, 3)), S(T())], ref=np.ones_like, dtypes=NUMERIC, grad="none"),
+    OpInfo("full_like", [S(T(2, 3), 3)], ref=np.full_like, dtypes=NUMERIC, grad="none"),
+    OpInfo("arange", [S(5, dtype=DTYPE), S(0, dtype=DTYPE)], ref=lambda e, dtype: np.arange(e),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("arange.start", [S(2, 7, dtype=DTYPE)], ref=lambda s, e, dtype: np.arange(s, e),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("arange.start_step", [S(1, 9, 3, dtype=DTYPE), S(5, 0, -2, dtype=DTYPE)],
+           ref=lambda s, e, st, dtype: np.arange(s, e, st), dtypes=NUMERIC, grad="none"),
+    OpInfo("linspace", [S(0, 1, 5, dtype=DTYPE), S(-2, 2, 1, dtype=DTYPE)],
+           ref=lambda s, e, n, dtype: np.linspace(s, e, n), grad="none"),
+    OpInfo("logspace", [S(0, 2, 3, dtype=DTYPE), S(0, 3, 4, 2.0, dtype=DTYPE)],
+           ref=lambda s, e, n, base=10, dtype=None: np.logspace(s, e, n, base=base),
+           grad="none"),
+    OpInfo("eye", [S(3, dtype=DTYPE), S(0, dtype=DTYPE)], ref=lambda n, dtype: np.eye(n),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("eye.m", [S(2, 4, dtype=DTYPE)], ref=lambda n, m, dtype: np.eye(n, m),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("scalar_tensor", [S(1.5, dtype=DTYPE)], ref=lambda s, dtype: np.array(s),
+           grad="none"),
+    # logical, comparison and bitwise
+    binary("logical_and", np.logical_and, dtypes=WITH_BOOL, grad="none"),
+    binary("logical_or", np.logical_or, dtypes=WITH_BOOL, grad="none"),
+    binary("logical_xor", np.logical_xor, dtypes=WITH_BOOL, grad="none"),
+    binary("eq.Tensor", np.equal, dtypes=WITH_BOOL, grad="none"),
+    binary("ne.Tensor", np.not_equal, dtypes=WITH_BOOL, grad="none"),
+    binary("lt.Tensor", np.less, grad="none"),
+    binary("le.Tensor", np.less_equal, grad="none"),
+    binary("gt.Tensor", np.greater, grad="none"),
+    binary("ge.Tensor", np.greater_equal, grad="none"),
+    binary("bitwise_and.Tensor", np.bitwise_and, dtypes=(ptl.bool,) + INTS, grad="none"),
+    binary("bitwise_or.Tensor", np.bitwise_or, dtypes=(ptl.bool,) + INTS, grad="none"),
+    binary("bitwise_xor.Tensor", np.bitwise_xor, dtypes=(ptl.bool,) + INTS, grad="none"),
+    binary("bitwise_left_shift.Tensor", np.left_shift, domain=(0, 3), dtypes=INTS,
+           grad="none"),
+    binary("bitwise_right_shift.Tensor", np.right_shift, domain=(0, 3), dtypes=INTS,
+           grad="none"),
+    OpInfo("isclose", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3), 0.5, 0.5)], ref=np.isclose,
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("allclose", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3), 2.0, 2.0)], ref=np.allclose,
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("equal", [S(T(2, 3), T(2, 3)), S(T(2, 3, seed=1), T(2, 3, seed=1))],
+           ref=np.array_equal, dtypes=NUMERIC, grad="none"),
+    # reductions to indices and bools
+    OpInfo("argmax", [S(T(2, 3)), S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, dim=None, keepdim=False: np.argmax(a, axis=dim, keepdims=keepdim),
+           grad="none"),
+    OpInfo("argmin", [S(T(2, 3)), S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, dim=None, keepdim=False: np.argmin(a, axis=dim, keepdims=keepdim),
+           grad="none"),
+    OpInfo("all", [S(T(2, 3)), S(T(0))], ref=np.all, dtypes=WITH_BOOL, grad="none"),
+    OpInfo("all.dim", [S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, d, keepdim=False: np.all(a, axis=d, keepdims=keepdim), dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("all.dims", [S(T(2, 3), [0, 1]), S(T(2, 3)), S(T(2, 3), [1], True)],
+           ref=lambda a, d=None, keepdim=False: np.all(a, axis=_axis(d), keepdims=keepdim),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("any", [S(T(2, 3)), S(T(0))], ref=np.any, dtypes=WITH_BOOL, grad="none"),
+    OpInfo("any.dim", [S(T(2, 3), 1), S(T(2, 3), 0, True)],
+           ref=lambda a, d, keepdim=False: np.any(a, axis=d, keepdims=keepdim), dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("any.dims", [S(T(2, 3), [0, 1]), S(T(2, 3)), S(T(2, 3), [1], True)],
+           ref=lambda a, d=None, keepdim=False: np.any(a, axis=_axis(d), keepdims=keepdim),
+           dtypes=WITH_BOOL, grad="none"),
+    OpInfo("count_nonzero.dim_IntList", [S(T(2, 3), [1]), S(T(2, 3), [0, 1])],
+           ref=lambda a, d: np.count_nonzero(a, axis=tuple(d)), dtypes=WITH_BOOL, grad="none"),
+    OpInfo("count_nonzero", [S(T(2, 3)), S(T(2, 3), 0)],
+           ref=lambda a, d=None: np.count_nonzero(a, axis=d), dtypes=WITH_BOOL, grad="none"),
+    # random numbers without a derivative
+    OpInfo("rand.generator", [S([2, 3], generator=GENERATOR, dtype=DTYPE)], grad="none"),
+    OpInfo("rand", [S([2, 3], dtype=DTYPE), S([0], dtype=DTYPE)], grad="none"),
+    OpInfo("randn.generator", [S([2, 3], generator=GENERATOR, dtype=DTYPE)], grad="none"),
+    OpInfo("randn", [S([2, 3], dtype=DTYPE)], grad="none"),
+    OpInfo("randint.low_generator", [S(-3, 3, [2, 3], generator=GENERATOR, dtype=DTYPE)],
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("randint.low", [S(-3, 3, [2, 3], dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("randint.generator", [S(3, [2, 3], generator=GENERATOR, dtype=DTYPE)],
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("randint", [S(3, [2, 3], dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("randperm.generator", [S(5, generator=GENERATOR, dtype=DTYPE)], dtypes=NUMERIC,
+           grad="none"),
+    OpInfo("randperm", [S(5, dtype=DTYPE), S(0, dtype=DTYPE)], dtypes=NUMERIC, grad="none"),
+    OpInfo("rand_like", [S(T(2, 3))], grad="none"),
+    OpInfo("randn_like", [S(T(2, 3))], grad="none"),
+    OpInfo("randint_like.low_dtype", [S(T(2, 3), -2, 2)], dtypes=NUMERIC, grad="none"),
+    OpInfo("randint_like", [S(T(2, 3), 4)], dtypes=NUMERIC, grad="none"),
+    OpInfo("normal.float_float", [S(0.5, 2.0, [2, 3], dtype=DTYPE)], grad="none"),
+    OpInfo("bernoulli.p", [S(T(2, 3), 0.3)], grad="none"),
+    OpInfo("multinomial", [S(T(2, 4, low=0.1, high=1.0), 2), S(T(4, low=0.1, high=1.0), 6, True)],
+           grad="none"),
+    # selection and searching
+    OpInfo("masked_select", [S(T(2, 3), M([[True, False, True], [False, False, True]])),
+                             S(T(2, 3), M([True, False, True]))],
+           ref=lambda a, m: a[np.broadcast_to(m, a.shape)], dtypes=NUMERIC),
+    OpInfo("take_along_dim", [S(T(3, 4), I([[0, 1], [3, 3], [2, 0]]), 1),
+                              S(T(3, 4), I([0, 5]))],
+           ref=lambda a, i, dim=None: np.take_along_axis(a if dim is not None else a.ravel(),
+                                                         i, axis=dim if dim is not None else 0),
+           dtypes=NUMERIC),
+    OpInfo("nonzero", [S(T(values=[[0, 1, 2], [3, 0, 0]])), S(T(values=[]))],
+           ref=np.argwhere, dtypes=WITH_BOOL, grad="none"),
+    OpInfo("argwhere", [S(T(values=[[0, 1, 2], [3, 0, 0]]))], ref=np.argwhere, dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("where", [S(T(values=[[0, 1, 2], [3, 0, 0]]))], ref=np.nonzero, dtypes=WITH_BOOL,
+           grad="none"),
+    OpInfo("_unique2", [S(T(values=[3, 1, 3, 2, 1])), S(T(values=[3, 1, 3]), True, True, True)],
+           ref=lambda a, *r: (np.unique(a),), dtypes=NUMERIC, grad="none"),
+    OpInfo("unique_dim", [S(T(values=[[1, 2], [0, 1], [1, 2]]), 0)],
+           ref=lambda a, dim, *r: (np.unique(a, axis=dim),), dtypes=NUMERIC, grad="none"),
+    OpInfo("unique_consecutive", [S(T(values=[1, 1, 2, 2, 3, 1, 1]))],
+           ref=_np_unique_consecutive, dtypes=NUMERIC, grad="none"),
+    OpInfo("bincount", [S(I([0, 1, 1, 3])), S(I([0, 1, 1, 3]), T(4), 6), S(I([]))],
+           ref=lambda i, w=None, minlength=0: np.bincount(i, w, minlength), grad="none"),
+    OpInfo("histc", [S(T(10), 4), S(T(10), 5, -1, 1)], ref=_np_histc, grad="none"),
+    OpInfo("searchsorted.Tensor", [S(T(values=SORTED), T(2, 3)),
+                                   S(T(values=SORTED), T(values=[0.0, 1.0]), right=True)],
+           ref=lambda s, v, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("searchsorted.Scalar", [S(T(values=SORTED), 0.5), S(T(values=SORTED), 1.0, right=True)],
+           ref=lambda s, v, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("bucketize.Tensor", [S(T(2, 3), T(values=SORTED)),
+                                S(T(values=[0.0, 1.0]), T(values=SORTED), right=True)],
+           ref=lambda v, s, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("bucketize.Scalar", [S(0.5, T(values=SORTED))],
+           ref=lambda v, s, right=False: np.searchsorted(s, v, "right" if right else "left"),
+           grad="none"),
+    OpInfo("one_hot", [S(I([0, 2, 1]), 4), S(I([[0, 2], [1, 1]]))],
+           ref=lambda i, n=-1: np.eye(n if n > 0 else i.max() + 1, dtype=np.int64)[i],
+           grad="none"),
+    OpInfo("embedding_renorm_", [S(T(4, 3), I([0, 2]), 1.0, 2.0)], grad="none"),
+    # shapes and composites
+    OpInfo("fliplr", [S(T(2, 3))], ref=np.fliplr, dtypes=NUMERIC),
+    OpInfo("flipud", [S(T(2, 3))], ref=np.flipud, dtypes=NUMERIC),
+    OpInfo("tile", [S(T(2, 3), [2, 1]), S(T(3), [2, 2])], ref=np.tile, dtypes=NUMERIC),
+    OpInfo("repeat_interleave.self_Tensor", [S(T(3), I([1, 0, 2])), S(T(2, 3), I([2, 1]), 0)],
+           ref=_np_repeat_interleave),
+    OpInfo("repeat_interleave.self_int", [S(T(3), 2), S(T(2, 3), 2, 1)],
+           ref=_np_repeat_interleave),
+    OpInfo("repeat_interleave.Tensor", [S(I([1, 0, 2]))],
+           ref=lambda r: np.repeat(np.arange(len(r)), r), grad="none"),
+    OpInfo("diag", [S(T(3)), S(T(3, 4)), S(T(3, 4), 1), S(T(3), -1)], ref=np.diag,
+           dtypes=NUMERIC),
+    OpInfo("cross", [S(T(2, 3), T(2, 3)), S(T(3, 2), T(3, 2), 0)],
+           ref=lambda a, b, dim=None: np.cross(a, b, axis=-1 if dim is None else dim)),
+    OpInfo("kron", [S(T(2, 2), T(2, 3)), S(T(2), T(3))], ref=np.kron, dtypes=NUMERIC),
+    OpInfo("diff", [S(T(2, 4)), S(T(2, 4), 2, 0), S(T(4), 1, 0, T(1), T(2))], ref=_np_diff,
+           dtypes=NUMERIC),
+    OpInfo("broadcast_tensors", [S([T(2, 1), T(3)])],
+           ref=lambda ts: tuple(np.broadcast_arrays(*ts))),
+    OpInfo("meshgrid.indexing", [S([T(2), T(3)], indexing="xy"), S([T(2), T(3)], indexing="ij")],
+           ref=lambda ts, indexing: tuple(np.meshgrid(*ts, indexing=indexing))),
+    OpInfo("meshgrid", [S([T(2), T(3)])], ref=lambda ts: tuple(np.meshgrid(*ts, indexing="ij"))),
+    OpInfo("tensor_split.tensor_indices_or_sections", [S(T(5, 2), I([1, 3])), S(T(7), I(3))],
+           ref=lambda a, i, dim=0: tuple(np.array_split(a, i if np.ndim(i) else int(i), dim))),
+    OpInfo("tensor_split.sections", [S(T(7), 3), S(T(2, 5), 2, 1)], ref=_np_split_sections),
+    OpInfo("tensor_split.indices", [S(T(5, 2), [1, 3]), S(T(2, 5), [2], 1)],
+           ref=lambda a, i, dim=0: tuple(np.split(a, i, dim))),
+    OpInfo("argsort", [S(T(2, 3)), S(T(2, 3), 0, True)],
+           ref=lambda a, dim=-1, descending=False: np.argsort(-a if descending else a, dim),
+           grad="none"),
+    OpInfo("argsort.stable", [S(T(values=[3, 1, 3, 1]), stable=True)],
+           ref=lambda a, stable, dim=-1, descending=False: np.argsort(a, dim, kind="stable"),
+           dtypes=NUMERIC, grad="none"),
+    OpInfo("msort", [S(T(3, 2))], ref=lambda a: np.sort(a, 0), dtypes=NUMERIC),
+    OpInfo("quantile", [S(T(2, 5), T(values=[0.25, 0.5])), S(T(2, 5), T(values=0.3), 1, True)],
+           ref=_np_quantile),
+    OpInfo("quantile.scalar", [S(T(7), 0.4), S(T(2, 5), 0.5, 1, False, interpolation="lower")],
+           ref=_np_quantile),
+    OpInfo("nanquantile", [S(T(values=[1.0, np.nan, 3.0, 0.5]), T(values=[0.25, 0.5]))],
+           ref=_np_nanquantile),
+    OpInfo("nanquantile.scalar", [S(T(values=[1.0, np.nan, 3.0, 0.5]), 0.4)],
+           ref=_np_nanquantile),
+    OpInfo("einsum", [S("ij,jk->ik", [T(2, 3), T(3, 2)]), S("ii->i", [T(3, 3)]),
+                      S("bij->bji", [T(2, 2, 3)])],
+           ref=lambda eq, ts, path=None: np.einsum(eq, *ts)),
+    OpInfo("tensordot", [S(T(2, 3), T(3, 4), [1], [0]), S(T(2, 3, 2), T(3, 2), [1, 2], [0, 1])],
+           ref=lambda a, b, da, db: np.tensordot(a, b, (da, db)), dtypes=NUMERIC),
+    OpInfo("cdist", [S(T(3, 2), T(2, 2)), S(T(3, 2), T(4, 2), 1.0)],
+           ref=lambda a, b, p=2.0, mode=None: np.linalg.norm(a[:, None] - b[None], p, axis=-1)),
+    OpInfo("_cdist_backward",
+           [S(T(3, 2), _values_of(_CD[0]), _values_of(_CD[1]), 2.0, _values_of(_CD[2]))],
+           grad="none"),
+    OpInfo("linalg_svd", [S(T(3, 2), False), S(T(2, 3))]),
+    OpInfo("linalg_svdvals", [S(T(3, 2))],
+           ref=lambda a, driver=None: np.linalg.svd(a, compute_uv=False)),
+    OpInfo("svd", [S(T(3, 2)), S(T(2, 3), False)]),
+    OpInfo("_grid_sampler_backward_backward",
+           [S(T(1, 1, 3, 3), T(1, 2, 2, 2), T(1, 1, 2, 2), T(1, 1, 3, 3),
+              T(1, 2, 2, 2, low=-0.9, high=0.9), 0, 0, False, [1, 1, 1])], grad="none"),
+    # fused optimizer steps and recurrent cells' backward kernels
+    OpInfo("_fused_sgd_step_", [S(T(2, 3), T(2, 3), None, 0.1, 0.0, 0.0, 0.01, False, False,
+                                  True),
+                                S(T(4), T(4), None, 0.1, 0.0, 0.0, 0.0, False, True, True)],
+           ref=lambda p, g, buf, lr, mom, damp, wd, nesterov, maximize, first: p - lr * (
+               (-g if maximize else g) + wd * p),
+           grad="none"),
+    OpInfo("_fused_adam_step_", [S(T(2, 3), T(2, 3), T(2, 3), T(2, 3, low=0.1), None, 1.0,
+                                   0.01, 0.9, 0.999, 0.0, 1e-8, False, False)], grad="none"),
+    OpInfo("_thnn_fused_lstm_cell_backward_impl",
+           [S(T(2, 2), T(2, 2), T(2, 2, seed=3), _values_of(_LSTM[1]), _values_of(_LSTM[2]),
+              False)], grad="none"),
+    OpInfo("_thnn_fused_gru_cell_backward", [S(T(2, 2), _values_of(_GRU[1]), False)],
+           grad="none"),
+]
+
+
+# The classic mistakes: (sample, the exception PyTorch raises), by op.  Kept apart from the
+# entries above so that those stay a list of samples each; build_table() joins them.
+ERRORS = {
+    "add.Tensor": [(S(T(2, 3), T(4)), RuntimeError)],
+    "max": [(S(T(0)), RuntimeError)],
+    "min": [(S(T(0)), RuntimeError)],
+    "mm": [(S(T(2, 3), T(2, 3)), RuntimeError)],
+    "bmm": [(S(T(2, 2, 3), T(3, 3, 2)), RuntimeError)],
+    "mv": [(S(T(2, 3), T(2)), RuntimeError)],
+    "dot": [(S(T(3), T(4)), RuntimeError)],
+    "addmm": [(S(T(2, 2), T(2, 3), T(2, 2)), RuntimeError)],
+    "cat": [(S([T(2, 3), T(2, 4)]), RuntimeError), (S([]), ValueError)],
+    "stack": [(S([T(2), T(3)]), RuntimeError)],
+    "view": [(S(T(2, 3), [4]), RuntimeError)],
+    "reshape": [(S(T(2, 3), [-1, -1]), RuntimeError)],
+    "expand": [(S(T(2, 3), [3, 3]), RuntimeError)],
+    "permute": [(S(T(2, 3), [0]), RuntimeError)],
+    "repeat": [(S(T(2, 3), [2]), RuntimeError)],
+    "flip": [(S(T(2, 3), [0, 0]), RuntimeError)],
+    "select.int": [(S(T(2, 3), 0, 5), IndexError)],
+    "transpose.int": [(S(T(2, 3), 0, 2), IndexError)],
+    "unsqueeze": [(S(T(2, 3), 4), IndexError)],
+    "squeeze.dim": [(S(T(2, 3), 3), IndexError)],
+    "narrow": [(S(T(2, 3), 1, 2, 2), RuntimeError)],
+    "unfold": [(S(T(2, 3), 1, 4, 1), RuntimeError)],
+    "diagonal": [(S(T(2, 3), 0, 0, 0), RuntimeError)],
+    "chunk": [(S(T(2, 3), 0), RuntimeError)],
+    "split.Tensor": [(S(T(2, 3), -1), RuntimeError)],
+    "tril": [(S(T(3)), RuntimeError)],
+    "trace": [(S(T(3)), RuntimeError)],
+    "copy_": [(S(T(2), T(3)), RuntimeError)],
+    "lerp.Scalar": [(S(T(2), T(3), 0.5), RuntimeError)],
+    "sum.dim_IntList": [(S(T(2, 3), [2]), IndexError)],
+    "var.dim": [(S(T(2, 3), [2]), IndexError)],
+    "logsumexp": [(S(T(2, 3), [3]), IndexError)],
+    "cumsum": [(S(T(2, 3), 2), IndexError)],
+    "_softmax": [(S(T(2, 3), 2, False), IndexError)],
+    "sort": [(S(T(2, 3), 2), IndexError)],
+    "topk": [(S(T(2, 3), 4), RuntimeError)],
+    "kthvalue": [(S(T(2, 3), 4), RuntimeError), (S(T(3), 0), RuntimeError)],
+    "index_select": [(S(T(3, 4), 0, I([5])), IndexError)],
+    "index.Tensor": [(S(T(3), [I([3])]), IndexError)],
+    "index_put": [(S(T(3), [I([5])], T(1)), IndexError)],
+    "gather": [(S(T(3, 4), 1, I([[5]])), RuntimeError)],
+    "scatter.src": [(S(T(3, 4), 1, I([[4]]), T(1, 1)), RuntimeError)],
+    "take": [(S(T(3, 4), I([12])), IndexError)],
+    "embedding": [(S(T(3, 2), I([3])), IndexError)],
+    "masked_fill.Scalar": [(S(T(2, 3), T(2, 3, dtype=ptl.int64), 1.0), RuntimeError)],
+    "where.self": [(S(T(2, dtype=ptl.int64), T(2), T(2)), RuntimeError)],
+    "nll_loss_nd": [(S(T(2, 3), I([0, 5]), None, 1, -100), IndexError)],
+    "bitwise_and.Tensor": [(S(T(2, dtype=ptl.float64), T(2, dtype=ptl.float64)),
+                            NotImplementedError)],
+    "div.Tensor_mode": [(S(T(2), T(2), rounding_mode="bad"), RuntimeError)],
+    "clamp_": [(S(T(2, dtype=ptl.int64), 0.5), RuntimeError)],
+    "linalg_cross": [(S(T(2, 2), T(2, 2)), RuntimeError)],
+    "one_hot": [(S(I([-1]), 3), RuntimeError)],
+    "bincount": [(S(I([-1])), RuntimeError)],
+    "arange.start_step": [(S(0, 5, 0), RuntimeError)],
+    "linspace": [(S(0, 1, -1), RuntimeError)],
+    "randperm": [(S(-1), RuntimeError)],
+    "multinomial": [(S(T(3), 4), RuntimeError)],
+    "reflection_pad1d": [(S(T(1, 2, 3), [3, 0]), RuntimeError)],
+    "convolution": [(S(T(1, 2, 3, 3), T(2, 3, 2, 2), None, [1, 1], [0, 0], [1, 1], False,
+                       [0, 0], 1), RuntimeError)],
+    "max_pool2d_with_indices": [(S(T(1, 1, 2, 2), [3, 3]), RuntimeError)],
+}
+
+
+def functional_of(name):
+    """The functional op an in-place or out= op computes: add_.Tensor -> add.Tensor,
+    add.out -> add.Tensor, round.decimals_out -> round.decimals."""
+    base, _, ov = name.partition(".")
+    if base.endswith("_") and not base.startswith("_"):
+        return base[:-1] + ("." + ov if ov else "")
+    if ov == "out" or ov.endswith("_out"):
+        stem = ov[:-len("_out")] if ov.endswith("_out") else ""
+        cands = [base + "." + stem] if stem else [base, base + ".Tensor", base + ".Tensor_Tensor",
+                                                  base + ".self"]
+        for c in cands:
+            if c in SCHEMAS:
+                return c
+    return None
+
+
+def _inplace_samples(samples):
+    """A functional op's samples that an in-place op takes: self is not expanded, and already
+    has the shape the tensors broadcast to (it cannot broadcast itself)."""
+    out = []
+    for s in samples:
+        if not s.args or not isinstance(s.args[0], T) or s.args[0].layout == "expanded":
+            continue
+        shapes = [t.shape for t in s.specs() if t.dtype is None]
+        try:
+            full = np.broadcast_shapes(*shapes) if shapes else s.args[0].shape
+        except ValueError:   # not a broadcasting op (scatter_add_, index_add_, ...)
+            full = s.args[0].shape
+        if tuple(full) == s.args[0].shape:
+            out.append(s)
+    return out
+
+
+def build_table():
+    """name -> OpInfo for every op the table covers: the ENTRIES (samples generated from the
+    schema where an entry gives none), and the in-place and out= variants of the ENTRIES that
+    have no entry of their own."""
+    table = {e.name: e for e in ENTRIES}
+    for e in ENTRIES:
+        if e.samples is None:
+            e.samples = generated_samples(e.name)
+    for name in SCHEMAS:
+        if name in table:
+            continue
+        fn = functional_of(name)
+        if fn is None or fn not in table:
+            continue
+        f = table[fn]
+        if name.split(".")[0].endswith("_"):
+            table[name] = OpInfo(name, _inplace_samples(f.samples), ref=f.ref, dtypes=f.dtypes,
+                                 domain=f.domain, grad=f.grad, gradgrad=f.gradgrad,
+                                 note=f.note, known_bug=f.known_bug, rtol=f.rtol, atol=f.atol)
+        else:
+            table[name] = OpInfo(name, f.samples, ref=f.ref, dtypes=f.dtypes, domain=f.domain,
+                                 grad="none", out_of=fn, rtol=f.rtol, atol=f.atol)
+    for name, errors in ERRORS.items():
+        table[name].errors += errors
+    return table
+
+
+TABLE = build_table()
