@@ -4,6 +4,7 @@ Differential testing is the rule (shared/STYLE.md 2.9): build the same values in
 and in NumPy, run the op on both, compare shape, then dtype, then values, and on failure
 name the first mismatching element."""
 import gc
+import os
 import re
 
 import numpy as np
