@@ -10,7 +10,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import torch, torch_ref
+from helpers import ROOT, torch, torch_ref
 
 F = ptl.nn.functional
 TF = torch.nn.functional if torch is not None else None
@@ -211,8 +211,7 @@ ROW_TESTS = {
 
 
 def _my_rows():
-    path = os.path.join(os.path.dirname(__file__), "..", "src", "autograd", "derivatives.def")
-    text = open(path).read()
+    text = open(os.path.join(ROOT, "src", "autograd", "derivatives.def")).read()
     start = text.index("(lossgrad) ---- */")
     end = text.find("/* ----", start)
     return re.findall(r"^(PTL_GRAD|PTL_NONDIFF)\((\w+),", text[start:end if end >= 0 else None],
