@@ -18,6 +18,7 @@ from test_seq_layers import _build, _close, _ptl, _torch, check_module, randn
 
 # ---- modules against torch ----
 
+@torch_ref
 @pytest.mark.parametrize("name,kwargs", [
     ("RNN", {"num_layers": 2}),
     ("RNN", {"nonlinearity": "relu", "bidirectional": True}),
@@ -32,6 +33,7 @@ def test_long_sequence_matches_torch(name, kwargs):
     check_module(ours, theirs, [x])
 
 
+@torch_ref
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
 def test_given_state_and_noncontiguous_input(name):
     ours, theirs = _build(name, (3, 4), {"num_layers": 2, "bidirectional": True})
@@ -88,6 +90,7 @@ def test_dropout_between_layers_seeded(name):
     assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
 
 
+@torch_ref
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
 def test_empty_batch_and_float32(name):
     ours, theirs = _build(name, (3, 4), {})

@@ -18,7 +18,8 @@ INF, NAN = math.inf, math.nan
 def restore_printoptions():
     yield
     ptl.set_printoptions(profile="default")
-    torch.set_printoptions(profile="default")
+    if torch is not None:
+        torch.set_printoptions(profile="default")
 
 
 def pair(values, dtype_name=None):
