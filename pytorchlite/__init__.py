@@ -24,6 +24,7 @@ from ._shape_functions import broadcast_tensors, meshgrid  # noqa: F401,E402
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cuda  # noqa: F401
+from . import accelerator  # noqa: F401
 from . import autograd  # noqa: F401
 from .autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
