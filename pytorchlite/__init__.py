@@ -12,6 +12,7 @@ from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
 )
 from ._size import Size
 from ._tensor import Tensor, from_dlpack  # noqa: F401
+from ._tensor_types import *  # noqa: F401,F403  (FloatTensor, ..., BoolTensor)
 from . import _ops_namespace
 from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403
