@@ -31,6 +31,9 @@ from .autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from . import __config__  # noqa: F401
+from . import amp  # noqa: F401
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
+from .amp.autocast_mode import set_autocast_dtype, set_autocast_enabled  # noqa: F401
 from . import __future__  # noqa: F401
 
 ops = _ops_namespace.ops

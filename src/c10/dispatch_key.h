@@ -6,7 +6,9 @@
  * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
  * Backends sit at the bottom; CompositeImplicit sits just above them and is always in the
  * set (ops written in terms of other ops take it before any backend kernel); BackendSelect
- * picks a backend for factory functions; Autograd, Profiler and Tracer wrap everything. */
+ * picks a backend for factory functions; Autograd wraps them, AutocastCPU (included only
+ * inside torch.autocast("cpu"), Note [Autocast] in aten/autocast.h) casts arguments before
+ * Autograd sees them, and Profiler and Tracer wrap everything. */
 #ifndef PTL_C10_DISPATCH_KEY_H
 #define PTL_C10_DISPATCH_KEY_H
 
@@ -23,6 +25,7 @@ extern "C" {
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
     _(BACKEND_SELECT, "BackendSelect")       \
     _(AUTOGRAD, "Autograd")                  \
+    _(AUTOCAST_CPU, "AutocastCPU")           \
     _(PROFILER, "Profiler")                  \
     _(TRACER, "Tracer")
 
