@@ -158,6 +158,49 @@ class Tensor(_C.TensorBase):
     def is_pinned(self, device=None):
         return False
 
+    # ---- device, layout and dtype flags ----
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    # backends, layouts and encodings pytorchlite does not have: tensors here are dense,
+    # strided and on the CPU or CUDA
+    is_xpu = is_mps = is_meta = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(
+        lambda self: False)
+    is_sparse = is_sparse_csr = is_mkldnn = is_quantized = is_nested = property(
+        lambda self: False)
+
+    def is_complex(self):
+        return False
+
+    def is_conj(self):
+        return False
+
+    def is_neg(self):
+        return False
+
+    def is_distributed(self):
+        return False
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def is_nonzero(self):
+        """Whether the single element is nonzero (bool() of a one-element tensor)."""
+        return bool(self)
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    def is_set_to(self, tensor):
+        """Whether both tensors view the same memory with the same geometry and dtype."""
+        return (self.data_ptr() == tensor.data_ptr() and self.dtype == tensor.dtype
+                and self.shape == tensor.shape and self.stride() == tensor.stride())
+
+    def is_coalesced(self):
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
+                           "Strided")
+
     # ---- DLPack ----
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (torch.Tensor.__dlpack__): DLPack 1.0
