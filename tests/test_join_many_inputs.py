@@ -32,7 +32,8 @@ def test_join_forward_and_backward(op, n):
     weight = rng.standard_normal((2 * n, 3) if op == "cat" else (n, 2, 3))
     xs = [ptl.tensor(v, requires_grad=True) for v in values]
     y = getattr(ptl, op)(xs)
-    np.testing.assert_array_equal(y.detach().numpy(), (np.concatenate if op == "cat" else np.stack)(values))
+    reference = np.concatenate if op == "cat" else np.stack
+    np.testing.assert_array_equal(y.detach().numpy(), reference(values))
     (y * ptl.tensor(weight)).sum().backward()
     expected = np.split(weight, n) if op == "cat" else list(weight)
     for x, g in zip(xs, expected):

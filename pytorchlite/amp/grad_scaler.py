@@ -71,10 +71,10 @@ class GradScaler:
             return
         self._check_scale_growth_tracker("unscale_")
         state = self._state(optimizer)
-        if state["stage"] is _UNSCALED:
+        if state["stage"] == _UNSCALED:
             raise RuntimeError("unscale_() has already been called on this optimizer since "
                                "the last update().")
-        if state["stage"] is _STEPPED:
+        if state["stage"] == _STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv_scale = 1.0 / self._scale.double().item()
         found_inf = False
@@ -101,9 +101,9 @@ class GradScaler:
                                "enabled.")
         self._check_scale_growth_tracker("step")
         state = self._state(optimizer)
-        if state["stage"] is _STEPPED:
+        if state["stage"] == _STEPPED:
             raise RuntimeError("step() has already been called since the last update().")
-        if state["stage"] is _READY:
+        if state["stage"] == _READY:
             self.unscale_(optimizer)
         if state["found_inf"] is None:
             raise AssertionError("No inf checks were recorded for this optimizer.")
