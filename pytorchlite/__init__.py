@@ -12,6 +12,7 @@ from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
 )
 from ._size import Size
 from ._tensor import Tensor, from_dlpack  # noqa: F401
+from ._tensor_types import *  # noqa: F401,F403  (FloatTensor, ..., BoolTensor)
 from . import _ops_namespace
 from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403
@@ -24,11 +25,15 @@ from ._shape_functions import broadcast_tensors, meshgrid  # noqa: F401,E402
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cuda  # noqa: F401
+from . import accelerator  # noqa: F401
 from . import autograd  # noqa: F401
 from .autograd import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from . import __config__  # noqa: F401
+from . import amp  # noqa: F401
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
+from .amp.autocast_mode import set_autocast_dtype, set_autocast_enabled  # noqa: F401
 from . import __future__  # noqa: F401
 
 ops = _ops_namespace.ops

@@ -5,6 +5,7 @@ adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pic
 import warnings
 
 from . import _C
+from . import _tensor_types
 from ._size import Size
 
 
@@ -36,6 +37,18 @@ def from_dlpack(ext_tensor):
 class Tensor(_C.TensorBase):
     __slots__ = ("__weakref__",)   # retain_grad and hooks refer to tensors weakly
     __array_priority__ = 1000   # NumPy defers to our reflected operators
+
+    def __new__(cls, *args, **kwargs):
+        """The legacy constructor: Tensor(), Tensor(*sizes), Tensor(size), Tensor(data),
+        Tensor(other), in the default dtype (pytorchlite._tensor_types.legacy_new)."""
+        t = _tensor_types.legacy_new(_C.get_default_dtype(), _C.device("cpu"), args, kwargs,
+                                     check_other=False)
+        return t if cls is Tensor else Tensor._make_subclass(cls, t, t.requires_grad)
+
+    def new(self, *args, **kwargs):
+        """The legacy constructor in self's dtype and device (see Tensor.__new__)."""
+        return _tensor_types.legacy_new(self.dtype, self.device, args, kwargs,
+                                        check_other=True)
 
     # ---- printing ----
     def __repr__(self, *, tensor_contents=None):
@@ -145,6 +158,49 @@ class Tensor(_C.TensorBase):
     def is_pinned(self, device=None):
         return False
 
+    # ---- device, layout and dtype flags ----
+    @property
+    def is_cpu(self):
+        return self.device.type == "cpu"
+
+    # backends, layouts and encodings pytorchlite does not have: tensors here are dense,
+    # strided and on the CPU or CUDA
+    is_xpu = is_mps = is_meta = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(
+        lambda self: False)
+    is_sparse = is_sparse_csr = is_mkldnn = is_quantized = is_nested = property(
+        lambda self: False)
+
+    def is_complex(self):
+        return False
+
+    def is_conj(self):
+        return False
+
+    def is_neg(self):
+        return False
+
+    def is_distributed(self):
+        return False
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def is_nonzero(self):
+        """Whether the single element is nonzero (bool() of a one-element tensor)."""
+        return bool(self)
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    def is_set_to(self, tensor):
+        """Whether both tensors view the same memory with the same geometry and dtype."""
+        return (self.data_ptr() == tensor.data_ptr() and self.dtype == tensor.dtype
+                and self.shape == tensor.shape and self.stride() == tensor.stride())
+
+    def is_coalesced(self):
+        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
+                           "Strided")
+
     # ---- DLPack ----
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (torch.Tensor.__dlpack__): DLPack 1.0
@@ -221,13 +277,15 @@ class Tensor(_C.TensorBase):
             _C._cuda_lazy_init()   # raises: Note [CUDA and fork]
         return _C._op("aten::_to_copy")(self, dtype=dtype, device=device)
 
-    def type(self, dtype=None, non_blocking=False):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """With no argument, the legacy type name ('torch.FloatTensor'); otherwise self
+        converted to a typed class, a dtype or such a name."""
         if dtype is None:
-            return "torch." + _LEGACY_TYPE[self.dtype] + "Tensor"
-        if isinstance(dtype, str):
-            name = dtype.split(".")[-1].replace("Tensor", "")
-            dtype = {v: k for k, v in _LEGACY_TYPE.items()}[name]
-        return self.to(dtype)
+            return _tensor_types.type_name(self.dtype, self.device)
+        dtype, device = _tensor_types.parse_type(dtype)
+        if device is None or device == self.device.type:
+            return self.to(dtype)
+        return self.to(dtype=dtype, device=device)
 
     def cpu(self):
         return self.to("cpu")
@@ -332,9 +390,3 @@ class Tensor(_C.TensorBase):
         return _C.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                          requires_grad=requires_grad)
 
-
-_LEGACY_TYPE = {
-    _C.bool: "Bool", _C.uint8: "Byte", _C.int8: "Char", _C.int16: "Short", _C.int32: "Int",
-    _C.int64: "Long", _C.float16: "Half", _C.bfloat16: "BFloat16", _C.float32: "Float",
-    _C.float64: "Double",
-}

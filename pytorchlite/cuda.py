@@ -34,3 +34,6 @@ def is_initialized():
 
 def _is_in_bad_fork():
     return _C._cuda_in_bad_fork()
+
+
+from .amp import cuda_aliases as amp  # noqa: E402  (torch.cuda.amp, deprecated spellings)

@@ -443,6 +443,8 @@ class _Unpickler(pickle.Unpickler):
             return found
         if self.weights_only:
             raise _unsupported_global(module, name)
+        if module == "torch" or module.startswith("torch."):
+            return _pytorchlite_global(module, name)
         return super().find_class(module, name)
 
     def persistent_load(self, pid):
@@ -456,6 +458,22 @@ class _Unpickler(pickle.Unpickler):
         _check_int("numel", numel)
         view = pid[5] if len(pid) > 5 else None
         return self.load_storage(_STORAGE_DTYPE[storage_type], key, location, numel, view)
+
+
+def _pytorchlite_global(module, name):
+    """The pytorchlite counterpart of torch's module.name, for whole objects (an nn.Module,
+    an optimizer) pickled by PyTorch and loaded with weights_only=False: torch.nn.modules.
+    linear.Linear is pytorchlite.nn.modules.linear.Linear."""
+    import importlib
+    ours = "pytorchlite" + module[len("torch"):]
+    try:
+        obj = importlib.import_module(ours)
+        for part in name.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as e:
+        raise pickle.UnpicklingError(f"{module}.{name} has no counterpart in pytorchlite "
+                                     f"({ours}.{name}: {e})") from None
+    return obj
 
 
 def _restore_location(storage, location, map_location):

@@ -10,6 +10,7 @@ logsumexp over stay / step / skip transitions) per time step, differentiated by 
 Randomness: dropout masks and rrelu slopes are drawn from the default generator
 (bernoulli_ / uniform_, Philox), so pytorchlite.manual_seed makes them reproducible."""
 import math
+import warnings
 
 import pytorchlite as torch
 
@@ -859,7 +860,31 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    return _feature_dropout(input, p, training, inplace, 3, "dropout2d")
+    """Zeroes whole channels: entries of dims 0 and 1 with everything after them.  As in
+    PyTorch, an input that is not 4-D warns and is still treated as (N, C, ...): a 3-D input
+    as (N, C, L), a 2-D one as (N, C), so each element drops on its own."""
+    _check_p(p)
+    dim = input.dim()
+    if dim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {dim}-D input to dropout2d, which is deprecated "
+                      "and will result in an error in a future release. To retain the "
+                      "behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch "
+                      "dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if dim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    if dim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not training or p == 0:
+        return input
+    mask = _keep_mask(list(input.shape[:2]) + [1] * (dim - 2), input.dtype, p)
+    return _apply_mask(input, mask, inplace)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):

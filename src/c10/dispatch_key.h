@@ -6,9 +6,10 @@
  * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
  * Backends sit at the bottom; CompositeImplicit sits just above them and is always in the
  * set (ops written in terms of other ops take it before any backend kernel); Autograd wraps
- * everything.  A key exists only while something registers a kernel or a fallback for it
- * (tests/test_dispatcher.py checks); factory functions find their backend without a key of
- * their own (Note [Dispatch]). */
+ * them, and AutocastCPU (included only inside torch.autocast("cpu"), Note [Autocast] in
+ * aten/autocast.h) casts arguments before Autograd sees them.  A key exists only while
+ * something registers a kernel or a fallback for it (tests/aten/test_dispatcher.py checks);
+ * factory functions find their backend without a key of their own (Note [Dispatch]). */
 #ifndef PTL_C10_DISPATCH_KEY_H
 #define PTL_C10_DISPATCH_KEY_H
 
@@ -23,7 +24,8 @@ extern "C" {
     _(CPU, "CPU")                                      \
     _(CUDA, "CUDA")                                    \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
-    _(AUTOGRAD, "Autograd")
+    _(AUTOGRAD, "Autograd")                            \
+    _(AUTOCAST_CPU, "AutocastCPU")
 
 typedef enum PtlDispatchKey {
 #define PTL_KEY_ENUM(E, NAME) PTL_KEY_##E,

@@ -27,6 +27,9 @@ ptl_tls(void)
         tls_state.inference_mode = 0;
         tls_state.trace_dispatch = trace_default;
         tls_state.trace_depth = 0;
+        tls_state.autocast_cpu_dtype = PTL_DTYPE_BFLOAT16;
+        tls_state.autocast_cuda_dtype = PTL_DTYPE_FLOAT16;
+        tls_state.autocast_cuda_enabled = 0;
         tls_ready = 1;
     }
     return &tls_state;

@@ -5,6 +5,7 @@
 #define PTL_C10_TLS_H
 
 #include "dispatch_key.h"
+#include "dtype.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,6 +18,11 @@ typedef struct PtlLocalState {
     int inference_mode;
     int trace_dispatch;   /* print every dispatcher call (PTL_SHOW_DISPATCH_TRACE) */
     int trace_depth;
+    /* torch.autocast: CPU autocasting is on while PTL_KEY_AUTOCAST_CPU is included; CUDA's
+     * flag is bookkeeping until CUDA kernels exist (Note [Autocast] in aten/autocast.h) */
+    PtlDtype autocast_cpu_dtype;
+    PtlDtype autocast_cuda_dtype;
+    int autocast_cuda_enabled;
 } PtlLocalState;
 
 /* The calling thread's state (never NULL). */

@@ -41,8 +41,9 @@ is_advanced(PyObject *o)
         PtlTensorImpl *t = PTLPY_IMPL(o);
         return !(t->dim == 0 && (ptl_dtype_is_integral(t->dtype, 0) || t->dtype == PTL_DTYPE_BOOL));
     }
-    return PyList_Check(o) || (PySequence_Check(o) && !PyUnicode_Check(o) && !PyTuple_Check(o) &&
-                               !PyLong_Check(o) && Py_TYPE(o)->tp_as_number == NULL);
+    return PyList_Check(o) || PyRange_Check(o) ||
+           (PySequence_Check(o) && !PyUnicode_Check(o) && !PyTuple_Check(o) &&
+            !PyLong_Check(o) && Py_TYPE(o)->tp_as_number == NULL);
 }
 
 /* A list holding slices, None or Ellipsis is a tuple of indices (NumPy's legacy rule, kept
@@ -286,6 +287,27 @@ value_tensor(PyObject *value, PtlDtype dtype)
     return r ? r : (ptlpy_raise(), NULL);
 }
 
+/* v without its leading size-1 dimensions, as a view (new ref; v itself, increfed, when it
+ * has none), or NULL with a Python error: PyTorch's slicePrefix1sSize, which lets
+ * `x[0] = torch.ones(1, 3)` assign into a row of 3. */
+static PtlTensorImpl *
+strip_leading_ones(PtlTensorImpl *v)
+{
+    int lead = 0;
+    while (lead < v->dim && v->sizes[lead] == 1) {
+        lead++;
+    }
+    if (lead == 0) {
+        ptl_incref(v);
+        return v;
+    }
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    stack[0] = ptl_iv_tensor(v);
+    stack[1] = ptl_iv_intlist(v->sizes + lead, v->dim - lead);
+    PtlTensorImpl *r = ptl_call_tensor(PTL_OP_view, stack);
+    return r ? r : (ptlpy_raise(), NULL);
+}
+
 int
 ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
 {
@@ -301,24 +323,30 @@ ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
     const PtlOperator *op;
     PtlTensorImpl *v = NULL;
     int rc;
-    if (ix.nlist > 0) {
-        if ((v = value_tensor(value, ix.view->dtype)) == NULL) {
+    int number = PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value);
+    if (ix.nlist > 0 || !number) {
+        PtlTensorImpl *given = value_tensor(value, ix.view->dtype);
+        v = given != NULL ? strip_leading_ones(given) : NULL;
+        ptl_xdecref(given);
+        if (v == NULL) {
             indexed_release(&ix);
             return -1;
         }
+    }
+    if (ix.nlist > 0) {
         op = ptl_op(PTL_OP_index_put_);
         stack[0] = ptl_iv_tensor(ix.view);
         stack[1] = ptl_iv_tensorlist(ix.list, ix.nlist);
         stack[2] = ptl_iv_tensor(v);
         stack[3] = ptl_iv_bool(0);
     }
-    else if (PtlPyTensor_Check(value)) {
+    else if (v != NULL) {
         op = ptl_op(PTL_OP_copy_);
         stack[0] = ptl_iv_tensor(ix.view);
-        stack[1] = ptl_iv_tensor(PTLPY_IMPL(value));
+        stack[1] = ptl_iv_tensor(v);
         ptlpy_fill_defaults(op, stack, 2);
     }
-    else if (PyBool_Check(value) || PyLong_Check(value) || PyFloat_Check(value)) {
+    else {
         op = ptl_op(PTL_OP_fill__Scalar);
         stack[0] = ptl_iv_tensor(ix.view);
         stack[1] = PyFloat_Check(value) ? ptl_iv_double(PyFloat_AS_DOUBLE(value))
@@ -328,16 +356,6 @@ ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value)
             indexed_release(&ix);
             return -1;
         }
-    }
-    else {
-        if ((v = value_tensor(value, ix.view->dtype)) == NULL) {
-            indexed_release(&ix);
-            return -1;
-        }
-        op = ptl_op(PTL_OP_copy_);
-        stack[0] = ptl_iv_tensor(ix.view);
-        stack[1] = ptl_iv_tensor(v);
-        ptlpy_fill_defaults(op, stack, 2);
     }
     rc = ptl_dispatcher_call(op, stack);
     indexed_release(&ix);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../aten/autocast.h"
 #include "../c10/allocator.h"
 #include "../c10/cpu_features.h"
 #include "../c10/debug_counts.h"
@@ -463,6 +464,65 @@ py_cuda_is_available(PyObject *m, PyObject *unused)
     return PyBool_FromLong(ptl_cuda_is_available());
 }
 
+/* torch.autocast's per-thread state for device_type "cpu" or "cuda" (Note [Autocast]);
+ * pytorchlite/amp checks the device type first.  Returns -1 with a Python error for others. */
+static int
+autocast_device(const char *device_type)
+{
+    if (strcmp(device_type, "cpu") == 0 || strcmp(device_type, "cuda") == 0) {
+        return device_type[1] == 'p' ? PTL_DEVICE_CPU : PTL_DEVICE_CUDA;
+    }
+    PyErr_Format(PyExc_RuntimeError, "autocast is not supported for device type '%s'",
+                 device_type);
+    return -1;
+}
+
+/* _autocast_state(device_type) -> (enabled, dtype) */
+static PyObject *
+py_autocast_state(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    const char *name = PyUnicode_AsUTF8(arg);
+    int dev = name != NULL ? autocast_device(name) : -1;
+    if (dev < 0) {
+        return NULL;
+    }
+    const PtlLocalState *tls = ptl_tls();
+    int on = dev == PTL_DEVICE_CPU ? (tls->included & PTL_KEYSET(PTL_KEY_AUTOCAST_CPU)) != 0
+                                   : tls->autocast_cuda_enabled;
+    PtlDtype dt = dev == PTL_DEVICE_CPU ? tls->autocast_cpu_dtype : tls->autocast_cuda_dtype;
+    return Py_BuildValue("(OO)", on ? Py_True : Py_False, ptlpy_dtype_object(dt));
+}
+
+/* _set_autocast_state(device_type, enabled, dtype) */
+static PyObject *
+py_set_autocast_state(PyObject *m, PyObject *args)
+{
+    (void)m;
+    const char *name;
+    int on;
+    PyObject *dtype_o;
+    if (!PyArg_ParseTuple(args, "spO:_set_autocast_state", &name, &on, &dtype_o)) {
+        return NULL;
+    }
+    int dev = autocast_device(name);
+    PtlDtype dt = dev < 0 ? PTL_DTYPE_UNDEFINED : ptlpy_parse_dtype(dtype_o, 1);
+    if (dt == PTL_DTYPE_UNDEFINED) {
+        return NULL;
+    }
+    PtlLocalState *tls = ptl_tls();
+    if (dev == PTL_DEVICE_CPU) {
+        tls->included = on ? tls->included | PTL_KEYSET(PTL_KEY_AUTOCAST_CPU)
+                           : tls->included & ~PTL_KEYSET(PTL_KEY_AUTOCAST_CPU);
+        tls->autocast_cpu_dtype = dt;
+    }
+    else {
+        tls->autocast_cuda_enabled = on;
+        tls->autocast_cuda_dtype = dt;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"tensor", (PyCFunction)(void (*)(void))ptlpy_tensor_new, METH_VARARGS | METH_KEYWORDS,
      "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False)"},
@@ -509,6 +569,8 @@ static PyMethodDef module_methods[] = {
     {"_cuda_mark_initialized", ptlpy_cuda_mark_initialized, METH_NOARGS, NULL},
     {"_cuda_is_initialized", ptlpy_cuda_is_initialized, METH_NOARGS, NULL},
     {"_cuda_in_bad_fork", ptlpy_cuda_in_bad_fork, METH_NOARGS, NULL},
+    {"_autocast_state", py_autocast_state, METH_O, "(enabled, dtype) of autocast on a device"},
+    {"_set_autocast_state", py_set_autocast_state, METH_VARARGS, NULL},
     {NULL},
 };
 
@@ -520,7 +582,7 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__C(void)
 {
-    if (ptl_dispatcher_init() < 0) {
+    if (ptl_dispatcher_init() < 0 || ptl_autocast_init() < 0) {
         return ptlpy_raise();
     }
     for (size_t i = 0; i < sizeof(kernel_files) / sizeof(kernel_files[0]); i++) {

@@ -199,6 +199,16 @@ is_string(PyObject *o)
     return PyUnicode_Check(o) || PyBytes_Check(o);
 }
 
+/* Any other object with the sequence protocol (a deque, a range, a user class), which nests
+ * like a list as under PyTorch's PySequence_Check.  Strings, tensors and buffers (NumPy
+ * arrays and scalars) are not: they have their own paths. */
+static int
+is_other_sequence(PyObject *o)
+{
+    return !is_sequence(o) && !is_string(o) && !PtlPyTensor_Check(o) &&
+           !PyObject_CheckBuffer(o) && PySequence_Check(o);
+}
+
 /* A NumPy array of at least one dimension, which nests like a list of its rows. */
 static int
 is_numpy_rows(PyObject *o)
@@ -213,8 +223,8 @@ is_numpy_rows(PyObject *o)
     return ndim > 0;
 }
 
-/* o as a list or tuple (new ref): itself, or a NumPy array's rows; NULL without an error
- * when o does not nest. */
+/* o as a list or tuple (new ref): itself, its items, or a NumPy array's rows; NULL without
+ * an error when o does not nest, NULL with an error when reading its items failed. */
 static PyObject *
 as_rows(PyObject *o)
 {
@@ -222,7 +232,8 @@ as_rows(PyObject *o)
         Py_INCREF(o);
         return o;
     }
-    return is_numpy_rows(o) ? PySequence_Fast(o, "not a sequence") : NULL;
+    return is_other_sequence(o) || is_numpy_rows(o) ? PySequence_Fast(o, "not a sequence")
+                                                     : NULL;
 }
 
 /* A NumPy scalar or array (np.float32(1), np.bool_(True)): its dtype, else
@@ -269,22 +280,30 @@ infer_dtype(PyObject *o)
         PyErr_Format(PyExc_TypeError, "new(): invalid data type '%.100s'", Py_TYPE(o)->tp_name);
         return PTL_DTYPE_UNDEFINED;
     }
-    if (is_sequence(o)) {
-        Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    if (is_sequence(o) || is_other_sequence(o)) {
+        PyObject *rows = PySequence_Fast(o, "not a sequence");
+        if (rows == NULL) {
+            return PTL_DTYPE_UNDEFINED;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
         dt = n == 0 ? ptl_default_dtype() : PTL_DTYPE_UNDEFINED;
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *item = PySequence_Fast_GET_ITEM(o, i);
+            PyObject *item = PySequence_Fast_GET_ITEM(rows, i);
+            PtlDtype it = PTL_DTYPE_UNDEFINED;
             if (item == o) {
                 PyErr_SetString(PyExc_TypeError,
                                 "new(): self-referential lists are incompatible");
-                return PTL_DTYPE_UNDEFINED;
             }
-            PtlDtype it = infer_dtype(item);
+            else {
+                it = infer_dtype(item);
+            }
             if (it == PTL_DTYPE_UNDEFINED) {
+                Py_DECREF(rows);
                 return PTL_DTYPE_UNDEFINED;
             }
             dt = i == 0 ? it : ptl_promote_types(dt, it);
         }
+        Py_DECREF(rows);
         return dt;
     }
     PyErr_Format(PyExc_RuntimeError, "Could not infer dtype of %.100s", Py_TYPE(o)->tp_name);
@@ -305,6 +324,9 @@ compute_sizes(PyObject *data, Fill *f)
 {
     PyObject *rows = as_rows(data);   /* owned */
     f->dim = 0;
+    if (rows == NULL && PyErr_Occurred()) {
+        return -1;
+    }
     while (rows != NULL) {
         Py_ssize_t n = PySequence_Fast_GET_SIZE(rows);
         f->sizes[f->dim++] = n;

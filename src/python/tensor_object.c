@@ -128,18 +128,16 @@ tensor_clear(PtlPyTensor *self)
     return 0;
 }
 
+/* TensorBase() itself builds nothing: the legacy constructors live in Tensor.__new__
+ * (pytorchlite/_tensor_types.py), and tensors are made by ptlpy_wrap_as. */
 static PyObject *
 tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     (void)type;
+    (void)args;
     (void)kwargs;
-    if (PyTuple_GET_SIZE(args) == 0) {
-        PtlTensorImpl *t = ptl_empty(1, (int64_t[]){0}, ptl_default_dtype(), ptl_device_cpu());
-        return ptlpy_wrap_as(t, type);
-    }
-    PyErr_SetString(PyExc_TypeError,
-                    "the legacy constructor Tensor(*sizes) is not supported: use "
-                    "pytorchlite.empty(*sizes) or pytorchlite.tensor(data)");
+    PyErr_SetString(PyExc_TypeError, "Cannot directly construct TensorBase; subclass it and "
+                                     "then construct that instead.");
     return NULL;
 }
 

@@ -1,4 +1,4 @@
-"""Identity, Linear, Bilinear (torch/nn/modules/linear.py)."""
+"""Identity, Linear, NonDynamicallyQuantizableLinear, Bilinear (torch/nn/modules/linear.py)."""
 import math
 
 from ... import _C
@@ -44,6 +44,10 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """MultiheadAttention.out_proj: a Linear under the name torch prints."""
 
 
 class Bilinear(Module):

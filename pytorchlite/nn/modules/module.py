@@ -382,6 +382,11 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device))
 
+    def share_memory(self):
+        """Moves every parameter, gradient and buffer into shared memory (Tensor.share_memory_),
+        for multiprocessing workers that update one model (Hogwild)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def float(self):
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 

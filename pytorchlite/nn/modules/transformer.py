@@ -1,6 +1,6 @@
-"""MultiheadAttention and the Transformer family (torch/nn/modules/activation.py,
-torch/nn/modules/transformer.py).  Only torch's reference ("slow") path exists: no fused
-fast path, no nested tensors (enable_nested_tensor is accepted and ignored).  Submodule and
+"""The Transformer family (torch/nn/modules/transformer.py), built on MultiheadAttention
+(activation.py, as in torch).  Only torch's reference ("slow") path exists: no fused fast
+path, no nested tensors (enable_nested_tensor is accepted and ignored).  Submodule and
 parameter names are torch's, so state_dicts load both ways."""
 import copy
 import math
@@ -9,104 +9,15 @@ import pytorchlite as torch
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from .activation import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
+__all__ = ["TransformerEncoderLayer", "TransformerEncoder",
            "TransformerDecoderLayer", "TransformerDecoder", "Transformer"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """MultiheadAttention.out_proj: a Linear under the name torch prints."""
-
-
-class MultiheadAttention(Module):
-    """Attention over num_heads heads of embed_dim // num_heads features each."""
-
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
-                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
-                 dtype=None):
-        if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
-        factory = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
-        self.batch_first = batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != self.embed_dim:
-            raise AssertionError("embed_dim must be divisible by num_heads")
-        if not self._qkv_same_embed_dim:
-            self.q_proj_weight = Parameter(torch.empty((embed_dim, embed_dim), **factory))
-            self.k_proj_weight = Parameter(torch.empty((embed_dim, self.kdim), **factory))
-            self.v_proj_weight = Parameter(torch.empty((embed_dim, self.vdim), **factory))
-            self.register_parameter("in_proj_weight", None)
-        else:
-            self.in_proj_weight = Parameter(torch.empty((3 * embed_dim, embed_dim), **factory))
-            self.register_parameter("q_proj_weight", None)
-            self.register_parameter("k_proj_weight", None)
-            self.register_parameter("v_proj_weight", None)
-        if bias:
-            self.in_proj_bias = Parameter(torch.empty(3 * embed_dim, **factory))
-        else:
-            self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
-                                                        **factory)
-        if add_bias_kv:
-            self.bias_k = Parameter(torch.empty((1, 1, embed_dim), **factory))
-            self.bias_v = Parameter(torch.empty((1, 1, embed_dim), **factory))
-        else:
-            self.bias_k = self.bias_v = None
-        self.add_zero_attn = add_zero_attn
-        self._reset_parameters()
-
-    def _reset_parameters(self):
-        if self._qkv_same_embed_dim:
-            init.xavier_uniform_(self.in_proj_weight)
-        else:
-            init.xavier_uniform_(self.q_proj_weight)
-            init.xavier_uniform_(self.k_proj_weight)
-            init.xavier_uniform_(self.v_proj_weight)
-        if self.in_proj_bias is not None:
-            init.constant_(self.in_proj_bias, 0.0)
-            init.constant_(self.out_proj.bias, 0.0)
-        if self.bias_k is not None:
-            init.xavier_normal_(self.bias_k)
-        if self.bias_v is not None:
-            init.xavier_normal_(self.bias_v)
-
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
-                attn_mask=None, average_attn_weights=True, is_causal=False):
-        """query [L, N, E] (batch_first: [N, L, E]) -> (output like query, weights or None)."""
-        is_batched = query.dim() == 3
-        key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask",
-                                             F._none_or_dtype(attn_mask), "attn_mask",
-                                             query.dtype)
-        attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
-        if self.batch_first and is_batched:
-            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
-        separate = {}
-        if not self._qkv_same_embed_dim:
-            separate = {"use_separate_proj_weight": True, "q_proj_weight": self.q_proj_weight,
-                        "k_proj_weight": self.k_proj_weight, "v_proj_weight": self.v_proj_weight}
-        out, weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            average_attn_weights=average_attn_weights, is_causal=is_causal, **separate)
-        if self.batch_first and is_batched:
-            out = out.transpose(1, 0)
-        return out, weights
 
 
 def _get_activation_fn(activation):
