@@ -8,10 +8,7 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 
-try:
-    import torch
-except ImportError:
-    torch = None
+from helpers import torch
 
 DEPRECATED_2D = (
     "dropout2d: Received a 2-D input to dropout2d, which is deprecated and will result in an "

@@ -10,10 +10,7 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 
-try:
-    import torch
-except ImportError:
-    torch = None
+from helpers import torch
 
 needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 no_cuda = pytest.mark.skipif(ptl.cuda.is_available(), reason="a CUDA device is visible")

@@ -10,10 +10,7 @@ import pytest
 
 import pytorchlite as ptl
 
-try:
-    import torch
-except ImportError:
-    torch = None
+from helpers import torch
 
 needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
 

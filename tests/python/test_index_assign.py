@@ -6,10 +6,7 @@ import pytest
 
 import pytorchlite as ptl
 
-try:
-    import torch
-except ImportError:
-    torch = None
+from helpers import torch
 
 CASES = [
     ("row", lambda m, x: x.__setitem__(0, m.arange(3.0).reshape(1, 3))),

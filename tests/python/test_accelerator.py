@@ -4,10 +4,7 @@ import pytest
 
 import pytorchlite as ptl
 
-try:
-    import torch
-except ImportError:
-    torch = None
+from helpers import torch
 
 acc = ptl.accelerator
 no_device = pytest.mark.skipif(ptl.cuda.is_available(), reason="a CUDA device is visible")
