@@ -86,18 +86,6 @@ ptl_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *no
     return 0;
 }
 
-static void
-format_shape(char *buf, size_t n, int dim, const int64_t *sizes)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < dim && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-}
-
 /* ---- build ---- */
 
 void
@@ -214,8 +202,8 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
                    memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
         if (!same) {
             if (cfg->is_inplace) {
-                format_shape(b1, sizeof(b1), out->dim, out->sizes);
-                format_shape(b2, sizeof(b2), ndim, shape);
+                ptl_format_sizes(b1, sizeof(b1), out->dim, out->sizes);
+                ptl_format_sizes(b2, sizeof(b2), ndim, shape);
                 ptl_error_set(PTL_ERR_RUNTIME,
                               "output with shape %s doesn't match the broadcast shape %s", b1,
                               b2);

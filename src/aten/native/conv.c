@@ -467,7 +467,7 @@ conv_param(const PtlIValue *iv, int nd, const char *name, int64_t fill, int64_t 
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "expected %s to be a single integer value or a list of %d values to "
                              "match the convolution dimensions, but got %s=%s",
-                             name, nd, name, nn_fmt_list(buf, sizeof(buf), iv->u.il.data, n));
+                             name, nd, name, ptl_format_sizes(buf, sizeof(buf), n, iv->u.il.data));
     }
     for (int i = 0; i < NN_SPATIAL; i++) {
         int u = i - (NN_SPATIAL - nd);
@@ -529,46 +529,48 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
         if (a->dil[i] <= 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "dilation should be greater than zero, but got %s",
-                                 nn_fmt_list(b1, sizeof(b1), a->dil + 3 - nd, nd));
+                                 ptl_format_sizes(b1, sizeof(b1), nd, a->dil + 3 - nd));
         }
     }
     if (x->dim != w->dim) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected %d-dimensional input for %d-dimensional weight %s, but got "
                              "%d-dimensional input of size %s instead",
-                             (int)w->dim, (int)w->dim, nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                             (int)x->dim, nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim));
+                             (int)w->dim, (int)w->dim,
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                             (int)x->dim, ptl_format_sizes(b2, sizeof(b2), x->dim, x->sizes));
     }
     if (w->sizes[0] < a->groups) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given groups=%lld, expected weight to be at least %lld at dimension "
                              "0, but got weight of size %s instead",
                              (long long)a->groups, (long long)a->groups,
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim));
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes));
     }
     if (w->sizes[0] % a->groups != 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given groups=%lld, expected weight to be divisible by %lld at "
                              "dimension 0, but got weight of size [%s] instead",
                              (long long)a->groups, (long long)a->groups,
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim));
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes));
     }
     if (!a->transposed) {
         if (x->sizes[1] != w->sizes[1] * a->groups) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Given groups=%lld, weight of size %s, expected input%s to have "
                                  "%lld channels, but got %lld channels instead",
-                                 (long long)a->groups, nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                                 nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim),
+                                 (long long)a->groups,
+                                 ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                                 ptl_format_sizes(b2, sizeof(b2), x->dim, x->sizes),
                                  (long long)(w->sizes[1] * a->groups), (long long)x->sizes[1]);
         }
         if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[0])) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Given weight of size %s, expected bias to be 1-dimensional with "
                                  "%lld elements, but got bias of size %s instead",
-                                 nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
+                                 ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
                                  (long long)w->sizes[0],
-                                 nn_fmt_list(b2, sizeof(b2), bias->sizes, bias->dim));
+                                 ptl_format_sizes(b2, sizeof(b2), bias->dim, bias->sizes));
         }
         int bad = 0;
         int64_t padded[3], eff[3];
@@ -597,17 +599,17 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given transposed=1, weight of size %s, expected input%s to have "
                              "%lld channels, but got %lld channels instead",
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                             nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim),
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                             ptl_format_sizes(b2, sizeof(b2), x->dim, x->sizes),
                              (long long)w->sizes[0], (long long)x->sizes[1]);
     }
     if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[1] * a->groups)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given transposed=1, weight of size %s, expected bias to be "
                              "1-dimensional with %lld elements, but got bias of size %s instead",
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
                              (long long)(w->sizes[1] * a->groups),
-                             nn_fmt_list(b2, sizeof(b2), bias->sizes, bias->dim));
+                             ptl_format_sizes(b2, sizeof(b2), bias->dim, bias->sizes));
     }
     for (int i = 3 - nd; i < 3; i++) {
         if (a->opad[i] >= a->stride[i] && a->opad[i] >= a->dil[i]) {
@@ -906,7 +908,7 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                              "and other non-zero dimensions for input, but got: %s",
-                             nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
     /* a raw copy: PyTorch's kernel takes the float types and bool, not the integers */
     if (x->dtype != PTL_DTYPE_BOOL && nn_check_dtype("im2col_out_cpu", x->dtype, 0) < 0) {
@@ -985,7 +987,7 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                              "batch size and non-zero dimensions for input, but got: %s",
-                             nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
     int64_t rows = x->sizes[x->dim - 2], L = x->sizes[x->dim - 1];
     int64_t kvol = g.k[1] * g.k[2];

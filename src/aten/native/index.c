@@ -75,18 +75,6 @@ is_nonzero(const char *p, PtlDtype dt)
     return ptl_dtype_is_floating(dt) ? ptl_load_double(p, dt) != 0.0 : ptl_load_int(p, dt) != 0;
 }
 
-static void
-format_sizes(char *buf, size_t n, int dim, const int64_t *sizes)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < dim && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-}
-
 /* The element offsets of a row-major walk over (dim, sizes, strides): malloc'd array of
  * max(numel, 1) entries, or NULL with the error set. */
 static int64_t *
@@ -274,8 +262,8 @@ static int
 mask_error(const PtlTensorImpl *mask, int j, const PtlTensorImpl *self, int at)
 {
     char b1[256], b2[256];
-    format_sizes(b1, sizeof(b1), mask->dim, mask->sizes);
-    format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+    ptl_format_sizes(b1, sizeof(b1), mask->dim, mask->sizes);
+    ptl_format_sizes(b2, sizeof(b2), self->dim, self->sizes);
     return ptl_error_set(PTL_ERR_INDEX,
                          "The shape of the mask %s at index %d does not match the shape of the "
                          "indexed tensor %s at index %d",
@@ -372,7 +360,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
                                                              "could not be broadcast together "
                                                              "with shapes ");
             for (int q = 0; q < nidx && off < sizeof(msg); q++) {
-                format_sizes(b, sizeof(b), idx[q]->dim, idx[q]->sizes);
+                ptl_format_sizes(b, sizeof(b), idx[q]->dim, idx[q]->sizes);
                 off += (size_t)snprintf(msg + off, sizeof(msg) - off, "%s%s", q ? ", " : "", b);
             }
             ptl_error_set(PTL_ERR_INDEX, "%s", msg);
@@ -494,8 +482,8 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
     }
     if (!ok) {
         char b1[256], b2[256];
-        format_sizes(b1, sizeof(b1), values->dim, values->sizes);
-        format_sizes(b2, sizeof(b2), ai->out_dim, ai->out_sizes);
+        ptl_format_sizes(b1, sizeof(b1), values->dim, values->sizes);
+        ptl_format_sizes(b2, sizeof(b2), ai->out_dim, ai->out_sizes);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "shape mismatch: value tensor of shape %s cannot be broadcast to "
                              "indexing result of shape %s",
@@ -741,8 +729,8 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                       ptl_dtype_legacy_name(src->dtype));
     }
     if (!source_fits(self, src, dim)) {
-        format_sizes(b1, sizeof(b1), self->dim, self->sizes);
-        format_sizes(b2, sizeof(b2), src->dim, src->sizes);
+        ptl_format_sizes(b1, sizeof(b1), self->dim, self->sizes);
+        ptl_format_sizes(b2, sizeof(b2), src->dim, src->sizes);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "source tensor shape must match self tensor shape, excluding the "
                              "specified dimension. Got self.shape = %s source.shape = %s",
@@ -950,8 +938,8 @@ gather_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     for (int d = 0; d < index->dim && self->dim; d++) {
         if (d != dim && index->sizes[d] > self->sizes[d]) {
-            format_sizes(b1, sizeof(b1), index->dim, index->sizes);
-            format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+            ptl_format_sizes(b1, sizeof(b1), index->dim, index->sizes);
+            ptl_format_sizes(b2, sizeof(b2), self->dim, self->sizes);
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Size does not match at dimension %d expected index %s to be no "
                                  "larger than self %s apart from dimension %lld",
@@ -1074,9 +1062,9 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int d = 0; d < index->dim; d++) {
         if ((self->dim && d != dim && index->sizes[d] > self->sizes[d]) ||
             (src->dim && index->sizes[d] > src->sizes[d])) {
-            format_sizes(b1, sizeof(b1), index->dim, index->sizes);
-            format_sizes(b2, sizeof(b2), self->dim, self->sizes);
-            format_sizes(b3, sizeof(b3), src->dim, src->sizes);
+            ptl_format_sizes(b1, sizeof(b1), index->dim, index->sizes);
+            ptl_format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+            ptl_format_sizes(b3, sizeof(b3), src->dim, src->sizes);
             if (src->dim) {
                 ptl_error_set(PTL_ERR_RUNTIME,
                               "Expected index %s to be no larger than self %s apart from "
@@ -1181,8 +1169,8 @@ mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **mo
                                  (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1),
                                  bdim - 1);
         }
-        format_sizes(b1, sizeof(b1), self->dim, self->sizes);
-        format_sizes(b2, sizeof(b2), bdim, bshape);
+        ptl_format_sizes(b1, sizeof(b1), self->dim, self->sizes);
+        ptl_format_sizes(b2, sizeof(b2), bdim, bshape);
         return ptl_error_set(PTL_ERR_RUNTIME, "output with shape %s doesn't match the broadcast "
                                               "shape %s",
                              b1, b2);

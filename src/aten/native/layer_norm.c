@@ -222,8 +222,8 @@ ln_check(PtlTensorImpl *x, const PtlIValue *shape, PtlTensorImpl *w, PtlTensorIm
                                  "Expected %s to be of same shape as normalized_shape, but got "
                                  "%s of shape %s and normalized_shape = %s",
                                  names[i], names[i],
-                                 nn_fmt_list(b1, sizeof b1, t->sizes, t->dim),
-                                 nn_fmt_list(b2, sizeof b2, ns, k));
+                                 ptl_format_sizes(b1, sizeof b1, t->dim, t->sizes),
+                                 ptl_format_sizes(b2, sizeof b2, k, ns));
         }
     }
     int ok = x->dim >= k;
@@ -234,9 +234,9 @@ ln_check(PtlTensorImpl *x, const PtlIValue *shape, PtlTensorImpl *w, PtlTensorIm
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given normalized_shape=%s, expected input with shape [*, %s, but "
                              "got input of size%s",
-                             nn_fmt_list(b1, sizeof b1, ns, k),
-                             nn_fmt_list(b2, sizeof b2, ns, k) + 1,
-                             nn_fmt_list(b3, sizeof b3, x->sizes, x->dim));
+                             ptl_format_sizes(b1, sizeof b1, k, ns),
+                             ptl_format_sizes(b2, sizeof b2, k, ns) + 1,
+                             ptl_format_sizes(b3, sizeof b3, x->dim, x->sizes));
     }
     if (!ptl_dtype_is_floating(x->dtype)) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
@@ -375,8 +375,8 @@ native_layer_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "native_layer_norm_backward: grad_out of size %s does not match "
                              "input of size %s",
-                             nn_fmt_list(b1, sizeof b1, dy->sizes, dy->dim),
-                             nn_fmt_list(b2, sizeof b2, x->sizes, x->dim));
+                             ptl_format_sizes(b1, sizeof b1, dy->dim, dy->sizes),
+                             ptl_format_sizes(b2, sizeof b2, x->dim, x->sizes));
     }
     if (s[3].u.t->numel != m || s[4].u.t->numel != m) {
         return ptl_error_set(PTL_ERR_RUNTIME,

@@ -521,18 +521,6 @@ typedef struct NllShape {
     int64_t N, C, S;
 } NllShape;
 
-static void
-format_sizes(char *buf, size_t cap, const int64_t *sizes, int n)
-{
-    size_t off = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < n && off < cap; i++) {
-        off += (size_t)snprintf(buf + off, cap - off, i ? ", %lld" : "%lld", (long long)sizes[i]);
-    }
-    if (off < cap) {
-        snprintf(buf + off, cap - off, "]");
-    }
-}
-
 /* PyTorch's checks of nll_loss_nd, in its order; fills sh. */
 static int
 nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
@@ -569,8 +557,8 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
             same = same && t->sizes[d - 1] == x->sizes[d];
         }
         if (!same) {
-            format_sizes(a, sizeof(a), want, x->dim - 1);
-            format_sizes(b, sizeof(b), t->sizes, t->dim);
+            ptl_format_sizes(a, sizeof(a), x->dim - 1, want);
+            ptl_format_sizes(b, sizeof(b), t->dim, t->sizes);
             return ptl_error_set(PTL_ERR_RUNTIME, "Expected target size %s, got %s", a, b);
         }
     }
@@ -581,7 +569,7 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
         sh->S *= x->sizes[d];
     }
     if (w != NULL && (w->dim != 1 || w->sizes[0] != sh->C)) {
-        format_sizes(b, sizeof(b), w->sizes, w->dim);
+        ptl_format_sizes(b, sizeof(b), w->dim, w->sizes);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "weight tensor should be defined either for all %lld classes or no "
                              "classes but got weight tensor of shape: %s",

@@ -56,21 +56,6 @@ nn_zeros(int dim, const int64_t *sizes, PtlDtype dt)
     return t;
 }
 
-/* "[1, 4, 5, 5]": PyTorch's IntArrayRef printing, into buf. */
-static inline const char *
-nn_fmt_list(char *buf, size_t n, const int64_t *v, int64_t len)
-{
-    size_t off = 0;
-    off += (size_t)snprintf(buf + off, n - off, "[");
-    for (int64_t i = 0; i < len && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)v[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-    return buf;
-}
-
 /* Refuses dtypes PyTorch's kernel `name` has no loop for ("\"name\" not implemented for
  * 'Long'"); `ints_ok` lets the integer dtypes through. */
 static inline int

@@ -448,20 +448,6 @@ pool_param(const char *opname, const PtlIValue *iv, int nd, const char *what,
     return 0;
 }
 
-/* Formats "(1x2x2)" from v[0..n). */
-static const char *
-fmt_x(char *buf, size_t len, const int64_t *v, int n)
-{
-    size_t off = (size_t)snprintf(buf, len, "(");
-    for (int i = 0; i < n && off < len; i++) {
-        off += (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "x" : "", (long long)v[i]);
-    }
-    if (off < len) {
-        snprintf(buf + off, len - off, ")");
-    }
-    return buf;
-}
-
 typedef struct PoolArgs {
     int nd;                    /* 2 or 3 */
     int64_t k[3], s[3], p[3], d[3];
@@ -546,7 +532,8 @@ pool_setup(const char *opname, PtlTensorImpl *x, const PtlIValue *s, int nd, int
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Expected %dD or %dD (batch mode) tensor with optional 0 dim "
                                  "batch size for input, but got:%s",
-                                 nd + 1, nd + 2, nn_fmt_list(t2, sizeof(t2), x->sizes, x->dim));
+                                 nd + 1, nd + 2,
+                                 ptl_format_sizes(t2, sizeof(t2), x->dim, x->sizes));
         }
     }
     int64_t c = x->sizes[x->dim - nd - 1], ins[4] = {c}, outs[4] = {c};
@@ -571,7 +558,8 @@ pool_setup(const char *opname, PtlTensorImpl *x, const PtlIValue *s, int nd, int
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given input size: %s. Calculated output size: %s. Output size is "
                              "too small",
-                             fmt_x(t1, sizeof(t1), ins, nd + 1), fmt_x(t2, sizeof(t2), outs, nd + 1));
+                             ptl_format_ints(t1, sizeof(t1), nd + 1, ins, "(", "x", ")"),
+                             ptl_format_ints(t2, sizeof(t2), nd + 1, outs, "(", "x", ")"));
     }
     return 0;
 error:
@@ -814,14 +802,15 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
     }
     if (x->dim != 3 && x->dim != 4) {
         return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected 3D or 4D tensor, but got%s %s",
-                             name, avg ? "" : ":", nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                             name, avg ? "" : ":",
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
     for (int i = x->dim - 2; i < x->dim; i++) {
         if (x->sizes[i] == 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "%s(): Expected input to have non-zero size for non-batch "
                                  "dimensions, but input has sizes %s with dimension %d being empty",
-                                 name, nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim), i);
+                                 name, ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes), i);
         }
     }
     if (osize->u.il.data[0] < 0 || osize->u.il.data[1] < 0) {
@@ -976,8 +965,8 @@ unpool_setup(PtlTensorImpl *x, PtlTensorImpl *idx, const PtlIValue *osize, PoolP
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected shape of indices to be same as that of the input tensor "
                              "(%s) but got indices tensor with shape: %s",
-                             nn_fmt_list(b1, sizeof(b1), x->sizes, x->dim),
-                             nn_fmt_list(b2, sizeof(b2), idx->sizes, idx->dim));
+                             ptl_format_sizes(b1, sizeof(b1), x->dim, x->sizes),
+                             ptl_format_sizes(b2, sizeof(b2), idx->dim, idx->sizes));
     }
     p->planes = 1;
     for (int i = 0; i < x->dim - 2; i++) {
