@@ -28,26 +28,8 @@ typedef struct {
 } LnJob;
 
 /* The row passes of Note [Layer norm rows] are plain functions over byte pointers, f8
- * picking float64 over float32.  They are `static inline` so that each thin typed wrapper
- * at the end compiles its own copy with f8 a constant: no dtype test per element, and the
- * loops vectorize as typed loops would. */
-static inline double
-ln_load(int f8, const char *p, int64_t i)
-{
-    return f8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
-static inline void
-ln_store(int f8, char *p, int64_t i, double v)
-{
-    if (f8) {
-        ((double *)p)[i] = v;
-    }
-    else {
-        ((float *)p)[i] = (float)v;
-    }
-}
-
+ * picking float64 over float32 (nn_load, nn_store), instantiated by the thin typed wrappers
+ * at the end; with f8 a constant the loops vectorize as typed loops would. */
 /* sum of p[0..n) in double, with eight independent partial sums */
 static inline double
 row_sum(int f8, const char *restrict p, int64_t n)
@@ -56,11 +38,11 @@ row_sum(int f8, const char *restrict p, int64_t n)
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         for (int k = 0; k < 8; k++) {
-            acc[k] += ln_load(f8, p, i + k);
+            acc[k] += nn_load(f8, p, i + k);
         }
     }
     for (; i < n; i++) {
-        s += ln_load(f8, p, i);
+        s += nn_load(f8, p, i);
     }
     return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
@@ -73,12 +55,12 @@ row_sq(int f8, const char *restrict p, int64_t n, double mean)
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         for (int k = 0; k < 8; k++) {
-            double d = ln_load(f8, p, i + k) - mean;
+            double d = nn_load(f8, p, i + k) - mean;
             acc[k] += d * d;
         }
     }
     for (; i < n; i++) {
-        double d = ln_load(f8, p, i) - mean;
+        double d = nn_load(f8, p, i) - mean;
         s += d * d;
     }
     return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
@@ -94,14 +76,14 @@ row_dot(int f8, const char *restrict dy, const char *restrict x, const char *res
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         for (int k = 0; k < 8; k++) {
-            double g = ln_load(f8, dy, i + k) * (w != NULL ? ln_load(f8, w, i + k) : 1.0);
-            a[k] += g * ln_load(f8, x, i + k);
+            double g = nn_load(f8, dy, i + k) * (w != NULL ? nn_load(f8, w, i + k) : 1.0);
+            a[k] += g * nn_load(f8, x, i + k);
             b[k] += g;
         }
     }
     for (; i < n; i++) {
-        double g = ln_load(f8, dy, i) * (w != NULL ? ln_load(f8, w, i) : 1.0);
-        ta += g * ln_load(f8, x, i);
+        double g = nn_load(f8, dy, i) * (w != NULL ? nn_load(f8, w, i) : 1.0);
+        ta += g * nn_load(f8, x, i);
         tb += g;
     }
     *sgx = ta + ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
@@ -202,8 +184,8 @@ ln_forward(const LnJob *j, int f8, int64_t r0, int64_t r1)
         double mean = row_sum(f8, x, n) / (double)n;
         double var = row_sq(f8, x, n, mean) / (double)n;
         double rs = 1.0 / sqrt(var + j->eps);
-        ln_store(f8, j->mean, r, mean);
-        ln_store(f8, j->rstd, r, rs);
+        nn_store(f8, j->mean, r, mean);
+        nn_store(f8, j->rstd, r, rs);
         (f8 ? ln_affine_row_f8 : ln_affine_row_f4)(x, j->y + (size_t)(r * n) * isz, j->w, j->b,
                                                    n, rs, -mean * rs);
     }
@@ -218,7 +200,7 @@ ln_backward_dx(const LnJob *j, int f8, int64_t r0, int64_t r1)
     const size_t isz = f8 ? sizeof(double) : sizeof(float);
     for (int64_t r = r0; r < r1; r++) {
         size_t off = (size_t)(r * n) * isz;
-        double mean = ln_load(f8, j->mean, r), rs = ln_load(f8, j->rstd, r), sgx, sg;
+        double mean = nn_load(f8, j->mean, r), rs = nn_load(f8, j->rstd, r), sgx, sg;
         row_dot(f8, j->dy + off, j->x + off, j->w, n, &sgx, &sg);
         double bd = (sg * mean - sgx) * rs * rs * rs / (double)n;
         (f8 ? ln_dx_row_f8 : ln_dx_row_f4)(j->dy + off, j->x + off, j->w, j->dx + off, n, rs,
@@ -234,10 +216,10 @@ ln_backward_dw(const LnJob *j, int f8, int64_t c0, int64_t c1)
     const size_t isz = f8 ? sizeof(double) : sizeof(float);
     for (int64_t c = c0; c < c1; c++) {
         if (j->dw != NULL) {
-            ln_store(f8, j->dw, c, 0);
+            nn_store(f8, j->dw, c, 0);
         }
         if (j->db != NULL) {
-            ln_store(f8, j->db, c, 0);
+            nn_store(f8, j->db, c, 0);
         }
     }
     for (int64_t r = 0; r < j->m; r++) {

@@ -18,6 +18,7 @@
 #include "../../c10/parallel.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "nn_common.h"
 #include "vec_math.h"
 
 /* ---- softmax family ---- */
@@ -30,25 +31,6 @@ typedef struct SoftmaxJob {
     int lg, f8;
 } SoftmaxJob;
 
-/* Element i of a float32 (f8 = 0) or float64 block, as double (exact), and a double
- * stored back in the block's dtype. */
-static inline double
-softmax_load(int f8, const char *p, int64_t i)
-{
-    return f8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
-static inline void
-softmax_store(int f8, char *p, int64_t i, double v)
-{
-    if (f8) {
-        ((double *)p)[i] = v;
-    }
-    else {
-        ((float *)p)[i] = (float)v;
-    }
-}
-
 /* e^v in the block's dtype (v already in it), as double */
 static inline double
 softmax_exp(int f8, double v)
@@ -57,10 +39,9 @@ softmax_exp(int f8, double v)
 }
 
 /* The strided case (inner > 1): one [n, inner] block per outer index, walked row by row
- * so every pass reads unit-stride memory; acc holds a max and a sum per column.  A plain
- * function over byte pointers: every value goes through double exactly and is rounded to
- * the block's dtype where the typed formula rounds.  `static inline`, so that each thin
- * wrapper below compiles its own copy with f8 a constant. */
+ * so every pass reads unit-stride memory; acc holds a max and a sum per column.  One plain
+ * function over byte pointers for both dtypes (nn_load, nn_store, nn_round), instantiated
+ * by the two thin wrappers below. */
 static inline int
 softmax_block_chunk(const SoftmaxJob *j, int f8, int64_t b, int64_t e)
 {
@@ -82,15 +63,15 @@ softmax_block_chunk(const SoftmaxJob *j, int f8, int64_t b, int64_t e)
             /* backward: x is grad_output, y the forward's output */
             for (int64_t k = 0; k < n; k++) {
                 for (int64_t c = 0; c < in; c++) {
-                    double g = softmax_load(f8, x, k * in + c);
-                    sum[c] += j->lg ? g : g * softmax_load(f8, y, k * in + c);
+                    double g = nn_load(f8, x, k * in + c);
+                    sum[c] += j->lg ? g : g * nn_load(f8, y, k * in + c);
                 }
             }
             for (int64_t k = 0; k < n; k++) {
                 for (int64_t c = 0; c < in; c++) {
-                    double g = softmax_load(f8, x, k * in + c);
-                    double yv = softmax_load(f8, y, k * in + c);
-                    softmax_store(f8, o, k * in + c,
+                    double g = nn_load(f8, x, k * in + c);
+                    double yv = nn_load(f8, y, k * in + c);
+                    nn_store(f8, o, k * in + c,
                                   j->lg ? g - softmax_exp(f8, yv) * sum[c] : yv * (g - sum[c]));
                 }
             }
@@ -98,7 +79,7 @@ softmax_block_chunk(const SoftmaxJob *j, int f8, int64_t b, int64_t e)
         }
         for (int64_t k = 0; k < n; k++) {
             for (int64_t c = 0; c < in; c++) {
-                double v = softmax_load(f8, x, k * in + c);
+                double v = nn_load(f8, x, k * in + c);
                 mx[c] = v > mx[c] || v != v ? v : mx[c];
             }
         }
@@ -107,11 +88,11 @@ softmax_block_chunk(const SoftmaxJob *j, int f8, int64_t b, int64_t e)
         }
         for (int64_t k = 0; k < n; k++) {
             for (int64_t c = 0; c < in; c++) {
-                double d = softmax_load(f8, x, k * in + c) - mx[c];
-                d = f8 ? d : (double)(float)d;
+                double d = nn_load(f8, x, k * in + c) - mx[c];
+                d = nn_round(f8, d);
                 double ev = softmax_exp(f8, d);
                 sum[c] += ev;
-                softmax_store(f8, o, k * in + c, j->lg ? d : ev);
+                nn_store(f8, o, k * in + c, j->lg ? d : ev);
             }
         }
         for (int64_t c = 0; c < in; c++) {
@@ -119,8 +100,8 @@ softmax_block_chunk(const SoftmaxJob *j, int f8, int64_t b, int64_t e)
         }
         for (int64_t k = 0; k < n; k++) {
             for (int64_t c = 0; c < in; c++) {
-                double v = softmax_load(f8, o, k * in + c);
-                softmax_store(f8, o, k * in + c, j->lg ? v - sum[c] : v * sum[c]);
+                double v = nn_load(f8, o, k * in + c);
+                nn_store(f8, o, k * in + c, j->lg ? v - sum[c] : v * sum[c]);
             }
         }
     }

@@ -230,34 +230,7 @@ DEFINE_SUM_ROW(double, f8)
 #undef DEFINE_SUM_ROW
 
 /* The kernels below are plain functions over byte pointers, f8 picking float64 over
- * float32; the typed row loops above do the vectorized work.  They are `static inline` so
- * that each thin typed wrapper at the end compiles its own copy with f8 a constant.  A
- * float32 value goes through double exactly: comparisons agree, and one + or / in double
- * rounded back to float is float arithmetic's result (pool_round after each step). */
-static inline double
-pool_load(int f8, const char *p, int64_t i)
-{
-    return f8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
-}
-
-static inline void
-pool_store(int f8, char *p, int64_t i, double v)
-{
-    if (f8) {
-        ((double *)p)[i] = v;
-    }
-    else {
-        ((float *)p)[i] = (float)v;
-    }
-}
-
-/* v rounded to the kernel's dtype */
-static inline double
-pool_round(int f8, double v)
-{
-    return f8 ? v : (double)(float)v;
-}
-
+ * float32 (nn_load, nn_store, nn_round); the typed row loops above do the vectorized work. */
 static inline void
 max_row(int f8, const char *x, int64_t s, int64_t xrs, int64_t base, char *m, int64_t *mi,
         int64_t n, int64_t rows)
@@ -285,9 +258,9 @@ max_cols(const PoolPlan *p, int f8, const char *x, int64_t row, int64_t q, char 
         }
         else if (q < w->count) {
             int64_t i = row + w->start + q * p->dil[2];
-            double v = pool_load(f8, x, i);
-            if (v > pool_load(f8, m, ox) || isnan(v)) {
-                pool_store(f8, m, ox, v);
+            double v = nn_load(f8, x, i);
+            if (v > nn_load(f8, m, ox) || isnan(v)) {
+                nn_store(f8, m, ox, v);
                 mi[ox] = i;
             }
         }
@@ -314,7 +287,7 @@ max_fwd(const PoolJob *j, int f8, int64_t b, int64_t e)
             for (int64_t oy = 0; oy < oh; oy++) {
                 int64_t first = (wz->start * ih + p->w[1][oy].start) * iw;
                 for (int64_t ox = 0; ox < ow; ox++) {
-                    pool_store(f8, m, oy * ow + ox, -INFINITY);
+                    nn_store(f8, m, oy * ow + ox, -INFINITY);
                     mi[oy * ow + ox] = first + p->w[2][ox].start;
                 }
             }
@@ -359,8 +332,8 @@ scatter(const PoolJob *j, int f8, int64_t b, int64_t e)
         char *gi = j->y + pl * isz * es;
         const int64_t *ix = j->cidx + pl * osz;
         for (int64_t o = 0; o < osz; o++) {
-            double v = pool_load(f8, g, o);
-            pool_store(f8, gi, ix[o], j->assign ? v : pool_load(f8, gi, ix[o]) + v);
+            double v = nn_load(f8, g, o);
+            nn_store(f8, gi, ix[o], j->assign ? v : nn_load(f8, gi, ix[o]) + v);
         }
     }
     return 0;
@@ -379,7 +352,7 @@ gather(const PoolJob *j, int f8, int64_t b, int64_t e)
         char *y = j->y + pl * osz * es;
         const int64_t *ix = j->cidx + pl * osz;
         for (int64_t o = 0; o < osz; o++) {
-            pool_store(f8, y, o, pool_load(f8, x, ix[o]));
+            nn_store(f8, y, o, nn_load(f8, x, ix[o]));
         }
     }
     return 0;
@@ -416,9 +389,9 @@ avg_plane(const PoolJob *j, int f8, int64_t pl, int bwd)
             const Win *wy = &p->w[1][oy];
             /* forward: the output row accumulates; backward: the gradient row */
             char *acc = orow + (oz * p->out[1] + oy) * ow * es;
-            double inner = pool_round(f8, (double)(hi > lo ? win_div(p, wz, wy, &wx[lo]) : 1));
+            double inner = nn_round(f8, (double)(hi > lo ? win_div(p, wz, wy, &wx[lo]) : 1));
             for (int64_t ox = 0; ox < ow && !bwd; ox++) {
-                pool_store(f8, acc, ox, 0);
+                nn_store(f8, acc, ox, 0);
             }
             for (int64_t a = 0; a < wz->count; a++) {
                 for (int64_t c = 0; c < wy->count; c++) {
@@ -433,13 +406,13 @@ avg_plane(const PoolJob *j, int f8, int64_t pl, int bwd)
                             }
                             else if (q < wx[ox].count && bwd) {
                                 int64_t k = row + wx[ox].start + q;
-                                double d = pool_round(f8, (double)win_div(p, wz, wy, &wx[ox]));
-                                pool_store(f8, img, k, pool_load(f8, img, k) +
-                                                       pool_round(f8, pool_load(f8, acc, ox) / d));
+                                double d = nn_round(f8, (double)win_div(p, wz, wy, &wx[ox]));
+                                nn_store(f8, img, k, nn_load(f8, img, k) +
+                                                       nn_round(f8, nn_load(f8, acc, ox) / d));
                             }
                             else if (q < wx[ox].count) {
-                                pool_store(f8, acc, ox, pool_load(f8, acc, ox) +
-                                                        pool_load(f8, img, row + wx[ox].start + q));
+                                nn_store(f8, acc, ox, nn_load(f8, acc, ox) +
+                                                        nn_load(f8, img, row + wx[ox].start + q));
                             }
                         }
                     }
@@ -447,8 +420,8 @@ avg_plane(const PoolJob *j, int f8, int64_t pl, int bwd)
             }
             for (int64_t ox = 0; ox < ow && !bwd; ox++) {
                 int64_t div = win_div(p, wz, wy, &wx[ox]);
-                pool_store(f8, acc, ox, div != 0 ? pool_load(f8, acc, ox) /
-                                                       pool_round(f8, (double)div)
+                nn_store(f8, acc, ox, div != 0 ? nn_load(f8, acc, ox) /
+                                                       nn_round(f8, (double)div)
                                                  : NAN);
             }
         }
