@@ -404,17 +404,8 @@ format_default(const PtlArg *a, char *buf, size_t n)
     case PTL_IV_STRING:
         return a->kind == PTL_ARG_STR ? snprintf(buf, n, "\"%s\"", v->u.s)
                                       : snprintf(buf, n, "%s", v->u.s);
-    case PTL_IV_INTLIST: {
-        int off = snprintf(buf, n, "[");
-        for (int64_t i = 0; i < v->u.il.n && (size_t)off < n; i++) {
-            off += snprintf(buf + off, n - (size_t)off, "%s%lld", i ? ", " : "",
-                            (long long)v->u.il.data[i]);
-        }
-        if ((size_t)off < n) {
-            off += snprintf(buf + off, n - (size_t)off, "]");
-        }
-        return off;
-    }
+    case PTL_IV_INTLIST:
+        return (int)strlen(ptl_format_sizes(buf, n, v->u.il.n, v->u.il.data));
     default: return snprintf(buf, n, "?");
     }
 }

@@ -86,18 +86,6 @@ ptl_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *no
     return 0;
 }
 
-static void
-format_shape(char *buf, size_t n, int dim, const int64_t *sizes)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < dim && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-}
-
 /* ---- build ---- */
 
 void
@@ -130,110 +118,117 @@ should_swap(const PtlTensorIter *it, int skip_out, int outer, int inner)
     return 0;
 }
 
-int
-ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
+/* Step 1 of Note [TensorIterator]: the broadcast shape of the inputs into shape[0..*ndim).
+ * An in-place output takes part (copy_ broadcasts src up to dst).  -1 with the error set. */
+static int
+iter_broadcast_shape(const PtlIterConfig *cfg, int *ndim, int64_t *shape)
 {
-    int64_t shape[PTL_MAX_DIMS];
-    int ndim = 0;
-    PtlTensorImpl *out = cfg->out;
-    char b1[128], b2[128];
-
-    memset(it, 0, offsetof(PtlTensorIter, strides));
-    it->ntensors = cfg->ninputs + 1;
-    it->writeback = NULL;
-    it->scalar_cast = 0;
-    for (int i = 0; i < PTL_ITER_MAX; i++) {
-        it->ops[i] = NULL;
-    }
-
-    /* 1. broadcast (an in-place output takes part: copy_ broadcasts src up to dst) */
+    const PtlTensorImpl *out = cfg->out;
     if (cfg->is_inplace && out != NULL) {
-        ndim = out->dim;
+        *ndim = out->dim;
         memcpy(shape, out->sizes, sizeof(int64_t) * (size_t)out->dim);
     }
     for (int i = 0; i < cfg->ninputs; i++) {
         const PtlTensorImpl *t = cfg->inputs[i];
         if (i == 0 && !(cfg->is_inplace && out != NULL)) {
-            ndim = t->dim;
+            *ndim = t->dim;
             memcpy(shape, t->sizes, sizeof(int64_t) * (size_t)t->dim);
         }
-        else if (ptl_broadcast_shapes(ndim, shape, t->dim, t->sizes, &ndim, shape) < 0) {
-            goto error;
+        else if (ptl_broadcast_shapes(*ndim, shape, t->dim, t->sizes, ndim, shape) < 0) {
+            return -1;
         }
     }
-    /* devices: all alike, except CPU 0-dim tensors, which act as scalars */
-    PtlDevice dev = ptl_device_cpu();
+    return 0;
+}
+
+/* The device of every operand: all alike, except CPU 0-dim inputs, which act as scalars.
+ * -1 with PyTorch's "Expected all tensors to be on the same device" error. */
+static int
+iter_common_device(const PtlIterConfig *cfg, PtlDevice *dev)
+{
+    const PtlTensorImpl *out = cfg->out;
     int have_dev = 0;
+    *dev = ptl_device_cpu();
     for (int i = 0; i < cfg->ninputs + (out != NULL); i++) {
         const PtlTensorImpl *t = i < cfg->ninputs ? cfg->inputs[i] : out;
         if (t->dim == 0 && t->device.type == PTL_DEVICE_CPU && i < cfg->ninputs) {
             continue;
         }
         if (!have_dev) {
-            dev = t->device;
+            *dev = t->device;
             have_dev = 1;
         }
-        else if (!ptl_device_equal(dev, t->device)) {
-            ptl_error_set(PTL_ERR_RUNTIME,
-                          "Expected all tensors to be on the same device, but found at least "
-                          "two devices, %s:%d and %s%s!",
-                          ptl_device_type_name(dev.type), dev.index,
-                          ptl_device_type_name(t->device.type),
-                          t->device.type == PTL_DEVICE_CPU ? "" : ":0");
-            goto error;
+        else if (!ptl_device_equal(*dev, t->device)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Expected all tensors to be on the same device, but found at "
+                                 "least two devices, %s:%d and %s%s!",
+                                 ptl_device_type_name(dev->type), dev->index,
+                                 ptl_device_type_name(t->device.type),
+                                 t->device.type == PTL_DEVICE_CPU ? "" : ":0");
         }
     }
     if (!have_dev && cfg->ninputs > 0) {
-        dev = cfg->inputs[0]->device;
+        *dev = cfg->inputs[0]->device;
     }
+    return 0;
+}
 
-    /* 2. dtypes */
-    {
-        PtlTensorImpl *prom[PTL_ITER_MAX_INPUTS];
-        int np = 0;
-        for (int i = 0; i < cfg->ninputs; i++) {
-            if (!(cfg->no_promote & (1u << i))) {
-                prom[np++] = cfg->inputs[i];
-            }
-        }
-        it->common_dtype = ptl_result_type(prom, np);
-        it->compute_dtype = cfg->compute_dtype != PTL_DTYPE_UNDEFINED ? cfg->compute_dtype
-                                                                      : it->common_dtype;
-        if (cfg->int_to_float && !ptl_dtype_is_floating(it->compute_dtype)) {
-            it->compute_dtype = ptl_default_dtype();
-        }
-        it->out_dtype = cfg->out_dtype != PTL_DTYPE_UNDEFINED ? cfg->out_dtype
-                                                              : it->compute_dtype;
-    }
-
-    /* 3. the output */
-    it->out_dim = ndim;
-    memcpy(it->out_sizes, shape, sizeof(int64_t) * (size_t)ndim);
-    if (out != NULL) {
-        int same = out->dim == ndim &&
-                   memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
-        if (!same) {
-            if (cfg->is_inplace) {
-                format_shape(b1, sizeof(b1), out->dim, out->sizes);
-                format_shape(b2, sizeof(b2), ndim, shape);
-                ptl_error_set(PTL_ERR_RUNTIME,
-                              "output with shape %s doesn't match the broadcast shape %s", b1,
-                              b2);
-                goto error;
-            }
-            if (ptl_tensor_impl_resize(out, ndim, shape) < 0) {
-                goto error;
-            }
-        }
-        if (!ptl_can_cast(it->out_dtype, out->dtype)) {
-            ptl_error_set(PTL_ERR_RUNTIME,
-                          "result type %s can't be cast to the desired output type %s",
-                          ptl_dtype_legacy_name(it->out_dtype), ptl_dtype_legacy_name(out->dtype));
-            goto error;
+/* Step 2: the common dtype of the promoting inputs, the compute dtype and the output
+ * dtype. */
+static void
+iter_compute_dtypes(PtlTensorIter *it, const PtlIterConfig *cfg)
+{
+    PtlTensorImpl *prom[PTL_ITER_MAX_INPUTS];
+    int np = 0;
+    for (int i = 0; i < cfg->ninputs; i++) {
+        if (!(cfg->no_promote & (1u << i))) {
+            prom[np++] = cfg->inputs[i];
         }
     }
+    it->common_dtype = ptl_result_type(prom, np);
+    it->compute_dtype = cfg->compute_dtype != PTL_DTYPE_UNDEFINED ? cfg->compute_dtype
+                                                                  : it->common_dtype;
+    if (cfg->int_to_float && !ptl_dtype_is_floating(it->compute_dtype)) {
+        it->compute_dtype = ptl_default_dtype();
+    }
+    it->out_dtype = cfg->out_dtype != PTL_DTYPE_UNDEFINED ? cfg->out_dtype : it->compute_dtype;
+}
 
-    /* operand strides in bytes over the broadcast shape, in reversed order (dim 0 innermost) */
+/* Step 3, given output: an in-place output may not broadcast, out= is resized to the
+ * broadcast shape, and the output dtype must cast to out's.  -1 with the error set. */
+static int
+iter_check_output(const PtlTensorIter *it, const PtlIterConfig *cfg, int ndim,
+                  const int64_t *shape)
+{
+    PtlTensorImpl *out = cfg->out;
+    char b1[128], b2[128];
+    int same = out->dim == ndim && memcmp(out->sizes, shape, sizeof(int64_t) * (size_t)ndim) == 0;
+    if (!same) {
+        if (cfg->is_inplace) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "output with shape %s doesn't match the broadcast shape %s",
+                                 ptl_format_sizes(b1, sizeof(b1), out->dim, out->sizes),
+                                 ptl_format_sizes(b2, sizeof(b2), ndim, shape));
+        }
+        if (ptl_tensor_impl_resize(out, ndim, shape) < 0) {
+            return -1;
+        }
+    }
+    if (!ptl_can_cast(it->out_dtype, out->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "result type %s can't be cast to the desired output type %s",
+                             ptl_dtype_legacy_name(it->out_dtype),
+                             ptl_dtype_legacy_name(out->dtype));
+    }
+    return 0;
+}
+
+/* Step 4: it->ops[1..] holds each input in the dtype it computes in (a new reference):
+ * a CPU scalar is converted into it->scalars without allocation, another tensor is cast.
+ * -1 with the error set. */
+static int
+iter_cast_inputs(PtlTensorIter *it, const PtlIterConfig *cfg)
+{
     for (int i = 0; i < cfg->ninputs; i++) {
         PtlTensorImpl *t = cfg->inputs[i];
         PtlDtype want = (cfg->no_promote & (1u << i)) ? t->dtype : it->compute_dtype;
@@ -245,7 +240,7 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
         }
         else if (t->dtype != want) {
             if ((t = ptl_cast(t, want)) == NULL) {
-                goto error;
+                return -1;
             }
         }
         else {
@@ -253,13 +248,15 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
         }
         it->ops[i + 1] = t;
     }
-    int need_temp = out != NULL && out->dtype != it->out_dtype;
-    int alloc_out = out == NULL || need_temp;
-    if (!alloc_out) {
-        ptl_incref(out);
-        it->ops[0] = out;
-    }
-    for (int t = alloc_out ? 1 : 0; t < it->ntensors; t++) {
+    return 0;
+}
+
+/* Operands first.. get their strides in bytes over the broadcast shape, and the iteration
+ * shape is set, both in reversed order (dim 0 innermost). */
+static void
+iter_set_strides(PtlTensorIter *it, int first, int ndim, const int64_t *shape)
+{
+    for (int t = first; t < it->ntensors; t++) {
         const PtlTensorImpl *op = it->ops[t];
         int64_t item = (int64_t)ptl_dtype_itemsize(op->dtype);
         int off = ndim - op->dim;
@@ -273,52 +270,141 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
         it->shape[d] = shape[ndim - 1 - d];
     }
     it->ndim = ndim;
+}
 
-    /* order dims: insertion sort with should_swap (skip the output if we allocate it) */
-    int perm[PTL_MAX_DIMS];
+/* Step 3: orders the iteration dims so that dim 0 moves fastest in memory (an insertion
+ * sort with should_swap over operands first..), and permutes shape and strides to match;
+ * perm[d] is the original iteration dim now at d. */
+static void
+iter_reorder_dims(PtlTensorIter *it, int first, int *perm)
+{
+    int ndim = it->ndim;
     for (int d = 0; d < ndim; d++) {
         perm[d] = d;
     }
-    if (ndim > 1) {
-        for (int i = 1; i < ndim; i++) {
-            for (int j = i; j > 0; j--) {
-                PtlTensorIter *mit = it;
-                int inner = perm[j - 1], outer = perm[j];
-                if (!should_swap(mit, alloc_out ? 1 : 0, outer, inner)) {
-                    break;
-                }
-                perm[j - 1] = outer;
-                perm[j] = inner;
+    if (ndim <= 1) {
+        return;
+    }
+    for (int i = 1; i < ndim; i++) {
+        for (int j = i; j > 0; j--) {
+            int inner = perm[j - 1], outer = perm[j];
+            if (!should_swap(it, first, outer, inner)) {
+                break;
             }
-        }
-        int64_t tmp_shape[PTL_MAX_DIMS], tmp_strides[PTL_MAX_DIMS];
-        for (int d = 0; d < ndim; d++) {
-            tmp_shape[d] = it->shape[perm[d]];
-        }
-        memcpy(it->shape, tmp_shape, sizeof(int64_t) * (size_t)ndim);
-        for (int t = alloc_out ? 1 : 0; t < it->ntensors; t++) {
-            for (int d = 0; d < ndim; d++) {
-                tmp_strides[d] = it->strides[t][perm[d]];
-            }
-            memcpy(it->strides[t], tmp_strides, sizeof(int64_t) * (size_t)ndim);
+            perm[j - 1] = outer;
+            perm[j] = inner;
         }
     }
+    int64_t tmp_shape[PTL_MAX_DIMS], tmp_strides[PTL_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) {
+        tmp_shape[d] = it->shape[perm[d]];
+    }
+    memcpy(it->shape, tmp_shape, sizeof(int64_t) * (size_t)ndim);
+    for (int t = first; t < it->ntensors; t++) {
+        for (int d = 0; d < ndim; d++) {
+            tmp_strides[d] = it->strides[t][perm[d]];
+        }
+        memcpy(it->strides[t], tmp_strides, sizeof(int64_t) * (size_t)ndim);
+    }
+}
+
+/* Step 3: allocates the output in it->ops[0], contiguous in iteration order (perm[0], the
+ * innermost dim, gets stride 1), and fills its byte strides.  -1 with the error set. */
+static int
+iter_allocate_output(PtlTensorIter *it, const int *perm, const int64_t *shape, PtlDevice dev)
+{
+    int ndim = it->ndim;
+    int64_t st[PTL_MAX_DIMS], s = 1;
+    for (int d = 0; d < ndim; d++) {
+        st[ndim - 1 - perm[d]] = s;
+        s *= shape[ndim - 1 - perm[d]];
+    }
+    PtlTensorImpl *o = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev);
+    if (o == NULL) {
+        return -1;
+    }
+    it->ops[0] = o;
+    int64_t item = (int64_t)ptl_dtype_itemsize(it->out_dtype);
+    for (int d = 0; d < ndim; d++) {
+        int od = ndim - 1 - perm[d];
+        it->strides[0][d] = shape[od] == 1 ? 0 : st[od] * item;
+    }
+    return 0;
+}
+
+/* Step 5: merges neighbouring dims whose strides line up in every operand, so contiguous
+ * tensors become one 1-D run whatever their shape. */
+static void
+iter_coalesce(PtlTensorIter *it)
+{
+    if (it->ndim <= 1) {
+        return;
+    }
+    int w = 0;
+    for (int d = 1; d < it->ndim; d++) {
+        int ok = 1;
+        for (int t = 0; t < it->ntensors && ok; t++) {
+            ok = it->shape[w] == 1 || it->shape[d] == 1 ||
+                 it->strides[t][d] == it->shape[w] * it->strides[t][w];
+        }
+        if (ok) {
+            if (it->shape[w] == 1) {
+                for (int t = 0; t < it->ntensors; t++) {
+                    it->strides[t][w] = it->strides[t][d];
+                }
+            }
+            it->shape[w] *= it->shape[d];
+        }
+        else {
+            w++;
+            it->shape[w] = it->shape[d];
+            for (int t = 0; t < it->ntensors; t++) {
+                it->strides[t][w] = it->strides[t][d];
+            }
+        }
+    }
+    it->ndim = w + 1;
+}
+
+/* The steps of Note [TensorIterator], in PyTorch's order of checks. */
+int
+ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
+{
+    int64_t shape[PTL_MAX_DIMS];
+    int ndim = 0, perm[PTL_MAX_DIMS];
+    PtlTensorImpl *out = cfg->out;
+    PtlDevice dev;
+
+    memset(it, 0, offsetof(PtlTensorIter, strides));
+    it->ntensors = cfg->ninputs + 1;
+    it->writeback = NULL;
+    it->scalar_cast = 0;
+    for (int i = 0; i < PTL_ITER_MAX; i++) {
+        it->ops[i] = NULL;
+    }
+    if (iter_broadcast_shape(cfg, &ndim, shape) < 0 || iter_common_device(cfg, &dev) < 0) {
+        goto error;
+    }
+    iter_compute_dtypes(it, cfg);
+    it->out_dim = ndim;
+    memcpy(it->out_sizes, shape, sizeof(int64_t) * (size_t)ndim);
+    if (out != NULL && iter_check_output(it, cfg, ndim, shape) < 0) {
+        goto error;
+    }
+    if (iter_cast_inputs(it, cfg) < 0) {
+        goto error;
+    }
+    int need_temp = out != NULL && out->dtype != it->out_dtype;
+    int alloc_out = out == NULL || need_temp;
+    if (!alloc_out) {
+        ptl_incref(out);
+        it->ops[0] = out;
+    }
+    iter_set_strides(it, alloc_out ? 1 : 0, ndim, shape);
+    iter_reorder_dims(it, alloc_out ? 1 : 0, perm);
     if (alloc_out) {
-        /* contiguous in iteration order: perm[0] (innermost) gets stride 1 */
-        int64_t st[PTL_MAX_DIMS], s = 1;
-        for (int d = 0; d < ndim; d++) {
-            st[ndim - 1 - perm[d]] = s;
-            s *= shape[ndim - 1 - perm[d]];
-        }
-        PtlTensorImpl *o = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev);
-        if (o == NULL) {
+        if (iter_allocate_output(it, perm, shape, dev) < 0) {
             goto error;
-        }
-        it->ops[0] = o;
-        int64_t item = (int64_t)ptl_dtype_itemsize(it->out_dtype);
-        for (int d = 0; d < ndim; d++) {
-            int od = ndim - 1 - perm[d];
-            it->strides[0][d] = shape[od] == 1 ? 0 : st[od] * item;
         }
         if (need_temp) {
             ptl_incref(out);
@@ -329,34 +415,7 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     for (int d = 0; d < ndim; d++) {
         it->numel *= it->shape[d];
     }
-
-    /* 5. coalesce */
-    if (ndim > 1) {
-        int w = 0;
-        for (int d = 1; d < ndim; d++) {
-            int ok = 1;
-            for (int t = 0; t < it->ntensors && ok; t++) {
-                ok = it->shape[w] == 1 || it->shape[d] == 1 ||
-                     it->strides[t][d] == it->shape[w] * it->strides[t][w];
-            }
-            if (ok) {
-                if (it->shape[w] == 1) {
-                    for (int t = 0; t < it->ntensors; t++) {
-                        it->strides[t][w] = it->strides[t][d];
-                    }
-                }
-                it->shape[w] *= it->shape[d];
-            }
-            else {
-                w++;
-                it->shape[w] = it->shape[d];
-                for (int t = 0; t < it->ntensors; t++) {
-                    it->strides[t][w] = it->strides[t][d];
-                }
-            }
-        }
-        it->ndim = w + 1;
-    }
+    iter_coalesce(it);
     for (int t = 0; t < it->ntensors; t++) {
         it->data[t] = (it->scalar_cast & (1u << t)) ? it->scalars[t].c
                                                      : ptl_tensor_data(it->ops[t]);

@@ -66,3 +66,23 @@ ptl_warning_take(void)
     warn_pending = 0;
     return warn_msg;
 }
+
+const char *
+ptl_format_ints(char *buf, size_t n, int64_t len, const int64_t *v, const char *open,
+                const char *sep, const char *close)
+{
+    size_t off = (size_t)snprintf(buf, n, "%s", open);
+    for (int64_t i = 0; i < len && off < n; i++) {
+        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? sep : "", (long long)v[i]);
+    }
+    if (off < n) {
+        snprintf(buf + off, n - off, "%s", close);
+    }
+    return buf;
+}
+
+const char *
+ptl_format_sizes(char *buf, size_t n, int64_t dim, const int64_t *sizes)
+{
+    return ptl_format_ints(buf, n, dim, sizes, "[", ", ", "]");
+}

@@ -9,6 +9,9 @@
 #ifndef PTL_C10_ERROR_H
 #define PTL_C10_ERROR_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,6 +40,14 @@ void ptl_error_clear(void);
 /* A non-fatal warning; src/python flushes the buffer with PyErr_WarnEx on the way out. */
 void ptl_warn(const char *fmt, ...) PTL_PRINTF(1, 2);
 const char *ptl_warning_take(void);   /* NULL when none; clears the buffer */
+/* Writes sizes[0..dim) as PyTorch prints an IntArrayRef, "[2, 3]" ("[]" when dim is 0),
+ * into buf[0..n), cut short when it does not fit.  Returns buf, so that a call can stand as
+ * an argument of the message it goes into.  The one shape formatter of every message. */
+const char *ptl_format_sizes(char *buf, size_t n, int64_t dim, const int64_t *sizes);
+/* The same list with other brackets and separator: "(1x2x2)" is
+ * ptl_format_ints(buf, n, 3, v, "(", "x", ")"). */
+const char *ptl_format_ints(char *buf, size_t n, int64_t len, const int64_t *v,
+                            const char *open, const char *sep, const char *close);
 
 #define PTL_CHECK(COND, KIND, ...)                  \
     do {                                            \

@@ -4,7 +4,6 @@
 
 #include <stddef.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "debug_counts.h"
@@ -73,14 +72,9 @@ ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel)
     for (int i = 0; i < dim; i++) {
         if (sizes[i] < 0) {
             char buf[256];
-            int off = 0;
-            for (int j = 0; j < dim && off < 200; j++) {
-                off += snprintf(buf + off, sizeof(buf) - (size_t)off, "%s%lld", j ? ", " : "",
-                                (long long)sizes[j]);
-            }
             return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Trying to create tensor with negative dimension %lld: [%s]",
-                                 (long long)sizes[i], buf);
+                                 "Trying to create tensor with negative dimension %lld: %s",
+                                 (long long)sizes[i], ptl_format_sizes(buf, sizeof(buf), dim, sizes));
         }
     }
     for (int i = 0; i < dim; i++) {

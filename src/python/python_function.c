@@ -11,18 +11,6 @@
 static PyObject *kinds = NULL;        /* "<Name>Backward" -> capsule of a PtlNodeKind */
 static PyObject *run_backward = NULL; /* function._run_backward(ctx, grads) -> grads per input */
 
-static void
-format_sizes(const int64_t *sizes, int dim, char *buf, size_t n)
-{
-    int off = snprintf(buf, n, "[");
-    for (int d = 0; d < dim && (size_t)off < n; d++) {
-        off += snprintf(buf + off, n - (size_t)off, "%s%lld", d ? ", " : "", (long long)sizes[d]);
-    }
-    if ((size_t)off < n) {
-        snprintf(buf + off, n - (size_t)off, "]");
-    }
-}
-
 /* grads_in[k]: gradient of output k; grads_out[i]: gradient of tensor input i. */
 static int
 function_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
@@ -69,8 +57,8 @@ function_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
         const PtlInputMeta *m = &n->input_meta[i];
         if (t->dim != m->dim || memcmp(t->sizes, m->sizes, sizeof(int64_t) * (size_t)m->dim)) {
             char got[128], want[128];
-            format_sizes(t->sizes, t->dim, got, sizeof(got));
-            format_sizes(m->sizes, m->dim, want, sizeof(want));
+            ptl_format_sizes(got, sizeof(got), t->dim, t->sizes);
+            ptl_format_sizes(want, sizeof(want), m->dim, m->sizes);
             PyErr_Format(PyExc_RuntimeError, "Function %s returned an invalid gradient at index "
                          "%d - got %s but expected shape compatible with %s", n->kind->name, i,
                          got, want);

@@ -336,15 +336,18 @@ static const PtlLoop fmin_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = min_int_loop_b1, BINARY_INT_ENTRIES(min_int), BINARY_FLOAT_ENTRIES(fmin),
 };
 
-/* maximum, minimum, fmax, fmin (+ out=): the op's name picks the table. */
+/* maximum, minimum, fmax, fmin (+ out=), and max.other / min.other, which are maximum and
+ * minimum: the op's name picks the table. */
 static int
 max_min_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     double unused = 0;
-    const PtlLoop *loops = op->id == PTL_OP_maximum || op->id == PTL_OP_maximum_out
+    const PtlLoop *loops = op->id == PTL_OP_maximum || op->id == PTL_OP_maximum_out ||
+                                   op->id == PTL_OP_max_other
                                ? maximum_loops
-                           : op->id == PTL_OP_minimum || op->id == PTL_OP_minimum_out
+                           : op->id == PTL_OP_minimum || op->id == PTL_OP_minimum_out ||
+                                   op->id == PTL_OP_min_other
                                ? minimum_loops
                            : op->id == PTL_OP_fmax || op->id == PTL_OP_fmax_out ? fmax_loops
                                                                                   : fmin_loops;
@@ -387,6 +390,8 @@ static const PtlKernelReg binary_cpu[] = {
     {PTL_OP_maximum_out, PTL_KEY_CPU, max_min_cpu},
     {PTL_OP_minimum, PTL_KEY_CPU, max_min_cpu},
     {PTL_OP_minimum_out, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_max_other, PTL_KEY_CPU, max_min_cpu},
+    {PTL_OP_min_other, PTL_KEY_CPU, max_min_cpu},
     {PTL_OP_fmax, PTL_KEY_CPU, max_min_cpu},
     {PTL_OP_fmax_out, PTL_KEY_CPU, max_min_cpu},
     {PTL_OP_fmin, PTL_KEY_CPU, max_min_cpu},

@@ -467,7 +467,7 @@ conv_param(const PtlIValue *iv, int nd, const char *name, int64_t fill, int64_t 
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "expected %s to be a single integer value or a list of %d values to "
                              "match the convolution dimensions, but got %s=%s",
-                             name, nd, name, nn_fmt_list(buf, sizeof(buf), iv->u.il.data, n));
+                             name, nd, name, ptl_format_sizes(buf, sizeof(buf), n, iv->u.il.data));
     }
     for (int i = 0; i < NN_SPATIAL; i++) {
         int u = i - (NN_SPATIAL - nd);
@@ -481,27 +481,14 @@ typedef struct ConvArgs {
     int64_t stride[3], pad[3], dil[3], opad[3], groups;
 } ConvArgs;
 
-/* PyTorch's check_shape_forward, in its order. */
+/* The checks of check_shape_forward common to both directions, in PyTorch's order: dtypes,
+ * groups, stride, padding, dilation, the input's rank and the weight's first dim. */
 static int
-conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIValue *s,
-           ConvArgs *a)
+conv_check_params(const PtlTensorImpl *x, const PtlTensorImpl *w, const PtlTensorImpl *bias,
+                  const ConvArgs *a)
 {
     char b1[128], b2[128];
-    int nd = w->dim - 2;
-    if (w->dim < 3 || w->dim > 5) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "weight should have at least three dimensions and at most five, "
-                             "but got %d", (int)w->dim);
-    }
-    a->nd = nd;
-    a->transposed = s[6].u.b;
-    a->groups = s[8].u.i;
-    if (conv_param(&s[3], nd, "stride", 1, a->stride) < 0 ||
-        conv_param(&s[4], nd, "padding", 0, a->pad) < 0 ||
-        conv_param(&s[5], nd, "dilation", 1, a->dil) < 0 ||
-        conv_param(&s[7], nd, "output_padding", 0, a->opad) < 0) {
-        return -1;
-    }
+    int nd = a->nd;
     if (x->dtype != w->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
                              ptl_dtype_legacy_name(x->dtype), ptl_dtype_legacy_name(w->dtype));
@@ -529,86 +516,83 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
         if (a->dil[i] <= 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "dilation should be greater than zero, but got %s",
-                                 nn_fmt_list(b1, sizeof(b1), a->dil + 3 - nd, nd));
+                                 ptl_format_sizes(b1, sizeof(b1), nd, a->dil + 3 - nd));
         }
     }
     if (x->dim != w->dim) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected %d-dimensional input for %d-dimensional weight %s, but got "
                              "%d-dimensional input of size %s instead",
-                             (int)w->dim, (int)w->dim, nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                             (int)x->dim, nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim));
+                             (int)w->dim, (int)w->dim,
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                             (int)x->dim, ptl_format_sizes(b2, sizeof(b2), x->dim, x->sizes));
     }
     if (w->sizes[0] < a->groups) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given groups=%lld, expected weight to be at least %lld at dimension "
                              "0, but got weight of size %s instead",
                              (long long)a->groups, (long long)a->groups,
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim));
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes));
     }
     if (w->sizes[0] % a->groups != 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given groups=%lld, expected weight to be divisible by %lld at "
                              "dimension 0, but got weight of size [%s] instead",
                              (long long)a->groups, (long long)a->groups,
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim));
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes));
     }
-    if (!a->transposed) {
-        if (x->sizes[1] != w->sizes[1] * a->groups) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Given groups=%lld, weight of size %s, expected input%s to have "
-                                 "%lld channels, but got %lld channels instead",
-                                 (long long)a->groups, nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                                 nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim),
-                                 (long long)(w->sizes[1] * a->groups), (long long)x->sizes[1]);
-        }
-        if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[0])) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Given weight of size %s, expected bias to be 1-dimensional with "
-                                 "%lld elements, but got bias of size %s instead",
-                                 nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                                 (long long)w->sizes[0],
-                                 nn_fmt_list(b2, sizeof(b2), bias->sizes, bias->dim));
-        }
-        int bad = 0;
-        int64_t padded[3], eff[3];
-        for (int i = 0; i < nd; i++) {
-            int u = 3 - nd + i;
-            padded[i] = x->sizes[2 + i] + 2 * a->pad[u];
-            eff[i] = a->dil[u] * (w->sizes[2 + i] - 1) + 1;
-            bad |= padded[i] < eff[i];
-        }
-        if (bad) {
-            size_t o1 = 0, o2 = 0;
-            for (int i = 0; i < nd; i++) {
-                o1 += (size_t)snprintf(b1 + o1, sizeof(b1) - o1, "%s%lld", i ? " x " : "",
-                                       (long long)padded[i]);
-                o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%lld", i ? " x " : "",
-                                       (long long)eff[i]);
-            }
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Calculated padded input size per channel: (%s). Kernel size: "
-                                 "(%s). Kernel size can't be greater than actual input size",
-                                 b1, b2);
-        }
-        return 0;
-    }
-    if (x->sizes[1] != w->sizes[0]) {
+    return 0;
+}
+
+/* The rest of check_shape_forward for a plain convolution: input channels, bias size and
+ * the kernel against the padded input. */
+static int
+conv_check_plain(const PtlTensorImpl *x, const PtlTensorImpl *w, const PtlTensorImpl *bias,
+                 const ConvArgs *a)
+{
+    char b1[128], b2[128];
+    int nd = a->nd;
+    if (x->sizes[1] != w->sizes[1] * a->groups) {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Given transposed=1, weight of size %s, expected input%s to have "
+                             "Given groups=%lld, weight of size %s, expected input%s to have "
                              "%lld channels, but got %lld channels instead",
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                             nn_fmt_list(b2, sizeof(b2), x->sizes, x->dim),
-                             (long long)w->sizes[0], (long long)x->sizes[1]);
+                             (long long)a->groups,
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                             ptl_format_sizes(b2, sizeof(b2), x->dim, x->sizes),
+                             (long long)(w->sizes[1] * a->groups), (long long)x->sizes[1]);
     }
-    if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[1] * a->groups)) {
+    if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[0])) {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Given transposed=1, weight of size %s, expected bias to be "
-                             "1-dimensional with %lld elements, but got bias of size %s instead",
-                             nn_fmt_list(b1, sizeof(b1), w->sizes, w->dim),
-                             (long long)(w->sizes[1] * a->groups),
-                             nn_fmt_list(b2, sizeof(b2), bias->sizes, bias->dim));
+                             "Given weight of size %s, expected bias to be 1-dimensional with "
+                             "%lld elements, but got bias of size %s instead",
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                             (long long)w->sizes[0],
+                             ptl_format_sizes(b2, sizeof(b2), bias->dim, bias->sizes));
     }
+    int bad = 0;
+    int64_t padded[3], eff[3];
+    for (int i = 0; i < nd; i++) {
+        int u = 3 - nd + i;
+        padded[i] = x->sizes[2 + i] + 2 * a->pad[u];
+        eff[i] = a->dil[u] * (w->sizes[2 + i] - 1) + 1;
+        bad |= padded[i] < eff[i];
+    }
+    if (bad) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Calculated padded input size per channel: %s. Kernel size: %s. "
+                             "Kernel size can't be greater than actual input size",
+                             ptl_format_ints(b1, sizeof(b1), nd, padded, "(", " x ", ")"),
+                             ptl_format_ints(b2, sizeof(b2), nd, eff, "(", " x ", ")"));
+    }
+    return 0;
+}
+
+/* output_padding must stay below stride or dilation in every spatial dim (PyTorch's
+ * message names the dims of a 2-D or 3-D transposed convolution). */
+static int
+conv_check_output_padding(const ConvArgs *a)
+{
+    int nd = a->nd;
     for (int i = 3 - nd; i < 3; i++) {
         if (a->opad[i] >= a->stride[i] && a->opad[i] >= a->dil[i]) {
             int64_t op2[2], st2[2], di2[2];
@@ -641,6 +625,36 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
                                  (long long)st2[1], (long long)di2[0], (long long)di2[1]);
         }
     }
+    return 0;
+}
+
+/* The rest of check_shape_forward for a transposed convolution: input channels, bias size,
+ * output padding and the output size. */
+static int
+conv_check_transposed(const PtlTensorImpl *x, const PtlTensorImpl *w, const PtlTensorImpl *bias,
+                      const ConvArgs *a)
+{
+    char b1[128], b2[128];
+    int nd = a->nd;
+    if (x->sizes[1] != w->sizes[0]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given transposed=1, weight of size %s, expected input%s to have "
+                             "%lld channels, but got %lld channels instead",
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                             ptl_format_sizes(b2, sizeof(b2), x->dim, x->sizes),
+                             (long long)w->sizes[0], (long long)x->sizes[1]);
+    }
+    if (bias != NULL && (bias->dim != 1 || bias->numel != w->sizes[1] * a->groups)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given transposed=1, weight of size %s, expected bias to be "
+                             "1-dimensional with %lld elements, but got bias of size %s instead",
+                             ptl_format_sizes(b1, sizeof(b1), w->dim, w->sizes),
+                             (long long)(w->sizes[1] * a->groups),
+                             ptl_format_sizes(b2, sizeof(b2), bias->dim, bias->sizes));
+    }
+    if (conv_check_output_padding(a) < 0) {
+        return -1;
+    }
     int bad = 0;
     int64_t outs[3];
     for (int i = 0; i < nd; i++) {
@@ -650,19 +664,39 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
         bad |= outs[i] <= 0;
     }
     if (bad) {
-        size_t o1 = 0, o2 = 0;
-        for (int i = 0; i < nd; i++) {
-            o1 += (size_t)snprintf(b1 + o1, sizeof(b1) - o1, "%s%lld", i ? " x " : "",
-                                   (long long)x->sizes[2 + i]);
-            o2 += (size_t)snprintf(b2 + o2, sizeof(b2) - o2, "%s%lld", i ? " x " : "",
-                                   (long long)outs[i]);
-        }
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Given input size per channel: (%s). Calculated output size per "
-                             "channel: (%s). Output size is too small",
-                             b1, b2);
+                             "Given input size per channel: %s. Calculated output size per "
+                             "channel: %s. Output size is too small",
+                             ptl_format_ints(b1, sizeof(b1), nd, x->sizes + 2, "(", " x ", ")"),
+                             ptl_format_ints(b2, sizeof(b2), nd, outs, "(", " x ", ")"));
     }
     return 0;
+}
+
+/* PyTorch's check_shape_forward, in its order. */
+static int
+conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIValue *s,
+           ConvArgs *a)
+{
+    int nd = w->dim - 2;
+    if (w->dim < 3 || w->dim > 5) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "weight should have at least three dimensions and at most five, "
+                             "but got %d", (int)w->dim);
+    }
+    a->nd = nd;
+    a->transposed = s[6].u.b;
+    a->groups = s[8].u.i;
+    if (conv_param(&s[3], nd, "stride", 1, a->stride) < 0 ||
+        conv_param(&s[4], nd, "padding", 0, a->pad) < 0 ||
+        conv_param(&s[5], nd, "dilation", 1, a->dil) < 0 ||
+        conv_param(&s[7], nd, "output_padding", 0, a->opad) < 0) {
+        return -1;
+    }
+    if (conv_check_params(x, w, bias, a) < 0) {
+        return -1;
+    }
+    return a->transposed ? conv_check_transposed(x, w, bias, a) : conv_check_plain(x, w, bias, a);
 }
 
 /* The geometry of a (possibly transposed) convolution whose non-transposed input has
@@ -906,7 +940,7 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                              "and other non-zero dimensions for input, but got: %s",
-                             nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
     /* a raw copy: PyTorch's kernel takes the float types and bool, not the integers */
     if (x->dtype != PTL_DTYPE_BOOL && nn_check_dtype("im2col_out_cpu", x->dtype, 0) < 0) {
@@ -985,7 +1019,7 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                              "batch size and non-zero dimensions for input, but got: %s",
-                             nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
     int64_t rows = x->sizes[x->dim - 2], L = x->sizes[x->dim - 1];
     int64_t kvol = g.k[1] * g.k[2];

@@ -336,8 +336,8 @@ static int
 gs_check(PtlTensorImpl *x, PtlTensorImpl *grid, int nd, int mode)
 {
     char b1[128], b2[128];
-    nn_fmt_list(b1, sizeof(b1), x->sizes, x->dim);
-    nn_fmt_list(b2, sizeof(b2), grid->sizes, grid->dim);
+    ptl_format_sizes(b1, sizeof(b1), x->dim, x->sizes);
+    ptl_format_sizes(b2, sizeof(b2), grid->dim, grid->sizes);
     PTL_CHECK(x->dim >= 1 && grid->dim >= 1, PTL_ERR_INDEX,
               "Dimension specified as 0 but tensor has no dimensions");
     PTL_CHECK(x->sizes[0] == grid->sizes[0], PTL_ERR_RUNTIME,
@@ -379,8 +379,8 @@ gs_check_like(PtlTensorImpl *t, const char *what, int dim, const int64_t *sizes)
         return 0;
     }
     return ptl_error_set(PTL_ERR_RUNTIME, "grid_sampler backward: expected %s of size %s, but "
-                         "got %s", what, nn_fmt_list(b1, sizeof(b1), sizes, dim),
-                         nn_fmt_list(b2, sizeof(b2), t->sizes, t->dim));
+                         "got %s", what, ptl_format_sizes(b1, sizeof(b1), dim, sizes),
+                         ptl_format_sizes(b2, sizeof(b2), t->dim, t->sizes));
 }
 
 /* Fills the job's shape fields; returns the output sizes (N, C, [Do,] Ho, Wo) in ysz. */

@@ -9,18 +9,6 @@
 #include "../../c10/error.h"
 #include "native.h"
 
-static void
-format_sizes(char *buf, size_t n, int dim, const int64_t *sizes)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < dim && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-}
-
 /* Legacy rule kept by PyTorch: a 1-D tensor of size 0 takes no part in cat's shape checks. */
 static int
 cat_skipped(const PtlTensorImpl *t)
@@ -207,8 +195,8 @@ stack_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int64_t i = 1; i < n; i++) {
         if (ts[i]->dim != ts[0]->dim ||
             memcmp(ts[i]->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)ts[0]->dim) != 0) {
-            format_sizes(b1, sizeof(b1), ts[0]->dim, ts[0]->sizes);
-            format_sizes(b2, sizeof(b2), ts[i]->dim, ts[i]->sizes);
+            ptl_format_sizes(b1, sizeof(b1), ts[0]->dim, ts[0]->sizes);
+            ptl_format_sizes(b2, sizeof(b2), ts[i]->dim, ts[i]->sizes);
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "stack expects each tensor to be equal size, but got %s at "
                                  "entry 0 and %s at entry %lld",

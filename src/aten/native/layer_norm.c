@@ -27,171 +27,228 @@ typedef struct {
     double eps;
 } LnJob;
 
-/* sum of p[0..n) and, when mean is given, of (p - mean)^2, in double */
-#define DEFINE_ROW_SUM(T, DT)                                                             \
-    static double                                                                         \
-    row_sum_##DT(const T *restrict p, int64_t n)                                          \
-    {                                                                                     \
-        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;                                  \
-        int64_t i = 0;                                                                    \
-        for (; i + 8 <= n; i += 8) {                                                      \
-            for (int k = 0; k < 8; k++) {                                                 \
-                acc[k] += (double)p[i + k];                                               \
-            }                                                                             \
-        }                                                                                 \
-        for (; i < n; i++) {                                                              \
-            s += (double)p[i];                                                            \
-        }                                                                                 \
-        return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) +                              \
-               ((acc[2] + acc[6]) + (acc[3] + acc[7]));                                   \
-    }                                                                                     \
-    static double                                                                         \
-    row_sq_##DT(const T *restrict p, int64_t n, double mean)                              \
-    {                                                                                     \
-        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;                                  \
-        int64_t i = 0;                                                                    \
-        for (; i + 8 <= n; i += 8) {                                                      \
-            for (int k = 0; k < 8; k++) {                                                 \
-                double d = (double)p[i + k] - mean;                                       \
-                acc[k] += d * d;                                                          \
-            }                                                                             \
-        }                                                                                 \
-        for (; i < n; i++) {                                                              \
-            double d = (double)p[i] - mean;                                               \
-            s += d * d;                                                                   \
-        }                                                                                 \
-        return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) +                              \
-               ((acc[2] + acc[6]) + (acc[3] + acc[7]));                                   \
-    }                                                                                     \
-    /* sum of g x and of g, g = dy w (w may be NULL) */                                   \
-    static void                                                                           \
-    row_dot_##DT(const T *restrict dy, const T *restrict x, const T *restrict w,          \
-                 int64_t n, double *sgx, double *sg)                                      \
-    {                                                                                     \
-        double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, b[8] = {0, 0, 0, 0, 0, 0, 0, 0};          \
-        double ta = 0, tb = 0;                                                            \
-        int64_t i = 0;                                                                    \
-        for (; i + 8 <= n; i += 8) {                                                      \
-            for (int k = 0; k < 8; k++) {                                                 \
-                double g = (double)dy[i + k] * (w != NULL ? (double)w[i + k] : 1.0);      \
-                a[k] += g * (double)x[i + k];                                             \
-                b[k] += g;                                                                \
-            }                                                                             \
-        }                                                                                 \
-        for (; i < n; i++) {                                                              \
-            double g = (double)dy[i] * (w != NULL ? (double)w[i] : 1.0);                  \
-            ta += g * (double)x[i];                                                       \
-            tb += g;                                                                      \
-        }                                                                                 \
-        *sgx = ta + ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));    \
-        *sg = tb + ((b[0] + b[4]) + (b[1] + b[5])) + ((b[2] + b[6]) + (b[3] + b[7]));     \
+/* The row passes of Note [Layer norm rows] are plain functions over byte pointers, f8
+ * picking float64 over float32 (nn_load, nn_store), instantiated by the thin typed wrappers
+ * at the end; with f8 a constant the loops vectorize as typed loops would. */
+/* sum of p[0..n) in double, with eight independent partial sums */
+static inline double
+row_sum(int f8, const char *restrict p, int64_t n)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; k++) {
+            acc[k] += nn_load(f8, p, i + k);
+        }
     }
-DEFINE_ROW_SUM(float, f4)
-DEFINE_ROW_SUM(double, f8)
-#undef DEFINE_ROW_SUM
+    for (; i < n; i++) {
+        s += nn_load(f8, p, i);
+    }
+    return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
 
-#define DEFINE_LN(T, DT)                                                                  \
+/* sum of (p - mean)^2 over p[0..n) in double */
+static inline double
+row_sq(int f8, const char *restrict p, int64_t n, double mean)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; k++) {
+            double d = nn_load(f8, p, i + k) - mean;
+            acc[k] += d * d;
+        }
+    }
+    for (; i < n; i++) {
+        double d = nn_load(f8, p, i) - mean;
+        s += d * d;
+    }
+    return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+/* sum of g x and of g over a row, g = dy w (w may be NULL), in double */
+static inline void
+row_dot(int f8, const char *restrict dy, const char *restrict x, const char *restrict w,
+        int64_t n, double *sgx, double *sg)
+{
+    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    double ta = 0, tb = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; k++) {
+            double g = nn_load(f8, dy, i + k) * (w != NULL ? nn_load(f8, w, i + k) : 1.0);
+            a[k] += g * nn_load(f8, x, i + k);
+            b[k] += g;
+        }
+    }
+    for (; i < n; i++) {
+        double g = nn_load(f8, dy, i) * (w != NULL ? nn_load(f8, w, i) : 1.0);
+        ta += g * nn_load(f8, x, i);
+        tb += g;
+    }
+    *sgx = ta + ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+    *sg = tb + ((b[0] + b[4]) + (b[1] + b[5])) + ((b[2] + b[6]) + (b[3] + b[7]));
+}
+
+/* The elementwise passes over one row compute in the row's dtype T, so they stay typed:
+ * y = (x scale + shift) w + b (w, b may be NULL); dx = a (dy w) + bb x + c (w may be NULL);
+ * dw += dy ((x - mean) rs) and db += dy over columns [c0, c1) (dw, db may be NULL). */
+#define DEFINE_LN_AFFINE_ROW(T, DT)                                                             \
+    static void                                                                           \
+    ln_affine_row_##DT(const char *xp, char *yp, const char *wp, const char *bp,          \
+                       int64_t n, double scale_d, double mean_d)                          \
+    {                                                                                     \
+        const T *restrict x = (const T *)xp, *w = (const T *)wp, *b = (const T *)bp;      \
+        T *restrict y = (T *)yp;                                                          \
+        /* -mean * scale rounds in T like x * scale, so x == mean normalizes to 0 */      \
+        const T scale = (T)scale_d, shift = -(T)mean_d * scale;                           \
+        if (w != NULL && b != NULL) {                                                     \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                y[i] = (x[i] * scale + shift) * w[i] + b[i];                              \
+            }                                                                             \
+        }                                                                                 \
+        else if (w != NULL) {                                                             \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                y[i] = (x[i] * scale + shift) * w[i];                                     \
+            }                                                                             \
+        }                                                                                 \
+        else if (b != NULL) {                                                             \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                y[i] = (x[i] * scale + shift) + b[i];                                     \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                y[i] = x[i] * scale + shift;                                              \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_LN_AFFINE_ROW(float, f4)
+DEFINE_LN_AFFINE_ROW(double, f8)
+#undef DEFINE_LN_AFFINE_ROW
+
+#define DEFINE_LN_DX_ROW(T, DT)                                                           \
+    static void                                                                           \
+    ln_dx_row_##DT(const char *dyp, const char *xp, const char *wp, char *dxp, int64_t n, \
+                   double a_d, double bb_d, double c_d)                                   \
+    {                                                                                     \
+        const T *restrict dy = (const T *)dyp, *restrict x = (const T *)xp;               \
+        const T *w = (const T *)wp;                                                       \
+        T *restrict dx = (T *)dxp;                                                        \
+        const T a = (T)a_d, bb = (T)bb_d, c = (T)c_d;                                     \
+        if (w != NULL) {                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                dx[i] = a * (dy[i] * w[i]) + bb * x[i] + c;                               \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                dx[i] = a * dy[i] + bb * x[i] + c;                                        \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_LN_DX_ROW(float, f4)
+DEFINE_LN_DX_ROW(double, f8)
+#undef DEFINE_LN_DX_ROW
+
+#define DEFINE_LN_DW_ROW(T, DT)                                                          \
+    static void                                                                           \
+    ln_dw_row_##DT(const char *dyp, const char *xp, const char *meanp, const char *rstdp, \
+                   char *dwp, char *dbp, int64_t c0, int64_t c1)                          \
+    {                                                                                     \
+        const T *restrict x = (const T *)xp, *restrict dy = (const T *)dyp;               \
+        T *restrict dw = (T *)dwp, *restrict db = (T *)dbp;                               \
+        if (dw != NULL) {                                                                 \
+            const T mean = *(const T *)meanp, rs = *(const T *)rstdp;                     \
+            for (int64_t c = c0; c < c1; c++) {                                           \
+                dw[c] += dy[c] * ((x[c] - mean) * rs);                                    \
+            }                                                                             \
+        }                                                                                 \
+        if (db != NULL) {                                                                 \
+            for (int64_t c = c0; c < c1; c++) {                                           \
+                db[c] += dy[c];                                                           \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_LN_DW_ROW(float, f4)
+DEFINE_LN_DW_ROW(double, f8)
+#undef DEFINE_LN_DW_ROW
+
+/* rows [r0, r1): mean and rstd in double, stored in the dtype; y = the affine pass */
+static inline int
+ln_forward(const LnJob *j, int f8, int64_t r0, int64_t r1)
+{
+    const int64_t n = j->n;
+    const size_t isz = f8 ? sizeof(double) : sizeof(float);
+    for (int64_t r = r0; r < r1; r++) {
+        const char *x = j->x + (size_t)(r * n) * isz;
+        double mean = row_sum(f8, x, n) / (double)n;
+        double var = row_sq(f8, x, n, mean) / (double)n;
+        double rs = 1.0 / sqrt(var + j->eps);
+        nn_store(f8, j->mean, r, mean);
+        nn_store(f8, j->rstd, r, rs);
+        (f8 ? ln_affine_row_f8 : ln_affine_row_f4)(x, j->y + (size_t)(r * n) * isz, j->w, j->b,
+                                                   n, rs, mean);
+    }
+    return 0;
+}
+
+/* rows [r0, r1) of dx = a (dy w) + b x + c, with the row sums of g x and g in double */
+static inline int
+ln_backward_dx(const LnJob *j, int f8, int64_t r0, int64_t r1)
+{
+    const int64_t n = j->n;
+    const size_t isz = f8 ? sizeof(double) : sizeof(float);
+    for (int64_t r = r0; r < r1; r++) {
+        size_t off = (size_t)(r * n) * isz;
+        double mean = nn_load(f8, j->mean, r), rs = nn_load(f8, j->rstd, r), sgx, sg;
+        row_dot(f8, j->dy + off, j->x + off, j->w, n, &sgx, &sg);
+        double bd = (sg * mean - sgx) * rs * rs * rs / (double)n;
+        (f8 ? ln_dx_row_f8 : ln_dx_row_f4)(j->dy + off, j->x + off, j->w, j->dx + off, n, rs,
+                                           bd, -bd * mean - sg * rs / (double)n);
+    }
+    return 0;
+}
+
+/* columns [c0, c1) of the weight and bias gradients, summed over the rows */
+static inline int
+ln_backward_dw(const LnJob *j, int f8, int64_t c0, int64_t c1)
+{
+    const size_t isz = f8 ? sizeof(double) : sizeof(float);
+    for (int64_t c = c0; c < c1; c++) {
+        if (j->dw != NULL) {
+            nn_store(f8, j->dw, c, 0);
+        }
+        if (j->db != NULL) {
+            nn_store(f8, j->db, c, 0);
+        }
+    }
+    for (int64_t r = 0; r < j->m; r++) {
+        size_t off = (size_t)(r * j->n) * isz;
+        (f8 ? ln_dw_row_f8 : ln_dw_row_f4)(j->dy + off, j->x + off, j->mean + (size_t)r * isz,
+                                           j->rstd + (size_t)r * isz, j->dw, j->db, c0, c1);
+    }
+    return 0;
+}
+
+#define DEFINE_LN(DT, F8)                                                                 \
     static int                                                                            \
     ln_forward_##DT(void *ctx, int64_t r0, int64_t r1)                                    \
     {                                                                                     \
-        const LnJob *j = (const LnJob *)ctx;                                              \
-        const int64_t n = j->n;                                                           \
-        const T *w = (const T *)j->w, *b = (const T *)j->b;                              \
-        for (int64_t r = r0; r < r1; r++) {                                               \
-            const T *restrict x = (const T *)j->x + r * n;                                \
-            T *restrict y = (T *)j->y + r * n;                                            \
-            double mean = row_sum_##DT(x, n) / (double)n;                                 \
-            double var = row_sq_##DT(x, n, mean) / (double)n;                             \
-            double rs = 1.0 / sqrt(var + j->eps);                                         \
-            ((T *)j->mean)[r] = (T)mean;                                                  \
-            ((T *)j->rstd)[r] = (T)rs;                                                    \
-            /* -mean * rs rounds in T like x * rs, so x == mean normalizes to 0 */        \
-            const T scale = (T)rs, shift = -(T)mean * scale;                              \
-            if (w != NULL && b != NULL) {                                                 \
-                for (int64_t i = 0; i < n; i++) {                                         \
-                    y[i] = (x[i] * scale + shift) * w[i] + b[i];                          \
-                }                                                                         \
-            }                                                                             \
-            else if (w != NULL) {                                                         \
-                for (int64_t i = 0; i < n; i++) {                                         \
-                    y[i] = (x[i] * scale + shift) * w[i];                                 \
-                }                                                                         \
-            }                                                                             \
-            else if (b != NULL) {                                                         \
-                for (int64_t i = 0; i < n; i++) {                                         \
-                    y[i] = (x[i] * scale + shift) + b[i];                                 \
-                }                                                                         \
-            }                                                                             \
-            else {                                                                        \
-                for (int64_t i = 0; i < n; i++) {                                         \
-                    y[i] = x[i] * scale + shift;                                          \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        return 0;                                                                         \
+        return ln_forward(ctx, F8, r0, r1);                                               \
     }                                                                                     \
     static int                                                                            \
     ln_backward_dx_##DT(void *ctx, int64_t r0, int64_t r1)                                \
     {                                                                                     \
-        const LnJob *j = (const LnJob *)ctx;                                              \
-        const int64_t n = j->n;                                                           \
-        const T *w = (const T *)j->w;                                                     \
-        for (int64_t r = r0; r < r1; r++) {                                               \
-            const T *restrict x = (const T *)j->x + r * n;                                \
-            const T *restrict dy = (const T *)j->dy + r * n;                              \
-            T *restrict dx = (T *)j->dx + r * n;                                          \
-            double mean = (double)((const T *)j->mean)[r];                                \
-            double rs = (double)((const T *)j->rstd)[r], sgx, sg;                         \
-            row_dot_##DT(dy, x, w, n, &sgx, &sg);                                         \
-            double bd = (sg * mean - sgx) * rs * rs * rs / (double)n;                     \
-            const T a = (T)rs, bb = (T)bd, c = (T)(-bd * mean - sg * rs / (double)n);     \
-            if (w != NULL) {                                                              \
-                for (int64_t i = 0; i < n; i++) {                                         \
-                    dx[i] = a * (dy[i] * w[i]) + bb * x[i] + c;                           \
-                }                                                                         \
-            }                                                                             \
-            else {                                                                        \
-                for (int64_t i = 0; i < n; i++) {                                         \
-                    dx[i] = a * dy[i] + bb * x[i] + c;                                    \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        return 0;                                                                         \
+        return ln_backward_dx(ctx, F8, r0, r1);                                           \
     }                                                                                     \
-    /* columns [c0, c1) of the weight and bias gradients, summed over the rows */         \
     static int                                                                            \
     ln_backward_dw_##DT(void *ctx, int64_t c0, int64_t c1)                                \
     {                                                                                     \
-        const LnJob *j = (const LnJob *)ctx;                                              \
-        const int64_t n = j->n;                                                           \
-        T *restrict dw = (T *)j->dw, *restrict db = (T *)j->db;                           \
-        for (int64_t c = c0; c < c1; c++) {                                               \
-            if (dw != NULL) {                                                             \
-                dw[c] = 0;                                                                \
-            }                                                                             \
-            if (db != NULL) {                                                             \
-                db[c] = 0;                                                                \
-            }                                                                             \
-        }                                                                                 \
-        for (int64_t r = 0; r < j->m; r++) {                                              \
-            const T *restrict x = (const T *)j->x + r * n;                                \
-            const T *restrict dy = (const T *)j->dy + r * n;                              \
-            if (dw != NULL) {                                                             \
-                const T mean = ((const T *)j->mean)[r], rs = ((const T *)j->rstd)[r];     \
-                for (int64_t c = c0; c < c1; c++) {                                       \
-                    dw[c] += dy[c] * ((x[c] - mean) * rs);                                \
-                }                                                                         \
-            }                                                                             \
-            if (db != NULL) {                                                             \
-                for (int64_t c = c0; c < c1; c++) {                                       \
-                    db[c] += dy[c];                                                       \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        return 0;                                                                         \
+        return ln_backward_dw(ctx, F8, c0, c1);                                           \
     }
-DEFINE_LN(float, f4)
-DEFINE_LN(double, f8)
+DEFINE_LN(f4, 0)
+DEFINE_LN(f8, 1)
 #undef DEFINE_LN
 
 /* Checks input, normalized_shape, weight and bias; sets *m, *n (rows, row length). */
@@ -223,8 +280,8 @@ ln_check(PtlTensorImpl *x, const PtlIValue *shape, PtlTensorImpl *w, PtlTensorIm
                                  "Expected %s to be of same shape as normalized_shape, but got "
                                  "%s of shape %s and normalized_shape = %s",
                                  names[i], names[i],
-                                 nn_fmt_list(b1, sizeof b1, t->sizes, t->dim),
-                                 nn_fmt_list(b2, sizeof b2, ns, k));
+                                 ptl_format_sizes(b1, sizeof b1, t->dim, t->sizes),
+                                 ptl_format_sizes(b2, sizeof b2, k, ns));
         }
     }
     int ok = x->dim >= k;
@@ -235,9 +292,9 @@ ln_check(PtlTensorImpl *x, const PtlIValue *shape, PtlTensorImpl *w, PtlTensorIm
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given normalized_shape=%s, expected input with shape [*, %s, but "
                              "got input of size%s",
-                             nn_fmt_list(b1, sizeof b1, ns, k),
-                             nn_fmt_list(b2, sizeof b2, ns, k) + 1,
-                             nn_fmt_list(b3, sizeof b3, x->sizes, x->dim));
+                             ptl_format_sizes(b1, sizeof b1, k, ns),
+                             ptl_format_sizes(b2, sizeof b2, k, ns) + 1,
+                             ptl_format_sizes(b3, sizeof b3, x->dim, x->sizes));
     }
     if (!ptl_dtype_is_floating(x->dtype)) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
@@ -376,8 +433,8 @@ native_layer_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "native_layer_norm_backward: grad_out of size %s does not match "
                              "input of size %s",
-                             nn_fmt_list(b1, sizeof b1, dy->sizes, dy->dim),
-                             nn_fmt_list(b2, sizeof b2, x->sizes, x->dim));
+                             ptl_format_sizes(b1, sizeof b1, dy->dim, dy->sizes),
+                             ptl_format_sizes(b2, sizeof b2, x->dim, x->sizes));
     }
     if (s[3].u.t->numel != m || s[4].u.t->numel != m) {
         return ptl_error_set(PTL_ERR_RUNTIME,

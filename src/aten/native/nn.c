@@ -18,6 +18,7 @@
 #include "../../c10/parallel.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "nn_common.h"
 #include "vec_math.h"
 
 /* ---- softmax family ---- */
@@ -30,77 +31,95 @@ typedef struct SoftmaxJob {
     int lg, f8;
 } SoftmaxJob;
 
-/* The strided case (inner > 1): one [n, inner] block per outer index, walked row by row
- * so every pass reads unit-stride memory; acc holds a max and a sum per column. */
-#define DEFINE_SOFTMAX_BLOCK(T, EXP, LG, DT)                                              \
-    static int                                                                            \
-    softmax_block_chunk_##DT(void *ctx, int64_t b, int64_t e)                             \
-    {                                                                                     \
-        const SoftmaxJob *j = ctx;                                                        \
-        int64_t n = j->n, in = j->inner;                                                  \
-        double *acc = malloc(sizeof(double) * (size_t)(2 * in));                          \
-        if (acc == NULL) {                                                                \
-            return ptl_error_set(PTL_ERR_MEMORY, "softmax: out of memory");              \
-        }                                                                                 \
-        double *mx = acc, *sum = acc + in;                                                \
-        for (int64_t r = b; r < e; r++) {                                                 \
-            T *o = (T *)j->out + r * n * in;                                              \
-            const T *x = (const T *)j->in + r * n * in;                                   \
-            const T *y = j->y ? (const T *)j->y + r * n * in : NULL;                      \
-            for (int64_t c = 0; c < in; c++) {                                            \
-                mx[c] = -INFINITY;                                                        \
-                sum[c] = 0;                                                               \
-            }                                                                             \
-            if (y != NULL) {                                                              \
-                /* backward: x is grad_output, y the forward's output */                  \
-                for (int64_t k = 0; k < n; k++) {                                         \
-                    for (int64_t c = 0; c < in; c++) {                                    \
-                        sum[c] += j->lg ? (double)x[k * in + c]                           \
-                                        : (double)x[k * in + c] * y[k * in + c];          \
-                    }                                                                     \
-                }                                                                         \
-                for (int64_t k = 0; k < n; k++) {                                         \
-                    for (int64_t c = 0; c < in; c++) {                                    \
-                        T g = x[k * in + c], yv = y[k * in + c];                          \
-                        o[k * in + c] = j->lg ? (T)(g - EXP(yv) * sum[c])                 \
-                                              : (T)(yv * (g - sum[c]));                   \
-                    }                                                                     \
-                }                                                                         \
-                continue;                                                                 \
-            }                                                                             \
-            for (int64_t k = 0; k < n; k++) {                                             \
-                for (int64_t c = 0; c < in; c++) {                                        \
-                    T v = x[k * in + c];                                                  \
-                    mx[c] = v > mx[c] || v != v ? v : mx[c];                              \
-                }                                                                         \
-            }                                                                             \
-            for (int64_t c = 0; c < in; c++) {                                            \
-                mx[c] = mx[c] == -INFINITY ? 0 : mx[c];                                   \
-            }                                                                             \
-            for (int64_t k = 0; k < n; k++) {                                             \
-                for (int64_t c = 0; c < in; c++) {                                        \
-                    T d = (T)(x[k * in + c] - mx[c]);                                     \
-                    T ev = EXP(d);                                                        \
-                    sum[c] += ev;                                                         \
-                    o[k * in + c] = j->lg ? d : ev;                                       \
-                }                                                                         \
-            }                                                                             \
-            for (int64_t c = 0; c < in; c++) {                                            \
-                sum[c] = j->lg ? LG(sum[c]) : 1.0 / sum[c];                               \
-            }                                                                             \
-            for (int64_t k = 0; k < n; k++) {                                             \
-                for (int64_t c = 0; c < in; c++) {                                        \
-                    o[k * in + c] = j->lg ? (T)(o[k * in + c] - sum[c])                   \
-                                          : (T)(o[k * in + c] * sum[c]);                  \
-                }                                                                         \
-            }                                                                             \
-        }                                                                                 \
-        free(acc);                                                                        \
-        return 0;                                                                         \
-    }
+/* e^v in the block's dtype (v already in it), as double */
+static inline double
+softmax_exp(int f8, double v)
+{
+    return f8 ? ptl_vm_exp(v) : (double)ptl_vm_expf((float)v);
+}
 
-DEFINE_SOFTMAX_BLOCK(float, ptl_vm_expf, log, f4)
-DEFINE_SOFTMAX_BLOCK(double, ptl_vm_exp, log, f8)
+/* The strided case (inner > 1): one [n, inner] block per outer index, walked row by row
+ * so every pass reads unit-stride memory; acc holds a max and a sum per column.  One plain
+ * function over byte pointers for both dtypes (nn_load, nn_store, nn_round), instantiated
+ * by the two thin wrappers below. */
+static inline int
+softmax_block_chunk(const SoftmaxJob *j, int f8, int64_t b, int64_t e)
+{
+    const int64_t n = j->n, in = j->inner, es = f8 ? 8 : 4;
+    double *acc = malloc(sizeof(double) * (size_t)(2 * in));
+    if (acc == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "softmax: out of memory");
+    }
+    double *mx = acc, *sum = acc + in;
+    for (int64_t r = b; r < e; r++) {
+        char *o = j->out + r * n * in * es;
+        const char *x = j->in + r * n * in * es;
+        const char *y = j->y ? j->y + r * n * in * es : NULL;
+        for (int64_t c = 0; c < in; c++) {
+            mx[c] = -INFINITY;
+            sum[c] = 0;
+        }
+        if (y != NULL) {
+            /* backward: x is grad_output, y the forward's output */
+            for (int64_t k = 0; k < n; k++) {
+                for (int64_t c = 0; c < in; c++) {
+                    double g = nn_load(f8, x, k * in + c);
+                    sum[c] += j->lg ? g : g * nn_load(f8, y, k * in + c);
+                }
+            }
+            for (int64_t k = 0; k < n; k++) {
+                for (int64_t c = 0; c < in; c++) {
+                    double g = nn_load(f8, x, k * in + c);
+                    double yv = nn_load(f8, y, k * in + c);
+                    nn_store(f8, o, k * in + c,
+                                  j->lg ? g - softmax_exp(f8, yv) * sum[c] : yv * (g - sum[c]));
+                }
+            }
+            continue;
+        }
+        for (int64_t k = 0; k < n; k++) {
+            for (int64_t c = 0; c < in; c++) {
+                double v = nn_load(f8, x, k * in + c);
+                mx[c] = v > mx[c] || v != v ? v : mx[c];
+            }
+        }
+        for (int64_t c = 0; c < in; c++) {
+            mx[c] = mx[c] == -INFINITY ? 0 : mx[c];
+        }
+        for (int64_t k = 0; k < n; k++) {
+            for (int64_t c = 0; c < in; c++) {
+                double d = nn_load(f8, x, k * in + c) - mx[c];
+                d = nn_round(f8, d);
+                double ev = softmax_exp(f8, d);
+                sum[c] += ev;
+                nn_store(f8, o, k * in + c, j->lg ? d : ev);
+            }
+        }
+        for (int64_t c = 0; c < in; c++) {
+            sum[c] = j->lg ? log(sum[c]) : 1.0 / sum[c];
+        }
+        for (int64_t k = 0; k < n; k++) {
+            for (int64_t c = 0; c < in; c++) {
+                double v = nn_load(f8, o, k * in + c);
+                nn_store(f8, o, k * in + c, j->lg ? v - sum[c] : v * sum[c]);
+            }
+        }
+    }
+    free(acc);
+    return 0;
+}
+
+static int
+softmax_block_chunk_f4(void *ctx, int64_t b, int64_t e)
+{
+    return softmax_block_chunk(ctx, 0, b, e);
+}
+
+static int
+softmax_block_chunk_f8(void *ctx, int64_t b, int64_t e)
+{
+    return softmax_block_chunk(ctx, 1, b, e);
+}
 
 /* Contiguous rows (the softmax dim is the last): one pass for the max (nan anywhere makes
  * it nan), one writing e^(x - max) -- or x - max for log_softmax -- and summing, one
@@ -521,18 +540,6 @@ typedef struct NllShape {
     int64_t N, C, S;
 } NllShape;
 
-static void
-format_sizes(char *buf, size_t cap, const int64_t *sizes, int n)
-{
-    size_t off = (size_t)snprintf(buf, cap, "[");
-    for (int i = 0; i < n && off < cap; i++) {
-        off += (size_t)snprintf(buf + off, cap - off, i ? ", %lld" : "%lld", (long long)sizes[i]);
-    }
-    if (off < cap) {
-        snprintf(buf + off, cap - off, "]");
-    }
-}
-
 /* PyTorch's checks of nll_loss_nd, in its order; fills sh. */
 static int
 nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
@@ -569,8 +576,8 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
             same = same && t->sizes[d - 1] == x->sizes[d];
         }
         if (!same) {
-            format_sizes(a, sizeof(a), want, x->dim - 1);
-            format_sizes(b, sizeof(b), t->sizes, t->dim);
+            ptl_format_sizes(a, sizeof(a), x->dim - 1, want);
+            ptl_format_sizes(b, sizeof(b), t->dim, t->sizes);
             return ptl_error_set(PTL_ERR_RUNTIME, "Expected target size %s, got %s", a, b);
         }
     }
@@ -581,7 +588,7 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
         sh->S *= x->sizes[d];
     }
     if (w != NULL && (w->dim != 1 || w->sizes[0] != sh->C)) {
-        format_sizes(b, sizeof(b), w->sizes, w->dim);
+        ptl_format_sizes(b, sizeof(b), w->dim, w->sizes);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "weight tensor should be defined either for all %lld classes or no "
                              "classes but got weight tensor of shape: %s",

@@ -1,5 +1,6 @@
-/* nn_common.h -- helpers shared by the NN kernels of conv.c, pool.c and resample.c: the
- * dtype they compute in, argument unpacking and PyTorch's list formatting in messages.
+/* nn_common.h -- helpers shared by the NN kernels of conv.c, pool.c, resample.c, layer_norm.c
+ * and nn.c: the dtype they compute in, element access for kernels written once for both
+ * work dtypes, and argument unpacking.
  * Plays the role of the small helpers at the top of ATen/native/ConvUtils.h and
  * ATen/native/Pool.h. */
 #ifndef PTL_ATEN_NATIVE_NN_COMMON_H
@@ -24,6 +25,35 @@ nn_work_dtype(PtlDtype dt)
     return (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16)
                ? PTL_DTYPE_FLOAT32
                : PTL_DTYPE_FLOAT64;
+}
+
+/* Kernels written once for both work dtypes take byte pointers and f8 (float64 rather than
+ * float32), and are `static inline`, so that each thin typed wrapper compiles its own copy
+ * with f8 a constant: the accesses below become typed loads and stores.  A float32 value
+ * passes through double exactly: comparisons agree, and one +, -, * or / in double rounded
+ * back to float (nn_round) is float arithmetic's result. */
+static inline double
+nn_load(int f8, const char *p, int64_t i)
+{
+    return f8 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+static inline void
+nn_store(int f8, char *p, int64_t i, double v)
+{
+    if (f8) {
+        ((double *)p)[i] = v;
+    }
+    else {
+        ((float *)p)[i] = (float)v;
+    }
+}
+
+/* v rounded to the work dtype */
+static inline double
+nn_round(int f8, double v)
+{
+    return f8 ? v : (double)(float)v;
 }
 
 /* t (borrowed) as a contiguous tensor of dtype `work` (new ref). */
@@ -54,21 +84,6 @@ nn_zeros(int dim, const int64_t *sizes, PtlDtype dt)
         memset(ptl_tensor_data(t), 0, (size_t)t->numel * ptl_tensor_itemsize(t));
     }
     return t;
-}
-
-/* "[1, 4, 5, 5]": PyTorch's IntArrayRef printing, into buf. */
-static inline const char *
-nn_fmt_list(char *buf, size_t n, const int64_t *v, int64_t len)
-{
-    size_t off = 0;
-    off += (size_t)snprintf(buf + off, n - off, "[");
-    for (int64_t i = 0; i < len && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)v[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-    return buf;
 }
 
 /* Refuses dtypes PyTorch's kernel `name` has no loop for ("\"name\" not implemented for

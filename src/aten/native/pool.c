@@ -161,7 +161,7 @@ win_div(const PoolPlan *p, const Win *wz, const Win *wy, const Win *wx)
  * output of the interior rows [iy.lo, iy.hi) is interior (no padding), max pooling takes
  * those rows in one call per window tap: the CNN's 13- and 5-wide rows were mostly call and
  * loop overhead one at a time. */
-#define DEFINE_ROWS(T, SUF)                                                                  \
+#define DEFINE_MAX_ROW(T, SUF)                                                               \
     /* m[o] = x[o * s] (flat index base + o * s) where larger or NaN, for o < n */           \
     static inline void                                                                       \
     max_row_s_##SUF(const T *restrict x, int64_t s, int64_t base, T *restrict m,             \
@@ -190,7 +190,12 @@ win_div(const PoolPlan *p, const Win *wz, const Win *wy, const Win *wx)
                 max_row_s_##SUF(x, s, base, m, mi, n);                                       \
             }                                                                                \
         }                                                                                    \
-    }                                                                                        \
+    }
+DEFINE_MAX_ROW(float, f4)
+DEFINE_MAX_ROW(double, f8)
+#undef DEFINE_MAX_ROW
+
+#define DEFINE_SUM_ROW(T, SUF)                                                               \
     /* acc[o] += x[o * s] (forward) or x[o * s] += acc[o] / div (backward), for o < n */     \
     static inline void                                                                       \
     sum_row_s_##SUF(T *restrict x, int64_t s, T *restrict acc, T div, int64_t n, int bwd)    \
@@ -220,187 +225,247 @@ win_div(const PoolPlan *p, const Win *wz, const Win *wy, const Win *wx)
         }                                                                                    \
     }
 
-DEFINE_ROWS(float, f4)
-DEFINE_ROWS(double, f8)
-#undef DEFINE_ROWS
+DEFINE_SUM_ROW(float, f4)
+DEFINE_SUM_ROW(double, f8)
+#undef DEFINE_SUM_ROW
 
-#define DEFINE_POOL(T, SUF)                                                                  \
-    /* column q of the windows over input row x[row..]: updates the output row m, mi */      \
-    static void                                                                              \
-    max_cols_##SUF(const PoolPlan *p, const T *x, int64_t row, int64_t q, T *m, int64_t *mi) \
-    {                                                                                        \
-        int64_t lo = p->ix.lo, hi = p->ix.hi;                                                    \
-        for (int64_t ox = 0; ox < p->out[2]; ox++) {                                         \
-            const Win *w = &p->w[2][ox];                                                     \
-            if (ox == lo && hi > lo) {                                                       \
-                int64_t i = row + lo * p->ix.step - p->ix.pad + q * p->dil[2];                   \
-                max_row_##SUF(x + i, p->ix.step, 0, i, m + lo, mi + lo, hi - lo, 1);           \
-                ox = hi - 1;                                                                 \
-            }                                                                                \
-            else if (q < w->count) {                                                         \
-                int64_t i = row + w->start + q * p->dil[2];                                  \
-                if (x[i] > m[ox] || isnan(x[i])) {                                           \
-                    m[ox] = x[i];                                                            \
-                    mi[ox] = i;                                                              \
-                }                                                                            \
-            }                                                                                \
-        }                                                                                    \
-    }                                                                                        \
+/* The kernels below are plain functions over byte pointers, f8 picking float64 over
+ * float32 (nn_load, nn_store, nn_round); the typed row loops above do the vectorized work. */
+static inline void
+max_row(int f8, const char *x, int64_t s, int64_t xrs, int64_t base, char *m, int64_t *mi,
+        int64_t n, int64_t rows)
+{
+    if (f8) {
+        max_row_f8((const double *)x, s, xrs, base, (double *)m, mi, n, rows);
+    }
+    else {
+        max_row_f4((const float *)x, s, xrs, base, (float *)m, mi, n, rows);
+    }
+}
+
+/* column q of the windows over input row x[row..]: updates the output row m, mi */
+static inline void
+max_cols(const PoolPlan *p, int f8, const char *x, int64_t row, int64_t q, char *m,
+         int64_t *mi)
+{
+    const int64_t es = f8 ? 8 : 4, lo = p->ix.lo, hi = p->ix.hi;
+    for (int64_t ox = 0; ox < p->out[2]; ox++) {
+        const Win *w = &p->w[2][ox];
+        if (ox == lo && hi > lo) {
+            int64_t i = row + lo * p->ix.step - p->ix.pad + q * p->dil[2];
+            max_row(f8, x + i * es, p->ix.step, 0, i, m + lo * es, mi + lo, hi - lo, 1);
+            ox = hi - 1;
+        }
+        else if (q < w->count) {
+            int64_t i = row + w->start + q * p->dil[2];
+            double v = nn_load(f8, x, i);
+            if (v > nn_load(f8, m, ox) || isnan(v)) {
+                nn_store(f8, m, ox, v);
+                mi[ox] = i;
+            }
+        }
+    }
+}
+
+/* max pooling of planes [b, e): the interior rows go all at once when all their outputs
+ * are interior, the others output row by output row (Note [Pooling rows]) */
+static inline int
+max_fwd(const PoolJob *j, int f8, int64_t b, int64_t e)
+{
+    const PoolPlan *p = j->p;
+    const int64_t es = f8 ? 8 : 4;
+    int64_t isz = p->in[0] * p->in[1] * p->in[2], ih = p->in[1], iw = p->in[2];
+    int64_t osz = p->out[0] * p->out[1] * p->out[2], oh = p->out[1], ow = p->out[2];
+    int whole = p->ix.lo == 0 && p->ix.hi == ow;
+    int64_t ylo = whole ? p->iy.lo : 0, yhi = whole ? p->iy.hi : 0;
+    for (int64_t pl = b; pl < e; pl++) {
+        const char *x = j->x + pl * isz * es;
+        for (int64_t oz = 0; oz < p->out[0]; oz++) {
+            const Win *wz = &p->w[0][oz];
+            char *m = j->y + (pl * osz + oz * oh * ow) * es;
+            int64_t *mi = j->idx + pl * osz + oz * oh * ow;
+            for (int64_t oy = 0; oy < oh; oy++) {
+                int64_t first = (wz->start * ih + p->w[1][oy].start) * iw;
+                for (int64_t ox = 0; ox < ow; ox++) {
+                    nn_store(f8, m, oy * ow + ox, -INFINITY);
+                    mi[oy * ow + ox] = first + p->w[2][ox].start;
+                }
+            }
+            for (int64_t a = 0; a < wz->count && yhi > ylo; a++) {
+                int64_t iz = wz->start + a * p->dil[0];
+                for (int64_t c = 0; c < p->iy.k; c++) {
+                    int64_t iy = ylo * p->iy.step - p->iy.pad + c * p->dil[1];
+                    for (int64_t q = 0; q < p->ix.k; q++) {
+                        int64_t i = (iz * ih + iy) * iw - p->ix.pad + q * p->dil[2];
+                        max_row(f8, x + i * es, p->ix.step, p->iy.step * iw, i,
+                                m + ylo * ow * es, mi + ylo * ow, ow, yhi - ylo);
+                    }
+                }
+            }
+            for (int64_t oy = 0; oy < oh; oy++) {
+                const Win *wy = &p->w[1][oy];
+                for (int64_t a = 0; a < wz->count && (oy < ylo || oy >= yhi); a++) {
+                    int64_t iz = wz->start + a * p->dil[0];
+                    for (int64_t c = 0; c < wy->count; c++) {
+                        int64_t row = (iz * ih + wy->start + c * p->dil[1]) * iw;
+                        for (int64_t q = 0; q < p->ix.k; q++) {
+                            max_cols(p, f8, x, row, q, m + oy * ow * es, mi + oy * ow);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* grad_input[plane][idx] += grad_output[plane][o]; max_unpool2d's forward assigns */
+static inline int
+scatter(const PoolJob *j, int f8, int64_t b, int64_t e)
+{
+    const PoolPlan *p = j->p;
+    const int64_t es = f8 ? 8 : 4;
+    int64_t isz = p->in[0] * p->in[1] * p->in[2];
+    int64_t osz = p->out[0] * p->out[1] * p->out[2];
+    for (int64_t pl = b; pl < e; pl++) {
+        const char *g = j->x + pl * osz * es;
+        char *gi = j->y + pl * isz * es;
+        const int64_t *ix = j->cidx + pl * osz;
+        for (int64_t o = 0; o < osz; o++) {
+            double v = nn_load(f8, g, o);
+            nn_store(f8, gi, ix[o], j->assign ? v : nn_load(f8, gi, ix[o]) + v);
+        }
+    }
+    return 0;
+}
+
+/* y[plane][o] = x[plane][idx[o]]: max_unpool2d's backward */
+static inline int
+gather(const PoolJob *j, int f8, int64_t b, int64_t e)
+{
+    const PoolPlan *p = j->p;
+    const int64_t es = f8 ? 8 : 4;
+    int64_t isz = p->in[0] * p->in[1] * p->in[2];
+    int64_t osz = p->out[0] * p->out[1] * p->out[2];
+    for (int64_t pl = b; pl < e; pl++) {
+        const char *x = j->x + pl * isz * es;
+        char *y = j->y + pl * osz * es;
+        const int64_t *ix = j->cidx + pl * osz;
+        for (int64_t o = 0; o < osz; o++) {
+            nn_store(f8, y, o, nn_load(f8, x, ix[o]));
+        }
+    }
+    return 0;
+}
+
+static inline void
+sum_row(int f8, char *x, int64_t s, char *acc, double div, int64_t n, int bwd)
+{
+    if (f8) {
+        sum_row_f8((double *)x, s, (double *)acc, div, n, bwd);
+    }
+    else {
+        sum_row_f4((float *)x, s, (float *)acc, (float)div, n, bwd);
+    }
+}
+
+/* average pooling of one plane: forward (bwd = 0) or its scatter backward (bwd = 1), by
+ * output row */
+static inline void
+avg_plane(const PoolJob *j, int f8, int64_t pl, int bwd)
+{
+    const PoolPlan *p = j->p;
+    const int64_t es = f8 ? 8 : 4;
+    int64_t isz = p->in[0] * p->in[1] * p->in[2];
+    int64_t osz = p->out[0] * p->out[1] * p->out[2];
+    int64_t ow = p->out[2], lo = p->ix.lo, hi = p->ix.hi;
+    const Win *wx = p->w[2];
+    /* the image plane is read (forward) or accumulated into (backward) */
+    char *img = (bwd ? j->y : (char *)j->x) + pl * isz * es;
+    char *orow = (bwd ? (char *)j->x : j->y) + pl * osz * es;
+    for (int64_t oz = 0; oz < p->out[0]; oz++) {
+        const Win *wz = &p->w[0][oz];
+        for (int64_t oy = 0; oy < p->out[1]; oy++) {
+            const Win *wy = &p->w[1][oy];
+            /* forward: the output row accumulates; backward: the gradient row */
+            char *acc = orow + (oz * p->out[1] + oy) * ow * es;
+            double inner = nn_round(f8, (double)(hi > lo ? win_div(p, wz, wy, &wx[lo]) : 1));
+            for (int64_t ox = 0; ox < ow && !bwd; ox++) {
+                nn_store(f8, acc, ox, 0);
+            }
+            for (int64_t a = 0; a < wz->count; a++) {
+                for (int64_t c = 0; c < wy->count; c++) {
+                    int64_t row = ((wz->start + a) * p->in[1] + wy->start + c) * p->in[2];
+                    for (int64_t q = 0; q < p->ix.k; q++) {
+                        for (int64_t ox = 0; ox < ow; ox++) {
+                            if (ox == lo && hi > lo) {
+                                int64_t i = row + lo * p->ix.step - p->ix.pad + q, n = hi - lo;
+                                sum_row(f8, img + i * es, p->ix.step, acc + lo * es, inner, n,
+                                        bwd);
+                                ox = hi - 1;
+                            }
+                            else if (q < wx[ox].count && bwd) {
+                                int64_t k = row + wx[ox].start + q;
+                                double d = nn_round(f8, (double)win_div(p, wz, wy, &wx[ox]));
+                                nn_store(f8, img, k, nn_load(f8, img, k) +
+                                                       nn_round(f8, nn_load(f8, acc, ox) / d));
+                            }
+                            else if (q < wx[ox].count) {
+                                nn_store(f8, acc, ox, nn_load(f8, acc, ox) +
+                                                        nn_load(f8, img, row + wx[ox].start + q));
+                            }
+                        }
+                    }
+                }
+            }
+            for (int64_t ox = 0; ox < ow && !bwd; ox++) {
+                int64_t div = win_div(p, wz, wy, &wx[ox]);
+                nn_store(f8, acc, ox, div != 0 ? nn_load(f8, acc, ox) /
+                                                       nn_round(f8, (double)div)
+                                                 : NAN);
+            }
+        }
+    }
+}
+
+static inline int
+avg_planes(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
+{
+    for (int64_t pl = b; pl < e; pl++) {
+        avg_plane(j, f8, pl, bwd);
+    }
+    return 0;
+}
+
+/* The thin typed wrappers: the parallel_for bodies of each kernel for float32 and float64. */
+#define DEFINE_POOL(SUF, F8)                                                                 \
     static int                                                                               \
     max_fwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
-        const PoolJob *j = ctx;                                                              \
-        const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2], ih = p->in[1], iw = p->in[2];          \
-        int64_t osz = p->out[0] * p->out[1] * p->out[2], oh = p->out[1], ow = p->out[2];     \
-        /* the interior rows go all at once when all their outputs are interior */           \
-        int whole = p->ix.lo == 0 && p->ix.hi == ow;                                         \
-        int64_t ylo = whole ? p->iy.lo : 0, yhi = whole ? p->iy.hi : 0;                      \
-        for (int64_t pl = b; pl < e; pl++) {                                                 \
-            const T *x = (const T *)j->x + pl * isz;                                         \
-            for (int64_t oz = 0; oz < p->out[0]; oz++) {                                     \
-                const Win *wz = &p->w[0][oz];                                                \
-                T *m = (T *)j->y + pl * osz + oz * oh * ow;                                  \
-                int64_t *mi = j->idx + pl * osz + oz * oh * ow;                              \
-                for (int64_t oy = 0; oy < oh; oy++) {                                        \
-                    int64_t first = (wz->start * ih + p->w[1][oy].start) * iw;               \
-                    for (int64_t ox = 0; ox < ow; ox++) {                                    \
-                        m[oy * ow + ox] = (T)-INFINITY;                                      \
-                        mi[oy * ow + ox] = first + p->w[2][ox].start;                        \
-                    }                                                                        \
-                }                                                                            \
-                for (int64_t a = 0; a < wz->count && yhi > ylo; a++) {                       \
-                    int64_t iz = wz->start + a * p->dil[0];                                  \
-                    for (int64_t c = 0; c < p->iy.k; c++) {                                  \
-                        int64_t iy = ylo * p->iy.step - p->iy.pad + c * p->dil[1];           \
-                        for (int64_t q = 0; q < p->ix.k; q++) {                              \
-                            int64_t i = (iz * ih + iy) * iw - p->ix.pad + q * p->dil[2];     \
-                            max_row_##SUF(x + i, p->ix.step, p->iy.step * iw, i, m + ylo * ow,\
-                                          mi + ylo * ow, ow, yhi - ylo);                     \
-                        }                                                                    \
-                    }                                                                        \
-                }                                                                            \
-                for (int64_t oy = 0; oy < oh; oy++) {                                        \
-                    const Win *wy = &p->w[1][oy];                                            \
-                    for (int64_t a = 0; a < wz->count && (oy < ylo || oy >= yhi); a++) {     \
-                        int64_t iz = wz->start + a * p->dil[0];                              \
-                        for (int64_t c = 0; c < wy->count; c++) {                            \
-                            int64_t row = (iz * ih + wy->start + c * p->dil[1]) * iw;        \
-                            for (int64_t q = 0; q < p->ix.k; q++) {                          \
-                                max_cols_##SUF(p, x, row, q, m + oy * ow, mi + oy * ow);     \
-                            }                                                                \
-                        }                                                                    \
-                    }                                                                        \
-                }                                                                            \
-            }                                                                                \
-        }                                                                                    \
-        return 0;                                                                            \
+        return max_fwd(ctx, F8, b, e);                                                       \
     }                                                                                        \
-    /* grad_input[plane][idx] += grad_output[plane][o]; max_unpool2d's forward assigns */    \
     static int                                                                               \
     scatter_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
-        const PoolJob *j = ctx;                                                              \
-        const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2];                                        \
-        int64_t osz = p->out[0] * p->out[1] * p->out[2];                                     \
-        for (int64_t pl = b; pl < e; pl++) {                                                 \
-            const T *g = (const T *)j->x + pl * osz;                                         \
-            T *gi = (T *)j->y + pl * isz;                                                    \
-            const int64_t *ix = j->cidx + pl * osz;                                          \
-            for (int64_t o = 0; o < osz; o++) {                                              \
-                gi[ix[o]] = j->assign ? g[o] : gi[ix[o]] + g[o];                             \
-            }                                                                                \
-        }                                                                                    \
-        return 0;                                                                            \
+        return scatter(ctx, F8, b, e);                                                       \
     }                                                                                        \
-    /* y[plane][o] = x[plane][idx[o]]: max_unpool2d's backward */                            \
     static int                                                                               \
     gather_##SUF(void *ctx, int64_t b, int64_t e)                                            \
     {                                                                                        \
-        const PoolJob *j = ctx;                                                              \
-        const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2];                                        \
-        int64_t osz = p->out[0] * p->out[1] * p->out[2];                                     \
-        for (int64_t pl = b; pl < e; pl++) {                                                 \
-            const T *x = (const T *)j->x + pl * isz;                                         \
-            T *y = (T *)j->y + pl * osz;                                                     \
-            const int64_t *ix = j->cidx + pl * osz;                                          \
-            for (int64_t o = 0; o < osz; o++) {                                              \
-                y[o] = x[ix[o]];                                                             \
-            }                                                                                \
-        }                                                                                    \
-        return 0;                                                                            \
-    }                                                                                        \
-    /* average pooling: forward (bwd = 0) or its scatter backward (bwd = 1), by output row */\
-    static void                                                                              \
-    avg_plane_##SUF(const PoolJob *j, int64_t pl, int bwd)                                   \
-    {                                                                                        \
-        const PoolPlan *p = j->p;                                                            \
-        int64_t isz = p->in[0] * p->in[1] * p->in[2];                                        \
-        int64_t osz = p->out[0] * p->out[1] * p->out[2];                                     \
-        int64_t ow = p->out[2], lo = p->ix.lo, hi = p->ix.hi;                                    \
-        const Win *wx = p->w[2];                                                             \
-        /* the image plane is read (forward) or accumulated into (backward) */               \
-        T *img = (T *)(bwd ? j->y : (char *)j->x) + pl * isz;                                \
-        T *orow = (T *)(bwd ? (char *)j->x : j->y) + pl * osz;                               \
-        for (int64_t oz = 0; oz < p->out[0]; oz++) {                                         \
-            const Win *wz = &p->w[0][oz];                                                    \
-            for (int64_t oy = 0; oy < p->out[1]; oy++) {                                     \
-                const Win *wy = &p->w[1][oy];                                                \
-                /* forward: the output row accumulates; backward: the gradient row */        \
-                T *acc = orow + (oz * p->out[1] + oy) * ow;                                  \
-                T inner = (T)(hi > lo ? win_div(p, wz, wy, &wx[lo]) : 1);                    \
-                for (int64_t ox = 0; ox < ow && !bwd; ox++) {                                \
-                    acc[ox] = 0;                                                             \
-                }                                                                            \
-                for (int64_t a = 0; a < wz->count; a++) {                                    \
-                    for (int64_t c = 0; c < wy->count; c++) {                                \
-                        int64_t row = ((wz->start + a) * p->in[1] + wy->start + c) * p->in[2];\
-                        for (int64_t q = 0; q < p->ix.k; q++) {                                \
-                            for (int64_t ox = 0; ox < ow; ox++) {                            \
-                                if (ox == lo && hi > lo) {                                   \
-                                    int64_t i = row + lo * p->ix.step - p->ix.pad + q, n = hi - lo;\
-                                    sum_row_##SUF(img + i, p->ix.step, acc + lo, inner, n, bwd);\
-                                    ox = hi - 1;                                             \
-                                }                                                            \
-                                else if (q < wx[ox].count && bwd) {                          \
-                                    T d = (T)win_div(p, wz, wy, &wx[ox]);                    \
-                                    img[row + wx[ox].start + q] += acc[ox] / d;              \
-                                }                                                            \
-                                else if (q < wx[ox].count) {                                 \
-                                    acc[ox] += img[row + wx[ox].start + q];                  \
-                                }                                                            \
-                            }                                                                \
-                        }                                                                    \
-                    }                                                                        \
-                }                                                                            \
-                for (int64_t ox = 0; ox < ow && !bwd; ox++) {                                \
-                    int64_t div = win_div(p, wz, wy, &wx[ox]);                               \
-                    acc[ox] = div != 0 ? acc[ox] / (T)div : (T)NAN;                          \
-                }                                                                            \
-            }                                                                                \
-        }                                                                                    \
+        return gather(ctx, F8, b, e);                                                        \
     }                                                                                        \
     static int                                                                               \
     avg_fwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
-        for (int64_t pl = b; pl < e; pl++) {                                                 \
-            avg_plane_##SUF(ctx, pl, 0);                                                     \
-        }                                                                                    \
-        return 0;                                                                            \
+        return avg_planes(ctx, F8, b, e, 0);                                                 \
     }                                                                                        \
     static int                                                                               \
     avg_bwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
-        for (int64_t pl = b; pl < e; pl++) {                                                 \
-            avg_plane_##SUF(ctx, pl, 1);                                                     \
-        }                                                                                    \
-        return 0;                                                                            \
+        return avg_planes(ctx, F8, b, e, 1);                                                 \
     }
-
-DEFINE_POOL(float, f4)
-DEFINE_POOL(double, f8)
+DEFINE_POOL(f4, 0)
+DEFINE_POOL(f8, 1)
 #undef DEFINE_POOL
 
 /* Runs fn over the planes of p in parallel without the GIL. */
@@ -446,20 +511,6 @@ pool_param(const char *opname, const PtlIValue *iv, int nd, const char *what,
         v[i] = u < 0 ? fill : iv->u.il.data[n == 1 ? 0 : u];
     }
     return 0;
-}
-
-/* Formats "(1x2x2)" from v[0..n). */
-static const char *
-fmt_x(char *buf, size_t len, const int64_t *v, int n)
-{
-    size_t off = (size_t)snprintf(buf, len, "(");
-    for (int i = 0; i < n && off < len; i++) {
-        off += (size_t)snprintf(buf + off, len - off, "%s%lld", i ? "x" : "", (long long)v[i]);
-    }
-    if (off < len) {
-        snprintf(buf + off, len - off, ")");
-    }
-    return buf;
 }
 
 typedef struct PoolArgs {
@@ -546,7 +597,8 @@ pool_setup(const char *opname, PtlTensorImpl *x, const PtlIValue *s, int nd, int
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Expected %dD or %dD (batch mode) tensor with optional 0 dim "
                                  "batch size for input, but got:%s",
-                                 nd + 1, nd + 2, nn_fmt_list(t2, sizeof(t2), x->sizes, x->dim));
+                                 nd + 1, nd + 2,
+                                 ptl_format_sizes(t2, sizeof(t2), x->dim, x->sizes));
         }
     }
     int64_t c = x->sizes[x->dim - nd - 1], ins[4] = {c}, outs[4] = {c};
@@ -571,7 +623,8 @@ pool_setup(const char *opname, PtlTensorImpl *x, const PtlIValue *s, int nd, int
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given input size: %s. Calculated output size: %s. Output size is "
                              "too small",
-                             fmt_x(t1, sizeof(t1), ins, nd + 1), fmt_x(t2, sizeof(t2), outs, nd + 1));
+                             ptl_format_ints(t1, sizeof(t1), nd + 1, ins, "(", "x", ")"),
+                             ptl_format_ints(t2, sizeof(t2), nd + 1, outs, "(", "x", ")"));
     }
     return 0;
 error:
@@ -814,14 +867,15 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
     }
     if (x->dim != 3 && x->dim != 4) {
         return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected 3D or 4D tensor, but got%s %s",
-                             name, avg ? "" : ":", nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                             name, avg ? "" : ":",
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
     }
     for (int i = x->dim - 2; i < x->dim; i++) {
         if (x->sizes[i] == 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "%s(): Expected input to have non-zero size for non-batch "
                                  "dimensions, but input has sizes %s with dimension %d being empty",
-                                 name, nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim), i);
+                                 name, ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes), i);
         }
     }
     if (osize->u.il.data[0] < 0 || osize->u.il.data[1] < 0) {
@@ -976,8 +1030,8 @@ unpool_setup(PtlTensorImpl *x, PtlTensorImpl *idx, const PtlIValue *osize, PoolP
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Expected shape of indices to be same as that of the input tensor "
                              "(%s) but got indices tensor with shape: %s",
-                             nn_fmt_list(b1, sizeof(b1), x->sizes, x->dim),
-                             nn_fmt_list(b2, sizeof(b2), idx->sizes, idx->dim));
+                             ptl_format_sizes(b1, sizeof(b1), x->dim, x->sizes),
+                             ptl_format_sizes(b2, sizeof(b2), idx->dim, idx->sizes));
     }
     p->planes = 1;
     for (int i = 0; i < x->dim - 2; i++) {

@@ -1,6 +1,5 @@
 /* reduce.c -- reductions (sum, nansum, mean, prod, amax/amin, max/min, argmax/argmin,
- * all/any, var/std, norm, logsumexp, count_nonzero, aminmax), the scans cumsum/cumprod and
- * max/min.other.  Mirrors ATen/native/ReduceOps.cpp, ATen/native/ReduceOpsUtils.h,
+ * all/any, var/std, norm, logsumexp, count_nonzero, aminmax).  Mirrors ATen/native/ReduceOps.cpp, ATen/native/ReduceOpsUtils.h,
  * ATen/native/cpu/ReduceOpsKernel.cpp and ATen/native/cpu/SumKernel.cpp.
  *
  * Note [Reduction plan]
@@ -31,6 +30,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "block_load.h"
 #include "native.h"
 
 #define BLOCK 256
@@ -66,112 +66,6 @@ typedef struct Plan {
     int take_sqrt;           /* std */
     int64_t cw;              /* column reductions: outputs per work unit */
 } Plan;
-
-/* ---- loading and storing BLOCK elements as double / int64 ---- */
-
-typedef void (*LoadD)(const char *p, int64_t st, int64_t n, double *buf);
-typedef void (*LoadI)(const char *p, int64_t st, int64_t n, int64_t *buf);
-typedef void (*StoreD)(char *p, int64_t st, int64_t n, const double *buf);
-typedef void (*StoreI)(char *p, int64_t st, int64_t n, const int64_t *buf);
-
-#define LD_b1(X) ((X) != 0)
-#define LD_u1(X) (X)
-#define LD_i1(X) (X)
-#define LD_i2(X) (X)
-#define LD_i4(X) (X)
-#define LD_i8(X) (X)
-#define LD_f2(X) ptl_half_to_f(X)
-#define LD_bf(X) ptl_bf16_to_f(X)
-#define LD_f4(X) (X)
-#define LD_f8(X) (X)
-
-#define DEFINE_LOAD_D(E, T, TAG, NAME, LEGACY, FMT)                                       \
-    static void                                                                           \
-    load_d_##TAG(const char *p, int64_t st, int64_t n, double *buf)                       \
-    {                                                                                     \
-        if (st == (int64_t)sizeof(T)) {                                                   \
-            const T *x = (const T *)p;                                                    \
-            for (int64_t k = 0; k < n; k++) {                                             \
-                buf[k] = (double)LD_##TAG(x[k]);                                          \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            buf[k] = (double)LD_##TAG(*(const T *)(p + k * st));                          \
-        }                                                                                 \
-    }
-PTL_FORALL_DTYPES(DEFINE_LOAD_D)
-#undef DEFINE_LOAD_D
-
-#define DEFINE_LOAD_I(T, TAG)                                                             \
-    static void                                                                           \
-    load_i_##TAG(const char *p, int64_t st, int64_t n, int64_t *buf)                      \
-    {                                                                                     \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            buf[k] = (int64_t)LD_##TAG(*(const T *)(p + k * st));                         \
-        }                                                                                 \
-    }                                                                                     \
-    static void                                                                           \
-    store_i_##TAG(char *p, int64_t st, int64_t n, const int64_t *buf)                     \
-    {                                                                                     \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            *(T *)(p + k * st) = (T)(buf[k]);                                             \
-        }                                                                                 \
-    }
-DEFINE_LOAD_I(uint8_t, u1)
-DEFINE_LOAD_I(int8_t, i1)
-DEFINE_LOAD_I(int16_t, i2)
-DEFINE_LOAD_I(int32_t, i4)
-DEFINE_LOAD_I(int64_t, i8)
-#undef DEFINE_LOAD_I
-
-static void
-load_i_b1(const char *p, int64_t st, int64_t n, int64_t *buf)
-{
-    for (int64_t k = 0; k < n; k++) {
-        buf[k] = p[k * st] != 0;
-    }
-}
-
-static void
-store_i_b1(char *p, int64_t st, int64_t n, const int64_t *buf)
-{
-    for (int64_t k = 0; k < n; k++) {
-        p[k * st] = (char)(buf[k] != 0);
-    }
-}
-
-#define DEFINE_STORE_D(T, TAG, CONV)                                                      \
-    static void                                                                           \
-    store_d_##TAG(char *p, int64_t st, int64_t n, const double *buf)                      \
-    {                                                                                     \
-        for (int64_t k = 0; k < n; k++) {                                                 \
-            *(T *)(p + k * st) = CONV(buf[k]);                                            \
-        }                                                                                 \
-    }
-#define TO_HALF(V) ptl_f_to_half((float)(V))
-#define TO_BF16(V) ptl_f_to_bf16((float)(V))
-DEFINE_STORE_D(ptl_half, f2, TO_HALF)
-DEFINE_STORE_D(ptl_bf16, bf, TO_BF16)
-DEFINE_STORE_D(float, f4, (float))
-DEFINE_STORE_D(double, f8, PTL_ID)
-#undef DEFINE_STORE_D
-
-/* ORDER DTYPE */
-static const LoadD load_d[PTL_DTYPE_COUNT] = {
-    load_d_b1, load_d_u1, load_d_i1, load_d_i2, load_d_i4,
-    load_d_i8, load_d_f2, load_d_bf, load_d_f4, load_d_f8,
-};
-static const LoadI load_i[PTL_DTYPE_COUNT] = {
-    load_i_b1, load_i_u1, load_i_i1, load_i_i2, load_i_i4, load_i_i8,
-};
-static const StoreI store_i[PTL_DTYPE_COUNT] = {
-    store_i_b1, store_i_u1, store_i_i1, store_i_i2, store_i_i4, store_i_i8,
-};
-static const StoreD store_d[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = store_d_f2, [PTL_DTYPE_BFLOAT16] = store_d_bf,
-    [PTL_DTYPE_FLOAT32] = store_d_f4, [PTL_DTYPE_FLOAT64] = store_d_f8,
-};
 
 /* ---- contiguous float sums: independent accumulators, AVX2 when the CPU has it ---- */
 
@@ -791,11 +685,11 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
     for (int64_t k = 0; k < n; k += BLOCK) {
         int64_t m = n - k < BLOCK ? n - k : BLOCK;
         if (pl->use_int) {
-            load_i[pl->dt](p + k * st, st, m, bi);
+            ptl_block_load_i[pl->dt](p + k * st, st, m, bi);
             step_i(pl, acc, bi, m, idx0 + k);
         }
         else {
-            load_d[pl->dt](p + k * st, st, m, bd);
+            ptl_block_load_d[pl->dt](p + k * st, st, m, bd);
             step_d(pl, acc, bd, m, idx0 + k);
         }
     }
@@ -944,13 +838,13 @@ add_row(const Plan *pl, double *acc, int64_t *iacc, const char *p, int64_t n, in
     for (int64_t k0 = 0; k0 < n; k0 += BLOCK) {
         int64_t m = n - k0 < BLOCK ? n - k0 : BLOCK;
         if (pl->use_int) {
-            load_i[pl->dt](p + k0 * isz, isz, m, bi);
+            ptl_block_load_i[pl->dt](p + k0 * isz, isz, m, bi);
             for (int64_t k = 0; k < m; k++) {
                 iacc[k0 + k] = (int64_t)((uint64_t)iacc[k0 + k] + (uint64_t)bi[k]);
             }
         }
         else {
-            load_d[pl->dt](p + k0 * isz, isz, m, bd);
+            ptl_block_load_d[pl->dt](p + k0 * isz, isz, m, bd);
             for (int64_t k = 0; k < m; k++) {
                 acc[k0 + k] += pl->kind == R_NANSUM && isnan(bd[k]) ? 0 : bd[k];
             }
@@ -1542,159 +1436,6 @@ aminmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return reduce_into(s, R_MINMAX, self, mask, s[2].u.b, self->dtype, self->dtype, 0, 0, 0);
 }
 
-/* ---- scans ---- */
-
-typedef struct ScanJob {
-    PtlTensorImpl *src, *out;   /* same shape and dtype; out contiguous */
-    int dim;                    /* scanned dim, or -1 for a 0-dim tensor */
-    int is_prod;
-} ScanJob;
-
-static int
-scan_lines(void *ctx, int64_t b, int64_t e)
-{
-    const ScanJob *job = ctx;
-    const PtlTensorImpl *src = job->src, *out = job->out;
-    int64_t isz = (int64_t)ptl_tensor_itemsize(src);
-    int64_t len = job->dim >= 0 ? src->sizes[job->dim] : 1;
-    int64_t ist = job->dim >= 0 ? src->strides[job->dim] * isz : 0;
-    int64_t ost = job->dim >= 0 ? out->strides[job->dim] * isz : 0;
-    int use_int = ptl_dtype_is_integral(src->dtype, 1);
-    double bd[BLOCK];
-    int64_t bi[BLOCK];
-    for (int64_t l = b; l < e; l++) {
-        const char *p = ptl_tensor_data(src);
-        char *q = ptl_tensor_data(out);
-        int64_t rest = l;
-        for (int d = src->dim - 1; d >= 0; d--) {
-            if (d != job->dim) {
-                p += (rest % src->sizes[d]) * src->strides[d] * isz;
-                q += (rest % src->sizes[d]) * out->strides[d] * isz;
-                rest /= src->sizes[d];
-            }
-        }
-        double ad = job->is_prod ? 1 : 0;
-        uint64_t ai = job->is_prod ? 1 : 0;
-        for (int64_t k = 0; k < len; k += BLOCK) {
-            int64_t m = len - k < BLOCK ? len - k : BLOCK;
-            if (use_int) {
-                load_i[src->dtype](p + k * ist, ist, m, bi);
-                for (int64_t t = 0; t < m; t++) {
-                    ai = job->is_prod ? ai * (uint64_t)bi[t] : ai + (uint64_t)bi[t];
-                    bi[t] = (int64_t)ai;
-                }
-                store_i[src->dtype](q + k * ost, ost, m, bi);
-            }
-            else {
-                load_d[src->dtype](p + k * ist, ist, m, bd);
-                for (int64_t t = 0; t < m; t++) {
-                    ad = job->is_prod ? ad * bd[t] : ad + bd[t];
-                    bd[t] = ad;
-                }
-                store_d[src->dtype](q + k * ost, ost, m, bd);
-            }
-        }
-    }
-    return 0;
-}
-
-/* cumsum / cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
- * [*] -> [*]; integer and bool inputs accumulate in int64 unless dtype= is given */
-static int
-scan_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *src = NULL, *out = NULL;
-    int64_t d = s[1].u.i;
-    PtlDtype dt = opt_dtype(&s[2]);
-    ScanJob job;
-    if (ptl_wrap_dim(&d, self->dim) < 0) {
-        return -1;
-    }
-    if (dt == PTL_DTYPE_UNDEFINED) {
-        dt = ptl_dtype_is_integral(self->dtype, 1) ? PTL_DTYPE_INT64 : self->dtype;
-    }
-    src = dt != self->dtype ? ptl_cast(self, dt) : self;
-    if (src == NULL) {
-        return -1;
-    }
-    if (src == self) {
-        ptl_incref(self);
-    }
-    if ((out = ptl_empty(self->dim, self->sizes, dt, self->device)) == NULL) {
-        goto error;
-    }
-    job.src = src;
-    job.out = out;
-    job.dim = self->dim > 0 ? (int)d : -1;
-    job.is_prod = op->id == PTL_OP_cumprod;
-    int64_t len = self->dim > 0 ? self->sizes[d] : 1;
-    if (self->numel > 0) {
-        void *token = self->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
-        int rc = ptl_parallel_for(0, self->numel / len, PTL_GRAIN_SIZE / len + 1, scan_lines,
-                                  &job);
-        ptl_nogil_end(token);
-        if (rc < 0) {
-            goto error;
-        }
-    }
-    ptl_decref(src);
-    s[0] = ptl_iv_tensor(out);
-    return 0;
-error:
-    ptl_xdecref(src);
-    ptl_xdecref(out);
-    return -1;
-}
-
-/* ---- max.other / min.other: elementwise, NaN-propagating (maximum / minimum) ---- */
-
-#define DEFINE_MAXMIN_LOOP(NAME, T, DT, LOAD, PICK)                                       \
-    static void                                                                           \
-    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
-    {                                                                                     \
-        (void)extra;                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            T a = *(const T *)(d[1] + i * s[1]), b = *(const T *)(d[2] + i * s[2]);       \
-            *(T *)(d[0] + i * s[0]) = PICK(LOAD(a), LOAD(b)) ? a : b;                     \
-        }                                                                                 \
-    }
-
-#define PICK_MAX_I(A, B) ((A) > (B))
-#define PICK_MIN_I(A, B) ((A) < (B))
-#define PICK_MAX_F(A, B) (isnan(A) || (A) > (B))
-#define PICK_MIN_F(A, B) (isnan(A) || (A) < (B))
-
-#define DEFINE_MAXMIN_ALL(NAME, PI, PF)                                                   \
-    DEFINE_MAXMIN_LOOP(NAME, uint8_t, b1, PTL_ID, PI)                                     \
-    DEFINE_MAXMIN_LOOP(NAME, uint8_t, u1, PTL_ID, PI)                                     \
-    DEFINE_MAXMIN_LOOP(NAME, int8_t, i1, PTL_ID, PI)                                      \
-    DEFINE_MAXMIN_LOOP(NAME, int16_t, i2, PTL_ID, PI)                                     \
-    DEFINE_MAXMIN_LOOP(NAME, int32_t, i4, PTL_ID, PI)                                     \
-    DEFINE_MAXMIN_LOOP(NAME, int64_t, i8, PTL_ID, PI)                                     \
-    DEFINE_MAXMIN_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, PF)                               \
-    DEFINE_MAXMIN_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, PF)                               \
-    DEFINE_MAXMIN_LOOP(NAME, float, f4, PTL_ID, PF)                                       \
-    DEFINE_MAXMIN_LOOP(NAME, double, f8, PTL_ID, PF)                                      \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
-        NAME##_loop_b1, NAME##_loop_u1, NAME##_loop_i1, NAME##_loop_i2, NAME##_loop_i4,   \
-        NAME##_loop_i8, NAME##_loop_f2, NAME##_loop_bf, NAME##_loop_f4, NAME##_loop_f8,   \
-    };
-
-DEFINE_MAXMIN_ALL(maximum, PICK_MAX_I, PICK_MAX_F)
-DEFINE_MAXMIN_ALL(minimum, PICK_MIN_I, PICK_MIN_F)
-
-static const int self_other[2] = {0, 1};
-
-/* max.other / min.other(Tensor self, Tensor other) -> Tensor */
-static int
-max_other_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)ks;
-    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(),
-                         op->id == PTL_OP_max_other ? maximum_loops : minimum_loops, NULL);
-}
-
 static const PtlKernelReg reduce_cpu[] = {
     {PTL_OP_sum, PTL_KEY_CPU, sum_cpu},
     {PTL_OP_sum_dim_IntList, PTL_KEY_CPU, sum_cpu},
@@ -1711,8 +1452,6 @@ static const PtlKernelReg reduce_cpu[] = {
     {PTL_OP_min_dim, PTL_KEY_CPU, argmax_cpu},
     {PTL_OP_argmax, PTL_KEY_CPU, argmax_cpu},
     {PTL_OP_argmin, PTL_KEY_CPU, argmax_cpu},
-    {PTL_OP_max_other, PTL_KEY_CPU, max_other_cpu},
-    {PTL_OP_min_other, PTL_KEY_CPU, max_other_cpu},
     {PTL_OP_all, PTL_KEY_CPU, all_cpu},
     {PTL_OP_all_dim, PTL_KEY_CPU, all_cpu},
     {PTL_OP_all_dims, PTL_KEY_CPU, all_cpu},
@@ -1734,8 +1473,6 @@ static const PtlKernelReg reduce_cpu[] = {
     {PTL_OP_norm_Scalar, PTL_KEY_CPU, norm_cpu},
     {PTL_OP_norm_ScalarOpt_dim, PTL_KEY_CPU, norm_cpu},
     {PTL_OP_logsumexp, PTL_KEY_CPU, logsumexp_cpu},
-    {PTL_OP_cumsum, PTL_KEY_CPU, scan_cpu},
-    {PTL_OP_cumprod, PTL_KEY_CPU, scan_cpu},
     {PTL_OP_count_nonzero_dim_IntList, PTL_KEY_CPU, count_nonzero_cpu},
     {PTL_OP_count_nonzero, PTL_KEY_CPU, count_nonzero_cpu},
     {PTL_OP_aminmax, PTL_KEY_CPU, aminmax_cpu},

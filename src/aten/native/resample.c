@@ -270,7 +270,8 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Expected %dD or %dD (batch mode) tensor with possibly 0 batch "
                                  "size and other non-zero dimensions for input, but got: %s",
-                                 nd + 1, nd + 2, nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                                 nd + 1, nd + 2,
+                                 ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
         }
         if (nn_check_dtype(pi->name, x->dtype, 1) < 0) {
             return -1;
@@ -294,7 +295,7 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
                                  "input dimension, but got: padding (%lld, %lld) at dimension %d "
                                  "of input %s",
                                  4 + 2 * i, (long long)l, (long long)r, (int)(x->dim - 1 - i),
-                                 nn_fmt_list(buf, sizeof(buf), x->sizes, x->dim));
+                                 ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
         }
         if (pi->mode == PAD_CIRCULAR && (l > in || r > in)) {
             return ptl_error_set(PTL_ERR_RUNTIME,
@@ -699,12 +700,12 @@ affine_grid_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         PTL_CHECK(t->dim == 3 && t->sizes[0] == n && t->sizes[1] == nd && t->sizes[2] == nd + 1,
                   PTL_ERR_RUNTIME, "affine_grid_generator: expected theta of size [%lld, %d, %d], "
                   "but got %s",
-                  (long long)n, nd, nd + 1, nn_fmt_list(buf, sizeof(buf), t->sizes, t->dim));
+                  (long long)n, nd, nd + 1, ptl_format_sizes(buf, sizeof(buf), t->dim, t->sizes));
     }
     else {
         PTL_CHECK(t->dim == nd + 2 && t->numel == n * vol * nd, PTL_ERR_RUNTIME,
                   "affine_grid_generator_backward: grad of size %s does not match size",
-                  nn_fmt_list(buf, sizeof(buf), t->sizes, t->dim));
+                  ptl_format_sizes(buf, sizeof(buf), t->dim, t->sizes));
     }
     if (nn_check_dtype("affine_grid_generator", t->dtype, 0) < 0) {
         return -1;

@@ -134,18 +134,6 @@ typedef struct Arg {
     int pos;            /* 1-based, as in PyTorch's messages */
 } Arg;
 
-static void
-format_sizes(const PtlTensorImpl *t, char *buf, size_t n)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int d = 0; d < t->dim && off < n; d++) {
-        off += (size_t)snprintf(buf + off, n - off, d ? ", %lld" : "%lld", (long long)t->sizes[d]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-}
-
 static int
 check_dim(const char *fn, Arg a, int dim)
 {
@@ -163,8 +151,8 @@ check_same_size(const char *fn, Arg a, Arg b)
     if (a.t->dim != b.t->dim ||
         memcmp(a.t->sizes, b.t->sizes, sizeof(int64_t) * (size_t)a.t->dim) != 0) {
         char sa[128], sb[128];
-        format_sizes(a.t, sa, sizeof(sa));
-        format_sizes(b.t, sb, sizeof(sb));
+        ptl_format_sizes(sa, sizeof(sa), a.t->dim, a.t->sizes);
+        ptl_format_sizes(sb, sizeof(sb), b.t->dim, b.t->sizes);
         return ptl_error_set(PTL_ERR_RUNTIME, "Expected tensor for argument #%d '%s' to have "
                              "same size as tensor for argument #%d '%s'; but %s does not equal "
                              "%s (while checking arguments for %s)", a.pos, a.name, b.pos,

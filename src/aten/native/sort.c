@@ -949,39 +949,23 @@ error:
     return -1;
 }
 
-/* quantile / nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *,
- *                        str interpolation="linear") -> Tensor
- * .scalar(Tensor self, float q, ...) -> Tensor
- * A composite: sort (NaN last), gather the two neighbours of each rank, lerp between them.
- * With a tensor q and linear interpolation the lerp weight is made from q by dispatcher ops
- * (quantile_weight), so q gets a gradient; the other modes leave q unconnected, as PyTorch.
- * [*, n, *] -> [nq, *, *] (scalar q: no nq dim; keepdim keeps the reduced dims as 1) */
+/* quantile's argument checks, in PyTorch's order; sets *mode (an index into
+ * interpolations) and *d (the wrapped dim, 0 for dim=None).  -1 with the error set. */
 static int
-quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+quantile_check(const PtlIValue *s, int scalar_q, int *mode, int64_t *d)
 {
-    (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *qt = NULL, *x = NULL, *sorted = NULL, *moved = NULL;
-    PtlTensorImpl *lo = NULL, *hi = NULL, *w = NULL, *vlo = NULL, *vhi = NULL, *r = NULL;
-    PtlTensorImpl *rm = NULL, *scale = NULL, *nan_lane = NULL;
-    int scalar_q = op->id == PTL_OP_quantile_scalar || op->id == PTL_OP_nanquantile_scalar;
-    int ignore_nan = op->id == PTL_OP_nanquantile || op->id == PTL_OP_nanquantile_scalar;
-    int keepdim = s[3].u.b, mode = -1, q1d = 0;
-    double *q = NULL, qs = 0;
-    int64_t nq = 1, d = 0, sizes[PTL_MAX_DIMS + 1];
-    int nd = 0;
-    if (scalar_q) {
-        qs = s[1].u.d;
-        if (!(qs >= 0 && qs <= 1)) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "quantile() q must be in the range [0, 1] but got %g", qs);
-        }
+    PtlTensorImpl *self = s[0].u.t;
+    if (scalar_q && !(s[1].u.d >= 0 && s[1].u.d <= 1)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "quantile() q must be in the range [0, 1] but got %g", s[1].u.d);
     }
+    *mode = -1;
     for (int i = 0; i < 5; i++) {
         if (strcmp(s[4].u.s, interpolations[i]) == 0) {
-            mode = i;
+            *mode = i;
         }
     }
-    if (mode < 0) {
+    if (*mode < 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "quantile() interpolation must be one of linear, lower, higher, "
                              "midpoint or nearest, but got %s", s[4].u.s);
@@ -1000,101 +984,161 @@ quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "quantile() q tensor must be same dtype as the input tensor");
     }
+    *d = 0;
     if (s[2].tag != PTL_IV_NONE) {
-        d = s[2].u.i;
-        if (ptl_wrap_dim(&d, self->dim) < 0) {
+        *d = s[2].u.i;
+        if (ptl_wrap_dim(d, self->dim) < 0) {
             return -1;
         }
     }
-    /* q as doubles */
-    if (scalar_q) {
-        q = &qs;
+    return 0;
+}
+
+/* The values of the q tensor (borrowed) as a malloc'd array of q->numel doubles, each
+ * checked to lie in [0, 1]; NULL with the error set. */
+static double *
+quantile_q_values(PtlTensorImpl *q)
+{
+    PtlTensorImpl *qt = ptl_contiguous(q);
+    double *v = NULL;
+    if (qt == NULL) {
+        return NULL;
+    }
+    if ((v = malloc(sizeof(double) * (size_t)(q->numel + 1))) == NULL) {
+        ptl_error_set(PTL_ERR_RUNTIME, "quantile: out of memory");
+        goto error;
+    }
+    for (int64_t j = 0; j < q->numel; j++) {
+        v[j] = ptl_load_double((const char *)ptl_tensor_data(qt) +
+                               j * (int64_t)ptl_tensor_itemsize(qt), qt->dtype);
+        if (!(v[j] >= 0 && v[j] <= 1)) {
+            ptl_error_set(PTL_ERR_RUNTIME, "quantile() q values must be in the range [0, 1]");
+            goto error;
+        }
+    }
+    ptl_decref(qt);
+    return v;
+error:
+    free(v);
+    ptl_decref(qt);
+    return NULL;
+}
+
+/* The sort step: the lanes of self along dim d sorted (NaN last) and moved to the last dim;
+ * `flatten` (dim=None or a 0-dim self) sorts one flattened lane.  [*, n, *] -> [*, *, n];
+ * a new reference, or NULL with the error set. */
+static PtlTensorImpl *
+quantile_sorted_lanes(PtlTensorImpl *self, int flatten, int64_t d)
+{
+    PtlTensorImpl *x = NULL, *sorted = NULL, *moved = NULL;
+    int64_t flat = -1;
+    PtlIValue a[2] = {ptl_iv_tensor(self), ptl_iv_intlist(&flat, 1)};
+    if (flatten) {
+        if ((x = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
+            return NULL;
+        }
     }
     else {
-        q1d = s[1].u.t->dim == 1;
-        nq = s[1].u.t->numel;
-        if ((qt = ptl_contiguous(s[1].u.t)) == NULL) {
-            return -1;
-        }
-        if ((q = malloc(sizeof(double) * (size_t)(nq + 1))) == NULL) {
-            ptl_decref(qt);
-            return ptl_error_set(PTL_ERR_RUNTIME, "quantile: out of memory");
-        }
-        for (int64_t j = 0; j < nq; j++) {
-            q[j] = ptl_load_double((const char *)ptl_tensor_data(qt) + j * (int64_t)
-                                   ptl_tensor_itemsize(qt), qt->dtype);
-            if (!(q[j] >= 0 && q[j] <= 1)) {
-                ptl_error_set(PTL_ERR_RUNTIME, "quantile() q values must be in the range [0, 1]");
-                goto error;
-            }
-        }
+        x = self;
+        ptl_incref(x);
     }
-    /* x: the lanes along dim d (dim None or a 0-dim self: one flattened lane) */
-    {
-        int64_t flat = -1;
-        PtlIValue a[2] = {ptl_iv_tensor(self), ptl_iv_intlist(&flat, 1)};
-        if (s[2].tag == PTL_IV_NONE || self->dim == 0) {
-            if ((x = ptl_call_tensor(PTL_OP_reshape, a)) == NULL) {
-                goto error;
-            }
-            d = 0;
-        }
-        else {
-            x = self;
-            ptl_incref(x);
-        }
-    }
-    {
-        PtlIValue a[3] = {ptl_iv_tensor(x), ptl_iv_int(d), ptl_iv_bool(0)};
-        if ((sorted = ptl_call_tensor(PTL_OP_sort, a)) == NULL) {
-            goto error;
-        }
+    PtlIValue so[3] = {ptl_iv_tensor(x), ptl_iv_int(d), ptl_iv_bool(0)};
+    if ((sorted = ptl_call_tensor(PTL_OP_sort, so)) != NULL) {
         PtlIValue m[3] = {ptl_iv_tensor(sorted), ptl_iv_int(d), ptl_iv_int(-1)};
-        if ((moved = ptl_call_tensor(PTL_OP_movedim_int, m)) == NULL) {
-            goto error;
-        }
+        moved = ptl_call_tensor(PTL_OP_movedim_int, m);
     }
-    /* gather positions of shape [lanes..., nq] */
+    ptl_xdecref(sorted);
+    ptl_decref(x);
+    return moved;
+}
+
+/* The gather and lerp steps over sorted lanes `moved` [*, n]: the two neighbours of each
+ * rank of q[0..nq) and the weight between them.  q_tensor (borrowed; NULL for a scalar q)
+ * makes the linear weight by dispatcher ops, so that q gets a gradient.
+ * [*, n] -> [nq, *]; a new reference, or NULL with the error set. */
+static PtlTensorImpl *
+quantile_interpolate(PtlTensorImpl *moved, const double *q, int64_t nq, int mode, int ignore_nan,
+                     PtlTensorImpl *q_tensor)
+{
+    PtlTensorImpl *lo = NULL, *hi = NULL, *w = NULL, *vlo = NULL, *vhi = NULL, *r = NULL;
+    PtlTensorImpl *rm = NULL, *scale = NULL, *nan_lane = NULL;
+    int64_t sizes[PTL_MAX_DIMS + 1];
     memcpy(sizes, moved->sizes, sizeof(int64_t) * (size_t)moved->dim);
     sizes[moved->dim - 1] = nq;
-    if ((lo = ptl_empty(moved->dim, sizes, PTL_DTYPE_INT64, self->device)) == NULL ||
-        (hi = ptl_empty(moved->dim, sizes, PTL_DTYPE_INT64, self->device)) == NULL ||
-        (w = ptl_empty(moved->dim, sizes, self->dtype, self->device)) == NULL) {
-        goto error;
+    if ((lo = ptl_empty(moved->dim, sizes, PTL_DTYPE_INT64, moved->device)) == NULL ||
+        (hi = ptl_empty(moved->dim, sizes, PTL_DTYPE_INT64, moved->device)) == NULL ||
+        (w = ptl_empty(moved->dim, sizes, moved->dtype, moved->device)) == NULL) {
+        goto done;
     }
-    if (!scalar_q && mode == 0) {
+    if (q_tensor != NULL && mode == 0) {
         /* linear: the weight depends on q, so it is computed from q with dispatcher ops */
         sizes[moved->dim - 1] = 1;
-        if ((scale = ptl_empty(moved->dim, sizes, self->dtype, self->device)) == NULL ||
-            (nan_lane = ptl_empty(moved->dim, sizes, PTL_DTYPE_BOOL, self->device)) == NULL) {
-            goto error;
+        if ((scale = ptl_empty(moved->dim, sizes, moved->dtype, moved->device)) == NULL ||
+            (nan_lane = ptl_empty(moved->dim, sizes, PTL_DTYPE_BOOL, moved->device)) == NULL) {
+            goto done;
         }
-        sizes[moved->dim - 1] = nq;
     }
     if (quantile_ranks(moved, q, nq, mode, ignore_nan, lo, hi, w, scale, nan_lane) < 0) {
-        goto error;
+        goto done;
     }
-    if (scale != NULL && quantile_weight(s[1].u.t, moved->dim, scale, nan_lane, lo, &w) < 0) {
-        goto error;
+    if (scale != NULL && quantile_weight(q_tensor, moved->dim, scale, nan_lane, lo, &w) < 0) {
+        goto done;
     }
-    {
-        PtlIValue g1[3] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(lo)};
-        PtlIValue g2[3] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(hi)};
-        if ((vlo = ptl_call_tensor(PTL_OP_gather, g1)) == NULL ||
-            (vhi = ptl_call_tensor(PTL_OP_gather, g2)) == NULL) {
-            goto error;
-        }
-        PtlIValue l3[3] = {ptl_iv_tensor(vlo), ptl_iv_tensor(vhi), ptl_iv_tensor(w)};
-        if ((r = ptl_call_tensor(PTL_OP_lerp_Tensor, l3)) == NULL) {
-            goto error;
-        }
-        PtlIValue m[3] = {ptl_iv_tensor(r), ptl_iv_int(-1), ptl_iv_int(0)};
-        if ((rm = ptl_call_tensor(PTL_OP_movedim_int, m)) == NULL) {
-            goto error;
-        }
+    PtlIValue g1[3] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(lo)};
+    PtlIValue g2[3] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(hi)};
+    if ((vlo = ptl_call_tensor(PTL_OP_gather, g1)) == NULL ||
+        (vhi = ptl_call_tensor(PTL_OP_gather, g2)) == NULL) {
+        goto done;
+    }
+    PtlIValue l3[3] = {ptl_iv_tensor(vlo), ptl_iv_tensor(vhi), ptl_iv_tensor(w)};
+    if ((r = ptl_call_tensor(PTL_OP_lerp_Tensor, l3)) == NULL) {
+        goto done;
+    }
+    PtlIValue m[3] = {ptl_iv_tensor(r), ptl_iv_int(-1), ptl_iv_int(0)};
+    rm = ptl_call_tensor(PTL_OP_movedim_int, m);
+done:
+    ptl_xdecref(r);
+    ptl_xdecref(nan_lane);
+    ptl_xdecref(scale);
+    ptl_xdecref(vhi);
+    ptl_xdecref(vlo);
+    ptl_xdecref(w);
+    ptl_xdecref(hi);
+    ptl_xdecref(lo);
+    return rm;
+}
+
+/* quantile / nanquantile(Tensor self, Tensor q, int? dim=None, bool keepdim=False, *,
+ *                        str interpolation="linear") -> Tensor
+ * .scalar(Tensor self, float q, ...) -> Tensor
+ * A composite: sort (NaN last), gather the two neighbours of each rank, lerp between them.
+ * With a tensor q and linear interpolation the lerp weight is made from q by dispatcher ops
+ * (quantile_weight), so q gets a gradient; the other modes leave q unconnected, as PyTorch.
+ * [*, n, *] -> [nq, *, *] (scalar q: no nq dim; keepdim keeps the reduced dims as 1) */
+static int
+quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *moved = NULL, *rm = NULL;
+    int scalar_q = op->id == PTL_OP_quantile_scalar || op->id == PTL_OP_nanquantile_scalar;
+    int ignore_nan = op->id == PTL_OP_nanquantile || op->id == PTL_OP_nanquantile_scalar;
+    int keepdim = s[3].u.b, mode = 0, nd = 0;
+    double qs = scalar_q ? s[1].u.d : 0, *q = &qs;
+    int64_t nq = scalar_q ? 1 : s[1].u.t->numel, d = 0, sizes[PTL_MAX_DIMS + 1];
+    if (quantile_check(s, scalar_q, &mode, &d) < 0) {
+        return -1;
+    }
+    if (!scalar_q && (q = quantile_q_values(s[1].u.t)) == NULL) {
+        return -1;
+    }
+    int flatten = s[2].tag == PTL_IV_NONE || self->dim == 0;
+    if ((moved = quantile_sorted_lanes(self, flatten, flatten ? 0 : d)) == NULL ||
+        (rm = quantile_interpolate(moved, q, nq, mode, ignore_nan,
+                                   scalar_q ? NULL : s[1].u.t)) == NULL) {
+        goto error;
     }
     /* the result's shape: [nq]? + self's shape without (or with 1 for) the reduced dims */
-    if (q1d) {
+    if (!scalar_q && s[1].u.t->dim == 1) {
         sizes[nd++] = nq;
     }
     for (int i = 0; i < self->dim; i++) {
@@ -1107,47 +1151,23 @@ quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             sizes[nd++] = self->sizes[i];
         }
     }
-    {
-        PtlIValue a[2] = {ptl_iv_tensor(rm), ptl_iv_intlist(sizes, nd)};
-        PtlTensorImpl *out = ptl_call_tensor(PTL_OP_reshape, a);
-        if (out == NULL) {
-            goto error;
-        }
-        s[0] = ptl_iv_tensor(out);
+    PtlIValue a[2] = {ptl_iv_tensor(rm), ptl_iv_intlist(sizes, nd)};
+    PtlTensorImpl *out = ptl_call_tensor(PTL_OP_reshape, a);
+    if (out == NULL) {
+        goto error;
     }
+    s[0] = ptl_iv_tensor(out);
     ptl_decref(rm);
-    ptl_decref(r);
-    ptl_xdecref(nan_lane);
-    ptl_xdecref(scale);
-    ptl_decref(vhi);
-    ptl_decref(vlo);
-    ptl_decref(w);
-    ptl_decref(hi);
-    ptl_decref(lo);
     ptl_decref(moved);
-    ptl_decref(sorted);
-    ptl_decref(x);
     if (!scalar_q) {
         free(q);
-        ptl_decref(qt);
     }
     return 0;
 error:
     ptl_xdecref(rm);
-    ptl_xdecref(r);
-    ptl_xdecref(nan_lane);
-    ptl_xdecref(scale);
-    ptl_xdecref(vhi);
-    ptl_xdecref(vlo);
-    ptl_xdecref(w);
-    ptl_xdecref(hi);
-    ptl_xdecref(lo);
     ptl_xdecref(moved);
-    ptl_xdecref(sorted);
-    ptl_xdecref(x);
     if (!scalar_q) {
         free(q);
-        ptl_xdecref(qt);
     }
     return -1;
 }

@@ -348,19 +348,6 @@ mixed_cmp(const char *b, PtlDtype bt, const char *v, PtlDtype vt)
     return (x > y) - (x < y);
 }
 
-static void
-format_shape(char *buf, size_t n, const PtlTensorImpl *t)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < t->dim && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "",
-                                (long long)t->sizes[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-}
-
 /* searchsorted(boundaries (1-D, or rows matching self's leading dims), self, out_int32,
  * right, side, sorter): for each value, the first position whose boundary is >= value
  * (> value when right) */
@@ -377,8 +364,8 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
             ok = bnd->sizes[d] == vals->sizes[d];
         }
         if (!ok) {
-            format_shape(b1, sizeof(b1), bnd);
-            format_shape(b2, sizeof(b2), vals);
+            ptl_format_sizes(b1, sizeof(b1), bnd->dim, bnd->sizes);
+            ptl_format_sizes(b2, sizeof(b2), vals->dim, vals->sizes);
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "torch.searchsorted(): boundaries tensor should be 1 dimension "
                                  "or the first N-1 dimensions of boundaries tensor and input "
@@ -395,8 +382,8 @@ search(PtlIValue *s, PtlTensorImpl *bnd, PtlTensorImpl *vals, int out_int32, int
         }
         if (sorter->dim != bnd->dim ||
             memcmp(sorter->sizes, bnd->sizes, sizeof(int64_t) * (size_t)bnd->dim) != 0) {
-            format_shape(b1, sizeof(b1), bnd);
-            format_shape(b2, sizeof(b2), sorter);
+            ptl_format_sizes(b1, sizeof(b1), bnd->dim, bnd->sizes);
+            ptl_format_sizes(b2, sizeof(b2), sorter->dim, sorter->sizes);
             return ptl_error_set(PTL_ERR_RUNTIME, "torch.searchsorted(): boundary and sorter must "
                                                   "have the same size, but got boundary tensor "
                                                   "%sand got sorter tensor %s",

@@ -8,18 +8,6 @@
 #include "../../c10/error.h"
 #include "native.h"
 
-static void
-format_sizes(char *buf, size_t n, int dim, const int64_t *sizes)
-{
-    size_t off = (size_t)snprintf(buf, n, "[");
-    for (int i = 0; i < dim && off < n; i++) {
-        off += (size_t)snprintf(buf + off, n - off, "%s%lld", i ? ", " : "", (long long)sizes[i]);
-    }
-    if (off < n) {
-        snprintf(buf + off, n - off, "]");
-    }
-}
-
 static int
 set_view(PtlIValue *s, PtlTensorImpl *self, int dim, const int64_t *sizes,
          const int64_t *strides, int64_t offset)
@@ -62,7 +50,7 @@ ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out)
     if (infer < 0 && prod == numel) {
         return 0;
     }
-    format_sizes(buf, sizeof(buf), (int)n, shape);
+    ptl_format_sizes(buf, sizeof(buf), n, shape);
     if (infer >= 0 && prod == 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "cannot reshape tensor of %lld elements into shape %s because the "
@@ -302,8 +290,8 @@ expand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
     char b1[128], b2[128];
     if (n < self->dim) {
-        format_sizes(b1, sizeof(b1), (int)n, want);
-        format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+        ptl_format_sizes(b1, sizeof(b1), n, want);
+        ptl_format_sizes(b2, sizeof(b2), self->dim, self->sizes);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "expand(torch.FloatTensor{%s}, size=%s): the number of sizes "
                              "provided (%lld) must be greater or equal to the number of "
@@ -330,8 +318,8 @@ expand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
         if (have != w) {
             if (have != 1) {
-                format_sizes(b1, sizeof(b1), (int)n, want);
-                format_sizes(b2, sizeof(b2), self->dim, self->sizes);
+                ptl_format_sizes(b1, sizeof(b1), n, want);
+                ptl_format_sizes(b2, sizeof(b2), self->dim, self->sizes);
                 return ptl_error_set(PTL_ERR_RUNTIME,
                                      "The expanded size of the tensor (%lld) must match the "
                                      "existing size (%lld) at non-singleton dimension %lld.  "
@@ -609,7 +597,7 @@ unflatten_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if ((ninfer == 0 && prod != self->sizes[d]) ||
         (ninfer == 1 && prod != 0 && self->sizes[d] % prod != 0)) {
-        format_sizes(buf, sizeof(buf), (int)n, want);
+        ptl_format_sizes(buf, sizeof(buf), n, want);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "unflatten: Provided sizes %s don't multiply up to the size of "
                              "dim %lld (%lld) in the input tensor",
@@ -713,8 +701,8 @@ movedim_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int src_used[PTL_MAX_DIMS] = {0}, dst_used[PTL_MAX_DIMS] = {0};
     char b1[256], b2[256];
     if (nsrc != ndst) {
-        format_sizes(b1, sizeof(b1), (int)nsrc, src);
-        format_sizes(b2, sizeof(b2), (int)ndst, dst);
+        ptl_format_sizes(b1, sizeof(b1), nsrc, src);
+        ptl_format_sizes(b2, sizeof(b2), ndst, dst);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "movedim: Invalid source or destination dims: source (%s dims) "
                              "should contain the same number of dims as destination (%s dims)",
@@ -726,11 +714,11 @@ movedim_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             return -1;
         }
         if (src_used[a]++) {
-            format_sizes(b1, sizeof(b1), (int)nsrc, src);
+            ptl_format_sizes(b1, sizeof(b1), nsrc, src);
             return ptl_error_set(PTL_ERR_RUNTIME, "movedim: repeated dim in `source` (%s)", b1);
         }
         if (dst_used[b]++) {
-            format_sizes(b2, sizeof(b2), (int)ndst, dst);
+            ptl_format_sizes(b2, sizeof(b2), ndst, dst);
             return ptl_error_set(PTL_ERR_RUNTIME, "movedim: repeated dim in `destination` (%s)",
                                  b2);
         }
@@ -886,7 +874,7 @@ split_with_sizes_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     for (int64_t i = 0; i < n; i++) {
         if (pieces[i] < 0) {
-            format_sizes(buf, sizeof(buf), (int)n, pieces);
+            ptl_format_sizes(buf, sizeof(buf), n, pieces);
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "split_with_sizes expects split_sizes have only non-negative "
                                  "entries, but got split_sizes=%s",
@@ -895,7 +883,7 @@ split_with_sizes_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         sum += pieces[i];
     }
     if (sum != self->sizes[d]) {
-        format_sizes(buf, sizeof(buf), (int)n, pieces);
+        ptl_format_sizes(buf, sizeof(buf), n, pieces);
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "split_with_sizes expects split_sizes to sum exactly to %lld "
                              "(input tensor's size at dimension %lld), but got split_sizes=%s",

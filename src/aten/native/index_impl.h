@@ -1,0 +1,117 @@
+/* index_impl.h -- helpers shared by the advanced-indexing kernels (index.c) and the
+ * gather / scatter family (scatter_gather.c): element copies and combines by dtype, the
+ * offsets of a strided walk, the target of an in-place/functional pair, a Scalar as a
+ * 0-dim tensor.  Private to native/.  See Note [Advanced indexing]. */
+#ifndef PTL_ATEN_NATIVE_INDEX_IMPL_H
+#define PTL_ATEN_NATIVE_INDEX_IMPL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "native.h"
+
+static inline void
+copy_elem(char *dst, const char *src, size_t item)
+{
+    switch (item) {
+    case 1: *dst = *src; break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    default: memcpy(dst, src, 8); break;
+    }
+}
+
+typedef enum Reduce {
+    RED_NONE = 0,   /* plain copy */
+    RED_SUM,
+    RED_PROD,
+    RED_MEAN,       /* summed here; divided by the count afterwards */
+    RED_AMAX,
+    RED_AMIN,
+} Reduce;
+
+/* *dst = dst (op) alpha * src, in int64 for integers and double for floats (one rounding
+ * to the stored type, as a float add of two floats would give). */
+static inline void
+combine(char *dst, const char *src, PtlDtype dt, Reduce r, double alpha)
+{
+    if (ptl_dtype_is_floating(dt)) {
+        double a = ptl_load_double(dst, dt), b = ptl_load_double(src, dt) * alpha, v;
+        switch (r) {
+        case RED_PROD: v = a * b; break;
+        case RED_AMAX: v = (a != a || a > b) ? a : b; break;
+        case RED_AMIN: v = (a != a || a < b) ? a : b; break;
+        default: v = a + b; break;
+        }
+        ptl_store_double(dst, dt, v);
+        return;
+    }
+    int64_t a = ptl_load_int(dst, dt), b = ptl_load_int(src, dt) * (int64_t)alpha, v;
+    switch (r) {
+    case RED_PROD: v = (int64_t)((uint64_t)a * (uint64_t)b); break;
+    case RED_AMAX: v = a > b ? a : b; break;
+    case RED_AMIN: v = a < b ? a : b; break;
+    default: v = (int64_t)((uint64_t)a + (uint64_t)b); break;
+    }
+    ptl_store_int(dst, dt, v);
+}
+
+/* The element offsets of a row-major walk over (dim, sizes, strides): malloc'd array of
+ * max(numel, 1) entries, or NULL with the error set. */
+static inline int64_t *
+walk_offsets(int dim, const int64_t *sizes, const int64_t *strides)
+{
+    int64_t numel = 1, idx[PTL_MAX_DIMS] = {0}, off = 0;
+    for (int d = 0; d < dim; d++) {
+        numel *= sizes[d];
+    }
+    int64_t *out = malloc(sizeof(int64_t) * (size_t)(numel > 0 ? numel : 1));
+    if (out == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        return NULL;
+    }
+    out[0] = 0;
+    for (int64_t i = 0; i < numel; i++) {
+        out[i] = off;
+        for (int d = dim - 1; d >= 0; d--) {
+            if (++idx[d] < sizes[d]) {
+                off += strides[d];
+                break;
+            }
+            off -= (idx[d] - 1) * strides[d];
+            idx[d] = 0;
+        }
+    }
+    return out;
+}
+
+/* The tensor an in-place/functional pair writes: self (in-place) or a contiguous copy. */
+static inline PtlTensorImpl *
+target_of(const PtlOperator *op, PtlTensorImpl *self)
+{
+    if (op->schema.inplace) {
+        ptl_incref(self);
+        return self;
+    }
+    return ptl_cast(self, self->dtype);
+}
+
+/* A 0-dim tensor of dtype holding a Scalar argument (exact for integers). */
+static inline PtlTensorImpl *
+scalar_of(const PtlIValue *v, PtlDtype dtype)
+{
+    PtlTensorImpl *t = ptl_empty(0, NULL, dtype, ptl_device_cpu());
+    if (t == NULL) {
+        return NULL;
+    }
+    if (v->tag == PTL_IV_DOUBLE) {
+        ptl_store_double(ptl_tensor_data(t), dtype, v->u.d);
+    }
+    else {
+        ptl_store_int(ptl_tensor_data(t), dtype, ptl_iv_to_int(v));
+    }
+    return t;
+}
+
+#endif
