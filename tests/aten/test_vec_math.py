@@ -1,4 +1,4 @@
-"""The vectorized kernels of vec_math.h and their users (perf): exp (float32, float64) and
+"""The vectorized kernels of vec_math.h and their users: exp (float32, float64) and
 float32 erf ulp error against float64/libm references on 1e6 points and the edges, softmax /
 log_softmax rows, NaN-propagating amax/amin, float32 gelu and its backward.  Every check
 also runs with the portable (non-AVX2) loops, in a subprocess with

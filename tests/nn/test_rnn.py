@@ -1,4 +1,4 @@
-"""The fast recurrent path (rnnperf): nn.RNN / LSTM / GRU against torch in float64 on
+"""The recurrent modules: nn.RNN / LSTM / GRU against torch in float64 on
 sequences longer than autograd's 64-input limit, packed input, every option, and the fused
 cell ops with their derivative formulas (gradcheck / gradgradcheck)."""
 import inspect
