@@ -8,7 +8,7 @@
 #include "../c10/error.h"
 #include "derivatives.h"
 
-#define MAX_INPUTS 64
+#define INPUTS_INLINE 64
 
 static const PtlGradRow *rows_by_op[PTL_OP_COUNT];
 static const PtlNondiffRow *nondiff_by_op[PTL_OP_COUNT];
@@ -28,27 +28,67 @@ not_implemented_apply(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 
 static const PtlNodeKind not_implemented_kind = {"NotImplemented", not_implemented_apply, 0};
 
-/* The differentiable tensor inputs of a call, flattened (tensor lists element by element). */
+/* The differentiable tensor inputs of a call, flattened (tensor lists element by element).
+ * Up to INPUTS_INLINE of them live in the struct; a longer tensor list (cat of hundreds of
+ * tensors) moves them to the heap, which inputs_release frees. */
 typedef struct Inputs {
-    int n;
-    int dropped;                    /* tensors past MAX_INPUTS (refused when they need grad) */
-    PtlTensorImpl *t[MAX_INPUTS];   /* borrowed; NULL for an absent optional tensor */
-    int arg[MAX_INPUTS];            /* schema argument index */
+    int n, cap;
+    int failed;                     /* growing the arrays ran out of memory */
+    PtlTensorImpl **t;              /* borrowed; NULL for an absent optional tensor */
+    int *arg;                       /* schema argument index */
+    PtlTensorImpl *t_inline[INPUTS_INLINE];
+    int arg_inline[INPUTS_INLINE];
 } Inputs;
 
+static void
+inputs_release(Inputs *in)
+{
+    if (in->t != in->t_inline) {
+        free(in->t);
+        free(in->arg);
+    }
+    in->t = in->t_inline;
+    in->arg = in->arg_inline;
+    in->n = 0;
+    in->cap = INPUTS_INLINE;
+}
+
+/* Twice the room; 0, or -1 (and `failed` set) when memory runs out. */
+static int
+inputs_grow(Inputs *in)
+{
+    int cap = 2 * in->cap;
+    PtlTensorImpl **t = malloc(sizeof(PtlTensorImpl *) * (size_t)cap);
+    int *arg = malloc(sizeof(int) * (size_t)cap);
+    if (t == NULL || arg == NULL) {
+        free(t);
+        free(arg);
+        in->failed = 1;
+        return -1;
+    }
+    memcpy(t, in->t, sizeof(PtlTensorImpl *) * (size_t)in->n);
+    memcpy(arg, in->arg, sizeof(int) * (size_t)in->n);
+    if (in->t != in->t_inline) {
+        free(in->t);
+        free(in->arg);
+    }
+    in->t = t;
+    in->arg = arg;
+    in->cap = cap;
+    return 0;
+}
+
 /* Appends t (borrowed; NULL for an absent optional tensor), from schema argument `arg`.
- * Returns whether it was appended and requires grad (past MAX_INPUTS it is only counted). */
+ * Returns whether it was appended and requires grad. */
 static int
 add_input(Inputs *in, PtlTensorImpl *t, int arg)
 {
-    int wants = t != NULL && ptl_requires_grad(t);
-    if (in->n == MAX_INPUTS) {
-        in->dropped += wants;
+    if (in->n == in->cap && inputs_grow(in) < 0) {
         return 0;
     }
     in->arg[in->n] = arg;
     in->t[in->n++] = t;
-    return wants;
+    return t != NULL && ptl_requires_grad(t);
 }
 
 /* Whether any tensor input of the call requires grad (every input collected in `in`). */
@@ -58,7 +98,10 @@ collect_inputs(const PtlOperator *op, const PtlIValue *s, Inputs *in)
     const PtlSchema *sc = &op->schema;
     int any = 0;
     in->n = 0;
-    in->dropped = 0;
+    in->cap = INPUTS_INLINE;
+    in->failed = 0;
+    in->t = in->t_inline;
+    in->arg = in->arg_inline;
     for (int i = 0; i < sc->nargs; i++) {
         const PtlArg *a = &sc->args[i];
         if (a->kwarg_only && a->alias_write) {
@@ -193,13 +236,9 @@ check_call(const PtlOperator *op, const PtlIValue *s, const Inputs *in)
         check_nondiff(op, nondiff_by_op[op->id], s) < 0) {
         return -1;
     }
-    if (in->dropped > 0) {
-        /* never drop a gradient silently */
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                             "%s: autograd records at most %d tensor inputs per operator call; "
-                             "combine the tensors in smaller groups (e.g. cat chunks of at most "
-                             "%d, then cat the results)",
-                             sc->name + 6, MAX_INPUTS, MAX_INPUTS);
+    if (in->failed) {
+        return ptl_error_set(PTL_ERR_MEMORY, "%s: out of memory recording the inputs for autograd",
+                             sc->name + 6);
     }
     if (sc->out_index >= 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -386,15 +425,24 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     InplaceSelf ip = {0, 0, NULL};
     PtlNode *node = NULL;
     Inputs in;
-    PtlEdge edges[MAX_INPUTS];
+    PtlEdge edges_inline[INPUTS_INLINE], *edges = edges_inline;
     int nedges = 0, rc = -1;
 
-    if (!collect_inputs(op, s, &in) || (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
+    if ((!collect_inputs(op, s, &in) && !in.failed) ||
+        (row == NULL && (op->flags & PTL_OPF_NONDIFF))) {
+        inputs_release(&in);
         return run_untracked(op, ks, s);
     }
     if (check_call(op, s, &in) < 0 || (sc->inplace && prepare_inplace(op, row, s[0].u.t, &ip) < 0)) {
+        inputs_release(&in);
         ptl_xdecref(ip.orig);
         return -1;
+    }
+    if (in.n > INPUTS_INLINE && (edges = malloc(sizeof(PtlEdge) * (size_t)in.n)) == NULL) {
+        inputs_release(&in);
+        ptl_xdecref(ip.orig);
+        return ptl_error_set(PTL_ERR_MEMORY, "%s: out of memory recording the inputs for autograd",
+                             sc->name + 6);
     }
     memcpy(args, s, sizeof(PtlIValue) * (size_t)sc->nargs);
     /* edges come from the inputs as they are before the call, which keeps them alive (an
@@ -444,6 +492,10 @@ done:
             ptl_node_decref(edges[i].fn);
         }
     }
+    if (edges != edges_inline) {
+        free(edges);
+    }
+    inputs_release(&in);
     if (node != NULL) {
         ptl_node_decref(node);
     }

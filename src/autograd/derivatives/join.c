@@ -37,6 +37,7 @@ cat_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
             if (NEEDS(i) && give(n, go, i, zeros_input(sc, n, i, gi[0]->dtype)) < 0) {
                 return scope_end(sc, -1);
             }
+            scope_end(sc, 0);
             continue;
         }
         else {
@@ -47,6 +48,7 @@ cat_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
             give(n, go, i, reshape_to(sc, fv(sc, PTL_OP_narrow, 4, v), m->sizes, m->dim)) < 0) {
             return scope_end(sc, -1);
         }
+        scope_end(sc, 0);   /* each input's temporaries go before the next's */
         at += len;
     }
     return scope_end(sc, 0);
@@ -64,6 +66,7 @@ stack_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         if (NEEDS(i) && give(n, go, i, fv(sc, PTL_OP_select_int, 3, v)) < 0) {
             return scope_end(sc, -1);
         }
+        scope_end(sc, 0);
     }
     return scope_end(sc, 0);
 }
