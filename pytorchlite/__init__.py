@@ -21,7 +21,7 @@ from ._indexing import nonzero, unique, unique_consecutive  # noqa: F401
 from .functional import cdist, einsum, tensordot  # noqa: F401
 from . import functional, linalg  # noqa: F401
 from . import _indexing
-from ._shape_functions import broadcast_tensors, meshgrid  # noqa: F401,E402
+from ._shape_functions import broadcast_shapes, broadcast_tensors, meshgrid  # noqa: F401,E402
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cuda  # noqa: F401
@@ -35,6 +35,12 @@ from . import amp  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
 from .amp.autocast_mode import set_autocast_dtype, set_autocast_enabled  # noqa: F401
 from . import __future__  # noqa: F401
+from . import backends  # noqa: F401
+from .backends import (  # noqa: F401
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision,
+    is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision,
+    use_deterministic_algorithms)
+from ._type_info import finfo, iinfo  # noqa: F401
 
 ops = _ops_namespace.ops
 from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)

@@ -4,6 +4,7 @@ aten::meshgrid and aten::meshgrid.indexing (src/aten/native/shape.c)."""
 import warnings
 
 from . import _C
+from ._size import Size
 
 
 def _op(name, overload=""):
@@ -14,6 +15,26 @@ def _tensors(args):
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
         return list(args[0])
     return list(args)
+
+
+def broadcast_shapes(*shapes):
+    """The shape that tensors of the given shapes broadcast to (ints stand for 1-D shapes),
+    computed without making tensors, with PyTorch's errors."""
+    shapes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    result = [1] * max((len(s) for s in shapes), default=0)
+    for i, shape in enumerate(shapes):
+        for j in range(-1, -len(shape) - 1, -1):
+            d = shape[j]
+            if d < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if d == 1 or d == result[j]:
+                continue
+            if result[j] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {d} at {j}! "
+                                   f"Mismatching argument at index {i} had {shape}; but "
+                                   f"expected shape should be broadcastable to {result}")
+            result[j] = d
+    return Size(result)
 
 
 def broadcast_tensors(*tensors):

@@ -36,4 +36,45 @@ def _is_in_bad_fork():
     return _C._cuda_in_bad_fork()
 
 
+def manual_seed(seed):
+    """Seeds the current CUDA device's generator when CUDA is used; without a CUDA backend
+    there is nothing to seed and, as in PyTorch, the call does nothing (programs call it
+    unconditionally)."""
+    int(seed)
+
+
+def manual_seed_all(seed):
+    """manual_seed for every device: nothing to seed without a CUDA backend."""
+    int(seed)
+
+
+def seed():
+    """Seeds the current device with a random number: nothing to seed without CUDA."""
+
+
+def seed_all():
+    """seed() for every device: nothing to seed without CUDA."""
+
+
+def initial_seed():
+    """The current device's seed: initialises CUDA, so without it raises the no-CUDA error."""
+    _lazy_init()
+
+
+def get_rng_state(device="cuda"):
+    _lazy_init()
+
+
+def set_rng_state(new_state, device="cuda"):
+    _lazy_init()
+
+
+def get_rng_state_all():
+    _lazy_init()
+
+
+def set_rng_state_all(new_states):
+    _lazy_init()
+
+
 from .amp import cuda_aliases as amp  # noqa: E402  (torch.cuda.amp, deprecated spellings)

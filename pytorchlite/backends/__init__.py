@@ -1,0 +1,110 @@
+"""torch.backends: the switches PyTorch programs set for their backends.  pytorchlite has no
+cuDNN, MPS or TF32 hardware path, so the switches keep PyTorch's defaults and whatever a
+program sets (they change nothing here), and the availability queries say False."""
+from .. import _C
+
+
+class _MatmulFlags:
+    """torch.backends.cuda.matmul: TF32 and reduced-precision reduction switches."""
+
+    def __init__(self):
+        self.allow_tf32 = False
+        self.allow_fp16_reduced_precision_reduction = True
+        self.allow_bf16_reduced_precision_reduction = True
+
+
+class _CudaBackend:
+    def __init__(self):
+        self.matmul = _MatmulFlags()
+
+    @staticmethod
+    def is_built():
+        """Whether the CUDA sources were compiled in (pytorchlite.cuda.is_built())."""
+        return bool(_C._config()["cuda_built"])
+
+
+class _CudnnBackend:
+    def __init__(self):
+        self.enabled = True
+        self.benchmark = False
+        self.deterministic = False
+        self.allow_tf32 = True
+
+    @staticmethod
+    def is_available():
+        return False
+
+    @staticmethod
+    def version():
+        return None
+
+
+class _MpsBackend:
+    @staticmethod
+    def is_available():
+        return False
+
+    @staticmethod
+    def is_built():
+        return False
+
+
+class _CpuBackend:
+    @staticmethod
+    def get_cpu_capability():
+        """The SIMD level the CPU kernels use: "AVX2" or "DEFAULT", as PyTorch names them."""
+        return _C._config()["cpu_capability"]
+
+
+class _OptEinsumBackend:
+    def __init__(self):
+        self.enabled = False
+        self.strategy = None
+
+    @staticmethod
+    def is_available():
+        return False
+
+
+cuda = _CudaBackend()
+cudnn = _CudnnBackend()
+mps = _MpsBackend()
+cpu = _CpuBackend()
+opt_einsum = _OptEinsumBackend()
+
+_MATMUL_PRECISIONS = ("highest", "high", "medium")
+_matmul_precision = "highest"
+_deterministic = False
+_deterministic_warn_only = False
+
+
+def set_float32_matmul_precision(precision):
+    """'highest' (float32 everywhere), 'high' or 'medium' (TF32 or bfloat16 allowed where the
+    hardware has them; pytorchlite computes in float32 either way)."""
+    global _matmul_precision
+    if precision not in _MATMUL_PRECISIONS:
+        raise RuntimeError(f"Invalid precision {precision}; expected one of "
+                           f"{', '.join(_MATMUL_PRECISIONS)}")
+    _matmul_precision = precision
+    cuda.matmul.allow_tf32 = precision != "highest"
+
+
+def get_float32_matmul_precision():
+    return _matmul_precision
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Records the switch (every pytorchlite CPU kernel is deterministic already)."""
+    global _deterministic, _deterministic_warn_only
+    if not isinstance(mode, bool):
+        raise TypeError("_set_deterministic_algorithms(): argument 'mode' (position 1) must be "
+                        f"bool, not {type(mode).__name__}")
+    _deterministic, _deterministic_warn_only = mode, bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled():
+    return _deterministic
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    return _deterministic_warn_only
