@@ -1084,8 +1084,9 @@ quantile_interpolate(PtlTensorImpl *moved, const double *q, int64_t nq, int mode
     if (scale != NULL && quantile_weight(q_tensor, moved->dim, scale, nan_lane, lo, &w) < 0) {
         goto done;
     }
-    PtlIValue g1[3] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(lo)};
-    PtlIValue g2[3] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(hi)};
+    /* ptl_call_tensor reads every schema argument: sparse_grad too */
+    PtlIValue g1[4] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(lo), ptl_iv_bool(0)};
+    PtlIValue g2[4] = {ptl_iv_tensor(moved), ptl_iv_int(-1), ptl_iv_tensor(hi), ptl_iv_bool(0)};
     if ((vlo = ptl_call_tensor(PTL_OP_gather, g1)) == NULL ||
         (vhi = ptl_call_tensor(PTL_OP_gather, g2)) == NULL) {
         goto done;
