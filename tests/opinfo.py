@@ -733,9 +733,7 @@ ENTRIES += [
     OpInfo("fill_.Scalar", [S(T(2, 3), 1.5), S(T(), -1)],
            ref=lambda a, v: np.full_like(a, v), dtypes=NUMERIC),
     OpInfo("fill_.Tensor", [S(T(2, 3), T()), S(T(3), T())],
-           ref=lambda a, v: np.full_like(a, v),
-           known_bug="FillBackward1 gives value a zero gradient; derivatives.yaml gives "
-                     "grad.sum() (torch 2.13: value.grad == self.numel())"),
+           ref=lambda a, v: np.full_like(a, v)),
     OpInfo("zero_", [S(T(2, 3)), S(T())], ref=np.zeros_like, dtypes=NUMERIC),
     OpInfo("flip", [S(T(2, 3), [0]), S(T(2, 3, 2), [0, 2])],
            ref=lambda a, dims: np.flip(a, tuple(dims)), dtypes=NUMERIC),

@@ -12,6 +12,7 @@
  * str objects; only numbers turned into wrapped 0-dim tensors and long int lists are owned
  * by the call's scratch space and released after it. */
 #include "ptlpy.h"
+#include "../autograd/autograd.h"
 
 #include <string.h>
 
@@ -111,8 +112,11 @@ to_scalar(PyObject *o, PtlIValue *out)
         return r;
     }
     if (PtlPyTensor_Check(o)) {
+        /* a 0-dim tensor stands for a number only when no gradient has to reach it (PyTorch's
+         * parser rule): one that requires grad takes the Tensor overload, so fill_(v),
+         * masked_fill(m, v) ... differentiate with respect to v */
         PtlTensorImpl *t = PTLPY_IMPL(o);
-        if (t->numel != 1 || t->dim != 0) {
+        if (t->numel != 1 || t->dim != 0 || ptl_requires_grad(t)) {
             return 0;
         }
         if (ptl_dtype_is_floating(t->dtype)) {

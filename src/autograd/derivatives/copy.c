@@ -17,6 +17,18 @@ copy_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return NEEDS(1) ? put_same(n, go, 1, gi[0]) : 0;
 }
 
+/* fill_.Tensor(self, value): self's old value does not matter; every element is value, so
+ * value gets grad.sum() */
+int
+fill_tensor_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (NEEDS(1) && give(n, go, 1, f1(sc, PTL_OP_sum, gi[0])) < 0) {
+        return scope_end(sc, -1);
+    }
+    return scope_end(sc, 0);
+}
+
 int
 zero_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {

@@ -1,0 +1,56 @@
+"""Overload choice between a Scalar and a Tensor parameter (src/python/arg_parse.c): a 0-dim
+tensor stands for a number only when it does not require grad, as PyTorch's argument parser
+decides.  Regression: fill_(v), masked_fill(m, v), index_fill(d, i, v) with a 0-dim v that
+requires grad took the Scalar overload, so v silently got no gradient."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import torch, torch_ref
+
+MASK = np.array([True, False, True, True])
+W = np.array([1.0, 2.0, 3.0, 4.0])
+
+# (name, call, d(sum(W * out))/dv)
+CASES = [
+    ("fill_", lambda x, v: x.clone().fill_(v), W.sum(), "FillBackward3"),
+    ("masked_fill", lambda x, v: x.masked_fill(ptl.tensor(MASK), v), W[MASK].sum(),
+     "MaskedFillBackward1"),
+    ("masked_fill_", lambda x, v: x.clone().masked_fill_(ptl.tensor(MASK), v), W[MASK].sum(),
+     "MaskedFillBackward1"),
+    ("index_fill", lambda x, v: x.index_fill(0, ptl.tensor([0, 2]), v), W[[0, 2]].sum(),
+     "IndexFillBackward1"),
+]
+
+
+@pytest.mark.parametrize("name,call,expected,node", CASES, ids=[c[0] for c in CASES])
+def test_value_that_requires_grad_takes_the_tensor_overload(name, call, expected, node):
+    x = ptl.zeros(4, dtype=ptl.float64)
+    v = ptl.tensor(2.5, dtype=ptl.float64, requires_grad=True)
+    out = call(x, v)
+    assert out.grad_fn.name() == node
+    (out * ptl.tensor(W)).sum().backward()
+    assert v.grad.item() == expected
+
+
+def test_value_that_does_not_require_grad_gives_the_same_values():
+    """A 0-dim tensor that does not require grad may take the Scalar overload (PyTorch sorts
+    the Tensor overload first and names the node FillBackward3 / MaskedFillBackward1 even
+    then; the values and gradients agree either way)."""
+    x = ptl.zeros(3, dtype=ptl.float64, requires_grad=True)
+    y = x.clone().fill_(ptl.tensor(2.0))
+    np.testing.assert_array_equal(y.detach().numpy(), np.full(3, 2.0))
+    z = x.masked_fill(ptl.tensor([True, False, True]), ptl.tensor(1.5))
+    np.testing.assert_array_equal(z.detach().numpy(), [1.5, 0.0, 1.5])
+
+
+@torch_ref
+def test_node_names_match_torch_when_the_value_requires_grad():
+    names = []
+    for lib in (ptl, torch):
+        v = lib.tensor(2.0, requires_grad=True)
+        x = lib.zeros(3, requires_grad=True)
+        names.append([type(x.clone().fill_(v).grad_fn).__name__,
+                      type(x.masked_fill(lib.tensor([True, False, True]), v).grad_fn).__name__,
+                      type(x.index_fill(0, lib.tensor([0, 2]), v).grad_fn).__name__])
+    assert names[0] == names[1]
