@@ -8,28 +8,17 @@ import os
 import re
 
 from helpers import ROOT
+from opinfo import _args_of
+from pytorchlite import _C
 
 
 def schema_arg_counts():
-    """op id -> number of schema arguments (keyword-only ones included)."""
+    """op id (PTL_OP_<id>) -> number of schema arguments (keyword-only ones included)."""
     counts = {}
-    text = open(os.path.join(ROOT, "src", "aten", "ops.def")).read()
-    for m in re.finditer(r'PTL_OP\((\w+),\s*"([^"]*)"', text):
-        schema = m.group(2)
-        if ") ->" not in schema:
-            continue
-        args = schema[schema.index("(") + 1:schema.rindex(") ->")]
-        depth, parts, cur = 0, [], ""
-        for ch in args:
-            depth += ch in "[("
-            depth -= ch in "])"
-            if ch == "," and depth == 0:
-                parts.append(cur)
-                cur = ""
-            else:
-                cur += ch
-        parts.append(cur)
-        counts[m.group(1)] = len([p for p in parts if p.strip() not in ("", "*")])
+    for row in _C._schemas():
+        name = row["schema"].split("(")[0]
+        if name.startswith("aten::"):
+            counts[name[len("aten::"):].replace(".", "_")] = len(_args_of(row["schema"]))
     return counts
 
 
