@@ -85,7 +85,7 @@ def test_amax_last(benchmark, impl):
     benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)
 
 
-# ---- the GPT training step's per-op paths (trainperf2) ----
+# ---- the GPT training step's per-op paths ----
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 def test_layer_norm_forward_backward(benchmark, impl):

@@ -2,8 +2,8 @@
 repeat, tile, repeat_interleave, tril/triu, diag, diag_embed, diagonal, unfold, trace,
 cross/linalg_cross, kron, diff, broadcast_tensors, meshgrid, tensor_split.  Values against
 NumPy (float64, exact for integers) on every dtype, shape and layout; errors and their
-messages against torch; the views' aliasing; and the derivative rows of the (shape2)
-section of derivatives.def (gradcheck, gradgradcheck, node names, gradients vs torch)."""
+messages against torch; the views' aliasing; and the derivative rows of these
+ops in derivatives.def (gradcheck, gradgradcheck, node names, gradients vs torch)."""
 import re
 import warnings
 

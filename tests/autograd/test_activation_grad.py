@@ -2,7 +2,7 @@
 EluBackward1, celu_ CeluBackward1, both saving the result and differentiating through
 elu_backward(..., is_result=True, result); celu is an op of its own (CeluBackward0).  Checks
 the is_result kernel against NumPy and torch, the first and second derivatives against torch
-(ties at 0 included), gradcheck/gradgradcheck of every row of the (elures) section of
+(ties at 0 included), gradcheck/gradgradcheck of the in-place ELU rows of
 derivatives.def, the errors, and that elu_ keeps no copy of its input.  The in-place ELU
 family's second derivatives (EluBackwardBackward0), and in-place leaky_relu, which saves its
 result too (LeakyReluBackward1), are checked the same way."""
@@ -215,7 +215,7 @@ def test_elu_backward_is_result_double_backward_matches_torch():
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
 
 
-# ---- gradcheck of every row of the (elures) section ----
+# ---- gradcheck of the in-place ELU and CELU rows ----
 
 def _x(shape=(3, 2)):
     # non-contiguous, away from the kink at 0 (finite differences straddle no tie)

@@ -394,7 +394,7 @@ FORMULAS = [
      [(1, 2, 3, 3), (1, 2, 2, 2)]),
     ("affine_grid_generator", lambda t: ptl.ops.aten.affine_grid_generator(t, [1, 1, 3, 2], False),
      [(1, 2, 3)]),
-    # nn operators (nnops); more in nn/test_functional.py
+    # nn operators; more in nn/test_functional.py
     ("_gelu", lambda a: ptl.nn.functional.gelu(a, approximate="tanh"), [(2, 3)]),
     ("silu", lambda a: ptl.nn.functional.silu(a), [(2, 3)]),
     ("silu_", lambda a: ptl.nn.functional.silu(a * 1, inplace=True), [(2, 3)]),

@@ -1,5 +1,5 @@
-"""The derivative of scatter_reduce (src/autograd/derivatives_scatred.c, the "(scatred)"
-section of derivatives.def): float64 gradcheck / gradgradcheck of every reduce on
+"""The derivative of scatter_reduce (src/autograd/derivatives/index.c, its rows in the
+index.c section of derivatives.def): float64 gradcheck / gradgradcheck of every reduce on
 non-contiguous inputs, gradients equal to PyTorch's on inputs with ties and zeros, PyTorch's
 double-backward error for several zeros in a prod slot, and the legacy scatter(reduce=)
 overloads refusing backward as PyTorch's do."""

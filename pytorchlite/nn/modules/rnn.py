@@ -32,7 +32,7 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 # The gate projections input_gates = x W_ih^T and hidden_gates = h W_hh^T come without the
 # biases; the cell adds them.  _lstm_cell_ops / _gru_cell_ops are the composites of ops that
 # define the cells; float32 / float64 run the fused kernels that compute the same in one pass
-# (Note [Fused cells] in native/rnn.c; tests/test_rnnperf.py holds them to the composites).
+# (Note [Fused cells] in native/rnn.c; tests/nn/test_rnn.py holds them to the composites).
 
 def _lstm_cell_ops(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
     """(hy, cy) of aten::_thnn_fused_lstm_cell, composed of ops: gates i, f, g, o."""
