@@ -1,4 +1,4 @@
-/* tensor_new.c -- tensor(), as_tensor(), from_numpy(): tensors from Python data.
+/* tensor_from_data.c -- tensor(), as_tensor(), from_numpy(): tensors from Python data.
  * Mirrors torch/csrc/utils/tensor_new.cpp and tensor_numpy.cpp.  NumPy is reached only
  * through the buffer protocol, so the runtime does not need NumPy installed. */
 #include "ptlpy.h"
