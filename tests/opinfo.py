@@ -16,8 +16,6 @@ One OpInfo per operator of src/aten/ops.def, named by its schema name with the o
   grad_call   how gradcheck calls the op when the sample alone cannot (grad_call(op, *args,
               **kwargs)); grad_outputs picks the outputs gradcheck compares (grad_outputs(outs))
   note        why an entry checks less than a plain gradcheck
-  known_bug   a derivative that disagrees with PyTorch's; its gradcheck is a strict xfail, so
-              fixing the formula makes the test fail until the mark goes
   out_of      for an out= op, the functional op whose results it must reproduce
 
 The boring part is generated from the schemas (`_C._schemas()`): a pointwise op gets the
@@ -153,7 +151,7 @@ S = SampleInput
 class OpInfo:
     def __init__(self, name, samples=None, ref=None, dtypes=FLOATS, domain=(-2.0, 2.0),
                  errors=(), grad="check", gradgrad=True, grad_samples=None, note=None,
-                 grad_call=None, grad_outputs=None, known_bug=None, out_of=None, rtol=1e-9,
+                 grad_call=None, grad_outputs=None, out_of=None, rtol=1e-9,
                  atol=1e-12):
         self.name = name
         self.samples = None if samples is None else list(samples)
@@ -162,7 +160,7 @@ class OpInfo:
         self.grad, self.gradgrad, self.note = grad, gradgrad, note
         self.grad_samples = grad_samples
         self.grad_call, self.grad_outputs = grad_call, grad_outputs
-        self.known_bug, self.out_of = known_bug, out_of
+        self.out_of = out_of
         self.rtol, self.atol = rtol, atol
 
     @property
@@ -1569,7 +1567,7 @@ def build_table():
         if name.split(".")[0].endswith("_"):
             table[name] = OpInfo(name, _inplace_samples(f.samples), ref=f.ref, dtypes=f.dtypes,
                                  domain=f.domain, grad=f.grad, gradgrad=f.gradgrad,
-                                 note=f.note, known_bug=f.known_bug, rtol=f.rtol, atol=f.atol)
+                                 note=f.note, rtol=f.rtol, atol=f.atol)
         else:
             table[name] = OpInfo(name, f.samples, ref=f.ref, dtypes=f.dtypes, domain=f.domain,
                                  grad="none", out_of=fn, rtol=f.rtol, atol=f.atol)

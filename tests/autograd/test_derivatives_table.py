@@ -11,7 +11,6 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from pytorchlite.autograd.gradcheck import GradcheckError
 from opinfo import SCHEMAS, TABLE
 
 DERIVATIVES_DEF = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src",
@@ -76,12 +75,9 @@ def _outputs(out):
     return tuple(o for o in outs if isinstance(o, ptl.Tensor) and o.is_floating_point())
 
 
-def _params(rows, known_bugs=True):
-    """The rows with an entry; a known bug's gradcheck is a strict xfail on GradcheckError."""
-    return [pytest.param(op, node, id=op, marks=[pytest.mark.xfail(
-        strict=True, raises=GradcheckError, reason=entry(op).known_bug)]
-        if known_bugs and entry(op).known_bug else [])
-        for op, node in rows if entry(op) is not None]
+def _params(rows):
+    """The rows with an entry."""
+    return [pytest.param(op, node, id=op) for op, node in rows if entry(op) is not None]
 
 
 @pytest.mark.parametrize("op_id, node", _params(ROWS))
@@ -108,7 +104,7 @@ GG_ROWS = [(op, node) for op, node in ROWS
            if entry(op) is not None and entry(op).grad == "check" and entry(op).gradgrad is True]
 
 
-@pytest.mark.parametrize("op_id, node", _params(GG_ROWS, known_bugs=False))
+@pytest.mark.parametrize("op_id, node", _params(GG_ROWS))
 def test_gradgradcheck(op_id, node):
     info = entry(op_id)
     for sample in info.gradcheck_samples()[:2]:

@@ -144,9 +144,8 @@ def test_device_objects():
         ptl.device("cuda:x")
 
 
+@pytest.mark.skipif(ptl.cuda.is_available(), reason="a CUDA device is present")
 def test_cuda_tensor_without_cuda_is_a_clear_error():
-    if ptl.cuda.is_available():
-        pytest.skip("a CUDA device is present")
     with pytest.raises(RuntimeError, match="Torch not compiled with CUDA enabled|CUDA"):
         ptl.tensor([1.0], device="cuda")
 

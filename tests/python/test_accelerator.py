@@ -30,10 +30,9 @@ def test_queries_match_cuda():
     assert isinstance(acc.device_count(), int)
 
 
-@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+@pytest.mark.skipif(torch is None or torch.backends.cuda.is_built() != ptl.cuda.is_built(),
+                    reason="needs a PyTorch built with the same accelerator as pytorchlite")
 def test_current_accelerator_as_torch_for_the_same_build():
-    if torch.backends.cuda.is_built() != ptl.cuda.is_built():
-        pytest.skip("PyTorch and pytorchlite were built with different accelerators")
     mine, ref = acc.current_accelerator(), torch.accelerator.current_accelerator()
     assert (mine is None) == (ref is None)
     if ref is not None:
