@@ -145,53 +145,36 @@ index_add_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return rc;
 }
 
-/* index_copy(self, dim, index, source): self gets g with the copied slices zeroed, source
- * gets g.index_select(dim, index) */
+/* index_copy(self, dim, index, source) and index_fill(self, dim, index, value): self gets g
+ * with the written slices zeroed; source gets g.index_select(dim, index), a tensor value
+ * the sum of that (sum_source) */
+static int
+index_write_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int sum_source)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *index = sv(sc, n, 0);
+    if (index == NULL || (NEEDS(0) && give(n, go, 0, own(sc, fill_zero(n, gi[0], index))) < 0)) {
+        return scope_end(sc, -1);
+    }
+    if (n->num_next > 2 && NEEDS(2)) {
+        PtlTensorImpl *sel = own(sc, select_of(n, gi[0], index));
+        if (give(n, go, 2, sum_source ? f1(sc, PTL_OP_sum, sel) : sel) < 0) {
+            return scope_end(sc, -1);
+        }
+    }
+    return scope_end(sc, 0);
+}
+
 int
 index_copy_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *index = NULL;
-    int rc = -1;
-    if (saved(n, 0, &index) < 0) {
-        goto done;
-    }
-    if (NEEDS(0) && put(n, go, 0, fill_zero(n, gi[0], index)) < 0) {
-        goto done;
-    }
-    if (NEEDS(2) && put(n, go, 2, select_of(n, gi[0], index)) < 0) {
-        goto done;
-    }
-    rc = 0;
-done:
-    ptl_xdecref(index);
-    return rc;
+    return index_write_backward(n, gi, go, 0);
 }
 
-/* index_fill(self, dim, index, value): self gets g with the filled slices zeroed; a tensor
- * value gets the sum of g over them */
 int
 index_fill_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *index = NULL;
-    int rc = -1;
-    if (saved(n, 0, &index) < 0) {
-        goto done;
-    }
-    if (NEEDS(0) && put(n, go, 0, fill_zero(n, gi[0], index)) < 0) {
-        goto done;
-    }
-    if (n->num_next > 2 && NEEDS(2)) {
-        PtlTensorImpl *sel = select_of(n, gi[0], index);
-        if (sel == NULL || put(n, go, 2, op1(PTL_OP_sum, sel)) < 0) {
-            ptl_xdecref(sel);
-            goto done;
-        }
-        ptl_decref(sel);
-    }
-    rc = 0;
-done:
-    ptl_xdecref(index);
-    return rc;
+    return index_write_backward(n, gi, go, 1);
 }
 
 /* masked_fill(self, mask, value): self gets g.masked_fill(mask, 0); a tensor value gets the
