@@ -65,15 +65,8 @@ ptl_load_double(const char *p, PtlDtype dt)
 static inline int64_t
 ptl_load_int(const char *p, PtlDtype dt)
 {
-    switch (dt) {
-    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
-    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
-    case PTL_DTYPE_INT8: return *(const int8_t *)p;
-    case PTL_DTYPE_INT16: return *(const int16_t *)p;
-    case PTL_DTYPE_INT32: return *(const int32_t *)p;
-    case PTL_DTYPE_INT64: return *(const int64_t *)p;
-    default: return (int64_t)ptl_load_double(p, dt);
-    }
+    /* the integers of every dtype narrower than int64 are exact in a double */
+    return dt == PTL_DTYPE_INT64 ? *(const int64_t *)p : (int64_t)ptl_load_double(p, dt);
 }
 
 #endif
