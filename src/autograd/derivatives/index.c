@@ -93,18 +93,7 @@ done:
 int
 index_select_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *index = NULL, *z = NULL;
-    int rc = -1;
-    if (!NEEDS(0)) {
-        return 0;
-    }
-    if (saved(n, 0, &index) == 0 && (z = input_zeros(n, 0, gi[0]->dtype)) != NULL) {
-        PtlIValue a[4] = {ptl_iv_tensor(z), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(gi[0])};
-        rc = put(n, go, 0, callv(PTL_OP_index_add, 4, a));
-    }
-    ptl_xdecref(z);
-    ptl_xdecref(index);
-    return rc;
+    return give_accumulated_at_index(n, gi, go, PTL_OP_index_add);
 }
 
 /* g.index_select(dim, index) for the source-like edge 2 (times alpha), new ref or NULL */
@@ -177,6 +166,14 @@ index_fill_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return index_write_backward(n, gi, go, 1);
 }
 
+/* self of masked_fill and masked_scatter gets g.masked_fill(mask, 0) */
+static int
+masked_zero_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlTensorImpl *mask)
+{
+    PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(mask), ptl_iv_int(0)};
+    return NEEDS(0) ? put(n, go, 0, callv(PTL_OP_masked_fill_Scalar, 3, a)) : 0;
+}
+
 /* masked_fill(self, mask, value): self gets g.masked_fill(mask, 0); a tensor value gets the
  * sum of g where mask is set */
 int
@@ -184,14 +181,8 @@ masked_fill_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     PtlTensorImpl *mask = NULL;
     int rc = -1;
-    if (saved(n, 0, &mask) < 0) {
+    if (saved(n, 0, &mask) < 0 || masked_zero_backward(n, gi, go, mask) < 0) {
         goto done;
-    }
-    if (NEEDS(0)) {
-        PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(mask), ptl_iv_int(0)};
-        if (put(n, go, 0, callv(PTL_OP_masked_fill_Scalar, 3, a)) < 0) {
-            goto done;
-        }
     }
     if (n->num_next > 2 && NEEDS(2) && put(n, go, 2, op2(PTL_OP_mul_Tensor, gi[0], mask)) < 0) {
         goto done;
@@ -210,14 +201,8 @@ masked_scatter_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     PtlTensorImpl *mask = NULL, *sel = NULL, *z = NULL, *pos = NULL, *flat = NULL;
     PtlIValue zero = ptl_iv_int(0);
     int rc = -1;
-    if (saved(n, 0, &mask) < 0) {
+    if (saved(n, 0, &mask) < 0 || masked_zero_backward(n, gi, go, mask) < 0) {
         goto done;
-    }
-    if (NEEDS(0)) {
-        PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(mask), ptl_iv_int(0)};
-        if (put(n, go, 0, callv(PTL_OP_masked_fill_Scalar, 3, a)) < 0) {
-            goto done;
-        }
     }
     if (NEEDS(2)) {
         const PtlInputMeta *m = &n->input_meta[2];

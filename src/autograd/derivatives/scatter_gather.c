@@ -17,18 +17,7 @@ gather_of(PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *index)
 int
 gather_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *index = NULL, *z = NULL;
-    int rc = -1;
-    if (!NEEDS(0)) {
-        return 0;
-    }
-    if (saved(n, 0, &index) == 0 && (z = input_zeros(n, 0, gi[0]->dtype)) != NULL) {
-        PtlIValue a[4] = {ptl_iv_tensor(z), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(gi[0])};
-        rc = put(n, go, 0, callv(PTL_OP_scatter_add, 4, a));
-    }
-    ptl_xdecref(z);
-    ptl_xdecref(index);
-    return rc;
+    return give_accumulated_at_index(n, gi, go, PTL_OP_scatter_add);
 }
 
 /* scatter(self, dim, index, src|value): self gets g with the written positions zeroed,
