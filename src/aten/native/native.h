@@ -40,6 +40,13 @@ int ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const 
 /* Resolves one -1 in shape[0..n) against numel into out (view/reshape); 0 or -1. */
 int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out);
 
+/* A zeroed array for a list of n tensors (at least one slot), or NULL with the error set. */
+PtlTensorImpl **ptl_tensorlist_new(int64_t n);
+
+/* Puts the list ts[0..n) (new refs or NULL, from ptl_tensorlist_new) in s[0], owned by the
+ * stack, and returns 0; when `failed`, releases the tensors and the array and returns -1. */
+int ptl_set_tensorlist(PtlIValue *s, PtlTensorImpl **ts, int64_t n, int failed);
+
 /* Sets every element of t to value (converted); bumps t's version. */
 int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
 
