@@ -378,6 +378,18 @@ unsqueeze_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_view(s, self, self->dim + 1, sizes, strides, self->storage_offset);
 }
 
+/* self's sizes and strides with dim d left out (select, unbind) */
+static void
+without_dim(const PtlTensorImpl *self, int64_t d, int64_t *sizes, int64_t *strides)
+{
+    for (int i = 0, j = 0; i < self->dim; i++) {
+        if (i != d) {
+            sizes[j] = self->sizes[i];
+            strides[j++] = self->strides[i];
+        }
+    }
+}
+
 /* select.int(Tensor(a) self, int dim, int index) */
 static int
 select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -402,13 +414,7 @@ select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (idx < 0) {
         idx += size;
     }
-    for (int i = 0, j = 0; i < self->dim; i++) {
-        if (i != d) {
-            sizes[j] = self->sizes[i];
-            strides[j] = self->strides[i];
-            j++;
-        }
-    }
+    without_dim(self, d, sizes, strides);
     return set_view(s, self, self->dim - 1, sizes, strides,
                     self->storage_offset + idx * self->strides[d]);
 }
@@ -797,12 +803,7 @@ unbind_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (list == NULL) {
         return -1;
     }
-    for (int i = 0, j = 0; i < self->dim; i++) {
-        if (i != d) {
-            sizes[j] = self->sizes[i];
-            strides[j++] = self->strides[i];
-        }
-    }
+    without_dim(self, d, sizes, strides);
     for (int64_t i = 0; i < n && !failed; i++) {
         list[i] = ptl_tensor_impl_view(self, self->dim - 1, sizes, strides,
                                        self->storage_offset + i * self->strides[d]);
