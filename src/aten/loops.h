@@ -18,13 +18,14 @@ typedef void (*PtlLoop)(char **data, const int64_t *strides, int64_t n, const vo
 
 /* Note [Loop clones]
  * ~~~~~~~~~~~~~~~~~
- * The elementwise loop templates (binary_loops.h, unary.c, ternary.c) are compiled twice, for
- * the baseline x86-64 (SSE2) and for AVX2, and the dynamic loader picks one per function
- * at import from the CPU it runs on (GCC's target_clones: an ifunc, no -march flag).  gcc
- * vectorizes the same C source both ways; 32-byte loads halve the time of a float add
- * whose operands live in L2/L3 (add 1e5 float32: 39 -> 19 us), which is where NumPy's own
- * AVX2 loops had been beating ours.  FMA is left out on purpose: gcc would contract a + x * b
- * into one rounding, and a result must not depend on the CPU.  Elsewhere the macro is empty. */
+ * The elementwise loop templates (binary_loops.h, unary_loops.h, ternary.c) are compiled
+ * twice, for the baseline x86-64 (SSE2) and for AVX2, and the dynamic loader picks one per
+ * function at import from the CPU it runs on (GCC's target_clones: an ifunc, no -march
+ * flag).  gcc vectorizes the same C source both ways; 32-byte loads halve the time of a
+ * float add whose operands live in L2/L3 (add 1e5 float32: 39 -> 19 us), which is where
+ * NumPy's own AVX2 loops had been beating ours.  FMA is left out on purpose: gcc would
+ * contract a + x * b into one rounding, and a result must not depend on the CPU.  Elsewhere
+ * the macro is empty. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(PTL_NO_LOOP_CLONES)
 #define PTL_LOOP_CLONES __attribute__((target_clones("avx2", "default")))
 #else

@@ -336,6 +336,27 @@ input_zeros(PtlNode *n, int i, PtlDtype dt)
     return z;
 }
 
+/* Self's gradient for op(self, dim, index) that reads self at index (index_select,
+ * gather): g accumulated into zeros of self's shape by op `accumulate` (index_add,
+ * scatter_add) with the same dim and index (saved slot 0).  0 or -1. */
+static inline int
+give_accumulated_at_index(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go,
+                          PtlOpId accumulate)
+{
+    PtlTensorImpl *index = NULL, *z = NULL;
+    int rc = -1;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    if (saved(n, 0, &index) == 0 && (z = input_zeros(n, 0, gi[0]->dtype)) != NULL) {
+        PtlIValue a[4] = {ptl_iv_tensor(z), n->args[1], ptl_iv_tensor(index), ptl_iv_tensor(gi[0])};
+        rc = put(n, go, 0, callv(accumulate, 4, a));
+    }
+    ptl_xdecref(z);
+    ptl_xdecref(index);
+    return rc;
+}
+
 /* Builds the stack [grad, tensors[0..nt), node args at positions from[0..na)] and calls
  * op `id`; its first return goes to input `slot` of the node.  0 or -1. */
 static inline int

@@ -527,17 +527,13 @@ ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
     }
 }
 
+/* "torch.FloatTensor [2, 3]" */
 static void
 format_type(const PtlTensorImpl *t, char *buf, size_t n)
 {
-    int off = snprintf(buf, n, "torch.%sTensor [", ptl_dtype_legacy_name(t->dtype));
-    for (int d = 0; d < t->dim && (size_t)off < n; d++) {
-        off += snprintf(buf + off, n - (size_t)off, "%s%lld", d ? ", " : "",
-                        (long long)t->sizes[d]);
-    }
-    if ((size_t)off < n) {
-        snprintf(buf + off, n - (size_t)off, "]");
-    }
+    char sizes[128];
+    snprintf(buf, n, "torch.%sTensor %s", ptl_dtype_legacy_name(t->dtype),
+             ptl_format_sizes(sizes, sizeof(sizes), t->dim, t->sizes));
 }
 
 /* "\nThe tensor was saved by XBackward0 at f.py:3 and modified in place by aten::add_ at

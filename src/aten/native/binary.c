@@ -21,7 +21,7 @@
     DEFINE_BINARY_INT_LOOPS(NAME, FI)                                                     \
     DEFINE_BINARY_FLOAT_LOOPS(NAME, FF, FF)                                               \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
-        BINARY_INT_ENTRIES(NAME), BINARY_FLOAT_ENTRIES(NAME),                             \
+        INT_ENTRIES(NAME), FLOAT_ENTRIES(NAME),                                           \
     };
 
 #define ADD_I(A, B, X) ptl_add_i((A), (B), (X))
@@ -112,7 +112,7 @@ mul_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 #define DIV_F(A, B, X) ((A) / (B))
 DEFINE_BINARY_FLOAT_LOOPS(div_true, DIV_F, DIV_F)
-static const PtlLoop div_true_loops[PTL_DTYPE_COUNT] = {BINARY_FLOAT_ENTRIES(div_true)};
+static const PtlLoop div_true_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(div_true)};
 
 /* ---- rounding divisions, remainder, fmod ----
  *
@@ -147,7 +147,7 @@ typedef struct DivExtra {
     DEFINE_INT_DIV_LOOP(NAME, int64_t, i8, FI)                                              \
     DEFINE_BINARY_FLOAT_LOOPS(NAME, FF, FD)                                                 \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                  \
-        BINARY_INT_ENTRIES(NAME), BINARY_FLOAT_ENTRIES(NAME),                               \
+        INT_ENTRIES(NAME), FLOAT_ENTRIES(NAME),                                             \
     };
 
 #define TRUNC_F(A, B, X) truncf((A) / (B))
@@ -242,7 +242,7 @@ DEFINE_BINARY_LOOP(pow_scalar, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, P
 DEFINE_BINARY_LOOP(pow_scalar, float, f4, float, PTL_ID, PTL_ID, POWS_F)
 DEFINE_BINARY_LOOP(pow_scalar, double, f8, double, PTL_ID, PTL_ID, POWS_D)
 static const PtlLoop pow_loops[PTL_DTYPE_COUNT] = {
-    BINARY_INT_ENTRIES(pow), BINARY_FLOAT_ENTRIES(pow),
+    INT_ENTRIES(pow), FLOAT_ENTRIES(pow),
 };
 /* bool ** False is all true and bool ** True a copy; other bool powers are refused */
 DEFINE_BINARY_LOOP(pow, uint8_t, b1, int64_t, PTL_ID, (uint8_t), POW_I)
@@ -287,7 +287,7 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define ATAN2_F(A, B, X) atan2f((A), (B))
 #define ATAN2_D(A, B, X) atan2((A), (B))
 DEFINE_BINARY_FLOAT_LOOPS(atan2, ATAN2_F, ATAN2_D)
-static const PtlLoop atan2_loops[PTL_DTYPE_COUNT] = {BINARY_FLOAT_ENTRIES(atan2)};
+static const PtlLoop atan2_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(atan2)};
 
 static int
 atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -322,18 +322,18 @@ DEFINE_BINARY_FLOAT_LOOPS(fmax, FMAX_F, FMAX_D)
 DEFINE_BINARY_FLOAT_LOOPS(fmin, FMIN_F, FMIN_D)
 
 static const PtlLoop maximum_loops[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_BOOL] = max_int_loop_b1, BINARY_INT_ENTRIES(max_int),
-    BINARY_FLOAT_ENTRIES(maximum),
+    [PTL_DTYPE_BOOL] = max_int_loop_b1, INT_ENTRIES(max_int),
+    FLOAT_ENTRIES(maximum),
 };
 static const PtlLoop minimum_loops[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_BOOL] = min_int_loop_b1, BINARY_INT_ENTRIES(min_int),
-    BINARY_FLOAT_ENTRIES(minimum),
+    [PTL_DTYPE_BOOL] = min_int_loop_b1, INT_ENTRIES(min_int),
+    FLOAT_ENTRIES(minimum),
 };
 static const PtlLoop fmax_loops[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_BOOL] = max_int_loop_b1, BINARY_INT_ENTRIES(max_int), BINARY_FLOAT_ENTRIES(fmax),
+    [PTL_DTYPE_BOOL] = max_int_loop_b1, INT_ENTRIES(max_int), FLOAT_ENTRIES(fmax),
 };
 static const PtlLoop fmin_loops[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_BOOL] = min_int_loop_b1, BINARY_INT_ENTRIES(min_int), BINARY_FLOAT_ENTRIES(fmin),
+    [PTL_DTYPE_BOOL] = min_int_loop_b1, INT_ENTRIES(min_int), FLOAT_ENTRIES(fmin),
 };
 
 /* maximum, minimum, fmax, fmin (+ out=), and max.other / min.other, which are maximum and

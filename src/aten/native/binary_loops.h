@@ -7,11 +7,13 @@
  * loaded into the accumulation type ACC, F(a, b, x) is applied, and the result is stored
  * as TO.  x is the double that `extra` points to, converted to ACC (alpha, or unused).
  * The contiguous path and the two broadcast-scalar paths are plain counted loops over
- * restrict-free pointers, which gcc -O3 vectorizes (with a run-time alias check). */
+ * restrict-free pointers, which gcc -O3 vectorizes (with a run-time alias check).  The
+ * loop tables use unary_loops.h's INT_ENTRIES / FLOAT_ENTRIES. */
 #ifndef PTL_ATEN_NATIVE_BINARY_LOOPS_H
 #define PTL_ATEN_NATIVE_BINARY_LOOPS_H
 
 #include "native.h"
+#include "unary_loops.h"
 
 #define DEFINE_BINARY_LOOP_OUT(NAME, T, TO, DT, ACC, LOAD, STORE, F)                      \
     PTL_LOOP_CLONES static void                                                           \
@@ -68,14 +70,5 @@
     DEFINE_BINARY_LOOP(NAME, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, FF)  \
     DEFINE_BINARY_LOOP(NAME, float, f4, float, PTL_ID, PTL_ID, FF)                \
     DEFINE_BINARY_LOOP(NAME, double, f8, double, PTL_ID, PTL_ID, FD)
-
-/* Table initializers (ORDER DTYPE is implied by the designators). */
-#define BINARY_INT_ENTRIES(NAME)                                                          \
-    [PTL_DTYPE_UINT8] = NAME##_loop_u1, [PTL_DTYPE_INT8] = NAME##_loop_i1,                \
-    [PTL_DTYPE_INT16] = NAME##_loop_i2, [PTL_DTYPE_INT32] = NAME##_loop_i4,               \
-    [PTL_DTYPE_INT64] = NAME##_loop_i8
-#define BINARY_FLOAT_ENTRIES(NAME)                                                        \
-    [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
-    [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
 
 #endif

@@ -31,7 +31,7 @@ static const int self_other[2] = {0, 1};
     DEFINE_BINARY_LOOP_OUT(NAME, float, uint8_t, f4, float, PTL_ID, TO_BOOL, F)               \
     DEFINE_BINARY_LOOP_OUT(NAME, double, uint8_t, f8, double, PTL_ID, TO_BOOL, F)             \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                    \
-        [PTL_DTYPE_BOOL] = NAME##_loop_b1, BINARY_INT_ENTRIES(NAME), BINARY_FLOAT_ENTRIES(NAME), \
+        [PTL_DTYPE_BOOL] = NAME##_loop_b1, INT_ENTRIES(NAME), FLOAT_ENTRIES(NAME),               \
     };
 
 #define EQ(A, B, X) ((A) == (B))
@@ -92,7 +92,7 @@ DEFINE_PREDICATE_KERNEL(logical_xor)
     DEFINE_BINARY_INT_LOOPS(NAME, F)                                                    \
     DEFINE_BINARY_LOOP(NAME, uint8_t, b1, int64_t, PTL_ID, (uint8_t), F)                \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                              \
-        [PTL_DTYPE_BOOL] = NAME##_loop_b1, BINARY_INT_ENTRIES(NAME),                    \
+        [PTL_DTYPE_BOOL] = NAME##_loop_b1, INT_ENTRIES(NAME),                           \
     };
 
 DEFINE_BITWISE(bitwise_and, BAND)
@@ -117,7 +117,7 @@ DEFINE_BITWISE(bitwise_xor, BXOR)
     DEFINE_SHIFT_LOOP(NAME, int16_t, i2, F)                                    \
     DEFINE_SHIFT_LOOP(NAME, int32_t, i4, F)                                    \
     DEFINE_SHIFT_LOOP(NAME, int64_t, i8, F)                                    \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {BINARY_INT_ENTRIES(NAME)};
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(NAME)};
 
 DEFINE_SHIFT(lshift, ptl_lshift_i)
 DEFINE_SHIFT(rshift, ptl_rshift_i)
@@ -177,7 +177,7 @@ DEFINE_ISCLOSE_LOOP(float, f4, float, PTL_ID, ptl_isclose_f)
 DEFINE_ISCLOSE_LOOP(double, f8, double, PTL_ID, ptl_isclose_d)
 
 static const PtlLoop isclose_loops[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_BOOL] = isclose_loop_b1, BINARY_INT_ENTRIES(isclose), BINARY_FLOAT_ENTRIES(isclose),
+    [PTL_DTYPE_BOOL] = isclose_loop_b1, INT_ENTRIES(isclose), FLOAT_ENTRIES(isclose),
 };
 
 /* isclose(Tensor self, Tensor other, float rtol, float atol, bool equal_nan) -> Tensor */

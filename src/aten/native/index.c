@@ -443,6 +443,19 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
 
 /* ---- index / index_put_ ---- */
 
+/* Puts out (a new ref) in s[0] and returns 0 when rc is 0; releases out and returns -1
+ * otherwise. */
+static int
+set_out(PtlIValue *s, PtlTensorImpl *out, int rc)
+{
+    if (rc < 0) {
+        ptl_decref(out);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
 /* index.Tensor(Tensor self, Tensor?[] indices): shape per Note [Advanced indexing] */
 static int
 index_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -487,12 +500,7 @@ index_put_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int rc = adv_scatter(&ai, out, values, s[3].u.b ? RED_SUM : RED_NONE, 1.0);
     adv_release(&ai);
-    if (rc < 0) {
-        ptl_decref(out);
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(out);
-    return 0;
+    return set_out(s, out, rc);
 }
 
 /* ---- index_select, index_add_, index_copy_, index_fill_ (one index along dim) ---- */
@@ -679,12 +687,7 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         adv_release(&ai);
         ptl_decref(self1);
     }
-    if (rc < 0) {
-        ptl_decref(out);
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(out);
-    return 0;
+    return set_out(s, out, rc);
 }
 
 /* A 0-dim value tensor (or Scalar) as a 0-dim tensor of dtype; `name` for the error. */
@@ -737,12 +740,7 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_decref(self1);
     }
     ptl_decref(val);
-    if (rc < 0) {
-        ptl_decref(out);
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(out);
-    return 0;
+    return set_out(s, out, rc);
 }
 
 /* ---- masked ops ---- */

@@ -2,6 +2,7 @@
 #include "native.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../c10/error.h"
@@ -71,5 +72,30 @@ ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int 
         ptl_tensor_bump_version(out);
     }
     s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+PtlTensorImpl **
+ptl_tensorlist_new(int64_t n)
+{
+    PtlTensorImpl **ts = calloc((size_t)(n > 0 ? n : 1), sizeof(PtlTensorImpl *));
+    if (ts == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
+    }
+    return ts;
+}
+
+int
+ptl_set_tensorlist(PtlIValue *s, PtlTensorImpl **ts, int64_t n, int failed)
+{
+    if (failed) {
+        for (int64_t i = 0; i < n; i++) {
+            ptl_xdecref(ts[i]);
+        }
+        free(ts);
+        return -1;
+    }
+    s[0] = ptl_iv_tensorlist(ts, n);
+    s[0].owned = 1;
     return 0;
 }

@@ -40,6 +40,13 @@ int ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const 
 /* Resolves one -1 in shape[0..n) against numel into out (view/reshape); 0 or -1. */
 int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out);
 
+/* A zeroed array for a list of n tensors (at least one slot), or NULL with the error set. */
+PtlTensorImpl **ptl_tensorlist_new(int64_t n);
+
+/* Puts the list ts[0..n) (new refs or NULL, from ptl_tensorlist_new) in s[0], owned by the
+ * stack, and returns 0; when `failed`, releases the tensors and the array and returns -1. */
+int ptl_set_tensorlist(PtlIValue *s, PtlTensorImpl **ts, int64_t n, int failed);
+
 /* Sets every element of t to value (converted); bumps t's version. */
 int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
 
@@ -65,15 +72,8 @@ ptl_load_double(const char *p, PtlDtype dt)
 static inline int64_t
 ptl_load_int(const char *p, PtlDtype dt)
 {
-    switch (dt) {
-    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
-    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
-    case PTL_DTYPE_INT8: return *(const int8_t *)p;
-    case PTL_DTYPE_INT16: return *(const int16_t *)p;
-    case PTL_DTYPE_INT32: return *(const int32_t *)p;
-    case PTL_DTYPE_INT64: return *(const int64_t *)p;
-    default: return (int64_t)ptl_load_double(p, dt);
-    }
+    /* the integers of every dtype narrower than int64 are exact in a double */
+    return dt == PTL_DTYPE_INT64 ? *(const int64_t *)p : (int64_t)ptl_load_double(p, dt);
 }
 
 #endif

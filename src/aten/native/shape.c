@@ -1113,32 +1113,6 @@ diff_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_result(s, cur);
 }
 
-/* Puts the owned list ts[0..n) (new refs; freed here on failure) in s[0]. */
-static int
-set_list(PtlIValue *s, PtlTensorImpl **ts, int64_t n, int failed)
-{
-    if (failed) {
-        for (int64_t i = 0; i < n; i++) {
-            ptl_xdecref(ts[i]);
-        }
-        free(ts);
-        return -1;
-    }
-    s[0] = ptl_iv_tensorlist(ts, n);
-    s[0].owned = 1;
-    return 0;
-}
-
-static PtlTensorImpl **
-list_new(int64_t n)
-{
-    PtlTensorImpl **ts = calloc((size_t)(n > 0 ? n : 1), sizeof(PtlTensorImpl *));
-    if (ts == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
-    }
-    return ts;
-}
-
 /* broadcast_tensors(Tensor[] tensors) -> Tensor[]: every tensor expanded to the common
  * broadcast shape */
 static int
@@ -1154,7 +1128,7 @@ broadcast_tensors_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
             return -1;
         }
     }
-    if ((ts = list_new(n)) == NULL) {
+    if ((ts = ptl_tensorlist_new(n)) == NULL) {
         return -1;
     }
     int failed = 0;
@@ -1162,7 +1136,7 @@ broadcast_tensors_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
         PtlIValue a[2] = {ptl_iv_tensor(in[i]), ptl_iv_intlist(sizes, dim)};
         failed = (ts[i] = call_k(PTL_OP_expand, 2, a)) == NULL;
     }
-    return set_list(s, ts, n, failed);
+    return ptl_set_tensorlist(s, ts, n, failed);
 }
 
 /* meshgrid.indexing(Tensor[] tensors, *, str indexing) / meshgrid(Tensor[] tensors):
@@ -1203,7 +1177,7 @@ meshgrid_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         int64_t src = xy && i < 2 ? 1 - i : i;
         sizes[i] = in[src]->numel;
     }
-    if ((ts = list_new(n)) == NULL) {
+    if ((ts = ptl_tensorlist_new(n)) == NULL) {
         return -1;
     }
     int failed = 0;
@@ -1223,7 +1197,7 @@ meshgrid_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_decref(v);
         failed = (ts[src] = e) == NULL;
     }
-    return set_list(s, ts, n, failed);
+    return ptl_set_tensorlist(s, ts, n, failed);
 }
 
 /* tensor_split.sections / .indices / .tensor_indices_or_sections (Tensor(a -> *) self, ..,
@@ -1292,7 +1266,7 @@ tensor_split_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         return -1;
     }
     int64_t n = by_sections ? sections : nidx + 1, size = self->sizes[d];
-    if ((ts = list_new(n)) == NULL) {
+    if ((ts = ptl_tensorlist_new(n)) == NULL) {
         free(idx);
         return -1;
     }
@@ -1314,7 +1288,7 @@ tensor_split_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         failed = (ts[i] = call_k(PTL_OP_slice_Tensor, 5, a)) == NULL;
     }
     free(idx);
-    return set_list(s, ts, n, failed);
+    return ptl_set_tensorlist(s, ts, n, failed);
 }
 
 static const PtlKernelReg shape_cpu_kernels[] = {

@@ -11,25 +11,11 @@
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "unary_loops.h"
 
 /* o = STORE(F(LOAD(a), extra)) */
-#define DEFINE_LOOP1(NAME, T, DT, LOAD, STORE, F)                                         \
-    PTL_LOOP_CLONES static void                                                           \
-    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
-    {                                                                                     \
-        if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                     \
-            T *o = (T *)d[0];                                                             \
-            const T *a = (const T *)d[1];                                                 \
-            for (int64_t i = 0; i < n; i++) {                                             \
-                o[i] = STORE(F(LOAD(a[i]), extra));                                       \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            const T a = *(const T *)(d[1] + i * s[1]);                                    \
-            *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), extra));                           \
-        }                                                                                 \
-    }
+#define DEFINE_LOOP1(NAME, T, DT, LOAD, STORE, F) \
+    DEFINE_UNARY_LOOP(NAME, T, T, DT, LOAD, STORE, F)
 
 /* o = STORE(F(LOAD(a), LOAD(b), extra)) */
 #define DEFINE_LOOP2(NAME, T, DT, LOAD, STORE, F)                                         \
@@ -76,20 +62,14 @@
     LOOPK(NAME, int32_t, i4, I64, (int32_t), FI)                                          \
     LOOPK(NAME, int64_t, i8, PTL_ID, PTL_ID, FI)                                          \
     DEFINE_FLOATS(LOOPK, NAME, FF)                                                        \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
-        [PTL_DTYPE_UINT8] = NAME##_loop_u1, [PTL_DTYPE_INT8] = NAME##_loop_i1,            \
-        [PTL_DTYPE_INT16] = NAME##_loop_i2, [PTL_DTYPE_INT32] = NAME##_loop_i4,           \
-        [PTL_DTYPE_INT64] = NAME##_loop_i8, FLOAT_ENTRIES(NAME)};
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(NAME),              \
+                                                          FLOAT_ENTRIES(NAME)};
 
 #define DEFINE_FLOATS(LOOPK, NAME, FF)                                                    \
     LOOPK(NAME, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, FF)                              \
     LOOPK(NAME, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, FF)                              \
     LOOPK(NAME, float, f4, PTL_ID, PTL_ID, FF)                                            \
     LOOPK(NAME, double, f8, PTL_ID, PTL_ID, FF)
-
-#define FLOAT_ENTRIES(NAME)                                                               \
-    [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
-    [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
 
 #define DEFINE_FLOAT_ONLY(LOOPK, NAME, FF)                                                \
     DEFINE_FLOATS(LOOPK, NAME, FF)                                                        \

@@ -15,26 +15,8 @@
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "unary_loops.h"
 #include "vec_math.h"
-
-#define DEFINE_UNARY_LOOP(NAME, TI, TO, DT, LOAD, STORE, F)                               \
-    PTL_LOOP_CLONES static void                                                           \
-    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
-    {                                                                                     \
-        (void)extra;                                                                      \
-        if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                                   \
-            TO *o = (TO *)d[0];                                                           \
-            const TI *a = (const TI *)d[1];                                               \
-            for (int64_t i = 0; i < n; i++) {                                             \
-                o[i] = STORE(F(LOAD(a[i]), extra));                                       \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            const TI a = *(const TI *)(d[1] + i * s[1]);                                  \
-            *(TO *)(d[0] + i * s[0]) = STORE(F(LOAD(a), extra));                          \
-        }                                                                                 \
-    }
 
 /* Floating loops only: FF computes float (float16/bfloat16/float32), FD double. */
 #define DEFINE_UNARY_FLOAT(NAME, FF, FD)                                                  \
@@ -42,10 +24,6 @@
     DEFINE_UNARY_LOOP(NAME, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, FF)        \
     DEFINE_UNARY_LOOP(NAME, float, float, f4, PTL_ID, PTL_ID, FF)                         \
     DEFINE_UNARY_LOOP(NAME, double, double, f8, PTL_ID, PTL_ID, FD)
-
-#define FLOAT_ENTRIES(NAME)                                                               \
-    [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
-    [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
 
 /* A floating function and its table (NULL for integer and bool dtypes). */
 #define DEFINE_FLOAT_OP(NAME, FF, FD)                                                     \
@@ -60,11 +38,6 @@
     DEFINE_UNARY_LOOP(NAME, int16_t, int16_t, i2, I64, (int16_t), FI)                     \
     DEFINE_UNARY_LOOP(NAME, int32_t, int32_t, i4, I64, (int32_t), FI)                     \
     DEFINE_UNARY_LOOP(NAME, int64_t, int64_t, i8, PTL_ID, PTL_ID, FI)
-
-#define INT_ENTRIES(NAME)                                                                 \
-    [PTL_DTYPE_UINT8] = NAME##_loop_u1, [PTL_DTYPE_INT8] = NAME##_loop_i1,                \
-    [PTL_DTYPE_INT16] = NAME##_loop_i2, [PTL_DTYPE_INT32] = NAME##_loop_i4,               \
-    [PTL_DTYPE_INT64] = NAME##_loop_i8
 
 /* Loops from any dtype to bool (isnan, logical_not): F gets the value in float/double/int64. */
 #define PRED_STORE(X) ((uint8_t)((X) != 0))

@@ -378,6 +378,18 @@ unsqueeze_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_view(s, self, self->dim + 1, sizes, strides, self->storage_offset);
 }
 
+/* self's sizes and strides with dim d left out (select, unbind) */
+static void
+without_dim(const PtlTensorImpl *self, int64_t d, int64_t *sizes, int64_t *strides)
+{
+    for (int i = 0, j = 0; i < self->dim; i++) {
+        if (i != d) {
+            sizes[j] = self->sizes[i];
+            strides[j++] = self->strides[i];
+        }
+    }
+}
+
 /* select.int(Tensor(a) self, int dim, int index) */
 static int
 select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -402,13 +414,7 @@ select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (idx < 0) {
         idx += size;
     }
-    for (int i = 0, j = 0; i < self->dim; i++) {
-        if (i != d) {
-            sizes[j] = self->sizes[i];
-            strides[j] = self->strides[i];
-            j++;
-        }
-    }
+    without_dim(self, d, sizes, strides);
     return set_view(s, self, self->dim - 1, sizes, strides,
                     self->storage_offset + idx * self->strides[d]);
 }
@@ -747,24 +753,17 @@ movedim_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 set_split(PtlIValue *s, PtlTensorImpl *self, int64_t d, int64_t n, const int64_t *pieces)
 {
-    PtlTensorImpl **list = malloc(sizeof(PtlTensorImpl *) * (size_t)(n > 0 ? n : 1));
+    PtlTensorImpl **list = ptl_tensorlist_new(n);
     int64_t start = 0;
+    int failed = 0;
     if (list == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
+        return -1;
     }
-    for (int64_t i = 0; i < n; i++) {
-        if ((list[i] = narrow_view(self, d, start, pieces[i])) == NULL) {
-            while (i-- > 0) {
-                ptl_decref(list[i]);
-            }
-            free(list);
-            return -1;
-        }
+    for (int64_t i = 0; i < n && !failed; i++) {
+        failed = (list[i] = narrow_view(self, d, start, pieces[i])) == NULL;
         start += pieces[i];
     }
-    s[0] = ptl_iv_tensorlist(list, n);
-    s[0].owned = 1;
-    return 0;
+    return ptl_set_tensorlist(s, list, n, failed);
 }
 
 /* Like set_split with every piece of size `piece` but the last, which takes the rest. */
@@ -799,30 +798,18 @@ unbind_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     int64_t n = self->sizes[d];
-    PtlTensorImpl **list = malloc(sizeof(PtlTensorImpl *) * (size_t)(n > 0 ? n : 1));
+    PtlTensorImpl **list = ptl_tensorlist_new(n);
+    int failed = 0;
     if (list == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
+        return -1;
     }
-    for (int i = 0, j = 0; i < self->dim; i++) {
-        if (i != d) {
-            sizes[j] = self->sizes[i];
-            strides[j++] = self->strides[i];
-        }
-    }
-    for (int64_t i = 0; i < n; i++) {
+    without_dim(self, d, sizes, strides);
+    for (int64_t i = 0; i < n && !failed; i++) {
         list[i] = ptl_tensor_impl_view(self, self->dim - 1, sizes, strides,
                                        self->storage_offset + i * self->strides[d]);
-        if (list[i] == NULL) {
-            while (i-- > 0) {
-                ptl_decref(list[i]);
-            }
-            free(list);
-            return -1;
-        }
+        failed = list[i] == NULL;
     }
-    s[0] = ptl_iv_tensorlist(list, n);
-    s[0].owned = 1;
-    return 0;
+    return ptl_set_tensorlist(s, list, n, failed);
 }
 
 /* split.Tensor(Tensor(a -> *) self, int split_size, int dim=0): pieces of split_size,

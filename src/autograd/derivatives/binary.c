@@ -45,22 +45,13 @@ rsub_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 int
 mul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *self = NULL, *other = NULL;
-    int rc = -1;
-    if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
-        goto done;
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *self = sv(sc, n, 0), *other = sv(sc, n, 1);
+    if ((NEEDS(0) && give(n, go, 0, MUL(gi[0], other)) < 0) ||
+        (NEEDS(1) && give(n, go, 1, MUL(gi[0], self)) < 0)) {
+        return scope_end(sc, -1);
     }
-    if (NEEDS(0) && put(n, go, 0, op2(PTL_OP_mul_Tensor, gi[0], other)) < 0) {
-        goto done;
-    }
-    if (NEEDS(1) && put(n, go, 1, op2(PTL_OP_mul_Tensor, gi[0], self)) < 0) {
-        goto done;
-    }
-    rc = 0;
-done:
-    ptl_xdecref(self);
-    ptl_xdecref(other);
-    return rc;
+    return scope_end(sc, 0);
 }
 
 /* d(a/b) = g/b, -g*a/b^2.  With a rounding mode (div.Tensor_mode 'trunc' or 'floor', whose
@@ -68,35 +59,16 @@ done:
 int
 div_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *self = NULL, *other = NULL, *t1 = NULL, *t2 = NULL;
-    int rc = -1;
+    Scope scope = {0}, *sc = &scope;
     if (n->nargs > 2 && n->args[2].tag == PTL_IV_STRING) {
         return random_backward(n, gi, go);
     }
-    if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
-        goto done;
+    PtlTensorImpl *self = sv(sc, n, 0), *other = sv(sc, n, 1);
+    if ((NEEDS(0) && give(n, go, 0, DIV(gi[0], other)) < 0) ||
+        (NEEDS(1) && give(n, go, 1, NEG(MUL(gi[0], DIV(self, MUL(other, other))))) < 0)) {
+        return scope_end(sc, -1);
     }
-    if (NEEDS(0) && put(n, go, 0, op2(PTL_OP_div_Tensor, gi[0], other)) < 0) {
-        goto done;
-    }
-    if (NEEDS(1)) {
-        if ((t1 = op2(PTL_OP_mul_Tensor, other, other)) == NULL ||
-            (t2 = op2(PTL_OP_div_Tensor, self, t1)) == NULL) {
-            goto done;
-        }
-        PTL_CLEAR(t1);
-        if ((t1 = op2(PTL_OP_mul_Tensor, gi[0], t2)) == NULL ||
-            put(n, go, 1, op1(PTL_OP_neg, t1)) < 0) {
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    ptl_xdecref(self);
-    ptl_xdecref(other);
-    ptl_xdecref(t1);
-    ptl_xdecref(t2);
-    return rc;
+    return scope_end(sc, 0);
 }
 
 /* d(a^b) = g * b * a^(b-1), g * a^b * log(a) (0 where a == 0 and b >= 0, as PyTorch) */

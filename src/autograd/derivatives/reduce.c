@@ -1,7 +1,7 @@
-/* derivatives/reduce.c -- derivative formulas of the reductions and scans of
- * aten/native/reduce.c (sum, mean, prod, amax/amin, max/min, aminmax, var, std, var_mean,
- * std_mean, norm, logsumexp, cumsum, cumprod, nansum); linalg_vector_norm shares norm's
- * formula.  Mirrors their rows of tools/autograd/derivatives.yaml and FunctionsManual.cpp. */
+/* derivatives/reduce.c -- derivative formulas of the reductions of aten/native/reduce.c
+ * (sum, mean, prod, amax/amin, max/min, aminmax, var, std, var_mean, std_mean, norm,
+ * logsumexp, nansum); linalg_vector_norm shares norm's formula.  Mirrors their rows of
+ * tools/autograd/derivatives.yaml and FunctionsManual.cpp. */
 #include <math.h>
 
 #include "../formula.h"
@@ -333,60 +333,6 @@ prod_dim_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     reduced_from(&r, &n->input_meta[0], &n->args[1], ptl_iv_to_int(&n->args[2]));
     PtlTensorImpl *g = prod_grad(sc, keep(sc, gi[0], &r), sv(sc, n, 0),
                                  keep(sc, sv(sc, n, 1), &r), r.dims[0]);
-    return scope_end(sc, give(n, go, 0, g));
-}
-
-/* sum_{k >= i} a_k along dim: total - inclusive prefix + a (no flip needed) */
-static PtlTensorImpl *
-reverse_cumsum(Scope *sc, PtlTensorImpl *a, int64_t dim)
-{
-    PtlIValue cv[2] = {ptl_iv_tensor(a), ptl_iv_int(dim)};
-    PtlIValue sv3[3] = {ptl_iv_tensor(a), ptl_iv_intlist(&dim, 1), ptl_iv_bool(1)};
-    return ADD(SUB(fv(sc, PTL_OP_sum_dim_IntList, 3, sv3), fv(sc, PTL_OP_cumsum, 2, cv)), a);
-}
-
-int
-cumsum_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    Scope scope = {0}, *sc = &scope;
-    if (!NEEDS(0)) {
-        return 0;
-    }
-    if (n->input_meta[0].dim == 0) {
-        return give(n, go, 0, gi[0]);
-    }
-    return scope_end(sc, give(n, go, 0, reverse_cumsum(sc, gi[0], ptl_iv_to_int(&n->args[1]))));
-}
-
-/* cumprod(x)_k = prod_{j <= k} x_j.  Without zeros: revcumsum(g r) / x.  With zeros (z the
- * first zero of a slice): before z the same formula holds (r_k = 0 from z on); at z the
- * gradient is revcumsum(g cumprod(x with x_z = 1)); after z it is 0. */
-int
-cumprod_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    Scope scope = {0}, *sc = &scope;
-    if (!NEEDS(0)) {
-        return 0;
-    }
-    if (n->input_meta[0].dim == 0) {
-        return give(n, go, 0, gi[0]);
-    }
-    int64_t dim = ptl_iv_to_int(&n->args[1]);
-    PtlTensorImpl *x = sv(sc, n, 0), *r = sv(sc, n, 1), *zero = inum(sc, 0), *one = inum(sc, 1);
-    PtlTensorImpl *z = EQ(x, zero), *any = f1(sc, PTL_OP_any, z);
-    PtlTensorImpl *gr = reverse_cumsum(sc, MUL(gi[0], r), dim);
-    if (any == NULL) {
-        return scope_end(sc, -1);
-    }
-    if (!ptl_item_double(any)) {
-        return scope_end(sc, give(n, go, 0, DIV(gr, x)));
-    }
-    PtlIValue cz_args[2] = {ptl_iv_tensor(z), ptl_iv_int(dim)};
-    PtlTensorImpl *cz = fv(sc, PTL_OP_cumsum, 2, cz_args);
-    PtlTensorImpl *before = EQ(cz, zero), *first = AND(z, EQ(cz, one));
-    PtlIValue cp_args[2] = {ptl_iv_tensor(WHERE(first, one, x)), ptl_iv_int(dim)};
-    PtlTensorImpl *at_first = reverse_cumsum(sc, MUL(gi[0], fv(sc, PTL_OP_cumprod, 2, cp_args)), dim);
-    PtlTensorImpl *g = WHERE(before, DIV(gr, WHERE(before, x, one)), WHERE(first, at_first, zero));
     return scope_end(sc, give(n, go, 0, g));
 }
 

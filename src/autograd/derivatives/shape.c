@@ -178,26 +178,14 @@ unfold_backward_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 int
 linalg_cross_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *self = NULL, *other = NULL;
-    int rc = -1;
-    if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
-        goto done;
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *self = sv(sc, n, 0), *other = sv(sc, n, 1);
+    PtlIValue a0[3] = {ptl_iv_tensor(other), ptl_iv_tensor(gi[0]), n->args[2]};
+    PtlIValue a1[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(self), n->args[2]};
+    if (self == NULL || other == NULL ||
+        (NEEDS(0) && give(n, go, 0, fv(sc, PTL_OP_linalg_cross, 3, a0)) < 0) ||
+        (NEEDS(1) && give(n, go, 1, fv(sc, PTL_OP_linalg_cross, 3, a1)) < 0)) {
+        return scope_end(sc, -1);
     }
-    if (NEEDS(0)) {
-        PtlIValue a[3] = {ptl_iv_tensor(other), ptl_iv_tensor(gi[0]), n->args[2]};
-        if (put(n, go, 0, callv(PTL_OP_linalg_cross, 3, a)) < 0) {
-            goto done;
-        }
-    }
-    if (NEEDS(1)) {
-        PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(self), n->args[2]};
-        if (put(n, go, 1, callv(PTL_OP_linalg_cross, 3, a)) < 0) {
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    ptl_xdecref(self);
-    ptl_xdecref(other);
-    return rc;
+    return scope_end(sc, 0);
 }

@@ -69,37 +69,19 @@ done:
 int
 evenly_distribute_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *self = NULL, *res = NULL, *mask = NULL, *mf = NULL, *cnt = NULL;
-    PtlTensorImpl *share = NULL;
-    int rc = -1;
+    Scope scope = {0}, *sc = &scope;
     if (!NEEDS(0)) {
         return 0;
     }
-    if (saved(n, 0, &self) < 0 || saved(n, 1, &res) < 0) {
-        goto done;
+    PtlTensorImpl *self = sv(sc, n, 0), *res = sv(sc, n, 1);
+    if (self == NULL || res == NULL) {
+        return scope_end(sc, -1);
     }
-    double v = ptl_item_double(res);
-    mask = isnan(v) ? op1(PTL_OP_isnan, self) : op2(PTL_OP_eq_Tensor, self, res);
-    if (mask == NULL) {
-        goto done;
-    }
-    {
-        PtlIValue c[2] = {ptl_iv_tensor(mask), ptl_iv_dtype(gi[0]->dtype)};
-        if ((mf = callv(PTL_OP__to_copy, 2, c)) == NULL ||
-            (cnt = op1(PTL_OP_sum, mf)) == NULL ||
-            (share = op2(PTL_OP_div_Tensor, gi[0], cnt)) == NULL) {
-            goto done;
-        }
-    }
-    rc = put(n, go, 0, op2(PTL_OP_mul_Tensor, mf, share));
-done:
-    ptl_xdecref(share);
-    ptl_xdecref(cnt);
-    ptl_xdecref(mf);
-    ptl_xdecref(mask);
-    ptl_xdecref(res);
-    ptl_xdecref(self);
-    return rc;
+    PtlTensorImpl *mask = isnan(ptl_item_double(res)) ? f1(sc, PTL_OP_isnan, self)
+                                                      : EQ(self, res);
+    PtlIValue c[2] = {ptl_iv_tensor(mask), ptl_iv_dtype(gi[0]->dtype)};
+    PtlTensorImpl *mf = fv(sc, PTL_OP__to_copy, 2, c);
+    return scope_end(sc, give(n, go, 0, MUL(mf, DIV(gi[0], f1(sc, PTL_OP_sum, mf)))));
 }
 
 /* x reversed along dim d (index_select with n-1 .. 0: differentiable), new ref or NULL */
@@ -143,42 +125,17 @@ reverse_logcumsumexp(PtlTensorImpl *x, int64_t d)
 /* exp(reverse_logcumsumexp(where(sign * g > 0, log|g|, lowest) - result) + self): the
  * positive (sign 1) or negative (sign -1) part of the gradient, without overflow */
 static PtlTensorImpl *
-lcse_part(PtlTensorImpl *g, PtlTensorImpl *logabs, PtlTensorImpl *self, PtlTensorImpl *res,
-          int64_t d, double sign)
+lcse_part(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *logabs, PtlTensorImpl *self,
+          PtlTensorImpl *res, int64_t d, double sign)
 {
-    PtlTensorImpl *zero = ptl_scalar_tensor(0.0, g->dtype, g->device), *low = NULL;
-    PtlTensorImpl *cond = NULL, *lg = NULL, *diff = NULL, *rl = NULL, *sum = NULL, *r = NULL;
-    if (zero == NULL) {
-        return NULL;
-    }
-    low = ptl_scalar_tensor(g->dtype == PTL_DTYPE_FLOAT64 ? -DBL_MAX : -FLT_MAX, g->dtype,
-                            g->device);
-    if (low == NULL) {
-        goto done;
-    }
-    cond = sign > 0 ? op2(PTL_OP_gt_Tensor, g, zero) : op2(PTL_OP_lt_Tensor, g, zero);
-    if (cond == NULL) {
-        goto done;
-    }
-    {
-        PtlIValue w[3] = {ptl_iv_tensor(cond), ptl_iv_tensor(logabs), ptl_iv_tensor(low)};
-        if ((lg = callv(PTL_OP_where_self, 3, w)) == NULL ||
-            (diff = op2(PTL_OP_sub_Tensor, lg, res)) == NULL ||
-            (rl = reverse_logcumsumexp(diff, d)) == NULL ||
-            (sum = op2(PTL_OP_add_Tensor, rl, self)) == NULL) {
-            goto done;
-        }
-    }
-    r = op1(PTL_OP_exp, sum);
-done:
-    ptl_xdecref(sum);
-    ptl_xdecref(rl);
-    ptl_xdecref(diff);
-    ptl_xdecref(lg);
-    ptl_xdecref(cond);
-    ptl_xdecref(low);
-    ptl_decref(zero);
-    return r;
+    PtlTensorImpl *zero = own(sc, ptl_scalar_tensor(0.0, g->dtype, g->device));
+    PtlTensorImpl *low = own(sc, ptl_scalar_tensor(g->dtype == PTL_DTYPE_FLOAT64 ? -DBL_MAX
+                                                                               : -FLT_MAX,
+                                                   g->dtype, g->device));
+    PtlTensorImpl *cond = sign > 0 ? GT(g, zero) : LT(g, zero);
+    PtlTensorImpl *diff = SUB(WHERE(cond, logabs, low), res);
+    PtlTensorImpl *rl = diff ? own(sc, reverse_logcumsumexp(diff, d)) : NULL;
+    return f1(sc, PTL_OP_exp, ADD(rl, self));
 }
 
 /* logcumsumexp(self, dim) -> result: self gets pos - neg (lcse_part), which equals
@@ -186,30 +143,20 @@ done:
 int
 logcumsumexp_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *self = NULL, *res = NULL, *ab = NULL, *la = NULL, *pos = NULL, *neg = NULL;
+    Scope scope = {0}, *sc = &scope;
     int64_t d = ptl_iv_to_int(&n->args[1]);
-    int rc = -1;
     if (!NEEDS(0)) {
         return 0;
     }
     if (gi[0]->dim == 0 || gi[0]->numel == 0) {
         return put_same(n, go, 0, gi[0]);
     }
-    if (ptl_wrap_dim(&d, gi[0]->dim) < 0 || saved(n, 0, &self) < 0 || saved(n, 1, &res) < 0) {
-        goto done;
+    if (ptl_wrap_dim(&d, gi[0]->dim) < 0) {
+        return -1;
     }
-    if ((ab = op1(PTL_OP_abs, gi[0])) == NULL || (la = op1(PTL_OP_log, ab)) == NULL ||
-        (pos = lcse_part(gi[0], la, self, res, d, 1.0)) == NULL ||
-        (neg = lcse_part(gi[0], la, self, res, d, -1.0)) == NULL) {
-        goto done;
-    }
-    rc = put(n, go, 0, op2(PTL_OP_sub_Tensor, pos, neg));
-done:
-    ptl_xdecref(neg);
-    ptl_xdecref(pos);
-    ptl_xdecref(la);
-    ptl_xdecref(ab);
-    ptl_xdecref(res);
-    ptl_xdecref(self);
-    return rc;
+    PtlTensorImpl *self = sv(sc, n, 0), *res = sv(sc, n, 1);
+    PtlTensorImpl *la = f1(sc, PTL_OP_log, f1(sc, PTL_OP_abs, gi[0]));
+    PtlTensorImpl *pos = lcse_part(sc, gi[0], la, self, res, d, 1.0);
+    PtlTensorImpl *neg = lcse_part(sc, gi[0], la, self, res, d, -1.0);
+    return scope_end(sc, give(n, go, 0, SUB(pos, neg)));
 }

@@ -1,0 +1,42 @@
+/* unary_loops.h -- the loop skeleton of the one-input pointwise kernels (unary.c, and
+ * ternary.c's clamp with scalar bounds) and the dtype-table initializers of every pointwise
+ * kernel.  Mirrors ATen/native/cpu/Loops.h (cpu_kernel_vec's contiguous specialization).
+ *
+ * DEFINE_UNARY_LOOP stamps `static void NAME_loop_DT(char **d, const int64_t *s, int64_t n,
+ * const void *extra)` (the PtlLoop ABI of loops.h): o = STORE(F(LOAD(a), extra)) for an
+ * input of C type TI and an output of TO, with a contiguous path the compiler vectorizes
+ * and a strided fallback. */
+#ifndef PTL_ATEN_NATIVE_UNARY_LOOPS_H
+#define PTL_ATEN_NATIVE_UNARY_LOOPS_H
+
+#include "native.h"
+
+#define DEFINE_UNARY_LOOP(NAME, TI, TO, DT, LOAD, STORE, F)                               \
+    PTL_LOOP_CLONES static void                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        if (s[0] == sizeof(TO) && s[1] == sizeof(TI)) {                                   \
+            TO *o = (TO *)d[0];                                                           \
+            const TI *a = (const TI *)d[1];                                               \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = STORE(F(LOAD(a[i]), extra));                                       \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const TI a = *(const TI *)(d[1] + i * s[1]);                                  \
+            *(TO *)(d[0] + i * s[0]) = STORE(F(LOAD(a), extra));                          \
+        }                                                                                 \
+    }
+
+/* Table initializers (ORDER DTYPE is implied by the designators). */
+#define INT_ENTRIES(NAME)                                                                 \
+    [PTL_DTYPE_UINT8] = NAME##_loop_u1, [PTL_DTYPE_INT8] = NAME##_loop_i1,                \
+    [PTL_DTYPE_INT16] = NAME##_loop_i2, [PTL_DTYPE_INT32] = NAME##_loop_i4,               \
+    [PTL_DTYPE_INT64] = NAME##_loop_i8
+#define FLOAT_ENTRIES(NAME)                                                               \
+    [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,          \
+    [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8
+
+#endif
