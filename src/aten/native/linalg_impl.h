@@ -107,6 +107,16 @@ linalg_load(double *dst, const double *src, int64_t r, int64_t c, int trans)
     }
 }
 
+/* Releases the tensors of t[0..n) (NULL ones skipped); returns -1. */
+static inline int
+linalg_release_all(PtlTensorImpl **t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ptl_xdecref(t[i]);
+    }
+    return -1;
+}
+
 /* The work on one matrix of a batch: 0, or -1 with the error set. */
 typedef int (*LinalgMatrixFn)(void *ctx, int64_t i);
 

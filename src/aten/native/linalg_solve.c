@@ -220,16 +220,6 @@ lu_outputs(LuJob *job, int nb, const int64_t *bsz, PtlDevice dev, PtlTensorImpl 
     return 0;
 }
 
-/* Releases the tensors of t[0..n) (NULL ones skipped); returns -1. */
-static int
-release_all(PtlTensorImpl **t, int n)
-{
-    for (int i = 0; i < n; i++) {
-        ptl_xdecref(t[i]);
-    }
-    return -1;
-}
-
 /* linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False)
  * -> (Tensor LU, Tensor pivots, Tensor info)
  * [*, m, n] -> LU [*, m, n], pivots [*, min(m, n)] int32, info [*] int32. */
@@ -257,7 +247,7 @@ linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     int64_t k = job.m < job.n ? job.m : job.n;
     if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
         lu_outputs(&job, nb, A->sizes, A->device, &t[1], &t[2], &t[3]) < 0) {
-        return release_all(t, 4);
+        return linalg_release_all(t, 4);
     }
     job.a = (const double *)ptl_tensor_data(t[0]);
     if (linalg_batch_run(linalg_batch_count(A, 2), job.m * job.n * (k + 1), lu_matrix,
@@ -265,7 +255,7 @@ linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
         (s[2].u.b && linalg_check_info("torch.linalg.lu_factor_ex", t[3], nb > 0,
                                        PTL_ERR_RUNTIME, LU_ZERO_PIVOT) < 0) ||
         linalg_cast_to(&t[1], A->dtype) < 0) {
-        return release_all(t, 4);
+        return linalg_release_all(t, 4);
     }
     ptl_decref(t[0]);
     for (int i = 0; i < 3; i++) {
@@ -344,7 +334,7 @@ linalg_solve_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     sz[nb + 1] = bc;
     if ((t[1] = linalg_f64_copy(B, nb + (vec ? 1 : 2), sz)) == NULL ||
         lu_outputs(&job, nb, sz, A->device, &t[2], &t[3], &t[4]) < 0) {
-        return release_all(t, 5);
+        return linalg_release_all(t, 5);
     }
     job.a = (const double *)ptl_tensor_data(t[0]);
     job.b = (double *)ptl_tensor_data(t[1]);
@@ -353,7 +343,7 @@ linalg_solve_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (s[3].u.b && linalg_check_info("torch.linalg.solve_ex", t[4], nb > 0, PTL_ERR_LINALG,
                                        SOLVE_SINGULAR) < 0) ||
         linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
-        return release_all(t, 5);
+        return linalg_release_all(t, 5);
     }
     ptl_decref(t[0]);
     for (int i = 0; i < 4; i++) {
@@ -386,7 +376,7 @@ linalg_inv_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
         (t[1] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
         lu_outputs(&job, nb, A->sizes, A->device, &t[2], &t[3], &t[4]) < 0) {
-        return release_all(t, 5);
+        return linalg_release_all(t, 5);
     }
     double *eye = (double *)ptl_tensor_data(t[1]);
     memset(eye, 0, sizeof(double) * (size_t)t[1]->numel);
@@ -401,7 +391,7 @@ linalg_inv_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (s[1].u.b && linalg_check_info("linalg.inv_ex", t[4], nb > 0, PTL_ERR_LINALG,
                                        INV_SINGULAR) < 0) ||
         linalg_cast_to(&t[1], A->dtype) < 0) {
-        return release_all(t, 5);
+        return linalg_release_all(t, 5);
     }
     ptl_decref(t[0]);
     ptl_decref(t[2]);
@@ -428,7 +418,7 @@ lu_det(const char *fn, PtlTensorImpl *A, int logs, PtlTensorImpl **out)
         lu_outputs(&job, nb, A->sizes, A->device, &t[1], &t[2], &t[3]) < 0 ||
         (t[4] = ptl_empty(nb, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
         (logs && (t[5] = ptl_empty(nb, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL)) {
-        return release_all(t, 6);
+        return linalg_release_all(t, 6);
     }
     job.a = (const double *)ptl_tensor_data(t[0]);
     job.det = (double *)ptl_tensor_data(t[4]);
@@ -436,7 +426,7 @@ lu_det(const char *fn, PtlTensorImpl *A, int logs, PtlTensorImpl **out)
     if (linalg_batch_run(linalg_batch_count(A, 2), n * n * n + 1, lu_matrix, &job) < 0 ||
         linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[4], A->dtype) < 0 ||
         (logs && linalg_cast_to(&t[5], A->dtype) < 0)) {
-        return release_all(t, 6);
+        return linalg_release_all(t, 6);
     }
     ptl_decref(t[0]);
     ptl_decref(t[3]);
@@ -527,14 +517,14 @@ linalg_solve_triangular_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
     sz[nb] = br;
     sz[nb + 1] = bc;
     if ((t[1] = linalg_f64_copy(B, nb + 2, sz)) == NULL) {
-        return release_all(t, 2);
+        return linalg_release_all(t, 2);
     }
     job.a = (const double *)ptl_tensor_data(t[0]);
     job.b = (double *)ptl_tensor_data(t[1]);
     if (linalg_batch_run(linalg_batch_count(t[1], 2), n * n * job.nrhs + 1, tri_matrix,
                          &job) < 0 ||
         linalg_cast_to(&t[1], dt) < 0) {
-        return release_all(t, 2);
+        return linalg_release_all(t, 2);
     }
     ptl_decref(t[0]);
     s[0] = ptl_iv_tensor(t[1]);
