@@ -120,9 +120,10 @@ reflect_rows(double *c, int64_t cols, int64_t c0, int64_t len, const double *vs,
 }
 
 /* QR of a (m x n, row-major) in place: R in the upper triangle, the reflections' v below
- * it and their taus in tau (min(m, n)).  w: n scratch.  See Note [Householder QR]. */
-static void
-qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w)
+ * it and their taus in tau (min(m, n)).  w: n scratch.  See Note [Householder QR].  svd.c
+ * uses it too (linalg_impl.h). */
+void
+ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w)
 {
     int64_t k = m < n ? m : n;
     for (int64_t j = 0; j < k; j++) {
@@ -132,11 +133,11 @@ qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w)
     }
 }
 
-/* q (m x qc, row-major) = the first qc columns of H_0 ... H_{k-1} from qr_factor's a and
- * tau.  w: qc scratch. */
-static void
-qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q, int64_t qc,
-          double *w)
+/* q (m x qc, row-major) = the first qc columns of H_0 ... H_{k-1} from the a and tau of
+ * ptl_linalg_qr_factor.  w: qc scratch. */
+void
+ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
+                     int64_t qc, double *w)
 {
     int64_t k = m < n ? m : n;
     memset(q, 0, sizeof(double) * (size_t)(m * qc));
@@ -327,14 +328,14 @@ qr_matrix(void *ctx, int64_t i)
     }
     double *tau = a + m * n, *w = tau + k, *r = j->out0 + i * j->rr * n;
     memcpy(a, j->a + i * m * n, sizeof(double) * (size_t)(m * n));
-    qr_factor(a, m, n, tau, w);
+    ptl_linalg_qr_factor(a, m, n, tau, w);
     for (int64_t row = 0; row < j->rr; row++) {
         for (int64_t c = 0; c < n; c++) {
             r[row * n + c] = c >= row && row < m ? a[row * n + c] : 0;
         }
     }
     if (j->out1 != NULL) {
-        qr_form_q(a, m, n, tau, j->out1 + i * m * j->qc, j->qc, w);
+        ptl_linalg_qr_form_q(a, m, n, tau, j->out1 + i * m * j->qc, j->qc, w);
     }
     free(a);
     return 0;

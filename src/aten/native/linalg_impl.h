@@ -117,6 +117,14 @@ linalg_release_all(PtlTensorImpl **t, int n)
     return -1;
 }
 
+/* Householder QR (Note [Householder QR], linalg_decomp.c).  ptl_linalg_qr_factor: a (m x n,
+ * row-major) -> R in its upper triangle, the reflections below it, their taus in tau
+ * (min(m, n)); w: n scratch.  ptl_linalg_qr_form_q: q (m x qc, row-major) = the first qc
+ * columns of Q from those; w: qc scratch. */
+void ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w);
+void ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
+                          int64_t qc, double *w);
+
 /* The work on one matrix of a batch: 0, or -1 with the error set. */
 typedef int (*LinalgMatrixFn)(void *ctx, int64_t i);
 
