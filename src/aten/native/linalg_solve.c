@@ -235,8 +235,9 @@ linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
                              "dimensions. Got size: %s instead",
                              ptl_format_sizes(buf, sizeof(buf), A->dim, A->sizes));
     }
-    if (linalg_check_dtype("linalg.lu_factor", "lu_cpu", A) < 0) {
-        return -1;
+    if (A->dtype != PTL_DTYPE_FLOAT32 && A->dtype != PTL_DTYPE_FLOAT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"lu_cpu\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(A->dtype));
     }
     if (!s[1].u.b) {
         return ptl_error_set(PTL_ERR_RUNTIME, "linalg.lu_factor: LU without pivoting is not "
@@ -264,13 +265,13 @@ linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     return 0;
 }
 
-/* The batch shape of A's matrices broadcast with B's (B has nbb batch dims) into bsz;
- * returns its length or -1. */
+/* The batch shape of B's matrices (B has nbb batch dims) broadcast with A's into bsz (B
+ * first, as PyTorch's error names them); returns its length or -1. */
 static int
 broadcast_batch(const PtlTensorImpl *A, const PtlTensorImpl *B, int nbb, int64_t *bsz)
 {
     int nb;
-    if (ptl_broadcast_shapes(A->dim - 2, A->sizes, nbb, B->sizes, &nb, bsz) < 0) {
+    if (ptl_broadcast_shapes(nbb, B->sizes, A->dim - 2, A->sizes, &nb, bsz) < 0) {
         return -1;
     }
     return nb;
