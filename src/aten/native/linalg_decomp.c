@@ -523,7 +523,7 @@ linalg_eigh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "got %s", uplo);
     }
     if (linalg_check_square("linalg.eigh", A) < 0 ||
-        linalg_check_dtype("linalg.eigh", "linalg_eigh_cpu", A) < 0) {
+        linalg_check_kernel_dtype("linalg_eigh_cpu", A) < 0) {
         return -1;
     }
     int nb = A->dim - 2;

@@ -38,6 +38,18 @@ linalg_check_square(const char *fn, const PtlTensorImpl *A)
     return 0;
 }
 
+/* A is float32 or float64, else the NotImplementedError of the LAPACK kernel `kernel`
+ * ("lu_cpu").  0 or -1. */
+static inline int
+linalg_check_kernel_dtype(const char *kernel, const PtlTensorImpl *A)
+{
+    if (A->dtype != PTL_DTYPE_FLOAT32 && A->dtype != PTL_DTYPE_FLOAT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel,
+                             ptl_dtype_legacy_name(A->dtype));
+    }
+    return 0;
+}
+
 /* A is float32 or float64: a non-floating A is PyTorch's RuntimeError, float16/bfloat16
  * the NotImplementedError of the LAPACK kernel `kernel` ("lu_cpu").  0 or -1. */
 static inline int

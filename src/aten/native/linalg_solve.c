@@ -235,9 +235,8 @@ linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
                              "dimensions. Got size: %s instead",
                              ptl_format_sizes(buf, sizeof(buf), A->dim, A->sizes));
     }
-    if (A->dtype != PTL_DTYPE_FLOAT32 && A->dtype != PTL_DTYPE_FLOAT64) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"lu_cpu\" not implemented for '%s'",
-                             ptl_dtype_legacy_name(A->dtype));
+    if (linalg_check_kernel_dtype("lu_cpu", A) < 0) {
+        return -1;
     }
     if (!s[1].u.b) {
         return ptl_error_set(PTL_ERR_RUNTIME, "linalg.lu_factor: LU without pivoting is not "
