@@ -453,6 +453,24 @@ linalg_cholesky_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     return 0;
 }
 
+/* The end of the two-output kernels: runs fn over A's matrices from the float64 copy t[0],
+ * then returns the float64 results t[1], t[2] cast to A's dtype in s[0], s[1] (t[0]
+ * released).  0, or -1 with all of t released. */
+static int
+run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, DecompJob *job, PtlTensorImpl **t,
+        PtlIValue *s)
+{
+    job->a = (const double *)ptl_tensor_data(t[0]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), work, fn, job) < 0 ||
+        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
+        return linalg_release_all(t, 3);
+    }
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[2]);
+    return 0;
+}
+
 /* linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
  * [*, m, n] -> 'reduced': Q [*, m, k], R [*, k, n] (k = min(m, n)); 'complete': Q [*, m, m],
  * R [*, m, n]; 'r': Q [0], R [*, k, n].  See Note [Householder QR]. */
@@ -490,18 +508,9 @@ linalg_qr_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (t[1] == NULL) {
         return linalg_release_all(t, 3);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
     job.out0 = (double *)ptl_tensor_data(t[2]);
     job.out1 = ronly ? NULL : (double *)ptl_tensor_data(t[1]);
-    if (linalg_batch_run(linalg_batch_count(A, 2), 4 * m * n * (k + 1) + 1, qr_matrix,
-                         &job) < 0 ||
-        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
-        return linalg_release_all(t, 3);
-    }
-    ptl_decref(t[0]);
-    s[0] = ptl_iv_tensor(t[1]);
-    s[1] = ptl_iv_tensor(t[2]);
-    return 0;
+    return run_two(A, 4 * m * n * (k + 1) + 1, qr_matrix, &job, t, s);
 }
 
 /* _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True)
@@ -538,17 +547,9 @@ linalg_eigh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (t[2] == NULL) {
         return linalg_release_all(t, 3);
     }
-    job.a = (const double *)ptl_tensor_data(t[0]);
     job.out0 = (double *)ptl_tensor_data(t[1]);
     job.out1 = uv ? (double *)ptl_tensor_data(t[2]) : NULL;
-    if (linalg_batch_run(linalg_batch_count(A, 2), 9 * n * n * n + 1, eigh_matrix, &job) < 0 ||
-        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
-        return linalg_release_all(t, 3);
-    }
-    ptl_decref(t[0]);
-    s[0] = ptl_iv_tensor(t[1]);
-    s[1] = ptl_iv_tensor(t[2]);
-    return 0;
+    return run_two(A, 9 * n * n * n + 1, eigh_matrix, &job, t, s);
 }
 
 /* linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors) */

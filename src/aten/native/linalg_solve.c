@@ -401,13 +401,17 @@ linalg_inv_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-/* The determinants of A's matrices from their LU: with logs, sign [*] and logabsdet [*]
- * in out[0], out[1], else det [*] in out[0]; then LU [*, n, n] and pivots [*, n].  fn names
- * the op in errors.  0 or -1 (nothing made). */
+/* _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+ * _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+ * [*, n, n] -> det [*] (or sign [*], 0 for a singular matrix, and log|det| [*], -inf),
+ * LU [*, n, n], pivots [*, n] int32: the determinants from the LU factors. */
 static int
-lu_det(const char *fn, PtlTensorImpl *A, int logs, PtlTensorImpl **out)
+linalg_det_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *t[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    int logs = op->id == PTL_OP__linalg_slogdet;
+    const char *fn = logs ? "linalg.slogdet" : "linalg.det";
     if (linalg_check_square(fn, A) < 0 || linalg_check_dtype(fn, "lu_cpu", A) < 0) {
         return -1;
     }
@@ -432,45 +436,11 @@ lu_det(const char *fn, PtlTensorImpl *A, int logs, PtlTensorImpl **out)
     ptl_decref(t[3]);
     int k = 0;
     if (logs) {
-        out[k++] = t[5];
+        s[k++] = ptl_iv_tensor(t[5]);
     }
-    out[k++] = t[4];
-    out[k++] = t[1];
-    out[k++] = t[2];
-    return 0;
-}
-
-/* _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
- * [*, n, n] -> det [*], LU [*, n, n], pivots [*, n] int32. */
-static int
-linalg_det_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *out[3];
-    if (lu_det("linalg.det", s[0].u.t, 0, out) < 0) {
-        return -1;
-    }
-    for (int i = 0; i < 3; i++) {
-        s[i] = ptl_iv_tensor(out[i]);
-    }
-    return 0;
-}
-
-/* _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
- * [*, n, n] -> sign [*] (0 for a singular matrix), log|det| [*] (-inf), LU, pivots. */
-static int
-linalg_slogdet_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *out[4];
-    if (lu_det("linalg.slogdet", s[0].u.t, 1, out) < 0) {
-        return -1;
-    }
-    for (int i = 0; i < 4; i++) {
-        s[i] = ptl_iv_tensor(out[i]);
-    }
+    s[k++] = ptl_iv_tensor(t[4]);
+    s[k++] = ptl_iv_tensor(t[1]);
+    s[k++] = ptl_iv_tensor(t[2]);
     return 0;
 }
 
@@ -669,7 +639,7 @@ static const PtlKernelReg linalg_solve_kernels[] = {
     {PTL_OP__linalg_det, PTL_KEY_CPU, linalg_det_cpu},
     {PTL_OP_linalg_det, PTL_KEY_COMPOSITE_IMPLICIT, linalg_det_composite},
     {PTL_OP_det, PTL_KEY_COMPOSITE_IMPLICIT, linalg_det_composite},
-    {PTL_OP__linalg_slogdet, PTL_KEY_CPU, linalg_slogdet_cpu},
+    {PTL_OP__linalg_slogdet, PTL_KEY_CPU, linalg_det_cpu},
     {PTL_OP_linalg_slogdet, PTL_KEY_COMPOSITE_IMPLICIT, linalg_slogdet_composite},
     {PTL_OP_slogdet, PTL_KEY_COMPOSITE_IMPLICIT, linalg_slogdet_composite},
     {PTL_OP_linalg_solve_triangular, PTL_KEY_CPU, linalg_solve_triangular_cpu},
