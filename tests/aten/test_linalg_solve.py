@@ -259,6 +259,8 @@ def _x(shape, seed=0):
 
 
 GRAD_CASES = [
+    ("lu_factor", lambda A: ptl.linalg.lu_factor(A).LU, [(3, 3)]),
+    ("lu_factor-batched", lambda A: ptl.linalg.lu_factor_ex(A).LU, [(2, 4, 4)]),
     ("solve", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (3, 2)]),
     ("solve-vector", lambda A, B: ptl.linalg.solve(A, B), [(2, 3, 3), (2, 3)]),
     ("solve-broadcast", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (2, 3, 2)]),
@@ -285,6 +287,7 @@ def test_gradcheck_and_gradgradcheck(name, fn, shapes):
 def test_grad_fn_names():
     A, B = _x((3, 3)), _x((3, 2), 1)
     names = {
+        "LinalgLuFactorExBackward0": ptl.linalg.lu_factor(A).LU,
         "LinalgSolveExBackward0": ptl.linalg.solve(A, B),
         "LinalgInvExBackward0": ptl.linalg.inv(A),
         "LinalgDetBackward0": ptl.det(A),
@@ -303,7 +306,8 @@ def test_values_and_grads_match_torch():
     fns = [lambda L, A, B: L.linalg.solve(A, B), lambda L, A, B: L.linalg.inv(A) @ B,
            lambda L, A, B: L.linalg.det(A)[:, None, None] * B,
            lambda L, A, B: L.linalg.slogdet(A)[1][:, None, None] * B,
-           lambda L, A, B: L.linalg.solve_triangular(A, B, upper=False, left=True)]
+           lambda L, A, B: L.linalg.solve_triangular(A, B, upper=False, left=True),
+           lambda L, A, B: L.linalg.lu_factor(A).LU @ B]
     for fn in fns:
         outs = []
         for L in (ptl, torch):
