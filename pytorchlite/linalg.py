@@ -1,13 +1,19 @@
-"""pytorchlite.linalg: vector_norm, matrix_norm, norm, vecdot, svd, svdvals, cross and the
-matmul alias.  Mirrors torch/linalg (whose functions live in ATen/native/LinearAlgebra.cpp and
-BatchLinearAlgebra.cpp).  vector_norm is the composite aten::linalg_vector_norm
-(src/aten/native/linalg_norm.c), svd and svdvals the ops aten::linalg_svd and
-aten::linalg_svdvals (src/aten/native/svd.c); the others compose operators here, so autograd
-flows through them.  The spectral matrix norms (ord 2, -2: the largest and smallest singular
-value; 'nuc': their sum) come from svdvals."""
+"""pytorchlite.linalg: norms (vector_norm, matrix_norm, norm), products (vecdot, cross,
+matmul, matrix_power), the LU family (lu_factor, solve, inv, det, slogdet, solve_triangular),
+the factorisations (cholesky, qr, eigh, eigvalsh, svd, svdvals) and what composes them
+(lstsq, pinv, matrix_rank, matrix_exp).  Mirrors torch/linalg (whose functions live in
+ATen/native/LinearAlgebra.cpp and BatchLinearAlgebra.cpp).  vector_norm is the composite
+aten::linalg_vector_norm (src/aten/native/linalg_norm.c); the LU family and the
+factorisations are operators of src/aten/native/linalg_solve.c, linalg_decomp.c and svd.c
+(their float64 kernels: Note [Float64 linear algebra]); the others compose operators here, so
+autograd flows through them.  The spectral matrix norms (ord 2, -2: the largest and smallest
+singular value; 'nuc': their sum) come from svdvals.  eig and eigvals are absent: their
+results are complex, and pytorchlite has no complex dtype."""
 import math
 
 from . import _C
+from ._functions import empty, eye, ones_like, where, zeros_like
+from ._type_info import finfo
 
 _LEGACY_NAMES = {
     _C.float32: "Float", _C.float64: "Double", _C.float16: "Half", _C.bfloat16: "BFloat16",
@@ -19,6 +25,22 @@ matmul = _C._op("aten::matmul")
 cross = _C._op("aten::linalg_cross")
 _svd = _C._op("aten::linalg_svd")
 _svdvals = _C._op("aten::linalg_svdvals")
+
+LinAlgError = _C._LinAlgError
+lu_factor = _C._op("aten::linalg_lu_factor")
+lu_factor_ex = _C._op("aten::linalg_lu_factor_ex")
+solve = _C._op("aten::linalg_solve")
+solve_ex = _C._op("aten::linalg_solve_ex")
+inv = _C._op("aten::linalg_inv")
+inv_ex = _C._op("aten::linalg_inv_ex")
+det = _C._op("aten::linalg_det")
+slogdet = _C._op("aten::linalg_slogdet")
+solve_triangular = _C._op("aten::linalg_solve_triangular")
+cholesky = _C._op("aten::linalg_cholesky")
+cholesky_ex = _C._op("aten::linalg_cholesky_ex")
+qr = _C._op("aten::linalg_qr")
+eigh = _C._op("aten::linalg_eigh")
+eigvalsh = _C._op("aten::linalg_eigvalsh")
 
 
 def _legacy(dtype):
@@ -144,3 +166,167 @@ def vecdot(x, y, *, dim=-1):
         raise RuntimeError("linalg.vecdot: Expected a floating point or complex tensor as "
                            f"input. Got {_legacy(x.dtype)}")
     return (x * y).sum(dim)
+
+
+def _check_square(fn, A):
+    if A.dim() < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fn}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+def matrix_power(A, n):
+    """A^n for the square matrices of A by repeated squaring (n < 0: inv(A)^-n; n = 0: I)."""
+    _check_square("linalg.matrix_power", A)
+    if n == 0:
+        return eye(A.shape[-1], dtype=A.dtype).expand(A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while True:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if not n:
+            break
+        base = base @ base
+    return result.clone() if result is A else result
+
+
+# Pade [13/13] approximant of exp (Higham, "The scaling and squaring method for the matrix
+# exponential revisited", 2005): its numerator coefficients and the largest 1-norm for which
+# it is accurate to double precision
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_THETA13 = 5.371920351148152
+
+
+def matrix_exp(A):
+    """exp(A) for the square matrices of A: A / 2^s (s from the largest 1-norm in the batch)
+    through the [13/13] Pade approximant, then squared s times.  Composite, so autograd
+    differentiates the approximant."""
+    _check_square("linalg.matrix_exp", A)
+    if not A.is_floating_point():
+        raise RuntimeError("linalg.matrix_exp: Expected a floating point or complex tensor as "
+                           f"input. Got {_legacy(A.dtype)}")
+    if A.numel() == 0:
+        return A.clone()
+    norm1 = float(A.detach().abs().sum(-2).amax())
+    s = max(0, math.ceil(math.log2(norm1 / _THETA13))) if norm1 > 0 else 0
+    A = A / 2.0 ** s
+    b = _PADE13
+    I = eye(A.shape[-1], dtype=A.dtype)
+    A2 = A @ A
+    A4 = A2 @ A2
+    A6 = A4 @ A2
+    U = A @ (A6 @ (b[13] * A6 + b[11] * A4 + b[9] * A2)
+             + b[7] * A6 + b[5] * A4 + b[3] * A2 + b[1] * I)
+    V = A6 @ (b[12] * A6 + b[10] * A4 + b[8] * A2) + b[6] * A6 + b[4] * A4 + b[2] * A2 \
+        + b[0] * I
+    E = solve(V - U, V + U)
+    for _ in range(s):
+        E = E @ E
+    return E
+
+
+def _tolerance(S, shape, dtype, atol, rtol):
+    """PyTorch's cutoff for small singular values: max(atol, rtol * largest), with rtol
+    eps * max(m, n) when neither is given (0 when only atol is)."""
+    if rtol is None:
+        rtol = finfo(dtype).eps * max(shape[-2], shape[-1]) if not atol else 0.0
+    tol = rtol * (S.amax(-1, keepdim=True) if S.shape[-1] else S.sum(-1, keepdim=True))
+    return tol.clamp(min=atol) if atol else tol
+
+
+def _spectrum(A, hermitian):
+    """(U, S, Vh) with A = U diag(S) Vh, from eigh when A is symmetric (S = |eigenvalues|)."""
+    if not hermitian:
+        return svd(A, full_matrices=False)
+    w, V = eigh(A)
+    return V * w.sign().unsqueeze(-2), w.abs(), V.mT
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The pseudo-inverse of the matrices of A from their SVD (eigh when hermitian): the
+    singular values at or below the tolerance (see matrix_rank) count as zero."""
+    if A.dim() < 2 or not A.is_floating_point() or A.dtype not in (_C.float32, _C.float64):
+        dims = ", ".join(map(str, A.shape))
+        raise RuntimeError(f"linalg.pinv({_legacy(A.dtype)}{{[{dims}]}}): expected a tensor "
+                           "with 2 or more dimensions of float, double, cfloat or cdouble types")
+    U, S, Vh = _spectrum(A, hermitian)
+    keep = S > _tolerance(S, A.shape, A.dtype, atol, rtol)
+    S_inv = where(keep, 1 / where(keep, S, ones_like(S)), zeros_like(S))
+    return Vh.mT @ (S_inv.unsqueeze(-1) * U.mT)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """The number of singular values (|eigenvalues| when hermitian) of each matrix above
+    max(atol, rtol * the largest); rtol defaults to eps * max(m, n) unless atol is given."""
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
+                           "2 dimensions.")
+    S = eigvalsh(A).abs() if hermitian else svdvals(A)
+    return (S > _tolerance(S, A.shape, A.dtype, atol, rtol)).sum(-1)
+
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """The least-squares solutions X of A X = B (minimum norm when A is wide or rank
+    deficient), as PyTorch's named tuple (solution, residuals, rank, singular_values).
+
+    driver names LAPACK's routine; here:
+      'gels'           Householder QR of A (tall) or of A^T (wide); A must have full rank.
+                       rank and singular_values are empty.
+      'gelsy' (default) the QR path when every matrix has full rank (its rank is counted
+                       from the singular values), else the SVD path; singular_values empty.
+      'gelsd', 'gelss' the SVD path: X = pinv(A) B with the singular values at or below
+                       rcond * the largest dropped.
+    rcond defaults to eps * max(m, n).  residuals (the squared residual norms of each
+    column of B) are computed for tall A of full rank with every driver but 'gelsy', as in
+    PyTorch; otherwise empty."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+    vector = B.dim() == A.dim() - 1
+    if vector:
+        B = B.unsqueeze(-1)
+    if A.shape[-2] != B.shape[-2]:
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+    m, n = A.shape[-2], A.shape[-1]
+    if rcond is None:
+        rcond = finfo(A.dtype).eps * max(m, n)
+    none = empty(0, dtype=A.dtype)
+    rank = empty(0, dtype=_C.int64)
+    S = svdvals(A) if driver != "gels" else None
+    if S is not None:
+        rank = (S > _tolerance(S, A.shape, A.dtype, None, rcond)).sum(-1)
+    full = driver == "gels" or bool((rank == min(m, n)).all())
+    if full and driver in ("gels", "gelsy"):
+        X = _qr_solve(A, B)
+    else:
+        X = pinv(A, rtol=rcond) @ B
+    residuals = none
+    if m > n and full and driver != "gelsy" and X.numel():
+        residuals = ((A @ X - B) ** 2).sum(-2)
+        if vector:
+            residuals = residuals.squeeze(-1)
+    from .return_types import linalg_lstsq
+    return linalg_lstsq((X.squeeze(-1) if vector else X, residuals, rank,
+                         S if driver in ("gelsd", "gelss") else none))
+
+
+def _qr_solve(A, B):
+    """Least squares for full-rank A by Householder QR: tall, X = R^-1 Q^T B; wide (minimum
+    norm), A^T = Q R gives X = Q R^-T B."""
+    if A.shape[-2] >= A.shape[-1]:
+        Q, R = qr(A)
+        return solve_triangular(R, Q.mT @ B, upper=True)
+    Q, R = qr(A.mT)
+    return Q @ solve_triangular(R.mT, B, upper=False)

@@ -24,3 +24,6 @@ for _name, _fields in _C._named_returns:
     if _name not in globals():
         globals()[_name] = _make(_name, _fields)
         _C._return_types[_name] = globals()[_name]
+
+# returned by a composite of pytorchlite/linalg.py rather than an operator
+linalg_lstsq = _make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))

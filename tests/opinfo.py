@@ -1448,6 +1448,130 @@ ENTRIES += [
 ]
 
 
+def _spd(*shape, seed):
+    """Values of a symmetric positive-definite matrix (or a batch of them) of `shape`."""
+    x = np.random.default_rng(seed).uniform(-1, 1, shape)
+    return x @ np.swapaxes(x, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def _sym(op, a, *args, **kwargs):
+    """op on the symmetric part of a, so that gradcheck's perturbations stay symmetric (the
+    kernels read one triangle)."""
+    return op((a + a.mT) / 2, *args, **kwargs)
+
+
+def _np_mT(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def _np_solve(a, b, left=True, check_errors=False):
+    """linalg.solve: a vector b when it is 1-D or a's shape without the last dim."""
+    if not left:
+        return _np_mT(np.linalg.solve(_np_mT(a), _np_mT(b)))
+    if b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1]):
+        return np.linalg.solve(a, b[..., None])[..., 0]
+    return np.linalg.solve(a, b)
+
+
+def _np_solve_triangular(a, b, upper, left=True, unitriangular=False):
+    t = np.triu(a) if upper else np.tril(a)
+    if unitriangular:
+        t = (np.triu(a, 1) if upper else np.tril(a, -1)) + np.eye(a.shape[-1])
+    return np.linalg.solve(t, b) if left else _np_mT(np.linalg.solve(_np_mT(t), _np_mT(b)))
+
+
+def _np_cholesky(a, upper=False, check_errors=False):
+    low = np.linalg.cholesky(a)
+    return _np_mT(low) if upper else low
+
+
+def _np_qr(a, mode="reduced"):
+    if mode == "r":
+        return np.empty(0), np.linalg.qr(a, "r")
+    return tuple(np.linalg.qr(a, mode))
+
+
+def _abs_vectors(out):
+    """eigh's outputs with the eigenvectors' signs (a free choice) taken out."""
+    return out[0], out[1].abs()
+
+
+ENTRIES += [
+    # the LU family (linalg_solve.c): random matrices from [-2, 2) are far from singular
+    OpInfo("linalg_lu_factor_ex", [S(T(3, 3)), S(T(2, 4, 4, layout="transposed")), S(T(1, 1)),
+                                   S(T(4, 2)), S(T(0, 3, 3)), S(T(0, 0))],
+           grad_outputs=lambda o: o[:1], errors=[(S(T(3)), RuntimeError)],
+           note="pivots and info are not differentiable; the derivative takes square matrices"),
+    OpInfo("linalg_lu_factor", [S(T(3, 3)), S(T(2, 2, 3))], grad_outputs=lambda o: o[:1]),
+    OpInfo("_linalg_solve_ex",
+           [S(T(3, 3), T(3, 2)), S(T(2, 3, 3), T(2, 3)), S(T(3, 3), T(3)),
+            S(T(2, 3, 3, layout="transposed"), T(1, 3, 2)), S(T(3, 3), T(2, 3), left=False),
+            S(T(0, 2, 2), T(2, 1)), S(T(0, 0), T(0, 2))],
+           ref=lambda a, b, left=True, check_errors=False: (_np_solve(a, b, left),),
+           grad_outputs=lambda o: o[:1], rtol=1e-7, atol=1e-10,
+           note="LU, pivots and info are not differentiable"),
+    OpInfo("linalg_solve_ex", [S(T(3, 3), T(3, 2)), S(T(2, 3, 3), T(2, 3))],
+           ref=lambda a, b, left=True, check_errors=False: (_np_solve(a, b, left),),
+           rtol=1e-7, atol=1e-10),
+    OpInfo("linalg_solve", [S(T(3, 3), T(3)), S(T(2, 3, 3), T(3, 2)),
+                            S(T(3, 3, layout="transposed"), T(2, 3), left=False)],
+           ref=_np_solve, rtol=1e-7, atol=1e-10,
+           errors=[(S(T(2, 3), T(2)), RuntimeError), (S(T(3, 3), T(4)), RuntimeError),
+                   (S(T(2, 3, 3), T(3, 3, 2)), RuntimeError), (S(T(3), T(3)), RuntimeError)]),
+    OpInfo("linalg_inv_ex", [S(T(3, 3)), S(T(2, 4, 4, layout="transposed")), S(T(0, 0)),
+                             S(T(0, 2, 2))],
+           ref=lambda a, check_errors=False: (np.linalg.inv(a),), rtol=1e-7, atol=1e-10),
+    OpInfo("linalg_inv", [S(T(3, 3)), S(T(2, 2, 2))], ref=np.linalg.inv, rtol=1e-7, atol=1e-10,
+           errors=[(S(T(2, 3)), RuntimeError), (S(T(3)), RuntimeError)]),
+    OpInfo("inverse", [S(T(3, 3))], ref=np.linalg.inv, rtol=1e-7, atol=1e-10),
+    OpInfo("_linalg_det", [S(T(3, 3)), S(T(2, 4, 4, layout="transposed")), S(T(1, 1)), S(T(0, 0)),
+                           S(T(0, 3, 3))],
+           ref=lambda a: (np.linalg.det(a),), grad_outputs=lambda o: o[:1],
+           note="LU and pivots are not differentiable"),
+    OpInfo("linalg_det", [S(T(3, 3)), S(T(2, 2, 2))], ref=np.linalg.det,
+           errors=[(S(T(2, 3)), RuntimeError)]),
+    OpInfo("det", [S(T(3, 3))], ref=np.linalg.det),
+    OpInfo("_linalg_slogdet", [S(T(3, 3)), S(T(2, 4, 4, layout="transposed")), S(T(0, 0))],
+           ref=lambda a: tuple(np.linalg.slogdet(a)), grad_outputs=lambda o: o[:2],
+           note="LU and pivots are not differentiable"),
+    OpInfo("linalg_slogdet", [S(T(3, 3)), S(T(2, 2, 2))],
+           ref=lambda a: tuple(np.linalg.slogdet(a)), errors=[(S(T(2, 3)), RuntimeError)]),
+    OpInfo("slogdet", [S(T(3, 3))], ref=lambda a: tuple(np.linalg.slogdet(a))),
+    OpInfo("linalg_solve_triangular",
+           [S(T(3, 3, low=0.5), T(3, 2), upper=True), S(T(2, 3, 3, low=0.5), T(3, 1), upper=False),
+            S(T(3, 3, low=0.5, layout="transposed"), T(2, 3), upper=True, left=False,
+              unitriangular=True),
+            S(T(0, 2, 2), T(2, 0), upper=False)],
+           ref=_np_solve_triangular, rtol=1e-7, atol=1e-10,
+           errors=[(S(T(3, 3), T(3), upper=True), RuntimeError),
+                   (S(T(3, 3), T(4, 1), upper=True), RuntimeError)]),
+    # the factorisations (linalg_decomp.c)
+    OpInfo("linalg_cholesky_ex",
+           [S(T(values=_spd(3, 3, seed=1))), S(T(values=_spd(2, 4, 4, seed=2)), upper=True),
+            S(T(0, 0)), S(T(0, 2, 2))],
+           ref=lambda a, upper=False, check_errors=False: (_np_cholesky(a, upper),),
+           grad_call=_sym, grad_outputs=lambda o: o[:1], rtol=1e-7, atol=1e-10),
+    OpInfo("linalg_cholesky", [S(T(values=_spd(3, 3, seed=3)))], ref=_np_cholesky,
+           grad_call=_sym, errors=[(S(T(2, 3)), RuntimeError)]),
+    OpInfo("linalg_qr", [S(T(4, 3)), S(T(3, 4)), S(T(2, 3, 3, layout="transposed"), "complete"),
+                         S(T(4, 2), "r"), S(T(2, 4), "complete"), S(T(0, 3)), S(T(2, 0, 2))],
+           ref=_np_qr, rtol=1e-7, atol=1e-10, errors=[(S(T(3)), RuntimeError)]),
+    OpInfo("_linalg_eigh", [S(T(3, 3)), S(T(2, 4, 4), "U"), S(T(3, 3, layout="transposed")),
+                            S(T(0, 0)), S(T(2, 2), compute_v=False)],
+           ref=lambda a, UPLO="L", compute_v=True: (np.linalg.eigvalsh(a, UPLO),),
+           grad_call=_sym, grad_outputs=_abs_vectors, rtol=1e-7, atol=1e-10,
+           note="the eigenvectors' signs are a free choice: gradcheck compares their absolute "
+                "values"),
+    OpInfo("linalg_eigh", [S(T(3, 3)), S(T(2, 3, 3), "U")],
+           ref=lambda a, UPLO="L": (np.linalg.eigvalsh(a, UPLO),), grad_call=_sym,
+           grad_outputs=_abs_vectors, rtol=1e-7, atol=1e-10,
+           errors=[(S(T(2, 3)), RuntimeError), (S(T(3, 3), "X"), RuntimeError)]),
+    OpInfo("linalg_eigvalsh", [S(T(3, 3)), S(T(2, 3, 3), UPLO="U")],
+           ref=lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO), grad_call=_sym, rtol=1e-7,
+           atol=1e-10),
+]
+
+
 # The classic mistakes: (sample, the exception PyTorch raises), by op.  Kept apart from the
 # entries above so that those stay a list of samples each; build_table() joins them.
 ERRORS = {

@@ -2,6 +2,24 @@
  * torch/csrc/Exceptions.h.  See Note [Error slot]. */
 #include "ptlpy.h"
 
+/* _C._LinAlgError, PyTorch's torch._C._LinAlgError: a RuntimeError subclass */
+static PyObject *linalg_error;
+
+int
+ptlpy_errors_init(PyObject *module)
+{
+    linalg_error = PyErr_NewException("pytorchlite._C._LinAlgError", PyExc_RuntimeError, NULL);
+    if (linalg_error == NULL) {
+        return -1;
+    }
+    Py_INCREF(linalg_error);
+    if (PyModule_AddObject(module, "_LinAlgError", linalg_error) < 0) {
+        Py_DECREF(linalg_error);
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *
 ptlpy_raise(void)
 {
@@ -12,6 +30,7 @@ ptlpy_raise(void)
         [PTL_ERR_VALUE] = PyExc_ValueError,
         [PTL_ERR_MEMORY] = PyExc_MemoryError,
         [PTL_ERR_NOT_IMPLEMENTED] = PyExc_NotImplementedError,
+        [PTL_ERR_LINALG] = linalg_error,
     };
     PtlErrorKind k = ptl_error_kind();
     if (k != PTL_ERR_PYTHON) {

@@ -147,6 +147,15 @@ def test_large_batch_runs_in_parallel():
                  atol=1e-5)
 
 
+@pytest.mark.parametrize("shape", [(520, 1), (1, 520), (300, 3)])
+def test_full_matrices_of_long_thin_matrices(shape):
+    """full_matrices of a long thin matrix: the long side's basis is completed by Householder
+    QR (it was completed by trying unit vectors, O(m^4): minutes at (520, 1))."""
+    a = np.random.default_rng(11).standard_normal(shape)
+    U, S, Vh = ptl.linalg.svd(ptl.tensor(a))
+    _check_factors(None, a, U, S, Vh, True, ptl.float64)
+
+
 @pytest.mark.parametrize("scale", [1e160, 1e300, 1e-160, 1e-300, 1e-310])
 def test_extreme_scales(scale):
     """Huge and tiny (subnormal) entries: the squared norms must not overflow or underflow."""

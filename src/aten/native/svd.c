@@ -15,7 +15,8 @@
  * of each column scaling) and is simple, at a few times LAPACK's cost for large matrices.
  * The long side's basis is re-orthonormalised by two Gram-Schmidt passes; a column whose
  * singular value is zero (or lost in rounding) and, for full_matrices, the columns past c
- * are completed from unit vectors by the same passes.  For m < n the roles swap: U is V
+ * are completed by the Householder QR of the others (Note [Householder QR] in
+ * linalg_decomp.c).  For m < n the roles swap: U is V
  * and Vh is the transposed long-side basis. */
 #include <float.h>
 #include <math.h>
@@ -25,6 +26,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../../c10/tls.h"
+#include "linalg_impl.h"
 #include "native.h"
 
 #define MAX_SWEEPS 80
@@ -109,20 +111,39 @@ orthonormalize(double *q, int64_t r, int64_t j)
     return nrm;
 }
 
-/* Sets column j of q to the first unit vector that keeps a clear part (norm above
- * 1/(2 sqrt r)) outside columns 0..j-1, orthonormalised.  One exists while j < r: the
- * squared parts of all r unit vectors sum to r - j. */
-static void
-complete_column(double *q, int64_t r, int64_t j)
+/* Completes q (r x qcols, column-major) whose columns fail[0..nfail) are zero and whose
+ * others are orthonormal: the Householder QR of the g = qcols - nfail good columns gives Q
+ * (r x r), whose columns g.. span their orthogonal complement; they fill the failed
+ * columns.  O(r qcols g), where trying unit vectors one by one was O(r qcols^3).  0 or -1. */
+static int
+complete_columns(double *q, int64_t r, int64_t qcols, const int64_t *fail, int64_t nfail)
 {
-    double *x = q + j * r;
-    for (int64_t e = 0; e < r; e++) {
-        memset(x, 0, sizeof(double) * (size_t)r);
-        x[e] = 1;
-        if (orthonormalize(q, r, j) > 0.5 / sqrt((double)r)) {
-            return;
+    int64_t g = qcols - nfail;
+    double *a = malloc(sizeof(double) * (size_t)(r * g + r * qcols + g + qcols + 1));
+    if (a == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
+    }
+    double *f = a + r * g, *tau = f + r * qcols, *w = tau + g;
+    /* a: the good columns, row-major r x g */
+    for (int64_t j = 0, t = 0, k = 0; j < qcols; j++) {
+        if (t < nfail && fail[t] == j) {
+            t++;
+            continue;
+        }
+        for (int64_t e = 0; e < r; e++) {
+            a[e * g + k] = q[j * r + e];
+        }
+        k++;
+    }
+    ptl_linalg_qr_factor(a, r, g, tau, w);
+    ptl_linalg_qr_form_q(a, r, g, tau, f, qcols, w);
+    for (int64_t t = 0; t < nfail; t++) {
+        for (int64_t e = 0; e < r; e++) {
+            q[fail[t] * r + e] = f[e * qcols + g + t];
         }
     }
+    free(a);
+    return 0;
 }
 
 typedef struct SvdJob {
@@ -148,7 +169,10 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
     }
     double *v = w + r * c, *q = v + c * c, *sig = q + r * qcols, *nrm = sig + c;
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)(c + 1));
-    if (idx == NULL) {
+    int64_t *fail = malloc(sizeof(int64_t) * (size_t)(qcols + 1));
+    if (idx == NULL || fail == NULL) {
+        free(fail);
+        free(idx);
         free(w);
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.svd: out of memory");
     }
@@ -190,7 +214,9 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
         s[j] = ldexp(sig[idx[j]], e2);
     }
     if (uv) {
-        /* the long side's basis: normalised columns of W, then completed */
+        /* the long side's basis: normalised columns of W, orthonormalised again; those
+         * whose singular value is zero or lost in rounding and those past c are completed */
+        int64_t nfail = 0;
         for (int64_t j = 0; j < qcols; j++) {
             double *x = q + j * r;
             double sj = j < c ? sig[idx[j]] : 0;
@@ -201,8 +227,15 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
                 }
             }
             if (!(sj > 0) || orthonormalize(q, r, j) < 0.5) {
-                complete_column(q, r, j);
+                memset(x, 0, sizeof(double) * (size_t)r);
+                fail[nfail++] = j;
             }
+        }
+        if (nfail > 0 && complete_columns(q, r, qcols, fail, nfail) < 0) {
+            free(fail);
+            free(idx);
+            free(w);
+            return -1;
         }
         /* tall: U = Q (m x qcols), Vh[j, :] = V[:, idx j]; wide: U[:, j] = V[:, idx j],
          * Vh = Q^T (qcols x n) */
@@ -229,6 +262,7 @@ svd_one(const SvdJob *job, const double *a, double *u, double *s, double *vh)
             }
         }
     }
+    free(fail);
     free(idx);
     free(w);
     return 0;

@@ -1,0 +1,30 @@
+"""Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 matrix at 64 and 256,
+against numpy.linalg (LAPACK) and torch.linalg in the same process.  pytorchlite computes
+these itself (src/aten/native/linalg_solve.c and linalg_decomp.c), unblocked, so the ratio to
+LAPACK shrinks as n grows."""
+import numpy as np
+import pytest
+
+from _impls import IMPLS, lib, make
+
+
+def _spd(n):
+    a = np.random.default_rng(0).standard_normal((n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+def _fn(impl, name):
+    if impl == "numpy":
+        return {"solve": np.linalg.solve, "inv": np.linalg.inv, "cholesky": np.linalg.cholesky,
+                "qr": np.linalg.qr, "eigh": np.linalg.eigh}[name]
+    return getattr(lib(impl).linalg, name)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [64, 256])
+@pytest.mark.parametrize("name", ["solve", "inv", "cholesky", "qr", "eigh"])
+def test_linalg(benchmark, impl, n, name):
+    benchmark.group = f"linalg.{name} {n}x{n} float64"
+    a = make(impl, _spd(n))
+    args = (a, make(impl, np.ones((n, 1)))) if name == "solve" else (a,)
+    benchmark(_fn(impl, name), *args)

@@ -1,0 +1,597 @@
+/* linalg_decomp.c -- the factorisations: linalg_cholesky(_ex), linalg_qr, _linalg_eigh /
+ * linalg_eigh / linalg_eigvalsh.  Mirrors ATen/native/BatchLinearAlgebra.cpp, which calls
+ * LAPACK's potrf, geqrf + orgqr and syevd; pytorchlite computes them itself, in float64
+ * (Note [Float64 linear algebra] in linalg_solve.c).
+ *
+ * Note [Householder QR]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * Column j of A (m x n) below the diagonal, x = A[j:, j], is reflected onto beta e1 with
+ * beta = -sign(x0) |x| (LAPACK's larfg choice: no cancellation, and R's signs match
+ * LAPACK's) by H = I - tau v v^T, v = (1, (x[1:]) / (x0 - beta)), tau = (beta - x0) / beta;
+ * H is applied to the columns right of j.  Q = H_0 H_1 ... H_{k-1} applied to the first
+ * columns of I (k = min(m, n)).  A zero column gives tau = 0 (H = I).  svd.c completes its
+ * orthonormal bases with the same reflections.
+ *
+ * Note [Symmetric eigensolver]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * eigh reduces the symmetric matrix (built from the triangle UPLO names) to a tridiagonal
+ * T = Q^T A Q by n - 2 Householder reflections, each applied from both sides as a rank-2
+ * update, accumulates Q, and then diagonalises T by the implicit QL iteration with
+ * Wilkinson's shift, applying each Givens rotation to the rows of Q^T.  A subdiagonal
+ * element counts as zero once it is below eps (|d[i]| + |d[i+1]|) (deflation).  The work is
+ * about 4/3 n^3 for the reduction, 4/3 n^3 for Q and 3 n^3 for the rotations, a few times
+ * LAPACK's divide-and-conquer syevd, with the same backward stability.  Eigenvalues come out
+ * ascending; eigenvector signs may differ from LAPACK's. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../c10/tls.h"
+#include "linalg_impl.h"
+
+#define EIGH_MAX_ITERATIONS 60
+
+/* ---- Cholesky ---- */
+
+/* The lower Cholesky factor of the symmetric matrix whose lower triangle is in a (n x n,
+ * row-major), in place (the strict upper triangle is zeroed).  Returns info: 0, or the
+ * order of the first leading minor that is not positive-definite (LAPACK's potrf). */
+static int32_t
+cholesky_factor(double *a, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double *rj = a + j * n;
+        double d = rj[j];
+        for (int64_t k = 0; k < j; k++) {
+            d -= rj[k] * rj[k];
+        }
+        if (!(d > 0)) {
+            return (int32_t)(j + 1);
+        }
+        rj[j] = sqrt(d);
+        for (int64_t i = j + 1; i < n; i++) {
+            double *ri = a + i * n;
+            double s = ri[j];
+            for (int64_t k = 0; k < j; k++) {
+                s -= ri[k] * rj[k];
+            }
+            ri[j] = s / rj[j];
+        }
+        for (int64_t c = j + 1; c < n; c++) {
+            rj[c] = 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- Householder reflections ---- */
+
+/* Makes the reflection of x (len entries, stride inc) onto beta e1: x becomes (beta, v[1:])
+ * with v0 = 1 implied; returns tau. */
+static double
+householder(double *x, int64_t len, int64_t inc)
+{
+    double scale = 0, ss = 0;
+    for (int64_t i = 1; i < len; i++) {
+        scale = fmax(scale, fabs(x[i * inc]));
+    }
+    if (scale == 0) {
+        return 0;
+    }
+    for (int64_t i = 1; i < len; i++) {
+        double t = x[i * inc] / scale;
+        ss += t * t;
+    }
+    double x0 = x[0], nrm = hypot(x0, scale * sqrt(ss));
+    double beta = x0 >= 0 ? -nrm : nrm;
+    for (int64_t i = 1; i < len; i++) {
+        x[i * inc] /= x0 - beta;
+    }
+    x[0] = beta;
+    return (beta - x0) / beta;
+}
+
+/* Applies I - tau v v^T to rows r0.. of c (rows x cols, row-major, the rows from r0 on):
+ * v[0] = 1 and v[i] = vs[i * vinc] for i >= 1, len = rows - r0 entries.  w: cols scratch. */
+static void
+reflect_rows(double *c, int64_t cols, int64_t c0, int64_t len, const double *vs, int64_t vinc,
+             double tau, double *w)
+{
+    if (tau == 0) {
+        return;
+    }
+    for (int64_t j = c0; j < cols; j++) {
+        w[j] = c[j];
+    }
+    for (int64_t i = 1; i < len; i++) {
+        const double *ri = c + i * cols;
+        double vi = vs[i * vinc];
+        for (int64_t j = c0; j < cols; j++) {
+            w[j] += vi * ri[j];
+        }
+    }
+    for (int64_t i = 0; i < len; i++) {
+        double *ri = c + i * cols;
+        double f = tau * (i == 0 ? 1 : vs[i * vinc]);
+        for (int64_t j = c0; j < cols; j++) {
+            ri[j] -= f * w[j];
+        }
+    }
+}
+
+/* QR of a (m x n, row-major) in place: R in the upper triangle, the reflections' v below
+ * it and their taus in tau (min(m, n)).  w: n scratch.  See Note [Householder QR].  svd.c
+ * uses it too (linalg_impl.h). */
+void
+ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w)
+{
+    int64_t k = m < n ? m : n;
+    for (int64_t j = 0; j < k; j++) {
+        double *ajj = a + j * n + j;
+        tau[j] = householder(ajj, m - j, n);
+        reflect_rows(a + j * n, n, j + 1, m - j, ajj, n, tau[j], w);
+    }
+}
+
+/* q (m x qc, row-major) = the first qc columns of H_0 ... H_{k-1} from the a and tau of
+ * ptl_linalg_qr_factor.  w: qc scratch. */
+void
+ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
+                     int64_t qc, double *w)
+{
+    int64_t k = m < n ? m : n;
+    memset(q, 0, sizeof(double) * (size_t)(m * qc));
+    for (int64_t i = 0; i < m && i < qc; i++) {
+        q[i * qc + i] = 1;
+    }
+    for (int64_t j = k - 1; j >= 0; j--) {
+        reflect_rows(q + j * qc, qc, 0, m - j, a + j * n + j, n, tau[j], w);
+    }
+}
+
+/* ---- symmetric eigensolver ---- */
+
+/* Reduces the symmetric a (n x n, both triangles, row-major) to tridiagonal d (n), e (n,
+ * e[i] couples i and i + 1, e[n - 1] = 0) and sets qt = Q^T (row i = column i of Q) when
+ * not NULL.  w: 2n scratch.  See Note [Symmetric eigensolver]. */
+static void
+tridiagonalize(double *a, int64_t n, double *d, double *e, double *qt, double *w)
+{
+    double *p = w, *tau = w + n;
+    for (int64_t k = 0; k + 2 < n; k++) {
+        /* reflect row k right of the diagonal (= column k below it) onto beta e1 */
+        double *v = a + k * n + k + 1;
+        int64_t r = n - k - 1;
+        tau[k] = householder(v, r, 1);
+        d[k] = a[k * n + k];
+        e[k] = v[0];
+        if (tau[k] == 0) {
+            continue;
+        }
+        double beta = v[0];
+        v[0] = 1;
+        /* S = A[k+1:, k+1:] <- H S H = S - v q^T - q v^T with p = tau S v,
+         * q = p - (tau / 2) (p . v) v */
+        double *s = a + (k + 1) * n + k + 1, pv = 0;
+        for (int64_t i = 0; i < r; i++) {
+            const double *si = s + i * n;
+            double acc = 0;
+            for (int64_t j = 0; j < r; j++) {
+                acc += si[j] * v[j];
+            }
+            p[i] = tau[k] * acc;
+            pv += p[i] * v[i];
+        }
+        for (int64_t i = 0; i < r; i++) {
+            p[i] -= 0.5 * tau[k] * pv * v[i];
+        }
+        for (int64_t i = 0; i < r; i++) {
+            double *si = s + i * n;
+            for (int64_t j = 0; j < r; j++) {
+                si[j] -= v[i] * p[j] + p[i] * v[j];
+            }
+        }
+        v[0] = beta;
+    }
+    if (n >= 2) {
+        d[n - 2] = a[(n - 2) * n + n - 2];
+        e[n - 2] = a[(n - 2) * n + n - 1];
+    }
+    if (n >= 1) {
+        d[n - 1] = a[(n - 1) * n + n - 1];
+        e[n - 1] = 0;
+    }
+    if (qt == NULL) {
+        return;
+    }
+    /* Q = H_0 ... H_{n-3} (H_k acting on indices k+1..), built from the right in qt's
+     * storage as a row-major Q, then transposed in place */
+    memset(qt, 0, sizeof(double) * (size_t)(n * n));
+    for (int64_t i = 0; i < n; i++) {
+        qt[i * n + i] = 1;
+    }
+    for (int64_t k = n - 3; k >= 0; k--) {
+        double *v = a + k * n + k + 1, beta = v[0];
+        v[0] = 1;
+        reflect_rows(qt + (k + 1) * n, n, k + 1, n - k - 1, v, 1, tau[k], p);
+        v[0] = beta;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = i + 1; j < n; j++) {
+            double t = qt[i * n + j];
+            qt[i * n + j] = qt[j * n + i];
+            qt[j * n + i] = t;
+        }
+    }
+}
+
+/* Diagonalises the symmetric tridiagonal (d, e) by implicit QL steps with Wilkinson's
+ * shift: d becomes the eigenvalues (unsorted) and every rotation is applied to the rows of
+ * zt (n x n) when not NULL.  0, or -1 when an eigenvalue does not converge. */
+static int
+tridiagonal_ql(double *d, double *e, double *zt, int64_t n)
+{
+    for (int64_t l = 0; l < n; l++) {
+        for (int iter = 0;; iter++) {
+            int64_t m = l;
+            while (m + 1 < n && fabs(e[m]) > DBL_EPSILON * (fabs(d[m]) + fabs(d[m + 1]))) {
+                m++;
+            }
+            if (m == l) {
+                break;
+            }
+            if (iter == EIGH_MAX_ITERATIONS) {
+                return -1;
+            }
+            /* the shift: the eigenvalue of the leading 2 x 2 block nearer d[l] */
+            double g = (d[l + 1] - d[l]) / (2 * e[l]);
+            double r = hypot(g, 1.0);
+            g = d[m] - d[l] + e[l] / (g + copysign(r, g));
+            double s = 1, c = 1, p = 0;
+            int64_t i;
+            for (i = m - 1; i >= l; i--) {
+                double f = s * e[i], b = c * e[i];
+                r = hypot(f, g);
+                e[i + 1] = r;
+                if (r == 0) {
+                    /* the chase underflowed: split here */
+                    d[i + 1] -= p;
+                    e[m] = 0;
+                    break;
+                }
+                s = f / r;
+                c = g / r;
+                g = d[i + 1] - p;
+                r = (d[i] - g) * s + 2 * c * b;
+                p = s * r;
+                d[i + 1] = g + p;
+                g = c * r - b;
+                if (zt != NULL) {
+                    double *zi = zt + i * n, *zj = zt + (i + 1) * n;
+                    for (int64_t k = 0; k < n; k++) {
+                        double t = zj[k];
+                        zj[k] = s * zi[k] + c * t;
+                        zi[k] = c * zi[k] - s * t;
+                    }
+                }
+            }
+            if (r == 0 && i >= l) {
+                continue;
+            }
+            d[l] -= p;
+            e[l] = g;
+            e[m] = 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- the batched kernels ---- */
+
+typedef struct DecompJob {
+    const double *a;   /* [B, m, n] */
+    double *out0;      /* cholesky: L [B, n, n]; qr: R [B, rr, n]; eigh: values [B, n] */
+    double *out1;      /* qr: Q [B, m, qc] or NULL; eigh: vectors [B, n, n] or NULL */
+    int32_t *info;     /* cholesky: [B] */
+    int64_t m, n, rr, qc;
+    int upper;         /* cholesky: U = L^T; eigh: read the upper triangle */
+} DecompJob;
+
+static int
+cholesky_matrix(void *ctx, int64_t i)
+{
+    const DecompJob *j = ctx;
+    int64_t n = j->n;
+    double *l = j->out0 + i * n * n;
+    /* upper: U^T U = A is the lower factor of A^T, whose lower triangle is A's upper one */
+    linalg_load(l, j->a + i * n * n, n, n, j->upper);
+    j->info[i] = cholesky_factor(l, n);
+    if (j->upper) {
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t c = r + 1; c < n; c++) {
+                l[r * n + c] = l[c * n + r];
+                l[c * n + r] = 0;
+            }
+        }
+    }
+    return 0;
+}
+
+static int
+qr_matrix(void *ctx, int64_t i)
+{
+    const DecompJob *j = ctx;
+    int64_t m = j->m, n = j->n, k = m < n ? m : n, wn = n > j->qc ? n : j->qc;
+    double *a = malloc(sizeof(double) * (size_t)(m * n + k + wn + 1));
+    if (a == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.qr: out of memory");
+    }
+    double *tau = a + m * n, *w = tau + k, *r = j->out0 + i * j->rr * n;
+    memcpy(a, j->a + i * m * n, sizeof(double) * (size_t)(m * n));
+    ptl_linalg_qr_factor(a, m, n, tau, w);
+    for (int64_t row = 0; row < j->rr; row++) {
+        for (int64_t c = 0; c < n; c++) {
+            r[row * n + c] = c >= row && row < m ? a[row * n + c] : 0;
+        }
+    }
+    if (j->out1 != NULL) {
+        ptl_linalg_qr_form_q(a, m, n, tau, j->out1 + i * m * j->qc, j->qc, w);
+    }
+    free(a);
+    return 0;
+}
+
+static int
+eigh_matrix(void *ctx, int64_t i)
+{
+    const DecompJob *j = ctx;
+    int64_t n = j->n;
+    const double *src = j->a + i * n * n;
+    double *a = malloc(sizeof(double) * (size_t)(2 * n * n + 4 * n + 1));
+    if (a == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eigh: out of memory");
+    }
+    double *zt = j->out1 != NULL ? a + n * n : NULL, *d = a + 2 * n * n, *e = d + n, *w = e + n;
+    int64_t *idx = (int64_t *)w;
+    for (int64_t r = 0; r < n; r++) {
+        for (int64_t c = 0; c < n; c++) {
+            int64_t lo = r > c ? r : c, hi = r > c ? c : r;
+            a[r * n + c] = j->upper ? src[hi * n + lo] : src[lo * n + hi];
+        }
+    }
+    tridiagonalize(a, n, d, e, zt, w);
+    if (tridiagonal_ql(d, e, zt, n) < 0) {
+        free(a);
+        return ptl_error_set(PTL_ERR_LINALG, "linalg.eigh: The algorithm failed to converge "
+                             "because the input matrix is ill-conditioned or has too many "
+                             "repeated eigenvalues (error code: %lld).", (long long)(i + 1));
+    }
+    /* ascending (insertion sort on indices: n is small next to the n^3 above) */
+    for (int64_t r = 0; r < n; r++) {
+        int64_t p = r;
+        while (p > 0 && d[idx[p - 1]] > d[r]) {
+            idx[p] = idx[p - 1];
+            p--;
+        }
+        idx[p] = r;
+    }
+    double *vals = j->out0 + i * n, *vecs = j->out1 != NULL ? j->out1 + i * n * n : NULL;
+    for (int64_t c = 0; c < n; c++) {
+        vals[c] = d[idx[c]];
+        if (vecs != NULL) {
+            for (int64_t r = 0; r < n; r++) {
+                vecs[r * n + c] = zt[idx[c] * n + r];
+            }
+        }
+    }
+    free(a);
+    return 0;
+}
+
+#define NOT_POSITIVE_DEFINITE                                                               \
+    "The factorization could not be completed because the input is not positive-definite " \
+    "(the leading minor of order %d is not positive-definite)."
+
+/* linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False)
+ * -> (Tensor L, Tensor info)
+ * [*, n, n] -> L [*, n, n] lower (U upper: A = U^T U), info [*] int32 (0, or the order of
+ * the first leading minor that is not positive-definite).  Reads A's lower triangle (upper:
+ * its upper one). */
+static int
+linalg_cholesky_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    const char *fn = "linalg.cholesky";
+    if (linalg_check_square(fn, A) < 0 || linalg_check_dtype(fn, "cholesky_cpu", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    DecompJob job = {.m = A->sizes[nb], .n = A->sizes[nb], .upper = s[1].u.b};
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
+        (t[1] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
+        (t[2] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.a = (const double *)ptl_tensor_data(t[0]);
+    job.out0 = (double *)ptl_tensor_data(t[1]);
+    job.info = (int32_t *)ptl_tensor_data(t[2]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), job.n * job.n * job.n / 3 + 1,
+                         cholesky_matrix, &job) < 0 ||
+        (s[2].u.b && linalg_check_info("linalg.cholesky_ex", t[2], nb > 0, PTL_ERR_LINALG,
+                                       NOT_POSITIVE_DEFINITE) < 0) ||
+        linalg_cast_to(&t[1], A->dtype) < 0) {
+        return linalg_release_all(t, 3);
+    }
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[2]);
+    return 0;
+}
+
+/* linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
+ * linalg_cholesky_ex, raising LinAlgError for a matrix that is not positive-definite. */
+static int
+linalg_cholesky_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    int batched = s[0].u.t->dim > 2;
+    PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(0)};
+    if (ptl_dispatcher_call(ptl_op(PTL_OP_linalg_cholesky_ex), st) < 0) {
+        return -1;
+    }
+    int rc = linalg_check_info("linalg.cholesky", st[1].u.t, batched, PTL_ERR_LINALG,
+                               NOT_POSITIVE_DEFINITE);
+    ptl_ivalue_release(&st[1]);
+    if (rc < 0) {
+        ptl_ivalue_release(&st[0]);
+        return -1;
+    }
+    s[0] = st[0];
+    return 0;
+}
+
+/* The end of the two-output kernels: runs fn over A's matrices from the float64 copy t[0],
+ * then returns the float64 results t[1], t[2] cast to A's dtype in s[0], s[1] (t[0]
+ * released).  0, or -1 with all of t released. */
+static int
+run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, DecompJob *job, PtlTensorImpl **t,
+        PtlIValue *s)
+{
+    job->a = (const double *)ptl_tensor_data(t[0]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), work, fn, job) < 0 ||
+        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
+        return linalg_release_all(t, 3);
+    }
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[2]);
+    return 0;
+}
+
+/* linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
+ * [*, m, n] -> 'reduced': Q [*, m, k], R [*, k, n] (k = min(m, n)); 'complete': Q [*, m, m],
+ * R [*, m, n]; 'r': Q [0], R [*, k, n].  See Note [Householder QR]. */
+static int
+linalg_qr_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    const char *mode = s[1].u.s;
+    int complete = strcmp(mode, "complete") == 0, ronly = strcmp(mode, "r") == 0;
+    if (!complete && !ronly && strcmp(mode, "reduced") != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "qr received unrecognized mode '%s' but expected "
+                             "one of 'reduced' (default), 'r', or 'complete'", mode);
+    }
+    if (linalg_check_matrix("linalg.qr", A, "A") < 0 ||
+        linalg_check_dtype("linalg.qr", "geqrf_cpu", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t m = A->sizes[nb], n = A->sizes[nb + 1], k = m < n ? m : n, sz[PTL_MAX_DIMS];
+    DecompJob job = {.m = m, .n = n, .rr = complete ? m : k, .qc = complete ? m : k};
+    memcpy(sz, A->sizes, sizeof(int64_t) * (size_t)nb);
+    sz[nb] = job.rr;
+    sz[nb + 1] = n;
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
+        (t[2] = ptl_empty(nb + 2, sz, PTL_DTYPE_FLOAT64, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    sz[nb] = m;
+    sz[nb + 1] = job.qc;
+    int64_t zero = 0;
+    t[1] = ronly ? ptl_empty(1, &zero, A->dtype, A->device)
+                 : ptl_empty(nb + 2, sz, PTL_DTYPE_FLOAT64, A->device);
+    if (t[1] == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = (double *)ptl_tensor_data(t[2]);
+    job.out1 = ronly ? NULL : (double *)ptl_tensor_data(t[1]);
+    return run_two(A, 4 * m * n * (k + 1) + 1, qr_matrix, &job, t, s);
+}
+
+/* _linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True)
+ * -> (Tensor eigenvalues, Tensor eigenvectors)
+ * [*, n, n] (symmetric; only the triangle UPLO names is read) -> eigenvalues [*, n]
+ * ascending, eigenvectors [*, n, n] (column j for eigenvalue j; [0] without compute_v).
+ * See Note [Symmetric eigensolver]. */
+static int
+linalg_eigh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[3] = {NULL, NULL, NULL};
+    const char *uplo = s[1].u.s;
+    int uv = s[2].u.b;
+    if ((uplo[0] != 'L' && uplo[0] != 'U' && uplo[0] != 'l' && uplo[0] != 'u') ||
+        uplo[1] != '\0') {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected UPLO argument to be 'L' or 'U', but "
+                             "got %s", uplo);
+    }
+    if (linalg_check_square("linalg.eigh", A) < 0 ||
+        linalg_check_kernel_dtype("linalg_eigh_cpu", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb], zero = 0;
+    DecompJob job = {.m = n, .n = n, .upper = uplo[0] == 'U' || uplo[0] == 'u'};
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
+        (t[1] = ptl_empty(nb + 1, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    t[2] = uv ? ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)
+              : ptl_empty(1, &zero, A->dtype, A->device);
+    if (t[2] == NULL) {
+        return linalg_release_all(t, 3);
+    }
+    job.out0 = (double *)ptl_tensor_data(t[1]);
+    job.out1 = uv ? (double *)ptl_tensor_data(t[2]) : NULL;
+    return run_two(A, 9 * n * n * n + 1, eigh_matrix, &job, t, s);
+}
+
+/* linalg_eigh(Tensor self, str UPLO="L") -> (Tensor eigenvalues, Tensor eigenvectors) */
+static int
+linalg_eigh_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(1)};
+    if (ptl_dispatcher_call(ptl_op(PTL_OP__linalg_eigh), st) < 0) {
+        return -1;
+    }
+    s[0] = st[0];
+    s[1] = st[1];
+    return 0;
+}
+
+/* linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
+ * _linalg_eigh's eigenvalues; the eigenvectors are computed only when A may need a
+ * gradient (its backward uses them). */
+static int
+linalg_eigvalsh_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t;
+    int uv = ptl_tls()->grad_enabled && A->autograd_meta != NULL;
+    PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(uv)};
+    if (ptl_dispatcher_call(ptl_op(PTL_OP__linalg_eigh), st) < 0) {
+        return -1;
+    }
+    ptl_ivalue_release(&st[1]);
+    s[0] = st[0];
+    return 0;
+}
+
+static const PtlKernelReg linalg_decomp_kernels[] = {
+    {PTL_OP_linalg_cholesky_ex, PTL_KEY_CPU, linalg_cholesky_ex_cpu},
+    {PTL_OP_linalg_cholesky, PTL_KEY_COMPOSITE_IMPLICIT, linalg_cholesky_composite},
+    {PTL_OP_linalg_qr, PTL_KEY_CPU, linalg_qr_cpu},
+    {PTL_OP__linalg_eigh, PTL_KEY_CPU, linalg_eigh_cpu},
+    {PTL_OP_linalg_eigh, PTL_KEY_COMPOSITE_IMPLICIT, linalg_eigh_composite},
+    {PTL_OP_linalg_eigvalsh, PTL_KEY_COMPOSITE_IMPLICIT, linalg_eigvalsh_composite},
+};
+PTL_DEFINE_REGISTER(linalg_decomp_kernels)

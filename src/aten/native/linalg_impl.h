@@ -1,0 +1,198 @@
+/* linalg_impl.h -- what the dense linear-algebra kernels of linalg_solve.c and
+ * linalg_decomp.c share: PyTorch's input checks and messages, the float64 working copies and
+ * the loop over the matrices of a batch.  See Note [Float64 linear algebra] in
+ * linalg_solve.c. */
+#ifndef PTL_ATEN_NATIVE_LINALG_IMPL_H
+#define PTL_ATEN_NATIVE_LINALG_IMPL_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "native.h"
+
+/* "<fn>: The input tensor <arg> must have at least 2 dimensions."  0 or -1. */
+static inline int
+linalg_check_matrix(const char *fn, const PtlTensorImpl *t, const char *arg)
+{
+    if (t->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: The input tensor %s must have at least 2 "
+                             "dimensions.", fn, arg);
+    }
+    return 0;
+}
+
+/* A is at least 2-D and its matrices are square.  0 or -1. */
+static inline int
+linalg_check_square(const char *fn, const PtlTensorImpl *A)
+{
+    if (linalg_check_matrix(fn, A, "A") < 0) {
+        return -1;
+    }
+    int64_t m = A->sizes[A->dim - 2], n = A->sizes[A->dim - 1];
+    if (m != n) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: A must be batches of square matrices, but "
+                             "they are %lld by %lld matrices", fn, (long long)m, (long long)n);
+    }
+    return 0;
+}
+
+/* A is float32 or float64, else the NotImplementedError of the LAPACK kernel `kernel`
+ * ("lu_cpu").  0 or -1. */
+static inline int
+linalg_check_kernel_dtype(const char *kernel, const PtlTensorImpl *A)
+{
+    if (A->dtype != PTL_DTYPE_FLOAT32 && A->dtype != PTL_DTYPE_FLOAT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel,
+                             ptl_dtype_legacy_name(A->dtype));
+    }
+    return 0;
+}
+
+/* A is float32 or float64: a non-floating A is PyTorch's RuntimeError, float16/bfloat16
+ * the NotImplementedError of the LAPACK kernel `kernel` ("lu_cpu").  0 or -1. */
+static inline int
+linalg_check_dtype(const char *fn, const char *kernel, const PtlTensorImpl *A)
+{
+    if (!ptl_dtype_is_floating(A->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: Expected a floating point or complex tensor "
+                             "as input. Got %s", fn, ptl_dtype_legacy_name(A->dtype));
+    }
+    if (A->dtype != PTL_DTYPE_FLOAT32 && A->dtype != PTL_DTYPE_FLOAT64) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel,
+                             ptl_dtype_legacy_name(A->dtype));
+    }
+    return 0;
+}
+
+/* The number of matrices in t: the product of its dims before the last `nlast`. */
+static inline int64_t
+linalg_batch_count(const PtlTensorImpl *t, int nlast)
+{
+    int64_t b = 1;
+    for (int d = 0; d < t->dim - nlast; d++) {
+        b *= t->sizes[d];
+    }
+    return b;
+}
+
+/* A new contiguous float64 tensor of the given sizes holding t broadcast to them (new ref). */
+static inline PtlTensorImpl *
+linalg_f64_copy(PtlTensorImpl *t, int dim, const int64_t *sizes)
+{
+    PtlTensorImpl *out = ptl_empty(dim, sizes, PTL_DTYPE_FLOAT64, t->device);
+    if (out != NULL && ptl_copy_into(out, t) < 0) {
+        PTL_CLEAR(out);
+    }
+    return out;
+}
+
+/* Replaces *t by its cast to dt (nothing when it has that dtype already).  0 or -1. */
+static inline int
+linalg_cast_to(PtlTensorImpl **t, PtlDtype dt)
+{
+    if ((*t)->dtype == dt) {
+        return 0;
+    }
+    PtlTensorImpl *c = ptl_cast(*t, dt);
+    if (c == NULL) {
+        return -1;
+    }
+    ptl_decref(*t);
+    *t = c;
+    return 0;
+}
+
+/* dst (r x c) = src (r x c) or src^T (src c x r), both row-major */
+static inline void
+linalg_load(double *dst, const double *src, int64_t r, int64_t c, int trans)
+{
+    if (!trans) {
+        memcpy(dst, src, sizeof(double) * (size_t)(r * c));
+        return;
+    }
+    for (int64_t i = 0; i < r; i++) {
+        for (int64_t j = 0; j < c; j++) {
+            dst[i * c + j] = src[j * r + i];
+        }
+    }
+}
+
+/* Releases the tensors of t[0..n) (NULL ones skipped); returns -1. */
+static inline int
+linalg_release_all(PtlTensorImpl **t, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ptl_xdecref(t[i]);
+    }
+    return -1;
+}
+
+/* Householder QR (Note [Householder QR], linalg_decomp.c).  ptl_linalg_qr_factor: a (m x n,
+ * row-major) -> R in its upper triangle, the reflections below it, their taus in tau
+ * (min(m, n)); w: n scratch.  ptl_linalg_qr_form_q: q (m x qc, row-major) = the first qc
+ * columns of Q from those; w: qc scratch. */
+void ptl_linalg_qr_factor(double *a, int64_t m, int64_t n, double *tau, double *w);
+void ptl_linalg_qr_form_q(const double *a, int64_t m, int64_t n, const double *tau, double *q,
+                          int64_t qc, double *w);
+
+/* The work on one matrix of a batch: 0, or -1 with the error set. */
+typedef int (*LinalgMatrixFn)(void *ctx, int64_t i);
+
+typedef struct LinalgBatchJob {
+    LinalgMatrixFn fn;
+    void *ctx;
+} LinalgBatchJob;
+
+static inline int
+linalg_batch_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const LinalgBatchJob *job = ctx;
+    for (int64_t i = b; i < e; i++) {
+        if (job->fn(job->ctx, i) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Runs fn on matrices 0..batch-1 over the thread pool, without the GIL when the batch
+ * (`work` flops per matrix) is worth it.  0 or -1. */
+static inline int
+linalg_batch_run(int64_t batch, int64_t work, LinalgMatrixFn fn, void *ctx)
+{
+    LinalgBatchJob job = {fn, ctx};
+    work = work > 0 ? work : 1;
+    void *token = batch * work >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, batch, work >= PTL_GRAIN_SIZE ? 1 : PTL_GRAIN_SIZE / work,
+                              linalg_batch_chunk, &job);
+    if (token != NULL) {
+        ptl_nogil_end(token);
+    }
+    return rc;
+}
+
+/* Raises PyTorch's error for the first matrix whose info (int32, one per matrix) is not
+ * zero: "<fn>: [(Batch element i): ]<detail>" where `detail` is a printf format taking the
+ * info value (an int) at most once and `batched` says whether A had batch dims.  0 when
+ * every info is zero, else -1 with an error of `kind`. */
+static inline int
+linalg_check_info(const char *fn, const PtlTensorImpl *info, int batched, PtlErrorKind kind,
+                  const char *detail)
+{
+    const int32_t *d = (const int32_t *)ptl_tensor_data(info);
+    for (int64_t i = 0; i < info->numel; i++) {
+        if (d[i] != 0) {
+            char text[400], where[64] = "";
+            snprintf(text, sizeof(text), detail, (int)d[i]);
+            if (batched) {
+                snprintf(where, sizeof(where), "(Batch element %lld): ", (long long)i);
+            }
+            return ptl_error_set(kind, "%s: %s%s", fn, where, text);
+        }
+    }
+    return 0;
+}
+
+#endif

@@ -1,0 +1,647 @@
+/* linalg_solve.c -- the LU family: linalg_lu_factor(_ex), _linalg_solve_ex / linalg_solve(_ex),
+ * linalg_inv(_ex) / inverse, _linalg_det / linalg_det / det, _linalg_slogdet /
+ * linalg_slogdet / slogdet and linalg_solve_triangular.  Mirrors
+ * ATen/native/BatchLinearAlgebra.cpp and LinearAlgebra.cpp, which call LAPACK's getrf,
+ * getrs and trsm; pytorchlite computes them itself.
+ *
+ * Note [Float64 linear algebra]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The dense factorisations (here, linalg_decomp.c and svd.c) copy each input into a
+ * contiguous float64 tensor (broadcasting batch dims where the op broadcasts), work on one
+ * row-major matrix at a time through linalg_batch_run (the matrices of a batch spread over
+ * the thread pool, without the GIL), and cast the results back to the input's dtype.
+ * float32 inputs therefore get float64 accuracy.  Singular and non-positive-definite inputs
+ * set an `info` per matrix as LAPACK does: the _ex ops return it, the others raise
+ * torch.linalg.LinAlgError (PTL_ERR_LINALG) with PyTorch's text for the first bad matrix.
+ *
+ * LU is Doolittle's with partial pivoting (LAPACK's getrf, unblocked): L unit lower, U upper,
+ * stored together in LU, pivots 1-based (row i was swapped with row pivots[i] - 1).  A zero
+ * pivot does not stop the factorisation; info is the 1-based index of the first one. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "linalg_impl.h"
+
+/* LU of a (m x n, row-major) in place; piv gets min(m, n) 1-based pivots.  Returns info. */
+static int32_t
+lu_factor(double *a, int32_t *piv, int64_t m, int64_t n)
+{
+    int32_t info = 0;
+    int64_t k = m < n ? m : n;
+    for (int64_t j = 0; j < k; j++) {
+        int64_t p = j;
+        for (int64_t i = j + 1; i < m; i++) {
+            if (fabs(a[i * n + j]) > fabs(a[p * n + j])) {
+                p = i;
+            }
+        }
+        piv[j] = (int32_t)(p + 1);
+        if (a[p * n + j] == 0) {
+            info = info ? info : (int32_t)(j + 1);
+            continue;
+        }
+        if (p != j) {
+            for (int64_t c = 0; c < n; c++) {
+                double t = a[j * n + c];
+                a[j * n + c] = a[p * n + c];
+                a[p * n + c] = t;
+            }
+        }
+        const double *rj = a + j * n;
+        for (int64_t i = j + 1; i < m; i++) {
+            double *ri = a + i * n;
+            double l = ri[j] /= rj[j];
+            for (int64_t c = j + 1; c < n; c++) {
+                ri[c] -= l * rj[c];
+            }
+        }
+    }
+    return info;
+}
+
+/* Solves the triangular system T X = B in place of b (n x nrhs), T the upper or lower
+ * triangle of t (n x n, row-major), with ones on the diagonal when unit. */
+static void
+tri_solve(const double *t, double *b, int64_t n, int64_t nrhs, int upper, int unit)
+{
+    for (int64_t s = 0; s < n; s++) {
+        int64_t i = upper ? n - 1 - s : s;
+        double *bi = b + i * nrhs;
+        int64_t k0 = upper ? i + 1 : 0, k1 = upper ? n : i;
+        for (int64_t k = k0; k < k1; k++) {
+            double f = t[i * n + k];
+            const double *bk = b + k * nrhs;
+            for (int64_t c = 0; c < nrhs; c++) {
+                bi[c] -= f * bk[c];
+            }
+        }
+        if (!unit) {
+            double d = t[i * n + i];
+            for (int64_t c = 0; c < nrhs; c++) {
+                bi[c] /= d;
+            }
+        }
+    }
+}
+
+/* Solves A X = B in place of b (n x nrhs) from A's LU factors lu and pivots piv. */
+static void
+lu_solve(const double *lu, const int32_t *piv, double *b, int64_t n, int64_t nrhs)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t p = piv[i] - 1;
+        if (p != i) {
+            for (int64_t c = 0; c < nrhs; c++) {
+                double t = b[i * nrhs + c];
+                b[i * nrhs + c] = b[p * nrhs + c];
+                b[p * nrhs + c] = t;
+            }
+        }
+    }
+    tri_solve(lu, b, n, nrhs, 0, 1);
+    tri_solve(lu, b, n, nrhs, 1, 0);
+}
+
+/* ---- the batched kernels ---- */
+
+/* One job for every kernel of this file: the float64 working tensors of matrix i are
+ * base + i * (its size); NULL ones are not computed. */
+typedef struct LuJob {
+    const double *a;    /* [B, m, n] the input (A, or the triangular matrix) */
+    double *b;          /* [B, n, nrhs] right-hand sides, solved in place (or [B, nrhs, n]) */
+    double *lu;         /* [B, m, n] */
+    int32_t *piv;       /* [B, min(m, n)] */
+    int32_t *info;      /* [B] */
+    double *det, *sign; /* [B]: det (or logabsdet when sign is set) */
+    int64_t m, n, nrhs;
+    int left, upper, unit;
+} LuJob;
+
+/* LU of matrix i into lu, piv, info; when b is set, solves with it (transposed when not
+ * left: X A = B is A^T X^T = B^T, so LU then holds A^T's factors); when det is set, the
+ * determinant (or the sign and log |det|) from the factors. */
+static int
+lu_matrix(void *ctx, int64_t i)
+{
+    const LuJob *j = ctx;
+    int64_t m = j->m, n = j->n, k = m < n ? m : n;
+    double *lu = j->lu + i * m * n;
+    int32_t *piv = j->piv + i * k;
+    linalg_load(lu, j->a + i * m * n, m, n, !j->left);
+    j->info[i] = lu_factor(lu, piv, m, n);
+    if (j->b != NULL) {
+        double *b = j->b + i * n * j->nrhs, *t = b;
+        if (!j->left && (t = malloc(sizeof(double) * (size_t)(n * j->nrhs + 1))) == NULL) {
+            return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve: out of memory");
+        }
+        linalg_load(t, b, n, j->nrhs, !j->left);
+        lu_solve(lu, piv, t, n, j->nrhs);
+        if (t != b) {
+            linalg_load(b, t, j->nrhs, n, 1);
+            free(t);
+        }
+    }
+    if (j->det != NULL) {
+        /* det = (-1)^swaps prod U[r, r] */
+        double d = 1, logabs = 0;
+        int swaps = 0, neg = 0;
+        for (int64_t r = 0; r < n; r++) {
+            double u = lu[r * n + r];
+            swaps ^= piv[r] - 1 != r;
+            neg ^= u < 0;
+            d *= u;
+            logabs += log(fabs(u));
+        }
+        if (j->sign != NULL) {
+            j->sign[i] = j->info[i] ? 0 : ((swaps ^ neg) ? -1 : 1);
+            j->det[i] = logabs;
+        }
+        else {
+            j->det[i] = swaps ? -d : d;
+        }
+    }
+    return 0;
+}
+
+/* Solves matrix i of the triangular systems A X = B (left) or X A = B in place of b. */
+static int
+tri_matrix(void *ctx, int64_t i)
+{
+    const LuJob *j = ctx;
+    int64_t n = j->n, nrhs = j->nrhs;
+    double *b = j->b + i * n * nrhs, *x = b;
+    double *t = malloc(sizeof(double) * (size_t)(n * n + (j->left ? 0 : n * nrhs) + 1));
+    if (t == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.solve_triangular: out of memory");
+    }
+    linalg_load(t, j->a + i * n * n, n, n, !j->left);
+    if (!j->left) {
+        x = t + n * n;
+        linalg_load(x, b, n, nrhs, 1);
+    }
+    tri_solve(t, x, n, nrhs, j->left ? j->upper : !j->upper, j->unit);
+    if (!j->left) {
+        linalg_load(b, x, nrhs, n, 1);
+    }
+    free(t);
+    return 0;
+}
+
+#define LU_ZERO_PIVOT                                                                         \
+    "U[%1$d,%1$d] is zero and using it on lu_solve would result in a division by zero. If " \
+    "you still want to perform the factorization, consider calling linalg.lu(A, pivot) or "  \
+    "linalg.lu_factor_ex(A, pivot)"
+#define SOLVE_SINGULAR "The solver failed because the input matrix is singular."
+#define INV_SINGULAR                                                                          \
+    "The diagonal element %d is zero, the inversion could not be completed because the "     \
+    "input matrix is singular."
+
+/* Makes the float64 LU, the int32 pivots and infos of the job's [*bsz, m, n] matrices (nb
+ * batch dims) and points the job at them.  0 or -1 (what was made is left to the caller). */
+static int
+lu_outputs(LuJob *job, int nb, const int64_t *bsz, PtlDevice dev, PtlTensorImpl **lu,
+           PtlTensorImpl **piv, PtlTensorImpl **info)
+{
+    int64_t sz[PTL_MAX_DIMS];
+    memcpy(sz, bsz, sizeof(int64_t) * (size_t)nb);
+    sz[nb] = job->m;
+    sz[nb + 1] = job->n;
+    if ((*lu = ptl_empty(nb + 2, sz, PTL_DTYPE_FLOAT64, dev)) == NULL) {
+        return -1;
+    }
+    sz[nb] = job->m < job->n ? job->m : job->n;
+    if ((*piv = ptl_empty(nb + 1, sz, PTL_DTYPE_INT32, dev)) == NULL ||
+        (*info = ptl_empty(nb, sz, PTL_DTYPE_INT32, dev)) == NULL) {
+        return -1;
+    }
+    job->lu = (double *)ptl_tensor_data(*lu);
+    job->piv = (int32_t *)ptl_tensor_data(*piv);
+    job->info = (int32_t *)ptl_tensor_data(*info);
+    return 0;
+}
+
+/* linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False)
+ * -> (Tensor LU, Tensor pivots, Tensor info)
+ * [*, m, n] -> LU [*, m, n], pivots [*, min(m, n)] int32, info [*] int32. */
+static int
+linalg_lu_factor_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[4] = {NULL, NULL, NULL, NULL};
+    char buf[128];
+    if (A->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "torch.lu_factor: Expected tensor with 2 or more "
+                             "dimensions. Got size: %s instead",
+                             ptl_format_sizes(buf, sizeof(buf), A->dim, A->sizes));
+    }
+    if (linalg_check_kernel_dtype("lu_cpu", A) < 0) {
+        return -1;
+    }
+    if (!s[1].u.b) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.lu_factor: LU without pivoting is not "
+                             "implemented on the CPU");
+    }
+    int nb = A->dim - 2;
+    LuJob job = {.m = A->sizes[nb], .n = A->sizes[nb + 1], .left = 1};
+    int64_t k = job.m < job.n ? job.m : job.n;
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
+        lu_outputs(&job, nb, A->sizes, A->device, &t[1], &t[2], &t[3]) < 0) {
+        return linalg_release_all(t, 4);
+    }
+    job.a = (const double *)ptl_tensor_data(t[0]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), job.m * job.n * (k + 1), lu_matrix,
+                         &job) < 0 ||
+        (s[2].u.b && linalg_check_info("torch.linalg.lu_factor_ex", t[3], nb > 0,
+                                       PTL_ERR_RUNTIME, LU_ZERO_PIVOT) < 0) ||
+        linalg_cast_to(&t[1], A->dtype) < 0) {
+        return linalg_release_all(t, 4);
+    }
+    ptl_decref(t[0]);
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(t[i + 1]);
+    }
+    return 0;
+}
+
+/* The batch shape of B's matrices (B has nbb batch dims) broadcast with A's into bsz (B
+ * first, as PyTorch's error names them); returns its length or -1. */
+static int
+broadcast_batch(const PtlTensorImpl *A, const PtlTensorImpl *B, int nbb, int64_t *bsz)
+{
+    int nb;
+    if (ptl_broadcast_shapes(nbb, B->sizes, A->dim - 2, A->sizes, &nb, bsz) < 0) {
+        return -1;
+    }
+    return nb;
+}
+
+/* _linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False)
+ * -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)
+ * A [*, n, n], B [*, n, k] (left), [*, k, n] (right) or a vector [*, n] (left) with
+ * broadcast batch dims -> X [batch, n, k] / [batch, k, n] / [batch, n]; LU and pivots are
+ * the factors of A (of A^T when not left), info [batch] int32. */
+static int
+linalg_solve_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *B = s[1].u.t, *t[5] = {NULL, NULL, NULL, NULL, NULL};
+    int left = s[2].u.b;
+    const char *fn = "linalg.solve";
+    if (linalg_check_matrix(fn, A, "A") < 0 || linalg_check_dtype(fn, "lu_cpu", A) < 0) {
+        return -1;
+    }
+    if (A->dtype != B->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.solve: Expected A and B to have the same "
+                             "dtype, but found A of type %s and B of type %s instead",
+                             ptl_dtype_legacy_name(A->dtype), ptl_dtype_legacy_name(B->dtype));
+    }
+    if (linalg_check_square(fn, A) < 0) {
+        return -1;
+    }
+    /* Note: PyTorch's linalg_solve_is_vector_rhs */
+    int vec = B->dim == 1 || (B->dim == A->dim - 1 &&
+                              memcmp(B->sizes, A->sizes, sizeof(int64_t) * (size_t)B->dim) == 0);
+    if (!left && vec) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.solve: Vector broadcasting of the left "
+                             "hand side is not supported for left=False. In this case "
+                             "linalg.solve is equivalent to B / A.squeeze(-1)");
+    }
+    if (!vec && linalg_check_matrix(fn, B, "B") < 0) {
+        return -1;
+    }
+    int64_t n = A->sizes[A->dim - 1];
+    int64_t br = vec ? B->sizes[B->dim - 1] : B->sizes[B->dim - 2];
+    int64_t bc = vec ? 1 : B->sizes[B->dim - 1];
+    if ((left ? br : bc) != n) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.solve: Incompatible shapes of A and B for "
+                             "the equation %s (%lldx%lld and %lldx%lld)",
+                             left ? "AX = B" : "XA = B", (long long)n, (long long)n,
+                             (long long)br, (long long)bc);
+    }
+    int64_t sz[PTL_MAX_DIMS];
+    int nb = broadcast_batch(A, B, B->dim - (vec ? 1 : 2), sz);
+    if (nb < 0) {
+        return -1;
+    }
+    LuJob job = {.m = n, .n = n, .nrhs = left ? bc : br, .left = left};
+    sz[nb] = sz[nb + 1] = n;
+    if ((t[0] = linalg_f64_copy(A, nb + 2, sz)) == NULL) {
+        return -1;
+    }
+    sz[nb] = br;
+    sz[nb + 1] = bc;
+    if ((t[1] = linalg_f64_copy(B, nb + (vec ? 1 : 2), sz)) == NULL ||
+        lu_outputs(&job, nb, sz, A->device, &t[2], &t[3], &t[4]) < 0) {
+        return linalg_release_all(t, 5);
+    }
+    job.a = (const double *)ptl_tensor_data(t[0]);
+    job.b = (double *)ptl_tensor_data(t[1]);
+    if (linalg_batch_run(linalg_batch_count(t[2], 2), n * n * (n + 2 * job.nrhs + 1),
+                         lu_matrix, &job) < 0 ||
+        (s[3].u.b && linalg_check_info("torch.linalg.solve_ex", t[4], nb > 0, PTL_ERR_LINALG,
+                                       SOLVE_SINGULAR) < 0) ||
+        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
+        return linalg_release_all(t, 5);
+    }
+    ptl_decref(t[0]);
+    for (int i = 0; i < 4; i++) {
+        s[i] = ptl_iv_tensor(t[i + 1]);
+    }
+    return 0;
+}
+
+/* linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
+ * [*, n, n] -> inverse [*, n, n], info [*] int32: A X = I solved from A's LU. */
+static int
+linalg_inv_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[5] = {NULL, NULL, NULL, NULL, NULL};
+    if (linalg_check_square("linalg.inv", A) < 0) {
+        return -1;
+    }
+    if (A->dtype == PTL_DTYPE_FLOAT16 || A->dtype == PTL_DTYPE_BFLOAT16) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.inv: Low precision dtypes not supported. "
+                             "Got %s", ptl_dtype_legacy_name(A->dtype));
+    }
+    if (linalg_check_dtype("linalg.inv", "lu_cpu", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb], batch = linalg_batch_count(A, 2);
+    LuJob job = {.m = n, .n = n, .nrhs = n, .left = 1};
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
+        (t[1] = ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
+        lu_outputs(&job, nb, A->sizes, A->device, &t[2], &t[3], &t[4]) < 0) {
+        return linalg_release_all(t, 5);
+    }
+    double *eye = (double *)ptl_tensor_data(t[1]);
+    memset(eye, 0, sizeof(double) * (size_t)t[1]->numel);
+    for (int64_t i = 0; i < batch; i++) {
+        for (int64_t r = 0; r < n; r++) {
+            eye[(i * n + r) * n + r] = 1;
+        }
+    }
+    job.a = (const double *)ptl_tensor_data(t[0]);
+    job.b = eye;
+    if (linalg_batch_run(batch, 3 * n * n * n + 1, lu_matrix, &job) < 0 ||
+        (s[1].u.b && linalg_check_info("linalg.inv_ex", t[4], nb > 0, PTL_ERR_LINALG,
+                                       INV_SINGULAR) < 0) ||
+        linalg_cast_to(&t[1], A->dtype) < 0) {
+        return linalg_release_all(t, 5);
+    }
+    ptl_decref(t[0]);
+    ptl_decref(t[2]);
+    ptl_decref(t[3]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[4]);
+    return 0;
+}
+
+/* _linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
+ * _linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
+ * [*, n, n] -> det [*] (or sign [*], 0 for a singular matrix, and log|det| [*], -inf),
+ * LU [*, n, n], pivots [*, n] int32: the determinants from the LU factors. */
+static int
+linalg_det_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    int logs = op->id == PTL_OP__linalg_slogdet;
+    const char *fn = logs ? "linalg.slogdet" : "linalg.det";
+    if (linalg_check_square(fn, A) < 0 || linalg_check_dtype(fn, "lu_cpu", A) < 0) {
+        return -1;
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb];
+    LuJob job = {.m = n, .n = n, .left = 1};
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL ||
+        lu_outputs(&job, nb, A->sizes, A->device, &t[1], &t[2], &t[3]) < 0 ||
+        (t[4] = ptl_empty(nb, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL ||
+        (logs && (t[5] = ptl_empty(nb, A->sizes, PTL_DTYPE_FLOAT64, A->device)) == NULL)) {
+        return linalg_release_all(t, 6);
+    }
+    job.a = (const double *)ptl_tensor_data(t[0]);
+    job.det = (double *)ptl_tensor_data(t[4]);
+    job.sign = logs ? (double *)ptl_tensor_data(t[5]) : NULL;
+    if (linalg_batch_run(linalg_batch_count(A, 2), n * n * n + 1, lu_matrix, &job) < 0 ||
+        linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[4], A->dtype) < 0 ||
+        (logs && linalg_cast_to(&t[5], A->dtype) < 0)) {
+        return linalg_release_all(t, 6);
+    }
+    ptl_decref(t[0]);
+    ptl_decref(t[3]);
+    int k = 0;
+    if (logs) {
+        s[k++] = ptl_iv_tensor(t[5]);
+    }
+    s[k++] = ptl_iv_tensor(t[4]);
+    s[k++] = ptl_iv_tensor(t[1]);
+    s[k++] = ptl_iv_tensor(t[2]);
+    return 0;
+}
+
+/* linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True,
+ * bool unitriangular=False) -> Tensor
+ * A [*, n, n] (only its upper or lower triangle is read), B [*, n, k] (left) or [*, k, n]
+ * with broadcast batch dims -> X of B's matrix shape, in the promoted dtype. */
+static int
+linalg_solve_triangular_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *B = s[1].u.t, *t[2] = {NULL, NULL};
+    PtlTensorImpl *ab[2] = {A, B};
+    int left = s[3].u.b;
+    const char *fn = "linalg.solve_triangular";
+    if (linalg_check_matrix(fn, A, "A") < 0 || linalg_check_matrix(fn, B, "B") < 0 ||
+        linalg_check_square(fn, A) < 0) {
+        return -1;
+    }
+    PtlDtype dt = ptl_result_type(ab, 2);
+    if (!ptl_dtype_is_floating(dt) || dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"triangular_solve_cpu\" not "
+                             "implemented for '%s'", ptl_dtype_legacy_name(dt));
+    }
+    int64_t n = A->sizes[A->dim - 1], br = B->sizes[B->dim - 2], bc = B->sizes[B->dim - 1];
+    if ((left ? br : bc) != n) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "linalg.solve_triangular: Incompatible shapes of "
+                             "A and B for the equation %s (%lldx%lld and %lldx%lld)",
+                             left ? "AX = B" : "XA = B", (long long)n, (long long)n,
+                             (long long)br, (long long)bc);
+    }
+    int64_t sz[PTL_MAX_DIMS];
+    int nb = broadcast_batch(A, B, B->dim - 2, sz);
+    if (nb < 0) {
+        return -1;
+    }
+    LuJob job = {.m = n, .n = n, .nrhs = left ? bc : br, .left = left, .upper = s[2].u.b,
+                 .unit = s[4].u.b};
+    sz[nb] = sz[nb + 1] = n;
+    if ((t[0] = linalg_f64_copy(A, nb + 2, sz)) == NULL) {
+        return -1;
+    }
+    sz[nb] = br;
+    sz[nb + 1] = bc;
+    if ((t[1] = linalg_f64_copy(B, nb + 2, sz)) == NULL) {
+        return linalg_release_all(t, 2);
+    }
+    job.a = (const double *)ptl_tensor_data(t[0]);
+    job.b = (double *)ptl_tensor_data(t[1]);
+    if (linalg_batch_run(linalg_batch_count(t[1], 2), n * n * job.nrhs + 1, tri_matrix,
+                         &job) < 0 ||
+        linalg_cast_to(&t[1], dt) < 0) {
+        return linalg_release_all(t, 2);
+    }
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    return 0;
+}
+
+/* ---- composites ---- */
+
+/* Calls op id on the stack st (arguments in, returns out); then keeps the returns listed
+ * in keep[0..nkeep) in s[0..nkeep) and releases the others.  0 or -1. */
+static int
+call_keep(PtlOpId id, PtlIValue *st, PtlIValue *s, const int *keep, int nkeep)
+{
+    const PtlOperator *op = ptl_op(id);
+    if (ptl_dispatcher_call(op, st) < 0) {
+        return -1;
+    }
+    PtlIValue out[PTL_SCHEMA_MAX_ARGS];
+    for (int i = 0; i < nkeep; i++) {
+        out[i] = st[keep[i]];
+        st[keep[i]] = ptl_iv_none();
+    }
+    for (int i = 0; i < op->schema.nrets; i++) {
+        ptl_ivalue_release(&st[i]);
+    }
+    memcpy(s, out, sizeof(PtlIValue) * (size_t)nkeep);
+    return 0;
+}
+
+/* Raises for s[info_slot] as linalg_check_info does and releases s[0..nret) then. */
+static int
+check_returns(PtlIValue *s, int nret, int info_slot, const char *fn, int batched,
+              PtlErrorKind kind, const char *detail)
+{
+    if (linalg_check_info(fn, s[info_slot].u.t, batched, kind, detail) < 0) {
+        for (int i = 0; i < nret; i++) {
+            ptl_ivalue_release(&s[i]);
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)
+ * linalg_lu_factor_ex, raising for a zero pivot. */
+static int
+linalg_lu_factor_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    int batched = s[0].u.t->dim > 2, keep[3] = {0, 1, 2};
+    PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(0)};
+    if (call_keep(PTL_OP_linalg_lu_factor_ex, st, s, keep, 3) < 0 ||
+        check_returns(s, 3, 2, "torch.linalg.lu_factor", batched, PTL_ERR_RUNTIME,
+                      LU_ZERO_PIVOT) < 0) {
+        return -1;
+    }
+    ptl_ivalue_release(&s[2]);
+    return 0;
+}
+
+/* linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False)
+ * -> (Tensor result, Tensor info): _linalg_solve_ex without the factors. */
+static int
+linalg_solve_ex_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    int keep[2] = {0, 3};
+    PtlIValue st[4] = {s[0], s[1], s[2], s[3]};
+    return call_keep(PTL_OP__linalg_solve_ex, st, s, keep, 2);
+}
+
+/* linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
+ * _linalg_solve_ex, raising LinAlgError for a singular A. */
+static int
+linalg_solve_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    int keep[2] = {0, 3};
+    PtlIValue st[4] = {s[0], s[1], s[2], ptl_iv_bool(0)};
+    int batched = s[0].u.t->dim > 2 || s[1].u.t->dim > 2;
+    if (call_keep(PTL_OP__linalg_solve_ex, st, s, keep, 2) < 0 ||
+        check_returns(s, 2, 1, "torch.linalg.solve", batched, PTL_ERR_LINALG,
+                      SOLVE_SINGULAR) < 0) {
+        return -1;
+    }
+    ptl_ivalue_release(&s[1]);
+    return 0;
+}
+
+/* linalg_inv(Tensor A) -> Tensor and inverse(Tensor self) -> Tensor
+ * linalg_inv_ex, raising LinAlgError for a singular A. */
+static int
+linalg_inv_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    int keep[2] = {0, 1}, batched = s[0].u.t->dim > 2;
+    PtlIValue st[2] = {s[0], ptl_iv_bool(0)};
+    if (call_keep(PTL_OP_linalg_inv_ex, st, s, keep, 2) < 0 ||
+        check_returns(s, 2, 1, "linalg.inv", batched, PTL_ERR_LINALG, INV_SINGULAR) < 0) {
+        return -1;
+    }
+    ptl_ivalue_release(&s[1]);
+    return 0;
+}
+
+/* linalg_det(Tensor A) -> Tensor and det(Tensor self) -> Tensor: _linalg_det's result */
+static int
+linalg_det_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    int keep[1] = {0};
+    PtlIValue st[1] = {s[0]};
+    return call_keep(PTL_OP__linalg_det, st, s, keep, 1);
+}
+
+/* linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet) and slogdet(Tensor self):
+ * _linalg_slogdet without the factors */
+static int
+linalg_slogdet_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    int keep[2] = {0, 1};
+    PtlIValue st[1] = {s[0]};
+    return call_keep(PTL_OP__linalg_slogdet, st, s, keep, 2);
+}
+
+static const PtlKernelReg linalg_solve_kernels[] = {
+    {PTL_OP_linalg_lu_factor_ex, PTL_KEY_CPU, linalg_lu_factor_ex_cpu},
+    {PTL_OP_linalg_lu_factor, PTL_KEY_COMPOSITE_IMPLICIT, linalg_lu_factor_composite},
+    {PTL_OP__linalg_solve_ex, PTL_KEY_CPU, linalg_solve_ex_cpu},
+    {PTL_OP_linalg_solve_ex, PTL_KEY_COMPOSITE_IMPLICIT, linalg_solve_ex_composite},
+    {PTL_OP_linalg_solve, PTL_KEY_COMPOSITE_IMPLICIT, linalg_solve_composite},
+    {PTL_OP_linalg_inv_ex, PTL_KEY_CPU, linalg_inv_ex_cpu},
+    {PTL_OP_linalg_inv, PTL_KEY_COMPOSITE_IMPLICIT, linalg_inv_composite},
+    {PTL_OP_inverse, PTL_KEY_COMPOSITE_IMPLICIT, linalg_inv_composite},
+    {PTL_OP__linalg_det, PTL_KEY_CPU, linalg_det_cpu},
+    {PTL_OP_linalg_det, PTL_KEY_COMPOSITE_IMPLICIT, linalg_det_composite},
+    {PTL_OP_det, PTL_KEY_COMPOSITE_IMPLICIT, linalg_det_composite},
+    {PTL_OP__linalg_slogdet, PTL_KEY_CPU, linalg_det_cpu},
+    {PTL_OP_linalg_slogdet, PTL_KEY_COMPOSITE_IMPLICIT, linalg_slogdet_composite},
+    {PTL_OP_slogdet, PTL_KEY_COMPOSITE_IMPLICIT, linalg_slogdet_composite},
+    {PTL_OP_linalg_solve_triangular, PTL_KEY_CPU, linalg_solve_triangular_cpu},
+};
+PTL_DEFINE_REGISTER(linalg_solve_kernels)

@@ -1,0 +1,226 @@
+/* derivatives/linalg_solve.c -- derivative formulas of the LU family of
+ * aten/native/linalg_solve.c: _linalg_solve_ex, linalg_inv_ex, _linalg_det, _linalg_slogdet
+ * and linalg_solve_triangular.  Mirrors their rows of tools/autograd/derivatives.yaml and
+ * linalg_solve_backward, linalg_det_backward, slogdet_backward and
+ * linalg_solve_triangular_backward of FunctionsManual.cpp (real inputs).  The formulas solve
+ * and invert through the dispatcher (linalg_solve, linalg_inv, linalg_solve_triangular), so
+ * they are differentiable again (the permutation of lu_factor_ex is a constant); the determinant's gradient det(A) A^-T needs an invertible
+ * A (PyTorch falls back to an SVD for singular ones). */
+#include <stdlib.h>
+
+#include "../formula.h"
+
+/* linalg_solve(A, B, left=left) */
+static PtlTensorImpl *
+solve(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int left)
+{
+    PtlIValue v[3] = {ptl_iv_tensor(A), ptl_iv_tensor(B), ptl_iv_bool(left)};
+    return A && B ? own(sc, callv(PTL_OP_linalg_solve, 3, v)) : NULL;
+}
+
+/* Whether linalg.solve took B (input 1) as a vector (PyTorch's linalg_solve_is_vector_rhs) */
+static int
+vector_rhs(const PtlNode *n)
+{
+    const PtlInputMeta *a = &n->input_meta[0], *b = &n->input_meta[1];
+    return b->dim == 1 || (b->dim == a->dim - 1 &&
+                           memcmp(a->sizes, b->sizes, sizeof(int64_t) * (size_t)b->dim) == 0);
+}
+
+/* _linalg_solve_ex(A, B, left) -> X with A X = B (left) or X A = B:
+ *   gB = A^-T gX (left) or gX A^-T,  gA = -gB X^T (left) or -X^T gB
+ * (for a vector B, gA = -gB x^T, an outer product).  Saved: A, result. */
+int
+linalg_solve_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    int left = n->args[2].u.b, rc = 0;
+    if (gi[0] == NULL) {
+        return 0;
+    }
+    PtlTensorImpl *A = sv(sc, n, 0), *X = sv(sc, n, 1);
+    PtlTensorImpl *gB = solve(sc, transpose_last(sc, A), gi[0], left);
+    if (NEEDS(1)) {
+        rc = give(n, go, 1, gB);
+    }
+    if (rc == 0 && NEEDS(0)) {
+        PtlTensorImpl *gA;
+        if (vector_rhs(n)) {
+            gA = MUL(unsq(sc, gB, -1), unsq(sc, X, -2));
+        }
+        else if (left) {
+            gA = f2(sc, PTL_OP_matmul, gB, transpose_last(sc, X));
+        }
+        else {
+            gA = f2(sc, PTL_OP_matmul, transpose_last(sc, X), gB);
+        }
+        rc = give(n, go, 0, NEG(gA));
+    }
+    return scope_end(sc, rc);
+}
+
+/* linalg_inv_ex(A) -> A^-1:  gA = -A^-T g A^-T.  Saved: inverse. */
+int
+linalg_inv_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (gi[0] == NULL || !NEEDS(0)) {
+        return 0;
+    }
+    PtlTensorImpl *Rt = transpose_last(sc, sv(sc, n, 0));
+    PtlTensorImpl *gA = f2(sc, PTL_OP_matmul, f2(sc, PTL_OP_matmul, Rt, gi[0]), Rt);
+    return scope_end(sc, give(n, go, 0, NEG(gA)));
+}
+
+/* g[..., None, None] * A^-T */
+static PtlTensorImpl *
+scaled_inverse_t(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *A)
+{
+    PtlTensorImpl *inv = A ? own(sc, op1(PTL_OP_linalg_inv, A)) : NULL;
+    return MUL(unsq(sc, unsq(sc, g, -1), -1), transpose_last(sc, inv));
+}
+
+/* _linalg_det(A) -> det:  gA = g det A^-T.  Saved: A, result. */
+int
+linalg_det_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (gi[0] == NULL || !NEEDS(0)) {
+        return 0;
+    }
+    PtlTensorImpl *gdet = MUL(gi[0], sv(sc, n, 1));
+    return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gdet, sv(sc, n, 0))));
+}
+
+/* _linalg_slogdet(A) -> (sign, logabsdet):  gA = g_logabsdet A^-T (the sign is locally
+ * constant).  Saved: A. */
+int
+linalg_slogdet_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (gi[1] == NULL || !NEEDS(0)) {
+        return 0;
+    }
+    return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gi[1], sv(sc, n, 0))));
+}
+
+/* linalg_solve_triangular(A, B, upper, left, unitriangular) -> X:
+ *   gB = solve_triangular(A^T, gX, upper=!upper, left, unitriangular)
+ *   gA = -gB X^T (left) or -X^T gB, kept to A's triangle (its strict part when unit).
+ * Saved: self, result. */
+int
+linalg_solve_triangular_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    int upper = n->args[2].u.b, left = n->args[3].u.b, unit = n->args[4].u.b, rc = 0;
+    if (gi[0] == NULL) {
+        return 0;
+    }
+    PtlTensorImpl *A = sv(sc, n, 0), *X = sv(sc, n, 1);
+    PtlIValue v[5] = {ptl_iv_tensor(transpose_last(sc, A)), ptl_iv_tensor(gi[0]),
+                      ptl_iv_bool(!upper), ptl_iv_bool(left), ptl_iv_bool(unit)};
+    PtlTensorImpl *gB = fv(sc, PTL_OP_linalg_solve_triangular, 5, v);
+    if (NEEDS(1)) {
+        rc = give(n, go, 1, gB);
+    }
+    if (rc == 0 && NEEDS(0)) {
+        PtlTensorImpl *gA = left ? f2(sc, PTL_OP_matmul, gB, transpose_last(sc, X))
+                                 : f2(sc, PTL_OP_matmul, transpose_last(sc, X), gB);
+        PtlIValue t[2] = {ptl_iv_tensor(NEG(gA)),
+                          ptl_iv_int(upper ? (unit ? 1 : 0) : (unit ? -1 : 0))};
+        rc = give(n, go, 0, fv(sc, upper ? PTL_OP_triu : PTL_OP_tril, 2, t));
+    }
+    return scope_end(sc, rc);
+}
+
+/* P (the dtype of like) from 1-based LAPACK pivots [*, n] (int32): the permutation matrix
+ * with A = P L U, i.e. the columns of I with the pivots' row swaps applied in order.  A
+ * constant without history; new ref or NULL. */
+static PtlTensorImpl *
+permutation_of(PtlTensorImpl *pivots, PtlTensorImpl *like)
+{
+    PtlTensorImpl *piv = ptl_contiguous(pivots), *P;
+    int64_t n = pivots->sizes[pivots->dim - 1], batch = n ? pivots->numel / n : 0;
+    int64_t sz[PTL_MAX_DIMS];
+    if (piv == NULL) {
+        return NULL;
+    }
+    memcpy(sz, pivots->sizes, sizeof(int64_t) * (size_t)pivots->dim);
+    sz[pivots->dim] = n;
+    P = ptl_empty(pivots->dim + 1, sz, PTL_DTYPE_FLOAT64, like->device);
+    int64_t *perm = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (P == NULL || perm == NULL) {
+        free(perm);
+        ptl_decref(piv);
+        ptl_xdecref(P);
+        return P == NULL ? NULL : (ptl_error_set(PTL_ERR_MEMORY, "out of memory"), NULL);
+    }
+    const int32_t *pv = (const int32_t *)ptl_tensor_data(piv);
+    double *pd = (double *)ptl_tensor_data(P);
+    memset(pd, 0, sizeof(double) * (size_t)P->numel);
+    for (int64_t b = 0; b < batch; b++) {
+        /* row i of P^T A is row perm[i] of A; P[perm[i], i] = 1 */
+        for (int64_t i = 0; i < n; i++) {
+            perm[i] = i;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int64_t j = pv[b * n + i] - 1, t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            pd[(b * n + perm[i]) * n + i] = 1;
+        }
+    }
+    free(perm);
+    ptl_decref(piv);
+    if (like->dtype != PTL_DTYPE_FLOAT64) {
+        PtlTensorImpl *c = ptl_cast(P, like->dtype);
+        ptl_decref(P);
+        P = c;
+    }
+    return P;
+}
+
+/* linalg_lu_factor_ex(A) -> (LU, pivots) with A = P L U (square A):
+ *   Phi = tril(L^T gL, -1) + triu(gU U^T),  gA = P L^-T Phi U^-T
+ * with gL, gU the strict lower and upper parts of gLU.  Saved: LU, pivots. */
+int
+linalg_lu_factor_ex_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (gi[0] == NULL || !NEEDS(0)) {
+        return 0;
+    }
+    PtlTensorImpl *LU = sv(sc, n, 0), *piv = sv(sc, n, 1);
+    if (LU == NULL || piv == NULL) {
+        return scope_end(sc, -1);
+    }
+    int64_t m = LU->sizes[LU->dim - 2], k = LU->sizes[LU->dim - 1];
+    if (m != k) {
+        return scope_end(sc, ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "the derivative of "
+                                           "linalg.lu_factor_ex is implemented for square "
+                                           "matrices only"));
+    }
+    PtlIValue lo[2] = {ptl_iv_tensor(LU), ptl_iv_int(-1)}, up[2] = {ptl_iv_tensor(LU),
+                                                                      ptl_iv_int(0)};
+    PtlIValue glo[2] = {ptl_iv_tensor(gi[0]), ptl_iv_int(-1)}, gup[2] = {ptl_iv_tensor(gi[0]),
+                                                                           ptl_iv_int(0)};
+    PtlIValue ev[2] = {ptl_iv_int(m), ptl_iv_dtype(LU->dtype)};
+    PtlTensorImpl *L = ADD(fv(sc, PTL_OP_tril, 2, lo), own(sc, callv(PTL_OP_eye, 2, ev)));
+    PtlTensorImpl *U = fv(sc, PTL_OP_triu, 2, up);
+    PtlTensorImpl *gL = fv(sc, PTL_OP_tril, 2, glo), *gU = fv(sc, PTL_OP_triu, 2, gup);
+    PtlIValue pl[2] = {ptl_iv_tensor(f2(sc, PTL_OP_matmul, transpose_last(sc, L), gL)),
+                       ptl_iv_int(-1)};
+    PtlIValue pu[2] = {ptl_iv_tensor(f2(sc, PTL_OP_matmul, gU, transpose_last(sc, U))),
+                       ptl_iv_int(0)};
+    PtlTensorImpl *phi = ADD(fv(sc, PTL_OP_tril, 2, pl), fv(sc, PTL_OP_triu, 2, pu));
+    PtlIValue s1[5] = {ptl_iv_tensor(transpose_last(sc, L)), ptl_iv_tensor(phi),
+                       ptl_iv_bool(1), ptl_iv_bool(1), ptl_iv_bool(1)};
+    PtlTensorImpl *y = fv(sc, PTL_OP_linalg_solve_triangular, 5, s1);
+    PtlIValue s2[5] = {ptl_iv_tensor(transpose_last(sc, U)), ptl_iv_tensor(y), ptl_iv_bool(0),
+                       ptl_iv_bool(0), ptl_iv_bool(0)};
+    y = fv(sc, PTL_OP_linalg_solve_triangular, 5, s2);
+    PtlTensorImpl *P = own(sc, permutation_of(piv, LU));
+    return scope_end(sc, give(n, go, 0, f2(sc, PTL_OP_matmul, P, y)));
+}

@@ -1,0 +1,216 @@
+"""The composites of pytorchlite/linalg.py over the linear-algebra operators: lstsq (QR or
+SVD by driver), pinv, matrix_rank, matrix_exp (scaling and squaring with a Pade approximant)
+and matrix_power.  References: numpy.linalg in float64 (matrix_exp: the eigendecomposition
+of a diagonalisable matrix) on batched, size-0 and transposed inputs; error paths with
+PyTorch's text; gradcheck and gradgradcheck in float64 (autograd flows through the
+operators); the installed torch where it is present."""
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite.autograd import gradcheck, gradgradcheck
+
+from helpers import assert_close, make, torch, torch_ref
+
+
+def _np_expm(a):
+    """exp of the diagonalisable matrices of a from their eigendecomposition."""
+    w, v = np.linalg.eig(a)
+    return np.real(v @ (np.exp(w)[..., None] * np.linalg.inv(v)))
+
+
+def _t(shape, seed=0, layout="contiguous", dtype=ptl.float64):
+    t, a = make(shape, dtype, layout, seed, -1, 1)
+    return t, np.asarray(a, dtype=np.float64)
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 30.0])
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (2, 3, 3), (0, 2, 2), (0, 0)])
+def test_matrix_exp_matches_numpy(shape, scale):
+    A, a = _t(shape, 1, "transposed")
+    A, a = A * scale, a * scale
+    E = ptl.linalg.matrix_exp(A)
+    ref = _np_expm(a) if a.size else a.copy()
+    assert_close(E, ref, rtol=1e-11 * max(1.0, scale), atol=1e-13)
+    # float32 in, float32 out
+    assert_close(ptl.linalg.matrix_exp(A.float()), ref, rtol=1e-4 * max(1.0, scale), atol=1e-5)
+    assert_close(ptl.linalg.matrix_exp(ptl.zeros(3, 3)), np.eye(3))
+
+
+def test_matrix_exp_of_nilpotent_and_symmetric_matrices():
+    n = np.triu(np.ones((4, 4)), 1)
+    ref = np.eye(4) + n + n @ n / 2 + n @ n @ n / 6
+    assert_close(ptl.linalg.matrix_exp(ptl.tensor(n)), ref, rtol=1e-14, atol=1e-14)
+    s = np.random.default_rng(2).standard_normal((5, 5))
+    s = s + s.T
+    w, v = np.linalg.eigh(s)
+    assert_close(ptl.linalg.matrix_exp(ptl.tensor(s)), (v * np.exp(w)) @ v.T, rtol=1e-11)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 7, -1, -3])
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (0, 2, 2)])
+def test_matrix_power_matches_numpy(shape, n):
+    A, a = _t(shape, 2)
+    A, a = A + 2 * ptl.eye(shape[-1], dtype=ptl.float64), a + 2 * np.eye(shape[-1])
+    assert_close(ptl.linalg.matrix_power(A, n), np.linalg.matrix_power(a, n), rtol=1e-11,
+                 atol=1e-12)
+    out = ptl.linalg.matrix_power(A, 1)
+    assert out is not A
+
+
+def test_matrix_power_of_integers():
+    a = np.array([[1, 1], [1, 0]])
+    assert_close(ptl.linalg.matrix_power(ptl.tensor(a), 10), np.linalg.matrix_power(a, 10))
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (4, 4), (2, 6, 4), (0, 3, 2)])
+def test_pinv_matches_numpy(shape, hermitian):
+    if hermitian and shape[-1] != shape[-2]:
+        pytest.skip("hermitian needs square matrices")
+    A, a = _t(shape, 3, "transposed")
+    if hermitian:
+        A, a = A + A.mT, a + np.swapaxes(a, -1, -2)
+    ref = np.linalg.pinv(a, hermitian=hermitian) if a.size else np.swapaxes(a, -1, -2).copy()
+    assert_close(ptl.linalg.pinv(A, hermitian=hermitian), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_pinv_and_matrix_rank_of_rank_deficient_matrices():
+    g = np.random.default_rng(4)
+    a = g.standard_normal((6, 2)) @ g.standard_normal((2, 5))
+    assert_close(ptl.linalg.pinv(ptl.tensor(a)), np.linalg.pinv(a), rtol=1e-9, atol=1e-11)
+    assert_close(ptl.linalg.matrix_rank(ptl.tensor(a)), np.array(2))
+    s = a @ a.T
+    assert_close(ptl.linalg.matrix_rank(ptl.tensor(s), hermitian=True), np.array(2))
+    assert_close(ptl.linalg.pinv(ptl.tensor(s), hermitian=True),
+                 np.linalg.pinv(s, hermitian=True), rtol=1e-8, atol=1e-10)
+    d = ptl.tensor(np.diag([1.0, 1e-3, 1e-9]))
+    assert_close(ptl.linalg.matrix_rank(d), np.array(3))
+    assert_close(ptl.linalg.matrix_rank(d, atol=1e-6), np.array(2))
+    assert_close(ptl.linalg.matrix_rank(d, rtol=1e-2), np.array(1))
+    assert_close(ptl.linalg.pinv(d, atol=1e-6), np.diag([1.0, 1e3, 0.0]), rtol=1e-12)
+    assert_close(ptl.linalg.matrix_rank(ptl.zeros(2, 0, 3)), np.zeros(2, dtype=np.int64))
+
+
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("a_shape, b_shape", [((6, 3), (6, 2)), ((2, 5, 3), (2, 5, 4)),
+                                              ((3, 5), (3, 2)), ((4, 4), (4, 1)),
+                                              ((5, 3), (5,))])
+def test_lstsq_matches_numpy(a_shape, b_shape, driver):
+    A, a = _t(a_shape, 5, "transposed")
+    B, b = _t(b_shape, 6)
+    res = ptl.linalg.lstsq(A, B, driver=driver)
+    assert type(res).__name__ == "linalg_lstsq"
+    assert res._fields == ("solution", "residuals", "rank", "singular_values")
+    vec = len(b_shape) == len(a_shape) - 1
+    aa = a.reshape((-1,) + a_shape[-2:])
+    bb = b.reshape((aa.shape[0], a_shape[-2], -1))
+    refs = [np.linalg.lstsq(x, y, rcond=None) for x, y in zip(aa, bb)]
+    sol = np.stack([r[0] for r in refs]).reshape(
+        a_shape[:-2] + (a_shape[-1],) + (() if vec else b_shape[-1:]))
+    assert_close(res.solution, sol, rtol=1e-9, atol=1e-11)
+    m, n = a_shape[-2:]
+    driver = driver or "gelsy"
+    if driver == "gels":
+        assert res.rank.numel() == 0
+    else:
+        assert_close(res.rank, np.full(a_shape[:-2], min(m, n), dtype=np.int64))
+    if driver in ("gelsd", "gelss"):
+        assert_close(res.singular_values, np.linalg.svd(a, compute_uv=False), rtol=1e-12)
+    else:
+        assert res.singular_values.numel() == 0
+    if m > n and driver != "gelsy":
+        resid = np.stack([r[1] for r in refs]).reshape(
+            a_shape[:-2] + (() if vec else b_shape[-1:]))
+        assert_close(res.residuals, resid, rtol=1e-9, atol=1e-11)
+    else:
+        assert res.residuals.numel() == 0
+
+
+def test_lstsq_of_rank_deficient_matrices_is_minimum_norm():
+    g = np.random.default_rng(7)
+    a = g.standard_normal((6, 2)) @ g.standard_normal((2, 4))
+    b = g.standard_normal((6, 3))
+    for driver in (None, "gelsd"):
+        res = ptl.linalg.lstsq(ptl.tensor(a), ptl.tensor(b), driver=driver)
+        assert_close(res.solution, np.linalg.lstsq(a, b, rcond=None)[0], rtol=1e-8, atol=1e-10)
+        assert_close(res.rank, np.array(2))
+
+
+ERRORS = [
+    ("matrix_exp", lambda L: L.linalg.matrix_exp(L.ones(2, 3)), RuntimeError,
+     "linalg.matrix_exp: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    ("matrix_exp-long", lambda L: L.linalg.matrix_exp(L.ones(3, 3, dtype=L.int64)),
+     RuntimeError, "linalg.matrix_exp: Expected a floating point or complex tensor as input. "
+     "Got Long"),
+    ("matrix_power", lambda L: L.linalg.matrix_power(L.ones(2, 3), 2), RuntimeError,
+     "linalg.matrix_power: A must be batches of square matrices, but they are 2 by 3 "
+     "matrices"),
+    ("matrix_power-singular", lambda L: L.linalg.matrix_power(L.zeros(2, 2), -1),
+     RuntimeError, "linalg.inv: The diagonal element 1 is zero"),
+    ("pinv", lambda L: L.linalg.pinv(L.ones(3)), RuntimeError,
+     "linalg.pinv(Float{[3]}): expected a tensor with 2 or more dimensions of float, double, "
+     "cfloat or cdouble types"),
+    ("pinv-long", lambda L: L.linalg.pinv(L.ones(3, 3, dtype=L.int64)), RuntimeError,
+     "linalg.pinv(Long{[3, 3]}): expected a tensor with 2 or more dimensions"),
+    ("matrix_rank", lambda L: L.linalg.matrix_rank(L.ones(3)), RuntimeError,
+     "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."),
+    ("lstsq-rows", lambda L: L.linalg.lstsq(L.ones(3, 3), L.ones(4, 3)), RuntimeError,
+     "torch.linalg.lstsq: input.size(-2) should match other.size(-2)"),
+    ("lstsq-driver", lambda L: L.linalg.lstsq(L.ones(3, 3), L.ones(3, 3), driver="foo"),
+     RuntimeError, "torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, "
+     "gelsd, gelss)"),
+]
+
+
+@pytest.mark.parametrize("name, fn, exc, msg", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors(name, fn, exc, msg):
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn(ptl)
+
+
+@torch_ref
+@pytest.mark.parametrize("name, fn, exc, msg", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_match_torch(name, fn, exc, msg):
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn(torch)
+
+
+GRAD_CASES = [
+    ("matrix_exp", lambda x: ptl.linalg.matrix_exp(x), [(3, 3)]),
+    ("matrix_exp-batched-scaled", lambda x: ptl.linalg.matrix_exp(4 * x), [(2, 3, 3)]),
+    ("matrix_power", lambda x: ptl.linalg.matrix_power(x, 3), [(2, 3, 3)]),
+    ("matrix_power-negative", lambda x: ptl.linalg.matrix_power(
+        x + 3 * ptl.eye(3, dtype=x.dtype), -2), [(3, 3)]),
+    ("pinv", lambda x: ptl.linalg.pinv(x), [(4, 3)]),
+    ("pinv-batched-wide", lambda x: ptl.linalg.pinv(x), [(2, 2, 3)]),
+    ("lstsq", lambda a, b: ptl.linalg.lstsq(a, b).solution, [(5, 3), (5, 2)]),
+    ("lstsq-wide-batched", lambda a, b: ptl.linalg.lstsq(a, b, driver="gels").solution,
+     [(2, 2, 4), (2, 2, 1)]),
+    ("lstsq-gelsd", lambda a, b: ptl.linalg.lstsq(a, b, driver="gelsd").solution,
+     [(4, 3), (4, 2)]),
+]
+
+
+@pytest.mark.parametrize("name, fn, shapes", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradcheck_and_gradgradcheck(name, fn, shapes):
+    xs = [_t(s, i + 8)[0].requires_grad_() for i, s in enumerate(shapes)]
+    assert gradcheck(fn, xs)
+    assert gradgradcheck(fn, xs)
+
+
+@torch_ref
+def test_values_match_torch():
+    g = np.random.default_rng(9)
+    a = g.standard_normal((2, 5, 3))
+    b = g.standard_normal((2, 5, 2))
+    s = g.standard_normal((2, 4, 4))
+    for fn in (lambda L: L.linalg.matrix_exp(L.tensor(s)),
+               lambda L: L.linalg.matrix_power(L.tensor(s), -3),
+               lambda L: L.linalg.pinv(L.tensor(a)),
+               lambda L: L.linalg.matrix_rank(L.tensor(a)),
+               lambda L: L.linalg.lstsq(L.tensor(a), L.tensor(b), driver="gelsd").solution,
+               lambda L: L.linalg.lstsq(L.tensor(a), L.tensor(b), driver="gelsd").residuals):
+        np.testing.assert_allclose(fn(ptl).numpy(), fn(torch).numpy(), rtol=1e-9, atol=1e-11)

@@ -1,0 +1,334 @@
+"""The LU family of src/aten/native/linalg_solve.c: linalg.lu_factor(_ex), linalg.solve(_ex),
+linalg.inv(_ex) / inverse, linalg.det / det, linalg.slogdet / slogdet and
+linalg.solve_triangular, with their derivatives (src/autograd/derivatives/linalg_solve.c).
+References: numpy.linalg in float64 on batched, 0x0, size-0-batch and transposed inputs in
+float32 and float64; singular inputs (LinAlgError, info); every error path with PyTorch's
+exception type and text; gradcheck and gradgradcheck in float64; the installed torch for
+error texts, values and gradients where it is present."""
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite.autograd import gradcheck, gradgradcheck
+
+from helpers import assert_close, assert_no_leak, make, torch, torch_ref
+
+DTYPES = [ptl.float32, ptl.float64]
+LAYOUTS = ["contiguous", "transposed"]
+SQUARE = [(1, 1), (3, 3), (6, 6), (2, 4, 4), (2, 1, 3, 3), (0, 3, 3), (0, 0), (2, 0, 0)]
+
+
+def _tol(dtype):
+    return dict(rtol=1e-9, atol=1e-11) if dtype == ptl.float64 else dict(rtol=1e-4, atol=1e-5)
+
+
+def _matrix(shape, dtype, layout="contiguous", seed=0):
+    """A random well-conditioned matrix (batch): entries in [-1, 1) plus 3 I."""
+    t, a = make(shape, ptl.float64, layout, seed, -1, 1)
+    if shape[-1] and shape[-1] == shape[-2]:
+        t = t + 3 * ptl.eye(shape[-1], dtype=ptl.float64)
+    t = t.to(dtype)
+    if layout == "transposed":
+        t = t.mT.contiguous().mT
+    return t, np.asarray(t.double().numpy(), dtype=np.float64)
+
+
+def _singular(batch=()):
+    """A 3x3 matrix whose third pivot is zero, repeated over batch."""
+    z = np.diag([1.0, 1.0, 0.0])
+    return np.broadcast_to(z, batch + (3, 3)).copy()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("shape", SQUARE)
+def test_inv_det_slogdet_match_numpy(shape, layout, dtype):
+    A, a = _matrix(shape, dtype, layout)
+    inv = ptl.linalg.inv(A)
+    assert inv.dtype == dtype
+    assert_close(inv, np.linalg.inv(a) if a.size else a.copy(), **_tol(dtype))
+    res = ptl.linalg.inv_ex(A)
+    assert_close(res.inverse, np.linalg.inv(a) if a.size else a.copy(), **_tol(dtype))
+    assert_close(res.info, np.zeros(shape[:-2], dtype=np.int32))
+    assert_close(ptl.inverse(A), np.linalg.inv(a) if a.size else a.copy(), **_tol(dtype))
+    assert_close(ptl.linalg.det(A), np.linalg.det(a), **_tol(dtype))
+    assert_close(ptl.det(A), np.linalg.det(a), **_tol(dtype))
+    assert_close(A.det(), np.linalg.det(a), **_tol(dtype))
+    sign, logabs = ptl.linalg.slogdet(A)
+    nsign, nlog = np.linalg.slogdet(a)
+    assert_close(sign, nsign, **_tol(dtype))
+    assert_close(logabs, nlog, **_tol(dtype))
+    assert_close(ptl.slogdet(A).logabsdet, nlog, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("a_shape, b_shape, left", [
+    ((3, 3), (3, 2), True), ((3, 3), (3,), True), ((2, 4, 4), (2, 4), True),
+    ((2, 4, 4), (4, 5), True), ((4, 4), (3, 4, 2), True), ((2, 1, 3, 3), (4, 3, 1), True),
+    ((3, 3), (2, 3), False), ((2, 3, 3), (1, 5, 3), False), ((0, 3, 3), (3, 2), True),
+    ((0, 0), (0, 4), True), ((3, 3), (3, 0), True)])
+def test_solve_matches_numpy(a_shape, b_shape, left, layout, dtype):
+    A, a = _matrix(a_shape, dtype, layout)
+    B, b = make(b_shape, dtype, layout, 1, -1, 1)
+    b = np.asarray(b, dtype=np.float64)
+    vector = len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1 and b_shape == a_shape[:-1])
+    if not left:
+        ref = np.swapaxes(np.linalg.solve(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    elif vector:
+        ref = np.linalg.solve(a, b[..., None])[..., 0]
+    else:
+        ref = np.linalg.solve(a, b)
+    X = ptl.linalg.solve(A, B, left=left)
+    assert X.dtype == dtype
+    assert_close(X, ref, **_tol(dtype))
+    X, info = ptl.linalg.solve_ex(A, B, left=left)
+    assert_close(X, ref, **_tol(dtype))
+    assert not info.any()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 5, 5), (4, 2), (2, 5), (0, 3, 3), (0, 0)])
+def test_lu_factor_reconstructs(shape, dtype):
+    A, a = _matrix(shape, dtype, "transposed") if shape[-1] == shape[-2] else (None, None)
+    if A is None:
+        A, a = make(shape, dtype, "contiguous", 2, -1, 1)
+        a = np.asarray(a, dtype=np.float64)
+    LU, piv = ptl.linalg.lu_factor(A)
+    _, _, info = ptl.linalg.lu_factor_ex(A)
+    assert LU.dtype == dtype and piv.dtype == ptl.int32 and info.dtype == ptl.int32
+    m, n = shape[-2:]
+    k = min(m, n)
+    assert tuple(piv.shape) == shape[:-2] + (k,) and tuple(info.shape) == shape[:-2]
+    if LU.numel() == 0:
+        return
+    lu, p = np.asarray(LU.numpy(), np.float64).reshape(-1, m, n), piv.numpy().reshape(-1, k)
+    for i, ai in enumerate(a.reshape(-1, m, n)):
+        L = np.tril(lu[i], -1)[:, :k] + np.eye(m, k)
+        U = np.triu(lu[i])[:k]
+        pa = ai.copy()
+        for r in range(k):     # LAPACK's row interchanges, in order
+            pa[[r, p[i, r] - 1]] = pa[[p[i, r] - 1, r]]
+        np.testing.assert_allclose(L @ U, pa, **_tol(dtype))
+        assert (np.abs(L) <= 1 + 1e-12).all()   # partial pivoting
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper, left, unit", [(True, True, False), (False, True, False),
+                                               (True, False, True), (False, False, True)])
+@pytest.mark.parametrize("a_shape, b_shape", [((3, 3), (3, 2)), ((2, 4, 4), (4, 4)),
+                                              ((0, 2, 2), (2, 2)), ((3, 3), (3, 3))])
+def test_solve_triangular_matches_numpy(a_shape, b_shape, upper, left, unit, dtype):
+    A, a = _matrix(a_shape, dtype, "transposed")
+    B, b = make(b_shape if left else b_shape[::-1], dtype, "transposed", 3, -1, 1)
+    b = np.asarray(b, dtype=np.float64)
+    t = np.triu(a) if upper else np.tril(a)
+    if unit:
+        t = (np.triu(a, 1) if upper else np.tril(a, -1)) + np.eye(a_shape[-1])
+    ref = (np.linalg.solve(t, np.broadcast_to(b, t.shape[:-2] + b.shape[-2:])) if left else
+           np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2),
+                                       np.swapaxes(np.broadcast_to(b, t.shape[:-2] + b.shape[-2:]),
+                                                   -1, -2)), -1, -2))
+    X = ptl.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unit)
+    assert_close(X, ref, **_tol(dtype))
+
+
+def test_singular_inputs():
+    z = ptl.tensor(_singular())
+    zb = ptl.tensor(np.stack([np.eye(3), _singular()]))
+    msg = ("The diagonal element 3 is zero, the inversion could not be completed because the "
+           "input matrix is singular.")
+    with pytest.raises(ptl.linalg.LinAlgError, match=re.escape("linalg.inv: " + msg)):
+        ptl.linalg.inv(z)
+    with pytest.raises(ptl.linalg.LinAlgError,
+                       match=re.escape("linalg.inv: (Batch element 1): " + msg)):
+        ptl.linalg.inv(zb)
+    with pytest.raises(ptl.linalg.LinAlgError, match=re.escape("linalg.inv_ex: " + msg)):
+        ptl.linalg.inv_ex(z, check_errors=True)
+    assert issubclass(ptl.linalg.LinAlgError, RuntimeError)
+    assert ptl.linalg.LinAlgError is ptl._C._LinAlgError
+    assert_close(ptl.linalg.inv_ex(zb).info, np.array([0, 3], dtype=np.int32))
+    with pytest.raises(ptl.linalg.LinAlgError, match=re.escape(
+            "torch.linalg.solve: (Batch element 1): The solver failed because the input "
+            "matrix is singular.")):
+        ptl.linalg.solve(zb, ptl.ones(3, dtype=ptl.float64))
+    assert_close(ptl.linalg.solve_ex(z, ptl.ones(3, 1, dtype=ptl.float64)).info,
+                 np.array(3, dtype=np.int32))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "torch.linalg.lu_factor: U[3,3] is zero and using it on lu_solve would result in "
+            "a division by zero.")):
+        ptl.linalg.lu_factor(z)
+    assert_close(ptl.linalg.lu_factor_ex(zb).info, np.array([0, 3], dtype=np.int32))
+    assert_close(ptl.linalg.det(zb), np.array([1.0, 0.0]))
+    sign, logabs = ptl.linalg.slogdet(zb)
+    assert_close(sign, np.array([1.0, 0.0]))
+    assert_close(logabs, np.array([0.0, -np.inf]))
+
+
+ERRORS = [
+    ("inv", ptl.linalg.inv, [(2, 3)], {}, RuntimeError,
+     "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    ("inv-1d", ptl.linalg.inv, [(3,)], {}, RuntimeError,
+     "linalg.inv: The input tensor A must have at least 2 dimensions."),
+    ("inv-long", ptl.linalg.inv, [(3, 3, ptl.int64)], {}, RuntimeError,
+     "linalg.inv: Expected a floating point or complex tensor as input. Got Long"),
+    ("inv-half", ptl.linalg.inv, [(3, 3, ptl.float16)], {}, RuntimeError,
+     "linalg.inv: Low precision dtypes not supported. Got Half"),
+    ("det", ptl.linalg.det, [(2, 3)], {}, RuntimeError,
+     "linalg.det: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    ("det-1d", ptl.det, [(3,)], {}, RuntimeError,
+     "linalg.det: The input tensor A must have at least 2 dimensions."),
+    ("det-long", ptl.linalg.det, [(3, 3, ptl.int64)], {}, RuntimeError,
+     "linalg.det: Expected a floating point or complex tensor as input. Got Long"),
+    ("det-half", ptl.linalg.det, [(3, 3, ptl.float16)], {}, NotImplementedError,
+     "\"lu_cpu\" not implemented for 'Half'"),
+    ("slogdet", ptl.linalg.slogdet, [(2, 3)], {}, RuntimeError,
+     "linalg.slogdet: A must be batches of square matrices, but they are 2 by 3 matrices"),
+    ("slogdet-long", ptl.linalg.slogdet, [(3, 3, ptl.int64)], {}, RuntimeError,
+     "linalg.slogdet: Expected a floating point or complex tensor as input. Got Long"),
+    ("solve-shapes", ptl.linalg.solve, [(3, 3), (4,)], {}, RuntimeError,
+     "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x1)"),
+    ("solve-shapes2", ptl.linalg.solve, [(3, 3), (2, 4, 2)], {}, RuntimeError,
+     "linalg.solve: Incompatible shapes of A and B for the equation AX = B (3x3 and 4x2)"),
+    ("solve-right", ptl.linalg.solve, [(3, 3), (3, 2)], {"left": False}, RuntimeError,
+     "linalg.solve: Incompatible shapes of A and B for the equation XA = B (3x3 and 3x2)"),
+    ("solve-batch", ptl.linalg.solve, [(2, 3, 3), (3, 3, 2)], {}, RuntimeError,
+     "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+     "dimension 0"),
+    ("solve-dtypes", ptl.linalg.solve, [(3, 3), (3, 3, ptl.float32)], {}, RuntimeError,
+     "linalg.solve: Expected A and B to have the same dtype, but found A of type Double and "
+     "B of type Float instead"),
+    ("solve-nonsquare", ptl.linalg.solve, [(3, 4), (3,)], {}, RuntimeError,
+     "linalg.solve: A must be batches of square matrices, but they are 3 by 4 matrices"),
+    ("solve-long", ptl.linalg.solve, [(3, 3, ptl.int64), (3, ptl.int64)], {}, RuntimeError,
+     "linalg.solve: Expected a floating point or complex tensor as input. Got Long"),
+    ("solve-1d", ptl.linalg.solve, [(3,), (3,)], {}, RuntimeError,
+     "linalg.solve: The input tensor A must have at least 2 dimensions."),
+    ("solve-0d", ptl.linalg.solve, [(3, 3), ()], {}, RuntimeError,
+     "linalg.solve: The input tensor B must have at least 2 dimensions."),
+    ("lu_factor-1d", ptl.linalg.lu_factor, [(3,)], {}, RuntimeError,
+     "torch.lu_factor: Expected tensor with 2 or more dimensions. Got size: [3] instead"),
+    ("lu_factor-long", ptl.linalg.lu_factor, [(3, 3, ptl.int64)], {}, NotImplementedError,
+     "\"lu_cpu\" not implemented for 'Long'"),
+    ("solve_triangular-1d", ptl.linalg.solve_triangular, [(3, 3), (3,)], {"upper": True},
+     RuntimeError, "linalg.solve_triangular: The input tensor B must have at least 2 "
+     "dimensions."),
+    ("solve_triangular-shape", ptl.linalg.solve_triangular, [(3, 4), (3, 1)], {"upper": True},
+     RuntimeError, "linalg.solve_triangular: A must be batches of square matrices, but they "
+     "are 3 by 4 matrices"),
+    ("solve_triangular-rhs", ptl.linalg.solve_triangular, [(3, 3), (4, 1)], {"upper": True},
+     RuntimeError, "linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+     "AX = B (3x3 and 4x1)"),
+    ("solve_triangular-long", ptl.linalg.solve_triangular,
+     [(3, 3, ptl.int64), (3, 1, ptl.int64)], {"upper": True}, NotImplementedError,
+     "\"triangular_solve_cpu\" not implemented for 'Long'"),
+]
+
+
+def _args(lib, specs):
+    out = []
+    for spec in specs:
+        *shape, dtype = spec if spec and not isinstance(spec[-1], int) else (*spec, None)
+        dtype = getattr(lib, str(dtype or ptl.float64).split(".")[-1])
+        out.append(lib.ones(tuple(shape), dtype=dtype))
+    return out
+
+
+@pytest.mark.parametrize("name, fn, specs, kw, exc, msg", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors(name, fn, specs, kw, exc, msg):
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn(*_args(ptl, specs), **kw)
+
+
+@torch_ref
+@pytest.mark.parametrize("name, fn, specs, kw, exc, msg", ERRORS, ids=[e[0] for e in ERRORS])
+def test_errors_match_torch(name, fn, specs, kw, exc, msg):
+    tfn = {ptl.linalg.inv: torch.linalg.inv, ptl.linalg.det: torch.linalg.det,
+           ptl.det: torch.det, ptl.linalg.slogdet: torch.linalg.slogdet,
+           ptl.linalg.solve: torch.linalg.solve, ptl.linalg.lu_factor: torch.linalg.lu_factor,
+           ptl.linalg.solve_triangular: torch.linalg.solve_triangular}[fn]
+    with pytest.raises(exc, match=re.escape(msg)):
+        tfn(*_args(torch, specs), **kw)
+
+
+def _x(shape, seed=0):
+    t, _ = _matrix(shape, ptl.float64, "contiguous", seed)
+    return t.requires_grad_()
+
+
+GRAD_CASES = [
+    ("lu_factor", lambda A: ptl.linalg.lu_factor(A).LU, [(3, 3)]),
+    ("lu_factor-batched", lambda A: ptl.linalg.lu_factor_ex(A).LU, [(2, 4, 4)]),
+    ("solve", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (3, 2)]),
+    ("solve-vector", lambda A, B: ptl.linalg.solve(A, B), [(2, 3, 3), (2, 3)]),
+    ("solve-broadcast", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (2, 3, 2)]),
+    ("solve-right", lambda A, B: ptl.linalg.solve(A, B, left=False), [(2, 3, 3), (4, 3)]),
+    ("inv", lambda A: ptl.linalg.inv(A), [(3, 3)]),
+    ("inv-batched", lambda A: ptl.linalg.inv_ex(A).inverse, [(2, 3, 3)]),
+    ("det", lambda A: ptl.linalg.det(A), [(3, 3)]),
+    ("det-batched", lambda A: ptl.det(A), [(2, 2, 2)]),
+    ("slogdet", lambda A: ptl.linalg.slogdet(A).logabsdet, [(2, 3, 3)]),
+    ("solve_triangular", lambda A, B: ptl.linalg.solve_triangular(A, B, upper=True),
+     [(3, 3), (3, 2)]),
+    ("solve_triangular-right-unit", lambda A, B: ptl.linalg.solve_triangular(
+        A, B, upper=False, left=False, unitriangular=True), [(2, 3, 3), (2, 3)]),
+]
+
+
+@pytest.mark.parametrize("name, fn, shapes", GRAD_CASES, ids=[c[0] for c in GRAD_CASES])
+def test_gradcheck_and_gradgradcheck(name, fn, shapes):
+    inputs = [_x(s, i) for i, s in enumerate(shapes)]
+    assert gradcheck(fn, inputs)
+    assert gradgradcheck(fn, inputs)
+
+
+def test_grad_fn_names():
+    A, B = _x((3, 3)), _x((3, 2), 1)
+    names = {
+        "LinalgLuFactorExBackward0": ptl.linalg.lu_factor(A).LU,
+        "LinalgSolveExBackward0": ptl.linalg.solve(A, B),
+        "LinalgInvExBackward0": ptl.linalg.inv(A),
+        "LinalgDetBackward0": ptl.det(A),
+        "LinalgSlogdetBackward0": ptl.linalg.slogdet(A).logabsdet,
+        "LinalgSolveTriangularBackward0": ptl.linalg.solve_triangular(A, B, upper=True),
+    }
+    for name, out in names.items():
+        assert type(out.grad_fn).__name__ == name
+
+
+@torch_ref
+def test_values_and_grads_match_torch():
+    g = np.random.default_rng(4)
+    a = g.standard_normal((2, 4, 4)) + 3 * np.eye(4)
+    b = g.standard_normal((2, 4, 3))
+    fns = [lambda L, A, B: L.linalg.solve(A, B), lambda L, A, B: L.linalg.inv(A) @ B,
+           lambda L, A, B: L.linalg.det(A)[:, None, None] * B,
+           lambda L, A, B: L.linalg.slogdet(A)[1][:, None, None] * B,
+           lambda L, A, B: L.linalg.solve_triangular(A, B, upper=False, left=True),
+           lambda L, A, B: L.linalg.lu_factor(A).LU @ B]
+    for fn in fns:
+        outs = []
+        for L in (ptl, torch):
+            A = L.tensor(a, requires_grad=True)
+            B = L.tensor(b, requires_grad=True)
+            y = fn(L, A, B)
+            (y * y).sum().backward()
+            outs.append([np.asarray(t.detach().numpy()) for t in (y, A.grad, B.grad)])
+        for got, ref in zip(*outs):
+            np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+
+
+def test_no_leaks():
+    A, B = _x((3, 3)), _x((3, 2), 1)
+
+    def run():
+        ptl.linalg.solve(A, B).sum().backward()
+        ptl.linalg.det(A).backward()
+        ptl.linalg.lu_factor(A.detach())
+        try:
+            ptl.linalg.inv(ptl.zeros(2, 2))
+        except ptl.linalg.LinAlgError:
+            pass
+    assert_no_leak(run)
