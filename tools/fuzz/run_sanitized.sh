@@ -6,8 +6,10 @@
 # copies this source tree into DIR (sources only: no .git, build/ or built extension; a later
 # run updates the copy and reuses DIR/build), builds it CPU-only with
 # PTL_SANITIZE=address,undefined, and runs COMMAND in DIR with libasan preloaded (Python itself
-# is not instrumented), leak detection off (Python leaks at exit by design) and UBSan halting
-# on the first report.  The sanitized build bypasses the allocator's caches (Note [Allocator
+# is not instrumented), leak detection off (Python leaks at exit by design), a huge allocation
+# a MemoryError as in a release build (allocator_may_return_null) and UBSan halting on the
+# first report.  Under pytest pass --capture=sys, so that a report is not lost with the
+# captured file descriptors when the process aborts.  The sanitized build bypasses the allocator's caches (Note [Allocator
 # cache bypass] in src/c10/allocator.c), so every tensor's bytes are their own ASan region.
 set -euo pipefail
 if [ $# -lt 2 ]; then
@@ -26,7 +28,7 @@ PTL_CUDA=0 PTL_SANITIZE=address,undefined python setup.py build_ext --inplace >b
 
 export LD_PRELOAD
 LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
-export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 export PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}"
 python -c "import pytorchlite; assert pytorchlite._C._config()['sanitize'], pytorchlite.__file__"
