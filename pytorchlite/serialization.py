@@ -35,6 +35,20 @@ OrderedDict, set, frozenset, complex, and `_codecs.encode` for protocol-2 bytes)
 user adds with add_safe_globals().  Any other GLOBAL (os.system, builtins.eval, a class whose
 __reduce__ runs code) raises pickle.UnpicklingError before anything is called.  Every allowed
 callable validates its arguments, so a crafted file gets an exception, never a crash.
+
+Note [Checkpoint size limits]
+A checkpoint must not make load() allocate far more than it holds.  Before anything is read:
+- a storage record must hold the bytes its persistent id declares (numel * element size), and
+  only those are read;
+- everything read out of the archive (data.pkl and the storages), and every rebuilt tensor's
+  numel * element size, must fit in `max_bytes`: by default the file's size plus 1 GiB
+  (MAX_INFLATION), so a stored (uncompressed) checkpoint of any size loads, while a compressed
+  record that inflates a few MB into GBs is refused with a RuntimeError naming `max_bytes`;
+- each pickle is scanned (pickletools, nothing is built) before it is unpickled: a memo index
+  may not exceed the number of opcodes before it (the C unpickler sizes its memo table by the
+  largest index), and an error message shows at most a bounded repr of what the file holds.
+torch.load has no such cap: it reads every record at its stated size (mmap=True maps instead)
+and its weights-only unpickler keeps the memo in a dict.
 """
 import _compat_pickle
 import array
@@ -43,6 +57,8 @@ import io
 import json
 import os
 import pickle
+import pickletools
+import reprlib
 import struct
 import sys
 import zipfile
@@ -75,6 +91,15 @@ _MAGIC_NUMBER = 0x1950a86a20f9469cfc6c
 _PROTOCOL_VERSION = 1001
 _ALIGNMENT = 64
 _SAFETENSORS_MAX_HEADER = 100_000_000
+MAX_INFLATION = 1 << 30
+_INT64_MAX = (1 << 63) - 1
+
+
+def _short_repr(obj):
+    """repr() cut to a bounded size: a pickle can make an object whose repr is huge."""
+    r = reprlib.Repr()
+    r.maxlevel, r.maxstring, r.maxother = 3, 60, 60
+    return r.repr(obj)
 
 
 def _dtype_name(dtype):
@@ -276,8 +301,8 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
 class _Storage:
     """A loaded storage: `tensor` is 1-D over its elements; a legacy view starts at `offset`."""
 
-    def __init__(self, tensor, offset=0):
-        self.tensor, self.offset = tensor, offset
+    def __init__(self, tensor, max_bytes, offset=0):
+        self.tensor, self.max_bytes, self.offset = tensor, max_bytes, offset
 
 
 def _check_int(name, value):
@@ -305,6 +330,14 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
                            f"dimensions, stride has {len(stride)}")
     if storage_offset < 0 or any(s < 0 for s in size):
         raise RuntimeError(f"invalid tensor geometry: offset {storage_offset}, size {tuple(size)}")
+    numel = 1
+    for s in size:
+        numel *= s
+    nbytes = numel * storage.tensor.element_size()
+    if nbytes > storage.max_bytes or nbytes > _INT64_MAX:
+        raise RuntimeError(f"a tensor of size {_short_repr(tuple(size))} is {nbytes} bytes, more "
+                           f"than max_bytes={storage.max_bytes} allows over a storage of "
+                           f"{storage.tensor.numel()} elements (Note [Checkpoint size limits])")
     with no_grad():
         t = storage.tensor.as_strided(tuple(size), tuple(stride), storage.offset + storage_offset)
     if requires_grad:
@@ -326,7 +359,7 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     if isinstance(state, dict):
         for k, v in state.items():
             if not isinstance(k, str) or k.startswith("__"):
-                raise RuntimeError(f"invalid Parameter state key {k!r}")
+                raise RuntimeError(f"invalid Parameter state key {_short_repr(k)}")
             setattr(param, k, v)
     return param
 
@@ -449,12 +482,12 @@ class _Unpickler(pickle.Unpickler):
 
     def persistent_load(self, pid):
         if not isinstance(pid, tuple) or len(pid) < 5 or pid[0] != "storage":
-            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
+            raise pickle.UnpicklingError(f"unsupported persistent id {_short_repr(pid)}")
         storage_type, key, location, numel = pid[1:5]
-        if storage_type not in _STORAGE_DTYPE:
-            raise pickle.UnpicklingError(f"unsupported storage type {storage_type!r}")
+        if not isinstance(storage_type, str) or storage_type not in _STORAGE_DTYPE:
+            raise pickle.UnpicklingError(f"unsupported storage type {_short_repr(storage_type)}")
         if not isinstance(key, str) or not isinstance(location, str):
-            raise pickle.UnpicklingError(f"malformed storage id {pid!r}")
+            raise pickle.UnpicklingError(f"malformed storage id {_short_repr(pid)}")
         _check_int("numel", numel)
         view = pid[5] if len(pid) > 5 else None
         return self.load_storage(_STORAGE_DTYPE[storage_type], key, location, numel, view)
@@ -516,7 +549,52 @@ def _swap_bytes(data, itemsize):
     return arr.tobytes()
 
 
-def _load_zip(zf, map_location, weights_only, pickle_load_args):
+_MEMO_OPS = ("PUT", "BINPUT", "LONG_BINPUT")
+
+
+def _check_pickle(f):
+    """Scans the pickle at f's position without building anything, and refuses a memo index
+    beyond the opcodes before it (Note [Checkpoint size limits]); f is left where it was.  A
+    pickle the scan cannot parse is left to the unpickler, whose error names the problem."""
+    start = f.tell()
+    try:
+        for count, (op, arg, _) in enumerate(pickletools.genops(f)):
+            if op.name in _MEMO_OPS and (not isinstance(arg, int) or arg > count):
+                raise pickle.UnpicklingError(
+                    f"invalid pickle: memo index {_short_repr(arg)} at opcode {count} (a "
+                    "pickler numbers its memo entries in order)")
+    except ValueError:
+        pass
+    finally:
+        f.seek(start)
+
+
+class _Budget:
+    """The bytes load() may still read or view (Note [Checkpoint size limits])."""
+
+    def __init__(self, max_bytes):
+        self.max_bytes = self.left = max_bytes
+
+    def take(self, nbytes, what):
+        if nbytes > self.left:
+            raise RuntimeError(
+                f"{what} needs {nbytes} bytes, more than the {self.left} left of max_bytes="
+                f"{self.max_bytes}; pass a larger max_bytes to load() if the checkpoint is "
+                "trusted (Note [Checkpoint size limits])")
+        self.left -= nbytes
+
+
+def _read_record(zf, name, nbytes):
+    """The first nbytes of a record: inflates no more than that, whatever the record holds."""
+    with zf.open(name) as fh:
+        data = fh.read(nbytes)
+    if len(data) != nbytes:
+        raise RuntimeError(f"PytorchStreamReader failed reading record {name}: it holds "
+                           f"{len(data)} bytes, fewer than its header declares")
+    return data
+
+
+def _load_zip(zf, map_location, weights_only, pickle_load_args, budget):
     names = zf.namelist()
     pkl = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
     if not pkl:
@@ -535,22 +613,26 @@ def _load_zip(zf, map_location, weights_only, pickle_load_args):
         name = f"{root}data/{key}"
         if name not in names:
             raise RuntimeError(f"PytorchStreamReader failed locating file {name}: file not found")
-        data = zf.read(name)
         dtype = _dtype(dtype_name)
         itemsize = dtype.itemsize
-        if numel < 0 or len(data) < numel * itemsize:
-            raise RuntimeError(f"storage {key} holds {len(data)} bytes, fewer than its "
+        size = zf.getinfo(name).file_size
+        if numel < 0 or size < numel * itemsize:
+            raise RuntimeError(f"storage {_short_repr(key)} holds {size} bytes, fewer than its "
                                f"{numel} elements of {dtype_name} need")
-        data = data[:numel * itemsize]
+        budget.take(numel * itemsize, f"storage {_short_repr(key)}")
+        data = _read_record(zf, name, numel * itemsize)
         if byteorder != sys.byteorder:
             data = _swap_bytes(data, itemsize)
         storage = _C._tensor_from_bytes(data, dtype, (numel,))
-        loaded[key] = _Storage(_restore_location(storage, location, map_location))
+        loaded[key] = _Storage(_restore_location(storage, location, map_location),
+                               budget.max_bytes)
         return loaded[key]
 
-    unpickler = _Unpickler(io.BytesIO(zf.read(pkl[0])), weights_only, load_storage,
-                           **pickle_load_args)
-    return unpickler.load()
+    size = zf.getinfo(pkl[0]).file_size
+    budget.take(size, pkl[0])
+    f = io.BytesIO(_read_record(zf, pkl[0], size))
+    _check_pickle(f)
+    return _Unpickler(f, weights_only, load_storage, **pickle_load_args).load()
 
 
 class _Dummy:
@@ -593,10 +675,11 @@ class _ScanUnpickler(_Unpickler):
         return _Dummy()
 
 
-def _load_legacy(data, map_location, weights_only, pickle_load_args):
+def _load_legacy(data, map_location, weights_only, pickle_load_args, max_bytes):
     f = io.BytesIO(data)
 
     def header():
+        _check_pickle(f)
         return _Unpickler(f, True, None, **pickle_load_args).load()
 
     try:
@@ -623,6 +706,7 @@ def _load_legacy(data, map_location, weights_only, pickle_load_args):
         if numel < 0:
             raise RuntimeError(f"invalid storage size {numel}")
     start = f.tell()
+    _check_pickle(f)
     _ScanUnpickler(f, weights_only, scan_storage, **pickle_load_args).load()
     keys = header()
     if not isinstance(keys, list):
@@ -630,15 +714,17 @@ def _load_legacy(data, map_location, weights_only, pickle_load_args):
     storages = {}
     for key in keys:
         if key not in roots:
-            raise RuntimeError(f"Invalid legacy checkpoint: unknown storage key {key!r}")
+            raise RuntimeError(f"Invalid legacy checkpoint: unknown storage key {_short_repr(key)}")
         dtype_name, location, numel = roots[key]
         head = f.read(8)
         if len(head) != 8:
             raise RuntimeError("Invalid legacy checkpoint: truncated storage")
         (count,) = struct.unpack("<q", head)
         itemsize = _dtype(dtype_name).itemsize
+        if count != numel or numel * itemsize > len(data) - f.tell():
+            raise RuntimeError(f"Invalid legacy checkpoint: storage {_short_repr(key)} is truncated")
         raw = f.read(numel * itemsize)
-        if count != numel or len(raw) != numel * itemsize:
+        if len(raw) != numel * itemsize:
             raise RuntimeError(f"Invalid legacy checkpoint: storage {key} is truncated")
         if little != (sys.byteorder == "little"):
             raw = _swap_bytes(raw, itemsize)
@@ -647,14 +733,14 @@ def _load_legacy(data, map_location, weights_only, pickle_load_args):
 
     def load_storage(dtype_name, key, location, numel, view):
         if key not in storages:
-            raise RuntimeError(f"Invalid legacy checkpoint: storage {key!r} has no data")
+            raise RuntimeError(f"Invalid legacy checkpoint: storage {_short_repr(key)} has no data")
         offset = 0
         if view is not None:
             if not (isinstance(view, tuple) and len(view) == 3):
-                raise RuntimeError(f"malformed view metadata {view!r}")
+                raise RuntimeError(f"malformed view metadata {_short_repr(view)}")
             offset = view[1]
             _check_int("view offset", offset)
-        return _Storage(storages[key], offset)
+        return _Storage(storages[key], max_bytes, offset)
     f.seek(start)
     return _Unpickler(f, weights_only, load_storage, **pickle_load_args).load()
 
@@ -667,18 +753,24 @@ def _is_zip(fh):
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
-         **pickle_load_args):
+         max_bytes=None, **pickle_load_args):
     """Loads an object saved by torch.save or pytorchlite.save (zip or legacy format) from a
     path or a readable, seekable binary file.  weights_only (default True) refuses any global
     outside the allowlist (Note [Weights-only loading]); pass False only for trusted files.
     map_location: a device or its name, a dict from saved to wanted location, or a callable
-    (storage, location) -> storage or None.  mmap is accepted and the file is read instead."""
+    (storage, location) -> storage or None.  mmap is accepted and the file is read instead.
+    max_bytes caps what loading reads and views (Note [Checkpoint size limits]); the default
+    is the file's size plus MAX_INFLATION (1 GiB)."""
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("pytorchlite.load supports only the standard pickle module")
     if weights_only is None:
         weights_only = True
     pickle_load_args.setdefault("encoding", "utf-8")
     with _open(f, "rb") as fh:
+        if max_bytes is None:
+            pos = fh.tell()
+            max_bytes = fh.seek(0, os.SEEK_END) - pos + MAX_INFLATION
+            fh.seek(pos)
         if _is_zip(fh):
             try:
                 zf = zipfile.ZipFile(fh)
@@ -687,11 +779,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                    "checkpoint file is likely corrupted or truncated.") from e
             with zf:
                 try:
-                    return _load_zip(zf, map_location, weights_only, pickle_load_args)
+                    return _load_zip(zf, map_location, weights_only, pickle_load_args,
+                                     _Budget(max_bytes))
                 except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as e:
                     raise RuntimeError(f"PytorchStreamReader failed reading record: {e}. The "
                                        "checkpoint file is likely corrupted.") from e
-        return _load_legacy(fh.read(), map_location, weights_only, pickle_load_args)
+        data = fh.read()
+        return _load_legacy(data, map_location, weights_only, pickle_load_args, max_bytes)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -195,7 +195,10 @@ keep_args(PtlNode *node, const PtlOperator *op, const PtlIValue *args)
             node->args[i] = ptl_iv_none();   /* tensors are saved explicitly or not at all */
         }
         else if (args[i].tag == PTL_IV_INTLIST) {
-            memcpy(node->arg_lists + off, args[i].u.il.data, sizeof(int64_t) * (size_t)args[i].u.il.n);
+            if (args[i].u.il.n > 0) {   /* an empty list may have no arg_lists to point into */
+                memcpy(node->arg_lists + off, args[i].u.il.data,
+                       sizeof(int64_t) * (size_t)args[i].u.il.n);
+            }
             node->args[i].u.il.data = node->arg_lists + off;
             off += args[i].u.il.n;
         }

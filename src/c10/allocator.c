@@ -10,7 +10,16 @@
  *
  * Blocks of 4 MiB and more are advised to use transparent huge pages where the kernel
  * leaves that to madvise (as NumPy does): a fresh block costs one page fault per 2 MiB
- * instead of per 4 KiB, which is most of the time of a large elementwise op. */
+ * instead of per 4 KiB, which is most of the time of a large elementwise op.
+ *
+ * Note [Allocator cache bypass]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * With PTL_NO_ALLOC_CACHE=1 in the environment (read once, at the first allocation) every
+ * block is allocated at its exact size and freed at once: no size classes, no small-block or
+ * big-block cache, so AddressSanitizer sees each allocation and free and catches an access
+ * one byte past a tensor's storage or into a freed one.  A sanitized build (-DPTL_SANITIZE)
+ * bypasses the caches unless PTL_NO_ALLOC_CACHE=0.  The setting never changes afterwards: a
+ * block must be freed the way it was allocated. */
 #define _DEFAULT_SOURCE   /* madvise, MADV_HUGEPAGE */
 #include "allocator.h"
 
@@ -45,6 +54,44 @@ static int cache_len[NUM_CLASSES];
 static atomic_flag cache_lock = ATOMIC_FLAG_INIT;
 static _Atomic int64_t stat_allocated, stat_cached, stat_count, stat_hits;
 static _Atomic int64_t fail_countdown;
+
+/* Note [Allocator cache bypass]: 0 until read, then CACHING or BYPASS. */
+enum { CACHING = 1, BYPASS = 2 };
+static _Atomic int cache_mode;
+
+static int
+read_cache_mode(void)
+{
+    const char *env = getenv("PTL_NO_ALLOC_CACHE");
+#ifdef PTL_SANITIZE
+    int mode = env != NULL && strcmp(env, "0") == 0 ? CACHING : BYPASS;
+#else
+    int mode = env != NULL && env[0] != '\0' && strcmp(env, "0") != 0 ? BYPASS : CACHING;
+#endif
+    int expected = 0;
+    /* two threads that race here read the same environment: either store is right */
+    atomic_compare_exchange_strong(&cache_mode, &expected, mode);
+    return atomic_load(&cache_mode);
+}
+
+static inline int
+bypass_cache(void)
+{
+    int mode = atomic_load_explicit(&cache_mode, memory_order_relaxed);
+    return (mode != 0 ? mode : read_cache_mode()) == BYPASS;
+}
+
+static void *
+exact_alloc(size_t nbytes)
+{
+    void *p = NULL;
+    if (nbytes > ((size_t)1 << 62) ||
+        posix_memalign(&p, PTL_CPU_ALIGNMENT, nbytes == 0 ? 1 : nbytes) != 0) {
+        return NULL;
+    }
+    atomic_fetch_add_explicit(&stat_allocated, (int64_t)nbytes, memory_order_relaxed);
+    return p;
+}
 
 static int
 size_class(size_t nbytes)
@@ -83,6 +130,13 @@ cpu_alloc(void *ctx, size_t nbytes)
         return NULL;
     }
     atomic_fetch_add_explicit(&stat_count, 1, memory_order_relaxed);
+    if (bypass_cache()) {
+        void *p = exact_alloc(nbytes);
+        if (p == NULL) {
+            goto oom;
+        }
+        return p;
+    }
     if (nbytes <= SMALL_MAX) {
         int c = size_class(nbytes);
         size_t rounded = (size_t)64 << c;
@@ -153,6 +207,11 @@ cpu_free(void *ctx, void *ptr, size_t nbytes)
 {
     (void)ctx;
     if (ptr == NULL) {
+        return;
+    }
+    if (bypass_cache()) {
+        atomic_fetch_sub_explicit(&stat_allocated, (int64_t)nbytes, memory_order_relaxed);
+        free(ptr);
         return;
     }
     if (nbytes <= SMALL_MAX) {
@@ -236,7 +295,7 @@ PtlCpuAllocStats
 ptl_cpu_alloc_stats(void)
 {
     PtlCpuAllocStats s = {atomic_load(&stat_allocated), atomic_load(&stat_cached),
-                          atomic_load(&stat_count), atomic_load(&stat_hits)};
+                          atomic_load(&stat_count), atomic_load(&stat_hits), !bypass_cache()};
     return s;
 }
 

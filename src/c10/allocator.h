@@ -24,7 +24,8 @@ typedef struct PtlAllocator {
 #define PTL_CPU_ALIGNMENT 64
 
 /* The process-wide CPU allocator: 64-byte aligned blocks, small blocks cached per size
- * class.  PTL_FAIL_ALLOC_AFTER=n (read at init) makes the n-th allocation fail. */
+ * class.  PTL_FAIL_ALLOC_AFTER=n (read at init) makes the n-th allocation fail;
+ * PTL_NO_ALLOC_CACHE=1 bypasses the caches (Note [Allocator cache bypass] in allocator.c). */
 const PtlAllocator *ptl_cpu_allocator(void);
 /* Why there are no CUDA tensors (Note [CUDA availability] in src/cuda/lazy_init.c), and
  * PyTorch's error for one. */
@@ -43,6 +44,7 @@ typedef struct PtlCpuAllocStats {
     int64_t cached_bytes;      /* bytes held in the small-block cache */
     int64_t alloc_count;       /* allocations served since start */
     int64_t cache_hits;
+    int caching;               /* 0 when the caches are bypassed */
 } PtlCpuAllocStats;
 
 PtlCpuAllocStats ptl_cpu_alloc_stats(void);

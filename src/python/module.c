@@ -386,9 +386,10 @@ py_alloc_stats(PyObject *m, PyObject *unused)
     (void)m;
     (void)unused;
     PtlCpuAllocStats s = ptl_cpu_alloc_stats();
-    return Py_BuildValue("{s:L,s:L,s:L,s:L}", "allocated_bytes", (long long)s.allocated_bytes,
-                         "cached_bytes", (long long)s.cached_bytes, "alloc_count",
-                         (long long)s.alloc_count, "cache_hits", (long long)s.cache_hits);
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:O}", "allocated_bytes",
+                         (long long)s.allocated_bytes, "cached_bytes", (long long)s.cached_bytes,
+                         "alloc_count", (long long)s.alloc_count, "cache_hits",
+                         (long long)s.cache_hits, "caching", s.caching ? Py_True : Py_False);
 }
 
 static PyObject *

@@ -37,7 +37,8 @@ def test_100k_small_ops_keep_counts_and_rss_flat():
     gc.collect()
     after = _C._live_counts()
     assert after == before
-    assert rss_kb() - rss0 < 2048, "RSS grew by more than 2 MiB over 100k ops"
+    if not _C._config()["sanitize"]:   # AddressSanitizer holds freed blocks in quarantine
+        assert rss_kb() - rss0 < 2048, "RSS grew by more than 2 MiB over 100k ops"
 
 
 def test_failed_ops_do_not_leak():

@@ -83,6 +83,8 @@ print(os.waitstatus_to_exitcode(status))
     assert r.stdout.strip() == "0", r.stderr
 
 
+@pytest.mark.skipif(not _C._alloc_stats()["caching"],
+                    reason="the allocator's caches are bypassed (PTL_NO_ALLOC_CACHE or a sanitized build)")
 def test_allocator_stats_and_cache():
     s0 = _C._alloc_stats()
     xs = [ptl.tensor(np.ones(1000, np.float32)) for _ in range(10)]
@@ -94,6 +96,26 @@ def test_allocator_stats_and_cache():
     assert s2["cached_bytes"] > 0
     _C._empty_cache()
     assert _C._alloc_stats()["cached_bytes"] == 0
+
+
+def test_cache_bypass_allocates_exact_sizes():
+    code = """
+import numpy as np
+import pytorchlite as ptl
+from pytorchlite import _C
+s0 = _C._alloc_stats()
+xs = [ptl.tensor(np.ones(1000, np.float32)) for _ in range(10)]
+s1 = _C._alloc_stats()
+del xs
+s2 = _C._alloc_stats()
+print(s0["caching"], s1["allocated_bytes"] - s0["allocated_bytes"],
+      s1["allocated_bytes"] - s2["allocated_bytes"], s2["cached_bytes"], s2["cache_hits"])
+"""
+    env = dict(os.environ, PTL_NO_ALLOC_CACHE="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "40000", "40000", "0", "0"]
 
 
 def test_default_dtype():
@@ -150,6 +172,8 @@ def test_cuda_tensor_without_cuda_is_a_clear_error():
         ptl.tensor([1.0], device="cuda")
 
 
+@pytest.mark.skipif(not _C._alloc_stats()["caching"],
+                    reason="the allocator's caches are bypassed (PTL_NO_ALLOC_CACHE or a sanitized build)")
 def test_big_blocks_are_reused_exactly():
     _C._empty_cache()
     x = ptl.tensor(np.ones(300_000, np.float32))
