@@ -57,9 +57,10 @@ class Config:
                                       f"{flavour}-{sys.implementation.cache_tag}")
         cflags = ["-std=c11", "-Wall", "-Wextra", "-fvisibility=hidden", "-fno-strict-aliasing"]
         # Python's CFLAGS carry -g: a release build drops it (a quarter of the compile time);
-        # debug and sanitizer builds keep it, for gdb and for sanitizer reports' line numbers
+        # debug and sanitizer builds keep it, for gdb and for sanitizer reports' line numbers;
+        # -O1 is what the sanitizers' authors advise, and compiles in half the time of -O3
         cflags += (["-O0", "-g", "-DPTL_DEBUG"] if self.debug else
-                   ["-O3"] if self.sanitize else ["-O3", "-g0"])
+                   ["-O1"] if self.sanitize else ["-O3", "-g0"])
         ldflags = ["-lpthread"]
         if self.sanitize:
             cflags += [f"-fsanitize={self.sanitize}", "-fno-omit-frame-pointer",
