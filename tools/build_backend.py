@@ -80,8 +80,9 @@ class Config:
                             ["-I", sysconfig.get_paths()["include"]])
         self.cflags = cflags
         self.link_cmd = shlex.split(sysconfig.get_config_var("LDSHARED"))
-        if os.environ.get("CC"):
-            self.link_cmd[0] = os.environ["CC"]
+        if os.environ.get("CC"):  # CC may name a wrapper too ("ccache gcc"): link with the compiler
+            self.link_cmd[:1] = [w for w in shlex.split(os.environ["CC"])
+                                 if os.path.basename(w) != "ccache"]
         self.ldflags = ldflags
 
     def nvcc_cmd(self, cu, obj):
