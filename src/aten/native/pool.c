@@ -319,40 +319,29 @@ max_fwd(const PoolJob *j, int f8, int64_t b, int64_t e)
     return 0;
 }
 
-/* grad_input[plane][idx] += grad_output[plane][o]; max_unpool2d's forward assigns */
+/* Moves values by the saved indices, plane by plane: scatter (grad_input[plane][idx[o]] +=
+ * grad_output[plane][o]; max_unpool2d's forward assigns) or gather (y[plane][o] =
+ * x[plane][idx[o]]: max_unpool2d's backward). */
 static inline int
-scatter(const PoolJob *j, int f8, int64_t b, int64_t e)
+move_by_index(const PoolJob *j, int f8, int64_t b, int64_t e, int scatter)
 {
     const PoolPlan *p = j->p;
     const int64_t es = f8 ? 8 : 4;
     int64_t isz = p->in[0] * p->in[1] * p->in[2];
     int64_t osz = p->out[0] * p->out[1] * p->out[2];
+    int64_t xsz = scatter ? osz : isz, ysz = scatter ? isz : osz;
     for (int64_t pl = b; pl < e; pl++) {
-        const char *g = j->x + pl * osz * es;
-        char *gi = j->y + pl * isz * es;
+        const char *x = j->x + pl * xsz * es;
+        char *y = j->y + pl * ysz * es;
         const int64_t *ix = j->cidx + pl * osz;
         for (int64_t o = 0; o < osz; o++) {
-            double v = nn_load(f8, g, o);
-            nn_store(f8, gi, ix[o], j->assign ? v : nn_load(f8, gi, ix[o]) + v);
-        }
-    }
-    return 0;
-}
-
-/* y[plane][o] = x[plane][idx[o]]: max_unpool2d's backward */
-static inline int
-gather(const PoolJob *j, int f8, int64_t b, int64_t e)
-{
-    const PoolPlan *p = j->p;
-    const int64_t es = f8 ? 8 : 4;
-    int64_t isz = p->in[0] * p->in[1] * p->in[2];
-    int64_t osz = p->out[0] * p->out[1] * p->out[2];
-    for (int64_t pl = b; pl < e; pl++) {
-        const char *x = j->x + pl * isz * es;
-        char *y = j->y + pl * osz * es;
-        const int64_t *ix = j->cidx + pl * osz;
-        for (int64_t o = 0; o < osz; o++) {
-            nn_store(f8, y, o, nn_load(f8, x, ix[o]));
+            if (scatter) {
+                double v = nn_load(f8, x, o);
+                nn_store(f8, y, ix[o], j->assign ? v : nn_load(f8, y, ix[o]) + v);
+            }
+            else {
+                nn_store(f8, y, o, nn_load(f8, x, ix[o]));
+            }
         }
     }
     return 0;
@@ -447,12 +436,12 @@ avg_planes(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
     static int                                                                               \
     scatter_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
-        return scatter(ctx, F8, b, e);                                                       \
+        return move_by_index(ctx, F8, b, e, 1);                                              \
     }                                                                                        \
     static int                                                                               \
     gather_##SUF(void *ctx, int64_t b, int64_t e)                                            \
     {                                                                                        \
-        return gather(ctx, F8, b, e);                                                        \
+        return move_by_index(ctx, F8, b, e, 0);                                              \
     }                                                                                        \
     static int                                                                               \
     avg_fwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
