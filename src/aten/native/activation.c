@@ -248,41 +248,41 @@ gelu_tanh_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *e
 }
 #endif
 
-/* Picks the AVX2 loop for contiguous float32 gelu (exact or tanh). */
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define AVX2_LOOP(NAME) NAME##_loop_f4_avx2
+#else
+#define AVX2_LOOP(NAME) NULL
+#endif
+
+/* Runs the AVX2 loop avx2 where there is one, the CPU has AVX2 and the float32 operands are
+ * contiguous (a backward's (grad) grad_output may also be broadcast); else portable. */
+static void
+run_f4(PtlLoop avx2, PtlLoop portable, int grad, char **d, const int64_t *s, int64_t n,
+       const void *extra)
+{
+    int contiguous = s[0] == sizeof(float) && (s[1] == sizeof(float) || (grad && s[1] == 0)) &&
+                     (!grad || s[2] == sizeof(float));
+    if (avx2 != NULL && contiguous && ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        avx2(d, s, n, extra);
+        return;
+    }
+    portable(d, s, n, extra);
+}
+
+/* float32 gelu (exact or tanh) and its backward */
 static void
 gelu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
-        s[1] == sizeof(float)) {
-        if (((const double *)extra)[0] == 0) {
-            gelu_loop_f4_avx2(d, s, n, extra);
-        }
-        else {
-            gelu_tanh_loop_f4_avx2(d, s, n, extra);
-        }
-        return;
-    }
-#endif
-    gelu_loop_f4(d, s, n, extra);
+    PtlLoop avx2 = ((const double *)extra)[0] == 0 ? AVX2_LOOP(gelu) : AVX2_LOOP(gelu_tanh);
+    run_f4(avx2, gelu_loop_f4, 0, d, s, n, extra);
 }
 
 static void
 gelu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
-        (s[1] == sizeof(float) || s[1] == 0) && s[2] == sizeof(float)) {
-        if (((const double *)extra)[0] == 0) {
-            gelu_grad_loop_f4_avx2(d, s, n, extra);
-        }
-        else {
-            gelu_tanh_grad_loop_f4_avx2(d, s, n, extra);
-        }
-        return;
-    }
-#endif
-    gelu_grad_loop_f4(d, s, n, extra);
+    PtlLoop avx2 = ((const double *)extra)[0] == 0 ? AVX2_LOOP(gelu_grad)
+                                                    : AVX2_LOOP(gelu_tanh_grad);
+    run_f4(avx2, gelu_grad_loop_f4, 1, d, s, n, extra);
 }
 
 static const PtlLoop gelu_fast_loops[PTL_DTYPE_COUNT] = {
@@ -351,26 +351,13 @@ silu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
 static void
 silu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) && s[1] == sizeof(float)) {
-        silu_loop_f4_avx2(d, s, n, extra);
-        return;
-    }
-#endif
-    silu_loop_f4(d, s, n, extra);
+    run_f4(AVX2_LOOP(silu), silu_loop_f4, 0, d, s, n, extra);
 }
 
 static void
 silu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
-        (s[1] == sizeof(float) || s[1] == 0) && s[2] == sizeof(float)) {
-        silu_grad_loop_f4_avx2(d, s, n, extra);
-        return;
-    }
-#endif
-    silu_grad_loop_f4(d, s, n, extra);
+    run_f4(AVX2_LOOP(silu_grad), silu_grad_loop_f4, 1, d, s, n, extra);
 }
 
 static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
@@ -379,6 +366,7 @@ static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
 static const PtlLoop silu_grad_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = silu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_grad_loop_bf,
     [PTL_DTYPE_FLOAT32] = silu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_grad_loop_f8};
+#undef AVX2_LOOP
 DEFINE_ACT(mish, MISH_F)
 DEFINE_ACT_GRAD(mish_grad, MISH_G)
 DEFINE_ACT(elu, ELU_F)

@@ -29,34 +29,6 @@
 /* ---- nonlinearities over an array, in place ---- */
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-PTL_AVX2 static inline __m256
-sigmoid8(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(),
-                                                                               x))));
-}
-
-/* tanh: |x| < 0.625 by an odd polynomial (Cephes tanhf's coefficients), else
- * sign(x) (1 - 2 / (e^2|x| + 1)) */
-PTL_AVX2 static inline __m256
-tanh8(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
-    __m256 ax = _mm256_andnot_ps(sign, x);
-    __m256 e = ptl_vm_exp_ps(_mm256_add_ps(ax, ax));
-    __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-    __m256 z = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
-    big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
-    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
-    return _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
-}
-
 /* y = f(y) on n floats, 8 at a time, the tail through a masked load and store */
 #define DEFINE_ARRAY_AVX2(NAME, VF)                                         \
     PTL_AVX2 static void                                                    \
@@ -72,8 +44,8 @@ tanh8(__m256 x)
             _mm256_maskstore_ps(y + i, m, VF(_mm256_maskload_ps(y + i, m))); \
         }                                                                   \
     }
-DEFINE_ARRAY_AVX2(sigmoid_f_avx2, sigmoid8)
-DEFINE_ARRAY_AVX2(tanh_f_avx2, tanh8)
+DEFINE_ARRAY_AVX2(sigmoid_f_avx2, ptl_vm_sigmoid_ps)
+DEFINE_ARRAY_AVX2(tanh_f_avx2, ptl_vm_tanh_ps)
 #endif
 
 static void
