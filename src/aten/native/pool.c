@@ -634,6 +634,39 @@ out_shape(const PtlTensorImpl *x, int nd, const PoolPlan *p, int64_t *sizes)
 
 /* ---- max pooling ---- */
 
+/* Max pooling of x by the plan p (windows set) over nd spatial dims: s[0] = the values,
+ * s[1] = the flat indices; frees the plan. */
+static int
+max_pool_run(PoolPlan *p, PtlTensorImpl *x, int nd, PtlIValue *s)
+{
+    PtlTensorImpl *xc = NULL, *y = NULL, *ix = NULL;
+    int64_t osz[PTL_MAX_DIMS];
+    PtlDtype work = nn_work_dtype(x->dtype);
+    out_shape(x, nd, p, osz);
+    if ((xc = nn_prepare(x, work)) == NULL ||
+        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
+        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
+        goto error;
+    }
+    PoolJob j = {p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
+                 NULL, 0};
+    if (run_planes(p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0 ||
+        (y = nn_finish(y, x->dtype)) == NULL) {
+        goto error;
+    }
+    plan_free(p);
+    ptl_decref(xc);
+    s[0] = ptl_iv_tensor(y);
+    s[1] = ptl_iv_tensor(ix);
+    return 0;
+error:
+    plan_free(p);
+    ptl_xdecref(xc);
+    ptl_xdecref(y);
+    ptl_xdecref(ix);
+    return -1;
+}
+
 /* max_pool{2,3}d_with_indices(Tensor self, kernel_size, stride=[], padding=0, dilation=1,
  * bool ceil_mode=False) -> (Tensor, Tensor):  (N, C, *in) -> (N, C, *out) twice */
 static int
@@ -641,47 +674,21 @@ max_pool_with_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
 {
     (void)ks;
     int nd = op == ptl_op(PTL_OP_max_pool3d_with_indices) ? 3 : 2;
-    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL, *ix = NULL;
+    PtlTensorImpl *x = s[0].u.t;
     PoolArgs a;
     PoolPlan p = {0};
-    int64_t osz[PTL_MAX_DIMS];
 
     if (pool_setup(nd == 2 ? "max_pool2d" : "max_pool3d", x, s, nd, 1, &a, &p) < 0 ||
         nn_check_dtype(nd == 2 ? "max_pool2d" : "max_pool3d", x->dtype, 1) < 0) {
         return -1;
     }
-    PtlDtype work = nn_work_dtype(x->dtype);
-    out_shape(x, nd, &p, osz);
     if (plan_alloc(&p) < 0) {
         return -1;
     }
     for (int d = 0; d < 3; d++) {
         plan_strided(&p, d, a.k[d], a.s[d], a.p[d], 0);
     }
-    if ((xc = nn_prepare(x, work)) == NULL ||
-        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
-        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
-        goto error;
-    }
-    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
-                 NULL, 0};
-    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0) {
-        goto error;
-    }
-    if ((y = nn_finish(y, x->dtype)) == NULL) {
-        goto error;
-    }
-    plan_free(&p);
-    ptl_decref(xc);
-    s[0] = ptl_iv_tensor(y);
-    s[1] = ptl_iv_tensor(ix);
-    return 0;
-error:
-    plan_free(&p);
-    ptl_xdecref(xc);
-    ptl_xdecref(y);
-    ptl_xdecref(ix);
-    return -1;
+    return max_pool_run(&p, x, nd, s);
 }
 
 /* grad_input (zeros shaped like self) += grad_output scattered through indices; the plan
@@ -940,9 +947,8 @@ adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL, *ix = NULL;
+    PtlTensorImpl *x = s[0].u.t;
     PoolPlan p = {0};
-    int64_t osz[PTL_MAX_DIMS];
     if (adaptive_setup("adaptive_max_pool2d", x, &s[1], &p, 0) < 0) {
         return -1;
     }
@@ -950,30 +956,7 @@ adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
         plan_free(&p);
         return -1;
     }
-    PtlDtype work = nn_work_dtype(x->dtype);
-    out_shape(x, 2, &p, osz);
-    if ((xc = nn_prepare(x, work)) == NULL ||
-        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
-        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
-        goto error;
-    }
-    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
-                 NULL, 0};
-    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0 ||
-        (y = nn_finish(y, x->dtype)) == NULL) {
-        goto error;
-    }
-    plan_free(&p);
-    ptl_decref(xc);
-    s[0] = ptl_iv_tensor(y);
-    s[1] = ptl_iv_tensor(ix);
-    return 0;
-error:
-    plan_free(&p);
-    ptl_xdecref(xc);
-    ptl_xdecref(y);
-    ptl_xdecref(ix);
-    return -1;
+    return max_pool_run(&p, x, 2, s);
 }
 
 /* adaptive_max_pool2d_backward(grad_output, self, indices) -> grad_input */
