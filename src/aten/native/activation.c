@@ -48,30 +48,23 @@
 #define TO_F2(X) PTL_STORE_f2((float)(X))
 #define TO_BF(X) PTL_STORE_bf((float)(X))
 
-/* One loop per floating dtype, and (DEFINE_ACT) the table indexed by dtype. */
-#define DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                   \
-    DEFINE_ACT_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, F)                            \
-    DEFINE_ACT_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, F)                            \
-    DEFINE_ACT_LOOP(NAME, float, f4, PTL_ID, TO_F, F)                                     \
-    DEFINE_ACT_LOOP(NAME, double, f8, PTL_ID, PTL_ID, F)
+/* One loop per floating dtype (DEF: DEFINE_ACT_LOOP or DEFINE_ACT_GRAD_LOOP), and
+ * (DEFINE_ACT, DEFINE_ACT_GRAD) the table indexed by dtype. */
+#define DEFINE_FLOAT_LOOPS(DEF, NAME, F)                                                  \
+    DEF(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, F)                                        \
+    DEF(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, F)                                        \
+    DEF(NAME, float, f4, PTL_ID, TO_F, F)                                                 \
+    DEF(NAME, double, f8, PTL_ID, PTL_ID, F)
 
-#define DEFINE_ACT(NAME, F)                                                               \
-    DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                       \
+#define DEFINE_FLOAT_TABLE(NAME)                                                          \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
         [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
 
-#define DEFINE_ACT_GRAD_FLOAT_LOOPS(NAME, G)                                              \
-    DEFINE_ACT_GRAD_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, G)                       \
-    DEFINE_ACT_GRAD_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, G)                       \
-    DEFINE_ACT_GRAD_LOOP(NAME, float, f4, PTL_ID, TO_F, G)                                \
-    DEFINE_ACT_GRAD_LOOP(NAME, double, f8, PTL_ID, PTL_ID, G)
-
+#define DEFINE_ACT_FLOAT_LOOPS(NAME, F) DEFINE_FLOAT_LOOPS(DEFINE_ACT_LOOP, NAME, F)
+#define DEFINE_ACT(NAME, F) DEFINE_ACT_FLOAT_LOOPS(NAME, F) DEFINE_FLOAT_TABLE(NAME)
 #define DEFINE_ACT_GRAD(NAME, G)                                                          \
-    DEFINE_ACT_GRAD_FLOAT_LOOPS(NAME, G)                                                  \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
-        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
-        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
+    DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, NAME, G) DEFINE_FLOAT_TABLE(NAME)
 
 /* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
 
@@ -115,7 +108,7 @@ DEFINE_ACT_INT(hardtanh_int, HARDTANH_F)
 DEFINE_ACT_INT(threshold_int, THRESHOLD_F)
 
 DEFINE_ACT_FLOAT_LOOPS(gelu, GELU_F)
-DEFINE_ACT_GRAD_FLOAT_LOOPS(gelu_grad, GELU_G)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, gelu_grad, GELU_G)
 /* gelu in float, 8 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(t) taken as erfc(-t)
  * for t < -1; blocks holding an x below -5.5 (forward) or -3 (backward) go through the
  * double loops.  Strided data uses the double loops too. */
@@ -293,7 +286,7 @@ static const PtlLoop gelu_grad_fast_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT32] = gelu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = gelu_grad_loop_f8};
 
 DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
-DEFINE_ACT_GRAD_FLOAT_LOOPS(silu_grad, SILU_G)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
 
 /* silu in float, 8 lanes: x s with s = 1 / (1 + e^-x); backward g s (1 + x e^-x s) (1 - s
  * written as e^-x s, which does not cancel).  Blocks holding an x below -80 (where e^-x

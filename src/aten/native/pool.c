@@ -898,19 +898,16 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
     return 0;
 }
 
-/* _adaptive_avg_pool2d(Tensor self, output_size):  (N, C, H, W) -> (N, C, oh, ow) */
+/* Adaptive average pooling of x to the output size osize (bwd = 0: s[0] = the pooled x, in
+ * x's dtype) or its backward (bwd = 1: s[0] = the gradient g spread back over x's shape). */
 static int
-adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *osize, int bwd)
 {
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *x = s[0].u.t, *y;
     PoolPlan p = {0};
-    if (nn_check_dtype("adaptive_avg_pool2d", x->dtype, 0) < 0 ||
-        adaptive_setup("adaptive_avg_pool2d", x, &s[1], &p, 1) < 0) {
+    if (adaptive_setup("adaptive_avg_pool2d", x, osize, &p, 1) < 0) {
         return -1;
     }
-    y = avg_run(x, x, 2, &p, 0, x->dtype);
+    PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, g->dtype);
     plan_free(&p);
     if (y == NULL) {
         return -1;
@@ -919,26 +916,28 @@ adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     return 0;
 }
 
+/* _adaptive_avg_pool2d(Tensor self, output_size):  (N, C, H, W) -> (N, C, oh, ow) */
+static int
+adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    if (nn_check_dtype("adaptive_avg_pool2d", s[0].u.t->dtype, 0) < 0) {
+        return -1;
+    }
+    return adaptive_avg(s, s[0].u.t, s[0].u.t, &s[1], 0);
+}
+
 /* _adaptive_avg_pool2d_backward(grad_output, self) -> grad_input shaped like self */
 static int
 adaptive_avg_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
+    PtlTensorImpl *g = s[0].u.t;
     int64_t os[2] = {g->sizes[g->dim - 2], g->sizes[g->dim - 1]};
     PtlIValue osize = ptl_iv_intlist(os, 2);
-    PoolPlan p = {0};
-    if (adaptive_setup("adaptive_avg_pool2d", x, &osize, &p, 1) < 0) {
-        return -1;
-    }
-    gi = avg_run(g, x, 2, &p, 1, g->dtype);
-    plan_free(&p);
-    if (gi == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(gi);
-    return 0;
+    return adaptive_avg(s, g, s[1].u.t, &osize, 1);
 }
 
 /* adaptive_max_pool2d(Tensor self, output_size) -> (Tensor, Tensor) */
