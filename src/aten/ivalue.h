@@ -62,96 +62,61 @@ typedef struct PtlIValue {
     } u;
 } PtlIValue;
 
+/* The constructors; the members they do not name are zero (owned = 0: the slot owns
+ * nothing). */
 static inline PtlIValue
 ptl_iv_tensor(PtlTensorImpl *t)
 {
-    PtlIValue v;
-    v.tag = t ? PTL_IV_TENSOR : PTL_IV_NONE;
-    v.owned = 0;
-    v.u.t = t;
-    return v;
+    return (PtlIValue){.tag = t ? PTL_IV_TENSOR : PTL_IV_NONE, .u.t = t};
 }
 
 static inline PtlIValue
 ptl_iv_int(int64_t i)
 {
-    PtlIValue v;
-    v.tag = PTL_IV_INT;
-    v.owned = 0;
-    v.u.i = i;
-    return v;
+    return (PtlIValue){.tag = PTL_IV_INT, .u.i = i};
 }
 
 static inline PtlIValue
 ptl_iv_double(double d)
 {
-    PtlIValue v;
-    v.tag = PTL_IV_DOUBLE;
-    v.owned = 0;
-    v.u.d = d;
-    return v;
+    return (PtlIValue){.tag = PTL_IV_DOUBLE, .u.d = d};
 }
 
 static inline PtlIValue
 ptl_iv_bool(int b)
 {
-    PtlIValue v;
-    v.tag = PTL_IV_BOOL;
-    v.owned = 0;
-    v.u.b = b;
-    return v;
+    return (PtlIValue){.tag = PTL_IV_BOOL, .u.b = b};
 }
 
 static inline PtlIValue
 ptl_iv_none(void)
 {
-    PtlIValue v;
-    v.tag = PTL_IV_NONE;
-    v.owned = 0;
-    v.u.i = 0;
-    return v;
+    return (PtlIValue){.tag = PTL_IV_NONE};
 }
 
 static inline PtlIValue
 ptl_iv_intlist(const int64_t *data, int64_t n)
 {
-    PtlIValue v;
-    v.tag = PTL_IV_INTLIST;
-    v.owned = 0;
-    v.u.il.data = data;
-    v.u.il.n = n;
-    return v;
+    return (PtlIValue){.tag = PTL_IV_INTLIST, .u.il = {data, n}};
 }
 
 static inline PtlIValue
 ptl_iv_tensorlist(PtlTensorImpl **data, int64_t n)
 {
-    PtlIValue v;
-    v.tag = PTL_IV_TENSORLIST;
-    v.owned = 0;
-    v.u.tl.data = data;
-    v.u.tl.n = n;
-    return v;
+    return (PtlIValue){.tag = PTL_IV_TENSORLIST, .u.tl = {data, n}};
 }
 
 static inline PtlIValue
 ptl_iv_dtype(PtlDtype dt)
 {
-    PtlIValue v;
-    v.tag = dt == PTL_DTYPE_UNDEFINED ? PTL_IV_NONE : PTL_IV_DTYPE;
-    v.owned = 0;
-    v.u.dtype = dt;
-    return v;
+    return (PtlIValue){.tag = dt == PTL_DTYPE_UNDEFINED ? PTL_IV_NONE : PTL_IV_DTYPE,
+                       .u.dtype = dt};
 }
 
 static inline PtlIValue
 ptl_iv_string(const char *s)
 {
-    PtlIValue v;
-    v.tag = s ? PTL_IV_STRING : PTL_IV_NONE;
-    v.owned = 0;
-    v.u.s = s;
-    return v;
+    return (PtlIValue){.tag = s ? PTL_IV_STRING : PTL_IV_NONE, .u.s = s};
 }
 
 /* A Scalar argument (int, float or bool) as a double / int64. */

@@ -48,27 +48,23 @@
 #define TO_F2(X) PTL_STORE_f2((float)(X))
 #define TO_BF(X) PTL_STORE_bf((float)(X))
 
-/* One loop per floating dtype, and (DEFINE_ACT) the table indexed by dtype. */
-#define DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                   \
-    DEFINE_ACT_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, F)                            \
-    DEFINE_ACT_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, F)                            \
-    DEFINE_ACT_LOOP(NAME, float, f4, PTL_ID, TO_F, F)                                     \
-    DEFINE_ACT_LOOP(NAME, double, f8, PTL_ID, PTL_ID, F)
+/* One loop per floating dtype (DEF: DEFINE_ACT_LOOP or DEFINE_ACT_GRAD_LOOP), and
+ * (DEFINE_ACT, DEFINE_ACT_GRAD) the table indexed by dtype. */
+#define DEFINE_FLOAT_LOOPS(DEF, NAME, F)                                                  \
+    DEF(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, F)                                        \
+    DEF(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, F)                                        \
+    DEF(NAME, float, f4, PTL_ID, TO_F, F)                                                 \
+    DEF(NAME, double, f8, PTL_ID, PTL_ID, F)
 
-#define DEFINE_ACT(NAME, F)                                                               \
-    DEFINE_ACT_FLOAT_LOOPS(NAME, F)                                                       \
+#define DEFINE_FLOAT_TABLE(NAME)                                                          \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
         [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
 
+#define DEFINE_ACT_FLOAT_LOOPS(NAME, F) DEFINE_FLOAT_LOOPS(DEFINE_ACT_LOOP, NAME, F)
+#define DEFINE_ACT(NAME, F) DEFINE_ACT_FLOAT_LOOPS(NAME, F) DEFINE_FLOAT_TABLE(NAME)
 #define DEFINE_ACT_GRAD(NAME, G)                                                          \
-    DEFINE_ACT_GRAD_LOOP(NAME, ptl_half, f2, PTL_LOAD_f2, TO_F2, G)                       \
-    DEFINE_ACT_GRAD_LOOP(NAME, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, G)                       \
-    DEFINE_ACT_GRAD_LOOP(NAME, float, f4, PTL_ID, TO_F, G)                                \
-    DEFINE_ACT_GRAD_LOOP(NAME, double, f8, PTL_ID, PTL_ID, G)                             \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
-        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
-        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
+    DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, NAME, G) DEFINE_FLOAT_TABLE(NAME)
 
 /* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
 
@@ -112,10 +108,7 @@ DEFINE_ACT_INT(hardtanh_int, HARDTANH_F)
 DEFINE_ACT_INT(threshold_int, THRESHOLD_F)
 
 DEFINE_ACT_FLOAT_LOOPS(gelu, GELU_F)
-DEFINE_ACT_GRAD_LOOP(gelu_grad, ptl_half, f2, PTL_LOAD_f2, TO_F2, GELU_G)
-DEFINE_ACT_GRAD_LOOP(gelu_grad, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, GELU_G)
-DEFINE_ACT_GRAD_LOOP(gelu_grad, float, f4, PTL_ID, TO_F, GELU_G)
-DEFINE_ACT_GRAD_LOOP(gelu_grad, double, f8, PTL_ID, PTL_ID, GELU_G)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, gelu_grad, GELU_G)
 /* gelu in float, 8 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(t) taken as erfc(-t)
  * for t < -1; blocks holding an x below -5.5 (forward) or -3 (backward) go through the
  * double loops.  Strided data uses the double loops too. */
@@ -248,41 +241,41 @@ gelu_tanh_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *e
 }
 #endif
 
-/* Picks the AVX2 loop for contiguous float32 gelu (exact or tanh). */
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define AVX2_LOOP(NAME) NAME##_loop_f4_avx2
+#else
+#define AVX2_LOOP(NAME) NULL
+#endif
+
+/* Runs the AVX2 loop avx2 where there is one, the CPU has AVX2 and the float32 operands are
+ * contiguous (a backward's (grad) grad_output may also be broadcast); else portable. */
+static void
+run_f4(PtlLoop avx2, PtlLoop portable, int grad, char **d, const int64_t *s, int64_t n,
+       const void *extra)
+{
+    int contiguous = s[0] == sizeof(float) && (s[1] == sizeof(float) || (grad && s[1] == 0)) &&
+                     (!grad || s[2] == sizeof(float));
+    if (avx2 != NULL && contiguous && ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        avx2(d, s, n, extra);
+        return;
+    }
+    portable(d, s, n, extra);
+}
+
+/* float32 gelu (exact or tanh) and its backward */
 static void
 gelu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
-        s[1] == sizeof(float)) {
-        if (((const double *)extra)[0] == 0) {
-            gelu_loop_f4_avx2(d, s, n, extra);
-        }
-        else {
-            gelu_tanh_loop_f4_avx2(d, s, n, extra);
-        }
-        return;
-    }
-#endif
-    gelu_loop_f4(d, s, n, extra);
+    PtlLoop avx2 = ((const double *)extra)[0] == 0 ? AVX2_LOOP(gelu) : AVX2_LOOP(gelu_tanh);
+    run_f4(avx2, gelu_loop_f4, 0, d, s, n, extra);
 }
 
 static void
 gelu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
-        (s[1] == sizeof(float) || s[1] == 0) && s[2] == sizeof(float)) {
-        if (((const double *)extra)[0] == 0) {
-            gelu_grad_loop_f4_avx2(d, s, n, extra);
-        }
-        else {
-            gelu_tanh_grad_loop_f4_avx2(d, s, n, extra);
-        }
-        return;
-    }
-#endif
-    gelu_grad_loop_f4(d, s, n, extra);
+    PtlLoop avx2 = ((const double *)extra)[0] == 0 ? AVX2_LOOP(gelu_grad)
+                                                    : AVX2_LOOP(gelu_tanh_grad);
+    run_f4(avx2, gelu_grad_loop_f4, 1, d, s, n, extra);
 }
 
 static const PtlLoop gelu_fast_loops[PTL_DTYPE_COUNT] = {
@@ -293,10 +286,7 @@ static const PtlLoop gelu_grad_fast_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT32] = gelu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = gelu_grad_loop_f8};
 
 DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
-DEFINE_ACT_GRAD_LOOP(silu_grad, ptl_half, f2, PTL_LOAD_f2, TO_F2, SILU_G)
-DEFINE_ACT_GRAD_LOOP(silu_grad, ptl_bf16, bf, PTL_LOAD_bf, TO_BF, SILU_G)
-DEFINE_ACT_GRAD_LOOP(silu_grad, float, f4, PTL_ID, TO_F, SILU_G)
-DEFINE_ACT_GRAD_LOOP(silu_grad, double, f8, PTL_ID, PTL_ID, SILU_G)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
 
 /* silu in float, 8 lanes: x s with s = 1 / (1 + e^-x); backward g s (1 + x e^-x s) (1 - s
  * written as e^-x s, which does not cancel).  Blocks holding an x below -80 (where e^-x
@@ -351,26 +341,13 @@ silu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
 static void
 silu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) && s[1] == sizeof(float)) {
-        silu_loop_f4_avx2(d, s, n, extra);
-        return;
-    }
-#endif
-    silu_loop_f4(d, s, n, extra);
+    run_f4(AVX2_LOOP(silu), silu_loop_f4, 0, d, s, n, extra);
 }
 
 static void
 silu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && s[0] == sizeof(float) &&
-        (s[1] == sizeof(float) || s[1] == 0) && s[2] == sizeof(float)) {
-        silu_grad_loop_f4_avx2(d, s, n, extra);
-        return;
-    }
-#endif
-    silu_grad_loop_f4(d, s, n, extra);
+    run_f4(AVX2_LOOP(silu_grad), silu_grad_loop_f4, 1, d, s, n, extra);
 }
 
 static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
@@ -379,6 +356,7 @@ static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
 static const PtlLoop silu_grad_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = silu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_grad_loop_bf,
     [PTL_DTYPE_FLOAT32] = silu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_grad_loop_f8};
+#undef AVX2_LOOP
 DEFINE_ACT(mish, MISH_F)
 DEFINE_ACT_GRAD(mish_grad, MISH_G)
 DEFINE_ACT(elu, ELU_F)

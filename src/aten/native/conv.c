@@ -46,7 +46,8 @@ geom_finish(ConvGeom *g)
 
 typedef void (*AddRunFn)(char *dst, int64_t dstride, const char *src, int64_t n);
 
-#define DEFINE_TYPED(T, SUF)                                                                 \
+/* dst[i * dstride] += src[i] for i < n: col2im's inner loop, typed so that it vectorizes */
+#define DEFINE_ADD_RUN(T, SUF)                                                               \
     static void                                                                              \
     add_run_##SUF(char *dst, int64_t dstride, const char *src, int64_t n)                    \
     {                                                                                        \
@@ -61,41 +62,38 @@ typedef void (*AddRunFn)(char *dst, int64_t dstride, const char *src, int64_t n)
         for (int64_t i = 0; i < n; i++) {                                                    \
             o[i * dstride] += v[i];                                                          \
         }                                                                                    \
-    }                                                                                        \
-    /* y(N, C, L) += bias(C) */                                                              \
-    static void                                                                              \
-    add_bias_##SUF(char *y, const char *bias, int64_t n, int64_t c, int64_t l)               \
-    {                                                                                        \
-        T *o = (T *)y;                                                                       \
-        const T *b = (const T *)bias;                                                        \
-        for (int64_t i = 0; i < n * c; i++) {                                                \
-            T bv = b[i % c];                                                                 \
-            for (int64_t j = 0; j < l; j++) {                                                \
-                o[i * l + j] += bv;                                                          \
-            }                                                                                \
-        }                                                                                    \
-    }                                                                                        \
-    /* gb(C) = sum over n and l of g(N, C, L) */                                             \
-    static void                                                                              \
-    bias_grad_##SUF(char *gb, const char *gy, int64_t n, int64_t c, int64_t l)               \
-    {                                                                                        \
-        T *o = (T *)gb;                                                                      \
-        const T *v = (const T *)gy;                                                          \
-        for (int64_t ch = 0; ch < c; ch++) {                                                 \
-            double acc = 0.0;                                                                \
-            for (int64_t i = 0; i < n; i++) {                                                \
-                const T *row = v + (i * c + ch) * l;                                         \
-                for (int64_t j = 0; j < l; j++) {                                            \
-                    acc += (double)row[j];                                                   \
-                }                                                                            \
-            }                                                                                \
-            o[ch] = (T)acc;                                                                  \
-        }                                                                                    \
     }
 
-DEFINE_TYPED(float, f4)
-DEFINE_TYPED(double, f8)
-#undef DEFINE_TYPED
+DEFINE_ADD_RUN(float, f4)
+DEFINE_ADD_RUN(double, f8)
+#undef DEFINE_ADD_RUN
+
+/* y(N, C, L) += bias(C), float64 (f8) or float32 */
+static void
+add_bias(int f8, char *y, const char *bias, int64_t n, int64_t c, int64_t l)
+{
+    for (int64_t i = 0; i < n * c; i++) {
+        double bv = nn_load(f8, bias, i % c);
+        for (int64_t j = i * l; j < (i + 1) * l; j++) {
+            nn_store(f8, y, j, nn_load(f8, y, j) + bv);
+        }
+    }
+}
+
+/* gb(C) = sum over n and l of g(N, C, L), accumulated in double */
+static void
+bias_grad(int f8, char *gb, const char *gy, int64_t n, int64_t c, int64_t l)
+{
+    for (int64_t ch = 0; ch < c; ch++) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            for (int64_t j = (i * c + ch) * l; j < (i * c + ch + 1) * l; j++) {
+                acc += nn_load(f8, gy, j);
+            }
+        }
+        nn_store(f8, gb, ch, acc);
+    }
+}
 
 /* ---- im2col / col2im of one plane ---- */
 
@@ -231,35 +229,38 @@ typedef struct ColJob {
     AddRunFn add;
 } ColJob;
 
+/* Moves the planes of jobs [begin, end) between the image tensor and the column buffer:
+ * im2col (to_col) or col2im into the zeroed image plane. */
 static int
-im2col_job(void *ctx, int64_t begin, int64_t end)
+col_planes(const ColJob *j, int64_t begin, int64_t end, int to_col)
 {
-    const ColJob *j = ctx;
     const ConvGeom *g = j->g;
     int64_t kdim = j->cpg * g->kvol, ld = j->b * g->col_numel;
     for (int64_t t = begin; t < end; t++) {
         int64_t bi = t / j->c, c = t % j->c, grp = c / j->cpg, cl = c % j->cpg;
-        const char *src = j->x + (size_t)(((j->n0 + bi) * j->c + c) * g->img_numel) * j->isz;
-        char *dst = j->cb + (size_t)(((grp * kdim + cl * g->kvol) * j->b + bi) * g->col_numel) * j->isz;
-        im2col_plane(src, dst, ld, g, j->isz);
+        size_t img = (size_t)(((j->n0 + bi) * j->c + c) * g->img_numel) * j->isz;
+        size_t col = (size_t)(((grp * kdim + cl * g->kvol) * j->b + bi) * g->col_numel) * j->isz;
+        if (to_col) {
+            im2col_plane(j->x + img, j->cb + col, ld, g, j->isz);
+        }
+        else {
+            memset(j->y + img, 0, (size_t)g->img_numel * j->isz);
+            col2im_plane(j->y + img, j->cb + col, ld, g, j->isz, j->add);
+        }
     }
     return 0;
 }
 
 static int
+im2col_job(void *ctx, int64_t begin, int64_t end)
+{
+    return col_planes(ctx, begin, end, 1);
+}
+
+static int
 col2im_job(void *ctx, int64_t begin, int64_t end)
 {
-    const ColJob *j = ctx;
-    const ConvGeom *g = j->g;
-    int64_t kdim = j->cpg * g->kvol, ld = j->b * g->col_numel;
-    for (int64_t t = begin; t < end; t++) {
-        int64_t bi = t / j->c, c = t % j->c, grp = c / j->cpg, cl = c % j->cpg;
-        char *dst = j->y + (size_t)(((j->n0 + bi) * j->c + c) * g->img_numel) * j->isz;
-        const char *src = j->cb + (size_t)(((grp * kdim + cl * g->kvol) * j->b + bi) * g->col_numel) * j->isz;
-        memset(dst, 0, (size_t)g->img_numel * j->isz);
-        col2im_plane(dst, src, ld, g, j->isz, j->add);
-    }
-    return 0;
+    return col_planes(ctx, begin, end, 0);
 }
 
 static int
@@ -763,8 +764,8 @@ convolution_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     if (bc != NULL && y->numel > 0) {
-        (work == PTL_DTYPE_FLOAT32 ? add_bias_f4 : add_bias_f8)(
-            ptl_tensor_data(y), ptl_tensor_data(bc), y->sizes[0], y->sizes[1], y->sizes[2]);
+        add_bias(work != PTL_DTYPE_FLOAT32, ptl_tensor_data(y), ptl_tensor_data(bc), y->sizes[0],
+                 y->sizes[1], y->sizes[2]);
     }
     int64_t osz[5] = {x->sizes[0], y->sizes[1]};
     for (int i = 0; i < a.nd; i++) {
@@ -840,9 +841,8 @@ convolution_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
         if ((out[2] = ptl_empty(1, &c, work, x->device)) == NULL) {
             goto error;
         }
-        (work == PTL_DTYPE_FLOAT32 ? bias_grad_f4 : bias_grad_f8)(
-            ptl_tensor_data(out[2]), ptl_tensor_data(gc), go->sizes[0], c,
-            c > 0 && go->sizes[0] > 0 ? go->numel / (go->sizes[0] * c) : 0);
+        bias_grad(work != PTL_DTYPE_FLOAT32, ptl_tensor_data(out[2]), ptl_tensor_data(gc),
+                  go->sizes[0], c, c > 0 && go->sizes[0] > 0 ? go->numel / (go->sizes[0] * c) : 0);
     }
     for (int i = 0; i < 3; i++) {
         if (out[i] != NULL && (out[i] = nn_finish(out[i], go->dtype)) == NULL) {

@@ -547,26 +547,10 @@ grid_sampler_backward_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, 
     if (gs_per_sample(&j, x->sizes[0], gs_double_job) < 0) {
         goto error;
     }
-    for (int i = 0; i < 3; i++) {
-        if (r[i] != NULL && (r[i] = nn_finish(r[i], like[i]->dtype)) == NULL) {
-            goto error;
-        }
-    }
-    for (int i = 0; i < 5; i++) {
-        ptl_xdecref(in[i]);
-    }
-    for (int i = 0; i < 3; i++) {
-        s[i] = ptl_iv_tensor(r[i]);
-    }
-    return 0;
+    PtlDtype out_dt[3] = {like[0]->dtype, like[1]->dtype, like[2]->dtype};
+    return nn_return(s, r, out_dt, 3, in, 5, 1);
 error:
-    for (int i = 0; i < 5; i++) {
-        ptl_xdecref(in[i]);
-    }
-    for (int i = 0; i < 3; i++) {
-        ptl_xdecref(r[i]);
-    }
-    return -1;
+    return nn_return(s, r, NULL, 3, in, 5, 0);
 }
 
 static const PtlKernelReg grid_sampler_kernels[] = {

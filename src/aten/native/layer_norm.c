@@ -468,26 +468,9 @@ native_layer_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
         goto error;
     }
     PtlDtype out_dt[3] = {x->dtype, w != NULL ? w->dtype : x->dtype, b != NULL ? b->dtype : x->dtype};
-    for (int i = 0; i < 3; i++) {
-        if (r[i] != NULL && (r[i] = nn_finish(r[i], out_dt[i])) == NULL) {
-            goto error;
-        }
-    }
-    for (int i = 0; i < 5; i++) {
-        ptl_xdecref(in[i]);
-    }
-    for (int i = 0; i < 3; i++) {
-        s[i] = ptl_iv_tensor(r[i]);
-    }
-    return 0;
+    return nn_return(s, r, out_dt, 3, in, 5, 1);
 error:
-    for (int i = 0; i < 5; i++) {
-        ptl_xdecref(in[i]);
-    }
-    for (int i = 0; i < 3; i++) {
-        ptl_xdecref(r[i]);
-    }
-    return -1;
+    return nn_return(s, r, NULL, 3, in, 5, 0);
 }
 
 static const PtlKernelReg layer_norm_cpu[] = {

@@ -174,14 +174,31 @@ expand_to(PtlTensorImpl *self, int n, const int64_t *sizes)
     return ptl_call_tensor(PTL_OP_expand, args);
 }
 
-/* res (fresh, shaped like the product) = beta * self + alpha * a @ b, self already
- * broadcast to res's shape; self is not read when beta is 0. */
+/* The end of addmm and baddbmm: s[0] = beta * ex + alpha * a @ b (beta, alpha in s[3],
+ * s[4]), a new tensor of ex's shape, dtype and device; ex is self broadcast to the product's
+ * shape (not read when beta is 0) and is released here.  name: the kernel named when ex is
+ * bool. */
 static int
-add_product(PtlTensorImpl *res, PtlTensorImpl *self, PtlTensorImpl *a, PtlTensorImpl *b,
-            const PtlIValue *beta, const PtlIValue *alpha)
+add_product(PtlIValue *s, const char *name, PtlTensorImpl *ex, PtlTensorImpl *a,
+            PtlTensorImpl *b)
 {
-    return ptl_gemm_add(res, a, b, ptl_iv_to_double(alpha), effective_beta(beta, res->dtype),
-                        self);
+    PtlTensorImpl *res = NULL;
+    if (ex->dtype == PTL_DTYPE_BOOL) {
+        not_implemented(name, ex->dtype);
+        goto error;
+    }
+    res = ptl_empty(ex->dim, ex->sizes, ex->dtype, ex->device);
+    if (res == NULL || ptl_gemm_add(res, a, b, ptl_iv_to_double(&s[4]),
+                                    effective_beta(&s[3], res->dtype), ex) < 0) {
+        goto error;
+    }
+    ptl_decref(ex);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    ptl_decref(ex);
+    ptl_xdecref(res);
+    return -1;
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1):
@@ -191,8 +208,7 @@ addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *m1 = s[1].u.t, *m2 = s[2].u.t;
-    PtlTensorImpl *ex = NULL, *res = NULL;
+    PtlTensorImpl *self = s[0].u.t, *m1 = s[1].u.t, *m2 = s[2].u.t, *ex = NULL;
 
     PTL_CHECK(m1->dim == 2, PTL_ERR_RUNTIME, "mat1 must be a matrix, got %d-D tensor", m1->dim);
     PTL_CHECK(m2->dim == 2, PTL_ERR_RUNTIME, "mat2 must be a matrix, got %d-D tensor", m2->dim);
@@ -209,20 +225,9 @@ addmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PTL_CHECK(self->dtype == m2->dtype, PTL_ERR_RUNTIME,
               "self and mat2 must have the same dtype, but got %s and %s",
               ptl_dtype_legacy_name(self->dtype), ptl_dtype_legacy_name(m2->dtype));
-    if (self->dtype == PTL_DTYPE_BOOL) {
-        not_implemented("addmm_impl_cpu_", self->dtype);
-        goto error;
-    }
-    if ((res = ptl_empty(2, sizes, self->dtype, self->device)) == NULL ||
-        add_product(res, ex, m1, m2, &s[3], &s[4]) < 0) {
-        goto error;
-    }
-    ptl_decref(ex);
-    s[0] = ptl_iv_tensor(res);
-    return 0;
+    return add_product(s, "addmm_impl_cpu_", ex, m1, m2);
 error:
     ptl_xdecref(ex);
-    ptl_xdecref(res);
     return -1;
 }
 
@@ -233,8 +238,7 @@ baddbmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *b1 = s[1].u.t, *b2 = s[2].u.t;
-    PtlTensorImpl *ex = NULL, *res = NULL;
+    PtlTensorImpl *self = s[0].u.t, *b1 = s[1].u.t, *b2 = s[2].u.t, *ex = NULL;
     int64_t d = 2;
 
     PTL_CHECK(b1->dim == 3, PTL_ERR_RUNTIME, "batch1 must be a 3D tensor");
@@ -253,20 +257,9 @@ baddbmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (check_bmm(b1, b2) < 0) {
         goto error;
     }
-    if (self->dtype == PTL_DTYPE_BOOL) {
-        not_implemented("baddbmm", self->dtype);
-        goto error;
-    }
-    if ((res = ptl_empty(3, sizes, self->dtype, self->device)) == NULL ||
-        add_product(res, ex, b1, b2, &s[3], &s[4]) < 0) {
-        goto error;
-    }
-    ptl_decref(ex);
-    s[0] = ptl_iv_tensor(res);
-    return 0;
+    return add_product(s, "baddbmm", ex, b1, b2);
 error:
     ptl_xdecref(ex);
-    ptl_xdecref(res);
     return -1;
 }
 

@@ -75,6 +75,33 @@ nn_finish(PtlTensorImpl *res, PtlDtype dt)
     return r;
 }
 
+/* The end of a kernel with n results r[] (stolen; NULL ones return None) and k prepared
+ * inputs in[] (NULL ones skipped): where ok, each result is converted to dt[i] (nn_finish)
+ * and put in s[i]; the inputs are released either way, the results too when !ok or a
+ * conversion fails.  Returns 0 or -1. */
+static inline int
+nn_return(PtlIValue *s, PtlTensorImpl **r, const PtlDtype *dt, int n, PtlTensorImpl **in,
+          int k, int ok)
+{
+    for (int i = 0; i < n && ok; i++) {
+        if (r[i] != NULL && (r[i] = nn_finish(r[i], dt[i])) == NULL) {
+            ok = 0;
+        }
+    }
+    for (int i = 0; i < k; i++) {
+        ptl_xdecref(in[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        if (ok) {
+            s[i] = ptl_iv_tensor(r[i]);
+        }
+        else {
+            ptl_xdecref(r[i]);
+        }
+    }
+    return ok ? 0 : -1;
+}
+
 /* A new zero-filled contiguous tensor (new ref). */
 static inline PtlTensorImpl *
 nn_zeros(int dim, const int64_t *sizes, PtlDtype dt)

@@ -319,40 +319,29 @@ max_fwd(const PoolJob *j, int f8, int64_t b, int64_t e)
     return 0;
 }
 
-/* grad_input[plane][idx] += grad_output[plane][o]; max_unpool2d's forward assigns */
+/* Moves values by the saved indices, plane by plane: scatter (grad_input[plane][idx[o]] +=
+ * grad_output[plane][o]; max_unpool2d's forward assigns) or gather (y[plane][o] =
+ * x[plane][idx[o]]: max_unpool2d's backward). */
 static inline int
-scatter(const PoolJob *j, int f8, int64_t b, int64_t e)
+move_by_index(const PoolJob *j, int f8, int64_t b, int64_t e, int scatter)
 {
     const PoolPlan *p = j->p;
     const int64_t es = f8 ? 8 : 4;
     int64_t isz = p->in[0] * p->in[1] * p->in[2];
     int64_t osz = p->out[0] * p->out[1] * p->out[2];
+    int64_t xsz = scatter ? osz : isz, ysz = scatter ? isz : osz;
     for (int64_t pl = b; pl < e; pl++) {
-        const char *g = j->x + pl * osz * es;
-        char *gi = j->y + pl * isz * es;
+        const char *x = j->x + pl * xsz * es;
+        char *y = j->y + pl * ysz * es;
         const int64_t *ix = j->cidx + pl * osz;
         for (int64_t o = 0; o < osz; o++) {
-            double v = nn_load(f8, g, o);
-            nn_store(f8, gi, ix[o], j->assign ? v : nn_load(f8, gi, ix[o]) + v);
-        }
-    }
-    return 0;
-}
-
-/* y[plane][o] = x[plane][idx[o]]: max_unpool2d's backward */
-static inline int
-gather(const PoolJob *j, int f8, int64_t b, int64_t e)
-{
-    const PoolPlan *p = j->p;
-    const int64_t es = f8 ? 8 : 4;
-    int64_t isz = p->in[0] * p->in[1] * p->in[2];
-    int64_t osz = p->out[0] * p->out[1] * p->out[2];
-    for (int64_t pl = b; pl < e; pl++) {
-        const char *x = j->x + pl * isz * es;
-        char *y = j->y + pl * osz * es;
-        const int64_t *ix = j->cidx + pl * osz;
-        for (int64_t o = 0; o < osz; o++) {
-            nn_store(f8, y, o, nn_load(f8, x, ix[o]));
+            if (scatter) {
+                double v = nn_load(f8, x, o);
+                nn_store(f8, y, ix[o], j->assign ? v : nn_load(f8, y, ix[o]) + v);
+            }
+            else {
+                nn_store(f8, y, o, nn_load(f8, x, ix[o]));
+            }
         }
     }
     return 0;
@@ -447,12 +436,12 @@ avg_planes(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
     static int                                                                               \
     scatter_##SUF(void *ctx, int64_t b, int64_t e)                                           \
     {                                                                                        \
-        return scatter(ctx, F8, b, e);                                                       \
+        return move_by_index(ctx, F8, b, e, 1);                                              \
     }                                                                                        \
     static int                                                                               \
     gather_##SUF(void *ctx, int64_t b, int64_t e)                                            \
     {                                                                                        \
-        return gather(ctx, F8, b, e);                                                        \
+        return move_by_index(ctx, F8, b, e, 0);                                              \
     }                                                                                        \
     static int                                                                               \
     avg_fwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
@@ -645,6 +634,39 @@ out_shape(const PtlTensorImpl *x, int nd, const PoolPlan *p, int64_t *sizes)
 
 /* ---- max pooling ---- */
 
+/* Max pooling of x by the plan p (windows set) over nd spatial dims: s[0] = the values,
+ * s[1] = the flat indices; frees the plan. */
+static int
+max_pool_run(PoolPlan *p, PtlTensorImpl *x, int nd, PtlIValue *s)
+{
+    PtlTensorImpl *xc = NULL, *y = NULL, *ix = NULL;
+    int64_t osz[PTL_MAX_DIMS];
+    PtlDtype work = nn_work_dtype(x->dtype);
+    out_shape(x, nd, p, osz);
+    if ((xc = nn_prepare(x, work)) == NULL ||
+        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
+        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
+        goto error;
+    }
+    PoolJob j = {p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
+                 NULL, 0};
+    if (run_planes(p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0 ||
+        (y = nn_finish(y, x->dtype)) == NULL) {
+        goto error;
+    }
+    plan_free(p);
+    ptl_decref(xc);
+    s[0] = ptl_iv_tensor(y);
+    s[1] = ptl_iv_tensor(ix);
+    return 0;
+error:
+    plan_free(p);
+    ptl_xdecref(xc);
+    ptl_xdecref(y);
+    ptl_xdecref(ix);
+    return -1;
+}
+
 /* max_pool{2,3}d_with_indices(Tensor self, kernel_size, stride=[], padding=0, dilation=1,
  * bool ceil_mode=False) -> (Tensor, Tensor):  (N, C, *in) -> (N, C, *out) twice */
 static int
@@ -652,47 +674,21 @@ max_pool_with_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
 {
     (void)ks;
     int nd = op == ptl_op(PTL_OP_max_pool3d_with_indices) ? 3 : 2;
-    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL, *ix = NULL;
+    PtlTensorImpl *x = s[0].u.t;
     PoolArgs a;
     PoolPlan p = {0};
-    int64_t osz[PTL_MAX_DIMS];
 
     if (pool_setup(nd == 2 ? "max_pool2d" : "max_pool3d", x, s, nd, 1, &a, &p) < 0 ||
         nn_check_dtype(nd == 2 ? "max_pool2d" : "max_pool3d", x->dtype, 1) < 0) {
         return -1;
     }
-    PtlDtype work = nn_work_dtype(x->dtype);
-    out_shape(x, nd, &p, osz);
     if (plan_alloc(&p) < 0) {
         return -1;
     }
     for (int d = 0; d < 3; d++) {
         plan_strided(&p, d, a.k[d], a.s[d], a.p[d], 0);
     }
-    if ((xc = nn_prepare(x, work)) == NULL ||
-        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
-        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
-        goto error;
-    }
-    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
-                 NULL, 0};
-    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0) {
-        goto error;
-    }
-    if ((y = nn_finish(y, x->dtype)) == NULL) {
-        goto error;
-    }
-    plan_free(&p);
-    ptl_decref(xc);
-    s[0] = ptl_iv_tensor(y);
-    s[1] = ptl_iv_tensor(ix);
-    return 0;
-error:
-    plan_free(&p);
-    ptl_xdecref(xc);
-    ptl_xdecref(y);
-    ptl_xdecref(ix);
-    return -1;
+    return max_pool_run(&p, x, nd, s);
 }
 
 /* grad_input (zeros shaped like self) += grad_output scattered through indices; the plan
@@ -902,19 +898,16 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
     return 0;
 }
 
-/* _adaptive_avg_pool2d(Tensor self, output_size):  (N, C, H, W) -> (N, C, oh, ow) */
+/* Adaptive average pooling of x to the output size osize (bwd = 0: s[0] = the pooled x, in
+ * x's dtype) or its backward (bwd = 1: s[0] = the gradient g spread back over x's shape). */
 static int
-adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *osize, int bwd)
 {
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *x = s[0].u.t, *y;
     PoolPlan p = {0};
-    if (nn_check_dtype("adaptive_avg_pool2d", x->dtype, 0) < 0 ||
-        adaptive_setup("adaptive_avg_pool2d", x, &s[1], &p, 1) < 0) {
+    if (adaptive_setup("adaptive_avg_pool2d", x, osize, &p, 1) < 0) {
         return -1;
     }
-    y = avg_run(x, x, 2, &p, 0, x->dtype);
+    PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, g->dtype);
     plan_free(&p);
     if (y == NULL) {
         return -1;
@@ -923,26 +916,28 @@ adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     return 0;
 }
 
+/* _adaptive_avg_pool2d(Tensor self, output_size):  (N, C, H, W) -> (N, C, oh, ow) */
+static int
+adaptive_avg_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    if (nn_check_dtype("adaptive_avg_pool2d", s[0].u.t->dtype, 0) < 0) {
+        return -1;
+    }
+    return adaptive_avg(s, s[0].u.t, s[0].u.t, &s[1], 0);
+}
+
 /* _adaptive_avg_pool2d_backward(grad_output, self) -> grad_input shaped like self */
 static int
 adaptive_avg_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
+    PtlTensorImpl *g = s[0].u.t;
     int64_t os[2] = {g->sizes[g->dim - 2], g->sizes[g->dim - 1]};
     PtlIValue osize = ptl_iv_intlist(os, 2);
-    PoolPlan p = {0};
-    if (adaptive_setup("adaptive_avg_pool2d", x, &osize, &p, 1) < 0) {
-        return -1;
-    }
-    gi = avg_run(g, x, 2, &p, 1, g->dtype);
-    plan_free(&p);
-    if (gi == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(gi);
-    return 0;
+    return adaptive_avg(s, g, s[1].u.t, &osize, 1);
 }
 
 /* adaptive_max_pool2d(Tensor self, output_size) -> (Tensor, Tensor) */
@@ -951,9 +946,8 @@ adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL, *ix = NULL;
+    PtlTensorImpl *x = s[0].u.t;
     PoolPlan p = {0};
-    int64_t osz[PTL_MAX_DIMS];
     if (adaptive_setup("adaptive_max_pool2d", x, &s[1], &p, 0) < 0) {
         return -1;
     }
@@ -961,30 +955,7 @@ adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
         plan_free(&p);
         return -1;
     }
-    PtlDtype work = nn_work_dtype(x->dtype);
-    out_shape(x, 2, &p, osz);
-    if ((xc = nn_prepare(x, work)) == NULL ||
-        (y = ptl_empty(x->dim, osz, work, x->device)) == NULL ||
-        (ix = ptl_empty(x->dim, osz, PTL_DTYPE_INT64, x->device)) == NULL) {
-        goto error;
-    }
-    PoolJob j = {&p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
-                 NULL, 0};
-    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_fwd_f4 : max_fwd_f8, &j) < 0 ||
-        (y = nn_finish(y, x->dtype)) == NULL) {
-        goto error;
-    }
-    plan_free(&p);
-    ptl_decref(xc);
-    s[0] = ptl_iv_tensor(y);
-    s[1] = ptl_iv_tensor(ix);
-    return 0;
-error:
-    plan_free(&p);
-    ptl_xdecref(xc);
-    ptl_xdecref(y);
-    ptl_xdecref(ix);
-    return -1;
+    return max_pool_run(&p, x, 2, s);
 }
 
 /* adaptive_max_pool2d_backward(grad_output, self, indices) -> grad_input */

@@ -67,6 +67,30 @@ new_like(PtlTensorImpl *self, PtlDtype dt)
     return ptl_call_tensor(PTL_OP_empty_like, a);
 }
 
+/* A new CPU tensor of the int[] argument size's shape in dtype (NULL on error). */
+static PtlTensorImpl *
+new_sized(const PtlIValue *size, PtlDtype dt)
+{
+    if (size->u.il.n > PTL_MAX_DIMS) {
+        ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions", PTL_MAX_DIMS);
+        return NULL;
+    }
+    return ptl_empty((int)size->u.il.n, size->u.il.data, dt, ptl_device_cpu());
+}
+
+/* The end of a factory: the new tensor t on the stack once its fill returned rc = 0, else
+ * t released. */
+static int
+return_new(PtlIValue *s, PtlTensorImpl *t, int rc)
+{
+    if (rc < 0) {
+        ptl_decref(t);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
 /* A new contiguous float64 copy of t expanded to sizes[0..dim) (expand's errors). */
 static PtlTensorImpl *
 expanded_f64(PtlTensorImpl *t, int dim, const int64_t *sizes)
@@ -550,20 +574,12 @@ randint_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int low = op->id == PTL_OP_randint_low || op->id == PTL_OP_randint_low_generator;
     const PtlIValue *size = &s[low ? 2 : 1];
     PtlDtype dt = dtype_arg(op, s, PTL_DTYPE_INT64);
-    if (size->u.il.n > PTL_MAX_DIMS) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
-                             PTL_MAX_DIMS);
-    }
-    PtlTensorImpl *t = ptl_empty((int)size->u.il.n, size->u.il.data, dt, ptl_device_cpu());
+    PtlTensorImpl *t = new_sized(size, dt);
     if (t == NULL) {
         return -1;
     }
-    if (random_from_to(t, low ? s[0].u.i : 0, s[low ? 1 : 0].u.i, generator_arg(op, s)) < 0) {
-        ptl_decref(t);
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(t);
-    return 0;
+    return return_new(s, t, random_from_to(t, low ? s[0].u.i : 0, s[low ? 1 : 0].u.i,
+                                           generator_arg(op, s)));
 }
 
 /* randint_like(self, high), randint_like.low_dtype(self, low, high): like randint, shaped
@@ -578,12 +594,8 @@ randint_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (t == NULL) {
         return -1;
     }
-    if (random_from_to(t, low ? s[1].u.i : 0, s[low ? 2 : 1].u.i, generator_arg(op, s)) < 0) {
-        ptl_decref(t);
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(t);
-    return 0;
+    return return_new(s, t, random_from_to(t, low ? s[1].u.i : 0, s[low ? 2 : 1].u.i,
+                                           generator_arg(op, s)));
 }
 
 /* ---- continuous factories ---- */
@@ -606,21 +618,12 @@ rand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt) < 0) {
         return -1;
     }
-    if (size->u.il.n > PTL_MAX_DIMS) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
-                             PTL_MAX_DIMS);
-    }
-    PtlTensorImpl *t = ptl_empty((int)size->u.il.n, size->u.il.data, dt, ptl_device_cpu());
+    PtlTensorImpl *t = new_sized(size, dt);
     if (t == NULL) {
         return -1;
     }
     j.bits = mantissa_digits(dt);
-    if (fill(t, &j, generator_arg(op, s)) < 0) {
-        ptl_decref(t);
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(t);
-    return 0;
+    return return_new(s, t, fill(t, &j, generator_arg(op, s)));
 }
 
 /* rand_like(self), randn_like(self): shaped like self, self's dtype unless given */
@@ -639,12 +642,7 @@ rand_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     j.bits = mantissa_digits(dt);
-    if (fill(t, &j, generator_arg(op, s)) < 0) {
-        ptl_decref(t);
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(t);
-    return 0;
+    return return_new(s, t, fill(t, &j, generator_arg(op, s)));
 }
 
 /* ---- in-place samplers with scalar parameters ---- */

@@ -29,39 +29,12 @@
 /* ---- nonlinearities over an array, in place ---- */
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-PTL_AVX2 static inline __m256
-sigmoid8(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    return _mm256_div_ps(one, _mm256_add_ps(one, ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(),
-                                                                               x))));
-}
-
-/* tanh: |x| < 0.625 by an odd polynomial (Cephes tanhf's coefficients), else
- * sign(x) (1 - 2 / (e^2|x| + 1)) */
-PTL_AVX2 static inline __m256
-tanh8(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
-    __m256 ax = _mm256_andnot_ps(sign, x);
-    __m256 e = ptl_vm_exp_ps(_mm256_add_ps(ax, ax));
-    __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-    __m256 z = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
-    big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
-    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
-    return _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
-}
-
 /* y = f(y) on n floats, 8 at a time, the tail through a masked load and store */
 #define DEFINE_ARRAY_AVX2(NAME, VF)                                         \
     PTL_AVX2 static void                                                    \
-    NAME(float *y, int64_t n)                                               \
+    NAME(void *p, int64_t n)                                                \
     {                                                                       \
+        float *y = p;                                                       \
         int64_t i = 0;                                                      \
         for (; i + 8 <= n; i += 8) {                                        \
             _mm256_storeu_ps(y + i, VF(_mm256_loadu_ps(y + i)));            \
@@ -71,59 +44,200 @@ tanh8(__m256 x)
             _mm256_maskstore_ps(y + i, m, VF(_mm256_maskload_ps(y + i, m))); \
         }                                                                   \
     }
-DEFINE_ARRAY_AVX2(sigmoid_f_avx2, sigmoid8)
-DEFINE_ARRAY_AVX2(tanh_f_avx2, tanh8)
+DEFINE_ARRAY_AVX2(sigmoid_f_avx2, ptl_vm_sigmoid_ps)
+DEFINE_ARRAY_AVX2(tanh_f_avx2, ptl_vm_tanh_ps)
 #endif
 
 static void
-sigmoid_f_portable(float *y, int64_t n)
+sigmoid_f_portable(void *p, int64_t n)
 {
+    float *y = p;
     for (int64_t i = 0; i < n; i++) {
         y[i] = ptl_sigmoid_f(y[i]);
     }
 }
 
 static void
-tanh_f_portable(float *y, int64_t n)
+tanh_f_portable(void *p, int64_t n)
 {
+    float *y = p;
     for (int64_t i = 0; i < n; i++) {
         y[i] = tanhf(y[i]);
     }
 }
 
 static void
-sigmoid_d(double *y, int64_t n)
+sigmoid_d(void *p, int64_t n)
 {
+    double *y = p;
     for (int64_t i = 0; i < n; i++) {
         y[i] = ptl_sigmoid_d(y[i]);
     }
 }
 
 static void
-tanh_d(double *y, int64_t n)
+tanh_d(void *p, int64_t n)
 {
+    double *y = p;
     for (int64_t i = 0; i < n; i++) {
         y[i] = tanh(y[i]);
     }
 }
 
-typedef void (*ArrayFnF)(float *y, int64_t n);
+/* ---- the cells' formulas over one batch row, typed so that they vectorize ---- */
 
-typedef struct Acts {
-    ArrayFnF sigmoid, tanh;
-} Acts;
+/* gate_sum: w = ig + hg (+ bi + bh), n elements: the gates before their nonlinearities.
+ * mul: y = o y. */
+#define DEFINE_GATE_ROWS(T, SUF)                                                             \
+    static void                                                                              \
+    gate_sum_##SUF(void *wp, const void *igp, const void *hgp, const void *bip,              \
+                   const void *bhp, int64_t n)                                               \
+    {                                                                                        \
+        T *w = wp;                                                                           \
+        const T *ig = igp, *hg = hgp, *bi = bip, *bh = bhp;                                  \
+        for (int64_t k = 0; k < n; k++) {                                                    \
+            w[k] = ig[k] + hg[k];                                                            \
+        }                                                                                    \
+        if (bi != NULL) {                                                                    \
+            for (int64_t k = 0; k < n; k++) {                                                \
+                w[k] = w[k] + bi[k] + bh[k];                                                 \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+    static void                                                                              \
+    mul_##SUF(void *yp, const void *op, int64_t n)                                           \
+    {                                                                                        \
+        T *y = yp;                                                                           \
+        const T *o = op;                                                                     \
+        for (int64_t j = 0; j < n; j++) {                                                    \
+            y[j] = o[j] * y[j];                                                              \
+        }                                                                                    \
+    }
 
-static Acts
-float_acts(void)
+/* lstm_state: cy = f cx + i g and hy = cy from the activated gates w = (i, f, g, o).
+ * lstm_grad: the gates' grads and gcx (Note [Fused cells]); gcx holds tanh(cy) on entry. */
+#define DEFINE_LSTM_ROWS(T, SUF)                                                             \
+    static void                                                                              \
+    lstm_state_##SUF(void *cyp, void *hyp, const void *wp, const void *cxp, int64_t h)       \
+    {                                                                                        \
+        T *cy = cyp, *hy = hyp;                                                              \
+        const T *w = wp, *cx = cxp;                                                          \
+        for (int64_t j = 0; j < h; j++) {                                                    \
+            cy[j] = w[h + j] * cx[j] + w[j] * w[2 * h + j];                                  \
+            hy[j] = cy[j];                                                                   \
+        }                                                                                    \
+    }                                                                                        \
+    static void                                                                              \
+    lstm_grad_##SUF(void *ggp, void *gcxp, const void *wp, const void *cxp,                  \
+                    const void *ghyp, const void *gcyp, int64_t h)                           \
+    {                                                                                        \
+        T *gg = ggp, *gcx = gcxp;                                                            \
+        const T *w = wp, *cx = cxp, *ghy = ghyp, *gcy = gcyp;                                \
+        for (int64_t j = 0; j < h; j++) {                                                    \
+            T i = w[j], f = w[h + j], gt = w[2 * h + j], o = w[3 * h + j], tc = gcx[j];      \
+            T gh = ghy ? ghy[j] : 0, gct = gh * o * (1 - tc * tc) + (gcy ? gcy[j] : 0);      \
+            gg[j] = gct * gt * i * (1 - i);                                                  \
+            gg[h + j] = gct * cx[j] * f * (1 - f);                                           \
+            gg[2 * h + j] = gct * i * (1 - gt * gt);                                         \
+            gg[3 * h + j] = gh * tc * o * (1 - o);                                           \
+            gcx[j] = gct * f;                                                                \
+        }                                                                                    \
+    }
+
+/* gru_new: the workspace's n (before its tanh), hx and hn from the activated r.  gru_out:
+ * hy = n + z (hx - n).  gru_grad: the input and hidden gates' grads and ghx. */
+#define DEFINE_GRU_ROWS(T, SUF)                                                              \
+    static void                                                                              \
+    gru_new_##SUF(void *wp, const void *igp, const void *hgp, const void *hxp,               \
+                  const void *bip, const void *bhp, int64_t h)                               \
+    {                                                                                        \
+        T *w = wp;                                                                           \
+        const T *ig = igp, *hg = hgp, *hx = hxp, *bi = bip, *bh = bhp;                       \
+        for (int64_t j = 0; j < h; j++) {                                                    \
+            T hn = bi != NULL ? hg[2 * h + j] + bh[2 * h + j] : hg[2 * h + j];               \
+            T xn = bi != NULL ? ig[2 * h + j] + bi[2 * h + j] : ig[2 * h + j];               \
+            w[2 * h + j] = xn + w[j] * hn;                                                   \
+            w[3 * h + j] = hx[j];                                                            \
+            w[4 * h + j] = hn;                                                               \
+        }                                                                                    \
+    }                                                                                        \
+    static void                                                                              \
+    gru_out_##SUF(void *hyp, const void *wp, const void *hxp, int64_t h)                     \
+    {                                                                                        \
+        T *hy = hyp;                                                                         \
+        const T *w = wp, *hx = hxp;                                                          \
+        for (int64_t j = 0; j < h; j++) {                                                    \
+            hy[j] = w[2 * h + j] + w[h + j] * (hx[j] - w[2 * h + j]);                        \
+        }                                                                                    \
+    }                                                                                        \
+    static void                                                                              \
+    gru_grad_##SUF(void *gip, void *ghp, void *ghxp, const void *wp, const void *ghyp,       \
+                   int64_t h)                                                                \
+    {                                                                                        \
+        T *gi = gip, *gh = ghp, *ghx = ghxp;                                                 \
+        const T *w = wp, *ghy = ghyp;                                                        \
+        for (int64_t j = 0; j < h; j++) {                                                    \
+            T r = w[j], z = w[h + j], n = w[2 * h + j], go = ghy[j];                         \
+            T gn = go * (1 - z) * (1 - n * n), gr = gn * w[4 * h + j] * r * (1 - r);         \
+            gi[j] = gh[j] = gr;                                                              \
+            gi[h + j] = gh[h + j] = go * (w[3 * h + j] - n) * z * (1 - z);                   \
+            gi[2 * h + j] = gn;                                                              \
+            gh[2 * h + j] = gn * r;                                                          \
+            ghx[j] = go * z;                                                                 \
+        }                                                                                    \
+    }
+
+DEFINE_GATE_ROWS(float, f4)
+DEFINE_GATE_ROWS(double, f8)
+DEFINE_LSTM_ROWS(float, f4)
+DEFINE_LSTM_ROWS(double, f8)
+DEFINE_GRU_ROWS(float, f4)
+DEFINE_GRU_ROWS(double, f8)
+#undef DEFINE_GATE_ROWS
+#undef DEFINE_LSTM_ROWS
+#undef DEFINE_GRU_ROWS
+
+typedef void (*ArrayFn)(void *y, int64_t n);
+
+/* One dtype's element size, nonlinearities (in place) and row formulas. */
+typedef struct CellOps {
+    size_t es;
+    ArrayFn sigmoid, tanh;
+    void (*gate_sum)(void *w, const void *ig, const void *hg, const void *bi, const void *bh,
+                     int64_t n);
+    void (*mul)(void *y, const void *o, int64_t n);
+    void (*lstm_state)(void *cy, void *hy, const void *w, const void *cx, int64_t h);
+    void (*lstm_grad)(void *gg, void *gcx, const void *w, const void *cx, const void *ghy,
+                      const void *gcy, int64_t h);
+    void (*gru_new)(void *w, const void *ig, const void *hg, const void *hx, const void *bi,
+                    const void *bh, int64_t h);
+    void (*gru_out)(void *hy, const void *w, const void *hx, int64_t h);
+    void (*gru_grad)(void *gi, void *gh, void *ghx, const void *w, const void *ghy, int64_t h);
+} CellOps;
+
+static CellOps
+cell_ops(PtlDtype dt)
 {
-    Acts a = {sigmoid_f_portable, tanh_f_portable};
+    if (dt == PTL_DTYPE_FLOAT64) {
+        return (CellOps){8, sigmoid_d, tanh_d, gate_sum_f8, mul_f8, lstm_state_f8,
+                         lstm_grad_f8, gru_new_f8, gru_out_f8, gru_grad_f8};
+    }
+    CellOps ops = {4, sigmoid_f_portable, tanh_f_portable, gate_sum_f4, mul_f4,
+                   lstm_state_f4, lstm_grad_f4, gru_new_f4, gru_out_f4, gru_grad_f4};
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        a.sigmoid = sigmoid_f_avx2;
-        a.tanh = tanh_f_avx2;
+        ops.sigmoid = sigmoid_f_avx2;
+        ops.tanh = tanh_f_avx2;
     }
 #endif
-    return a;
+    return ops;
+}
+
+/* Element i of the array at p (NULL stays NULL). */
+static inline char *
+elem(const void *p, int64_t i, size_t es)
+{
+    return p != NULL ? (char *)p + (size_t)i * es : NULL;
 }
 
 /* ---- argument checks (PyTorch's checkSizes in RNN.cu) ---- */
@@ -277,78 +391,47 @@ typedef struct LstmCtx {
     const void *ig, *hg, *cx, *bi, *bh, *ghy, *gcy, *cy, *ws;
     void *hy, *cy_out, *ws_out, *gg, *gcx;
     int64_t h;
-    Acts acts;
+    CellOps ops;
 } LstmCtx;
 
-/* Forward row b: w = activated gates, cy = f cx + i g, hy = o tanh(cy).  Backward row b:
- * gct = ghy o (1 - tanh(cy)^2) + gcy, gates' grads (gct g i(1-i), gct cx f(1-f),
- * gct i (1-g^2), ghy tanh(cy) o(1-o)), gcx = gct f. */
-#define DEFINE_LSTM(T, SUF, SIGMOID, TANH)                                                   \
-    static int                                                                               \
-    lstm_fwd_##SUF(void *ctx, int64_t b0, int64_t b1)                                        \
-    {                                                                                        \
-        const LstmCtx *c = ctx;                                                              \
-        int64_t h = c->h, g = 4 * h;                                                         \
-        const T *bi = c->bi, *bh = c->bh;                                                    \
-        for (int64_t b = b0; b < b1; b++) {                                                  \
-            const T *ig = (const T *)c->ig + b * g, *hg = (const T *)c->hg + b * g;          \
-            const T *cx = (const T *)c->cx + b * h;                                          \
-            T *w = (T *)c->ws_out + b * g, *hy = (T *)c->hy + b * h;                         \
-            T *cy = (T *)c->cy_out + b * h;                                                  \
-            for (int64_t k = 0; k < g; k++) {                                                \
-                w[k] = ig[k] + hg[k];                                                        \
-            }                                                                                \
-            if (bi != NULL) {                                                                \
-                for (int64_t k = 0; k < g; k++) {                                            \
-                    w[k] = w[k] + bi[k] + bh[k];                                             \
-                }                                                                            \
-            }                                                                                \
-            SIGMOID(w, 2 * h);                                                               \
-            TANH(w + 2 * h, h);                                                              \
-            SIGMOID(w + 3 * h, h);                                                           \
-            for (int64_t j = 0; j < h; j++) {                                                \
-                cy[j] = w[h + j] * cx[j] + w[j] * w[2 * h + j];                              \
-                hy[j] = cy[j];                                                               \
-            }                                                                                \
-            TANH(hy, h);                                                                     \
-            for (int64_t j = 0; j < h; j++) {                                                \
-                hy[j] = w[3 * h + j] * hy[j];                                                \
-            }                                                                                \
-        }                                                                                    \
-        return 0;                                                                            \
-    }                                                                                        \
-                                                                                             \
-    static int                                                                               \
-    lstm_bwd_##SUF(void *ctx, int64_t b0, int64_t b1)                                        \
-    {                                                                                        \
-        const LstmCtx *c = ctx;                                                              \
-        int64_t h = c->h, g = 4 * h;                                                         \
-        for (int64_t b = b0; b < b1; b++) {                                                  \
-            const T *w = (const T *)c->ws + b * g, *cx = (const T *)c->cx + b * h;           \
-            const T *cy = (const T *)c->cy + b * h;                                          \
-            const T *ghy = c->ghy ? (const T *)c->ghy + b * h : NULL;                        \
-            const T *gcy = c->gcy ? (const T *)c->gcy + b * h : NULL;                        \
-            T *gg = (T *)c->gg + b * g, *gcx = (T *)c->gcx + b * h;                          \
-            /* gcx holds tanh(cy) until each element's last read */                          \
-            memcpy(gcx, cy, sizeof(T) * (size_t)h);                                          \
-            TANH(gcx, h);                                                                    \
-            for (int64_t j = 0; j < h; j++) {                                                \
-                T i = w[j], f = w[h + j], gt = w[2 * h + j], o = w[3 * h + j], tc = gcx[j];  \
-                T gh = ghy ? ghy[j] : 0, gct = gh * o * (1 - tc * tc) + (gcy ? gcy[j] : 0);  \
-                gg[j] = gct * gt * i * (1 - i);                                              \
-                gg[h + j] = gct * cx[j] * f * (1 - f);                                       \
-                gg[2 * h + j] = gct * i * (1 - gt * gt);                                     \
-                gg[3 * h + j] = gh * tc * o * (1 - o);                                       \
-                gcx[j] = gct * f;                                                            \
-            }                                                                                \
-        }                                                                                    \
-        return 0;                                                                            \
+/* Forward rows [b0, b1): the gates, their nonlinearities, cy and hy = o tanh(cy), the
+ * activated gates kept as the workspace.  Backward: tanh(cy), then the gates' and cx's grads. */
+static int
+lstm_fwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const LstmCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 4 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *w = elem(c->ws_out, b * g, es), *hy = elem(c->hy, b * h, es);
+        op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), c->bi, c->bh, g);
+        op->sigmoid(w, 2 * h);
+        op->tanh(elem(w, 2 * h, es), h);
+        op->sigmoid(elem(w, 3 * h, es), h);
+        op->lstm_state(elem(c->cy_out, b * h, es), hy, w, elem(c->cx, b * h, es), h);
+        op->tanh(hy, h);
+        op->mul(hy, elem(w, 3 * h, es), h);
     }
+    return 0;
+}
 
-#define SIGMOID_F(Y, N) c->acts.sigmoid((Y), (N))
-#define TANH_F(Y, N) c->acts.tanh((Y), (N))
-DEFINE_LSTM(float, f4, SIGMOID_F, TANH_F)
-DEFINE_LSTM(double, f8, sigmoid_d, tanh_d)
+static int
+lstm_bwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const LstmCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 4 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *gcx = elem(c->gcx, b * h, es);
+        memcpy(gcx, elem(c->cy, b * h, es), es * (size_t)h);
+        op->tanh(gcx, h);
+        op->lstm_grad(elem(c->gg, b * g, es), gcx, elem(c->ws, b * g, es), elem(c->cx, b * h, es),
+                      elem(c->ghy, b * h, es), elem(c->gcy, b * h, es), h);
+    }
+    return 0;
+}
 
 /* out[k] = sum over rows of x[r, k] (x [rows, cols] contiguous), in x's dtype */
 static void
@@ -412,9 +495,8 @@ lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.cy_out = DATA(void, cy);
     ctx.ws_out = DATA(void, ws);
     ctx.h = h;
-    ctx.acts = float_acts();
-    if (ptl_parallel_for(0, rows, row_grain(4 * h),
-                         in[0]->dtype == PTL_DTYPE_FLOAT32 ? lstm_fwd_f4 : lstm_fwd_f8, &ctx) < 0) {
+    ctx.ops = cell_ops(in[0]->dtype);
+    if (ptl_parallel_for(0, rows, row_grain(4 * h), lstm_fwd, &ctx) < 0) {
         goto error;
     }
     release_all(c, 5);
@@ -481,9 +563,8 @@ lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     ctx.gg = DATA(void, gg);
     ctx.gcx = DATA(void, gcx);
     ctx.h = h;
-    ctx.acts = float_acts();
-    if (ptl_parallel_for(0, rows, row_grain(4 * h),
-                         in[4]->dtype == PTL_DTYPE_FLOAT32 ? lstm_bwd_f4 : lstm_bwd_f8, &ctx) < 0) {
+    ctx.ops = cell_ops(in[4]->dtype);
+    if (ptl_parallel_for(0, rows, row_grain(4 * h), lstm_bwd, &ctx) < 0) {
         goto error;
     }
     if (s[5].u.b) {
@@ -510,75 +591,45 @@ typedef struct GruCtx {
     const void *ig, *hg, *hx, *bi, *bh, *ghy, *ws;
     void *hy, *ws_out, *gig, *ghg, *ghx;
     int64_t h;
-    Acts acts;
+    CellOps ops;
 } GruCtx;
 
-/* Forward row b: workspace (r, z, n, hx, hn) and hy = n + z (hx - n).  Backward row b:
- * gz = ghy (hx - n) z(1-z), gn = ghy (1-z)(1-n^2), gr = gn hn r(1-r), ghx = ghy z;
- * input gates get (gr, gz, gn), hidden gates (gr, gz, gn r). */
-#define DEFINE_GRU(T, SUF, SIGMOID, TANH)                                                    \
-    static int                                                                               \
-    gru_fwd_##SUF(void *ctx, int64_t b0, int64_t b1)                                         \
-    {                                                                                        \
-        const GruCtx *c = ctx;                                                               \
-        int64_t h = c->h, g = 3 * h;                                                         \
-        const T *bi = c->bi, *bh = c->bh;                                                    \
-        for (int64_t b = b0; b < b1; b++) {                                                  \
-            const T *ig = (const T *)c->ig + b * g, *hg = (const T *)c->hg + b * g;          \
-            const T *hx = (const T *)c->hx + b * h;                                          \
-            T *w = (T *)c->ws_out + b * 5 * h, *hy = (T *)c->hy + b * h;                     \
-            for (int64_t k = 0; k < 2 * h; k++) {                                            \
-                w[k] = ig[k] + hg[k];                                                        \
-                if (bi != NULL) {                                                            \
-                    w[k] = w[k] + bi[k] + bh[k];                                             \
-                }                                                                            \
-            }                                                                                \
-            SIGMOID(w, 2 * h);                                                               \
-            for (int64_t j = 0; j < h; j++) {                                                \
-                T hn = bi != NULL ? hg[2 * h + j] + bh[2 * h + j] : hg[2 * h + j];           \
-                T xn = bi != NULL ? ig[2 * h + j] + bi[2 * h + j] : ig[2 * h + j];           \
-                w[2 * h + j] = xn + w[j] * hn;                                               \
-                w[3 * h + j] = hx[j];                                                        \
-                w[4 * h + j] = hn;                                                           \
-            }                                                                                \
-            TANH(w + 2 * h, h);                                                              \
-            for (int64_t j = 0; j < h; j++) {                                                \
-                T n = w[2 * h + j];                                                          \
-                hy[j] = n + w[h + j] * (hx[j] - n);                                          \
-            }                                                                                \
-        }                                                                                    \
-        return 0;                                                                            \
-    }                                                                                        \
-                                                                                             \
-    static int                                                                               \
-    gru_bwd_##SUF(void *ctx, int64_t b0, int64_t b1)                                         \
-    {                                                                                        \
-        const GruCtx *c = ctx;                                                               \
-        int64_t h = c->h, g = 3 * h;                                                         \
-        for (int64_t b = b0; b < b1; b++) {                                                  \
-            const T *w = (const T *)c->ws + b * 5 * h, *ghy = (const T *)c->ghy + b * h;     \
-            T *gi = (T *)c->gig + b * g, *gh = (T *)c->ghg + b * g;                          \
-            T *ghx = (T *)c->ghx + b * h;                                                    \
-            for (int64_t j = 0; j < h; j++) {                                                \
-                T r = w[j], z = w[h + j], n = w[2 * h + j], hx = w[3 * h + j];               \
-                T hn = w[4 * h + j], go = ghy[j];                                            \
-                T gn = go * (1 - z) * (1 - n * n);                                           \
-                T gz = go * (hx - n) * z * (1 - z);                                          \
-                T gr = gn * hn * r * (1 - r);                                                \
-                gi[j] = gr;                                                                  \
-                gi[h + j] = gz;                                                              \
-                gi[2 * h + j] = gn;                                                          \
-                gh[j] = gr;                                                                  \
-                gh[h + j] = gz;                                                              \
-                gh[2 * h + j] = gn * r;                                                      \
-                ghx[j] = go * z;                                                             \
-            }                                                                                \
-        }                                                                                    \
-        return 0;                                                                            \
+/* Forward rows [b0, b1): workspace (r, z, n, hx, hn) and hy = n + z (hx - n).  Backward:
+ * gz = ghy (hx - n) z(1-z), gn = ghy (1-z)(1-n^2), gr = gn hn r(1-r), ghx = ghy z; input
+ * gates get (gr, gz, gn), hidden gates (gr, gz, gn r). */
+static int
+gru_fwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const GruCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 3 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *w = elem(c->ws_out, b * 5 * h, es);
+        const char *ig = elem(c->ig, b * g, es), *hg = elem(c->hg, b * g, es);
+        const char *hx = elem(c->hx, b * h, es);
+        op->gate_sum(w, ig, hg, c->bi, c->bh, 2 * h);
+        op->sigmoid(w, 2 * h);
+        op->gru_new(w, ig, hg, hx, c->bi, c->bh, h);
+        op->tanh(elem(w, 2 * h, es), h);
+        op->gru_out(elem(c->hy, b * h, es), w, hx, h);
     }
+    return 0;
+}
 
-DEFINE_GRU(float, f4, SIGMOID_F, TANH_F)
-DEFINE_GRU(double, f8, sigmoid_d, tanh_d)
+static int
+gru_bwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const GruCtx *c = ctx;
+    const CellOps *op = &c->ops;
+    int64_t h = c->h, g = 3 * h;
+    size_t es = op->es;
+    for (int64_t b = b0; b < b1; b++) {
+        op->gru_grad(elem(c->gig, b * g, es), elem(c->ghg, b * g, es), elem(c->ghx, b * h, es),
+                     elem(c->ws, b * 5 * h, es), elem(c->ghy, b * h, es), h);
+    }
+    return 0;
+}
 
 /* _thnn_fused_gru_cell(input_gates [B, 3H], hidden_gates [B, 3H], hx [B, H],
  *                      input_bias [3H]?, hidden_bias [3H]?) -> (hy [B, H],
@@ -613,9 +664,8 @@ gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.hy = DATA(void, hy);
     ctx.ws_out = DATA(void, ws);
     ctx.h = h;
-    ctx.acts = float_acts();
-    if (ptl_parallel_for(0, rows, row_grain(5 * h),
-                         in[0]->dtype == PTL_DTYPE_FLOAT32 ? gru_fwd_f4 : gru_fwd_f8, &ctx) < 0) {
+    ctx.ops = cell_ops(in[0]->dtype);
+    if (ptl_parallel_for(0, rows, row_grain(5 * h), gru_fwd, &ctx) < 0) {
         goto error;
     }
     release_all(c, 5);
@@ -667,8 +717,8 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.ghg = DATA(void, ghg);
     ctx.ghx = DATA(void, ghx);
     ctx.h = h;
-    if (ptl_parallel_for(0, rows, row_grain(5 * h),
-                         in[1]->dtype == PTL_DTYPE_FLOAT32 ? gru_bwd_f4 : gru_bwd_f8, &ctx) < 0) {
+    ctx.ops = cell_ops(in[1]->dtype);
+    if (ptl_parallel_for(0, rows, row_grain(5 * h), gru_bwd, &ctx) < 0) {
         goto error;
     }
     if (s[2].u.b) {

@@ -122,63 +122,62 @@ keys64(const char *p, int64_t st, int64_t n, PtlDtype dt, int descending, uint64
 
 /* Sorts (k, ix)[0..n) by key, stably; k2/ix2 are scratch of the same size.  Sets *kres /
  * *ires to whichever buffers hold the result. */
-#define DEFINE_RADIX(NAME, K, NBYTES)                                                     \
-    static void                                                                           \
-    NAME(K *k, int64_t *ix, K *k2, int64_t *ix2, int64_t n, K **kres, int64_t **ires)     \
-    {                                                                                     \
-        if (n <= SMALL_LANE) {                                                            \
-            for (int64_t i = 1; i < n; i++) {                                             \
-                K kv = k[i];                                                              \
-                int64_t iv = ix[i], j = i;                                                \
-                for (; j > 0 && k[j - 1] > kv; j--) {                                     \
-                    k[j] = k[j - 1];                                                      \
-                    ix[j] = ix[j - 1];                                                    \
-                }                                                                         \
-                k[j] = kv;                                                                \
-                ix[j] = iv;                                                               \
-            }                                                                             \
-            *kres = k;                                                                    \
-            *ires = ix;                                                                   \
-            return;                                                                       \
-        }                                                                                 \
-        int64_t (*cnt)[256] = calloc(NBYTES, sizeof(*cnt));                               \
-        if (cnt == NULL) {                                                                \
-            *kres = NULL;                                                                 \
-            return;                                                                       \
-        }                                                                                 \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            K v = k[i];                                                                   \
-            for (int b = 0; b < NBYTES; b++) {                                            \
-                cnt[b][(v >> (8 * b)) & 255]++;                                           \
-            }                                                                             \
-        }                                                                                 \
-        for (int b = 0; b < NBYTES; b++) {                                                \
-            int sh = 8 * b;                                                               \
-            if (cnt[b][(k[0] >> sh) & 255] == n) {                                        \
-                continue;                                                                 \
-            }                                                                             \
-            int64_t off[256], sum = 0;                                                    \
-            for (int d = 0; d < 256; d++) {                                               \
-                off[d] = sum;                                                             \
-                sum += cnt[b][d];                                                         \
-            }                                                                             \
-            for (int64_t i = 0; i < n; i++) {                                             \
-                int64_t j = off[(k[i] >> sh) & 255]++;                                    \
-                k2[j] = k[i];                                                             \
-                ix2[j] = ix[i];                                                           \
-            }                                                                             \
-            K *tk = k;                                                                    \
-            int64_t *ti = ix;                                                             \
-            k = k2;                                                                       \
-            ix = ix2;                                                                     \
-            k2 = tk;                                                                      \
-            ix2 = ti;                                                                     \
-        }                                                                                 \
-        free(cnt);                                                                        \
-        *kres = k;                                                                        \
-        *ires = ix;                                                                       \
+static void
+radix64(uint64_t *k, int64_t *ix, uint64_t *k2, int64_t *ix2, int64_t n, uint64_t **kres,
+        int64_t **ires)
+{
+    if (n <= SMALL_LANE) {
+        for (int64_t i = 1; i < n; i++) {
+            uint64_t kv = k[i];
+            int64_t iv = ix[i], j = i;
+            for (; j > 0 && k[j - 1] > kv; j--) {
+                k[j] = k[j - 1];
+                ix[j] = ix[j - 1];
+            }
+            k[j] = kv;
+            ix[j] = iv;
+        }
+        *kres = k;
+        *ires = ix;
+        return;
     }
-
+    int64_t (*cnt)[256] = calloc(8, sizeof(*cnt));
+    if (cnt == NULL) {
+        *kres = NULL;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = k[i];
+        for (int b = 0; b < 8; b++) {
+            cnt[b][(v >> (8 * b)) & 255]++;
+        }
+    }
+    for (int b = 0; b < 8; b++) {
+        int sh = 8 * b;
+        if (cnt[b][(k[0] >> sh) & 255] == n) {
+            continue;
+        }
+        int64_t off[256], sum = 0;
+        for (int d = 0; d < 256; d++) {
+            off[d] = sum;
+            sum += cnt[b][d];
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int64_t j = off[(k[i] >> sh) & 255]++;
+            k2[j] = k[i];
+            ix2[j] = ix[i];
+        }
+        uint64_t *tk = k;
+        int64_t *ti = ix;
+        k = k2;
+        ix = ix2;
+        k2 = tk;
+        ix2 = ti;
+    }
+    free(cnt);
+    *kres = k;
+    *ires = ix;
+}
 
 /* Sorts packed keys (FILL_PACKED) by their key bytes; a[0..n) starts in index order, so an
  * LSD pass per key byte leaves equal keys in index order.  Returns the buffer holding the
@@ -227,7 +226,6 @@ radix_packed(uint64_t *a, uint64_t *b, int64_t n)
     }
     return a;
 }
-DEFINE_RADIX(radix64, uint64_t, 8)
 
 /* Sifts v down from the root of the max-heap a[0..k). */
 static inline void

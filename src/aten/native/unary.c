@@ -260,35 +260,6 @@ log_avx2(__m256 x)
                             _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGE_UQ));
 }
 
-/* sigmoid = 1 / (1 + e^-x) */
-AVX2 static inline __m256
-sigmoid_avx2(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
-    return _mm256_div_ps(one, _mm256_add_ps(one, e));
-}
-
-/* tanh: |x| < 0.625 by the Cephes tanhf odd polynomial, else sign(x) (1 - 2 / (e^2|x| + 1)) */
-AVX2 static inline __m256
-tanh_avx2(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 sign_mask = _mm256_set1_ps(-0.0f);
-    __m256 ax = _mm256_andnot_ps(sign_mask, x);
-    __m256 e = ptl_vm_exp_ps(_mm256_add_ps(ax, ax));
-    __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-    t = _mm256_or_ps(t, _mm256_and_ps(sign_mask, x));
-    __m256 z = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
-    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
-    return _mm256_blendv_ps(t, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
-}
-
 /* A float32 loop: 8 lanes at a time on contiguous data (the tail through a masked
  * load/store), the portable loop FALLBACK on strided data. */
 #define DEFINE_AVX2_LOOP(NAME, VF, FALLBACK)                                              \
@@ -338,8 +309,8 @@ DEFINE_AVX2_LOOP(exp, ptl_vm_exp_ps, exp_loop_f4)
 DEFINE_AVX2_LOOP_PD(exp, ptl_vm_exp_pd, exp_loop_f8)
 DEFINE_AVX2_LOOP(erf, ptl_vm_erf_ps, erf_loop_f4)
 DEFINE_AVX2_LOOP(log, log_avx2, log_loop_f4)
-DEFINE_AVX2_LOOP(sigmoid, sigmoid_avx2, sigmoid_loop_f4)
-DEFINE_AVX2_LOOP(tanh, tanh_avx2, tanh_loop_f4)
+DEFINE_AVX2_LOOP(sigmoid, ptl_vm_sigmoid_ps, sigmoid_loop_f4)
+DEFINE_AVX2_LOOP(tanh, ptl_vm_tanh_ps, tanh_loop_f4)
 
 static const PtlLoop exp_loops_avx2[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = exp_loop_f2, [PTL_DTYPE_BFLOAT16] = exp_loop_bf,

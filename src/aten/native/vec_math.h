@@ -1,6 +1,7 @@
-/* vec_math.h -- vectorized exp and erf shared by the unary, activation and softmax
- * kernels.  Mirrors the exp/erf of ATen/cpu/vec/vec256/vec256_float.h and
- * vec256_double.h (Sleef there; our own polynomials here).
+/* vec_math.h -- vectorized exp, erf, sigmoid and tanh shared by the unary, activation,
+ * softmax and recurrent-cell kernels.  Mirrors the exp/erf of
+ * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
+ * here).
  *
  * Note [Vector exp]
  * exp: x = n ln2 + r with |r| <= ln2/2 (ln2 split in a short high part and a tail, so
@@ -16,7 +17,8 @@
  *
  * Every formula exists twice: an AVX2+FMA version on 8 floats / 4 doubles (chosen at run
  * time by the callers through ptl_cpu_capability()) and a portable scalar one without
- * branches or libm calls, which gcc auto-vectorizes in plain loops. */
+ * branches or libm calls, which gcc auto-vectorizes in plain loops.  sigmoid and tanh (float
+ * only) have only the AVX2 version; the portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
@@ -262,6 +264,35 @@ ptl_vm_erf_ps(__m256 x)
     __m256 y = _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, one, _CMP_LT_OQ));
     y = _mm256_or_ps(y, _mm256_and_ps(sign, x));
     return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+/* sigmoid = 1 / (1 + e^-x) */
+PTL_AVX2 static inline __m256
+ptl_vm_sigmoid_ps(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+/* tanh: |x| < 0.625 by the Cephes tanhf odd polynomial, else sign(x) (1 - 2 / (e^2|x| + 1)) */
+PTL_AVX2 static inline __m256
+ptl_vm_tanh_ps(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+    __m256 ax = _mm256_andnot_ps(sign_mask, x);
+    __m256 e = ptl_vm_exp_ps(_mm256_add_ps(ax, ax));
+    __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+    t = _mm256_or_ps(t, _mm256_and_ps(sign_mask, x));
+    __m256 z = _mm256_mul_ps(x, x);
+    __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
+    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
+    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+    return _mm256_blendv_ps(t, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
 }
 
 /* The first n (< 8) lanes as a maskload/maskstore mask. */
