@@ -5,7 +5,7 @@ adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pic
 import warnings
 
 from . import _C
-from . import _tensor_types
+from . import _reductions, _tensor_types
 from ._size import Size
 
 
@@ -114,6 +114,13 @@ class Tensor(_C.TensorBase):
     def __rpow__(self, other):
         from . import pow as _pow
         return _pow(other, self)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        return _reductions.nanmean(self, dim, keepdim, dtype=dtype)
+
+    def polygamma(self, n):
+        """polygamma(n, self): the method's argument order differs from the schema's."""
+        return _C._functions["polygamma"](n, self)
 
     def __deepcopy__(self, memo):
         if id(self) in memo:
