@@ -56,7 +56,9 @@ class Tensor(_C.TensorBase):
         return _str(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
+        """A 0-dim Tensor formats as its number (f"{t}" == "0.5"), as in PyTorch; other
+        tensors and subclasses as their repr."""
+        if self.dim() == 0 and type(self) is Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
