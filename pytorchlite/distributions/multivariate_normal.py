@@ -116,9 +116,7 @@ class MultivariateNormal(Distribution):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean   # symmetric and unimodal
 
     @property
     def variance(self):

@@ -37,9 +37,7 @@ class Normal(Distribution):
     def mean(self):
         return self.loc
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = mean   # symmetric and unimodal
 
     @property
     def stddev(self):
