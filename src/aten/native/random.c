@@ -929,7 +929,7 @@ standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *alpha = NULL, *t = NULL;
     double tiny;
-    if (check_floating("_standard_gamma", self->dtype) < 0) {
+    if (check_floating("gamma_cpu", self->dtype) < 0) {
         return -1;
     }
     switch (self->dtype) {
