@@ -18,6 +18,7 @@ from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403
 from ._functions import __all__ as _function_names
 from ._indexing import nonzero, unique, unique_consecutive  # noqa: F401
+from ._reductions import nanmean  # noqa: F401
 from .functional import cdist, einsum, tensordot  # noqa: F401
 from . import functional, linalg  # noqa: F401
 from . import _indexing
@@ -47,6 +48,8 @@ from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators
 from . import optim  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from . import special  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 __version__ = "0.1.0"
 
 _C._set_tensor_class(Tensor)

@@ -5,7 +5,7 @@ adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pic
 import warnings
 
 from . import _C
-from . import _tensor_types
+from . import _reductions, _tensor_types
 from ._size import Size
 
 
@@ -56,7 +56,9 @@ class Tensor(_C.TensorBase):
         return _str(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
+        """A 0-dim Tensor formats as its number (f"{t}" == "0.5"), as in PyTorch; other
+        tensors and subclasses as their repr."""
+        if self.dim() == 0 and type(self) is Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -114,6 +116,13 @@ class Tensor(_C.TensorBase):
     def __rpow__(self, other):
         from . import pow as _pow
         return _pow(other, self)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        return _reductions.nanmean(self, dim, keepdim, dtype=dtype)
+
+    def polygamma(self, n):
+        """polygamma(n, self): the method's argument order differs from the schema's."""
+        return _C._functions["polygamma"](n, self)
 
     def __deepcopy__(self, memo):
         if id(self) in memo:

@@ -12,7 +12,9 @@ One OpInfo per operator of src/aten/ops.def, named by its schema name with the o
   gradgrad    True, or the reason PyTorch has no second derivative (or the samples are not
               smooth enough for finite differences of the first one)
   grad        "check" (gradcheck), "zeros" (random ops: derivatives.yaml gives zeros_like),
-              "error" (a NotImplemented row: backward raises) or "none" (not differentiable)
+              "ref" (the gradient of the outputs' sum against grad_ref(*inputs, output) in
+              NumPy: reparameterised samplers), "error" (a NotImplemented row: backward
+              raises) or "none" (not differentiable)
   grad_call   how gradcheck calls the op when the sample alone cannot (grad_call(op, *args,
               **kwargs)); grad_outputs picks the outputs gradcheck compares (grad_outputs(outs))
   note        why an entry checks less than a plain gradcheck
@@ -30,6 +32,7 @@ row runs, matches its reference and refuses its error samples)."""
 import math
 
 import numpy as np
+from scipy import special
 
 import pytorchlite as ptl
 from pytorchlite import _C
@@ -152,7 +155,7 @@ class OpInfo:
     def __init__(self, name, samples=None, ref=None, dtypes=FLOATS, domain=(-2.0, 2.0),
                  errors=(), grad="check", gradgrad=True, grad_samples=None, note=None,
                  grad_call=None, grad_outputs=None, out_of=None, rtol=1e-9,
-                 atol=1e-12):
+                 atol=1e-12, grad_ref=None):
         self.name = name
         self.samples = None if samples is None else list(samples)
         self.ref, self.dtypes, self.domain = ref, tuple(dtypes), domain
@@ -161,6 +164,7 @@ class OpInfo:
         self.grad_samples = grad_samples
         self.grad_call, self.grad_outputs = grad_call, grad_outputs
         self.out_of = out_of
+        self.grad_ref = grad_ref
         self.rtol, self.atol = rtol, atol
 
     @property
@@ -475,6 +479,13 @@ ENTRIES = [
     unary("reciprocal", np.reciprocal, domain=POS),
     unary("square", np.square, dtypes=NUMERIC),
     unary("nan_to_num", np.nan_to_num),
+    unary("lgamma", special.gammaln, domain=(0.1, 4.0)),
+    unary("digamma", special.digamma, domain=(0.1, 4.0)),
+    OpInfo("polygamma", [S(1, T(2, 3)), S(2, T()), S(0, T(0)), S(3, T(3, 2, layout="transposed")),
+                         S(1, T(4, layout="sliced")), S(2, T(2, 3, layout="expanded"))],
+           ref=special.polygamma, domain=(0.5, 3.0), errors=[(S(-1, T(2)), RuntimeError)]),
+    OpInfo("polygamma_", [S(T(2, 3), 1), S(T(), 2), S(T(0), 0)],
+           ref=lambda a, n: special.polygamma(n, a), domain=(0.5, 3.0)),
     OpInfo("round.decimals", [S(T(2, 3), decimals=1), S(T(), decimals=2), S(T(0), decimals=1)],
            ref=lambda a, decimals: np.round(a, decimals), domain=(0.01, 0.04)),
     unary("logical_not", np.logical_not, dtypes=WITH_BOOL, grad="none"),
@@ -500,6 +511,16 @@ ENTRIES = [
     binary("remainder.Tensor", np.remainder, domain=POS),
     binary("fmod.Tensor", np.fmod, domain=POS),
     binary("pow.Tensor_Tensor", np.power, domain=POS, dtypes=FLOATS),
+    OpInfo("pow.Tensor_Scalar", [S(T(2, 3), 2), S(T(), 0.5), S(T(0), 3), S(T(2, 3), 0),
+                                 S(T(3, 2, layout="transposed"), -1.5),
+                                 S(T(4, layout="sliced"), 2.5), S(T(2, 3, layout="expanded"), 3)],
+           ref=np.power, domain=POS),
+    OpInfo("pow_.Scalar", [S(T(2, 3), 2), S(T(), 0.5), S(T(0), 3), S(T(2, 3), 0),
+                           S(T(3, 2, layout="transposed"), -1.5)],
+           ref=np.power, domain=POS),
+    OpInfo("pow.Scalar", [S(2.0, T(2, 3)), S(0.5, T()), S(3, T(0)), S(0.0, T(2, 3)),
+                          S(2.5, T(3, 2, layout="transposed")), S(1.5, T(4, layout="sliced"))],
+           ref=lambda a, b: np.power(float(a), b), domain=POS),
     binary("atan2", np.arctan2, dtypes=FLOATS),
     binary("maximum", np.maximum), binary("minimum", np.minimum),
     binary("fmax", np.fmax), binary("fmin", np.fmin),
@@ -1036,6 +1057,15 @@ def _np_constant_pad(a, pad, value):
     return out
 
 
+def _np_standard_gamma_grad(alpha, x):
+    """dx/dalpha of a Gamma(alpha, 1) sample at a fixed quantile: -(dP/dalpha) / (dP/dx) with
+    dP/dalpha by central differences of the regularised incomplete gamma function P."""
+    h = 1e-6 * np.maximum(alpha, 1.0)
+    dp_da = (special.gammainc(alpha + h, x) - special.gammainc(alpha - h, x)) / (2 * h)
+    log_pdf = (alpha - 1) * np.log(x) - x - special.gammaln(alpha)
+    return -dp_da / np.exp(log_pdf)
+
+
 GRID_GG = ("its derivative, _grid_sampler_backward_backward, has no derivative (a third "
            "derivative of grid_sampler)")
 RANDOM = ("a random op: derivatives.yaml gives zeros_like for every input, so the check is "
@@ -1066,6 +1096,14 @@ ENTRIES += [
            note=IN_PLACE_RANDOM),
     OpInfo("bernoulli_.float", [S(T(2, 3)), S(T(3), 0.3)], grad="zeros", note=IN_PLACE_RANDOM),
     OpInfo("poisson", [S(T(2, 3, low=0.5, high=3))], grad="zeros", note=RANDOM),
+    OpInfo("_standard_gamma", [S(T(2, 3, low=0.5, high=3)), S(T(4, low=0.05, high=0.5))],
+           grad="ref", grad_call=lambda op, a: op(a, generator=ptl.Generator().manual_seed(0)),
+           grad_ref=_np_standard_gamma_grad,
+           note="a reparameterised sampler: its gradient (the quantile held fixed) is compared "
+                "with finite differences of the CDF, since the sampler's own are not it"),
+    OpInfo("_standard_gamma_grad", [S(T(2, 3), T(2, 3)), S(T(3), T(2, 3)), S(T(), T(0))],
+           ref=_np_standard_gamma_grad, domain=(0.2, 5.0), grad="error",
+           note="derivatives.yaml: not_implemented(\"_standard_gamma_grad\")"),
     # convolution and pooling (batch 1, a few channels: finite differences stay cheap)
     OpInfo("convolution", [S(T(1, 2, 3, 3), T(2, 2, 2, 2), T(2), [1, 1], [0, 0], [1, 1], False,
                              [0, 0], 1),

@@ -150,36 +150,33 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _drop(out, -2), _drop(idx, -2)
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    out, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return (out, idx) if return_indices else out
+def _native_max_pool(op, name):
+    """max_pool{2,3}d_with_indices over the ATen op: stride None means the kernel size."""
+    def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                              ceil_mode=False, return_indices=True):
+        stride = [] if stride is None else stride
+        return op(input, kernel_size, stride, padding, dilation, ceil_mode)
+    max_pool_with_indices.__name__ = max_pool_with_indices.__qualname__ = name
+    return max_pool_with_indices
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=True):
-    stride = [] if stride is None else stride
-    return torch.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
-                                         ceil_mode)
+def _without_indices(with_indices, name):
+    """max_pool{1,2,3}d from its _with_indices twin: the indices only when return_indices."""
+    def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                 return_indices=False):
+        out, idx = with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return (out, idx) if return_indices else out
+    max_pool.__name__ = max_pool.__qualname__ = name
+    return max_pool
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    out, idx = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return (out, idx) if return_indices else out
-
-
-def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=True):
-    stride = [] if stride is None else stride
-    return torch.max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
-                                         ceil_mode)
-
-
-def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
-    out, idx = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
-    return (out, idx) if return_indices else out
+max_pool2d_with_indices = _native_max_pool(torch.max_pool2d_with_indices,
+                                           "max_pool2d_with_indices")
+max_pool3d_with_indices = _native_max_pool(torch.max_pool3d_with_indices,
+                                           "max_pool3d_with_indices")
+max_pool1d = _without_indices(max_pool1d_with_indices, "max_pool1d")
+max_pool2d = _without_indices(max_pool2d_with_indices, "max_pool2d")
+max_pool3d = _without_indices(max_pool3d_with_indices, "max_pool3d")
 
 
 def _check_1d(input, name):
@@ -424,13 +421,17 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 # ---- pixel shuffle, fold ----------------------------------------------------------------
 
-def pixel_shuffle(input, upscale_factor):
-    r = upscale_factor
+def _check_pixel_shuffle(input, r, name, factor_name):
     if input.dim() < 3:
-        raise RuntimeError("pixel_shuffle expects input to have at least 3 dimensions, but got "
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got "
                            f"input with {input.dim()} dimension(s)")
     if r <= 0:
-        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+        raise RuntimeError(f"{name} expects a positive {factor_name}, but got {r}")
+
+
+def pixel_shuffle(input, upscale_factor):
+    r = upscale_factor
+    _check_pixel_shuffle(input, r, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = input.shape
     if c % (r * r) != 0:
         raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
@@ -444,11 +445,7 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     r = downscale_factor
-    if input.dim() < 3:
-        raise RuntimeError("pixel_unshuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
-    if r <= 0:
-        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    _check_pixel_shuffle(input, r, "pixel_unshuffle", "downscale_factor")
     *lead, c, h, w = input.shape
     if h % r != 0:
         raise RuntimeError("pixel_unshuffle expects height to be divisible by downscale_factor, "

@@ -537,4 +537,106 @@ ptl_bce_grad_d(double g, double x, double y)
     return g * (x - y) / (den < 1e-12 ? 1e-12 : den);
 }
 
+/* ---- the gamma function family: lgamma, digamma, polygamma ---- */
+
+/* digamma(x) = d lgamma(x) / dx.  Poles: +-inf at +-0 (the sign opposite to zero's, as in
+ * PyTorch), nan at the negative integers.  Below 0 by the reflection
+ * psi(x) = psi(1 - x) - pi / tan(pi x); then psi(x) = psi(x + 1) - 1/x up to x >= 10, where
+ * the asymptotic series ln x - 1/(2x) - sum_k B_2k / (2k x^2k) has converged to double
+ * precision by its seventh term. */
+PTL_HD static inline double
+ptl_digamma_d(double x)
+{
+    static const double PI = 3.14159265358979323846;
+    double acc = 0.0;
+    if (x == 0.0) {
+        return copysign(INFINITY, -x);
+    }
+    if (x < 0.0) {
+        if (x == floor(x)) {
+            return NAN;
+        }
+        /* tan has period pi: reduce x first so that pi x keeps its digits */
+        double r = x - floor(x);
+        return ptl_digamma_d(1.0 - x) - PI / tan(PI * r);
+    }
+    while (x < 10.0) {
+        acc -= 1.0 / x;
+        x += 1.0;
+    }
+    double z = 1.0 / (x * x);
+    double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 -
+                    z * (1.0 / 132 - z * (691.0 / 32760 - z * (1.0 / 12)))))));
+    return acc + log(x) - 0.5 / x - series;
+}
+
+/* The Hurwitz zeta function zeta(s, q) = sum_{k >= 0} (q + k)^-s for s > 1, by
+ * Euler-Maclaurin summation: the first terms directly until q + k > 9, then the integral
+ * of the rest, half its first term, and the Bernoulli corrections
+ * B_2j / (2j)! s (s + 1) ... (s + 2j - 2) a^(-s-2j+1).  inf at the poles q = 0, -1, ...;
+ * nan for s <= 1 or, as PyTorch, for q <= 0 and non-integer s. */
+PTL_HD static inline double
+ptl_zeta_d(double s, double q)
+{
+    /* (2j)! / B_2j for j = 1..12 */
+    static const double FACT_OVER_B[12] = {
+        12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9,
+        7.47242496e10, -2.950130727918164224e12, 1.1646782814350067249e14,
+        -4.5979787224074726105e15, 1.8152105401943546773e17, -7.1661652561756670113e18};
+    if (s == 1.0) {
+        return INFINITY;
+    }
+    if (!(s > 1.0)) {
+        return NAN;
+    }
+    if (q <= 0.0) {
+        if (q == floor(q)) {
+            return INFINITY;
+        }
+        if (s != floor(s)) {
+            return NAN;
+        }
+    }
+    double sum = pow(q, -s), a = q, b = 0.0;
+    int i = 0;
+    while (i < 9 || a <= 9.0) {
+        i++;
+        a += 1.0;
+        b = pow(a, -s);
+        sum += b;
+        if (fabs(b / sum) < 1e-17) {
+            return sum;
+        }
+    }
+    double w = a;
+    sum += b * w / (s - 1.0) - 0.5 * b;
+    double fac = 1.0, k = 0.0;
+    for (int j = 0; j < 12; j++) {
+        fac *= s + k;
+        b /= w;
+        double t = fac * b / FACT_OVER_B[j];
+        sum += t;
+        if (fabs(t / sum) < 1e-17) {
+            break;
+        }
+        k += 1.0;
+        fac *= s + k;
+        b /= w;
+        k += 1.0;
+    }
+    return sum;
+}
+
+/* polygamma(n, x), the n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for
+ * n >= 1 (n >= 0 is checked by the kernel). */
+PTL_HD static inline double
+ptl_polygamma_d(int64_t n, double x)
+{
+    if (n == 0) {
+        return ptl_digamma_d(x);
+    }
+    double sign = n % 2 == 1 ? 1.0 : -1.0;
+    return sign * exp(lgamma((double)n + 1.0)) * ptl_zeta_d((double)n + 1.0, x);
+}
+
 #endif

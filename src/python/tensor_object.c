@@ -568,13 +568,62 @@ BINARY_SLOT(nb_ilshift, bitwise_left_shift__Tensor)
 BINARY_SLOT(nb_irshift, bitwise_right_shift__Tensor)
 #undef BINARY_SLOT
 
+/* A Python bool, int (in int64 range) or float as a Scalar: 1, or 0 when o is none. */
+static int
+number_iv(PyObject *o, PtlIValue *out)
+{
+    if (PyBool_Check(o)) {
+        *out = ptl_iv_bool(o == Py_True);
+        return 1;
+    }
+    if (PyFloat_Check(o)) {
+        *out = ptl_iv_double(PyFloat_AS_DOUBLE(o));
+        return 1;
+    }
+    if (PyLong_Check(o)) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow == 0 && !(v == -1 && PyErr_Occurred())) {
+            *out = ptl_iv_int(v);
+            return 1;
+        }
+        PyErr_Clear();
+    }
+    return 0;
+}
+
+/* a ** b: a Python-number exponent is pow.Tensor_Scalar (pow_.Scalar in place), a
+ * Python-number base pow.Scalar, two tensors pow.Tensor_Tensor; their nodes are
+ * PowBackward0, 2 and 1, as in PyTorch. */
+static PyObject *
+pow_slot(PyObject *a, PyObject *b, int inplace)
+{
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS], num;
+    const PtlOperator *op;
+    if (PtlPyTensor_Check(a) && number_iv(b, &num)) {
+        op = ptl_op(inplace ? PTL_OP_pow__Scalar : PTL_OP_pow_Tensor_Scalar);
+        stack[0] = ptl_iv_tensor(PTLPY_IMPL(a));
+        stack[1] = num;
+    }
+    else if (!inplace && PtlPyTensor_Check(b) && number_iv(a, &num)) {
+        op = ptl_op(PTL_OP_pow_Scalar);
+        stack[0] = num;
+        stack[1] = ptl_iv_tensor(PTLPY_IMPL(b));
+    }
+    else {
+        return binary_slot(inplace ? PTL_OP_pow__Tensor_Tensor : PTL_OP_pow_Tensor_Tensor, a, b);
+    }
+    ptlpy_fill_defaults(op, stack, 2);
+    return ptlpy_call_op(op, stack);
+}
+
 static PyObject *
 nb_pow(PyObject *a, PyObject *b, PyObject *mod)
 {
     if (mod != Py_None) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return binary_slot(PTL_OP_pow_Tensor_Tensor, a, b);
+    return pow_slot(a, b, 0);
 }
 
 static PyObject *
@@ -583,7 +632,7 @@ nb_ipow(PyObject *a, PyObject *b, PyObject *mod)
     if (mod != Py_None) {
         Py_RETURN_NOTIMPLEMENTED;
     }
-    return binary_slot(PTL_OP_pow__Tensor_Tensor, a, b);
+    return pow_slot(a, b, 1);
 }
 
 static PyObject *

@@ -526,3 +526,45 @@ def test_allclose_and_equal():
     assert ptl.equal(ptl.tensor([True]), ptl.tensor([1])) is True
     assert ptl.equal(ptl.tensor(np.zeros((0, 3))), ptl.tensor(np.zeros((0, 3)))) is True
     assert a.equal(a) is True and a.allclose(a) is True
+
+
+def test_pow_overloads_from_python():
+    """A Python-number exponent is pow.Tensor_Scalar (PowBackward0), a Python-number base
+    pow.Scalar (PowBackward2), two tensors pow.Tensor_Tensor (PowBackward1), as in PyTorch;
+    the values and dtypes stay those of the wrapped-number promotion."""
+    x = ptl.tensor([0.5, 1.5, 2.0], dtype=ptl.float64, requires_grad=True)
+    cases = [(lambda: x ** 2, "PowBackward0"), (lambda: x.pow(2.5), "PowBackward0"),
+             (lambda: ptl.pow(x, 3), "PowBackward0"), (lambda: 2 ** x, "PowBackward2"),
+             (lambda: ptl.pow(1.5, x), "PowBackward2"), (lambda: x ** x, "PowBackward1"),
+             (lambda: x.pow(ptl.tensor(2.0)), "PowBackward1")]
+    for make, node in cases:
+        assert make().grad_fn.name() == node
+    a = np.array([0.5, 1.5, 2.0])
+    np.testing.assert_allclose((x ** 2).detach().numpy(), a ** 2, rtol=1e-15)
+    np.testing.assert_allclose((2 ** x).detach().numpy(), 2 ** a, rtol=1e-15)
+    (g,) = ptl.autograd.grad((x ** 3).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 3 * a ** 2, rtol=1e-15)
+    (g,) = ptl.autograd.grad((3 ** x).sum(), x)
+    np.testing.assert_allclose(g.numpy(), 3 ** a * np.log(3), rtol=1e-15)
+    i = ptl.tensor([1, 2, 3])
+    assert (i ** 2).dtype == ptl.int64 and (i ** 0.5).dtype == ptl.float32
+    assert (2 ** i).dtype == ptl.int64 and (2.0 ** i).dtype == ptl.float32
+    y = ptl.tensor([1.0, 2.0])
+    y **= 2
+    assert y.tolist() == [1.0, 4.0]
+    out = ptl.empty(2)
+    assert ptl.pow(y, 0.5, out=out) is out and out.tolist() == [1.0, 2.0]
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed."):
+        i ** -1
+
+
+@torch_ref
+def test_pow_node_names_match_torch():
+    for lib in (ptl, torch):
+        x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        names = [(x ** 2).grad_fn.name(), (2 ** x).grad_fn.name(), (x ** x).grad_fn.name(),
+                 x.clone().pow_(2).grad_fn.name()]
+        if lib is ptl:
+            got = names
+        else:
+            assert got == names

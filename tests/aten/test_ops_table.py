@@ -50,6 +50,7 @@ NO_DERIVATIVE = {
     "bernoulli.p": "PyTorch has no derivative for bernoulli.p either",
     "_cdist_backward": "PyTorch's _cdist_backward has no derivative",
     "_grid_sampler_backward_backward": "a third derivative of grid_sampler",
+    "_standard_gamma_grad": "derivatives.yaml: not_implemented(\"_standard_gamma_grad\")",
 }
 
 

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 import pytorchlite as ptl
 from pytorchlite import _C
@@ -140,7 +140,7 @@ def test_offset_advances_by_numel():
 
 
 @pytest.mark.parametrize("op", ["rand", "randn", "bernoulli_", "randint", "poisson",
-                                "multinomial"])
+                                "_standard_gamma", "multinomial"])
 def test_thread_count_does_not_change_values(op):
     make_op = {
         "rand": lambda g: ptl.rand(N, generator=g),
@@ -148,6 +148,7 @@ def test_thread_count_does_not_change_values(op):
         "bernoulli_": lambda g: ptl.empty(N).bernoulli_(0.3, generator=g),
         "randint": lambda g: ptl.randint(-5, 2 ** 40, (N,), generator=g),
         "poisson": lambda g: ptl.poisson(ptl.full((N // 10,), 30.0), generator=g),
+        "_standard_gamma": lambda g: ptl._standard_gamma(ptl.full((N // 10,), 0.7), generator=g),
         "multinomial": lambda g: ptl.multinomial(ptl.rand(2000, 50, generator=g), 20, generator=g),
     }[op]
     old = ptl.get_num_threads()
@@ -412,6 +413,70 @@ def test_poisson_law(lam):
 def test_poisson_dtypes(dtype):
     x = ptl.poisson(ptl.full((2, 3), 5.0, dtype=dtype))
     assert x.dtype == dtype and x.shape == (2, 3)
+
+
+@pytest.mark.parametrize("alpha", [0.02, 0.3, 1.0, 2.5, 150.0])
+def test_standard_gamma_law(alpha):
+    x = ptl._standard_gamma(ptl.full((N // 4,), alpha, dtype=ptl.float64)).numpy()
+    assert np.all(x > 0)
+    check_moments(x, alpha, alpha)
+    check_ks(x, stats.gamma(alpha).cdf)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_standard_gamma_dtypes_and_floor(dtype):
+    x = ptl._standard_gamma(ptl.tensor([[0.0, 1e-30], [2.0, 3.0]], dtype=dtype))
+    assert x.dtype == dtype and x.shape == (2, 2)
+    tiny = ptl.finfo(dtype).tiny
+    assert f64(x)[0, 0] == tiny and f64(x)[0, 1] == tiny   # floored at the smallest normal
+    with pytest.raises(NotImplementedError, match="not implemented for 'Long'"):
+        ptl._standard_gamma(ptl.tensor([1, 2]))
+
+
+def test_standard_gamma_generator_and_shapes():
+    a = ptl.rand(3, 4, dtype=ptl.float64) + 0.5
+    one = ptl._standard_gamma(a, generator=ptl.Generator().manual_seed(5))
+    two = ptl._standard_gamma(a, generator=ptl.Generator().manual_seed(5))
+    assert ptl.equal(one, two) and not ptl.equal(one, ptl._standard_gamma(a))
+    strided = ptl._standard_gamma(a.t(), generator=ptl.Generator().manual_seed(5))
+    assert strided.shape == (4, 3)
+    assert ptl._standard_gamma(ptl.empty(0, 3)).shape == (0, 3)
+    assert ptl._standard_gamma(ptl.tensor(2.0)).shape == ()
+
+
+def _gamma_quantile_grad(alpha, x):
+    """d x / d alpha at a fixed CDF value, by central differences of scipy's gammainc."""
+    h = 1e-6 * np.maximum(alpha, 1.0)
+    dp = (special.gammainc(alpha + h, x) - special.gammainc(alpha - h, x)) / (2 * h)
+    return -dp / stats.gamma(alpha).pdf(x)
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.5, 1.0, 4.0, 60.0, 2000.0])
+def test_standard_gamma_grad_against_the_cdf(alpha):
+    """_standard_gamma_grad(alpha, x) over the quantiles 1e-6 .. 1 - 1e-4 of Gamma(alpha)."""
+    q = np.array([1e-6, 1e-3, 0.05, 0.3, 0.5, 0.7, 0.95, 0.999, 1 - 1e-4])
+    x = stats.gamma(alpha).ppf(q)
+    got = ptl._standard_gamma_grad(ptl.full((q.size,), alpha, dtype=ptl.float64),
+                                   ptl.tensor(x))
+    np.testing.assert_allclose(got.numpy(), _gamma_quantile_grad(alpha, x), rtol=2e-5)
+
+
+def test_standard_gamma_grad_edges_and_errors():
+    got = ptl._standard_gamma_grad(ptl.tensor([1.0, 2.0, -1.0], dtype=ptl.float64),
+                                   ptl.tensor([0.0, float("inf"), 1.0], dtype=ptl.float64))
+    assert got[0].item() == 0.0 and got[1].item() == float("inf") and np.isnan(got[2].item())
+    f32 = ptl._standard_gamma_grad(ptl.tensor([2.0]), ptl.tensor([1.5]))
+    assert f32.dtype == ptl.float32
+    assert abs(f32.item() - _gamma_quantile_grad(2.0, 1.5)) < 1e-5
+    with pytest.raises(NotImplementedError, match="\"_standard_gamma_grad_cpu\" not "
+                                                  "implemented for 'Long'"):
+        ptl._standard_gamma_grad(ptl.tensor([1]), ptl.tensor([1]))
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(2\\) must match"):
+        ptl._standard_gamma_grad(ptl.ones(2), ptl.ones(3))
+    x = ptl.ones(2, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="the derivative for "
+                                                  "'aten::_standard_gamma_grad' is not"):
+        ptl._standard_gamma_grad(x, ptl.ones(2)).sum().backward()
 
 
 def test_multinomial_with_replacement_law():

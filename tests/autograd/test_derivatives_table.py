@@ -2,11 +2,13 @@
 entry in tests/opinfo.py: a float64 gradcheck and gradgradcheck, and the node the row names.
 
 Rows whose op has no usable finite differences say so in their entry (opinfo.OpInfo.grad):
-random ops get zeros (derivatives.yaml's zeros_like), NotImplemented rows raise on backward.
+random ops get zeros (derivatives.yaml's zeros_like), reparameterised samplers are compared
+with a NumPy gradient, NotImplemented rows raise on backward.
 Rows without a second-derivative check carry the reason in OpInfo.gradgrad."""
 import os
 import re
 
+import numpy as np
 import pytest
 
 import pytorchlite as ptl
@@ -91,6 +93,10 @@ def test_gradcheck(op_id, node):
         assert outs[0].grad_fn.name() == node, f"{info.name}{sample}"
         if info.grad == "check":
             assert gradcheck(f, leaves), f"{info.name}{sample}"
+        elif info.grad == "ref":
+            grads = ptl.autograd.grad(outs, leaves, [ptl.ones_like(o) for o in outs])
+            want = info.grad_ref(*[x.detach().numpy() for x in leaves], outs[0].detach().numpy())
+            np.testing.assert_allclose(grads[0].numpy(), want, rtol=1e-5, atol=1e-8)
         elif info.grad == "zeros":
             grads = ptl.autograd.grad(outs, leaves, [ptl.ones_like(o) for o in outs],
                                       allow_unused=True)

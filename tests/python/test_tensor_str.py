@@ -224,6 +224,8 @@ def test_str_equals_repr_and_format():
     assert str(t) == repr(t)
     assert f"{ptl.tensor(2.5):.2f}" == f"{torch.tensor(2.5):.2f}" == "2.50"
     assert f"{t}" == f"{torch.tensor([[1.0, 2.5]])}"
+    assert f"{ptl.tensor(0.5)}" == f"{torch.tensor(0.5)}" == "0.5"
+    assert f"{ptl.tensor(3)}" == f"{torch.tensor(3)}" == "3"
 
 
 @torch_ref

@@ -22,8 +22,7 @@ class _ConvNd(Module):
     _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None,
-                 output_padding=0):
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         n = self._n
         stride = _ntuple(stride, n)
@@ -50,7 +49,7 @@ class _ConvNd(Module):
         self.padding = padding if isinstance(padding, str) else _ntuple(padding, n)
         self.dilation = _ntuple(dilation, n)
         self.transposed = self._transposed
-        self.output_padding = _ntuple(output_padding, n)
+        self.output_padding = (0,) * n   # a transposed convolution sets its own
         self.groups = groups
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = self._pad_for_f_pad()
@@ -127,28 +126,13 @@ class _ConvNd(Module):
 class Conv1d(_ConvNd):
     _n = 1
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, device, dtype)
-
 
 class Conv2d(_ConvNd):
     _n = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, device, dtype)
-
 
 class Conv3d(_ConvNd):
     _n = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, device, dtype)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -163,7 +147,8 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(
                 f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
-                         groups, bias, padding_mode, device, dtype, output_padding)
+                         groups, bias, padding_mode, device, dtype)
+        self.output_padding = _ntuple(output_padding, self._n)
 
     def _output_padding(self, input, output_size):
         if output_size is None:

@@ -48,6 +48,22 @@ class RemovableHandle:
         self.remove()
 
 
+def _non_default_options(module, defaults):
+    """", name=value" for each (name, default) of `defaults` whose attribute on module differs
+    from the default (by identity for None and bools, by value otherwise): the tail that
+    extra_repr shows."""
+    parts = []
+    for name, default in defaults:
+        value = getattr(module, name)
+        if default is None or isinstance(default, bool):
+            same = value is default
+        else:
+            same = value == default
+        if not same:
+            parts.append(f", {name}={value!r}")
+    return "".join(parts)
+
+
 def _addindent(s, n):
     lines = s.split("\n")
     if len(lines) == 1:

@@ -19,7 +19,7 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _packed_rows, pad_packed_sequence
-from .module import Module
+from .module import Module, _non_default_options
 
 aten = torch.ops.aten
 
@@ -355,20 +355,9 @@ class RNNBase(Module):
         return output, h_n
 
     def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.proj_size != 0:
-            s += f", proj_size={self.proj_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.bias is not True:
-            s += f", bias={self.bias}"
-        if self.batch_first is not False:
-            s += f", batch_first={self.batch_first}"
-        if self.dropout != 0:
-            s += f", dropout={self.dropout}"
-        if self.bidirectional is not False:
-            s += f", bidirectional={self.bidirectional}"
-        return s
+        return f"{self.input_size}, {self.hidden_size}" + _non_default_options(self, [
+            ("proj_size", 0), ("num_layers", 1), ("bias", True), ("batch_first", False),
+            ("dropout", 0), ("bidirectional", False)])
 
 
 class RNN(RNNBase):

@@ -59,6 +59,13 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
     return make_causal
 
 
+def _add_feed_forward(layer, d_model, dim_feedforward, dropout, bias, factory):
+    """The feed-forward block both layers share: linear1, dropout, linear2 (_ff_block)."""
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention then feed-forward, each with a residual and a LayerNorm (norm_first:
     pre-norm)."""
@@ -70,9 +77,7 @@ class TransformerEncoderLayer(Module):
         super().__init__()
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
                                             batch_first=batch_first, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        _add_feed_forward(self, d_model, dim_feedforward, dropout, bias, factory)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
@@ -124,9 +129,7 @@ class TransformerDecoderLayer(Module):
                                             batch_first=batch_first, bias=bias, **factory)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout,
                                                  batch_first=batch_first, bias=bias, **factory)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **factory)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **factory)
+        _add_feed_forward(self, d_model, dim_feedforward, dropout, bias, factory)
         self.norm_first = norm_first
         self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
@@ -153,10 +156,7 @@ class TransformerDecoderLayer(Module):
             x = self.norm3(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           is_causal=is_causal, need_weights=False)[0]
-        return self.dropout1(x)
+    _sa_block = TransformerEncoderLayer._sa_block   # same self_attn and dropout1
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
@@ -231,22 +231,20 @@ class Transformer(Module):
                  bias=True, device=None, dtype=None):
         factory = {"device": device, "dtype": dtype}
         super().__init__()
+
+        def stack(layer_cls, stack_cls, num_layers):
+            layer = layer_cls(d_model, nhead, dim_feedforward, dropout, activation,
+                              layer_norm_eps, batch_first, norm_first, bias, **factory)
+            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
+            return stack_cls(layer, num_layers, norm)
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, bias,
-                                            **factory)
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
+            self.encoder = stack(TransformerEncoderLayer, TransformerEncoder, num_encoder_layers)
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
-                                            layer_norm_eps, batch_first, norm_first, bias,
-                                            **factory)
-            norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **factory)
-            self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
+            self.decoder = stack(TransformerDecoderLayer, TransformerDecoder, num_decoder_layers)
         self._reset_parameters()
         self.d_model = d_model
         self.nhead = nhead

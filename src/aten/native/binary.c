@@ -282,6 +282,27 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), pow_loops, &x, "pow");
 }
 
+/* pow.Tensor_Scalar, pow_.Scalar, pow.Scalar (+ out=): the number becomes a wrapped 0-dim
+ * tensor, which type promotion treats as the number it is, and pow_cpu runs. */
+static int
+pow_number_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int k = op->id == PTL_OP_pow_Scalar || op->id == PTL_OP_pow_Scalar_out ? 0 : 1;
+    PtlTensorImpl *w;
+    switch (s[k].tag) {
+    case PTL_IV_BOOL: w = ptl_wrapped_bool(s[k].u.b); break;
+    case PTL_IV_INT: w = ptl_wrapped_int(s[k].u.i); break;
+    default: w = ptl_wrapped_double(ptl_iv_to_double(&s[k])); break;
+    }
+    if (w == NULL) {
+        return -1;
+    }
+    s[k] = ptl_iv_tensor(w);
+    int rc = pow_cpu(op, ks, s);
+    ptl_decref(w);
+    return rc;
+}
+
 /* ---- atan2: integers compute in the default float dtype ---- */
 
 #define ATAN2_F(A, B, X) atan2f((A), (B))
@@ -383,6 +404,11 @@ static const PtlKernelReg binary_cpu[] = {
     {PTL_OP_pow_Tensor_Tensor, PTL_KEY_CPU, pow_cpu},
     {PTL_OP_pow__Tensor_Tensor, PTL_KEY_CPU, pow_cpu},
     {PTL_OP_pow_Tensor_Tensor_out, PTL_KEY_CPU, pow_cpu},
+    {PTL_OP_pow_Tensor_Scalar, PTL_KEY_CPU, pow_number_cpu},
+    {PTL_OP_pow__Scalar, PTL_KEY_CPU, pow_number_cpu},
+    {PTL_OP_pow_Tensor_Scalar_out, PTL_KEY_CPU, pow_number_cpu},
+    {PTL_OP_pow_Scalar, PTL_KEY_CPU, pow_number_cpu},
+    {PTL_OP_pow_Scalar_out, PTL_KEY_CPU, pow_number_cpu},
     {PTL_OP_atan2, PTL_KEY_CPU, atan2_cpu},
     {PTL_OP_atan2_, PTL_KEY_CPU, atan2_cpu},
     {PTL_OP_atan2_out, PTL_KEY_CPU, atan2_cpu},

@@ -1,5 +1,5 @@
 /* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
- * bernoulli, multinomial, poisson and the in-place samplers uniform_, normal_, random_,
+ * bernoulli, multinomial, poisson, _standard_gamma (+ its reparameterised gradient) and the in-place samplers uniform_, normal_, random_,
  * exponential_, geometric_, log_normal_, cauchy_, bernoulli_.  Mirrors
  * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h,
  * ATen/native/cpu/DistributionKernels.cpp and the random factories of
@@ -9,6 +9,7 @@
  * (seed, offset) and i alone (Note [Philox streams] in generator.h), so the threads of
  * ptl_parallel_for may split the work any way.  A non-contiguous `self` is filled through a
  * contiguous temporary, so the values follow the row-major element order. */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -146,6 +147,7 @@ typedef enum DistKind {
     DIST_GEOMETRIC,
     DIST_BERNOULLI,
     DIST_POISSON,
+    DIST_GAMMA,    /* floored at b, the dtype's smallest normal number */
     DIST_RANDOM,   /* integers from + [0, range) (range 0: all 2^64 values) */
 } DistKind;
 
@@ -177,6 +179,7 @@ block_shift(const DistJob *j)
     case DIST_RANDOM:
         return j->range != 0 && j->range <= ((uint64_t)1 << 32) ? 2 : 1;
     case DIST_POISSON:
+    case DIST_GAMMA:
         return 0;
     default:
         return 1;
@@ -235,6 +238,11 @@ dist_value(const DistJob *j, Cursor *c, int64_t i)
     if (j->kind == DIST_POISSON) {
         PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
         return ptl_sample_poisson(a, &st);
+    }
+    if (j->kind == DIST_GAMMA) {
+        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
+        double x = ptl_sample_gamma(a, &st);
+        return x < b ? b : x;
     }
     if (j->kind == DIST_NORMAL || j->kind == DIST_LOG_NORMAL) {
         slot = element_words(j, c, i, &lo, &hi);
@@ -910,6 +918,72 @@ error:
     return -1;
 }
 
+/* _standard_gamma(Tensor self, Generator? generator=None): out[i] ~ Gamma(self[i], 1),
+ * self's dtype, floored at the dtype's smallest normal number as in PyTorch (so that log
+ * of a sample stays finite). */
+static int
+standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *alpha = NULL, *t = NULL;
+    double tiny;
+    if (check_floating("gamma_cpu", self->dtype) < 0) {
+        return -1;
+    }
+    switch (self->dtype) {
+    case PTL_DTYPE_FLOAT16: tiny = 6.103515625e-05; break;
+    case PTL_DTYPE_BFLOAT16:
+    case PTL_DTYPE_FLOAT32: tiny = FLT_MIN; break;
+    default: tiny = DBL_MIN; break;
+    }
+    if ((alpha = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
+        return -1;
+    }
+    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu())) == NULL) {
+        goto error;
+    }
+    DistJob j = job_new(DIST_GAMMA, 0.0, tiny);
+    j.pa = (const double *)ptl_tensor_data(alpha);
+    if (fill(t, &j, generator_arg(op, s)) < 0) {
+        goto error;
+    }
+    ptl_decref(alpha);
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+error:
+    ptl_xdecref(alpha);
+    ptl_xdecref(t);
+    return -1;
+}
+
+/* _standard_gamma_grad(Tensor self, Tensor output): d output / d self, elementwise
+ * (ptl_standard_gamma_grad); float32 computes in double. */
+#define DEFINE_GAMMA_GRAD_LOOP(T, DT)                                                     \
+    static void                                                                           \
+    standard_gamma_grad_loop_##DT(char **d, const int64_t *st, int64_t n, const void *extra) \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            double a = *(const T *)(d[1] + i * st[1]), x = *(const T *)(d[2] + i * st[2]);  \
+            *(T *)(d[0] + i * st[0]) = (T)ptl_standard_gamma_grad(a, x);                  \
+        }                                                                                 \
+    }
+DEFINE_GAMMA_GRAD_LOOP(float, f4)
+DEFINE_GAMMA_GRAD_LOOP(double, f8)
+#undef DEFINE_GAMMA_GRAD_LOOP
+
+static int
+standard_gamma_grad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int both[2] = {0, 1};
+    static const PtlLoop loops[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_FLOAT32] = standard_gamma_grad_loop_f4,
+        [PTL_DTYPE_FLOAT64] = standard_gamma_grad_loop_f8};
+    (void)ks;
+    return ptl_pointwise_named(op, s, 2, both, ptl_iter_config(), loops, NULL,
+                               "_standard_gamma_grad_cpu");
+}
+
 /* ---- randperm ---- */
 
 /* randperm(n) (+ .generator): a random permutation of 0..n-1 by Fisher-Yates, where swap i
@@ -1157,6 +1231,8 @@ static const PtlKernelReg random_cpu[] = {
     {PTL_OP_bernoulli_p, PTL_KEY_CPU, bernoulli_cpu},
     {PTL_OP_multinomial, PTL_KEY_CPU, multinomial_cpu},
     {PTL_OP_poisson, PTL_KEY_CPU, poisson_cpu},
+    {PTL_OP__standard_gamma, PTL_KEY_CPU, standard_gamma_cpu},
+    {PTL_OP__standard_gamma_grad, PTL_KEY_CPU, standard_gamma_grad_cpu},
     {PTL_OP_uniform_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_normal_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_random__from, PTL_KEY_CPU, random__cpu},

@@ -504,6 +504,41 @@ nan_to_num_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return unary_run(op, s, nan_to_num_loops, 0, NULL, &r);
 }
 
+/* ---- the gamma function family: lgamma, digamma, polygamma(n, .) ---- */
+
+#define LGAMMA_F(X, E) lgammaf(X)
+#define LGAMMA_D(X, E) lgamma(X)
+#define DIGAMMA_F(X, E) ((float)ptl_digamma_d(X))
+#define DIGAMMA_D(X, E) ptl_digamma_d(X)
+#define POLYGAMMA_F(X, E) ((float)ptl_polygamma_d(*(const int64_t *)(E), (X)))
+#define POLYGAMMA_D(X, E) ptl_polygamma_d(*(const int64_t *)(E), (X))
+
+DEFINE_FLOAT_OP(lgamma, LGAMMA_F, LGAMMA_D)
+DEFINE_FLOAT_OP(digamma, DIGAMMA_F, DIGAMMA_D)
+DEFINE_FLOAT_OP(polygamma, POLYGAMMA_F, POLYGAMMA_D)
+
+DEFINE_UNARY_KERNEL(lgamma, lgamma_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(digamma, digamma_loops, U_FLOAT, NULL)
+
+/* polygamma(int n, Tensor self), polygamma.out(int n, Tensor self, *, out) and the method
+ * polygamma_(Tensor(a!) self, int n): the tensor is argument 1, or 0 in place. */
+static int
+polygamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int self_second[1] = {1};
+    int inplace = op->id == PTL_OP_polygamma_;
+    int64_t n = s[inplace ? 1 : 0].u.i;
+    PtlIterConfig cfg = ptl_iter_config();
+    (void)ks;
+
+    if (n < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "polygamma(n, x) does not support negative n.");
+    }
+    cfg.int_to_float = 1;
+    return ptl_pointwise(op, s, 1, inplace ? self_only : self_second, cfg, polygamma_loops,
+                         &n);
+}
+
 /* functional, in-place and out= overloads of one op share its kernel */
 #define UNARY_REGS(NAME)                                                                  \
     {PTL_OP_##NAME, PTL_KEY_CPU, NAME##_cpu}, {PTL_OP_##NAME##_, PTL_KEY_CPU, NAME##_cpu}, \
@@ -518,7 +553,10 @@ static const PtlKernelReg unary_cpu[] = {
     UNARY_REGS(erf), UNARY_REGS(erfinv), UNARY_REGS(floor), UNARY_REGS(ceil),
     UNARY_REGS(trunc), UNARY_REGS(frac), UNARY_REGS(reciprocal), UNARY_REGS(square),
     UNARY_REGS(round), UNARY_REGS(logical_not), UNARY_REGS(bitwise_not),
-    UNARY_REGS(nan_to_num),
+    UNARY_REGS(nan_to_num), UNARY_REGS(lgamma), UNARY_REGS(digamma),
+    {PTL_OP_polygamma, PTL_KEY_CPU, polygamma_cpu},
+    {PTL_OP_polygamma_, PTL_KEY_CPU, polygamma_cpu},
+    {PTL_OP_polygamma_out, PTL_KEY_CPU, polygamma_cpu},
     {PTL_OP_round_decimals, PTL_KEY_CPU, round_cpu},
     {PTL_OP_round__decimals, PTL_KEY_CPU, round_cpu},
     {PTL_OP_round_decimals_out, PTL_KEY_CPU, round_cpu},

@@ -133,6 +133,42 @@ floor_divide_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return ptl_error_set(PTL_ERR_RUNTIME, "derivative for aten::floor_divide is not implemented");
 }
 
+/* derivatives.yaml  pow.Tensor_Scalar:  self: pow_backward(grad, self, exponent), i.e.
+ * g * e * self^(e - 1), zeros for e == 0 */
+int
+pow_tensor_scalar_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    double e = ptl_iv_to_double(&n->args[1]);
+    PtlTensorImpl *self = sv(sc, n, 0);
+    if (e == 0.0) {
+        return scope_end(sc, give(n, go, 0, zeros_of(sc, self)));
+    }
+    PtlIValue v[2] = {ptl_iv_tensor(self), ptl_iv_double(e - 1.0)};
+    PtlTensorImpl *power = fv(sc, PTL_OP_pow_Tensor_Scalar, 2, v);
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], MULN(power, e))));
+}
+
+/* derivatives.yaml  pow.Scalar:  exponent: pow_backward_exponent(grad, self, exponent, result),
+ * i.e. g * result * log(self), 0 where self == 0 and exponent >= 0 */
+int
+pow_scalar_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    double base = ptl_iv_to_double(&n->args[0]);
+    PtlTensorImpl *ex = sv(sc, n, 0), *factor = MULN(sv(sc, n, 1), log(base));
+    if (base == 0.0) {
+        factor = WHERE(GE(ex, inum(sc, 0)), zeros_of(sc, factor), factor);
+    }
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], factor)));
+}
+
 /* remainder / fmod(self, other) = self - other * q with q = floor / trunc of self / other:
  * g, -g q (q is piecewise constant; its own gradient is zero) */
 static int

@@ -284,6 +284,28 @@ finite_factor(Scope *sc, PtlTensorImpl *x)
     return f1(sc, PTL_OP_isfinite, x);
 }
 
+/* polygamma(order, x), a new tensor the scope owns */
+static PtlTensorImpl *
+polygamma_of(Scope *sc, int64_t order, PtlTensorImpl *x)
+{
+    PtlIValue v[2] = {ptl_iv_int(order), ptl_iv_tensor(x)};
+    return x ? own(sc, callv(PTL_OP_polygamma, 2, v)) : NULL;
+}
+
+/* d lgamma(x) = digamma(x) */
+static PtlTensorImpl *
+digamma_of(Scope *sc, PtlTensorImpl *x)
+{
+    return f1(sc, PTL_OP_digamma, x);
+}
+
+/* d digamma(x) = polygamma(1, x) */
+static PtlTensorImpl *
+trigamma_of(Scope *sc, PtlTensorImpl *x)
+{
+    return polygamma_of(sc, 1, x);
+}
+
 #define FACTOR_BACKWARD(NAME, FACTOR)                                     \
     int                                                                   \
     NAME(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)              \
@@ -305,6 +327,8 @@ FACTOR_BACKWARD(cosh_backward, cosh_factor)
 FACTOR_BACKWARD(erf_backward, erf_factor)
 FACTOR_BACKWARD(erfinv_backward, erfinv_factor)
 FACTOR_BACKWARD(nan_to_num_backward, finite_factor)
+FACTOR_BACKWARD(lgamma_backward, digamma_of)
+FACTOR_BACKWARD(digamma_backward, trigamma_of)
 #undef FACTOR_BACKWARD
 
 /* floor, ceil, trunc, round, sign: piecewise constant, so PyTorch returns zeros */
@@ -313,4 +337,16 @@ zeros_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
     return NEEDS(0) ? scope_end(sc, give(n, go, 0, zeros_of(sc, gi[0]))) : 0;
+}
+
+/* polygamma(n, x) and x.polygamma_(n): g * polygamma(n + 1, x) */
+int
+polygamma_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    int64_t order = ptl_iv_to_int(&n->args[n->op->id == PTL_OP_polygamma_ ? 1 : 0]);
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], polygamma_of(sc, order + 1, sv(sc, n, 0)))));
 }

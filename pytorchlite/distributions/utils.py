@@ -1,0 +1,77 @@
+"""Helpers the distributions share: broadcasting parameters, probabilities <-> logits, lazily
+computed attributes.  Mirrors torch/distributions/utils.py."""
+import numbers
+
+import pytorchlite as torch
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "probs_to_logits"]
+
+
+def broadcast_all(*values):
+    """The values as tensors of one broadcast shape; numbers become tensors of the first
+    tensor's dtype (the default dtype when all are numbers)."""
+    if not all(isinstance(v, (torch.Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    if not all(isinstance(v, torch.Tensor) for v in values):
+        like = next((v for v in values if isinstance(v, torch.Tensor)), None)
+        dtype = like.dtype if like is not None else torch.get_default_dtype()
+        values = [v if isinstance(v, torch.Tensor) else torch.tensor(v, dtype=dtype)
+                  for v in values]
+    return torch.broadcast_tensors(*values)
+
+
+def _sum_rightmost(value, dim):
+    """value summed over its rightmost dim dims."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1)
+
+
+def clamp_probs(probs):
+    """probs clamped to [eps, 1 - eps] of their dtype, so that their logits are finite."""
+    eps = torch.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """sigmoid(logits) for a binary variable, else softmax over the last dim."""
+    if is_binary:
+        return torch.sigmoid(logits)
+    return torch.softmax(logits, dim=-1)
+
+
+def probs_to_logits(probs, is_binary=False):
+    """log(p) - log(1 - p) for a binary variable, else log(p), from clamped probabilities."""
+    p = clamp_probs(probs)
+    if is_binary:
+        return p.log() - (-p).log1p()
+    return p.log()
+
+
+def _xlogy(x, y):
+    """x * log(y), 0 where x is 0 (also where y is 0)."""
+    return torch.where(x == 0, torch.zeros_like(x * y), x * y.log())
+
+
+def _standard_normal(shape, dtype, device):
+    return torch.randn(shape, dtype=dtype, device=device)
+
+
+class lazy_property:
+    """A property computed on first access and then stored in the instance's __dict__, so
+    that `name in obj.__dict__` tells whether it was given or computed (Distribution's repr
+    and argument checks rely on that)."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        with torch.enable_grad():
+            value = self.wrapped(instance)
+        instance.__dict__[self.wrapped.__name__] = value
+        return value

@@ -1,0 +1,82 @@
+"""torch.nanmean / Tensor.nanmean (pytorchlite/_reductions.py): against numpy.nanmean in
+float64 on random shapes with NaNs (0-dim, size-0, non-contiguous, dim lists, keepdim,
+dtype=), gradcheck, and PyTorch's errors for integer input and an integer dtype."""
+import warnings
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite.autograd import gradcheck
+from helpers import assert_close, torch, torch_ref
+
+
+def with_nans(shape, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=shape)
+    a[rng.uniform(size=shape) < 0.3] = np.nan
+    return a
+
+
+def np_nanmean(a, dim=None, keepdim=False):
+    axis = tuple(dim) if isinstance(dim, (list, tuple)) else dim
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # all-NaN slices
+        return np.nanmean(a, axis=axis, keepdims=keepdim)
+
+
+@pytest.mark.parametrize("shape, dim, keepdim", [
+    ((), None, False), ((5,), None, False), ((5,), 0, True), ((3, 4), 1, False),
+    ((3, 4), -2, True), ((2, 3, 4), [0, 2], False), ((2, 0, 3), 1, False), ((0,), None, False),
+    ((4, 3), (0, 1), True)])
+def test_against_numpy(shape, dim, keepdim):
+    a = with_nans(shape, 1)
+    got = ptl.nanmean(ptl.tensor(a), dim, keepdim)
+    assert_close(got, np_nanmean(a, dim, keepdim), dtype=ptl.float64, rtol=1e-12, atol=1e-14)
+    assert_close(ptl.tensor(a).nanmean(dim, keepdim), np_nanmean(a, dim, keepdim), rtol=1e-12,
+                 atol=1e-14)
+
+
+def test_non_contiguous_dtype_and_out():
+    a = with_nans((4, 5), 2)
+    t = ptl.tensor(a.T.copy()).T
+    assert not t.is_contiguous()
+    assert_close(ptl.nanmean(t, 1), np_nanmean(a, 1), rtol=1e-12, atol=1e-14)
+    f = ptl.tensor(a, dtype=ptl.float32)
+    assert_close(f.nanmean(0, dtype=ptl.float64), np_nanmean(a.astype(np.float32), 0),
+                 dtype=ptl.float64, rtol=1e-6, atol=1e-7)
+    out = ptl.empty(5, dtype=ptl.float64)
+    assert ptl.nanmean(ptl.tensor(a), 0, out=out) is out
+    assert_close(out, np_nanmean(a, 0), rtol=1e-12, atol=1e-14)
+
+
+def test_all_nan_slice_is_nan():
+    assert np.isnan(ptl.nanmean(ptl.tensor([float("nan"), float("nan")])).item())
+
+
+def test_gradcheck():
+    a = with_nans((3, 4), 3)
+    x = ptl.tensor(a, requires_grad=True)
+    assert gradcheck(lambda t: ptl.nanmean(t, 1), (x,))
+    assert gradcheck(lambda t: t.nanmean(), (x,))
+
+
+def test_errors():
+    with pytest.raises(RuntimeError, match="nanmean\\(\\): expected input to have floating point "
+                                           "or complex dtype but got Long"):
+        ptl.nanmean(ptl.tensor([1, 2]))
+    with pytest.raises(RuntimeError, match="nanmean\\(\\): could not infer output dtype. Optional "
+                                           "dtype must be either a floating point or complex "
+                                           "dtype. Got: Int"):
+        ptl.tensor([1.0]).nanmean(dtype=ptl.int32)
+
+
+@torch_ref
+def test_errors_match_torch():
+    for fn in (lambda m: m.nanmean(m.tensor([1, 2])),
+               lambda m: m.tensor([1.0, float("nan")]).nanmean(dtype=m.int64)):
+        with pytest.raises(RuntimeError) as want:
+            fn(torch)
+        with pytest.raises(RuntimeError) as got:
+            fn(ptl)
+        assert str(got.value) == str(want.value)
