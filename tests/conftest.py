@@ -8,6 +8,7 @@ _here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(_here))
 sys.path.insert(0, _here)
 
+import golden  # noqa: E402
 import helpers  # noqa: E402
 
 
@@ -17,5 +18,11 @@ def pytest_configure(config):
 
 
 def pytest_runtest_setup(item):
+    golden.start_test()
     if helpers.torch is None and item.get_closest_marker("torch_ref") is not None:
         pytest.skip(helpers.TORCH_MISSING)
+
+
+def pytest_sessionfinish(session):
+    if golden.RECORDING:
+        golden.write_recorded()

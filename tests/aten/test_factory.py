@@ -1,23 +1,28 @@
-"""Factory functions against NumPy (values, shapes) and torch (dtype inference, integer
-rounding rules, errors)."""
+"""Factory functions against NumPy (values, shapes) and PyTorch (dtype inference, integer
+rounding rules, errors), whose outputs are recorded in tests/fixtures/golden_factory.json
+(golden.py; live torch too when installed)."""
+import builtins
 import re
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from golden import Raised, golden
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, NP_DTYPE, SHAPES, assert_close,
-                     assert_raises_like_torch, torch, torch_ref)
+                     assert_raises_like_torch, torch)
 
 TORCH_DTYPE = {d: getattr(torch, str(d).split(".")[-1]) for d in ALL_DTYPES} if torch else {}
 
 
-def assert_like_torch(got, want):
-    """Same shape, dtype and values as a torch tensor (exact for integers and bools)."""
-    assert tuple(got.shape) == tuple(want.shape)
+def assert_like_torch(got, make_ref):
+    """Same shape, dtype and values as the torch tensor make_ref() returns (exact for integers
+    and bools)."""
+    want = golden(make_ref)
+    assert not isinstance(want, Raised), f"torch raised {want}"
+    assert tuple(got.shape) == want.shape
     assert str(got.dtype) == str(want.dtype)
-    expected = want.double().numpy() if want.is_floating_point() else want.numpy()
-    assert_close(got, expected)
+    assert_close(got, want.numpy())
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
@@ -46,7 +51,6 @@ def test_varargs_and_default_dtype():
         ptl.set_default_dtype(ptl.float32)
 
 
-@torch_ref
 @pytest.mark.parametrize("fill,dtype", [
     (True, None), (False, None), (3, None), (-7, None), (2.5, None), (3.5, ptl.int32),
     (-1, ptl.uint8), (-255, ptl.uint8), (1.5, ptl.bool), (0.1, ptl.float16), (127, ptl.int8),
@@ -54,8 +58,7 @@ def test_varargs_and_default_dtype():
 ])
 def test_full_dtype_inference_and_conversion(fill, dtype):
     got = ptl.full((2, 3), fill, dtype=dtype)
-    want = torch.full((2, 3), fill, dtype=None if dtype is None else TORCH_DTYPE[dtype])
-    assert_like_torch(got, want)
+    assert_like_torch(got, lambda: torch.full((2, 3), fill, dtype=TORCH_DTYPE.get(dtype)))
 
 
 def test_empty_strided():
@@ -65,36 +68,35 @@ def test_empty_strided():
     assert tuple(e.shape) == (2, 0) and e.dtype == ptl.int16
 
 
-@torch_ref
 @pytest.mark.parametrize("dtype", [None, ptl.int32, ptl.float64, ptl.bool], ids=str)
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded", "sliced"])
 def test_like_family(layout, dtype):
-    base = torch.arange(24, dtype=torch.int16).reshape(2, 3, 4)
     x = ptl.arange(24, dtype=ptl.int16).reshape(2, 3, 4)
     views = {"contiguous": lambda t: t, "transposed": lambda t: t.permute(2, 0, 1),
              "expanded": lambda t: t[:, :1].expand(2, 3, 4), "sliced": lambda t: t[:, ::2]}
-    x, base = views[layout](x), views[layout](base)
-    tdt = None if dtype is None else TORCH_DTYPE[dtype]
+    x = views[layout](x)
     want_dt = x.dtype if dtype is None else dtype
     shape = tuple(x.shape)
     assert_close(ptl.zeros_like(x, dtype=dtype), np.zeros(shape), dtype=want_dt)
     assert_close(ptl.ones_like(x, dtype=dtype), np.ones(shape), dtype=want_dt)
     assert_close(ptl.full_like(x, 1, dtype=dtype), np.full(shape, 1), dtype=want_dt)
     for name in ("empty_like", "zeros_like", "ones_like"):
-        got, want = getattr(ptl, name)(x, dtype=dtype), getattr(torch, name)(base, dtype=tdt)
-        assert tuple(got.shape) == tuple(want.shape)
-        assert got.stride() == want.stride()
+        got = getattr(ptl, name)(x, dtype=dtype)
+        shape, stride = golden(lambda: (lambda t: (t.shape, t.stride()))(getattr(torch, name)(
+            views[layout](torch.arange(24, dtype=torch.int16).reshape(2, 3, 4)),
+            dtype=TORCH_DTYPE.get(dtype))))
+        assert tuple(got.shape) == shape
+        assert got.stride() == stride
         assert got.dtype == want_dt
 
 
-@torch_ref
 def test_full_like_converts_fill():
     x = ptl.zeros(2, dtype=ptl.int32)
-    assert_like_torch(ptl.full_like(x, 2.7), torch.full_like(torch.zeros(2, dtype=torch.int32),
-                                                             2.7))
+    assert_like_torch(ptl.full_like(x, 2.7),
+                      lambda: torch.full_like(torch.zeros(2, dtype=torch.int32), 2.7))
     assert_like_torch(ptl.full_like(x, 2.7, dtype=ptl.float64),
-                      torch.full_like(torch.zeros(2, dtype=torch.int32), 2.7,
-                                      dtype=torch.float64))
+                      lambda: torch.full_like(torch.zeros(2, dtype=torch.int32), 2.7,
+                                              dtype=torch.float64))
 
 
 ARANGES = [
@@ -103,20 +105,20 @@ ARANGES = [
 ]
 
 
-@torch_ref
 @pytest.mark.parametrize("args", ARANGES, ids=repr)
 @pytest.mark.parametrize("dtype", [None] + [d for d in ALL_DTYPES if d != ptl.bool], ids=str)
 def test_arange_vs_torch(args, dtype):
-    tdt = None if dtype is None else TORCH_DTYPE[dtype]
     if dtype in (ptl.uint8,) and any(a < 0 for a in args):
         args = tuple(abs(a) for a in args[:2])
-    try:
-        want = torch.arange(*args, dtype=tdt)
-    except (RuntimeError, ValueError) as e:
-        with pytest.raises(type(e), match=re.escape(str(e))):
+    want = golden(lambda: torch.arange(*args, dtype=TORCH_DTYPE.get(dtype)))
+    if isinstance(want, Raised):
+        assert want.type_name in ("RuntimeError", "ValueError")
+        with pytest.raises(getattr(builtins, want.type_name), match=re.escape(want.message)):
             ptl.arange(*args, dtype=dtype)
         return
-    assert_like_torch(ptl.arange(*args, dtype=dtype), want)
+    got = ptl.arange(*args, dtype=dtype)
+    assert tuple(got.shape) == want.shape and str(got.dtype) == str(want.dtype)
+    assert_close(got, want.numpy())
 
 
 @pytest.mark.parametrize("args", [(7,), (2, 9), (0, 1, 0.125), (5, -5, -0.5), (3.,)], ids=repr)
@@ -139,13 +141,12 @@ LINSPACES = [(0, 10, 5), (0, 10, 4), (-1, 1, 7), (10, 0, 4), (0, 1, 1), (0, 1, 0
              (0.5, -2.5, 6), (True, False, 3), (0, 1, 11)]
 
 
-@torch_ref
 @pytest.mark.parametrize("args", LINSPACES, ids=repr)
 @pytest.mark.parametrize("dtype", [None, ptl.float64, ptl.float16, ptl.bfloat16, ptl.int64,
                                    ptl.int8, ptl.int32], ids=str)
 def test_linspace_vs_torch(args, dtype):
-    tdt = None if dtype is None else TORCH_DTYPE[dtype]
-    assert_like_torch(ptl.linspace(*args, dtype=dtype), torch.linspace(*args, dtype=tdt))
+    assert_like_torch(ptl.linspace(*args, dtype=dtype),
+                      lambda: torch.linspace(*args, dtype=TORCH_DTYPE.get(dtype)))
 
 
 @pytest.mark.parametrize("args", LINSPACES, ids=repr)
@@ -155,15 +156,13 @@ def test_linspace_vs_numpy(args):
                  dtype=ptl.float64)
 
 
-@torch_ref
 @pytest.mark.parametrize("args,base", [((0, 2, 3), 10.0), ((0, 2, 3), 2.0), ((-1, 1, 5), 10.0),
                                        ((0, 1, 5), 10.0), ((2, -2, 4), 3.0), ((0, 1, 0), 2.0)])
 @pytest.mark.parametrize("dtype", [None, ptl.float64, ptl.int64, ptl.int32, ptl.float16],
                          ids=str)
 def test_logspace_vs_torch_and_numpy(args, base, dtype):
-    tdt = None if dtype is None else TORCH_DTYPE[dtype]
     got = ptl.logspace(*args, base=base, dtype=dtype)
-    assert_like_torch(got, torch.logspace(*args, base=base, dtype=tdt))
+    assert_like_torch(got, lambda: torch.logspace(*args, base=base, dtype=TORCH_DTYPE.get(dtype)))
     if dtype is None or dtype in FLOAT_DTYPES:
         assert_close(got, np.logspace(*args, base=base))
 
@@ -176,13 +175,11 @@ def test_eye_vs_numpy(nm, dtype):
     assert got.is_contiguous()
 
 
-@torch_ref
 @pytest.mark.parametrize("value,dtype", [(1, None), (True, None), (2.5, None), (2.5, ptl.int32),
                                          (-3, ptl.int8), (0.5, ptl.bool), (7, ptl.float64)])
 def test_scalar_tensor(value, dtype):
-    tdt = None if dtype is None else TORCH_DTYPE[dtype]
     assert_like_torch(ptl.scalar_tensor(value, dtype=dtype),
-                      torch.scalar_tensor(value, dtype=tdt))
+                      lambda: torch.scalar_tensor(value, dtype=TORCH_DTYPE.get(dtype)))
 
 
 @pytest.mark.parametrize("make", [

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ROOT, assert_close, to_numpy, torch, torch_ref
+from helpers import ROOT, assert_close, to_numpy, torch
 
 FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
 
@@ -67,7 +67,6 @@ def test_tile_store_matches_update(mkn):
     assert np.array_equal(to_numpy(out), to_numpy(ptl.mm(a, b)))
 
 
-@torch_ref
 @pytest.mark.parametrize("mkn", [(32, 128, 512), (7, 13, 17), (150, 24, 40), (30, 700, 35)])
 @pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2), (0, 1), (0, -1.5), (2, 0)])
 def test_addmm_float32_beta_alpha(mkn, beta, alpha):
@@ -76,9 +75,10 @@ def test_addmm_float32_beta_alpha(mkn, beta, alpha):
     r = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b).t(), beta=beta, alpha=alpha)
     exp = beta * s.astype(np.float64) + alpha * (a.astype(np.float64) @ b.T.astype(np.float64))
     close(r, exp, k)
-    t = torch.addmm(torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(b).t(),
-                    beta=beta, alpha=alpha)
-    close(r, t.double().numpy(), k)
+    if torch is not None:
+        t = torch.addmm(torch.from_numpy(s), torch.from_numpy(a), torch.from_numpy(b).t(),
+                        beta=beta, alpha=alpha)
+        close(r, t.double().numpy(), k)
 
 
 def test_addmm_beta_zero_ignores_nan():

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ROOT, assert_close, torch, torch_ref
+from golden import golden
+from helpers import ROOT, assert_close, torch
 
 F = ptl.nn.functional
 FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
@@ -117,7 +118,6 @@ def test_softmax_rows(log, dtype, n):
     assert_close(fn(t, -1), _softmax_ref(x.astype(np.float64), log), dtype=dtype)
 
 
-@torch_ref
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_specials_match_torch(log, dtype):
@@ -128,19 +128,24 @@ def test_softmax_specials_match_torch(log, dtype):
     x[3, 4] = np.inf
     x[4, 1] = -np.inf
     x[5, :] = 1e30 if dtype == np.float32 else 1e300
-    fn, tfn = (ptl.log_softmax, torch.log_softmax) if log else (ptl.softmax, torch.softmax)
-    got = fn(ptl.tensor(x), -1).numpy()
-    ref = tfn(torch.tensor(x), -1).numpy()
+    name = "log_softmax" if log else "softmax"
+    got = getattr(ptl, name)(ptl.tensor(x), -1).numpy()
+    ref = golden(lambda: getattr(torch, name)(torch.tensor(x), -1)).numpy()
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-7, equal_nan=True)
 
 
-@torch_ref
 def test_cross_entropy_matches_torch():
     x = np.random.default_rng(4).standard_normal((64, 100)).astype(np.float32) * 3
     y = np.random.default_rng(5).integers(0, 100, 64)
     got = F.cross_entropy(ptl.tensor(x), ptl.tensor(y))
-    ref = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(y))
-    assert abs(got.item() - ref.item()) <= 1e-5 * abs(ref.item())
+    x64 = x.astype(np.float64)
+    top = x64.max(1)
+    lse = top + np.log(np.exp(x64 - top[:, None]).sum(1))
+    ref = np.mean(lse - x64[np.arange(64), y])
+    assert abs(got.item() - ref) <= 1e-5 * abs(ref)
+    if torch is not None:
+        ref = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(y)).item()
+        assert abs(got.item() - ref) <= 1e-5 * abs(ref)
 
 
 @pytest.mark.parametrize("op", ["amax", "amin"])
@@ -154,7 +159,6 @@ def test_amax_amin_rows(op, dtype, n):
                  rtol=0, atol=0)
 
 
-@torch_ref
 @pytest.mark.parametrize("op", ["amax", "amin", "max", "min"])
 @pytest.mark.parametrize("pos", [0, 3, 8, 15, 16, 20])
 def test_maxmin_nan_anywhere(op, pos):
@@ -164,8 +168,10 @@ def test_maxmin_nan_anywhere(op, pos):
     fn = (lambda t: getattr(t, op)(-1)) if op.startswith("a") else \
         (lambda t: getattr(t, op)())
     got = fn(ptl.tensor(x)).numpy()
-    ref = fn(torch.tensor(x)).numpy()
+    ref = getattr(np, op)(x, axis=-1 if op.startswith("a") else None)   # NaN propagates
     np.testing.assert_array_equal(got, ref)
+    if torch is not None:
+        np.testing.assert_array_equal(got, fn(torch.tensor(x)).numpy())
 
 
 def _gelu_ref(x):
@@ -191,25 +197,24 @@ def test_gelu_float32_accuracy():
                  atol=1e-7 * np.abs(g).max())
 
 
-@torch_ref
 def test_gelu_backward_broadcast_grad_and_strided():
     x = np.random.default_rng(8).standard_normal((4, 33)).astype(np.float32) * 3
     xt = ptl.tensor(x).requires_grad_(True)
     F.gelu(xt).sum().backward()
-    tt = torch.tensor(x).requires_grad_(True)
-    torch.nn.functional.gelu(tt).sum().backward()
-    np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)
+    if torch is not None:
+        tt = torch.tensor(x).requires_grad_(True)
+        torch.nn.functional.gelu(tt).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)
     ref = _gelu_grad_ref(1.0, x.astype(np.float64))
     assert_close(xt.grad, ref, rtol=2e-6, atol=1e-7)
     s = ptl.tensor(np.ascontiguousarray(x.T)).t()
     assert_close(F.gelu(s), _gelu_ref(x.astype(np.float64)), rtol=2e-6, atol=1e-12)
 
 
-@torch_ref
 def test_gelu_specials():
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0] + [1.0] * 8, np.float32)
     got = F.gelu(ptl.tensor(x)).numpy()
-    ref = torch.nn.functional.gelu(torch.tensor(x)).numpy()
+    ref = golden(lambda: torch.nn.functional.gelu(torch.tensor(x))).numpy()
     np.testing.assert_allclose(got, ref, rtol=2e-7, atol=0, equal_nan=True)
 
 
@@ -223,7 +228,6 @@ def test_portable_fallback():
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
-@torch_ref
 def test_silu_float32_accuracy_and_grad():
     x = np.concatenate([np.linspace(-90, 90, 20001), [np.nan, np.inf, -np.inf],
                         np.random.default_rng(9).standard_normal(30001) * 4]).astype(np.float32)
@@ -240,6 +244,10 @@ def test_silu_float32_accuracy_and_grad():
     assert_close(got, gref, rtol=2e-6, atol=1e-7 * np.abs(g).max())
     xt = ptl.tensor(x[-40:]).requires_grad_(True)
     F.silu(xt).sum().backward()
-    tt = torch.tensor(x[-40:]).requires_grad_(True)
-    torch.nn.functional.silu(tt).sum().backward()
-    np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)
+    tail_sg, tail_x = sg[-40:], x64[-40:]
+    np.testing.assert_allclose(xt.grad.numpy(), tail_sg * (1 + tail_x * (1 - tail_sg)),
+                               rtol=1e-5, atol=1e-7)
+    if torch is not None:
+        tt = torch.tensor(x[-40:]).requires_grad_(True)
+        torch.nn.functional.silu(tt).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)

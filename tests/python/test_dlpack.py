@@ -59,7 +59,6 @@ def test_torch_both_ways(dtype):
     assert back.data_ptr() == t.data_ptr()
 
 
-@torch_ref
 def test_writes_visible_both_ways():
     t = ptl.tensor([[1.0, 2.0], [3.0, 4.0]])
     n = np.from_dlpack(t)              # DLPack 1.0: writable
@@ -73,12 +72,12 @@ def test_writes_visible_both_ways():
     assert a.tolist() == [0, 0, 7]
     a[0] = -1
     assert u.tolist() == [-1, 0, 7]
-    r = torch.from_dlpack(t)
-    r[0, 0] = -5.0
-    assert t[0, 0].item() == -5.0
+    if torch is not None:
+        r = torch.from_dlpack(t)
+        r[0, 0] = -5.0
+        assert t[0, 0].item() == -5.0
 
 
-@torch_ref
 def test_capsules_and_versions():
     t = ptl.tensor([1, 2, 3])
     old = t.__dlpack__()
@@ -94,13 +93,14 @@ def test_capsules_and_versions():
     assert u.data_ptr() == v.data_ptr() == t.data_ptr()
     # NumPy gives a read-only array for a 0.8 capsule and a writable one for 1.0
     assert np.from_dlpack(t).flags.writeable
-    assert torch.from_dlpack(t.__dlpack__()).tolist() == [1, 2, 3]
+    if torch is not None:
+        assert torch.from_dlpack(t.__dlpack__()).tolist() == [1, 2, 3]
 
 
-@torch_ref
 def test_device():
-    assert ptl.tensor([1.0]).__dlpack_device__() == (1, 0)
-    assert ptl.tensor([1.0]).__dlpack_device__() == torch.tensor([1.0]).__dlpack_device__()
+    assert ptl.tensor([1.0]).__dlpack_device__() == (1, 0)   # kDLCPU, device 0
+    if torch is not None:
+        assert ptl.tensor([1.0]).__dlpack_device__() == torch.tensor([1.0]).__dlpack_device__()
 
 
 def test_copy_and_dl_device():
@@ -129,7 +129,6 @@ def test_source_kept_alive():
     assert n.tolist() == [5, 6, 7]
 
 
-@torch_ref
 def test_no_leaks():
     gc.collect()
     counts = ptl._C._live_counts()
@@ -141,13 +140,13 @@ def test_no_leaks():
         ptl.from_dlpack(t.__dlpack__(max_version=(1, 0)))
         np.from_dlpack(t)
         ptl.from_dlpack(np.ones(4))
-        torch.from_dlpack(t)
+        if torch is not None:
+            torch.from_dlpack(t)
     del t
     gc.collect()
     assert ptl._C._live_counts() == counts
 
 
-@torch_ref
 def test_errors():
     t = ptl.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(BufferError, match=re.escape(
@@ -166,10 +165,11 @@ def test_errors():
         ptl.from_dlpack(cap)
     with pytest.raises(RuntimeError, match=re.escape(msg)):
         ptl.from_dlpack(5)
-    cap = torch.ones(1).__dlpack__()
-    torch.from_dlpack(cap)
-    with pytest.raises(RuntimeError, match=re.escape(msg)):   # torch words it the same
+    if torch is not None:
+        cap = torch.ones(1).__dlpack__()
         torch.from_dlpack(cap)
+        with pytest.raises(RuntimeError, match=re.escape(msg)):   # torch words it the same
+            torch.from_dlpack(cap)
 
 
 @pytest.mark.parametrize("np_dtype,message", [
