@@ -36,6 +36,7 @@ LIBRARIES = ([torch] if torch is not None else []) + [ptl]
 
 _loaded = {}
 _recorded = {}
+_numbered = {}
 
 
 def _test_file_and_id():
@@ -83,9 +84,12 @@ if RECORDING:
 
 
 def _answer(sub, encoded_live):
-    """The stored answer for this test's `sub` key; while recording, encoded_live() is
-    stored (and returned) instead."""
+    """The stored answer for this test's `sub` key (None: numbered in call order within the
+    test); while recording, encoded_live() is stored (and returned) instead."""
     rel, name = _test_file_and_id()
+    if sub is None:
+        n = _numbered[rel, name] = _numbered.get((rel, name), 0) + 1
+        sub = f"#{n}"
     if RECORDING:
         answer = _recorded.setdefault(rel, {}).setdefault(name, {})[sub] = encoded_live()
         return answer
@@ -177,12 +181,12 @@ def assert_close(got, torch_fn, rtol=1e-7, atol=1e-8, sub="", what=None, check_d
 def assert_equal(got, torch_fn, sub=""):
     """got (JSON data: numbers, strings, lists, dicts) equals torch_fn()."""
     if torch is not None:
-        ref = torch_fn()
-        assert got == ref
+        ref = _jsonable(torch_fn())
+        assert _same_json(_jsonable(got), ref), f"{got!r} is not PyTorch's {ref!r}"
         stored = _answer(sub, lambda: ref)
     else:
         stored = _answer(sub, None)
-    assert _jsonable(got) == stored
+    assert _same_json(_jsonable(got), stored), f"{got!r} is not PyTorch's {stored!r}"
 
 
 def assert_same_results(run, rtol=1e-7, atol=1e-8, prefix=""):
@@ -210,15 +214,22 @@ def plain(v):
     return v
 
 
-def answer(torch_fn, sub=""):
+def as_json(v):
+    """plain(v) as it reads back from the stored JSON (the form answer() returns)."""
+    return _jsonable(plain(v))
+
+
+def answer(torch_fn, sub=None):
     """PyTorch's answer as JSON data (see plain): plain(torch_fn()) when torch is installed
-    (checked against the stored one), else the stored one."""
+    (checked against the stored one), else the stored one.  Without sub, the answers of one
+    test are numbered in the order it asks for them."""
     if torch is not None:
-        live = _jsonable(plain(torch_fn()))
+        live = as_json(torch_fn())
         stored = _answer(sub, lambda: live)
-        assert stored == live, f"stored answer {stored!r} is stale: PyTorch gives {live!r}"
-        return live
-    return _answer(sub, None)
+        assert _same_json(stored, live), \
+            f"stored answer {stored!r} is stale: PyTorch gives {live!r}"
+        return _jsonable(live)
+    return _jsonable(_answer(sub, None))
 
 
 def named(values, what="value"):
@@ -228,6 +239,11 @@ def named(values, what="value"):
 
 def _jsonable(v):
     return json.loads(json.dumps(v))
+
+
+def _same_json(a, b):
+    """Equal JSON data, NaN equal to NaN."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
 # ---- errors ------------------------------------------------------------------------------
