@@ -1,8 +1,9 @@
-"""grid_sample: every interpolation and padding mode against torch (values, gradients and
-second derivatives; live, or PyTorch's stored answers without it: tests/golden.py), a float64 gradcheck / gradgradcheck of every row of the grid_sampler.c
-section of src/autograd/derivatives.def, node names, and the errors.  Bilinear/trilinear and
-nearest sampling with zeros and border padding are also checked against a NumPy float64
-reference (np_grid_sample), in 2-D and 3-D."""
+"""grid_sample: every interpolation and padding mode against torch (values, gradients and second
+derivatives; live, or PyTorch's stored answers without it: tests/golden.py), a float64
+gradcheck / gradgradcheck of every row of the grid_sampler.c section of
+src/autograd/derivatives.def, node names, and the errors. Bilinear/trilinear and nearest
+sampling with zeros and border padding are also checked against a NumPy float64 reference
+(np_grid_sample), in 2-D and 3-D."""
 import os
 import re
 

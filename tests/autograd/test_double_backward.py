@@ -1,8 +1,8 @@
-"""Double backward through the NN *_backward ops (their rows in
-src/autograd/derivatives.def): a float64 gradgradcheck for every NN forward op whose
-gradient calls one of those ops, second derivatives compared with torch (live, or its stored
-answers without it: tests/golden.py), node names, the errors PyTorch raises, a check that every row of the section is exercised, and that the
-formula tables of src/autograd/derivatives_double.c cover every row that names them."""
+"""Double backward through the NN *_backward ops (their rows in src/autograd/derivatives.def): a
+float64 gradgradcheck for every NN forward op whose gradient calls one of those ops, second
+derivatives compared with torch (live, or its stored answers without it: tests/golden.py), node
+names, the errors PyTorch raises, a check that every row of the section is exercised, and that
+the formula tables of src/autograd/derivatives_double.c cover every row that names them."""
 import os
 import re
 

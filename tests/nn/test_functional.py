@@ -1,7 +1,8 @@
 """pytorchlite.nn.functional: activations, softmax, losses, linear, normalization, embedding,
-dropout and attention against NumPy float64 formulas, with PyTorch itself as a second
-reference for the tricky semantics (ignore_index, label_smoothing, masked attention rows,
-running statistics; live, or its stored answers without it: tests/golden.py), gradcheck for every differentiable op, and PyTorch's error messages."""
+dropout and attention against NumPy float64 formulas, with PyTorch itself as a second reference
+for the tricky semantics (ignore_index, label_smoothing, masked attention rows, running
+statistics; live, or its stored answers without it: tests/golden.py), gradcheck for every
+differentiable op, and PyTorch's error messages."""
 import math
 import re
 
@@ -553,7 +554,8 @@ def test_margin_losses_against_torch(reduction):
         (F.triplet_margin_loss(x1, x2, x3, 0.8, reduction=reduction),
          lambda: TF.triplet_margin_loss(tt(x1), tt(x2), tt(x3), 0.8, reduction=reduction)),
         (F.triplet_margin_loss(x1, x2, x3, 1.0, p=1, swap=True, reduction=reduction),
-         lambda: TF.triplet_margin_loss(tt(x1), tt(x2), tt(x3), 1.0, p=1, swap=True, reduction=reduction)),
+         lambda: TF.triplet_margin_loss(tt(x1), tt(x2), tt(x3), 1.0, p=1, swap=True,
+                                        reduction=reduction)),
     ]
     for got, want in pairs:
         close_to_torch(got, want, rtol=1e-9, atol=1e-12)
