@@ -18,7 +18,6 @@ def pytest_configure(config):
 
 
 def pytest_runtest_setup(item):
-    golden.start_test()
     if helpers.torch is None and item.get_closest_marker("torch_ref") is not None:
         pytest.skip(helpers.TORCH_MISSING)
 

@@ -580,13 +580,11 @@ def test_pow_overloads_from_python():
         i ** -1
 
 
-@torch_ref
 def test_pow_node_names_match_torch():
-    for lib in (ptl, torch):
+    # PyTorch 2.13's names, written out: x ** 2 is pow.Tensor_Scalar, 2 ** x pow.Scalar,
+    # x ** x pow.Tensor_Tensor; checked against live torch when it is installed
+    for lib in [ptl] + ([torch] if torch is not None else []):
         x = lib.tensor([0.5, 1.5], dtype=lib.float64, requires_grad=True)
         names = [(x ** 2).grad_fn.name(), (2 ** x).grad_fn.name(), (x ** x).grad_fn.name(),
                  x.clone().pow_(2).grad_fn.name()]
-        if lib is ptl:
-            got = names
-        else:
-            assert got == names
+        assert names == ["PowBackward0", "PowBackward2", "PowBackward1", "PowBackward0"], lib

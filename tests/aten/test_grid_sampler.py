@@ -1,8 +1,9 @@
-"""grid_sample: every interpolation and padding mode against torch (values, gradients and
-second derivatives), a float64 gradcheck / gradgradcheck of every row of the grid_sampler.c
-section of src/autograd/derivatives.def, node names, and the errors.  Bilinear/trilinear and
-nearest sampling with zeros and border padding are also checked against a NumPy float64
-reference (np_grid_sample), in 2-D and 3-D."""
+"""grid_sample: every interpolation and padding mode against torch (values, gradients and second
+derivatives; live, or PyTorch's stored answers without it: tests/golden.py), a float64
+gradcheck / gradgradcheck of every row of the grid_sampler.c section of
+src/autograd/derivatives.def, node names, and the errors. Bilinear/trilinear and nearest
+sampling with zeros and border padding are also checked against a NumPy float64 reference
+(np_grid_sample), in 2-D and 3-D."""
 import os
 import re
 
@@ -11,7 +12,8 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import ROOT, assert_close, torch, torch_ref
+import golden
+from helpers import ROOT, assert_close, torch
 
 TF = torch.nn.functional if torch is not None else None
 F = ptl.nn.functional
@@ -48,39 +50,37 @@ def sample2d(m, mode, pad, align):
 
 # ---- values and first derivatives vs torch ------------------------------------------------
 
-@torch_ref
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("pad", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_grid_sample_2d_vs_torch(mode, pad, align, dtype):
-    res = {}
-    for m in (ptl, torch):
+    def run(m):
         dt = getattr(m, dtype)
         x, g = T(m, X2, True, dt), T(m, G2, True, dt)
         y = sample2d(m, mode, pad, align)(x, g)
         gx, gg = m.autograd.grad(y, [x, g], T(m, arr(tuple(y.shape), 3), dtype=dt))
-        res[m] = (y, gx, gg)
+        return {"output": y.detach(), "grad input": gx, "grad grid": gg}
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
-    for a, b in zip(res[ptl], res[torch]):
-        assert_close(a.detach(), b.detach().numpy(), dtype=getattr(ptl, dtype), **tol)
+    golden.assert_same_results(run, **tol)
 
 
-@torch_ref
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_grid_sample_2d_half(dtype):
     """Computed in double and rounded once (torch's bfloat16 kernel rounds every step), so
     the reference is torch in float64 on the same rounded inputs."""
     x, g = T(ptl, X2, dtype=getattr(ptl, dtype)), T(ptl, G2, dtype=getattr(ptl, dtype))
     got = F.grid_sample(x, g, "bicubic", "reflection", False)
-    exp = TF.grid_sample(T(torch, x.double().numpy()), T(torch, g.double().numpy()), "bicubic",
-                         "reflection", False)
-    assert_close(got, exp.numpy(), dtype=getattr(ptl, dtype))
+    assert got.dtype == getattr(ptl, dtype)
+    rtol, atol = {"float16": (1e-2, 1e-2), "bfloat16": (2e-2, 2e-2)}[dtype]
+    golden.assert_close(got, lambda: TF.grid_sample(T(torch, x.double().numpy()),
+                                                    T(torch, g.double().numpy()), "bicubic",
+                                                    "reflection", False),
+                        rtol=rtol, atol=atol, check_dtype=False)
 
 
 # ---- double backward ------------------------------------------------------------------
 
-@torch_ref
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("pad", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
@@ -100,24 +100,22 @@ def second_derivatives(m, f, xs_np, go_np):
             for o in m.autograd.grad(s, xs + [go], allow_unused=True)]
 
 
-def assert_same(ours, ref, what):
-    for k, (a, b) in enumerate(zip(ours, ref)):
-        if a is None or b is None:
-            # an input the gradient does not depend on: None or zeros on either side
-            assert not np.any(a if a is not None else b if b is not None else 0), (what, k)
-            continue
-        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-10, err_msg=f"{what} input {k}")
+def second_derivatives_match(sample, xs_np, go_np):
+    """second_derivatives of sample(m) in both libraries agree; an input the gradient does
+    not depend on may get None or zeros on either side."""
+    def run(m):
+        got = second_derivatives(m, sample(m), xs_np, go_np)
+        return {f"d/d input {k}": np.zeros(a.shape) if o is None else o
+                for k, (o, a) in enumerate(zip(got, xs_np + [go_np]))}
+    golden.assert_same_results(run, rtol=1e-9, atol=1e-10, prefix="second derivatives: ")
 
 
-@torch_ref
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("pad", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sample_2d_second_derivatives_match_torch(mode, pad, align):
     go = arr((2, 2, 3, 2), 11)
-    ours = second_derivatives(ptl, sample2d(ptl, mode, pad, align), [X2, G2], go)
-    ref = second_derivatives(torch, sample2d(torch, mode, pad, align), [X2, G2], go)
-    assert_same(ours, ref, (mode, pad, align))
+    second_derivatives_match(lambda m: sample2d(m, mode, pad, align), [X2, G2], go)
 
 
 # Grid points on pixel centres, on the borders (+-1 with align_corners) and beyond them, and
@@ -126,23 +124,20 @@ TIE_GRID = np.array([[[[-1.0, -1.0], [1.0, 1.0], [0.0, 0.5]],
                       [[1.5, -1.0], [-1.0 / 3, 1.0 / 3], [-0.5, 0.25]]]])
 
 
-@torch_ref
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("pad", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sample_2d_ties_match_torch(mode, pad, align):
     x = arr((1, 2, 4, 3), 5)
     go = arr((1, 2, 2, 3), 12)
-    ours = second_derivatives(ptl, sample2d(ptl, mode, pad, align), [x, TIE_GRID], go)
-    ref = second_derivatives(torch, sample2d(torch, mode, pad, align), [x, TIE_GRID], go)
-    assert_same(ours, ref, (mode, pad, align))
-    res = {}
-    for m in (ptl, torch):
+    second_derivatives_match(lambda m: sample2d(m, mode, pad, align), [x, TIE_GRID], go)
+
+    def run(m):
         xs = [T(m, x, True), T(m, TIE_GRID, True)]
         y = sample2d(m, mode, pad, align)(*xs)
-        res[m] = [t.detach().numpy() for t in [y] + list(m.autograd.grad(y, xs, T(m, go)))]
-    for a, b in zip(res[ptl], res[torch]):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+        gx, gg = m.autograd.grad(y, xs, T(m, go))
+        return {"output": y.detach(), "grad input": gx, "grad grid": gg}
+    golden.assert_same_results(run, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -159,7 +154,6 @@ def test_grid_sampler_2d_backward_gradcheck(mode, pad):
     assert gradcheck(f, [go, x, g])
 
 
-@torch_ref
 def test_node_names():
     x, g = T(ptl, X2, True), T(ptl, G2, True)
     y = F.grid_sample(x, g, "bicubic", "zeros", False)
@@ -167,24 +161,23 @@ def test_node_names():
     gx, gg = ptl.autograd.grad(y.sum(), [x, g], create_graph=True)
     assert type(gx.grad_fn).__name__ == "GridSampler2DBackwardBackward0"
     assert type(gg.grad_fn).__name__ == "GridSampler2DBackwardBackward0"
-    tx, tg = T(torch, X2, True), T(torch, G2, True)
-    tgx, _ = torch.autograd.grad(TF.grid_sample(tx, tg, "bicubic", "zeros", False).sum(),
-                                 [tx, tg], create_graph=True)
-    assert type(tgx.grad_fn).__name__ == type(gx.grad_fn).__name__
+
+    def torch_name():
+        tx, tg = T(torch, X2, True), T(torch, G2, True)
+        tgx, _ = torch.autograd.grad(TF.grid_sample(tx, tg, "bicubic", "zeros", False).sum(),
+                                     [tx, tg], create_graph=True)
+        return type(tgx.grad_fn).__name__
+    golden.assert_equal(type(gx.grad_fn).__name__, torch_name)
 
 
-@torch_ref
 def test_only_the_needed_gradients():
     """One first gradient undefined, one second-order input not requiring grad."""
-    x, g = T(ptl, X2, True), T(ptl, G2)
-    y = F.grid_sample(x, g, "bilinear", "border", True)
-    (gx,) = ptl.autograd.grad((y * y).sum(), [x], create_graph=True)
-    (h,) = ptl.autograd.grad(gx.sum(), [x])
-    tx, tg = T(torch, X2, True), T(torch, G2)
-    ty = TF.grid_sample(tx, tg, "bilinear", "border", True)
-    (tgx,) = torch.autograd.grad((ty * ty).sum(), [tx], create_graph=True)
-    (th,) = torch.autograd.grad(tgx.sum(), [tx])
-    np.testing.assert_allclose(h.numpy(), th.numpy(), rtol=1e-10, atol=1e-12)
+    def run(m):
+        x, g = T(m, X2, True), T(m, G2)
+        y = m.nn.functional.grid_sample(x, g, "bilinear", "border", True)
+        (gx,) = m.autograd.grad((y * y).sum(), [x], create_graph=True)
+        return {"second derivative": m.autograd.grad(gx.sum(), [x])[0]}
+    golden.assert_same_results(run, rtol=1e-10, atol=1e-12)
 
 
 def test_third_derivative_is_not_implemented():
@@ -223,10 +216,8 @@ def test_every_row_has_a_gradcheck():
 # ---- errors -----------------------------------------------------------------------------
 
 def check_error(ours, theirs):
-    with pytest.raises(Exception) as ref:
-        theirs()
-    with pytest.raises(type(ref.value), match=re.escape(str(ref.value))):
-        ours()
+    """ours() raises torch's exception class, with torch's message in its own."""
+    golden.assert_raises(ours, theirs, compare=lambda a, b: b in a)
 
 
 ERRORS = [
@@ -243,7 +234,6 @@ ERRORS = [
 ]
 
 
-@torch_ref
 @pytest.mark.parametrize("i", range(len(ERRORS)))
 def test_errors_match_torch(i):
     check_error(lambda: ERRORS[i](F, ptl), lambda: ERRORS[i](TF, torch))
@@ -284,37 +274,33 @@ def sample3d(m, mode, pad, align):
     return lambda x, g: fn.grid_sample(tr(x), g, mode, pad, align)
 
 
-@torch_ref
 @pytest.mark.parametrize("mode", MODES3)
 @pytest.mark.parametrize("pad", PADDINGS)
 @pytest.mark.parametrize("align", [False, True])
 def test_grid_sample_3d_vs_torch(mode, pad, align):
-    res = {}
-    for m in (ptl, torch):
+    x, g = T(ptl, X3, True), T(ptl, G3, True)
+    assert type(sample3d(ptl, mode, pad, align)(x, g).grad_fn).__name__ == \
+        "GridSampler3DBackward0"
+
+    def run(m):
         x, g = T(m, X3, True), T(m, G3, True)
         y = sample3d(m, mode, pad, align)(x, g)
         gx, gg = m.autograd.grad(y, [x, g], T(m, arr(tuple(y.shape), 33)))
-        res[m] = (y, gx, gg)
-    assert type(res[ptl][0].grad_fn).__name__ == "GridSampler3DBackward0"
-    for a, b in zip(res[ptl], res[torch]):
-        assert_close(a.detach(), b.detach().numpy(), rtol=1e-10, atol=1e-10)
+        return {"output": y.detach(), "grad input": gx, "grad grid": gg}
+    golden.assert_same_results(run, rtol=1e-10, atol=1e-10)
     go = arr((2, 2, 2, 1, 2), 34)
-    assert_same(second_derivatives(ptl, sample3d(ptl, mode, pad, align), [X3, G3], go),
-                second_derivatives(torch, sample3d(torch, mode, pad, align), [X3, G3], go),
-                (mode, pad, align))
+    second_derivatives_match(lambda m: sample3d(m, mode, pad, align), [X3, G3], go)
 
 
-@torch_ref
 def test_grid_sample_3d_float32_vs_torch():
     x, g = X3.astype(np.float32), G3.astype(np.float32)
     got = F.grid_sample(T(ptl, x, dtype=ptl.float32), T(ptl, g, dtype=ptl.float32),
                         "bilinear", "reflection", True)
-    exp = TF.grid_sample(T(torch, x, dtype=torch.float32), T(torch, g, dtype=torch.float32),
-                         "bilinear", "reflection", True)
-    assert_close(got, exp.numpy(), dtype=ptl.float32)
+    golden.assert_close(got, lambda: TF.grid_sample(
+        T(torch, x, dtype=torch.float32), T(torch, g, dtype=torch.float32), "bilinear",
+        "reflection", True), rtol=1e-5, atol=1e-6)
 
 
-@torch_ref
 @pytest.mark.parametrize("mode", MODES3)
 @pytest.mark.parametrize("pad", PADDINGS)
 def test_grid_sample_3d_gradcheck_and_gradgradcheck(mode, pad):
@@ -338,27 +324,25 @@ def test_grid_sampler_3d_backward_gradcheck(pad):
     assert gradcheck(f, [go, x, g])
 
 
-@torch_ref
 def test_grid_sample_3d_empty():
     for shapes in [((1, 0, 3, 3, 3), (1, 2, 2, 2, 3)), ((0, 2, 3, 3, 3), (0, 2, 2, 2, 3)),
                    ((1, 2, 3, 3, 3), (1, 0, 2, 2, 3))]:
         got = F.grid_sample(ptl.randn(*shapes[0]), ptl.randn(*shapes[1]), align_corners=False)
-        exp = TF.grid_sample(torch.randn(*shapes[0]), torch.randn(*shapes[1]),
-                             align_corners=False)
-        assert tuple(got.shape) == tuple(exp.shape)
+        golden.assert_equal(list(got.shape), lambda: list(TF.grid_sample(
+            torch.randn(*shapes[0]), torch.randn(*shapes[1]), align_corners=False).shape),
+            sub=repr(shapes))
 
 
-@torch_ref
 def test_affine_grid_5d_into_grid_sample():
     theta = arr((2, 3, 4), 37, -1.0, 1.0)
-    res = {}
-    for m, fn in ((ptl, F), (torch, TF)):
+
+    def run(m):
+        fn = m.nn.functional
         t = T(m, theta, True)
         y = fn.grid_sample(T(m, X3), fn.affine_grid(t, (2, 2, 2, 3, 2), align_corners=False),
                            align_corners=False)
-        res[m] = [y.detach().numpy(), m.autograd.grad(y.sum(), [t])[0].numpy()]
-    for a, b in zip(res[ptl], res[torch]):
-        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+        return {"output": y.detach(), "grad theta": m.autograd.grad(y.sum(), [t])[0]}
+    golden.assert_same_results(run, rtol=1e-10, atol=1e-12)
 
 
 ERRORS3 = [
@@ -388,7 +372,6 @@ ERRORS3 = [
 ]
 
 
-@torch_ref
 @pytest.mark.parametrize("i", range(len(ERRORS3)))
 def test_3d_errors_match_torch(i):
     check_error(lambda: ERRORS3[i](F, ptl), lambda: ERRORS3[i](TF, torch))

@@ -14,7 +14,8 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, assert_close, assert_no_leak,
-                     assert_raises_like_torch, make, to_numpy, torch, torch_ref)
+                     assert_raises_like_torch, make, to_numpy)
+import golden
 
 
 NEG_SLOPE_MSG = ("In-place elu backward calculation is triggered with a negative slope which is "
@@ -52,39 +53,34 @@ def test_elu_backward_is_result_matches_numpy(dtype, shape, layout):
                  dtype=dtype)
 
 
-@torch_ref
 @pytest.mark.parametrize("params", PARAMS)
 @pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
 def test_elu_backward_is_result_matches_torch(params, dtype):
     # ties at 0 and -0, nan, both sides; grad_output broadcast against a transposed result
     vals = np.array([[-3.0, -0.5, 0.0, -0.0], [0.25, 2.0, np.nan, -1e-3]]).T
     gvals = np.array([1.5, -0.75])
-    outs = []
-    for m in (torch, ptl):
+
+    def run(m):
         dt = getattr(m, dtype)
         y = m.ops.aten.elu(m.tensor(vals, dtype=dt), *params)
-        outs.append(m.ops.aten.elu_backward(m.tensor(gvals, dtype=dt), *params, True, y))
-    assert outs[1].dtype == getattr(ptl, dtype)
-    np.testing.assert_allclose(outs[1].double().numpy(), outs[0].double().numpy(), rtol=1e-6,
-                               atol=1e-6)
+        return {"grad": m.ops.aten.elu_backward(m.tensor(gvals, dtype=dt), *params, True, y)}
+    golden.assert_same_results(run, rtol=1e-6, atol=1e-6)
 
 
-@torch_ref
 def test_elu_backward_is_result_at_zero():
     # the result side of the kink: y <= 0 takes input_scale (y + alpha scale)
-    for m in (torch, ptl):
+    for m in golden.LIBRARIES:
         got = m.ops.aten.elu_backward(m.ones(3, dtype=m.float64), 2.0, 3.0, 0.5, True,
                                       m.tensor([-1.0, 0.0, 1.0], dtype=m.float64))
         assert got.tolist() == [2.5, 3.0, 3.0]
 
 
-@torch_ref
 def test_elu_backward_is_result_negative_alpha_raises():
     assert_raises_like_torch(
         lambda m: m.ops.aten.elu_backward(m.ones(2), -0.5, 1.0, 1.0, True, m.ones(2)),
         RuntimeError, NEG_SLOPE_MSG)
     # is_result=False accepts a negative alpha
-    for m in (torch, ptl):
+    for m in golden.LIBRARIES:
         got = m.ops.aten.elu_backward(m.ones(2, dtype=m.float64), -0.5, 1.0, 1.0, False,
                                       m.tensor([-1.0, 1.0], dtype=m.float64))
         np.testing.assert_allclose(got.numpy(), [-0.5 * np.exp(-1.0), 1.0])
@@ -161,10 +157,9 @@ def _grads(m, fn):
     return y, g, gg
 
 
-@torch_ref
 @pytest.mark.parametrize("name, fn, node", CASES, ids=IDS)
 def test_node_name_and_saved_result_match_torch(name, fn, node):
-    for m in (torch, ptl):
+    for m in golden.LIBRARIES:
         x = m.tensor([-1.0, 0.0, 2.0], dtype=m.float64, requires_grad=True)
         y = fn(m, x)
         assert y.grad_fn.name() == node
@@ -174,16 +169,12 @@ def test_node_name_and_saved_result_match_torch(name, fn, node):
             assert r.data_ptr() == y.data_ptr() and r.tolist() == y.tolist()
 
 
-@torch_ref
 @pytest.mark.parametrize("name, fn, node", CASES, ids=IDS)
 def test_first_and_second_derivatives_match_torch(name, fn, node):
-    ours, ref = _grads(ptl, fn), _grads(torch, fn)
-    for a, b in zip(ours, ref):
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12,
-                                   atol=1e-12)
+    golden.assert_same_results(lambda m: golden.named(_grads(m, fn)), rtol=1e-12, atol=1e-12)
     # the double backward node of the in-place ops reaches their result's node, as in torch
-    for m, (y, g, _) in ((ptl, ours), (torch, ref)):
-        assert g.grad_fn.name() == "EluBackwardBackward0"
+    for m in golden.LIBRARIES:
+        assert _grads(m, fn)[1].grad_fn.name() == "EluBackwardBackward0"
 
 
 def _next_names(m, fn):
@@ -192,27 +183,24 @@ def _next_names(m, fn):
     return [f.name() if f is not None else None for f, _ in g.grad_fn.next_functions]
 
 
-@torch_ref
 @pytest.mark.parametrize("name, fn, node", [c for c in CASES if c[2].endswith("1")],
                          ids=[c[0] for c in CASES if c[2].endswith("1")])
 def test_double_backward_graph_goes_through_the_result(name, fn, node):
-    assert _next_names(ptl, fn) == _next_names(torch, fn) == [None, node]
+    for m in golden.LIBRARIES:
+        assert _next_names(m, fn) == [None, node]
 
 
-@torch_ref
 def test_elu_backward_is_result_double_backward_matches_torch():
     # d/d(grad_output) = elu_backward(gg, ..., True, result); d/d(result) = gg gO input_scale
     # (result < 0); gradients of both inputs, result ties at 0 included
     yv, gv = [-0.9, 0.0, 0.0, 1.2, -0.2], [0.3, -1.1, 2.0, 0.7, -0.4]
     ggv = [1.0, 0.5, -2.0, 3.0, 1.5]
-    outs = []
-    for m in (torch, ptl):
+    def run(m):
         y = m.tensor(yv, dtype=m.float64, requires_grad=True)
         g = m.tensor(gv, dtype=m.float64, requires_grad=True)
         r = m.ops.aten.elu_backward(g, 0.8, 1.2, 0.6, True, y)
-        outs.append(m.autograd.grad(r, (g, y), m.tensor(ggv, dtype=m.float64)))
-    for a, b in zip(*outs):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+        return golden.named(m.autograd.grad(r, (g, y), m.tensor(ggv, dtype=m.float64)))
+    golden.assert_same_results(run, rtol=1e-12, atol=1e-12)
 
 
 # ---- gradcheck of the in-place ELU and CELU rows ----
@@ -273,14 +261,12 @@ def test_inplace_negative_alpha_raises_at_backward(fn):
     assert_raises_like_torch(run, RuntimeError, NEG_SLOPE_MSG)
 
 
-@torch_ref
 def test_out_of_place_negative_alpha_differentiates():
-    outs = []
-    for m in (torch, ptl):
+    def run(m):
         x = m.tensor([-1.0, 0.0, 2.0], dtype=m.float64, requires_grad=True)
         m.nn.functional.celu(x, -1.0).sum().backward()
-        outs.append(x.grad.numpy())
-    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-12)
+        return {"grad": x.grad}
+    golden.assert_same_results(run, rtol=1e-12, atol=0)
 
 
 # ---- no copy of the input ----
@@ -344,16 +330,12 @@ def _elu_grads(m, fn):
     return y, g, gg
 
 
-@torch_ref
 @pytest.mark.parametrize("name, fn", ELU_INPLACE, ids=[c[0] for c in ELU_INPLACE])
 def test_inplace_elu_double_backward_matches_torch(name, fn):
-    y, g, gg = _elu_grads(ptl, fn)
-    ty, tg, tgg = _elu_grads(torch, fn)
     # celu's input_scale 1/alpha: torch rounds it through float, hence 1e-7
-    for ours, ref in ((y, ty), (g, tg), (gg, tgg)):
-        np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy(), rtol=1e-7,
-                                   atol=1e-7)
-    assert g.grad_fn.name() == tg.grad_fn.name() == "EluBackwardBackward0"
+    golden.assert_same_results(lambda m: golden.named(_elu_grads(m, fn)), rtol=1e-7, atol=1e-7)
+    for m in golden.LIBRARIES:
+        assert _elu_grads(m, fn)[1].grad_fn.name() == "EluBackwardBackward0"
 
 
 @pytest.mark.parametrize("name, fn", ELU_INPLACE, ids=[c[0] for c in ELU_INPLACE])
@@ -386,17 +368,14 @@ def _leaky_grads(m, slope):
     return y, g, gg
 
 
-@torch_ref
 @pytest.mark.parametrize("slope", LEAKY_SLOPES)
 def test_leaky_relu_inplace_derivatives_match_torch(slope):
-    for a, b in zip(_leaky_grads(ptl, slope), _leaky_grads(torch, slope)):
-        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12,
-                                   atol=1e-12)
+    golden.assert_same_results(lambda m: golden.named(_leaky_grads(m, slope)), rtol=1e-12,
+                               atol=1e-12)
 
 
-@torch_ref
 def test_leaky_relu_inplace_node_saves_the_result():
-    for m in (torch, ptl):
+    for m in golden.LIBRARIES:
         x = m.tensor([-1.0, 0.0, 2.0], dtype=m.float64, requires_grad=True)
         y = leaky_relu_inplace(m, x, 0.2)
         assert y.grad_fn.name() == "LeakyReluBackward1"

@@ -1,8 +1,8 @@
-"""Double backward through the NN *_backward ops (their rows in
-src/autograd/derivatives.def): a float64 gradgradcheck for every NN forward op whose
-gradient calls one of those ops, second derivatives compared with torch, node names, the
-errors PyTorch raises, a check that every row of the section is exercised, and that the
-formula tables of src/autograd/derivatives_double.c cover every row that names them."""
+"""Double backward through the NN *_backward ops (their rows in src/autograd/derivatives.def): a
+float64 gradgradcheck for every NN forward op whose gradient calls one of those ops, second
+derivatives compared with torch (live, or its stored answers without it: tests/golden.py), node
+names, the errors PyTorch raises, a check that every row of the section is exercised, and that
+the formula tables of src/autograd/derivatives_double.c cover every row that names them."""
 import os
 import re
 
@@ -11,7 +11,8 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradgradcheck
-from helpers import ROOT, torch, torch_ref
+import golden
+from helpers import ROOT, torch
 
 DEF = os.path.join(ROOT, "src", "autograd", "derivatives.def")
 
@@ -206,30 +207,24 @@ def test_grid_sample_gradgradcheck():
 
 
 def second_derivatives(m, fn, shapes, rng):
-    """d/d(inputs, grad_output) of sum(v * first_grads), all in float64 NumPy."""
+    """d/d(inputs, grad_output) of sum(v * first_grads), all in float64 NumPy; zeros for an
+    input the gradient does not depend on (None in either library)."""
     xs = inputs(m, shapes, rng, 1)
     y = fn(m, *xs)
     go = m.tensor(arr(tuple(y.shape), 11), dtype=m.float64, requires_grad=True)
     gs = m.autograd.grad(y, xs, go, create_graph=True)
     s = sum((g * T(m, arr(tuple(g.shape), 20 + i))).sum() for i, g in enumerate(gs))
     out = m.autograd.grad(s, xs + [go], allow_unused=True)
-    return [None if o is None else o.detach().numpy() for o in out]
+    return [np.zeros(tuple(x.shape)) if o is None else o.detach().numpy()
+            for o, x in zip(out, xs + [go])]
 
 
-@torch_ref
 @pytest.mark.parametrize("name,fn,shapes,rng", CASES, ids=[c[0] for c in CASES])
 def test_second_derivatives_match_torch(name, fn, shapes, rng):
-    ours = second_derivatives(ptl, fn, shapes, rng)
-    ref = second_derivatives(torch, fn, shapes, rng)
-    for k, (a, b) in enumerate(zip(ours, ref)):
-        if b is None or a is None:
-            # an input the gradient does not depend on: None or zeros on either side
-            assert np.all((a if a is not None else b if b is not None else 0) == 0), (name, k)
-            continue
-        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9, err_msg=f"{name} input {k}")
+    golden.assert_same_results(lambda m: golden.named(second_derivatives(m, fn, shapes, rng),
+                                                  "d/d input"), rtol=1e-7, atol=1e-9)
 
 
-@torch_ref
 @pytest.mark.parametrize("reduction", [0, 1, 2])
 def test_bce_backward_gradcheck_every_input(reduction):
     """binary_cross_entropy_backward differentiated for grad_output, self and target (the
@@ -237,8 +232,7 @@ def test_bce_backward_gradcheck_every_input(reduction):
     transposed inputs and a broadcast weight, against torch's op too."""
     shapes = [(2, 3) if reduction == 0 else (), (3, 2), (3, 2)]
     lows = [(-1.0, 1.0), (0.1, 0.9), (0.0, 1.0)]
-    res = {}
-    for m in (ptl, torch):
+    def run(m):
         xs = [m.tensor(arr(s, 30 + i, *lo), dtype=m.float64, requires_grad=True)
               for i, (s, lo) in enumerate(zip(shapes, lows))]
         w = T(m, BCE_W).expand(2, 3)
@@ -247,9 +241,8 @@ def test_bce_backward_gradcheck_every_input(reduction):
             return m.ops.aten.binary_cross_entropy_backward(g, tr(x), tr(t), w, reduction)
         if m is ptl:
             assert ptl.autograd.gradcheck(f, xs)
-        res[m] = [a.detach().numpy() for a in m.autograd.grad(f(*xs), xs, T(m, arr((2, 3), 40)))]
-    for a, b in zip(res[ptl], res[torch]):
-        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+        return golden.named(m.autograd.grad(f(*xs), xs, T(m, arr((2, 3), 40))), "grad of input")
+    golden.assert_same_results(run, rtol=1e-7, atol=1e-9)
 
 
 @pytest.mark.parametrize("op,name", [
@@ -297,17 +290,16 @@ def tie_second(m, fn, a):
     g, = m.autograd.grad(y, x, go, create_graph=True)
     v = T(m, arr(tuple(g.shape), 4))
     out = m.autograd.grad((g * v).sum(), [x, go], allow_unused=True)
-    return [g.detach().numpy()] + [None if o is None else o.detach().numpy() for o in out]
+    return [g.detach().numpy()] + [np.zeros(tuple(i.shape)) if o is None else o.detach().numpy()
+                                   for o, i in zip(out, [x, go])]
 
 
-@torch_ref
 @pytest.mark.parametrize("name,fn,a", TIE_CASES, ids=[c[0] for c in TIE_CASES])
 def test_ties_match_torch(name, fn, a):
-    for k, (p, q) in enumerate(zip(tie_second(ptl, fn, a), tie_second(torch, fn, a))):
-        if p is None or q is None:
-            assert np.all((p if p is not None else q if q is not None else 0) == 0), (name, k)
-            continue
-        np.testing.assert_allclose(p, q, rtol=1e-7, atol=1e-9, err_msg=f"{name} output {k}")
+    """The first gradient, then the second derivatives (zeros for an input the gradient does
+    not depend on: None in either library)."""
+    golden.assert_same_results(lambda m: golden.named(tie_second(m, fn, a), "output"), rtol=1e-7,
+                               atol=1e-9)
 
 
 # ---- node names and errors ----
@@ -327,21 +319,22 @@ NAMED = ["conv2d_groups_dilation", "conv_transpose2d", "max_pool2d", "max_pool3d
          "embedding"]
 
 
-@torch_ref
 @pytest.mark.parametrize("name", NAMED)
 def test_node_names_match_torch(name):
     case = next(c for c in CASES if c[0] == name)
-    assert first_grad_fn(ptl, *case[1:]).name() == first_grad_fn(torch, *case[1:]).name()
+    golden.assert_equal(first_grad_fn(ptl, *case[1:]).name(),
+                        lambda: first_grad_fn(torch, *case[1:]).name())
 
 
-@torch_ref
 def test_hardsigmoid_double_backward_raises_like_torch():
     msg = "derivative for aten::hardsigmoid_backward is not implemented"
-    for m in (torch, ptl):
+
+    def call(m):
         x = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
         g, = m.autograd.grad(m.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
-        with pytest.raises(RuntimeError, match=re.escape(msg)):
-            g.sum().backward()
+        g.sum().backward()
+    golden.assert_raises(lambda: call(ptl), lambda: call(torch),
+                         compare=lambda a, b: msg in a and msg in b)
 
 
 def test_double_backward_leaves_no_tensors_alive():

@@ -1,7 +1,8 @@
 """Derivative formulas of the '(formulas)' section of src/autograd/derivatives.def: a float64
 gradcheck for every row (broadcast and non-contiguous inputs where the op takes them), a
 gradgradcheck where PyTorch differentiates twice, node names, the tie and zero rules, and a
-direct comparison of gradients with torch; and div with a rounding mode (DivBackward2)."""
+direct comparison of gradients with torch (live, or its stored answers without it:
+tests/golden.py); and div with a rounding mode (DivBackward2)."""
 import re
 
 import numpy as np
@@ -9,7 +10,8 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import torch, torch_ref
+import golden
+from helpers import torch
 
 aten = ptl.ops.aten
 POS = (0.5, 2.0)
@@ -279,15 +281,12 @@ def _grads(mod, fn, arrays):
     w = mod.tensor(np.arange(1, 1 + int(np.prod(out.shape))).reshape(tuple(out.shape)) * 0.5,
                    dtype=mod.float64)
     (out * w).sum().backward()
-    return [np.array(x.grad.tolist()) for x in ins]
+    return {f"grad of input {k}": np.array(x.grad.tolist()) for k, x in enumerate(ins)}
 
 
-@torch_ref
 @pytest.mark.parametrize("name, fn, arrays", COMPARE, ids=[c_[0] for c_ in COMPARE])
 def test_same_gradients_as_torch(name, fn, arrays):
-    mine, ref = _grads(ptl, fn, arrays), _grads(torch, fn, arrays)
-    for a, b in zip(mine, ref):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    golden.assert_same_results(lambda m: _grads(m, fn, arrays), rtol=1e-12, atol=1e-12)
 
 
 NODE_NAMES = [
@@ -313,13 +312,14 @@ NODE_NAMES = [
 ]
 
 
-@torch_ref
 @pytest.mark.parametrize("fn, name", NODE_NAMES, ids=[n_[1] for n_ in NODE_NAMES])
 def test_node_names_match_torch(fn, name):
     arr = np.array([[0.5, -1.0], [2.0, 1.5]])
-    for mod in (ptl, torch):
-        out = fn(mod, mod.tensor(arr, dtype=mod.float64, requires_grad=True))
-        assert type(out.grad_fn).__name__ == name, mod.__name__
+
+    def node(mod):
+        return type(fn(mod, mod.tensor(arr, dtype=mod.float64, requires_grad=True)).grad_fn)
+    assert node(ptl).__name__ == name
+    golden.assert_equal(name, lambda: node(torch).__name__)
 
 
 def test_floor_divide_refuses_backward():
@@ -444,19 +444,17 @@ def test_div_mode_gradcheck(row, layout, mode):
     assert ptl.autograd.gradgradcheck(lambda x, y: fn(x, y, mode), (a, b))
 
 
-@torch_ref
 @pytest.mark.parametrize("mode", [None, "trunc", "floor"])
 def test_div_mode_grads_match_torch(mode):
     # ties: equal quotients, exact integers, and a negative zero-crossing
     a = np.array([[3.0, -3.0, 6.0], [4.5, -4.5, 0.0]])
     b = np.array([1.5, 1.5, -2.0])
-    grads = []
-    for lib in (ptl, torch):
+
+    def run(lib):
         x = lib.tensor(a, requires_grad=True)
         y = lib.tensor(b, requires_grad=True)
         out = lib.div(x, y, rounding_mode=mode)
-        assert type(out.grad_fn).__name__ == "DivBackward2"
         (out * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64)).sum().backward()
-        grads.append((x.grad.tolist(), y.grad.tolist()))
-    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-12)
-    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-12)
+        return {"node": type(out.grad_fn).__name__, "x.grad": x.grad, "y.grad": y.grad}
+    assert run(ptl)["node"] == "DivBackward2"
+    golden.assert_same_results(run, rtol=1e-12, atol=0)

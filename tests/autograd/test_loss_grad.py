@@ -8,7 +8,8 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import torch, torch_ref
+import golden
+from helpers import torch
 
 F = ptl.nn.functional
 TF = torch.nn.functional if torch is not None else None
@@ -24,13 +25,6 @@ def leaf(a):
 
 def tleaf(a):
     return torch.tensor(a, dtype=torch.float64, requires_grad=True)
-
-
-def assert_same(ours, theirs, rtol=1e-7, atol=1e-12):
-    assert (ours is None) == (theirs is None)
-    if ours is not None:
-        np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(),
-                                   rtol=rtol, atol=atol)
 
 
 # ---- binary_cross_entropy: self and target, first and second order ----
@@ -66,12 +60,11 @@ BCE_X = np.array([[0.0, 1e-20, 1e-5, 0.5], [0.5, 1 - 1e-5, 1.0, 0.25]])
 BCE_T = np.array([[0.3, 0.3, 1.0, 0.0], [0.5, 0.5, 0.3, 0.25]])
 
 
-@torch_ref
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_bce_grads_match_torch(reduction, weighted):
-    res = {}
-    for m, mk in ((ptl, leaf), (torch, tleaf)):
+    def run(m):
+        mk = leaf if m is ptl else tleaf
         x, t = mk(BCE_X), mk(BCE_T)
         w = m.tensor([1.0, 2.0, 0.5, 3.0], dtype=m.float64) if weighted else None
         y = m.nn.functional.binary_cross_entropy(x, t, weight=w, reduction=reduction)
@@ -80,21 +73,17 @@ def test_bce_grads_match_torch(reduction, weighted):
         # second order: gt's gradient for x, gx's for t
         gtx = m.autograd.grad(gt.sum(), (x, t), allow_unused=True)
         gxt = m.autograd.grad(gx[:, 1:3].sum(), (x, t), allow_unused=True)
-        res[m] = (gx, gt) + tuple(gtx) + tuple(gxt)
-    for a, b in zip(res[ptl], res[torch]):
-        assert_same(a, b)
+        return golden.named((gx, gt) + tuple(gtx) + tuple(gxt))
+    golden.assert_same_results(run, rtol=1e-7, atol=1e-12)
 
 
-@torch_ref
 def test_bce_float32_target_grad_matches_torch():
-    res = {}
-    for m in (ptl, torch):
+    def run(m):
         x = m.tensor([0.0, 0.2, 0.7, 1.0], requires_grad=True)
         t = m.tensor([0.3, 0.3, 0.9, 0.3], requires_grad=True)
-        res[m] = m.autograd.grad(m.nn.functional.binary_cross_entropy(x, t), (x, t))
-    for a, b in zip(res[ptl], res[torch]):
-        assert a.dtype == ptl.float32
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6)
+        return golden.named(m.autograd.grad(m.nn.functional.binary_cross_entropy(x, t), (x, t)))
+    assert all(v.dtype == ptl.float32 for v in run(ptl).values())
+    golden.assert_same_results(run, rtol=1e-6, atol=0)
 
 
 # ---- arguments PyTorch does not differentiate: refused at the forward call ----
@@ -119,59 +108,65 @@ def _expected(name, arg):
             "This input cannot have requires_grad True.")
 
 
-@torch_ref
 @pytest.mark.parametrize("dims", [(4,), (3, 4), (2, 4, 3), (2, 4, 3, 2), (2, 4, 3, 2, 2)])
 @pytest.mark.parametrize("loss", ["nll_loss", "cross_entropy"])
 @pytest.mark.parametrize("input_grad", [True, False])
 def test_nll_loss_weight_requiring_grad_is_refused_like_torch(dims, loss, input_grad):
-    msgs = []
-    for m in (ptl, torch):
+    def message(m):
         x, t, w = _nll_case(m, dims, input_grad=input_grad)
-        msgs.append(_message(getattr(m.nn.functional, loss), x, t, weight=w))
+        return _message(getattr(m.nn.functional, loss), x, t, weight=w)
     name = "nll_loss_forward" if len(dims) <= 2 else "nll_loss2d_forward"
-    assert msgs[0] == msgs[1] == _expected(name, "weight")
+    assert message(ptl) == _expected(name, "weight")
+    golden.assert_equal(message(ptl), lambda: message(torch))
 
 
-@torch_ref
 def test_refusal_is_skipped_without_grad_mode_and_without_grad():
-    for m in (ptl, torch):
+    def run(m):
         x, t, w = _nll_case(m, (3, 4))
         with m.no_grad():
             y = m.nn.functional.nll_loss(x, t, weight=w)
-        assert y.grad_fn is None
+        res = {"no_grad node": y.grad_fn and type(y.grad_fn).__name__}
         x, t, w = _nll_case(m, (3, 4), weight_grad=False)
         y = m.nn.functional.nll_loss(x, t, weight=w)
-        assert type(y.grad_fn).__name__ == "NllLossBackward0"
+        res["node"] = type(y.grad_fn).__name__
+        return res
+    assert run(ptl) == {"no_grad node": None, "node": "NllLossBackward0"}
+    golden.assert_same_results(run)
 
 
-@torch_ref
 def test_bce_weight_requiring_grad_is_refused_like_torch():
-    msgs = []
-    for m, mk in ((ptl, leaf), (torch, tleaf)):
+    def messages(m):
+        mk = leaf if m is ptl else tleaf
         x, t, w = mk(BCE_X[:, 1:3]), mk(BCE_T[:, 1:3]), mk(np.array([0.5, 2.0]))
-        msgs.append(_message(m.nn.functional.binary_cross_entropy, x.detach(), t, w))
-        msgs.append(_message(m.nn.functional.binary_cross_entropy, x, t.detach(), w))
-    assert msgs[0] == msgs[1] == msgs[2] == msgs[3] == _expected("binary_cross_entropy", "weight")
+        return [_message(m.nn.functional.binary_cross_entropy, x.detach(), t, w),
+                _message(m.nn.functional.binary_cross_entropy, x, t.detach(), w)]
+    assert messages(ptl) == [_expected("binary_cross_entropy", "weight")] * 2
+    golden.assert_equal(messages(ptl), lambda: messages(torch))
 
 
-@torch_ref
 @pytest.mark.parametrize("dims", [(2, 3), (2, 3, 2)])
 def test_loss_backward_weight_requiring_grad_is_refused_like_torch(dims):
     g = np.array(0.5)
+
+    def theirs():
+        x, t, w = _nll_case(torch, dims)
+        total = torch.tensor(1.0, dtype=torch.float64)
+        if len(dims) == 2:
+            return _message(torch.ops.aten.nll_loss_backward, tleaf(g), x, t, w, 1, -100, total)
+        return _message(torch.ops.aten.nll_loss2d_backward, tleaf(g), x.unsqueeze(-1),
+                        t.unsqueeze(-1), w, 1, -100, total)
     x, t, w = _nll_case(ptl, dims)
     ours = _message(ptl.ops.aten.nll_loss_nd_backward, leaf(g), x, t, w, 1, -100)
-    x, t, w = _nll_case(torch, dims)
-    total = torch.tensor(1.0, dtype=torch.float64)
-    if len(dims) == 2:
-        theirs = _message(torch.ops.aten.nll_loss_backward, tleaf(g), x, t, w, 1, -100, total)
-    else:
-        theirs = _message(torch.ops.aten.nll_loss2d_backward, tleaf(g), x.unsqueeze(-1),
-                          t.unsqueeze(-1), w, 1, -100, total)
     name = "nll_loss_backward" if len(dims) == 2 else "nll_loss2d_backward"
-    assert ours == theirs == _expected(name, "weight")
-    bce = [_message(m.ops.aten.binary_cross_entropy_backward, mk(g), mk(BCE_X[:, 1:3]),
-                    mk(BCE_T[:, 1:3]), mk(BCE_W[:2]), 1) for m, mk in ((ptl, leaf), (torch, tleaf))]
-    assert bce[0] == bce[1] == _expected("binary_cross_entropy_backward", "weight")
+    assert ours == _expected(name, "weight")
+    golden.assert_equal(ours, theirs, sub="nll")
+
+    def bce(m):
+        mk = leaf if m is ptl else tleaf
+        return _message(m.ops.aten.binary_cross_entropy_backward, mk(g), mk(BCE_X[:, 1:3]),
+                        mk(BCE_T[:, 1:3]), mk(BCE_W[:2]), 1)
+    assert bce(ptl) == _expected("binary_cross_entropy_backward", "weight")
+    golden.assert_equal(bce(ptl), lambda: bce(torch), sub="bce")
 
 
 # ---- composite losses that give gradients PyTorch refuses: checked numerically ----
@@ -237,37 +232,37 @@ QT = np.array([[2.0, 2.0, 1.0, 2.0], [np.nan, 1.0, 3.0, 0.0], [np.nan] * 4, [5.0
 QT_Q = np.array([0.0, 0.25, 0.5, 0.8, 1.0])
 
 
-@torch_ref
 @pytest.mark.parametrize("op", ["quantile", "nanquantile"])
 @pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
 @pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": 0, "keepdim": True}])
 def test_quantile_grads_match_torch(op, interpolation, kw):
-    res = {}
-    for m, mk in ((ptl, leaf), (torch, tleaf)):
+    def run(m):
+        mk = leaf if m is ptl else tleaf
         x, q = mk(QT), mk(QT_Q)
         y = getattr(m, op)(x, q, interpolation=interpolation, **kw)
         g = m.tensor(arr(tuple(y.shape), 11), dtype=m.float64)
-        res[m] = (y,) + m.autograd.grad(y, (x, q), g, allow_unused=True)
-    ours, theirs = res[ptl], res[torch]
-    np.testing.assert_allclose(ours[0].detach().numpy(), theirs[0].detach().numpy(), rtol=1e-12)
-    if op == "nanquantile" and interpolation == "linear" and kw.get("dim") == 1:
-        # PyTorch masks the ranks of an all-NaN lane where they are < 0, which misses
-        # q = 0 (rank -0.0): its q gets NaN there.  Ours gives that lane no gradient for
-        # every q, as PyTorch does for q > 0 and for quantile's NaN lanes.
-        assert np.isnan(theirs[2][0].item())
-        theirs = theirs[:2] + (torch.nan_to_num(theirs[2], nan=0.0),)
-    for a, b in zip(ours[1:], theirs[1:]):
-        # PyTorch connects q for linear interpolation only
-        assert_same(a, b)
-    assert (ours[2] is None) == (interpolation != "linear")
+        gx, gq = m.autograd.grad(y, (x, q), g, allow_unused=True)
+        if m is torch and op == "nanquantile" and interpolation == "linear" and \
+                kw.get("dim") == 1:
+            # PyTorch masks the ranks of an all-NaN lane where they are < 0, which misses
+            # q = 0 (rank -0.0): its q gets NaN there.  Ours gives that lane no gradient for
+            # every q, as PyTorch does for q > 0 and for quantile's NaN lanes.
+            assert np.isnan(gq[0].item())
+            gq = torch.nan_to_num(gq, nan=0.0)
+        return {"output": y.detach(), "grad of x": gx, "grad of q": gq}
+    # PyTorch connects q for linear interpolation only
+    assert (run(ptl)["grad of q"] is None) == (interpolation != "linear")
+    golden.assert_same_results(lambda m: {"output": run(m)["output"]}, rtol=1e-12, atol=0,
+                               prefix="output: ")
+    golden.assert_same_results(run, rtol=1e-7, atol=1e-12)
 
 
-@torch_ref
 def test_quantile_q_without_grad_and_scalar_q():
     x = leaf(QX)
-    y = ptl.quantile(x, ptl.tensor(QS[:2], dtype=ptl.float64), dim=1)
-    (gx,) = ptl.autograd.grad(y.sum(), (x,))
-    tx = tleaf(QX)
-    (tgx,) = torch.autograd.grad(torch.quantile(tx, torch.tensor(QS[:2]), dim=1).sum(), (tx,))
-    assert_same(gx, tgx)
+
+    def run(m):
+        x = leaf(QX) if m is ptl else tleaf(QX)
+        y = m.quantile(x, m.tensor(QS[:2], dtype=m.float64), dim=1)
+        return {"grad of x": m.autograd.grad(y.sum(), (x,))[0]}
+    golden.assert_same_results(run, rtol=1e-7, atol=1e-12)
     assert gradcheck(lambda x: ptl.nanquantile(x, 0.3, dim=0), (x,))

@@ -7,7 +7,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradgradcheck
-from helpers import torch, torch_ref
+import golden
 
 F = ptl.nn.functional
 
@@ -48,11 +48,9 @@ def test_conv_gradgradcheck_with_some_inputs_constant(name, needs):
     assert gradgradcheck(f, wanted)
 
 
-@torch_ref
 @pytest.mark.parametrize("needs", NEEDS, ids=str)
 def test_output_nr_and_second_derivative_match_torch(needs):
-    outs = {}
-    for lib in (ptl, torch):
+    def run(lib):
         x, w, b = (lib.tensor(arr(s, k), dtype=lib.float64, requires_grad=bool(n))
                    for s, k, n in zip([(1, 2, 5, 5), (2, 2, 3, 3), (2,)], (1, 2, 3), needs))
         wanted = [t for t in (x, w, b) if t.requires_grad]
@@ -60,7 +58,5 @@ def test_output_nr_and_second_derivative_match_torch(needs):
         gs = lib.autograd.grad(y, wanted, create_graph=True)
         nrs = [g.output_nr for g in gs]
         seconds = lib.autograd.grad(sum(g.square().sum() for g in gs), wanted)
-        outs[lib] = nrs, [s.detach().numpy() for s in seconds]
-    assert outs[ptl][0] == outs[torch][0]
-    for a, e in zip(outs[ptl][1], outs[torch][1]):
-        np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-10)
+        return {"output_nr": nrs, **golden.named(seconds, "second derivative")}
+    golden.assert_same_results(run, rtol=1e-10, atol=1e-10)

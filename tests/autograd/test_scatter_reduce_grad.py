@@ -11,7 +11,8 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import assert_no_leak, torch, torch_ref
+import golden
+from helpers import assert_no_leak, torch
 
 REDUCES = ["sum", "prod", "mean", "amax", "amin"]
 
@@ -135,38 +136,42 @@ def grads_of(L, xs, ss, idx, dim, reduce, include_self, inplace=False):
     return type(y.grad_fn).__name__, gx.tolist(), gs.tolist()
 
 
-@torch_ref
+def grads_match(run, rtol, atol, prefix=""):
+    """run(L) -> grads_of's (node, grad of self, grad of src): the same gradients as torch's
+    (live, or stored without torch: tests/golden.py)."""
+    golden.assert_same_results(
+        lambda L: {k: np.array(v) for k, v in zip(["self", "src"], run(L)[1:])},
+        rtol=rtol, atol=atol, prefix=prefix)
+
+
 @pytest.mark.parametrize("include_self", [True, False])
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_grads_match_torch_on_ties_and_zeros(reduce, include_self):
     for k, (xs, ss, idx, dim) in enumerate(TIES_AND_ZEROS):
-        want = grads_of(torch, xs, ss, idx, dim, reduce, include_self)
         got = grads_of(ptl, xs, ss, idx, dim, reduce, include_self, inplace=k % 2 == 1)
         assert got[0] == "ScatterReduceBackward0"
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-14, atol=0, err_msg=str(k))
-        np.testing.assert_allclose(got[2], want[2], rtol=1e-14, atol=0, err_msg=str(k))
+        grads_match(lambda L: grads_of(L, xs, ss, idx, dim, reduce, include_self,
+                                       inplace=L is ptl and k % 2 == 1),
+                    rtol=1e-14, atol=0, prefix=f"case {k}: ")
 
 
-@torch_ref
 def test_amax_include_self_false_counts_self_in_ties_as_torch():
     # self[0] is excluded but equals the result: PyTorch still counts it in the tie and
     # gives src[0] half the gradient (FunctionsManual.cpp); we follow PyTorch
     got = grads_of(ptl, [3.0, 5.0], [3.0, 1.0], [0, 0], 0, "amax", False)
     assert got[1] == [0.0, 2.0] and got[2] == [0.5, 0.0]   # output grads are [1, 2]
-    assert got == grads_of(torch, [3.0, 5.0], [3.0, 1.0], [0, 0], 0, "amax", False)
+    assert golden.plain(got) == golden.answer(
+        lambda: grads_of(torch, [3.0, 5.0], [3.0, 1.0], [0, 0], 0, "amax", False))
 
 
-@torch_ref
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_random_grads_match_torch(reduce):
     rng = np.random.default_rng(7)
     xs, ss = rng.uniform(-2, 2, size=(4, 5)), rng.uniform(-2, 2, size=(3, 5))
     idx = rng.integers(0, 4, size=(3, 5)).tolist()
     for include_self in [True, False]:
-        want = grads_of(torch, xs, ss, idx, 0, reduce, include_self)
-        got = grads_of(ptl, xs, ss, idx, 0, reduce, include_self)
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-13, atol=1e-15)
-        np.testing.assert_allclose(got[2], want[2], rtol=1e-13, atol=1e-15)
+        grads_match(lambda L: grads_of(L, xs, ss, idx, 0, reduce, include_self), rtol=1e-13,
+                    atol=1e-15, prefix=f"include_self={include_self}: ")
 
 
 def second_order(L, reduce, xs, ss, idx):
@@ -178,21 +183,20 @@ def second_order(L, reduce, xs, ss, idx):
     return hx.tolist(), hs.tolist()
 
 
-@torch_ref
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_double_backward_matches_torch(reduce):
     xs, ss, idx = [0.0, 2.0, 3.0], [4.0, 0.0, 2.0, 3.0], [0, 1, 1, 0]
-    want, got = second_order(torch, reduce, xs, ss, idx), second_order(ptl, reduce, xs, ss, idx)
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-13)
-    np.testing.assert_allclose(got[1], want[1], rtol=1e-13)
+    golden.assert_same_results(
+        lambda L: golden.named([np.array(v) for v in second_order(L, reduce, xs, ss, idx)]),
+        rtol=1e-13, atol=0)
 
 
 DOUBLE_ZERO_MSG = ("scatter_reduce(): Double backward is unsupported for src when >1 zeros in "
                    "src are scattered to the same position in self")
 
 
-@torch_ref
-@pytest.mark.parametrize("L", [ptl, torch], ids=["pytorchlite", "torch"])
+@pytest.mark.parametrize("L", [ptl, pytest.param(torch, marks=pytest.mark.torch_ref)],
+                         ids=["pytorchlite", "torch"])
 def test_prod_double_backward_refused_for_several_zeros(L):
     x = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
     s = L.tensor([0.0, 0.0, 2.0, 5.0], dtype=L.float64, requires_grad=True)
@@ -210,22 +214,22 @@ def test_prod_double_backward_refused_for_several_zeros(L):
 
 # ---- one input requiring grad, saved attributes, no leaks ----
 
-@torch_ref
 @pytest.mark.parametrize("reduce", REDUCES)
 def test_one_input_requires_grad(reduce):
-    for which in [0, 1]:
-        res = []
-        for L in [torch, ptl]:
+    def run(L):
+        res = {}
+        for which in [0, 1]:
             x, s = leaf((3, 4), L=L), leaf((2, 4), seed=1, L=L)
             (x if which else s).requires_grad_(False)
             y = x.scatter_reduce(0, L.tensor(IDX0.tolist()), s, reduce, include_self=False)
-            res.append(L.autograd.grad(y.sum(), [x, s][which])[0].tolist())
-        np.testing.assert_allclose(res[1], res[0], rtol=1e-13, atol=1e-15)
+            res[["grad of self", "grad of src"][which]] = np.array(
+                L.autograd.grad(y.sum(), [x, s][which])[0].tolist())
+        return res
+    golden.assert_same_results(run, rtol=1e-13, atol=1e-15)
 
 
-@torch_ref
 def test_saved_attributes_match_torch():
-    for L in [torch, ptl]:
+    for L in golden.LIBRARIES:
         y = leaf((3, 4), L=L).scatter_reduce(1, L.tensor(IDX1.tolist()), leaf((3, 3), L=L),
                                              "amin", include_self=False)
         assert y.grad_fn._saved_reduce == "amin"
@@ -233,12 +237,11 @@ def test_saved_attributes_match_torch():
         assert y.grad_fn._saved_dim == 1
 
 
-@torch_ref
 @pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
 @pytest.mark.parametrize("row", sorted(LEGACY_ROWS))
 def test_legacy_reduce_refuses_backward(row):
     fn, name = LEGACY_ROWS[row]
-    for L in [ptl, torch]:
+    for L in golden.LIBRARIES:
         y = fn(L, leaf((3, 4), L=L), leaf((2, 4), seed=1, L=L))
         assert type(y.grad_fn).__name__ == "NotImplemented"
         with pytest.raises(RuntimeError, match=re.escape(f"derivative for {name} is not "

@@ -24,15 +24,18 @@ from pytorchlite.utils.data import (BatchSampler, ChainDataset, ConcatDataset, D
                                     default_collate, default_convert, get_worker_info,
                                     random_split)
 import _data_helpers as H
-from helpers import ROOT, TESTS, torch, torch_ref
+import golden
+from helpers import ROOT, TESTS, torch
 
 tud = torch.utils.data if torch is not None else None
 
 
 def to_py(x):
     """Nested structure of tensors (either library) -> plain Python, with type tags."""
-    if isinstance(x, (ptl.Tensor, torch.Tensor)):
+    if isinstance(x, ptl.Tensor) or (torch is not None and isinstance(x, torch.Tensor)):
         return ("tensor", str(x.dtype).split(".")[1], tuple(x.shape), x.tolist())
+    if isinstance(x, bytes):
+        return ("bytes", x.decode("latin-1"))
     if isinstance(x, dict):
         return {k: to_py(v) for k, v in x.items()}
     if isinstance(x, tuple) and hasattr(x, "_fields"):
@@ -108,10 +111,10 @@ def test_tensor_dataset():
         TensorDataset(x, ptl.arange(5))
 
 
-@torch_ref
 def test_stack_dataset():
     a, b = list(range(4)), list("abcd")
-    assert StackDataset(a, b)[1] == (1, "b") == tud.StackDataset(a, b)[1]
+    assert StackDataset(a, b)[1] == (1, "b")
+    assert golden.answer(lambda: tud.StackDataset(a, b)[1]) == [1, "b"]
     assert StackDataset(x=a, y=b)[2] == {"x": 2, "y": "c"}
     assert len(StackDataset(a, b)) == 4
     for args, kwargs, msg in [
@@ -120,17 +123,19 @@ def test_stack_dataset():
             ((a, [1]), {}, "Size mismatch between datasets"),
             ((), {"x": a, "y": [1]}, "Size mismatch between datasets"),
             ((), {}, "At least one dataset should be passed")]:
-        for cls in (StackDataset, tud.StackDataset):
+        for lib in golden.LIBRARIES:
+            cls = StackDataset if lib is ptl else tud.StackDataset
             with pytest.raises(ValueError, match=re.escape(msg)):
                 cls(*args, **kwargs)
 
 
-@torch_ref
 def test_concat_dataset_matches_torch():
     parts = [list(range(3)), list(range(10, 15)), [], list(range(20, 22))]
-    ours, ref = ConcatDataset(parts), tud.ConcatDataset(parts)
-    assert len(ours) == len(ref) == 10 and ours.cumulative_sizes == ref.cumulative_sizes
-    assert [ours[i] for i in range(-10, 10)] == [ref[i] for i in range(-10, 10)]
+    def run(ours):
+        return [len(ours), ours.cumulative_sizes, [ours[i] for i in range(-10, 10)]]
+    ours = ConcatDataset(parts)
+    assert run(ours)[0] == 10
+    assert golden.as_json(run(ours)) == golden.answer(lambda: run(tud.ConcatDataset(parts)))
     with pytest.raises(ValueError, match=re.escape(
             "absolute value of index should not exceed dataset length")):
         ours[-11]
@@ -164,12 +169,11 @@ def test_subset():
     assert s.__getitems__([2, 0]) == ["c", "f"]
 
 
-@torch_ref
 @pytest.mark.parametrize("lengths", [[3, 7], [0.3, 0.7], [0.5, 0.25, 0.25], [10], [0.33, 0.67]])
 def test_random_split_partitions(lengths):
     parts = random_split(range(10), lengths, generator=random.Random(0))
-    ref = tud.random_split(range(10), lengths, generator=torch.Generator().manual_seed(0))
-    assert [len(p) for p in parts] == [len(p) for p in ref]
+    assert [len(p) for p in parts] == golden.answer(lambda: [len(p) for p in tud.random_split(
+        range(10), lengths, generator=torch.Generator().manual_seed(0))])
     assert sorted(x for p in parts for x in p) == list(range(10))
     again = random_split(range(10), lengths, generator=random.Random(0))
     assert [list(p) for p in parts] == [list(p) for p in again]   # reproducible
@@ -189,12 +193,14 @@ def test_random_split_errors_and_warning():
 
 # ---- samplers ----
 
-@torch_ref
 def test_sequential_and_batch_sampler_match_torch():
     for n, bs, drop in [(10, 3, False), (10, 3, True), (9, 3, True), (0, 2, False), (5, 8, False)]:
         ours = BatchSampler(SequentialSampler(range(n)), bs, drop)
-        ref = tud.BatchSampler(tud.SequentialSampler(range(n)), bs, drop)
-        assert list(ours) == list(ref) and len(ours) == len(ref)
+
+        def theirs():
+            ref = tud.BatchSampler(tud.SequentialSampler(range(n)), bs, drop)
+            return [list(ref), len(ref)]
+        assert [list(ours), len(ours)] == golden.answer(theirs)
 
 
 def test_batch_sampler_errors():
@@ -229,7 +235,6 @@ def test_subset_random_sampler():
     assert sorted(s) == [4, 8, 15, 16] and len(s) == 4
 
 
-@torch_ref
 def test_weighted_random_sampler():
     w = [0.0, 1.0, 3.0, 0.0]
     drawn = list(WeightedRandomSampler(w, 400, generator=random.Random(0)))
@@ -246,19 +251,22 @@ def test_weighted_random_sampler():
             "replacement should be a boolean value, but got replacement=0")):
         WeightedRandomSampler(w, 2, replacement=0)
     msg = "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
-    for cls, weights in [(WeightedRandomSampler, w), (tud.WeightedRandomSampler, w)]:
+    for lib in golden.LIBRARIES:
+        cls = WeightedRandomSampler if lib is ptl else tud.WeightedRandomSampler
         with pytest.raises(RuntimeError, match=re.escape(msg)):
-            list(cls(weights, 5, replacement=False))
+            list(cls(w, 5, replacement=False))
 
 
-@torch_ref
 @pytest.mark.parametrize("n,replicas,drop", [(10, 3, False), (10, 3, True), (9, 3, False),
                                               (2, 4, False), (11, 4, True)])
 def test_distributed_sampler_matches_torch(n, replicas, drop):
     for rank in range(replicas):
         ours = DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop)
-        ref = tud.DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop)
-        assert list(ours) == list(ref) and len(ours) == len(ref)
+
+        def theirs():
+            ref = tud.DistributedSampler(range(n), replicas, rank, shuffle=False, drop_last=drop)
+            return [list(ref), len(ref)]
+        assert [list(ours), len(ours)] == golden.answer(theirs)
     shards = [list(DistributedSampler(range(n), replicas, r, seed=5, drop_last=drop))
               for r in range(replicas)]
     flat = sorted(x for s in shards for x in s)
@@ -307,12 +315,11 @@ def collate_cases(lib):
     ]
 
 
-@torch_ref
 @pytest.mark.parametrize("case", range(len(collate_cases(ptl))))
 def test_default_collate_matches_torch(case):
     ours = default_collate(collate_cases(ptl)[case])
-    ref = tud.default_collate(collate_cases(torch)[case])
-    assert to_py(ours) == to_py(ref)
+    assert golden.as_json(to_py(ours)) == golden.answer(
+        lambda: to_py(tud.default_collate(collate_cases(torch)[case])))
 
 
 @pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16, ptl.int8, ptl.bool, ptl.float64])
@@ -323,9 +330,9 @@ def test_default_collate_tensor_dtypes(dtype):
     assert out[0].tolist() == batch[0].tolist()
 
 
-@torch_ref
 def test_default_collate_errors():
-    for lib, collate in [(ptl, default_collate), (torch, tud.default_collate)]:
+    for lib in golden.LIBRARIES:
+        collate = default_collate if lib is ptl else tud.default_collate
         with pytest.raises(RuntimeError, match=re.escape(
                 "each element in list of batch should be of equal size")):
             collate([[1, 2], [3]])
@@ -339,27 +346,28 @@ def test_default_collate_errors():
             collate([np.array(["a"]), np.array(["b"])])
 
 
-@torch_ref
 def test_default_convert_matches_torch():
     cases = [np.arange(3), np.float64(2.0), {"a": np.ones(2)}, Point(np.ones(1), 2),
              (np.zeros(2), "s"), [np.ones(1)], "text", np.array(["a"]), 5]
     for c in cases:
-        assert to_py(default_convert(c)) == to_py(tud.default_convert(c)), c
+        assert golden.as_json(to_py(default_convert(c))) == golden.answer(
+            lambda: to_py(tud.default_convert(c))), c
 
 
 # ---- DataLoader, one process ----
 
-@torch_ref
 def test_loader_matches_torch_single_process():
     x = np.arange(40, dtype=np.float32).reshape(20, 2)
     ours = TensorDataset(ptl.tensor(x), ptl.arange(20))
-    ref = tud.TensorDataset(torch.tensor(x), torch.arange(20))
+
+    def batches(loader):
+        return [len(loader), [to_py(v) for v in loader]]
     for kw in [{}, {"batch_size": 6}, {"batch_size": 6, "drop_last": True},
                {"batch_size": None}, {"batch_sampler": [[3, 1], [0]]},
                {"batch_size": 4, "collate_fn": lambda b: len(b)}]:
-        a, b = DataLoader(ours, **kw), tud.DataLoader(ref, **kw)
-        assert len(a) == len(b)
-        assert [to_py(v) for v in a] == [to_py(v) for v in b], kw
+        assert golden.as_json(batches(DataLoader(ours, **kw))) == golden.answer(
+            lambda: batches(tud.DataLoader(tud.TensorDataset(torch.tensor(x), torch.arange(20)),
+                                           **kw))), kw
 
 
 def test_loader_shuffle_with_generator_is_a_permutation():
@@ -371,13 +379,13 @@ def test_loader_shuffle_with_generator_is_a_permutation():
     assert a == b and sorted(a) == ds and a != ds
 
 
-@torch_ref
 def test_loader_iterable_len_and_batches():
     ds = H.RangeIterable(0, 10)
+    def batches(loader):
+        return [len(loader), [to_py(b) for b in loader]]
     for kw in [{"batch_size": 3}, {"batch_size": 3, "drop_last": True}, {"batch_size": None}]:
-        assert len(DataLoader(ds, **kw)) == len(tud.DataLoader(TorchRange(0, 10), **kw))
-        assert [to_py(b) for b in DataLoader(ds, **kw)] == [
-            to_py(b) for b in tud.DataLoader(TorchRange(0, 10), **kw)]
+        assert golden.as_json(batches(DataLoader(ds, **kw))) == golden.answer(
+            lambda: batches(tud.DataLoader(TorchRange(0, 10), **kw)))
 
 
 LOADER_ERRORS = [
@@ -409,17 +417,17 @@ LOADER_ERRORS = [
 ]
 
 
-@torch_ref
 @pytest.mark.parametrize("kwargs,exc,msg", LOADER_ERRORS)
 def test_loader_argument_errors(kwargs, exc, msg):
-    for loader in (DataLoader, tud.DataLoader):
+    for lib in golden.LIBRARIES:
+        loader = DataLoader if lib is ptl else tud.DataLoader
         with pytest.raises(exc, match=re.escape(msg)):
             loader(list(range(4)), **kwargs)
 
 
-@torch_ref
 def test_loader_iterable_argument_errors_and_frozen_attributes():
-    for loader in (DataLoader, tud.DataLoader):
+    for lib in golden.LIBRARIES:
+        loader = DataLoader if lib is ptl else tud.DataLoader
         for kw, msg in [({"shuffle": True}, "expected unspecified shuffle option, but got "
                                             "shuffle=True"),
                         ({"sampler": [0]}, "expected unspecified sampler option, but got "
@@ -510,16 +518,12 @@ def test_worker_init_fn(no_leftovers):
     assert first == {0: random.Random(1000).random(), 1: random.Random(1001).random()}
 
 
-@torch_ref
 def test_iterable_dataset_sharding(no_leftovers):
     ds = H.RangeIterable(0, 10)
-    ours = [b.tolist() for b in DataLoader(ds, batch_size=3, num_workers=2)]
-    ref = [b.tolist() for b in tud.DataLoader(TorchRange(0, 10), batch_size=3, num_workers=2)]
-    assert ours == ref
-    ours = [b.tolist() for b in DataLoader(ds, batch_size=3, num_workers=3, drop_last=True)]
-    ref = [b.tolist() for b in tud.DataLoader(TorchRange(0, 10), batch_size=3, num_workers=3,
-                                              drop_last=True)]
-    assert ours == ref
+    for kw in [{"num_workers": 2}, {"num_workers": 3, "drop_last": True}]:
+        ours = [b.tolist() for b in DataLoader(ds, batch_size=3, **kw)]
+        assert ours == golden.answer(lambda: [b.tolist() for b in tud.DataLoader(
+            TorchRange(0, 10), batch_size=3, **kw)])
 
 
 def test_persistent_workers_survive_epochs(no_leftovers):

@@ -1,15 +1,16 @@
-"""F.ctc_loss and nn.CTCLoss against real torch: loss values and gradients (float64 to
-1e-10, float32 loosely) on padded and concatenated targets, varying lengths, repeated
-labels, blank != 0, every reduction, unbatched input, impossible alignments with and
-without zero_infinity; a gradcheck; the module's repr; every error message."""
-import re
+"""F.ctc_loss and nn.CTCLoss against real torch (live, or its stored answers without it:
+tests/golden.py): loss values and gradients (float64 to 1e-10, float32 loosely) on padded and
+concatenated targets, varying lengths, repeated labels, blank != 0, every reduction,
+unbatched input, impossible alignments with and without zero_infinity; a gradcheck; the
+module's repr; every error message."""
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
-from helpers import torch, torch_ref
+import golden
+from helpers import torch
 
 TF = torch.nn.functional if torch is not None else None
 PF = ptl.nn.functional
@@ -45,21 +46,25 @@ def _concat(targets, tl):
 
 def _run_both(lp, targets, il, tl, dtype="float64", through_softmax=False, **kw):
     """(torch loss, torch grad, our loss, our grad): grads of loss.sum() (or of a fixed
-    weighting of 'none' losses) w.r.t. the leaf log_probs (or the logits under log_softmax)."""
-    results = []
-    tensor_lengths = kw.pop("tensor_lengths", False)
-    for lib, fn in ((torch, TF.ctc_loss), (ptl, PF.ctc_loss)):
-        pdt = getattr(lib, dtype)
-        leaf = lib.tensor(lp).to(pdt).requires_grad_()
-        x = leaf.log_softmax(-1) if through_softmax else leaf
-        tg = lib.tensor(targets)
-        lengths = (lib.tensor(il), lib.tensor(tl)) if tensor_lengths else (il, tl)
-        loss = fn(x, tg, *lengths, **kw)
-        weights = lib.arange(1, loss.numel() + 1).to(pdt).reshape(loss.shape)
-        (loss * weights).sum().backward()
-        results += [loss.detach().numpy().astype(np.float64),
-                    leaf.grad.numpy().astype(np.float64)]
-    return results
+    weighting of 'none' losses) w.r.t. the leaf log_probs (or the logits under log_softmax).
+    torch's are live, or stored without torch (tests/golden.py)."""
+    def run(lib):
+        return _run_one(lib, lp, targets, il, tl, dtype, through_softmax, **kw)
+    theirs = [np.array(a, dtype=np.float64) for a in golden.answer(lambda: run(torch))]
+    return theirs + run(ptl)
+
+
+def _run_one(lib, lp, targets, il, tl, dtype, through_softmax, tensor_lengths=False, **kw):
+    """[loss, grad] of one library, as float64 arrays."""
+    pdt = getattr(lib, dtype)
+    leaf = lib.tensor(lp).to(pdt).requires_grad_()
+    x = leaf.log_softmax(-1) if through_softmax else leaf
+    tg = lib.tensor(targets)
+    lengths = (lib.tensor(il), lib.tensor(tl)) if tensor_lengths else (il, tl)
+    loss = lib.nn.functional.ctc_loss(x, tg, *lengths, **kw)
+    weights = lib.arange(1, loss.numel() + 1).to(pdt).reshape(loss.shape)
+    (loss * weights).sum().backward()
+    return [loss.detach().numpy().astype(np.float64), leaf.grad.numpy().astype(np.float64)]
 
 
 def _assert_same(lp, targets, il, tl, tol=1e-10, **kw):
@@ -69,7 +74,6 @@ def _assert_same(lp, targets, il, tl, tol=1e-10, **kw):
     np.testing.assert_allclose(p_grad, t_grad, rtol=tol, atol=tol)
 
 
-@torch_ref
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("layout", ["padded", "concatenated"])
 @pytest.mark.parametrize("seed", [0, 1])
@@ -80,7 +84,6 @@ def test_random_cases_match_torch(reduction, layout, seed):
     _assert_same(lp, targets, il, tl, reduction=reduction)
 
 
-@torch_ref
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("blank", [0, 2, 4])
 def test_repeated_labels_and_blank(reduction, blank):
@@ -91,7 +94,6 @@ def test_repeated_labels_and_blank(reduction, blank):
     _assert_same(lp, _concat(targets, tl), il, tl, blank=blank, reduction=reduction)
 
 
-@torch_ref
 def test_repeated_labels_need_a_blank_between():
     # [1, 1] needs 3 frames (1, blank, 1); [1, 2] fits in 2
     lp, _, _, _ = _case(5, t_max=3, n=2, n_labels=3, s_max=2)
@@ -102,7 +104,6 @@ def test_repeated_labels_need_a_blank_between():
     _assert_same(lp, targets, [3, 2], [2, 2], reduction="none")
 
 
-@torch_ref
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_through_log_softmax_and_tensor_lengths(reduction):
     lp, targets, il, tl = _case(7, t_max=9, n=3, n_labels=6, s_max=3)
@@ -110,31 +111,30 @@ def test_through_log_softmax_and_tensor_lengths(reduction):
                  tensor_lengths=True)
 
 
-@torch_ref
 def test_length_tensor_dtypes_and_shapes():
     lp, targets, il, tl = _case(8, t_max=6, n=2, n_labels=4, s_max=2)
-    want = TF.ctc_loss(torch.tensor(lp), torch.tensor(targets), il, tl, reduction="none")
+    want = golden.answer(lambda: TF.ctc_loss(torch.tensor(lp), torch.tensor(targets), il, tl,
+                                             reduction="none"))
     for dtype in (ptl.int32, ptl.uint8, ptl.int64):
         got = PF.ctc_loss(ptl.tensor(lp), ptl.tensor(targets), ptl.tensor(il, dtype=dtype),
                           ptl.tensor([tl], dtype=dtype), reduction="none")
-        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
     got = PF.ctc_loss(ptl.tensor(lp), ptl.tensor(targets), tuple(il), tuple(tl), reduction="none")
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
 
 
-@torch_ref
 @pytest.mark.parametrize("tdtype", ["float32", "int32", "bool"])
 def test_target_dtypes_are_converted(tdtype):
     lp, targets, il, tl = _case(9, t_max=6, n=2, n_labels=4, s_max=3)
     targets = targets.clip(0, 3)
-    want = TF.ctc_loss(torch.tensor(lp), torch.tensor(targets).to(getattr(torch, tdtype)), il, tl,
-                       reduction="none")
+    want = golden.answer(lambda: TF.ctc_loss(
+        torch.tensor(lp), torch.tensor(targets).to(getattr(torch, tdtype)), il, tl,
+        reduction="none"))
     got = PF.ctc_loss(ptl.tensor(lp), ptl.tensor(targets).to(getattr(ptl, tdtype)), il, tl,
                       reduction="none")
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
 
 
-@torch_ref
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 @pytest.mark.parametrize("zero_infinity", [False, True])
 def test_impossible_alignments(reduction, zero_infinity):
@@ -154,7 +154,6 @@ def test_impossible_alignments(reduction, zero_infinity):
         assert np.isnan(t_grad[:il[-1], -1]).all()
 
 
-@torch_ref
 def test_zero_input_length():
     lp, targets, _, _ = _case(12, t_max=4, n=3, n_labels=4, s_max=2)
     targets = targets.clip(1, 3)
@@ -163,14 +162,12 @@ def test_zero_input_length():
     np.testing.assert_array_equal(p_loss, t_loss)
 
 
-@torch_ref
 def test_empty_targets_everywhere():
     lp, _, _, _ = _case(13, t_max=5, n=2, n_labels=3, s_max=1)
     _assert_same(lp, np.zeros((2, 0), dtype=np.int64), [5, 3], [0, 0], reduction="mean")
     _assert_same(lp, np.zeros(0, dtype=np.int64), [5, 3], [0, 0], reduction="none")
 
 
-@torch_ref
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_unbatched(reduction):
     lp, targets, _, _ = _case(14, t_max=7, n=1, n_labels=4, s_max=3)
@@ -179,15 +176,15 @@ def test_unbatched(reduction):
         for lengths in (([6], [3]), ((6,), (3,))):
             _assert_same(lp2, tg, *lengths, reduction=reduction)
         _assert_same(lp2, tg, [6], [3], reduction=reduction, tensor_lengths=True)
-    want = TF.ctc_loss(torch.tensor(lp2), torch.tensor(targets[0]), torch.tensor(6),
-                       torch.tensor(3), reduction=reduction)
+    want = golden.answer(lambda: TF.ctc_loss(torch.tensor(lp2), torch.tensor(targets[0]),
+                                             torch.tensor(6), torch.tensor(3),
+                                             reduction=reduction))
     got = PF.ctc_loss(ptl.tensor(lp2), ptl.tensor(targets[0]), ptl.tensor(6), ptl.tensor(3),
                       reduction=reduction)
-    assert tuple(got.shape) == tuple(want.shape) == ()
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    assert tuple(got.shape) == np.shape(want) == ()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
 
 
-@torch_ref
 def test_ties_uniform_log_probs():
     # every class equally likely: many alignments with exactly equal probabilities
     t_max, n, n_labels = 6, 3, 4
@@ -204,7 +201,6 @@ def test_ties_uniform_log_probs():
     _assert_same(logits, targets, [6, 6, 4], [3, 1, 2], through_softmax=True)
 
 
-@torch_ref
 def test_float32():
     lp, targets, il, tl = _case(15, t_max=20, n=4, n_labels=6, s_max=6)
     for reduction in REDUCTIONS:
@@ -216,7 +212,6 @@ def test_float32():
     assert out.dtype == ptl.float32
 
 
-@torch_ref
 def test_long_sequence_gradient_is_finite():
     # long inputs with a short target: most alpha entries are far below the paths that
     # count, and the gradient must stay finite (torch's is)
@@ -224,10 +219,10 @@ def test_long_sequence_gradient_is_finite():
     _assert_same(lp, targets, il, tl, tol=1e-9, reduction="sum")
 
 
-@torch_ref
 def test_noncontiguous_inputs():
     lp, targets, il, tl = _case(17, t_max=8, n=3, n_labels=5, s_max=3)
-    want = TF.ctc_loss(torch.tensor(lp), torch.tensor(targets), il, tl, reduction="none")
+    want = golden.answer(lambda: TF.ctc_loss(torch.tensor(lp), torch.tensor(targets), il, tl,
+                                             reduction="none"))
     # log_probs as a transposed view, targets as a stepped slice
     lp_t = ptl.tensor(np.ascontiguousarray(lp.transpose(1, 0, 2))).transpose(0, 1)
     wide = np.zeros((3, 6), dtype=np.int64)
@@ -235,7 +230,7 @@ def test_noncontiguous_inputs():
     tg = ptl.tensor(wide)[:, ::2]
     assert not lp_t.is_contiguous() and not tg.is_contiguous()
     got = PF.ctc_loss(lp_t, tg, il, tl, reduction="none")
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
 
 
 def test_gradcheck():
@@ -250,7 +245,6 @@ def test_gradcheck():
     assert gradcheck(lambda a: PF.ctc_loss(a.transpose(0, 1).log_softmax(2), tg, il, tl), (xt,))
 
 
-@torch_ref
 def test_minus_inf_log_probs():
     # a class with probability 0 everywhere: the loss matches torch, and the gradient is
     # torch's where torch's is finite (torch's is NaN at the -inf entries and for the row
@@ -265,29 +259,26 @@ def test_minus_inf_log_probs():
     np.testing.assert_allclose(p_grad[:, 0, :3], t_grad[:, 0, :3], rtol=1e-10, atol=1e-10)
 
 
-@torch_ref
 def test_no_grad_and_detached():
     lp, targets, il, tl = _case(19, t_max=5, n=2, n_labels=3, s_max=2)
-    want = TF.ctc_loss(torch.tensor(lp), torch.tensor(targets), il, tl)
+    want = golden.answer(lambda: TF.ctc_loss(torch.tensor(lp), torch.tensor(targets), il, tl))
     with ptl.no_grad():
         got = PF.ctc_loss(ptl.tensor(lp).requires_grad_(), ptl.tensor(targets), il, tl)
     assert not got.requires_grad
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
 
 
-@torch_ref
 @pytest.mark.parametrize("kwargs", [{}, {"blank": 2, "reduction": "sum", "zero_infinity": True},
                                     {"reduction": "none"}])
 def test_module(kwargs):
-    mine, ref = ptl.nn.CTCLoss(**kwargs), torch.nn.CTCLoss(**kwargs)
-    assert repr(mine) == repr(ref)
-    assert (mine.blank, mine.reduction, mine.zero_infinity) == \
-        (ref.blank, ref.reduction, ref.zero_infinity)
-    assert ptl.nn.CTCLoss.__constants__ == torch.nn.CTCLoss.__constants__
     lp, targets, il, tl = _case(20, t_max=7, n=3, n_labels=4, s_max=3, blank=kwargs.get("blank", 0))
-    want = ref(torch.tensor(lp), torch.tensor(targets), il, tl)
-    got = mine(ptl.tensor(lp), ptl.tensor(targets), il, tl)
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+    def run(lib):
+        m = lib.nn.CTCLoss(**kwargs)
+        return {"repr": repr(m), "attributes": [m.blank, m.reduction, m.zero_infinity],
+                "constants": list(lib.nn.CTCLoss.__constants__),
+                "loss": m(lib.tensor(lp), lib.tensor(targets), il, tl)}
+    golden.assert_same_results(run, rtol=1e-12, atol=0)
     assert "ctc_loss" in PF.__all__
 
 
@@ -320,30 +311,27 @@ def _error_cases():
     ]
 
 
-@torch_ref
 @pytest.mark.parametrize("case", _error_cases(), ids=lambda c: c[0])
 def test_errors_match_torch(case):
     _, shape, tg, il, tl, kw = case
     lp = np.zeros(shape)
-    with pytest.raises(Exception) as want:
-        TF.ctc_loss(torch.tensor(lp), torch.tensor(tg), il, tl, **kw)
-    with pytest.raises(want.type, match="^" + re.escape(str(want.value)) + "$"):
-        PF.ctc_loss(ptl.tensor(lp), ptl.tensor(tg), il, tl, **kw)
+    golden.assert_raises(lambda: PF.ctc_loss(ptl.tensor(lp), ptl.tensor(tg), il, tl, **kw),
+                         lambda: TF.ctc_loss(torch.tensor(lp), torch.tensor(tg), il, tl, **kw))
 
 
-@torch_ref
 @pytest.mark.parametrize("name", ["int64", "int32", "float16", "bfloat16", "bool", "uint8"])
 def test_rejected_log_prob_dtypes(name):
     lp = np.zeros((5, 2, 4))
     tg = [[1, 2, 2], [3, 1, 0]]
-    with pytest.raises(Exception) as want:
-        TF.ctc_loss(torch.tensor(lp).to(getattr(torch, name)), torch.tensor(tg), [5, 4], [3, 2])
-    assert want.type is NotImplementedError
-    with pytest.raises(NotImplementedError, match="^" + re.escape(str(want.value)) + "$"):
+    with pytest.raises(NotImplementedError):
         PF.ctc_loss(ptl.tensor(lp).to(getattr(ptl, name)), ptl.tensor(tg), [5, 4], [3, 2])
+    golden.assert_raises(
+        lambda: PF.ctc_loss(ptl.tensor(lp).to(getattr(ptl, name)), ptl.tensor(tg), [5, 4],
+                            [3, 2]),
+        lambda: TF.ctc_loss(torch.tensor(lp).to(getattr(torch, name)), torch.tensor(tg), [5, 4],
+                            [3, 2]))
 
 
-@torch_ref
 @pytest.mark.parametrize("lengths", [
     ("float", "float"), ("int", "int"), ("list", "tensor"), ("tensor", "list"),
     ("tuple", "tensor"), ("floatlist", "list"), ("tensor", "none")], ids=str)
@@ -356,26 +344,22 @@ def test_length_type_errors(lengths):
                 "floatlist": lambda: [float(v) for v in values], "none": lambda: None}[kind]()
     lp = np.zeros((5, 2, 4))
     tg = [[1, 2, 2], [3, 1, 0]]
-    with pytest.raises(Exception) as want:
-        TF.ctc_loss(torch.tensor(lp), torch.tensor(tg), build(torch, lengths[0], [5, 4]),
-                    build(torch, lengths[1], [3, 2]))
-    with pytest.raises(want.type) as got:
-        PF.ctc_loss(ptl.tensor(lp), ptl.tensor(tg), build(ptl, lengths[0], [5, 4]),
-                    build(ptl, lengths[1], [3, 2]))
-    if want.type is TypeError:
-        # torch's message less its per-overload "didn't match because ..." lines
-        kept = [ln for ln in str(want.value).split("\n") if "didn't match" not in ln]
-        assert str(got.value) == "\n".join(kept)
-    else:
-        assert str(got.value) == str(want.value)
+    def call(lib):
+        lib.nn.functional.ctc_loss(lib.tensor(lp), lib.tensor(tg),
+                                   build(lib, lengths[0], [5, 4]), build(lib, lengths[1], [3, 2]))
+
+    def same_message(ours, theirs):
+        # torch's message less its per-overload "didn't match because ..." lines (TypeError)
+        return ours == "\n".join(ln for ln in theirs.split("\n") if "didn't match" not in ln)
+    golden.assert_raises(lambda: call(ptl), lambda: call(torch), compare=same_message)
 
 
-@torch_ref
 @pytest.mark.parametrize("name", ["input_lengths", "target_lengths"])
 def test_bool_lengths_rejected(name):
     lp = np.zeros((5, 2, 4))
     tg = [[1, 2, 2], [3, 1, 0]]
-    for lib, fn in ((torch, TF.ctc_loss), (ptl, PF.ctc_loss)):
+    for lib in golden.LIBRARIES:
+        fn = lib.nn.functional.ctc_loss
         lengths = {"input_lengths": lib.tensor([5, 4]), "target_lengths": lib.tensor([3, 2])}
         lengths[name] = lib.tensor([True, True])
         with pytest.raises(RuntimeError, match=f"^{name} must be integral$"):

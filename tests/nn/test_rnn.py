@@ -1,6 +1,8 @@
-"""The recurrent modules: nn.RNN / LSTM / GRU against torch in float64 on
+"""The recurrent modules: nn.RNN / LSTM / GRU against torch (live, or its stored answers
+without it: tests/golden.py) in float64 on
 sequences longer than autograd's 64-input limit, packed input, every option, and the fused
 cell ops with their derivative formulas (gradcheck / gradgradcheck)."""
+import functools
 import inspect
 import os
 import re
@@ -12,13 +14,13 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ROOT, torch, torch_ref
-from test_seq_layers import _build, _close, _ptl, _torch, check_module, randn
+import golden
+from helpers import ROOT, torch
+from test_seq_layers import TOL, _build, _close, _ptl, _torch, check_module, randn
 
 
 # ---- modules against torch ----
 
-@torch_ref
 @pytest.mark.parametrize("name,kwargs", [
     ("RNN", {"num_layers": 2}),
     ("RNN", {"nonlinearity": "relu", "bidirectional": True}),
@@ -33,7 +35,6 @@ def test_long_sequence_matches_torch(name, kwargs):
     check_module(ours, theirs, [x])
 
 
-@torch_ref
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
 def test_given_state_and_noncontiguous_input(name):
     ours, theirs = _build(name, (3, 4), {"num_layers": 2, "bidirectional": True})
@@ -45,7 +46,6 @@ def test_given_state_and_noncontiguous_input(name):
         check_module(ours, theirs, [x, h])
 
 
-@torch_ref
 @pytest.mark.parametrize("name,kwargs", [
     ("RNN", {"nonlinearity": "relu"}),
     ("LSTM", {"proj_size": 2, "bidirectional": True}),
@@ -55,21 +55,19 @@ def test_packed_long_sequences(name, kwargs):
     ours, theirs = _build(name, (3, 4), kwargs)
     lengths = [5, 70, 1, 33]
     x = randn(70, 4, 3, seed=4)
-    tx, px = _torch(x, True), _ptl(x, True)
-    a = torch.nn.utils.rnn.pack_padded_sequence(tx, lengths, enforce_sorted=False)
-    b = ptl.nn.utils.rnn.pack_padded_sequence(px, ptl.tensor(lengths), enforce_sorted=False)
-    tout, pout = theirs(a), ours(b)
-    tflat = [tout[0].data] + list(tout[1] if name == "LSTM" else [tout[1]])
-    pflat = [pout[0].data] + list(pout[1] if name == "LSTM" else [pout[1]])
-    w = [randn(*t.shape, seed=5 + k) for k, t in enumerate(tflat)]
-    sum((t * _torch(wk)).sum() for t, wk in zip(tflat, w)).backward()
-    sum((p * _ptl(wk)).sum() for p, wk in zip(pflat, w)).backward()
-    for k, (p, t) in enumerate(zip(pflat, tflat)):
-        _close(p, t, f"output {k}")
-    _close(px.grad, tx.grad, "grad of the padded input")
-    tparams = dict(theirs.named_parameters())
-    for pname, p in ours.named_parameters():
-        _close(p.grad, tparams[pname].grad, pname)
+
+    def run(lib):
+        m, make = (ours, _ptl) if lib is ptl else (theirs, _torch)
+        px = make(x, True)
+        out = m(lib.nn.utils.rnn.pack_padded_sequence(
+            px, ptl.tensor(lengths) if lib is ptl else lengths, enforce_sorted=False))
+        flat = [out[0].data] + list(out[1] if name == "LSTM" else [out[1]])
+        sum((t * make(randn(*t.shape, seed=5 + k))).sum() for k, t in enumerate(flat)).backward()
+        res = {f"output {k}": t.detach() for k, t in enumerate(flat)}
+        res["grad of the padded input"] = px.grad
+        res.update({n: p.grad for n, p in m.named_parameters()})
+        return res
+    golden.assert_same_results(run, rtol=TOL, atol=TOL)
 
 
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
@@ -90,7 +88,6 @@ def test_dropout_between_layers_seeded(name):
     assert x.grad is not None and np.isfinite(x.grad.numpy()).all()
 
 
-@torch_ref
 @pytest.mark.parametrize("name", ["RNN", "LSTM", "GRU"])
 def test_empty_batch_and_float32(name):
     ours, theirs = _build(name, (3, 4), {})
@@ -355,7 +352,6 @@ def test_node_names_and_grad_mode_paths():
         np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
-@torch_ref
 def test_lstm_and_gru_cells_match_torch_composition():
     """The cells' values and every input's gradient against torch's autograd of the same
     composition (PyTorch's CPU build has no fused cell to call)."""
@@ -365,30 +361,36 @@ def test_lstm_and_gru_cells_match_torch_composition():
     # ties: equal gates and a zero state
     arrays[0][0] = arrays[1][0]
     arrays[2][1] = 0.0
-    tt = [torch.tensor(a, requires_grad=True) for a in arrays]
-    ti, tf, tg, to = (tt[0] + tt[1] + tt[3] + tt[4]).chunk(4, 1)
-    tcy = torch.sigmoid(tf) * tt[2] + torch.sigmoid(ti) * torch.tanh(tg)
-    thy = torch.sigmoid(to) * torch.tanh(tcy)
-    (thy.sum() + (tcy * 3).sum()).backward()
+    @functools.cache
+    def torch_lstm():
+        tt = [torch.tensor(a, requires_grad=True) for a in arrays]
+        ti, tf, tg, to = (tt[0] + tt[1] + tt[3] + tt[4]).chunk(4, 1)
+        tcy = torch.sigmoid(tf) * tt[2] + torch.sigmoid(ti) * torch.tanh(tg)
+        thy = torch.sigmoid(to) * torch.tanh(tcy)
+        (thy.sum() + (tcy * 3).sum()).backward()
+        return [thy, tcy] + [x.grad for x in tt]
     pt = [ptl.from_numpy(a).requires_grad_() for a in arrays]
     hy, cy, _ = aten._thnn_fused_lstm_cell(*pt)
     (hy.sum() + (cy * 3).sum()).backward()
-    for p, t in zip([hy, cy] + [x.grad for x in pt], [thy, tcy] + [x.grad for x in tt]):
-        _close(p, t, "lstm cell")
+    for k, p in enumerate([hy, cy] + [x.grad for x in pt]):
+        _close(p, lambda: torch_lstm()[k], "lstm cell")
     g = [a[:, :6] if a.ndim == 2 else a[:6] for a in arrays[:2]] + [arrays[2]] + \
         [a[:6] for a in arrays[3:]]
-    tt = [torch.tensor(a, requires_grad=True) for a in g]
-    xr, xz, xn = (tt[0] + tt[3]).chunk(3, 1)
-    hr, hz, hn = (tt[1] + tt[4]).chunk(3, 1)
-    r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
-    n = torch.tanh(xn + r * hn)
-    thy = (tt[2] - n) * z + n
-    thy.sum().backward()
+    @functools.cache
+    def torch_gru():
+        tt = [torch.tensor(a, requires_grad=True) for a in g]
+        xr, xz, xn = (tt[0] + tt[3]).chunk(3, 1)
+        hr, hz, hn = (tt[1] + tt[4]).chunk(3, 1)
+        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn)
+        thy = (tt[2] - n) * z + n
+        thy.sum().backward()
+        return [thy] + [x.grad for x in tt]
     pt = [ptl.from_numpy(np.ascontiguousarray(a)).requires_grad_() for a in g]
     hy = aten._thnn_fused_gru_cell(*pt)[0]
     hy.sum().backward()
-    for p, t in zip([hy] + [x.grad for x in pt], [thy] + [x.grad for x in tt]):
-        _close(p, t, "gru cell")
+    for k, p in enumerate([hy] + [x.grad for x in pt]):
+        _close(p, lambda: torch_gru()[k], "gru cell")
 
 
 @pytest.mark.parametrize("op", ["lstm", "gru"])

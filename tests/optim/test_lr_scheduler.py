@@ -1,13 +1,16 @@
-"""Learning-rate schedulers against torch.optim.lr_scheduler: the same optimizer set-up (two
-param groups), 50 steps, every lr (and cycled momentum) equal to 1e-12."""
+"""Learning-rate schedulers against torch.optim.lr_scheduler (live, or its stored answers
+without it: tests/golden.py): the same optimizer set-up (two param groups), 50 steps, every
+lr (and cycled momentum) equal to 1e-12."""
 import math
 import re
 import warnings
 
+import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import torch, torch_ref
+import golden
+from helpers import torch
 
 
 def S(lib):
@@ -62,36 +65,33 @@ def optimizer(lib, adam=False):
     return lib.optim.SGD(groups, lr=0.1, momentum=0.9)
 
 
-def assert_groups_match(opt, topt):
-    for g, tg in zip(opt.param_groups, topt.param_groups):
-        assert g["lr"] == pytest.approx(tg["lr"], rel=1e-12, abs=1e-15)
-        if "momentum" in g:
-            assert g["momentum"] == pytest.approx(tg["momentum"], rel=1e-12)
-        else:
-            assert g["betas"][0] == pytest.approx(tg["betas"][0], rel=1e-12)
+def group_values(opt):
+    """Each group's lr and momentum (SGD) or beta1 (Adam)."""
+    return [[g["lr"], g["momentum"] if "momentum" in g else g["betas"][0]]
+            for g in opt.param_groups]
 
 
-@torch_ref
 @pytest.mark.parametrize("name", list(CASES))
 def test_lr_sequence_matches_torch(name):
+    """50 steps: the last lrs and the groups' lr and momentum (beta1) as torch's (live, or
+    stored without torch: tests/golden.py)."""
     adam = name == "OneCycleLR-cos"    # cycles Adam's beta1 instead of SGD's momentum
-    opt, topt = optimizer(ptl, adam), optimizer(torch, adam)
-    sched, tsched = CASES[name](ptl, opt), CASES[name](torch, topt)
-    lrs, tlrs = [], []
-    for _ in range(50):
-        lrs.append(sched.get_last_lr())
-        tlrs.append(tsched.get_last_lr())
-        assert_groups_match(opt, topt)
-        opt.step()
-        topt.step()
-        sched.step()
-        tsched.step()
-    for got, want in zip(lrs, tlrs):
-        assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
+
+    def run(lib):
+        opt = optimizer(lib, adam)
+        sched = CASES[name](lib, opt)
+        lrs, groups = [], []
+        for _ in range(50):
+            lrs.append(sched.get_last_lr())
+            groups.append(group_values(opt))
+            opt.step()
+            sched.step()
+        return {"last lrs": np.array(lrs), "groups": np.array(groups)}
+    lrs = run(ptl)["last lrs"]
     assert len(set(map(tuple, lrs))) >= 2    # the schedule does change the lr
+    golden.assert_same_results(run, rtol=1e-12, atol=1e-15)
 
 
-@torch_ref
 @pytest.mark.parametrize("kwargs", [
     dict(), dict(mode="max", patience=2, factor=0.5), dict(threshold_mode="abs", threshold=0.05,
                                                           patience=1, cooldown=3),
@@ -99,47 +99,50 @@ def test_lr_sequence_matches_torch(name):
     dict(patience=1, min_lr=0.004),
 ])
 def test_reduce_lr_on_plateau_matches_torch(kwargs):
-    opt, topt = optimizer(ptl), optimizer(torch)
-    sched = ptl.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
-    tsched = torch.optim.lr_scheduler.ReduceLROnPlateau(topt, **kwargs)
-    for i in range(60):
-        metric = 1.0 / (1 + i % 13) + 0.001 * math.sin(i)
-        sched.step(metric if i % 2 else ptl.tensor(metric, dtype=ptl.float64))
-        tsched.step(metric)
-        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
-        assert sched.num_bad_epochs == tsched.num_bad_epochs
-        assert sched.best == tsched.best
-    assert sched.get_last_lr() != [0.1, 0.05]
+    def run(lib):
+        sched = lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer(lib), **kwargs)
+        lrs, bad, best = [], [], []
+        for i in range(60):
+            metric = 1.0 / (1 + i % 13) + 0.001 * math.sin(i)
+            sched.step(metric if i % 2 or lib is torch else
+                       ptl.tensor(metric, dtype=ptl.float64))
+            lrs.append(sched.get_last_lr())
+            bad.append(sched.num_bad_epochs)
+            best.append(float(sched.best))
+        return {"lrs": np.array(lrs), "num_bad_epochs": np.array(bad), "best": np.array(best)}
+    assert run(ptl)["lrs"][-1].tolist() != [0.1, 0.05]
+    golden.assert_same_results(run, rtol=1e-12, atol=0)
 
 
-@torch_ref
 @pytest.mark.parametrize("name", ["StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
                                   "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
                                   "CosineAnnealingWarmRestarts"])
 def test_step_with_epoch_uses_closed_form(name):
-    opt, topt = optimizer(ptl), optimizer(torch)
-    sched, tsched = CASES[name](ptl, opt), CASES[name](torch, topt)
-    for epoch in (3, 10, 7, 25, 0, 14):
-        sched.step(epoch)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")     # torch deprecates the epoch argument
-            tsched.step(epoch)
-        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
+    def run(lib):
+        sched = CASES[name](lib, optimizer(lib))
+        lrs = []
+        for epoch in (3, 10, 7, 25, 0, 14):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # torch deprecates the epoch argument
+                sched.step(epoch)
+            lrs.append(sched.get_last_lr())
+        return {"lrs": np.array(lrs)}
+    golden.assert_same_results(run, rtol=1e-12, atol=0)
 
 
-@torch_ref
 def test_warm_restarts_fractional_epochs():
-    opt, topt = optimizer(ptl), optimizer(torch)
-    sched = CASES["CosineAnnealingWarmRestarts"](ptl, opt)
-    tsched = CASES["CosineAnnealingWarmRestarts"](torch, topt)
-    for epoch in (0.5, 1.25, 3.75, 4.0, 9.5, 30.2):
-        sched.step(epoch)
-        tsched.step(epoch)
-        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
-        assert sched.T_i == tsched.T_i and sched.T_cur == pytest.approx(tsched.T_cur)
+    def run(lib):
+        sched = CASES["CosineAnnealingWarmRestarts"](lib, optimizer(lib))
+        lrs, t_i, t_cur = [], [], []
+        for epoch in (0.5, 1.25, 3.75, 4.0, 9.5, 30.2):
+            sched.step(epoch)
+            lrs.append(sched.get_last_lr())
+            t_i.append(sched.T_i)
+            t_cur.append(sched.T_cur)
+        return {"lrs": np.array(lrs), "T_i": np.array(t_i), "T_cur": np.array(t_cur, float)}
+    golden.assert_same_results(run, rtol=1e-12, atol=1e-12)
 
 
-@torch_ref
 @pytest.mark.parametrize("name", ["StepLR", "CosineAnnealingLR", "CyclicLR-triangular",
                                   "OneCycleLR-cos", "SequentialLR", "ChainedScheduler",
                                   "LambdaLR"])
@@ -160,7 +163,8 @@ def test_state_dict_resumes(name):
         sched.step()
         sched2.step()
         assert sched2.get_last_lr() == sched.get_last_lr()
-    torch_state = CASES[name](torch, optimizer(torch, adam)).state_dict()
+    torch_state = golden.answer(
+        lambda: sorted(CASES[name](torch, optimizer(torch, adam)).state_dict()))
     assert set(state) >= set(torch_state) - {"_get_lr_called_within_step", "_is_initial",
                                              "_schedule_phases", "_scale_fn_ref",
                                              "_anneal_func", "_scale_fn_custom"}
@@ -224,10 +228,9 @@ def errors(lib):
     ]
 
 
-@torch_ref
 @pytest.mark.parametrize("i", range(len(errors(ptl))))
 def test_errors_match_torch(i):
-    for lib in (torch, ptl):
+    for lib in golden.LIBRARIES:
         exc, message, make = errors(lib)[i]
         with pytest.raises(exc, match=re.escape(message)):
             make()

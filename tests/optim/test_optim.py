@@ -1,4 +1,5 @@
-"""Optimizers step by step against torch.optim from identical parameters and gradients, and
+"""Optimizers step by step against torch.optim from identical parameters and gradients (live,
+or its stored answers without it: tests/golden.py), and
 the fused single-tensor steps of SGD, Adam and AdamW (Note [Fused optimizer step]) against
 the op-by-op path."""
 import re
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_close, torch, torch_ref
+import golden
+from helpers import assert_close, torch
 
 
 CASES = [
@@ -41,39 +43,43 @@ CASES = [
 ]
 
 
-@torch_ref
 @pytest.mark.parametrize("name, kwargs", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
 def test_steps_match_torch(name, kwargs):
-    rng = np.random.default_rng(0)
-    init = [rng.normal(size=(3, 4)), rng.normal(size=(4,))]
-    ps = [ptl.tensor(a, dtype=ptl.float64, requires_grad=True) for a in init]
-    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in init]
-    opt = getattr(ptl.optim, name)(ps, **kwargs)
-    topt = getattr(torch.optim, name)(ts, **kwargs)
-    for step in range(10):
-        grads = [rng.normal(size=a.shape) for a in init]
-        for p, t, g in zip(ps, ts, grads):
-            p.grad = ptl.tensor(g, dtype=ptl.float64)
-            t.grad = torch.tensor(g, dtype=torch.float64)
-        opt.step()
-        topt.step()
-        for p, t in zip(ps, ts):
-            np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    """The parameters after each of 10 steps."""
+    def run(lib):
+        rng = np.random.default_rng(0)
+        init = [rng.normal(size=(3, 4)), rng.normal(size=(4,))]
+        ps = [lib.tensor(a, dtype=lib.float64, requires_grad=True) for a in init]
+        opt = getattr(lib.optim, name)(ps, **kwargs)
+        steps = []
+        for step in range(10):
+            for p in ps:
+                p.grad = lib.tensor(rng.normal(size=tuple(p.shape)), dtype=lib.float64)
+            opt.step()
+            steps.append(np.concatenate([np.array(p.tolist()).ravel() for p in ps]))
+        return {"parameters": np.array(steps)}
+    golden.assert_same_results(run, rtol=1e-10, atol=1e-12)
 
 
-@torch_ref
+def state_dict_layout(sd):
+    """param_groups, and the state's keys and each entry's keys."""
+    return {"param_groups": sd["param_groups"], "state": list(sd["state"]),
+            "state 0": list(sd["state"][0])}
+
+
 def test_state_dict_structure_matches_torch():
     a = np.ones((2, 2))
-    p = ptl.tensor(a, requires_grad=True)
-    t = torch.tensor(a, requires_grad=True)
-    opt, topt = ptl.optim.SGD([p], lr=0.1, momentum=0.9), torch.optim.SGD([t], lr=0.1, momentum=0.9)
-    p.grad, t.grad = ptl.ones(2, 2, dtype=ptl.float64), torch.ones(2, 2, dtype=torch.float64)
-    opt.step()
-    topt.step()
-    sd, tsd = opt.state_dict(), topt.state_dict()
-    assert sd["param_groups"] == tsd["param_groups"]
-    assert list(sd["state"]) == list(tsd["state"]) == [0]
-    assert list(sd["state"][0]) == list(tsd["state"][0])
+
+    def run(lib):
+        p = lib.tensor(a, requires_grad=True)
+        opt = lib.optim.SGD([p], lr=0.1, momentum=0.9)
+        p.grad = lib.ones(2, 2, dtype=lib.float64)
+        opt.step()
+        return opt.state_dict()
+    sd = run(ptl)
+    assert list(sd["state"]) == [0]
+    assert golden.plain(state_dict_layout(sd)) == golden.answer(
+        lambda: state_dict_layout(run(torch)))
     opt2 = ptl.optim.SGD([ptl.tensor(a, requires_grad=True)], lr=0.5, momentum=0.9)
     opt2.load_state_dict(sd)
     assert opt2.param_groups[0]["lr"] == 0.1
@@ -121,7 +127,6 @@ def rosenbrock(lib, x):
 
 # Rosenbrock with fixed steps of lr=1 jumps far and amplifies last-bit differences of the
 # gradients, so the fixed-step cases on it take short steps and the others few iterations.
-@torch_ref
 @pytest.mark.parametrize("fn, kwargs", [
     (quadratic, dict()), (quadratic, dict(line_search_fn="strong_wolfe")),
     (quadratic, dict(lr=0.5, history_size=3, max_iter=7)),
@@ -133,9 +138,6 @@ def rosenbrock(lib, x):
         "rosen-wolfe", "rosen-wolfe-short-history"])
 def test_lbfgs_matches_torch(fn, kwargs):
     start = [-1.2, 1.0, 0.7] if fn is rosenbrock else [0.0, 0.0, 0.0]
-    p = ptl.tensor(start, dtype=ptl.float64, requires_grad=True)
-    t = torch.tensor(start, dtype=torch.float64, requires_grad=True)
-    opt, topt = ptl.optim.LBFGS([p], **kwargs), torch.optim.LBFGS([t], **kwargs)
 
     def closure(lib, x, o):
         def run():
@@ -144,14 +146,16 @@ def test_lbfgs_matches_torch(fn, kwargs):
             loss.backward()
             return loss
         return run
-    for _ in range(4):
-        loss = opt.step(closure(ptl, p, opt))
-        tloss = topt.step(closure(torch, t, topt))
-        assert loss.item() == pytest.approx(tloss.item(), rel=1e-10, abs=1e-14)
-        np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-10,
-                                   atol=1e-12)
-    assert opt.state[p]["func_evals"] == topt.state[t]["func_evals"]
-    assert opt.state[p]["n_iter"] == topt.state[t]["n_iter"]
+    def run(lib):
+        x = lib.tensor(start, dtype=lib.float64, requires_grad=True)
+        o = lib.optim.LBFGS([x], **kwargs)
+        losses, xs = [], []
+        for _ in range(4):
+            losses.append(o.step(closure(lib, x, o)).item())
+            xs.append(x.tolist())
+        return {"losses": np.array(losses), "parameters": np.array(xs),
+                "counts": [o.state[x]["func_evals"], o.state[x]["n_iter"]]}
+    golden.assert_same_results(run, rtol=1e-10, atol=1e-12)
 
 
 def test_lbfgs_errors():
@@ -164,7 +168,6 @@ def test_lbfgs_errors():
         opt.step(lambda: (p * p).sum())
 
 
-@torch_ref
 @pytest.mark.parametrize("name, kwargs, message", [
     ("Adamax", dict(betas=(1.0, 0.9)), "Invalid beta parameter at index 0: 1.0"),
     ("NAdam", dict(momentum_decay=-1), "Invalid momentum_decay value: -1"),
@@ -178,42 +181,42 @@ def test_lbfgs_errors():
     ("Adadelta", dict(weight_decay=-1), "Invalid weight_decay value: -1"),
 ])
 def test_argument_errors_match_torch(name, kwargs, message):
-    with pytest.raises(ValueError, match=re.escape(message)):
-        getattr(torch.optim, name)([torch.ones(1, requires_grad=True)], **kwargs)
-    with pytest.raises(ValueError, match=re.escape(message)):
-        getattr(ptl.optim, name)([ptl.ones(1, requires_grad=True)], **kwargs)
+    for lib in golden.LIBRARIES:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            getattr(lib.optim, name)([lib.ones(1, requires_grad=True)], **kwargs)
 
 
-@torch_ref
 @pytest.mark.parametrize("name", ["Adagrad", "RMSprop", "NAdam", "Adam", "AdamW", "Adamax",
                                   "RAdam", "Adadelta"])
 def test_new_optimizer_state_dict_keys_match_torch(name):
-    p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
-    opt, topt = getattr(ptl.optim, name)([p]), getattr(torch.optim, name)([t])
-    p.grad, t.grad = ptl.ones(3), torch.ones(3)
-    opt.step()
-    topt.step()
-    sd, tsd = opt.state_dict(), topt.state_dict()
-    assert sd["param_groups"] == tsd["param_groups"]
-    assert list(sd["state"][0]) == list(tsd["state"][0])
+    def run(lib):
+        p = lib.ones(3, requires_grad=True)
+        opt = getattr(lib.optim, name)([p])
+        p.grad = lib.ones(3)
+        opt.step()
+        return state_dict_layout(opt.state_dict())
+    layout = golden.as_json(run(ptl))
+    theirs = golden.answer(lambda: run(torch))
+    for key in ("param_groups", "state 0"):
+        assert layout[key] == theirs[key]
 
 
-@torch_ref
 def test_adamw_state_dict_stays_decoupled():
     """AdamW's groups say decoupled_weight_decay=True, as torch's, even after loading the
     state_dict of an Adam (torch's AdamW.__setstate__)."""
-    p, t = ptl.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
-    adam = ptl.optim.Adam([ptl.ones(3, requires_grad=True)], weight_decay=0.5)
-    opt, topt = ptl.optim.AdamW([p], weight_decay=0.5), torch.optim.AdamW([t], weight_decay=0.5)
-    opt.load_state_dict(adam.state_dict())
-    topt.load_state_dict(torch.optim.Adam([torch.ones(3, requires_grad=True)],
-                                          weight_decay=0.5).state_dict())
-    assert opt.param_groups[0]["decoupled_weight_decay"] is True
-    assert opt.state_dict()["param_groups"] == topt.state_dict()["param_groups"]
-    p.grad, t.grad = ptl.ones(3), torch.ones(3)
-    opt.step()
-    topt.step()
-    np.testing.assert_allclose(np.array(p.tolist()), t.detach().numpy(), rtol=1e-6)
+    def run(lib):
+        p = lib.ones(3, requires_grad=True)
+        adam = lib.optim.Adam([lib.ones(3, requires_grad=True)], weight_decay=0.5)
+        opt = lib.optim.AdamW([p], weight_decay=0.5)
+        opt.load_state_dict(adam.state_dict())
+        res = {"decoupled": opt.param_groups[0]["decoupled_weight_decay"],
+               "param_groups": golden.plain(opt.state_dict()["param_groups"])}
+        p.grad = lib.ones(3)
+        opt.step()
+        res["parameter"] = np.array(p.tolist())
+        return res
+    assert run(ptl)["decoupled"] is True
+    golden.assert_same_results(run, rtol=1e-6, atol=0)
 
 
 # ---- fused optimizer steps (Note [Fused optimizer step]) ----
@@ -249,14 +252,12 @@ OPT_CASES = [
 ]
 
 
-@torch_ref
 @pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
 def test_fused_step_trajectory_matches_torch(opt_name, kwargs):
-    ours = _trajectory(ptl, opt_name, kwargs, "float64")
-    ref = _trajectory(torch, opt_name, kwargs, "float64")
-    for a, b in zip(ours, ref):
-        for x, y in zip(a, b):
-            np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12)
+    def run(lib):
+        steps = _trajectory(lib, opt_name, kwargs, "float64")
+        return {f"parameter {k}": np.array([step[k] for step in steps]) for k in range(3)}
+    golden.assert_same_results(run, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("opt_name,kwargs", OPT_CASES)
