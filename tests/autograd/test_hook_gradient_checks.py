@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-import pytorchlite.nn.functional as F
 from helpers import assert_close, torch, torch_ref
 
 # (name, forward from x): ops whose backward kernels read the incoming gradient's shape

@@ -51,7 +51,8 @@ static int
 plan_alloc(PoolPlan *p)
 {
     for (int d = 0; d < NN_SPATIAL; d++) {
-        p->w[d] = malloc(sizeof(Win) * (size_t)(p->out[d] > 0 ? p->out[d] : 1));
+        int64_t n = p->out[d] > 0 ? p->out[d] : 1;
+        p->w[d] = (uint64_t)n <= SIZE_MAX / sizeof(Win) ? malloc(sizeof(Win) * (size_t)n) : NULL;
         if (p->w[d] == NULL) {
             plan_free(p);
             return ptl_error_set(PTL_ERR_MEMORY, "can't allocate pooling windows");
@@ -893,7 +894,12 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
     p->in[2] = x->sizes[x->dim - 1];
     p->out[1] = osize->u.il.data[0];
     p->out[2] = osize->u.il.data[1];
-    if (plan_alloc(p) < 0) {
+    /* the output must fit before its window tables are sized (Note [Storage bytes]) */
+    int64_t osz[PTL_MAX_DIMS];
+    size_t nbytes;
+    out_shape(x, 2, p, osz);
+    if (ptl_storage_nbytes(x->dim, osz, NULL, 0, ptl_tensor_itemsize(x), &nbytes) < 0 ||
+        plan_alloc(p) < 0) {
         return -1;
     }
     for (int d = 0; d < 3; d++) {
