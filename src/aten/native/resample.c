@@ -554,8 +554,9 @@ up_taps(int mode, int64_t in, int64_t out, int align, double scale, int64_t o, i
         }
         else {
             float sc = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
-            i = (int64_t)floorf((float)o * sc);
-            i = i < in - 1 ? i : in - 1;
+            float v = floorf((float)o * sc);
+            /* a scale that disagrees with the sizes may point past the input (or be inf) */
+            i = v < (float)(in - 1) ? (int64_t)v : in - 1;
         }
         idx[0] = i;
         wt[0] = 1.0;
@@ -566,8 +567,11 @@ up_taps(int mode, int64_t in, int64_t out, int align, double scale, int64_t o, i
     double real = align ? sc * (double)o : sc * ((double)o + 0.5) - 0.5;
     if (mode == UP_LINEAR) {
         real = !align && real < 0 ? 0 : real;
-        int64_t i0 = (int64_t)real;
+        /* PyTorch's guard_index_and_lambda: the index stays in the input, the weight in
+         * [0, 1], whatever the scale */
+        int64_t i0 = real < (double)(in - 1) ? (int64_t)real : in - 1;
         double l1 = real - (double)i0;
+        l1 = l1 < 0 ? 0 : (l1 > 1 ? 1 : l1);
         idx[0] = i0;
         idx[1] = i0 + (i0 < in - 1 ? 1 : 0);
         wt[0] = 1.0 - l1;
@@ -576,6 +580,8 @@ up_taps(int mode, int64_t in, int64_t out, int align, double scale, int64_t o, i
     }
     double f = floor(real), t = real - f;
     const double a = -0.75;
+    /* taps beyond either edge all clamp to it; keep f castable */
+    f = f < -2.0 ? -2.0 : (f > (double)in ? (double)in : f);
     wt[0] = cubic2(t + 1.0, a);
     wt[1] = cubic1(t, a);
     wt[2] = cubic1(1.0 - t, a);
