@@ -42,6 +42,9 @@ int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out)
 
 /* Sets every element of t to value (converted); bumps t's version. */
 int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
+/* 0 when the Scalar v converts to dt, else -1 with PyTorch's "value cannot be converted to
+ * type X without overflow" (c10's checked_convert, as fill_, masked_fill, full do). */
+int ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt);
 
 /* Reads one element of dtype dt at p as a double / an int64 (kernels that are generic over
  * dtype without a loop per dtype: indexing, histograms, sorting keys). */
