@@ -113,12 +113,44 @@ def _node_register_prehook(self, fn):
 
 # ---- engine callbacks ----
 
+def _hook_name(hook):
+    return getattr(hook, "__name__", "<unknown>")
+
+
+def _check_single_result(original, result, hook):
+    """PyTorch's check_single_result: a hook may not change a gradient's type, device or
+    size, nor replace a missing gradient."""
+    if result is None:
+        return
+    if original is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if not isinstance(result, _C.TensorBase):
+        raise TypeError(f"expected Variable or None (got {type(result).__name__})")
+    if result.dtype != original.dtype or result.device.type != original.device.type:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the type of value (was "
+                           f"{original.type()} got {result.type()})")
+    if result.shape != original.shape:
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+
+
+def _check_result(original, result, hook):
+    """PyTorch's check_result for hooks that return a tuple of gradients."""
+    result = tuple(result)
+    if len(result) != len(original):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(result)}, but expected {len(original)})")
+    for old, new in zip(original, result):
+        _check_single_result(old, new, hook)
+    return result
+
+
 def _call_tensor_hooks(hooks, grad):
     for fn in list(hooks.values()):
         if grad is None:
             break
         new = fn(grad)
         if new is not None:
+            _check_single_result(grad, new, fn)
             grad = new
     return grad
 
@@ -144,7 +176,7 @@ def _run_pre(state, leaf_hooks, grads):
         for fn in list((getattr(state, "pre_hooks", None) or {}).values()):
             new = fn(tuple(grads))
             if new is not None:
-                grads = list(new)
+                grads = list(_check_result(tuple(grads), new, fn))
                 changed = True
     return grads if changed else None
 
@@ -156,7 +188,7 @@ def _run_post(state, leaf_hooks, leaf, grad_inputs, grad_outputs):
         for fn in list((getattr(state, "post_hooks", None) or {}).values()):
             new = fn(grad_inputs, grad_outputs)
             if new is not None:
-                grad_inputs = result = tuple(new)
+                grad_inputs = result = _check_result(grad_inputs, new, fn)
     if leaf_hooks is not None:
         for fn in list((getattr(leaf_hooks, "post_acc_hooks", None) or {}).values()):
             fn(leaf)

@@ -3,6 +3,7 @@
 #include "schema.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,20 +128,28 @@ parse_type(Parser *ps, PtlArg *a)
     }
     if (*ps->p == '[') {
         ps->p++;
-        int n = 0;
+        int32_t n = 0;
         while (isdigit((unsigned char)*ps->p)) {
+            if (n > (INT32_MAX - 9) / 10) {
+                return fail(ps, "list length too large");
+            }
             n = n * 10 + (*ps->p++ - '0');
         }
         if (*ps->p != ']') {
             return fail(ps, "expected ']'");
         }
         ps->p++;
-        a->list_len = (int8_t)n;
+        a->list_len = n;
         switch (a->kind) {
         case PTL_ARG_TENSOR: a->kind = PTL_ARG_TENSORLIST; break;
         case PTL_ARG_INT: a->kind = PTL_ARG_INTLIST; break;
         case PTL_ARG_FLOAT: a->kind = PTL_ARG_FLOATLIST; break;
         default: return fail(ps, "unsupported list element type");
+        }
+        /* a sized number list is filled from one value (its default, or a single int
+         * argument), into room for PTL_MAX_DIMS values */
+        if (a->kind != PTL_ARG_TENSORLIST && n > PTL_MAX_DIMS) {
+            return fail(ps, "fixed list length above the maximum number of dimensions");
         }
         if (*ps->p == '?') {
             ps->p++;
@@ -186,8 +195,9 @@ parse_default(Parser *ps, PtlArg *a)
         skip_ws(ps);
         while (*ps->p != ']') {
             char *end;
+            errno = 0;
             long long v = strtoll(ps->p, &end, 10);
-            if (end == ps->p || n >= PTL_MAX_DIMS) {
+            if (end == ps->p || n >= PTL_MAX_DIMS || errno == ERANGE) {
                 return fail(ps, "bad list default");
             }
             a->def_list[n++] = v;
@@ -226,7 +236,9 @@ parse_default(Parser *ps, PtlArg *a)
     }
     char *end;
     const char *start = ps->p;
+    errno = 0;
     long long iv = strtoll(start, &end, 10);
+    int out_of_range = errno == ERANGE;
     if (end == start) {
         if (strncmp(start, "-inf", 4) == 0) {
             ps->p += 4;
@@ -240,6 +252,9 @@ parse_default(Parser *ps, PtlArg *a)
         ps->p = end;
         a->def = ptl_iv_double(dv);
         return 0;
+    }
+    if (out_of_range) {
+        return fail(ps, "integer default out of range");
     }
     ps->p = end;
     if (a->kind == PTL_ARG_FLOAT) {

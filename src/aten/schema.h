@@ -40,7 +40,7 @@ typedef struct PtlArg {
     uint8_t kwarg_only;   /* after `*` */
     uint8_t alias_write;  /* Tensor(a!) */
     char alias_set;       /* 'a' in Tensor(a) / Tensor(a!), 0 when none */
-    int8_t list_len;      /* N of int[N]; 0 when unsized */
+    int32_t list_len;     /* N of int[N]; 0 when unsized */
     uint8_t elem_optional;/* Tensor?[] */
     uint8_t has_default;
     PtlIValue def;        /* the default as an IValue (lists point into def_list) */

@@ -19,6 +19,7 @@
 #include "../aten/native/native.h"
 #include "../c10/error.h"
 #include "autograd.h"
+#include "formula.h"
 
 typedef struct Slot {
     PtlNode *node;               /* borrowed (the graph holds it) */
@@ -380,8 +381,66 @@ skips(const Slot *s, PtlTensorImpl **only, int nonly, const Capture *caps)
     return skip;
 }
 
+/* Whether a gradient of shape gsizes can be summed down to input shape m (m expands to it,
+ * PyTorch's is_expandable_to). */
+static int
+expands_to(const PtlInputMeta *m, int gdim, const int64_t *gsizes)
+{
+    if (m->dim > gdim) {
+        return 0;
+    }
+    for (int d = 1; d <= m->dim; d++) {
+        int64_t ms = m->sizes[m->dim - d], gs = gsizes[gdim - d];
+        if (ms != gs && ms != 1) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Every gradient a node hands to its next edges, checked against what the forward input
+ * was (PyTorch's validate_outputs): a shape the input expands to is summed down to it,
+ * another shape or device raises, another dtype is cast.  Shapes are compared only when
+ * the metadata differs, so a matching gradient costs a few compares. */
+static int
+validate_outputs(PtlNode *node, PtlTensorImpl **outs)
+{
+    for (int i = 0; i < node->num_next; i++) {
+        PtlTensorImpl *g = outs[i];
+        const PtlInputMeta *m = &node->input_meta[i];
+        if (g == NULL || node->next[i].fn == NULL) {
+            continue;
+        }
+        int same_shape = g->dim == m->dim &&
+                         memcmp(g->sizes, m->sizes, sizeof(int64_t) * (size_t)m->dim) == 0;
+        if (!same_shape && !expands_to(m, g->dim, g->sizes)) {
+            char got[128], want[128];
+            ptl_format_sizes(got, sizeof(got), g->dim, g->sizes);
+            ptl_format_sizes(want, sizeof(want), m->dim, m->sizes);
+            return ptl_error_set(PTL_ERR_RUNTIME, "Function %s returned an invalid gradient at "
+                                 "index %d - got %s but expected shape compatible with %s",
+                                 node->kind->name, i, got, want);
+        }
+        if (!ptl_device_equal(g->device, m->device)) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Function %s returned an invalid gradient at "
+                                 "index %d - expected device %s but got %s", node->kind->name,
+                                 i, ptl_device_type_name(m->device.type),
+                                 ptl_device_type_name(g->device.type));
+        }
+        if (!same_shape || g->dtype != m->dtype) {
+            PtlTensorImpl *r = finish(node, i, g);
+            if (r == NULL) {
+                return -1;
+            }
+            ptl_decref(g);
+            outs[i] = r;
+        }
+    }
+    return 0;
+}
+
 /* The node's formula between its Python pre- and post-hooks, with anomaly mode's NaN check:
- * outs[] receives the gradients for its next edges. */
+ * outs[] receives the gradients for its next edges, checked by validate_outputs. */
 static int
 apply_node(Slot *s, PtlTensorImpl **outs)
 {
@@ -398,7 +457,7 @@ apply_node(Slot *s, PtlTensorImpl **outs)
         ptl_autograd_hooks.post(node, outs, node->num_next, s->buf, node->num_outputs) < 0) {
         return -1;
     }
-    return 0;
+    return validate_outputs(node, outs);
 }
 
 /* Step 3 of Note [Engine]: sums the node's outputs (consumed) into its children's input

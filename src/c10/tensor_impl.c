@@ -60,10 +60,10 @@ ptl_tensor_impl_set_sizes(PtlTensorImpl *t, int dim, const int64_t *sizes,
     }
 }
 
-int
-ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel)
+/* The number of dimensions and every size are valid; 0 or -1 with the error set. */
+static int
+check_dims(int dim, const int64_t *sizes)
 {
-    int64_t n = 1;
     if (dim < 0 || dim > PTL_MAX_DIMS) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "pytorchlite supports tensors of at most %d dimensions, got %d",
@@ -76,6 +76,16 @@ ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel)
                                  "Trying to create tensor with negative dimension %lld: %s",
                                  (long long)sizes[i], ptl_format_sizes(buf, sizeof(buf), dim, sizes));
         }
+    }
+    return 0;
+}
+
+int
+ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel)
+{
+    int64_t n = 1;
+    if (check_dims(dim, sizes) < 0) {
+        return -1;
     }
     for (int i = 0; i < dim; i++) {
         if (sizes[i] != 0 && n > INT64_MAX / sizes[i]) {
@@ -94,6 +104,61 @@ ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel)
                              "numel: integer multiplication overflow");
     }
     *numel = n;
+    return 0;
+}
+
+/* See Note [Storage bytes]. */
+int
+ptl_storage_nbytes(int dim, const int64_t *sizes, const int64_t *strides,
+                   int64_t storage_offset, size_t itemsize, size_t *nbytes)
+{
+    int64_t extent = 0, numel;
+    int overflow = 0, empty = 0;
+    if (check_dims(dim, sizes) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < dim; i++) {
+        if (strides != NULL && strides[i] < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "as_strided: Negative strides are not "
+                                 "supported at the moment, got strides: %lld",
+                                 (long long)strides[i]);
+        }
+        empty |= sizes[i] == 0;
+    }
+    if (storage_offset < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Tensor: invalid storage offset %lld",
+                             (long long)storage_offset);
+    }
+    if (!empty) {
+        /* extent: one past the last element, in elements; a contiguous stride is the
+         * product of the sizes inside it, so the same sum gives offset + numel */
+        int64_t contiguous_stride = 1, step;
+        overflow = __builtin_add_overflow(storage_offset, 1, &extent);
+        for (int i = dim - 1; i >= 0 && !overflow; i--) {
+            int64_t stride = strides != NULL ? strides[i] : contiguous_stride;
+            overflow = __builtin_mul_overflow(sizes[i] - 1, stride, &step) ||
+                       __builtin_add_overflow(extent, step, &extent) ||
+                       (strides == NULL &&
+                        __builtin_mul_overflow(contiguous_stride, sizes[i], &contiguous_stride));
+        }
+        overflow = overflow || __builtin_mul_overflow(extent, (int64_t)itemsize, &extent);
+    }
+    if (overflow) {
+        char sz[256], st[256];
+        ptl_format_sizes(sz, sizeof(sz), dim, sizes);
+        if (strides == NULL) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Storage size calculation overflowed with sizes=%s", sz);
+        }
+        ptl_format_sizes(st, sizeof(st), dim, strides);
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Storage size calculation overflowed with sizes=%s and strides=%s",
+                             sz, st);
+    }
+    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+        return -1;
+    }
+    *nbytes = (size_t)extent;
     return 0;
 }
 
@@ -138,16 +203,11 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
 PtlTensorImpl *
 ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevice device)
 {
-    int64_t numel;
-    size_t item = ptl_dtype_itemsize(dtype);
-    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+    size_t nbytes;
+    if (ptl_storage_nbytes(dim, sizes, NULL, 0, ptl_dtype_itemsize(dtype), &nbytes) < 0) {
         return NULL;
     }
-    if (numel > (int64_t)(INT64_MAX / (int64_t)item)) {
-        ptl_error_set(PTL_ERR_RUNTIME, "Storage size calculation overflowed with sizes");
-        return NULL;
-    }
-    PtlStorage *s = ptl_storage_new((size_t)numel * item, device);
+    PtlStorage *s = ptl_storage_new(nbytes, device);
     if (s == NULL) {
         return NULL;
     }
@@ -158,23 +218,11 @@ PtlTensorImpl *
 ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides, PtlDtype dtype,
                   PtlDevice device)
 {
-    int64_t numel, extent = 1;
-    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+    size_t nbytes;
+    if (ptl_storage_nbytes(dim, sizes, strides, 0, ptl_dtype_itemsize(dtype), &nbytes) < 0) {
         return NULL;
     }
-    for (int i = 0; i < dim; i++) {
-        if (strides[i] < 0) {
-            ptl_error_set(PTL_ERR_RUNTIME, "as_strided: Negative strides are not supported at "
-                                           "the moment, got strides: %lld",
-                          (long long)strides[i]);
-            return NULL;
-        }
-        extent += (sizes[i] - 1) * strides[i];
-    }
-    if (numel == 0) {
-        extent = 0;
-    }
-    PtlStorage *s = ptl_storage_new((size_t)extent * ptl_dtype_itemsize(dtype), device);
+    PtlStorage *s = ptl_storage_new(nbytes, device);
     if (s == NULL) {
         return NULL;
     }
@@ -214,12 +262,12 @@ ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
 int
 ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes)
 {
-    int64_t numel;
-    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+    size_t need;
+    if (ptl_storage_nbytes(dim, sizes, NULL, t->storage_offset, ptl_dtype_itemsize(t->dtype),
+                           &need) < 0) {
         return -1;
     }
-    size_t need = (size_t)(numel + t->storage_offset) * ptl_dtype_itemsize(t->dtype);
-    if (numel > 0 && ptl_storage_resize(t->storage, need) < 0) {
+    if (need > 0 && ptl_storage_resize(t->storage, need) < 0) {
         return -1;
     }
     ptl_tensor_impl_set_sizes(t, dim, sizes, NULL);

@@ -78,9 +78,11 @@ typedef struct PtlTensorImpl {
 PtlTensorImpl *ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim,
                                    const int64_t *sizes, const int64_t *strides,
                                    int64_t storage_offset);
-/* New uninitialised contiguous tensor.  Checks sizes (negative, overflow).  New ref. */
+/* New uninitialised contiguous tensor.  Checks sizes (negative, overflow: Note [Storage
+ * bytes]).  New ref. */
 PtlTensorImpl *ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevice device);
-/* New uninitialised tensor with the given strides, its storage sized to fit.  New ref. */
+/* New uninitialised tensor with the given strides, its storage sized to fit (Note
+ * [Storage bytes]).  New ref. */
 PtlTensorImpl *ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides,
                                  PtlDtype dtype, PtlDevice device);
 /* A new tensor over t's storage and geometry that shares t's version counter but owns
@@ -101,6 +103,22 @@ int ptl_tensor_impl_set_data(PtlTensorImpl *t, PtlTensorImpl *src);
 int ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes);
 /* Checks dim/size validity and fills the element count; 0 or -1 with an error set. */
 int ptl_check_sizes(int dim, const int64_t *sizes, int64_t *numel);
+/* Note [Storage bytes]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * Every tensor that gets memory, or that is placed over a storage, has its byte count
+ * computed here and nowhere else (PyTorch's computeStorageNbytes): empty, empty_strided,
+ * resize_, as_strided (and so the checkpoint loader's rebuild) and the shared-memory
+ * constructor.  The count is (storage_offset + sum((size - 1) * stride) + 1) * itemsize, or
+ * 0 without elements, each step checked: a size, stride, offset or byte count that does not
+ * fit in int64 raises PyTorch's "Storage size calculation overflowed with sizes=[...] and
+ * strides=[...]" (without the strides for a contiguous tensor) instead of wrapping to a
+ * small allocation that the kernels then overrun.  An element count that does not fit
+ * raises "numel: integer multiplication overflow" (stride-0 tensors need few bytes). */
+/* Fills *nbytes for a tensor of these sizes and strides (NULL: contiguous) starting
+ * storage_offset elements into its storage; 0, or -1 with the error set (negative sizes and
+ * strides too).  See Note [Storage bytes]. */
+int ptl_storage_nbytes(int dim, const int64_t *sizes, const int64_t *strides,
+                       int64_t storage_offset, size_t itemsize, size_t *nbytes);
 
 void ptl_tensor_impl_free(PtlTensorImpl *t);
 extern void (*ptl_autograd_meta_free)(void *meta);   /* installed by src/autograd */

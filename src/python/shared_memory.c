@@ -126,7 +126,8 @@ PyObject *
 ptlpy_new_shared(PyObject *m, PyObject *args)
 {
     PyObject *sizes_o, *dtype_o;
-    int64_t sizes[PTL_MAX_DIMS], numel;
+    int64_t sizes[PTL_MAX_DIMS];
+    size_t nbytes;
     (void)m;
     if (!PyArg_ParseTuple(args, "OO:_new_shared", &sizes_o, &dtype_o)) {
         return NULL;
@@ -136,10 +137,10 @@ ptlpy_new_shared(PyObject *m, PyObject *args)
     if (dim < 0 || dt == PTL_DTYPE_UNDEFINED) {
         return NULL;
     }
-    if (ptl_check_sizes(dim, sizes, &numel) < 0) {
+    if (ptl_storage_nbytes(dim, sizes, NULL, 0, ptl_dtype_itemsize(dt), &nbytes) < 0) {
         return ptlpy_raise();
     }
-    PtlStorage *s = ptl_storage_new_shared((size_t)numel * ptl_dtype_itemsize(dt));
+    PtlStorage *s = ptl_storage_new_shared(nbytes);
     if (s == NULL) {
         return ptlpy_raise();
     }

@@ -173,3 +173,23 @@ def test_operator_without_kernel_fails_cleanly():
         _C._register_op("ptltest::nokernel(Tensor x) -> Tensor")
     with pytest.raises(RuntimeError, match="schema parse error"):
         _C._register_op("ptltest::bad(Tensor x")
+
+
+@pytest.mark.parametrize("text,what", [
+    ("f(int[300] x) -> Tensor", "fixed list length above the maximum number of dimensions"),
+    ("f(float[128] x) -> Tensor", "fixed list length above the maximum number of dimensions"),
+    ("f(int[99999999999999999999] x) -> Tensor", "list length too large"),
+    ("f(int x=99999999999999999999) -> Tensor", "integer default out of range"),
+    ("f(int x=-99999999999999999999) -> Tensor", "integer default out of range"),
+    ("f(int[] x=[1, 99999999999999999999]) -> Tensor", "bad list default"),
+])
+def test_schema_parser_rejects_lengths_and_numbers_that_do_not_fit(text, what):
+    with pytest.raises(RuntimeError, match=r"^schema parse error: " + re.escape(what)):
+        _C._parse_schema(text)
+
+
+def test_schema_parser_keeps_long_tensor_list_lengths_and_extreme_defaults():
+    assert _C._parse_schema("f(Tensor[300] x) -> Tensor") == "aten::f(Tensor[300] x) -> Tensor"
+    assert _C._parse_schema("f(int x=-9223372036854775808) -> Tensor") == \
+        "aten::f(int x=-9223372036854775808) -> Tensor"
+    assert _C._parse_schema("f(int[3] x=7) -> Tensor") == "aten::f(int[3] x=[7, 7, 7]) -> Tensor"

@@ -275,6 +275,11 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "Integers to negative integer powers are not allowed.");
         }
         if (ptl_dtype_is_floating(dt)) {
+            /* PyTorch converts a float exponent to the base's dtype: 1e10 overflows Half */
+            PtlIValue exponent = ptl_iv_double(x);
+            if (dt == PTL_DTYPE_FLOAT16 && ptl_scalar_check_range(&exponent, dt) < 0) {
+                return -1;
+            }
             return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), pow_scalar_loops,
                                  &x);
         }

@@ -35,9 +35,11 @@
 #define SRC_IS_INT_f4 0
 #define SRC_IS_INT_f8 0
 
-/* Float -> integer conversion that does not invoke undefined behaviour: out-of-range and
- * NaN values give what a two's-complement wrap of the truncated int64 would (PyTorch's
- * results here are platform-dependent too; we only promise no crash). */
+/* Float -> integer conversion without undefined behaviour, giving what PyTorch gives on
+ * x86 (its results are platform-dependent; these are the hardware's truncating converts):
+ * int64 from cvttsd2si, where NaN and out-of-range values become INT64_MIN; the narrower
+ * types from the 32-bit convert, where they become INT32_MIN, then wrapped to the type
+ * (NaN -> int32 is -2147483648, NaN -> int16 is 0, 300.0 -> uint8 is 44). */
 static inline int64_t
 d_to_i64(double v)
 {
@@ -47,11 +49,20 @@ d_to_i64(double v)
     return (int64_t)v;
 }
 
+static inline int32_t
+d_to_i32(double v)
+{
+    if (!(v > -2147483649.0 && v < 2147483648.0)) {
+        return INT32_MIN;
+    }
+    return (int32_t)v;
+}
+
 #define STORE_b1(V) ((uint8_t)((V) != 0))
-#define STORE_u1(V) ((uint8_t)d_to_i64(V))
-#define STORE_i1(V) ((int8_t)d_to_i64(V))
-#define STORE_i2(V) ((int16_t)d_to_i64(V))
-#define STORE_i4(V) ((int32_t)d_to_i64(V))
+#define STORE_u1(V) ((uint8_t)d_to_i32(V))
+#define STORE_i1(V) ((int8_t)d_to_i32(V))
+#define STORE_i2(V) ((int16_t)d_to_i32(V))
+#define STORE_i4(V) (d_to_i32(V))
 #define STORE_i8(V) (d_to_i64(V))
 #define STORE_f2(V) (ptl_f_to_half((float)(V)))
 #define STORE_bf(V) (ptl_f_to_bf16((float)(V)))
@@ -282,6 +293,36 @@ ptl_item_int(PtlTensorImpl *t)
 
 /* ---- fill ---- */
 
+/* 0 when the Scalar v fits dt, else -1 with PyTorch's overflow error (c10's
+ * checked_convert: unsigned types also take -max..-1, which wrap). */
+int
+ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt)
+{
+    static const struct {
+        const char *name;
+        double lo, hi;
+    } range[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_UINT8] = {"uint8_t", -255.0, 255.0},
+        [PTL_DTYPE_INT8] = {"int8_t", -128.0, 127.0},
+        [PTL_DTYPE_INT16] = {"int16_t", -32768.0, 32767.0},
+        [PTL_DTYPE_INT32] = {"int", -2147483648.0, 2147483647.0},
+        [PTL_DTYPE_FLOAT16] = {"c10::Half", -65504.0, 65504.0},
+        [PTL_DTYPE_FLOAT32] = {"float", -3.4028234663852886e38, 3.4028234663852886e38},
+    };
+    double x = ptl_iv_to_double(v);
+    if (range[dt].name == NULL || v->tag == PTL_IV_BOOL ||
+        (ptl_dtype_is_floating(dt) && !isfinite(x))) {
+        return 0;
+    }
+    if (!(x >= range[dt].lo && x <= range[dt].hi)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "value cannot be converted to type %s without overflow",
+                             range[dt].name);
+    }
+    return 0;
+}
+
+
 int
 ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value)
 {
@@ -406,7 +447,8 @@ fill__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
         ptl_tensor_bump_version(self);
     }
-    else if (ptl_fill_scalar(self, &s[1]) < 0) {
+    else if (ptl_scalar_check_range(&s[1], self->dtype) < 0 ||
+             ptl_fill_scalar(self, &s[1]) < 0) {
         return -1;
     }
     ptl_incref(self);

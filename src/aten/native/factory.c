@@ -87,35 +87,6 @@ fill_new(PtlTensorImpl *t, const PtlIValue *v)
     return rc;
 }
 
-/* 0 when the Scalar v fits dt, else -1 with PyTorch's overflow error (c10's
- * checked_convert: unsigned types also take -max..-1, which wrap). */
-static int
-check_fill_range(const PtlIValue *v, PtlDtype dt)
-{
-    static const struct {
-        const char *name;
-        double lo, hi;
-    } range[PTL_DTYPE_COUNT] = {
-        [PTL_DTYPE_UINT8] = {"uint8_t", -255.0, 255.0},
-        [PTL_DTYPE_INT8] = {"int8_t", -128.0, 127.0},
-        [PTL_DTYPE_INT16] = {"int16_t", -32768.0, 32767.0},
-        [PTL_DTYPE_INT32] = {"int", -2147483648.0, 2147483647.0},
-        [PTL_DTYPE_FLOAT16] = {"c10::Half", -65504.0, 65504.0},
-        [PTL_DTYPE_FLOAT32] = {"float", -3.4028234663852886e38, 3.4028234663852886e38},
-    };
-    double x = ptl_iv_to_double(v);
-    if (range[dt].name == NULL || v->tag == PTL_IV_BOOL ||
-        (ptl_dtype_is_floating(dt) && !isfinite(x))) {
-        return 0;
-    }
-    if (!(x >= range[dt].lo && x <= range[dt].hi)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "value cannot be converted to type %s without overflow",
-                             range[dt].name);
-    }
-    return 0;
-}
-
 /* A new CPU tensor of `sizes` filled with v (NULL to leave it uninitialised). */
 static PtlTensorImpl *
 new_filled(int dim, const int64_t *sizes, PtlDtype dt, const PtlIValue *v)
@@ -196,7 +167,7 @@ fill_factory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
                              PTL_MAX_DIMS);
     }
-    if (check_device(dev) < 0 || check_fill_range(&value, dt) < 0) {
+    if (check_device(dev) < 0 || ptl_scalar_check_range(&value, dt) < 0) {
         return -1;
     }
     PtlTensorImpl *t = new_filled((int)n, sizes, dt, &value);
@@ -245,7 +216,7 @@ like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDevice dev = device_or(&s[full ? 4 : 3], self->device);
     PtlIValue value = full ? s[1] : ptl_iv_int(op->id == PTL_OP_ones_like);
     int64_t strides[PTL_MAX_DIMS];
-    if (check_device(dev) < 0 || check_fill_range(&value, dt) < 0) {
+    if (check_device(dev) < 0 || ptl_scalar_check_range(&value, dt) < 0) {
         return -1;
     }
     if (like_strides(self, strides)) {

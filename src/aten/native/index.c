@@ -695,7 +695,7 @@ static PtlTensorImpl *
 value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
 {
     if (v->tag != PTL_IV_TENSOR) {
-        return scalar_of(v, dtype);
+        return ptl_scalar_check_range(v, dtype) < 0 ? NULL : scalar_of(v, dtype);
     }
     if (v->u.t->dim != 0) {
         ptl_error_set(PTL_ERR_RUNTIME,

@@ -49,6 +49,9 @@ int ptl_set_tensorlist(PtlIValue *s, PtlTensorImpl **ts, int64_t n, int failed);
 
 /* Sets every element of t to value (converted); bumps t's version. */
 int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
+/* 0 when the Scalar v converts to dt, else -1 with PyTorch's "value cannot be converted to
+ * type X without overflow" (c10's checked_convert, as fill_, masked_fill, full do). */
+int ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt);
 
 /* Reads one element of dtype dt at p as a double / an int64 (kernels that are generic over
  * dtype without a loop per dtype: indexing, histograms, sorting keys). */

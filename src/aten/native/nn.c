@@ -472,6 +472,18 @@ softmax_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype in_dt = s[3].u.dtype;
     (void)ks;
 
+    PtlTensorImpl *g0 = s[0].u.t;
+    if (g0->dim != y0->dim ||
+        memcmp(g0->sizes, y0->sizes, sizeof(int64_t) * (size_t)y0->dim) != 0) {
+        char b1[128], b2[128];
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected tensor for argument #1 'grad' to have "
+                             "same size as tensor for argument #2 'output'; but %s does not "
+                             "equal %s (while checking arguments for %s)",
+                             ptl_format_sizes(b1, sizeof(b1), g0->dim, g0->sizes),
+                             ptl_format_sizes(b2, sizeof(b2), y0->dim, y0->sizes),
+                             op->id == PTL_OP__log_softmax_backward_data ? "log_softmax_backward"
+                                                                          : "softmax_backward");
+    }
     if (ptl_wrap_dim(&dim, y0->dim) < 0) {
         return -1;
     }

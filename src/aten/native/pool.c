@@ -51,7 +51,8 @@ static int
 plan_alloc(PoolPlan *p)
 {
     for (int d = 0; d < NN_SPATIAL; d++) {
-        p->w[d] = malloc(sizeof(Win) * (size_t)(p->out[d] > 0 ? p->out[d] : 1));
+        int64_t n = p->out[d] > 0 ? p->out[d] : 1;
+        p->w[d] = (uint64_t)n <= SIZE_MAX / sizeof(Win) ? malloc(sizeof(Win) * (size_t)n) : NULL;
         if (p->w[d] == NULL) {
             plan_free(p);
             return ptl_error_set(PTL_ERR_MEMORY, "can't allocate pooling windows");
@@ -632,6 +633,27 @@ out_shape(const PtlTensorImpl *x, int nd, const PoolPlan *p, int64_t *sizes)
     }
 }
 
+/* A backward's grad_output (or indices) t must have the forward output's shape: x's leading
+ * dims, then p->out.  PyTorch's check_dim_size message, channels and spatial dims first as
+ * PyTorch checks them, the batch dim last.  0 or -1. */
+static int
+check_out_shape(const PtlTensorImpl *t, const PtlTensorImpl *x, int nd, const PoolPlan *p)
+{
+    int64_t want[PTL_MAX_DIMS];
+    out_shape(x, nd, p, want);
+    for (int k = 0; k < x->dim; k++) {
+        int i = (k + x->dim - nd - 1) % x->dim;
+        if (t->dim != x->dim || t->sizes[i] != want[i]) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Expected a tensor of dimension %d and tensor.size[%d] == %lld "
+                                 "but got: dimension %d and tensor.size[%d] = %lld",
+                                 x->dim, i, (long long)want[i], t->dim, i,
+                                 (long long)(i < t->dim ? t->sizes[i] : 0));
+        }
+    }
+    return 0;
+}
+
 /* ---- max pooling ---- */
 
 /* Max pooling of x by the plan p (windows set) over nd spatial dims: s[0] = the values,
@@ -691,8 +713,23 @@ max_pool_with_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     return max_pool_run(&p, x, nd, s);
 }
 
+/* Every index (contiguous int64) must address the input plane of `vol` elements: the
+ * scatter writes there.  0 or -1. */
+static int
+check_index_range(const PtlTensorImpl *ic, int64_t vol)
+{
+    const int64_t *ix = (const int64_t *)ptl_tensor_data(ic);
+    for (int64_t i = 0; i < ic->numel; i++) {
+        if (ix[i] < 0 || ix[i] >= vol) {
+            return ptl_error_set(PTL_ERR_INDEX, "index %lld is out of bounds for an input "
+                                 "plane of %lld elements", (long long)ix[i], (long long)vol);
+        }
+    }
+    return 0;
+}
+
 /* grad_input (zeros shaped like self) += grad_output scattered through indices; the plan
- * only needs planes and the in/out volumes. */
+ * only needs planes and the in/out volumes.  The caller checked the shapes of go and idx. */
 static PtlTensorImpl *
 scatter_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx, int nd)
 {
@@ -708,7 +745,13 @@ scatter_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx, int 
         p.in[i] = u < 0 ? 1 : self->sizes[self->dim - nd + u];
         p.out[i] = u < 0 ? 1 : go->sizes[go->dim - nd + u];
     }
+    if (idx->dtype != PTL_DTYPE_INT64) {
+        ptl_error_set(PTL_ERR_RUNTIME, "expected indices to have dtype Long, but got %s",
+                      ptl_dtype_name(idx->dtype));
+        goto error;
+    }
     if ((gc = nn_prepare(go, work)) == NULL || (ic = ptl_contiguous(idx)) == NULL ||
+        check_index_range(ic, p.in[0] * p.in[1] * p.in[2]) < 0 ||
         (gi = nn_zeros(self->dim, self->sizes, work)) == NULL) {
         goto error;
     }
@@ -734,8 +777,12 @@ max_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     int nd = op == ptl_op(PTL_OP_max_pool3d_with_indices_backward) ? 3 : 2;
-    PtlTensorImpl *gi = scatter_indices(s[0].u.t, s[1].u.t, s[7].u.t, nd);
-    if (gi == NULL) {
+    PtlTensorImpl *go = s[0].u.t, *x = s[1].u.t, *idx = s[7].u.t, *gi;
+    PoolArgs a;
+    PoolPlan p = {0};
+    if (pool_setup(nd == 2 ? "max_pool2d" : "max_pool3d", x, &s[1], nd, 1, &a, &p) < 0 ||
+        check_out_shape(go, x, nd, &p) < 0 || check_out_shape(idx, x, nd, &p) < 0 ||
+        (gi = scatter_indices(go, x, idx, nd)) == NULL) {
         return -1;
     }
     s[0] = ptl_iv_tensor(gi);
@@ -843,6 +890,10 @@ avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (avg_plan(nd == 2 ? "avg_pool2d" : "avg_pool3d", x, shifted, nd, &p) < 0) {
         return -1;
     }
+    if (check_out_shape(g, x, nd, &p) < 0) {
+        plan_free(&p);
+        return -1;
+    }
     gi = avg_run(g, x, nd, &p, 1, g->dtype);
     plan_free(&p);
     if (gi == NULL) {
@@ -889,7 +940,12 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
     p->in[2] = x->sizes[x->dim - 1];
     p->out[1] = osize->u.il.data[0];
     p->out[2] = osize->u.il.data[1];
-    if (plan_alloc(p) < 0) {
+    /* the output must fit before its window tables are sized (Note [Storage bytes]) */
+    int64_t osz[PTL_MAX_DIMS];
+    size_t nbytes;
+    out_shape(x, 2, p, osz);
+    if (ptl_storage_nbytes(x->dim, osz, NULL, 0, ptl_tensor_itemsize(x), &nbytes) < 0 ||
+        plan_alloc(p) < 0) {
         return -1;
     }
     for (int d = 0; d < 3; d++) {
@@ -905,6 +961,10 @@ adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *
 {
     PoolPlan p = {0};
     if (adaptive_setup("adaptive_avg_pool2d", x, osize, &p, 1) < 0) {
+        return -1;
+    }
+    if (bwd && check_out_shape(g, x, 2, &p) < 0) {
+        plan_free(&p);
         return -1;
     }
     PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, g->dtype);
@@ -934,10 +994,17 @@ adaptive_avg_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, Pt
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *g = s[0].u.t;
-    int64_t os[2] = {g->sizes[g->dim - 2], g->sizes[g->dim - 1]};
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t;
+    if (g->dim != x->dim) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "adaptive_avg_pool2d_backward: Expected "
+                             "dimensions %d for `grad_output` but got dimensions %d",
+                             x->dim, g->dim);
+    }
+    /* adaptive_setup refuses an x (so a g) of fewer than 3 dims before the sizes are used */
+    int64_t os[2] = {g->dim >= 2 ? g->sizes[g->dim - 2] : 0,
+                     g->dim >= 1 ? g->sizes[g->dim - 1] : 0};
     PtlIValue osize = ptl_iv_intlist(os, 2);
-    return adaptive_avg(s, g, s[1].u.t, &osize, 1);
+    return adaptive_avg(s, g, x, &osize, 1);
 }
 
 /* adaptive_max_pool2d(Tensor self, output_size) -> (Tensor, Tensor) */
@@ -964,8 +1031,22 @@ adaptive_max_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, Pt
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *gi = scatter_indices(s[0].u.t, s[1].u.t, s[2].u.t, 2);
-    if (gi == NULL) {
+    PtlTensorImpl *go = s[0].u.t, *x = s[1].u.t, *idx = s[2].u.t, *gi;
+    char b1[128], b2[128];
+    if (x->dim != 3 && x->dim != 4) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "adaptive_max_pool2d(): Expected 3D or 4D "
+                             "tensor, but got: %s",
+                             ptl_format_sizes(b1, sizeof(b1), x->dim, x->sizes));
+    }
+    if (idx->dim != x->dim || go->dim != idx->dim ||
+        memcmp(go->sizes, idx->sizes, sizeof(int64_t) * (size_t)go->dim) != 0 ||
+        memcmp(go->sizes, x->sizes, sizeof(int64_t) * (size_t)(x->dim - 2)) != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "expected sizes %s for `grad_output` but got sizes %s",
+                             ptl_format_sizes(b1, sizeof(b1), idx->dim, idx->sizes),
+                             ptl_format_sizes(b2, sizeof(b2), go->dim, go->sizes));
+    }
+    if ((gi = scatter_indices(go, x, idx, 2)) == NULL) {
         return -1;
     }
     s[0] = ptl_iv_tensor(gi);

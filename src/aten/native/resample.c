@@ -206,6 +206,29 @@ error:
     return NULL;
 }
 
+/* Whether a backward's grad g has the forward output's shape: x's leading dims (in_sizes),
+ * then m->out for the last nd.  Fills *bad with the first dim that differs (-1: the rank)
+ * and want[] with the expected shape; 1 when it matches, else 0. */
+static int
+grad_matches(const Maps *m, const PtlTensorImpl *g, int dim, const int64_t *in_sizes, int nd,
+             int *bad, int64_t *want)
+{
+    for (int i = 0; i < dim; i++) {
+        want[i] = i < dim - nd ? in_sizes[i] : m->out[NN_SPATIAL - (dim - i)];
+    }
+    *bad = -1;
+    if (g->dim != dim) {
+        return 0;
+    }
+    for (int i = 0; i < dim; i++) {
+        if (g->sizes[i] != want[i]) {
+            *bad = i;
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Fills planes and in[] from x's last nd dims (leading spatial dims get 1). */
 static void
 maps_shape(Maps *m, int dim, const int64_t *sizes, int nd)
@@ -374,8 +397,25 @@ pad_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PadInfo pi = pad_info(op);
     PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
     Maps m;
+    int nd = pi.nd ? pi.nd : (int)(s[2].u.il.n / 2), bad;
+    int64_t want[PTL_MAX_DIMS];
     if (pad_setup(&pi, x, &s[2], &m) < 0) {
         return -1;
+    }
+    if (!grad_matches(&m, g, x->dim, x->sizes, nd, &bad, want)) {
+        static const char *const names[4] = {"width", "height", "depth", "channel"};
+        char b1[128], b2[128];
+        int from_last = x->dim - 1 - bad;
+        maps_free(&m);
+        if (bad < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Expected grad_output of shape %s but got %s",
+                                 ptl_format_sizes(b1, sizeof(b1), x->dim, want),
+                                 ptl_format_sizes(b2, sizeof(b2), g->dim, g->sizes));
+        }
+        return ptl_error_set(PTL_ERR_RUNTIME, "gradOutput %s unexpected. Expected: %lld, Got: "
+                             "%lld", from_last < nd ? names[from_last] : bad == 0 ? "batch"
+                                                                                 : names[3],
+                             (long long)want[bad], (long long)g->sizes[bad]);
     }
     gi = maps_backward(&m, g, x->dim, x->sizes);
     maps_free(&m);
@@ -514,8 +554,9 @@ up_taps(int mode, int64_t in, int64_t out, int align, double scale, int64_t o, i
         }
         else {
             float sc = scale > 0 ? (float)(1.0 / scale) : (float)in / (float)out;
-            i = (int64_t)floorf((float)o * sc);
-            i = i < in - 1 ? i : in - 1;
+            float v = floorf((float)o * sc);
+            /* a scale that disagrees with the sizes may point past the input (or be inf) */
+            i = v < (float)(in - 1) ? (int64_t)v : in - 1;
         }
         idx[0] = i;
         wt[0] = 1.0;
@@ -526,8 +567,11 @@ up_taps(int mode, int64_t in, int64_t out, int align, double scale, int64_t o, i
     double real = align ? sc * (double)o : sc * ((double)o + 0.5) - 0.5;
     if (mode == UP_LINEAR) {
         real = !align && real < 0 ? 0 : real;
-        int64_t i0 = (int64_t)real;
+        /* PyTorch's guard_index_and_lambda: the index stays in the input, the weight in
+         * [0, 1], whatever the scale */
+        int64_t i0 = real < (double)(in - 1) ? (int64_t)real : in - 1;
         double l1 = real - (double)i0;
+        l1 = l1 < 0 ? 0 : (l1 > 1 ? 1 : l1);
         idx[0] = i0;
         idx[1] = i0 + (i0 < in - 1 ? 1 : 0);
         wt[0] = 1.0 - l1;
@@ -536,6 +580,8 @@ up_taps(int mode, int64_t in, int64_t out, int align, double scale, int64_t o, i
     }
     double f = floor(real), t = real - f;
     const double a = -0.75;
+    /* taps beyond either edge all clamp to it; keep f castable */
+    f = f < -2.0 ? -2.0 : (f > (double)in ? (double)in : f);
     wt[0] = cubic2(t + 1.0, a);
     wt[1] = cubic1(t, a);
     wt[2] = cubic1(1.0 - t, a);
@@ -625,6 +671,19 @@ upsample_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
     }
     if (ui.bwd) {
+        int bad;
+        int64_t want[PTL_MAX_DIMS];
+        if (!grad_matches(&m, x, idim, isz, nd, &bad, want)) {
+            maps_free(&m);
+            if (bad < 0) {
+                return ptl_error_set(PTL_ERR_RUNTIME, "Expected grad_output to be a tensor of "
+                                     "dimension %d but got: dimension %d", idim, x->dim);
+            }
+            return ptl_error_set(PTL_ERR_RUNTIME, "Expected grad_output to have the same shape "
+                                 "as output; output.size(%d) = %lld but got grad_output.size(%d) "
+                                 "= %lld", bad, (long long)want[bad], bad,
+                                 (long long)x->sizes[bad]);
+        }
         y = maps_backward(&m, x, idim, isz);
     }
     else if (ui.mode == UP_NEAREST) {

@@ -647,11 +647,37 @@ unfold_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
     PtlTensorImpl *g = s[0].u.t, *out;
-    int64_t nd = s[1].u.il.n, d = s[2].u.i, step = s[4].u.i, idx[PTL_MAX_DIMS] = {0};
+    int64_t nd = s[1].u.il.n, d = s[2].u.i, size = s[3].u.i, step = s[4].u.i;
+    int64_t idx[PTL_MAX_DIMS] = {0}, want[PTL_MAX_DIMS];
+    const int64_t *in = s[1].u.il.data;
+    char b1[128], b2[128];
+    if (nd >= PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "unfold_backward: input_sizes has %lld "
+                             "dimensions, more than %d", (long long)nd, PTL_MAX_DIMS - 1);
+    }
     if (ptl_wrap_dim(&d, nd) < 0) {
         return -1;
     }
-    if ((out = ptl_empty((int)nd, s[1].u.il.data, g->dtype, g->device)) == NULL) {
+    /* grad_in must be unfold's output: input_sizes with dim d cut into windows, then size
+     * (a 0-dim input gives [size]) */
+    int64_t in_d = nd > 0 ? in[d] : 1, want_dim = nd > 0 ? nd + 1 : 1;
+    if (step <= 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "step is %lld but must be > 0", (long long)step);
+    }
+    if (size < 0 || size > in_d) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "maximum size for tensor at dimension %lld is "
+                             "%lld but size is %lld", (long long)d, (long long)in_d,
+                             (long long)size);
+    }
+    memcpy(want, in, sizeof(int64_t) * (size_t)nd);
+    want[d] = (in_d - size) / step + 1;
+    want[want_dim - 1] = size;
+    if (g->dim != want_dim || memcmp(g->sizes, want, sizeof(int64_t) * (size_t)want_dim) != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "unfold_backward: expected grad_in of shape %s "
+                             "but got %s", ptl_format_sizes(b1, sizeof(b1), want_dim, want),
+                             ptl_format_sizes(b2, sizeof(b2), g->dim, g->sizes));
+    }
+    if ((out = ptl_empty((int)nd, in, g->dtype, g->device)) == NULL) {
         return -1;
     }
     memset(ptl_tensor_data(out), 0, (size_t)out->numel * ptl_tensor_itemsize(out));

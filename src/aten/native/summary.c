@@ -122,6 +122,11 @@ unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int want_cnt = consecutive ? s[2].u.b : s[op->id == PTL_OP_unique_dim ? 4 : 3].u.b;
     int64_t dim = has_dim ? (consecutive ? s[3].u.i : s[1].u.i) : 0, n, m, *buf = NULL;
     if (has_dim) {
+        /* a 0-dim tensor has no dim to take rows along (ptl_wrap_dim would accept 0, -1) */
+        if (self->dim == 0) {
+            return ptl_error_set(PTL_ERR_INDEX, "Dimension specified as %lld but tensor has no "
+                                 "dimensions", (long long)dim);
+        }
         if (ptl_wrap_dim(&dim, self->dim) < 0) {
             return -1;
         }

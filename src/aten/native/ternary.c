@@ -169,6 +169,24 @@ is_clip(const PtlOperator *op)
 static const char *const no_bounds_msg =
     "torch.clamp: At least one of 'min' or 'max' must not be None";
 
+/* v as an integer of dtype dt holds it (two's-complement wrap); v itself for int64. */
+static int64_t
+wrap_to(PtlDtype dt, int64_t v)
+{
+    switch (dt) {
+    case PTL_DTYPE_UINT8:
+        return (uint8_t)v;
+    case PTL_DTYPE_INT8:
+        return (int8_t)v;
+    case PTL_DTYPE_INT16:
+        return (int16_t)v;
+    case PTL_DTYPE_INT32:
+        return (int32_t)v;
+    default:
+        return v;
+    }
+}
+
 /* A wrapped-number tensor for a Scalar argument (new ref), for the result type. */
 static PtlTensorImpl *
 wrap_scalar(const PtlIValue *v)
@@ -231,13 +249,19 @@ clamp_scalar_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kname);
         goto done;
     }
+    /* PyTorch converts each bound to the result type first (c10's checked_convert): out
+     * of range raises, and an unsigned type takes -255..-1 wrapped (uint8 min=-1 is 255) */
+    if ((lo != NULL && ptl_scalar_check_range(lo, rt) < 0) ||
+        (hi != NULL && ptl_scalar_check_range(hi, rt) < 0)) {
+        goto done;
+    }
     if (lo != NULL) {
         b.lo = ptl_iv_to_double(lo);
-        b.ilo = ptl_iv_to_int(lo);
+        b.ilo = wrap_to(rt, ptl_iv_to_int(lo));
     }
     if (hi != NULL) {
         b.hi = ptl_iv_to_double(hi);
-        b.ihi = ptl_iv_to_int(hi);
+        b.ihi = wrap_to(rt, ptl_iv_to_int(hi));
     }
     cfg.compute_dtype = rt;
     rc = ptl_pointwise(op, s, 1, (const int[1]){0}, cfg, clamp_scalar_loops, &b);

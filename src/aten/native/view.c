@@ -171,39 +171,18 @@ as_strided_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
     PtlTensorImpl *self = s[0].u.t;
-    int64_t n = s[1].u.il.n, numel;
+    int64_t n = s[1].u.il.n;
     int64_t off = s[3].tag == PTL_IV_INT ? s[3].u.i : self->storage_offset;
     if (s[2].u.il.n != n) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "mismatch in length of strides and shape");
     }
-    if (ptl_check_sizes((int)n, s[1].u.il.data, &numel) < 0) {
+    size_t need;
+    if (ptl_storage_nbytes((int)n, s[1].u.il.data, s[2].u.il.data, off,
+                           ptl_tensor_itemsize(self), &need) < 0) {
         return -1;
     }
-    for (int64_t i = 0; i < n; i++) {
-        if (s[2].u.il.data[i] < 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "as_strided: Negative strides are not supported at the moment, "
-                                 "got strides: %lld",
-                                 (long long)s[2].u.il.data[i]);
-        }
-    }
-    if (off < 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "Tensor: invalid storage offset %lld",
-                             (long long)off);
-    }
-    /* The last element, off + sum((size - 1) * stride), must lie in the storage; `room`
-       counts the elements left after each step, so huge sizes cannot overflow the sum. */
-    int64_t room = (int64_t)(self->storage->nbytes / ptl_tensor_itemsize(self)) - 1 - off;
-    int in_bounds = numel == 0 || room >= 0;
-    for (int64_t i = 0; numel > 0 && in_bounds && i < n; i++) {
-        int64_t steps = s[1].u.il.data[i] - 1, stride = s[2].u.il.data[i];
-        if (steps > 0 && stride > 0) {
-            in_bounds = steps <= room / stride;
-            room -= in_bounds ? steps * stride : 0;
-        }
-    }
-    if (!in_bounds) {
+    if (need > self->storage->nbytes) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "setStorage: sizes, strides and storage offset out of bounds of a "
                              "storage of %zu bytes",
