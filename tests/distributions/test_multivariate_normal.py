@@ -83,12 +83,16 @@ def test_gradients():
     loc = t64(rng.normal(size=2)).requires_grad_()
     tril = t64(np.linalg.cholesky(spd(rng, 2))).requires_grad_()
     x = t64(rng.normal(size=(3, 2)))
-    assert gradcheck(lambda m, L: MultivariateNormal(m, scale_tril=L).log_prob(x), (loc, tril))
-    assert gradcheck(lambda L: MultivariateNormal(loc.detach(), scale_tril=L).entropy(), (tril,))
+    # gradcheck perturbs every entry, the upper triangle's too: the functions take the lower
+    # triangle, as a user differentiating through scale_tril would
+    assert gradcheck(lambda m, L: MultivariateNormal(m, scale_tril=L.tril()).log_prob(x),
+                     (loc, tril))
+    assert gradcheck(lambda L: MultivariateNormal(loc.detach(), scale_tril=L.tril()).entropy(),
+                     (tril,))
 
     def sample(m, L):
         ptl.manual_seed(1)
-        return MultivariateNormal(m, scale_tril=L).rsample((2,))
+        return MultivariateNormal(m, scale_tril=L.tril()).rsample((2,))
     assert gradcheck(sample, (loc, tril))
 
 

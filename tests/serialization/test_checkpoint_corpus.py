@@ -204,7 +204,7 @@ def test_deep_nesting_raises():
                            "bytes, more than max_bytes="),
     (0, (2**40, 2**40), (0, 0), 2, "a tensor of size (1099511627776, 1099511627776) is"),
     (1, (2**63 - 1,), (0,), 2, "a tensor of size (9223372036854775807,) is"),
-    (0, (2,), (2**62,), 2, "out of bounds of a storage of 8 bytes"),
+    (0, (2,), (2**62,), 2, "Storage size calculation overflowed with sizes=[2] and strides="),
     (0, (5,), (1,), 2, "out of bounds of a storage of 8 bytes"),
     (3, (1,), (1,), 2, "out of bounds of a storage of 8 bytes"),
     (2**63, (1,), (1,), 2, "Overflow when unpacking long"),
