@@ -5,6 +5,7 @@ namespace, in order; a changed output fails.  Every ```c block is a verbatim exc
 source file the page links.  Every relative link points at a path that exists, every page
 links some source, and the index links every page."""
 import doctest
+import gc
 import io
 import os
 import re
@@ -59,13 +60,20 @@ def test_doctests(page):
     globs = {"__name__": "handbook_" + page[:-3].replace("-", "_")}
     report = io.StringIO()
     ran = 0
-    for lang, body, line in blocks(text):
-        if lang != "python":
-            continue
-        test = parser.get_doctest(body, globs, page, os.path.join(HANDBOOK, page), line)
-        result = runner.run(test, out=report.write, clear_globs=False)
-        ran += result.attempted
-        globs = test.globs   # DocTest copies its globals; the next block goes on from these
+    # Pages read process-wide counters (allocator statistics, live objects) as differences:
+    # garbage of earlier tests must not be collected in the middle of a page.
+    gc.collect()
+    gc.disable()
+    try:
+        for lang, body, line in blocks(text):
+            if lang != "python":
+                continue
+            test = parser.get_doctest(body, globs, page, os.path.join(HANDBOOK, page), line)
+            result = runner.run(test, out=report.write, clear_globs=False)
+            ran += result.attempted
+            globs = test.globs   # DocTest copies its globals; the next block goes on from these
+    finally:
+        gc.enable()
     if runner.failures:
         pytest.fail(report.getvalue(), pytrace=False)
     if page != "README.md":
