@@ -117,3 +117,17 @@ def test_resizing_an_out_tensor_beyond_int64_raises():
     with pytest.raises(RuntimeError, match=overflow_msg((BIG,))):
         ptl.add(ptl.zeros(1).expand(BIG), 1, out=out)
     assert out.shape == (4,)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: ptl.ops.aten.upsample_bicubic2d.default(ptl.ones(0, 4, 3, 1), [1, BIG], True, None,
+                                                      1.975),
+    lambda: ptl.ops.aten.upsample_nearest1d.default(ptl.ones(0, 2, 3), [BIG], None),
+    lambda: ptl.ops.aten.upsample_nearest1d_backward.default(ptl.ones(3, 3, 1), [BIG], [3, 3, 1],
+                                                               None),
+], ids=["bicubic2d", "nearest1d", "nearest1d_backward"])
+def test_resampling_maps_for_an_output_that_cannot_exist_raise(call):
+    # an empty batch makes the output itself 0 bytes; the per-output-position index and
+    # weight maps of 2**62 entries would wrap their byte count (a fuzzer finding)
+    with pytest.raises((MemoryError, RuntimeError)):
+        call()

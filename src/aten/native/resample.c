@@ -45,7 +45,13 @@ static int
 maps_alloc(Maps *m)
 {
     for (int d = 0; d < NN_SPATIAL; d++) {
-        size_t n = (size_t)(m->out[d] > 0 ? m->out[d] : 1) * MAX_TAPS;
+        int64_t out = m->out[d] > 0 ? m->out[d] : 1;
+        if ((uint64_t)out > SIZE_MAX / (sizeof(double) * MAX_TAPS)) {
+            maps_free(m);
+            return ptl_error_set(PTL_ERR_MEMORY, "can't allocate resampling maps for an "
+                                 "output size of %lld", (long long)out);
+        }
+        size_t n = (size_t)out * MAX_TAPS;
         m->idx[d] = malloc(sizeof(int64_t) * n);
         m->wt[d] = malloc(sizeof(double) * n);
         if (m->idx[d] == NULL || m->wt[d] == NULL) {
