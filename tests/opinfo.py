@@ -37,6 +37,7 @@ from scipy import special
 import pytorchlite as ptl
 from pytorchlite import _C
 from helpers import ALL_DTYPES, FLOAT_DTYPES, make
+from tools.fuzz.op_fuzzer import parse_args
 
 aten = ptl.ops.aten
 
@@ -231,27 +232,9 @@ SCHEMAS = _schema_table()
 
 
 def _args_of(schema):
-    """[(type, name, default or None)] of a schema string's arguments."""
-    inner = schema[schema.index("(") + 1:schema.rindex(") ->")]
-    out, parts, depth, cur = [], [], 0, ""
-    for ch in inner:
-        depth += ch in "[("
-        depth -= ch in "])"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur)
-    for p in parts:
-        p = p.strip()
-        if p == "*":
-            continue
-        decl, _, default = p.partition("=")
-        typ, _, name = decl.rpartition(" ")
-        out.append((typ, name, default or None))
-    return out
+    """[(type, name, default or None)] of a schema string's arguments (the fuzzer's parser,
+    tools/fuzz/op_fuzzer.py, without its keyword-only flag)."""
+    return [arg[:3] for arg in parse_args(schema)]
 
 
 def generated_samples(name):
