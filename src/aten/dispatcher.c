@@ -155,6 +155,34 @@ ptl_dispatcher_register(const PtlKernelReg *regs, size_t n, const char *origin)
     return 0;
 }
 
+int
+ptl_dispatcher_set_kernel(PtlOperator *op, PtlDispatchKey key, PtlKernel fn, void *data,
+                          const char *origin)
+{
+    char *copy = NULL;
+    if (fn != NULL) {
+        size_t n = strlen(origin) + 1;
+        if ((copy = malloc(n)) == NULL) {
+            return ptl_error_set(PTL_ERR_MEMORY, "can't copy the name of a kernel's registrant");
+        }
+        memcpy(copy, origin, n);
+    }
+    int replaced = op->kernels[key] != NULL;
+    if (op->kernel_owned_origin & PTL_KEYSET(key)) {
+        free((char *)op->kernel_origin[key]);
+    }
+    op->kernels[key] = fn;
+    op->kernel_data[key] = fn ? data : NULL;
+    op->kernel_origin[key] = copy;
+    if (copy != NULL) {
+        op->kernel_owned_origin |= PTL_KEYSET(key);
+    }
+    else {
+        op->kernel_owned_origin &= ~PTL_KEYSET(key);
+    }
+    return replaced;
+}
+
 void
 ptl_dispatcher_register_fallback(PtlDispatchKey key, PtlKernel fn)
 {

@@ -31,6 +31,8 @@ struct PtlOperator {
     PtlSchema schema;
     PtlKernel kernels[PTL_KEY_COUNT];
     const char *kernel_origin[PTL_KEY_COUNT];   /* "binary.c" etc., for _dispatch_dump */
+    void *kernel_data[PTL_KEY_COUNT];           /* set with the kernel at run time */
+    PtlDispatchKeySet kernel_owned_origin;      /* keys whose kernel_origin was copied */
     uint64_t calls[PTL_KEY_COUNT];              /* how often each key's kernel ran */
 };
 
@@ -54,6 +56,19 @@ void ptl_dispatcher_register_fallback(PtlDispatchKey key, PtlKernel fn);
 PtlKernel ptl_dispatcher_fallback(PtlDispatchKey key);
 /* Adds an operator at run time (_C._register_op); returns it, or NULL on error. */
 PtlOperator *ptl_dispatcher_add_op(const char *schema, uint32_t flags);
+/* Sets (fn != NULL) or removes (fn == NULL) op's kernel for key at run time: library.impl,
+ * the C ABI.  data travels with the kernel (ptl_dispatcher_kernel_data); the caller owns it
+ * and reads op->kernel_data[key] first when it must release the one it replaces.  origin
+ * names the registrant in _dispatch_dump and is copied.  Returns 1 when a kernel was
+ * replaced (PyTorch warns and overrides), 0 when none was there, -1 on error. */
+int ptl_dispatcher_set_kernel(PtlOperator *op, PtlDispatchKey key, PtlKernel fn, void *data,
+                              const char *origin);
+/* The data registered with the kernel now running for the highest key of ks. */
+static inline void *
+ptl_dispatcher_kernel_data(const PtlOperator *op, PtlDispatchKeySet ks)
+{
+    return op->kernel_data[ptl_keyset_highest(ks)];
+}
 
 int ptl_dispatcher_num_ops(void);
 PtlOperator *ptl_dispatcher_op_at(int i);
