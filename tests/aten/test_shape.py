@@ -92,6 +92,18 @@ def test_repeat_interleave():
                  np.zeros(0, dtype=np.int64))
 
 
+def test_repeat_interleave_total_overflow_raises():
+    # the sum of repeats past int64 used to wrap to a small size and the fill then wrote past
+    # it (a fuzzer finding: an empty (0, 4) tensor repeated 2**62 times along dim 1)
+    for reps in (2**62, 2**61):
+        with pytest.raises(RuntimeError, match="sum of repeats overflows int64"):
+            ptl.repeat_interleave(ptl.zeros(0, 4), reps, 1)
+    with pytest.raises(RuntimeError, match="sum of repeats overflows int64"):
+        ptl.repeat_interleave(ptl.tensor([2**62] * 4))
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        ptl.repeat_interleave(ptl.zeros(0, 4), 2**60, 1)
+
+
 def test_tril_triu():
     for t, a, dt, shape, _ in each_input(min_dim=2):
         for k in (-2, -1, 0, 1, 3, 9):

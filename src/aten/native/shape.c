@@ -389,6 +389,11 @@ repeat_interleave_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVa
             ptl_decref(c);
             return ptl_error_set(PTL_ERR_RUNTIME, "repeats can not be negative");
         }
+        if (k > INT64_MAX - total) {
+            ptl_decref(c);
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "repeat_interleave: the sum of repeats overflows int64");
+        }
         total += k;
     }
     if (s[1].tag == PTL_IV_INT && s[1].u.i != total) {
