@@ -215,3 +215,55 @@ def test_unfold_backward_of_valid_grads_matches_numpy(sizes, dim, size, step):
         for w in range(gm.shape[-2]):
             moved[..., w * step:w * step + size] += gm[..., w, :]
     assert_close(out, want)
+
+
+def test_embedding_dense_backward_grad_must_hold_a_row_per_index():
+    # a [1, 3] grad for 4 indices used to be read 4 rows deep
+    with pytest.raises(RuntimeError, match=re.escape("shape '[4, 3]' is invalid for input of "
+                                                     "size 3")):
+        A.embedding_dense_backward(ones(1, 3), ptl.tensor([[0, 1], [2, 3]]), 10, -1, False)
+    g = ptl.arange(12.0, dtype=ptl.float64).reshape(2, 2, 3)
+    gw = A.embedding_dense_backward(g, ptl.tensor([[0, 1], [1, 3]]), 4, -1, False)
+    want = np.zeros((4, 3))
+    for i, k in enumerate([0, 1, 1, 3]):
+        want[k] += np.arange(12.0).reshape(4, 3)[i]
+    assert_close(gw, want)
+
+
+@pytest.mark.parametrize("grad,x2,cdist,msg", [
+    ((1, 1), (4, 2), (3, 4), r"expected grad of size \[\.\.\., 3, 4\] \(x1's rows by x2's "
+                             r"rows\), but got \[\.\.\., 1, 1\]"),
+    ((3, 4), (4, 2), (4, 3), r"expected cdist of size \[\.\.\., 3, 4\]"),
+    ((3, 4), (4, 3), (3, 4), r"X1 and X2 must have the same number of columns\. X1: 2 X2: 3"),
+])
+def test_cdist_backward_shapes(grad, x2, cdist, msg):
+    with pytest.raises(RuntimeError, match="_cdist_backward: " + msg):
+        A._cdist_backward(ones(*grad), ones(3, 2), ones(*x2), 2.0, ones(*cdist))
+
+
+@pytest.mark.parametrize("grad,reduction,msg", [
+    ((50,), 0, r"The size of tensor a \(50\) must match the size of tensor b \(5\) at "
+               r"non-singleton dimension 0"),
+    ((0,), 1, r"The size of tensor a \(0\) must match the size of tensor b \(5\)"),
+    ((2, 5), 0, r"grad_output of 2 dimensions does not broadcast to the input's 1"),
+])
+def test_binary_cross_entropy_backward_grad_shapes(grad, reduction, msg):
+    # a grad_output that does not broadcast to the input's shape used to be read past its end
+    with pytest.raises(RuntimeError, match=msg):
+        A.binary_cross_entropy_backward(ones(*grad), ptl.full((5,), 0.5), ones(5), None,
+                                        reduction)
+
+
+def test_binary_cross_entropy_backward_broadcasts_grad():
+    x = np.array([0.2, 0.5, 0.9])
+    t = np.array([1.0, 0.0, 1.0])
+    dx = (x - t) / (x * (1 - x))
+    px, pt = ptl.tensor(x), ptl.tensor(t)
+    g = np.array([1.0, -2.0, 3.0])
+    # a non-contiguous grad_output for reduction='none'
+    pg = ptl.tensor(np.stack([g, g]).T.copy()).t()[0]
+    assert_close(A.binary_cross_entropy_backward(pg, px, pt, None, 0), g * dx)
+    assert_close(A.binary_cross_entropy_backward(ptl.tensor(2.0, dtype=ptl.float64), px, pt,
+                                                 None, 1), 2.0 * dx / 3)
+    assert_close(A.binary_cross_entropy_backward(ptl.ones(1, dtype=ptl.float64), px, pt, None,
+                                                 2), dx)

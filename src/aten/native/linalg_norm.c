@@ -359,6 +359,25 @@ _cdist_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
     }
     int nd = in[1]->dim;
+    const int64_t *x1s = in[1]->sizes + nd - 2, *x2s = in[2]->sizes + nd - 2;
+    for (int i = 0; i < 4; i += 3) {
+        const int64_t *gs = in[i]->sizes + nd - 2;
+        if (gs[0] != x1s[0] || gs[1] != x2s[0]) {
+            ptl_error_set(PTL_ERR_RUNTIME,
+                          "_cdist_backward: expected %s of size [..., %lld, %lld] (x1's rows by "
+                          "x2's rows), but got [..., %lld, %lld]",
+                          i == 0 ? "grad" : "cdist", (long long)x1s[0], (long long)x2s[0],
+                          (long long)gs[0], (long long)gs[1]);
+            goto error;
+        }
+    }
+    if (x1s[1] != x2s[1]) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "_cdist_backward: X1 and X2 must have the same number of columns. X1: %lld "
+                      "X2: %lld",
+                      (long long)x1s[1], (long long)x2s[1]);
+        goto error;
+    }
     if ((out = ptl_empty(nd, in[1]->sizes, in[1]->dtype, in[1]->device)) == NULL) {
         goto error;
     }

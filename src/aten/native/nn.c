@@ -876,6 +876,33 @@ error:
     return -1;
 }
 
+/* grad_output broadcast to x's shape, contiguous float64 (new ref): PyTorch's backward
+ * multiplies it in elementwise, so a shape that does not broadcast to x's is an error */
+static PtlTensorImpl *
+bce_grad_output(PtlTensorImpl *g, PtlTensorImpl *x)
+{
+    int64_t shape[PTL_MAX_DIMS];
+    int n;
+    if (ptl_broadcast_shapes(g->dim, g->sizes, x->dim, x->sizes, &n, shape) < 0) {
+        return NULL;
+    }
+    if (n != x->dim || memcmp(shape, x->sizes, sizeof(int64_t) * (size_t)n) != 0) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "binary_cross_entropy_backward: grad_output of %d dimensions does not "
+                      "broadcast to the input's %d",
+                      g->dim, x->dim);
+        return NULL;
+    }
+    PtlIValue e[3] = {ptl_iv_tensor(g), ptl_iv_intlist(x->sizes, x->dim), ptl_iv_bool(0)};
+    PtlTensorImpl *ge = ptl_call_tensor(PTL_OP_expand, e), *res;
+    if (ge == NULL) {
+        return NULL;
+    }
+    res = ptl_cast(ge, PTL_DTYPE_FLOAT64);
+    ptl_decref(ge);
+    return res;
+}
+
 /* binary_cross_entropy_backward(grad_output, self, target, weight, reduction)
  * [*] or [], [*], [*] -> [*] */
 static int
@@ -887,8 +914,7 @@ bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
 
-    if (bce_inputs(s, 1, &xd, &td, &wd) < 0 ||
-        (g = ptl_cast(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
+    if (bce_inputs(s, 1, &xd, &td, &wd) < 0 || (g = bce_grad_output(s[0].u.t, x)) == NULL ||
         (gi = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
         goto error;
     }
@@ -901,7 +927,7 @@ bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const double *gv = (const double *)ptl_tensor_data(g);
     double *ov = (double *)ptl_tensor_data(gi);
     for (int64_t i = 0; i < numel; i++) {
-        double ge = red == RED_NONE ? gv[i] : red == RED_MEAN ? gv[0] / (double)numel : gv[0];
+        double ge = red == RED_MEAN ? gv[i] / (double)numel : gv[i];
         ov[i] = ptl_bce_grad_d(ge, xv[i], tv[i]) * (wv ? wv[i] : 1.0);
     }
     if ((res = ptl_cast(gi, x->dtype)) == NULL) {
@@ -1015,6 +1041,11 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     }
     int64_t D = g->dim > 0 ? g->sizes[g->dim - 1] : 1;
     int64_t sizes[2] = {V, D};
+    if (numel * D != g->numel) {   /* PyTorch views grad as [numel, D] */
+        ptl_error_set(PTL_ERR_RUNTIME, "shape '[%lld, %lld]' is invalid for input of size %lld",
+                      (long long)numel, (long long)D, (long long)g->numel);
+        goto error;
+    }
     if ((acc = ptl_empty(2, sizes, PTL_DTYPE_FLOAT64, g->device)) == NULL ||
         (count = calloc((size_t)V + 1, sizeof(int64_t))) == NULL) {
         if (acc != NULL) {
