@@ -147,6 +147,23 @@ ptl_vm_erff(float x)
 
 /* ---- AVX2 + FMA versions ---- */
 
+/* Note [Vector twins]
+ * A kernel written once for float and double names its vector operations through the
+ * intrinsic suffix S (ps: 8 floats, pd: 4 doubles): PTL_V(S, add) is _mm256_add_S,
+ * PTL_VT(S) the vector type, PTL_VLANES(S) the lane count, PTL_VEXP(S) the vector exp and
+ * PTL_SEXP(S) the scalar one for the tail. */
+#define PTL_V(S, op) _mm256_##op##_##S
+#define PTL_VT(S) PTL_VT_##S
+#define PTL_VT_ps __m256
+#define PTL_VT_pd __m256d
+#define PTL_VLANES(S) PTL_VLANES_##S
+#define PTL_VLANES_ps 8
+#define PTL_VLANES_pd 4
+#define PTL_VEXP(S) ptl_vm_exp_##S
+#define PTL_SEXP(S) PTL_SEXP_##S
+#define PTL_SEXP_ps ptl_vm_expf
+#define PTL_SEXP_pd ptl_vm_exp
+
 PTL_AVX2 static inline __m256
 ptl_vm_exp_ps(__m256 x)
 {
