@@ -32,10 +32,38 @@
 #define PTL_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
+/* Note [Vector exp] per element type, named by the intrinsic suffix (ps: float, pd: double):
+ * the overflow and underflow thresholds, log2(e), ln2 split in a high part and a tail, the
+ * 1.5 * 2^mantissa-bits rounding constant, the exponent's bit width and bias, and P's
+ * coefficients from the highest power down. */
 #define PTL_EXPF_HI 88.72283935546875f
 #define PTL_EXPF_LO -103.972084045410f
 #define PTL_EXP_HI 709.782712893384
 #define PTL_EXP_LO -745.1332191019412
+#define PTL_VM_HI_ps PTL_EXPF_HI
+#define PTL_VM_LO_ps PTL_EXPF_LO
+#define PTL_VM_LOG2E_ps 1.44269504088896341f
+#define PTL_VM_LN2_HI_ps 0.693145751953125f
+#define PTL_VM_LN2_LO_ps 1.428606765330187e-06f
+#define PTL_VM_MAGIC_ps 12582912.0f
+#define PTL_VM_MANT_ps 23
+#define PTL_VM_BIAS_ps 127
+#define PTL_VM_HI_pd PTL_EXP_HI
+#define PTL_VM_LO_pd PTL_EXP_LO
+#define PTL_VM_LOG2E_pd 1.4426950408889634
+#define PTL_VM_LN2_HI_pd 0.693147180369123816490
+#define PTL_VM_LN2_LO_pd 1.90821492927058770002e-10
+#define PTL_VM_MAGIC_pd 6755399441055744.0
+#define PTL_VM_MANT_pd 52
+#define PTL_VM_BIAS_pd 1023
+
+static const float ptl_vm_exp_coef_ps[] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                           4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+static const double ptl_vm_exp_coef_pd[] = {
+    1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+    1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
+    1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5};
+#define PTL_VM_NCOEF(S) (sizeof(ptl_vm_exp_coef_##S) / sizeof(ptl_vm_exp_coef_##S[0]))
 
 /* ORDER erf_small_coef: erf(x) / x = sum c[k] x^2k on [0, 1] */
 #define PTL_ERF_S0 1.1283791657386077f
@@ -60,62 +88,34 @@
 
 /* ---- portable scalar versions ---- */
 
-static inline float
-ptl_vm_expf(float x)
-{
-    /* rounding by the 1.5 * 2^23 trick keeps the loop free of calls */
-    const float magic = 12582912.0f;
-    float xc = x > PTL_EXPF_HI ? PTL_EXPF_HI : x < PTL_EXPF_LO ? PTL_EXPF_LO : x;
-    float n = (xc * 1.44269504088896341f + magic) - magic;
-    float r = xc - n * 0.693145751953125f;
-    r = r - n * 1.428606765330187e-06f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    float y = (p * (r * r) + r) + 1.0f;
-    int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
-    uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    y = y * s1 * s2;
-    y = x > PTL_EXPF_HI ? INFINITY : x < PTL_EXPF_LO ? 0.0f : y;
-    return x != x ? x : y;
-}
+/* The scalar exp of Note [Vector exp] for element type T (suffix S) and its unsigned
+ * integer twin U; rounding by adding and subtracting the magic constant keeps the loop free
+ * of calls, so gcc vectorizes loops over it. */
+#define PTL_VM_DEFINE_SCALAR_EXP(NAME, T, U, S)                                           \
+    static inline T NAME(T x)                                                             \
+    {                                                                                     \
+        T xc = x > PTL_VM_HI_##S ? PTL_VM_HI_##S : x < PTL_VM_LO_##S ? PTL_VM_LO_##S : x;  \
+        T n = (xc * PTL_VM_LOG2E_##S + PTL_VM_MAGIC_##S) - PTL_VM_MAGIC_##S;              \
+        T r = xc - n * PTL_VM_LN2_HI_##S;                                                 \
+        r = r - n * PTL_VM_LN2_LO_##S;                                                    \
+        T p = ptl_vm_exp_coef_##S[0];                                                     \
+        for (size_t i = 1; i < PTL_VM_NCOEF(S); i++) {                                    \
+            p = p * r + ptl_vm_exp_coef_##S[i];                                           \
+        }                                                                                 \
+        T y = (p * (r * r) + r) + 1;                                                      \
+        int64_t ni = (int64_t)n, n1 = ni / 2, n2 = ni - n1;                               \
+        U b1 = (U)(n1 + PTL_VM_BIAS_##S) << PTL_VM_MANT_##S;                              \
+        U b2 = (U)(n2 + PTL_VM_BIAS_##S) << PTL_VM_MANT_##S;                              \
+        T s1, s2;                                                                         \
+        memcpy(&s1, &b1, sizeof s1);                                                      \
+        memcpy(&s2, &b2, sizeof s2);                                                      \
+        y = y * s1 * s2;                                                                  \
+        y = x > PTL_VM_HI_##S ? (T)INFINITY : x < PTL_VM_LO_##S ? 0 : y;                  \
+        return x != x ? x : y;                                                            \
+    }
 
-static inline double
-ptl_vm_exp(double x)
-{
-    const double magic = 6755399441055744.0;
-    double xc = x > PTL_EXP_HI ? PTL_EXP_HI : x < PTL_EXP_LO ? PTL_EXP_LO : x;
-    double n = (xc * 1.4426950408889634 + magic) - magic;
-    double r = xc - n * 0.693147180369123816490;
-    r = r - n * 1.90821492927058770002e-10;
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    double y = (p * (r * r) + r) + 1.0;
-    int64_t ni = (int64_t)n, n1 = ni / 2, n2 = ni - n1;
-    uint64_t b1 = (uint64_t)(n1 + 1023) << 52, b2 = (uint64_t)(n2 + 1023) << 52;
-    double s1, s2;
-    memcpy(&s1, &b1, sizeof s1);
-    memcpy(&s2, &b2, sizeof s2);
-    y = y * s1 * s2;
-    y = x > PTL_EXP_HI ? INFINITY : x < PTL_EXP_LO ? 0.0 : y;
-    return x != x ? x : y;
-}
+PTL_VM_DEFINE_SCALAR_EXP(ptl_vm_expf, float, uint32_t, ps)
+PTL_VM_DEFINE_SCALAR_EXP(ptl_vm_exp, double, uint64_t, pd)
 
 static inline float
 ptl_vm_erff(float x)
@@ -164,78 +164,52 @@ ptl_vm_erff(float x)
 #define PTL_SEXP_ps ptl_vm_expf
 #define PTL_SEXP_pd ptl_vm_exp
 
-PTL_AVX2 static inline __m256
-ptl_vm_exp_ps(__m256 x)
-{
-    const __m256 hi = _mm256_set1_ps(PTL_EXPF_HI);
-    const __m256 lo = _mm256_set1_ps(PTL_EXPF_LO);
-    __m256 xc = _mm256_max_ps(_mm256_min_ps(x, hi), lo);
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.428606765330187e-06f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    __m256 y = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
-    y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
-    __m256i ni = _mm256_cvtps_epi32(n);
-    __m256i n1 = _mm256_srai_epi32(ni, 1);
-    __m256i n2 = _mm256_sub_epi32(ni, n1);
-    __m256i bias = _mm256_set1_epi32(127);
-    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-    y = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
-    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
-    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
-    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-}
+/* 2^n for integral n in the normal exponent range: n + magic holds n in its low bits */
+#define PTL_VI(S, op) PTL_VI_##S(op)
+#define PTL_VI_ps(op) _mm256_##op##_epi32
+#define PTL_VI_pd(op) _mm256_##op##_epi64
+#define PTL_VI_SET1(S) PTL_VI_SET1_##S
+#define PTL_VI_SET1_ps _mm256_set1_epi32
+#define PTL_VI_SET1_pd _mm256_set1_epi64x
+#define PTL_VM_DEFINE_POW2I(S)                                                            \
+    PTL_AVX2 static inline PTL_VT(S) ptl_vm_pow2i_##S(PTL_VT(S) n)                        \
+    {                                                                                     \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_VM_MAGIC_##S);                         \
+        __m256i bits = PTL_VI(S, sub)(_mm256_cast##S##_si256(PTL_V(S, add)(n, magic)),    \
+                                      _mm256_cast##S##_si256(magic));                     \
+        bits = PTL_VI(S, add)(bits, PTL_VI_SET1(S)(PTL_VM_BIAS_##S));                     \
+        return PTL_V(S, castsi256)(PTL_VI(S, slli)(bits, PTL_VM_MANT_##S));               \
+    }
 
-/* 2^n for 4 integral doubles n in [-1022, 1023] (n + 2^52 + 2^51 holds n in its low bits) */
-PTL_AVX2 static inline __m256d
-ptl_vm_pow2i_pd(__m256d n)
-{
-    const __m256d magic = _mm256_set1_pd(6755399441055744.0);
-    __m256i bits = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(n, magic)),
-                                    _mm256_castpd_si256(magic));
-    bits = _mm256_slli_epi64(_mm256_add_epi64(bits, _mm256_set1_epi64x(1023)), 52);
-    return _mm256_castsi256_pd(bits);
-}
+/* The vector exp of Note [Vector exp] */
+#define PTL_VM_DEFINE_VECTOR_EXP(S)                                                       \
+    PTL_AVX2 static inline PTL_VT(S) ptl_vm_exp_##S(PTL_VT(S) x)                          \
+    {                                                                                     \
+        const PTL_VT(S) hi = PTL_V(S, set1)(PTL_VM_HI_##S);                               \
+        const PTL_VT(S) lo = PTL_V(S, set1)(PTL_VM_LO_##S);                               \
+        PTL_VT(S) xc = PTL_V(S, max)(PTL_V(S, min)(x, hi), lo);                           \
+        PTL_VT(S) n = PTL_V(S, round)(PTL_V(S, mul)(xc, PTL_V(S, set1)(PTL_VM_LOG2E_##S)), \
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);     \
+        PTL_VT(S) r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VM_LN2_HI_##S), xc);         \
+        r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VM_LN2_LO_##S), r);                    \
+        PTL_VT(S) p = PTL_V(S, set1)(ptl_vm_exp_coef_##S[0]);                             \
+        for (size_t i = 1; i < PTL_VM_NCOEF(S); i++) {                                    \
+            p = PTL_V(S, fmadd)(p, r, PTL_V(S, set1)(ptl_vm_exp_coef_##S[i]));            \
+        }                                                                                 \
+        PTL_VT(S) y = PTL_V(S, fmadd)(p, PTL_V(S, mul)(r, r), r);                         \
+        y = PTL_V(S, add)(y, PTL_V(S, set1)(1));                                          \
+        PTL_VT(S) n1 = PTL_V(S, floor)(PTL_V(S, mul)(n, PTL_V(S, set1)(0.5)));            \
+        PTL_VT(S) n2 = PTL_V(S, sub)(n, n1);                                              \
+        y = PTL_V(S, mul)(PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n1)), ptl_vm_pow2i_##S(n2));  \
+        y = PTL_V(S, blendv)(y, PTL_V(S, set1)(INFINITY), PTL_V(S, cmp)(x, hi, _CMP_GT_OQ)); \
+        y = PTL_V(S, blendv)(y, PTL_V(S, setzero)(), PTL_V(S, cmp)(x, lo, _CMP_LT_OQ));   \
+        return PTL_V(S, blendv)(y, x, PTL_V(S, cmp)(x, x, _CMP_UNORD_Q));                 \
+    }
 
-PTL_AVX2 static inline __m256d
-ptl_vm_exp_pd(__m256d x)
-{
-    const __m256d hi = _mm256_set1_pd(PTL_EXP_HI);
-    const __m256d lo = _mm256_set1_pd(PTL_EXP_LO);
-    __m256d xc = _mm256_max_pd(_mm256_min_pd(x, hi), lo);
-    __m256d n = _mm256_round_pd(_mm256_mul_pd(xc, _mm256_set1_pd(1.4426950408889634)),
-                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256d r = _mm256_fnmadd_pd(n, _mm256_set1_pd(0.693147180369123816490), xc);
-    r = _mm256_fnmadd_pd(n, _mm256_set1_pd(1.90821492927058770002e-10), r);
-    __m256d p = _mm256_set1_pd(1.0 / 6227020800.0);
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 479001600.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 39916800.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 3628800.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 362880.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 40320.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 5040.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 720.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 120.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 24.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 6.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(0.5));
-    __m256d y = _mm256_fmadd_pd(p, _mm256_mul_pd(r, r), r);
-    y = _mm256_add_pd(y, _mm256_set1_pd(1.0));
-    __m256d n1 = _mm256_floor_pd(_mm256_mul_pd(n, _mm256_set1_pd(0.5)));
-    __m256d n2 = _mm256_sub_pd(n, n1);
-    y = _mm256_mul_pd(_mm256_mul_pd(y, ptl_vm_pow2i_pd(n1)), ptl_vm_pow2i_pd(n2));
-    y = _mm256_blendv_pd(y, _mm256_set1_pd(INFINITY), _mm256_cmp_pd(x, hi, _CMP_GT_OQ));
-    y = _mm256_blendv_pd(y, _mm256_setzero_pd(), _mm256_cmp_pd(x, lo, _CMP_LT_OQ));
-    return _mm256_blendv_pd(y, x, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
-}
+PTL_VM_DEFINE_POW2I(ps)
+PTL_VM_DEFINE_POW2I(pd)
+PTL_VM_DEFINE_VECTOR_EXP(ps)
+PTL_VM_DEFINE_VECTOR_EXP(pd)
 
 /* erfc(a) = e^Q(a - 2.5) for 1 <= a <= 3.93 (no cancellation, unlike 1 - erf) */
 PTL_AVX2 static inline __m256
