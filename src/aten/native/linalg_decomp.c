@@ -437,19 +437,14 @@ linalg_cholesky_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
 {
     (void)op;
     (void)ks;
-    int batched = s[0].u.t->dim > 2;
+    int batched = s[0].u.t->dim > 2, keep[2] = {0, 1};
     PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(0)};
-    if (ptl_dispatcher_call(ptl_op(PTL_OP_linalg_cholesky_ex), st) < 0) {
+    if (linalg_call_keep(PTL_OP_linalg_cholesky_ex, st, 3, s, keep, 2) < 0 ||
+        linalg_check_returns(s, 2, 1, "linalg.cholesky", batched, PTL_ERR_LINALG,
+                             NOT_POSITIVE_DEFINITE) < 0) {
         return -1;
     }
-    int rc = linalg_check_info("linalg.cholesky", st[1].u.t, batched, PTL_ERR_LINALG,
-                               NOT_POSITIVE_DEFINITE);
-    ptl_ivalue_release(&st[1]);
-    if (rc < 0) {
-        ptl_ivalue_release(&st[0]);
-        return -1;
-    }
-    s[0] = st[0];
+    ptl_ivalue_release(&s[1]);
     return 0;
 }
 
@@ -558,13 +553,9 @@ linalg_eigh_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
+    int keep[2] = {0, 1};
     PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(1)};
-    if (ptl_dispatcher_call(ptl_op(PTL_OP__linalg_eigh), st) < 0) {
-        return -1;
-    }
-    s[0] = st[0];
-    s[1] = st[1];
-    return 0;
+    return linalg_call_keep(PTL_OP__linalg_eigh, st, 3, s, keep, 2);
 }
 
 /* linalg_eigvalsh(Tensor self, str UPLO="L") -> Tensor
@@ -577,13 +568,9 @@ linalg_eigvalsh_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     (void)ks;
     PtlTensorImpl *A = s[0].u.t;
     int uv = ptl_tls()->grad_enabled && A->autograd_meta != NULL;
+    int keep[1] = {0};
     PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(uv)};
-    if (ptl_dispatcher_call(ptl_op(PTL_OP__linalg_eigh), st) < 0) {
-        return -1;
-    }
-    ptl_ivalue_release(&st[1]);
-    s[0] = st[0];
-    return 0;
+    return linalg_call_keep(PTL_OP__linalg_eigh, st, 3, s, keep, 1);
 }
 
 static const PtlKernelReg linalg_decomp_kernels[] = {

@@ -195,4 +195,43 @@ linalg_check_info(const char *fn, const PtlTensorImpl *info, int batched, PtlErr
     return 0;
 }
 
+/* Calls op id with the nargs arguments args (on a stack of its own, with room for every
+ * return); then keeps the returns listed in keep[0..nkeep) in s[0..nkeep) and releases the
+ * others.  0 or -1. */
+static inline int
+linalg_call_keep(PtlOpId id, const PtlIValue *args, int nargs, PtlIValue *s, const int *keep,
+                 int nkeep)
+{
+    const PtlOperator *op = ptl_op(id);
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    memcpy(st, args, sizeof(PtlIValue) * (size_t)nargs);
+    if (ptl_dispatcher_call(op, st) < 0) {
+        return -1;
+    }
+    PtlIValue out[PTL_SCHEMA_MAX_ARGS];
+    for (int i = 0; i < nkeep; i++) {
+        out[i] = st[keep[i]];
+        st[keep[i]] = ptl_iv_none();
+    }
+    for (int i = 0; i < op->schema.nrets; i++) {
+        ptl_ivalue_release(&st[i]);
+    }
+    memcpy(s, out, sizeof(PtlIValue) * (size_t)nkeep);
+    return 0;
+}
+
+/* Raises for s[info_slot] as linalg_check_info does and releases s[0..nret) then. */
+static inline int
+linalg_check_returns(PtlIValue *s, int nret, int info_slot, const char *fn, int batched,
+                     PtlErrorKind kind, const char *detail)
+{
+    if (linalg_check_info(fn, s[info_slot].u.t, batched, kind, detail) < 0) {
+        for (int i = 0; i < nret; i++) {
+            ptl_ivalue_release(&s[i]);
+        }
+        return -1;
+    }
+    return 0;
+}
+
 #endif

@@ -503,45 +503,6 @@ linalg_solve_triangular_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVal
 
 /* ---- composites ---- */
 
-/* Calls op id with the nargs arguments args (on a stack of its own, with room for every
- * return); then keeps the returns listed in keep[0..nkeep) in s[0..nkeep) and releases the
- * others.  0 or -1. */
-static int
-call_keep(PtlOpId id, const PtlIValue *args, int nargs, PtlIValue *s, const int *keep,
-          int nkeep)
-{
-    const PtlOperator *op = ptl_op(id);
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    memcpy(st, args, sizeof(PtlIValue) * (size_t)nargs);
-    if (ptl_dispatcher_call(op, st) < 0) {
-        return -1;
-    }
-    PtlIValue out[PTL_SCHEMA_MAX_ARGS];
-    for (int i = 0; i < nkeep; i++) {
-        out[i] = st[keep[i]];
-        st[keep[i]] = ptl_iv_none();
-    }
-    for (int i = 0; i < op->schema.nrets; i++) {
-        ptl_ivalue_release(&st[i]);
-    }
-    memcpy(s, out, sizeof(PtlIValue) * (size_t)nkeep);
-    return 0;
-}
-
-/* Raises for s[info_slot] as linalg_check_info does and releases s[0..nret) then. */
-static int
-check_returns(PtlIValue *s, int nret, int info_slot, const char *fn, int batched,
-              PtlErrorKind kind, const char *detail)
-{
-    if (linalg_check_info(fn, s[info_slot].u.t, batched, kind, detail) < 0) {
-        for (int i = 0; i < nret; i++) {
-            ptl_ivalue_release(&s[i]);
-        }
-        return -1;
-    }
-    return 0;
-}
-
 /* linalg_lu_factor(Tensor A, *, bool pivot=True) -> (Tensor LU, Tensor pivots)
  * linalg_lu_factor_ex, raising for a zero pivot. */
 static int
@@ -551,8 +512,8 @@ linalg_lu_factor_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValu
     (void)ks;
     int batched = s[0].u.t->dim > 2, keep[3] = {0, 1, 2};
     PtlIValue st[3] = {s[0], s[1], ptl_iv_bool(0)};
-    if (call_keep(PTL_OP_linalg_lu_factor_ex, st, 3, s, keep, 3) < 0 ||
-        check_returns(s, 3, 2, "torch.linalg.lu_factor", batched, PTL_ERR_RUNTIME,
+    if (linalg_call_keep(PTL_OP_linalg_lu_factor_ex, st, 3, s, keep, 3) < 0 ||
+        linalg_check_returns(s, 3, 2, "torch.linalg.lu_factor", batched, PTL_ERR_RUNTIME,
                       LU_ZERO_PIVOT) < 0) {
         return -1;
     }
@@ -569,7 +530,7 @@ linalg_solve_ex_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     (void)ks;
     int keep[2] = {0, 3};
     PtlIValue st[4] = {s[0], s[1], s[2], s[3]};
-    return call_keep(PTL_OP__linalg_solve_ex, st, 4, s, keep, 2);
+    return linalg_call_keep(PTL_OP__linalg_solve_ex, st, 4, s, keep, 2);
 }
 
 /* linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor
@@ -582,8 +543,8 @@ linalg_solve_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     int keep[2] = {0, 3};
     PtlIValue st[4] = {s[0], s[1], s[2], ptl_iv_bool(0)};
     int batched = s[0].u.t->dim > 2 || s[1].u.t->dim > 2;
-    if (call_keep(PTL_OP__linalg_solve_ex, st, 4, s, keep, 2) < 0 ||
-        check_returns(s, 2, 1, "torch.linalg.solve", batched, PTL_ERR_LINALG,
+    if (linalg_call_keep(PTL_OP__linalg_solve_ex, st, 4, s, keep, 2) < 0 ||
+        linalg_check_returns(s, 2, 1, "torch.linalg.solve", batched, PTL_ERR_LINALG,
                       SOLVE_SINGULAR) < 0) {
         return -1;
     }
@@ -600,8 +561,8 @@ linalg_inv_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     int keep[2] = {0, 1}, batched = s[0].u.t->dim > 2;
     PtlIValue st[2] = {s[0], ptl_iv_bool(0)};
-    if (call_keep(PTL_OP_linalg_inv_ex, st, 2, s, keep, 2) < 0 ||
-        check_returns(s, 2, 1, "linalg.inv", batched, PTL_ERR_LINALG, INV_SINGULAR) < 0) {
+    if (linalg_call_keep(PTL_OP_linalg_inv_ex, st, 2, s, keep, 2) < 0 ||
+        linalg_check_returns(s, 2, 1, "linalg.inv", batched, PTL_ERR_LINALG, INV_SINGULAR) < 0) {
         return -1;
     }
     ptl_ivalue_release(&s[1]);
@@ -616,7 +577,7 @@ linalg_det_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     int keep[1] = {0};
     PtlIValue st[1] = {s[0]};
-    return call_keep(PTL_OP__linalg_det, st, 1, s, keep, 1);
+    return linalg_call_keep(PTL_OP__linalg_det, st, 1, s, keep, 1);
 }
 
 /* linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet) and slogdet(Tensor self):
@@ -628,7 +589,7 @@ linalg_slogdet_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
     (void)ks;
     int keep[2] = {0, 1};
     PtlIValue st[1] = {s[0]};
-    return call_keep(PTL_OP__linalg_slogdet, st, 1, s, keep, 2);
+    return linalg_call_keep(PTL_OP__linalg_slogdet, st, 1, s, keep, 2);
 }
 
 static const PtlKernelReg linalg_solve_kernels[] = {
