@@ -159,6 +159,20 @@ def view_layouts(m, fn):
              g.tolist()) for g in ([got] if isinstance(got, m.Tensor) else got)]
 
 
+def test_chunk_with_huge_chunks():
+    # ceil(size / chunks) used to compute size + chunks - 1, which wrapped for chunks near
+    # 2**63 and divided by zero (a fuzzer finding); PyTorch 2.13 raises a misleading error there
+    a = np.arange(4.0).reshape(4, 1)
+    for chunks in (2**63 - 1, 2**62, 5, 4):
+        got = ptl.chunk(ptl.tensor(a), chunks)
+        assert len(got) == 4
+        for g, w in zip(got, np.split(a, 4)):
+            assert_close(g, w)
+    for chunks in (2**63 - 1, 2**61 + 1):   # as many empty pieces: more than memory holds
+        with pytest.raises(MemoryError, match="out of memory allocating a tensor list"):
+            ptl.chunk(ptl.zeros(0, 3), chunks)
+
+
 @pytest.mark.parametrize("case", range(len(TORCH_CASES)))
 def test_strides_match_torch(case):
     fn = TORCH_CASES[case]

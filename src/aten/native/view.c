@@ -749,7 +749,7 @@ set_split(PtlIValue *s, PtlTensorImpl *self, int64_t d, int64_t n, const int64_t
 static int
 set_split_even(PtlIValue *s, PtlTensorImpl *self, int64_t d, int64_t n, int64_t piece)
 {
-    int64_t *pieces = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+    int64_t *pieces = calloc((size_t)(n > 0 ? n : 1), sizeof(int64_t));   /* checks n * 8 */
     if (pieces == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a tensor list");
     }
@@ -882,7 +882,7 @@ chunk_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (size == 0) {
         return set_split_even(s, self, d, chunks, 0);
     }
-    int64_t piece = (size + chunks - 1) / chunks;
+    int64_t piece = size / chunks + (size % chunks != 0);   /* ceil, without overflow */
     return set_split_even(s, self, d, (size + piece - 1) / piece, piece);
 }
 
