@@ -159,6 +159,20 @@ def view_layouts(m, fn):
              g.tolist()) for g in ([got] if isinstance(got, m.Tensor) else got)]
 
 
+def test_slice_and_split_with_huge_steps():
+    # (end - start + step - 1) / step wrapped for a step near 2**63: the slice came back with
+    # size -1 (PyTorch 2.13 raises "Storage size calculation overflowed" there); the answer
+    # is the one element at start, as NumPy gives
+    a = np.arange(15.0).reshape(5, 3)
+    x = ptl.tensor(a)
+    for step in (2**63 - 1, 2**62, 7, 3):
+        assert_close(x[1:4:step], a[1:4:step])
+        assert_close(x[:, 1:3:step], a[:, 1:3:step])
+        assert_close(x[4:4:step], a[4:4:step])
+    assert [tuple(p.shape) for p in ptl.split(x, 2**63 - 1)] == [(5, 3)]
+    assert [tuple(p.shape) for p in ptl.split(x, 2, 0)] == [(2, 3), (2, 3), (1, 3)]
+
+
 def test_chunk_with_huge_chunks():
     # ceil(size / chunks) used to compute size + chunks - 1, which wrapped for chunks near
     # 2**63 and divided by zero (a fuzzer finding); PyTorch 2.13 raises a misleading error there

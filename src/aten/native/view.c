@@ -437,8 +437,12 @@ slice_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     memcpy(sizes, self->sizes, sizeof(sizes));
     memcpy(strides, self->strides, sizeof(strides));
-    sizes[d] = (end - start + step - 1) / step;
-    strides[d] = self->strides[d] * step;
+    sizes[d] = end == start ? 0 : (end - start - 1) / step + 1;   /* ceil, without overflow */
+    /* stride * step overflows only for a step past the dim's end, which keeps one element:
+     * any stride serves it */
+    if (__builtin_mul_overflow(self->strides[d], step, &strides[d])) {
+        strides[d] = self->strides[d];
+    }
     return set_view(s, self, self->dim, sizes, strides,
                     self->storage_offset + start * self->strides[d]);
 }
@@ -818,7 +822,7 @@ split_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "dimension size of %lld",
                              (long long)size);
     }
-    int64_t n = piece == 0 ? 1 : (size + piece - 1) / piece;
+    int64_t n = piece == 0 ? 1 : size / piece + (size % piece != 0);
     return set_split_even(s, self, d, n > 0 ? n : 1, piece);
 }
 
