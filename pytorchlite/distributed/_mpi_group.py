@@ -1,0 +1,310 @@
+"""A process group on MPI: the requests, their Work handles, the collective fingerprints and the
+stall inspector.  Mirrors torch/csrc/distributed/c10d/ProcessGroupMPI.cpp (collectives on an
+MPI communicator) and ProcessGroupWrapper.cpp (the fingerprint check of TORCH_DISTRIBUTED_DEBUG).
+
+Note [Collective fingerprints]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+MPI matches collectives by their order on a communicator and trusts every rank to pass the same
+counts and datatypes; a mismatch gives truncated data, garbage or a hang.  So every collective
+first all-gathers a fingerprint (sequence number, op, dtype, numel, root, shape) on `side`, a
+duplicate of the group's communicator, and starts the MPI operation on `comm` only when all
+fingerprints agree.  A mismatch raises on every rank with the ranks' fingerprints; with
+PTL_DISTRIBUTED_DEBUG=DETAIL the shapes must agree too (numel otherwise).  Requests are started
+in issue order (the group's queue), since MPI requires the same collective order on all ranks.
+
+Note [Stall inspector]
+~~~~~~~~~~~~~~~~~~~~~~
+Waiting is a loop over MPI_Test, so it can give up: when a request is not complete after the
+group's stall time (PTL_DISTRIBUTED_STALL_SECONDS, else init_process_group's timeout), the rank
+sends a query to every other rank on `side` and, for a few seconds, collects answers.  Every rank
+that is waiting inside pytorchlite.distributed answers queries from its wait loop with what it
+is waiting in; a rank that does not answer is outside any distributed call (computing, stuck or
+exited).  The report is printed on stderr and raised as a RuntimeError; the group is then broken
+and the process aborts the MPI job at exit (as PyTorch's watchdog tears the process down after a
+timeout), so a stall never becomes a hang."""
+import array
+import os
+import pickle
+import sys
+import time
+
+_QUERY_TAG = 7701
+_ANSWER_TAG = 7702
+_ANSWER_SECONDS = 3.0
+_MAX_DIMS = 6
+_FP_LEN = 6 + _MAX_DIMS      # seq, op, dtype, numel, root, ndim, dims
+
+# ORDER OPS: index = the op code in a fingerprint.
+OP_NAMES = ("BARRIER", "ALLREDUCE", "BROADCAST", "REDUCE", "ALLGATHER", "ALLGATHER_BASE",
+            "REDUCE_SCATTER", "REDUCE_SCATTER_BASE", "ALLTOALL", "ALLTOALL_BASE", "GATHER",
+            "SCATTER")
+OP = {name: i for i, name in enumerate(OP_NAMES)}
+
+
+def debug_level():
+    """PTL_DISTRIBUTED_DEBUG (TORCH_DISTRIBUTED_DEBUG's values): OFF, INFO or DETAIL."""
+    level = os.environ.get("PTL_DISTRIBUTED_DEBUG", "OFF").upper()
+    if level not in ("OFF", "INFO", "DETAIL"):
+        raise ValueError("PTL_DISTRIBUTED_DEBUG should be OFF, INFO or DETAIL, got "
+                         f"'{level}'")
+    return level
+
+
+class DistError(RuntimeError):
+    """A collective failed (mismatch or stall); the group cannot be used any more."""
+
+
+class _Fingerprint:
+    """What a rank says about the collective it enters (Note [Collective fingerprints])."""
+
+    def __init__(self, seq, op, dtype_code, numel, root, shape):
+        self.seq, self.op, self.dtype_code = seq, op, dtype_code
+        self.numel, self.root, self.shape = numel, root, shape
+
+    def encode(self):
+        dims = list(self.shape[:_MAX_DIMS]) if self.shape is not None else []
+        ndim = len(self.shape) if self.shape is not None else -1
+        return [self.seq, self.op, self.dtype_code, self.numel, self.root, ndim] + \
+            dims + [-1] * (_MAX_DIMS - len(dims))
+
+    @classmethod
+    def decode(cls, row):
+        seq, op, dt, numel, root, ndim = row[:6]
+        shape = None if ndim < 0 else tuple(row[6:6 + min(ndim, _MAX_DIMS)])
+        return cls(seq, op, dt, numel, root, shape)
+
+    def describe(self, dtype_names):
+        shape = "?" if self.shape is None else list(self.shape)
+        dtype = dtype_names[self.dtype_code] if self.dtype_code >= 0 else "?"
+        return (f"CollectiveFingerPrint(SequenceNumber={self.seq}, "
+                f"OpType={OP_NAMES[self.op]}, TensorShape={shape}, TensorDtypes={dtype})")
+
+
+class Work:
+    """The handle of one request (c10d::Work): wait() blocks until it completed (or raises
+    after the stall time), is_completed() polls.  `finish` runs once after completion (copies
+    back from a staging tensor, divides for AVG)."""
+
+    def __init__(self, group, desc, start, finish=None, fingerprint=None, keep=()):
+        self._group, self.desc = group, desc
+        self._start, self._finish = start, finish
+        self._keep = keep                      # tensors MPI reads or writes until completion
+        self._req = None
+        self.status = None                     # the MPI.Status of a completed recv
+        self._done = False
+        self._exc = None
+        self._fp_req = self._fp_recv = self._fp = None
+        if fingerprint is not None:
+            self._fp = fingerprint
+            self._fp_recv = array.array("q", [0] * (_FP_LEN * group.size))
+            self._fp_req = group.side.Iallgather(array.array("q", fingerprint.encode()),
+                                                 self._fp_recv)
+
+    # ---- progress (called by the group, in issue order) ----
+    def _try_start(self):
+        """Starts the MPI request once the fingerprints are in; False while they are not."""
+        if self._fp_req is not None:
+            if not self._fp_req.Test():
+                return False
+            self._fp_req = None
+            self._group.check_fingerprints(self._fp_recv)
+        self._req = self._start()
+        return True
+
+    def _test(self):
+        if self._done:
+            return True
+        self._group.progress()
+        if self._req is None:
+            return False
+        from mpi4py import MPI
+        status = MPI.Status()
+        if not self._req.Test(status):
+            return False
+        self.status = status
+        self._req = None
+        self._done = True
+        self._keep = ()
+        if self._finish is not None:
+            self._finish()
+        return True
+
+    # ---- the c10d::Work API ----
+    def is_completed(self):
+        if self._exc is not None:
+            raise self._exc
+        return self._test()
+
+    def is_success(self):
+        return self._done and self._exc is None
+
+    def wait(self, timeout=None):
+        if self._done:
+            return True
+        self._group.wait_for(self, timeout)
+        return True
+
+    def exception(self):
+        return self._exc
+
+    def result(self):
+        return list(self._keep)
+
+    def get_future(self):
+        raise RuntimeError("Work.get_future is not supported by the MPI backend")
+
+
+class ProcessGroupMPI:
+    """One group: `comm` carries the data, `side` the fingerprints and the stall queries."""
+
+    def __init__(self, comm, ranks, timeout_s, dtype_names, dtype_index):
+        self.comm = comm
+        self.side = comm.Dup()
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.ranks = ranks                     # global rank of each group rank
+        self.timeout_s = timeout_s
+        self.dtype_names = dtype_names         # ORDER DTYPE: PyTorch's legacy names
+        self.dtype_index = dtype_index         # tensor -> its index in dtype_names
+        self.seq = 0
+        self.queue = []                        # Works whose MPI request is not started yet
+        self.current = None                    # what this rank waits in (for the inspector)
+        self.broken = None                     # the error that broke the group
+        self.detail = debug_level() == "DETAIL"
+        stall = os.environ.get("PTL_DISTRIBUTED_STALL_SECONDS")
+        self.stall_s = float(stall) if stall else timeout_s
+
+    def _check_usable(self):
+        if self.broken is not None:
+            raise DistError(f"the process group is not usable after an earlier error: "
+                            f"{self.broken}")
+
+    # ---- issuing ----
+    def collective(self, op, desc, tensor, start, finish=None, numel=None, root=-1,
+                   keep=()):
+        """Queues one collective: its fingerprint describes `tensor` (numel=-1: sizes may
+        differ across ranks), start() returns the MPI request.  Returns its Work."""
+        self._check_usable()
+        self.seq += 1
+        shape = tuple(tensor.shape) if tensor is not None else None
+        dtype_code = self.dtype_index(tensor) if tensor is not None else -1
+        if numel is None:
+            numel = tensor.numel() if tensor is not None else 0
+        fp = _Fingerprint(self.seq, OP[op], dtype_code, numel, root, shape)
+        work = Work(self, f"#{self.seq} {desc}", start, finish, fp, keep)
+        self.queue.append(work)
+        self.progress()
+        return work
+
+    def point_to_point(self, desc, start, finish=None, keep=()):
+        """A send or a recv: no fingerprint (they are not collective), started at once."""
+        self._check_usable()
+        work = Work(self, desc, start, finish, None, keep)
+        self.queue.append(work)
+        self.progress()
+        return work
+
+    def progress(self):
+        """Starts queued requests in issue order, as far as their fingerprints are in."""
+        while self.queue:
+            try:
+                started = self.queue[0]._try_start()
+            except DistError as e:
+                self.queue[0]._exc = e
+                self.broken = e
+                self.queue.clear()
+                raise
+            if not started:
+                return
+            self.queue.pop(0)
+
+    def check_fingerprints(self, rows):
+        """Raises on every rank when the ranks entered different collectives."""
+        fps = [_Fingerprint.decode(rows[r * _FP_LEN:(r + 1) * _FP_LEN])
+               for r in range(self.size)]
+        for r in range(1, self.size):
+            if not self._agree(fps[0], fps[r]):
+                raise DistError(
+                    f"Detected mismatch between collectives on ranks. Rank {self.ranks[0]} "
+                    f"is running collective: {fps[0].describe(self.dtype_names)}, but Rank "
+                    f"{self.ranks[r]} is running collective: "
+                    f"{fps[r].describe(self.dtype_names)}.")
+
+    def _agree(self, a, b):
+        """Whether two ranks' fingerprints describe the same collective: shapes must agree
+        with DETAIL, numels otherwise (unless the op lets them differ: numel -1)."""
+        if (a.seq, a.op, a.dtype_code, a.root) != (b.seq, b.op, b.dtype_code, b.root):
+            return False
+        if a.numel < 0 or b.numel < 0:
+            return True
+        return a.shape == b.shape if self.detail else a.numel == b.numel
+
+    # ---- waiting (Note [Stall inspector]) ----
+    def wait_for(self, work, timeout=None):
+        if work._exc is not None:
+            raise work._exc
+        limit = self.stall_s if timeout is None else _seconds(timeout)
+        start = time.monotonic()
+        next_probe = start + 0.05
+        self.current = work.desc
+        try:
+            while not work._test():
+                now = time.monotonic()
+                if now >= next_probe:
+                    self.answer_queries()
+                    next_probe = now + 0.05
+                if now - start > limit:
+                    raise self._stalled(work, now - start)
+        except DistError as e:
+            work._exc = e
+            self.broken = e
+            raise
+        finally:
+            self.current = None
+
+    def answer_queries(self):
+        from mpi4py import MPI
+        status = MPI.Status()
+        while self.side.iprobe(source=MPI.ANY_SOURCE, tag=_QUERY_TAG, status=status):
+            asker = status.Get_source()
+            self.side.recv(source=asker, tag=_QUERY_TAG)
+            self.side.isend(self.current or "nothing", dest=asker, tag=_ANSWER_TAG)
+
+    def _stalled(self, work, waited):
+        from mpi4py import MPI
+        others = [r for r in range(self.size) if r != self.rank]
+        for r in others:
+            self.side.isend(work.desc, dest=r, tag=_QUERY_TAG)
+        answers = {}
+        deadline = time.monotonic() + _ANSWER_SECONDS
+        status = MPI.Status()
+        while len(answers) < len(others) and time.monotonic() < deadline:
+            self.answer_queries()
+            if self.side.iprobe(source=MPI.ANY_SOURCE, tag=_ANSWER_TAG, status=status):
+                src = status.Get_source()
+                answers[src] = self.side.recv(source=src, tag=_ANSWER_TAG)
+            else:
+                time.sleep(0.01)
+        lines = [f"[rank {self.ranks[self.rank]}] timed out after {waited:.1f} s waiting in "
+                 f"collective {work.desc}."]
+        behind = []
+        for r in others:
+            where = answers.get(r)
+            if where is None:
+                behind.append(r)
+                lines.append(f"  rank {self.ranks[r]} has not entered it: it is not inside any "
+                             "pytorchlite.distributed call (still computing, stuck or exited)")
+            elif where != work.desc:
+                behind.append(r)
+                lines.append(f"  rank {self.ranks[r]} has not entered it: it waits in {where}")
+            else:
+                lines.append(f"  rank {self.ranks[r]} waits in it too")
+        lines.insert(1, "  ranks that have not entered it: "
+                     f"{[self.ranks[r] for r in behind] if behind else 'none'}")
+        msg = "\n".join(lines)
+        print(msg, file=sys.stderr, flush=True)
+        return DistError(msg)
+
+
+def _seconds(timeout):
+    return timeout.total_seconds() if hasattr(timeout, "total_seconds") else float(timeout)
