@@ -5,12 +5,14 @@ MPI communicator) and ProcessGroupWrapper.cpp (the fingerprint check of TORCH_DI
 Note [Collective fingerprints]
 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
 MPI matches collectives by their order on a communicator and trusts every rank to pass the same
-counts and datatypes; a mismatch gives truncated data, garbage or a hang.  So every collective
-first all-gathers a fingerprint (sequence number, op, dtype, numel, root, shape) on `side`, a
-duplicate of the group's communicator, and starts the MPI operation on `comm` only when all
-fingerprints agree.  A mismatch raises on every rank with the ranks' fingerprints; with
-PTL_DISTRIBUTED_DEBUG=DETAIL the shapes must agree too (numel otherwise).  Requests are started
-in issue order (the group's queue), since MPI requires the same collective order on all ranks.
+counts and datatypes; a mismatch gives a truncation error, garbage or a hang.  So with every
+collective on `comm` the ranks all-gather a fingerprint (sequence number, op, dtype, numel,
+root, shape) on `side`, a duplicate of the group's communicator.  Both start at once (one
+round trip, not two); a Work completes only when both did, and the fingerprints are checked
+before anything the operation reported: a mismatch raises on every rank with the ranks'
+fingerprints, even when the operation itself failed or hangs.  MPI bounds every receive by the
+posted buffer, so a mismatched operation cannot write past a tensor.  With
+PTL_DISTRIBUTED_DEBUG=DETAIL the shapes must agree too (numel otherwise).
 
 Note [Stall inspector]
 ~~~~~~~~~~~~~~~~~~~~~~
@@ -86,54 +88,70 @@ class Work:
     back from a staging tensor, divides for AVG)."""
 
     def __init__(self, group, desc, start, finish=None, fingerprint=None, keep=()):
+        from mpi4py import MPI
         self._group, self.desc = group, desc
-        self._start, self._finish = start, finish
+        self._finish = finish
         self._keep = keep                      # tensors MPI reads or writes until completion
-        self._req = None
         self.status = None                     # the MPI.Status of a completed recv
         self._done = False
         self._exc = None
-        self._fp_req = self._fp_recv = self._fp = None
+        self._mpi_exc = None                   # an MPI error, raised after the fingerprints
+        self._fp_req = self._fp_recv = None
         if fingerprint is not None:
-            self._fp = fingerprint
             self._fp_recv = array.array("q", [0] * (_FP_LEN * group.size))
             self._fp_req = group.side.Iallgather(array.array("q", fingerprint.encode()),
                                                  self._fp_recv)
+        self._req = None
+        try:
+            self._req = start()
+        except MPI.Exception as e:
+            self._mpi_exc = e
 
-    # ---- progress (called by the group, in issue order) ----
-    def _try_start(self):
-        """Starts the MPI request once the fingerprints are in; False while they are not."""
+    def _test(self):
+        """Polls the request and the fingerprints; a mismatch (DistError) is raised before
+        anything the MPI operation reported."""
+        if self._done:
+            return True
+        if self._req is not None:
+            self._test_request()
         if self._fp_req is not None:
             if not self._fp_req.Test():
                 return False
             self._fp_req = None
             self._group.check_fingerprints(self._fp_recv)
-        self._req = self._start()
-        return True
-
-    def _test(self):
-        if self._done:
-            return True
-        self._group.progress()
-        if self._req is None:
+        if self._mpi_exc is not None:
+            raise DistError(f"{self.desc} failed: {self._mpi_exc}") from self._mpi_exc
+        if self._req is not None:
             return False
-        from mpi4py import MPI
-        status = MPI.Status()
-        if not self._req.Test(status):
-            return False
-        self.status = status
-        self._req = None
         self._done = True
         self._keep = ()
         if self._finish is not None:
             self._finish()
         return True
 
+    def _test_request(self):
+        """Whether the MPI request completed (False also when it failed: see _mpi_exc)."""
+        from mpi4py import MPI
+        status = MPI.Status()
+        try:
+            if not self._req.Test(status):
+                return False
+        except MPI.Exception as e:
+            self._mpi_exc = e
+            return False
+        self.status = status
+        self._req = None
+        return True
+
     # ---- the c10d::Work API ----
     def is_completed(self):
         if self._exc is not None:
             raise self._exc
-        return self._test()
+        try:
+            return self._test()
+        except DistError as e:
+            self._exc = self._group.broken = e
+            raise
 
     def is_success(self):
         return self._done and self._exc is None
@@ -167,7 +185,6 @@ class ProcessGroupMPI:
         self.dtype_names = dtype_names         # ORDER DTYPE: PyTorch's legacy names
         self.dtype_index = dtype_index         # tensor -> its index in dtype_names
         self.seq = 0
-        self.queue = []                        # Works whose MPI request is not started yet
         self.current = None                    # what this rank waits in (for the inspector)
         self.broken = None                     # the error that broke the group
         self.detail = debug_level() == "DETAIL"
@@ -191,32 +208,12 @@ class ProcessGroupMPI:
         if numel is None:
             numel = tensor.numel() if tensor is not None else 0
         fp = _Fingerprint(self.seq, OP[op], dtype_code, numel, root, shape)
-        work = Work(self, f"#{self.seq} {desc}", start, finish, fp, keep)
-        self.queue.append(work)
-        self.progress()
-        return work
+        return Work(self, f"#{self.seq} {desc}", start, finish, fp, keep)
 
     def point_to_point(self, desc, start, finish=None, keep=()):
-        """A send or a recv: no fingerprint (they are not collective), started at once."""
+        """A send or a recv: no fingerprint (they are not collective)."""
         self._check_usable()
-        work = Work(self, desc, start, finish, None, keep)
-        self.queue.append(work)
-        self.progress()
-        return work
-
-    def progress(self):
-        """Starts queued requests in issue order, as far as their fingerprints are in."""
-        while self.queue:
-            try:
-                started = self.queue[0]._try_start()
-            except DistError as e:
-                self.queue[0]._exc = e
-                self.broken = e
-                self.queue.clear()
-                raise
-            if not started:
-                return
-            self.queue.pop(0)
+        return Work(self, desc, start, finish, None, keep)
 
     def check_fingerprints(self, rows):
         """Raises on every rank when the ranks entered different collectives."""
@@ -249,6 +246,7 @@ class ProcessGroupMPI:
         self.current = work.desc
         try:
             while not work._test():
+                os.sched_yield()               # ranks may outnumber cores (oversubscribed)
                 now = time.monotonic()
                 if now >= next_probe:
                     self.answer_queries()

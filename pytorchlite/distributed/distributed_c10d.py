@@ -577,7 +577,7 @@ def _reduce_scatter(pg, op_name, name, flat, output, s_out, op, async_op):
         _copy_back(output, s_out)
 
     work = pg.collective(op_name, _desc(name, output), output,
-                         lambda: pg.comm.Ireduce_scatter_block(_buf(flat), _buf(s_out),
+                         lambda: pg.comm.Ireduce_scatter_block(_buf(flat, pg.size), _buf(s_out),
                                                                _mpi_op(op, s_out.dtype)),
                          finish, keep=(flat, s_out, output))
     return _finish(work, async_op)
