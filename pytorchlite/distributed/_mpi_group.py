@@ -53,7 +53,16 @@ def debug_level():
 
 
 class DistError(RuntimeError):
-    """A collective failed (mismatch or stall); the group cannot be used any more."""
+    """torch.distributed.DistError: the base of the errors below."""
+
+    __module__ = "pytorchlite.distributed"
+
+
+class DistBackendError(DistError):
+    """A collective failed (mismatch, stall or an MPI error); the group cannot be used any
+    more (torch.distributed.DistBackendError)."""
+
+    __module__ = "pytorchlite.distributed"
 
 
 class _Fingerprint:
@@ -120,7 +129,7 @@ class Work:
             self._fp_req = None
             self._group.check_fingerprints(self._fp_recv)
         if self._mpi_exc is not None:
-            raise DistError(f"{self.desc} failed: {self._mpi_exc}") from self._mpi_exc
+            raise DistBackendError(f"{self.desc} failed: {self._mpi_exc}") from self._mpi_exc
         if self._req is not None:
             return False
         self._done = True
@@ -193,7 +202,7 @@ class ProcessGroupMPI:
 
     def _check_usable(self):
         if self.broken is not None:
-            raise DistError(f"the process group is not usable after an earlier error: "
+            raise DistBackendError(f"the process group is not usable after an earlier error: "
                             f"{self.broken}")
 
     # ---- issuing ----
@@ -221,7 +230,7 @@ class ProcessGroupMPI:
                for r in range(self.size)]
         for r in range(1, self.size):
             if not self._agree(fps[0], fps[r]):
-                raise DistError(
+                raise DistBackendError(
                     f"Detected mismatch between collectives on ranks. Rank {self.ranks[0]} "
                     f"is running collective: {fps[0].describe(self.dtype_names)}, but Rank "
                     f"{self.ranks[r]} is running collective: "
@@ -284,7 +293,7 @@ class ProcessGroupMPI:
             else:
                 time.sleep(0.01)
         lines = [f"[rank {self.ranks[self.rank]}] timed out after {waited:.1f} s waiting in "
-                 f"collective {work.desc}."]
+                 f"{work.desc}."]
         behind = []
         for r in others:
             where = answers.get(r)
@@ -301,7 +310,7 @@ class ProcessGroupMPI:
                      f"{[self.ranks[r] for r in behind] if behind else 'none'}")
         msg = "\n".join(lines)
         print(msg, file=sys.stderr, flush=True)
-        return DistError(msg)
+        return DistBackendError(msg)
 
 
 def _seconds(timeout):

@@ -21,7 +21,7 @@ import sys
 import traceback
 from datetime import timedelta
 
-from ._mpi_group import DistError, ProcessGroupMPI, Work, _seconds
+from ._mpi_group import DistBackendError, DistError, ProcessGroupMPI, Work, _seconds
 
 default_pg_timeout = timedelta(minutes=30)
 
@@ -865,7 +865,7 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
 
 
 __all__ = [
-    "Backend", "DistError", "GroupMember", "P2POp", "RedOpType", "ReduceOp", "Work",
+    "Backend", "DistBackendError", "DistError", "GroupMember", "P2POp", "RedOpType", "ReduceOp", "Work",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
     "destroy_process_group", "gather", "gather_object", "get_backend", "get_global_rank",
