@@ -46,7 +46,7 @@ def _nproc(value):
 
 
 def mpirun_command(args, error_dir):
-    """The mpirun command line for the parsed arguments."""
+    """The mpirun command line for the parsed arguments, and its environment."""
     if args.nnodes not in ("1", "1:1") or args.node_rank != 0:
         raise ValueError("pytorchlite.distributed.run starts one MPI job for all nodes: run it "
                          "once with --hostfile (mpirun's) instead of --nnodes/--node-rank")
@@ -62,19 +62,18 @@ def mpirun_command(args, error_dir):
         cmd.append("--oversubscribe")       # more ranks than cores: allowed, just slower
     if args.hostfile:
         cmd += ["--hostfile", args.hostfile]
-    os.environ.update(MASTER_ADDR=args.master_addr, MASTER_PORT=str(args.master_port),
-                      PTL_ERROR_FILE_DIR=error_dir, PTL_NNODES="1", PTL_NODE_RANK="0")
-    for name in ("MASTER_ADDR", "MASTER_PORT", "PTL_ERROR_FILE_DIR", "PTL_NNODES",
-                 "PTL_NODE_RANK", "PYTHONPATH", "PTL_DISTRIBUTED_DEBUG",
-                 "PTL_DISTRIBUTED_STALL_SECONDS"):
-        if name in os.environ:
+    env = dict(os.environ, MASTER_ADDR=args.master_addr, MASTER_PORT=str(args.master_port),
+               PTL_ERROR_FILE_DIR=error_dir, PTL_NODE_RANK="0")
+    for name in ("MASTER_ADDR", "MASTER_PORT", "PTL_ERROR_FILE_DIR", "PTL_NODE_RANK",
+                 "PYTHONPATH", "PTL_DISTRIBUTED_DEBUG", "PTL_DISTRIBUTED_STALL_SECONDS"):
+        if name in env:
             cmd += ["-x", name]
     worker = [sys.executable, "-m", "pytorchlite.distributed._worker"]
     if args.module:
         worker.append("-m")
     elif args.no_python:
         worker = []
-    return cmd + worker + [args.training_script] + list(args.training_script_args)
+    return cmd + worker + [args.training_script] + list(args.training_script_args), env
 
 
 def _report(returncode, error_dir):
@@ -95,7 +94,8 @@ def _report(returncode, error_dir):
 def run(args):
     """Runs the job; returns mpirun's exit code."""
     with tempfile.TemporaryDirectory(prefix="ptl_errors_") as error_dir:
-        proc = subprocess.run(mpirun_command(args, error_dir))
+        cmd, env = mpirun_command(args, error_dir)
+        proc = subprocess.run(cmd, env=env)
         if proc.returncode != 0:
             _report(proc.returncode, error_dir)
         return proc.returncode
