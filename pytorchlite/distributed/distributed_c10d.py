@@ -387,7 +387,8 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = _group(group)
     if pg is None:
         return None
-    work = pg.collective("BARRIER", "barrier()", None, lambda: pg.comm.Ibarrier())
+    work = pg.collective("BARRIER", "barrier()", None, "Barrier", tuple,
+                         blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -396,7 +397,8 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     pg = _group(group)
     if pg is None:
         return None
-    work = pg.collective("BARRIER", "monitored_barrier()", None, lambda: pg.comm.Ibarrier())
+    work = pg.collective("BARRIER", "monitored_barrier()", None, "Barrier", tuple,
+                         blocking=False)
     work.wait(timeout)
     return None
 
@@ -417,9 +419,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         _copy_back(tensor, s)
 
     work = pg.collective("ALLREDUCE", _desc("all_reduce", tensor), tensor,
-                         lambda: pg.comm.Iallreduce(MPI.IN_PLACE, _buf(s),
-                                                    _mpi_op(op, s.dtype)),
-                         finish, keep=(tensor, s))
+                         "Allreduce", lambda: (MPI.IN_PLACE, _buf(s), _mpi_op(op, s.dtype)),
+                         finish, keep=(tensor, s), blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -432,8 +433,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     root = _root(pg, group_src, src)
     s = _staged(tensor, False)
     work = pg.collective("BROADCAST", _desc("broadcast", tensor), tensor,
-                         lambda: pg.comm.Ibcast(_buf(s), root),
-                         lambda: _copy_back(tensor, s), root=root, keep=(tensor, s))
+                         "Bcast", lambda: (_buf(s), root), lambda: _copy_back(tensor, s),
+                         root=root, keep=(tensor, s), blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -449,10 +450,10 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     s = _staged(tensor, True)
     mine = pg.rank == root
 
-    def start():
+    def args():
         if mine:
-            return pg.comm.Ireduce(MPI.IN_PLACE, _buf(s), _mpi_op(op, s.dtype), root)
-        return pg.comm.Ireduce(_buf(s), None, _mpi_op(op, s.dtype), root)
+            return MPI.IN_PLACE, _buf(s), _mpi_op(op, s.dtype), root
+        return _buf(s), None, _mpi_op(op, s.dtype), root
 
     def finish():
         if mine:
@@ -460,8 +461,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
                 s.div_(pg.size)
             _copy_back(tensor, s)
 
-    work = pg.collective("REDUCE", _desc("reduce", tensor), tensor, start, finish, root=root,
-                         keep=(tensor, s))
+    work = pg.collective("REDUCE", _desc("reduce", tensor), tensor, "Reduce", args, finish,
+                         root=root, keep=(tensor, s), blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -512,8 +513,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     s = _staged(tensor, False)
     flat = _flat_like(tensor, pg.size)
     work = pg.collective("ALLGATHER", _desc("all_gather", tensor), tensor,
-                         lambda: pg.comm.Iallgather(_buf(s), _buf(flat, pg.size)),
-                         lambda: _scatter_flat(flat, tensor_list), keep=(s, flat))
+                         "Allgather", lambda: (_buf(s), _buf(flat, pg.size)),
+                         lambda: _scatter_flat(flat, tensor_list), keep=(s, flat),
+                         blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -531,9 +533,9 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise TypeError("output tensor must have the same type as input tensor")
     s_in, s_out = _staged(input_tensor, False), _staged(output_tensor, False)
     work = pg.collective("ALLGATHER_BASE", _desc("all_gather_into_tensor", input_tensor),
-                         input_tensor, lambda: pg.comm.Iallgather(_buf(s_in), _buf(s_out, pg.size)),
+                         input_tensor, "Allgather", lambda: (_buf(s_in), _buf(s_out, pg.size)),
                          lambda: _copy_back(output_tensor, s_out),
-                         keep=(s_in, s_out, output_tensor))
+                         keep=(s_in, s_out, output_tensor), blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -577,15 +579,15 @@ def _reduce_scatter(pg, op_name, name, flat, output, s_out, op, async_op):
         _copy_back(output, s_out)
 
     work = pg.collective(op_name, _desc(name, output), output,
-                         lambda: pg.comm.Ireduce_scatter_block(_buf(flat, pg.size), _buf(s_out),
-                                                               _mpi_op(op, s_out.dtype)),
-                         finish, keep=(flat, s_out, output))
+                         "Reduce_scatter_block",
+                         lambda: (_buf(flat, pg.size), _buf(s_out), _mpi_op(op, s_out.dtype)),
+                         finish, keep=(flat, s_out, output), blocking=not async_op)
     return _finish(work, async_op)
 
 
 def _alltoallv(pg, name, op_name, desc_tensor, send, send_counts, recv, recv_counts, finish,
                keep, async_op):
-    """One Ialltoallv of element counts per rank (fingerprint: sizes may differ)."""
+    """One Alltoallv of element counts per rank (fingerprint: sizes may differ)."""
     def displs(counts):
         out, acc = [], 0
         for c in counts:
@@ -593,14 +595,13 @@ def _alltoallv(pg, name, op_name, desc_tensor, send, send_counts, recv, recv_cou
             acc += c
         return out
 
-    def start():
+    def args():
         t_send, t_recv = _mpi_type(send.dtype), _mpi_type(recv.dtype)
-        return pg.comm.Ialltoallv(
-            [_buf(send)[0], (send_counts, displs(send_counts)), t_send],
-            [_buf(recv)[0], (recv_counts, displs(recv_counts)), t_recv])
+        return ([_buf(send)[0], (send_counts, displs(send_counts)), t_send],
+                [_buf(recv)[0], (recv_counts, displs(recv_counts)), t_recv])
 
-    work = pg.collective(op_name, _desc(name, desc_tensor), desc_tensor, start, finish,
-                         numel=-1, keep=keep)
+    work = pg.collective(op_name, _desc(name, desc_tensor), desc_tensor, "Alltoallv", args,
+                         finish, numel=-1, keep=keep, blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -671,9 +672,9 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     flat = _flat_like(tensor, pg.size) if mine else None
     work = pg.collective(
         "GATHER", _desc("gather", tensor), tensor,
-        lambda: pg.comm.Igather(_buf(s), _buf(flat, pg.size) if mine else None, root),
+        "Gather", lambda: (_buf(s), _buf(flat, pg.size) if mine else None, root),
         (lambda: _scatter_flat(flat, gather_list)) if mine else None, root=root,
-        keep=(s, flat))
+        keep=(s, flat), blocking=not async_op)
     return _finish(work, async_op)
 
 
@@ -696,8 +697,9 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     s = _staged(tensor, False)
     work = pg.collective(
         "SCATTER", _desc("scatter", tensor), tensor,
-        lambda: pg.comm.Iscatter(_buf(flat, pg.size) if mine else None, _buf(s), root),
-        lambda: _copy_back(tensor, s), root=root, keep=(s, flat, tensor))
+        "Scatter", lambda: (_buf(flat, pg.size) if mine else None, _buf(s), root),
+        lambda: _copy_back(tensor, s), root=root, keep=(s, flat, tensor),
+        blocking=not async_op)
     return _finish(work, async_op)
 
 
