@@ -10,10 +10,12 @@ collective on `comm` the ranks all-gather a fingerprint (sequence number, op, dt
 root, shape) on `side`, a duplicate of the group's communicator, and check it: a mismatch raises
 on every rank with the ranks' fingerprints.  With PTL_DISTRIBUTED_DEBUG=DETAIL the shapes must
 agree too (numel otherwise).
-- A blocking collective (async_op=False) runs the blocking MPI call once the fingerprints
-  agree: every rank has then entered it with matching buffers, so it completes, and Open MPI's
-  blocking algorithms are about twice as fast on large messages as its non-blocking ones.
-- An asynchronous one (async_op=True, DDP's buckets) starts the non-blocking MPI call at once,
+- A blocking collective (async_op=False) on at least _BLOCKING_MIN_BYTES runs the blocking MPI
+  call once the fingerprints agree: every rank has then entered it with matching buffers, so it
+  completes, and Open MPI's blocking algorithms are about twice as fast on large messages as
+  its non-blocking ones (all_reduce of 1e7 float32 on 2 ranks: 0.17 s against 0.37 s).
+- A smaller one, whose time is latency, and an asynchronous one (async_op=True, DDP's buckets)
+  start the non-blocking MPI call at once,
   next to the fingerprints (one round trip, not two); its Work completes when both did, and the
   fingerprints are checked before anything the operation reported.  MPI bounds every receive by
   the posted buffer, so a mismatched operation cannot write past a tensor.
@@ -41,6 +43,7 @@ _QUERY_TAG = 7701
 _ANSWER_TAG = 7702
 _ANSWER_SECONDS = 3.0
 _MAX_DIMS = 6
+_BLOCKING_MIN_BYTES = 1 << 20
 _FP_LEN = 6 + _MAX_DIMS      # seq, op, dtype, numel, root, ndim, dims
 
 # ORDER OPS: index = the op code in a fingerprint.
@@ -227,8 +230,8 @@ class ProcessGroupMPI:
     # ---- issuing ----
     def collective(self, op, desc, tensor, mpi_name, args, finish=None, numel=None, root=-1,
                    keep=(), blocking=True):
-        """Issues one collective: comm.<mpi_name>(*args()) (blocking: once the fingerprints
-        agree), or comm.I<mpi_name> at once.  Its fingerprint describes `tensor` (numel=-1:
+        """Issues one collective: comm.<mpi_name>(*args()) once the fingerprints agree (blocking
+        and large), or comm.I<mpi_name> at once.  Its fingerprint describes `tensor` (numel=-1:
         sizes may differ across ranks).  Returns its Work."""
         self._check_usable()
         self.seq += 1
@@ -237,7 +240,8 @@ class ProcessGroupMPI:
         if numel is None:
             numel = tensor.numel() if tensor is not None else 0
         fp = _Fingerprint(self.seq, OP[op], dtype_code, numel, root, shape)
-        if blocking:
+        if blocking and tensor is not None and \
+                abs(numel) * tensor.element_size() >= _BLOCKING_MIN_BYTES:
             run = getattr(self.comm, mpi_name)
             return Work(self, f"#{self.seq} {desc}", None, finish, fp, keep,
                         blocking=lambda: run(*args()))

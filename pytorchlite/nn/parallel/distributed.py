@@ -10,7 +10,8 @@ Note [DDP reducer]
   its .grad); when every parameter of a bucket is ready, its gradients are copied into the
   bucket's flat tensor and an asynchronous all_reduce (MPI_Iallreduce) starts while backward goes
   on.  Buckets start strictly in bucket order on every rank, as MPI requires.
-- The hook of the parameter that completes the last bucket waits for all the buckets, divides by
+- The hook of the parameter that completes the last bucket reduces that bucket at once (a
+  blocking all_reduce: nothing is left to overlap it with), waits for the others, divides by
   the world size (ReduceOp.AVG) and writes the averages back into the .grad tensors: a hook on
   the last bucket, not an engine final callback (pytorchlite's engine has no queue_callback).
   At that point every .grad of the module is final, so nothing of the model is left for backward
@@ -211,12 +212,16 @@ class DistributedDataParallel(Module):
         self._buckets[b].pending -= 1
         while (self._next_bucket < len(self._buckets)
                and self._buckets[self._next_bucket].pending == 0):
-            self._launch(self._buckets[self._next_bucket])
             self._next_bucket += 1
+            self._launch(self._buckets[self._next_bucket - 1],
+                         last=self._next_bucket == len(self._buckets))
         if self._next_bucket == len(self._buckets):
             self._finish()
 
-    def _launch(self, bucket):
+    def _launch(self, bucket, last):
+        """Copies the bucket's gradients into its flat tensor and all-reduces it: in the
+        background, except the last bucket, whose result is needed at once (a blocking
+        all_reduce is cheaper there)."""
         from ... import distributed as dist
         for i, offset in zip(bucket.indices, bucket.offsets):
             p = self._params[i]
@@ -226,7 +231,7 @@ class DistributedDataParallel(Module):
             else:
                 piece.copy_(p.grad.reshape(-1))
         bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
-                                      group=self.process_group, async_op=True)
+                                      group=self.process_group, async_op=not last)
 
     def _finish(self):
         import pytorchlite as torch
@@ -237,7 +242,8 @@ class DistributedDataParallel(Module):
             dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
             used = used.tolist()
         for bucket in self._buckets:
-            bucket.work.wait()
+            if bucket.work is not None:
+                bucket.work.wait()
             for i, offset in zip(bucket.indices, bucket.offsets):
                 if used is not None and not used[i]:
                     continue
