@@ -114,3 +114,23 @@ def test_worker_that_raises_takes_the_job_down():
     rc, out = mpi_job.mpirun(2, "bad_input.py", "worker_raises", timeout=40)
     assert rc != 0
     assert "[rank 1] ValueError: worker 1 failed on purpose" in out, out
+
+
+def test_without_mpi4py_is_not_available(monkeypatch):
+    import importlib.util
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mpi4py" else real(name, *a))
+    assert dist.is_available() is False
+    with pytest.raises(RuntimeError, match="Distributed package doesn't have MPI built in"):
+        dist.init_process_group("mpi")
+    assert not dist.is_initialized()
+
+
+def test_importing_does_not_start_mpi():
+    import subprocess
+    code = "import sys, pytorchlite; pytorchlite.distributed.is_available(); " \
+           "print('mpi4py.MPI' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, env=mpi_job.environment()).stdout
+    assert out.strip() == "False"
