@@ -44,6 +44,6 @@ def test_all_reduce_1e7_float32_vs_mpi4py():
 def test_ddp_two_ranks_vs_one_process():
     one = job(1, "ddp_mlp_throughput.py", "200", "64")
     two = job(2, "ddp_mlp_throughput.py", "200", "64")
+    ratio = two["samples_per_s"] / one["samples_per_s"]
     print(f"\nDDP digits MLP: 1 process {one['samples_per_s']:.0f} samples/s, 2 ranks "
-          f"{two['samples_per_s']:.0f} samples/s: {two['samples_per_s'] / one['samples_per_s']:.2f}x "
-          "(target >= 1.6x)")
+          f"{two['samples_per_s']:.0f} samples/s: {ratio:.2f}x (target >= 1.6x)")

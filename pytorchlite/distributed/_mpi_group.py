@@ -35,7 +35,6 @@ and the process aborts the MPI job at exit (as PyTorch's watchdog tears the proc
 timeout), so a stall never becomes a hang."""
 import array
 import os
-import pickle
 import sys
 import time
 
@@ -167,6 +166,7 @@ class Work:
                 return False
         except MPI.Exception as e:
             self._mpi_exc = e
+            self._req = None
             return False
         self.status = status
         self._req = None
@@ -193,9 +193,6 @@ class Work:
 
     def exception(self):
         return self._exc
-
-    def result(self):
-        return list(self._keep)
 
     def get_future(self):
         raise RuntimeError("Work.get_future is not supported by the MPI backend")

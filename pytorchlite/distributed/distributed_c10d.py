@@ -80,6 +80,8 @@ class GroupMember:
 group = GroupMember
 _world = None           # the default ProcessGroupMPI
 _groups = []            # groups made by new_group, destroyed with the default one
+_abort_installed = False
+_destroyed_broken = False   # a destroyed group had failed: its requests never completed
 
 
 # ---- dtypes ----
@@ -278,10 +280,12 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
 
 def destroy_process_group(group=None):
     """Frees `group` (None: the default group and every group made by new_group)."""
-    global _world
+    global _world, _destroyed_broken
     pg = _group(group)
     if pg is None:
         return
+    closing = [pg] + (_groups if pg is _world else [])
+    _destroyed_broken |= any(g.broken is not None for g in closing)
     if pg is _world:
         for g in _groups:
             _free(g)
@@ -351,6 +355,10 @@ def _install_abort_on_error():
     """An uncaught exception prints its traceback with the rank and aborts the MPI job, so
     the ranks waiting for this one stop too (mpi4py's `python -m mpi4py` does the same).  The
     traceback also goes to $PTL_ERROR_FILE_DIR/rank<N>.txt when the launcher set it."""
+    global _abort_installed
+    if _abort_installed:
+        return
+    _abort_installed = True
     previous = sys.excepthook
 
     def abort_on_error(exc_type, exc, tb):
@@ -375,7 +383,7 @@ def _abort_if_broken():
     """At exit after a stall or mismatch, MPI_Finalize would wait for the requests that never
     completed: abort instead (PyTorch's watchdog kills the process after a timeout too)."""
     groups = ([_world] if _world is not None else []) + _groups
-    if any(g.broken is not None for g in groups):
+    if _destroyed_broken or any(g.broken is not None for g in groups):
         from mpi4py import MPI
         sys.stderr.flush()
         MPI.COMM_WORLD.Abort(1)
@@ -867,7 +875,8 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
 
 
 __all__ = [
-    "Backend", "DistBackendError", "DistError", "GroupMember", "P2POp", "RedOpType", "ReduceOp", "Work",
+    "Backend", "DistBackendError", "DistError", "GroupMember", "P2POp", "RedOpType", "ReduceOp",
+    "Work",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
     "destroy_process_group", "gather", "gather_object", "get_backend", "get_global_rank",

@@ -33,7 +33,8 @@ def get_args_parser():
     p.add_argument("-m", "--module", action="store_true",
                    help="run training_script as a module (python -m)")
     p.add_argument("--no-python", "--no_python", action="store_true",
-                   help="run training_script as an executable, not with python")
+                   help="run training_script as an executable, not with python (it gets "
+                   "MPI's OMPI_COMM_WORLD_* variables, not torchrun's)")
     p.add_argument("training_script")
     p.add_argument("training_script_args", nargs=argparse.REMAINDER)
     return p
