@@ -36,7 +36,8 @@ def is_available():
 
 
 class Backend(str):
-    """A backend name, lower-cased and checked (torch.distributed.Backend)."""
+    """A backend name, lower-cased (torch.distributed.Backend: any name passes here;
+    init_process_group rejects the ones it does not know)."""
 
     UNDEFINED = "undefined"
     GLOO = "gloo"
@@ -48,9 +49,7 @@ class Backend(str):
             raise ValueError(f"Backend constructor parameter must be string-ish, but got: "
                              f"{type(name)}")
         value = getattr(Backend, name.upper(), Backend.UNDEFINED)
-        if value == Backend.UNDEFINED:
-            raise ValueError(f"Invalid backend: '{name}'")
-        return str.__new__(cls, value)
+        return str.__new__(cls, name.lower() if value == Backend.UNDEFINED else value)
 
 
 class RedOpType(enum.IntEnum):
@@ -248,9 +247,11 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise ValueError("trying to initialize the default process group twice!")
     backend = Backend(backend if backend is not None else "mpi")
     if backend == Backend.NCCL:
-        raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
+        raise RuntimeError("Distributed package doesn't have NCCL built in")
     if backend == Backend.GLOO:
         raise RuntimeError("Distributed package doesn't have Gloo built in")
+    if backend != Backend.MPI:
+        raise AssertionError(f"Unknown backend type {backend}")   # PyTorch's exception
     if store is not None:
         raise ValueError("the mpi backend does not use a store; rank and world size come "
                          "from MPI")

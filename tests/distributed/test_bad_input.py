@@ -39,11 +39,14 @@ def test_before_init_message_is_pytorchs():
     assert str(e.value) == NOT_INITIALIZED
 
 
-@pytest.mark.parametrize("backend, exc, message", [
-    ("foo", ValueError, "Invalid backend: 'foo'"),
-    ("nccl", RuntimeError, "ProcessGroupNCCL is only supported with GPUs, no GPUs found!"),
+BACKEND_ERRORS = [
+    ("foo", AssertionError, "Unknown backend type foo"),
+    ("nccl", RuntimeError, "Distributed package doesn't have NCCL built in"),
     ("gloo", RuntimeError, "Distributed package doesn't have Gloo built in"),
-])
+]
+
+
+@pytest.mark.parametrize("backend, exc, message", BACKEND_ERRORS)
 def test_backend_errors(backend, exc, message):
     with pytest.raises(exc) as e:
         dist.init_process_group(backend)
@@ -51,10 +54,22 @@ def test_backend_errors(backend, exc, message):
     assert not dist.is_initialized()
 
 
+@torch_ref
+@pytest.mark.filterwarnings("ignore::UserWarning")   # torch's warnings about these backends
+@pytest.mark.parametrize("backend, exc, message", BACKEND_ERRORS[:2])
+def test_backend_errors_are_pytorchs(backend, exc, message):
+    import helpers
+    with pytest.raises(exc) as e:
+        helpers.torch.distributed.init_process_group(backend, init_method="tcp://127.0.0.1:1",
+                                                     rank=0, world_size=1)
+    assert str(e.value) == message
+
+
 def test_reduce_op_and_backend_names():
     assert [op.name for op in dist.ReduceOp.RedOpType] == ["SUM", "AVG", "PRODUCT", "MIN", "MAX"]
     assert dist.ReduceOp.SUM == dist.ReduceOp.RedOpType.SUM
     assert dist.Backend("MPI") == "mpi" and dist.Backend.NCCL == "nccl"
+    assert dist.Backend("Foo") == "foo"
     assert issubclass(dist.DistBackendError, RuntimeError)
 
 
