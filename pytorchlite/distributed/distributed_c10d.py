@@ -307,8 +307,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
               use_local_synchronization=False, group_desc=None):
     """A group of `ranks` (global ranks; None: all).  Every rank of the default group must
     call it, in the same order; on ranks outside it, returns GroupMember.NON_GROUP_MEMBER."""
-    from mpi4py import MPI
     world = _group(None)
+    MPI = world.mpi
     ranks = sorted(ranks) if ranks is not None else list(range(world.size))
     for r in ranks:
         if r < 0 or r >= world.size:
@@ -414,12 +414,12 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces `tensor` over the group's ranks, in place on every rank."""
-    from mpi4py import MPI
     _check_tensor(tensor)
     _check_op(op, tensor)
     pg = _group(group)
     if pg is None:
         return None
+    MPI = pg.mpi
     s = _staged(tensor, True)
 
     def finish():
@@ -449,12 +449,12 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """Reduces `tensor` over the group into `tensor` of rank `dst`."""
-    from mpi4py import MPI
     _check_tensor(tensor)
     _check_op(op, tensor)
     pg = _group(group)
     if pg is None:
         return None
+    MPI = pg.mpi
     root = _root(pg, group_dst, dst)
     s = _staged(tensor, True)
     mine = pg.rank == root
@@ -730,11 +730,11 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    from mpi4py import MPI
     _check_tensor(tensor)
     pg = _group(group)
     if pg is None:
         return None
+    MPI = pg.mpi
     peer = (group_src if group_src is not None else
             MPI.ANY_SOURCE if src is None else _group_rank(pg, src))
     s = _staged(tensor, False)

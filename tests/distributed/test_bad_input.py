@@ -29,6 +29,8 @@ def test_calls_before_init_raise_pytorchs_error(name, call):
     with pytest.raises(ValueError) as e:
         call()
     assert str(e.value) == NOT_INITIALIZED
+    # nor did the call start MPI (a singleton MPI leaves an orted child behind)
+    assert "mpi4py.MPI" not in sys.modules
 
 
 @torch_ref
