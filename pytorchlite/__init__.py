@@ -47,6 +47,7 @@ ops = _ops_namespace.ops
 from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)
 from . import optim  # noqa: E402,F401
 from . import multiprocessing  # noqa: E402,F401
+from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401

@@ -58,3 +58,28 @@ def test_char_gpt_example():
     sample = out.split("sample:\n", 1)[1][:-1]
     assert len(sample) == 21 and sample[0] == "\n", repr(sample)
     assert set(sample) <= set(load_text()), repr(sample)
+
+
+def test_ddp_digits_example_on_two_processes():
+    pytest.importorskip("mpi4py", reason="pytorchlite.distributed needs mpi4py: pip install "
+                        "'pytorchlite[distributed]'")
+    import shutil
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found: apt-get install openmpi-bin libopenmpi-dev")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    if os.geteuid() == 0:
+        # Open MPI refuses to start as root (CI containers) unless both are set.
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    proc = subprocess.run([sys.executable, "-m", "pytorchlite.distributed.run",
+                           "--nproc-per-node", "2",
+                           os.path.join(ROOT, "examples", "ddp_digits.py"),
+                           "--epochs", "3", "--steps", "12", "--seed", "1"],
+                          capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    epoch_re = re.compile(rf"^epoch (\d+): train loss {NUM}  test accuracy {NUM}%  "
+                          r"\(2 processes\)$")
+    epochs = [epoch_re.match(line) for line in lines[:-1]]
+    assert all(epochs) and len(epochs) == 3, lines
+    assert float(epochs[-1].group(2)) < float(epochs[0].group(2)), lines
+    assert re.match(rf"^final test accuracy {NUM}% \(\d+\.\ds\)$", lines[-1]), lines

@@ -1,9 +1,10 @@
-"""torch.nn.parallel: DataParallel and the import path of DistributedDataParallel.
+"""torch.nn.parallel: DataParallel, and DistributedDataParallel (distributed.py).
 
 pytorchlite has no CUDA devices, so DataParallel does what PyTorch's does when none is
 available: it keeps the module as `.module` and runs it unchanged (its state_dict keys carry
 the "module." prefix, so checkpoints move between the two)."""
 from ..modules.module import Module
+from .distributed import DistributedDataParallel
 
 
 class DataParallel(Module):
@@ -24,16 +25,6 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()
     return module(*inputs, **(module_kwargs or {}))
-
-
-class DistributedDataParallel(Module):
-    """Needs an initialised process group (torch.distributed), which pytorchlite does not
-    have yet: constructing one raises PyTorch's error for a missing process group."""
-
-    def __init__(self, module, *args, process_group=None, **kwargs):
-        super().__init__()
-        raise ValueError("Default process group has not been initialized, please make sure "
-                         "to call init_process_group.")
 
 
 __all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]

@@ -160,13 +160,17 @@ class BatchSampler(Sampler):
 class DistributedSampler(Sampler):
     """The share of rank `rank` among num_replicas processes: every rank gets the same number
     of keys (padded by repeating keys, or trimmed with drop_last).  With shuffle the order
-    depends only on seed + epoch, so all ranks agree; call set_epoch each epoch.  There is
-    no torch.distributed here, so num_replicas and rank must be given."""
+    depends only on seed + epoch, so all ranks agree; call set_epoch each epoch.  num_replicas
+    and rank default to the default process group's (pytorchlite.distributed)."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+            from ... import distributed as dist
+            if not dist.is_available():
+                raise RuntimeError("Requires distributed package to be available")
+            num_replicas = dist.get_world_size() if num_replicas is None else num_replicas
+            rank = dist.get_rank() if rank is None else rank
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")

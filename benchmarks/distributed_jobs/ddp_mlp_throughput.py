@@ -1,0 +1,48 @@
+"""Samples per second of the digits MLP (64-128-64-10, SGD) on one thread per process: run
+with plain python for one process without DDP, under mpirun for DDP (each rank the same
+per-rank batch).  Rank 0 prints one JSON line."""
+import json
+import sys
+import time
+
+import pytorchlite as torch
+import pytorchlite.distributed as dist
+from pytorchlite import nn
+from pytorchlite.nn.parallel import DistributedDataParallel as DDP
+
+
+def main():
+    steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    batch = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    torch.set_num_threads(1)
+    dist.init_process_group("mpi")
+    world = dist.get_world_size()
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
+                          nn.Linear(64, 10))
+    if world > 1:
+        model = DDP(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(batch, 64), torch.randint(0, 10, (batch,))
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        opt.step()
+
+    for _ in range(10):
+        step()
+    dist.barrier()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    dist.barrier()
+    elapsed = time.perf_counter() - t0
+    if dist.get_rank() == 0:
+        print(json.dumps({"ranks": world, "samples_per_s": steps * batch * world / elapsed}),
+              flush=True)
+    dist.destroy_process_group()
+
+
+main()

@@ -1,0 +1,49 @@
+"""pytorchlite.distributed against its references, each job under mpirun (the ranks are
+processes, so pytest-benchmark cannot time them in this process): all_reduce of 1e7 float32
+on 2 ranks next to mpi4py's Allreduce on a NumPy array (target: within 1.2x), and DDP on 2
+ranks next to one process on the digits MLP (target: 1.6x the samples per second).  Each
+prints its ratio; on a loaded machine the numbers are indicative only.
+
+    pytest benchmarks/test_bench_distributed.py -q -s
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOBS = os.path.join(HERE, "distributed_jobs")
+
+
+def job(nproc, script, *args):
+    pytest.importorskip("mpi4py", reason="pytorchlite.distributed needs mpi4py")
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found: apt-get install openmpi-bin libopenmpi-dev")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
+    if os.geteuid() == 0:
+        # Open MPI refuses to start as root (CI containers) unless both are set.
+        env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [sys.executable, os.path.join(JOBS, script), *args]
+    if nproc > 1:
+        cmd = ["mpirun", "-np", str(nproc), "--oversubscribe"] + cmd
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_all_reduce_1e7_float32_vs_mpi4py():
+    r = job(2, "all_reduce_vs_mpi4py.py", "1e7", "10")
+    print(f"\nall_reduce 1e7 float32, 2 ranks: pytorchlite {r['pytorchlite_s'] * 1e3:.1f} ms, "
+          f"mpi4py {r['mpi4py_s'] * 1e3:.1f} ms: {r['ratio']:.2f}x mpi4py's time "
+          "(target <= 1.2x)")
+
+
+def test_ddp_two_ranks_vs_one_process():
+    one = job(1, "ddp_mlp_throughput.py", "200", "64")
+    two = job(2, "ddp_mlp_throughput.py", "200", "64")
+    ratio = two["samples_per_s"] / one["samples_per_s"]
+    print(f"\nDDP digits MLP: 1 process {one['samples_per_s']:.0f} samples/s, 2 ranks "
+          f"{two['samples_per_s']:.0f} samples/s: {ratio:.2f}x (target >= 1.6x)")

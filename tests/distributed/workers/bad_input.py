@@ -1,0 +1,48 @@
+"""One misuse per run, named by argv[1]; the test checks the error each rank prints and that
+the job ends (non-zero) instead of hanging."""
+import sys
+import time
+
+import pytorchlite as torch
+import pytorchlite.distributed as dist
+from pytorchlite import nn
+from pytorchlite.nn.parallel import DistributedDataParallel as DDP
+
+
+def main(case):
+    dist.init_process_group("mpi")
+    rank = dist.get_rank()
+    if case == "shape_mismatch":
+        dist.all_reduce(torch.ones(4 + rank))
+    elif case == "op_mismatch":
+        if rank == 0:
+            dist.all_reduce(torch.ones(3))
+        else:
+            dist.barrier()
+    elif case == "detail_shape":
+        dist.all_reduce(torch.ones(2, 3) if rank == 0 else torch.ones(3, 2))
+        print(f"rank {rank}: same numel passes", flush=True)
+        dist.all_reduce(torch.ones(2, 3) if rank == 0 else torch.ones(3, 2))
+    elif case == "one_rank_only":
+        if rank == 0:
+            dist.all_reduce(torch.ones(3))
+        else:
+            dist.recv(torch.ones(1), src=0)
+    elif case == "one_rank_exits":
+        if rank == 0:
+            dist.all_reduce(torch.ones(3))
+    elif case == "worker_raises":
+        if rank == 1:
+            time.sleep(0.5)
+            raise ValueError("worker 1 failed on purpose")
+        dist.all_reduce(torch.ones(3))
+    elif case == "ddp_unused":
+        torch.manual_seed(0)
+        model = DDP(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)))
+        for _ in range(2):
+            model.module[0](torch.ones(2, 3)).sum().backward()
+            model(torch.ones(2, 3))
+    dist.destroy_process_group()
+
+
+main(sys.argv[1])

@@ -1,0 +1,107 @@
+"""DDP on every rank's share of a global batch gives the parameters of one process trained on
+the whole batch (float64, several buckets, buffers, no_sync, find_unused_parameters)."""
+import numpy as np
+
+import pytorchlite as torch
+import pytorchlite.distributed as dist
+from pytorchlite import nn
+from pytorchlite.nn.parallel import DistributedDataParallel as DDP
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(6, 16)
+        self.fc2 = nn.Linear(16, 3)
+        self.spare = nn.Linear(3, 3)          # unused unless `extra`
+        self.register_buffer("shift", torch.zeros(16))
+
+    def forward(self, x, extra=False):
+        h = self.fc2(torch.relu(self.fc1(x) + self.shift))
+        return self.spare(h) if extra else h
+
+
+def make(seed):
+    torch.manual_seed(seed)
+    net = Net().double()
+    net.shift.fill_(0.1 * seed)
+    return net
+
+
+def train(model, batches, **kw):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for x, y in batches:
+        loss = nn.functional.mse_loss(model(x, **kw), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    return model
+
+
+def main():
+    dist.init_process_group("mpi")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    gen = np.random.default_rng(0)
+    global_batches = [(torch.tensor(gen.standard_normal((4 * world, 6))),
+                       torch.tensor(gen.standard_normal((4 * world, 3)))) for _ in range(4)]
+    local = [(x[4 * rank:4 * rank + 4], y[4 * rank:4 * rank + 4]) for x, y in global_batches]
+
+    # the reference: one process, the global batch; parameters from seed 0 (rank 0's)
+    ref = train(make(0), global_batches)
+
+    # every rank starts from different parameters: the construction broadcast fixes that
+    model = DDP(make(rank), bucket_cap_mb=0.0005, broadcast_buffers=False,
+                find_unused_parameters=True)
+    assert len(model._buckets) > 2, len(model._buckets)
+    assert list(model.state_dict()) == ["module." + k for k in ref.state_dict()]
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    for x, y in local:
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
+        if name.startswith("spare"):
+            assert p.grad is None
+            continue
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12, err_msg=name)
+
+    # no_sync: two half batches accumulated locally, then one synced backward
+    ref = make(0)
+    x, y = global_batches[0]
+    nn.functional.mse_loss(ref(x), y).backward()
+    model = DDP(make(rank), find_unused_parameters=True)
+    xl, yl = local[0]
+    with model.no_sync():
+        nn.functional.mse_loss(model(xl[:2]), yl[:2]).backward()
+    nn.functional.mse_loss(model(xl[2:]), yl[2:]).backward()
+    for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
+        if name.startswith("spare"):
+            assert p.grad is None, name   # unused on every rank: left alone
+            continue
+        # two half-batch means summed = 2 x the full-batch mean gradient
+        np.testing.assert_allclose(p.grad.numpy() / 2, q.grad.numpy(), rtol=1e-10,
+                                   atol=1e-12, err_msg=name)
+
+    # find_unused_parameters: `spare` used on rank 0 only gets rank 0's gradient / world
+    model = DDP(make(0), find_unused_parameters=True)
+    out = model(xl, extra=(rank == 0))
+    out.sum().backward()
+    single = make(0)
+    single(xl, extra=True).sum().backward() if rank == 0 else None
+    g = torch.zeros(3, 3, dtype=torch.float64) if rank else single.spare.weight.grad
+    dist.broadcast(g, src=0)
+    np.testing.assert_allclose(model.module.spare.weight.grad.numpy(), g.numpy() / world,
+                               rtol=1e-10)
+
+    # buffers follow rank 0 at each forward
+    model = DDP(make(0), find_unused_parameters=True)
+    model.module.shift.fill_(float(rank))
+    model(xl)
+    assert model.module.shift.tolist() == [0.0] * 16
+    print(f"rank {rank}: OK", flush=True)
+    dist.destroy_process_group()
+
+
+main()
