@@ -778,29 +778,28 @@ error:
  * ~~~~~~~~~~~~~~~~~~~~~~
  * _ptl_rnn_layer runs one layer and direction of nn.RNN / LSTM / GRU.  The caller gives the
  * input projections of every step, input_gates = x W_ih^T ([T, B, G], no biases, one GEMM);
- * each step is then one GEMM h_{t-1} W_hh^T into a [B, G] buffer and the cell of Note [Fused
- * cells] (RNN: the gates plus both biases through tanh or relu), which writes h_t straight
- * into output[t]; an LSTM with proj_size projects after it, h_t = (o tanh(c_t)) W_hr^T (a
- * second GEMM).  reverse walks t from T - 1 down.  batch_sizes (a packed sequence, padded
- * and sorted by length) is the number of leading rows that run at step t: the other rows
- * keep their state, which output[t] repeats there (the `keep` masks of nn/modules/rnn.py's
- * loop of ops).  The mode numbers are cuDNN's, as aten::_cudnn_rnn's.
+ * each step is then one GEMM h_{t-1} W_hh^T (W_hh^T copied row-major once, so the GEMM reads
+ * it in place) and the cell of Note [Fused cells] (RNN: gates plus both biases through tanh
+ * or relu), which writes h_t into output[t]; an LSTM with proj_size then projects, h_t =
+ * (o tanh(c_t)) W_hr^T.  reverse walks t from T - 1 down.  batch_sizes (a packed sequence,
+ * padded, sorted by length) is the number of leading rows that run at step t: the others
+ * keep their state, which output[t] repeats (the `keep` masks of nn/modules/rnn.py's loop
+ * of ops).  The mode numbers are cuDNN's, as aten::_cudnn_rnn's.
  *
- * The workspace is 1-D: regions of [T, B, width] in time order, holding what the backward
- * needs besides output and the initial states:
+ * The workspace is 1-D: regions of [T, B, width] in time order, what the backward needs
+ * besides output and the initial states:
  *   LSTM  [T, B, 4H] activated gates, [T, B, H] c_t, with proj_size [T, B, H] o tanh(c_t)
  *   GRU   [T, B, 5H] the cell's workspace (r, z, n, h_{t-1}, hn)
  *   RNN   nothing: tanh' and relu' come from h_t (output)
  * _ptl_rnn_layer_backward walks the steps the other way carrying dh (LSTM: and dc): dh gets
- * grad_output[t], the cell's backward gives the gates' gradients of the running rows (zero
- * for the others, whose dh and dc pass through), and dh_{t-1} = dgates W_hh (GRU: plus the
+ * grad_output[t], the cell's backward gives the running rows' gates' gradients (zero for
+ * the others, whose dh and dc pass through), and dh_{t-1} = dgates W_hh (GRU: plus the
  * cell's z dh).  The weights' gradients are GEMMs over all steps at once: dW_hh = sum_t
- * dgates_t^T h_{t-1} is [G, T B] x [T B, P] over output (plus the step that starts from hx),
- * dW_hr = sum_t dh_t^T (o tanh(c_t)), and the biases' are column sums of the gates' gradients
- * (GRU's hidden gates differ from its input gates in n).  The backward op has no derivative:
- * a double backward through the layer raises "the derivative for ... is not implemented".
- * Inputs are used contiguous (a copy when they are not); the loop runs without the GIL when
- * it has enough work. */
+ * dgates_t^T h_{t-1} is [G, T B] x [T B, P] over output (plus the step from hx), dW_hr =
+ * sum_t dh_t^T (o tanh(c_t)); the biases' are column sums of the gates' gradients (GRU's
+ * hidden gates differ from its input gates in n).  The backward op has no derivative: a
+ * double backward raises "the derivative for ... is not implemented".  Inputs are used
+ * contiguous; the loop runs without the GIL when it has enough work. */
 
 enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
 
@@ -813,6 +812,7 @@ typedef struct Layer {
     CellOps ops;
     const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
     PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
+    PtlTensorImpl *w_hh_t, *w_hr_t;         /* the forward's: W^T row-major, read in place */
     const void *b_ih, *b_hh;
     PtlTensorImpl *out, *ws;                /* output [T, B, P], workspace (Note) */
 } Layer;
@@ -888,6 +888,16 @@ mat_view(Mat m)
     return ptl_tensor_impl_view(m.t, 2, sizes, strides, m.t->storage_offset + m.off);
 }
 
+/* W^T of a row-major rows x cols W, as a new row-major tensor (or NULL) */
+static PtlTensorImpl *
+transpose_copy(PtlTensorImpl *w)
+{
+    PtlTensorImpl *v = mat_view(transposed_at(w, 0, w->sizes[1], w->sizes[0]));
+    PtlTensorImpl *t = v != NULL ? ptl_contiguous(v) : NULL;
+    ptl_xdecref(v);
+    return t;
+}
+
 /* c = a b (beta 0) or c += a b (beta 1).  0 or -1. */
 static int
 mat_gemm(Mat c, Mat a, Mat b, double beta)
@@ -955,7 +965,7 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
         ct = ws + (size_t)(region_at(l, 1) + t * B * H) * es;
     }
     if (n > 0 && mat_gemm(rows_at(hg, 0, n, G), rows_at(hp, hp_at, n, P),
-                          transposed_at(l->w_hh, 0, P, G), 0.0) < 0) {
+                          rows_at(l->w_hh_t, 0, P, G), 0.0) < 0) {
         return -1;
     }
     if (n > 0 && l->mode == MODE_LSTM) {
@@ -966,7 +976,7 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
         if (ptl_parallel_for(0, n, row_grain(4 * H), lstm_fwd, &c) < 0 ||
             (l->w_hr && mat_gemm(rows_at(l->out, t * B * P, n, P),
                                  rows_at(l->ws, region_at(l, 2) + t * B * H, n, H),
-                                 transposed_at(l->w_hr, 0, H, P), 0.0) < 0)) {
+                                 rows_at(l->w_hr_t, 0, H, P), 0.0) < 0)) {
             return -1;
         }
     }
@@ -1010,18 +1020,12 @@ layer_forward(const Layer *l, const char *gates, PtlTensorImpl *hg, PtlTensorImp
             return -1;
         }
     }
-    if (l->T == 0) {
-        copy_elems(DATA(char, hy), DATA(char, l->hx), l->B * l->P, es);
-        if (cy != NULL) {
-            copy_elems(DATA(char, cy), DATA(char, l->cx), l->B * l->H, es);
-        }
-        return 0;
-    }
-    copy_elems(DATA(char, hy), DATA(char, l->out) + (size_t)(last * l->B * l->P) * es,
-               l->B * l->P, es);
+    const char *h = l->T > 0 ? DATA(char, l->out) + (size_t)(last * l->B * l->P) * es
+                             : DATA(char, l->hx);
+    copy_elems(DATA(char, hy), h, l->B * l->P, es);
     if (cy != NULL) {
-        copy_elems(DATA(char, cy),
-                   DATA(char, l->ws) + (size_t)(region_at(l, 1) + last * l->B * l->H) * es,
+        copy_elems(DATA(char, cy), l->T > 0 ? DATA(char, l->ws) + (size_t)(region_at(l, 1) +
+                                                last * l->B * l->H) * es : DATA(char, l->cx),
                    l->B * l->H, es);
     }
     return 0;
@@ -1032,8 +1036,7 @@ typedef struct LayerGrads {
     PtlTensorImpl *gout;            /* grad_output [T, B, P], contiguous, or NULL */
     PtlTensorImpl *dh[2], *dc[2];   /* [B, P] and LSTM's [B, H]: this step's and the next */
     PtlTensorImpl *dr;              /* LSTM with proj_size: [B, H], the grad of o tanh(c_t) */
-    PtlTensorImpl *dg, *dgh;        /* [T, B, G]: the input and hidden gates' grads (GRU's
-                                     * differ; otherwise one tensor) */
+    PtlTensorImpl *dg, *dgh;        /* [T, B, G] input / hidden gates' grads (GRU: apart) */
     PtlTensorImpl *dhp;             /* LSTM with proj_size: [T, B, P], each step's dh */
 } LayerGrads;
 
@@ -1217,11 +1220,9 @@ layer_check(const char *fn, Layer *l, Arg hx, Arg cx, Arg w_hh, Arg w_hr)
     l->P = w_hr.t != NULL ? w_hr.t->sizes[0] : l->H;
     int64_t hs[2] = {l->B, l->P}, cs[2] = {l->B, l->H}, ws[2] = {l->G, l->P},
             rs[2] = {l->P, l->H};
-    if (check_size(fn, hx, 2, hs) < 0 || (lstm && check_size(fn, cx, 2, cs) < 0) ||
-        check_size(fn, w_hh, 2, ws) < 0 || (w_hr.t != NULL && check_size(fn, w_hr, 2, rs) < 0)) {
-        return -1;
-    }
-    return 0;
+    return check_size(fn, hx, 2, hs) < 0 || (lstm && check_size(fn, cx, 2, cs) < 0) ||
+                   check_size(fn, w_hh, 2, ws) < 0 ||
+                   (w_hr.t != NULL && check_size(fn, w_hr, 2, rs) < 0) ? -1 : 0;
 }
 
 /* batch_sizes: None, or int64 [T] of values in [0, B].  Sets l->batch_sizes into *c (a
@@ -1252,12 +1253,11 @@ layer_batch_sizes(const char *fn, Layer *l, Arg a, PtlTensorImpl **c)
     return 0;
 }
 
-/* Multiply-adds of the hidden GEMMs: whether the loop is worth dropping the GIL. */
+/* Whether the hidden GEMMs' multiply-adds make the loop worth dropping the GIL. */
 static void *
 layer_nogil_begin(const Layer *l)
 {
-    double flops = (double)l->T * (double)l->B * (double)l->G * (double)l->P;
-    return flops >= LAYER_NOGIL_FLOPS ? ptl_nogil_begin() : NULL;
+    return (double)l->T * l->B * l->G * l->P >= LAYER_NOGIL_FLOPS ? ptl_nogil_begin() : NULL;
 }
 
 /* _ptl_rnn_layer(input_gates [T, B, G], hx [B, P], cx [B, H]?, w_hh [G, P], b_ih [G]?,
@@ -1267,7 +1267,7 @@ static int
 rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const char *fn = "_ptl_rnn_layer";
-    PtlTensorImpl *in[7], *c[7] = {NULL}, *bs = NULL, *hg = NULL, *out = NULL, *ws = NULL;
+    PtlTensorImpl *in[7], *c[9] = {NULL}, *bs = NULL, *hg = NULL, *out = NULL, *ws = NULL;
     PtlTensorImpl *hy = NULL, *cy = NULL;
     Layer l;
     (void)ks;
@@ -1303,14 +1303,16 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.b_hh = DATA(void, c[5]);
     l.w_hr = c[6];
     l.ops = cell_ops(in[0]->dtype);
+    l.w_hh_t = c[7] = transpose_copy(l.w_hh);   /* c[7], c[8]: released with the inputs */
+    l.w_hr_t = c[8] = l.w_hr != NULL ? transpose_copy(l.w_hr) : NULL;
     int64_t out_sizes[3] = {l.T, l.B, l.P}, ws_numel = workspace_numel(&l);
     out = ptl_empty(3, out_sizes, in[0]->dtype, in[0]->device);
     ws = new_1d(ws_numel, in[0]);
     hg = new_2d(l.B, l.G, in[0]);
     hy = new_2d(l.B, l.P, in[0]);
     cy = l.mode == MODE_LSTM ? new_2d(l.B, l.H, in[0]) : NULL;
-    if (out == NULL || ws == NULL || hg == NULL || hy == NULL ||
-        (l.mode == MODE_LSTM && cy == NULL)) {
+    if (out == NULL || ws == NULL || hg == NULL || hy == NULL || l.w_hh_t == NULL ||
+        (l.mode == MODE_LSTM && cy == NULL) || (l.w_hr != NULL && l.w_hr_t == NULL)) {
         goto error;
     }
     l.out = out;
@@ -1321,7 +1323,7 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (rc < 0) {
         goto error;
     }
-    release_all(c, 7);
+    release_all(c, 9);
     ptl_xdecref(bs);
     ptl_decref(hg);
     s[0] = ptl_iv_tensor(out);
@@ -1330,7 +1332,7 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     s[3] = cy != NULL ? ptl_iv_tensor(cy) : ptl_iv_none();
     return 0;
 error:
-    release_all(c, 7);
+    release_all(c, 9);
     ptl_xdecref(bs);
     ptl_xdecref(hg);
     ptl_xdecref(out);
