@@ -690,6 +690,26 @@ def test_layer_node_and_double_backward():
         g.sum().backward()
 
 
+def test_layer_leaves_no_live_objects():
+    """Forward and backward (packed, with proj_size, a double backward refused) and a refused
+    call leave pytorchlite's live tensor and node counts where they were."""
+    from helpers import assert_no_leak
+    m = ptl.nn.LSTM(3, 4, proj_size=2, bidirectional=True, dtype=ptl.float64)
+    x = ptl.from_numpy(randn(5, 3, 3)).requires_grad_()
+
+    def run():
+        packed = ptl.nn.utils.rnn.pack_padded_sequence(x, ptl.tensor([5, 2, 4]),
+                                                       enforce_sorted=False)
+        out, (h, c) = m(packed)
+        (out.data.sum() + h.sum() + c.sum()).backward()
+        g, = ptl.autograd.grad(m(x)[0].sum(), x, create_graph=True)
+        with pytest.raises(NotImplementedError):
+            g.sum().backward()
+        with pytest.raises(RuntimeError):
+            _call_layer(_layer_args(), batch_sizes=ptl.tensor([3, 4]))
+    assert_no_leak(run, times=5)
+
+
 # (mode, proj, B, H) at T = 3: B across gemm.c's GEMM_DIRECT_B_MAX_M (64 rows of float32
 # read in place) and MC (72 float64 / 144 float32 rows a block), and steps whose cell rows
 # split between two threads (rnn.c row_grain: GRAIN / width + 1 rows a task, a split from
