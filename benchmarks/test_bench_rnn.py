@@ -1,5 +1,12 @@
 """Recurrent layer benchmarks: nn.LSTM / GRU / RNN forward and forward + backward next to
-PyTorch with the same weights and input (NumPy has no such layers)."""
+PyTorch with the same weights and input (NumPy has no such layers), and a training step of
+an LSTM language model (embedding, 1 or 2 LSTM layers, linear head, cross-entropy,
+backward, Adam) on one thread each.
+
+    pytest benchmarks/test_bench_rnn.py --benchmark-enable -q
+"""
+import math
+
 import numpy as np
 import pytest
 
@@ -102,3 +109,77 @@ def test_cell_fused_vs_composite(benchmark, impl, cls):
         out = cell(*args)
         (out[0] if cls == "LSTM" else out).sum().backward()
     benchmark(run)
+
+
+# ---- an LSTM language model's training step ----
+
+VOCAB, EMBED, LM_HIDDEN, LM_BATCH, LM_SEQ = 65, 64, 128, 16, 64
+
+
+@pytest.fixture
+def one_thread():
+    """Both libraries on one thread for the test."""
+    old = ptl.get_num_threads()
+    old_t = torch.get_num_threads() if torch is not None else None
+    ptl.set_num_threads(1)
+    if torch is not None:
+        torch.set_num_threads(1)
+    yield
+    ptl.set_num_threads(old)
+    if torch is not None:
+        torch.set_num_threads(old_t)
+
+
+def lm_step(impl, layers):
+    """One training step of embedding -> LSTM (layers) -> linear -> cross-entropy -> Adam on
+    [T = 64, B = 16] tokens, the same weights and data in either library."""
+    lib = library(impl)
+    nn = lib.nn
+
+    class LanguageModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(VOCAB, EMBED)
+            self.lstm = nn.LSTM(EMBED, LM_HIDDEN, layers)
+            self.head = nn.Linear(LM_HIDDEN, VOCAB)
+
+        def forward(self, tokens):
+            return self.head(self.lstm(self.embed(tokens))[0])
+
+    model = LanguageModel()
+    rng = np.random.default_rng(0)
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.tensor(rng.uniform(-0.1, 0.1, tuple(p.shape)).astype(np.float32)))
+    g = np.random.default_rng(1)
+    x = lib.tensor(g.integers(0, VOCAB, (LM_SEQ, LM_BATCH)))
+    y = lib.tensor(g.integers(0, VOCAB, (LM_SEQ * LM_BATCH,)))
+    opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+
+    def step():
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(x).reshape(-1, VOCAB), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("layers", [1, 2])
+def test_lstm_language_model_step(benchmark, one_thread, impl, layers):
+    benchmark.group = (f"train step LSTM LM {layers} layer(s) e{EMBED} h{LM_HIDDEN} "
+                       f"seq {LM_SEQ} b{LM_BATCH} Adam, 1 thread")
+    step = lm_step(impl, layers)
+    loss = benchmark.pedantic(step, rounds=5, iterations=1, warmup_rounds=1)
+    assert math.isfinite(loss.item())
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_lstm_language_model_same_first_losses(layers):
+    """Both libraries run the same computation: equal losses over the first steps."""
+    library("torch")
+    ours, ref = lm_step("pytorchlite", layers), lm_step("torch", layers)
+    for _ in range(3):
+        a, b = ours().item(), ref().item()
+        assert abs(a - b) <= 1e-4 * max(1.0, abs(b)), (a, b)

@@ -1194,6 +1194,18 @@ ENTRIES += [
                                     S(T(2, 6), T(2, 6), T(2, 2), T(6), T(6))],
            grad_outputs=lambda o: o[:1],
            note="the second output is the backward's workspace, not differentiable"),
+    OpInfo("_ptl_rnn_layer", [S(T(3, 2, 8), T(2, 2), T(2, 2), T(8, 2), T(8), T(8), None, 2,
+                                  False),
+                                S(T(2, 2, 12), T(2, 3), T(2, 3), T(12, 3), None, None, T(3, 3),
+                                  2, True, I([2, 1])),
+                                S(T(3, 2, 6), T(2, 2), None, T(6, 2), T(6), T(6), None, 3, True),
+                                S(T(2, 3, 2), T(3, 2), None, T(2, 2), None, None, None, 0, False,
+                                  I([3, 1])),
+                                S(T(0, 2, 2), T(2, 2), None, T(2, 2), None, None, None, 1, False)],
+           grad_outputs=lambda o: (o[0],) + tuple(o[2:]),
+           gradgrad="its backward, _ptl_rnn_layer_backward, has no derivative (as PyTorch's "
+                    "_cudnn_rnn_backward)",
+           note="the second output is the backward's workspace, not differentiable"),
     OpInfo("native_layer_norm", [S(T(2, 3), [3], T(3), T(3), 1e-5),
                                  S(T(2, 2, 3), [2, 3], None, None, 1e-5)],
            ref=_np_layer_norm),
@@ -1243,6 +1255,8 @@ def _np_histc(a, bins=100, min=0, max=0):
 
 _LSTM = aten._thnn_fused_lstm_cell(_f64(2, 8, seed=1), _f64(2, 8, seed=2), _f64(2, 2, seed=3))
 _GRU = aten._thnn_fused_gru_cell(_f64(2, 6, seed=1), _f64(2, 6, seed=2), _f64(2, 2, seed=3))
+_RNN_LAYER = aten._ptl_rnn_layer(_f64(2, 2, 8, seed=1), _f64(2, 2, seed=2), _f64(2, 2, seed=3),
+                                 _f64(8, 2, seed=4), None, None, None, 2, False)
 _CD_X = (_f64(3, 2, seed=1), _f64(2, 2, seed=2))
 _CD = _CD_X + (aten._cdist_forward(*_CD_X, 2.0, None),)
 SORTED = [-1.5, -0.5, 0.0, 1.0, 2.5]
@@ -1465,6 +1479,12 @@ ENTRIES += [
            [S(T(2, 2), T(2, 2), T(2, 2, seed=3), _values_of(_LSTM[1]), _values_of(_LSTM[2]),
               False)], grad="none"),
     OpInfo("_thnn_fused_gru_cell_backward", [S(T(2, 2), _values_of(_GRU[1]), False)],
+           grad="none"),
+    OpInfo("_ptl_rnn_layer_backward",
+           [S(T(2, 2, 2), T(2, 2), T(2, 2), T(2, 2, seed=2), T(2, 2, seed=3), T(8, 2, seed=4),
+              None, _values_of(_RNN_LAYER[0]), _values_of(_RNN_LAYER[1]), 2, False, None, True),
+            S(None, T(2, 2), None, T(2, 2, seed=2), T(2, 2, seed=3), T(8, 2, seed=4), None,
+              _values_of(_RNN_LAYER[0]), _values_of(_RNN_LAYER[1]), 2, True, I([2, 1]), False)],
            grad="none"),
 ]
 

@@ -50,6 +50,8 @@ NO_DERIVATIVE = {
     "bernoulli.p": "PyTorch has no derivative for bernoulli.p either",
     "_cdist_backward": "PyTorch's _cdist_backward has no derivative",
     "_grid_sampler_backward_backward": "a third derivative of grid_sampler",
+    "_ptl_rnn_layer_backward": "PyTorch's _cudnn_rnn_backward has no derivative either "
+                               "(Note [Recurrent layer] in native/rnn.c)",
     "_standard_gamma_grad": "derivatives.yaml: not_implemented(\"_standard_gamma_grad\")",
 }
 

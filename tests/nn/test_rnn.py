@@ -1,7 +1,9 @@
 """The recurrent modules: nn.RNN / LSTM / GRU against torch (live, or its stored answers
 without it: tests/golden.py) in float64 on
-sequences longer than autograd's 64-input limit, packed input, every option, and the fused
-cell ops with their derivative formulas (gradcheck / gradgradcheck)."""
+sequences longer than autograd's 64-input limit, packed input, every option, the fused
+cell ops with their derivative formulas (gradcheck / gradgradcheck), and the layer op that
+runs a layer's time loop (aten::_ptl_rnn_layer) against NumPy and the loop of ops it
+replaces, with its backward (gradcheck)."""
 import functools
 import inspect
 import os
@@ -326,8 +328,8 @@ def _section_rows(path):
 
 def test_every_row_has_a_gradcheck():
     rows = _section_rows("src/autograd/derivatives.def")
-    assert rows == ["_thnn_fused_lstm_cell", "_thnn_fused_gru_cell"]
-    names = {g[0] for g in GRADCHECKS}
+    assert rows == ["_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "_ptl_rnn_layer"]
+    names = {g[0] for g in GRADCHECKS} | {"_ptl_rnn_layer"}   # test_layer_gradcheck
     assert set(rows) <= names
 
 
@@ -413,6 +415,416 @@ def test_fused_cells_match_their_composite_of_ops(op, layout, bias):
         results.append([o.detach() for o in outs] + [x.grad for x in inputs])
     for a, b in zip(*results):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
+# ---- the recurrent layer op: aten::_ptl_rnn_layer and its backward ----
+
+LAYER_MODES = {"RNN_RELU": 0, "RNN_TANH": 1, "LSTM": 2, "GRU": 3}
+LAYER_GATES = {"RNN_RELU": 1, "RNN_TANH": 1, "LSTM": 4, "GRU": 3}
+# (mode, proj_size)
+LAYER_KINDS = [("LSTM", 0), ("LSTM", 2), ("GRU", 0), ("RNN_TANH", 0), ("RNN_RELU", 0)]
+# (T, B, H, batch_sizes of a packed sequence): odd T, T = 1 and 0, B = 1, H not a multiple
+# of 8 lanes, an empty batch
+LAYER_SHAPES = [(5, 3, 5, [3, 3, 2, 1, 1]), (1, 1, 9, [1]), (0, 2, 3, []), (2, 0, 3, [0, 0])]
+
+
+def _layer_arrays(mode, T, B, H, proj=0, bias=True, seed=0, I=3):
+    """x [T, B, I], the states and the weights of one layer and direction, in float64."""
+    rng = np.random.default_rng(seed)
+    G, P = LAYER_GATES[mode] * H, proj or H
+
+    def u(*shape):
+        return rng.uniform(-0.7, 0.7, shape)
+    return {"x": rng.standard_normal((T, B, I)), "hx": rng.standard_normal((B, P)),
+            "cx": rng.standard_normal((B, H)) if mode == "LSTM" else None,
+            "w_ih": u(G, I), "w_hh": u(G, P), "b_ih": u(G) if bias else None,
+            "b_hh": u(G) if bias else None, "w_hr": u(P, H) if proj else None}
+
+
+def layer_ref(mode, gates, hx, cx, w_hh, b_ih, b_hh, w_hr, reverse, batch_sizes=None):
+    """NumPy float64 (output, hy, cy) of one layer and direction: gates [T, B, G] = x W_ih^T;
+    at step t only the batch_sizes[t] leading rows run, the others keep their state."""
+    T, B, G = gates.shape
+    H = G // LAYER_GATES[mode]
+    bias = 0 if b_ih is None else b_ih + b_hh
+    h, c = hx.copy(), None if cx is None else cx.copy()
+    out = np.zeros((T, B, hx.shape[1]))
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        n = B if batch_sizes is None else batch_sizes[t]
+        hg = h @ w_hh.T
+        if mode == "LSTM":
+            g = gates[t] + hg + bias
+            i, f, o = _sig(g[:, :H]), _sig(g[:, H:2 * H]), _sig(g[:, 3 * H:])
+            c_new = f * c + i * np.tanh(g[:, 2 * H:3 * H])
+            h_new = o * np.tanh(c_new)
+            h_new = h_new if w_hr is None else h_new @ w_hr.T
+            c[:n] = c_new[:n]
+        elif mode == "GRU":
+            xg, hg = gates[t] + (0 if b_ih is None else b_ih), hg + (0 if b_hh is None else b_hh)
+            r = _sig(xg[:, :H] + hg[:, :H])
+            z = _sig(xg[:, H:2 * H] + hg[:, H:2 * H])
+            nn = np.tanh(xg[:, 2 * H:] + r * hg[:, 2 * H:])
+            h_new = nn + z * (h - nn)
+        else:
+            a = gates[t] + hg + bias
+            h_new = np.maximum(a, 0) if mode == "RNN_RELU" else np.tanh(a)
+        h[:n] = h_new[:n]
+        out[t] = h
+    return out, h, c
+
+
+def _as(a, dtype, grad=False):
+    if a is None:
+        return None
+    t = ptl.from_numpy(np.array(a)).to(dtype)
+    return t.requires_grad_() if grad else t
+
+
+@pytest.mark.parametrize("mode,proj", LAYER_KINDS)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("dtype,tol", [(ptl.float64, 1e-12), (ptl.float32, 2e-5)])
+def test_layer_op_matches_numpy(mode, proj, reverse, packed, dtype, tol):
+    """The forward against NumPy in float64 (float32 inputs rounded first), on every shape."""
+    for k, (T, B, H, sizes) in enumerate(LAYER_SHAPES):
+        a = _layer_arrays(mode, T, B, H, proj, bias=k != 1, seed=k)
+        gates = a["x"] @ a["w_ih"].T
+        if dtype == ptl.float32:   # the float32 inputs, exactly
+            a = {n: None if v is None else v.astype(np.float32).astype(np.float64)
+                 for n, v in a.items()}
+            gates = gates.astype(np.float32).astype(np.float64)
+        bs = sizes if packed else None
+        args = [_as(gates, dtype)] + [_as(a[n], dtype) for n in
+                                      ("hx", "cx", "w_hh", "b_ih", "b_hh", "w_hr")]
+        sizes_t = None if bs is None else ptl.tensor(bs, dtype=ptl.int64)
+        out, ws, hy, cy = aten._ptl_rnn_layer(*args, LAYER_MODES[mode], reverse, sizes_t)
+        ref = layer_ref(mode, gates, a["hx"], a["cx"], a["w_hh"], a["b_ih"], a["b_hh"],
+                        a["w_hr"], reverse, bs)
+        for got, want, what in ((out, ref[0], "output"), (hy, ref[1], "hy"), (cy, ref[2], "cy")):
+            if want is None:
+                assert got is None, what
+                continue
+            assert got.dtype == dtype, what
+            np.testing.assert_allclose(got.double().numpy(), want, rtol=tol, atol=tol,
+                                       err_msg=f"{what} {T, B, H}")
+        assert ws.dim() == 1 and ws.dtype == dtype
+
+
+def _layer_results(run, mode, a, dtype, reverse, batch_sizes, seed=0):
+    """Outputs and the gradients of x, the states and every weight after a weighted sum of
+    (output, hy, cy) goes back through run (_run_direction or _run_direction_ops)."""
+    from pytorchlite.nn.modules import rnn
+    t = {n: _as(v, dtype, grad=True) for n, v in a.items()}
+    state = (t["hx"], t["cx"]) if mode == "LSTM" else t["hx"]
+    weights = tuple(t[n] for n in ("w_ih", "w_hh", "b_ih", "b_hh", "w_hr"))
+    if run is rnn._run_direction_ops:
+        keep = None if batch_sizes is None else rnn._keep_masks(batch_sizes, a["x"].shape[1])
+        out, state = run(mode, t["x"], state, weights, reverse, keep)
+    else:
+        out, state = run(mode, t["x"], state, weights, reverse, batch_sizes)
+    outs = [out] + (list(state) if mode == "LSTM" else [state])
+    rng = np.random.default_rng(seed)
+    loss = sum((o * _as(rng.standard_normal(tuple(o.shape)), dtype)).sum() for o in outs)
+    leaves = [v for v in t.values() if v is not None]
+    grads = ptl.autograd.grad(loss, leaves, allow_unused=True) if loss.requires_grad else \
+        [None] * len(leaves)
+    names = [n for n, v in t.items() if v is not None]
+    res = {f"out{k}": o.detach() for k, o in enumerate(outs)}
+    res.update({f"grad {n}": g for n, g in zip(names, grads)})
+    return res
+
+
+def _assert_results_close(got, want, tol):
+    assert got.keys() == want.keys()
+    for name in want:
+        a, b = got[name], want[name]
+        if b is None:   # no path from the loss (T = 0: x and the input weights)
+            assert a is None or not a.abs().sum().item(), name
+            continue
+        a = a.double().numpy()
+        b = b.double().numpy()
+        scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("mode,proj", LAYER_KINDS)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("dtype,tol", [(ptl.float64, 1e-12), (ptl.float32, 2e-5)])
+def test_layer_op_matches_loop_of_ops(mode, proj, reverse, packed, dtype, tol):
+    """Values and every gradient (x, h0, c0, W_ih, W_hh, both biases, W_hr) of the op
+    against nn/modules/rnn.py's loop of ops, which it replaces in float32 / float64."""
+    from pytorchlite.nn.modules import rnn
+    for k, (T, B, H, sizes) in enumerate(LAYER_SHAPES):
+        a = _layer_arrays(mode, T, B, H, proj, bias=k != 1, seed=k)
+        bs = ptl.tensor(sizes, dtype=ptl.int64) if packed else None
+        got = _layer_results(rnn._run_direction, mode, a, dtype, reverse, bs)
+        want = _layer_results(rnn._run_direction_ops, mode, a, dtype, reverse, bs)
+        _assert_results_close(got, want, tol)
+
+
+def test_layer_op_any_running_rows():
+    """batch_sizes need not shrink: rows stop and start again, every row keeps its state
+    while it does not run (what _run_direction_ops's keep masks say)."""
+    from pytorchlite.nn.modules import rnn
+    for mode, proj in LAYER_KINDS:
+        a = _layer_arrays(mode, 5, 3, 4, proj, seed=9)
+        bs = ptl.tensor([3, 1, 2, 0, 3])
+        for reverse in (False, True):
+            got = _layer_results(rnn._run_direction, mode, a, ptl.float64, reverse, bs, seed=1)
+            want = _layer_results(rnn._run_direction_ops, mode, a, ptl.float64, reverse, bs,
+                                  seed=1)
+            _assert_results_close(got, want, 1e-12)
+
+
+MODULE_CASES = [
+    ("LSTM", {"num_layers": 2, "bidirectional": True}),
+    ("LSTM", {"proj_size": 3, "batch_first": True}),
+    ("LSTM", {"num_layers": 2, "proj_size": 2, "bidirectional": True, "batch_first": True}),
+    ("GRU", {"num_layers": 2, "bidirectional": True, "bias": False}),
+    ("GRU", {"batch_first": True}),
+    ("RNN", {"num_layers": 2, "bidirectional": True}),
+    ("RNN", {"nonlinearity": "relu", "batch_first": True, "num_layers": 2}),
+]
+
+
+def _module_run(m, x, packed_lengths, hx, dtype):
+    """(outputs, grads of x, h0 (c0) and every parameter) of m on x (or packed x)."""
+    px = _as(x, dtype, grad=True)
+    h0 = [_as(h, dtype, grad=True) for h in hx]
+    inp = px
+    if packed_lengths is not None:
+        inp = ptl.nn.utils.rnn.pack_padded_sequence(px, ptl.tensor(packed_lengths),
+                                                    batch_first=m.batch_first,
+                                                    enforce_sorted=False)
+    out, h = m(inp, tuple(h0) if len(h0) == 2 else h0[0])
+    out = out.data if packed_lengths is not None else out
+    outs = [out] + (list(h) if isinstance(h, tuple) else [h])
+    rng = np.random.default_rng(3)
+    sum((o * _as(rng.standard_normal(tuple(o.shape)), dtype)).sum() for o in outs).backward()
+    res = {f"out{k}": o.detach() for k, o in enumerate(outs)}
+    res.update({"grad x": px.grad, **{f"grad h0 {k}": h.grad for k, h in enumerate(h0)}})
+    res.update({f"grad {n}": p.grad for n, p in m.named_parameters()})
+    return res
+
+
+@pytest.mark.parametrize("name,kwargs", MODULE_CASES)
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("dtype,tol", [(ptl.float64, 1e-12), (ptl.float32, 3e-5)])
+def test_modules_match_loop_of_ops(monkeypatch, name, kwargs, packed, dtype, tol):
+    """nn.LSTM / GRU / RNN through the layer op against the same modules through the loop of
+    ops: 1 and 2 layers, both directions, batch_first, packed sequences of unequal lengths
+    (an odd longest one), a given initial state; values and every gradient."""
+    from pytorchlite.nn.modules import rnn
+    m = getattr(ptl.nn, name)(3, 5, dtype=dtype, **kwargs)
+    T, B = 7, 4
+    x = randn(B, T, 3, seed=2) if kwargs.get("batch_first") else randn(T, B, 3, seed=2)
+    layers = kwargs.get("num_layers", 1) * (2 if kwargs.get("bidirectional") else 1)
+    hx = [randn(layers, B, kwargs.get("proj_size") or 5, seed=3)]
+    if name == "LSTM":
+        hx.append(randn(layers, B, 5, seed=4))
+    lengths = [5, 7, 1, 3] if packed else None
+    got = _module_run(m, x, lengths, hx, dtype)
+    monkeypatch.setattr(rnn, "_LAYER_DTYPES", ())
+    want = _module_run(m, x, lengths, hx, dtype)
+    _assert_results_close(got, want, tol)
+
+
+@pytest.mark.torch_ref
+@pytest.mark.parametrize("name,kwargs", MODULE_CASES[:1] + MODULE_CASES[3:4] + MODULE_CASES[5:6])
+def test_float32_modules_match_torch(name, kwargs):
+    """float32, packed sequences of unequal lengths: against torch's float32 modules."""
+    ours = getattr(ptl.nn, name)(3, 5, **kwargs)
+    theirs = getattr(torch.nn, name)(3, 5, **kwargs)
+    theirs.load_state_dict({k: torch.from_numpy(v.numpy().copy())
+                            for k, v in ours.state_dict().items()})
+    x = randn(7, 4, 3, seed=2).astype(np.float32)
+    res = []
+    for lib, m in ((ptl, ours), (torch, theirs)):
+        px = lib.from_numpy(x.copy()).requires_grad_()
+        packed = lib.nn.utils.rnn.pack_padded_sequence(px, lib.tensor([5, 7, 1, 3]),
+                                                       enforce_sorted=False)
+        out, h = m(packed)
+        hs = list(h) if isinstance(h, tuple) else [h]
+        (out.data.sum() + sum((t * 2).sum() for t in hs)).backward()
+        res.append([out.data, *hs, px.grad] + [p.grad for p in m.parameters()])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _layer_fn(mode, reverse, batch_sizes):
+    def f(ig, hx, cx, w_hh, b_ih, b_hh, w_hr):
+        out, _, hy, cy = aten._ptl_rnn_layer(ig, hx, cx, w_hh, b_ih, b_hh, w_hr,
+                                             LAYER_MODES[mode], reverse, batch_sizes)
+        return (out, hy) if cy is None else (out, hy, cy)
+    return f
+
+
+@pytest.mark.parametrize("mode,proj", LAYER_KINDS)
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("packed", [False, True])
+def test_layer_gradcheck(mode, proj, reverse, packed):
+    T, B, H = 3, 2, 2
+    a = _layer_arrays(mode, T, B, H, proj, seed=5)
+    rng = np.random.default_rng(6)
+    gates = rng.standard_normal((T, B, LAYER_GATES[mode] * H))
+    args = [_as(gates, ptl.float64, True)] + [_as(a[n], ptl.float64, True) for n in
+                                              ("hx", "cx", "w_hh", "b_ih", "b_hh", "w_hr")]
+    bs = ptl.tensor([2, 1, 1]) if packed else None
+    assert ptl.autograd.gradcheck(_layer_fn(mode, reverse, bs), tuple(args))
+
+
+def test_layer_node_and_double_backward():
+    """The node is PtlRnnLayerBackward0; under create_graph the backward kernel records a
+    node without a derivative, so a second backward raises (as PyTorch's cuDNN RNN)."""
+    a = _layer_arrays("GRU", 3, 2, 2, seed=7)
+    args = [_as(np.ones((3, 2, 6)), ptl.float64, True)] + [
+        _as(a[n], ptl.float64, True) for n in ("hx", "cx", "w_hh", "b_ih", "b_hh", "w_hr")]
+    out = _layer_fn("GRU", False, None)(*args)[0]
+    assert out.grad_fn.name() == "PtlRnnLayerBackward0"
+    m = ptl.nn.LSTM(2, 3, dtype=ptl.float64)
+    x = ptl.from_numpy(randn(4, 2, 2)).requires_grad_()
+    g, = ptl.autograd.grad(m(x)[0].sum(), x, create_graph=True)
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "the derivative for 'aten::_ptl_rnn_layer_backward' is not implemented.")):
+        g.sum().backward()
+
+
+def test_layer_leaves_no_live_objects():
+    """Forward and backward (packed, with proj_size, a double backward refused) and a refused
+    call leave pytorchlite's live tensor and node counts where they were."""
+    from helpers import assert_no_leak
+    m = ptl.nn.LSTM(3, 4, proj_size=2, bidirectional=True, dtype=ptl.float64)
+    x = ptl.from_numpy(randn(5, 3, 3)).requires_grad_()
+
+    def run():
+        packed = ptl.nn.utils.rnn.pack_padded_sequence(x, ptl.tensor([5, 2, 4]),
+                                                       enforce_sorted=False)
+        out, (h, c) = m(packed)
+        (out.data.sum() + h.sum() + c.sum()).backward()
+        g, = ptl.autograd.grad(m(x)[0].sum(), x, create_graph=True)
+        with pytest.raises(NotImplementedError):
+            g.sum().backward()
+        with pytest.raises(RuntimeError):
+            _call_layer(_layer_args(), batch_sizes=ptl.tensor([3, 4]))
+    assert_no_leak(run, times=5)
+
+
+# (mode, proj, B, H) at T = 3: B across gemm.c's GEMM_DIRECT_B_MAX_M (64 rows of float32
+# read in place) and MC (72 float64 / 144 float32 rows a block), and steps whose cell rows
+# split between two threads (rnn.c row_grain: GRAIN / width + 1 rows a task, a split from
+# twice that: LSTM H 64 -> 258 rows, GRU H 64 -> 206, RNN H 600 -> 110)
+THRESHOLD_CASES = [("LSTM", 0, 64, 16), ("LSTM", 0, 65, 16), ("GRU", 0, 73, 9),
+                   ("LSTM", 5, 145, 8), ("LSTM", 0, 259, 64), ("GRU", 0, 207, 64),
+                   ("RNN_TANH", 0, 111, 600)]
+
+
+@pytest.mark.parametrize("mode,proj,B,H", THRESHOLD_CASES)
+@pytest.mark.parametrize("dtype,tol", [(ptl.float64, 1e-11), (ptl.float32, 1e-4)])
+def test_layer_sizes_and_threads(mode, proj, B, H, dtype, tol):
+    """Across the GEMM's and the row split's thresholds: the same bits on 1 and 2 threads
+    (Note [GEMM blocking]; rows never straddle a task), the forward against NumPy and every
+    gradient against the loop of ops."""
+    from pytorchlite.nn.modules import rnn
+    a = _layer_arrays(mode, 3, B, H, proj, seed=B)
+    bs = ptl.tensor([B, B - 1, 1])
+    saved = ptl.get_num_threads()
+    try:
+        runs = []
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            runs.append(_layer_results(rnn._run_direction, mode, a, dtype, True, bs))
+        want = _layer_results(rnn._run_direction_ops, mode, a, dtype, True, bs)
+    finally:
+        ptl.set_num_threads(saved)
+    for name in runs[0]:
+        np.testing.assert_array_equal(runs[0][name].numpy(), runs[1][name].numpy(),
+                                      err_msg=name)
+    _assert_results_close(runs[0], want, tol)
+    x = {n: None if v is None else _as(v, dtype).double().numpy() for n, v in a.items()}
+    gates = _as(x["x"] @ x["w_ih"].T, dtype).double().numpy()
+    ref = layer_ref(mode, gates, x["hx"], x["cx"], x["w_hh"], x["b_ih"], x["b_hh"],
+                    x["w_hr"], True, bs.tolist())
+    np.testing.assert_allclose(runs[0]["out0"].double().numpy(), ref[0], rtol=tol, atol=tol)
+
+
+def _layer_args(mode="LSTM", T=2, B=3, H=2, proj=0, dtype=np.float64):
+    a = _layer_arrays(mode, T, B, H, proj)
+    gates = np.zeros((T, B, LAYER_GATES[mode] * H))
+    return [gates] + [None if a[n] is None else a[n].astype(dtype)
+                      for n in ("hx", "cx", "w_hh", "b_ih", "b_hh", "w_hr")]
+
+
+def _call_layer(arrays, mode=2, reverse=False, batch_sizes=None):
+    t = [None if v is None else ptl.from_numpy(np.ascontiguousarray(v)) for v in arrays]
+    return aten._ptl_rnn_layer(*t, mode, reverse, batch_sizes)
+
+
+def test_layer_errors():
+    fn = "(while checking arguments for _ptl_rnn_layer)"
+    a = _layer_args()
+    gru = _layer_args("GRU")
+    cases = [
+        (a, {"mode": 7}, "_ptl_rnn_layer: unknown mode 7"),
+        ([a[0][0]] + a[1:], {}, "Expected 3-dimensional tensor, but got 2-dimensional tensor "
+         f"for argument #1 'input_gates' {fn}"),
+        ([a[0][..., :-1]] + a[1:], {}, "_ptl_rnn_layer: the gates' size 7 is not a multiple "
+         "of 4"),
+        (a[:1] + [a[1][:, :1]] + a[2:], {}, "Expected tensor of size [3, 2], but got tensor of "
+         f"size [3, 1] for argument #2 'hx' {fn}"),
+        (a[:2] + [a[2][:2]] + a[3:], {}, "Expected tensor of size [3, 2], but got tensor of "
+         f"size [2, 2] for argument #3 'cx' {fn}"),
+        (a[:3] + [a[3].T] + a[4:], {}, "Expected tensor of size [8, 2], but got tensor of "
+         f"size [2, 8] for argument #4 'w_hh' {fn}"),
+        (a[:4] + [a[4][:-1]] + a[5:], {}, "Expected tensor of size [8], but got tensor of "
+         f"size [7] for argument #5 'b_ih' {fn}"),
+        (a[:5] + [None, None], {}, "_ptl_rnn_layer: b_ih and b_hh must be given together"),
+        (a[:2] + [None] + a[3:], {}, "_ptl_rnn_layer: an LSTM needs cx"),
+        (gru[:2] + [np.zeros((3, 2))] + gru[3:], {"mode": 3}, "_ptl_rnn_layer: cx is for "
+         "LSTM only"),
+        (gru[:6] + [np.zeros((2, 2))], {"mode": 3}, "_ptl_rnn_layer: w_hr is for LSTM only"),
+        (a[:6] + [np.zeros((2, 3))], {}, "Expected tensor of size [2, 2], but got tensor of "
+         f"size [2, 3] for argument #7 'w_hr' {fn}"),
+        (a, {"batch_sizes": ptl.tensor([3, 4])}, "_ptl_rnn_layer: batch_sizes[1] = 4 is not "
+         "in [0, 3]"),
+        (a, {"batch_sizes": ptl.tensor([3, -1])}, "_ptl_rnn_layer: batch_sizes[1] = -1 is not "
+         "in [0, 3]"),
+        (a, {"batch_sizes": ptl.tensor([3])}, "Expected tensor of size [2], but got tensor of "
+         f"size [1] for argument #10 'batch_sizes' {fn}"),
+        (a, {"batch_sizes": ptl.tensor([3, 3], dtype=ptl.int32)}, "_ptl_rnn_layer: "
+         "batch_sizes must be int64, got Int"),
+        (a[:3] + [a[3].astype(np.float32)] + a[4:], {}, "expected scalar type Double but "
+         "found Float"),
+    ]
+    for arrays, kw, msg in cases:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            _call_layer(arrays, **kw)
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "\"_ptl_rnn_layer_cpu\" not implemented for 'Half'")):
+        _call_layer([v.astype(np.float16) if v is not None else None for v in a])
+
+
+def test_layer_backward_errors():
+    fn = "(while checking arguments for _ptl_rnn_layer_backward)"
+    a = [None if v is None else ptl.from_numpy(v) for v in _layer_args("GRU")]
+    out, ws, hy, _ = aten._ptl_rnn_layer(*a, 3, False)
+    z = ptl.zeros(3, 2, dtype=ptl.float64)
+
+    def back(*args):
+        return aten._ptl_rnn_layer_backward(*args)
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"Expected tensor of size [{ws.numel()}], but got tensor of size [{ws.numel() - 1}] "
+            f"for argument #9 'workspace' {fn}")):
+        back(out, None, None, a[1], None, a[3], None, out, ws[1:], 3, False, None, True)
+    with pytest.raises(RuntimeError, match=re.escape(
+            f"Expected tensor of size [2, 3, 2], but got tensor of size [2, 3, 1] for argument "
+            f"#1 'grad_output' {fn}")):
+        back(out[..., :1], None, None, a[1], None, a[3], None, out, ws, 3, False, None, True)
+    with pytest.raises(RuntimeError, match="_ptl_rnn_layer_backward: grad_cy is for LSTM only"):
+        back(None, hy, z, a[1], None, a[3], None, out, ws, 3, False, None, True)
+    g = back(out, hy, None, a[1], None, a[3], None, out, ws, 3, True, ptl.tensor([3, 1]), False)
+    assert [tuple(t.shape) for t in g[:2]] == [(2, 3, 6), (3, 2)] and g[2] is None
+    assert [tuple(t.shape) for t in g[3]] == [(6, 2)]
 
 
 # ---- errors ----

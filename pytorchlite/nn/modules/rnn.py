@@ -1,14 +1,16 @@
 """RNNBase, RNN, LSTM, GRU and their cells (torch/nn/modules/rnn.py).
 
-Per layer and direction, the input projection x W_ih^T of every time step is one matmul,
-then a Python loop over time applies h W_hh^T (one matmul) and the cell: for LSTM and GRU in
-float32 and float64 one fused kernel per step (aten::_thnn_fused_lstm_cell /
-_thnn_fused_gru_cell, native/rnn.c, which also add the biases), for other dtypes the
-composite of ops that defines it.  RNNCell / LSTMCell / GRUCell take the same step.  Gate
-order is torch's (LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h +
-b_hn))), so state_dicts load from torch.  A PackedSequence runs padded (time-major, sorted by
-length), and a sequence's state stops changing after its last step (forward) or starts
-changing at it (reverse)."""
+Per layer and direction, the input projection x W_ih^T of every time step is one matmul.  In
+float32 and float64 the time loop is then one op, aten::_ptl_rnn_layer (Note [Recurrent
+layer] in native/rnn.c: per step one GEMM h W_hh^T and the fused cell, in C, forward and
+backward).  Other dtypes run the loop here in Python, which stays the reference: per step
+h W_hh^T (one matmul) and the cell, the fused kernel (aten::_thnn_fused_lstm_cell /
+_thnn_fused_gru_cell, which also add the biases) in float32 / float64, else the composite of
+ops that defines it.  RNNCell / LSTMCell / GRUCell take that step.  Gate order is torch's
+(LSTM i, f, g, o; GRU r, z, n with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))), so
+state_dicts load from torch.  A PackedSequence runs padded (time-major, sorted by length),
+and a sequence's state stops changing after its last step (forward) or starts changing at it
+(reverse)."""
 import math
 import numbers
 import warnings
@@ -111,8 +113,36 @@ def _stack(parts):
     return torch.cat([torch.stack(parts[i:i + 64], 0) for i in range(0, len(parts), 64)], 0)
 
 
-def _run_direction(mode, x, state, weights, reverse, keep=None):
-    """x [T, B, I], state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final state).
+# the dtypes whose time loop is one op (aten::_ptl_rnn_layer); its mode numbers are cuDNN's,
+# as aten::_cudnn_rnn's
+_LAYER_DTYPES = (torch.float32, torch.float64)
+_LAYER_MODES = {"RNN_RELU": 0, "RNN_TANH": 1, "LSTM": 2, "GRU": 3}
+
+
+def _keep_masks(batch_sizes, batch):
+    """keep[t] for _run_direction_ops: None when all `batch` rows run at step t, else [B, 1]
+    bool, True for the batch_sizes[t] leading rows (the sequences still running)."""
+    rows = torch.arange(batch).unsqueeze(1)
+    return [None if n == batch else rows < n for n in batch_sizes.tolist()]
+
+
+def _run_direction(mode, x, state, weights, reverse, batch_sizes=None):
+    """x [T, B, I] contiguous, state h [B, H] (LSTM: (h, c)) -> (outputs [T, B, H], final
+    state).  batch_sizes (packed input only): int64 [T], how many leading rows (sequences
+    sorted by length) run at step t; the others keep their state."""
+    if x.dtype not in _LAYER_DTYPES:
+        keep = None if batch_sizes is None else _keep_masks(batch_sizes, x.size(1))
+        return _run_direction_ops(mode, x, state, weights, reverse, keep)
+    w_ih, w_hh, b_ih, b_hh, w_hr = weights
+    lstm = mode == "LSTM"
+    h, c = state if lstm else (state, None)
+    out, _, hy, cy = aten._ptl_rnn_layer(F.linear(x, w_ih), h, c, w_hh, b_ih, b_hh, w_hr,
+                                         _LAYER_MODES[mode], reverse, batch_sizes)
+    return out, ((hy, cy) if lstm else hy)
+
+
+def _run_direction_ops(mode, x, state, weights, reverse, keep=None):
+    """_run_direction as a Python loop over ops (the reference of aten::_ptl_rnn_layer).
     keep[t] (packed input only): [B, 1] bool, True for the sequences still running at step t.
 
     The input projection of all steps is one GEMM, each step one GEMM and one cell."""
@@ -271,7 +301,7 @@ class RNNBase(Module):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
-    def _run(self, input, hx, keep=None):
+    def _run(self, input, hx, batch_sizes=None):
         """input [T, B, I] (time-major); hx [L*D, B, H] (LSTM: a pair) -> (output, h_n)."""
         num_directions = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
@@ -279,11 +309,12 @@ class RNNBase(Module):
         x = input
         for layer in range(self.num_layers):
             outs = []
+            x = x.contiguous()
             for d in range(num_directions):
                 k = layer * num_directions + d
                 state = (hx[0][k], hx[1][k]) if lstm else hx[k]
                 out, state = _run_direction(self.mode, x, state, self._weights(layer, d), d == 1,
-                                            keep)
+                                            batch_sizes)
                 outs.append(out)
                 finals.append(state)
             x = outs[0] if num_directions == 1 else torch.cat(outs, 2)
@@ -298,7 +329,7 @@ class RNNBase(Module):
         """A PackedSequence in, a PackedSequence out; hx and h_n in the caller's batch order."""
         data, batch_sizes, sorted_indices, unsorted_indices = input
         lstm = self.mode == "LSTM"
-        padded, lengths = pad_packed_sequence(PackedSequence(data, batch_sizes))
+        padded, _ = pad_packed_sequence(PackedSequence(data, batch_sizes))
         if hx is None:
             hx = padded.new_zeros(self.get_expected_hidden_size(data, batch_sizes))
             if lstm:
@@ -309,12 +340,8 @@ class RNNBase(Module):
             else:
                 hx = hx.index_select(1, sorted_indices)
         self.check_forward_args(data, hx, batch_sizes)
-        sizes = batch_sizes.tolist()
-        steps = torch.arange(len(sizes)).unsqueeze(1)
-        running = lengths.unsqueeze(0) > steps  # [T, B]
-        keep = [None if n == sizes[0] else running[t].unsqueeze(1) for t, n in enumerate(sizes)]
-        output, h_n = self._run(padded, hx, keep)
-        rows = torch.tensor(_packed_rows(sizes), dtype=torch.int64)
+        output, h_n = self._run(padded, hx, batch_sizes)
+        rows = torch.tensor(_packed_rows(batch_sizes.tolist()), dtype=torch.int64)
         output = output.reshape(output.size(0) * output.size(1), -1).index_select(0, rows)
         if unsorted_indices is not None:
             if lstm:

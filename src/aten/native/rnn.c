@@ -1,6 +1,6 @@
-/* rnn.c -- the fused recurrent cells: _thnn_fused_lstm_cell, _thnn_fused_gru_cell and their
- * backward kernels.  Mirrors ATen/native/cuda/RNN.cu (PyTorch has these only for CUDA; the
- * CPU versions here let nn.LSTM / nn.GRU run one GEMM and one fused kernel per time step).
+/* rnn.c -- the fused recurrent cells (_thnn_fused_lstm_cell, _thnn_fused_gru_cell, their
+ * backward kernels; ATen/native/cuda/RNN.cu, CUDA-only in PyTorch) and the recurrent layer
+ * that runs them over time in C (_ptl_rnn_layer and its backward: Note [Recurrent layer]).
  *
  * Note [Fused cells]
  * ~~~~~~~~~~~~~~~~~~
@@ -23,6 +23,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../scalar_math.h"
+#include "gemm.h"
 #include "native.h"
 #include "vec_math.h"
 
@@ -187,15 +188,40 @@ tanh_d(void *p, int64_t n)
         }                                                                                    \
     }
 
+/* The recurrent layer's rows (Note [Recurrent layer]): relu in place, keeping NaN
+ * (clamp_min(y, 0), as ptl_relu_d); rnn_grad: the RNN cells' pre-activation gradient from
+ * h = act(.): g = gh (1 - h^2) for tanh, gh [h > 0] for relu. */
+#define DEFINE_LAYER_ROWS(T, SUF)                                                            \
+    static void                                                                              \
+    relu_##SUF(void *yp, int64_t n)                                                          \
+    {                                                                                        \
+        T *y = yp;                                                                           \
+        for (int64_t k = 0; k < n; k++) {                                                    \
+            y[k] = y[k] < 0 ? 0 : y[k];                                                      \
+        }                                                                                    \
+    }                                                                                        \
+    static void                                                                              \
+    rnn_grad_##SUF(void *gp, const void *ghp, const void *hp, int relu, int64_t n)           \
+    {                                                                                        \
+        T *g = gp;                                                                           \
+        const T *gh = ghp, *h = hp;                                                          \
+        for (int64_t k = 0; k < n; k++) {                                                    \
+            g[k] = relu ? (h[k] > 0 ? gh[k] : 0) : gh[k] * (1 - h[k] * h[k]);                \
+        }                                                                                    \
+    }
+
 DEFINE_GATE_ROWS(float, f4)
 DEFINE_GATE_ROWS(double, f8)
 DEFINE_LSTM_ROWS(float, f4)
 DEFINE_LSTM_ROWS(double, f8)
 DEFINE_GRU_ROWS(float, f4)
 DEFINE_GRU_ROWS(double, f8)
+DEFINE_LAYER_ROWS(float, f4)
+DEFINE_LAYER_ROWS(double, f8)
 #undef DEFINE_GATE_ROWS
 #undef DEFINE_LSTM_ROWS
 #undef DEFINE_GRU_ROWS
+#undef DEFINE_LAYER_ROWS
 
 typedef void (*ArrayFn)(void *y, int64_t n);
 
@@ -213,6 +239,8 @@ typedef struct CellOps {
                     const void *bh, int64_t h);
     void (*gru_out)(void *hy, const void *w, const void *hx, int64_t h);
     void (*gru_grad)(void *gi, void *gh, void *ghx, const void *w, const void *ghy, int64_t h);
+    ArrayFn relu;
+    void (*rnn_grad)(void *g, const void *gh, const void *h, int relu, int64_t n);
 } CellOps;
 
 static CellOps
@@ -220,10 +248,11 @@ cell_ops(PtlDtype dt)
 {
     if (dt == PTL_DTYPE_FLOAT64) {
         return (CellOps){8, sigmoid_d, tanh_d, gate_sum_f8, mul_f8, lstm_state_f8,
-                         lstm_grad_f8, gru_new_f8, gru_out_f8, gru_grad_f8};
+                         lstm_grad_f8, gru_new_f8, gru_out_f8, gru_grad_f8, relu_f8, rnn_grad_f8};
     }
     CellOps ops = {4, sigmoid_f_portable, tanh_f_portable, gate_sum_f4, mul_f4,
-                   lstm_state_f4, lstm_grad_f4, gru_new_f4, gru_out_f4, gru_grad_f4};
+                   lstm_state_f4, lstm_grad_f4, gru_new_f4, gru_out_f4, gru_grad_f4, relu_f4,
+                   rnn_grad_f4};
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
         ops.sigmoid = sigmoid_f_avx2;
@@ -743,10 +772,728 @@ error:
     return -1;
 }
 
+/* ---- the recurrent layer: the time loop of one layer and direction ---- */
+
+/* Note [Recurrent layer]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * _ptl_rnn_layer runs one layer and direction of nn.RNN / LSTM / GRU.  The caller gives the
+ * input projections of every step, input_gates = x W_ih^T ([T, B, G], no biases, one GEMM);
+ * each step is then one GEMM h_{t-1} W_hh^T (W_hh^T copied row-major once, so the GEMM reads
+ * it in place) and the cell of Note [Fused cells] (RNN: gates plus both biases through tanh
+ * or relu), which writes h_t into output[t]; an LSTM with proj_size then projects, h_t =
+ * (o tanh(c_t)) W_hr^T.  reverse walks t from T - 1 down.  batch_sizes (a packed sequence,
+ * padded, sorted by length) is the number of leading rows that run at step t: the others
+ * keep their state, which output[t] repeats (the `keep` masks of nn/modules/rnn.py's loop
+ * of ops).  The mode numbers are cuDNN's, as aten::_cudnn_rnn's.
+ *
+ * The workspace is 1-D: regions of [T, B, width] in time order, what the backward needs
+ * besides output and the initial states:
+ *   LSTM  [T, B, 4H] activated gates, [T, B, H] c_t, with proj_size [T, B, H] o tanh(c_t)
+ *   GRU   [T, B, 5H] the cell's workspace (r, z, n, h_{t-1}, hn)
+ *   RNN   nothing: tanh' and relu' come from h_t (output)
+ * _ptl_rnn_layer_backward walks the steps the other way carrying dh (LSTM: and dc): dh gets
+ * grad_output[t], the cell's backward gives the running rows' gates' gradients (zero for
+ * the others, whose dh and dc pass through), and dh_{t-1} = dgates W_hh (GRU: plus the
+ * cell's z dh).  The weights' gradients are GEMMs over all steps at once: dW_hh = sum_t
+ * dgates_t^T h_{t-1} is [G, T B] x [T B, P] over output (plus the step from hx), dW_hr =
+ * sum_t dh_t^T (o tanh(c_t)); the biases' are column sums of the gates' gradients (GRU's
+ * hidden gates differ from its input gates in n).  The backward op has no derivative: a
+ * double backward raises "the derivative for ... is not implemented".  Inputs are used
+ * contiguous; the loop runs without the GIL when it has enough work. */
+
+enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
+
+/* Loops of fewer multiply-adds keep the GIL. */
+#define LAYER_NOGIL_FLOPS (1 << 18)
+
+typedef struct Layer {
+    int mode, reverse;
+    int64_t T, B, H, P, G;                  /* P: h's width (proj_size, else H) */
+    CellOps ops;
+    const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
+    PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
+    PtlTensorImpl *w_hh_t, *w_hr_t;         /* the forward's: W^T row-major, read in place */
+    const void *b_ih, *b_hh;
+    PtlTensorImpl *out, *ws;                /* output [T, B, P], workspace (Note) */
+} Layer;
+
+/* The workspace's layout (Note [Recurrent layer]): the width of its first region; where
+ * LSTM's c_t (region 1) and o tanh(c_t) (region 2) start. */
+static int64_t
+gates_width(const Layer *l)
+{
+    return l->mode == MODE_LSTM ? 4 * l->H : l->mode == MODE_GRU ? 5 * l->H : 0;
+}
+
+static int64_t
+region_at(const Layer *l, int region)
+{
+    return l->T * l->B * (gates_width(l) + (region - 1) * l->H);
+}
+
+static int64_t
+workspace_numel(const Layer *l)
+{
+    int64_t w = gates_width(l) + (l->mode == MODE_LSTM ? l->H : 0) + (l->w_hr ? l->H : 0);
+    return l->T * l->B * w;
+}
+
+/* The time index of the s-th step taken, and the rows that run at time t. */
+static int64_t
+step_time(const Layer *l, int64_t s)
+{
+    return l->reverse ? l->T - 1 - s : s;
+}
+
+static int64_t
+running_rows(const Layer *l, int64_t t)
+{
+    return l->batch_sizes != NULL ? l->batch_sizes[t] : l->B;
+}
+
+/* dst[0..n) = src[0..n), n elements of es bytes (nothing when n is 0: src may be NULL) */
+static void
+copy_elems(void *dst, const void *src, int64_t n, size_t es)
+{
+    if (n > 0) {
+        memcpy(dst, src, (size_t)n * es);
+    }
+}
+
+/* A rows x cols matrix inside t's elements: from element `off` (past t's own offset), rows
+ * `rs` and columns `cs` elements apart. */
+typedef struct Mat {
+    PtlTensorImpl *t;
+    int64_t off, rows, cols, rs, cs;
+} Mat;
+
+/* rows x cols, row-major, from element off */
+static Mat
+rows_at(PtlTensorImpl *t, int64_t off, int64_t rows, int64_t cols)
+{
+    return (Mat){t, off, rows, cols, cols, 1};
+}
+
+/* the transpose of the row-major cols x rows matrix at element off */
+static Mat
+transposed_at(PtlTensorImpl *t, int64_t off, int64_t rows, int64_t cols)
+{
+    return (Mat){t, off, rows, cols, 1, rows};
+}
+
+static PtlTensorImpl *
+mat_view(Mat m)
+{
+    int64_t sizes[2] = {m.rows, m.cols}, strides[2] = {m.rs, m.cs};
+    return ptl_tensor_impl_view(m.t, 2, sizes, strides, m.t->storage_offset + m.off);
+}
+
+/* W^T of a row-major rows x cols W, as a new row-major tensor (or NULL) */
+static PtlTensorImpl *
+transpose_copy(PtlTensorImpl *w)
+{
+    PtlTensorImpl *v = mat_view(transposed_at(w, 0, w->sizes[1], w->sizes[0]));
+    PtlTensorImpl *t = v != NULL ? ptl_contiguous(v) : NULL;
+    ptl_xdecref(v);
+    return t;
+}
+
+/* c = a b (beta 0) or c += a b (beta 1).  0 or -1. */
+static int
+mat_gemm(Mat c, Mat a, Mat b, double beta)
+{
+    PtlTensorImpl *v[3] = {mat_view(c), mat_view(a), mat_view(b)};
+    int rc = v[0] && v[1] && v[2] ? ptl_gemm(v[0], v[1], v[2], 1.0, beta) : -1;
+    for (int i = 0; i < 3; i++) {
+        ptl_xdecref(v[i]);
+    }
+    return rc;
+}
+
+/* The RNN cells' rows: forward h = act(ig + hg + b_ih + b_hh) into out; backward the gates'
+ * gradient gg from h and its gradient gh. */
+typedef struct RnnCtx {
+    const void *ig, *hg, *bi, *bh, *h, *gh;
+    void *out, *gg;
+    int64_t width;
+    int relu;
+    CellOps ops;
+} RnnCtx;
+
+static int
+rnn_fwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const RnnCtx *c = ctx;
+    int64_t w = c->width;
+    size_t es = c->ops.es;
+    for (int64_t b = b0; b < b1; b++) {
+        char *y = elem(c->out, b * w, es);
+        c->ops.gate_sum(y, elem(c->ig, b * w, es), elem(c->hg, b * w, es), c->bi, c->bh, w);
+        (c->relu ? c->ops.relu : c->ops.tanh)(y, w);
+    }
+    return 0;
+}
+
+static int
+rnn_bwd(void *ctx, int64_t b0, int64_t b1)
+{
+    const RnnCtx *c = ctx;
+    int64_t w = c->width;
+    size_t es = c->ops.es;
+    for (int64_t b = b0; b < b1; b++) {
+        c->ops.rnn_grad(elem(c->gg, b * w, es), elem(c->gh, b * w, es), elem(c->h, b * w, es),
+                        c->relu, w);
+    }
+    return 0;
+}
+
+/* Step t of the forward (tp: the time of the step before, -1 for the first): hg = h_{t-1}
+ * W_hh^T over the running rows, the cell, LSTM's projection, then the other rows' states
+ * carried over.  hg: [B, G] scratch.  0 or -1. */
+static int
+layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t t, int64_t tp)
+{
+    int64_t B = l->B, H = l->H, P = l->P, G = l->G, n = running_rows(l, t);
+    size_t es = l->ops.es;
+    char *ws = DATA(char, l->ws), *ht = DATA(char, l->out) + (size_t)(t * B * P) * es;
+    PtlTensorImpl *hp = tp < 0 ? l->hx : l->out;
+    int64_t hp_at = tp < 0 ? 0 : tp * B * P;
+    const char *hprev = DATA(char, hp) + (size_t)hp_at * es, *ig = gates + (size_t)(t * B * G) * es;
+    char *cprev = NULL, *ct = NULL;
+    if (l->mode == MODE_LSTM) {
+        cprev = tp < 0 ? DATA(char, l->cx) : ws + (size_t)(region_at(l, 1) + tp * B * H) * es;
+        ct = ws + (size_t)(region_at(l, 1) + t * B * H) * es;
+    }
+    if (n > 0 && mat_gemm(rows_at(hg, 0, n, G), rows_at(hp, hp_at, n, P),
+                          rows_at(l->w_hh_t, 0, P, G), 0.0) < 0) {
+        return -1;
+    }
+    if (n > 0 && l->mode == MODE_LSTM) {
+        LstmCtx c = {.ig = ig, .hg = DATA(void, hg), .cx = cprev, .bi = l->b_ih, .bh = l->b_hh,
+                     .cy_out = ct, .ws_out = ws + (size_t)(t * B * 4 * H) * es, .h = H,
+                     .ops = l->ops};
+        c.hy = l->w_hr ? ws + (size_t)(region_at(l, 2) + t * B * H) * es : ht;
+        if (ptl_parallel_for(0, n, row_grain(4 * H), lstm_fwd, &c) < 0 ||
+            (l->w_hr && mat_gemm(rows_at(l->out, t * B * P, n, P),
+                                 rows_at(l->ws, region_at(l, 2) + t * B * H, n, H),
+                                 rows_at(l->w_hr_t, 0, H, P), 0.0) < 0)) {
+            return -1;
+        }
+    }
+    else if (n > 0 && l->mode == MODE_GRU) {
+        GruCtx c = {.ig = ig, .hg = DATA(void, hg), .hx = hprev, .bi = l->b_ih, .bh = l->b_hh,
+                    .hy = ht, .ws_out = ws + (size_t)(t * B * 5 * H) * es, .h = H, .ops = l->ops};
+        if (ptl_parallel_for(0, n, row_grain(5 * H), gru_fwd, &c) < 0) {
+            return -1;
+        }
+    }
+    else if (n > 0) {
+        RnnCtx c = {.ig = ig, .hg = DATA(void, hg), .bi = l->b_ih, .bh = l->b_hh, .out = ht,
+                    .width = H, .relu = l->mode == MODE_RNN_RELU, .ops = l->ops};
+        if (ptl_parallel_for(0, n, row_grain(H), rnn_fwd, &c) < 0) {
+            return -1;
+        }
+    }
+    if (n < B) {
+        copy_elems(ht + (size_t)(n * P) * es, hprev + (size_t)(n * P) * es, (B - n) * P, es);
+        if (ct != NULL) {
+            copy_elems(ct + (size_t)(n * H) * es, cprev + (size_t)(n * H) * es, (B - n) * H, es);
+        }
+        if (l->w_hr != NULL) {   /* read by dW_hr's GEMM (times a zero dh) */
+            memset(ws + (size_t)(region_at(l, 2) + t * B * H + n * H) * es, 0,
+                   (size_t)((B - n) * H) * es);
+        }
+    }
+    return 0;
+}
+
+/* Every step, then hy (and LSTM's cy): the last step's states, or hx (cx) when T = 0. */
+static int
+layer_forward(const Layer *l, const char *gates, PtlTensorImpl *hg, PtlTensorImpl *hy,
+              PtlTensorImpl *cy)
+{
+    size_t es = l->ops.es;
+    int64_t last = step_time(l, l->T - 1);
+    for (int64_t s = 0; s < l->T; s++) {
+        if (layer_forward_step(l, gates, hg, step_time(l, s), s > 0 ? step_time(l, s - 1) : -1) <
+            0) {
+            return -1;
+        }
+    }
+    const char *h = l->T > 0 ? DATA(char, l->out) + (size_t)(last * l->B * l->P) * es
+                             : DATA(char, l->hx);
+    copy_elems(DATA(char, hy), h, l->B * l->P, es);
+    if (cy != NULL) {
+        copy_elems(DATA(char, cy), l->T > 0 ? DATA(char, l->ws) + (size_t)(region_at(l, 1) +
+                                                last * l->B * l->H) * es : DATA(char, l->cx),
+                   l->B * l->H, es);
+    }
+    return 0;
+}
+
+/* The carried and per-step gradients of _ptl_rnn_layer_backward. */
+typedef struct LayerGrads {
+    PtlTensorImpl *gout;            /* grad_output [T, B, P], contiguous, or NULL */
+    PtlTensorImpl *dh[2], *dc[2];   /* [B, P] and LSTM's [B, H]: this step's and the next */
+    PtlTensorImpl *dr;              /* LSTM with proj_size: [B, H], the grad of o tanh(c_t) */
+    PtlTensorImpl *dg, *dgh;        /* [T, B, G] input / hidden gates' grads (GRU: apart) */
+    PtlTensorImpl *dhp;             /* LSTM with proj_size: [T, B, P], each step's dh */
+} LayerGrads;
+
+/* The cells' backward of step t over its running rows, into dg and dgh (and dhp). */
+static int
+cell_backward(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp, int64_t n)
+{
+    int64_t B = l->B, H = l->H, P = l->P, G = l->G;
+    size_t es = l->ops.es;
+    char *ws = DATA(char, l->ws), *dh = DATA(char, g->dh[k]);
+    char *dg = DATA(char, g->dg) + (size_t)(t * B * G) * es;
+    if (l->mode == MODE_LSTM) {
+        LstmCtx c = {.ghy = dh, .gcy = DATA(void, g->dc[k]), .gg = dg,
+                     .cy = ws + (size_t)(region_at(l, 1) + t * B * H) * es,
+                     .ws = ws + (size_t)(t * B * 4 * H) * es, .gcx = DATA(void, g->dc[1 - k]),
+                     .h = H, .ops = l->ops};
+        c.cx = tp < 0 ? DATA(char, l->cx) : ws + (size_t)(region_at(l, 1) + tp * B * H) * es;
+        if (l->w_hr != NULL) {
+            copy_elems(DATA(char, g->dhp) + (size_t)(t * B * P) * es, dh, n * P, es);
+            if (mat_gemm(rows_at(g->dr, 0, n, H), rows_at(g->dh[k], 0, n, P),
+                         rows_at(l->w_hr, 0, P, H), 0.0) < 0) {
+                return -1;
+            }
+            c.ghy = DATA(void, g->dr);
+        }
+        return ptl_parallel_for(0, n, row_grain(4 * H), lstm_bwd, &c);
+    }
+    if (l->mode == MODE_GRU) {
+        GruCtx c = {.ghy = dh, .ws = ws + (size_t)(t * B * 5 * H) * es, .gig = dg,
+                    .ghg = DATA(char, g->dgh) + (size_t)(t * B * G) * es,
+                    .ghx = DATA(void, g->dh[1 - k]), .h = H, .ops = l->ops};
+        return ptl_parallel_for(0, n, row_grain(5 * H), gru_bwd, &c);
+    }
+    RnnCtx c = {.gh = dh, .h = DATA(char, l->out) + (size_t)(t * B * P) * es, .gg = dg,
+                .width = H, .relu = l->mode == MODE_RNN_RELU, .ops = l->ops};
+    return ptl_parallel_for(0, n, row_grain(H), rnn_bwd, &c);
+}
+
+/* Step t of the backward (tp: the time of the forward's step before it, -1 for the first),
+ * from dh[k] (dc[k]) to dh[1 - k] (dc[1 - k]): grad_output[t] joins dh, the cell's
+ * backward over the running rows, dh_{t-1} = dgates W_hh there (GRU: added to the cell's
+ * z dh); the other rows pass dh and dc through and get zero gate gradients. */
+static int
+layer_backward_step(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp)
+{
+    int64_t B = l->B, H = l->H, P = l->P, G = l->G, n = running_rows(l, t);
+    size_t es = l->ops.es;
+    char *dh = DATA(char, g->dh[k]), *dhn = DATA(char, g->dh[1 - k]);
+    if (g->gout != NULL) {   /* dh += grad_output[t] */
+        l->ops.gate_sum(dh, dh, DATA(char, g->gout) + (size_t)(t * B * P) * es, NULL, NULL, B * P);
+    }
+    if (n > 0 && (cell_backward(l, g, k, t, tp, n) < 0 ||
+                  mat_gemm(rows_at(g->dh[1 - k], 0, n, P),
+                           rows_at(l->mode == MODE_GRU ? g->dgh : g->dg, t * B * G, n, G),
+                           rows_at(l->w_hh, 0, G, P), l->mode == MODE_GRU ? 1.0 : 0.0) < 0)) {
+        return -1;
+    }
+    if (n < B) {
+        copy_elems(dhn + (size_t)(n * P) * es, dh + (size_t)(n * P) * es, (B - n) * P, es);
+        memset(DATA(char, g->dg) + (size_t)(t * B * G + n * G) * es, 0, (size_t)((B - n) * G) * es);
+        if (l->mode == MODE_GRU) {
+            memset(DATA(char, g->dgh) + (size_t)(t * B * G + n * G) * es, 0,
+                   (size_t)((B - n) * G) * es);
+        }
+        if (l->mode == MODE_LSTM) {
+            copy_elems(DATA(char, g->dc[1 - k]) + (size_t)(n * H) * es,
+                       DATA(char, g->dc[k]) + (size_t)(n * H) * es, (B - n) * H, es);
+        }
+        if (l->w_hr != NULL) {
+            memset(DATA(char, g->dhp) + (size_t)(t * B * P + n * P) * es, 0,
+                   (size_t)((B - n) * P) * es);
+        }
+    }
+    return 0;
+}
+
+/* dst = src (any strides), or zeros when src is NULL.  0 or -1. */
+static int
+fill_from(PtlTensorImpl *dst, PtlTensorImpl *src)
+{
+    if (src != NULL) {
+        return ptl_copy_into(dst, src);
+    }
+    if (dst->numel > 0) {
+        memset(ptl_tensor_data(dst), 0, (size_t)dst->numel * ptl_tensor_itemsize(dst));
+    }
+    return 0;
+}
+
+/* The weights' gradients, each over all steps at once (Note [Recurrent layer]); gb_ih,
+ * gb_hh and gw_hr may be NULL. */
+static int
+layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
+                   PtlTensorImpl *gb_ih, PtlTensorImpl *gb_hh, PtlTensorImpl *gw_hr)
+{
+    int64_t T = l->T, B = l->B, H = l->H, P = l->P, G = l->G;
+    /* the steps after the first taken start from output[t - 1] (reverse: output[t + 1]) */
+    int64_t first = step_time(l, 0), rest = l->reverse ? 0 : 1;
+    PtlTensorImpl *grads[4] = {gw_hh, gb_ih, gb_hh, gw_hr}, *v;
+    if (T == 0) {
+        for (int i = 0; i < 4; i++) {
+            if (grads[i] != NULL) {
+                fill_from(grads[i], NULL);
+            }
+        }
+        return 0;
+    }
+    if (mat_gemm(rows_at(gw_hh, 0, G, P), transposed_at(g->dgh, rest * B * G, G, (T - 1) * B),
+                 rows_at(l->out, (1 - rest) * B * P, (T - 1) * B, P), 0.0) < 0 ||
+        mat_gemm(rows_at(gw_hh, 0, G, P), transposed_at(g->dgh, first * B * G, G, B),
+                 rows_at(l->hx, 0, B, P), 1.0) < 0) {
+        return -1;
+    }
+    if (gw_hr != NULL && mat_gemm(rows_at(gw_hr, 0, P, H), transposed_at(g->dhp, 0, P, T * B),
+                                  rows_at(l->ws, region_at(l, 2), T * B, H), 0.0) < 0) {
+        return -1;
+    }
+    for (int i = 1; i < 3; i++) {
+        if (grads[i] == NULL) {
+            continue;
+        }
+        if ((v = mat_view(rows_at(i == 1 ? g->dg : g->dgh, 0, T * B, G))) == NULL) {
+            return -1;
+        }
+        sum_rows(v, DATA(char, grads[i]));
+        ptl_decref(v);
+    }
+    return 0;
+}
+
+/* ---- the recurrent layer's checks and kernels ---- */
+
+/* PyTorch's checkSize: a has exactly these sizes. */
+static int
+check_size(const char *fn, Arg a, int dim, const int64_t *sizes)
+{
+    if (check_dim(fn, a, dim) < 0) {
+        return -1;
+    }
+    if (memcmp(a.t->sizes, sizes, sizeof(int64_t) * (size_t)dim) != 0) {
+        char want[128], got[128];
+        ptl_format_sizes(want, sizeof(want), dim, sizes);
+        ptl_format_sizes(got, sizeof(got), a.t->dim, a.t->sizes);
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected tensor of size %s, but got tensor of "
+                             "size %s for argument #%d '%s' (while checking arguments for %s)",
+                             want, got, a.pos, a.name, fn);
+    }
+    return 0;
+}
+
+/* a given (wanted) or None (!wanted), else the error "fn: msg" */
+static int
+check_given(const char *fn, Arg a, int wanted, const char *msg)
+{
+    if ((a.t != NULL) != wanted) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: %s", fn, msg);
+    }
+    return 0;
+}
+
+/* The checks both layer ops share.  l->mode, T, B and G are set; sets H and P.  hx [B, P],
+ * cx [B, H] (LSTM only), w_hh [G, P], w_hr [P, H] (LSTM only; without it P = H). */
+static int
+layer_check(const char *fn, Layer *l, Arg hx, Arg cx, Arg w_hh, Arg w_hr)
+{
+    static const int64_t gates[4] = {1, 1, 4, 3};   /* ORDER MODE */
+    int lstm = l->mode == MODE_LSTM;
+    if (l->mode < MODE_RNN_RELU || l->mode > MODE_GRU) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: unknown mode %d", fn, l->mode);
+    }
+    if (l->G % gates[l->mode] != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: the gates' size %lld is not a multiple of "
+                             "%lld", fn, (long long)l->G, (long long)gates[l->mode]);
+    }
+    l->H = l->G / gates[l->mode];
+    if (check_given(fn, cx, lstm, lstm ? "an LSTM needs cx" : "cx is for LSTM only") < 0 ||
+        (!lstm && check_given(fn, w_hr, 0, "w_hr is for LSTM only") < 0) ||
+        (w_hr.t != NULL && check_dim(fn, w_hr, 2) < 0)) {
+        return -1;
+    }
+    l->P = w_hr.t != NULL ? w_hr.t->sizes[0] : l->H;
+    int64_t hs[2] = {l->B, l->P}, cs[2] = {l->B, l->H}, ws[2] = {l->G, l->P},
+            rs[2] = {l->P, l->H};
+    return check_size(fn, hx, 2, hs) < 0 || (lstm && check_size(fn, cx, 2, cs) < 0) ||
+                   check_size(fn, w_hh, 2, ws) < 0 ||
+                   (w_hr.t != NULL && check_size(fn, w_hr, 2, rs) < 0) ? -1 : 0;
+}
+
+/* batch_sizes: None, or int64 [T] of values in [0, B].  Sets l->batch_sizes into *c (a
+ * contiguous copy, new ref).  0 or -1. */
+static int
+layer_batch_sizes(const char *fn, Layer *l, Arg a, PtlTensorImpl **c)
+{
+    *c = NULL;
+    if (a.t == NULL) {
+        return 0;
+    }
+    if (a.t->dtype != PTL_DTYPE_INT64) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: batch_sizes must be int64, got %s", fn,
+                             ptl_dtype_legacy_name(a.t->dtype));
+    }
+    if (check_size(fn, a, 1, &l->T) < 0 || (*c = ptl_contiguous(a.t)) == NULL) {
+        return -1;
+    }
+    l->batch_sizes = DATA(const int64_t, *c);
+    for (int64_t t = 0; t < l->T; t++) {
+        if (l->batch_sizes[t] < 0 || l->batch_sizes[t] > l->B) {
+            PTL_CLEAR(*c);
+            return ptl_error_set(PTL_ERR_RUNTIME, "%s: batch_sizes[%lld] = %lld is not in [0, "
+                                 "%lld]", fn, (long long)t, (long long)l->batch_sizes[t],
+                                 (long long)l->B);
+        }
+    }
+    return 0;
+}
+
+/* Whether the hidden GEMMs' multiply-adds make the loop worth dropping the GIL. */
+static void *
+layer_nogil_begin(const Layer *l)
+{
+    return (double)l->T * l->B * l->G * l->P >= LAYER_NOGIL_FLOPS ? ptl_nogil_begin() : NULL;
+}
+
+/* _ptl_rnn_layer(input_gates [T, B, G], hx [B, P], cx [B, H]?, w_hh [G, P], b_ih [G]?,
+ *                b_hh [G]?, w_hr [P, H]?, int mode, bool reverse, batch_sizes [T]?) ->
+ *     (output [T, B, P], workspace (Note [Recurrent layer]), hy [B, P], cy [B, H] or None) */
+static int
+rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    const char *fn = "_ptl_rnn_layer";
+    PtlTensorImpl *in[7], *c[9] = {NULL}, *bs = NULL, *hg = NULL, *out = NULL, *ws = NULL;
+    PtlTensorImpl *hy = NULL, *cy = NULL;
+    Layer l;
+    (void)ks;
+    for (int i = 0; i < 7; i++) {
+        in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
+    }
+    Arg a[7] = {{in[0], "input_gates", 1}, {in[1], "hx", 2}, {in[2], "cx", 3},
+                {in[3], "w_hh", 4}, {in[4], "b_ih", 5}, {in[5], "b_hh", 6}, {in[6], "w_hr", 7}};
+    memset(&l, 0, sizeof(l));
+    l.mode = (int)s[7].u.i;
+    l.reverse = s[8].u.b;
+    if (check_dtypes(op, a, 7) < 0 || check_dim(fn, a[0], 3) < 0) {
+        return -1;
+    }
+    l.T = in[0]->sizes[0];
+    l.B = in[0]->sizes[1];
+    l.G = in[0]->sizes[2];
+    if (layer_check(fn, &l, a[1], a[2], a[3], a[6]) < 0 ||
+        check_given(fn, a[5], a[4].t != NULL, "b_ih and b_hh must be given together") < 0 ||
+        (a[4].t != NULL && (check_size(fn, a[4], 1, &l.G) < 0 ||
+                            check_size(fn, a[5], 1, &l.G) < 0))) {
+        return -1;
+    }
+    if (layer_batch_sizes(fn, &l, (Arg){s[9].tag == PTL_IV_TENSOR ? s[9].u.t : NULL,
+                                        "batch_sizes", 10}, &bs) < 0 ||
+        contiguous_all(in, c, 7) < 0) {
+        goto error;
+    }
+    l.hx = c[1];
+    l.cx = c[2];
+    l.w_hh = c[3];
+    l.b_ih = DATA(void, c[4]);
+    l.b_hh = DATA(void, c[5]);
+    l.w_hr = c[6];
+    l.ops = cell_ops(in[0]->dtype);
+    l.w_hh_t = c[7] = transpose_copy(l.w_hh);   /* c[7], c[8]: released with the inputs */
+    l.w_hr_t = c[8] = l.w_hr != NULL ? transpose_copy(l.w_hr) : NULL;
+    int64_t out_sizes[3] = {l.T, l.B, l.P}, ws_numel = workspace_numel(&l);
+    out = ptl_empty(3, out_sizes, in[0]->dtype, in[0]->device);
+    ws = new_1d(ws_numel, in[0]);
+    hg = new_2d(l.B, l.G, in[0]);
+    hy = new_2d(l.B, l.P, in[0]);
+    cy = l.mode == MODE_LSTM ? new_2d(l.B, l.H, in[0]) : NULL;
+    if (out == NULL || ws == NULL || hg == NULL || hy == NULL || l.w_hh_t == NULL ||
+        (l.mode == MODE_LSTM && cy == NULL) || (l.w_hr != NULL && l.w_hr_t == NULL)) {
+        goto error;
+    }
+    l.out = out;
+    l.ws = ws;
+    void *token = layer_nogil_begin(&l);
+    int rc = layer_forward(&l, DATA(char, c[0]), hg, hy, cy);
+    ptl_nogil_end(token);
+    if (rc < 0) {
+        goto error;
+    }
+    release_all(c, 9);
+    ptl_xdecref(bs);
+    ptl_decref(hg);
+    s[0] = ptl_iv_tensor(out);
+    s[1] = ptl_iv_tensor(ws);
+    s[2] = ptl_iv_tensor(hy);
+    s[3] = cy != NULL ? ptl_iv_tensor(cy) : ptl_iv_none();
+    return 0;
+error:
+    release_all(c, 9);
+    ptl_xdecref(bs);
+    ptl_xdecref(hg);
+    ptl_xdecref(out);
+    ptl_xdecref(ws);
+    ptl_xdecref(hy);
+    ptl_xdecref(cy);
+    return -1;
+}
+
+static void
+layer_grads_release(LayerGrads *g)
+{
+    PtlTensorImpl **all[9] = {&g->gout, &g->dh[0], &g->dh[1], &g->dc[0], &g->dc[1], &g->dr,
+                              &g->dg, &g->dgh, &g->dhp};
+    for (int i = 0; i < 9; i++) {
+        PTL_CLEAR(*all[i]);
+    }
+}
+
+/* The backward's buffers (new refs in g): dh and dc start as copies of grad_hy and grad_cy
+ * (zeros for None), since they are written in place. */
+static int
+layer_grads_new(const Layer *l, LayerGrads *g, PtlTensorImpl *ghy, PtlTensorImpl *gcy,
+                const PtlTensorImpl *like)
+{
+    int64_t sizes[3] = {l->T, l->B, l->G}, psizes[3] = {l->T, l->B, l->P};
+    int lstm = l->mode == MODE_LSTM;
+    g->dh[0] = new_2d(l->B, l->P, like);
+    g->dh[1] = new_2d(l->B, l->P, like);
+    if (lstm) {
+        g->dc[0] = new_2d(l->B, l->H, like);
+        g->dc[1] = new_2d(l->B, l->H, like);
+    }
+    g->dg = ptl_empty(3, sizes, like->dtype, like->device);
+    if (l->mode == MODE_GRU) {
+        g->dgh = ptl_empty(3, sizes, like->dtype, like->device);
+    }
+    else if (g->dg != NULL) {
+        ptl_incref(g->dg);
+        g->dgh = g->dg;
+    }
+    if (l->w_hr != NULL) {
+        g->dr = new_2d(l->B, l->H, like);
+        g->dhp = ptl_empty(3, psizes, like->dtype, like->device);
+    }
+    if (g->dh[0] == NULL || g->dh[1] == NULL || g->dg == NULL || g->dgh == NULL ||
+        (lstm && (g->dc[0] == NULL || g->dc[1] == NULL)) ||
+        (l->w_hr != NULL && (g->dr == NULL || g->dhp == NULL))) {
+        return -1;
+    }
+    return fill_from(g->dh[0], ghy) < 0 || (lstm && fill_from(g->dc[0], gcy) < 0) ? -1 : 0;
+}
+
+/* _ptl_rnn_layer_backward(grad_output [T, B, P]?, grad_hy [B, P]?, grad_cy [B, H]?, hx, cx?,
+ *     w_hh, w_hr?, output, workspace, int mode, bool reverse, batch_sizes?, bool has_bias)
+ *     -> (grad_input_gates [T, B, G], grad_hx [B, P], grad_cx [B, H] or None,
+ *         grad_weights [w_hh, then b_ih and b_hh with has_bias, then w_hr when given]):
+ *     the forward's arguments and outputs as _ptl_rnn_layer took and returned them. */
+static int
+rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    const char *fn = "_ptl_rnn_layer_backward";
+    PtlTensorImpl *in[9], *c[9] = {NULL}, *bs = NULL, *w[4] = {NULL, NULL, NULL, NULL};
+    PtlTensorImpl **list = NULL;
+    LayerGrads g;
+    Layer l;
+    int k = 0, has_bias = s[12].u.b, nw = 0;
+    (void)ks;
+    for (int i = 0; i < 9; i++) {
+        in[i] = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL;
+    }
+    Arg a[9] = {{in[7], "output", 8}, {in[0], "grad_output", 1}, {in[1], "grad_hy", 2},
+                {in[2], "grad_cy", 3}, {in[3], "hx", 4}, {in[4], "cx", 5}, {in[5], "w_hh", 6},
+                {in[6], "w_hr", 7}, {in[8], "workspace", 9}};
+    memset(&l, 0, sizeof(l));
+    memset(&g, 0, sizeof(g));
+    l.mode = (int)s[9].u.i;
+    l.reverse = s[10].u.b;
+    if (check_dtypes(op, a, 9) < 0 || check_dim(fn, a[0], 3) < 0 || check_dim(fn, a[6], 2) < 0) {
+        return -1;
+    }
+    l.T = in[7]->sizes[0];
+    l.B = in[7]->sizes[1];
+    l.G = in[5]->sizes[0];
+    if (layer_check(fn, &l, a[4], a[5], a[6], a[7]) < 0) {
+        return -1;
+    }
+    int64_t out_sizes[3] = {l.T, l.B, l.P}, h_sizes[2] = {l.B, l.P}, c_sizes[2] = {l.B, l.H};
+    l.w_hr = in[6];   /* its contiguous copy below; workspace_numel asks whether it is given */
+    int64_t ws_numel = workspace_numel(&l);
+    if (check_size(fn, a[0], 3, out_sizes) < 0 || check_size(fn, a[8], 1, &ws_numel) < 0 ||
+        (in[0] != NULL && check_size(fn, a[1], 3, out_sizes) < 0) ||
+        (in[1] != NULL && check_size(fn, a[2], 2, h_sizes) < 0) ||
+        (l.mode != MODE_LSTM && check_given(fn, a[3], 0, "grad_cy is for LSTM only") < 0) ||
+        (in[2] != NULL && check_size(fn, a[3], 2, c_sizes) < 0)) {
+        return -1;
+    }
+    if (layer_batch_sizes(fn, &l, (Arg){s[11].tag == PTL_IV_TENSOR ? s[11].u.t : NULL,
+                                        "batch_sizes", 12}, &bs) < 0 ||
+        contiguous_all(in, c, 9) < 0) {
+        goto error;
+    }
+    l.hx = c[3];
+    l.cx = c[4];
+    l.w_hh = c[5];
+    l.w_hr = c[6];
+    l.out = c[7];
+    l.ws = c[8];
+    l.ops = cell_ops(in[7]->dtype);
+    g.gout = c[0];
+    c[0] = NULL;
+    w[0] = new_2d(l.G, l.P, in[7]);
+    if (has_bias) {
+        w[1] = new_1d(l.G, in[7]);
+        w[2] = new_1d(l.G, in[7]);
+    }
+    if (l.w_hr != NULL) {
+        w[3] = new_2d(l.P, l.H, in[7]);
+    }
+    if (layer_grads_new(&l, &g, c[1], c[2], in[7]) < 0 || w[0] == NULL ||
+        (has_bias && (w[1] == NULL || w[2] == NULL)) || (l.w_hr != NULL && w[3] == NULL)) {
+        goto error;
+    }
+    void *token = layer_nogil_begin(&l);
+    int rc = 0;
+    for (int64_t i = l.T - 1; i >= 0 && rc == 0; i--, k = 1 - k) {
+        rc = layer_backward_step(&l, &g, k, step_time(&l, i), i > 0 ? step_time(&l, i - 1) : -1);
+    }
+    rc = rc < 0 ? -1 : layer_weight_grads(&l, &g, w[0], w[1], w[2], w[3]);
+    ptl_nogil_end(token);
+    if (rc < 0 || (list = ptl_tensorlist_new(4)) == NULL) {
+        goto error;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (w[i] != NULL) {
+            list[nw++] = w[i];
+            w[i] = NULL;
+        }
+    }
+    s[0] = ptl_iv_tensor(g.dg);
+    s[1] = ptl_iv_tensor(g.dh[k]);
+    s[2] = l.mode == MODE_LSTM ? ptl_iv_tensor(g.dc[k]) : ptl_iv_none();
+    g.dg = g.dh[k] = g.dc[k] = NULL;
+    release_all(c, 9);
+    ptl_xdecref(bs);
+    layer_grads_release(&g);
+    return ptl_set_tensorlist(&s[3], list, nw, 0);
+error:
+    release_all(c, 9);
+    ptl_xdecref(bs);
+    layer_grads_release(&g);
+    release_all(w, 4);
+    return -1;
+}
+
 static const PtlKernelReg rnn_kernels[] = {
     {PTL_OP__thnn_fused_lstm_cell, PTL_KEY_CPU, lstm_cell_cpu},
     {PTL_OP__thnn_fused_lstm_cell_backward_impl, PTL_KEY_CPU, lstm_cell_backward_cpu},
     {PTL_OP__thnn_fused_gru_cell, PTL_KEY_CPU, gru_cell_cpu},
     {PTL_OP__thnn_fused_gru_cell_backward, PTL_KEY_CPU, gru_cell_backward_cpu},
+    {PTL_OP__ptl_rnn_layer, PTL_KEY_CPU, rnn_layer_cpu},
+    {PTL_OP__ptl_rnn_layer_backward, PTL_KEY_CPU, rnn_layer_backward_cpu},
 };
 PTL_DEFINE_REGISTER(rnn_kernels)

@@ -1,11 +1,13 @@
-/* derivatives/rnn.c -- derivative formulas of the fused recurrent cells of
- * aten/native/rnn.c.  Mirrors the _thnn_fused_lstm_cell / _thnn_fused_gru_cell
- * entries of tools/autograd/derivatives.yaml: without grad mode the backward kernels
- * (_thnn_fused_*_backward*) give every gradient in one pass; with grad mode (create_graph)
- * the formulas of _thnn_differentiable_{lstm,gru}_cell_backward in FunctionsManual.cpp are
- * written with dispatcher ops, so they are differentiable again.
+/* derivatives/rnn.c -- derivative formulas of the fused recurrent cells and of the recurrent
+ * layer of aten/native/rnn.c.  The cells mirror the _thnn_fused_lstm_cell /
+ * _thnn_fused_gru_cell entries of tools/autograd/derivatives.yaml: without grad mode the
+ * backward kernels (_thnn_fused_*_backward*) give every gradient in one pass; with grad mode
+ * (create_graph) the formulas of _thnn_differentiable_{lstm,gru}_cell_backward in
+ * FunctionsManual.cpp are written with dispatcher ops, so they are differentiable again.
+ * The layer (_ptl_rnn_layer) mirrors the _cudnn_rnn entry: its backward kernel gives every
+ * gradient, and has no derivative itself (Note [Recurrent layer]).
  *
- * Edges are the forward's five tensor inputs (input_gates, hidden_gates, cx or hx,
+ * The cells' edges are the forward's five tensor inputs (input_gates, hidden_gates, cx or hx,
  * input_bias, hidden_bias); saved slots 0..4 hold them, slot 5 LSTM's cy or GRU's
  * workspace, slot 6 LSTM's workspace.  A bias gradient is the gate gradient reduced to [G]
  * by finish(). */
@@ -246,5 +248,69 @@ thnn_fused_gru_cell_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 done:
     release_n(t, 6);
     release_n(r, 5);
+    return rc;
+}
+
+/* _ptl_rnn_layer(input_gates, hx, cx, w_hh, b_ih, b_hh, w_hr, mode, reverse, batch_sizes):
+ * grads of (output, workspace, hy, cy); the workspace has none.  Saved slots: hx 0, cx 1,
+ * w_hh 2, b_ih 3, w_hr 4, batch_sizes 5, output 6, workspace 7; edges: the tensor arguments
+ * in order (input_gates 0 .. w_hr 6).  One call of _ptl_rnn_layer_backward gives them all;
+ * under create_graph it records a node that raises on a double backward. */
+int
+ptl_rnn_layer_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *t[8] = {NULL}, *r[3] = {NULL, NULL, NULL};
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    const PtlOperator *op = ptl_op(PTL_OP__ptl_rnn_layer_backward);
+    int rc = -1, called = 0;
+    if (gi[0] == NULL && gi[2] == NULL && gi[3] == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < 8; i++) {
+        if (saved(n, i, &t[i]) < 0) {
+            goto done;
+        }
+    }
+    PtlIValue a[13] = {gi[0] ? ptl_iv_tensor(gi[0]) : ptl_iv_none(),
+                       gi[2] ? ptl_iv_tensor(gi[2]) : ptl_iv_none(),
+                       gi[3] ? ptl_iv_tensor(gi[3]) : ptl_iv_none(), ptl_iv_tensor(t[0]),
+                       t[1] ? ptl_iv_tensor(t[1]) : ptl_iv_none(), ptl_iv_tensor(t[2]),
+                       t[4] ? ptl_iv_tensor(t[4]) : ptl_iv_none(), ptl_iv_tensor(t[6]),
+                       ptl_iv_tensor(t[7]), n->args[7], n->args[8],
+                       t[5] ? ptl_iv_tensor(t[5]) : ptl_iv_none(), ptl_iv_bool(t[3] != NULL)};
+    fill_args(op, 13, a, st);
+    if (ptl_dispatcher_call(op, st) < 0) {
+        goto done;
+    }
+    called = 1;
+    for (int i = 0; i < 3; i++) {
+        r[i] = st[i].tag == PTL_IV_TENSOR ? st[i].u.t : NULL;
+        st[i] = ptl_iv_none();
+    }
+    for (int e = 0; e < 3; e++) {
+        if (r[e] != NULL && NEEDS(e) && put_same(n, go, e, r[e]) < 0) {
+            goto done;
+        }
+    }
+    /* grad_weights: w_hh's, then both biases' (when given), then w_hr's (when given) */
+    for (int e = 3, k = 0; e < 7; e++) {
+        if ((e == 4 || e == 5) && t[3] == NULL) {
+            continue;
+        }
+        if (e == 6 && t[4] == NULL) {
+            break;
+        }
+        if (NEEDS(e) && put_same(n, go, e, st[3].u.tl.data[k]) < 0) {
+            goto done;
+        }
+        k++;
+    }
+    rc = 0;
+done:
+    if (called) {
+        ptl_ivalue_release(&st[3]);
+    }
+    release_n(t, 8);
+    release_n(r, 3);
     return rc;
 }
