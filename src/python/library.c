@@ -10,8 +10,8 @@
  * is its data, so a call of a user operator takes the same route as a built-in one and no
  * Python dict sits in front of the dispatcher.  The table owns one reference to the callable
  * for each slot that holds it.  The trampoline takes the GIL, turns the borrowed arguments
- * into Python objects, calls, bumps the version of every Tensor(a!) argument (PyTorch's
- * ADInplaceOrView) and boxes the results back as the schema says; a result of the wrong count
+ * into Python objects, calls, bumps the version of every Tensor(a!) argument once, below
+ * Autograd (PyTorch's ADInplaceOrView), and boxes the results back as the schema says; a result of the wrong count
  * or type is a RuntimeError naming the operator.  CompositeExplicitAutograd is an alias
  * key, as in PyTorch: its kernel fills the CPU and CUDA slots, and its origin says so. */
 #include "ptlpy.h"
@@ -493,7 +493,7 @@ call_python_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack
     if ((res = PyObject_Call(fn, args, NULL)) == NULL) {
         goto done;
     }
-    for (int i = 0; i < sc->nargs; i++) {
+    for (int i = 0; key != PTL_KEY_AUTOGRAD && i < sc->nargs; i++) {
         if (sc->args[i].alias_write && stack[i].tag == PTL_IV_TENSOR) {
             ptl_tensor_bump_version(stack[i].u.t);
         }
