@@ -430,8 +430,8 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None,
     comes from its annotations (or `schema`); the function is its kernel for device_types
     (every device when None)."""
     def wrap(func):
-        namespace, opname = name.split("::")
         text = schema if schema is not None else infer_schema(func, mutates_args=mutates_args)
+        namespace, opname = name.split("::")
         lib = Library(namespace, "FRAGMENT")
         lib._site = _site()
         lib.define(opname + text, tags=tags or ())
