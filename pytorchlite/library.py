@@ -433,7 +433,6 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None,
         text = schema if schema is not None else infer_schema(func, mutates_args=mutates_args)
         namespace, opname = name.split("::")
         lib = Library(namespace, "FRAGMENT")
-        lib._site = _site()
         lib.define(opname + text, tags=tags or ())
         keys = ["CompositeExplicitAutograd"] if device_types is None else _keys_for(device_types)
         for key in keys:
