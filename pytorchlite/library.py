@@ -191,7 +191,7 @@ def _library_for(qualname, lib):
 
 def define(qualname, schema, *, lib=None, tags=()):
     """define("ns::name", "(Tensor x) -> Tensor"): defines an operator; returns its name."""
-    ns, name = qualname.split("::")
+    name = qualname.split("::")[1]
     return _library_for(qualname, lib).define(name + schema, tags=tags)
 
 
@@ -281,8 +281,7 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """Registers backward(ctx, *grads) (and setup_context(ctx, inputs, output)) as the
     operator's derivative: its Autograd kernel records a GeneratedBackwardFor_... node."""
     qualname = _qualname(op)
-    schema = _schema_of(qualname)
-    if "(a" in schema.split("->")[0] and "!)" in schema.split("->")[0]:
+    if any(mutable for _, mutable in _schema_arguments(_schema_of(qualname))):
         raise RuntimeError(f"register_autograd({qualname}): operators that mutate their inputs "
                            "are not supported")
     if isinstance(op, CustomOpDef):

@@ -1,7 +1,7 @@
 /* library.c -- the dispatcher seen from Python: DispatchKey, DispatchKeySet, the key sets of
  * tensors and of the thread, and kernels written in Python (pytorchlite.library).  Mirrors
- * torch/csrc/utils/python_dispatch.cpp and the boxed Python kernels of
- * torch/csrc/utils/python_dispatch.cpp (PythonKernelHolder).
+ * torch/csrc/utils/python_dispatch.cpp (its PythonKernelHolder is our python_kernel) and the
+ * DispatchKey/DispatchKeySet bindings of torch/csrc/Module.cpp.
  *
  * Note [Python kernels]
  * ~~~~~~~~~~~~~~~~~~~~~

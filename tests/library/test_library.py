@@ -578,3 +578,30 @@ def test_impl_for_an_undefined_op_and_malformed_schema(lib):
         lib.define("baz(Tensor x) -> Tensor", alias_analysis="WRONG")
     with pytest.raises(RuntimeError, match="define\\(\\) is not allowed in an IMPL library"):
         library.Library(lib.ns, "IMPL").define("baz(Tensor x) -> Tensor")
+
+
+def test_module_level_define_impl_and_register_fake():
+    ns = fresh_ns()
+    assert library.define(f"{ns}::halve", "(Tensor x) -> Tensor") == "halve"
+
+    @library.impl(f"{ns}::halve", ["cpu", "cuda"])
+    def halve(x):
+        return x * 0.5
+
+    assert _C._dispatch_has_kernel_for_dispatch_key(f"{ns}::halve", "CUDA")
+    library.register_fake(f"{ns}::halve")(lambda x: ptl.empty_like(x))
+    x, xa = make((2, 0, 3), ptl.float32, "sliced")
+    assert_close(getattr(ptl.ops, ns).halve(x), xa * 0.5)
+    assert library.opcheck(f"{ns}::halve", (ptl.ones(2),))["test_faketensor"] == "SUCCESS"
+
+
+def test_register_autograd_rejects_a_mutating_op():
+    ns = fresh_ns()
+
+    @library.custom_op(f"{ns}::zero_", mutates_args=("x",))
+    def zero_(x: ptl.Tensor) -> None:
+        x.zero_()
+
+    with pytest.raises(RuntimeError, match=f"register_autograd\\({ns}::zero_\\): operators that "
+                                           "mutate their inputs are not supported"):
+        zero_.register_autograd(lambda ctx, g: g)
