@@ -238,13 +238,18 @@ class _OpAutograd:
         name, _, overload = rest.partition(".")
         overload = overload or "default"
         call = _C._op(f"{ns}::{name}", overload if overload != "default" else "")
+        kwnames = tuple(n for n, _, kwarg_only in _schema_arguments(_schema_of(qualname))
+                        if kwarg_only)
+        npos = -len(kwnames) or None
         dotted = f"{ns}.{name}.{overload}"
         self.backward_fn = None
         self.setup_fn = None
         owner = self
 
+        # Function.apply takes every argument positionally (inputs, needs_input_grad and the
+        # gradients count them all); the call below splits the keyword-only ones out again
         def forward(*args):
-            return call(*args)
+            return call(*args[:npos], **dict(zip(kwnames, args[npos:] if npos else ())))
 
         def setup_context(ctx, inputs, output):
             if owner.setup_fn is not None:
@@ -263,8 +268,8 @@ class _OpAutograd:
                               "backward": staticmethod(backward)})
         apply = self.function.apply
 
-        def autograd_kernel(*args):
-            return apply(*args)
+        def autograd_kernel(*args, **kwargs):
+            return apply(*args, *kwargs.values())
         self.kernel = autograd_kernel
 
 
@@ -281,7 +286,7 @@ def register_autograd(op, backward, /, *, setup_context=None, lib=None):
     """Registers backward(ctx, *grads) (and setup_context(ctx, inputs, output)) as the
     operator's derivative: its Autograd kernel records a GeneratedBackwardFor_... node."""
     qualname = _qualname(op)
-    if any(mutable for _, mutable in _schema_arguments(_schema_of(qualname))):
+    if any(mutable for _, mutable, _ in _schema_arguments(_schema_of(qualname))):
         raise RuntimeError(f"register_autograd({qualname}): operators that mutate their inputs "
                            "are not supported")
     if isinstance(op, CustomOpDef):
@@ -463,21 +468,24 @@ def _as_tuple(result):
 
 
 def _schema_arguments(schema):
-    """[(name, mutable)] of the schema's arguments."""
+    """[(name, mutable, kwarg_only)] of the schema's arguments."""
     inner = schema.split("(", 1)[1].rsplit(") ->", 1)[0]
-    out = []
+    out, kwarg_only = [], False
     for part in inner.split(", "):
-        if part and part != "*":
-            out.append((part.split(" ")[1].split("=")[0], "!)" in part.split(" ")[0]))
+        if part == "*":
+            kwarg_only = True
+        elif part:
+            kind, name = part.split(" ")[:2]
+            out.append((name.split("=")[0], "!)" in kind, kwarg_only))
     return out
 
 
 def _test_schema(qualname, op, args, kwargs):
     schema = _C._dispatch_schema(qualname)
     arguments = _schema_arguments(schema)
-    values = list(args) + [kwargs[n] for n, _ in arguments[len(args):] if n in kwargs]
+    values = list(args) + [kwargs[n] for n, _, _ in arguments[len(args):] if n in kwargs]
     before = []
-    for (name, mutable), v in zip(arguments, values):
+    for (name, mutable, _), v in zip(arguments, values):
         for t in _flatten_tensors([v]):
             before.append((name, mutable, t, t._version, t.detach().clone()))
     with no_grad():

@@ -471,7 +471,11 @@ call_python_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack
     const PtlSchema *sc = &op->schema;
     PtlDispatchKey key = ptl_keyset_highest(ks);
     PyObject *fn = ptl_dispatcher_kernel_data(op, ks);
-    PyObject *args = PyTuple_New(sc->nargs + with_keyset), *res = NULL, *seq = NULL;
+    int npos = 0;
+    while (npos < sc->nargs && !sc->args[npos].kwarg_only) {
+        npos++;
+    }
+    PyObject *args = PyTuple_New(npos + with_keyset), *kwargs = NULL, *res = NULL, *seq = NULL;
     int filled = 0, rc = -1;
     if (args == NULL) {
         return -1;
@@ -483,14 +487,27 @@ call_python_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack
         }
         PyTuple_SET_ITEM(args, 0, o);
     }
+    /* keyword-only arguments go by name, in schema order (PyTorch's Python kernels) */
     for (int i = 0; i < sc->nargs; i++) {
         PyObject *o = arg_to_py(&stack[i]);
         if (o == NULL) {
             goto done;
         }
-        PyTuple_SET_ITEM(args, i + with_keyset, o);
+        if (i < npos) {
+            PyTuple_SET_ITEM(args, i + with_keyset, o);
+            continue;
+        }
+        if (kwargs == NULL && (kwargs = PyDict_New()) == NULL) {
+            Py_DECREF(o);
+            goto done;
+        }
+        int set = PyDict_SetItemString(kwargs, sc->args[i].name, o);
+        Py_DECREF(o);
+        if (set < 0) {
+            goto done;
+        }
     }
-    if ((res = PyObject_Call(fn, args, NULL)) == NULL) {
+    if ((res = PyObject_Call(fn, args, kwargs)) == NULL) {
         goto done;
     }
     for (int i = 0; key != PTL_KEY_AUTOGRAD && i < sc->nargs; i++) {
@@ -535,6 +552,7 @@ done:
     }
     Py_XDECREF(seq);
     Py_XDECREF(res);
+    Py_XDECREF(kwargs);
     Py_DECREF(args);
     return rc;
 }

@@ -605,3 +605,21 @@ def test_register_autograd_rejects_a_mutating_op():
     with pytest.raises(RuntimeError, match=f"register_autograd\\({ns}::zero_\\): operators that "
                                            "mutate their inputs are not supported"):
         zero_.register_autograd(lambda ctx, g: g)
+
+
+def test_keyword_only_arguments_reach_the_kernel_by_name():
+    ns = fresh_ns()
+
+    @library.custom_op(f"{ns}::axpy", mutates_args=())
+    def axpy(x: ptl.Tensor, y: ptl.Tensor, *, alpha: float = 1.0) -> ptl.Tensor:
+        return x * alpha + y
+
+    axpy.register_autograd(lambda ctx, g: (g * ctx.alpha, g, None),
+                           setup_context=lambda ctx, inputs, output: setattr(ctx, "alpha",
+                                                                             inputs[2]))
+    assert axpy._schema == f"{ns}::axpy(Tensor x, Tensor y, *, float alpha=1) -> Tensor"
+    x = ptl.tensor([1.0, 2.0], dtype=ptl.float64, requires_grad=True)
+    y = ptl.tensor([0.5, -1.0], dtype=ptl.float64, requires_grad=True)
+    assert_close(axpy(x, y, alpha=3.0).detach(), np.array([3.5, 5.0]))
+    assert_close(axpy(x, y).detach(), np.array([1.5, 1.0]))
+    assert ptl.autograd.gradcheck(lambda a, b: axpy(a, b, alpha=-2.0), (x, y))
