@@ -145,6 +145,7 @@ ptl_dispatcher_remove_op(PtlOperator *op)
     for (int k = 0; k < PTL_KEY_COUNT; k++) {
         ptl_dispatcher_set_kernel(op, (PtlDispatchKey)k, NULL, NULL, "");
     }
+    memset(op->calls, 0, sizeof(op->calls));
     op->schema.name[0] = '\0';
     op->schema.overload[0] = '\0';
     return 0;

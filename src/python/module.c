@@ -295,6 +295,9 @@ py_schemas(PyObject *m, PyObject *unused)
     for (int i = 0; list != NULL && i < ptl_dispatcher_num_ops(); i++) {
         const PtlOperator *op = ptl_dispatcher_op_at(i);
         char buf[1024];
+        if (op->schema.name[0] == '\0') {   /* removed (ptl_dispatcher_remove_op) */
+            continue;
+        }
         ptl_schema_format(&op->schema, buf, sizeof(buf));
         PyObject *keys = PyList_New(0);
         for (int k = 0; keys != NULL && k < PTL_KEY_COUNT; k++) {
