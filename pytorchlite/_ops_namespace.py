@@ -50,3 +50,11 @@ class _Ops:
 
 
 ops = _Ops()
+
+
+def forget(qualname):
+    """Drops the cached callables of "ns::name[.overload]" (its operator was removed)."""
+    ns, _, name = qualname.partition("::")
+    namespace = ops.__dict__.get(ns)
+    if namespace is not None:
+        namespace.__dict__.pop(name.partition(".")[0], None)

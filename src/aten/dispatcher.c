@@ -136,6 +136,22 @@ ptl_dispatcher_add_op(const char *schema, uint32_t flags)
 }
 
 int
+ptl_dispatcher_remove_op(PtlOperator *op)
+{
+    if (op->id < PTL_OP_COUNT) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "can't remove the built-in operator %s",
+                             op->schema.name);
+    }
+    for (int k = 0; k < PTL_KEY_COUNT; k++) {
+        ptl_dispatcher_set_kernel(op, (PtlDispatchKey)k, NULL, NULL, "");
+    }
+    memset(op->calls, 0, sizeof(op->calls));
+    op->schema.name[0] = '\0';
+    op->schema.overload[0] = '\0';
+    return 0;
+}
+
+int
 ptl_dispatcher_register(const PtlKernelReg *regs, size_t n, const char *origin)
 {
     const char *base = strrchr(origin, '/');
@@ -195,8 +211,9 @@ ptl_dispatcher_fallback(PtlDispatchKey key)
     return fallbacks[key];
 }
 
-PtlDispatchKeySet
-ptl_dispatcher_keys(const PtlOperator *op, const PtlIValue *stack)
+/* The keys the arguments carry, before the thread's included and excluded keys. */
+static PtlDispatchKeySet
+argument_keys(const PtlOperator *op, const PtlIValue *stack)
 {
     PtlDispatchKeySet ks = 0;
     uint32_t m = op->tensor_args;
@@ -220,24 +237,55 @@ ptl_dispatcher_keys(const PtlOperator *op, const PtlIValue *stack)
                    stack[op->device_arg].u.device.type == PTL_DEVICE_CUDA;
         ks = PTL_KEYSET(cuda ? PTL_KEY_CUDA : PTL_KEY_CPU);
     }
-    const PtlLocalState *tls = ptl_tls();
-    return (ks | tls->included) & ~tls->excluded;
+    return ks;
 }
 
-static void
-trace_call(const PtlOperator *op, PtlDispatchKeySet ks, PtlDispatchKey chosen, int depth)
+PtlDispatchKeySet
+ptl_dispatcher_keys(const PtlOperator *op, const PtlIValue *stack)
 {
-    char keys[256];
+    const PtlLocalState *tls = ptl_tls();
+    return (argument_keys(op, stack) | tls->included) & ~tls->excluded;
+}
+
+/* The keys the thread's excluded set took from the call being traced; the trace line of
+ * the call's first kernel prints them and clears them. */
+static _Thread_local PtlDispatchKeySet trace_masked;
+
+static int
+format_keys(char *buf, size_t n, PtlDispatchKeySet ks)
+{
     int off = 0;
+    buf[0] = '\0';
     for (int k = PTL_KEY_COUNT - 1; k >= 0; k--) {
-        if ((ks & PTL_KEYSET(k)) && k != PTL_KEY_COMPOSITE_IMPLICIT) {
-            off += snprintf(keys + off, sizeof(keys) - (size_t)off, "%s%s", off ? ", " : "",
+        if ((ks & PTL_KEYSET(k)) && k != PTL_KEY_COMPOSITE_IMPLICIT && (size_t)off < n) {
+            off += snprintf(buf + off, n - (size_t)off, "%s%s", off ? ", " : "",
                             ptl_dispatch_key_name((PtlDispatchKey)k));
         }
     }
-    fprintf(stderr, "%*s[dispatch] %s%s%s  keys={%s}  -> %s %s\n", depth * 2, "",
+    return off;
+}
+
+/* One line per kernel entered: the operator, the keys it dispatched on, the keys the
+ * thread's excluded set masked (masked=), the keys above the chosen one that had neither a
+ * kernel nor a fallback and so fell through (fallthrough=), and what served the call. */
+static void
+trace_call(const PtlOperator *op, PtlDispatchKeySet ks, PtlDispatchKey chosen, int depth)
+{
+    char keys[256], list[256], masked[272] = "", through[272] = "";
+    PtlDispatchKeySet above = ks & ~ptl_keyset_below(chosen) & ~PTL_KEYSET(chosen);
+    format_keys(keys, sizeof(keys), ks);
+    if (trace_masked != 0) {
+        format_keys(list, sizeof(list), trace_masked);
+        snprintf(masked, sizeof(masked), "  masked={%s}", list);
+        trace_masked = 0;
+    }
+    if (format_keys(list, sizeof(list), above) > 0) {
+        snprintf(through, sizeof(through), "  fallthrough={%s}", list);
+    }
+    fprintf(stderr, "%*s[dispatch] %s%s%s  keys={%s}%s%s  -> %s %s\n", depth * 2, "",
             op->schema.name, op->schema.overload[0] ? "." : "", op->schema.overload, keys,
-            ptl_dispatch_key_name(chosen), op->kernels[chosen] ? "kernel" : "fallback");
+            masked, through, ptl_dispatch_key_name(chosen),
+            op->kernels[chosen] ? "kernel" : "fallback");
     fflush(stderr);
 }
 
@@ -292,7 +340,12 @@ ptl_dispatcher_redispatch(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
 int
 ptl_dispatcher_call(const PtlOperator *op, PtlIValue *stack)
 {
-    return ptl_dispatcher_redispatch(op, ptl_dispatcher_keys(op, stack), stack);
+    const PtlLocalState *tls = ptl_tls();
+    PtlDispatchKeySet ks = argument_keys(op, stack) | tls->included;
+    if (PTL_UNLIKELY(tls->trace_dispatch)) {
+        trace_masked = ks & tls->excluded;
+    }
+    return ptl_dispatcher_redispatch(op, ks & ~tls->excluded, stack);
 }
 
 PtlTensorImpl *

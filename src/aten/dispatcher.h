@@ -56,6 +56,9 @@ void ptl_dispatcher_register_fallback(PtlDispatchKey key, PtlKernel fn);
 PtlKernel ptl_dispatcher_fallback(PtlDispatchKey key);
 /* Adds an operator at run time (_C._register_op); returns it, or NULL on error. */
 PtlOperator *ptl_dispatcher_add_op(const char *schema, uint32_t flags);
+/* Removes an operator added at run time: clears its kernels (the caller releases their data
+ * first) and its name, so lookups no longer find it; its slot is not reused.  0 or -1. */
+int ptl_dispatcher_remove_op(PtlOperator *op);
 /* Sets (fn != NULL) or removes (fn == NULL) op's kernel for key at run time: library.impl,
  * the C ABI.  data travels with the kernel (ptl_dispatcher_kernel_data); the caller owns it
  * and reads op->kernel_data[key] first when it must release the one it replaces.  origin

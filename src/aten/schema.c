@@ -89,8 +89,9 @@ ptl_arg_kind_name(PtlArgKind k)
 static int
 parse_type(Parser *ps, PtlArg *a)
 {
-    char tname[32];
+    char tname[32], what[64];
     size_t i;
+    const char *start = ps->p;
     if (!ident(ps, tname, sizeof(tname))) {
         return fail(ps, "expected a type");
     }
@@ -100,20 +101,27 @@ parse_type(Parser *ps, PtlArg *a)
         }
     }
     if (i == sizeof(base_types) / sizeof(base_types[0])) {
-        return fail(ps, "unknown type");
+        snprintf(what, sizeof(what), "unknown type '%s'", tname);
+        ps->p = start;
+        return fail(ps, what);
     }
     a->kind = (uint8_t)base_types[i].kind;
-    if (*ps->p == '(') {   /* alias annotation: (a), (a!), (a -> *) */
+    if (*ps->p == '(') {   /* alias annotation: (a), (a!), (a0!), (a -> *) */
         ps->p++;
+        if (!isalpha((unsigned char)*ps->p)) {
+            return fail(ps, "expected an alias set name such as 'a'");
+        }
         a->alias_set = *ps->p;
-        while (*ps->p && *ps->p != ')') {
-            if (*ps->p == '!') {
-                a->alias_write = 1;
-            }
+        while (isalnum((unsigned char)*ps->p)) {
             ps->p++;
         }
+        if (*ps->p == '!') {
+            a->alias_write = 1;
+            ps->p++;
+        }
+        accept(ps, "-> *");
         if (*ps->p != ')') {
-            return fail(ps, "unterminated alias annotation");
+            return fail(ps, "expected ')' to close the alias annotation");
         }
         ps->p++;
     }
@@ -231,6 +239,12 @@ parse_default(Parser *ps, PtlArg *a)
         a->def = ptl_iv_string(a->def_str);
         if (a->kind == PTL_ARG_INT && strcmp(word, "Mean") == 0) {
             a->def = ptl_iv_int(1);
+        }
+        else if (a->kind == PTL_ARG_INT || a->kind == PTL_ARG_FLOAT ||
+                 a->kind == PTL_ARG_BOOL || a->kind == PTL_ARG_SCALAR ||
+                 a->kind == PTL_ARG_TENSOR) {
+            ps->p -= strlen(word);
+            return fail(ps, "expected a number, True, False or None as the default");
         }
         return 0;
     }

@@ -28,6 +28,29 @@ not_implemented_apply(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 
 static const PtlNodeKind not_implemented_kind = {"NotImplemented", not_implemented_apply, 0};
 
+/* An operator added at run time (pytorchlite.library) with a backend kernel and no autograd
+ * kernel: backward warns and gives its inputs no gradient, PyTorch's autograd fallback in
+ * its default "warn" mode (torch/csrc/autograd/autograd_not_implemented_fallback.cpp). */
+static int
+warn_not_implemented_apply(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    (void)gi;
+    (void)go;
+    ptl_warn("%s%s%s: an autograd kernel was not registered to the Autograd key(s) but we are "
+             "trying to backprop through it. This may lead to silently incorrect behavior. "
+             "This behavior is deprecated and will be removed in a future version of PyTorch. "
+             "If your operator is differentiable, please ensure you have registered an "
+             "autograd kernel to the correct Autograd key (e.g. DispatchKey::Autograd, "
+             "DispatchKey::CompositeImplicitAutograd). If your operator is not "
+             "differentiable, or to squash this warning and use the previous behavior, please "
+             "register torch::CppFunction::makeFallthrough() to DispatchKey::Autograd.",
+             n->op->schema.name, n->op->schema.overload[0] ? "." : "", n->op->schema.overload);
+    return 0;
+}
+
+static const PtlNodeKind warn_not_implemented_kind = {"torch::autograd::WarnNotImplemented",
+                                                      warn_not_implemented_apply, 0};
+
 /* The differentiable tensor inputs of a call, flattened (tensor lists element by element).
  * Up to INPUTS_INLINE of them live in the struct; a longer tensor list (cat of hundreds of
  * tensors) moves them to the heap, which inputs_release frees. */
@@ -313,7 +336,10 @@ make_node(const PtlOperator *op, const PtlGradRow *row, const PtlIValue *args,
     for (int k = 0; k < op->schema.nrets; k++) {
         nouts += s[k].tag == PTL_IV_TENSORLIST ? (int)s[k].u.tl.n : 1;
     }
-    PtlNode *node = ptl_node_new(row ? &row->kind : &not_implemented_kind, nouts, in->n);
+    const PtlNodeKind *kind = row                     ? &row->kind
+                              : op->id >= PTL_OP_COUNT ? &warn_not_implemented_kind
+                                                       : &not_implemented_kind;
+    PtlNode *node = ptl_node_new(kind, nouts, in->n);
     if (node == NULL || keep_args(node, op, args) < 0) {
         if (node != NULL) {
             ptl_node_decref(node);

@@ -592,6 +592,9 @@ py_run_backward(PyObject *m, PyObject *args)
         ptlpy_raise();
         goto done;
     }
+    if (ptlpy_flush_warnings() < 0) {
+        goto done;
+    }
     Py_INCREF(Py_None);
     res = Py_None;
 done:
@@ -627,6 +630,9 @@ py_run_grad(PyObject *m, PyObject *args)
     if (ptl_autograd_grad(roots, grads, (int)n, inputs, (int)ni, retain, create, allow_unused,
                           out) < 0) {
         ptlpy_raise();
+        goto done;
+    }
+    if (ptlpy_flush_warnings() < 0) {
         goto done;
     }
     res = PyTuple_New(ni);

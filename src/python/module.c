@@ -230,25 +230,6 @@ py_dispatch_dump(PyObject *m, PyObject *arg)
     return PyUnicode_FromString(buf);
 }
 
-/* _dispatch_keys() -> every dispatch key's name, lowest priority first (Note [Dispatch key
- * order]) */
-static PyObject *
-py_dispatch_keys(PyObject *m, PyObject *unused)
-{
-    (void)m;
-    (void)unused;
-    PyObject *list = PyList_New(PTL_KEY_COUNT);
-    for (int k = 0; list != NULL && k < PTL_KEY_COUNT; k++) {
-        PyObject *s = PyUnicode_FromString(ptl_dispatch_key_name((PtlDispatchKey)k));
-        if (s == NULL) {
-            Py_CLEAR(list);
-            break;
-        }
-        PyList_SET_ITEM(list, k, s);
-    }
-    return list;
-}
-
 static PyObject *
 py_dispatch_trace(PyObject *m, PyObject *arg)
 {
@@ -314,6 +295,9 @@ py_schemas(PyObject *m, PyObject *unused)
     for (int i = 0; list != NULL && i < ptl_dispatcher_num_ops(); i++) {
         const PtlOperator *op = ptl_dispatcher_op_at(i);
         char buf[1024];
+        if (op->schema.name[0] == '\0') {   /* removed (ptl_dispatcher_remove_op) */
+            continue;
+        }
         ptl_schema_format(&op->schema, buf, sizeof(buf));
         PyObject *keys = PyList_New(0);
         for (int k = 0; keys != NULL && k < PTL_KEY_COUNT; k++) {
@@ -544,7 +528,6 @@ static PyMethodDef module_methods[] = {
     {"can_cast", py_can_cast, METH_VARARGS, NULL},
     {"result_type", py_result_type, METH_VARARGS, NULL},
     {"_dispatch_dump", py_dispatch_dump, METH_O, "the kernel registered for each dispatch key"},
-    {"_dispatch_keys", py_dispatch_keys, METH_NOARGS, "every dispatch key, lowest priority first"},
     {"_dispatch_trace", py_dispatch_trace, METH_O, "turn the dispatch trace on/off; returns the old state"},
     {"_dispatch_stats", py_dispatch_stats, METH_NOARGS, "calls per operator and dispatch key"},
     {"_dispatch_reset_stats", py_dispatch_reset_stats, METH_NOARGS, NULL},
@@ -606,7 +589,7 @@ PyInit__C(void)
     }
     if (ptlpy_dtype_init_types(m) < 0 || ptlpy_tensor_init_type(m) < 0 ||
         ptlpy_ops_init(m) < 0 || ptlpy_autograd_init(m) < 0 || ptlpy_generator_init(m) < 0 ||
-        ptlpy_errors_init(m) < 0) {
+        ptlpy_errors_init(m) < 0 || ptlpy_library_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -73,6 +73,9 @@ void ptlpy_fill_defaults(const PtlOperator *op, PtlIValue *stack, int from);
 PyObject *ptlpy_getitem(PyObject *self, PyObject *index);
 int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 
+/* ---- the dispatcher from Python, Python kernels (library.c) ---- */
+int ptlpy_library_init(PyObject *module);
+
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);
 

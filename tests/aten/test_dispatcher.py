@@ -21,12 +21,13 @@ from pytorchlite import _C
     "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
     "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
     "myns::foo(Tensor x) -> ()",
+    "myns::bump(Tensor(a0!) x, Tensor(b1!) y) -> ()",
 ])
 def test_schema_round_trip(text):
     out = _C._parse_schema(text)
     ns_text = text if "::" in text else "aten::" + text
     # canonical form: same tokens modulo the alias annotation "(a -> *)" and defaults spelling
-    norm = lambda s: re.sub(r"\(a -> \*\)", "(a)", s).replace("Mean", "1").replace("1e-05", "1e-05")
+    norm = lambda s: re.sub(r"\(([a-z])\d*( -> \*)?(!?)\)", r"(\1\3)", s).replace("Mean", "1").replace("1e-05", "1e-05")
     assert norm(out) == norm(ns_text)
     assert _C._parse_schema(out) == out   # a fixed point
 
@@ -34,11 +35,15 @@ def test_schema_round_trip(text):
 @pytest.mark.parametrize("text, where", [
     ("add.Tensor(Tensor self", "expected ')'"),
     ("add(Tensor self) Tensor", "expected '->'"),
-    ("add(Blob self) -> Tensor", "unknown type"),
+    ("add(Blob self) -> Tensor", "unknown type 'Blob' at position 4 in"),
     ("add(Tensor) -> Tensor", "expected an argument name"),
     ("(Tensor self) -> Tensor", "expected an operator name"),
     ("add(Tensor self, int x=[1, ) -> Tensor", "bad list default"),
     ("add(Tensor self) -> Tensor out junk", "trailing characters"),
+    ("add(Tensor(a self) -> Tensor", "expected ')' to close the alias annotation at position 13"),
+    ("add(Tensor(!) self) -> Tensor", "expected an alias set name such as 'a' at position 11"),
+    ("add(Tensor self, int n=abc) -> Tensor",
+     "expected a number, True, False or None as the default at position 23"),
 ])
 def test_schema_errors(text, where):
     with pytest.raises(RuntimeError, match="schema parse error: " + re.escape(where)):
