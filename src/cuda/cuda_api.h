@@ -7,6 +7,8 @@
 extern "C" {
 #endif
 
+struct PtlCachingAllocator;
+
 /* 1 when the extension was compiled with nvcc (PTL_WITH_CUDA). */
 int ptl_cuda_is_built(void);
 /* Number of visible devices; 0 when CUDA is not built, no driver, or no device.  Never
@@ -30,6 +32,14 @@ int ptl_cuda_lazy_init(void);
 void ptl_cuda_mark_initialized(void);
 int ptl_cuda_is_initialized(void);
 int ptl_cuda_in_bad_fork(void);
+
+/* Creates the devices' caching allocators (settings from PTL_CUDA_ALLOC_CONF) and registers
+ * the CUDA storage allocator; 0, or -1 with an error (a bad PTL_CUDA_ALLOC_CONF, a CPU-only
+ * build).  Called once CUDA kernels are registered (Note [CUDA availability]). */
+int ptl_cuda_register_allocator(void);
+/* The caching allocator of CUDA device `device` once the CUDA allocator is registered
+ * (cuda_memory.cu), else NULL; sets no error. */
+struct PtlCachingAllocator *ptl_cuda_caching_allocator(int device);
 
 #ifdef __cplusplus
 }

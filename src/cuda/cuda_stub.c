@@ -2,6 +2,10 @@
  * available.  With nvcc, runtime.cu provides them and this file compiles to nothing. */
 #include "cuda_api.h"
 
+#include <stddef.h>
+
+#include "../c10/error.h"
+
 #ifndef PTL_WITH_CUDA
 int
 ptl_cuda_is_built(void)
@@ -25,5 +29,18 @@ int
 ptl_cuda_runtime_version(void)
 {
     return 0;
+}
+
+int
+ptl_cuda_register_allocator(void)
+{
+    return ptl_error_set(PTL_ERR_RUNTIME, "Torch not compiled with CUDA enabled");
+}
+
+struct PtlCachingAllocator *
+ptl_cuda_caching_allocator(int device)
+{
+    (void)device;
+    return NULL;
 }
 #endif

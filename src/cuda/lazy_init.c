@@ -32,6 +32,7 @@
 static atomic_int initialized;
 static atomic_int bad_fork;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t register_once = PTHREAD_ONCE_INIT;
 
 static void
 child_after_fork(void)
@@ -47,11 +48,26 @@ install_atfork(void)
     pthread_atfork(NULL, NULL, child_after_fork);
 }
 
+static void
+register_allocator(void)
+{
+    if (ptl_cuda_register_allocator() < 0) {
+        ptl_error_clear();   /* no allocator: has_backend() stays 0 */
+    }
+}
+
+/* The CUDA allocator is registered the first time CUDA kernels are seen, so that a build
+ * with no kernels has no allocator either. */
 static int
 has_backend(void)
 {
-    return ptl_allocator_is_registered(PTL_DEVICE_CUDA) &&
-           ptl_op(PTL_OP_copy_)->kernels[PTL_KEY_CUDA] != NULL;
+    if (ptl_op(PTL_OP_copy_)->kernels[PTL_KEY_CUDA] == NULL) {
+        return 0;
+    }
+    if (ptl_cuda_is_built()) {
+        pthread_once(&register_once, register_allocator);
+    }
+    return ptl_allocator_is_registered(PTL_DEVICE_CUDA);
 }
 
 int
