@@ -277,11 +277,11 @@ segment_alloc(PtlCachingAllocator *a, size_t size, int is_large, PtlStreamId str
 {
     void *ptr = NULL;
     *status = 1;
-    if (a->allowed != SIZE_MAX && (a->reserved > a->allowed || size > a->allowed - a->reserved)) {
-        return NULL;
-    }
     if (retry) {
         a->stats.num_alloc_retries++;
+    }
+    if (a->allowed != SIZE_MAX && (a->reserved > a->allowed || size > a->allowed - a->reserved)) {
+        return NULL;
     }
     *status = a->ops->malloc(a->ctx, size, &ptr);
     if (*status != 0) {
@@ -337,8 +337,9 @@ block_free(PtlCachingAllocator *a, Block *b)
 {
     BlockSet *pool = pool_of(a, b);
     PtlStatType t = stat_type(b);
-    size_t orig_size = b->size;
+    size_t orig_size = b->size, requested = b->requested;
     int64_t net_blocks = 0, net_bytes = 0;
+    b->requested = 0;
     Block *n = b->next;
     if (is_free(n)) {
         set_remove(pool, 0, n);
@@ -373,8 +374,7 @@ block_free(PtlCachingAllocator *a, Block *b)
     ptl_stat_update_pool(a->stats.inactive_split_bytes, t, net_bytes);
     ptl_stat_update_pool(a->stats.active, t, -1);
     ptl_stat_update_pool(a->stats.active_bytes, t, -(int64_t)orig_size);
-    ptl_stat_update_pool(a->stats.requested_bytes, t, -(int64_t)b->requested);
-    b->requested = 0;
+    ptl_stat_update_pool(a->stats.requested_bytes, t, -(int64_t)requested);
 }
 
 /* Frees the blocks whose record_stream events have all completed (or, with wait, waits for

@@ -2,8 +2,6 @@
  * available.  With nvcc, runtime.cu provides them and this file compiles to nothing. */
 #include "cuda_api.h"
 
-#include <stddef.h>
-
 #include "../c10/error.h"
 
 #ifndef PTL_WITH_CUDA
@@ -31,10 +29,45 @@ ptl_cuda_runtime_version(void)
     return 0;
 }
 
+static int
+not_built(void)
+{
+    return ptl_error_set(PTL_ERR_RUNTIME, "Torch not compiled with CUDA enabled");
+}
+
+int
+ptl_cuda_current_device(int *device)
+{
+    (void)device;
+    return not_built();
+}
+
+int
+ptl_cuda_set_device(int device)
+{
+    (void)device;
+    return not_built();
+}
+
+int
+ptl_cuda_synchronize(int device)
+{
+    (void)device;
+    return not_built();
+}
+
+int
+ptl_cuda_get_device_properties(int device, PtlCudaDeviceProperties *out)
+{
+    (void)device;
+    (void)out;
+    return not_built();
+}
+
 int
 ptl_cuda_register_allocator(void)
 {
-    return ptl_error_set(PTL_ERR_RUNTIME, "Torch not compiled with CUDA enabled");
+    return not_built();
 }
 
 struct PtlCachingAllocator *
