@@ -10,6 +10,7 @@ extern "C" {
 #endif
 
 struct PtlCachingAllocator;
+struct PtlDeviceMemoryOps;
 
 /* 1 when the extension was compiled with nvcc (PTL_WITH_CUDA). */
 int ptl_cuda_is_built(void);
@@ -56,6 +57,10 @@ int ptl_cuda_get_device_properties(int device, PtlCudaDeviceProperties *out);
  * the CUDA storage allocator; 0, or -1 with an error (a bad PTL_CUDA_ALLOC_CONF, a CPU-only
  * build).  Called once CUDA kernels are registered (Note [CUDA availability]). */
 int ptl_cuda_register_allocator(void);
+/* The CUDA runtime as the caching allocator's device interface (its ctx is the device index
+ * cast to a pointer), or NULL in a CPU-only build.  For tests that drive an allocator of
+ * their own over a real device. */
+const struct PtlDeviceMemoryOps *ptl_cuda_device_memory_ops(void);
 /* The caching allocator of CUDA device `device` once the CUDA allocator is registered
  * (cuda_memory.cu), else NULL; sets no error. */
 struct PtlCachingAllocator *ptl_cuda_caching_allocator(int device);

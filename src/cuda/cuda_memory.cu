@@ -217,6 +217,12 @@ ptl_cuda_register_allocator(void)
     return 0;
 }
 
+extern "C" const struct PtlDeviceMemoryOps *
+ptl_cuda_device_memory_ops(void)
+{
+    return &cuda_ops;
+}
+
 extern "C" struct PtlCachingAllocator *
 ptl_cuda_caching_allocator(int device)
 {

@@ -70,6 +70,12 @@ ptl_cuda_register_allocator(void)
     return not_built();
 }
 
+const struct PtlDeviceMemoryOps *
+ptl_cuda_device_memory_ops(void)
+{
+    return NULL;
+}
+
 struct PtlCachingAllocator *
 ptl_cuda_caching_allocator(int device)
 {

@@ -17,8 +17,9 @@
 
 typedef struct {
     PyObject_HEAD
-    PtlCachingAllocator *alloc;   /* owned when fake is set, else the CUDA device's */
+    PtlCachingAllocator *alloc;   /* owned when `owned`, else the CUDA backend's */
     PtlFakeDevice *fake;          /* owned; NULL for a real device */
+    int owned;
 } PtlPyCachingAllocator;
 
 static PyTypeObject PtlPyCachingAllocator_Type;
@@ -102,18 +103,23 @@ error:
 
 /* ---- _CachingAllocator ---- */
 
+/* Wraps alloc; with owned set, the object frees alloc (and fake) when it goes, or at once
+ * when it cannot be created. */
 static PyObject *
-wrap_allocator(PtlCachingAllocator *alloc, PtlFakeDevice *fake)
+wrap_allocator(PtlCachingAllocator *alloc, PtlFakeDevice *fake, int owned)
 {
     PtlPyCachingAllocator *self = PyObject_New(PtlPyCachingAllocator,
                                                &PtlPyCachingAllocator_Type);
     if (self == NULL) {
-        ptl_caching_allocator_free(fake ? alloc : NULL);
-        ptl_fake_device_free(fake);
+        if (owned) {
+            ptl_caching_allocator_free(alloc);
+            ptl_fake_device_free(fake);
+        }
         return NULL;
     }
     self->alloc = alloc;
     self->fake = fake;
+    self->owned = owned;
     return (PyObject *)self;
 }
 
@@ -121,7 +127,7 @@ static void
 caching_allocator_dealloc(PyObject *o)
 {
     PtlPyCachingAllocator *self = (PtlPyCachingAllocator *)o;
-    if (self->fake != NULL) {
+    if (self->owned) {
         ptl_caching_allocator_free(self->alloc);
         ptl_fake_device_free(self->fake);
     }
@@ -415,7 +421,36 @@ py_fake_device_allocator(PyObject *m, PyObject *args)
         ptl_fake_device_free(fake);
         return ptlpy_raise();
     }
-    return wrap_allocator(alloc, fake);
+    return wrap_allocator(alloc, fake, 1);
+}
+
+/* _C._DeviceCachingAllocator(device, conf=""): a caching allocator of its own over the real
+ * CUDA device (tests/cuda); RuntimeError without CUDA or without that device. */
+static PyObject *
+py_device_caching_allocator(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int device;
+    const char *conf = "";
+    PtlAllocatorConf c;
+    if (!PyArg_ParseTuple(args, "i|s:_DeviceCachingAllocator", &device, &conf)) {
+        return NULL;
+    }
+    const PtlDeviceMemoryOps *ops = ptl_cuda_device_memory_ops();
+    if (ops == NULL || device < 0 || device >= ptl_cuda_device_count()) {
+        return PyErr_Format(PyExc_RuntimeError, "no CUDA device %d: %s", device,
+                            ops == NULL || ptl_cuda_device_count() == 0
+                                ? ptl_cuda_no_device_reason() : "invalid device ordinal");
+    }
+    if (ptl_allocator_conf_parse(conf, &c) < 0) {
+        return ptlpy_raise();
+    }
+    PtlCachingAllocator *alloc = ptl_caching_allocator_new(ops, (void *)(intptr_t)device,
+                                                           device, &c);
+    if (alloc == NULL) {
+        return ptlpy_raise();
+    }
+    return wrap_allocator(alloc, NULL, 1);
 }
 
 static PyObject *
@@ -448,7 +483,7 @@ py_cuda_caching_allocator(PyObject *m, PyObject *arg)
     if (alloc == NULL) {
         Py_RETURN_NONE;
     }
-    return wrap_allocator(alloc, NULL);
+    return wrap_allocator(alloc, NULL, 0);
 }
 
 static PyObject *
@@ -483,6 +518,8 @@ py_cpu_reset_accumulated(PyObject *m, PyObject *unused)
 static PyMethodDef memory_functions[] = {
     {"_FakeDeviceAllocator", py_fake_device_allocator, METH_VARARGS,
      "_FakeDeviceAllocator(capacity, conf='') -> _CachingAllocator (a testing hook)"},
+    {"_DeviceCachingAllocator", py_device_caching_allocator, METH_VARARGS,
+     "_DeviceCachingAllocator(device, conf='') -> _CachingAllocator over the real device"},
     {"_parse_alloc_conf", py_parse_alloc_conf, METH_O, NULL},
     {"_cuda_caching_allocator", py_cuda_caching_allocator, METH_O, NULL},
     {"_cpu_memory_stats", py_cpu_memory_stats, METH_NOARGS, NULL},
