@@ -2,6 +2,8 @@
 events: src/cuda/cuda_memory.cu).  The bookkeeping is the one tests/c10/test_caching_allocator.py
 checks on the fake device; here the device side is checked.  Each test skips, with the reason
 the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one."""
+import os
+
 import pytest
 
 import pytorchlite as ptl
@@ -18,11 +20,16 @@ def _device_allocator(conf=""):
 
 
 _, NO_DEVICE = _device_allocator()
-pytestmark = pytest.mark.skipif(NO_DEVICE is not None, reason=f"no CUDA device: {NO_DEVICE}")
+# tools/gpu_check.sh sets PTL_REQUIRE_GPU=1 on a GPU machine: not seeing the device fails there
+REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
+pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
+                                reason=f"no CUDA device: {NO_DEVICE}")
 
 
 @pytest.fixture
 def alloc():
+    if NO_DEVICE is not None:
+        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
     return _device_allocator()[0]
 
 
