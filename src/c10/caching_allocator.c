@@ -497,8 +497,9 @@ block_take(PtlCachingAllocator *a, Block *b, int in_pool, size_t size, size_t re
 }
 
 /* Drops segments while reserved memory is above garbage_collection_threshold of the allowed
- * memory.  PyTorch frees the least recently reused blocks first; here whole free segments go,
- * largest first, which reaches the same bound. */
+ * memory.  PyTorch frees the least recently reused blocks first, without waiting for pending
+ * events; here the pending events are waited for and whole free segments go, largest first,
+ * which reaches the same bound. */
 static void
 collect_garbage(PtlCachingAllocator *a)
 {
@@ -625,8 +626,27 @@ find_live(PtlCachingAllocator *a, void *ptr)
     return a->live.v[i];
 }
 
+/* Waits for the events already recorded for b and drops them (b stays where it is). */
+static void
+wait_block_events(PtlCachingAllocator *a, Block *b)
+{
+    int64_t kept = 0;
+    for (int64_t i = 0; i < a->nevents; i++) {
+        PendingEvent e = a->events[i];
+        if (e.block != b) {
+            a->events[kept++] = e;
+            continue;
+        }
+        a->ops->event_synchronize(a->ctx, e.event);
+        a->ops->event_destroy(a->ctx, e.event);
+        b->event_count--;
+    }
+    a->nevents = kept;
+}
+
 /* Records an event on every stream that used b; b is freed when the last completes.  When an
- * event cannot be recorded, waits for the ones recorded (the work is then done) instead. */
+ * event cannot be recorded, waits for the ones recorded for b (its work is then done) and
+ * frees b at once. */
 static void
 block_defer_free(PtlCachingAllocator *a, Block *b)
 {
@@ -643,7 +663,7 @@ block_defer_free(PtlCachingAllocator *a, Block *b)
         if (a->nevents == a->cap_events ||
             (ev = a->ops->event_record(a->ctx, b->uses[i])) == NULL) {
             ptl_error_clear();
-            process_events(a, 1);
+            wait_block_events(a, b);
             break;
         }
         a->events[a->nevents].event = ev;

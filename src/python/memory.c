@@ -6,6 +6,8 @@
  *
  * _C._FakeDeviceAllocator(capacity, conf="") is a testing hook: a caching allocator over a
  * malloc-backed device of `capacity` bytes whose streams complete only on complete(stream).
+ * Its streams are 0..PTL_FAKE_STREAMS-1; recording an event on another fails, which tests the
+ * allocator's fallback (it waits instead of deferring).
  * _C._cuda_caching_allocator(device) is the CUDA device's allocator, or None while no CUDA
  * allocator is registered (Note [CUDA availability]).  Both are _CachingAllocator objects
  * with the same methods, so pytorchlite.cuda's memory functions run unchanged on either. */
@@ -198,10 +200,6 @@ ca_record_stream(PyObject *o, PyObject *args)
     void *p = PyLong_AsVoidPtr(ptr);
     if (p == NULL && PyErr_Occurred()) {
         return NULL;
-    }
-    if (self->fake != NULL && stream >= PTL_FAKE_STREAMS) {
-        return PyErr_Format(PyExc_ValueError, "the fake device has streams 0..%d",
-                            PTL_FAKE_STREAMS - 1);
     }
     if (ptl_caching_allocator_record_stream(self->alloc, p, stream) < 0) {
         return ptlpy_raise();

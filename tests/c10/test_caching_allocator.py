@@ -379,6 +379,18 @@ def test_record_stream_delays_reuse_until_the_stream_is_done():
     assert alloc.device_used()["live_events"] == 0
 
 
+def test_a_stream_event_that_cannot_be_recorded_means_waiting_at_once():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    p = alloc.malloc(4096)
+    alloc.record_stream(p, 1)
+    alloc.record_stream(p, 100)                # the fake device has no stream 100
+    alloc.free(p)                              # stream 1's event is waited for, p is free
+    s = alloc.memory_stats()
+    assert s["active"]["all"]["current"] == 0 and s["inactive_split"]["all"]["current"] == 0
+    assert alloc.device_used()["live_events"] == 0
+    assert alloc.malloc(4096) == p
+
+
 def test_empty_cache_waits_for_pending_streams():
     alloc = _C._FakeDeviceAllocator(1 << 30)
     p = alloc.malloc(MB)
