@@ -26,7 +26,8 @@
  *   oversize block only when it wastes less than 20 MiB.
  * - On a failed device malloc the cache is released (whole free segments, after waiting for
  *   the pending events) and the malloc retried once (num_alloc_retries); a second failure is
- *   PyTorch's OutOfMemoryError message, plus the largest free block.  A per-process fraction
+ *   PyTorch's OutOfMemoryError message, plus the largest free block and the three largest
+ *   live allocations.  A per-process fraction
  *   makes any malloc that would take reserved memory past fraction * total fail the same way.
  * - The head block of a segment (prev == NULL) keeps its Block for the segment's life: a split
  *   keeps the front in the existing Block and a merge keeps the lower Block, so the segment
@@ -524,16 +525,46 @@ largest_free_block(const PtlCachingAllocator *a)
     return best;
 }
 
+/* " The largest live allocations are 8.00 MiB, 2.00 MiB, 512 bytes." (the three largest),
+ * or "" when nothing is allocated. */
+static void
+format_largest_live(const PtlCachingAllocator *a, char *buf, size_t n)
+{
+    size_t top[3] = {0, 0, 0};
+    for (int64_t i = 0; i < a->live.n; i++) {
+        size_t size = a->live.v[i]->size;
+        for (int k = 0; k < 3; k++) {
+            if (size > top[k]) {
+                size_t displaced = top[k];
+                top[k] = size;
+                size = displaced;
+            }
+        }
+    }
+    buf[0] = '\0';
+    for (int k = 0; k < 3 && top[k] > 0; k++) {
+        char one[32];
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, "%s%s", k == 0 ? " The largest live allocations are " : ", ",
+                 ptl_format_bytes(one, sizeof(one), top[k]));
+    }
+    if (buf[0] != '\0') {
+        size_t used = strlen(buf);
+        snprintf(buf + used, n - used, ".");
+    }
+}
+
 static void
 set_oom_error(PtlCachingAllocator *a, size_t alloc_size)
 {
     size_t dev_free = 0, dev_total = 0;
     char tried[32], total[32], free_s[32], used[32], allowed[48] = "", alloc_s[32], unalloc[32],
-        largest[32];
+        largest[32], live[128];
     int64_t allocated = a->stats.allocated_bytes[PTL_STAT_ALL].current;
     if (a->ops->mem_get_info(a->ctx, &dev_free, &dev_total) < 0) {
         ptl_error_clear();
     }
+    format_largest_live(a, live, sizeof(live));
     if (a->allowed != SIZE_MAX) {
         char buf[32];
         snprintf(allowed, sizeof(allowed), "%s allowed; ",
@@ -544,7 +575,7 @@ set_oom_error(PtlCachingAllocator *a, size_t alloc_size)
         "%s out of memory. Tried to allocate %s. GPU %d has a total capacity of %s of which %s "
         "is free. Including non-PyTorch memory, this process has %s memory in use. %sOf the "
         "allocated memory %s is allocated by PyTorch, and %s is reserved by PyTorch but "
-        "unallocated. The largest free block is %s. If reserved but unallocated memory is "
+        "unallocated. The largest free block is %s.%s If reserved but unallocated memory is "
         "large try setting PTL_CUDA_ALLOC_CONF=max_split_size_mb:N to avoid fragmentation.  "
         "See documentation for Memory Management  "
         "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
@@ -554,7 +585,7 @@ set_oom_error(PtlCachingAllocator *a, size_t alloc_size)
         ptl_format_bytes(used, sizeof(used), dev_total - dev_free), allowed,
         ptl_format_bytes(alloc_s, sizeof(alloc_s), (size_t)allocated),
         ptl_format_bytes(unalloc, sizeof(unalloc), a->reserved - (size_t)allocated),
-        ptl_format_bytes(largest, sizeof(largest), largest_free_block(a)));
+        ptl_format_bytes(largest, sizeof(largest), largest_free_block(a)), live);
 }
 
 void *

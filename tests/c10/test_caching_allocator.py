@@ -428,11 +428,20 @@ def test_oom_message_has_pytorchs_fields_and_the_largest_free_block():
                           "non-PyTorch memory, this process has 20.00 MiB memory in use. Of "
                           "the allocated memory 3.00 MiB is allocated by PyTorch, and 17.00 MiB "
                           "is reserved by PyTorch but unallocated. The largest free block is "
-                          "17.00 MiB.")
+                          "17.00 MiB. The largest live allocations are 3.00 MiB. If reserved")
     assert "max_split_size_mb" in msg
     s = alloc.memory_stats()
     assert s["num_ooms"] == 1 and s["num_alloc_retries"] == 1
     alloc.free(keep)
+
+
+def test_oom_message_lists_the_three_largest_live_allocations():
+    alloc = _C._FakeDeviceAllocator(4 * MB)
+    for n in (100, 3000, 700_000, 5000):
+        alloc.malloc(n)
+    with pytest.raises(ptl.OutOfMemoryError, match=re.escape(
+            "The largest live allocations are 684.00 KiB, 5.00 KiB, 3.00 KiB. If")):  # rounded
+        alloc.malloc(3 * MB)
 
 
 def test_memory_fraction_limits_reserved_memory():
