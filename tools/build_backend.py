@@ -86,7 +86,8 @@ class Config:
         self.ldflags = ldflags
 
     def nvcc_cmd(self, cu, obj):
-        # warnings are errors, nvcc's own and the host compiler's (issue 15 part 7)
+        # warnings are errors, nvcc's own and the host compiler's, as -Wall -Wextra keep the C
+        # sources clean
         return [self.nvcc, "-c", cu, "-o", obj, "-O3", "-std=c++17", "-Werror", "all-warnings",
                 "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror",
                 "-DPTL_WITH_CUDA",

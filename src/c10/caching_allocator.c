@@ -36,8 +36,6 @@
 #define _DEFAULT_SOURCE
 #include "caching_allocator.h"
 
-#include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +49,6 @@
 #define LARGE_BUFFER ((size_t)20 << 20)               /* large pool segments under 10 MiB */
 #define MIN_LARGE_ALLOC ((size_t)10 << 20)
 #define ROUND_LARGE ((size_t)2 << 20)                 /* large segments round up to this */
-#define MB ((size_t)1 << 20)
 
 typedef struct Block {
     char *ptr;
@@ -545,7 +542,8 @@ format_largest_live(const PtlCachingAllocator *a, char *buf, size_t n)
     for (int k = 0; k < 3 && top[k] > 0; k++) {
         char one[32];
         size_t used = strlen(buf);
-        snprintf(buf + used, n - used, "%s%s", k == 0 ? " The largest live allocations are " : ", ",
+        snprintf(buf + used, n - used, "%s%s",
+                 k == 0 ? " The largest live allocations are " : ", ",
                  ptl_format_bytes(one, sizeof(one), top[k]));
     }
     if (buf[0] != '\0') {
@@ -949,163 +947,4 @@ ptl_caching_allocator_free(PtlCachingAllocator *a)
     free(a->events);
     pthread_mutex_destroy(&a->mutex);
     free(a);
-}
-
-/* ---- statistics ---- */
-
-void
-ptl_memory_stats_reset_peak(PtlMemoryStats *s)
-{
-#define RESET_POOL_PEAK(NAME)                        \
-    for (int t = 0; t < PTL_STAT_TYPE_COUNT; t++) {  \
-        s->NAME[t].peak = s->NAME[t].current;        \
-    }
-    PTL_FORALL_POOL_STATS(RESET_POOL_PEAK)
-#undef RESET_POOL_PEAK
-#define RESET_PEAK(NAME) s->NAME.peak = s->NAME.current;
-    PTL_FORALL_SINGLE_STATS(RESET_PEAK)
-#undef RESET_PEAK
-}
-
-void
-ptl_memory_stats_reset_accumulated(PtlMemoryStats *s)
-{
-#define RESET_POOL_SUMS(NAME)                         \
-    for (int t = 0; t < PTL_STAT_TYPE_COUNT; t++) {   \
-        s->NAME[t].allocated = s->NAME[t].freed = 0;  \
-    }
-    PTL_FORALL_POOL_STATS(RESET_POOL_SUMS)
-#undef RESET_POOL_SUMS
-#define RESET_SUMS(NAME) s->NAME.allocated = s->NAME.freed = 0;
-    PTL_FORALL_SINGLE_STATS(RESET_SUMS)
-#undef RESET_SUMS
-    s->num_alloc_retries = s->num_ooms = s->num_sync_all_streams = 0;
-    s->num_device_alloc = s->num_device_free = 0;
-}
-
-/* ---- PTL_CUDA_ALLOC_CONF ---- */
-
-/* The value of one key as a number, or -1 with an error naming it. */
-static int
-parse_number(const char *key, const char *value, size_t len, double *out)
-{
-    char buf[64], *end = NULL;
-    if (len == 0 || len >= sizeof(buf)) {
-        goto bad;
-    }
-    memcpy(buf, value, len);
-    buf[len] = '\0';
-    errno = 0;
-    *out = strtod(buf, &end);
-    if (*end != '\0' || errno != 0 || !isfinite(*out)) {
-        goto bad;
-    }
-    return 0;
-bad:
-    return ptl_error_set(PTL_ERR_RUNTIME, "Invalid value '%.*s' for %s in PTL_CUDA_ALLOC_CONF",
-                         (int)len, value, key);
-}
-
-static int
-conf_set(PtlAllocatorConf *c, const char *key, size_t klen, const char *value, size_t vlen)
-{
-    double v = 0;
-#define IS_KEY(NAME) (klen == strlen(NAME) && strncmp(key, NAME, klen) == 0)
-    if (IS_KEY("max_split_size_mb")) {
-        if (parse_number("max_split_size_mb", value, vlen, &v) < 0) {
-            return -1;
-        }
-        if (v != floor(v) || v <= (double)(LARGE_BUFFER / MB)) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "CachingAllocator option max_split_size_mb too small, must be "
-                                 "> %zu (got '%.*s')", LARGE_BUFFER / MB, (int)vlen, value);
-        }
-        c->max_split_size = v >= (double)(SIZE_MAX / MB) ? SIZE_MAX : (size_t)v * MB;
-        return 0;
-    }
-    if (IS_KEY("garbage_collection_threshold")) {
-        if (parse_number("garbage_collection_threshold", value, vlen, &v) < 0) {
-            return -1;
-        }
-        if (v <= 0.0 || v >= 1.0) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "garbage_collect_threshold too %s, set it 0.0~1.0 (got '%.*s')",
-                                 v <= 0.0 ? "small" : "big", (int)vlen, value);
-        }
-        c->garbage_collection_threshold = v;
-        return 0;
-    }
-    if (IS_KEY("roundup_power2_divisions")) {
-        if (parse_number("roundup_power2_divisions", value, vlen, &v) < 0) {
-            return -1;
-        }
-        size_t d = v >= 0 && v <= 65536 && v == floor(v) ? (size_t)v : 3;
-        if (d == 0 || (d & (d - 1)) != 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "For roundups, the divisions has to be power of 2 (got '%.*s')",
-                                 (int)vlen, value);
-        }
-        c->roundup_power2_divisions = d;
-        return 0;
-    }
-    if (IS_KEY("expandable_segments")) {
-        if (vlen == 5 && strncmp(value, "False", 5) == 0) {
-            return 0;
-        }
-        if (vlen == 4 && strncmp(value, "True", 4) == 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "expandable_segments:True is not supported by pytorchlite's "
-                                 "caching allocator (PTL_CUDA_ALLOC_CONF)");
-        }
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Expected a single True/False argument for expandable_segments "
-                             "in PTL_CUDA_ALLOC_CONF (got '%.*s')", (int)vlen, value);
-    }
-#undef IS_KEY
-    return ptl_error_set(PTL_ERR_RUNTIME, "Unrecognized key '%.*s' in PTL_CUDA_ALLOC_CONF",
-                         (int)klen, key);
-}
-
-int
-ptl_allocator_conf_parse(const char *conf, PtlAllocatorConf *out)
-{
-    PtlAllocatorConf c = {SIZE_MAX, 0.0, 0};
-    const char *p = conf != NULL ? conf : "";
-    while (*p != '\0') {
-        size_t len = strcspn(p, ",");
-        const char *colon = memchr(p, ':', len);
-        const char *key = p;
-        size_t klen = colon != NULL ? (size_t)(colon - p) : len;
-        while (klen > 0 && (*key == ' ')) {
-            key++;
-            klen--;
-        }
-        while (klen > 0 && key[klen - 1] == ' ') {
-            klen--;
-        }
-        if (colon == NULL) {
-            if (klen == 0) {   /* an empty item, as in "a:1,,b:2" or a trailing comma */
-                p += len + (p[len] == ',');
-                continue;
-            }
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Expected 'key:value' in PTL_CUDA_ALLOC_CONF, got '%.*s'",
-                                 (int)len, p);
-        }
-        const char *value = colon + 1;
-        size_t vlen = (size_t)(p + len - value);
-        while (vlen > 0 && *value == ' ') {
-            value++;
-            vlen--;
-        }
-        while (vlen > 0 && value[vlen - 1] == ' ') {
-            vlen--;
-        }
-        if (conf_set(&c, key, klen, value, vlen) < 0) {
-            return -1;
-        }
-        p += len + (p[len] == ',');
-    }
-    *out = c;
-    return 0;
 }

@@ -43,7 +43,7 @@ typedef struct PtlAllocatorConf {
     size_t roundup_power2_divisions;      /* a power of 2; 0 or 1: round to 512 bytes */
 } PtlAllocatorConf;
 
-/* Parses "key:value,key:value" (NULL or "" gives the defaults).  Returns 0, or -1 with a
+/* Parses "key:value,key:value" (NULL or "" gives the defaults; caching_allocator_conf.c).  Returns 0, or -1 with a
  * RuntimeError naming the unknown key or the bad value; expandable_segments:True is refused
  * (this allocator has no expandable segments). */
 int ptl_allocator_conf_parse(const char *conf, PtlAllocatorConf *out);

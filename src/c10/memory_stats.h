@@ -79,7 +79,7 @@ ptl_stat_update_pool(PtlStat *stats, PtlStatType pool, int64_t delta)
     ptl_stat_update(&stats[pool], delta);
 }
 
-/* reset_peak_memory_stats: every peak becomes its current value. */
+/* reset_peak_memory_stats: every peak becomes its current value (memory_stats.c). */
 void ptl_memory_stats_reset_peak(PtlMemoryStats *s);
 /* reset_accumulated_memory_stats: the running sums and the event counters become 0. */
 void ptl_memory_stats_reset_accumulated(PtlMemoryStats *s);

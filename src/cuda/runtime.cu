@@ -1,4 +1,5 @@
-// runtime.cu -- CUDA runtime glue: device discovery and the device model.  Mirrors c10/cuda/CUDAFunctions.cpp.
+// runtime.cu -- CUDA runtime glue: device discovery and the device model.  Mirrors
+// c10/cuda/CUDAFunctions.cpp.
 // Compiled by nvcc only (setup.py); the C core sees the extern "C" functions of cuda_api.h.
 #include <cuda_runtime.h>
 #include <stdio.h>

@@ -233,7 +233,8 @@ class Model:
         """Segments as comparable tuples (offsets instead of addresses), sorted."""
         out = []
         for base, blocks in self.segments.items():
-            out.append((base, tuple((b.addr - base, b.size, b.requested * (b.allocated or b.pending > 0),
+            out.append((base, tuple((b.addr - base, b.size,
+                                     b.requested * (b.allocated or b.pending > 0),
                                      "active_allocated" if b.allocated else
                                      "active_pending_free" if b.pending else "inactive")
                                     for b in blocks)))
@@ -524,7 +525,8 @@ def test_random_sequences_match_the_model(conf, fraction, seed):
     for step in range(600):
         op = gen.random()
         if op < 0.45 or not live:
-            n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB), gen.randint(MB, 40 * MB)])
+            n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB),
+                            gen.randint(MB, 40 * MB)])
             got = run_malloc(alloc, model, n, gen.randint(0, 2))
             if got:
                 live.append(got)

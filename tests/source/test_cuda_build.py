@@ -16,7 +16,8 @@ import build_backend  # noqa: E402
 NVCC = build_backend._find_nvcc()
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not found (or PTL_CUDA=0): the "
                                                      "extension is the CPU-only build")
-CUDA_SOURCES = sorted(f for f in os.listdir(os.path.join(ROOT, "src", "cuda")) if f.endswith(".cu"))
+CUDA_SOURCES = sorted(f for f in os.listdir(os.path.join(ROOT, "src", "cuda"))
+                      if f.endswith(".cu"))
 
 
 @needs_nvcc
