@@ -24,6 +24,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "../aten/dispatcher.h"
 #include "../c10/allocator.h"
@@ -48,11 +49,16 @@ install_atfork(void)
     pthread_atfork(NULL, NULL, child_after_fork);
 }
 
+/* Why the CUDA allocator could not be registered (a bad PTL_CUDA_ALLOC_CONF), or "". */
+static char register_error[256];
+
 static void
 register_allocator(void)
 {
     if (ptl_cuda_register_allocator() < 0) {
-        ptl_error_clear();   /* no allocator: has_backend() stays 0 */
+        /* no allocator: has_backend() stays 0, and the reason is CUDA's unavailable reason */
+        snprintf(register_error, sizeof(register_error), "%s", ptl_error_message());
+        ptl_error_clear();
     }
 }
 
@@ -80,7 +86,7 @@ const char *
 ptl_cuda_unavailable_reason(void)
 {
     if (ptl_cuda_is_built() && !has_backend()) {
-        return PTL_NO_CUDA_BACKEND;
+        return register_error[0] != '\0' ? register_error : PTL_NO_CUDA_BACKEND;
     }
     return ptl_cuda_device_count() > 0 ? "" : ptl_cuda_no_device_reason();
 }
