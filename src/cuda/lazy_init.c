@@ -7,9 +7,10 @@
  * nvcc at build time and a GPU at run time are not enough: a CUDA tensor needs a backend, that
  * is an allocator registered for the CUDA device and CUDA kernels, at least aten::copy_'s (the
  * one that moves data onto and off the device).  CUDA is available only when both are
- * registered and a device is visible.  No backend registers them yet, so CUDA is unavailable
- * everywhere, and is_available(), device_count() and init() say so.  The backend is checked
- * first because it touches no driver.
+ * registered and a device is visible.  The CUDA caching allocator (cuda_memory.cu) registers
+ * itself the first time a CUDA kernel for aten::copy_ is seen; no CUDA kernels exist yet, so
+ * CUDA is unavailable everywhere, and is_available(), device_count() and init() say so.  The
+ * backend is checked first because it touches no driver.
  *
  * Note [CUDA and fork]
  * ~~~~~~~~~~~~~~~~~~~~
