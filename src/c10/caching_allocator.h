@@ -22,7 +22,7 @@ typedef uintptr_t PtlStreamId;
  * mutex held.  malloc returns 0 with *ptr set, 1 when the device is out of memory (no error
  * set: the allocator frees its cache and retries, then reports), or -1 with an error set.
  * event_record records an event on a stream (returning a handle, or NULL with an error set);
- * event_query returns 1 once the work queued before the event is done, 0 before; 
+ * event_query returns 1 once the work queued before the event is done, 0 before;
  * event_synchronize waits for it. */
 typedef struct PtlDeviceMemoryOps {
     const char *name;   /* "CUDA" in messages: "CUDA out of memory." */
