@@ -25,7 +25,8 @@ from . import _indexing
 from ._shape_functions import broadcast_shapes, broadcast_tensors, meshgrid  # noqa: F401,E402
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
-from . import cuda  # noqa: F401
+from . import cpu, cuda  # noqa: F401
+from ._C import OutOfMemoryError  # noqa: F401
 from . import accelerator  # noqa: F401
 from . import autograd  # noqa: F401
 from .autograd import (  # noqa: F401

@@ -86,8 +86,11 @@ class Config:
         self.ldflags = ldflags
 
     def nvcc_cmd(self, cu, obj):
-        return [self.nvcc, "-c", cu, "-o", obj, "-O3", "-std=c++17",
-                "-Xcompiler", "-fPIC,-fvisibility=hidden", "-DPTL_WITH_CUDA",
+        # warnings are errors, nvcc's own and the host compiler's, as -Wall -Wextra keep the C
+        # sources clean
+        return [self.nvcc, "-c", cu, "-o", obj, "-O3", "-std=c++17", "-Werror", "all-warnings",
+                "-Xcompiler", "-fPIC,-fvisibility=hidden,-Wall,-Wextra,-Werror",
+                "-DPTL_WITH_CUDA",
                 "-gencode", "arch=compute_80,code=sm_80",
                 "-gencode", "arch=compute_90,code=sm_90",
                 "-gencode", "arch=compute_90,code=compute_90"]

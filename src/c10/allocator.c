@@ -53,6 +53,10 @@ static void *cache[NUM_CLASSES][CACHE_DEPTH];
 static int cache_len[NUM_CLASSES];
 static atomic_flag cache_lock = ATOMIC_FLAG_INIT;
 static _Atomic int64_t stat_allocated, stat_cached, stat_count, stat_hits;
+/* For memory_stats() (Note [CPU memory statistics]). */
+static _Atomic int64_t stat_frees, stat_bytes_sum, stat_count_peak, stat_bytes_peak,
+    stat_reserved_peak;
+static _Atomic int64_t base_count, base_frees, base_bytes_sum, base_bytes_freed;
 static _Atomic int64_t fail_countdown;
 
 /* Note [Allocator cache bypass]: 0 until read, then CACHING or BYPASS. */
@@ -81,6 +85,46 @@ bypass_cache(void)
     return (mode != 0 ? mode : read_cache_mode()) == BYPASS;
 }
 
+/* Note [CPU memory statistics]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * pytorchlite.cpu.memory_stats() reports, in PyTorch's memory_stats() names, the "all"
+ * entries of allocation (count), allocated_bytes and reserved_bytes (allocated plus cached;
+ * its running sums are allocated_bytes' own).
+ * Each allocation and free costs relaxed atomic adds; a peak is raised by compare-and-swap
+ * only when it is passed, and the running sums of frees are derived (sum of allocations
+ * minus current), so counting is cheap.  reset_accumulated keeps the sums at the time of the
+ * reset and reports the differences. */
+static void
+raise_peak(_Atomic int64_t *peak, int64_t value)
+{
+    int64_t old = atomic_load_explicit(peak, memory_order_relaxed);
+    while (value > old &&
+           !atomic_compare_exchange_weak_explicit(peak, &old, value, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
+
+/* A block of `bytes` was handed out: the one place stat_allocated grows. */
+static void
+count_alloc(int64_t bytes)
+{
+    int64_t now = atomic_fetch_add_explicit(&stat_allocated, bytes, memory_order_relaxed) + bytes;
+    int64_t count = atomic_load_explicit(&stat_count, memory_order_relaxed) -
+                    atomic_load_explicit(&stat_frees, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stat_bytes_sum, bytes, memory_order_relaxed);
+    raise_peak(&stat_bytes_peak, now);
+    raise_peak(&stat_count_peak, count);
+    raise_peak(&stat_reserved_peak, now + atomic_load_explicit(&stat_cached,
+                                                               memory_order_relaxed));
+}
+
+static void
+count_free(int64_t bytes)
+{
+    atomic_fetch_sub_explicit(&stat_allocated, bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&stat_frees, 1, memory_order_relaxed);
+}
+
 static void *
 exact_alloc(size_t nbytes)
 {
@@ -89,7 +133,7 @@ exact_alloc(size_t nbytes)
         posix_memalign(&p, PTL_CPU_ALIGNMENT, nbytes == 0 ? 1 : nbytes) != 0) {
         return NULL;
     }
-    atomic_fetch_add_explicit(&stat_allocated, (int64_t)nbytes, memory_order_relaxed);
+    count_alloc((int64_t)nbytes);
     return p;
 }
 
@@ -153,7 +197,7 @@ cpu_alloc(void *ctx, size_t nbytes)
         else if ((p = aligned_alloc(PTL_CPU_ALIGNMENT, rounded)) == NULL) {
             goto oom;
         }
-        atomic_fetch_add_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+        count_alloc((int64_t)rounded);
         return p;
     }
     if (nbytes > ((size_t)1 << 62)) {
@@ -174,7 +218,7 @@ cpu_alloc(void *ctx, size_t nbytes)
     if (p != NULL) {
         atomic_fetch_add_explicit(&stat_hits, 1, memory_order_relaxed);
         atomic_fetch_sub_explicit(&stat_cached, (int64_t)rounded, memory_order_relaxed);
-        atomic_fetch_add_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+        count_alloc((int64_t)rounded);
         return p;
     }
     p = aligned_alloc(PTL_CPU_ALIGNMENT, rounded);
@@ -192,9 +236,10 @@ cpu_alloc(void *ctx, size_t nbytes)
         }
     }
 #endif
-    atomic_fetch_add_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+    count_alloc((int64_t)rounded);
     return p;
 oom:
+    atomic_fetch_sub_explicit(&stat_count, 1, memory_order_relaxed);   /* none was served */
     ptl_error_set(PTL_ERR_MEMORY,
                   "[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate memory: "
                   "you tried to allocate %zu bytes. Error code 12 (Cannot allocate memory)",
@@ -210,14 +255,14 @@ cpu_free(void *ctx, void *ptr, size_t nbytes)
         return;
     }
     if (bypass_cache()) {
-        atomic_fetch_sub_explicit(&stat_allocated, (int64_t)nbytes, memory_order_relaxed);
+        count_free((int64_t)nbytes);
         free(ptr);
         return;
     }
     if (nbytes <= SMALL_MAX) {
         int c = size_class(nbytes);
         size_t rounded = (size_t)64 << c;
-        atomic_fetch_sub_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+        count_free((int64_t)rounded);
         lock();
         if (cache_len[c] < CACHE_DEPTH) {
             cache[c][cache_len[c]++] = ptr;
@@ -233,7 +278,7 @@ cpu_free(void *ctx, void *ptr, size_t nbytes)
     }
     size_t rounded = (nbytes + PTL_CPU_ALIGNMENT - 1) / PTL_CPU_ALIGNMENT * PTL_CPU_ALIGNMENT;
     void *evicted = NULL;
-    atomic_fetch_sub_explicit(&stat_allocated, (int64_t)rounded, memory_order_relaxed);
+    count_free((int64_t)rounded);
     lock();
     if (rounded <= BIG_CACHE_MAX) {
         while (big_bytes + rounded > BIG_CACHE_MAX || big_len == BIG_SLOTS) {
@@ -322,4 +367,54 @@ void
 ptl_cpu_alloc_fail_after(int64_t n)
 {
     atomic_store(&fail_countdown, n);
+}
+
+PtlMemoryStats
+ptl_cpu_alloc_memory_stats(void)
+{
+    PtlMemoryStats s;
+    memset(&s, 0, sizeof(s));
+    int64_t count = atomic_load(&stat_count), frees = atomic_load(&stat_frees);
+    int64_t bytes = atomic_load(&stat_allocated), sum = atomic_load(&stat_bytes_sum);
+    int64_t cached = atomic_load(&stat_cached);
+    PtlStat *n = &s.allocation[PTL_STAT_ALL], *b = &s.allocated_bytes[PTL_STAT_ALL];
+    PtlStat *r = &s.reserved_bytes[PTL_STAT_ALL];
+    n->current = count - frees;
+    n->peak = atomic_load(&stat_count_peak);
+    n->allocated = count - atomic_load(&base_count);
+    n->freed = frees - atomic_load(&base_frees);
+    b->current = bytes;
+    b->peak = atomic_load(&stat_bytes_peak);
+    b->allocated = sum - atomic_load(&base_bytes_sum);
+    b->freed = sum - bytes - atomic_load(&base_bytes_freed);
+    r->current = bytes + cached;
+    r->peak = atomic_load(&stat_reserved_peak);
+    /* blocks move between allocated and cached without a trace: the sums are those of
+     * allocated_bytes, with freed making current = allocated - freed hold */
+    r->allocated = b->allocated;
+    r->freed = r->allocated > r->current ? r->allocated - r->current : 0;
+    /* counting races with other threads' allocations: a peak is never below its current */
+    n->peak = n->peak > n->current ? n->peak : n->current;
+    b->peak = b->peak > b->current ? b->peak : b->current;
+    r->peak = r->peak > r->current ? r->peak : r->current;
+    return s;
+}
+
+void
+ptl_cpu_alloc_reset_peak(void)
+{
+    int64_t bytes = atomic_load(&stat_allocated);
+    atomic_store(&stat_count_peak, atomic_load(&stat_count) - atomic_load(&stat_frees));
+    atomic_store(&stat_bytes_peak, bytes);
+    atomic_store(&stat_reserved_peak, bytes + atomic_load(&stat_cached));
+}
+
+void
+ptl_cpu_alloc_reset_accumulated(void)
+{
+    int64_t sum = atomic_load(&stat_bytes_sum);
+    atomic_store(&base_count, atomic_load(&stat_count));
+    atomic_store(&base_frees, atomic_load(&stat_frees));
+    atomic_store(&base_bytes_sum, sum);
+    atomic_store(&base_bytes_freed, sum - atomic_load(&stat_allocated));
 }

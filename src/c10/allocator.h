@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "memory_stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +50,10 @@ typedef struct PtlCpuAllocStats {
 
 PtlCpuAllocStats ptl_cpu_alloc_stats(void);
 void ptl_cpu_alloc_empty_cache(void);
+/* pytorchlite.cpu.memory_stats(): Note [CPU memory statistics] in allocator.c. */
+PtlMemoryStats ptl_cpu_alloc_memory_stats(void);
+void ptl_cpu_alloc_reset_peak(void);
+void ptl_cpu_alloc_reset_accumulated(void);
 /* Fault injection for tests: fail the n-th allocation from now (0 disables). */
 void ptl_cpu_alloc_fail_after(int64_t n);
 

@@ -25,6 +25,7 @@ typedef enum PtlErrorKind {
     PTL_ERR_NOT_IMPLEMENTED,
     PTL_ERR_MEMORY,
     PTL_ERR_LINALG,   /* a singular or non-positive-definite matrix: torch.linalg.LinAlgError */
+    PTL_ERR_OUT_OF_MEMORY,   /* a device allocator is out of memory: torch.OutOfMemoryError */
     PTL_ERR_PYTHON,   /* last; a Python exception is already set (src/python callbacks) */
 } PtlErrorKind;
 

@@ -3,9 +3,14 @@
 #ifndef PTL_CUDA_CUDA_API_H
 #define PTL_CUDA_CUDA_API_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct PtlCachingAllocator;
+struct PtlDeviceMemoryOps;
 
 /* 1 when the extension was compiled with nvcc (PTL_WITH_CUDA). */
 int ptl_cuda_is_built(void);
@@ -30,6 +35,35 @@ int ptl_cuda_lazy_init(void);
 void ptl_cuda_mark_initialized(void);
 int ptl_cuda_is_initialized(void);
 int ptl_cuda_in_bad_fork(void);
+
+/* The device model (torch.cuda.current_device, set_device, synchronize,
+ * get_device_properties).  Call after ptl_cuda_lazy_init(); 0, or -1 with an error set. */
+typedef struct PtlCudaDeviceProperties {
+    char name[256];
+    size_t total_memory;
+    int major, minor;
+    int multi_processor_count;
+    int l2_cache_size;
+    int warp_size;
+    int max_threads_per_multi_processor;
+} PtlCudaDeviceProperties;
+
+int ptl_cuda_current_device(int *device);
+int ptl_cuda_set_device(int device);
+int ptl_cuda_synchronize(int device);
+int ptl_cuda_get_device_properties(int device, PtlCudaDeviceProperties *out);
+
+/* Creates the devices' caching allocators (settings from PTL_CUDA_ALLOC_CONF) and registers
+ * the CUDA storage allocator; 0, or -1 with an error (a bad PTL_CUDA_ALLOC_CONF, a CPU-only
+ * build).  Called once CUDA kernels are registered (Note [CUDA availability]). */
+int ptl_cuda_register_allocator(void);
+/* The CUDA runtime as the caching allocator's device interface (its ctx is the device index
+ * cast to a pointer), or NULL in a CPU-only build.  For tests that drive an allocator of
+ * their own over a real device. */
+const struct PtlDeviceMemoryOps *ptl_cuda_device_memory_ops(void);
+/* The caching allocator of CUDA device `device` once the CUDA allocator is registered
+ * (cuda_memory.cu), else NULL; sets no error. */
+struct PtlCachingAllocator *ptl_cuda_caching_allocator(int device);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,8 @@
  * available.  With nvcc, runtime.cu provides them and this file compiles to nothing. */
 #include "cuda_api.h"
 
+#include "../c10/error.h"
+
 #ifndef PTL_WITH_CUDA
 int
 ptl_cuda_is_built(void)
@@ -25,5 +27,59 @@ int
 ptl_cuda_runtime_version(void)
 {
     return 0;
+}
+
+static int
+not_built(void)
+{
+    return ptl_error_set(PTL_ERR_RUNTIME, "Torch not compiled with CUDA enabled");
+}
+
+int
+ptl_cuda_current_device(int *device)
+{
+    (void)device;
+    return not_built();
+}
+
+int
+ptl_cuda_set_device(int device)
+{
+    (void)device;
+    return not_built();
+}
+
+int
+ptl_cuda_synchronize(int device)
+{
+    (void)device;
+    return not_built();
+}
+
+int
+ptl_cuda_get_device_properties(int device, PtlCudaDeviceProperties *out)
+{
+    (void)device;
+    (void)out;
+    return not_built();
+}
+
+int
+ptl_cuda_register_allocator(void)
+{
+    return not_built();
+}
+
+const struct PtlDeviceMemoryOps *
+ptl_cuda_device_memory_ops(void)
+{
+    return NULL;
+}
+
+struct PtlCachingAllocator *
+ptl_cuda_caching_allocator(int device)
+{
+    (void)device;
+    return NULL;
 }
 #endif

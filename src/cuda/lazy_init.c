@@ -7,9 +7,10 @@
  * nvcc at build time and a GPU at run time are not enough: a CUDA tensor needs a backend, that
  * is an allocator registered for the CUDA device and CUDA kernels, at least aten::copy_'s (the
  * one that moves data onto and off the device).  CUDA is available only when both are
- * registered and a device is visible.  No backend registers them yet, so CUDA is unavailable
- * everywhere, and is_available(), device_count() and init() say so.  The backend is checked
- * first because it touches no driver.
+ * registered and a device is visible.  The CUDA caching allocator (cuda_memory.cu) registers
+ * itself the first time a CUDA kernel for aten::copy_ is seen; no CUDA kernels exist yet, so
+ * CUDA is unavailable everywhere, and is_available(), device_count() and init() say so.  The
+ * backend is checked first because it touches no driver.
  *
  * Note [CUDA and fork]
  * ~~~~~~~~~~~~~~~~~~~~
@@ -24,6 +25,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 
 #include "../aten/dispatcher.h"
 #include "../c10/allocator.h"
@@ -32,6 +34,7 @@
 static atomic_int initialized;
 static atomic_int bad_fork;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t register_once = PTHREAD_ONCE_INIT;
 
 static void
 child_after_fork(void)
@@ -47,11 +50,31 @@ install_atfork(void)
     pthread_atfork(NULL, NULL, child_after_fork);
 }
 
+/* Why the CUDA allocator could not be registered (a bad PTL_CUDA_ALLOC_CONF), or "". */
+static char register_error[256];
+
+static void
+register_allocator(void)
+{
+    if (ptl_cuda_register_allocator() < 0) {
+        /* no allocator: has_backend() stays 0, and the reason is CUDA's unavailable reason */
+        snprintf(register_error, sizeof(register_error), "%s", ptl_error_message());
+        ptl_error_clear();
+    }
+}
+
+/* The CUDA allocator is registered the first time CUDA kernels are seen, so that a build
+ * with no kernels has no allocator either. */
 static int
 has_backend(void)
 {
-    return ptl_allocator_is_registered(PTL_DEVICE_CUDA) &&
-           ptl_op(PTL_OP_copy_)->kernels[PTL_KEY_CUDA] != NULL;
+    if (ptl_op(PTL_OP_copy_)->kernels[PTL_KEY_CUDA] == NULL) {
+        return 0;
+    }
+    if (ptl_cuda_is_built()) {
+        pthread_once(&register_once, register_allocator);
+    }
+    return ptl_allocator_is_registered(PTL_DEVICE_CUDA);
 }
 
 int
@@ -64,7 +87,7 @@ const char *
 ptl_cuda_unavailable_reason(void)
 {
     if (ptl_cuda_is_built() && !has_backend()) {
-        return PTL_NO_CUDA_BACKEND;
+        return register_error[0] != '\0' ? register_error : PTL_NO_CUDA_BACKEND;
     }
     return ptl_cuda_device_count() > 0 ? "" : ptl_cuda_no_device_reason();
 }

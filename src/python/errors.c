@@ -4,6 +4,9 @@
 
 /* _C._LinAlgError, PyTorch's torch._C._LinAlgError: a RuntimeError subclass */
 static PyObject *linalg_error;
+/* _C.OutOfMemoryError, PyTorch's torch.OutOfMemoryError (torch.cuda.OutOfMemoryError): a
+ * RuntimeError subclass raised by a device allocator */
+static PyObject *out_of_memory_error;
 
 int
 ptlpy_errors_init(PyObject *module)
@@ -15,6 +18,16 @@ ptlpy_errors_init(PyObject *module)
     Py_INCREF(linalg_error);
     if (PyModule_AddObject(module, "_LinAlgError", linalg_error) < 0) {
         Py_DECREF(linalg_error);
+        return -1;
+    }
+    out_of_memory_error = PyErr_NewException("pytorchlite.OutOfMemoryError",
+                                             PyExc_RuntimeError, NULL);
+    if (out_of_memory_error == NULL) {
+        return -1;
+    }
+    Py_INCREF(out_of_memory_error);
+    if (PyModule_AddObject(module, "OutOfMemoryError", out_of_memory_error) < 0) {
+        Py_DECREF(out_of_memory_error);
         return -1;
     }
     return 0;
@@ -31,6 +44,7 @@ ptlpy_raise(void)
         [PTL_ERR_MEMORY] = PyExc_MemoryError,
         [PTL_ERR_NOT_IMPLEMENTED] = PyExc_NotImplementedError,
         [PTL_ERR_LINALG] = linalg_error,
+        [PTL_ERR_OUT_OF_MEMORY] = out_of_memory_error,
     };
     PtlErrorKind k = ptl_error_kind();
     if (k != PTL_ERR_PYTHON) {

@@ -84,6 +84,11 @@ int ptlpy_generator_init(PyObject *module);
 /* 1 and out = the PtlGenerator when o is a pytorchlite.Generator, else 0. */
 int ptlpy_generator_unwrap(PyObject *o, PtlIValue *out);
 
+/* ---- memory statistics and caching allocators (memory.c) ---- */
+int ptlpy_memory_init(PyObject *module);
+/* ---- the CUDA device model (cuda_module.c) ---- */
+int ptlpy_cuda_init(PyObject *module);
+
 /* ---- creation ---- */
 PyObject *ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *ptlpy_from_numpy(PyObject *module, PyObject *arr);

@@ -1,0 +1,38 @@
+"""CUDA benchmarks (run by tools/gpu_check.sh; skipped without a GPU): the caching
+allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
+installed PyTorch has CUDA.  Kernel benchmarks join this file with the CUDA kernels."""
+import pytest
+
+from pytorchlite import _C
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+try:
+    _ALLOC = _C._DeviceCachingAllocator(0)
+    NO_DEVICE = None
+except RuntimeError as e:
+    _ALLOC, NO_DEVICE = None, str(e)
+
+pytestmark = pytest.mark.skipif(NO_DEVICE is not None, reason=f"no CUDA device: {NO_DEVICE}")
+TORCH_CUDA = torch is not None and torch.cuda.is_available()
+IMPLS = ["pytorchlite"] + (["torch"] if TORCH_CUDA else [])
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("nbytes", [4096, 8 << 20])
+def test_caching_allocator_cycle(benchmark, impl, nbytes):
+    benchmark.group = f"caching allocator malloc+free {nbytes} B"
+    if impl == "pytorchlite":
+        _ALLOC.free(_ALLOC.malloc(nbytes))      # the segment is cached before timing
+
+        def cycle():
+            _ALLOC.free(_ALLOC.malloc(nbytes))
+    else:
+        torch.cuda.caching_allocator_delete(torch.cuda.caching_allocator_alloc(nbytes))
+
+        def cycle():
+            torch.cuda.caching_allocator_delete(torch.cuda.caching_allocator_alloc(nbytes))
+    benchmark(cycle)

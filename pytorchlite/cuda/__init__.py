@@ -1,0 +1,215 @@
+"""pytorchlite.cuda: the CUDA device model and its memory statistics (torch.cuda).
+
+Without a CUDA backend (Note [CUDA availability] in src/cuda/lazy_init.c: today everywhere)
+every function behaves as in PyTorch's CPU-only build: queries answer 0, False or an empty
+dict, and whatever needs a device raises AssertionError("Torch not compiled with CUDA
+enabled").  Where that build itself fails with an AttributeError or KeyError (set_device,
+reset_peak_memory_stats, memory_summary, memory_snapshot, caching_allocator_delete,
+get_allocator_backend) the same AssertionError is raised instead."""
+from .. import _C
+
+OutOfMemoryError = _C.OutOfMemoryError
+
+
+def is_available():
+    """True when a CUDA backend has registered its allocator and kernels and a CUDA device is
+    visible (Note [CUDA availability] in src/cuda/lazy_init.c).  No backend exists yet, so
+    this is False even on a machine with a GPU; __config__.show() says why."""
+    return _C._cuda_is_available()
+
+
+def device_count():
+    """The CUDA devices pytorchlite can use: 0 whenever is_available() is False."""
+    return _C._cuda_device_count()
+
+
+def is_built():
+    return bool(_C._config()["cuda_built"])
+
+
+def init():
+    """Initialises CUDA now instead of at first use (raises in a child forked after CUDA was
+    initialised: Note [CUDA and fork] in src/cuda/lazy_init.c)."""
+    _lazy_init()
+
+
+_NOT_COMPILED = "Torch not compiled with CUDA enabled"
+
+
+def _lazy_init():
+    """Initialises CUDA once; without a CUDA backend raises PyTorch's AssertionError."""
+    try:
+        _C._cuda_lazy_init()
+    except RuntimeError as e:
+        if str(e).startswith(_NOT_COMPILED):
+            raise AssertionError(str(e)) from None
+        raise
+
+
+def _get_device_index(device, optional=False):
+    """The CUDA device index that device (an int, a "cuda:N" string or a cuda device) names;
+    None, or a device without an index, means the current device when optional.  Errors as
+    torch.cuda._utils._get_device_index."""
+    if isinstance(device, str):
+        device = _C.device(device)
+    if isinstance(device, _C.device):
+        if device.type != "cuda":
+            raise ValueError(f"Expected a cuda device, but got: {device}")
+        device = device.index
+    if device is None:
+        if not optional:
+            raise ValueError("Expected a cuda device with a specified index or an integer, "
+                             "but got:None")
+        return current_device()
+    if isinstance(device, bool) or not isinstance(device, int):
+        raise ValueError(f"Expected a cuda device, but got: {device}")
+    return device
+
+
+def current_device():
+    """Index of the current CUDA device (initialises CUDA)."""
+    _lazy_init()
+    return _C._cuda_current_device()
+
+
+def set_device(device):
+    """Makes device current; a negative index does nothing, as in PyTorch."""
+    index = _get_device_index(device)
+    if index >= 0:
+        _lazy_init()
+        _C._cuda_set_device(index)
+
+
+def _exchange_device(index):
+    """Makes index current and returns the previous index (-1 and no change for index < 0)."""
+    if index < 0:
+        return -1
+    if not is_available():
+        raise RuntimeError("PyTorch was compiled without CUDA support")
+    previous = current_device()
+    if previous != index:
+        _C._cuda_set_device(index)
+    return previous
+
+
+class device:
+    """Context manager that makes device current inside; a negative index or None changes
+    nothing (PyTorch's documented behaviour: its CPU-only build fails on None with a
+    TypeError)."""
+
+    def __init__(self, device):
+        self.idx = -1 if device is None else _get_device_index(device, optional=True)
+        self.prev_idx = -1
+
+    def __enter__(self):
+        self.prev_idx = _exchange_device(self.idx)
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.idx = _exchange_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """device() for the device of a tensor: a CPU tensor changes nothing."""
+
+    def __init__(self, obj):
+        super().__init__(obj.get_device() if obj.is_cuda else -1)
+
+
+def synchronize(device=None):
+    """Waits for all work on device (the current one by default) to finish."""
+    _lazy_init()
+    _C._cuda_synchronize(_get_device_index(device, optional=True))
+
+
+class _CudaDeviceProperties:
+    """What get_device_properties returns: cudaDeviceProp's main fields, with PyTorch's names
+    and repr."""
+
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, "
+                f"minor={self.minor}, total_memory={self.total_memory // (1 << 20)}MB, "
+                f"multi_processor_count={self.multi_processor_count}, "
+                f"L2_cache_size={self.L2_cache_size // (1 << 20)}MB)")
+
+
+def get_device_properties(device=None):
+    """The properties of device (the current one by default)."""
+    _lazy_init()
+    index = _get_device_index(device, optional=True)
+    if index < 0 or index >= device_count():
+        raise AssertionError("Invalid device id")
+    return _CudaDeviceProperties(_C._cuda_get_device_properties(index))
+
+
+def get_device_name(device=None):
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    """(major, minor) compute capability of device."""
+    prop = get_device_properties(device)
+    return prop.major, prop.minor
+
+
+def is_initialized():
+    return _C._cuda_is_initialized()
+
+
+def _is_in_bad_fork():
+    return _C._cuda_in_bad_fork()
+
+
+def manual_seed(seed):
+    """Seeds the current CUDA device's generator when CUDA is used; without a CUDA backend
+    there is nothing to seed and, as in PyTorch, the call does nothing (programs call it
+    unconditionally)."""
+    int(seed)
+
+
+def manual_seed_all(seed):
+    """manual_seed for every device: nothing to seed without a CUDA backend."""
+    int(seed)
+
+
+def seed():
+    """Seeds the current device with a random number: nothing to seed without CUDA."""
+
+
+def seed_all():
+    """seed() for every device: nothing to seed without CUDA."""
+
+
+def initial_seed():
+    """The current device's seed: initialises CUDA, so without it raises the no-CUDA error."""
+    _lazy_init()
+
+
+def get_rng_state(device="cuda"):
+    _lazy_init()
+
+
+def set_rng_state(new_state, device="cuda"):
+    _lazy_init()
+
+
+def get_rng_state_all():
+    _lazy_init()
+
+
+def set_rng_state_all(new_states):
+    _lazy_init()
+
+
+from ..amp import cuda_aliases as amp  # noqa: E402  (torch.cuda.amp, deprecated spellings)
+from . import memory  # noqa: E402
+from .memory import (  # noqa: E402,F401
+    caching_allocator_alloc, caching_allocator_delete, empty_cache, get_allocator_backend,
+    get_per_process_memory_fraction, max_memory_allocated, max_memory_cached,
+    max_memory_reserved, mem_get_info, memory_allocated, memory_cached, memory_reserved,
+    memory_snapshot, memory_stats, memory_stats_as_nested_dict, memory_summary,
+    reset_accumulated_memory_stats, reset_max_memory_allocated, reset_max_memory_cached,
+    reset_peak_memory_stats, set_per_process_memory_fraction)

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# gpu_check.sh -- the GPU check in one command (issue 15 part 7): on a machine with a CUDA
+# GPU and nvcc, builds the CUDA flavour, runs tests/cuda, the CUDA build checks and the GPU
+# benchmarks, and prints one table (step, result, seconds).  Exits non-zero when a step
+# fails.  Budget: under 8 minutes on an H200 (each step has its own timeout).
+#
+#   tools/gpu_check.sh              # from the repository root
+#   PYTHON=/path/to/python tools/gpu_check.sh
+#
+# Without a GPU the device step fails and the CUDA steps report "skipped" with pytest's
+# reason, so the script runs (and says why it failed) on any machine; with one,
+# PTL_REQUIRE_GPU=1 turns those skips into failures.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+PY=${PYTHON:-python}
+LOG=$(mktemp -d "${TMPDIR:-/tmp}/gpu_check.XXXXXX")
+rows=()
+status=0
+
+# step NAME TIMEOUT_S COMMAND...: runs the command, logs its output, adds a table row
+step() {
+    local name=$1 limit=$2
+    shift 2
+    local start end rc summary
+    start=$(date +%s)
+    timeout "$limit" "$@" >"$LOG/$name.log" 2>&1
+    rc=$?
+    end=$(date +%s)
+    summary=$(grep -E "[0-9]+ (passed|failed|skipped|error)" "$LOG/$name.log" | tail -1 |
+              sed -e 's/=//g' -e 's/^ *//' -e 's/ *$//')
+    if [ "$rc" -eq 124 ]; then
+        summary="TIMEOUT after ${limit}s"
+    elif [ "$rc" -eq 127 ]; then
+        summary="FAILED: $1 not found"
+    elif [ -z "$summary" ]; then
+        summary=$([ "$rc" -eq 0 ] && echo ok || echo "FAILED (exit $rc)")
+    fi
+    [ "$rc" -ne 0 ] && status=1
+    rows+=("$(printf '%-22s | %-58s | %5ss' "$name" "${summary:0:58}" "$((end - start))")")
+}
+
+step device 20 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+# with a GPU present, a CUDA test that skips (no device seen) is a failure
+if [ "$status" -eq 0 ]; then
+    export PTL_REQUIRE_GPU=1
+    gpu=$(head -1 "$LOG/device.log" | cut -c1-58)
+    rows[0]="$(printf '%-22s | %-58s | %5ss' device "$gpu" 0)"
+fi
+PYTEST=("$PY" -m pytest -q -rs -p no:cacheprovider -o addopts="")
+step build 240 env PTL_CUDA=1 "$PY" setup.py build_ext --inplace
+step cuda-build-checks 120 "${PYTEST[@]}" tests/source/test_cuda_build.py
+step tests-cuda 120 "${PYTEST[@]}" tests/cuda
+step allocator-fake 120 "${PYTEST[@]}" tests/c10/test_caching_allocator.py
+step benchmarks-cuda 120 "${PYTEST[@]}" benchmarks/test_bench_cuda.py --benchmark-enable \
+    --benchmark-min-time=0.05
+
+printf '%s\n' "$(printf '%.0s-' {1..92})"
+printf '%-22s | %-58s | %6s\n' step result time
+printf '%s\n' "$(printf '%.0s-' {1..92})"
+printf '%s\n' "${rows[@]}"
+printf '%s\n' "$(printf '%.0s-' {1..92})"
+grep -E " pytorchlite +[0-9.]+ us" "$LOG/benchmarks-cuda.log" || true
+echo "logs: $LOG"
+exit $status
