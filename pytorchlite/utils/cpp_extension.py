@@ -53,13 +53,12 @@ def _api_version():
 
 
 def _cuda_home():
-    home = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH")
-    if home:
-        return home
+    """CUDA_HOME, else /usr/local/cuda, else the directory above nvcc's; None without CUDA."""
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and os.path.isdir(os.path.join(home, "include")):
+            return home
     nvcc = shutil.which("nvcc")
-    if nvcc:
-        return os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
-    return "/usr/local/cuda" if os.path.exists("/usr/local/cuda") else None
+    return os.path.dirname(os.path.dirname(os.path.realpath(nvcc))) if nvcc else None
 
 
 CUDA_HOME = _cuda_home()
@@ -96,7 +95,8 @@ def _cache_root():
 def _compilers():
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "gcc")
     cxx = shlex.split(os.environ.get("CXX") or "g++")
-    nvcc = os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME else "nvcc"
+    nvcc = shutil.which("nvcc") or (os.path.join(CUDA_HOME, "bin", "nvcc") if CUDA_HOME
+                                    else "nvcc")
     return cc, cxx, nvcc
 
 
@@ -181,18 +181,19 @@ def _binding(fn, doc, ret, params):
     args = ", ".join(call)
     if ret == "tensor":
         lines += [f"    PtlApiTensor *r = {fn}({args});",
-                  "    if (r != NULL && ptl_api_error_kind() != PTL_API_ERROR_NONE) {",
+                  "    if (r != NULL && (ptl_api_error_kind() != PTL_API_ERROR_NONE ||",
+                  "                      ptl_api_python_warn() < 0)) {",
                   "        ptl_api_release(r);", "        r = NULL;", "    }",
                   "    return (PyObject *)ptl_api_python_from_tensor(r);", "}"]
     elif ret == "void":
         lines += [f"    {fn}({args});",
-                  "    if (ptl_api_error_kind() != PTL_API_ERROR_NONE) {",
+                  "    if (ptl_api_error_kind() != PTL_API_ERROR_NONE || ptl_api_python_warn() < 0) {",
                   "        return (PyObject *)ptl_api_python_raise();", "    }",
                   "    Py_RETURN_NONE;", "}"]
     else:
         ctype, _, back = _C_TYPES[ret]
         lines += [f"    {ctype} r = {fn}({args});",
-                  "    if (ptl_api_error_kind() != PTL_API_ERROR_NONE) {",
+                  "    if (ptl_api_error_kind() != PTL_API_ERROR_NONE || ptl_api_python_warn() < 0) {",
                   "        return (PyObject *)ptl_api_python_raise();", "    }",
                   f"    return {back}(r);", "}"]
     entry = (f"    {{\"{fn}\", (PyCFunction)(void (*)(void))ptl_bind_{fn}, METH_FASTCALL, "

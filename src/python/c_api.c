@@ -1163,7 +1163,7 @@ void *
 ptl_api_python_from_tensor(PtlApiTensor *t)
 {
     if (t == NULL) {
-        return ptlpy_raise();
+        return ptl_api_python_raise();
     }
     return ptlpy_wrap(IMPL(t));
 }
@@ -1192,13 +1192,19 @@ ptl_api_python_raise(void)
 }
 
 int
+ptl_api_python_warn(void)
+{
+    return ptlpy_flush_warnings();
+}
+
+int
 ptl_api_python_check_load(void)
 {
     PtlErrorKind kind = load_error_kind;
     int is_import = load_error_is_import;
     char *e = ptl_api_take_load_error();
     if (e == NULL) {
-        return 0;
+        return ptlpy_flush_warnings();
     }
     if (is_import) {
         PyErr_SetString(PyExc_ImportError, e);

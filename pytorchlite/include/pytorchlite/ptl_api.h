@@ -231,20 +231,25 @@ PTL_API void *ptl_api_python_from_tensor(PtlApiTensor *t);
 PTL_API PtlApiTensor *ptl_api_python_to_tensor(void *obj, int pos, const char *fn);
 /* Raises the error slot's exception; returns NULL. */
 PTL_API void *ptl_api_python_raise(void);
+/* Issues the warnings pytorchlite buffered (a kernel replaced, ...) as UserWarnings; -1
+ * when one became an exception, else 0. */
+PTL_API int ptl_api_python_warn(void);
 /* Raises the pending load error (ImportError for a version mismatch); 0 when none, else -1. */
 PTL_API int ptl_api_python_check_load(void);
 
+/* Blocks run when the shared object loads: every PTL_LIBRARY block of a library before its
+ * PTL_LIBRARY_IMPL blocks, whatever the order of its sources (constructor priorities). */
 #if defined(__GNUC__)
-#define PTL_API_CONSTRUCTOR __attribute__((constructor))
+#define PTL_API_CONSTRUCTOR(PRIORITY) __attribute__((constructor(PRIORITY)))
 #else
 #error "PTL_LIBRARY needs a compiler with constructor functions (GCC, Clang)"
 #endif
 
 #define PTL_API_CAT_(A, B) A##B
 #define PTL_API_CAT(A, B) PTL_API_CAT_(A, B)
-#define PTL_API_BLOCK_(NS, KEYSTR, M, UID)                                              \
+#define PTL_API_BLOCK_(NS, KEYSTR, PRIORITY, M, UID)                                         \
     static void PTL_API_CAT(ptl_library_init_, UID)(PtlApiLibrary * M);                      \
-    PTL_API_CONSTRUCTOR static void PTL_API_CAT(ptl_library_load_, UID)(void)                \
+    PTL_API_CONSTRUCTOR(PRIORITY) static void PTL_API_CAT(ptl_library_load_, UID)(void)      \
     {                                                                                        \
         ptl_api_library_run(PTL_API_VERSION_MAJOR, PTL_API_VERSION_MINOR, #NS, KEYSTR,       \
                             PTL_API_CAT(ptl_library_init_, UID), __FILE__, __LINE__);        \
@@ -252,10 +257,10 @@ PTL_API int ptl_api_python_check_load(void);
     static void PTL_API_CAT(ptl_library_init_, UID)(PtlApiLibrary * M)
 
 /* PTL_LIBRARY(myops, m) { ptl_api_def(m, "..."); }: defines operators of namespace myops. */
-#define PTL_LIBRARY(NS, M) PTL_API_BLOCK_(NS, NULL, M, PTL_API_CAT(NS##_def_, __LINE__))
+#define PTL_LIBRARY(NS, M) PTL_API_BLOCK_(NS, NULL, 1001, M, PTL_API_CAT(NS##_def_, __LINE__))
 /* PTL_LIBRARY_IMPL(myops, CPU, m) { ptl_api_impl(m, "sigmoid_add", fn, NULL); } */
 #define PTL_LIBRARY_IMPL(NS, KEY, M) \
-    PTL_API_BLOCK_(NS, #KEY, M, PTL_API_CAT(NS##_##KEY##_, __LINE__))
+    PTL_API_BLOCK_(NS, #KEY, 1002, M, PTL_API_CAT(NS##_##KEY##_, __LINE__))
 
 #ifdef __cplusplus
 }
