@@ -6,13 +6,15 @@
 
 #include <pytorchlite/ptl_api.h>
 
-/* t as a contiguous tensor (new reference), through the dispatcher's aten::contiguous. */
+/* The operator `name` of the dispatcher on a (and b unless NULL); a new reference, or NULL
+ * with the error set. */
 static PtlApiTensor *
-contiguous(PtlApiTensor *t)
+call(const char *name, PtlApiTensor *a, PtlApiTensor *b)
 {
     PtlApiStack *s = ptl_api_stack_new();
     PtlApiTensor *r = NULL;
-    if (s != NULL && ptl_api_push_tensor(s, t) == 0 && ptl_api_call("aten::contiguous", s) == 0) {
+    if (s != NULL && ptl_api_push_tensor(s, a) == 0 &&
+        (b == NULL || ptl_api_push_tensor(s, b) == 0) && ptl_api_call(name, s) == 0) {
         r = ptl_api_pop_tensor(s);
     }
     ptl_api_stack_free(s);
@@ -63,8 +65,9 @@ sigmoid_add_cpu(const PtlApiOperator *op, PtlApiStack *stack, void *data)
     PtlApiTensor *x = ptl_api_stack_tensor(stack, 0), *y = ptl_api_stack_tensor(stack, 1);
     PtlApiTensor *xc = NULL, *yc = NULL, *z = NULL;
     int rc = -1;
-    if (x == NULL || y == NULL || check_args(x, y) < 0 || (xc = contiguous(x)) == NULL ||
-        (yc = contiguous(y)) == NULL || (z = ptl_api_empty_like(xc)) == NULL) {
+    if (x == NULL || y == NULL || check_args(x, y) < 0 ||
+        (xc = call("aten::contiguous", x, NULL)) == NULL ||
+        (yc = call("aten::contiguous", y, NULL)) == NULL || (z = ptl_api_empty_like(xc)) == NULL) {
         goto done;
     }
     sigmoid_add_loop(ptl_api_data_ptr(xc), ptl_api_data_ptr(yc), ptl_api_data_ptr(z),
@@ -78,49 +81,34 @@ done:
     return rc;
 }
 
-/* dz/dx = s * (1 - s) with s = sigmoid(x); dz/dy = 1 */
+/* dz/dx = s * (1 - s) with s = sigmoid(x), dz/dy = 1.  Written with dispatcher ops, so it
+ * runs on any device and is itself differentiable (create_graph=True). */
 static int
 sigmoid_add_backward(PtlApiAutogradContext *ctx, PtlApiTensor *const *grad_outputs,
                      PtlApiTensor **grad_inputs, void *data)
 {
     (void)data;
-    PtlApiTensor *saved = NULL, *x = NULL, *g = NULL, *gx = NULL;
+    PtlApiTensor *grad = grad_outputs[0], *x = NULL, *s = NULL, *s2 = NULL, *ds = NULL;
     int rc = -1;
     if (ptl_api_ctx_needs_input_grad(ctx, 0)) {
-        if ((saved = ptl_api_ctx_saved_input(ctx, 0)) == NULL || (x = contiguous(saved)) == NULL ||
-            (g = contiguous(grad_outputs[0])) == NULL || (gx = ptl_api_empty_like(x)) == NULL) {
+        if ((x = ptl_api_ctx_saved_input(ctx, 0)) == NULL ||
+            (s = call("aten::sigmoid", x, NULL)) == NULL ||
+            (s2 = call("aten::mul.Tensor", s, s)) == NULL ||
+            (ds = call("aten::sub.Tensor", s, s2)) == NULL ||
+            (grad_inputs[0] = call("aten::mul.Tensor", grad, ds)) == NULL) {
             goto done;
         }
-        int64_t n = ptl_api_numel(x);
-        if (ptl_api_dtype(x) == PTL_API_FLOAT64) {
-            const double *a = ptl_api_data_ptr(x), *d = ptl_api_data_ptr(g);
-            double *out = ptl_api_data_ptr(gx);
-            for (int64_t i = 0; i < n; i++) {
-                double s = 1.0 / (1.0 + exp(-a[i]));
-                out[i] = d[i] * s * (1.0 - s);
-            }
-        }
-        else {
-            const float *a = ptl_api_data_ptr(x), *d = ptl_api_data_ptr(g);
-            float *out = ptl_api_data_ptr(gx);
-            for (int64_t i = 0; i < n; i++) {
-                float s = 1.0f / (1.0f + expf(-a[i]));
-                out[i] = d[i] * s * (1.0f - s);
-            }
-        }
-        grad_inputs[0] = gx;
-        gx = NULL;
     }
     if (ptl_api_ctx_needs_input_grad(ctx, 1)) {
-        ptl_api_retain(grad_outputs[0]);
-        grad_inputs[1] = grad_outputs[0];
+        ptl_api_retain(grad);
+        grad_inputs[1] = grad;
     }
     rc = 0;
 done:
-    ptl_api_release(saved);
     ptl_api_release(x);
-    ptl_api_release(g);
-    ptl_api_release(gx);
+    ptl_api_release(s);
+    ptl_api_release(s2);
+    ptl_api_release(ds);
     return rc;
 }
 

@@ -27,7 +27,7 @@ sigmoid_add(PtlApiTensor *x, PtlApiTensor *y)
 }
 """
 
-module = load_inline("sigmoid_add_inline", SOURCE, functions=["sigmoid_add"])
+module = load_inline("sigmoid_add_inline_ext", SOURCE, functions=["sigmoid_add"])
 
 if __name__ == "__main__":
     print(module.sigmoid_add(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])))
