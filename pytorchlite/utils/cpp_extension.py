@@ -315,11 +315,12 @@ def _run_ninja(build_dir, rules, link, verbose):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def _run_threads(rules, link, verbose):
+def _run_threads(build_dir, rules, link, verbose):
     def run(cmd):
         if verbose:
             print(" ".join(cmd), flush=True)
-        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              cwd=build_dir)
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         done = list(pool.map(run, [cmd for _, cmd in rules]))
@@ -344,7 +345,7 @@ def _compile(name, sources, build_dir, flags, extra_ldflags, with_cuda, verbose)
     if shutil.which("ninja"):
         result = _run_ninja(build_dir, rules, link, verbose)
     else:
-        result = _run_threads(rules, link, verbose)
+        result = _run_threads(build_dir, rules, link, verbose)
     if verbose and result.stdout:
         print(result.stdout, end="", flush=True)
     if result.returncode != 0:
@@ -455,11 +456,12 @@ def _jit_compile(name, sources, generated, extra_cflags, extra_cuda_cflags, extr
                     print(f"Building extension module {name}...", flush=True)
                 tmp = tempfile.mkdtemp(prefix=f".build-{os.getpid()}-", dir=root)
                 try:
-                    paths = sources[:]
+                    # generated sources are named relative to the build directory, where
+                    # the compiles run: __FILE__ and the compiler's messages say "main.c"
+                    paths = sources + gen_names
                     for g in gen_names:
                         with open(os.path.join(tmp, g), "w", encoding="utf-8") as f:
                             f.write(generated[g])
-                        paths.append(os.path.join(tmp, g))
                     _compile(name, paths, tmp, flags, extra_ldflags, with_cuda, verbose)
                     os.replace(tmp, final_dir)
                 except BaseException:
