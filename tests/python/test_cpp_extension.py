@@ -133,6 +133,20 @@ def test_include_paths_hold_the_header():
     assert cpp_extension.library_paths() == []
 
 
+def test_header_ships_with_the_package():
+    # a wheel carries every file under pytorchlite/ (tools/build_backend.py), an editable
+    # install imports the checkout: both have the header where include_paths() looks
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    try:
+        import build_backend
+    finally:
+        sys.path.remove(os.path.join(ROOT, "tools"))
+    header = os.path.join("pytorchlite", "include", "pytorchlite", "ptl_api.h")
+    assert header in build_backend._package_files()
+    assert cpp_extension.include_paths()[0] == os.path.join(os.path.dirname(ptl.__file__),
+                                                            "include")
+
+
 @pytest.mark.parametrize("compiler,lang,std", [("gcc", "c", "-std=c99"),
                                                 ("g++", "c++", "-std=c++17")])
 def test_header_is_valid_c_and_cpp(compiler, lang, std, tmp_path):
@@ -483,6 +497,13 @@ def test_second_load_in_a_new_process_compiles_nothing(tmp_path):
     cold = float(re.search(r"seconds (\S+)", first.stdout).group(1))
     warm = float(re.search(r"seconds (\S+)", second.stdout).group(1))
     print(f"load_inline of a small C op: cold {cold:.2f} s, cached {warm:.3f} s")
+
+
+def test_build_directory(tmp_path):
+    m = cpp_extension.load_inline("cext_test_builddir", "int v(void) { return 6; }",
+                                  functions=["v"], build_directory=str(tmp_path))
+    assert m.v() == 6
+    assert os.path.dirname(os.path.dirname(m.__file__)) == str(tmp_path)
 
 
 def test_a_changed_source_rebuilds(extensions_dir):

@@ -12,8 +12,8 @@
  * - Linking: pytorchlite._C exports the ptl_api_* functions and nothing else (it is built
  *   with -fvisibility=hidden) and makes them global when it is imported, so an extension
  *   leaves them undefined and the dynamic loader binds them to the _C already loaded.
- *   Import pytorchlite before loading an extension (pytorchlite.utils.cpp_extension and
- *   pytorchlite.ops.load_library do).
+ *   Import pytorchlite before loading an extension (pytorchlite.utils.cpp_extension
+ *   does); extensions link with -z now, so a missing symbol fails the load by its name.
  * - Tensors are opaque, reference-counted handles.  "New" results are owned by the caller,
  *   who releases them with ptl_api_release; "borrowed" ones live as long as their owner.
  * - Errors: a function that fails returns NULL or -1 (or, for inspection functions given a
