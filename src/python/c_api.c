@@ -768,17 +768,20 @@ registrant(void)
 }
 
 /* Attaches fn with data (owned: freed here on failure) to op at key; warns on a
- * replacement as PyTorch does. */
+ * replacement as PyTorch does.  A replaced KernelReg is freed; a replaced AutogradReg is
+ * kept, since the nodes it recorded point at its kind. */
 static int
 set_kernel(PtlOperator *op, PtlDispatchKey key, PtlKernel fn, void *data)
 {
     char prev[256];
     snprintf(prev, sizeof(prev), "%s", op->kernel_origin[key] ? op->kernel_origin[key] : "");
+    void *old = op->kernels[key] == api_kernel ? op->kernel_data[key] : NULL;
     int replaced = ptl_dispatcher_set_kernel(op, key, fn, data, registrant());
     if (replaced < 0) {
         free(data);
         return -1;
     }
+    free(old);
     if (replaced) {
         char sch[512];
         ptl_schema_format(&op->schema, sch, sizeof(sch));

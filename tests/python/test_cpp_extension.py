@@ -277,8 +277,32 @@ leaves_two(const PtlApiOperator *op, PtlApiStack *stack, void *data)
     return ptl_api_push_none(stack);
 }
 
+/* written with other operators: autograd differentiates through them */
+static int
+double_it(const PtlApiOperator *op, PtlApiStack *stack, void *data)
+{
+    (void)op;
+    (void)data;
+    PtlApiTensor *x = ptl_api_stack_tensor(stack, 0);
+    PtlApiStack *s = ptl_api_stack_new();
+    PtlApiTensor *r = NULL;
+    if (ptl_api_push_tensor(s, x) == 0 && ptl_api_push_tensor(s, x) == 0 &&
+        ptl_api_call("aten::add.Tensor", s) == 0) {
+        r = ptl_api_pop_tensor(s);
+    }
+    ptl_api_stack_free(s);
+    if (r == NULL) {
+        return -1;
+    }
+    ptl_api_stack_clear(stack);
+    int rc = ptl_api_push_tensor(stack, r);
+    ptl_api_release(r);
+    return rc;
+}
+
 PTL_LIBRARY(cext_ops, m)
 {
+    ptl_api_def(m, "double_it(Tensor x) -> Tensor");
     ptl_api_def(m, "twice(Tensor x, int k=2) -> Tensor");
     ptl_api_def(m, "fails(Tensor x) -> Tensor");
     ptl_api_def(m, "same(Tensor x) -> Tensor");
@@ -292,6 +316,11 @@ PTL_LIBRARY_IMPL(cext_ops, CPU, m)
     ptl_api_impl(m, "fails", index_fail, NULL);
     ptl_api_impl(m, "same", identity, NULL);
     ptl_api_impl(m, "badkernel", leaves_two, NULL);
+}
+
+PTL_LIBRARY_IMPL(cext_ops, CompositeImplicitAutograd, m)
+{
+    ptl_api_impl(m, "double_it", double_it, NULL);
 }
 
 void
@@ -321,6 +350,15 @@ def test_registered_kernels_run_through_the_dispatcher(ops_module, capfd):
     assert "[dispatch] cext_ops::twice  keys={Autograd, CPU}  -> Autograd fallback" in err
     assert "[dispatch] cext_ops::twice  keys={CPU}  -> CPU kernel" in err
     assert "[dispatch] aten::mul.Tensor" in err
+
+
+def test_composite_kernel_is_differentiated_through_its_ops(ops_module):
+    x = ptl.tensor([1.0, -2.0], dtype=ptl.float64, requires_grad=True)
+    y = ptl.ops.cext_ops.double_it(x)
+    assert y.tolist() == [2.0, -4.0] and y.grad_fn.name() == "AddBackward0"
+    assert ptl.autograd.gradcheck(ptl.ops.cext_ops.double_it, (x,))
+    assert "CompositeImplicitAutograd: kernel registered at main.c:" in \
+        ptl._C._dispatch_dump("cext_ops::double_it")
 
 
 def test_kernel_errors(ops_module):
