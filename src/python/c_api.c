@@ -635,6 +635,72 @@ ptl_api_pop_bool(PtlApiStack *s)
 
 /* ---- calls ---- */
 
+/* ORDER IV (ivalue.h), up to the last kind the C API pushes */
+static const char *const tag_names[] = {"None", "Tensor", "int", "float", "bool", "str",
+                                        "List[int]"};
+
+static const char *
+tag_name(int tag)
+{
+    return tag >= 0 && tag < (int)(sizeof(tag_names) / sizeof(tag_names[0])) ? tag_names[tag]
+                                                                              : "a value";
+}
+
+/* Checks pushed value v against argument a of op, converting an int given for a float and
+ * an int given for a bool.  0, or -1 with PyTorch's boxed-call error. */
+static int
+check_arg(const PtlOperator *op, const PtlArg *a, PtlIValue *v)
+{
+    static const char *kind_names[PTL_ARG_KIND_COUNT] = {
+        /* ORDER ARG_KIND */
+        "Tensor", "int", "float", "bool", "str", "number", "ScalarType", "Device", "Layout",
+        "MemoryFormat", "Generator", "List[Tensor]", "List[int]", "List[float]",
+    };
+    int ok;
+    if (v->tag == PTL_IV_NONE) {
+        ok = a->optional || (a->has_default && a->def.tag == PTL_IV_NONE);
+    }
+    else {
+        switch (a->kind) {
+        case PTL_ARG_TENSOR:
+            ok = v->tag == PTL_IV_TENSOR;
+            break;
+        case PTL_ARG_INT:
+            ok = v->tag == PTL_IV_INT || v->tag == PTL_IV_BOOL;
+            break;
+        case PTL_ARG_SCALAR:
+            ok = v->tag == PTL_IV_INT || v->tag == PTL_IV_DOUBLE || v->tag == PTL_IV_BOOL;
+            break;
+        case PTL_ARG_FLOAT:
+            ok = v->tag == PTL_IV_DOUBLE || v->tag == PTL_IV_INT;
+            if (v->tag == PTL_IV_INT) {
+                *v = ptl_iv_double((double)v->u.i);
+            }
+            break;
+        case PTL_ARG_BOOL:
+            ok = v->tag == PTL_IV_BOOL || v->tag == PTL_IV_INT;
+            if (v->tag == PTL_IV_INT) {
+                *v = ptl_iv_bool(v->u.i != 0);
+            }
+            break;
+        case PTL_ARG_INTLIST:
+            ok = v->tag == PTL_IV_INTLIST;
+            break;
+        default:
+            ok = 0;   /* a kind the C API cannot push: leave it to its default */
+            break;
+        }
+    }
+    if (!ok) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s%s%s() Expected a value of type '%s%s%s' for "
+                             "argument '%s' but instead found type '%s'.", op->schema.name,
+                             op->schema.overload[0] ? "." : "", op->schema.overload,
+                             a->optional ? "Optional[" : "", kind_names[a->kind],
+                             a->optional ? "]" : "", a->name, tag_name(v->tag));
+    }
+    return 0;
+}
+
 /* Runs op on the values of s (completed with the schema's defaults) with keys ks (0: the
  * keys of the arguments) and replaces them with the returns; clears s on failure. */
 static int
@@ -652,6 +718,9 @@ stack_call(const PtlOperator *op, PtlDispatchKeySet ks, PtlApiStack *s)
     for (int i = 0; i < sc->nargs; i++) {
         if (i < s->n) {
             args[i] = s->v[i];
+            if (check_arg(op, &sc->args[i], &args[i]) < 0) {
+                goto done;
+            }
         }
         else if (sc->args[i].has_default) {
             args[i] = sc->args[i].def;

@@ -107,6 +107,31 @@ fail(int64_t kind)
     ptl_api_set_error((PtlApiErrorKind)kind, "failed with kind %lld", (long long)kind);
 }
 
+/* aten::mul.Tensor(x, 2): an int where the schema wants a Tensor */
+PtlApiTensor *
+mul_by_int(PtlApiTensor *x)
+{
+    PtlApiStack *s = ptl_api_stack_new();
+    ptl_api_push_tensor(s, x);
+    ptl_api_push_int(s, 2);
+    ptl_api_call("aten::mul.Tensor", s);
+    ptl_api_stack_free(s);
+    return NULL;
+}
+
+/* aten::neg(x, x, x) */
+PtlApiTensor *
+too_many(PtlApiTensor *x)
+{
+    PtlApiStack *s = ptl_api_stack_new();
+    ptl_api_push_tensor(s, x);
+    ptl_api_push_tensor(s, x);
+    ptl_api_push_tensor(s, x);
+    ptl_api_call("aten::neg", s);
+    ptl_api_stack_free(s);
+    return NULL;
+}
+
 PtlApiTensor *
 call_unknown(PtlApiTensor *t)
 {
@@ -124,7 +149,8 @@ def functions_module(extensions_dir):
     return cpp_extension.load_inline(
         "cext_test_functions", TENSOR_FUNCTIONS,
         functions={"scale_shift": "x * k + c", "describe": None, "strided_copy": None,
-                   "zeros": None, "first_element": None, "fail": None, "call_unknown": None})
+                   "zeros": None, "first_element": None, "fail": None, "call_unknown": None,
+                   "mul_by_int": None, "too_many": None})
 
 
 def test_include_paths_hold_the_header():
@@ -206,6 +232,13 @@ def test_binding_errors(functions_module):
         m.first_element(ptl.zeros(2))
     with pytest.raises(RuntimeError, match="^No such operator aten::no_such_op$"):
         m.call_unknown(ptl.zeros(2))
+    with pytest.raises(RuntimeError, match=re.escape(
+            "aten::mul.Tensor() Expected a value of type 'Tensor' for argument 'other' but "
+            "instead found type 'int'.")):
+        m.mul_by_int(ptl.zeros(2))
+    with pytest.raises(TypeError, match=re.escape("aten::neg() takes 1 arguments but 3 were "
+                                                  "given")):
+        m.too_many(ptl.zeros(2))
 
 
 def test_unsupported_binding_type_is_named(extensions_dir):
