@@ -515,6 +515,24 @@ def test_cpp_source_and_plain_library(extensions_dir, tmp_path):
     assert ptl.ops.cext_cpp.neg(ptl.tensor([1.0, -2.0])).tolist() == [-1.0, 2.0]
 
 
+def test_load_inline_cpp(extensions_dir):
+    source = textwrap.dedent("""
+        #include <numeric>
+        #include <vector>
+        int64_t
+        sum_of_sizes(PtlApiTensor *t)
+        {
+            std::vector<int64_t> s(ptl_api_sizes(t), ptl_api_sizes(t) + ptl_api_dim(t));
+            return std::accumulate(s.begin(), s.end(), int64_t{0});
+        }
+        """)
+    m = cpp_extension.load_inline("cext_test_inline_cpp", source, functions=["sum_of_sizes"],
+                                  language="c++")
+    assert m.sum_of_sizes(ptl.zeros(2, 3, 4)) == 9
+    with pytest.raises(ValueError, match="language must be 'c' or 'c\\+\\+', not 'rust'"):
+        cpp_extension.load_inline("cext_test_rust", source, language="rust")
+
+
 # ---- the build cache ----
 
 SMALL_OP = r"""
