@@ -13,6 +13,7 @@ from pytorchlite.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtens
 HERE = os.path.dirname(os.path.abspath(__file__))
 modules = [CppExtension("sigmoid_add_ext", [os.path.join(HERE, "sigmoid_add.c")])]
 if CUDA_HOME is not None and os.environ.get("PTL_CUDA", "1") != "0":
-    modules.append(CUDAExtension("sigmoid_add_cuda_ext", [os.path.join(HERE, "sigmoid_add_cuda.cu")]))
+    modules.append(CUDAExtension("sigmoid_add_cuda_ext",
+                                 [os.path.join(HERE, "sigmoid_add_cuda.cu")]))
 
 setup(name="sigmoid_add_ext", ext_modules=modules, cmdclass={"build_ext": BuildExtension})

@@ -171,7 +171,8 @@ def _binding(fn, doc, ret, params):
     call = []
     for i, t in enumerate(params):
         if t == "tensor":
-            lines += [f"    PtlApiTensor *a{i} = ptl_api_python_to_tensor(args[{i}], {i}, \"{fn}\");",
+            lines += [f"    PtlApiTensor *a{i} = "
+                      f"ptl_api_python_to_tensor(args[{i}], {i}, \"{fn}\");",
                       f"    if (a{i} == NULL) {{", "        return NULL;", "    }"]
         else:
             ctype, conv, _ = _C_TYPES[t]
@@ -179,21 +180,20 @@ def _binding(fn, doc, ret, params):
                       "    if (PyErr_Occurred()) {", "        return NULL;", "    }"]
         call.append(f"a{i}")
     args = ", ".join(call)
+    # the function failed (error slot set) or a warning it issued became an exception
+    failed = "ptl_api_error_kind() != PTL_API_ERROR_NONE || ptl_api_python_warn() < 0"
     if ret == "tensor":
         lines += [f"    PtlApiTensor *r = {fn}({args});",
-                  "    if (r != NULL && (ptl_api_error_kind() != PTL_API_ERROR_NONE ||",
-                  "                      ptl_api_python_warn() < 0)) {",
+                  f"    if (r != NULL && ({failed})) {{",
                   "        ptl_api_release(r);", "        r = NULL;", "    }",
                   "    return (PyObject *)ptl_api_python_from_tensor(r);", "}"]
     elif ret == "void":
-        lines += [f"    {fn}({args});",
-                  "    if (ptl_api_error_kind() != PTL_API_ERROR_NONE || ptl_api_python_warn() < 0) {",
+        lines += [f"    {fn}({args});", f"    if ({failed}) {{",
                   "        return (PyObject *)ptl_api_python_raise();", "    }",
                   "    Py_RETURN_NONE;", "}"]
     else:
         ctype, _, back = _C_TYPES[ret]
-        lines += [f"    {ctype} r = {fn}({args});",
-                  "    if (ptl_api_error_kind() != PTL_API_ERROR_NONE || ptl_api_python_warn() < 0) {",
+        lines += [f"    {ctype} r = {fn}({args});", f"    if ({failed}) {{",
                   "        return (PyObject *)ptl_api_python_raise();", "    }",
                   f"    return {back}(r);", "}"]
     entry = (f"    {{\"{fn}\", (PyCFunction)(void (*)(void))ptl_bind_{fn}, METH_FASTCALL, "

@@ -128,7 +128,8 @@ def test_setup_py_builds_an_importable_module(extensions_dir, tmp_path):
         x = torch.tensor([1.0, 2.0], requires_grad=True)
         y = torch.tensor([3.0, 4.0], requires_grad=True)
         torch.ops.myops.sigmoid_add(x, y).sum().backward()
-        print([round(v, 4) for v in x.grad.tolist()], y.grad.tolist(), sigmoid_add_ext.__ptl_api_version__)
+        print([round(v, 4) for v in x.grad.tolist()], y.grad.tolist(),
+              sigmoid_add_ext.__ptl_api_version__)
         """, str(work), extensions_dir)
     assert done.returncode == 0, done.stderr
     major, minor = cpp_extension._api_version()
