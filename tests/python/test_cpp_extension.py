@@ -416,14 +416,6 @@ def test_second_kernel_for_a_key_warns_and_overrides(ops_module):
     assert ptl.ops.cext_ops.same(x) is x
 
 
-def test_gradient_of_a_c_op_without_backward_is_not_implemented(ops_module):
-    x = ptl.ones(2, requires_grad=True)
-    y = ptl.ops.cext_ops.twice(x)
-    with pytest.raises(NotImplementedError,
-                       match=re.escape("the derivative for 'cext_ops::twice' is not implemented")):
-        y.sum().backward()
-
-
 def test_registration_error_is_raised_at_load(extensions_dir):
     source = 'PTL_LIBRARY(cext_bad, m) { ptl_api_def(m, "f(Tensor x -> Tensor"); }'
     with pytest.raises(RuntimeError, match=r"main\.c:\d+: .*"):
