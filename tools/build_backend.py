@@ -35,6 +35,9 @@ from glob import glob
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXT_SUFFIX = sysconfig.get_config_var("EXT_SUFFIX")
+# The installed C API headers (pytorchlite/include/pytorchlite/ptl_api.h): they live in the
+# package, so a wheel and an editable install both carry them, and _C compiles against them.
+INCLUDE = os.path.join("pytorchlite", "include")
 # The files a wheel or an sdist must not carry: build products of any flavour and caches.
 _SKIP = re.compile(r"(^|/)(__pycache__|\.pytest_cache|\.hypothesis|\.benchmarks)(/|$)"
                    r"|\.(pyc|so|o)$")
@@ -61,7 +64,7 @@ class Config:
         # -O1 is what the sanitizers' authors advise, and compiles in half the time of -O3
         cflags += (["-O0", "-g", "-DPTL_DEBUG"] if self.debug else
                    ["-O1"] if self.sanitize else ["-O3", "-g0"])
-        ldflags = ["-lpthread"]
+        ldflags = ["-lpthread", "-ldl"]
         if self.sanitize:
             cflags += [f"-fsanitize={self.sanitize}", "-fno-omit-frame-pointer",
                        "-DPTL_SANITIZE"]
@@ -77,7 +80,7 @@ class Config:
                         if f != "-Wstrict-prototypes"]
         self.compile_cmd = (cc + python_flags +
                             shlex.split(sysconfig.get_config_var("CCSHARED") or "") +
-                            ["-I", sysconfig.get_paths()["include"]])
+                            ["-I", sysconfig.get_paths()["include"], "-I", INCLUDE])
         self.cflags = cflags
         self.link_cmd = shlex.split(sysconfig.get_config_var("LDSHARED"))
         if os.environ.get("CC"):  # CC may name a wrapper too ("ccache gcc"): link with the compiler
@@ -146,7 +149,7 @@ def build(jobs=None, force=False, verbose=True):
         return sorted(os.path.relpath(p, ROOT) for p in glob(os.path.join(ROOT, pattern),
                                                              recursive=True))
 
-    headers = rel("src/**/*.h") + rel("src/**/*.def")
+    headers = rel("src/**/*.h") + rel("src/**/*.def") + rel(f"{INCLUDE}/**/*.h")
     newest_input = max(os.path.getmtime(os.path.join(ROOT, p))
                        for p in headers + [os.path.relpath(__file__, ROOT)])
     work, objects = [], []

@@ -60,6 +60,9 @@ extern PyObject *ptlpy_size_class;
 PyObject *ptlpy_raise(void);
 /* Adds _C._LinAlgError (raised for PTL_ERR_LINALG) to the module; 0 or -1. */
 int ptlpy_errors_init(PyObject *module);
+/* Makes _C's ptl_api_* functions global and adds _extension_check_load (c_api.c, Note
+ * [C ABI]); 0 or -1. */
+int ptlpy_c_api_init(PyObject *module);
 int ptlpy_raise_int(void);   /* same, returns -1 */
 /* Issues a pending ptl_warn() as a UserWarning; -1 when the warning became an error. */
 int ptlpy_flush_warnings(void);
