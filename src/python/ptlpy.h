@@ -76,6 +76,12 @@ int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);
 
+/* ---- the tracer (tracer.c, Note [Tracing]) ---- */
+int ptlpy_tracer_init(PyObject *module);
+/* Issues the running trace's TracerWarning for a tensor turned into a Python `what`
+ * ("boolean", "number", ...); 0 when no trace runs, -1 when the warning became an error. */
+int ptlpy_tracer_python_value(const char *what);
+
 /* ---- Generator (generator.c) ---- */
 int ptlpy_generator_init(PyObject *module);
 /* 1 and out = the PtlGenerator when o is a pytorchlite.Generator, else 0. */
