@@ -1,8 +1,9 @@
 """pytorchlite.jit (torch.jit): trace a function or module into a typed graph IR that prints
 like TorchScript, optimise it (jit.passes, freeze), save it without the model's code and load
 it anywhere (save/load, `python -m pytorchlite.jit`)."""
+from ._serialization import load, save
 from ._trace import (CacheInfo, ScriptFunction, TracedModule, TracerWarning, TracingCheckError,
                      trace)
 
-__all__ = ["trace", "TracerWarning", "TracingCheckError", "ScriptFunction", "TracedModule",
-           "CacheInfo"]
+__all__ = ["trace", "save", "load", "TracerWarning", "TracingCheckError", "ScriptFunction",
+           "TracedModule", "CacheInfo"]

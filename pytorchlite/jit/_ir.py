@@ -194,8 +194,10 @@ def _format_constant(value, full):
         return f"[value={text[:-1] if text.endswith('.0') and not full else text}]"
     if isinstance(value, str):
         return f"[value={json.dumps(value)}]"
-    if isinstance(value, (int,)):
+    if isinstance(value, int):
         return f"[value={value}]"
+    if type(value).__name__ == "dtype":
+        return f"[value={json.dumps(str(value).split('.')[-1])}]"
     return f"[value={json.dumps(str(value))}]"
 
 

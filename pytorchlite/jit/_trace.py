@@ -68,12 +68,16 @@ def _guard_key(structure, leaves):
                             for t in leaves)
 
 
-def _describe_mismatch(expected, got):
+def _exact_key(inputs):
+    leaves = []
+    return _guard_key(_flatten(tuple(inputs), leaves), leaves), leaves
+
+
+def _describe_mismatch(expected, got, fields):
     """Names the first assumption of a trace that `got` breaks."""
     (es, et), (gs, gt) = expected, got
     if es != gs:
         return (f"the trace assumed inputs structured as {_show(es)}, but got {_show(gs)}")
-    fields = ("sizes", "dtype", "device", "requires_grad")
     for i, (a, b) in enumerate(zip(et, gt)):
         for name, x, y in zip(fields, a, b):
             if x != y:
@@ -150,7 +154,7 @@ class _Recorder:
             items = [g.constant(e, elem) for e in x]
             return g.create("prim::ListConstruct", items, [elem + "[]"]).outputs[0]
         if base == "ScalarType":
-            return g.constant(str(x).split(".")[-1], "ScalarType")
+            return g.constant(x, "ScalarType")
         if base == "Device":
             return g.constant(str(x), "Device")
         if base in ("Layout", "MemoryFormat", "str"):
@@ -254,6 +258,8 @@ class _GuardedCache:
         self.hits = 0
         self.misses = 0
         self.first = None
+        self.key_of = _exact_key
+        self.fields = ("sizes", "dtype", "device", "requires_grad")
 
     def add(self, traced):
         if self.first is None:
@@ -263,8 +269,7 @@ class _GuardedCache:
             self.entries.popitem(last=False)
 
     def lookup(self, inputs, retrace):
-        leaves = []
-        key = _guard_key(_flatten(tuple(inputs), leaves), leaves)
+        key, leaves = self.key_of(inputs)
         traced = self.entries.get(key)
         if traced is not None:
             self.hits += 1
@@ -273,7 +278,8 @@ class _GuardedCache:
         self.misses += 1
         if self.on_guard_failure == "raise" or retrace is None:
             raise RuntimeError("a traced function was called with inputs its trace did not "
-                               "assume: " + _describe_mismatch(self.first.key, key))
+                               "assume: " + _describe_mismatch(self.first.key, key,
+                                                               self.fields))
         traced = retrace(inputs)
         self.add(traced)
         return traced, leaves
