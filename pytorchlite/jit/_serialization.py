@@ -181,7 +181,7 @@ def load(f, map_location=None, _extra_files=None):
 def _loose_cache():
     cache = _GuardedCache(1, "raise")
     cache.key_of = _loose_key
-    cache.fields = ("dim", "dtype")
+    cache.fields = ("dim",)
     return cache
 
 
@@ -190,18 +190,18 @@ def _input_kinds(values):
     for v in values:
         fields = _ir.tensor_type_fields(v.type)
         if fields is None:
-            kinds.append((None, None))
+            kinds.append((None,))
         else:
-            kinds.append((len(fields[1]), fields[0]))
+            kinds.append((len(fields[1]),))
     return tuple(kinds)
 
 
 def _loose_key(inputs):
-    """A loaded graph runs at any sizes: its guard is the inputs' structure, and each tensor's
-    dim and dtype (Note [Trace guards])."""
+    """A loaded graph runs at any sizes and dtypes (module.double() converts its parameters):
+    its guard is the inputs' structure and each tensor's dim (Note [Trace guards])."""
     leaves = []
     structure = _flatten(tuple(inputs), leaves)
-    return (structure, tuple((t.dim(), str(t.dtype).split(".")[-1]) for t in leaves)), leaves
+    return (structure, tuple((t.dim(),) for t in leaves)), leaves
 
 
 def _build_module(meta, tensors):
