@@ -2,6 +2,7 @@
 list of steps over a frame of slots; an aten node calls its operator through
 `_C._op(name, overload)`, so autograd, autocast and every dispatch key work as in eager
 mode.  Nothing is generated as Python source."""
+from .. import _C
 from . import _ir
 
 _CONSTANT, _GETATTR, _LIST, _TUPLE, _OP, _FUSED = range(6)
@@ -15,6 +16,22 @@ def _get_attr(obj, name):
         if member is not None and name in member:
             return member[name]
     return getattr(obj, name)
+
+
+def _fused_runner(node):
+    """Runs a prim::FusionGroup: its pointwise program in one pass over the data, or its
+    subgraph node by node where the program cannot run (inputs that need autograd, are not
+    contiguous float32/float64 tensors of one shape)."""
+    program, scalars = node.attrs["program"]
+    sub = Interpreter(node.subgraph)
+
+    def run(*tensors):
+        if not (_C.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+            out = _C._jit_run_pointwise_program(program, tensors, scalars)
+            if out is not None:
+                return out
+        return sub.run(*tensors)
+    return run
 
 
 class Interpreter:
@@ -42,8 +59,7 @@ class Interpreter:
             elif n.kind == "prim::TupleConstruct":
                 self.steps.append((_TUPLE, None, ins, (), outs[0]))
             elif n.kind == "prim::FusionGroup":
-                sub = Interpreter(n.subgraph)
-                self.steps.append((_FUSED, sub.run, ins, (), outs[0]))
+                self.steps.append((_FUSED, _fused_runner(n), ins, (), outs[0]))
             else:
                 s = _ir.schema(n.kind, n.overload)
                 pos = tuple(i for i, a in zip(ins, s.args) if not a[2])

@@ -207,6 +207,7 @@ def print_graph(graph, full):
     names = graph.names()
     ins = [f"%{names[v]} : {v.type}" for v in graph.inputs]
     lines = ["graph(" + ",\n      ".join(ins) + "):"]
+    groups = 0
     for n in graph.nodes:
         outs = ", ".join(f"%{names[o]} : {o.type}" for o in n.outputs)
         if n.kind == "prim::Constant":
@@ -219,13 +220,17 @@ def print_graph(graph, full):
         else:
             attrs = ""
         kind = n.qualified_kind if full else n.kind
+        if n.subgraph is not None:
+            kind = f"{kind}_{groups}"
+            groups += 1
         args = ", ".join(f"%{names[v]}" for v in n.inputs)
         lines.append(f"  {outs} = {kind}{attrs}({args})")
-        if n.subgraph is not None:
-            sub = print_graph(n.subgraph, full).splitlines()
-            lines.extend("    " + s for s in sub)
     lines.append("  return (" + ", ".join(f"%{names[v]}" for v in graph.outputs) + ")")
-    return "\n".join(lines) + "\n"
+    subgraphs = []
+    for k, n in enumerate(n for n in graph.nodes if n.subgraph is not None):
+        sub = print_graph(n.subgraph, full).rstrip("\n")
+        subgraphs.append(f"with {n.kind}_{k} = {sub}")
+    return "\n".join(lines + subgraphs) + "\n"
 
 
 class Schema:

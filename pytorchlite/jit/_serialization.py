@@ -7,7 +7,8 @@ A file written by jit.save is an uncompressed zip archive whose records sit unde
     version        "1\\n": the version of this format; load refuses any other
     meta.json      {"kind": "module" | "function", "parameters": [names], "buffers": [names],
                     "requires_grad": {name: bool}, "training": bool}
-    graph.txt      the graph in TorchScript's text with nothing left out: every aten node names
+    graph.txt      the graph in TorchScript's text (prim::FusionGroup nodes expanded back into
+                   the nodes they hold) with nothing left out: every aten node names
                    its overload (`aten::add.Tensor`), floats are written exactly (repr), dtypes
                    by name (`[value="float32"]`), and tensor constants by their key
                    (`[tensor="c0"]`)
@@ -32,7 +33,7 @@ import zipfile
 from .. import serialization
 from .. import nn
 from .._tensor import Tensor
-from . import _ir
+from . import _ir, passes
 from ._trace import ScriptFunction, TracedModule, _GuardedCache, _Traced, _flatten
 
 FORMAT_VERSION = 1
@@ -63,7 +64,7 @@ def save(m, f, _extra_files=None):
     if not isinstance(m, (TracedModule, ScriptFunction)):
         raise RuntimeError(f"pytorchlite.jit.save expects a traced module or function "
                            f"(from jit.trace or jit.load), got {type(m).__name__}")
-    graph = m.graph
+    graph = passes.unfuse(passes.copy_graph(m.graph))
     if isinstance(m, TracedModule):
         params = dict(m.named_parameters())
         buffers = dict(m.named_buffers())

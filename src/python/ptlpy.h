@@ -81,6 +81,8 @@ int ptlpy_tracer_init(PyObject *module);
 /* Issues the running trace's TracerWarning for a tensor turned into a Python `what`
  * ("boolean", "number", ...); 0 when no trace runs, -1 when the warning became an error. */
 int ptlpy_tracer_python_value(const char *what);
+/* _C._jit_run_pointwise_program (pointwise_program.c) */
+int ptlpy_pointwise_program_init(PyObject *module);
 
 /* ---- Generator (generator.c) ---- */
 int ptlpy_generator_init(PyObject *module);
