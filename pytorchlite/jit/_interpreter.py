@@ -5,7 +5,7 @@ mode.  Nothing is generated as Python source."""
 from .. import _C
 from . import _ir
 
-_CONSTANT, _GETATTR, _LIST, _TUPLE, _OP, _FUSED = range(6)
+_GETATTR, _LIST, _TUPLE, _UNPACK, _OP, _FUSED = range(6)
 
 
 def _get_attr(obj, name):
@@ -58,6 +58,8 @@ class Interpreter:
                 self.steps.append((_LIST, None, ins, (), outs[0]))
             elif n.kind == "prim::TupleConstruct":
                 self.steps.append((_TUPLE, None, ins, (), outs[0]))
+            elif n.kind == "prim::ListUnpack":
+                self.steps.append((_UNPACK, None, ins[0], (), outs))
             elif n.kind == "prim::FusionGroup":
                 self.steps.append((_FUSED, _fused_runner(n), ins, (), outs[0]))
             else:
@@ -87,6 +89,13 @@ class Interpreter:
                 env[out] = [env[i] for i in ins]
             elif code == _TUPLE:
                 env[out] = tuple(env[i] for i in ins)
+            elif code == _UNPACK:
+                items = env[ins]
+                if len(items) != len(out):
+                    raise RuntimeError(f"prim::ListUnpack: the graph expects {len(out)} "
+                                       f"items, the list has {len(items)}")
+                for o, x in zip(out, items):
+                    env[o] = x
             else:
                 env[out] = fn(*[env[i] for i in ins])
         if len(self.outputs) == 1:

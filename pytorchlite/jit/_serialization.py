@@ -38,7 +38,7 @@ from ._trace import ScriptFunction, TracedModule, _GuardedCache, _Traced, _flatt
 
 FORMAT_VERSION = 1
 _PRIM_KINDS = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct",
-               "prim::TupleConstruct")
+               "prim::ListUnpack", "prim::TupleConstruct")
 _LAYOUTS = ("strided",)
 _MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.]*$")
@@ -379,6 +379,11 @@ def _check_prim(node, line_no):
                 _ir.is_tensor_type(v.type) or (ty == "Tensor?[]" and v.type == "NoneType"))
             if not ok:
                 _fail(f"graph.txt line {line_no}: a {ty} cannot hold a {v.type}")
+    elif node.kind == "prim::ListUnpack":
+        if len(node.inputs) != 1 or node.inputs[0].type != "Tensor[]" or \
+                not all(_ir.is_tensor_type(o.type) for o in node.outputs):
+            _fail(f"graph.txt line {line_no}: prim::ListUnpack takes a Tensor[] and returns "
+                  "tensors")
     elif node.kind == "prim::TupleConstruct":
         want = "(" + ", ".join(v.type for v in node.inputs) + ")"
         if node.outputs[0].type != want:

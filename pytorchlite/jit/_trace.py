@@ -180,7 +180,10 @@ class _Recorder:
             if isinstance(r, Tensor):
                 self.bind(r, v)
             elif isinstance(r, list):
-                self.keep.append(r)
+                items = self.graph.create("prim::ListUnpack", [v],
+                                          [_ir.tensor_type(t) for t in r]).outputs
+                for t, item in zip(r, items):
+                    self.bind(t, item)
 
     def output(self, obj):
         if isinstance(obj, Tensor):

@@ -288,3 +288,13 @@ def test_trace_errors():
     with pytest.raises(RuntimeError, match="a trace is already running"):
         jit.trace(lambda x: jit.trace(lambda y: y + 1, (x,)), (ptl.ones(1),))
     assert not ptl._C._jit_is_tracing()
+
+
+def test_list_returns_unpack_into_values(tmp_path):
+    f = jit.trace(lambda x: x.split(2)[1] * 2, (ptl.arange(6.0),))
+    assert "prim::ListUnpack" in [n.kind for n in f.graph.nodes]
+    x = ptl.randn(6)
+    np.testing.assert_array_equal(f(x).numpy(), x.numpy()[2:4] * 2)
+    jit.save(f, str(tmp_path / "f.pt"))
+    np.testing.assert_array_equal(jit.load(str(tmp_path / "f.pt"))(x).numpy(),
+                                  x.numpy()[2:4] * 2)
