@@ -2,10 +2,12 @@
 list of steps over a frame of slots; an aten node calls its operator through
 `_C._op(name, overload)`, so autograd, autocast and every dispatch key work as in eager
 mode.  Nothing is generated as Python source."""
+from operator import itemgetter
+
 from .. import _C
 from . import _ir
 
-_GETATTR, _LIST, _TUPLE, _UNPACK, _OP, _FUSED = range(6)
+_GETATTR, _LIST, _TUPLE, _FUSED = range(4)
 
 
 def _get_attr(obj, name):
@@ -34,6 +36,70 @@ def _fused_runner(node):
     return run
 
 
+def _op_step(fn, ins, kw, out):
+    """env -> None: calls fn on the slots ins (positional) and kw (keyword) into out."""
+    get = itemgetter(*ins) if ins else (lambda env: ())
+    if len(ins) == 1:
+        def args(env):
+            return (get(env),)
+    else:
+        args = get
+    if kw:
+        names = tuple(k for k, _ in kw)
+        get_kw = itemgetter(*(i for _, i in kw))
+
+        def call(env):
+            values = get_kw(env)
+            return fn(*args(env), **dict(zip(names, values if len(names) > 1 else (values,))))
+    else:
+        def call(env):
+            return fn(*args(env))
+    if type(out) is int:
+        def step(env):
+            env[out] = call(env)
+    else:
+        def step(env):
+            for o, x in zip(out, call(env)):
+                env[o] = x
+    return step
+
+
+def _unpack_step(src, out):
+    def step(env):
+        items = env[src]
+        if len(items) != len(out):
+            raise RuntimeError(f"prim::ListUnpack: the graph expects {len(out)} items, the "
+                               f"list has {len(items)}")
+        for o, x in zip(out, items):
+            env[o] = x
+    return step
+
+
+def _simple_step(code, fn, ins, out):
+    if code == _GETATTR:
+        def step(env):
+            env[out] = _get_attr(env[ins], fn)
+    elif code == _LIST:
+        def step(env):
+            env[out] = [env[i] for i in ins]
+    elif code == _TUPLE:
+        def step(env):
+            env[out] = tuple(env[i] for i in ins)
+    else:
+        def step(env):
+            env[out] = fn(*[env[i] for i in ins])
+    return step
+
+
+def _is_default(v, default):
+    """Whether the input v is a constant equal to its argument's schema default (the call can
+    leave it out: the operator fills it in)."""
+    node = v.node
+    return default is not _ir.NO_DEFAULT and node is not None and \
+        node.kind == "prim::Constant" and "tensor" not in node.attrs and \
+        _ir.same_value(node.attrs.get("value"), default)
+
+
 class Interpreter:
     def __init__(self, graph):
         self.graph = graph
@@ -53,51 +119,33 @@ class Interpreter:
             if n.kind == "prim::Constant":
                 self.template[outs[0]] = n.attrs.get("value")
             elif n.kind == "prim::GetAttr":
-                self.steps.append((_GETATTR, n.attrs["name"], ins[0], (), outs[0]))
+                self.steps.append(_simple_step(_GETATTR, n.attrs["name"], ins[0], outs[0]))
             elif n.kind == "prim::ListConstruct":
-                self.steps.append((_LIST, None, ins, (), outs[0]))
+                self.steps.append(_simple_step(_LIST, None, ins, outs[0]))
             elif n.kind == "prim::TupleConstruct":
-                self.steps.append((_TUPLE, None, ins, (), outs[0]))
+                self.steps.append(_simple_step(_TUPLE, None, ins, outs[0]))
             elif n.kind == "prim::ListUnpack":
-                self.steps.append((_UNPACK, None, ins[0], (), outs))
+                self.steps.append(_unpack_step(ins[0], outs))
             elif n.kind == "prim::FusionGroup":
-                self.steps.append((_FUSED, _fused_runner(n), ins, (), outs[0]))
+                self.steps.append(_simple_step(_FUSED, _fused_runner(n), ins, outs[0]))
             else:
                 s = _ir.schema(n.kind, n.overload)
-                pos = tuple(i for i, a in zip(ins, s.args) if not a[2])
-                kw = tuple((a[0], i) for i, a in zip(ins, s.args) if a[2])
-                self.steps.append((_OP, s.fn, pos, kw, outs if len(outs) != 1 else outs[0]))
+                defaulted = [_is_default(v, d) for v, d in zip(n.inputs, s.defaults)]
+                pos = [i for i, a in zip(ins, s.args) if not a[2]]
+                npos = len(pos)
+                while npos and defaulted[npos - 1]:   # trailing defaults are left out
+                    npos -= 1
+                kw = tuple((a[0], i) for i, a, d in zip(ins, s.args, defaulted)
+                           if a[2] and not d)
+                self.steps.append(_op_step(s.fn, tuple(pos[:npos]), kw,
+                                           outs if len(outs) != 1 else outs[0]))
         self.outputs = tuple(slots[v] for v in graph.outputs)
 
     def run(self, *args):
         env = self.template[:]
         env[:self.ninputs] = args
-        for code, fn, ins, kw, out in self.steps:
-            if code == _OP:
-                if kw:
-                    r = fn(*[env[i] for i in ins], **{k: env[i] for k, i in kw})
-                else:
-                    r = fn(*[env[i] for i in ins])
-                if type(out) is int:
-                    env[out] = r
-                else:
-                    for o, x in zip(out, r):
-                        env[o] = x
-            elif code == _GETATTR:
-                env[out] = _get_attr(env[ins], fn)
-            elif code == _LIST:
-                env[out] = [env[i] for i in ins]
-            elif code == _TUPLE:
-                env[out] = tuple(env[i] for i in ins)
-            elif code == _UNPACK:
-                items = env[ins]
-                if len(items) != len(out):
-                    raise RuntimeError(f"prim::ListUnpack: the graph expects {len(out)} "
-                                       f"items, the list has {len(items)}")
-                for o, x in zip(out, items):
-                    env[o] = x
-            else:
-                env[out] = fn(*[env[i] for i in ins])
+        for step in self.steps:
+            step(env)
         if len(self.outputs) == 1:
             return env[self.outputs[0]]
         return tuple(env[i] for i in self.outputs)

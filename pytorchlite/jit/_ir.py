@@ -233,21 +233,45 @@ def print_graph(graph, full):
     return "\n".join(lines + subgraphs) + "\n"
 
 
+NO_DEFAULT = object()
+_LITERALS = {"None": None, "True": True, "False": False}
+
+
+def _parse_default(text):
+    """A schema default as a Python value (numbers, None, booleans), else NO_DEFAULT."""
+    if text in _LITERALS:
+        return _LITERALS[text]
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return NO_DEFAULT
+
+
+def same_value(a, b):
+    """Whether two constants are the same value of the same type (1 is not True, not 1.0)."""
+    return type(a) is type(b) and a == b
+
+
 class Schema:
     """One operator's schema, read from `_C._op(name, overload)._schemas`."""
-    __slots__ = ("name", "overload", "args", "returns", "fn", "text")
+    __slots__ = ("name", "overload", "args", "defaults", "returns", "fn", "text")
 
     def __init__(self, text):
         self.text = text
         m = re.match(r"^([\w:]+)(?:\.(\w+))?\((.*)\) -> (.*)$", text)
         self.name, self.overload = m.group(1), m.group(2) or ""
         self.args = []
+        self.defaults = []
         kwarg_only = False
         for part in split_top(m.group(3)):
             if part == "*":
                 kwarg_only = True
                 continue
-            decl = part.split("=")[0].strip()
+            decl, eq, default = part.partition("=")
+            decl = decl.strip()
+            self.defaults.append(_parse_default(default.strip()) if eq else NO_DEFAULT)
             ty, name = decl.rsplit(" ", 1)
             ty = re.sub(r"\([a-z!]+\)", "", ty)
             self.args.append((name, ty, kwarg_only))

@@ -66,11 +66,15 @@ def _flatten(obj, leaves):
 
 
 def _guard_key(structure, leaves):
-    return structure, tuple((tuple(t.shape), t.dtype, t.device.type, t.requires_grad)
-                            for t in leaves)
+    return structure, tuple((t.shape, t.dtype, t.device, t.requires_grad) for t in leaves)
+
+
+_TENSOR_TUPLES = [("tuple", tuple(("T", i) for i in range(n))) for n in range(9)]
 
 
 def _exact_key(inputs):
+    if len(inputs) < len(_TENSOR_TUPLES) and all(isinstance(x, Tensor) for x in inputs):
+        return _guard_key(_TENSOR_TUPLES[len(inputs)], inputs), inputs
     leaves = []
     return _guard_key(_flatten(tuple(inputs), leaves), leaves), leaves
 
@@ -417,6 +421,13 @@ class TracedModule(_TracedCallable, Module):
         return _Traced(*_record(self._orig_forward, inputs, self))
 
     def forward(self, *inputs):
+        return self._run(inputs, self)
+
+    def __call__(self, *inputs, **kwargs):
+        d = self.__dict__
+        if kwargs or d["_forward_pre_hooks"] or d["_forward_hooks"] or \
+                d.get("_full_backward_hooks") or d.get("_backward_pre_hooks"):
+            return Module.__call__(self, *inputs, **kwargs)
         return self._run(inputs, self)
 
     def _get_name(self):
