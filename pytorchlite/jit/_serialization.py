@@ -44,12 +44,8 @@ _MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.]*$")
 
 
-class _Error(RuntimeError):
-    pass
-
-
 def _fail(what):
-    raise _Error("pytorchlite.jit.load: " + what)
+    raise RuntimeError("pytorchlite.jit.load: " + what)
 
 
 def _dtype_names():
