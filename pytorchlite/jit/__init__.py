@@ -7,5 +7,5 @@ from ._serialization import load, save
 from ._trace import (CacheInfo, ScriptFunction, TracedModule, TracerWarning, TracingCheckError,
                      trace)
 
-__all__ = ["trace", "save", "load", "freeze", "optimize_for_inference", "passes", "TracerWarning", "TracingCheckError", "ScriptFunction",
-           "TracedModule", "CacheInfo"]
+__all__ = ["trace", "save", "load", "freeze", "optimize_for_inference", "passes",
+           "TracerWarning", "TracingCheckError", "ScriptFunction", "TracedModule", "CacheInfo"]

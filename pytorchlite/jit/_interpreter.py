@@ -7,7 +7,7 @@ from operator import itemgetter
 from .. import _C
 from . import _ir
 
-_GETATTR, _LIST, _TUPLE, _FUSED = range(4)
+_LIST, _TUPLE, _FUSED = range(3)
 
 
 def _get_attr(obj, name):
@@ -75,11 +75,23 @@ def _unpack_step(src, out):
     return step
 
 
-def _simple_step(code, fn, ins, out):
-    if code == _GETATTR:
+def _getattr_step(name, src, out, is_module):
+    """prim::GetAttr: a submodule from _modules, a tensor from _parameters or _buffers, read
+    straight from the tables (_get_attr for anything else)."""
+    if is_module:
         def step(env):
-            env[out] = _get_attr(env[ins], fn)
-    elif code == _LIST:
+            sub = env[src].__dict__.get("_modules", {}).get(name)
+            env[out] = sub if sub is not None else _get_attr(env[src], name)
+    else:
+        def step(env):
+            d = env[src].__dict__
+            t = d["_parameters"].get(name) if "_parameters" in d else None
+            env[out] = t if t is not None else _get_attr(env[src], name)
+    return step
+
+
+def _simple_step(code, fn, ins, out):
+    if code == _LIST:
         def step(env):
             env[out] = [env[i] for i in ins]
     elif code == _TUPLE:
@@ -119,7 +131,8 @@ class Interpreter:
             if n.kind == "prim::Constant":
                 self.template[outs[0]] = n.attrs.get("value")
             elif n.kind == "prim::GetAttr":
-                self.steps.append(_simple_step(_GETATTR, n.attrs["name"], ins[0], outs[0]))
+                self.steps.append(_getattr_step(n.attrs["name"], ins[0], outs[0],
+                                                n.outputs[0].type.startswith("__torch__.")))
             elif n.kind == "prim::ListConstruct":
                 self.steps.append(_simple_step(_LIST, None, ins, outs[0]))
             elif n.kind == "prim::TupleConstruct":
