@@ -285,11 +285,13 @@ class _GuardedCache:
             self.entries.move_to_end(key)
             return traced, leaves
         self.misses += 1
-        if self.on_guard_failure == "raise" or retrace is None:
+        traced = None
+        if self.on_guard_failure == "retrace" and retrace is not None:
+            traced = retrace(inputs)   # None: there is no Python code to trace again
+        if traced is None:
             raise RuntimeError("a traced function was called with inputs its trace did not "
                                "assume: " + _describe_mismatch(self.first.key, key,
                                                                self.fields))
-        traced = retrace(inputs)
         self.add(traced)
         return traced, leaves
 
@@ -460,7 +462,11 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 
     Returns a ScriptFunction, or a TracedModule for a Module, that runs the graph.  A call
     whose inputs break what the trace assumed retraces (on_guard_failure="retrace", keeping
-    at most cache_size traces) or raises naming the assumption ("raise")."""
+    at most cache_size traces) or raises naming the assumption ("raise"); see Note [Trace
+    guards].  check_trace traces again on check_inputs (default: example_inputs) and compares
+    graphs and outputs, as PyTorch does.  optimize, strict and the underscored arguments are
+    accepted for PyTorch's signature and have no effect: outputs are always tensors or
+    (nested) tuples and lists of them."""
     if example_kwarg_inputs is not None:
         raise RuntimeError("example_kwarg_inputs is not supported; pass example_inputs")
     if example_inputs is None:
