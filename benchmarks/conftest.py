@@ -30,5 +30,6 @@ def pytest_terminal_summary(terminalreporter, config):
         ours = times.get("pytorchlite")
         if ours is None:
             continue
-        parts = [f"{ref} {times[ref] / ours:5.2f}x" for ref in ("numpy", "torch") if ref in times]
+        parts = [f"{ref} {times[ref] / ours:5.2f}x" for ref in ("numpy", "torch", "eager")
+                 if ref in times]
         tr.write_line(f"{group:<40} pytorchlite {ours * 1e6:10.2f} us   " + "   ".join(parts))

@@ -85,6 +85,8 @@ channels_last = "channels_last"
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
 from . import random  # noqa: E402
+from . import jit  # noqa: E402,F401
+from . import onnx  # noqa: E402,F401
 from .random import (  # noqa: E402,F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )

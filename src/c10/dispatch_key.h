@@ -6,7 +6,8 @@
  * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
  * Backends sit at the bottom; CompositeImplicit sits just above them and is always in the
  * set (ops written in terms of other ops take it before any backend kernel); Autograd wraps
- * them, and AutocastCPU (included only inside torch.autocast("cpu"), Note [Autocast] in
+ * them, Tracer (included only while pytorchlite.jit.trace runs, Note [Tracing] in
+ * python/tracer.c) records what reaches Autograd, and AutocastCPU (included only inside torch.autocast("cpu"), Note [Autocast] in
  * aten/autocast.h) casts arguments before Autograd sees them.  A key exists only while
  * something registers a kernel or a fallback for it (tests/aten/test_dispatcher.py checks);
  * factory functions find their backend without a key of their own (Note [Dispatch]). */
@@ -25,6 +26,7 @@ extern "C" {
     _(CUDA, "CUDA")                                    \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
     _(AUTOGRAD, "Autograd")                            \
+    _(TRACER, "Tracer")                                \
     _(AUTOCAST_CPU, "AutocastCPU")
 
 typedef enum PtlDispatchKey {

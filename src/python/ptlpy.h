@@ -82,6 +82,14 @@ int ptlpy_library_init(PyObject *module);
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);
 
+/* ---- the tracer (tracer.c, Note [Tracing]) ---- */
+int ptlpy_tracer_init(PyObject *module);
+/* Issues the running trace's TracerWarning for a tensor turned into a Python `what`
+ * ("boolean", "number", ...); 0 when no trace runs, -1 when the warning became an error. */
+int ptlpy_tracer_python_value(const char *what);
+/* _C._jit_run_pointwise_program (pointwise_program.c) */
+int ptlpy_pointwise_program_init(PyObject *module);
+
 /* ---- Generator (generator.c) ---- */
 int ptlpy_generator_init(PyObject *module);
 /* 1 and out = the PtlGenerator when o is a pytorchlite.Generator, else 0. */

@@ -236,6 +236,9 @@ static PyObject *
 tensor_tolist(PyObject *self, PyObject *unused)
 {
     (void)unused;
+    if (ptlpy_tracer_python_value("list") < 0) {
+        return NULL;
+    }
     return ptlpy_tolist(PTLPY_IMPL(self));
 }
 
@@ -249,7 +252,7 @@ tensor_item(PyObject *self, PyObject *unused)
                      (long long)t->numel);
         return NULL;
     }
-    if (check_cpu(t, "a Python scalar") < 0) {
+    if (check_cpu(t, "a Python scalar") < 0 || ptlpy_tracer_python_value("number") < 0) {
         return NULL;
     }
     return ptlpy_scalar_to_py(ptl_tensor_data(t), t->dtype);
@@ -687,6 +690,9 @@ nb_bool(PyObject *a)
                                    "ambiguous") < 0) {
         return -1;
     }
+    if (ptlpy_tracer_python_value("boolean") < 0) {
+        return -1;
+    }
     return ptl_item_double(t) != 0.0;
 }
 
@@ -694,7 +700,7 @@ static PyObject *
 nb_int(PyObject *a)
 {
     PtlTensorImpl *t = PTLPY_IMPL(a);
-    if (check_one_element(t, NULL) < 0) {
+    if (check_one_element(t, NULL) < 0 || ptlpy_tracer_python_value("integer") < 0) {
         return NULL;
     }
     if (ptl_dtype_is_floating(t->dtype)) {
@@ -713,7 +719,7 @@ static PyObject *
 nb_float(PyObject *a)
 {
     PtlTensorImpl *t = PTLPY_IMPL(a);
-    if (check_one_element(t, NULL) < 0) {
+    if (check_one_element(t, NULL) < 0 || ptlpy_tracer_python_value("float") < 0) {
         return NULL;
     }
     return PyFloat_FromDouble(ptl_item_double(t));
@@ -726,6 +732,9 @@ nb_index(PyObject *a)
     if (t->numel != 1 || !ptl_dtype_is_integral(t->dtype, 1)) {
         PyErr_SetString(PyExc_TypeError,
                         "only integer tensors of a single element can be converted to an index");
+        return NULL;
+    }
+    if (ptlpy_tracer_python_value("integer") < 0) {
         return NULL;
     }
     return PyLong_FromLongLong(ptl_item_int(t));

@@ -32,8 +32,9 @@ def blocks(text):
 
 
 def local_links(text):
-    """Relative link targets, without their #fragment."""
-    for target in LINK.findall(text):
+    """Relative link targets, without their #fragment (text in code blocks is no link: a
+    graph prints `prim::GetAttr[name="fc1"](%self.1)`)."""
+    for target in LINK.findall(FENCE.sub("", text)):
         if re.match(r"[a-z]+:", target) or target.startswith("#"):
             continue
         yield target.split("#", 1)[0]

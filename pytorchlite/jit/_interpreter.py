@@ -1,0 +1,164 @@
+"""Runs a Graph (torch/csrc/jit/runtime/interpreter.cpp): the graph is compiled once into a
+list of steps over a frame of slots; an aten node calls its operator through
+`_C._op(name, overload)`, so autograd, autocast and every dispatch key work as in eager
+mode.  Nothing is generated as Python source."""
+from operator import itemgetter
+
+from .. import _C
+from . import _ir
+
+_LIST, _TUPLE, _FUSED = range(3)
+
+
+def _get_attr(obj, name):
+    """A submodule, parameter or buffer of a module object (prim::GetAttr)."""
+    d = obj.__dict__
+    for table in ("_parameters", "_buffers", "_modules"):
+        member = d.get(table)
+        if member is not None and name in member:
+            return member[name]
+    return getattr(obj, name)
+
+
+def _fused_runner(node):
+    """Runs a prim::FusionGroup: its pointwise program in one pass over the data, or its
+    subgraph node by node where the program cannot run (inputs that need autograd, are not
+    contiguous float32/float64 tensors of one shape)."""
+    program, scalars = node.attrs["program"]
+    sub = Interpreter(node.subgraph)
+
+    def run(*tensors):
+        if not (_C.is_grad_enabled() and any(t.requires_grad for t in tensors)):
+            out = _C._jit_run_pointwise_program(program, tensors, scalars)
+            if out is not None:
+                return out
+        return sub.run(*tensors)
+    return run
+
+
+def _op_step(fn, ins, kw, out):
+    """env -> None: calls fn on the slots ins (positional) and kw (keyword) into out."""
+    get = itemgetter(*ins) if ins else (lambda env: ())
+    if len(ins) == 1:
+        def args(env):
+            return (get(env),)
+    else:
+        args = get
+    if kw:
+        names = tuple(k for k, _ in kw)
+        get_kw = itemgetter(*(i for _, i in kw))
+
+        def call(env):
+            values = get_kw(env)
+            return fn(*args(env), **dict(zip(names, values if len(names) > 1 else (values,))))
+    else:
+        def call(env):
+            return fn(*args(env))
+    if type(out) is int:
+        def step(env):
+            env[out] = call(env)
+    else:
+        def step(env):
+            for o, x in zip(out, call(env)):
+                env[o] = x
+    return step
+
+
+def _unpack_step(src, out):
+    def step(env):
+        items = env[src]
+        if len(items) != len(out):
+            raise RuntimeError(f"prim::ListUnpack: the graph expects {len(out)} items, the "
+                               f"list has {len(items)}")
+        for o, x in zip(out, items):
+            env[o] = x
+    return step
+
+
+def _getattr_step(name, src, out, is_module):
+    """prim::GetAttr: a submodule from _modules, a tensor from _parameters or _buffers, read
+    straight from the tables (_get_attr for anything else)."""
+    if is_module:
+        def step(env):
+            sub = env[src].__dict__.get("_modules", {}).get(name)
+            env[out] = sub if sub is not None else _get_attr(env[src], name)
+    else:
+        def step(env):
+            d = env[src].__dict__
+            t = d["_parameters"].get(name) if "_parameters" in d else None
+            env[out] = t if t is not None else _get_attr(env[src], name)
+    return step
+
+
+def _simple_step(code, fn, ins, out):
+    if code == _LIST:
+        def step(env):
+            env[out] = [env[i] for i in ins]
+    elif code == _TUPLE:
+        def step(env):
+            env[out] = tuple(env[i] for i in ins)
+    else:
+        def step(env):
+            env[out] = fn(*[env[i] for i in ins])
+    return step
+
+
+def _is_default(v, default):
+    """Whether the input v is a constant equal to its argument's schema default (the call can
+    leave it out: the operator fills it in)."""
+    node = v.node
+    return default is not _ir.NO_DEFAULT and node is not None and \
+        node.kind == "prim::Constant" and "tensor" not in node.attrs and \
+        _ir.same_value(node.attrs.get("value"), default)
+
+
+class Interpreter:
+    def __init__(self, graph):
+        self.graph = graph
+        slots = {}
+        for v in graph.inputs:
+            slots[v] = len(slots)
+        for n in graph.nodes:
+            for o in n.outputs:
+                slots[o] = len(slots)
+        self.nslots = len(slots)
+        self.ninputs = len(graph.inputs)
+        self.template = [None] * self.nslots
+        self.steps = []
+        for n in graph.nodes:
+            outs = tuple(slots[o] for o in n.outputs)
+            ins = tuple(slots[v] for v in n.inputs)
+            if n.kind == "prim::Constant":
+                self.template[outs[0]] = n.attrs.get("value")
+            elif n.kind == "prim::GetAttr":
+                self.steps.append(_getattr_step(n.attrs["name"], ins[0], outs[0],
+                                                n.outputs[0].type.startswith("__torch__.")))
+            elif n.kind == "prim::ListConstruct":
+                self.steps.append(_simple_step(_LIST, None, ins, outs[0]))
+            elif n.kind == "prim::TupleConstruct":
+                self.steps.append(_simple_step(_TUPLE, None, ins, outs[0]))
+            elif n.kind == "prim::ListUnpack":
+                self.steps.append(_unpack_step(ins[0], outs))
+            elif n.kind == "prim::FusionGroup":
+                self.steps.append(_simple_step(_FUSED, _fused_runner(n), ins, outs[0]))
+            else:
+                s = _ir.schema(n.kind, n.overload)
+                defaulted = [_is_default(v, d) for v, d in zip(n.inputs, s.defaults)]
+                pos = [i for i, a in zip(ins, s.args) if not a[2]]
+                npos = len(pos)
+                while npos and defaulted[npos - 1]:   # trailing defaults are left out
+                    npos -= 1
+                kw = tuple((a[0], i) for i, a, d in zip(ins, s.args, defaulted)
+                           if a[2] and not d)
+                self.steps.append(_op_step(s.fn, tuple(pos[:npos]), kw,
+                                           outs if len(outs) != 1 else outs[0]))
+        self.outputs = tuple(slots[v] for v in graph.outputs)
+
+    def run(self, *args):
+        env = self.template[:]
+        env[:self.ninputs] = args
+        for step in self.steps:
+            step(env)
+        if len(self.outputs) == 1:
+            return env[self.outputs[0]]
+        return tuple(env[i] for i in self.outputs)

@@ -1,0 +1,464 @@
+"""jit.save / jit.load (torch/jit/_serialization.py): a traced module or function as a file
+that runs without the Python code that made it.
+
+Note [Graph file format]
+A file written by jit.save is an uncompressed zip archive whose records sit under one folder:
+
+    version        "1\\n": the version of this format; load refuses any other
+    meta.json      {"kind": "module" | "function", "parameters": [names], "buffers": [names],
+                    "requires_grad": {name: bool}, "training": bool}
+    graph.txt      the graph in TorchScript's text (prim::FusionGroup nodes expanded back into
+                   the nodes they hold) with nothing left out: every aten node names
+                   its overload (`aten::add.Tensor`), floats are written exactly (repr), dtypes
+                   by name (`[value="float32"]`), and tensor constants by their key
+                   (`[tensor="c0"]`)
+    tensors.pt     {"parameters": {...}, "buffers": {...}, "constants": {...}} written by
+                   pytorchlite.save and read back by pytorchlite.load(weights_only=True)
+                   (Note [Checkpoint format], Note [Weights-only loading])
+
+Nothing in the file is executed as Python: graph.txt is parsed, not evaluated.  load checks
+what it parses before anything runs: every operator exists with that overload, every value is
+defined before it is used, every type is one the IR knows, the inputs of each node have the
+types its schema declares and its outputs have the count and kind the schema returns, every
+prim::GetAttr names a parameter, buffer or submodule the file holds, and every tensor constant
+is in tensors.pt.  Any failure raises a RuntimeError that names the record, the line and what
+is wrong.
+"""
+import io
+import json
+import os
+import re
+import zipfile
+
+from .. import serialization
+from .. import nn
+from .._tensor import Tensor
+from . import _ir, passes
+from ._trace import ScriptFunction, TracedModule, _GuardedCache, _Traced, _flatten
+
+FORMAT_VERSION = 1
+_PRIM_KINDS = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct",
+               "prim::ListUnpack", "prim::TupleConstruct")
+_LAYOUTS = ("strided",)
+_MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.]*$")
+
+
+def _fail(what):
+    raise RuntimeError("pytorchlite.jit.load: " + what)
+
+
+def _dtype_names():
+    import pytorchlite
+    return {name: getattr(pytorchlite, name) for name in _ir._DTYPE_NAMES
+            if hasattr(pytorchlite, name)}
+
+
+def save(m, f, _extra_files=None):
+    """Writes the traced module or function m to f (a path or a writable binary file) in the
+    format of Note [Graph file format]."""
+    if not isinstance(m, (TracedModule, ScriptFunction)):
+        raise RuntimeError(f"pytorchlite.jit.save expects a traced module or function "
+                           f"(from jit.trace or jit.load), got {type(m).__name__}")
+    graph = passes.unfuse(passes.copy_graph(m.graph))
+    if isinstance(m, TracedModule):
+        params = dict(m.named_parameters())
+        buffers = dict(m.named_buffers())
+        meta = {"kind": "module", "type": graph.inputs[0].type,
+                "parameters": list(params), "buffers": list(buffers),
+                "requires_grad": {k: bool(p.requires_grad) for k, p in params.items()},
+                "training": bool(m.training)}
+    else:
+        params, buffers = {}, {}
+        meta = {"kind": "function", "name": m.__name__, "parameters": [], "buffers": [],
+                "requires_grad": {}, "training": False}
+    tensors = io.BytesIO()
+    serialization.save({"parameters": {k: p.detach() for k, p in params.items()},
+                        "buffers": {k: b.detach() for k, b in buffers.items()},
+                        "constants": {k: c.detach() for k, c in graph.constants.items()}},
+                       tensors)
+    records = {
+        "version": f"{FORMAT_VERSION}\n".encode(),
+        "meta.json": json.dumps(meta, indent=1).encode(),
+        "graph.txt": _ir.print_graph(graph, full=True).encode(),
+        "tensors.pt": tensors.getvalue(),
+    }
+    for name, data in (_extra_files or {}).items():
+        records["extra/" + name] = data.encode() if isinstance(data, str) else data
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            _write(fh, records)
+    else:
+        _write(f, records)
+
+
+def _write(fh, records):
+    with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
+        for name, data in records.items():
+            info = zipfile.ZipInfo("archive/" + name, date_time=(1980, 1, 1, 0, 0, 0))
+            zf.writestr(info, data)
+
+
+def _read(f):
+    try:
+        zf = zipfile.ZipFile(f)
+        names = zf.namelist()
+        root = names[0].split("/")[0] if names else ""
+        records = {n[len(root) + 1:]: zf.read(n) for n in names if n.startswith(root + "/")}
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, zipfile.LargeZipFile) as e:
+        _fail(f"the file is not a readable zip archive (truncated or corrupted?): {e}")
+    for need in ("version", "meta.json", "graph.txt", "tensors.pt"):
+        if need not in records:
+            _fail(f"the archive has no '{need}' record; it was not written by jit.save")
+    return records
+
+
+def load(f, map_location=None, _extra_files=None):
+    """Reads a file written by jit.save (a path or a readable binary file) and returns a module
+    (or function) that runs its graph; nothing in the file is run as Python."""
+    if isinstance(f, (str, os.PathLike)):
+        if not os.path.exists(f):
+            raise ValueError(f"The provided filename {os.fspath(f)} does not exist")
+        with open(f, "rb") as fh:
+            records = _read(io.BytesIO(fh.read()))
+    else:
+        records = _read(f)
+    version = records["version"].decode("utf-8", "replace").strip()
+    if version != str(FORMAT_VERSION):
+        _fail(f"unknown format version '{version}' (this pytorchlite reads version "
+              f"{FORMAT_VERSION})")
+    try:
+        meta = json.loads(records["meta.json"])
+        if not isinstance(meta, dict) or meta.get("kind") not in ("module", "function"):
+            raise ValueError("kind must be 'module' or 'function'")
+    except ValueError as e:
+        _fail(f"meta.json is not valid: {e}")
+    try:
+        tensors = serialization.load(io.BytesIO(records["tensors.pt"]), weights_only=True,
+                                     map_location=map_location)
+    except Exception as e:   # noqa: BLE001  (any failure names the record)
+        _fail(f"tensors.pt could not be read: {e}")
+    if not isinstance(tensors, dict) or set(tensors) != {"parameters", "buffers",
+                                                         "constants"}:
+        _fail("tensors.pt does not hold the parameters, buffers and constants")
+    try:
+        text = records["graph.txt"].decode("utf-8")
+    except UnicodeDecodeError as e:
+        _fail(f"graph.txt is not UTF-8 text: {e}")
+    graph = parse_graph(text, tensors["constants"])
+    if _extra_files is not None:
+        for name in _extra_files:
+            _extra_files[name] = records.get("extra/" + name, b"")
+    if meta["kind"] == "module":
+        module = _build_module(meta, tensors)
+        _check_attributes(graph, module)
+        cache = _loose_cache()
+        structure = ("tuple", tuple(("T", i) for i in range(len(graph.inputs) - 1)))
+        traced = _Traced(graph, (structure, _input_kinds(graph.inputs[1:])))
+        m = TracedModule(None, traced, cache)
+        for name, child in module._modules.items():
+            m._modules[name] = child
+        m._parameters.update(module._parameters)
+        m._buffers.update(module._buffers)
+        m.training = bool(meta.get("training", False))
+        return m
+    cache = _loose_cache()
+    structure = ("tuple", tuple(("T", i) for i in range(len(graph.inputs))))
+    traced = _Traced(graph, (structure, _input_kinds(graph.inputs)))
+    fn = ScriptFunction.__new__(ScriptFunction)
+    fn._fn = None
+    fn._cache = cache
+    fn._self_name = None
+    fn._code_name = str(meta.get("name", "forward"))
+    fn.__name__ = fn._code_name
+    cache.add(traced)
+    return fn
+
+
+def _loose_cache():
+    cache = _GuardedCache(1, "raise")
+    cache.key_of = _loose_key
+    cache.fields = ("dim",)
+    return cache
+
+
+def _input_kinds(values):
+    kinds = []
+    for v in values:
+        fields = _ir.tensor_type_fields(v.type)
+        if fields is None:
+            kinds.append((None,))
+        else:
+            kinds.append((len(fields[1]),))
+    return tuple(kinds)
+
+
+def _loose_key(inputs):
+    """A loaded graph runs at any sizes and dtypes (module.double() converts its parameters):
+    its guard is the inputs' structure and each tensor's dim (Note [Trace guards])."""
+    leaves = []
+    structure = _flatten(tuple(inputs), leaves)
+    return (structure, tuple((t.dim(),) for t in leaves)), leaves
+
+
+def _build_module(meta, tensors):
+    root = nn.Module()
+    for kind in ("parameters", "buffers"):
+        names = meta.get(kind, [])
+        if not isinstance(names, list) or set(names) != set(tensors[kind]):
+            _fail(f"meta.json's {kind} do not match those in tensors.pt")
+        for name in names:
+            if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")):
+                _fail(f"meta.json names an invalid attribute '{name}'")
+            parent = root
+            *path, leaf = name.split(".")
+            for p in path:
+                if p not in parent._modules:
+                    parent._modules[p] = nn.Module()
+                parent = parent._modules[p]
+            t = tensors[kind][name]
+            if not isinstance(t, Tensor):
+                _fail(f"tensors.pt holds a {type(t).__name__} for '{name}'")
+            if kind == "parameters":
+                parent._parameters[leaf] = nn.Parameter(
+                    t, requires_grad=bool(meta.get("requires_grad", {}).get(name, True)))
+            else:
+                parent._buffers[leaf] = t
+    return root
+
+
+def _check_attributes(graph, module):
+    where = {graph.inputs[0]: module}
+    for n in graph.nodes:
+        if n.kind != "prim::GetAttr":
+            continue
+        owner = where.get(n.inputs[0])
+        name = n.attrs["name"]
+        if owner is None:
+            _fail(f"graph.txt: prim::GetAttr[name=\"{name}\"] reads from a value that is not "
+                  "a module")
+        found = (owner._modules.get(name) if name in owner._modules else
+                 owner._parameters.get(name) if name in owner._parameters else
+                 owner._buffers.get(name) if name in owner._buffers else None)
+        if found is None:
+            _fail(f"graph.txt: prim::GetAttr[name=\"{name}\"] names no parameter, buffer or "
+                  "submodule in the file")
+        if isinstance(found, nn.Module):
+            where[n.outputs[0]] = found
+        elif not _ir.is_tensor_type(n.outputs[0].type):
+            _fail(f"graph.txt: prim::GetAttr[name=\"{name}\"] returns a tensor, not "
+                  f"{n.outputs[0].type}")
+
+
+# ---- parsing graph.txt -------------------------------------------------------------------
+
+_NODE = re.compile(r"^(.*?) = ([A-Za-z_]+::[A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)?)(.*)$")
+
+
+def _split_decl(text, line_no):
+    m = re.match(r"^%([A-Za-z0-9_.]+) : (.+)$", text.strip())
+    if m is None:
+        _fail(f"graph.txt line {line_no}: cannot parse the value declaration '{text}'")
+    ty = m.group(2).strip()
+    if not _ir.is_type(ty):
+        _fail(f"graph.txt line {line_no}: unknown type '{ty}'")
+    return m.group(1), ty
+
+
+def _constant_value(attr, ty, constants, line_no):
+    if attr is None:
+        if ty != "NoneType":
+            _fail(f"graph.txt line {line_no}: a constant of type {ty} has no value")
+        return None, {}
+    key, _, raw = attr.partition("=")
+    if key == "tensor":
+        name = json.loads(raw)
+        if name not in constants:
+            _fail(f"graph.txt line {line_no}: tensor constant '{name}' is not in tensors.pt")
+        t = constants[name]
+        if not _ir.is_tensor_type(ty):
+            _fail(f"graph.txt line {line_no}: tensor constant '{name}' declared as {ty}")
+        return t, {"tensor": name}
+    if key != "value":
+        _fail(f"graph.txt line {line_no}: unknown constant attribute '{key}'")
+    try:
+        if ty == "int":
+            return int(raw), {}
+        if ty == "float":
+            return float(raw), {}
+        if ty == "bool":
+            if raw not in ("0", "1"):
+                raise ValueError(raw)
+            return raw == "1", {}
+        value = json.loads(raw)
+        if not isinstance(value, str):
+            raise ValueError(raw)
+    except ValueError:
+        _fail(f"graph.txt line {line_no}: '{raw}' is not a constant of type {ty}")
+    if ty == "str":
+        return value, {}
+    if ty == "ScalarType":
+        dtypes = _dtype_names()
+        if value not in dtypes:
+            _fail(f"graph.txt line {line_no}: unknown dtype '{value}'")
+        return dtypes[value], {}
+    if ty == "Device":
+        if not re.fullmatch(r"(cpu|cuda|meta)(:\d+)?", value):
+            _fail(f"graph.txt line {line_no}: unknown device '{value}'")
+        return value, {}
+    if ty in ("Layout", "MemoryFormat"):
+        allowed = _LAYOUTS if ty == "Layout" else _MEMORY_FORMATS
+        if value not in allowed:
+            _fail(f"graph.txt line {line_no}: unknown {ty.lower()} '{value}'")
+        return value, {}
+    _fail(f"graph.txt line {line_no}: a constant cannot have type {ty}")
+
+
+def _split_call(rest, line_no):
+    """'[attr](%a, %b)' -> (attr or None, ['a', 'b'])."""
+    attr = None
+    if rest.startswith("["):
+        depth, quote, end = 0, False, None
+        for i, ch in enumerate(rest):
+            if ch == '"' and (i == 0 or rest[i - 1] != "\\"):
+                quote = not quote
+            elif not quote and ch == "[":
+                depth += 1
+            elif not quote and ch == "]":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end is None:
+            _fail(f"graph.txt line {line_no}: unterminated attribute")
+        attr, rest = rest[1:end], rest[end + 1:]
+    if not (rest.startswith("(") and rest.endswith(")")):
+        _fail(f"graph.txt line {line_no}: cannot parse the arguments '{rest}'")
+    inner = rest[1:-1].strip()
+    args = [a.strip() for a in inner.split(",")] if inner else []
+    for a in args:
+        if not re.fullmatch(r"%[A-Za-z0-9_.]+", a):
+            _fail(f"graph.txt line {line_no}: '{a}' is not a value")
+    return attr, [a[1:] for a in args]
+
+
+def _check_op(node, line_no):
+    s = _ir.schema(node.kind, node.overload)
+    if s is None:
+        _fail(f"graph.txt line {line_no}: unknown operator '{node.qualified_kind}'")
+    if len(node.inputs) != len(s.args):
+        _fail(f"graph.txt line {line_no}: {node.qualified_kind} takes {len(s.args)} "
+              f"arguments, the graph passes {len(node.inputs)}")
+    for (name, ty, _), v in zip(s.args, node.inputs):
+        if not _ir.arg_accepts(ty, v.type):
+            _fail(f"graph.txt line {line_no}: argument '{name}' of {node.qualified_kind} "
+                  f"expects {ty}, got a value of type {v.type}")
+    if len(node.outputs) != len(s.returns):
+        _fail(f"graph.txt line {line_no}: {node.qualified_kind} returns {len(s.returns)} "
+              f"values, the graph declares {len(node.outputs)}")
+    for r, o in zip(s.returns, node.outputs):
+        if r == "Tensor" and not _ir.is_tensor_type(o.type):
+            _fail(f"graph.txt line {line_no}: {node.qualified_kind} returns a Tensor, the "
+                  f"graph declares {o.type}")
+
+
+def _check_prim(node, line_no):
+    if node.kind == "prim::GetAttr":
+        if not node.attrs.get("name", "").isidentifier() or len(node.inputs) != 1:
+            _fail(f"graph.txt line {line_no}: prim::GetAttr needs a name and one input")
+    elif node.kind == "prim::ListConstruct":
+        ty = node.outputs[0].type
+        elem = {"int[]": ("int", "bool"), "float[]": ("float", "int"),
+                "bool[]": ("bool",)}.get(ty)
+        for v in node.inputs:
+            ok = (v.type in elem) if elem is not None else (
+                _ir.is_tensor_type(v.type) or (ty == "Tensor?[]" and v.type == "NoneType"))
+            if not ok:
+                _fail(f"graph.txt line {line_no}: a {ty} cannot hold a {v.type}")
+    elif node.kind == "prim::ListUnpack":
+        if len(node.inputs) != 1 or node.inputs[0].type != "Tensor[]" or \
+                not all(_ir.is_tensor_type(o.type) for o in node.outputs):
+            _fail(f"graph.txt line {line_no}: prim::ListUnpack takes a Tensor[] and returns "
+                  "tensors")
+    elif node.kind == "prim::TupleConstruct":
+        want = "(" + ", ".join(v.type for v in node.inputs) + ")"
+        if node.outputs[0].type != want:
+            _fail(f"graph.txt line {line_no}: the tuple's type {node.outputs[0].type} does not "
+                  f"match its items {want}")
+
+
+def parse_graph(text, constants):
+    """The Graph of graph.txt, checked as Note [Graph file format] says."""
+    lines = text.split("\n")
+    header = []
+    i = 0
+    while i < len(lines):
+        header.append(lines[i])
+        i += 1
+        if lines[i - 1].endswith("):"):
+            break
+    head = " ".join(h.strip() for h in header)
+    if not head.startswith("graph(") or not head.endswith("):"):
+        _fail("graph.txt line 1: expected 'graph(...):'")
+    graph = _ir.Graph()
+    graph.constants = dict(constants)
+    values = {}
+    for decl in _ir.split_top(head[len("graph("):-2]):
+        name, ty = _split_decl(decl, 1)
+        values[name] = graph.add_input(ty, name)
+    returned = False
+    for line_no in range(i + 1, len(lines) + 1):
+        line = lines[line_no - 1].strip()
+        if not line:
+            continue
+        if returned:
+            _fail(f"graph.txt line {line_no}: text after the return")
+        if line.startswith("return ("):
+            names = _split_call(line[len("return "):], line_no)[1]
+            graph.outputs = [_lookup(values, n, line_no) for n in names]
+            returned = True
+            continue
+        m = _NODE.match(line)
+        if m is None:
+            _fail(f"graph.txt line {line_no}: cannot parse '{line}'")
+        outs = [_split_decl(d, line_no) for d in _ir.split_top(m.group(1))]
+        qualified = m.group(2)
+        attr, args = _split_call(m.group(3), line_no)
+        kind, _, overload = qualified.partition(".")
+        inputs = [_lookup(values, a, line_no) for a in args]
+        attrs = {}
+        if kind == "prim::Constant":
+            if inputs or len(outs) != 1:
+                _fail(f"graph.txt line {line_no}: a constant has no inputs and one output")
+            value, extra = _constant_value(attr, outs[0][1], constants, line_no)
+            attrs = {"value": value, **extra}
+        elif kind == "prim::GetAttr":
+            if attr is None or not attr.startswith("name="):
+                _fail(f"graph.txt line {line_no}: prim::GetAttr needs [name=...]")
+            attrs = {"name": json.loads(attr[len("name="):])}
+        elif attr is not None:
+            _fail(f"graph.txt line {line_no}: {kind} takes no attributes")
+        elif kind.startswith("prim::") and kind not in _PRIM_KINDS:
+            _fail(f"graph.txt line {line_no}: unknown operator '{qualified}'")
+        node = _ir.Node(kind, inputs, [_ir.Value(ty, name) for name, ty in outs], overload,
+                        attrs)
+        if kind.startswith("prim::"):
+            _check_prim(node, line_no)
+        else:
+            _check_op(node, line_no)
+        for name, _ in outs:
+            if name in values:
+                _fail(f"graph.txt line {line_no}: value %{name} is defined twice")
+        for o in node.outputs:
+            values[o.name] = o
+        graph.nodes.append(node)
+    if not returned or len(graph.outputs) != 1:
+        _fail("graph.txt: the graph must end with 'return (%value)'")
+    return graph
+
+
+def _lookup(values, name, line_no):
+    v = values.get(name)
+    if v is None:
+        _fail(f"graph.txt line {line_no}: value %{name} is used before it is defined")
+    return v

@@ -1,0 +1,191 @@
+/* pointwise_program.c -- the block interpreter of Note [Pointwise programs]. */
+#include "pointwise_program.h"
+
+#include <math.h>
+
+#include "../c10/cpu_features.h"
+#include "../c10/error.h"
+#include "../c10/parallel.h"
+#include "native/vec_math.h"
+
+typedef struct ProgramRun {
+    const PtlProgramInstr *prog;
+    int ninstr, ntensors, nscalars;
+    int avx2;   /* ptl_cpu_capability() >= PTL_CPU_AVX2 */
+    char *in[PTL_PROGRAM_MAX_REGS];
+    const double *scalars;
+    char *out;
+} ProgramRun;
+
+/* Each register is a pointer to a block of values: input registers point into the inputs,
+ * scalar registers at a block filled with the scalar, the last instruction's register into
+ * the output, and the others at stack blocks. */
+#define RUN_BLOCKS(T, NAME, VEC, EXP, LOG, SQRT, SIN, COS, TANH, FABS)                      \
+    static void NAME(const ProgramRun *r, int64_t begin, int64_t end)                       \
+    {                                                                                       \
+        T regs[PTL_PROGRAM_MAX_REGS][PTL_PROGRAM_BLOCK];                                    \
+        T *p[PTL_PROGRAM_MAX_REGS];                                                         \
+        const int nin = r->ntensors + r->nscalars;                                          \
+        for (int s = 0; s < r->nscalars; s++) {                                             \
+            p[r->ntensors + s] = regs[r->ntensors + s];                                     \
+            for (int k = 0; k < PTL_PROGRAM_BLOCK; k++) {                                   \
+                regs[r->ntensors + s][k] = (T)r->scalars[s];                                \
+            }                                                                               \
+        }                                                                                   \
+        for (int i = 0; i < r->ninstr; i++) {                                               \
+            p[nin + i] = regs[nin + i];                                                     \
+        }                                                                                   \
+        for (int64_t b0 = begin; b0 < end; b0 += PTL_PROGRAM_BLOCK) {                       \
+            const int n = (int)(end - b0 < PTL_PROGRAM_BLOCK ? end - b0 : PTL_PROGRAM_BLOCK); \
+            for (int t = 0; t < r->ntensors; t++) {                                         \
+                p[t] = (T *)r->in[t] + b0;                                                  \
+            }                                                                               \
+            p[nin + r->ninstr - 1] = (T *)r->out + b0;                                      \
+            for (int i = 0; i < r->ninstr; i++) {                                           \
+                const T *restrict a = p[r->prog[i].a];                                      \
+                const T *restrict b = p[r->prog[i].b];                                      \
+                T *restrict o = p[nin + i];                                                 \
+                if (VEC(r->avx2, r->prog[i].op, a, o, n)) {                                  \
+                    continue;                                                               \
+                }                                                                           \
+                switch ((PtlProgramOp)r->prog[i].op) {                                      \
+                case PTL_PROGRAM_ADD: for (int k = 0; k < n; k++) o[k] = a[k] + b[k]; break; \
+                case PTL_PROGRAM_SUB: for (int k = 0; k < n; k++) o[k] = a[k] - b[k]; break; \
+                case PTL_PROGRAM_MUL: for (int k = 0; k < n; k++) o[k] = a[k] * b[k]; break; \
+                case PTL_PROGRAM_DIV: for (int k = 0; k < n; k++) o[k] = a[k] / b[k]; break; \
+                case PTL_PROGRAM_MAXIMUM:                                                   \
+                    for (int k = 0; k < n; k++)                                             \
+                        o[k] = (a[k] != a[k] || a[k] > b[k]) ? a[k] : b[k];                 \
+                    break;                                                                  \
+                case PTL_PROGRAM_MINIMUM:                                                   \
+                    for (int k = 0; k < n; k++)                                             \
+                        o[k] = (a[k] != a[k] || a[k] < b[k]) ? a[k] : b[k];                 \
+                    break;                                                                  \
+                case PTL_PROGRAM_NEG: for (int k = 0; k < n; k++) o[k] = -a[k]; break;      \
+                case PTL_PROGRAM_ABS: for (int k = 0; k < n; k++) o[k] = FABS(a[k]); break; \
+                case PTL_PROGRAM_EXP: for (int k = 0; k < n; k++) o[k] = EXP(a[k]); break;  \
+                case PTL_PROGRAM_LOG: for (int k = 0; k < n; k++) o[k] = LOG(a[k]); break;  \
+                case PTL_PROGRAM_SQRT: for (int k = 0; k < n; k++) o[k] = SQRT(a[k]); break; \
+                case PTL_PROGRAM_RSQRT:                                                     \
+                    for (int k = 0; k < n; k++) o[k] = (T)1 / SQRT(a[k]);                   \
+                    break;                                                                  \
+                case PTL_PROGRAM_SIN: for (int k = 0; k < n; k++) o[k] = SIN(a[k]); break;  \
+                case PTL_PROGRAM_COS: for (int k = 0; k < n; k++) o[k] = COS(a[k]); break;  \
+                case PTL_PROGRAM_TANH: for (int k = 0; k < n; k++) o[k] = TANH(a[k]); break; \
+                case PTL_PROGRAM_SIGMOID:                                                   \
+                    for (int k = 0; k < n; k++) o[k] = (T)1 / ((T)1 + EXP(-a[k]));          \
+                    break;                                                                  \
+                case PTL_PROGRAM_RELU:                                                      \
+                    for (int k = 0; k < n; k++) o[k] = a[k] > 0 || a[k] != a[k] ? a[k] : 0; \
+                    break;                                                                  \
+                case PTL_PROGRAM_RECIPROCAL:                                                \
+                    for (int k = 0; k < n; k++) o[k] = (T)1 / a[k];                         \
+                    break;                                                                  \
+                case PTL_PROGRAM_SQUARE: for (int k = 0; k < n; k++) o[k] = a[k] * a[k]; break; \
+                default: break;                                                             \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+    }
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define DEFINE_BLOCK_AVX2(NAME, VF)                                              \
+    PTL_AVX2 static void NAME(const float *a, float *o, int n)                   \
+    {                                                                            \
+        int k = 0;                                                               \
+        for (; k + 8 <= n; k += 8) {                                             \
+            _mm256_storeu_ps(o + k, VF(_mm256_loadu_ps(a + k)));                 \
+        }                                                                        \
+        if (k < n) {                                                             \
+            __m256i m = ptl_vm_tail_mask(n - k);                                 \
+            _mm256_maskstore_ps(o + k, m, VF(_mm256_maskload_ps(a + k, m)));     \
+        }                                                                        \
+    }
+DEFINE_BLOCK_AVX2(exp_block_avx2, ptl_vm_exp_ps)
+DEFINE_BLOCK_AVX2(sigmoid_block_avx2, ptl_vm_sigmoid_ps)
+DEFINE_BLOCK_AVX2(tanh_block_avx2, ptl_vm_tanh_ps)
+#endif
+
+/* Runs exp, sigmoid and tanh of a float block with the AVX2 formulas eager mode uses
+ * (native/vec_math.h); 0 when the op or the CPU has none. */
+static int
+vector_float(int avx2, int op, const float *a, float *o, int n)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (avx2) {
+        switch ((PtlProgramOp)op) {
+        case PTL_PROGRAM_EXP: exp_block_avx2(a, o, n); return 1;
+        case PTL_PROGRAM_SIGMOID: sigmoid_block_avx2(a, o, n); return 1;
+        case PTL_PROGRAM_TANH: tanh_block_avx2(a, o, n); return 1;
+        default: return 0;
+        }
+    }
+#endif
+    (void)avx2, (void)op, (void)a, (void)o, (void)n;
+    return 0;
+}
+
+static int
+vector_double(int avx2, int op, const double *a, double *o, int n)
+{
+    (void)avx2, (void)op, (void)a, (void)o, (void)n;
+    return 0;
+}
+
+RUN_BLOCKS(float, run_float, vector_float, ptl_vm_expf, logf, sqrtf, sinf, cosf, tanhf, fabsf)
+RUN_BLOCKS(double, run_double, vector_double, ptl_vm_exp, log, sqrt, sin, cos, tanh, fabs)
+
+static int
+run_float_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    run_float(ctx, begin, end);
+    return 0;
+}
+
+static int
+run_double_chunk(void *ctx, int64_t begin, int64_t end)
+{
+    run_double(ctx, begin, end);
+    return 0;
+}
+
+PtlTensorImpl *
+ptl_pointwise_program_run(const PtlProgramInstr *prog, int ninstr,
+                          PtlTensorImpl *const *inputs, int ntensors, const double *scalars,
+                          int nscalars)
+{
+    const int nregs = ntensors + nscalars + ninstr;
+    if (ntensors < 1 || ninstr < 1 || nregs > PTL_PROGRAM_MAX_REGS) {
+        ptl_error_set(PTL_ERR_VALUE, "a pointwise program needs 1 to %d registers and an "
+                      "input tensor, got %d", PTL_PROGRAM_MAX_REGS, nregs);
+        return NULL;
+    }
+    for (int i = 0; i < ninstr; i++) {
+        const PtlProgramInstr *in = &prog[i];
+        const int limit = ntensors + nscalars + i;
+        if (in->op < 0 || in->op >= PTL_PROGRAM_OP_COUNT || in->a < 0 || in->a >= limit ||
+            in->b < 0 || in->b >= limit) {
+            ptl_error_set(PTL_ERR_VALUE, "instruction %d of a pointwise program is invalid", i);
+            return NULL;
+        }
+    }
+    const PtlTensorImpl *t0 = inputs[0];
+    PtlTensorImpl *out = ptl_empty(t0->dim, t0->sizes, t0->dtype, t0->device);
+    if (out == NULL) {
+        return NULL;
+    }
+    ProgramRun r = {.prog = prog, .ninstr = ninstr, .ntensors = ntensors,
+                    .nscalars = nscalars, .scalars = scalars, .out = ptl_tensor_data(out),
+                    .avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2};
+    for (int t = 0; t < ntensors; t++) {
+        r.in[t] = ptl_tensor_data(inputs[t]);
+    }
+    int rc = ptl_parallel_for(0, t0->numel, PTL_GRAIN_SIZE,
+                              t0->dtype == PTL_DTYPE_FLOAT32 ? run_float_chunk
+                                                             : run_double_chunk, &r);
+    if (rc < 0) {
+        ptl_decref(out);
+        return NULL;
+    }
+    return out;
+}
