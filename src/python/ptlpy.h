@@ -76,6 +76,9 @@ int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);
 
+/* ---- profiler (profiler.c) ---- */
+int ptlpy_profiler_init(PyObject *module);
+
 /* ---- Generator (generator.c) ---- */
 int ptlpy_generator_init(PyObject *module);
 /* 1 and out = the PtlGenerator when o is a pytorchlite.Generator, else 0. */
