@@ -32,9 +32,11 @@ static struct {
     uint64_t generation;      /* bumped by every enable: stale range handles do nothing */
 } session;
 static _Atomic int enabled;
+static _Atomic uint64_t owner;   /* the thread that enabled the session */
 static _Atomic int64_t next_id;
 static atomic_flag buffer_lock = ATOMIC_FLAG_INIT;
 static _Thread_local int32_t depth;
+static _Thread_local int64_t pending_stack = -1;
 
 static void
 lock(void)
@@ -102,16 +104,59 @@ append(const PtlProfilerEvent *ev)
     unlock();
 }
 
+/* The values an argument contributes to its input record (PtlProfilerEvent.shapes): a
+ * tensor's sizes, an int's or a bool's value, an int list's values; n receives their count. */
+static const int64_t *
+arg_values(const PtlIValue *v, int64_t *n, int64_t *scratch)
+{
+    switch (v->tag) {
+    case PTL_IV_TENSOR:
+        *n = v->u.t->dim;
+        return v->u.t->sizes;
+    case PTL_IV_INT:
+        *n = 1;
+        return &v->u.i;
+    case PTL_IV_BOOL:
+        *n = 1;
+        *scratch = v->u.b;
+        return scratch;
+    case PTL_IV_INTLIST:
+        *n = v->u.il.n;
+        return v->u.il.data;
+    default:
+        *n = 0;
+        return NULL;
+    }
+}
+
+static int64_t
+arg_code(const PtlIValue *v)
+{
+    switch (v->tag) {
+    case PTL_IV_TENSOR:
+        return v->u.t->dtype;
+    case PTL_IV_INT: case PTL_IV_DOUBLE: case PTL_IV_BOOL:
+        return PTL_PROF_ARG_SCALAR;
+    case PTL_IV_NONE:
+        return PTL_PROF_ARG_NONE;
+    case PTL_IV_INTLIST: case PTL_IV_DOUBLELIST:
+        return PTL_PROF_ARG_LIST;
+    case PTL_IV_TENSORLIST:
+        return PTL_PROF_ARG_TENSORLIST;
+    default:
+        return PTL_PROF_ARG_OTHER;
+    }
+}
+
 /* The input record of an op call (see PtlProfilerEvent.shapes), or -1. */
 static int64_t
 record_inputs(const PtlOperator *op, const PtlIValue *stack)
 {
     int nargs = op->schema.nargs;
-    int64_t need = 1 + 2 * (int64_t)nargs;
+    int64_t need = 1 + 2 * (int64_t)nargs, n, scratch;
     for (int i = 0; i < nargs; i++) {
-        if (stack[i].tag == PTL_IV_TENSOR) {
-            need += stack[i].u.t->dim;
-        }
+        arg_values(&stack[i], &n, &scratch);
+        need += n;
     }
     lock();
     if (reserve((void **)&session.shapes, &session.shapes_cap, session.nshapes + need,
@@ -122,31 +167,13 @@ record_inputs(const PtlOperator *op, const PtlIValue *stack)
     int64_t at = session.nshapes, *p = session.shapes + at;
     *p++ = nargs;
     for (int i = 0; i < nargs; i++) {
-        const PtlIValue *v = &stack[i];
-        switch (v->tag) {
-        case PTL_IV_TENSOR:
-            *p++ = v->u.t->dtype;
-            *p++ = v->u.t->dim;
-            memcpy(p, v->u.t->sizes, sizeof(int64_t) * (size_t)v->u.t->dim);
-            p += v->u.t->dim;
-            continue;
-        case PTL_IV_INT: case PTL_IV_DOUBLE: case PTL_IV_BOOL:
-            *p++ = PTL_PROF_ARG_SCALAR;
-            break;
-        case PTL_IV_NONE:
-            *p++ = PTL_PROF_ARG_NONE;
-            break;
-        case PTL_IV_INTLIST: case PTL_IV_DOUBLELIST:
-            *p++ = PTL_PROF_ARG_LIST;
-            break;
-        case PTL_IV_TENSORLIST:
-            *p++ = PTL_PROF_ARG_TENSORLIST;
-            break;
-        default:
-            *p++ = PTL_PROF_ARG_OTHER;
-            break;
+        const int64_t *values = arg_values(&stack[i], &n, &scratch);
+        *p++ = arg_code(&stack[i]);
+        *p++ = n;
+        if (n > 0) {
+            memcpy(p, values, sizeof(int64_t) * (size_t)n);
+            p += n;
         }
-        *p++ = 0;
     }
     session.nshapes = (int64_t)(p - session.shapes);
     unlock();
@@ -162,7 +189,8 @@ profiler_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack)
         return ptl_dispatcher_redispatch(op, below, stack);
     }
     PtlProfilerEvent ev = {.name = op->schema.name, .tid = thread_id(), .kind = PTL_PROF_OP,
-                           .seq = -1, .shapes = -1, .depth = depth++};
+                           .seq = -1, .shapes = -1, .depth = depth++, .stack = pending_stack};
+    pending_stack = -1;
     if (session.record_shapes) {
         ev.shapes = record_inputs(op, stack);
     }
@@ -185,7 +213,8 @@ static void
 memory_hook(int64_t delta)
 {
     PtlProfilerEvent ev = {.name = "[memory]", .tid = thread_id(), .kind = PTL_PROF_MEMORY,
-                           .seq = -1, .shapes = -1, .depth = depth, .bytes = delta};
+                           .seq = -1, .shapes = -1, .depth = depth, .bytes = delta,
+                           .stack = -1};
     ev.id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
     ev.start_ns = ev.end_ns = now_ns();
     lock();
@@ -195,10 +224,22 @@ memory_hook(int64_t delta)
     unlock();
 }
 
+/* A forked child (a DataLoader worker) inherits the session but nobody reads its copy:
+ * it stops recording, so worker events are cleanly absent from the parent's trace. */
+static void
+stop_in_child(void)
+{
+    atomic_flag_clear(&buffer_lock);
+    if (atomic_load(&enabled)) {
+        ptl_profiler_disable();
+    }
+}
+
 void
 ptl_profiler_init(void)
 {
     ptl_dispatcher_register_fallback(PTL_KEY_PROFILER, profiler_fallback);
+    pthread_atfork(NULL, NULL, stop_in_child);
 }
 
 static void
@@ -216,7 +257,7 @@ clear_session(void)
 static double
 calibrate(void)
 {
-    PtlProfilerEvent ev = {.name = "calibration", .seq = -1, .shapes = -1};
+    PtlProfilerEvent ev = {.name = "calibration", .seq = -1, .shapes = -1, .stack = -1};
     double per = 0.0;
     for (int b = 0; b < CALIBRATION_BATCHES; b++) {
         int64_t t0 = now_ns();
@@ -241,9 +282,10 @@ ptl_profiler_enable(const PtlProfilerConfig *config)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&enabled, &expected, 1)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Can't profile: a profiler is already enabled in this process");
+        return ptl_error_set(PTL_ERR_RUNTIME, "Profiler is already enabled on %s thread",
+                             atomic_load(&owner) == thread_id() ? "this" : "another");
     }
+    atomic_store(&owner, thread_id());
     clear_session();
     if (reserve((void **)&session.events, &session.cap, INITIAL_EVENTS,
                 sizeof(PtlProfilerEvent)) < 0) {
@@ -255,6 +297,7 @@ ptl_profiler_enable(const PtlProfilerConfig *config)
     session.generation++;
     session.overhead_ns = calibrate();
     depth = 0;
+    pending_stack = -1;
     if (session.memory) {
         ptl_cpu_alloc_set_hook(memory_hook);
     }
@@ -308,6 +351,12 @@ ptl_profiler_overhead_ns(void)
     return session.overhead_ns;
 }
 
+void
+ptl_profiler_set_stack(int64_t id)
+{
+    pending_stack = id;
+}
+
 /* A range handle: the session's generation above bit 40, the event's index + 1 below. */
 #define HANDLE_BITS 40
 
@@ -325,7 +374,8 @@ ptl_profiler_range_enter(const char *name)
     }
     memcpy(copy, name, len);
     PtlProfilerEvent ev = {.name = copy, .tid = thread_id(), .kind = PTL_PROF_RANGE,
-                           .seq = -1, .shapes = -1, .depth = depth++, .end_ns = -1};
+                           .seq = -1, .shapes = -1, .depth = depth++, .end_ns = -1,
+                           .stack = -1};
     ev.id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
     ev.start_ns = now_ns();
     lock();
@@ -380,7 +430,7 @@ ptl_profiler_node_end(int64_t start, const char *name, uint64_t seq, int kind)
         return;
     }
     PtlProfilerEvent ev = {.name = name, .tid = thread_id(), .kind = kind, .seq = (int64_t)seq,
-                           .shapes = -1, .depth = --depth, .start_ns = start};
+                           .shapes = -1, .depth = --depth, .start_ns = start, .stack = -1};
     ev.id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
     ev.end_ns = now_ns();
     append(&ev);

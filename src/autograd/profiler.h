@@ -18,7 +18,8 @@
  *   as instant events on the allocating thread: the op that encloses one in time owns it.
  * Times are CLOCK_MONOTONIC nanoseconds.  A spinlock guards the buffer, so events of several
  * threads can be appended; only threads that enabled a session (or that enable the key with
- * ptl_profiler_enter_thread) record ops.  Nothing here calls Python. */
+ * ptl_profiler_enter_thread) record ops.  A forked child stops recording (its copy of the
+ * session is never read).  Nothing here calls Python. */
 #ifndef PTL_AUTOGRAD_PROFILER_H
 #define PTL_AUTOGRAD_PROFILER_H
 
@@ -46,10 +47,12 @@ typedef struct PtlProfilerEvent {
     int32_t depth;            /* enclosing events on its thread when it started */
     int32_t kind;             /* PtlProfilerEventKind */
     int64_t id;               /* unique in the session, increasing with start time on a thread */
+    int64_t stack;            /* with_stack: the Python stack's id (src/python), or -1 */
 } PtlProfilerEvent;
 
 /* Input records, one per op event with record_shapes: nargs, then per argument a type code
- * (a PtlDtype for a tensor, or one of these), its dimension count and sizes (tensors only). */
+ * (a PtlDtype for a tensor, or one of these), a count and that many values: a tensor's
+ * sizes, an int's or a bool's value, an int list's values (FLOPs need them), else none. */
 enum {
     PTL_PROF_ARG_SCALAR = -1, PTL_PROF_ARG_NONE = -2, PTL_PROF_ARG_LIST = -3,
     PTL_PROF_ARG_TENSORLIST = -4, PTL_PROF_ARG_OTHER = -5,
@@ -76,6 +79,9 @@ const PtlProfilerEvent *ptl_profiler_events(int64_t *n);
 const int64_t *ptl_profiler_shapes(int64_t *n);
 /* Nanoseconds the recorder costs per event, measured when the session started. */
 double ptl_profiler_overhead_ns(void);
+
+/* with_stack: the id of the Python stack that the calling thread's next op call takes. */
+void ptl_profiler_set_stack(int64_t id);
 
 /* record_function: enter returns a handle for exit (the name is copied), or -1 with the
  * error set.  Without a session enter returns 0 and exit does nothing.  Ranges may exit in

@@ -5,18 +5,70 @@
 
 #include "../autograd/profiler.h"
 
+#define MAX_STACK_FRAMES 64
+
+/* with_stack: the stacks captured this session (a list of tuples of "file(line): name",
+ * innermost first), or NULL when stacks are not collected. */
+static PyObject *stacks;
+int ptlpy_profiler_with_stack;
+
+int
+ptlpy_profiler_note_stack(void)
+{
+    PyFrameObject *f = PyEval_GetFrame();
+    PyObject *frames = PyList_New(0);
+    if (frames == NULL) {
+        return -1;
+    }
+    Py_XINCREF(f);
+    for (int i = 0; f != NULL && i < MAX_STACK_FRAMES; i++) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        PyObject *entry = PyUnicode_FromFormat("%U(%d): %U", code->co_filename,
+                                               PyFrame_GetLineNumber(f), code->co_name);
+        Py_DECREF(code);
+        if (entry == NULL || PyList_Append(frames, entry) < 0) {
+            Py_XDECREF(entry);
+            Py_DECREF(f);
+            Py_DECREF(frames);
+            return -1;
+        }
+        Py_DECREF(entry);
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    PyObject *t = PyList_AsTuple(frames);
+    Py_DECREF(frames);
+    if (t == NULL || PyList_Append(stacks, t) < 0) {
+        Py_XDECREF(t);
+        return -1;
+    }
+    Py_DECREF(t);
+    ptl_profiler_set_stack(PyList_GET_SIZE(stacks) - 1);
+    return 0;
+}
+
 static PyObject *
 py_profiler_enable(PyObject *m, PyObject *args)
 {
     (void)m;
     PtlProfilerConfig config = {0, 0};
-    if (!PyArg_ParseTuple(args, "pp:_profiler_enable", &config.record_shapes,
-                          &config.profile_memory)) {
+    int with_stack;
+    if (!PyArg_ParseTuple(args, "ppp:_profiler_enable", &config.record_shapes,
+                          &config.profile_memory, &with_stack)) {
+        return NULL;
+    }
+    PyObject *fresh = PyList_New(0);
+    if (fresh == NULL) {
         return NULL;
     }
     if (ptl_profiler_enable(&config) < 0) {
+        Py_DECREF(fresh);
         return ptlpy_raise();
     }
+    Py_XSETREF(stacks, fresh);
+    ptlpy_profiler_with_stack = with_stack;
     Py_RETURN_NONE;
 }
 
@@ -25,6 +77,7 @@ py_profiler_disable(PyObject *m, PyObject *unused)
 {
     (void)m;
     (void)unused;
+    ptlpy_profiler_with_stack = 0;
     ptl_profiler_disable();
     Py_RETURN_NONE;
 }
@@ -49,7 +102,8 @@ py_profiler_enter_thread(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
-/* One op's input record as (tuple of codes, tuple of shapes): see PtlProfilerEvent.shapes. */
+/* One op's input record as (tuple of type codes, tuple of value tuples): see
+ * PtlProfilerEvent.shapes. */
 static PyObject *
 inputs_tuple(const int64_t *p)
 {
@@ -86,7 +140,7 @@ error:
 }
 
 /* The last session's events: (kind, name, start_ns, end_ns, tid, seq, depth, bytes,
- * total_bytes, inputs or None, id) each, in the order they were recorded. */
+ * total_bytes, inputs or None, id, stack or None) each, in the order they were recorded. */
 static PyObject *
 py_profiler_events(PyObject *m, PyObject *unused)
 {
@@ -110,10 +164,14 @@ py_profiler_events(PyObject *m, PyObject *unused)
                 return NULL;
             }
         }
-        PyObject *t = Py_BuildValue("(isLLKLiLLNL)", e->kind, e->name, (long long)e->start_ns,
+        PyObject *stack = Py_None;
+        if (e->stack >= 0 && stacks != NULL && e->stack < PyList_GET_SIZE(stacks)) {
+            stack = PyList_GET_ITEM(stacks, e->stack);
+        }
+        PyObject *t = Py_BuildValue("(isLLKLiLLNLO)", e->kind, e->name, (long long)e->start_ns,
                                     (long long)e->end_ns, (unsigned long long)e->tid,
                                     (long long)e->seq, e->depth, (long long)e->bytes,
-                                    (long long)e->total_bytes, inputs, (long long)e->id);
+                                    (long long)e->total_bytes, inputs, (long long)e->id, stack);
         if (t == NULL) {
             Py_DECREF(list);
             return NULL;
@@ -160,7 +218,8 @@ py_record_function_exit(PyObject *m, PyObject *handle)
 
 static PyMethodDef profiler_methods[] = {
     {"_profiler_enable", py_profiler_enable, METH_VARARGS,
-     "_profiler_enable(record_shapes, profile_memory): starts recording on this thread"},
+     "_profiler_enable(record_shapes, profile_memory, with_stack): starts recording on this "
+     "thread"},
     {"_profiler_disable", py_profiler_disable, METH_NOARGS, NULL},
     {"_profiler_enabled", py_profiler_enabled, METH_NOARGS, NULL},
     {"_profiler_enter_thread", py_profiler_enter_thread, METH_O,
