@@ -68,10 +68,10 @@ def _flops(name, shapes, values):
     aten::convolution, which conv2d calls, when the weight is 4-D and not transposed)."""
     try:
         if name in ("aten::mm", "aten::addmm"):
-            a, b = shapes[-2], shapes[-1]
+            a, b = shapes[0:2] if name == "aten::mm" else shapes[1:3]
             return 2 * a[0] * a[1] * b[1]
         if name in ("aten::bmm", "aten::baddbmm"):
-            a, b = shapes[-2], shapes[-1]
+            a, b = shapes[0:2] if name == "aten::bmm" else shapes[1:3]
             return 2 * a[0] * a[1] * a[2] * b[2]
         if name in ("aten::add", "aten::mul"):
             return math.prod(shapes[0])
@@ -488,13 +488,36 @@ def _attribute_memory(events, memory):
         evt.cpu_memory_usage = sums[hi] - sums[lo]
 
 
+def _trace_lanes(events):
+    """The track (tid) of each event: its thread's, except for a range that outlives the
+    slice it started in (record_function exited out of order), which goes to a track of its
+    own: Perfetto drops a slice that overlaps its neighbour on one track."""
+    lanes, names = {}, {}
+    open_by_thread = defaultdict(list)
+    spare = max((e.thread for e in events), default=0) + 1
+    for e in events:
+        stack = open_by_thread[e.thread]
+        while stack and stack[-1].time_range.end <= e.time_range.start:
+            stack.pop()
+        if stack and e.time_range.end > stack[-1].time_range.end:
+            lanes[id(e)] = spare
+            names[spare] = f"thread {e.thread} (overlapping ranges)"
+            spare += 1
+            continue
+        lanes[id(e)] = e.thread
+        names[e.thread] = f"thread {e.thread}"
+        stack.append(e)
+    return lanes, names
+
+
 def _write_chrome_trace(events, path, min_duration_us):
     pid = os.getpid()
     kept = [e for e in events if e.cpu_time_total >= min_duration_us]
+    lanes, lane_names = _trace_lanes(kept)
     trace = []
-    for thread in sorted({e.thread for e in kept}):
-        trace.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": thread,
-                      "args": {"name": f"thread {thread}"}})
+    for lane, name in sorted(lane_names.items()):
+        trace.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": lane,
+                      "args": {"name": name}})
     # the forward end of a flow is the innermost op that created the node (matmul calls mm:
     # both carry the number, mm starts the arrow), its backward end the node's formula
     forward, backward = {}, {}
@@ -517,7 +540,7 @@ def _write_chrome_trace(events, path, min_duration_us):
         if e.flops:
             args["flops"] = e.flops
         trace.append({"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
-                      "name": e.name, "pid": pid, "tid": e.thread,
+                      "name": e.name, "pid": pid, "tid": lanes[id(e)],
                       "ts": round(e.time_range.start, 3), "dur": round(e.cpu_time_total, 3),
                       "args": args})
     flow_id = 0
@@ -526,9 +549,9 @@ def _write_chrome_trace(events, path, min_duration_us):
         if bwd is None:
             continue
         flow_id += 1
-        trace.append({"ph": "s", "id": flow_id, "pid": pid, "tid": fwd.thread,
+        trace.append({"ph": "s", "id": flow_id, "pid": pid, "tid": lanes[id(fwd)],
                       "ts": round(fwd.time_range.start, 3), "cat": "fwdbwd", "name": "fwdbwd"})
-        trace.append({"ph": "f", "id": flow_id, "pid": pid, "tid": bwd.thread,
+        trace.append({"ph": "f", "id": flow_id, "pid": pid, "tid": lanes[id(bwd)],
                       "ts": round(bwd.time_range.start, 3), "cat": "fwdbwd", "name": "fwdbwd",
                       "bp": "e"})
     for thread, ts, _, total in events._memory_events:

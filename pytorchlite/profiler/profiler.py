@@ -128,6 +128,8 @@ class profile:
         return False
 
     def start(self):
+        if self._recording:   # PyTorch would restart silently and lose the events so far
+            raise RuntimeError("Profiler is already enabled on this thread")
         self._transit(ProfilerAction.NONE, self.current_action)
         self._enter_step()
 
