@@ -21,8 +21,8 @@ class record_function:
     child."""
 
     def __init__(self, name, args=None):
-        self.name = name if args is None else f"{name}, {args}"
-        self.args = args
+        self.name = name
+        self.args = args   # PyTorch keeps them beside the name; the trace has no place for them
         self._handle = 0
 
     def __enter__(self):
@@ -151,7 +151,7 @@ class profile:
     def export_stacks(self, path, metric="self_cpu_time_total"):
         self._check_finish()
         if not self.with_stack:
-            raise AssertionError("stacks are not recorded: profile with with_stack=True")
+            raise AssertionError("export_stacks() requires with_stack=True")
         return self.function_events.export_stacks(path, metric)
 
     @property

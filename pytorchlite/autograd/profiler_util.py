@@ -14,8 +14,9 @@ from collections import defaultdict
 
 # ORDER KIND: PtlProfilerEventKind in src/autograd/profiler.h
 _OP, _BACKWARD, _EVALUATE, _RANGE, _MEMORY = range(5)
-# the argument type codes of an input record (PTL_PROF_ARG_* in profiler.h)
-_ARG_SCALAR, _ARG_NONE, _ARG_LIST, _ARG_TENSORLIST = -1, -2, -3, -4
+# the argument type codes of an input record (PTL_PROF_ARG_* in profiler.h; None is -2 and
+# shows as "", as every code not named here)
+_ARG_SCALAR, _ARG_LIST, _ARG_TENSORLIST = -1, -3, -4
 # ORDER DTYPE: PTL_FORALL_DTYPES in src/c10/dtype.h, as PyTorch's traces name the types
 _TYPE_NAMES = ("bool", "unsigned char", "signed char", "short int", "int", "long int",
                "c10::Half", "c10::BFloat16", "float", "double")
@@ -147,8 +148,8 @@ class FunctionEvent:
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
                 f"cpu_time={self.cpu_time_str} start_us={self.time_range.start:.3f} "
-                f"end_us={self.time_range.end:.3f} cpu_children={[c.id for c in self.cpu_children]} "
-                f"input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage}>")
+                f"end_us={self.time_range.end:.3f} "
+                f"cpu_children={[c.id for c in self.cpu_children]} input_shapes={self.input_shapes} cpu_memory_usage={self.cpu_memory_usage}>")
 
 
 class FunctionEventAvg:

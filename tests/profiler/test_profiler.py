@@ -348,10 +348,14 @@ def test_record_function_decorator_and_arguments():
     @record_function("deco")
     def f(x):
         return x * 2
-    prof = profiled(lambda: (f(ptl.ones(2)), record_function("named", "7").__enter__()))
+    def step():
+        f(ptl.ones(2))
+        with record_function("named", "7") as r:
+            assert r.args == "7"
+    prof = profiled(step)
     deco = next(e for e in prof.events() if e.name == "deco")
     assert [c.name for c in deco.cpu_children] == ["aten::mul"]
-    assert "named, 7" in [e.name for e in prof.events()]
+    assert "named" in [e.name for e in prof.events()]   # PyTorch keeps args out of the name
 
 
 def test_dataloader_fetches_and_optimizer_steps_are_named():
