@@ -53,6 +53,7 @@ from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401
+from . import profiler  # noqa: E402,F401
 __version__ = "0.1.0"
 
 _C._set_tensor_class(Tensor)

@@ -10,6 +10,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import _hooks  # noqa: F401  (installs the hook runners)
 from . import graph  # noqa: F401
+from . import profiler  # noqa: F401
 from .anomaly_mode import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                            set_detect_anomaly)
 from .function import Function, FunctionCtx, once_differentiable

@@ -1,12 +1,14 @@
 """optim.Optimizer (torch/optim/optimizer.py): param groups, defaults, per-parameter state,
 state_dict / load_state_dict in PyTorch's structure, zero_grad, hooks.  Updates run as
 in-place tensor ops, one set of calls per parameter: never per-element Python."""
+import functools
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
 from .. import _C
 from ..autograd.grad_mode import no_grad
+from ..autograd.profiler import record_function
 
 
 class _RequiredParameter:
@@ -18,6 +20,19 @@ required = _RequiredParameter()
 
 
 class Optimizer:
+    def __init_subclass__(cls, **kwargs):
+        """Each optimizer's step is a profiler range named as PyTorch names it."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None:
+            name = f"Optimizer.step#{cls.__name__}.step"
+
+            @functools.wraps(step)
+            def profiled_step(self, *args, **kwargs):
+                with record_function(name):
+                    return step(self, *args, **kwargs)
+            cls.step = profiled_step
+
     def __init__(self, params, defaults):
         self.defaults = defaults
         self._optimizer_step_pre_hooks = OrderedDict()
@@ -81,6 +96,10 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none=True):
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):
+            self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

@@ -194,6 +194,9 @@ PtlNode *ptl_node_new(const PtlNodeKind *kind, int num_outputs, int num_next);
 void ptl_node_incref(PtlNode *n);
 void ptl_node_decref(PtlNode *n);
 uint64_t ptl_next_sequence_nr(void);
+/* The number the next node will get, without taking it (the profiler's forward-to-backward
+ * link: Note [Profiler] in profiler.h). */
+uint64_t ptl_peek_sequence_nr(void);
 /* Saves t (borrowed; NULL allowed) into slot i. */
 void ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr);
 /* Unpacks slot i (new ref; NULL for an undefined tensor), checking the version counter:

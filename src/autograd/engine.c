@@ -12,7 +12,8 @@
  *    raises PyTorch's "backward through the graph a second time" error.
  * autograd.grad captures the buffers of the inputs' gradient edges instead of accumulating
  * into .grad, and only runs nodes on a path to one of them.
- * The engine runs on the calling thread with grad mode = create_graph. */
+ * The engine runs on the calling thread with grad mode = create_graph.  Under a profiler each
+ * node is two events, its evaluation and its formula (Note [Profiler] in profiler.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,7 @@
 #include "../c10/error.h"
 #include "autograd.h"
 #include "formula.h"
+#include "profiler.h"
 
 typedef struct Slot {
     PtlNode *node;               /* borrowed (the graph holds it) */
@@ -449,7 +451,10 @@ apply_node(Slot *s, PtlTensorImpl **outs)
         ptl_autograd_hooks.pre(node, s->buf, node->num_outputs) < 0) {
         return -1;
     }
-    if (node->kind->apply(node, s->buf, outs) < 0 ||
+    int64_t start = ptl_profiler_node_begin();
+    int rc = node->kind->apply(node, s->buf, outs);
+    ptl_profiler_node_end(start, node->kind->name, node->seq, PTL_PROF_BACKWARD);
+    if (rc < 0 ||
         (ptl_anomaly_enabled() && ptl_anomaly_check_nan() && check_nan(node, outs) < 0)) {
         return -1;
     }
@@ -505,6 +510,7 @@ run_node(Graph *g, int idx, int retain_graph, PtlTensorImpl **only, int nonly, C
         return ptl_error_set(PTL_ERR_MEMORY, "out of memory in the autograd engine");
     }
     memset(outs, 0, sizeof(PtlTensorImpl *) * (size_t)(node->num_next < 16 ? 16 : node->num_next));
+    int64_t start = skip ? -1 : ptl_profiler_node_begin();
     if (!skip && apply_node(s, outs) < 0) {
         goto done;
     }
@@ -516,6 +522,7 @@ run_node(Graph *g, int idx, int retain_graph, PtlTensorImpl **only, int nonly, C
     }
     rc = pass_to_children(g, node, outs);
 done:
+    ptl_profiler_node_end(start, node->kind->name, node->seq, PTL_PROF_EVALUATE);
     if (rc < 0) {
         if (node->py_trace != NULL && ptl_autograd_hooks.anomaly_report != NULL) {
             ptl_autograd_hooks.anomaly_report(node);

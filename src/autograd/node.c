@@ -19,6 +19,12 @@ ptl_next_sequence_nr(void)
     return atomic_fetch_add_explicit(&sequence_nr, 1, memory_order_relaxed);
 }
 
+uint64_t
+ptl_peek_sequence_nr(void)
+{
+    return atomic_load_explicit(&sequence_nr, memory_order_relaxed);
+}
+
 static atomic_int anomaly_mode = 2;   /* bit 0: on; bit 1: check NaN (PyTorch's default) */
 
 int

@@ -162,10 +162,12 @@ unlock(void)
     atomic_flag_clear_explicit(&cache_lock, memory_order_release);
 }
 
+/* The observer of CPU allocations and frees (ptl_cpu_alloc_set_hook), or NULL. */
+static void (*_Atomic alloc_hook)(int64_t delta);
+
 static void *
-cpu_alloc(void *ctx, size_t nbytes)
+cpu_alloc_block(size_t nbytes)
 {
-    (void)ctx;
     if (atomic_load_explicit(&fail_countdown, memory_order_relaxed) > 0 &&
         atomic_fetch_sub(&fail_countdown, 1) == 1) {
         ptl_error_set(PTL_ERR_MEMORY,
@@ -247,12 +249,28 @@ oom:
     return NULL;
 }
 
+static void *
+cpu_alloc(void *ctx, size_t nbytes)
+{
+    (void)ctx;
+    void *p = cpu_alloc_block(nbytes);
+    void (*hook)(int64_t) = atomic_load_explicit(&alloc_hook, memory_order_relaxed);
+    if (hook != NULL && p != NULL) {
+        hook((int64_t)nbytes);
+    }
+    return p;
+}
+
 static void
 cpu_free(void *ctx, void *ptr, size_t nbytes)
 {
     (void)ctx;
     if (ptr == NULL) {
         return;
+    }
+    void (*hook)(int64_t) = atomic_load_explicit(&alloc_hook, memory_order_relaxed);
+    if (hook != NULL) {
+        hook(-(int64_t)nbytes);
     }
     if (bypass_cache()) {
         count_free((int64_t)nbytes);
@@ -417,4 +435,10 @@ ptl_cpu_alloc_reset_accumulated(void)
     atomic_store(&base_frees, atomic_load(&stat_frees));
     atomic_store(&base_bytes_sum, sum);
     atomic_store(&base_bytes_freed, sum - atomic_load(&stat_allocated));
+}
+
+void
+ptl_cpu_alloc_set_hook(void (*hook)(int64_t delta))
+{
+    atomic_store(&alloc_hook, hook);
 }

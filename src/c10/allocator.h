@@ -54,6 +54,9 @@ void ptl_cpu_alloc_empty_cache(void);
 PtlMemoryStats ptl_cpu_alloc_memory_stats(void);
 void ptl_cpu_alloc_reset_peak(void);
 void ptl_cpu_alloc_reset_accumulated(void);
+/* Sets (or clears, with NULL) the function called with +nbytes after every CPU allocation and
+ * -nbytes before every free, on the calling thread (the profiler's memory events). */
+void ptl_cpu_alloc_set_hook(void (*hook)(int64_t delta));
 /* Fault injection for tests: fail the n-th allocation from now (0 disables). */
 void ptl_cpu_alloc_fail_after(int64_t n);
 

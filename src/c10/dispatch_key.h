@@ -7,9 +7,12 @@
  * Backends sit at the bottom; CompositeImplicit sits just above them and is always in the
  * set (ops written in terms of other ops take it before any backend kernel); Autograd wraps
  * them, Tracer (included only while pytorchlite.jit.trace runs, Note [Tracing] in
- * python/tracer.c) records what reaches Autograd, and AutocastCPU (included only inside torch.autocast("cpu"), Note [Autocast] in
- * aten/autocast.h) casts arguments before Autograd sees them.  A key exists only while
- * something registers a kernel or a fallback for it (tests/aten/test_dispatcher.py checks);
+ * python/tracer.c) records what reaches Autograd, and AutocastCPU (included only inside
+ * torch.autocast("cpu"), Note [Autocast] in aten/autocast.h) casts arguments before Autograd
+ * sees them.  Profiler, the highest, is included only while a profiler runs (Note [Profiler]
+ * in autograd/profiler.h): it sees every call first and times everything below it.  A key
+ * exists only while something registers a kernel or a fallback for it
+ * (tests/aten/test_dispatcher.py checks);
  * factory functions find their backend without a key of their own (Note [Dispatch]). */
 #ifndef PTL_C10_DISPATCH_KEY_H
 #define PTL_C10_DISPATCH_KEY_H
@@ -27,7 +30,8 @@ extern "C" {
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
     _(AUTOGRAD, "Autograd")                            \
     _(TRACER, "Tracer")                                \
-    _(AUTOCAST_CPU, "AutocastCPU")
+    _(AUTOCAST_CPU, "AutocastCPU")                     \
+    _(PROFILER, "Profiler")
 
 typedef enum PtlDispatchKey {
 #define PTL_KEY_ENUM(E, NAME) PTL_KEY_##E,

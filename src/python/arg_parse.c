@@ -457,6 +457,9 @@ PyObject *
 ptlpy_call_op(const PtlOperator *op, PtlIValue *stack)
 {
     const PtlSchema *s = &op->schema;
+    if (PTL_UNLIKELY(ptlpy_profiler_with_stack) && ptlpy_profiler_note_stack() < 0) {
+        return NULL;
+    }
     if (ptl_dispatcher_call(op, stack) < 0) {
         return ptlpy_raise();
     }

@@ -89,6 +89,13 @@ int ptlpy_tracer_init(PyObject *module);
 int ptlpy_tracer_python_value(const char *what);
 /* _C._jit_run_pointwise_program (pointwise_program.c) */
 int ptlpy_pointwise_program_init(PyObject *module);
+/* ---- profiler (profiler.c) ---- */
+int ptlpy_profiler_init(PyObject *module);
+/* with_stack: nonzero while op calls from Python capture the Python stack; then
+ * ptlpy_profiler_note_stack (GIL held) hands it to the next op call: 0, or -1 with an
+ * exception set. */
+extern int ptlpy_profiler_with_stack;
+int ptlpy_profiler_note_stack(void);
 
 /* ---- Generator (generator.c) ---- */
 int ptlpy_generator_init(PyObject *module);

@@ -38,6 +38,7 @@ import sys
 import time
 import warnings
 
+from ...autograd.profiler import record_function
 from ...multiprocessing.reductions import recv_with_fds
 from . import _random
 from ._utils.collate import default_collate, default_convert
@@ -236,7 +237,8 @@ class _SingleProcessDataLoaderIter:
         return self
 
     def __next__(self):
-        return self._fetcher.fetch(next(self._sampler_iter))
+        with record_function("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"):
+            return self._fetcher.fetch(next(self._sampler_iter))
 
 
 class _MultiProcessingDataLoaderIter:
@@ -322,6 +324,10 @@ class _MultiProcessingDataLoaderIter:
         return True
 
     def __next__(self):
+        with record_function("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"):
+            return self._next_data()
+
+    def _next_data(self):
         while True:
             if self._in_order:
                 # Skip tasks dropped with a worker whose iterable dataset ran out.
