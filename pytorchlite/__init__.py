@@ -50,7 +50,7 @@ from . import multiprocessing  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
-__version__ = "0.1.0"
+from .torch_version import __version__  # noqa: E402,F401
 
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)
