@@ -74,7 +74,8 @@ def numel(input):
     return input.numel()
 
 
-strided = "strided"
+from ._layout import layout, strided  # noqa: E402,F401
+from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"

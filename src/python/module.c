@@ -606,7 +606,7 @@ PyInit__C(void)
     }
     if (ptlpy_dtype_init_types(m) < 0 || ptlpy_tensor_init_type(m) < 0 ||
         ptlpy_ops_init(m) < 0 || ptlpy_autograd_init(m) < 0 || ptlpy_generator_init(m) < 0 ||
-        ptlpy_errors_init(m) < 0) {
+        ptlpy_errors_init(m) < 0 || ptlpy_storage_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -73,6 +73,10 @@ void ptlpy_fill_defaults(const PtlOperator *op, PtlIValue *stack, int from);
 PyObject *ptlpy_getitem(PyObject *self, PyObject *index);
 int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 
+/* ---- storages (storage_object.c) ---- */
+/* Adds _C.StorageBase and _C._set_storage; 0 or -1. */
+int ptlpy_storage_init(PyObject *module);
+
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);
 
