@@ -201,6 +201,9 @@ void ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int outpu
  * time" errors. */
 PtlTensorImpl *ptl_saved_unpack(PtlNode *n, int i, int *err);
 void ptl_node_release_saved(PtlNode *n);
+/* The PTL_SAVE_* mask of what n's forward op saves (derivatives.h); 0 for nodes without a
+ * derivatives.def row (AccumulateGrad, custom Functions). */
+uint32_t ptl_node_saves(const PtlNode *n);
 extern const PtlNodeKind ptl_accumulate_grad_kind;
 
 /* ---- in-place ops on views (copy_slices.c) ---- */

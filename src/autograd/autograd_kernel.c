@@ -556,6 +556,12 @@ meta_free_hook(void *meta)
     free(m);
 }
 
+uint32_t
+ptl_node_saves(const PtlNode *n)
+{
+    return n->op != NULL && n->op->id < PTL_OP_COUNT ? saves_by_op[n->op->id] : 0;
+}
+
 int
 ptl_autograd_init(void)
 {
