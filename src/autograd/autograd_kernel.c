@@ -476,6 +476,12 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     }
     if (row != NULL) {
         save_variables(node, op, args, s, &ip);
+        if (ptl_node_pack_saved(node) < 0) {
+            for (int k = 0; k < sc->nrets; k++) {
+                ptl_ivalue_release(&s[k]);
+            }
+            goto done;
+        }
     }
     if (ip.on_view) {
         if (ptl_copy_slices_rebase(s[0].u.t, node) < 0) {
