@@ -117,6 +117,11 @@ storage_resize(PyObject *self, PyObject *arg)
     if (n < 0) {
         return NULL;
     }
+    if (STORAGE(self)->device.type != PTL_DEVICE_CPU) {
+        PyErr_Format(PyExc_NotImplementedError, "resize_: storages on %s cannot be resized "
+                     "in pytorchlite yet", ptl_device_type_name(STORAGE(self)->device.type));
+        return NULL;
+    }
     if (ptl_storage_resize_bytes(STORAGE(self), (size_t)n) < 0) {
         return ptlpy_raise();
     }
