@@ -17,7 +17,17 @@ from pytorchlite import nn
 from pytorchlite.datasets import Digits
 from pytorchlite.utils.data import DataLoader
 
-__all__ = ["torch", "nn", "evaluate", "train_digits"]
+__all__ = ["torch", "nn", "evaluate", "progress", "train_digits"]
+
+
+def progress(iterable, total, desc):
+    """A tqdm progress bar over iterable when tqdm is installed (on a terminal only, on
+    stderr, so printed results stay the same), else iterable itself."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, leave=False, disable=None)
 
 
 def evaluate(model, loader):
@@ -59,7 +69,8 @@ def train_digits(doc, argv, make_model, make_optimizer, epochs, lr):
     acc = 0.0
     for epoch in range(1, args.epochs + 1):
         total, n = 0.0, 0
-        for step, (x, y) in enumerate(train_loader):
+        steps = min(len(train_loader), args.steps or len(train_loader))
+        for step, (x, y) in enumerate(progress(train_loader, steps, f"epoch {epoch}")):
             if args.steps and step >= args.steps:
                 break
             opt.zero_grad()

@@ -93,6 +93,16 @@ class GPT(nn.Module):
         return idx
 
 
+def progress(iterable, desc):
+    """A tqdm progress bar over iterable when tqdm is installed (on a terminal only, on
+    stderr, so printed results stay the same), else iterable itself."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, desc=desc, leave=False, disable=None)
+
+
 def batch(data, block_size, batch_size):
     starts = torch.randint(0, data.shape[0] - block_size - 1, (batch_size,)).tolist()
     x = torch.stack([data[i:i + block_size] for i in starts])
@@ -141,7 +151,7 @@ def main(argv=None):
     print(f"step 0: val loss {val:.4f}")
     for epoch in range(1, args.epochs + 1):
         running = 0.0
-        for i in range(args.steps):
+        for i in progress(range(args.steps), f"epoch {epoch}"):
             x, y = batch(train_data, args.block_size, args.batch_size)
             _, loss = model(x, y)
             opt.zero_grad()

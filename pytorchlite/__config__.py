@@ -4,9 +4,9 @@ from . import _C
 
 def show():
     c = _C._config()
-    from . import __version__
+    from .torch_version import API_VERSION, internal_version
     lines = [
-        f"pytorchlite {__version__}",
+        f"pytorchlite {internal_version} (PyTorch API {API_VERSION})",
         f"  - C compiler: {c['compiler']}",
         f"  - CPU capability usage: {c['cpu_capability']}",
         f"  - intra-op threads: {c['num_threads']}",

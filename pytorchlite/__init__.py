@@ -54,7 +54,7 @@ from . import special  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
-__version__ = "0.1.0"
+from .torch_version import __version__  # noqa: E402,F401
 
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)
@@ -78,7 +78,8 @@ def numel(input):
     return input.numel()
 
 
-strided = "strided"
+from ._layout import layout, strided  # noqa: E402,F401
+from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"

@@ -5,7 +5,7 @@ adds what is clearer in Python: printing, conversions, NumPy/DLPack interop, pic
 import warnings
 
 from . import _C
-from . import _reductions, _tensor_types
+from . import _layout, _reductions, _tensor_types, storage
 from ._size import Size
 
 
@@ -202,9 +202,53 @@ class Tensor(_C.TensorBase):
         return self.shape == other.shape
 
     def is_set_to(self, tensor):
-        """Whether both tensors view the same memory with the same geometry and dtype."""
-        return (self.data_ptr() == tensor.data_ptr() and self.dtype == tensor.dtype
+        """Whether both tensors lie on one storage with the same offset, sizes and strides."""
+        return (self.untyped_storage()._cdata == tensor.untyped_storage()._cdata
+                and self.storage_offset() == tensor.storage_offset()
                 and self.shape == tensor.shape and self.stride() == tensor.stride())
+
+    # ---- storage ----
+    @property
+    def layout(self):
+        return _layout.strided
+
+    def untyped_storage(self):
+        """The storage under this tensor: one for a tensor and all its views."""
+        return storage.UntypedStorage._of(self)
+
+    def storage(self):
+        """The storage as elements of this tensor's dtype (deprecated: untyped_storage())."""
+        storage._warn_typed_storage_removal()
+        return storage.TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype)
+
+    def set_(self, source=None, storage_offset=None, size=None, stride=None):
+        """Makes this tensor view `source` (a tensor, a storage, or nothing: an empty
+        storage) with the given geometry; an in-place op."""
+        if source is None:
+            if (storage_offset, size, stride) != (None, None, None):
+                raise TypeError("set_(): storage_offset, size and stride need a source")
+            return _C._set_storage(self, None, 0, (0,), None)
+        if isinstance(source, Tensor):
+            if (storage_offset, size, stride) != (None, None, None):
+                raise TypeError("set_(): a Tensor source takes no storage_offset, size or "
+                                "stride")
+            if source.dtype != self.dtype:
+                raise RuntimeError(f"Could not set tensor of type {_tensor_types._CPP_NAME[source.dtype]} to "
+                                   f"a tensor of type {_tensor_types._CPP_NAME[self.dtype]}")
+            return _C._set_storage(self, source.untyped_storage(), source.storage_offset(),
+                                   tuple(source.shape), source.stride())
+        if isinstance(source, storage.TypedStorage):
+            source = source.untyped()
+        if not isinstance(source, storage.UntypedStorage):
+            raise TypeError(f"set_(): expected a Tensor or a storage as source, got "
+                            f"{type(source).__name__}")
+        if size is None:
+            if storage_offset is not None or stride is not None:
+                raise TypeError("set_(): storage_offset and stride need a size")
+            return _C._set_storage(self, source, 0,
+                                   (source.nbytes() // self.element_size(),), None)
+        return _C._set_storage(self, source, 0 if storage_offset is None else storage_offset,
+                               tuple(size), None if stride is None else tuple(stride))
 
     def is_coalesced(self):
         raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "

@@ -2,6 +2,8 @@
 values, printed form and errors.  The values are facts of the IEEE and two's-complement
 formats (bfloat16 is float32 with a 7-bit mantissa), written as constants so that no
 library is needed to compute them."""
+import builtins
+
 from . import _C
 
 # dtype -> (bits, eps, max, smallest normal, resolution)
@@ -20,6 +22,12 @@ def _name(dtype):
     return str(dtype).replace("torch.", "")
 
 
+def _check_dtype(fn, type):
+    if not isinstance(type, _C.dtype):
+        raise TypeError(f"{fn}(): argument 'type' (position 1) must be torch.dtype, not "
+                        f"{builtins.type(type).__name__}")
+
+
 class finfo:
     """finfo(type=torch.get_default_dtype()): bits, eps, max, min, tiny, smallest_normal,
     resolution and dtype of a floating point type."""
@@ -27,7 +35,8 @@ class finfo:
     def __init__(self, type=None):
         if type is None:
             type = _C.get_default_dtype()
-        if not isinstance(type, _C.dtype) or _name(type) not in _FLOAT:
+        _check_dtype("finfo", type)
+        if _name(type) not in _FLOAT:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
         self.dtype = _name(type)
@@ -52,9 +61,10 @@ class iinfo:
     """iinfo(type): bits, min, max and dtype of an integer type."""
 
     def __init__(self, type):
-        if isinstance(type, _C.dtype) and _name(type) == "bool":
+        _check_dtype("iinfo", type)
+        if _name(type) == "bool":
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if not isinstance(type, _C.dtype) or _name(type) not in _INT:
+        if _name(type) not in _INT:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         self.dtype = _name(type)

@@ -1,9 +1,59 @@
-"""Graph tools: walk the backward graph, write it as Graphviz DOT (like torchviz's make_dot),
+"""torch.autograd.graph: hooks on the tensors the graph saves (saved_tensors_hooks,
+save_on_cpu, disable_saved_tensors_hooks; Note [Saved tensor hooks] in src/autograd/node.c),
+and tools to walk the backward graph, write it as Graphviz DOT (like torchviz's make_dot) and
 render it with the `dot` program.  Written afresh for pytorchlite."""
+import contextlib
 import shutil
 import subprocess
 
 from .. import _C
+
+
+class saved_tensors_hooks:
+    """Context manager: every tensor a node made inside saves for backward is passed to
+    pack_hook(tensor), and what it returns is kept instead; backward (or reading
+    grad_fn._saved_*) gets unpack_hook(packed) back.  Nested managers: the innermost applies.
+    Hooks are process-wide here (PyTorch's are per thread)."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _C._saved_tensors_hooks_push(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *args):
+        _C._saved_tensors_hooks_pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU and moved back to their device for backward.
+    pin_memory asks for page-locked copies, which need an accelerator."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            if not pin_memory:
+                return (tensor.device, tensor.cpu())
+            from .. import cuda
+            packed = tensor.cpu().pin_memory() if cuda.is_available() else tensor.cpu()
+            return (tensor.device, packed)
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Inside, entering saved_tensors_hooks (or save_on_cpu) raises RuntimeError with
+    error_message."""
+    previous = _C._saved_tensors_hooks_set_disabled(error_message)
+    try:
+        yield
+    finally:
+        _C._saved_tensors_hooks_set_disabled(previous)
 
 
 def walk(roots):

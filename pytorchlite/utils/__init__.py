@@ -1,2 +1,3 @@
 """pytorchlite.utils (torch/utils): data loading lives in utils.data."""
 from . import data  # noqa: F401
+from ._torch_alias import as_torch  # noqa: F401

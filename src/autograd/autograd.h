@@ -59,6 +59,8 @@ typedef struct PtlSavedVariable {
     const char *producer;  /* grad_fn that made the tensor when saved (NULL: a leaf), for
                             * the "modified by an inplace operation" message */
     int producer_output_nr;
+    void *packed;          /* what a saved_tensors_hooks pack hook returned (owned by
+                            * src/python), in place of data; see Note [Saved tensor hooks] */
 } PtlSavedVariable;
 
 /* What backward needs to know about each forward input (sum_to for broadcasting, checks). */
@@ -158,6 +160,13 @@ typedef struct PtlAutogradHooks {
     void (*anomaly_record)(PtlNode *n);
     void (*anomaly_report)(PtlNode *n);
     void (*free_trace)(void *py_trace);
+    /* Note [Saved tensor hooks]: set only while saved_tensors_hooks are active.  pack sets
+     * *packed to the hook's result for t (borrowed), 0 or -1 (Python error set). */
+    int (*pack)(PtlTensorImpl *t, void **packed);
+    /* The tensor the unpack hook gives for packed (new ref), or NULL (Python error set);
+     * free_packed drops a packed value.  Installed for good once hooks were first used. */
+    PtlTensorImpl *(*unpack)(void *packed);
+    void (*free_packed)(void *packed);
 } PtlAutogradHooks;
 extern PtlAutogradHooks ptl_autograd_hooks;
 
@@ -204,6 +213,12 @@ void ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int outpu
  * time" errors. */
 PtlTensorImpl *ptl_saved_unpack(PtlNode *n, int i, int *err);
 void ptl_node_release_saved(PtlNode *n);
+/* Passes every tensor n saved through the active pack hook, keeping what it returns in
+ * their place (Note [Saved tensor hooks]); 0, or -1 with the Python error pending. */
+int ptl_node_pack_saved(PtlNode *n);
+/* The PTL_SAVE_* mask of what n's forward op saves (derivatives.h); 0 for nodes without a
+ * derivatives.def row (AccumulateGrad, custom Functions). */
+uint32_t ptl_node_saves(const PtlNode *n);
 extern const PtlNodeKind ptl_accumulate_grad_kind;
 
 /* ---- in-place ops on views (copy_slices.c) ---- */

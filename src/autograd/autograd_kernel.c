@@ -502,6 +502,12 @@ autograd_record(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s, const
     }
     if (row != NULL) {
         save_variables(node, op, args, s, &ip);
+        if (ptl_node_pack_saved(node) < 0) {
+            for (int k = 0; k < sc->nrets; k++) {
+                ptl_ivalue_release(&s[k]);
+            }
+            goto done;
+        }
     }
     if (ip.on_view) {
         if (ptl_copy_slices_rebase(s[0].u.t, node) < 0) {
@@ -580,6 +586,12 @@ meta_free_hook(void *meta)
         ptl_autograd_hooks.free_tensor_hooks(m->py_hooks);
     }
     free(m);
+}
+
+uint32_t
+ptl_node_saves(const PtlNode *n)
+{
+    return n->op != NULL && n->op->id < PTL_OP_COUNT ? saves_by_op[n->op->id] : 0;
 }
 
 int

@@ -425,8 +425,49 @@ ptl_node_release_saved(PtlNode *n)
 {
     for (int i = 0; i < n->nsaved; i++) {
         PTL_CLEAR(n->saved[i].data);
+        if (n->saved[i].packed != NULL) {
+            ptl_autograd_hooks.free_packed(n->saved[i].packed);
+            n->saved[i].packed = NULL;
+        }
     }
     n->released = 1;
+}
+
+/* Note [Saved tensor hooks]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Under autograd.graph.saved_tensors_hooks(pack, unpack), a node made by an op or a custom
+ * Function hands each tensor it saved to pack once the node is complete, and keeps the result
+ * (`packed`) instead of the tensor; unpacking calls unpack(packed).  As in PyTorch, a packed
+ * tensor has no version check (the hooks own what is kept), the pack hook must not modify its
+ * input in place, and only the innermost hooks apply.  The C layer sees three function
+ * pointers; `pack` is non-NULL only while hooks are active, so nodes made outside any hooks
+ * pay one NULL test. */
+int
+ptl_node_pack_saved(PtlNode *n)
+{
+    if (ptl_autograd_hooks.pack == NULL) {
+        return 0;
+    }
+    for (int i = 0; i < n->nsaved; i++) {
+        PtlSavedVariable *sv = &n->saved[i];
+        if (sv->data == NULL) {
+            continue;
+        }
+        int64_t version = atomic_load(&sv->data->version->version);
+        if (ptl_autograd_hooks.pack(sv->data, &sv->packed) < 0) {
+            return -1;
+        }
+        if (atomic_load(&sv->data->version->version) != version) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "A saved tensor pack hook is modifying its input in place. "
+                                 "Tensors provided as input to pack hook cannot be modified by "
+                                 "in-place operations as this can lead to unexpected "
+                                 "side-effects. Please open an issue if you need to perform "
+                                 "in-place operations on the input to a pack hook.");
+        }
+        PTL_CLEAR(sv->data);
+    }
+    return 0;
 }
 
 /* Frees iteratively: a long chain of nodes (100k ops) must not recurse once per node. */
@@ -560,6 +601,35 @@ format_provenance(const PtlNode *n, const PtlVersionCounter *vc, int64_t now, ch
     }
 }
 
+/* A saved output t (STOLEN) as unpack returns it: under grad mode (create_graph) a fresh
+ * alias carrying the output's history, else t itself.  NULL with *err set on failure. */
+static PtlTensorImpl *
+saved_output(PtlNode *n, const PtlSavedVariable *sv, PtlTensorImpl *t, int *err)
+{
+    if (!ptl_grad_mode_enabled()) {
+        return t;
+    }
+    PtlTensorImpl *a = ptl_tensor_impl_alias(t);
+    ptl_decref(t);
+    if (a == NULL) {
+        *err = 1;
+        return NULL;
+    }
+    /* the output of an in-place op on a view is that view, whose history goes through
+     * the CopySlices that took the op's node (Note [CopySlices]) */
+    PtlNode *fn = n->copy_slices != NULL ? ptl_copy_slices_view_fn(n->copy_slices) : n;
+    if (fn == NULL) {
+        ptl_decref(a);
+        *err = 1;
+        return NULL;
+    }
+    ptl_set_grad_fn(a, fn, n->copy_slices != NULL ? 0 : sv->output_nr);
+    if (fn != n) {
+        ptl_node_decref(fn);
+    }
+    return a;
+}
+
 PtlTensorImpl *
 ptl_saved_unpack(PtlNode *n, int i, int *err)
 {
@@ -575,6 +645,14 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
                       "through the graph a second time or if you need to access saved tensors "
                       "after calling backward.");
         return NULL;
+    }
+    if (sv->packed != NULL) {
+        PtlTensorImpl *t = ptl_autograd_hooks.unpack(sv->packed);
+        if (t == NULL) {
+            *err = 1;
+            return NULL;
+        }
+        return sv->is_output ? saved_output(n, sv, t, err) : t;
     }
     if (sv->data == NULL) {
         return NULL;
@@ -614,29 +692,8 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
                       where);
         return NULL;
     }
-    if (sv->is_output && ptl_grad_mode_enabled()) {
-        /* create_graph: reattach the output's history to a fresh alias */
-        PtlTensorImpl *a = ptl_tensor_impl_alias(sv->data);
-        if (a == NULL) {
-            *err = 1;
-            return NULL;
-        }
-        /* the output of an in-place op on a view is that view, whose history goes through
-         * the CopySlices that took the op's node (Note [CopySlices]) */
-        PtlNode *fn = n->copy_slices != NULL ? ptl_copy_slices_view_fn(n->copy_slices) : n;
-        if (fn == NULL) {
-            ptl_decref(a);
-            *err = 1;
-            return NULL;
-        }
-        ptl_set_grad_fn(a, fn, n->copy_slices != NULL ? 0 : sv->output_nr);
-        if (fn != n) {
-            ptl_node_decref(fn);
-        }
-        return a;
-    }
     ptl_incref(sv->data);
-    return sv->data;
+    return sv->is_output ? saved_output(n, sv, sv->data, err) : sv->data;
 }
 
 /* ---- AccumulateGrad ---- */

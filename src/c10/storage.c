@@ -27,6 +27,7 @@ storage_alloc_header(size_t extra)
     s->deleter = NULL;
     s->deleter_ctx = NULL;
     s->resizable = 1;
+    s->capacity = 0;
     ptl_debug_count(PTL_COUNT_STORAGE, 1);
     return s;
 }
@@ -41,6 +42,7 @@ ptl_storage_new(size_t nbytes, PtlDevice device)
         }
         s->data = (char *)s + HEADER_BYTES;
         s->nbytes = nbytes;
+        s->capacity = PTL_STORAGE_INLINE_BYTES;
         s->device = device;
         return s;
     }
@@ -55,6 +57,7 @@ ptl_storage_new(size_t nbytes, PtlDevice device)
         return NULL;
     }
     s->nbytes = nbytes;
+    s->capacity = nbytes;
     s->alloc = a;
     s->device = device;
     return s;
@@ -70,11 +73,45 @@ ptl_storage_new_foreign(void *data, size_t nbytes, PtlDevice device, PtlDeleter 
     }
     s->data = data;
     s->nbytes = nbytes;
+    s->capacity = nbytes;
     s->device = device;
     s->deleter = deleter;
     s->deleter_ctx = ctx;
     s->resizable = 0;
     return s;
+}
+
+/* Moves the contents to a new block of nbytes from the storage's allocator (CPU only: CUDA
+ * storages resize through their backend). */
+static int
+storage_realloc(PtlStorage *s, size_t nbytes)
+{
+    const PtlAllocator *a = s->alloc ? s->alloc : ptl_allocator_for(s->device);
+    if (a == NULL) {
+        return -1;
+    }
+    char *p = a->alloc(a->ctx, nbytes);
+    if (p == NULL) {
+        return -1;
+    }
+    size_t keep = s->nbytes < nbytes ? s->nbytes : nbytes;
+    if (keep > 0) {
+        memcpy(p, s->data, keep);
+    }
+    if (s->alloc != NULL) {
+        s->alloc->free(s->alloc->ctx, s->data, s->capacity);
+    }
+    s->data = p;
+    s->nbytes = nbytes;
+    s->capacity = nbytes;
+    s->alloc = a;
+    return 0;
+}
+
+static int
+not_resizable(void)
+{
+    return ptl_error_set(PTL_ERR_RUNTIME, "Trying to resize storage that is not resizable");
 }
 
 int
@@ -84,31 +121,32 @@ ptl_storage_resize(PtlStorage *s, size_t nbytes)
         return 0;
     }
     if (!s->resizable) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Trying to resize storage that is not resizable");
+        return not_resizable();
     }
-    if (s->alloc == NULL && s->data == (char *)s + HEADER_BYTES &&
-        nbytes <= PTL_STORAGE_INLINE_BYTES) {
+    if (nbytes <= s->capacity) {
         s->nbytes = nbytes;
         return 0;
     }
-    const PtlAllocator *a = s->alloc ? s->alloc : ptl_allocator_for(s->device);
-    if (a == NULL) {
-        return -1;
+    return storage_realloc(s, nbytes);
+}
+
+int
+ptl_storage_resize_bytes(PtlStorage *s, size_t nbytes)
+{
+    if (nbytes == s->nbytes) {
+        return 0;
     }
-    char *p = a->alloc(a->ctx, nbytes);
-    if (p == NULL) {
-        return -1;
+    if (!s->resizable) {
+        return not_resizable();
     }
-    if (s->nbytes > 0) {
-        memcpy(p, s->data, s->nbytes);   /* CPU only: CUDA storages resize via their backend */
+    if (nbytes > s->nbytes) {
+        return ptl_storage_resize(s, nbytes);
     }
-    if (s->alloc != NULL) {
-        s->alloc->free(s->alloc->ctx, s->data, s->nbytes);
+    /* See Note [Storage capacity]: only a storage nobody else holds gives its block back. */
+    if (s->alloc != NULL && atomic_load(&s->refcnt) == 1) {
+        return storage_realloc(s, nbytes);
     }
-    s->data = p;
     s->nbytes = nbytes;
-    s->alloc = a;
     return 0;
 }
 
@@ -122,7 +160,7 @@ ptl_storage_decref(PtlStorage *s)
         s->deleter(s->deleter_ctx, s->data);
     }
     else if (s->alloc != NULL) {
-        s->alloc->free(s->alloc->ctx, s->data, s->nbytes);
+        s->alloc->free(s->alloc->ctx, s->data, s->capacity);
     }
     ptl_debug_count(PTL_COUNT_STORAGE, -1);
     free(s);

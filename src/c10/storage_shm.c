@@ -191,7 +191,7 @@ ptl_storage_share(PtlStorage *s)
     memcpy(data, s->data, s->nbytes);
     /* Inline bytes (alloc and deleter both NULL) live in the header: nothing to free. */
     c->old_data = s->data;
-    c->old_nbytes = s->nbytes;
+    c->old_nbytes = s->capacity;
     c->old_alloc = s->alloc;
     c->old_deleter = s->deleter;
     c->old_ctx = s->deleter_ctx;
@@ -200,6 +200,7 @@ ptl_storage_share(PtlStorage *s)
     s->deleter = shm_deleter;
     s->deleter_ctx = c;
     s->resizable = 0;
+    s->capacity = s->nbytes;
     return 0;
 }
 

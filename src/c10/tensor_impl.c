@@ -274,6 +274,31 @@ ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes)
     return 0;
 }
 
+int
+ptl_tensor_impl_set_storage(PtlTensorImpl *t, PtlStorage *storage, int64_t storage_offset,
+                            int dim, const int64_t *sizes, const int64_t *strides)
+{
+    size_t need;
+    if (storage->device.type != t->device.type) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Expected a storage on device type %s, but got "
+                             "one on %s", ptl_device_type_name(t->device.type),
+                             ptl_device_type_name(storage->device.type));
+    }
+    if (ptl_storage_nbytes(dim, sizes, strides, storage_offset, ptl_dtype_itemsize(t->dtype),
+                           &need) < 0) {
+        return -1;
+    }
+    if (need > 0 && ptl_storage_resize(storage, need) < 0) {
+        return -1;
+    }
+    ptl_storage_incref(storage);
+    ptl_storage_decref(t->storage);
+    t->storage = storage;
+    t->storage_offset = storage_offset;
+    ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
+    return 0;
+}
+
 /* Drops one reference on a counter; the last one frees the TensorImpl it lives in. */
 static void
 version_decref(PtlVersionCounter *vc)

@@ -99,6 +99,10 @@ void ptl_tensor_impl_set_sizes(PtlTensorImpl *t, int dim, const int64_t *sizes,
  * TensorImpl::shallow_copy_from, what `t.data = src` does).  Both are borrowed.  0, or -1
  * when their devices differ. */
 int ptl_tensor_impl_set_data(PtlTensorImpl *t, PtlTensorImpl *src);
+/* Makes t a tensor over `storage` (borrowed; same device type) with this geometry (strides
+ * NULL: contiguous), growing the storage to fit as PyTorch's set_ does; 0 or -1. */
+int ptl_tensor_impl_set_storage(PtlTensorImpl *t, PtlStorage *storage, int64_t storage_offset,
+                                int dim, const int64_t *sizes, const int64_t *strides);
 /* Resizes t to `sizes` (contiguous), growing its storage if needed; 0 or -1. */
 int ptl_tensor_impl_resize(PtlTensorImpl *t, int dim, const int64_t *sizes);
 /* Checks dim/size validity and fills the element count; 0 or -1 with an error set. */

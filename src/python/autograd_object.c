@@ -4,6 +4,7 @@
  * torch/csrc/autograd/{python_cpp_function.cpp, python_engine.cpp, python_variable.cpp}.
  * See Note [Autograd ownership]. */
 #include "autograd_python.h"
+#include "../autograd/derivatives.h"
 #include "../c10/tls.h"
 
 #include <string.h>
@@ -137,81 +138,166 @@ node_variable(PtlPyNode *self, void *c)
     return ptlpy_wrap(self->node->variable);
 }
 
-/* _saved_<name>: a saved tensor (by schema argument name, or "result") or a saved scalar. */
+/* Note [Saved attributes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~
+ * grad_fn._saved_<name> reads what the node saved, named as PyTorch's generated nodes name
+ * it: the tensors its derivatives.def row saves by schema argument name (`_saved_self`), its
+ * saved outputs as `_saved_result`, `_saved_result1`, ... or by the return's name
+ * (`_saved_indices`), a saved tensor list as a tuple, and the forward's non-tensor arguments
+ * (`_saved_dim`, `_saved_alpha`), which the node keeps in `args`.  The list is derived from
+ * the row's mask and the schema, so dir(grad_fn) shows exactly the names that resolve (as
+ * torchviz's show_saved / show_attrs expect).  PyTorch also saves sizes and strides where
+ * its formulas need them (`_saved_self_sym_sizes`); our nodes keep the input sizes in
+ * input_meta instead and do not list them. */
+enum { SAVED_SLOT, SAVED_LIST, SAVED_ARG };
+
+typedef struct SavedAttr {
+    const char *name;
+    int kind;
+    int index;   /* SAVED_SLOT / SAVED_LIST: the first saved slot; SAVED_ARG: the argument */
+} SavedAttr;
+
+/* Fills out[] (room for PTL_SCHEMA_MAX_ARGS + 3) with n's saved attributes; their count. */
+static int
+saved_attrs(const PtlNode *n, SavedAttr *out)
+{
+    static const char *const results[] = {"result", "result1", "result2"};
+    uint32_t save = ptl_node_saves(n);
+    int count = 0, slot = 0;
+    if (n->op == NULL) {
+        return 0;
+    }
+    const PtlSchema *sc = &n->op->schema;
+    for (int i = 0; i < sc->nargs && i < PTL_SAVE_ARG_MAX; i++) {
+        if ((save & PTL_SAVE_ARG(i)) && sc->args[i].kind != PTL_ARG_TENSORLIST) {
+            out[count++] = (SavedAttr){sc->args[i].name, SAVED_SLOT, slot++};
+        }
+    }
+    for (int k = 0; k < 3 && k < sc->nrets; k++) {
+        if (save & (PTL_SAVE_RESULT << k)) {
+            const char *rn = sc->rets_named ? sc->rets[k].name : "";
+            out[count++] = (SavedAttr){rn[0] != '\0' ? rn : results[k], SAVED_SLOT, slot++};
+        }
+    }
+    for (int i = 0; i < sc->nargs && i < PTL_SAVE_ARG_MAX; i++) {
+        if ((save & PTL_SAVE_ARG(i)) && sc->args[i].kind == PTL_ARG_TENSORLIST) {
+            out[count++] = (SavedAttr){sc->args[i].name, SAVED_LIST, slot};
+        }
+    }
+    for (int i = 0; i < sc->nargs && i < n->nargs; i++) {
+        switch (sc->args[i].kind) {
+        case PTL_ARG_INT: case PTL_ARG_FLOAT: case PTL_ARG_BOOL: case PTL_ARG_STR:
+        case PTL_ARG_SCALAR: case PTL_ARG_INTLIST:
+            out[count++] = (SavedAttr){sc->args[i].name, SAVED_ARG, i};
+            break;
+        default:
+            break;
+        }
+    }
+    return count;
+}
+
+/* A saved slot as a tensor (None when nothing was saved there); NULL with an error set. */
+static PyObject *
+saved_slot(PtlNode *n, int slot)
+{
+    int err;
+    PtlTensorImpl *t = slot < n->nsaved ? ptl_saved_unpack(n, slot, &err) : NULL;
+    if (slot < n->nsaved && err) {
+        return ptlpy_raise();
+    }
+    if (t == NULL) {
+        Py_RETURN_NONE;
+    }
+    return ptlpy_wrap(t);
+}
+
+static PyObject *
+saved_arg(const PtlIValue *v)
+{
+    switch (v->tag) {
+    case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
+    case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
+    case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
+    case PTL_IV_STRING: return PyUnicode_FromString(v->u.s);
+    case PTL_IV_INTLIST: {
+        PyObject *tup = PyTuple_New(v->u.il.n);
+        for (int64_t k = 0; tup != NULL && k < v->u.il.n; k++) {
+            PyObject *item = PyLong_FromLongLong(v->u.il.data[k]);
+            if (item == NULL) {
+                Py_CLEAR(tup);
+                break;
+            }
+            PyTuple_SET_ITEM(tup, k, item);
+        }
+        return tup;
+    }
+    default: Py_RETURN_NONE;
+    }
+}
+
+static PyObject *
+saved_value(PtlNode *n, const SavedAttr *a)
+{
+    if (a->kind == SAVED_SLOT) {
+        return saved_slot(n, a->index);
+    }
+    if (a->kind == SAVED_ARG) {
+        return saved_arg(&n->args[a->index]);
+    }
+    PyObject *tup = PyTuple_New(n->nsaved > a->index ? n->nsaved - a->index : 0);
+    for (Py_ssize_t k = 0; tup != NULL && k < PyTuple_GET_SIZE(tup); k++) {
+        PyObject *item = saved_slot(n, a->index + (int)k);
+        if (item == NULL) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, k, item);
+    }
+    return tup;
+}
+
+/* _saved_<name>: see Note [Saved attributes]. */
 static PyObject *
 node_getattro(PyObject *o, PyObject *name)
 {
-    PtlPyNode *self = (PtlPyNode *)o;
+    PtlNode *n = ((PtlPyNode *)o)->node;
     const char *s = PyUnicode_AsUTF8(name);
-    PtlNode *n = self->node;
     if (s == NULL || strncmp(s, "_saved_", 7) != 0 || n->op == NULL) {
         return PyObject_GenericGetAttr(o, name);
     }
-    const char *want = s + 7;
-    const PtlSchema *sc = &n->op->schema;
-    int slot = 0;
-    for (int i = 0; i < sc->nargs; i++) {
-        const PtlArg *a = &sc->args[i];
-        int is_saved_tensor = 0;
-        for (int k = 0; k < n->nsaved; k++) {
-            (void)k;
-        }
-        if (a->kind == PTL_ARG_TENSOR) {
-            /* tensors are saved in argument order: find whether this one is */
-            is_saved_tensor = slot < n->nsaved && !n->saved[slot].is_output &&
-                              n->saved[slot].defined;
-        }
-        if (strcmp(a->name, want) == 0) {
-            if (a->kind == PTL_ARG_TENSOR) {
-                if (!is_saved_tensor) {
-                    break;
-                }
-                int err;
-                PtlTensorImpl *t = ptl_saved_unpack(n, slot, &err);
-                if (err) {
-                    return ptlpy_raise();
-                }
-                if (t == NULL) {
-                    Py_RETURN_NONE;
-                }
-                return ptlpy_wrap(t);
-            }
-            PtlIValue *v = &n->args[i];
-            switch (v->tag) {
-            case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
-            case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
-            case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
-            case PTL_IV_STRING: return PyUnicode_FromString(v->u.s);
-            case PTL_IV_INTLIST: {
-                PyObject *tup = PyTuple_New(v->u.il.n);
-                for (int64_t k = 0; tup && k < v->u.il.n; k++) {
-                    PyTuple_SET_ITEM(tup, k, PyLong_FromLongLong(v->u.il.data[k]));
-                }
-                return tup;
-            }
-            case PTL_IV_NONE: Py_RETURN_NONE;
-            default: break;
-            }
-            break;
-        }
-        if (a->kind == PTL_ARG_TENSOR && is_saved_tensor) {
-            slot++;
-        }
-    }
-    if (strcmp(want, "result") == 0) {
-        for (int k = 0; k < n->nsaved; k++) {
-            if (n->saved[k].is_output) {
-                int err;
-                PtlTensorImpl *t = ptl_saved_unpack(n, k, &err);
-                if (err) {
-                    return ptlpy_raise();
-                }
-                return ptlpy_wrap(t);
-            }
+    SavedAttr attrs[PTL_SCHEMA_MAX_ARGS + 3];
+    int count = saved_attrs(n, attrs);
+    for (int i = 0; i < count; i++) {
+        if (strcmp(attrs[i].name, s + 7) == 0) {
+            return saved_value(n, &attrs[i]);
         }
     }
     PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%s'", n->kind->name, s);
     return NULL;
+}
+
+/* __dir__: object's attributes plus the _saved_<name> ones that resolve */
+static PyObject *
+node_dir(PyObject *o, PyObject *unused)
+{
+    (void)unused;
+    PtlNode *n = ((PtlPyNode *)o)->node;
+    PyObject *names = PyObject_CallMethod((PyObject *)&PyBaseObject_Type, "__dir__", "O", o);
+    PyObject *list = names != NULL ? PySequence_List(names) : NULL;
+    Py_XDECREF(names);
+    SavedAttr attrs[PTL_SCHEMA_MAX_ARGS + 3];
+    int count = list != NULL ? saved_attrs(n, attrs) : 0;
+    for (int i = 0; i < count; i++) {
+        PyObject *s = PyUnicode_FromFormat("_saved_%s", attrs[i].name);
+        if (s == NULL || PyList_Append(list, s) < 0) {
+            Py_XDECREF(s);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(s);
+    }
+    return list;
 }
 
 static PyObject *
@@ -222,6 +308,7 @@ node_repr(PtlPyNode *self)
 
 static PyMethodDef node_methods[] = {
     {"name", (PyCFunction)node_name, METH_NOARGS, NULL},
+    {"__dir__", node_dir, METH_NOARGS, NULL},
     {NULL},
 };
 

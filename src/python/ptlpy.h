@@ -78,6 +78,9 @@ int ptlpy_setitem(PyObject *self, PyObject *index, PyObject *value);
 
 /* ---- the dispatcher from Python, Python kernels (library.c) ---- */
 int ptlpy_library_init(PyObject *module);
+/* ---- storages (storage_object.c) ---- */
+/* Adds _C.StorageBase and _C._set_storage; 0 or -1. */
+int ptlpy_storage_init(PyObject *module);
 
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);

@@ -234,6 +234,10 @@ py_function_record(PyObject *m, PyObject *args)
         }
     }
     node->nsaved = (int)PyTuple_GET_SIZE(save);
+    if (ptl_node_pack_saved(node) < 0) {
+        ptlpy_raise();
+        goto error;
+    }
     if ((state = ptlpy_node_state(node, 1)) == NULL ||
         PyObject_SetAttrString(state, "ctx", ctx) < 0 ||
         PyObject_SetAttrString(ctx, "_state", state) < 0) {

@@ -527,6 +527,128 @@ py_is_anomaly_enabled(PyObject *m, PyObject *unused)
     return PyBool_FromLong(ptl_anomaly_enabled());
 }
 
+/* ---- saved tensor hooks (Note [Saved tensor hooks]) ---- */
+
+static PyObject *saved_hooks = NULL;       /* list of (pack, unpack), innermost last */
+static PyObject *saved_hooks_off = NULL;   /* the message while disabled, else NULL */
+
+static int saved_pack(PtlTensorImpl *t, void **packed);
+
+/* *packed = (unpack, pack(t)) from the innermost hooks; 0 or -1 (PTL_ERR_PYTHON).  Hooks
+ * are process-wide here (PyTorch keeps them per thread). */
+static int
+saved_pack(PtlTensorImpl *t, void **packed)
+{
+    PyObject *top = PyList_GET_ITEM(saved_hooks, PyList_GET_SIZE(saved_hooks) - 1);
+    ptl_incref(t);
+    PyObject *obj = ptlpy_wrap(t), *res = NULL;
+    if (obj != NULL) {
+        /* tensors saved by ops inside the hook itself are kept as they are */
+        ptl_autograd_hooks.pack = NULL;
+        res = PyObject_CallOneArg(PyTuple_GET_ITEM(top, 0), obj);
+        ptl_autograd_hooks.pack = saved_pack;
+        Py_DECREF(obj);
+    }
+    PyObject *pair = res != NULL ? PyTuple_Pack(2, PyTuple_GET_ITEM(top, 1), res) : NULL;
+    Py_XDECREF(res);
+    if (pair == NULL) {
+        return ptl_error_set(PTL_ERR_PYTHON, "a saved tensor pack hook failed");
+    }
+    *packed = pair;
+    return 0;
+}
+
+static PtlTensorImpl *
+saved_unpack(void *packed)
+{
+    PyObject *pair = packed, *res = NULL;
+    /* a formula unpacking several slots goes on after one failed: keep the first error */
+    if (!PyErr_Occurred()) {
+        res = PyObject_CallOneArg(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
+    }
+    if (res != NULL && !PtlPyTensor_Check(res)) {
+        PyErr_Format(PyExc_TypeError, "Output of saved tensor unpack_hook expected to be a "
+                     "Tensor but got result of type %s", Py_TYPE(res)->tp_name);
+        Py_CLEAR(res);
+    }
+    if (res == NULL) {
+        ptl_error_set(PTL_ERR_PYTHON, "a saved tensor unpack hook failed");
+        return NULL;
+    }
+    PtlTensorImpl *t = PTLPY_IMPL(res);
+    ptl_incref(t);
+    Py_DECREF(res);
+    return t;
+}
+
+static void
+saved_free(void *packed)
+{
+    Py_DECREF((PyObject *)packed);
+}
+
+/* _saved_tensors_hooks_push(pack, unpack): hooks for the tensors nodes save from now on */
+static PyObject *
+py_saved_hooks_push(PyObject *m, PyObject *args)
+{
+    PyObject *pack, *unpack;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OO:_saved_tensors_hooks_push", &pack, &unpack)) {
+        return NULL;
+    }
+    if (saved_hooks_off != NULL) {
+        PyErr_SetObject(PyExc_RuntimeError, saved_hooks_off);
+        return NULL;
+    }
+    if (saved_hooks == NULL && (saved_hooks = PyList_New(0)) == NULL) {
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, pack, unpack);
+    if (pair == NULL || PyList_Append(saved_hooks, pair) < 0) {
+        Py_XDECREF(pair);
+        return NULL;
+    }
+    Py_DECREF(pair);
+    ptl_autograd_hooks.unpack = saved_unpack;
+    ptl_autograd_hooks.free_packed = saved_free;
+    ptl_autograd_hooks.pack = saved_pack;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_saved_hooks_pop(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    Py_ssize_t n = saved_hooks != NULL ? PyList_GET_SIZE(saved_hooks) : 0;
+    if (n == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "_saved_tensors_hooks_pop: no hooks are active");
+        return NULL;
+    }
+    if (PyList_SetSlice(saved_hooks, n - 1, n, NULL) < 0) {
+        return NULL;
+    }
+    if (n == 1) {
+        ptl_autograd_hooks.pack = NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* _saved_tensors_hooks_set_disabled(message or None) -> the previous message or None */
+static PyObject *
+py_saved_hooks_set_disabled(PyObject *m, PyObject *msg)
+{
+    (void)m;
+    if (msg != Py_None && !PyUnicode_Check(msg)) {
+        PyErr_SetString(PyExc_TypeError, "the message must be a str or None");
+        return NULL;
+    }
+    PyObject *old = saved_hooks_off != NULL ? saved_hooks_off : Py_None;
+    Py_INCREF(old);
+    Py_XSETREF(saved_hooks_off, msg == Py_None ? NULL : Py_NewRef(msg));
+    return old;
+}
+
 static PyMethodDef hooks_methods[] = {
     {"_set_anomaly_enabled", py_set_anomaly_enabled, METH_VARARGS, NULL},
     {"is_anomaly_enabled", py_is_anomaly_enabled, METH_NOARGS, NULL},
@@ -538,6 +660,9 @@ static PyMethodDef hooks_methods[] = {
     {"_retains_grad", py_retains_grad, METH_VARARGS, NULL},
     {"_set_grad_raw", py_set_grad_raw, METH_VARARGS, NULL},
     {"_set_hook_runners", py_set_hook_runners, METH_VARARGS, NULL},
+    {"_saved_tensors_hooks_push", py_saved_hooks_push, METH_VARARGS, NULL},
+    {"_saved_tensors_hooks_pop", py_saved_hooks_pop, METH_NOARGS, NULL},
+    {"_saved_tensors_hooks_set_disabled", py_saved_hooks_set_disabled, METH_O, NULL},
     {NULL},
 };
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from golden import Raised, golden
+from golden import LIBRARIES, Raised, golden
 from helpers import torch
 
 FLOATS = [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64]
@@ -46,6 +46,15 @@ def test_type_info_errors():
         ptl.iinfo(ptl.float32)
     with pytest.raises(TypeError, match="torch.bool is not supported by torch.iinfo"):
         ptl.iinfo(ptl.bool)
+    with pytest.raises(TypeError, match=r"torch.finfo\(\) requires a floating point input type"):
+        ptl.finfo(ptl.bool)
+    for lib in LIBRARIES:
+        with pytest.raises(TypeError, match=r"^finfo\(\): argument 'type' \(position 1\) must "
+                           "be torch.dtype, not int$"):
+            lib.finfo(3)
+        with pytest.raises(TypeError, match=r"^iinfo\(\): argument 'type' \(position 1\) must "
+                           "be torch.dtype, not str$"):
+            lib.iinfo("int8")
 
 
 def test_type_info_matches_torch():
