@@ -324,51 +324,12 @@ qualname(const PtlOperator *op, char *buf, size_t n)
 static PyObject *
 arg_to_py(const PtlIValue *v)
 {
-    switch (v->tag) {
-    case PTL_IV_NONE: Py_RETURN_NONE;
-    case PTL_IV_TENSOR: ptl_incref(v->u.t); return ptlpy_wrap(v->u.t);
-    case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
-    case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
-    case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
-    case PTL_IV_STRING: return PyUnicode_FromString(v->u.s);
-    case PTL_IV_DTYPE: {
-        PyObject *o = ptlpy_dtype_object(v->u.dtype);
-        Py_XINCREF(o);
-        return o;
-    }
-    case PTL_IV_DEVICE: return ptlpy_device_object(v->u.device);
-    case PTL_IV_INTLIST:
-    case PTL_IV_DOUBLELIST:
-    case PTL_IV_TENSORLIST: {
-        int64_t n = v->tag == PTL_IV_INTLIST ? v->u.il.n : v->tag == PTL_IV_DOUBLELIST ? v->u.dl.n
-                                                                                       : v->u.tl.n;
-        PyObject *list = PyList_New((Py_ssize_t)n);
-        for (int64_t i = 0; list != NULL && i < n; i++) {
-            PyObject *o;
-            if (v->tag == PTL_IV_INTLIST) {
-                o = PyLong_FromLongLong(v->u.il.data[i]);
-            }
-            else if (v->tag == PTL_IV_DOUBLELIST) {
-                o = PyFloat_FromDouble(v->u.dl.data[i]);
-            }
-            else {
-                PtlIValue e = ptl_iv_tensor(v->u.tl.data[i]);
-                o = arg_to_py(&e);
-            }
-            if (o == NULL) {
-                Py_CLEAR(list);
-                break;
-            }
-            PyList_SET_ITEM(list, i, o);
-        }
-        return list;
-    }
-    default:
+    if (v->tag == PTL_IV_GENERATOR) {
         PyErr_SetString(PyExc_NotImplementedError,
-                        "a Python kernel can't take layout, memory_format or Generator "
-                        "arguments yet");
+                        "a Python kernel can't take Generator arguments yet");
         return NULL;
     }
+    return ptlpy_ivalue_to_py(v);
 }
 
 static int

@@ -71,6 +71,10 @@ int ptlpy_flush_warnings(void);
 int ptlpy_ops_init(PyObject *module);
 /* Calls op on a prepared stack and converts the returns (releases the stack's outputs). */
 PyObject *ptlpy_call_op(const PtlOperator *op, PtlIValue *stack);
+/* A borrowed argument or return slot as a new Python object (a Layout or MemoryFormat slot
+ * holds the object it was parsed from; None for a Generator or an empty one); NULL with an
+ * exception set.  The tracer and Python kernels see their arguments through it. */
+PyObject *ptlpy_ivalue_to_py(const PtlIValue *v);
 /* Fills stack[from..nargs) with the schema defaults. */
 void ptlpy_fill_defaults(const PtlOperator *op, PtlIValue *stack, int from);
 PyObject *ptlpy_getitem(PyObject *self, PyObject *index);

@@ -24,70 +24,13 @@
 static PyObject *recorder;        /* owned; NULL when no trace runs */
 static PyObject *warning_class;   /* owned; pytorchlite.jit.TracerWarning */
 
-/* A borrowed argument or return slot as a new Python object; NULL with an exception set. */
-static PyObject *
-iv_to_py(const PtlIValue *v)
-{
-    switch ((PtlIValueTag)v->tag) {
-    case PTL_IV_TENSOR:
-        ptl_incref(v->u.t);
-        return ptlpy_wrap(v->u.t);
-    case PTL_IV_INT: return PyLong_FromLongLong(v->u.i);
-    case PTL_IV_DOUBLE: return PyFloat_FromDouble(v->u.d);
-    case PTL_IV_BOOL: return PyBool_FromLong(v->u.b);
-    case PTL_IV_STRING: return PyUnicode_FromString(v->u.s);
-    case PTL_IV_DTYPE: {
-        PyObject *o = ptlpy_dtype_object(v->u.dtype);
-        Py_XINCREF(o);
-        return o;
-    }
-    case PTL_IV_DEVICE: return ptlpy_device_object(v->u.device);
-    case PTL_IV_LAYOUT:
-    case PTL_IV_MEMFORMAT: {
-        PyObject *o = v->u.p != NULL ? (PyObject *)v->u.p : Py_None;
-        Py_INCREF(o);
-        return o;
-    }
-    case PTL_IV_INTLIST:
-    case PTL_IV_DOUBLELIST:
-    case PTL_IV_TENSORLIST: {
-        int64_t n = v->tag == PTL_IV_INTLIST ? v->u.il.n
-                    : v->tag == PTL_IV_DOUBLELIST ? v->u.dl.n : v->u.tl.n;
-        PyObject *list = PyList_New((Py_ssize_t)n);
-        for (int64_t i = 0; list != NULL && i < n; i++) {
-            PyObject *o;
-            if (v->tag == PTL_IV_INTLIST) {
-                o = PyLong_FromLongLong(v->u.il.data[i]);
-            }
-            else if (v->tag == PTL_IV_DOUBLELIST) {
-                o = PyFloat_FromDouble(v->u.dl.data[i]);
-            }
-            else {
-                PtlIValue e = ptl_iv_tensor(v->u.tl.data[i]);
-                o = iv_to_py(&e);
-            }
-            if (o == NULL) {
-                Py_CLEAR(list);
-                break;
-            }
-            PyList_SET_ITEM(list, (Py_ssize_t)i, o);
-        }
-        return list;
-    }
-    case PTL_IV_NONE:
-    case PTL_IV_GENERATOR:
-    default:
-        Py_RETURN_NONE;
-    }
-}
-
 /* The slots stack[0..n) as a tuple of new objects; NULL with an exception set. */
 static PyObject *
 stack_to_tuple(const PtlIValue *stack, int n)
 {
     PyObject *tup = PyTuple_New(n);
     for (int i = 0; tup != NULL && i < n; i++) {
-        PyObject *o = iv_to_py(&stack[i]);
+        PyObject *o = ptlpy_ivalue_to_py(&stack[i]);
         if (o == NULL) {
             Py_CLEAR(tup);
             break;

@@ -55,6 +55,22 @@ def test_python_kernel_matches_numpy(lib, key, layout):
         assert_close(op(x, y), sigmoid_add_np(xa.astype(np.float64), ya), ptl.float32)
 
 
+def test_memory_format_reaches_the_kernel_and_a_generator_is_refused(lib):
+    # the tracer's and the Python kernels' argument conversion is one function
+    # (ptlpy_ivalue_to_py): a MemoryFormat arrives as the object the caller passed
+    lib.define("f(Tensor x, MemoryFormat? memory_format=None, Generator? generator=None) "
+               "-> Tensor")
+    seen = []
+    lib.impl("f", lambda x, memory_format=None, generator=None:
+             seen.append(memory_format) or x.clone(), "CPU")
+    f = getattr(getattr(ptl.ops, lib.ns), "f")
+    f(ptl.ones(2), memory_format=ptl.channels_last)
+    f(ptl.ones(2))
+    assert seen == [ptl.channels_last, None]
+    with pytest.raises(NotImplementedError, match="can't take Generator arguments yet"):
+        f(ptl.ones(2), generator=ptl.Generator())
+
+
 def test_arguments_and_returns_of_every_kind(lib):
     lib.define("mix(Tensor x, int n, float f, bool b, Tensor? o, Tensor[] l, str s, int[] d) "
                "-> (Tensor, Tensor[], int, float)")
