@@ -267,3 +267,21 @@ def test_binary_cross_entropy_backward_broadcasts_grad():
                                                  None, 1), 2.0 * dx / 3)
     assert_close(A.binary_cross_entropy_backward(ptl.ones(1, dtype=ptl.float64), px, pt, None,
                                                  2), dx)
+
+
+@pytest.mark.parametrize("grad,i,want,got_dim,got", [
+    ((1, 1, 1, 1), 2, 4, 4, 1),   # a grad smaller than output_size was gathered past its end
+    ((9, 9, 4, 4), 1, 1, 4, 9),
+    ((1, 4, 4), 1, 1, 3, 4),
+])
+def test_max_unpool2d_backward_grad_shape(grad, i, want, got_dim, got):
+    idx = ptl.tensor([[[[0, 5], [10, 15]]]])
+    with pytest.raises(RuntimeError, match=dim_size_msg(4, i, want, got_dim, got)):
+        A.max_unpool2d_backward(ones(*grad), ones(1, 1, 2, 2), idx, [4, 4])
+
+
+def test_max_unpool2d_backward_gathers_at_the_indices():
+    g = np.arange(16.0).reshape(1, 1, 4, 4)
+    idx = ptl.tensor([[[[0, 5], [10, 15]]]])
+    got = A.max_unpool2d_backward(ptl.tensor(g), ones(1, 1, 2, 2).double(), idx, [4, 4])
+    assert_close(got, g.reshape(-1)[[0, 5, 10, 15]].reshape(1, 1, 2, 2))

@@ -1130,6 +1130,14 @@ max_unpool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         nn_check_dtype("max_unpool2d", src->dtype, 0) < 0) {
         return -1;
     }
+    if (bwd) {   /* grad_output has the forward's output shape: x's with output_size */
+        PoolPlan fwd = p;
+        fwd.out[1] = p.in[1];
+        fwd.out[2] = p.in[2];
+        if (check_out_shape(src, x, 2, &fwd) < 0) {
+            return -1;
+        }
+    }
     PtlDtype work = nn_work_dtype(src->dtype);
     memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
     if (!bwd) {
