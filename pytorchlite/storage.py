@@ -51,6 +51,12 @@ def _byte(value):
 _BYTE_ORDERS = ("big", "little", "native")
 
 
+def _storage_repr(values, kind, size):
+    """PyTorch's storage repr: one value a line, then the kind and size in brackets."""
+    body = "\n ".join(str(v) for v in values)
+    return f" {body}\n[torch.storage.{kind} of size {size}]"
+
+
 class UntypedStorage(_C.StorageBase):
     """UntypedStorage(nbytes=0, *, device=None) or UntypedStorage(sequence of ints): bytes
     on one device."""
@@ -132,9 +138,8 @@ class UntypedStorage(_C.StorageBase):
         return False
 
     def __repr__(self):
-        body = "\n ".join(str(b) for b in self.tolist())
-        return (f" {body}\n[torch.storage.UntypedStorage(device={self.device}) of size "
-                f"{self.nbytes()}]")
+        return _storage_repr(self.tolist(), f"UntypedStorage(device={self.device})",
+                             self.nbytes())
 
     __str__ = __repr__
 
@@ -269,8 +274,8 @@ class TypedStorage:
         return False
 
     def __repr__(self):
-        body = "\n ".join(str(v) for v in self.tolist())
-        return (f" {body}\n[torch.storage.TypedStorage(dtype={self.dtype}, "
-                f"device={self.device}) of size {self.size()}]")
+        return _storage_repr(self.tolist(),
+                             f"TypedStorage(dtype={self.dtype}, device={self.device})",
+                             self.size())
 
     __str__ = __repr__

@@ -174,26 +174,26 @@ def memory_snapshot():
     return [seg for index, alloc in _allocators() for seg in alloc.snapshot(index)]
 
 
-def _format_size(size, scale):
-    """A byte count in the unit that suits scale (the row's first value), as
-    memory_summary's columns show it: "  1024 B  ", "    20 MiB"."""
-    units = ["B  ", "KiB", "MiB", "GiB", "TiB", "PiB"]
+def _format_scaled(value, scale, step, threshold, units, fmt):
+    """value divided by step while scale (the row's first value) stays at or above threshold,
+    with the unit reached: memory_summary's columns."""
     unit = 0
-    while unit + 1 < len(units) and scale >= 768 * 1024:
-        size //= 1024
-        scale /= 1024
+    while unit + 1 < len(units) and scale >= threshold:
+        value //= step
+        scale /= step
         unit += 1
-    return f"{size:6d} {units[unit]}"
+    return fmt.format(value, units[unit])
+
+
+def _format_size(size, scale):
+    """A byte count: "  1024 B  ", "    20 MiB"."""
+    return _format_scaled(size, scale, 1024, 768 * 1024, ["B  ", "KiB", "MiB", "GiB", "TiB",
+                                                         "PiB"], "{:6d} {}")
 
 
 def _format_count(count, scale):
-    units = [" ", "K", "M"]
-    unit = 0
-    while unit + 1 < len(units) and scale >= 750 * 1000:
-        count //= 1000
-        scale /= 1000
-        unit += 1
-    return f"{count:7d} {units[unit]} "
+    """An event count: "     12   ", "    305 K "."""
+    return _format_scaled(count, scale, 1000, 750 * 1000, [" ", "K", "M"], "{:7d} {} ")
 
 
 _SUMMARY_ROWS = (("allocated_bytes", "Allocated memory", _format_size),

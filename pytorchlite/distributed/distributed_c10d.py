@@ -662,21 +662,33 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
                       (s_in, s_out, output), async_op)
 
 
-def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
-    """gather_list[r] on rank dst = `tensor` of rank r."""
+def _rooted_list_args(tensor, tensors, group, group_root, root, op, role):
+    """Checks the arguments of gather/scatter: (process group or None when this rank is not in
+    it, the root's group rank, whether this rank is the root).  Only the root passes a list,
+    one tensor per rank shaped like `tensor`."""
     _check_tensor(tensor)
     pg = _group(group)
     if pg is None:
-        return None
-    root = _root(pg, group_dst, dst)
+        return None, None, False
+    root = _root(pg, group_root, root)
     mine = pg.rank == root
+    name = f"{op}_list"
     if mine:
-        _check_list(gather_list or [], "gather_list")
-        _check_list_size(gather_list or [], pg, "gather_list")
-        _check_same_shape(gather_list, tensor, "gather")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+        tensors = [] if tensors is None else tensors
+        _check_list(tensors, name)
+        _check_list_size(tensors, pg, name)
+        _check_same_shape(tensors, tensor, op)
+    elif tensors is not None and len(tensors) > 0:
+        raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{role} ranks.")
+    return pg, root, mine
+
+
+def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    """gather_list[r] on rank dst = `tensor` of rank r."""
+    pg, root, mine = _rooted_list_args(tensor, gather_list, group, group_dst, dst, "gather",
+                                       "destination")
+    if pg is None:
+        return None
     s = _staged(tensor, False)
     flat = _flat_like(tensor, pg.size) if mine else None
     work = pg.collective(
@@ -689,19 +701,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """`tensor` on rank r = scatter_list[r] of rank src."""
-    _check_tensor(tensor)
-    pg = _group(group)
+    pg, root, mine = _rooted_list_args(tensor, scatter_list, group, group_src, src, "scatter",
+                                       "source")
     if pg is None:
         return None
-    root = _root(pg, group_src, src)
-    mine = pg.rank == root
-    if mine:
-        _check_list(scatter_list or [], "scatter_list")
-        _check_list_size(scatter_list or [], pg, "scatter_list")
-        _check_same_shape(scatter_list, tensor, "scatter")
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
-                         "ranks.")
     flat = _cat_flat(scatter_list) if mine else None
     s = _staged(tensor, False)
     work = pg.collective(

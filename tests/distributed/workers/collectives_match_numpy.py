@@ -114,6 +114,35 @@ def check_gathers(rank, world):
             close(mine, as64(pieces[rank]), dtype, f"scatter {dtype} {shape}")
 
 
+def raises(exc, text, fn, *args, **kwargs):
+    try:
+        fn(*args, **kwargs)
+    except exc as e:
+        assert text in str(e), f"{fn.__name__}: {e}"
+    else:
+        raise AssertionError(f"{fn.__name__} did not raise {exc.__name__}: {text}")
+
+
+def check_rooted_list_errors(rank, world):
+    """gather/scatter check their lists on each rank before any message: only the root passes
+    one, with a tensor per rank of the input's dtype and size."""
+    x = torch.zeros(3)
+    for op, role in ((dist.gather, "destination"), (dist.scatter, "source")):
+        name = f"{op.__name__}_list"
+        if rank == 0:
+            raises(ValueError, f"{name} must have one tensor per rank of the group: got "
+                   f"{world + 1}", op, x, [torch.zeros(3)] * (world + 1))
+            raises(TypeError, f"{op.__name__}: expected torch.float32, got torch.int64", op,
+                   x, [torch.zeros(3, dtype=torch.int64)] * world)
+            raises(ValueError, f"{op.__name__}: every tensor must have 3 elements", op, x,
+                   [torch.zeros(2)] * world)
+            raises(TypeError, f"Expected parameter `{name}` of type List[torch.Tensor]", op,
+                   x, torch.zeros(3))
+        else:
+            raises(ValueError, f"Argument ``{name}`` must NOT be specified on non-{role} "
+                   "ranks.", op, x, [torch.zeros(3)] * world)
+
+
 def check_reduce_scatter(rank, world):
     for dtype in (torch.int32, torch.float16, torch.float64):
         for op in (dist.ReduceOp.SUM, dist.ReduceOp.MAX):
@@ -205,6 +234,7 @@ def main():
     assert dist.is_initialized() and dist.get_backend() == "mpi"
     rank, world = dist.get_rank(), dist.get_world_size()
     for check in (check_all_reduce, check_reduce_broadcast, check_gathers,
+                  check_rooted_list_errors,
                   check_reduce_scatter, check_all_to_all, check_point_to_point,
                   check_objects_and_groups):
         check(rank, world)
