@@ -588,6 +588,16 @@ ptl_api_stack_int_list(const PtlApiStack *s, int64_t i, int64_t *n)
     return v->u.il.data;
 }
 
+/* Releases the top slot of a non-empty stack (the pops read it first; reading an empty one
+ * has already set the error). */
+static void
+drop_top(PtlApiStack *s)
+{
+    if (s->n > 0) {
+        slot_release(s, --s->n);
+    }
+}
+
 PtlApiTensor *
 ptl_api_pop_tensor(PtlApiStack *s)
 {
@@ -607,9 +617,7 @@ int64_t
 ptl_api_pop_int(PtlApiStack *s)
 {
     int64_t v = ptl_api_stack_int(s, s->n - 1);
-    if (s->n > 0) {
-        slot_release(s, --s->n);
-    }
+    drop_top(s);
     return v;
 }
 
@@ -617,9 +625,7 @@ double
 ptl_api_pop_double(PtlApiStack *s)
 {
     double v = ptl_api_stack_double(s, s->n - 1);
-    if (s->n > 0) {
-        slot_release(s, --s->n);
-    }
+    drop_top(s);
     return v;
 }
 
@@ -627,9 +633,7 @@ int
 ptl_api_pop_bool(PtlApiStack *s)
 {
     int v = ptl_api_stack_bool(s, s->n - 1);
-    if (s->n > 0) {
-        slot_release(s, --s->n);
-    }
+    drop_top(s);
     return v;
 }
 

@@ -154,11 +154,14 @@ gelu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
     gelu_loop_f4(dd, s, n - i, extra);
 }
 
-PTL_AVX2 static void
-gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+/* The float backward of an activation, 8 lanes: o = g * dydx(x), where grad_output g is
+ * contiguous or broadcast (stride 0, e.g. the gradient of a sum); a block with a lane below
+ * lim (or NaN) goes to the scalar loop. */
+PTL_AVX2 static inline void
+grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra, float lim_value,
+                  __m256 (*dydx)(__m256 x), PtlLoop scalar)
 {
-    /* grad_output is contiguous or broadcast (stride 0, e.g. the gradient of a sum) */
-    const __m256 lim = _mm256_set1_ps(-3.0f);
+    const __m256 lim = _mm256_set1_ps(lim_value);
     float *o = (float *)d[0];
     const float *g = (const float *)d[1], *a = (const float *)d[2];
     int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
@@ -166,18 +169,30 @@ gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
         __m256 x = _mm256_loadu_ps(a + i);
         if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
             char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-            gelu_grad_loop_f4(dd, s, 8, extra);
+            scalar(dd, s, 8, extra);
             continue;
         }
-        /* cdf + x pdf, pdf = e^(-x^2 / 2) / sqrt(2 pi) */
-        __m256 h = _mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(-0.5f));
-        __m256 pdf = _mm256_mul_ps(ptl_vm_exp_ps(h), _mm256_set1_ps(0.3989422804014327f));
-        __m256 cdf = _mm256_mul_ps(_mm256_set1_ps(0.5f), gelu_cdf2_ps(x));
         __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
-        _mm256_storeu_ps(o + i, _mm256_mul_ps(gv, _mm256_fmadd_ps(x, pdf, cdf)));
+        _mm256_storeu_ps(o + i, _mm256_mul_ps(gv, dydx(x)));
     }
     char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-    gelu_grad_loop_f4(dd, s, n - i, extra);
+    scalar(dd, s, n - i, extra);
+}
+
+/* gelu's derivative cdf + x pdf, pdf = e^(-x^2 / 2) / sqrt(2 pi) */
+PTL_AVX2 static inline __m256
+gelu_dydx_ps(__m256 x)
+{
+    __m256 h = _mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(-0.5f));
+    __m256 pdf = _mm256_mul_ps(ptl_vm_exp_ps(h), _mm256_set1_ps(0.3989422804014327f));
+    __m256 cdf = _mm256_mul_ps(_mm256_set1_ps(0.5f), gelu_cdf2_ps(x));
+    return _mm256_fmadd_ps(x, pdf, cdf);
+}
+
+PTL_AVX2 static void
+gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    grad_loop_f4_avx2(d, s, n, extra, -3.0f, gelu_dydx_ps, gelu_grad_loop_f4);
 }
 
 /* The tanh approximation in float, 8 lanes: 0.5 x (1 + tanh(u)) = x s with s = 1 / (1 +
@@ -313,28 +328,20 @@ silu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
     silu_loop_f4(dd, s, n - i, extra);
 }
 
+/* silu's derivative sg (1 + x e sg), sg = 1 / (1 + e), e = e^-x */
+PTL_AVX2 static inline __m256
+silu_dydx_ps(__m256 x)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    __m256 sg = _mm256_div_ps(one, _mm256_add_ps(one, e));
+    return _mm256_mul_ps(sg, _mm256_fmadd_ps(x, _mm256_mul_ps(e, sg), one));
+}
+
 PTL_AVX2 static void
 silu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    const __m256 lim = _mm256_set1_ps(-80.0f), one = _mm256_set1_ps(1.0f);
-    float *o = (float *)d[0];
-    const float *g = (const float *)d[1], *a = (const float *)d[2];
-    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(a + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
-            char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-            silu_grad_loop_f4(dd, s, 8, extra);
-            continue;
-        }
-        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
-        __m256 sg = _mm256_div_ps(one, _mm256_add_ps(one, e));
-        __m256 t = _mm256_fmadd_ps(x, _mm256_mul_ps(e, sg), one);
-        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
-        _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_mul_ps(gv, sg), t));
-    }
-    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-    silu_grad_loop_f4(dd, s, n - i, extra);
+    grad_loop_f4_avx2(d, s, n, extra, -80.0f, silu_dydx_ps, silu_grad_loop_f4);
 }
 #endif
 

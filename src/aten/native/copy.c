@@ -271,13 +271,20 @@ ptl_scalar_tensor(double v, PtlDtype dtype, PtlDevice device)
     return t;
 }
 
+/* Converts t's first element into *out, of type dtype. */
+static void
+item_as(PtlTensorImpl *t, PtlDtype dtype, void *out)
+{
+    char *d[2] = {(char *)out, ptl_tensor_data(t)};
+    int64_t s[2] = {0, 0};
+    conv_loops[dtype][t->dtype](d, s, 1, NULL);
+}
+
 double
 ptl_item_double(PtlTensorImpl *t)
 {
     double v = 0;
-    char *d[2] = {(char *)&v, ptl_tensor_data(t)};
-    int64_t s[2] = {0, 0};
-    conv_loops[PTL_DTYPE_FLOAT64][t->dtype](d, s, 1, NULL);
+    item_as(t, PTL_DTYPE_FLOAT64, &v);
     return v;
 }
 
@@ -285,9 +292,7 @@ int64_t
 ptl_item_int(PtlTensorImpl *t)
 {
     int64_t v = 0;
-    char *d[2] = {(char *)&v, ptl_tensor_data(t)};
-    int64_t s[2] = {0, 0};
-    conv_loops[PTL_DTYPE_INT64][t->dtype](d, s, 1, NULL);
+    item_as(t, PTL_DTYPE_INT64, &v);
     return v;
 }
 

@@ -392,6 +392,16 @@ eigh_matrix(void *ctx, int64_t i)
     "The factorization could not be completed because the input is not positive-definite " \
     "(the leading minor of order %d is not positive-definite)."
 
+/* Returns the results t[1], t[2] in s[0], s[1] and releases the float64 copy t[0]. */
+static int
+return_two(PtlTensorImpl **t, PtlIValue *s)
+{
+    ptl_decref(t[0]);
+    s[0] = ptl_iv_tensor(t[1]);
+    s[1] = ptl_iv_tensor(t[2]);
+    return 0;
+}
+
 /* linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False)
  * -> (Tensor L, Tensor info)
  * [*, n, n] -> L [*, n, n] lower (U upper: A = U^T U), info [*] int32 (0, or the order of
@@ -424,10 +434,7 @@ linalg_cholesky_ex_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
         linalg_cast_to(&t[1], A->dtype) < 0) {
         return linalg_release_all(t, 3);
     }
-    ptl_decref(t[0]);
-    s[0] = ptl_iv_tensor(t[1]);
-    s[1] = ptl_iv_tensor(t[2]);
-    return 0;
+    return return_two(t, s);
 }
 
 /* linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor
@@ -460,10 +467,7 @@ run_two(PtlTensorImpl *A, int64_t work, LinalgMatrixFn fn, DecompJob *job, PtlTe
         linalg_cast_to(&t[1], A->dtype) < 0 || linalg_cast_to(&t[2], A->dtype) < 0) {
         return linalg_release_all(t, 3);
     }
-    ptl_decref(t[0]);
-    s[0] = ptl_iv_tensor(t[1]);
-    s[1] = ptl_iv_tensor(t[2]);
-    return 0;
+    return return_two(t, s);
 }
 
 /* linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)

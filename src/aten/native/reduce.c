@@ -353,6 +353,24 @@ var_combine(Acc *acc, int64_t n, double mean, double m2)
     acc->n += n;
 }
 
+/* all, any and count_nonzero of x[0..n) into acc->i: the cases of step_d and step_i */
+#define TRUTH_STEP_CASES(x, n, acc)              \
+    case R_ALL:                                  \
+        for (int64_t k = 0; k < (n); k++) {      \
+            (acc)->i &= (x)[k] != 0;             \
+        }                                        \
+        break;                                   \
+    case R_ANY:                                  \
+        for (int64_t k = 0; k < (n); k++) {      \
+            (acc)->i |= (x)[k] != 0;             \
+        }                                        \
+        break;                                   \
+    case R_COUNT:                                \
+        for (int64_t k = 0; k < (n); k++) {      \
+            (acc)->i += (x)[k] != 0;             \
+        }                                        \
+        break
+
 /* x[0..n) are the reduced elements idx0, idx0 + 1, ... of one output, as doubles */
 static void
 step_d(const Plan *pl, Acc *acc, const double *x, int64_t n, int64_t idx0)
@@ -396,21 +414,7 @@ step_d(const Plan *pl, Acc *acc, const double *x, int64_t n, int64_t idx0)
             }
         }
         break;
-    case R_ALL:
-        for (int64_t k = 0; k < n; k++) {
-            acc->i &= x[k] != 0;
-        }
-        break;
-    case R_ANY:
-        for (int64_t k = 0; k < n; k++) {
-            acc->i |= x[k] != 0;
-        }
-        break;
-    case R_COUNT:
-        for (int64_t k = 0; k < n; k++) {
-            acc->i += x[k] != 0;
-        }
-        break;
+        TRUTH_STEP_CASES(x, n, acc);
     case R_VAR:
         for (int64_t k = 0; k < n; k++) {
             s += x[k];
@@ -504,21 +508,7 @@ step_i(const Plan *pl, Acc *acc, const int64_t *x, int64_t n, int64_t idx0)
             }
         }
         break;
-    case R_ALL:
-        for (int64_t k = 0; k < n; k++) {
-            acc->i &= x[k] != 0;
-        }
-        break;
-    case R_ANY:
-        for (int64_t k = 0; k < n; k++) {
-            acc->i |= x[k] != 0;
-        }
-        break;
-    case R_COUNT:
-        for (int64_t k = 0; k < n; k++) {
-            acc->i += x[k] != 0;
-        }
-        break;
+        TRUTH_STEP_CASES(x, n, acc);
     case R_MINMAX:
         for (int64_t k = 0; k < n; k++) {
             acc->i = x[k] < acc->i ? x[k] : acc->i;
