@@ -31,14 +31,22 @@
 
 #define MAX_SWEEPS 80
 
+/* x . y with four partial sums, so the compiler can keep them in one vector register
+ * (a single running sum is a chain of dependent adds it may not reorder). */
 static double
 dot(const double *x, const double *y, int64_t n)
 {
-    double acc = 0;
-    for (int64_t i = 0; i < n; i++) {
-        acc += x[i] * y[i];
+    double acc[4] = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        for (int k = 0; k < 4; k++) {
+            acc[k] += x[i + k] * y[i + k];
+        }
     }
-    return acc;
+    for (; i < n; i++) {
+        acc[0] += x[i] * y[i];
+    }
+    return (acc[0] + acc[2]) + (acc[1] + acc[3]);
 }
 
 /* Rotates the c columns of w (r rows) pairwise until they are orthogonal, applying each
