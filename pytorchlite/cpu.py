@@ -1,6 +1,8 @@
 """pytorchlite.cpu: the CPU device (torch.cpu), and beyond PyTorch the CPU allocator's
 statistics in torch.cuda.memory_stats()'s names (Note [CPU memory statistics] in
-src/c10/allocator.c): allocation, allocated_bytes and reserved_bytes, "all" entries only."""
+src/c10/allocator.c): allocation, allocated_bytes and reserved_bytes, "all" entries only; and
+saved_tensor_bytes, the bytes of the storages the autograd graph's saved tensors keep alive
+(Note [Saved tensor bytes] in src/c10/storage.h)."""
 import collections
 
 from . import _C
@@ -50,6 +52,12 @@ def max_memory_reserved():
     return memory_stats()["reserved_bytes.all.peak"]
 
 
+def saved_tensor_memory():
+    """Bytes of the storages that the autograd graph's saved tensors keep alive now, each
+    storage counted once (beyond PyTorch)."""
+    return memory_stats()["saved_tensor_bytes.all.current"]
+
+
 def reset_peak_memory_stats():
     _C._cpu_reset_peak_memory_stats()
 
@@ -69,6 +77,7 @@ def memory_summary(abbreviated=False):
     from .cuda.memory import _format_count, _format_size, _summary
     rows = (("allocated_bytes", "Allocated memory", _format_size),
             ("reserved_bytes", "Reserved memory", _format_size),
-            ("allocation", "Allocations", _format_count))
+            ("allocation", "Allocations", _format_count),
+            ("saved_tensor_bytes", "Saved tensors", _format_size))
     return _summary(memory_stats(), "pytorchlite CPU memory summary", None, True, rows=rows,
                     single_rows=())

@@ -61,6 +61,9 @@ typedef struct PtlSavedVariable {
     int producer_output_nr;
     void *packed;          /* what a saved_tensors_hooks pack hook returned (owned by
                             * src/python), in place of data; see Note [Saved tensor hooks] */
+    PtlStorage *marked;    /* owned: data's storage when saved, marked as saved until data
+                            * goes (Note [Saved tensor bytes]; `t.data = u` may change
+                            * data's storage in between) */
 } PtlSavedVariable;
 
 /* What backward needs to know about each forward input (sum_to for broadcasting, checks). */

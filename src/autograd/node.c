@@ -420,11 +420,23 @@ ptl_node_incref(PtlNode *n)
     atomic_fetch_add_explicit(&n->refcnt, 1, memory_order_relaxed);
 }
 
+/* Drops sv's tensor and its mark on the storage (Note [Saved tensor bytes]). */
+static void
+saved_clear(PtlSavedVariable *sv)
+{
+    if (sv->marked != NULL) {
+        ptl_storage_unmark_saved(sv->marked);
+        ptl_storage_decref(sv->marked);
+        sv->marked = NULL;
+    }
+    PTL_CLEAR(sv->data);
+}
+
 void
 ptl_node_release_saved(PtlNode *n)
 {
     for (int i = 0; i < n->nsaved; i++) {
-        PTL_CLEAR(n->saved[i].data);
+        saved_clear(&n->saved[i]);
         if (n->saved[i].packed != NULL) {
             ptl_autograd_hooks.free_packed(n->saved[i].packed);
             n->saved[i].packed = NULL;
@@ -465,7 +477,7 @@ ptl_node_pack_saved(PtlNode *n)
                                  "side-effects. Please open an issue if you need to perform "
                                  "in-place operations on the input to a pack hook.");
         }
-        PTL_CLEAR(sv->data);
+        saved_clear(sv);
     }
     return 0;
 }
@@ -568,6 +580,11 @@ ptl_saved_set(PtlNode *n, int i, PtlTensorImpl *t, int is_output, int output_nr)
     else {
         ptl_incref(t);
         sv->data = t;
+    }
+    if (sv->data != NULL && sv->data->storage != NULL) {
+        sv->marked = sv->data->storage;
+        ptl_storage_incref(sv->marked);
+        ptl_storage_mark_saved(sv->marked);
     }
     if (i >= n->nsaved) {
         n->nsaved = i + 1;

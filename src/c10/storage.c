@@ -27,6 +27,7 @@ storage_alloc_header(size_t extra)
     s->deleter = NULL;
     s->deleter_ctx = NULL;
     s->resizable = 1;
+    atomic_init(&s->saved_refs, 0);
     s->capacity = 0;
     ptl_debug_count(PTL_COUNT_STORAGE, 1);
     return s;
@@ -81,6 +82,8 @@ ptl_storage_new_foreign(void *data, size_t nbytes, PtlDevice device, PtlDeleter 
     return s;
 }
 
+static void set_nbytes(PtlStorage *s, size_t nbytes);
+
 /* Moves the contents to a new block of nbytes from the storage's allocator (CPU only: CUDA
  * storages resize through their backend). */
 static int
@@ -102,7 +105,7 @@ storage_realloc(PtlStorage *s, size_t nbytes)
         s->alloc->free(s->alloc->ctx, s->data, s->capacity);
     }
     s->data = p;
-    s->nbytes = nbytes;
+    set_nbytes(s, nbytes);
     s->capacity = nbytes;
     s->alloc = a;
     return 0;
@@ -112,6 +115,78 @@ static int
 not_resizable(void)
 {
     return ptl_error_set(PTL_ERR_RUNTIME, "Trying to resize storage that is not resizable");
+}
+
+/* ---- saved tensor bytes (Note [Saved tensor bytes]) ---- */
+
+static _Atomic int64_t saved_current, saved_peak, saved_added, saved_removed;
+static _Atomic int64_t saved_base_added, saved_base_removed;
+
+static void
+saved_bytes_update(int64_t delta)
+{
+    if (delta > 0) {
+        int64_t now = atomic_fetch_add(&saved_current, delta) + delta;
+        atomic_fetch_add(&saved_added, delta);
+        int64_t peak = atomic_load(&saved_peak);
+        while (now > peak && !atomic_compare_exchange_weak(&saved_peak, &peak, now)) {
+        }
+    }
+    else if (delta < 0) {
+        atomic_fetch_add(&saved_current, delta);
+        atomic_fetch_add(&saved_removed, -delta);
+    }
+}
+
+void
+ptl_storage_mark_saved(PtlStorage *s)
+{
+    if (atomic_fetch_add(&s->saved_refs, 1) == 0) {
+        saved_bytes_update((int64_t)s->nbytes);
+    }
+}
+
+void
+ptl_storage_unmark_saved(PtlStorage *s)
+{
+    if (atomic_fetch_sub(&s->saved_refs, 1) == 1) {
+        saved_bytes_update(-(int64_t)s->nbytes);
+    }
+}
+
+PtlStat
+ptl_saved_tensor_bytes(void)
+{
+    PtlStat st;
+    st.current = atomic_load(&saved_current);
+    st.peak = atomic_load(&saved_peak);
+    st.allocated = atomic_load(&saved_added) - atomic_load(&saved_base_added);
+    st.freed = atomic_load(&saved_removed) - atomic_load(&saved_base_removed);
+    st.peak = st.peak > st.current ? st.peak : st.current;
+    return st;
+}
+
+void
+ptl_saved_tensor_bytes_reset_peak(void)
+{
+    atomic_store(&saved_peak, atomic_load(&saved_current));
+}
+
+void
+ptl_saved_tensor_bytes_reset_accumulated(void)
+{
+    atomic_store(&saved_base_added, atomic_load(&saved_added));
+    atomic_store(&saved_base_removed, atomic_load(&saved_removed));
+}
+
+/* Sets s->nbytes, moving saved_tensor_bytes with it when s is marked saved. */
+static void
+set_nbytes(PtlStorage *s, size_t nbytes)
+{
+    if (atomic_load(&s->saved_refs) > 0) {
+        saved_bytes_update((int64_t)nbytes - (int64_t)s->nbytes);
+    }
+    s->nbytes = nbytes;
 }
 
 int
@@ -124,7 +199,7 @@ ptl_storage_resize(PtlStorage *s, size_t nbytes)
         return not_resizable();
     }
     if (nbytes <= s->capacity) {
-        s->nbytes = nbytes;
+        set_nbytes(s, nbytes);
         return 0;
     }
     return storage_realloc(s, nbytes);
@@ -146,7 +221,7 @@ ptl_storage_resize_bytes(PtlStorage *s, size_t nbytes)
     if (s->alloc != NULL && atomic_load(&s->refcnt) == 1) {
         return storage_realloc(s, nbytes);
     }
-    s->nbytes = nbytes;
+    set_nbytes(s, nbytes);
     return 0;
 }
 

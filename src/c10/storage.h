@@ -8,6 +8,7 @@
 
 #include "allocator.h"
 #include "device.h"
+#include "memory_stats.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,7 +25,9 @@ typedef struct PtlStorage {
     PtlDeleter deleter;          /* foreign memory only */
     void *deleter_ctx;
     PtlDevice device;
-    int resizable;
+    int8_t resizable;
+    atomic_uint saved_refs;      /* saved tensors of the autograd graph over this storage
+                                  * (Note [Saved tensor bytes]) */
     size_t capacity;             /* bytes of the block at data (>= nbytes); see the Note */
 } PtlStorage;
 
@@ -49,6 +52,22 @@ int ptl_storage_resize(PtlStorage *s, size_t nbytes);
 /* Sets the storage's size to nbytes, growing or shrinking it (UntypedStorage.resize_; Note
  * [Storage capacity]); keeps the first min(old, new) bytes; 0 or -1. */
 int ptl_storage_resize_bytes(PtlStorage *s, size_t nbytes);
+
+/* Note [Saved tensor bytes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * Beyond PyTorch, pytorchlite.cpu.memory_stats() reports saved_tensor_bytes: the bytes of the
+ * storages that the autograd graph's saved tensors keep alive, each storage counted once
+ * however many nodes saved it or views of it (a node saving x and another saving x.t() hold
+ * one storage).  src/autograd marks a storage when a node saves a tensor over it and unmarks
+ * it when the node releases that tensor (after backward, when the graph dies, or when a
+ * saved-tensor pack hook takes it); the first mark adds the storage's bytes, the last unmark
+ * removes them, and resizing a marked storage moves the figure by the difference. */
+void ptl_storage_mark_saved(PtlStorage *s);
+void ptl_storage_unmark_saved(PtlStorage *s);
+/* The saved_tensor_bytes statistic (current, peak and running sums since the last reset). */
+PtlStat ptl_saved_tensor_bytes(void);
+void ptl_saved_tensor_bytes_reset_peak(void);
+void ptl_saved_tensor_bytes_reset_accumulated(void);
 
 static inline void
 ptl_storage_incref(PtlStorage *s)

@@ -492,7 +492,18 @@ py_cpu_memory_stats(PyObject *m, PyObject *unused)
     static const char *const cpu_stats[] = {"allocation", "allocated_bytes", "reserved_bytes",
                                             NULL};
     PtlMemoryStats s = ptl_cpu_alloc_memory_stats();
-    return stats_dict(&s, cpu_stats);
+    PtlStat saved = ptl_saved_tensor_bytes();
+    PyObject *d = stats_dict(&s, cpu_stats);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *per_pool = PyDict_New();
+    if (set_steal(d, "saved_tensor_bytes", per_pool) < 0 ||
+        set_steal(per_pool, "all", stat_dict(&saved)) < 0) {
+        Py_DECREF(d);
+        return NULL;
+    }
+    return d;
 }
 
 static PyObject *
@@ -501,6 +512,7 @@ py_cpu_reset_peak(PyObject *m, PyObject *unused)
     (void)m;
     (void)unused;
     ptl_cpu_alloc_reset_peak();
+    ptl_saved_tensor_bytes_reset_peak();
     Py_RETURN_NONE;
 }
 
@@ -510,6 +522,7 @@ py_cpu_reset_accumulated(PyObject *m, PyObject *unused)
     (void)m;
     (void)unused;
     ptl_cpu_alloc_reset_accumulated();
+    ptl_saved_tensor_bytes_reset_accumulated();
     Py_RETURN_NONE;
 }
 

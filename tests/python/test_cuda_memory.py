@@ -2,6 +2,7 @@
 statistics: PyTorch's CPU-build behaviour without a CUDA backend, and the real figures when
 a caching allocator (here the fake device's) stands behind them."""
 import collections
+import gc
 import re
 import warnings
 
@@ -272,15 +273,65 @@ def test_cpu_memory_stats_follow_tensors():
 def test_cpu_memory_summary_and_keys():
     keys = list(ptl.cpu.memory_stats())
     assert keys == sorted(f"{s}.all.{c}" for s in ("allocation", "allocated_bytes",
-                                                    "reserved_bytes")
+                                                    "reserved_bytes", "saved_tensor_bytes")
                           for c in ("allocated", "current", "freed", "peak"))
     lines = summary_lines(ptl.cpu.memory_summary())
     assert all(len(line) == 77 for line in lines)
     assert "pytorchlite CPU memory summary" in lines[1]
     assert [line[:23] for line in lines if line.startswith("| ") and " | " in line][1:] == [
-        "| Allocated memory     ", "| Reserved memory      ", "| Allocations          "]
+        "| Allocated memory     ", "| Reserved memory      ", "| Allocations          ",
+        "| Saved tensors        "]
     assert ptl.cpu.is_available() and ptl.cpu.device_count() == 1
     assert ptl.cpu.current_device() == "cpu" and ptl.cpu.synchronize() is None
+
+
+def test_saved_tensor_bytes_count_each_storage_once():
+    cpu = ptl.cpu
+    gc.collect()                  # graphs left by earlier tests die now, not halfway through
+    base = cpu.saved_tensor_memory()
+    cpu.reset_peak_memory_stats()
+    cpu.reset_accumulated_memory_stats()
+    a = ptl.ones(1000, requires_grad=True)            # 4000 bytes
+    b = a.exp()                   # ExpBackward0 saves its output b
+    assert cpu.saved_tensor_memory() - base == 4000
+    c = b.sin()                   # SinBackward0 saves b again: the same storage
+    assert cpu.saved_tensor_memory() - base == 4000
+    d = c[::2] * a[:500]          # views: the whole storages of c and a are held
+    assert cpu.saved_tensor_memory() - base == 12000
+    del b, c
+    assert cpu.saved_tensor_memory() - base == 12000  # the graph still holds them
+    d.sum().backward()            # each node releases what it saved
+    assert cpu.saved_tensor_memory() == base
+    s = cpu.memory_stats()
+    assert s["saved_tensor_bytes.all.peak"] - base == 12000
+    assert s["saved_tensor_bytes.all.allocated"] == s["saved_tensor_bytes.all.freed"] == 12000
+    e = a.exp()
+    assert cpu.saved_tensor_memory() - base == 4000
+    del e                         # the graph dies with its last tensor
+    assert cpu.saved_tensor_memory() == base
+    with ptl.no_grad():
+        a.exp()
+    assert cpu.saved_tensor_memory() == base
+
+
+def test_saved_tensor_bytes_follow_hooks_data_swaps_and_resizes():
+    cpu = ptl.cpu
+    base = cpu.saved_tensor_memory()
+    a = ptl.ones(100, requires_grad=True)
+    with ptl.autograd.graph.saved_tensors_hooks(lambda t: t.tolist(),
+                                                lambda x: ptl.tensor(x)):
+        b = a.sin()               # the pack hook keeps a list: no storage held by the graph
+    assert cpu.saved_tensor_memory() == base
+    x = ptl.ones(100)
+    y = ptl.ones(10, requires_grad=True)
+    z = y * x[:10]                # MulBackward0 saves y and a view of x (400 bytes)
+    assert cpu.saved_tensor_memory() - base == 440
+    x.untyped_storage().resize_(800)    # a saved storage that grows moves the figure
+    assert cpu.saved_tensor_memory() - base == 840
+    y.data = ptl.zeros(1000)      # the saved y now has another storage; its mark stays put
+    del z
+    assert cpu.saved_tensor_memory() == base
+    del b
 
 
 def test_cpu_memory_stats_count_tensors_from_threads():
