@@ -1413,6 +1413,7 @@ def _compile(fn, module, scripted):
             comp.nodes = graph.nodes
             out = comp.emit("prim::unchecked_cast", [out], [ty]).outputs[0]
     graph.outputs = [out]
+    passes.eliminate_dead_code(graph)
     return graph, inputs
 
 
@@ -1535,6 +1536,16 @@ class RecursiveScriptModule(_Scripted, ScriptModule):
 
     def _get_name(self):
         return self.original_name
+
+    def __getitem__(self, idx):
+        """A submodule of a scripted ModuleList or Sequential by position."""
+        return list(self._modules.values())[idx]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
 
 
 def _script_module(m, scripted):
