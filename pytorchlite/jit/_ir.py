@@ -384,11 +384,13 @@ def arg_accepts(schema_type, value_type):
         return True
     if base == "t[]":
         return value_type.endswith("[]")
+    if value_type.endswith("?"):
+        return schema_type.endswith("?") and arg_accepts(base, value_type[:-1])
     if value_type == "NoneType":
         return schema_type.endswith("?") or base in ("Tensor", "ScalarType", "Layout",
                                                       "Device", "MemoryFormat", "Generator")
-    if base == "Tensor":
-        return is_tensor_type(value_type)
+    if base == "Tensor":   # a number is wrapped into a tensor, as in eager mode
+        return is_tensor_type(value_type) or value_type in ("int", "float", "bool")
     if base == "Scalar":
         return value_type in ("int", "float", "bool")
     if base == "float":

@@ -261,8 +261,8 @@ def _accepts(schema_type, value_type, wrap):
     Tensor arguments (a Python number passed for a Tensor is wrapped, as in eager mode)."""
     if value_type.endswith("?"):
         return schema_type.endswith("?") and _accepts(schema_type[:-1], value_type[:-1], wrap)
-    if wrap and schema_type.rstrip("?") == "Tensor" and value_type in _NUMBER:
-        return True
+    if schema_type.rstrip("?") == "Tensor" and value_type in _NUMBER + ("bool",):
+        return wrap
     if schema_type.rstrip("?") in ("int[]", "SymInt[]") and value_type == "int[]":
         return True
     return _ir.arg_accepts(schema_type, value_type)
