@@ -93,6 +93,7 @@ def _table():
         ("aten::Int.float(float a) -> int", int),
         ("aten::Bool.int(int a) -> bool", bool),
         ("aten::dim(Tensor self) -> int", lambda t: t.dim()),
+        ("prim::dtype(Tensor a) -> ScalarType", lambda t: t.dtype),
         ("aten::numel(Tensor self) -> int", lambda t: t.numel()),
         ("aten::size(Tensor self) -> int[]", lambda t: list(t.shape)),
         ("aten::size.int(Tensor self, int dim) -> int", lambda t, d: t.size(d)),

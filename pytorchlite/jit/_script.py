@@ -984,6 +984,8 @@ class _Compiler:
         v = self.value(base, node)
         if _ir.is_tensor_type(v.type) and node.attr == "shape":
             return self.emit("aten::size", [v], ["int[]"]).outputs[0]
+        if _ir.is_tensor_type(v.type) and node.attr == "dtype":
+            return self.emit("prim::dtype", [v], ["ScalarType"]).outputs[0]
         self.error(node, f"Tried to access nonexistent attribute or method '{node.attr}' of "
                          f"type '{_py_type_name(v.type)}'")
 

@@ -599,11 +599,12 @@ class _Reader:
             attrs = {"name": json.loads(attr[len("name="):])}
         elif attr is not None:
             _fail(f"graph.txt line {line_no}: {kind} takes no attributes")
-        elif kind.startswith("prim::") and kind not in _PRIM_KINDS:
+        elif kind.startswith("prim::") and kind not in _PRIM_KINDS and \
+                _ir.schema(kind, overload) is None:
             _fail(f"graph.txt line {line_no}: unknown operator '{qualified}'")
         node = _ir.Node(kind, inputs, [_ir.Value(ty, name) for name, ty in outs], overload,
                         attrs)
-        if kind.startswith("prim::"):
+        if kind in _PRIM_KINDS:
             _check_prim(node, line_no)
         else:
             _check_op(node, line_no)
