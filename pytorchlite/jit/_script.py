@@ -61,7 +61,7 @@ class _Source:
     def __init__(self, fn):
         try:
             lines, first = inspect.getsourcelines(fn)
-            self.file = inspect.getsourcefile(fn) or "<unknown>"
+            self.file = inspect.getsourcefile(fn) or inspect.getfile(fn)
         except (OSError, TypeError) as e:
             raise RuntimeError(f"Can't get source for {fn}. TorchScript requires source access "
                                "in order to carry out compilation, make sure original .py "
