@@ -78,7 +78,11 @@ class _Printer:
                 continue
             text = self.text(n)
             uses = self.uses.get(n.outputs[0], []) if len(n.outputs) == 1 else []
-            if len(n.outputs) == 1 and ((len(uses) <= 1 and uses == [id(nodes)] * len(uses)) or
+            if n.outputs and not any(self.uses.get(o) for o in n.outputs) and \
+                    n.kind not in ("prim::Constant", "prim::GetAttr"):
+                body.append(indent + text)   # kept for what it does (aten::append)
+                continue
+            if len(n.outputs) == 1 and (uses == [id(nodes)] or
                                         n.kind in ("prim::Constant", "prim::GetAttr")):
                 self.expr[n.outputs[0]] = text
                 continue

@@ -331,14 +331,15 @@ class _Compiler:
     """Emits the nodes of one function's body (Note [Scripting]).  `self.nodes` is the node
     list of the graph or block being filled."""
 
-    def __init__(self, graph, source, fn, stack):
+    def __init__(self, graph, source, fn, stack, scripted, nodes=None):
         self.graph = graph
         self.src = source
         self.fn = fn
         self.globals = getattr(fn, "__globals__", {})
         self.closure = inspect.getclosurevars(fn).nonlocals if fn.__closure__ else {}
-        self.stack = stack
-        self.nodes = graph.nodes
+        self.stack = stack             # the functions being compiled, outermost first
+        self.scripted = scripted       # id(module) -> its RecursiveScriptModule
+        self.nodes = graph.nodes if nodes is None else nodes
 
     # -- emitting --
 
@@ -1092,7 +1093,7 @@ class _Compiler:
                        NotSupportedError)
         if isinstance(obj, ScriptFunction):
             obj = obj._fn
-        lowering = _LOWERINGS.get(obj)
+        lowering = next((f for k, f in _LOWERINGS.items() if k is obj), None)
         if lowering is not None:
             return lowering(self, node, self.py_args(obj, args, kwargs, node))
         lib = getattr(obj, "__module__", None) or ""
@@ -1148,9 +1149,7 @@ class _Compiler:
                        NotSupportedError)
         src = _Source(fn)
         sig = _check_signature(fn, src)
-        comp = _Compiler(self.graph, src, fn, self.stack + [fn])
-        comp.scripted = self.scripted
-        comp.nodes = self.nodes
+        comp = _Compiler(self.graph, src, fn, self.stack + [fn], self.scripted, self.nodes)
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as e:
@@ -1401,8 +1400,7 @@ def _compile(fn, module, scripted):
         ty = annotation_type(_resolve(p.annotation, fn), f"for argument '{p.name}'")
         env[p.name] = graph.add_input(ty, p.name)
         inputs.append((p.name, ty, p.default))
-    comp = _Compiler(graph, src, fn, [fn])
-    comp.scripted = scripted
+    comp = _Compiler(graph, src, fn, [fn], scripted)
     out = comp.body(src.tree.body, env, _FunctionExit(), True)[0]
     ret = sig.return_annotation
     if ret is not inspect.Signature.empty:

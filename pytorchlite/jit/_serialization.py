@@ -27,8 +27,8 @@ defined before it is used, every type is one the IR knows, the inputs of each no
 types its schema declares and its outputs have the count and kind the schema returns, every
 prim::GetAttr names a parameter, buffer, submodule or attribute the file holds, every tensor
 constant is in tensors.pt, and every block has the inputs and outputs its node needs, with their
-types (a value defined in a block is not read outside it).  Any failure raises a RuntimeError that names the record, the line and what
-is wrong.
+types (a value defined in a block is not read outside it).  Any failure raises a RuntimeError
+that names the record, the line and what is wrong.
 """
 import inspect
 import io
@@ -283,7 +283,8 @@ def _build_module(meta, tensors):
         if not isinstance(names, list) or set(names) != set(tensors[kind]):
             _fail(f"meta.json's {kind} do not match those in tensors.pt")
         for name in names:
-            if not isinstance(name, str) or not all(_ATTR.fullmatch(p) for p in name.split(".")):
+            if not isinstance(name, str) or \
+                    not all(_ATTR.fullmatch(p) for p in name.split(".")):
                 _fail(f"meta.json names an invalid attribute '{name}'")
             parent = root
             *path, leaf = name.split(".")

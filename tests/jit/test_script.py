@@ -138,6 +138,24 @@ def tensor_ops(x):
     return y * n + z, F.relu(w) @ x, x[:, None].dim()
 
 
+def pair(x) -> Tuple[ptl.Tensor, int]:
+    return x * 2, x.shape[0]
+
+
+def lists_and_tuples(x, flag: bool, n: int):
+    a, k = pair(x)
+    items: List[int] = []
+    for i in range(n):
+        items.append(i * k)
+    vals, idx = x.max(1)
+    y = a if flag or n > 3 else -a
+    z = int(x.sum() > 0) + len(items)
+    s = 0.0
+    for v in items:
+        s += float(v)
+    return y + vals.sum() * s + z, idx, not flag
+
+
 def rnn(x, h, w_ih, w_hh):
     for t in range(x.size(0)):
         h = ptl.tanh(x[t] @ w_ih + h @ w_hh)
@@ -232,6 +250,17 @@ def test_tensor_methods_indexing_and_torch_functions(shape):
     xn = x.numpy()
     np.testing.assert_allclose(got[0].numpy(), xn[0, 1:3] * (shape[1] + 2) + xn.sum(),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("flag,n", [(True, 0), (False, 2), (False, 5)])
+def test_lists_tuples_multiple_returns_and_short_circuit(flag, n):
+    s = jit.script(lists_and_tuples)
+    x = rand(3, 4, seed=17)
+    got, want = s(x, flag, n), lists_and_tuples(x, flag, n)
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+    assert got[2] is want[2]
+    assert "torch.append(items, " in s.code    # a node kept for its effect prints as a statement
 
 
 def test_size_0_and_0_dim_inputs():
