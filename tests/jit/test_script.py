@@ -263,6 +263,20 @@ def test_lists_tuples_multiple_returns_and_short_circuit(flag, n):
     assert "torch.append(items, " in s.code    # a node kept for its effect prints as a statement
 
 
+def test_broadcast_and_non_contiguous_inputs():
+    s = jit.script(optional_add)
+    x = rand(4, 3, seed=18).t()                    # [3, 4], not contiguous
+    y = rand(3, 1, seed=19)
+    assert not x.is_contiguous()
+    np.testing.assert_array_equal(s(x, y).numpy(), x.numpy() + y.numpy())
+    got, want = jit.script(lists_and_tuples)(x, False, 3), lists_and_tuples(x, False, 3)
+    np.testing.assert_allclose(got[0].numpy(), want[0].numpy(), rtol=1e-12)
+    for f in (jit.script(tensor_ops), tensor_ops):    # x.view fails alike
+        with pytest.raises(RuntimeError, match="view size is not compatible with input "
+                                               "tensor's size and stride"):
+            f(x)
+
+
 def test_size_0_and_0_dim_inputs():
     s = jit.script(sign_scale)
     empty = ptl.zeros(0, 3, dtype=ptl.float64)
@@ -562,6 +576,10 @@ def one_branch(x, n: int):
     return z
 
 
+def uses_comprehension(x, n: int):
+    return [x * i for i in range(n)]
+
+
 def unknown_name(x):
     return undefined_function(x)  # noqa: F821
 
@@ -587,6 +605,8 @@ def _line_of(fn, text):
      "type int in the false branch", "if c:"),
     (one_branch, RuntimeError, "z is not defined in the false branch", "if n > 0"),
     (unknown_name, RuntimeError, "undefined value undefined_function", "undefined_function"),
+    (uses_comprehension, jit.frontend.UnsupportedNodeError,
+     "list comprehensions aren't supported", "return [x"),
 ])
 def test_errors_name_the_construct_file_and_line(fn, exc, msg, line_text):
     with pytest.raises(exc) as info:
