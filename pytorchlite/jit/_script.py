@@ -92,7 +92,8 @@ class _Source:
 
 
 class _Undefined:
-    """A name an `if` defines in one branch only: reading it raises TorchScript's error."""
+    """A name an `if` defines in one branch only (or gives two types), or a loop defines:
+    reading it raises TorchScript's error.  message is (text, the statement's AST node)."""
 
     def __init__(self, message):
         self.message = message
@@ -1471,7 +1472,7 @@ class _Scripted:
         return self._interp.run(*inputs)
 
 
-class StrictScriptFunction(_Scripted, ScriptFunction):
+class ScriptedFunction(_Scripted, ScriptFunction):
     """A scripted function (torch.jit.ScriptFunction): its graph keeps the control flow of
     the source, so it runs right for any inputs of its argument types."""
 
@@ -1581,7 +1582,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     Python source into a graph with control flow (Note [Scripting]).  Returns a ScriptFunction
     or a RecursiveScriptModule; optimize, _frames_up, _rcb and example_inputs are accepted for
     PyTorch's signature and have no effect."""
-    if isinstance(obj, (StrictScriptFunction, RecursiveScriptModule)):
+    if isinstance(obj, (ScriptedFunction, RecursiveScriptModule)):
         return obj
     if isinstance(obj, Module):
         return _script_module(obj, {})
@@ -1589,4 +1590,4 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
         raise RuntimeError(f"Type '{type(obj).__name__}' cannot be compiled since it is not a "
                            "function or a Module")
     graph, inputs = _compile(obj, None, {})
-    return StrictScriptFunction(obj, graph, inputs)
+    return ScriptedFunction(obj, graph, inputs)

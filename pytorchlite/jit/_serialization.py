@@ -217,7 +217,7 @@ def load(f, map_location=None, _extra_files=None):
 
 
 def _load_scripted(meta, tensors, graph):
-    from ._script import RecursiveScriptModule, StrictScriptFunction
+    from ._script import RecursiveScriptModule, ScriptedFunction
     inputs = meta.get("inputs")
     first = 1 if meta["kind"] == "module" else 0
     if not isinstance(inputs, list) or len(inputs) != len(graph.inputs) - first or \
@@ -226,7 +226,7 @@ def _load_scripted(meta, tensors, graph):
         _fail("meta.json's inputs do not match the graph's")
     inputs = [(i[0], i[1], i[2] if len(i) == 3 else inspect.Parameter.empty) for i in inputs]
     if meta["kind"] == "function":
-        fn = StrictScriptFunction(None, graph, inputs)
+        fn = ScriptedFunction(None, graph, inputs)
         fn.__name__ = fn._code_name = str(meta.get("name", "forward"))
         return fn
     module = _build_module(meta, tensors)
