@@ -97,7 +97,8 @@ class _Printer:
         if n.kind == "prim::Constant":
             return _literal(n)
         if n.kind == "prim::GetAttr":
-            return f"{ins[0]}.{n.attrs['name']}"
+            name = n.attrs["name"]
+            return f"{ins[0]}.{name}" if name.isidentifier() else f'getattr({ins[0]}, "{name}")'
         if n.kind == "prim::ListConstruct":
             return "[" + ", ".join(ins) + "]"
         if n.kind == "prim::TupleConstruct":

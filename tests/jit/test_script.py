@@ -454,6 +454,7 @@ def test_inlined_graph_has_no_calls():
     inlined = kinds(s.inlined_graph)
     assert "prim::CallMethod" not in inlined and "aten::native_layer_norm" in inlined
     assert "prim::CallMethod" in kinds(s.graph)
+    assert '(getattr(self.layers, "0")).forward(x)' in s.code
 
 
 # ---- save / load --------------------------------------------------------------------------
