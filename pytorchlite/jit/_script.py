@@ -258,14 +258,10 @@ def _overloads(name):
 
 
 def _accepts(schema_type, value_type, wrap):
-    """arg_accepts, plus Optional values for optional arguments and, with wrap, numbers for
-    Tensor arguments (a Python number passed for a Tensor is wrapped, as in eager mode)."""
-    if value_type.endswith("?"):
-        return schema_type.endswith("?") and _accepts(schema_type[:-1], value_type[:-1], wrap)
+    """arg_accepts, where a number passes for a Tensor argument only with wrap: an overload
+    that takes the number as it is wins over wrapping it into a tensor (as in eager mode)."""
     if schema_type.rstrip("?") == "Tensor" and value_type in _NUMBER + ("bool",):
         return wrap
-    if schema_type.rstrip("?") in ("int[]", "SymInt[]") and value_type == "int[]":
-        return True
     return _ir.arg_accepts(schema_type, value_type)
 
 
