@@ -1,7 +1,9 @@
 """Runs a Graph (torch/csrc/jit/runtime/interpreter.cpp): the graph is compiled once into a
 list of steps over a frame of slots; an aten node calls its operator through
 `_C._op(name, overload)`, so autograd, autocast and every dispatch key work as in eager
-mode.  Nothing is generated as Python source."""
+mode.  Nothing is generated as Python source.  A block of prim::If or prim::Loop runs as an
+Interpreter of its own, whose inputs are the values it reads from outside and its block
+inputs (Note [Blocks] in _ir.py)."""
 from operator import itemgetter
 
 from .. import _C
@@ -103,6 +105,63 @@ def _simple_step(code, fn, ins, out):
     return step
 
 
+def _block_interpreter(block):
+    """(Interpreter of block, the outer values it reads); the interpreter takes those values
+    then the block's inputs and returns its outputs as a tuple."""
+    free = _ir.free_values(block)
+    graph = _ir.Graph()
+    graph.inputs = free + block.inputs
+    graph.nodes = block.nodes
+    graph.outputs = block.outputs
+    return Interpreter(graph), free
+
+
+def _results(value, n):
+    return value if n != 1 else (value,)
+
+
+def _if_step(cond, node, slots, out):
+    """prim::If: runs the block cond selects and writes its outputs to out."""
+    branches = []
+    for b in node.blocks:
+        interp, free = _block_interpreter(b)
+        branches.append((interp, tuple(slots[v] for v in free)))
+    (then_i, then_free), (else_i, else_free) = branches
+    n = len(out)
+
+    def step(env):
+        interp, free = (then_i, then_free) if env[cond] else (else_i, else_free)
+        for o, x in zip(out, _results(interp.run(*[env[i] for i in free]), n)):
+            env[o] = x
+    return step
+
+
+def _loop_step(ins, node, slots, out):
+    """prim::Loop: runs the body while the iteration number is below the trip count and the
+    condition holds; the body returns the next condition and carried values."""
+    body, free = _block_interpreter(node.blocks[0])
+    free = tuple(slots[v] for v in free)
+    trip, cond, carried = ins[0], ins[1], ins[2:]
+    n = len(carried) + 1
+
+    def step(env):
+        outer = [env[i] for i in free]
+        values = [env[i] for i in carried]
+        limit, go, i = env[trip], env[cond], 0
+        while go and i < limit:
+            go, *values = _results(body.run(*outer, i, *values), n)
+            i += 1
+        for o, x in zip(out, values):
+            env[o] = x
+    return step
+
+
+def _call_method_step(name, ins, out):
+    def step(env):
+        env[out] = getattr(env[ins[0]], name)(*[env[i] for i in ins[1:]])
+    return step
+
+
 def _is_default(v, default):
     """Whether the input v is a constant equal to its argument's schema default (the call can
     leave it out: the operator fills it in)."""
@@ -139,6 +198,17 @@ class Interpreter:
                 self.steps.append(_simple_step(_TUPLE, None, ins, outs[0]))
             elif n.kind == "prim::ListUnpack":
                 self.steps.append(_unpack_step(ins[0], outs))
+            elif n.kind == "prim::If":
+                self.steps.append(_if_step(ins[0], n, slots, outs))
+            elif n.kind == "prim::Loop":
+                self.steps.append(_loop_step(ins, n, slots, outs))
+            elif n.kind in ("prim::TupleUnpack", "prim::unchecked_cast"):
+                self.steps.append(_unpack_step(ins[0], outs) if n.kind == "prim::TupleUnpack"
+                                  else _simple_step(_FUSED, lambda x: x, ins, outs[0]))
+            elif n.kind == "prim::TupleIndex":
+                self.steps.append(_simple_step(_FUSED, lambda t, i: t[i], ins, outs[0]))
+            elif n.kind == "prim::CallMethod":
+                self.steps.append(_call_method_step(n.attrs["name"], ins, outs[0]))
             elif n.kind == "prim::FusionGroup":
                 self.steps.append(_simple_step(_FUSED, _fused_runner(n), ins, outs[0]))
             else:

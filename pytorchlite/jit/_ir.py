@@ -1,17 +1,31 @@
-"""The graph IR (torch/csrc/jit/ir/ir.h): a Graph holds typed Values and a straight list of
-Nodes; it prints in TorchScript's format and, with overloads and constants written out in
-full, in the file format of Note [Graph file format] (_serialization.py).
+"""The graph IR (torch/csrc/jit/ir/ir.h): a Graph holds typed Values and a list of Nodes; a
+control-flow node (prim::If, prim::Loop) holds Blocks, each a list of Nodes with inputs and
+outputs of its own (Note [Blocks]).  It prints in TorchScript's format and, with overloads and
+constants written out in full, in the file format of Note [Graph file format]
+(_serialization.py).
 
 Types are strings, written as TorchScript writes them: `Float(4, 3, strides=[3, 1],
 requires_grad=0, device=cpu)` for a tensor the trace saw, `Tensor`, `int`, `float`, `bool`,
 `str`, `NoneType`, `Device`, `ScalarType`, `Layout`, `MemoryFormat`, `int[]`, `float[]`,
-`Tensor[]`, `Tensor?[]`, a tuple `(T, U)`, and `__torch__.<class>` for a module.
+`Tensor[]`, `Tensor?[]`, any other list `T[]`, an optional `T?`, a tuple `(T, U)`, and
+`__torch__.<class>` for a module.
+
+Note [Blocks]
+~~~~~~~~~~~~~
+As in TorchScript, `%y : T = prim::If(%cond)` holds two blocks without inputs; each ends with
+`-> (...)`, the values the node returns when that block ran.  `%c : T = prim::Loop(%max_trip_count,
+%start_condition, %carried...)` holds one block whose inputs are the iteration number and the
+carried values, and whose outputs are the condition to run again and the new carried values; the
+node returns the carried values after the last iteration.  A block's nodes may read any value
+defined before the node that holds the block (in an enclosing block or the graph); nothing
+outside a block reads a value defined inside it.
 """
 import json
 import re
 
 from .. import _C
 from .._tensor import Tensor
+from ._builtins import BUILTINS
 
 _DTYPE_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -52,8 +66,11 @@ def tensor_type_fields(ty):
 
 def is_type(ty):
     """Whether ty is a type this IR knows (parsed files are checked with it)."""
-    if ty in _SCALAR_TYPES or ty in ("int[]", "float[]", "bool[]", "Tensor[]", "Tensor?[]"):
+    if ty in _SCALAR_TYPES:
         return True
+    if ty.endswith("[]") or ty.endswith("?"):
+        inner = ty[:-2] if ty.endswith("[]") else ty[:-1]
+        return inner != "NoneType" and is_type(inner)
     if ty.startswith("__torch__."):
         return re.fullmatch(r"__torch__(\.[A-Za-z_][A-Za-z0-9_]*)+", ty) is not None
     if ty.startswith("(") and ty.endswith(")"):
@@ -95,19 +112,32 @@ class Value:
         self.node = node
 
 
+class Block:
+    """The body of a control-flow node (Note [Blocks]): inputs, nodes, outputs."""
+    __slots__ = ("inputs", "nodes", "outputs")
+
+    def __init__(self, inputs=(), nodes=(), outputs=()):
+        self.inputs = list(inputs)
+        self.nodes = list(nodes)
+        self.outputs = list(outputs)
+
+
 class Node:
     """One operation: kind ("aten::mm", "prim::Constant", ...), the operator's overload
     (aten nodes), inputs and outputs, and attributes: `value` (a constant's Python value),
-    `name` (prim::GetAttr), `tensor` (the key of a tensor constant in the file)."""
-    __slots__ = ("kind", "overload", "inputs", "outputs", "attrs", "subgraph")
+    `name` (prim::GetAttr, prim::CallMethod), `tensor` (the key of a tensor constant in the
+    file).  prim::If and prim::Loop hold blocks (Note [Blocks])."""
+    __slots__ = ("kind", "overload", "inputs", "outputs", "attrs", "subgraph", "blocks")
 
-    def __init__(self, kind, inputs, outputs, overload="", attrs=None, subgraph=None):
+    def __init__(self, kind, inputs, outputs, overload="", attrs=None, subgraph=None,
+                 blocks=()):
         self.kind = kind
         self.overload = overload
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.attrs = attrs or {}
         self.subgraph = subgraph
+        self.blocks = list(blocks)
         for o in self.outputs:
             o.node = self
 
@@ -143,11 +173,14 @@ class Graph:
                            attrs={"value": t, "tensor": key}).outputs[0]
 
     def uses(self):
-        """value -> how many inputs (and graph outputs) name it."""
+        """value -> how many inputs (and graph and block outputs) name it."""
         count = {}
-        for n in self.nodes:
+        for n in all_nodes(self.nodes):
             for v in n.inputs:
                 count[v] = count.get(v, 0) + 1
+            for b in n.blocks:
+                for v in b.outputs:
+                    count[v] = count.get(v, 0) + 1
         for v in self.outputs:
             count[v] = count.get(v, 0) + 1
         return count
@@ -155,7 +188,7 @@ class Graph:
     def names(self):
         """value -> its printed name: a debug name, made unique, or a number."""
         out, taken, counter = {}, set(), len(self.inputs)
-        values = list(self.inputs) + [o for n in self.nodes for o in n.outputs]
+        values = list(self.inputs) + list(_defined(self.nodes))
         for v in values:
             if v.name is not None and not v.name.isdigit():
                 base, k = v.name, 1
@@ -177,6 +210,38 @@ class Graph:
 
     def __repr__(self):
         return str(self)
+
+
+def all_nodes(nodes):
+    """The nodes and, depth first after each, the nodes of its blocks."""
+    for n in nodes:
+        yield n
+        for b in n.blocks:
+            yield from all_nodes(b.nodes)
+
+
+def _defined(nodes):
+    """The values the nodes define, in printing order: a node's outputs, then its blocks'
+    inputs and nodes."""
+    for n in nodes:
+        yield from n.outputs
+        for b in n.blocks:
+            yield from b.inputs
+            yield from _defined(b.nodes)
+
+
+def free_values(block):
+    """The values block's nodes (and their blocks) read that are defined outside it, in order
+    of first use."""
+    defined = set(block.inputs) | set(_defined(block.nodes))
+    out, seen = [], set()
+    reads = [v for n in all_nodes(block.nodes) for v in
+             n.inputs + [o for b in n.blocks for o in b.outputs]] + block.outputs
+    for v in reads:
+        if v not in defined and v not in seen:
+            seen.add(v)
+            out.append(v)
+    return out
 
 
 def _format_constant(value, full):
@@ -207,30 +272,40 @@ def print_graph(graph, full):
     names = graph.names()
     ins = [f"%{names[v]} : {v.type}" for v in graph.inputs]
     lines = ["graph(" + ",\n      ".join(ins) + "):"]
-    groups = 0
-    for n in graph.nodes:
-        outs = ", ".join(f"%{names[o]} : {o.type}" for o in n.outputs)
-        if n.kind == "prim::Constant":
-            if full and "tensor" in n.attrs:
-                attrs = f"[tensor={json.dumps(n.attrs['tensor'])}]"
-            else:
-                attrs = _format_constant(n.attrs.get("value"), full)
-        elif n.kind == "prim::GetAttr":
-            attrs = f"[name={json.dumps(n.attrs['name'])}]"
-        else:
-            attrs = ""
-        kind = n.qualified_kind if full else n.kind
-        if n.subgraph is not None:
-            kind = f"{kind}_{groups}"
-            groups += 1
-        args = ", ".join(f"%{names[v]}" for v in n.inputs)
-        lines.append(f"  {outs} = {kind}{attrs}({args})")
+    groups = [0]
+    _print_nodes(graph.nodes, names, full, "  ", groups, lines)
     lines.append("  return (" + ", ".join(f"%{names[v]}" for v in graph.outputs) + ")")
     subgraphs = []
     for k, n in enumerate(n for n in graph.nodes if n.subgraph is not None):
         sub = print_graph(n.subgraph, full).rstrip("\n")
         subgraphs.append(f"with {n.kind}_{k} = {sub}")
     return "\n".join(lines + subgraphs) + "\n"
+
+
+def _print_nodes(nodes, names, full, indent, groups, lines):
+    for n in nodes:
+        outs = ", ".join(f"%{names[o]} : {o.type}" for o in n.outputs)
+        if n.kind == "prim::Constant":
+            if full and "tensor" in n.attrs:
+                attrs = f"[tensor={json.dumps(n.attrs['tensor'])}]"
+            else:
+                attrs = _format_constant(n.attrs.get("value"), full)
+        elif n.kind in ("prim::GetAttr", "prim::CallMethod"):
+            attrs = f"[name={json.dumps(n.attrs['name'])}]"
+        else:
+            attrs = ""
+        kind = n.qualified_kind if full else n.kind
+        if n.subgraph is not None:
+            kind = f"{kind}_{groups[0]}"
+            groups[0] += 1
+        args = ", ".join(f"%{names[v]}" for v in n.inputs)
+        lines.append(f"{indent}{outs} = {kind}{attrs}({args})")
+        for k, b in enumerate(n.blocks):
+            params = ", ".join(f"%{names[v]} : {v.type}" for v in b.inputs)
+            lines.append(f"{indent}  block{k}({params}):")
+            _print_nodes(b.nodes, names, full, indent + "    ", groups, lines)
+            lines.append(f"{indent}    -> (" + ", ".join(f"%{names[v]}" for v in b.outputs) +
+                         ")")
 
 
 NO_DEFAULT = object()
@@ -291,9 +366,12 @@ def schema(name, overload):
     if s is None:
         try:
             fn = _C._op(name, overload)
+            text = fn._schemas[0]
         except AttributeError:
-            return None
-        s = Schema(fn._schemas[0])
+            if key not in BUILTINS:
+                return None
+            text, fn = BUILTINS[key]
+        s = Schema(text)
         s.fn = fn
         _schemas[key] = s
     return s
@@ -302,11 +380,17 @@ def schema(name, overload):
 def arg_accepts(schema_type, value_type):
     """Whether a value of value_type may be passed where schema_type is declared."""
     base = schema_type[:-1] if schema_type.endswith("?") else schema_type
+    if base == "t":
+        return True
+    if base == "t[]":
+        return value_type.endswith("[]")
+    if value_type.endswith("?"):
+        return schema_type.endswith("?") and arg_accepts(base, value_type[:-1])
     if value_type == "NoneType":
         return schema_type.endswith("?") or base in ("Tensor", "ScalarType", "Layout",
                                                       "Device", "MemoryFormat", "Generator")
-    if base == "Tensor":
-        return is_tensor_type(value_type)
+    if base == "Tensor":   # a number is wrapped into a tensor, as in eager mode
+        return is_tensor_type(value_type) or value_type in ("int", "float", "bool")
     if base == "Scalar":
         return value_type in ("int", "float", "bool")
     if base == "float":

@@ -6,12 +6,17 @@ A file written by jit.save is an uncompressed zip archive whose records sit unde
 
     version        "1\\n": the version of this format; load refuses any other
     meta.json      {"kind": "module" | "function", "parameters": [names], "buffers": [names],
-                    "requires_grad": {name: bool}, "training": bool}
+                    "requires_grad": {name: bool}, "training": bool}; a scripted module or
+                   function adds "script": true, "inputs": [[name, type] or [name, type,
+                   default]] and "attributes": {"path.name": int, float, bool or str}, the
+                   values its graph reads with prim::GetAttr besides tensors and submodules
     graph.txt      the graph in TorchScript's text (prim::FusionGroup nodes expanded back into
                    the nodes they hold) with nothing left out: every aten node names
                    its overload (`aten::add.Tensor`), floats are written exactly (repr), dtypes
                    by name (`[value="float32"]`), and tensor constants by their key
-                   (`[tensor="c0"]`)
+                   (`[tensor="c0"]`).  A scripted graph holds prim::If and prim::Loop
+                   nodes with their blocks (Note [Blocks] in _ir.py) and no prim::CallMethod:
+                   submodules' graphs are written inlined
     tensors.pt     {"parameters": {...}, "buffers": {...}, "constants": {...}} written by
                    pytorchlite.save and read back by pytorchlite.load(weights_only=True)
                    (Note [Checkpoint format], Note [Weights-only loading])
@@ -20,10 +25,12 @@ Nothing in the file is executed as Python: graph.txt is parsed, not evaluated.  
 what it parses before anything runs: every operator exists with that overload, every value is
 defined before it is used, every type is one the IR knows, the inputs of each node have the
 types its schema declares and its outputs have the count and kind the schema returns, every
-prim::GetAttr names a parameter, buffer or submodule the file holds, and every tensor constant
-is in tensors.pt.  Any failure raises a RuntimeError that names the record, the line and what
-is wrong.
+prim::GetAttr names a parameter, buffer, submodule or attribute the file holds, every tensor
+constant is in tensors.pt, and every block has the inputs and outputs its node needs, with their
+types (a value defined in a block is not read outside it).  Any failure raises a RuntimeError
+that names the record, the line and what is wrong.
 """
+import inspect
 import io
 import json
 import os
@@ -38,10 +45,13 @@ from ._trace import ScriptFunction, TracedModule, _GuardedCache, _Traced, _flatt
 
 FORMAT_VERSION = 1
 _PRIM_KINDS = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct",
-               "prim::ListUnpack", "prim::TupleConstruct")
+               "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
+               "prim::TupleIndex", "prim::unchecked_cast", "prim::If", "prim::Loop")
+_BLOCK_COUNT = {"prim::If": 2, "prim::Loop": 1}
 _LAYOUTS = ("strided",)
 _MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.]*$")
+_ATTR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")   # a submodule of a ModuleList is "0"
 
 
 def _fail(what):
@@ -57,11 +67,13 @@ def _dtype_names():
 def save(m, f, _extra_files=None):
     """Writes the traced module or function m to f (a path or a writable binary file) in the
     format of Note [Graph file format]."""
-    if not isinstance(m, (TracedModule, ScriptFunction)):
-        raise RuntimeError(f"pytorchlite.jit.save expects a traced module or function "
-                           f"(from jit.trace or jit.load), got {type(m).__name__}")
-    graph = passes.unfuse(passes.copy_graph(m.graph))
-    if isinstance(m, TracedModule):
+    from ._script import RecursiveScriptModule
+    if not isinstance(m, (TracedModule, ScriptFunction, RecursiveScriptModule)):
+        raise RuntimeError(f"pytorchlite.jit.save expects a traced or scripted module or "
+                           f"function (from jit.trace, jit.script or jit.load), got "
+                           f"{type(m).__name__}")
+    graph = passes.eliminate_dead_code(passes.unfuse(passes.copy_graph(m.inlined_graph)))
+    if isinstance(m, (TracedModule, RecursiveScriptModule)):
         params = dict(m.named_parameters())
         buffers = dict(m.named_buffers())
         meta = {"kind": "module", "type": graph.inputs[0].type,
@@ -72,6 +84,11 @@ def save(m, f, _extra_files=None):
         params, buffers = {}, {}
         meta = {"kind": "function", "name": m.__name__, "parameters": [], "buffers": [],
                 "requires_grad": {}, "training": False}
+    if hasattr(m, "_inputs"):
+        meta["script"] = True
+        meta["inputs"] = [[name, ty] + ([d] if _json_default(d) else [])
+                          for name, ty, d in m._inputs]
+        meta["attributes"] = _attribute_values(graph, m)
     tensors = io.BytesIO()
     serialization.save({"parameters": {k: p.detach() for k, p in params.items()},
                         "buffers": {k: b.detach() for k, b in buffers.items()},
@@ -90,6 +107,28 @@ def save(m, f, _extra_files=None):
             _write(fh, records)
     else:
         _write(f, records)
+
+
+def _json_default(d):
+    return d is None or type(d) in (int, float, bool, str)
+
+
+def _attribute_values(graph, module):
+    """{"path.name": value} of every prim::GetAttr of graph that reads an int, float, bool or
+    str attribute of module or of a submodule."""
+    where = {graph.inputs[0]: ("", module)}
+    out = {}
+    for n in _ir.all_nodes(graph.nodes):
+        if n.kind != "prim::GetAttr" or n.inputs[0] not in where:
+            continue
+        path, owner = where[n.inputs[0]]
+        name = n.attrs["name"]
+        full = path + name
+        if name in owner._modules:
+            where[n.outputs[0]] = (full + ".", owner._modules[name])
+        elif n.outputs[0].type in ("int", "float", "bool", "str"):
+            out[full] = getattr(owner, name)
+    return out
 
 
 def _write(fh, records):
@@ -149,6 +188,8 @@ def load(f, map_location=None, _extra_files=None):
     if _extra_files is not None:
         for name in _extra_files:
             _extra_files[name] = records.get("extra/" + name, b"")
+    if meta.get("script"):
+        return _load_scripted(meta, tensors, graph)
     if meta["kind"] == "module":
         module = _build_module(meta, tensors)
         _check_attributes(graph, module)
@@ -173,6 +214,40 @@ def load(f, map_location=None, _extra_files=None):
     fn.__name__ = fn._code_name
     cache.add(traced)
     return fn
+
+
+def _load_scripted(meta, tensors, graph):
+    from ._script import RecursiveScriptModule, ScriptedFunction
+    inputs = meta.get("inputs")
+    first = 1 if meta["kind"] == "module" else 0
+    if not isinstance(inputs, list) or len(inputs) != len(graph.inputs) - first or \
+            any(not isinstance(i, list) or len(i) not in (2, 3) or i[1] != v.type
+                for i, v in zip(inputs, graph.inputs[first:])):
+        _fail("meta.json's inputs do not match the graph's")
+    inputs = [(i[0], i[1], i[2] if len(i) == 3 else inspect.Parameter.empty) for i in inputs]
+    if meta["kind"] == "function":
+        fn = ScriptedFunction(None, graph, inputs)
+        fn.__name__ = fn._code_name = str(meta.get("name", "forward"))
+        return fn
+    module = _build_module(meta, tensors)
+    attributes = meta.get("attributes", {})
+    if not isinstance(attributes, dict):
+        _fail("meta.json's attributes are not a dict")
+    m = RecursiveScriptModule(graph.inputs[0].type, bool(meta.get("training", False)))
+    m._modules.update(module._modules)
+    m._parameters.update(module._parameters)
+    m._buffers.update(module._buffers)
+    for path, value in attributes.items():
+        *parents, leaf = str(path).split(".")
+        owner = m
+        for p in parents:
+            owner = owner._modules.setdefault(p, nn.Module())
+        if not _ATTR.fullmatch(leaf) or type(value) not in (int, float, bool, str):
+            _fail(f"meta.json names an invalid attribute '{path}'")
+        object.__setattr__(owner, leaf, value)
+    _check_attributes(graph, m)
+    m._set_graph(graph, inputs, "forward")
+    return m
 
 
 def _loose_cache():
@@ -208,7 +283,8 @@ def _build_module(meta, tensors):
         if not isinstance(names, list) or set(names) != set(tensors[kind]):
             _fail(f"meta.json's {kind} do not match those in tensors.pt")
         for name in names:
-            if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")):
+            if not isinstance(name, str) or \
+                    not all(_ATTR.fullmatch(p) for p in name.split(".")):
                 _fail(f"meta.json names an invalid attribute '{name}'")
             parent = root
             *path, leaf = name.split(".")
@@ -229,7 +305,7 @@ def _build_module(meta, tensors):
 
 def _check_attributes(graph, module):
     where = {graph.inputs[0]: module}
-    for n in graph.nodes:
+    for n in _ir.all_nodes(graph.nodes):
         if n.kind != "prim::GetAttr":
             continue
         owner = where.get(n.inputs[0])
@@ -240,6 +316,13 @@ def _check_attributes(graph, module):
         found = (owner._modules.get(name) if name in owner._modules else
                  owner._parameters.get(name) if name in owner._parameters else
                  owner._buffers.get(name) if name in owner._buffers else None)
+        ty = n.outputs[0].type
+        if found is None and ty in ("int", "float", "bool", "str") and \
+                name in owner.__dict__ or (name == "training" and ty == "bool"):
+            if type(getattr(owner, name)).__name__ != ty:
+                _fail(f"graph.txt: prim::GetAttr[name=\"{name}\"] returns a {ty}, the file "
+                      f"holds a {type(getattr(owner, name)).__name__}")
+            continue
         if found is None:
             _fail(f"graph.txt: prim::GetAttr[name=\"{name}\"] names no parameter, buffer or "
                   "submodule in the file")
@@ -364,12 +447,13 @@ def _check_op(node, line_no):
 
 def _check_prim(node, line_no):
     if node.kind == "prim::GetAttr":
-        if not node.attrs.get("name", "").isidentifier() or len(node.inputs) != 1:
+        if not _ATTR.fullmatch(node.attrs.get("name", "")) or len(node.inputs) != 1:
             _fail(f"graph.txt line {line_no}: prim::GetAttr needs a name and one input")
     elif node.kind == "prim::ListConstruct":
         ty = node.outputs[0].type
         elem = {"int[]": ("int", "bool"), "float[]": ("float", "int"),
-                "bool[]": ("bool",)}.get(ty)
+                "bool[]": ("bool",)}.get(ty, (ty[:-2],) if ty.endswith("[]") and
+                                         ty not in ("Tensor[]", "Tensor?[]") else None)
         for v in node.inputs:
             ok = (v.type in elem) if elem is not None else (
                 _ir.is_tensor_type(v.type) or (ty == "Tensor?[]" and v.type == "NoneType"))
@@ -380,6 +464,22 @@ def _check_prim(node, line_no):
                 not all(_ir.is_tensor_type(o.type) for o in node.outputs):
             _fail(f"graph.txt line {line_no}: prim::ListUnpack takes a Tensor[] and returns "
                   "tensors")
+    elif node.kind == "prim::TupleUnpack":
+        ty = node.inputs[0].type if len(node.inputs) == 1 else ""
+        if not ty.startswith("(") or _ir.split_top(ty[1:-1]) != [o.type for o in node.outputs]:
+            _fail(f"graph.txt line {line_no}: prim::TupleUnpack must return the items of its "
+                  "tuple")
+    elif node.kind == "prim::TupleIndex":
+        ok = len(node.inputs) == 2 and node.inputs[0].type.startswith("(") and \
+            node.inputs[1].type == "int" and len(node.outputs) == 1
+        if not ok:
+            _fail(f"graph.txt line {line_no}: prim::TupleIndex takes a tuple and an int")
+    elif node.kind == "prim::unchecked_cast":
+        if len(node.inputs) != 1 or len(node.outputs) != 1 or \
+                not _fits(node.inputs[0].type, node.outputs[0].type):
+            _fail(f"graph.txt line {line_no}: prim::unchecked_cast refines an Optional value")
+    elif node.kind in ("prim::If", "prim::Loop"):
+        pass
     elif node.kind == "prim::TupleConstruct":
         want = "(" + ", ".join(v.type for v in node.inputs) + ")"
         if node.outputs[0].type != want:
@@ -406,19 +506,81 @@ def parse_graph(text, constants):
     for decl in _ir.split_top(head[len("graph("):-2]):
         name, ty = _split_decl(decl, 1)
         values[name] = graph.add_input(ty, name)
-    returned = False
-    for line_no in range(i + 1, len(lines) + 1):
-        line = lines[line_no - 1].strip()
-        if not line:
-            continue
-        if returned:
-            _fail(f"graph.txt line {line_no}: text after the return")
-        if line.startswith("return ("):
-            names = _split_call(line[len("return "):], line_no)[1]
-            graph.outputs = [_lookup(values, n, line_no) for n in names]
-            returned = True
-            continue
-        m = _NODE.match(line)
+    body = [(n, lines[n - 1].strip()) for n in range(i + 1, len(lines) + 1)
+            if lines[n - 1].strip()]
+    reader = _Reader(body, constants, set(values))
+    graph.nodes = reader.nodes(values)
+    line_no, line = reader.peek()
+    if line is None or not line.startswith("return ("):
+        _fail("graph.txt: the graph must end with 'return (%value)'")
+    names = _split_call(line[len("return "):], line_no)[1]
+    graph.outputs = [_lookup(values, n, line_no) for n in names]
+    reader.pos += 1
+    if reader.peek()[1] is not None:
+        _fail(f"graph.txt line {reader.peek()[0]}: text after the return")
+    if len(graph.outputs) != 1:
+        _fail("graph.txt: the graph must end with 'return (%value)'")
+    return graph
+
+
+class _Reader:
+    """Reads the node lines of graph.txt; a prim::If or prim::Loop line is followed by its
+    blocks, each `blockK(%inputs):`, its nodes and `-> (%outputs)`."""
+
+    def __init__(self, lines, constants, defined):
+        self.lines = lines
+        self.pos = 0
+        self.constants = constants
+        self.defined = defined    # every name defined so far, in any block
+
+    def peek(self):
+        return self.lines[self.pos] if self.pos < len(self.lines) else (None, None)
+
+    def nodes(self, values):
+        """Nodes up to a `return` or `->` line (not read); values gains their outputs."""
+        out = []
+        while True:
+            line_no, line = self.peek()
+            if line is None or line.startswith("return (") or line.startswith("-> ("):
+                return out
+            self.pos += 1
+            node = self.node(line_no, line, values)
+            for b in range(_BLOCK_COUNT.get(node.kind, 0)):
+                node.blocks.append(self.block(b, values))
+            if node.blocks:
+                _check_blocks(node, line_no)
+            for o in node.outputs:
+                values[o.name] = o
+            out.append(node)
+
+    def block(self, k, values):
+        line_no, line = self.peek()
+        m = re.match(rf"^block{k}\((.*)\):$", line or "")
+        if m is None:
+            _fail(f"graph.txt line {line_no}: expected 'block{k}(...):'")
+        self.pos += 1
+        inner = dict(values)
+        params = []
+        for decl in _ir.split_top(m.group(1)):
+            name, ty = _split_decl(decl, line_no)
+            self.define(name, line_no)
+            params.append(_ir.Value(ty, name))
+            inner[name] = params[-1]
+        body = self.nodes(inner)
+        line_no, line = self.peek()
+        if line is None or not line.startswith("-> ("):
+            _fail(f"graph.txt line {line_no}: expected '-> (...)' to end block{k}")
+        self.pos += 1
+        outs = [_lookup(inner, n, line_no) for n in _split_call(line[3:], line_no)[1]]
+        return _ir.Block(params, body, outs)
+
+    def define(self, name, line_no):
+        if name in self.defined:
+            _fail(f"graph.txt line {line_no}: value %{name} is defined twice")
+        self.defined.add(name)
+
+    def node(self, line_no, line, values):
+        m = _NODE.match(" " + line if line.startswith("= ") else line)
         if m is None:
             _fail(f"graph.txt line {line_no}: cannot parse '{line}'")
         outs = [_split_decl(d, line_no) for d in _ir.split_top(m.group(1))]
@@ -430,7 +592,7 @@ def parse_graph(text, constants):
         if kind == "prim::Constant":
             if inputs or len(outs) != 1:
                 _fail(f"graph.txt line {line_no}: a constant has no inputs and one output")
-            value, extra = _constant_value(attr, outs[0][1], constants, line_no)
+            value, extra = _constant_value(attr, outs[0][1], self.constants, line_no)
             attrs = {"value": value, **extra}
         elif kind == "prim::GetAttr":
             if attr is None or not attr.startswith("name="):
@@ -438,23 +600,50 @@ def parse_graph(text, constants):
             attrs = {"name": json.loads(attr[len("name="):])}
         elif attr is not None:
             _fail(f"graph.txt line {line_no}: {kind} takes no attributes")
-        elif kind.startswith("prim::") and kind not in _PRIM_KINDS:
+        elif kind.startswith("prim::") and kind not in _PRIM_KINDS and \
+                _ir.schema(kind, overload) is None:
             _fail(f"graph.txt line {line_no}: unknown operator '{qualified}'")
         node = _ir.Node(kind, inputs, [_ir.Value(ty, name) for name, ty in outs], overload,
                         attrs)
-        if kind.startswith("prim::"):
+        if kind in _PRIM_KINDS:
             _check_prim(node, line_no)
         else:
             _check_op(node, line_no)
         for name, _ in outs:
-            if name in values:
-                _fail(f"graph.txt line {line_no}: value %{name} is defined twice")
-        for o in node.outputs:
-            values[o.name] = o
-        graph.nodes.append(node)
-    if not returned or len(graph.outputs) != 1:
-        _fail("graph.txt: the graph must end with 'return (%value)'")
-    return graph
+            self.define(name, line_no)
+        return node
+
+
+def _check_blocks(node, line_no):
+    """The inputs, outputs and types of a prim::If or prim::Loop and of its blocks agree
+    (Note [Blocks])."""
+    types = [o.type for o in node.outputs]
+    if node.kind == "prim::If":
+        if [v.type for v in node.inputs] != ["bool"]:
+            _fail(f"graph.txt line {line_no}: prim::If takes one bool")
+        for k, b in enumerate(node.blocks):
+            if b.inputs or len(b.outputs) != len(types) or \
+                    any(not _fits(t, v.type) for t, v in zip(types, b.outputs)):
+                _fail(f"graph.txt line {line_no}: block{k} of prim::If must take no inputs "
+                      f"and return ({', '.join(types)})")
+        return
+    carried = [v.type for v in node.inputs[2:]]
+    b = node.blocks[0]
+    if [v.type for v in node.inputs[:2]] != ["int", "bool"] or types != carried:
+        _fail(f"graph.txt line {line_no}: prim::Loop takes an int trip count, a bool and the "
+              "carried values, and returns the carried values")
+    if [v.type for v in b.inputs] != ["int"] + carried or len(b.outputs) != len(types) + 1 \
+            or b.outputs[0].type != "bool" or \
+            any(not _fits(t, v.type) for t, v in zip(types, b.outputs[1:])):
+        _fail(f"graph.txt line {line_no}: block0 of prim::Loop must take (int, "
+              f"{', '.join(carried)}) and return (bool, {', '.join(carried)})")
+
+
+def _fits(declared, ty):
+    """Whether a value of type ty may flow where declared is (None and T into T?)."""
+    if declared == ty:
+        return True
+    return declared.endswith("?") and ty in (declared[:-1], "NoneType")
 
 
 def _lookup(values, name, line_no):

@@ -7,7 +7,10 @@ overloads: their schema marks an argument `(a!)`) and random ones keep their pla
 them, CSE and constant propagation skip them, and the peephole rules and CSE are only applied
 to graphs without writes, where a value's contents cannot change once computed.  A peephole
 rule only removes a node when its output has the same type (dtype, sizes, strides) as the
-value that replaces it.
+value that replaces it.  Nodes that hold blocks (prim::If, prim::Loop: Note [Blocks] in _ir.py)
+are kept in place: DCE removes unused nodes inside their blocks but never the node itself, and
+CSE, constant propagation and the peephole rules leave the nodes inside blocks alone (a value
+replaced outside is replaced inside too).
 """
 from .. import _C
 from .._tensor import Tensor
@@ -27,6 +30,8 @@ def _new_constant_key(graph):
 
 
 def _writes(node):
+    if node.blocks or node.kind == "prim::CallMethod":
+        return True
     if node.kind.startswith("prim::"):
         return False
     s = _ir.schema(node.kind, node.overload)
@@ -38,21 +43,35 @@ def _random(node):
 
 
 def _replace_uses(graph, old, new):
-    for n in graph.nodes:
-        n.inputs = [new if v is old else v for v in n.inputs]
+    _replace_in_nodes(graph.nodes, old, new)
     graph.outputs = [new if v is old else v for v in graph.outputs]
+
+
+def _replace_in_nodes(nodes, old, new):
+    for n in _ir.all_nodes(nodes):
+        n.inputs = [new if v is old else v for v in n.inputs]
+        for b in n.blocks:
+            b.outputs = [new if v is old else v for v in b.outputs]
 
 
 def eliminate_dead_code(graph):
     """Removes nodes whose outputs nothing uses (torch._C._jit_pass_dce)."""
     changed = True
     while changed:
-        uses = graph.uses()
-        keep = [n for n in graph.nodes
-                if _writes(n) or any(uses.get(o, 0) for o in n.outputs)]
-        changed = len(keep) != len(graph.nodes)
-        graph.nodes = keep
+        changed = _remove_dead(graph.nodes, graph.uses())
     return graph
+
+
+def _remove_dead(nodes, uses):
+    """Removes the unused nodes of a node list and of its nodes' blocks, in place; returns
+    whether any went."""
+    keep = [n for n in nodes if _writes(n) or any(uses.get(o, 0) for o in n.outputs)]
+    changed = len(keep) != len(nodes)
+    nodes[:] = keep
+    for n in keep:
+        for b in n.blocks:
+            changed = _remove_dead(b.nodes, uses) or changed
+    return changed
 
 
 def _constant_key(node):
@@ -68,7 +87,7 @@ def eliminate_common_subexpression(graph):
     """Gives identical computations one node (torch._C._jit_pass_cse): the same kind,
     overload, attributes and inputs; constants by value.  A graph that writes to tensors only
     shares its constants (Note [Pass safety])."""
-    mutable = any(_writes(n) for n in graph.nodes)
+    mutable = any(_writes(n) and not n.blocks for n in _ir.all_nodes(graph.nodes))
     seen = {}
     keep = []
     for n in graph.nodes:
@@ -166,8 +185,7 @@ def propagate_constants(graph):
 
 def _replace_uses_in(done, graph, old, new):
     _replace_uses(graph, old, new)
-    for n in done:
-        n.inputs = [new if v is old else v for v in n.inputs]
+    _replace_in_nodes(done, old, new)
 
 
 def _scalar_constant(v, producers):
@@ -216,7 +234,7 @@ def peephole(graph):
     """Algebraic rules (torch._C._jit_pass_peephole): x * 1, 1 * x, x / 1, x + 0, x - 0,
     x ** 1, t(t(x)), transpose(transpose(x, a, b), a, b) and neg(neg(x)) become x when x has
     the result's type (Note [Pass safety])."""
-    if any(_writes(n) for n in graph.nodes):
+    if any(_writes(n) for n in _ir.all_nodes(graph.nodes)):
         return graph
     changed = True
     while changed:
@@ -226,7 +244,8 @@ def peephole(graph):
             if n.kind.startswith("prim::") or len(n.outputs) != 1:
                 continue
             src = _identity_rule(n, producers)
-            if src is not None and src.type == n.outputs[0].type and src is not n.outputs[0]:
+            if src is not None and src.type == n.outputs[0].type and src is not n.outputs[0] \
+                    and _ir.tensor_type_fields(src.type) is not None:
                 _replace_uses(graph, n.outputs[0], src)
                 changed = True
         eliminate_dead_code(graph)
@@ -267,15 +286,69 @@ def copy_graph(graph):
     vmap = {}
     for v in graph.inputs:
         vmap[v] = new.add_input(v.type, v.name)
-    for n in graph.nodes:
+    new.nodes = _copy_nodes(graph.nodes, vmap)
+    new.outputs = [vmap[v] for v in graph.outputs]
+    return new
+
+
+def _copy_nodes(nodes, vmap):
+    """Copies of nodes (and their blocks); vmap maps each old value to its copy and gains the
+    values the nodes define.  A value not in vmap is read as it is."""
+    out = []
+    for n in nodes:
         outs = [_ir.Value(o.type, o.name) for o in n.outputs]
         for o, c in zip(n.outputs, outs):
             vmap[o] = c
+        blocks = []
+        for b in n.blocks:
+            params = [_ir.Value(v.type, v.name) for v in b.inputs]
+            vmap.update(zip(b.inputs, params))
+            body = _copy_nodes(b.nodes, vmap)
+            blocks.append(_ir.Block(params, body, [vmap.get(v, v) for v in b.outputs]))
         sub = copy_graph(n.subgraph) if n.subgraph is not None else None
-        new.nodes.append(_ir.Node(n.kind, [vmap[v] for v in n.inputs], outs, n.overload,
-                                  dict(n.attrs), sub))
-    new.outputs = [vmap[v] for v in graph.outputs]
-    return new
+        out.append(_ir.Node(n.kind, [vmap.get(v, v) for v in n.inputs], outs, n.overload,
+                            dict(n.attrs), sub, blocks))
+    return out
+
+
+def inline_calls(graph, module):
+    """Replaces every prim::CallMethod on a submodule of module (the graph's first input) by a
+    copy of the nodes of that submodule's scripted forward (torch._C._jit_pass_inline)."""
+    repl = {}
+    graph.nodes = _inline_nodes(graph.nodes, {graph.inputs[0]: module}, repl)
+
+    def final(v):
+        while v in repl:
+            v = repl[v]
+        return v
+
+    for n in _ir.all_nodes(graph.nodes):
+        n.inputs = [final(v) for v in n.inputs]
+        for b in n.blocks:
+            b.outputs = [final(v) for v in b.outputs]
+    graph.outputs = [final(v) for v in graph.outputs]
+    return graph
+
+
+def _inline_nodes(nodes, where, repl):
+    """nodes with each prim::CallMethod replaced by its callee's nodes; where maps module
+    values to modules, repl gains call output -> callee result."""
+    out = []
+    for n in nodes:
+        if n.kind == "prim::GetAttr" and n.inputs[0] in where:
+            child = where[n.inputs[0]]._modules.get(n.attrs["name"])
+            if child is not None:
+                where[n.outputs[0]] = child
+        for b in n.blocks:
+            b.nodes = _inline_nodes(b.nodes, where, repl)
+        if n.kind != "prim::CallMethod":
+            out.append(n)
+            continue
+        callee = where[n.inputs[0]].graph
+        vmap = dict(zip(callee.inputs, n.inputs))
+        out.extend(_inline_nodes(_copy_nodes(callee.nodes, vmap), where, repl))
+        repl[n.outputs[0]] = vmap.get(callee.outputs[0], callee.outputs[0])
+    return out
 
 
 def optimize(graph):
@@ -293,7 +366,7 @@ _jit_pass_constant_propagation = propagate_constants
 _jit_pass_peephole = peephole
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpression", "propagate_constants",
-           "peephole", "inline_parameters", "copy_graph", "optimize"]
+           "peephole", "inline_parameters", "inline_calls", "copy_graph", "optimize"]
 
 
 # ---- fusion ---------------------------------------------------------------------------------

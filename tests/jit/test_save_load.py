@@ -139,8 +139,9 @@ def test_traced_function_round_trip(tmp_path):
 
 
 def test_save_rejects_other_objects(tmp_path):
-    with pytest.raises(RuntimeError, match="pytorchlite.jit.save expects a traced module or "
-                                           "function .from jit.trace or jit.load., got Net"):
+    with pytest.raises(RuntimeError, match="pytorchlite.jit.save expects a traced or scripted "
+                                           "module or function .from jit.trace, jit.script or "
+                                           "jit.load., got Net"):
         jit.save(Net(), str(tmp_path / "n.pt"))
 
 
