@@ -195,9 +195,6 @@ static int
 check_coo_args(PtlTensorImpl *indices, PtlTensorImpl *values)
 {
     char buf[256];
-    if (indices->dtype != PTL_DTYPE_INT64) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "indices must be an int64 tensor");
-    }
     if (indices->dim != 2) {
         return ptl_error_set(PTL_ERR_RUNTIME, "indices must be sparse_dim x nnz, but got: %s",
                              ptl_format_sizes(buf, sizeof(buf), indices->dim, indices->sizes));
@@ -224,14 +221,14 @@ check_bounds(PtlTensorImpl *t)
         for (int64_t k = 0; k < nnz; k++) {
             int64_t v = idx[d * nnz + k];
             if (v < 0) {
-                return ptl_error_set(PTL_ERR_RUNTIME,
-                                     "`indices[%lld]` contains negative values", (long long)d);
+                return ptl_error_set(PTL_ERR_RUNTIME, "found negative index %lld for dim %lld",
+                                     (long long)v, (long long)d);
             }
             if (v >= t->sizes[d]) {
                 return ptl_error_set(PTL_ERR_RUNTIME,
-                                     "`indices[%lld]` contains values that are not less than the "
-                                     "size of dimension %lld (%lld)",
-                                     (long long)d, (long long)d, (long long)t->sizes[d]);
+                                     "size is inconsistent with indices: for dim %lld, size is "
+                                     "%lld but found index %lld",
+                                     (long long)d, (long long)t->sizes[d], (long long)v);
             }
         }
     }
@@ -264,7 +261,10 @@ sparse_coo_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "pytorchlite supports tensors of at most %d dimensions, got %lld",
                              PTL_MAX_DIMS, (long long)(sd + dd));
     }
-    if ((ic = call1(PTL_OP_contiguous, indices)) == NULL) {
+    /* indices of another dtype are converted, as torch does */
+    ic = indices->dtype == PTL_DTYPE_INT64 ? call1(PTL_OP_contiguous, indices)
+                                           : cast(indices, PTL_DTYPE_INT64);
+    if (ic == NULL) {
         return -1;
     }
     if (s[2].tag == PTL_IV_INTLIST) {
@@ -405,6 +405,17 @@ coalesce_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
     return put_result(s, coalesce_impl(s[0].u.t));
+}
+
+/* coalesce of a strided tensor: PyTorch's error. */
+static int
+coalesce_strided(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    (void)s;
+    return ptl_error_set(PTL_ERR_RUNTIME,
+                         "coalesce expected sparse coordinate tensor layout but got Strided");
 }
 
 /* ---- layout conversions ---- */
@@ -994,6 +1005,7 @@ static const PtlKernelReg sparse_kernels[] = {
     {PTL_OP_indices, PTL_KEY_SPARSE_CPU, indices_sparse},
     {PTL_OP_values, PTL_KEY_SPARSE_CPU, indices_sparse},
     {PTL_OP_coalesce, PTL_KEY_SPARSE_CPU, coalesce_sparse},
+    {PTL_OP_coalesce, PTL_KEY_CPU, coalesce_strided},
     {PTL_OP_to_dense, PTL_KEY_SPARSE_CPU, to_dense_kernel},
     {PTL_OP_to_dense, PTL_KEY_CPU, to_dense_kernel},
     {PTL_OP_to_sparse_sparse_dim, PTL_KEY_SPARSE_CPU, to_sparse_kernel},
