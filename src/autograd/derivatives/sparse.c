@@ -6,15 +6,18 @@
 #include "../formula.h"
 
 /* grad restricted to like's pattern when like is sparse (the gradient torch.sparse.mm
- * documents for its sparse argument); g itself for a strided like.  g is stolen; new ref. */
+ * documents for its sparse argument; the pattern is not differentiated); g itself for a
+ * strided like.  g is stolen; new ref. */
 PtlTensorImpl *
 ptl_grad_mask_like(PtlTensorImpl *g, PtlTensorImpl *like)
 {
     if (g == NULL || like == NULL || like->sparse == NULL) {
         return g;
     }
-    PtlTensorImpl *m = op2(PTL_OP_sparse_mask, g, like);
+    PtlTensorImpl *mask = op1(PTL_OP_detach, like);
+    PtlTensorImpl *m = mask ? op2(PTL_OP_sparse_mask, g, mask) : NULL;
     ptl_decref(g);
+    ptl_xdecref(mask);
     return m;
 }
 
@@ -82,7 +85,8 @@ to_dense_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (self->sparse == NULL) {
         return scope_end(sc, give(n, go, 0, gi[0]));
     }
-    return scope_end(sc, give(n, go, 0, f2(sc, PTL_OP_sparse_mask, gi[0], self)));
+    PtlTensorImpl *mask = f1(sc, PTL_OP_detach, self);   /* the pattern only */
+    return scope_end(sc, give(n, go, 0, f2(sc, PTL_OP_sparse_mask, gi[0], mask)));
 }
 
 /* to_sparse(self), sparse_mask(self, mask) of a strided self: grad.to_dense() */
