@@ -157,6 +157,8 @@ class Tensor(_C.TensorBase):
         """Moves the storage into shared memory, in place (a no-op when it already is there,
         or for CUDA tensors).  Views on the storage follow.  See Note [Shared memory lifetime]
         in src/c10/storage_shm.c."""
+        if self._sparse_info() is not None:
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
         if self.device.type == "cpu":
             _C._share_memory_(self)
         return self
