@@ -111,3 +111,18 @@ def test_gradients_like_torch():
         grads.append((s.grad.to_dense().numpy(), D.grad.numpy()))
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_sparse_and_dense_gradients_meet():
+    # a non-leaf sparse tensor whose gradient arrives sparse (mm) and dense (sum)
+    v = ptl.tensor([1.0, 2.0], dtype=ptl.float64, requires_grad=True)
+    s = ptl.sparse_coo_tensor(ptl.tensor([[0, 1], [1, 0]]), v, (2, 2))
+    D = ptl.ones(2, 3, dtype=ptl.float64)
+    (ptl.sparse.mm(s, D).sum() + s.sum()).backward()
+    assert_close(v.grad, [4.0, 4.0])
+    # a sparse .grad that then receives a dense gradient becomes dense
+    leaf = ptl.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse().requires_grad_()
+    ptl.sparse.mm(leaf, ptl.ones(2, 3)).sum().backward()
+    leaf.sum().backward()
+    assert not leaf.grad.is_sparse
+    assert_close(leaf.grad, [[1.0, 4.0], [4.0, 1.0]])

@@ -953,8 +953,7 @@ transpose_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     sizes[d0] = t->sizes[d1];
     sizes[d1] = t->sizes[d0];
     if (d0 < sd) {
-        PtlIValue v[2] = {ptl_iv_tensor(t->sparse->indices), ptl_iv_int(0)};
-        if ((ind = call(PTL_OP_clone, 1, v)) == NULL) {
+        if ((ind = call1(PTL_OP_clone, t->sparse->indices)) == NULL) {
             return -1;
         }
         int64_t n = nnz_of(t), *p = (int64_t *)ptl_tensor_data(ind);
