@@ -104,6 +104,9 @@ def test_construction_errors():
         lambda t: t.sparse_coo_tensor(t.tensor([[0, -1]]), t.ones(2), (3,),
                                       check_invariants=True),
         RuntimeError, "found negative index -1 for dim 0")
+    assert_raises_like_torch(
+        lambda t: t.sparse_coo_tensor(t.tensor([[0, 1]]), t.ones(2, 2), (3, 5)),
+        RuntimeError, "values has incorrect size, expected [2, 5], got [2, 2]")
     with pytest.raises(RuntimeError, match=r"indices must be sparse_dim x nnz, but got: \[3\]"):
         ptl.sparse_coo_tensor(i[0], ptl.ones(3), (3,))
     # without check_invariants an index out of range is caught when it is used

@@ -280,8 +280,16 @@ sparse_coo_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
         memcpy(sizes + sd, values->sizes + 1, sizeof(int64_t) * (size_t)dd);
     }
-    int64_t numel;
+    int64_t numel, want[PTL_MAX_DIMS + 1] = {nnz};
     if (ptl_check_sizes((int)(sd + dd), sizes, &numel) < 0) {
+        goto error;
+    }
+    memcpy(want + 1, sizes + sd, sizeof(int64_t) * (size_t)dd);
+    if (memcmp(want + 1, values->sizes + 1, sizeof(int64_t) * (size_t)dd) != 0) {
+        char a[256], b[256];
+        ptl_error_set(PTL_ERR_RUNTIME, "values has incorrect size, expected %s, got %s",
+                      ptl_format_sizes(a, sizeof(a), (int)dd + 1, want),
+                      ptl_format_sizes(b, sizeof(b), values->dim, values->sizes));
         goto error;
     }
     v = s[3].tag == PTL_IV_DTYPE ? cast(values, s[3].u.dtype) : (ptl_incref(values), values);
