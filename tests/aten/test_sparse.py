@@ -259,7 +259,9 @@ def test_sparse_times_dense(m, k, n):
         assert_close(out, a @ b, dtype=ptl.float64)
     ref = sp.coo_matrix(a) @ b
     assert_close(ptl.sparse.mm(s, d), ref)
-    # dense @ sparse
+    # sparse @ vector (mv), dense @ sparse
+    assert_close(s @ ptl.tensor(b[:, 0].copy()) if n else s.mv(ptl.ones(k, dtype=ptl.float64)),
+                 a @ b[:, 0] if n else a @ np.ones(k))
     c = gen.standard_normal((2, m))
     assert_close(ptl.mm(ptl.tensor(c), s), c @ a)
 

@@ -126,3 +126,18 @@ def test_sparse_and_dense_gradients_meet():
     leaf.sum().backward()
     assert not leaf.grad.is_sparse
     assert_close(leaf.grad, [[1.0, 4.0], [4.0, 1.0]])
+
+
+def test_matmul_gradients_of_a_sparse_matrix():
+    gen = rng(5)
+    a = gen.standard_normal((3, 4)) * (gen.random((3, 4)) > 0.5)
+    b, v = gen.standard_normal((4, 2)), gen.standard_normal(4)
+    pattern = a != 0
+    for other, g in ((b, np.ones((3, 2))), (v, np.ones(3))):
+        s = ptl.tensor(a).to_sparse().requires_grad_()
+        o = ptl.tensor(other, requires_grad=True)
+        (s @ o).sum().backward()
+        assert s.grad.is_sparse
+        want = g @ b.T if other.ndim == 2 else np.outer(g, v)
+        assert_close(s.grad.to_dense(), np.where(pattern, want, 0.0))
+        assert_close(o.grad, a.T @ g)

@@ -690,6 +690,29 @@ mm_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return put_result(s, product(s[0].u.t, s[1].u.t));
 }
 
+/* mv(Tensor self, Tensor vec) with a sparse self: (m, k) @ (k,) -> (m,), through the
+ * (m, k) @ (k, 1) product. */
+static int
+mv_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *a = s[0].u.t, *v = s[1].u.t, *col = NULL, *p = NULL, *r = NULL;
+    if (a->sparse == NULL || v->sparse != NULL || v->dim != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "mv: a sparse matrix times a dense vector expected");
+    }
+    int64_t csz[2] = {v->sizes[0], 1}, m = a->sizes[0];
+    PtlIValue cv[2] = {ptl_iv_tensor(v), ptl_iv_intlist(csz, 2)};
+    if ((col = call(PTL_OP_reshape, 2, cv)) != NULL && (p = product(a, col)) != NULL) {
+        PtlIValue rv[2] = {ptl_iv_tensor(p), ptl_iv_intlist(&m, 1)};
+        r = call(PTL_OP_reshape, 2, rv);
+    }
+    ptl_xdecref(col);
+    ptl_xdecref(p);
+    return put_result(s, r);
+}
+
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1):
  * beta * self + alpha * (mat1 @ mat2) with a sparse side; dense result. */
 static int
@@ -1021,6 +1044,7 @@ static const PtlKernelReg sparse_kernels[] = {
     {PTL_OP_to_sparse, PTL_KEY_CPU, to_sparse_kernel},
     {PTL_OP_sparse_mask, PTL_KEY_SPARSE_CPU, sparse_mask_sparse},
     {PTL_OP_mm, PTL_KEY_SPARSE_CPU, mm_sparse},
+    {PTL_OP_mv, PTL_KEY_SPARSE_CPU, mv_sparse},
     {PTL_OP_addmm, PTL_KEY_SPARSE_CPU, addmm_sparse},
     {PTL_OP_add_Tensor, PTL_KEY_SPARSE_CPU, add_sparse},
     {PTL_OP_add__Tensor, PTL_KEY_SPARSE_CPU, add_inplace_sparse},

@@ -177,7 +177,9 @@ matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     else if (db == 1) {
         PtlTensorImpl *gu = unsq(sc, g, -1);
         ga = NEEDS(0) ? MUL(gu, b) : NULL;
-        gb = NEEDS(1) ? MUL(a, gu) : NULL;
+        /* a sparse a: a^T g through mv (a sparse tensor does not broadcast) */
+        gb = !NEEDS(1) ? NULL : a && a->sparse ? f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, a), g)
+                                               : MUL(a, gu);
     }
     else if (da == 1) {
         PtlTensorImpl *gu = unsq(sc, g, -2);
@@ -191,6 +193,9 @@ matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     else {
         ga = NEEDS(0) ? f2(sc, PTL_OP_matmul, g, transpose_last(sc, b)) : NULL;
         gb = NEEDS(1) ? f2(sc, PTL_OP_matmul, transpose_last(sc, a), g) : NULL;
+    }
+    if (ga != NULL && a != NULL && a->sparse != NULL) {   /* see ptl_grad_mask_like */
+        ga = own(sc, ptl_grad_mask_like((ptl_incref(ga), ga), a));
     }
     if (NEEDS(0) && give(n, go, 0, ga) < 0) {
         goto done;
