@@ -78,7 +78,7 @@ def numel(input):
     return input.numel()
 
 
-from ._layout import layout, strided  # noqa: E402,F401
+from ._layout import layout, sparse_coo, strided  # noqa: E402,F401
 from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
@@ -92,3 +92,9 @@ from . import onnx  # noqa: E402,F401
 from .random import (  # noqa: E402,F401
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
+from . import sparse  # noqa: E402
+
+
+def spmm(input, mat2):
+    """Sparse COO input @ dense mat2 (torch.sparse.mm)."""
+    return sparse.mm(input, mat2)

@@ -1,10 +1,11 @@
-"""torch.layout: how a tensor's elements are laid out in memory.  Every pytorchlite tensor is
-dense and strided, so `torch.strided` is the one layout; it prints as PyTorch's does, like
-the dtypes (docs/decisions.md, "Printed names say `torch.`")."""
+"""torch.layout: how a tensor's elements are laid out in memory: `torch.strided` (dense) or
+`torch.sparse_coo` (indices and values, Note [Sparse tensors] in src/c10/tensor_impl.h); they
+print as PyTorch's do, like the dtypes (docs/decisions.md, "Printed names say `torch.`")."""
 
 
 class layout:
-    """A memory layout (torch.layout); its instances are fixed: torch.strided."""
+    """A memory layout (torch.layout); its instances are fixed: torch.strided and
+    torch.sparse_coo."""
 
     __slots__ = ("_name",)
 
@@ -28,3 +29,4 @@ class layout:
 
 
 strided = layout._make("strided")
+sparse_coo = layout._make("sparse_coo")

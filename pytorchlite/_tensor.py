@@ -19,6 +19,13 @@ def _rebuild_tensor(data, dtype_name, shape, requires_grad, device="cpu"):
     return t
 
 
+def _rebuild_sparse_tensor(indices, values, shape, coalesced, requires_grad):
+    """Unpickles a sparse COO tensor (see Tensor.__reduce_ex__)."""
+    from . import sparse_coo_tensor
+    return sparse_coo_tensor(indices, values, shape, is_coalesced=coalesced,
+                             requires_grad=requires_grad)
+
+
 _DL_CPU, _DL_CUDA = 1, 2   # DLDeviceType codes
 
 
@@ -134,6 +141,10 @@ class Tensor(_C.TensorBase):
         return new
 
     def __reduce_ex__(self, proto):
+        info = self._sparse_info()
+        if info is not None:
+            return (_rebuild_sparse_tensor, (self._indices().detach(), self._values().detach(),
+                                             tuple(self.shape), info[3], self.requires_grad))
         src = self if self.device.type == "cpu" else self.cpu()
         args = (_C._tensor_bytes(src), str(self.dtype).split(".")[1], tuple(self.shape),
                 self.requires_grad)
@@ -146,6 +157,8 @@ class Tensor(_C.TensorBase):
         """Moves the storage into shared memory, in place (a no-op when it already is there,
         or for CUDA tensors).  Views on the storage follow.  See Note [Shared memory lifetime]
         in src/c10/storage_shm.c."""
+        if self._sparse_info() is not None:
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
         if self.device.type == "cpu":
             _C._share_memory_(self)
         return self
@@ -176,8 +189,11 @@ class Tensor(_C.TensorBase):
     # strided and on the CPU or CUDA
     is_xpu = is_mps = is_meta = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(
         lambda self: False)
-    is_sparse = is_sparse_csr = is_mkldnn = is_quantized = is_nested = property(
-        lambda self: False)
+    is_sparse_csr = is_mkldnn = is_quantized = is_nested = property(lambda self: False)
+
+    @property
+    def is_sparse(self):
+        return self._sparse_info() is not None
 
     def is_complex(self):
         return False
@@ -210,14 +226,18 @@ class Tensor(_C.TensorBase):
     # ---- storage ----
     @property
     def layout(self):
-        return _layout.strided
+        return _layout.strided if self._sparse_info() is None else _layout.sparse_coo
 
     def untyped_storage(self):
         """The storage under this tensor: one for a tensor and all its views."""
+        if self._sparse_info() is not None:
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
         return storage.UntypedStorage._of(self)
 
     def storage(self):
         """The storage as elements of this tensor's dtype (deprecated: untyped_storage())."""
+        if self._sparse_info() is not None:
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
         storage._warn_typed_storage_removal()
         return storage.TypedStorage(wrap_storage=self.untyped_storage(), dtype=self.dtype)
 
@@ -250,15 +270,37 @@ class Tensor(_C.TensorBase):
         return _C._set_storage(self, source, 0 if storage_offset is None else storage_offset,
                                tuple(size), None if stride is None else tuple(stride))
 
+    # ---- sparse COO (Note [Sparse tensors] in src/c10/tensor_impl.h) ----
     def is_coalesced(self):
-        raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
-                           "Strided")
+        info = self._sparse_info()
+        if info is None:
+            raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got "
+                               "Strided")
+        return info[3]
+
+    def sparse_dim(self):
+        info = self._sparse_info()
+        return 0 if info is None else info[0]
+
+    def dense_dim(self):
+        info = self._sparse_info()
+        return self.dim() if info is None else info[1]
+
+    def _nnz(self):
+        info = self._sparse_info()
+        if info is None:
+            raise NotImplementedError(
+                "Could not run 'aten::_nnz' with arguments from the 'CPU' backend. 'aten::_nnz' "
+                "is only available for these backends: [SparseCPU].")
+        return info[2]
 
     # ---- DLPack ----
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (torch.Tensor.__dlpack__): DLPack 1.0
         ("dltensor_versioned") when the consumer's max_version allows it, else 0.8.  copy=True
         exports a copy; dl_device names the device the consumer wants."""
+        if self._sparse_info() is not None:
+            raise BufferError("Can't export tensors with layout other than torch.strided")
         if self.requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
         if stream is not None and type(stream) is not int:
@@ -288,6 +330,9 @@ class Tensor(_C.TensorBase):
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
+        if self._sparse_info() is not None:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
+                            "first.")
         if self.dtype == _C.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
         return np.asarray(memoryview(self))

@@ -159,12 +159,13 @@ def _tensor_str(t, indent):
     return _nested_str(data, dim, indent, fmt)
 
 
-def _add_suffixes(text, suffixes, indent):
-    """Appends ", suffix" pieces, moving one to a new line when it would pass linewidth."""
+def _add_suffixes(text, suffixes, indent, force_newline=False):
+    """Appends ", suffix" pieces, moving one to a new line when it would pass linewidth (the
+    first one always, with force_newline)."""
     out = [text]
     last_line = len(text) - text.rfind("\n") + 1
-    for suffix in suffixes:
-        if last_line + len(suffix) + 2 > PRINT_OPTS["linewidth"]:
+    for i, suffix in enumerate(suffixes):
+        if (force_newline and i == 0) or last_line + len(suffix) + 2 > PRINT_OPTS["linewidth"]:
             out.append(",\n" + " " * indent + suffix)
             last_line = indent + len(suffix)
         else:
@@ -174,11 +175,39 @@ def _add_suffixes(text, suffixes, indent):
     return "".join(out)
 
 
+def _part_str(name, t, indent):
+    """`name=tensor(...)` for a part of a sparse tensor, its lines indented to follow."""
+    prefix = name + "=tensor("
+    if t.numel() == 0:
+        return prefix + "[], size=" + str(tuple(t.shape)) + ")"
+    return prefix + _tensor_str(t, indent + len(prefix)) + ")"
+
+
+def _sparse_str(self, prefix):
+    """repr of a sparse COO tensor: its indices and values, then size, nnz, dtype, layout."""
+    indent = len(prefix)
+    sparse_dim, dense_dim, nnz, coalesced = self._sparse_info()
+    suffixes = ["size=" + str(tuple(self.shape)), "nnz=" + str(nnz)]
+    if self.dtype not in (_C.get_default_dtype(), _C.int64, _C.bool):
+        suffixes.append("dtype=" + str(self.dtype))
+    suffixes.append("layout=torch.sparse_coo")
+    text = (_part_str("indices", self._indices().detach(), indent) + ",\n" + " " * indent +
+            _part_str("values", self._values().detach(), indent))
+    grad_fn = getattr(self, "grad_fn", None)
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
+    elif self.requires_grad:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + text, suffixes, indent, force_newline=True)
+
+
 def _str(self, tensor_contents=None):
     """repr(tensor): `tensor(<contents>, <suffixes>)`."""
     from ._tensor import Tensor
     cls = type(self)
     prefix = "tensor(" if cls is Tensor or cls.__name__ == "Parameter" else cls.__name__ + "("
+    if self._sparse_info() is not None:
+        return _sparse_str(self, prefix)
     indent = len(prefix)
     suffixes = []
     if self.device.type != "cpu":

@@ -64,7 +64,7 @@ import sys
 import zipfile
 from contextlib import contextmanager
 
-from . import _C
+from . import _C, _layout
 from ._size import Size
 from .autograd.grad_mode import no_grad
 
@@ -195,6 +195,12 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, Parameter):
             return (_global("torch._utils", "_rebuild_parameter"),
                     (obj.detach(), obj.requires_grad, collections.OrderedDict()))
+        if isinstance(obj, _C.TensorBase) and obj.is_sparse:
+            t = obj.detach()
+            return (_global("torch._utils", "_rebuild_sparse_tensor"),
+                    (t.layout, (t._indices(), t._values(), Size(t.shape), t.is_coalesced())))
+        if isinstance(obj, _layout.layout):
+            return (_global("torch.serialization", "_get_layout"), ("torch." + obj._name,))
         if isinstance(obj, _C.TensorBase):
             t = obj.detach()
             return (_global("torch._utils", "_rebuild_tensor_v2"),
@@ -345,6 +351,24 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     return t
 
 
+def _get_layout(name):
+    """torch.strided or torch.sparse_coo by its printed name (torch.serialization._get_layout)."""
+    layouts = {"torch.strided": _layout.strided, "torch.sparse_coo": _layout.sparse_coo}
+    if name not in layouts:
+        raise RuntimeError(f"Unsupported layout: {name}")
+    return layouts[name]
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """A sparse COO tensor from (indices, values, size, is_coalesced)
+    (torch._utils._rebuild_sparse_tensor)."""
+    from . import sparse_coo, sparse_coo_tensor
+    if layout is not sparse_coo:
+        raise NotImplementedError(f"rebuilding sparse tensor for layout {layout}")
+    indices, values, size, coalesced = data
+    return sparse_coo_tensor(indices, values, size, is_coalesced=coalesced)
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks=None):
     from .nn.parameter import Parameter
     if not isinstance(data, _C.TensorBase):
@@ -384,6 +408,8 @@ def _allowed_globals():
     table = {
         ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
         ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_sparse_tensor"): _rebuild_sparse_tensor,
+        ("torch.serialization", "_get_layout"): _get_layout,
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
         ("torch", "Size"): _make_size,
         ("torch", "device"): _make_device,

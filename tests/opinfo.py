@@ -93,6 +93,50 @@ def C(*shape, **kw):
     return T(*shape, grad=False, **kw)
 
 
+class Sp(T):
+    """A sparse COO tensor (Note [Sparse tensors] in src/c10/tensor_impl.h): a random T of
+    `shape` whose rows 1, 4, 7, ... (over the first sparse_dim dimensions, flattened) are
+    zero, converted with to_sparse(sparse_dim); `uncoalesced` lists every entry twice, the
+    second time with value 0.  Its NumPy twin is the dense array.  gradcheck leaves it alone:
+    the entries that differentiate through sparse tensors build them in grad_call."""
+
+    def __init__(self, *shape, sparse_dim=None, uncoalesced=False, seed=None):
+        super().__init__(*shape, grad=False, seed=seed)
+        self.sparse_dim = len(shape) if sparse_dim is None else sparse_dim
+        self.uncoalesced = uncoalesced
+
+    def make(self, dtype, domain, seed):
+        t, a = super().make(dtype, domain, seed)
+        rows = int(np.prod(self.shape[:self.sparse_dim]))
+        flat = a.reshape(rows, int(np.prod(self.shape[self.sparse_dim:]))).copy()
+        flat[1::3] = 0
+        a = flat.reshape(self.shape)
+        s = ptl.tensor(a, dtype=t.dtype).to_sparse(self.sparse_dim)
+        if self.uncoalesced:
+            i, v = s._indices(), s._values()
+            s = ptl.sparse_coo_tensor(ptl.cat([i, i], 1), ptl.cat([v, ptl.zeros_like(v)]),
+                                      self.shape)
+        return s, a
+
+    def __repr__(self):
+        return f"Sp{self.shape}" + ("[uncoalesced]" if self.uncoalesced else "")
+
+
+def _np_coo(indices, values, size=None):
+    """The dense array of a COO (indices, values), duplicates summed."""
+    indices = np.asarray(indices)
+    if size is None:
+        size = tuple(int(r.max()) + 1 if r.size else 0 for r in indices) + values.shape[1:]
+    out = np.zeros(size, dtype=values.dtype)
+    np.add.at(out, tuple(indices), values)
+    return out
+
+
+def _dense(op):
+    """grad_call for ops with a sparse result: gradcheck compares its dense form."""
+    return lambda f, *a, **k: op(f, *a, **k).to_dense()
+
+
 # Sample arguments made with the sample: the dtype under test (factories), and a freshly
 # seeded Generator.
 DTYPE = type("DTYPE", (), {"__repr__": lambda self: "DTYPE"})()
@@ -1610,6 +1654,55 @@ ENTRIES += [
     OpInfo("linalg_eigvalsh", [S(T(3, 3)), S(T(2, 3, 3), UPLO="U")],
            ref=lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO), grad_call=_sym, rtol=1e-7,
            atol=1e-10),
+]
+
+ENTRIES += [
+    # sparse COO tensors (sparse.c): Sp samples compare as their dense form; gradcheck runs
+    # through dense leaves converted in grad_call (gradcheck takes dense tensors)
+    OpInfo("sparse_coo_tensor.indices",
+           [S(I([[0, 1, 1], [2, 0, 2]]), T(3), [2, 3]), S(I([[0, 1, 0]]), T(3, 2)),
+            S(I(np.zeros((2, 0), dtype=np.int64)), T(0), [2, 3]),
+            S(I([[1, 0]]), T(2, 2, layout="transposed"), [3, 2])],
+           ref=_np_coo, dtypes=NUMERIC, grad_call=_dense(lambda f, *a, **k: f(*a, **k)),
+           grad_samples=[S(I([[0, 1, 1], [2, 0, 2]]), T(3), [2, 3]),
+                         S(I([[0, 1, 0]]), T(3, 2))],
+           errors=[(S(I([[0, 1]]), T(3), [2]), RuntimeError),
+                   (S(I([[0, 1]]), T(2), [2, 3]), RuntimeError)]),
+    OpInfo("_indices", [S(Sp(3, 4)), S(Sp(4, 2, sparse_dim=1))],
+           ref=lambda a: np.array(np.nonzero(a.reshape(a.shape[0], -1).any(1))
+                                  if a.ndim == 2 and a.shape[1] == 2 else np.nonzero(a)),
+           grad="none"),
+    OpInfo("indices", [S(Sp(3, 4))], ref=lambda a: np.array(np.nonzero(a)), grad="none",
+           errors=[(S(Sp(3, 4, uncoalesced=True)), RuntimeError)]),
+    OpInfo("_values", [S(Sp(3, 4)), S(Sp(4, 3, sparse_dim=1))],
+           ref=lambda a: a[np.nonzero(a)] if a.shape[1] == 4 else a[a.any(1)],
+           grad_samples=[S(T(2, 3))], grad_call=lambda f, x: f(x.to_sparse())),
+    OpInfo("values", [S(Sp(3, 4))], ref=lambda a: a[np.nonzero(a)],
+           grad_samples=[S(T(2, 3))], grad_call=lambda f, x: f(x.to_sparse()),
+           errors=[(S(Sp(3, 4, uncoalesced=True)), RuntimeError)]),
+    OpInfo("coalesce", [S(Sp(3, 4, uncoalesced=True)), S(Sp(4, 3, sparse_dim=1)),
+                        S(Sp(3, 4))],
+           ref=lambda a: a, grad_samples=[S(T(2, 3))],
+           grad_call=_dense(lambda f, x: f(x.to_sparse())),
+           errors=[(S(T(2, 3)), RuntimeError)]),
+    OpInfo("to_dense", [S(Sp(3, 4)), S(Sp(4, 3, sparse_dim=1)), S(Sp(2, 3, 2, sparse_dim=2)),
+                        S(Sp(3, 4, uncoalesced=True)), S(T(2, 3)), S(Sp(0, 3))],
+           ref=lambda a: a, dtypes=NUMERIC, grad_samples=[S(T(2, 3)), S(T(3, 2, 2))],
+           grad_call=lambda f, x: f(x.to_sparse(1))),
+    OpInfo("to_sparse.sparse_dim", [S(T(2, 3), 1), S(T(2, 3), 2), S(T(2, 3), 0),
+                                    S(T(0, 3), 1), S(T(3, 2, layout="transposed"), 2),
+                                    S(T(), 0)],
+           ref=lambda a, sparse_dim: a, dtypes=NUMERIC,
+           grad_call=_dense(lambda f, *a: f(*a)), grad_samples=[S(T(2, 3), 1), S(T(2, 3), 2)],
+           errors=[(S(T(2, 3), 3), RuntimeError), (S(T(2, 3), -1), RuntimeError)]),
+    OpInfo("to_sparse", [S(T(2, 3)), S(T(3, 2, layout="transposed")), S(T(0, 2)),
+                         S(T(4, layout="sliced"))],
+           ref=lambda a: a, dtypes=NUMERIC, grad_call=_dense(lambda f, *a: f(*a))),
+    OpInfo("sparse_mask", [S(T(3, 4), Sp(3, 4)), S(T(4, 3), Sp(4, 3, sparse_dim=1)),
+                           S(T(3, 4, layout="transposed"), Sp(3, 4, uncoalesced=True))],
+           ref=lambda a, m: np.where(m != 0, a, 0), grad_call=_dense(lambda f, *a: f(*a)),
+           errors=[(S(T(2, 3), Sp(3, 3)), RuntimeError)],
+           note="Sp zeroes whole rows, so the mask of Sp(4, 3, sparse_dim=1) is m != 0"),
 ]
 
 

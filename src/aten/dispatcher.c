@@ -289,10 +289,12 @@ trace_call(const PtlOperator *op, PtlDispatchKeySet ks, PtlDispatchKey chosen, i
     fflush(stderr);
 }
 
-static int
-no_kernel_error(const PtlOperator *op, PtlDispatchKeySet ks)
+int
+ptl_dispatcher_no_kernel_error(const PtlOperator *op, PtlDispatchKeySet ks)
 {
-    PtlDispatchKey backend = (ks & PTL_KEYSET(PTL_KEY_CUDA)) ? PTL_KEY_CUDA : PTL_KEY_CPU;
+    PtlDispatchKey backend = (ks & PTL_KEYSET(PTL_KEY_SPARSE_CPU)) ? PTL_KEY_SPARSE_CPU
+                             : (ks & PTL_KEYSET(PTL_KEY_CUDA)) ? PTL_KEY_CUDA
+                                                               : PTL_KEY_CPU;
     char avail[256];
     int off = 0;
     avail[0] = '\0';
@@ -334,7 +336,7 @@ ptl_dispatcher_redispatch(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
         }
         ks &= ~PTL_KEYSET(k);
     }
-    return no_kernel_error(op, all);
+    return ptl_dispatcher_no_kernel_error(op, all);
 }
 
 int

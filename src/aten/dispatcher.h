@@ -89,6 +89,9 @@ PtlOperator *ptl_dispatcher_find(const char *name, const char *overload);
 PtlDispatchKeySet ptl_dispatcher_keys(const PtlOperator *op, const PtlIValue *stack);
 int ptl_dispatcher_call(const PtlOperator *op, PtlIValue *stack);
 int ptl_dispatcher_redispatch(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack);
+/* Sets PyTorch's "Could not run 'op' with arguments from the '<backend of ks>' backend"
+ * NotImplementedError; returns -1. */
+int ptl_dispatcher_no_kernel_error(const PtlOperator *op, PtlDispatchKeySet ks);
 
 /* Typed helper for internal calls: calls op on args (borrowed) and returns its first
  * output tensor (new ref; other outputs released), or NULL with the error set. */

@@ -56,4 +56,9 @@ int ptl_grad_save_mask(int op, const char *names, uint32_t *mask);
 const char *nll_loss_forward_name(const PtlIValue *args);
 const char *nll_loss_backward_name(const PtlIValue *args);
 
+/* The gradient g (stolen) of an input `like`, restricted to like's pattern when like is
+ * sparse, as torch.sparse.mm documents; g itself otherwise.  New ref or NULL
+ * (derivatives/sparse.c). */
+PtlTensorImpl *ptl_grad_mask_like(PtlTensorImpl *g, PtlTensorImpl *like);
+
 #endif

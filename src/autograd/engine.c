@@ -243,7 +243,10 @@ accumulate(PtlTensorImpl **slot, PtlTensorImpl *grad)
         *slot = grad;
         return 0;
     }
-    PtlIValue a[3] = {ptl_iv_tensor(*slot), ptl_iv_tensor(grad), ptl_iv_int(1)};
+    /* dense + sparse is defined, sparse + dense is not (InputBuffer::accumulate) */
+    int swap = (*slot)->sparse != NULL && grad->sparse == NULL;
+    PtlIValue a[3] = {ptl_iv_tensor(swap ? grad : *slot), ptl_iv_tensor(swap ? *slot : grad),
+                      ptl_iv_int(1)};
     PtlTensorImpl *sum = ptl_call_tensor(PTL_OP_add_Tensor, a);
     if (sum == NULL) {
         return -1;

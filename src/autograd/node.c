@@ -746,8 +746,11 @@ accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grad
         m->grad = c;
         return 0;
     }
-    PtlIValue a[3] = {ptl_iv_tensor(m->grad), ptl_iv_tensor(g), ptl_iv_int(1)};
-    if (ptl_grad_mode_enabled()) {   /* create_graph: out of place, keeps the history */
+    /* a sparse .grad meeting a dense gradient becomes their dense sum, out of place */
+    int dense_sum = m->grad->sparse != NULL && g->sparse == NULL;
+    PtlTensorImpl *first = dense_sum ? g : m->grad, *second = dense_sum ? m->grad : g;
+    PtlIValue a[3] = {ptl_iv_tensor(first), ptl_iv_tensor(second), ptl_iv_int(1)};
+    if (ptl_grad_mode_enabled() || dense_sum) {   /* create_graph: keeps the history */
         PtlTensorImpl *s = ptl_call_tensor(PTL_OP_add_Tensor, a);
         if (s == NULL) {
             return -1;

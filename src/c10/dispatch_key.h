@@ -4,13 +4,15 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
  * A key's value is its bit in a PtlDispatchKeySet and its priority: the dispatcher runs the
  * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
- * Backends sit at the bottom; CompositeImplicit sits just above them and is always in the
- * set (ops written in terms of other ops take it before any backend kernel); Autograd wraps
- * them, Tracer (included only while pytorchlite.jit.trace runs, Note [Tracing] in
- * python/tracer.c) records what reaches Autograd, and AutocastCPU (included only inside
- * torch.autocast("cpu"), Note [Autocast] in aten/autocast.h) casts arguments before Autograd
- * sees them.  Profiler, the highest, is included only while a profiler runs (Note [Profiler]
- * in autograd/profiler.h): it sees every call first and times everything below it.  A key
+ * Backends sit at the bottom, SparseCPU above the dense ones as in PyTorch (its fallback
+ * stops a sparse argument from falling through to a dense kernel, Note [Sparse tensors]);
+ * CompositeImplicit sits just above them and is always in the set (ops written in terms of
+ * other ops take it before any backend kernel); Autograd wraps them, Tracer (included only
+ * while pytorchlite.jit.trace runs, Note [Tracing] in python/tracer.c) records what reaches
+ * Autograd, and AutocastCPU (included only inside torch.autocast("cpu"), Note [Autocast] in
+ * aten/autocast.h) casts arguments before Autograd sees them.  Profiler, the highest, is
+ * included only while a profiler runs (Note [Profiler] in autograd/profiler.h): it sees every
+ * call first and times everything below it.  A key
  * exists only while something registers a kernel or a fallback for it
  * (tests/aten/test_dispatcher.py checks);
  * factory functions find their backend without a key of their own (Note [Dispatch]). */
@@ -27,6 +29,7 @@ extern "C" {
 #define PTL_FORALL_DISPATCH_KEYS(_)                    \
     _(CPU, "CPU")                                      \
     _(CUDA, "CUDA")                                    \
+    _(SPARSE_CPU, "SparseCPU")                         \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
     _(AUTOGRAD, "Autograd")                            \
     _(TRACER, "Tracer")                                \

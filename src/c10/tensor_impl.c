@@ -195,8 +195,36 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
     t->base = NULL;
     t->autograd_meta = NULL;
     t->pyobj = NULL;
+    t->sparse = NULL;
     ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
     ptl_debug_count(PTL_COUNT_TENSOR_IMPL, 1);
+    return t;
+}
+
+PtlTensorImpl *
+ptl_sparse_tensor_impl_new(int dim, const int64_t *sizes, int sparse_dim,
+                           PtlTensorImpl *indices, PtlTensorImpl *values, int coalesced)
+{
+    PtlSparseMeta *meta = malloc(sizeof(PtlSparseMeta));
+    if (meta == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "can't allocate memory for a tensor header");
+        return NULL;
+    }
+    PtlStorage *st = ptl_storage_new(0, values->device);
+    PtlTensorImpl *t = st ? ptl_tensor_impl_new(st, values->dtype, dim, sizes, NULL, 0) : NULL;
+    if (t == NULL) {
+        free(meta);
+        return NULL;
+    }
+    ptl_incref(indices);
+    ptl_incref(values);
+    meta->indices = indices;
+    meta->values = values;
+    meta->sparse_dim = sparse_dim;
+    meta->dense_dim = dim - sparse_dim;
+    meta->coalesced = coalesced;
+    t->sparse = meta;
+    t->keys = PTL_KEYSET(PTL_KEY_SPARSE_CPU) | PTL_KEYSET(PTL_KEY_AUTOGRAD);
     return t;
 }
 
@@ -254,6 +282,7 @@ ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
     ptl_incref(root);
     t->autograd_meta = NULL;
     t->pyobj = NULL;
+    t->sparse = NULL;
     ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
     ptl_debug_count(PTL_COUNT_TENSOR_IMPL, 1);
     return t;
@@ -311,9 +340,17 @@ version_decref(PtlVersionCounter *vc)
 PtlTensorImpl *
 ptl_tensor_impl_alias(PtlTensorImpl *t)
 {
-    ptl_storage_incref(t->storage);
-    PtlTensorImpl *a = ptl_tensor_impl_new(t->storage, t->dtype, t->dim, t->sizes, t->strides,
-                                           t->storage_offset);
+    PtlTensorImpl *a;
+    if (t->sparse != NULL) {
+        a = ptl_sparse_tensor_impl_new(t->dim, t->sizes, t->sparse->sparse_dim,
+                                       t->sparse->indices, t->sparse->values,
+                                       t->sparse->coalesced);
+    }
+    else {
+        ptl_storage_incref(t->storage);
+        a = ptl_tensor_impl_new(t->storage, t->dtype, t->dim, t->sizes, t->strides,
+                                t->storage_offset);
+    }
     if (a == NULL) {
         return NULL;
     }
@@ -325,7 +362,7 @@ ptl_tensor_impl_alias(PtlTensorImpl *t)
 int
 ptl_tensor_impl_set_data(PtlTensorImpl *t, PtlTensorImpl *src)
 {
-    if (t->device.type != src->device.type) {
+    if (t->device.type != src->device.type || t->sparse != NULL || src->sparse != NULL) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Attempted to call `variable.set_data(tensor)`, but `variable` and "
                              "`tensor` have incompatible tensor type.");
@@ -351,6 +388,11 @@ ptl_tensor_impl_free(PtlTensorImpl *t)
     ptl_storage_decref(t->storage);
     if (t->base != NULL) {
         ptl_decref(t->base);
+    }
+    if (t->sparse != NULL) {
+        ptl_decref(t->sparse->indices);
+        ptl_decref(t->sparse->values);
+        free(t->sparse);
     }
     ptl_debug_count(PTL_COUNT_TENSOR_IMPL, -1);
     if (shared != &t->own_version) {

@@ -55,6 +55,27 @@ enum {
     PTL_TF_IS_VIEW = 4,
 };
 
+/* Note [Sparse tensors]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * A sparse COO tensor (PyTorch's SparseTensorImpl) is a TensorImpl whose key set holds
+ * SparseCPU instead of CPU and whose `sparse` points at the PtlSparseMeta it owns: the
+ * indices (int64, [sparse_dim, nnz]), the values ([nnz, *dense sizes]), both owned, and
+ * whether the indices are known to be sorted and unique (coalesced).  sizes and dim are the
+ * tensor's; its storage holds 0 bytes, so code that reads `storage` finds a valid object,
+ * and its strides mean nothing (src/python raises PyTorch's "Sparse CPU tensors do not have
+ * strides" before reading them).  Kernels that understand the layout register at SparseCPU
+ * (aten/native/sparse.c); for every other operator the SparseCPU fallback raises PyTorch's
+ * "Could not run ... 'SparseCPU' backend" instead of letting the call fall through to a
+ * dense kernel.  A strided tensor has sparse == NULL.  Rejected: a separate struct type
+ * (every TensorImpl would need a kind check before its fields are read). */
+typedef struct PtlSparseMeta {
+    struct PtlTensorImpl *indices;   /* owned */
+    struct PtlTensorImpl *values;    /* owned */
+    int32_t sparse_dim;
+    int32_t dense_dim;
+    int coalesced;
+} PtlSparseMeta;
+
 typedef struct PtlTensorImpl {
     atomic_long refcnt;
     uint32_t flags;
@@ -70,6 +91,7 @@ typedef struct PtlTensorImpl {
     struct PtlTensorImpl *base;     /* owned; the tensor this one is a view of, or NULL */
     void *autograd_meta;            /* owned by src/autograd */
     void *pyobj;                    /* borrowed back-pointer, see the Note */
+    PtlSparseMeta *sparse;          /* owned; NULL unless sparse (Note [Sparse tensors]) */
     int64_t sizes[PTL_MAX_DIMS];
     int64_t strides[PTL_MAX_DIMS];
 } PtlTensorImpl;
@@ -91,6 +113,12 @@ PtlTensorImpl *ptl_tensor_impl_alias(PtlTensorImpl *t);
 /* A view of base (borrowed) sharing storage and version counter.  New ref. */
 PtlTensorImpl *ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
                                     const int64_t *strides, int64_t storage_offset);
+/* A new sparse COO tensor of these sizes whose first sparse_dim dimensions are indexed by
+ * indices and the rest held by values (both borrowed; the caller has checked them).  Its
+ * dtype and device are values'.  New ref.  See Note [Sparse tensors]. */
+PtlTensorImpl *ptl_sparse_tensor_impl_new(int dim, const int64_t *sizes, int sparse_dim,
+                                          PtlTensorImpl *indices, PtlTensorImpl *values,
+                                          int coalesced);
 /* Replaces sizes/strides in place (resize_, as_strided_ internals); recomputes flags. */
 void ptl_tensor_impl_set_sizes(PtlTensorImpl *t, int dim, const int64_t *sizes,
                                const int64_t *strides);

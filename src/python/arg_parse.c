@@ -116,7 +116,7 @@ to_scalar(PyObject *o, PtlIValue *out)
          * parser rule): one that requires grad takes the Tensor overload, so fill_(v),
          * masked_fill(m, v) ... differentiate with respect to v */
         PtlTensorImpl *t = PTLPY_IMPL(o);
-        if (t->numel != 1 || t->dim != 0 || ptl_requires_grad(t)) {
+        if (t->numel != 1 || t->dim != 0 || ptl_requires_grad(t) || t->sparse != NULL) {
             return 0;
         }
         if (ptl_dtype_is_floating(t->dtype)) {

@@ -223,10 +223,23 @@ check_cpu(PtlTensorImpl *t, const char *what)
     return 0;
 }
 
+/* A sparse tensor has no elements in memory to read (Note [Sparse tensors]): PyTorch's
+ * error and -1; 0 for a strided tensor. */
+static int
+check_strided(PtlTensorImpl *t)
+{
+    if (t->sparse != NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Cannot access data pointer of Tensor that doesn't have storage");
+        return -1;
+    }
+    return 0;
+}
+
 PyObject *
 ptlpy_tolist(PtlTensorImpl *t)
 {
-    if (check_cpu(t, "a Python list") < 0) {
+    if (check_strided(t) < 0 || check_cpu(t, "a Python list") < 0) {
         return NULL;
     }
     return tolist_rec(t, 0, ptl_tensor_data(t));
@@ -252,7 +265,8 @@ tensor_item(PyObject *self, PyObject *unused)
                      (long long)t->numel);
         return NULL;
     }
-    if (check_cpu(t, "a Python scalar") < 0 || ptlpy_tracer_python_value("number") < 0) {
+    if (check_strided(t) < 0 || check_cpu(t, "a Python scalar") < 0 ||
+        ptlpy_tracer_python_value("number") < 0) {
         return NULL;
     }
     return ptlpy_scalar_to_py(ptl_tensor_data(t), t->dtype);
@@ -386,8 +400,8 @@ size_or_stride(PyObject *self, PyObject *args, PyObject *kwargs, int stride)
     if (dimo == Py_None) {
         if (stride) {
             PyObject *tup = PyTuple_New(t->dim);
-            for (int i = 0; tup != NULL && i < t->dim; i++) {
-                PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(t->strides[i]));
+            for (int i = 0; tup != NULL && i < t->dim; i++) {   /* sparse: 0, as torch */
+                PyTuple_SET_ITEM(tup, i, PyLong_FromLongLong(t->sparse ? 0 : t->strides[i]));
             }
             return tup;
         }
@@ -403,7 +417,7 @@ size_or_stride(PyObject *self, PyObject *args, PyObject *kwargs, int stride)
     if (t->dim == 0) {
         return PyLong_FromLong(stride ? 1 : 1);
     }
-    return PyLong_FromLongLong(stride ? t->strides[d] : t->sizes[d]);
+    return PyLong_FromLongLong(stride ? (t->sparse ? 0 : t->strides[d]) : t->sizes[d]);
 }
 
 static PyObject *
@@ -423,7 +437,8 @@ tensor_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)args;
     (void)kwargs;
-    return PyBool_FromLong(ptl_tensor_is_contiguous(PTLPY_IMPL(self)));
+    PtlTensorImpl *t = PTLPY_IMPL(self);
+    return PyBool_FromLong(t->sparse == NULL && ptl_tensor_is_contiguous(t));
 }
 
 static PyObject *
@@ -431,6 +446,9 @@ tensor_data_ptr(PyObject *self, PyObject *unused)
 {
     (void)unused;
     PtlTensorImpl *t = PTLPY_IMPL(self);
+    if (check_strided(t) < 0) {
+        return NULL;
+    }
     return PyLong_FromVoidPtr(t->numel ? ptl_tensor_data(t) : t->storage->data);
 }
 
@@ -467,6 +485,20 @@ tensor_storage_ptr(PyObject *self, PyObject *unused)
 {
     (void)unused;
     return PyLong_FromVoidPtr(PTLPY_IMPL(self)->storage->data);
+}
+
+/* _sparse_info(): None for a strided tensor; (sparse_dim, dense_dim, nnz, coalesced) for a
+ * sparse one (Note [Sparse tensors]). */
+static PyObject *
+tensor_sparse_info(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    const PtlSparseMeta *m = PTLPY_IMPL(self)->sparse;
+    if (m == NULL) {
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("iiLO", m->sparse_dim, m->dense_dim, (long long)m->indices->sizes[1],
+                         m->coalesced ? Py_True : Py_False);
 }
 
 /* Tensor._make_subclass(cls, data, require_grad=False): a new object of type cls sharing
@@ -677,7 +709,7 @@ check_one_element(PtlTensorImpl *t, const char *what)
         }
         return -1;
     }
-    return check_cpu(t, "a Python scalar");
+    return check_strided(t) < 0 ? -1 : check_cpu(t, "a Python scalar");
 }
 
 static int
@@ -812,6 +844,9 @@ tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
 {
     PtlTensorImpl *t = PTLPY_IMPL(self);
     const char *fmt = ptl_dtype_buffer_format(t->dtype);
+    if (check_strided(t) < 0) {
+        return -1;
+    }
     if (t->device.type != PTL_DEVICE_CPU) {
         PyErr_SetString(PyExc_BufferError,
                         "can't export a CUDA tensor's buffer; use Tensor.cpu() first");
@@ -880,6 +915,7 @@ static PyMethodDef tensor_methods[] = {
     {"tolist", tensor_tolist, METH_NOARGS, NULL},
     {"_storage_nbytes", tensor_untyped_storage_nbytes, METH_NOARGS, NULL},
     {"_storage_ptr", tensor_storage_ptr, METH_NOARGS, NULL},
+    {"_sparse_info", tensor_sparse_info, METH_NOARGS, NULL},
     {"_make_subclass", (PyCFunction)(void (*)(void))tensor_make_subclass,
      METH_VARARGS | METH_KEYWORDS | METH_STATIC, NULL},
     {NULL},

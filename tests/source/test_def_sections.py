@@ -43,9 +43,10 @@ def schema_names():
 
 
 def kernel_file(name):
-    """the native/ file that registered name's CPU kernel, else its composite; None if none"""
+    """the native/ file that registered name's CPU kernel, else its composite, else its
+    SparseCPU kernel (ops only sparse tensors have); None if none"""
     dump = _C._dispatch_dump(name)
-    for key in ("CPU", "CompositeImplicitAutograd"):
+    for key in ("CPU", "CompositeImplicitAutograd", "SparseCPU"):
         m = re.search(r"^%s: kernel registered at (\S+)" % key, dump, re.M)
         if m:
             return m.group(1)

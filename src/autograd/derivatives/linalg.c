@@ -13,7 +13,7 @@ mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     }
     if (NEEDS(0)) {
         if ((tt = op1(PTL_OP_t, other)) == NULL ||
-            put(n, go, 0, op2(PTL_OP_mm, gi[0], tt)) < 0) {
+            put(n, go, 0, ptl_grad_mask_like(op2(PTL_OP_mm, gi[0], tt), self)) < 0) {
             goto done;
         }
         PTL_CLEAR(tt);
@@ -39,9 +39,12 @@ batched_mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId 
     Scope scope = {0}, *sc = &scope;
     PtlTensorImpl *g = alpha == 1.0 ? gi[0] : MULN(gi[0], alpha);
     int rc = -1;
-    if (NEEDS(first) &&
-        give(n, go, first, f2(sc, mm, g, transpose_last(sc, sv(sc, n, 1)))) < 0) {
-        goto done;
+    if (NEEDS(first)) {
+        PtlTensorImpl *a = sv(sc, n, 0), *bt = transpose_last(sc, sv(sc, n, 1));
+        if (give(n, go, first, a && bt ? own(sc, ptl_grad_mask_like(op2(mm, g, bt), a))
+                                       : NULL) < 0) {
+            goto done;
+        }
     }
     if (NEEDS(first + 1) &&
         give(n, go, first + 1, f2(sc, mm, transpose_last(sc, sv(sc, n, 0)), g)) < 0) {
@@ -174,7 +177,9 @@ matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     else if (db == 1) {
         PtlTensorImpl *gu = unsq(sc, g, -1);
         ga = NEEDS(0) ? MUL(gu, b) : NULL;
-        gb = NEEDS(1) ? MUL(a, gu) : NULL;
+        /* a sparse a: a^T g through mv (a sparse tensor does not broadcast) */
+        gb = !NEEDS(1) ? NULL : a && a->sparse ? f2(sc, PTL_OP_mv, f1(sc, PTL_OP_t, a), g)
+                                               : MUL(a, gu);
     }
     else if (da == 1) {
         PtlTensorImpl *gu = unsq(sc, g, -2);
@@ -188,6 +193,9 @@ matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     else {
         ga = NEEDS(0) ? f2(sc, PTL_OP_matmul, g, transpose_last(sc, b)) : NULL;
         gb = NEEDS(1) ? f2(sc, PTL_OP_matmul, transpose_last(sc, a), g) : NULL;
+    }
+    if (ga != NULL && a != NULL && a->sparse != NULL) {   /* see ptl_grad_mask_like */
+        ga = own(sc, ptl_grad_mask_like((ptl_incref(ga), ga), a));
     }
     if (NEEDS(0) && give(n, go, 0, ga) < 0) {
         goto done;

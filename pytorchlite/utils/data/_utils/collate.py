@@ -90,6 +90,10 @@ def collate(batch, *, collate_fn_map=None):
 def collate_tensor_fn(batch, *, collate_fn_map=None):
     from .... import stack
     from .worker import get_worker_info
+    if batch[0].is_sparse:
+        raise RuntimeError("Batches of sparse tensors are not currently supported by the default "
+                           "collate_fn; please provide a custom collate_fn to handle them "
+                           "appropriately.")
     out = stack(batch, 0)
     if get_worker_info() is not None:
         _C._share_memory_(out)
