@@ -4,8 +4,10 @@
  * linalg_solve_backward, linalg_det_backward, slogdet_backward and
  * linalg_solve_triangular_backward of FunctionsManual.cpp (real inputs).  The formulas solve
  * and invert through the dispatcher (linalg_solve, linalg_inv, linalg_solve_triangular), so
- * they are differentiable again (the permutation of lu_factor_ex is a constant); the determinant's gradient det(A) A^-T needs an invertible
- * A (PyTorch falls back to an SVD for singular ones). */
+ * they are differentiable again (the permutation of lu_factor_ex is a constant).  The
+ * determinant's gradient, the cofactor matrix, is det(A) A^-T for an invertible A and goes
+ * through the SVD when a matrix of the batch is singular (see linalg_det_backward). */
+#include <float.h>
 #include <stdlib.h>
 
 #include "../formula.h"
@@ -80,7 +82,60 @@ scaled_inverse_t(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *A)
     return MUL(unsq(sc, unsq(sc, g, -1), -1), transpose_last(sc, inv));
 }
 
-/* _linalg_det(A) -> det:  gA = g det A^-T.  Saved: A, result. */
+/* out[..., i] = the product of S[..., j] over j != i (k = S's last size >= 1), from the
+ * exclusive cumulative products from both ends, so a zero needs no division (PyTorch's
+ * prod_safe_zeros_backward). */
+static PtlTensorImpl *
+products_of_others(Scope *sc, PtlTensorImpl *S, int64_t k)
+{
+    PtlIValue h[4] = {ptl_iv_tensor(S), ptl_iv_int(-1), ptl_iv_int(0), ptl_iv_int(1)};
+    PtlTensorImpl *one = f1(sc, PTL_OP_ones_like, fv(sc, PTL_OP_narrow, 4, h));
+    PtlIValue lo[4] = {ptl_iv_tensor(S), ptl_iv_int(-1), ptl_iv_int(0), ptl_iv_int(k - 1)};
+    PtlIValue hi[4] = {ptl_iv_tensor(S), ptl_iv_int(-1), ptl_iv_int(1), ptl_iv_int(k - 1)};
+    PtlTensorImpl *before[2] = {one, fv(sc, PTL_OP_narrow, 4, lo)};
+    PtlTensorImpl *after[2] = {fv(sc, PTL_OP_narrow, 4, hi), one};
+    if (before[0] == NULL || before[1] == NULL || after[0] == NULL) {
+        return NULL;
+    }
+    int64_t last = -1;
+    PtlIValue cb[2] = {ptl_iv_tensorlist(before, 2), ptl_iv_int(-1)};
+    PtlIValue ca[2] = {ptl_iv_tensorlist(after, 2), ptl_iv_int(-1)};
+    PtlIValue l[2] = {ptl_iv_tensor(own(sc, callv(PTL_OP_cat, 2, cb))), ptl_iv_int(-1)};
+    PtlIValue fa[2] = {ptl_iv_tensor(own(sc, callv(PTL_OP_cat, 2, ca))),
+                       ptl_iv_intlist(&last, 1)};
+    PtlIValue r[2] = {ptl_iv_tensor(fv(sc, PTL_OP_flip, 2, fa)), ptl_iv_int(-1)};
+    PtlIValue fr[2] = {ptl_iv_tensor(fv(sc, PTL_OP_cumprod, 2, r)), ptl_iv_intlist(&last, 1)};
+    return MUL(fv(sc, PTL_OP_cumprod, 2, l), fv(sc, PTL_OP_flip, 2, fr));
+}
+
+/* g[..., None, None] times the cofactor matrix of A, through A = U diag(S) Vh: with
+ * alpha = det(U) det(Vh) (+-1), det A = alpha prod S, so
+ *   gA = U diag(g alpha prod_{j != i} S_j) Vh,
+ * which holds at singular A as well (PyTorch's singular branch). */
+static PtlTensorImpl *
+scaled_cofactor_by_svd(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *A)
+{
+    PtlIValue st[4] = {ptl_iv_tensor(A), ptl_iv_bool(0), ptl_iv_bool(1), ptl_iv_none()};
+    PtlTensorImpl *usv[3] = {NULL, NULL, NULL};
+    if (A == NULL || call_multi(PTL_OP__linalg_svd, 4, st, 3, usv) < 0) {
+        return NULL;
+    }
+    PtlTensorImpl *U = own(sc, usv[0]), *S = own(sc, usv[1]), *Vh = own(sc, usv[2]);
+    if (U == NULL || S == NULL || Vh == NULL) {
+        return NULL;
+    }
+    PtlTensorImpl *alpha = MUL(f1(sc, PTL_OP_linalg_det, U), f1(sc, PTL_OP_linalg_det, Vh));
+    PtlTensorImpl *D = MUL(unsq(sc, MUL(g, alpha), -1),
+                           products_of_others(sc, S, S->sizes[S->dim - 1]));
+    return f2(sc, PTL_OP_matmul, MUL(U, unsq(sc, D, -2)), Vh);
+}
+
+/* _linalg_det(A) -> det:  gA = g cofactor(A) = g det A^-T.  Saved: A, result.
+ * A matrix whose |det| is below 100 eps (PyTorch's test) takes the SVD formula and the
+ * others the inverse, each computed with identities in the other's places, which a where
+ * drops (their NaN second derivatives included).  This is PyTorch's create_graph branch;
+ * without create_graph PyTorch solves with a perturbed LU instead, which gives zeros at an
+ * exactly singular matrix (docs/decisions.md). */
 int
 linalg_det_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -88,12 +143,36 @@ linalg_det_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (gi[0] == NULL || !NEEDS(0)) {
         return 0;
     }
-    PtlTensorImpl *gdet = MUL(gi[0], sv(sc, n, 1));
-    return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gdet, sv(sc, n, 0))));
+    PtlTensorImpl *A = sv(sc, n, 0), *det = sv(sc, n, 1);
+    if (A == NULL || det == NULL) {
+        return scope_end(sc, -1);
+    }
+    if (A->numel == 0) {
+        return scope_end(sc, give(n, go, 0, zeros_of(sc, A)));
+    }
+    double eps = A->dtype == PTL_DTYPE_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+    PtlTensorImpl *singular = LT(f1(sc, PTL_OP_abs, f1(sc, PTL_OP_detach, det)),
+                                 num(sc, 100 * eps));
+    PtlTensorImpl *any = f1(sc, PTL_OP_any, singular);
+    if (any == NULL) {
+        return scope_end(sc, -1);
+    }
+    PtlTensorImpl *gdet = MUL(gi[0], det);
+    if (!ptl_item_double(any)) {
+        return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gdet, A)));
+    }
+    PtlIValue ev[2] = {ptl_iv_int(A->sizes[A->dim - 1]), ptl_iv_dtype(A->dtype)};
+    PtlTensorImpl *eye = own(sc, callv(PTL_OP_eye, 2, ev));
+    PtlTensorImpl *m = unsq(sc, unsq(sc, singular, -1), -1);
+    PtlTensorImpl *by_svd = scaled_cofactor_by_svd(sc, gi[0], WHERE(m, A, eye));
+    PtlTensorImpl *by_inverse = scaled_inverse_t(sc, gdet, WHERE(m, eye, A));
+    return scope_end(sc, give(n, go, 0, WHERE(m, by_svd, by_inverse)));
 }
 
 /* _linalg_slogdet(A) -> (sign, logabsdet):  gA = g_logabsdet A^-T (the sign is locally
- * constant).  Saved: A. */
+ * constant), as linalg_solve(A^T, diag_embed(g_logabsdet)), whose error at a singular A is
+ * the one PyTorch raises there under create_graph (without it PyTorch returns the infs and
+ * NaNs of a solve with the singular LU).  Saved: A. */
 int
 linalg_slogdet_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -101,7 +180,14 @@ linalg_slogdet_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (gi[1] == NULL || !NEEDS(0)) {
         return 0;
     }
-    return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gi[1], sv(sc, n, 0))));
+    PtlTensorImpl *A = sv(sc, n, 0);
+    if (A == NULL) {
+        return scope_end(sc, -1);
+    }
+    PtlIValue ev[2] = {ptl_iv_int(A->sizes[A->dim - 1]), ptl_iv_dtype(A->dtype)};
+    PtlTensorImpl *eye = own(sc, callv(PTL_OP_eye, 2, ev));
+    PtlTensorImpl *d = MUL(unsq(sc, unsq(sc, gi[1], -1), -1), eye);
+    return scope_end(sc, give(n, go, 0, solve(sc, transpose_last(sc, A), d, 1)));
 }
 
 /* linalg_solve_triangular(A, B, upper, left, unitriangular) -> X:
