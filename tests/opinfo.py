@@ -1540,10 +1540,11 @@ def _abs_vectors(out):
 ENTRIES += [
     # the LU family (linalg_solve.c): random matrices from [-2, 2) are far from singular
     OpInfo("linalg_lu_factor_ex", [S(T(3, 3)), S(T(2, 4, 4, layout="transposed")), S(T(1, 1)),
-                                   S(T(4, 2)), S(T(0, 3, 3)), S(T(0, 0))],
+                                   S(T(4, 2)), S(T(2, 3, 5)), S(T(0, 3, 3)), S(T(0, 0))],
            grad_outputs=lambda o: o[:1], errors=[(S(T(3)), RuntimeError)],
-           note="pivots and info are not differentiable; the derivative takes square matrices"),
-    OpInfo("linalg_lu_factor", [S(T(3, 3)), S(T(2, 2, 3))], grad_outputs=lambda o: o[:1]),
+           note="pivots and info are not differentiable"),
+    OpInfo("linalg_lu_factor", [S(T(3, 3)), S(T(2, 2, 3)), S(T(4, 2, layout="transposed"))],
+           grad_outputs=lambda o: o[:1]),
     OpInfo("_linalg_solve_ex",
            [S(T(3, 3), T(3, 2)), S(T(2, 3, 3), T(2, 3)), S(T(3, 3), T(3)),
             S(T(2, 3, 3, layout="transposed"), T(1, 3, 2)), S(T(3, 3), T(2, 3), left=False),

@@ -362,6 +362,11 @@ def _x(shape, seed=0):
 GRAD_CASES = [
     ("lu_factor", lambda A: ptl.linalg.lu_factor(A).LU, [(3, 3)]),
     ("lu_factor-batched", lambda A: ptl.linalg.lu_factor_ex(A).LU, [(2, 4, 4)]),
+    ("lu_factor-tall", lambda A: ptl.linalg.lu_factor(A).LU, [(5, 3)]),
+    ("lu_factor-wide-batched", lambda A: ptl.linalg.lu_factor_ex(A).LU, [(2, 3, 5)]),
+    ("lu_factor-column", lambda A: ptl.linalg.lu_factor(A).LU, [(4, 1)]),
+    ("lu_factor-row", lambda A: ptl.linalg.lu_factor(A).LU, [(1, 4)]),
+    ("lu_factor-empty-columns", lambda A: ptl.linalg.lu_factor(A).LU, [(3, 0)]),
     ("solve", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (3, 2)]),
     ("solve-vector", lambda A, B: ptl.linalg.solve(A, B), [(2, 3, 3), (2, 3)]),
     ("solve-broadcast", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (2, 3, 2)]),
@@ -383,6 +388,33 @@ def test_gradcheck_and_gradgradcheck(name, fn, shapes):
     inputs = [_x(s, i) for i, s in enumerate(shapes)]
     assert gradcheck(fn, inputs)
     assert gradgradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 2), (2, 2, 4), (2, 1, 3, 6)])
+def test_lu_factor_grad_of_rectangular_matrices_matches_a_finite_difference(shape):
+    """gLU . dLU = gA . dA along a random direction, with the pivots kept fixed."""
+    g = np.random.default_rng(7)
+    a, d, w = (g.uniform(-2, 2, shape) for _ in range(3))
+    A = ptl.tensor(a, requires_grad=True)
+    ptl.linalg.lu_factor(A).LU.backward(ptl.tensor(w))
+    h = 1e-6
+    plus = ptl.linalg.lu_factor(ptl.tensor(a + h * d)).LU.numpy()
+    minus = ptl.linalg.lu_factor(ptl.tensor(a - h * d)).LU.numpy()
+    np.testing.assert_allclose((A.grad.numpy() * d).sum(),
+                               (w * (plus - minus) / (2 * h)).sum(), rtol=1e-6)
+
+
+@torch_ref
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 2), (2, 2, 4), (4, 1), (1, 4)])
+def test_lu_factor_grad_of_rectangular_matrices_matches_torch(shape):
+    g = np.random.default_rng(8)
+    a, w = g.uniform(-2, 2, shape), g.uniform(-2, 2, shape)
+    grads = []
+    for L in (ptl, torch):
+        A = L.tensor(a, requires_grad=True)
+        L.linalg.lu_factor(A).LU.backward(L.tensor(w))
+        grads.append(np.asarray(A.grad.numpy()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
 
 
 def test_grad_fn_names():
