@@ -1093,6 +1093,19 @@ def _np_standard_gamma_grad(alpha, x):
     return -dp_da / np.exp(log_pdf)
 
 
+def _np_dirichlet_grad(x, alpha, total):
+    """dx/dalpha of a Beta(alpha, total - alpha) sample at a fixed quantile (beta held fixed)
+    over 1 - x: -(dI/dalpha) / density / (1 - x), dI/dalpha by central differences of the
+    regularised incomplete beta function I."""
+    x, alpha, total = np.broadcast_arrays(x, alpha, total)
+    beta = total - alpha
+    h = 1e-6 * np.maximum(alpha, 1.0)
+    di_da = (special.betainc(alpha + h, beta, x) - special.betainc(alpha - h, beta, x)) / (2 * h)
+    log_pdf = ((alpha - 1) * np.log(x) + (beta - 1) * np.log1p(-x)
+               - special.betaln(alpha, beta))
+    return -di_da / np.exp(log_pdf) / (1 - x)
+
+
 GRID_GG = ("its derivative, _grid_sampler_backward_backward, has no derivative (a third "
            "derivative of grid_sampler)")
 RANDOM = ("a random op: derivatives.yaml gives zeros_like for every input, so the check is "
@@ -1131,6 +1144,20 @@ ENTRIES += [
     OpInfo("_standard_gamma_grad", [S(T(2, 3), T(2, 3)), S(T(3), T(2, 3)), S(T(), T(0))],
            ref=_np_standard_gamma_grad, domain=(0.2, 5.0), grad="error",
            note="derivatives.yaml: not_implemented(\"_standard_gamma_grad\")"),
+    OpInfo("_sample_dirichlet", [S(T(2, 3, low=0.5, high=3)), S(T(4, low=0.05, high=0.5)),
+                                 S(T(3, 2, low=0.5, high=3, layout="transposed")), S(T()),
+                                 S(T(0, 3)), S(T(2, 0))],
+           grad="error", note="derivatives.yaml: not_implemented(\"_sample_dirichlet\"); "
+                              "Dirichlet.rsample differentiates it with _dirichlet_grad"),
+    OpInfo("_dirichlet_grad", [S(T(2, 3, low=0.05, high=0.95), T(2, 3, low=0.5, high=3),
+                                 T(2, 3, low=3.5, high=6)),
+                               S(T(3, low=0.05, high=0.95), T(2, 3, low=0.5, high=3),
+                                 T(1, low=4, high=5)),
+                               S(T(low=0.1, high=0.9), T(low=1, high=2), T(low=2.5, high=3)),
+                               S(T(0, 3, low=0.1, high=0.9), T(3, low=1, high=2),
+                                 T(3, low=3, high=4))],
+           ref=_np_dirichlet_grad, grad="error", rtol=1e-5, atol=1e-8,
+           note="derivatives.yaml: not_implemented(\"_dirichlet_grad\")"),
     # convolution and pooling (batch 1, a few channels: finite differences stay cheap)
     OpInfo("convolution", [S(T(1, 2, 3, 3), T(2, 2, 2, 2), T(2), [1, 1], [0, 0], [1, 1], False,
                              [0, 0], 1),
@@ -1584,10 +1611,11 @@ def _abs_vectors(out):
 ENTRIES += [
     # the LU family (linalg_solve.c): random matrices from [-2, 2) are far from singular
     OpInfo("linalg_lu_factor_ex", [S(T(3, 3)), S(T(2, 4, 4, layout="transposed")), S(T(1, 1)),
-                                   S(T(4, 2)), S(T(0, 3, 3)), S(T(0, 0))],
+                                   S(T(4, 2)), S(T(2, 3, 5)), S(T(0, 3, 3)), S(T(0, 0))],
            grad_outputs=lambda o: o[:1], errors=[(S(T(3)), RuntimeError)],
-           note="pivots and info are not differentiable; the derivative takes square matrices"),
-    OpInfo("linalg_lu_factor", [S(T(3, 3)), S(T(2, 2, 3))], grad_outputs=lambda o: o[:1]),
+           note="pivots and info are not differentiable"),
+    OpInfo("linalg_lu_factor", [S(T(3, 3)), S(T(2, 2, 3)), S(T(4, 2, layout="transposed"))],
+           grad_outputs=lambda o: o[:1]),
     OpInfo("_linalg_solve_ex",
            [S(T(3, 3), T(3, 2)), S(T(2, 3, 3), T(2, 3)), S(T(3, 3), T(3)),
             S(T(2, 3, 3, layout="transposed"), T(1, 3, 2)), S(T(3, 3), T(2, 3), left=False),

@@ -1,11 +1,35 @@
 """Dirichlet(concentration): random points of the simplex.  Mirrors
 torch/distributions/dirichlet.py."""
 import pytorchlite as torch
+from pytorchlite.autograd import Function, once_differentiable
 from . import constraints
 from .distribution import Distribution
 from .utils import _xlogy
 
 __all__ = ["Dirichlet"]
+
+
+def _Dirichlet_backward(x, concentration, grad_output):
+    """The reparameterised gradient of a Dirichlet sample x: coordinate j moves as a
+    Beta(c_j, sum c - c_j) variate at its quantile and the others shrink in proportion,
+    so the concentrations' gradient is _dirichlet_grad(x, c, sum c) (g - sum(x g))."""
+    total = concentration.sum(-1, True).expand_as(concentration)
+    grad = torch._dirichlet_grad(x, concentration, total)
+    return grad * (grad_output - (x * grad_output).sum(-1, True))
+
+
+class _Dirichlet(Function):
+    @staticmethod
+    def forward(ctx, concentration):
+        x = torch._sample_dirichlet(concentration)
+        ctx.save_for_backward(x, concentration)
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_output):
+        x, concentration = ctx.saved_tensors
+        return _Dirichlet_backward(x, concentration, grad_output)
 
 
 class Dirichlet(Distribution):
@@ -31,14 +55,9 @@ class Dirichlet(Distribution):
         return new
 
     def rsample(self, sample_shape=torch.Size()):
-        """Independent Gamma(concentration_k, 1) draws divided by their sum.  The gradient
-        flows through each reparameterised gamma draw (aten::_standard_gamma_grad) and the
-        normalisation; PyTorch differentiates the normalised sample directly
-        (aten::_dirichlet_grad), an estimator with the same expectation."""
+        """aten::_sample_dirichlet, differentiated through aten::_dirichlet_grad."""
         shape = self._extended_shape(sample_shape)
-        gammas = torch._standard_gamma(self.concentration.expand(shape))
-        value = gammas / gammas.sum(-1, keepdim=True)
-        return value.clamp(min=torch.finfo(value.dtype).tiny)
+        return _Dirichlet.apply(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -9,10 +9,12 @@ logsumexp over stay / step / skip transitions) per time step, differentiated by 
 
 Randomness: dropout masks and rrelu slopes are drawn from the default generator
 (bernoulli_ / uniform_, Philox), so pytorchlite.manual_seed makes them reproducible."""
+import functools
 import math
 import warnings
 
 import pytorchlite as torch
+from pytorchlite import _C
 
 aten = torch.ops.aten
 
@@ -292,6 +294,31 @@ def bilinear(input1, input2, weight, bias=None):
 
 # ---- losses ----
 
+_LOWER_FLOATS = (torch.float16, torch.bfloat16)
+
+
+def _float32(arg):
+    return arg.float() if isinstance(arg, torch.Tensor) and arg.dtype in _LOWER_FLOATS \
+        and arg.device.type == "cpu" else arg
+
+
+def _autocast_to_float32(loss):
+    """A loss of PyTorch's CPU autocast float32 list that is written here in Python rather
+    than as one operator: inside torch.autocast("cpu"), its float16/bfloat16 tensor
+    arguments are cast to float32 and its body runs with autocast off, as the AutocastCPU
+    fallback does for a listed operator (Note [Autocast] in src/aten/autocast.h), so it
+    computes in and returns float32 like PyTorch's.  Outside autocast it costs one check."""
+    @functools.wraps(loss)
+    def in_float32_under_autocast(*args, **kwargs):
+        if not _C._autocast_state("cpu")[0]:
+            return loss(*args, **kwargs)
+        args = [_float32(a) for a in args]
+        kwargs = {k: _float32(v) for k, v in kwargs.items()}
+        with torch.autocast("cpu", enabled=False):
+            return loss(*args, **kwargs)
+    return in_float32_under_autocast
+
+
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -303,6 +330,7 @@ def _class_view(t, input, class_dim):
     return t.reshape([-1] + [1] * (input.dim() - class_dim - 1))
 
 
+@_autocast_to_float32
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -356,6 +384,7 @@ def _check_same_size_warning(input, target, name):
             "broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
+@_autocast_to_float32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size_warning(input, target, "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -366,6 +395,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _reduce(loss, reduction)
 
 
+@_autocast_to_float32
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size_warning(input, target, "l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -375,6 +405,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _reduce(loss, reduction)
 
 
+@_autocast_to_float32
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _check_same_size_warning(input, target, "smooth_l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -388,6 +419,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, reduction)
 
 
+@_autocast_to_float32
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size_warning(input, target, "huber_loss")
     if delta <= 0:
@@ -410,6 +442,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return aten.binary_cross_entropy(input, target, weight, _reduction_enum(reduction))
 
 
+@_autocast_to_float32
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """(1 - t) x - (1 + (pos_weight - 1) t) log(sigmoid(x)): stable for large |x|."""
@@ -428,6 +461,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return loss if red == 0 else loss.mean() if red == 1 else loss.sum()
 
 
+@_autocast_to_float32
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     if size_average is not None or reduce is not None:
         reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -442,6 +476,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@_autocast_to_float32
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -452,6 +487,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce(torch.relu(-target * (input1 - input2) + margin), reduction)
 
 
+@_autocast_to_float32
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -460,6 +496,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(from_margin + from_self, reduction)
 
 
+@_autocast_to_float32
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -473,6 +510,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(pos + neg, reduction)
 
 
+@_autocast_to_float32
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     # log(1 + e^(-y x)) with no linear cut-off (softplus's threshold), as PyTorch computes it
@@ -494,6 +532,7 @@ def _one_hot(target, n, like):
     return _mask(target.unsqueeze(-1) == torch.arange(n), like)
 
 
+@_autocast_to_float32
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """sum over i != y of max(0, margin - x[y] + x[i])^p / C (weighted by weight[y])."""
@@ -518,6 +557,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+@_autocast_to_float32
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """For each sample: sum over targets j (up to the first -1) and non-targets k of
     max(0, 1 - (x[j] - x[k])) / C."""
@@ -544,6 +584,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return _reduce(loss, reduction)
 
 
+@_autocast_to_float32
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -1003,6 +1044,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _vector_norm(d, p, dim, keepdim)
 
 
+@_autocast_to_float32
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Poisson negative log likelihood: exp(input) - target * input (log_input) or
@@ -1178,6 +1220,7 @@ def _ctc_padded_targets(targets, tl, max_tl, blank):
     return torch.where(pos < lengths, padded, torch.full_like(padded, blank))
 
 
+@_autocast_to_float32
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist Temporal Classification loss: -log of the total probability of all

@@ -209,4 +209,46 @@ ptl_standard_gamma_grad(double a, double x)
     return -sum;
 }
 
+/* _dirichlet_grad: for x ~ Beta(a, b), b = total - a held fixed, the derivative of x in a at
+ * a fixed quantile over 1 - x:  -(dI_x(a, b)/da) / density / (1 - x), the factor by which
+ * a Dirichlet sample's backward scales g - sum(x g) (pytorchlite/distributions/dirichlet.py).
+ * I_x(a, b) = x^a (1-x)^b / (a B(a, b)) sum_n t_n with t_n = (a+b)_n / (a+1)_n x^n, and the
+ * prefactor over the density is x (1 - x) / a, so term by term
+ *     result = -(x / a) sum_n t_n (ln x - 1/a - psi(a) + psi(a+b)
+ *                                  + sum_{k<n} (1/(a+b+k) - 1/(a+1+k))).
+ * Above the mean a / (a + b) the series runs in y = 1 - x through I_x(a, b) = 1 - I_y(b, a):
+ *     result = (x / b) sum_n s_n (ln x - psi(a) + psi(a+b) + sum_{k<n} 1/(a+b+k)),
+ * s_n = (a+b)_n / (b+1)_n y^n.  Either way the terms fall from the first once n passes
+ * ((a+b) z - c - 1) / (1 - z) (z the series variable, c = a or b), and the sum stops once a
+ * term is below 1e-17 of the sum of magnitudes.  PyTorch approximates the same quantity
+ * piecewise.  0 at x = 0; nan outside 0 <= x <= 1 or for a, b not positive. */
+PTL_HD static inline double
+ptl_dirichlet_grad(double x, double a, double total)
+{
+    double b = total - a;
+    if (!(a > 0.0) || !(b > 0.0) || !(x >= 0.0 && x <= 1.0)) {
+        return NAN;
+    }
+    if (x == 0.0) {
+        return 0.0;
+    }
+    int upper = x > a / (a + b);
+    double z = upper ? 1.0 - x : x, c = upper ? b : a;
+    double peak = ((a + b) * z - c - 1.0) / (1.0 - z);
+    double t = 1.0, d = log(x) + ptl_digamma_d(a + b) - ptl_digamma_d(a) - (upper ? 0.0 : 1.0 / a);
+    double sum = 0.0, mag = 0.0;
+    for (int64_t n = 0; n < 100000000; n++) {
+        double term = t * d;
+        sum += term;
+        mag += fabs(term);
+        if ((double)n > peak && t * (fabs(d) + 1.0) <= 1e-17 * mag) {
+            break;
+        }
+        double ab = a + b + (double)n;
+        t *= ab / (c + 1.0 + (double)n) * z;
+        d += 1.0 / ab - (upper ? 0.0 : 1.0 / (a + 1.0 + (double)n));
+    }
+    return upper ? x / b * sum : -x / a * sum;
+}
+
 #endif

@@ -1,5 +1,6 @@
 /* arg_parse.c -- schema-driven Python bindings: one callable per operator name, its
- * overloads tried in ops.def order.  Mirrors torch/csrc/utils/python_arg_parser.cpp.
+ * overloads tried in ops.def order but for PyTorch's Tensor-before-Scalar rule
+ * (group_add).  Mirrors torch/csrc/utils/python_arg_parser.cpp.
  *
  * Note [Binding from schemas]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -711,7 +712,52 @@ opfunc_new(const char *name, int method)
     return f;
 }
 
-/* Adds overload `id` to the group `name` in dict d (creating it). */
+/* Whether parameter a ranks below b in PyTorch's overload order: a Scalar (Scalar?) or an
+ * int where the other has a Tensor (Tensor?). */
+static int
+arg_ranks_below(const PtlArg *a, const PtlArg *b)
+{
+    return b->kind == PTL_ARG_TENSOR && a->optional == b->optional &&
+           (a->kind == PTL_ARG_SCALAR || (a->kind == PTL_ARG_INT && !a->optional));
+}
+
+static int
+is_out_arg(const PtlArg *a)
+{
+    return a->kwarg_only && a->alias_write;
+}
+
+/* Whether overload x ranks below overload y (PyTorch's sort_overloads in
+ * gen_python_functions.py): outputs aside, the same number of parameters, each of the same
+ * type as y's or ranked below it, and not all the same.  A 0-dim tensor that does not
+ * require grad fits both a Scalar and a Tensor parameter, so fill_, clamp and lerp try
+ * their Tensor overload first, as PyTorch does (FillBackward3, ClampBackward0, ...). */
+static int
+overload_ranks_below(const PtlSchema *x, const PtlSchema *y)
+{
+    int i = 0, j = 0, below = 0;
+    for (;;) {
+        while (i < x->nargs && is_out_arg(&x->args[i])) {
+            i++;
+        }
+        while (j < y->nargs && is_out_arg(&y->args[j])) {
+            j++;
+        }
+        if (i == x->nargs || j == y->nargs) {
+            return below && i == x->nargs && j == y->nargs;
+        }
+        const PtlArg *a = &x->args[i++], *b = &y->args[j++];
+        if (arg_ranks_below(a, b)) {
+            below = 1;
+        }
+        else if (a->kind != b->kind || a->optional != b->optional) {
+            return 0;
+        }
+    }
+}
+
+/* Adds overload `id` to the group `name` in dict d (creating it), before the first
+ * overload that ranks below it, else last (ops.def order). */
 static int
 group_add(PyObject *d, const char *name, int id, int method)
 {
@@ -730,7 +776,17 @@ group_add(PyObject *d, const char *name, int id, int method)
         PyErr_Format(PyExc_RuntimeError, "too many overloads for %s", name);
         return -1;
     }
-    f->ids[f->n++] = id;
+    const PtlSchema *s = &ptl_dispatcher_op_at(id)->schema;
+    int at = f->n;
+    for (int k = 0; k < f->n; k++) {
+        if (overload_ranks_below(&ptl_dispatcher_op_at(f->ids[k])->schema, s)) {
+            at = k;
+            break;
+        }
+    }
+    memmove(&f->ids[at + 1], &f->ids[at], sizeof(int) * (size_t)(f->n - at));
+    f->ids[at] = id;
+    f->n++;
     return 0;
 }
 

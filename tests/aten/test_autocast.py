@@ -96,16 +96,84 @@ FP32 = {
 }
 
 
+def _signs(m, *shape):
+    return (m.arange(int(np.prod(shape))).reshape(shape) % 2 * 2 - 1).to(m.bfloat16)
+
+
+# The losses written in Python (nn.functional's _autocast_to_float32): operators of
+# PyTorch's CPU float32 list there, compositions here
+PYTHON_LOSSES = {
+    "cross_entropy_probabilities": lambda m, f, b: f.cross_entropy(b(2, 3), b(2, 3, seed=1)),
+    "mse_loss": lambda m, f, b: f.mse_loss(b(2, 3), b(2, 3, seed=1)),
+    "l1_loss": lambda m, f, b: f.l1_loss(b(2, 3), b(2, 3, seed=1), reduction="none"),
+    "smooth_l1_loss": lambda m, f, b: f.smooth_l1_loss(b(2, 3), b(2, 3, seed=1), beta=0.3),
+    "huber_loss": lambda m, f, b: f.huber_loss(b(2, 3), b(2, 3, seed=1), delta=0.3),
+    "binary_cross_entropy_with_logits": lambda m, f, b: f.binary_cross_entropy_with_logits(
+        b(2, 3), b(2, 3, seed=1) * 0.5, pos_weight=b(3, seed=2).detach()),
+    "kl_div": lambda m, f, b: f.kl_div(b(2, 3), b(2, 3, seed=1), reduction="batchmean"),
+    "margin_ranking_loss": lambda m, f, b: f.margin_ranking_loss(b(4), b(4, seed=1),
+                                                                 _signs(m, 4)),
+    "hinge_embedding_loss": lambda m, f, b: f.hinge_embedding_loss(b(2, 3), _signs(m, 2, 3)),
+    "cosine_embedding_loss": lambda m, f, b: f.cosine_embedding_loss(b(2, 3), b(2, 3, seed=1),
+                                                                     _signs(m, 2)),
+    "soft_margin_loss": lambda m, f, b: f.soft_margin_loss(b(2, 3), _signs(m, 2, 3)),
+    "multi_margin_loss": lambda m, f, b: f.multi_margin_loss(b(2, 3), m.tensor([0, 2]),
+                                                             weight=b(3, seed=1).detach()),
+    "multilabel_margin_loss": lambda m, f, b: f.multilabel_margin_loss(
+        b(2, 3), m.tensor([[0, 2, -1], [1, -1, 0]])),
+    "triplet_margin_loss": lambda m, f, b: f.triplet_margin_loss(b(2, 3), b(2, 3, seed=1),
+                                                                 b(2, 3, seed=2)),
+    "poisson_nll_loss": lambda m, f, b: f.poisson_nll_loss(b(2, 3), b(2, 3, seed=1)),
+    "ctc_loss": lambda m, f, b: f.ctc_loss(-b(4, 1, 5), m.tensor([[1, 2]]), m.tensor([4]),
+                                           m.tensor([2])),
+}
+FP32.update(PYTHON_LOSSES)
+
+
 @pytest.mark.parametrize("name", list(FP32))
 def test_float32_ops(name):
     with ptl.autocast("cpu"):
         y = FP32[name](ptl, F, bf)
     assert y.dtype == ptl.float32
     ref = FP32[name](ptl, F, lambda *s, seed=0: bf(*s, seed=seed).float())
-    # cross_entropy is log_softmax (unlisted: bfloat16) then nll_loss (float32) here, where
-    # PyTorch runs the whole loss in float32
-    tol = 1e-2 if name == "cross_entropy" else 1e-6
-    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(y.numpy(), ref.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(PYTHON_LOSSES))
+def test_python_losses_differentiate_through_the_casts(name):
+    leaves = []
+
+    def b(*shape, seed=0):
+        leaves.append(bf(*shape, seed=seed).requires_grad_())
+        return leaves[-1]
+    with ptl.autocast("cpu"):
+        y = PYTHON_LOSSES[name](ptl, F, b)
+    y.sum().backward()
+    assert leaves[0].grad is not None
+    for leaf in leaves:   # a detached weight has none
+        assert leaf.grad is None or leaf.grad.dtype == ptl.bfloat16
+
+
+@needs_torch
+@pytest.mark.parametrize("name", list(PYTHON_LOSSES))
+def test_python_losses_match_torch_under_autocast(name):
+    outs = []
+    for m, f in ((ptl, F), (torch, torch.nn.functional)):
+        leaves = []
+
+        def b(*shape, seed=0):
+            a = np.abs(rand(*shape, seed=seed)) % 1 + 0.1
+            leaves.append(m.tensor(a).to(m.bfloat16).requires_grad_())
+            return leaves[-1]
+        with m.autocast("cpu"):
+            y = PYTHON_LOSSES[name](m, f, b)
+        y.sum().backward()
+        outs.append([str(y.dtype), y.detach().numpy()]
+                    + [leaf.grad.float().numpy() for leaf in leaves if leaf.grad is not None])
+    assert outs[0][0] == outs[1][0] and len(outs[0]) == len(outs[1])
+    for got, want in zip(outs[0][1:], outs[1][1:]):
+        np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-5, atol=1e-6)
 
 
 UNLISTED = {
@@ -116,6 +184,8 @@ UNLISTED = {
     "dot": lambda m, f, b, x: m.dot(x, x).dtype,
     "layer_norm": lambda m, f, b, x: f.layer_norm(b, (3,)).dtype,
     "cat_mixed": lambda m, f, b, x: m.cat([b, x]).dtype,
+    "gaussian_nll_loss": lambda m, f, b, x: f.gaussian_nll_loss(b, b * 2, b).dtype,
+    "multilabel_soft_margin_loss": lambda m, f, b, x: f.multilabel_soft_margin_loss(b, b).dtype,
 }
 
 

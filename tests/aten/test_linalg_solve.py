@@ -167,6 +167,107 @@ def test_singular_inputs():
     assert_close(logabs, np.array([0.0, -np.inf]))
 
 
+
+def _cofactors(a):
+    """The cofactor matrices of a batch [..., n, n] (float64): the gradient of det."""
+    n = a.shape[-1]
+    c = np.empty_like(a)
+    for i in range(n):
+        for j in range(n):
+            minor = np.delete(np.delete(a, i, axis=-2), j, axis=-1)
+            c[..., i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if n > 1 else 1.0)
+    return c
+
+
+def _low_rank(batch, n, rank, seed):
+    g = np.random.default_rng(seed)
+    return g.standard_normal(batch + (n, rank)) @ g.standard_normal(batch + (rank, n))
+
+
+SINGULAR = {
+    "rank-n-1": _low_rank((), 3, 2, 0),
+    "rank-n-1-batched": _low_rank((2, 2), 4, 3, 1),
+    "rank-n-2": _low_rank((3,), 4, 2, 2),
+    "exact-pivot": _singular((2,)),
+    "exact-2x2": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "zeros": np.zeros((3, 3)),
+    "ones": np.ones((2, 3, 3)),
+    "mixed-batch": np.stack([np.eye(3) + 0.5, _low_rank((), 3, 2, 3), np.zeros((3, 3))]),
+    "mixed-batch-rank-n-1": np.stack([np.eye(3) + 0.5, _low_rank((), 3, 2, 4)]),
+    "1x1-zero": np.zeros((2, 1, 1)),
+    "0x0": np.zeros((0, 0)),
+    "size-0-batch": np.zeros((0, 3, 3)),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("name", list(SINGULAR))
+def test_det_grad_at_singular_matrices_is_the_cofactor_matrix(name, layout):
+    """PyTorch's cofactor gradient through the SVD where det(A) vanishes."""
+    a = SINGULAR[name]
+    g = np.random.default_rng(5).standard_normal(a.shape[:-2])
+    A = ptl.tensor(a if layout == "contiguous" else np.swapaxes(a, -1, -2).copy())
+    if layout == "transposed":
+        A = A.mT
+    A.requires_grad_()
+    for fn in (ptl.linalg.det, ptl.det):
+        (gA,) = ptl.autograd.grad(fn(A), A, ptl.tensor(g))
+        assert_close(gA, g[..., None, None] * _cofactors(a), rtol=1e-9, atol=1e-12)
+        (gA,) = ptl.autograd.grad(fn(A), A, ptl.tensor(g), create_graph=True)
+        assert_close(gA.detach(), g[..., None, None] * _cofactors(a), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["rank-n-1", "rank-n-1-batched", "exact-2x2",
+                                  "mixed-batch-rank-n-1", "1x1-zero"])
+def test_det_gradcheck_and_gradgradcheck_at_singular_matrices(name):
+    A = ptl.tensor(SINGULAR[name], requires_grad=True)
+    assert gradcheck(ptl.linalg.det, [A])
+    assert gradgradcheck(ptl.linalg.det, [A])
+
+
+def test_det_gradcheck_below_rank_n_minus_1():
+    A = ptl.tensor(SINGULAR["rank-n-2"], requires_grad=True)
+    assert gradcheck(ptl.linalg.det, [A])
+
+
+def test_slogdet_backward_at_a_singular_matrix_raises():
+    A = ptl.tensor(_singular((2,)), requires_grad=True)
+    sign, logabs = ptl.linalg.slogdet(A)
+    assert_close(sign.detach(), np.zeros(2))
+    assert_close(logabs.detach(), np.full(2, -np.inf))
+    for create_graph in (False, True):
+        with pytest.raises(ptl.linalg.LinAlgError, match=re.escape(
+                "torch.linalg.solve: (Batch element 0): The solver failed because the input "
+                "matrix is singular.")):
+            ptl.autograd.grad(ptl.linalg.slogdet(A).logabsdet.sum(), A,
+                              create_graph=create_graph)
+
+
+@torch_ref
+@pytest.mark.parametrize("name", list(SINGULAR))
+def test_det_grad_at_singular_matrices_matches_torch(name):
+    """Against torch's create_graph branch, which takes the SVD where |det| < 100 eps."""
+    a = SINGULAR[name]
+    outs = []
+    for L in (ptl, torch):
+        A = L.tensor(a, requires_grad=True)
+        (gA,) = L.autograd.grad(L.linalg.det(A).sum(), A, create_graph=True)
+        outs.append(np.asarray(gA.detach().numpy()))
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-9, atol=1e-12)
+
+
+@torch_ref
+def test_slogdet_backward_at_a_singular_matrix_raises_like_torch():
+    A = torch.tensor(_singular(), requires_grad=True)
+    with pytest.raises(torch.linalg.LinAlgError, match=re.escape(
+            "torch.linalg.solve: The solver failed because the input matrix is singular.")):
+        torch.autograd.grad(torch.linalg.slogdet(A).logabsdet, A, create_graph=True)
+    A = ptl.tensor(_singular(), requires_grad=True)
+    with pytest.raises(ptl.linalg.LinAlgError, match=re.escape(
+            "torch.linalg.solve: The solver failed because the input matrix is singular.")):
+        ptl.autograd.grad(ptl.linalg.slogdet(A).logabsdet, A, create_graph=True)
+
+
 ERRORS = [
     ("inv", ptl.linalg.inv, [(2, 3)], {}, RuntimeError,
      "linalg.inv: A must be batches of square matrices, but they are 2 by 3 matrices"),
@@ -261,6 +362,11 @@ def _x(shape, seed=0):
 GRAD_CASES = [
     ("lu_factor", lambda A: ptl.linalg.lu_factor(A).LU, [(3, 3)]),
     ("lu_factor-batched", lambda A: ptl.linalg.lu_factor_ex(A).LU, [(2, 4, 4)]),
+    ("lu_factor-tall", lambda A: ptl.linalg.lu_factor(A).LU, [(5, 3)]),
+    ("lu_factor-wide-batched", lambda A: ptl.linalg.lu_factor_ex(A).LU, [(2, 3, 5)]),
+    ("lu_factor-column", lambda A: ptl.linalg.lu_factor(A).LU, [(4, 1)]),
+    ("lu_factor-row", lambda A: ptl.linalg.lu_factor(A).LU, [(1, 4)]),
+    ("lu_factor-empty-columns", lambda A: ptl.linalg.lu_factor(A).LU, [(3, 0)]),
     ("solve", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (3, 2)]),
     ("solve-vector", lambda A, B: ptl.linalg.solve(A, B), [(2, 3, 3), (2, 3)]),
     ("solve-broadcast", lambda A, B: ptl.linalg.solve(A, B), [(3, 3), (2, 3, 2)]),
@@ -282,6 +388,33 @@ def test_gradcheck_and_gradgradcheck(name, fn, shapes):
     inputs = [_x(s, i) for i, s in enumerate(shapes)]
     assert gradcheck(fn, inputs)
     assert gradgradcheck(fn, inputs)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 2), (2, 2, 4), (2, 1, 3, 6)])
+def test_lu_factor_grad_of_rectangular_matrices_matches_a_finite_difference(shape):
+    """gLU . dLU = gA . dA along a random direction, with the pivots kept fixed."""
+    g = np.random.default_rng(7)
+    a, d, w = (g.uniform(-2, 2, shape) for _ in range(3))
+    A = ptl.tensor(a, requires_grad=True)
+    ptl.linalg.lu_factor(A).LU.backward(ptl.tensor(w))
+    h = 1e-6
+    plus = ptl.linalg.lu_factor(ptl.tensor(a + h * d)).LU.numpy()
+    minus = ptl.linalg.lu_factor(ptl.tensor(a - h * d)).LU.numpy()
+    np.testing.assert_allclose((A.grad.numpy() * d).sum(),
+                               (w * (plus - minus) / (2 * h)).sum(), rtol=1e-6)
+
+
+@torch_ref
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 2), (2, 2, 4), (4, 1), (1, 4)])
+def test_lu_factor_grad_of_rectangular_matrices_matches_torch(shape):
+    g = np.random.default_rng(8)
+    a, w = g.uniform(-2, 2, shape), g.uniform(-2, 2, shape)
+    grads = []
+    for L in (ptl, torch):
+        A = L.tensor(a, requires_grad=True)
+        L.linalg.lu_factor(A).LU.backward(L.tensor(w))
+        grads.append(np.asarray(A.grad.numpy()))
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
 
 
 def test_grad_fn_names():

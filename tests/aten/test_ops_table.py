@@ -54,6 +54,9 @@ NO_DERIVATIVE = {
     "_ptl_rnn_layer_backward": "PyTorch's _cudnn_rnn_backward has no derivative either "
                                "(Note [Recurrent layer] in native/rnn.c)",
     "_standard_gamma_grad": "derivatives.yaml: not_implemented(\"_standard_gamma_grad\")",
+    "_sample_dirichlet": "derivatives.yaml: not_implemented(\"_sample_dirichlet\"); "
+                         "Dirichlet.rsample differentiates it with _dirichlet_grad",
+    "_dirichlet_grad": "derivatives.yaml: not_implemented(\"_dirichlet_grad\")",
 }
 
 

@@ -15,7 +15,7 @@ from scipy import special, stats
 
 import pytorchlite as ptl
 from pytorchlite import _C
-from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, make, torch
+from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, make, torch, torch_ref
 
 
 N = 1_000_000
@@ -477,6 +477,138 @@ def test_standard_gamma_grad_edges_and_errors():
     with pytest.raises(NotImplementedError, match="the derivative for "
                                                   "'aten::_standard_gamma_grad' is not"):
         ptl._standard_gamma_grad(x, ptl.ones(2)).sum().backward()
+
+
+
+@pytest.mark.parametrize("c", [[0.05, 0.3], [0.5, 1.0, 2.0], [2.5, 40.0, 0.7, 1.0]])
+def test_sample_dirichlet_law(c):
+    """Each coordinate of a Dirichlet(c) sample is Beta(c_j, sum c - c_j); the moments and
+    covariances are scipy.stats.dirichlet's."""
+    c = np.asarray(c)
+    x = ptl._sample_dirichlet(ptl.tensor(np.tile(c, (N // 8, 1)))).numpy()
+    assert np.all(x > 0) and np.allclose(x.sum(-1), 1.0, rtol=0, atol=1e-14)
+    law = stats.dirichlet(c)
+    for j in range(c.size):
+        check_moments(x[:, j], law.mean()[j], law.var()[j])
+        # a coordinate near 1 rounds to 1.0, so a large one is tested through 1 - x_j, the
+        # sum of the others, which is Beta(sum c - c_j, c_j)
+        if c[j] > c.sum() / 2:
+            check_ks(np.delete(x, j, 1).sum(1), stats.beta(c.sum() - c[j], c[j]).cdf)
+        else:
+            check_ks(x[:, j], stats.beta(c[j], c.sum() - c[j]).cdf)
+    # the covariance of two coordinates, -c_0 c_1 / (c0^2 (c0 + 1)), within 5 sigma
+    d = (x[:, 0] - law.mean()[0]) * (x[:, 1] - law.mean()[1])
+    want = -c[0] * c[1] / (c.sum() ** 2 * (c.sum() + 1))
+    assert abs(d.mean() - want) < 5 * d.std() / np.sqrt(d.size)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_sample_dirichlet_dtypes_shapes_and_generator(dtype):
+    a = (ptl.rand(3, 4, dtype=ptl.float64) + 0.5).to(dtype)
+    one = ptl._sample_dirichlet(a, generator=ptl.Generator().manual_seed(5))
+    two = ptl._sample_dirichlet(a, generator=ptl.Generator().manual_seed(5))
+    assert one.dtype == dtype and one.shape == (3, 4)
+    assert ptl.equal(one, two) and not ptl.equal(one, ptl._sample_dirichlet(a))
+    np.testing.assert_allclose(f64(one).sum(-1), 1.0, rtol=1e-6)
+    # the draws are _standard_gamma's from the same streams, normalised
+    g = f64(ptl._standard_gamma(a, generator=ptl.Generator().manual_seed(5)))
+    np.testing.assert_allclose(f64(one), g / g.sum(-1, keepdims=True), rtol=1e-6)
+    strided = ptl._sample_dirichlet(a.t(), generator=ptl.Generator().manual_seed(5))
+    assert strided.shape == (4, 3)
+    np.testing.assert_allclose(f64(strided).sum(-1), 1.0, rtol=1e-6)
+    assert ptl._sample_dirichlet(ptl.empty(0, 3, dtype=dtype)).shape == (0, 3)
+    assert ptl._sample_dirichlet(ptl.empty(2, 0, dtype=dtype)).shape == (2, 0)
+    assert ptl._sample_dirichlet(ptl.tensor(2.0, dtype=dtype)).item() == 1.0
+    # concentrations at 0 draw the floor, which normalises to equal shares
+    assert_zero = f64(ptl._sample_dirichlet(ptl.zeros(2, dtype=dtype)))
+    np.testing.assert_array_equal(assert_zero, [0.5, 0.5])
+
+
+@pytest.mark.parametrize("dtype, name", [(ptl.float16, "Half"), (ptl.bfloat16, "BFloat16"),
+                                         (ptl.int64, "Long"), (ptl.bool, "Bool")])
+def test_sample_dirichlet_dtype_errors(dtype, name):
+    with pytest.raises(NotImplementedError,
+                       match=f"^\"dirichlet\" not implemented for '{name}'$"):
+        ptl._sample_dirichlet(ptl.ones(3, dtype=dtype))
+
+
+def _beta_quantile_grad(x, a, b):
+    """-(dI_x(a, b)/da) / density / (1 - x), dI/da by central differences of betainc."""
+    h = 1e-6 * max(a, 1.0)
+    di = (special.betainc(a + h, b, x) - special.betainc(a - h, b, x)) / (2 * h)
+    return -di / stats.beta(a, b).pdf(x) / (1 - x)
+
+
+@pytest.mark.parametrize("a", [0.05, 0.3, 1.0, 2.5, 10.0, 150.0, 3000.0])
+@pytest.mark.parametrize("b", [0.05, 0.4, 1.0, 3.0, 20.0, 500.0])
+def test_dirichlet_grad_against_the_beta_cdf(a, b):
+    """_dirichlet_grad(x, a, a + b) over the quantiles 1e-6 .. 1 - 1e-5 of Beta(a, b)."""
+    q = np.array([1e-6, 1e-3, 0.05, 0.3, 0.5, 0.7, 0.95, 0.999, 1 - 1e-5])
+    x = stats.beta(a, b).ppf(q)
+    x = x[(x > 0) & (x < 1)]
+    got = ptl._dirichlet_grad(ptl.tensor(x), ptl.full(x.shape, a, dtype=ptl.float64),
+                              ptl.full(x.shape, a + b, dtype=ptl.float64))
+    want = np.array([_beta_quantile_grad(v, a, b) for v in x])
+    np.testing.assert_allclose(got.numpy(), want, rtol=5e-5)
+
+
+def test_dirichlet_grad_edges_and_errors():
+    x = ptl.tensor([0.0, 1.0, 0.3, 1.5, 0.5, 0.5], dtype=ptl.float64)
+    a = ptl.tensor([2.0, 2.0, 2.0, 2.0, -1.0, 3.0], dtype=ptl.float64)
+    total = ptl.tensor([5.0, 5.0, 5.0, 5.0, 5.0, 2.0], dtype=ptl.float64)
+    got = ptl._dirichlet_grad(x, a, total).numpy()
+    assert got[0] == 0.0
+    # at x = 1: (psi(a + b) - psi(a)) / b
+    assert abs(got[1] - (special.digamma(5.0) - special.digamma(2.0)) / 3.0) < 1e-14
+    assert abs(got[2] - _beta_quantile_grad(0.3, 2.0, 3.0)) < 1e-6
+    assert np.all(np.isnan(got[3:]))
+    f32 = ptl._dirichlet_grad(ptl.tensor([0.3]), ptl.tensor([2.0]), ptl.tensor([5.0]))
+    assert f32.dtype == ptl.float32 and abs(f32.item() - got[2]) < 1e-6
+    bc = ptl._dirichlet_grad(ptl.full((2, 3), 0.3), ptl.tensor([2.0]), ptl.tensor(5.0))
+    assert bc.shape == (2, 3)
+    assert ptl._dirichlet_grad(ptl.ones(0), ptl.ones(0), ptl.ones(0)).shape == (0,)
+    with pytest.raises(RuntimeError, match="^Found dtype Double but expected Float$"):
+        ptl._dirichlet_grad(ptl.ones(2), ptl.ones(2, dtype=ptl.float64), ptl.ones(2))
+    with pytest.raises(RuntimeError, match="^Found dtype Float but expected Double$"):
+        ptl._dirichlet_grad(ptl.ones(2, dtype=ptl.float64), ptl.ones(2, dtype=ptl.float64),
+                            ptl.ones(2))
+    with pytest.raises(NotImplementedError,
+                       match="^\"_dirichlet_grad_cpu\" not implemented for 'Long'$"):
+        ptl._dirichlet_grad(ptl.tensor([1]), ptl.tensor([1]), ptl.tensor([1]))
+    with pytest.raises(RuntimeError, match="The size of tensor a \\(3\\) must match"):
+        ptl._dirichlet_grad(ptl.ones(3), ptl.ones(3), ptl.ones(2))
+    for op, args in ((ptl._sample_dirichlet, (ptl.ones(2, requires_grad=True),)),
+                     (ptl._dirichlet_grad, (ptl.full((2,), 0.5, requires_grad=True),
+                                            ptl.ones(2), ptl.full((2,), 3.0)))):
+        name = op.__name__
+        with pytest.raises(NotImplementedError,
+                           match=f"the derivative for 'aten::{name}' is not implemented"):
+            op(*args).sum().backward()
+
+
+@torch_ref
+def test_dirichlet_ops_match_torch():
+    """torch's _dirichlet_grad approximates the same quantity piecewise (to about 2e-3);
+    its errors match exactly."""
+    g = np.random.default_rng(3)
+    a, b = g.uniform(0.1, 20, 64), g.uniform(0.1, 20, 64)
+    x = stats.beta(a, b).ppf(g.uniform(0.01, 0.99, 64))
+    args = [x, a, a + b]
+    mine = ptl._dirichlet_grad(*[ptl.tensor(v) for v in args]).numpy()
+    ref = torch._dirichlet_grad(*[torch.tensor(v) for v in args]).numpy()
+    np.testing.assert_allclose(mine, ref, rtol=5e-3)
+    for L in (ptl, torch):
+        assert abs(L._sample_dirichlet(L.tensor(3.0)).item() - 1.0) < 1e-6
+    cases = [lambda L: L._sample_dirichlet(L.ones(3, dtype=L.int64)),
+             lambda L: L._sample_dirichlet(L.ones(3, dtype=L.float16)),
+             lambda L: L._dirichlet_grad(L.ones(2), L.ones(2, dtype=L.float64), L.ones(2)),
+             lambda L: L._dirichlet_grad(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64),
+                                         L.ones(2, dtype=L.int64))]
+    for case in cases:
+        with pytest.raises(Exception) as want:
+            case(torch)
+        with pytest.raises(type(want.value), match="^" + re.escape(str(want.value)) + "$"):
+            case(ptl)
 
 
 def test_multinomial_with_replacement_law():

@@ -13,7 +13,7 @@ import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck
 from pytorchlite.distributions import (Bernoulli, Beta, Categorical, Dirichlet, Gamma,
                                        Independent, Normal, Uniform)
-from helpers import assert_close
+from helpers import assert_close, torch, torch_ref
 
 N = 200_000
 
@@ -143,6 +143,57 @@ def test_gamma_rsample_gradient_is_the_cdf_quantile_derivative(concentration):
     z = x.detach().numpy() * 2.0            # the standard gamma variate
     assert_close(alpha.grad, _quantile_grad(concentration, z) / 2.0, rtol=1e-5, atol=1e-10)
     assert_close(rate.grad, -x.detach().numpy() / 2.0, rtol=1e-12, atol=1e-14)
+
+
+
+def _beta_quantile_grads(x, a, b):
+    """dx/da and dx/db of a Beta(a, b) variate at a fixed quantile, from finite differences
+    of the regularised incomplete beta function (the CDF)."""
+    h = 1e-6
+    pdf = stats.beta(a, b).pdf(x)
+    da = (special.betainc(a + h, b, x) - special.betainc(a - h, b, x)) / (2 * h)
+    db = (special.betainc(a, b + h, x) - special.betainc(a, b - h, x)) / (2 * h)
+    return -da / pdf, -db / pdf
+
+
+@pytest.mark.parametrize("a, b", [(0.3, 0.5), (2.0, 3.0), (0.8, 12.0), (40.0, 7.0)])
+def test_beta_rsample_gradient_is_the_cdf_quantile_derivative(a, b):
+    """Dirichlet's rsample goes through aten::_sample_dirichlet and aten::_dirichlet_grad,
+    so a Beta sample moves with each concentration at its quantile."""
+    ptl.manual_seed(8)
+    ca = ptl.full((64,), a, dtype=ptl.float64, requires_grad=True)
+    cb = ptl.full((64,), b, dtype=ptl.float64, requires_grad=True)
+    x = Beta(ca, cb).rsample()
+    assert type(x.grad_fn).__name__ == "SelectBackward0"
+    x.sum().backward()
+    want_a, want_b = _beta_quantile_grads(x.detach().numpy(), a, b)
+    assert_close(ca.grad, want_a, rtol=1e-4, atol=1e-10)
+    assert_close(cb.grad, want_b, rtol=1e-4, atol=1e-10)
+
+
+def test_dirichlet_rsample_backward_is_once_differentiable():
+    """As in PyTorch, the backward runs without history (once_differentiable), so its
+    gradient is a constant even under create_graph."""
+    c = ptl.tensor([1.0, 2.0, 3.0], dtype=ptl.float64, requires_grad=True)
+    y = Dirichlet(c).rsample((4,))
+    assert type(y.grad_fn).__name__ == "_DirichletBackward"
+    (g,) = ptl.autograd.grad(y[:, 0].sum(), c, create_graph=True)
+    assert not g.requires_grad and g.grad_fn is None
+
+
+@torch_ref
+def test_dirichlet_backward_matches_torch():
+    """The same backward formula as torch's _Dirichlet_backward; torch's _dirichlet_grad
+    approximates the Beta quantile derivative to about 2e-3."""
+    from pytorchlite.distributions.dirichlet import _Dirichlet_backward
+    from torch.distributions.dirichlet import _Dirichlet_backward as torch_backward
+    g = np.random.default_rng(9)
+    c = g.uniform(0.3, 5.0, (6, 4))
+    x = np.stack([stats.dirichlet(row).rvs(random_state=g)[0] for row in c])
+    w = g.standard_normal((6, 4))
+    mine = _Dirichlet_backward(t64(x), t64(c), t64(w)).numpy()
+    ref = torch_backward(*(torch.tensor(v) for v in (x, c, w))).numpy()
+    np.testing.assert_allclose(mine, ref, rtol=5e-3, atol=1e-6)
 
 
 def _mean_gradient(grads, want):

@@ -1,5 +1,6 @@
 /* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
- * bernoulli, multinomial, poisson, _standard_gamma (+ its reparameterised gradient) and the in-place samplers uniform_, normal_, random_,
+ * bernoulli, multinomial, poisson, _standard_gamma, _sample_dirichlet (+ their reparameterised
+ * gradients) and the in-place samplers uniform_, normal_, random_,
  * exponential_, geometric_, log_normal_, cauchy_, bernoulli_.  Mirrors
  * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h,
  * ATen/native/cpu/DistributionKernels.cpp and the random factories of
@@ -918,18 +919,14 @@ error:
     return -1;
 }
 
-/* _standard_gamma(Tensor self, Generator? generator=None): out[i] ~ Gamma(self[i], 1),
- * self's dtype, floored at the dtype's smallest normal number as in PyTorch (so that log
- * of a sample stays finite). */
-static int
-standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+/* Gamma(self[i], 1) draws in self's dtype, floored at the dtype's smallest normal number
+ * as in PyTorch (so that log of a sample stays finite), from the op's generator argument.
+ * New ref or NULL. */
+static PtlTensorImpl *
+gamma_draws(const PtlOperator *op, PtlIValue *s)
 {
-    (void)ks;
     PtlTensorImpl *self = s[0].u.t, *alpha = NULL, *t = NULL;
     double tiny;
-    if (check_floating("gamma_cpu", self->dtype) < 0) {
-        return -1;
-    }
     switch (self->dtype) {
     case PTL_DTYPE_FLOAT16: tiny = 6.103515625e-05; break;
     case PTL_DTYPE_BFLOAT16:
@@ -937,7 +934,7 @@ standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     default: tiny = DBL_MIN; break;
     }
     if ((alpha = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
-        return -1;
+        return NULL;
     }
     if ((t = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu())) == NULL) {
         goto error;
@@ -948,12 +945,61 @@ standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     ptl_decref(alpha);
-    s[0] = ptl_iv_tensor(t);
-    return 0;
+    return t;
 error:
     ptl_xdecref(alpha);
     ptl_xdecref(t);
-    return -1;
+    return NULL;
+}
+
+/* _standard_gamma(Tensor self, Generator? generator=None): out[i] ~ Gamma(self[i], 1) */
+static int
+standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *t;
+    if (check_floating("gamma_cpu", s[0].u.t->dtype) < 0 || (t = gamma_draws(op, s)) == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
+}
+
+/* _sample_dirichlet(Tensor self, Generator? generator=None): gamma draws (as
+ * _standard_gamma's) divided by their sum over the last dim, so that each row of the
+ * output [..., k] lies on the simplex (a 0-dim self is one row of one).  float32 and
+ * float64, as in PyTorch; the sums are taken in double. */
+static int
+sample_dirichlet_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *t;
+    int f8 = self->dtype == PTL_DTYPE_FLOAT64;
+    if (!f8 && self->dtype != PTL_DTYPE_FLOAT32) {
+        return not_implemented("dirichlet", self->dtype);
+    }
+    if ((t = gamma_draws(op, s)) == NULL) {
+        return -1;
+    }
+    int64_t k = self->dim ? self->sizes[self->dim - 1] : 1, rows = k ? t->numel / k : 0;
+    double *d8 = (double *)ptl_tensor_data(t);
+    float *d4 = (float *)ptl_tensor_data(t);
+    for (int64_t r = 0; r < rows; r++) {
+        double sum = 0.0;
+        for (int64_t i = r * k; i < (r + 1) * k; i++) {
+            sum += f8 ? d8[i] : (double)d4[i];
+        }
+        for (int64_t i = r * k; i < (r + 1) * k; i++) {
+            if (f8) {
+                d8[i] /= sum;
+            }
+            else {
+                d4[i] = (float)((double)d4[i] / sum);
+            }
+        }
+    }
+    s[0] = ptl_iv_tensor(t);
+    return 0;
 }
 
 /* _standard_gamma_grad(Tensor self, Tensor output): d output / d self, elementwise
@@ -982,6 +1028,42 @@ standard_gamma_grad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     (void)ks;
     return ptl_pointwise_named(op, s, 2, both, ptl_iter_config(), loops, NULL,
                                "_standard_gamma_grad_cpu");
+}
+
+/* _dirichlet_grad(Tensor x, Tensor alpha, Tensor total): elementwise ptl_dirichlet_grad,
+ * the three of one dtype as in PyTorch (no promotion); float32 computes in double. */
+#define DEFINE_DIRICHLET_GRAD_LOOP(T, DT)                                                 \
+    static void                                                                           \
+    dirichlet_grad_loop_##DT(char **d, const int64_t *st, int64_t n, const void *extra)  \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            double x = *(const T *)(d[1] + i * st[1]), a = *(const T *)(d[2] + i * st[2]);  \
+            double total = *(const T *)(d[3] + i * st[3]);                                \
+            *(T *)(d[0] + i * st[0]) = (T)ptl_dirichlet_grad(x, a, total);                \
+        }                                                                                 \
+    }
+DEFINE_DIRICHLET_GRAD_LOOP(float, f4)
+DEFINE_DIRICHLET_GRAD_LOOP(double, f8)
+#undef DEFINE_DIRICHLET_GRAD_LOOP
+
+static int
+dirichlet_grad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int three[3] = {0, 1, 2};
+    static const PtlLoop loops[PTL_DTYPE_COUNT] = {
+        [PTL_DTYPE_FLOAT32] = dirichlet_grad_loop_f4,
+        [PTL_DTYPE_FLOAT64] = dirichlet_grad_loop_f8};
+    (void)ks;
+    for (int i = 1; i < 3; i++) {
+        if (s[i].u.t->dtype != s[0].u.t->dtype) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                                 ptl_dtype_legacy_name(s[i].u.t->dtype),
+                                 ptl_dtype_legacy_name(s[0].u.t->dtype));
+        }
+    }
+    return ptl_pointwise_named(op, s, 3, three, ptl_iter_config(), loops, NULL,
+                               "_dirichlet_grad_cpu");
 }
 
 /* ---- randperm ---- */
@@ -1233,6 +1315,8 @@ static const PtlKernelReg random_cpu[] = {
     {PTL_OP_poisson, PTL_KEY_CPU, poisson_cpu},
     {PTL_OP__standard_gamma, PTL_KEY_CPU, standard_gamma_cpu},
     {PTL_OP__standard_gamma_grad, PTL_KEY_CPU, standard_gamma_grad_cpu},
+    {PTL_OP__sample_dirichlet, PTL_KEY_CPU, sample_dirichlet_cpu},
+    {PTL_OP__dirichlet_grad, PTL_KEY_CPU, dirichlet_grad_cpu},
     {PTL_OP_uniform_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_normal_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_random__from, PTL_KEY_CPU, random__cpu},

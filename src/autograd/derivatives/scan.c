@@ -3,13 +3,15 @@
  * (cumprod_backward). */
 #include "../formula.h"
 
-/* sum_{k >= i} a_k along dim: total - inclusive prefix + a (no flip needed) */
+/* sum_{k >= i} a_k along dim, as flip(cumsum(flip(a))): total - prefix + a would cancel
+ * catastrophically where the a_k after i are small next to those before */
 static PtlTensorImpl *
 reverse_cumsum(Scope *sc, PtlTensorImpl *a, int64_t dim)
 {
-    PtlIValue cv[2] = {ptl_iv_tensor(a), ptl_iv_int(dim)};
-    PtlIValue sv3[3] = {ptl_iv_tensor(a), ptl_iv_intlist(&dim, 1), ptl_iv_bool(1)};
-    return ADD(SUB(fv(sc, PTL_OP_sum_dim_IntList, 3, sv3), fv(sc, PTL_OP_cumsum, 2, cv)), a);
+    PtlIValue fa[2] = {ptl_iv_tensor(a), ptl_iv_intlist(&dim, 1)};
+    PtlIValue cv[2] = {ptl_iv_tensor(fv(sc, PTL_OP_flip, 2, fa)), ptl_iv_int(dim)};
+    PtlIValue fc[2] = {ptl_iv_tensor(fv(sc, PTL_OP_cumsum, 2, cv)), ptl_iv_intlist(&dim, 1)};
+    return fv(sc, PTL_OP_flip, 2, fc);
 }
 
 int
