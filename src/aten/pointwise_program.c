@@ -2,6 +2,7 @@
 #include "pointwise_program.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "../c10/cpu_features.h"
 #include "../c10/error.h"
@@ -147,6 +148,21 @@ run_double_chunk(void *ctx, int64_t begin, int64_t end)
 {
     run_double(ctx, begin, end);
     return 0;
+}
+
+int
+ptl_pointwise_program_accepts(PtlTensorImpl *const *ts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const PtlTensorImpl *t = ts[i];
+        if (t->device.type != PTL_DEVICE_CPU || !ptl_tensor_is_contiguous(t) ||
+            (t->dtype != PTL_DTYPE_FLOAT32 && t->dtype != PTL_DTYPE_FLOAT64) ||
+            t->dtype != ts[0]->dtype || t->numel != ts[0]->numel || t->dim != ts[0]->dim ||
+            memcmp(t->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)t->dim) != 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 PtlTensorImpl *

@@ -27,23 +27,6 @@ py_program_ops(PyObject *m, PyObject *unused)
     return list;
 }
 
-/* Whether the tensors can feed one program: CPU, contiguous, all float32 or all float64,
- * one number of elements, no autograd history wanted. */
-static int
-eligible(PtlTensorImpl *const *ts, int n)
-{
-    for (int i = 0; i < n; i++) {
-        const PtlTensorImpl *t = ts[i];
-        if (t->device.type != PTL_DEVICE_CPU || !ptl_tensor_is_contiguous(t) ||
-            (t->dtype != PTL_DTYPE_FLOAT32 && t->dtype != PTL_DTYPE_FLOAT64) ||
-            t->dtype != ts[0]->dtype || t->numel != ts[0]->numel || t->dim != ts[0]->dim ||
-            memcmp(t->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)t->dim) != 0) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 /* _C._jit_run_pointwise_program(program, tensors, scalars): program is a sequence of
  * (opcode, a, b); returns the output tensor, or None when the tensors are not eligible (the
  * caller then runs the nodes one by one). */
@@ -93,7 +76,7 @@ py_run_program(PyObject *m, PyObject *args)
             goto done;
         }
     }
-    if (nt == 0 || !eligible(ts, (int)nt)) {
+    if (nt == 0 || !ptl_pointwise_program_accepts(ts, (int)nt)) {
         res = Py_NewRef(Py_None);
         goto done;
     }

@@ -96,6 +96,8 @@ int ptlpy_tracer_init(PyObject *module);
 int ptlpy_tracer_python_value(const char *what);
 /* _C._jit_run_pointwise_program (pointwise_program.c) */
 int ptlpy_pointwise_program_init(PyObject *module);
+/* _C._jit_program and the C API's ptl_api_jit_* (jit_exec.c) */
+int ptlpy_jit_exec_init(PyObject *module);
 /* ---- profiler (profiler.c) ---- */
 int ptlpy_profiler_init(PyObject *module);
 /* with_stack: nonzero while op calls from Python capture the Python stack; then
