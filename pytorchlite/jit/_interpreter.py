@@ -161,8 +161,12 @@ def lower(graph, module=None):
     if last is not None and last.kind == "prim::TupleConstruct" and \
             graph.uses().get(returns[0]) == 1:
         returns, tuple_output = list(last.inputs), True
+    else:
+        last = None
     constants, steps, guards = [], [], []
     for n in graph.nodes:
+        if n is last:
+            continue
         ins = [slots[v] for v in n.inputs]
         outs = [slots[o] for o in n.outputs]
         if getattr(n, "blocks", None) or (n.subgraph is not None and
@@ -266,14 +270,20 @@ class Interpreter:
             self.program = None
             self._lowerable = False
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["program"] = None   # a copy lowers the graph again on its first run
+        return state
+
     def run(self, *args):
         program = self.program
         if program is not None:
             out = program(*args)
             if out is not NotImplemented:
                 return out
-        if self._lowerable and self._module_graph and args:
-            self._lower(args[0])   # a new module, or one of its attributes was replaced
+        if self._lowerable:
+            # first run of a module graph, a new module, or one of its attributes replaced
+            self._lower(args[0] if self._module_graph and args else None)
             if self.program is not None:
                 return self.program(*args)
         return self.run_steps(*args)

@@ -354,6 +354,33 @@ ptl_jit_program_num_outputs(const PtlJitProgram *p)
 
 /* ---- running ---- */
 
+/* Whether an argument of schema a may hold a value tagged tag (the graph's inputs are only
+ * checked here, so a wrong one raises instead of reaching a kernel). */
+static int
+arg_accepts(const PtlArg *a, int tag)
+{
+    if (tag == PTL_IV_NONE) {
+        return a->optional || (a->has_default && a->def.tag == PTL_IV_NONE);
+    }
+    switch ((PtlArgKind)a->kind) {
+    case PTL_ARG_TENSOR: return tag == PTL_IV_TENSOR;
+    case PTL_ARG_INT:
+    case PTL_ARG_BOOL: return tag == PTL_IV_INT || tag == PTL_IV_BOOL;
+    case PTL_ARG_FLOAT:
+    case PTL_ARG_SCALAR: return tag == PTL_IV_INT || tag == PTL_IV_BOOL || tag == PTL_IV_DOUBLE;
+    case PTL_ARG_STR: return tag == PTL_IV_STRING;
+    case PTL_ARG_DTYPE: return tag == PTL_IV_DTYPE;
+    case PTL_ARG_DEVICE: return tag == PTL_IV_DEVICE;
+    case PTL_ARG_LAYOUT: return tag == PTL_IV_LAYOUT;
+    case PTL_ARG_MEMFORMAT: return tag == PTL_IV_MEMFORMAT;
+    case PTL_ARG_GENERATOR: return tag == PTL_IV_GENERATOR;
+    case PTL_ARG_TENSORLIST: return tag == PTL_IV_TENSORLIST;
+    case PTL_ARG_INTLIST: return tag == PTL_IV_INTLIST;
+    case PTL_ARG_FLOATLIST: return tag == PTL_IV_DOUBLELIST;
+    default: return 0;
+    }
+}
+
 static int
 run_op(const Step *st, PtlIValue *frame)
 {
@@ -364,6 +391,11 @@ run_op(const Step *st, PtlIValue *frame)
         PtlIValue *v = &stack[i];
         *v = st->in[i] >= 0 ? frame[st->in[i]] : s->args[i].def;
         v->owned = 0;
+        if (PTL_UNLIKELY(!arg_accepts(&s->args[i], v->tag))) {
+            return ptl_error_set(PTL_ERR_TYPE, "%s.%s: argument '%s' must be %s, the graph "
+                                 "gave a value of another type", s->name, s->overload,
+                                 s->args[i].name, ptl_arg_kind_name(s->args[i].kind));
+        }
         /* the graph's types allow an int for a float and a bool for an int */
         if (s->args[i].kind == PTL_ARG_FLOAT && (v->tag == PTL_IV_INT || v->tag == PTL_IV_BOOL)) {
             *v = ptl_iv_double(ptl_iv_to_double(v));
