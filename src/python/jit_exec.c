@@ -152,43 +152,17 @@ add_fused_step(PtlJitProgram *p, PyObject *step, PyObject *held)
 {
     const char *kind;
     PyObject *prog_o, *scal_o, *sub, *ins_o;
-    int out, ins[PTL_PROGRAM_MAX_REGS];
+    int out, nin, ni, ns, ins[PTL_PROGRAM_MAX_REGS];
     PtlProgramInstr prog[PTL_PROGRAM_MAX_REGS];
     double scalars[PTL_PROGRAM_MAX_REGS];
     if (!PyArg_ParseTuple(step, "sOOO!Oi", &kind, &prog_o, &scal_o, &PtlPyJitProgram_Type,
-                          &sub, &ins_o, &out) || PyList_Append(held, sub) < 0) {
+                          &sub, &ins_o, &out) || PyList_Append(held, sub) < 0 ||
+        (nin = int_array(ins_o, ins, PTL_PROGRAM_MAX_REGS)) < 0 ||
+        ptlpy_pointwise_program_parse(prog_o, scal_o, nin, prog, &ni, scalars, &ns) < 0) {
         return -1;
     }
-    PyObject *pf = PySequence_Fast(prog_o, "program must be a sequence");
-    PyObject *sf = pf ? PySequence_Fast(scal_o, "scalars must be a sequence") : NULL;
-    int rc = -1, nin = sf ? int_array(ins_o, ins, PTL_PROGRAM_MAX_REGS) : -1;
-    if (nin < 0) {
-        goto done;
-    }
-    Py_ssize_t ni = PySequence_Fast_GET_SIZE(pf), ns = PySequence_Fast_GET_SIZE(sf);
-    if (ni > PTL_PROGRAM_MAX_REGS || ns > PTL_PROGRAM_MAX_REGS) {
-        lower_error("a pointwise program this long", prog_o);
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < ni; i++) {
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(pf, i), "iii", &prog[i].op, &prog[i].a,
-                              &prog[i].b)) {
-            goto done;
-        }
-    }
-    for (Py_ssize_t i = 0; i < ns; i++) {
-        scalars[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(sf, i));
-        if (PyErr_Occurred()) {
-            goto done;
-        }
-    }
-    rc = ptl_jit_program_add_fusion(p, prog, (int)ni, scalars, (int)ns,
-                                    ((PtlPyJitProgram *)sub)->prog, ins, nin, out) < 0
-             ? ptlpy_raise_int() : 0;
-done:
-    Py_XDECREF(pf);
-    Py_XDECREF(sf);
-    return rc;
+    return ptl_jit_program_add_fusion(p, prog, ni, scalars, ns, ((PtlPyJitProgram *)sub)->prog,
+                                      ins, nin, out) < 0 ? ptlpy_raise_int() : 0;
 }
 
 static int
