@@ -245,6 +245,14 @@ py_jit_program(PyObject *m, PyObject *args)
                           &guards)) {
         return NULL;
     }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(guards); i++) {
+        PyObject *g = PyTuple_GET_ITEM(guards, i);
+        if (!PyTuple_Check(g) || PyTuple_GET_SIZE(g) != 3 ||
+            !PyDict_Check(PyTuple_GET_ITEM(g, 0))) {
+            PyErr_SetString(PyExc_TypeError, "a guard is a (dict, name, object) tuple");
+            return NULL;
+        }
+    }
     PyObject *held = PyList_New(0);
     PtlPyJitProgram *res = NULL;
     PtlJitProgram *p = held ? ptl_jit_program_new(nslots, ninputs) : NULL;

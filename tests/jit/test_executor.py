@@ -262,6 +262,9 @@ def test_lowering_errors():
         ptl._C._jit_program(2, 1, [], [("loop", 0)], [1], False, None, ())
     with pytest.raises(RuntimeError, match="builds int, float and tensor lists only"):
         ptl._C._jit_program(2, 1, [], [("list", "bool[]", [0], 1)], [1], False, None, ())
+    with pytest.raises(TypeError, match=r"a guard is a \(dict, name, object\) tuple"):
+        ptl._C._jit_program(2, 1, [], [("op", "aten::neg", "", [0], [1])], [1], False, None,
+                            (("weight",),))
     neg = ptl._C._jit_program(2, 1, [], [("op", "aten::neg", "", [0], [1])], [1], False, None,
                               ())
     with pytest.raises(TypeError, match="the graph takes 1 inputs, 2 were given"):
