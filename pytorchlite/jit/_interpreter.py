@@ -202,9 +202,12 @@ def lower(graph, module=None):
     for v in returns:
         if v in objects or not _returns_value(v.type):
             raise RuntimeError(f"jit executor: cannot lower a graph that returns {v.type}")
-    return _C._jit_program(len(slots), len(graph.inputs), constants, steps,
-                           [slots[v] for v in returns], tuple_output,
-                           module, tuple(guards))
+    try:
+        return _C._jit_program(len(slots), len(graph.inputs), constants, steps,
+                               [slots[v] for v in returns], tuple_output, module,
+                               tuple(guards))
+    except (TypeError, ValueError, OverflowError) as e:   # a constant of an unexpected kind
+        raise RuntimeError(f"jit executor: cannot lower the graph: {e}") from e
 
 
 def lower_file(path):

@@ -237,15 +237,17 @@ ptl_jit_program_add_op(PtlJitProgram *p, const PtlOperator *op, const int *args,
     const PtlSchema *s = &op->schema;
     int full[PTL_SCHEMA_MAX_ARGS];
     if (nargs > s->nargs || nrets != s->nrets) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s.%s takes %d arguments and returns %d "
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s%s%s takes %d arguments and returns %d "
                              "values, the node has %d inputs and %d outputs", s->name,
-                             s->overload, s->nargs, s->nrets, nargs, nrets);
+                             s->overload[0] ? "." : "", s->overload, s->nargs, s->nrets, nargs,
+                             nrets);
     }
     for (int i = 0; i < s->nargs; i++) {
         full[i] = i < nargs ? args[i] : -1;
         if (full[i] == -1 && !s->args[i].has_default && !s->args[i].optional) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "%s.%s: argument '%s' has no default and "
-                                 "the node does not give it", s->name, s->overload,
+            return ptl_error_set(PTL_ERR_RUNTIME, "%s%s%s: argument '%s' has no default "
+                                 "and the node does not give it", s->name,
+                                 s->overload[0] ? "." : "", s->overload,
                                  s->args[i].name);
         }
     }
@@ -392,8 +394,9 @@ run_op(const Step *st, PtlIValue *frame)
         *v = st->in[i] >= 0 ? frame[st->in[i]] : s->args[i].def;
         v->owned = 0;
         if (PTL_UNLIKELY(!arg_accepts(&s->args[i], v->tag))) {
-            return ptl_error_set(PTL_ERR_TYPE, "%s.%s: argument '%s' must be %s, the graph "
-                                 "gave a value of another type", s->name, s->overload,
+            return ptl_error_set(PTL_ERR_TYPE, "%s%s%s: argument '%s' must be %s, the "
+                                 "graph gave a value of another type", s->name,
+                                 s->overload[0] ? "." : "", s->overload,
                                  s->args[i].name, ptl_arg_kind_name(s->args[i].kind));
         }
         /* the graph's types allow an int for a float and a bool for an int */

@@ -99,6 +99,7 @@ def test_lists_unpack_and_tuple_output():
     x = _t((3, 4), ptl.float64, seed=7)
     y = _t((3, 2), ptl.float64, seed=8)
     _check_function(lambda a, b: ptl.cat([a, b], 1), x, y)                   # Tensor[]
+    _check_function(lambda a, b: a * b[0] + 1, x, _t((1, 4), ptl.float64, seed=19))  # broadcast
     _check_function(lambda a: a.reshape(a.size(0) * 2, -1), x)               # int[] at run time
 
     def halves(a):
@@ -254,7 +255,7 @@ def test_lowering_errors():
                                            "defined"):
         ptl._C._jit_program(2, 1, [], [("op", "aten::neg", "", [0], [0])], [1], False, None,
                             ())
-    with pytest.raises(RuntimeError, match="aten::neg. takes 1 arguments and returns 1 values, "
+    with pytest.raises(RuntimeError, match="aten::neg takes 1 arguments and returns 1 values, "
                                            "the node has 1 inputs and 2 outputs"):
         ptl._C._jit_program(3, 1, [], [("op", "aten::neg", "", [0], [1, 2])], [1], False,
                             None, ())
@@ -272,7 +273,7 @@ def test_lowering_errors():
     with pytest.raises(TypeError, match="expected a Tensor or a number for input 0 of the "
                                         "graph, got str"):
         neg("x")
-    with pytest.raises(TypeError, match="aten::neg.: argument 'self' must be Tensor, the graph "
+    with pytest.raises(TypeError, match="aten::neg: argument 'self' must be Tensor, the graph "
                                         "gave a value of another type"):
         neg(1)
 
