@@ -1,6 +1,7 @@
 """`python -m pytorchlite.jit MODEL.pt --input x.npy [--input y.npy] [--output out.npy]`:
 loads a file written by jit.save (no Python code of the model is needed), runs it on the
-NumPy arrays and prints the output (and writes it as .npy)."""
+NumPy arrays with the C executor (Note [Which graphs run in C]) and prints the output (and
+writes it as .npy)."""
 import argparse
 import sys
 

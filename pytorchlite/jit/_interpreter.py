@@ -3,7 +3,19 @@ list of steps over a frame of slots; an aten node calls its operator through
 `_C._op(name, overload)`, so autograd, autocast and every dispatch key work as in eager
 mode.  Nothing is generated as Python source.  A block of prim::If or prim::Loop runs as an
 Interpreter of its own, whose inputs are the values it reads from outside and its block
-inputs (Note [Blocks] in _ir.py)."""
+inputs (Note [Blocks] in _ir.py).
+
+Note [Which graphs run in C]
+Every graph the C executor can take (Note [Graph programs] in src/jit/graph_exec.h) runs
+there: `lower` turns it into a `_C._JitProgram`, and `Interpreter.run` calls that program.
+It takes straight-line graphs of aten operators, prim::Constant, prim::GetAttr of a module's
+parameters, buffers and submodules, prim::ListConstruct of ints, floats or tensors,
+prim::ListUnpack, prim::FusionGroup, and a prim::TupleConstruct that is the graph's return.
+A module graph is lowered on its first run, for the module it runs on, and again when that
+module or one of the attributes it read was replaced (the program's guards).  Anything else
+(a node with blocks, another prim:: kind, a list of another type, a plain Python attribute)
+keeps the Python steps below, which run every graph, and a block's own Interpreter lowers
+the block's straight-line graph to C on its own."""
 from operator import itemgetter
 
 from .. import _C
@@ -171,6 +183,102 @@ def _is_default(v, default):
         _ir.same_value(node.attrs.get("value"), default)
 
 
+def _getattr_object(obj, name, is_module):
+    """(table, value) of prim::GetAttr `name` on obj: the table of the module it sits in, in
+    the order the Python steps look (a plain attribute cannot be guarded: RuntimeError)."""
+    d = obj.__dict__
+    order = ("_modules", "_parameters", "_buffers") if is_module else \
+        ("_parameters", "_buffers", "_modules")
+    for key in order:
+        table = d.get(key)
+        if table is not None and name in table:
+            return table, table[name]
+    raise RuntimeError(f"jit executor: cannot lower prim::GetAttr '{name}', a plain Python "
+                       f"attribute of {type(obj).__name__}")
+
+
+def _returns_value(ty):
+    return _ir.is_tensor_type(ty) or ty in ("int", "float", "bool", "NoneType")
+
+
+def lower(graph, module=None):
+    """The graph as a `_C._JitProgram` (Note [Which graphs run in C]); module is the object a
+    module graph's first input stands for.  Raises RuntimeError naming what cannot be
+    lowered."""
+    slots, objects = {}, {}
+    for v in graph.inputs:
+        slots[v] = len(slots)
+    for n in graph.nodes:
+        for o in n.outputs:
+            slots[o] = len(slots)
+    if graph.inputs and graph.inputs[0].type.startswith("__torch__."):
+        if module is None:
+            raise RuntimeError("jit executor: a module graph is lowered for its module")
+        objects[graph.inputs[0]] = module
+    returns = list(graph.outputs)
+    tuple_output = len(returns) != 1
+    last = returns[0].node if len(returns) == 1 else None
+    if last is not None and last.kind == "prim::TupleConstruct" and \
+            graph.uses().get(returns[0]) == 1:
+        returns, tuple_output = list(last.inputs), True
+    else:
+        last = None
+    constants, steps, guards = [], [], []
+    for n in graph.nodes:
+        if n is last:
+            continue
+        ins = [slots[v] for v in n.inputs]
+        outs = [slots[o] for o in n.outputs]
+        if getattr(n, "blocks", None) or (n.subgraph is not None and
+                                          n.kind != "prim::FusionGroup"):
+            raise RuntimeError(f"jit executor: cannot lower {n.kind}, a node with blocks")
+        if any(v in objects for v in n.inputs) and n.kind != "prim::GetAttr":
+            raise RuntimeError(f"jit executor: cannot lower {n.kind} on a module")
+        if n.kind == "prim::Constant":
+            constants.append((outs[0], n.outputs[0].type, n.attrs.get("value")))
+        elif n.kind == "prim::GetAttr":
+            ty = n.outputs[0].type
+            if n.inputs[0] not in objects:
+                raise RuntimeError("jit executor: cannot lower prim::GetAttr of a value that "
+                                   "is not a module")
+            table, value = _getattr_object(objects[n.inputs[0]], n.attrs["name"],
+                                           ty.startswith("__torch__."))
+            guards.append((table, n.attrs["name"], value))
+            if ty.startswith("__torch__."):
+                objects[n.outputs[0]] = value
+            else:
+                constants.append((outs[0], ty, value))
+        elif n.kind == "prim::ListConstruct":
+            steps.append(("list", n.outputs[0].type, ins, outs[0]))
+        elif n.kind == "prim::ListUnpack":
+            steps.append(("unpack", ins[0], outs))
+        elif n.kind == "prim::FusionGroup":
+            program, scalars = n.attrs["program"]
+            steps.append(("fused", program, scalars, lower(n.subgraph), ins, outs[0]))
+        elif n.kind.startswith("prim::"):
+            raise RuntimeError(f"jit executor: cannot lower {n.kind}")
+        else:
+            steps.append(("op", n.kind, n.overload, ins, outs))
+    for v in returns:
+        if v in objects or not _returns_value(v.type):
+            raise RuntimeError(f"jit executor: cannot lower a graph that returns {v.type}")
+    try:
+        return _C._jit_program(len(slots), len(graph.inputs), constants, steps,
+                               [slots[v] for v in returns], tuple_output, module,
+                               tuple(guards))
+    except (TypeError, ValueError, OverflowError) as e:   # a constant of an unexpected kind
+        raise RuntimeError(f"jit executor: cannot lower the graph: {e}") from e
+
+
+def lower_file(path):
+    """The program of a file written by jit.save, lowered for the module it holds (the C API's
+    ptl_api_jit_load)."""
+    from ._serialization import load
+    from ._trace import TracedModule
+    m = load(path)
+    return lower(m.graph, m if isinstance(m, TracedModule) else None)
+
+
 class Interpreter:
     def __init__(self, graph):
         self.graph = graph
@@ -223,8 +331,39 @@ class Interpreter:
                 self.steps.append(_op_step(s.fn, tuple(pos[:npos]), kw,
                                            outs if len(outs) != 1 else outs[0]))
         self.outputs = tuple(slots[v] for v in graph.outputs)
+        self.program = None
+        self._module_graph = bool(graph.inputs) and graph.inputs[0].type.startswith("__torch__.")
+        self._lowerable = True
+        if not self._module_graph:
+            self._lower(None)
+
+    def _lower(self, module):
+        try:
+            self.program = lower(self.graph, module)
+        except RuntimeError:
+            self.program = None
+            self._lowerable = False
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["program"] = None   # a copy lowers the graph again on its first run
+        return state
 
     def run(self, *args):
+        program = self.program
+        if program is not None:
+            out = program(*args)
+            if out is not NotImplemented:
+                return out
+        if self._lowerable:
+            # first run of a module graph, a new module, or one of its attributes replaced
+            self._lower(args[0] if self._module_graph and args else None)
+            if self.program is not None:
+                return self.program(*args)
+        return self.run_steps(*args)
+
+    def run_steps(self, *args):
+        """Runs the graph with the Python steps."""
         env = self.template[:]
         env[:self.ninputs] = args
         for step in self.steps:

@@ -2,6 +2,7 @@
 #include "pointwise_program.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "../c10/cpu_features.h"
 #include "../c10/error.h"
@@ -45,43 +46,41 @@ typedef struct ProgramRun {
                 const T *restrict a = p[r->prog[i].a];                                      \
                 const T *restrict b = p[r->prog[i].b];                                      \
                 T *restrict o = p[nin + i];                                                 \
-                if (VEC(r->avx2, r->prog[i].op, a, o, n)) {                                  \
-                    continue;                                                               \
-                }                                                                           \
+                const int k0 = VEC(r->avx2, r->prog[i].op, a, b, o, n);                     \
                 switch ((PtlProgramOp)r->prog[i].op) {                                      \
-                case PTL_PROGRAM_ADD: for (int k = 0; k < n; k++) o[k] = a[k] + b[k]; break; \
-                case PTL_PROGRAM_SUB: for (int k = 0; k < n; k++) o[k] = a[k] - b[k]; break; \
-                case PTL_PROGRAM_MUL: for (int k = 0; k < n; k++) o[k] = a[k] * b[k]; break; \
-                case PTL_PROGRAM_DIV: for (int k = 0; k < n; k++) o[k] = a[k] / b[k]; break; \
+                case PTL_PROGRAM_ADD: for (int k = k0; k < n; k++) o[k] = a[k] + b[k]; break; \
+                case PTL_PROGRAM_SUB: for (int k = k0; k < n; k++) o[k] = a[k] - b[k]; break; \
+                case PTL_PROGRAM_MUL: for (int k = k0; k < n; k++) o[k] = a[k] * b[k]; break; \
+                case PTL_PROGRAM_DIV: for (int k = k0; k < n; k++) o[k] = a[k] / b[k]; break; \
                 case PTL_PROGRAM_MAXIMUM:                                                   \
-                    for (int k = 0; k < n; k++)                                             \
+                    for (int k = k0; k < n; k++)                                             \
                         o[k] = (a[k] != a[k] || a[k] > b[k]) ? a[k] : b[k];                 \
                     break;                                                                  \
                 case PTL_PROGRAM_MINIMUM:                                                   \
-                    for (int k = 0; k < n; k++)                                             \
+                    for (int k = k0; k < n; k++)                                             \
                         o[k] = (a[k] != a[k] || a[k] < b[k]) ? a[k] : b[k];                 \
                     break;                                                                  \
-                case PTL_PROGRAM_NEG: for (int k = 0; k < n; k++) o[k] = -a[k]; break;      \
-                case PTL_PROGRAM_ABS: for (int k = 0; k < n; k++) o[k] = FABS(a[k]); break; \
-                case PTL_PROGRAM_EXP: for (int k = 0; k < n; k++) o[k] = EXP(a[k]); break;  \
-                case PTL_PROGRAM_LOG: for (int k = 0; k < n; k++) o[k] = LOG(a[k]); break;  \
-                case PTL_PROGRAM_SQRT: for (int k = 0; k < n; k++) o[k] = SQRT(a[k]); break; \
+                case PTL_PROGRAM_NEG: for (int k = k0; k < n; k++) o[k] = -a[k]; break;      \
+                case PTL_PROGRAM_ABS: for (int k = k0; k < n; k++) o[k] = FABS(a[k]); break; \
+                case PTL_PROGRAM_EXP: for (int k = k0; k < n; k++) o[k] = EXP(a[k]); break;  \
+                case PTL_PROGRAM_LOG: for (int k = k0; k < n; k++) o[k] = LOG(a[k]); break;  \
+                case PTL_PROGRAM_SQRT: for (int k = k0; k < n; k++) o[k] = SQRT(a[k]); break; \
                 case PTL_PROGRAM_RSQRT:                                                     \
-                    for (int k = 0; k < n; k++) o[k] = (T)1 / SQRT(a[k]);                   \
+                    for (int k = k0; k < n; k++) o[k] = (T)1 / SQRT(a[k]);                   \
                     break;                                                                  \
-                case PTL_PROGRAM_SIN: for (int k = 0; k < n; k++) o[k] = SIN(a[k]); break;  \
-                case PTL_PROGRAM_COS: for (int k = 0; k < n; k++) o[k] = COS(a[k]); break;  \
-                case PTL_PROGRAM_TANH: for (int k = 0; k < n; k++) o[k] = TANH(a[k]); break; \
+                case PTL_PROGRAM_SIN: for (int k = k0; k < n; k++) o[k] = SIN(a[k]); break;  \
+                case PTL_PROGRAM_COS: for (int k = k0; k < n; k++) o[k] = COS(a[k]); break;  \
+                case PTL_PROGRAM_TANH: for (int k = k0; k < n; k++) o[k] = TANH(a[k]); break; \
                 case PTL_PROGRAM_SIGMOID:                                                   \
-                    for (int k = 0; k < n; k++) o[k] = (T)1 / ((T)1 + EXP(-a[k]));          \
+                    for (int k = k0; k < n; k++) o[k] = (T)1 / ((T)1 + EXP(-a[k]));          \
                     break;                                                                  \
                 case PTL_PROGRAM_RELU:                                                      \
-                    for (int k = 0; k < n; k++) o[k] = a[k] > 0 || a[k] != a[k] ? a[k] : 0; \
+                    for (int k = k0; k < n; k++) o[k] = a[k] > 0 || a[k] != a[k] ? a[k] : 0; \
                     break;                                                                  \
                 case PTL_PROGRAM_RECIPROCAL:                                                \
-                    for (int k = 0; k < n; k++) o[k] = (T)1 / a[k];                         \
+                    for (int k = k0; k < n; k++) o[k] = (T)1 / a[k];                         \
                     break;                                                                  \
-                case PTL_PROGRAM_SQUARE: for (int k = 0; k < n; k++) o[k] = a[k] * a[k]; break; \
+                case PTL_PROGRAM_SQUARE: for (int k = k0; k < n; k++) o[k] = a[k] * a[k]; break; \
                 default: break;                                                             \
                 }                                                                           \
             }                                                                               \
@@ -106,29 +105,74 @@ DEFINE_BLOCK_AVX2(sigmoid_block_avx2, ptl_vm_sigmoid_ps)
 DEFINE_BLOCK_AVX2(tanh_block_avx2, ptl_vm_tanh_ps)
 #endif
 
-/* Runs exp, sigmoid and tanh of a float block with the AVX2 formulas eager mode uses
- * (native/vec_math.h); 0 when the op or the CPU has none. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* The arithmetic instructions over the whole groups of 8 floats of a block; the number of
+ * elements done.  Each lane computes what the scalar loop computes (IEEE operations, the
+ * same NaN rules), so the result does not depend on the path.  One loop per instruction:
+ * a switch inside the loop would cost more than the arithmetic. */
+#define ARITH_LOOP(EXPR)                                            \
+    for (; k + 8 <= n; k += 8) {                                    \
+        const __m256 x = _mm256_loadu_ps(a + k);                    \
+        const __m256 y = _mm256_loadu_ps(b + k);                    \
+        (void)y;                                                    \
+        _mm256_storeu_ps(o + k, (EXPR));                            \
+    }                                                               \
+    break
+
+PTL_AVX2 static int
+arith_block_avx2(int op, const float *a, const float *b, float *o, int n)
+{
+    const __m256 zero = _mm256_setzero_ps(), sign = _mm256_set1_ps(-0.0f);
+    int k = 0;
+    switch ((PtlProgramOp)op) {
+    case PTL_PROGRAM_ADD: ARITH_LOOP(_mm256_add_ps(x, y));
+    case PTL_PROGRAM_SUB: ARITH_LOOP(_mm256_sub_ps(x, y));
+    case PTL_PROGRAM_MUL: ARITH_LOOP(_mm256_mul_ps(x, y));
+    case PTL_PROGRAM_DIV: ARITH_LOOP(_mm256_div_ps(x, y));
+    case PTL_PROGRAM_MAXIMUM:
+        ARITH_LOOP(_mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
+                                                       _mm256_cmp_ps(x, y, _CMP_GT_OQ))));
+    case PTL_PROGRAM_MINIMUM:
+        ARITH_LOOP(_mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
+                                                       _mm256_cmp_ps(x, y, _CMP_LT_OQ))));
+    case PTL_PROGRAM_NEG: ARITH_LOOP(_mm256_xor_ps(x, sign));
+    case PTL_PROGRAM_ABS: ARITH_LOOP(_mm256_andnot_ps(sign, x));
+    case PTL_PROGRAM_RELU:
+        ARITH_LOOP(_mm256_and_ps(x, _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
+                                                 _mm256_cmp_ps(x, zero, _CMP_GT_OQ))));
+    case PTL_PROGRAM_SQUARE: ARITH_LOOP(_mm256_mul_ps(x, x));
+    default: break;
+    }
+    return k;
+}
+#undef ARITH_LOOP
+#endif
+
+/* Runs a float instruction over the block with AVX2 where it can: exp, sigmoid and tanh with
+ * the formulas eager mode uses (native/vec_math.h), the arithmetic by arith_block_avx2;
+ * returns how many leading elements are done (0 when the op or the CPU has no vector form),
+ * the scalar loop does the rest. */
 static int
-vector_float(int avx2, int op, const float *a, float *o, int n)
+vector_float(int avx2, int op, const float *a, const float *b, float *o, int n)
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (avx2) {
         switch ((PtlProgramOp)op) {
-        case PTL_PROGRAM_EXP: exp_block_avx2(a, o, n); return 1;
-        case PTL_PROGRAM_SIGMOID: sigmoid_block_avx2(a, o, n); return 1;
-        case PTL_PROGRAM_TANH: tanh_block_avx2(a, o, n); return 1;
-        default: return 0;
+        case PTL_PROGRAM_EXP: exp_block_avx2(a, o, n); return n;
+        case PTL_PROGRAM_SIGMOID: sigmoid_block_avx2(a, o, n); return n;
+        case PTL_PROGRAM_TANH: tanh_block_avx2(a, o, n); return n;
+        default: return arith_block_avx2(op, a, b, o, n);
         }
     }
 #endif
-    (void)avx2, (void)op, (void)a, (void)o, (void)n;
+    (void)avx2, (void)op, (void)a, (void)b, (void)o, (void)n;
     return 0;
 }
 
 static int
-vector_double(int avx2, int op, const double *a, double *o, int n)
+vector_double(int avx2, int op, const double *a, const double *b, double *o, int n)
 {
-    (void)avx2, (void)op, (void)a, (void)o, (void)n;
+    (void)avx2, (void)op, (void)a, (void)b, (void)o, (void)n;
     return 0;
 }
 
@@ -147,6 +191,21 @@ run_double_chunk(void *ctx, int64_t begin, int64_t end)
 {
     run_double(ctx, begin, end);
     return 0;
+}
+
+int
+ptl_pointwise_program_accepts(PtlTensorImpl *const *ts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const PtlTensorImpl *t = ts[i];
+        if (t->device.type != PTL_DEVICE_CPU || !ptl_tensor_is_contiguous(t) ||
+            (t->dtype != PTL_DTYPE_FLOAT32 && t->dtype != PTL_DTYPE_FLOAT64) ||
+            t->dtype != ts[0]->dtype || t->numel != ts[0]->numel || t->dim != ts[0]->dim ||
+            memcmp(t->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)t->dim) != 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 PtlTensorImpl *

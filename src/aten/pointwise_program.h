@@ -58,6 +58,10 @@ typedef struct PtlProgramInstr {
     int a, b; /* source registers (b unused by unary ops) */
 } PtlProgramInstr;
 
+/* Whether the tensors can feed one program: CPU, contiguous, all float32 or all float64, one
+ * shape. */
+int ptl_pointwise_program_accepts(PtlTensorImpl *const *ts, int n);
+
 /* Runs the program (Note [Pointwise programs]) and returns its output, a new contiguous
  * tensor shaped like inputs[0] (new ref), or NULL with the error set.  Inputs are borrowed;
  * the caller has checked them (same dtype, contiguous, same numel). */

@@ -27,48 +27,18 @@ py_program_ops(PyObject *m, PyObject *unused)
     return list;
 }
 
-/* Whether the tensors can feed one program: CPU, contiguous, all float32 or all float64,
- * one number of elements, no autograd history wanted. */
-static int
-eligible(PtlTensorImpl *const *ts, int n)
+int
+ptlpy_pointwise_program_parse(PyObject *program, PyObject *scalars, int ntensors,
+                              PtlProgramInstr *prog, int *ninstr, double *values, int *nscalars)
 {
-    for (int i = 0; i < n; i++) {
-        const PtlTensorImpl *t = ts[i];
-        if (t->device.type != PTL_DEVICE_CPU || !ptl_tensor_is_contiguous(t) ||
-            (t->dtype != PTL_DTYPE_FLOAT32 && t->dtype != PTL_DTYPE_FLOAT64) ||
-            t->dtype != ts[0]->dtype || t->numel != ts[0]->numel || t->dim != ts[0]->dim ||
-            memcmp(t->sizes, ts[0]->sizes, sizeof(int64_t) * (size_t)t->dim) != 0) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* _C._jit_run_pointwise_program(program, tensors, scalars): program is a sequence of
- * (opcode, a, b); returns the output tensor, or None when the tensors are not eligible (the
- * caller then runs the nodes one by one). */
-static PyObject *
-py_run_program(PyObject *m, PyObject *args)
-{
-    PyObject *prog_o, *tensors_o, *scalars_o;
-    (void)m;
-    if (!PyArg_ParseTuple(args, "OOO:_jit_run_pointwise_program", &prog_o, &tensors_o,
-                          &scalars_o)) {
-        return NULL;
-    }
-    PyObject *prog_f = PySequence_Fast(prog_o, "program must be a sequence");
-    PyObject *tens_f = prog_f ? PySequence_Fast(tensors_o, "tensors must be a sequence") : NULL;
-    PyObject *scal_f = tens_f ? PySequence_Fast(scalars_o, "scalars must be a sequence") : NULL;
-    PyObject *res = NULL;
-    PtlProgramInstr prog[PTL_PROGRAM_MAX_REGS];
-    PtlTensorImpl *ts[PTL_PROGRAM_MAX_REGS];
-    double scalars[PTL_PROGRAM_MAX_REGS];
+    PyObject *prog_f = PySequence_Fast(program, "program must be a sequence");
+    PyObject *scal_f = prog_f ? PySequence_Fast(scalars, "scalars must be a sequence") : NULL;
+    int rc = -1;
     if (scal_f == NULL) {
         goto done;
     }
-    Py_ssize_t ni = PySequence_Fast_GET_SIZE(prog_f), nt = PySequence_Fast_GET_SIZE(tens_f),
-               ns = PySequence_Fast_GET_SIZE(scal_f);
-    if (ni + nt + ns > PTL_PROGRAM_MAX_REGS) {
+    Py_ssize_t ni = PySequence_Fast_GET_SIZE(prog_f), ns = PySequence_Fast_GET_SIZE(scal_f);
+    if (ni + ntensors + ns > PTL_PROGRAM_MAX_REGS) {
         PyErr_Format(PyExc_ValueError, "a pointwise program has at most %d registers",
                      PTL_PROGRAM_MAX_REGS);
         goto done;
@@ -79,6 +49,47 @@ py_run_program(PyObject *m, PyObject *args)
             goto done;
         }
     }
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        values[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(scal_f, i));
+        if (values[i] == -1.0 && PyErr_Occurred()) {
+            goto done;
+        }
+    }
+    *ninstr = (int)ni;
+    *nscalars = (int)ns;
+    rc = 0;
+done:
+    Py_XDECREF(prog_f);
+    Py_XDECREF(scal_f);
+    return rc;
+}
+
+/* _C._jit_run_pointwise_program(program, tensors, scalars): program is a sequence of
+ * (opcode, a, b); returns the output tensor, or None when the tensors are not eligible (the
+ * caller then runs the nodes one by one). */
+static PyObject *
+py_run_program(PyObject *m, PyObject *args)
+{
+    PyObject *prog_o, *tensors_o, *scalars_o;
+    PtlProgramInstr prog[PTL_PROGRAM_MAX_REGS];
+    PtlTensorImpl *ts[PTL_PROGRAM_MAX_REGS];
+    double scalars[PTL_PROGRAM_MAX_REGS];
+    int ni, ns;
+    (void)m;
+    if (!PyArg_ParseTuple(args, "OOO:_jit_run_pointwise_program", &prog_o, &tensors_o,
+                          &scalars_o)) {
+        return NULL;
+    }
+    PyObject *tens_f = PySequence_Fast(tensors_o, "tensors must be a sequence");
+    PyObject *res = NULL;
+    if (tens_f == NULL) {
+        return NULL;
+    }
+    Py_ssize_t nt = PySequence_Fast_GET_SIZE(tens_f);
+    if (ptlpy_pointwise_program_parse(prog_o, scalars_o, (int)Py_MIN(nt, PTL_PROGRAM_MAX_REGS + 1),
+                                      prog, &ni, scalars, &ns) < 0) {
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < nt; i++) {
         PyObject *o = PySequence_Fast_GET_ITEM(tens_f, i);
         if (!PtlPyTensor_Check(o)) {
@@ -87,23 +98,14 @@ py_run_program(PyObject *m, PyObject *args)
         }
         ts[i] = PTLPY_IMPL(o);
     }
-    for (Py_ssize_t i = 0; i < ns; i++) {
-        scalars[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(scal_f, i));
-        if (scalars[i] == -1.0 && PyErr_Occurred()) {
-            goto done;
-        }
-    }
-    if (nt == 0 || !eligible(ts, (int)nt)) {
+    if (nt == 0 || !ptl_pointwise_program_accepts(ts, (int)nt)) {
         res = Py_NewRef(Py_None);
         goto done;
     }
-    PtlTensorImpl *out =
-        ptl_pointwise_program_run(prog, (int)ni, ts, (int)nt, scalars, (int)ns);
+    PtlTensorImpl *out = ptl_pointwise_program_run(prog, ni, ts, (int)nt, scalars, ns);
     res = out != NULL ? ptlpy_wrap(out) : ptlpy_raise();
 done:
-    Py_XDECREF(prog_f);
-    Py_XDECREF(tens_f);
-    Py_XDECREF(scal_f);
+    Py_DECREF(tens_f);
     return res;
 }
 

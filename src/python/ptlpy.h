@@ -7,6 +7,7 @@
 #include <Python.h>
 
 #include "../aten/dispatcher.h"
+#include "../aten/pointwise_program.h"
 #include "../aten/tensor_iterator.h"
 #include "../c10/error.h"
 #include "../c10/tensor_impl.h"
@@ -96,6 +97,14 @@ int ptlpy_tracer_init(PyObject *module);
 int ptlpy_tracer_python_value(const char *what);
 /* _C._jit_run_pointwise_program (pointwise_program.c) */
 int ptlpy_pointwise_program_init(PyObject *module);
+/* Reads program (a sequence of (opcode, a, b)) and scalars (a sequence of floats) into prog
+ * and values, PTL_PROGRAM_MAX_REGS entries each; 0 with *ninstr and *nscalars set, or -1 with
+ * an exception set (ValueError when the program and ntensors inputs need more registers). */
+int ptlpy_pointwise_program_parse(PyObject *program, PyObject *scalars, int ntensors,
+                                  PtlProgramInstr *prog, int *ninstr, double *values,
+                                  int *nscalars);
+/* _C._jit_program and the C API's ptl_api_jit_* (jit_exec.c) */
+int ptlpy_jit_exec_init(PyObject *module);
 /* ---- profiler (profiler.c) ---- */
 int ptlpy_profiler_init(PyObject *module);
 /* with_stack: nonzero while op calls from Python capture the Python stack; then

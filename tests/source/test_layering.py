@@ -6,14 +6,15 @@ import re
 import helpers
 
 ROOT = os.path.join(helpers.ROOT, "src")
-ORDER = ["c10", "aten", "autograd", "cuda", "python"]
+ORDER = ["c10", "aten", "autograd", "jit", "cuda", "python"]
 # what each layer may include (besides itself)
 ALLOWED = {
     "c10": set(),
     "aten": {"c10"},
     "autograd": {"c10", "aten"},
+    "jit": {"c10", "aten", "autograd"},
     "cuda": {"c10", "aten"},
-    "python": {"c10", "aten", "autograd", "cuda"},
+    "python": {"c10", "aten", "autograd", "jit", "cuda"},
 }
 
 

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define PTL_API_VERSION_MAJOR 1
-#define PTL_API_VERSION_MINOR 0
+#define PTL_API_VERSION_MINOR 1
 
 #if defined(__GNUC__)
 #define PTL_API __attribute__((visibility("default")))
@@ -51,6 +51,7 @@ typedef struct PtlApiStack PtlApiStack;         /* boxed values: arguments, then
 typedef struct PtlApiOperator PtlApiOperator;   /* a registered operator */
 typedef struct PtlApiLibrary PtlApiLibrary;     /* the `m` of a PTL_LIBRARY block */
 typedef struct PtlApiAutogradContext PtlApiAutogradContext;
+typedef struct PtlApiJitModule PtlApiJitModule;  /* a graph file loaded for ptl_api_jit_run */
 
 /* Element types, numbered as PyTorch's ScalarType.  ORDER SCALAR_TYPE */
 typedef enum PtlApiDtype {
@@ -236,6 +237,25 @@ PTL_API void *ptl_api_python_raise(void);
 PTL_API int ptl_api_python_warn(void);
 /* Raises the pending load error (ImportError for a version mismatch); 0 when none, else -1. */
 PTL_API int ptl_api_python_check_load(void);
+
+/* ---- graphs written by pytorchlite.jit.save (since 1.1) ---- */
+
+/* Loads the file at path and lowers its graph for the C executor; new (release it with
+ * ptl_api_jit_free), or NULL with the error set.  The file is read and checked by the
+ * Python loader (pytorchlite.jit.load): this takes the GIL, so call it from a thread that
+ * may run Python, after pytorchlite is imported. */
+PTL_API PtlApiJitModule *ptl_api_jit_load(const char *path);
+/* The graph's tensor inputs (the module itself not counted) and outputs. */
+PTL_API int ptl_api_jit_num_inputs(const PtlApiJitModule *m);
+PTL_API int ptl_api_jit_num_outputs(const PtlApiJitModule *m);
+/* Runs the graph on inputs[0..n) (borrowed) and stores its ptl_api_jit_num_outputs(m)
+ * results in outputs (new: the caller releases each with ptl_api_release); 0, or -1 with
+ * the error set and nothing stored.  It runs in C alone (no GIL taken, no Python object
+ * touched), through the dispatcher as eager mode does (autograd included). */
+PTL_API int ptl_api_jit_run(const PtlApiJitModule *m, PtlApiTensor *const *inputs, int64_t n,
+                            PtlApiTensor **outputs);
+/* Releases the module (takes the GIL); NULL is allowed. */
+PTL_API void ptl_api_jit_free(PtlApiJitModule *m);
 
 /* Blocks run when the shared object loads: every PTL_LIBRARY block of a library before its
  * PTL_LIBRARY_IMPL blocks, whatever the order of its sources (constructor priorities). */
