@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../autograd/autograd.h"
+#include "../aten/tensor_iterator.h"
 #include "../c10/error.h"
 
 #define FRAME_ON_STACK 64
@@ -365,7 +366,9 @@ arg_accepts(const PtlArg *a, int tag)
         return a->optional || (a->has_default && a->def.tag == PTL_IV_NONE);
     }
     switch ((PtlArgKind)a->kind) {
-    case PTL_ARG_TENSOR: return tag == PTL_IV_TENSOR;
+    case PTL_ARG_TENSOR:   /* a number becomes a wrapped-number tensor, as in eager calls */
+        return tag == PTL_IV_TENSOR || tag == PTL_IV_INT || tag == PTL_IV_BOOL ||
+               tag == PTL_IV_DOUBLE;
     case PTL_ARG_INT:
     case PTL_ARG_BOOL: return tag == PTL_IV_INT || tag == PTL_IV_BOOL;
     case PTL_ARG_FLOAT:
@@ -389,15 +392,31 @@ run_op(const Step *st, PtlIValue *frame)
     const PtlOperator *op = st->op;
     const PtlSchema *s = &op->schema;
     PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    PtlTensorImpl *wrapped[PTL_SCHEMA_MAX_ARGS];
+    int nwrapped = 0, rc = 0;
     for (int i = 0; i < st->nin; i++) {
         PtlIValue *v = &stack[i];
         *v = st->in[i] >= 0 ? frame[st->in[i]] : s->args[i].def;
         v->owned = 0;
         if (PTL_UNLIKELY(!arg_accepts(&s->args[i], v->tag))) {
-            return ptl_error_set(PTL_ERR_TYPE, "%s%s%s: argument '%s' must be %s, the "
-                                 "graph gave a value of another type", s->name,
-                                 s->overload[0] ? "." : "", s->overload,
-                                 s->args[i].name, ptl_arg_kind_name(s->args[i].kind));
+            rc = ptl_error_set(PTL_ERR_TYPE, "%s%s%s: argument '%s' must be %s, the graph "
+                               "gave a value of another type", s->name,
+                               s->overload[0] ? "." : "", s->overload, s->args[i].name,
+                               ptl_arg_kind_name(s->args[i].kind));
+            goto done;
+        }
+        if (s->args[i].kind == PTL_ARG_TENSOR && v->tag != PTL_IV_TENSOR &&
+            v->tag != PTL_IV_NONE) {
+            PtlTensorImpl *t = v->tag == PTL_IV_DOUBLE ? ptl_wrapped_double(v->u.d)
+                               : v->tag == PTL_IV_BOOL ? ptl_wrapped_bool(v->u.b)
+                                                       : ptl_wrapped_int(v->u.i);
+            if (t == NULL) {
+                rc = -1;
+                goto done;
+            }
+            wrapped[nwrapped++] = t;
+            *v = ptl_iv_tensor(t);
+            v->owned = 0;
         }
         /* the graph's types allow an int for a float and a bool for an int */
         if (s->args[i].kind == PTL_ARG_FLOAT && (v->tag == PTL_IV_INT || v->tag == PTL_IV_BOOL)) {
@@ -408,12 +427,17 @@ run_op(const Step *st, PtlIValue *frame)
         }
     }
     if (ptl_dispatcher_call(op, stack) < 0) {
-        return -1;
+        rc = -1;
+        goto done;
     }
     for (int k = 0; k < st->nout; k++) {
         frame[st->out[k]] = stack[k];
     }
-    return 0;
+done:
+    while (nwrapped > 0) {
+        ptl_decref(wrapped[--nwrapped]);
+    }
+    return rc;
 }
 
 static int
