@@ -51,7 +51,10 @@ template <> __device__ inline ptl_bf16 from_acc<ptl_bf16>(float x) { return ptl_
 
 // ---- the per-element math (scalar_math.h), x[0], x[1] the inputs, p the parameters ----
 
-__device__ inline float add(float a, float b, double alpha) { return ptl_add_f(a, b, (float)alpha); }
+__device__ inline float add(float a, float b, double alpha)
+{
+    return ptl_add_f(a, b, (float)alpha);
+}
 __device__ inline double add(double a, double b, double alpha) { return ptl_add_d(a, b, alpha); }
 __device__ inline float sigmoid(float x) { return ptl_sigmoid_f(x); }
 __device__ inline double sigmoid(double x) { return ptl_sigmoid_d(x); }
@@ -275,7 +278,8 @@ load_value(const char *p, int dtype)
 __device__ inline void
 store_value(char *p, int dtype, Value v)
 {
-    const double d = v.is_int ? (double)v.i : v.d;
+    // integers convert directly (int64 -> float rounds once), floats from double
+    const float f = v.is_int ? (float)v.i : (float)v.d;
     const int32_t i32 = v.is_int ? (int32_t)v.i : ptl_d_to_i32(v.d);
     switch (dtype) {
     case PTL_DTYPE_BOOL: *(uint8_t *)p = v.is_int ? v.i != 0 : v.d != 0; break;
@@ -284,10 +288,10 @@ store_value(char *p, int dtype, Value v)
     case PTL_DTYPE_INT16: *(int16_t *)p = (int16_t)i32; break;
     case PTL_DTYPE_INT32: *(int32_t *)p = i32; break;
     case PTL_DTYPE_INT64: *(int64_t *)p = v.is_int ? v.i : ptl_d_to_i64(v.d); break;
-    case PTL_DTYPE_FLOAT16: *(ptl_half *)p = ptl_f_to_half(v.is_int ? (float)v.i : (float)d); break;
-    case PTL_DTYPE_BFLOAT16: *(ptl_bf16 *)p = ptl_f_to_bf16(v.is_int ? (float)v.i : (float)d); break;
-    case PTL_DTYPE_FLOAT32: *(float *)p = v.is_int ? (float)v.i : (float)d; break;
-    default: *(double *)p = d; break;
+    case PTL_DTYPE_FLOAT16: *(ptl_half *)p = ptl_f_to_half(f); break;
+    case PTL_DTYPE_BFLOAT16: *(ptl_bf16 *)p = ptl_f_to_bf16(f); break;
+    case PTL_DTYPE_FLOAT32: *(float *)p = f; break;
+    default: *(double *)p = v.is_int ? (double)v.i : v.d; break;
     }
 }
 

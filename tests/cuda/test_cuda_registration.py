@@ -55,3 +55,12 @@ def test_kernels_without_a_device_leave_cuda_unavailable():
                  lambda: ptl.ones(2).to("cuda"), lambda: ptl.arange(3, device="cuda")):
         with pytest.raises(RuntimeError, match="^No CUDA GPUs are available$"):
             make()
+
+
+@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
+def test_a_factory_without_a_cuda_kernel_raises_the_dispatchers_error():
+    # the CUDA key comes from the device argument; aten::rand has a CPU kernel only
+    with pytest.raises(NotImplementedError, match=(
+            r"^Could not run 'aten::rand\.generator' with arguments from the 'CUDA' backend\. "
+            r"'aten::rand\.generator' is only available for these backends: \[CPU\]\.$")):
+        ptl.rand(2, device="cuda")
