@@ -358,12 +358,29 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(threshold_backward, threshold_backward_cuda),
 };
 
-/* Registers the table and makes the first CUDA allocation initialise CUDA (which registers
- * the caching allocator). */
+/* The CUDA allocator's initializer: CUDA initialised (which registers the caching allocator)
+ * and "cuda" made "cuda:<current device>", as PyTorch's tensors always carry an index. */
+static int
+init_device(PtlDevice *device)
+{
+    int current = 0;
+    if (ptl_cuda_lazy_init() < 0) {
+        return -1;
+    }
+    if (device->index < 0) {
+        if (ptl_cuda_current_device(&current) < 0) {
+            return -1;
+        }
+        device->index = (int8_t)current;
+    }
+    return 0;
+}
+
+/* Registers the table and makes the first CUDA allocation initialise CUDA. */
 int
 ptl_register_cuda_kernels(void)
 {
-    ptl_allocator_set_initializer(PTL_DEVICE_CUDA, ptl_cuda_lazy_init);
+    ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     return ptl_dispatcher_register(cuda_kernels, sizeof(cuda_kernels) / sizeof(cuda_kernels[0]),
                                    __FILE__);
 }

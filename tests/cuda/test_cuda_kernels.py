@@ -195,3 +195,6 @@ def test_to_round_trips_keep_values_and_report_the_device():
     assert a.cuda(0).cpu().equal(a)
     assert a.to(ptl.device("cuda")).to(a).equal(a)
     assert ptl.cuda.is_available() and ptl.cuda.device_count() >= 1
+    # "cuda" is the current device: its tensors mix with "cuda:0" ones
+    assert ptl.ones(2, device="cuda").device == ptl.device("cuda:0")
+    check(ptl.ones(2, device="cuda") + ptl.ones(2, device="cuda:0"), ptl.full((2,), 2.0))
