@@ -36,3 +36,28 @@ def test_caching_allocator_cycle(benchmark, impl, nbytes):
         def cycle():
             torch.cuda.caching_allocator_delete(torch.cuda.caching_allocator_alloc(nbytes))
     benchmark(cycle)
+
+
+ADD_NUMEL = 1 << 26   # float32: 256 MiB per operand, 768 MiB moved per add
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_elementwise_add_float32(benchmark, impl):
+    """a + b on 2^26 float32, synchronised: the contiguous vectorised path (issue 15's target
+    is 90% of HBM bandwidth: 768 MiB per call)."""
+    benchmark.group = "elementwise add float32 2^26, synchronised"
+    if impl == "pytorchlite":
+        import pytorchlite as lib
+        sync = lambda: _C._cuda_synchronize(0)   # noqa: E731
+    else:
+        lib = torch
+        sync = torch.cuda.synchronize
+    a = lib.ones(ADD_NUMEL, device="cuda")
+    b = lib.ones(ADD_NUMEL, device="cuda")
+    lib.add(a, b)
+    sync()
+
+    def add():
+        lib.add(a, b)
+        sync()
+    benchmark(add)

@@ -37,6 +37,15 @@ ALL_DTYPES = list(NP_DTYPE)
 FLOAT_DTYPES = [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64]
 INT_DTYPES = [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
 
+# Without a CUDA device, what a CUDA call raises: with CUDA kernels (the nvcc build) as
+# PyTorch's CUDA build on a machine without a GPU, without them as its CPU-only build.  The
+# torch.cuda functions turn the latter's RuntimeError into an AssertionError, as PyTorch does.
+CUDA_KERNELS = bool(ptl._C._dispatch_has_kernel_for_dispatch_key("aten::copy_", "CUDA"))
+NO_CUDA_MESSAGE = ("No CUDA GPUs are available" if CUDA_KERNELS
+                   else "Torch not compiled with CUDA enabled")
+NO_CUDA_ERROR = (RuntimeError, NO_CUDA_MESSAGE) if CUDA_KERNELS else \
+    (AssertionError, NO_CUDA_MESSAGE)
+
 # Shapes every op is tried on: 0-dim, size-0, 1-D, 2-D, 3-D.
 SHAPES = [(), (0,), (1,), (7,), (3, 4), (2, 0, 3), (2, 3, 5)]
 # Pairs that broadcast.

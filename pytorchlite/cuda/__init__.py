@@ -1,9 +1,10 @@
 """pytorchlite.cuda: the CUDA device model and its memory statistics (torch.cuda).
 
-Without a CUDA backend (Note [CUDA availability] in src/cuda/lazy_init.c: today everywhere)
-every function behaves as in PyTorch's CPU-only build: queries answer 0, False or an empty
-dict, and whatever needs a device raises AssertionError("Torch not compiled with CUDA
-enabled").  Where that build itself fails with an AttributeError or KeyError (set_device,
+Without a CUDA backend (Note [CUDA availability] in src/cuda/lazy_init.c: the CPU-only
+build) every function behaves as in PyTorch's CPU-only build: queries answer 0, False or an
+empty dict, and whatever needs a device raises AssertionError("Torch not compiled with CUDA
+enabled"); with the backend but no device, as PyTorch's CUDA build without a GPU
+(RuntimeError "No CUDA GPUs are available").  Where that build itself fails with an AttributeError or KeyError (set_device,
 reset_peak_memory_stats, memory_summary, memory_snapshot, caching_allocator_delete,
 get_allocator_backend) the same AssertionError is raised instead."""
 from .. import _C
@@ -12,9 +13,9 @@ OutOfMemoryError = _C.OutOfMemoryError
 
 
 def is_available():
-    """True when a CUDA backend has registered its allocator and kernels and a CUDA device is
-    visible (Note [CUDA availability] in src/cuda/lazy_init.c).  No backend exists yet, so
-    this is False even on a machine with a GPU; __config__.show() says why."""
+    """True when a CUDA backend has registered its allocator and kernels (the nvcc build) and
+    a CUDA device is visible (Note [CUDA availability] in src/cuda/lazy_init.c);
+    __config__.show() says why not."""
     return _C._cuda_is_available()
 
 

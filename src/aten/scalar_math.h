@@ -13,6 +13,31 @@ PTL_HD static inline double ptl_add_d(double a, double b, double alpha) { return
 PTL_HD static inline float ptl_add_f(float a, float b, float alpha) { return a + alpha * b; }
 PTL_HD static inline int64_t ptl_add_i(int64_t a, int64_t b, int64_t alpha) { return (int64_t)((uint64_t)a + (uint64_t)alpha * (uint64_t)b); }
 
+/* ---- conversions (ATen/native/Copy.cpp) ---- */
+
+/* Float -> integer conversion without undefined behaviour, giving what PyTorch gives on
+ * x86 (its results are platform-dependent; these are the hardware's truncating converts):
+ * int64 from cvttsd2si, where NaN and out-of-range values become INT64_MIN; the narrower
+ * types from the 32-bit convert, where they become INT32_MIN, then wrapped to the type
+ * (NaN -> int32 is -2147483648, NaN -> int16 is 0, 300.0 -> uint8 is 44). */
+PTL_HD static inline int64_t
+ptl_d_to_i64(double v)
+{
+    if (!(v > -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
+        return INT64_MIN;
+    }
+    return (int64_t)v;
+}
+
+PTL_HD static inline int32_t
+ptl_d_to_i32(double v)
+{
+    if (!(v > -2147483649.0 && v < 2147483648.0)) {
+        return INT32_MIN;
+    }
+    return (int32_t)v;
+}
+
 /* ---- unary (ATen/native/cpu/UnaryOpsKernel.cpp, ATen/native/Math.h) ---- */
 
 /* sign: -1, 0 or 1; nan and -0 give 0 (PyTorch's sign, unlike NumPy's nan). */
@@ -413,6 +438,13 @@ ptl_isclose_f(float a, float b, float rtol, float atol, int equal_nan)
 
 /* ---- activations: forward f(x) and derivative-times-grad g*f'(x).  Mirrors
  * ATen/native/cpu/Activation.cpp.  Parameters come in p[] (alpha, beta, ...). ---- */
+
+/* threshold_backward: the gradient passes where x is above the threshold (nan does) */
+PTL_HD static inline double
+ptl_threshold_grad_d(double g, double x, double threshold)
+{
+    return x <= threshold ? 0.0 : g;
+}
 
 PTL_HD static inline double
 ptl_softplus_d(double x, double beta, double threshold)

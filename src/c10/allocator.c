@@ -325,6 +325,7 @@ cpu_free(void *ctx, void *ptr, size_t nbytes)
 
 static const PtlAllocator cpu_allocator = {"cpu", cpu_alloc, cpu_free, NULL, PTL_DEVICE_CPU};
 static const PtlAllocator *allocators[PTL_DEVICE_TYPE_COUNT] = {&cpu_allocator, NULL};
+static int (*initializers[PTL_DEVICE_TYPE_COUNT])(PtlDevice *device);
 
 const PtlAllocator *
 ptl_cpu_allocator(void)
@@ -333,9 +334,14 @@ ptl_cpu_allocator(void)
 }
 
 const PtlAllocator *
-ptl_allocator_for(PtlDevice device)
+ptl_allocator_for(PtlDevice *device)
 {
-    const PtlAllocator *a = allocators[device.type];
+    if (initializers[device->type] != NULL && initializers[device->type](device) < 0) {
+        /* the first CUDA tensor initialises CUDA, which registers its allocator, or says
+         * why it cannot (Note [CUDA availability]) */
+        return NULL;
+    }
+    const PtlAllocator *a = allocators[device->type];
     if (a == NULL) {
         ptl_error_set(PTL_ERR_RUNTIME, PTL_NO_CUDA_MESSAGE);
     }
@@ -346,6 +352,12 @@ void
 ptl_allocator_register(int device_type, const PtlAllocator *alloc)
 {
     allocators[device_type] = alloc;
+}
+
+void
+ptl_allocator_set_initializer(int device_type, int (*init)(PtlDevice *device))
+{
+    initializers[device_type] = init;
 }
 
 int

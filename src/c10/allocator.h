@@ -34,9 +34,14 @@ const PtlAllocator *ptl_cpu_allocator(void);
     "pytorchlite has no CUDA backend: no allocator or kernels are registered for the CUDA device"
 #define PTL_NO_CUDA_MESSAGE "Torch not compiled with CUDA enabled (" PTL_NO_CUDA_BACKEND ")"
 
-/* Allocator for a device type; NULL (with PTL_NO_CUDA_MESSAGE) when none is registered. */
-const PtlAllocator *ptl_allocator_for(PtlDevice device);
+/* Allocator for a device; NULL (with PTL_NO_CUDA_MESSAGE) when none is registered and none
+ * can be.  The device type's initializer may fill in a missing index (the current device). */
+const PtlAllocator *ptl_allocator_for(PtlDevice *device);
 void ptl_allocator_register(int device_type, const PtlAllocator *alloc);
+/* init is called by every ptl_allocator_for() of device_type: a backend's lazy
+ * initialisation (cheap after the first call), which gives a device without an index the
+ * current one; 0 once the allocator is registered, or -1 with an error set. */
+void ptl_allocator_set_initializer(int device_type, int (*init)(PtlDevice *device));
 /* 1 when an allocator is registered for the device type; sets no error. */
 int ptl_allocator_is_registered(int device_type);
 

@@ -47,7 +47,7 @@ ptl_storage_new(size_t nbytes, PtlDevice device)
         s->device = device;
         return s;
     }
-    const PtlAllocator *a = ptl_allocator_for(device);
+    const PtlAllocator *a = ptl_allocator_for(&device);
     if (a == NULL || (s = storage_alloc_header(0)) == NULL) {
         return NULL;
     }
@@ -89,7 +89,7 @@ static void set_nbytes(PtlStorage *s, size_t nbytes);
 static int
 storage_realloc(PtlStorage *s, size_t nbytes)
 {
-    const PtlAllocator *a = s->alloc ? s->alloc : ptl_allocator_for(s->device);
+    const PtlAllocator *a = s->alloc ? s->alloc : ptl_allocator_for(&s->device);
     if (a == NULL) {
         return -1;
     }

@@ -4,6 +4,7 @@
 #define PTL_CUDA_CUDA_API_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,6 +65,72 @@ const struct PtlDeviceMemoryOps *ptl_cuda_device_memory_ops(void);
 /* The caching allocator of CUDA device `device` once the CUDA allocator is registered
  * (cuda_memory.cu), else NULL; sets no error. */
 struct PtlCachingAllocator *ptl_cuda_caching_allocator(int device);
+
+/* ---- elementwise kernels (elementwise.cu; Note [CUDA elementwise launch] there) ---- */
+
+#define PTL_CUDA_MAX_DIMS 16
+#define PTL_CUDA_MAX_OPERANDS 4
+
+/* The TensorIterator's geometry as a POD passed by value to the kernels: operand 0 is the
+ * output, dim 0 moves fastest, strides are in bytes.  An operand whose bit is set in
+ * is_scalar has no data: every element is scalar[t] (a CPU 0-dim input, in the compute
+ * dtype, exact in a double for every float dtype). */
+typedef struct PtlCudaLoopArgs {
+    char *data[PTL_CUDA_MAX_OPERANDS];
+    int64_t sizes[PTL_CUDA_MAX_DIMS];
+    int64_t strides[PTL_CUDA_MAX_OPERANDS][PTL_CUDA_MAX_DIMS];
+    double scalar[PTL_CUDA_MAX_OPERANDS];
+    int64_t numel;
+    int32_t ndim, ntensors;
+    uint32_t is_scalar;
+    int32_t dtype;          /* PtlDtype of every operand (a copy's destination) */
+    int32_t src_dtype;      /* a copy's source PtlDtype */
+} PtlCudaLoopArgs;
+
+/* How a pointwise kernel is launched: grid x block threads, `vec` elements per load. */
+typedef struct PtlCudaLaunch {
+    int64_t grid;
+    int32_t block;
+    int32_t vec;
+} PtlCudaLaunch;
+
+/* The byte offset of every operand at element `linear` (the host build of the device's
+ * offset calculator; operands beyond a->ntensors are left alone). */
+void ptl_cuda_offsets(const PtlCudaLoopArgs *a, int64_t linear, int64_t *offsets);
+/* The launch of a pointwise kernel over a (elements of `itemsize` bytes), at most
+ * max_blocks blocks; grid 0 when there is nothing to do. */
+PtlCudaLaunch ptl_cuda_launch_geometry(const PtlCudaLoopArgs *a, int64_t itemsize,
+                                       int64_t max_blocks);
+
+/* ORDER PtlCudaPointwiseOp: the kernels' switch in elementwise.cu. */
+typedef enum PtlCudaPointwiseOp {
+    PTL_CUDA_OP_ADD,                /* a + p[0] * b (sub passes -alpha) */
+    PTL_CUDA_OP_MUL,
+    PTL_CUDA_OP_DIV,
+    PTL_CUDA_OP_NEG,
+    PTL_CUDA_OP_RELU,
+    PTL_CUDA_OP_SIGMOID,
+    PTL_CUDA_OP_TANH,
+    PTL_CUDA_OP_EXP,
+    PTL_CUDA_OP_LOG,
+    PTL_CUDA_OP_GELU,               /* p[0]: tanh approximation */
+    PTL_CUDA_OP_GELU_BACKWARD,      /* (grad, self), p[0]: tanh approximation */
+    PTL_CUDA_OP_THRESHOLD_BACKWARD, /* (grad, self), p[0]: threshold */
+    PTL_CUDA_OP_COUNT
+} PtlCudaPointwiseOp;
+
+/* Runs op over a (float16, bfloat16, float32, float64) on the current stream; p holds the
+ * op's scalar parameters.  0, or -1 with an error set. */
+int ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double *p);
+/* Copies operand 1 (a->src_dtype) into operand 0 (a->dtype), converting as the CPU copy does
+ * (an is_scalar source is not supported: use ptl_cuda_fill).  0, or -1 with an error set. */
+int ptl_cuda_copy(const PtlCudaLoopArgs *a);
+/* Writes the `itemsize` bytes at value into every element of operand 0.  0 or -1. */
+int ptl_cuda_fill(const PtlCudaLoopArgs *a, const void *value, int64_t itemsize);
+/* cudaMemcpy of nbytes between two contiguous buffers, either on the device or the host
+ * (dst_on_device, src_on_device), then synchronised.  0, or -1 with an error set. */
+int ptl_cuda_memcpy(void *dst, int dst_on_device, const void *src, int src_on_device,
+                    size_t nbytes);
 
 #ifdef __cplusplus
 }

@@ -3,7 +3,7 @@
 // PtlAllocator that CUDA storages use.  Mirrors c10/cuda/CUDACachingAllocator.cpp
 // (NativeCachingAllocator).  See Note [Caching allocator] in src/c10/caching_allocator.c and
 // Note [CUDA availability] in lazy_init.c: the allocator is registered only once CUDA kernels
-// are (ptl_cuda_register_allocator is called from there), so today it never is.
+// are (ptl_cuda_register_allocator is called from there).
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -8,9 +8,12 @@
  * is an allocator registered for the CUDA device and CUDA kernels, at least aten::copy_'s (the
  * one that moves data onto and off the device).  CUDA is available only when both are
  * registered and a device is visible.  The CUDA caching allocator (cuda_memory.cu) registers
- * itself the first time a CUDA kernel for aten::copy_ is seen; no CUDA kernels exist yet, so
- * CUDA is unavailable everywhere, and is_available(), device_count() and init() say so.  The
- * backend is checked first because it touches no driver.
+ * itself the first time a CUDA kernel for aten::copy_ is seen: register_cuda.c registers the
+ * CUDA kernels at module init in a build with nvcc, and makes the first CUDA allocation
+ * initialise CUDA (ptl_allocator_set_initializer), so a CUDA tensor needs no explicit
+ * is_available() first.  A CPU-only build registers no CUDA kernel, and is_available(),
+ * device_count() and init() say so.  The backend is checked first because it touches no
+ * driver.
  *
  * Note [CUDA and fork]
  * ~~~~~~~~~~~~~~~~~~~~

@@ -1,7 +1,9 @@
 /* cuda_module.c -- the device model's bindings: _C._cuda_current_device, _cuda_set_device,
  * _cuda_synchronize, _cuda_get_device_properties.  Mirrors torch/csrc/cuda/Module.cpp.  Each
  * initialises CUDA first (Note [CUDA availability] in src/cuda/lazy_init.c), so without a CUDA
- * backend each raises the no-CUDA error. */
+ * backend each raises the no-CUDA error.  Also the host hooks of the pointwise kernels'
+ * offset calculator and launch geometry (_cuda_offsets_for_testing, _cuda_launch_for_testing),
+ * which need no device. */
 #include "ptlpy.h"
 
 #include "../cuda/cuda_api.h"
@@ -73,11 +75,109 @@ py_get_device_properties(PyObject *m, PyObject *arg)
                          "max_threads_per_multi_processor", p.max_threads_per_multi_processor);
 }
 
+
+/* A PtlCudaLoopArgs from Python lists in the tensor's order (outermost dim first): sizes, one
+ * stride list per operand, and optionally one address per operand.  0, or -1 with a Python
+ * error set. */
+static int
+loop_args_from_lists(PyObject *sizes, PyObject *strides, PyObject *addresses,
+                     PtlCudaLoopArgs *a)
+{
+    memset(a, 0, sizeof(*a));
+    Py_ssize_t ndim = PySequence_Size(sizes), nt = PySequence_Size(strides);
+    if (ndim < 0 || nt < 0) {
+        return -1;
+    }
+    if (ndim > PTL_CUDA_MAX_DIMS || nt < 1 || nt > PTL_CUDA_MAX_OPERANDS) {
+        PyErr_SetString(PyExc_ValueError, "too many dimensions or operands");
+        return -1;
+    }
+    a->ndim = (int32_t)ndim;
+    a->ntensors = (int32_t)nt;
+    a->numel = 1;
+    for (Py_ssize_t d = 0; d < ndim; d++) {
+        PyObject *v = PySequence_GetItem(sizes, d);
+        a->sizes[ndim - 1 - d] = v != NULL ? PyLong_AsLongLong(v) : -1;
+        Py_XDECREF(v);
+        a->numel *= a->sizes[ndim - 1 - d];
+    }
+    for (Py_ssize_t t = 0; t < nt; t++) {
+        PyObject *row = PySequence_GetItem(strides, t);
+        if (row == NULL || PySequence_Size(row) != ndim) {
+            Py_XDECREF(row);
+            PyErr_SetString(PyExc_ValueError, "each operand needs one stride per dimension");
+            return -1;
+        }
+        for (Py_ssize_t d = 0; d < ndim; d++) {
+            PyObject *v = PySequence_GetItem(row, d);
+            a->strides[t][ndim - 1 - d] = v != NULL ? PyLong_AsLongLong(v) : -1;
+            Py_XDECREF(v);
+        }
+        Py_DECREF(row);
+        if (addresses != NULL) {
+            PyObject *v = PySequence_GetItem(addresses, t);
+            a->data[t] = v != NULL ? (char *)(uintptr_t)PyLong_AsUnsignedLongLong(v) : NULL;
+            Py_XDECREF(v);
+        }
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* _cuda_offsets_for_testing(sizes, strides, linear) -> the byte offset of each operand at
+ * element `linear` (row-major over sizes), from the offset calculator the kernels run. */
+static PyObject *
+py_offsets_for_testing(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *sizes, *strides;
+    long long linear;
+    PtlCudaLoopArgs a;
+    int64_t off[PTL_CUDA_MAX_OPERANDS];
+    if (!PyArg_ParseTuple(args, "OOL", &sizes, &strides, &linear) ||
+        loop_args_from_lists(sizes, strides, NULL, &a) < 0) {
+        return NULL;
+    }
+    if (linear < 0 || linear >= a.numel) {
+        PyErr_SetString(PyExc_IndexError, "linear index out of range");
+        return NULL;
+    }
+    ptl_cuda_offsets(&a, linear, off);
+    PyObject *out = PyTuple_New(a.ntensors);
+    for (int t = 0; out != NULL && t < a.ntensors; t++) {
+        PyTuple_SET_ITEM(out, t, PyLong_FromLongLong(off[t]));
+    }
+    return out;
+}
+
+/* _cuda_launch_for_testing(sizes, strides, addresses, itemsize, max_blocks) ->
+ * (grid, block, vec): the launch of a pointwise kernel over operands at those addresses. */
+static PyObject *
+py_launch_for_testing(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *sizes, *strides, *addresses;
+    long long itemsize, max_blocks;
+    PtlCudaLoopArgs a;
+    if (!PyArg_ParseTuple(args, "OOOLL", &sizes, &strides, &addresses, &itemsize,
+                          &max_blocks) ||
+        loop_args_from_lists(sizes, strides, addresses, &a) < 0) {
+        return NULL;
+    }
+    if (itemsize < 1 || itemsize > 16 || max_blocks < 1) {
+        PyErr_SetString(PyExc_ValueError, "itemsize must be in [1, 16] and max_blocks >= 1");
+        return NULL;
+    }
+    PtlCudaLaunch l = ptl_cuda_launch_geometry(&a, itemsize, max_blocks);
+    return Py_BuildValue("(Lii)", (long long)l.grid, l.block, l.vec);
+}
+
 static PyMethodDef cuda_functions[] = {
     {"_cuda_current_device", py_current_device, METH_NOARGS, NULL},
     {"_cuda_set_device", py_set_device, METH_O, NULL},
     {"_cuda_synchronize", py_synchronize, METH_O, NULL},
     {"_cuda_get_device_properties", py_get_device_properties, METH_O, NULL},
+    {"_cuda_offsets_for_testing", py_offsets_for_testing, METH_VARARGS, NULL},
+    {"_cuda_launch_for_testing", py_launch_for_testing, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

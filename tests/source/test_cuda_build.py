@@ -29,7 +29,8 @@ def test_nvcc_flags_target_sm80_sm90_and_ptx_with_warnings_as_errors():
                      "arch=compute_90,code=compute_90"]
     assert cmd[cmd.index("-Werror") + 1] == "all-warnings"
     host = cmd[cmd.index("-Xcompiler") + 1].split(",")
-    assert {"-Wall", "-Wextra", "-Werror"} <= set(host)
+    assert {"-Wall", "-Wextra", "-Werror", "-fno-exceptions", "-fno-threadsafe-statics"} <= \
+        set(host)
 
 
 @pytest.mark.skipif(not _C._config()["cuda_built"],
@@ -39,8 +40,14 @@ def test_built_extension_holds_the_cuda_objects():
     so = os.path.join(ROOT, "pytorchlite", "_C" + build_backend.EXT_SUFFIX)
     symbols = subprocess.run(["nm", so], capture_output=True, text=True, check=True).stdout
     for name in ("cudaMalloc", "cudaEventQuery", "ptl_cuda_device_memory_ops",
-                 "ptl_cuda_get_device_properties"):
+                 "ptl_cuda_get_device_properties", "ptl_cuda_pointwise", "ptl_cuda_copy",
+                 "ptl_cuda_fill", "ptl_register_cuda_kernels"):
         assert f" {name}" in symbols, name
+    # the extension links no C++ runtime: nothing from libstdc++ or its unwinder is needed
+    undefined = subprocess.run(["nm", "-u", so], capture_output=True, text=True,
+                               check=True).stdout
+    for name in ("__gxx_personality_v0", "__cxa_guard_acquire", "_Unwind_Resume"):
+        assert name not in undefined, name
     # a checkout that built here has every .cu's object, linked into the extension
     if os.path.isdir(cfg.build_dir):
         for cu in CUDA_SOURCES:

@@ -93,7 +93,7 @@
 #define SHRINK_G(G, X, P) ((X) >= -(P)[0] && (X) <= (P)[0] ? 0.0 : (G))
 #define HARDSHRINK_F(X, P) ((X) >= -(P)[0] && (X) <= (P)[0] ? 0.0 : (X))
 #define THRESHOLD_F(X, P) ((X) <= (P)[0] ? (P)[1] : (X))
-#define THRESHOLD_G(G, X, P) ((X) <= (P)[0] ? 0.0 : (G))
+#define THRESHOLD_G(G, X, P) ptl_threshold_grad_d((G), (X), (P)[0])
 
 /* hardtanh and threshold also take integer tensors (limits truncated on store, as in
  * PyTorch); the loops go through double, exact up to 2^53 */

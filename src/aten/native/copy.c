@@ -6,6 +6,7 @@
 #include "../../c10/allocator.h"
 #include "../../c10/error.h"
 #include "../dispatcher.h"
+#include "../scalar_math.h"
 #include "../tensor_iterator.h"
 #include "native.h"
 
@@ -35,35 +36,12 @@
 #define SRC_IS_INT_f4 0
 #define SRC_IS_INT_f8 0
 
-/* Float -> integer conversion without undefined behaviour, giving what PyTorch gives on
- * x86 (its results are platform-dependent; these are the hardware's truncating converts):
- * int64 from cvttsd2si, where NaN and out-of-range values become INT64_MIN; the narrower
- * types from the 32-bit convert, where they become INT32_MIN, then wrapped to the type
- * (NaN -> int32 is -2147483648, NaN -> int16 is 0, 300.0 -> uint8 is 44). */
-static inline int64_t
-d_to_i64(double v)
-{
-    if (!(v > -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
-        return INT64_MIN;
-    }
-    return (int64_t)v;
-}
-
-static inline int32_t
-d_to_i32(double v)
-{
-    if (!(v > -2147483649.0 && v < 2147483648.0)) {
-        return INT32_MIN;
-    }
-    return (int32_t)v;
-}
-
 #define STORE_b1(V) ((uint8_t)((V) != 0))
-#define STORE_u1(V) ((uint8_t)d_to_i32(V))
-#define STORE_i1(V) ((int8_t)d_to_i32(V))
-#define STORE_i2(V) ((int16_t)d_to_i32(V))
-#define STORE_i4(V) (d_to_i32(V))
-#define STORE_i8(V) (d_to_i64(V))
+#define STORE_u1(V) ((uint8_t)ptl_d_to_i32(V))
+#define STORE_i1(V) ((int8_t)ptl_d_to_i32(V))
+#define STORE_i2(V) ((int16_t)ptl_d_to_i32(V))
+#define STORE_i4(V) (ptl_d_to_i32(V))
+#define STORE_i8(V) (ptl_d_to_i64(V))
 #define STORE_f2(V) (ptl_f_to_half((float)(V)))
 #define STORE_bf(V) (ptl_f_to_bf16((float)(V)))
 #define STORE_f4(V) ((float)(V))
@@ -151,8 +129,14 @@ ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
     PtlTensorIter it;
     PtlIterConfig cfg = ptl_iter_config();
     if (dst->device.type != PTL_DEVICE_CPU || src->device.type != PTL_DEVICE_CPU) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                             "copy between devices needs the CUDA backend");
+        /* the CUDA copy_ kernel moves data onto, off and within the device; without one,
+         * the dispatcher's "Could not run 'aten::copy_' ... 'CUDA' backend" error */
+        PtlIValue st[3] = {ptl_iv_tensor(dst), ptl_iv_tensor(src), ptl_iv_bool(0)};
+        if (ptl_dispatcher_redispatch(ptl_op(PTL_OP_copy_), PTL_KEYSET(PTL_KEY_CUDA), st) < 0) {
+            return -1;
+        }
+        ptl_ivalue_release(&st[0]);
+        return 0;
     }
     if (dst == src) {
         return 0;
@@ -379,9 +363,6 @@ to_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t;
     PtlDtype dt = s[1].tag == PTL_IV_DTYPE ? s[1].u.dtype : self->dtype;
     PtlDevice dev = s[3].tag == PTL_IV_DEVICE ? s[3].u.device : self->device;
-    if (dev.type != PTL_DEVICE_CPU) {
-        return ptl_error_set(PTL_ERR_RUNTIME, PTL_NO_CUDA_MESSAGE);
-    }
     PtlTensorImpl *out = ptl_empty(self->dim, self->sizes, dt, dev);
     if (out == NULL) {
         return -1;
@@ -483,5 +464,12 @@ static const PtlKernelReg copy_cpu[] = {
     {PTL_OP_fill__Scalar, PTL_KEY_CPU, fill__cpu},
     {PTL_OP_fill__Tensor, PTL_KEY_CPU, fill__cpu},
     {PTL_OP_zero_, PTL_KEY_CPU, zero__cpu},
+    /* device-generic: they allocate and copy through ptl_copy_into, which moves CUDA data
+     * through the CUDA copy_ kernel */
+    {PTL_OP__to_copy, PTL_KEY_CUDA, to_copy_cpu},
+    {PTL_OP_contiguous, PTL_KEY_CUDA, contiguous_cpu},
+    {PTL_OP_fill__Scalar, PTL_KEY_CUDA, fill__cpu},
+    {PTL_OP_fill__Tensor, PTL_KEY_CUDA, fill__cpu},
+    {PTL_OP_zero_, PTL_KEY_CUDA, zero__cpu},
 };
 PTL_DEFINE_REGISTER(copy_cpu)

@@ -34,7 +34,7 @@ device_or(const PtlIValue *v, PtlDevice dflt)
 static int
 check_device(PtlDevice dev)
 {
-    if (dev.type != PTL_DEVICE_CPU && ptl_allocator_for(dev) == NULL) {
+    if (dev.type != PTL_DEVICE_CPU && ptl_allocator_for(&dev) == NULL) {
         return -1;
     }
     return 0;

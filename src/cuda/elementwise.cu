@@ -1,0 +1,371 @@
+// elementwise.cu -- the pointwise kernels, the copy/cast kernel and fill.  Mirrors
+// ATen/native/cuda/Loops.cuh, CUDALoops.cuh and Copy.cu.  The per-element math is
+// scalar_math.h's, the same inline functions the CPU loops call; the offsets and the launch
+// come from launch_geometry.h, which the host tests check.
+//
+// Note [CUDA elementwise launch]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// The C side (register_cuda.c) builds a TensorIterator and hands its coalesced geometry over
+// as a PtlCudaLoopArgs (by value: it is a kernel parameter).  When every operand is one dense
+// run and its address allows it, a thread loads `vec` elements at once (16 bytes: float4,
+// double2), the last vector of the tensor element by element; otherwise a thread computes
+// each operand's offset from the linear index.  The grid is capped at 32 blocks per SM and
+// the kernels loop over the rest, so the launch does not depend on the size.  CPU 0-dim
+// inputs arrive as scalars in the PtlCudaLoopArgs, never as host pointers.  Every launch is
+// checked at once (cudaGetLastError); a fault inside a kernel surfaces at the next
+// synchronising call (the copies back to the host), so debug with CUDA_LAUNCH_BLOCKING=1.
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../aten/scalar_math.h"
+#include "../c10/dtype.h"
+#include "../c10/error.h"
+#include "cuda_api.h"
+#include "launch_geometry.h"
+
+#define PTL_CUDA_CHECK(EXPR)                                                               \
+    do {                                                                                   \
+        cudaError_t err_ = (EXPR);                                                         \
+        if (err_ != cudaSuccess) {                                                         \
+            cudaGetLastError();                                                            \
+            return ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: %s (%s:%d)",                \
+                                 cudaGetErrorString(err_), __FILE__, __LINE__);            \
+        }                                                                                  \
+    } while (0)
+
+// ---- loads and stores: float16 and bfloat16 compute in float ----
+
+template <typename T> struct Acc { typedef T type; };
+template <> struct Acc<ptl_half> { typedef float type; };
+template <> struct Acc<ptl_bf16> { typedef float type; };
+
+__device__ inline float to_acc(float x) { return x; }
+__device__ inline double to_acc(double x) { return x; }
+__device__ inline float to_acc(ptl_half x) { return ptl_half_to_f(x); }
+__device__ inline float to_acc(ptl_bf16 x) { return ptl_bf16_to_f(x); }
+
+template <typename T> __device__ inline T from_acc(typename Acc<T>::type x) { return x; }
+template <> __device__ inline ptl_half from_acc<ptl_half>(float x) { return ptl_f_to_half(x); }
+template <> __device__ inline ptl_bf16 from_acc<ptl_bf16>(float x) { return ptl_f_to_bf16(x); }
+
+// ---- the per-element math (scalar_math.h), x[0], x[1] the inputs, p the parameters ----
+
+__device__ inline float add(float a, float b, double alpha)
+{
+    return ptl_add_f(a, b, (float)alpha);
+}
+__device__ inline double add(double a, double b, double alpha) { return ptl_add_d(a, b, alpha); }
+__device__ inline float sigmoid(float x) { return ptl_sigmoid_f(x); }
+__device__ inline double sigmoid(double x) { return ptl_sigmoid_d(x); }
+
+template <int OP, typename A>
+__device__ inline A
+apply(const A *x, const double *p)
+{
+    switch (OP) {
+    case PTL_CUDA_OP_ADD: return add(x[0], x[1], p[0]);
+    case PTL_CUDA_OP_MUL: return x[0] * x[1];
+    case PTL_CUDA_OP_DIV: return x[0] / x[1];
+    case PTL_CUDA_OP_NEG: return -x[0];
+    case PTL_CUDA_OP_RELU: return (A)ptl_relu_d((double)x[0]);
+    case PTL_CUDA_OP_SIGMOID: return sigmoid(x[0]);
+    case PTL_CUDA_OP_TANH: return tanh(x[0]);
+    case PTL_CUDA_OP_EXP: return exp(x[0]);
+    case PTL_CUDA_OP_LOG: return log(x[0]);
+    // the activations compute in double, as the CPU loops of activation.c do
+    case PTL_CUDA_OP_GELU: return (A)ptl_gelu_d((double)x[0], p[0] != 0);
+    case PTL_CUDA_OP_GELU_BACKWARD:
+        return (A)ptl_gelu_grad_d((double)x[0], (double)x[1], p[0] != 0);
+    case PTL_CUDA_OP_THRESHOLD_BACKWARD:
+        return (A)ptl_threshold_grad_d((double)x[0], (double)x[1], p[0]);
+    default: return x[0];
+    }
+}
+
+template <int OP> struct Arity { enum { n = 1 }; };
+template <> struct Arity<PTL_CUDA_OP_ADD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_MUL> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_DIV> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_GELU_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_THRESHOLD_BACKWARD> { enum { n = 2 }; };
+
+struct Params {
+    double p[2];
+};
+
+// input k (operand k + 1) at byte offset off
+template <typename T>
+__device__ inline typename Acc<T>::type
+input(const PtlCudaLoopArgs &a, int k, int64_t off)
+{
+    if (a.is_scalar & (1u << (k + 1))) {
+        return (typename Acc<T>::type)a.scalar[k + 1];
+    }
+    return to_acc(*(const T *)(a.data[k + 1] + off));
+}
+
+// [numel] (any strides) -> [numel]: one element per thread, offsets from the linear index
+template <int OP, typename T>
+__global__ void
+pointwise_strided_kernel(PtlCudaLoopArgs a, Params p)
+{
+    typedef typename Acc<T>::type A;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.numel; i += step) {
+        int64_t off[PTL_CUDA_MAX_OPERANDS];
+        A x[2];
+        ptl_cuda_offsets_at(&a, i, off);
+        for (int k = 0; k < Arity<OP>::n; k++) {
+            x[k] = input<T>(a, k, off[k + 1]);
+        }
+        *(T *)(a.data[0] + off[0]) = from_acc<T>(apply<OP, A>(x, p.p));
+    }
+}
+
+template <typename T, int VEC> struct alignas(sizeof(T) * VEC) Vector {
+    T v[VEC];
+};
+
+// [numel] dense -> [numel] dense: VEC elements per thread and load
+template <int OP, typename T, int VEC>
+__global__ void
+pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
+{
+    typedef typename Acc<T>::type A;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    const int64_t nvec = (a.numel + VEC - 1) / VEC;
+    for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < nvec; u += step) {
+        const int64_t start = u * VEC;
+        if (start + VEC <= a.numel) {
+            Vector<T, VEC> in[2], out;
+            for (int k = 0; k < Arity<OP>::n; k++) {
+                if (!(a.is_scalar & (1u << (k + 1)))) {
+                    in[k] = ((const Vector<T, VEC> *)a.data[k + 1])[u];
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < VEC; j++) {
+                A x[2];
+                for (int k = 0; k < Arity<OP>::n; k++) {
+                    x[k] = (a.is_scalar & (1u << (k + 1))) ? (A)a.scalar[k + 1]
+                                                           : to_acc(in[k].v[j]);
+                }
+                out.v[j] = from_acc<T>(apply<OP, A>(x, p.p));
+            }
+            ((Vector<T, VEC> *)a.data[0])[u] = out;
+            continue;
+        }
+        for (int64_t i = start; i < a.numel; i++) {
+            A x[2];
+            for (int k = 0; k < Arity<OP>::n; k++) {
+                x[k] = input<T>(a, k, i * (int64_t)sizeof(T));
+            }
+            ((T *)a.data[0])[i] = from_acc<T>(apply<OP, A>(x, p.p));
+        }
+    }
+}
+
+// 32 blocks per SM: enough resident warps to hide memory latency, a grid-stride loop beyond
+static int64_t
+max_blocks(void)
+{
+    int device = 0, sms = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        sms = 1;
+    }
+    return (int64_t)sms * 32;
+}
+
+template <int OP, typename T>
+static int
+launch_pointwise(const PtlCudaLoopArgs *a, const double *p)
+{
+    Params params = {{p != NULL ? p[0] : 0.0, p != NULL ? p[1] : 0.0}};
+    PtlCudaLaunch l = ptl_cuda_launch_for(a, (int64_t)sizeof(T), max_blocks());
+    if (l.grid == 0) {
+        return 0;
+    }
+    const int contiguous = ptl_cuda_is_contiguous(a, (int64_t)sizeof(T));
+    const dim3 grid((unsigned)l.grid), block((unsigned)l.block);
+    // eight per load only for two-byte types (16 bytes); the other instantiation is unused
+    constexpr int eight = sizeof(T) <= 2 ? 8 : 1;
+    if (!contiguous) {
+        pointwise_strided_kernel<OP, T><<<grid, block>>>(*a, params);
+    }
+    else if (l.vec >= 8 && sizeof(T) <= 2) {
+        pointwise_contiguous_kernel<OP, T, eight><<<grid, block>>>(*a, params);
+    }
+    else if (l.vec >= 4 && sizeof(T) <= 4) {
+        pointwise_contiguous_kernel<OP, T, 4><<<grid, block>>>(*a, params);
+    }
+    else if (l.vec >= 2) {
+        pointwise_contiguous_kernel<OP, T, 2><<<grid, block>>>(*a, params);
+    }
+    else {
+        pointwise_contiguous_kernel<OP, T, 1><<<grid, block>>>(*a, params);
+    }
+    PTL_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+template <int OP>
+static int
+launch_op(const PtlCudaLoopArgs *a, const double *p)
+{
+    switch (a->dtype) {
+    case PTL_DTYPE_FLOAT32: return launch_pointwise<OP, float>(a, p);
+    case PTL_DTYPE_FLOAT64: return launch_pointwise<OP, double>(a, p);
+    case PTL_DTYPE_FLOAT16: return launch_pointwise<OP, ptl_half>(a, p);
+    case PTL_DTYPE_BFLOAT16: return launch_pointwise<OP, ptl_bf16>(a, p);
+    default:
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "CUDA kernel not implemented for '%s'",
+                             ptl_dtype_legacy_name((PtlDtype)a->dtype));
+    }
+}
+
+extern "C" int
+ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double *p)
+{
+    switch (op) {
+    case PTL_CUDA_OP_ADD: return launch_op<PTL_CUDA_OP_ADD>(a, p);
+    case PTL_CUDA_OP_MUL: return launch_op<PTL_CUDA_OP_MUL>(a, p);
+    case PTL_CUDA_OP_DIV: return launch_op<PTL_CUDA_OP_DIV>(a, p);
+    case PTL_CUDA_OP_NEG: return launch_op<PTL_CUDA_OP_NEG>(a, p);
+    case PTL_CUDA_OP_RELU: return launch_op<PTL_CUDA_OP_RELU>(a, p);
+    case PTL_CUDA_OP_SIGMOID: return launch_op<PTL_CUDA_OP_SIGMOID>(a, p);
+    case PTL_CUDA_OP_TANH: return launch_op<PTL_CUDA_OP_TANH>(a, p);
+    case PTL_CUDA_OP_EXP: return launch_op<PTL_CUDA_OP_EXP>(a, p);
+    case PTL_CUDA_OP_LOG: return launch_op<PTL_CUDA_OP_LOG>(a, p);
+    case PTL_CUDA_OP_GELU: return launch_op<PTL_CUDA_OP_GELU>(a, p);
+    case PTL_CUDA_OP_GELU_BACKWARD: return launch_op<PTL_CUDA_OP_GELU_BACKWARD>(a, p);
+    case PTL_CUDA_OP_THRESHOLD_BACKWARD:
+        return launch_op<PTL_CUDA_OP_THRESHOLD_BACKWARD>(a, p);
+    default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA pointwise op %d", (int)op);
+    }
+}
+
+// ---- copy with conversion: the rules of copy.c's conversion loops, one kernel for every
+// (destination, source) pair: integers go through int64, floats through double ----
+
+struct Value {
+    double d;
+    int64_t i;
+    int is_int;
+};
+
+__device__ inline Value
+load_value(const char *p, int dtype)
+{
+    Value v = {0.0, 0, 1};
+    switch (dtype) {
+    case PTL_DTYPE_BOOL: v.i = *(const uint8_t *)p != 0; break;
+    case PTL_DTYPE_UINT8: v.i = *(const uint8_t *)p; break;
+    case PTL_DTYPE_INT8: v.i = *(const int8_t *)p; break;
+    case PTL_DTYPE_INT16: v.i = *(const int16_t *)p; break;
+    case PTL_DTYPE_INT32: v.i = *(const int32_t *)p; break;
+    case PTL_DTYPE_INT64: v.i = *(const int64_t *)p; break;
+    case PTL_DTYPE_FLOAT16: v.is_int = 0; v.d = ptl_half_to_f(*(const ptl_half *)p); break;
+    case PTL_DTYPE_BFLOAT16: v.is_int = 0; v.d = ptl_bf16_to_f(*(const ptl_bf16 *)p); break;
+    case PTL_DTYPE_FLOAT32: v.is_int = 0; v.d = *(const float *)p; break;
+    default: v.is_int = 0; v.d = *(const double *)p; break;
+    }
+    return v;
+}
+
+__device__ inline void
+store_value(char *p, int dtype, Value v)
+{
+    // integers convert directly (int64 -> float rounds once), floats from double
+    const float f = v.is_int ? (float)v.i : (float)v.d;
+    const int32_t i32 = v.is_int ? (int32_t)v.i : ptl_d_to_i32(v.d);
+    switch (dtype) {
+    case PTL_DTYPE_BOOL: *(uint8_t *)p = v.is_int ? v.i != 0 : v.d != 0; break;
+    case PTL_DTYPE_UINT8: *(uint8_t *)p = (uint8_t)i32; break;
+    case PTL_DTYPE_INT8: *(int8_t *)p = (int8_t)i32; break;
+    case PTL_DTYPE_INT16: *(int16_t *)p = (int16_t)i32; break;
+    case PTL_DTYPE_INT32: *(int32_t *)p = i32; break;
+    case PTL_DTYPE_INT64: *(int64_t *)p = v.is_int ? v.i : ptl_d_to_i64(v.d); break;
+    case PTL_DTYPE_FLOAT16: *(ptl_half *)p = ptl_f_to_half(f); break;
+    case PTL_DTYPE_BFLOAT16: *(ptl_bf16 *)p = ptl_f_to_bf16(f); break;
+    case PTL_DTYPE_FLOAT32: *(float *)p = f; break;
+    default: *(double *)p = v.is_int ? (double)v.i : v.d; break;
+    }
+}
+
+// [numel] any strides, src_dtype -> [numel] any strides, dtype
+__global__ void
+copy_kernel(PtlCudaLoopArgs a)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.numel; i += step) {
+        int64_t off[PTL_CUDA_MAX_OPERANDS];
+        ptl_cuda_offsets_at(&a, i, off);
+        store_value(a.data[0] + off[0], a.dtype, load_value(a.data[1] + off[1], a.src_dtype));
+    }
+}
+
+extern "C" int
+ptl_cuda_copy(const PtlCudaLoopArgs *a)
+{
+    const int64_t grid = ptl_cuda_grid_for(a->numel, max_blocks());
+    if (grid == 0) {
+        return 0;
+    }
+    copy_kernel<<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE>>>(*a);
+    PTL_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+struct FillValue {
+    unsigned char bytes[16];
+};
+
+// [numel] any strides <- one value of `itemsize` bytes
+__global__ void
+fill_kernel(PtlCudaLoopArgs a, FillValue v, int itemsize)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.numel; i += step) {
+        int64_t off[PTL_CUDA_MAX_OPERANDS];
+        ptl_cuda_offsets_at(&a, i, off);
+        for (int b = 0; b < itemsize; b++) {
+            a.data[0][off[0] + b] = (char)v.bytes[b];
+        }
+    }
+}
+
+extern "C" int
+ptl_cuda_fill(const PtlCudaLoopArgs *a, const void *value, int64_t itemsize)
+{
+    FillValue v;
+    const int64_t grid = ptl_cuda_grid_for(a->numel, max_blocks());
+    if (grid == 0) {
+        return 0;
+    }
+    if (itemsize < 1 || itemsize > (int64_t)sizeof(v.bytes)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "fill: unsupported element size %lld",
+                             (long long)itemsize);
+    }
+    memcpy(v.bytes, value, (size_t)itemsize);
+    fill_kernel<<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE>>>(*a, v, (int)itemsize);
+    PTL_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
+extern "C" int
+ptl_cuda_memcpy(void *dst, int dst_on_device, const void *src, int src_on_device,
+                size_t nbytes)
+{
+    cudaMemcpyKind kind = dst_on_device ? (src_on_device ? cudaMemcpyDeviceToDevice
+                                                         : cudaMemcpyHostToDevice)
+                                        : (src_on_device ? cudaMemcpyDeviceToHost
+                                                         : cudaMemcpyHostToHost);
+    if (nbytes == 0) {
+        return 0;
+    }
+    PTL_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, kind));
+    return 0;
+}

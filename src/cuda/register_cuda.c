@@ -1,0 +1,396 @@
+/* register_cuda.c -- the CUDA dispatch key's kernels: each wraps a launcher of
+ * elementwise.cu in the boxed kernel signature, with TensorIterator's geometry handed over
+ * as a PtlCudaLoopArgs.  Mirrors the CUDA entries of native_functions.yaml's dispatch
+ * sections and ATen/native/cuda/Copy.cu (copy_impl).  See Note [CUDA elementwise launch] in
+ * elementwise.cu and Note [CUDA availability] in lazy_init.c: registering copy_ here is what
+ * makes CUDA available where a device is present.  A CPU-only build registers nothing. */
+#include "cuda_api.h"
+
+#include <string.h>
+
+#include "../aten/dispatcher.h"
+#include "../aten/native/native.h"
+#include "../aten/tensor_iterator.h"
+#include "../c10/allocator.h"
+#include "../c10/error.h"
+
+#ifdef PTL_WITH_CUDA
+
+_Static_assert(PTL_MAX_DIMS <= PTL_CUDA_MAX_DIMS, "PtlCudaLoopArgs holds every dimension");
+_Static_assert(PTL_ITER_MAX >= PTL_CUDA_MAX_OPERANDS, "the kernels take up to 4 operands");
+
+/* The geometry of a built iterator: CPU operands (0-dim inputs) become scalars. */
+static void
+iter_args(PtlCudaLoopArgs *a, const PtlTensorIter *it)
+{
+    memset(a, 0, sizeof(*a));
+    a->ntensors = it->ntensors;
+    a->ndim = it->ndim;
+    a->numel = it->numel;
+    a->dtype = it->compute_dtype;
+    a->src_dtype = it->compute_dtype;
+    for (int d = 0; d < it->ndim; d++) {
+        a->sizes[d] = it->shape[d];
+    }
+    for (int t = 0; t < it->ntensors; t++) {
+        if ((it->scalar_cast & (1u << t)) || it->ops[t]->device.type == PTL_DEVICE_CPU) {
+            a->is_scalar |= 1u << t;
+            ptl_convert_scalar((char *)&a->scalar[t], PTL_DTYPE_FLOAT64, it->data[t],
+                               it->compute_dtype);
+            continue;
+        }
+        a->data[t] = it->data[t];
+        for (int d = 0; d < it->ndim; d++) {
+            a->strides[t][d] = it->strides[t][d];
+        }
+    }
+}
+
+/* The geometry of one tensor alone (dim 0 the last, strides in bytes). */
+static void
+tensor_args(PtlCudaLoopArgs *a, PtlTensorImpl *t)
+{
+    int64_t item = (int64_t)ptl_dtype_itemsize(t->dtype);
+    memset(a, 0, sizeof(*a));
+    a->ntensors = 1;
+    a->ndim = t->dim;
+    a->numel = t->numel;
+    a->dtype = t->dtype;
+    a->src_dtype = t->dtype;
+    a->data[0] = ptl_tensor_data(t);
+    for (int d = 0; d < t->dim; d++) {
+        a->sizes[d] = t->sizes[t->dim - 1 - d];
+        a->strides[0][d] = t->strides[t->dim - 1 - d] * item;
+    }
+}
+
+/* "add_cuda", the name of PyTorch's dtype errors for the CUDA kernel of op. */
+static int
+cuda_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
+{
+    char name[128];
+    ptl_kernel_name(op, name, sizeof(name));
+    size_t n = strlen(name);
+    if (n >= 4 && strcmp(name + n - 4, "_cpu") == 0) {
+        name[n - 4] = '\0';
+    }
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s_cuda\" not implemented for '%s'", name,
+                         ptl_dtype_legacy_name(dt));
+}
+
+/* ptl_pointwise for the CUDA kernels: the inputs are stack slots idx[0..ninputs), the output
+ * comes from the schema, float dtypes only.  stack[0] gets the result (new reference). */
+static int
+cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+               PtlIterConfig cfg, PtlCudaPointwiseOp cop, const double *p)
+{
+    PtlTensorIter it;
+    PtlCudaLoopArgs a;
+    PtlTensorImpl *out;
+    cfg.ninputs = ninputs;
+    for (int i = 0; i < ninputs; i++) {
+        cfg.inputs[i] = s[idx[i]].u.t;
+    }
+    cfg.out = ptl_kernel_out(op, s);
+    cfg.is_inplace = op->schema.inplace;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        return -1;
+    }
+    if (!ptl_dtype_is_floating(it.compute_dtype)) {
+        PtlDtype dt = it.compute_dtype;
+        ptl_iter_release(&it);
+        return cuda_dtype_not_implemented(op, dt);
+    }
+    iter_args(&a, &it);
+    if (ptl_cuda_pointwise(cop, &a, p) < 0) {
+        ptl_iter_release(&it);
+        return -1;
+    }
+    if ((out = ptl_iter_finish(&it)) == NULL) {
+        return -1;
+    }
+    if (cfg.out != NULL) {
+        ptl_tensor_bump_version(out);
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
+static const int first[1] = {0};
+static const int first_two[2] = {0, 1};
+
+/* add.Tensor / sub.Tensor (and add_, add.out, sub likewise): self + alpha * other */
+static int
+add_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double alpha = ptl_iv_to_double(&s[2]);
+    double p[1] = {strncmp(op->schema.name, "aten::sub", 9) == 0 ? -alpha : alpha};
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
+}
+
+static int
+mul_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_MUL, NULL);
+}
+
+/* true division: integer inputs compute in the default float dtype */
+static int
+div_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    (void)ks;
+    cfg.int_to_float = 1;
+    return cuda_pointwise(op, s, 2, first_two, cfg, PTL_CUDA_OP_DIV, NULL);
+}
+
+/* neg, relu keep the dtype; sigmoid, tanh, exp, log take integers to float (unary.c) */
+static int
+unary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlCudaPointwiseOp cop;
+    (void)ks;
+    switch (op->id) {
+    case PTL_OP_neg: case PTL_OP_neg_: case PTL_OP_neg_out: cop = PTL_CUDA_OP_NEG; break;
+    case PTL_OP_relu: case PTL_OP_relu_: case PTL_OP_relu_out: cop = PTL_CUDA_OP_RELU; break;
+    case PTL_OP_sigmoid: case PTL_OP_sigmoid_: case PTL_OP_sigmoid_out:
+        cop = PTL_CUDA_OP_SIGMOID;
+        break;
+    case PTL_OP_tanh: case PTL_OP_tanh_: case PTL_OP_tanh_out: cop = PTL_CUDA_OP_TANH; break;
+    case PTL_OP_exp: case PTL_OP_exp_: case PTL_OP_exp_out: cop = PTL_CUDA_OP_EXP; break;
+    default: cop = PTL_CUDA_OP_LOG; break;
+    }
+    cfg.int_to_float = cop != PTL_CUDA_OP_NEG && cop != PTL_CUDA_OP_RELU;
+    return cuda_pointwise(op, s, 1, first, cfg, cop, NULL);
+}
+
+/* _gelu(Tensor self, int approximate=0) */
+static int
+gelu_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double p[1] = {(double)(s[1].tag == PTL_IV_INT && s[1].u.i != 0)};
+    (void)ks;
+    return cuda_pointwise(op, s, 1, first, ptl_iter_config(), PTL_CUDA_OP_GELU, p);
+}
+
+/* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') */
+static int
+gelu_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    const char *mode = s[2].tag == PTL_IV_STRING ? s[2].u.s : "none";
+    double p[1] = {strcmp(mode, "tanh") == 0};
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_GELU_BACKWARD,
+                          p);
+}
+
+/* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) */
+static int
+threshold_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double p[1] = {ptl_iv_to_double(&s[2])};
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(),
+                          PTL_CUDA_OP_THRESHOLD_BACKWARD, p);
+}
+
+/* ---- copies ---- */
+
+/* dst <- src, both on the device: the copy kernel through the iterator's offsets (any
+ * strides, broadcasting, dtype conversion), or one cudaMemcpy when both are dense alike. */
+static int
+copy_on_device(PtlTensorImpl *dst, PtlTensorImpl *src)
+{
+    PtlTensorIter it;
+    PtlCudaLoopArgs a;
+    PtlIterConfig cfg = ptl_iter_config();
+    if (dst->dtype == src->dtype && ptl_tensor_is_contiguous(dst) &&
+        ptl_tensor_is_contiguous(src) && dst->dim == src->dim &&
+        memcmp(dst->sizes, src->sizes, sizeof(int64_t) * (size_t)dst->dim) == 0) {
+        return ptl_cuda_memcpy(ptl_tensor_data(dst), 1, ptl_tensor_data(src), 1,
+                               (size_t)dst->numel * ptl_dtype_itemsize(dst->dtype));
+    }
+    cfg.out = dst;
+    cfg.is_inplace = 1;
+    cfg.ninputs = 1;
+    cfg.inputs[0] = src;
+    cfg.no_promote = 1;
+    cfg.out_dtype = dst->dtype;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        return -1;
+    }
+    iter_args(&a, &it);
+    a.dtype = dst->dtype;
+    a.src_dtype = src->dtype;
+    int rc = ptl_cuda_copy(&a);
+    ptl_iter_release(&it);
+    return rc;
+}
+
+/* A contiguous tensor of t's sizes in dtype on device (a new reference), or NULL. */
+static PtlTensorImpl *
+dense_like(PtlTensorImpl *t, PtlDtype dtype, PtlDevice device)
+{
+    return ptl_empty(t->dim, t->sizes, dtype, device);
+}
+
+/* dst (device) <- src (host): a one-element source fills; otherwise the host broadcasts and
+ * converts into a dense tensor of dst's dtype, and one cudaMemcpy moves it (through a dense
+ * device temporary when dst is strided). */
+static int
+copy_host_to_device(PtlTensorImpl *dst, PtlTensorImpl *src)
+{
+    PtlCudaLoopArgs a;
+    PtlTensorImpl *host = NULL, *dense = NULL;
+    int rc = -1;
+    if (src->numel == 1 && src->dim <= dst->dim) {
+        char value[16];
+        ptl_convert_scalar(value, dst->dtype, ptl_tensor_data(src), src->dtype);
+        tensor_args(&a, dst);
+        return ptl_cuda_fill(&a, value, (int64_t)ptl_dtype_itemsize(dst->dtype));
+    }
+    host = dense_like(dst, dst->dtype, ptl_device_cpu());
+    if (host == NULL || ptl_copy_into(host, src) < 0) {
+        goto done;
+    }
+    if (ptl_tensor_is_contiguous(dst)) {
+        ptl_incref(dst);
+        dense = dst;
+    }
+    else {
+        dense = dense_like(dst, dst->dtype, dst->device);
+    }
+    if (dense == NULL ||
+        ptl_cuda_memcpy(ptl_tensor_data(dense), 1, ptl_tensor_data(host), 0,
+                        (size_t)host->numel * ptl_dtype_itemsize(host->dtype)) < 0) {
+        goto done;
+    }
+    rc = dense == dst ? 0 : copy_on_device(dst, dense);
+done:
+    ptl_xdecref(host);
+    ptl_xdecref(dense);
+    return rc;
+}
+
+/* dst (host) <- src (device): src made dense on the device, one cudaMemcpy, then the host
+ * broadcasts and converts into dst. */
+static int
+copy_device_to_host(PtlTensorImpl *dst, PtlTensorImpl *src)
+{
+    PtlTensorImpl *dense = NULL, *host = NULL;
+    int rc = -1;
+    if (ptl_tensor_is_contiguous(src)) {
+        ptl_incref(src);
+        dense = src;
+    }
+    else if ((dense = dense_like(src, src->dtype, src->device)) != NULL &&
+             copy_on_device(dense, src) < 0) {
+        goto done;
+    }
+    if (dense == NULL || (host = dense_like(src, src->dtype, ptl_device_cpu())) == NULL ||
+        ptl_cuda_memcpy(ptl_tensor_data(host), 0, ptl_tensor_data(dense), 1,
+                        (size_t)host->numel * ptl_dtype_itemsize(host->dtype)) < 0) {
+        goto done;
+    }
+    rc = ptl_copy_into(dst, host);
+done:
+    ptl_xdecref(dense);
+    ptl_xdecref(host);
+    return rc;
+}
+
+/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False): every copy with a CUDA side.
+ * non_blocking is accepted and the copy is synchronous (no pinned memory yet). */
+static int
+copy__cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *src = s[1].u.t;
+    int rc;
+    (void)op;
+    (void)ks;
+    if (self == src) {
+        rc = 0;
+    }
+    else if (self->device.type == PTL_DEVICE_CPU) {
+        rc = copy_device_to_host(self, src);
+    }
+    else if (src->device.type == PTL_DEVICE_CPU) {
+        rc = copy_host_to_device(self, src);
+    }
+    else {
+        rc = copy_on_device(self, src);
+    }
+    if (rc < 0) {
+        return -1;
+    }
+    ptl_tensor_bump_version(self);
+    ptl_incref(self);
+    s[0] = ptl_iv_tensor(self);
+    return 0;
+}
+
+#define POINTWISE(ID, FN) {PTL_OP_##ID, PTL_KEY_CUDA, FN}
+
+static const PtlKernelReg cuda_kernels[] = {
+    POINTWISE(copy_, copy__cuda),
+    POINTWISE(add_Tensor, add_cuda), POINTWISE(add__Tensor, add_cuda),
+    POINTWISE(add_out, add_cuda),
+    POINTWISE(sub_Tensor, add_cuda), POINTWISE(sub__Tensor, add_cuda),
+    POINTWISE(sub_out, add_cuda),
+    POINTWISE(mul_Tensor, mul_cuda), POINTWISE(mul__Tensor, mul_cuda),
+    POINTWISE(mul_out, mul_cuda),
+    POINTWISE(div_Tensor, div_cuda), POINTWISE(div__Tensor, div_cuda),
+    POINTWISE(div_out, div_cuda),
+    POINTWISE(neg, unary_cuda), POINTWISE(neg_, unary_cuda), POINTWISE(neg_out, unary_cuda),
+    POINTWISE(relu, unary_cuda), POINTWISE(relu_, unary_cuda),
+    POINTWISE(relu_out, unary_cuda),
+    POINTWISE(sigmoid, unary_cuda), POINTWISE(sigmoid_, unary_cuda),
+    POINTWISE(sigmoid_out, unary_cuda),
+    POINTWISE(tanh, unary_cuda), POINTWISE(tanh_, unary_cuda),
+    POINTWISE(tanh_out, unary_cuda),
+    POINTWISE(exp, unary_cuda), POINTWISE(exp_, unary_cuda), POINTWISE(exp_out, unary_cuda),
+    POINTWISE(log, unary_cuda), POINTWISE(log_, unary_cuda), POINTWISE(log_out, unary_cuda),
+    POINTWISE(_gelu, gelu_cuda),
+    POINTWISE(gelu_backward, gelu_backward_cuda),
+    POINTWISE(threshold_backward, threshold_backward_cuda),
+};
+
+/* The CUDA allocator's initializer: CUDA initialised (which registers the caching allocator)
+ * and "cuda" made "cuda:<current device>", as PyTorch's tensors always carry an index. */
+static int
+init_device(PtlDevice *device)
+{
+    int current = 0;
+    if (ptl_cuda_lazy_init() < 0) {
+        return -1;
+    }
+    if (device->index < 0) {
+        if (ptl_cuda_current_device(&current) < 0) {
+            return -1;
+        }
+        device->index = (int8_t)current;
+    }
+    return 0;
+}
+
+/* Registers the table and makes the first CUDA allocation initialise CUDA. */
+int
+ptl_register_cuda_kernels(void)
+{
+    ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
+    return ptl_dispatcher_register(cuda_kernels, sizeof(cuda_kernels) / sizeof(cuda_kernels[0]),
+                                   __FILE__);
+}
+
+#else
+
+int
+ptl_register_cuda_kernels(void)
+{
+    return 0;
+}
+
+#endif

@@ -1,0 +1,200 @@
+"""The CUDA kernels (src/cuda/elementwise.cu, registered by src/cuda/register_cuda.c) against
+the CPU kernels: every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in
+each float dtype, in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/
+`.cpu()` round trips and the factories on the device.  Each test skips, with the reason the
+device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
+PTL_REQUIRE_GPU=1 turning a skip into a failure."""
+import os
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+
+NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
+REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
+pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
+                                reason=f"no CUDA device: {NO_DEVICE}")
+
+
+@pytest.fixture(autouse=True)
+def device():
+    if NO_DEVICE is not None:
+        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
+
+
+FLOATS = [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16]
+ALL = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64] + FLOATS
+# the device's libm (exp, tanh, log) is not glibc's: a few ulps apart
+TOL = {ptl.float32: 1e-5, ptl.float64: 1e-12, ptl.float16: 2e-3, ptl.bfloat16: 1.6e-2}
+
+
+def as_np(t):
+    return t.cpu().to(ptl.float64).numpy() if t.dtype in FLOATS else t.cpu().numpy()
+
+
+def check(cuda_result, cpu_result):
+    assert cuda_result.device.type == "cuda"
+    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
+    tol = TOL.get(cpu_result.dtype, 0)
+    np.testing.assert_allclose(as_np(cuda_result), as_np(cpu_result), rtol=tol, atol=tol,
+                               equal_nan=True)
+
+
+def layouts(rng, dtype):
+    """(name, CPU operands): contiguous, transposed, sliced, broadcast, 0-dim, size-0 and a
+    CPU 0-dim scalar next to a device tensor (second operand stays on the CPU)."""
+    def r(*shape):
+        return ptl.tensor(rng.standard_normal(shape) * 2, dtype=ptl.float64).to(dtype)
+    return [
+        ("contiguous", r(37, 129), r(37, 129)),
+        ("odd-length", r(1001), r(1001)),
+        ("transposed", r(64, 33).t(), r(33, 64)),
+        ("sliced", r(20, 40)[:, ::3], r(20, 14)),
+        ("broadcast", r(17, 1), r(23)),
+        ("0-dim", r(), r()),
+        ("size-0", r(0, 5), r(5)),
+        ("cpu-scalar", r(9, 8), r()),
+    ]
+
+
+def to_device(name, a, b):
+    return a.cuda(), (b if name == "cpu-scalar" else b.cuda())
+
+
+BINARY = {
+    "add": lambda a, b: ptl.add(a, b, alpha=2),
+    "sub": lambda a, b: ptl.sub(a, b, alpha=0.5),
+    "mul": ptl.mul,
+    "div": ptl.div,
+    "gelu_backward": lambda g, x: _C._op("aten::gelu_backward")(g, x),
+    "gelu_backward_tanh": lambda g, x: _C._op("aten::gelu_backward")(g, x, approximate="tanh"),
+    "threshold_backward": lambda g, x: _C._op("aten::threshold_backward")(g, x, 0.25),
+}
+UNARY = {
+    "neg": ptl.neg, "relu": ptl.relu, "sigmoid": ptl.sigmoid, "tanh": ptl.tanh,
+    "exp": ptl.exp, "log": lambda x: ptl.log(x.abs() if x.device.type == "cpu" else x),
+    "gelu": ptl.nn.functional.gelu,
+    "gelu_tanh": lambda x: ptl.nn.functional.gelu(x, approximate="tanh"),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("op", sorted(BINARY))
+def test_binary_kernels_match_the_cpu(op, dtype):
+    rng = np.random.default_rng(0)
+    for name, a, b in layouts(rng, dtype):
+        da, db = to_device(name, a, b)
+        check(BINARY[op](da, db), BINARY[op](a, b))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("op", sorted(UNARY))
+def test_unary_kernels_match_the_cpu(op, dtype):
+    rng = np.random.default_rng(1)
+    for name, a, _ in layouts(rng, dtype):
+        if op == "log":
+            a = a.abs()
+        check(UNARY[op](a.cuda()), UNARY[op](a))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_inplace_and_out_forms_write_the_device_tensor(dtype):
+    rng = np.random.default_rng(2)
+    a = ptl.tensor(rng.standard_normal((6, 7)), dtype=dtype)
+    b = ptl.tensor(rng.standard_normal(7), dtype=dtype)
+    da = a.cuda()
+    da.add_(b.cuda(), alpha=3).mul_(b.cuda()).sigmoid_()
+    check(da, a.clone().add_(b, alpha=3).mul_(b).sigmoid_())
+    out = ptl.empty(6, 7, dtype=dtype, device="cuda")
+    ptl.div(a.cuda(), b.cuda(), out=out)
+    check(out, ptl.div(a, b))
+    strided = ptl.zeros(7, 6, dtype=dtype, device="cuda").t()
+    ptl.exp(a.cuda(), out=strided)
+    check(strided, ptl.exp(a))
+
+
+def test_mixed_dtypes_promote_as_on_the_cpu():
+    a = ptl.arange(12, dtype=ptl.float32).reshape(3, 4)
+    b = ptl.arange(4, dtype=ptl.float64)
+    check(a.cuda() + b.cuda(), a + b)
+    check(a.cuda() * 2.5, a * 2.5)
+    check(ptl.arange(6).cuda() / 4, ptl.arange(6) / 4)
+
+
+def test_an_op_without_a_cuda_kernel_raises_the_dispatcher_error():
+    x = ptl.ones(3, device="cuda")
+    with pytest.raises(NotImplementedError,
+                       match=r"^Could not run 'aten::cumsum' with arguments from the 'CUDA' "
+                             r"backend\."):
+        ptl.cumsum(x, 0)
+    with pytest.raises(NotImplementedError, match=r'"neg_cuda" not implemented for \'Long\''):
+        ptl.neg(ptl.arange(3).cuda())
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=str)
+def test_copies_both_ways_are_exact(dtype):
+    rng = np.random.default_rng(3)
+    host = ptl.tensor(rng.standard_normal((5, 6)) * 50, dtype=ptl.float64).to(dtype)
+    dev = host.to("cuda")
+    assert dev.device.type == "cuda" and dev.dtype == dtype
+    back = dev.cpu()
+    assert back.device.type == "cpu"
+    np.testing.assert_array_equal(as_np(back), as_np(host))
+    np.testing.assert_array_equal(as_np(host.t().cuda()), as_np(host.t()))
+    np.testing.assert_array_equal(as_np(dev.t().cpu()), as_np(host.t()))
+    np.testing.assert_array_equal(as_np(dev[:, 1::2].cpu()), as_np(host[:, 1::2]))
+
+
+@pytest.mark.parametrize("src", ALL, ids=str)
+@pytest.mark.parametrize("dst", ALL, ids=str)
+def test_casts_on_the_device_match_the_cpu(src, dst):
+    rng = np.random.default_rng(4)
+    values = np.concatenate([rng.standard_normal(40) * 300, [0.0, -0.0, 1.5, -2.5, 255, 256]])
+    host = ptl.tensor(values, dtype=ptl.float64).to(src)
+    np.testing.assert_array_equal(as_np(host.cuda().to(dst)), as_np(host.to(dst)))
+    np.testing.assert_array_equal(as_np(host.cuda().to("cpu", dst)), as_np(host.to(dst)))
+    np.testing.assert_array_equal(as_np(host.to("cuda", dst)), as_np(host.to(dst)))
+
+
+def test_copy_into_strided_and_broadcast_device_tensors():
+    base = ptl.zeros(4, 6, device="cuda")
+    base.t().copy_(ptl.arange(24.0).reshape(6, 4))
+    np.testing.assert_array_equal(as_np(base), np.arange(24.0).reshape(6, 4).T)
+    row = ptl.tensor([1.0, 2, 3]).cuda()
+    target = ptl.empty(2, 3, dtype=ptl.float64, device="cuda")
+    target.copy_(row)
+    np.testing.assert_array_equal(as_np(target), np.array([[1.0, 2, 3]] * 2))
+    target.copy_(ptl.tensor([[7], [8]]))
+    np.testing.assert_array_equal(as_np(target), np.array([[7.0] * 3, [8.0] * 3]))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        target.copy_(ptl.ones(4).cuda())
+
+
+def test_factories_on_the_device():
+    for dtype in ALL:
+        np.testing.assert_array_equal(as_np(ptl.zeros(3, 5, dtype=dtype, device="cuda")),
+                                      np.zeros((3, 5)))
+        np.testing.assert_array_equal(as_np(ptl.ones(7, dtype=dtype, device="cuda")),
+                                      np.ones(7))
+    np.testing.assert_array_equal(as_np(ptl.full((2, 2), 3.5, device="cuda")),
+                                  np.full((2, 2), 3.5))
+    np.testing.assert_array_equal(as_np(ptl.arange(10, device="cuda")), np.arange(10))
+    assert ptl.empty(0, 4, device="cuda").shape == (0, 4)
+    x = ptl.empty(1 << 20, device="cuda").fill_(2.0)
+    assert as_np(x).sum() == 2.0 * (1 << 20)
+    x.zero_()
+    assert as_np(x).sum() == 0
+
+
+def test_to_round_trips_keep_values_and_report_the_device():
+    a = ptl.randn(8, 3)
+    assert a.cuda().device == ptl.device("cuda", 0)
+    assert a.to("cuda").to("cpu").equal(a)
+    assert a.cuda(0).cpu().equal(a)
+    assert a.to(ptl.device("cuda")).to(a).equal(a)
+    assert ptl.cuda.is_available() and ptl.cuda.device_count() >= 1
+    # "cuda" is the current device: its tensors mix with "cuda:0" ones
+    assert ptl.ones(2, device="cuda").device == ptl.device("cuda:0")
+    check(ptl.ones(2, device="cuda") + ptl.ones(2, device="cuda:0"), ptl.full((2,), 2.0))

@@ -1,0 +1,66 @@
+"""The CUDA dispatch key's kernels (src/cuda/register_cuda.c), checked on the host: which ops
+have one, what CUDA availability says with and without a device, and the errors of a CUDA
+tensor where no device is visible.  Runs everywhere; the kernels themselves run in
+test_cuda_kernels.py on a GPU."""
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+
+BUILT = bool(_C._config()["cuda_built"])
+CUDA_OPS = [
+    "aten::copy_", "aten::_to_copy", "aten::fill_.Scalar", "aten::fill_.Tensor", "aten::zero_",
+    "aten::contiguous", "aten::add.Tensor", "aten::add_.Tensor", "aten::add.out",
+    "aten::sub.Tensor", "aten::sub_.Tensor", "aten::sub.out", "aten::mul.Tensor",
+    "aten::mul_.Tensor", "aten::mul.out", "aten::div.Tensor", "aten::div_.Tensor",
+    "aten::div.out", "aten::neg", "aten::neg_", "aten::neg.out", "aten::relu", "aten::relu_",
+    "aten::relu.out", "aten::sigmoid", "aten::sigmoid_", "aten::sigmoid.out", "aten::tanh",
+    "aten::tanh_", "aten::tanh.out", "aten::exp", "aten::exp_", "aten::exp.out", "aten::log",
+    "aten::log_", "aten::log.out", "aten::_gelu", "aten::gelu_backward",
+    "aten::threshold_backward",
+]
+
+
+def has_cuda_kernel(name):
+    return _C._dispatch_has_kernel_for_dispatch_key(name, "CUDA")
+
+
+@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
+@pytest.mark.parametrize("name", CUDA_OPS)
+def test_the_training_ops_have_a_cuda_kernel(name):
+    assert has_cuda_kernel(name)
+
+
+@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
+def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
+    for name in ("aten::cumsum", "aten::mm", "aten::sum", "aten::div.Tensor_mode"):
+        assert not has_cuda_kernel(name), name
+    assert "CUDA" in _C._dispatch_dump("aten::add.Tensor")
+
+
+@pytest.mark.skipif(BUILT, reason="the extension was built with nvcc")
+def test_the_cpu_only_build_has_no_cuda_copy():
+    assert not has_cuda_kernel("aten::copy_")
+    assert not ptl.cuda.is_available()
+
+
+@pytest.mark.skipif(not BUILT or ptl.cuda.is_available(), reason="needs nvcc and no device")
+def test_kernels_without_a_device_leave_cuda_unavailable():
+    config = _C._config()
+    assert config["cuda_available"] is False and ptl.cuda.device_count() == 0
+    assert config["cuda_unavailable_reason"] != ""
+    assert "no CUDA backend" not in config["cuda_unavailable_reason"]
+    # the first CUDA tensor initialises CUDA, which fails as PyTorch's CUDA build does
+    for make in (lambda: ptl.zeros(2, device="cuda"), lambda: ptl.ones(2).cuda(),
+                 lambda: ptl.ones(2).to("cuda"), lambda: ptl.arange(3, device="cuda")):
+        with pytest.raises(RuntimeError, match="^No CUDA GPUs are available$"):
+            make()
+
+
+@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
+def test_a_factory_without_a_cuda_kernel_raises_the_dispatchers_error():
+    # the CUDA key comes from the device argument; aten::rand has a CPU kernel only
+    with pytest.raises(NotImplementedError, match=(
+            r"^Could not run 'aten::rand\.generator' with arguments from the 'CUDA' backend\. "
+            r"'aten::rand\.generator' is only available for these backends: \[CPU\]\.$")):
+        ptl.rand(2, device="cuda")
