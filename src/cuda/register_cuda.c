@@ -86,14 +86,7 @@ cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
 {
     PtlTensorIter it;
     PtlCudaLoopArgs a;
-    PtlTensorImpl *out;
-    cfg.ninputs = ninputs;
-    for (int i = 0; i < ninputs; i++) {
-        cfg.inputs[i] = s[idx[i]].u.t;
-    }
-    cfg.out = ptl_kernel_out(op, s);
-    cfg.is_inplace = op->schema.inplace;
-    if (ptl_iter_build(&it, &cfg) < 0) {
+    if (ptl_pointwise_iter(op, s, ninputs, idx, &cfg, &it) < 0) {
         return -1;
     }
     if (!ptl_dtype_is_floating(it.compute_dtype)) {
@@ -106,14 +99,7 @@ cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
         ptl_iter_release(&it);
         return -1;
     }
-    if ((out = ptl_iter_finish(&it)) == NULL) {
-        return -1;
-    }
-    if (cfg.out != NULL) {
-        ptl_tensor_bump_version(out);
-    }
-    s[0] = ptl_iv_tensor(out);
-    return 0;
+    return ptl_pointwise_return(&it, &cfg, s);
 }
 
 static const int first[1] = {0};

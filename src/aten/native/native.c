@@ -41,15 +41,7 @@ ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int 
                     const char *kname)
 {
     PtlTensorIter it;
-    PtlTensorImpl *out;
-
-    cfg.ninputs = ninputs;
-    for (int i = 0; i < ninputs; i++) {
-        cfg.inputs[i] = s[idx[i]].u.t;
-    }
-    cfg.out = ptl_kernel_out(op, s);
-    cfg.is_inplace = op->schema.inplace;
-    if (ptl_iter_build(&it, &cfg) < 0) {
+    if (ptl_pointwise_iter(op, s, ninputs, idx, &cfg, &it) < 0) {
         return -1;
     }
     PtlLoop loop = loops[it.compute_dtype];
@@ -65,10 +57,30 @@ ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int 
         ptl_iter_release(&it);
         return -1;
     }
-    if ((out = ptl_iter_finish(&it)) == NULL) {
+    return ptl_pointwise_return(&it, &cfg, s);
+}
+
+int
+ptl_pointwise_iter(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+                   PtlIterConfig *cfg, PtlTensorIter *it)
+{
+    cfg->ninputs = ninputs;
+    for (int i = 0; i < ninputs; i++) {
+        cfg->inputs[i] = s[idx[i]].u.t;
+    }
+    cfg->out = ptl_kernel_out(op, s);
+    cfg->is_inplace = op->schema.inplace;
+    return ptl_iter_build(it, cfg);
+}
+
+int
+ptl_pointwise_return(PtlTensorIter *it, const PtlIterConfig *cfg, PtlIValue *s)
+{
+    PtlTensorImpl *out = ptl_iter_finish(it);
+    if (out == NULL) {
         return -1;
     }
-    if (cfg.out != NULL) {
+    if (cfg->out != NULL) {
         ptl_tensor_bump_version(out);
     }
     s[0] = ptl_iv_tensor(out);

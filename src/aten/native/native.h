@@ -36,6 +36,13 @@ int ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *i
 int ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                         PtlIterConfig cfg, const PtlLoop *loops, const void *extra,
                         const char *kname);
+/* The two ends of ptl_pointwise, for kernels that run the iterator themselves (the CUDA
+ * pointwise kernels): the iterator over stack slots idx[0..ninputs) with the output the
+ * schema gives (out= or in-place), 0 or -1; and after the run, the result in s[0] (an out=
+ * argument's version bumped), 0 or -1 (it is released either way). */
+int ptl_pointwise_iter(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
+                       PtlIterConfig *cfg, PtlTensorIter *it);
+int ptl_pointwise_return(PtlTensorIter *it, const PtlIterConfig *cfg, PtlIValue *s);
 
 /* Resolves one -1 in shape[0..n) against numel into out (view/reshape); 0 or -1. */
 int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out);
