@@ -192,20 +192,13 @@ copy_on_device(PtlTensorImpl *dst, PtlTensorImpl *src)
 {
     PtlTensorIter it;
     PtlCudaLoopArgs a;
-    PtlIterConfig cfg = ptl_iter_config();
     if (dst->dtype == src->dtype && ptl_tensor_is_contiguous(dst) &&
         ptl_tensor_is_contiguous(src) && dst->dim == src->dim &&
         memcmp(dst->sizes, src->sizes, sizeof(int64_t) * (size_t)dst->dim) == 0) {
         return ptl_cuda_memcpy(ptl_tensor_data(dst), 1, ptl_tensor_data(src), 1,
                                (size_t)dst->numel * ptl_dtype_itemsize(dst->dtype));
     }
-    cfg.out = dst;
-    cfg.is_inplace = 1;
-    cfg.ninputs = 1;
-    cfg.inputs[0] = src;
-    cfg.no_promote = 1;
-    cfg.out_dtype = dst->dtype;
-    if (ptl_iter_build(&it, &cfg) < 0) {
+    if (ptl_copy_iter_build(&it, dst, src) < 0) {
         return -1;
     }
     iter_args(&a, &it);

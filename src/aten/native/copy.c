@@ -124,10 +124,22 @@ memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
 }
 
 int
+ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    cfg.out = dst;
+    cfg.is_inplace = 1;
+    cfg.ninputs = 1;
+    cfg.inputs[0] = src;
+    cfg.no_promote = 1;
+    cfg.out_dtype = dst->dtype;
+    return ptl_iter_build(it, &cfg);
+}
+
+int
 ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
 {
     PtlTensorIter it;
-    PtlIterConfig cfg = ptl_iter_config();
     if (dst->device.type != PTL_DEVICE_CPU || src->device.type != PTL_DEVICE_CPU) {
         /* the CUDA copy_ kernel moves data onto, off and within the device; without one,
          * the dispatcher's "Could not run 'aten::copy_' ... 'CUDA' backend" error */
@@ -141,13 +153,7 @@ ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
     if (dst == src) {
         return 0;
     }
-    cfg.out = dst;
-    cfg.is_inplace = 1;
-    cfg.ninputs = 1;
-    cfg.inputs[0] = src;
-    cfg.no_promote = 1;
-    cfg.out_dtype = dst->dtype;
-    if (ptl_iter_build(&it, &cfg) < 0) {
+    if (ptl_copy_iter_build(&it, dst, src) < 0) {
         return -1;
     }
     size_t item = ptl_dtype_itemsize(dst->dtype);

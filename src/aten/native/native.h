@@ -43,6 +43,9 @@ int ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const 
 int ptl_pointwise_iter(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                        PtlIterConfig *cfg, PtlTensorIter *it);
 int ptl_pointwise_return(PtlTensorIter *it, const PtlIterConfig *cfg, PtlIValue *s);
+/* The iterator of a copy: src broadcast into dst, converted to dst's dtype (copy_'s rules);
+ * 0 or -1.  Shared by the CPU copy and the CUDA one. */
+int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);
 
 /* Resolves one -1 in shape[0..n) against numel into out (view/reshape); 0 or -1. */
 int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out);
