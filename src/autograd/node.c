@@ -715,6 +715,55 @@ ptl_saved_unpack(PtlNode *n, int i, int *err)
 
 /* ---- AccumulateGrad ---- */
 
+/* Note [Gradient layout contract]
+ * A .grad that AccumulateGrad creates has its variable's strides when the variable is dense
+ * and non-overlapping, and is contiguous otherwise (PyTorch's obeys_layout_contract and
+ * clone_obey_contract).  An incoming gradient already laid out so is stolen when nobody else
+ * holds it; any other is copied into that layout.  The optimizers' fused steps and the
+ * in-place accumulation of later backwards then meet operands of one layout, not a
+ * transposed gradient against a contiguous parameter. */
+static void
+grad_layout(const PtlTensorImpl *var, int64_t *strides)
+{
+    if (ptl_tensor_impl_dense_strides(var, strides)) {
+        return;
+    }
+    int64_t st = 1;
+    for (int d = var->dim - 1; d >= 0; d--) {
+        strides[d] = st;
+        st *= var->sizes[d] > 1 ? var->sizes[d] : 1;
+    }
+}
+
+static int
+obeys_layout(const PtlTensorImpl *g, const int64_t *strides)
+{
+    for (int d = 0; d < g->dim; d++) {
+        if (g->sizes[d] > 1 && g->strides[d] != strides[d]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* A copy of g laid out as strides say.  New ref or NULL. */
+static PtlTensorImpl *
+copy_into_layout(PtlTensorImpl *g, const int64_t *strides)
+{
+    PtlTensorImpl *c = ptl_empty_strided(g->dim, g->sizes, strides, g->dtype, g->device);
+    if (c == NULL) {
+        return NULL;
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(c), ptl_iv_tensor(g), ptl_iv_bool(0)};
+    PtlTensorImpl *r = ptl_call_tensor(PTL_OP_copy_, a);
+    if (r == NULL) {
+        ptl_decref(c);
+        return NULL;
+    }
+    ptl_decref(r);
+    return c;
+}
+
 static int
 accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
 {
@@ -729,22 +778,26 @@ accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grad
                              "AccumulateGrad: the gradient's shape does not match the leaf's");
     }
     if (m->grad == NULL) {
-        PtlIValue a[2];
-        if (!ptl_grad_mode_enabled() && atomic_load(&g->refcnt) == 1 && g->dtype == var->dtype &&
-            ptl_tensor_is_contiguous(g) && ptl_grad_fn(g) == NULL) {
+        int64_t strides[PTL_MAX_DIMS];
+        if (ptl_grad_mode_enabled()) {
+            ptl_incref(g);   /* create_graph: .grad keeps g's history */
+            m->grad = g;
+            return 0;
+        }
+        if (g->sparse != NULL) {
+            PtlIValue a[2] = {ptl_iv_tensor(g), ptl_iv_none()};
+            m->grad = ptl_call_tensor(PTL_OP_clone, a);
+            return m->grad == NULL ? -1 : 0;
+        }
+        grad_layout(var, strides);
+        if (atomic_load(&g->refcnt) == 1 && g->dtype == var->dtype && obeys_layout(g, strides) &&
+            ptl_grad_fn(g) == NULL) {
             ptl_incref(g);   /* nobody else holds this buffer: steal it */
             m->grad = g;
             return 0;
         }
-        a[0] = ptl_iv_tensor(g);
-        a[1] = ptl_iv_none();
-        PtlTensorImpl *c = ptl_grad_mode_enabled() ? (ptl_incref(g), g)
-                                                   : ptl_call_tensor(PTL_OP_clone, a);
-        if (c == NULL) {
-            return -1;
-        }
-        m->grad = c;
-        return 0;
+        m->grad = copy_into_layout(g, strides);
+        return m->grad == NULL ? -1 : 0;
     }
     /* a sparse .grad meeting a dense gradient becomes their dense sum, out of place */
     int dense_sum = m->grad->sparse != NULL && g->sparse == NULL;

@@ -257,6 +257,31 @@ ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides, PtlDtyp
     return ptl_tensor_impl_new(s, dtype, dim, sizes, strides, 0);
 }
 
+int
+ptl_tensor_impl_dense_strides(const PtlTensorImpl *t, int64_t *out)
+{
+    int perm[PTL_MAX_DIMS];
+    int64_t st = 1;
+    /* perm: dims from the largest stride to the smallest, ties keeping dim order */
+    for (int i = 0; i < t->dim; i++) {
+        int j = i;
+        while (j > 0 && t->strides[perm[j - 1]] < t->strides[i]) {
+            perm[j] = perm[j - 1];
+            j--;
+        }
+        perm[j] = i;
+    }
+    for (int k = t->dim - 1; k >= 0; k--) {
+        int d = perm[k];
+        if (t->sizes[d] != 1 && t->strides[d] != st) {
+            return 0;
+        }
+        out[d] = st;
+        st *= t->sizes[d] > 1 ? t->sizes[d] : 1;
+    }
+    return t->numel > 0;
+}
+
 PtlTensorImpl *
 ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
                      const int64_t *strides, int64_t storage_offset)

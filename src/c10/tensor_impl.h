@@ -107,6 +107,10 @@ PtlTensorImpl *ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevic
  * [Storage bytes]).  New ref. */
 PtlTensorImpl *ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides,
                                  PtlDtype dtype, PtlDevice device);
+/* Strides laying out a tensor of t's sizes in t's dimension order, filled into out when t is
+ * dense and non-overlapping (PyTorch's preserve_format, and the layout AccumulateGrad gives
+ * a .grad); returns 1 then, 0 when t is not (or is empty) and out is unspecified. */
+int ptl_tensor_impl_dense_strides(const PtlTensorImpl *t, int64_t *out);
 /* A new tensor over t's storage and geometry that shares t's version counter but owns
  * neither t nor its autograd history (what a node saves of its own output).  New ref. */
 PtlTensorImpl *ptl_tensor_impl_alias(PtlTensorImpl *t);

@@ -176,33 +176,6 @@ fill_factory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- the *_like family ---- */
 
-/* Strides for a new tensor like t: t's dimension order when t is dense and non-overlapping
- * (PyTorch's preserve_format), else row-major.  Returns 1 when `out` was filled. */
-static int
-like_strides(const PtlTensorImpl *t, int64_t *out)
-{
-    int perm[PTL_MAX_DIMS];
-    int64_t st = 1;
-    /* perm: dims from the largest stride to the smallest, ties keeping dim order */
-    for (int i = 0; i < t->dim; i++) {
-        int j = i;
-        while (j > 0 && t->strides[perm[j - 1]] < t->strides[i]) {
-            perm[j] = perm[j - 1];
-            j--;
-        }
-        perm[j] = i;
-    }
-    for (int k = t->dim - 1; k >= 0; k--) {
-        int d = perm[k];
-        if (t->sizes[d] != 1 && t->strides[d] != st) {
-            return 0;
-        }
-        out[d] = st;
-        st *= t->sizes[d] > 1 ? t->sizes[d] : 1;
-    }
-    return t->numel > 0;
-}
-
 /* empty_like / zeros_like / ones_like(Tensor self, *, ScalarType? dtype, Layout?,
  * Device? device, ...) and full_like(Tensor self, Scalar fill_value, *, ...): self's shape,
  * and its dtype and device unless given */
@@ -219,7 +192,7 @@ like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (check_device(dev) < 0 || ptl_scalar_check_range(&value, dt) < 0) {
         return -1;
     }
-    if (like_strides(self, strides)) {
+    if (ptl_tensor_impl_dense_strides(self, strides)) {
         t = ptl_empty_strided(self->dim, self->sizes, strides, dt, ptl_device_cpu());
     }
     else {

@@ -3,56 +3,79 @@
  * Mirrors their rows of tools/autograd/derivatives.yaml and FunctionsManual.cpp. */
 #include "../formula.h"
 
-int
-mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+/* Note [Matrix product gradient layout]
+ * A gradient of mm/addmm takes the layout of the input it belongs to when that input is
+ * column-major (a transposed contiguous matrix, like the weight.t() that nn.Linear hands to
+ * addmm): it is computed as the transpose of the product that gives a row-major result,
+ * (b g^T)^T for a and (g^T a)^T for b, as FunctionsManual.cpp's mm_mat1_backward and
+ * mm_mat2_backward do.  The weight's gradient then arrives contiguous through the
+ * transpose's backward, AccumulateGrad stores it without a copy, and the optimizers' fused
+ * steps (which take contiguous tensors) apply to it; otherwise every Linear weight's .grad is
+ * transposed and the step runs op by op on strided memory.  matmul of two matrices follows
+ * the same rule (PyTorch's matmul decomposes into mm); batched products keep the plain ones. */
+static int
+is_column_major(const PtlTensorImpl *t)
 {
-    PtlTensorImpl *self = NULL, *other = NULL, *tt = NULL;
-    int rc = -1;
-    if (saved(n, 0, &self) < 0 || saved(n, 1, &other) < 0) {
-        goto done;
-    }
-    if (NEEDS(0)) {
-        if ((tt = op1(PTL_OP_t, other)) == NULL ||
-            put(n, go, 0, ptl_grad_mask_like(op2(PTL_OP_mm, gi[0], tt), self)) < 0) {
-            goto done;
-        }
-        PTL_CLEAR(tt);
-    }
-    if (NEEDS(1)) {
-        if ((tt = op1(PTL_OP_t, self)) == NULL || put(n, go, 1, op2(PTL_OP_mm, tt, gi[0])) < 0) {
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    ptl_xdecref(self);
-    ptl_xdecref(other);
-    ptl_xdecref(tt);
-    return rc;
+    return t->sparse == NULL && t->dim == 2 && t->sizes[0] > 1 && t->sizes[1] > 1 &&
+           t->strides[0] == 1 && t->strides[1] == t->sizes[0];
 }
 
-/* bmm(a, b) (and mm): g b^T, a^T g; baddbmm/addmm scale them by alpha and self by beta */
+/* a's gradient of the product a b through `mm` (mm, bmm or matmul): g b^T, or (b g^T)^T for a
+ * column-major 2-D a.  Borrowed from the scope; NULL on error. */
+static PtlTensorImpl *
+product_grad_first(Scope *sc, PtlOpId mm, PtlTensorImpl *g, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    if (is_column_major(a) && b->dim == 2 && b->sparse == NULL) {
+        return transpose_last(sc, f2(sc, mm, b, transpose_last(sc, g)));
+    }
+    return f2(sc, mm, g, transpose_last(sc, b));
+}
+
+/* b's gradient of a b: a^T g, or (g^T a)^T for a column-major 2-D b */
+static PtlTensorImpl *
+product_grad_second(Scope *sc, PtlOpId mm, PtlTensorImpl *g, PtlTensorImpl *a, PtlTensorImpl *b)
+{
+    if (is_column_major(b) && a->dim == 2 && a->sparse == NULL) {
+        return transpose_last(sc, f2(sc, mm, transpose_last(sc, g), a));
+    }
+    return f2(sc, mm, transpose_last(sc, a), g);
+}
+
+/* bmm(a, b) (and mm): g b^T, a^T g (Note [Matrix product gradient layout]); baddbmm/addmm
+ * scale them by alpha and self by beta */
 static int
 batched_mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlOpId mm, int first,
                     double alpha)
 {
     Scope scope = {0}, *sc = &scope;
     PtlTensorImpl *g = alpha == 1.0 ? gi[0] : MULN(gi[0], alpha);
+    PtlTensorImpl *a = sv(sc, n, 0), *b = a ? sv(sc, n, 1) : NULL, *ga, *gb;
     int rc = -1;
+    if (b == NULL) {
+        goto done;
+    }
     if (NEEDS(first)) {
-        PtlTensorImpl *a = sv(sc, n, 0), *bt = transpose_last(sc, sv(sc, n, 1));
-        if (give(n, go, first, a && bt ? own(sc, ptl_grad_mask_like(op2(mm, g, bt), a))
-                                       : NULL) < 0) {
+        ga = product_grad_first(sc, mm, g, a, b);
+        if (give(n, go, first, ga ? own(sc, ptl_grad_mask_like((ptl_incref(ga), ga), a))
+                                  : NULL) < 0) {
             goto done;
         }
     }
-    if (NEEDS(first + 1) &&
-        give(n, go, first + 1, f2(sc, mm, transpose_last(sc, sv(sc, n, 0)), g)) < 0) {
-        goto done;
+    if (NEEDS(first + 1)) {
+        gb = product_grad_second(sc, mm, g, a, b);
+        if (give(n, go, first + 1, gb) < 0) {
+            goto done;
+        }
     }
     rc = 0;
 done:
     return scope_end(sc, rc);
+}
+
+int
+mm_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return batched_mm_backward(n, gi, go, PTL_OP_mm, 0, 1.0);
 }
 
 int
@@ -191,8 +214,8 @@ matmul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         gb = NEEDS(1) ? MUL(unsq(sc, a, -1), gu) : NULL;
     }
     else {
-        ga = NEEDS(0) ? f2(sc, PTL_OP_matmul, g, transpose_last(sc, b)) : NULL;
-        gb = NEEDS(1) ? f2(sc, PTL_OP_matmul, transpose_last(sc, a), g) : NULL;
+        ga = NEEDS(0) && a && b ? product_grad_first(sc, PTL_OP_matmul, g, a, b) : NULL;
+        gb = NEEDS(1) && a && b ? product_grad_second(sc, PTL_OP_matmul, g, a, b) : NULL;
     }
     if (ga != NULL && a != NULL && a->sparse != NULL) {   /* see ptl_grad_mask_like */
         ga = own(sc, ptl_grad_mask_like((ptl_incref(ga), ga), a));
