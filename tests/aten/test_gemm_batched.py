@@ -25,7 +25,7 @@ def check(out, ref, dtype):
     thousands of products lose absolute, not relative, accuracy on the small entries."""
     if dtype == ptl.float32:
         assert out.dtype == ptl.float32 and tuple(out.shape) == ref.shape
-        scale = max(np.abs(ref).max(), 1.0)
+        scale = max(np.abs(ref).max(initial=0.0), 1.0)
         np.testing.assert_allclose(out.numpy() / scale, ref / scale, rtol=0, atol=1e-5)
     else:
         assert_close(out, ref, dtype=dtype)
@@ -164,3 +164,69 @@ def test_conv2d_weight_gradcheck_long_k(threads):
     r = ptl.tensor(g.standard_normal((8, 2, 32, 32)))
     w = ptl.tensor(g.standard_normal((2, 1, 3, 3))).requires_grad_()
     assert ptl.autograd.gradcheck(lambda v: (F.conv2d(x, v) * r).sum(), (w,))
+
+
+# ---- matmul over several batch dims read in place (Note [Batched matmul without copies]) ----
+
+def heads(x, b, t, h, d):
+    """[b, t, h * d] -> [b, h, t, d]: a batch no 3-D view can hold (attention's heads)"""
+    return x.view(b, t, h, d).transpose(1, 2)
+
+
+# (b, h, t, d, e): q [b, h, t, d] @ k^T [b, h, d, e] (e keys); the GPT benchmark's heads,
+# a gemv per matrix (t = 1, e = 1), long-K chunks (d >= 8192 with a small result), products
+# above the parallel threshold, in batches of 4 (split evenly on 2 threads), 3 (not) and 9
+MATMUL_HEAD_SHAPES = [(16, 4, 64, 32, 64), (2, 3, 1, 5, 7), (3, 2, 6, 5, 1),
+                      (1, 2, 3, 9000, 4), (2, 2, 70, 65, 80), (3, 1, 70, 65, 80),
+                      (3, 3, 64, 64, 64), (2, 0, 3, 4, 5)]
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64])
+@pytest.mark.parametrize("b,h,t,d,e", MATMUL_HEAD_SHAPES)
+def test_matmul_strided_batches(b, h, t, d, e, dtype, threads):
+    qn, kn = arr((b, t, h * d), dtype, 10), arr((b, e, h * d), dtype, 11)
+    q = heads(ptl.tensor(qn, dtype=dtype), b, t, h, d)
+    k = heads(ptl.tensor(kn, dtype=dtype), b, e, h, d)
+    q64 = qn.astype(np.float64).reshape(b, t, h, d).transpose(0, 2, 1, 3)
+    k64 = kn.astype(np.float64).reshape(b, e, h, d).transpose(0, 2, 1, 3)
+    ref = q64 @ k64.transpose(0, 1, 3, 2)
+    results = []
+    for nt in (1, 2, 3):
+        ptl.set_num_threads(nt)
+        out = q @ k.transpose(-2, -1)
+        assert out.is_contiguous()
+        check(out, ref, dtype)
+        results.append(out.numpy())
+    for r in results[1:]:
+        np.testing.assert_array_equal(r, results[0])
+    # attn @ v: a contiguous left operand, a strided right one
+    check(ptl.tensor(ref, dtype=dtype) @ k, ref @ k64, dtype)
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 1, 3, 4), (1, 5, 4, 2)), ((3, 4), (2, 2, 4, 5)),
+                                   ((2, 3, 2, 4, 3), (3, 1, 3, 2)), ((4,), (2, 3, 4, 5)),
+                                   ((2, 3, 4, 5), (5,))])
+def test_matmul_broadcast_strided_batches(sa, sb):
+    an, bn = arr(sa, ptl.float64, 12), arr(sb, ptl.float64, 13)
+    # transposed copies: every operand reaches the product with permuted strides
+    a = ptl.tensor(np.ascontiguousarray(an.T)).permute(*reversed(range(len(sa))))
+    b = ptl.tensor(np.ascontiguousarray(bn.T)).permute(*reversed(range(len(sb))))
+    assert_close(a @ b, np.matmul(an, bn), dtype=ptl.float64)
+
+
+def test_matmul_strided_batches_gradcheck():
+    g = np.random.default_rng(14)
+    q = heads(ptl.tensor(g.standard_normal((2, 3, 4))), 2, 3, 2, 2).detach().requires_grad_()
+    k = heads(ptl.tensor(g.standard_normal((2, 5, 4))), 2, 5, 2, 2).detach().requires_grad_()
+    fn = lambda x, y: x @ y.transpose(-2, -1)  # noqa: E731
+    assert ptl.autograd.gradcheck(fn, (q, k))
+    assert ptl.autograd.gradgradcheck(fn, (q, k))
+
+
+def test_matmul_strided_batches_refuses_like_bmm():
+    a, b = ptl.randn(2, 3, 4, 5).transpose(1, 2), ptl.randn(2, 4, 6, 2)
+    with pytest.raises(RuntimeError, match=r"Expected size for first two dimensions of batch2 "
+                                           r"tensor to be: \[8, 5\] but got: \[8, 6\]\."):
+        a @ b
+    with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
+        a @ b[:, :, :5].double()

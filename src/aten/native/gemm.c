@@ -507,10 +507,11 @@ static const GemmEngine engine_i8 = {
 
 /* ---- the driver ---- */
 
-/* One operand: the first element of batch 0 and strides in elements. */
+/* One operand: the first element of batch 0 and strides in elements, one per batch dim
+ * (bs) then the row and column strides. */
 typedef struct GemmMat {
     char *data;
-    int64_t bs, rs, cs;
+    int64_t bs[PTL_MAX_DIMS - 2], rs, cs;
     PtlDtype dtype;
 } GemmMat;
 
@@ -520,11 +521,26 @@ typedef struct GemmProblem {
     PackFn pack_a, pack_b;               /* e->pack for the operands' dtypes, or AVX2 ones */
     int tile_f4;                         /* the float engine on AVX2: tile_f4_avx2 */
     int b_direct;                        /* tile_f4 reads whole B slivers in place */
-    int64_t batch, m, n, k;
+    int64_t batch, m, n, k;              /* batch: the product of the nbd batch sizes */
+    int nbd;
+    int64_t bsizes[PTL_MAX_DIMS - 2];
     GemmMat a, b, c;                     /* c has the engine's type */
     GemmMat s;                           /* beta * s, not beta * c, when s.data != NULL */
     double alpha, beta;
 } GemmProblem;
+
+/* Elements from m's batch 0 to its batch bi (batches numbered row-major over the batch
+ * dims, so a 4-D attention operand that no 3-D view can hold is read in place). */
+static inline int64_t
+batch_offset(const GemmProblem *pr, const GemmMat *m, int64_t bi)
+{
+    int64_t off = 0;
+    for (int d = pr->nbd - 1; d > 0; d--) {
+        off += bi % pr->bsizes[d] * m->bs[d];
+        bi /= pr->bsizes[d];
+    }
+    return pr->nbd > 0 ? off + bi * m->bs[0] : 0;
+}
 
 /* The work of one (jc, pc) step for one matrix: MC blocks of A x column chunks of B. */
 typedef struct GemmStep {
@@ -726,7 +742,7 @@ gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
     const size_t mitem = ptl_dtype_itemsize(mat->dtype), vitem = ptl_dtype_itemsize(vec->dtype);
     int64_t rows = pr->n == 1 ? pr->m : pr->n;
     int64_t vs = pr->n == 1 ? vec->rs : vec->cs;
-    const char *v = vec->data + (size_t)(bi * vec->bs) * vitem;
+    const char *v = vec->data + (size_t)batch_offset(pr, vec, bi) * vitem;
     int direct = vec->dtype == e->acc_dtype && (vs == 1 || pr->k == 1);
     char *x = direct ? NULL : gemm_alloc((size_t)pr->k * e->item);
     GemvJob g;
@@ -735,11 +751,11 @@ gemv_one(const GemmProblem *pr, int64_t bi, int parallel)
         return -1;
     }
     g.pr = pr;
-    g.a = mat->data + (size_t)(bi * mat->bs) * mitem;
+    g.a = mat->data + (size_t)batch_offset(pr, mat, bi) * mitem;
     g.ars = pr->n == 1 ? mat->rs : mat->cs;
     g.acs = pr->n == 1 ? mat->cs : mat->rs;
     g.adtype = mat->dtype;
-    g.c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
+    g.c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
     g.cs = pr->n == 1 ? pr->c.rs : pr->c.cs;
     if (!direct) {
         e->pack[vec->dtype](v, 1, vs, 1, pr->k, 1, x);
@@ -787,8 +803,8 @@ gemm_ksplit_tasks(void *ctx, int64_t t0, int64_t t1)
         sub.k = k1 - k0;
         sub.alpha = 1.0;
         sub.beta = 0.0;
-        sub.a.data += (size_t)(ks->bi * pr->a.bs + k0 * pr->a.cs) * aitem;
-        sub.b.data += (size_t)(ks->bi * pr->b.bs + k0 * pr->b.rs) * bitem;
+        sub.a.data += (size_t)(batch_offset(pr, &pr->a, ks->bi) + k0 * pr->a.cs) * aitem;
+        sub.b.data += (size_t)(batch_offset(pr, &pr->b, ks->bi) + k0 * pr->b.rs) * bitem;
         sub.s.data = NULL;
         sub.c.data = ks->parts + (size_t)(t * pr->m * pr->n) * pr->e->item;
         sub.c.rs = pr->n;
@@ -843,7 +859,7 @@ gemm_ksplit(const GemmProblem *pr, int64_t bi, int parallel)
         else {
             add_parts_i8(ks.parts, ks.chunks, len);
         }
-        e->update(ks.parts, pr->n, pr->m, pr->n, pr->c.data + (size_t)(bi * pr->c.bs) * e->item,
+        e->update(ks.parts, pr->n, pr->m, pr->n, pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item,
                   pr->c.rs, pr->c.cs, pr->alpha, pr->beta);
     }
     free(ks.parts);
@@ -856,9 +872,9 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
 {
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
-    const char *a = pr->a.data + (size_t)(bi * pr->a.bs) * aitem;
-    const char *b = pr->b.data + (size_t)(bi * pr->b.bs) * bitem;
-    char *c = pr->c.data + (size_t)(bi * pr->c.bs) * e->item;
+    const char *a = pr->a.data + (size_t)batch_offset(pr, &pr->a, bi) * aitem;
+    const char *b = pr->b.data + (size_t)batch_offset(pr, &pr->b, bi) * bitem;
+    char *c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
     int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
     int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
     /* A blocks of equal height, as many as a multiple of the threads: m = 1000 on two
@@ -884,7 +900,7 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     int blocked = pr->k > 0 && pr->n > 1 && pr->m > 1 &&
                   !(pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN);
     if (pr->s.data != NULL && pr->beta != 0 && !blocked) {
-        copy_tile(e->item, pr->m, pr->n, pr->s.data + (size_t)(bi * pr->s.bs) * e->item,
+        copy_tile(e->item, pr->m, pr->n, pr->s.data + (size_t)batch_offset(pr, &pr->s, bi) * e->item,
                   pr->s.rs, pr->s.cs, c, pr->c.rs, pr->c.cs);
     }
     if (pr->k == 0) {
@@ -921,7 +937,7 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
             st.srs = pr->c.rs;
             st.scs = pr->c.cs;
             if (pc == 0 && pr->s.data != NULL) {
-                st.s = pr->s.data + (size_t)(bi * pr->s.bs + jc * pr->s.cs) * e->item;
+                st.s = pr->s.data + (size_t)(batch_offset(pr, &pr->s, bi) + jc * pr->s.cs) * e->item;
                 st.srs = pr->s.rs;
                 st.scs = pr->s.cs;
             }
@@ -988,9 +1004,11 @@ gemm_run(const GemmProblem *pr)
 static void
 gemm_mat(GemmMat *m, PtlTensorImpl *t)
 {
-    int off = t->dim == 3;
+    int off = t->dim - 2;
     m->data = ptl_tensor_data(t);
-    m->bs = off ? t->strides[0] : 0;
+    for (int d = 0; d < off; d++) {
+        m->bs[d] = t->strides[d];
+    }
     m->rs = t->strides[off];
     m->cs = t->strides[off + 1];
     m->dtype = t->dtype;
@@ -1009,7 +1027,7 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     const GemmEngine *e;
     PtlTensorImpl *work = NULL;
     GemmProblem pr;
-    int off = c->dim == 3;
+    int off = c->dim - 2;
 
     if (c->dtype == PTL_DTYPE_FLOAT64) {
         e = &engine_f8;
@@ -1026,8 +1044,9 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
                              ptl_dtype_legacy_name(c->dtype));
     }
     if (a->dtype != c->dtype || b->dtype != c->dtype || a->dim != c->dim || b->dim != c->dim ||
-        c->dim < 2 || c->dim > 3) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: operands must be 2-D or 3-D of one dtype");
+        c->dim < 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: operands must be at least 2-D, of one "
+                             "dtype and rank");
     }
     if (src != NULL && (src->dtype != c->dtype || src->dim != c->dim)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "gemm: the beta term must have C's dtype and rank");
@@ -1040,7 +1059,12 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
         pr.pack_a = pr.pack_b = pack_f4_avx2;
     }
     pr.tile_f4 = avx2 && e == &engine_f4;
-    pr.batch = off ? c->sizes[0] : 1;
+    pr.nbd = off;
+    pr.batch = 1;
+    for (int d = 0; d < off; d++) {
+        pr.bsizes[d] = c->sizes[d];
+        pr.batch *= c->sizes[d];
+    }
     pr.m = c->sizes[off];
     pr.n = c->sizes[off + 1];
     pr.k = a->sizes[off + 1];

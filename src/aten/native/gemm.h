@@ -8,9 +8,10 @@
 
 /* C = alpha * A @ B + beta * C.
  *
- * Shapes: A (m x k), B (k x n), C (m x n), or all three batched (b x m x k, b x k x n,
- * b x m x n) with the same b.  Any strides, including 0 and transposed views: the operands
- * are read through packing, never copied whole.  A and B must have C's dtype.
+ * Shapes: A (m x k), B (k x n), C (m x n), or all three batched with the same leading batch
+ * dims (... x m x k, ... x k x n, ... x m x n; bmm's one, or matmul's several when no 3-D
+ * view can hold them).  Any strides, including 0 and transposed views: the operands are read
+ * through packing, never copied whole.  A and B must have C's dtype.
  * float32, float16 and bfloat16 compute in float32; float64 in double; the integer dtypes
  * in int64 with two's-complement wrap-around (alpha and beta truncated to integers), as
  * PyTorch does.  When beta == 0, C is only written (NaN or Inf already in C is ignored).
