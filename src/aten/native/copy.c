@@ -110,6 +110,37 @@ static const PtlLoop conv_loops[PTL_DTYPE_COUNT][PTL_DTYPE_COUNT] = {
 };
 #undef CONV_ROW
 
+/* A strided copy of n elements of ITEM bytes (a fixed size, so each move is one load and one
+ * store, not a call): a broadcast source (stride 0) becomes a fill, a contiguous destination
+ * a gather.  Expanding a sum's gradient or making a transposed head contiguous runs here. */
+#define DEFINE_STRIDED_COPY(ITEM)                                                         \
+    static void                                                                           \
+    copy_strided_##ITEM(char *o, const char *a, int64_t so, int64_t sa, int64_t n)        \
+    {                                                                                     \
+        if (sa == 0) {                                                                    \
+            char v[ITEM];                                                                 \
+            memcpy(v, a, ITEM);                                                           \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                memcpy(o + i * so, v, ITEM);                                              \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        if (so == ITEM) {                                                                 \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                memcpy(o + i * ITEM, a + i * sa, ITEM);                                   \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            memcpy(o + i * so, a + i * sa, ITEM);                                         \
+        }                                                                                 \
+    }
+DEFINE_STRIDED_COPY(1)
+DEFINE_STRIDED_COPY(2)
+DEFINE_STRIDED_COPY(4)
+DEFINE_STRIDED_COPY(8)
+#undef DEFINE_STRIDED_COPY
+
 static void
 memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
 {
@@ -118,8 +149,23 @@ memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
         memcpy(d[0], d[1], (size_t)n * item);
         return;
     }
-    for (int64_t i = 0; i < n; i++) {
-        memcpy(d[0] + i * s[0], d[1] + i * s[1], item);
+    switch (item) {
+    case 1:
+        copy_strided_1(d[0], d[1], s[0], s[1], n);
+        return;
+    case 2:
+        copy_strided_2(d[0], d[1], s[0], s[1], n);
+        return;
+    case 4:
+        copy_strided_4(d[0], d[1], s[0], s[1], n);
+        return;
+    case 8:
+        copy_strided_8(d[0], d[1], s[0], s[1], n);
+        return;
+    default:
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(d[0] + i * s[0], d[1] + i * s[1], item);
+        }
     }
 }
 
