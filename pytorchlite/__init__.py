@@ -84,6 +84,12 @@ contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
 
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """input.resize_as_(the_template): see Tensor.resize_."""
+    return input.resize_as_(the_template, memory_format=memory_format)
+
+
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401
 from . import random  # noqa: E402

@@ -781,6 +781,13 @@ ENTRIES += [
     OpInfo("fill_.Tensor", [S(T(2, 3), T()), S(T(3), T())],
            ref=lambda a, v: np.full_like(a, v)),
     OpInfo("zero_", [S(T(2, 3)), S(T())], ref=np.zeros_like, dtypes=NUMERIC),
+    # shrinking and same-numel sizes only: elements past the old ones are uninitialised
+    OpInfo("resize_", [S(T(2, 3), [3, 2]), S(T(2, 3), [4]), S(T(2, 3), []), S(T(0), [0, 3])],
+           ref=lambda a, size: a.reshape(-1)[:math.prod(size)].reshape(size), dtypes=ALL_DTYPES,
+           grad="none"),
+    OpInfo("resize_as_", [S(T(2, 3), T(3, 2)), S(T(2, 3), T(5))],
+           ref=lambda a, b: a.reshape(-1)[:b.size].reshape(b.shape), dtypes=NUMERIC,
+           grad="none"),
     OpInfo("flip", [S(T(2, 3), [0]), S(T(2, 3, 2), [0, 2])],
            ref=lambda a, dims: np.flip(a, tuple(dims)), dtypes=NUMERIC),
     OpInfo("roll", [S(T(2, 3), [1], [1]), S(T(2, 3), [2]), S(T(2, 3), [1, -1], [0, 1])],
