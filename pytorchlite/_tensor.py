@@ -252,11 +252,7 @@ class Tensor(_C.TensorBase):
             if (storage_offset, size, stride) != (None, None, None):
                 raise TypeError("set_(): a Tensor source takes no storage_offset, size or "
                                 "stride")
-            if source.dtype != self.dtype:
-                raise RuntimeError(f"Could not set tensor of type {_tensor_types._CPP_NAME[source.dtype]} to "
-                                   f"a tensor of type {_tensor_types._CPP_NAME[self.dtype]}")
-            return _C._set_storage(self, source.untyped_storage(), source.storage_offset(),
-                                   tuple(source.shape), source.stride())
+            return _C.TensorBase.set_(self, source)
         if isinstance(source, storage.TypedStorage):
             source = source.untyped()
         if not isinstance(source, storage.UntypedStorage):

@@ -781,6 +781,9 @@ ENTRIES += [
     OpInfo("fill_.Tensor", [S(T(2, 3), T()), S(T(3), T())],
            ref=lambda a, v: np.full_like(a, v)),
     OpInfo("zero_", [S(T(2, 3)), S(T())], ref=np.zeros_like, dtypes=NUMERIC),
+    OpInfo("set_.source_Tensor", [S(T(2, 3), T(4)), S(T(), T(3, 2, layout="transposed"))],
+           ref=lambda a, b: b, dtypes=ALL_DTYPES, grad="error",
+           errors=[(S(T(2), T(2, dtype=ptl.int64)), RuntimeError)]),
     # shrinking and same-numel sizes only: elements past the old ones are uninitialised
     OpInfo("resize_", [S(T(2, 3), [3, 2]), S(T(2, 3), [4]), S(T(2, 3), []), S(T(0), [0, 3])],
            ref=lambda a, size: a.reshape(-1)[:math.prod(size)].reshape(size), dtypes=ALL_DTYPES,

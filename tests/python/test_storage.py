@@ -281,10 +281,25 @@ def test_set_errors(lib):
         lib.zeros(2).set_(y.untyped_storage(), 1)
 
 
-def test_set_on_a_graph_tensor_is_refused():
+@pytest.mark.parametrize("lib", LIBRARIES, ids=lambda m: m.__name__)
+def test_set_to_a_tensor_records_a_node_without_derivative(lib):
+    h = lib.zeros(2, requires_grad=True) * 2
+    assert h.set_(lib.arange(2.0)) is h and h.requires_grad and h.tolist() == [0.0, 1.0]
+    assert type(h.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises((RuntimeError, NotImplementedError), match="derivative for .*set_"):
+        h.sum().backward()
+    x, y = lib.zeros(2), lib.ones(2, requires_grad=True)
+    x.set_(y)
+    assert x.requires_grad and not x.is_leaf and type(x.grad_fn).__name__ == "NotImplemented"
+    with lib.no_grad():
+        z = lib.zeros(2).set_(y)
+    assert not z.requires_grad and z.data_ptr() == y.data_ptr()
+
+
+def test_set_to_a_storage_on_a_graph_tensor_is_refused():
     h = ptl.zeros(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="part of an autograd graph"):
-        h.set_(ptl.arange(2.0))
+        h.set_(ptl.arange(2.0).untyped_storage())
 
 
 def test_set_makes_saved_tensors_stale():

@@ -525,7 +525,7 @@ scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_result(s, t, dev);
 }
 
-/* ---- resize_ (ATen/native/Resize.cpp) ---- */
+/* ---- resize_ and set_ (ATen/native/Resize.cpp, TensorShape.cpp) ---- */
 
 /* resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format) and
  * resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format): self takes
@@ -563,9 +563,34 @@ resize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+/* set_.source_Tensor(Tensor(a!) self, Tensor source): self views source's storage with
+ * source's geometry (the storage overloads are Tensor.set_'s, in Python).  It has no
+ * derivative: under the Autograd key a self or source that requires grad gives self a
+ * NotImplemented node, as in PyTorch. */
+static int
+set_source_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *src = s[1].u.t;
+    if (self->dtype != src->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Could not set tensor of type %s to a tensor of "
+                             "type %s", ptl_dtype_cpp_name(src->dtype),
+                             ptl_dtype_cpp_name(self->dtype));
+    }
+    if (ptl_tensor_impl_set_storage(self, src->storage, src->storage_offset, src->dim,
+                                    src->sizes, src->strides) < 0) {
+        return -1;
+    }
+    ptl_tensor_bump_version(self);
+    ptl_incref(self);
+    return 0;
+}
+
 static const PtlKernelReg resize_kernels[] = {
     {PTL_OP_resize_, PTL_KEY_CPU, resize_cpu},
     {PTL_OP_resize_as_, PTL_KEY_CPU, resize_cpu},
+    {PTL_OP_set__source_Tensor, PTL_KEY_CPU, set_source_tensor_cpu},
 };
 PTL_DEFINE_REGISTER(resize_kernels)
 
