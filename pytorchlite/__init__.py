@@ -34,6 +34,7 @@ from .autograd import (  # noqa: F401
 )
 from . import __config__  # noqa: F401
 from . import amp  # noqa: F401
+from . import futures  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
 from .amp.autocast_mode import set_autocast_dtype, set_autocast_enabled  # noqa: F401
 from . import __future__  # noqa: F401
