@@ -34,6 +34,7 @@ from .autograd import (  # noqa: F401
 )
 from . import __config__  # noqa: F401
 from . import amp  # noqa: F401
+from . import futures  # noqa: F401
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: F401
 from .amp.autocast_mode import set_autocast_dtype, set_autocast_enabled  # noqa: F401
 from . import __future__  # noqa: F401
@@ -83,6 +84,12 @@ from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
+
+
+def resize_as_(input, the_template, *, memory_format=None):
+    """input.resize_as_(the_template): see Tensor.resize_."""
+    return input.resize_as_(the_template, memory_format=memory_format)
+
 
 from . import serialization  # noqa: E402
 from .serialization import load, save  # noqa: E402,F401

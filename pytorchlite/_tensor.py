@@ -252,11 +252,7 @@ class Tensor(_C.TensorBase):
             if (storage_offset, size, stride) != (None, None, None):
                 raise TypeError("set_(): a Tensor source takes no storage_offset, size or "
                                 "stride")
-            if source.dtype != self.dtype:
-                raise RuntimeError(f"Could not set tensor of type {_tensor_types._CPP_NAME[source.dtype]} to "
-                                   f"a tensor of type {_tensor_types._CPP_NAME[self.dtype]}")
-            return _C._set_storage(self, source.untyped_storage(), source.storage_offset(),
-                                   tuple(source.shape), source.stride())
+            return _C.TensorBase.set_(self, source)
         if isinstance(source, storage.TypedStorage):
             source = source.untyped()
         if not isinstance(source, storage.UntypedStorage):
@@ -269,6 +265,48 @@ class Tensor(_C.TensorBase):
                                    (source.nbytes() // self.element_size(),), None)
         return _C._set_storage(self, source, 0 if storage_offset is None else storage_offset,
                                tuple(size), None if stride is None else tuple(stride))
+
+    def resize_(self, *size, memory_format=None):
+        """Gives this tensor the sizes `size` with contiguous strides (channels-last ones with
+        memory_format=torch.channels_last), growing its storage when the elements do not fit;
+        the same sizes leave it as it is.  An in-place op that no tensor requiring grad may
+        take, in grad mode or not (aten::resize_ under the Autograd key checks the same)."""
+        shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+        self._check_resize(memory_format, len(shape))
+        _C.TensorBase.resize_(self, *size)
+        return self._restride(memory_format)
+
+    def resize_as_(self, the_template, *, memory_format=None):
+        """resize_ to the sizes of `the_template`."""
+        self._check_resize(memory_format, the_template.dim())
+        _C.TensorBase.resize_as_(self, the_template)
+        return self._restride(memory_format)
+
+    def _check_resize(self, memory_format, ndim):
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        if memory_format == "preserve_format":
+            raise RuntimeError("Unsupported memory formatPreserve")
+        if memory_format == "channels_last" and ndim != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+
+    def _restride(self, memory_format):
+        """After resize_: an explicit memory_format sets the strides even for unchanged sizes,
+        as PyTorch's resize_ does."""
+        if memory_format is None:
+            return self
+        if memory_format == "channels_last":
+            n, c, h, w = self.shape
+            strides = (c * h * w, 1, w * c, c)
+        else:
+            strides, step = [], 1
+            for d in reversed(self.shape):
+                strides.append(step)
+                step *= max(d, 1)
+            strides = tuple(reversed(strides))
+        _C._set_storage(self, self.untyped_storage(), self.storage_offset(), tuple(self.shape),
+                        strides)
+        return self
 
     # ---- sparse COO (Note [Sparse tensors] in src/c10/tensor_impl.h) ----
     def is_coalesced(self):

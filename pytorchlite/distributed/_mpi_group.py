@@ -38,6 +38,8 @@ import os
 import sys
 import time
 
+from ..futures import Future
+
 _QUERY_TAG = 7701
 _ANSWER_TAG = 7702
 _ANSWER_SECONDS = 3.0
@@ -116,6 +118,7 @@ class Work:
         self._exc = None
         self._mpi_exc = None                   # an MPI error, raised after the fingerprints
         self._fp_req = self._fp_recv = None
+        self.outputs = []                      # what result() and the future give
         if fingerprint is not None:
             self._fp_recv = array.array("q", [0] * (_FP_LEN * group.size))
             self._fp_req = group.side.Iallgather(array.array("q", fingerprint.encode()),
@@ -194,8 +197,41 @@ class Work:
     def exception(self):
         return self._exc
 
+    def result(self):
+        """The tensors the operation wrote (the collective's outputs)."""
+        return self.outputs
+
     def get_future(self):
-        raise RuntimeError("Work.get_future is not supported by the MPI backend")
+        """A torch.futures.Future completed with result() when this Work completes."""
+        return _WorkFuture(self)
+
+
+class _WorkFuture(Future):
+    """The future of a Work: testing or waiting on it drives the Work's MPI requests."""
+
+    def __init__(self, work):
+        super().__init__()
+        self._work = work
+
+    def _settle(self, test):
+        if self._done:
+            return True
+        try:
+            if not test():
+                return False
+        except Exception as e:   # the Work's error becomes the future's
+            if not self._done:
+                self._complete(None, e)
+            return True
+        if not self._done:
+            self._complete(self._work.outputs, None)
+        return True
+
+    def _poll(self):
+        return self._settle(self._work.is_completed)
+
+    def _drive(self):
+        self._settle(self._work.wait)
 
 
 class ProcessGroupMPI:

@@ -200,11 +200,47 @@ def _root(pg, group_rank, global_rank):
     return _group_rank(pg, 0 if global_rank is None else global_rank)
 
 
-def _finish(work, async_op):
+def _finish(work, async_op, outputs=()):
+    """The Work of an async_op call (its result(): `outputs`), or None after waiting."""
     if async_op:
+        work.outputs = list(outputs)
         return work
     work.wait()
     return None
+
+
+class GradBucket:
+    """One bucket of DDP's gradients, as a communication hook sees it (c10d::GradBucket): the
+    flat tensor that holds them, views of it shaped like each parameter, and the parameters."""
+
+    def __init__(self, index, bucket, params, last):
+        self._index, self._bucket, self._last = index, bucket, last
+        self._params = [params[i] for i in bucket.indices]
+
+    def index(self):
+        return self._index
+
+    def buffer(self):
+        """The flat tensor of the bucket's gradients (reduce it in place or return another)."""
+        return self._bucket.flat
+
+    def set_buffer(self, buffer):
+        if buffer.numel() != self._bucket.flat.numel() or buffer.dtype != self._bucket.flat.dtype:
+            raise ValueError("set_buffer expects a tensor of the bucket's numel and dtype")
+        self._bucket.flat = buffer.reshape(-1)
+
+    def gradients(self):
+        """Views of buffer() shaped like each parameter's gradient."""
+        flat = self._bucket.flat
+        return [flat[o:o + p.numel()].view(p.shape)
+                for o, p in zip(self._bucket.offsets, self._params)]
+
+    def parameters(self):
+        return list(self._params)
+
+    def is_last(self):
+        """Whether this is the last bucket of the iteration to be reduced."""
+        return self._last
 
 
 def is_initialized():
@@ -430,7 +466,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     work = pg.collective("ALLREDUCE", _desc("all_reduce", tensor), tensor,
                          "Allreduce", lambda: (MPI.IN_PLACE, _buf(s), _mpi_op(op, s.dtype)),
                          finish, keep=(tensor, s), blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, (tensor,))
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -444,7 +480,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     work = pg.collective("BROADCAST", _desc("broadcast", tensor), tensor,
                          "Bcast", lambda: (_buf(s), root), lambda: _copy_back(tensor, s),
                          root=root, keep=(tensor, s), blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, (tensor,))
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -472,7 +508,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
     work = pg.collective("REDUCE", _desc("reduce", tensor), tensor, "Reduce", args, finish,
                          root=root, keep=(tensor, s), blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, (tensor,))
 
 
 def _flat_like(tensor, n):
@@ -525,7 +561,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
                          "Allgather", lambda: (_buf(s), _buf(flat, pg.size)),
                          lambda: _scatter_flat(flat, tensor_list), keep=(s, flat),
                          blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, tensor_list)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -545,7 +581,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                          input_tensor, "Allgather", lambda: (_buf(s_in), _buf(s_out, pg.size)),
                          lambda: _copy_back(output_tensor, s_out),
                          keep=(s_in, s_out, output_tensor), blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, (output_tensor,))
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -591,11 +627,11 @@ def _reduce_scatter(pg, op_name, name, flat, output, s_out, op, async_op):
                          "Reduce_scatter_block",
                          lambda: (_buf(flat, pg.size), _buf(s_out), _mpi_op(op, s_out.dtype)),
                          finish, keep=(flat, s_out, output), blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, (output,))
 
 
 def _alltoallv(pg, name, op_name, desc_tensor, send, send_counts, recv, recv_counts, finish,
-               keep, async_op):
+               keep, async_op, outputs):
     """One Alltoallv of element counts per rank (fingerprint: sizes may differ)."""
     def displs(counts):
         out, acc = [], 0
@@ -611,7 +647,7 @@ def _alltoallv(pg, name, op_name, desc_tensor, send, send_counts, recv, recv_cou
 
     work = pg.collective(op_name, _desc(name, desc_tensor), desc_tensor, "Alltoallv", args,
                          finish, numel=-1, keep=keep, blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, outputs)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -629,7 +665,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     return _alltoallv(pg, "all_to_all", "ALLTOALL", input_tensor_list[0], send,
                       [t.numel() for t in input_tensor_list], recv,
                       [t.numel() for t in output_tensor_list],
-                      lambda: _scatter_flat(recv, output_tensor_list), (send, recv), async_op)
+                      lambda: _scatter_flat(recv, output_tensor_list), (send, recv), async_op,
+                      output_tensor_list)
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None,
@@ -659,7 +696,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     s_in, s_out = _staged(input, False), _staged(output, False)
     return _alltoallv(pg, "all_to_all_single", "ALLTOALL_BASE", input, s_in, send_counts,
                       s_out, recv_counts, lambda: _copy_back(output, s_out),
-                      (s_in, s_out, output), async_op)
+                      (s_in, s_out, output), async_op, (output,))
 
 
 def _rooted_list_args(tensor, tensors, group, group_root, root, op, role):
@@ -696,7 +733,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         "Gather", lambda: (_buf(s), _buf(flat, pg.size) if mine else None, root),
         (lambda: _scatter_flat(flat, gather_list)) if mine else None, root=root,
         keep=(s, flat), blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, gather_list or ())
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -712,7 +749,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         "Scatter", lambda: (_buf(flat, pg.size) if mine else None, _buf(s), root),
         lambda: _copy_back(tensor, s), root=root, keep=(s, flat, tensor),
         blocking=not async_op)
-    return _finish(work, async_op)
+    return _finish(work, async_op, (tensor,))
 
 
 # ---- point to point ----
@@ -727,9 +764,11 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
         raise ValueError("Invalid destination rank: should not be the same as the rank of the "
                          "current process.")
     s = tensor.contiguous()
-    return pg.point_to_point(f"send(shape={list(tensor.shape)}, dtype={tensor.dtype}) to "
+    work = pg.point_to_point(f"send(shape={list(tensor.shape)}, dtype={tensor.dtype}) to "
                              f"rank {pg.ranks[peer]}",
                              lambda: pg.comm.Isend(_buf(s), peer, tag), keep=(s,))
+    work.outputs = [tensor]
+    return work
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -742,9 +781,11 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
             MPI.ANY_SOURCE if src is None else _group_rank(pg, src))
     s = _staged(tensor, False)
     who = "any rank" if peer == MPI.ANY_SOURCE else f"rank {pg.ranks[peer]}"
-    return pg.point_to_point(f"recv(shape={list(tensor.shape)}, dtype={tensor.dtype}) from "
+    work = pg.point_to_point(f"recv(shape={list(tensor.shape)}, dtype={tensor.dtype}) from "
                              f"{who}", lambda: pg.comm.Irecv(_buf(s), peer, tag),
                              lambda: _copy_back(tensor, s), keep=(s, tensor))
+    work.outputs = [tensor]
+    return work
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
@@ -879,7 +920,8 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
 
 
 __all__ = [
-    "Backend", "DistBackendError", "DistError", "GroupMember", "P2POp", "RedOpType", "ReduceOp",
+    "Backend", "DistBackendError", "DistError", "GradBucket", "GroupMember", "P2POp", "RedOpType",
+    "ReduceOp",
     "Work",
     "all_gather", "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",

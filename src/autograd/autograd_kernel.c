@@ -572,6 +572,17 @@ autograd_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return note_inplace(op, s, autograd_record(op, ks, s, row));
 }
 
+/* resize_ / resize_as_: PyTorch refuses any tensor that requires grad, in grad mode or not
+ * (a resized tensor's history would describe other elements). */
+static int
+resize_autograd(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    if (ptl_requires_grad(s[0].u.t)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "cannot resize variables that require grad");
+    }
+    return ptl_dispatcher_redispatch(op, ks & ptl_keyset_below(PTL_KEY_AUTOGRAD), s);
+}
+
 static void
 meta_free_hook(void *meta)
 {
@@ -622,6 +633,13 @@ ptl_autograd_init(void)
             return -1;
         }
         nondiff_by_op[row->op] = row;
+    }
+    static const PtlKernelReg resize_regs[] = {
+        {PTL_OP_resize_, PTL_KEY_AUTOGRAD, resize_autograd},
+        {PTL_OP_resize_as_, PTL_KEY_AUTOGRAD, resize_autograd},
+    };
+    if (ptl_dispatcher_register(resize_regs, 2, "autograd_kernel.c") < 0) {
+        return -1;
     }
     ptl_dispatcher_register_fallback(PTL_KEY_AUTOGRAD, autograd_fallback);
     ptl_autograd_meta_free = meta_free_hook;

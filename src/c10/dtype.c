@@ -46,6 +46,24 @@ ptl_dtype_legacy_name(PtlDtype dt)
 }
 
 const char *
+ptl_dtype_cpp_name(PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return "bool";
+    case PTL_DTYPE_UINT8: return "unsigned char";
+    case PTL_DTYPE_INT8: return "signed char";
+    case PTL_DTYPE_INT16: return "short int";
+    case PTL_DTYPE_INT32: return "int";
+    case PTL_DTYPE_INT64: return "long int";
+    case PTL_DTYPE_FLOAT16: return "c10::Half";
+    case PTL_DTYPE_BFLOAT16: return "c10::BFloat16";
+    case PTL_DTYPE_FLOAT32: return "float";
+    case PTL_DTYPE_FLOAT64: return "double";
+    default: return ptl_dtype_legacy_name(dt);
+    }
+}
+
+const char *
 ptl_dtype_buffer_format(PtlDtype dt)
 {
     return (dt >= 0 && dt < PTL_DTYPE_COUNT) ? dtype_formats[dt] : NULL;

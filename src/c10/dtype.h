@@ -39,6 +39,8 @@ typedef enum PtlDtype {
 
 const char *ptl_dtype_name(PtlDtype dt);          /* "float32" */
 const char *ptl_dtype_legacy_name(PtlDtype dt);   /* "Float", as in "not implemented for 'Float'" */
+const char *ptl_dtype_cpp_name(PtlDtype dt);      /* "float", "long int", "c10::Half": C++'s
+                                                    name, as some PyTorch errors print it */
 const char *ptl_dtype_buffer_format(PtlDtype dt); /* struct-module format, or NULL */
 PtlDtype ptl_dtype_from_name(const char *name);   /* PTL_DTYPE_UNDEFINED when unknown */
 

@@ -25,3 +25,10 @@ def test_ddp_unused_parameter_indices_without_debug():
     assert rc != 0
     assert "Parameter indices which did not receive grad for rank" in out, out
     assert "Parameters which did not receive grad" not in out, out
+
+
+@pytest.mark.parametrize("nproc", [2, 3])
+def test_ddp_communication_hooks_and_work_futures(nproc):
+    rc, out = mpi_job.mpirun(nproc, "ddp_comm_hooks.py", timeout=120)
+    assert rc == 0, out
+    assert mpi_job.ranks_ok(out) == list(range(nproc)), out

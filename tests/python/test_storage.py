@@ -281,10 +281,25 @@ def test_set_errors(lib):
         lib.zeros(2).set_(y.untyped_storage(), 1)
 
 
-def test_set_on_a_graph_tensor_is_refused():
+@pytest.mark.parametrize("lib", LIBRARIES, ids=lambda m: m.__name__)
+def test_set_to_a_tensor_records_a_node_without_derivative(lib):
+    h = lib.zeros(2, requires_grad=True) * 2
+    assert h.set_(lib.arange(2.0)) is h and h.requires_grad and h.tolist() == [0.0, 1.0]
+    assert type(h.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises((RuntimeError, NotImplementedError), match="derivative for .*set_"):
+        h.sum().backward()
+    x, y = lib.zeros(2), lib.ones(2, requires_grad=True)
+    x.set_(y)
+    assert x.requires_grad and not x.is_leaf and type(x.grad_fn).__name__ == "NotImplemented"
+    with lib.no_grad():
+        z = lib.zeros(2).set_(y)
+    assert not z.requires_grad and z.data_ptr() == y.data_ptr()
+
+
+def test_set_to_a_storage_on_a_graph_tensor_is_refused():
     h = ptl.zeros(2, requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="part of an autograd graph"):
-        h.set_(ptl.arange(2.0))
+        h.set_(ptl.arange(2.0).untyped_storage())
 
 
 def test_set_makes_saved_tensors_stale():
@@ -293,6 +308,91 @@ def test_set_makes_saved_tensors_stale():
     c = b.detach()
     out = (a * c).sum()
     c.set_(ptl.arange(2.0))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=lambda m: m.__name__)
+def test_resize_(lib):
+    x = lib.arange(6.0)
+    v = x._version
+    assert x.resize_(2, 3) is x and x.shape == (2, 3) and x.stride() == (3, 1)
+    assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and x._version > v
+    x.resize_((3,))
+    assert x.tolist() == [0.0, 1.0, 2.0] and x.untyped_storage().nbytes() == 24   # never shrinks
+    x.resize_(lib.Size([2, 4]))
+    assert x.untyped_storage().nbytes() == 32 and x[0].tolist() == [0.0, 1.0, 2.0, 3.0]
+    # the same sizes keep the strides; an explicit memory format sets them
+    t = lib.arange(12.0).view(3, 4).t()
+    assert t.resize_(4, 3).stride() == (1, 4)
+    assert t.resize_(4, 3, memory_format=lib.contiguous_format).stride() == (3, 1)
+    assert lib.zeros(3).resize_(2, 3, 4, 5, memory_format=lib.channels_last).stride() == (
+        60, 1, 15, 3)
+    # a view grows the storage it shares with its base, past its own offset
+    base = lib.arange(3.0)
+    view = base[1:]
+    view.resize_(5)
+    assert base.untyped_storage().nbytes() == 24 and view[:2].tolist() == [1.0, 2.0]
+    assert base.tolist() == [0.0, 1.0, 2.0]
+    assert lib.zeros(0).resize_(0, 7).shape == (0, 7) and lib.zeros(3).resize_(()).shape == ()
+    y = lib.zeros(2, 2, dtype=lib.int64)
+    assert lib.resize_as_(y, lib.zeros(3)) is y and y.shape == (3,)
+    assert y.resize_as_(lib.zeros(1, 1)).shape == (1, 1)
+    # under no_grad a tensor that does not require grad resizes; a detached one too
+    with lib.no_grad():
+        assert lib.zeros(2).resize_(4).shape == (4,)
+    assert lib.ones(3, requires_grad=True).detach().resize_(4).shape == (4,)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=lambda m: m.__name__)
+def test_resize_errors(lib):
+    msg = "^cannot resize variables that require grad$"
+    with pytest.raises(RuntimeError, match=msg):
+        lib.ones(3, requires_grad=True).resize_(5)
+    with pytest.raises(RuntimeError, match=msg):
+        (lib.ones(3, requires_grad=True) * 2).resize_(3)
+    with pytest.raises(RuntimeError, match=msg):
+        (lib.ones(3, requires_grad=True) * 2)[:2].resize_(1)
+    with pytest.raises(RuntimeError, match=msg):
+        lib.ones(3, requires_grad=True).resize_as_(lib.ones(2))
+    with lib.no_grad(), pytest.raises(RuntimeError, match=msg):
+        lib.ones(3, requires_grad=True).resize_(5)
+    with pytest.raises(RuntimeError, match="^Unsupported memory formatPreserve$"):
+        lib.ones(3).resize_(2, 2, memory_format=lib.preserve_format)
+    with pytest.raises(RuntimeError, match="^required rank 4 tensor to use channels_last format$"):
+        lib.ones(3).resize_(2, 2, memory_format=lib.channels_last)
+    with pytest.raises(RuntimeError, match="^Trying to resize storage that is not resizable$"):
+        lib.from_numpy(np.ones(3)).resize_(10)
+    with pytest.raises(TypeError):
+        lib.ones(3).resize_(2.0)
+    with pytest.raises(TypeError):
+        lib.ones(3).resize_()
+    with pytest.raises(RuntimeError):
+        lib.ones(3).resize_(2**62, 4)
+    with pytest.raises(NotImplementedError, match="Could not run 'aten::resize_' with arguments "
+                       "from the 'SparseCPU' backend"):
+        lib.ones(3).to_sparse().resize_(5)
+
+
+def test_resize_negative_size_names_it():
+    with pytest.raises(RuntimeError, match=r"^Trying to create tensor with negative dimension -1: "
+                       r"\[-1, 2\]$"):
+        ptl.ones(3).resize_(-1, 2)
+
+
+def test_resize_through_the_dispatcher_refuses_grad_tensors():
+    op = ptl.ops.aten.resize_
+    x = ptl.zeros(2)
+    assert op(x, [3]) is x and x.shape == (3,)
+    with pytest.raises(RuntimeError, match="^cannot resize variables that require grad$"):
+        op(ptl.zeros(2, requires_grad=True), [3])
+
+
+def test_resize_makes_saved_tensors_stale():
+    a = ptl.ones(2, requires_grad=True)
+    c = ptl.ones(2)
+    out = (a * c).sum()
+    c.resize_(3)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         out.backward()
 

@@ -24,10 +24,17 @@ Note [DDP reducer]
   raises PyTorch's "Expected to have finished reduction" error with the parameter indices (and
   their names with PTL_DISTRIBUTED_DEBUG=INFO or DETAIL).
 - no_sync() turns the hooks off: gradients accumulate locally, and the first backward outside
-  it all-reduces the accumulated sums."""
+  it all-reduces the accumulated sums.
+- register_comm_hook(state, hook) replaces the all_reduce of each bucket: once the bucket's
+  flat tensor holds its gradients, hook(state, GradBucket) returns a torch.futures.Future whose
+  value is the reduced flat tensor (the hook averages: allreduce_hook divides by the world size
+  before a SUM); the last bucket's hook waits on every future and copies each value into the
+  .grad tensors.  The default hooks (all_reduce, float16 and bfloat16 compression) are in
+  pytorchlite.distributed.algorithms.ddp_comm_hooks.default_hooks."""
 import contextlib
 import os
 
+from ...futures import Future
 from ..modules.module import Module
 
 _UNFINISHED = (
@@ -55,7 +62,7 @@ class _Bucket:
             n += params[i].numel()
         self.flat = torch.zeros(n, dtype=params[indices[0]].dtype)
         self.pending = len(indices)
-        self.work = None
+        self.work = None                       # the all_reduce's Work, or the hook's Future
 
 
 def _buckets(params, cap_bytes):
@@ -102,6 +109,17 @@ def _reached_parameters(outputs):
     return reached
 
 
+def _hook_result(value, bucket):
+    """The flat tensor a communication hook's future gave for `bucket`, checked."""
+    import pytorchlite as torch
+    if isinstance(value, (list, tuple)) and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, torch.Tensor) or value.numel() != bucket.flat.numel():
+        raise RuntimeError(f"the DDP communication hook's future must hold a tensor of the "
+                           f"bucket's {bucket.flat.numel()} elements, got {value!r:.80}")
+    return value.reshape(-1)
+
+
 class DistributedDataParallel(Module):
     """Runs `module` on every rank of `process_group` and averages the gradients during
     backward (Note [DDP reducer]).  The CPU process group has no devices: device_ids and
@@ -146,6 +164,7 @@ class DistributedDataParallel(Module):
         for b, bucket in enumerate(self._buckets):
             for slot, i in enumerate(bucket.indices):
                 self._bucket_of[i] = (b, slot)
+        self._comm_hook = None        # (state, hook) of register_comm_hook
         self._expect_sync = False     # a forward prepared a reduction that has not finished
         self._ready = []
         self._next_bucket = 0
@@ -230,6 +249,14 @@ class DistributedDataParallel(Module):
                 piece.zero_()
             else:
                 piece.copy_(p.grad.reshape(-1))
+        if self._comm_hook is not None:
+            state, hook = self._comm_hook
+            bucket.work = hook(state, dist.GradBucket(self._buckets.index(bucket), bucket,
+                                                      self._params, last))
+            if not isinstance(bucket.work, Future):
+                raise RuntimeError(f"the DDP communication hook must return a "
+                                   f"torch.futures.Future, got {type(bucket.work).__name__}")
+            return
         bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
                                       group=self.process_group, async_op=not last)
 
@@ -242,13 +269,16 @@ class DistributedDataParallel(Module):
             dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
             used = used.tolist()
         for bucket in self._buckets:
-            if bucket.work is not None:
+            flat = bucket.flat
+            if isinstance(bucket.work, Future):
+                flat = _hook_result(bucket.work.wait(), bucket)
+            elif bucket.work is not None:
                 bucket.work.wait()
             for i, offset in zip(bucket.indices, bucket.offsets):
                 if used is not None and not used[i]:
                     continue
                 p = self._params[i]
-                avg = bucket.flat[offset:offset + p.numel()].view(p.shape)
+                avg = flat[offset:offset + p.numel()].view(p.shape)
                 if p.grad is None:
                     p.grad = avg.clone()
                 else:
@@ -265,6 +295,23 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
+
+    def register_comm_hook(self, state, hook):
+        """Reduces each gradient bucket with hook(state, bucket) -> Future[Tensor] instead of
+        DDP's all_reduce (Note [DDP reducer]); once, before training."""
+        import inspect
+        from ... import distributed as dist
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        params = inspect.signature(hook).parameters
+        bucket = params.get("bucket")
+        if bucket is not None and bucket.annotation not in (inspect.Parameter.empty,
+                                                             dist.GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        self._comm_hook = (state, hook)
 
     def _get_ddp_logging_data(self):
         return {"bucket_cap_bytes": self.bucket_bytes_cap,

@@ -439,24 +439,6 @@ error:
 
 /* ---- argument checks ---- */
 
-/* The C++ type names PyTorch prints in "Input type (float) and bias type (double)". */
-static const char *
-cpp_name(PtlDtype dt)
-{
-    switch (dt) {
-    case PTL_DTYPE_FLOAT32:
-        return "float";
-    case PTL_DTYPE_FLOAT64:
-        return "double";
-    case PTL_DTYPE_FLOAT16:
-        return "c10::Half";
-    case PTL_DTYPE_BFLOAT16:
-        return "c10::BFloat16";
-    default:
-        return ptl_dtype_legacy_name(dt);
-    }
-}
-
 /* Reads an int-list argument of a spatial op into v[NN_SPATIAL] right-aligned (leading
  * dims get `fill`), expanding a single value to nd dims. */
 static int
@@ -497,7 +479,7 @@ conv_check_params(const PtlTensorImpl *x, const PtlTensorImpl *w, const PtlTenso
     if (bias != NULL && bias->dtype != x->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Input type (%s) and bias type (%s) should be the same",
-                             cpp_name(x->dtype), cpp_name(bias->dtype));
+                             ptl_dtype_cpp_name(x->dtype), ptl_dtype_cpp_name(bias->dtype));
     }
     if (a->groups <= 0) {
         return ptl_error_set(PTL_ERR_RUNTIME, "non-positive groups is not supported");

@@ -1,6 +1,6 @@
 /* factory.c -- tensor factories: empty, zeros, ones, full, the *_like family, arange,
  * linspace, logspace, eye, scalar_tensor.  Mirrors ATen/native/TensorFactories.cpp and
- * ATen/native/RangeFactories.cpp.
+ * ATen/native/RangeFactories.cpp; and resize_ / resize_as_, from ATen/native/Resize.cpp.
  *
  * Factories have no tensor argument, so the dispatcher picks the backend from `device`
  * (Note [Dispatch]).  They are registered for CPU and CUDA: the values are made on the CPU
@@ -497,6 +497,75 @@ scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     return set_result(s, t, dev);
 }
+
+/* ---- resize_ and set_ (ATen/native/Resize.cpp, TensorShape.cpp) ---- */
+
+/* resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format) and
+ * resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format): self takes
+ * the new sizes with contiguous strides (the Python method restrides for channels_last), its
+ * storage growing, never shrinking, when the elements past its offset do not fit; the same
+ * sizes leave it as it is, strides included, as in PyTorch.  The Autograd key refuses a
+ * tensor that requires grad (autograd_kernel.c). */
+static int
+resize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t;
+    int as = op->id == PTL_OP_resize_as_;
+    int64_t n = as ? s[1].u.t->dim : s[1].u.il.n;
+    const int64_t *sizes = as ? s[1].u.t->sizes : s[1].u.il.data;
+    char buf[256];
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (sizes[i] < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Trying to create tensor with negative dimension %lld: %s",
+                                 (long long)sizes[i], ptl_format_sizes(buf, sizeof(buf), n, sizes));
+        }
+    }
+    if (n != self->dim || memcmp(sizes, self->sizes, sizeof(int64_t) * (size_t)n) != 0) {
+        if (ptl_tensor_impl_resize(self, (int)n, sizes) < 0) {
+            return -1;
+        }
+        ptl_tensor_bump_version(self);
+    }
+    ptl_incref(self);
+    return 0;
+}
+
+/* set_.source_Tensor(Tensor(a!) self, Tensor source): self views source's storage with
+ * source's geometry (the storage overloads are Tensor.set_'s, in Python).  It has no
+ * derivative: under the Autograd key a self or source that requires grad gives self a
+ * NotImplemented node, as in PyTorch. */
+static int
+set_source_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *src = s[1].u.t;
+    if (self->dtype != src->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Could not set tensor of type %s to a tensor of "
+                             "type %s", ptl_dtype_cpp_name(src->dtype),
+                             ptl_dtype_cpp_name(self->dtype));
+    }
+    if (ptl_tensor_impl_set_storage(self, src->storage, src->storage_offset, src->dim,
+                                    src->sizes, src->strides) < 0) {
+        return -1;
+    }
+    ptl_tensor_bump_version(self);
+    ptl_incref(self);
+    return 0;
+}
+
+static const PtlKernelReg resize_kernels[] = {
+    {PTL_OP_resize_, PTL_KEY_CPU, resize_cpu},
+    {PTL_OP_resize_as_, PTL_KEY_CPU, resize_cpu},
+    {PTL_OP_set__source_Tensor, PTL_KEY_CPU, set_source_tensor_cpu},
+};
+PTL_DEFINE_REGISTER(resize_kernels)
 
 #define FACTORY(ID, FN) {PTL_OP_##ID, PTL_KEY_CPU, FN}, {PTL_OP_##ID, PTL_KEY_CUDA, FN}
 static const PtlKernelReg factory_kernels[] = {

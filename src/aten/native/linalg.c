@@ -11,13 +11,6 @@
 #include "gemm.h"
 #include "native.h"
 
-/* The C++ type names PyTorch prints in some dtype errors ("float != double").
- * ORDER DTYPE */
-static const char *const cpp_type_names[PTL_DTYPE_COUNT] = {
-    "bool", "unsigned char", "signed char", "short int", "int", "long int",
-    "c10::Half", "c10::BFloat16", "float", "double",
-};
-
 static int
 not_implemented(const char *name, PtlDtype dt)
 {
@@ -83,10 +76,11 @@ mm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     PTL_CHECK(self->dtype == mat2->dtype, PTL_ERR_RUNTIME,
               "expected m1 and m2 to have the same dtype, but got: %s != %s",
-              cpp_type_names[self->dtype], cpp_type_names[mat2->dtype]);
+              ptl_dtype_cpp_name(self->dtype), ptl_dtype_cpp_name(mat2->dtype));
     PTL_CHECK(out == NULL || out->dtype == self->dtype, PTL_ERR_RUNTIME,
               "Expected out tensor to have dtype %s, but got %s instead",
-              cpp_type_names[self->dtype], cpp_type_names[out ? out->dtype : self->dtype]);
+              ptl_dtype_cpp_name(self->dtype),
+              ptl_dtype_cpp_name(out ? out->dtype : self->dtype));
     if (self->dtype == PTL_DTYPE_BOOL) {
         not_implemented("addmm_impl_cpu_", self->dtype);
         goto error;
@@ -253,7 +247,8 @@ baddbmm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     PTL_CHECK(self->dtype == b1->dtype, PTL_ERR_RUNTIME,
               "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
-              cpp_type_names[self->dtype], cpp_type_names[b1->dtype], cpp_type_names[b2->dtype]);
+              ptl_dtype_cpp_name(self->dtype), ptl_dtype_cpp_name(b1->dtype),
+              ptl_dtype_cpp_name(b2->dtype));
     if (check_bmm(b1, b2) < 0) {
         goto error;
     }

@@ -110,17 +110,6 @@ expanded_f64(PtlTensorImpl *t, int dim, const int64_t *sizes)
     return c;
 }
 
-/* C++'s name of dt, as PyTorch's range and dtype errors print it. */
-static const char *
-cpp_type_name(PtlDtype dt)
-{
-    static const char *const names[PTL_DTYPE_COUNT] = {   /* ORDER DTYPE */
-        "bool", "unsigned char", "signed char", "short int", "int", "long int",
-        "c10::Half", "c10::BFloat16", "float", "double",
-    };
-    return names[dt];
-}
-
 /* Random mantissa bits of a floating dtype (uniform_ and random_ ranges). */
 static int
 mantissa_digits(PtlDtype dt)
@@ -482,7 +471,7 @@ check_from_to_in_range(int64_t from, int64_t to_inc, PtlDtype dt)
                          "can support discrete uniform distribution only within this range. "
                          "This warning will become an error in version 1.7 release, please "
                          "fix the code in advance",
-                         what[k], d, d, cpp_type_name(dt));
+                         what[k], d, d, ptl_dtype_cpp_name(dt));
             }
         }
         return 0;
@@ -491,11 +480,11 @@ check_from_to_in_range(int64_t from, int64_t to_inc, PtlDtype dt)
     int_bounds(dt, &lo, &hi);
     if (from < lo || from > hi) {
         return ptl_error_set(PTL_ERR_RUNTIME, "from is out of bounds for %s",
-                             cpp_type_name(dt));
+                             ptl_dtype_cpp_name(dt));
     }
     if (to_inc < lo || to_inc > hi) {
         return ptl_error_set(PTL_ERR_RUNTIME, "to - 1 is out of bounds for %s",
-                             cpp_type_name(dt));
+                             ptl_dtype_cpp_name(dt));
     }
     return 0;
 }
@@ -666,7 +655,7 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t;
     PtlDtype dt = self->dtype;
     double a = s[1].u.d, b = op->schema.nargs > 3 ? s[2].u.d : 0.0;
-    const char *cpp = cpp_type_name(dt), *legacy = ptl_dtype_legacy_name(dt);
+    const char *cpp = ptl_dtype_cpp_name(dt), *legacy = ptl_dtype_legacy_name(dt);
     int floating = ptl_dtype_is_floating(dt);
     DistJob j;
     switch (op->id) {

@@ -1,0 +1,1 @@
+"""torch.distributed.algorithms: the DDP communication hooks (ddp_comm_hooks)."""
