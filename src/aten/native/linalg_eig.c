@@ -191,11 +191,12 @@ reflect_left(double *m, int64_t n, int64_t r0, int64_t c0, int64_t len, const do
     }
 }
 
-/* a (n x n) becomes H = Q^T a Q, upper Hessenberg; z = Q when not NULL.  w: 2n scratch. */
+/* a (n x n) becomes H = Q^T a Q, upper Hessenberg; zt = Q^T when not NULL.  w: 3n
+ * scratch. */
 static void
-hessenberg(double *a, int64_t n, double *z, double *w)
+hessenberg(double *a, int64_t n, double *zt, double *w)
 {
-    double *tau = w + n;
+    double *tau = w + n, *v = w + 2 * n;
     for (int64_t k = 0; k + 2 < n; k++) {
         double *x = a + (k + 1) * n + k;
         int64_t len = n - k - 1;
@@ -204,26 +205,36 @@ hessenberg(double *a, int64_t n, double *z, double *w)
             continue;
         }
         reflect_left(a, n, k + 1, k + 1, len, x, tau[k], w);
+        v[0] = 1;
+        for (int64_t i = 1; i < len; i++) {
+            v[i] = x[i * n];
+        }
         for (int64_t r = 0; r < n; r++) {
-            double *row = a + r * n + k + 1, s = row[0];
-            for (int64_t i = 1; i < len; i++) {
-                s += row[i] * x[i * n];
+            double *row = a + r * n + k + 1, s = 0;
+            for (int64_t i = 0; i < len; i++) {
+                s += row[i] * v[i];
             }
             s *= tau[k];
-            row[0] -= s;
-            for (int64_t i = 1; i < len; i++) {
-                row[i] -= s * x[i * n];
+            for (int64_t i = 0; i < len; i++) {
+                row[i] -= s * v[i];
             }
         }
     }
-    if (z != NULL) {
-        memset(z, 0, sizeof(double) * (size_t)(n * n));
+    if (zt != NULL) {
+        memset(zt, 0, sizeof(double) * (size_t)(n * n));
         for (int64_t i = 0; i < n; i++) {
-            AT(z, n, i, i) = 1;
+            AT(zt, n, i, i) = 1;
         }
         for (int64_t k = n - 3; k >= 0; k--) {
             if (tau[k] != 0) {
-                reflect_left(z, n, k + 1, k + 1, n - k - 1, a + (k + 1) * n + k, tau[k], w);
+                reflect_left(zt, n, k + 1, k + 1, n - k - 1, a + (k + 1) * n + k, tau[k], w);
+            }
+        }
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t c = r + 1; c < n; c++) {
+                double t = AT(zt, n, r, c);
+                AT(zt, n, r, c) = AT(zt, n, c, r);
+                AT(zt, n, c, r) = t;
             }
         }
     }
@@ -326,29 +337,59 @@ rotate(double *x, double *y, int64_t len, int64_t inc, double cs, double sn)
     }
 }
 
-/* Applies I - t v v^T (v0 = 1, nr = 2 or 3 entries) to columns k..k+nr-1 of rows r0..r1 of
- * m (n x n) from the right. */
+/* Applies I - t v v^T (v0 = 1, nr = 2 or 3 entries) from the left to rows k..k+nr-1,
+ * columns c0..c1 of m (n x n). */
+static void
+reflect_rows(double *m, int64_t n, int64_t k, int nr, int64_t c0, int64_t c1, const double *v,
+             double t)
+{
+    double *r0 = m + k * n, *r1 = r0 + n, t2 = t * v[1];
+    if (nr == 2) {
+        for (int64_t j = c0; j <= c1; j++) {
+            double s = r0[j] + v[1] * r1[j];
+            r0[j] -= s * t;
+            r1[j] -= s * t2;
+        }
+        return;
+    }
+    double *r2 = r1 + n, t3 = t * v[2];
+    for (int64_t j = c0; j <= c1; j++) {
+        double s = r0[j] + v[1] * r1[j] + v[2] * r2[j];
+        r0[j] -= s * t;
+        r1[j] -= s * t2;
+        r2[j] -= s * t3;
+    }
+}
+
+/* The same from the right to columns k..k+nr-1, rows r0..r1 of m (n x n). */
 static void
 reflect_cols(double *m, int64_t n, int64_t r0, int64_t r1, int64_t k, int nr, const double *v,
              double t)
 {
-    for (int64_t r = r0; r <= r1; r++) {
-        double *row = m + r * n + k;
-        double s = row[0] + v[1] * row[1] + (nr == 3 ? v[2] * row[2] : 0);
-        row[0] -= s * t;
-        row[1] -= s * t * v[1];
-        if (nr == 3) {
-            row[2] -= s * t * v[2];
+    double t2 = t * v[1];
+    if (nr == 2) {
+        for (int64_t r = r0; r <= r1; r++) {
+            double *row = m + r * n + k, s = row[0] + v[1] * row[1];
+            row[0] -= s * t;
+            row[1] -= s * t2;
         }
+        return;
+    }
+    double t3 = t * v[2];
+    for (int64_t r = r0; r <= r1; r++) {
+        double *row = m + r * n + k, s = row[0] + v[1] * row[1] + v[2] * row[2];
+        row[0] -= s * t;
+        row[1] -= s * t2;
+        row[2] -= s * t3;
     }
 }
 
 /* One Francis double-shift sweep over rows/columns m..i of h (n x n), the bulge started
  * from the shifts (rt1r + i rt1i, rt2r + i rt2i) as v, l the top of the active block;
  * rows i1..i2 of the columns are updated (the whole of T, or only the block) and the
- * reflections are applied to z's columns when z is not NULL. */
+ * reflections are applied to zt's rows (Z's columns) when zt is not NULL. */
 static void
-francis_sweep(double *h, int64_t n, double *z, int64_t l, int64_t m, int64_t i, int64_t i1,
+francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i, int64_t i1,
               int64_t i2, double *v)
 {
     for (int64_t k = m; k < i; k++) {
@@ -372,32 +413,25 @@ francis_sweep(double *h, int64_t n, double *z, int64_t l, int64_t m, int64_t i, 
         if (t1 == 0) {
             continue;
         }
-        for (int64_t j = k; j <= i2; j++) {
-            double s = AT(h, n, k, j) + v[1] * AT(h, n, k + 1, j) +
-                       (nr == 3 ? v[2] * AT(h, n, k + 2, j) : 0);
-            AT(h, n, k, j) -= s * t1;
-            AT(h, n, k + 1, j) -= s * t1 * v[1];
-            if (nr == 3) {
-                AT(h, n, k + 2, j) -= s * t1 * v[2];
-            }
-        }
+        reflect_rows(h, n, k, nr, k, i2, v, t1);
         reflect_cols(h, n, i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
-        if (z != NULL) {
-            reflect_cols(z, n, 0, n - 1, k, nr, v, t1);
+        if (zt != NULL) {
+            reflect_rows(zt, n, k, nr, 0, n - 1, v, t1);
         }
     }
 }
 
-/* lahqr: h (n x n, upper Hessenberg) becomes the real Schur form T (when z is not NULL;
- * otherwise only its diagonal blocks are final) and z is multiplied by the transformations;
+/* lahqr: h (n x n, upper Hessenberg) becomes the real Schur form T (when zt is not NULL;
+ * otherwise only its diagonal blocks are final) and zt = Z^T is multiplied by the
+ * transformations (Z's columns are zt's rows, so the sweeps update contiguous rows);
  * the eigenvalues go to wr, wi.  Returns 0, or lahqr's info (the 1-based index of the
  * last eigenvalue that did not converge). */
 static int32_t
-schur_form(double *h, int64_t n, double *z, double *wr, double *wi)
+schur_form(double *h, int64_t n, double *zt, double *wr, double *wi)
 {
     const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)n / ulp);
     const int64_t itmax = 30 * (n > 10 ? n : 10);
-    int wantt = z != NULL;
+    int wantt = zt != NULL;
     int64_t kdefl = 0;
     for (int64_t i = n - 1; i >= 0;) {
         int64_t l = 0, its;
@@ -501,7 +535,7 @@ schur_form(double *h, int64_t n, double *z, double *wr, double *wi)
                     break;
                 }
             }
-            francis_sweep(h, n, z, l, m, i, i1, i2, v);
+            francis_sweep(h, n, zt, l, m, i, i1, i2, v);
         }
         if (its > itmax) {
             return (int32_t)(i + 1);
@@ -516,7 +550,7 @@ schur_form(double *h, int64_t n, double *z, double *wr, double *wi)
             if (wantt) {
                 rotate(&AT(h, n, i - 1, i + 1), &AT(h, n, i, i + 1), n - i - 1, 1, cs, sn);
                 rotate(&AT(h, n, 0, i - 1), &AT(h, n, 0, i), i - 1, n, cs, sn);
-                rotate(&AT(z, n, 0, i - 1), &AT(z, n, 0, i), n, n, cs, sn);
+                rotate(&AT(zt, n, i - 1, 0), &AT(zt, n, i, 0), n, 1, cs, sn);
             }
         }
         kdefl = 0;
@@ -620,12 +654,12 @@ back_substitute(const double *t, int64_t n, double complex lam, int64_t k0, int6
     }
 }
 
-/* The eigenvectors of A from its Schur form t = z^T B z (B = D^-1 A D balanced, d = D):
- * column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x: n complex
- * scratch. */
+/* The eigenvectors of A from its Schur form t = Z^T B Z (zt = Z^T; B = D^-1 A D balanced,
+ * d = D): column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x, y: n
+ * complex scratch each. */
 static void
-eigenvectors(const double *t, int64_t n, const double *z, const double *d, const double *wr,
-             const double *wi, double *vr, double *vi, double complex *x)
+eigenvectors(const double *t, int64_t n, const double *zt, const double *d, const double *wr,
+             const double *wi, double *vr, double *vi, double complex *x, double complex *y)
 {
     for (int64_t k0 = 0; k0 < n; k0++) {
         int pair = wi[k0] != 0;
@@ -645,15 +679,19 @@ eigenvectors(const double *t, int64_t n, const double *z, const double *d, const
             x[k0] = 1;
         }
         back_substitute(t, n, lam, k0, kend, x);
-        /* v = D z x, then |v|_2 = 1 */
+        /* v = D Z x, then |v|_2 = 1 */
         double scale = 0, ss = 0;
         for (int64_t r = 0; r < n; r++) {
-            const double *zr = z + r * n;
-            double complex s = 0;
-            for (int64_t c = 0; c <= kend; c++) {
-                s += zr[c] * x[c];
+            y[r] = 0;
+        }
+        for (int64_t c = 0; c <= kend; c++) {
+            const double *zc = zt + c * n;
+            for (int64_t r = 0; r < n; r++) {
+                y[r] += zc[r] * x[c];
             }
-            s *= d[r];
+        }
+        for (int64_t r = 0; r < n; r++) {
+            double complex s = y[r] * d[r];
             AT(vr, n, r, k0) = creal(s);
             AT(vi, n, r, k0) = cimag(s);
             scale = fmax(scale, cabs1(s));
@@ -706,21 +744,21 @@ eig_matrix(void *ctx, int64_t i)
     const EigJob *j = ctx;
     int64_t n = j->n;
     int uv = j->vr != NULL;
-    /* h, z: n x n; d, w: n, 2n; x: n complex */
-    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + 5 * n + 1));
+    /* h, zt: n x n; d, w: n, 3n; x, y: n complex each */
+    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + 8 * n + 1));
     if (h == NULL) {
         return ptl_error_set(PTL_ERR_MEMORY, "linalg.eig: out of memory");
     }
-    double *z = uv ? h + n * n : NULL, *d = h + 2 * n * n, *w = d + n;
-    double complex *x = (double complex *)(w + 2 * n);
+    double *zt = uv ? h + n * n : NULL, *d = h + 2 * n * n, *w = d + n;
+    double complex *x = (double complex *)(w + 3 * n), *y = x + n;
     double *wr = j->wr + i * n, *wi = j->wi + i * n;
     memcpy(h, j->a + i * n * n, sizeof(double) * (size_t)(n * n));
     int e = scale_unit(h, n);
     balance(h, n, d);
-    hessenberg(h, n, z, w);
-    j->info[i] = schur_form(h, n, z, wr, wi);
+    hessenberg(h, n, zt, w);
+    j->info[i] = schur_form(h, n, zt, wr, wi);
     if (j->info[i] == 0 && uv) {
-        eigenvectors(h, n, z, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n, x);
+        eigenvectors(h, n, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n, x, y);
     }
     for (int64_t k = 0; k < n; k++) {
         wr[k] = ldexp(wr[k], e);
