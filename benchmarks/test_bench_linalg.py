@@ -1,7 +1,7 @@
 """Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 matrix at 64 and 256,
-and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same process.  pytorchlite computes
-these itself (src/aten/native/linalg_solve.c, linalg_decomp.c and linalg_eig.c), unblocked, so the ratio to
-LAPACK shrinks as n grows."""
+and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same
+process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c
+and linalg_eig.c), unblocked, so the ratio to LAPACK shrinks as n grows."""
 import numpy as np
 import pytest
 

@@ -157,6 +157,13 @@ STRUCTURED = {
     "graded": lambda: _random((6, 6), 12) * np.logspace(-8, 8, 6)[:, None] / np.logspace(-8, 8, 6),
     "rank-one": lambda: np.outer(_random(7, 13), _random(7, 14)),
     "hessenberg": lambda: np.triu(_random((10, 10), 15), -1),
+    # rows and columns that isolate eigenvalues: balancing permutes them out of the QR
+    "sparse": lambda: _random((12, 12), 23) * (_random((12, 12), 24) < -0.7),
+    "isolated-rows-and-columns": lambda: np.block([
+        [np.triu(_random((3, 3), 25)), _random((3, 4), 26), _random((3, 2), 27)],
+        [np.zeros((4, 3)), _random((4, 4), 28), _random((4, 2), 29)],
+        [np.zeros((2, 7)), np.triu(_random((2, 2), 30))]])[np.ix_(*[[4, 0, 8, 2, 6, 1, 3, 7, 5]]
+                                                                  * 2)],
 }
 
 
@@ -175,10 +182,25 @@ def test_known_eigenvalues():
     assert _match(w, np.array([1.0, 2.0, 3.0, -1.5, 0.5])) <= 1e-12
     w, _ = _parts(ptl.tensor(STRUCTURED["zero"]()))
     assert np.array_equal(w, np.zeros(5))
-    # a triangular matrix deflates at once: its diagonal, in order
-    a = np.triu(_random((8, 8), 6))
-    w, _ = _parts(ptl.tensor(a))
-    assert np.array_equal(w, np.diag(a).astype(complex))
+    # a triangular matrix is isolated entirely by balancing's permutation: its diagonal
+    # exactly, in LAPACK's order (upper: as it is; lower: reversed), with LAPACK's vectors
+    for a, order in [(np.triu(_random((8, 8), 6)), slice(None)),
+                     (np.tril(_random((8, 8), 7)), slice(None, None, -1))]:
+        w, V = _parts(ptl.tensor(a))
+        assert np.array_equal(w, np.diag(a)[order].astype(complex))
+        assert np.allclose(V, np.linalg.eig(a)[1], rtol=0, atol=1e-12)
+
+
+def test_order_and_vectors_of_lapack():
+    # dense random matrices: the Schur form's block order and geev's vectors (up to a sign
+    # for real ones; complex ones are fixed by the largest-component-real rule)
+    for n in (3, 6, 9):
+        a = _random((n, n), 31 + n)
+        w, V = _parts(ptl.tensor(a))
+        wn, Vn = np.linalg.eig(a)
+        assert np.allclose(w, wn, rtol=0, atol=1e-12 * np.abs(wn).max())
+        sign = np.sign(np.sum(V.real * Vn.real, axis=0))
+        assert np.allclose(V, Vn * sign, rtol=0, atol=1e-10)
 
 
 @pytest.mark.parametrize("k", [2, 3, 4])

@@ -11,30 +11,34 @@
  *    [1/2, 1) (exact: the eigenvalues are scaled back by the same power, and the
  *    eigenvectors do not change), so the back-substitution below works on entries of order
  *    one.
- * 2. Balancing (gebal, scaling only): a diagonal D of powers of two makes the rows and
- *    columns of D^-1 A D of comparable 2-norms, which reduces the rounding error of the
- *    eigenvalues of badly scaled matrices.  The eigenvectors of A are D times those of the
- *    balanced matrix (gebak).
- * 3. Hessenberg reduction (gehrd + orghr): n - 2 Householder reflections, each applied from
- *    both sides, give H = Q^T A Q, zero below the subdiagonal; Q is accumulated when the
- *    eigenvectors are asked for.
- * 4. Francis double-shift QR (lahqr): sweeps chase a 3 x 3 bulge down the active block
- *    H[l..i] until a subdiagonal entry is negligible (lahqr's test, which also weighs the
- *    neighbouring entries), then the block splits.  The shifts are the eigenvalues of the
- *    trailing 2 x 2 block, replaced by the exceptional shifts of lahqr every 10th and 20th
- *    sweep without a split.  A 1 x 1 block is a real eigenvalue; a 2 x 2 block is put in
- *    the standard form of lanv2 (equal diagonal entries and off-diagonal entries of
- *    opposite signs for a complex pair, else triangular) by one rotation, applied to the
- *    rest of H and to Q.  The result is the real Schur form T = Z^T A Z (Z = Q times the
- *    sweeps' reflections).  30 max(10, n) sweeps per eigenvalue without convergence set
- *    info to the 1-based index of the last unconverged one, as lahqr does.
+ * 2. Balancing (gebal, LAPACK 3.12's search order): a permutation P moves each row that is
+ *    zero off the diagonal (within the rows and columns not yet moved) to the bottom and
+ *    each such column to the left; their diagonal entries are eigenvalues, exactly, and the
+ *    rest of the work is on the block ilo..ihi between them.  A diagonal D of powers of two
+ *    then makes the rows and columns of that block of comparable 2-norms, which reduces the
+ *    rounding error of the eigenvalues of badly scaled matrices.  The eigenvectors of A are
+ *    P D times those of the balanced matrix (gebak).
+ * 3. Hessenberg reduction (gehrd + orghr): ihi - ilo - 1 Householder reflections, each
+ *    applied from both sides, give H = Q^T A Q, zero below the subdiagonal; Q is
+ *    accumulated when the eigenvectors are asked for.
+ * 4. Francis double-shift QR (lahqr) on rows and columns ilo..ihi: sweeps chase a 3 x 3
+ *    bulge down the active block H[l..i] until a subdiagonal entry is negligible (lahqr's
+ *    test, which also weighs the neighbouring entries), then the block splits.  The shifts
+ *    are the eigenvalues of the trailing 2 x 2 block, replaced by the exceptional shifts of
+ *    lahqr every 10th and 20th sweep without a split.  A 1 x 1 block is a real
+ *    eigenvalue; a 2 x 2 block is put in the standard form of lanv2 (equal diagonal
+ *    entries and off-diagonal entries of opposite signs for a complex pair, else
+ *    triangular) by one rotation, applied to the rest of H and to Q.  The result is the
+ *    real Schur form T = Z^T A Z (Z = Q times the sweeps' reflections; kept as Z^T, whose
+ *    rows the sweeps update contiguously).  30 max(10, n) sweeps per eigenvalue without
+ *    convergence set info to the 1-based index of the last unconverged one, as lahqr does.
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
  *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
  *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
  *    tiny) is replaced by smin, and x is rescaled before it could overflow.  v = Z x,
- *    then D v (balancing undone), then v / |v|_2; a complex v is further multiplied by the
- *    unit complex number that makes its largest component real and positive in its real
- *    part's sign (geev's lartg rotation).
+ *    then P D v (balancing undone), then v / |v|_2; a complex v is further multiplied by
+ *    the unit complex number that makes its largest component real, keeping the sign of
+ *    that component's real part (geev's lartg rotation).
  * Eigenvalues come in the order of T's diagonal blocks; a complex pair is given as
  * (re + i im, re - i im) with im > 0, its eigenvectors as (u + i w, u - i w).  The work is
  * about 10 n^3 for the eigenvalues and 25 n^3 with the eigenvectors, several times LAPACK's
@@ -112,21 +116,89 @@ scale_unit(double *a, int64_t n)
     return e;
 }
 
-/* gebal's scaling loop: a (n x n) becomes D^-1 a D with D = diag(d), d powers of two. */
+/* Swaps rows and columns i and j of a (n x n): a becomes P a P for the transposition P. */
 static void
-balance(double *a, int64_t n, double *d)
+swap_index(double *a, int64_t n, int64_t i, int64_t j)
+{
+    if (i == j) {
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        double t = AT(a, n, k, i);
+        AT(a, n, k, i) = AT(a, n, k, j);
+        AT(a, n, k, j) = t;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        double t = AT(a, n, i, k);
+        AT(a, n, i, k) = AT(a, n, j, k);
+        AT(a, n, j, k) = t;
+    }
+}
+
+/* Whether row (by_col = 0) or column (by_col = 1) i of a (n x n) is zero in lo..hi apart
+ * from its diagonal entry. */
+static int
+isolated(const double *a, int64_t n, int64_t i, int64_t lo, int64_t hi, int by_col)
+{
+    for (int64_t k = lo; k <= hi; k++) {
+        if (k != i && (by_col ? AT(a, n, k, i) : AT(a, n, i, k)) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* gebal: a (n x n) becomes D^-1 P^T a P D.  The permutation P moves the rows that isolate
+ * an eigenvalue to the bottom and the columns that do to the left, so that a is upper
+ * triangular outside rows and columns *ilo..*ihi; d[i] outside them is the index swapped
+ * with i.  Inside, D = diag(d) (powers of two) makes the 2-norms of each row and column of
+ * comparable size. */
+static void
+balance(double *a, int64_t n, double *d, int64_t *ilo, int64_t *ihi)
 {
     const double sfmin1 = DBL_MIN / (DBL_EPSILON / 2) / 2, sfmax1 = 1 / sfmin1;
     const double sfmin2 = sfmin1 * 2, sfmax2 = 1 / sfmin2;
+    int64_t lo = 0, hi = n - 1;
     for (int64_t i = 0; i < n; i++) {
         d[i] = 1;
     }
-    for (int noconv = 1; noconv;) {
+    for (int swapped = 1; swapped && hi > 0;) {
+        swapped = 0;
+        for (int64_t i = hi; i >= 0 && hi > 0; i--) {
+            if (isolated(a, n, i, lo, hi, 0)) {
+                d[hi] = (double)i;
+                swap_index(a, n, i, hi);
+                hi--;
+                swapped = 1;
+            }
+        }
+    }
+    for (int swapped = 1; swapped && hi > 0;) {
+        swapped = 0;
+        for (int64_t j = lo; j <= hi; j++) {
+            if (isolated(a, n, j, lo, hi, 1)) {
+                d[lo] = (double)j;
+                swap_index(a, n, j, lo);
+                lo++;
+                swapped = 1;
+            }
+        }
+    }
+    *ilo = lo;
+    *ihi = hi;
+    for (int64_t i = lo; i <= hi; i++) {
+        d[i] = 1;
+    }
+    int64_t len = hi - lo + 1;
+    for (int noconv = lo < hi; noconv;) {
         noconv = 0;
-        for (int64_t i = 0; i < n; i++) {
-            double c = norm2(a + i, n, n), r = norm2(a + i * n, n, 1), ca = 0, ra = 0;
-            for (int64_t k = 0; k < n; k++) {
+        for (int64_t i = lo; i <= hi; i++) {
+            double c = norm2(a + lo * n + i, len, n), r = norm2(a + i * n + lo, len, 1);
+            double ca = 0, ra = 0;
+            for (int64_t k = 0; k <= hi; k++) {
                 ca = fmax(ca, fabs(AT(a, n, k, i)));
+            }
+            for (int64_t k = lo; k < n; k++) {
                 ra = fmax(ra, fabs(AT(a, n, i, k)));
             }
             if (c == 0 || r == 0) {
@@ -191,15 +263,15 @@ reflect_left(double *m, int64_t n, int64_t r0, int64_t c0, int64_t len, const do
     }
 }
 
-/* a (n x n) becomes H = Q^T a Q, upper Hessenberg; zt = Q^T when not NULL.  w: 3n
- * scratch. */
+/* a (n x n, upper triangular outside rows and columns ilo..ihi) becomes H = Q^T a Q,
+ * upper Hessenberg (gehrd); zt = Q^T when not NULL.  w: 3n scratch. */
 static void
-hessenberg(double *a, int64_t n, double *zt, double *w)
+hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w)
 {
     double *tau = w + n, *v = w + 2 * n;
-    for (int64_t k = 0; k + 2 < n; k++) {
+    for (int64_t k = ilo; k + 2 <= ihi; k++) {
         double *x = a + (k + 1) * n + k;
-        int64_t len = n - k - 1;
+        int64_t len = ihi - k;
         tau[k] = reflector(x, len, n);
         if (tau[k] == 0) {
             continue;
@@ -209,7 +281,7 @@ hessenberg(double *a, int64_t n, double *zt, double *w)
         for (int64_t i = 1; i < len; i++) {
             v[i] = x[i * n];
         }
-        for (int64_t r = 0; r < n; r++) {
+        for (int64_t r = 0; r <= ihi; r++) {
             double *row = a + r * n + k + 1, s = 0;
             for (int64_t i = 0; i < len; i++) {
                 s += row[i] * v[i];
@@ -225,9 +297,9 @@ hessenberg(double *a, int64_t n, double *zt, double *w)
         for (int64_t i = 0; i < n; i++) {
             AT(zt, n, i, i) = 1;
         }
-        for (int64_t k = n - 3; k >= 0; k--) {
+        for (int64_t k = ihi - 2; k >= ilo; k--) {
             if (tau[k] != 0) {
-                reflect_left(zt, n, k + 1, k + 1, n - k - 1, a + (k + 1) * n + k, tau[k], w);
+                reflect_left(zt, n, k + 1, k + 1, ihi - k, a + (k + 1) * n + k, tau[k], w);
             }
         }
         for (int64_t r = 0; r < n; r++) {
@@ -421,20 +493,28 @@ francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i,
     }
 }
 
-/* lahqr: h (n x n, upper Hessenberg) becomes the real Schur form T (when zt is not NULL;
+/* lahqr: h (n x n, upper Hessenberg, upper triangular outside rows and columns ilo..ihi)
+ * becomes the real Schur form T (when zt is not NULL;
  * otherwise only its diagonal blocks are final) and zt = Z^T is multiplied by the
  * transformations (Z's columns are zt's rows, so the sweeps update contiguous rows);
  * the eigenvalues go to wr, wi.  Returns 0, or lahqr's info (the 1-based index of the
  * last eigenvalue that did not converge). */
 static int32_t
-schur_form(double *h, int64_t n, double *zt, double *wr, double *wi)
+schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *wr,
+           double *wi)
 {
     const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)n / ulp);
     const int64_t itmax = 30 * (n > 10 ? n : 10);
     int wantt = zt != NULL;
     int64_t kdefl = 0;
-    for (int64_t i = n - 1; i >= 0;) {
-        int64_t l = 0, its;
+    for (int64_t i = 0; i < n; i++) {
+        if (i < ilo || i > ihi) {
+            wr[i] = AT(h, n, i, i);
+            wi[i] = 0;
+        }
+    }
+    for (int64_t i = ihi; i >= ilo;) {
+        int64_t l = ilo, its;
         for (its = 0; its <= itmax; its++) {
             int64_t k;
             for (k = i; k > l; k--) {
@@ -444,8 +524,8 @@ schur_form(double *h, int64_t n, double *zt, double *wr, double *wi)
                 }
                 double tst = fabs(AT(h, n, k - 1, k - 1)) + fabs(AT(h, n, k, k));
                 if (tst == 0) {
-                    tst += (k >= 2 ? fabs(AT(h, n, k - 1, k - 2)) : 0) +
-                           (k + 1 < n ? fabs(AT(h, n, k + 1, k)) : 0);
+                    tst += (k - 2 >= ilo ? fabs(AT(h, n, k - 1, k - 2)) : 0) +
+                           (k + 1 <= ihi ? fabs(AT(h, n, k + 1, k)) : 0);
                 }
                 if (hk <= ulp * tst) {
                     double up = fabs(AT(h, n, k - 1, k));
@@ -459,7 +539,7 @@ schur_form(double *h, int64_t n, double *zt, double *wr, double *wi)
                 }
             }
             l = k;
-            if (l > 0) {
+            if (l > ilo) {
                 AT(h, n, l, l - 1) = 0;
             }
             if (l >= i - 1) {
@@ -658,8 +738,9 @@ back_substitute(const double *t, int64_t n, double complex lam, int64_t k0, int6
  * d = D): column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x, y: n
  * complex scratch each. */
 static void
-eigenvectors(const double *t, int64_t n, const double *zt, const double *d, const double *wr,
-             const double *wi, double *vr, double *vi, double complex *x, double complex *y)
+eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double *zt,
+             const double *d, const double *wr, const double *wi, double *vr, double *vi,
+             double complex *x, double complex *y)
 {
     for (int64_t k0 = 0; k0 < n; k0++) {
         int pair = wi[k0] != 0;
@@ -679,7 +760,7 @@ eigenvectors(const double *t, int64_t n, const double *zt, const double *d, cons
             x[k0] = 1;
         }
         back_substitute(t, n, lam, k0, kend, x);
-        /* v = D Z x, then |v|_2 = 1 */
+        /* v = P D Z x (gebak), then |v|_2 = 1 */
         double scale = 0, ss = 0;
         for (int64_t r = 0; r < n; r++) {
             y[r] = 0;
@@ -690,8 +771,19 @@ eigenvectors(const double *t, int64_t n, const double *zt, const double *d, cons
                 y[r] += zc[r] * x[c];
             }
         }
+        for (int64_t r = ilo; r <= ihi; r++) {
+            y[r] *= d[r];
+        }
         for (int64_t r = 0; r < n; r++) {
-            double complex s = y[r] * d[r];
+            int64_t p = r < ilo ? ilo - 1 - r : r;   /* ilo-1 down to 0, then ihi+1 up */
+            if (p < ilo || p > ihi) {
+                double complex t = y[p];
+                y[p] = y[(int64_t)d[p]];
+                y[(int64_t)d[p]] = t;
+            }
+        }
+        for (int64_t r = 0; r < n; r++) {
+            double complex s = y[r];
             AT(vr, n, r, k0) = creal(s);
             AT(vi, n, r, k0) = cimag(s);
             scale = fmax(scale, cabs1(s));
@@ -754,11 +846,13 @@ eig_matrix(void *ctx, int64_t i)
     double *wr = j->wr + i * n, *wi = j->wi + i * n;
     memcpy(h, j->a + i * n * n, sizeof(double) * (size_t)(n * n));
     int e = scale_unit(h, n);
-    balance(h, n, d);
-    hessenberg(h, n, zt, w);
-    j->info[i] = schur_form(h, n, zt, wr, wi);
+    int64_t ilo, ihi;
+    balance(h, n, d, &ilo, &ihi);
+    hessenberg(h, n, ilo, ihi, zt, w);
+    j->info[i] = schur_form(h, n, ilo, ihi, zt, wr, wi);
     if (j->info[i] == 0 && uv) {
-        eigenvectors(h, n, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n, x, y);
+        eigenvectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n,
+                     x, y);
     }
     for (int64_t k = 0; k < n; k++) {
         wr[k] = ldexp(wr[k], e);
