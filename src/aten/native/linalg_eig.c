@@ -30,8 +30,9 @@
  *    entries and off-diagonal entries of opposite signs for a complex pair, else
  *    triangular) by one rotation, applied to the rest of H and to Q.  The result is the
  *    real Schur form T = Z^T A Z (Z = Q times the sweeps' reflections; kept as Z^T, whose
- *    rows the sweeps update contiguously).  30 max(10, n) sweeps per eigenvalue without
- *    convergence set info to the 1-based index of the last unconverged one, as lahqr does.
+ *    rows the sweeps update contiguously).  30 max(10, nh) sweeps per eigenvalue without
+ *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
+ *    unconverged one, as lahqr does.
  * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
  *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
  *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
@@ -503,8 +504,8 @@ static int32_t
 schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *wr,
            double *wi)
 {
-    const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)n / ulp);
-    const int64_t itmax = 30 * (n > 10 ? n : 10);
+    const int64_t nh = ihi - ilo + 1, itmax = 30 * (nh > 10 ? nh : 10);
+    const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)nh / ulp);
     int wantt = zt != NULL;
     int64_t kdefl = 0;
     for (int64_t i = 0; i < n; i++) {
