@@ -219,6 +219,17 @@ def test_defective_matrices(k):
     assert np.allclose(np.abs(V[0]), 1, rtol=0, atol=1e-12)
 
 
+def test_back_substitution_does_not_overflow():
+    # the nilpotent shift of order 12: every pivot of the back-substitution is the tiny
+    # smin (about 1e-291), so x grows by 1e291 a row and must be rescaled on the way;
+    # LAPACK gives e_0 for every eigenvalue 0
+    a = np.eye(12, k=1)
+    w, V = _parts(ptl.tensor(a))
+    assert np.array_equal(w, np.zeros(12)) and np.all(np.isfinite(V))
+    assert np.allclose(np.abs(V), np.abs(np.linalg.eig(a)[1]), rtol=0, atol=1e-12)
+    assert np.allclose(np.abs(V[0]), 1, rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("shape", [(5, 5), (2, 6, 6), (0, 0)])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_float32(shape, transposed):
