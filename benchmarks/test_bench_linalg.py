@@ -1,7 +1,7 @@
 """Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 matrix at 64 and 256,
-against numpy.linalg (LAPACK) and torch.linalg in the same process.  pytorchlite computes
-these itself (src/aten/native/linalg_solve.c and linalg_decomp.c), unblocked, so the ratio to
-LAPACK shrinks as n grows."""
+and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same
+process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c
+and linalg_eig.c), unblocked, so the ratio to LAPACK shrinks as n grows."""
 import numpy as np
 import pytest
 
@@ -28,3 +28,21 @@ def test_linalg(benchmark, impl, n, name):
     a = make(impl, _spd(n))
     args = (a, make(impl, np.ones((n, 1)))) if name == "solve" else (a,)
     benchmark(_fn(impl, name), *args)
+
+
+def _eig_fn(impl):
+    if impl == "numpy":
+        return np.linalg.eig
+    if impl == "torch":
+        return lib(impl).linalg.eig
+    return lib(impl).linalg._eig_split
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [16, 64, 256])
+def test_linalg_eig(benchmark, impl, n):
+    # a random nonsymmetric matrix: about half its eigenvalues come in complex pairs;
+    # pytorchlite's _eig_split returns linalg.eig's results as real and imaginary parts
+    benchmark.group = f"linalg.eig {n}x{n} float64"
+    a = make(impl, np.random.default_rng(0).standard_normal((n, n)))
+    benchmark(_eig_fn(impl), a)

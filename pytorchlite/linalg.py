@@ -8,7 +8,9 @@ factorisations are operators of src/aten/native/linalg_solve.c, linalg_decomp.c 
 (their float64 kernels: Note [Float64 linear algebra]); the others compose operators here, so
 autograd flows through them.  The spectral matrix norms (ord 2, -2: the largest and smallest
 singular value; 'nuc': their sum) come from svdvals.  eig and eigvals are absent: their
-results are complex, and pytorchlite has no complex dtype."""
+results are complex, and pytorchlite has no complex dtype; _eig_split (the operator
+aten::_linalg_eig_split of src/aten/native/linalg_eig.c) computes them as real and
+imaginary parts."""
 import math
 
 from . import _C
@@ -41,6 +43,7 @@ cholesky_ex = _C._op("aten::linalg_cholesky_ex")
 qr = _C._op("aten::linalg_qr")
 eigh = _C._op("aten::linalg_eigh")
 eigvalsh = _C._op("aten::linalg_eigvalsh")
+_eig_split = _C._op("aten::_linalg_eig_split")
 
 
 def _legacy(dtype):

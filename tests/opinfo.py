@@ -1613,6 +1613,11 @@ def _np_qr(a, mode="reduced"):
     return tuple(np.linalg.qr(a, mode))
 
 
+def _np_eig_values(a, compute_v=True):
+    w = np.linalg.eigvals(a) if a.size else np.zeros(a.shape[:-1], dtype=complex)
+    return w.real, w.imag
+
+
 def _abs_vectors(out):
     """eigh's outputs with the eigenvectors' signs (a free choice) taken out."""
     return out[0], out[1].abs()
@@ -1692,6 +1697,12 @@ ENTRIES += [
     OpInfo("linalg_eigvalsh", [S(T(3, 3)), S(T(2, 3, 3), UPLO="U")],
            ref=lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO), grad_call=_sym, rtol=1e-7,
            atol=1e-10),
+    # linalg_eig.c: linalg.eig's eigenvalues as real and imaginary parts, in LAPACK's order
+    # (the eigenvectors' signs are a free choice: tests/aten/test_linalg_eig.py checks them)
+    OpInfo("_linalg_eig_split", [S(T(3, 3)), S(T(2, 4, 4)), S(T(3, 3, layout="transposed")),
+                                 S(T(0, 0)), S(T(0, 2, 2)), S(T(2, 2), compute_v=False)],
+           ref=_np_eig_values, grad="none", rtol=1e-7, atol=1e-10,
+           errors=[(S(T(2, 3)), RuntimeError), (S(T(3)), RuntimeError)]),
 ]
 
 ENTRIES += [

@@ -1,0 +1,940 @@
+/* linalg_eig.c -- the eigenvalues and right eigenvectors of a real square matrix:
+ * _linalg_eig_split.  Mirrors ATen/native/BatchLinearAlgebra.cpp's linalg_eig, which calls
+ * LAPACK's geev; pytorchlite computes it itself, in float64 (Note [Float64 linear algebra]
+ * in linalg_solve.c), and returns each complex result as its real and imaginary parts
+ * (there is no complex dtype yet).
+ *
+ * Note [Nonsymmetric eigensolver]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The steps of LAPACK's dgeev, unblocked:
+ * 1. Scaling: A is multiplied by the power of two that brings its largest entry into
+ *    [1/2, 1) (exact: the eigenvalues are scaled back by the same power, and the
+ *    eigenvectors do not change), so the back-substitution below works on entries of order
+ *    one.
+ * 2. Balancing (gebal, LAPACK 3.12's search order): a permutation P moves each row that is
+ *    zero off the diagonal (within the rows and columns not yet moved) to the bottom and
+ *    each such column to the left; their diagonal entries are eigenvalues, exactly, and the
+ *    rest of the work is on the block ilo..ihi between them.  A diagonal D of powers of two
+ *    then makes the rows and columns of that block of comparable 2-norms, which reduces the
+ *    rounding error of the eigenvalues of badly scaled matrices.  The eigenvectors of A are
+ *    P D times those of the balanced matrix (gebak).
+ * 3. Hessenberg reduction (gehrd + orghr): ihi - ilo - 1 Householder reflections, each
+ *    applied from both sides, give H = Q^T A Q, zero below the subdiagonal; Q is
+ *    accumulated when the eigenvectors are asked for.
+ * 4. Francis double-shift QR (lahqr) on rows and columns ilo..ihi: sweeps chase a 3 x 3
+ *    bulge down the active block H[l..i] until a subdiagonal entry is negligible (lahqr's
+ *    test, which also weighs the neighbouring entries), then the block splits.  The shifts
+ *    are the eigenvalues of the trailing 2 x 2 block, replaced by the exceptional shifts of
+ *    lahqr every 10th and 20th sweep without a split.  A 1 x 1 block is a real
+ *    eigenvalue; a 2 x 2 block is put in the standard form of lanv2 (equal diagonal
+ *    entries and off-diagonal entries of opposite signs for a complex pair, else
+ *    triangular) by one rotation, applied to the rest of H and to Q.  The result is the
+ *    real Schur form T = Z^T A Z (Z = Q times the sweeps' reflections; kept as Z^T, whose
+ *    rows the sweeps update contiguously).  30 max(10, nh) sweeps per eigenvalue without
+ *    convergence (nh = ihi - ilo + 1) set info to the 1-based index of the last
+ *    unconverged one, as lahqr does.
+ * 5. Eigenvectors (trevc + the normalisation of geev): for each eigenvalue, from the last
+ *    block up, x solves (T - lambda I) x = 0 by back-substitution over the blocks above it,
+ *    in complex arithmetic for a complex pair; a pivot below smin = max(eps |lambda|,
+ *    tiny) is replaced by smin, and x is rescaled before it could overflow.  v = Z x,
+ *    then P D v (balancing undone), then v / |v|_2; a complex v is further multiplied by
+ *    the unit complex number that makes its largest component real, keeping the sign of
+ *    that component's real part (geev's lartg rotation).
+ * Eigenvalues come in the order of T's diagonal blocks; a complex pair is given as
+ * (re + i im, re - i im) with im > 0, its eigenvectors as (u + i w, u - i w).  The work is
+ * about 10 n^3 for the eigenvalues and 25 n^3 with the eigenvectors, several times LAPACK's
+ * blocked multishift QR for large n, with the same backward stability. */
+#include <complex.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "linalg_impl.h"
+
+/* lahqr's: an exceptional shift every EIG_EXCEPTIONAL_SWEEPS sweeps without a split */
+#define EIG_EXCEPTIONAL_SWEEPS 10
+/* the back-substitution keeps its entries below this (trevc's overflow guard) */
+#define EIG_BIG 1e100
+
+#define AT(M, N, R, C) ((M)[(R) * (N) + (C)])
+
+/* ---- Householder reflections ---- */
+
+/* The 2-norm of x (len entries, stride inc), without overflow or underflow. */
+static double
+norm2(const double *x, int64_t len, int64_t inc)
+{
+    double scale = 0, ss = 0;
+    for (int64_t i = 0; i < len; i++) {
+        scale = fmax(scale, fabs(x[i * inc]));
+    }
+    if (scale == 0) {
+        return 0;
+    }
+    for (int64_t i = 0; i < len; i++) {
+        double t = x[i * inc] / scale;
+        ss += t * t;
+    }
+    return scale * sqrt(ss);
+}
+
+/* larfg: makes the reflection I - tau v v^T taking x (len entries, stride inc) to beta e1;
+ * x becomes (beta, v[1:]) with v0 = 1 implied.  Returns tau (0: x is beta e1 already). */
+static double
+reflector(double *x, int64_t len, int64_t inc)
+{
+    double xnorm = len > 1 ? norm2(x + inc, len - 1, inc) : 0;
+    if (xnorm == 0) {
+        return 0;
+    }
+    double x0 = x[0], beta = -copysign(hypot(x0, xnorm), x0);
+    for (int64_t i = 1; i < len; i++) {
+        x[i * inc] /= x0 - beta;
+    }
+    x[0] = beta;
+    return (beta - x0) / beta;
+}
+
+/* ---- steps 1 and 2: scaling and balancing ---- */
+
+/* Multiplies a (n x n) by the power of two that brings its largest |entry| into [1/2, 1);
+ * returns that power's exponent negated (a == 0: 0). */
+static int
+scale_unit(double *a, int64_t n)
+{
+    double amax = 0;
+    for (int64_t i = 0; i < n * n; i++) {
+        amax = fmax(amax, fabs(a[i]));
+    }
+    if (amax == 0) {
+        return 0;
+    }
+    int e;
+    frexp(amax, &e);
+    for (int64_t i = 0; i < n * n; i++) {
+        a[i] = ldexp(a[i], -e);
+    }
+    return e;
+}
+
+/* Swaps rows and columns i and j of a (n x n): a becomes P a P for the transposition P. */
+static void
+swap_index(double *a, int64_t n, int64_t i, int64_t j)
+{
+    if (i == j) {
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        double t = AT(a, n, k, i);
+        AT(a, n, k, i) = AT(a, n, k, j);
+        AT(a, n, k, j) = t;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        double t = AT(a, n, i, k);
+        AT(a, n, i, k) = AT(a, n, j, k);
+        AT(a, n, j, k) = t;
+    }
+}
+
+/* Whether row (by_col = 0) or column (by_col = 1) i of a (n x n) is zero in lo..hi apart
+ * from its diagonal entry. */
+static int
+isolated(const double *a, int64_t n, int64_t i, int64_t lo, int64_t hi, int by_col)
+{
+    for (int64_t k = lo; k <= hi; k++) {
+        if (k != i && (by_col ? AT(a, n, k, i) : AT(a, n, i, k)) != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* gebal: a (n x n) becomes D^-1 P^T a P D.  The permutation P moves the rows that isolate
+ * an eigenvalue to the bottom and the columns that do to the left, so that a is upper
+ * triangular outside rows and columns *ilo..*ihi; d[i] outside them is the index swapped
+ * with i.  Inside, D = diag(d) (powers of two) makes the 2-norms of each row and column of
+ * comparable size. */
+static void
+balance(double *a, int64_t n, double *d, int64_t *ilo, int64_t *ihi)
+{
+    const double sfmin1 = DBL_MIN / (DBL_EPSILON / 2) / 2, sfmax1 = 1 / sfmin1;
+    const double sfmin2 = sfmin1 * 2, sfmax2 = 1 / sfmin2;
+    int64_t lo = 0, hi = n - 1;
+    for (int64_t i = 0; i < n; i++) {
+        d[i] = 1;
+    }
+    for (int swapped = 1; swapped && hi > 0;) {
+        swapped = 0;
+        for (int64_t i = hi; i >= 0 && hi > 0; i--) {
+            if (isolated(a, n, i, lo, hi, 0)) {
+                d[hi] = (double)i;
+                swap_index(a, n, i, hi);
+                hi--;
+                swapped = 1;
+            }
+        }
+    }
+    for (int swapped = 1; swapped && hi > 0;) {
+        swapped = 0;
+        for (int64_t j = lo; j <= hi; j++) {
+            if (isolated(a, n, j, lo, hi, 1)) {
+                d[lo] = (double)j;
+                swap_index(a, n, j, lo);
+                lo++;
+                swapped = 1;
+            }
+        }
+    }
+    *ilo = lo;
+    *ihi = hi;
+    for (int64_t i = lo; i <= hi; i++) {
+        d[i] = 1;
+    }
+    int64_t len = hi - lo + 1;
+    for (int noconv = lo < hi; noconv;) {
+        noconv = 0;
+        for (int64_t i = lo; i <= hi; i++) {
+            double c = norm2(a + lo * n + i, len, n), r = norm2(a + i * n + lo, len, 1);
+            double ca = 0, ra = 0;
+            for (int64_t k = 0; k <= hi; k++) {
+                ca = fmax(ca, fabs(AT(a, n, k, i)));
+            }
+            for (int64_t k = lo; k < n; k++) {
+                ra = fmax(ra, fabs(AT(a, n, i, k)));
+            }
+            if (c == 0 || r == 0) {
+                continue;
+            }
+            double g = r / 2, f = 1, s = c + r;
+            while (c < g && fmax(f, fmax(c, ca)) < sfmax2 && fmin(r, fmin(g, ra)) > sfmin2) {
+                f *= 2;
+                c *= 2;
+                ca *= 2;
+                r /= 2;
+                g /= 2;
+                ra /= 2;
+            }
+            g = c / 2;
+            while (g >= r && fmax(r, ra) < sfmax2 &&
+                   fmin(fmin(f, c), fmin(g, ca)) > sfmin2) {
+                f /= 2;
+                c /= 2;
+                g /= 2;
+                ca /= 2;
+                r *= 2;
+                ra *= 2;
+            }
+            if (c + r >= 0.95 * s || (f < 1 && d[i] < 1 && f * d[i] <= sfmin1) ||
+                (f > 1 && d[i] > 1 && d[i] >= sfmax1 / f)) {
+                continue;
+            }
+            d[i] *= f;
+            noconv = 1;
+            for (int64_t k = 0; k < n; k++) {
+                AT(a, n, i, k) /= f;
+                AT(a, n, k, i) *= f;
+            }
+        }
+    }
+}
+
+/* ---- step 3: Hessenberg reduction ---- */
+
+/* Applies I - tau v v^T (v0 = 1, v[i] = vs[i * n] for 1 <= i < len) from the left to rows
+ * r0..r0+len-1 and columns c0..n-1 of m (n x n).  w: n scratch. */
+static void
+reflect_left(double *m, int64_t n, int64_t r0, int64_t c0, int64_t len, const double *vs,
+             double tau, double *w)
+{
+    for (int64_t j = c0; j < n; j++) {
+        w[j] = AT(m, n, r0, j);
+    }
+    for (int64_t i = 1; i < len; i++) {
+        const double *row = m + (r0 + i) * n;
+        double vi = vs[i * n];
+        for (int64_t j = c0; j < n; j++) {
+            w[j] += vi * row[j];
+        }
+    }
+    for (int64_t i = 0; i < len; i++) {
+        double *row = m + (r0 + i) * n, f = tau * (i == 0 ? 1 : vs[i * n]);
+        for (int64_t j = c0; j < n; j++) {
+            row[j] -= f * w[j];
+        }
+    }
+}
+
+/* a (n x n, upper triangular outside rows and columns ilo..ihi) becomes H = Q^T a Q,
+ * upper Hessenberg (gehrd); zt = Q^T when not NULL.  w: 3n scratch. */
+static void
+hessenberg(double *a, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *w)
+{
+    double *tau = w + n, *v = w + 2 * n;
+    for (int64_t k = ilo; k + 2 <= ihi; k++) {
+        double *x = a + (k + 1) * n + k;
+        int64_t len = ihi - k;
+        tau[k] = reflector(x, len, n);
+        if (tau[k] == 0) {
+            continue;
+        }
+        reflect_left(a, n, k + 1, k + 1, len, x, tau[k], w);
+        v[0] = 1;
+        for (int64_t i = 1; i < len; i++) {
+            v[i] = x[i * n];
+        }
+        for (int64_t r = 0; r <= ihi; r++) {
+            double *row = a + r * n + k + 1, s = 0;
+            for (int64_t i = 0; i < len; i++) {
+                s += row[i] * v[i];
+            }
+            s *= tau[k];
+            for (int64_t i = 0; i < len; i++) {
+                row[i] -= s * v[i];
+            }
+        }
+    }
+    if (zt != NULL) {
+        memset(zt, 0, sizeof(double) * (size_t)(n * n));
+        for (int64_t i = 0; i < n; i++) {
+            AT(zt, n, i, i) = 1;
+        }
+        for (int64_t k = ihi - 2; k >= ilo; k--) {
+            if (tau[k] != 0) {
+                reflect_left(zt, n, k + 1, k + 1, ihi - k, a + (k + 1) * n + k, tau[k], w);
+            }
+        }
+        for (int64_t r = 0; r < n; r++) {
+            for (int64_t c = r + 1; c < n; c++) {
+                double t = AT(zt, n, r, c);
+                AT(zt, n, r, c) = AT(zt, n, c, r);
+                AT(zt, n, c, r) = t;
+            }
+        }
+    }
+    for (int64_t r = 2; r < n; r++) {
+        memset(a + r * n, 0, sizeof(double) * (size_t)(r - 1));
+    }
+}
+
+/* ---- step 4: the real Schur form ---- */
+
+/* lanv2: the standard form of [a b; c d] = [cs -sn; sn cs] [a' b'; c' d'] [cs sn; -sn cs]
+ * (a' = d' and b' c' < 0 for a complex pair, else c' = 0), in place; its eigenvalues in
+ * (wr[0] + i wi[0], wr[1] + i wi[1]), wi[0] >= 0. */
+static void
+standardize_2x2(double *a, double *b, double *c, double *d, double *cs, double *sn,
+                double *wr, double *wi)
+{
+    *cs = 1;
+    *sn = 0;
+    if (*c == 0) {
+        /* triangular already */
+    } else if (*b == 0) {
+        double t = *d;
+        *cs = 0;
+        *sn = 1;
+        *d = *a;
+        *a = t;
+        *b = -*c;
+        *c = 0;
+    } else if (*a - *d == 0 && (*b > 0) != (*c > 0)) {
+        /* a complex pair in standard form already */
+    } else {
+        double t = *a - *d, p = 0.5 * t;
+        double bcmax = fmax(fabs(*b), fabs(*c));
+        double bcmis = fmin(fabs(*b), fabs(*c)) * copysign(1, *b) * copysign(1, *c);
+        double scale = fmax(fabs(p), bcmax);
+        double zz = (p / scale) * p + (bcmax / scale) * bcmis;
+        if (zz >= 4 * DBL_EPSILON) {
+            /* real eigenvalues: triangularise */
+            zz = p + copysign(sqrt(scale) * sqrt(zz), p);
+            *a = *d + zz;
+            *d -= (bcmax / zz) * bcmis;
+            double tau = hypot(*c, zz);
+            *cs = zz / tau;
+            *sn = *c / tau;
+            *b -= *c;
+            *c = 0;
+        } else {
+            /* a complex pair or nearly equal real eigenvalues: equal diagonal entries */
+            double sigma = *b + *c, tau = hypot(sigma, t);
+            *cs = sqrt(0.5 * (1 + fabs(sigma) / tau));
+            *sn = -(p / (tau * *cs)) * copysign(1, sigma);
+            double aa = *a * *cs + *b * *sn, bb = -*a * *sn + *b * *cs;
+            double cc = *c * *cs + *d * *sn, dd = -*c * *sn + *d * *cs;
+            *a = aa * *cs + cc * *sn;
+            *b = bb * *cs + dd * *sn;
+            *c = -aa * *sn + cc * *cs;
+            *d = -bb * *sn + dd * *cs;
+            t = 0.5 * (*a + *d);
+            *a = t;
+            *d = t;
+            if (*c != 0) {
+                if (*b == 0) {
+                    *b = -*c;
+                    *c = 0;
+                    t = *cs;
+                    *cs = -*sn;
+                    *sn = t;
+                } else if ((*b > 0) == (*c > 0)) {
+                    /* real eigenvalues after all: triangularise */
+                    double sab = sqrt(fabs(*b)), sac = sqrt(fabs(*c));
+                    p = copysign(sab * sac, *c);
+                    tau = 1 / sqrt(fabs(*b + *c));
+                    *a = t + p;
+                    *d = t - p;
+                    *b -= *c;
+                    *c = 0;
+                    double cs1 = sab * tau, sn1 = sac * tau;
+                    t = *cs * cs1 - *sn * sn1;
+                    *sn = *cs * sn1 + *sn * cs1;
+                    *cs = t;
+                }
+            }
+        }
+    }
+    wr[0] = *a;
+    wr[1] = *d;
+    wi[0] = *c == 0 ? 0 : sqrt(fabs(*b)) * sqrt(fabs(*c));
+    wi[1] = -wi[0];
+}
+
+/* The rotation x' = cs x + sn y, y' = cs y - sn x on len pairs (strides inc). */
+static void
+rotate(double *x, double *y, int64_t len, int64_t inc, double cs, double sn)
+{
+    for (int64_t k = 0; k < len; k++) {
+        double xv = x[k * inc], yv = y[k * inc];
+        x[k * inc] = cs * xv + sn * yv;
+        y[k * inc] = cs * yv - sn * xv;
+    }
+}
+
+/* Applies I - t v v^T (v0 = 1, nr = 2 or 3 entries) from the left to rows k..k+nr-1,
+ * columns c0..c1 of m (n x n). */
+static void
+reflect_rows(double *m, int64_t n, int64_t k, int nr, int64_t c0, int64_t c1, const double *v,
+             double t)
+{
+    double *r0 = m + k * n, *r1 = r0 + n, t2 = t * v[1];
+    if (nr == 2) {
+        for (int64_t j = c0; j <= c1; j++) {
+            double s = r0[j] + v[1] * r1[j];
+            r0[j] -= s * t;
+            r1[j] -= s * t2;
+        }
+        return;
+    }
+    double *r2 = r1 + n, t3 = t * v[2];
+    for (int64_t j = c0; j <= c1; j++) {
+        double s = r0[j] + v[1] * r1[j] + v[2] * r2[j];
+        r0[j] -= s * t;
+        r1[j] -= s * t2;
+        r2[j] -= s * t3;
+    }
+}
+
+/* The same from the right to columns k..k+nr-1, rows r0..r1 of m (n x n). */
+static void
+reflect_cols(double *m, int64_t n, int64_t r0, int64_t r1, int64_t k, int nr, const double *v,
+             double t)
+{
+    double t2 = t * v[1];
+    if (nr == 2) {
+        for (int64_t r = r0; r <= r1; r++) {
+            double *row = m + r * n + k, s = row[0] + v[1] * row[1];
+            row[0] -= s * t;
+            row[1] -= s * t2;
+        }
+        return;
+    }
+    double t3 = t * v[2];
+    for (int64_t r = r0; r <= r1; r++) {
+        double *row = m + r * n + k, s = row[0] + v[1] * row[1] + v[2] * row[2];
+        row[0] -= s * t;
+        row[1] -= s * t2;
+        row[2] -= s * t3;
+    }
+}
+
+/* One Francis double-shift sweep over rows/columns m..i of h (n x n), the bulge started
+ * from the shifts (rt1r + i rt1i, rt2r + i rt2i) as v, l the top of the active block;
+ * rows i1..i2 of the columns are updated (the whole of T, or only the block) and the
+ * reflections are applied to zt's rows (Z's columns) when zt is not NULL. */
+static void
+francis_sweep(double *h, int64_t n, double *zt, int64_t l, int64_t m, int64_t i, int64_t i1,
+              int64_t i2, double *v)
+{
+    for (int64_t k = m; k < i; k++) {
+        int nr = i - k + 1 < 3 ? (int)(i - k + 1) : 3;
+        if (k > m) {
+            for (int q = 0; q < nr; q++) {
+                v[q] = AT(h, n, k + q, k - 1);
+            }
+        }
+        double t1 = reflector(v, nr, 1);
+        if (k > m) {
+            AT(h, n, k, k - 1) = v[0];
+            AT(h, n, k + 1, k - 1) = 0;
+            if (k < i - 1) {
+                AT(h, n, k + 2, k - 1) = 0;
+            }
+        } else if (m > l) {
+            /* lahqr's form of H(k, k-1) = -H(k, k-1): right when v[1..] underflow */
+            AT(h, n, k, k - 1) *= 1 - t1;
+        }
+        if (t1 == 0) {
+            continue;
+        }
+        reflect_rows(h, n, k, nr, k, i2, v, t1);
+        reflect_cols(h, n, i1, k + 3 < i ? k + 3 : i, k, nr, v, t1);
+        if (zt != NULL) {
+            reflect_rows(zt, n, k, nr, 0, n - 1, v, t1);
+        }
+    }
+}
+
+/* lahqr: h (n x n, upper Hessenberg, upper triangular outside rows and columns ilo..ihi)
+ * becomes the real Schur form T (when zt is not NULL;
+ * otherwise only its diagonal blocks are final) and zt = Z^T is multiplied by the
+ * transformations (Z's columns are zt's rows, so the sweeps update contiguous rows);
+ * the eigenvalues go to wr, wi.  Returns 0, or lahqr's info (the 1-based index of the
+ * last eigenvalue that did not converge). */
+static int32_t
+schur_form(double *h, int64_t n, int64_t ilo, int64_t ihi, double *zt, double *wr,
+           double *wi)
+{
+    const int64_t nh = ihi - ilo + 1, itmax = 30 * (nh > 10 ? nh : 10);
+    const double ulp = DBL_EPSILON, smlnum = DBL_MIN * ((double)nh / ulp);
+    int wantt = zt != NULL;
+    int64_t kdefl = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i < ilo || i > ihi) {
+            wr[i] = AT(h, n, i, i);
+            wi[i] = 0;
+        }
+    }
+    for (int64_t i = ihi; i >= ilo;) {
+        int64_t l = ilo, its;
+        for (its = 0; its <= itmax; its++) {
+            int64_t k;
+            for (k = i; k > l; k--) {
+                double hk = fabs(AT(h, n, k, k - 1));
+                if (hk <= smlnum) {
+                    break;
+                }
+                double tst = fabs(AT(h, n, k - 1, k - 1)) + fabs(AT(h, n, k, k));
+                if (tst == 0) {
+                    tst += (k - 2 >= ilo ? fabs(AT(h, n, k - 1, k - 2)) : 0) +
+                           (k + 1 <= ihi ? fabs(AT(h, n, k + 1, k)) : 0);
+                }
+                if (hk <= ulp * tst) {
+                    double up = fabs(AT(h, n, k - 1, k));
+                    double diff = fabs(AT(h, n, k - 1, k - 1) - AT(h, n, k, k));
+                    double ab = fmax(hk, up), ba = fmin(hk, up);
+                    double aa = fmax(fabs(AT(h, n, k, k)), diff);
+                    double bb = fmin(fabs(AT(h, n, k, k)), diff), s = aa + ab;
+                    if (ba * (ab / s) <= fmax(smlnum, ulp * (bb * (aa / s)))) {
+                        break;
+                    }
+                }
+            }
+            l = k;
+            if (l > ilo) {
+                AT(h, n, l, l - 1) = 0;
+            }
+            if (l >= i - 1) {
+                break;
+            }
+            kdefl++;
+            int64_t i1 = wantt ? 0 : l, i2 = wantt ? n - 1 : i;
+            double h11, h12, h21, h22;
+            if (kdefl % (2 * EIG_EXCEPTIONAL_SWEEPS) == 0) {
+                double s = fabs(AT(h, n, i, i - 1)) + fabs(AT(h, n, i - 1, i - 2));
+                h11 = 0.75 * s + AT(h, n, i, i);
+                h12 = -0.4375 * s;
+                h21 = s;
+                h22 = h11;
+            } else if (kdefl % EIG_EXCEPTIONAL_SWEEPS == 0) {
+                double s = fabs(AT(h, n, l + 1, l)) + fabs(AT(h, n, l + 2, l + 1));
+                h11 = 0.75 * s + AT(h, n, l, l);
+                h12 = -0.4375 * s;
+                h21 = s;
+                h22 = h11;
+            } else {
+                h11 = AT(h, n, i - 1, i - 1);
+                h21 = AT(h, n, i, i - 1);
+                h12 = AT(h, n, i - 1, i);
+                h22 = AT(h, n, i, i);
+            }
+            /* the shifts: the eigenvalues of [h11 h12; h21 h22] (one of two real ones,
+             * the nearer to h22, twice) */
+            double s = fabs(h11) + fabs(h12) + fabs(h21) + fabs(h22);
+            double rt1r = 0, rt1i = 0, rt2r = 0, rt2i = 0;
+            if (s != 0) {
+                h11 /= s;
+                h21 /= s;
+                h12 /= s;
+                h22 /= s;
+                double tr = (h11 + h22) / 2;
+                double det = (h11 - tr) * (h22 - tr) - h12 * h21, rtdisc = sqrt(fabs(det));
+                if (det >= 0) {
+                    rt1r = tr * s;
+                    rt2r = rt1r;
+                    rt1i = rtdisc * s;
+                    rt2i = -rt1i;
+                } else {
+                    rt1r = tr + rtdisc;
+                    rt2r = tr - rtdisc;
+                    rt1r = fabs(rt1r - h22) <= fabs(rt2r - h22) ? rt1r * s : rt2r * s;
+                    rt2r = rt1r;
+                }
+            }
+            /* the sweep starts at m, below two consecutive small subdiagonal entries */
+            double v[3];
+            int64_t m;
+            for (m = i - 2; m >= l; m--) {
+                double h21s = AT(h, n, m + 1, m);
+                double hmm = AT(h, n, m, m);
+                s = fabs(hmm - rt2r) + fabs(rt2i) + fabs(h21s);
+                h21s /= s;
+                v[0] = h21s * AT(h, n, m, m + 1) + (hmm - rt1r) * ((hmm - rt2r) / s) -
+                       rt1i * (rt2i / s);
+                v[1] = h21s * (hmm + AT(h, n, m + 1, m + 1) - rt1r - rt2r);
+                v[2] = h21s * AT(h, n, m + 2, m + 1);
+                s = fabs(v[0]) + fabs(v[1]) + fabs(v[2]);
+                v[0] /= s;
+                v[1] /= s;
+                v[2] /= s;
+                if (m == l) {
+                    break;
+                }
+                double h00 = fabs(AT(h, n, m, m - 1)) * (fabs(v[1]) + fabs(v[2]));
+                double h01 = fabs(v[0]) * (fabs(AT(h, n, m - 1, m - 1)) + fabs(hmm) +
+                                           fabs(AT(h, n, m + 1, m + 1)));
+                if (h00 <= ulp * h01) {
+                    break;
+                }
+            }
+            francis_sweep(h, n, zt, l, m, i, i1, i2, v);
+        }
+        if (its > itmax) {
+            return (int32_t)(i + 1);
+        }
+        if (l == i) {
+            wr[i] = AT(h, n, i, i);
+            wi[i] = 0;
+        } else {
+            double cs, sn;
+            standardize_2x2(&AT(h, n, i - 1, i - 1), &AT(h, n, i - 1, i), &AT(h, n, i, i - 1),
+                            &AT(h, n, i, i), &cs, &sn, wr + i - 1, wi + i - 1);
+            if (wantt) {
+                rotate(&AT(h, n, i - 1, i + 1), &AT(h, n, i, i + 1), n - i - 1, 1, cs, sn);
+                rotate(&AT(h, n, 0, i - 1), &AT(h, n, 0, i), i - 1, n, cs, sn);
+                rotate(&AT(zt, n, i - 1, 0), &AT(zt, n, i, 0), n, 1, cs, sn);
+            }
+        }
+        kdefl = 0;
+        i = l - 1;
+    }
+    return 0;
+}
+
+/* ---- step 5: eigenvectors ---- */
+
+static double
+cabs1(double complex x)
+{
+    return fabs(creal(x)) + fabs(cimag(x));
+}
+
+/* Multiplies x[0..len) by f. */
+static void
+cscale(double complex *x, int64_t len, double f)
+{
+    for (int64_t k = 0; k < len; k++) {
+        x[k] *= f;
+    }
+}
+
+/* Solves the complex 2 x 2 system m y = r in place of r by elimination with complete
+ * pivoting, pivots below smin replaced by smin (laln2). */
+static void
+solve_2x2(double complex m[2][2], double complex r[2], double smin)
+{
+    int pr = 0, pc = 0;
+    for (int a = 0; a < 2; a++) {
+        for (int b = 0; b < 2; b++) {
+            if (cabs1(m[a][b]) > cabs1(m[pr][pc])) {
+                pr = a;
+                pc = b;
+            }
+        }
+    }
+    double complex p = m[pr][pc], off = m[pr][1 - pc], low = m[1 - pr][pc];
+    double complex u = m[1 - pr][1 - pc], r0 = r[pr], r1 = r[1 - pr];
+    if (cabs1(p) < smin) {
+        p = smin;
+    }
+    double complex f = low / p;
+    u -= f * off;
+    r1 -= f * r0;
+    if (cabs1(u) < smin) {
+        u = smin;
+    }
+    double complex y1 = r1 / u, y0 = (r0 - off * y1) / p;
+    r[pc] = y0;
+    r[1 - pc] = y1;
+}
+
+/* The eigenvector x[0..kend] of the quasi-triangular t (n x n) for the eigenvalue lam of
+ * the block at k0..kend (x[k0..kend] set already), by back-substitution.  See Note
+ * [Nonsymmetric eigensolver]. */
+static void
+back_substitute(const double *t, int64_t n, double complex lam, int64_t k0, int64_t kend,
+                double complex *x)
+{
+    const double smin = fmax(DBL_EPSILON * cabs1(lam), DBL_MIN * ((double)n / DBL_EPSILON));
+    for (int64_t j = k0 - 1; j >= 0; j--) {
+        int pair = j > 0 && AT(t, n, j, j - 1) != 0;
+        int64_t top = pair ? j - 1 : j;
+        double complex r[2] = {0, 0};
+        for (int64_t row = top; row <= j; row++) {
+            const double *tr = t + row * n;
+            double complex s = 0;
+            for (int64_t c = j + 1; c <= kend; c++) {
+                s += tr[c] * x[c];
+            }
+            r[row - top] = -s;
+        }
+        /* keep the solution finite: its size is at most |r| / smin^2 */
+        double rmax = fmax(cabs1(r[0]), cabs1(r[1]));
+        if (rmax > smin * EIG_BIG) {
+            cscale(x + j + 1, kend - j, 1 / rmax);
+            r[0] /= rmax;
+            r[1] /= rmax;
+        }
+        if (pair) {
+            double complex m[2][2] = {{AT(t, n, j - 1, j - 1) - lam, AT(t, n, j - 1, j)},
+                                      {AT(t, n, j, j - 1), AT(t, n, j, j) - lam}};
+            solve_2x2(m, r, smin);
+            x[j - 1] = r[0];
+            x[j] = r[1];
+        } else {
+            double complex d = AT(t, n, j, j) - lam;
+            if (cabs1(d) < smin) {
+                d = smin;
+            }
+            x[j] = r[0] / d;
+        }
+        double xmax = fmax(cabs1(x[j]), cabs1(x[top]));
+        if (xmax > EIG_BIG) {
+            cscale(x + top, kend - top + 1, 1 / xmax);
+        }
+        j = top;
+    }
+}
+
+/* The eigenvectors of A from its Schur form t = Z^T B Z (zt = Z^T; B = D^-1 A D balanced,
+ * d = D): column j of vr + i vi (n x n, row-major) for eigenvalue wr[j] + i wi[j].  x, y: n
+ * complex scratch each. */
+static void
+eigenvectors(const double *t, int64_t n, int64_t ilo, int64_t ihi, const double *zt,
+             const double *d, const double *wr, const double *wi, double *vr, double *vi,
+             double complex *x, double complex *y)
+{
+    for (int64_t k0 = 0; k0 < n; k0++) {
+        int pair = wi[k0] != 0;
+        int64_t kend = pair ? k0 + 1 : k0;
+        double complex lam = CMPLX(wr[k0], wi[k0]);
+        if (pair) {
+            /* the block [a b; c a], b c < 0: (1, i wi / b) or (-wi / c, i) */
+            double b = AT(t, n, k0, k0 + 1), c = AT(t, n, k0 + 1, k0);
+            if (fabs(b) >= fabs(c)) {
+                x[k0] = 1;
+                x[k0 + 1] = CMPLX(0, wi[k0] / b);
+            } else {
+                x[k0] = -wi[k0] / c;
+                x[k0 + 1] = CMPLX(0, 1);
+            }
+        } else {
+            x[k0] = 1;
+        }
+        back_substitute(t, n, lam, k0, kend, x);
+        /* v = P D Z x (gebak), then |v|_2 = 1 */
+        double scale = 0, ss = 0;
+        for (int64_t r = 0; r < n; r++) {
+            y[r] = 0;
+        }
+        for (int64_t c = 0; c <= kend; c++) {
+            const double *zc = zt + c * n;
+            for (int64_t r = 0; r < n; r++) {
+                y[r] += zc[r] * x[c];
+            }
+        }
+        for (int64_t r = ilo; r <= ihi; r++) {
+            y[r] *= d[r];
+        }
+        for (int64_t r = 0; r < n; r++) {
+            int64_t p = r < ilo ? ilo - 1 - r : r;   /* ilo-1 down to 0, then ihi+1 up */
+            if (p < ilo || p > ihi) {
+                double complex t = y[p];
+                y[p] = y[(int64_t)d[p]];
+                y[(int64_t)d[p]] = t;
+            }
+        }
+        for (int64_t r = 0; r < n; r++) {
+            double complex s = y[r];
+            AT(vr, n, r, k0) = creal(s);
+            AT(vi, n, r, k0) = cimag(s);
+            scale = fmax(scale, cabs1(s));
+        }
+        for (int64_t r = 0; r < n; r++) {
+            double a = AT(vr, n, r, k0) / scale, b = AT(vi, n, r, k0) / scale;
+            ss += a * a + b * b;
+        }
+        double f = 1 / (scale * sqrt(ss));
+        int64_t big = 0;
+        double bigsq = -1;
+        for (int64_t r = 0; r < n; r++) {
+            double a = AT(vr, n, r, k0) * f, b = AT(vi, n, r, k0) * f;
+            AT(vr, n, r, k0) = a;
+            AT(vi, n, r, k0) = b;
+            if (a * a + b * b > bigsq) {
+                bigsq = a * a + b * b;
+                big = r;
+            }
+        }
+        if (!pair) {
+            continue;
+        }
+        /* geev's lartg: the largest component becomes real, keeping its real part's sign */
+        double fr = AT(vr, n, big, k0), gi = AT(vi, n, big, k0), rr = hypot(fr, gi);
+        double cs = fabs(fr) / rr, sn = gi / copysign(rr, fr);
+        rotate(&AT(vr, n, 0, k0), &AT(vi, n, 0, k0), n, n, cs, sn);
+        AT(vi, n, big, k0) = 0;
+        for (int64_t r = 0; r < n; r++) {
+            AT(vr, n, r, k0 + 1) = AT(vr, n, r, k0);
+            AT(vi, n, r, k0 + 1) = -AT(vi, n, r, k0);
+        }
+        k0++;
+    }
+}
+
+/* ---- the operator ---- */
+
+typedef struct EigJob {
+    const double *a;   /* [B, n, n] float64 */
+    int64_t n;
+    double *wr, *wi;   /* [B, n] */
+    double *vr, *vi;   /* [B, n, n], or NULL without the eigenvectors */
+    int32_t *info;     /* [B] */
+} EigJob;
+
+static int
+eig_matrix(void *ctx, int64_t i)
+{
+    const EigJob *j = ctx;
+    int64_t n = j->n;
+    int uv = j->vr != NULL;
+    /* h, zt: n x n; d, w: n, 3n; x, y: n complex each */
+    double *h = malloc(sizeof(double) * (size_t)(2 * n * n + 8 * n + 1));
+    if (h == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.eig: out of memory");
+    }
+    double *zt = uv ? h + n * n : NULL, *d = h + 2 * n * n, *w = d + n;
+    double complex *x = (double complex *)(w + 3 * n), *y = x + n;
+    double *wr = j->wr + i * n, *wi = j->wi + i * n;
+    memcpy(h, j->a + i * n * n, sizeof(double) * (size_t)(n * n));
+    int e = scale_unit(h, n);
+    int64_t ilo, ihi;
+    balance(h, n, d, &ilo, &ihi);
+    hessenberg(h, n, ilo, ihi, zt, w);
+    j->info[i] = schur_form(h, n, ilo, ihi, zt, wr, wi);
+    if (j->info[i] == 0 && uv) {
+        eigenvectors(h, n, ilo, ihi, zt, d, wr, wi, j->vr + i * n * n, j->vi + i * n * n,
+                     x, y);
+    }
+    for (int64_t k = 0; k < n; k++) {
+        wr[k] = ldexp(wr[k], e);
+        wi[k] = ldexp(wi[k], e);
+    }
+    free(h);
+    return 0;
+}
+
+/* _linalg_eig_split(Tensor self, bool compute_v=True)
+ * -> (Tensor values_real, Tensor values_imag, Tensor vectors_real, Tensor vectors_imag)
+ * [*, n, n] -> the eigenvalues values_real + i values_imag [*, n] and the eigenvectors
+ * vectors_real + i vectors_imag [*, n, n] (column j for eigenvalue j, |column|_2 = 1; [0]
+ * without compute_v), in A's dtype: linalg.eig's complex results as real and imaginary
+ * parts.  See Note [Nonsymmetric eigensolver]. */
+static int
+linalg_eig_split_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *A = s[0].u.t, *t[6] = {NULL, NULL, NULL, NULL, NULL, NULL};
+    int uv = s[1].u.b;
+    if (!ptl_dtype_is_floating(A->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Unknown Complex ScalarType for %s",
+                             ptl_dtype_legacy_name(A->dtype));
+    }
+    if ((t[0] = ptl_cast(A, PTL_DTYPE_FLOAT64)) == NULL) {
+        return -1;
+    }
+    const double *a = (const double *)ptl_tensor_data(t[0]);
+    for (int64_t k = 0; k < t[0]->numel; k++) {
+        if (!isfinite(a[k])) {
+            linalg_release_all(t, 6);
+            return ptl_error_set(PTL_ERR_RUNTIME, "torch.linalg.eig: input tensor should not "
+                                 "contain infs or NaNs.");
+        }
+    }
+    if (linalg_check_square("linalg.eig", A) < 0 ||
+        linalg_check_kernel_dtype("linalg_eig_out_cpu", A) < 0) {
+        return linalg_release_all(t, 6);
+    }
+    int nb = A->dim - 2;
+    int64_t n = A->sizes[nb], zero = 0;
+    EigJob job = {.a = a, .n = n};
+    for (int k = 1; k <= 4; k++) {
+        t[k] = k <= 2 ? ptl_empty(nb + 1, A->sizes, PTL_DTYPE_FLOAT64, A->device)
+             : uv     ? ptl_empty(A->dim, A->sizes, PTL_DTYPE_FLOAT64, A->device)
+                      : ptl_empty(1, &zero, A->dtype, A->device);
+        if (t[k] == NULL) {
+            return linalg_release_all(t, 6);
+        }
+    }
+    if ((t[5] = ptl_empty(nb, A->sizes, PTL_DTYPE_INT32, A->device)) == NULL) {
+        return linalg_release_all(t, 6);
+    }
+    job.wr = (double *)ptl_tensor_data(t[1]);
+    job.wi = (double *)ptl_tensor_data(t[2]);
+    job.vr = uv ? (double *)ptl_tensor_data(t[3]) : NULL;
+    job.vi = uv ? (double *)ptl_tensor_data(t[4]) : NULL;
+    job.info = (int32_t *)ptl_tensor_data(t[5]);
+    if (linalg_batch_run(linalg_batch_count(A, 2), 25 * n * n * n + 1, eig_matrix, &job) < 0 ||
+        linalg_check_info("linalg.eig", t[5], nb > 0, PTL_ERR_LINALG,
+                          "The algorithm failed to converge because the input matrix is "
+                          "ill-conditioned or has too many repeated eigenvalues (error code: "
+                          "%d).") < 0) {
+        return linalg_release_all(t, 6);
+    }
+    for (int k = 1; k <= 4; k++) {
+        if (linalg_cast_to(&t[k], A->dtype) < 0) {
+            return linalg_release_all(t, 6);
+        }
+    }
+    ptl_decref(t[0]);
+    ptl_decref(t[5]);
+    for (int k = 0; k < 4; k++) {
+        s[k] = ptl_iv_tensor(t[k + 1]);
+    }
+    return 0;
+}
+
+static const PtlKernelReg linalg_eig_kernels[] = {
+    {PTL_OP__linalg_eig_split, PTL_KEY_CPU, linalg_eig_split_cpu},
+};
+PTL_DEFINE_REGISTER(linalg_eig_kernels)
