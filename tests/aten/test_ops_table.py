@@ -49,6 +49,8 @@ def test_every_function_and_method_is_bound():
 # implemented").  A new op lands in derivatives.def, in PTL_OPF_NONDIFF, or here.
 NO_DERIVATIVE = {
     "bernoulli.p": "PyTorch has no derivative for bernoulli.p either",
+    "set_.source_Tensor": "derivatives.yaml: set_ has none (its NotImplemented grad_fn is "
+                          "PyTorch's too)",
     "_cdist_backward": "PyTorch's _cdist_backward has no derivative",
     "_grid_sampler_backward_backward": "a third derivative of grid_sampler",
     "_ptl_rnn_layer_backward": "PyTorch's _cudnn_rnn_backward has no derivative either "
