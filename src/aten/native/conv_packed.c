@@ -44,6 +44,9 @@
 #define PK_MR 8                          /* output channels per forward tile */
 #define PK_NR 32                         /* output pixels per sliver: two 16-float vectors */
 #define PK_BLOCK_BYTES (256 * 1024)      /* packed columns of one task at most */
+#define WG_MR 8                          /* output channels per weight-gradient tile */
+#define WG_NC 3                          /* taps per weight-gradient tile */
+#define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
 #define WG_CHUNKS 8                      /* partial weight gradients at most */
 #define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
 
@@ -80,8 +83,8 @@ lane_mask(int64_t lo, int64_t hi)
 /* ---- packing the im2col columns of one block ---- */
 
 /* dst[j] = src[ix0 + j * sx] for j < len where that index lies in the image row
- * [0, width), zero elsewhere: one run of output pixels inside one sliver (len <= 32).
- * Stride 1 goes through masked loads. */
+ * [0, width), zero elsewhere: one run of output pixels inside a sliver, or one padded row
+ * of a window.  Stride 1 goes through masked loads. */
 AVX512 static inline void
 pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
 {
@@ -99,6 +102,17 @@ pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, i
     for (int64_t j = 0; j < len; j++) {
         int64_t ix = ix0 + j * sx;
         dst[j] = ix >= 0 && ix < width ? src[ix] : 0.0f;
+    }
+}
+
+/* dst[0, n) = src[0, n) through masked vector moves: the runs copied here are a few dozen
+ * floats, where a libc call costs as much as the copy. */
+AVX512 static inline void
+copy_run(float *dst, const float *src, int64_t n)
+{
+    for (int64_t j = 0; j < n; j += 16) {
+        __mmask16 m = lane_mask(0, n - j);
+        _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
     }
 }
 
@@ -311,8 +325,9 @@ cols_floats(const Cols *cl, int64_t cpg)
     return (size_t)(cl->flat ? cpg * cl->winst : cl->kst * cl->nq);
 }
 
-/* win[f - q0] = the padded image plane at flat index f, for f in [q0, q0 + len). */
-static void
+/* win[f - q0] = the padded image plane at flat index f, for f in [q0, q0 + len): each
+ * padded row is one masked run (pack_run), the padding read as zeros. */
+AVX512 static void
 fill_window(const float *plane, const ConvGeom *g, const Cols *cl, int64_t q0, int64_t len,
             float *win)
 {
@@ -322,24 +337,20 @@ fill_window(const float *plane, const ConvGeom *g, const Cols *cl, int64_t q0, i
         int64_t n = cl->wp - x < q0 + len - f ? cl->wp - x : q0 + len - f;
         float *d = win + (f - q0);
         if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
-            memset(d, 0, (size_t)n * sizeof(float));
+            for (int64_t j = 0; j < n; j += 16) {
+                _mm512_mask_storeu_ps(d + j, lane_mask(0, n - j), _mm512_setzero_ps());
+            }
         }
         else {
-            /* columns x .. x + n of the padded row: image columns x - p from p on */
-            int64_t lo = g->p[2] - x, hi = g->p[2] + g->img[2] - x;
-            lo = lo < 0 ? 0 : (lo > n ? n : lo);
-            hi = hi < lo ? lo : (hi > n ? n : hi);
-            const float *src = plane + (iz * g->img[1] + iy) * g->img[2] + (x + lo - g->p[2]);
-            memset(d, 0, (size_t)lo * sizeof(float));
-            memcpy(d + lo, src, (size_t)(hi - lo) * sizeof(float));
-            memset(d + hi, 0, (size_t)(n - hi) * sizeof(float));
+            /* padded column x + j is image column x + j - p */
+            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2], x - g->p[2], 1, g->img[2], n);
         }
         f += n;
     }
 }
 
 /* The columns of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf. */
-static void
+AVX512 static void
 cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
           int64_t nq, float *buf)
 {
@@ -444,8 +455,7 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
             float *yg = j->y + (n * j->co + grp * j->opg) * L;
             for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
                 for (int64_t o = 0; o < j->opg; o++) {
-                    memcpy(yg + o * L + pix, tmp + o * cl->nq + (q - q0),
-                           (size_t)len * sizeof(float));
+                    copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
                 }
             }
         }
@@ -522,126 +532,166 @@ sum16(const __m512 *v)
                          _mm512_shuffle_f32x4(c[0], c[1], 0xDD));
 }
 
-#define WG_FMA(R, C) a##R##C = _mm512_fmadd_ps(gv##R, bv##C, a##R##C)
+/* One output-gradient row R against the three tap columns: gv loaded, three FMAs. */
+#define WG_ROW(R, LOAD)                                                                   \
+    do {                                                                                  \
+        const __m512 gv = LOAD(g##R + q);                                                 \
+        a##R##0 = _mm512_fmadd_ps(gv, bv0, a##R##0);                                      \
+        a##R##1 = _mm512_fmadd_ps(gv, bv1, a##R##1);                                      \
+        a##R##2 = _mm512_fmadd_ps(gv, bv2, a##R##2);                                      \
+    } while (0)
+#define WG_FULL(P) _mm512_loadu_ps(P)
+#define WG_TAIL(P) _mm512_maskz_loadu_ps(m, P)
+#define WG_STEP(LOAD)                                                                     \
+    do {                                                                                  \
+        const int64_t bq = (q / PK_NR) * jump + q % PK_NR;                                \
+        const __m512 bv0 = LOAD(b0 + bq), bv1 = LOAD(b1 + bq), bv2 = LOAD(b2 + bq);        \
+        WG_ROW(0, LOAD);                                                                  \
+        WG_ROW(1, LOAD);                                                                  \
+        WG_ROW(2, LOAD);                                                                  \
+        WG_ROW(3, LOAD);                                                                  \
+        WG_ROW(4, LOAD);                                                                  \
+        WG_ROW(5, LOAD);                                                                  \
+        WG_ROW(6, LOAD);                                                                  \
+        WG_ROW(7, LOAD);                                                                  \
+    } while (0)
+#define WG_ACC(R) __m512 a##R##0 = _mm512_setzero_ps(), a##R##1 = a##R##0, a##R##2 = a##R##0
+#define WG_SEG(R) const float *g##R = grow[R] + e * gseg
 
-/* part[r][c] (rows ldp apart) += sum over q < nq of grow[r][q] times the column of tap c
- * at pixel q: b[c][(q / PK_NR) * jump + q % PK_NR], for the 4 x 4 tile; rows r >= mr and
- * columns c >= nc are computed but not stored.  The accumulators are named: gcc stores an
- * array of them back to memory on every iteration. */
+/* part[r][c] (rows ldp apart) += the sum over segments e < nseg and pixels q < nq of
+ * grow[r][e * gseg + q] times the column of tap c at that pixel,
+ * b[c][e * bseg + (q / PK_NR) * jump + q % PK_NR], for the WG_MR x WG_NC tile (a segment
+ * is one sample); rows r >= mr and columns c >= nc are computed but not stored.  The
+ * accumulators are named: gcc stores an array of them back to memory on every
+ * iteration. */
 AVX512 static void
 tile_wgrad(const float *const *grow, const float *const *b, int64_t jump, int64_t nq,
-           float *part, int64_t ldp, int64_t mr, int64_t nc)
+           int64_t nseg, int64_t gseg, int64_t bseg, float *part, int64_t ldp, int64_t mr,
+           int64_t nc)
 {
-    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
-    __m512 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-    __m512 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
-    __m512 a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-    for (int64_t q = 0; q < nq; q += 16) {
-        __mmask16 m = lane_mask(0, nq - q);
-        int64_t bq = (q / PK_NR) * jump + q % PK_NR;
-        const __m512 gv0 = _mm512_maskz_loadu_ps(m, grow[0] + q);
-        const __m512 gv1 = _mm512_maskz_loadu_ps(m, grow[1] + q);
-        const __m512 gv2 = _mm512_maskz_loadu_ps(m, grow[2] + q);
-        const __m512 gv3 = _mm512_maskz_loadu_ps(m, grow[3] + q);
-        const __m512 bv0 = _mm512_loadu_ps(b[0] + bq);
-        const __m512 bv1 = _mm512_loadu_ps(b[1] + bq);
-        const __m512 bv2 = _mm512_loadu_ps(b[2] + bq);
-        const __m512 bv3 = _mm512_loadu_ps(b[3] + bq);
-        WG_FMA(0, 0);
-        WG_FMA(0, 1);
-        WG_FMA(0, 2);
-        WG_FMA(0, 3);
-        WG_FMA(1, 0);
-        WG_FMA(1, 1);
-        WG_FMA(1, 2);
-        WG_FMA(1, 3);
-        WG_FMA(2, 0);
-        WG_FMA(2, 1);
-        WG_FMA(2, 2);
-        WG_FMA(2, 3);
-        WG_FMA(3, 0);
-        WG_FMA(3, 1);
-        WG_FMA(3, 2);
-        WG_FMA(3, 3);
+    WG_ACC(0);
+    WG_ACC(1);
+    WG_ACC(2);
+    WG_ACC(3);
+    WG_ACC(4);
+    WG_ACC(5);
+    WG_ACC(6);
+    WG_ACC(7);
+    for (int64_t e = 0; e < nseg; e++) {
+        WG_SEG(0);
+        WG_SEG(1);
+        WG_SEG(2);
+        WG_SEG(3);
+        WG_SEG(4);
+        WG_SEG(5);
+        WG_SEG(6);
+        WG_SEG(7);
+        const float *b0 = b[0] + e * bseg, *b1 = b[1] + e * bseg, *b2 = b[2] + e * bseg;
+        int64_t q = 0;
+        for (; q + 16 <= nq; q += 16) {
+            WG_STEP(WG_FULL);
+        }
+        if (q < nq) {
+            const __mmask16 m = lane_mask(0, nq - q);
+            WG_STEP(WG_TAIL);
+        }
     }
-    const __m512 acc[16] = {a00, a01, a02, a03, a10, a11, a12, a13,
-                            a20, a21, a22, a23, a30, a31, a32, a33};
-    _Alignas(64) float sums[16];
-    _mm512_store_ps(sums, sum16(acc));
+    const __m512 z = _mm512_setzero_ps();
+    const __m512 v0[16] = {a00, a01, a02, a10, a11, a12, a20, a21,
+                           a22, a30, a31, a32, a40, a41, a42, a50};
+    const __m512 v1[16] = {a51, a52, a60, a61, a62, a70, a71, a72, z, z, z, z, z, z, z, z};
+    _Alignas(64) float sums[32];
+    _mm512_store_ps(sums, sum16(v0));
+    _mm512_store_ps(sums + 16, sum16(v1));
     for (int64_t r = 0; r < mr; r++) {
         for (int64_t c = 0; c < nc; c++) {
-            part[r * ldp + c] += sums[r * 4 + c];
+            part[r * ldp + c] += sums[r * WG_NC + c];
         }
     }
 }
-#undef WG_FMA
+#undef WG_ROW
+#undef WG_FULL
+#undef WG_TAIL
+#undef WG_STEP
+#undef WG_ACC
+#undef WG_SEG
 
 typedef struct WgradJob {
     const ConvGeom *g;
     const Cols *cl;
     const float *gy, *x;
     float *parts;                        /* chunks x co x kdim */
-    int64_t ci, co, cpg, opg, kdim;
-    int64_t ntasks, chunks;
+    int64_t n, ci, co, cpg, opg, kdim;
+    int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it reduces */
 } WgradJob;
 
-/* Chunks [c0, c1): chunk c sums its share of the tasks (sample, group, block), in order,
- * into its own partial gradient.  The flat layout reads the output gradient from gyw, its
- * block laid out on the flat indices with zeros at the dropped ones. */
+/* Chunks [c0, c1): chunk c sums its share of the tasks (group, block, sample), in order,
+ * into its own partial gradient, up to `batch` samples of one block at a time.  The flat
+ * layout reads the output gradient from gyw, each sample's block laid out on the flat
+ * indices with zeros at the dropped ones. */
 AVX512 static int
 wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
 {
     const WgradJob *j = (const WgradJob *)ctx;
     const ConvGeom *g = j->g;
     const Cols *cl = j->cl;
-    const int64_t L = g->col_numel, G = g->groups;
-    float *cols = pk_alloc(cols_floats(cl, j->cpg) * sizeof(float));
-    float *gyw = cl->flat ? pk_alloc((size_t)(j->opg * cl->nq) * sizeof(float)) : NULL;
+    const int64_t L = g->col_numel;
+    const size_t cfl = cols_floats(cl, j->cpg), gfl = (size_t)(j->opg * cl->nq);
+    float *cols = pk_alloc((size_t)j->batch * cfl * sizeof(float));
+    float *gyw = cl->flat ? pk_alloc((size_t)j->batch * gfl * sizeof(float)) : NULL;
     if (cols == NULL || (cl->flat && gyw == NULL)) {
         free(cols);
         return -1;
     }
     for (int64_t c = c0; c < c1; c++) {
         float *part = j->parts + c * j->co * j->kdim;
+        int64_t t1 = (c + 1) * j->ntasks / j->chunks;
         memset(part, 0, (size_t)(j->co * j->kdim) * sizeof(float));
-        for (int64_t t = c * j->ntasks / j->chunks; t < (c + 1) * j->ntasks / j->chunks; t++) {
-            int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
+        for (int64_t t = c * j->ntasks / j->chunks, nb; t < t1; t += nb) {
+            int64_t n0 = t % j->n, blk = (t / j->n) % cl->nblk, grp = t / (j->n * cl->nblk);
             int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
-            cols_fill(cl, j->x + (n * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg, q0, nq,
-                      cols);
-            const float *gyg = j->gy + (n * j->co + grp * j->opg) * L;
-            int64_t ldg = L;
+            nb = j->batch < t1 - t ? j->batch : t1 - t;
+            nb = nb < j->n - n0 ? nb : j->n - n0;
+            const float *gyg = j->gy + (n0 * j->co + grp * j->opg) * L;
+            int64_t ldg = L, gseg = j->co * L;
+            for (int64_t e = 0; e < nb; e++) {
+                cols_fill(cl, j->x + ((n0 + e) * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg,
+                          q0, nq, cols + e * cfl);
+            }
             if (cl->flat) {
                 int64_t pix, len;
-                memset(gyw, 0, (size_t)(j->opg * cl->nq) * sizeof(float));
+                memset(gyw, 0, (size_t)nb * gfl * sizeof(float));
                 for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0;
                      q += len) {
-                    for (int64_t o = 0; o < j->opg; o++) {
-                        memcpy(gyw + o * cl->nq + (q - q0), gyg + o * L + pix,
-                               (size_t)len * sizeof(float));
+                    for (int64_t e = 0; e < nb; e++) {
+                        for (int64_t o = 0; o < j->opg; o++) {
+                            copy_run(gyw + e * gfl + o * cl->nq + (q - q0),
+                                     gyg + e * gseg + o * L + pix, len);
+                        }
                     }
                 }
                 gyg = gyw;
                 ldg = cl->nq;
+                gseg = (int64_t)gfl;
                 nq = (nq + 15) / 16 * 16;
             }
             else {
                 gyg += q0;
             }
-            for (int64_t o = 0; o < j->opg; o += 4) {
-                int64_t mr = j->opg - o < 4 ? j->opg - o : 4;
+            for (int64_t o = 0; o < j->opg; o += WG_MR) {
+                int64_t mr = j->opg - o < WG_MR ? j->opg - o : WG_MR;
                 /* rows past the group's last repeat its last row (computed, not stored) */
-                const float *grow[4], *b[4];
-                for (int r = 0; r < 4; r++) {
+                const float *grow[WG_MR], *b[WG_NC];
+                for (int r = 0; r < WG_MR; r++) {
                     grow[r] = gyg + (o + (r < mr ? r : mr - 1)) * ldg;
                 }
-                for (int64_t p = 0; p < j->kdim; p += 4) {
-                    int64_t nc = j->kdim - p < 4 ? j->kdim - p : 4;
-                    for (int r = 0; r < 4; r++) {
+                for (int64_t p = 0; p < j->kdim; p += WG_NC) {
+                    int64_t nc = j->kdim - p < WG_NC ? j->kdim - p : WG_NC;
+                    for (int r = 0; r < WG_NC; r++) {
                         b[r] = cols + cl->off[p + r];
                     }
-                    tile_wgrad(grow, b, cl->jump, nq, part + (grp * j->opg + o) * j->kdim + p,
-                               j->kdim, mr, nc);
+                    tile_wgrad(grow, b, cl->jump, nq, nb, gseg, (int64_t)cfl,
+                               part + (grp * j->opg + o) * j->kdim + p, j->kdim, mr, nc);
                 }
             }
         }
@@ -673,10 +723,14 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
         return 0;
     }
     /* the blocks and chunks depend on the shape only */
-    if (cols_init(&cl, g, j.cpg, (j.kdim + 3) / 4 * 4, 1) < 0) {
+    if (cols_init(&cl, g, j.cpg, (j.kdim + WG_NC - 1) / WG_NC * WG_NC, 1) < 0) {
         return -1;
     }
+    j.n = n;
     j.ntasks = n * G * cl.nblk;
+    /* samples per tile: WG_MR rows of their output gradient stay in L1 */
+    j.batch = WG_BATCH_PIXELS / cl.nq;
+    j.batch = j.batch < 1 ? 1 : (j.batch < n ? j.batch : n);
     int64_t most = WG_CHUNK_BYTES / (len * (int64_t)sizeof(float));
     j.chunks = j.ntasks < WG_CHUNKS ? j.ntasks : WG_CHUNKS;
     j.chunks = j.chunks < most ? j.chunks : (most < 1 ? 1 : most);
