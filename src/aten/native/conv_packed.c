@@ -44,8 +44,8 @@
 #define PK_MR 8                          /* output channels per forward tile */
 #define PK_NR 32                         /* output pixels per sliver: two 16-float vectors */
 #define PK_BLOCK_BYTES (256 * 1024)      /* packed columns of one task at most */
-#define WG_MR 8                          /* output channels per weight-gradient tile */
-#define WG_NC 3                          /* taps per weight-gradient tile */
+#define WG_MR 8                          /* taps per weight-gradient tile */
+#define WG_NR 32                         /* output channels per weight-gradient tile */
 #define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
 #define WG_CHUNKS 8                      /* partial weight gradients at most */
 #define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
@@ -510,125 +510,124 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
 
 /* ---- weight gradient ---- */
 
-/* 16 vectors -> one vector of their 16 lane sums, in order: out[i] = sum of v[i]. */
-AVX512 static inline __m512
-sum16(const __m512 *v)
-{
-    __m512 a[8], b[4], c[2];
-    for (int i = 0; i < 8; i++) {
-        a[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
-                             _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
-    }
-    for (int i = 0; i < 4; i++) {
-        __m512d lo = _mm512_unpacklo_pd(_mm512_castps_pd(a[2 * i]), _mm512_castps_pd(a[2 * i + 1]));
-        __m512d hi = _mm512_unpackhi_pd(_mm512_castps_pd(a[2 * i]), _mm512_castps_pd(a[2 * i + 1]));
-        b[i] = _mm512_add_ps(_mm512_castpd_ps(lo), _mm512_castpd_ps(hi));
-    }
-    for (int i = 0; i < 2; i++) {
-        c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0x88),
-                             _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0xDD));
-    }
-    return _mm512_add_ps(_mm512_shuffle_f32x4(c[0], c[1], 0x88),
-                         _mm512_shuffle_f32x4(c[0], c[1], 0xDD));
-}
-
-/* One output-gradient row R against the three tap columns: gv loaded, three FMAs. */
-#define WG_ROW(R, LOAD)                                                                   \
+#define WGT_FMA(R)                                                                        \
     do {                                                                                  \
-        const __m512 gv = LOAD(g##R + q);                                                 \
-        a##R##0 = _mm512_fmadd_ps(gv, bv0, a##R##0);                                      \
-        a##R##1 = _mm512_fmadd_ps(gv, bv1, a##R##1);                                      \
-        a##R##2 = _mm512_fmadd_ps(gv, bv2, a##R##2);                                      \
+        const __m512 a = _mm512_set1_ps(a##R[l]);                                         \
+        c##R##0 = _mm512_fmadd_ps(a, b0, c##R##0);                                        \
+        c##R##1 = _mm512_fmadd_ps(a, b1, c##R##1);                                        \
     } while (0)
-#define WG_FULL(P) _mm512_loadu_ps(P)
-#define WG_TAIL(P) _mm512_maskz_loadu_ps(m, P)
-#define WG_STEP(LOAD)                                                                     \
+#define WGT_ROW(R) const float *a##R = arow[R] + e * aseg + s * jump
+#define WGT_INIT(R) __m512 c##R##0 = _mm512_setzero_ps(), c##R##1 = c##R##0
+#define WGT_OUT(R)                                                                        \
     do {                                                                                  \
-        const int64_t bq = (q / PK_NR) * jump + q % PK_NR;                                \
-        const __m512 bv0 = LOAD(b0 + bq), bv1 = LOAD(b1 + bq), bv2 = LOAD(b2 + bq);        \
-        WG_ROW(0, LOAD);                                                                  \
-        WG_ROW(1, LOAD);                                                                  \
-        WG_ROW(2, LOAD);                                                                  \
-        WG_ROW(3, LOAD);                                                                  \
-        WG_ROW(4, LOAD);                                                                  \
-        WG_ROW(5, LOAD);                                                                  \
-        WG_ROW(6, LOAD);                                                                  \
-        WG_ROW(7, LOAD);                                                                  \
+        _mm512_store_ps(t + (R) * WG_NR, c##R##0);                                        \
+        _mm512_store_ps(t + (R) * WG_NR + 16, c##R##1);                                   \
     } while (0)
-#define WG_ACC(R) __m512 a##R##0 = _mm512_setzero_ps(), a##R##1 = a##R##0, a##R##2 = a##R##0
-#define WG_SEG(R) const float *g##R = grow[R] + e * gseg
 
-/* part[r][c] (rows ldp apart) += the sum over segments e < nseg and pixels q < nq of
- * grow[r][e * gseg + q] times the column of tap c at that pixel,
- * b[c][e * bseg + (q / PK_NR) * jump + q % PK_NR], for the WG_MR x WG_NC tile (a segment
- * is one sample); rows r >= mr and columns c >= nc are computed but not stored.  The
- * accumulators are named: gcc stores an array of them back to memory on every
- * iteration. */
+/* The weight-gradient tile: for taps r < WG_MR and output channels o < WG_NR,
+ *   acc[r][o] = sum over segments e < nseg and pixels q = s * PK_NR + l < nq of
+ *               arow[r][e * aseg + s * jump + l] * gt[e * gseg + q * WG_NR + o]
+ * (the column of tap r at pixel q times the transposed output gradient; a segment is one
+ * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr. */
 AVX512 static void
-tile_wgrad(const float *const *grow, const float *const *b, int64_t jump, int64_t nq,
-           int64_t nseg, int64_t gseg, int64_t bseg, float *part, int64_t ldp, int64_t mr,
-           int64_t nc)
+tile_wgrad(const float *const *arow, int64_t jump, int64_t aseg, const float *gt, int64_t gseg,
+           int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
 {
-    WG_ACC(0);
-    WG_ACC(1);
-    WG_ACC(2);
-    WG_ACC(3);
-    WG_ACC(4);
-    WG_ACC(5);
-    WG_ACC(6);
-    WG_ACC(7);
+    WGT_INIT(0);
+    WGT_INIT(1);
+    WGT_INIT(2);
+    WGT_INIT(3);
+    WGT_INIT(4);
+    WGT_INIT(5);
+    WGT_INIT(6);
+    WGT_INIT(7);
     for (int64_t e = 0; e < nseg; e++) {
-        WG_SEG(0);
-        WG_SEG(1);
-        WG_SEG(2);
-        WG_SEG(3);
-        WG_SEG(4);
-        WG_SEG(5);
-        WG_SEG(6);
-        WG_SEG(7);
-        const float *b0 = b[0] + e * bseg, *b1 = b[1] + e * bseg, *b2 = b[2] + e * bseg;
-        int64_t q = 0;
-        for (; q + 16 <= nq; q += 16) {
-            WG_STEP(WG_FULL);
-        }
-        if (q < nq) {
-            const __mmask16 m = lane_mask(0, nq - q);
-            WG_STEP(WG_TAIL);
+        for (int64_t s = 0; s * PK_NR < nq; s++) {
+            WGT_ROW(0);
+            WGT_ROW(1);
+            WGT_ROW(2);
+            WGT_ROW(3);
+            WGT_ROW(4);
+            WGT_ROW(5);
+            WGT_ROW(6);
+            WGT_ROW(7);
+            const float *b = gt + e * gseg + s * PK_NR * WG_NR;
+            int64_t nl = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
+            for (int64_t l = 0; l < nl; l++, b += WG_NR) {
+                const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+                WGT_FMA(0);
+                WGT_FMA(1);
+                WGT_FMA(2);
+                WGT_FMA(3);
+                WGT_FMA(4);
+                WGT_FMA(5);
+                WGT_FMA(6);
+                WGT_FMA(7);
+            }
         }
     }
-    const __m512 z = _mm512_setzero_ps();
-    const __m512 v0[16] = {a00, a01, a02, a10, a11, a12, a20, a21,
-                           a22, a30, a31, a32, a40, a41, a42, a50};
-    const __m512 v1[16] = {a51, a52, a60, a61, a62, a70, a71, a72, z, z, z, z, z, z, z, z};
-    _Alignas(64) float sums[32];
-    _mm512_store_ps(sums, sum16(v0));
-    _mm512_store_ps(sums + 16, sum16(v1));
-    for (int64_t r = 0; r < mr; r++) {
-        for (int64_t c = 0; c < nc; c++) {
-            part[r * ldp + c] += sums[r * WG_NC + c];
+    _Alignas(64) float t[WG_MR * WG_NR];
+    WGT_OUT(0);
+    WGT_OUT(1);
+    WGT_OUT(2);
+    WGT_OUT(3);
+    WGT_OUT(4);
+    WGT_OUT(5);
+    WGT_OUT(6);
+    WGT_OUT(7);
+    for (int64_t o = 0; o < nr; o++) {
+        for (int64_t r = 0; r < mr; r++) {
+            part[o * ldp + r] += t[r * WG_NR + o];
         }
     }
 }
-#undef WG_ROW
-#undef WG_FULL
-#undef WG_TAIL
-#undef WG_STEP
-#undef WG_ACC
-#undef WG_SEG
+#undef WGT_FMA
+#undef WGT_ROW
+#undef WGT_INIT
+#undef WGT_OUT
 
 typedef struct WgradJob {
     const ConvGeom *g;
     const Cols *cl;
     const float *gy, *x;
     float *parts;                        /* chunks x co x kdim */
-    int64_t n, ci, co, cpg, opg, kdim;
-    int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it reduces */
+    int64_t n, ci, co, cpg, opg, kdim, nos;
+    int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
 } WgradJob;
 
+/* gt[(os * nq + q) * WG_NR + o % WG_NR] = the output gradient of channel o (of the group,
+ * os = o / WG_NR) at the block's pixel q (gyg: the group's first channel of one sample),
+ * zero at the flat layout's dropped indices and past opg. */
+static void
+fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
+{
+    const Cols *cl = j->cl;
+    const int64_t L = j->g->col_numel;
+    memset(gt, 0, (size_t)(j->nos * cl->nq * WG_NR) * sizeof(float));
+    if (!cl->flat) {
+        for (int64_t o = 0; o < j->opg; o++) {
+            float *d = gt + (o / WG_NR) * cl->nq * WG_NR + o % WG_NR;
+            const float *src = gyg + o * L + q0;
+            for (int64_t q = 0; q < nq; q++) {
+                d[q * WG_NR] = src[q];
+            }
+        }
+        return;
+    }
+    int64_t pix, len;
+    for (int64_t q = q0; (len = flat_next_run(cl, j->g, &q, q0 + nq, &pix)) > 0; q += len) {
+        for (int64_t o = 0; o < j->opg; o++) {
+            float *d = gt + ((o / WG_NR) * cl->nq + (q - q0)) * WG_NR + o % WG_NR;
+            const float *src = gyg + o * L + pix;
+            for (int64_t i = 0; i < len; i++) {
+                d[i * WG_NR] = src[i];
+            }
+        }
+    }
+}
+
 /* Chunks [c0, c1): chunk c sums its share of the tasks (group, block, sample), in order,
- * into its own partial gradient, up to `batch` samples of one block at a time.  The flat
- * layout reads the output gradient from gyw, each sample's block laid out on the flat
- * indices with zeros at the dropped ones. */
+ * into its own partial gradient, up to `batch` samples of one block at a time. */
 AVX512 static int
 wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
 {
@@ -636,11 +635,12 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
     const ConvGeom *g = j->g;
     const Cols *cl = j->cl;
     const int64_t L = g->col_numel;
-    const size_t cfl = cols_floats(cl, j->cpg), gfl = (size_t)(j->opg * cl->nq);
+    const size_t cfl = cols_floats(cl, j->cpg), gfl = (size_t)(j->nos * cl->nq * WG_NR);
     float *cols = pk_alloc((size_t)j->batch * cfl * sizeof(float));
-    float *gyw = cl->flat ? pk_alloc((size_t)j->batch * gfl * sizeof(float)) : NULL;
-    if (cols == NULL || (cl->flat && gyw == NULL)) {
+    float *gt = pk_alloc((size_t)j->batch * gfl * sizeof(float));
+    if (cols == NULL || gt == NULL) {
         free(cols);
+        free(gt);
         return -1;
     }
     for (int64_t c = c0; c < c1; c++) {
@@ -652,52 +652,31 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
             int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
             nb = j->batch < t1 - t ? j->batch : t1 - t;
             nb = nb < j->n - n0 ? nb : j->n - n0;
-            const float *gyg = j->gy + (n0 * j->co + grp * j->opg) * L;
-            int64_t ldg = L, gseg = j->co * L;
             for (int64_t e = 0; e < nb; e++) {
-                cols_fill(cl, j->x + ((n0 + e) * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg,
-                          q0, nq, cols + e * cfl);
+                int64_t n = n0 + e;
+                cols_fill(cl, j->x + (n * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg, q0,
+                          nq, cols + e * cfl);
+                fill_gt(j, j->gy + (n * j->co + grp * j->opg) * L, q0, nq, gt + e * gfl);
             }
-            if (cl->flat) {
-                int64_t pix, len;
-                memset(gyw, 0, (size_t)nb * gfl * sizeof(float));
-                for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0;
-                     q += len) {
-                    for (int64_t e = 0; e < nb; e++) {
-                        for (int64_t o = 0; o < j->opg; o++) {
-                            copy_run(gyw + e * gfl + o * cl->nq + (q - q0),
-                                     gyg + e * gseg + o * L + pix, len);
-                        }
+            for (int64_t os = 0; os < j->nos; os++) {
+                int64_t nr = j->opg - os * WG_NR < WG_NR ? j->opg - os * WG_NR : WG_NR;
+                for (int64_t p = 0; p < j->kdim; p += WG_MR) {
+                    int64_t mr = j->kdim - p < WG_MR ? j->kdim - p : WG_MR;
+                    /* taps past the last repeat it (computed, not stored) */
+                    const float *arow[WG_MR];
+                    for (int r = 0; r < WG_MR; r++) {
+                        arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
                     }
-                }
-                gyg = gyw;
-                ldg = cl->nq;
-                gseg = (int64_t)gfl;
-                nq = (nq + 15) / 16 * 16;
-            }
-            else {
-                gyg += q0;
-            }
-            for (int64_t o = 0; o < j->opg; o += WG_MR) {
-                int64_t mr = j->opg - o < WG_MR ? j->opg - o : WG_MR;
-                /* rows past the group's last repeat its last row (computed, not stored) */
-                const float *grow[WG_MR], *b[WG_NC];
-                for (int r = 0; r < WG_MR; r++) {
-                    grow[r] = gyg + (o + (r < mr ? r : mr - 1)) * ldg;
-                }
-                for (int64_t p = 0; p < j->kdim; p += WG_NC) {
-                    int64_t nc = j->kdim - p < WG_NC ? j->kdim - p : WG_NC;
-                    for (int r = 0; r < WG_NC; r++) {
-                        b[r] = cols + cl->off[p + r];
-                    }
-                    tile_wgrad(grow, b, cl->jump, nq, nb, gseg, (int64_t)cfl,
-                               part + (grp * j->opg + o) * j->kdim + p, j->kdim, mr, nc);
+                    tile_wgrad(arow, cl->jump, (int64_t)cfl, gt + os * cl->nq * WG_NR,
+                               (int64_t)gfl, nq, nb,
+                               part + (grp * j->opg + os * WG_NR) * j->kdim + p, j->kdim, mr,
+                               nr);
                 }
             }
         }
     }
     free(cols);
-    free(gyw);
+    free(gt);
     return 0;
 }
 
@@ -717,18 +696,18 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     j.cpg = ci / G;
     j.opg = co / G;
     j.kdim = j.cpg * g->kvol;
+    j.nos = (j.opg + WG_NR - 1) / WG_NR;
     int64_t len = co * j.kdim;
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
         return 0;
     }
-    /* the blocks and chunks depend on the shape only */
-    if (cols_init(&cl, g, j.cpg, (j.kdim + WG_NC - 1) / WG_NC * WG_NC, 1) < 0) {
+    /* the blocks, batches and chunks depend on the shape only */
+    if (cols_init(&cl, g, j.cpg, j.kdim, 1) < 0) {
         return -1;
     }
     j.n = n;
     j.ntasks = n * G * cl.nblk;
-    /* samples per tile: WG_MR rows of their output gradient stay in L1 */
     j.batch = WG_BATCH_PIXELS / cl.nq;
     j.batch = j.batch < 1 ? 1 : (j.batch < n ? j.batch : n);
     int64_t most = WG_CHUNK_BYTES / (len * (int64_t)sizeof(float));
