@@ -17,7 +17,11 @@
  * batch, cols), so one GEMM per group covers a whole batch chunk: col_fwd and img_fwd use
  * batched views with a stride-0 weight, wgrad a single 2-D product over batch * cols.
  * Chunks keep the buffer under COL_BUDGET elements.  Spatial dims are padded to three
- * (nn_common.h); float16/bfloat16 compute in float, integers in double. */
+ * (nn_common.h); float16/bfloat16 compute in float, integers in double.  On AVX-512, float
+ * work (float32, float16, bfloat16) skips the column buffer: col_fwd, wgrad and the input
+ * gradient of a stride-1 convolution run conv_packed.c (Note [Packed float32
+ * convolution]); img_fwd (a transposed convolution, the input gradient of a strided one)
+ * stays here. */
 #include <stdint.h>
 #include <string.h>
 

@@ -1,37 +1,38 @@
-/* conv_packed.c -- float32 convolution forward and weight gradient on AVX-512, over image
- * tiles packed straight into a micro-kernel's layout.  Plays the role of oneDNN's direct
- * convolution kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
+/* conv_packed.c -- float32 convolution forward and weight gradient on AVX-512, straight from
+ * the image (no column buffer for the batch).  Plays the role of oneDNN's direct convolution
+ * kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
  *
  * Note [Packed float32 convolution]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * The im2col path (Note [Convolution as GEMM]) writes a column buffer for a whole batch
- * chunk, laid out (kdim, batch * cols), then runs a GEMM over it: the buffer is written to
- * memory and read back, its rows are batch * cols apart (a power of two for most images:
- * they collide in L1), and the threads meet at every KC step.  Here each task owns a block
- * of output pixels of one sample and one group, and does everything for it on its own:
- *   1. pack the block's im2col columns into slivers of PK_NR pixels,
- *      cols[s][p][lane] = im2col[p][q0 + s * PK_NR + lane] (p < kdim = ci/G * kvol),
- *      zero past the block; a stride-1 row is two masked 16-float loads (the mask also
- *      reads padding as zeros);
- *   2. for each sliver and each PK_MR rows of the weight (packed once per call as
- *      w[grp][i][p][r], zero rows past co/G): an 8 x 32 tile of 16 accumulators, started at
- *      the bias, summed over p, stored with masks at the block's edges.
- * The block (kdim x at most PK_BLOCK_BYTES of slivers) stays in L2 while every weight tile
- * passes over it.  Each output is one sum over p in order, so blocks and threads change no
- * bit of the result.  Tasks are (sample, group, block) and split among the threads; a batch
- * too small to share out cuts its samples into more blocks.
+ * chunk, laid out (kdim, batch * cols), then runs a GEMM over it: the buffer goes to memory
+ * and back, its rows are batch * cols apart (a power of two for most images: they collide
+ * in L1), and the threads meet at every KC step.  Here a task is one block of output pixels
+ * of one sample and one group, and does everything for it on its own thread.  Its columns
+ * (kdim = ci/G * kvol taps by the block's pixels) come in one of two layouts (Cols):
+ *   - flat, for stride 1 in every dim: per input channel, a window of the padded image,
+ *     flattened, so that tap p of output pixel q is at q + off[p]: PK_NR consecutive pixels
+ *     are one 32-float load, with no packing.  The flat indices past the output's width
+ *     (k - 1 per row) are computed and dropped;
+ *   - packed, for other strides: the block's im2col columns copied into slivers of PK_NR
+ *     pixels, sliver s tap p at (s * kdim + p) * PK_NR.
+ * Forward: the weight is packed once per call into PK_MR-row slivers; each tile is PK_MR
+ * output channels x PK_NR pixels, 16 accumulators started at the bias and summed over the
+ * taps in order, so blocks and threads change no bit of the result.  A batch too small to
+ * give every thread two tasks is cut into more blocks.
  *
- * The input gradient of a stride-1 convolution is the convolution of the output gradient
- * with the kernel reversed, each group's weight block transposed and padding d * (k - 1) - p
- * (CONV_PACKED_W_FLIPPED); conv.c uses it there.
+ * Input gradient (stride 1): the convolution of the output gradient with the kernel
+ * reversed, each group's weight block transposed, and padding d * (k - 1) - p
+ * (CONV_PACKED_W_FLIPPED); conv.c uses it when that padding is not negative.
  *
- * The weight gradient gw[o][p] = sum over samples and pixels of gy[o][q] * cols[p][q] packs
- * the same column slivers (p padded to a multiple of 4 with zero rows) and runs 4 x 4 tiles of
- * dot products: 16 accumulators of 16 pixel lanes, reduced to 16 sums by one
- * transpose-and-add network per tile and block.  The tasks' sums go into WG_CHUNKS partial
- * gradients, chunk c taking the c-th share of the tasks in order; the partials are added
- * in chunk order.  The chunks and blocks depend only on the shape, never on the thread
- * count. */
+ * Weight gradient: gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as
+ * tiles of WG_MR taps x WG_NR output channels: per pixel, WG_MR taps broadcast from the
+ * columns and the output gradient of WG_NR channels, transposed once per sample into gt[q][o]
+ * (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
+ * samples of one block) before it adds into the gradient.  The tasks go into at most
+ * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
+ * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
+ * on the thread count, so neither does the result. */
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@
 
 #define PK_MR 8                          /* output channels per forward tile */
 #define PK_NR 32                         /* output pixels per sliver: two 16-float vectors */
-#define PK_BLOCK_BYTES (256 * 1024)      /* packed columns of one task at most */
+#define PK_BLOCK_BYTES (256 * 1024)      /* one task's columns at most */
 #define WG_MR 8                          /* taps per weight-gradient tile */
 #define WG_NR 32                         /* output channels per weight-gradient tile */
 #define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
