@@ -4,8 +4,8 @@ gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itsel
 against NumPy and PyTorch in test_conv.py), across every threshold of their blocking:
 
 - layout: flat windows (stride 1 in every dim) or packed columns (any other stride);
-- PK_NR = 32 pixels per sliver (a short last sliver), PK_MR = 8 output channels per forward
-  tile (a short last tile);
+- PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
+  more), PK_MR = 8 output channels per forward tile (a short last tile);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
   twice the threads cuts its samples into more blocks (forward only);
 - WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones);
@@ -55,7 +55,7 @@ def test_constants():
 
 def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
     """The kernel's blocking of one (sample, group) (cols_init): flat?, pixels per block,
-    blocks."""
+    blocks, pixels in all (flat: 1 + the last output pixel's flat index)."""
     nd = len(xs) - 2
     k, img = list(ws[2:]), list(xs[2:])
     out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
@@ -76,12 +76,12 @@ def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
     per = max(per, 1)
     nblk = min(max(-(-nsl // per), min_blocks), nsl)
     nq = -(-nsl // nblk) * PK_NR
-    return flat, nq, -(-span // nq)
+    return flat, nq, -(-span // nq), span
 
 
 def wgrad_chunks(xs, ws, stride, pad, dil, groups):
     """(samples per tile, chunks) of the weight gradient."""
-    _, nq, nblk = blocking(xs, ws, stride, pad, dil, groups)
+    _, nq, nblk, _ = blocking(xs, ws, stride, pad, dil, groups)
     n, co = xs[0], ws[0]
     kdim = int(np.prod(ws[1:]))
     batch = min(max(WG_BATCH_PIXELS // nq, 1), n)
@@ -173,10 +173,10 @@ def test_conv2d_packed_thresholds(case):
 def test_cases_cross_their_thresholds():
     """Each case is where its label says: the blockings below are the kernel's."""
     by = {c[-1]: c[:-1] for c in CASES}
-    flat, nq, nblk = blocking(*by["flat, windows over PK_BLOCK_BYTES: several blocks per "
-                                    "sample"])
+    flat, nq, nblk, _ = blocking(*by["flat, windows over PK_BLOCK_BYTES: several blocks per "
+                                       "sample"])
     assert flat and nblk >= 2
-    flat, nq, nblk = blocking(*by["packed, columns over PK_BLOCK_BYTES: several blocks"])
+    flat, nq, nblk, _ = blocking(*by["packed, columns over PK_BLOCK_BYTES: several blocks"])
     assert not flat and nblk >= 2
     case = by["flat, padding 0, one sample: cut into blocks for the threads"]
     assert blocking(*case, min_blocks=4)[2] == 4 and blocking(*case)[2] == 1
@@ -187,6 +187,13 @@ def test_cases_cross_their_thresholds():
     case = by["flat, partial gradients over WG_CHUNK_BYTES: fewer chunks"]
     assert case[0][0] * blocking(*case)[2] >= WG_CHUNKS and 1 < wgrad_chunks(*case)[1] < WG_CHUNKS
     assert blocking(*by["packed, stride 2, short sliver"])[0] is False
+    # last slivers of the forward: 19 pixels (two vectors), 14 and 13 (one vector)
+    for label, flat, tail in (
+            ("flat, short sliver, short forward tile, one weight-gradient tile", True, 19),
+            ("flat, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks",
+             True, 14), ("packed, stride (2, 1)", False, 13)):
+        f, nq, nblk, span = blocking(*by[label])
+        assert f == flat and nblk == 1 and span % PK_NR == tail
     assert by["flat, dilation 2, padding 2, 40 channels: a short second channel sliver"][1][0] \
         % WG_NR != 0
 

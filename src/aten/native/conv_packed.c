@@ -180,6 +180,7 @@ pack_cols(const float *x, const ConvGeom *g, int64_t cpg, int64_t q0, int64_t nq
         c##R##0 = _mm512_fmadd_ps(a, b0, c##R##0);                                        \
         c##R##1 = _mm512_fmadd_ps(a, b1, c##R##1);                                        \
     } while (0)
+#define FWD_FMA_HALF(R) c##R##0 = _mm512_fmadd_ps(_mm512_set1_ps(ap[(R)]), b0, c##R##0)
 #define FWD_INIT(R)                                                                       \
     __m512 c##R##0 = _mm512_set1_ps(bias != NULL && (R) < mr ? bias[(R)] : 0.0f);         \
     __m512 c##R##1 = c##R##0
@@ -211,7 +212,20 @@ tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, con
     FWD_INIT(5);
     FWD_INIT(6);
     FWD_INIT(7);
-    for (int64_t p = 0; p < kdim; p++) {
+    /* a last sliver of at most 16 pixels: the first vector only */
+    for (int64_t p = 0; nr <= 16 && p < kdim; p++) {
+        const __m512 b0 = _mm512_loadu_ps(bp + off[p]);
+        FWD_FMA_HALF(0);
+        FWD_FMA_HALF(1);
+        FWD_FMA_HALF(2);
+        FWD_FMA_HALF(3);
+        FWD_FMA_HALF(4);
+        FWD_FMA_HALF(5);
+        FWD_FMA_HALF(6);
+        FWD_FMA_HALF(7);
+        ap += PK_MR;
+    }
+    for (int64_t p = 0; nr > 16 && p < kdim; p++) {
         const float *b = bp + off[p];
         const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
         FWD_FMA(0);
@@ -236,6 +250,7 @@ tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, con
     FWD_STORE(7);
 }
 #undef FWD_FMA
+#undef FWD_FMA_HALF
 #undef FWD_INIT
 #undef FWD_STORE
 
