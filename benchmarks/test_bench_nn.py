@@ -23,6 +23,26 @@ def test_conv2d(benchmark, impl, n, cin, hw, cout):
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("n,cin,hw,cout", [(32, 3, 32, 32), (32, 32, 16, 64)])
+def test_conv2d_forward_backward(benchmark, impl, n, cin, hw, cout):
+    """The training direction: forward, then the input, weight and bias gradients."""
+    benchmark.group = f"conv2d {n}x{cin}x{hw}x{hw} -> {cout} ch 3x3 pad 1, forward+backward"
+    lib = library(impl)
+    x = lib.tensor(randn((n, cin, hw, hw))).requires_grad_()
+    w = lib.tensor(randn((cout, cin, 3, 3), 1)).requires_grad_()
+    b = lib.tensor(randn((cout,), 2)).requires_grad_()
+    gy = lib.tensor(randn((n, cout, hw, hw), 3))
+
+    def step():
+        x.grad = w.grad = b.grad = None
+        lib.nn.functional.conv2d(x, w, b, padding=1).backward(gy)
+        return w.grad
+
+    out = benchmark(step)
+    assert tuple(out.shape) == (cout, cin, 3, 3)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
 def test_max_pool2d(benchmark, impl):
     benchmark.group = "max_pool2d 2x2 32x64x32x32"
     lib = library(impl)

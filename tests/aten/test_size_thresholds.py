@@ -64,7 +64,8 @@ random.c RANDOM_GRAIN = GRAIN / 8 (fill), RANDOM_GRAIN / (ncat + n) + 1 rows (mu
     uniform_; the same bits on 1 and 2 threads, and a draw is a prefix of a longer one.
 conv.c chunk_of: COL_BUDGET = 2**24 column elements -> conv2d forward and input gradient
     with 1 sample per chunk, chunks of 2 + a short last one, two whole chunks, one chunk;
-    run_jobs (GRAIN / (kvol * cols) + 1 planes) is crossed by the same cases.
+    run_jobs (GRAIN / (kvol * cols) + 1 planes) is crossed by the same cases.  (On AVX-512
+    the float32 cases run conv_packed.c instead; its thresholds: test_conv_packed.py.)
 pool.c run_planes: GRAIN / (input + output plane) + 1 planes -> 51, 52, 53 planes of
     32 x 32, max and avg pooling, forward and backward.
 factory.c set_range (arange, linspace), optim.c fused SGD / Adam steps: GRAIN elements a

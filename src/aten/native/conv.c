@@ -17,22 +17,20 @@
  * batch, cols), so one GEMM per group covers a whole batch chunk: col_fwd and img_fwd use
  * batched views with a stride-0 weight, wgrad a single 2-D product over batch * cols.
  * Chunks keep the buffer under COL_BUDGET elements.  Spatial dims are padded to three
- * (nn_common.h); float16/bfloat16 compute in float, integers in double. */
+ * (nn_common.h); float16/bfloat16 compute in float, integers in double.  On AVX-512, float
+ * work (float32, float16, bfloat16) skips the column buffer: col_fwd, wgrad and the input
+ * gradient of a stride-1 convolution run conv_packed.c (Note [Packed float32
+ * convolution]); img_fwd (a transposed convolution, the input gradient of a strided one)
+ * stays here. */
 #include <stdint.h>
 #include <string.h>
 
 #include "../../c10/parallel.h"
+#include "conv_impl.h"
 #include "gemm.h"
 #include "nn_common.h"
 
 #define COL_BUDGET ((int64_t)1 << 24)
-
-typedef struct ConvGeom {
-    int64_t groups;
-    int64_t img[NN_SPATIAL], col[NN_SPATIAL];
-    int64_t k[NN_SPATIAL], s[NN_SPATIAL], p[NN_SPATIAL], d[NN_SPATIAL];
-    int64_t img_numel, col_numel, kvol;
-} ConvGeom;
 
 static void
 geom_finish(ConvGeom *g)
@@ -80,6 +78,29 @@ add_bias(int f8, char *y, const char *bias, int64_t n, int64_t c, int64_t l)
     }
 }
 
+/* The sum of v[0, l) in double: eight partial sums, so that the loop vectorizes. */
+#define DEFINE_ROW_SUM(T, SUF)                                                               \
+    static double                                                                            \
+    row_sum_##SUF(const T *v, int64_t l)                                                     \
+    {                                                                                        \
+        double acc[8] = {0};                                                                 \
+        int64_t j = 0;                                                                       \
+        for (; j + 8 <= l; j += 8) {                                                         \
+            for (int k = 0; k < 8; k++) {                                                    \
+                acc[k] += (double)v[j + k];                                                  \
+            }                                                                                \
+        }                                                                                    \
+        for (; j < l; j++) {                                                                 \
+            acc[0] += (double)v[j];                                                          \
+        }                                                                                    \
+        return ((acc[0] + acc[1]) + (acc[2] + acc[3])) +                                     \
+               ((acc[4] + acc[5]) + (acc[6] + acc[7]));                                      \
+    }
+
+DEFINE_ROW_SUM(float, f4)
+DEFINE_ROW_SUM(double, f8)
+#undef DEFINE_ROW_SUM
+
 /* gb(C) = sum over n and l of g(N, C, L), accumulated in double */
 static void
 bias_grad(int f8, char *gb, const char *gy, int64_t n, int64_t c, int64_t l)
@@ -87,9 +108,8 @@ bias_grad(int f8, char *gb, const char *gy, int64_t n, int64_t c, int64_t l)
     for (int64_t ch = 0; ch < c; ch++) {
         double acc = 0.0;
         for (int64_t i = 0; i < n; i++) {
-            for (int64_t j = (i * c + ch) * l; j < (i * c + ch + 1) * l; j++) {
-                acc += nn_load(f8, gy, j);
-            }
+            acc += f8 ? row_sum_f8((const double *)gy + (i * c + ch) * l, l)
+                      : row_sum_f4((const float *)gy + (i * c + ch) * l, l);
         }
         nn_store(f8, gb, ch, acc);
     }
@@ -307,9 +327,17 @@ add_fn(PtlDtype dt)
     return dt == PTL_DTYPE_FLOAT32 ? add_run_f4 : add_run_f8;
 }
 
-/* col_fwd: x (N, Ci, image) and w (Co, Ci/G, k) contiguous work dtype -> y (N, Co, cols). */
+/* Whether the float32 kernels of conv_packed.c take a problem in dtype dt. */
+static int
+use_packed(PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT32 && conv_packed_available();
+}
+
+/* col_fwd: x (N, Ci, image) and w (Co, Ci/G, k) contiguous work dtype -> y (N, Co, cols),
+ * plus bias (Co) when not NULL. */
 static PtlTensorImpl *
-col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
+col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const ConvGeom *g)
 {
     int64_t n = x->sizes[0], ci = x->sizes[1], co = w->sizes[0], G = g->groups;
     int64_t cpg = ci / G, opg = co / G, kdim = cpg * g->kvol, L = g->col_numel;
@@ -318,8 +346,21 @@ col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
     if (y == NULL || y->numel == 0) {
         return y;
     }
+    if (use_packed(x->dtype) && kdim > 0) {
+        if (conv_packed_fwd((const float *)ptl_tensor_data(x), (const float *)ptl_tensor_data(w),
+                            CONV_PACKED_W_PLAIN,
+                            bias != NULL ? (const float *)ptl_tensor_data(bias) : NULL,
+                            (float *)ptl_tensor_data(y), g, n, ci, co) < 0) {
+            goto error;
+        }
+        return y;
+    }
     if (kdim == 0) {
         memset(ptl_tensor_data(y), 0, (size_t)y->numel * ptl_tensor_itemsize(y));
+        if (bias != NULL) {
+            add_bias(x->dtype != PTL_DTYPE_FLOAT32, ptl_tensor_data(y), ptl_tensor_data(bias), n,
+                     co, L);
+        }
         return y;
     }
     int64_t cbsz[1] = {G * kdim * b * L};
@@ -340,6 +381,10 @@ col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
                 goto error;
             }
         }
+    }
+    if (bias != NULL) {
+        add_bias(x->dtype != PTL_DTYPE_FLOAT32, ptl_tensor_data(y), ptl_tensor_data(bias), n, co,
+                 L);
     }
     ptl_decref(cb);
     return y;
@@ -399,6 +444,14 @@ wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
     if (gw == NULL || gw->numel == 0 || n * L == 0) {
         return gw;
     }
+    if (use_packed(a->dtype)) {
+        if (conv_packed_wgrad((const float *)ptl_tensor_data(a),
+                              (const float *)ptl_tensor_data(img), (float *)ptl_tensor_data(gw),
+                              g, n, ci, ca) < 0) {
+            goto error;
+        }
+        return gw;
+    }
     int64_t cbsz[1] = {G * kdim * b * L};
     if ((cb = ptl_empty(1, cbsz, a->dtype, a->device)) == NULL) {
         goto error;
@@ -435,6 +488,39 @@ error:
     ptl_xdecref(cb);
     ptl_decref(gw);
     return NULL;
+}
+
+/* The input gradient of a plain convolution: gy (N, Co, cols), w (Co, Ci/G, k) -> (N, Ci,
+ * image).  With stride 1 and padding at most d * (k - 1) it is the convolution of gy with
+ * the flipped weight (Note [Packed float32 convolution]), else img_fwd. */
+static PtlTensorImpl *
+input_grad(PtlTensorImpl *gy, PtlTensorImpl *w, const ConvGeom *g)
+{
+    int64_t n = gy->sizes[0], co = gy->sizes[1], ci = w->sizes[1] * g->groups;
+    ConvGeom t = *g;
+    int flip = use_packed(gy->dtype) && co > 0;
+    for (int i = 0; i < NN_SPATIAL; i++) {
+        flip &= g->s[i] == 1 && g->p[i] <= g->d[i] * (g->k[i] - 1);
+        t.img[i] = g->col[i];
+        t.col[i] = g->img[i];
+        t.p[i] = g->d[i] * (g->k[i] - 1) - g->p[i];
+    }
+    if (!flip) {
+        return img_fwd(gy, w, g);
+    }
+    geom_finish(&t);
+    int64_t ysz[3] = {n, ci, g->img_numel};
+    PtlTensorImpl *y = ptl_empty(3, ysz, gy->dtype, gy->device);
+    if (y == NULL || y->numel == 0) {
+        return y;
+    }
+    if (conv_packed_fwd((const float *)ptl_tensor_data(gy), (const float *)ptl_tensor_data(w),
+                        CONV_PACKED_W_FLIPPED, NULL, (float *)ptl_tensor_data(y), &t, n, co,
+                        ci) < 0) {
+        ptl_decref(y);
+        return NULL;
+    }
+    return y;
 }
 
 /* ---- argument checks ---- */
@@ -741,11 +827,11 @@ convolution_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (bias != NULL && (bc = nn_prepare(bias, work)) == NULL)) {
         goto error;
     }
-    y = a.transposed ? img_fwd(xc, wc, &g) : col_fwd(xc, wc, &g);
+    y = a.transposed ? img_fwd(xc, wc, &g) : col_fwd(xc, wc, bc, &g);
     if (y == NULL) {
         goto error;
     }
-    if (bc != NULL && y->numel > 0) {
+    if (a.transposed && bc != NULL && y->numel > 0) {
         add_bias(work != PTL_DTYPE_FLOAT32, ptl_tensor_data(y), ptl_tensor_data(bc), y->sizes[0],
                  y->sizes[1], y->sizes[2]);
     }
@@ -805,7 +891,7 @@ convolution_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
     }
     /* the primitives read only sizes[0..1] and the data of their tensor arguments */
     if (mask[0]) {
-        out[0] = a.transposed ? col_fwd(gc, wc, &g) : img_fwd(gc, wc, &g);
+        out[0] = a.transposed ? col_fwd(gc, wc, NULL, &g) : input_grad(gc, wc, &g);
         if (out[0] == NULL) {
             goto error;
         }

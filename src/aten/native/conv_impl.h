@@ -1,0 +1,45 @@
+/* conv_impl.h -- what conv.c shares with its float32 kernels in conv_packed.c: the geometry
+ * of a convolution and the packed kernels' entry points (Note [Packed float32
+ * convolution]). */
+#ifndef PTL_ATEN_NATIVE_CONV_IMPL_H
+#define PTL_ATEN_NATIVE_CONV_IMPL_H
+
+#include <stdint.h>
+
+#include "nn_common.h"
+
+/* The geometry of one convolution: an "image" side (the larger, padded tensor) and a
+ * "column" side (one entry per kernel placement), three spatial dims each (Note
+ * [Convolution as GEMM]). */
+typedef struct ConvGeom {
+    int64_t groups;
+    int64_t img[NN_SPATIAL], col[NN_SPATIAL];
+    int64_t k[NN_SPATIAL], s[NN_SPATIAL], p[NN_SPATIAL], d[NN_SPATIAL];
+    int64_t img_numel, col_numel, kvol;
+} ConvGeom;
+
+/* How conv_packed_fwd reads its weight w. */
+typedef enum ConvPackedWeight {
+    CONV_PACKED_W_PLAIN,     /* w (co, ci/G, k): y = conv(x, w) */
+    CONV_PACKED_W_FLIPPED,   /* w (ci, co/G, k) as the (co, ci/G) weight of groups G, each
+                              * group's block transposed and the kernel reversed: the input
+                              * gradient of a stride-1 convolution as a convolution */
+} ConvPackedWeight;
+
+/* Whether the packed kernels run on this CPU (AVX-512). */
+int conv_packed_available(void);
+
+/* y (n, co, cols) = conv(x (n, ci, image), w) + bias (co, or NULL), all contiguous float32;
+ * co and ci are the output and input channels of the convolution that g describes.
+ * Returns 0, or -1 with the error set (out of memory). */
+int conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
+                    float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co);
+
+/* gw (co, ci/G * kvol) = sum over samples and columns of gy (n, co, cols) times the columns
+ * of x (n, ci, image): a convolution's weight gradient, all contiguous float32.  The sum is
+ * cut into chunks that depend on the shape only, so the result does not depend on the
+ * thread count.  Returns 0, or -1 with the error set. */
+int conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+                      int64_t ci, int64_t co);
+
+#endif

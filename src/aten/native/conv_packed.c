@@ -1,0 +1,754 @@
+/* conv_packed.c -- float32 convolution forward and weight gradient on AVX-512, straight from
+ * the image (no column buffer for the batch).  Plays the role of oneDNN's direct convolution
+ * kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
+ *
+ * Note [Packed float32 convolution]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The im2col path (Note [Convolution as GEMM]) writes a column buffer for a whole batch
+ * chunk, laid out (kdim, batch * cols), then runs a GEMM over it: the buffer goes to memory
+ * and back, its rows are batch * cols apart (a power of two for most images: they collide
+ * in L1), and the threads meet at every KC step.  Here a task is one block of output pixels
+ * of one sample and one group, and does everything for it on its own thread.  Its columns
+ * (kdim = ci/G * kvol taps by the block's pixels) come in one of two layouts (Cols):
+ *   - flat, for stride 1 in every dim: per input channel, a window of the padded image,
+ *     flattened, so that tap p of output pixel q is at q + off[p]: PK_NR consecutive pixels
+ *     are one 32-float load, with no packing.  The flat indices past the output's width
+ *     (k - 1 per row) are computed and dropped;
+ *   - packed, for other strides: the block's im2col columns copied into slivers of PK_NR
+ *     pixels, sliver s tap p at (s * kdim + p) * PK_NR.
+ * Forward: the weight is packed once per call into PK_MR-row slivers; each tile is PK_MR
+ * output channels x PK_NR pixels, 16 accumulators started at the bias and summed over the
+ * taps in order, so blocks and threads change no bit of the result.  A batch too small to
+ * give every thread two tasks is cut into more blocks.
+ *
+ * Input gradient (stride 1): the convolution of the output gradient with the kernel
+ * reversed, each group's weight block transposed, and padding d * (k - 1) - p
+ * (CONV_PACKED_W_FLIPPED); conv.c uses it when that padding is not negative.
+ *
+ * Weight gradient: gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as
+ * tiles of WG_MR taps x WG_NR output channels: per pixel, WG_MR taps broadcast from the
+ * columns and the output gradient of WG_NR channels, transposed once per sample into gt[q][o]
+ * (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
+ * samples of one block) before it adds into the gradient.  The tasks go into at most
+ * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
+ * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
+ * on the thread count, so neither does the result. */
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "conv_impl.h"
+
+#define PK_MR 8                          /* output channels per forward tile */
+#define PK_NR 32                         /* output pixels per sliver: two 16-float vectors */
+#define PK_BLOCK_BYTES (256 * 1024)      /* one task's columns at most */
+#define WG_MR 8                          /* taps per weight-gradient tile */
+#define WG_NR 32                         /* output channels per weight-gradient tile */
+#define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
+#define WG_CHUNKS 8                      /* partial weight gradients at most */
+#define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
+
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+
+int
+conv_packed_available(void)
+{
+    return ptl_cpu_capability() >= PTL_CPU_AVX512;
+}
+
+static void *
+pk_alloc(size_t nbytes)
+{
+    void *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
+    if (p == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "conv: out of memory allocating %zu bytes", nbytes);
+    }
+    return p;
+}
+
+/* The lanes [lo, hi) of a 16-lane mask (empty when hi <= lo). */
+static inline __mmask16
+lane_mask(int64_t lo, int64_t hi)
+{
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 16 ? 16 : hi;
+    if (hi <= lo) {
+        return 0;
+    }
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* ---- packing the im2col columns of one block ---- */
+
+/* dst[j] = src[ix0 + j * sx] for j < len where that index lies in the image row
+ * [0, width), zero elsewhere: one run of output pixels inside a sliver, or one padded row
+ * of a window.  Stride 1 goes through masked loads. */
+AVX512 static inline void
+pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
+{
+    if (sx == 1) {
+        for (int64_t j0 = 0; j0 < len; j0 += 16) {
+            int64_t m = len - j0 < 16 ? len - j0 : 16;
+            __mmask16 valid = lane_mask(-(ix0 + j0), width - (ix0 + j0));
+            valid &= lane_mask(0, m);
+            /* masked-off lanes are not read, so the address may lie outside the row */
+            __m512 v = _mm512_maskz_loadu_ps(valid, (const char *)src + (ix0 + j0) * 4);
+            _mm512_mask_storeu_ps(dst + j0, lane_mask(0, m), v);
+        }
+        return;
+    }
+    for (int64_t j = 0; j < len; j++) {
+        int64_t ix = ix0 + j * sx;
+        dst[j] = ix >= 0 && ix < width ? src[ix] : 0.0f;
+    }
+}
+
+/* dst[0, n) = src[0, n) through masked vector moves: the runs copied here are a few dozen
+ * floats, where a libc call costs as much as the copy. */
+AVX512 static inline void
+copy_run(float *dst, const float *src, int64_t n)
+{
+    for (int64_t j = 0; j < n; j += 16) {
+        __mmask16 m = lane_mask(0, n - j);
+        _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
+    }
+}
+
+/* Packs the im2col columns [q0, q0 + nq) of one sample and group (cpg image planes at x)
+ * into slivers: dst[(s * kst + p) * PK_NR + lane] = col[p][q0 + s * PK_NR + lane] for
+ * p < kdim, zero for lanes past nq and for rows kdim <= p < kst. */
+AVX512 static void
+pack_cols(const float *x, const ConvGeom *g, int64_t cpg, int64_t q0, int64_t nq, int64_t kst,
+          float *dst)
+{
+    const int64_t wo = g->col[2], ho = g->col[1], kdim = cpg * g->kvol;
+    const int64_t nsl = (nq + PK_NR - 1) / PK_NR;
+    /* the zeros past nq in the last sliver, and the padding rows */
+    if (nq % PK_NR != 0) {
+        int64_t lane = nq % PK_NR;
+        for (int64_t p = 0; p < kdim; p++) {
+            memset(dst + ((nsl - 1) * kst + p) * PK_NR + lane, 0,
+                   (size_t)(PK_NR - lane) * sizeof(float));
+        }
+    }
+    for (int64_t s = 0; s < nsl && kst > kdim; s++) {
+        memset(dst + (s * kst + kdim) * PK_NR, 0, (size_t)((kst - kdim) * PK_NR) * sizeof(float));
+    }
+    int64_t p = 0;
+    for (int64_t c = 0; c < cpg; c++) {
+        const float *plane = x + c * g->img_numel;
+        for (int64_t kz = 0; kz < g->k[0]; kz++) {
+            for (int64_t ky = 0; ky < g->k[1]; ky++) {
+                for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
+                    int64_t offx = kx * g->d[2] - g->p[2];
+                    float *drow = dst + p * PK_NR;
+                    /* the output rows (oz, oy) that meet [q0, q0 + nq), each cut at the
+                     * sliver boundaries */
+                    for (int64_t q = q0; q < q0 + nq;) {
+                        int64_t r = q / wo, ox = q % wo;
+                        int64_t oz = r / ho, oy = r % ho;
+                        int64_t pos = q - q0, s = pos / PK_NR, lane = pos % PK_NR;
+                        int64_t len = wo - ox;
+                        len = len < PK_NR - lane ? len : PK_NR - lane;
+                        len = len < q0 + nq - q ? len : q0 + nq - q;
+                        float *d = drow + s * kst * PK_NR + lane;
+                        int64_t iz = oz * g->s[0] - g->p[0] + kz * g->d[0];
+                        int64_t iy = oy * g->s[1] - g->p[1] + ky * g->d[1];
+                        if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
+                            memset(d, 0, (size_t)len * sizeof(float));
+                        }
+                        else {
+                            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2],
+                                     ox * g->s[2] + offx, g->s[2], g->img[2], len);
+                        }
+                        q += len;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ---- the forward tile ---- */
+
+#define FWD_FMA(R)                                                                        \
+    do {                                                                                  \
+        const __m512 a = _mm512_set1_ps(ap[(R)]);                                        \
+        c##R##0 = _mm512_fmadd_ps(a, b0, c##R##0);                                        \
+        c##R##1 = _mm512_fmadd_ps(a, b1, c##R##1);                                        \
+    } while (0)
+#define FWD_FMA_HALF(R) c##R##0 = _mm512_fmadd_ps(_mm512_set1_ps(ap[(R)]), b0, c##R##0)
+#define FWD_INIT(R)                                                                       \
+    __m512 c##R##0 = _mm512_set1_ps(bias != NULL && (R) < mr ? bias[(R)] : 0.0f);         \
+    __m512 c##R##1 = c##R##0
+#define FWD_STORE(R)                                                                      \
+    do {                                                                                  \
+        if ((R) < mr) {                                                                   \
+            if (full) {                                                                   \
+                _mm512_storeu_ps(y + (R) * ldy, c##R##0);                                 \
+                _mm512_storeu_ps(y + (R) * ldy + 16, c##R##1);                            \
+            }                                                                             \
+            else {                                                                        \
+                _mm512_mask_storeu_ps(y + (R) * ldy, m0, c##R##0);                        \
+                _mm512_mask_storeu_ps(y + (R) * ldy + 16, m1, c##R##1);                   \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
+/* y[r][j] (rows ldy apart) = bias[r] + sum over p of ap[p][r] * bp[off[p] + j], for r < mr
+ * and j < nr of an 8 x 32 tile. */
+AVX512 static void
+tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, const float *bias,
+         float *y, int64_t ldy, int64_t mr, int64_t nr)
+{
+    FWD_INIT(0);
+    FWD_INIT(1);
+    FWD_INIT(2);
+    FWD_INIT(3);
+    FWD_INIT(4);
+    FWD_INIT(5);
+    FWD_INIT(6);
+    FWD_INIT(7);
+    /* a last sliver of at most 16 pixels: the first vector only */
+    for (int64_t p = 0; nr <= 16 && p < kdim; p++) {
+        const __m512 b0 = _mm512_loadu_ps(bp + off[p]);
+        FWD_FMA_HALF(0);
+        FWD_FMA_HALF(1);
+        FWD_FMA_HALF(2);
+        FWD_FMA_HALF(3);
+        FWD_FMA_HALF(4);
+        FWD_FMA_HALF(5);
+        FWD_FMA_HALF(6);
+        FWD_FMA_HALF(7);
+        ap += PK_MR;
+    }
+    for (int64_t p = 0; nr > 16 && p < kdim; p++) {
+        const float *b = bp + off[p];
+        const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        FWD_FMA(0);
+        FWD_FMA(1);
+        FWD_FMA(2);
+        FWD_FMA(3);
+        FWD_FMA(4);
+        FWD_FMA(5);
+        FWD_FMA(6);
+        FWD_FMA(7);
+        ap += PK_MR;
+    }
+    const int full = nr == PK_NR;
+    const __mmask16 m0 = lane_mask(0, nr), m1 = lane_mask(0, nr - 16);
+    FWD_STORE(0);
+    FWD_STORE(1);
+    FWD_STORE(2);
+    FWD_STORE(3);
+    FWD_STORE(4);
+    FWD_STORE(5);
+    FWD_STORE(6);
+    FWD_STORE(7);
+}
+#undef FWD_FMA
+#undef FWD_FMA_HALF
+#undef FWD_INIT
+#undef FWD_STORE
+
+/* ---- the columns of one task, in either layout ----
+ * Packed (any stride): the block's columns in slivers, sliver s at s * kst * PK_NR floats,
+ * tap p of it at p * PK_NR more.  Flat (stride 1 in every dim): for each channel c a window
+ * of the padded image, flattened, from the block's first flat index q0: the output pixel
+ * (oz, oy, ox) has flat index q = (oz * hp + oy) * wp + ox, and tap p = (c, kz, ky, kx) of
+ * it is at q - q0 + off[p], off[p] = c * winst + (kz * dz * hp + ky * dy) * wp + kx * dx.
+ * Flat indices whose column lies past the output's width (ox >= cols) or row past its
+ * height are computed and dropped: 2 of every 18 for a 16 x 16 image with padding 1. */
+
+typedef struct Cols {
+    int flat;
+    int64_t span;                        /* pixels (flat: 1 + the last output pixel's q) */
+    int64_t nq, nblk;                    /* pixels per block (a multiple of PK_NR), blocks */
+    int64_t kst;                         /* taps, rounded up for the tile */
+    int64_t jump;                        /* floats from one sliver to the next */
+    int64_t hp, wp, winst;               /* flat: padded height, width; floats per window */
+    int64_t *off;                        /* kst tap offsets (those past kdim repeat the last) */
+} Cols;
+
+/* Lays out the columns of one (sample, group) of cpg channels: in blocks that keep a task's
+ * columns within PK_BLOCK_BYTES, at least min_blocks of them where there are enough
+ * slivers. */
+static int
+cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t kst, int64_t min_blocks)
+{
+    const int64_t kdim = cpg * g->kvol;
+    int64_t per, nsl;
+    cl->flat = g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1;
+    cl->kst = kst;
+    if (cl->flat) {
+        cl->hp = g->img[1] + 2 * g->p[1];
+        cl->wp = g->img[2] + 2 * g->p[2];
+        cl->span = ((g->col[0] - 1) * cl->hp + g->col[1] - 1) * cl->wp + g->col[2];
+        int64_t reach = ((g->k[0] - 1) * g->d[0] * cl->hp + (g->k[1] - 1) * g->d[1]) * cl->wp +
+                        (g->k[2] - 1) * g->d[2];
+        per = (PK_BLOCK_BYTES / (cpg * (int64_t)sizeof(float)) - reach) / PK_NR;
+        nsl = (cl->span + PK_NR - 1) / PK_NR;
+        per = per < 1 ? 1 : per;
+        cl->nblk = (nsl + per - 1) / per;
+        cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
+        cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
+        cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
+        cl->winst = (cl->nq + reach + 15) / 16 * 16;
+        cl->jump = PK_NR;
+    }
+    else {
+        cl->span = g->col_numel;
+        nsl = (cl->span + PK_NR - 1) / PK_NR;
+        per = PK_BLOCK_BYTES / (kst * PK_NR * (int64_t)sizeof(float));
+        per = per < 1 ? 1 : per;
+        cl->nblk = (nsl + per - 1) / per;
+        cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
+        cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
+        cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
+        cl->jump = kst * PK_NR;
+    }
+    cl->nblk = (cl->span + cl->nq - 1) / cl->nq;
+    cl->off = pk_alloc((size_t)kst * sizeof(int64_t));
+    if (cl->off == NULL) {
+        return -1;
+    }
+    int64_t p = 0;
+    for (int64_t c = 0; c < cpg; c++) {
+        for (int64_t kz = 0; kz < g->k[0]; kz++) {
+            for (int64_t ky = 0; ky < g->k[1]; ky++) {
+                for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
+                    cl->off[p] = cl->flat ? c * cl->winst +
+                                                (kz * g->d[0] * cl->hp + ky * g->d[1]) * cl->wp +
+                                                kx * g->d[2]
+                                          : p * PK_NR;
+                }
+            }
+        }
+    }
+    for (; p < kst; p++) {
+        cl->off[p] = cl->off[kdim - 1];
+    }
+    return 0;
+}
+
+/* floats of one task's column buffer */
+static size_t
+cols_floats(const Cols *cl, int64_t cpg)
+{
+    return (size_t)(cl->flat ? cpg * cl->winst : cl->kst * cl->nq);
+}
+
+/* win[f - q0] = the padded image plane at flat index f, for f in [q0, q0 + len): each
+ * padded row is one masked run (pack_run), the padding read as zeros. */
+AVX512 static void
+fill_window(const float *plane, const ConvGeom *g, const Cols *cl, int64_t q0, int64_t len,
+            float *win)
+{
+    for (int64_t f = q0; f < q0 + len;) {
+        int64_t row = f / cl->wp, x = f % cl->wp;
+        int64_t iz = row / cl->hp - g->p[0], iy = row % cl->hp - g->p[1];
+        int64_t n = cl->wp - x < q0 + len - f ? cl->wp - x : q0 + len - f;
+        float *d = win + (f - q0);
+        if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
+            for (int64_t j = 0; j < n; j += 16) {
+                _mm512_mask_storeu_ps(d + j, lane_mask(0, n - j), _mm512_setzero_ps());
+            }
+        }
+        else {
+            /* padded column x + j is image column x + j - p */
+            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2], x - g->p[2], 1, g->img[2], n);
+        }
+        f += n;
+    }
+}
+
+/* The columns of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf. */
+AVX512 static void
+cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
+          int64_t nq, float *buf)
+{
+    if (!cl->flat) {
+        pack_cols(x, g, cpg, q0, nq, cl->kst, buf);
+        return;
+    }
+    for (int64_t c = 0; c < cpg; c++) {
+        fill_window(x + c * g->img_numel, g, cl, q0, cl->winst, buf + c * cl->winst);
+    }
+}
+
+/* Flat layout: the next run of output pixels at or after flat index *q and below end (*q
+ * moves to its start); returns its length, 0 when there is none, and sets *pix to its first
+ * pixel's index in the output. */
+static int64_t
+flat_next_run(const Cols *cl, const ConvGeom *g, int64_t *q, int64_t end, int64_t *pix)
+{
+    while (*q < end) {
+        int64_t row = *q / cl->wp, x = *q % cl->wp, z = row / cl->hp, y = row % cl->hp;
+        if (x < g->col[2] && y < g->col[1] && z < g->col[0]) {
+            *pix = (z * g->col[1] + y) * g->col[2] + x;
+            return g->col[2] - x < end - *q ? g->col[2] - x : end - *q;
+        }
+        *q += cl->wp - x;
+    }
+    return 0;
+}
+
+/* ---- forward ---- */
+
+typedef struct FwdJob {
+    const ConvGeom *g;
+    const Cols *cl;
+    const float *x, *wp, *bias;
+    float *y;
+    int64_t ci, co, cpg, opg, kdim, nis;
+} FwdJob;
+
+/* The packed weight: wp[((grp * nis + i) * kdim + p) * PK_MR + r] = the weight of output
+ * channel grp * opg + i * PK_MR + r at column p, zero past opg. */
+static void
+pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
+{
+    const int64_t kvol = j->g->kvol, G = j->g->groups;
+    for (int64_t grp = 0; grp < G; grp++) {
+        for (int64_t i = 0; i < j->nis; i++) {
+            for (int64_t p = 0; p < j->kdim; p++) {
+                float *dst = wp + ((grp * j->nis + i) * j->kdim + p) * PK_MR;
+                for (int64_t r = 0; r < PK_MR; r++) {
+                    int64_t o = i * PK_MR + r;
+                    float v = 0.0f;
+                    if (o < j->opg && wkind == CONV_PACKED_W_PLAIN) {
+                        v = w[(grp * j->opg + o) * j->kdim + p];
+                    }
+                    else if (o < j->opg) {
+                        /* w is (ci, co/G, k) in this convolution's terms: entry
+                         * [grp * cpg + c][o][kvol - 1 - kk] for p = c * kvol + kk */
+                        int64_t c = p / kvol, kk = p % kvol;
+                        v = w[((grp * j->cpg + c) * j->opg + o) * kvol + kvol - 1 - kk];
+                    }
+                    dst[r] = v;
+                }
+            }
+        }
+    }
+}
+
+/* Tasks (sample, group, block): the packed layout's tiles store into y; the flat layout's
+ * into tmp (nis * PK_MR rows of nq), whose output pixels are then copied to y. */
+AVX512 static int
+fwd_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const FwdJob *j = (const FwdJob *)ctx;
+    const ConvGeom *g = j->g;
+    const Cols *cl = j->cl;
+    const int64_t L = g->col_numel, G = g->groups;
+    float *cols = pk_alloc(cols_floats(cl, j->cpg) * sizeof(float));
+    float *tmp = cl->flat ? pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float)) : NULL;
+    if (cols == NULL || (cl->flat && tmp == NULL)) {
+        free(cols);
+        return -1;
+    }
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
+        int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
+        cols_fill(cl, j->x + (n * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg, q0, nq, cols);
+        for (int64_t s = 0; s * PK_NR < nq; s++) {
+            int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
+            for (int64_t i = 0; i < j->nis; i++) {
+                int64_t o0 = grp * j->opg + i * PK_MR;
+                int64_t mr = j->opg - i * PK_MR < PK_MR ? j->opg - i * PK_MR : PK_MR;
+                float *dst = cl->flat ? tmp + i * PK_MR * cl->nq + s * PK_NR
+                                      : j->y + (n * j->co + o0) * L + q0 + s * PK_NR;
+                tile_fwd(j->kdim, j->wp + (grp * j->nis + i) * j->kdim * PK_MR,
+                         cols + s * cl->jump, cl->off, j->bias != NULL ? j->bias + o0 : NULL,
+                         dst, cl->flat ? cl->nq : L, mr, nr);
+            }
+        }
+        if (cl->flat) {
+            int64_t pix, len;
+            float *yg = j->y + (n * j->co + grp * j->opg) * L;
+            for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
+                for (int64_t o = 0; o < j->opg; o++) {
+                    copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
+                }
+            }
+        }
+    }
+    free(cols);
+    free(tmp);
+    return 0;
+}
+
+int
+conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
+                float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+{
+    const int64_t G = g->groups;
+    FwdJob j;
+    Cols cl;
+    j.g = g;
+    j.cl = &cl;
+    j.x = x;
+    j.bias = bias;
+    j.y = y;
+    j.ci = ci;
+    j.co = co;
+    j.cpg = ci / G;
+    j.opg = co / G;
+    j.kdim = j.cpg * g->kvol;
+    j.nis = (j.opg + PK_MR - 1) / PK_MR;
+    /* enough tasks for every thread: two per thread when the batch is small (the blocks
+     * change no result: each output is one sum over the taps) */
+    int64_t nthreads = ptl_get_num_threads();
+    int64_t want = n * G >= 2 * nthreads ? 1 : (2 * nthreads + n * G - 1) / (n * G);
+    if (cols_init(&cl, g, j.cpg, j.kdim, want) < 0) {
+        return -1;
+    }
+    float *wp = pk_alloc((size_t)(G * j.nis * j.kdim * PK_MR) * sizeof(float));
+    if (wp == NULL) {
+        free(cl.off);
+        return -1;
+    }
+    pack_weight(w, wkind, &j, wp);
+    j.wp = wp;
+    /* a task's multiply-adds; small problems stay on the calling thread */
+    double per_task = (double)j.opg * (double)j.kdim * (double)cl.nq;
+    int64_t grain = per_task >= (1 << 18) ? 1 : (int64_t)((1 << 18) / (per_task + 1.0)) + 1;
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, n * G * cl.nblk, grain, fwd_tasks, &j);
+    ptl_nogil_end(tok);
+    free(wp);
+    free(cl.off);
+    return rc;
+}
+
+/* ---- weight gradient ---- */
+
+#define WGT_FMA(R)                                                                        \
+    do {                                                                                  \
+        const __m512 a = _mm512_set1_ps(a##R[l]);                                         \
+        c##R##0 = _mm512_fmadd_ps(a, b0, c##R##0);                                        \
+        c##R##1 = _mm512_fmadd_ps(a, b1, c##R##1);                                        \
+    } while (0)
+#define WGT_ROW(R) const float *a##R = arow[R] + e * aseg + s * jump
+#define WGT_INIT(R) __m512 c##R##0 = _mm512_setzero_ps(), c##R##1 = c##R##0
+#define WGT_OUT(R)                                                                        \
+    do {                                                                                  \
+        _mm512_store_ps(t + (R) * WG_NR, c##R##0);                                        \
+        _mm512_store_ps(t + (R) * WG_NR + 16, c##R##1);                                   \
+    } while (0)
+
+/* The weight-gradient tile: for taps r < WG_MR and output channels o < WG_NR,
+ *   acc[r][o] = sum over segments e < nseg and pixels q = s * PK_NR + l < nq of
+ *               arow[r][e * aseg + s * jump + l] * gt[e * gseg + q * WG_NR + o]
+ * (the column of tap r at pixel q times the transposed output gradient; a segment is one
+ * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr. */
+AVX512 static void
+tile_wgrad(const float *const *arow, int64_t jump, int64_t aseg, const float *gt, int64_t gseg,
+           int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    WGT_INIT(0);
+    WGT_INIT(1);
+    WGT_INIT(2);
+    WGT_INIT(3);
+    WGT_INIT(4);
+    WGT_INIT(5);
+    WGT_INIT(6);
+    WGT_INIT(7);
+    for (int64_t e = 0; e < nseg; e++) {
+        for (int64_t s = 0; s * PK_NR < nq; s++) {
+            WGT_ROW(0);
+            WGT_ROW(1);
+            WGT_ROW(2);
+            WGT_ROW(3);
+            WGT_ROW(4);
+            WGT_ROW(5);
+            WGT_ROW(6);
+            WGT_ROW(7);
+            const float *b = gt + e * gseg + s * PK_NR * WG_NR;
+            int64_t nl = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
+            for (int64_t l = 0; l < nl; l++, b += WG_NR) {
+                const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+                WGT_FMA(0);
+                WGT_FMA(1);
+                WGT_FMA(2);
+                WGT_FMA(3);
+                WGT_FMA(4);
+                WGT_FMA(5);
+                WGT_FMA(6);
+                WGT_FMA(7);
+            }
+        }
+    }
+    _Alignas(64) float t[WG_MR * WG_NR];
+    WGT_OUT(0);
+    WGT_OUT(1);
+    WGT_OUT(2);
+    WGT_OUT(3);
+    WGT_OUT(4);
+    WGT_OUT(5);
+    WGT_OUT(6);
+    WGT_OUT(7);
+    for (int64_t o = 0; o < nr; o++) {
+        for (int64_t r = 0; r < mr; r++) {
+            part[o * ldp + r] += t[r * WG_NR + o];
+        }
+    }
+}
+#undef WGT_FMA
+#undef WGT_ROW
+#undef WGT_INIT
+#undef WGT_OUT
+
+typedef struct WgradJob {
+    const ConvGeom *g;
+    const Cols *cl;
+    const float *gy, *x;
+    float *parts;                        /* chunks x co x kdim */
+    int64_t n, ci, co, cpg, opg, kdim, nos;
+    int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
+} WgradJob;
+
+/* gt[(os * nq + q) * WG_NR + o % WG_NR] = the output gradient of channel o (of the group,
+ * os = o / WG_NR) at the block's pixel q (gyg: the group's first channel of one sample),
+ * zero at the flat layout's dropped indices and past opg. */
+static void
+fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
+{
+    const Cols *cl = j->cl;
+    const int64_t L = j->g->col_numel;
+    memset(gt, 0, (size_t)(j->nos * cl->nq * WG_NR) * sizeof(float));
+    if (!cl->flat) {
+        for (int64_t o = 0; o < j->opg; o++) {
+            float *d = gt + (o / WG_NR) * cl->nq * WG_NR + o % WG_NR;
+            const float *src = gyg + o * L + q0;
+            for (int64_t q = 0; q < nq; q++) {
+                d[q * WG_NR] = src[q];
+            }
+        }
+        return;
+    }
+    int64_t pix, len;
+    for (int64_t q = q0; (len = flat_next_run(cl, j->g, &q, q0 + nq, &pix)) > 0; q += len) {
+        for (int64_t o = 0; o < j->opg; o++) {
+            float *d = gt + ((o / WG_NR) * cl->nq + (q - q0)) * WG_NR + o % WG_NR;
+            const float *src = gyg + o * L + pix;
+            for (int64_t i = 0; i < len; i++) {
+                d[i * WG_NR] = src[i];
+            }
+        }
+    }
+}
+
+/* Chunks [c0, c1): chunk c sums its share of the tasks (group, block, sample), in order,
+ * into its own partial gradient, up to `batch` samples of one block at a time. */
+AVX512 static int
+wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
+{
+    const WgradJob *j = (const WgradJob *)ctx;
+    const ConvGeom *g = j->g;
+    const Cols *cl = j->cl;
+    const int64_t L = g->col_numel;
+    const size_t cfl = cols_floats(cl, j->cpg), gfl = (size_t)(j->nos * cl->nq * WG_NR);
+    float *cols = pk_alloc((size_t)j->batch * cfl * sizeof(float));
+    float *gt = pk_alloc((size_t)j->batch * gfl * sizeof(float));
+    if (cols == NULL || gt == NULL) {
+        free(cols);
+        free(gt);
+        return -1;
+    }
+    for (int64_t c = c0; c < c1; c++) {
+        float *part = j->parts + c * j->co * j->kdim;
+        int64_t t1 = (c + 1) * j->ntasks / j->chunks;
+        memset(part, 0, (size_t)(j->co * j->kdim) * sizeof(float));
+        for (int64_t t = c * j->ntasks / j->chunks, nb; t < t1; t += nb) {
+            int64_t n0 = t % j->n, blk = (t / j->n) % cl->nblk, grp = t / (j->n * cl->nblk);
+            int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
+            nb = j->batch < t1 - t ? j->batch : t1 - t;
+            nb = nb < j->n - n0 ? nb : j->n - n0;
+            for (int64_t e = 0; e < nb; e++) {
+                int64_t n = n0 + e;
+                cols_fill(cl, j->x + (n * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg, q0,
+                          nq, cols + e * cfl);
+                fill_gt(j, j->gy + (n * j->co + grp * j->opg) * L, q0, nq, gt + e * gfl);
+            }
+            for (int64_t os = 0; os < j->nos; os++) {
+                int64_t nr = j->opg - os * WG_NR < WG_NR ? j->opg - os * WG_NR : WG_NR;
+                for (int64_t p = 0; p < j->kdim; p += WG_MR) {
+                    int64_t mr = j->kdim - p < WG_MR ? j->kdim - p : WG_MR;
+                    /* taps past the last repeat it (computed, not stored) */
+                    const float *arow[WG_MR];
+                    for (int r = 0; r < WG_MR; r++) {
+                        arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
+                    }
+                    tile_wgrad(arow, cl->jump, (int64_t)cfl, gt + os * cl->nq * WG_NR,
+                               (int64_t)gfl, nq, nb,
+                               part + (grp * j->opg + os * WG_NR) * j->kdim + p, j->kdim, mr,
+                               nr);
+                }
+            }
+        }
+    }
+    free(cols);
+    free(gt);
+    return 0;
+}
+
+int
+conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+                  int64_t ci, int64_t co)
+{
+    const int64_t G = g->groups;
+    WgradJob j;
+    Cols cl;
+    j.g = g;
+    j.cl = &cl;
+    j.gy = gy;
+    j.x = x;
+    j.ci = ci;
+    j.co = co;
+    j.cpg = ci / G;
+    j.opg = co / G;
+    j.kdim = j.cpg * g->kvol;
+    j.nos = (j.opg + WG_NR - 1) / WG_NR;
+    int64_t len = co * j.kdim;
+    if (n == 0 || len == 0 || g->col_numel == 0) {
+        memset(gw, 0, (size_t)len * sizeof(float));
+        return 0;
+    }
+    /* the blocks, batches and chunks depend on the shape only */
+    if (cols_init(&cl, g, j.cpg, j.kdim, 1) < 0) {
+        return -1;
+    }
+    j.n = n;
+    j.ntasks = n * G * cl.nblk;
+    j.batch = WG_BATCH_PIXELS / cl.nq;
+    j.batch = j.batch < 1 ? 1 : (j.batch < n ? j.batch : n);
+    int64_t most = WG_CHUNK_BYTES / (len * (int64_t)sizeof(float));
+    j.chunks = j.ntasks < WG_CHUNKS ? j.ntasks : WG_CHUNKS;
+    j.chunks = j.chunks < most ? j.chunks : (most < 1 ? 1 : most);
+    j.parts = pk_alloc((size_t)(j.chunks * len) * sizeof(float));
+    if (j.parts == NULL) {
+        free(cl.off);
+        return -1;
+    }
+    double work = (double)n * (double)co * (double)j.kdim * (double)cl.span;
+    void *tok = ptl_nogil_begin();
+    int rc = work >= (1 << 18) ? ptl_parallel_for(0, j.chunks, 1, wgrad_chunks, &j)
+                               : wgrad_chunks(&j, 0, j.chunks);
+    ptl_nogil_end(tok);
+    if (rc == 0) {
+        memcpy(gw, j.parts, (size_t)len * sizeof(float));
+        for (int64_t c = 1; c < j.chunks; c++) {
+            const float *part = j.parts + c * len;
+            for (int64_t i = 0; i < len; i++) {
+                gw[i] += part[i];
+            }
+        }
+    }
+    free(j.parts);
+    free(cl.off);
+    return rc;
+}

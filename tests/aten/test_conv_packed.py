@@ -1,0 +1,260 @@
+"""The float32 convolution kernels of conv_packed.c (Note [Packed float32 convolution]):
+forward, input gradient (stride 1: a convolution with the flipped weight) and weight
+gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itself checked
+against NumPy and PyTorch in test_conv.py), across every threshold of their blocking:
+
+- layout: flat windows (stride 1 in every dim) or packed columns (any other stride);
+- PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
+  more), PK_MR = 8 output channels per forward tile (a short last tile);
+- PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
+  twice the threads cuts its samples into more blocks (forward only);
+- WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones);
+- WG_BATCH_PIXELS: one or several samples summed by one tile;
+- WG_CHUNKS partial weight gradients (fewer tasks than chunks, more, not a multiple), and
+  fewer when WG_CHUNK_BYTES caps them;
+- groups, dilation, padding 0 / 1 / 2, 1-D and 3-D, transposed convolutions (their input
+  gradient is a plain convolution), non-contiguous and channels_last inputs.
+
+Every result is compared on one thread and on two; both must have the same bits (the
+blocks, batches and chunks depend on the shape only).  The checks pass on any CPU; on one
+without AVX-512 they test the im2col path instead, and test_fallback_path runs a few
+cases with PTL_CPU_CAPABILITY=avx2 so that path is checked on this machine too."""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.nn.functional as F
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), "src", "aten", "native", "conv_packed.c")
+
+
+def c_define(name):
+    with open(SRC) as f:
+        m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, f.read(), re.M)
+    expr = re.sub(r"\((?:int64_t|size_t)\)", "", m.group(1))
+    assert re.fullmatch(r"[\d\s()+*<]+", expr), expr
+    return eval(expr)
+
+
+PK_MR, PK_NR, PK_BLOCK_BYTES = 8, 32, 256 * 1024
+WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
+
+
+def test_constants():
+    """The thresholds this file's cases are built around are the kernel's."""
+    for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
+                 "WG_CHUNKS", "WG_CHUNK_BYTES"):
+        assert c_define(name) == globals()[name], name
+
+
+def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
+    """The kernel's blocking of one (sample, group) (cols_init): flat?, pixels per block,
+    blocks, pixels in all (flat: 1 + the last output pixel's flat index)."""
+    nd = len(xs) - 2
+    k, img = list(ws[2:]), list(xs[2:])
+    out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    k, img, out = [1] * (3 - nd) + k, [1] * (3 - nd) + img, [1] * (3 - nd) + out
+    pad, dil = [0] * (3 - nd) + list(pad), [1] * (3 - nd) + list(dil)
+    cpg = xs[1] // groups
+    kdim = cpg * k[0] * k[1] * k[2]
+    flat = all(s == 1 for s in stride)
+    if flat:
+        hp, wp = img[1] + 2 * pad[1], img[2] + 2 * pad[2]
+        span = ((out[0] - 1) * hp + out[1] - 1) * wp + out[2]
+        reach = ((k[0] - 1) * dil[0] * hp + (k[1] - 1) * dil[1]) * wp + (k[2] - 1) * dil[2]
+        per = (PK_BLOCK_BYTES // (cpg * 4) - reach) // PK_NR
+    else:
+        span = out[0] * out[1] * out[2]
+        per = PK_BLOCK_BYTES // (kdim * PK_NR * 4)
+    nsl = -(-span // PK_NR)
+    per = max(per, 1)
+    nblk = min(max(-(-nsl // per), min_blocks), nsl)
+    nq = -(-nsl // nblk) * PK_NR
+    return flat, nq, -(-span // nq), span
+
+
+def wgrad_chunks(xs, ws, stride, pad, dil, groups):
+    """(samples per tile, chunks) of the weight gradient."""
+    _, nq, nblk, _ = blocking(xs, ws, stride, pad, dil, groups)
+    n, co = xs[0], ws[0]
+    kdim = int(np.prod(ws[1:]))
+    batch = min(max(WG_BATCH_PIXELS // nq, 1), n)
+    ntasks = n * groups * nblk
+    return batch, min(ntasks, WG_CHUNKS, max(WG_CHUNK_BYTES // (co * kdim * 4), 1))
+
+
+# (x shape, w shape, stride, padding, dilation, groups, what it crosses)
+CASES = [
+    ((2, 3, 9, 11), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "flat, short sliver, short forward tile, one weight-gradient tile"),
+    ((3, 32, 16, 16), (64, 32, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "flat, the benchmark's 32->64, two channel slivers of the weight gradient"),
+    ((1, 16, 17, 17), (24, 16, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "flat, padding 0, one sample: cut into blocks for the threads"),
+    ((2, 8, 13, 13), (40, 8, 3, 3), (1, 1), (2, 2), (2, 2), 1,
+     "flat, dilation 2, padding 2, 40 channels: a short second channel sliver"),
+    ((2, 64, 40, 40), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "flat, windows over PK_BLOCK_BYTES: several blocks per sample"),
+    ((9, 4, 8, 8), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "flat, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks"),
+    ((20, 2, 6, 6), (3, 2, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "flat 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"),
+    ((2, 12, 9, 10), (12, 1, 3, 3), (1, 1), (1, 1), (1, 1), 12,
+     "flat, depthwise (groups 12)"),
+    ((3, 6, 10, 7), (9, 2, 3, 2), (1, 1), (1, 0), (1, 2), 3,
+     "flat, groups 3, rectangular kernel and dilation"),
+    ((2, 8, 15, 15), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "packed, stride 2, short sliver"),
+    ((2, 6, 11, 9), (10, 6, 3, 3), (2, 1), (0, 1), (1, 1), 1,
+     "packed, stride (2, 1)"),
+    ((2, 32, 66, 66), (8, 32, 3, 3), (2, 2), (0, 0), (1, 1), 1,
+     "packed, columns over PK_BLOCK_BYTES: several blocks"),
+    ((3, 4, 12, 12), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,
+     "packed, stride 3, groups 2, 5x5"),
+    ((8, 512, 4, 4), (288, 512, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "flat, partial gradients over WG_CHUNK_BYTES: fewer chunks"),
+]
+
+
+def conv_all(x, w, b, stride, pad, dil, groups, gy):
+    """y, dx, dw, db of F.conv{1,2,3}d as numpy float64."""
+    x = x.detach().requires_grad_()
+    w = w.detach().requires_grad_()
+    b = b.detach().requires_grad_()
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
+    y = conv(x, w, b, stride=stride, padding=pad, dilation=dil, groups=groups)
+    y.backward(gy.to(y.dtype))
+    return [t.detach().double().numpy() for t in (y, x.grad, w.grad, b.grad)]
+
+
+def check_case(xs, ws, stride, pad, dil, groups, seed, make_x=None):
+    gen = np.random.default_rng(seed)
+    x = gen.standard_normal(xs)
+    w = gen.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+    b = gen.standard_normal(ws[0])
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(xs)]
+    yshape = tuple(conv(ptl.tensor(x), ptl.tensor(w), stride=stride, padding=pad, dilation=dil,
+                        groups=groups).shape)
+    gy = gen.standard_normal(yshape)
+    ref = conv_all(ptl.tensor(x), ptl.tensor(w), ptl.tensor(b), stride, pad, dil, groups,
+                   ptl.tensor(gy))
+    threads = ptl.get_num_threads()
+    results = []
+    try:
+        for nt in (1, 2):
+            ptl.set_num_threads(nt)
+            xt = ptl.tensor(x, dtype=ptl.float32)
+            if make_x is not None:
+                xt = make_x(xt)
+            results.append(conv_all(xt, ptl.tensor(w, dtype=ptl.float32),
+                                    ptl.tensor(b, dtype=ptl.float32), stride, pad, dil,
+                                    groups, ptl.tensor(gy, dtype=ptl.float32)))
+    finally:
+        ptl.set_num_threads(threads)
+    for name, r, got1, got2 in zip(("forward", "input grad", "weight grad", "bias grad"), ref,
+                                   *results):
+        scale = max(np.abs(r).max(), 1.0)
+        np.testing.assert_allclose(got1, r, rtol=0, atol=2e-5 * scale, err_msg=name)
+        np.testing.assert_array_equal(got1, got2, err_msg=name + ": 1 vs 2 threads")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[-1] for c in CASES])
+def test_conv2d_packed_thresholds(case):
+    xs, ws, stride, pad, dil, groups, _ = case
+    check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws))
+
+
+def test_cases_cross_their_thresholds():
+    """Each case is where its label says: the blockings below are the kernel's."""
+    by = {c[-1]: c[:-1] for c in CASES}
+    flat, nq, nblk, _ = blocking(*by["flat, windows over PK_BLOCK_BYTES: several blocks per "
+                                       "sample"])
+    assert flat and nblk >= 2
+    flat, nq, nblk, _ = blocking(*by["packed, columns over PK_BLOCK_BYTES: several blocks"])
+    assert not flat and nblk >= 2
+    case = by["flat, padding 0, one sample: cut into blocks for the threads"]
+    assert blocking(*case, min_blocks=4)[2] == 4 and blocking(*case)[2] == 1
+    batch, chunks = wgrad_chunks(*by["flat, 8x8: weight-gradient tiles over several samples, "
+                                     "9 tasks in 8 chunks"])
+    assert batch > 1 and chunks == WG_CHUNKS
+    assert wgrad_chunks(*by["flat 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"])[1] == 8
+    case = by["flat, partial gradients over WG_CHUNK_BYTES: fewer chunks"]
+    assert case[0][0] * blocking(*case)[2] >= WG_CHUNKS and 1 < wgrad_chunks(*case)[1] < WG_CHUNKS
+    assert blocking(*by["packed, stride 2, short sliver"])[0] is False
+    # last slivers of the forward: 19 pixels (two vectors), 14 and 13 (one vector)
+    for label, flat, tail in (
+            ("flat, short sliver, short forward tile, one weight-gradient tile", True, 19),
+            ("flat, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks",
+             True, 14), ("packed, stride (2, 1)", False, 13)):
+        f, nq, nblk, span = blocking(*by[label])
+        assert f == flat and nblk == 1 and span % PK_NR == tail
+    assert by["flat, dilation 2, padding 2, 40 channels: a short second channel sliver"][1][0] \
+        % WG_NR != 0
+
+
+@pytest.mark.parametrize("nd", [1, 3])
+def test_conv_packed_1d_3d(nd):
+    if nd == 1:
+        check_case((3, 5, 40), (7, 5, 3), (1,), (1,), (1,), 1, seed=1)
+        check_case((3, 5, 40), (7, 5, 4), (2,), (2,), (1,), 1, seed=2)
+    else:
+        check_case((2, 3, 5, 6, 7), (4, 3, 3, 3, 2), (1, 1, 1), (1, 1, 0), (1, 1, 1), 1, seed=3)
+        check_case((2, 4, 6, 5, 7), (6, 2, 2, 3, 3), (2, 1, 2), (0, 1, 1), (1, 2, 1), 2, seed=4)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "channels_last", "sliced"])
+def test_conv_packed_noncontiguous(layout):
+    makers = {
+        "transposed": lambda t: t.transpose(2, 3).contiguous().transpose(2, 3),
+        "channels_last": lambda t: t.contiguous(memory_format=ptl.channels_last),
+        "sliced": lambda t: ptl.stack([t, -t], 4).flatten(3)[:, :, :, ::2],
+    }
+    check_case((2, 8, 10, 12), (16, 8, 3, 3), (1, 1), (1, 1), (1, 1), 1, seed=5,
+               make_x=makers[layout])
+    check_case((2, 8, 10, 12), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1, seed=6,
+               make_x=makers[layout])
+
+
+@pytest.mark.parametrize("stride,padding,output_padding,groups", [
+    ((1, 1), (1, 1), (0, 0), 1), ((2, 2), (1, 1), (1, 1), 1), ((1, 2), (0, 1), (0, 1), 2)])
+def test_conv_transpose_packed(stride, padding, output_padding, groups):
+    """A transposed convolution's input gradient is a plain convolution (col_fwd) and its
+    weight gradient the same primitive with the roles swapped."""
+    gen = np.random.default_rng(7)
+    x = gen.standard_normal((3, 8, 9, 11))
+    w = gen.standard_normal((8, 12 // groups, 3, 3)) / 9
+    outs = []
+    for dt in (ptl.float64, ptl.float32):
+        xt = ptl.tensor(x, dtype=dt, requires_grad=True)
+        wt = ptl.tensor(w, dtype=dt, requires_grad=True)
+        y = F.conv_transpose2d(xt, wt, stride=stride, padding=padding,
+                               output_padding=output_padding, groups=groups)
+        gy = ptl.tensor(np.random.default_rng(8).standard_normal(tuple(y.shape)), dtype=dt)
+        y.backward(gy)
+        outs.append([t.detach().double().numpy() for t in (y, xt.grad, wt.grad)])
+    for name, r, got in zip(("forward", "input grad", "weight grad"), *outs):
+        np.testing.assert_allclose(got, r, rtol=0, atol=2e-5 * max(np.abs(r).max(), 1.0),
+                                   err_msg=name)
+
+
+def test_fallback_path():
+    """With AVX-512 masked off (PTL_CPU_CAPABILITY=avx2) the float32 convolution runs the
+    im2col path: a few of the cases above, in a child process."""
+    code = (
+        "import sys; sys.path[:0] = %r\n"
+        "import test_conv_packed as t, pytorchlite as ptl\n"
+        "assert ptl.backends.cpu.get_cpu_capability() != 'AVX512'\n"
+        "for c in (t.CASES[0], t.CASES[2], t.CASES[9]): t.check_case(*c[:-1], seed=11)\n"
+        "print('ok')\n" % [os.path.dirname(os.path.abspath(__file__)),
+                            os.path.dirname(os.path.dirname(os.path.dirname(
+                                os.path.abspath(__file__))))])
+    env = dict(os.environ, PTL_CPU_CAPABILITY="avx2")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
