@@ -112,7 +112,8 @@ impl_from_buffer(PyObject *obj, int share)
         if (name != NULL) {
             PyErr_Format(PyExc_TypeError,
                          "can't convert np.ndarray of type numpy.%S. The only supported types "
-                         "are: float64, float32, float16, int64, int32, int16, int8, uint8, and "
+                         "are: float64, float32, float16, complex64, complex128, int64, int32, "
+                         "int16, int8, uint8, and "
                          "bool.",
                          name);
             Py_DECREF(name);

@@ -6,7 +6,9 @@
  * Note [Complex dtypes]
  * ~~~~~~~~~~~~~~~~~~~~~
  * Every complex tensor carries the Complex dispatch key (c10's ptl_tensor_keys), just above
- * the backends, so any call with a complex argument passes here before a CPU kernel runs.
+ * the backends, and a call whose ScalarType argument is complex gets it too (the
+ * dispatcher's argument_keys), so any call with a complex argument or a complex result dtype
+ * passes here before a CPU kernel runs.
  * The CPU kernels were written for real dtypes (many branch on "floating or else integer"),
  * so the key decides, per op, what a complex argument may reach:
  *   - ops with a complex kernel here (add, sub, mul, div, neg, exp, log, sqrt, abs, eq, ne,
@@ -29,6 +31,7 @@
 /* ---- which ops a complex argument may reach ---- */
 
 static const PtlOpId passthrough_ops[] = {
+    PTL_OP_empty_memory_format, PTL_OP_empty_strided, PTL_OP_zeros, PTL_OP_ones, PTL_OP_full,
     PTL_OP_empty_like, PTL_OP_zeros_like, PTL_OP_ones_like, PTL_OP_full_like,
     PTL_OP_clone, PTL_OP_contiguous, PTL_OP_copy_, PTL_OP__to_copy, PTL_OP_alias,
     PTL_OP_fill__Scalar, PTL_OP_fill__Tensor, PTL_OP_zero_,
@@ -80,6 +83,9 @@ static PtlDtype
 first_complex_dtype(const PtlOperator *op, const PtlIValue *s)
 {
     for (int i = 0; i < op->schema.nargs; i++) {
+        if (s[i].tag == PTL_IV_DTYPE && ptl_dtype_is_complex(s[i].u.dtype)) {
+            return s[i].u.dtype;
+        }
         if (s[i].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[i].u.t->dtype)) {
             return s[i].u.t->dtype;
         }
