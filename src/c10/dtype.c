@@ -123,7 +123,7 @@ ptl_can_cast(PtlDtype from, PtlDtype to)
     if (ptl_dtype_is_complex(from) && !ptl_dtype_is_complex(to)) {
         return 0;
     }
-    if (ptl_dtype_is_floating(from) && !ptl_dtype_is_floating(to)) {
+    if (ptl_dtype_is_floating(from) && !ptl_dtype_is_floating(to) && !ptl_dtype_is_complex(to)) {
         return 0;
     }
     if (from != PTL_DTYPE_BOOL && to == PTL_DTYPE_BOOL) {
