@@ -196,7 +196,15 @@ class Tensor(_C.TensorBase):
         return self._sparse_info() is not None
 
     def is_complex(self):
-        return False
+        return self.dtype.is_complex
+
+    @property
+    def real(self):
+        return _C._functions["real"](self)
+
+    @property
+    def imag(self):
+        return _C._functions["imag"](self)
 
     def is_conj(self):
         return False

@@ -127,6 +127,27 @@ class _Formatter:
         return " " * (self.max_width - len(s)) + s
 
 
+class _ComplexFormatter:
+    """Complex elements: the real parts and the imaginary parts each get a _Formatter, and
+    an element prints as real, sign, imag and "j" (PyTorch's complex printing)."""
+
+    def __init__(self, values):
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def format(self, v):
+        imag = (self.imag.format(v.imag) + "j").lstrip()
+        real = self.real.format(v.real)
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
+def _formatter(values, dtype):
+    if dtype.is_complex:
+        return _ComplexFormatter(values)
+    return _Formatter(values, dtype.is_floating_point)
+
+
 def _vector_str(data, indent, fmt):
     width = fmt.max_width + 2        # ", " between elements
     per_line = max(1, math.floor((PRINT_OPTS["linewidth"] - indent) / width))
@@ -145,17 +166,16 @@ def _nested_str(data, dim, indent, fmt):
 
 def _tensor_str(t, indent):
     """The bracketed contents of a non-empty tensor, lines after the first indented."""
-    floating = t.dtype.is_floating_point
     dim = t.dim()
     if dim == 0:
         value = t.item()
-        return _Formatter([value], floating).format(value)
+        return _formatter([value], t.dtype).format(value)
     summarize = t.numel() > PRINT_OPTS["threshold"]
     edge = PRINT_OPTS["edgeitems"]
     if summarize and not edge:
         return "[...]"
     data = _summarized_lists(t, edge) if summarize else t.tolist()
-    fmt = _Formatter(_flatten(data, dim, []), floating)
+    fmt = _formatter(_flatten(data, dim, []), t.dtype)
     return _nested_str(data, dim, indent, fmt)
 
 
@@ -213,6 +233,7 @@ def _str(self, tensor_contents=None):
     if self.device.type != "cpu":
         suffixes.append(f"device='{self.device}'")
     default = _C.get_default_dtype()
+    default_complex = _C.complex128 if default == _C.float64 else _C.complex64
     if self.numel() == 0:
         if self.dim() != 1:
             suffixes.append("size=" + str(tuple(self.shape)))
@@ -222,7 +243,7 @@ def _str(self, tensor_contents=None):
     else:
         if not PRINT_OPTS["edgeitems"]:
             suffixes.append("size=" + str(tuple(self.shape)))
-        if self.dtype not in (default, _C.int64, _C.bool):
+        if self.dtype not in (default, default_complex, _C.int64, _C.bool):
             suffixes.append("dtype=" + str(self.dtype))
         if tensor_contents is None:
             text = _tensor_str(self if self.device.type == "cpu" else self.cpu(), indent)

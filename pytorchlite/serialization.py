@@ -83,9 +83,11 @@ _DTYPES = {
     "bfloat16": ("BFloat16Storage", "BF16"),
     "float32": ("FloatStorage", "F32"),
     "float64": ("DoubleStorage", "F64"),
+    "complex64": ("ComplexFloatStorage", "C64"),
+    "complex128": ("ComplexDoubleStorage", None),   # safetensors has no 128-bit complex
 }
 _STORAGE_DTYPE = {storage: name for name, (storage, _) in _DTYPES.items()}
-_SAFETENSORS_DTYPE = {code: name for name, (_, code) in _DTYPES.items()}
+_SAFETENSORS_DTYPE = {code: name for name, (_, code) in _DTYPES.items() if code is not None}
 
 _MAGIC_NUMBER = 0x1950a86a20f9469cfc6c
 _PROTOCOL_VERSION = 1001
@@ -841,6 +843,8 @@ def save_safetensors(tensors, path, metadata=None):
     chunks, offset = [], 0
     for name in order:
         t = tensors[name].detach()
+        if _DTYPES[_dtype_name(t.dtype)][1] is None:
+            raise TypeError(f"tensors[{name!r}]: safetensors has no dtype for {t.dtype}")
         data = _C._tensor_bytes(t if t.device.type == "cpu" else t.cpu())
         header[name] = {"dtype": _DTYPES[_dtype_name(t.dtype)][1], "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(data)]}

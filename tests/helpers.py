@@ -35,6 +35,7 @@ NP_DTYPE = {
 }
 ALL_DTYPES = list(NP_DTYPE)
 FLOAT_DTYPES = [ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64]
+COMPLEX_DTYPES = [ptl.complex64, ptl.complex128]
 INT_DTYPES = [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
 
 # Without a CUDA device, what a CUDA call raises: with CUDA kernels (the nvcc build) as
@@ -107,7 +108,8 @@ def to_numpy(t):
     if t.dtype == ptl.bfloat16:
         return np.array(t.float().numpy(), dtype=np.float64)
     a = np.array(t.numpy())
-    return a.astype(np.float64) if a.dtype.kind == "f" else a
+    return a.astype(np.float64) if a.dtype.kind == "f" else \
+        a.astype(np.complex128) if a.dtype.kind == "c" else a
 
 
 def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=True):
@@ -125,6 +127,13 @@ def assert_close(actual, expected, dtype=None, rtol=None, atol=None, equal_nan=T
         r = r if rtol is None else rtol
         a = a if atol is None else atol
         ok = np.isclose(got, expected.astype(np.float64), rtol=r, atol=a, equal_nan=equal_nan)
+    elif actual.dtype in COMPLEX_DTYPES:   # each part within its real dtype's tolerance
+        r, a = TOL[ptl.float32 if actual.dtype == ptl.complex64 else ptl.float64]
+        r = r if rtol is None else rtol
+        a = a if atol is None else atol
+        expected = expected.astype(np.complex128)
+        ok = (np.isclose(got.real, expected.real, rtol=r, atol=a, equal_nan=equal_nan) &
+              np.isclose(got.imag, expected.imag, rtol=r, atol=a, equal_nan=equal_nan))
     else:
         ok = got == expected
     if not np.all(ok):

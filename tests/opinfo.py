@@ -1856,6 +1856,47 @@ def _inplace_samples(samples):
     return out
 
 
+def _np_view_as_complex(a):
+    return a[..., 0] + 1j * a[..., 1]
+
+
+def _np_angle_real(a):
+    """torch.angle of a real array: pi for negatives, 0 otherwise (nan stays nan)"""
+    return np.where(np.isnan(a), a, np.where(a < 0, np.pi, 0.0))
+
+
+# complex64/complex128 (Note [Complex dtypes] in src/aten/native/complex.c): the table's
+# samples are real, so these rows check the real-input side of the ops that build and take
+# apart complex tensors; tests/aten/test_complex.py checks their complex side against NumPy.
+# Autograd refuses complex tensors (docs/decisions.md), so none of them differentiates.
+ENTRIES += [
+    OpInfo("real", [S(T(2, 3)), S(T()), S(T(3, 2, layout="transposed"))], ref=lambda a: a,
+           grad="none", dtypes=NUMERIC),
+    OpInfo("imag", [], grad="none", errors=[(S(T(2, 3)), RuntimeError)]),
+    OpInfo("view_as_real", [], grad="none", errors=[(S(T(2, 3)), RuntimeError)]),
+    OpInfo("view_as_complex", [S(T(3, 2)), S(T(4, 3, 2)), S(T(0, 2))],
+           ref=_np_view_as_complex, grad="none",
+           errors=[(S(T(3)), RuntimeError), (S(T()), RuntimeError),
+                   (S(T(2, 2, layout="transposed")), RuntimeError),
+                   (S(T(3, 2, dtype=ptl.int64)), RuntimeError)]),
+    OpInfo("complex", [S(T(2, 3), T(2, 3)), S(T(2, 1), T(3)), S(T(), T()), S(T(0, 2), T(2)),
+                       S(T(3, 2, layout="transposed"), T(2))],
+           ref=lambda a, b: a + 1j * b, grad="none",
+           errors=[(S(T(2), T(2, dtype=ptl.int64)), RuntimeError),
+                   (S(T(2), T(2, dtype=ptl.float32)), RuntimeError),
+                   (S(T(2), T(3)), RuntimeError)]),
+    OpInfo("polar", [S(T(2, 3), T(2, 3)), S(T(2, 1), T(3)), S(T(), T()), S(T(0, 2), T(2)),
+                     S(T(3, 2, layout="transposed"), T(2))],
+           ref=lambda a, b: a * np.cos(b) + 1j * a * np.sin(b), grad="none",
+           errors=[(S(T(2, dtype=ptl.int64), T(2, dtype=ptl.int64)), RuntimeError),
+                   (S(T(2), T(2, dtype=ptl.float32)), RuntimeError)]),
+    OpInfo("angle", None, ref=_np_angle_real, grad="none"),
+    OpInfo("conj", [S(T(2, 3)), S(T()), S(T(3, 2, layout="transposed"))], ref=lambda a: a,
+           grad="none", dtypes=NUMERIC),
+    OpInfo("conj_physical", None, ref=lambda a: a, grad="none", dtypes=NUMERIC),
+]
+
+
 def build_table():
     """name -> OpInfo for every op the table covers: the ENTRIES (samples generated from the
     schema where an entry gives none), and the in-place and out= variants of the ENTRIES that

@@ -50,6 +50,9 @@ init_op(PtlOperator *op, int id, const char *schema, uint32_t flags)
         if (a->kind == PTL_ARG_TENSOR || a->kind == PTL_ARG_TENSORLIST) {
             op->tensor_args |= 1u << i;
         }
+        if (a->kind == PTL_ARG_DTYPE) {
+            op->dtype_args |= 1u << i;
+        }
         if (a->kind == PTL_ARG_DEVICE && strcmp(a->name, "device") == 0) {
             op->device_arg = i;
         }
@@ -236,6 +239,14 @@ argument_keys(const PtlOperator *op, const PtlIValue *stack)
         int cuda = op->device_arg >= 0 && stack[op->device_arg].tag == PTL_IV_DEVICE &&
                    stack[op->device_arg].u.device.type == PTL_DEVICE_CUDA;
         ks = PTL_KEYSET(cuda ? PTL_KEY_CUDA : PTL_KEY_CPU);
+    }
+    /* a complex result asked for by `dtype` passes the Complex key too (Note [Complex
+     * dtypes] in native/complex.c) */
+    for (uint32_t d = op->dtype_args; d; d &= d - 1) {
+        const PtlIValue *v = &stack[__builtin_ctz(d)];
+        if (v->tag == PTL_IV_DTYPE && ptl_dtype_is_complex(v->u.dtype)) {
+            ks |= PTL_KEYSET(PTL_KEY_COMPLEX);
+        }
     }
     return ks;
 }

@@ -28,6 +28,7 @@ struct PtlOperator {
     uint32_t flags;        /* PTL_OPF_* */
     int device_arg;        /* index of the `Device? device` argument, or -1 */
     uint32_t tensor_args;  /* bit i: argument i is a Tensor, Tensor? or Tensor[] */
+    uint32_t dtype_args;   /* bit i: argument i is a ScalarType (a complex one adds Complex) */
     PtlSchema schema;
     PtlKernel kernels[PTL_KEY_COUNT];
     const char *kernel_origin[PTL_KEY_COUNT];   /* "binary.c" etc., for _dispatch_dump */

@@ -13,6 +13,9 @@
 static PtlDtype
 wrapped_dtype(PtlDtype dt)
 {
+    if (ptl_dtype_is_complex(dt)) {   /* a Python complex: the default complex dtype */
+        return ptl_dtype_to_complex(ptl_default_dtype());
+    }
     if (ptl_dtype_is_floating(dt)) {
         return ptl_default_dtype();
     }
@@ -22,7 +25,7 @@ wrapped_dtype(PtlDtype dt)
 static int
 category(PtlDtype dt)
 {
-    return ptl_dtype_is_floating(dt) ? 2 : dt == PTL_DTYPE_BOOL ? 0 : 1;
+    return ptl_dtype_is_complex(dt) ? 3 : ptl_dtype_is_floating(dt) ? 2 : dt == PTL_DTYPE_BOOL ? 0 : 1;
 }
 
 /* The higher-priority group wins unless the lower one is of a higher category. */
@@ -188,7 +191,8 @@ iter_compute_dtypes(PtlTensorIter *it, const PtlIterConfig *cfg)
     it->common_dtype = ptl_result_type(prom, np);
     it->compute_dtype = cfg->compute_dtype != PTL_DTYPE_UNDEFINED ? cfg->compute_dtype
                                                                   : it->common_dtype;
-    if (cfg->int_to_float && !ptl_dtype_is_floating(it->compute_dtype)) {
+    if (cfg->int_to_float && !ptl_dtype_is_floating(it->compute_dtype) &&
+        !ptl_dtype_is_complex(it->compute_dtype)) {
         it->compute_dtype = ptl_default_dtype();
     }
     it->out_dtype = cfg->out_dtype != PTL_DTYPE_UNDEFINED ? cfg->out_dtype : it->compute_dtype;

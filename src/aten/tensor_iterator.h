@@ -92,6 +92,7 @@ PtlTensorImpl *ptl_contiguous(PtlTensorImpl *t);
 PtlTensorImpl *ptl_wrapped_double(double v);
 PtlTensorImpl *ptl_wrapped_int(int64_t v);
 PtlTensorImpl *ptl_wrapped_bool(int v);
+PtlTensorImpl *ptl_wrapped_complex(double re, double im);   /* complex128, as Python's */
 /* A 0-dim tensor of dtype holding v (converted). */
 PtlTensorImpl *ptl_scalar_tensor(double v, PtlDtype dtype, PtlDevice device);
 /* Converts one element at src (dtype st) to dst (dtype dt). */

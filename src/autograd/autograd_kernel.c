@@ -434,6 +434,16 @@ set_history(const PtlOperator *op, PtlIValue *s, PtlNode *node, const Inputs *in
             }
             continue;
         }
+        if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[k].u.t->dtype)) {
+            for (int j = 0; j < sc->nrets; j++) {
+                ptl_ivalue_release(&s[j]);
+            }
+            return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                                 "%s: a complex result of inputs that require grad, and "
+                                 "pytorchlite has no complex autograd yet; compute it under "
+                                 "torch.no_grad() or from detached inputs",
+                                 op->schema.name);
+        }
         if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_floating(s[k].u.t->dtype)) {
             ptl_set_grad_fn(s[k].u.t, node, nr);
         }

@@ -6,6 +6,9 @@
  * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
  * Backends sit at the bottom, SparseCPU above the dense ones as in PyTorch (its fallback
  * stops a sparse argument from falling through to a dense kernel, Note [Sparse tensors]);
+ * Complex, which only complex64/complex128 tensors carry, sits above them (Note [Complex
+ * dtypes] in aten/native/complex.c: its kernels and fallback decide what a complex argument
+ * may reach);
  * CompositeImplicit sits just above them and is always in the set (ops written in terms of
  * other ops take it before any backend kernel); Autograd wraps them, Tracer (included only
  * while pytorchlite.jit.trace runs, Note [Tracing] in python/tracer.c) records what reaches
@@ -30,6 +33,7 @@ extern "C" {
     _(CPU, "CPU")                                      \
     _(CUDA, "CUDA")                                    \
     _(SPARSE_CPU, "SparseCPU")                         \
+    _(COMPLEX, "Complex")                              \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
     _(AUTOGRAD, "Autograd")                            \
     _(TRACER, "Tracer")                                \

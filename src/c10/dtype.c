@@ -5,6 +5,8 @@
  * promote_types is the lattice PyTorch documents: bool < unsigned/signed integers < floats,
  * where uint8 with a signed type goes to the next signed type that holds both (int16 for
  * int8), integers with a float go to that float, and float16 with bfloat16 meet at float32.
+ * Complex sits above floats: anything with a complex dtype gives the complex dtype whose
+ * real part is the wider of the two reals (float64 with complex64 is complex128).
  * How 0-dim tensors and Python numbers take part (they only move the result up a category)
  * lives in aten/tensor_iterator.c: ptl_result_type. */
 #include "dtype.h"
@@ -90,19 +92,23 @@ ptl_dtype_from_name(const char *name)
 #define bf PTL_DTYPE_BFLOAT16
 #define f4 PTL_DTYPE_FLOAT32
 #define f8 PTL_DTYPE_FLOAT64
+#define c8 PTL_DTYPE_COMPLEX64
+#define c16 PTL_DTYPE_COMPLEX128
 /* ORDER DTYPE */
 static const PtlDtype promote_table[PTL_DTYPE_COUNT][PTL_DTYPE_COUNT] = {
-    /*        b1  u1  i1  i2  i4  i8  f2  bf  f4  f8 */
-    /* b1 */ {b1, u1, i1, i2, i4, i8, f2, bf, f4, f8},
-    /* u1 */ {u1, u1, i2, i2, i4, i8, f2, bf, f4, f8},
-    /* i1 */ {i1, i2, i1, i2, i4, i8, f2, bf, f4, f8},
-    /* i2 */ {i2, i2, i2, i2, i4, i8, f2, bf, f4, f8},
-    /* i4 */ {i4, i4, i4, i4, i4, i8, f2, bf, f4, f8},
-    /* i8 */ {i8, i8, i8, i8, i8, i8, f2, bf, f4, f8},
-    /* f2 */ {f2, f2, f2, f2, f2, f2, f2, f4, f4, f8},
-    /* bf */ {bf, bf, bf, bf, bf, bf, f4, bf, f4, f8},
-    /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f4, f4, f8},
-    /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+    /*        b1   u1   i1   i2   i4   i8   f2   bf   f4   f8   c8   c16 */
+    /* b1 */ {b1,  u1,  i1,  i2,  i4,  i8,  f2,  bf,  f4,  f8,  c8,  c16},
+    /* u1 */ {u1,  u1,  i2,  i2,  i4,  i8,  f2,  bf,  f4,  f8,  c8,  c16},
+    /* i1 */ {i1,  i2,  i1,  i2,  i4,  i8,  f2,  bf,  f4,  f8,  c8,  c16},
+    /* i2 */ {i2,  i2,  i2,  i2,  i4,  i8,  f2,  bf,  f4,  f8,  c8,  c16},
+    /* i4 */ {i4,  i4,  i4,  i4,  i4,  i8,  f2,  bf,  f4,  f8,  c8,  c16},
+    /* i8 */ {i8,  i8,  i8,  i8,  i8,  i8,  f2,  bf,  f4,  f8,  c8,  c16},
+    /* f2 */ {f2,  f2,  f2,  f2,  f2,  f2,  f2,  f4,  f4,  f8,  c8,  c16},
+    /* bf */ {bf,  bf,  bf,  bf,  bf,  bf,  f4,  bf,  f4,  f8,  c8,  c16},
+    /* f4 */ {f4,  f4,  f4,  f4,  f4,  f4,  f4,  f4,  f4,  f8,  c8,  c16},
+    /* f8 */ {f8,  f8,  f8,  f8,  f8,  f8,  f8,  f8,  f8,  f8,  c16, c16},
+    /* c8 */ {c8,  c8,  c8,  c8,  c8,  c8,  c8,  c8,  c8,  c16, c8,  c16},
+    /* c16*/ {c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16},
 };
 #undef b1
 #undef u1
@@ -114,6 +120,8 @@ static const PtlDtype promote_table[PTL_DTYPE_COUNT][PTL_DTYPE_COUNT] = {
 #undef bf
 #undef f4
 #undef f8
+#undef c8
+#undef c16
 
 PtlDtype
 ptl_promote_types(PtlDtype a, PtlDtype b)
@@ -130,7 +138,10 @@ ptl_promote_types(PtlDtype a, PtlDtype b)
 int
 ptl_can_cast(PtlDtype from, PtlDtype to)
 {
-    if (ptl_dtype_is_floating(from) && !ptl_dtype_is_floating(to)) {
+    if (ptl_dtype_is_complex(from) && !ptl_dtype_is_complex(to)) {
+        return 0;
+    }
+    if (ptl_dtype_is_floating(from) && !ptl_dtype_is_floating(to) && !ptl_dtype_is_complex(to)) {
         return 0;
     }
     if (from != PTL_DTYPE_BOOL && to == PTL_DTYPE_BOOL) {

@@ -15,9 +15,20 @@ extern "C" {
 typedef struct ptl_half { uint16_t x; } ptl_half;
 typedef struct ptl_bf16 { uint16_t x; } ptl_bf16;
 
+/* complex64 / complex128: C99's complex types in C; nvcc (C++) has no `_Complex`, so the .cu
+ * files see a struct of the same layout (C11 6.2.5: a complex is an array of two reals,
+ * real part first).  No CUDA kernel takes a complex dtype yet. */
+#ifdef __cplusplus
+typedef struct ptl_complex64 { float re, im; } ptl_complex64;
+typedef struct ptl_complex128 { double re, im; } ptl_complex128;
+#else
+typedef float _Complex ptl_complex64;
+typedef double _Complex ptl_complex128;
+#endif
+
 /* ORDER DTYPE: the promotion table and serialization rely on it.
  * _(ENUM, C type, tag, name, PyTorch legacy name, buffer format) */
-#define PTL_FORALL_DTYPES(_)                                          \
+#define PTL_FORALL_REAL_DTYPES(_)                                     \
     _(BOOL, uint8_t, b1, "bool", "Bool", "?")                          \
     _(UINT8, uint8_t, u1, "uint8", "Byte", "B")                        \
     _(INT8, int8_t, i1, "int8", "Char", "b")                           \
@@ -28,6 +39,10 @@ typedef struct ptl_bf16 { uint16_t x; } ptl_bf16;
     _(BFLOAT16, ptl_bf16, bf, "bfloat16", "BFloat16", NULL)            \
     _(FLOAT32, float, f4, "float32", "Float", "f")                     \
     _(FLOAT64, double, f8, "float64", "Double", "d")
+#define PTL_FORALL_DTYPES(_)                                               \
+    PTL_FORALL_REAL_DTYPES(_)                                              \
+    _(COMPLEX64, ptl_complex64, c8, "complex64", "ComplexFloat", "Zf")     \
+    _(COMPLEX128, ptl_complex128, c16, "complex128", "ComplexDouble", "Zd")
 
 typedef enum PtlDtype {
 #define PTL_DT_ENUM(E, T, TAG, NAME, LEGACY, FMT) PTL_DTYPE_##E,
@@ -60,6 +75,30 @@ ptl_dtype_is_floating(PtlDtype dt)
 }
 
 static inline int
+ptl_dtype_is_complex(PtlDtype dt)
+{
+    return dt == PTL_DTYPE_COMPLEX64 || dt == PTL_DTYPE_COMPLEX128;
+}
+
+/* The dtype of a complex dtype's real and imaginary parts (c10's toRealValueType); other
+ * dtypes are their own. */
+static inline PtlDtype
+ptl_dtype_to_real(PtlDtype dt)
+{
+    return dt == PTL_DTYPE_COMPLEX64 ? PTL_DTYPE_FLOAT32
+           : dt == PTL_DTYPE_COMPLEX128 ? PTL_DTYPE_FLOAT64 : dt;
+}
+
+/* The complex dtype whose parts are the floating dtype dt (c10's toComplexType): float16,
+ * bfloat16 and float32 give complex64 (there is no complex32), float64 complex128. */
+static inline PtlDtype
+ptl_dtype_to_complex(PtlDtype dt)
+{
+    return dt == PTL_DTYPE_FLOAT64 || dt == PTL_DTYPE_COMPLEX128 ? PTL_DTYPE_COMPLEX128
+                                                                 : PTL_DTYPE_COMPLEX64;
+}
+
+static inline int
 ptl_dtype_is_integral(PtlDtype dt, int include_bool)
 {
     return (dt >= PTL_DTYPE_UINT8 && dt <= PTL_DTYPE_INT64) ||
@@ -74,7 +113,8 @@ ptl_dtype_is_signed(PtlDtype dt)
 
 PtlDtype ptl_promote_types(PtlDtype a, PtlDtype b);
 /* Check that a computation in `from` may be written to an output of `to`:
- * floating -> integral and integral -> bool are refused (PyTorch's canCast). */
+ * complex -> real, floating -> integral and integral -> bool are refused (PyTorch's
+ * canCast). */
 int ptl_can_cast(PtlDtype from, PtlDtype to);
 
 /* The default floating dtype (set_default_dtype); thread-global as in PyTorch. */

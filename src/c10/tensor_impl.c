@@ -12,11 +12,14 @@
 _Atomic int64_t ptl_live_counts[PTL_COUNT_KINDS];
 void (*ptl_autograd_meta_free)(void *meta) = NULL;
 
-static PtlDispatchKeySet
-keys_for_device(PtlDevice d)
+PtlDispatchKeySet
+ptl_tensor_keys(PtlDevice d, PtlDtype dt)
 {
     PtlDispatchKeySet backend =
         d.type == PTL_DEVICE_CUDA ? PTL_KEYSET(PTL_KEY_CUDA) : PTL_KEYSET(PTL_KEY_CPU);
+    if (ptl_dtype_is_complex(dt)) {
+        backend |= PTL_KEYSET(PTL_KEY_COMPLEX);
+    }
     return backend | PTL_KEYSET(PTL_KEY_AUTOGRAD);
 }
 
@@ -188,7 +191,7 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
     t->flags = 0;
     t->dtype = dtype;
     t->device = storage->device;
-    t->keys = keys_for_device(storage->device);
+    t->keys = ptl_tensor_keys(storage->device, dtype);
     t->storage_offset = storage_offset;
     t->storage = storage;
     t->version = &t->own_version;
@@ -224,7 +227,8 @@ ptl_sparse_tensor_impl_new(int dim, const int64_t *sizes, int sparse_dim,
     meta->dense_dim = dim - sparse_dim;
     meta->coalesced = coalesced;
     t->sparse = meta;
-    t->keys = PTL_KEYSET(PTL_KEY_SPARSE_CPU) | PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    t->keys = PTL_KEYSET(PTL_KEY_SPARSE_CPU) | PTL_KEYSET(PTL_KEY_AUTOGRAD) |
+              (ptl_dtype_is_complex(values->dtype) ? PTL_KEYSET(PTL_KEY_COMPLEX) : 0);
     return t;
 }
 
@@ -397,7 +401,7 @@ ptl_tensor_impl_set_data(PtlTensorImpl *t, PtlTensorImpl *src)
     t->storage = src->storage;
     t->dtype = src->dtype;
     t->device = src->device;
-    t->keys = keys_for_device(src->device);
+    t->keys = ptl_tensor_keys(src->device, src->dtype);
     t->storage_offset = src->storage_offset;
     ptl_tensor_impl_set_sizes(t, src->dim, src->sizes, src->strides);
     return 0;

@@ -114,6 +114,9 @@ int ptl_tensor_impl_dense_strides(const PtlTensorImpl *t, int64_t *out);
 /* A new tensor over t's storage and geometry that shares t's version counter but owns
  * neither t nor its autograd history (what a node saves of its own output).  New ref. */
 PtlTensorImpl *ptl_tensor_impl_alias(PtlTensorImpl *t);
+/* The dispatch keys of a dense tensor on device d of dtype dt: its backend, Autograd, and
+ * Complex for complex dtypes. */
+PtlDispatchKeySet ptl_tensor_keys(PtlDevice d, PtlDtype dt);
 /* A view of base (borrowed) sharing storage and version counter.  New ref. */
 PtlTensorImpl *ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
                                     const int64_t *strides, int64_t storage_offset);

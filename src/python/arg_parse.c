@@ -117,7 +117,8 @@ to_scalar(PyObject *o, PtlIValue *out)
          * parser rule): one that requires grad takes the Tensor overload, so fill_(v),
          * masked_fill(m, v) ... differentiate with respect to v */
         PtlTensorImpl *t = PTLPY_IMPL(o);
-        if (t->numel != 1 || t->dim != 0 || ptl_requires_grad(t) || t->sparse != NULL) {
+        if (t->numel != 1 || t->dim != 0 || ptl_requires_grad(t) || t->sparse != NULL ||
+            ptl_dtype_is_complex(t->dtype)) {   /* no complex Scalar yet */
             return 0;
         }
         if (ptl_dtype_is_floating(t->dtype)) {
@@ -225,7 +226,7 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
             return 1;
         }
         if ((op->flags & PTL_OPF_POINTWISE) &&
-            (PyLong_Check(o) || PyFloat_Check(o))) {
+            (PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o))) {
             PtlTensorImpl *t = ptlpy_to_impl(o);
             if (t == NULL) {
                 return -1;

@@ -101,6 +101,7 @@ static const DLDataType dl_dtypes[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_INT32] = {kDLInt, 32, 1},     [PTL_DTYPE_INT64] = {kDLInt, 64, 1},
     [PTL_DTYPE_FLOAT16] = {kDLFloat, 16, 1}, [PTL_DTYPE_BFLOAT16] = {kDLBfloat, 16, 1},
     [PTL_DTYPE_FLOAT32] = {kDLFloat, 32, 1}, [PTL_DTYPE_FLOAT64] = {kDLFloat, 64, 1},
+    [PTL_DTYPE_COMPLEX64] = {kDLComplex, 64, 1}, [PTL_DTYPE_COMPLEX128] = {kDLComplex, 128, 1},
 };
 
 static void

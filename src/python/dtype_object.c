@@ -40,25 +40,24 @@ dtype_get_is_floating(PtlPyDtype *self, void *c)
 }
 
 static PyObject *
+dtype_get_is_complex(PtlPyDtype *self, void *c)
+{
+    (void)c;
+    return PyBool_FromLong(ptl_dtype_is_complex(self->dtype));
+}
+
+static PyObject *
 dtype_get_is_signed(PtlPyDtype *self, void *c)
 {
     (void)c;
     return PyBool_FromLong(ptl_dtype_is_signed(self->dtype));
 }
 
-static PyObject *
-dtype_get_false(PtlPyDtype *self, void *c)
-{
-    (void)self;
-    (void)c;
-    Py_RETURN_FALSE;
-}
-
 static PyGetSetDef dtype_getset[] = {
     {"itemsize", (getter)dtype_get_itemsize, NULL, "size of one element in bytes", NULL},
     {"is_floating_point", (getter)dtype_get_is_floating, NULL, NULL, NULL},
     {"is_signed", (getter)dtype_get_is_signed, NULL, NULL, NULL},
-    {"is_complex", (getter)dtype_get_false, NULL, NULL, NULL},
+    {"is_complex", (getter)dtype_get_is_complex, NULL, NULL, NULL},
     {NULL},
 };
 
@@ -324,6 +323,7 @@ ptlpy_dtype_init_types(PyObject *module)
     } aliases[] = {
         {"float", PTL_DTYPE_FLOAT32}, {"double", PTL_DTYPE_FLOAT64}, {"half", PTL_DTYPE_FLOAT16},
         {"long", PTL_DTYPE_INT64},    {"int", PTL_DTYPE_INT32},      {"short", PTL_DTYPE_INT16},
+        {"cfloat", PTL_DTYPE_COMPLEX64}, {"cdouble", PTL_DTYPE_COMPLEX128},
     };
     if (PyType_Ready(&PtlPyDtype_Type) < 0 || PyType_Ready(&PtlPyDevice_Type) < 0) {
         return -1;

@@ -32,6 +32,10 @@ dtype_from_format(const char *fmt, Py_ssize_t itemsize)
     if (*fmt == '<' || *fmt == '=' || *fmt == '@' || *fmt == '|') {
         fmt++;
     }
+    if (fmt[0] == 'Z' && fmt[1] != '\0' && fmt[2] == '\0') {   /* NumPy's complex64/128 */
+        return fmt[1] == 'f' ? PTL_DTYPE_COMPLEX64
+               : fmt[1] == 'd' ? PTL_DTYPE_COMPLEX128 : PTL_DTYPE_UNDEFINED;
+    }
     if (fmt[0] == '\0' || fmt[1] != '\0') {
         return PTL_DTYPE_UNDEFINED;
     }
@@ -108,7 +112,8 @@ impl_from_buffer(PyObject *obj, int share)
         if (name != NULL) {
             PyErr_Format(PyExc_TypeError,
                          "can't convert np.ndarray of type numpy.%S. The only supported types "
-                         "are: float64, float32, float16, int64, int32, int16, int8, uint8, and "
+                         "are: float64, float32, float16, complex64, complex128, int64, int32, "
+                         "int16, int8, uint8, and "
                          "bool.",
                          name);
             Py_DECREF(name);
@@ -267,6 +272,9 @@ infer_dtype(PyObject *o)
     if (PyFloat_Check(o)) {
         return ptl_default_dtype();
     }
+    if (PyComplex_Check(o)) {   /* the default complex dtype, complex64 under float32 */
+        return ptl_dtype_to_complex(ptl_default_dtype());
+    }
     if (PyBool_Check(o)) {
         return PTL_DTYPE_BOOL;
     }
@@ -378,7 +386,15 @@ static int
 store_leaf(PyObject *o, Fill *f)
 {
     PtlDtype dt = f->dtype;
-    if (ptl_dtype_is_floating(dt)) {
+    if (ptl_dtype_is_complex(dt)) {
+        Py_complex c = PyComplex_AsCComplex(o);
+        if (c.real == -1.0 && PyErr_Occurred()) {
+            return -1;
+        }
+        double parts[2] = {c.real, c.imag};
+        ptl_convert_scalar(f->p, dt, (const char *)parts, PTL_DTYPE_COMPLEX128);
+    }
+    else if (ptl_dtype_is_floating(dt)) {
         double d = PyFloat_AsDouble(o);
         if (d == -1.0 && PyErr_Occurred()) {
             return -1;

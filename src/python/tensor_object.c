@@ -164,6 +164,9 @@ ptlpy_to_impl(PyObject *o)
     else if (PyFloat_Check(o)) {
         t = ptl_wrapped_double(PyFloat_AS_DOUBLE(o));
     }
+    else if (PyComplex_Check(o)) {
+        t = ptl_wrapped_complex(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o));
+    }
     else {
         return NULL;
     }
@@ -187,6 +190,14 @@ ptlpy_scalar_to_py(const char *p, PtlDtype dt)
     case PTL_DTYPE_BFLOAT16: return PyFloat_FromDouble(ptl_bf16_to_f(*(const ptl_bf16 *)p));
     case PTL_DTYPE_FLOAT32: return PyFloat_FromDouble(*(const float *)p);
     case PTL_DTYPE_FLOAT64: return PyFloat_FromDouble(*(const double *)p);
+    case PTL_DTYPE_COMPLEX64: {
+        const float *z = (const float *)p;
+        return PyComplex_FromDoubles(z[0], z[1]);
+    }
+    case PTL_DTYPE_COMPLEX128: {
+        const double *z = (const double *)p;
+        return PyComplex_FromDoubles(z[0], z[1]);
+    }
     default: PyErr_SetString(PyExc_RuntimeError, "unknown dtype"); return NULL;
     }
 }

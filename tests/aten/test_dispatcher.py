@@ -60,7 +60,7 @@ def test_every_schema_parses_and_round_trips():
 def test_every_dispatch_key_has_a_kernel():
     # a key that nothing registers would only be printed, never dispatched to
     keys = _C._dispatch_keys()
-    assert keys == ["CPU", "CUDA", "SparseCPU", "CompositeImplicitAutograd", "Autograd",
+    assert keys == ["CPU", "CUDA", "SparseCPU", "Complex", "CompositeImplicitAutograd", "Autograd",
                     "Tracer", "AutocastCPU", "Profiler"]
     # AutocastCPU, Tracer and Profiler are served by one boxed fallback each, every other key
     # by per-op kernels

@@ -174,7 +174,7 @@ def test_errors():
 
 @pytest.mark.parametrize("np_dtype,message", [
     (np.uint32, "Unsupported kDLUInt bits 32"), (np.uint16, "Unsupported kDLUInt bits 16"),
-    (np.complex64, "Unsupported kDLComplex bits 64"),
+    (np.uint64, "Unsupported kDLUInt bits 64"),
 ])
 def test_unsupported_dtypes(np_dtype, message):
     a = np.zeros(3, dtype=np_dtype)

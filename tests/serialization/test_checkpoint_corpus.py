@@ -246,8 +246,8 @@ def test_legacy_storage_shorter_than_declared_is_refused():
 # ---- wrong types ----
 
 def test_wrong_storage_types_are_refused():
-    with pytest.raises(pickle.UnpicklingError, match="GLOBAL torch.ComplexFloatStorage"):
-        ptl.load(archive(tensor_pickle(0, (2,), (1,), storage_type=b"ComplexFloatStorage")))
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL torch.ComplexHalfStorage"):
+        ptl.load(archive(tensor_pickle(0, (2,), (1,), storage_type=b"ComplexHalfStorage")))
     pid = b"\x80\x02(X\x07\x00\x00\x00storageK\x07X\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x02tQ."
     with pytest.raises(pickle.UnpicklingError, match="unsupported storage type 7"):
         ptl.load(archive(pid))

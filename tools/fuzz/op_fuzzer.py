@@ -29,7 +29,7 @@ import sys
 import time
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-          "float32", "float64")
+          "float32", "float64", "complex64", "complex128")
 HUGE_INTS = (2**31 - 1, 2**31, 2**32, 2**40, 2**62, 2**63 - 1, -2**63, -2**31)
 HOSTILE_INTS = (-1, -2, -7, 0, 65) + HUGE_INTS
 SCALARS = ("float('nan')", "float('inf')", "float('-inf')", "1e308", "-1e308", "5e-324",
@@ -69,6 +69,8 @@ def make_tensor(shape, dtype, layout, seed):
         values = rng.randint(-3 if dtype != "uint8" else 0, 9, size=base_shape)
     else:
         values = rng.randn(*base_shape) * 3
+        if dtype.startswith("complex"):
+            values = values + 1j * rng.randn(*base_shape)
         if values.size and rng.rand() < 0.2:
             flat = values.reshape(-1)
             flat[rng.randint(flat.size)] = rng.choice([np.nan, np.inf, -np.inf])

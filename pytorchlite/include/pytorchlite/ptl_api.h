@@ -63,6 +63,8 @@ typedef enum PtlApiDtype {
     PTL_API_FLOAT16 = 5,
     PTL_API_FLOAT32 = 6,
     PTL_API_FLOAT64 = 7,
+    PTL_API_COMPLEX64 = 9,
+    PTL_API_COMPLEX128 = 10,
     PTL_API_BOOL = 11,
     PTL_API_BFLOAT16 = 15,
 } PtlApiDtype;

@@ -31,7 +31,7 @@
             buf[k] = (double)LD_##TAG(*(const T *)(p + k * st));                          \
         }                                                                                 \
     }
-PTL_FORALL_DTYPES(DEFINE_LOAD_D)
+PTL_FORALL_REAL_DTYPES(DEFINE_LOAD_D)
 #undef DEFINE_LOAD_D
 
 #define DEFINE_LOAD_I(T, TAG)                                                             \

@@ -5,6 +5,7 @@
 
 #include "../../c10/allocator.h"
 #include "../../c10/error.h"
+#include "../complex_math.h"
 #include "../dispatcher.h"
 #include "../scalar_math.h"
 #include "../tensor_iterator.h"
@@ -24,6 +25,8 @@
 #define LOAD_AS_D_bf(X) ((double)ptl_bf16_to_f(X))
 #define LOAD_AS_D_f4(X) ((double)(X))
 #define LOAD_AS_D_f8(X) (X)
+#define LOAD_AS_D_c8(X) ((double)crealf(X))   /* complex -> real keeps the real part */
+#define LOAD_AS_D_c16(X) (creal(X))
 
 #define SRC_IS_INT_b1 1
 #define SRC_IS_INT_u1 1
@@ -35,6 +38,8 @@
 #define SRC_IS_INT_bf 0
 #define SRC_IS_INT_f4 0
 #define SRC_IS_INT_f8 0
+#define SRC_IS_INT_c8 0
+#define SRC_IS_INT_c16 0
 
 #define STORE_b1(V) ((uint8_t)((V) != 0))
 #define STORE_u1(V) ((uint8_t)ptl_d_to_i32(V))
@@ -68,6 +73,22 @@
 #define LOAD_AS_I_bf(X) 0
 #define LOAD_AS_I_f4(X) 0
 #define LOAD_AS_I_f8(X) 0
+#define LOAD_AS_I_c8(X) 0
+#define LOAD_AS_I_c16(X) 0
+
+/* into a complex dtype: reals become (x, 0), complex values keep both parts */
+#define LOAD_AS_Z_b1(X) ((double)((X) != 0))
+#define LOAD_AS_Z_u1(X) ((double)(X))
+#define LOAD_AS_Z_i1(X) ((double)(X))
+#define LOAD_AS_Z_i2(X) ((double)(X))
+#define LOAD_AS_Z_i4(X) ((double)(X))
+#define LOAD_AS_Z_i8(X) ((double)(X))
+#define LOAD_AS_Z_f2(X) ((double)ptl_half_to_f(X))
+#define LOAD_AS_Z_bf(X) ((double)ptl_bf16_to_f(X))
+#define LOAD_AS_Z_f4(X) ((double)(X))
+#define LOAD_AS_Z_f8(X) (X)
+#define LOAD_AS_Z_c8(X) ((ptl_complex128)(X))
+#define LOAD_AS_Z_c16(X) (X)
 
 #define DEFINE_CONV(DT, DTAG, ST, STAG)                                                   \
     static void                                                                           \
@@ -91,12 +112,38 @@
         }                                                                                 \
     }
 
+/* complex -> bool: true when either part is nonzero (no part is discarded) */
+#define ZBOOL(T)                                                                          \
+    static void                                                                           \
+    conv_b1_z_##T(char **d, const int64_t *s, int64_t n, const void *extra)               \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            *(uint8_t *)(d[0] + i * s[0]) = *(const T *)(d[1] + i * s[1]) != 0;           \
+        }                                                                                 \
+    }
+ZBOOL(ptl_complex64)
+ZBOOL(ptl_complex128)
+#undef ZBOOL
+
+#define DEFINE_CONV_Z(DT, DTAG, ST, STAG)                                                 \
+    static void                                                                           \
+    conv_##DTAG##_##STAG(char **d, const int64_t *s, int64_t n, const void *extra)        \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const ST a = *(const ST *)(d[1] + i * s[1]);                                  \
+            *(DT *)(d[0] + i * s[0]) = (DT)LOAD_AS_Z_##STAG(a);                           \
+        }                                                                                 \
+    }
+
 #define DEFINE_CONV_FROM(E, ST, STAG, NAME, LEGACY, FMT)                                  \
     DEFINE_CONV(uint8_t, b1, ST, STAG) DEFINE_CONV(uint8_t, u1, ST, STAG)                 \
     DEFINE_CONV(int8_t, i1, ST, STAG) DEFINE_CONV(int16_t, i2, ST, STAG)                  \
     DEFINE_CONV(int32_t, i4, ST, STAG) DEFINE_CONV(int64_t, i8, ST, STAG)                 \
     DEFINE_CONV(ptl_half, f2, ST, STAG) DEFINE_CONV(ptl_bf16, bf, ST, STAG)               \
-    DEFINE_CONV(float, f4, ST, STAG) DEFINE_CONV(double, f8, ST, STAG)
+    DEFINE_CONV(float, f4, ST, STAG) DEFINE_CONV(double, f8, ST, STAG)                    \
+    DEFINE_CONV_Z(ptl_complex64, c8, ST, STAG) DEFINE_CONV_Z(ptl_complex128, c16, ST, STAG)
 PTL_FORALL_DTYPES(DEFINE_CONV_FROM)
 #undef DEFINE_CONV_FROM
 
@@ -104,7 +151,7 @@ PTL_FORALL_DTYPES(DEFINE_CONV_FROM)
 #define CONV_ROW(E, DT, DTAG, NAME, LEGACY, FMT)                                          \
     {conv_##DTAG##_b1, conv_##DTAG##_u1, conv_##DTAG##_i1, conv_##DTAG##_i2,              \
      conv_##DTAG##_i4, conv_##DTAG##_i8, conv_##DTAG##_f2, conv_##DTAG##_bf,              \
-     conv_##DTAG##_f4, conv_##DTAG##_f8},
+     conv_##DTAG##_f4, conv_##DTAG##_f8, conv_##DTAG##_c8, conv_##DTAG##_c16},
 static const PtlLoop conv_loops[PTL_DTYPE_COUNT][PTL_DTYPE_COUNT] = {
     PTL_FORALL_DTYPES(CONV_ROW)
 };
@@ -139,7 +186,21 @@ DEFINE_STRIDED_COPY(1)
 DEFINE_STRIDED_COPY(2)
 DEFINE_STRIDED_COPY(4)
 DEFINE_STRIDED_COPY(8)
+DEFINE_STRIDED_COPY(16)
 #undef DEFINE_STRIDED_COPY
+
+/* The conversion loop from st to dt: the table, except complex -> bool (both parts count) */
+static PtlLoop
+conv_loop(PtlDtype dt, PtlDtype st)
+{
+    if (dt == PTL_DTYPE_BOOL && st == PTL_DTYPE_COMPLEX64) {
+        return conv_b1_z_ptl_complex64;
+    }
+    if (dt == PTL_DTYPE_BOOL && st == PTL_DTYPE_COMPLEX128) {
+        return conv_b1_z_ptl_complex128;
+    }
+    return conv_loops[dt][st];
+}
 
 static void
 memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
@@ -161,6 +222,9 @@ memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
         return;
     case 8:
         copy_strided_8(d[0], d[1], s[0], s[1], n);
+        return;
+    case 16:
+        copy_strided_16(d[0], d[1], s[0], s[1], n);
         return;
     default:
         for (int64_t i = 0; i < n; i++) {
@@ -199,12 +263,16 @@ ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
     if (dst == src) {
         return 0;
     }
+    if (ptl_dtype_is_complex(src->dtype) && !ptl_dtype_is_complex(dst->dtype) &&
+        dst->dtype != PTL_DTYPE_BOOL) {
+        ptl_warn("Casting complex values to real discards the imaginary part");
+    }
     if (ptl_copy_iter_build(&it, dst, src) < 0) {
         return -1;
     }
     size_t item = ptl_dtype_itemsize(dst->dtype);
     int rc = dst->dtype == src->dtype ? ptl_iter_run(&it, memcpy_loop, &item)
-                                      : ptl_iter_run(&it, conv_loops[dst->dtype][src->dtype], NULL);
+                                      : ptl_iter_run(&it, conv_loop(dst->dtype, src->dtype), NULL);
     ptl_iter_release(&it);
     return rc;
 }
@@ -254,6 +322,16 @@ ptl_wrapped_double(double v)
 }
 
 PtlTensorImpl *
+ptl_wrapped_complex(double re, double im)
+{
+    PtlTensorImpl *t = wrapped(PTL_DTYPE_COMPLEX128);
+    if (t != NULL) {
+        *(ptl_complex128 *)ptl_tensor_data(t) = ptl_cmplx(re, im);
+    }
+    return t;
+}
+
+PtlTensorImpl *
 ptl_wrapped_int(int64_t v)
 {
     PtlTensorImpl *t = wrapped(PTL_DTYPE_INT64);
@@ -278,7 +356,7 @@ ptl_convert_scalar(char *dst, PtlDtype dt, const char *src, PtlDtype st)
 {
     char *d[2] = {dst, (char *)src};
     int64_t s[2] = {0, 0};
-    conv_loops[dt][st](d, s, 1, NULL);
+    conv_loop(dt, st)(d, s, 1, NULL);
 }
 
 void
@@ -313,7 +391,7 @@ item_as(PtlTensorImpl *t, PtlDtype dtype, void *out)
 {
     char *d[2] = {(char *)out, ptl_tensor_data(t)};
     int64_t s[2] = {0, 0};
-    conv_loops[dtype][t->dtype](d, s, 1, NULL);
+    conv_loop(dtype, t->dtype)(d, s, 1, NULL);
 }
 
 double
