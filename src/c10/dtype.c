@@ -61,6 +61,8 @@ ptl_dtype_cpp_name(PtlDtype dt)
     case PTL_DTYPE_BFLOAT16: return "c10::BFloat16";
     case PTL_DTYPE_FLOAT32: return "float";
     case PTL_DTYPE_FLOAT64: return "double";
+    case PTL_DTYPE_COMPLEX64: return "c10::complex<float>";
+    case PTL_DTYPE_COMPLEX128: return "c10::complex<double>";
     default: return ptl_dtype_legacy_name(dt);
     }
 }
