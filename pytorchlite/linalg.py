@@ -7,10 +7,9 @@ aten::linalg_vector_norm (src/aten/native/linalg_norm.c); the LU family and the
 factorisations are operators of src/aten/native/linalg_solve.c, linalg_decomp.c and svd.c
 (their float64 kernels: Note [Float64 linear algebra]); the others compose operators here, so
 autograd flows through them.  The spectral matrix norms (ord 2, -2: the largest and smallest
-singular value; 'nuc': their sum) come from svdvals.  eig and eigvals are absent: their
-results are complex, and pytorchlite has no complex dtype; _eig_split (the operator
-aten::_linalg_eig_split of src/aten/native/linalg_eig.c) computes them as real and
-imaginary parts."""
+singular value; 'nuc': their sum) come from svdvals.  eig and eigvals are complex
+tensors assembled from the real and imaginary parts that the operator aten::_linalg_eig_split
+(src/aten/native/linalg_eig.c, LAPACK geev's algorithm) computes."""
 import math
 
 from . import _C
@@ -323,6 +322,41 @@ def lstsq(A, B, rcond=None, *, driver=None):
     from .return_types import linalg_lstsq
     return linalg_lstsq((X.squeeze(-1) if vector else X, residuals, rank,
                          S if driver in ("gelsd", "gelss") else none))
+
+
+def _eig_parts(fn, A, compute_v):
+    from . import _C as C
+    if not isinstance(A, C.TensorBase):
+        raise TypeError(f"linalg.{fn}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(A).__name__}")
+    if A.is_complex():
+        raise NotImplementedError(f"linalg.{fn} of a complex matrix is not implemented yet: "
+                                  "its kernel takes real matrices")
+    if A.requires_grad and C.is_grad_enabled():
+        raise NotImplementedError(f"the derivative for 'linalg_{fn}' is not implemented: "
+                                  "pytorchlite has no autograd for complex results yet; call "
+                                  f"linalg.{fn} on A.detach() or under torch.no_grad()")
+    return _eig_split(A, compute_v)
+
+
+def eig(A, *, out=None):
+    """The eigenvalues and right eigenvectors of square matrices (..., n, n), as complex
+    tensors: A @ V = V @ diag(L); each eigenvector has norm 1 (geev's normalisation)."""
+    from . import complex as make_complex
+    from .return_types import linalg_eig
+    if out is not None:
+        raise NotImplementedError("linalg.eig(out=...) is not supported")
+    wr, wi, vr, vi = _eig_parts("eig", A, True)
+    return linalg_eig((make_complex(wr, wi), make_complex(vr, vi)))
+
+
+def eigvals(A, *, out=None):
+    """The eigenvalues of square matrices (..., n, n), as a complex tensor (eig's order)."""
+    from . import complex as make_complex
+    if out is not None:
+        raise NotImplementedError("linalg.eigvals(out=...) is not supported")
+    wr, wi, _, _ = _eig_parts("eigvals", A, False)
+    return make_complex(wr, wi)
 
 
 def _qr_solve(A, B):

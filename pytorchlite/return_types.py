@@ -25,5 +25,6 @@ for _name, _fields in _C._named_returns:
         globals()[_name] = _make(_name, _fields)
         _C._return_types[_name] = globals()[_name]
 
-# returned by a composite of pytorchlite/linalg.py rather than an operator
+# returned by composites of pytorchlite/linalg.py rather than operators
 linalg_lstsq = _make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
+linalg_eig = _make("linalg_eig", ("eigenvalues", "eigenvectors"))

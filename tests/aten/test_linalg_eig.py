@@ -333,3 +333,60 @@ def test_no_leak():
     A = ptl.tensor(_random((2, 5, 5), 22))
     assert_no_leak(lambda: eig_split(A))
     assert_no_leak(lambda: pytest.raises(RuntimeError, eig_split, ptl.ones(3, 4)))
+
+
+# ---- linalg.eig / eigvals: the complex results assembled from _eig_split's parts ----
+
+@pytest.mark.parametrize("shape", [(5, 5), (3, 4, 4), (0, 3, 3), (1, 1), (2, 0, 0)])
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+def test_eig_returns_complex_eigenpairs(shape, dtype):
+    a = np.random.default_rng(sum(shape)).standard_normal(shape)
+    w, v = ptl.linalg.eig(ptl.tensor(a, dtype=dtype))
+    cdt = ptl.complex64 if dtype == ptl.float32 else ptl.complex128
+    assert w.dtype == v.dtype == cdt and w.shape == shape[:-1] and v.shape == shape
+    wn, vn = w.numpy().astype(np.complex128), v.numpy().astype(np.complex128)
+    tol = 1e-4 if dtype == ptl.float32 else 1e-12
+    np.testing.assert_allclose(a @ vn, vn * wn[..., None, :], atol=tol * max(1, a.size))
+    if a.size:
+        np.testing.assert_allclose(np.linalg.norm(vn, axis=-2), 1.0, atol=tol)
+        ref = np.linalg.eigvals(a)
+        np.testing.assert_allclose(np.sort_complex(wn.reshape(-1, shape[-1])),
+                                   np.sort_complex(ref.reshape(-1, shape[-1])), atol=tol * 10)
+    np.testing.assert_array_equal(ptl.linalg.eigvals(ptl.tensor(a, dtype=dtype)).numpy(),
+                                  w.numpy())
+
+
+def test_eig_of_a_rotation_is_plus_minus_i():
+    r = ptl.linalg.eig(ptl.tensor([[0.0, -1.0], [1.0, 0.0]], dtype=ptl.float64))
+    assert type(r).__name__ == "linalg_eig"
+    np.testing.assert_allclose(r.eigenvalues.numpy(), [1j, -1j], atol=1e-15)
+    assert "torch.return_types.linalg_eig(" in repr(r)
+
+
+def test_eig_errors():
+    with pytest.raises(NotImplementedError, match="the derivative for 'linalg_eig' is not "
+                       "implemented"):
+        ptl.linalg.eig(ptl.ones(2, 2, requires_grad=True))
+    with ptl.no_grad():
+        assert ptl.linalg.eigvals(ptl.ones(2, 2, requires_grad=True)).shape == (2,)
+    with pytest.raises(NotImplementedError, match="complex matrix"):
+        ptl.linalg.eig(ptl.ones(2, 2, dtype=ptl.complex64))
+    with pytest.raises(NotImplementedError, match="out="):
+        ptl.linalg.eigvals(ptl.ones(2, 2), out=ptl.empty(2, dtype=ptl.complex64))
+    with pytest.raises(TypeError, match="must be Tensor"):
+        ptl.linalg.eig([[1.0]])
+    with pytest.raises(RuntimeError, match="square"):
+        ptl.linalg.eig(ptl.ones(2, 3))
+
+
+@torch_ref
+def test_eig_matches_torch():
+    a = np.random.default_rng(7).standard_normal((3, 6, 6))
+    w, v = ptl.linalg.eig(ptl.tensor(a))
+    tw, tv = torch.linalg.eig(torch.tensor(a))
+    np.testing.assert_allclose(w.numpy(), tw.numpy(), atol=1e-12)
+    # eigenvectors agree up to a unit factor per column (LAPACK's normalisation fixes it)
+    ratio = v.numpy() / tv.numpy()
+    np.testing.assert_allclose(np.abs(ratio), 1.0, atol=1e-9)
+    assert str(ptl.linalg.eigvals(ptl.tensor(a)).dtype) == str(torch.linalg.eigvals(
+        torch.tensor(a)).dtype)
