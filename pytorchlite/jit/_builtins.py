@@ -48,6 +48,20 @@ def _range_length(lo, hi, step):
     return 0
 
 
+class Error(Exception):
+    """What a scripted function's `raise` and failed `assert` raise when they run
+    (torch.jit.Error): the message names the exception the source raised."""
+
+
+def raise_exception(msg, cls=None, source=None):
+    """prim::RaiseException: cls is the qualified name of the exception class ("builtins.
+    ValueError"), None for RuntimeError and for AssertionError (whose message names it);
+    source is where the statement is, when the graph was compiled in this process."""
+    where = "Traceback of TorchScript (most recent call last):\n" + source if source else ""
+    raise Error("The following operation failed in the TorchScript interpreter.\n" + where +
+                f"{cls or 'RuntimeError'}: {msg}\n")
+
+
 _ARITH = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
           "div": _div, "floordiv": _floordiv, "remainder": _remainder,
           "pow": lambda a, b: float(a ** b)}
@@ -82,6 +96,8 @@ def _table():
         ("aten::neg.int(int a) -> int", lambda a: -a),
         ("aten::neg.float(float a) -> float", lambda a: -a),
         ("aten::__not__(bool self) -> bool", lambda a: not a),
+        ("aten::add.str(str a, str b) -> str", lambda a, b: a + b),
+        ("prim::RaiseException(str msg, str? cls=None) -> ()", raise_exception),
         ("aten::__and__.bool(bool a, bool b) -> bool", lambda a, b: a and b),
         ("aten::__or__.bool(bool a, bool b) -> bool", lambda a, b: a or b),
         ("aten::__is__(t self, t obj) -> bool", lambda a, b: a is b),

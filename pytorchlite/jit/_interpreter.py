@@ -20,6 +20,7 @@ from operator import itemgetter
 
 from .. import _C
 from . import _ir
+from ._builtins import raise_exception
 
 _LIST, _TUPLE, _FUSED = range(3)
 
@@ -165,6 +166,12 @@ def _loop_step(ins, node, slots, out):
             i += 1
         for o, x in zip(out, values):
             env[o] = x
+    return step
+
+
+def _raise_step(ins, source):
+    def step(env):
+        raise_exception(*[env[i] for i in ins], source=source)
     return step
 
 
@@ -319,6 +326,10 @@ class Interpreter:
                 self.steps.append(_call_method_step(n.attrs["name"], ins, outs[0]))
             elif n.kind == "prim::FusionGroup":
                 self.steps.append(_simple_step(_FUSED, _fused_runner(n), ins, outs[0]))
+            elif n.kind == "prim::RaiseException":
+                self.steps.append(_raise_step(ins, n.attrs.get("source")))
+            elif n.kind == "prim::Uninitialized":
+                pass   # the slot keeps None: only a branch that raised gives this value
             else:
                 s = _ir.schema(n.kind, n.overload)
                 defaulted = [_is_default(v, d) for v, d in zip(n.inputs, s.defaults)]

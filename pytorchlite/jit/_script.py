@@ -277,12 +277,24 @@ _COMPARE_OPS = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq
 _UNSUPPORTED = {ast.Lambda: "Lambda", ast.Try: "try blocks", ast.With: "with statements",
                 ast.Global: "global variables", ast.Nonlocal: "nonlocal variables",
                 ast.FunctionDef: "function definitions", ast.ClassDef: "class definitions",
-                ast.Delete: "del statements", ast.Raise: "raise statements",
+                ast.Delete: "del statements",
                 ast.Import: "import statements", ast.ImportFrom: "import statements",
                 ast.ListComp: "list comprehensions", ast.DictComp: "dict comprehensions",
                 ast.SetComp: "set comprehensions", ast.GeneratorExp: "generator expressions",
                 ast.Yield: "yield", ast.Await: "await", ast.Dict: "dict literals",
                 ast.Set: "set literals", ast.JoinedStr: "f-strings", ast.Starred: "starred"}
+
+
+class _Raises:
+    """What compiling a statement list returns when every path through it raises: the rest
+    of the block is dead, and an If whose branch raises takes its values from the other
+    branch (the raising block returns prim::Uninitialized values of their types)."""
+
+    def __repr__(self):
+        return "<raises>"
+
+
+_RAISES = _Raises()
 
 
 class _FunctionExit:
@@ -409,6 +421,9 @@ class _Compiler:
                 return self.if_exit(s, stmts[i + 1:], env, exit_)
             if isinstance(s, ast.Return):
                 return exit_.on_return(self, s, env)
+            if isinstance(s, ast.Raise):
+                self.raise_stmt(s, env)
+                return _RAISES
             if isinstance(s, (ast.Break, ast.Continue)):
                 if not exit_.loop:
                     self.error(s, f"{'break' if isinstance(s, ast.Break) else 'continue'} "
@@ -416,10 +431,12 @@ class _Compiler:
                 cond = self.const(False) if isinstance(s, ast.Break) else \
                     exit_.next_cond(env)
                 return exit_.values(self, env, cond, s)
-            self.stmt(s, env, exit_)
+            if self.stmt(s, env, exit_) is _RAISES:
+                return _RAISES
         return exit_.on_end(self, env) if terminal else None
 
     def stmt(self, s, env, exit_):
+        """Compiles one statement; _RAISES when every path through it raises."""
         if isinstance(s, ast.Assign):
             v = self.expr(s.value, env)
             for target in s.targets:
@@ -442,13 +459,81 @@ class _Compiler:
         elif isinstance(s, ast.Pass):
             pass
         elif isinstance(s, ast.If):
-            self.if_stmt(s, env, exit_)
+            return self.if_stmt(s, env, exit_)
         elif isinstance(s, ast.For):
-            self.for_stmt(s, env)
+            return self.for_stmt(s, env)
         elif isinstance(s, ast.While):
             self.while_stmt(s, env)
+        elif isinstance(s, ast.Assert):
+            self.assert_stmt(s, env)
         else:
             self.unsupported(s)
+        return None
+
+    # -- raise and assert --
+
+    def raise_stmt(self, s, env):
+        """`raise E(msg)`: prim::RaiseException(msg, "builtins.E"); `raise E` passes "" and
+        None, and an AssertionError's message is prefixed with its name (TorchScript's
+        forms)."""
+        if s.exc is None:
+            self.error(s, "bare raise statements aren't supported", NotSupportedError)
+        if s.cause is not None:
+            self.error(s.cause, "raise ... from ... isn't supported", NotSupportedError)
+        exc = s.exc
+        call = isinstance(exc, ast.Call)
+        cls = self.expr(exc.func if call else exc, env)
+        if not (isinstance(cls, _PythonValue) and isinstance(cls.obj, type) and
+                issubclass(cls.obj, BaseException)):
+            self.error(exc, "exceptions must derive from BaseException")
+        cls = cls.obj
+        if call and (len(exc.args) > 1 or exc.keywords):
+            self.error(exc, "an exception takes at most one argument, its message",
+                       NotSupportedError)
+        msg = self.message(exc.args[0], env) if call and exc.args else self.const("")
+        if cls is AssertionError:
+            self.emit_raise(self.prefixed("AssertionError: ", msg), None, s)
+        else:
+            name = f"{cls.__module__}.{cls.__qualname__}" if call else None
+            self.emit_raise(msg, name, s)
+
+    def assert_stmt(self, s, env):
+        """`assert test, msg`: prim::If(test) with an empty true block and a false block that
+        raises "AssertionError: msg" (as TorchScript lowers it)."""
+        c, _, _ = self.cond(s.test, env)
+        if c is True:
+            return
+
+        def fail():
+            msg = self.message(s.msg, env) if s.msg is not None else self.const("")
+            self.emit_raise(self.prefixed("AssertionError: ", msg), None, s)
+            return []
+
+        if c is False:
+            fail()
+            return
+        self.emit_if(c, lambda: [], fail, s)
+
+    def message(self, node, env):
+        v = self.value(self.expr(node, env), node)
+        if v.type != "str":
+            self.error(node, f"an exception message must be a str, not "
+                             f"{_py_type_name(v.type)}")
+        return v
+
+    def prefixed(self, prefix, msg):
+        text = self.static(msg)
+        if isinstance(text, str):
+            return self.const(prefix + text)
+        return self.emit("aten::add", [self.const(prefix), msg], ["str"],
+                         overload="str").outputs[0]
+
+    def emit_raise(self, msg, name, node):
+        self.emit("prim::RaiseException", [msg, self.const(name)], [],
+                  attrs={"source": self.src.highlight(node)})
+
+    def uninitialized(self, types):
+        return [self.emit("prim::Uninitialized", [], [t]).outputs[0] for t in types]
 
     def unsupported(self, node):
         name = _UNSUPPORTED.get(type(node), type(node).__name__)
@@ -576,6 +661,13 @@ class _Compiler:
         output Values); returns the node's outputs."""
         blocks = [_ir.Block(), _ir.Block()]
         outs = [self.in_block(blocks[0], then_fn), self.in_block(blocks[1], else_fn)]
+        if outs[0] is _RAISES and outs[1] is _RAISES:
+            self.emit("prim::If", [cond], [], blocks=blocks)
+            return _RAISES
+        for k in (0, 1):
+            if outs[k] is _RAISES:
+                other = [v.type for v in outs[1 - k]]
+                outs[k] = self.in_block(blocks[k], lambda: self.uninitialized(other))
         types = []
         for a, b in zip(*outs):
             t = _unify(a.type, b.type)
@@ -591,24 +683,40 @@ class _Compiler:
         if isinstance(c, bool):
             branch_env = env
             self.refine(branch_env, then_r if c else else_r)
-            self.body(s.body if c else s.orelse, branch_env, exit_, False)
-            return
+            return self.body(s.body if c else s.orelse, branch_env, exit_, False)
         names = _assigned_names(s.body + s.orelse)
         envs = [dict(env), dict(env)]
+        raised = [False, False]
 
         def branch(k, stmts, refinements):
             def fill():
                 self.refine(envs[k], refinements)
-                self.body(stmts, envs[k], exit_, False)
+                raised[k] = self.body(stmts, envs[k], exit_, False) is _RAISES
                 return []
             return fill
 
         blocks = [_ir.Block(), _ir.Block()]
         self.in_block(blocks[0], branch(0, s.body, then_r))
         self.in_block(blocks[1], branch(1, s.orelse, else_r))
+        if all(raised):
+            self.emit("prim::If", [c], [], blocks=blocks)
+            return _RAISES
         merged, types = [], []
         for name in names:
             a, b = envs[0].get(name), envs[1].get(name)
+            if raised[0] or raised[1]:
+                k = 0 if raised[0] else 1
+                live = b if raised[0] else a
+                if live is env.get(name) or not isinstance(live, _ir.Value):
+                    if live is not None:
+                        env[name] = live
+                    continue
+                merged.append(name)
+                types.append(live.type)
+                blocks[k].outputs.append(
+                    self.in_block(blocks[k], lambda: self.uninitialized([live.type]))[0])
+                blocks[1 - k].outputs.append(live)
+                continue
             if a is b:
                 if a is not None:
                     env[name] = a
@@ -635,6 +743,7 @@ class _Compiler:
         for name, o in zip(merged, node.outputs):
             o.name = name
             env[name] = o
+        return None
 
     def if_exit(self, s, rest, env, exit_):
         """An `if` that returns, breaks or continues: the statements after it go into each
@@ -669,6 +778,9 @@ class _Compiler:
             return self.body(body, inner, _LoopExit(carried, next_cond), True)
 
         outs = self.in_block(block, fill)
+        if outs is _RAISES:
+            outs = self.in_block(block, lambda: [self.const(False)] + self.uninitialized(
+                [p.type for p in params]))
         for name, p, v in zip(carried, params, outs[1:]):
             if _unify(p.type, v.type) != p.type:
                 self.error(node, f"Variable '{name}' previously had type "
@@ -748,7 +860,9 @@ class _Compiler:
                                  "tuple aren't supported", NotSupportedError)
         for item in items:
             self.assign(s.target, item, env)
-            self.body(s.body, env, _FunctionExit(), False)
+            if self.body(s.body, env, _FunctionExit(), False) is _RAISES:
+                return _RAISES
+        return None
 
     def while_stmt(self, s, env):
         if s.orelse:
@@ -1166,7 +1280,8 @@ class _Compiler:
                                      f"argument '{p.name}' but instead found type "
                                      f"'{_py_type_name(v.type)}'")
             env[p.name] = v
-        return comp.body(src.tree.body, env, _FunctionExit(), True)[0]
+        out = comp.body(src.tree.body, env, _FunctionExit(), True)
+        return comp.const(None) if out is _RAISES else out[0]
 
     def call_op(self, node, name, args, kwargs, aliases=None, all_outputs=False):
         """The node of the first overload of operator name that args and kwargs match (numbers
@@ -1398,7 +1513,8 @@ def _compile(fn, module, scripted):
         env[p.name] = graph.add_input(ty, p.name)
         inputs.append((p.name, ty, p.default))
     comp = _Compiler(graph, src, fn, [fn], scripted)
-    out = comp.body(src.tree.body, env, _FunctionExit(), True)[0]
+    out = comp.body(src.tree.body, env, _FunctionExit(), True)
+    out = comp.const(None) if out is _RAISES else out[0]
     ret = sig.return_annotation
     if ret is not inspect.Signature.empty:
         ty = annotation_type(_resolve(ret, fn), "for the return value")

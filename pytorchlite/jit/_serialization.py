@@ -46,7 +46,8 @@ from ._trace import ScriptFunction, TracedModule, _GuardedCache, _Traced, _flatt
 FORMAT_VERSION = 1
 _PRIM_KINDS = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct",
                "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
-               "prim::TupleIndex", "prim::unchecked_cast", "prim::If", "prim::Loop")
+               "prim::TupleIndex", "prim::unchecked_cast", "prim::If", "prim::Loop",
+               "prim::Uninitialized")
 _BLOCK_COUNT = {"prim::If": 2, "prim::Loop": 1}
 _LAYOUTS = ("strided",)
 _MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last")
@@ -480,6 +481,10 @@ def _check_prim(node, line_no):
             _fail(f"graph.txt line {line_no}: prim::unchecked_cast refines an Optional value")
     elif node.kind in ("prim::If", "prim::Loop"):
         pass
+    elif node.kind == "prim::Uninitialized":
+        if node.inputs or len(node.outputs) != 1:
+            _fail(f"graph.txt line {line_no}: prim::Uninitialized takes no inputs and returns "
+                  "one value")
     elif node.kind == "prim::TupleConstruct":
         want = "(" + ", ".join(v.type for v in node.inputs) + ")"
         if node.outputs[0].type != want:
