@@ -1,6 +1,6 @@
 """TorchScript's builtin operators on Python values (torch/csrc/jit/runtime/register_prim_ops.cpp):
 arithmetic and comparisons on int/float/bool/str, conversions between tensors and numbers,
-what a tensor's shape reads as ints, and the generic list operators.  They are not dispatcher
+what a tensor's shape reads as ints, and the generic list and dict operators.  They are not dispatcher
 operators: `_ir.schema` finds them here when `_C._op` has no operator of that name, so the
 interpreter, the passes and the file format treat them as any other `aten::` node.
 
@@ -36,6 +36,16 @@ def _getitem(items, i):
 def _append(items, x):
     items.append(x)
     return items
+
+
+def _dict_getitem(d, key):
+    if key not in d:
+        raise KeyError(key)
+    return d[key]
+
+
+def _dict_setitem(d, key, value):
+    d[key] = value
 
 
 def _range_length(lo, hi, step):
@@ -124,6 +134,20 @@ def _table():
         ("aten::exp.float(float a) -> float", math.exp),
         ("aten::log.float(float a) -> float", math.log),
     ]
+    for k in ("str", "int"):   # Dict(str, t) and Dict(int, t)
+        rows += [
+            (f"aten::__getitem__.Dict_{k}(Dict({k}, t) self, {k} key) -> t", _dict_getitem),
+            (f"aten::_set_item.{k}(Dict({k}, t)(a!) l, {k} idx, t v) -> ()", _dict_setitem),
+            (f"aten::__contains__.{k}(Dict({k}, t) dict, {k} key) -> bool",
+             lambda d, key: key in d),
+            (f"aten::len.Dict_{k}(Dict({k}, t) self) -> int", len),
+            (f"aten::keys.{k}(Dict({k}, t) self) -> {k}[]", lambda d: list(d)),
+            (f"aten::values.{k}(Dict({k}, t) self) -> t[]", lambda d: list(d.values())),
+            (f"aten::items.{k}(Dict({k}, t) self) -> (({k}, t)[])", lambda d: list(d.items())),
+            (f"aten::get.{k}(Dict({k}, t) self, {k} key) -> t?", lambda d, key: d.get(key)),
+            (f"aten::get.default_{k}(Dict({k}, t) self, {k} key, t default_value) -> t",
+             lambda d, key, default: d.get(key, default)),
+        ]
     for text, fn in rows:
         head = text.split("(")[0]
         name, _, overload = head.partition(".")

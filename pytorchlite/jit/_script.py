@@ -168,6 +168,11 @@ def annotation_type(ann, where):
     args = typing.get_args(ann)
     if origin in (list, typing.List) and len(args) == 1:
         return annotation_type(args[0], where) + "[]"
+    if origin in (dict, typing.Dict) and len(args) == 2:
+        key = annotation_type(args[0], where)
+        if key not in ("str", "int"):
+            raise RuntimeError(f"Dict keys must be str or int, not {_py_type_name(key)} {where}")
+        return f"Dict({key}, {annotation_type(args[1], where)})"
     if origin in (tuple, typing.Tuple) and args:
         return "(" + ", ".join(annotation_type(a, where) for a in args) + ")"
     if origin is typing.Union and len(args) == 2 and type(None) in args:
@@ -184,6 +189,8 @@ def _py_type_name(ty):
         return f"Optional[{_py_type_name(ty[:-1])}]"
     if ty.startswith("("):
         return "Tuple[" + ", ".join(_py_type_name(t) for t in _ir.split_top(ty[1:-1])) + "]"
+    if _ir.is_dict_type(ty):
+        return "Dict[" + ", ".join(_py_type_name(t) for t in _ir.dict_types(ty)) + "]"
     return "Tensor" if _ir.is_tensor_type(ty) else ty
 
 
@@ -220,6 +227,10 @@ def _value_matches(ty, x):
         items = _ir.split_top(ty[1:-1])
         return isinstance(x, tuple) and len(x) == len(items) and \
             all(_value_matches(t, e) for t, e in zip(items, x))
+    if _ir.is_dict_type(ty):
+        key, value = _ir.dict_types(ty)
+        return isinstance(x, dict) and all(_value_matches(key, k) and _value_matches(value, v)
+                                           for k, v in x.items())
     return True
 
 
@@ -281,7 +292,7 @@ _UNSUPPORTED = {ast.Lambda: "Lambda", ast.Try: "try blocks", ast.With: "with sta
                 ast.Import: "import statements", ast.ImportFrom: "import statements",
                 ast.ListComp: "list comprehensions", ast.DictComp: "dict comprehensions",
                 ast.SetComp: "set comprehensions", ast.GeneratorExp: "generator expressions",
-                ast.Yield: "yield", ast.Await: "await", ast.Dict: "dict literals",
+                ast.Yield: "yield", ast.Await: "await",
                 ast.Set: "set literals", ast.JoinedStr: "f-strings", ast.Starred: "starred"}
 
 
@@ -551,6 +562,8 @@ class _Compiler:
     def typed_expr(self, node, ty, env):
         if isinstance(node, ast.List) and not node.elts and ty.endswith("[]"):
             return self.emit("prim::ListConstruct", [], [ty]).outputs[0]
+        if isinstance(node, ast.Dict) and not node.keys and _ir.is_dict_type(ty):
+            return self.emit("prim::DictConstruct", [], [ty]).outputs[0]
         v = self.value(self.expr(node, env), node)
         if _unify(ty, v.type) != ty:
             self.error(node, f"Variable annotated with type {_py_type_name(ty)} cannot be "
@@ -569,13 +582,26 @@ class _Compiler:
             items = self.unpack(target, v, len(target.elts))
             for t, item in zip(target.elts, items):
                 self.assign(t, item, env)
+        elif isinstance(target, ast.Subscript):
+            v = self.value(v, target)
+            d = self.value(self.expr(target.value, env), target.value)
+            if not _ir.is_dict_type(d.type):
+                self.error(target, "assignment to an item of a "
+                                   f"{_py_type_name(d.type)} isn't supported",
+                           NotSupportedError)
+            key, value = _ir.dict_types(d.type)
+            k = self.dict_key(target.slice, d, env)
+            if _unify(value, v.type) != value:
+                self.error(target, f"a {_py_type_name(d.type)} cannot hold a value of type "
+                                   f"{_py_type_name(v.type)}")
+            self.emit("aten::_set_item", [d, k, v], [], overload=key)
         else:
             self.error(target, "assignment to this target isn't supported", NotSupportedError)
 
     def unpack(self, node, v, n):
         if isinstance(v, _PythonValue) and isinstance(v.obj, tuple):
             v = self.value(v, node)
-        if not isinstance(v, _ir.Value) or not v.type.startswith("("):
+        if not isinstance(v, _ir.Value) or not _ir.is_tuple_type(v.type):
             self.error(node, f"cannot unpack a value of type "
                              f"{_py_type_name(getattr(v, 'type', 'object'))}")
         types = _ir.split_top(v.type[1:-1])
@@ -810,7 +836,10 @@ class _Compiler:
             children = [self.submodule(seq, name, s) for name in seq.module._modules]
             return self.unrolled(s, children, env)
         seq = self.value(seq, it)
-        if seq.type.startswith("("):
+        if _ir.is_dict_type(seq.type):   # iterating a dict iterates its keys
+            key = _ir.dict_types(seq.type)[0]
+            seq = self.emit("aten::keys", [seq], [key + "[]"], overload=key).outputs[0]
+        if _ir.is_tuple_type(seq.type):
             return self.unrolled(s, self.unpack(it, seq, len(_ir.split_top(seq.type[1:-1]))),
                                  env)
         if seq.type.endswith("[]"):
@@ -917,7 +946,67 @@ class _Compiler:
                              ["(" + ", ".join(v.type for v in items) + ")"]).outputs[0]
         if isinstance(node, ast.Subscript):
             return self.subscript(node, env)
+        if isinstance(node, ast.Dict):
+            return self.dict_literal(node, env)
         self.unsupported(node)
+
+    # -- dicts --
+
+    def dict_literal(self, node, env):
+        """prim::DictConstruct(k0, v0, k1, v1, ...) -> Dict(K, V): the keys one type, str or
+        int; the values one type (None joins an Optional)."""
+        if not node.keys:
+            self.error(node, "an empty dict literal needs a type: annotate it, as in "
+                             "`d: Dict[str, int] = {}`")
+        if any(k is None for k in node.keys):
+            self.error(node, "dict unpacking (**) isn't supported", NotSupportedError)
+        keys = [self.value(self.expr(k, env), k) for k in node.keys]
+        values = [self.value(self.expr(v, env), v) for v in node.values]
+        key = keys[0].type
+        if key not in ("str", "int") or any(k.type != key for k in keys):
+            self.error(node, "Dict keys must all be str or all be int, got " +
+                             ", ".join(_py_type_name(k.type) for k in keys))
+        value = values[0].type
+        for v in values[1:]:
+            value = _unify(value, v.type) or self.error(
+                node, "Dict values must all be of one type")
+        items = [x for kv in zip(keys, values) for x in kv]
+        return self.emit("prim::DictConstruct", items, [f"Dict({key}, {value})"]).outputs[0]
+
+    def dict_key(self, node, d, env):
+        k = self.value(self.expr(node, env), node)
+        key = _ir.dict_types(d.type)[0]
+        if k.type != key:
+            self.error(node, f"a {_py_type_name(d.type)} is indexed by {key}, not "
+                             f"{_py_type_name(k.type)}")
+        return k
+
+    def dict_method(self, node, d, name, args, kwargs):
+        key, value = _ir.dict_types(d.type)
+        if kwargs:
+            self.error(node, f"dict.{name}() takes no keyword arguments")
+        if name in ("keys", "values", "items") and not args:
+            out = {"keys": key + "[]", "values": value + "[]",
+                   "items": f"({key}, {value})[]"}[name]
+            return self.emit("aten::" + name, [d], [out], overload=key).outputs[0]
+        if name == "get" and len(args) in (1, 2):
+            k = self.value(args[0], node)
+            if k.type != key:
+                self.error(node, f"a {_py_type_name(d.type)} is indexed by {key}, not "
+                                 f"{_py_type_name(k.type)}")
+            if len(args) == 1:
+                out = value if value.endswith("?") else value + "?"
+                return self.emit("aten::get", [d, k], [out], overload=key).outputs[0]
+            default = self.value(args[1], node)
+            out = _unify(value, default.type)
+            if out is None:
+                self.error(node, f"the default of get() has type "
+                                 f"{_py_type_name(default.type)}, the dict's values "
+                                 f"{_py_type_name(value)}")
+            return self.emit("aten::get", [d, k, default], [out],
+                             overload="default_" + key).outputs[0]
+        self.error(node, f"Tried to access nonexistent attribute or method '{name}' of type "
+                         f"'{_py_type_name(d.type)}'")
 
     def name(self, node, env):
         if node.id in env:
@@ -1007,6 +1096,21 @@ class _Compiler:
         left = self.value(self.expr(node.left, env), node.left)
         for op_node, right_node in zip(node.ops, node.comparators):
             right = self.value(self.expr(right_node, env), right_node)
+            if isinstance(op_node, (ast.In, ast.NotIn)):
+                if not _ir.is_dict_type(right.type):
+                    self.error(node, f"'in' on a {_py_type_name(right.type)} isn't supported",
+                               NotSupportedError)
+                key = _ir.dict_types(right.type)[0]
+                if left.type != key:
+                    self.error(node, f"a {_py_type_name(right.type)} is indexed by {key}, not "
+                                     f"{_py_type_name(left.type)}")
+                out = self.emit("aten::__contains__", [right, left], ["bool"],
+                                overload=key).outputs[0]
+                if isinstance(op_node, ast.NotIn):
+                    out = self.emit("aten::__not__", [out], ["bool"]).outputs[0]
+                result = out if result is None else self.binop(node, ast.BitAnd, result, out)
+                left = right
+                continue
             op = _COMPARE_OPS.get(type(op_node))
             if op is None:
                 self.unsupported(op_node)
@@ -1046,7 +1150,7 @@ class _Compiler:
                                  "range")
             return self.submodule(base, names[key], node)
         base = self.value(base, node.value)
-        if base.type.startswith("("):
+        if _ir.is_tuple_type(base.type):
             idx = self.static(self.value(self.expr(node.slice, env), node.slice))
             types = _ir.split_top(base.type[1:-1])
             if not isinstance(idx, int) or not -len(types) <= idx < len(types):
@@ -1057,6 +1161,11 @@ class _Compiler:
             idx = self.value(self.expr(node.slice, env), node.slice)
             return self.emit("aten::__getitem__", [base, idx], [base.type[:-2]],
                              overload="t").outputs[0]
+        if _ir.is_dict_type(base.type):
+            key, value = _ir.dict_types(base.type)
+            k = self.dict_key(node.slice, base, env)
+            return self.emit("aten::__getitem__", [base, k], [value],
+                             overload="Dict_" + key).outputs[0]
         if not _ir.is_tensor_type(base.type):
             self.error(node, f"'{_py_type_name(base.type)}' object is not subscriptable")
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -1184,6 +1293,8 @@ class _Compiler:
                 self.error(node, f"Could not append a value of type {_py_type_name(item.type)} "
                                  f"to a {_py_type_name(v.type)}")
             return self.emit("aten::append", [v, item], [v.type], overload="t").outputs[0]
+        if _ir.is_dict_type(v.type):
+            return self.dict_method(node, v, name, args, kwargs)
         if not _ir.is_tensor_type(v.type):
             self.error(node, f"Tried to access nonexistent attribute or method '{name}' of "
                              f"type '{_py_type_name(v.type)}'")
@@ -1228,6 +1339,9 @@ class _Compiler:
         if name == "len":
             if v.type.endswith("[]"):
                 return self.emit("aten::len", [v], ["int"], overload="t").outputs[0]
+            if _ir.is_dict_type(v.type):
+                key = _ir.dict_types(v.type)[0]
+                return self.emit("aten::len", [v], ["int"], overload="Dict_" + key).outputs[0]
             if _ir.is_tensor_type(v.type):
                 return self.emit("aten::len", [v], ["int"], overload="Tensor").outputs[0]
         elif v.type == name:

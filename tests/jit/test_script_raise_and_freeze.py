@@ -6,7 +6,7 @@ inputs stay with frozen blocks, and elementwise chains fuse."""
 import inspect
 import os
 import re
-from typing import List
+from typing import Dict, List
 
 import numpy as np
 import pytest
@@ -345,3 +345,162 @@ def test_fold_constant_ifs_runs_the_taken_block():
     x = rand(3)
     np.testing.assert_array_equal(jit._interpreter.Interpreter(g).run(x, True).numpy(),
                                   ((x - 1) * 2).numpy())
+
+
+# ---- Dict[str, T] and Dict[int, T] ----------------------------------------------------------
+
+def dict_counts(x, keys: List[str]):
+    d: Dict[str, int] = {"a": 1, "b": 2}
+    d["c"] = 3
+    total = 0
+    for k in d.keys():
+        total += d[k]
+    for k, v in d.items():
+        total += v
+    for k in d:
+        total += 1
+    if "a" in d:
+        total += len(d)
+    if "q" not in d:
+        total += 100
+    for k in keys:
+        if k in d:
+            total += d[k]
+    return x + total + d.get("z", 7)
+
+
+def dict_of_tensors(x, scale: Dict[int, float]):
+    out: Dict[int, ptl.Tensor] = {}
+    for i, s in scale.items():
+        out[i] = x * s
+    y = ptl.zeros_like(x)
+    for v in out.values():
+        y = y + v
+    missing = out.get(-1)
+    if missing is None:
+        y = y + 1
+    return y, out
+
+
+def dict_literal_of_tensors(x):
+    d = {"double": x * 2, "neg": -x}
+    return d["double"] + d["neg"]
+
+
+def dict_missing_key(x, key: str):
+    d = {"a": x}
+    return d[key]
+
+
+@pytest.mark.parametrize("keys", [[], ["a", "zz", "c"], ["c", "c"]])
+def test_dict_of_str_matches_eager(keys):
+    s = jit.script(dict_counts)
+    x = rand(3)
+    np.testing.assert_array_equal(s(x, keys).numpy(), dict_counts(x, keys).numpy())
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (2, 3)])
+def test_dict_of_int_to_tensor_matches_eager(shape):
+    s = jit.script(dict_of_tensors)
+    x = rand(*shape)
+    scale = {2: 0.5, 3: -2.0, 7: 1.5}
+    y, out = s(x, scale)
+    y_ref, out_ref = dict_of_tensors(x, scale)
+    np.testing.assert_array_equal(y.numpy(), y_ref.numpy())
+    assert list(out) == list(out_ref)
+    for k in out:
+        np.testing.assert_array_equal(out[k].numpy(), out_ref[k].numpy())
+    t = jit.script(dict_literal_of_tensors)
+    np.testing.assert_array_equal(t(x).numpy(), dict_literal_of_tensors(x).numpy())
+    assert s.graph.inputs[1].type == "Dict(int, float)"
+    assert "prim::DictConstruct" in kinds(s.graph)
+
+
+def test_dict_errors_and_missing_keys():
+    s = jit.script(dict_missing_key)
+    with pytest.raises(KeyError):
+        s(rand(2), "b")
+    with pytest.raises(RuntimeError, match=r"Expected a value of type 'Dict\[int, float\]' for "
+                                           r"argument 'scale'"):
+        jit.script(dict_of_tensors)(rand(2), {"a": 1.0})
+
+
+def dict_empty_literal(x):
+    d = {}
+    return x
+
+
+def dict_mixed_keys(x):
+    d = {"a": 1, 2: 3}
+    return x
+
+
+def dict_wrong_key(x):
+    d = {"a": x}
+    return d[0]
+
+
+def dict_float_keys(x, d: Dict[float, int]):
+    return x
+
+
+@pytest.mark.parametrize("fn,msg,line_text", [
+    (dict_empty_literal, "an empty dict literal needs a type", "d = {}"),
+    (dict_mixed_keys, "Dict keys must all be str or all be int, got str, int", "d = {"),
+    (dict_wrong_key, "a Dict[str, Tensor] is indexed by str, not int", "d[0]"),
+])
+def test_dict_compile_errors_name_file_and_line(fn, msg, line_text):
+    with pytest.raises(RuntimeError) as info:
+        jit.script(fn)
+    assert msg in str(info.value)
+    assert f'File "{HERE}", line {_line_of(fn, line_text)}' in str(info.value)
+    with pytest.raises(RuntimeError, match="Dict keys must be str or int, not float"):
+        jit.script(dict_float_keys)
+
+
+def test_dict_graph_saves_loads_and_runs_in_python_steps(tmp_path):
+    s = jit.script(dict_counts)
+    path = str(tmp_path / "d.pt")
+    jit.save(s, path)
+    loaded = jit.load(path)
+    assert kinds(loaded.graph) == kinds(s.graph)
+    x = rand(2)
+    np.testing.assert_array_equal(loaded(x, ["b"]).numpy(), dict_counts(x, ["b"]).numpy())
+    with pytest.raises(RuntimeError, match="cannot lower"):
+        jit._interpreter.lower(jit.script(dict_literal_of_tensors).graph)
+    t = jit.script(dict_literal_of_tensors)
+    np.testing.assert_array_equal(t(x).numpy(), (x * 2 - x).numpy())
+    assert t._interp.program is None   # prim::DictConstruct: the Python steps run it
+
+
+@torch_ref
+@pytest.mark.parametrize("fn", [dict_counts, dict_of_tensors])
+def test_dict_nodes_match_torchscript(fn, tmp_path):
+    import importlib.util
+    path = tmp_path / "torch_source.py"
+    path.write_text("import torch as ptl\nfrom typing import Dict, List\n\n" +
+                    inspect.getsource(fn))
+    spec = importlib.util.spec_from_file_location("torch_source", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ref = torch.jit.script(getattr(mod, fn.__name__)).graph
+    theirs = []
+
+    def walk(block):
+        for n in block.nodes():
+            theirs.append((n.kind(), [o.type().str() for o in n.outputs()]))
+            for b in n.blocks():
+                walk(b)
+    walk(ref)
+    ours = []
+
+    def walk_ours(nodes):
+        for n in nodes:
+            ours.append((n.kind, [o.type for o in n.outputs]))
+            for b in n.blocks:
+                walk_ours(b.nodes)
+    walk_ours(jit.script(fn).graph.nodes)
+    for kind in ("prim::DictConstruct", "aten::_set_item", "aten::__contains__", "aten::keys",
+                 "aten::items", "aten::values", "aten::get", "prim::Loop"):
+        assert sorted(t for k, t in ours if k == kind) == \
+            sorted(t for k, t in theirs if k == kind), kind
