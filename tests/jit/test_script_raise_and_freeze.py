@@ -413,6 +413,7 @@ def test_dict_of_int_to_tensor_matches_eager(shape):
     t = jit.script(dict_literal_of_tensors)
     np.testing.assert_array_equal(t(x).numpy(), dict_literal_of_tensors(x).numpy())
     assert s.graph.inputs[1].type == "Dict(int, float)"
+    assert "scale: Dict[int, float]) -> Tuple[Tensor, Dict[int, Tensor]]:" in s.code
     assert "prim::DictConstruct" in kinds(s.graph)
 
 
