@@ -203,16 +203,22 @@ def test_unsupported_raise_forms_name_file_and_line(fn, exc, msg, line_text):
     assert f'File "{HERE}", line {_line_of(fn, line_text)}' in str(info.value)
 
 
-@torch_ref
-@pytest.mark.parametrize("fn", [checked_scale, raise_in_loop, raise_with_a_str_value])
-def test_raise_nodes_match_torchscript(fn, tmp_path):
+def _torchscript_graph(fn, tmp_path):
+    """torch.jit.script's graph of fn's source, with torch imported as ptl."""
     import importlib.util
     path = tmp_path / "torch_source.py"
-    path.write_text("import torch as ptl\nfrom typing import List\n\n" + inspect.getsource(fn))
+    path.write_text("import torch as ptl\nfrom typing import Dict, List\n\n" +
+                    inspect.getsource(fn))
     spec = importlib.util.spec_from_file_location("torch_source", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    ref = torch.jit.script(getattr(mod, fn.__name__)).graph
+    return torch.jit.script(getattr(mod, fn.__name__)).graph
+
+
+@torch_ref
+@pytest.mark.parametrize("fn", [checked_scale, raise_in_loop, raise_with_a_str_value])
+def test_raise_nodes_match_torchscript(fn, tmp_path):
+    ref = _torchscript_graph(fn, tmp_path)
     theirs = []
 
     def walk(block):
@@ -477,14 +483,7 @@ def test_dict_graph_saves_loads_and_runs_in_python_steps(tmp_path):
 @torch_ref
 @pytest.mark.parametrize("fn", [dict_counts, dict_of_tensors])
 def test_dict_nodes_match_torchscript(fn, tmp_path):
-    import importlib.util
-    path = tmp_path / "torch_source.py"
-    path.write_text("import torch as ptl\nfrom typing import Dict, List\n\n" +
-                    inspect.getsource(fn))
-    spec = importlib.util.spec_from_file_location("torch_source", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    ref = torch.jit.script(getattr(mod, fn.__name__)).graph
+    ref = _torchscript_graph(fn, tmp_path)
     theirs = []
 
     def walk(block):
