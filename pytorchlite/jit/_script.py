@@ -21,6 +21,16 @@ TorchScript's: an argument without an annotation is a Tensor; int, float, bool, 
   compiled into the branches that do not leave, so each block ends at the exit (TorchScript's
   exit transform); the If returns the function's result, or the loop's condition and carried
   values.
+- `raise` ends its block (prim::RaiseException); `assert` is an If whose false block raises.
+
+Note [Return inside a loop]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A loop whose body returns carries two more values, as TorchScript's exit transform does: a
+flag, False on entry, and the result, a prim::Uninitialized on entry whose type the first
+compiled `return` sets.  A `return` ends the iteration with the condition False, the flag True
+and its value as the result; after the loop, `prim::If(flag)` returns the result in one block
+and runs the statements after the loop in the other.  A return in a loop nested inside
+another loop is refused (NotSupportedError).
 - A call resolves, in order: a submodule (prim::CallMethod on its scripted forward), a
   nn.functional function that has a lowering here (linear, dropout, layer_norm, embedding,
   conv1d/2d, relu), a dispatcher operator or TorchScript builtin of the function's name,
@@ -321,14 +331,19 @@ class _FunctionExit:
         return [comp.const(None)]
 
 
+_UNKNOWN = "$unknown"   # the result type of a loop that returns, until a return sets it
+_RETURNED, _RESULT = "$returned", "$result"   # names no source can use
+
+
 class _LoopExit:
     """How a loop body leaves: the condition to run again (False for break) and the carried
     values (Note [Blocks])."""
     loop = True
 
-    def __init__(self, carried, next_cond):
+    def __init__(self, carried, next_cond, returns=None):
         self.carried = carried
         self.next_cond = next_cond
+        self.returns = returns   # a loop that may return: (flag name, result name, node)
 
     def values(self, comp, env, cond, node):
         out = [cond]
@@ -340,8 +355,24 @@ class _LoopExit:
         return out
 
     def on_return(self, comp, node, env):
-        comp.error(node, "return statements inside loops aren't supported",
-                   NotSupportedError)
+        """A return in the loop body: the loop stops with its flag set and the value carried
+        out (Note [Return inside a loop])."""
+        if self.returns is None:
+            comp.error(node, "return statements inside nested loops aren't supported",
+                       NotSupportedError)
+        flag, result, _ = self.returns
+        v = comp.value(comp.expr(node.value, env), node) if node.value is not None else \
+            comp.const(None)
+        param = env[result]
+        ty = v.type if param.type == _UNKNOWN else _unify(param.type, v.type)
+        if ty is None:
+            comp.error(node, f"Previous return statement returned a value of type "
+                             f"{_py_type_name(param.type)} but this return statement returns "
+                             f"a value of type {_py_type_name(v.type)}")
+        param.type = ty
+        env = dict(env)
+        env[flag], env[result] = comp.const(True), v
+        return self.values(comp, env, comp.const(False), node)
 
     def on_end(self, comp, env):
         return self.values(comp, env, self.next_cond(env), None)
@@ -430,6 +461,9 @@ class _Compiler:
         for i, s in enumerate(stmts):
             if isinstance(s, ast.If) and _has_exit([s], exit_.loop):
                 return self.if_exit(s, stmts[i + 1:], env, exit_)
+            if isinstance(s, (ast.For, ast.While)) and not exit_.loop and \
+                    _has_exit(s.body, False):
+                return self.loop_return(s, stmts[i + 1:], env, exit_)
             if isinstance(s, ast.Return):
                 return exit_.on_return(self, s, env)
             if isinstance(s, ast.Raise):
@@ -788,20 +822,45 @@ class _Compiler:
 
         return self.emit_if(c, branch(s.body, then_r), branch(s.orelse, else_r), s)
 
+    def loop_return(self, s, rest, env, exit_):
+        """A loop whose body returns (Note [Return inside a loop]): it carries a flag and the
+        result; after it, `if flag: return result` and the statements that follow go in the
+        other branch (as after an if that returns)."""
+        init = self.uninitialized([_UNKNOWN])[0]
+        env[_RETURNED], env[_RESULT] = self.const(False), init
+        self.returning_loop = s
+        if self.stmt(s, env, exit_) is _RAISES:
+            return _RAISES
+        flag, result = env.pop(_RETURNED), env.pop(_RESULT)
+        if result.type == _UNKNOWN:   # no return was compiled (a branch known not taken)
+            result.type = init.type = "NoneType"
+        init.type = result.type
+
+        def after():
+            return self.body(rest, dict(env), exit_, True)
+
+        return self.emit_if(flag, lambda: [result], after, s)
+
     def emit_loop(self, node, trip, cond0, env, bind, body, next_cond):
         """prim::Loop(trip, cond0, carried...): bind(iteration Value, body env) binds the loop
         target; next_cond(env) is the condition at the end of an iteration."""
+        returns = None
+        if getattr(self, "returning_loop", None) is node:
+            self.returning_loop = None
+            returns = (_RETURNED, _RESULT, node)
         carried = [n for n in _assigned_names(body) if isinstance(env.get(n), _ir.Value)]
+        if returns is not None:
+            carried += [_RETURNED, _RESULT]
         block = _ir.Block()
         it = _ir.Value("int")
-        params = [_ir.Value(env[n].type, n) for n in carried]
+        params = [_ir.Value(env[n].type, n if n.isidentifier() else None) for n in carried]
         block.inputs = [it] + params
         inner = dict(env)
         inner.update(zip(carried, params))
 
         def fill():
             bind(it, inner)
-            return self.body(body, inner, _LoopExit(carried, next_cond), True)
+            return self.body(body, inner, _LoopExit(carried, next_cond, returns), True)
 
         outs = self.in_block(block, fill)
         if outs is _RAISES:
@@ -816,7 +875,7 @@ class _Compiler:
         loop = self.emit("prim::Loop", [trip, cond0] + [env[n] for n in carried],
                          [p.type for p in params], blocks=[block])
         for name, o in zip(carried, loop.outputs):
-            o.name = name
+            o.name = name if name.isidentifier() else None
             env[name] = o
         for name in _assigned_names(body):
             if name not in carried:

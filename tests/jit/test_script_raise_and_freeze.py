@@ -504,3 +504,108 @@ def test_dict_nodes_match_torchscript(fn, tmp_path):
                  "aten::items", "aten::values", "aten::get", "prim::Loop"):
         assert sorted(t for k, t in ours if k == kind) == \
             sorted(t for k, t in theirs if k == kind), kind
+
+
+# ---- return inside a loop (Note [Return inside a loop]) -------------------------------------
+
+def return_from_for(x, n: int):
+    for i in range(n):
+        if i == 3:
+            return x + i
+    return x
+
+
+def return_from_list_loop(xs: List[float]) -> float:
+    total = 0.0
+    for v in xs:
+        total += v
+        if v < 0:
+            return v * 2
+    return total
+
+
+def return_from_while(x, n: int):
+    k = 0
+    while k < n:
+        x = x * 2
+        if x.sum() > 100:
+            return x
+        k += 1
+    y = x - 1
+    return y
+
+
+def return_in_nested_loop(x, n: int):
+    for i in range(n):
+        for j in range(n):
+            if i + j > 3:
+                return x
+    return x
+
+
+def return_types_differ(x, n: int):
+    for i in range(n):
+        if i > 2:
+            return i
+    return x
+
+
+def loop_returns_differ(x, n: int):
+    for i in range(n):
+        if i > 2:
+            return i
+        if i > 1:
+            return x
+    return x
+
+
+@pytest.mark.parametrize("n", [0, 2, 4, 9])
+@pytest.mark.parametrize("shape", [(), (0,), (3,)])
+def test_return_inside_loops_matches_eager(n, shape):
+    x = rand(*shape, seed=n).abs() + 0.5
+    for fn in (return_from_for, return_from_while):
+        np.testing.assert_array_equal(jit.script(fn)(x, n).numpy(), fn(x, n).numpy())
+    s = jit.script(return_from_list_loop)
+    for xs in ([], [1.0, 2.0], [1.0, -3.0, 4.0], [-1.0]):
+        assert s(xs) == return_from_list_loop(xs)
+
+
+def test_a_loop_that_returns_carries_a_flag_and_the_result(tmp_path):
+    g = jit.script(return_from_for).graph
+    loop = next(n for n in g.nodes if n.kind == "prim::Loop")
+    assert [o.type for o in loop.outputs] == ["bool", "Tensor"]
+    assert g.nodes[-1].kind == "prim::If" and g.nodes[-1].inputs[0] is loop.outputs[0]
+    path = str(tmp_path / "r.pt")
+    jit.save(jit.script(return_from_while), path)
+    loaded = jit.load(path)
+    x = ptl.ones(3)
+    np.testing.assert_array_equal(loaded(x, 10).numpy(), return_from_while(x, 10).numpy())
+
+
+def test_return_inside_loops_errors():
+    with pytest.raises(jit.frontend.NotSupportedError) as info:
+        jit.script(return_in_nested_loop)
+    assert "return statements inside nested loops aren't supported" in str(info.value)
+    assert f'line {_line_of(return_in_nested_loop, "                return x")}' in \
+        str(info.value)
+    with pytest.raises(RuntimeError, match="Previous return statement returned a value of type "
+                                           "int but this return statement returns a value of "
+                                           "type Tensor"):
+        jit.script(loop_returns_differ)
+    with pytest.raises(RuntimeError, match="Type mismatch: the true branch gives int and the "
+                                           "false branch Tensor"):
+        jit.script(return_types_differ)
+
+
+@torch_ref
+@pytest.mark.parametrize("fn", [return_from_for, return_from_list_loop, return_from_while])
+def test_loop_return_nodes_match_torchscript(fn, tmp_path):
+    ref = _torchscript_graph(fn, tmp_path)
+    loops = [n for n in ref.findAllNodes("prim::Loop")]
+    ours = [n for n in jit.script(fn).graph.nodes if n.kind == "prim::Loop"]
+    assert len(loops) == len(ours) == 1
+    theirs = [o.type().str() for o in loops[0].outputs()]
+    mine = [o.type for o in ours[0].outputs]
+    # both carry the flag and the result; TorchScript also carries a range loop's index
+    assert mine[-2:] == ["bool", jit.script(fn).graph.outputs[0].type]
+    assert all(theirs.count(t) >= mine.count(t) for t in mine)
