@@ -1,6 +1,6 @@
 """TorchScript's builtin operators on Python values (torch/csrc/jit/runtime/register_prim_ops.cpp):
 arithmetic and comparisons on int/float/bool/str, conversions between tensors and numbers,
-what a tensor's shape reads as ints, and the generic list operators.  They are not dispatcher
+what a tensor's shape reads as ints, and the generic list and dict operators.  They are not dispatcher
 operators: `_ir.schema` finds them here when `_C._op` has no operator of that name, so the
 interpreter, the passes and the file format treat them as any other `aten::` node.
 
@@ -38,6 +38,16 @@ def _append(items, x):
     return items
 
 
+def _dict_getitem(d, key):
+    if key not in d:
+        raise KeyError(key)
+    return d[key]
+
+
+def _dict_setitem(d, key, value):
+    d[key] = value
+
+
 def _range_length(lo, hi, step):
     if step == 0:
         raise RuntimeError("range() arg 3 must not be zero")
@@ -46,6 +56,20 @@ def _range_length(lo, hi, step):
     if step < 0 and lo > hi:
         return 1 + (lo - 1 - hi) // (-step)
     return 0
+
+
+class Error(Exception):
+    """What a scripted function's `raise` and failed `assert` raise when they run
+    (torch.jit.Error): the message names the exception the source raised."""
+
+
+def raise_exception(msg, cls=None, source=None):
+    """prim::RaiseException: cls is the qualified name of the exception class ("builtins.
+    ValueError"), None for RuntimeError and for AssertionError (whose message names it);
+    source is where the statement is, when the graph was compiled in this process."""
+    where = "Traceback of TorchScript (most recent call last):\n" + source if source else ""
+    raise Error("The following operation failed in the TorchScript interpreter.\n" + where +
+                f"{cls or 'RuntimeError'}: {msg}\n")
 
 
 _ARITH = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -82,6 +106,8 @@ def _table():
         ("aten::neg.int(int a) -> int", lambda a: -a),
         ("aten::neg.float(float a) -> float", lambda a: -a),
         ("aten::__not__(bool self) -> bool", lambda a: not a),
+        ("aten::add.str(str a, str b) -> str", lambda a, b: a + b),
+        ("prim::RaiseException(str msg, str? cls=None) -> ()", raise_exception),
         ("aten::__and__.bool(bool a, bool b) -> bool", lambda a, b: a and b),
         ("aten::__or__.bool(bool a, bool b) -> bool", lambda a, b: a or b),
         ("aten::__is__(t self, t obj) -> bool", lambda a, b: a is b),
@@ -108,6 +134,20 @@ def _table():
         ("aten::exp.float(float a) -> float", math.exp),
         ("aten::log.float(float a) -> float", math.log),
     ]
+    for k in ("str", "int"):   # Dict(str, t) and Dict(int, t)
+        rows += [
+            (f"aten::__getitem__.Dict_{k}(Dict({k}, t) self, {k} key) -> t", _dict_getitem),
+            (f"aten::_set_item.{k}(Dict({k}, t)(a!) l, {k} idx, t v) -> ()", _dict_setitem),
+            (f"aten::__contains__.{k}(Dict({k}, t) dict, {k} key) -> bool",
+             lambda d, key: key in d),
+            (f"aten::len.Dict_{k}(Dict({k}, t) self) -> int", len),
+            (f"aten::keys.{k}(Dict({k}, t) self) -> {k}[]", lambda d: list(d)),
+            (f"aten::values.{k}(Dict({k}, t) self) -> t[]", lambda d: list(d.values())),
+            (f"aten::items.{k}(Dict({k}, t) self) -> (({k}, t)[])", lambda d: list(d.items())),
+            (f"aten::get.{k}(Dict({k}, t) self, {k} key) -> t?", lambda d, key: d.get(key)),
+            (f"aten::get.default_{k}(Dict({k}, t) self, {k} key, t default_value) -> t",
+             lambda d, key, default: d.get(key, default)),
+        ]
     for text, fn in rows:
         head = text.split("(")[0]
         name, _, overload = head.partition(".")

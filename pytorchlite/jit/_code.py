@@ -16,8 +16,10 @@ def _py_type(ty):
         return f"Optional[{_py_type(ty[:-1])}]"
     if ty.endswith("[]") and ty not in _PY_TYPES:
         return f"List[{_py_type(ty[:-2])}]"
-    if ty.startswith("(") and ty.endswith(")"):
+    if _ir.is_tuple_type(ty):
         return "Tuple[" + ", ".join(_py_type(t) for t in _ir.split_top(ty[1:-1])) + "]"
+    if _ir.is_dict_type(ty):
+        return "Dict[" + ", ".join(_py_type(t) for t in _ir.dict_types(ty)) + "]"
     return _PY_TYPES.get(ty, ty)
 
 

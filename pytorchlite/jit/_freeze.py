@@ -1,6 +1,8 @@
-"""jit.freeze and jit.optimize_for_inference (torch/jit/_freeze.py): a traced module whose
-parameters and buffers are constants of its graph, optimised by jit.passes."""
+"""jit.freeze and jit.optimize_for_inference (torch/jit/_freeze.py): a traced or scripted
+module whose parameters, buffers and attributes are constants of its graph, optimised by
+jit.passes."""
 from . import passes
+from ._script import RecursiveScriptModule
 from ._trace import TracedModule, _GuardedCache, _Traced
 
 
@@ -13,7 +15,28 @@ def _frozen(traced, module, fuse):
     return _Traced(graph, traced.key)
 
 
+def _freeze_scripted(mod, fuse):
+    """A scripted module frozen: its forward with the submodules' forwards inlined, every
+    attribute it reads a constant, and the control flow those constants decide folded; the
+    Ifs and Loops that depend on the inputs stay, with their blocks frozen too."""
+    graph = passes.inline_calls(passes.copy_graph(mod.graph), mod)
+    passes.inline_parameters(graph, mod)
+    passes.optimize(graph)
+    if fuse:
+        passes.fuse_pointwise(graph)
+    frozen = RecursiveScriptModule(mod._type_name, False)
+    frozen._set_graph(graph, mod._inputs, "forward")
+    return frozen
+
+
 def _freeze(mod, fuse):
+    if isinstance(mod, RecursiveScriptModule):
+        if mod.training:
+            raise RuntimeError("Freezing is currently only implemented for modules in eval "
+                               "mode. Please call .eval() on your module before freezing.")
+        if mod.graph is None:
+            raise RuntimeError(f"'{mod.original_name}' has no forward to freeze")
+        return _freeze_scripted(mod, fuse)
     if not isinstance(mod, TracedModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")
@@ -35,8 +58,9 @@ def _freeze(mod, fuse):
 
 
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
-    """A copy of the traced module mod (in eval mode) whose parameters and buffers are
-    constants of its graph, then constant-propagated, peephole-optimised, CSE'd and DCE'd."""
+    """A copy of the traced or scripted module mod (in eval mode) whose parameters and
+    buffers (and, scripted, plain attributes) are constants of its graph, then
+    constant-propagated (folding the Ifs it decides), peephole-optimised, CSE'd and DCE'd."""
     if preserved_attrs:
         raise RuntimeError("freeze: preserved_attrs is not supported")
     return _freeze(mod, fuse=False)
@@ -44,6 +68,6 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
 
 def optimize_for_inference(mod, other_methods=None):
     """freeze, then fuse chains of elementwise operators into prim::FusionGroup nodes."""
-    if isinstance(mod, TracedModule):
+    if isinstance(mod, TracedModule) or isinstance(mod, RecursiveScriptModule):
         mod = mod.eval()   # as torch.jit.optimize_for_inference does
     return _freeze(mod, fuse=True)

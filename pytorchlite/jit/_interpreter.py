@@ -20,8 +20,9 @@ from operator import itemgetter
 
 from .. import _C
 from . import _ir
+from ._builtins import raise_exception
 
-_LIST, _TUPLE, _FUSED = range(3)
+_LIST, _TUPLE, _FUSED, _DICT = range(4)
 
 
 def _get_attr(obj, name):
@@ -71,6 +72,8 @@ def _op_step(fn, ins, kw, out):
     if type(out) is int:
         def step(env):
             env[out] = call(env)
+    elif not out:   # an operator that returns nothing (aten::_set_item)
+        step = call
     else:
         def step(env):
             for o, x in zip(out, call(env)):
@@ -111,6 +114,9 @@ def _simple_step(code, fn, ins, out):
     elif code == _TUPLE:
         def step(env):
             env[out] = tuple(env[i] for i in ins)
+    elif code == _DICT:   # keys and values alternate
+        def step(env):
+            env[out] = {env[k]: env[v] for k, v in zip(ins[::2], ins[1::2])}
     else:
         def step(env):
             env[out] = fn(*[env[i] for i in ins])
@@ -165,6 +171,12 @@ def _loop_step(ins, node, slots, out):
             i += 1
         for o, x in zip(out, values):
             env[o] = x
+    return step
+
+
+def _raise_step(ins, source):
+    def step(env):
+        raise_exception(*[env[i] for i in ins], source=source)
     return step
 
 
@@ -304,6 +316,8 @@ class Interpreter:
                 self.steps.append(_simple_step(_LIST, None, ins, outs[0]))
             elif n.kind == "prim::TupleConstruct":
                 self.steps.append(_simple_step(_TUPLE, None, ins, outs[0]))
+            elif n.kind == "prim::DictConstruct":
+                self.steps.append(_simple_step(_DICT, None, ins, outs[0]))
             elif n.kind == "prim::ListUnpack":
                 self.steps.append(_unpack_step(ins[0], outs))
             elif n.kind == "prim::If":
@@ -319,6 +333,10 @@ class Interpreter:
                 self.steps.append(_call_method_step(n.attrs["name"], ins, outs[0]))
             elif n.kind == "prim::FusionGroup":
                 self.steps.append(_simple_step(_FUSED, _fused_runner(n), ins, outs[0]))
+            elif n.kind == "prim::RaiseException":
+                self.steps.append(_raise_step(ins, n.attrs.get("source")))
+            elif n.kind == "prim::Uninitialized":
+                pass   # the slot keeps None: only a branch that raised gives this value
             else:
                 s = _ir.schema(n.kind, n.overload)
                 defaulted = [_is_default(v, d) for v, d in zip(n.inputs, s.defaults)]

@@ -7,8 +7,8 @@ constants written out in full, in the file format of Note [Graph file format]
 Types are strings, written as TorchScript writes them: `Float(4, 3, strides=[3, 1],
 requires_grad=0, device=cpu)` for a tensor the trace saw, `Tensor`, `int`, `float`, `bool`,
 `str`, `NoneType`, `Device`, `ScalarType`, `Layout`, `MemoryFormat`, `int[]`, `float[]`,
-`Tensor[]`, `Tensor?[]`, any other list `T[]`, an optional `T?`, a tuple `(T, U)`, and
-`__torch__.<class>` for a module.
+`Tensor[]`, `Tensor?[]`, any other list `T[]`, an optional `T?`, a tuple `(T, U)`, a dict
+`Dict(str, T)` or `Dict(int, T)`, and `__torch__.<class>` for a module.
 
 Note [Blocks]
 ~~~~~~~~~~~~~
@@ -75,7 +75,25 @@ def is_type(ty):
         return re.fullmatch(r"__torch__(\.[A-Za-z_][A-Za-z0-9_]*)+", ty) is not None
     if ty.startswith("(") and ty.endswith(")"):
         return all(is_type(t) for t in split_top(ty[1:-1]))
+    if is_dict_type(ty):
+        key, value = dict_types(ty)
+        return key in ("str", "int") and is_type(value)
     return is_tensor_type(ty)
+
+
+def is_tuple_type(ty):
+    """Whether ty is a tuple `(T, U)` (not a list of tuples `(T, U)[]`)."""
+    return ty.startswith("(") and ty.endswith(")")
+
+
+def is_dict_type(ty):
+    return ty.startswith("Dict(") and ty.endswith(")")
+
+
+def dict_types(ty):
+    """(key type, value type) of `Dict(K, V)`."""
+    parts = split_top(ty[5:-1])
+    return (parts[0], parts[1]) if len(parts) == 2 else ("", "")
 
 
 def split_top(text, sep=","):
@@ -353,7 +371,8 @@ class Schema:
         rets = m.group(4).strip()
         if rets.startswith("("):
             rets = rets[1:-1]
-        self.returns = [re.sub(r"\([a-z!]+\)", "", r.split(" ")[0]) for r in split_top(rets)]
+        self.returns = [re.sub(r"\([a-z!]+\)", "", re.sub(r"\s+\w+$", "", r))
+                        for r in split_top(rets)]
 
 
 _schemas = {}
@@ -384,6 +403,11 @@ def arg_accepts(schema_type, value_type):
         return True
     if base == "t[]":
         return value_type.endswith("[]")
+    if is_dict_type(base):
+        if not is_dict_type(value_type):
+            return False
+        (k, v), (vk, vv) = dict_types(base), dict_types(value_type)
+        return k == vk and (v == "t" or v == vv)
     if value_type.endswith("?"):
         return schema_type.endswith("?") and arg_accepts(base, value_type[:-1])
     if value_type == "NoneType":

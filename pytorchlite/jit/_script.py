@@ -21,6 +21,16 @@ TorchScript's: an argument without an annotation is a Tensor; int, float, bool, 
   compiled into the branches that do not leave, so each block ends at the exit (TorchScript's
   exit transform); the If returns the function's result, or the loop's condition and carried
   values.
+- `raise` ends its block (prim::RaiseException); `assert` is an If whose false block raises.
+
+Note [Return inside a loop]
+~~~~~~~~~~~~~~~~~~~~~~~~~~~
+A loop whose body returns carries two more values, as TorchScript's exit transform does: a
+flag, False on entry, and the result, a prim::Uninitialized on entry whose type the first
+compiled `return` sets.  A `return` ends the iteration with the condition False, the flag True
+and its value as the result; after the loop, `prim::If(flag)` returns the result in one block
+and runs the statements after the loop in the other.  A return in a loop nested inside
+another loop is refused (NotSupportedError).
 - A call resolves, in order: a submodule (prim::CallMethod on its scripted forward), a
   nn.functional function that has a lowering here (linear, dropout, layer_norm, embedding,
   conv1d/2d, relu), a dispatcher operator or TorchScript builtin of the function's name,
@@ -168,6 +178,11 @@ def annotation_type(ann, where):
     args = typing.get_args(ann)
     if origin in (list, typing.List) and len(args) == 1:
         return annotation_type(args[0], where) + "[]"
+    if origin in (dict, typing.Dict) and len(args) == 2:
+        key = annotation_type(args[0], where)
+        if key not in ("str", "int"):
+            raise RuntimeError(f"Dict keys must be str or int, not {_py_type_name(key)} {where}")
+        return f"Dict({key}, {annotation_type(args[1], where)})"
     if origin in (tuple, typing.Tuple) and args:
         return "(" + ", ".join(annotation_type(a, where) for a in args) + ")"
     if origin is typing.Union and len(args) == 2 and type(None) in args:
@@ -184,6 +199,8 @@ def _py_type_name(ty):
         return f"Optional[{_py_type_name(ty[:-1])}]"
     if ty.startswith("("):
         return "Tuple[" + ", ".join(_py_type_name(t) for t in _ir.split_top(ty[1:-1])) + "]"
+    if _ir.is_dict_type(ty):
+        return "Dict[" + ", ".join(_py_type_name(t) for t in _ir.dict_types(ty)) + "]"
     return "Tensor" if _ir.is_tensor_type(ty) else ty
 
 
@@ -220,6 +237,10 @@ def _value_matches(ty, x):
         items = _ir.split_top(ty[1:-1])
         return isinstance(x, tuple) and len(x) == len(items) and \
             all(_value_matches(t, e) for t, e in zip(items, x))
+    if _ir.is_dict_type(ty):
+        key, value = _ir.dict_types(ty)
+        return isinstance(x, dict) and all(_value_matches(key, k) and _value_matches(value, v)
+                                           for k, v in x.items())
     return True
 
 
@@ -277,12 +298,24 @@ _COMPARE_OPS = {ast.Lt: "lt", ast.Gt: "gt", ast.LtE: "le", ast.GtE: "ge", ast.Eq
 _UNSUPPORTED = {ast.Lambda: "Lambda", ast.Try: "try blocks", ast.With: "with statements",
                 ast.Global: "global variables", ast.Nonlocal: "nonlocal variables",
                 ast.FunctionDef: "function definitions", ast.ClassDef: "class definitions",
-                ast.Delete: "del statements", ast.Raise: "raise statements",
+                ast.Delete: "del statements",
                 ast.Import: "import statements", ast.ImportFrom: "import statements",
                 ast.ListComp: "list comprehensions", ast.DictComp: "dict comprehensions",
                 ast.SetComp: "set comprehensions", ast.GeneratorExp: "generator expressions",
-                ast.Yield: "yield", ast.Await: "await", ast.Dict: "dict literals",
+                ast.Yield: "yield", ast.Await: "await",
                 ast.Set: "set literals", ast.JoinedStr: "f-strings", ast.Starred: "starred"}
+
+
+class _Raises:
+    """What compiling a statement list returns when every path through it raises: the rest
+    of the block is dead, and an If whose branch raises takes its values from the other
+    branch (the raising block returns prim::Uninitialized values of their types)."""
+
+    def __repr__(self):
+        return "<raises>"
+
+
+_RAISES = _Raises()
 
 
 class _FunctionExit:
@@ -298,14 +331,19 @@ class _FunctionExit:
         return [comp.const(None)]
 
 
+_UNKNOWN = "$unknown"   # the result type of a loop that returns, until a return sets it
+_RETURNED, _RESULT = "$returned", "$result"   # names no source can use
+
+
 class _LoopExit:
     """How a loop body leaves: the condition to run again (False for break) and the carried
     values (Note [Blocks])."""
     loop = True
 
-    def __init__(self, carried, next_cond):
+    def __init__(self, carried, next_cond, returns=None):
         self.carried = carried
         self.next_cond = next_cond
+        self.returns = returns   # a loop that may return: (flag name, result name, node)
 
     def values(self, comp, env, cond, node):
         out = [cond]
@@ -317,8 +355,24 @@ class _LoopExit:
         return out
 
     def on_return(self, comp, node, env):
-        comp.error(node, "return statements inside loops aren't supported",
-                   NotSupportedError)
+        """A return in the loop body: the loop stops with its flag set and the value carried
+        out (Note [Return inside a loop])."""
+        if self.returns is None:
+            comp.error(node, "return statements inside nested loops aren't supported",
+                       NotSupportedError)
+        flag, result, _ = self.returns
+        v = comp.value(comp.expr(node.value, env), node) if node.value is not None else \
+            comp.const(None)
+        param = env[result]
+        ty = v.type if param.type == _UNKNOWN else _unify(param.type, v.type)
+        if ty is None:
+            comp.error(node, f"Previous return statement returned a value of type "
+                             f"{_py_type_name(param.type)} but this return statement returns "
+                             f"a value of type {_py_type_name(v.type)}")
+        param.type = ty
+        env = dict(env)
+        env[flag], env[result] = comp.const(True), v
+        return self.values(comp, env, comp.const(False), node)
 
     def on_end(self, comp, env):
         return self.values(comp, env, self.next_cond(env), None)
@@ -407,8 +461,14 @@ class _Compiler:
         for i, s in enumerate(stmts):
             if isinstance(s, ast.If) and _has_exit([s], exit_.loop):
                 return self.if_exit(s, stmts[i + 1:], env, exit_)
+            if isinstance(s, (ast.For, ast.While)) and not exit_.loop and \
+                    _has_exit(s.body, False):
+                return self.loop_return(s, stmts[i + 1:], env, exit_)
             if isinstance(s, ast.Return):
                 return exit_.on_return(self, s, env)
+            if isinstance(s, ast.Raise):
+                self.raise_stmt(s, env)
+                return _RAISES
             if isinstance(s, (ast.Break, ast.Continue)):
                 if not exit_.loop:
                     self.error(s, f"{'break' if isinstance(s, ast.Break) else 'continue'} "
@@ -416,10 +476,12 @@ class _Compiler:
                 cond = self.const(False) if isinstance(s, ast.Break) else \
                     exit_.next_cond(env)
                 return exit_.values(self, env, cond, s)
-            self.stmt(s, env, exit_)
+            if self.stmt(s, env, exit_) is _RAISES:
+                return _RAISES
         return exit_.on_end(self, env) if terminal else None
 
     def stmt(self, s, env, exit_):
+        """Compiles one statement; _RAISES when every path through it raises."""
         if isinstance(s, ast.Assign):
             v = self.expr(s.value, env)
             for target in s.targets:
@@ -442,13 +504,81 @@ class _Compiler:
         elif isinstance(s, ast.Pass):
             pass
         elif isinstance(s, ast.If):
-            self.if_stmt(s, env, exit_)
+            return self.if_stmt(s, env, exit_)
         elif isinstance(s, ast.For):
-            self.for_stmt(s, env)
+            return self.for_stmt(s, env)
         elif isinstance(s, ast.While):
             self.while_stmt(s, env)
+        elif isinstance(s, ast.Assert):
+            self.assert_stmt(s, env)
         else:
             self.unsupported(s)
+        return None
+
+    # -- raise and assert --
+
+    def raise_stmt(self, s, env):
+        """`raise E(msg)`: prim::RaiseException(msg, "builtins.E"); `raise E` passes "" and
+        None, and an AssertionError's message is prefixed with its name (TorchScript's
+        forms)."""
+        if s.exc is None:
+            self.error(s, "bare raise statements aren't supported", NotSupportedError)
+        if s.cause is not None:
+            self.error(s.cause, "raise ... from ... isn't supported", NotSupportedError)
+        exc = s.exc
+        call = isinstance(exc, ast.Call)
+        cls = self.expr(exc.func if call else exc, env)
+        if not (isinstance(cls, _PythonValue) and isinstance(cls.obj, type) and
+                issubclass(cls.obj, BaseException)):
+            self.error(exc, "exceptions must derive from BaseException")
+        cls = cls.obj
+        if call and (len(exc.args) > 1 or exc.keywords):
+            self.error(exc, "an exception takes at most one argument, its message",
+                       NotSupportedError)
+        msg = self.message(exc.args[0], env) if call and exc.args else self.const("")
+        if cls is AssertionError:
+            self.emit_raise(self.prefixed("AssertionError: ", msg), None, s)
+        else:
+            name = f"{cls.__module__}.{cls.__qualname__}" if call else None
+            self.emit_raise(msg, name, s)
+
+    def assert_stmt(self, s, env):
+        """`assert test, msg`: prim::If(test) with an empty true block and a false block that
+        raises "AssertionError: msg" (as TorchScript lowers it)."""
+        c, _, _ = self.cond(s.test, env)
+        if c is True:
+            return
+
+        def fail():
+            msg = self.message(s.msg, env) if s.msg is not None else self.const("")
+            self.emit_raise(self.prefixed("AssertionError: ", msg), None, s)
+            return []
+
+        if c is False:
+            fail()
+            return
+        self.emit_if(c, lambda: [], fail, s)
+
+    def message(self, node, env):
+        v = self.value(self.expr(node, env), node)
+        if v.type != "str":
+            self.error(node, f"an exception message must be a str, not "
+                             f"{_py_type_name(v.type)}")
+        return v
+
+    def prefixed(self, prefix, msg):
+        text = self.static(msg)
+        if isinstance(text, str):
+            return self.const(prefix + text)
+        return self.emit("aten::add", [self.const(prefix), msg], ["str"],
+                         overload="str").outputs[0]
+
+    def emit_raise(self, msg, name, node):
+        self.emit("prim::RaiseException", [msg, self.const(name)], [],
+                  attrs={"source": self.src.highlight(node)})
+
+    def uninitialized(self, types):
+        return [self.emit("prim::Uninitialized", [], [t]).outputs[0] for t in types]
 
     def unsupported(self, node):
         name = _UNSUPPORTED.get(type(node), type(node).__name__)
@@ -466,6 +596,8 @@ class _Compiler:
     def typed_expr(self, node, ty, env):
         if isinstance(node, ast.List) and not node.elts and ty.endswith("[]"):
             return self.emit("prim::ListConstruct", [], [ty]).outputs[0]
+        if isinstance(node, ast.Dict) and not node.keys and _ir.is_dict_type(ty):
+            return self.emit("prim::DictConstruct", [], [ty]).outputs[0]
         v = self.value(self.expr(node, env), node)
         if _unify(ty, v.type) != ty:
             self.error(node, f"Variable annotated with type {_py_type_name(ty)} cannot be "
@@ -484,13 +616,26 @@ class _Compiler:
             items = self.unpack(target, v, len(target.elts))
             for t, item in zip(target.elts, items):
                 self.assign(t, item, env)
+        elif isinstance(target, ast.Subscript):
+            v = self.value(v, target)
+            d = self.value(self.expr(target.value, env), target.value)
+            if not _ir.is_dict_type(d.type):
+                self.error(target, "assignment to an item of a "
+                                   f"{_py_type_name(d.type)} isn't supported",
+                           NotSupportedError)
+            key, value = _ir.dict_types(d.type)
+            k = self.dict_key(target.slice, d, env)
+            if _unify(value, v.type) != value:
+                self.error(target, f"a {_py_type_name(d.type)} cannot hold a value of type "
+                                   f"{_py_type_name(v.type)}")
+            self.emit("aten::_set_item", [d, k, v], [], overload=key)
         else:
             self.error(target, "assignment to this target isn't supported", NotSupportedError)
 
     def unpack(self, node, v, n):
         if isinstance(v, _PythonValue) and isinstance(v.obj, tuple):
             v = self.value(v, node)
-        if not isinstance(v, _ir.Value) or not v.type.startswith("("):
+        if not isinstance(v, _ir.Value) or not _ir.is_tuple_type(v.type):
             self.error(node, f"cannot unpack a value of type "
                              f"{_py_type_name(getattr(v, 'type', 'object'))}")
         types = _ir.split_top(v.type[1:-1])
@@ -576,6 +721,13 @@ class _Compiler:
         output Values); returns the node's outputs."""
         blocks = [_ir.Block(), _ir.Block()]
         outs = [self.in_block(blocks[0], then_fn), self.in_block(blocks[1], else_fn)]
+        if outs[0] is _RAISES and outs[1] is _RAISES:
+            self.emit("prim::If", [cond], [], blocks=blocks)
+            return _RAISES
+        for k in (0, 1):
+            if outs[k] is _RAISES:
+                other = [v.type for v in outs[1 - k]]
+                outs[k] = self.in_block(blocks[k], lambda: self.uninitialized(other))
         types = []
         for a, b in zip(*outs):
             t = _unify(a.type, b.type)
@@ -591,24 +743,40 @@ class _Compiler:
         if isinstance(c, bool):
             branch_env = env
             self.refine(branch_env, then_r if c else else_r)
-            self.body(s.body if c else s.orelse, branch_env, exit_, False)
-            return
+            return self.body(s.body if c else s.orelse, branch_env, exit_, False)
         names = _assigned_names(s.body + s.orelse)
         envs = [dict(env), dict(env)]
+        raised = [False, False]
 
         def branch(k, stmts, refinements):
             def fill():
                 self.refine(envs[k], refinements)
-                self.body(stmts, envs[k], exit_, False)
+                raised[k] = self.body(stmts, envs[k], exit_, False) is _RAISES
                 return []
             return fill
 
         blocks = [_ir.Block(), _ir.Block()]
         self.in_block(blocks[0], branch(0, s.body, then_r))
         self.in_block(blocks[1], branch(1, s.orelse, else_r))
+        if all(raised):
+            self.emit("prim::If", [c], [], blocks=blocks)
+            return _RAISES
         merged, types = [], []
         for name in names:
             a, b = envs[0].get(name), envs[1].get(name)
+            if raised[0] or raised[1]:
+                k = 0 if raised[0] else 1
+                live = b if raised[0] else a
+                if live is env.get(name) or not isinstance(live, _ir.Value):
+                    if live is not None:
+                        env[name] = live
+                    continue
+                merged.append(name)
+                types.append(live.type)
+                blocks[k].outputs.append(
+                    self.in_block(blocks[k], lambda: self.uninitialized([live.type]))[0])
+                blocks[1 - k].outputs.append(live)
+                continue
             if a is b:
                 if a is not None:
                     env[name] = a
@@ -635,6 +803,7 @@ class _Compiler:
         for name, o in zip(merged, node.outputs):
             o.name = name
             env[name] = o
+        return None
 
     def if_exit(self, s, rest, env, exit_):
         """An `if` that returns, breaks or continues: the statements after it go into each
@@ -653,22 +822,50 @@ class _Compiler:
 
         return self.emit_if(c, branch(s.body, then_r), branch(s.orelse, else_r), s)
 
+    def loop_return(self, s, rest, env, exit_):
+        """A loop whose body returns (Note [Return inside a loop]): it carries a flag and the
+        result; after it, `if flag: return result` and the statements that follow go in the
+        other branch (as after an if that returns)."""
+        init = self.uninitialized([_UNKNOWN])[0]
+        env[_RETURNED], env[_RESULT] = self.const(False), init
+        self.returning_loop = s
+        if self.stmt(s, env, exit_) is _RAISES:
+            return _RAISES
+        flag, result = env.pop(_RETURNED), env.pop(_RESULT)
+        if result.type == _UNKNOWN:   # no return was compiled (a branch known not taken)
+            result.type = init.type = "NoneType"
+        init.type = result.type
+
+        def after():
+            return self.body(rest, dict(env), exit_, True)
+
+        return self.emit_if(flag, lambda: [result], after, s)
+
     def emit_loop(self, node, trip, cond0, env, bind, body, next_cond):
         """prim::Loop(trip, cond0, carried...): bind(iteration Value, body env) binds the loop
         target; next_cond(env) is the condition at the end of an iteration."""
+        returns = None
+        if getattr(self, "returning_loop", None) is node:
+            self.returning_loop = None
+            returns = (_RETURNED, _RESULT, node)
         carried = [n for n in _assigned_names(body) if isinstance(env.get(n), _ir.Value)]
+        if returns is not None:
+            carried += [_RETURNED, _RESULT]
         block = _ir.Block()
         it = _ir.Value("int")
-        params = [_ir.Value(env[n].type, n) for n in carried]
+        params = [_ir.Value(env[n].type, n if n.isidentifier() else None) for n in carried]
         block.inputs = [it] + params
         inner = dict(env)
         inner.update(zip(carried, params))
 
         def fill():
             bind(it, inner)
-            return self.body(body, inner, _LoopExit(carried, next_cond), True)
+            return self.body(body, inner, _LoopExit(carried, next_cond, returns), True)
 
         outs = self.in_block(block, fill)
+        if outs is _RAISES:
+            outs = self.in_block(block, lambda: [self.const(False)] + self.uninitialized(
+                [p.type for p in params]))
         for name, p, v in zip(carried, params, outs[1:]):
             if _unify(p.type, v.type) != p.type:
                 self.error(node, f"Variable '{name}' previously had type "
@@ -678,7 +875,7 @@ class _Compiler:
         loop = self.emit("prim::Loop", [trip, cond0] + [env[n] for n in carried],
                          [p.type for p in params], blocks=[block])
         for name, o in zip(carried, loop.outputs):
-            o.name = name
+            o.name = name if name.isidentifier() else None
             env[name] = o
         for name in _assigned_names(body):
             if name not in carried:
@@ -698,7 +895,10 @@ class _Compiler:
             children = [self.submodule(seq, name, s) for name in seq.module._modules]
             return self.unrolled(s, children, env)
         seq = self.value(seq, it)
-        if seq.type.startswith("("):
+        if _ir.is_dict_type(seq.type):   # iterating a dict iterates its keys
+            key = _ir.dict_types(seq.type)[0]
+            seq = self.emit("aten::keys", [seq], [key + "[]"], overload=key).outputs[0]
+        if _ir.is_tuple_type(seq.type):
             return self.unrolled(s, self.unpack(it, seq, len(_ir.split_top(seq.type[1:-1]))),
                                  env)
         if seq.type.endswith("[]"):
@@ -748,7 +948,9 @@ class _Compiler:
                                  "tuple aren't supported", NotSupportedError)
         for item in items:
             self.assign(s.target, item, env)
-            self.body(s.body, env, _FunctionExit(), False)
+            if self.body(s.body, env, _FunctionExit(), False) is _RAISES:
+                return _RAISES
+        return None
 
     def while_stmt(self, s, env):
         if s.orelse:
@@ -803,7 +1005,67 @@ class _Compiler:
                              ["(" + ", ".join(v.type for v in items) + ")"]).outputs[0]
         if isinstance(node, ast.Subscript):
             return self.subscript(node, env)
+        if isinstance(node, ast.Dict):
+            return self.dict_literal(node, env)
         self.unsupported(node)
+
+    # -- dicts --
+
+    def dict_literal(self, node, env):
+        """prim::DictConstruct(k0, v0, k1, v1, ...) -> Dict(K, V): the keys one type, str or
+        int; the values one type (None joins an Optional)."""
+        if not node.keys:
+            self.error(node, "an empty dict literal needs a type: annotate it, as in "
+                             "`d: Dict[str, int] = {}`")
+        if any(k is None for k in node.keys):
+            self.error(node, "dict unpacking (**) isn't supported", NotSupportedError)
+        keys = [self.value(self.expr(k, env), k) for k in node.keys]
+        values = [self.value(self.expr(v, env), v) for v in node.values]
+        key = keys[0].type
+        if key not in ("str", "int") or any(k.type != key for k in keys):
+            self.error(node, "Dict keys must all be str or all be int, got " +
+                             ", ".join(_py_type_name(k.type) for k in keys))
+        value = values[0].type
+        for v in values[1:]:
+            value = _unify(value, v.type) or self.error(
+                node, "Dict values must all be of one type")
+        items = [x for kv in zip(keys, values) for x in kv]
+        return self.emit("prim::DictConstruct", items, [f"Dict({key}, {value})"]).outputs[0]
+
+    def dict_key(self, node, d, env):
+        k = self.value(self.expr(node, env), node)
+        key = _ir.dict_types(d.type)[0]
+        if k.type != key:
+            self.error(node, f"a {_py_type_name(d.type)} is indexed by {key}, not "
+                             f"{_py_type_name(k.type)}")
+        return k
+
+    def dict_method(self, node, d, name, args, kwargs):
+        key, value = _ir.dict_types(d.type)
+        if kwargs:
+            self.error(node, f"dict.{name}() takes no keyword arguments")
+        if name in ("keys", "values", "items") and not args:
+            out = {"keys": key + "[]", "values": value + "[]",
+                   "items": f"({key}, {value})[]"}[name]
+            return self.emit("aten::" + name, [d], [out], overload=key).outputs[0]
+        if name == "get" and len(args) in (1, 2):
+            k = self.value(args[0], node)
+            if k.type != key:
+                self.error(node, f"a {_py_type_name(d.type)} is indexed by {key}, not "
+                                 f"{_py_type_name(k.type)}")
+            if len(args) == 1:
+                out = value if value.endswith("?") else value + "?"
+                return self.emit("aten::get", [d, k], [out], overload=key).outputs[0]
+            default = self.value(args[1], node)
+            out = _unify(value, default.type)
+            if out is None:
+                self.error(node, f"the default of get() has type "
+                                 f"{_py_type_name(default.type)}, the dict's values "
+                                 f"{_py_type_name(value)}")
+            return self.emit("aten::get", [d, k, default], [out],
+                             overload="default_" + key).outputs[0]
+        self.error(node, f"Tried to access nonexistent attribute or method '{name}' of type "
+                         f"'{_py_type_name(d.type)}'")
 
     def name(self, node, env):
         if node.id in env:
@@ -893,6 +1155,21 @@ class _Compiler:
         left = self.value(self.expr(node.left, env), node.left)
         for op_node, right_node in zip(node.ops, node.comparators):
             right = self.value(self.expr(right_node, env), right_node)
+            if isinstance(op_node, (ast.In, ast.NotIn)):
+                if not _ir.is_dict_type(right.type):
+                    self.error(node, f"'in' on a {_py_type_name(right.type)} isn't supported",
+                               NotSupportedError)
+                key = _ir.dict_types(right.type)[0]
+                if left.type != key:
+                    self.error(node, f"a {_py_type_name(right.type)} is indexed by {key}, not "
+                                     f"{_py_type_name(left.type)}")
+                out = self.emit("aten::__contains__", [right, left], ["bool"],
+                                overload=key).outputs[0]
+                if isinstance(op_node, ast.NotIn):
+                    out = self.emit("aten::__not__", [out], ["bool"]).outputs[0]
+                result = out if result is None else self.binop(node, ast.BitAnd, result, out)
+                left = right
+                continue
             op = _COMPARE_OPS.get(type(op_node))
             if op is None:
                 self.unsupported(op_node)
@@ -932,7 +1209,7 @@ class _Compiler:
                                  "range")
             return self.submodule(base, names[key], node)
         base = self.value(base, node.value)
-        if base.type.startswith("("):
+        if _ir.is_tuple_type(base.type):
             idx = self.static(self.value(self.expr(node.slice, env), node.slice))
             types = _ir.split_top(base.type[1:-1])
             if not isinstance(idx, int) or not -len(types) <= idx < len(types):
@@ -943,6 +1220,11 @@ class _Compiler:
             idx = self.value(self.expr(node.slice, env), node.slice)
             return self.emit("aten::__getitem__", [base, idx], [base.type[:-2]],
                              overload="t").outputs[0]
+        if _ir.is_dict_type(base.type):
+            key, value = _ir.dict_types(base.type)
+            k = self.dict_key(node.slice, base, env)
+            return self.emit("aten::__getitem__", [base, k], [value],
+                             overload="Dict_" + key).outputs[0]
         if not _ir.is_tensor_type(base.type):
             self.error(node, f"'{_py_type_name(base.type)}' object is not subscriptable")
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -1070,6 +1352,8 @@ class _Compiler:
                 self.error(node, f"Could not append a value of type {_py_type_name(item.type)} "
                                  f"to a {_py_type_name(v.type)}")
             return self.emit("aten::append", [v, item], [v.type], overload="t").outputs[0]
+        if _ir.is_dict_type(v.type):
+            return self.dict_method(node, v, name, args, kwargs)
         if not _ir.is_tensor_type(v.type):
             self.error(node, f"Tried to access nonexistent attribute or method '{name}' of "
                              f"type '{_py_type_name(v.type)}'")
@@ -1114,6 +1398,9 @@ class _Compiler:
         if name == "len":
             if v.type.endswith("[]"):
                 return self.emit("aten::len", [v], ["int"], overload="t").outputs[0]
+            if _ir.is_dict_type(v.type):
+                key = _ir.dict_types(v.type)[0]
+                return self.emit("aten::len", [v], ["int"], overload="Dict_" + key).outputs[0]
             if _ir.is_tensor_type(v.type):
                 return self.emit("aten::len", [v], ["int"], overload="Tensor").outputs[0]
         elif v.type == name:
@@ -1166,7 +1453,8 @@ class _Compiler:
                                      f"argument '{p.name}' but instead found type "
                                      f"'{_py_type_name(v.type)}'")
             env[p.name] = v
-        return comp.body(src.tree.body, env, _FunctionExit(), True)[0]
+        out = comp.body(src.tree.body, env, _FunctionExit(), True)
+        return comp.const(None) if out is _RAISES else out[0]
 
     def call_op(self, node, name, args, kwargs, aliases=None, all_outputs=False):
         """The node of the first overload of operator name that args and kwargs match (numbers
@@ -1398,7 +1686,8 @@ def _compile(fn, module, scripted):
         env[p.name] = graph.add_input(ty, p.name)
         inputs.append((p.name, ty, p.default))
     comp = _Compiler(graph, src, fn, [fn], scripted)
-    out = comp.body(src.tree.body, env, _FunctionExit(), True)[0]
+    out = comp.body(src.tree.body, env, _FunctionExit(), True)
+    out = comp.const(None) if out is _RAISES else out[0]
     ret = sig.return_annotation
     if ret is not inspect.Signature.empty:
         ty = annotation_type(_resolve(ret, fn), "for the return value")

@@ -46,7 +46,8 @@ from ._trace import ScriptFunction, TracedModule, _GuardedCache, _Traced, _flatt
 FORMAT_VERSION = 1
 _PRIM_KINDS = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct",
                "prim::ListUnpack", "prim::TupleConstruct", "prim::TupleUnpack",
-               "prim::TupleIndex", "prim::unchecked_cast", "prim::If", "prim::Loop")
+               "prim::TupleIndex", "prim::unchecked_cast", "prim::If", "prim::Loop",
+               "prim::Uninitialized", "prim::DictConstruct")
 _BLOCK_COUNT = {"prim::If": 2, "prim::Loop": 1}
 _LAYOUTS = ("strided",)
 _MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last")
@@ -466,11 +467,11 @@ def _check_prim(node, line_no):
                   "tensors")
     elif node.kind == "prim::TupleUnpack":
         ty = node.inputs[0].type if len(node.inputs) == 1 else ""
-        if not ty.startswith("(") or _ir.split_top(ty[1:-1]) != [o.type for o in node.outputs]:
+        if not _ir.is_tuple_type(ty) or _ir.split_top(ty[1:-1]) != [o.type for o in node.outputs]:
             _fail(f"graph.txt line {line_no}: prim::TupleUnpack must return the items of its "
                   "tuple")
     elif node.kind == "prim::TupleIndex":
-        ok = len(node.inputs) == 2 and node.inputs[0].type.startswith("(") and \
+        ok = len(node.inputs) == 2 and _ir.is_tuple_type(node.inputs[0].type) and \
             node.inputs[1].type == "int" and len(node.outputs) == 1
         if not ok:
             _fail(f"graph.txt line {line_no}: prim::TupleIndex takes a tuple and an int")
@@ -480,6 +481,19 @@ def _check_prim(node, line_no):
             _fail(f"graph.txt line {line_no}: prim::unchecked_cast refines an Optional value")
     elif node.kind in ("prim::If", "prim::Loop"):
         pass
+    elif node.kind == "prim::DictConstruct":
+        ty = node.outputs[0].type if len(node.outputs) == 1 else ""
+        key, value = _ir.dict_types(ty) if _ir.is_dict_type(ty) else ("", "")
+        ok = key in ("str", "int") and len(node.inputs) % 2 == 0 and \
+            all(k.type == key for k in node.inputs[::2]) and \
+            all(_fits(value, v.type) for v in node.inputs[1::2])
+        if not ok:
+            _fail(f"graph.txt line {line_no}: prim::DictConstruct takes keys and values of "
+                  f"its dict type, got {ty or 'no dict'}")
+    elif node.kind == "prim::Uninitialized":
+        if node.inputs or len(node.outputs) != 1:
+            _fail(f"graph.txt line {line_no}: prim::Uninitialized takes no inputs and returns "
+                  "one value")
     elif node.kind == "prim::TupleConstruct":
         want = "(" + ", ".join(v.type for v in node.inputs) + ")"
         if node.outputs[0].type != want:

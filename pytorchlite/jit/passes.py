@@ -65,7 +65,8 @@ def eliminate_dead_code(graph):
 def _remove_dead(nodes, uses):
     """Removes the unused nodes of a node list and of its nodes' blocks, in place; returns
     whether any went."""
-    keep = [n for n in nodes if _writes(n) or any(uses.get(o, 0) for o in n.outputs)]
+    keep = [n for n in nodes if _writes(n) or n.kind == "prim::RaiseException" or
+            any(uses.get(o, 0) for o in n.outputs)]
     changed = len(keep) != len(nodes)
     nodes[:] = keep
     for n in keep:
@@ -254,10 +255,19 @@ def peephole(graph):
 
 def inline_parameters(graph, module):
     """Replaces every prim::GetAttr of a tensor by a constant holding (a detached copy of) the
-    module's tensor, and removes the module GetAttrs left unused (freezing)."""
-    where = {graph.inputs[0]: module}
+    module's tensor, and of an int, float, bool or str attribute (`training` too) by a constant
+    of its value, in the graph and in its blocks; removes the module GetAttrs left unused
+    (freezing)."""
+    graph.nodes = _inline_attrs(graph, graph.nodes, {graph.inputs[0]: module})
+    return eliminate_dead_code(graph)
+
+
+def _inline_attrs(graph, nodes, where):
+    """nodes with their attribute reads made constants; where maps module values to modules."""
     out = []
-    for n in graph.nodes:
+    for n in nodes:
+        for b in n.blocks:
+            b.nodes = _inline_attrs(graph, b.nodes, where)
         if n.kind != "prim::GetAttr" or n.inputs[0] not in where:
             out.append(n)
             continue
@@ -267,16 +277,42 @@ def inline_parameters(graph, module):
             where[n.outputs[0]] = owner._modules[name]
             out.append(n)
             continue
-        t = owner._parameters.get(name, owner._buffers.get(name))
-        key = _new_constant_key(graph)
-        t = t.detach().clone()
-        graph.constants[key] = t
-        c = _ir.Node("prim::Constant", [], [_ir.Value(_ir.tensor_type(t))],
-                     attrs={"value": t, "tensor": key})
+        if name in owner._parameters or name in owner._buffers:
+            t = owner._parameters.get(name, owner._buffers.get(name))
+            key = _new_constant_key(graph)
+            t = t.detach().clone()
+            graph.constants[key] = t
+            c = _ir.Node("prim::Constant", [], [_ir.Value(_ir.tensor_type(t))],
+                         attrs={"value": t, "tensor": key})
+        else:
+            c = _ir.Node("prim::Constant", [], [_ir.Value(n.outputs[0].type)],
+                         attrs={"value": getattr(owner, name)})
         out.append(c)
         _replace_uses_in(out, graph, n.outputs[0], c.outputs[0])
-    graph.nodes = out
-    return eliminate_dead_code(graph)
+    return out
+
+
+def fold_constant_ifs(graph):
+    """Replaces each prim::If whose condition is a constant by the nodes of the block it runs,
+    in the graph and in its blocks (part of torch's constant propagation)."""
+    graph.nodes = _fold_ifs(graph, graph.nodes)
+    return graph
+
+
+def _fold_ifs(graph, nodes):
+    out = []
+    for n in nodes:
+        for b in n.blocks:
+            b.nodes = _fold_ifs(graph, b.nodes)
+        c = n.inputs[0].node if n.kind == "prim::If" else None
+        if c is None or c.kind != "prim::Constant" or not isinstance(c.attrs.get("value"), bool):
+            out.append(n)
+            continue
+        taken = n.blocks[0 if c.attrs["value"] else 1]
+        out.extend(taken.nodes)
+        for o, v in zip(n.outputs, taken.outputs):
+            _replace_uses_in(out, graph, o, v)
+    return out
 
 
 def copy_graph(graph):
@@ -352,8 +388,12 @@ def _inline_nodes(nodes, where, repl):
 
 
 def optimize(graph):
-    """The passes freeze runs: constant propagation, peephole, CSE, DCE."""
+    """The passes freeze runs: constant propagation (then the Ifs it decides are replaced by
+    their blocks, and it runs again on what they held), peephole, CSE, DCE."""
     propagate_constants(graph)
+    if any(n.kind == "prim::If" for n in graph.nodes):
+        fold_constant_ifs(graph)
+        propagate_constants(graph)
     peephole(graph)
     eliminate_common_subexpression(graph)
     eliminate_dead_code(graph)
@@ -366,7 +406,8 @@ _jit_pass_constant_propagation = propagate_constants
 _jit_pass_peephole = peephole
 
 __all__ = ["eliminate_dead_code", "eliminate_common_subexpression", "propagate_constants",
-           "peephole", "inline_parameters", "inline_calls", "copy_graph", "optimize"]
+           "peephole", "inline_parameters", "inline_calls", "copy_graph", "fold_constant_ifs",
+           "optimize"]
 
 
 # ---- fusion ---------------------------------------------------------------------------------
@@ -383,11 +424,16 @@ _FUSIBLE = {("aten::add", "Tensor"), ("aten::add", "Scalar"), ("aten::sub", "Ten
 
 def _fusible(n, producers):
     """Whether n can be an instruction of a pointwise program: a listed operator on float
-    tensors of its output's sizes and dtype, or on scalar constants."""
+    tensors of its output's sizes and dtype, or on scalar constants.  A scripted graph's
+    `Tensor` has no sizes or dtype: its nodes fuse too, since a program runs only on inputs of
+    one float dtype and one shape and the group's subgraph runs on any others
+    (Note [Pointwise programs])."""
     if (n.kind, n.overload) not in _FUSIBLE or len(n.outputs) != 1:
         return False
     out = _ir.tensor_type_fields(n.outputs[0].type)
-    if out is None or out[0] not in ("float32", "float64"):
+    if out is None and n.outputs[0].type != "Tensor":
+        return False
+    if out is not None and out[0] not in ("float32", "float64"):
         return False
     tensors = n.inputs[:2] if n.kind.split("::")[1] in ("add", "sub", "mul", "div", "maximum",
                                                         "minimum") else n.inputs[:1]
@@ -395,7 +441,10 @@ def _fusible(n, producers):
         if _scalar_constant(v, producers) is not None:
             continue
         fields = _ir.tensor_type_fields(v.type)
-        if fields is None or fields[:2] != out[:2]:
+        if out is None:
+            if not _ir.is_tensor_type(v.type):
+                return False
+        elif fields is None or fields[:2] != out[:2]:
             return False
     if n.kind.split("::")[1] in ("add", "sub") and _scalar_constant(n.inputs[2],
                                                                     producers) is None:

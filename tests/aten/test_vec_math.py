@@ -65,6 +65,41 @@ def test_exp_edges(dtype):
     assert got[8] == 0
 
 
+@pytest.mark.parametrize("dtype,lanes", [(np.float32, 8), (np.float64, 4)])
+def test_exp_normal_range_path_equals_the_general_path(dtype, lanes):
+    """A vector whose lanes all lie in [NORMAL_LO, NORMAL_HI] scales by one power of two; one
+    lane outside (here 1000, the last) sends the vector through the two-step scaling and the
+    special-value blends.  Both must give the same bits, across the range and at its ends."""
+    lo, hi = (-86.0, 88.0) if dtype == np.float32 else (-707.0, 709.0)
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(lo, hi, 20000), rng.uniform(-1, 1, 2000),
+                        [lo, hi, np.nextafter(dtype(lo), dtype(0)),
+                         np.nextafter(dtype(hi), dtype(0)), 0.0, -0.0]]).astype(dtype)
+    fast = np.repeat(x, lanes)
+    general = fast.reshape(-1, lanes).copy()
+    general[:, -1] = 1000.0
+    got_fast = ptl.exp(ptl.tensor(fast)).numpy().reshape(-1, lanes)[:, 0]
+    got_general = ptl.exp(ptl.tensor(general.ravel())).numpy().reshape(-1, lanes)[:, 0]
+    np.testing.assert_array_equal(np.ascontiguousarray(got_fast).view(np.uint8),
+                                  np.ascontiguousarray(got_general).view(np.uint8))
+    assert np.isinf(ptl.exp(ptl.tensor(general.ravel())).numpy()[lanes - 1])
+
+
+def test_sigmoid_is_exactly_one_from_20():
+    """sigmoid clamps -x at -20: from x = 20 on, e^-x is below half an ulp of 1, so the
+    unclamped 1 / (1 + e^-x) rounds to exactly 1 too (checked here in float32 arithmetic)."""
+    x = np.concatenate([np.linspace(20, 120, 50001), [20.0, 87.0, 88.8, 104.0, 1e30, np.inf]]
+                       ).astype(np.float32)
+    with np.errstate(under="ignore"):
+        unclamped = np.float32(1) / (np.float32(1) + np.exp(-x))
+    assert (unclamped == 1).all()
+    assert (ptl.sigmoid(ptl.tensor(x)).numpy() == 1).all()
+    near = np.linspace(10, 20, 10001).astype(np.float32)
+    ref = 1 / (1 + np.exp(-near.astype(np.float64)))
+    assert ulps(ptl.sigmoid(ptl.tensor(near)).numpy(), ref, np.float32).max() <= 1.5
+    assert np.isnan(ptl.sigmoid(ptl.tensor([np.nan], dtype=ptl.float32)).item())
+
+
 def test_exp_strided_and_tail():
     x = np.linspace(-5, 5, 2 * 37, dtype=np.float64)
     for n in range(1, 20):
