@@ -213,7 +213,12 @@ def _str(self, tensor_contents=None):
     if self.device.type != "cpu":
         suffixes.append(f"device='{self.device}'")
     default = _C.get_default_dtype()
-    if self.numel() == 0:
+    if self.device.type == "meta":   # no values: the size instead, and every other dtype
+        suffixes.append("size=" + str(tuple(self.shape)))
+        if self.dtype != default:
+            suffixes.append("dtype=" + str(self.dtype))
+        text = "..."
+    elif self.numel() == 0:
         if self.dim() != 1:
             suffixes.append("size=" + str(tuple(self.shape)))
         if self.dtype != default:   # no values to tell ints from floats

@@ -29,6 +29,7 @@ extern "C" {
 #define PTL_FORALL_DISPATCH_KEYS(_)                    \
     _(CPU, "CPU")                                      \
     _(CUDA, "CUDA")                                    \
+    _(META, "Meta")                                    \
     _(SPARSE_CPU, "SparseCPU")                         \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \
     _(AUTOGRAD, "Autograd")                            \

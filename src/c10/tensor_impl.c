@@ -15,8 +15,9 @@ void (*ptl_autograd_meta_free)(void *meta) = NULL;
 static PtlDispatchKeySet
 keys_for_device(PtlDevice d)
 {
-    PtlDispatchKeySet backend =
-        d.type == PTL_DEVICE_CUDA ? PTL_KEYSET(PTL_KEY_CUDA) : PTL_KEYSET(PTL_KEY_CPU);
+    PtlDispatchKeySet backend = d.type == PTL_DEVICE_CUDA   ? PTL_KEYSET(PTL_KEY_CUDA)
+                                : d.type == PTL_DEVICE_META ? PTL_KEYSET(PTL_KEY_META)
+                                                            : PTL_KEYSET(PTL_KEY_CPU);
     return backend | PTL_KEYSET(PTL_KEY_AUTOGRAD);
 }
 
