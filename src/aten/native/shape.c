@@ -1263,6 +1263,10 @@ tensor_split_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
                                  "with %d dims",
                                  t->dim);
         }
+        if (ptl_tensor_is_meta(t)) {   /* its values decide the outputs' shapes */
+            return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                                 "Cannot copy out of meta tensor; no data!");
+        }
         by_sections = t->dim == 0;
         if (by_sections) {
             sections = *(const int64_t *)ptl_tensor_data(t);
