@@ -325,3 +325,21 @@ def test_backward_shapes_match_pytorch():
 
 def test_dispatch_dump_shows_meta():
     assert "Meta: kernel registered at meta.c" in _C._dispatch_dump("aten::mm")
+
+
+MIXED = [
+    lambda t: t.ones(2).masked_fill_(t.zeros(2, dtype=t.bool, device="meta"), 5),
+    lambda t: t.mm(t.ones(2, 2), t.empty(2, 2, device="meta")),
+    lambda t: t.empty(2, 2, device="meta") @ t.ones(2, 2),
+    lambda t: t.cat([t.empty(2, device="meta"), t.ones(2)]),
+]
+
+
+@pytest.mark.parametrize("call", MIXED)
+def test_a_cpu_tensor_beside_a_meta_one_is_refused(call):
+    # the Meta kernel checks every tensor argument before the CPU kernel it reuses runs.
+    # PyTorch 2.13 refuses only the cat; it returns a CPU tensor of garbage for the mm and
+    # masked_fill_ ones and a meta tensor for meta @ cpu (docs/decisions.md, "Meta tensors")
+    with pytest.raises(RuntimeError, match="^Tensor on device cpu is not on the expected "
+                                           "device meta!$"):
+        call(ptl)

@@ -17,7 +17,9 @@
  * shape depends on values, like nonzero, or whose kernel reads its inputs) takes the Meta
  * fallback: PyTorch's "Could not run ... from the 'Meta' backend" NotImplementedError,
  * which also keeps a meta call from falling through to a CPU kernel when a CPU scalar rides
- * along. */
+ * along.  Before a CPU kernel runs for Meta, every tensor argument must be a meta tensor (a
+ * CPU 0-dim tensor may ride along with a pointwise op, as a scalar, as in PyTorch): a CPU
+ * kernel handed a meta tensor beside CPU data would read the meta one. */
 #include "../../c10/error.h"
 #include "native.h"
 
@@ -98,15 +100,52 @@ static const int meta_ops[] = {
 };
 #undef X
 
-/* Registers the CPU kernel of every listed op for Meta, and the fallback.  Runs after the
- * CPU tables (native.def's order). */
+/* The CPU kernel each listed op runs for Meta, saved at registration. */
+static PtlKernel cpu_kernels[PTL_OP_COUNT];
+
+/* 0 when t may take part in a meta call of op, else -1 with PyTorch's device error. */
+static int
+check_meta_argument(const PtlOperator *op, const PtlTensorImpl *t)
+{
+    if (t == NULL || ptl_tensor_is_meta(t) ||
+        (t->dim == 0 && t->device.type == PTL_DEVICE_CPU && (op->flags & PTL_OPF_POINTWISE))) {
+        return 0;
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "Tensor on device %s is not on the expected device "
+                         "meta!", ptl_device_type_name(t->device.type));
+}
+
+/* The Meta kernel of every listed op: its arguments checked, then its CPU kernel.  copy_
+ * is exempt: it copies from any device into a meta tensor and refuses to copy out of one
+ * (ptl_copy_into). */
+static int
+meta_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    uint32_t m = op->id == PTL_OP_copy_ ? 0 : op->tensor_args;
+    while (m) {
+        const PtlIValue *v = &s[__builtin_ctz(m)];
+        m &= m - 1;
+        if (v->tag == PTL_IV_TENSOR && check_meta_argument(op, v->u.t) < 0) {
+            return -1;
+        }
+        for (int64_t j = 0; v->tag == PTL_IV_TENSORLIST && j < v->u.tl.n; j++) {
+            if (check_meta_argument(op, v->u.tl.data[j]) < 0) {
+                return -1;
+            }
+        }
+    }
+    return cpu_kernels[op->id](op, ks, s);
+}
+
+/* Registers meta_kernel for every listed op, and the fallback.  Runs after the CPU tables
+ * (native.def's order). */
 int
 ptl_register_meta_kernels(void)
 {
     ptl_dispatcher_register_fallback(PTL_KEY_META, meta_fallback);
     for (size_t i = 0; i < sizeof(meta_ops) / sizeof(meta_ops[0]); i++) {
-        PtlKernelReg r = {meta_ops[i], PTL_KEY_META, ptl_ops[meta_ops[i]].kernels[PTL_KEY_CPU]};
-        if (r.fn == NULL) {
+        PtlKernelReg r = {meta_ops[i], PTL_KEY_META, meta_kernel};
+        if ((cpu_kernels[meta_ops[i]] = ptl_ops[meta_ops[i]].kernels[PTL_KEY_CPU]) == NULL) {
             return ptl_error_set(PTL_ERR_RUNTIME, "meta.c: %s has no CPU kernel to reuse",
                                  ptl_ops[meta_ops[i]].schema.name);
         }
