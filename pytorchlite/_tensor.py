@@ -19,6 +19,15 @@ def _rebuild_tensor(data, dtype_name, shape, requires_grad, device="cpu"):
     return t
 
 
+def _rebuild_meta_tensor(dtype_name, shape, stride, requires_grad):
+    """Unpickles a meta tensor: its geometry alone (see Tensor.__reduce_ex__)."""
+    t = _C._op("aten::empty_strided")(list(shape), list(stride), dtype=getattr(_C, dtype_name),
+                                      device="meta")
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
 def _rebuild_sparse_tensor(indices, values, shape, coalesced, requires_grad):
     """Unpickles a sparse COO tensor (see Tensor.__reduce_ex__)."""
     from . import sparse_coo_tensor
@@ -65,7 +74,7 @@ class Tensor(_C.TensorBase):
     def __format__(self, spec):
         """A 0-dim Tensor formats as its number (f"{t}" == "0.5"), as in PyTorch; other
         tensors and subclasses as their repr."""
-        if self.dim() == 0 and type(self) is Tensor:
+        if self.dim() == 0 and type(self) is Tensor and not self.is_meta:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
@@ -145,6 +154,9 @@ class Tensor(_C.TensorBase):
         if info is not None:
             return (_rebuild_sparse_tensor, (self._indices().detach(), self._values().detach(),
                                              tuple(self.shape), info[3], self.requires_grad))
+        if self.device.type == "meta":   # sizes and strides, no bytes (as PyTorch)
+            return (_rebuild_meta_tensor, (str(self.dtype).split(".")[1], tuple(self.shape),
+                                           self.stride(), self.requires_grad))
         src = self if self.device.type == "cpu" else self.cpu()
         args = (_C._tensor_bytes(src), str(self.dtype).split(".")[1], tuple(self.shape),
                 self.requires_grad)
@@ -185,9 +197,13 @@ class Tensor(_C.TensorBase):
     def is_cpu(self):
         return self.device.type == "cpu"
 
+    @property
+    def is_meta(self):
+        return self.device.type == "meta"
+
     # backends, layouts and encodings pytorchlite does not have: tensors here are dense,
-    # strided and on the CPU or CUDA
-    is_xpu = is_mps = is_meta = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(
+    # strided and on the CPU, CUDA or meta
+    is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = property(
         lambda self: False)
     is_sparse_csr = is_mkldnn = is_quantized = is_nested = property(lambda self: False)
 
@@ -349,6 +365,8 @@ class Tensor(_C.TensorBase):
             raise BufferError("Can't export tensors with layout other than torch.strided")
         if self.requires_grad:
             raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        if self.device.type == "meta":
+            raise BufferError("Cannot pack tensors on meta")
         if stream is not None and type(stream) is not int:
             raise TypeError("stream must be ``int`` or ``none``")
         if self.device.type == "cpu" and stream is not None and stream != -1:

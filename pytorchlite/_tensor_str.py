@@ -234,7 +234,12 @@ def _str(self, tensor_contents=None):
         suffixes.append(f"device='{self.device}'")
     default = _C.get_default_dtype()
     default_complex = _C.complex128 if default == _C.float64 else _C.complex64
-    if self.numel() == 0:
+    if self.device.type == "meta":   # no values: the size instead, and every other dtype
+        suffixes.append("size=" + str(tuple(self.shape)))
+        if self.dtype != default:
+            suffixes.append("dtype=" + str(self.dtype))
+        text = "..."
+    elif self.numel() == 0:
         if self.dim() != 1:
             suffixes.append("size=" + str(tuple(self.shape)))
         if self.dtype != default:   # no values to tell ints from floats

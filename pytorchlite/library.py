@@ -4,15 +4,17 @@ Mirrors torch/library.py and torch/_library/ (custom_ops.py, infer_schema.py, au
 A kernel goes into the operator's own per-key table in the C dispatcher (Note [Python
 kernels] in src/python/library.c), so `pytorchlite.ops.<ns>.<name>` calls take the same route
 as built-in operators. What this module keeps in Python is bookkeeping PyTorch also keeps
-outside its dispatch tables: where each namespace and operator was defined (for the messages)
-and the fake functions.
+outside its dispatch tables: where each namespace and operator was defined (for the messages).
 
 Note [Fake kernels]
 ~~~~~~~~~~~~~~~~~~~
-pytorchlite has no "meta" device and no fake tensors, so there is no Meta dispatch key.
-register_fake (and impl(..., "Meta")) stores the function here, where opcheck finds it: it
-runs the fake function on the real inputs and checks that it predicts the shapes, dtypes and
-devices of the real kernel's outputs. Nothing dispatches to it.
+register_fake (and impl(..., "Meta")) registers the function as the operator's kernel for the
+Meta dispatch key, through the same Python-kernel trampoline as a CPU kernel: a call whose
+tensors are on the meta device runs it, and it returns meta tensors of the outputs' sizes and
+dtypes (Note [Meta tensors] in src/c10/device.h). pytorchlite has meta tensors but no
+FakeTensor mode, so PyTorch's fake tensors are meta tensors here. opcheck's test_faketensor
+runs the operator on meta twins of the sample inputs and compares the outputs' shapes and
+dtypes with the real kernel's.
 """
 import collections.abc
 import inspect
@@ -36,7 +38,6 @@ _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "meta": "Meta",
 
 _namespace_sites = {"aten": "src/aten/ops.def"}   # namespace -> where its DEF library was made
 _define_sites = {}                                # "ns::name[.overload]" -> where it was defined
-_fake_impls = {}                                  # "ns::name[.overload]" -> fake function
 _autograd_impls = {}                              # "ns::name[.overload]" -> its _OpAutograd
 _keep_alive = []                                  # the libraries of library.define and friends
 
@@ -74,17 +75,13 @@ def _schema_of(qualname):
 def _release(defs, registrations, namespace):
     """What Library._destroy (or the garbage collector) undoes, in PyTorch's order."""
     for qualname, key, fn in registrations:
-        if key == "Meta":
-            if _fake_impls.get(qualname) is fn:
-                del _fake_impls[qualname]
-        elif _C._dispatch_schema(qualname) is not None:
+        if _C._dispatch_schema(qualname) is not None:
             _C._dispatch_library_remove(qualname, key, fn)
     registrations.clear()
     for qualname in defs:
         if _C._dispatch_schema(qualname) is not None:
             _C._dispatch_library_undefine(qualname)
         _define_sites.pop(qualname, None)
-        _fake_impls.pop(qualname, None)
         _autograd_impls.pop(qualname, None)
         _ops_namespace.forget(qualname)
     defs.clear()
@@ -160,21 +157,17 @@ class Library:
             key = key.name
         qualname = _qualname(op_name, self.ns)
         site = _site()
-        if key == "Meta":
-            _schema_of(qualname)
-            _fake_impls[qualname] = fn
-        else:
-            previous = _C._dispatch_library_impl(qualname, key, fn, with_keyset, site)
-            if previous is not None:
-                warnings.warn(
-                    "Warning only once for all operators,  other operators may also be "
-                    "overridden.\n  Overriding a previously registered kernel for the same "
-                    "operator and the same dispatch key\n"
-                    f"  operator: {_C._dispatch_schema(qualname)}\n"
-                    f"    registered at {_define_sites.get(qualname, 'no debug info')}\n"
-                    f"  dispatch key: {key}\n"
-                    f"  previous kernel: registered at {previous}\n"
-                    f"       new kernel: registered at {site}", UserWarning, stacklevel=2)
+        previous = _C._dispatch_library_impl(qualname, key, fn, with_keyset, site)
+        if previous is not None:
+            warnings.warn(
+                "Warning only once for all operators,  other operators may also be "
+                "overridden.\n  Overriding a previously registered kernel for the same "
+                "operator and the same dispatch key\n"
+                f"  operator: {_C._dispatch_schema(qualname)}\n"
+                f"    registered at {_define_sites.get(qualname, 'no debug info')}\n"
+                f"  dispatch key: {key}\n"
+                f"  previous kernel: registered at {previous}\n"
+                f"       new kernel: registered at {site}", UserWarning, stacklevel=2)
         self._registrations.append((qualname, key, fn))
 
     def _destroy(self):
@@ -218,12 +211,13 @@ def impl(qualname, types_, func=None, *, lib=None):
 
 
 def register_fake(op, func=None, /, *, lib=None):
-    """Stores the function that computes the outputs' metadata (Note [Fake kernels])."""
+    """Registers the function that computes the outputs' metadata as the operator's Meta
+    kernel (Note [Fake kernels])."""
     qualname = _qualname(op)
 
     def register(fn):
         _schema_of(qualname)
-        _fake_impls[qualname] = fn
+        _library_for(qualname, lib).impl(qualname, fn, "Meta")
         return fn
     return register if func is None else register(func)
 
@@ -514,15 +508,26 @@ def _test_autograd_registration(qualname, op, args, kwargs):
         "CompositeImplicitAutograd kernel written in terms of differentiable operators)")
 
 
+def _meta_twin(x):
+    """x with every tensor replaced by a meta tensor of its sizes, strides and dtype."""
+    if isinstance(x, _C.TensorBase):
+        return _C._op("aten::empty_strided")(list(x.shape), list(x.stride()), dtype=x.dtype,
+                                             device="meta")
+    if isinstance(x, (list, tuple)):
+        return type(x)(_meta_twin(y) for y in x)
+    return x
+
+
 def _test_faketensor(qualname, op, args, kwargs):
-    fake = _fake_impls.get(qualname)
-    if fake is None:
+    has = _C._dispatch_has_kernel_for_dispatch_key
+    if not (has(qualname, "Meta") or has(qualname, "CompositeImplicitAutograd")):
         name = qualname.split("::")[1]
         raise OpCheckError(f"There was no fake impl registered for {qualname}. Please use "
                            f"`{name}.register_fake` or library.register_fake to add one.")
     with no_grad():
         real = _as_tuple(op(*args, **kwargs))
-        predicted = _as_tuple(fake(*args, **kwargs))
+        predicted = _as_tuple(op(*_meta_twin(args), **{k: _meta_twin(v)
+                                                        for k, v in kwargs.items()}))
     if len(real) != len(predicted):
         raise OpCheckError(f"{qualname}: the fake function returned {len(predicted)} values, "
                            f"the kernel {len(real)}")
@@ -531,7 +536,11 @@ def _test_faketensor(qualname, op, args, kwargs):
             raise OpCheckError(f"{qualname}: output {k}: the fake function returned "
                                f"{type(p).__name__}, the kernel {type(r).__name__}")
         if isinstance(r, _C.TensorBase):
-            for what in ("shape", "dtype", "device"):
+            if p.device.type != "meta":
+                raise OpCheckError(f"{qualname}: output {k}: the fake function returned a "
+                                   f"tensor on {p.device} for meta inputs; it must return meta "
+                                   "tensors (e.g. x.new_empty(...))")
+            for what in ("shape", "dtype"):
                 if getattr(r, what) != getattr(p, what):
                     raise OpCheckError(f"{qualname}: output {k}: the fake function gives "
                                        f"{what} {getattr(p, what)}, the kernel "

@@ -851,11 +851,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 
 # ---- dropout ----
 
-def _keep_mask(shape, dtype, p):
-    """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped."""
+def _keep_mask(shape, dtype, p, input):
+    """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped; a meta
+    input gets a meta mask (no values to draw)."""
     if not dtype.is_floating_point:
         dtype = torch.get_default_dtype()
-    mask = torch.empty(shape, dtype=dtype).bernoulli_(1 - p)
+    mask = torch.empty(shape, dtype=dtype, device="meta" if input.is_meta else None)
+    mask = mask.bernoulli_(1 - p)
     return mask.div_(1 - p) if p < 1 else mask
 
 
@@ -872,7 +874,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0:
         return input
-    return _apply_mask(input, _keep_mask(input.shape, input.dtype, p), inplace)
+    return _apply_mask(input, _keep_mask(input.shape, input.dtype, p, input), inplace)
 
 
 def _feature_mask_shape(input, min_dim):
@@ -892,7 +894,7 @@ def _feature_dropout(input, p, training, inplace, unbatched_dim, name):
     if not training or p == 0:
         return input
     shape = _feature_mask_shape(input, unbatched_dim)
-    mask = _keep_mask(shape, input.dtype, p)
+    mask = _keep_mask(shape, input.dtype, p, input)
     return _apply_mask(input, mask, inplace)
 
 
@@ -924,7 +926,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0:
         return input
-    mask = _keep_mask(list(input.shape[:2]) + [1] * (dim - 2), input.dtype, p)
+    mask = _keep_mask(list(input.shape[:2]) + [1] * (dim - 2), input.dtype, p, input)
     return _apply_mask(input, mask, inplace)
 
 
@@ -941,7 +943,7 @@ def _alpha_dropout(input, p, training, inplace, mask_shape):
         return input
     if p == 1:
         return input.mul_(0) if inplace else input * 0
-    keep = _keep_mask(mask_shape, input.dtype, p)
+    keep = _keep_mask(mask_shape, input.dtype, p, input)
     keep = _mask(keep != 0, input)
     a = 1.0 / math.sqrt((_SELU_NEG * _SELU_NEG * p + 1) * (1 - p))
     b = (keep - 1) * (_SELU_NEG * a) + _SELU_NEG * a * p

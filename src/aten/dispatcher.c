@@ -236,9 +236,12 @@ argument_keys(const PtlOperator *op, const PtlIValue *stack)
         }
     }
     if (ks == 0) {   /* a factory function: the backend named by `device` */
-        int cuda = op->device_arg >= 0 && stack[op->device_arg].tag == PTL_IV_DEVICE &&
-                   stack[op->device_arg].u.device.type == PTL_DEVICE_CUDA;
-        ks = PTL_KEYSET(cuda ? PTL_KEY_CUDA : PTL_KEY_CPU);
+        int type = op->device_arg >= 0 && stack[op->device_arg].tag == PTL_IV_DEVICE
+                       ? stack[op->device_arg].u.device.type
+                       : PTL_DEVICE_CPU;
+        ks = PTL_KEYSET(type == PTL_DEVICE_CUDA   ? PTL_KEY_CUDA
+                        : type == PTL_DEVICE_META ? PTL_KEY_META
+                                                  : PTL_KEY_CPU);
     }
     /* a complex result asked for by `dtype` passes the Complex key too (Note [Complex
      * dtypes] in native/complex.c) */
@@ -247,6 +250,9 @@ argument_keys(const PtlOperator *op, const PtlIValue *stack)
         if (v->tag == PTL_IV_DTYPE && ptl_dtype_is_complex(v->u.dtype)) {
             ks |= PTL_KEYSET(PTL_KEY_COMPLEX);
         }
+    }
+    if (ks & PTL_KEYSET(PTL_KEY_META)) {
+        ks &= ~PTL_KEYSET(PTL_KEY_COMPLEX);   /* the Meta kernels compute shapes, not values */
     }
     return ks;
 }
@@ -304,6 +310,7 @@ int
 ptl_dispatcher_no_kernel_error(const PtlOperator *op, PtlDispatchKeySet ks)
 {
     PtlDispatchKey backend = (ks & PTL_KEYSET(PTL_KEY_SPARSE_CPU)) ? PTL_KEY_SPARSE_CPU
+                             : (ks & PTL_KEYSET(PTL_KEY_META)) ? PTL_KEY_META
                              : (ks & PTL_KEYSET(PTL_KEY_CUDA)) ? PTL_KEY_CUDA
                                                                : PTL_KEY_CPU;
     char avail[256];

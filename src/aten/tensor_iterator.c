@@ -161,6 +161,13 @@ iter_common_device(const PtlIterConfig *cfg, PtlDevice *dev)
             *dev = t->device;
             have_dev = 1;
         }
+        else if (!ptl_device_equal(*dev, t->device) &&
+                 (dev->type == PTL_DEVICE_META || t->device.type == PTL_DEVICE_META)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "Tensor on device %s is not on the expected device %s!",
+                                 ptl_device_type_name(t->device.type),
+                                 ptl_device_type_name(dev->type));
+        }
         else if (!ptl_device_equal(*dev, t->device)) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "Expected all tensors to be on the same device, but found at "
@@ -489,7 +496,7 @@ int
 ptl_iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra)
 {
     RunCtx c = {it, loop, extra};
-    if (it->numel == 0) {
+    if (it->numel == 0 || it->ops[0]->device.type == PTL_DEVICE_META) {   /* no data */
         return 0;
     }
     if (it->numel < PTL_GRAIN_SIZE) {

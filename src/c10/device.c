@@ -9,7 +9,7 @@
 const char *
 ptl_device_type_name(int type)
 {
-    return type == PTL_DEVICE_CUDA ? "cuda" : "cpu";
+    return type == PTL_DEVICE_CUDA ? "cuda" : type == PTL_DEVICE_META ? "meta" : "cpu";
 }
 
 int
@@ -25,9 +25,12 @@ ptl_device_parse(const char *s, PtlDevice *out)
     else if (n == 4 && strncmp(s, "cuda", 4) == 0) {
         out->type = PTL_DEVICE_CUDA;
     }
+    else if (n == 4 && strncmp(s, "meta", 4) == 0) {
+        out->type = PTL_DEVICE_META;
+    }
     else {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Expected one of cpu, cuda device type at start of device string: %s",
+                             "Expected one of cpu, cuda, meta device type at start of device string: %s",
                              s);
     }
     if (colon != NULL) {

@@ -4,11 +4,13 @@
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
  * A key's value is its bit in a PtlDispatchKeySet and its priority: the dispatcher runs the
  * kernel of the HIGHEST set bit that has one, so the enum is written lowest priority first.
- * Backends sit at the bottom, SparseCPU above the dense ones as in PyTorch (its fallback
- * stops a sparse argument from falling through to a dense kernel, Note [Sparse tensors]);
- * Complex, which only complex64/complex128 tensors carry, sits above them (Note [Complex
- * dtypes] in aten/native/complex.c: its kernels and fallback decide what a complex argument
- * may reach);
+ * Backends sit at the bottom, Meta above CPU and CUDA (a meta tensor beside a CPU scalar
+ * takes the Meta kernel, and the Meta fallback stops it from falling through to a CPU kernel
+ * that would read its missing data, Note [Meta kernels] in aten/native/meta.c), SparseCPU
+ * above the dense ones as in PyTorch (its fallback stops a sparse argument from falling
+ * through to a dense kernel, Note [Sparse tensors]); Complex, which only complex64/complex128
+ * tensors carry, sits above them (Note [Complex dtypes] in aten/native/complex.c: its kernels
+ * and fallback decide what a complex argument may reach; a meta call never takes it);
  * CompositeImplicit sits just above them and is always in the set (ops written in terms of
  * other ops take it before any backend kernel); Autograd wraps them, Tracer (included only
  * while pytorchlite.jit.trace runs, Note [Tracing] in python/tracer.c) records what reaches
@@ -32,6 +34,7 @@ extern "C" {
 #define PTL_FORALL_DISPATCH_KEYS(_)                    \
     _(CPU, "CPU")                                      \
     _(CUDA, "CUDA")                                    \
+    _(META, "Meta")                                    \
     _(SPARSE_CPU, "SparseCPU")                         \
     _(COMPLEX, "Complex")                              \
     _(COMPOSITE_IMPLICIT, "CompositeImplicitAutograd") \

@@ -37,6 +37,15 @@ PtlStorage *
 ptl_storage_new(size_t nbytes, PtlDevice device)
 {
     PtlStorage *s;
+    if (device.type == PTL_DEVICE_META) {   /* no data: Note [Meta tensors] in device.h */
+        if ((s = storage_alloc_header(0)) == NULL) {
+            return NULL;
+        }
+        s->nbytes = nbytes;
+        s->capacity = nbytes;
+        s->device = device;
+        return s;
+    }
     if (device.type == PTL_DEVICE_CPU && nbytes <= PTL_STORAGE_INLINE_BYTES) {
         if ((s = storage_alloc_header(PTL_STORAGE_INLINE_BYTES)) == NULL) {
             return NULL;
@@ -89,6 +98,11 @@ static void set_nbytes(PtlStorage *s, size_t nbytes);
 static int
 storage_realloc(PtlStorage *s, size_t nbytes)
 {
+    if (s->device.type == PTL_DEVICE_META) {
+        set_nbytes(s, nbytes);
+        s->capacity = nbytes;
+        return 0;
+    }
     const PtlAllocator *a = s->alloc ? s->alloc : ptl_allocator_for(&s->device);
     if (a == NULL) {
         return -1;
@@ -141,6 +155,9 @@ saved_bytes_update(int64_t delta)
 void
 ptl_storage_mark_saved(PtlStorage *s)
 {
+    if (s->device.type == PTL_DEVICE_META) {   /* holds no bytes */
+        return;
+    }
     if (atomic_fetch_add(&s->saved_refs, 1) == 0) {
         saved_bytes_update((int64_t)s->nbytes);
     }
@@ -149,6 +166,9 @@ ptl_storage_mark_saved(PtlStorage *s)
 void
 ptl_storage_unmark_saved(PtlStorage *s)
 {
+    if (s->device.type == PTL_DEVICE_META) {
+        return;
+    }
     if (atomic_fetch_sub(&s->saved_refs, 1) == 1) {
         saved_bytes_update(-(int64_t)s->nbytes);
     }

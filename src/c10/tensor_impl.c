@@ -15,10 +15,11 @@ void (*ptl_autograd_meta_free)(void *meta) = NULL;
 PtlDispatchKeySet
 ptl_tensor_keys(PtlDevice d, PtlDtype dt)
 {
-    PtlDispatchKeySet backend =
-        d.type == PTL_DEVICE_CUDA ? PTL_KEYSET(PTL_KEY_CUDA) : PTL_KEYSET(PTL_KEY_CPU);
-    if (ptl_dtype_is_complex(dt)) {
-        backend |= PTL_KEYSET(PTL_KEY_COMPLEX);
+    PtlDispatchKeySet backend = d.type == PTL_DEVICE_CUDA   ? PTL_KEYSET(PTL_KEY_CUDA)
+                                : d.type == PTL_DEVICE_META ? PTL_KEYSET(PTL_KEY_META)
+                                                            : PTL_KEYSET(PTL_KEY_CPU);
+    if (ptl_dtype_is_complex(dt) && d.type != PTL_DEVICE_META) {
+        backend |= PTL_KEYSET(PTL_KEY_COMPLEX);   /* meta tensors hold no values to compute */
     }
     return backend | PTL_KEYSET(PTL_KEY_AUTOGRAD);
 }

@@ -197,6 +197,13 @@ ptl_tensor_data(const PtlTensorImpl *t)
     return t->storage->data + t->storage_offset * (int64_t)ptl_dtype_itemsize(t->dtype);
 }
 
+/* A tensor without data (Note [Meta tensors] in device.h): kernels skip their loops. */
+static inline int
+ptl_tensor_is_meta(const PtlTensorImpl *t)
+{
+    return t->device.type == PTL_DEVICE_META;
+}
+
 static inline int
 ptl_tensor_is_contiguous(const PtlTensorImpl *t)
 {

@@ -221,9 +221,31 @@ tolist_rec(PtlTensorImpl *t, int d, const char *p)
     return list;
 }
 
+/* Reading a meta tensor's values: PyTorch's error for each way (Note [Meta tensors]). */
+static int
+meta_has_no_data(const char *what)
+{
+    if (strcmp(what, "a Python scalar") == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Tensor.item() cannot be called on meta tensors");
+    }
+    else if (strcmp(what, "a Python list") == 0) {
+        PyErr_SetString(PyExc_NotImplementedError, "Cannot copy out of meta tensor; no data!");
+    }
+    else {
+        PyErr_Format(PyExc_TypeError,
+                     "can't convert meta device type tensor to %s. Use Tensor.cpu() to copy the "
+                     "tensor to host memory first.",
+                     what);
+    }
+    return -1;
+}
+
 static int
 check_cpu(PtlTensorImpl *t, const char *what)
 {
+    if (t->device.type == PTL_DEVICE_META) {
+        return meta_has_no_data(what);
+    }
     if (t->device.type != PTL_DEVICE_CPU) {
         PyErr_Format(PyExc_TypeError,
                      "can't convert %s:%d device type tensor to %s. Use Tensor.cpu() to copy the "
@@ -459,6 +481,9 @@ tensor_data_ptr(PyObject *self, PyObject *unused)
     PtlTensorImpl *t = PTLPY_IMPL(self);
     if (check_strided(t) < 0) {
         return NULL;
+    }
+    if (t->device.type == PTL_DEVICE_META) {   /* no data: PyTorch says 0 */
+        return PyLong_FromLong(0);
     }
     return PyLong_FromVoidPtr(t->numel ? ptl_tensor_data(t) : t->storage->data);
 }
@@ -857,6 +882,9 @@ tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
     const char *fmt = ptl_dtype_buffer_format(t->dtype);
     if (check_strided(t) < 0) {
         return -1;
+    }
+    if (t->device.type == PTL_DEVICE_META) {
+        return meta_has_no_data("numpy");
     }
     if (t->device.type != PTL_DEVICE_CPU) {
         PyErr_SetString(PyExc_BufferError,

@@ -60,16 +60,18 @@ def test_every_schema_parses_and_round_trips():
 def test_every_dispatch_key_has_a_kernel():
     # a key that nothing registers would only be printed, never dispatched to
     keys = _C._dispatch_keys()
-    assert keys == ["CPU", "CUDA", "SparseCPU", "Complex", "CompositeImplicitAutograd", "Autograd",
-                    "Tracer", "AutocastCPU", "Profiler"]
+    assert keys == ["CPU", "CUDA", "Meta", "SparseCPU", "Complex", "CompositeImplicitAutograd",
+                    "Autograd", "Tracer", "AutocastCPU", "Profiler"]
     # AutocastCPU, Tracer and Profiler are served by one boxed fallback each, every other key
     # by per-op kernels
     fallbacks = {"AutocastCPU", "Tracer", "Profiler"}
     assert {k for row in _C._schemas() for k in row["kernels"]} == set(keys) - fallbacks
     for key in fallbacks:
         assert re.search(rf"^{key}: fallback", _C._dispatch_dump("aten::mm"), re.M)
-    # SparseCPU has kernels for the sparse ops and a fallback that refuses every other op
+    # SparseCPU and Meta have kernels for some ops and a fallback that refuses every other op
     assert re.search(r"^SparseCPU: fallback", _C._dispatch_dump("aten::exp"), re.M)
+    assert re.search(r"^Meta: kernel registered at meta\.c", _C._dispatch_dump("aten::exp"), re.M)
+    assert re.search(r"^Meta: fallback", _C._dispatch_dump("aten::nonzero"), re.M)
 
 
 def test_dispatch_dump_names_kernel_and_origin():

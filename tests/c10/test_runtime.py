@@ -168,7 +168,7 @@ def test_device_objects():
     assert repr(d) == "device(type='cuda', index=1)" and str(d) == "cuda:1"
     assert ptl.device("cpu") == ptl.device("cpu") and hash(ptl.device("cpu")) == hash(ptl.device("cpu"))
     assert ptl.device("cuda", 0) == ptl.device("cuda:0")
-    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of device string: gpu"):
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda, meta device type at start of device string: gpu"):
         ptl.device("gpu")
     with pytest.raises(RuntimeError, match="Invalid device string: 'cuda:x'"):
         ptl.device("cuda:x")

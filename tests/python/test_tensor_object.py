@@ -349,7 +349,7 @@ def test_device_eq_and_errors():
     assert ref.type_name == "RuntimeError"
     assert ref.message.startswith("Expected one of cpu, cuda, ")
     with pytest.raises(RuntimeError, match=re.escape(
-            "Expected one of cpu, cuda device type at start of device string: gpu")):
+            "Expected one of cpu, cuda, meta device type at start of device string: gpu")):
         ptl.device("gpu")
     same_error(lambda: ptl.device("cuda:1", 2), lambda: torch.device("cuda:1", 2))
 

@@ -47,7 +47,8 @@ STARTUP_SECONDS = 120
 
 def make_tensor(shape, dtype, layout, seed):
     """A tensor of `shape` and `dtype` with seeded values, laid out as `layout` says:
-    c contiguous, t transposed, s sliced with a step, e expanded, o at a storage offset."""
+    c contiguous, t transposed, s sliced with a step, e expanded, o at a storage offset, m on
+    the meta device (no data: Note [Meta tensors] in src/c10/device.h)."""
     import numpy as np
     import pytorchlite as ptl
     rng = np.random.RandomState(seed)
@@ -84,6 +85,8 @@ def make_tensor(shape, dtype, layout, seed):
         return base.expand(*shape)
     if layout == "o":
         return base[3:].view(*shape)
+    if layout == "m":
+        return base.to("meta")
     return base
 
 
@@ -180,7 +183,7 @@ class CallMaker:
             dtype = "int64"
         if arg == "mask" and rng.random() < 0.7:
             dtype = "bool"
-        layout = rng.choice("ccctseo")
+        layout = rng.choice("ccctseom")
         return f"T({tuple(shape)!r}, {dtype!r}, {layout!r}, {rng.randrange(2**16)})"
 
     def int_value(self):
@@ -257,7 +260,7 @@ def touch(result, depth=0):
     """Reads every element of a small result, so that a bad view or a short storage shows."""
     import pytorchlite as ptl
     if isinstance(result, ptl.Tensor):
-        if result.numel() <= 100_000:
+        if result.numel() <= 100_000 and not result.is_meta:
             result.tolist()
     elif isinstance(result, (tuple, list)) and depth < 2:
         for r in result:

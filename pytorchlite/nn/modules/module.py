@@ -336,13 +336,15 @@ class Module:
                 p.grad.zero_()
 
     # ---- moves ----
-    def _apply(self, fn):
-        """Converts every parameter, gradient and buffer with fn.  A parameter keeps its
-        object and takes the converted data (`param.data = fn(param)`), as PyTorch's _apply
-        does unless torch.__future__.set_overwrite_module_params_on_conversion(True): tied
-        weights stay one Parameter and optimizers keep pointing at the model's parameters."""
-        for m in self.children():
-            m._apply(fn)
+    def _apply(self, fn, recurse=True):
+        """Converts every parameter, gradient and buffer with fn (the children's too when
+        recurse).  A parameter keeps its object and takes the converted data
+        (`param.data = fn(param)`), as PyTorch's _apply does unless
+        torch.__future__.set_overwrite_module_params_on_conversion(True): tied weights stay one
+        Parameter and optimizers keep pointing at the model's parameters."""
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
         for key, param in self._parameters.items():
             if param is None:
                 continue
@@ -391,6 +393,13 @@ class Module:
         def convert(t):
             return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse=True):
+        """Replaces every parameter and buffer with an uninitialised tensor of its shape and
+        dtype on device, copying nothing: how a model built on the meta device gets memory
+        (then its reset_parameters() or a state_dict fills it)."""
+        return self._apply(lambda t: _C._op("aten::empty_like")(t, device=device),
+                           recurse=recurse)
 
     def cpu(self):
         return self._apply(lambda t: t.cpu())

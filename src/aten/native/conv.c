@@ -823,6 +823,17 @@ convolution_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     PtlDtype work = nn_work_dtype(x->dtype);
     conv_geom(&a, w, x->sizes + 2, &g);
+    if (ptl_tensor_is_meta(x)) {   /* the output's geometry alone (Note [Meta kernels]) */
+        int64_t msz[5] = {x->sizes[0], a.transposed ? w->sizes[1] * g.groups : w->sizes[0]};
+        for (int i = 0; i < a.nd; i++) {
+            msz[2 + i] = a.transposed ? g.img[3 - a.nd + i] : g.col[3 - a.nd + i];
+        }
+        if ((res = ptl_empty(a.nd + 2, msz, x->dtype, x->device)) == NULL) {
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(res);
+        return 0;
+    }
     if ((xc = nn_prepare(x, work)) == NULL || (wc = nn_prepare(w, work)) == NULL ||
         (bias != NULL && (bc = nn_prepare(bias, work)) == NULL)) {
         goto error;
@@ -885,6 +896,18 @@ convolution_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
     }
     PtlDtype work = nn_work_dtype(x->dtype);
     conv_geom(&a, w, x->sizes + 2, &g);
+    if (ptl_tensor_is_meta(go)) {   /* the gradients' geometry alone */
+        int64_t c = go->sizes[1];
+        if ((mask[0] && (out[0] = ptl_empty(x->dim, x->sizes, go->dtype, go->device)) == NULL) ||
+            (mask[1] && (out[1] = ptl_empty(w->dim, w->sizes, go->dtype, go->device)) == NULL) ||
+            (mask[2] && (out[2] = ptl_empty(1, &c, go->dtype, go->device)) == NULL)) {
+            goto error;
+        }
+        for (int i = 0; i < 3; i++) {
+            s[i] = ptl_iv_tensor(out[i]);
+        }
+        return 0;
+    }
     if ((gc = nn_prepare(go, work)) == NULL || (xc = nn_prepare(x, work)) == NULL ||
         (wc = nn_prepare(w, work)) == NULL) {
         goto error;

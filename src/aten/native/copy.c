@@ -250,6 +250,26 @@ int
 ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
 {
     PtlTensorIter it;
+    if (src->device.type == PTL_DEVICE_META && dst->device.type != PTL_DEVICE_META) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
+    }
+    if (dst->device.type == PTL_DEVICE_META) {
+        /* anything may be copied into a meta tensor: the shapes must broadcast, and no
+         * byte moves (Note [Meta tensors] in c10/device.h) */
+        int nd = 0;
+        int64_t shape[PTL_MAX_DIMS];
+        char b1[128], b2[128];
+        if (ptl_broadcast_shapes(dst->dim, dst->sizes, src->dim, src->sizes, &nd, shape) < 0) {
+            return -1;
+        }
+        if (nd != dst->dim || memcmp(shape, dst->sizes, sizeof(int64_t) * (size_t)nd) != 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "output with shape %s doesn't match the broadcast shape %s",
+                                 ptl_format_sizes(b1, sizeof(b1), dst->dim, dst->sizes),
+                                 ptl_format_sizes(b2, sizeof(b2), nd, shape));
+        }
+        return 0;
+    }
     if (dst->device.type != PTL_DEVICE_CPU || src->device.type != PTL_DEVICE_CPU) {
         /* the CUDA copy_ kernel moves data onto, off and within the device; without one,
          * the dispatcher's "Could not run 'aten::copy_' ... 'CUDA' backend" error */

@@ -5,7 +5,9 @@
  * Factories have no tensor argument, so the dispatcher picks the backend from `device`
  * (Note [Dispatch]).  They are registered for CPU and CUDA: the values are made on the CPU
  * and moved with _to_copy when another device is asked for, after checking that the device
- * has an allocator (a CPU-only build raises ptl_allocator_for()'s error there). */
+ * has an allocator (a CPU-only build raises ptl_allocator_for()'s error there).  Meta
+ * tensors are made on the meta device straight away: their fills and ranges write nothing
+ * (Note [Meta tensors] in c10/device.h), so torch.zeros(10**12, device="meta") is free. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,17 +36,25 @@ device_or(const PtlIValue *v, PtlDevice dflt)
 static int
 check_device(PtlDevice dev)
 {
-    if (dev.type != PTL_DEVICE_CPU && ptl_allocator_for(&dev) == NULL) {
+    if (dev.type != PTL_DEVICE_CPU && dev.type != PTL_DEVICE_META &&
+        ptl_allocator_for(&dev) == NULL) {
         return -1;
     }
     return 0;
 }
 
-/* Puts t (a CPU tensor, stolen) on the stack, moved to dev when dev is not the CPU. */
+/* Where a factory makes its values for dev: on the meta device for meta, else on the CPU. */
+static PtlDevice
+home(PtlDevice dev)
+{
+    return dev.type == PTL_DEVICE_META ? dev : ptl_device_cpu();
+}
+
+/* Puts t (made on home(dev), stolen) on the stack, moved to dev when it is elsewhere. */
 static int
 set_result(PtlIValue *s, PtlTensorImpl *t, PtlDevice dev)
 {
-    if (dev.type != PTL_DEVICE_CPU) {
+    if (dev.type != t->device.type) {
         PtlIValue a[PTL_SCHEMA_MAX_ARGS];
         PtlTensorImpl *moved;
         a[0] = ptl_iv_tensor(t);
@@ -87,11 +97,11 @@ fill_new(PtlTensorImpl *t, const PtlIValue *v)
     return rc;
 }
 
-/* A new CPU tensor of `sizes` filled with v (NULL to leave it uninitialised). */
+/* A new tensor of `sizes` on home(dev) filled with v (NULL to leave it uninitialised). */
 static PtlTensorImpl *
-new_filled(int dim, const int64_t *sizes, PtlDtype dt, const PtlIValue *v)
+new_filled(int dim, const int64_t *sizes, PtlDtype dt, const PtlIValue *v, PtlDevice dev)
 {
-    PtlTensorImpl *t = ptl_empty(dim, sizes, dt, ptl_device_cpu());
+    PtlTensorImpl *t = ptl_empty(dim, sizes, dt, home(dev));
     if (t != NULL && v != NULL && fill_new(t, v) < 0) {
         PTL_CLEAR(t);
     }
@@ -170,7 +180,7 @@ fill_factory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (check_device(dev) < 0 || ptl_scalar_check_range(&value, dt) < 0) {
         return -1;
     }
-    PtlTensorImpl *t = new_filled((int)n, sizes, dt, &value);
+    PtlTensorImpl *t = new_filled((int)n, sizes, dt, &value, dev);
     return t == NULL ? -1 : set_result(s, t, dev);
 }
 
@@ -193,10 +203,10 @@ like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     if (ptl_tensor_impl_dense_strides(self, strides)) {
-        t = ptl_empty_strided(self->dim, self->sizes, strides, dt, ptl_device_cpu());
+        t = ptl_empty_strided(self->dim, self->sizes, strides, dt, home(dev));
     }
     else {
-        t = ptl_empty(self->dim, self->sizes, dt, ptl_device_cpu());
+        t = ptl_empty(self->dim, self->sizes, dt, home(dev));
     }
     if (t == NULL) {
         return -1;
@@ -332,9 +342,12 @@ set_range(PtlIValue *s, const RangeParams *p, PtlDtype dt, PtlDevice dev)
 {
     int integral = ptl_dtype_is_integral(dt, 0) && p->kind == RANGE_ARANGE;
     RangeJob job = {integral ? iarange_loops[dt] : range_loops[dt], NULL, p};
-    PtlTensorImpl *t = ptl_empty(1, &p->n, dt, ptl_device_cpu());
+    PtlTensorImpl *t = ptl_empty(1, &p->n, dt, home(dev));
     if (t == NULL) {
         return -1;
+    }
+    if (dev.type == PTL_DEVICE_META) {
+        return set_result(s, t, dev);
     }
     job.out = ptl_tensor_data(t);
     void *token = p->n > PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
@@ -465,7 +478,7 @@ eye_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "m must be greater or equal to 0, got %lld",
                              (long long)sizes[1]);
     }
-    if (check_device(dev) < 0 || (t = new_filled(2, sizes, dt, &zero)) == NULL) {
+    if (check_device(dev) < 0 || (t = new_filled(2, sizes, dt, &zero, dev)) == NULL) {
         return -1;
     }
     /* the diagonal as a 1-D view with stride m + 1 */
@@ -492,7 +505,7 @@ scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = dtype_or(&s[1], ptl_default_dtype());
     PtlDevice dev = device_or(&s[3], ptl_device_cpu());
     PtlTensorImpl *t;
-    if (check_device(dev) < 0 || (t = new_filled(0, NULL, dt, &s[0])) == NULL) {
+    if (check_device(dev) < 0 || (t = new_filled(0, NULL, dt, &s[0], dev)) == NULL) {
         return -1;
     }
     return set_result(s, t, dev);

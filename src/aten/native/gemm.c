@@ -1051,6 +1051,9 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     if (src != NULL && (src->dtype != c->dtype || src->dim != c->dim)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "gemm: the beta term must have C's dtype and rank");
     }
+    if (ptl_tensor_is_meta(c)) {   /* shapes only: Note [Meta kernels] in meta.c */
+        return 0;
+    }
     int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     pr.e = e;
     pr.kernel = e->kernel_avx2 != NULL && avx2 ? e->kernel_avx2 : e->kernel;

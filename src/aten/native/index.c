@@ -825,7 +825,7 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     size_t item = ptl_tensor_itemsize(out);
     char *dst = ptl_tensor_data(out);
     const char *m = ptl_tensor_data(mask), *v = ptl_tensor_data(val);
-    for (int64_t i = 0; i < out->numel; i++) {
+    for (int64_t i = 0; i < out->numel && !ptl_tensor_is_meta(out); i++) {
         if (m[moff[i]]) {
             copy_elem(dst + soff[i] * (int64_t)item, v, item);
         }

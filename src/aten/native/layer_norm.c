@@ -382,7 +382,8 @@ native_layer_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                bc ? ptl_tensor_data(bc) : NULL, NULL, ptl_tensor_data(r[0]),
                ptl_tensor_data(r[1]), ptl_tensor_data(r[2]), NULL, NULL, NULL, m, n,
                ptl_iv_to_double(&s[4])};
-    if (ln_run(m, n, work == PTL_DTYPE_FLOAT32 ? ln_forward_f4 : ln_forward_f8, &j) < 0) {
+    if (!ptl_tensor_is_meta(x) &&
+        ln_run(m, n, work == PTL_DTYPE_FLOAT32 ? ln_forward_f4 : ln_forward_f8, &j) < 0) {
         goto error;
     }
     /* mixed float16/bfloat16 input and float32 parameters: float32 mean and rstd */
@@ -459,11 +460,11 @@ native_layer_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
                r[0] ? ptl_tensor_data(r[0]) : NULL, r[1] ? ptl_tensor_data(r[1]) : NULL,
                r[2] ? ptl_tensor_data(r[2]) : NULL, m, n, 0.0};
     int f4 = work == PTL_DTYPE_FLOAT32;
-    if (want[0] && m * n > 0 &&
+    if (want[0] && m * n > 0 && !ptl_tensor_is_meta(x) &&
         ln_run(m, n, f4 ? ln_backward_dx_f4 : ln_backward_dx_f8, &j) < 0) {
         goto error;
     }
-    if ((want[1] || want[2]) && n > 0 &&
+    if ((want[1] || want[2]) && n > 0 && !ptl_tensor_is_meta(x) &&
         ln_run(n, m, f4 ? ln_backward_dw_f4 : ln_backward_dw_f8, &j) < 0) {
         goto error;
     }

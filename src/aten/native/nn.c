@@ -399,7 +399,7 @@ softmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     SoftmaxJob j = {ptl_tensor_data(out), ptl_tensor_data(x), NULL, 0, 0, log, 0};
-    if (softmax_run(&j, x, dim) < 0) {
+    if (!ptl_tensor_is_meta(out) && softmax_run(&j, x, dim) < 0) {
         goto error;
     }
     if (work != self->dtype && !half_to_float) {
@@ -451,7 +451,7 @@ softmax_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     SoftmaxJob j = {ptl_tensor_data(out), ptl_tensor_data(g), ptl_tensor_data(y), 0, 0,
                     op->id == PTL_OP__log_softmax_backward_data, 0};
-    if (softmax_run(&j, y, dim) < 0) {
+    if (!ptl_tensor_is_meta(out) && softmax_run(&j, y, dim) < 0) {
         goto error;
     }
     if (in_dt != work) {
@@ -640,16 +640,19 @@ nll_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (nll_check(x, t, w, &sh) < 0 || nll_data(x, t, w, &d) < 0) {
         goto error;
     }
+    out = red == RED_NONE ? ptl_empty(t->dim, t->sizes, PTL_DTYPE_FLOAT64, x->device)
+                          : ptl_empty(0, NULL, PTL_DTYPE_FLOAT64, x->device);
+    if (out == NULL) {
+        goto error;
+    }
+    if (ptl_tensor_is_meta(out)) {
+        goto done;
+    }
     if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "nll_loss: out of memory");
         goto error;
     }
     if (nll_weights(&d, &sh, ignore, wt, &total) < 0) {
-        goto error;
-    }
-    out = red == RED_NONE ? ptl_empty(t->dim, t->sizes, PTL_DTYPE_FLOAT64, x->device)
-                          : ptl_empty(0, NULL, PTL_DTYPE_FLOAT64, x->device);
-    if (out == NULL) {
         goto error;
     }
     const char *xv = (const char *)ptl_tensor_data(d.x);
@@ -670,6 +673,7 @@ nll_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (red != RED_NONE) {
         ov[0] = red == RED_MEAN ? acc / total : acc;
     }
+done:
     if ((res = ptl_cast(out, x->dtype)) == NULL) {
         goto error;
     }
@@ -703,12 +707,17 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (g = contiguous_as(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL) {
         goto error;
     }
+    if ((gi = ptl_empty(x->dim, x->sizes, x->dtype, x->device)) == NULL) {
+        goto error;
+    }
+    if (ptl_tensor_is_meta(gi)) {
+        goto done;
+    }
     if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "nll_loss: out of memory");
         goto error;
     }
-    if (nll_weights(&d, &sh, ignore, wt, &total) < 0 ||
-        (gi = ptl_empty(x->dim, x->sizes, x->dtype, x->device)) == NULL) {
+    if (nll_weights(&d, &sh, ignore, wt, &total) < 0) {
         goto error;
     }
     /* zeros, then -weight * grad at each target, rounded once to x's dtype */
@@ -725,6 +734,7 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         size_t at = (size_t)(((e / sh.S) * sh.C + tv[e]) * sh.S + e % sh.S) * gsz;
         ptl_store_double(gv + at, x->dtype, -wt[e] * ge);
     }
+done:
     ptl_decref(g);
     free(wt);
     nll_data_release(&d);
@@ -952,7 +962,7 @@ embedding_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
     size_t row = ptl_tensor_itemsize(w) * (size_t)w->sizes[1];
-    for (int64_t i = 0; i < numel; i++) {
+    for (int64_t i = 0; i < numel && !ptl_tensor_is_meta(out); i++) {
         if (iv[i] < 0 || iv[i] >= w->sizes[0]) {
             ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
             goto error;
@@ -1015,7 +1025,12 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     const float *gf = (const float *)ptl_tensor_data(g);
     int f4 = g->dtype == PTL_DTYPE_FLOAT32;
     const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
-    memset(av, 0, sizeof(double) * (size_t)(V * D));
+    if (ptl_tensor_is_meta(acc)) {
+        numel = 0;   /* no data to scatter: the shape is all */
+    }
+    else {
+        memset(av, 0, sizeof(double) * (size_t)(V * D));
+    }
     for (int64_t i = 0; i < numel; i++) {
         if (iv[i] < 0 || iv[i] >= V) {
             ptl_error_set(PTL_ERR_INDEX, "index out of range in self");

@@ -117,8 +117,9 @@ fused_sgd_step_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                   ptl_tensor_data(g), ptl_iv_to_double(&s[3]), ptl_iv_to_double(&s[4]),
                   ptl_iv_to_double(&s[5]), ptl_iv_to_double(&s[6]), s[7].u.b, s[8].u.b,
                   s[9].u.b};
-    void *token = p->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
-    int rc = ptl_parallel_for(0, p->numel, PTL_GRAIN_SIZE,
+    int64_t n = ptl_tensor_is_meta(p) ? 0 : p->numel;   /* meta: no data to update */
+    void *token = n >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, n, PTL_GRAIN_SIZE,
                               p->dtype == PTL_DTYPE_FLOAT32 ? sgd_chunk_f4 : sgd_chunk_f8, &job);
     ptl_nogil_end(token);
     if (rc < 0) {
@@ -210,8 +211,9 @@ fused_adam_step_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                    beta1, beta2, ptl_iv_to_double(&s[9]), ptl_iv_to_double(&s[10]),
                    lr / (1.0 - pow(beta1, step)), sqrt(1.0 - pow(beta2, step)), s[11].u.b,
                    s[12].u.b};
-    void *token = p->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
-    int rc = ptl_parallel_for(0, p->numel, PTL_GRAIN_SIZE,
+    int64_t n = ptl_tensor_is_meta(p) ? 0 : p->numel;   /* meta: no data to update */
+    void *token = n >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, n, PTL_GRAIN_SIZE,
                               p->dtype == PTL_DTYPE_FLOAT32 ? adam_chunk_f4 : adam_chunk_f8,
                               &job);
     ptl_nogil_end(token);

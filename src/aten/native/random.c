@@ -69,15 +69,21 @@ new_like(PtlTensorImpl *self, PtlDtype dt)
     return ptl_call_tensor(PTL_OP_empty_like, a);
 }
 
-/* A new CPU tensor of the int[] argument size's shape in dtype (NULL on error). */
+/* A new tensor of the int[] argument size's shape in dtype, on the CPU or on the meta
+ * device when op's `device` argument says so (NULL on error). */
 static PtlTensorImpl *
-new_sized(const PtlIValue *size, PtlDtype dt)
+new_sized(const PtlOperator *op, const PtlIValue *s, const PtlIValue *size, PtlDtype dt)
 {
+    PtlDevice dev = ptl_device_cpu();
+    if (op->device_arg >= 0 && s[op->device_arg].tag == PTL_IV_DEVICE &&
+        s[op->device_arg].u.device.type == PTL_DEVICE_META) {
+        dev = s[op->device_arg].u.device;
+    }
     if (size->u.il.n > PTL_MAX_DIMS) {
         ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions", PTL_MAX_DIMS);
         return NULL;
     }
-    return ptl_empty((int)size->u.il.n, size->u.il.data, dt, ptl_device_cpu());
+    return ptl_empty((int)size->u.il.n, size->u.il.data, dt, dev);
 }
 
 /* The end of a factory: the new tensor t on the stack once its fill returned rc = 0, else
@@ -354,6 +360,10 @@ fill(PtlTensorImpl *self, DistJob *job, PtlGenerator *gen)
 {
     PtlTensorImpl *tmp = NULL;
     int rc;
+    if (self->device.type == PTL_DEVICE_META) {   /* nothing to draw into */
+        ptl_tensor_bump_version(self);
+        return 0;
+    }
     if (self->numel == 0) {
         return 0;
     }
@@ -572,7 +582,7 @@ randint_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int low = op->id == PTL_OP_randint_low || op->id == PTL_OP_randint_low_generator;
     const PtlIValue *size = &s[low ? 2 : 1];
     PtlDtype dt = dtype_arg(op, s, PTL_DTYPE_INT64);
-    PtlTensorImpl *t = new_sized(size, dt);
+    PtlTensorImpl *t = new_sized(op, s, size, dt);
     if (t == NULL) {
         return -1;
     }
@@ -616,7 +626,7 @@ rand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt) < 0) {
         return -1;
     }
-    PtlTensorImpl *t = new_sized(size, dt);
+    PtlTensorImpl *t = new_sized(op, s, size, dt);
     if (t == NULL) {
         return -1;
     }

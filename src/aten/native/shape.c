@@ -425,6 +425,9 @@ repeat_interleave_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVa
 static void
 zero_triangle(PtlTensorImpl *t, int64_t k, int lower)
 {
+    if (ptl_tensor_is_meta(t)) {   /* no data (Note [Meta kernels] in meta.c) */
+        return;
+    }
     int nb = t->dim - 2;
     int64_t rows = t->sizes[nb], cols = t->sizes[nb + 1], batches = 1, idx[PTL_MAX_DIMS] = {0};
     int64_t isz = (int64_t)ptl_tensor_itemsize(t);
@@ -1259,6 +1262,10 @@ tensor_split_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
                                  "zero-dimensional or one-dimensional tensor, but got a tensor "
                                  "with %d dims",
                                  t->dim);
+        }
+        if (ptl_tensor_is_meta(t)) {   /* its values decide the outputs' shapes */
+            return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                                 "Cannot copy out of meta tensor; no data!");
         }
         by_sections = t->dim == 0;
         if (by_sections) {

@@ -1127,6 +1127,9 @@ quantile_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (quantile_check(s, scalar_q, &mode, &d) < 0) {
         return -1;
     }
+    if (!scalar_q && ptl_tensor_is_meta(s[1].u.t)) {   /* its values are the quantiles */
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "Cannot copy out of meta tensor; no data!");
+    }
     if (!scalar_q && (q = quantile_q_values(s[1].u.t)) == NULL) {
         return -1;
     }
