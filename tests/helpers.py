@@ -163,3 +163,15 @@ def assert_no_leak(fn, times=20):
     gc.collect()
     assert ptl._C._live_counts() == before
 
+
+def graph_kinds(graph):
+    """The kinds of a jit graph's nodes in order, those of nested blocks (If, Loop) included."""
+    out = []
+
+    def walk(nodes):
+        for n in nodes:
+            out.append(n.kind)
+            for b in n.blocks:
+                walk(b.nodes)
+    walk(graph.nodes)
+    return out

@@ -17,25 +17,13 @@ import pytorchlite.nn.functional as F
 from pytorchlite import jit, nn
 from pytorchlite.autograd import gradcheck
 from pytorchlite.jit import passes
-from helpers import ROOT, torch, torch_ref
+from helpers import ROOT, graph_kinds as kinds, torch, torch_ref
 
 HERE = os.path.abspath(__file__)
 
 
 def rand(*shape, seed=0, dtype=np.float64):
     return ptl.from_numpy(np.random.default_rng(seed).standard_normal(shape).astype(dtype))
-
-
-def kinds(graph):
-    out = []
-
-    def walk(nodes):
-        for n in nodes:
-            out.append(n.kind)
-            for b in n.blocks:
-                walk(b.nodes)
-    walk(graph.nodes)
-    return out
 
 
 # ---- functions scripted by the tests (module level: jit.script reads their source) ---------

@@ -13,21 +13,9 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite import jit, nn
-from helpers import torch, torch_ref
+from helpers import graph_kinds as kinds, torch, torch_ref
 
 HERE = os.path.abspath(__file__)
-
-
-def kinds(graph):
-    out = []
-
-    def walk(nodes):
-        for n in nodes:
-            out.append(n.kind)
-            for b in n.blocks:
-                walk(b.nodes)
-    walk(graph.nodes)
-    return out
 
 
 def rand(*shape, seed=0):

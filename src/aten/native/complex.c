@@ -126,49 +126,37 @@ complex_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- pointwise arithmetic ---- */
 
-/* One loop per complex dtype: o = F(a, b, x) with x the real scalar `extra` points to (add
- * and sub's alpha; the parser has no complex Scalar yet). */
-#define DEFINE_Z_BINARY(NAME, F)                                                           \
-    static void NAME##_loop_c8(char **d, const int64_t *s, int64_t n, const void *extra)   \
-    {                                                                                      \
-        const float x = (float)*(const double *)extra;                                     \
-        (void)x;                                                                           \
-        if (s[0] == 8 && s[1] == 8 && s[2] == 8) { /* contiguous: gcc vectorizes it */     \
-            ptl_complex64 *o = (ptl_complex64 *)d[0];                                      \
-            const ptl_complex64 *a = (const ptl_complex64 *)d[1];                          \
-            const ptl_complex64 *b = (const ptl_complex64 *)d[2];                          \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                o[i] = F(a[i], b[i], x);                                                   \
-            }                                                                              \
-            return;                                                                        \
-        }                                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            const ptl_complex64 a = *(const ptl_complex64 *)(d[1] + i * s[1]);             \
-            const ptl_complex64 b = *(const ptl_complex64 *)(d[2] + i * s[2]);             \
-            *(ptl_complex64 *)(d[0] + i * s[0]) = F(a, b, x);                              \
-        }                                                                                  \
-    }                                                                                      \
-    static void NAME##_loop_c16(char **d, const int64_t *s, int64_t n, const void *extra)  \
-    {                                                                                      \
-        const double x = *(const double *)extra;                                           \
-        (void)x;                                                                           \
-        if (s[0] == 16 && s[1] == 16 && s[2] == 16) {                                      \
-            ptl_complex128 *o = (ptl_complex128 *)d[0];                                    \
-            const ptl_complex128 *a = (const ptl_complex128 *)d[1];                        \
-            const ptl_complex128 *b = (const ptl_complex128 *)d[2];                        \
-            for (int64_t i = 0; i < n; i++) {                                              \
-                o[i] = F(a[i], b[i], x);                                                   \
-            }                                                                              \
-            return;                                                                        \
-        }                                                                                  \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            const ptl_complex128 a = *(const ptl_complex128 *)(d[1] + i * s[1]);           \
-            const ptl_complex128 b = *(const ptl_complex128 *)(d[2] + i * s[2]);           \
-            *(ptl_complex128 *)(d[0] + i * s[0]) = F(a, b, x);                             \
-        }                                                                                  \
-    }                                                                                      \
+/* Each family's loop is written once, over the complex type T (and its real type R), and
+ * stamped for complex64 (c8) and complex128 (c16); Z_LOOPS tables the pair by dtype. */
+#define Z_STAMP(LOOP, NAME, F)                                                             \
+    LOOP(NAME, c8, ptl_complex64, float, F)                                                \
+    LOOP(NAME, c16, ptl_complex128, double, F)                                             \
     static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                 \
         [PTL_DTYPE_COMPLEX64] = NAME##_loop_c8, [PTL_DTYPE_COMPLEX128] = NAME##_loop_c16};
+
+/* o = F(a, b, x) with x the real scalar `extra` points to (add and sub's alpha; the parser
+ * has no complex Scalar yet). */
+#define Z_BINARY_LOOP(NAME, SUF, T, R, F)                                                  \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
+    {                                                                                      \
+        const R x = (R) * (const double *)extra;                                           \
+        (void)x;                                                                           \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {                 \
+            T *o = (T *)d[0]; /* contiguous: gcc vectorizes it */                          \
+            const T *a = (const T *)d[1];                                                  \
+            const T *b = (const T *)d[2];                                                  \
+            for (int64_t i = 0; i < n; i++) {                                              \
+                o[i] = F(a[i], b[i], x);                                                   \
+            }                                                                              \
+            return;                                                                        \
+        }                                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            const T a = *(const T *)(d[1] + i * s[1]);                                     \
+            const T b = *(const T *)(d[2] + i * s[2]);                                     \
+            *(T *)(d[0] + i * s[0]) = F(a, b, x);                                          \
+        }                                                                                  \
+    }
+#define DEFINE_Z_BINARY(NAME, F) Z_STAMP(Z_BINARY_LOOP, NAME, F)
 
 /* A real x times a complex scales both parts.  The product of two complex numbers is the
  * textbook formula, as PyTorch's c10::complex and NumPy compute it (C99's `*` calls
@@ -198,78 +186,61 @@ DEFINE_Z_BINARY(zmul, ZMUL)
 DEFINE_Z_BINARY(zdiv, ZDIV)
 
 /* eq / ne: complex inputs, bool output */
-#define DEFINE_Z_COMPARE(NAME, OPR)                                                        \
-    static void NAME##_loop_c8(char **d, const int64_t *s, int64_t n, const void *extra)   \
+#define Z_COMPARE_LOOP(NAME, SUF, T, R, OPR)                                               \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                      \
         (void)extra;                                                                       \
         for (int64_t i = 0; i < n; i++) {                                                  \
-            *(uint8_t *)(d[0] + i * s[0]) = *(const ptl_complex64 *)(d[1] + i * s[1])      \
-                                        OPR * (const ptl_complex64 *)(d[2] + i * s[2]);    \
+            *(uint8_t *)(d[0] + i * s[0]) =                                                \
+                *(const T *)(d[1] + i * s[1]) OPR * (const T *)(d[2] + i * s[2]);          \
         }                                                                                  \
-    }                                                                                      \
-    static void NAME##_loop_c16(char **d, const int64_t *s, int64_t n, const void *extra)  \
-    {                                                                                      \
-        (void)extra;                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            *(uint8_t *)(d[0] + i * s[0]) = *(const ptl_complex128 *)(d[1] + i * s[1])     \
-                                        OPR * (const ptl_complex128 *)(d[2] + i * s[2]);   \
-        }                                                                                  \
-    }                                                                                      \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                 \
-        [PTL_DTYPE_COMPLEX64] = NAME##_loop_c8, [PTL_DTYPE_COMPLEX128] = NAME##_loop_c16};
+    }
+#define DEFINE_Z_COMPARE(NAME, OPR) Z_STAMP(Z_COMPARE_LOOP, NAME, OPR)
 DEFINE_Z_COMPARE(zeq, ==)
 DEFINE_Z_COMPARE(zne, !=)
 
-/* Unary loops: o = F(a) for each complex dtype (FF for complex64, FD for complex128). */
-#define DEFINE_Z_UNARY(NAME, FF, FD)                                                       \
-    static void NAME##_loop_c8(char **d, const int64_t *s, int64_t n, const void *extra)   \
+/* Unary loops: o = F(a), F being a type-generic macro of the complex type. */
+#define Z_UNARY_LOOP(NAME, SUF, T, R, F)                                                   \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                      \
         (void)extra;                                                                       \
         for (int64_t i = 0; i < n; i++) {                                                  \
-            *(ptl_complex64 *)(d[0] + i * s[0]) = FF(*(const ptl_complex64 *)(d[1] + i * s[1])); \
+            *(T *)(d[0] + i * s[0]) = F(*(const T *)(d[1] + i * s[1]));                    \
         }                                                                                  \
-    }                                                                                      \
-    static void NAME##_loop_c16(char **d, const int64_t *s, int64_t n, const void *extra)  \
-    {                                                                                      \
-        (void)extra;                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            *(ptl_complex128 *)(d[0] + i * s[0]) = FD(*(const ptl_complex128 *)(d[1] + i * s[1])); \
-        }                                                                                  \
-    }                                                                                      \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                 \
-        [PTL_DTYPE_COMPLEX64] = NAME##_loop_c8, [PTL_DTYPE_COMPLEX128] = NAME##_loop_c16};
+    }
+#define DEFINE_Z_UNARY(NAME, F) Z_STAMP(Z_UNARY_LOOP, NAME, F)
 
 #define ZNEG(A) (-(A))
-#define ZCONJF(A) conjf(A)
-#define ZCONJ(A) conj(A)
-DEFINE_Z_UNARY(zneg, ZNEG, ZNEG)
-DEFINE_Z_UNARY(zexp, cexpf, cexp)
-DEFINE_Z_UNARY(zlog, clogf, clog)
-DEFINE_Z_UNARY(zsqrt, csqrtf, csqrt)
-DEFINE_Z_UNARY(zconj, ZCONJF, ZCONJ)
+#define ZEXP(A) _Generic((A), ptl_complex64: cexpf, default: cexp)(A)
+#define ZLOG(A) _Generic((A), ptl_complex64: clogf, default: clog)(A)
+#define ZSQRT(A) _Generic((A), ptl_complex64: csqrtf, default: csqrt)(A)
+#define ZCONJ(A) _Generic((A), ptl_complex64: conjf, default: conj)(A)
+DEFINE_Z_UNARY(zneg, ZNEG)
+DEFINE_Z_UNARY(zexp, ZEXP)
+DEFINE_Z_UNARY(zlog, ZLOG)
+DEFINE_Z_UNARY(zsqrt, ZSQRT)
+DEFINE_Z_UNARY(zconj, ZCONJ)
 
-/* complex -> real: abs and angle write the real dtype of their input */
-#define DEFINE_Z_TO_REAL(NAME, FF, FD)                                                     \
-    static void NAME##_loop_c8(char **d, const int64_t *s, int64_t n, const void *extra)   \
+/* complex -> real: abs and angle write the real dtype R of their input */
+#define Z_TO_REAL_LOOP(NAME, SUF, T, R, F)                                                 \
+    static void NAME##_loop_##SUF(char **d, const int64_t *s, int64_t n, const void *extra) \
     {                                                                                      \
         (void)extra;                                                                       \
         for (int64_t i = 0; i < n; i++) {                                                  \
-            *(float *)(d[0] + i * s[0]) = FF(*(const ptl_complex64 *)(d[1] + i * s[1]));   \
+            *(R *)(d[0] + i * s[0]) = F(*(const T *)(d[1] + i * s[1]));                    \
         }                                                                                  \
-    }                                                                                      \
-    static void NAME##_loop_c16(char **d, const int64_t *s, int64_t n, const void *extra)  \
-    {                                                                                      \
-        (void)extra;                                                                       \
-        for (int64_t i = 0; i < n; i++) {                                                  \
-            *(double *)(d[0] + i * s[0]) = FD(*(const ptl_complex128 *)(d[1] + i * s[1])); \
-        }                                                                                  \
-    }                                                                                      \
-    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                 \
-        [PTL_DTYPE_COMPLEX64] = NAME##_loop_c8, [PTL_DTYPE_COMPLEX128] = NAME##_loop_c16};
+    }
+#define DEFINE_Z_TO_REAL(NAME, F) Z_STAMP(Z_TO_REAL_LOOP, NAME, F)
 /* |z| of a complex64 through double: no overflow or underflow on the way, rounded once */
-#define ZABSF(Z) ((float)sqrt((double)crealf(Z) * crealf(Z) + (double)cimagf(Z) * cimagf(Z)))
-DEFINE_Z_TO_REAL(zabs, ZABSF, cabs)
-DEFINE_Z_TO_REAL(zangle, cargf, carg)
+static inline float
+zabsf(ptl_complex64 z)
+{
+    return (float)sqrt((double)crealf(z) * crealf(z) + (double)cimagf(z) * cimagf(z));
+}
+#define ZABS(A) _Generic((A), ptl_complex64: zabsf, default: cabs)(A)
+#define ZANGLE(A) _Generic((A), ptl_complex64: cargf, default: carg)(A)
+DEFINE_Z_TO_REAL(zabs, ZABS)
+DEFINE_Z_TO_REAL(zangle, ZANGLE)
 
 static const int self_other[2] = {0, 1};
 
