@@ -247,10 +247,14 @@ def test_gelu_backward_broadcast_grad_and_strided():
 
 
 def test_gelu_specials():
+    # torch 2.13's answer depends on the CPU: its AVX2 loops give exactly these values, its
+    # AVX-512 loops give nan for gelu(inf), so the reference is
+    # written out (x * Phi(x); -inf * 0 is nan in both) rather than asked of torch
     x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0] + [1.0] * 8, np.float32)
     got = F.gelu(ptl.tensor(x)).numpy()
-    ref = golden(lambda: torch.nn.functional.gelu(torch.tensor(x))).numpy()
-    np.testing.assert_allclose(got, ref, rtol=2e-7, atol=0, equal_nan=True)
+    ref = np.array([np.nan, np.inf, np.nan, 0.0, 0.0] + [0.5 * (1 + math.erf(2 ** -0.5))] * 8,
+                   np.float32)
+    np.testing.assert_allclose(got, ref, rtol=2e-7, atol=0, equal_nan=True)   # -0.0 == 0.0
 
 
 @pytest.mark.skipif(FALLBACK, reason="already running the portable loops")
