@@ -15,8 +15,6 @@ the dynamic_axes name (other traced sizes, such as a sequence length, stay fixed
 """
 import math
 
-import numpy as np
-
 from .. import jit
 from .._tensor import Tensor
 from ..jit import _ir, passes
@@ -27,20 +25,23 @@ _ONNX_DTYPES = {"float32": "FLOAT", "float64": "DOUBLE", "float16": "FLOAT16",
 
 
 def _onnx():
+    """The onnx package and NumPy (which onnx needs): imported at export, never with
+    pytorchlite, whose runtime needs neither."""
     try:
+        import numpy
         import onnx
         from onnx import helper, numpy_helper
     except ImportError as e:   # pragma: no cover
         raise ImportError("pytorchlite.onnx.export needs the `onnx` package: "
                           "pip install 'pytorchlite[onnx]'") from e
-    return onnx, helper, numpy_helper
+    return onnx, helper, numpy_helper, numpy
 
 
 class _Context:
     """What converters write into: nodes, initializers and the names of values."""
 
     def __init__(self, graph, opset):
-        self.onnx, self.helper, self.numpy_helper = _onnx()
+        self.onnx, self.helper, self.numpy_helper, self.np = _onnx()
         self.graph = graph
         self.opset = opset
         self.nodes = []
@@ -86,11 +87,11 @@ class _Context:
 
     def initializer(self, array, hint):
         name = self.fresh(hint)
-        self.initializers.append(self.numpy_helper.from_array(np.asarray(array), name))
+        self.initializers.append(self.numpy_helper.from_array(self.np.asarray(array), name))
         return name
 
     def ints(self, values, hint="shape"):
-        return self.initializer(np.asarray(values, dtype=np.int64), hint)
+        return self.initializer(self.np.asarray(values, dtype="int64"), hint)
 
     def add(self, op, inputs, outputs=None, **attrs):
         outputs = outputs or [self.fresh(op.lower())]
@@ -108,7 +109,7 @@ class _Context:
         """A tensor input of an elementwise operator, as dtype: constants are written in it,
         other values cast when they differ (Note [ONNX export])."""
         if self.is_const(v) and not isinstance(self.const(v), (list, Tensor)):
-            return self.initializer(np.asarray(self.const(v), dtype=_NP[dtype]), "scalar")
+            return self.initializer(self.np.asarray(self.const(v), dtype=dtype), "scalar")
         name = self.name(v)
         have = self.dtype_of(v)
         if have is not None and have != dtype:
@@ -117,11 +118,6 @@ class _Context:
 
     def _elem(self, dtype):
         return getattr(self.onnx.TensorProto, _ONNX_DTYPES[dtype])
-
-
-_NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "int64": np.int64,
-       "int32": np.int32, "int16": np.int16, "int8": np.int8, "uint8": np.uint8,
-       "bool": np.bool_}
 
 
 def _unsupported(ctx, n):
@@ -279,7 +275,7 @@ def _gelu(ctx, n):
     x = ctx.name(n.inputs[0])
 
     def c(v):
-        return ctx.initializer(np.asarray(v, dtype=_NP[dtype]), "scalar")
+        return ctx.initializer(ctx.np.asarray(v, dtype=dtype), "scalar")
     if ctx.const(n.inputs[1]) == "tanh":
         cube = ctx.add("Mul", [ctx.add("Mul", [x, x]), x])
         inner = ctx.add("Mul", [ctx.add("Add", [x, ctx.add("Mul", [cube, c(0.044715)])]),
@@ -476,6 +472,7 @@ def _verify(model, args, data, in_names):
     with no_grad():
         expected = model(*args)
     expected = expected if isinstance(expected, (tuple, list)) else (expected,)
+    import numpy as np
     diff = max((float(np.max(np.abs(g - e.numpy()))) if g.size else 0.0)
                for g, e in zip(got, expected))
     if diff > 1e-4:
