@@ -213,12 +213,12 @@ class GradBucket:
     """One bucket of DDP's gradients, as a communication hook sees it (c10d::GradBucket): the
     flat tensor that holds them, views of it shaped like each parameter, and the parameters."""
 
-    def __init__(self, index, bucket, params, last):
-        self._index, self._bucket, self._last = index, bucket, last
+    def __init__(self, bucket, params, last):
+        self._bucket, self._last = bucket, last
         self._params = [params[i] for i in bucket.indices]
 
     def index(self):
-        return self._index
+        return self._bucket.index
 
     def buffer(self):
         """The flat tensor of the bucket's gradients (reduce it in place or return another)."""

@@ -91,7 +91,7 @@ class Future(Generic[T]):
         """A new Future completed with callback(self) once this one completes; an exception
         the callback raises becomes the new future's error, a RuntimeError naming it (as
         PyTorch's)."""
-        out = _Chained(self)
+        out = _Dependent([self])
 
         def run(fut):
             try:
@@ -111,27 +111,30 @@ class Future(Generic[T]):
         return f"<{type(self).__name__} done={self._done}>"
 
 
-class _Chained(Future):
-    """A future completed by its parent's callback: polling it polls the parent."""
+class _Dependent(Future):
+    """A future completed by callbacks on `parents` (then, collect_all): testing or driving it
+    tests or drives them, since a parent may be a Work that only progresses when asked."""
 
-    def __init__(self, parent):
+    def __init__(self, parents):
         super().__init__()
-        self._parent = parent
+        self._parents = list(parents)
 
     def _poll(self):
         if not self._done:
-            self._parent._poll()
+            for f in self._parents:
+                f._poll()
         return self._done
 
     def _drive(self):
-        self._parent._drive()
+        for f in self._parents:
+            f._drive()
         super()._drive()
 
 
 def collect_all(futures):
     """A Future that completes with the list of `futures` once every one has completed."""
     futures = list(futures)
-    out = _Gathered(futures)
+    out = _Dependent(futures)
     if not futures:
         out.set_result([])
         return out
@@ -148,23 +151,6 @@ def collect_all(futures):
     for f in futures:
         f.add_done_callback(one_done)
     return out
-
-
-class _Gathered(Future):
-    def __init__(self, futures):
-        super().__init__()
-        self._futures = futures
-
-    def _poll(self):
-        if not self._done:
-            for f in self._futures:
-                f._poll()
-        return self._done
-
-    def _drive(self):
-        for f in self._futures:
-            f._drive()
-        super()._drive()
 
 
 def wait_all(futures):

@@ -52,8 +52,9 @@ _UNFINISHED = (
 class _Bucket:
     """Parameters (indices into the reducer's list) whose gradients travel in one flat tensor."""
 
-    def __init__(self, indices, params):
+    def __init__(self, index, indices, params):
         import pytorchlite as torch
+        self.index = index                     # its place in reduction order
         self.indices = indices
         self.offsets = []
         n = 0
@@ -79,7 +80,8 @@ def _buckets(params, cap_bytes):
         indices.append(i)
         open_buckets[p.dtype] = (indices, size + nbytes)
     done.extend(indices for indices, _ in open_buckets.values())
-    return [_Bucket(indices, params) for indices in sorted(done, key=lambda ix: -ix[0])]
+    return [_Bucket(b, indices, params)
+            for b, indices in enumerate(sorted(done, key=lambda ix: -ix[0]))]
 
 
 def _output_tensors(out):
@@ -251,8 +253,7 @@ class DistributedDataParallel(Module):
                 piece.copy_(p.grad.reshape(-1))
         if self._comm_hook is not None:
             state, hook = self._comm_hook
-            bucket.work = hook(state, dist.GradBucket(self._buckets.index(bucket), bucket,
-                                                      self._params, last))
+            bucket.work = hook(state, dist.GradBucket(bucket, self._params, last))
             if not isinstance(bucket.work, Future):
                 raise RuntimeError(f"the DDP communication hook must return a "
                                    f"torch.futures.Future, got {type(bucket.work).__name__}")
