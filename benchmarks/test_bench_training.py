@@ -6,7 +6,11 @@ autograd); the torch rows are skipped when torch is not installed.
 - MLP 784-512-256-10, batch 128, cross-entropy, SGD momentum 0.9;
 - CNN conv 1->32 3x3, relu, maxpool, conv 32->64 3x3, relu, maxpool, linear 1600->128,
   linear 128->10 on 28x28, batch 64, Adam;
-- GPT: 2 layers, d=128, 4 heads, seq 64, batch 16, vocab 65, AdamW.
+- GPT: 2 layers, d=128, 4 heads, seq 64, batch 16, vocab 65, AdamW;
+- ResNet-style: conv 3->16 3x3 + BatchNorm + relu, three stages of two residual blocks
+  (16, 32 stride 2, 64 stride 2; each block conv-bn-relu-conv-bn plus the shortcut, a 1x1
+  conv-bn where the shape changes), global average pool, linear 64->10, on 32x32 images,
+  batch 32, SGD momentum 0.9 with weight decay 5e-4.
 """
 import math
 
@@ -77,6 +81,46 @@ def build_gpt(lib, vocab=65, block=64, d=128, n_layer=2, n_head=4):
     return GPT()
 
 
+def build_resnet(lib, widths=(16, 32, 64), blocks_per_stage=2, classes=10):
+    nn, F = lib.nn, lib.nn.functional
+
+    class BasicBlock(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.shortcut = nn.Sequential()
+            if stride != 1 or cin != cout:
+                self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                              nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            out = F.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            return F.relu(out + self.shortcut(x))
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, widths[0], 3, 1, 1, bias=False),
+                                      nn.BatchNorm2d(widths[0]), nn.ReLU())
+            layers, cin = [], widths[0]
+            for i, w in enumerate(widths):
+                for j in range(blocks_per_stage):
+                    layers.append(BasicBlock(cin, w, 2 if i > 0 and j == 0 else 1))
+                    cin = w
+            self.layers = nn.Sequential(*layers)
+            self.fc = nn.Linear(cin, classes)
+
+        def forward(self, x):
+            out = self.layers(self.stem(x))
+            return self.fc(F.adaptive_avg_pool2d(out, 1).flatten(1))
+
+    return ResNet()
+
+
 def init_values(model, lib, seed=0):
     """Overwrite every parameter with the same seeded values in either library (uniform with
     nn.Linear's default bound 1/sqrt(fan_in); LayerNorm weights stay near 1)."""
@@ -86,8 +130,9 @@ def init_values(model, lib, seed=0):
             shape = tuple(p.shape)
             fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
             a = g.uniform(-1, 1, shape) / math.sqrt(fan_in)
-            if name.endswith("ln1.weight") or name.endswith("ln2.weight") or \
-                    name.endswith("ln_f.weight"):
+            if name.endswith(("ln1.weight", "ln2.weight", "ln_f.weight")) or \
+                    (".bn" in name or "stem.1" in name or "shortcut.1" in name) and \
+                    name.endswith("weight"):
                 a = 1.0 + 0.1 * a
             p.copy_(lib.tensor(a.astype(np.float32)))
 
@@ -121,6 +166,12 @@ def setup(impl, which):
         x = g.standard_normal((64, 1, 28, 28)).astype(np.float32)
         y = g.integers(0, 10, 64)
         opt_of = lambda ps: lib.optim.Adam(ps, lr=1e-3)  # noqa: E731
+    elif which == "resnet":
+        model = build_resnet(lib)
+        x = g.standard_normal((32, 3, 32, 32)).astype(np.float32)
+        y = g.integers(0, 10, 32)
+        opt_of = lambda ps: lib.optim.SGD(ps, lr=0.05, momentum=0.9,  # noqa: E731
+                                          weight_decay=5e-4)
     else:
         model = build_gpt(lib)
         x = g.integers(0, 65, (16, 64))
@@ -134,11 +185,12 @@ def setup(impl, which):
 
 GROUPS = {"mlp": "train step MLP 784-512-256-10 bs128 SGD",
           "cnn": "train step CNN 28x28 bs64 Adam",
-          "gpt": "train step GPT 2x128 seq64 bs16 AdamW"}
+          "gpt": "train step GPT 2x128 seq64 bs16 AdamW",
+          "resnet": "train step ResNet-style 32x32 bs32 SGD"}
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("which", ["mlp", "cnn", "gpt"])
+@pytest.mark.parametrize("which", list(GROUPS))
 def test_train_step(benchmark, impl, which):
     benchmark.group = GROUPS[which]
     step = setup(impl, which)
@@ -146,7 +198,7 @@ def test_train_step(benchmark, impl, which):
     assert math.isfinite(loss.item())
 
 
-@pytest.mark.parametrize("which", ["mlp", "cnn", "gpt"])
+@pytest.mark.parametrize("which", list(GROUPS))
 def test_same_first_losses(which):
     """The two libraries run the same computation: equal losses over the first steps."""
     library("torch")
