@@ -7,8 +7,9 @@ the schema-driven functions, and the pure-Python modules (nn, optim, utils.data,
 from . import _C
 from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
     bfloat16, bool, can_cast, cdouble, cfloat, complex64, complex128, device, double, dtype, float, float16, float32, float64,
-    from_numpy, get_default_dtype, get_num_threads, half, int, int8, int16, int32, int64,
-    long, promote_types, result_type, set_num_threads, short, tensor, as_tensor, uint8,
+    from_numpy, get_default_device, get_default_dtype, get_num_threads, half, int, int8, int16, int32, int64,
+    long, promote_types, result_type, set_default_device, set_num_threads, short, tensor,
+    as_tensor, uint8,
 )
 from ._size import Size
 from ._tensor import Tensor, from_dlpack  # noqa: F401

@@ -318,6 +318,23 @@ name_matches(const PtlArg *a, int index, const char *kw)
                                          strcmp(a->name, "self") == 0);
 }
 
+/* A factory (a `device` argument and no tensor argument) called without a device, or with
+ * device=None, takes the thread's default device when one is set (Note [The default
+ * device]). */
+static int
+default_device_applies(const PtlOperator *op, PtlIValue *out)
+{
+    PtlDevice d;
+    if (op->tensor_args != 0 || !ptlpy_default_device(&d) ||
+        strcmp(op->schema.name, "aten::normal") == 0) {
+        return 0;
+    }
+    out->tag = PTL_IV_DEVICE;
+    out->owned = 0;
+    out->u.device = d;
+    return 1;
+}
+
 /* 1: the overload accepts the arguments (stack filled); 0: it does not; -1: error. */
 static int
 try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
@@ -406,6 +423,9 @@ try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObje
         else {
             return 0;
         }
+    }
+    if (op->device_arg >= 0 && stack[op->device_arg].tag == PTL_IV_NONE) {
+        default_device_applies(op, &stack[op->device_arg]);
     }
     return 1;
 }

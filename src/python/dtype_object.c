@@ -272,6 +272,8 @@ static PyGetSetDef device_getset[] = {
 
 static PyMethodDef device_methods[] = {
     {"__reduce__", (PyCFunction)device_reduce, METH_NOARGS, NULL},
+    {"__enter__", ptlpy_device_enter, METH_NOARGS, NULL},
+    {"__exit__", ptlpy_device_exit, METH_VARARGS, NULL},
     {NULL},
 };
 

@@ -52,6 +52,13 @@ PyObject *ptlpy_device_object(PtlDevice d);  /* new ref */
 PtlDtype ptlpy_parse_dtype(PyObject *o, int raise);
 /* Accepts a device object, a string or an int; 0 or -1 (error set if raise). */
 int ptlpy_parse_device(PyObject *o, PtlDevice *out, int raise);
+/* The thread's default device for factories (default_device.c, Note [The default device]):
+ * 1 and *out set when one is set, else 0. */
+int ptlpy_default_device(PtlDevice *out);
+PyObject *ptlpy_device_enter(PyObject *self, PyObject *unused);
+PyObject *ptlpy_device_exit(PyObject *self, PyObject *args);
+PyObject *ptlpy_set_default_device(PyObject *module, PyObject *arg);
+PyObject *ptlpy_get_default_device(PyObject *module, PyObject *unused);
 int ptlpy_dtype_init_types(PyObject *module);
 PyObject *ptlpy_make_size(int dim, const int64_t *sizes);   /* pytorchlite.Size, new ref */
 extern PyObject *ptlpy_size_class;

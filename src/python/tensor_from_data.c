@@ -537,8 +537,10 @@ ptlpy_impl_from_data(PyObject *data, PtlDtype dtype, PtlDevice device)
     return t;
 }
 
+/* dtype= and device= of tensor() and as_tensor(): *dev_set is 0 when neither device= nor a
+ * default device (Note [The default device]) names one, so the data keeps its own. */
 static int
-parse_common(PyObject *dtype_o, PyObject *device_o, PtlDtype *dt, PtlDevice *dev)
+parse_common(PyObject *dtype_o, PyObject *device_o, PtlDtype *dt, PtlDevice *dev, int *dev_set)
 {
     *dt = PTL_DTYPE_UNDEFINED;
     *dev = ptl_device_cpu();
@@ -546,10 +548,31 @@ parse_common(PyObject *dtype_o, PyObject *device_o, PtlDtype *dt, PtlDevice *dev
         (*dt = ptlpy_parse_dtype(dtype_o, 1)) == PTL_DTYPE_UNDEFINED) {
         return -1;
     }
-    if (device_o != NULL && device_o != Py_None && ptlpy_parse_device(device_o, dev, 1) < 0) {
-        return -1;
+    if (device_o == NULL || device_o == Py_None) {
+        *dev_set = ptlpy_default_device(dev);
+        return 0;
     }
-    return 0;
+    *dev_set = 1;
+    return ptlpy_parse_device(device_o, dev, 1);
+}
+
+/* t (STOLEN) on device dev, through aten::_to_copy when it is elsewhere; NULL with a Python
+ * error. */
+static PtlTensorImpl *
+to_device(PtlTensorImpl *t, PtlDevice dev)
+{
+    if (t == NULL || ptl_device_equal(t->device, dev)) {
+        return t;
+    }
+    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
+    stack[0] = ptl_iv_tensor(t);
+    ptlpy_fill_defaults(ptl_op(PTL_OP__to_copy), stack, 1);
+    stack[3].tag = PTL_IV_DEVICE;     /* _to_copy(self, *, dtype, layout, device, ...) */
+    stack[3].owned = 0;
+    stack[3].u.device = dev;
+    PtlTensorImpl *r = ptl_call_tensor(PTL_OP__to_copy, stack);
+    ptl_decref(t);
+    return r ? r : (ptlpy_raise(), NULL);
 }
 
 /* tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) */
@@ -558,7 +581,7 @@ ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"data", "dtype", "device", "requires_grad", "pin_memory", NULL};
     PyObject *data, *dtype_o = Py_None, *device_o = Py_None;
-    int rg = 0, pin = 0;
+    int rg = 0, pin = 0, dev_set;
     PtlDtype dt;
     PtlDevice dev;
     (void)module;
@@ -566,10 +589,13 @@ ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &device_o, &rg, &pin)) {
         return NULL;
     }
-    if (parse_common(dtype_o, device_o, &dt, &dev) < 0) {
+    if (parse_common(dtype_o, device_o, &dt, &dev, &dev_set) < 0) {
         return NULL;
     }
-    PtlTensorImpl *t = ptlpy_impl_from_data(data, dt, dev);
+    PtlTensorImpl *t = ptlpy_impl_from_data(data, dt, ptl_device_cpu());
+    if (dev_set) {
+        t = to_device(t, dev);
+    }
     if (t == NULL) {
         return NULL;
     }
@@ -587,6 +613,7 @@ ptlpy_as_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
 {
     static char *kwlist[] = {"data", "dtype", "device", NULL};
     PyObject *data, *dtype_o = Py_None, *device_o = Py_None;
+    int dev_set;
     PtlDtype dt;
     PtlDevice dev;
     (void)module;
@@ -594,28 +621,30 @@ ptlpy_as_tensor(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &device_o)) {
         return NULL;
     }
-    if (parse_common(dtype_o, device_o, &dt, &dev) < 0) {
+    if (parse_common(dtype_o, device_o, &dt, &dev, &dev_set) < 0) {
         return NULL;
     }
-    if (PtlPyTensor_Check(data) && (dt == PTL_DTYPE_UNDEFINED || dt == PTLPY_IMPL(data)->dtype)) {
+    if (PtlPyTensor_Check(data) && (dt == PTL_DTYPE_UNDEFINED || dt == PTLPY_IMPL(data)->dtype) &&
+        (!dev_set || ptl_device_equal(dev, PTLPY_IMPL(data)->device))) {
         Py_INCREF(data);
         return data;
     }
-    if (is_numpy_array(data)) {
-        PtlTensorImpl *t = impl_from_buffer(data, 1);
+    PtlTensorImpl *t = NULL;
+    if (is_numpy_array(data) && (!dev_set || dev.type == PTL_DEVICE_CPU)) {
+        t = impl_from_buffer(data, 1);
         if (t == NULL) {
             PyErr_Clear();
         }
-        else if (dt == PTL_DTYPE_UNDEFINED || dt == t->dtype) {
-            return ptlpy_wrap(t);
-        }
-        else {
+        else if (dt != PTL_DTYPE_UNDEFINED && dt != t->dtype) {
             PtlTensorImpl *c = ptl_cast(t, dt);
             ptl_decref(t);
             return c ? ptlpy_wrap(c) : ptlpy_raise();
         }
     }
-    PtlTensorImpl *t = ptlpy_impl_from_data(data, dt, dev);
+    if (t == NULL) {
+        t = ptlpy_impl_from_data(data, dt, ptl_device_cpu());
+        t = dev_set ? to_device(t, dev) : t;
+    }
     return t ? ptlpy_wrap(t) : NULL;
 }
 
