@@ -255,14 +255,15 @@ DEFINE_ACT_VEC_LOOPS(ps512)
 #endif
 
 /* Runs vec[1] (AVX-512) or vec[0] (AVX2), the widest the CPU has, where vec is not NULL and
- * the float32 operands are contiguous (a backward's (grad) grad_output may also be broadcast);
- * else portable. */
+ * the float32 operands are contiguous (a backward's (grad) grad_output may also be broadcast;
+ * one element counts as contiguous); else portable. */
 static void
 run_f4(const PtlLoop *vec, PtlLoop portable, int grad, char **d, const int64_t *s, int64_t n,
        const void *extra)
 {
-    int contiguous = s[0] == sizeof(float) && (s[1] == sizeof(float) || (grad && s[1] == 0)) &&
-                     (!grad || s[2] == sizeof(float));
+    int contiguous = n == 1 ||
+                     (s[0] == sizeof(float) && (s[1] == sizeof(float) || (grad && s[1] == 0)) &&
+                      (!grad || s[2] == sizeof(float)));
     PtlCpuCapability cap = ptl_cpu_capability();
     if (vec != NULL && contiguous && cap >= PTL_CPU_AVX2) {
         vec[cap >= PTL_CPU_AVX512](d, s, n, extra);

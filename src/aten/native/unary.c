@@ -218,12 +218,13 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
  * the same bits either way); strided data takes the portable loop. */
 #ifdef PTL_HAVE_AVX2_KERNELS
 
-/* NAME_loop_DT_S: F's map over contiguous data of kind S, else the portable NAME_loop_DT */
+/* NAME_loop_DT_S: F's map over contiguous data of kind S (any one element counts as such,
+ * whatever its strides), else the portable NAME_loop_DT */
 #define DEFINE_VEC_LOOP(NAME, F, DT, S)                                                   \
     static void                                                                           \
     NAME##_loop_##DT##_##S(char **d, const int64_t *s, int64_t n, const void *extra)      \
     {                                                                                     \
-        if (s[0] != sizeof(PTL_VE(S)) || s[1] != sizeof(PTL_VE(S))) {                     \
+        if (n > 1 && (s[0] != sizeof(PTL_VE(S)) || s[1] != sizeof(PTL_VE(S)))) {          \
             NAME##_loop_##DT(d, s, n, extra);                                             \
             return;                                                                       \
         }                                                                                 \
