@@ -16,21 +16,12 @@
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "unary_loops.h"
 #include "vec_math.h"
 
-#define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, F)                                      \
-    static void                                                                           \
-    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
-    {                                                                                     \
-        const double *p = (const double *)extra;                                          \
-        (void)p;                                                                          \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            double x = (double)LOAD(*(const T *)(d[1] + i * s[1]));                       \
-            *(T *)(d[0] + i * s[0]) = STORE(F(x, p));                                     \
-        }                                                                                 \
-    }
-
-#define DEFINE_ACT_GRAD_LOOP(NAME, T, DT, LOAD, STORE, G)                                 \
+/* The loop of a formula CALL of x (the last input, d[LAST]) and g (d[1], the incoming
+ * gradient of a backward loop; a forward loop has LAST = 1 and no g). */
+#define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, LAST, CALL)                          \
     static void                                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
@@ -38,10 +29,15 @@
         (void)p;                                                                          \
         for (int64_t i = 0; i < n; i++) {                                                 \
             double g = (double)LOAD(*(const T *)(d[1] + i * s[1]));                       \
-            double x = (double)LOAD(*(const T *)(d[2] + i * s[2]));                       \
-            *(T *)(d[0] + i * s[0]) = STORE(G(g, x, p));                                  \
+            double x = (double)LOAD(*(const T *)(d[LAST] + i * s[LAST]));                 \
+            (void)g;                                                                      \
+            *(T *)(d[0] + i * s[0]) = STORE(CALL);                                        \
         }                                                                                 \
     }
+#define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, F)                                      \
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, 1, F(x, p))
+#define DEFINE_ACT_GRAD_LOOP(NAME, T, DT, LOAD, STORE, G)                                 \
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, 2, G(g, x, p))
 
 #define TO_F(X) ((float)(X))
 #define TO_F2(X) PTL_STORE_f2((float)(X))
@@ -96,12 +92,8 @@
 
 /* hardtanh and threshold also take integer tensors (limits truncated on store, as in
  * PyTorch); the loops go through double, exact up to 2^53 */
-#define DEFINE_ACT_INT(NAME, F)                                                           \
-    DEFINE_ACT_LOOP(NAME, uint8_t, u1, PTL_ID, (uint8_t), F)                              \
-    DEFINE_ACT_LOOP(NAME, int8_t, i1, PTL_ID, (int8_t), F)                                \
-    DEFINE_ACT_LOOP(NAME, int16_t, i2, PTL_ID, (int16_t), F)                              \
-    DEFINE_ACT_LOOP(NAME, int32_t, i4, PTL_ID, (int32_t), F)                              \
-    DEFINE_ACT_LOOP(NAME, int64_t, i8, PTL_ID, (int64_t), F)
+#define ACT_INT_LOOP(NAME, T, DT, F) DEFINE_ACT_LOOP(NAME, T, DT, PTL_ID, (T), F)
+#define DEFINE_ACT_INT(NAME, F) PTL_INT_LOOPS(ACT_INT_LOOP, NAME, F)
 
 DEFINE_ACT_INT(hardtanh_int, HARDTANH_F)
 DEFINE_ACT_INT(threshold_int, THRESHOLD_F)

@@ -33,12 +33,8 @@
 
 /* Integer loops computing in int64 (the store truncates, i.e. wraps like PyTorch). */
 #define I64(X) ((int64_t)(X))
-#define DEFINE_UNARY_INT(NAME, FI)                                                        \
-    DEFINE_UNARY_LOOP(NAME, uint8_t, uint8_t, u1, I64, (uint8_t), FI)                     \
-    DEFINE_UNARY_LOOP(NAME, int8_t, int8_t, i1, I64, (int8_t), FI)                        \
-    DEFINE_UNARY_LOOP(NAME, int16_t, int16_t, i2, I64, (int16_t), FI)                     \
-    DEFINE_UNARY_LOOP(NAME, int32_t, int32_t, i4, I64, (int32_t), FI)                     \
-    DEFINE_UNARY_LOOP(NAME, int64_t, int64_t, i8, PTL_ID, PTL_ID, FI)
+#define UNARY_INT_LOOP(NAME, T, DT, FI) DEFINE_UNARY_LOOP(NAME, T, T, DT, I64, (T), FI)
+#define DEFINE_UNARY_INT(NAME, FI) PTL_INT_LOOPS(UNARY_INT_LOOP, NAME, FI)
 
 /* Loops from any dtype to bool (isnan, logical_not): F gets the value in float/double/int64. */
 #define PRED_STORE(X) ((uint8_t)((X) != 0))
