@@ -55,12 +55,12 @@ class _Chain(ptl.nn.Module):
 def test_fused_elementwise_chain(benchmark, impl):
     """Eager mode makes six passes over memory, the fusion group one; both compute exp and
     sigmoid with the same vec_math.h formulas, bit for bit, so the group cannot take less
-    than exp alone plus sigmoid alone.  Timed interleaved in one process (1 thread, shared
-    2-core machine at load 7-10), the group takes 0.92x-1.05x of exp + sigmoid and eager /
-    fused is 1.75x-2.0x, with eager / (exp + sigmoid) 1.78x-1.92x: 2x is the ceiling while the
-    exponentials stay bit-identical (docs/decisions.md, "The fused elementwise chain: where
-    its time goes").  This benchmark's per-test loops keep the input warm in the cache and
-    vary from 1.0x to 4x on that machine; compare ratios from a quiet one."""
+    than exp alone plus sigmoid alone.  Timed interleaved in one process (shared 2-core
+    machine at load 7-9), the group takes 0.79x-0.97x of exp + sigmoid and eager / fused is
+    1.71x-2.61x on 1 thread and 1.80x-2.56x on 2 with the AVX-512 kernels (1.52x-1.89x and
+    1.51x-2.33x with AVX2) (docs/decisions.md, "The fused elementwise chain: where its time
+    goes").  This benchmark's per-test loops keep the input warm in the cache and vary from
+    1.0x to 4x on that machine; compare ratios from a quiet one."""
     benchmark.group = "((x*2+1).relu()-0.5).exp().sigmoid(), 1e6 float32"
     L = lib("torch" if impl == "torch" else "pytorchlite")
     x = L.tensor(randn((1000000,)))

@@ -12,7 +12,7 @@
 typedef struct ProgramRun {
     const PtlProgramInstr *prog;
     int ninstr, ntensors, nscalars;
-    int avx2;   /* ptl_cpu_capability() >= PTL_CPU_AVX2 */
+    int cap;    /* ptl_cpu_capability() */
     char *in[PTL_PROGRAM_MAX_REGS];
     const double *scalars;
     char *out;
@@ -46,7 +46,7 @@ typedef struct ProgramRun {
                 const T *restrict a = p[r->prog[i].a];                                      \
                 const T *restrict b = p[r->prog[i].b];                                      \
                 T *restrict o = p[nin + i];                                                 \
-                const int k0 = VEC(r->avx2, r->prog[i].op, a, b, o, n);                     \
+                const int k0 = VEC(r->cap, r->prog[i].op, a, b, o, n);                     \
                 switch ((PtlProgramOp)r->prog[i].op) {                                      \
                 case PTL_PROGRAM_ADD: for (int k = k0; k < n; k++) o[k] = a[k] + b[k]; break; \
                 case PTL_PROGRAM_SUB: for (int k = k0; k < n; k++) o[k] = a[k] - b[k]; break; \
@@ -88,91 +88,80 @@ typedef struct ProgramRun {
     }
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-#define DEFINE_BLOCK_AVX2(NAME, VF)                                              \
-    PTL_AVX2 static void NAME(const float *a, float *o, int n)                   \
-    {                                                                            \
-        int k = 0;                                                               \
-        for (; k + 8 <= n; k += 8) {                                             \
-            _mm256_storeu_ps(o + k, VF(_mm256_loadu_ps(a + k)));                 \
-        }                                                                        \
-        if (k < n) {                                                             \
-            __m256i m = ptl_vm_tail_mask(n - k);                                 \
-            _mm256_maskstore_ps(o + k, m, VF(_mm256_maskload_ps(a + k, m)));     \
-        }                                                                        \
-    }
-DEFINE_BLOCK_AVX2(exp_block_avx2, ptl_vm_exp_ps)
-DEFINE_BLOCK_AVX2(sigmoid_block_avx2, ptl_vm_sigmoid_ps)
-DEFINE_BLOCK_AVX2(tanh_block_avx2, ptl_vm_tanh_ps)
-#endif
-
-#ifdef PTL_HAVE_AVX2_KERNELS
-/* The arithmetic instructions over the whole groups of 8 floats of a block; the number of
+/* The arithmetic instructions over the whole vectors of kind S in a block; the number of
  * elements done.  Each lane computes what the scalar loop computes (IEEE operations, the
  * same NaN rules), so the result does not depend on the path.  One loop per instruction:
  * a switch inside the loop would cost more than the arithmetic. */
-#define ARITH_LOOP(EXPR)                                            \
-    for (; k + 8 <= n; k += 8) {                                    \
-        const __m256 x = _mm256_loadu_ps(a + k);                    \
-        const __m256 y = _mm256_loadu_ps(b + k);                    \
+#define ARITH_LOOP(S, EXPR)                                         \
+    for (; k + PTL_VLANES(S) <= n; k += PTL_VLANES(S)) {            \
+        const PTL_VT(S) x = PTL_V(S, loadu)(a + k);                 \
+        const PTL_VT(S) y = PTL_V(S, loadu)(b + k);                 \
         (void)y;                                                    \
-        _mm256_storeu_ps(o + k, (EXPR));                            \
+        PTL_V(S, storeu)(o + k, (EXPR));                            \
     }                                                               \
     break
+/* x where x is NaN or CMP(x, y) holds, else y */
+#define NAN_OR(S, CMP) \
+    PTL_VSEL(S, PTL_VMOR(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), PTL_VCMP(S, x, y, CMP)), y, x)
 
-PTL_AVX2 static int
-arith_block_avx2(int op, const float *a, const float *b, float *o, int n)
-{
-    const __m256 zero = _mm256_setzero_ps(), sign = _mm256_set1_ps(-0.0f);
-    int k = 0;
-    switch ((PtlProgramOp)op) {
-    case PTL_PROGRAM_ADD: ARITH_LOOP(_mm256_add_ps(x, y));
-    case PTL_PROGRAM_SUB: ARITH_LOOP(_mm256_sub_ps(x, y));
-    case PTL_PROGRAM_MUL: ARITH_LOOP(_mm256_mul_ps(x, y));
-    case PTL_PROGRAM_DIV: ARITH_LOOP(_mm256_div_ps(x, y));
-    case PTL_PROGRAM_MAXIMUM:
-        ARITH_LOOP(_mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
-                                                       _mm256_cmp_ps(x, y, _CMP_GT_OQ))));
-    case PTL_PROGRAM_MINIMUM:
-        ARITH_LOOP(_mm256_blendv_ps(y, x, _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
-                                                       _mm256_cmp_ps(x, y, _CMP_LT_OQ))));
-    case PTL_PROGRAM_NEG: ARITH_LOOP(_mm256_xor_ps(x, sign));
-    case PTL_PROGRAM_ABS: ARITH_LOOP(_mm256_andnot_ps(sign, x));
-    case PTL_PROGRAM_RELU:
-        ARITH_LOOP(_mm256_and_ps(x, _mm256_or_ps(_mm256_cmp_ps(x, x, _CMP_UNORD_Q),
-                                                 _mm256_cmp_ps(x, zero, _CMP_GT_OQ))));
-    case PTL_PROGRAM_SQUARE: ARITH_LOOP(_mm256_mul_ps(x, x));
-    default: break;
+#define DEFINE_ARITH_BLOCK(S)                                                             \
+    PTL_VATTR(S) static int                                                               \
+        arith_block_##S(int op, const float *a, const float *b, float *o, int n)          \
+    {                                                                                     \
+        const PTL_VT(S) zero = PTL_V(S, setzero)(), sign = PTL_V(S, set1)(-0.0f);        \
+        int k = 0;                                                                        \
+        switch ((PtlProgramOp)op) {                                                       \
+        case PTL_PROGRAM_ADD: ARITH_LOOP(S, PTL_V(S, add)(x, y));                         \
+        case PTL_PROGRAM_SUB: ARITH_LOOP(S, PTL_V(S, sub)(x, y));                         \
+        case PTL_PROGRAM_MUL: ARITH_LOOP(S, PTL_V(S, mul)(x, y));                         \
+        case PTL_PROGRAM_DIV: ARITH_LOOP(S, PTL_V(S, div)(x, y));                         \
+        case PTL_PROGRAM_MAXIMUM: ARITH_LOOP(S, NAN_OR(S, _CMP_GT_OQ));                   \
+        case PTL_PROGRAM_MINIMUM: ARITH_LOOP(S, NAN_OR(S, _CMP_LT_OQ));                   \
+        case PTL_PROGRAM_NEG: ARITH_LOOP(S, PTL_V(S, xor)(x, sign));                      \
+        case PTL_PROGRAM_ABS: ARITH_LOOP(S, PTL_V(S, andnot)(sign, x));                   \
+        case PTL_PROGRAM_RELU:                                                            \
+            ARITH_LOOP(S, PTL_VSEL(S, PTL_VMOR(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q),        \
+                                               PTL_VCMP(S, x, zero, _CMP_GT_OQ)),         \
+                                   zero, x));                                             \
+        case PTL_PROGRAM_SQUARE: ARITH_LOOP(S, PTL_V(S, mul)(x, x));                      \
+        case PTL_PROGRAM_EXP: ptl_vm_map_exp_##S(o, a, n); return n;                      \
+        case PTL_PROGRAM_SIGMOID: ptl_vm_map_sigmoid_##S(o, a, n); return n;              \
+        case PTL_PROGRAM_TANH: ptl_vm_map_tanh_##S(o, a, n); return n;                    \
+        default: break;                                                                   \
+        }                                                                                 \
+        return k;                                                                         \
     }
-    return k;
-}
+
+DEFINE_ARITH_BLOCK(ps)
+DEFINE_ARITH_BLOCK(ps512)
 #undef ARITH_LOOP
+#undef NAN_OR
+#undef DEFINE_ARITH_BLOCK
 #endif
 
-/* Runs a float instruction over the block with AVX2 where it can: exp, sigmoid and tanh with
- * the formulas eager mode uses (native/vec_math.h), the arithmetic by arith_block_avx2;
- * returns how many leading elements are done (0 when the op or the CPU has no vector form),
- * the scalar loop does the rest. */
+/* Runs a float instruction over the block in vectors where it can (cap: the CPU's
+ * capability): exp, sigmoid and tanh with the formulas eager mode uses (native/vec_math.h),
+ * the arithmetic lane by lane as the scalar loop does it; returns how many leading elements
+ * are done (0 when the op or the CPU has no vector form), the scalar loop does the rest. */
 static int
-vector_float(int avx2, int op, const float *a, const float *b, float *o, int n)
+vector_float(int cap, int op, const float *a, const float *b, float *o, int n)
 {
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (avx2) {
-        switch ((PtlProgramOp)op) {
-        case PTL_PROGRAM_EXP: exp_block_avx2(a, o, n); return n;
-        case PTL_PROGRAM_SIGMOID: sigmoid_block_avx2(a, o, n); return n;
-        case PTL_PROGRAM_TANH: tanh_block_avx2(a, o, n); return n;
-        default: return arith_block_avx2(op, a, b, o, n);
-        }
+    if (cap >= PTL_CPU_AVX512) {
+        return arith_block_ps512(op, a, b, o, n);
+    }
+    if (cap >= PTL_CPU_AVX2) {
+        return arith_block_ps(op, a, b, o, n);
     }
 #endif
-    (void)avx2, (void)op, (void)a, (void)b, (void)o, (void)n;
+    (void)cap, (void)op, (void)a, (void)b, (void)o, (void)n;
     return 0;
 }
 
 static int
-vector_double(int avx2, int op, const double *a, const double *b, double *o, int n)
+vector_double(int cap, int op, const double *a, const double *b, double *o, int n)
 {
-    (void)avx2, (void)op, (void)a, (void)b, (void)o, (void)n;
+    (void)cap, (void)op, (void)a, (void)b, (void)o, (void)n;
     return 0;
 }
 
@@ -235,7 +224,7 @@ ptl_pointwise_program_run(const PtlProgramInstr *prog, int ninstr,
     }
     ProgramRun r = {.prog = prog, .ninstr = ninstr, .ntensors = ntensors,
                     .nscalars = nscalars, .scalars = scalars, .out = ptl_tensor_data(out),
-                    .avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2};
+                    .cap = (int)ptl_cpu_capability()};
     for (int t = 0; t < ntensors; t++) {
         r.in[t] = ptl_tensor_data(inputs[t]);
     }

@@ -291,7 +291,7 @@ def test_big_tensor_parallel_path():
     assert_close(ptl.sin(x), np.sin(a.astype(np.float64)))
 
 
-# ---- the AVX2 float32 loops vs the portable ones ----
+# ---- the AVX-512 and AVX2 float32 loops vs the portable ones ----
 
 SIMD_SCRIPT = r"""
 import sys, numpy as np, pytorchlite as ptl
@@ -340,7 +340,7 @@ def _check_ulps(got, x64, fn, max_ulp, subnormals=True):
     assert (np.abs(got[sub].astype(np.float64) - ref[sub]) <= 1.5e-45).all()
 
 
-@pytest.mark.parametrize("cap", [None, "default"])
+@pytest.mark.parametrize("cap", [None, "avx2", "default"])
 def test_float32_exp_log_sigmoid_tanh_paths(cap):
     xs, res = _run_simd(cap)
     x64 = xs.astype(np.float64)

@@ -1,8 +1,8 @@
 """The vectorized kernels of vec_math.h and their users: exp (float32, float64) and
 float32 erf ulp error against float64/libm references on 1e6 points and the edges, softmax /
 log_softmax rows, NaN-propagating amax/amin, float32 gelu and its backward.  Every check
-also runs with the portable (non-AVX2) loops, in a subprocess with
-PTL_CPU_CAPABILITY=default."""
+also runs with the portable (non-vector) loops and with AVX2 only, in subprocesses with
+PTL_CPU_CAPABILITY=default and avx2."""
 import math
 import os
 import subprocess
@@ -65,11 +65,12 @@ def test_exp_edges(dtype):
     assert got[8] == 0
 
 
-@pytest.mark.parametrize("dtype,lanes", [(np.float32, 8), (np.float64, 4)])
+@pytest.mark.parametrize("dtype,lanes", [(np.float32, 16), (np.float64, 8)])
 def test_exp_normal_range_path_equals_the_general_path(dtype, lanes):
     """A vector whose lanes all lie in [NORMAL_LO, NORMAL_HI] scales by one power of two; one
-    lane outside (here 1000, the last) sends the vector through the two-step scaling and the
-    special-value blends.  Both must give the same bits, across the range and at its ends."""
+    lane outside (here 1000, the last of each AVX2 and each AVX-512 vector) sends the vector
+    through the two-step scaling and the special-value blends.  Both must give the same bits,
+    across the range and at its ends."""
     lo, hi = (-86.0, 88.0) if dtype == np.float32 else (-707.0, 709.0)
     rng = np.random.default_rng(3)
     x = np.concatenate([rng.uniform(lo, hi, 20000), rng.uniform(-1, 1, 2000),
@@ -78,6 +79,7 @@ def test_exp_normal_range_path_equals_the_general_path(dtype, lanes):
     fast = np.repeat(x, lanes)
     general = fast.reshape(-1, lanes).copy()
     general[:, -1] = 1000.0
+    general[:, lanes // 2 - 1] = 1000.0
     got_fast = ptl.exp(ptl.tensor(fast)).numpy().reshape(-1, lanes)[:, 0]
     got_general = ptl.exp(ptl.tensor(general.ravel())).numpy().reshape(-1, lanes)[:, 0]
     np.testing.assert_array_equal(np.ascontiguousarray(got_fast).view(np.uint8),
@@ -257,10 +259,12 @@ def test_gelu_specials():
     np.testing.assert_allclose(got, ref, rtol=2e-7, atol=0, equal_nan=True)   # -0.0 == 0.0
 
 
-@pytest.mark.skipif(FALLBACK, reason="already running the portable loops")
-def test_portable_fallback():
-    """Reruns this file with the AVX2 loops switched off."""
-    env = dict(os.environ, PTL_CPU_CAPABILITY="default")
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+@pytest.mark.parametrize("cap", ["default", "avx2"])
+def test_portable_and_avx2_loops(cap):
+    """Reruns this file with the vector loops switched off, and with AVX2 only."""
+    env = dict(os.environ, PTL_CPU_CAPABILITY=cap)
     r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
                         "-p", "no:cacheprovider"], env=env, capture_output=True, text=True,
                        cwd=ROOT)

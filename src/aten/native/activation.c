@@ -6,9 +6,8 @@
  * (alpha, beta, lambd, ...) travel in a double[4] as the loop's `extra`.  Forward loops
  * take (out, self), backward loops (grad_input, grad_output, self).  Only floating
  * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for".
- * Exception: float32 gelu (both forms), silu and their backwards run 8 lanes in float with AVX2+FMA
- * (vec_math.h), falling back to the double formulas for blocks with far-negative inputs,
- * where float cancellation would lose digits. */
+ * Exception: float32 gelu (both forms), silu and their backwards run in float vectors
+ * (Note [Vector activations]). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -17,21 +16,12 @@
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "native.h"
+#include "unary_loops.h"
 #include "vec_math.h"
 
-#define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, F)                                      \
-    static void                                                                           \
-    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
-    {                                                                                     \
-        const double *p = (const double *)extra;                                          \
-        (void)p;                                                                          \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            double x = (double)LOAD(*(const T *)(d[1] + i * s[1]));                       \
-            *(T *)(d[0] + i * s[0]) = STORE(F(x, p));                                     \
-        }                                                                                 \
-    }
-
-#define DEFINE_ACT_GRAD_LOOP(NAME, T, DT, LOAD, STORE, G)                                 \
+/* The loop of a formula CALL of x (the last input, d[LAST]) and g (d[1], the incoming
+ * gradient of a backward loop; a forward loop has LAST = 1 and no g). */
+#define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, LAST, CALL)                          \
     static void                                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
@@ -39,10 +29,15 @@
         (void)p;                                                                          \
         for (int64_t i = 0; i < n; i++) {                                                 \
             double g = (double)LOAD(*(const T *)(d[1] + i * s[1]));                       \
-            double x = (double)LOAD(*(const T *)(d[2] + i * s[2]));                       \
-            *(T *)(d[0] + i * s[0]) = STORE(G(g, x, p));                                  \
+            double x = (double)LOAD(*(const T *)(d[LAST] + i * s[LAST]));                 \
+            (void)g;                                                                      \
+            *(T *)(d[0] + i * s[0]) = STORE(CALL);                                        \
         }                                                                                 \
     }
+#define DEFINE_ACT_LOOP(NAME, T, DT, LOAD, STORE, F)                                      \
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, 1, F(x, p))
+#define DEFINE_ACT_GRAD_LOOP(NAME, T, DT, LOAD, STORE, G)                                 \
+    DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, 2, G(g, x, p))
 
 #define TO_F(X) ((float)(X))
 #define TO_F2(X) PTL_STORE_f2((float)(X))
@@ -97,181 +92,173 @@
 
 /* hardtanh and threshold also take integer tensors (limits truncated on store, as in
  * PyTorch); the loops go through double, exact up to 2^53 */
-#define DEFINE_ACT_INT(NAME, F)                                                           \
-    DEFINE_ACT_LOOP(NAME, uint8_t, u1, PTL_ID, (uint8_t), F)                              \
-    DEFINE_ACT_LOOP(NAME, int8_t, i1, PTL_ID, (int8_t), F)                                \
-    DEFINE_ACT_LOOP(NAME, int16_t, i2, PTL_ID, (int16_t), F)                              \
-    DEFINE_ACT_LOOP(NAME, int32_t, i4, PTL_ID, (int32_t), F)                              \
-    DEFINE_ACT_LOOP(NAME, int64_t, i8, PTL_ID, (int64_t), F)
+#define ACT_INT_LOOP(NAME, T, DT, F) DEFINE_ACT_LOOP(NAME, T, DT, PTL_ID, (T), F)
+#define DEFINE_ACT_INT(NAME, F) PTL_INT_LOOPS(ACT_INT_LOOP, NAME, F)
 
 DEFINE_ACT_INT(hardtanh_int, HARDTANH_F)
 DEFINE_ACT_INT(threshold_int, THRESHOLD_F)
 
 DEFINE_ACT_FLOAT_LOOPS(gelu, GELU_F)
 DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, gelu_grad, GELU_G)
-/* gelu in float, 8 lanes: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(t) taken as erfc(-t)
- * for t < -1; blocks holding an x below -5.5 (forward) or -3 (backward) go through the
- * double loops.  Strided data uses the double loops too. */
+DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
+
+/* Note [Vector activations]
+ * float32 gelu (both forms), silu and their backwards run in float on contiguous data, 8
+ * (AVX2) or 16 (AVX-512) lanes at a time, the tail through masked loads, with the formulas
+ * below written once for both widths (Note [Vector twins]).  An element below the formula's
+ * limit (where float cancellation would lose digits, or e^-x nears overflow) or NaN is
+ * redone by the double formula, alone: each element's result depends on its value only, not
+ * on its neighbours, the vector width, the tail or how the threads split the array, so the
+ * two widths give the same bits.  Strided data uses the double loops.
+ *
+ * gelu: 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(t) taken as erfc(-t) for t < -1; the
+ * limit is -5.5 forward, -3 backward (derivative cdf + x pdf, pdf = e^(-x^2/2) / sqrt(2 pi)).
+ * tanh form: 0.5 x (1 + tanh(u)) = x s with s = 1 / (1 + e^(-2u)), u = sqrt(2 / pi) (x +
+ * 0.044715 x^3); neither form cancels, so only NaN has a limit.  Backward s + 2 x s (1 - s)
+ * du/dx, with 1 - s = e^(-2u) s.
+ * silu: x s with s = 1 / (1 + e^-x); backward s (1 + x e^-x s) (1 - s written as e^-x s,
+ * which does not cancel); the limit is -80. */
 #ifdef PTL_HAVE_AVX2_KERNELS
-PTL_AVX2 static inline __m256
-gelu_cdf2_ps(__m256 x)
-{
-    /* 1 + erf(t): 1 + t P(t^2) for |t| < 1, else erfc(|t|) = e (t < -1) or 2 - e */
-    const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(0.70710678118654752f));
-    __m256 at = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t);
-    __m256 small = _mm256_fmadd_ps(t, ptl_vm_erf_poly_ps(_mm256_mul_ps(t, t)), one);
-    __m256 e = ptl_vm_erfc_mid_ps(_mm256_min_ps(at, _mm256_set1_ps(3.93f)));
-    __m256 big = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(2.0f), e), e,
-                                  _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_LT_OQ));
-    big = _mm256_blendv_ps(big, _mm256_set1_ps(2.0f),
-                           _mm256_cmp_ps(t, _mm256_set1_ps(3.93f), _CMP_GE_OQ));
-    return _mm256_blendv_ps(big, small, _mm256_cmp_ps(at, one, _CMP_LT_OQ));
-}
-
-PTL_AVX2 static void
-gelu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    const __m256 lim = _mm256_set1_ps(-5.5f);
-    float *o = (float *)d[0];
-    const float *a = (const float *)d[1];
-    const __m256 half = _mm256_set1_ps(0.5f);
-    int64_t i = 0;
-    /* two independent vectors a step, so the polynomial chains overlap */
-    for (; i + 16 <= n; i += 16) {
-        __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(a + i + 8);
-        if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(x0, lim, _CMP_NGE_UQ),
-                                            _mm256_cmp_ps(x1, lim, _CMP_NGE_UQ))) != 0) {
-            char *dd[2] = {(char *)(o + i), (char *)(a + i)};
-            gelu_loop_f4(dd, s, 16, extra);
-            continue;
-        }
-        __m256 c0 = gelu_cdf2_ps(x0), c1 = gelu_cdf2_ps(x1);
-        _mm256_storeu_ps(o + i, _mm256_mul_ps(_mm256_mul_ps(half, x0), c0));
-        _mm256_storeu_ps(o + i + 8, _mm256_mul_ps(_mm256_mul_ps(half, x1), c1));
+#define DEFINE_ACT_FORMULAS(S)                                                            \
+    /* 1 + erf(t): 1 + t P(t^2) for |t| < 1, else erfc(|t|) = e (t < -1) or 2 - e */      \
+    PTL_VATTR(S) static inline PTL_VT(S) gelu_cdf2_##S(PTL_VT(S) x)                       \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), two = PTL_V(S, set1)(2.0f);           \
+        PTL_VT(S) t = PTL_V(S, mul)(x, PTL_V(S, set1)(0.70710678118654752f));             \
+        PTL_VT(S) at = PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), t);                        \
+        PTL_VT(S) small = PTL_V(S, fmadd)(t, ptl_vm_erf_poly_##S(PTL_V(S, mul)(t, t)), one); \
+        PTL_VT(S) e = ptl_vm_erfc_mid_##S(PTL_V(S, min)(at, PTL_V(S, set1)(3.93f)));      \
+        PTL_VT(S) big = PTL_VSEL(S, PTL_VCMP(S, t, PTL_V(S, setzero)(), _CMP_LT_OQ),      \
+                                 PTL_V(S, sub)(two, e), e);                               \
+        big = PTL_VSEL(S, PTL_VCMP(S, t, PTL_V(S, set1)(3.93f), _CMP_GE_OQ), big, two);   \
+        return PTL_VSEL(S, PTL_VCMP(S, at, one, _CMP_LT_OQ), big, small);                 \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) gelu_y_##S(PTL_VT(S) x)                          \
+    {                                                                                     \
+        return PTL_V(S, mul)(PTL_V(S, mul)(PTL_V(S, set1)(0.5f), x), gelu_cdf2_##S(x));   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) gelu_dydx_##S(PTL_VT(S) x)                       \
+    {                                                                                     \
+        PTL_VT(S) h = PTL_V(S, mul)(PTL_V(S, mul)(x, x), PTL_V(S, set1)(-0.5f));          \
+        PTL_VT(S) pdf = PTL_V(S, mul)(ptl_vm_exp_##S(h), PTL_V(S, set1)(0.3989422804014327f)); \
+        PTL_VT(S) cdf = PTL_V(S, mul)(PTL_V(S, set1)(0.5f), gelu_cdf2_##S(x));            \
+        return PTL_V(S, fmadd)(x, pdf, cdf);                                              \
+    }                                                                                     \
+    /* e^(-2u) of the tanh form */                                                        \
+    PTL_VATTR(S) static inline PTL_VT(S) gelu_tanh_e_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        PTL_VT(S) x2 = PTL_V(S, mul)(x, x);                                               \
+        PTL_VT(S) c = PTL_V(S, fmadd)(x2, PTL_V(S, set1)(0.044715f), PTL_V(S, set1)(1.0f)); \
+        return ptl_vm_exp_##S(                                                            \
+            PTL_V(S, mul)(PTL_V(S, mul)(x, c), PTL_V(S, set1)(-1.5957691216057308f)));    \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) gelu_tanh_y_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        return PTL_V(S, div)(x, PTL_V(S, add)(PTL_V(S, set1)(1.0f), gelu_tanh_e_##S(x))); \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) gelu_tanh_dydx_##S(PTL_VT(S) x)                  \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), e = gelu_tanh_e_##S(x);               \
+        PTL_VT(S) sg = PTL_V(S, div)(one, PTL_V(S, add)(one, e));                         \
+        PTL_VT(S) du = PTL_V(S, mul)(                                                     \
+            PTL_V(S, fmadd)(PTL_V(S, mul)(x, x), PTL_V(S, set1)(3.0f * 0.044715f), one),  \
+            PTL_V(S, set1)(0.7978845608028654f));                                         \
+        /* 2 x s (1 - s) du = 2 x du e s^2 */                                             \
+        PTL_VT(S) t = PTL_V(S, mul)(PTL_V(S, mul)(PTL_V(S, add)(x, x), du),               \
+                                    PTL_V(S, mul)(e, PTL_V(S, mul)(sg, sg)));             \
+        /* where e is 0 or inf (|x| huge: x^2 may overflow) the second term is 0, as in   \
+         * the double formula; x = +-inf gives nan like it */                             \
+        PTL_VMT(S) finite = PTL_VMAND(                                                    \
+            S, PTL_VCMP(S, e, PTL_V(S, set1)(INFINITY), _CMP_LT_OQ),                      \
+            PTL_VCMP(S, e, PTL_V(S, setzero)(), _CMP_GT_OQ));                             \
+        t = PTL_VSEL(S, finite, PTL_V(S, setzero)(), t);                                  \
+        PTL_VMT(S) inf = PTL_VCMP(S, PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x),          \
+                                  PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ);                  \
+        return PTL_VSEL(S, inf, PTL_V(S, add)(sg, t), PTL_V(S, set1)(NAN));               \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) silu_y_##S(PTL_VT(S) x)                          \
+    {                                                                                     \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));              \
+        return PTL_V(S, div)(x, PTL_V(S, add)(PTL_V(S, set1)(1.0f), e));                  \
+    }                                                                                     \
+    /* sg (1 + x e sg), sg = 1 / (1 + e), e = e^-x */                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) silu_dydx_##S(PTL_VT(S) x)                       \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));              \
+        PTL_VT(S) sg = PTL_V(S, div)(one, PTL_V(S, add)(one, e));                         \
+        return PTL_V(S, mul)(sg, PTL_V(S, fmadd)(x, PTL_V(S, mul)(e, sg), one));          \
     }
-    char *dd[2] = {(char *)(o + i), (char *)(a + i)};
-    gelu_loop_f4(dd, s, n - i, extra);
-}
 
-/* The float backward of an activation, 8 lanes: o = g * dydx(x), where grad_output g is
- * contiguous or broadcast (stride 0, e.g. the gradient of a sum); a block with a lane below
- * lim (or NaN) goes to the scalar loop. */
-PTL_AVX2 static inline void
-grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra, float lim_value,
-                  __m256 (*dydx)(__m256 x), PtlLoop scalar)
-{
-    const __m256 lim = _mm256_set1_ps(lim_value);
-    float *o = (float *)d[0];
-    const float *g = (const float *)d[1], *a = (const float *)d[2];
-    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(a + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
-            char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-            scalar(dd, s, 8, extra);
-            continue;
-        }
-        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
-        _mm256_storeu_ps(o + i, _mm256_mul_ps(gv, dydx(x)));
+/* NAME_loop_f4_S: o = F(x) (forward, GRAD 0: d = out, self) or o = g F(x) (backward, GRAD 1:
+ * d = grad_input, grad_output, self, with grad_output contiguous or broadcast), elements below
+ * LIM or NaN redone one by one by the double loop SCALAR */
+#define DEFINE_ACT_VEC_LOOP(NAME, S, F, GRAD, LIM, SCALAR)                                \
+    PTL_VATTR(S) static void                                                              \
+        NAME##_loop_f4_##S(char **d, const int64_t *s, int64_t n, const void *extra)      \
+    {                                                                                     \
+        const int L = PTL_VLANES(S);                                                      \
+        const PTL_VT(S) lim = PTL_V(S, set1)(LIM);                                        \
+        float *o = (float *)d[0];                                                         \
+        const float *g = (const float *)d[1], *a = (const float *)d[1 + GRAD];            \
+        const int64_t gs = s[1] == 0 ? 0 : 1;                                             \
+        for (int64_t i = 0; i < n; i += L) {                                              \
+            const int m = n - i < L ? (int)(n - i) : L;                                   \
+            const PTL_VTAILT(S) tail = PTL_VTAIL(S, m == L ? 0 : m);                      \
+            PTL_VT(S) x = m == L ? PTL_V(S, loadu)(a + i) : PTL_VLOAD_TAIL(S, a + i, tail); \
+            PTL_VT(S) y = F##_##S(x);                                                     \
+            if (GRAD) {                                                                   \
+                PTL_VT(S) gv = gs == 0    ? PTL_V(S, set1)(g[0])                          \
+                               : m == L ? PTL_V(S, loadu)(g + i)                          \
+                                        : PTL_VLOAD_TAIL(S, g + i, tail);                 \
+                y = PTL_V(S, mul)(gv, y);                                                 \
+            }                                                                             \
+            if (m == L) {                                                                 \
+                PTL_V(S, storeu)(o + i, y);                                               \
+            } else {                                                                      \
+                PTL_VSTORE_TAIL(S, o + i, tail, y);                                       \
+            }                                                                             \
+            int bad = PTL_VBITS(S, PTL_VCMP(S, x, lim, _CMP_NGE_UQ)) & (int)((1u << m) - 1); \
+            for (; bad != 0; bad &= bad - 1) {                                            \
+                const int64_t k = i + __builtin_ctz((unsigned)bad);                       \
+                char *dd[3] = {(char *)(o + k), (char *)(g + gs * k), (char *)(a + k)};   \
+                SCALAR(dd, s, 1, extra);                                                   \
+            }                                                                             \
+        }                                                                                 \
     }
-    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-    scalar(dd, s, n - i, extra);
-}
 
-/* gelu's derivative cdf + x pdf, pdf = e^(-x^2 / 2) / sqrt(2 pi) */
-PTL_AVX2 static inline __m256
-gelu_dydx_ps(__m256 x)
-{
-    __m256 h = _mm256_mul_ps(_mm256_mul_ps(x, x), _mm256_set1_ps(-0.5f));
-    __m256 pdf = _mm256_mul_ps(ptl_vm_exp_ps(h), _mm256_set1_ps(0.3989422804014327f));
-    __m256 cdf = _mm256_mul_ps(_mm256_set1_ps(0.5f), gelu_cdf2_ps(x));
-    return _mm256_fmadd_ps(x, pdf, cdf);
-}
+#define DEFINE_ACT_VEC_LOOPS(S)                                                           \
+    DEFINE_ACT_FORMULAS(S)                                                                \
+    DEFINE_ACT_VEC_LOOP(gelu, S, gelu_y, 0, -5.5f, gelu_loop_f4)                          \
+    DEFINE_ACT_VEC_LOOP(gelu_grad, S, gelu_dydx, 1, -3.0f, gelu_grad_loop_f4)             \
+    DEFINE_ACT_VEC_LOOP(gelu_tanh, S, gelu_tanh_y, 0, -INFINITY, gelu_loop_f4)            \
+    DEFINE_ACT_VEC_LOOP(gelu_tanh_grad, S, gelu_tanh_dydx, 1, -INFINITY, gelu_grad_loop_f4) \
+    DEFINE_ACT_VEC_LOOP(silu, S, silu_y, 0, -80.0f, silu_loop_f4)                         \
+    DEFINE_ACT_VEC_LOOP(silu_grad, S, silu_dydx, 1, -80.0f, silu_grad_loop_f4)
 
-PTL_AVX2 static void
-gelu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    grad_loop_f4_avx2(d, s, n, extra, -3.0f, gelu_dydx_ps, gelu_grad_loop_f4);
-}
+DEFINE_ACT_VEC_LOOPS(ps)
+DEFINE_ACT_VEC_LOOPS(ps512)
 
-/* The tanh approximation in float, 8 lanes: 0.5 x (1 + tanh(u)) = x s with s = 1 / (1 +
- * e^(-2u)), u = sqrt(2 / pi) (x + 0.044715 x^3); neither form cancels, so every input takes
- * the vector path.  Backward: s + 2 x s (1 - s) du/dx, with 1 - s = e^(-2u) s. */
-PTL_AVX2 static inline __m256
-gelu_tanh_e_ps(__m256 x)
-{
-    __m256 x2 = _mm256_mul_ps(x, x);
-    __m256 u = _mm256_mul_ps(_mm256_mul_ps(x, _mm256_fmadd_ps(x2, _mm256_set1_ps(0.044715f),
-                                                              _mm256_set1_ps(1.0f))),
-                             _mm256_set1_ps(-1.5957691216057308f));
-    return ptl_vm_exp_ps(u);
-}
-
-PTL_AVX2 static void
-gelu_tanh_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    float *o = (float *)d[0];
-    const float *a = (const float *)d[1];
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256 x0 = _mm256_loadu_ps(a + i), x1 = _mm256_loadu_ps(a + i + 8);
-        __m256 e0 = gelu_tanh_e_ps(x0), e1 = gelu_tanh_e_ps(x1);
-        _mm256_storeu_ps(o + i, _mm256_div_ps(x0, _mm256_add_ps(_mm256_set1_ps(1.0f), e0)));
-        _mm256_storeu_ps(o + i + 8,
-                         _mm256_div_ps(x1, _mm256_add_ps(_mm256_set1_ps(1.0f), e1)));
-    }
-    char *dd[2] = {(char *)(o + i), (char *)(a + i)};
-    gelu_loop_f4(dd, s, n - i, extra);
-}
-
-PTL_AVX2 static void
-gelu_tanh_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    float *o = (float *)d[0];
-    const float *g = (const float *)d[1], *a = (const float *)d[2];
-    const __m256 one = _mm256_set1_ps(1.0f);
-    int64_t gs = s[1] == 0 ? 0 : 1, i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(a + i), e = gelu_tanh_e_ps(x);
-        __m256 sg = _mm256_div_ps(one, _mm256_add_ps(one, e));
-        __m256 du = _mm256_mul_ps(_mm256_fmadd_ps(_mm256_mul_ps(x, x),
-                                                  _mm256_set1_ps(3.0f * 0.044715f), one),
-                                  _mm256_set1_ps(0.7978845608028654f));
-        /* 2 x s (1 - s) du = 2 x du e s^2 */
-        __m256 t = _mm256_mul_ps(_mm256_mul_ps(_mm256_add_ps(x, x), du),
-                                 _mm256_mul_ps(e, _mm256_mul_ps(sg, sg)));
-        /* where e is 0 or inf (|x| huge: x^2 may overflow) the second term is 0, as in the
-         * double formula; x = +-inf gives nan like it */
-        t = _mm256_and_ps(t, _mm256_and_ps(_mm256_cmp_ps(e, _mm256_set1_ps(INFINITY), _CMP_LT_OQ),
-                                           _mm256_cmp_ps(e, _mm256_setzero_ps(), _CMP_GT_OQ)));
-        __m256 inf = _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x),
-                                   _mm256_set1_ps(INFINITY), _CMP_EQ_OQ);
-        __m256 gv = gs ? _mm256_loadu_ps(g + i) : _mm256_set1_ps(g[0]);
-        __m256 r = _mm256_mul_ps(gv, _mm256_add_ps(sg, t));
-        _mm256_storeu_ps(o + i, _mm256_blendv_ps(r, _mm256_set1_ps(NAN), inf));
-    }
-    char *dd[3] = {(char *)(o + i), (char *)(g + gs * i), (char *)(a + i)};
-    gelu_grad_loop_f4(dd, s, n - i, extra);
-}
-#endif
-
-#ifdef PTL_HAVE_AVX2_KERNELS
-#define AVX2_LOOP(NAME) NAME##_loop_f4_avx2
+/* the AVX2 and the AVX-512 loop of NAME */
+#define VEC_LOOPS(NAME) ((const PtlLoop[2]){NAME##_loop_f4_ps, NAME##_loop_f4_ps512})
 #else
-#define AVX2_LOOP(NAME) NULL
+#define VEC_LOOPS(NAME) NULL
 #endif
 
-/* Runs the AVX2 loop avx2 where there is one, the CPU has AVX2 and the float32 operands are
- * contiguous (a backward's (grad) grad_output may also be broadcast); else portable. */
+/* Runs vec[1] (AVX-512) or vec[0] (AVX2), the widest the CPU has, where vec is not NULL and
+ * the float32 operands are contiguous (a backward's (grad) grad_output may also be broadcast;
+ * one element counts as contiguous); else portable. */
 static void
-run_f4(PtlLoop avx2, PtlLoop portable, int grad, char **d, const int64_t *s, int64_t n,
+run_f4(const PtlLoop *vec, PtlLoop portable, int grad, char **d, const int64_t *s, int64_t n,
        const void *extra)
 {
-    int contiguous = s[0] == sizeof(float) && (s[1] == sizeof(float) || (grad && s[1] == 0)) &&
-                     (!grad || s[2] == sizeof(float));
-    if (avx2 != NULL && contiguous && ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        avx2(d, s, n, extra);
+    int contiguous = n == 1 ||
+                     (s[0] == sizeof(float) && (s[1] == sizeof(float) || (grad && s[1] == 0)) &&
+                      (!grad || s[2] == sizeof(float)));
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (vec != NULL && contiguous && cap >= PTL_CPU_AVX2) {
+        vec[cap >= PTL_CPU_AVX512](d, s, n, extra);
         return;
     }
     portable(d, s, n, extra);
@@ -281,16 +268,16 @@ run_f4(PtlLoop avx2, PtlLoop portable, int grad, char **d, const int64_t *s, int
 static void
 gelu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    PtlLoop avx2 = ((const double *)extra)[0] == 0 ? AVX2_LOOP(gelu) : AVX2_LOOP(gelu_tanh);
-    run_f4(avx2, gelu_loop_f4, 0, d, s, n, extra);
+    int tanh_form = ((const double *)extra)[0] != 0;
+    run_f4(tanh_form ? VEC_LOOPS(gelu_tanh) : VEC_LOOPS(gelu), gelu_loop_f4, 0, d, s, n, extra);
 }
 
 static void
 gelu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    PtlLoop avx2 = ((const double *)extra)[0] == 0 ? AVX2_LOOP(gelu_grad)
-                                                    : AVX2_LOOP(gelu_tanh_grad);
-    run_f4(avx2, gelu_grad_loop_f4, 1, d, s, n, extra);
+    int tanh_form = ((const double *)extra)[0] != 0;
+    run_f4(tanh_form ? VEC_LOOPS(gelu_tanh_grad) : VEC_LOOPS(gelu_grad), gelu_grad_loop_f4, 1,
+           d, s, n, extra);
 }
 
 static const PtlLoop gelu_fast_loops[PTL_DTYPE_COUNT] = {
@@ -300,61 +287,16 @@ static const PtlLoop gelu_grad_fast_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = gelu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = gelu_grad_loop_bf,
     [PTL_DTYPE_FLOAT32] = gelu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = gelu_grad_loop_f8};
 
-DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
-DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
-
-/* silu in float, 8 lanes: x s with s = 1 / (1 + e^-x); backward g s (1 + x e^-x s) (1 - s
- * written as e^-x s, which does not cancel).  Blocks holding an x below -80 (where e^-x
- * nears float overflow) or a nan go through the double loops, as does strided data. */
-#ifdef PTL_HAVE_AVX2_KERNELS
-PTL_AVX2 static void
-silu_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    const __m256 lim = _mm256_set1_ps(-80.0f), one = _mm256_set1_ps(1.0f);
-    float *o = (float *)d[0];
-    const float *a = (const float *)d[1];
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 x = _mm256_loadu_ps(a + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(x, lim, _CMP_NGE_UQ)) != 0) {
-            char *dd[2] = {(char *)(o + i), (char *)(a + i)};
-            silu_loop_f4(dd, s, 8, extra);
-            continue;
-        }
-        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
-        _mm256_storeu_ps(o + i, _mm256_div_ps(x, _mm256_add_ps(one, e)));
-    }
-    char *dd[2] = {(char *)(o + i), (char *)(a + i)};
-    silu_loop_f4(dd, s, n - i, extra);
-}
-
-/* silu's derivative sg (1 + x e sg), sg = 1 / (1 + e), e = e^-x */
-PTL_AVX2 static inline __m256
-silu_dydx_ps(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_setzero_ps(), x));
-    __m256 sg = _mm256_div_ps(one, _mm256_add_ps(one, e));
-    return _mm256_mul_ps(sg, _mm256_fmadd_ps(x, _mm256_mul_ps(e, sg), one));
-}
-
-PTL_AVX2 static void
-silu_grad_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    grad_loop_f4_avx2(d, s, n, extra, -80.0f, silu_dydx_ps, silu_grad_loop_f4);
-}
-#endif
-
 static void
 silu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    run_f4(AVX2_LOOP(silu), silu_loop_f4, 0, d, s, n, extra);
+    run_f4(VEC_LOOPS(silu), silu_loop_f4, 0, d, s, n, extra);
 }
 
 static void
 silu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
 {
-    run_f4(AVX2_LOOP(silu_grad), silu_grad_loop_f4, 1, d, s, n, extra);
+    run_f4(VEC_LOOPS(silu_grad), silu_grad_loop_f4, 1, d, s, n, extra);
 }
 
 static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
@@ -363,7 +305,7 @@ static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
 static const PtlLoop silu_grad_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = silu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_grad_loop_bf,
     [PTL_DTYPE_FLOAT32] = silu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_grad_loop_f8};
-#undef AVX2_LOOP
+#undef VEC_LOOPS
 DEFINE_ACT(mish, MISH_F)
 DEFINE_ACT_GRAD(mish_grad, MISH_G)
 DEFINE_ACT(elu, ELU_F)

@@ -58,12 +58,9 @@
 
 /* The loops of one formula for the integer dtypes (computed in int64_t and truncated on
  * store) and for the floating dtypes (float16/bfloat16 through float). */
-#define DEFINE_BINARY_INT_LOOPS(NAME, F)                                    \
-    DEFINE_BINARY_LOOP(NAME, uint8_t, u1, int64_t, PTL_ID, (uint8_t), F)   \
-    DEFINE_BINARY_LOOP(NAME, int8_t, i1, int64_t, PTL_ID, (int8_t), F)     \
-    DEFINE_BINARY_LOOP(NAME, int16_t, i2, int64_t, PTL_ID, (int16_t), F)   \
-    DEFINE_BINARY_LOOP(NAME, int32_t, i4, int64_t, PTL_ID, (int32_t), F)   \
-    DEFINE_BINARY_LOOP(NAME, int64_t, i8, int64_t, PTL_ID, PTL_ID, F)
+#define PTL_BINARY_INT_LOOP(NAME, T, DT, F) \
+    DEFINE_BINARY_LOOP(NAME, T, DT, int64_t, PTL_ID, (T), F)
+#define DEFINE_BINARY_INT_LOOPS(NAME, F) PTL_INT_LOOPS(PTL_BINARY_INT_LOOP, NAME, F)
 
 #define DEFINE_BINARY_FLOAT_LOOPS(NAME, FF, FD)                                    \
     DEFINE_BINARY_LOOP(NAME, ptl_half, f2, float, PTL_LOAD_f2, PTL_STORE_f2, FF)  \

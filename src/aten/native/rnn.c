@@ -30,23 +30,13 @@
 /* ---- nonlinearities over an array, in place ---- */
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-/* y = f(y) on n floats, 8 at a time, the tail through a masked load and store */
-#define DEFINE_ARRAY_AVX2(NAME, VF)                                         \
-    PTL_AVX2 static void                                                    \
-    NAME(void *p, int64_t n)                                                \
-    {                                                                       \
-        float *y = p;                                                       \
-        int64_t i = 0;                                                      \
-        for (; i + 8 <= n; i += 8) {                                        \
-            _mm256_storeu_ps(y + i, VF(_mm256_loadu_ps(y + i)));            \
-        }                                                                   \
-        if (i < n) {                                                        \
-            __m256i m = ptl_vm_tail_mask(n - i);                            \
-            _mm256_maskstore_ps(y + i, m, VF(_mm256_maskload_ps(y + i, m))); \
-        }                                                                   \
-    }
-DEFINE_ARRAY_AVX2(sigmoid_f_avx2, ptl_vm_sigmoid_ps)
-DEFINE_ARRAY_AVX2(tanh_f_avx2, ptl_vm_tanh_ps)
+/* y = f(y) on n floats with vec_math.h's maps (AVX2 or AVX-512, the same bits) */
+#define DEFINE_ARRAY_VEC(F, S)                                                            \
+    static void F##_f_##S(void *p, int64_t n) { ptl_vm_map_##F##_##S(p, p, n); }
+DEFINE_ARRAY_VEC(sigmoid, ps)
+DEFINE_ARRAY_VEC(tanh, ps)
+DEFINE_ARRAY_VEC(sigmoid, ps512)
+DEFINE_ARRAY_VEC(tanh, ps512)
 #endif
 
 static void
@@ -254,9 +244,12 @@ cell_ops(PtlDtype dt)
                    lstm_state_f4, lstm_grad_f4, gru_new_f4, gru_out_f4, gru_grad_f4, relu_f4,
                    rnn_grad_f4};
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        ops.sigmoid = sigmoid_f_avx2;
-        ops.tanh = tanh_f_avx2;
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        ops.sigmoid = sigmoid_f_ps512;
+        ops.tanh = tanh_f_ps512;
+    } else if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        ops.sigmoid = sigmoid_f_ps;
+        ops.tanh = tanh_f_ps;
     }
 #endif
     return ops;

@@ -6,7 +6,8 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, log, erf, sigmoid and tanh and
- * float64 exp have AVX2+FMA loops chosen at run time (DispatchStub's cpu capability). */
+ * float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
+ * capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -32,12 +33,8 @@
 
 /* Integer loops computing in int64 (the store truncates, i.e. wraps like PyTorch). */
 #define I64(X) ((int64_t)(X))
-#define DEFINE_UNARY_INT(NAME, FI)                                                        \
-    DEFINE_UNARY_LOOP(NAME, uint8_t, uint8_t, u1, I64, (uint8_t), FI)                     \
-    DEFINE_UNARY_LOOP(NAME, int8_t, int8_t, i1, I64, (int8_t), FI)                        \
-    DEFINE_UNARY_LOOP(NAME, int16_t, int16_t, i2, I64, (int16_t), FI)                     \
-    DEFINE_UNARY_LOOP(NAME, int32_t, int32_t, i4, I64, (int32_t), FI)                     \
-    DEFINE_UNARY_LOOP(NAME, int64_t, int64_t, i8, PTL_ID, PTL_ID, FI)
+#define UNARY_INT_LOOP(NAME, T, DT, FI) DEFINE_UNARY_LOOP(NAME, T, T, DT, I64, (T), FI)
+#define DEFINE_UNARY_INT(NAME, FI) PTL_INT_LOOPS(UNARY_INT_LOOP, NAME, FI)
 
 /* Loops from any dtype to bool (isnan, logical_not): F gets the value in float/double/int64. */
 #define PRED_STORE(X) ((uint8_t)((X) != 0))
@@ -211,126 +208,52 @@ DEFINE_UNARY_INT(int_id, ID_I)
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
-/* ---- AVX2 + FMA float32 loops ----
+/* ---- vector loops: float32 exp, erf, log, sigmoid, tanh and float64 exp ----
  *
- * exp and erf come from vec_math.h (Note [Vector exp]).
- * log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by the Cephes logf polynomial in
- * m - 1; subnormals are scaled up first, and x < 0, 0, inf and nan are patched in. */
+ * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
+ * the same bits either way); strided data takes the portable loop. */
 #ifdef PTL_HAVE_AVX2_KERNELS
 
-#define AVX2 PTL_AVX2
-
-AVX2 static inline __m256
-log_avx2(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    /* subnormals: scale by 2^23 and take 23 off the exponent */
-    __m256 sub = _mm256_cmp_ps(x, _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ);
-    __m256 xs = _mm256_blendv_ps(x, _mm256_mul_ps(x, _mm256_set1_ps(8388608.0f)), sub);
-    __m256 eadj = _mm256_and_ps(sub, _mm256_set1_ps(23.0f));
-    __m256i bits = _mm256_castps_si256(xs);
-    __m256i ei = _mm256_sub_epi32(_mm256_srli_epi32(bits, 23), _mm256_set1_epi32(127));
-    __m256 m = _mm256_castsi256_ps(_mm256_or_si256(
-        _mm256_and_si256(bits, _mm256_set1_epi32(0x7fffff)), _mm256_set1_epi32(0x3f800000)));
-    __m256 e = _mm256_sub_ps(_mm256_cvtepi32_ps(ei), eadj);
-    __m256 big = _mm256_cmp_ps(m, _mm256_set1_ps(1.41421356237f), _CMP_GT_OQ);
-    m = _mm256_blendv_ps(m, _mm256_mul_ps(m, _mm256_set1_ps(0.5f)), big);
-    e = _mm256_add_ps(e, _mm256_and_ps(big, one));
-    __m256 f = _mm256_sub_ps(m, one);
-    __m256 z = _mm256_mul_ps(f, f);
-    __m256 p = _mm256_set1_ps(7.0376836292e-2f);
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.1514610310e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.1676998740e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.2420140846e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.4249322787e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-1.6668057665e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.0000714765e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(-2.4999993993e-1f));
-    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(3.3333331174e-1f));
-    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, f), z);
-    y = _mm256_fmadd_ps(e, _mm256_set1_ps(-2.12194440e-4f), y);
-    y = _mm256_fnmadd_ps(_mm256_set1_ps(0.5f), z, y);
-    y = _mm256_add_ps(f, y);
-    y = _mm256_fmadd_ps(e, _mm256_set1_ps(0.693359375f), y);
-    /* specials: x < 0 or nan -> nan, 0 -> -inf, inf -> inf */
-    y = _mm256_blendv_ps(y, _mm256_set1_ps(-INFINITY),
-                         _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_EQ_OQ));
-    y = _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, _mm256_set1_ps(INFINITY), _CMP_EQ_OQ));
-    return _mm256_blendv_ps(y, _mm256_set1_ps(NAN),
-                            _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_NGE_UQ));
-}
-
-/* A float32 loop: 8 lanes at a time on contiguous data (the tail through a masked
- * load/store), the portable loop FALLBACK on strided data. */
-#define DEFINE_AVX2_LOOP(NAME, VF, FALLBACK)                                              \
-    AVX2 static void                                                                      \
-    NAME##_loop_f4_avx2(char **d, const int64_t *s, int64_t n, const void *extra)         \
+/* NAME_loop_DT_S: F's map over contiguous data of kind S (any one element counts as such,
+ * whatever its strides), else the portable NAME_loop_DT */
+#define DEFINE_VEC_LOOP(NAME, F, DT, S)                                                   \
+    static void                                                                           \
+    NAME##_loop_##DT##_##S(char **d, const int64_t *s, int64_t n, const void *extra)      \
     {                                                                                     \
-        if (s[0] != sizeof(float) || s[1] != sizeof(float)) {                             \
-            FALLBACK(d, s, n, extra);                                                     \
+        if (n > 1 && (s[0] != sizeof(PTL_VE(S)) || s[1] != sizeof(PTL_VE(S)))) {          \
+            NAME##_loop_##DT(d, s, n, extra);                                             \
             return;                                                                       \
         }                                                                                 \
-        float *o = (float *)d[0];                                                         \
-        const float *a = (const float *)d[1];                                             \
-        int64_t i = 0;                                                                    \
-        for (; i + 8 <= n; i += 8) {                                                      \
-            _mm256_storeu_ps(o + i, VF(_mm256_loadu_ps(a + i)));                          \
-        }                                                                                 \
-        if (i < n) {                                                                      \
-            __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);                      \
-            __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)), idx);      \
-            __m256 v = VF(_mm256_maskload_ps(a + i, mask));                               \
-            _mm256_maskstore_ps(o + i, mask, v);                                          \
-        }                                                                                 \
+        ptl_vm_map_##F##_##S((PTL_VE(S) *)d[0], (const PTL_VE(S) *)d[1], n);              \
     }
 
-/* The float64 version: 4 lanes at a time. */
-#define DEFINE_AVX2_LOOP_PD(NAME, VF, FALLBACK)                                           \
-    AVX2 static void                                                                      \
-    NAME##_loop_f8_avx2(char **d, const int64_t *s, int64_t n, const void *extra)         \
-    {                                                                                     \
-        if (s[0] != sizeof(double) || s[1] != sizeof(double)) {                           \
-            FALLBACK(d, s, n, extra);                                                     \
-            return;                                                                       \
-        }                                                                                 \
-        double *o = (double *)d[0];                                                       \
-        const double *a = (const double *)d[1];                                           \
-        int64_t i = 0;                                                                    \
-        for (; i + 4 <= n; i += 4) {                                                      \
-            _mm256_storeu_pd(o + i, VF(_mm256_loadu_pd(a + i)));                          \
-        }                                                                                 \
-        for (; i < n; i++) {                                                              \
-            _mm256_maskstore_pd(o + i, _mm256_setr_epi64x(-1, 0, 0, 0),                   \
-                                VF(_mm256_set1_pd(a[i])));                                \
-        }                                                                                 \
-    }
+/* The loop table of a float32-only vector op for kind S (the 64-bit and half loops
+ * portable), and exp's, which has a float64 vector loop too. */
+#define DEFINE_VEC_TABLE(NAME, S, F8)                                                     \
+    static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_##S, [PTL_DTYPE_FLOAT64] = F8};
+#define DEFINE_VEC_OP(NAME, S)                                                            \
+    DEFINE_VEC_LOOP(NAME, NAME, f4, S) DEFINE_VEC_TABLE(NAME, S, NAME##_loop_f8)
+#define DEFINE_VEC_OPS(S, D)                                                              \
+    DEFINE_VEC_LOOP(exp, exp, f4, S)                                                      \
+    DEFINE_VEC_LOOP(exp, exp, f8, D)                                                      \
+    DEFINE_VEC_TABLE(exp, S, exp_loop_f8_##D)                                             \
+    DEFINE_VEC_OP(erf, S)                                                                 \
+    DEFINE_VEC_OP(log, S)                                                                 \
+    DEFINE_VEC_OP(sigmoid, S)                                                             \
+    DEFINE_VEC_OP(tanh, S)
 
-DEFINE_AVX2_LOOP(exp, ptl_vm_exp_ps, exp_loop_f4)
-DEFINE_AVX2_LOOP_PD(exp, ptl_vm_exp_pd, exp_loop_f8)
-DEFINE_AVX2_LOOP(erf, ptl_vm_erf_ps, erf_loop_f4)
-DEFINE_AVX2_LOOP(log, log_avx2, log_loop_f4)
-DEFINE_AVX2_LOOP(sigmoid, ptl_vm_sigmoid_ps, sigmoid_loop_f4)
-DEFINE_AVX2_LOOP(tanh, ptl_vm_tanh_ps, tanh_loop_f4)
+DEFINE_VEC_OPS(ps, pd)
+DEFINE_VEC_OPS(ps512, pd512)
 
-static const PtlLoop exp_loops_avx2[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = exp_loop_f2, [PTL_DTYPE_BFLOAT16] = exp_loop_bf,
-    [PTL_DTYPE_FLOAT32] = exp_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = exp_loop_f8_avx2};
-static const PtlLoop erf_loops_avx2[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = erf_loop_f2, [PTL_DTYPE_BFLOAT16] = erf_loop_bf,
-    [PTL_DTYPE_FLOAT32] = erf_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = erf_loop_f8};
-static const PtlLoop log_loops_avx2[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = log_loop_f2, [PTL_DTYPE_BFLOAT16] = log_loop_bf,
-    [PTL_DTYPE_FLOAT32] = log_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = log_loop_f8};
-static const PtlLoop sigmoid_loops_avx2[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = sigmoid_loop_f2, [PTL_DTYPE_BFLOAT16] = sigmoid_loop_bf,
-    [PTL_DTYPE_FLOAT32] = sigmoid_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = sigmoid_loop_f8};
-static const PtlLoop tanh_loops_avx2[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = tanh_loop_f2, [PTL_DTYPE_BFLOAT16] = tanh_loop_bf,
-    [PTL_DTYPE_FLOAT32] = tanh_loop_f4_avx2, [PTL_DTYPE_FLOAT64] = tanh_loop_f8};
-
-#define PICK_AVX2(NAME) (ptl_cpu_capability() >= PTL_CPU_AVX2 ? NAME##_loops_avx2 : NAME##_loops)
+/* the loop table of the widest vector kind the CPU has */
+#define PICK_VEC(NAME)                                                                    \
+    (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_loops_ps512                          \
+     : ptl_cpu_capability() >= PTL_CPU_AVX2 ? NAME##_loops_ps                             \
+                                             : NAME##_loops)
 #else
-#define PICK_AVX2(NAME) (NAME##_loops)
+#define PICK_VEC(NAME) (NAME##_loops)
 #endif
 
 /* ---- kernels ---- */
@@ -384,10 +307,10 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
     }
 
 /* [*] -> [*] float (integer and bool inputs promote to the default dtype) */
-DEFINE_UNARY_KERNEL(exp, PICK_AVX2(exp), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(exp, PICK_VEC(exp), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(exp2, exp2_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(expm1, expm1_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(log, PICK_AVX2(log), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log2, log2_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log1p, log1p_loops, U_FLOAT, NULL)
@@ -401,9 +324,9 @@ DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(atan, atan_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sinh, sinh_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(cosh, cosh_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(tanh, PICK_AVX2(tanh), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(sigmoid, PICK_AVX2(sigmoid), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erf, PICK_AVX2(erf), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sigmoid, PICK_VEC(sigmoid), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erfinv, erfinv_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
 /* [*] -> [*] same dtype */

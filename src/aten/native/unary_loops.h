@@ -30,6 +30,15 @@
         }                                                                                 \
     }
 
+/* The loops of formula F for the integer dtypes: DEF(NAME, T, DT, F) for each C type T and
+ * its tag DT (INT_ENTRIES names the same loops). */
+#define PTL_INT_LOOPS(DEF, NAME, F)                                                       \
+    DEF(NAME, uint8_t, u1, F)                                                             \
+    DEF(NAME, int8_t, i1, F)                                                              \
+    DEF(NAME, int16_t, i2, F)                                                             \
+    DEF(NAME, int32_t, i4, F)                                                             \
+    DEF(NAME, int64_t, i8, F)
+
 /* Table initializers (ORDER DTYPE is implied by the designators). */
 #define INT_ENTRIES(NAME)                                                                 \
     [PTL_DTYPE_UINT8] = NAME##_loop_u1, [PTL_DTYPE_INT8] = NAME##_loop_i1,                \

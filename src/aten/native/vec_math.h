@@ -1,4 +1,4 @@
-/* vec_math.h -- vectorized exp, erf, sigmoid and tanh shared by the unary, activation,
+/* vec_math.h -- vectorized exp, erf, sigmoid, tanh and log shared by the unary, activation,
  * softmax and recurrent-cell kernels.  Mirrors the exp/erf of
  * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
  * here).
@@ -15,13 +15,16 @@
  * fit of erf(x)/x; 1 <= |x| < 3.93 by 1 - e^Q(|x| - 2.5), Q a degree-9 fit of log(erfc);
  * beyond, erf rounds to +-1 in float.  Max error about 3 ulp (relative 2e-7).
  *
- * Every formula exists twice: an AVX2+FMA version on 8 floats / 4 doubles (chosen at run
- * time by the callers through ptl_cpu_capability()) and a portable scalar one without
- * branches or libm calls, which gcc auto-vectorizes in plain loops.  sigmoid and tanh (float
- * only) have only the AVX2 version; the portable loops use scalar_math.h and libm. */
+ * Every formula exists as vector code, written once (Note [Vector twins]) and stamped for
+ * AVX2+FMA (8 floats / 4 doubles) and AVX-512 (16 floats / 8 doubles), both computing the
+ * same bits, chosen at run time by the callers through ptl_cpu_capability(); exp and erf
+ * also as portable scalar code without branches or libm calls, which gcc auto-vectorizes in
+ * plain loops.  sigmoid, tanh and log (float only) have only the vector versions; the
+ * portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -63,28 +66,20 @@ static const double ptl_vm_exp_coef_pd[] = {
     1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
     1.0 / 362880.0,     1.0 / 40320.0,     1.0 / 5040.0,     1.0 / 720.0,
     1.0 / 120.0,        1.0 / 24.0,        1.0 / 6.0,        0.5};
-#define PTL_VM_NCOEF(S) (sizeof(ptl_vm_exp_coef_##S) / sizeof(ptl_vm_exp_coef_##S[0]))
 
-/* ORDER erf_small_coef: erf(x) / x = sum c[k] x^2k on [0, 1] */
-#define PTL_ERF_S0 1.1283791657386077f
-#define PTL_ERF_S1 -0.3761262585733478f
-#define PTL_ERF_S2 0.11283585410021335f
-#define PTL_ERF_S3 -0.02685382078000742f
-#define PTL_ERF_S4 0.005188342245658034f
-#define PTL_ERF_S5 -0.0008010308788800602f
-#define PTL_ERF_S6 7.854212025248941e-05f
+/* erf(x) / x = sum c[k] x^2k on [0, 1], the highest power first */
+static const float ptl_vm_erf_small_coef[] = {
+    7.854212025248941e-05f, -0.0008010308788800602f, 0.005188342245658034f,
+    -0.02685382078000742f,  0.11283585410021335f,    -0.3761262585733478f,
+    1.1283791657386077f};
 
-/* log(erfc(x)) = sum c[k] (x - 2.5)^k on [1, 3.93] */
-#define PTL_ERF_L0 -7.806815275812634f
-#define PTL_ERF_L1 -5.352680728187076f
-#define PTL_ERF_L2 -0.9438936628574949f
-#define PTL_ERF_L3 -0.010858247364229467f
-#define PTL_ERF_L4 0.002165222531641753f
-#define PTL_ERF_L5 -0.00042055925311790254f
-#define PTL_ERF_L6 7.734083283250648e-05f
-#define PTL_ERF_L7 -1.3074544181979064e-05f
-#define PTL_ERF_L8 1.628240235085343e-06f
-#define PTL_ERF_L9 -4.402731779151736e-08f
+/* log(erfc(x)) = sum c[k] (x - 2.5)^k on [1, 3.93], the highest power first */
+static const float ptl_vm_erfc_log_coef[] = {
+    -4.402731779151736e-08f, 1.628240235085343e-06f,  -1.3074544181979064e-05f,
+    7.734083283250648e-05f,  -0.00042055925311790254f, 0.002165222531641753f,
+    -0.010858247364229467f,  -0.9438936628574949f,     -5.352680728187076f,
+    -7.806815275812634f};
+#define PTL_VM_COUNT(A) (sizeof(A) / sizeof((A)[0]))
 
 /* ---- portable scalar versions ---- */
 
@@ -99,7 +94,7 @@ static const double ptl_vm_exp_coef_pd[] = {
         T r = xc - n * PTL_VM_LN2_HI_##S;                                                 \
         r = r - n * PTL_VM_LN2_LO_##S;                                                    \
         T p = ptl_vm_exp_coef_##S[0];                                                     \
-        for (size_t i = 1; i < PTL_VM_NCOEF(S); i++) {                                    \
+        for (size_t i = 1; i < PTL_VM_COUNT(ptl_vm_exp_coef_##S); i++) {                                    \
             p = p * r + ptl_vm_exp_coef_##S[i];                                           \
         }                                                                                 \
         T y = (p * (r * r) + r) + 1;                                                      \
@@ -117,68 +112,210 @@ static const double ptl_vm_exp_coef_pd[] = {
 PTL_VM_DEFINE_SCALAR_EXP(ptl_vm_expf, float, uint32_t, ps)
 PTL_VM_DEFINE_SCALAR_EXP(ptl_vm_exp, double, uint64_t, pd)
 
+/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule */
+static inline float
+ptl_vm_polyf(float t, const float *c, size_t n)
+{
+    float p = c[0];
+    for (size_t i = 1; i < n; i++) {
+        p = p * t + c[i];
+    }
+    return p;
+}
+
 static inline float
 ptl_vm_erff(float x)
 {
-    float ax = fabsf(x), z = ax * ax;
-    float p = PTL_ERF_S6;
-    p = p * z + PTL_ERF_S5;
-    p = p * z + PTL_ERF_S4;
-    p = p * z + PTL_ERF_S3;
-    p = p * z + PTL_ERF_S2;
-    p = p * z + PTL_ERF_S1;
-    p = p * z + PTL_ERF_S0;
-    float t = (ax > 3.93f ? 3.93f : ax) - 2.5f;
-    float q = PTL_ERF_L9;
-    q = q * t + PTL_ERF_L8;
-    q = q * t + PTL_ERF_L7;
-    q = q * t + PTL_ERF_L6;
-    q = q * t + PTL_ERF_L5;
-    q = q * t + PTL_ERF_L4;
-    q = q * t + PTL_ERF_L3;
-    q = q * t + PTL_ERF_L2;
-    q = q * t + PTL_ERF_L1;
-    q = q * t + PTL_ERF_L0;
+    float ax = fabsf(x);
+    float p = ptl_vm_polyf(ax * ax, ptl_vm_erf_small_coef, PTL_VM_COUNT(ptl_vm_erf_small_coef));
+    float q = ptl_vm_polyf((ax > 3.93f ? 3.93f : ax) - 2.5f, ptl_vm_erfc_log_coef,
+                           PTL_VM_COUNT(ptl_vm_erfc_log_coef));
     float y = ax < 1.0f ? ax * p : ax < 3.93f ? 1.0f - ptl_vm_expf(q) : 1.0f;
     return x != x ? x : copysignf(y, x);
 }
-
 #ifdef PTL_HAVE_AVX2_KERNELS
 
-/* ---- AVX2 + FMA versions ---- */
-
-/* Note [Vector twins]
- * A kernel written once for float and double names its vector operations through the
- * intrinsic suffix S (ps: 8 floats, pd: 4 doubles): PTL_V(S, add) is _mm256_add_S,
+/* ---- vector versions: AVX2 + FMA and AVX-512 ----
+ *
+ * Note [Vector twins]
+ * A vector formula is written once and stamped for each vector kind S, named by its
+ * intrinsic suffix: ps (8 floats) and pd (4 doubles) with AVX2 + FMA, ps512 (16 floats) and
+ * pd512 (8 doubles) with AVX-512.  PTL_V(S, add) is _mm256_add_ps, _mm512_add_pd, ...;
  * PTL_VT(S) the vector type, PTL_VLANES(S) the lane count, PTL_VEXP(S) the vector exp and
- * PTL_SEXP(S) the scalar one for the tail. */
-#define PTL_V(S, op) _mm256_##op##_##S
+ * PTL_SEXP(S) the scalar one (ps, pd), PTL_VK(S, NAME) the constant
+ * NAME_ps or NAME_pd of S's element type.  Comparisons give a lane mask (a vector with AVX2,
+ * a __mmask with AVX-512): PTL_VCMP makes one, PTL_VSEL(S, m, a, b) takes b where m is set
+ * and a elsewhere, PTL_VBITS turns it into an int with one bit per lane.  Both widths run
+ * the same IEEE operations in the same order (FMA in both), so a formula gives the same
+ * bits at either width: callers choose the width by ptl_cpu_capability() alone, and
+ * tests/aten/test_vec_math.py compares the two in subprocesses. */
+#define PTL_AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#define PTL_VATTR(S) PTL_VATTR_##S
+#define PTL_VATTR_ps PTL_AVX2
+#define PTL_VATTR_pd PTL_AVX2
+#define PTL_VATTR_ps512 PTL_AVX512
+#define PTL_VATTR_pd512 PTL_AVX512
+#define PTL_V(S, op) PTL_V_##S(op)
+#define PTL_V_ps(op) _mm256_##op##_ps
+#define PTL_V_pd(op) _mm256_##op##_pd
+#define PTL_V_ps512(op) _mm512_##op##_ps
+#define PTL_V_pd512(op) _mm512_##op##_pd
 #define PTL_VT(S) PTL_VT_##S
 #define PTL_VT_ps __m256
 #define PTL_VT_pd __m256d
+#define PTL_VT_ps512 __m512
+#define PTL_VT_pd512 __m512d
 #define PTL_VLANES(S) PTL_VLANES_##S
 #define PTL_VLANES_ps 8
 #define PTL_VLANES_pd 4
+#define PTL_VLANES_ps512 16
+#define PTL_VLANES_pd512 8
+#define PTL_VK(S, NAME) PTL_VK_##S(NAME)
+#define PTL_VK_ps(NAME) NAME##_ps
+#define PTL_VK_pd(NAME) NAME##_pd
+#define PTL_VK_ps512(NAME) NAME##_ps
+#define PTL_VK_pd512(NAME) NAME##_pd
+#define PTL_VE(S) PTL_VK(S, PTL_VE)
+#define PTL_VE_ps float
+#define PTL_VE_pd double
 #define PTL_VEXP(S) ptl_vm_exp_##S
 #define PTL_SEXP(S) PTL_SEXP_##S
 #define PTL_SEXP_ps ptl_vm_expf
 #define PTL_SEXP_pd ptl_vm_exp
 
-/* 2^n for integral n in the normal exponent range: n + magic holds n in its low bits */
+/* lane masks */
+#define PTL_VMT(S) PTL_VMT_##S
+#define PTL_VMT_ps __m256
+#define PTL_VMT_pd __m256d
+#define PTL_VMT_ps512 __mmask16
+#define PTL_VMT_pd512 __mmask8
+#define PTL_VCMP(S, a, b, pred) PTL_VCMP_##S(a, b, pred)
+#define PTL_VCMP_ps(a, b, pred) _mm256_cmp_ps(a, b, pred)
+#define PTL_VCMP_pd(a, b, pred) _mm256_cmp_pd(a, b, pred)
+#define PTL_VCMP_ps512(a, b, pred) _mm512_cmp_ps_mask(a, b, pred)
+#define PTL_VCMP_pd512(a, b, pred) _mm512_cmp_pd_mask(a, b, pred)
+#define PTL_VSEL(S, m, a, b) PTL_VSEL_##S(m, a, b)
+#define PTL_VSEL_ps(m, a, b) _mm256_blendv_ps(a, b, m)
+#define PTL_VSEL_pd(m, a, b) _mm256_blendv_pd(a, b, m)
+#define PTL_VSEL_ps512(m, a, b) _mm512_mask_blend_ps(m, a, b)
+#define PTL_VSEL_pd512(m, a, b) _mm512_mask_blend_pd(m, a, b)
+#define PTL_VBITS(S, m) PTL_VBITS_##S(m)
+#define PTL_VBITS_ps(m) _mm256_movemask_ps(m)
+#define PTL_VBITS_pd(m) _mm256_movemask_pd(m)
+#define PTL_VBITS_ps512(m) ((int)(m))
+#define PTL_VBITS_pd512(m) ((int)(m))
+#define PTL_VMOR(S, a, b) PTL_VMOR_##S(a, b)
+#define PTL_VMOR_ps(a, b) _mm256_or_ps(a, b)
+#define PTL_VMOR_pd(a, b) _mm256_or_pd(a, b)
+#define PTL_VMOR_ps512(a, b) ((__mmask16)((a) | (b)))
+#define PTL_VMOR_pd512(a, b) ((__mmask8)((a) | (b)))
+#define PTL_VMAND(S, a, b) PTL_VMAND_##S(a, b)
+#define PTL_VMAND_ps(a, b) _mm256_and_ps(a, b)
+#define PTL_VMAND_pd(a, b) _mm256_and_pd(a, b)
+#define PTL_VMAND_ps512(a, b) ((__mmask16)((a) & (b)))
+#define PTL_VMAND_pd512(a, b) ((__mmask8)((a) & (b)))
+
+/* rounding to an integral value: to nearest (even), and down */
+#define PTL_VROUND(S, x) PTL_VROUND_##S(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define PTL_VFLOOR(S, x) PTL_VROUND_##S(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define PTL_VROUND_ps(x, mode) _mm256_round_ps(x, mode)
+#define PTL_VROUND_pd(x, mode) _mm256_round_pd(x, mode)
+#define PTL_VROUND_ps512(x, mode) _mm512_roundscale_ps(x, mode)
+#define PTL_VROUND_pd512(x, mode) _mm512_roundscale_pd(x, mode)
+
+/* the bits as integer lanes of the element's width (epi32 / epi64), and back */
 #define PTL_VI(S, op) PTL_VI_##S(op)
 #define PTL_VI_ps(op) _mm256_##op##_epi32
 #define PTL_VI_pd(op) _mm256_##op##_epi64
+#define PTL_VI_ps512(op) _mm512_##op##_epi32
+#define PTL_VI_pd512(op) _mm512_##op##_epi64
+#define PTL_VIT(S) PTL_VIT_##S
+#define PTL_VIT_ps __m256i
+#define PTL_VIT_pd __m256i
+#define PTL_VIT_ps512 __m512i
+#define PTL_VIT_pd512 __m512i
 #define PTL_VI_SET1(S) PTL_VI_SET1_##S
 #define PTL_VI_SET1_ps _mm256_set1_epi32
 #define PTL_VI_SET1_pd _mm256_set1_epi64x
-#define PTL_VM_DEFINE_POW2I(S)                                                            \
-    PTL_AVX2 static inline PTL_VT(S) ptl_vm_pow2i_##S(PTL_VT(S) n)                        \
+#define PTL_VI_SET1_ps512 _mm512_set1_epi32
+#define PTL_VI_SET1_pd512 _mm512_set1_epi64
+#define PTL_VSI(S, op) PTL_VSI_##S(op)
+#define PTL_VSI_ps(op) _mm256_##op##_si256
+#define PTL_VSI_pd(op) _mm256_##op##_si256
+#define PTL_VSI_ps512(op) _mm512_##op##_si512
+#define PTL_VSI_pd512(op) _mm512_##op##_si512
+#define PTL_VTOI(S, x) PTL_VTOI_##S(x)
+#define PTL_VTOI_ps(x) _mm256_castps_si256(x)
+#define PTL_VTOI_pd(x) _mm256_castpd_si256(x)
+#define PTL_VTOI_ps512(x) _mm512_castps_si512(x)
+#define PTL_VTOI_pd512(x) _mm512_castpd_si512(x)
+#define PTL_VFROMI(S, x) PTL_VFROMI_##S(x)
+#define PTL_VFROMI_ps(x) _mm256_castsi256_ps(x)
+#define PTL_VFROMI_pd(x) _mm256_castsi256_pd(x)
+#define PTL_VFROMI_ps512(x) _mm512_castsi512_ps(x)
+#define PTL_VFROMI_pd512(x) _mm512_castsi512_pd(x)
+
+/* The first n (< lanes) lanes: a mask for PTL_VLOAD_TAIL (lanes past n read as 0) and
+ * PTL_VSTORE_TAIL (lanes past n not written). */
+PTL_AVX2 static inline __m256i
+ptl_vm_tail_mask(int64_t n)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+PTL_AVX2 static inline __m256i
+ptl_vm_tail_mask_pd(int64_t n)
+{
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
+#define PTL_VTAILT(S) PTL_VTAILT_##S
+#define PTL_VTAILT_ps __m256i
+#define PTL_VTAILT_pd __m256i
+#define PTL_VTAILT_ps512 __mmask16
+#define PTL_VTAILT_pd512 __mmask8
+#define PTL_VTAIL(S, n) PTL_VTAIL_##S(n)
+#define PTL_VTAIL_ps(n) ptl_vm_tail_mask(n)
+#define PTL_VTAIL_pd(n) ptl_vm_tail_mask_pd(n)
+#define PTL_VTAIL_ps512(n) ((__mmask16)((1u << (n)) - 1))
+#define PTL_VTAIL_pd512(n) ((__mmask8)((1u << (n)) - 1))
+#define PTL_VLOAD_TAIL(S, p, m) PTL_VLOAD_TAIL_##S(p, m)
+#define PTL_VLOAD_TAIL_ps(p, m) _mm256_maskload_ps(p, m)
+#define PTL_VLOAD_TAIL_pd(p, m) _mm256_maskload_pd(p, m)
+#define PTL_VLOAD_TAIL_ps512(p, m) _mm512_maskz_loadu_ps(m, p)
+#define PTL_VLOAD_TAIL_pd512(p, m) _mm512_maskz_loadu_pd(m, p)
+#define PTL_VSTORE_TAIL(S, p, m, v) PTL_VSTORE_TAIL_##S(p, m, v)
+#define PTL_VSTORE_TAIL_ps(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define PTL_VSTORE_TAIL_pd(p, m, v) _mm256_maskstore_pd(p, m, v)
+#define PTL_VSTORE_TAIL_ps512(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define PTL_VSTORE_TAIL_pd512(p, m, v) _mm512_mask_storeu_pd(p, m, v)
+
+/* Stamps DEFINE(S) for the float kinds, or for every kind. */
+#define PTL_VM_FOR_FLOAT_KINDS(DEFINE) DEFINE(ps) DEFINE(ps512)
+#define PTL_VM_FOR_ALL_KINDS(DEFINE) DEFINE(ps) DEFINE(pd) DEFINE(ps512) DEFINE(pd512)
+
+/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule with FMA (the loop unrolls: n is constant) */
+#define PTL_VM_DEFINE_POLY(S)                                                             \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_poly_##S(PTL_VT(S) t, const PTL_VE(S) *c, size_t n)                        \
     {                                                                                     \
-        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_VM_MAGIC_##S);                         \
-        __m256i bits = PTL_VI(S, sub)(_mm256_cast##S##_si256(PTL_V(S, add)(n, magic)),    \
-                                      _mm256_cast##S##_si256(magic));                     \
-        bits = PTL_VI(S, add)(bits, PTL_VI_SET1(S)(PTL_VM_BIAS_##S));                     \
-        return PTL_V(S, castsi256)(PTL_VI(S, slli)(bits, PTL_VM_MANT_##S));               \
+        PTL_VT(S) p = PTL_V(S, set1)(c[0]);                                               \
+        for (size_t i = 1; i < n; i++) {                                                  \
+            p = PTL_V(S, fmadd)(p, t, PTL_V(S, set1)(c[i]));                              \
+        }                                                                                 \
+        return p;                                                                         \
+    }
+
+/* 2^n for integral n in the normal exponent range: n + magic holds n in its low bits */
+#define PTL_VM_DEFINE_POW2I(S)                                                            \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_pow2i_##S(PTL_VT(S) n)                    \
+    {                                                                                     \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_VK(S, PTL_VM_MAGIC));                  \
+        PTL_VIT(S) bits = PTL_VI(S, sub)(PTL_VTOI(S, PTL_V(S, add)(n, magic)),            \
+                                         PTL_VTOI(S, magic));                             \
+        bits = PTL_VI(S, add)(bits, PTL_VI_SET1(S)(PTL_VK(S, PTL_VM_BIAS)));              \
+        return PTL_VFROMI(S, PTL_VI(S, slli)(bits, PTL_VK(S, PTL_VM_MANT)));              \
     }
 
 /* The vector exp of Note [Vector exp].  When every lane lies in [NORMAL_LO, NORMAL_HI]
@@ -188,132 +325,167 @@ ptl_vm_erff(float x)
  * change nothing there.  Skipping them saves about a third of the instructions. */
 #define PTL_VM_NORMAL_LO_ps -86.0f
 #define PTL_VM_NORMAL_HI_ps 88.0f
-#define PTL_VM_ALL_LANES_ps 0xff
 #define PTL_VM_NORMAL_LO_pd -707.0
 #define PTL_VM_NORMAL_HI_pd 709.0
-#define PTL_VM_ALL_LANES_pd 0xf
 #define PTL_VM_DEFINE_VECTOR_EXP(S)                                                       \
-    PTL_AVX2 static inline PTL_VT(S) ptl_vm_exp_##S(PTL_VT(S) x)                          \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_exp_##S(PTL_VT(S) x)                      \
     {                                                                                     \
-        const PTL_VT(S) hi = PTL_V(S, set1)(PTL_VM_HI_##S);                               \
-        const PTL_VT(S) lo = PTL_V(S, set1)(PTL_VM_LO_##S);                               \
-        const PTL_VT(S) inside = PTL_V(S, and)(                                           \
-            PTL_V(S, cmp)(x, PTL_V(S, set1)(PTL_VM_NORMAL_LO_##S), _CMP_GE_OQ),           \
-            PTL_V(S, cmp)(x, PTL_V(S, set1)(PTL_VM_NORMAL_HI_##S), _CMP_LE_OQ));          \
+        const PTL_VT(S) hi = PTL_V(S, set1)(PTL_VK(S, PTL_VM_HI));                        \
+        const PTL_VT(S) lo = PTL_V(S, set1)(PTL_VK(S, PTL_VM_LO));                        \
+        const PTL_VMT(S) inside = PTL_VMAND(                                              \
+            S, PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, PTL_VM_NORMAL_LO)), _CMP_GE_OQ),   \
+            PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, PTL_VM_NORMAL_HI)), _CMP_LE_OQ));     \
         PTL_VT(S) xc = PTL_V(S, max)(PTL_V(S, min)(x, hi), lo);                           \
-        PTL_VT(S) n = PTL_V(S, round)(PTL_V(S, mul)(xc, PTL_V(S, set1)(PTL_VM_LOG2E_##S)), \
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);     \
-        PTL_VT(S) r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VM_LN2_HI_##S), xc);         \
-        r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VM_LN2_LO_##S), r);                    \
-        PTL_VT(S) p = PTL_V(S, set1)(ptl_vm_exp_coef_##S[0]);                             \
-        for (size_t i = 1; i < PTL_VM_NCOEF(S); i++) {                                    \
-            p = PTL_V(S, fmadd)(p, r, PTL_V(S, set1)(ptl_vm_exp_coef_##S[i]));            \
-        }                                                                                 \
+        PTL_VT(S) n = PTL_VROUND(S, PTL_V(S, mul)(xc, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LOG2E)))); \
+        PTL_VT(S) r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LN2_HI)), xc);  \
+        r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LN2_LO)), r);             \
+        PTL_VT(S) p = ptl_vm_poly_##S(r, PTL_VK(S, ptl_vm_exp_coef),                      \
+                                      PTL_VM_COUNT(PTL_VK(S, ptl_vm_exp_coef)));          \
         PTL_VT(S) y = PTL_V(S, fmadd)(p, PTL_V(S, mul)(r, r), r);                         \
         y = PTL_V(S, add)(y, PTL_V(S, set1)(1));                                          \
-        if (PTL_V(S, movemask)(inside) == PTL_VM_ALL_LANES_##S) {                          \
+        if (PTL_VBITS(S, inside) == (1 << PTL_VLANES(S)) - 1) {                           \
             return PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n));                                 \
         }                                                                                 \
-        PTL_VT(S) n1 = PTL_V(S, floor)(PTL_V(S, mul)(n, PTL_V(S, set1)(0.5)));            \
+        PTL_VT(S) n1 = PTL_VFLOOR(S, PTL_V(S, mul)(n, PTL_V(S, set1)(0.5)));              \
         PTL_VT(S) n2 = PTL_V(S, sub)(n, n1);                                              \
         y = PTL_V(S, mul)(PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n1)), ptl_vm_pow2i_##S(n2));  \
-        y = PTL_V(S, blendv)(y, PTL_V(S, set1)(INFINITY), PTL_V(S, cmp)(x, hi, _CMP_GT_OQ)); \
-        y = PTL_V(S, blendv)(y, PTL_V(S, setzero)(), PTL_V(S, cmp)(x, lo, _CMP_LT_OQ));   \
-        return PTL_V(S, blendv)(y, x, PTL_V(S, cmp)(x, x, _CMP_UNORD_Q));                 \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, hi, _CMP_GT_OQ), y, PTL_V(S, set1)(INFINITY));     \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, lo, _CMP_LT_OQ), y, PTL_V(S, setzero)());          \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
     }
 
-PTL_VM_DEFINE_POW2I(ps)
-PTL_VM_DEFINE_POW2I(pd)
-PTL_VM_DEFINE_VECTOR_EXP(ps)
-PTL_VM_DEFINE_VECTOR_EXP(pd)
+PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_POLY)
+PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_POW2I)
+PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
 
-/* erfc(a) = e^Q(a - 2.5) for 1 <= a <= 3.93 (no cancellation, unlike 1 - erf) */
-PTL_AVX2 static inline __m256
-ptl_vm_erfc_mid_ps(__m256 a)
-{
-    __m256 t = _mm256_sub_ps(a, _mm256_set1_ps(2.5f));
-    __m256 q = _mm256_set1_ps(PTL_ERF_L9);
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L8));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L7));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L6));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L5));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L4));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L3));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L2));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L1));
-    q = _mm256_fmadd_ps(q, t, _mm256_set1_ps(PTL_ERF_L0));
-    return ptl_vm_exp_ps(q);
-}
-
-/* P(z) with erf(t) = t P(t^2) for |t| < 1 */
-PTL_AVX2 static inline __m256
-ptl_vm_erf_poly_ps(__m256 z)
-{
-    __m256 p = _mm256_set1_ps(PTL_ERF_S6);
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S5));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S4));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S3));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S2));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S1));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(PTL_ERF_S0));
-    return p;
-}
-
-PTL_AVX2 static inline __m256
-ptl_vm_erf_ps(__m256 x)
-{
-    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
-    const __m256 edge = _mm256_set1_ps(3.93f);
-    __m256 ax = _mm256_andnot_ps(sign, x);
-    __m256 small = _mm256_mul_ps(ax, ptl_vm_erf_poly_ps(_mm256_mul_ps(ax, ax)));
-    __m256 large = _mm256_sub_ps(one, ptl_vm_erfc_mid_ps(_mm256_min_ps(ax, edge)));
-    large = _mm256_blendv_ps(large, one, _mm256_cmp_ps(ax, edge, _CMP_GE_OQ));
-    __m256 y = _mm256_blendv_ps(large, small, _mm256_cmp_ps(ax, one, _CMP_LT_OQ));
-    y = _mm256_or_ps(y, _mm256_and_ps(sign, x));
-    return _mm256_blendv_ps(y, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
-}
-
-/* sigmoid = 1 / (1 + e^-x).  For x >= 20, e^-x < 2.1e-9 is below half an ulp of 1 (2^-24),
+/* The float formulas of vector kind S (ps or ps512).
+ *
+ * erf: Note [Vector exp]'s erf; erfc(a) = e^Q(a - 2.5) for 1 <= a <= 3.93 (no cancellation,
+ * unlike 1 - erf) is ptl_vm_erfc_mid, erf(t) = t P(t^2) for |t| < 1 uses ptl_vm_erf_poly.
+ *
+ * sigmoid = 1 / (1 + e^-x).  For x >= 20, e^-x < 2.1e-9 is below half an ulp of 1 (2^-24),
  * so 1 + e^-x rounds to 1 and the result is exactly 1: clamping -x at -20 gives the same bits,
  * and spares exp the subnormal results it makes for x > 87 (each one a microcode assist on
  * Intel cores, which made sigmoid 2.5x slower on inputs with a few per cent of such values).
- * max_ps returns its second operand when one is NaN, so NaN still propagates. */
-PTL_AVX2 static inline __m256
-ptl_vm_sigmoid_ps(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    __m256 negx = _mm256_sub_ps(_mm256_setzero_ps(), x);
-    __m256 e = ptl_vm_exp_ps(_mm256_max_ps(_mm256_set1_ps(-20.0f), negx));
-    return _mm256_div_ps(one, _mm256_add_ps(one, e));
-}
+ * max returns its second operand when one is NaN, so NaN still propagates.
+ *
+ * tanh: |x| < 0.625 by the Cephes tanhf odd polynomial, else sign(x) (1 - 2 / (e^2|x| + 1)).
+ *
+ * log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by the Cephes logf polynomial in
+ * m - 1; subnormals are scaled up first, and x < 0, 0, inf and nan are patched in. */
+static const float ptl_vm_tanh_coef[] = {-5.70498872745e-3f, 2.06390887954e-2f,
+                                         -5.37397155531e-2f, 1.33314422036e-1f,
+                                         -3.33332819422e-1f};
+static const float ptl_vm_log_coef[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
+                                        -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
+                                        2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+#define PTL_VM_POLY(S, t, coef) ptl_vm_poly_##S(t, coef, PTL_VM_COUNT(coef))
+#define PTL_VM_DEFINE_FLOAT_FORMULAS(S)                                                   \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfc_mid_##S(PTL_VT(S) a)                 \
+    {                                                                                     \
+        PTL_VT(S) t = PTL_V(S, sub)(a, PTL_V(S, set1)(2.5f));                             \
+        return ptl_vm_exp_##S(PTL_VM_POLY(S, t, ptl_vm_erfc_log_coef));                   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erf_poly_##S(PTL_VT(S) z)                 \
+    {                                                                                     \
+        return PTL_VM_POLY(S, z, ptl_vm_erf_small_coef);                                  \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erf_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), one = PTL_V(S, set1)(1.0f);         \
+        const PTL_VT(S) edge = PTL_V(S, set1)(3.93f);                                     \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VT(S) small = PTL_V(S, mul)(ax, ptl_vm_erf_poly_##S(PTL_V(S, mul)(ax, ax)));  \
+        PTL_VT(S) large = PTL_V(S, sub)(one, ptl_vm_erfc_mid_##S(PTL_V(S, min)(ax, edge))); \
+        large = PTL_VSEL(S, PTL_VCMP(S, ax, edge, _CMP_GE_OQ), large, one);               \
+        PTL_VT(S) y = PTL_VSEL(S, PTL_VCMP(S, ax, one, _CMP_LT_OQ), large, small);        \
+        y = PTL_V(S, or)(y, PTL_V(S, and)(sign, x));                                      \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), y, x);                        \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sigmoid_##S(PTL_VT(S) x)                  \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
+        PTL_VT(S) negx = PTL_V(S, sub)(PTL_V(S, setzero)(), x);                           \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, max)(PTL_V(S, set1)(-20.0f), negx));        \
+        return PTL_V(S, div)(one, PTL_V(S, add)(one, e));                                 \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_tanh_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), sign = PTL_V(S, set1)(-0.0f);         \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, add)(ax, ax));                              \
+        PTL_VT(S) t = PTL_V(S, sub)(one, PTL_V(S, div)(PTL_V(S, set1)(2.0f),              \
+                                                       PTL_V(S, add)(e, one)));           \
+        t = PTL_V(S, or)(t, PTL_V(S, and)(sign, x));                                      \
+        PTL_VT(S) z = PTL_V(S, mul)(x, x);                                                \
+        PTL_VT(S) small = PTL_V(S, fmadd)(                                                \
+            PTL_V(S, mul)(PTL_VM_POLY(S, z, ptl_vm_tanh_coef), z), x, x);                 \
+        return PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0.625f), _CMP_LT_OQ), t, small); \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), zero = PTL_V(S, setzero)();           \
+        /* subnormals: scale by 2^23 and take 23 off the exponent */                      \
+        PTL_VMT(S) sub = PTL_VCMP(S, x, PTL_V(S, set1)(FLT_MIN), _CMP_LT_OQ);             \
+        PTL_VT(S) xs = PTL_VSEL(S, sub, x, PTL_V(S, mul)(x, PTL_V(S, set1)(8388608.0f))); \
+        PTL_VT(S) eadj = PTL_VSEL(S, sub, zero, PTL_V(S, set1)(23.0f));                   \
+        PTL_VIT(S) bits = PTL_VTOI(S, xs);                                                \
+        PTL_VIT(S) ei = PTL_VI(S, sub)(PTL_VI(S, srli)(bits, 23), PTL_VI_SET1(S)(127));   \
+        PTL_VT(S) m = PTL_VFROMI(S, PTL_VSI(S, or)(                                       \
+            PTL_VSI(S, and)(bits, PTL_VI_SET1(S)(0x7fffff)), PTL_VI_SET1(S)(0x3f800000))); \
+        PTL_VT(S) e = PTL_V(S, sub)(PTL_V(S, cvtepi32)(ei), eadj);                        \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.41421356237f), _CMP_GT_OQ);      \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5f)));                  \
+        e = PTL_V(S, add)(e, PTL_VSEL(S, big, zero, one));                                \
+        PTL_VT(S) f = PTL_V(S, sub)(m, one);                                              \
+        PTL_VT(S) z = PTL_V(S, mul)(f, f);                                                \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, mul)(PTL_VM_POLY(S, f, ptl_vm_log_coef), f), z); \
+        y = PTL_V(S, fmadd)(e, PTL_V(S, set1)(-2.12194440e-4f), y);                       \
+        y = PTL_V(S, fnmadd)(PTL_V(S, set1)(0.5f), z, y);                                 \
+        y = PTL_V(S, add)(f, y);                                                          \
+        y = PTL_V(S, fmadd)(e, PTL_V(S, set1)(0.693359375f), y);                          \
+        /* specials: x < 0 or nan -> nan, 0 -> -inf, inf -> inf */                        \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
+        return PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));    \
+    }
 
-/* tanh: |x| < 0.625 by the Cephes tanhf odd polynomial, else sign(x) (1 - 2 / (e^2|x| + 1)) */
-PTL_AVX2 static inline __m256
-ptl_vm_tanh_ps(__m256 x)
-{
-    const __m256 one = _mm256_set1_ps(1.0f);
-    const __m256 sign_mask = _mm256_set1_ps(-0.0f);
-    __m256 ax = _mm256_andnot_ps(sign_mask, x);
-    __m256 e = ptl_vm_exp_ps(_mm256_add_ps(ax, ax));
-    __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-    t = _mm256_or_ps(t, _mm256_and_ps(sign_mask, x));
-    __m256 z = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_set1_ps(-5.70498872745e-3f);
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(2.06390887954e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-5.37397155531e-2f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(1.33314422036e-1f));
-    p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-3.33332819422e-1f));
-    __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
-    return _mm256_blendv_ps(t, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
-}
+PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
 
-/* The first n (< 8) lanes as a maskload/maskstore mask. */
-PTL_AVX2 static inline __m256i
-ptl_vm_tail_mask(int64_t n)
-{
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
-                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
+/* o[i] = F(a[i]) for i < n: whole vectors, two a step (their dependency chains overlap),
+ * then the tail through a masked load and store (so every element goes through the same
+ * vector formula, whatever n). */
+#define PTL_VM_DEFINE_MAP(F, S)                                                           \
+    PTL_VATTR(S) static inline void                                                       \
+        ptl_vm_map_##F##_##S(PTL_VE(S) *o, const PTL_VE(S) *a, int64_t n)                 \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        int64_t i = 0;                                                                    \
+        for (; i + 2 * L <= n; i += 2 * L) {                                              \
+            PTL_VT(S) y0 = ptl_vm_##F##_##S(PTL_V(S, loadu)(a + i));                      \
+            PTL_VT(S) y1 = ptl_vm_##F##_##S(PTL_V(S, loadu)(a + i + L));                  \
+            PTL_V(S, storeu)(o + i, y0);                                                  \
+            PTL_V(S, storeu)(o + i + L, y1);                                              \
+        }                                                                                 \
+        for (; i + L <= n; i += L) {                                                      \
+            PTL_V(S, storeu)(o + i, ptl_vm_##F##_##S(PTL_V(S, loadu)(a + i)));            \
+        }                                                                                 \
+        if (i < n) {                                                                      \
+            PTL_VTAILT(S) m = PTL_VTAIL(S, n - i);                                        \
+            PTL_VSTORE_TAIL(S, o + i, m, ptl_vm_##F##_##S(PTL_VLOAD_TAIL(S, a + i, m)));  \
+        }                                                                                 \
+    }
+#define PTL_VM_DEFINE_FLOAT_MAPS(S)                                                       \
+    PTL_VM_DEFINE_MAP(exp, S)                                                             \
+    PTL_VM_DEFINE_MAP(erf, S)                                                             \
+    PTL_VM_DEFINE_MAP(sigmoid, S)                                                         \
+    PTL_VM_DEFINE_MAP(tanh, S)                                                            \
+    PTL_VM_DEFINE_MAP(log, S)
+
+PTL_VM_DEFINE_FLOAT_MAPS(ps)
+PTL_VM_DEFINE_FLOAT_MAPS(ps512)
+PTL_VM_DEFINE_MAP(exp, pd)
+PTL_VM_DEFINE_MAP(exp, pd512)
 
 #endif
 
