@@ -12,14 +12,6 @@
 
 #include "../formula.h"
 
-/* linalg_solve(A, B, left=left) */
-static PtlTensorImpl *
-solve(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int left)
-{
-    PtlIValue v[3] = {ptl_iv_tensor(A), ptl_iv_tensor(B), ptl_iv_bool(left)};
-    return A && B ? own(sc, callv(PTL_OP_linalg_solve, 3, v)) : NULL;
-}
-
 /* Whether linalg.solve took B (input 1) as a vector (PyTorch's linalg_solve_is_vector_rhs) */
 static int
 vector_rhs(const PtlNode *n)
