@@ -354,6 +354,21 @@ ptl_view_inplace_error(const PtlTensorImpl *t)
 }
 
 int
+ptl_view_dtype_error(const PtlTensorImpl *t)
+{
+    if (t->base == NULL || t->dtype == t->base->dtype) {
+        return 0;
+    }
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                         "a %s view of a %s tensor (real, imag, view_as_real, "
+                         "view_as_complex) cannot take part in autograd after an in-place "
+                         "operation on it or on its base: pytorchlite regenerates views with "
+                         "as_strided, which keeps the dtype. clone() the view, or the base, "
+                         "before the in-place operation",
+                         ptl_dtype_name(t->dtype), ptl_dtype_name(t->base->dtype));
+}
+
+int
 ptl_view_refresh(PtlTensorImpl *t)
 {
     PtlTensorImpl *base = t->base;
@@ -362,6 +377,9 @@ ptl_view_refresh(PtlTensorImpl *t)
     PtlNode *as;
     if (m->view_creation > PTL_VIEW_DEFAULT) {
         return rebase_error(t, 1);
+    }
+    if (ptl_view_dtype_error(t) < 0) {
+        return -1;
     }
     e = ptl_gradient_edge(base);
     if (e.fn == NULL) {

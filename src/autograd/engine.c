@@ -350,6 +350,14 @@ seed_roots(Graph *g, PtlTensorImpl **roots, PtlTensorImpl **grads, int n, PtlNod
                 return -1;
             }
         }
+        else if (ptl_dtype_is_complex(gr->dtype) != ptl_dtype_is_complex(roots[i]->dtype)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "For complex Tensors, both grad_output and output are required "
+                                 "to have the same dtype. Mismatch in dtype: grad_output[%d] has "
+                                 "a dtype of torch.%s and output[%d] has a dtype of torch.%s.",
+                                 i, ptl_dtype_name(gr->dtype), i,
+                                 ptl_dtype_name(roots[i]->dtype));
+        }
         else if (gr->dim != roots[i]->dim ||
                  memcmp(gr->sizes, roots[i]->sizes, sizeof(int64_t) * (size_t)gr->dim) != 0) {
             return ptl_error_set(PTL_ERR_RUNTIME,

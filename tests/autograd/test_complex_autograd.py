@@ -369,3 +369,45 @@ def test_error_texts_match_torch():
             mine = (str(e.value), str(f.value))
         else:
             assert (str(e.value), str(f.value)) == mine
+
+
+def test_grad_output_of_the_other_kind_is_refused():
+    """PyTorch's message: a complex root needs a complex gradient and a real root a real
+    one."""
+    z, x = crand(2), frand(2)
+    with pytest.raises(RuntimeError, match=r"^For complex Tensors, both grad_output and output "
+                       r"are required to have the same dtype. Mismatch in dtype: grad_output\[0\] "
+                       r"has a dtype of torch.float64 and output\[0\] has a dtype of "
+                       r"torch.complex128.$"):
+        (z * 2).backward(ptl.ones(2, dtype=ptl.float64))
+    with pytest.raises(RuntimeError, match=r"grad_output\[0\] has a dtype of torch.complex128 "
+                       r"and output\[0\] has a dtype of torch.float64"):
+        ptl.autograd.grad(x * 2, x, ptl.ones(2, dtype=C128))
+
+
+def test_views_of_another_dtype_refuse_in_place_history():
+    """real / imag / view_as_real views cannot be replayed by as_strided (Note [View
+    regeneration]): modifying them, or their base, in place under autograd raises instead of
+    giving a wrong gradient; a clone works."""
+    msg = "a float64 view of a complex128 tensor .* cannot take part in autograd"
+    z = crand(3)
+    for view in (ptl.real, ptl.imag, ptl.view_as_real):
+        w = z * 2
+        with pytest.raises(NotImplementedError, match=msg):
+            view(w).mul_(3)
+        w = z * 2
+        v = view(w)
+        w.mul_(3)
+        with pytest.raises(NotImplementedError, match=msg):
+            v.sum().backward()
+    x = frand(3, 2)
+    w = x * 2
+    c = ptl.view_as_complex(w)
+    w.add_(1)
+    with pytest.raises(NotImplementedError, match="a complex128 view of a float64 tensor"):
+        (c * 1).abs().sum().backward()
+    w = z * 2
+    r = ptl.real(w).clone()
+    r.mul_(3)
+    r.sum().backward()
+    np.testing.assert_array_equal(z.grad.numpy(), np.full(3, 6 + 0j))
