@@ -277,13 +277,12 @@ check_nan(PtlNode *node, PtlTensorImpl **outs)
         }
         /* a complex gradient is nan where either part is: its parts are checked */
         PtlIValue a[1] = {ptl_iv_tensor(outs[i])};
-        PtlTensorImpl *parts = ptl_dtype_is_complex(outs[i]->dtype)
-                                   ? ptl_call_tensor(PTL_OP_view_as_real, a) : NULL;
-        if (parts != NULL) {
+        PtlTensorImpl *parts = NULL;
+        if (ptl_dtype_is_complex(outs[i]->dtype)) {
+            if ((parts = ptl_call_tensor(PTL_OP_view_as_real, a)) == NULL) {
+                return -1;
+            }
             a[0] = ptl_iv_tensor(parts);
-        }
-        else if (ptl_dtype_is_complex(outs[i]->dtype)) {
-            return -1;
         }
         PtlTensorImpl *nan = ptl_call_tensor(PTL_OP_isnan, a), *any = NULL;
         ptl_xdecref(parts);

@@ -360,6 +360,23 @@ solve(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int left)
     return A && B ? own(sc, callv(PTL_OP_linalg_solve, 3, v)) : NULL;
 }
 
+/* x.narrow(dim, start, len) */
+static inline PtlTensorImpl *
+block(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
+{
+    PtlIValue v[4] = {ptl_iv_tensor(x), ptl_iv_int(dim), ptl_iv_int(start), ptl_iv_int(len)};
+    return fv(sc, PTL_OP_narrow, 4, v);
+}
+
+/* cat([a, b], dim) */
+static inline PtlTensorImpl *
+cat2(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b, int64_t dim)
+{
+    PtlTensorImpl *ab[2] = {a, b};
+    PtlIValue v[2] = {ptl_iv_tensorlist(ab, 2), ptl_iv_int(dim)};
+    return a && b ? own(sc, callv(PTL_OP_cat, 2, v)) : NULL;
+}
+
 /* Zeros of input i's shape in dtype dt, a constant without history.  New ref or NULL. */
 static inline PtlTensorImpl *
 input_zeros(PtlNode *n, int i, PtlDtype dt)

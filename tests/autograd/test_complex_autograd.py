@@ -13,7 +13,7 @@ import pytest
 
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
-from helpers import torch, torch_ref
+from helpers import assert_no_leak, torch, torch_ref
 
 C64, C128 = ptl.complex64, ptl.complex128
 RNG = np.random.RandomState(1234)
@@ -411,3 +411,26 @@ def test_views_of_another_dtype_refuse_in_place_history():
     r.mul_(3)
     r.sum().backward()
     np.testing.assert_array_equal(z.grad.numpy(), np.full(3, 6 + 0j))
+
+
+def test_backward_leaks_nothing():
+    """The formulas' temporaries (Scope) and saved tensors are released, on success and on
+    the phase error's path."""
+    z = crand(2, 3)
+    A = frand(2, 3, 3)
+    R = ptl.tensor(ROTATING, dtype=ptl.float64, requires_grad=True)
+
+    def complex_graph():
+        w = (z * z.conj()).exp() / (z + 2)
+        ptl.autograd.grad(ptl.angle(w).sum() + w.abs().sum(), z)
+
+    def eig_graph():
+        L, V = ptl.linalg.eig(A)
+        ptl.autograd.grad(L.abs().sum() + V.abs().sum(), A)
+
+    def eig_refused():
+        with pytest.raises(RuntimeError, match="e\\^\\{i phi\\}"):
+            ptl.linalg.eig(R)[1].imag.sum().backward()
+
+    for fn in (complex_graph, eig_graph, eig_refused):
+        assert_no_leak(fn)

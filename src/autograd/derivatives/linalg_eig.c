@@ -46,23 +46,13 @@ cx_div(Scope *sc, Cx a, Cx b)
     return r;
 }
 
-static PtlTensorImpl *
-cat2(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b, int64_t dim)
-{
-    PtlTensorImpl *parts[2] = {a, b};
-    PtlIValue v[2] = {ptl_iv_tensorlist(parts, 2), ptl_iv_int(dim)};
-    return a && b ? own(sc, callv(PTL_OP_cat, 2, v)) : NULL;
-}
-
 /* Re(m^-1 b) for complex m [*, n, n], b [*, n, k]: the real system
  * [[Re m, -Im m], [Im m, Re m]] [x_re; x_im] = [Re b; Im b] */
 static PtlTensorImpl *
 cx_solve_real_part(Scope *sc, Cx m, Cx b, int64_t n)
 {
     PtlTensorImpl *big = cat2(sc, cat2(sc, m.re, NEG(m.im), -1), cat2(sc, m.im, m.re, -1), -2);
-    PtlTensorImpl *x = solve(sc, big, cat2(sc, b.re, b.im, -2), 1);
-    PtlIValue v[4] = {ptl_iv_tensor(x), ptl_iv_int(-2), ptl_iv_int(0), ptl_iv_int(n)};
-    return x ? fv(sc, PTL_OP_narrow, 4, v) : NULL;
+    return block(sc, solve(sc, big, cat2(sc, b.re, b.im, -2), 1), -2, 0, n);
 }
 
 /* PyTorch's check that the loss does not depend on the eigenvectors' phases:

@@ -272,23 +272,6 @@ triangle(Scope *sc, PtlOpId id, PtlTensorImpl *x, int64_t d)
     return fv(sc, id, 2, v);
 }
 
-/* x.narrow(dim, start, len) */
-static PtlTensorImpl *
-block(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
-{
-    PtlIValue v[4] = {ptl_iv_tensor(x), ptl_iv_int(dim), ptl_iv_int(start), ptl_iv_int(len)};
-    return fv(sc, PTL_OP_narrow, 4, v);
-}
-
-/* cat([a, b], dim) */
-static PtlTensorImpl *
-cat2(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b, int64_t dim)
-{
-    PtlTensorImpl *ab[2] = {a, b};
-    PtlIValue v[2] = {ptl_iv_tensorlist(ab, 2), ptl_iv_int(dim)};
-    return a && b ? own(sc, callv(PTL_OP_cat, 2, v)) : NULL;
-}
-
 /* linalg_solve_triangular(A^T, B, upper=upper, left=left, unitriangular=unit) */
 static PtlTensorImpl *
 solve_transposed(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int upper, int left,
