@@ -300,7 +300,7 @@ prepare_inplace(const PtlOperator *op, const PtlGradRow *row, PtlTensorImpl *sel
      * not require grad, of a base that does, is a plain tensor */
     if (self->base != NULL && (self->flags & PTL_TF_IS_VIEW) &&
         (ptl_is_diff_view(self) || ptl_requires_grad(self) || !ptl_requires_grad(self->base))) {
-        if (ptl_view_inplace_error(self) < 0 || ptl_view_dtype_error(self) < 0) {
+        if (ptl_view_inplace_error(self) < 0) {
             return -1;
         }
         if (ptl_is_leaf(self->base) && ptl_requires_grad(self->base)) {
