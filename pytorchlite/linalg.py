@@ -332,11 +332,9 @@ def _eig_parts(fn, A, compute_v):
     if A.is_complex():
         raise NotImplementedError(f"linalg.{fn} of a complex matrix is not implemented yet: "
                                   "its kernel takes real matrices")
-    if A.requires_grad and C.is_grad_enabled():
-        raise NotImplementedError(f"the derivative for 'linalg_{fn}' is not implemented: "
-                                  "pytorchlite has no autograd for complex results yet; call "
-                                  f"linalg.{fn} on A.detach() or under torch.no_grad()")
-    return _eig_split(A, compute_v)
+    # eigvals' gradient needs the eigenvectors too (PyTorch's linalg_eigvals computes them
+    # when A requires grad)
+    return _eig_split(A, compute_v or (A.requires_grad and C.is_grad_enabled()))
 
 
 def eig(A, *, out=None):

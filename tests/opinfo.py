@@ -1618,6 +1618,14 @@ def _np_eig_values(a, compute_v=True):
     return w.real, w.imag
 
 
+def _eig_phase_free(op, a, compute_v=True):
+    """_linalg_eig_split's eigenvalues and the moduli of its eigenvectors' entries: the
+    eigenvectors' phases are a free choice, and a loss that depends on them is refused
+    (tests/autograd/test_complex_autograd.py)."""
+    wr, wi, vr, vi = op(a, compute_v)
+    return wr, wi, ptl.complex(vr, vi).abs()
+
+
 def _abs_vectors(out):
     """eigh's outputs with the eigenvectors' signs (a free choice) taken out."""
     return out[0], out[1].abs()
@@ -1701,7 +1709,7 @@ ENTRIES += [
     # (the eigenvectors' signs are a free choice: tests/aten/test_linalg_eig.py checks them)
     OpInfo("_linalg_eig_split", [S(T(3, 3)), S(T(2, 4, 4)), S(T(3, 3, layout="transposed")),
                                  S(T(0, 0)), S(T(0, 2, 2)), S(T(2, 2), compute_v=False)],
-           ref=_np_eig_values, grad="none", rtol=1e-7, atol=1e-10,
+           ref=_np_eig_values, rtol=1e-7, atol=1e-10, grad_call=_eig_phase_free,
            errors=[(S(T(2, 3)), RuntimeError), (S(T(3)), RuntimeError)]),
 ]
 
@@ -1865,35 +1873,47 @@ def _np_angle_real(a):
     return np.where(np.isnan(a), a, np.where(a < 0, np.pi, 0.0))
 
 
+def _of_complex(op, a, *rest, **kw):
+    """op on the complex tensor whose parts are a's last dim (a [..., 2], float64)."""
+    return op(ptl.view_as_complex(a), *rest, **kw)
+
+
 # complex64/complex128 (Note [Complex dtypes] in src/aten/native/complex.c): the table's
 # samples are real, so these rows check the real-input side of the ops that build and take
-# apart complex tensors; tests/aten/test_complex.py checks their complex side against NumPy.
-# Autograd refuses complex tensors (docs/decisions.md), so none of them differentiates.
+# apart complex tensors, and their gradchecks reach the complex side through grad_call
+# (Note [Complex autograd] in src/autograd/derivatives/complex.c);
+# tests/aten/test_complex.py checks their complex values against NumPy and
+# tests/autograd/test_complex_autograd.py their gradients on complex inputs.
+COMPLEX_GRAD_SAMPLES = [S(T(3, 2)), S(T(2, 3, 2))]
 ENTRIES += [
     OpInfo("real", [S(T(2, 3)), S(T()), S(T(3, 2, layout="transposed"))], ref=lambda a: a,
-           grad="none", dtypes=NUMERIC),
-    OpInfo("imag", [], grad="none", errors=[(S(T(2, 3)), RuntimeError)]),
-    OpInfo("view_as_real", [], grad="none", errors=[(S(T(2, 3)), RuntimeError)]),
+           dtypes=NUMERIC, grad_samples=COMPLEX_GRAD_SAMPLES, grad_call=_of_complex),
+    OpInfo("imag", [], errors=[(S(T(2, 3)), RuntimeError)],
+           grad_samples=COMPLEX_GRAD_SAMPLES, grad_call=_of_complex),
+    OpInfo("view_as_real", [], errors=[(S(T(2, 3)), RuntimeError)],
+           grad_samples=COMPLEX_GRAD_SAMPLES, grad_call=_of_complex),
     OpInfo("view_as_complex", [S(T(3, 2)), S(T(4, 3, 2)), S(T(0, 2))],
-           ref=_np_view_as_complex, grad="none",
+           ref=_np_view_as_complex,
            errors=[(S(T(3)), RuntimeError), (S(T()), RuntimeError),
                    (S(T(2, 2, layout="transposed")), RuntimeError),
                    (S(T(3, 2, dtype=ptl.int64)), RuntimeError)]),
     OpInfo("complex", [S(T(2, 3), T(2, 3)), S(T(2, 1), T(3)), S(T(), T()), S(T(0, 2), T(2)),
                        S(T(3, 2, layout="transposed"), T(2))],
-           ref=lambda a, b: a + 1j * b, grad="none",
+           ref=lambda a, b: a + 1j * b,
            errors=[(S(T(2), T(2, dtype=ptl.int64)), RuntimeError),
                    (S(T(2), T(2, dtype=ptl.float32)), RuntimeError),
                    (S(T(2), T(3)), RuntimeError)]),
     OpInfo("polar", [S(T(2, 3), T(2, 3)), S(T(2, 1), T(3)), S(T(), T()), S(T(0, 2), T(2)),
                      S(T(3, 2, layout="transposed"), T(2))],
-           ref=lambda a, b: a * np.cos(b) + 1j * a * np.sin(b), grad="none",
+           ref=lambda a, b: a * np.cos(b) + 1j * a * np.sin(b),
            errors=[(S(T(2, dtype=ptl.int64), T(2, dtype=ptl.int64)), RuntimeError),
                    (S(T(2), T(2, dtype=ptl.float32)), RuntimeError)]),
-    OpInfo("angle", None, ref=_np_angle_real, grad="none"),
+    OpInfo("angle", None, ref=_np_angle_real, grad_samples=COMPLEX_GRAD_SAMPLES,
+           grad_call=_of_complex),
     OpInfo("conj", [S(T(2, 3)), S(T()), S(T(3, 2, layout="transposed"))], ref=lambda a: a,
-           grad="none", dtypes=NUMERIC),
-    OpInfo("conj_physical", None, ref=lambda a: a, grad="none", dtypes=NUMERIC),
+           dtypes=NUMERIC, grad_samples=COMPLEX_GRAD_SAMPLES, grad_call=_of_complex),
+    OpInfo("conj_physical", None, ref=lambda a: a, dtypes=NUMERIC,
+           grad_samples=COMPLEX_GRAD_SAMPLES, grad_call=_of_complex),
 ]
 
 

@@ -173,7 +173,7 @@ def once_differentiable(fn):
 
 def _requiring(t):
     t = t.detach()
-    return t.requires_grad_(True) if t.is_floating_point() else t
+    return t.requires_grad_(True) if t.is_floating_point() or t.is_complex() else t
 
 
 _C._set_function_runner(_run_backward)

@@ -92,6 +92,10 @@ typedef struct PtlViewInfo {
     int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS], offset;
     int64_t base_sizes[PTL_MAX_DIMS], base_strides[PTL_MAX_DIMS], base_offset;
     int64_t extent;                /* elements of storage both geometries reach */
+    /* a view of another dtype than its base (real, imag, view_as_real of a complex base;
+     * view_as_complex of a real one): the complex side's geometry is kept in real units
+     * with a trailing [2] dim, and the backward buffers hold real numbers */
+    uint8_t parts, base_parts;
 } PtlViewInfo;
 
 struct PtlNode {
@@ -241,7 +245,9 @@ int ptl_copy_slices_rebase(PtlTensorImpl *self, PtlNode *fn);
  * over the base's current gradient edge, as PyTorch does.  A view made in no_grad or
  * inference mode, or one output of a multi-output view op, cannot be regenerated:
  * ptl_view_check raises PyTorch's error instead, and so does an in-place op on such a view
- * itself (ptl_view_inplace_error).  detach() and .data are not views.
+ * itself (ptl_view_inplace_error).  A view of another dtype than its base (real, imag,
+ * view_as_real of a complex tensor; view_as_complex of a real one) is replayed on the real
+ * numbers of both (PtlViewInfo's parts).  detach() and .data are not views.
  * ptl_view_refresh returns 0, or -1 when the new node could not be made or the view may not
  * be regenerated (the old history is kept). */
 int ptl_view_refresh(PtlTensorImpl *t);

@@ -185,7 +185,7 @@ mark_views(const PtlOperator *op, const PtlIValue *s, const PtlTensorImpl *from)
         for (int j = 0; j < n; j++) {
             PtlTensorImpl *t = ts[j];
             if (t != from && (t->flags & PTL_TF_IS_VIEW) && t->base != NULL &&
-                ptl_dtype_is_floating(t->dtype) && ptl_view_mark(t, how, from) < 0) {
+                ptl_dtype_is_differentiable(t->dtype) && ptl_view_mark(t, how, from) < 0) {
                 return -1;
             }
         }
@@ -396,10 +396,13 @@ save_variables(PtlNode *node, const PtlOperator *op, const PtlIValue *args, cons
     }
     if (save & PTL_SAVE_RESULT1) {
         /* an integer output (indices) has no grad_fn, so it is saved as a plain tensor */
-        ptl_saved_set(node, slot++, s[1].u.t, ptl_dtype_is_floating(s[1].u.t->dtype), 1);
+        ptl_saved_set(node, slot++, s[1].u.t, ptl_dtype_is_differentiable(s[1].u.t->dtype), 1);
     }
     if (save & PTL_SAVE_RESULT2) {
         ptl_saved_set(node, slot++, s[2].u.t, 1, 2);
+    }
+    if (save & PTL_SAVE_RESULT3) {
+        ptl_saved_set(node, slot++, s[3].u.t, 1, 3);
     }
     /* a saved tensor list (index's Tensor?[] indices) comes after everything else, one slot
      * per element (NULL for None), so the slots of plain tensors keep their order */
@@ -434,17 +437,7 @@ set_history(const PtlOperator *op, PtlIValue *s, PtlNode *node, const Inputs *in
             }
             continue;
         }
-        if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_complex(s[k].u.t->dtype)) {
-            for (int j = 0; j < sc->nrets; j++) {
-                ptl_ivalue_release(&s[j]);
-            }
-            return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                                 "%s: a complex result of inputs that require grad, and "
-                                 "pytorchlite has no complex autograd yet; compute it under "
-                                 "torch.no_grad() or from detached inputs",
-                                 op->schema.name);
-        }
-        if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_floating(s[k].u.t->dtype)) {
+        if (s[k].tag == PTL_IV_TENSOR && ptl_dtype_is_differentiable(s[k].u.t->dtype)) {
             ptl_set_grad_fn(s[k].u.t, node, nr);
         }
         nr++;

@@ -15,7 +15,10 @@
  * from the version counter (Note [View regeneration] in autograd.h).
  * Both backward functions are written with dispatcher ops (as_strided windows of a zero
  * buffer, copy_, clone), so under create_graph they record history of their own: double
- * backward through an in-place op on a view works. */
+ * backward through an in-place op on a view works.  A view of another dtype than its base
+ * (real, imag, view_as_real of a complex base, view_as_complex of a real one) is handled on
+ * real numbers: the complex side's geometry is view_as_real's, the buffer is real, and the
+ * complex gradients go in through view_as_real and come out through view_as_complex. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,17 +54,27 @@ window(PtlTensorImpl *buf, const PtlViewInfo *v, int base)
 }
 
 /* buf[window] = src (src NULL: zeros), through the dispatcher so that, under create_graph,
- * buf's history records the write (a CopySlices of its own).  0 or -1. */
+ * buf's history records the write (a CopySlices of its own).  A complex src of a side kept
+ * as real parts is written as view_as_real(src).  0 or -1. */
 static int
 write_window(PtlTensorImpl *buf, const PtlViewInfo *v, int base, PtlTensorImpl *src)
 {
-    PtlTensorImpl *w = window(buf, v, base), *r;
+    PtlTensorImpl *w = window(buf, v, base), *r, *parts = NULL;
     if (w == NULL) {
         return -1;
+    }
+    if (src != NULL && (base ? v->base_parts : v->parts)) {
+        PtlIValue p[1] = {ptl_iv_tensor(src)};
+        if ((parts = ptl_call_tensor(PTL_OP_view_as_real, p)) == NULL) {
+            ptl_decref(w);
+            return -1;
+        }
+        src = parts;
     }
     if (src != NULL) {
         PtlIValue a[3] = {ptl_iv_tensor(w), ptl_iv_tensor(src), ptl_iv_bool(0)};
         r = ptl_call_tensor(PTL_OP_copy_, a);
+        ptl_xdecref(parts);
     }
     else {
         PtlIValue a[1] = {ptl_iv_tensor(w)};
@@ -75,20 +88,23 @@ write_window(PtlTensorImpl *buf, const PtlViewInfo *v, int base, PtlTensorImpl *
     return 0;
 }
 
-/* A zero buffer covering v->extent elements (new ref or NULL). */
+/* A zero buffer covering v->extent elements (new ref or NULL): real numbers when a side is
+ * kept as real parts. */
 static PtlTensorImpl *
 zero_buffer(const PtlViewInfo *v, const PtlInputMeta *m)
 {
     int64_t n = v->extent;
     PtlIValue zero = ptl_iv_int(0);
-    PtlTensorImpl *buf = ptl_empty(1, &n, m->dtype, m->device);
+    PtlDtype dt = v->parts || v->base_parts ? ptl_dtype_to_real(m->dtype) : m->dtype;
+    PtlTensorImpl *buf = ptl_empty(1, &n, dt, m->device);
     if (buf != NULL && ptl_fill_scalar(buf, &zero) < 0) {
         PTL_CLEAR(buf);
     }
     return buf;
 }
 
-/* A copy of buf's window (new ref or NULL). */
+/* A copy of buf's window (new ref or NULL), read back as complex numbers for a side kept
+ * as real parts. */
 static PtlTensorImpl *
 read_window(PtlTensorImpl *buf, const PtlViewInfo *v, int base)
 {
@@ -99,6 +115,12 @@ read_window(PtlTensorImpl *buf, const PtlViewInfo *v, int base)
     PtlIValue a[2] = {ptl_iv_tensor(w), ptl_iv_none()};
     r = ptl_call_tensor(PTL_OP_clone, a);
     ptl_decref(w);
+    if (r != NULL && (base ? v->base_parts : v->parts)) {
+        PtlIValue c[1] = {ptl_iv_tensor(r)};
+        w = ptl_call_tensor(PTL_OP_view_as_complex, c);
+        ptl_decref(r);
+        r = w;
+    }
     return r;
 }
 
@@ -183,6 +205,25 @@ meta_of(PtlInputMeta *m, const PtlTensorImpl *t)
     memcpy(m->sizes, t->sizes, sizeof(int64_t) * (size_t)t->dim);
 }
 
+/* A complex geometry in real units (view_as_real's): sizes + [2], strides * 2 + [1],
+ * offset * 2.  0, or -1 when the trailing dim does not fit. */
+static int
+as_real_parts(int *dim, int64_t *sizes, int64_t *strides, int64_t *offset)
+{
+    if (*dim == PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "an in-place operation on a view of "
+                             "another dtype than its base with %d dims", PTL_MAX_DIMS);
+    }
+    for (int d = 0; d < *dim; d++) {
+        strides[d] *= 2;
+    }
+    sizes[*dim] = 2;
+    strides[*dim] = 1;
+    *offset *= 2;
+    (*dim)++;
+    return 0;
+}
+
 static PtlViewInfo *
 view_info(const PtlTensorImpl *self, const PtlTensorImpl *base)
 {
@@ -199,6 +240,16 @@ view_info(const PtlTensorImpl *self, const PtlTensorImpl *base)
     memcpy(v->base_sizes, base->sizes, sizeof(int64_t) * (size_t)base->dim);
     memcpy(v->base_strides, base->strides, sizeof(int64_t) * (size_t)base->dim);
     v->base_offset = base->storage_offset;
+    if (self->dtype != base->dtype &&
+        ((ptl_dtype_is_complex(self->dtype) &&
+          as_real_parts(&v->dim, v->sizes, v->strides, &v->offset) < 0) ||
+         (ptl_dtype_is_complex(base->dtype) &&
+          as_real_parts(&v->base_dim, v->base_sizes, v->base_strides, &v->base_offset) < 0))) {
+        free(v);
+        return NULL;
+    }
+    v->parts = self->dtype != base->dtype && ptl_dtype_is_complex(self->dtype);
+    v->base_parts = self->dtype != base->dtype && ptl_dtype_is_complex(base->dtype);
     int64_t a = reach(v->dim, v->sizes, v->strides, v->offset);
     int64_t b = reach(v->base_dim, v->base_sizes, v->base_strides, v->base_offset);
     v->extent = a > b ? a : b;

@@ -28,13 +28,13 @@ const int ptl_nondiff_row_count = (int)(sizeof(ptl_nondiff_rows) / sizeof(ptl_no
 static uint32_t
 save_bit(const PtlSchema *sc, const char *name, size_t len)
 {
-    static const char *const results[] = {"result", "result1", "result2"};
+    static const char *const results[] = {"result", "result1", "result2", "result3"};
     for (int i = 0; i < sc->nargs && i < PTL_SAVE_ARG_MAX; i++) {
         if (strlen(sc->args[i].name) == len && strncmp(sc->args[i].name, name, len) == 0) {
             return PTL_SAVE_ARG(i);
         }
     }
-    for (int k = 0; k < 3 && k < sc->nrets; k++) {
+    for (int k = 0; k < 4 && k < sc->nrets; k++) {
         const char *rn = sc->rets_named ? sc->rets[k].name : "";
         if ((strlen(results[k]) == len && strncmp(results[k], name, len) == 0) ||
             (rn[0] != '\0' && strlen(rn) == len && strncmp(rn, name, len) == 0)) {

@@ -6,7 +6,7 @@
 #include "autograd.h"
 
 /* What a node saves, as a mask resolved from a row's names (derivatives.def): bit i for
- * schema argument i (i < 16), and outputs 0, 1 and 2, saved after the arguments.  A saved
+ * schema argument i (i < 16), and outputs 0 to 3, saved after the arguments.  A saved
  * Tensor?[] argument saves its elements after every other slot. */
 #define PTL_SAVE_ARG(I) (1u << (I))
 #define PTL_SAVE_ARG_MAX 16
@@ -15,6 +15,8 @@
 #define PTL_SAVE_RESULT1 (1u << 17)
 /* output 2 (the workspace of _thnn_fused_lstm_cell, native_layer_norm's rstd) */
 #define PTL_SAVE_RESULT2 (1u << 18)
+/* output 3 (the eigenvectors' imaginary parts of _linalg_eig_split) */
+#define PTL_SAVE_RESULT3 (1u << 19)
 
 typedef struct PtlGradRow {
     int op;                 /* PtlOpId */
@@ -39,7 +41,7 @@ extern const PtlNondiffRow ptl_nondiff_rows[];
 extern const int ptl_nondiff_row_count;
 
 /* The mask of PTL_SAVE_* that `names` (comma-separated, as in derivatives.def) stand for in
- * the schema of op: argument names, `result`, `result1`, `result2` and the names of named
+ * the schema of op: argument names, `result`, `result1`, `result2`, `result3` and the names of named
  * returns.  0, or -1 with an error naming the unknown name. */
 int ptl_grad_save_mask(int op, const char *names, uint32_t *mask);
 

@@ -272,11 +272,20 @@ static int
 check_nan(PtlNode *node, PtlTensorImpl **outs)
 {
     for (int i = 0; i < node->num_next; i++) {
-        if (outs[i] == NULL || !ptl_dtype_is_floating(outs[i]->dtype)) {
+        if (outs[i] == NULL || !ptl_dtype_is_differentiable(outs[i]->dtype)) {
             continue;
         }
+        /* a complex gradient is nan where either part is: its parts are checked */
         PtlIValue a[1] = {ptl_iv_tensor(outs[i])};
+        PtlTensorImpl *parts = NULL;
+        if (ptl_dtype_is_complex(outs[i]->dtype)) {
+            if ((parts = ptl_call_tensor(PTL_OP_view_as_real, a)) == NULL) {
+                return -1;
+            }
+            a[0] = ptl_iv_tensor(parts);
+        }
         PtlTensorImpl *nan = ptl_call_tensor(PTL_OP_isnan, a), *any = NULL;
+        ptl_xdecref(parts);
         if (nan != NULL) {
             PtlIValue b[1] = {ptl_iv_tensor(nan)};
             any = ptl_call_tensor(PTL_OP_any, b);
@@ -331,9 +340,22 @@ seed_roots(Graph *g, PtlTensorImpl **roots, PtlTensorImpl **grads, int n, PtlNod
                 return ptl_error_set(PTL_ERR_RUNTIME, "grad can be implicitly created only for "
                                                       "scalar outputs");
             }
+            if (!ptl_dtype_is_floating(roots[i]->dtype)) {
+                return ptl_error_set(PTL_ERR_RUNTIME, "grad can be implicitly created only for "
+                                     "real scalar outputs but got torch.%s",
+                                     ptl_dtype_name(roots[i]->dtype));
+            }
             if ((gr = made = ones_like(roots[i])) == NULL) {
                 return -1;
             }
+        }
+        else if (ptl_dtype_is_complex(gr->dtype) != ptl_dtype_is_complex(roots[i]->dtype)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "For complex Tensors, both grad_output and output are required "
+                                 "to have the same dtype. Mismatch in dtype: grad_output[%d] has "
+                                 "a dtype of torch.%s and output[%d] has a dtype of torch.%s.",
+                                 i, ptl_dtype_name(gr->dtype), i,
+                                 ptl_dtype_name(roots[i]->dtype));
         }
         else if (gr->dim != roots[i]->dim ||
                  memcmp(gr->sizes, roots[i]->sizes, sizeof(int64_t) * (size_t)gr->dim) != 0) {

@@ -113,6 +113,15 @@ finish(PtlNode *n, int i, PtlTensorImpl *g)
             return NULL;
         }
     }
+    if (ptl_dtype_is_complex(r->dtype) && !ptl_dtype_is_complex(m->dtype)) {
+        /* a real input of a complex computation: its gradient is the real part
+         * (PyTorch's handle_r_to_c; Note [Complex autograd] in derivatives/complex.c) */
+        PtlTensorImpl *re = op1(PTL_OP_real, r);
+        ptl_decref(r);
+        if ((r = re) == NULL) {
+            return NULL;
+        }
+    }
     if (r->dtype != m->dtype) {
         PtlIValue c[2] = {ptl_iv_tensor(r), ptl_iv_dtype(m->dtype)};
         PtlTensorImpl *cast = callv(PTL_OP__to_copy, 2, c);
@@ -243,6 +252,15 @@ num(Scope *sc, double v)
 #define WHERE(C, A, B) f3(sc, PTL_OP_where_self, (C), (A), (B))
 #define MULN(A, V) MUL((A), num(sc, (V)))
 
+/* conj(a) for a complex a, a itself for a real one: the factor PyTorch's formulas conjugate
+ * (Note [Complex autograd] in derivatives/complex.c) */
+static inline PtlTensorImpl *
+conj_of(Scope *sc, PtlTensorImpl *a)
+{
+    return a != NULL && ptl_dtype_is_complex(a->dtype) ? f1(sc, PTL_OP_conj_physical, a) : a;
+}
+#define CONJ(A) conj_of(sc, (A))
+
 /* grads_out[i] = finish(g); g is borrowed (the scope owns it).  -1 when g is NULL. */
 static inline int
 give(PtlNode *n, PtlTensorImpl **go, int i, PtlTensorImpl *g)
@@ -321,6 +339,42 @@ unsq(Scope *sc, PtlTensorImpl *a, int64_t d)
 {
     PtlIValue v[2] = {ptl_iv_tensor(a), ptl_iv_int(d)};
     return fv(sc, PTL_OP_unsqueeze, 2, v);
+}
+
+#define MATMUL(A, B) f2(sc, PTL_OP_matmul, (A), (B))
+#define MT(A) transpose_last(sc, (A))
+
+/* the matrix diagonals of x as a [*, n] tensor */
+static inline PtlTensorImpl *
+diag_of(Scope *sc, PtlTensorImpl *x)
+{
+    PtlIValue v[4] = {ptl_iv_tensor(x), ptl_iv_int(0), ptl_iv_int(-2), ptl_iv_int(-1)};
+    return fv(sc, PTL_OP_diagonal, 4, v);
+}
+
+/* linalg_solve(A, B, left=left) */
+static inline PtlTensorImpl *
+solve(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int left)
+{
+    PtlIValue v[3] = {ptl_iv_tensor(A), ptl_iv_tensor(B), ptl_iv_bool(left)};
+    return A && B ? own(sc, callv(PTL_OP_linalg_solve, 3, v)) : NULL;
+}
+
+/* x.narrow(dim, start, len) */
+static inline PtlTensorImpl *
+block(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
+{
+    PtlIValue v[4] = {ptl_iv_tensor(x), ptl_iv_int(dim), ptl_iv_int(start), ptl_iv_int(len)};
+    return fv(sc, PTL_OP_narrow, 4, v);
+}
+
+/* cat([a, b], dim) */
+static inline PtlTensorImpl *
+cat2(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b, int64_t dim)
+{
+    PtlTensorImpl *ab[2] = {a, b};
+    PtlIValue v[2] = {ptl_iv_tensorlist(ab, 2), ptl_iv_int(dim)};
+    return a && b ? own(sc, callv(PTL_OP_cat, 2, v)) : NULL;
 }
 
 /* Zeros of input i's shape in dtype dt, a constant without history.  New ref or NULL. */

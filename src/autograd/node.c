@@ -164,14 +164,8 @@ ptl_set_requires_grad(PtlTensorImpl *t, int on)
                              "want to use a computed variable in a subgraph that doesn't require "
                              "differentiation use var_no_grad = var.detach().");
     }
-    if (on && ptl_dtype_is_complex(t->dtype)) {   /* Note [Complex autograd] in docs */
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                             "complex Tensors cannot require gradients yet: pytorchlite has no "
-                             "complex autograd (Wirtinger derivatives); differentiate through "
-                             "real and imaginary parts as separate real tensors");
-    }
-    if (on && !ptl_dtype_is_floating(t->dtype)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
+    if (on && !ptl_dtype_is_differentiable(t->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,   /* PyTorch's text, complex included */
                              "only Tensors of floating point dtype can require gradients");
     }
     PtlAutogradMeta *m = ptl_autograd_meta(t, on);

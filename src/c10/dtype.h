@@ -80,6 +80,14 @@ ptl_dtype_is_complex(PtlDtype dt)
     return dt == PTL_DTYPE_COMPLEX64 || dt == PTL_DTYPE_COMPLEX128;
 }
 
+/* Floating or complex: the dtypes whose tensors can require grad (c10's
+ * isDifferentiableType). */
+static inline int
+ptl_dtype_is_differentiable(PtlDtype dt)
+{
+    return ptl_dtype_is_floating(dt) || ptl_dtype_is_complex(dt);
+}
+
 /* The dtype of a complex dtype's real and imaginary parts (c10's toRealValueType); other
  * dtypes are their own. */
 static inline PtlDtype

@@ -566,7 +566,7 @@ t_set_data(PyObject *self, PyObject *value, void *c)
     }
     PtlTensorImpl *t = PTLPY_IMPL(self), *d = PTLPY_IMPL(value);
     PtlAutogradMeta *m = ptl_autograd_meta(t, 0);
-    if (ptl_requires_grad(t) && !ptl_dtype_is_floating(d->dtype)) {
+    if (ptl_requires_grad(t) && !ptl_dtype_is_differentiable(d->dtype)) {
         PyErr_SetString(PyExc_RuntimeError,
                         "data set to a tensor that requires gradients must be floating point "
                         "or complex dtype");

@@ -1029,7 +1029,7 @@ api_autograd_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto release_outputs;
     }
     for (int k = 0; k < sc->nrets; k++) {
-        if (ptl_dtype_is_floating(s[k].u.t->dtype)) {
+        if (ptl_dtype_is_differentiable(s[k].u.t->dtype)) {
             ptl_set_grad_fn(s[k].u.t, node, k);
         }
     }

@@ -212,7 +212,7 @@ py_function_record(PyObject *m, PyObject *args)
             Py_INCREF(o);
         }
         PyTuple_SET_ITEM(result, k, o);
-        if (PyObject_IsTrue(PyTuple_GET_ITEM(diff, k)) && ptl_dtype_is_floating(t->dtype)) {
+        if (PyObject_IsTrue(PyTuple_GET_ITEM(diff, k)) && ptl_dtype_is_differentiable(t->dtype)) {
             ptl_set_grad_fn(PTLPY_IMPL(o), node, k);
         }
     }

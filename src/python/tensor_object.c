@@ -54,7 +54,7 @@ ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type)
     /* a view made in no_grad or inference mode comes here first: record that (Note [View
      * regeneration]; in grad mode the Autograd kernel does) */
     if ((t->flags & PTL_TF_IS_VIEW) && t->base != NULL && t->autograd_meta == NULL &&
-        ptl_dtype_is_floating(t->dtype) && !ptl_grad_mode_enabled()) {
+        ptl_dtype_is_differentiable(t->dtype) && !ptl_grad_mode_enabled()) {
         PtlViewCreation how = ptl_tls()->inference_mode ? PTL_VIEW_INFERENCE : PTL_VIEW_NO_GRAD;
         if (ptl_view_mark(t, how, NULL) < 0) {
             Py_DECREF(o);

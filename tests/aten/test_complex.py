@@ -541,16 +541,3 @@ def test_unsupported_ops_raise():
             fn()
 
 
-def test_autograd_refuses_complex():
-    with pytest.raises(NotImplementedError, match="complex Tensors cannot require gradients"):
-        ptl.tensor([1j], requires_grad=True)
-    with pytest.raises(NotImplementedError, match="complex Tensors cannot require gradients"):
-        ptl.zeros(2, dtype=C64).requires_grad_()
-    x = ptl.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="no complex autograd"):
-        x * 1j
-    with pytest.raises(NotImplementedError):
-        ptl.complex(x, x)
-    with ptl.no_grad():
-        assert (x * 1j).dtype == C64
-    assert ptl.complex(x.detach(), x.detach()).tolist() == [1 + 1j, 1 + 1j]

@@ -59,9 +59,6 @@ NO_DERIVATIVE = {
     "_sample_dirichlet": "derivatives.yaml: not_implemented(\"_sample_dirichlet\"); "
                          "Dirichlet.rsample differentiates it with _dirichlet_grad",
     "_dirichlet_grad": "derivatives.yaml: not_implemented(\"_dirichlet_grad\")",
-    **{name: "no complex autograd yet (docs/decisions.md, Note [Complex autograd])"
-       for name in ("real", "imag", "view_as_real", "view_as_complex", "complex", "polar",
-                    "angle", "conj", "conj_physical")},
 }
 
 

@@ -1,5 +1,6 @@
 """Every PTL_GRAD row of src/autograd/derivatives.def, checked on the samples of its operator's
-entry in tests/opinfo.py: a float64 gradcheck and gradgradcheck, and the node the row names.
+entry in tests/opinfo.py: a float64 gradcheck and gradgradcheck (complex outputs, and the
+complex inputs an entry's grad_call makes, part by part), and the node the row names.
 
 Rows whose op has no usable finite differences say so in their entry (opinfo.OpInfo.grad):
 random ops get zeros (derivatives.yaml's zeros_like), reparameterised samplers are compared
@@ -72,9 +73,10 @@ def _function(info, args, kwargs, leaves):
 
 
 def _outputs(out):
-    """The floating outputs (indices are not differentiable), as a tuple."""
+    """The floating and complex outputs (indices are not differentiable), as a tuple."""
     outs = out if isinstance(out, (list, tuple)) else (out,)
-    return tuple(o for o in outs if isinstance(o, ptl.Tensor) and o.is_floating_point())
+    return tuple(o for o in outs if isinstance(o, ptl.Tensor)
+                 and (o.is_floating_point() or o.is_complex()))
 
 
 def _params(rows):

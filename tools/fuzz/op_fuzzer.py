@@ -14,6 +14,13 @@ recorded with its repro, and the batch goes on in a fresh child after the failin
     python -m tools.fuzz.op_fuzzer --seed 7 --start 20000 --calls 100000 --jobs 2
     python -m tools.fuzz.op_fuzzer --repro 0:1234            # print and run one call
     python -m tools.fuzz.op_fuzzer --show 0:1234             # print it only
+    python -m tools.fuzz.op_fuzzer --grad --ops '^(mul|exp|complex|polar)$' --calls 2000
+
+--ops REGEX draws only the operators whose name (without overload) matches.  --grad makes
+every floating and complex tensor argument a leaf that requires grad and, after a call that
+returns a result with a grad_fn, runs autograd.grad from it with a seeded gradient of its
+dtype (complex gradients included), every other call with create_graph=True and then a
+second backward through the first gradient.  A repro needs the same flags.
 
 Exit status: 0 without findings, 1 with.  The children get a 1 GiB address-space limit
 (not under AddressSanitizer, which reserves terabytes of shadow memory and takes
@@ -45,10 +52,12 @@ STARTUP_SECONDS = 120
 
 # ---- the values a call is made of (evaluated in the child) ----
 
-def make_tensor(shape, dtype, layout, seed):
+def make_tensor(shape, dtype, layout, seed, leaves=None):
     """A tensor of `shape` and `dtype` with seeded values, laid out as `layout` says:
     c contiguous, t transposed, s sliced with a step, e expanded, o at a storage offset, m on
-    the meta device (no data: Note [Meta tensors] in src/c10/device.h)."""
+    the meta device (no data: Note [Meta tensors] in src/c10/device.h).  With a `leaves`
+    list (--grad) a floating or complex tensor is made from a leaf that requires grad,
+    appended to it."""
     import numpy as np
     import pytorchlite as ptl
     rng = np.random.RandomState(seed)
@@ -77,6 +86,8 @@ def make_tensor(shape, dtype, layout, seed):
             flat[rng.randint(flat.size)] = rng.choice([np.nan, np.inf, -np.inf])
     src_dtype = "float32" if dtype == "bfloat16" else dtype
     base = ptl.tensor(np.asarray(values).astype(src_dtype)).to(getattr(ptl, dtype))
+    if leaves is not None and (base.is_floating_point() or base.is_complex()):
+        leaves.append(base.requires_grad_())
     if layout == "t" and ndim >= 2:
         return base.permute(*range(ndim - 1, -1, -1))
     if layout == "s" and ndim >= 1:
@@ -90,17 +101,22 @@ def make_tensor(shape, dtype, layout, seed):
     return base
 
 
-def namespace():
+def namespace(leaves=None):
+    """The names a call's source uses; with a `leaves` list (--grad) its tensors collect
+    there."""
     import pytorchlite as ptl
-    return {"aten": ptl.ops.aten, "ptl": ptl, "T": make_tensor, "inf": float("inf"),
+
+    def tensor(shape, dtype, layout, seed):
+        return make_tensor(shape, dtype, layout, seed, leaves)
+    return {"aten": ptl.ops.aten, "ptl": ptl, "T": tensor, "inf": float("inf"),
             "nan": float("nan")}
 
 
 # ---- the generator ----
 
-def schema_rows():
-    """[(name, overload, [(type, name, default or None, keyword-only)])] of every aten op,
-    in a fixed order."""
+def schema_rows(ops=None):
+    """[(name, overload, [(type, name, default or None, keyword-only)])] of every aten op
+    (whose name matches the regex `ops`, when given), in a fixed order."""
     from pytorchlite import _C
     rows = []
     for r in _C._schemas():
@@ -109,6 +125,8 @@ def schema_rows():
             continue
         full = s[len(ATEN_PREFIX):s.index("(")]
         name, _, overload = full.partition(".")
+        if ops is not None and not re.search(ops, name):
+            continue
         rows.append((name, overload or "default", parse_args(s)))
     rows.sort(key=lambda r: (r[0], r[1]))
     return rows
@@ -267,22 +285,44 @@ def touch(result, depth=0):
             touch(r, depth + 1)
 
 
-def run_child(seed, start, count):
+def backward_through(result, leaves, second_order):
+    """--grad: autograd.grad from the first result with a grad_fn to the leaves, with a
+    seeded gradient of its dtype; with second_order, create_graph=True and a backward
+    through the first gradient that has a grad_fn.  The gradients are read (touch)."""
+    import pytorchlite as ptl
+    outs = result if isinstance(result, (tuple, list)) else (result,)
+    out = next((o for o in outs if isinstance(o, ptl.Tensor) and o.grad_fn is not None), None)
+    if out is None or not leaves:
+        return
+    g = ptl.ones_like(out) * ((0.5 - 1j) if out.is_complex() else -1.5)
+    grads = ptl.autograd.grad([out], leaves, [g], allow_unused=True,
+                              create_graph=second_order)
+    touch(list(grads))
+    again = next((x for x in grads if x is not None and x.grad_fn is not None), None)
+    if second_order and again is not None:
+        gg = ptl.ones_like(again) * ((2 + 1j) if again.is_complex() else 0.5)
+        touch(list(ptl.autograd.grad([again], leaves, [gg], allow_unused=True)))
+
+
+def run_child(seed, start, count, ops=None, grad=False):
     if os.environ.get("PTL_FUZZ_ADDRESS_LIMIT"):
         import resource
         limit = int(os.environ["PTL_FUZZ_ADDRESS_LIMIT"])
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     import warnings
     warnings.simplefilter("ignore")
-    maker = CallMaker(schema_rows())
-    ns = namespace()
+    maker = CallMaker(schema_rows(ops))
     out = sys.stdout
     for index in range(start, start + count):
         src = maker.call(seed, index)
         out.write(f"{index}\n")
         out.flush()
+        leaves = [] if grad else None
         try:
-            touch(eval(src, ns))
+            result = eval(src, namespace(leaves))
+            touch(result)
+            if grad:
+                backward_through(result, leaves, index % 2 == 1)
         except Exception:
             pass
     out.write("done\n")
@@ -310,19 +350,26 @@ def child_env():
     return env
 
 
-def run_alone(seed, index, hang_after, env, root):
+def mode_flags(a):
+    """The command-line flags that choose the calls (--ops, --grad), for children and
+    repros."""
+    return (["--ops", a.ops] if a.ops is not None else []) + (["--grad"] if a.grad else [])
+
+
+def run_alone(seed, index, hang_after, env, root, flags):
     """Call `index` alone in a fresh child: (exit status, stderr), or None if it still makes
     no progress in time."""
     try:
         r = subprocess.run([sys.executable, "-m", "tools.fuzz.op_fuzzer", "--child", str(seed),
-                            str(index), "1"], cwd=root, env=env, capture_output=True, text=True,
+                            str(index), "1"] + flags, cwd=root, env=env, capture_output=True,
+                           text=True,
                            timeout=hang_after + STARTUP_SECONDS)
     except subprocess.TimeoutExpired:
         return None
     return r.returncode, r.stderr
 
 
-def run_batch(seed, start, count, hang_after, env, log):
+def run_batch(seed, start, count, hang_after, env, log, flags):
     """Runs calls [start, start + count) in children; returns the findings
     [(index, kind, detail)] and the number of calls made."""
     findings, made = [], 0
@@ -331,7 +378,8 @@ def run_batch(seed, start, count, hang_after, env, log):
         err = open(log, "w+")
         proc = subprocess.Popen(
             [sys.executable, "-m", "tools.fuzz.op_fuzzer", "--child", str(seed), str(start),
-             str(count)], stdout=subprocess.PIPE, stderr=err, cwd=root, env=env, text=True)
+             str(count)] + flags, stdout=subprocess.PIPE, stderr=err, cwd=root, env=env,
+            text=True)
         last, done, hung = None, False, False
         while True:
             # importing pytorchlite on a busy machine is not a hang
@@ -362,7 +410,7 @@ def run_batch(seed, start, count, hang_after, env, log):
                                                f"hung: {hung}): {stderr.strip()[-300:]}"))
             break
         if hung:
-            alone = run_alone(seed, last, hang_after, env, root)
+            alone = run_alone(seed, last, hang_after, env, root, flags)
             if alone is not None:
                 hung, (rc, stderr) = False, alone
                 report = sanitizer_line(stderr)
@@ -399,17 +447,24 @@ def main(argv=None):
                    help="seconds without progress that count as a hang")
     p.add_argument("--repro", metavar="SEED:INDEX", help="print and run one call")
     p.add_argument("--show", metavar="SEED:INDEX", help="print one call")
+    p.add_argument("--ops", metavar="REGEX", help="only the operators whose name matches")
+    p.add_argument("--grad", action="store_true",
+                   help="tensors require grad, and each call is followed by a backward")
     p.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
-        run_child(*a.child)
+        run_child(*a.child, ops=a.ops, grad=a.grad)
         return 0
     if a.repro or a.show:
         seed, _, index = (a.repro or a.show).partition(":")
-        src = CallMaker(schema_rows()).call(int(seed), int(index))
+        src = CallMaker(schema_rows(a.ops)).call(int(seed), int(index))
         print(src, flush=True)
         if a.repro:
-            print(repr(eval(src, namespace())))
+            leaves = [] if a.grad else None
+            result = eval(src, namespace(leaves))
+            print(repr(result))
+            if a.grad:
+                backward_through(result, leaves, int(index) % 2 == 1)
         return 0
     return fuzz(a)
 
@@ -424,13 +479,14 @@ def fuzz(a):
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(
             lambda b: run_batch(a.seed, b[0], b[1], a.hang_after, env,
-                                os.path.join(tmp, f"stderr-{b[0]}")), batches))
+                                os.path.join(tmp, f"stderr-{b[0]}"), mode_flags(a)), batches))
     findings = sorted(f for r in results for f in r[0])
     made = sum(r[1] for r in results)
-    maker = CallMaker(schema_rows())
+    maker = CallMaker(schema_rows(a.ops))
+    flags = " ".join(f"'{f}'" if f == a.ops else f for f in mode_flags(a))
     for index, kind, detail in findings:
         print(f"{kind}: {detail}\n    python -m tools.fuzz.op_fuzzer --repro {a.seed}:{index}"
-              f"\n    {maker.call(a.seed, index)}")
+              f" {flags}\n    {maker.call(a.seed, index)}")
     print(f"{made} calls (seed {a.seed}, indices {a.start}..{a.start + a.calls - 1}), "
           f"{len(findings)} findings, {time.time() - t0:.0f} s")
     return 1 if findings else 0

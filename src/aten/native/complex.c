@@ -11,8 +11,8 @@
  * passes here before a CPU kernel runs.
  * The CPU kernels were written for real dtypes (many branch on "floating or else integer"),
  * so the key decides, per op, what a complex argument may reach:
- *   - ops with a complex kernel here (add, sub, mul, div, neg, exp, log, sqrt, abs, eq, ne,
- *     sum, mean) run it: the complex arithmetic of C99's <complex.h>;
+ *   - ops with a complex kernel here (add, sub, mul, div, neg, exp, log, sqrt, reciprocal,
+ *     abs, eq, ne, sum, mean) run it: the complex arithmetic of C99's <complex.h>;
  *   - ops whose CPU kernel only moves bytes or converts through copy.c's conversion table
  *     (views, copy_, _to_copy, clone, cat, stack, index, fill_, the factories) and the ops
  *     of this file fall through to the CPU kernel (`passthrough_ops`);
@@ -20,7 +20,7 @@
  *     the ordering ops (`ordering_errors`), else "\"<op>_cpu\" not implemented for
  *     'ComplexFloat'".
  * On CUDA nothing takes a complex tensor yet ("\"<op>_cuda\" not implemented for ...").
- * Autograd refuses complex tensors (Note [Complex autograd] in docs/decisions.md). */
+ * Their derivatives: Note [Complex autograd] in autograd/derivatives/complex.c. */
 #include <math.h>
 #include <string.h>
 
@@ -215,11 +215,13 @@ DEFINE_Z_COMPARE(zne, !=)
 #define ZLOG(A) _Generic((A), ptl_complex64: clogf, default: clog)(A)
 #define ZSQRT(A) _Generic((A), ptl_complex64: csqrtf, default: csqrt)(A)
 #define ZCONJ(A) _Generic((A), ptl_complex64: conjf, default: conj)(A)
+#define ZRECIPROCAL(A) (1 / (A))
 DEFINE_Z_UNARY(zneg, ZNEG)
 DEFINE_Z_UNARY(zexp, ZEXP)
 DEFINE_Z_UNARY(zlog, ZLOG)
 DEFINE_Z_UNARY(zsqrt, ZSQRT)
 DEFINE_Z_UNARY(zconj, ZCONJ)
+DEFINE_Z_UNARY(zreciprocal, ZRECIPROCAL)
 
 /* complex -> real: abs and angle write the real dtype R of their input */
 #define Z_TO_REAL_LOOP(NAME, SUF, T, R, F)                                                 \
@@ -301,6 +303,7 @@ unary_complex(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const PtlLoop *loops = strncmp(name, "neg", 3) == 0    ? zneg_loops
                            : strncmp(name, "exp", 3) == 0  ? zexp_loops
                            : strncmp(name, "log", 3) == 0  ? zlog_loops
+                           : strncmp(name, "reciprocal", 10) == 0 ? zreciprocal_loops
                                                            : zsqrt_loops;
     return ptl_pointwise(op, s, 1, self_only, ptl_iter_config(), loops, NULL);
 }
@@ -700,6 +703,9 @@ static const PtlKernelReg complex_kernels[] = {
     {PTL_OP_sqrt, PTL_KEY_COMPLEX, unary_complex},
     {PTL_OP_sqrt_, PTL_KEY_COMPLEX, unary_complex},
     {PTL_OP_sqrt_out, PTL_KEY_COMPLEX, unary_complex},
+    {PTL_OP_reciprocal, PTL_KEY_COMPLEX, unary_complex},
+    {PTL_OP_reciprocal_, PTL_KEY_COMPLEX, unary_complex},
+    {PTL_OP_reciprocal_out, PTL_KEY_COMPLEX, unary_complex},
     {PTL_OP_abs, PTL_KEY_COMPLEX, abs_complex},
     {PTL_OP_abs_, PTL_KEY_COMPLEX, abs_complex},
     {PTL_OP_abs_out, PTL_KEY_COMPLEX, abs_complex},

@@ -42,19 +42,20 @@ rsub_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return NEEDS(1) ? put_same(n, go, 1, gi[0]) : 0;
 }
 
+/* g * conj(other), g * conj(self): the conjugates matter for complex operands only */
 int
 mul_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
     Scope scope = {0}, *sc = &scope;
     PtlTensorImpl *self = sv(sc, n, 0), *other = sv(sc, n, 1);
-    if ((NEEDS(0) && give(n, go, 0, MUL(gi[0], other)) < 0) ||
-        (NEEDS(1) && give(n, go, 1, MUL(gi[0], self)) < 0)) {
+    if ((NEEDS(0) && give(n, go, 0, MUL(gi[0], CONJ(other))) < 0) ||
+        (NEEDS(1) && give(n, go, 1, MUL(gi[0], CONJ(self))) < 0)) {
         return scope_end(sc, -1);
     }
     return scope_end(sc, 0);
 }
 
-/* d(a/b) = g/b, -g*a/b^2.  With a rounding mode (div.Tensor_mode 'trunc' or 'floor', whose
+/* d(a/b) = g/conj(b), -g*conj(a/b^2).  With a rounding mode (div.Tensor_mode 'trunc' or 'floor', whose
  * string argument the node keeps) the result is piecewise constant: zeros for both. */
 int
 div_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
@@ -64,8 +65,9 @@ div_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return random_backward(n, gi, go);
     }
     PtlTensorImpl *self = sv(sc, n, 0), *other = sv(sc, n, 1);
-    if ((NEEDS(0) && give(n, go, 0, DIV(gi[0], other)) < 0) ||
-        (NEEDS(1) && give(n, go, 1, NEG(MUL(gi[0], DIV(self, MUL(other, other))))) < 0)) {
+    if ((NEEDS(0) && give(n, go, 0, DIV(gi[0], CONJ(other))) < 0) ||
+        (NEEDS(1) &&
+         give(n, go, 1, NEG(MUL(gi[0], CONJ(DIV(self, MUL(other, other)))))) < 0)) {
         return scope_end(sc, -1);
     }
     return scope_end(sc, 0);

@@ -22,14 +22,6 @@ tril(Scope *sc, PtlTensorImpl *x, int64_t k)
     return fv(sc, PTL_OP_tril, 2, v);
 }
 
-/* the matrix diagonals of x as a [*, n] tensor */
-static PtlTensorImpl *
-diag_of(Scope *sc, PtlTensorImpl *x)
-{
-    PtlIValue v[4] = {ptl_iv_tensor(x), ptl_iv_int(0), ptl_iv_int(-2), ptl_iv_int(-1)};
-    return fv(sc, PTL_OP_diagonal, 4, v);
-}
-
 /* x[..., start:start + len] along dim */
 static PtlTensorImpl *
 slice(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
@@ -38,8 +30,6 @@ slice(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
     return x ? fv(sc, PTL_OP_narrow, 4, v) : NULL;
 }
 
-#define MATMUL(A, B) f2(sc, PTL_OP_matmul, (A), (B))
-#define MT(A) transpose_last(sc, (A))
 
 /* linalg_cholesky_ex(A, upper) -> L with A = L L^T (upper: U^T U, L = U^T):
  *   Phi = tril(L^T gL) with its diagonal halved,  gA = sym(L^-T Phi L^-1)

@@ -12,14 +12,6 @@
 
 #include "../formula.h"
 
-/* linalg_solve(A, B, left=left) */
-static PtlTensorImpl *
-solve(Scope *sc, PtlTensorImpl *A, PtlTensorImpl *B, int left)
-{
-    PtlIValue v[3] = {ptl_iv_tensor(A), ptl_iv_tensor(B), ptl_iv_bool(left)};
-    return A && B ? own(sc, callv(PTL_OP_linalg_solve, 3, v)) : NULL;
-}
-
 /* Whether linalg.solve took B (input 1) as a vector (PyTorch's linalg_solve_is_vector_rhs) */
 static int
 vector_rhs(const PtlNode *n)
@@ -278,23 +270,6 @@ triangle(Scope *sc, PtlOpId id, PtlTensorImpl *x, int64_t d)
 {
     PtlIValue v[2] = {ptl_iv_tensor(x), ptl_iv_int(d)};
     return fv(sc, id, 2, v);
-}
-
-/* x.narrow(dim, start, len) */
-static PtlTensorImpl *
-block(Scope *sc, PtlTensorImpl *x, int64_t dim, int64_t start, int64_t len)
-{
-    PtlIValue v[4] = {ptl_iv_tensor(x), ptl_iv_int(dim), ptl_iv_int(start), ptl_iv_int(len)};
-    return fv(sc, PTL_OP_narrow, 4, v);
-}
-
-/* cat([a, b], dim) */
-static PtlTensorImpl *
-cat2(Scope *sc, PtlTensorImpl *a, PtlTensorImpl *b, int64_t dim)
-{
-    PtlTensorImpl *ab[2] = {a, b};
-    PtlIValue v[2] = {ptl_iv_tensorlist(ab, 2), ptl_iv_int(dim)};
-    return a && b ? own(sc, callv(PTL_OP_cat, 2, v)) : NULL;
 }
 
 /* linalg_solve_triangular(A^T, B, upper=upper, left=left, unitriangular=unit) */

@@ -25,6 +25,13 @@ unary_chain(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go,
     if (saved(n, 0, &x) < 0 || (f = make(x)) == NULL) {
         goto done;
     }
+    if (ptl_dtype_is_complex(f->dtype)) {   /* holomorphic f: g * conj(f'(x)) */
+        PtlTensorImpl *c = op1(PTL_OP_conj_physical, f);
+        ptl_decref(f);
+        if ((f = c) == NULL) {
+            goto done;
+        }
+    }
     rc = put(n, go, 0, op2(PTL_OP_mul_Tensor, gi[0], f));
 done:
     ptl_xdecref(x);
@@ -128,6 +135,26 @@ sign_of(PtlTensorImpl *x)
     return op1(PTL_OP_sign, x);
 }
 
+/* abs: g * sign(x), and for a complex x g * sgn(x) = g * x / |x| (0 at 0), which is not
+ * holomorphic, so unary_chain's conjugate does not apply */
+int
+abs_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *x;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    if ((x = sv(sc, n, 0)) == NULL) {
+        return scope_end(sc, -1);
+    }
+    if (!ptl_dtype_is_complex(x->dtype)) {
+        return scope_end(sc, unary_chain(n, gi, go, sign_of));
+    }
+    PtlTensorImpl *a = f1(sc, PTL_OP_abs, x);
+    return scope_end(sc, give(n, go, 0, MUL(gi[0], DIV(x, ADD(a, EQ(a, num(sc, 0.0)))))));
+}
+
 /* -r^2 from r = 1/x */
 static PtlTensorImpl *
 reciprocal_factor(PtlTensorImpl *r)
@@ -167,7 +194,6 @@ UNARY_BACKWARD(cos_backward, neg_sin_of)
 UNARY_BACKWARD(tanh_backward, tanh_factor)
 UNARY_BACKWARD(sigmoid_backward, sigmoid_factor)
 UNARY_BACKWARD(relu_backward, relu_factor)
-UNARY_BACKWARD(abs_backward, sign_of)
 UNARY_BACKWARD(reciprocal_backward, reciprocal_factor)
 UNARY_BACKWARD(square_backward, twice)
 #undef UNARY_BACKWARD
