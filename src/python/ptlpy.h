@@ -28,6 +28,10 @@ extern PyTypeObject *ptlpy_tensor_class;   /* pytorchlite.Tensor once the packag
 PyObject *ptlpy_wrap(PtlTensorImpl *t);
 /* Wraps into a specific type (a subclass such as Parameter). */
 PyObject *ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type);
+/* A tuple of n objects, item i made by make_item(items, i) (a new reference, or NULL with an
+ * exception set); NULL with an exception set. */
+PyObject *ptlpy_tuple_from(int n, PyObject *(*make_item)(const void *items, int i),
+                           const void *items);
 int ptlpy_tensor_init_type(PyObject *module);
 /* A Python number or a tensor as an impl (new ref); NULL without error when o is neither. */
 PtlTensorImpl *ptlpy_to_impl(PyObject *o);

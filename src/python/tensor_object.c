@@ -70,6 +70,21 @@ ptlpy_wrap(PtlTensorImpl *t)
     return ptlpy_wrap_as(t, ptlpy_tensor_class);
 }
 
+PyObject *
+ptlpy_tuple_from(int n, PyObject *(*make_item)(const void *items, int i), const void *items)
+{
+    PyObject *tup = PyTuple_New(n);
+    for (int i = 0; tup != NULL && i < n; i++) {
+        PyObject *o = make_item(items, i);
+        if (o == NULL) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, o);
+    }
+    return tup;
+}
+
 static void
 tensor_dealloc(PtlPyTensor *self)
 {
