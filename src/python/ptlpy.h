@@ -26,6 +26,8 @@ extern PyTypeObject *ptlpy_tensor_class;   /* pytorchlite.Tensor once the packag
 
 /* Wraps t (STOLEN) in its Python object, reusing impl->pyobj when it exists.  New ref. */
 PyObject *ptlpy_wrap(PtlTensorImpl *t);
+/* The borrowed impl t as a new object (t gains a reference); None for NULL. */
+PyObject *ptlpy_wrap_borrowed(PtlTensorImpl *t);
 /* Wraps into a specific type (a subclass such as Parameter). */
 PyObject *ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type);
 /* A tuple of n objects, item i made by make_item(items, i) (a new reference, or NULL with an

@@ -117,12 +117,7 @@ free_tensor_hooks(void *hooks)
 static PyObject *
 grad_item(const void *grads, int i)
 {
-    PtlTensorImpl *g = ((PtlTensorImpl *const *)grads)[i];
-    if (g == NULL) {
-        Py_RETURN_NONE;
-    }
-    ptl_incref(g);
-    return ptlpy_wrap(g);
+    return ptlpy_wrap_borrowed(((PtlTensorImpl *const *)grads)[i]);
 }
 
 PyObject *
