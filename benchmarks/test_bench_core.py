@@ -38,3 +38,25 @@ def test_sum_4096(benchmark, impl):
     benchmark.group = "sum 4096x4096 float32"
     a = randn((4096, 4096))
     run(benchmark, impl, lambda x: x.sum(), a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_sum_columns(benchmark, impl):
+    """A reduction over the leading dim: the column-sum rows loop of reduce.c."""
+    benchmark.group = "sum(0) 4096x1024 float32"
+    a = randn((4096, 1024))
+    run(benchmark, impl, lambda x: x.sum(0), a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_view_ops_overhead(benchmark, impl):
+    """Per-call cost of view-making ops (view, reshape, select, a slice, narrow)."""
+    benchmark.group = "view/reshape/select/slice/narrow, 8x16 float32"
+    a = randn((8, 16))
+
+    def views(x):
+        if impl == "numpy":
+            return (x.reshape(16, 8), x.reshape(-1), x[3], x[:, 2:9:2], x[1:5])
+        return (x.view(16, 8), x.reshape(-1), x.select(0, 3), x[:, 2:9:2], x.narrow(0, 1, 4))
+
+    run(benchmark, impl, views, a)

@@ -52,6 +52,15 @@ def test_max_pool2d(benchmark, impl):
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
+def test_avg_pool2d(benchmark, impl):
+    benchmark.group = "avg_pool2d 2x2 32x64x32x32"
+    lib = library(impl)
+    x = lib.tensor(randn((32, 64, 32, 32)))
+    out = benchmark(lib.nn.functional.avg_pool2d, x, 2)
+    assert tuple(out.shape) == (32, 64, 16, 16)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("op", ["softmax", "log_softmax"])
 def test_softmax(benchmark, impl, op):
     benchmark.group = f"{op} 4096x1024 dim -1"

@@ -177,6 +177,19 @@ version_init(PtlVersionCounter *vc)
     vc->inplace_version = 0;
 }
 
+/* The end of every new dense impl t: no autograd meta, Python object or sparse meta yet, the
+ * given sizes and strides (NULL: contiguous), counted; returns t. */
+static PtlTensorImpl *
+impl_finish_new(PtlTensorImpl *t, int dim, const int64_t *sizes, const int64_t *strides)
+{
+    t->autograd_meta = NULL;
+    t->pyobj = NULL;
+    t->sparse = NULL;
+    ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
+    ptl_debug_count(PTL_COUNT_TENSOR_IMPL, 1);
+    return t;
+}
+
 PtlTensorImpl *
 ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t *sizes,
                     const int64_t *strides, int64_t storage_offset)
@@ -197,12 +210,7 @@ ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim, const int64_t 
     t->storage = storage;
     t->version = &t->own_version;
     t->base = NULL;
-    t->autograd_meta = NULL;
-    t->pyobj = NULL;
-    t->sparse = NULL;
-    ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
-    ptl_debug_count(PTL_COUNT_TENSOR_IMPL, 1);
-    return t;
+    return impl_finish_new(t, dim, sizes, strides);
 }
 
 PtlTensorImpl *
@@ -236,15 +244,7 @@ ptl_sparse_tensor_impl_new(int dim, const int64_t *sizes, int sparse_dim,
 PtlTensorImpl *
 ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevice device)
 {
-    size_t nbytes;
-    if (ptl_storage_nbytes(dim, sizes, NULL, 0, ptl_dtype_itemsize(dtype), &nbytes) < 0) {
-        return NULL;
-    }
-    PtlStorage *s = ptl_storage_new(nbytes, device);
-    if (s == NULL) {
-        return NULL;
-    }
-    return ptl_tensor_impl_new(s, dtype, dim, sizes, NULL, 0);
+    return ptl_empty_strided(dim, sizes, NULL, dtype, device);
 }
 
 PtlTensorImpl *
@@ -310,12 +310,7 @@ ptl_tensor_impl_view(PtlTensorImpl *base, int dim, const int64_t *sizes,
     version_init(&t->own_version);
     t->base = root;
     ptl_incref(root);
-    t->autograd_meta = NULL;
-    t->pyobj = NULL;
-    t->sparse = NULL;
-    ptl_tensor_impl_set_sizes(t, dim, sizes, strides);
-    ptl_debug_count(PTL_COUNT_TENSOR_IMPL, 1);
-    return t;
+    return impl_finish_new(t, dim, sizes, strides);
 }
 
 int

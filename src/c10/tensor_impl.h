@@ -103,8 +103,8 @@ PtlTensorImpl *ptl_tensor_impl_new(PtlStorage *storage, PtlDtype dtype, int dim,
 /* New uninitialised contiguous tensor.  Checks sizes (negative, overflow: Note [Storage
  * bytes]).  New ref. */
 PtlTensorImpl *ptl_empty(int dim, const int64_t *sizes, PtlDtype dtype, PtlDevice device);
-/* New uninitialised tensor with the given strides, its storage sized to fit (Note
- * [Storage bytes]).  New ref. */
+/* New uninitialised tensor with the given strides (NULL: contiguous), its storage sized to
+ * fit (Note [Storage bytes]).  New ref. */
 PtlTensorImpl *ptl_empty_strided(int dim, const int64_t *sizes, const int64_t *strides,
                                  PtlDtype dtype, PtlDevice device);
 /* Strides laying out a tensor of t's sizes in t's dimension order, filled into out when t is

@@ -305,37 +305,36 @@ copy__cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (rc < 0) {
         return -1;
     }
-    ptl_tensor_bump_version(self);
-    ptl_incref(self);
-    s[0] = ptl_iv_tensor(self);
-    return 0;
+    return ptl_kernel_return_self(s);
 }
 
 #define POINTWISE(ID, FN) {PTL_OP_##ID, PTL_KEY_CUDA, FN}
+/* a binary op's three overloads: NAME.Tensor, NAME_.Tensor, NAME.out */
+#define BINARY_OVERLOADS(NAME, FN) \
+    POINTWISE(NAME##_Tensor, FN), POINTWISE(NAME##__Tensor, FN), POINTWISE(NAME##_out, FN)
+/* a unary op's three overloads: NAME, NAME_, NAME.out */
+#define UNARY_OVERLOADS(NAME, FN) \
+    POINTWISE(NAME, FN), POINTWISE(NAME##_, FN), POINTWISE(NAME##_out, FN)
 
 static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(copy_, copy__cuda),
-    POINTWISE(add_Tensor, add_cuda), POINTWISE(add__Tensor, add_cuda),
-    POINTWISE(add_out, add_cuda),
-    POINTWISE(sub_Tensor, add_cuda), POINTWISE(sub__Tensor, add_cuda),
-    POINTWISE(sub_out, add_cuda),
-    POINTWISE(mul_Tensor, mul_cuda), POINTWISE(mul__Tensor, mul_cuda),
-    POINTWISE(mul_out, mul_cuda),
-    POINTWISE(div_Tensor, div_cuda), POINTWISE(div__Tensor, div_cuda),
-    POINTWISE(div_out, div_cuda),
-    POINTWISE(neg, unary_cuda), POINTWISE(neg_, unary_cuda), POINTWISE(neg_out, unary_cuda),
-    POINTWISE(relu, unary_cuda), POINTWISE(relu_, unary_cuda),
-    POINTWISE(relu_out, unary_cuda),
-    POINTWISE(sigmoid, unary_cuda), POINTWISE(sigmoid_, unary_cuda),
-    POINTWISE(sigmoid_out, unary_cuda),
-    POINTWISE(tanh, unary_cuda), POINTWISE(tanh_, unary_cuda),
-    POINTWISE(tanh_out, unary_cuda),
-    POINTWISE(exp, unary_cuda), POINTWISE(exp_, unary_cuda), POINTWISE(exp_out, unary_cuda),
-    POINTWISE(log, unary_cuda), POINTWISE(log_, unary_cuda), POINTWISE(log_out, unary_cuda),
+    BINARY_OVERLOADS(add, add_cuda),
+    BINARY_OVERLOADS(sub, add_cuda),
+    BINARY_OVERLOADS(mul, mul_cuda),
+    BINARY_OVERLOADS(div, div_cuda),
+    UNARY_OVERLOADS(neg, unary_cuda),
+    UNARY_OVERLOADS(relu, unary_cuda),
+    UNARY_OVERLOADS(sigmoid, unary_cuda),
+    UNARY_OVERLOADS(tanh, unary_cuda),
+    UNARY_OVERLOADS(exp, unary_cuda),
+    UNARY_OVERLOADS(log, unary_cuda),
     POINTWISE(_gelu, gelu_cuda),
     POINTWISE(gelu_backward, gelu_backward_cuda),
     POINTWISE(threshold_backward, threshold_backward_cuda),
 };
+#undef UNARY_OVERLOADS
+#undef BINARY_OVERLOADS
+#undef POINTWISE
 
 /* The CUDA allocator's initializer: CUDA initialised (which registers the caching allocator)
  * and "cuda" made "cuda:<current device>", as PyTorch's tensors always carry an index. */

@@ -463,11 +463,7 @@ t_get_grad(PyObject *self, void *c)
 {
     (void)c;
     PtlAutogradMeta *m = ptl_autograd_meta(PTLPY_IMPL(self), 0);
-    if (m == NULL || m->grad == NULL) {
-        Py_RETURN_NONE;
-    }
-    ptl_incref(m->grad);
-    return ptlpy_wrap(m->grad);
+    return ptlpy_wrap_borrowed(m != NULL ? m->grad : NULL);
 }
 
 /* Note [Tensor GC]: while t's grad refers back to t, the wrapper owns itself and is tracked */

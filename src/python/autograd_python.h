@@ -33,6 +33,9 @@ PyObject *ptlpy_node_state(PtlNode *n, int create);
 PyObject *ptlpy_wrap_node(PtlNode *n);
 /* The node behind a grad_fn object (borrowed); NULL with TypeError. */
 PtlNode *ptlpy_node_from(PyObject *o);
+/* A tuple of the gradients grads[0..n) (borrowed impls; None for an undefined one); NULL with
+ * an exception set. */
+PyObject *ptlpy_grads_tuple(PtlTensorImpl *const *grads, int n);
 int ptlpy_hooks_init(PyObject *module);
 int ptlpy_function_init(PyObject *module);
 

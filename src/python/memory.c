@@ -393,13 +393,30 @@ static PyTypeObject PtlPyCachingAllocator_Type = {
 
 /* ---- module functions ---- */
 
+/* A caching allocator over ops/ctx configured by the text conf, wrapped and owned by its
+ * object together with fake (may be NULL), which is freed on failure. */
+static PyObject *
+new_owned_allocator(const PtlDeviceMemoryOps *ops, void *ctx, int device, const char *conf,
+                    PtlFakeDevice *fake)
+{
+    PtlAllocatorConf c;
+    PtlCachingAllocator *alloc = NULL;
+    if (ptl_allocator_conf_parse(conf, &c) == 0) {
+        alloc = ptl_caching_allocator_new(ops, ctx, device, &c);
+    }
+    if (alloc == NULL) {
+        ptl_fake_device_free(fake);
+        return ptlpy_raise();
+    }
+    return wrap_allocator(alloc, fake, 1);
+}
+
 static PyObject *
 py_fake_device_allocator(PyObject *m, PyObject *args)
 {
     (void)m;
     Py_ssize_t capacity;
     const char *conf = "";
-    PtlAllocatorConf c;
     if (!PyArg_ParseTuple(args, "n|s:_FakeDeviceAllocator", &capacity, &conf)) {
         return NULL;
     }
@@ -407,19 +424,11 @@ py_fake_device_allocator(PyObject *m, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "_FakeDeviceAllocator: capacity must be non-negative");
         return NULL;
     }
-    if (ptl_allocator_conf_parse(conf, &c) < 0) {
-        return ptlpy_raise();
-    }
     PtlFakeDevice *fake = ptl_fake_device_new((size_t)capacity);
     if (fake == NULL) {
         return ptlpy_raise();
     }
-    PtlCachingAllocator *alloc = ptl_caching_allocator_new(&ptl_fake_device_ops, fake, 0, &c);
-    if (alloc == NULL) {
-        ptl_fake_device_free(fake);
-        return ptlpy_raise();
-    }
-    return wrap_allocator(alloc, fake, 1);
+    return new_owned_allocator(&ptl_fake_device_ops, fake, 0, conf, fake);
 }
 
 /* _C._DeviceCachingAllocator(device, conf=""): a caching allocator of its own over the real
@@ -430,7 +439,6 @@ py_device_caching_allocator(PyObject *m, PyObject *args)
     (void)m;
     int device;
     const char *conf = "";
-    PtlAllocatorConf c;
     if (!PyArg_ParseTuple(args, "i|s:_DeviceCachingAllocator", &device, &conf)) {
         return NULL;
     }
@@ -440,15 +448,7 @@ py_device_caching_allocator(PyObject *m, PyObject *args)
                             ops == NULL || ptl_cuda_device_count() == 0
                                 ? ptl_cuda_no_device_reason() : "invalid device ordinal");
     }
-    if (ptl_allocator_conf_parse(conf, &c) < 0) {
-        return ptlpy_raise();
-    }
-    PtlCachingAllocator *alloc = ptl_caching_allocator_new(ops, (void *)(intptr_t)device,
-                                                           device, &c);
-    if (alloc == NULL) {
-        return ptlpy_raise();
-    }
-    return wrap_allocator(alloc, NULL, 1);
+    return new_owned_allocator(ops, (void *)(intptr_t)device, device, conf, NULL);
 }
 
 static PyObject *

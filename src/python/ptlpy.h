@@ -26,8 +26,14 @@ extern PyTypeObject *ptlpy_tensor_class;   /* pytorchlite.Tensor once the packag
 
 /* Wraps t (STOLEN) in its Python object, reusing impl->pyobj when it exists.  New ref. */
 PyObject *ptlpy_wrap(PtlTensorImpl *t);
+/* The borrowed impl t as a new object (t gains a reference); None for NULL. */
+PyObject *ptlpy_wrap_borrowed(PtlTensorImpl *t);
 /* Wraps into a specific type (a subclass such as Parameter). */
 PyObject *ptlpy_wrap_as(PtlTensorImpl *t, PyTypeObject *type);
+/* A tuple of n objects, item i made by make_item(items, i) (a new reference, or NULL with an
+ * exception set); NULL with an exception set. */
+PyObject *ptlpy_tuple_from(int n, PyObject *(*make_item)(const void *items, int i),
+                           const void *items);
 int ptlpy_tensor_init_type(PyObject *module);
 /* A Python number or a tensor as an impl (new ref); NULL without error when o is neither. */
 PtlTensorImpl *ptlpy_to_impl(PyObject *o);

@@ -18,22 +18,8 @@ function_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
     PyObject *state = n->py_state, *ctx = NULL, *tup = NULL, *res = NULL, *fast = NULL;
     int rc = -1;
     if (state == NULL || (ctx = PyObject_GetAttrString(state, "ctx")) == NULL ||
-        (tup = PyTuple_New(n->num_outputs)) == NULL) {
+        (tup = ptlpy_grads_tuple(grads_in, n->num_outputs)) == NULL) {
         goto done;
-    }
-    for (int k = 0; k < n->num_outputs; k++) {
-        PyObject *o = Py_None;
-        if (grads_in[k] != NULL) {
-            ptl_incref(grads_in[k]);
-            o = ptlpy_wrap(grads_in[k]);
-        }
-        else {
-            Py_INCREF(o);
-        }
-        if (o == NULL) {
-            goto done;
-        }
-        PyTuple_SET_ITEM(tup, k, o);
     }
     if ((res = PyObject_CallFunctionObjArgs(run_backward, ctx, tup, NULL)) == NULL ||
         (fast = PySequence_Fast(res, "backward results")) == NULL) {
@@ -251,6 +237,21 @@ error:
     return NULL;
 }
 
+/* Saved slot i of node n as a new object (None for an undefined tensor), version-checked. */
+static PyObject *
+saved_item(const void *n, int i)
+{
+    int err;
+    PtlTensorImpl *t = ptl_saved_unpack((PtlNode *)n, i, &err);
+    if (err) {
+        return ptlpy_raise();
+    }
+    if (t == NULL) {
+        Py_RETURN_NONE;
+    }
+    return ptlpy_wrap(t);
+}
+
 /* _function_saved(state) -> the saved tensors, version-checked */
 static PyObject *
 py_function_saved(PyObject *m, PyObject *st)
@@ -261,18 +262,7 @@ py_function_saved(PyObject *m, PyObject *st)
         PyErr_SetString(PyExc_RuntimeError, "the graph of this Function was freed");
         return NULL;
     }
-    PyObject *tup = PyTuple_New(n->nsaved);
-    for (int i = 0; tup != NULL && i < n->nsaved; i++) {
-        int err;
-        PtlTensorImpl *t = ptl_saved_unpack(n, i, &err);
-        PyObject *o = err ? ptlpy_raise() : t ? ptlpy_wrap(t) : (Py_INCREF(Py_None), Py_None);
-        if (o == NULL) {
-            Py_CLEAR(tup);
-            break;
-        }
-        PyTuple_SET_ITEM(tup, i, o);
-    }
-    return tup;
+    return ptlpy_tuple_from(n->nsaved, saved_item, n);
 }
 
 static PyObject *

@@ -113,28 +113,17 @@ free_tensor_hooks(void *hooks)
 
 /* ---- engine callbacks ---- */
 
-/* A tuple of the gradients (borrowed impls; None for an undefined one). */
+/* Gradient i of grads (borrowed impls) as a new object; None for an undefined one. */
 static PyObject *
-grads_tuple(PtlTensorImpl **grads, int n)
+grad_item(const void *grads, int i)
 {
-    PyObject *tup = PyTuple_New(n);
-    for (int i = 0; tup != NULL && i < n; i++) {
-        PyObject *o;
-        if (grads[i] == NULL) {
-            Py_INCREF(Py_None);
-            o = Py_None;
-        }
-        else {
-            ptl_incref(grads[i]);
-            o = ptlpy_wrap(grads[i]);
-        }
-        if (o == NULL) {
-            Py_CLEAR(tup);
-            break;
-        }
-        PyTuple_SET_ITEM(tup, i, o);
-    }
-    return tup;
+    return ptlpy_wrap_borrowed(((PtlTensorImpl *const *)grads)[i]);
+}
+
+PyObject *
+ptlpy_grads_tuple(PtlTensorImpl *const *grads, int n)
+{
+    return ptlpy_tuple_from(n, grad_item, grads);
 }
 
 /* Replaces grads[0..n) with the items of `seq` (tensors or None).  0 or -1 (error set). */
@@ -184,7 +173,7 @@ static int
 hooks_pre(PtlNode *n, PtlTensorImpl **grads, int ngrads)
 {
     PyObject *state = n->py_state ? n->py_state : Py_None;
-    PyObject *tup = grads_tuple(grads, ngrads), *res = NULL;
+    PyObject *tup = ptlpy_grads_tuple(grads, ngrads), *res = NULL;
     if (tup != NULL) {
         res = PyObject_CallFunctionObjArgs(run_pre, state, leaf_hooks(n), tup, NULL);
         Py_DECREF(tup);
@@ -201,7 +190,7 @@ static int
 hooks_post(PtlNode *n, PtlTensorImpl **grads_out, int nout, PtlTensorImpl **grads_in, int nin)
 {
     PyObject *state = n->py_state ? n->py_state : Py_None, *leaf = Py_None, *res = NULL;
-    PyObject *ins = grads_tuple(grads_out, nout), *outs = grads_tuple(grads_in, nin);
+    PyObject *ins = ptlpy_grads_tuple(grads_out, nout), *outs = ptlpy_grads_tuple(grads_in, nin);
     if (n->variable != NULL) {
         ptl_incref(n->variable);
         leaf = ptlpy_wrap(n->variable);

@@ -70,6 +70,31 @@ ptlpy_wrap(PtlTensorImpl *t)
     return ptlpy_wrap_as(t, ptlpy_tensor_class);
 }
 
+PyObject *
+ptlpy_wrap_borrowed(PtlTensorImpl *t)
+{
+    if (t == NULL) {
+        Py_RETURN_NONE;
+    }
+    ptl_incref(t);
+    return ptlpy_wrap(t);
+}
+
+PyObject *
+ptlpy_tuple_from(int n, PyObject *(*make_item)(const void *items, int i), const void *items)
+{
+    PyObject *tup = PyTuple_New(n);
+    for (int i = 0; tup != NULL && i < n; i++) {
+        PyObject *o = make_item(items, i);
+        if (o == NULL) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, o);
+    }
+    return tup;
+}
+
 static void
 tensor_dealloc(PtlPyTensor *self)
 {
@@ -382,12 +407,7 @@ static PyObject *
 tensor_get_base(PyObject *self, void *c)
 {
     (void)c;
-    PtlTensorImpl *b = PTLPY_IMPL(self)->base;
-    if (b == NULL) {
-        Py_RETURN_NONE;
-    }
-    ptl_incref(b);
-    return ptlpy_wrap(b);
+    return ptlpy_wrap_borrowed(PTLPY_IMPL(self)->base);
 }
 
 static PyGetSetDef tensor_getset[] = {

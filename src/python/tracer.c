@@ -24,20 +24,18 @@
 static PyObject *recorder;        /* owned; NULL when no trace runs */
 static PyObject *warning_class;   /* owned; pytorchlite.jit.TracerWarning */
 
+/* Slot i of a stack as a new object. */
+static PyObject *
+stack_item(const void *stack, int i)
+{
+    return ptlpy_ivalue_to_py(&((const PtlIValue *)stack)[i]);
+}
+
 /* The slots stack[0..n) as a tuple of new objects; NULL with an exception set. */
 static PyObject *
 stack_to_tuple(const PtlIValue *stack, int n)
 {
-    PyObject *tup = PyTuple_New(n);
-    for (int i = 0; tup != NULL && i < n; i++) {
-        PyObject *o = ptlpy_ivalue_to_py(&stack[i]);
-        if (o == NULL) {
-            Py_CLEAR(tup);
-            break;
-        }
-        PyTuple_SET_ITEM(tup, i, o);
-    }
-    return tup;
+    return ptlpy_tuple_from(n, stack_item, stack);
 }
 
 /* The boxed Tracer kernel of every operator (Note [Tracing]).  Called with the GIL held on

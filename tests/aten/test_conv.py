@@ -802,6 +802,7 @@ FOLD_ERRORS = [
     lambda F, t: F.fold(t.randn(1, 5, 4), (3, 3), 2),
     lambda F, t: F.fold(t.randn(1, 4, 5), (3, 3), 2),
     lambda F, t: F.fold(t.randn(1, 0, 4), (3, 3), 2),
+    lambda F, t: F.fold(t.randn(1, 9, 1), (1, 1), 3),
 ]
 
 

@@ -1011,6 +1011,35 @@ fold_nblocks(const ConvGeom *g, int i, int64_t size)
     return (size + 2 * g->p[i] - g->d[i] * (g->k[i] - 1) - 1) / g->s[i] + 1;
 }
 
+/* Sets the image (h, w) of im2col/col2im and the grid of sliding blocks over it; 1 when the
+ * grid has at least one block each way, else 0. */
+static int
+fold_blocks(ConvGeom *g, int64_t h, int64_t w)
+{
+    g->img[0] = 1;
+    g->img[1] = h;
+    g->img[2] = w;
+    g->col[0] = 1;
+    g->col[1] = fold_nblocks(g, 1, h);
+    g->col[2] = fold_nblocks(g, 2, w);
+    return g->col[1] >= 1 && g->col[2] >= 1;
+}
+
+/* "kernel_size=(.., ..), dilation=(.., ..), padding=(.., ..)[, stride=(.., ..)]" of g, for
+ * the messages of im2col and col2im; returns buf. */
+static const char *
+fold_args_text(const ConvGeom *g, int with_stride, char *buf, size_t n)
+{
+    int len = snprintf(buf, n, "kernel_size=(%lld, %lld), dilation=(%lld, %lld), padding=(%lld, "
+                       "%lld)", (long long)g->k[1], (long long)g->k[2], (long long)g->d[1],
+                       (long long)g->d[2], (long long)g->p[1], (long long)g->p[2]);
+    if (with_stride && len > 0 && (size_t)len < n) {
+        snprintf(buf + len, n - (size_t)len, ", stride=(%lld, %lld)", (long long)g->s[1],
+                 (long long)g->s[2]);
+    }
+    return buf;
+}
+
 /* im2col(Tensor self, kernel_size, dilation, padding, stride):
  * (N, C, H, W) -> (N, C * kh * kw, L) or (C, H, W) -> (C * kh * kw, L) */
 static int
@@ -1020,7 +1049,7 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL;
     ConvGeom g;
-    char buf[128];
+    char buf[128], args[256];
 
     if (fold_params(s, 1, &g) < 0) {
         return -1;
@@ -1038,21 +1067,13 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     int64_t n = batched ? x->sizes[0] : 1, c = x->sizes[x->dim - 3];
-    g.img[0] = 1;
-    g.img[1] = x->sizes[x->dim - 2];
-    g.img[2] = x->sizes[x->dim - 1];
-    g.col[0] = 1;
-    g.col[1] = fold_nblocks(&g, 1, g.img[1]);
-    g.col[2] = fold_nblocks(&g, 2, g.img[2]);
-    if (g.col[1] < 1 || g.col[2] < 1) {
+    if (!fold_blocks(&g, x->sizes[x->dim - 2], x->sizes[x->dim - 1])) {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Given input with spatial size (%lld, %lld), kernel_size=(%lld, "
-                             "%lld), dilation=(%lld, %lld), padding=(%lld, %lld), calculated "
-                             "shape of the array of sliding blocks as (%lld, %lld), but its "
-                             "components must be at least one.",
-                             (long long)g.img[1], (long long)g.img[2], (long long)g.k[1],
-                             (long long)g.k[2], (long long)g.d[1], (long long)g.d[2],
-                             (long long)g.p[1], (long long)g.p[2], (long long)g.col[1],
+                             "Given input with spatial size (%lld, %lld), %s, calculated shape of "
+                             "the array of sliding blocks as (%lld, %lld), but its components "
+                             "must be at least one.",
+                             (long long)g.img[1], (long long)g.img[2],
+                             fold_args_text(&g, 0, args, sizeof(args)), (long long)g.col[1],
                              (long long)g.col[2]);
     }
     geom_finish(&g);
@@ -1094,7 +1115,7 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *x = s[0].u.t, *xc = NULL, *y = NULL;
     ConvGeom g;
-    char buf[128];
+    char buf[128], args[256];
 
     if (s[1].u.il.n != 2) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -1121,35 +1142,24 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "%lld).",
                              (long long)rows, (long long)g.k[1], (long long)g.k[2]);
     }
-    g.img[0] = 1;
-    g.img[1] = s[1].u.il.data[0];
-    g.img[2] = s[1].u.il.data[1];
-    g.col[0] = 1;
-    g.col[1] = fold_nblocks(&g, 1, g.img[1]);
-    g.col[2] = fold_nblocks(&g, 2, g.img[2]);
-    if (g.col[1] < 1 || g.col[2] < 1) {
+    if (!fold_blocks(&g, s[1].u.il.data[0], s[1].u.il.data[1])) {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), "
-                             "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, %lld), "
-                             "calculated shape of the array of sliding blocks as (%lld, %lld), "
-                             "which is too small (non-positive)",
-                             (long long)g.img[1], (long long)g.img[2], (long long)g.k[1],
-                             (long long)g.k[2], (long long)g.d[1], (long long)g.d[2],
-                             (long long)g.p[1], (long long)g.p[2], (long long)g.s[1],
-                             (long long)g.s[2], (long long)g.col[1], (long long)g.col[2]);
+                             "Given output_size=(%lld, %lld), %s, calculated shape of the array "
+                             "of sliding blocks as (%lld, %lld), which is too small "
+                             "(non-positive)",
+                             (long long)g.img[1], (long long)g.img[2],
+                             fold_args_text(&g, 1, args, sizeof(args)), (long long)g.col[1],
+                             (long long)g.col[2]);
     }
     geom_finish(&g);
     if (L != g.col_numel) {
         return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Given output_size=(%lld, %lld), kernel_size=(%lld, %lld), "
-                             "dilation=(%lld, %lld), padding=(%lld, %lld), stride=(%lld, %lld), "
-                             "expected size of input's dimension 2 to match the calculated number "
-                             "of sliding blocks %lld * %lld = %lld, but got input.size(2)=%lld.",
-                             (long long)g.img[1], (long long)g.img[2], (long long)g.k[1],
-                             (long long)g.k[2], (long long)g.d[1], (long long)g.d[2],
-                             (long long)g.p[1], (long long)g.p[2], (long long)g.s[1],
-                             (long long)g.s[2], (long long)g.col[1], (long long)g.col[2],
-                             (long long)g.col_numel, (long long)L);
+                             "Given output_size=(%lld, %lld), %s, expected size of input's "
+                             "dimension 2 to match the calculated number of sliding blocks "
+                             "%lld * %lld = %lld, but got input.size(2)=%lld.",
+                             (long long)g.img[1], (long long)g.img[2],
+                             fold_args_text(&g, 1, args, sizeof(args)), (long long)g.col[1],
+                             (long long)g.col[2], (long long)g.col_numel, (long long)L);
     }
     if (nn_check_dtype("col2im_out_cpu", x->dtype, 0) < 0) {
         return -1;

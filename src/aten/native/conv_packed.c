@@ -398,12 +398,31 @@ flat_next_run(const Cols *cl, const ConvGeom *g, int64_t *q, int64_t end, int64_
 
 /* ---- forward ---- */
 
-typedef struct FwdJob {
+/* What the forward and weight-gradient jobs share: the geometry, the column blocks, and the
+ * channels (ci in, co out; cpg, opg per group; kdim = cpg * kvol columns per output). */
+typedef struct JobShape {
     const ConvGeom *g;
     const Cols *cl;
+    int64_t ci, co, cpg, opg, kdim;
+} JobShape;
+
+static void
+job_shape_init(JobShape *sh, const ConvGeom *g, const Cols *cl, int64_t ci, int64_t co)
+{
+    sh->g = g;
+    sh->cl = cl;
+    sh->ci = ci;
+    sh->co = co;
+    sh->cpg = ci / g->groups;
+    sh->opg = co / g->groups;
+    sh->kdim = sh->cpg * g->kvol;
+}
+
+typedef struct FwdJob {
+    JobShape sh;
     const float *x, *wp, *bias;
     float *y;
-    int64_t ci, co, cpg, opg, kdim, nis;
+    int64_t nis;
 } FwdJob;
 
 /* The packed weight: wp[((grp * nis + i) * kdim + p) * PK_MR + r] = the weight of output
@@ -411,22 +430,22 @@ typedef struct FwdJob {
 static void
 pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
 {
-    const int64_t kvol = j->g->kvol, G = j->g->groups;
+    const int64_t kvol = j->sh.g->kvol, G = j->sh.g->groups;
     for (int64_t grp = 0; grp < G; grp++) {
         for (int64_t i = 0; i < j->nis; i++) {
-            for (int64_t p = 0; p < j->kdim; p++) {
-                float *dst = wp + ((grp * j->nis + i) * j->kdim + p) * PK_MR;
+            for (int64_t p = 0; p < j->sh.kdim; p++) {
+                float *dst = wp + ((grp * j->nis + i) * j->sh.kdim + p) * PK_MR;
                 for (int64_t r = 0; r < PK_MR; r++) {
                     int64_t o = i * PK_MR + r;
                     float v = 0.0f;
-                    if (o < j->opg && wkind == CONV_PACKED_W_PLAIN) {
-                        v = w[(grp * j->opg + o) * j->kdim + p];
+                    if (o < j->sh.opg && wkind == CONV_PACKED_W_PLAIN) {
+                        v = w[(grp * j->sh.opg + o) * j->sh.kdim + p];
                     }
-                    else if (o < j->opg) {
+                    else if (o < j->sh.opg) {
                         /* w is (ci, co/G, k) in this convolution's terms: entry
                          * [grp * cpg + c][o][kvol - 1 - kk] for p = c * kvol + kk */
                         int64_t c = p / kvol, kk = p % kvol;
-                        v = w[((grp * j->cpg + c) * j->opg + o) * kvol + kvol - 1 - kk];
+                        v = w[((grp * j->sh.cpg + c) * j->sh.opg + o) * kvol + kvol - 1 - kk];
                     }
                     dst[r] = v;
                 }
@@ -441,10 +460,10 @@ AVX512 static int
 fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 {
     const FwdJob *j = (const FwdJob *)ctx;
-    const ConvGeom *g = j->g;
-    const Cols *cl = j->cl;
+    const ConvGeom *g = j->sh.g;
+    const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel, G = g->groups;
-    float *cols = pk_alloc(cols_floats(cl, j->cpg) * sizeof(float));
+    float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
     float *tmp = cl->flat ? pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float)) : NULL;
     if (cols == NULL || (cl->flat && tmp == NULL)) {
         free(cols);
@@ -453,24 +472,25 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
-        cols_fill(cl, j->x + (n * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg, q0, nq, cols);
+        cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g, j->sh.cpg, q0,
+                  nq, cols);
         for (int64_t s = 0; s * PK_NR < nq; s++) {
             int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
             for (int64_t i = 0; i < j->nis; i++) {
-                int64_t o0 = grp * j->opg + i * PK_MR;
-                int64_t mr = j->opg - i * PK_MR < PK_MR ? j->opg - i * PK_MR : PK_MR;
+                int64_t o0 = grp * j->sh.opg + i * PK_MR;
+                int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
                 float *dst = cl->flat ? tmp + i * PK_MR * cl->nq + s * PK_NR
-                                      : j->y + (n * j->co + o0) * L + q0 + s * PK_NR;
-                tile_fwd(j->kdim, j->wp + (grp * j->nis + i) * j->kdim * PK_MR,
+                                      : j->y + (n * j->sh.co + o0) * L + q0 + s * PK_NR;
+                tile_fwd(j->sh.kdim, j->wp + (grp * j->nis + i) * j->sh.kdim * PK_MR,
                          cols + s * cl->jump, cl->off, j->bias != NULL ? j->bias + o0 : NULL,
                          dst, cl->flat ? cl->nq : L, mr, nr);
             }
         }
         if (cl->flat) {
             int64_t pix, len;
-            float *yg = j->y + (n * j->co + grp * j->opg) * L;
+            float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
             for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
-                for (int64_t o = 0; o < j->opg; o++) {
+                for (int64_t o = 0; o < j->sh.opg; o++) {
                     copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
                 }
             }
@@ -486,27 +506,18 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
                 float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
 {
     const int64_t G = g->groups;
-    FwdJob j;
+    FwdJob j = {.x = x, .bias = bias, .y = y};
     Cols cl;
-    j.g = g;
-    j.cl = &cl;
-    j.x = x;
-    j.bias = bias;
-    j.y = y;
-    j.ci = ci;
-    j.co = co;
-    j.cpg = ci / G;
-    j.opg = co / G;
-    j.kdim = j.cpg * g->kvol;
-    j.nis = (j.opg + PK_MR - 1) / PK_MR;
+    job_shape_init(&j.sh, g, &cl, ci, co);
+    j.nis = (j.sh.opg + PK_MR - 1) / PK_MR;
     /* enough tasks for every thread: two per thread when the batch is small (the blocks
      * change no result: each output is one sum over the taps) */
     int64_t nthreads = ptl_get_num_threads();
     int64_t want = n * G >= 2 * nthreads ? 1 : (2 * nthreads + n * G - 1) / (n * G);
-    if (cols_init(&cl, g, j.cpg, j.kdim, want) < 0) {
+    if (cols_init(&cl, g, j.sh.cpg, j.sh.kdim, want) < 0) {
         return -1;
     }
-    float *wp = pk_alloc((size_t)(G * j.nis * j.kdim * PK_MR) * sizeof(float));
+    float *wp = pk_alloc((size_t)(G * j.nis * j.sh.kdim * PK_MR) * sizeof(float));
     if (wp == NULL) {
         free(cl.off);
         return -1;
@@ -514,7 +525,7 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
     pack_weight(w, wkind, &j, wp);
     j.wp = wp;
     /* a task's multiply-adds; small problems stay on the calling thread */
-    double per_task = (double)j.opg * (double)j.kdim * (double)cl.nq;
+    double per_task = (double)j.sh.opg * (double)j.sh.kdim * (double)cl.nq;
     int64_t grain = per_task >= (1 << 18) ? 1 : (int64_t)((1 << 18) / (per_task + 1.0)) + 1;
     void *tok = ptl_nogil_begin();
     int rc = ptl_parallel_for(0, n * G * cl.nblk, grain, fwd_tasks, &j);
@@ -603,11 +614,10 @@ tile_wgrad(const float *const *arow, int64_t jump, int64_t aseg, const float *gt
 #undef WGT_OUT
 
 typedef struct WgradJob {
-    const ConvGeom *g;
-    const Cols *cl;
+    JobShape sh;
     const float *gy, *x;
     float *parts;                        /* chunks x co x kdim */
-    int64_t n, ci, co, cpg, opg, kdim, nos;
+    int64_t n, nos;
     int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
 } WgradJob;
 
@@ -617,11 +627,11 @@ typedef struct WgradJob {
 static void
 fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
 {
-    const Cols *cl = j->cl;
-    const int64_t L = j->g->col_numel;
+    const Cols *cl = j->sh.cl;
+    const int64_t L = j->sh.g->col_numel;
     memset(gt, 0, (size_t)(j->nos * cl->nq * WG_NR) * sizeof(float));
     if (!cl->flat) {
-        for (int64_t o = 0; o < j->opg; o++) {
+        for (int64_t o = 0; o < j->sh.opg; o++) {
             float *d = gt + (o / WG_NR) * cl->nq * WG_NR + o % WG_NR;
             const float *src = gyg + o * L + q0;
             for (int64_t q = 0; q < nq; q++) {
@@ -631,8 +641,8 @@ fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
         return;
     }
     int64_t pix, len;
-    for (int64_t q = q0; (len = flat_next_run(cl, j->g, &q, q0 + nq, &pix)) > 0; q += len) {
-        for (int64_t o = 0; o < j->opg; o++) {
+    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) > 0; q += len) {
+        for (int64_t o = 0; o < j->sh.opg; o++) {
             float *d = gt + ((o / WG_NR) * cl->nq + (q - q0)) * WG_NR + o % WG_NR;
             const float *src = gyg + o * L + pix;
             for (int64_t i = 0; i < len; i++) {
@@ -648,10 +658,10 @@ AVX512 static int
 wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
 {
     const WgradJob *j = (const WgradJob *)ctx;
-    const ConvGeom *g = j->g;
-    const Cols *cl = j->cl;
+    const ConvGeom *g = j->sh.g;
+    const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel;
-    const size_t cfl = cols_floats(cl, j->cpg), gfl = (size_t)(j->nos * cl->nq * WG_NR);
+    const size_t cfl = cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * WG_NR);
     float *cols = pk_alloc((size_t)j->batch * cfl * sizeof(float));
     float *gt = pk_alloc((size_t)j->batch * gfl * sizeof(float));
     if (cols == NULL || gt == NULL) {
@@ -660,9 +670,9 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
         return -1;
     }
     for (int64_t c = c0; c < c1; c++) {
-        float *part = j->parts + c * j->co * j->kdim;
+        float *part = j->parts + c * j->sh.co * j->sh.kdim;
         int64_t t1 = (c + 1) * j->ntasks / j->chunks;
-        memset(part, 0, (size_t)(j->co * j->kdim) * sizeof(float));
+        memset(part, 0, (size_t)(j->sh.co * j->sh.kdim) * sizeof(float));
         for (int64_t t = c * j->ntasks / j->chunks, nb; t < t1; t += nb) {
             int64_t n0 = t % j->n, blk = (t / j->n) % cl->nblk, grp = t / (j->n * cl->nblk);
             int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
@@ -670,14 +680,14 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
             nb = nb < j->n - n0 ? nb : j->n - n0;
             for (int64_t e = 0; e < nb; e++) {
                 int64_t n = n0 + e;
-                cols_fill(cl, j->x + (n * j->ci + grp * j->cpg) * g->img_numel, g, j->cpg, q0,
-                          nq, cols + e * cfl);
-                fill_gt(j, j->gy + (n * j->co + grp * j->opg) * L, q0, nq, gt + e * gfl);
+                cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g,
+                          j->sh.cpg, q0, nq, cols + e * cfl);
+                fill_gt(j, j->gy + (n * j->sh.co + grp * j->sh.opg) * L, q0, nq, gt + e * gfl);
             }
             for (int64_t os = 0; os < j->nos; os++) {
-                int64_t nr = j->opg - os * WG_NR < WG_NR ? j->opg - os * WG_NR : WG_NR;
-                for (int64_t p = 0; p < j->kdim; p += WG_MR) {
-                    int64_t mr = j->kdim - p < WG_MR ? j->kdim - p : WG_MR;
+                int64_t nr = j->sh.opg - os * WG_NR < WG_NR ? j->sh.opg - os * WG_NR : WG_NR;
+                for (int64_t p = 0; p < j->sh.kdim; p += WG_MR) {
+                    int64_t mr = j->sh.kdim - p < WG_MR ? j->sh.kdim - p : WG_MR;
                     /* taps past the last repeat it (computed, not stored) */
                     const float *arow[WG_MR];
                     for (int r = 0; r < WG_MR; r++) {
@@ -685,8 +695,8 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
                     }
                     tile_wgrad(arow, cl->jump, (int64_t)cfl, gt + os * cl->nq * WG_NR,
                                (int64_t)gfl, nq, nb,
-                               part + (grp * j->opg + os * WG_NR) * j->kdim + p, j->kdim, mr,
-                               nr);
+                               part + (grp * j->sh.opg + os * WG_NR) * j->sh.kdim + p,
+                               j->sh.kdim, mr, nr);
                 }
             }
         }
@@ -701,25 +711,17 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
                   int64_t ci, int64_t co)
 {
     const int64_t G = g->groups;
-    WgradJob j;
+    WgradJob j = {.gy = gy, .x = x};
     Cols cl;
-    j.g = g;
-    j.cl = &cl;
-    j.gy = gy;
-    j.x = x;
-    j.ci = ci;
-    j.co = co;
-    j.cpg = ci / G;
-    j.opg = co / G;
-    j.kdim = j.cpg * g->kvol;
-    j.nos = (j.opg + WG_NR - 1) / WG_NR;
-    int64_t len = co * j.kdim;
+    job_shape_init(&j.sh, g, &cl, ci, co);
+    j.nos = (j.sh.opg + WG_NR - 1) / WG_NR;
+    int64_t len = co * j.sh.kdim;
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
         return 0;
     }
     /* the blocks, batches and chunks depend on the shape only */
-    if (cols_init(&cl, g, j.cpg, j.kdim, 1) < 0) {
+    if (cols_init(&cl, g, j.sh.cpg, j.sh.kdim, 1) < 0) {
         return -1;
     }
     j.n = n;
@@ -734,7 +736,7 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
         free(cl.off);
         return -1;
     }
-    double work = (double)n * (double)co * (double)j.kdim * (double)cl.span;
+    double work = (double)n * (double)co * (double)j.sh.kdim * (double)cl.span;
     void *tok = ptl_nogil_begin();
     int rc = work >= (1 << 18) ? ptl_parallel_for(0, j.chunks, 1, wgrad_chunks, &j)
                                : wgrad_chunks(&j, 0, j.chunks);

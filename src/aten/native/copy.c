@@ -498,10 +498,7 @@ copy__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_copy_into(self, s[1].u.t) < 0) {
         return -1;
     }
-    ptl_tensor_bump_version(self);
-    ptl_incref(self);
-    s[0] = ptl_iv_tensor(self);
-    return 0;
+    return ptl_kernel_return_self(s);
 }
 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, ..., Device? device=None, ...) */

@@ -597,10 +597,7 @@ renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (rc < 0) {
         return -1;
     }
-    ptl_tensor_bump_version(self);
-    ptl_incref(self);
-    s[0] = ptl_iv_tensor(self);
-    return 0;
+    return ptl_kernel_return_self(s);
 }
 
 static const PtlKernelReg linalg_norm_kernels[] = {

@@ -20,6 +20,30 @@ ptl_kernel_out(const PtlOperator *op, const PtlIValue *s)
     return NULL;
 }
 
+/* Puts a kernel's result r (a new reference) in s[0] and returns 0; r NULL (the kernel failed,
+ * the error set) returns -1. */
+static inline int
+ptl_kernel_return(PtlIValue *s, PtlTensorImpl *r)
+{
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+/* The end of an in-place kernel that has written into self = s[0]: bumps self's version and
+ * leaves it in s[0] as the result (a new reference); returns 0. */
+static inline int
+ptl_kernel_return_self(PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t;
+    ptl_tensor_bump_version(self);
+    ptl_incref(self);
+    s[0] = ptl_iv_tensor(self);
+    return 0;
+}
+
 /* "add_cpu": the name PyTorch's dtype errors use ("\"add_cpu\" not implemented for 'Bool'"). */
 void ptl_kernel_name(const PtlOperator *op, char *buf, size_t n);
 int ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt);

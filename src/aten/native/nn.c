@@ -571,10 +571,11 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
     return 0;
 }
 
-/* Contiguous float64 copies of x, the int64 target and the weight (NULL: none). */
-typedef struct NllData {
+/* A loss's input, target and weight (NULL: none) as contiguous copies in the dtypes its
+ * kernel reads (nll_data, bce_data); released by loss_data_release. */
+typedef struct LossData {
     PtlTensorImpl *x, *t, *w;
-} NllData;
+} LossData;
 
 /* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
 static PtlTensorImpl *
@@ -586,7 +587,7 @@ contiguous_as(PtlTensorImpl *t, PtlDtype dt)
 /* Contiguous target (int64) and weight (float64), and x contiguous in its own dtype when
  * given (the forward reads one element per target; the backward never reads x). */
 static int
-nll_data(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllData *d)
+nll_data(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, LossData *d)
 {
     d->x = x != NULL ? ptl_contiguous(x) : NULL;
     d->t = contiguous_as(t, PTL_DTYPE_INT64);
@@ -595,19 +596,25 @@ nll_data(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllData *d)
 }
 
 static void
-nll_data_release(NllData *d)
+loss_data_release(LossData *d)
 {
     PTL_CLEAR(d->x);
     PTL_CLEAR(d->t);
     PTL_CLEAR(d->w);
 }
 
-/* The weight of each target (0 for ignore_index) and the total; -1 for a bad target. */
-static int
-nll_weights(const NllData *d, const NllShape *sh, int64_t ignore, double *wt, double *total)
+/* The weight of each target (0 for ignore_index) in a new array (free it) and their total;
+ * NULL (error set) for a bad target or without memory. */
+static double *
+nll_weights(const LossData *d, const NllShape *sh, int64_t ignore, double *total)
 {
     const int64_t *t = (const int64_t *)ptl_tensor_data(d->t);
     const double *w = d->w ? (const double *)ptl_tensor_data(d->w) : NULL;
+    double *wt = malloc(sizeof(double) * (size_t)(sh->N * sh->S + 1));
+    if (wt == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "nll_loss: out of memory");
+        return NULL;
+    }
     *total = 0;
     for (int64_t i = 0; i < sh->N * sh->S; i++) {
         if (t[i] == ignore) {
@@ -615,12 +622,22 @@ nll_weights(const NllData *d, const NllShape *sh, int64_t ignore, double *wt, do
             continue;
         }
         if (t[i] < 0 || t[i] >= sh->C) {
-            return ptl_error_set(PTL_ERR_INDEX, "Target %lld is out of bounds.", (long long)t[i]);
+            ptl_error_set(PTL_ERR_INDEX, "Target %lld is out of bounds.", (long long)t[i]);
+            free(wt);
+            return NULL;
         }
         wt[i] = w ? w[t[i]] : 1.0;
         *total += wt[i];
     }
-    return 0;
+    return wt;
+}
+
+/* The float64 output of a loss: shaped [dim]sizes for reduction none, else 0-dim (new ref). */
+static PtlTensorImpl *
+loss_output(int64_t red, int dim, const int64_t *sizes, PtlDevice device)
+{
+    return red == RED_NONE ? ptl_empty(dim, sizes, PTL_DTYPE_FLOAT64, device)
+                           : ptl_empty(0, NULL, PTL_DTYPE_FLOAT64, device);
 }
 
 /* nll_loss_nd(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index).
@@ -631,7 +648,7 @@ nll_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *x = s[0].u.t, *t = s[1].u.t, *out = NULL, *res = NULL;
     PtlTensorImpl *w = s[2].tag == PTL_IV_TENSOR ? s[2].u.t : NULL;
     int64_t red = s[3].u.i, ignore = s[4].u.i;
-    NllData d = {NULL, NULL, NULL};
+    LossData d = {NULL, NULL, NULL};
     NllShape sh;
     double *wt = NULL, total, acc = 0;
     (void)op;
@@ -640,19 +657,13 @@ nll_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (nll_check(x, t, w, &sh) < 0 || nll_data(x, t, w, &d) < 0) {
         goto error;
     }
-    out = red == RED_NONE ? ptl_empty(t->dim, t->sizes, PTL_DTYPE_FLOAT64, x->device)
-                          : ptl_empty(0, NULL, PTL_DTYPE_FLOAT64, x->device);
-    if (out == NULL) {
+    if ((out = loss_output(red, t->dim, t->sizes, x->device)) == NULL) {
         goto error;
     }
     if (ptl_tensor_is_meta(out)) {
         goto done;
     }
-    if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "nll_loss: out of memory");
-        goto error;
-    }
-    if (nll_weights(&d, &sh, ignore, wt, &total) < 0) {
+    if ((wt = nll_weights(&d, &sh, ignore, &total)) == NULL) {
         goto error;
     }
     const char *xv = (const char *)ptl_tensor_data(d.x);
@@ -679,12 +690,12 @@ done:
     }
     ptl_decref(out);
     free(wt);
-    nll_data_release(&d);
+    loss_data_release(&d);
     s[0] = ptl_iv_tensor(res);
     return 0;
 error:
     free(wt);
-    nll_data_release(&d);
+    loss_data_release(&d);
     ptl_xdecref(out);
     return -1;
 }
@@ -697,7 +708,7 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *x = s[1].u.t, *t = s[2].u.t, *gi = NULL, *g = NULL;
     PtlTensorImpl *w = s[3].tag == PTL_IV_TENSOR ? s[3].u.t : NULL;
     int64_t red = s[4].u.i, ignore = s[5].u.i;
-    NllData d = {NULL, NULL, NULL};
+    LossData d = {NULL, NULL, NULL};
     NllShape sh;
     double *wt = NULL, total;
     (void)op;
@@ -713,11 +724,7 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_tensor_is_meta(gi)) {
         goto done;
     }
-    if ((wt = malloc(sizeof(double) * (size_t)(sh.N * sh.S + 1))) == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "nll_loss: out of memory");
-        goto error;
-    }
-    if (nll_weights(&d, &sh, ignore, wt, &total) < 0) {
+    if ((wt = nll_weights(&d, &sh, ignore, &total)) == NULL) {
         goto error;
     }
     /* zeros, then -weight * grad at each target, rounded once to x's dtype */
@@ -737,12 +744,12 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 done:
     ptl_decref(g);
     free(wt);
-    nll_data_release(&d);
+    loss_data_release(&d);
     s[0] = ptl_iv_tensor(gi);
     return 0;
 error:
     free(wt);
-    nll_data_release(&d);
+    loss_data_release(&d);
     ptl_xdecref(g);
     ptl_xdecref(gi);
     return -1;
@@ -750,13 +757,13 @@ error:
 
 /* ---- binary_cross_entropy ---- */
 
-/* Float64 contiguous copies of (self, target, weight expanded to self's shape). */
+/* Float64 contiguous copies of (self, target, weight expanded to self's shape), from the
+ * slots s[first], s[first + 1], s[first + 2]. */
 static int
-bce_inputs(PtlIValue *s, int first, PtlTensorImpl **xd, PtlTensorImpl **td, PtlTensorImpl **wd)
+bce_data(PtlIValue *s, int first, LossData *d)
 {
     PtlTensorImpl *x = s[first].u.t, *t = s[first + 1].u.t;
     PtlTensorImpl *w = s[first + 2].tag == PTL_IV_TENSOR ? s[first + 2].u.t : NULL;
-    *xd = *td = *wd = NULL;
     if (x->dim != t->dim || memcmp(x->sizes, t->sizes, sizeof(int64_t) * (size_t)x->dim) != 0) {
         return ptl_error_set(PTL_ERR_VALUE,
                              "Using a target size that is different to the input size is not "
@@ -767,8 +774,8 @@ bce_inputs(PtlIValue *s, int first, PtlTensorImpl **xd, PtlTensorImpl **td, PtlT
                              "\"binary_cross_entropy\" not implemented for '%s'",
                              ptl_dtype_legacy_name(x->dtype));
     }
-    if ((*xd = ptl_cast(x, PTL_DTYPE_FLOAT64)) == NULL ||
-        (*td = ptl_cast(t, PTL_DTYPE_FLOAT64)) == NULL) {
+    if ((d->x = ptl_cast(x, PTL_DTYPE_FLOAT64)) == NULL ||
+        (d->t = ptl_cast(t, PTL_DTYPE_FLOAT64)) == NULL) {
         return -1;
     }
     if (w != NULL) {
@@ -777,9 +784,9 @@ bce_inputs(PtlIValue *s, int first, PtlTensorImpl **xd, PtlTensorImpl **td, PtlT
         if (we == NULL) {
             return -1;
         }
-        *wd = ptl_cast(we, PTL_DTYPE_FLOAT64);
+        d->w = ptl_cast(we, PTL_DTYPE_FLOAT64);
         ptl_decref(we);
-        if (*wd == NULL) {
+        if (d->w == NULL) {
             return -1;
         }
     }
@@ -791,26 +798,19 @@ bce_inputs(PtlIValue *s, int first, PtlTensorImpl **xd, PtlTensorImpl **td, PtlT
 static int
 bce_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *x = s[0].u.t, *xd = NULL, *td = NULL, *wd = NULL, *out = NULL, *res = NULL;
-    int64_t red = s[3].u.i, numel = 1;
+    PtlTensorImpl *x = s[0].u.t, *out = NULL, *res = NULL;
+    int64_t red = s[3].u.i, numel = x->numel;
+    LossData d = {NULL, NULL, NULL};
     double acc = 0;
     (void)op;
     (void)ks;
 
-    if (bce_inputs(s, 0, &xd, &td, &wd) < 0) {
+    if (bce_data(s, 0, &d) < 0 || (out = loss_output(red, x->dim, x->sizes, x->device)) == NULL) {
         goto error;
     }
-    for (int d = 0; d < x->dim; d++) {
-        numel *= x->sizes[d];
-    }
-    out = red == RED_NONE ? ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)
-                          : ptl_empty(0, NULL, PTL_DTYPE_FLOAT64, x->device);
-    if (out == NULL) {
-        goto error;
-    }
-    const double *xv = (const double *)ptl_tensor_data(xd);
-    const double *tv = (const double *)ptl_tensor_data(td);
-    const double *wv = wd ? (const double *)ptl_tensor_data(wd) : NULL;
+    const double *xv = (const double *)ptl_tensor_data(d.x);
+    const double *tv = (const double *)ptl_tensor_data(d.t);
+    const double *wv = d.w ? (const double *)ptl_tensor_data(d.w) : NULL;
     double *ov = (double *)ptl_tensor_data(out);
     for (int64_t i = 0; i < numel; i++) {
         if (!(xv[i] >= 0 && xv[i] <= 1)) {
@@ -830,15 +830,11 @@ bce_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     ptl_decref(out);
-    ptl_decref(xd);
-    ptl_decref(td);
-    ptl_xdecref(wd);
+    loss_data_release(&d);
     s[0] = ptl_iv_tensor(res);
     return 0;
 error:
-    ptl_xdecref(xd);
-    ptl_xdecref(td);
-    ptl_xdecref(wd);
+    loss_data_release(&d);
     ptl_xdecref(out);
     return -1;
 }
@@ -875,22 +871,19 @@ bce_grad_output(PtlTensorImpl *g, PtlTensorImpl *x)
 static int
 bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlTensorImpl *x = s[1].u.t, *xd = NULL, *td = NULL, *wd = NULL, *g = NULL, *gi = NULL;
-    PtlTensorImpl *res = NULL;
-    int64_t red = s[4].u.i, numel = 1;
+    PtlTensorImpl *x = s[1].u.t, *g = NULL, *gi = NULL, *res = NULL;
+    int64_t red = s[4].u.i, numel = x->numel;
+    LossData d = {NULL, NULL, NULL};
     (void)op;
     (void)ks;
 
-    if (bce_inputs(s, 1, &xd, &td, &wd) < 0 || (g = bce_grad_output(s[0].u.t, x)) == NULL ||
+    if (bce_data(s, 1, &d) < 0 || (g = bce_grad_output(s[0].u.t, x)) == NULL ||
         (gi = ptl_empty(x->dim, x->sizes, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
         goto error;
     }
-    for (int d = 0; d < x->dim; d++) {
-        numel *= x->sizes[d];
-    }
-    const double *xv = (const double *)ptl_tensor_data(xd);
-    const double *tv = (const double *)ptl_tensor_data(td);
-    const double *wv = wd ? (const double *)ptl_tensor_data(wd) : NULL;
+    const double *xv = (const double *)ptl_tensor_data(d.x);
+    const double *tv = (const double *)ptl_tensor_data(d.t);
+    const double *wv = d.w ? (const double *)ptl_tensor_data(d.w) : NULL;
     const double *gv = (const double *)ptl_tensor_data(g);
     double *ov = (double *)ptl_tensor_data(gi);
     for (int64_t i = 0; i < numel; i++) {
@@ -902,15 +895,11 @@ bce_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     ptl_decref(gi);
     ptl_decref(g);
-    ptl_decref(xd);
-    ptl_decref(td);
-    ptl_xdecref(wd);
+    loss_data_release(&d);
     s[0] = ptl_iv_tensor(res);
     return 0;
 error:
-    ptl_xdecref(xd);
-    ptl_xdecref(td);
-    ptl_xdecref(wd);
+    loss_data_release(&d);
     ptl_xdecref(g);
     ptl_xdecref(gi);
     return -1;

@@ -865,11 +865,7 @@ avg_pool_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     y = avg_run(x, x, nd, &p, 0, dt);
     plan_free(&p);
-    if (y == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(y);
-    return 0;
+    return ptl_kernel_return(s, y);
 }
 
 /* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
@@ -896,11 +892,7 @@ avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     gi = avg_run(g, x, nd, &p, 1, g->dtype);
     plan_free(&p);
-    if (gi == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(gi);
-    return 0;
+    return ptl_kernel_return(s, gi);
 }
 
 /* ---- adaptive pooling ---- */
@@ -969,11 +961,7 @@ adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *
     }
     PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, g->dtype);
     plan_free(&p);
-    if (y == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(y);
-    return 0;
+    return ptl_kernel_return(s, y);
 }
 
 /* _adaptive_avg_pool2d(Tensor self, output_size):  (N, C, H, W) -> (N, C, oh, ow) */
@@ -1031,7 +1019,7 @@ adaptive_max_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, Pt
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *go = s[0].u.t, *x = s[1].u.t, *idx = s[2].u.t, *gi;
+    PtlTensorImpl *go = s[0].u.t, *x = s[1].u.t, *idx = s[2].u.t;
     char b1[128], b2[128];
     if (x->dim != 3 && x->dim != 4) {
         return ptl_error_set(PTL_ERR_RUNTIME, "adaptive_max_pool2d(): Expected 3D or 4D "
@@ -1046,11 +1034,7 @@ adaptive_max_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, Pt
                              ptl_format_sizes(b1, sizeof(b1), idx->dim, idx->sizes),
                              ptl_format_sizes(b2, sizeof(b2), go->dim, go->sizes));
     }
-    if ((gi = scatter_indices(go, x, idx, 2)) == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(gi);
-    return 0;
+    return ptl_kernel_return(s, scatter_indices(go, x, idx, 2));
 }
 
 /* ---- max_unpool2d ---- */

@@ -752,8 +752,10 @@ reduce_chunks(void *ctx, int64_t b, int64_t e)
  * in float32 (8 lanes per AVX2 instruction), each group's partial sums added in double */
 #define COL_GROUP 32
 
-static void
-add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
+/* The loops of add_rows_f4 and add_rows_f4_avx2, inlined into each so that the compiler
+ * vectorizes them for that function's target. */
+static inline __attribute__((always_inline)) void
+add_rows_f4_loops(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
 {
     float part[COL_BLOCK];
     for (int64_t r0 = 0; r0 < nrows; r0 += COL_GROUP) {
@@ -769,6 +771,12 @@ add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
             acc[k] += (double)part[k];
         }
     }
+}
+
+static void
+add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
+{
+    add_rows_f4_loops(acc, x, rs, nrows, n);
 }
 
 static void
@@ -783,20 +791,7 @@ add_row_f8(double *acc, const double *x, int64_t n)
 __attribute__((target("avx2,fma"))) static void
 add_rows_f4_avx2(double *acc, const char *x, int64_t rs, int64_t nrows, int64_t n)
 {
-    float part[COL_BLOCK];
-    for (int64_t r0 = 0; r0 < nrows; r0 += COL_GROUP) {
-        int64_t r1 = r0 + COL_GROUP < nrows ? r0 + COL_GROUP : nrows;
-        memset(part, 0, sizeof(float) * (size_t)n);
-        for (int64_t r = r0; r < r1; r++) {
-            const float *row = (const float *)(x + r * rs);
-            for (int64_t k = 0; k < n; k++) {
-                part[k] += row[k];
-            }
-        }
-        for (int64_t k = 0; k < n; k++) {
-            acc[k] += (double)part[k];
-        }
-    }
+    add_rows_f4_loops(acc, x, rs, nrows, n);
 }
 
 __attribute__((target("avx2,fma"))) static void
@@ -1112,23 +1107,49 @@ opt_dtype(const PtlIValue *v)
 
 /* ---- kernels ---- */
 
+/* The result dtype of sum and prod: dtype= when given, else int64 for integer and bool
+ * inputs and self's dtype for the others. */
+static PtlDtype
+sum_out_dtype(const PtlTensorImpl *self, PtlDtype dt)
+{
+    if (dt != PTL_DTYPE_UNDEFINED) {
+        return dt;
+    }
+    return ptl_dtype_is_integral(self->dtype, 1) ? PTL_DTYPE_INT64 : self->dtype;
+}
+
+/* What sum and prod reduce: self cast to dtype= when that is given and differs, else self
+ * (new ref either way; NULL with the error set). */
+static PtlTensorImpl *
+sum_input(PtlTensorImpl *self, PtlDtype dt)
+{
+    if (dt != PTL_DTYPE_UNDEFINED && dt != self->dtype) {
+        return ptl_cast(self, dt);
+    }
+    ptl_incref(self);
+    return self;
+}
+
 /* sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
  * sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None)
  * nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)
  * mean(Tensor self, *, ScalarType? dtype=None), mean.dim(... like sum.dim_IntList)
- * [*] -> reduced; integer and bool sums give int64 unless dtype= says otherwise */
+ * prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+ * prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None)
+ * [*] -> reduced; integer and bool sums and products give int64 unless dtype= says
+ * otherwise */
 static int
 sum_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *in = NULL;
-    int has_dim = op->id != PTL_OP_sum && op->id != PTL_OP_mean;
+    int has_dim = op->id != PTL_OP_sum && op->id != PTL_OP_mean && op->id != PTL_OP_prod;
     int is_mean = op->id == PTL_OP_mean || op->id == PTL_OP_mean_dim;
-    PtlDtype dt = opt_dtype(&s[has_dim ? 3 : 1]), odt;
-    RedKind kind = is_mean ? R_MEAN : op->id == PTL_OP_nansum ? R_NANSUM : R_SUM;
+    int is_prod = op->id == PTL_OP_prod || op->id == PTL_OP_prod_dim_int;
+    PtlDtype dt = opt_dtype(&s[has_dim ? 3 : 1]);
+    RedKind kind = is_mean ? R_MEAN : is_prod ? R_PROD : op->id == PTL_OP_nansum ? R_NANSUM : R_SUM;
     PtlIValue all = ptl_iv_none();
     uint32_t mask;
-    int rc;
 
     if (is_mean && dt == PTL_DTYPE_UNDEFINED && !ptl_dtype_is_floating(self->dtype)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -1142,54 +1163,12 @@ sum_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "either a floating point or complex dtype. Got: %s",
                              ptl_dtype_legacy_name(dt));
     }
-    if (dims_mask(self, has_dim ? &s[1] : &all, 1, &mask) < 0) {
+    if (dims_mask(self, has_dim ? &s[1] : &all, 1, &mask) < 0 ||
+        (in = sum_input(self, dt)) == NULL) {
         return -1;
     }
-    odt = dt != PTL_DTYPE_UNDEFINED             ? dt
-          : ptl_dtype_is_integral(self->dtype, 1) ? PTL_DTYPE_INT64
-                                                  : self->dtype;
-    if (dt != PTL_DTYPE_UNDEFINED && dt != self->dtype) {
-        if ((in = ptl_cast(self, dt)) == NULL) {
-            return -1;
-        }
-    }
-    else {
-        ptl_incref(self);
-        in = self;
-    }
-    rc = reduce_into(s, kind, in, mask, has_dim && s[2].u.b, odt, PTL_DTYPE_UNDEFINED, 0, 0, 0);
-    ptl_decref(in);
-    return rc;
-}
-
-/* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
- * prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) */
-static int
-prod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *in;
-    int has_dim = op->id == PTL_OP_prod_dim_int;
-    PtlDtype dt = opt_dtype(&s[has_dim ? 3 : 1]);
-    PtlDtype odt = dt != PTL_DTYPE_UNDEFINED             ? dt
-                   : ptl_dtype_is_integral(self->dtype, 1) ? PTL_DTYPE_INT64
-                                                           : self->dtype;
-    PtlIValue all = ptl_iv_none();
-    uint32_t mask;
-    if (dims_mask(self, has_dim ? &s[1] : &all, 1, &mask) < 0) {
-        return -1;
-    }
-    if (dt != PTL_DTYPE_UNDEFINED && dt != self->dtype) {
-        if ((in = ptl_cast(self, dt)) == NULL) {
-            return -1;
-        }
-    }
-    else {
-        ptl_incref(self);
-        in = self;
-    }
-    int rc = reduce_into(s, R_PROD, in, mask, has_dim && s[2].u.b, odt, PTL_DTYPE_UNDEFINED,
-                         0, 0, 0);
+    int rc = reduce_into(s, kind, in, mask, has_dim && s[2].u.b, sum_out_dtype(self, dt),
+                         PTL_DTYPE_UNDEFINED, 0, 0, 0);
     ptl_decref(in);
     return rc;
 }
@@ -1435,8 +1414,8 @@ static const PtlKernelReg reduce_cpu[] = {
     {PTL_OP_nansum, PTL_KEY_CPU, sum_cpu},
     {PTL_OP_mean, PTL_KEY_CPU, sum_cpu},
     {PTL_OP_mean_dim, PTL_KEY_CPU, sum_cpu},
-    {PTL_OP_prod, PTL_KEY_CPU, prod_cpu},
-    {PTL_OP_prod_dim_int, PTL_KEY_CPU, prod_cpu},
+    {PTL_OP_prod, PTL_KEY_CPU, sum_cpu},
+    {PTL_OP_prod_dim_int, PTL_KEY_CPU, sum_cpu},
     {PTL_OP_amax, PTL_KEY_CPU, amax_cpu},
     {PTL_OP_amin, PTL_KEY_CPU, amax_cpu},
     {PTL_OP_max, PTL_KEY_CPU, amax_cpu},

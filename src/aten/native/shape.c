@@ -476,10 +476,7 @@ triangle_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (op->schema.inplace) {
         zero_triangle(self, s[1].u.i, lower);
-        ptl_tensor_bump_version(self);
-        ptl_incref(self);
-        s[0] = ptl_iv_tensor(self);
-        return 0;
+        return ptl_kernel_return_self(s);
     }
     if ((out = ptl_cast(self, self->dtype)) == NULL) {
         return -1;

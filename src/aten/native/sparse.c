@@ -89,16 +89,6 @@ with_values(PtlIValue *s, PtlTensorImpl *t, PtlTensorImpl *values)
     return 0;
 }
 
-static int
-put_result(PtlIValue *s, PtlTensorImpl *r)
-{
-    if (r == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(r);
-    return 0;
-}
-
 static int64_t
 nnz_of(const PtlTensorImpl *t)
 {
@@ -328,7 +318,8 @@ indices_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "first",
                              vals ? "values" : "indices");
     }
-    return put_result(s, ptl_tensor_impl_alias(vals ? t->sparse->values : t->sparse->indices));
+    PtlTensorImpl *part = vals ? t->sparse->values : t->sparse->indices;
+    return ptl_kernel_return(s, ptl_tensor_impl_alias(part));
 }
 
 /* ---- coalesce ---- */
@@ -412,7 +403,7 @@ coalesce_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    return put_result(s, coalesce_impl(s[0].u.t));
+    return ptl_kernel_return(s, coalesce_impl(s[0].u.t));
 }
 
 /* coalesce of a strided tensor: PyTorch's error. */
@@ -460,7 +451,7 @@ to_dense_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ptl_decref(d);
         d = c;
     }
-    return put_result(s, d);
+    return ptl_kernel_return(s, d);
 }
 
 /* The rows of the [rows, cols] contiguous data p that hold a nonzero (new 1-D int64). */
@@ -541,14 +532,14 @@ to_sparse_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *t = s[0].u.t;
     int64_t sd = op->id == PTL_OP_to_sparse_sparse_dim ? s[1].u.i : t->dim;
     if (t->sparse == NULL) {
-        return put_result(s, dense_to_sparse(t, sd));
+        return ptl_kernel_return(s, dense_to_sparse(t, sd));
     }
     if (op->id == PTL_OP_to_sparse_sparse_dim && sd != t->sparse->sparse_dim) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "to_sparse: conversion from Sparse to Sparse with sparse_dim "
                              "argument !=self.sparse_dim() is not supported");
     }
-    return put_result(s, ptl_tensor_impl_alias(t));
+    return ptl_kernel_return(s, ptl_tensor_impl_alias(t));
 }
 
 /* self's entries at mask's (coalesced) indices, as a sparse tensor with mask's pattern
@@ -591,7 +582,7 @@ sparse_mask_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    return put_result(s, mask_impl(s[0].u.t, s[1].u.t));
+    return ptl_kernel_return(s, mask_impl(s[0].u.t, s[1].u.t));
 }
 
 /* ---- products ---- */
@@ -687,7 +678,7 @@ mm_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    return put_result(s, product(s[0].u.t, s[1].u.t));
+    return ptl_kernel_return(s, product(s[0].u.t, s[1].u.t));
 }
 
 /* mv(Tensor self, Tensor vec) with a sparse self: (m, k) @ (k,) -> (m,), through the
@@ -710,7 +701,7 @@ mv_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     ptl_xdecref(col);
     ptl_xdecref(p);
-    return put_result(s, r);
+    return ptl_kernel_return(s, r);
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1):
@@ -741,7 +732,7 @@ addmm_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ptl_xdecref(d);
     ptl_xdecref(beta);
     ptl_xdecref(scaled);
-    return put_result(s, r);
+    return ptl_kernel_return(s, r);
 }
 
 /* ---- pointwise ops that keep the pattern ---- */
@@ -816,7 +807,7 @@ add_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *a = s[0].u.t, *b = s[1].u.t, *d = NULL, *r = NULL;
     if (a->sparse != NULL && b->sparse != NULL) {
-        return put_result(s, add_sparse_sparse(a, b, &s[2]));
+        return ptl_kernel_return(s, add_sparse_sparse(a, b, &s[2]));
     }
     if (a->sparse != NULL) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -829,7 +820,7 @@ add_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_tensor(d), s[2]};
     r = call(PTL_OP_add_Tensor, 3, v);
     ptl_decref(d);
-    return put_result(s, r);
+    return ptl_kernel_return(s, r);
 }
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) with a sparse side: a sparse
@@ -848,7 +839,7 @@ add_inplace_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         PtlIValue v[3] = {ptl_iv_tensor(a), ptl_iv_tensor(d), s[2]};
         r = call(PTL_OP_add__Tensor, 3, v);
         ptl_decref(d);
-        return put_result(s, r);
+        return ptl_kernel_return(s, r);
     }
     if (b->sparse == NULL) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -870,7 +861,7 @@ add_inplace_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ptl_decref(r);
     ptl_tensor_bump_version(a);
     ptl_incref(a);
-    return put_result(s, a);
+    return ptl_kernel_return(s, a);
 }
 
 /* mul.Tensor / div.Tensor of a sparse tensor and a 0-dim dense one (a Python number): the
@@ -926,7 +917,7 @@ clone_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     ptl_xdecref(i);
     ptl_xdecref(v);
-    return put_result(s, r);
+    return ptl_kernel_return(s, r);
 }
 
 /* detach(Tensor self): the same indices and values under a new tensor without history. */
@@ -935,7 +926,7 @@ detach_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    return put_result(s, ptl_tensor_impl_alias(s[0].u.t));
+    return ptl_kernel_return(s, ptl_tensor_impl_alias(s[0].u.t));
 }
 
 /* _to_copy(Tensor self, *, dtype, layout, device, pin_memory, non_blocking, memory_format):
@@ -1006,7 +997,7 @@ transpose_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     ptl_xdecref(ind);
     ptl_xdecref(vals);
-    return put_result(s, r);
+    return ptl_kernel_return(s, r);
 }
 
 /* sum(Tensor self, *, ScalarType? dtype=None): the sum of the values (torch.sparse.sum). */
@@ -1016,7 +1007,7 @@ sum_sparse(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
     PtlIValue v[2] = {ptl_iv_tensor(s[0].u.t->sparse->values), s[1]};
-    return put_result(s, call(PTL_OP_sum, 2, v));
+    return ptl_kernel_return(s, call(PTL_OP_sum, 2, v));
 }
 
 /* Every operator without a SparseCPU kernel: PyTorch's "Could not run ..." instead of a

@@ -12,12 +12,7 @@ static int
 set_view(PtlIValue *s, PtlTensorImpl *self, int dim, const int64_t *sizes,
          const int64_t *strides, int64_t offset)
 {
-    PtlTensorImpl *v = ptl_tensor_impl_view(self, dim, sizes, strides, offset);
-    if (v == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(v);
-    return 0;
+    return ptl_kernel_return(s, ptl_tensor_impl_view(self, dim, sizes, strides, offset));
 }
 
 /* Resolves a -1 in `shape` against numel; fills out[] and returns 0, or -1 with PyTorch's
@@ -97,6 +92,22 @@ compute_view_strides(const PtlTensorImpl *t, int n, const int64_t *shape, int64_
     return view_d == -1;
 }
 
+/* The int[] shape argument `arg` of view/reshape with one -1 inferred from self's numel, into
+ * shape; its dim count, or -1 (error set). */
+static int
+infer_shape_arg(const PtlTensorImpl *self, const PtlIValue *arg, int64_t *shape)
+{
+    int64_t n = arg->u.il.n;
+    if (n > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    if (ptl_infer_size(arg->u.il.data, n, self->numel, shape) < 0) {
+        return -1;
+    }
+    return (int)n;
+}
+
 /* view(Tensor(a) self, int[] size) -> Tensor(a) */
 static int
 view_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -105,21 +116,17 @@ view_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t;
     int64_t shape[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
-    int64_t n = s[1].u.il.n;
-    if (n > PTL_MAX_DIMS) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
-                             PTL_MAX_DIMS);
-    }
-    if (ptl_infer_size(s[1].u.il.data, n, self->numel, shape) < 0) {
+    int n = infer_shape_arg(self, &s[1], shape);
+    if (n < 0) {
         return -1;
     }
-    if (!compute_view_strides(self, (int)n, shape, strides)) {
+    if (!compute_view_strides(self, n, shape, strides)) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "view size is not compatible with input tensor's size and stride "
                              "(at least one dimension spans across two contiguous subspaces). "
                              "Use .reshape(...) instead.");
     }
-    return set_view(s, self, (int)n, shape, strides, self->storage_offset);
+    return set_view(s, self, n, shape, strides, self->storage_offset);
 }
 
 /* reshape(Tensor(a) self, int[] shape): a view when possible, else a contiguous copy */
@@ -128,15 +135,11 @@ reshape_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *self = s[0].u.t;
     int64_t shape[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
-    int64_t n = s[1].u.il.n;
-    if (n > PTL_MAX_DIMS) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
-                             PTL_MAX_DIMS);
-    }
-    if (ptl_infer_size(s[1].u.il.data, n, self->numel, shape) < 0) {
+    int n = infer_shape_arg(self, &s[1], shape);
+    if (n < 0) {
         return -1;
     }
-    if (compute_view_strides(self, (int)n, shape, strides)) {
+    if (compute_view_strides(self, n, shape, strides)) {
         return view_cpu(op, ks, s);
     }
     /* self cannot be viewed, so it is not contiguous and c is a fresh copy that nothing else
@@ -145,7 +148,7 @@ reshape_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (c == NULL) {
         return -1;
     }
-    ptl_tensor_impl_set_sizes(c, (int)n, shape, NULL);
+    ptl_tensor_impl_set_sizes(c, n, shape, NULL);
     s[0] = ptl_iv_tensor(c);
     return 0;
 }
@@ -369,6 +372,17 @@ without_dim(const PtlTensorImpl *self, int64_t d, int64_t *sizes, int64_t *strid
     }
 }
 
+/* Wraps the dim d that select/slice index into (0-dim self: IndexError naming op_name);
+ * 0 or -1. */
+static int
+wrap_indexed_dim(const PtlTensorImpl *self, int64_t *d, const char *op_name)
+{
+    if (self->dim == 0) {
+        return ptl_error_set(PTL_ERR_INDEX, "%s() cannot be applied to a 0-dim tensor.", op_name);
+    }
+    return ptl_wrap_dim(d, self->dim);
+}
+
 /* select.int(Tensor(a) self, int dim, int index) */
 static int
 select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -378,10 +392,7 @@ select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t;
     int64_t d = s[1].u.i, idx = s[2].u.i;
     int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
-    if (self->dim == 0) {
-        return ptl_error_set(PTL_ERR_INDEX, "select() cannot be applied to a 0-dim tensor.");
-    }
-    if (ptl_wrap_dim(&d, self->dim) < 0) {
+    if (wrap_indexed_dim(self, &d, "select") < 0) {
         return -1;
     }
     int64_t size = self->sizes[d];
@@ -408,10 +419,7 @@ slice_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t;
     int64_t d = s[1].u.i, step = s[4].u.i;
     int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
-    if (self->dim == 0) {
-        return ptl_error_set(PTL_ERR_INDEX, "slice() cannot be applied to a 0-dim tensor.");
-    }
-    if (ptl_wrap_dim(&d, self->dim) < 0) {
+    if (wrap_indexed_dim(self, &d, "slice") < 0) {
         return -1;
     }
     if (step <= 0) {
@@ -464,12 +472,7 @@ detach_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *d = ptl_tensor_impl_alias(s[0].u.t);
-    if (d == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(d);
-    return 0;
+    return ptl_kernel_return(s, ptl_tensor_impl_alias(s[0].u.t));
 }
 
 /* ---- squeeze, flatten, narrow, movedim ---- */
@@ -662,16 +665,12 @@ narrow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *v;
+    PtlTensorImpl *self = s[0].u.t;
     int64_t d = s[1].u.i, start = s[2].u.i, length = s[3].u.i;
     if (narrow_check(self, &d, &start, length) < 0) {
         return -1;
     }
-    if ((v = narrow_view(self, d, start, length)) == NULL) {
-        return -1;
-    }
-    s[0] = ptl_iv_tensor(v);
-    return 0;
+    return ptl_kernel_return(s, narrow_view(self, d, start, length));
 }
 
 /* movedim.int / moveaxis.int / movedim.intlist (Tensor(a) self, source, destination):
