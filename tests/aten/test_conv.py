@@ -803,6 +803,13 @@ FOLD_ERRORS = [
     lambda F, t: F.fold(t.randn(1, 4, 5), (3, 3), 2),
     lambda F, t: F.fold(t.randn(1, 0, 4), (3, 3), 2),
     lambda F, t: F.fold(t.randn(1, 9, 1), (1, 1), 3),
+    # a kernel wider than the image: the block count rounds down to 0 (it once rounded
+    # toward zero, to 1, and fold returned a 1x1 image)
+    lambda F, t: F.fold(t.ones(1, 4, 1), (1, 1), 2, stride=2),
+    lambda F, t: F.fold(t.ones(1, 4, 4), (1, 1), 2, stride=2),
+    lambda F, t: F.fold(t.randn(1, 4, 1), (1, 1), 2),          # length checked first
+    lambda F, t: F.fold(t.randn(1, 4, 0), (1, 1), 2),          # then the grid's size
+    lambda F, t: F.unfold(t.randn(1, 1, 1, 1), 2, stride=2),
 ]
 
 

@@ -1008,7 +1008,9 @@ fold_params(const PtlIValue *s, int k0, ConvGeom *g)
 static int64_t
 fold_nblocks(const ConvGeom *g, int i, int64_t size)
 {
-    return (size + 2 * g->p[i] - g->d[i] * (g->k[i] - 1) - 1) / g->s[i] + 1;
+    int64_t span = size + 2 * g->p[i] - g->d[i] * (g->k[i] - 1) - 1;
+    /* rounded down, as PyTorch's div_rtn: a kernel wider than the padded image has no block */
+    return (span >= 0 ? span / g->s[i] : -((-span + g->s[i] - 1) / g->s[i])) + 1;
 }
 
 /* Sets the image (h, w) of im2col/col2im and the grid of sliding blocks over it; 1 when the
@@ -1142,7 +1144,19 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "%lld).",
                              (long long)rows, (long long)g.k[1], (long long)g.k[2]);
     }
-    if (!fold_blocks(&g, s[1].u.il.data[0], s[1].u.il.data[1])) {
+    /* PyTorch checks the block count against L before the grid's own size */
+    int positive = fold_blocks(&g, s[1].u.il.data[0], s[1].u.il.data[1]);
+    if (L != g.col[1] * g.col[2]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given output_size=(%lld, %lld), %s, expected size of input's "
+                             "dimension 2 to match the calculated number of sliding blocks "
+                             "%lld * %lld = %lld, but got input.size(2)=%lld.",
+                             (long long)g.img[1], (long long)g.img[2],
+                             fold_args_text(&g, 1, args, sizeof(args)), (long long)g.col[1],
+                             (long long)g.col[2], (long long)(g.col[1] * g.col[2]),
+                             (long long)L);
+    }
+    if (!positive) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given output_size=(%lld, %lld), %s, calculated shape of the array "
                              "of sliding blocks as (%lld, %lld), which is too small "
@@ -1152,15 +1166,6 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              (long long)g.col[2]);
     }
     geom_finish(&g);
-    if (L != g.col_numel) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "Given output_size=(%lld, %lld), %s, expected size of input's "
-                             "dimension 2 to match the calculated number of sliding blocks "
-                             "%lld * %lld = %lld, but got input.size(2)=%lld.",
-                             (long long)g.img[1], (long long)g.img[2],
-                             fold_args_text(&g, 1, args, sizeof(args)), (long long)g.col[1],
-                             (long long)g.col[2], (long long)g.col_numel, (long long)L);
-    }
     if (nn_check_dtype("col2im_out_cpu", x->dtype, 0) < 0) {
         return -1;
     }
