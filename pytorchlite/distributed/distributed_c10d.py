@@ -227,7 +227,7 @@ class GradBucket:
     def set_buffer(self, buffer):
         if buffer.numel() != self._bucket.flat.numel() or buffer.dtype != self._bucket.flat.dtype:
             raise ValueError("set_buffer expects a tensor of the bucket's numel and dtype")
-        self._bucket.flat = buffer.reshape(-1)
+        self._bucket.set_flat(buffer.reshape(-1))
 
     def gradients(self):
         """Views of buffer() shaped like each parameter's gradient."""
@@ -327,7 +327,7 @@ def destroy_process_group(group=None):
         for g in _groups:
             _free(g)
         _groups.clear()
-        _world.side.Free()
+        _free(_world)
         _world = None
     else:
         _free(pg)
@@ -335,8 +335,12 @@ def destroy_process_group(group=None):
 
 
 def _free(pg):
+    """Frees the communicators made for pg (the default group's comm is MPI's COMM_WORLD)."""
+    for channel in pg.channels:
+        channel.free()
     pg.side.Free()
-    pg.comm.Free()
+    if pg is not _world:
+        pg.comm.Free()
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
