@@ -45,6 +45,7 @@ _ANSWER_TAG = 7702
 _ANSWER_SECONDS = 3.0
 _MAX_DIMS = 6
 _BLOCKING_MIN_BYTES = 1 << 20
+_SPIN_SECONDS = 1e-3
 _FP_LEN = 6 + _MAX_DIMS      # seq, op, dtype, numel, root, ndim, dims
 
 # ORDER OPS: index = the op code in a fingerprint.
@@ -253,6 +254,10 @@ class ProcessGroupMPI:
         self.broken = None                     # the error that broke the group
         self.channels = []                     # the BucketChannels on comm, freed with it
         self.detail = debug_level() == "DETAIL"
+        # how long a wait polls before it yields its core: at once when the group has more
+        # ranks than the machine has cores (the others need them), else after a millisecond
+        # (a yield on a busy machine can cost a whole time slice)
+        self.spin_s = 0.0 if self.size > (os.cpu_count() or 1) else _SPIN_SECONDS
         stall = os.environ.get("PTL_DISTRIBUTED_STALL_SECONDS")
         self.stall_s = float(stall) if stall else timeout_s
 
@@ -319,12 +324,11 @@ class ProcessGroupMPI:
         next_probe = start + 0.05
         self.current = work.desc
         try:
-            spins = 0
+            spin_until = start + self.spin_s
             while not work._test():
-                spins += 1
-                if spins > 100:
-                    os.sched_yield()           # ranks may outnumber cores (oversubscribed)
                 now = time.monotonic()
+                if now >= spin_until:
+                    os.sched_yield()
                 if now >= next_probe:
                     self.answer_queries()
                     next_probe = now + 0.05
@@ -392,13 +396,12 @@ class BucketChannel:
 
     def all_reduce(self, message, desc, blocking):
         """Starts the in-place SUM of message ([buffer, count, MPI datatype]); returns its
-        request.  A blocking one on at least _BLOCKING_MIN_BYTES waits for every rank to
-        enter (an Ibarrier) and then runs the blocking MPI_Allreduce (Note [Collective
-        fingerprints]: about twice as fast on large messages)."""
+        request.  A blocking one waits for every rank to enter (an Ibarrier) and then runs
+        the blocking MPI_Allreduce (Note [DDP bucket channel])."""
         self.group._check_usable()
         MPI = self.group.mpi
         run = None
-        if blocking and message[1] * message[2].Get_size() >= _BLOCKING_MIN_BYTES:
+        if blocking:
             req = self.comm.Ibarrier()
             run = lambda: self.comm.Allreduce(MPI.IN_PLACE, message, MPI.SUM)  # noqa: E731
         else:
