@@ -32,3 +32,21 @@ def test_ddp_communication_hooks_and_work_futures(nproc):
     rc, out = mpi_job.mpirun(nproc, "ddp_comm_hooks.py", timeout=120)
     assert rc == 0, out
     assert mpi_job.ranks_ok(out) == list(range(nproc)), out
+
+
+def test_ddp_different_models_raise_on_every_rank():
+    rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_different_models")
+    assert rc != 0
+    assert ("DDP expects same model across all ranks, but rank 0 has gradient buckets "
+            "(numel, dtype) [(16, 'torch.float32')] and find_unused_parameters=False, while "
+            "rank 1 has [(20, 'torch.float32')] and find_unused_parameters=False.") in out, out
+
+
+def test_ddp_bucket_that_one_rank_never_reduces_times_out_naming_it():
+    rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_one_rank_skips_backward",
+                             PTL_DISTRIBUTED_STALL_SECONDS="2")
+    assert rc != 0
+    assert "timed out after" in out and "DistBackendError" in out, out
+    assert ("rank 0] timed out after" in out and "waiting in DDP bucket 0 all_reduce(numel=16, "
+            "dtype=torch.float32)" in out) or \
+        "rank 0 has not entered it: it waits in DDP bucket 0 all_reduce" in out, out

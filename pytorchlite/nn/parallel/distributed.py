@@ -307,7 +307,7 @@ class DistributedDataParallel(Module):
         else:        # 16-bit floats: summed as float32 (Note [Collectives on tensor memory])
             from ... import distributed as dist
             bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
-                                          group=self.process_group, async_op=not last)
+                                          group=self.process_group, async_op=True)
 
     def _finish(self):
         r = self._reducer
