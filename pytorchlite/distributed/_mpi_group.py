@@ -47,10 +47,14 @@ they differ; after that, every backward reduces the same buckets in the same ord
 rank, so the per-collective fingerprint exchange (an Iallgather, its encoding and its check,
 per bucket) would check nothing new and is skipped.  What the fingerprints do not catch either (a
 rank that skips a backward) stalls, and the stall inspector reports it: the channel's waits go
-through the group's wait loop.  The last bucket's reduction is blocking: the ranks first meet
-in an Ibarrier, then run the blocking MPI_Allreduce, which on 2 ranks takes 27 us for 17k
-float32 where MPI_Iallreduce takes 160 us (Open MPI 4, shared memory); the earlier buckets
-use MPI_Iallreduce, driven by the tests of later waits while backward goes on."""
+through the group's wait loop.  The buckets are summed by MPI_Iallreduce, driven by the tests
+of later waits while backward goes on; the last one is waited for at once, and when it is large
+(at least _BLOCKING_MIN_BYTES) the ranks first meet in an Ibarrier and then run the blocking
+MPI_Allreduce, as blocking collectives do (Note [Collective fingerprints]).  Below that size
+the handshake did not pay on this 2-core machine under load: on the benchmark MLP (one bucket
+of 17k float32, 2 ranks) Ibarrier + MPI_Allreduce gave 16-50k samples/s where MPI_Iallreduce
+gave 30-71k (3 runs each, load 8-9), although in a tight loop with nothing between the
+reductions the blocking call is faster (27 us against 160 us)."""
 import array
 import os
 import sys
@@ -414,12 +418,13 @@ class BucketChannel:
 
     def all_reduce(self, message, desc, blocking):
         """Starts the in-place SUM of message ([buffer, count, MPI datatype]); returns its
-        request.  A blocking one waits for every rank to enter (an Ibarrier) and then runs
-        the blocking MPI_Allreduce (Note [DDP bucket channel])."""
+        request.  A blocking one on at least _BLOCKING_MIN_BYTES waits for every rank to
+        enter (an Ibarrier) and then runs the blocking MPI_Allreduce (Note [DDP bucket
+        channel])."""
         self.group._check_usable()
         MPI = self.group.mpi
         run = None
-        if blocking:
+        if blocking and message[1] * message[2].Get_size() >= _BLOCKING_MIN_BYTES:
             req = self.comm.Ibarrier()
             run = lambda: self.comm.Allreduce(MPI.IN_PLACE, message, MPI.SUM)  # noqa: E731
         else:
