@@ -21,6 +21,15 @@ class Net(nn.Module):
         return self.spare(h) if extra else h
 
 
+class Scale(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        return self.weight * x
+
+
 def make(seed):
     torch.manual_seed(seed)
     net = Net().double()
@@ -112,6 +121,15 @@ def main():
                 np.testing.assert_allclose(p.detach().double().numpy(),
                                            q.detach().double().numpy(), rtol=tol, atol=tol,
                                            err_msg=f"{dtype} {cap} {name}")
+
+    # a last bucket just below and at _BLOCKING_MIN_BYTES (1 MiB): MPI_Iallreduce, then the
+    # Ibarrier and the blocking MPI_Allreduce; the gradient is every rank's input, averaged
+    for n in (262143, 262144):
+        inputs = np.random.default_rng(n).standard_normal((world, n)).astype(np.float32)
+        model = DDP(Scale(n))
+        model(torch.tensor(inputs[rank])).sum().backward()
+        np.testing.assert_allclose(model.module.weight.grad.numpy(),
+                                   inputs.astype(np.float64).mean(0), rtol=1e-6, atol=1e-7)
 
     # buffers follow rank 0 at each forward
     model = DDP(make(0), find_unused_parameters=True)
