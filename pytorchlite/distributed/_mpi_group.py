@@ -45,7 +45,11 @@ all-gathers every rank's bucket layout (numel and dtype of each bucket, and
 find_unused_parameters) through the fingerprinted collectives and raises on every rank when
 they differ; after that, every backward reduces the same buckets in the same order on every
 rank, so the per-collective fingerprint exchange (an Iallgather, its encoding and its check,
-per bucket) would check nothing new and is skipped.  What the fingerprints do not catch either (a
+per bucket) would check nothing new and is skipped.  With PTL_DISTRIBUTED_DEBUG=DETAIL the
+buckets go through the fingerprinted all_reduce on the group's communicator instead, as
+PyTorch's TORCH_DISTRIBUTED_DEBUG=DETAIL wraps every collective in ProcessGroupWrapper: a rank
+that runs another collective where the others reduce a bucket then fails at once, naming both,
+where the default mode reports a stall.  What the fingerprints do not catch either (a
 rank that skips a backward) stalls, and the stall inspector reports it: the channel's waits go
 through the group's wait loop.  The buckets are summed by MPI_Iallreduce, driven by the tests
 of later waits while backward goes on; the last one is waited for at once, and when it is large

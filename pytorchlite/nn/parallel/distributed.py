@@ -180,7 +180,7 @@ class DistributedDataParallel(Module):
         import pytorchlite as torch
         from ... import distributed as dist
         from ...distributed import distributed_c10d as c10d
-        from ...distributed._mpi_group import BucketChannel
+        from ...distributed._mpi_group import BucketChannel, debug_level
         pg = c10d._group(process_group)
         if device_ids is not None or output_device is not None:
             raise ValueError("DistributedDataParallel device_ids and output_device arguments "
@@ -209,14 +209,16 @@ class DistributedDataParallel(Module):
             for t in [p for _, p in module.named_parameters()] + self._buffers_to_sync:
                 dist.broadcast(t.detach(), src=pg.ranks[0], group=pg)
         self._channel = BucketChannel(pg)
+        detail = debug_level() == "DETAIL"
         self._bucket_of = [None] * len(self._params)
         for bucket in self._buckets:
             for i in bucket.indices:
                 self._bucket_of[i] = bucket
             bucket.desc = (f"DDP bucket {bucket.index} all_reduce(numel={bucket.flat.numel()}, "
                            f"dtype={bucket.flat.dtype})")
-            # MPI sums the flat tensor itself, except 16-bit floats (summed as float32)
-            if bucket.flat.dtype not in (torch.float16, torch.bfloat16):
+            # the channel sums the flat tensor itself; 16-bit floats (summed as float32) and
+            # every bucket with PTL_DISTRIBUTED_DEBUG=DETAIL take the fingerprinted all_reduce
+            if bucket.flat.dtype not in (torch.float16, torch.bfloat16) and not detail:
                 bucket.message = c10d._buf(bucket.flat)
         self._comm_hook = None        # (state, hook) of register_comm_hook
         self._reducer = _Reducer(self._params)
@@ -313,7 +315,7 @@ class DistributedDataParallel(Module):
                                    f"torch.futures.Future, got {type(bucket.work).__name__}")
         elif bucket.message is not None:
             bucket.work = self._channel.all_reduce(bucket.message, bucket.desc, blocking=last)
-        else:        # 16-bit floats: summed as float32 (Note [Collectives on tensor memory])
+        else:        # 16-bit floats, or DETAIL mode (Note [DDP bucket channel])
             from ... import distributed as dist
             bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
                                           group=self.process_group, async_op=True)

@@ -53,6 +53,14 @@ def main(case):
             loss.backward()
         else:
             dist.recv(torch.ones(1), src=0)
+    elif case == "ddp_backward_against_all_reduce":
+        torch.manual_seed(0)
+        model = DDP(nn.Linear(3, 4))
+        loss = model(torch.ones(2, 3)).sum()
+        if rank == 0:
+            loss.backward()
+        else:
+            dist.all_reduce(torch.ones(5))
     dist.destroy_process_group()
 
 
