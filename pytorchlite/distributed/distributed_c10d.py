@@ -126,6 +126,13 @@ def _buf(t, per_rank=1):
             _mpi_type(t.dtype)]
 
 
+def _reduction_group(tensor, op, group, name="tensor"):
+    """Checks a reduction's tensor and op; its process group (None: this rank is not in it)."""
+    _check_tensor(tensor, name)
+    _check_op(op, tensor)
+    return _group(group)
+
+
 def _check_op(op, tensor):
     if not isinstance(op, RedOpType):
         raise ValueError(f"Invalid reduce op: {op!r}; use a member of ReduceOp")
@@ -457,9 +464,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces `tensor` over the group's ranks, in place on every rank."""
-    _check_tensor(tensor)
-    _check_op(op, tensor)
-    pg = _group(group)
+    pg = _reduction_group(tensor, op, group)
     if pg is None:
         return None
     MPI = pg.mpi
@@ -490,9 +495,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """Reduces `tensor` over the group into `tensor` of rank `dst`."""
-    _check_tensor(tensor)
-    _check_op(op, tensor)
-    pg = _group(group)
+    pg = _reduction_group(tensor, op, group)
     if pg is None:
         return None
     MPI = pg.mpi
@@ -587,10 +590,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """output = the reduction over ranks of input_list[rank]."""
-    _check_tensor(output, "output")
     _check_list(input_list, "input_list")
-    _check_op(op, output)
-    pg = _group(group)
+    pg = _reduction_group(output, op, group, "output")
     if pg is None:
         return None
     _check_list_size(input_list, pg, "input_list")
@@ -603,10 +604,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """output = the reduction over ranks of the rank-th of world_size equal pieces of input."""
-    _check_tensor(output, "output")
     _check_tensor(input, "input")
-    _check_op(op, output)
-    pg = _group(group)
+    pg = _reduction_group(output, op, group, "output")
     if pg is None:
         return None
     if input.numel() != output.numel() * pg.size:
