@@ -52,6 +52,6 @@ def test_ddp_two_ranks_vs_one_process():
 
 
 def test_ddp_step_vs_plain_step_one_process():
-    r = job(1, "ddp_step_vs_plain.py", "30", "100")
+    r = job(1, "ddp_step_vs_plain.py", "100", "30")
     print(f"\nDDP step, world size 1: {r['ddp_s'] * 1e6:.0f} us against a plain step's "
           f"{r['plain_s'] * 1e6:.0f} us: {r['ratio']:.2f}x")

@@ -37,8 +37,8 @@ def per_step(step, steps):
 
 
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 30
     torch.set_num_threads(1)
     dist.init_process_group("mpi")
     x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
