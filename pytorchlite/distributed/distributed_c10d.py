@@ -126,6 +126,13 @@ def _buf(t, per_rank=1):
             _mpi_type(t.dtype)]
 
 
+def _reduction_group(tensor, op, group, name="tensor"):
+    """Checks a reduction's tensor and op; its process group (None: this rank is not in it)."""
+    _check_tensor(tensor, name)
+    _check_op(op, tensor)
+    return _group(group)
+
+
 def _check_op(op, tensor):
     if not isinstance(op, RedOpType):
         raise ValueError(f"Invalid reduce op: {op!r}; use a member of ReduceOp")
@@ -200,8 +207,13 @@ def _root(pg, group_rank, global_rank):
     return _group_rank(pg, 0 if global_rank is None else global_rank)
 
 
-def _finish(work, async_op, outputs=()):
-    """The Work of an async_op call (its result(): `outputs`), or None after waiting."""
+def _issue(pg, op, name, tensor, mpi_name, args, finish=None, async_op=False, outputs=(),
+           **options):
+    """Issues one collective (ProcessGroupMPI.collective; `options`: its root, numel and
+    keep) and returns what the API call does: the Work of an async_op call (its result():
+    `outputs`), or None once it completed."""
+    work = pg.collective(op, _desc(name, tensor), tensor, mpi_name, args, finish,
+                         blocking=not async_op, **options)
     if async_op:
         work.outputs = list(outputs)
         return work
@@ -227,7 +239,7 @@ class GradBucket:
     def set_buffer(self, buffer):
         if buffer.numel() != self._bucket.flat.numel() or buffer.dtype != self._bucket.flat.dtype:
             raise ValueError("set_buffer expects a tensor of the bucket's numel and dtype")
-        self._bucket.flat = buffer.reshape(-1)
+        self._bucket.set_flat(buffer.reshape(-1))
 
     def gradients(self):
         """Views of buffer() shaped like each parameter's gradient."""
@@ -327,7 +339,7 @@ def destroy_process_group(group=None):
         for g in _groups:
             _free(g)
         _groups.clear()
-        _world.side.Free()
+        _free(_world)
         _world = None
     else:
         _free(pg)
@@ -335,8 +347,12 @@ def destroy_process_group(group=None):
 
 
 def _free(pg):
+    """Frees the communicators made for pg (the default group's comm is MPI's COMM_WORLD)."""
+    for channel in pg.channels:
+        channel.free()
     pg.side.Free()
-    pg.comm.Free()
+    if pg is not _world:
+        pg.comm.Free()
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
@@ -432,9 +448,7 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = _group(group)
     if pg is None:
         return None
-    work = pg.collective("BARRIER", "barrier()", None, "Barrier", tuple,
-                         blocking=not async_op)
-    return _finish(work, async_op)
+    return _issue(pg, "BARRIER", "barrier", None, "Barrier", tuple, async_op=async_op)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
@@ -450,9 +464,7 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces `tensor` over the group's ranks, in place on every rank."""
-    _check_tensor(tensor)
-    _check_op(op, tensor)
-    pg = _group(group)
+    pg = _reduction_group(tensor, op, group)
     if pg is None:
         return None
     MPI = pg.mpi
@@ -463,10 +475,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
             s.div_(pg.size)
         _copy_back(tensor, s)
 
-    work = pg.collective("ALLREDUCE", _desc("all_reduce", tensor), tensor,
-                         "Allreduce", lambda: (MPI.IN_PLACE, _buf(s), _mpi_op(op, s.dtype)),
-                         finish, keep=(tensor, s), blocking=not async_op)
-    return _finish(work, async_op, (tensor,))
+    return _issue(pg, "ALLREDUCE", "all_reduce", tensor, "Allreduce",
+                  lambda: (MPI.IN_PLACE, _buf(s), _mpi_op(op, s.dtype)), finish, async_op,
+                  (tensor,), keep=(tensor, s))
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -477,17 +488,14 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         return None
     root = _root(pg, group_src, src)
     s = _staged(tensor, False)
-    work = pg.collective("BROADCAST", _desc("broadcast", tensor), tensor,
-                         "Bcast", lambda: (_buf(s), root), lambda: _copy_back(tensor, s),
-                         root=root, keep=(tensor, s), blocking=not async_op)
-    return _finish(work, async_op, (tensor,))
+    return _issue(pg, "BROADCAST", "broadcast", tensor, "Bcast", lambda: (_buf(s), root),
+                  lambda: _copy_back(tensor, s), async_op, (tensor,), root=root,
+                  keep=(tensor, s))
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """Reduces `tensor` over the group into `tensor` of rank `dst`."""
-    _check_tensor(tensor)
-    _check_op(op, tensor)
-    pg = _group(group)
+    pg = _reduction_group(tensor, op, group)
     if pg is None:
         return None
     MPI = pg.mpi
@@ -506,9 +514,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
                 s.div_(pg.size)
             _copy_back(tensor, s)
 
-    work = pg.collective("REDUCE", _desc("reduce", tensor), tensor, "Reduce", args, finish,
-                         root=root, keep=(tensor, s), blocking=not async_op)
-    return _finish(work, async_op, (tensor,))
+    return _issue(pg, "REDUCE", "reduce", tensor, "Reduce", args, finish, async_op, (tensor,),
+                  root=root, keep=(tensor, s))
 
 
 def _flat_like(tensor, n):
@@ -557,11 +564,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_same_shape(tensor_list, tensor, "all_gather")
     s = _staged(tensor, False)
     flat = _flat_like(tensor, pg.size)
-    work = pg.collective("ALLGATHER", _desc("all_gather", tensor), tensor,
-                         "Allgather", lambda: (_buf(s), _buf(flat, pg.size)),
-                         lambda: _scatter_flat(flat, tensor_list), keep=(s, flat),
-                         blocking=not async_op)
-    return _finish(work, async_op, tensor_list)
+    return _issue(pg, "ALLGATHER", "all_gather", tensor, "Allgather",
+                  lambda: (_buf(s), _buf(flat, pg.size)), lambda: _scatter_flat(flat, tensor_list),
+                  async_op, tensor_list, keep=(s, flat))
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -577,19 +582,16 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     if output_tensor.dtype != input_tensor.dtype:
         raise TypeError("output tensor must have the same type as input tensor")
     s_in, s_out = _staged(input_tensor, False), _staged(output_tensor, False)
-    work = pg.collective("ALLGATHER_BASE", _desc("all_gather_into_tensor", input_tensor),
-                         input_tensor, "Allgather", lambda: (_buf(s_in), _buf(s_out, pg.size)),
-                         lambda: _copy_back(output_tensor, s_out),
-                         keep=(s_in, s_out, output_tensor), blocking=not async_op)
-    return _finish(work, async_op, (output_tensor,))
+    return _issue(pg, "ALLGATHER_BASE", "all_gather_into_tensor", input_tensor, "Allgather",
+                  lambda: (_buf(s_in), _buf(s_out, pg.size)),
+                  lambda: _copy_back(output_tensor, s_out), async_op, (output_tensor,),
+                  keep=(s_in, s_out, output_tensor))
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """output = the reduction over ranks of input_list[rank]."""
-    _check_tensor(output, "output")
     _check_list(input_list, "input_list")
-    _check_op(op, output)
-    pg = _group(group)
+    pg = _reduction_group(output, op, group, "output")
     if pg is None:
         return None
     _check_list_size(input_list, pg, "input_list")
@@ -602,10 +604,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """output = the reduction over ranks of the rank-th of world_size equal pieces of input."""
-    _check_tensor(output, "output")
     _check_tensor(input, "input")
-    _check_op(op, output)
-    pg = _group(group)
+    pg = _reduction_group(output, op, group, "output")
     if pg is None:
         return None
     if input.numel() != output.numel() * pg.size:
@@ -623,11 +623,9 @@ def _reduce_scatter(pg, op_name, name, flat, output, s_out, op, async_op):
             s_out.div_(pg.size)
         _copy_back(output, s_out)
 
-    work = pg.collective(op_name, _desc(name, output), output,
-                         "Reduce_scatter_block",
-                         lambda: (_buf(flat, pg.size), _buf(s_out), _mpi_op(op, s_out.dtype)),
-                         finish, keep=(flat, s_out, output), blocking=not async_op)
-    return _finish(work, async_op, (output,))
+    return _issue(pg, op_name, name, output, "Reduce_scatter_block",
+                  lambda: (_buf(flat, pg.size), _buf(s_out), _mpi_op(op, s_out.dtype)), finish,
+                  async_op, (output,), keep=(flat, s_out, output))
 
 
 def _alltoallv(pg, name, op_name, desc_tensor, send, send_counts, recv, recv_counts, finish,
@@ -645,9 +643,8 @@ def _alltoallv(pg, name, op_name, desc_tensor, send, send_counts, recv, recv_cou
         return ([_buf(send)[0], (send_counts, displs(send_counts)), t_send],
                 [_buf(recv)[0], (recv_counts, displs(recv_counts)), t_recv])
 
-    work = pg.collective(op_name, _desc(name, desc_tensor), desc_tensor, "Alltoallv", args,
-                         finish, numel=-1, keep=keep, blocking=not async_op)
-    return _finish(work, async_op, outputs)
+    return _issue(pg, op_name, name, desc_tensor, "Alltoallv", args, finish, async_op, outputs,
+                  numel=-1, keep=keep)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -728,12 +725,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         return None
     s = _staged(tensor, False)
     flat = _flat_like(tensor, pg.size) if mine else None
-    work = pg.collective(
-        "GATHER", _desc("gather", tensor), tensor,
-        "Gather", lambda: (_buf(s), _buf(flat, pg.size) if mine else None, root),
-        (lambda: _scatter_flat(flat, gather_list)) if mine else None, root=root,
-        keep=(s, flat), blocking=not async_op)
-    return _finish(work, async_op, gather_list or ())
+    return _issue(pg, "GATHER", "gather", tensor, "Gather",
+                  lambda: (_buf(s), _buf(flat, pg.size) if mine else None, root),
+                  (lambda: _scatter_flat(flat, gather_list)) if mine else None, async_op,
+                  gather_list or (), root=root, keep=(s, flat))
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
@@ -744,12 +739,10 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         return None
     flat = _cat_flat(scatter_list) if mine else None
     s = _staged(tensor, False)
-    work = pg.collective(
-        "SCATTER", _desc("scatter", tensor), tensor,
-        "Scatter", lambda: (_buf(flat, pg.size) if mine else None, _buf(s), root),
-        lambda: _copy_back(tensor, s), root=root, keep=(s, flat, tensor),
-        blocking=not async_op)
-    return _finish(work, async_op, (tensor,))
+    return _issue(pg, "SCATTER", "scatter", tensor, "Scatter",
+                  lambda: (_buf(flat, pg.size) if mine else None, _buf(s), root),
+                  lambda: _copy_back(tensor, s), async_op, (tensor,), root=root,
+                  keep=(s, flat, tensor))
 
 
 # ---- point to point ----

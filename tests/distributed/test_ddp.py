@@ -12,6 +12,14 @@ def test_ddp_matches_single_process(nproc):
     assert mpi_job.ranks_ok(out) == list(range(nproc)), out
 
 
+def test_ddp_matches_single_process_in_detail_mode():
+    # DETAIL: the buckets take the fingerprinted all_reduce (Note [DDP bucket channel])
+    rc, out = mpi_job.mpirun(2, "ddp_matches_single_process.py", timeout=120,
+                             PTL_DISTRIBUTED_DEBUG="DETAIL")
+    assert rc == 0, out
+    assert mpi_job.ranks_ok(out) == [0, 1], out
+
+
 def test_ddp_unused_parameter_names_it_in_detail_mode():
     rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_unused", PTL_DISTRIBUTED_DEBUG="DETAIL")
     assert rc != 0
@@ -32,3 +40,36 @@ def test_ddp_communication_hooks_and_work_futures(nproc):
     rc, out = mpi_job.mpirun(nproc, "ddp_comm_hooks.py", timeout=120)
     assert rc == 0, out
     assert mpi_job.ranks_ok(out) == list(range(nproc)), out
+
+
+def test_ddp_different_models_raise_on_every_rank():
+    rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_different_models")
+    assert rc != 0
+    assert ("DDP expects same model across all ranks, but rank 0 has gradient buckets "
+            "(numel, dtype) [(16, 'torch.float32')] and find_unused_parameters=False, while "
+            "rank 1 has [(20, 'torch.float32')] and find_unused_parameters=False.") in out, out
+
+
+def test_ddp_bucket_that_one_rank_never_reduces_times_out_naming_it():
+    rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_one_rank_skips_backward",
+                             PTL_DISTRIBUTED_STALL_SECONDS="2")
+    assert rc != 0
+    assert "timed out after" in out and "DistBackendError" in out, out
+    assert ("rank 0] timed out after" in out and "waiting in DDP bucket 0 all_reduce(numel=16, "
+            "dtype=torch.float32)" in out) or \
+        "rank 0 has not entered it: it waits in DDP bucket 0 all_reduce" in out, out
+
+
+def test_ddp_bucket_against_another_collective_stalls_or_mismatches_in_detail_mode():
+    rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_backward_against_all_reduce",
+                             PTL_DISTRIBUTED_STALL_SECONDS="2")
+    assert rc != 0
+    assert "waiting in DDP bucket 0 all_reduce(numel=16, dtype=torch.float32)" in out or \
+        "it waits in DDP bucket 0 all_reduce(numel=16, dtype=torch.float32)" in out, out
+    rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_backward_against_all_reduce",
+                             PTL_DISTRIBUTED_STALL_SECONDS="2", PTL_DISTRIBUTED_DEBUG="DETAIL")
+    assert rc != 0
+    assert ("Detected mismatch between collectives on ranks. Rank 0 is running collective: "
+            "CollectiveFingerPrint(SequenceNumber=5, OpType=ALLREDUCE, TensorShape=[16], "
+            "TensorDtypes=Float), but Rank 1 is running collective: CollectiveFingerPrint("
+            "SequenceNumber=5, OpType=ALLREDUCE, TensorShape=[5], TensorDtypes=Float).") in out, out

@@ -8,18 +8,27 @@ Note [DDP reducer]
   reverse registration order: backward produces the last layers' gradients first, so the first
   bucket fills first.  Each parameter has a post-accumulate-grad hook (run after backward wrote
   its .grad); when every parameter of a bucket is ready, its gradients are copied into the
-  bucket's flat tensor and an asynchronous all_reduce (MPI_Iallreduce) starts while backward goes
-  on.  Buckets start strictly in bucket order on every rank, as MPI requires.
+  bucket's flat tensor (through views of it shaped like each parameter, made once) and an
+  asynchronous sum over the ranks (MPI_Iallreduce) starts while backward goes on, on the
+  module's own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py).  Buckets
+  start strictly in bucket order on every rank, as MPI requires.
 - The hook of the parameter that completes the last bucket reduces that bucket at once (a
   blocking all_reduce: nothing is left to overlap it with), waits for the others, divides by
-  the world size (ReduceOp.AVG) and writes the averages back into the .grad tensors: a hook on
-  the last bucket, not an engine final callback (pytorchlite's engine has no queue_callback).
-  At that point every .grad of the module is final, so nothing of the model is left for backward
-  to accumulate.
+  the world size and copies the averages into the .grad tensors: a hook on the last bucket,
+  not an engine final callback (pytorchlite's engine has no queue_callback).  At that point
+  every .grad of the module is final, so nothing of the model is left for backward to
+  accumulate.
+- .grad stays a tensor of its own, as with PyTorch's default gradient_as_bucket_view=False:
+  the averages are copied into it, so it never aliases the bucket that the next backward
+  overwrites, and zero_grad (set_to_none or not) works as without DDP.  The copies are cheap
+  next to the step (4 us each way for the benchmark MLP's 6 parameters, 17k floats);
+  gradient_as_bucket_view=True is accepted and behaves the same.
+- The per-iteration state lives in a plain object (_Reducer): the hooks read and write it on
+  every parameter, and Module.__setattr__ costs several microseconds per write.
 - find_unused_parameters=True walks the autograd graph of forward's outputs and marks the
-  parameters it does not reach ready at once (their bucket slice is zero).  A used-parameter
-  bitmap is all-reduced with the last bucket, and parameters no rank used keep their .grad
-  untouched, as PyTorch does.
+  parameters it does not reach ready at once (their bucket slice is zero).  Per-parameter use
+  counts are summed over the ranks after the last bucket, and parameters no rank used keep
+  their .grad untouched, as PyTorch does.
 - Without it, a parameter that gets no gradient leaves its bucket waiting; the next forward
   raises PyTorch's "Expected to have finished reduction" error with the parameter indices (and
   their names with PTL_DISTRIBUTED_DEBUG=INFO or DETAIL).
@@ -50,20 +59,27 @@ _UNFINISHED = (
 
 
 class _Bucket:
-    """Parameters (indices into the reducer's list) whose gradients travel in one flat tensor."""
+    """Parameters (indices into the reducer's list) whose gradients travel in one flat tensor;
+    `views` are the pieces of it shaped like each parameter."""
 
     def __init__(self, index, indices, params):
         import pytorchlite as torch
         self.index = index                     # its place in reduction order
         self.indices = indices
+        self.shapes = [params[i].shape for i in indices]
         self.offsets = []
         n = 0
         for i in indices:
             self.offsets.append(n)
             n += params[i].numel()
-        self.flat = torch.zeros(n, dtype=params[indices[0]].dtype)
+        self.set_flat(torch.zeros(n, dtype=params[indices[0]].dtype))
         self.pending = len(indices)
-        self.work = None                       # the all_reduce's Work, or the hook's Future
+        self.work = None                       # the reduction's request, or the hook's Future
+
+    def set_flat(self, flat):
+        self.flat = flat
+        self.message = None                    # the MPI message over flat (DDP sets it)
+        self.views = [flat[o:o + s.numel()].view(s) for o, s in zip(self.offsets, self.shapes)]
 
 
 def _buckets(params, cap_bytes):
@@ -122,6 +138,33 @@ def _hook_result(value, bucket):
     return value.reshape(-1)
 
 
+def _verify_layout(pg, buckets, find_unused):
+    """Raises on every rank when the ranks' gradient buckets differ: after this check the
+    bucket reductions need no fingerprints (Note [DDP bucket channel])."""
+    from ... import distributed as dist
+    mine = ([(b.flat.numel(), str(b.flat.dtype)) for b in buckets], bool(find_unused))
+    layouts = [None] * pg.size
+    dist.all_gather_object(layouts, mine, group=pg)
+    for r, theirs in enumerate(layouts):
+        if theirs != mine:
+            raise RuntimeError(
+                f"DDP expects same model across all ranks, but rank {pg.ranks[pg.rank]} has "
+                f"gradient buckets (numel, dtype) {mine[0]} and find_unused_parameters="
+                f"{mine[1]}, while rank {pg.ranks[r]} has {theirs[0]} and "
+                f"find_unused_parameters={theirs[1]}.")
+
+
+class _Reducer:
+    """The per-iteration state of Note [DDP reducer], in a plain object: the backward hooks
+    read and write it several times per parameter, and Module.__setattr__ would cost more."""
+
+    def __init__(self, params):
+        self.expect_sync = False      # a forward prepared a reduction that has not finished
+        self.ready = [False] * len(params)
+        self.next_bucket = 0
+        self.used = None              # find_unused_parameters: which parameters forward used
+
+
 class DistributedDataParallel(Module):
     """Runs `module` on every rank of `process_group` and averages the gradients during
     backward (Note [DDP reducer]).  The CPU process group has no devices: device_ids and
@@ -134,8 +177,10 @@ class DistributedDataParallel(Module):
                  delay_all_reduce_named_params=None, param_to_hook_all_reduce=None,
                  mixed_precision=None, device_mesh=None):
         super().__init__()
+        import pytorchlite as torch
         from ... import distributed as dist
         from ...distributed import distributed_c10d as c10d
+        from ...distributed._mpi_group import BucketChannel, debug_level
         pg = c10d._group(process_group)
         if device_ids is not None or output_device is not None:
             raise ValueError("DistributedDataParallel device_ids and output_device arguments "
@@ -158,40 +203,46 @@ class DistributedDataParallel(Module):
         self._param_names = [n for n, _ in named]
         self._params = [p for _, p in named]
         self._buffers_to_sync = [b for _, b in module.named_buffers()]
+        self._buckets = _buckets(self._params, self.bucket_bytes_cap)
+        _verify_layout(pg, self._buckets, find_unused_parameters)
         if init_sync:
             for t in [p for _, p in module.named_parameters()] + self._buffers_to_sync:
                 dist.broadcast(t.detach(), src=pg.ranks[0], group=pg)
-        self._buckets = _buckets(self._params, self.bucket_bytes_cap)
-        self._bucket_of = {}
-        for b, bucket in enumerate(self._buckets):
-            for slot, i in enumerate(bucket.indices):
-                self._bucket_of[i] = (b, slot)
+        self._channel = BucketChannel(pg)
+        detail = debug_level() == "DETAIL"
+        self._bucket_of = [None] * len(self._params)
+        for bucket in self._buckets:
+            for i in bucket.indices:
+                self._bucket_of[i] = bucket
+            bucket.desc = (f"DDP bucket {bucket.index} all_reduce(numel={bucket.flat.numel()}, "
+                           f"dtype={bucket.flat.dtype})")
+            # the channel sums the flat tensor itself; 16-bit floats (summed as float32) and
+            # every bucket with PTL_DISTRIBUTED_DEBUG=DETAIL take the fingerprinted all_reduce
+            if bucket.flat.dtype not in (torch.float16, torch.bfloat16) and not detail:
+                bucket.message = c10d._buf(bucket.flat)
         self._comm_hook = None        # (state, hook) of register_comm_hook
-        self._expect_sync = False     # a forward prepared a reduction that has not finished
-        self._ready = []
-        self._next_bucket = 0
-        self._used = None
+        self._reducer = _Reducer(self._params)
         self._grad_hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i))
-                       for i, p in enumerate(self._params)]
+                            for i, p in enumerate(self._params)]
 
     # ---- forward ----
     def forward(self, *inputs, **kwargs):
         import pytorchlite as torch
-        from ... import distributed as dist
-        if self._expect_sync:
+        if self._reducer.expect_sync:
             raise RuntimeError(self._unfinished_message())
         if self.broadcast_buffers and self.require_forward_param_sync and self._buffers_to_sync:
+            from ... import distributed as dist
             for b in self._buffers_to_sync:
                 dist.broadcast(b.detach(), src=self.process_group.ranks[0],
                                group=self.process_group)
         out = self.module(*inputs, **kwargs)
-        if torch.is_grad_enabled() and self.require_backward_grad_sync:
+        if self.require_backward_grad_sync and torch.is_grad_enabled():
             self._prepare_for_backward(out)
         return out
 
     def _unfinished_message(self):
         rank = self.process_group.rank
-        missing = [i for i, r in enumerate(self._ready) if not r]
+        missing = [i for i, r in enumerate(self._reducer.ready) if not r]
         msg = _UNFINISHED
         if os.environ.get("PTL_DISTRIBUTED_DEBUG", "OFF").upper() in ("INFO", "DETAIL"):
             names = ", ".join(self._param_names[i] for i in missing)
@@ -206,85 +257,100 @@ class DistributedDataParallel(Module):
         return msg
 
     def _prepare_for_backward(self, out):
-        self._expect_sync = True
-        self._ready = [False] * len(self._params)
-        self._next_bucket = 0
+        r = self._reducer
+        r.expect_sync = True
+        r.ready = [False] * len(self._params)
+        r.next_bucket = 0
         for bucket in self._buckets:
             bucket.pending = len(bucket.indices)
             bucket.work = None
-        self._used = None
+        r.used = None
         if self.find_unused_parameters:
             reached = _reached_parameters(_output_tensors(out))
-            self._used = [id(p) in reached for p in self._params]
-            for i, used in enumerate(self._used):
+            r.used = [id(p) in reached for p in self._params]
+            for i, used in enumerate(r.used):
                 if not used:
                     self._mark_ready(i)
 
     # ---- backward (Note [DDP reducer]) ----
     def _make_hook(self, i):
+        r = self._reducer
+
         def hook(param):
-            if self._expect_sync and self.require_backward_grad_sync and not self._ready[i]:
+            if r.expect_sync and not r.ready[i] and self.require_backward_grad_sync:
                 self._mark_ready(i)
         return hook
 
     def _mark_ready(self, i):
-        self._ready[i] = True
-        b, _ = self._bucket_of[i]
-        self._buckets[b].pending -= 1
-        while (self._next_bucket < len(self._buckets)
-               and self._buckets[self._next_bucket].pending == 0):
-            self._next_bucket += 1
-            self._launch(self._buckets[self._next_bucket - 1],
-                         last=self._next_bucket == len(self._buckets))
-        if self._next_bucket == len(self._buckets):
+        r = self._reducer
+        r.ready[i] = True
+        bucket = self._bucket_of[i]
+        bucket.pending -= 1
+        if bucket.pending or bucket.index != r.next_bucket:
+            return
+        buckets = self._buckets
+        while r.next_bucket < len(buckets) and buckets[r.next_bucket].pending == 0:
+            r.next_bucket += 1
+            self._launch(buckets[r.next_bucket - 1], last=r.next_bucket == len(buckets))
+        if r.next_bucket == len(buckets):
             self._finish()
 
     def _launch(self, bucket, last):
-        """Copies the bucket's gradients into its flat tensor and all-reduces it: in the
-        background, except the last bucket, whose result is needed at once (a blocking
-        all_reduce is cheaper there)."""
-        from ... import distributed as dist
-        for i, offset in zip(bucket.indices, bucket.offsets):
-            p = self._params[i]
-            piece = bucket.flat[offset:offset + p.numel()]
-            if p.grad is None:
-                piece.zero_()
+        """Copies the bucket's gradients into its flat tensor and sums it over the ranks: in
+        the background, except the last bucket, whose result is needed at once (Note [DDP
+        bucket channel])."""
+        params = self._params
+        for i, view in zip(bucket.indices, bucket.views):
+            grad = params[i].grad
+            if grad is None:
+                view.zero_()
             else:
-                piece.copy_(p.grad.reshape(-1))
+                view.copy_(grad)
         if self._comm_hook is not None:
+            from ... import distributed as dist
             state, hook = self._comm_hook
-            bucket.work = hook(state, dist.GradBucket(bucket, self._params, last))
+            bucket.work = hook(state, dist.GradBucket(bucket, params, last))
             if not isinstance(bucket.work, Future):
                 raise RuntimeError(f"the DDP communication hook must return a "
                                    f"torch.futures.Future, got {type(bucket.work).__name__}")
-            return
-        bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
-                                      group=self.process_group, async_op=not last)
+        elif bucket.message is not None:
+            bucket.work = self._channel.all_reduce(bucket.message, bucket.desc, blocking=last)
+        else:        # 16-bit floats, or DETAIL mode (Note [DDP bucket channel])
+            from ... import distributed as dist
+            bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
+                                          group=self.process_group, async_op=True)
 
     def _finish(self):
-        import pytorchlite as torch
-        from ... import distributed as dist
+        r = self._reducer
+        size = self.process_group.size
         used = None
-        if self._used is not None:
-            used = torch.tensor(self._used, dtype=torch.int32)
-            dist.all_reduce(used, op=dist.ReduceOp.MAX, group=self.process_group)
-            used = used.tolist()
+        if r.used is not None:
+            import pytorchlite as torch
+            from ...distributed.distributed_c10d import _buf
+            counts = torch.tensor(r.used, dtype=torch.int32)
+            self._channel.all_reduce(_buf(counts), "DDP used-parameter all_reduce",
+                                     blocking=True).wait()
+            used = counts.tolist()
+        params = self._params
         for bucket in self._buckets:
-            flat = bucket.flat
+            views = bucket.views
             if isinstance(bucket.work, Future):
                 flat = _hook_result(bucket.work.wait(), bucket)
-            elif bucket.work is not None:
+                views = [flat[o:o + s.numel()].view(s)
+                         for o, s in zip(bucket.offsets, bucket.shapes)]
+            else:
                 bucket.work.wait()
-            for i, offset in zip(bucket.indices, bucket.offsets):
+                if size > 1 and bucket.message is not None:
+                    bucket.flat.div_(size)
+            for i, avg in zip(bucket.indices, views):
                 if used is not None and not used[i]:
                     continue
-                p = self._params[i]
-                avg = flat[offset:offset + p.numel()].view(p.shape)
-                if p.grad is None:
-                    p.grad = avg.clone()
+                grad = params[i].grad
+                if grad is None:
+                    params[i].grad = avg.clone()
                 else:
-                    p.grad.copy_(avg)
-        self._expect_sync = False
+                    grad.copy_(avg)
+        r.expect_sync = False
 
     # ---- the rest of the PyTorch API ----
     @contextlib.contextmanager

@@ -42,6 +42,25 @@ def main(case):
         for _ in range(2):
             model.module[0](torch.ones(2, 3)).sum().backward()
             model(torch.ones(2, 3))
+    elif case == "ddp_different_models":
+        torch.manual_seed(0)
+        DDP(nn.Linear(3, 4 + rank))
+    elif case == "ddp_one_rank_skips_backward":
+        torch.manual_seed(0)
+        model = DDP(nn.Linear(3, 4))
+        loss = model(torch.ones(2, 3)).sum()
+        if rank == 0:
+            loss.backward()
+        else:
+            dist.recv(torch.ones(1), src=0)
+    elif case == "ddp_backward_against_all_reduce":
+        torch.manual_seed(0)
+        model = DDP(nn.Linear(3, 4))
+        loss = model(torch.ones(2, 3)).sum()
+        if rank == 0:
+            loss.backward()
+        else:
+            dist.all_reduce(torch.ones(5))
     dist.destroy_process_group()
 
 

@@ -60,6 +60,14 @@ def main():
         for got, want in zip(train(hook), reference):
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
+    def replacing_hook(state, bucket):
+        bucket.set_buffer(bucket.buffer() * 1.0)      # a new tensor from now on
+        assert bucket.gradients()[0].data_ptr() == bucket.buffer().data_ptr()
+        return default_hooks.allreduce_hook(state, bucket)
+
+    for got, want in zip(train(replacing_hook), reference):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
     seen = []
 
     def recording_hook(state, bucket: dist.GradBucket) -> Future:

@@ -21,6 +21,15 @@ class Net(nn.Module):
         return self.spare(h) if extra else h
 
 
+class Scale(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        return self.weight * x
+
+
 def make(seed):
     torch.manual_seed(seed)
     net = Net().double()
@@ -94,6 +103,33 @@ def main():
     dist.broadcast(g, src=0)
     np.testing.assert_allclose(model.module.spare.weight.grad.numpy(), g.numpy() / world,
                                rtol=1e-10)
+
+    # float32 and float16, one bucket (the default cap) and one per parameter, without
+    # find_unused_parameters: the same steps as one process on the global batch
+    for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3)):
+        for cap in (None, 0.00001):
+            ref = train(make(0).to(dtype), [(x.to(dtype), y.to(dtype))
+                                            for x, y in global_batches])
+            net = make(rank).to(dtype)
+            net.spare.requires_grad_(False)       # DDP leaves it out
+            model = DDP(net, bucket_cap_mb=cap, broadcast_buffers=False)
+            assert len(model._buckets) == (1 if cap is None else 4), len(model._buckets)
+            train(model, [(x.to(dtype), y.to(dtype)) for x, y in local])
+            for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
+                if name.startswith("spare"):
+                    continue
+                np.testing.assert_allclose(p.detach().double().numpy(),
+                                           q.detach().double().numpy(), rtol=tol, atol=tol,
+                                           err_msg=f"{dtype} {cap} {name}")
+
+    # a last bucket just below and at _BLOCKING_MIN_BYTES (1 MiB): MPI_Iallreduce, then the
+    # Ibarrier and the blocking MPI_Allreduce; the gradient is every rank's input, averaged
+    for n in (262143, 262144):
+        inputs = np.random.default_rng(n).standard_normal((world, n)).astype(np.float32)
+        model = DDP(Scale(n))
+        model(torch.tensor(inputs[rank])).sum().backward()
+        np.testing.assert_allclose(model.module.weight.grad.numpy(),
+                                   inputs.astype(np.float64).mean(0), rtol=1e-6, atol=1e-7)
 
     # buffers follow rank 0 at each forward
     model = DDP(make(0), find_unused_parameters=True)
