@@ -58,19 +58,24 @@
 typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
                        int64_t w, void *dst);
 typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+/* C (MR x NR, rows ldc apart) = alpha * A sliver (kc x MR) @ B (kc x NR, rows ldb apart)
+ * + beta * S (rows lds apart: C itself, or addmm's bias); S is not read when beta is 0 */
+typedef void (*TileFn)(int64_t kc, const void *ap, const void *bp, int64_t ldb, void *c,
+                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta);
 typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
 typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
                        void *acc);
 typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr, char *c,
                          int64_t rs, int64_t cs, double alpha, double beta);
 
-/* One engine per accumulation type.  ORDER DTYPE for pack[]: indexed by the source dtype. */
+/* One engine per accumulation type and instruction set.  ORDER DTYPE for pack[]: indexed by
+ * the source dtype. */
 typedef struct GemmEngine {
     int64_t mr, nr, kc, mc, nc;
     size_t item;                         /* sizeof the accumulation type */
     PtlDtype acc_dtype;
-    KernelFn kernel;                     /* portable */
-    KernelFn kernel_avx2;                /* AVX2+FMA, or NULL */
+    KernelFn kernel;                     /* acc = A sliver @ B sliver; NULL when tile is set */
+    TileFn tile;                         /* or the tile that also stores C, reads B in place */
     UpdateFn update;
     DotFn dot;                           /* for matrix-vector products */
     AxpyFn axpy;                         /* the same over contiguous columns */
@@ -136,10 +141,11 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
 #undef LOAD_U64
 
 /* ---- AVX2 packing of float32 into float32 slivers ----
- * The three layouts that matter for float32: a row-major B (rs == 1, 16-wide slivers: a copy
- * of two vectors per row), a transposed B (cs == 1, 16-wide: 8 x 8 transposes) and a
- * row-major A (cs == 1, 6-tall: 8 x 8 transposes of 6 rows and 2 zero rows, 6 lanes
- * stored).  Whole slivers only; the rest goes to pack_f4_f4, so the bytes are the same. */
+ * The three layouts that matter for float32: a row-major B (rs == 1, slivers a multiple of 8
+ * wide: a copy of w / 8 vectors per row), a transposed B (cs == 1: 8 x 8 transposes) and a
+ * row-major A (cs == 1, 6 or 12 tall: 8 x 8 transposes, the rows past the sliver read as
+ * zeros and not stored).  Whole slivers only; the rest goes to pack_f4_f4, so the bytes are
+ * the same.  The AVX-512 engine uses them too (its slivers are 32 wide and 12 tall). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
@@ -195,27 +201,27 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     float *dst = (float *)dst_;
     int64_t full = rows / w * w;
 
-    if (rs == 1 && w == 16) {
+    if (rs == 1 && w % 8 == 0) {
         for (int64_t p = 0; p < kc; p++) {
             const float *sp = src + p * cs;
             /* the next sliver of B, packed after this one's tiles: its rows are in as many
              * pages as they are long, which the hardware prefetcher does not follow */
             _mm_prefetch((const char *)(sp + rows), _MM_HINT_T1);
-            for (int64_t i0 = 0; i0 < full; i0 += 16) {
-                float *d = dst + i0 * kc + p * 16;
-                _mm256_storeu_ps(d, _mm256_loadu_ps(sp + i0));
-                _mm256_storeu_ps(d + 8, _mm256_loadu_ps(sp + i0 + 8));
+            for (int64_t i0 = 0; i0 < full; i0 += w) {
+                float *d = dst + i0 * kc + p * w;
+                for (int64_t v = 0; v < w; v += 8) {
+                    _mm256_storeu_ps(d + v, _mm256_loadu_ps(sp + i0 + v));
+                }
             }
         }
     }
-    else if (cs == 1 && (w == 16 || w == 6) && kc >= 8) {
+    else if (cs == 1 && kc >= 8) {
         int64_t kc8 = kc / 8 * 8;
         for (int64_t i0 = 0; i0 < full; i0 += w) {
             const float *s = src + i0 * rs;
             float *d = dst + i0 * kc;
-            pack_rows8_f4_avx2(s, rs, w < 8 ? w : 8, kc8, w, d);
-            if (w == 16) {
-                pack_rows8_f4_avx2(s + 8 * rs, rs, 8, kc8, w, d + 8);
+            for (int64_t r0 = 0; r0 < w; r0 += 8) {
+                pack_rows8_f4_avx2(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0);
             }
             /* the last kc - kc8 columns */
             pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
@@ -252,15 +258,19 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     }
 
 /* the largest MR x NR tile of any engine, in bytes */
-#define GEMM_ACC_BYTES 384
+#define GEMM_ACC_BYTES 1536
 #define F4_MR 6
 #define F4_NR 16
 #define F8_MR 6
 #define F8_NR 8
 #define I8_MR 4
 #define I8_NR 8
-_Static_assert(F4_MR * F4_NR * sizeof(float) <= GEMM_ACC_BYTES, "f4 tile");
-_Static_assert(F8_MR * F8_NR * sizeof(double) <= GEMM_ACC_BYTES, "f8 tile");
+#define F4_AVX512_MR 12
+#define F4_AVX512_NR 32
+#define F8_AVX512_MR 12
+#define F8_AVX512_NR 16
+_Static_assert(F4_AVX512_MR * F4_AVX512_NR * sizeof(float) <= GEMM_ACC_BYTES, "f4 tile");
+_Static_assert(F8_AVX512_MR * F8_AVX512_NR * sizeof(double) <= GEMM_ACC_BYTES, "f8 tile");
 _Static_assert(I8_MR * I8_NR * sizeof(uint64_t) <= GEMM_ACC_BYTES, "i8 tile");
 DEFINE_KERNEL(f4, float, F4_MR, F4_NR)
 DEFINE_KERNEL(f8, double, F8_MR, F8_NR)
@@ -298,14 +308,15 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         }                                                                                 \
     } while (0)
 
-/* C (6 x 16, rows ldc apart) = alpha * A sliver (kc x 6) @ B (kc x 16, rows ldb apart)
- * + beta * S (rows lds apart: C itself, or addmm's bias), S not read when beta is 0.  B is
- * a packed sliver (ldb 16) or, for a row-major float32 B, B itself (Note [GEMM packing
- * of B]). */
+/* A TileFn for 6 x 16 floats.  B is a packed sliver (ldb 16) or, for a row-major float32 B,
+ * B itself (Note [GEMM packing of B]). */
 __attribute__((target("avx2,fma"))) static void
-tile_f4_avx2(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
-             const float *src, int64_t lds, float alpha, float beta)
+tile_f4_avx2(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,
+             const void *src_, int64_t lds, double alpha_, double beta_)
 {
+    const float *ap = (const float *)ap_, *bp = (const float *)bp_, *src = (const float *)src_;
+    float *c = (float *)c_;
+    const float alpha = (float)alpha_, beta = (float)beta_;
     const int plain = alpha == 1 && beta == 0;
     const __m256 al = _mm256_set1_ps(alpha), be = _mm256_set1_ps(beta);
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
@@ -330,14 +341,6 @@ tile_f4_avx2(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c
 }
 #undef FMA_ROW_PS
 #undef STORE_ROW_PS
-
-/* acc (6 x 16 floats) = A sliver (kc x 6) @ B sliver (kc x 16) */
-__attribute__((target("avx2,fma"))) static void
-kernel_f4_avx2(int64_t kc, const void *ap, const void *bp, void *acc)
-{
-    tile_f4_avx2(kc, (const float *)ap, (const float *)bp, F4_NR, (float *)acc, F4_NR,
-                 (const float *)acc, F4_NR, 1, 0);
-}
 
 #define FMA_ROW_PD(R)                                                                     \
     do {                                                                                  \
@@ -379,6 +382,73 @@ kernel_f8_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
 }
 #undef FMA_ROW_PD
 #undef STORE_ROW_PD
+
+/* ---- AVX-512 tiles: 24 accumulator registers (12 rows of two vectors), 2 for B ----
+ * A's element is broadcast from memory into the FMA itself.  Each C element is still one
+ * chain of FMAs over p from zero, in order, and the store rounds alpha * acc + beta * C as
+ * update_f4/_f8 do, so the bits are those of the AVX2 tiles and kernels. */
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#define ROWS_12(X, T, V, S)                                                               \
+    X(0, T, V, S) X(1, T, V, S) X(2, T, V, S) X(3, T, V, S) X(4, T, V, S) X(5, T, V, S)   \
+    X(6, T, V, S) X(7, T, V, S) X(8, T, V, S) X(9, T, V, S) X(10, T, V, S) X(11, T, V, S)
+#define DECL_ROW_512(R, T, V, S) V c##R##0 = _mm512_setzero_##S(), c##R##1 = c##R##0;
+#define FMA_ROW_512(R, T, V, S)                                                           \
+    {                                                                                     \
+        const V a = _mm512_set1_##S(ap[R]);                                               \
+        c##R##0 = _mm512_fmadd_##S(a, b0, c##R##0);                                       \
+        c##R##1 = _mm512_fmadd_##S(a, b1, c##R##1);                                       \
+    }
+#define STORE_ROW_512(R, T, V, S)                                                         \
+    {                                                                                     \
+        T *cr = c + (R) * ldc;                                                            \
+        const T *sr = src + (R) * lds;                                                    \
+        if (plain) {                                                                      \
+            _mm512_storeu_##S(cr, c##R##0);                                               \
+            _mm512_storeu_##S(cr + lanes, c##R##1);                                       \
+        }                                                                                 \
+        else if (beta == 0) {                                                             \
+            _mm512_storeu_##S(cr, _mm512_mul_##S(al, c##R##0));                           \
+            _mm512_storeu_##S(cr + lanes, _mm512_mul_##S(al, c##R##1));                   \
+        }                                                                                 \
+        else {                                                                            \
+            _mm512_storeu_##S(cr, _mm512_add_##S(_mm512_mul_##S(al, c##R##0),             \
+                                                 _mm512_mul_##S(be, _mm512_loadu_##S(sr)))); \
+            _mm512_storeu_##S(cr + lanes,                                                 \
+                              _mm512_add_##S(_mm512_mul_##S(al, c##R##1),                 \
+                                             _mm512_mul_##S(be,                           \
+                                                            _mm512_loadu_##S(sr + lanes)))); \
+        }                                                                                 \
+    }
+
+/* A TileFn for MR x (two vectors) of T */
+#define DEFINE_TILE_AVX512(NAME, T, V, S, MR, ROWS)                                       \
+    AVX512 static void                                                                    \
+    NAME(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,\
+         const void *src_, int64_t lds, double alpha_, double beta_)                      \
+    {                                                                                     \
+        const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
+        T *c = (T *)c_;                                                                   \
+        const T alpha = (T)alpha_, beta = (T)beta_;                                       \
+        const int plain = alpha == 1 && beta == 0;                                        \
+        const int64_t lanes = 64 / sizeof(T);                                             \
+        const V al = _mm512_set1_##S(alpha), be = _mm512_set1_##S(beta);                  \
+        ROWS(DECL_ROW_512, T, V, S)                                                       \
+        for (int64_t p = 0; p < kc; p++) {                                                \
+            const V b0 = _mm512_loadu_##S(bp), b1 = _mm512_loadu_##S(bp + lanes);        \
+            ROWS(FMA_ROW_512, T, V, S)                                                    \
+            ap += MR;                                                                     \
+            bp += ldb;                                                                    \
+        }                                                                                 \
+        ROWS(STORE_ROW_512, T, V, S)                                                      \
+    }
+
+DEFINE_TILE_AVX512(tile_f4_avx512, float, __m512, ps, F4_AVX512_MR, ROWS_12)
+DEFINE_TILE_AVX512(tile_f8_avx512, double, __m512d, pd, F8_AVX512_MR, ROWS_12)
+#undef DEFINE_TILE_AVX512
+#undef ROWS_12
+#undef DECL_ROW_512
+#undef FMA_ROW_512
+#undef STORE_ROW_512
 
 /* ---- C tile update: C[r, j] = alpha * acc[r, j] + beta * C[r, j] (C not read if beta 0) ---- */
 
@@ -485,17 +555,35 @@ DEFINE_AXPY(f4, float)
 DEFINE_AXPY(f8, double)
 DEFINE_AXPY(i8, uint64_t)
 
-/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1. */
+/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1.  Every float
+ * engine cuts K at the same KC, so they all give the same bits (Note [GEMM blocking]). */
+#define F4_PACKS(F4)                                                                      \
+    {[PTL_DTYPE_FLOAT32] = F4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,                          \
+     [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
-    kernel_f4, kernel_f4_avx2, update_f4, dot_f4, axpy_f4,
-    {[PTL_DTYPE_FLOAT32] = pack_f4_f4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,
-     [PTL_DTYPE_BFLOAT16] = pack_f4_bf},
+    kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4),
 };
+static const GemmEngine engine_f4_avx2 = {
+    F4_MR, F4_NR, 256, 144, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+};
+static const GemmEngine engine_f4_avx512 = {
+    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+};
+#undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
-    kernel_f8, kernel_f8_avx2, update_f8, dot_f8, axpy_f8,
-    {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+};
+static const GemmEngine engine_f8_avx2 = {
+    F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
+    kernel_f8_avx2, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+};
+static const GemmEngine engine_f8_avx512 = {
+    F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
+    NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -504,6 +592,24 @@ static const GemmEngine engine_i8 = {
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
 };
+
+/* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
+static const GemmEngine *
+gemm_engine(PtlDtype dtype)
+{
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (dtype == PTL_DTYPE_FLOAT64) {
+        return cap >= PTL_CPU_AVX512 ? &engine_f8_avx512
+               : cap >= PTL_CPU_AVX2 ? &engine_f8_avx2
+                                     : &engine_f8;
+    }
+    if (ptl_dtype_is_floating(dtype)) {
+        return cap >= PTL_CPU_AVX512 ? &engine_f4_avx512
+               : cap >= PTL_CPU_AVX2 ? &engine_f4_avx2
+                                     : &engine_f4;
+    }
+    return ptl_dtype_is_integral(dtype, 0) ? &engine_i8 : NULL;
+}
 
 /* ---- the driver ---- */
 
@@ -517,10 +623,8 @@ typedef struct GemmMat {
 
 typedef struct GemmProblem {
     const GemmEngine *e;
-    KernelFn kernel;
-    PackFn pack_a, pack_b;               /* e->pack for the operands' dtypes, or AVX2 ones */
-    int tile_f4;                         /* the float engine on AVX2: tile_f4_avx2 */
-    int b_direct;                        /* tile_f4 reads whole B slivers in place */
+    PackFn pack_a, pack_b;               /* e->pack for the operands' dtype */
+    int b_direct;                        /* e->tile reads whole B slivers in place */
     int64_t batch, m, n, k;              /* batch: the product of the nbd batch sizes */
     int nbd;
     int64_t bsizes[PTL_MAX_DIMS - 2];
@@ -623,20 +727,17 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
                 const char *as = ap + (size_t)(ir * st->kc) * e->item;
                 char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
                 const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
-                /* whole tiles of a row-major float C are written by the tile itself */
-                if (pr->tile_f4 && mr == e->mr && nr == e->nr && pr->c.cs == 1 &&
+                /* whole tiles of a row-major C are written by the tile itself */
+                if (e->tile != NULL && mr == e->mr && nr == e->nr && pr->c.cs == 1 &&
                     (st->scs == 1 || st->beta == 0)) {
-                    tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)cs,
-                                 pr->c.rs, (const float *)ss, st->srs, (float)pr->alpha,
-                                 (float)st->beta);
+                    e->tile(st->kc, as, bs, ldb, cs, pr->c.rs, ss, st->srs, pr->alpha, st->beta);
                     continue;
                 }
-                if (pr->tile_f4) {
-                    tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)acc,
-                                 e->nr, (const float *)acc, e->nr, 1, 0);
+                if (e->tile != NULL) {
+                    e->tile(st->kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
                 }
                 else {
-                    pr->kernel(st->kc, as, bs, acc);
+                    e->kernel(st->kc, as, bs, acc);
                 }
                 if (ss != cs && st->beta != 0) {
                     copy_tile(e->item, mr, nr, ss, st->srs, st->scs, cs, pr->c.rs, pr->c.cs);
@@ -1024,22 +1125,15 @@ int
 ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta,
              PtlTensorImpl *src)
 {
-    const GemmEngine *e;
+    const GemmEngine *e = gemm_engine(c->dtype);
     PtlTensorImpl *work = NULL;
     GemmProblem pr;
     int off = c->dim - 2;
 
-    if (c->dtype == PTL_DTYPE_FLOAT64) {
-        e = &engine_f8;
-    }
-    else if (ptl_dtype_is_floating(c->dtype)) {
-        e = &engine_f4;
-    }
-    else if (ptl_dtype_is_integral(c->dtype, 0)) {
-        e = &engine_i8;
+    if (e == &engine_i8) {
         beta = (double)(int64_t)scalar_to_u64(beta);
     }
-    else {
+    else if (e == NULL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"gemm\" not implemented for '%s'",
                              ptl_dtype_legacy_name(c->dtype));
     }
@@ -1054,14 +1148,8 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     if (ptl_tensor_is_meta(c)) {   /* shapes only: Note [Meta kernels] in meta.c */
         return 0;
     }
-    int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     pr.e = e;
-    pr.kernel = e->kernel_avx2 != NULL && avx2 ? e->kernel_avx2 : e->kernel;
     pr.pack_a = pr.pack_b = e->pack[c->dtype];
-    if (avx2 && c->dtype == PTL_DTYPE_FLOAT32) {
-        pr.pack_a = pr.pack_b = pack_f4_avx2;
-    }
-    pr.tile_f4 = avx2 && e == &engine_f4;
     pr.nbd = off;
     pr.batch = 1;
     for (int d = 0; d < off; d++) {
@@ -1071,7 +1159,7 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     pr.m = c->sizes[off];
     pr.n = c->sizes[off + 1];
     pr.k = a->sizes[off + 1];
-    pr.b_direct = pr.tile_f4 && b->dtype == PTL_DTYPE_FLOAT32 && b->strides[off + 1] == 1 &&
+    pr.b_direct = e->tile != NULL && b->dtype == e->acc_dtype && b->strides[off + 1] == 1 &&
                   pr.m <= GEMM_DIRECT_B_MAX_M;
     pr.alpha = alpha;
     pr.beta = beta;
