@@ -48,10 +48,6 @@
 #include "../tensor_iterator.h"
 #include "gemm.h"
 
-/* A row-major float32 B is read in place by products of at most this many rows
- * (Note [GEMM packing of B]). */
-#define GEMM_DIRECT_B_MAX_M 64
-
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
 
@@ -72,6 +68,7 @@ typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr,
  * the source dtype. */
 typedef struct GemmEngine {
     int64_t mr, nr, kc, mc, nc;
+    int64_t direct_b_max_m;              /* Note [GEMM packing of B] */
     size_t item;                         /* sizeof the accumulation type */
     PtlDtype acc_dtype;
     KernelFn kernel;                     /* acc = A sliver @ B sliver; NULL when tile is set */
@@ -391,7 +388,10 @@ kernel_f8_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
 #define ROWS_12(X, T, V, S)                                                               \
     X(0, T, V, S) X(1, T, V, S) X(2, T, V, S) X(3, T, V, S) X(4, T, V, S) X(5, T, V, S)   \
     X(6, T, V, S) X(7, T, V, S) X(8, T, V, S) X(9, T, V, S) X(10, T, V, S) X(11, T, V, S)
-#define DECL_ROW_512(R, T, V, S) V c##R##0 = _mm512_setzero_##S(), c##R##1 = c##R##0;
+#define DECL_ROW_512(R, T, V, S)                                                          \
+    V c##R##0 = _mm512_setzero_##S(), c##R##1 = c##R##0;                                  \
+    _mm_prefetch((const char *)(c + (R) * ldc), _MM_HINT_T0);                             \
+    _mm_prefetch((const char *)(c + (R) * ldc + lanes), _MM_HINT_T0);
 #define FMA_ROW_512(R, T, V, S)                                                           \
     {                                                                                     \
         const V a = _mm512_set1_##S(ap[R]);                                               \
@@ -561,32 +561,32 @@ DEFINE_AXPY(i8, uint64_t)
     {[PTL_DTYPE_FLOAT32] = F4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,                          \
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
 static const GemmEngine engine_f4 = {
-    F4_MR, F4_NR, 256, 144, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4),
 };
 static const GemmEngine engine_f4_avx2 = {
-    F4_MR, F4_NR, 256, 144, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
 };
 static const GemmEngine engine_f4_avx512 = {
-    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
+    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
-    F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
+    F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_f8_avx2 = {
-    F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
+    F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8_avx2, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_f8_avx512 = {
-    F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
+    F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_i8 = {
-    I8_MR, I8_NR, 256, 64, 1024, sizeof(uint64_t), PTL_DTYPE_INT64,
+    I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
     kernel_i8, NULL, update_i8, dot_i8, axpy_i8,
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
@@ -624,7 +624,8 @@ typedef struct GemmMat {
 typedef struct GemmProblem {
     const GemmEngine *e;
     PackFn pack_a, pack_b;               /* e->pack for the operands' dtype */
-    int b_direct;                        /* e->tile reads whole B slivers in place */
+    int b_direct;                        /* e->tile can read whole B slivers in place (when
+                                          * m <= e->direct_b_max_m) */
     int64_t batch, m, n, k;              /* batch: the product of the nbd batch sizes */
     int nbd;
     int64_t bsizes[PTL_MAX_DIMS - 2];
@@ -646,13 +647,14 @@ batch_offset(const GemmProblem *pr, const GemmMat *m, int64_t bi)
     return pr->nbd > 0 ? off + bi * m->bs[0] : 0;
 }
 
-/* The work of one (jc, pc) step for one matrix: MC blocks of A x column chunks of B. */
+/* The work of one (jc, pc) step for one matrix: MC blocks of A x one block of B. */
 typedef struct GemmStep {
     const GemmProblem *pr;
     const char *a, *b;                   /* A at (0, pc); B at (pc, jc) */
-    const char *bp;                      /* packed B block, or NULL: each task packs its slivers */
+    const char *bp;                      /* packed B block, or NULL: slivers packed before use */
+    int b_direct;                        /* whole B slivers are read in place */
     char *c;                             /* C at (0, jc) */
-    int64_t nc, kc, nsplit;
+    int64_t nc, kc;
     int64_t mc;                          /* rows per A block (at most the engine's MC) */
     double beta;                         /* beta for this pc step */
     const char *s;                       /* what beta scales at (0, jc): C, or pr->s */
@@ -683,11 +685,10 @@ copy_tile(size_t item, int64_t rows, int64_t cols, const char *src, int64_t srs,
     }
 }
 
-/* Tasks [t0, t1) of one step; task t is A block t / nsplit, column chunk t % nsplit. */
+/* One step: every A block against the B block. */
 static int
-gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
+gemm_step(const GemmStep *st)
 {
-    const GemmStep *st = (const GemmStep *)ctx;
     const GemmProblem *pr = st->pr;
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
@@ -700,13 +701,11 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
         free(ap);
         return -1;
     }
-    for (int64_t t = t0; t < t1; t++) {
-        int64_t ic = (t / st->nsplit) * st->mc, js = t % st->nsplit;
+    for (int64_t ic = 0; ic < pr->m; ic += st->mc) {
         int64_t mc = pr->m - ic < st->mc ? pr->m - ic : st->mc;
-        int64_t s0 = js * nsl / st->nsplit, s1 = (js + 1) * nsl / st->nsplit;
         pr->pack_a(st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, mc, st->kc,
                    e->mr, ap);
-        for (int64_t s = s0; s < s1; s++) {
+        for (int64_t s = 0; s < nsl; s++) {
             int64_t jr = s * e->nr;
             int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
             const char *bs = sliver;
@@ -714,7 +713,7 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
             if (st->bp != NULL) {
                 bs = st->bp + (size_t)(jr * st->kc) * e->item;
             }
-            else if (pr->b_direct && nr == e->nr) {
+            else if (st->b_direct && nr == e->nr) {
                 bs = st->b + (size_t)jr * bitem;
                 ldb = pr->b.rs;
             }
@@ -967,27 +966,16 @@ gemm_ksplit(const GemmProblem *pr, int64_t bi, int parallel)
     return rc;
 }
 
-/* One matrix (batch index bi); uses the thread pool when `parallel`. */
+/* The blocked product (Note [GEMM blocking]) of one matrix on the calling thread: pr has no
+ * batch dims, and its A, B, C and S start at the matrix's first element. */
 static int
-gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
+gemm_blocked(const GemmProblem *pr)
 {
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
-    const char *a = pr->a.data + (size_t)batch_offset(pr, &pr->a, bi) * aitem;
-    const char *b = pr->b.data + (size_t)batch_offset(pr, &pr->b, bi) * bitem;
-    char *c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
-    int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
     int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
-    /* A blocks of equal height, as many as a multiple of the threads: m = 1000 on two
-     * threads is 7 + 7 blocks of 72 rows, not 7 of 144 (which left one thread idle a third
-     * of the time).  A product with m <= MC stays one A block and the threads share B's
-     * columns instead: each packs A (m x KC) but no thread waits for a shared B block to be
-     * packed (Note [GEMM packing of B]); m = 128, n = 512 on two threads went from 66 + 62
-     * rows to 256 + 256 columns */
+    /* A blocks of equal height: m = 200 is two blocks of 108 rows, not 192 + 8 */
     int64_t mblocks = (pr->m + e->mc - 1) / e->mc;
-    if (mblocks > 1 || (ncmax + e->nr - 1) / e->nr < 2 * nthreads) {
-        mblocks = (mblocks + nthreads - 1) / nthreads * nthreads;
-    }
     int64_t mc = (pr->m + mblocks - 1) / mblocks;
     mc = (mc + e->mr - 1) / e->mr * e->mr;
     mblocks = (pr->m + mc - 1) / mc;
@@ -995,7 +983,131 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
      * 256 + 32) would cost a whole extra pass over C for little work */
     int64_t kblocks = pr->k <= e->kc + e->kc / 4 ? 1 : (pr->k + e->kc - 1) / e->kc;
     int64_t kcmax = (pr->k + kblocks - 1) / kblocks;
+    int b_direct = pr->b_direct && pr->m <= e->direct_b_max_m;
     char *bp = NULL;
+
+    /* One A block: every B sliver meets A once, so slivers are packed just before use
+     * (Note [GEMM packing of B]) */
+    if (mblocks > 1 && !b_direct &&
+        (bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item)) ==
+            NULL) {
+        return -1;
+    }
+    for (int64_t jc = 0; jc < pr->n; jc += e->nc) {
+        int64_t nc = pr->n - jc < e->nc ? pr->n - jc : e->nc;
+        for (int64_t pc = 0; pc < pr->k; pc += kcmax) {
+            GemmStep st;
+            st.pr = pr;
+            st.kc = pr->k - pc < kcmax ? pr->k - pc : kcmax;
+            st.nc = nc;
+            st.mc = mc;
+            st.a = pr->a.data + (size_t)(pc * pr->a.cs) * aitem;
+            st.b = pr->b.data + (size_t)(pc * pr->b.rs + jc * pr->b.cs) * bitem;
+            st.bp = bp;
+            st.b_direct = b_direct;
+            st.c = pr->c.data + (size_t)(jc * pr->c.cs) * e->item;
+            st.beta = pc == 0 ? pr->beta : 1.0;
+            st.s = st.c;
+            st.srs = pr->c.rs;
+            st.scs = pr->c.cs;
+            if (pc == 0 && pr->s.data != NULL) {
+                st.s = pr->s.data + (size_t)(jc * pr->s.cs) * e->item;
+                st.srs = pr->s.rs;
+                st.scs = pr->s.cs;
+            }
+            /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
+            if (bp != NULL) {
+                pr->pack_b(st.b, pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
+            }
+            if (gemm_step(&st) < 0) {
+                free(bp);
+                return -1;
+            }
+        }
+    }
+    free(bp);
+    return 0;
+}
+
+/* Note [GEMM threads]
+ * ~~~~~~~~~~~~~~~~~~~
+ * A product on several threads is cut once into a grid of pm x pn rectangles of C, one per
+ * thread, on MR row and NR column boundaries (so no two threads write one tile, and a
+ * row-major C is split at a multiple of 128 bytes on AVX-512), and each thread runs the
+ * whole blocked product of its rectangle on its own: it packs its own B blocks (never one
+ * thread packing while the other waits) and meets the others once, at the end.  A column
+ * split makes each thread pack all of A's rows, a row split all of B's columns; the grid
+ * minimises a thread's tiles plus its packing (rows + columns, weighted as 16 multiply-adds
+ * per packed element), so a skinny 64 x 4096 @ 4096 x 1024 splits its columns and a tall
+ * 4096 x 64 @ 64 x 64 its rows.  The sums of each C element do not depend on the grid, so
+ * the bits do not depend on the number of threads. */
+#define GEMM_PACK_WEIGHT 16
+
+typedef struct GemmGrid {
+    const GemmProblem *pr;               /* one matrix, no batch dims */
+    int64_t pm, pn;                      /* row and column parts */
+    int64_t um, un;                      /* MR-tall row units and NR-wide column units */
+} GemmGrid;
+
+static int
+gemm_grid_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const GemmGrid *g = (const GemmGrid *)ctx;
+    const GemmProblem *pr = g->pr;
+    const GemmEngine *e = pr->e;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t i = t / g->pn, j = t % g->pn;
+        int64_t m0 = i * g->um / g->pm * e->mr, m1 = (i + 1) * g->um / g->pm * e->mr;
+        int64_t n0 = j * g->un / g->pn * e->nr, n1 = (j + 1) * g->un / g->pn * e->nr;
+        GemmProblem sub = *pr;
+        sub.m = (m1 < pr->m ? m1 : pr->m) - m0;
+        sub.n = (n1 < pr->n ? n1 : pr->n) - n0;
+        sub.a.data += (size_t)(m0 * pr->a.rs) * aitem;
+        sub.b.data += (size_t)(n0 * pr->b.cs) * bitem;
+        sub.c.data += (size_t)(m0 * pr->c.rs + n0 * pr->c.cs) * e->item;
+        if (sub.s.data != NULL) {
+            sub.s.data += (size_t)(m0 * pr->s.rs + n0 * pr->s.cs) * e->item;
+        }
+        if (gemm_blocked(&sub) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The blocked product of one matrix on up to nthreads threads (Note [GEMM threads]). */
+static int
+gemm_grid(const GemmProblem *pr, int64_t nthreads)
+{
+    const GemmEngine *e = pr->e;
+    GemmGrid g = {pr, 1, 1, (pr->m + e->mr - 1) / e->mr, (pr->n + e->nr - 1) / e->nr};
+    double best = -1;
+    for (int64_t pm = 1; pm <= nthreads; pm++) {
+        int64_t pn = nthreads / pm;
+        if (pm > g.um || pn > g.un) {
+            continue;
+        }
+        double rows = (double)((g.um + pm - 1) / pm * e->mr);
+        double cols = (double)((g.un + pn - 1) / pn * e->nr);
+        double cost = rows * cols + GEMM_PACK_WEIGHT * (rows + cols);
+        if (best < 0 || cost < best) {
+            best = cost;
+            g.pm = pm;
+            g.pn = pn;
+        }
+    }
+    return g.pm * g.pn > 1 ? ptl_parallel_for(0, g.pm * g.pn, 1, gemm_grid_tasks, &g)
+                           : gemm_blocked(pr);
+}
+
+/* One matrix (batch index bi); uses the thread pool when `parallel`. */
+static int
+gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
+{
+    const GemmEngine *e = pr->e;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
+    char *c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
 
     /* only the blocked product below reads the beta source in place */
     int blocked = pr->k > 0 && pr->n > 1 && pr->m > 1 &&
@@ -1015,55 +1127,17 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     if (pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN) {
         return gemm_ksplit(pr, bi, parallel);
     }
-    /* One A block: every B sliver meets A once, so the tasks pack their slivers just before
-     * use (Note [GEMM packing of B]) */
-    if (mblocks > 1 && !pr->b_direct &&
-        (bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item)) ==
-            NULL) {
-        return -1;
+    GemmProblem mat = *pr;
+    mat.batch = 1;
+    mat.nbd = 0;
+    mat.a.data += (size_t)batch_offset(pr, &pr->a, bi) * aitem;
+    mat.b.data += (size_t)batch_offset(pr, &pr->b, bi) * bitem;
+    mat.c.data = c;
+    if (mat.s.data != NULL) {
+        mat.s.data += (size_t)batch_offset(pr, &pr->s, bi) * e->item;
     }
-    for (int64_t jc = 0; jc < pr->n; jc += e->nc) {
-        int64_t nc = pr->n - jc < e->nc ? pr->n - jc : e->nc;
-        for (int64_t pc = 0; pc < pr->k; pc += kcmax) {
-            GemmStep st;
-            st.pr = pr;
-            st.kc = pr->k - pc < kcmax ? pr->k - pc : kcmax;
-            st.nc = nc;
-            st.a = a + (size_t)(pc * pr->a.cs) * aitem;
-            st.b = b + (size_t)(pc * pr->b.rs + jc * pr->b.cs) * bitem;
-            st.bp = bp;
-            st.c = c + (size_t)(jc * pr->c.cs) * e->item;
-            st.beta = pc == 0 ? pr->beta : 1.0;
-            st.s = st.c;
-            st.srs = pr->c.rs;
-            st.scs = pr->c.cs;
-            if (pc == 0 && pr->s.data != NULL) {
-                st.s = pr->s.data + (size_t)(batch_offset(pr, &pr->s, bi) + jc * pr->s.cs) * e->item;
-                st.srs = pr->s.rs;
-                st.scs = pr->s.cs;
-            }
-            st.nsplit = 1;
-            st.mc = mc;
-            if (mblocks < nthreads) {
-                int64_t nsl = (nc + e->nr - 1) / e->nr;
-                st.nsplit = (nthreads + mblocks - 1) / mblocks;
-                st.nsplit = st.nsplit < nsl ? st.nsplit : nsl;
-            }
-            /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
-            if (bp != NULL) {
-                pr->pack_b(st.b, pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
-            }
-            int rc = nthreads > 1 && mblocks * st.nsplit > 1
-                         ? ptl_parallel_for(0, mblocks * st.nsplit, 1, gemm_step_tasks, &st)
-                         : gemm_step_tasks(&st, 0, mblocks * st.nsplit);
-            if (rc < 0) {
-                free(bp);
-                return -1;
-            }
-        }
-    }
-    free(bp);
-    return 0;
+    int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
+    return nthreads > 1 ? gemm_grid(&mat, nthreads) : gemm_blocked(&mat);
 }
 
 /* Batches [b0, b1), each single-threaded (small matrices, many of them). */
@@ -1159,8 +1233,7 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     pr.m = c->sizes[off];
     pr.n = c->sizes[off + 1];
     pr.k = a->sizes[off + 1];
-    pr.b_direct = e->tile != NULL && b->dtype == e->acc_dtype && b->strides[off + 1] == 1 &&
-                  pr.m <= GEMM_DIRECT_B_MAX_M;
+    pr.b_direct = e->tile != NULL && b->dtype == e->acc_dtype && b->strides[off + 1] == 1;
     pr.alpha = alpha;
     pr.beta = beta;
     if (pr.batch == 0 || pr.m == 0 || pr.n == 0) {
