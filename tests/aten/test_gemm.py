@@ -256,11 +256,11 @@ def restore_threads():
     ptl.set_num_threads(old)
 
 
-# (m, k, n): the parallel limit (m * n * k = 2 ** 18 and just under), rectangles of rows
-# (tall), of columns (wide, the skinny 64 x 4096 @ 4096 x 1024 in small) and both on 3
-# threads, edge tiles at the cuts, several K blocks
-GRID = [(64, 64, 64), (64, 63, 64), (600, 16, 40), (40, 16, 600), (64, 700, 300),
-        (301, 300, 299), (37, 129, 1030)]
+# (m, k, n): the thread limits (m * n * k = 2 * 2 ** 21 and just under: two threads or one;
+# 3 * 2 ** 21: three), rectangles of rows (tall), of columns (wide, the skinny 64 x 4096 @
+# 4096 x 1024 in small) and both on 3 threads, edge tiles at the cuts, several K blocks
+GRID = [(128, 256, 128), (128, 255, 128), (192, 256, 128), (1200, 80, 44), (44, 80, 1200),
+        (64, 700, 300), (301, 300, 299), (37, 129, 1030)]
 
 
 @pytest.mark.parametrize("mkn", GRID)

@@ -1039,9 +1039,15 @@ gemm_blocked(const GemmProblem *pr)
  * split makes each thread pack all of A's rows, a row split all of B's columns; the grid
  * minimises a thread's tiles plus its packing (rows + columns, weighted as 16 multiply-adds
  * per packed element), so a skinny 64 x 4096 @ 4096 x 1024 splits its columns and a tall
- * 4096 x 64 @ 64 x 64 its rows.  The sums of each C element do not depend on the grid, so
+ * 4096 x 64 @ 64 x 64 its rows.  A product takes at most one thread per GEMM_THREAD_MACS
+ * multiply-adds.  The sums of each C element do not depend on the grid, so
  * the bits do not depend on the number of threads. */
 #define GEMM_PACK_WEIGHT 16
+
+/* Each thread of a grid gets at least this many multiply-adds (about 15 us on one AVX-512
+ * core): waking a worker costs tens of microseconds on a busy machine, and 128^3 was slower
+ * on two threads than on one. */
+#define GEMM_THREAD_MACS (1 << 21)
 
 typedef struct GemmGrid {
     const GemmProblem *pr;               /* one matrix, no batch dims */
@@ -1137,6 +1143,8 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
         mat.s.data += (size_t)batch_offset(pr, &pr->s, bi) * e->item;
     }
     int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
+    double share = (double)pr->m * (double)pr->n * (double)pr->k / GEMM_THREAD_MACS;
+    nthreads = share < (double)nthreads ? (int64_t)share : nthreads;
     return nthreads > 1 ? gemm_grid(&mat, nthreads) : gemm_blocked(&mat);
 }
 
