@@ -48,6 +48,10 @@
 #include "../tensor_iterator.h"
 #include "gemm.h"
 
+/* A row-major B is also read in place by products of up to 64 rows when a K block of it spans
+ * at most this many bytes (Note [GEMM packing of B]). */
+#define GEMM_DIRECT_B_SPAN (32 * 1024)
+
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
 
@@ -983,7 +987,11 @@ gemm_blocked(const GemmProblem *pr)
      * 256 + 32) would cost a whole extra pass over C for little work */
     int64_t kblocks = pr->k <= e->kc + e->kc / 4 ? 1 : (pr->k + e->kc - 1) / e->kc;
     int64_t kcmax = (pr->k + kblocks - 1) / kblocks;
-    int b_direct = pr->b_direct && pr->m <= e->direct_b_max_m;
+    /* B in place for few rows of A, or up to 64 rows when a K block of B spans at most
+     * GEMM_DIRECT_B_SPAN bytes (its rows then share no L1 set: einsum's 64 x 64 batches) */
+    int b_direct = pr->b_direct &&
+                   (pr->m <= e->direct_b_max_m ||
+                    (pr->m <= 64 && kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_SPAN));
     char *bp = NULL;
 
     /* One A block: every B sliver meets A once, so slivers are packed just before use
