@@ -225,8 +225,9 @@ def test_addmm_bias_same_bits_as_mm_plus_bias(mkn):
 # (m, k, n) at and across every block edge of the three float engines (AVX-512 12 x 32
 # float / 12 x 16 double tiles, MC 192 / 96, NC 1024, B in place up to m = 24; AVX2 6 x 16,
 # MC 144, NC 2048, B in place up to m = 64; portable 6 x 16 / 6 x 8, MC 144 / 72) and of
-# KC (256, one block up to 320)
-EDGES = [(11, 5, 31), (12, 8, 32), (13, 9, 33), (24, 40, 64), (25, 40, 65), (64, 17, 48),
+# KC (256, one block up to 320); B in place up to 64 rows when a K block of it spans at most
+# 32 KB (64 x 128 floats), not at 64 x 129 or 65 rows
+EDGES = [(64, 64, 128), (64, 64, 129), (65, 64, 128), (11, 5, 31), (12, 8, 32), (13, 9, 33), (24, 40, 64), (25, 40, 65), (64, 17, 48),
          (65, 17, 48), (72, 16, 17), (73, 16, 17), (96, 9, 16), (97, 9, 16), (144, 10, 40),
          (145, 10, 40), (192, 12, 33), (193, 12, 33), (12, 256, 32), (13, 257, 31),
          (7, 320, 16), (7, 321, 16), (5, 20, 1024), (5, 20, 1025), (3, 9, 2048),
