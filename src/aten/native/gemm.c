@@ -4,34 +4,46 @@
  *
  * Note [GEMM blocking]
  * ~~~~~~~~~~~~~~~~~~~~
- * for jc over n in steps of NC:                    B block: KC x NC, about L3
+ * for jc over n in steps of NC:                    B block: KC x NC, about half of L2
  *     for pc over k in steps of KC:
- *         pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers (shared by all threads)
- *         for ic over m in steps of MC (in parallel):  A block: MC x KC, about L2
+ *         pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers
+ *         for ic over m in steps of MC:            A block: MC x KC, in L2
  *             pack A[ic:ic+MC, pc:pc+KC] into MR-tall slivers
  *             for each NR sliver of B, each MR sliver of A:
  *                 micro-kernel: acc (MR x NR) = A sliver @ B sliver   (KC rank-1 updates)
  *                 C tile = alpha * acc + beta' * C tile        (beta' = beta, then 1)
  * Packing reads the operands through their strides, so transposed and broadcast views cost
  * nothing extra, and it converts float16/bfloat16 to float32 and integers to int64 on the
- * way.  The micro-kernel only sees contiguous, zero-padded slivers, so one portable C
- * kernel (written so gcc vectorizes its NR loop) and one AVX2+FMA kernel, chosen at run time
- * by ptl_cpu_capability(), serve every layout.  Edge tiles are computed whole and only their
- * valid part is stored.  C always has the engine's type (float, double or int64): ptl_gemm
- * routes other output dtypes through a temporary.
+ * way.  The micro-kernel only sees contiguous, zero-padded slivers, so one kernel per
+ * engine serves every layout.  An engine is an accumulation type and an instruction set,
+ * chosen at run time by ptl_cpu_capability() (PTL_CPU_CAPABILITY lowers it): float and
+ * double tiles of 12 x 32 and 12 x 16 on AVX-512 (24 zmm accumulators, two B vectors, A
+ * broadcast from memory into the FMA), 6 x 16 floats and 6 x 8 doubles on AVX2+FMA, and
+ * portable C kernels (written so gcc vectorizes their NR loop) for those and for int64.
+ * Edge tiles are computed whole and only their valid part is stored.  C always has the
+ * engine's type (float, double or int64): ptl_gemm routes other output dtypes through a
+ * temporary.
+ *
+ * Every engine of one type cuts K at the same KC (256, or one block up to 320), and each C
+ * element is one chain of multiply-adds over k in order from zero within a K block, then
+ * alpha * acc + beta' * C rounded as mul, mul, add: the AVX-512 and AVX2 tiles (both FMA)
+ * give the same bits (tests/aten/test_gemm.py compares them); the portable kernels, which
+ * round each product before adding it, do not.
  *
  * Note [GEMM packing of B]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
- * Packing B costs a read of B and a write of a KC x NC block as large as L2; for the small
- * m of an LSTM step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.
- * So: when A is one MC block (m <= MC on one thread) every B sliver meets A once, and each
- * task packs its KC x NR sliver just before use into a buffer that stays in L1; with
- * several A blocks the whole block is packed once and shared, as above.  On AVX2, a
- * row-major float32 B is not packed at all by products of at most GEMM_DIRECT_B_MAX_M
- * rows: tile_f4_avx2 reads its 16 columns in place, row after row (only a narrower last
- * sliver is packed); taller products pack it, since each sliver is then read by many A
- * slivers and B's rows, a power of two apart, collide in L1.  The float tile also stores
- * whole 6 x 16 tiles of a row-major C itself (alpha and beta with update_f4's roundings),
+ * Packing B costs a read of B and a write of a KC x NC block; for the small m of an LSTM
+ * step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.  So: when A is
+ * one MC block every B sliver meets A once, and its KC x NR sliver is packed just before use
+ * into a buffer that stays in L1; with several A blocks the whole block is packed once.  An
+ * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
+ * most direct_b_max_m rows (64 on AVX2, 24 on AVX-512), nor in products of at most 64 rows
+ * whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads its NR columns
+ * in place, row after row (only a narrower last sliver is packed).  Taller products pack it,
+ * since each sliver is then read by many A slivers and B's rows, a power of two apart,
+ * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
+ * 32-wide AVX-512 tile, 0.95x packing it).  The tiles also store whole tiles of a row-major
+ * C themselves (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows),
  * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
  * changes the order of the sums: the result has the same bits as through the generic
  * packing and update, on any number of threads.
@@ -277,156 +289,57 @@ DEFINE_KERNEL(f4, float, F4_MR, F4_NR)
 DEFINE_KERNEL(f8, double, F8_MR, F8_NR)
 DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 
-/* ---- AVX2+FMA micro-kernels: 12 accumulator registers, 2 for B, 1 broadcast of A ---- */
-
-/* The 6 rows are unrolled by hand with named accumulators: gcc keeps an array of vectors
- * in registers but also stores it back on every iteration. */
-#define FMA_ROW_PS(R)                                                                     \
-    do {                                                                                  \
-        const __m256 a = _mm256_broadcast_ss(ap + (R));                                   \
-        c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
-        c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
-    } while (0)
-/* row R of C = alpha * acc + beta * C, with update_f4's roundings (mul, mul, add) */
-#define STORE_ROW_PS(R)                                                                   \
-    do {                                                                                  \
-        float *cr = c + (R) * ldc;                                                        \
-        const float *sr = src + (R) * lds;                                                \
-        if (plain) {                                                                      \
-            _mm256_storeu_ps(cr, c##R##0);                                                \
-            _mm256_storeu_ps(cr + 8, c##R##1);                                            \
-        }                                                                                 \
-        else if (beta == 0) {                                                             \
-            _mm256_storeu_ps(cr, _mm256_mul_ps(al, c##R##0));                             \
-            _mm256_storeu_ps(cr + 8, _mm256_mul_ps(al, c##R##1));                         \
-        }                                                                                 \
-        else {                                                                            \
-            _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_mul_ps(al, c##R##0),                \
-                                               _mm256_mul_ps(be, _mm256_loadu_ps(sr))));  \
-            _mm256_storeu_ps(cr + 8,                                                      \
-                             _mm256_add_ps(_mm256_mul_ps(al, c##R##1),                    \
-                                           _mm256_mul_ps(be, _mm256_loadu_ps(sr + 8))));  \
-        }                                                                                 \
-    } while (0)
-
-/* A TileFn for 6 x 16 floats.  B is a packed sliver (ldb 16) or, for a row-major float32 B,
- * B itself (Note [GEMM packing of B]). */
-__attribute__((target("avx2,fma"))) static void
-tile_f4_avx2(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,
-             const void *src_, int64_t lds, double alpha_, double beta_)
-{
-    const float *ap = (const float *)ap_, *bp = (const float *)bp_, *src = (const float *)src_;
-    float *c = (float *)c_;
-    const float alpha = (float)alpha_, beta = (float)beta_;
-    const int plain = alpha == 1 && beta == 0;
-    const __m256 al = _mm256_set1_ps(alpha), be = _mm256_set1_ps(beta);
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t p = 0; p < kc; p++) {
-        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        FMA_ROW_PS(0);
-        FMA_ROW_PS(1);
-        FMA_ROW_PS(2);
-        FMA_ROW_PS(3);
-        FMA_ROW_PS(4);
-        FMA_ROW_PS(5);
-        ap += F4_MR;
-        bp += ldb;
-    }
-    STORE_ROW_PS(0);
-    STORE_ROW_PS(1);
-    STORE_ROW_PS(2);
-    STORE_ROW_PS(3);
-    STORE_ROW_PS(4);
-    STORE_ROW_PS(5);
-}
-#undef FMA_ROW_PS
-#undef STORE_ROW_PS
-
-#define FMA_ROW_PD(R)                                                                     \
-    do {                                                                                  \
-        const __m256d a = _mm256_broadcast_sd(ap + (R));                                  \
-        c##R##0 = _mm256_fmadd_pd(a, b0, c##R##0);                                        \
-        c##R##1 = _mm256_fmadd_pd(a, b1, c##R##1);                                        \
-    } while (0)
-#define STORE_ROW_PD(R)                                                                   \
-    do {                                                                                  \
-        _mm256_storeu_pd(acc + (R) * F8_NR, c##R##0);                                     \
-        _mm256_storeu_pd(acc + (R) * F8_NR + 4, c##R##1);                                 \
-    } while (0)
-
-/* acc (6 x 8 doubles) = A sliver (kc x 6) @ B sliver (kc x 8) */
-__attribute__((target("avx2,fma"))) static void
-kernel_f8_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
-{
-    const double *ap = (const double *)ap_, *bp = (const double *)bp_;
-    double *acc = (double *)acc_;
-    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256d c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t p = 0; p < kc; p++) {
-        const __m256d b0 = _mm256_loadu_pd(bp), b1 = _mm256_loadu_pd(bp + 4);
-        FMA_ROW_PD(0);
-        FMA_ROW_PD(1);
-        FMA_ROW_PD(2);
-        FMA_ROW_PD(3);
-        FMA_ROW_PD(4);
-        FMA_ROW_PD(5);
-        ap += F8_MR;
-        bp += F8_NR;
-    }
-    STORE_ROW_PD(0);
-    STORE_ROW_PD(1);
-    STORE_ROW_PD(2);
-    STORE_ROW_PD(3);
-    STORE_ROW_PD(4);
-    STORE_ROW_PD(5);
-}
-#undef FMA_ROW_PD
-#undef STORE_ROW_PD
-
-/* ---- AVX-512 tiles: 24 accumulator registers (12 rows of two vectors), 2 for B ----
- * A's element is broadcast from memory into the FMA itself.  Each C element is still one
- * chain of FMAs over p from zero, in order, and the store rounds alpha * acc + beta * C as
- * update_f4/_f8 do, so the bits are those of the AVX2 tiles and kernels. */
+/* ---- SIMD tiles (TileFn): MR rows of two vectors each ----
+ * AVX2+FMA: 6 x 16 floats or 6 x 8 doubles in 12 ymm accumulators; AVX-512: 12 x 32 floats
+ * or 12 x 16 doubles in 24 zmm accumulators.  Two registers hold B's row, and A's element is
+ * broadcast from memory.  The rows are unrolled with named accumulators (gcc keeps an array
+ * of vectors in registers but also stores it back on every iteration); each macro takes
+ * the row, the element type, the intrinsics' prefix (_mm256 or _mm512), the vector type and
+ * the suffix (ps or pd).  Each C element is one chain of FMAs over p from zero, in order,
+ * and the store rounds alpha * acc + beta * S as update_f4/_f8 do (mul, mul, add), so every
+ * tile of one type gives the same bits (Note [GEMM blocking]).  B is a packed sliver
+ * (ldb = NR) or B itself (Note [GEMM packing of B]). */
+#define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
-#define ROWS_12(X, T, V, S)                                                               \
-    X(0, T, V, S) X(1, T, V, S) X(2, T, V, S) X(3, T, V, S) X(4, T, V, S) X(5, T, V, S)   \
-    X(6, T, V, S) X(7, T, V, S) X(8, T, V, S) X(9, T, V, S) X(10, T, V, S) X(11, T, V, S)
-#define DECL_ROW_512(R, T, V, S)                                                          \
-    V c##R##0 = _mm512_setzero_##S(), c##R##1 = c##R##0;                                  \
+#define ROWS_6(X, ...)                                                                    \
+    X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)               \
+    X(4, __VA_ARGS__) X(5, __VA_ARGS__)
+#define ROWS_12(X, ...)                                                                   \
+    ROWS_6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__) X(8, __VA_ARGS__)          \
+    X(9, __VA_ARGS__) X(10, __VA_ARGS__) X(11, __VA_ARGS__)
+/* the row's accumulators, and C's row fetched while they fill */
+#define DECL_ROW(R, T, P, V, S)                                                           \
+    V c##R##0 = P##_setzero_##S(), c##R##1 = c##R##0;                                     \
     _mm_prefetch((const char *)(c + (R) * ldc), _MM_HINT_T0);                             \
     _mm_prefetch((const char *)(c + (R) * ldc + lanes), _MM_HINT_T0);
-#define FMA_ROW_512(R, T, V, S)                                                           \
+#define FMA_ROW(R, T, P, V, S)                                                            \
     {                                                                                     \
-        const V a = _mm512_set1_##S(ap[R]);                                               \
-        c##R##0 = _mm512_fmadd_##S(a, b0, c##R##0);                                       \
-        c##R##1 = _mm512_fmadd_##S(a, b1, c##R##1);                                       \
+        const V a = P##_set1_##S(ap[R]);                                                  \
+        c##R##0 = P##_fmadd_##S(a, b0, c##R##0);                                          \
+        c##R##1 = P##_fmadd_##S(a, b1, c##R##1);                                          \
     }
-#define STORE_ROW_512(R, T, V, S)                                                         \
+#define STORE_ROW(R, T, P, V, S)                                                          \
     {                                                                                     \
         T *cr = c + (R) * ldc;                                                            \
         const T *sr = src + (R) * lds;                                                    \
         if (plain) {                                                                      \
-            _mm512_storeu_##S(cr, c##R##0);                                               \
-            _mm512_storeu_##S(cr + lanes, c##R##1);                                       \
+            P##_storeu_##S(cr, c##R##0);                                                  \
+            P##_storeu_##S(cr + lanes, c##R##1);                                          \
         }                                                                                 \
         else if (beta == 0) {                                                             \
-            _mm512_storeu_##S(cr, _mm512_mul_##S(al, c##R##0));                           \
-            _mm512_storeu_##S(cr + lanes, _mm512_mul_##S(al, c##R##1));                   \
+            P##_storeu_##S(cr, P##_mul_##S(al, c##R##0));                                 \
+            P##_storeu_##S(cr + lanes, P##_mul_##S(al, c##R##1));                         \
         }                                                                                 \
         else {                                                                            \
-            _mm512_storeu_##S(cr, _mm512_add_##S(_mm512_mul_##S(al, c##R##0),             \
-                                                 _mm512_mul_##S(be, _mm512_loadu_##S(sr)))); \
-            _mm512_storeu_##S(cr + lanes,                                                 \
-                              _mm512_add_##S(_mm512_mul_##S(al, c##R##1),                 \
-                                             _mm512_mul_##S(be,                           \
-                                                            _mm512_loadu_##S(sr + lanes)))); \
+            P##_storeu_##S(cr, P##_add_##S(P##_mul_##S(al, c##R##0),                      \
+                                           P##_mul_##S(be, P##_loadu_##S(sr))));          \
+            P##_storeu_##S(cr + lanes, P##_add_##S(P##_mul_##S(al, c##R##1),              \
+                                                   P##_mul_##S(be, P##_loadu_##S(sr + lanes)))); \
         }                                                                                 \
     }
 
-/* A TileFn for MR x (two vectors) of T */
-#define DEFINE_TILE_AVX512(NAME, T, V, S, MR, ROWS)                                       \
-    AVX512 static void                                                                    \
+#define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS)                                   \
+    TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,\
          const void *src_, int64_t lds, double alpha_, double beta_)                      \
     {                                                                                     \
@@ -434,25 +347,28 @@ kernel_f8_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
         T *c = (T *)c_;                                                                   \
         const T alpha = (T)alpha_, beta = (T)beta_;                                       \
         const int plain = alpha == 1 && beta == 0;                                        \
-        const int64_t lanes = 64 / sizeof(T);                                             \
-        const V al = _mm512_set1_##S(alpha), be = _mm512_set1_##S(beta);                  \
-        ROWS(DECL_ROW_512, T, V, S)                                                       \
+        const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
+        const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
+        ROWS(DECL_ROW, T, P, V, S)                                                        \
         for (int64_t p = 0; p < kc; p++) {                                                \
-            const V b0 = _mm512_loadu_##S(bp), b1 = _mm512_loadu_##S(bp + lanes);        \
-            ROWS(FMA_ROW_512, T, V, S)                                                    \
+            const V b0 = P##_loadu_##S(bp), b1 = P##_loadu_##S(bp + lanes);              \
+            ROWS(FMA_ROW, T, P, V, S)                                                     \
             ap += MR;                                                                     \
             bp += ldb;                                                                    \
         }                                                                                 \
-        ROWS(STORE_ROW_512, T, V, S)                                                      \
+        ROWS(STORE_ROW, T, P, V, S)                                                       \
     }
 
-DEFINE_TILE_AVX512(tile_f4_avx512, float, __m512, ps, F4_AVX512_MR, ROWS_12)
-DEFINE_TILE_AVX512(tile_f8_avx512, double, __m512d, pd, F8_AVX512_MR, ROWS_12)
-#undef DEFINE_TILE_AVX512
+DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6)
+DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6)
+DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12)
+DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12)
+#undef DEFINE_TILE
+#undef ROWS_6
 #undef ROWS_12
-#undef DECL_ROW_512
-#undef FMA_ROW_512
-#undef STORE_ROW_512
+#undef DECL_ROW
+#undef FMA_ROW
+#undef STORE_ROW
 
 /* ---- C tile update: C[r, j] = alpha * acc[r, j] + beta * C[r, j] (C not read if beta 0) ---- */
 
@@ -582,8 +498,8 @@ static const GemmEngine engine_f8 = {
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_f8_avx2 = {
-    F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
-    kernel_f8_avx2, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
+    NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
