@@ -1,10 +1,14 @@
-"""The float32 fast paths of the GEMM engine (gemm.c, Note [GEMM packing of B]): a row-major
-float32 B read in place by products of at most 64 rows, B slivers packed just before use when
-A is one block, AVX2 packing (copies of row-major B, 8 x 8 transposes of transposed B and of
-row-major A, tails in the portable packer), and whole 6 x 16 tiles stored straight into C with
-alpha and beta.  Against NumPy in float64, on sizes that hit whole tiles and edge tiles,
-transposed and strided operands, several K blocks, alpha/beta, size-0; the paths must give
-the same bits as the generic ones and as each other on 1 and 2 threads."""
+"""The GEMM engine's tiles, packing and threads (gemm.c, Notes [GEMM blocking], [GEMM packing
+of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles, on AVX2 6 x 16
+float tiles (a row-major B read in place by products of at most 24 rows on AVX-512, 64 on
+AVX2), B slivers packed just before use when A is one block, vector packing (copies of
+row-major B, 8 x 8 transposes of transposed B and of row-major A, tails in the portable
+packer), whole tiles stored straight into C with alpha and beta, and a product cut into one
+rectangle of C per thread.  Against NumPy in float64, on sizes at and across every block
+edge of every engine (MR, NR, KC, MC, NC, the in-place-B row limit, the parallel limit),
+transposed and strided operands, alpha/beta, size-0; the paths must give the same bits as
+the generic ones, as each other (AVX2 and AVX-512) and on 1, 2 and 3 threads.  The file
+reruns itself under PTL_CPU_CAPABILITY=avx2 and =default."""
 import os
 import subprocess
 import sys
@@ -15,7 +19,7 @@ import pytest
 import pytorchlite as ptl
 from helpers import ROOT, assert_close, to_numpy, torch
 
-FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
+CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
 # (m, k, n): whole tiles, edge rows (m % 6), edge columns (n % 16), k % 8 tails, k < 8,
 # one A block with m <= 64 (B in place) and m > 64, several A blocks (m > 144), several K
@@ -158,13 +162,16 @@ def test_mm_float32_grad():
     close(b.grad, an.T @ gn, 13)
 
 
-@pytest.mark.skipif(FALLBACK, reason="already running the portable kernels")
-def test_portable_fallback():
-    """Reruns this file with the AVX2 packing and tiles switched off."""
-    env = dict(os.environ, PTL_CPU_CAPABILITY="default")
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_lower_capabilities(capability):
+    """Reruns this file with the AVX-512 tiles (avx2), or every vector path (default),
+    switched off."""
+    if CAPABILITY is not None:
+        pytest.skip(f"already running under PTL_CPU_CAPABILITY={CAPABILITY}")
+    env = dict(os.environ, PTL_CPU_CAPABILITY=capability)
     r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
-                        "-p", "no:cacheprovider"], env=env, capture_output=True, text=True,
-                       cwd=ROOT)
+                        "-p", "no:cacheprovider", "-o", "addopts="], env=env,
+                       capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
 
 
@@ -213,3 +220,137 @@ def test_addmm_bias_same_bits_as_mm_plus_bias(mkn):
     s, a, b = ptl.tensor(rand((n,), 37)), ptl.tensor(rand((m, k), 38)), ptl.tensor(rand((n, k), 39))
     r = ptl.addmm(s, a, b.t())
     assert np.array_equal(to_numpy(r), to_numpy(ptl.mm(a, b.t()) + s))
+
+
+# (m, k, n) at and across every block edge of the three float engines (AVX-512 12 x 32
+# float / 12 x 16 double tiles, MC 192 / 96, NC 1024, B in place up to m = 24; AVX2 6 x 16,
+# MC 144, NC 2048, B in place up to m = 64; portable 6 x 16 / 6 x 8, MC 144 / 72) and of
+# KC (256, one block up to 320); B in place up to 64 rows when a K block of it spans at most
+# 32 KB (64 x 128 floats), not at 64 x 129 or 65 rows
+EDGES = [(64, 64, 128), (64, 64, 129), (65, 64, 128), (11, 5, 31), (12, 8, 32), (13, 9, 33), (24, 40, 64), (25, 40, 65), (64, 17, 48),
+         (65, 17, 48), (72, 16, 17), (73, 16, 17), (96, 9, 16), (97, 9, 16), (144, 10, 40),
+         (145, 10, 40), (192, 12, 33), (193, 12, 33), (12, 256, 32), (13, 257, 31),
+         (7, 320, 16), (7, 321, 16), (5, 20, 1024), (5, 20, 1025), (3, 9, 2048),
+         (3, 9, 2049)]
+
+
+@pytest.mark.parametrize("mkn", EDGES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("lb", ["contiguous", "transposed", "strided"])
+def test_block_edges(mkn, dtype, lb):
+    m, k, n = mkn
+    a, b = rand((m, k), 40, dtype), rand((k, n), 41, dtype)
+    r = ptl.mm(ptl.tensor(a), operand(b, lb))
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    if dtype == np.float32:
+        close(r, exp, k)
+    else:
+        assert_close(r, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+    # B read in place, packed per sliver or packed as a block: the same bits
+    assert np.array_equal(to_numpy(r), to_numpy(ptl.mm(ptl.tensor(a), ptl.tensor(b))))
+
+
+@pytest.fixture
+def restore_threads():
+    old = ptl.get_num_threads()
+    yield
+    ptl.set_num_threads(old)
+
+
+# (m, k, n): the thread limits (m * n * k = 2 * 2 ** 21 and just under: two threads or one;
+# 3 * 2 ** 21: three), rectangles of rows (tall), of columns (wide, the skinny 64 x 4096 @
+# 4096 x 1024 in small) and both on 3 threads, edge tiles at the cuts, several K blocks
+GRID = [(128, 256, 128), (128, 255, 128), (192, 256, 128), (1200, 80, 44), (44, 80, 1200),
+        (64, 700, 300), (301, 300, 299), (37, 129, 1030)]
+
+
+@pytest.mark.parametrize("mkn", GRID)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_threads_same_bits(mkn, dtype, restore_threads):
+    m, k, n = mkn
+    if dtype == np.int64:
+        a = np.random.default_rng(42).integers(-9, 9, (m, k))
+        b = np.random.default_rng(43).integers(-9, 9, (k, n))
+    else:
+        a, b = rand((m, k), 42, dtype), rand((k, n), 43, dtype)
+    results = {False: [], True: []}
+    for nt in (1, 2, 3):
+        ptl.set_num_threads(nt)
+        for bt in (False, True):
+            # a row bias (read through a 0 row stride) and a whole matrix, read in place
+            s = rand((m, n) if bt else (n,), 44, np.float64).astype(a.dtype)
+            exp = 0.5 * s.astype(np.float64) + 2 * (a.astype(np.float64) @ b.astype(np.float64))
+            tb = ptl.tensor(np.ascontiguousarray(b.T)).t() if bt else ptl.tensor(b)
+            r = ptl.addmm(ptl.tensor(s), ptl.tensor(a), tb, beta=0.5, alpha=2)
+            if dtype == np.int64:
+                # alpha and beta truncate to integers, as in PyTorch
+                assert_close(r, 0 * s + 2 * (a @ b), dtype=ptl.int64)
+            elif dtype == np.float32:
+                close(r, exp, k)
+            else:
+                assert_close(r, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+            results[bt].append(to_numpy(r))
+    for same in results.values():
+        for r in same[1:]:
+            assert np.array_equal(r, same[0])
+
+
+BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300)]
+
+
+def _products(capability, path):
+    """mm of each BITS_CASES shape in float32 and float64 (B contiguous and transposed), on
+    two threads, computed by a fresh process under PTL_CPU_CAPABILITY=capability."""
+    code = f"""
+import numpy as np, pytorchlite as ptl
+ptl.set_num_threads(2)
+out = {{}}
+for i, (m, k, n) in enumerate({BITS_CASES!r}):
+    for dt in ("float32", "float64"):
+        g = np.random.default_rng(i)
+        a = g.uniform(-2, 2, (m, k)).astype(dt)
+        b = g.uniform(-2, 2, (k, n)).astype(dt)
+        out[f"{{i}}{{dt}}"] = ptl.mm(ptl.tensor(a), ptl.tensor(b)).numpy()
+        out[f"{{i}}{{dt}}t"] = ptl.mm(ptl.tensor(a), ptl.tensor(np.ascontiguousarray(b.T)).t()).numpy()
+np.savez({str(path)!r}, **out)
+"""
+    env = dict(os.environ, PTL_CPU_CAPABILITY=capability)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return np.load(path)
+
+
+def test_avx512_same_bits_as_avx2(tmp_path):
+    """Each C element is one chain of FMAs over k in order, cut at the same KC, in both
+    tiles, and the stores round alpha * acc + beta * C alike: the bits agree."""
+    if ptl.backends.cpu.get_cpu_capability() != "AVX512":
+        pytest.skip("this CPU has no AVX-512: there is no AVX-512 tile to compare")
+    wide = _products("avx512", tmp_path / "avx512.npz")
+    narrow = _products("avx2", tmp_path / "avx2.npz")
+    assert sorted(wide.files) == sorted(narrow.files)
+    for key in wide.files:
+        assert np.array_equal(wide[key], narrow[key]), key
+
+
+@pytest.mark.parametrize("mkn", [(256, 784, 512), (128, 784, 512), (64, 2048, 300)])
+def test_mm_float32_grad_large(mkn, restore_threads):
+    """mm backward at sizes above every block edge and the parallel limit: the weight
+    gradient is A^T @ G (transposed A), the input gradient G @ B^T (transposed B)."""
+    m, k, n = mkn
+    an, bn, gn = rand((m, k), 50), rand((n, k), 51), rand((m, n), 52)
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        a = ptl.tensor(an, requires_grad=True)
+        w = ptl.tensor(bn, requires_grad=True)
+        ptl.mm(a, w.t()).backward(ptl.tensor(gn))
+        a64, b64, g64 = (x.astype(np.float64) for x in (an, bn, gn))
+        close(a.grad, g64 @ b64, n)
+        close(w.grad, g64.T @ a64, m)
+
+
+def test_mm_gradcheck_float64_across_tiles():
+    a = ptl.tensor(rand((13, 7), 53, np.float64), requires_grad=True)
+    b = ptl.tensor(rand((7, 33), 54, np.float64), requires_grad=True)
+    assert ptl.autograd.gradcheck(ptl.mm, (a, b))
+    assert ptl.autograd.gradgradcheck(ptl.mm, (a, b))

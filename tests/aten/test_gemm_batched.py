@@ -71,8 +71,10 @@ def test_mm_long_k_beta_zero_ignores_nan(threads):
 
 
 # (batch, m, k, n): per-matrix products above the parallel threshold; batches that split
-# evenly among 2 threads, that do not (3) and many (9 >= 4 * 2)
-BATCH_SHAPES = [(4, 70, 65, 80), (3, 70, 65, 80), (9, 64, 64, 64), (2, 33, 300, 47)]
+# evenly among 2 threads, that do not (3) and many (9 >= 4 * 2); per-matrix shapes across
+# the AVX-512 tile and block edges (m 13 / 25 / 193, n 33 / 65, k 257 / 321)
+BATCH_SHAPES = [(4, 70, 65, 80), (3, 70, 65, 80), (9, 64, 64, 64), (2, 33, 300, 47),
+                (5, 25, 257, 65), (3, 193, 321, 33), (16, 13, 40, 33)]
 
 
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64])

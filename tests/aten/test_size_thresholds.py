@@ -18,13 +18,19 @@ aten/tensor_iterator.c ptl_iter_run: inline below GRAIN, split by GRAIN from 2 G
     chunk may start inside a coalesced row; no 32/64-bit or contiguous switch of its own
     (the loops pick contiguous / broadcast-scalar / strided forms) -> numel 2 GRAIN - 1,
     2 GRAIN, 2 GRAIN + 1; 256 x 256 and 263 x 251 contiguous, transposed and broadcast.
-gemm.c engines (MR, NR, KC, MC, NC) f4 (6, 16, 256, 144, 2048), f8 (6, 8, 256, 72, 1024),
-    i8 (4, 8, 256, 64, 1024) -> partial / whole tiles (m, n = MR - 1 / MR / 2 MR + 1 ...),
+gemm.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 256, 144, 2048),
+    f8 (6, 8, 256, 72, 1024), i8 (4, 8, 256, 64, 1024), on AVX2 f4 and f8 with B in place
+    up to 64 rows, on AVX-512 f4 (12, 32, 256, 192, 1024, 24) and f8 (12, 16, 256, 96,
+    1024, 24) -> partial / whole tiles (m, n = MR - 1 / MR / 2 MR + 1 ...),
     k = KC, 5/4 KC (one K block), 5/4 KC + 1, 3 KC + 1, m = MC, MC + 1, 2 MC + 7,
-    n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.
+    n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.  This file
+    runs the engine of this CPU (AVX-512 cases as well, on any CPU);
+    tests/aten/test_gemm.py reruns the AVX2 and portable ones at their edges.
 gemm.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9.
-gemm.c GEMM_DIRECT_B_MAX_M = 64 (float32 B read in place) -> m = 64 (n = 48, 47), 65.
-gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> 64 x 64 x 63, 64 x 64 x 64; gemv rows * k at it.
+gemm.c rows reading B in place (direct_b_max_m, and up to 64 rows when a K block of B spans
+    at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 24, 25 at n = 200.
+gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**21 a
+    thread -> 128 x 128 x 255 (one thread), 128 x 128 x 256 (two), 192 x 128 x 256 (three).
 gemm.c GEMM_KSPLIT = 4096 (k >= 2 GEMM_KSPLIT), GEMM_KSPLIT_MAX_CHUNKS = 32,
     GEMM_KSPLIT_MAX_MN = 256 * 256 -> k = 8191, 8192, 8193, 131072, 131077;
     m x n = 256 x 256 (split) and 256 x 257 (blocked) at k = 8192.
@@ -97,15 +103,20 @@ SRC = os.path.join(ROOT, "src")
 # size below on one side of it.
 GRAIN = 32768                      # c10/parallel.h PTL_GRAIN_SIZE
 COL_BUDGET = 1 << 24               # aten/native/conv.c
-GEMM_DIRECT_B_MAX_M = 64           # aten/native/gemm.c
+GEMM_DIRECT_B_SPAN = 32 * 1024     # aten/native/gemm.c
 GEMM_PARALLEL_FLOPS = 1 << 18
+GEMM_THREAD_MACS = 1 << 21
 GEMV_COL_BLOCK = 1024
 GEMM_KSPLIT = 4096
 GEMM_KSPLIT_MAX_CHUNKS = 32
 GEMM_KSPLIT_MAX_MN = 256 * 256
-# (MR, NR, KC, MC, NC) of each GEMM engine
-ENGINE = {"f4": (6, 16, 256, 144, 2048), "f8": (6, 8, 256, 72, 1024),
-          "i8": (4, 8, 256, 64, 1024)}
+# (MR, NR, KC, MC, NC, rows reading B in place) of each GEMM engine, with the prefix of its
+# MR / NR macros
+ENGINE = {"f4": ("F4", 6, 16, 256, 144, 2048, 0), "f4_avx2": ("F4", 6, 16, 256, 144, 2048, 64),
+          "f4_avx512": ("F4_AVX512", 12, 32, 256, 192, 1024, 24),
+          "f8": ("F8", 6, 8, 256, 72, 1024, 0), "f8_avx2": ("F8", 6, 8, 256, 72, 1024, 64),
+          "f8_avx512": ("F8_AVX512", 12, 16, 256, 96, 1024, 24),
+          "i8": ("I8", 4, 8, 256, 64, 1024, 0)}
 RED_BLOCK = 256                    # aten/native/reduce.c BLOCK
 RED_MAX_CHUNKS = 64
 RED_COL_BLOCK = 2048
@@ -138,18 +149,19 @@ def test_threshold_constants():
     assert c_define("c10/parallel.h", "PTL_GRAIN_SIZE") == GRAIN
     assert c_define("aten/native/conv.c", "COL_BUDGET") == COL_BUDGET
     gemm = "aten/native/gemm.c"
-    assert c_define(gemm, "GEMM_DIRECT_B_MAX_M") == GEMM_DIRECT_B_MAX_M
+    assert c_define(gemm, "GEMM_DIRECT_B_SPAN") == GEMM_DIRECT_B_SPAN
     assert c_define(gemm, "GEMM_PARALLEL_FLOPS") == GEMM_PARALLEL_FLOPS
+    assert c_define(gemm, "GEMM_THREAD_MACS") == GEMM_THREAD_MACS
     assert c_define(gemm, "GEMV_COL_BLOCK") == GEMV_COL_BLOCK
     assert c_define(gemm, "GEMM_KSPLIT") == GEMM_KSPLIT
     assert c_define(gemm, "GEMM_KSPLIT_MAX_CHUNKS") == GEMM_KSPLIT_MAX_CHUNKS
     assert c_define(gemm, "GEMM_KSPLIT_MAX_MN") == GEMM_KSPLIT_MAX_MN
     text = c_source(gemm)
-    for tag, (mr, nr, kc, mc, nc) in ENGINE.items():
-        up = tag.upper()
+    for tag, (up, mr, nr, kc, mc, nc, direct) in ENGINE.items():
         assert (c_define(gemm, f"{up}_MR"), c_define(gemm, f"{up}_NR")) == (mr, nr)
-        m = re.search(r"engine_%s = \{\s*%s_MR, %s_NR, (\d+), (\d+), (\d+)," % (tag, up, up), text)
-        assert m and tuple(map(int, m.groups())) == (kc, mc, nc), tag
+        m = re.search(r"engine_%s = \{\s*%s_MR, %s_NR, (\d+), (\d+), (\d+), (\d+),"
+                      % (tag, up, up), text)
+        assert m and tuple(map(int, m.groups())) == (kc, mc, nc, direct), tag
     red = "aten/native/reduce.c"
     assert c_define(red, "BLOCK") == RED_BLOCK
     assert c_define(red, "MAX_CHUNKS") == RED_MAX_CHUNKS
@@ -256,9 +268,11 @@ def run_mm(m, n, k, dtype, layouts, seed=0):
 
 
 ALL_LAYOUTS = ["nn", "tn", "nt", "tt", "sn", "ns"]
-F8 = ENGINE["f8"]
-F4 = ENGINE["f4"]
-I8 = ENGINE["i8"]
+F8 = ENGINE["f8"][1:]
+F4 = ENGINE["f4"][1:]
+I8 = ENGINE["i8"][1:]
+F8X = ENGINE["f8_avx512"][1:]
+F4X = ENGINE["f4_avx512"][1:]
 
 # (m, n, k, layouts, what it crosses), for the float64 engine
 GEMM_F8 = [
@@ -274,8 +288,13 @@ GEMM_F8 = [
     (7, F8[4], 16, ["nn", "nt"], "n = NC"),
     (7, F8[4] + 1, 16, ["nn", "nt"], "n = NC + 1: two column blocks"),
     (7, 2 * F8[4] + 3, 16, ["nn"], "three column blocks"),
-    (64, 64, 63, ["nn", "tt"], "flops just below the threading threshold"),
-    (64, 64, 64, ["nn", "tt"], "flops = GEMM_PARALLEL_FLOPS: threads share B's columns"),
+    (128, 128, 255, ["nn", "tt"], "just below two GEMM_THREAD_MACS: one thread"),
+    (128, 128, 256, ["nn", "tt"], "two GEMM_THREAD_MACS: a rectangle per thread"),
+    (F8X[0] - 1, F8X[1] - 1, 3, ["nn", "tt"], "one partial AVX-512 tile"),
+    (F8X[0] + 1, F8X[1] + 1, 9, ["nn", "tn", "nt"], "AVX-512 tile + tails"),
+    (F8X[3], 24, 64, ["nn", "tt"], "m = AVX-512 MC"),
+    (F8X[3] + 1, 24, 64, ["nn", "tt"], "m = AVX-512 MC + 1"),
+    (7, F8X[4] + 1, 16, ["nn", "nt"], "n = AVX-512 NC + 1"),
     (24, 40, 2 * GEMM_KSPLIT - 1, ["nn", "tt"], "k just below the K split"),
     (24, 40, 2 * GEMM_KSPLIT, ["nn", "tt", "sn"], "k = 2 GEMM_KSPLIT: two K chunks"),
     (24, 40, 2 * GEMM_KSPLIT + 1, ["nn"], "uneven K chunks"),
@@ -290,9 +309,17 @@ GEMM_F4 = [
     (F4[0], F4[1], 8, ALL_LAYOUTS, "one whole tile, k = 8"),
     (2 * F4[0] + 1, 2 * F4[1] + 1, 9, ALL_LAYOUTS, "whole tiles + tails, k = 9"),
     (13, 33, F4[2] * 5 // 4 + 1, ALL_LAYOUTS, "two K blocks"),
-    (GEMM_DIRECT_B_MAX_M, 48, 40, ["nn", "tn", "nt"], "m = GEMM_DIRECT_B_MAX_M: B in place"),
-    (GEMM_DIRECT_B_MAX_M, 47, 40, ["nn"], "B in place, a narrower last sliver packed"),
-    (GEMM_DIRECT_B_MAX_M + 1, 48, 40, ["nn", "nt"], "m above it: B packed"),
+    (64, 48, 40, ["nn", "tn", "nt"], "m = 64: B in place (AVX2, or a short B span)"),
+    (64, 47, 40, ["nn"], "B in place, a narrower last sliver packed"),
+    (65, 48, 40, ["nn", "nt"], "m above it: B packed"),
+    (F4X[5], 200, 50, ["nn", "tn"], "m = the AVX-512 in-place rows, B spans 40 KB"),
+    (F4X[5] + 1, 200, 50, ["nn"], "one row more: B packed"),
+    (F4X[0] - 1, F4X[1] - 1, 9, ["nn", "tt"], "one partial AVX-512 tile"),
+    (2 * F4X[0] + 1, 2 * F4X[1] + 1, 9, ["nn", "tn", "nt"], "AVX-512 tiles + tails"),
+    (F4X[3], 32, 30, ["nn", "tt"], "m = AVX-512 MC"),
+    (F4X[3] + 1, 32, 30, ["nn", "tt"], "m = AVX-512 MC + 1"),
+    (5, F4X[4] + 1, 9, ["nn", "nt"], "n = AVX-512 NC + 1"),
+    (192, 128, 256, ["nn", "nt"], "three GEMM_THREAD_MACS"),
     (F4[3], 32, 30, ["nn", "tt"], "m = MC"),
     (F4[3] + 1, 32, 30, ["nn", "tt"], "m = MC + 1: two A blocks"),
     (5, F4[4], 9, ["nn", "nt"], "n = NC"),

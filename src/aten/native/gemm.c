@@ -4,34 +4,46 @@
  *
  * Note [GEMM blocking]
  * ~~~~~~~~~~~~~~~~~~~~
- * for jc over n in steps of NC:                    B block: KC x NC, about L3
+ * for jc over n in steps of NC:                    B block: KC x NC, about half of L2
  *     for pc over k in steps of KC:
- *         pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers (shared by all threads)
- *         for ic over m in steps of MC (in parallel):  A block: MC x KC, about L2
+ *         pack B[pc:pc+KC, jc:jc+NC] into NR-wide slivers
+ *         for ic over m in steps of MC:            A block: MC x KC, in L2
  *             pack A[ic:ic+MC, pc:pc+KC] into MR-tall slivers
  *             for each NR sliver of B, each MR sliver of A:
  *                 micro-kernel: acc (MR x NR) = A sliver @ B sliver   (KC rank-1 updates)
  *                 C tile = alpha * acc + beta' * C tile        (beta' = beta, then 1)
  * Packing reads the operands through their strides, so transposed and broadcast views cost
  * nothing extra, and it converts float16/bfloat16 to float32 and integers to int64 on the
- * way.  The micro-kernel only sees contiguous, zero-padded slivers, so one portable C
- * kernel (written so gcc vectorizes its NR loop) and one AVX2+FMA kernel, chosen at run time
- * by ptl_cpu_capability(), serve every layout.  Edge tiles are computed whole and only their
- * valid part is stored.  C always has the engine's type (float, double or int64): ptl_gemm
- * routes other output dtypes through a temporary.
+ * way.  The micro-kernel only sees contiguous, zero-padded slivers, so one kernel per
+ * engine serves every layout.  An engine is an accumulation type and an instruction set,
+ * chosen at run time by ptl_cpu_capability() (PTL_CPU_CAPABILITY lowers it): float and
+ * double tiles of 12 x 32 and 12 x 16 on AVX-512 (24 zmm accumulators, two B vectors, A
+ * broadcast from memory into the FMA), 6 x 16 floats and 6 x 8 doubles on AVX2+FMA, and
+ * portable C kernels (written so gcc vectorizes their NR loop) for those and for int64.
+ * Edge tiles are computed whole and only their valid part is stored.  C always has the
+ * engine's type (float, double or int64): ptl_gemm routes other output dtypes through a
+ * temporary.
+ *
+ * Every engine of one type cuts K at the same KC (256, or one block up to 320), and each C
+ * element is one chain of multiply-adds over k in order from zero within a K block, then
+ * alpha * acc + beta' * C rounded as mul, mul, add: the AVX-512 and AVX2 tiles (both FMA)
+ * give the same bits (tests/aten/test_gemm.py compares them); the portable kernels, which
+ * round each product before adding it, do not.
  *
  * Note [GEMM packing of B]
  * ~~~~~~~~~~~~~~~~~~~~~~~~
- * Packing B costs a read of B and a write of a KC x NC block as large as L2; for the small
- * m of an LSTM step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.
- * So: when A is one MC block (m <= MC on one thread) every B sliver meets A once, and each
- * task packs its KC x NR sliver just before use into a buffer that stays in L1; with
- * several A blocks the whole block is packed once and shared, as above.  On AVX2, a
- * row-major float32 B is not packed at all by products of at most GEMM_DIRECT_B_MAX_M
- * rows: tile_f4_avx2 reads its 16 columns in place, row after row (only a narrower last
- * sliver is packed); taller products pack it, since each sliver is then read by many A
- * slivers and B's rows, a power of two apart, collide in L1.  The float tile also stores
- * whole 6 x 16 tiles of a row-major C itself (alpha and beta with update_f4's roundings),
+ * Packing B costs a read of B and a write of a KC x NC block; for the small m of an LSTM
+ * step or an MLP batch (32 x 128 @ 128 x 512) it was a third of the product.  So: when A is
+ * one MC block every B sliver meets A once, and its KC x NR sliver is packed just before use
+ * into a buffer that stays in L1; with several A blocks the whole block is packed once.  An
+ * engine with a tile (AVX2 and AVX-512) does not pack a row-major B at all in products of at
+ * most direct_b_max_m rows (64 on AVX2, 24 on AVX-512), nor in products of at most 64 rows
+ * whose K block of B spans at most GEMM_DIRECT_B_SPAN bytes: the tile reads its NR columns
+ * in place, row after row (only a narrower last sliver is packed).  Taller products pack it,
+ * since each sliver is then read by many A slivers and B's rows, a power of two apart,
+ * collide in L1 (64 x 4096 @ 4096 x 1024 ran at 0.65x OpenBLAS reading B in place with the
+ * 32-wide AVX-512 tile, 0.95x packing it).  The tiles also store whole tiles of a row-major
+ * C themselves (alpha and beta with update_f4/_f8's roundings, after prefetching C's rows),
  * and pack_f4_avx2 packs float32 with vector copies and 8 x 8 transposes.  None of this
  * changes the order of the sums: the result has the same bits as through the generic
  * packing and update, on any number of threads.
@@ -48,9 +60,9 @@
 #include "../tensor_iterator.h"
 #include "gemm.h"
 
-/* A row-major float32 B is read in place by products of at most this many rows
- * (Note [GEMM packing of B]). */
-#define GEMM_DIRECT_B_MAX_M 64
+/* A row-major B is also read in place by products of up to 64 rows when a K block of it spans
+ * at most this many bytes (Note [GEMM packing of B]). */
+#define GEMM_DIRECT_B_SPAN (32 * 1024)
 
 /* Products of at least this many multiply-adds use the thread pool and drop the GIL. */
 #define GEMM_PARALLEL_FLOPS (1 << 18)
@@ -58,19 +70,25 @@
 typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
                        int64_t w, void *dst);
 typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+/* C (MR x NR, rows ldc apart) = alpha * A sliver (kc x MR) @ B (kc x NR, rows ldb apart)
+ * + beta * S (rows lds apart: C itself, or addmm's bias); S is not read when beta is 0 */
+typedef void (*TileFn)(int64_t kc, const void *ap, const void *bp, int64_t ldb, void *c,
+                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta);
 typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
 typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
                        void *acc);
 typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr, char *c,
                          int64_t rs, int64_t cs, double alpha, double beta);
 
-/* One engine per accumulation type.  ORDER DTYPE for pack[]: indexed by the source dtype. */
+/* One engine per accumulation type and instruction set.  ORDER DTYPE for pack[]: indexed by
+ * the source dtype. */
 typedef struct GemmEngine {
     int64_t mr, nr, kc, mc, nc;
+    int64_t direct_b_max_m;              /* Note [GEMM packing of B] */
     size_t item;                         /* sizeof the accumulation type */
     PtlDtype acc_dtype;
-    KernelFn kernel;                     /* portable */
-    KernelFn kernel_avx2;                /* AVX2+FMA, or NULL */
+    KernelFn kernel;                     /* acc = A sliver @ B sliver; NULL when tile is set */
+    TileFn tile;                         /* or the tile that also stores C, reads B in place */
     UpdateFn update;
     DotFn dot;                           /* for matrix-vector products */
     AxpyFn axpy;                         /* the same over contiguous columns */
@@ -136,10 +154,11 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
 #undef LOAD_U64
 
 /* ---- AVX2 packing of float32 into float32 slivers ----
- * The three layouts that matter for float32: a row-major B (rs == 1, 16-wide slivers: a copy
- * of two vectors per row), a transposed B (cs == 1, 16-wide: 8 x 8 transposes) and a
- * row-major A (cs == 1, 6-tall: 8 x 8 transposes of 6 rows and 2 zero rows, 6 lanes
- * stored).  Whole slivers only; the rest goes to pack_f4_f4, so the bytes are the same. */
+ * The three layouts that matter for float32: a row-major B (rs == 1, slivers a multiple of 8
+ * wide: a copy of w / 8 vectors per row), a transposed B (cs == 1: 8 x 8 transposes) and a
+ * row-major A (cs == 1, 6 or 12 tall: 8 x 8 transposes, the rows past the sliver read as
+ * zeros and not stored).  Whole slivers only; the rest goes to pack_f4_f4, so the bytes are
+ * the same.  The AVX-512 engine uses them too (its slivers are 32 wide and 12 tall). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
@@ -195,27 +214,27 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     float *dst = (float *)dst_;
     int64_t full = rows / w * w;
 
-    if (rs == 1 && w == 16) {
+    if (rs == 1 && w % 8 == 0) {
         for (int64_t p = 0; p < kc; p++) {
             const float *sp = src + p * cs;
             /* the next sliver of B, packed after this one's tiles: its rows are in as many
              * pages as they are long, which the hardware prefetcher does not follow */
             _mm_prefetch((const char *)(sp + rows), _MM_HINT_T1);
-            for (int64_t i0 = 0; i0 < full; i0 += 16) {
-                float *d = dst + i0 * kc + p * 16;
-                _mm256_storeu_ps(d, _mm256_loadu_ps(sp + i0));
-                _mm256_storeu_ps(d + 8, _mm256_loadu_ps(sp + i0 + 8));
+            for (int64_t i0 = 0; i0 < full; i0 += w) {
+                float *d = dst + i0 * kc + p * w;
+                for (int64_t v = 0; v < w; v += 8) {
+                    _mm256_storeu_ps(d + v, _mm256_loadu_ps(sp + i0 + v));
+                }
             }
         }
     }
-    else if (cs == 1 && (w == 16 || w == 6) && kc >= 8) {
+    else if (cs == 1 && kc >= 8) {
         int64_t kc8 = kc / 8 * 8;
         for (int64_t i0 = 0; i0 < full; i0 += w) {
             const float *s = src + i0 * rs;
             float *d = dst + i0 * kc;
-            pack_rows8_f4_avx2(s, rs, w < 8 ? w : 8, kc8, w, d);
-            if (w == 16) {
-                pack_rows8_f4_avx2(s + 8 * rs, rs, 8, kc8, w, d + 8);
+            for (int64_t r0 = 0; r0 < w; r0 += 8) {
+                pack_rows8_f4_avx2(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0);
             }
             /* the last kc - kc8 columns */
             pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
@@ -252,133 +271,104 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     }
 
 /* the largest MR x NR tile of any engine, in bytes */
-#define GEMM_ACC_BYTES 384
+#define GEMM_ACC_BYTES 1536
 #define F4_MR 6
 #define F4_NR 16
 #define F8_MR 6
 #define F8_NR 8
 #define I8_MR 4
 #define I8_NR 8
-_Static_assert(F4_MR * F4_NR * sizeof(float) <= GEMM_ACC_BYTES, "f4 tile");
-_Static_assert(F8_MR * F8_NR * sizeof(double) <= GEMM_ACC_BYTES, "f8 tile");
+#define F4_AVX512_MR 12
+#define F4_AVX512_NR 32
+#define F8_AVX512_MR 12
+#define F8_AVX512_NR 16
+_Static_assert(F4_AVX512_MR * F4_AVX512_NR * sizeof(float) <= GEMM_ACC_BYTES, "f4 tile");
+_Static_assert(F8_AVX512_MR * F8_AVX512_NR * sizeof(double) <= GEMM_ACC_BYTES, "f8 tile");
 _Static_assert(I8_MR * I8_NR * sizeof(uint64_t) <= GEMM_ACC_BYTES, "i8 tile");
 DEFINE_KERNEL(f4, float, F4_MR, F4_NR)
 DEFINE_KERNEL(f8, double, F8_MR, F8_NR)
 DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 
-/* ---- AVX2+FMA micro-kernels: 12 accumulator registers, 2 for B, 1 broadcast of A ---- */
-
-/* The 6 rows are unrolled by hand with named accumulators: gcc keeps an array of vectors
- * in registers but also stores it back on every iteration. */
-#define FMA_ROW_PS(R)                                                                     \
-    do {                                                                                  \
-        const __m256 a = _mm256_broadcast_ss(ap + (R));                                   \
-        c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
-        c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
-    } while (0)
-/* row R of C = alpha * acc + beta * C, with update_f4's roundings (mul, mul, add) */
-#define STORE_ROW_PS(R)                                                                   \
-    do {                                                                                  \
-        float *cr = c + (R) * ldc;                                                        \
-        const float *sr = src + (R) * lds;                                                \
+/* ---- SIMD tiles (TileFn): MR rows of two vectors each ----
+ * AVX2+FMA: 6 x 16 floats or 6 x 8 doubles in 12 ymm accumulators; AVX-512: 12 x 32 floats
+ * or 12 x 16 doubles in 24 zmm accumulators.  Two registers hold B's row, and A's element is
+ * broadcast from memory.  The rows are unrolled with named accumulators (gcc keeps an array
+ * of vectors in registers but also stores it back on every iteration); each macro takes
+ * the row, the element type, the intrinsics' prefix (_mm256 or _mm512), the vector type and
+ * the suffix (ps or pd).  Each C element is one chain of FMAs over p from zero, in order,
+ * and the store rounds alpha * acc + beta * S as update_f4/_f8 do (mul, mul, add), so every
+ * tile of one type gives the same bits (Note [GEMM blocking]).  B is a packed sliver
+ * (ldb = NR) or B itself (Note [GEMM packing of B]). */
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#define ROWS_6(X, ...)                                                                    \
+    X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)               \
+    X(4, __VA_ARGS__) X(5, __VA_ARGS__)
+#define ROWS_12(X, ...)                                                                   \
+    ROWS_6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__) X(8, __VA_ARGS__)          \
+    X(9, __VA_ARGS__) X(10, __VA_ARGS__) X(11, __VA_ARGS__)
+/* the row's accumulators, and C's row fetched while they fill */
+#define DECL_ROW(R, T, P, V, S)                                                           \
+    V c##R##0 = P##_setzero_##S(), c##R##1 = c##R##0;                                     \
+    _mm_prefetch((const char *)(c + (R) * ldc), _MM_HINT_T0);                             \
+    _mm_prefetch((const char *)(c + (R) * ldc + lanes), _MM_HINT_T0);
+#define FMA_ROW(R, T, P, V, S)                                                            \
+    {                                                                                     \
+        const V a = P##_set1_##S(ap[R]);                                                  \
+        c##R##0 = P##_fmadd_##S(a, b0, c##R##0);                                          \
+        c##R##1 = P##_fmadd_##S(a, b1, c##R##1);                                          \
+    }
+#define STORE_ROW(R, T, P, V, S)                                                          \
+    {                                                                                     \
+        T *cr = c + (R) * ldc;                                                            \
+        const T *sr = src + (R) * lds;                                                    \
         if (plain) {                                                                      \
-            _mm256_storeu_ps(cr, c##R##0);                                                \
-            _mm256_storeu_ps(cr + 8, c##R##1);                                            \
+            P##_storeu_##S(cr, c##R##0);                                                  \
+            P##_storeu_##S(cr + lanes, c##R##1);                                          \
         }                                                                                 \
         else if (beta == 0) {                                                             \
-            _mm256_storeu_ps(cr, _mm256_mul_ps(al, c##R##0));                             \
-            _mm256_storeu_ps(cr + 8, _mm256_mul_ps(al, c##R##1));                         \
+            P##_storeu_##S(cr, P##_mul_##S(al, c##R##0));                                 \
+            P##_storeu_##S(cr + lanes, P##_mul_##S(al, c##R##1));                         \
         }                                                                                 \
         else {                                                                            \
-            _mm256_storeu_ps(cr, _mm256_add_ps(_mm256_mul_ps(al, c##R##0),                \
-                                               _mm256_mul_ps(be, _mm256_loadu_ps(sr))));  \
-            _mm256_storeu_ps(cr + 8,                                                      \
-                             _mm256_add_ps(_mm256_mul_ps(al, c##R##1),                    \
-                                           _mm256_mul_ps(be, _mm256_loadu_ps(sr + 8))));  \
+            P##_storeu_##S(cr, P##_add_##S(P##_mul_##S(al, c##R##0),                      \
+                                           P##_mul_##S(be, P##_loadu_##S(sr))));          \
+            P##_storeu_##S(cr + lanes, P##_add_##S(P##_mul_##S(al, c##R##1),              \
+                                                   P##_mul_##S(be, P##_loadu_##S(sr + lanes)))); \
         }                                                                                 \
-    } while (0)
-
-/* C (6 x 16, rows ldc apart) = alpha * A sliver (kc x 6) @ B (kc x 16, rows ldb apart)
- * + beta * S (rows lds apart: C itself, or addmm's bias), S not read when beta is 0.  B is
- * a packed sliver (ldb 16) or, for a row-major float32 B, B itself (Note [GEMM packing
- * of B]). */
-__attribute__((target("avx2,fma"))) static void
-tile_f4_avx2(int64_t kc, const float *ap, const float *bp, int64_t ldb, float *c, int64_t ldc,
-             const float *src, int64_t lds, float alpha, float beta)
-{
-    const int plain = alpha == 1 && beta == 0;
-    const __m256 al = _mm256_set1_ps(alpha), be = _mm256_set1_ps(beta);
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t p = 0; p < kc; p++) {
-        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        FMA_ROW_PS(0);
-        FMA_ROW_PS(1);
-        FMA_ROW_PS(2);
-        FMA_ROW_PS(3);
-        FMA_ROW_PS(4);
-        FMA_ROW_PS(5);
-        ap += F4_MR;
-        bp += ldb;
     }
-    STORE_ROW_PS(0);
-    STORE_ROW_PS(1);
-    STORE_ROW_PS(2);
-    STORE_ROW_PS(3);
-    STORE_ROW_PS(4);
-    STORE_ROW_PS(5);
-}
-#undef FMA_ROW_PS
-#undef STORE_ROW_PS
 
-/* acc (6 x 16 floats) = A sliver (kc x 6) @ B sliver (kc x 16) */
-__attribute__((target("avx2,fma"))) static void
-kernel_f4_avx2(int64_t kc, const void *ap, const void *bp, void *acc)
-{
-    tile_f4_avx2(kc, (const float *)ap, (const float *)bp, F4_NR, (float *)acc, F4_NR,
-                 (const float *)acc, F4_NR, 1, 0);
-}
-
-#define FMA_ROW_PD(R)                                                                     \
-    do {                                                                                  \
-        const __m256d a = _mm256_broadcast_sd(ap + (R));                                  \
-        c##R##0 = _mm256_fmadd_pd(a, b0, c##R##0);                                        \
-        c##R##1 = _mm256_fmadd_pd(a, b1, c##R##1);                                        \
-    } while (0)
-#define STORE_ROW_PD(R)                                                                   \
-    do {                                                                                  \
-        _mm256_storeu_pd(acc + (R) * F8_NR, c##R##0);                                     \
-        _mm256_storeu_pd(acc + (R) * F8_NR + 4, c##R##1);                                 \
-    } while (0)
-
-/* acc (6 x 8 doubles) = A sliver (kc x 6) @ B sliver (kc x 8) */
-__attribute__((target("avx2,fma"))) static void
-kernel_f8_avx2(int64_t kc, const void *ap_, const void *bp_, void *acc_)
-{
-    const double *ap = (const double *)ap_, *bp = (const double *)bp_;
-    double *acc = (double *)acc_;
-    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256d c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    for (int64_t p = 0; p < kc; p++) {
-        const __m256d b0 = _mm256_loadu_pd(bp), b1 = _mm256_loadu_pd(bp + 4);
-        FMA_ROW_PD(0);
-        FMA_ROW_PD(1);
-        FMA_ROW_PD(2);
-        FMA_ROW_PD(3);
-        FMA_ROW_PD(4);
-        FMA_ROW_PD(5);
-        ap += F8_MR;
-        bp += F8_NR;
+#define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS)                                   \
+    TARGET static void                                                                    \
+    NAME(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,\
+         const void *src_, int64_t lds, double alpha_, double beta_)                      \
+    {                                                                                     \
+        const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
+        T *c = (T *)c_;                                                                   \
+        const T alpha = (T)alpha_, beta = (T)beta_;                                       \
+        const int plain = alpha == 1 && beta == 0;                                        \
+        const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
+        const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
+        ROWS(DECL_ROW, T, P, V, S)                                                        \
+        for (int64_t p = 0; p < kc; p++) {                                                \
+            const V b0 = P##_loadu_##S(bp), b1 = P##_loadu_##S(bp + lanes);              \
+            ROWS(FMA_ROW, T, P, V, S)                                                     \
+            ap += MR;                                                                     \
+            bp += ldb;                                                                    \
+        }                                                                                 \
+        ROWS(STORE_ROW, T, P, V, S)                                                       \
     }
-    STORE_ROW_PD(0);
-    STORE_ROW_PD(1);
-    STORE_ROW_PD(2);
-    STORE_ROW_PD(3);
-    STORE_ROW_PD(4);
-    STORE_ROW_PD(5);
-}
-#undef FMA_ROW_PD
-#undef STORE_ROW_PD
+
+DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6)
+DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6)
+DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12)
+DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12)
+#undef DEFINE_TILE
+#undef ROWS_6
+#undef ROWS_12
+#undef DECL_ROW
+#undef FMA_ROW
+#undef STORE_ROW
 
 /* ---- C tile update: C[r, j] = alpha * acc[r, j] + beta * C[r, j] (C not read if beta 0) ---- */
 
@@ -485,25 +475,61 @@ DEFINE_AXPY(f4, float)
 DEFINE_AXPY(f8, double)
 DEFINE_AXPY(i8, uint64_t)
 
-/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1. */
+/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1.  Every float
+ * engine cuts K at the same KC, so they all give the same bits (Note [GEMM blocking]). */
+#define F4_PACKS(F4)                                                                      \
+    {[PTL_DTYPE_FLOAT32] = F4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,                          \
+     [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
 static const GemmEngine engine_f4 = {
-    F4_MR, F4_NR, 256, 144, 2048, sizeof(float), PTL_DTYPE_FLOAT32,
-    kernel_f4, kernel_f4_avx2, update_f4, dot_f4, axpy_f4,
-    {[PTL_DTYPE_FLOAT32] = pack_f4_f4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,
-     [PTL_DTYPE_BFLOAT16] = pack_f4_bf},
+    F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
+    kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4),
 };
+static const GemmEngine engine_f4_avx2 = {
+    F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
+    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+};
+static const GemmEngine engine_f4_avx512 = {
+    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
+    NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+};
+#undef F4_PACKS
 static const GemmEngine engine_f8 = {
-    F8_MR, F8_NR, 256, 72, 1024, sizeof(double), PTL_DTYPE_FLOAT64,
-    kernel_f8, kernel_f8_avx2, update_f8, dot_f8, axpy_f8,
-    {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
+    kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+};
+static const GemmEngine engine_f8_avx2 = {
+    F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
+    NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+};
+static const GemmEngine engine_f8_avx512 = {
+    F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
+    NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
 };
 static const GemmEngine engine_i8 = {
-    I8_MR, I8_NR, 256, 64, 1024, sizeof(uint64_t), PTL_DTYPE_INT64,
+    I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
     kernel_i8, NULL, update_i8, dot_i8, axpy_i8,
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
 };
+
+/* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
+static const GemmEngine *
+gemm_engine(PtlDtype dtype)
+{
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (dtype == PTL_DTYPE_FLOAT64) {
+        return cap >= PTL_CPU_AVX512 ? &engine_f8_avx512
+               : cap >= PTL_CPU_AVX2 ? &engine_f8_avx2
+                                     : &engine_f8;
+    }
+    if (ptl_dtype_is_floating(dtype)) {
+        return cap >= PTL_CPU_AVX512 ? &engine_f4_avx512
+               : cap >= PTL_CPU_AVX2 ? &engine_f4_avx2
+                                     : &engine_f4;
+    }
+    return ptl_dtype_is_integral(dtype, 0) ? &engine_i8 : NULL;
+}
 
 /* ---- the driver ---- */
 
@@ -517,10 +543,9 @@ typedef struct GemmMat {
 
 typedef struct GemmProblem {
     const GemmEngine *e;
-    KernelFn kernel;
-    PackFn pack_a, pack_b;               /* e->pack for the operands' dtypes, or AVX2 ones */
-    int tile_f4;                         /* the float engine on AVX2: tile_f4_avx2 */
-    int b_direct;                        /* tile_f4 reads whole B slivers in place */
+    PackFn pack_a, pack_b;               /* e->pack for the operands' dtype */
+    int b_direct;                        /* e->tile can read whole B slivers in place (when
+                                          * m <= e->direct_b_max_m) */
     int64_t batch, m, n, k;              /* batch: the product of the nbd batch sizes */
     int nbd;
     int64_t bsizes[PTL_MAX_DIMS - 2];
@@ -542,13 +567,14 @@ batch_offset(const GemmProblem *pr, const GemmMat *m, int64_t bi)
     return pr->nbd > 0 ? off + bi * m->bs[0] : 0;
 }
 
-/* The work of one (jc, pc) step for one matrix: MC blocks of A x column chunks of B. */
+/* The work of one (jc, pc) step for one matrix: MC blocks of A x one block of B. */
 typedef struct GemmStep {
     const GemmProblem *pr;
     const char *a, *b;                   /* A at (0, pc); B at (pc, jc) */
-    const char *bp;                      /* packed B block, or NULL: each task packs its slivers */
+    const char *bp;                      /* packed B block, or NULL: slivers packed before use */
+    int b_direct;                        /* whole B slivers are read in place */
     char *c;                             /* C at (0, jc) */
-    int64_t nc, kc, nsplit;
+    int64_t nc, kc;
     int64_t mc;                          /* rows per A block (at most the engine's MC) */
     double beta;                         /* beta for this pc step */
     const char *s;                       /* what beta scales at (0, jc): C, or pr->s */
@@ -579,11 +605,10 @@ copy_tile(size_t item, int64_t rows, int64_t cols, const char *src, int64_t srs,
     }
 }
 
-/* Tasks [t0, t1) of one step; task t is A block t / nsplit, column chunk t % nsplit. */
+/* One step: every A block against the B block. */
 static int
-gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
+gemm_step(const GemmStep *st)
 {
-    const GemmStep *st = (const GemmStep *)ctx;
     const GemmProblem *pr = st->pr;
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
@@ -596,13 +621,11 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
         free(ap);
         return -1;
     }
-    for (int64_t t = t0; t < t1; t++) {
-        int64_t ic = (t / st->nsplit) * st->mc, js = t % st->nsplit;
+    for (int64_t ic = 0; ic < pr->m; ic += st->mc) {
         int64_t mc = pr->m - ic < st->mc ? pr->m - ic : st->mc;
-        int64_t s0 = js * nsl / st->nsplit, s1 = (js + 1) * nsl / st->nsplit;
         pr->pack_a(st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, mc, st->kc,
                    e->mr, ap);
-        for (int64_t s = s0; s < s1; s++) {
+        for (int64_t s = 0; s < nsl; s++) {
             int64_t jr = s * e->nr;
             int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
             const char *bs = sliver;
@@ -610,7 +633,7 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
             if (st->bp != NULL) {
                 bs = st->bp + (size_t)(jr * st->kc) * e->item;
             }
-            else if (pr->b_direct && nr == e->nr) {
+            else if (st->b_direct && nr == e->nr) {
                 bs = st->b + (size_t)jr * bitem;
                 ldb = pr->b.rs;
             }
@@ -623,20 +646,17 @@ gemm_step_tasks(void *ctx, int64_t t0, int64_t t1)
                 const char *as = ap + (size_t)(ir * st->kc) * e->item;
                 char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
                 const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
-                /* whole tiles of a row-major float C are written by the tile itself */
-                if (pr->tile_f4 && mr == e->mr && nr == e->nr && pr->c.cs == 1 &&
+                /* whole tiles of a row-major C are written by the tile itself */
+                if (e->tile != NULL && mr == e->mr && nr == e->nr && pr->c.cs == 1 &&
                     (st->scs == 1 || st->beta == 0)) {
-                    tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)cs,
-                                 pr->c.rs, (const float *)ss, st->srs, (float)pr->alpha,
-                                 (float)st->beta);
+                    e->tile(st->kc, as, bs, ldb, cs, pr->c.rs, ss, st->srs, pr->alpha, st->beta);
                     continue;
                 }
-                if (pr->tile_f4) {
-                    tile_f4_avx2(st->kc, (const float *)as, (const float *)bs, ldb, (float *)acc,
-                                 e->nr, (const float *)acc, e->nr, 1, 0);
+                if (e->tile != NULL) {
+                    e->tile(st->kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
                 }
                 else {
-                    pr->kernel(st->kc, as, bs, acc);
+                    e->kernel(st->kc, as, bs, acc);
                 }
                 if (ss != cs && st->beta != 0) {
                     copy_tile(e->item, mr, nr, ss, st->srs, st->scs, cs, pr->c.rs, pr->c.cs);
@@ -866,27 +886,16 @@ gemm_ksplit(const GemmProblem *pr, int64_t bi, int parallel)
     return rc;
 }
 
-/* One matrix (batch index bi); uses the thread pool when `parallel`. */
+/* The blocked product (Note [GEMM blocking]) of one matrix on the calling thread: pr has no
+ * batch dims, and its A, B, C and S start at the matrix's first element. */
 static int
-gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
+gemm_blocked(const GemmProblem *pr)
 {
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
-    const char *a = pr->a.data + (size_t)batch_offset(pr, &pr->a, bi) * aitem;
-    const char *b = pr->b.data + (size_t)batch_offset(pr, &pr->b, bi) * bitem;
-    char *c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
-    int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
     int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
-    /* A blocks of equal height, as many as a multiple of the threads: m = 1000 on two
-     * threads is 7 + 7 blocks of 72 rows, not 7 of 144 (which left one thread idle a third
-     * of the time).  A product with m <= MC stays one A block and the threads share B's
-     * columns instead: each packs A (m x KC) but no thread waits for a shared B block to be
-     * packed (Note [GEMM packing of B]); m = 128, n = 512 on two threads went from 66 + 62
-     * rows to 256 + 256 columns */
+    /* A blocks of equal height: m = 200 is two blocks of 108 rows, not 192 + 8 */
     int64_t mblocks = (pr->m + e->mc - 1) / e->mc;
-    if (mblocks > 1 || (ncmax + e->nr - 1) / e->nr < 2 * nthreads) {
-        mblocks = (mblocks + nthreads - 1) / nthreads * nthreads;
-    }
     int64_t mc = (pr->m + mblocks - 1) / mblocks;
     mc = (mc + e->mr - 1) / e->mr * e->mr;
     mblocks = (pr->m + mc - 1) / mc;
@@ -894,7 +903,141 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
      * 256 + 32) would cost a whole extra pass over C for little work */
     int64_t kblocks = pr->k <= e->kc + e->kc / 4 ? 1 : (pr->k + e->kc - 1) / e->kc;
     int64_t kcmax = (pr->k + kblocks - 1) / kblocks;
+    /* B in place for few rows of A, or up to 64 rows when a K block of B spans at most
+     * GEMM_DIRECT_B_SPAN bytes (its rows then share no L1 set: einsum's 64 x 64 batches) */
+    int b_direct = pr->b_direct &&
+                   (pr->m <= e->direct_b_max_m ||
+                    (pr->m <= 64 && kcmax * pr->b.rs * (int64_t)e->item <= GEMM_DIRECT_B_SPAN));
     char *bp = NULL;
+
+    /* One A block: every B sliver meets A once, so slivers are packed just before use
+     * (Note [GEMM packing of B]) */
+    if (mblocks > 1 && !b_direct &&
+        (bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item)) ==
+            NULL) {
+        return -1;
+    }
+    for (int64_t jc = 0; jc < pr->n; jc += e->nc) {
+        int64_t nc = pr->n - jc < e->nc ? pr->n - jc : e->nc;
+        for (int64_t pc = 0; pc < pr->k; pc += kcmax) {
+            GemmStep st;
+            st.pr = pr;
+            st.kc = pr->k - pc < kcmax ? pr->k - pc : kcmax;
+            st.nc = nc;
+            st.mc = mc;
+            st.a = pr->a.data + (size_t)(pc * pr->a.cs) * aitem;
+            st.b = pr->b.data + (size_t)(pc * pr->b.rs + jc * pr->b.cs) * bitem;
+            st.bp = bp;
+            st.b_direct = b_direct;
+            st.c = pr->c.data + (size_t)(jc * pr->c.cs) * e->item;
+            st.beta = pc == 0 ? pr->beta : 1.0;
+            st.s = st.c;
+            st.srs = pr->c.rs;
+            st.scs = pr->c.cs;
+            if (pc == 0 && pr->s.data != NULL) {
+                st.s = pr->s.data + (size_t)(jc * pr->s.cs) * e->item;
+                st.srs = pr->s.rs;
+                st.scs = pr->s.cs;
+            }
+            /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
+            if (bp != NULL) {
+                pr->pack_b(st.b, pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
+            }
+            if (gemm_step(&st) < 0) {
+                free(bp);
+                return -1;
+            }
+        }
+    }
+    free(bp);
+    return 0;
+}
+
+/* Note [GEMM threads]
+ * ~~~~~~~~~~~~~~~~~~~
+ * A product on several threads is cut once into a grid of pm x pn rectangles of C, one per
+ * thread, on MR row and NR column boundaries (so no two threads write one tile, and a
+ * row-major C is split at a multiple of 128 bytes on AVX-512), and each thread runs the
+ * whole blocked product of its rectangle on its own: it packs its own B blocks (never one
+ * thread packing while the other waits) and meets the others once, at the end.  A column
+ * split makes each thread pack all of A's rows, a row split all of B's columns; the grid
+ * minimises a thread's tiles plus its packing (rows + columns, weighted as 16 multiply-adds
+ * per packed element), so a skinny 64 x 4096 @ 4096 x 1024 splits its columns and a tall
+ * 4096 x 64 @ 64 x 64 its rows.  A product takes at most one thread per GEMM_THREAD_MACS
+ * multiply-adds.  The sums of each C element do not depend on the grid, so
+ * the bits do not depend on the number of threads. */
+#define GEMM_PACK_WEIGHT 16
+
+/* Each thread of a grid gets at least this many multiply-adds (about 15 us on one AVX-512
+ * core): waking a worker costs tens of microseconds on a busy machine, and 128^3 was slower
+ * on two threads than on one. */
+#define GEMM_THREAD_MACS (1 << 21)
+
+typedef struct GemmGrid {
+    const GemmProblem *pr;               /* one matrix, no batch dims */
+    int64_t pm, pn;                      /* row and column parts */
+    int64_t um, un;                      /* MR-tall row units and NR-wide column units */
+} GemmGrid;
+
+static int
+gemm_grid_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const GemmGrid *g = (const GemmGrid *)ctx;
+    const GemmProblem *pr = g->pr;
+    const GemmEngine *e = pr->e;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t i = t / g->pn, j = t % g->pn;
+        int64_t m0 = i * g->um / g->pm * e->mr, m1 = (i + 1) * g->um / g->pm * e->mr;
+        int64_t n0 = j * g->un / g->pn * e->nr, n1 = (j + 1) * g->un / g->pn * e->nr;
+        GemmProblem sub = *pr;
+        sub.m = (m1 < pr->m ? m1 : pr->m) - m0;
+        sub.n = (n1 < pr->n ? n1 : pr->n) - n0;
+        sub.a.data += (size_t)(m0 * pr->a.rs) * aitem;
+        sub.b.data += (size_t)(n0 * pr->b.cs) * bitem;
+        sub.c.data += (size_t)(m0 * pr->c.rs + n0 * pr->c.cs) * e->item;
+        if (sub.s.data != NULL) {
+            sub.s.data += (size_t)(m0 * pr->s.rs + n0 * pr->s.cs) * e->item;
+        }
+        if (gemm_blocked(&sub) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The blocked product of one matrix on up to nthreads threads (Note [GEMM threads]). */
+static int
+gemm_grid(const GemmProblem *pr, int64_t nthreads)
+{
+    const GemmEngine *e = pr->e;
+    GemmGrid g = {pr, 1, 1, (pr->m + e->mr - 1) / e->mr, (pr->n + e->nr - 1) / e->nr};
+    double best = -1;
+    for (int64_t pm = 1; pm <= nthreads; pm++) {
+        int64_t pn = nthreads / pm;
+        if (pm > g.um || pn > g.un) {
+            continue;
+        }
+        double rows = (double)((g.um + pm - 1) / pm * e->mr);
+        double cols = (double)((g.un + pn - 1) / pn * e->nr);
+        double cost = rows * cols + GEMM_PACK_WEIGHT * (rows + cols);
+        if (best < 0 || cost < best) {
+            best = cost;
+            g.pm = pm;
+            g.pn = pn;
+        }
+    }
+    return g.pm * g.pn > 1 ? ptl_parallel_for(0, g.pm * g.pn, 1, gemm_grid_tasks, &g)
+                           : gemm_blocked(pr);
+}
+
+/* One matrix (batch index bi); uses the thread pool when `parallel`. */
+static int
+gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
+{
+    const GemmEngine *e = pr->e;
+    const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
+    char *c = pr->c.data + (size_t)batch_offset(pr, &pr->c, bi) * e->item;
 
     /* only the blocked product below reads the beta source in place */
     int blocked = pr->k > 0 && pr->n > 1 && pr->m > 1 &&
@@ -914,55 +1057,19 @@ gemm_one(const GemmProblem *pr, int64_t bi, int parallel)
     if (pr->k >= 2 * GEMM_KSPLIT && pr->m * pr->n <= GEMM_KSPLIT_MAX_MN) {
         return gemm_ksplit(pr, bi, parallel);
     }
-    /* One A block: every B sliver meets A once, so the tasks pack their slivers just before
-     * use (Note [GEMM packing of B]) */
-    if (mblocks > 1 && !pr->b_direct &&
-        (bp = gemm_alloc((size_t)(kcmax * ((ncmax + e->nr - 1) / e->nr) * e->nr) * e->item)) ==
-            NULL) {
-        return -1;
+    GemmProblem mat = *pr;
+    mat.batch = 1;
+    mat.nbd = 0;
+    mat.a.data += (size_t)batch_offset(pr, &pr->a, bi) * aitem;
+    mat.b.data += (size_t)batch_offset(pr, &pr->b, bi) * bitem;
+    mat.c.data = c;
+    if (mat.s.data != NULL) {
+        mat.s.data += (size_t)batch_offset(pr, &pr->s, bi) * e->item;
     }
-    for (int64_t jc = 0; jc < pr->n; jc += e->nc) {
-        int64_t nc = pr->n - jc < e->nc ? pr->n - jc : e->nc;
-        for (int64_t pc = 0; pc < pr->k; pc += kcmax) {
-            GemmStep st;
-            st.pr = pr;
-            st.kc = pr->k - pc < kcmax ? pr->k - pc : kcmax;
-            st.nc = nc;
-            st.a = a + (size_t)(pc * pr->a.cs) * aitem;
-            st.b = b + (size_t)(pc * pr->b.rs + jc * pr->b.cs) * bitem;
-            st.bp = bp;
-            st.c = c + (size_t)(jc * pr->c.cs) * e->item;
-            st.beta = pc == 0 ? pr->beta : 1.0;
-            st.s = st.c;
-            st.srs = pr->c.rs;
-            st.scs = pr->c.cs;
-            if (pc == 0 && pr->s.data != NULL) {
-                st.s = pr->s.data + (size_t)(batch_offset(pr, &pr->s, bi) + jc * pr->s.cs) * e->item;
-                st.srs = pr->s.rs;
-                st.scs = pr->s.cs;
-            }
-            st.nsplit = 1;
-            st.mc = mc;
-            if (mblocks < nthreads) {
-                int64_t nsl = (nc + e->nr - 1) / e->nr;
-                st.nsplit = (nthreads + mblocks - 1) / mblocks;
-                st.nsplit = st.nsplit < nsl ? st.nsplit : nsl;
-            }
-            /* B block (kc x nc) = rows of B^T: the sliver direction is B's columns */
-            if (bp != NULL) {
-                pr->pack_b(st.b, pr->b.cs, pr->b.rs, nc, st.kc, e->nr, bp);
-            }
-            int rc = nthreads > 1 && mblocks * st.nsplit > 1
-                         ? ptl_parallel_for(0, mblocks * st.nsplit, 1, gemm_step_tasks, &st)
-                         : gemm_step_tasks(&st, 0, mblocks * st.nsplit);
-            if (rc < 0) {
-                free(bp);
-                return -1;
-            }
-        }
-    }
-    free(bp);
-    return 0;
+    int64_t nthreads = parallel ? ptl_get_num_threads() : 1;
+    double share = (double)pr->m * (double)pr->n * (double)pr->k / GEMM_THREAD_MACS;
+    nthreads = share < (double)nthreads ? (int64_t)share : nthreads;
+    return nthreads > 1 ? gemm_grid(&mat, nthreads) : gemm_blocked(&mat);
 }
 
 /* Batches [b0, b1), each single-threaded (small matrices, many of them). */
@@ -1024,22 +1131,15 @@ int
 ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta,
              PtlTensorImpl *src)
 {
-    const GemmEngine *e;
+    const GemmEngine *e = gemm_engine(c->dtype);
     PtlTensorImpl *work = NULL;
     GemmProblem pr;
     int off = c->dim - 2;
 
-    if (c->dtype == PTL_DTYPE_FLOAT64) {
-        e = &engine_f8;
-    }
-    else if (ptl_dtype_is_floating(c->dtype)) {
-        e = &engine_f4;
-    }
-    else if (ptl_dtype_is_integral(c->dtype, 0)) {
-        e = &engine_i8;
+    if (e == &engine_i8) {
         beta = (double)(int64_t)scalar_to_u64(beta);
     }
-    else {
+    else if (e == NULL) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"gemm\" not implemented for '%s'",
                              ptl_dtype_legacy_name(c->dtype));
     }
@@ -1054,14 +1154,8 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     if (ptl_tensor_is_meta(c)) {   /* shapes only: Note [Meta kernels] in meta.c */
         return 0;
     }
-    int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     pr.e = e;
-    pr.kernel = e->kernel_avx2 != NULL && avx2 ? e->kernel_avx2 : e->kernel;
     pr.pack_a = pr.pack_b = e->pack[c->dtype];
-    if (avx2 && c->dtype == PTL_DTYPE_FLOAT32) {
-        pr.pack_a = pr.pack_b = pack_f4_avx2;
-    }
-    pr.tile_f4 = avx2 && e == &engine_f4;
     pr.nbd = off;
     pr.batch = 1;
     for (int d = 0; d < off; d++) {
@@ -1071,8 +1165,7 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     pr.m = c->sizes[off];
     pr.n = c->sizes[off + 1];
     pr.k = a->sizes[off + 1];
-    pr.b_direct = pr.tile_f4 && b->dtype == PTL_DTYPE_FLOAT32 && b->strides[off + 1] == 1 &&
-                  pr.m <= GEMM_DIRECT_B_MAX_M;
+    pr.b_direct = e->tile != NULL && b->dtype == e->acc_dtype && b->strides[off + 1] == 1;
     pr.alpha = alpha;
     pr.beta = beta;
     if (pr.batch == 0 || pr.m == 0 || pr.n == 0) {

@@ -1,0 +1,96 @@
+"""SGEMM on the shapes training uses, on one thread and on two: squares 128 to 2048, the skinny
+64x4096 @ 4096x1024, autograd's transposed cases 256x784 @ (512x784)^T and 128x784 @
+(512x784)^T, and einsum 'bij,bjk' of 64 matrices of 64 x 64.  Each group runs pytorchlite,
+NumPy (OpenBLAS) and PyTorch (MKL / oneDNN) when installed, all three limited to the same
+number of threads (NumPy's through OpenBLAS's own openblas_set_num_threads, found next to
+NumPy).
+
+    pytest benchmarks/test_bench_gemm.py --benchmark-enable -q
+"""
+import ctypes
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from _impls import IMPLS, lib, make, randn, torch
+
+
+def _openblas_set_num_threads():
+    """NumPy's OpenBLAS thread-count setter, or None when NumPy ships another BLAS."""
+    base = os.path.dirname(np.__file__)
+    for path in glob.glob(os.path.join(base, "..", "numpy.libs", "*openblas*")) + \
+            glob.glob(os.path.join(base, ".libs", "*openblas*")):
+        blas = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                     "openblas_set_num_threads"):
+            if hasattr(blas, name):
+                return getattr(blas, name)
+    return None
+
+
+SET_NUMPY_THREADS = _openblas_set_num_threads()
+
+
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def threads(request):
+    n = request.param
+    old = ptl.get_num_threads()
+    old_t = torch.get_num_threads() if torch is not None else None
+    ptl.set_num_threads(n)
+    if torch is not None:
+        torch.set_num_threads(n)
+    if SET_NUMPY_THREADS is not None:
+        SET_NUMPY_THREADS(n)
+    yield n
+    ptl.set_num_threads(old)
+    if torch is not None:
+        torch.set_num_threads(old_t)
+
+
+def _numpy_threads_known(impl):
+    if impl == "numpy" and SET_NUMPY_THREADS is None:
+        pytest.skip("NumPy's BLAS is not OpenBLAS: its thread count cannot be set here")
+
+
+# (m, k, n, B transposed)
+SHAPES = [(128, 128, 128, False), (256, 256, 256, False), (512, 512, 512, False),
+          (1024, 1024, 1024, False), (2048, 2048, 2048, False), (64, 4096, 1024, False),
+          (256, 784, 512, True), (128, 784, 512, True)]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("m,k,n,bt", SHAPES)
+def test_sgemm(benchmark, impl, m, k, n, bt, threads):
+    _numpy_threads_known(impl)
+    what = f"({n}x{k})^T" if bt else f"{k}x{n}"
+    benchmark.group = f"sgemm {m}x{k} @ {what} float32, {threads} thread(s)"
+    a = make(impl, randn((m, k)))
+    b = make(impl, randn((n, k), 1) if bt else randn((k, n), 1))
+    if bt:
+        b = b.T if impl == "numpy" else b.t()
+    out = benchmark(lambda x, y: x @ y, a, b)
+    assert tuple(out.shape) == (m, n)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_einsum_batched(benchmark, impl, threads):
+    _numpy_threads_known(impl)
+    benchmark.group = f"einsum bij,bjk (64, 64, 64) float32, {threads} thread(s)"
+    x, y = make(impl, randn((64, 64, 64))), make(impl, randn((64, 64, 64), 1))
+    if impl == "numpy":
+        fn = lambda p, q: np.einsum("bij,bjk->bik", p, q, optimize=True)  # noqa: E731
+    else:
+        fn = lambda p, q: lib(impl).einsum("bij,bjk->bik", p, q)  # noqa: E731
+    out = benchmark(fn, x, y)
+    assert tuple(out.shape) == (64, 64, 64)
+
+
+def test_results_agree():
+    """The timed products compute what float64 NumPy computes."""
+    a, b = randn((64, 300)), randn((300, 70), 1)
+    ours = (ptl.tensor(a) @ ptl.tensor(b)).numpy()
+    np.testing.assert_allclose(ours, a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-4, atol=1e-4)
