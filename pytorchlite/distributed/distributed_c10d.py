@@ -21,6 +21,8 @@ import sys
 import traceback
 from datetime import timedelta
 
+import pytorchlite as torch  # only read in calls, after the package has loaded
+
 from ._mpi_group import DistBackendError, DistError, ProcessGroupMPI, Work, _seconds
 
 default_pg_timeout = timedelta(minutes=30)
@@ -86,7 +88,6 @@ _destroyed_broken = False   # a destroyed group had failed: its requests never c
 # ---- dtypes ----
 
 def _dtypes():
-    import pytorchlite as torch
     # ORDER DTYPE (src/c10/dtype.h)
     return (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
             torch.float16, torch.bfloat16, torch.float32, torch.float64)
@@ -109,7 +110,6 @@ def _mpi_type(dtype):
 
 def _mpi_op(op, dtype):
     from mpi4py import MPI
-    import pytorchlite as torch
     if dtype == torch.bool:
         return {RedOpType.SUM: MPI.LOR, RedOpType.MAX: MPI.LOR, RedOpType.PRODUCT: MPI.LAND,
                 RedOpType.MIN: MPI.LAND}[op]
@@ -144,7 +144,6 @@ def _check_op(op, tensor):
 def _staged(tensor, reducing):
     """The tensor MPI works on: tensor itself, or a contiguous (float32 for 16-bit floats in
     reductions) copy to be written back (Note [Collectives on tensor memory])."""
-    import pytorchlite as torch
     if reducing and tensor.dtype in (torch.float16, torch.bfloat16):
         return tensor.to(torch.float32)
     if not tensor.is_contiguous():
@@ -158,7 +157,6 @@ def _copy_back(tensor, staged):
 
 
 def _check_tensor(tensor, name="tensor"):
-    import pytorchlite as torch
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
                         f"torch.Tensor\n             but got {type(tensor)} instead.")
@@ -205,6 +203,16 @@ def _root(pg, group_rank, global_rank):
     if group_rank is not None:
         return group_rank
     return _group_rank(pg, 0 if global_rank is None else global_rank)
+
+
+def _group_and_root(group, group_root, root):
+    """(process group, the root's group rank, whether this rank is the root) of a rooted
+    call; (None, None, False) when this rank is not in the group."""
+    pg = _group(group)
+    if pg is None:
+        return None, None, False
+    root = _root(pg, group_root, root)
+    return pg, root, pg.rank == root
 
 
 def _issue(pg, op, name, tensor, mpi_name, args, finish=None, async_op=False, outputs=(),
@@ -519,7 +527,6 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
 
 def _flat_like(tensor, n):
-    import pytorchlite as torch
     return torch.empty(n * tensor.numel(), dtype=tensor.dtype)
 
 
@@ -533,7 +540,6 @@ def _scatter_flat(flat, tensors):
 
 
 def _cat_flat(tensors, dtype=None):
-    import pytorchlite as torch
     flat = torch.cat([t.reshape(-1) for t in tensors]) if tensors else torch.empty(0)
     return flat.to(dtype) if dtype is not None else flat
 
@@ -649,7 +655,6 @@ def _alltoallv(pg, name, op_name, desc_tensor, send, send_counts, recv, recv_cou
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
     """output_tensor_list[r] on this rank = input_tensor_list[this rank] on rank r."""
-    import pytorchlite as torch
     _check_list(output_tensor_list, "output_tensor_list")
     _check_list(input_tensor_list, "input_tensor_list")
     pg = _group(group)
@@ -701,11 +706,9 @@ def _rooted_list_args(tensor, tensors, group, group_root, root, op, role):
     it, the root's group rank, whether this rank is the root).  Only the root passes a list,
     one tensor per rank shaped like `tensor`."""
     _check_tensor(tensor)
-    pg = _group(group)
+    pg, root, mine = _group_and_root(group, group_root, root)
     if pg is None:
         return None, None, False
-    root = _root(pg, group_root, root)
-    mine = pg.rank == root
     name = f"{op}_list"
     if mine:
         tensors = [] if tensors is None else tensors
@@ -809,7 +812,6 @@ def batch_isend_irecv(p2p_op_list):
 # ---- Python objects (pickled into uint8 tensors) ----
 
 def _to_tensor(obj):
-    import pytorchlite as torch
     data = pickle.dumps(obj)
     t = torch.empty(len(data), dtype=torch.uint8)
     memoryview(t)[:] = data
@@ -820,23 +822,29 @@ def _from_tensor(t, n):
     return pickle.loads(bytes(memoryview(t[:n].contiguous())))
 
 
-def _sizes(pg, n):
-    """Every rank's byte count n, as a list (one all_gather)."""
-    import pytorchlite as torch
-    mine = torch.tensor([n], dtype=torch.int64)
-    out = torch.empty(pg.size, dtype=torch.int64)
-    all_gather_into_tensor(out, mine, group=pg)
-    return out.tolist()
+def _padded(payload, m):
+    """The uint8 tensor payload zero-padded to m bytes."""
+    out = torch.zeros(m, dtype=torch.uint8)
+    out[:payload.numel()] = payload
+    return out
+
+
+def _gathered_payload(pg, obj):
+    """obj pickled and padded to the longest rank's length, and every rank's length (one
+    all_gather of the lengths)."""
+    payload = _to_tensor(obj)
+    mine = torch.tensor([payload.numel()], dtype=torch.int64)
+    sizes = torch.empty(pg.size, dtype=torch.int64)
+    all_gather_into_tensor(sizes, mine, group=pg)
+    sizes = sizes.tolist()
+    return _padded(payload, max(sizes)), sizes
 
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
     """Replaces object_list's items on every rank by those of rank src (picklable)."""
-    import pytorchlite as torch
-    pg = _group(group)
+    pg, root, mine = _group_and_root(group, group_src, src)
     if pg is None:
         return
-    root = _root(pg, group_src, src)
-    mine = pg.rank == root
     payload = _to_tensor(list(object_list)) if mine else None
     size = torch.tensor([payload.numel() if mine else 0], dtype=torch.int64)
     broadcast(size, group=pg, group_src=root)
@@ -849,35 +857,25 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
 
 def all_gather_object(object_list, obj, group=None):
     """object_list[r] = obj of rank r, on every rank."""
-    import pytorchlite as torch
     pg = _group(group)
     if pg is None:
         return
-    payload = _to_tensor(obj)
-    sizes = _sizes(pg, payload.numel())
-    padded = torch.zeros(max(sizes), dtype=torch.uint8)
-    padded[:payload.numel()] = payload
-    out = torch.empty(max(sizes) * pg.size, dtype=torch.uint8)
+    padded, sizes = _gathered_payload(pg, obj)
+    m = padded.numel()
+    out = torch.empty(m * pg.size, dtype=torch.uint8)
     all_gather_into_tensor(out, padded, group=pg)
-    m = max(sizes)
     object_list[:] = [_from_tensor(out[r * m:(r + 1) * m], sizes[r]) for r in range(pg.size)]
 
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
     """object_gather_list[r] on rank dst = obj of rank r."""
-    import pytorchlite as torch
-    pg = _group(group)
+    pg, root, mine = _group_and_root(group, group_dst, dst)
     if pg is None:
         return
-    root = _root(pg, group_dst, dst)
-    mine = pg.rank == root
     if mine and object_gather_list is None:
         raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    payload = _to_tensor(obj)
-    sizes = _sizes(pg, payload.numel())
-    m = max(sizes)
-    padded = torch.zeros(m, dtype=torch.uint8)
-    padded[:payload.numel()] = payload
+    padded, sizes = _gathered_payload(pg, obj)
+    m = padded.numel()
     pieces = [torch.empty(m, dtype=torch.uint8) for _ in range(pg.size)] if mine else None
     gather(padded, pieces, group=pg, group_dst=root)
     if mine:
@@ -887,28 +885,21 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None,
                         group=None, group_src=None):
     """scatter_object_output_list[0] on rank r = scatter_object_input_list[r] of rank src."""
-    import pytorchlite as torch
-    pg = _group(group)
+    pg, root, mine = _group_and_root(group, group_src, src)
     if pg is None:
         return
-    root = _root(pg, group_src, src)
     if not isinstance(scatter_object_output_list, list) or not scatter_object_output_list:
         raise ValueError("Expected argument scatter_object_output_list to be a list of size "
                          "at least 1.")
-    mine = pg.rank == root
     payloads = [_to_tensor(o) for o in scatter_object_input_list] if mine else []
     sizes = torch.tensor([p.numel() for p in payloads] if mine else [0] * pg.size,
                          dtype=torch.int64)
     broadcast(sizes, group=pg, group_src=root)
     sizes = sizes.tolist()
     m = max(sizes)
-    padded = []
-    for p in payloads:
-        q = torch.zeros(m, dtype=torch.uint8)
-        q[:p.numel()] = p
-        padded.append(q)
     out = torch.empty(m, dtype=torch.uint8)
-    scatter(out, padded if mine else None, group=pg, group_src=root)
+    scatter(out, [_padded(p, m) for p in payloads] if mine else None, group=pg,
+            group_src=root)
     scatter_object_output_list[0] = _from_tensor(out, sizes[pg.rank])
 
 

@@ -207,43 +207,31 @@ DEFINE_MAXMIN_PORTABLE(maxmin_f4_portable, float)
 DEFINE_MAXMIN_PORTABLE(maxmin_f8_portable, double)
 
 #ifdef HAVE_AVX2_KERNELS
-__attribute__((target("avx2,fma"))) static double
-maxmin_f4_avx2(const float *x, int64_t n, int is_max)
-{
-    __m256 m = _mm256_set1_ps(is_max ? -INFINITY : INFINITY), nan = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(x + i);
-        m = is_max ? _mm256_max_ps(v, m) : _mm256_min_ps(v, m);
-        nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+/* The AVX2 twins over 8 floats (S = ps) or 4 doubles (S = pd): lane-wise max/min and a NaN
+ * mask, then the tail and the lanes folded as the portable version does. */
+#define DEFINE_MAXMIN_AVX2(NAME, T, S, LANES, PORTABLE)                                   \
+    __attribute__((target("avx2,fma"))) static double NAME(const T *x, int64_t n,          \
+                                                           int is_max)                     \
+    {                                                                                     \
+        __typeof__(_mm256_setzero_##S()) m = _mm256_set1_##S(is_max ? -INFINITY : INFINITY); \
+        __typeof__(m) nan = _mm256_setzero_##S();                                         \
+        int64_t i = 0;                                                                    \
+        for (; i + LANES <= n; i += LANES) {                                              \
+            __typeof__(m) v = _mm256_loadu_##S(x + i);                                    \
+            m = is_max ? _mm256_max_##S(v, m) : _mm256_min_##S(v, m);                     \
+            nan = _mm256_or_##S(nan, _mm256_cmp_##S(v, v, _CMP_UNORD_Q));                \
+        }                                                                                 \
+        T lanes[LANES];                                                                   \
+        _mm256_storeu_##S(lanes, m);                                                      \
+        double r = PORTABLE(x + i, n - i, is_max);                                        \
+        for (int k = 0; k < LANES; k++) {                                                 \
+            r = is_max ? (lanes[k] > r ? lanes[k] : r) : (lanes[k] < r ? lanes[k] : r);   \
+        }                                                                                 \
+        return _mm256_movemask_##S(nan) != 0 || r != r ? NAN : r;                         \
     }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, m);
-    double r = maxmin_f4_portable(x + i, n - i, is_max);
-    for (int k = 0; k < 8; k++) {
-        r = is_max ? (lanes[k] > r ? lanes[k] : r) : (lanes[k] < r ? lanes[k] : r);
-    }
-    return _mm256_movemask_ps(nan) != 0 || r != r ? NAN : r;
-}
 
-__attribute__((target("avx2,fma"))) static double
-maxmin_f8_avx2(const double *x, int64_t n, int is_max)
-{
-    __m256d m = _mm256_set1_pd(is_max ? -INFINITY : INFINITY), nan = _mm256_setzero_pd();
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256d v = _mm256_loadu_pd(x + i);
-        m = is_max ? _mm256_max_pd(v, m) : _mm256_min_pd(v, m);
-        nan = _mm256_or_pd(nan, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
-    }
-    double lanes[4];
-    _mm256_storeu_pd(lanes, m);
-    double r = maxmin_f8_portable(x + i, n - i, is_max);
-    for (int k = 0; k < 4; k++) {
-        r = is_max ? (lanes[k] > r ? lanes[k] : r) : (lanes[k] < r ? lanes[k] : r);
-    }
-    return _mm256_movemask_pd(nan) != 0 || r != r ? NAN : r;
-}
+DEFINE_MAXMIN_AVX2(maxmin_f4_avx2, float, ps, 8, maxmin_f4_portable)
+DEFINE_MAXMIN_AVX2(maxmin_f8_avx2, double, pd, 4, maxmin_f8_portable)
 #endif
 
 static double
