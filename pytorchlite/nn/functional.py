@@ -605,16 +605,9 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 # ---- normalization ----
 
-def _normalize_over(x, dims, eps):
-    mean = x.mean(dims, keepdim=True)
-    c = x - mean
-    var = (c * c).mean(dims, keepdim=True)
-    return c / (var + eps).sqrt(), mean, var
-
-
 def _normalize_rows(x, eps):
-    """x [A, B, N] normalized over its last dim: the layer norm kernel's first output (the
-    math of _normalize_over(x, [2], eps) in one pass)."""
+    """x [A, B, N] normalized over its last dim, (x - mean) / sqrt(var + eps): the layer norm
+    kernel's first output."""
     return aten.native_layer_norm(x, [x.size(2)], None, None, eps)[0]
 
 
@@ -634,6 +627,23 @@ def _scale_shift_channels(out, weight, bias):
     return out
 
 
+def _channel_affine(input, mean, var, weight, bias, eps):
+    """The batch norm of input from per-channel statistics mean and var (dim 1; [C] or already
+    broadcastable): input * scale + shift with scale = weight / sqrt(var + eps) and shift =
+    bias - mean * scale, computed on the [C] statistics first.  PyTorch's CPU kernel
+    (batch_norm_cpu_transform_input) takes this form too; it passes over the input twice
+    forward, where (input - mean) / std * weight + bias passed four times.  (addcmul would
+    make it one pass, but its broadcast loop is 4x slower than mul and add together.)"""
+    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
+    scale = (var.reshape(shape) + eps).rsqrt()
+    if weight is not None:
+        scale = scale * weight.reshape(shape)
+    shift = -mean.reshape(shape) * scale
+    if bias is not None:
+        shift = shift + bias.reshape(shape)
+    return input * scale + shift
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     if input.dim() < 2:
@@ -643,7 +653,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if count == 1:
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
-        out, mean, var = _normalize_over(input, [0] + list(range(2, input.dim())), eps)
+        var, mean = torch.var_mean(input, [0] + list(range(2, input.dim())), correction=0,
+                                   keepdim=True)
+        out = _channel_affine(input, mean, var, weight, bias, eps)
         with torch.no_grad():
             m = 0.1 if momentum is None else momentum
             if running_mean is not None:
@@ -653,8 +665,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        out = _normalize_with(input, running_mean, running_var, eps)
-    return _scale_shift_channels(out, weight, bias)
+        out = _channel_affine(input, running_mean, running_var, weight, bias, eps)
+    return out
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

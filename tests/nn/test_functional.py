@@ -668,8 +668,8 @@ def test_norms_against_numpy(dtype):
 @pytest.mark.parametrize("layout", ["contiguous", "transposed"])
 def test_layer_norm_kernel_matches_its_composite(layout):
     """native_layer_norm and its backward against the composite of ops that defines them
-    (F._normalize_over, mean and biased variance over the last dims), float64: values and
-    the gradients of input, weight and bias."""
+    (mean and biased variance over the last dims), float64: values and the gradients of
+    input, weight and bias."""
     results = []
     for kernel in (True, False):
         x = make((4, 6, 5), ptl.float64, layout, seed=4)[0].requires_grad_()
@@ -678,11 +678,47 @@ def test_layer_norm_kernel_matches_its_composite(layout):
         if kernel:
             y = F.layer_norm(x, [6, 5], w, b, eps=1e-3)
         else:
-            y = F._normalize_over(x, [1, 2], 1e-3)[0] * w + b
+            c = x - x.mean([1, 2], keepdim=True)
+            y = c / ((c * c).mean([1, 2], keepdim=True) + 1e-3).sqrt() * w + b
         (y * make((4, 6, 5), ptl.float64, seed=7)[0]).sum().backward()
         results.append([y.detach(), x.grad, w.grad, b.grad])
     for a, b in zip(*results):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("training", [True, False])
+@pytest.mark.parametrize("shape", [(4, 3), (4, 3, 5), (2, 3, 4, 5), (2, 3, 1, 2, 2)])
+def test_batch_norm_matches_its_composite(shape, training):
+    """batch_norm's scale-and-shift form (one pass over the input: input * scale + shift, the
+    [C] statistics folded first, as PyTorch's CPU kernel does) against (x - mean) /
+    sqrt(var + eps) * weight + bias written out, float64: values, the running statistics and
+    the gradients of input, weight and bias."""
+    results = []
+    dims = [0] + list(range(2, len(shape)))
+    cshape = [1, shape[1]] + [1] * (len(shape) - 2)
+    for fused in (True, False):
+        x = make(shape, ptl.float64, seed=8)[0].requires_grad_()
+        w = make((shape[1],), ptl.float64, seed=9)[0].requires_grad_()
+        b = make((shape[1],), ptl.float64, seed=10)[0].requires_grad_()
+        rm = make((shape[1],), ptl.float64, seed=11)[0]
+        rv = make((shape[1],), ptl.float64, seed=12)[0].abs() + 0.5
+        if fused:
+            y = F.batch_norm(x, rm, rv, w, b, training, 0.1, 1e-3)
+        else:
+            if training:
+                mean = x.mean(dims, keepdim=True)
+                var = ((x - mean) * (x - mean)).mean(dims, keepdim=True)
+                n = x.numel() // shape[1]
+                with ptl.no_grad():
+                    rm.mul_(0.9).add_(mean.reshape(-1) * 0.1)
+                    rv.mul_(0.9).add_(var.reshape(-1) * (0.1 * n / (n - 1)))
+            else:
+                mean, var = rm.reshape(cshape), rv.reshape(cshape)
+            y = (x - mean) / (var + 1e-3).sqrt() * w.reshape(cshape) + b.reshape(cshape)
+        (y * make(shape, ptl.float64, seed=13)[0]).sum().backward()
+        results.append([y.detach(), rm, rv, x.grad, w.grad, b.grad])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-11, atol=1e-11)
 
 
 def test_norms_against_torch():
