@@ -43,20 +43,12 @@ def test_conv2d_forward_backward(benchmark, impl, n, cin, hw, cout):
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
-def test_max_pool2d(benchmark, impl):
-    benchmark.group = "max_pool2d 2x2 32x64x32x32"
+@pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
+def test_pool2d(benchmark, impl, pool):
+    benchmark.group = f"{pool} 2x2 32x64x32x32"
     lib = library(impl)
     x = lib.tensor(randn((32, 64, 32, 32)))
-    out = benchmark(lib.nn.functional.max_pool2d, x, 2)
-    assert tuple(out.shape) == (32, 64, 16, 16)
-
-
-@pytest.mark.parametrize("impl", NN_IMPLS)
-def test_avg_pool2d(benchmark, impl):
-    benchmark.group = "avg_pool2d 2x2 32x64x32x32"
-    lib = library(impl)
-    x = lib.tensor(randn((32, 64, 32, 32)))
-    out = benchmark(lib.nn.functional.avg_pool2d, x, 2)
+    out = benchmark(getattr(lib.nn.functional, pool), x, 2)
     assert tuple(out.shape) == (32, 64, 16, 16)
 
 

@@ -665,7 +665,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        out = _channel_affine(input, running_mean, running_var, weight, bias, eps)
+        return _channel_affine(input, running_mean, running_var, weight, bias, eps)
     return out
 
 

@@ -31,21 +31,6 @@ static const PtlOpId fp32_ops[] = {
 
 static unsigned char policy[PTL_OP_COUNT];   /* AutocastPolicy, indexed by PtlOpId */
 
-/* t cast to dtype through the dispatcher (Autograd records it): a new reference, or NULL
- * with the error set */
-static PtlTensorImpl *
-cast_to(PtlTensorImpl *t, PtlDtype dtype)
-{
-    const PtlOperator *op = ptl_op(PTL_OP__to_copy);
-    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
-    st[0] = ptl_iv_tensor(t);
-    for (int i = 1; i < op->schema.nargs; i++) {
-        st[i] = op->schema.args[i].def;
-    }
-    st[1] = ptl_iv_dtype(dtype);
-    return ptl_call_tensor(PTL_OP__to_copy, st);
-}
-
 /* Whether the tensor argument t is cast under the policy, and to what */
 static int
 wants_cast(const PtlTensorImpl *t, AutocastPolicy p, PtlDtype lower, PtlDtype *to)
@@ -80,7 +65,7 @@ autocast_fallback(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *stack)
             !wants_cast(stack[i].u.t, p, tls->autocast_cpu_dtype, &to)) {
             continue;
         }
-        if ((casts[ncasts] = cast_to(stack[i].u.t, to)) == NULL) {
+        if ((casts[ncasts] = ptl_to_copy(stack[i].u.t, to, NULL)) == NULL) {
             goto done;
         }
         stack[i].u.t = casts[ncasts++];

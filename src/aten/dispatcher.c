@@ -381,6 +381,22 @@ ptl_call_tensor(PtlOpId id, PtlIValue *args)
     return args[0].u.t;
 }
 
+PtlTensorImpl *
+ptl_to_copy(PtlTensorImpl *t, PtlDtype dtype, const PtlDevice *device)
+{
+    const PtlOperator *op = &ptl_ops[PTL_OP__to_copy];
+    PtlIValue st[PTL_SCHEMA_MAX_ARGS];
+    st[0] = ptl_iv_tensor(t);
+    for (int i = 1; i < op->schema.nargs; i++) {
+        st[i] = op->schema.args[i].def;
+    }
+    st[1] = ptl_iv_dtype(dtype);          /* _to_copy(self, *, dtype, layout, device, ...) */
+    if (device != NULL) {
+        st[3] = ptl_iv_device(*device);
+    }
+    return ptl_call_tensor(PTL_OP__to_copy, st);
+}
+
 void
 ptl_dispatcher_reset_stats(void)
 {

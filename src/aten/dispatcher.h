@@ -97,6 +97,10 @@ int ptl_dispatcher_no_kernel_error(const PtlOperator *op, PtlDispatchKeySet ks);
 /* Typed helper for internal calls: calls op on args (borrowed) and returns its first
  * output tensor (new ref; other outputs released), or NULL with the error set. */
 PtlTensorImpl *ptl_call_tensor(PtlOpId id, PtlIValue *args);
+/* t through aten::_to_copy (so autograd records the cast or move) to dtype
+ * (PTL_DTYPE_UNDEFINED: t's) on *device (NULL: t's): a new reference, or NULL with the error
+ * set. */
+PtlTensorImpl *ptl_to_copy(PtlTensorImpl *t, PtlDtype dtype, const PtlDevice *device);
 
 void ptl_dispatcher_reset_stats(void);
 

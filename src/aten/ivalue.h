@@ -114,6 +114,12 @@ ptl_iv_dtype(PtlDtype dt)
 }
 
 static inline PtlIValue
+ptl_iv_device(PtlDevice d)
+{
+    return (PtlIValue){.tag = PTL_IV_DEVICE, .u.device = d};
+}
+
+static inline PtlIValue
 ptl_iv_string(const char *s)
 {
     return (PtlIValue){.tag = s ? PTL_IV_STRING : PTL_IV_NONE, .u.s = s};

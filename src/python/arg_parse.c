@@ -288,9 +288,7 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
         if (ptlpy_parse_device(o, &d, 1) < 0) {
             return -1;
         }
-        out->tag = PTL_IV_DEVICE;
-        out->owned = 0;
-        out->u.device = d;
+        *out = ptl_iv_device(d);
         return 1;
     }
     case PTL_ARG_GENERATOR:
@@ -329,9 +327,7 @@ default_device_applies(const PtlOperator *op, PtlIValue *out)
         strcmp(op->schema.name, "aten::normal") == 0) {
         return 0;
     }
-    out->tag = PTL_IV_DEVICE;
-    out->owned = 0;
-    out->u.device = d;
+    *out = ptl_iv_device(d);
     return 1;
 }
 

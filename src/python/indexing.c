@@ -278,12 +278,7 @@ value_tensor(PyObject *value, PtlDtype dtype)
         ptl_incref(v);
         return v;
     }
-    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
-    const PtlOperator *op = ptl_op(PTL_OP__to_copy);
-    stack[0] = ptl_iv_tensor(v);
-    ptlpy_fill_defaults(op, stack, 1);
-    stack[1] = ptl_iv_dtype(dtype);
-    PtlTensorImpl *r = ptl_call_tensor(PTL_OP__to_copy, stack);
+    PtlTensorImpl *r = ptl_to_copy(v, dtype, NULL);
     return r ? r : (ptlpy_raise(), NULL);
 }
 

@@ -564,13 +564,7 @@ to_device(PtlTensorImpl *t, PtlDevice dev)
     if (t == NULL || ptl_device_equal(t->device, dev)) {
         return t;
     }
-    PtlIValue stack[PTL_SCHEMA_MAX_ARGS];
-    stack[0] = ptl_iv_tensor(t);
-    ptlpy_fill_defaults(ptl_op(PTL_OP__to_copy), stack, 1);
-    stack[3].tag = PTL_IV_DEVICE;     /* _to_copy(self, *, dtype, layout, device, ...) */
-    stack[3].owned = 0;
-    stack[3].u.device = dev;
-    PtlTensorImpl *r = ptl_call_tensor(PTL_OP__to_copy, stack);
+    PtlTensorImpl *r = ptl_to_copy(t, PTL_DTYPE_UNDEFINED, &dev);
     ptl_decref(t);
     return r ? r : (ptlpy_raise(), NULL);
 }

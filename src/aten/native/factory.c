@@ -55,18 +55,7 @@ static int
 set_result(PtlIValue *s, PtlTensorImpl *t, PtlDevice dev)
 {
     if (dev.type != t->device.type) {
-        PtlIValue a[PTL_SCHEMA_MAX_ARGS];
-        PtlTensorImpl *moved;
-        a[0] = ptl_iv_tensor(t);
-        a[1] = ptl_iv_none();
-        a[2] = ptl_iv_none();
-        a[3].tag = PTL_IV_DEVICE;
-        a[3].owned = 0;
-        a[3].u.device = dev;
-        a[4] = ptl_iv_none();
-        a[5] = ptl_iv_bool(0);
-        a[6] = ptl_iv_none();
-        moved = ptl_call_tensor(PTL_OP__to_copy, a);
+        PtlTensorImpl *moved = ptl_to_copy(t, PTL_DTYPE_UNDEFINED, &dev);
         ptl_decref(t);
         if (moved == NULL) {
             return -1;

@@ -17,9 +17,7 @@ random_backward(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grads_out)
         }
         const PtlInputMeta *m = &n->input_meta[i];
         PtlIValue a[5] = {ptl_iv_intlist(m->sizes, m->dim), ptl_iv_dtype(m->dtype),
-                          ptl_iv_none(), ptl_iv_none(), ptl_iv_none()};
-        a[3].tag = PTL_IV_DEVICE;
-        a[3].u.device = m->device;
+                          ptl_iv_none(), ptl_iv_device(m->device), ptl_iv_none()};
         if (put(n, grads_out, i, callv(PTL_OP_zeros, 5, a)) < 0) {
             return -1;
         }

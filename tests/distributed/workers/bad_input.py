@@ -45,20 +45,15 @@ def main(case):
     elif case == "ddp_different_models":
         torch.manual_seed(0)
         DDP(nn.Linear(3, 4 + rank))
-    elif case == "ddp_one_rank_skips_backward":
+    elif case in ("ddp_one_rank_skips_backward", "ddp_backward_against_all_reduce"):
+        # rank 0 reduces its bucket; rank 1 waits in a recv, or enters another collective
         torch.manual_seed(0)
         model = DDP(nn.Linear(3, 4))
         loss = model(torch.ones(2, 3)).sum()
         if rank == 0:
             loss.backward()
-        else:
+        elif case == "ddp_one_rank_skips_backward":
             dist.recv(torch.ones(1), src=0)
-    elif case == "ddp_backward_against_all_reduce":
-        torch.manual_seed(0)
-        model = DDP(nn.Linear(3, 4))
-        loss = model(torch.ones(2, 3)).sum()
-        if rank == 0:
-            loss.backward()
         else:
             dist.all_reduce(torch.ones(5))
     dist.destroy_process_group()
