@@ -28,8 +28,10 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
 #include "nn_common.h"
+#include "vec_math.h"
 
 /* values of one channel per task of Note [Batch norm channels] */
 #define BN_CHUNK 8192
@@ -67,56 +69,118 @@ bn_task(const BnJob *j, int64_t t, int64_t *c, int64_t *i0, int64_t *i1)
     *i1 = *i0 + BN_CHUNK < m ? *i0 + BN_CHUNK : m;
 }
 
-/* s1 += sum(p - ref), s2 += sum((p - ref)^2) over p[0..n), in double with four independent
- * partial sums each so that the compiler vectorizes */
+/* The sums of one run in double, as eight independent partial sums each (lanes k = i mod 8):
+ * s1 += sum(p - ref), s2 += sum((p - ref)^2) over p[0..n) (x NULL: forward moments), or
+ * s1 += sum(p), s2 += sum(p (x - ref)) (p = dy: backward sums).  bn_sums_lanes continues
+ * the lanes a, q from value i (the AVX2 loop below stops at a multiple of 8 and hands its
+ * lanes over; the portable path starts at 0), then adds the tail and the lanes in one fixed
+ * order, so both paths give the same bits. */
 static inline void
-run_moments(int f8, const char *restrict p, int64_t n, double ref, double *s1, double *s2)
+bn_sums_lanes(int f8, const char *restrict p, const char *restrict x, int64_t i, int64_t n,
+              double ref, double *a, double *q, double *s1, double *s2)
 {
-    double a[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0}, ta = 0, tq = 0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        for (int k = 0; k < 4; k++) {
-            double d = nn_load(f8, p, i + k) - ref;
-            a[k] += d;
-            q[k] += d * d;
+    double ta = 0, tq = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int k = 0; k < 8; k++) {
+            double v = nn_load(f8, p, i + k), d = x != NULL ? nn_load(f8, x, i + k) - ref
+                                                            : v - ref;
+            a[k] += x != NULL ? v : d;
+            q[k] += x != NULL ? v * d : d * d;
         }
     }
     for (; i < n; i++) {
-        double d = nn_load(f8, p, i) - ref;
-        ta += d;
-        tq += d * d;
+        double v = nn_load(f8, p, i), d = x != NULL ? nn_load(f8, x, i) - ref : v - ref;
+        ta += x != NULL ? v : d;
+        tq += x != NULL ? v * d : d * d;
     }
-    *s1 += ta + (a[0] + a[2]) + (a[1] + a[3]);
-    *s2 += tq + (q[0] + q[2]) + (q[1] + q[3]);
+    *s1 += ta + ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+    *s2 += tq + ((q[0] + q[4]) + (q[1] + q[5])) + ((q[2] + q[6]) + (q[3] + q[7]));
 }
 
-/* s1 += sum(dy), s2 += sum(dy (x - ref)) over [0..n), in double */
-static inline void
-run_dot(int f8, const char *restrict dy, const char *restrict x, int64_t n, double ref,
-        double *s1, double *s2)
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* values [i, i + 8) of p as two vectors of four doubles */
+PTL_AVX2 static inline void
+bn_load8_pd(int f8, const char *p, int64_t i, __m256d *lo, __m256d *hi)
 {
-    double a[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0}, ta = 0, tq = 0;
+    if (f8) {
+        *lo = _mm256_loadu_pd((const double *)p + i);
+        *hi = _mm256_loadu_pd((const double *)p + i + 4);
+    }
+    else {
+        __m256 v = _mm256_loadu_ps((const float *)p + i);
+        *lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+        *hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+    }
+}
+
+/* bn_sums_lanes with the eight lanes in two AVX2 vectors (no FMA: the same roundings) */
+PTL_AVX2 static inline void
+bn_sums_avx2(int f8, const char *restrict p, const char *restrict x, int64_t n, double ref,
+             double *s1, double *s2)
+{
+    __m256d a0 = _mm256_setzero_pd(), a1 = a0, q0 = a0, q1 = a0, r = _mm256_set1_pd(ref);
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        for (int k = 0; k < 4; k++) {
-            double g = nn_load(f8, dy, i + k);
-            a[k] += g;
-            q[k] += g * (nn_load(f8, x, i + k) - ref);
+    for (; i + 8 <= n; i += 8) {
+        __m256d v0, v1, d0, d1;
+        bn_load8_pd(f8, p, i, &v0, &v1);
+        if (x != NULL) {
+            bn_load8_pd(f8, x, i, &d0, &d1);
+            d0 = _mm256_sub_pd(d0, r);
+            d1 = _mm256_sub_pd(d1, r);
+            a0 = _mm256_add_pd(a0, v0);
+            a1 = _mm256_add_pd(a1, v1);
+            q0 = _mm256_add_pd(q0, _mm256_mul_pd(v0, d0));
+            q1 = _mm256_add_pd(q1, _mm256_mul_pd(v1, d1));
+        }
+        else {
+            d0 = _mm256_sub_pd(v0, r);
+            d1 = _mm256_sub_pd(v1, r);
+            a0 = _mm256_add_pd(a0, d0);
+            a1 = _mm256_add_pd(a1, d1);
+            q0 = _mm256_add_pd(q0, _mm256_mul_pd(d0, d0));
+            q1 = _mm256_add_pd(q1, _mm256_mul_pd(d1, d1));
         }
     }
-    for (; i < n; i++) {
-        double g = nn_load(f8, dy, i);
-        ta += g;
-        tq += g * (nn_load(f8, x, i) - ref);
+    double a[8], q[8];
+    _mm256_storeu_pd(a, a0);
+    _mm256_storeu_pd(a + 4, a1);
+    _mm256_storeu_pd(q, q0);
+    _mm256_storeu_pd(q + 4, q1);
+    bn_sums_lanes(f8, p, x, i, n, ref, a, q, s1, s2);
+}
+
+PTL_AVX2 static void
+bn_sums_avx2_f4(const char *p, const char *x, int64_t n, double ref, double *s1, double *s2)
+{
+    bn_sums_avx2(0, p, x, n, ref, s1, s2);
+}
+
+PTL_AVX2 static void
+bn_sums_avx2_f8(const char *p, const char *x, int64_t n, double ref, double *s1, double *s2)
+{
+    bn_sums_avx2(1, p, x, n, ref, s1, s2);
+}
+#endif
+
+/* The sums of one run (bn_sums_lanes), on AVX2 where the CPU has it. */
+static inline void
+bn_sums_run(int f8, const char *p, const char *x, int64_t n, double ref, double *s1,
+            double *s2)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        (f8 ? bn_sums_avx2_f8 : bn_sums_avx2_f4)(p, x, n, ref, s1, s2);
+        return;
     }
-    *s1 += ta + (a[0] + a[2]) + (a[1] + a[3]);
-    *s2 += tq + (q[0] + q[2]) + (q[1] + q[3]);
+#endif
+    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    bn_sums_lanes(f8, p, x, 0, n, ref, a, q, s1, s2);
 }
 
 /* The elementwise passes compute in the work dtype T: o = a p + k (p = x), or
  * o = a p + b x + k (p = dy, x given). */
 #define DEFINE_BN_AFFINE_RUN(T, DT)                                                       \
-    static void                                                                           \
+    PTL_LOOP_CLONES static void                                                           \
     bn_affine_run_##DT(const char *pp, const char *xp, char *op, int64_t n, double a_d,   \
                        double b_d, double k_d)                                            \
     {                                                                                     \
@@ -150,12 +214,9 @@ bn_sums(const BnJob *j, int f8, int64_t t0, int64_t t1)
         while (i < i1) {
             size_t off;
             int64_t len = bn_run(j, c, i, i1, &off);
-            if (j->dy != NULL) {
-                run_dot(f8, j->dy + off * isz, j->x + off * isz, len, j->ref[c], &s1, &s2);
-            }
-            else {
-                run_moments(f8, j->x + off * isz, len, j->ref[c], &s1, &s2);
-            }
+            const char *x = j->x + off * isz;
+            bn_sums_run(f8, j->dy != NULL ? j->dy + off * isz : x, j->dy != NULL ? x : NULL,
+                        len, j->ref[c], &s1, &s2);
             i += len;
         }
         j->part[2 * t] = s1;
