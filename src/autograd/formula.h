@@ -499,6 +499,16 @@ norm_mean(Scope *sc, PtlTensorImpl *t, const NormDims *d)
     return scaled(sc, norm_sum(sc, t, d), 1.0 / d->count);
 }
 
+/* The end of a normalization's derivative: r[0..3) are its backward's (gI, gW, gB) (new refs
+ * or NULL).  Where mask[0] and gradients of the statistics flow (gmean, grstd, NULL when
+ * none; broadcast against x like mean and rstd), gI gains gmean / N - grstd rstd^3 (x - mean)
+ * / N; then the results that mask asks for go to go[0..3).  r is released (and cleared)
+ * either way.  0 or -1 (derivatives/layer_norm.c). */
+int norm_grad_finish(PtlNode *n, PtlTensorImpl **go, Scope *sc, const NormDims *d,
+                     PtlTensorImpl *x, PtlTensorImpl *mean, PtlTensorImpl *rstd,
+                     PtlTensorImpl *gmean, PtlTensorImpl *grstd, const int64_t *mask,
+                     PtlTensorImpl **r);
+
 /* The derivative of a normalization's backward along (ggI, ggW, ggB) (Note [Layer norm double
  * backward], over the dims d; mean, rstd, w, ggW and ggB broadcast against x, w may be NULL):
  * out[0] = d/dg, out[1] = d/dx, out[2] = g r Pi(ggI), the weight's gradient before its

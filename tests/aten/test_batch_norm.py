@@ -11,6 +11,7 @@ import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck, gradgradcheck
 from helpers import (FLOAT_DTYPES, LAYOUTS, assert_close, assert_no_leak,
                      assert_raises_like_torch, make, torch)
+from opinfo import _np_batch_norm as np_batch_norm
 
 # batch_norm.c: values of one channel per task, and the shortest run read in place
 BN_CHUNK = 8192
@@ -18,28 +19,15 @@ BN_MIN_HW = 16
 
 
 def bn_ref(x, w=None, b=None, rm=None, rv=None, training=True, momentum=0.1, eps=1e-5):
-    """NumPy float64 batch norm: (out, save_mean, save_invstd, new running_mean,
-    new running_var); eval saves nothing."""
+    """NumPy float64 batch norm (opinfo's reference): (out, save_mean, save_invstd, new
+    running_mean, new running_var); eval saves nothing."""
     x = np.asarray(x, np.float64)
-    axes = (0,) + tuple(range(2, x.ndim))
-    shape = [1, x.shape[1]] + [1] * (x.ndim - 2)
+    out, mean, invstd = np_batch_norm(x, w, b, rm, rv, training, momentum, eps)
     if training:
-        mean, var = x.mean(axis=axes), x.var(axis=axes)
         m = x.size // x.shape[1]
-        if rm is not None:
-            rm = (1 - momentum) * rm + momentum * mean
-        if rv is not None:
-            rv = (1 - momentum) * rv + momentum * var * m / (m - 1)
-    else:
-        mean, var = rm, rv
-    invstd = 1 / np.sqrt(var + eps)
-    out = (x - mean.reshape(shape)) * invstd.reshape(shape)
-    if w is not None:
-        out = out * w.reshape(shape)
-    if b is not None:
-        out = out + b.reshape(shape)
-    if not training:
-        mean, invstd = np.zeros(0), np.zeros(0)
+        var = x.var(axis=(0,) + tuple(range(2, x.ndim)))
+        rm = None if rm is None else (1 - momentum) * rm + momentum * mean
+        rv = None if rv is None else (1 - momentum) * rv + momentum * var * m / (m - 1)
     return out, mean, invstd, rm, rv
 
 

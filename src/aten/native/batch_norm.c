@@ -80,18 +80,21 @@ bn_sums_lanes(int f8, const char *restrict p, const char *restrict x, int64_t i,
               double ref, double *a, double *q, double *s1, double *s2)
 {
     double ta = 0, tq = 0;
+    /* v the value summed, d the one it is weighted by: d = v = p - ref (moments) or
+     * v = p, d = x - ref (backward) */
     for (; i + 8 <= n; i += 8) {
         for (int k = 0; k < 8; k++) {
-            double v = nn_load(f8, p, i + k), d = x != NULL ? nn_load(f8, x, i + k) - ref
-                                                            : v - ref;
-            a[k] += x != NULL ? v : d;
-            q[k] += x != NULL ? v * d : d * d;
+            double v = nn_load(f8, p, i + k), d = nn_load(f8, x != NULL ? x : p, i + k) - ref;
+            v = x != NULL ? v : d;
+            a[k] += v;
+            q[k] += v * d;
         }
     }
     for (; i < n; i++) {
-        double v = nn_load(f8, p, i), d = x != NULL ? nn_load(f8, x, i) - ref : v - ref;
-        ta += x != NULL ? v : d;
-        tq += x != NULL ? v * d : d * d;
+        double v = nn_load(f8, p, i), d = nn_load(f8, x != NULL ? x : p, i) - ref;
+        v = x != NULL ? v : d;
+        ta += v;
+        tq += v * d;
     }
     *s1 += ta + ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
     *s2 += tq + ((q[0] + q[4]) + (q[1] + q[5])) + ((q[2] + q[6]) + (q[3] + q[7]));
@@ -123,23 +126,17 @@ bn_sums_avx2(int f8, const char *restrict p, const char *restrict x, int64_t n, 
     for (; i + 8 <= n; i += 8) {
         __m256d v0, v1, d0, d1;
         bn_load8_pd(f8, p, i, &v0, &v1);
-        if (x != NULL) {
-            bn_load8_pd(f8, x, i, &d0, &d1);
-            d0 = _mm256_sub_pd(d0, r);
-            d1 = _mm256_sub_pd(d1, r);
-            a0 = _mm256_add_pd(a0, v0);
-            a1 = _mm256_add_pd(a1, v1);
-            q0 = _mm256_add_pd(q0, _mm256_mul_pd(v0, d0));
-            q1 = _mm256_add_pd(q1, _mm256_mul_pd(v1, d1));
+        bn_load8_pd(f8, x != NULL ? x : p, i, &d0, &d1);
+        d0 = _mm256_sub_pd(d0, r);
+        d1 = _mm256_sub_pd(d1, r);
+        if (x == NULL) {
+            v0 = d0;
+            v1 = d1;
         }
-        else {
-            d0 = _mm256_sub_pd(v0, r);
-            d1 = _mm256_sub_pd(v1, r);
-            a0 = _mm256_add_pd(a0, d0);
-            a1 = _mm256_add_pd(a1, d1);
-            q0 = _mm256_add_pd(q0, _mm256_mul_pd(d0, d0));
-            q1 = _mm256_add_pd(q1, _mm256_mul_pd(d1, d1));
-        }
+        a0 = _mm256_add_pd(a0, v0);
+        a1 = _mm256_add_pd(a1, v1);
+        q0 = _mm256_add_pd(q0, _mm256_mul_pd(v0, d0));
+        q1 = _mm256_add_pd(q1, _mm256_mul_pd(v1, d1));
     }
     double a[8], q[8];
     _mm256_storeu_pd(a, a0);

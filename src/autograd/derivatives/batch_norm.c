@@ -54,70 +54,71 @@ channel_sum(Scope *sc, PtlTensorImpl *t, PtlTensorImpl *x, const NormDims *d)
     return reshape_to(sc, norm_sum(sc, t, d), &x->sizes[1], 1);
 }
 
+/* Unpacks the node's first k saved slots into t[0..k) (new refs, NULL when undefined).
+ * 0 or -1. */
+static int
+saved_all(PtlNode *n, int k, PtlTensorImpl **t)
+{
+    for (int i = 0; i < k; i++) {
+        if (saved(n, i, &t[i]) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Releases t[0..k) and passes rc through, ending the scope. */
+static int
+release_all(Scope *sc, PtlTensorImpl **t, int k, int rc)
+{
+    for (int i = 0; i < k; i++) {
+        ptl_xdecref(t[i]);
+    }
+    return scope_end(sc, rc);
+}
+
 /* native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
  * eps) -> (out, save_mean, save_invstd): the out gradient goes to
- * native_batch_norm_backward; in training, gradients of save_mean and save_invstd add
- * gmean / M - ginvstd invstd^3 (x - mean) / M to the input's. */
+ * native_batch_norm_backward; in training, gradients of save_mean and save_invstd add to the
+ * input's (norm_grad_finish).  Saved: input, weight, running_mean, running_var, save_mean,
+ * save_invstd. */
 int
 native_batch_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *x = NULL, *w = NULL, *rm = NULL, *rv = NULL, *mean = NULL, *invstd = NULL;
-    PtlTensorImpl *r[3] = {NULL, NULL, NULL};
+    PtlTensorImpl *t[6] = {NULL, NULL, NULL, NULL, NULL, NULL}, *r[3] = {NULL, NULL, NULL};
     Scope scope = {.n = 0}, *sc = &scope;
     int64_t mask[3] = {NEEDS(0) != 0, NEEDS(1) != 0, NEEDS(2) != 0};
     int training = n->args[5].u.b, rc = -1;
-    if (saved(n, 0, &x) < 0 || saved(n, 1, &w) < 0 || saved(n, 2, &rm) < 0 ||
-        saved(n, 3, &rv) < 0 || saved(n, 4, &mean) < 0 || saved(n, 5, &invstd) < 0) {
+    if (saved_all(n, 6, t) < 0) {
         goto done;
     }
+    PtlTensorImpl *x = t[0], *mean = t[4], *invstd = t[5];
     if (gi[0] != NULL) {
-        PtlIValue a[10] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), ptl_iv_tensor(w),
-                           ptl_iv_tensor(rm), ptl_iv_tensor(rv), ptl_iv_tensor(mean),
+        PtlIValue a[10] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(x), ptl_iv_tensor(t[1]),
+                           ptl_iv_tensor(t[2]), ptl_iv_tensor(t[3]), ptl_iv_tensor(mean),
                            ptl_iv_tensor(invstd), n->args[5], n->args[7],
                            ptl_iv_intlist(mask, 3)};
         if (call_multi(PTL_OP_native_batch_norm_backward, 10, a, 3, r) < 0) {
             goto done;
         }
     }
-    if (training && mask[0] && (gi[1] != NULL || gi[2] != NULL)) {
-        NormDims d = bn_dims(x);
-        PtlTensorImpl *extra = scaled(sc, per_channel(sc, gi[1], x), 1.0 / d.count);
-        if (gi[2] != NULL) {
-            PtlTensorImpl *is = per_channel(sc, invstd, x);
-            PtlTensorImpl *coef = scaled(sc, MUL(per_channel(sc, gi[2], x), MUL(MUL(is, is), is)),
-                                         -1.0 / d.count);
-            PtlTensorImpl *t = MUL(SUB(x, per_channel(sc, mean, x)), coef);
-            extra = extra != NULL ? ADD(extra, t) : t;
+    NormDims d = bn_dims(x);
+    /* eval's saved statistics are empty and get no gradient */
+    PtlTensorImpl *stats[4] = {NULL, NULL, NULL, NULL};
+    if (training && (gi[1] != NULL || gi[2] != NULL)) {
+        PtlTensorImpl *from[4] = {mean, invstd, gi[1], gi[2]};
+        for (int i = 0; i < 4; i++) {
+            if (from[i] != NULL && (stats[i] = per_channel(sc, from[i], x)) == NULL) {
+                for (int k = 0; k < 3; k++) {
+                    PTL_CLEAR(r[k]);
+                }
+                goto done;
+            }
         }
-        PtlTensorImpl *sum = ADD(r[0] != NULL ? r[0] : zeros_of(sc, x), extra);
-        if (sum == NULL) {
-            goto done;
-        }
-        ptl_incref(sum);
-        ptl_xdecref(r[0]);
-        r[0] = sum;
     }
-    rc = 0;
-    for (int i = 0; i < 3; i++) {
-        if (r[i] != NULL && mask[i] && put(n, go, i, r[i]) < 0) {
-            rc = -1;
-        }
-        else if (r[i] != NULL && !mask[i]) {
-            ptl_decref(r[i]);
-        }
-        r[i] = NULL;
-    }
+    rc = norm_grad_finish(n, go, sc, &d, x, stats[0], stats[1], stats[2], stats[3], mask, r);
 done:
-    for (int i = 0; i < 3; i++) {
-        ptl_xdecref(r[i]);
-    }
-    ptl_xdecref(x);
-    ptl_xdecref(w);
-    ptl_xdecref(rm);
-    ptl_xdecref(rv);
-    ptl_xdecref(mean);
-    ptl_xdecref(invstd);
-    return scope_end(sc, rc);
+    return release_all(sc, t, 6, rc);
 }
 
 /* eval: Note [Batch norm double backward]; out as norm_double_backward's */
@@ -156,31 +157,31 @@ bn_eval_double_backward(Scope *sc, const NormDims *d, PtlTensorImpl *g, PtlTenso
 
 /* native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
  * save_invstd, train, eps, output_mask) -> (gI, gW, gB): Note [Batch norm double
- * backward]. */
+ * backward].  Saved: grad_out, input, weight, running_mean, running_var, save_mean,
+ * save_invstd. */
 int
 native_batch_norm_double_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
-    PtlTensorImpl *g = NULL, *x = NULL, *w = NULL, *rm = NULL, *rv = NULL, *mean = NULL;
-    PtlTensorImpl *invstd = NULL, *out[3];
+    PtlTensorImpl *t[7] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL}, *out[3];
     Scope scope = {.n = 0}, *sc = &scope;
     int training = n->args[7].u.b, rc = -1;
-    if (saved(n, 0, &g) < 0 || saved(n, 1, &x) < 0 || saved(n, 2, &w) < 0 ||
-        saved(n, 3, &rm) < 0 || saved(n, 4, &rv) < 0 || saved(n, 5, &mean) < 0 ||
-        saved(n, 6, &invstd) < 0) {
+    if (saved_all(n, 7, t) < 0) {
         goto done;
     }
+    PtlTensorImpl *g = t[0], *x = t[1], *w = t[2];
     NormDims d = bn_dims(x);
-    PtlTensorImpl *m = per_channel(sc, training ? mean : rm, x);
-    PtlTensorImpl *r = training ? invstd
+    PtlTensorImpl *m = per_channel(sc, training ? t[5] : t[3], x);
+    PtlTensorImpl *r = training ? t[6]
                                 : f1(sc, PTL_OP_rsqrt,
-                                     ADD(rv, num(sc, ptl_iv_to_double(&n->args[8]))));
+                                     ADD(t[4], num(sc, ptl_iv_to_double(&n->args[8]))));
     r = per_channel(sc, r, x);
     PtlTensorImpl *wc = per_channel(sc, w, x);
+    PtlTensorImpl *ggw = per_channel(sc, gi[1], x), *ggb = per_channel(sc, gi[2], x);
     int want[3] = {NEEDS(0) != 0, NEEDS(1) != 0, NEEDS(2) != 0};
-    if (m == NULL || r == NULL || (w != NULL && wc == NULL) ||
+    if (m == NULL || r == NULL || (w != NULL && wc == NULL) || (gi[1] != NULL && ggw == NULL) ||
+        (gi[2] != NULL && ggb == NULL) ||
         (training ? norm_double_backward : bn_eval_double_backward)(
-            sc, &d, g, x, m, r, wc, gi[0], per_channel(sc, gi[1], x), per_channel(sc, gi[2], x),
-            want, out) < 0 ||
+            sc, &d, g, x, m, r, wc, gi[0], ggw, ggb, want, out) < 0 ||
         (out[0] != NULL && give(n, go, 0, out[0]) < 0) ||
         (out[1] != NULL && give(n, go, 1, out[1]) < 0) ||
         (out[2] != NULL && give(n, go, 2, channel_sum(sc, out[2], x, &d)) < 0)) {
@@ -188,12 +189,5 @@ native_batch_norm_double_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go
     }
     rc = 0;
 done:
-    ptl_xdecref(g);
-    ptl_xdecref(x);
-    ptl_xdecref(w);
-    ptl_xdecref(rm);
-    ptl_xdecref(rv);
-    ptl_xdecref(mean);
-    ptl_xdecref(invstd);
-    return scope_end(sc, rc);
+    return release_all(sc, t, 7, rc);
 }

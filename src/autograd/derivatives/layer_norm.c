@@ -44,9 +44,46 @@ proj(Scope *sc, PtlTensorImpl *c, PtlTensorImpl *xhat, const NormDims *d)
     return SUB(SUB(c, norm_mean(sc, c, d)), MUL(xhat, norm_mean(sc, MUL(c, xhat), d)));
 }
 
+int
+norm_grad_finish(PtlNode *n, PtlTensorImpl **go, Scope *sc, const NormDims *d,
+                 PtlTensorImpl *x, PtlTensorImpl *mean, PtlTensorImpl *rstd,
+                 PtlTensorImpl *gmean, PtlTensorImpl *grstd, const int64_t *mask,
+                 PtlTensorImpl **r)
+{
+    int rc = 0;
+    if (mask[0] && (gmean != NULL || grstd != NULL)) {
+        PtlTensorImpl *extra = gmean != NULL ? scaled(sc, gmean, 1.0 / d->count) : NULL;
+        if (grstd != NULL) {
+            PtlTensorImpl *coef = scaled(sc, MUL(grstd, MUL(MUL(rstd, rstd), rstd)),
+                                         -1.0 / d->count);
+            PtlTensorImpl *t = MUL(SUB(x, mean), coef);
+            extra = extra != NULL ? ADD(extra, t) : t;
+        }
+        /* broadcast against x (gmean alone has the statistics' shape) */
+        PtlTensorImpl *sum = ADD(r[0] != NULL ? r[0] : zeros_of(sc, x), extra);
+        if (sum != NULL) {
+            ptl_incref(sum);
+        }
+        ptl_xdecref(r[0]);
+        if ((r[0] = sum) == NULL) {
+            rc = -1;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (rc == 0 && r[i] != NULL && mask[i]) {
+            rc = put(n, go, i, r[i]);   /* consumes r[i] */
+        }
+        else {
+            ptl_xdecref(r[i]);
+        }
+        r[i] = NULL;
+    }
+    return rc;
+}
+
 /* native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd):
  * the out gradient goes to native_layer_norm_backward; gradients of mean and rstd (rarely
- * used) add gmean / N + grstd (-rstd^3 / N) (x - mean) to the input's. */
+ * used) add to the input's (norm_grad_finish). */
 int
 native_layer_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -67,39 +104,9 @@ native_layer_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
             goto done;
         }
     }
-    if (mask[0] && (gi[1] != NULL || gi[2] != NULL)) {
-        NormDims d = ln_dims(x, &n->args[1]);
-        PtlTensorImpl *extra = gi[1] != NULL ? scaled(sc, gi[1], 1.0 / d.count) : NULL;
-        if (gi[2] != NULL) {
-            PtlTensorImpl *coef = scaled(sc, MUL(gi[2], MUL(MUL(rstd, rstd), rstd)),
-                                         -1.0 / d.count);
-            PtlTensorImpl *t = MUL(SUB(x, mean), coef);
-            extra = extra != NULL ? ADD(extra, t) : t;
-        }
-        /* broadcast against x (gmean alone is [*, 1...]) */
-        PtlTensorImpl *base = r[0] != NULL ? r[0] : own(sc, op1(PTL_OP_zeros_like, x));
-        PtlTensorImpl *sum = ADD(base, extra);
-        if (sum == NULL) {
-            goto done;
-        }
-        ptl_incref(sum);
-        ptl_xdecref(r[0]);
-        r[0] = sum;
-    }
-    rc = 0;
-    for (int i = 0; i < 3; i++) {
-        if (r[i] != NULL && mask[i] && put(n, go, i, r[i]) < 0) {
-            rc = -1;
-        }
-        else if (r[i] != NULL && !mask[i]) {
-            ptl_decref(r[i]);
-        }
-        r[i] = NULL;
-    }
+    NormDims d = ln_dims(x, &n->args[1]);
+    rc = norm_grad_finish(n, go, sc, &d, x, mean, rstd, gi[1], gi[2], mask, r);
 done:
-    for (int i = 0; i < 3; i++) {
-        ptl_xdecref(r[i]);
-    }
     ptl_xdecref(x);
     ptl_xdecref(w);
     ptl_xdecref(b);
