@@ -1,5 +1,5 @@
 """Kernel benchmarks: vectorized exp/erf/sigmoid/tanh, gelu forward+backward, softmax and
-log_softmax rows, amax over the last dim.  Each group runs pytorchlite, NumPy (where it has
+log_softmax rows, amax over the last dim, layer and batch norm, addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has
 the function) and PyTorch on the same float32 data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
@@ -114,6 +114,42 @@ def test_layer_norm_fused_vs_composite(benchmark, impl):
         benchmark(lambda: F.layer_norm(x, (128,), w, b).sum().backward())
     else:
         benchmark(lambda: (F._normalize_over(x, [2], 1e-5)[0] * w + b).sum().backward())
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("shape", [(32, 64, 16, 16), (32, 16, 32, 32)])
+def test_batch_norm_forward_backward(benchmark, impl, shape):
+    """Training BatchNorm: the batch statistics, the running ones, the output, then the
+    input, weight and bias gradients."""
+    benchmark.group = f"batch_norm train fwd+bwd {list(shape)} float32"
+    L = lib(impl)
+    x = make(impl, randn(shape)).requires_grad_(True)
+    c = shape[1]
+    w, b = L.ones(c, requires_grad=True), L.zeros(c, requires_grad=True)
+    rm, rv, g = L.zeros(c), L.ones(c), make(impl, randn(shape, 1))
+    benchmark(lambda: L.nn.functional.batch_norm(x, rm, rv, w, b, True).backward(g))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_batch_norm_eval(benchmark, impl):
+    benchmark.group = "batch_norm eval [32,64,16,16] float32"
+    L = lib(impl)
+    x = make(impl, randn((32, 64, 16, 16)))
+    rm, rv, w, b = L.zeros(64), L.ones(64), L.ones(64), L.zeros(64)
+    benchmark(lambda: L.nn.functional.batch_norm(x, rm, rv, w, b, False))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("op", ["addcmul", "addcdiv"])
+def test_addcmul_channel_broadcast(benchmark, impl, op):
+    """x + t1 * t2 (or t1 / t2) with per-channel [1,16,1,1] operands: the ternary broadcast
+    loop."""
+    benchmark.group = f"{op} [32,16,32,32] with [1,16,1,1] operands float32"
+    L = lib(impl)
+    x = make(impl, randn((32, 16, 32, 32)))
+    t1 = make(impl, randn((1, 16, 1, 1), 1))
+    t2 = make(impl, np.abs(randn((1, 16, 1, 1), 2)) + 0.5)
+    benchmark(getattr(L, op), x, t1, t2, value=0.5)
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)

@@ -457,6 +457,21 @@ def _np_layer_norm(x, shape, w, b, eps):
     return (y * (1 if w is None else w) + (0 if b is None else b), mean, rstd)
 
 
+def _np_batch_norm(x, w, b, rm, rv, training, momentum, eps):
+    """(out, save_mean, save_invstd): batch statistics in training, the running ones (and
+    empty saved statistics, as PyTorch's CPU kernel) in eval."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = [1, x.shape[1]] + [1] * (x.ndim - 2)
+    mean, var = (x.mean(axis=axes), x.var(axis=axes)) if training else (rm, rv)
+    invstd = 1 / np.sqrt(var + eps)
+    y = (x - mean.reshape(shape)) * invstd.reshape(shape)
+    if w is not None:
+        y = y * w.reshape(shape)
+    if b is not None:
+        y = y + b.reshape(shape)
+    return (y, mean, invstd) if training else (y, np.zeros(0), np.zeros(0))
+
+
 def _np_upsample_nearest(a, size, *scales):
     """Nearest upsampling of a's last len(size) dims: source index floor(i * in / out), or
     floor(i / scale) when the scale is given."""
@@ -1125,6 +1140,7 @@ _MP2 = _maxpool_indices((1, 2, 4, 4), [2, 2], 7)
 _MP3 = _maxpool_indices((1, 1, 2, 4, 4), [2, 2, 2], 7)
 _AMP = aten.adaptive_max_pool2d(_f64(1, 2, 4, 4, seed=7), [2, 2])[1]
 _LN = aten.native_layer_norm(_f64(2, 3, seed=2), [3], None, None, 1e-5)
+_BN = aten.native_batch_norm(_f64(4, 3, 5, seed=2), None, None, None, None, True, 0.1, 1e-5)
 
 
 ENTRIES += [
@@ -1297,6 +1313,23 @@ ENTRIES += [
                go, x, shape, *aten.native_layer_norm(x, shape, w, b, 1e-5)[1:], w, b, mask),
            note="mean and rstd are the statistics of the input: gradcheck recomputes them "
                 "from the moved input (the formula differentiates through them)"),
+    OpInfo("native_batch_norm", [S(T(4, 3, 5), T(3), T(3), C(3), C(3, low=0.5), True, 0.1, 1e-5),
+                                 S(T(3, 2), None, None, None, None, True, 0.1, 1e-3),
+                                 S(T(2, 3, 2, 2, layout="transposed"), T(3), None, C(3),
+                                   C(3, low=0.5), False, 0.1, 1e-5)],
+           ref=_np_batch_norm),
+    OpInfo("native_batch_norm_backward",
+           [S(T(4, 3, 5), T(4, 3, 5, seed=2), T(3), None, None, _values_of(_BN[1]),
+              _values_of(_BN[2]), True, 1e-5, [1, 1, 1]),
+            S(T(4, 3, 5), T(4, 3, 5, seed=2), T(3), C(3), C(3, low=0.5), None, None, False,
+              1e-5, [1, 1, 0])],
+           grad_call=lambda op, go, x, w, rm, rv, mean, invstd, train, eps, mask: op(
+               go, x, w, rm, rv, *(aten.native_batch_norm(x, w, None, None, None, True, 0.1,
+                                                          eps)[1:] if train else (None, None)),
+               train, eps, mask),
+           note="save_mean and save_invstd are the statistics of the input: gradcheck "
+                "recomputes them from the moved input (the formula differentiates through "
+                "them)"),
 ]
 
 

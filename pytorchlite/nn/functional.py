@@ -627,46 +627,30 @@ def _scale_shift_channels(out, weight, bias):
     return out
 
 
-def _channel_affine(input, mean, var, weight, bias, eps):
-    """The batch norm of input from per-channel statistics mean and var (dim 1; [C] or already
-    broadcastable): input * scale + shift with scale = weight / sqrt(var + eps) and shift =
-    bias - mean * scale, computed on the [C] statistics first.  PyTorch's CPU kernel
-    (batch_norm_cpu_transform_input) takes this form too; it passes over the input twice
-    forward, where (input - mean) / std * weight + bias passed four times.  (addcmul would
-    make it one pass, but its broadcast loop is 4x slower than mul and add together.)"""
-    shape = [1, input.size(1)] + [1] * (input.dim() - 2)
-    scale = (var.reshape(shape) + eps).rsqrt()
-    if weight is not None:
-        scale = scale * weight.reshape(shape)
-    shift = -mean.reshape(shape) * scale
-    if bias is not None:
-        shift = shift + bias.reshape(shape)
-    return input * scale + shift
-
-
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
+    """aten.native_batch_norm (src/aten/native/batch_norm.c: one pass for the statistics, one
+    for the output; training updates the running statistics in place)."""
     if input.dim() < 2:
         raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+    if input.numel() == 0:
+        # as PyTorch's batch_norm: a copy (scaled and shifted so that gradients reach weight
+        # and bias), no statistics
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
     if training:
         count = input.numel() // input.size(1)
         if count == 1:
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
-        var, mean = torch.var_mean(input, [0] + list(range(2, input.dim())), correction=0,
-                                   keepdim=True)
-        out = _channel_affine(input, mean, var, weight, bias, eps)
-        with torch.no_grad():
-            m = 0.1 if momentum is None else momentum
-            if running_mean is not None:
-                running_mean.mul_(1 - m).add_(mean.reshape(-1) * m)
-            if running_var is not None:
-                running_var.mul_(1 - m).add_(var.reshape(-1) * (m * count / (count - 1)))
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
-        return _channel_affine(input, running_mean, running_var, weight, bias, eps)
-    return out
+    elif running_mean is None or running_var is None:
+        raise RuntimeError("running_mean and running_var must be defined in evaluation mode")
+    return aten.native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                  0.1 if momentum is None else momentum, eps)[0]
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):

@@ -270,6 +270,24 @@ def _layer_norm(ctx, n):
             epsilon=float(ctx.const(n.inputs[4])))
 
 
+def _batch_norm(ctx, n):
+    """native_batch_norm in eval mode (the running statistics): BatchNormalization, with
+    ones and zeros written for an absent weight and bias."""
+    if ctx.const(n.inputs[5]):
+        _unsupported(ctx, n)
+    for extra in n.outputs[1:]:
+        if any(extra in m.inputs for m in ctx.graph.nodes) or extra in ctx.graph.outputs:
+            _unsupported(ctx, n)
+    dtype = ctx.dtype_of(n.outputs[0])
+    channels = _ir.tensor_type_fields(n.inputs[0].type)[1][1]
+    ins = [ctx.name(n.inputs[0])]
+    for v, fill in zip(n.inputs[1:5], (1, 0, 0, 1)):
+        absent = ctx.is_const(v) and ctx.const(v) is None
+        ins.append(ctx.initializer(ctx.np.full(channels, fill, dtype=dtype), "bn")
+                   if absent else ctx.name(v))
+    ctx.add("BatchNormalization", ins, [ctx.out(n)], epsilon=float(ctx.const(n.inputs[7])))
+
+
 def _gelu(ctx, n):
     dtype = ctx.dtype_of(n.outputs[0])
     x = ctx.name(n.inputs[0])
@@ -349,6 +367,7 @@ _CONVERTERS = {
     "aten::convolution": _conv, "aten::max_pool2d_with_indices": _max_pool,
     "aten::softmax": _softmax("Softmax"), "aten::log_softmax": _softmax("LogSoftmax"),
     "aten::embedding": _embedding, "aten::native_layer_norm": _layer_norm,
+    "aten::native_batch_norm": _batch_norm,
     "aten::gelu": _gelu, "aten::masked_fill": _masked_fill, "aten::split": _split,
     "aten::unsqueeze": _unsqueeze, "aten::cat": _cat, "aten::mean": _mean_dim,
 }

@@ -468,4 +468,55 @@ same_op(Scope *sc, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, int self_p
     return g && self ? fv(sc, n->op->id, n->nargs, a) : NULL;
 }
 
+/* ---- normalizations (derivatives/layer_norm.c, derivatives/batch_norm.c) ---- */
+
+/* The dims a normalization reduces over (layer norm: the last k; batch norm: all but 1) and
+ * the number of values each statistic covers. */
+typedef struct {
+    int64_t dims[PTL_MAX_DIMS];
+    int k;
+    double count;
+} NormDims;
+
+/* a * v (NULL passes through) */
+static inline PtlTensorImpl *
+scaled(Scope *sc, PtlTensorImpl *a, double v)
+{
+    return a ? own(sc, mul_num(a, v)) : NULL;
+}
+
+/* sum of t over the normalized dims, kept as size 1 */
+static inline PtlTensorImpl *
+norm_sum(Scope *sc, PtlTensorImpl *t, const NormDims *d)
+{
+    PtlIValue v[3] = {ptl_iv_tensor(t), ptl_iv_intlist(d->dims, d->k), ptl_iv_bool(1)};
+    return fv(sc, PTL_OP_sum_dim_IntList, 3, v);
+}
+
+static inline PtlTensorImpl *
+norm_mean(Scope *sc, PtlTensorImpl *t, const NormDims *d)
+{
+    return scaled(sc, norm_sum(sc, t, d), 1.0 / d->count);
+}
+
+/* The end of a normalization's derivative: r[0..3) are its backward's (gI, gW, gB) (new refs
+ * or NULL).  Where mask[0] and gradients of the statistics flow (gmean, grstd, NULL when
+ * none; broadcast against x like mean and rstd), gI gains gmean / N - grstd rstd^3 (x - mean)
+ * / N; then the results that mask asks for go to go[0..3).  r is released (and cleared)
+ * either way.  0 or -1 (derivatives/layer_norm.c). */
+int norm_grad_finish(PtlNode *n, PtlTensorImpl **go, Scope *sc, const NormDims *d,
+                     PtlTensorImpl *x, PtlTensorImpl *mean, PtlTensorImpl *rstd,
+                     PtlTensorImpl *gmean, PtlTensorImpl *grstd, const int64_t *mask,
+                     PtlTensorImpl **r);
+
+/* The derivative of a normalization's backward along (ggI, ggW, ggB) (Note [Layer norm double
+ * backward], over the dims d; mean, rstd, w, ggW and ggB broadcast against x, w may be NULL):
+ * out[0] = d/dg, out[1] = d/dx, out[2] = g r Pi(ggI), the weight's gradient before its
+ * reduction to the weight's shape, each computed where want[i] and left NULL where nothing
+ * flows (borrowed from the scope).  0 or -1 (derivatives/layer_norm.c). */
+int norm_double_backward(Scope *sc, const NormDims *d, PtlTensorImpl *g, PtlTensorImpl *x,
+                         PtlTensorImpl *mean, PtlTensorImpl *rstd, PtlTensorImpl *w,
+                         PtlTensorImpl *ggi, PtlTensorImpl *ggw, PtlTensorImpl *ggb,
+                         const int *want, PtlTensorImpl **out);
+
 #endif

@@ -319,6 +319,41 @@ def test_addcdiv(dt):
         assert_close(ptl.addcdiv(x, t1, t2, value=0.5), exp, dtype=dt)
 
 
+# ternary.c's LOOP3_BLOCK: broadcast (stride 0) operands are read from blocks of copies
+LOOP3_BLOCK = 256
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("n", [1, LOOP3_BLOCK - 1, LOOP3_BLOCK, LOOP3_BLOCK + 1,
+                               2 * LOOP3_BLOCK + 5])
+@pytest.mark.parametrize("bcast", [(0, 1, 1), (1, 0, 1), (1, 1, 0), (1, 0, 0), (0, 0, 1),
+                                   (0, 1, 0)])
+@pytest.mark.parametrize("dt", [ptl.float32, ptl.float64, ptl.bfloat16, ptl.int64], ids=str)
+def test_addc_broadcast_runs(threads, n, bcast, dt):
+    # operands that are [rows, 1] (one value per inner run of n, stride 0) next to [rows, n]
+    # ones; runs below, at and across the block, on 1 and 2 threads (the largest cases pass
+    # twice the parallel grain of 32768 elements, where the iterator splits over threads)
+    rows = 160
+    shapes = [(rows, n) if full else (rows, 1) for full in bcast]
+    (x, a), (t1, b), (t2, c) = (make(sh, dt, seed=k, low=0.5, high=4)
+                                for k, sh in enumerate(shapes))
+    value = 2 if dt == ptl.int64 else 0.5
+    before = ptl.get_num_threads()
+    try:
+        ptl.set_num_threads(threads)
+        got_mul = ptl.addcmul(x, t1, t2, value=value)
+        got_div = ptl.addcdiv(x, t1, t2, value=value) if dt != ptl.int64 else None
+    finally:
+        ptl.set_num_threads(before)
+    a, b, c = (exact(v, dt) for v in (a, b, c))
+    exp = np.broadcast_to(a + value * b * c, (rows, n))
+    if dt == ptl.int64:
+        exp = exp.astype(np.int64)
+    assert_close(got_mul, exp, dtype=dt)
+    if got_div is not None:
+        assert_close(got_div, np.broadcast_to(a + value * (b / c), (rows, n)), dtype=dt)
+
+
 def test_addc_broadcast_promotion_inplace_out():
     x, a = make((2, 3), ptl.int64)
     t1, b = make((3,), ptl.float32, seed=1)

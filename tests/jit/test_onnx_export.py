@@ -36,6 +36,27 @@ class CNN(nn.Module):
         return self.fc(ptl.flatten(x, 1))
 
 
+class BatchNormCNN(nn.Module):
+    """Convolutions with BatchNorm2d (affine and not) and a BatchNorm1d head, whose running
+    statistics are not the initial ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.bn_plain = nn.BatchNorm2d(4, affine=False)
+        self.fc = nn.Linear(4 * 8 * 8, 6)
+        self.bn1d = nn.BatchNorm1d(6, eps=1e-3)
+        for bn in (self.bn, self.bn_plain, self.bn1d):
+            c = bn.running_mean.numel()
+            bn.running_mean.copy_(ptl.linspace(-1, 1, c))
+            bn.running_var.copy_(ptl.linspace(0.5, 2, c))
+
+    def forward(self, x):
+        x = self.bn_plain(F.relu(self.bn(self.conv(x))))
+        return self.bn1d(self.fc(ptl.flatten(x, 1)))
+
+
 class GPTBlock(nn.Module):
     """Token and position embeddings, one pre-norm attention block with a causal mask and a
     GELU MLP, and the vocabulary head."""
@@ -86,6 +107,7 @@ def run(data, x):
 CASES = [
     (MLP, lambda b: ptl.randn(b, 3)),
     (CNN, lambda b: ptl.randn(b, 1, 8, 8)),
+    (BatchNormCNN, lambda b: ptl.randn(b, 1, 8, 8)),
     (GPTBlock, lambda b: ptl.randint(0, 11, (b, 8))),
 ]
 
@@ -101,7 +123,9 @@ def test_exported_model_matches_eager(model_cls, make):
     assert [i.name for i in proto.graph.input] == ["x"]
     assert [o.name for o in proto.graph.output] == ["y"]
     assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
-    assert {i.name for i in proto.graph.initializer} >= set(model.state_dict())
+    # every parameter and buffer the eval forward reads (not BatchNorm's step counter)
+    assert {i.name for i in proto.graph.initializer} >= {
+        k for k in model.state_dict() if not k.endswith("num_batches_tracked")}
     for batch in (4, 1, 7):   # dynamic_axes: other batch sizes run
         x = make(batch)
         with ptl.no_grad():
@@ -141,3 +165,6 @@ def test_errors():
     with pytest.raises(RuntimeError, match="'aten::native_layer_norm' to ONNX opset version "
                                            "16"):
         export(nn.LayerNorm(3), ptl.randn(2, 3), opset_version=16)
+    with pytest.raises(RuntimeError, match="'aten::native_batch_norm' to ONNX opset version "
+                                           "17"):
+        export(lambda x: F.batch_norm(x, None, None, training=True), ptl.randn(2, 3))

@@ -755,7 +755,10 @@ def test_norm_errors():
     ("layer_norm", lambda a, w: F.layer_norm(a, [4], w, w * 0.5)),
     ("group_norm", lambda a, w: F.group_norm(a.reshape(2, 4, 3), 2, w, w)),
     ("batch_norm", lambda a, w: F.batch_norm(a.reshape(2, 4, 3), None, None, w, w, training=True)),
-    ("batch_norm_eval", lambda a, w: F.batch_norm(a.reshape(2, 4, 3), w * 0, w * w + 1, w)),
+    # running statistics are not differentiable (as in PyTorch): constants here
+    ("batch_norm_eval", lambda a, w: F.batch_norm(
+        a.reshape(2, 4, 3), ptl.arange(4, dtype=a.dtype) - 1, ptl.arange(4, dtype=a.dtype) + 0.5,
+        w)),
     ("instance_norm", lambda a, w: F.instance_norm(a.reshape(2, 4, 3), weight=w)),
     ("rms_norm", lambda a, w: F.rms_norm(a, [4], w)),
     ("local_response_norm", lambda a, w: F.local_response_norm(a.reshape(2, 4, 3), 3) * w[0]),

@@ -301,23 +301,8 @@ ln_check(PtlTensorImpl *x, const PtlIValue *shape, PtlTensorImpl *w, PtlTensorIm
                              "\"LayerNormKernelImpl\" not implemented for '%s'",
                              ptl_dtype_legacy_name(x->dtype));
     }
-    /* float16/bfloat16 input with float32 weight and bias is allowed (mixed), as in
-     * PyTorch; any other dtype difference is refused with PyTorch's two messages */
-    for (int i = 0; i < 2; i++) {
-        PtlTensorImpl *t = wb[i];
-        if (t == NULL || t->dtype == x->dtype) {
-            continue;
-        }
-        if (x->dtype == PTL_DTYPE_FLOAT64 && t->dtype == PTL_DTYPE_FLOAT32) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "mixed dtype (CPU): all inputs must share same datatype.");
-        }
-        if (t->dtype != PTL_DTYPE_FLOAT32 || nn_work_dtype(x->dtype) != PTL_DTYPE_FLOAT32 ||
-            (wb[1 - i] != NULL && wb[1 - i]->dtype != t->dtype)) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "mixed dtype (CPU): expect parameter to have scalar type of "
-                                 "Float");
-        }
+    if (nn_check_mixed_dtype(x, wb, 2) < 0) {
+        return -1;
     }
     *n = 1;
     for (int64_t d = 0; d < k; d++) {

@@ -1,6 +1,6 @@
-/* nn_common.h -- helpers shared by the NN kernels of conv.c, pool.c, resample.c, layer_norm.c
- * and nn.c: the dtype they compute in, element access for kernels written once for both
- * work dtypes, and argument unpacking.
+/* nn_common.h -- helpers shared by the NN kernels of conv.c, pool.c, resample.c,
+ * layer_norm.c, batch_norm.c and nn.c: the dtype they compute in, element access for kernels
+ * written once for both work dtypes, and argument unpacking.
  * Plays the role of the small helpers at the top of ATen/native/ConvUtils.h and
  * ATen/native/Pool.h. */
 #ifndef PTL_ATEN_NATIVE_NN_COMMON_H
@@ -111,6 +111,35 @@ nn_zeros(int dim, const int64_t *sizes, PtlDtype dt)
         memset(ptl_tensor_data(t), 0, (size_t)t->numel * ptl_tensor_itemsize(t));
     }
     return t;
+}
+
+/* The parameters params[0..k) (NULL ones skipped) of a normalization of x: float16/bfloat16
+ * input with float32 parameters is allowed (mixed), as in PyTorch; any other dtype
+ * difference is refused with PyTorch's two messages.  0 or -1. */
+static inline int
+nn_check_mixed_dtype(PtlTensorImpl *x, PtlTensorImpl *const *params, int k)
+{
+    for (int i = 0; i < k; i++) {
+        PtlTensorImpl *t = params[i];
+        if (t == NULL || t->dtype == x->dtype) {
+            continue;
+        }
+        if (x->dtype == PTL_DTYPE_FLOAT64 && t->dtype == PTL_DTYPE_FLOAT32) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "mixed dtype (CPU): all inputs must share same datatype.");
+        }
+        int same = 1;
+        for (int q = 0; q < k; q++) {
+            same = same && (params[q] == NULL || params[q]->dtype == t->dtype);
+        }
+        if (t->dtype != PTL_DTYPE_FLOAT32 || nn_work_dtype(x->dtype) != PTL_DTYPE_FLOAT32 ||
+            !same) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "mixed dtype (CPU): expect parameter to have scalar type of "
+                                 "Float");
+        }
+    }
+    return 0;
 }
 
 /* Refuses dtypes PyTorch's kernel `name` has no loop for ("\"name\" not implemented for

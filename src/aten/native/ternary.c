@@ -29,18 +29,45 @@
         }                                                                                 \
     }
 
-/* o = STORE(F(LOAD(a), LOAD(b), LOAD(c), extra)) */
+/* o = STORE(F(LOAD(a), LOAD(b), LOAD(c), extra)).  Contiguous operands and broadcast ones
+ * (stride 0, as a [1, C, 1, 1] operand's inner run) take the vectorized contiguous loop: a
+ * broadcast operand is read from a block of LOOP3_BLOCK copies of its value, so one counted
+ * loop serves every mix of the two (binary_loops.h spells out its two mixes instead). */
+#define LOOP3_BLOCK 256
 #define DEFINE_LOOP3(NAME, T, DT, LOAD, STORE, F)                                         \
     PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         (void)extra;                                                                      \
-        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T) &&                \
-            s[3] == sizeof(T)) {                                                          \
+        int dense = s[0] == sizeof(T), bcast = 0;                                         \
+        for (int k = 1; k < 4; k++) {                                                     \
+            dense = dense && (s[k] == sizeof(T) || s[k] == 0);                            \
+            bcast = bcast || s[k] == 0;                                                   \
+        }                                                                                 \
+        if (dense && !bcast) {                                                            \
             T *o = (T *)d[0];                                                             \
             const T *a = (const T *)d[1], *b = (const T *)d[2], *c = (const T *)d[3];     \
             for (int64_t i = 0; i < n; i++) {                                             \
                 o[i] = STORE(F(LOAD(a[i]), LOAD(b[i]), LOAD(c[i]), extra));               \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        if (dense) {                                                                      \
+            T copies[3][LOOP3_BLOCK];                                                     \
+            for (int k = 0; k < 3; k++) {                                                 \
+                for (int64_t i = 0; s[k + 1] == 0 && i < LOOP3_BLOCK && i < n; i++) {     \
+                    copies[k][i] = *(const T *)d[k + 1];                                  \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t i0 = 0; i0 < n; i0 += LOOP3_BLOCK) {                             \
+                int64_t m = n - i0 < LOOP3_BLOCK ? n - i0 : LOOP3_BLOCK;                  \
+                T *o = (T *)d[0] + i0;                                                    \
+                const T *a = s[1] ? (const T *)d[1] + i0 : copies[0];                     \
+                const T *b = s[2] ? (const T *)d[2] + i0 : copies[1];                     \
+                const T *c = s[3] ? (const T *)d[3] + i0 : copies[2];                     \
+                for (int64_t i = 0; i < m; i++) {                                         \
+                    o[i] = STORE(F(LOAD(a[i]), LOAD(b[i]), LOAD(c[i]), extra));           \
+                }                                                                         \
             }                                                                             \
             return;                                                                       \
         }                                                                                 \
@@ -347,17 +374,22 @@ lerp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- addcmul / addcdiv ---- */
 
-/* the value arrives as {double, int64} so that integer dtypes use the truncated integer */
+/* the value arrives as {double, float, int64}: float64 computes with the double, the float
+ * family with the float (as PyTorch's opmath: float arithmetic, which vectorizes), integer
+ * dtypes with the truncated integer */
 typedef struct AddcValue {
     double d;
+    float f;
     int64_t i;
 } AddcValue;
 
 #define ADDCMUL_I(A, B, C, E)                                                             \
     ((int64_t)((uint64_t)(A) +                                                            \
                (uint64_t)((const AddcValue *)(E))->i * (uint64_t)(B) * (uint64_t)(C)))
-#define ADDCMUL_F(A, B, C, E) ((A) + ((const AddcValue *)(E))->d * ((B) * (C)))
-#define ADDCDIV_F(A, B, C, E) ((A) + ((const AddcValue *)(E))->d * ((B) / (C)))
+#define ADDC_VALUE(A, E) _Generic((A), float: ((const AddcValue *)(E))->f, \
+                                  default: ((const AddcValue *)(E))->d)
+#define ADDCMUL_F(A, B, C, E) ((A) + ADDC_VALUE(A, E) * ((B) * (C)))
+#define ADDCDIV_F(A, B, C, E) ((A) + ADDC_VALUE(A, E) * ((B) / (C)))
 DEFINE_ALL(DEFINE_LOOP3, addcmul, ADDCMUL_I, ADDCMUL_F)
 DEFINE_FLOAT_ONLY(DEFINE_LOOP3, addcdiv, ADDCDIV_F)
 
@@ -368,7 +400,8 @@ static int
 addc_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     int is_div = strstr(op->schema.name, "addcdiv") != NULL;
-    AddcValue v = {ptl_iv_to_double(&s[3]), ptl_iv_to_int(&s[3])};
+    AddcValue v = {ptl_iv_to_double(&s[3]), (float)ptl_iv_to_double(&s[3]),
+                   ptl_iv_to_int(&s[3])};
     (void)ks;
 
     if (is_div && ptl_dtype_is_integral(s[1].u.t->dtype, 1) &&

@@ -24,16 +24,10 @@
 #include "../formula.h"
 
 /* the normalized dims [dim - k, dim) of x */
-typedef struct {
-    int64_t dims[PTL_MAX_DIMS];
-    int k;
-    double count;   /* N */
-} LnDims;
-
-static LnDims
+static NormDims
 ln_dims(PtlTensorImpl *x, const PtlIValue *normalized_shape)
 {
-    LnDims d;
+    NormDims d;
     d.k = (int)normalized_shape->u.il.n;
     d.count = 1;
     for (int i = 0; i < d.k; i++) {
@@ -43,36 +37,53 @@ ln_dims(PtlTensorImpl *x, const PtlIValue *normalized_shape)
     return d;
 }
 
-static PtlTensorImpl *
-scaled(Scope *sc, PtlTensorImpl *a, double v)
-{
-    return a ? own(sc, mul_num(a, v)) : NULL;
-}
-
-/* sum of t over the normalized dims, kept as size 1 */
-static PtlTensorImpl *
-row_sum(Scope *sc, PtlTensorImpl *t, const LnDims *d)
-{
-    PtlIValue v[3] = {ptl_iv_tensor(t), ptl_iv_intlist(d->dims, d->k), ptl_iv_bool(1)};
-    return fv(sc, PTL_OP_sum_dim_IntList, 3, v);
-}
-
-static PtlTensorImpl *
-row_mean(Scope *sc, PtlTensorImpl *t, const LnDims *d)
-{
-    return scaled(sc, row_sum(sc, t, d), 1.0 / d->count);
-}
-
 /* Pi(c) = c - mean(c) - xhat mean(c xhat) */
 static PtlTensorImpl *
-proj(Scope *sc, PtlTensorImpl *c, PtlTensorImpl *xhat, const LnDims *d)
+proj(Scope *sc, PtlTensorImpl *c, PtlTensorImpl *xhat, const NormDims *d)
 {
-    return SUB(SUB(c, row_mean(sc, c, d)), MUL(xhat, row_mean(sc, MUL(c, xhat), d)));
+    return SUB(SUB(c, norm_mean(sc, c, d)), MUL(xhat, norm_mean(sc, MUL(c, xhat), d)));
+}
+
+int
+norm_grad_finish(PtlNode *n, PtlTensorImpl **go, Scope *sc, const NormDims *d,
+                 PtlTensorImpl *x, PtlTensorImpl *mean, PtlTensorImpl *rstd,
+                 PtlTensorImpl *gmean, PtlTensorImpl *grstd, const int64_t *mask,
+                 PtlTensorImpl **r)
+{
+    int rc = 0;
+    if (mask[0] && (gmean != NULL || grstd != NULL)) {
+        PtlTensorImpl *extra = gmean != NULL ? scaled(sc, gmean, 1.0 / d->count) : NULL;
+        if (grstd != NULL) {
+            PtlTensorImpl *coef = scaled(sc, MUL(grstd, MUL(MUL(rstd, rstd), rstd)),
+                                         -1.0 / d->count);
+            PtlTensorImpl *t = MUL(SUB(x, mean), coef);
+            extra = extra != NULL ? ADD(extra, t) : t;
+        }
+        /* broadcast against x (gmean alone has the statistics' shape) */
+        PtlTensorImpl *sum = ADD(r[0] != NULL ? r[0] : zeros_of(sc, x), extra);
+        if (sum != NULL) {
+            ptl_incref(sum);
+        }
+        ptl_xdecref(r[0]);
+        if ((r[0] = sum) == NULL) {
+            rc = -1;
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (rc == 0 && r[i] != NULL && mask[i]) {
+            rc = put(n, go, i, r[i]);   /* consumes r[i] */
+        }
+        else {
+            ptl_xdecref(r[i]);
+        }
+        r[i] = NULL;
+    }
+    return rc;
 }
 
 /* native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd):
  * the out gradient goes to native_layer_norm_backward; gradients of mean and rstd (rarely
- * used) add gmean / N + grstd (-rstd^3 / N) (x - mean) to the input's. */
+ * used) add to the input's (norm_grad_finish). */
 int
 native_layer_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 {
@@ -93,39 +104,9 @@ native_layer_norm_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
             goto done;
         }
     }
-    if (mask[0] && (gi[1] != NULL || gi[2] != NULL)) {
-        LnDims d = ln_dims(x, &n->args[1]);
-        PtlTensorImpl *extra = gi[1] != NULL ? scaled(sc, gi[1], 1.0 / d.count) : NULL;
-        if (gi[2] != NULL) {
-            PtlTensorImpl *coef = scaled(sc, MUL(gi[2], MUL(MUL(rstd, rstd), rstd)),
-                                         -1.0 / d.count);
-            PtlTensorImpl *t = MUL(SUB(x, mean), coef);
-            extra = extra != NULL ? ADD(extra, t) : t;
-        }
-        /* broadcast against x (gmean alone is [*, 1...]) */
-        PtlTensorImpl *base = r[0] != NULL ? r[0] : own(sc, op1(PTL_OP_zeros_like, x));
-        PtlTensorImpl *sum = ADD(base, extra);
-        if (sum == NULL) {
-            goto done;
-        }
-        ptl_incref(sum);
-        ptl_xdecref(r[0]);
-        r[0] = sum;
-    }
-    rc = 0;
-    for (int i = 0; i < 3; i++) {
-        if (r[i] != NULL && mask[i] && put(n, go, i, r[i]) < 0) {
-            rc = -1;
-        }
-        else if (r[i] != NULL && !mask[i]) {
-            ptl_decref(r[i]);
-        }
-        r[i] = NULL;
-    }
+    NormDims d = ln_dims(x, &n->args[1]);
+    rc = norm_grad_finish(n, go, sc, &d, x, mean, rstd, gi[1], gi[2], mask, r);
 done:
-    for (int i = 0; i < 3; i++) {
-        ptl_xdecref(r[i]);
-    }
     ptl_xdecref(x);
     ptl_xdecref(w);
     ptl_xdecref(b);
@@ -134,27 +115,20 @@ done:
     return scope_end(sc, rc);
 }
 
-/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
- * output_mask) -> (gI, gW, gB): Note [Layer norm double backward]. */
 int
-native_layer_norm_double_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+norm_double_backward(Scope *sc, const NormDims *d, PtlTensorImpl *g, PtlTensorImpl *x,
+                     PtlTensorImpl *mean, PtlTensorImpl *rstd, PtlTensorImpl *w,
+                     PtlTensorImpl *ggi, PtlTensorImpl *ggw, PtlTensorImpl *ggb,
+                     const int *want, PtlTensorImpl **out)
 {
-    PtlTensorImpl *g = NULL, *x = NULL, *mean = NULL, *rstd = NULL, *w = NULL;
-    PtlTensorImpl *ggi = gi[0], *ggw = gi[1], *ggb = gi[2];
-    Scope scope = {.n = 0}, *sc = &scope;
-    int rc = -1;
-    if (saved(n, 0, &g) < 0 || saved(n, 1, &x) < 0 || saved(n, 2, &mean) < 0 ||
-        saved(n, 3, &rstd) < 0 || saved(n, 4, &w) < 0) {
-        goto done;
-    }
-    LnDims d = ln_dims(x, &n->args[2]);
+    out[0] = out[1] = out[2] = NULL;
     PtlTensorImpl *xhat = MUL(SUB(x, mean), rstd);
     /* r Pi(ggI) */
-    PtlTensorImpl *rpi = ggi != NULL ? MUL(rstd, proj(sc, ggi, xhat, &d)) : NULL;
+    PtlTensorImpl *rpi = ggi != NULL ? MUL(rstd, proj(sc, ggi, xhat, d)) : NULL;
     if (xhat == NULL || (ggi != NULL && rpi == NULL)) {
-        goto done;
+        return -1;
     }
-    if (NEEDS(0)) {
+    if (want[0] && (rpi != NULL || ggw != NULL || ggb != NULL)) {
         PtlTensorImpl *dg = NULL;
         if (rpi != NULL) {
             dg = w != NULL ? MUL(rpi, w) : rpi;
@@ -164,39 +138,58 @@ native_layer_norm_double_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go
             dg = dg != NULL ? ADD(dg, t) : t;
         }
         if (ggb != NULL) {
-            /* ggB is [N...]: broadcast it against x's shape */
-            PtlTensorImpl *t = dg != NULL ? dg : own(sc, op1(PTL_OP_zeros_like, x));
-            dg = ADD(t, ggb);
+            /* ggB alone does not have x's shape: broadcast it */
+            dg = ADD(dg != NULL ? dg : zeros_of(sc, x), ggb);
         }
-        if (dg != NULL && give(n, go, 0, dg) < 0) {
-            goto done;
+        if ((out[0] = dg) == NULL) {
+            return -1;
         }
     }
-    if (NEEDS(1)) {
+    if (want[1] && (ggw != NULL || ggi != NULL)) {
         PtlTensorImpl *dx = NULL;
         if (ggw != NULL) {
-            dx = MUL(rstd, proj(sc, MUL(g, ggw), xhat, &d));
+            dx = MUL(rstd, proj(sc, MUL(g, ggw), xhat, d));
         }
         if (ggi != NULL) {
             PtlTensorImpl *a = w != NULL ? MUL(g, w) : g;
-            PtlTensorImpl *A = SUB(row_sum(sc, MUL(a, ggi), &d),
-                                   MUL(row_sum(sc, a, &d), row_mean(sc, ggi, &d)));
-            PtlTensorImpl *P = row_sum(sc, MUL(a, xhat), &d);
-            PtlTensorImpl *Q = row_mean(sc, MUL(xhat, ggi), &d);
-            PtlTensorImpl *t1 = MUL(scaled(sc, SUB(A, MUL(P, Q)), 1.0 / d.count), xhat);
-            PtlTensorImpl *t2 = MUL(Q, proj(sc, a, xhat, &d));
-            PtlTensorImpl *t3 = MUL(scaled(sc, P, 1.0 / d.count), proj(sc, ggi, xhat, &d));
+            PtlTensorImpl *A = SUB(norm_sum(sc, MUL(a, ggi), d),
+                                   MUL(norm_sum(sc, a, d), norm_mean(sc, ggi, d)));
+            PtlTensorImpl *P = norm_sum(sc, MUL(a, xhat), d);
+            PtlTensorImpl *Q = norm_mean(sc, MUL(xhat, ggi), d);
+            PtlTensorImpl *t1 = MUL(scaled(sc, SUB(A, MUL(P, Q)), 1.0 / d->count), xhat);
+            PtlTensorImpl *t2 = MUL(Q, proj(sc, a, xhat, d));
+            PtlTensorImpl *t3 = MUL(scaled(sc, P, 1.0 / d->count), proj(sc, ggi, xhat, d));
             PtlTensorImpl *t = scaled(sc, MUL(MUL(rstd, rstd), ADD(ADD(t1, t2), t3)), -1.0);
             dx = dx != NULL ? ADD(dx, t) : t;
-            if (t == NULL) {
-                goto done;
-            }
         }
-        if (dx != NULL && give(n, go, 1, dx) < 0) {
-            goto done;
+        if ((out[1] = dx) == NULL) {
+            return -1;
         }
     }
-    if (NEEDS(4) && w != NULL && rpi != NULL && give(n, go, 4, MUL(g, rpi)) < 0) {
+    if (want[2] && w != NULL && rpi != NULL && (out[2] = MUL(g, rpi)) == NULL) {
+        return -1;
+    }
+    return 0;
+}
+
+/* native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+ * output_mask) -> (gI, gW, gB): Note [Layer norm double backward]. */
+int
+native_layer_norm_double_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *g = NULL, *x = NULL, *mean = NULL, *rstd = NULL, *w = NULL, *out[3];
+    Scope scope = {.n = 0}, *sc = &scope;
+    int rc = -1;
+    if (saved(n, 0, &g) < 0 || saved(n, 1, &x) < 0 || saved(n, 2, &mean) < 0 ||
+        saved(n, 3, &rstd) < 0 || saved(n, 4, &w) < 0) {
+        goto done;
+    }
+    NormDims d = ln_dims(x, &n->args[2]);
+    int want[3] = {NEEDS(0) != 0, NEEDS(1) != 0, NEEDS(4) != 0};
+    if (norm_double_backward(sc, &d, g, x, mean, rstd, w, gi[0], gi[1], gi[2], want, out) < 0 ||
+        (out[0] != NULL && give(n, go, 0, out[0]) < 0) ||
+        (out[1] != NULL && give(n, go, 1, out[1]) < 0) ||
+        (out[2] != NULL && give(n, go, 4, out[2]) < 0)) {
         goto done;
     }
     rc = 0;
