@@ -113,6 +113,9 @@ CASES = [
      "packed, stride 2, short sliver"),
     ((2, 6, 11, 9), (10, 6, 3, 3), (2, 1), (0, 1), (1, 1), 1,
      "packed, stride (2, 1)"),
+    ((2, 3, 38, 37), (20, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "packed, stride 2, output rows of 19 (stride-2 runs over two vectors, padding at both "
+     "ends), 20 channels (a short transpose block)"),
     ((2, 32, 66, 66), (8, 32, 3, 3), (2, 2), (0, 0), (1, 1), 1,
      "packed, columns over PK_BLOCK_BYTES: several blocks"),
     ((3, 4, 12, 12), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,

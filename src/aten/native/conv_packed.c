@@ -85,7 +85,9 @@ lane_mask(int64_t lo, int64_t hi)
 
 /* dst[j] = src[ix0 + j * sx] for j < len where that index lies in the image row
  * [0, width), zero elsewhere: one run of output pixels inside a sliver, or one padded row
- * of a window.  Stride 1 goes through masked loads. */
+ * of a window.  Stride 1 goes through masked loads, stride 2 through two masked loads of
+ * 16 and a permute that keeps the even lanes of the pair (stride 2 is every downsampling
+ * convolution of a ResNet: a scalar loop here cost as much as the tiles). */
 AVX512 static inline void
 pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
 {
@@ -97,6 +99,21 @@ pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, i
             /* masked-off lanes are not read, so the address may lie outside the row */
             __m512 v = _mm512_maskz_loadu_ps(valid, (const char *)src + (ix0 + j0) * 4);
             _mm512_mask_storeu_ps(dst + j0, lane_mask(0, m), v);
+        }
+        return;
+    }
+    if (sx == 2) {
+        const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                                26, 28, 30);
+        for (int64_t j0 = 0; j0 < len; j0 += 16) {
+            int64_t m = len - j0 < 16 ? len - j0 : 16, i0 = ix0 + 2 * j0;
+            /* source lanes [0, 2m - 1) of the pair are the ones kept */
+            __mmask16 v0 = lane_mask(-i0, width - i0) & lane_mask(0, 2 * m - 1);
+            __mmask16 v1 = lane_mask(-(i0 + 16), width - (i0 + 16)) & lane_mask(0, 2 * m - 17);
+            __m512 lo = _mm512_maskz_loadu_ps(v0, (const char *)src + i0 * 4);
+            __m512 hi = _mm512_maskz_loadu_ps(v1, (const char *)src + (i0 + 16) * 4);
+            _mm512_mask_storeu_ps(dst + j0, lane_mask(0, m),
+                                  _mm512_permutex2var_ps(lo, evens, hi));
         }
         return;
     }
@@ -621,32 +638,63 @@ typedef struct WgradJob {
     int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
 } WgradJob;
 
+/* dst[j * WG_NR + r] = src[r * ld + j] for r < 16 and j < nj (nj <= 16), zero for rows
+ * r >= nr: a 16 x 16 transpose in registers (pairs of lanes, then pairs of pairs, then
+ * 128-bit quarters twice), the rows read through masked loads. */
+AVX512 static void
+transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst)
+{
+    const __mmask16 cols = lane_mask(0, nj);
+    __m512 a[16], b[16];
+    for (int r = 0; r < 16; r++) {
+        a[r] = r < nr ? _mm512_maskz_loadu_ps(cols, src + r * ld) : _mm512_setzero_ps();
+    }
+    for (int r = 0; r < 16; r += 2) {
+        b[r] = _mm512_unpacklo_ps(a[r], a[r + 1]);
+        b[r + 1] = _mm512_unpackhi_ps(a[r], a[r + 1]);
+    }
+    for (int r = 0; r < 16; r += 4) {
+        for (int h = 0; h < 2; h++) {
+            __m512d x = _mm512_castps_pd(b[r + h]), y = _mm512_castps_pd(b[r + 2 + h]);
+            a[r + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
+            a[r + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
+        }
+    }
+    for (int r = 0; r < 16; r += 8) {
+        for (int h = 0; h < 4; h++) {
+            b[r + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0x88);
+            b[r + 4 + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0xdd);
+        }
+    }
+    for (int h = 0; h < 8; h++) {
+        a[h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0x88);
+        a[8 + h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0xdd);
+    }
+    for (int64_t c = 0; c < nj; c++) {   /* a[c] is column c */
+        _mm512_store_ps(dst + c * WG_NR, a[c]);
+    }
+}
+
 /* gt[(os * nq + q) * WG_NR + o % WG_NR] = the output gradient of channel o (of the group,
  * os = o / WG_NR) at the block's pixel q (gyg: the group's first channel of one sample),
- * zero at the flat layout's dropped indices and past opg. */
-static void
+ * zero at the flat layout's dropped indices and past opg: 16 x 16 transposes over runs of
+ * consecutive output pixels (the whole block when packed, one output row when flat). */
+AVX512 static void
 fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
 {
     const Cols *cl = j->sh.cl;
-    const int64_t L = j->sh.g->col_numel;
+    const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
     memset(gt, 0, (size_t)(j->nos * cl->nq * WG_NR) * sizeof(float));
-    if (!cl->flat) {
-        for (int64_t o = 0; o < j->sh.opg; o++) {
-            float *d = gt + (o / WG_NR) * cl->nq * WG_NR + o % WG_NR;
-            const float *src = gyg + o * L + q0;
-            for (int64_t q = 0; q < nq; q++) {
-                d[q * WG_NR] = src[q];
-            }
+    int64_t pix = q0, len = nq;
+    for (int64_t q = q0; q < q0 + nq; q += len) {
+        if (cl->flat && (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) == 0) {
+            break;
         }
-        return;
-    }
-    int64_t pix, len;
-    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) > 0; q += len) {
-        for (int64_t o = 0; o < j->sh.opg; o++) {
+        for (int64_t o = 0; o < opg; o += 16) {
             float *d = gt + ((o / WG_NR) * cl->nq + (q - q0)) * WG_NR + o % WG_NR;
-            const float *src = gyg + o * L + pix;
-            for (int64_t i = 0; i < len; i++) {
-                d[i * WG_NR] = src[i];
+            for (int64_t i = 0; i < len; i += 16) {
+                transpose_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 16 ? len - i : 16,
+                                d + i * WG_NR);
             }
         }
     }
