@@ -9,13 +9,14 @@
  * and back, its rows are batch * cols apart (a power of two for most images: they collide
  * in L1), and the threads meet at every KC step.  Here a task is one block of output pixels
  * of one sample and one group, and does everything for it on its own thread.  Its columns
- * (kdim = ci/G * kvol taps by the block's pixels) come in one of two layouts (Cols):
- *   - flat, for stride 1 in every dim: per input channel, a window of the padded image,
- *     flattened, so that tap p of output pixel q is at q + off[p]: PK_NR consecutive pixels
- *     are one 32-float load, with no packing.  The flat indices past the output's width
- *     (k - 1 per row) are computed and dropped;
- *   - packed, for other strides: the block's im2col columns copied into slivers of PK_NR
- *     pixels, sliver s tap p at (s * kdim + p) * PK_NR.
+ * (kdim = ci/G * kvol taps by the block's pixels) are windows of the padded image (Cols):
+ * per input channel and per phase of the stride (the elements at the same coordinates
+ * modulo the stride: one phase for stride 1, four for a 2-D stride 2), flattened, so that
+ * tap p of output pixel q is at q + off[p]: PK_NR consecutive pixels are one 32-float load,
+ * and each image element is copied once.  The flat indices past the output's width
+ * (about d * (k - 1) / s per row) are computed and dropped.  (Before the phases, strided
+ * convolutions copied im2col columns into slivers, an image element kvol / s^2 times, one
+ * short run per tap and output row: the copy cost as much as the tiles.)
  * Forward: the weight is packed once per call into PK_MR-row slivers; each tile is PK_MR
  * output channels x PK_NR pixels, 16 accumulators started at the bias and summed over the
  * taps in order, so blocks and threads change no bit of the result.  A batch too small to
@@ -81,7 +82,7 @@ lane_mask(int64_t lo, int64_t hi)
     return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
-/* ---- packing the im2col columns of one block ---- */
+/* ---- filling the windows of one block ---- */
 
 /* dst[j] = src[ix0 + j * sx] for j < len where that index lies in the image row
  * [0, width), zero elsewhere: one run of output pixels inside a sliver, or one padded row
@@ -131,61 +132,6 @@ copy_run(float *dst, const float *src, int64_t n)
     for (int64_t j = 0; j < n; j += 16) {
         __mmask16 m = lane_mask(0, n - j);
         _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
-    }
-}
-
-/* Packs the im2col columns [q0, q0 + nq) of one sample and group (cpg image planes at x)
- * into slivers: dst[(s * kst + p) * PK_NR + lane] = col[p][q0 + s * PK_NR + lane] for
- * p < kdim, zero for lanes past nq and for rows kdim <= p < kst. */
-AVX512 static void
-pack_cols(const float *x, const ConvGeom *g, int64_t cpg, int64_t q0, int64_t nq, int64_t kst,
-          float *dst)
-{
-    const int64_t wo = g->col[2], ho = g->col[1], kdim = cpg * g->kvol;
-    const int64_t nsl = (nq + PK_NR - 1) / PK_NR;
-    /* the zeros past nq in the last sliver, and the padding rows */
-    if (nq % PK_NR != 0) {
-        int64_t lane = nq % PK_NR;
-        for (int64_t p = 0; p < kdim; p++) {
-            memset(dst + ((nsl - 1) * kst + p) * PK_NR + lane, 0,
-                   (size_t)(PK_NR - lane) * sizeof(float));
-        }
-    }
-    for (int64_t s = 0; s < nsl && kst > kdim; s++) {
-        memset(dst + (s * kst + kdim) * PK_NR, 0, (size_t)((kst - kdim) * PK_NR) * sizeof(float));
-    }
-    int64_t p = 0;
-    for (int64_t c = 0; c < cpg; c++) {
-        const float *plane = x + c * g->img_numel;
-        for (int64_t kz = 0; kz < g->k[0]; kz++) {
-            for (int64_t ky = 0; ky < g->k[1]; ky++) {
-                for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
-                    int64_t offx = kx * g->d[2] - g->p[2];
-                    float *drow = dst + p * PK_NR;
-                    /* the output rows (oz, oy) that meet [q0, q0 + nq), each cut at the
-                     * sliver boundaries */
-                    for (int64_t q = q0; q < q0 + nq;) {
-                        int64_t r = q / wo, ox = q % wo;
-                        int64_t oz = r / ho, oy = r % ho;
-                        int64_t pos = q - q0, s = pos / PK_NR, lane = pos % PK_NR;
-                        int64_t len = wo - ox;
-                        len = len < PK_NR - lane ? len : PK_NR - lane;
-                        len = len < q0 + nq - q ? len : q0 + nq - q;
-                        float *d = drow + s * kst * PK_NR + lane;
-                        int64_t iz = oz * g->s[0] - g->p[0] + kz * g->d[0];
-                        int64_t iy = oy * g->s[1] - g->p[1] + ky * g->d[1];
-                        if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
-                            memset(d, 0, (size_t)len * sizeof(float));
-                        }
-                        else {
-                            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2],
-                                     ox * g->s[2] + offx, g->s[2], g->img[2], len);
-                        }
-                        q += len;
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -271,103 +217,113 @@ tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, con
 #undef FWD_INIT
 #undef FWD_STORE
 
-/* ---- the columns of one task, in either layout ----
- * Packed (any stride): the block's columns in slivers, sliver s at s * kst * PK_NR floats,
- * tap p of it at p * PK_NR more.  Flat (stride 1 in every dim): for each channel c a window
- * of the padded image, flattened, from the block's first flat index q0: the output pixel
- * (oz, oy, ox) has flat index q = (oz * hp + oy) * wp + ox, and tap p = (c, kz, ky, kx) of
- * it is at q - q0 + off[p], off[p] = c * winst + (kz * dz * hp + ky * dy) * wp + kx * dx.
- * Flat indices whose column lies past the output's width (ox >= cols) or row past its
- * height are computed and dropped: 2 of every 18 for a 16 x 16 image with padding 1. */
+/* ---- the columns of one task ----
+ * For each input channel c and each phase (pz, py, px) (pz < sz, py < sy, px < sx) that a
+ * tap reads, a window of the padded image's phase plane: the padded elements whose
+ * coordinates are (pz, py, px) modulo the stride, a (dq, hq, wq) = ceil(padded / stride)
+ * grid, flattened.  The output pixel (oz, oy, ox) has flat index q = (oz * hq + oy) * wq +
+ * ox in every plane, and tap p = (c, kz, ky, kx) of it, which reads the padded element
+ * (oz * sz + kz * dz, ...), is at q - q0 + off[p], off[p] = (c * nph + ph) * winst +
+ * ((kz * dz / sz) * hq + ky * dy / sy) * wq + kx * dx / sx, ph the slot of the phase
+ * ((kz * dz) % sz, ...): PK_NR consecutive pixels are one 32-float load for any stride,
+ * and each image element is copied once (an im2col buffer copies it kvol / stride^2
+ * times).  Flat indices whose column lies past the output's width (ox >= cols) or row
+ * past its height are computed and dropped: 2 of every 18 for a 16 x 16 image with
+ * padding 1 and stride 1, 1 of every 9 with stride 2. */
 
 typedef struct Cols {
-    int flat;
-    int64_t span;                        /* pixels (flat: 1 + the last output pixel's q) */
+    int64_t span;                        /* 1 + the last output pixel's flat index */
     int64_t nq, nblk;                    /* pixels per block (a multiple of PK_NR), blocks */
-    int64_t kst;                         /* taps, rounded up for the tile */
-    int64_t jump;                        /* floats from one sliver to the next */
-    int64_t hp, wp, winst;               /* flat: padded height, width; floats per window */
-    int64_t *off;                        /* kst tap offsets (those past kdim repeat the last) */
+    int64_t hq, wq, winst;               /* phase plane height, width; floats per window */
+    int64_t nph;                         /* phases read */
+    int64_t *off;                        /* kdim tap offsets */
+    int64_t *phase;                      /* nph x 3: the phases read, by slot */
 } Cols;
 
+/* The slot of phase (pz, py, px) among the phases read, adding it when new. */
+static int64_t
+phase_slot(Cols *cl, int64_t pz, int64_t py, int64_t px)
+{
+    for (int64_t i = 0; i < cl->nph; i++) {
+        if (cl->phase[3 * i] == pz && cl->phase[3 * i + 1] == py && cl->phase[3 * i + 2] == px) {
+            return i;
+        }
+    }
+    cl->phase[3 * cl->nph] = pz;
+    cl->phase[3 * cl->nph + 1] = py;
+    cl->phase[3 * cl->nph + 2] = px;
+    return cl->nph++;
+}
+
 /* Lays out the columns of one (sample, group) of cpg channels: in blocks that keep a task's
- * columns within PK_BLOCK_BYTES, at least min_blocks of them where there are enough
+ * windows within PK_BLOCK_BYTES, at least min_blocks of them where there are enough
  * slivers. */
 static int
-cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t kst, int64_t min_blocks)
+cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
 {
-    const int64_t kdim = cpg * g->kvol;
-    int64_t per, nsl;
-    cl->flat = g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1;
-    cl->kst = kst;
-    if (cl->flat) {
-        cl->hp = g->img[1] + 2 * g->p[1];
-        cl->wp = g->img[2] + 2 * g->p[2];
-        cl->span = ((g->col[0] - 1) * cl->hp + g->col[1] - 1) * cl->wp + g->col[2];
-        int64_t reach = ((g->k[0] - 1) * g->d[0] * cl->hp + (g->k[1] - 1) * g->d[1]) * cl->wp +
-                        (g->k[2] - 1) * g->d[2];
-        per = (PK_BLOCK_BYTES / (cpg * (int64_t)sizeof(float)) - reach) / PK_NR;
-        nsl = (cl->span + PK_NR - 1) / PK_NR;
-        per = per < 1 ? 1 : per;
-        cl->nblk = (nsl + per - 1) / per;
-        cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
-        cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
-        cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
-        cl->winst = (cl->nq + reach + 15) / 16 * 16;
-        cl->jump = PK_NR;
-    }
-    else {
-        cl->span = g->col_numel;
-        nsl = (cl->span + PK_NR - 1) / PK_NR;
-        per = PK_BLOCK_BYTES / (kst * PK_NR * (int64_t)sizeof(float));
-        per = per < 1 ? 1 : per;
-        cl->nblk = (nsl + per - 1) / per;
-        cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
-        cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
-        cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
-        cl->jump = kst * PK_NR;
-    }
-    cl->nblk = (cl->span + cl->nq - 1) / cl->nq;
-    cl->off = pk_alloc((size_t)kst * sizeof(int64_t));
+    const int64_t kdim = cpg * g->kvol, kvol = g->kvol;
+    cl->hq = (g->img[1] + 2 * g->p[1] + g->s[1] - 1) / g->s[1];
+    cl->wq = (g->img[2] + 2 * g->p[2] + g->s[2] - 1) / g->s[2];
+    cl->span = ((g->col[0] - 1) * cl->hq + g->col[1] - 1) * cl->wq + g->col[2];
+    /* off, then the phases (the kernel volume bounds their count), then each tap's slot
+     * and offset in its plane */
+    cl->off = pk_alloc((size_t)(kdim + 5 * kvol) * sizeof(int64_t));
     if (cl->off == NULL) {
         return -1;
     }
-    int64_t p = 0;
-    for (int64_t c = 0; c < cpg; c++) {
-        for (int64_t kz = 0; kz < g->k[0]; kz++) {
-            for (int64_t ky = 0; ky < g->k[1]; ky++) {
-                for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
-                    cl->off[p] = cl->flat ? c * cl->winst +
-                                                (kz * g->d[0] * cl->hp + ky * g->d[1]) * cl->wp +
-                                                kx * g->d[2]
-                                          : p * PK_NR;
-                }
+    cl->phase = cl->off + kdim;
+    cl->nph = 0;
+    int64_t *slot = cl->phase + 3 * kvol, *in_plane = slot + kvol;
+    int64_t reach = 0, p = 0;
+    for (int64_t kz = 0; kz < g->k[0]; kz++) {
+        for (int64_t ky = 0; ky < g->k[1]; ky++) {
+            for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
+                int64_t z = kz * g->d[0], y = ky * g->d[1], x = kx * g->d[2];
+                int64_t in = ((z / g->s[0]) * cl->hq + y / g->s[1]) * cl->wq + x / g->s[2];
+                slot[p] = phase_slot(cl, z % g->s[0], y % g->s[1], x % g->s[2]);
+                in_plane[p] = in;
+                reach = in > reach ? in : reach;
             }
         }
     }
-    for (; p < kst; p++) {
-        cl->off[p] = cl->off[kdim - 1];
+    int64_t per = (PK_BLOCK_BYTES / (cpg * cl->nph * (int64_t)sizeof(float)) - reach) / PK_NR;
+    int64_t nsl = (cl->span + PK_NR - 1) / PK_NR;
+    per = per < 1 ? 1 : per;
+    cl->nblk = (nsl + per - 1) / per;
+    cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
+    cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
+    cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
+    cl->nblk = (cl->span + cl->nq - 1) / cl->nq;
+    cl->winst = (cl->nq + reach + 15) / 16 * 16;
+    for (int64_t c = 0; c < cpg; c++) {
+        for (int64_t kk = 0; kk < kvol; kk++) {
+            cl->off[c * kvol + kk] = (c * cl->nph + slot[kk]) * cl->winst + in_plane[kk];
+        }
     }
     return 0;
 }
-
-/* floats of one task's column buffer */
+/* floats of one task's windows */
 static size_t
 cols_floats(const Cols *cl, int64_t cpg)
 {
-    return (size_t)(cl->flat ? cpg * cl->winst : cl->kst * cl->nq);
+    return (size_t)(cpg * cl->nph * cl->winst);
 }
 
-/* win[f - q0] = the padded image plane at flat index f, for f in [q0, q0 + len): each
- * padded row is one masked run (pack_run), the padding read as zeros. */
+/* win[f - q0] = the padded image plane's phase (pz, py, px) at flat index f, for f in
+ * [q0, q0 + len): each row of the phase plane is one run (pack_run: every sx-th element of
+ * a padded row from px), the padding read as zeros. */
 AVX512 static void
-fill_window(const float *plane, const ConvGeom *g, const Cols *cl, int64_t q0, int64_t len,
-            float *win)
+fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
+            int64_t q0, int64_t len, float *win)
 {
+    /* the plane's coordinates of flat index f, stepped along without divisions: the rows
+     * are short (9 floats for stride 2 on 16 x 16), so a division per row was a good part
+     * of the fill */
+    int64_t row = q0 / cl->wq, x = q0 % cl->wq, zq = row / cl->hq, yq = row % cl->hq;
     for (int64_t f = q0; f < q0 + len;) {
-        int64_t row = f / cl->wp, x = f % cl->wp;
-        int64_t iz = row / cl->hp - g->p[0], iy = row % cl->hp - g->p[1];
-        int64_t n = cl->wp - x < q0 + len - f ? cl->wp - x : q0 + len - f;
+        int64_t iz = zq * g->s[0] + phase[0] - g->p[0];
+        int64_t iy = yq * g->s[1] + phase[1] - g->p[1];
+        int64_t n = cl->wq - x < q0 + len - f ? cl->wq - x : q0 + len - f;
         float *d = win + (f - q0);
         if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
             for (int64_t j = 0; j < n; j += 16) {
@@ -375,40 +331,45 @@ fill_window(const float *plane, const ConvGeom *g, const Cols *cl, int64_t q0, i
             }
         }
         else {
-            /* padded column x + j is image column x + j - p */
-            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2], x - g->p[2], 1, g->img[2], n);
+            /* phase column x + j is padded column (x + j) * sx + px, image column p less */
+            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2],
+                     x * g->s[2] + phase[2] - g->p[2], g->s[2], g->img[2], n);
         }
         f += n;
+        x = 0;
+        if (++yq == cl->hq) {
+            yq = 0;
+            zq++;
+        }
     }
 }
 
-/* The columns of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf. */
+/* The windows of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf. */
 AVX512 static void
 cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
-          int64_t nq, float *buf)
+          float *buf)
 {
-    if (!cl->flat) {
-        pack_cols(x, g, cpg, q0, nq, cl->kst, buf);
-        return;
-    }
     for (int64_t c = 0; c < cpg; c++) {
-        fill_window(x + c * g->img_numel, g, cl, q0, cl->winst, buf + c * cl->winst);
+        for (int64_t ph = 0; ph < cl->nph; ph++) {
+            fill_window(x + c * g->img_numel, g, cl, cl->phase + 3 * ph, q0, cl->winst,
+                        buf + (c * cl->nph + ph) * cl->winst);
+        }
     }
 }
 
-/* Flat layout: the next run of output pixels at or after flat index *q and below end (*q
- * moves to its start); returns its length, 0 when there is none, and sets *pix to its first
- * pixel's index in the output. */
+/* The next run of output pixels at or after flat index *q and below end (*q moves to its
+ * start); returns its length, 0 when there is none, and sets *pix to its first pixel's
+ * index in the output. */
 static int64_t
 flat_next_run(const Cols *cl, const ConvGeom *g, int64_t *q, int64_t end, int64_t *pix)
 {
     while (*q < end) {
-        int64_t row = *q / cl->wp, x = *q % cl->wp, z = row / cl->hp, y = row % cl->hp;
+        int64_t row = *q / cl->wq, x = *q % cl->wq, z = row / cl->hq, y = row % cl->hq;
         if (x < g->col[2] && y < g->col[1] && z < g->col[0]) {
             *pix = (z * g->col[1] + y) * g->col[2] + x;
             return g->col[2] - x < end - *q ? g->col[2] - x : end - *q;
         }
-        *q += cl->wp - x;
+        *q += cl->wq - x;
     }
     return 0;
 }
@@ -471,8 +432,8 @@ pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
     }
 }
 
-/* Tasks (sample, group, block): the packed layout's tiles store into y; the flat layout's
- * into tmp (nis * PK_MR rows of nq), whose output pixels are then copied to y. */
+/* Tasks (sample, group, block): the tiles store into tmp (nis * PK_MR rows of nq), whose
+ * output pixels are then copied to y. */
 AVX512 static int
 fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 {
@@ -481,35 +442,32 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel, G = g->groups;
     float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
-    float *tmp = cl->flat ? pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float)) : NULL;
-    if (cols == NULL || (cl->flat && tmp == NULL)) {
+    float *tmp = pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
+    if (cols == NULL || tmp == NULL) {
         free(cols);
+        free(tmp);
         return -1;
     }
     for (int64_t t = t0; t < t1; t++) {
         int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
         cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g, j->sh.cpg, q0,
-                  nq, cols);
+                  cols);
         for (int64_t s = 0; s * PK_NR < nq; s++) {
             int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
             for (int64_t i = 0; i < j->nis; i++) {
                 int64_t o0 = grp * j->sh.opg + i * PK_MR;
                 int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
-                float *dst = cl->flat ? tmp + i * PK_MR * cl->nq + s * PK_NR
-                                      : j->y + (n * j->sh.co + o0) * L + q0 + s * PK_NR;
                 tile_fwd(j->sh.kdim, j->wp + (grp * j->nis + i) * j->sh.kdim * PK_MR,
-                         cols + s * cl->jump, cl->off, j->bias != NULL ? j->bias + o0 : NULL,
-                         dst, cl->flat ? cl->nq : L, mr, nr);
+                         cols + s * PK_NR, cl->off, j->bias != NULL ? j->bias + o0 : NULL,
+                         tmp + i * PK_MR * cl->nq + s * PK_NR, cl->nq, mr, nr);
             }
         }
-        if (cl->flat) {
-            int64_t pix, len;
-            float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
-            for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
-                for (int64_t o = 0; o < j->sh.opg; o++) {
-                    copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
-                }
+        int64_t pix, len;
+        float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
+        for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
+            for (int64_t o = 0; o < j->sh.opg; o++) {
+                copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
             }
         }
     }
@@ -531,7 +489,7 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
      * change no result: each output is one sum over the taps) */
     int64_t nthreads = ptl_get_num_threads();
     int64_t want = n * G >= 2 * nthreads ? 1 : (2 * nthreads + n * G - 1) / (n * G);
-    if (cols_init(&cl, g, j.sh.cpg, j.sh.kdim, want) < 0) {
+    if (cols_init(&cl, g, j.sh.cpg, want) < 0) {
         return -1;
     }
     float *wp = pk_alloc((size_t)(G * j.nis * j.sh.kdim * PK_MR) * sizeof(float));
@@ -560,7 +518,7 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
         c##R##0 = _mm512_fmadd_ps(a, b0, c##R##0);                                        \
         c##R##1 = _mm512_fmadd_ps(a, b1, c##R##1);                                        \
     } while (0)
-#define WGT_ROW(R) const float *a##R = arow[R] + e * aseg + s * jump
+#define WGT_ROW(R) const float *a##R = arow[R] + e * aseg + s * PK_NR
 #define WGT_INIT(R) __m512 c##R##0 = _mm512_setzero_ps(), c##R##1 = c##R##0
 #define WGT_OUT(R)                                                                        \
     do {                                                                                  \
@@ -570,11 +528,11 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
 
 /* The weight-gradient tile: for taps r < WG_MR and output channels o < WG_NR,
  *   acc[r][o] = sum over segments e < nseg and pixels q = s * PK_NR + l < nq of
- *               arow[r][e * aseg + s * jump + l] * gt[e * gseg + q * WG_NR + o]
+ *               arow[r][e * aseg + q] * gt[e * gseg + q * WG_NR + o]
  * (the column of tap r at pixel q times the transposed output gradient; a segment is one
  * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr. */
 AVX512 static void
-tile_wgrad(const float *const *arow, int64_t jump, int64_t aseg, const float *gt, int64_t gseg,
+tile_wgrad(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
            int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
 {
     WGT_INIT(0);
@@ -676,20 +634,17 @@ transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst
 }
 
 /* gt[(os * nq + q) * WG_NR + o % WG_NR] = the output gradient of channel o (of the group,
- * os = o / WG_NR) at the block's pixel q (gyg: the group's first channel of one sample),
- * zero at the flat layout's dropped indices and past opg: 16 x 16 transposes over runs of
- * consecutive output pixels (the whole block when packed, one output row when flat). */
+ * os = o / WG_NR) at the block's flat index q (gyg: the group's first channel of one
+ * sample), zero at the dropped indices and past opg: 16 x 16 transposes over each run of
+ * output pixels. */
 AVX512 static void
 fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
 {
     const Cols *cl = j->sh.cl;
     const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
     memset(gt, 0, (size_t)(j->nos * cl->nq * WG_NR) * sizeof(float));
-    int64_t pix = q0, len = nq;
-    for (int64_t q = q0; q < q0 + nq; q += len) {
-        if (cl->flat && (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) == 0) {
-            break;
-        }
+    int64_t pix, len;
+    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) > 0; q += len) {
         for (int64_t o = 0; o < opg; o += 16) {
             float *d = gt + ((o / WG_NR) * cl->nq + (q - q0)) * WG_NR + o % WG_NR;
             for (int64_t i = 0; i < len; i += 16) {
@@ -729,7 +684,7 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
             for (int64_t e = 0; e < nb; e++) {
                 int64_t n = n0 + e;
                 cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g,
-                          j->sh.cpg, q0, nq, cols + e * cfl);
+                          j->sh.cpg, q0, cols + e * cfl);
                 fill_gt(j, j->gy + (n * j->sh.co + grp * j->sh.opg) * L, q0, nq, gt + e * gfl);
             }
             for (int64_t os = 0; os < j->nos; os++) {
@@ -741,7 +696,7 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
                     for (int r = 0; r < WG_MR; r++) {
                         arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
                     }
-                    tile_wgrad(arow, cl->jump, (int64_t)cfl, gt + os * cl->nq * WG_NR,
+                    tile_wgrad(arow, (int64_t)cfl, gt + os * cl->nq * WG_NR,
                                (int64_t)gfl, nq, nb,
                                part + (grp * j->sh.opg + os * WG_NR) * j->sh.kdim + p,
                                j->sh.kdim, mr, nr);
@@ -769,7 +724,7 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
         return 0;
     }
     /* the blocks, batches and chunks depend on the shape only */
-    if (cols_init(&cl, g, j.sh.cpg, j.sh.kdim, 1) < 0) {
+    if (cols_init(&cl, g, j.sh.cpg, 1) < 0) {
         return -1;
     }
     j.n = n;
