@@ -9,7 +9,8 @@ against NumPy and PyTorch in test_conv.py), across every threshold of their bloc
   more), PK_MR = 8 output channels per forward tile (a short last tile);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
   twice the threads cuts its samples into more blocks (forward only);
-- WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones);
+- WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones), or
+  WG_NARROW_MR = 16 taps x WG_NARROW_NR = 16 channels where a group has at most 16;
 - WG_BATCH_PIXELS: one or several samples summed by one tile;
 - WG_CHUNKS partial weight gradients (fewer tasks than chunks, more, not a multiple), and
   fewer when WG_CHUNK_BYTES caps them;
@@ -45,12 +46,13 @@ def c_define(name):
 
 PK_MR, PK_NR, PK_BLOCK_BYTES = 8, 32, 256 * 1024
 WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
+WG_NARROW_MR, WG_NARROW_NR = 16, 16
 
 
 def test_constants():
     """The thresholds this file's cases are built around are the kernel's."""
     for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
-                 "WG_CHUNKS", "WG_CHUNK_BYTES"):
+                 "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR"):
         assert c_define(name) == globals()[name], name
 
 
@@ -118,6 +120,10 @@ CASES = [
      "stride 2 (4 phases), windows over PK_BLOCK_BYTES: several blocks"),
     ((3, 4, 12, 12), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,
      "stride 3 (9 phases), groups 2, 5x5"),
+    ((3, 3, 12, 12), (16, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "stride 1, 3 -> 16 (a stem): narrow weight-gradient tiles, kdim 27 (a short tap tile)"),
+    ((2, 4, 9, 9), (17, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "stride 1, 17 channels: the wide weight-gradient tile, short"),
     ((4, 6, 16, 15), (10, 6, 1, 1), (2, 2), (0, 0), (1, 1), 1,
      "stride 2 1x1 (1 phase of 4 read): the ResNet shortcut"),
     ((2, 5, 15, 15), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
@@ -207,6 +213,12 @@ def test_cases_cross_their_thresholds():
         assert f == nph and nblk == 1 and span % PK_NR == tail, (label, f, nblk, span % PK_NR)
     assert by["stride 1, dilation 2, padding 2, 40 channels: a short second channel sliver"][1][0] \
         % WG_NR != 0
+    # the narrow weight-gradient tile up to WG_NARROW_NR channels a group, the wide one above
+    ws = by["stride 1, 3 -> 16 (a stem): narrow weight-gradient tiles, kdim 27 (a short tap "
+            "tile)"][1]
+    assert ws[0] == WG_NARROW_NR and np.prod(ws[1:]) % WG_NARROW_MR != 0
+    assert by["stride 1, 17 channels: the wide weight-gradient tile, short"][1][0] \
+        == WG_NARROW_NR + 1
 
 
 @pytest.mark.parametrize("nd", [1, 3])

@@ -27,9 +27,10 @@
  * (CONV_PACKED_W_FLIPPED); conv.c uses it when that padding is not negative.
  *
  * Weight gradient: gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as
- * tiles of WG_MR taps x WG_NR output channels: per pixel, WG_MR taps broadcast from the
- * columns and the output gradient of WG_NR channels, transposed once per sample into gt[q][o]
- * (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
+ * tiles of WG_MR taps x WG_NR output channels (WG_NARROW_MR x WG_NARROW_NR where a group
+ * has at most 16 output channels): per pixel, the tile's taps broadcast from the columns
+ * and the output gradient of its channels, transposed once per sample into gt[q][o] by
+ * 16 x 16 register transposes (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
  * samples of one block) before it adds into the gradient.  The tasks go into at most
  * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
  * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
@@ -48,6 +49,8 @@
 #define PK_BLOCK_BYTES (256 * 1024)      /* one task's columns at most */
 #define WG_MR 8                          /* taps per weight-gradient tile */
 #define WG_NR 32                         /* output channels per weight-gradient tile */
+#define WG_NARROW_MR 16                  /* the same where a group has at most 16 output */
+#define WG_NARROW_NR 16                  /* channels */
 #define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
 #define WG_CHUNKS 8                      /* partial weight gradients at most */
 #define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
@@ -584,23 +587,119 @@ tile_wgrad(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg
     }
 }
 #undef WGT_FMA
-#undef WGT_ROW
 #undef WGT_INIT
 #undef WGT_OUT
+
+#define WGN_FMA(R) c##R = _mm512_fmadd_ps(_mm512_set1_ps(a##R[l]), b0, c##R)
+#define WGN_INIT(R) __m512 c##R = _mm512_setzero_ps()
+#define WGN_OUT(R) _mm512_store_ps(t + (R) * WG_NARROW_NR, c##R)
+
+/* tile_wgrad for WG_NARROW_MR taps x WG_NARROW_NR output channels (gt rows of 16): a group
+ * of at most 16 output channels (ResNet's first stage, a 3 -> 16 stem) would leave half
+ * of every WG_NR-wide tile's multiply-adds on zeros. */
+AVX512 static void
+tile_wgrad_narrow(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
+                  int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    WGN_INIT(0);
+    WGN_INIT(1);
+    WGN_INIT(2);
+    WGN_INIT(3);
+    WGN_INIT(4);
+    WGN_INIT(5);
+    WGN_INIT(6);
+    WGN_INIT(7);
+    WGN_INIT(8);
+    WGN_INIT(9);
+    WGN_INIT(10);
+    WGN_INIT(11);
+    WGN_INIT(12);
+    WGN_INIT(13);
+    WGN_INIT(14);
+    WGN_INIT(15);
+    for (int64_t e = 0; e < nseg; e++) {
+        for (int64_t s = 0; s * PK_NR < nq; s++) {
+            WGT_ROW(0);
+            WGT_ROW(1);
+            WGT_ROW(2);
+            WGT_ROW(3);
+            WGT_ROW(4);
+            WGT_ROW(5);
+            WGT_ROW(6);
+            WGT_ROW(7);
+            WGT_ROW(8);
+            WGT_ROW(9);
+            WGT_ROW(10);
+            WGT_ROW(11);
+            WGT_ROW(12);
+            WGT_ROW(13);
+            WGT_ROW(14);
+            WGT_ROW(15);
+            const float *b = gt + e * gseg + s * PK_NR * WG_NARROW_NR;
+            int64_t nl = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
+            for (int64_t l = 0; l < nl; l++, b += WG_NARROW_NR) {
+                const __m512 b0 = _mm512_load_ps(b);
+                WGN_FMA(0);
+                WGN_FMA(1);
+                WGN_FMA(2);
+                WGN_FMA(3);
+                WGN_FMA(4);
+                WGN_FMA(5);
+                WGN_FMA(6);
+                WGN_FMA(7);
+                WGN_FMA(8);
+                WGN_FMA(9);
+                WGN_FMA(10);
+                WGN_FMA(11);
+                WGN_FMA(12);
+                WGN_FMA(13);
+                WGN_FMA(14);
+                WGN_FMA(15);
+            }
+        }
+    }
+    _Alignas(64) float t[WG_NARROW_MR * WG_NARROW_NR];
+    WGN_OUT(0);
+    WGN_OUT(1);
+    WGN_OUT(2);
+    WGN_OUT(3);
+    WGN_OUT(4);
+    WGN_OUT(5);
+    WGN_OUT(6);
+    WGN_OUT(7);
+    WGN_OUT(8);
+    WGN_OUT(9);
+    WGN_OUT(10);
+    WGN_OUT(11);
+    WGN_OUT(12);
+    WGN_OUT(13);
+    WGN_OUT(14);
+    WGN_OUT(15);
+    for (int64_t o = 0; o < nr; o++) {
+        for (int64_t r = 0; r < mr; r++) {
+            part[o * ldp + r] += t[r * WG_NARROW_NR + o];
+        }
+    }
+}
+#undef WGT_ROW
+#undef WGN_FMA
+#undef WGN_INIT
+#undef WGN_OUT
 
 typedef struct WgradJob {
     JobShape sh;
     const float *gy, *x;
     float *parts;                        /* chunks x co x kdim */
+    int64_t mr, nr;                      /* the tile: WG_MR x WG_NR or the narrow one */
     int64_t n, nos;
     int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
 } WgradJob;
 
-/* dst[j * WG_NR + r] = src[r * ld + j] for r < 16 and j < nj (nj <= 16), zero for rows
+/* dst[j * ldd + r] = src[r * ld + j] for r < 16 and j < nj (nj <= 16), zero for rows
  * r >= nr: a 16 x 16 transpose in registers (pairs of lanes, then pairs of pairs, then
  * 128-bit quarters twice), the rows read through masked loads. */
 AVX512 static void
-transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst)
+transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst, int64_t ldd)
 {
     const __mmask16 cols = lane_mask(0, nj);
     __m512 a[16], b[16];
@@ -629,12 +728,12 @@ transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst
         a[8 + h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0xdd);
     }
     for (int64_t c = 0; c < nj; c++) {   /* a[c] is column c */
-        _mm512_store_ps(dst + c * WG_NR, a[c]);
+        _mm512_store_ps(dst + c * ldd, a[c]);
     }
 }
 
-/* gt[(os * nq + q) * WG_NR + o % WG_NR] = the output gradient of channel o (of the group,
- * os = o / WG_NR) at the block's flat index q (gyg: the group's first channel of one
+/* gt[(os * nq + q) * nr + o % nr] = the output gradient of channel o (of the group,
+ * os = o / nr, nr the tile's channels) at the block's flat index q (gyg: the group's first channel of one
  * sample), zero at the dropped indices and past opg: 16 x 16 transposes over each run of
  * output pixels. */
 AVX512 static void
@@ -642,14 +741,14 @@ fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
 {
     const Cols *cl = j->sh.cl;
     const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
-    memset(gt, 0, (size_t)(j->nos * cl->nq * WG_NR) * sizeof(float));
+    memset(gt, 0, (size_t)(j->nos * cl->nq * j->nr) * sizeof(float));
     int64_t pix, len;
     for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) > 0; q += len) {
         for (int64_t o = 0; o < opg; o += 16) {
-            float *d = gt + ((o / WG_NR) * cl->nq + (q - q0)) * WG_NR + o % WG_NR;
+            float *d = gt + ((o / j->nr) * cl->nq + (q - q0)) * j->nr + o % j->nr;
             for (int64_t i = 0; i < len; i += 16) {
                 transpose_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 16 ? len - i : 16,
-                                d + i * WG_NR);
+                                d + i * j->nr, j->nr);
             }
         }
     }
@@ -664,7 +763,7 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel;
-    const size_t cfl = cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * WG_NR);
+    const size_t cfl = cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * j->nr);
     float *cols = pk_alloc((size_t)j->batch * cfl * sizeof(float));
     float *gt = pk_alloc((size_t)j->batch * gfl * sizeof(float));
     if (cols == NULL || gt == NULL) {
@@ -688,18 +787,18 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
                 fill_gt(j, j->gy + (n * j->sh.co + grp * j->sh.opg) * L, q0, nq, gt + e * gfl);
             }
             for (int64_t os = 0; os < j->nos; os++) {
-                int64_t nr = j->sh.opg - os * WG_NR < WG_NR ? j->sh.opg - os * WG_NR : WG_NR;
-                for (int64_t p = 0; p < j->sh.kdim; p += WG_MR) {
-                    int64_t mr = j->sh.kdim - p < WG_MR ? j->sh.kdim - p : WG_MR;
+                int64_t nr = j->sh.opg - os * j->nr < j->nr ? j->sh.opg - os * j->nr : j->nr;
+                for (int64_t p = 0; p < j->sh.kdim; p += j->mr) {
+                    int64_t mr = j->sh.kdim - p < j->mr ? j->sh.kdim - p : j->mr;
                     /* taps past the last repeat it (computed, not stored) */
-                    const float *arow[WG_MR];
-                    for (int r = 0; r < WG_MR; r++) {
+                    const float *arow[WG_NARROW_MR];
+                    for (int r = 0; r < j->mr; r++) {
                         arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
                     }
-                    tile_wgrad(arow, (int64_t)cfl, gt + os * cl->nq * WG_NR,
-                               (int64_t)gfl, nq, nb,
-                               part + (grp * j->sh.opg + os * WG_NR) * j->sh.kdim + p,
-                               j->sh.kdim, mr, nr);
+                    (j->nr == WG_NR ? tile_wgrad : tile_wgrad_narrow)(
+                        arow, (int64_t)cfl, gt + os * cl->nq * j->nr, (int64_t)gfl, nq, nb,
+                        part + (grp * j->sh.opg + os * j->nr) * j->sh.kdim + p, j->sh.kdim, mr,
+                        nr);
                 }
             }
         }
@@ -717,7 +816,9 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     WgradJob j = {.gy = gy, .x = x};
     Cols cl;
     job_shape_init(&j.sh, g, &cl, ci, co);
-    j.nos = (j.sh.opg + WG_NR - 1) / WG_NR;
+    j.nr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_NR : WG_NR;
+    j.mr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_MR : WG_MR;
+    j.nos = (j.sh.opg + j.nr - 1) / j.nr;
     int64_t len = co * j.sh.kdim;
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
