@@ -14,9 +14,9 @@
  * modulo the stride: one phase for stride 1, four for a 2-D stride 2), flattened, so that
  * tap p of output pixel q is at q + off[p]: PK_NR consecutive pixels are one 32-float load,
  * and each image element is copied once.  The flat indices past the output's width
- * (about d * (k - 1) / s per row) are computed and dropped.  (Before the phases, strided
- * convolutions copied im2col columns into slivers, an image element kvol / s^2 times, one
- * short run per tap and output row: the copy cost as much as the tiles.)
+ * (about d * (k - 1) / s per row) are computed and dropped.  (Im2col columns would copy
+ * an image element kvol / s^2 times, one short run per tap and output row: for ResNet's
+ * stride-2 layers such a copy cost as much as the tiles.)
  * Forward: the weight is packed once per call into PK_MR-row slivers; each tile is PK_MR
  * output channels x PK_NR pixels, 16 accumulators started at the bias and summed over the
  * taps in order, so blocks and threads change no bit of the result.  A batch too small to
@@ -88,10 +88,9 @@ lane_mask(int64_t lo, int64_t hi)
 /* ---- filling the windows of one block ---- */
 
 /* dst[j] = src[ix0 + j * sx] for j < len where that index lies in the image row
- * [0, width), zero elsewhere: one run of output pixels inside a sliver, or one padded row
- * of a window.  Stride 1 goes through masked loads, stride 2 through two masked loads of
- * 16 and a permute that keeps the even lanes of the pair (stride 2 is every downsampling
- * convolution of a ResNet: a scalar loop here cost as much as the tiles). */
+ * [0, width), zero elsewhere: one row of a phase plane's window.  Stride 1 goes through
+ * masked loads, stride 2 (every downsampling convolution of a ResNet) through two masked
+ * loads of 16 and a permute that keeps the even lanes of the pair. */
 AVX512 static inline void
 pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
 {
@@ -515,176 +514,70 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
 
 /* ---- weight gradient ---- */
 
-#define WGT_FMA(R)                                                                        \
-    do {                                                                                  \
-        const __m512 a = _mm512_set1_ps(a##R[l]);                                         \
-        c##R##0 = _mm512_fmadd_ps(a, b0, c##R##0);                                        \
-        c##R##1 = _mm512_fmadd_ps(a, b1, c##R##1);                                        \
-    } while (0)
-#define WGT_ROW(R) const float *a##R = arow[R] + e * aseg + s * PK_NR
-#define WGT_INIT(R) __m512 c##R##0 = _mm512_setzero_ps(), c##R##1 = c##R##0
-#define WGT_OUT(R)                                                                        \
-    do {                                                                                  \
-        _mm512_store_ps(t + (R) * WG_NR, c##R##0);                                        \
-        _mm512_store_ps(t + (R) * WG_NR + 16, c##R##1);                                   \
-    } while (0)
-
-/* The weight-gradient tile: for taps r < WG_MR and output channels o < WG_NR,
- *   acc[r][o] = sum over segments e < nseg and pixels q = s * PK_NR + l < nq of
- *               arow[r][e * aseg + q] * gt[e * gseg + q * WG_NR + o]
+/* The weight-gradient tile of MR taps x 16 * NV output channels (8 x 32, or 16 x 16 for a
+ * group of at most 16 output channels, which would leave half of every 32-wide tile's
+ * multiply-adds on zeros): for taps r < MR and channels o,
+ *   acc[r][o] = sum over segments e < nseg and pixels q < nq of
+ *               arow[r][e * aseg + q] * gt[e * gseg + q * 16 * NV + o]
  * (the column of tap r at pixel q times the transposed output gradient; a segment is one
- * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr. */
-AVX512 static void
-tile_wgrad(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
-           int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+ * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr.  MR and NV are
+ * constants at each call, so the loops unroll and the MR * NV accumulators stay in
+ * registers. */
+AVX512 static inline __attribute__((always_inline)) void
+tile_wgrad_body(const int MR, const int NV, const float *const *arow, int64_t aseg,
+                const float *gt, int64_t gseg, int64_t nq, int64_t nseg, float *part,
+                int64_t ldp, int64_t mr, int64_t nr)
 {
-    WGT_INIT(0);
-    WGT_INIT(1);
-    WGT_INIT(2);
-    WGT_INIT(3);
-    WGT_INIT(4);
-    WGT_INIT(5);
-    WGT_INIT(6);
-    WGT_INIT(7);
+    __m512 c[16][2];
+    const float *a[16];
+    for (int r = 0; r < MR; r++) {
+        for (int v = 0; v < NV; v++) {
+            c[r][v] = _mm512_setzero_ps();
+        }
+    }
     for (int64_t e = 0; e < nseg; e++) {
-        for (int64_t s = 0; s * PK_NR < nq; s++) {
-            WGT_ROW(0);
-            WGT_ROW(1);
-            WGT_ROW(2);
-            WGT_ROW(3);
-            WGT_ROW(4);
-            WGT_ROW(5);
-            WGT_ROW(6);
-            WGT_ROW(7);
-            const float *b = gt + e * gseg + s * PK_NR * WG_NR;
-            int64_t nl = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
-            for (int64_t l = 0; l < nl; l++, b += WG_NR) {
-                const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-                WGT_FMA(0);
-                WGT_FMA(1);
-                WGT_FMA(2);
-                WGT_FMA(3);
-                WGT_FMA(4);
-                WGT_FMA(5);
-                WGT_FMA(6);
-                WGT_FMA(7);
+        for (int r = 0; r < MR; r++) {
+            a[r] = arow[r] + e * aseg;
+        }
+        const float *b = gt + e * gseg;
+        for (int64_t l = 0; l < nq; l++, b += 16 * NV) {
+            __m512 b0 = _mm512_load_ps(b), b1 = NV > 1 ? _mm512_load_ps(b + 16) : b0;
+            for (int r = 0; r < MR; r++) {
+                const __m512 x = _mm512_set1_ps(a[r][l]);
+                c[r][0] = _mm512_fmadd_ps(x, b0, c[r][0]);
+                if (NV > 1) {
+                    c[r][1] = _mm512_fmadd_ps(x, b1, c[r][1]);
+                }
             }
         }
     }
-    _Alignas(64) float t[WG_MR * WG_NR];
-    WGT_OUT(0);
-    WGT_OUT(1);
-    WGT_OUT(2);
-    WGT_OUT(3);
-    WGT_OUT(4);
-    WGT_OUT(5);
-    WGT_OUT(6);
-    WGT_OUT(7);
+    _Alignas(64) float t[16 * 32];
+    for (int r = 0; r < MR; r++) {
+        for (int v = 0; v < NV; v++) {
+            _mm512_store_ps(t + (r * NV + v) * 16, c[r][v]);
+        }
+    }
     for (int64_t o = 0; o < nr; o++) {
         for (int64_t r = 0; r < mr; r++) {
-            part[o * ldp + r] += t[r * WG_NR + o];
+            part[o * ldp + r] += t[r * 16 * NV + o];
         }
     }
 }
-#undef WGT_FMA
-#undef WGT_INIT
-#undef WGT_OUT
 
-#define WGN_FMA(R) c##R = _mm512_fmadd_ps(_mm512_set1_ps(a##R[l]), b0, c##R)
-#define WGN_INIT(R) __m512 c##R = _mm512_setzero_ps()
-#define WGN_OUT(R) _mm512_store_ps(t + (R) * WG_NARROW_NR, c##R)
+AVX512 static void
+tile_wgrad(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg, int64_t nq,
+           int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    tile_wgrad_body(WG_MR, WG_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp, mr, nr);
+}
 
-/* tile_wgrad for WG_NARROW_MR taps x WG_NARROW_NR output channels (gt rows of 16): a group
- * of at most 16 output channels (ResNet's first stage, a 3 -> 16 stem) would leave half
- * of every WG_NR-wide tile's multiply-adds on zeros. */
 AVX512 static void
 tile_wgrad_narrow(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
                   int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
 {
-    WGN_INIT(0);
-    WGN_INIT(1);
-    WGN_INIT(2);
-    WGN_INIT(3);
-    WGN_INIT(4);
-    WGN_INIT(5);
-    WGN_INIT(6);
-    WGN_INIT(7);
-    WGN_INIT(8);
-    WGN_INIT(9);
-    WGN_INIT(10);
-    WGN_INIT(11);
-    WGN_INIT(12);
-    WGN_INIT(13);
-    WGN_INIT(14);
-    WGN_INIT(15);
-    for (int64_t e = 0; e < nseg; e++) {
-        for (int64_t s = 0; s * PK_NR < nq; s++) {
-            WGT_ROW(0);
-            WGT_ROW(1);
-            WGT_ROW(2);
-            WGT_ROW(3);
-            WGT_ROW(4);
-            WGT_ROW(5);
-            WGT_ROW(6);
-            WGT_ROW(7);
-            WGT_ROW(8);
-            WGT_ROW(9);
-            WGT_ROW(10);
-            WGT_ROW(11);
-            WGT_ROW(12);
-            WGT_ROW(13);
-            WGT_ROW(14);
-            WGT_ROW(15);
-            const float *b = gt + e * gseg + s * PK_NR * WG_NARROW_NR;
-            int64_t nl = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
-            for (int64_t l = 0; l < nl; l++, b += WG_NARROW_NR) {
-                const __m512 b0 = _mm512_load_ps(b);
-                WGN_FMA(0);
-                WGN_FMA(1);
-                WGN_FMA(2);
-                WGN_FMA(3);
-                WGN_FMA(4);
-                WGN_FMA(5);
-                WGN_FMA(6);
-                WGN_FMA(7);
-                WGN_FMA(8);
-                WGN_FMA(9);
-                WGN_FMA(10);
-                WGN_FMA(11);
-                WGN_FMA(12);
-                WGN_FMA(13);
-                WGN_FMA(14);
-                WGN_FMA(15);
-            }
-        }
-    }
-    _Alignas(64) float t[WG_NARROW_MR * WG_NARROW_NR];
-    WGN_OUT(0);
-    WGN_OUT(1);
-    WGN_OUT(2);
-    WGN_OUT(3);
-    WGN_OUT(4);
-    WGN_OUT(5);
-    WGN_OUT(6);
-    WGN_OUT(7);
-    WGN_OUT(8);
-    WGN_OUT(9);
-    WGN_OUT(10);
-    WGN_OUT(11);
-    WGN_OUT(12);
-    WGN_OUT(13);
-    WGN_OUT(14);
-    WGN_OUT(15);
-    for (int64_t o = 0; o < nr; o++) {
-        for (int64_t r = 0; r < mr; r++) {
-            part[o * ldp + r] += t[r * WG_NARROW_NR + o];
-        }
-    }
+    tile_wgrad_body(WG_NARROW_MR, WG_NARROW_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp,
+                    mr, nr);
 }
-#undef WGT_ROW
-#undef WGN_FMA
-#undef WGN_INIT
-#undef WGN_OUT
 
 typedef struct WgradJob {
     JobShape sh;
