@@ -42,6 +42,35 @@ def test_conv2d_forward_backward(benchmark, impl, n, cin, hw, cout):
     assert tuple(out.shape) == (cout, cin, 3, 3)
 
 
+# the convolutions of test_bench_training.py's ResNet-style network, batch 32:
+# (input channels, image side, output channels, kernel, stride)
+RESNET_CONVS = [(3, 32, 16, 3, 1), (16, 32, 16, 3, 1), (16, 32, 32, 3, 2), (16, 32, 32, 1, 2),
+                (32, 16, 32, 3, 1), (32, 16, 64, 3, 2), (32, 16, 64, 1, 2), (64, 8, 64, 3, 1)]
+
+
+def conv_backward_args(lib, cin, hw, cout, k, stride):
+    """The arguments of convolution_backward (input and weight gradients, no bias) for one
+    of RESNET_CONVS."""
+    pad, out = k // 2, (hw + 2 * (k // 2) - k) // stride + 1
+    gy = lib.tensor(randn((32, cout, out, out), 3))
+    x, w = lib.tensor(randn((32, cin, hw, hw))), lib.tensor(randn((cout, cin, k, k), 1))
+    # PyTorch's output_mask is bool[3]; pytorchlite's schema takes int[3]
+    mask = [True, True, False] if lib is not ptl else [1, 1, 0]
+    return (gy, x, w, None, [stride] * 2, [pad] * 2, [1, 1], False, [0, 0], 1, mask)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("cin,hw,cout,k,stride", RESNET_CONVS)
+def test_convolution_backward_resnet(benchmark, impl, cin, hw, cout, k, stride):
+    """The input and weight gradients alone, on each convolution of the ResNet-style step."""
+    benchmark.group = (f"convolution_backward 32x{cin}x{hw}x{hw} -> {cout} ch {k}x{k} "
+                       f"stride {stride}")
+    lib = library(impl)
+    gx, gw, _ = benchmark(lib.ops.aten.convolution_backward,
+                          *conv_backward_args(lib, cin, hw, cout, k, stride))
+    assert tuple(gx.shape) == (32, cin, hw, hw) and tuple(gw.shape) == (cout, cin, k, k)
+
+
 @pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
 def test_pool2d(benchmark, impl, pool):
@@ -100,6 +129,12 @@ def test_results_agree():
         ours = fn(ptl, *[ptl.tensor(a) for a in arrays]).numpy()
         ref = fn(torch, *[torch.tensor(a) for a in arrays]).numpy()
         np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-5)
+    for shape in RESNET_CONVS:
+        ours = ptl.ops.aten.convolution_backward(*conv_backward_args(ptl, *shape))
+        ref = torch.ops.aten.convolution_backward(*conv_backward_args(torch, *shape))
+        for a, b in zip(ours[:2], ref[:2]):
+            b = b.numpy()
+            np.testing.assert_allclose(a.numpy(), b, rtol=0, atol=1e-4 * np.abs(b).max())
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)

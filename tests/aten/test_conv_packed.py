@@ -3,12 +3,14 @@ forward, input gradient (stride 1: a convolution with the flipped weight) and we
 gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itself checked
 against NumPy and PyTorch in test_conv.py), across every threshold of their blocking:
 
-- layout: flat windows (stride 1 in every dim) or packed columns (any other stride);
+- windows: one per input channel and phase of the stride read (1 for stride 1, up to 4 for
+  stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer);
 - PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
   more), PK_MR = 8 output channels per forward tile (a short last tile);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
   twice the threads cuts its samples into more blocks (forward only);
-- WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones);
+- WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones), or
+  WG_NARROW_MR = 16 taps x WG_NARROW_NR = 16 channels where a group has at most 16;
 - WG_BATCH_PIXELS: one or several samples summed by one tile;
 - WG_CHUNKS partial weight gradients (fewer tasks than chunks, more, not a multiple), and
   fewer when WG_CHUNK_BYTES caps them;
@@ -44,39 +46,37 @@ def c_define(name):
 
 PK_MR, PK_NR, PK_BLOCK_BYTES = 8, 32, 256 * 1024
 WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
+WG_NARROW_MR, WG_NARROW_NR = 16, 16
 
 
 def test_constants():
     """The thresholds this file's cases are built around are the kernel's."""
     for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
-                 "WG_CHUNKS", "WG_CHUNK_BYTES"):
+                 "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR"):
         assert c_define(name) == globals()[name], name
 
 
 def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
-    """The kernel's blocking of one (sample, group) (cols_init): flat?, pixels per block,
-    blocks, pixels in all (flat: 1 + the last output pixel's flat index)."""
+    """The kernel's blocking of one (sample, group) (cols_init): phases read, pixels per
+    block, blocks, pixels in all (1 + the last output pixel's flat index)."""
     nd = len(xs) - 2
     k, img = list(ws[2:]), list(xs[2:])
     out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
     k, img, out = [1] * (3 - nd) + k, [1] * (3 - nd) + img, [1] * (3 - nd) + out
     pad, dil = [0] * (3 - nd) + list(pad), [1] * (3 - nd) + list(dil)
+    st = [1] * (3 - nd) + list(stride)
     cpg = xs[1] // groups
-    kdim = cpg * k[0] * k[1] * k[2]
-    flat = all(s == 1 for s in stride)
-    if flat:
-        hp, wp = img[1] + 2 * pad[1], img[2] + 2 * pad[2]
-        span = ((out[0] - 1) * hp + out[1] - 1) * wp + out[2]
-        reach = ((k[0] - 1) * dil[0] * hp + (k[1] - 1) * dil[1]) * wp + (k[2] - 1) * dil[2]
-        per = (PK_BLOCK_BYTES // (cpg * 4) - reach) // PK_NR
-    else:
-        span = out[0] * out[1] * out[2]
-        per = PK_BLOCK_BYTES // (kdim * PK_NR * 4)
+    hq, wq = [-(-(img[i] + 2 * pad[i]) // st[i]) for i in (1, 2)]
+    span = ((out[0] - 1) * hq + out[1] - 1) * wq + out[2]
+    taps = [(kz * dil[0], ky * dil[1], kx * dil[2]) for kz in range(k[0])
+            for ky in range(k[1]) for kx in range(k[2])]
+    nph = len({tuple(t[i] % st[i] for i in range(3)) for t in taps})
+    reach = max(((t[0] // st[0]) * hq + t[1] // st[1]) * wq + t[2] // st[2] for t in taps)
+    per = max((PK_BLOCK_BYTES // (cpg * nph * 4) - reach) // PK_NR, 1)
     nsl = -(-span // PK_NR)
-    per = max(per, 1)
     nblk = min(max(-(-nsl // per), min_blocks), nsl)
     nq = -(-nsl // nblk) * PK_NR
-    return flat, nq, -(-span // nq), span
+    return nph, nq, -(-span // nq), span
 
 
 def wgrad_chunks(xs, ws, stride, pad, dil, groups):
@@ -92,33 +92,44 @@ def wgrad_chunks(xs, ws, stride, pad, dil, groups):
 # (x shape, w shape, stride, padding, dilation, groups, what it crosses)
 CASES = [
     ((2, 3, 9, 11), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "flat, short sliver, short forward tile, one weight-gradient tile"),
+     "stride 1, short sliver, short forward tile, one weight-gradient tile"),
     ((3, 32, 16, 16), (64, 32, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "flat, the benchmark's 32->64, two channel slivers of the weight gradient"),
+     "stride 1, the benchmark's 32->64, two channel slivers of the weight gradient"),
     ((1, 16, 17, 17), (24, 16, 3, 3), (1, 1), (0, 0), (1, 1), 1,
-     "flat, padding 0, one sample: cut into blocks for the threads"),
+     "stride 1, padding 0, one sample: cut into blocks for the threads"),
     ((2, 8, 13, 13), (40, 8, 3, 3), (1, 1), (2, 2), (2, 2), 1,
-     "flat, dilation 2, padding 2, 40 channels: a short second channel sliver"),
+     "stride 1, dilation 2, padding 2, 40 channels: a short second channel sliver"),
     ((2, 64, 40, 40), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "flat, windows over PK_BLOCK_BYTES: several blocks per sample"),
+     "stride 1, windows over PK_BLOCK_BYTES: several blocks per sample"),
     ((9, 4, 8, 8), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "flat, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks"),
+     "stride 1, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks"),
     ((20, 2, 6, 6), (3, 2, 1, 1), (1, 1), (0, 0), (1, 1), 1,
-     "flat 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"),
+     "stride 1 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"),
     ((2, 12, 9, 10), (12, 1, 3, 3), (1, 1), (1, 1), (1, 1), 12,
-     "flat, depthwise (groups 12)"),
+     "stride 1, depthwise (groups 12)"),
     ((3, 6, 10, 7), (9, 2, 3, 2), (1, 1), (1, 0), (1, 2), 3,
-     "flat, groups 3, rectangular kernel and dilation"),
+     "stride 1, groups 3, rectangular kernel and dilation"),
     ((2, 8, 15, 15), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
-     "packed, stride 2, short sliver"),
-    ((2, 6, 11, 9), (10, 6, 3, 3), (2, 1), (0, 1), (1, 1), 1,
-     "packed, stride (2, 1)"),
+     "stride 2 (4 phases), short sliver"),
+    ((2, 6, 13, 5), (10, 6, 3, 3), (2, 1), (0, 1), (1, 1), 1,
+     "stride (2, 1) (2 phases)"),
+    ((2, 3, 38, 37), (20, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "stride 2 (4 phases), output rows of 19 (stride-2 runs over two vectors, padding at both "
+     "ends), 20 channels (a short transpose block)"),
     ((2, 32, 66, 66), (8, 32, 3, 3), (2, 2), (0, 0), (1, 1), 1,
-     "packed, columns over PK_BLOCK_BYTES: several blocks"),
+     "stride 2 (4 phases), windows over PK_BLOCK_BYTES: several blocks"),
     ((3, 4, 12, 12), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,
-     "packed, stride 3, groups 2, 5x5"),
+     "stride 3 (9 phases), groups 2, 5x5"),
+    ((3, 3, 12, 12), (16, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "stride 1, 3 -> 16 (a stem): narrow weight-gradient tiles, kdim 27 (a short tap tile)"),
+    ((2, 4, 9, 9), (17, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "stride 1, 17 channels: the wide weight-gradient tile, short"),
+    ((4, 6, 16, 15), (10, 6, 1, 1), (2, 2), (0, 0), (1, 1), 1,
+     "stride 2 1x1 (1 phase of 4 read): the ResNet shortcut"),
+    ((2, 5, 15, 15), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
+     "stride 2, dilation 2 (1 phase of 4 read, taps 1 apart in it)"),
     ((8, 512, 4, 4), (288, 512, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "flat, partial gradients over WG_CHUNK_BYTES: fewer chunks"),
+     "stride 1, partial gradients over WG_CHUNK_BYTES: fewer chunks"),
 ]
 
 
@@ -159,7 +170,7 @@ def check_case(xs, ws, stride, pad, dil, groups, seed, make_x=None):
         ptl.set_num_threads(threads)
     for name, r, got1, got2 in zip(("forward", "input grad", "weight grad", "bias grad"), ref,
                                    *results):
-        scale = max(np.abs(r).max(), 1.0)
+        scale = max(np.abs(r).max(initial=0.0), 1.0)
         np.testing.assert_allclose(got1, r, rtol=0, atol=2e-5 * scale, err_msg=name)
         np.testing.assert_array_equal(got1, got2, err_msg=name + ": 1 vs 2 threads")
 
@@ -173,29 +184,41 @@ def test_conv2d_packed_thresholds(case):
 def test_cases_cross_their_thresholds():
     """Each case is where its label says: the blockings below are the kernel's."""
     by = {c[-1]: c[:-1] for c in CASES}
-    flat, nq, nblk, _ = blocking(*by["flat, windows over PK_BLOCK_BYTES: several blocks per "
-                                       "sample"])
-    assert flat and nblk >= 2
-    flat, nq, nblk, _ = blocking(*by["packed, columns over PK_BLOCK_BYTES: several blocks"])
-    assert not flat and nblk >= 2
-    case = by["flat, padding 0, one sample: cut into blocks for the threads"]
+    nph, nq, nblk, _ = blocking(*by["stride 1, windows over PK_BLOCK_BYTES: several blocks per "
+                                    "sample"])
+    assert nph == 1 and nblk >= 2
+    nph, nq, nblk, _ = blocking(*by["stride 2 (4 phases), windows over PK_BLOCK_BYTES: several "
+                                    "blocks"])
+    assert nph == 4 and nblk >= 2
+    case = by["stride 1, padding 0, one sample: cut into blocks for the threads"]
     assert blocking(*case, min_blocks=4)[2] == 4 and blocking(*case)[2] == 1
-    batch, chunks = wgrad_chunks(*by["flat, 8x8: weight-gradient tiles over several samples, "
-                                     "9 tasks in 8 chunks"])
+    batch, chunks = wgrad_chunks(*by["stride 1, 8x8: weight-gradient tiles over several "
+                                     "samples, 9 tasks in 8 chunks"])
     assert batch > 1 and chunks == WG_CHUNKS
-    assert wgrad_chunks(*by["flat 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"])[1] == 8
-    case = by["flat, partial gradients over WG_CHUNK_BYTES: fewer chunks"]
+    assert wgrad_chunks(*by["stride 1 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"])[1] \
+        == 8
+    case = by["stride 1, partial gradients over WG_CHUNK_BYTES: fewer chunks"]
     assert case[0][0] * blocking(*case)[2] >= WG_CHUNKS and 1 < wgrad_chunks(*case)[1] < WG_CHUNKS
-    assert blocking(*by["packed, stride 2, short sliver"])[0] is False
-    # last slivers of the forward: 19 pixels (two vectors), 14 and 13 (one vector)
-    for label, flat, tail in (
-            ("flat, short sliver, short forward tile, one weight-gradient tile", True, 19),
-            ("flat, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks",
-             True, 14), ("packed, stride (2, 1)", False, 13)):
+    for label, nph in (("stride 2 (4 phases), short sliver", 4),
+                       ("stride 3 (9 phases), groups 2, 5x5", 9),
+                       ("stride 2 1x1 (1 phase of 4 read): the ResNet shortcut", 1),
+                       ("stride 2, dilation 2 (1 phase of 4 read, taps 1 apart in it)", 1)):
+        assert blocking(*by[label])[0] == nph, label
+    # last slivers of the forward: 19 pixels (two vectors), 14 and 8 (one vector)
+    for label, nph, tail in (
+            ("stride 1, short sliver, short forward tile, one weight-gradient tile", 1, 19),
+            ("stride 1, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks",
+             1, 14), ("stride (2, 1) (2 phases)", 2, 8)):
         f, nq, nblk, span = blocking(*by[label])
-        assert f == flat and nblk == 1 and span % PK_NR == tail
-    assert by["flat, dilation 2, padding 2, 40 channels: a short second channel sliver"][1][0] \
+        assert f == nph and nblk == 1 and span % PK_NR == tail, (label, f, nblk, span % PK_NR)
+    assert by["stride 1, dilation 2, padding 2, 40 channels: a short second channel sliver"][1][0] \
         % WG_NR != 0
+    # the narrow weight-gradient tile up to WG_NARROW_NR channels a group, the wide one above
+    ws = by["stride 1, 3 -> 16 (a stem): narrow weight-gradient tiles, kdim 27 (a short tap "
+            "tile)"][1]
+    assert ws[0] == WG_NARROW_NR and np.prod(ws[1:]) % WG_NARROW_MR != 0
+    assert by["stride 1, 17 channels: the wide weight-gradient tile, short"][1][0] \
+        == WG_NARROW_NR + 1
 
 
 @pytest.mark.parametrize("nd", [1, 3])
@@ -206,6 +229,23 @@ def test_conv_packed_1d_3d(nd):
     else:
         check_case((2, 3, 5, 6, 7), (4, 3, 3, 3, 2), (1, 1, 1), (1, 1, 0), (1, 1, 1), 1, seed=3)
         check_case((2, 4, 6, 5, 7), (6, 2, 2, 3, 3), (2, 1, 2), (0, 1, 1), (1, 2, 1), 2, seed=4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_conv_packed_random_geometry(seed):
+    """Random 1-D/2-D/3-D geometries: strides 1-3 per dim (1 to 27 phases, of which a kernel
+    may read few), dilation, padding, groups, batch 0-2, every result against the float64
+    path on 1 and 2 threads."""
+    gen = np.random.default_rng(100 + seed)
+    for _ in range(12):
+        nd = int(gen.integers(1, 4))
+        stride, dil = tuple(gen.integers(1, 4, nd)), tuple(gen.integers(1, 3, nd))
+        k, pad = gen.integers(1, 4, nd), tuple(gen.integers(0, 3, nd))
+        groups = int(gen.integers(1, 3))
+        img = [int(gen.integers(1, 10)) + (k[i] - 1) * dil[i] for i in range(nd)]
+        xs = (int(gen.integers(0, 3)), groups * int(gen.integers(1, 4)), *img)
+        ws = (groups * int(gen.integers(1, 20)), xs[1] // groups, *k)
+        check_case(xs, ws, stride, pad, dil, groups, seed=int(gen.integers(1 << 30)))
 
 
 @pytest.mark.parametrize("layout", ["transposed", "channels_last", "sliced"])

@@ -9,13 +9,14 @@
  * and back, its rows are batch * cols apart (a power of two for most images: they collide
  * in L1), and the threads meet at every KC step.  Here a task is one block of output pixels
  * of one sample and one group, and does everything for it on its own thread.  Its columns
- * (kdim = ci/G * kvol taps by the block's pixels) come in one of two layouts (Cols):
- *   - flat, for stride 1 in every dim: per input channel, a window of the padded image,
- *     flattened, so that tap p of output pixel q is at q + off[p]: PK_NR consecutive pixels
- *     are one 32-float load, with no packing.  The flat indices past the output's width
- *     (k - 1 per row) are computed and dropped;
- *   - packed, for other strides: the block's im2col columns copied into slivers of PK_NR
- *     pixels, sliver s tap p at (s * kdim + p) * PK_NR.
+ * (kdim = ci/G * kvol taps by the block's pixels) are windows of the padded image (Cols):
+ * per input channel and per phase of the stride (the elements at the same coordinates
+ * modulo the stride: one phase for stride 1, four for a 2-D stride 2), flattened, so that
+ * tap p of output pixel q is at q + off[p]: PK_NR consecutive pixels are one 32-float load,
+ * and each image element is copied once.  The flat indices past the output's width
+ * (about d * (k - 1) / s per row) are computed and dropped.  (Im2col columns would copy
+ * an image element kvol / s^2 times, one short run per tap and output row: for ResNet's
+ * stride-2 layers such a copy cost as much as the tiles.)
  * Forward: the weight is packed once per call into PK_MR-row slivers; each tile is PK_MR
  * output channels x PK_NR pixels, 16 accumulators started at the bias and summed over the
  * taps in order, so blocks and threads change no bit of the result.  A batch too small to
@@ -26,9 +27,10 @@
  * (CONV_PACKED_W_FLIPPED); conv.c uses it when that padding is not negative.
  *
  * Weight gradient: gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as
- * tiles of WG_MR taps x WG_NR output channels: per pixel, WG_MR taps broadcast from the
- * columns and the output gradient of WG_NR channels, transposed once per sample into gt[q][o]
- * (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
+ * tiles of WG_MR taps x WG_NR output channels (WG_NARROW_MR x WG_NARROW_NR where a group
+ * has at most 16 output channels): per pixel, the tile's taps broadcast from the columns
+ * and the output gradient of its channels, transposed once per sample into gt[q][o] by
+ * 16 x 16 register transposes (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
  * samples of one block) before it adds into the gradient.  The tasks go into at most
  * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
  * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
@@ -47,6 +49,8 @@
 #define PK_BLOCK_BYTES (256 * 1024)      /* one task's columns at most */
 #define WG_MR 8                          /* taps per weight-gradient tile */
 #define WG_NR 32                         /* output channels per weight-gradient tile */
+#define WG_NARROW_MR 16                  /* the same where a group has at most 16 output */
+#define WG_NARROW_NR 16                  /* channels */
 #define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
 #define WG_CHUNKS 8                      /* partial weight gradients at most */
 #define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
@@ -81,11 +85,12 @@ lane_mask(int64_t lo, int64_t hi)
     return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
-/* ---- packing the im2col columns of one block ---- */
+/* ---- filling the windows of one block ---- */
 
 /* dst[j] = src[ix0 + j * sx] for j < len where that index lies in the image row
- * [0, width), zero elsewhere: one run of output pixels inside a sliver, or one padded row
- * of a window.  Stride 1 goes through masked loads. */
+ * [0, width), zero elsewhere: one row of a phase plane's window.  Stride 1 goes through
+ * masked loads, stride 2 (every downsampling convolution of a ResNet) through two masked
+ * loads of 16 and a permute that keeps the even lanes of the pair. */
 AVX512 static inline void
 pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
 {
@@ -97,6 +102,21 @@ pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, i
             /* masked-off lanes are not read, so the address may lie outside the row */
             __m512 v = _mm512_maskz_loadu_ps(valid, (const char *)src + (ix0 + j0) * 4);
             _mm512_mask_storeu_ps(dst + j0, lane_mask(0, m), v);
+        }
+        return;
+    }
+    if (sx == 2) {
+        const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                                26, 28, 30);
+        for (int64_t j0 = 0; j0 < len; j0 += 16) {
+            int64_t m = len - j0 < 16 ? len - j0 : 16, i0 = ix0 + 2 * j0;
+            /* source lanes [0, 2m - 1) of the pair are the ones kept */
+            __mmask16 v0 = lane_mask(-i0, width - i0) & lane_mask(0, 2 * m - 1);
+            __mmask16 v1 = lane_mask(-(i0 + 16), width - (i0 + 16)) & lane_mask(0, 2 * m - 17);
+            __m512 lo = _mm512_maskz_loadu_ps(v0, (const char *)src + i0 * 4);
+            __m512 hi = _mm512_maskz_loadu_ps(v1, (const char *)src + (i0 + 16) * 4);
+            _mm512_mask_storeu_ps(dst + j0, lane_mask(0, m),
+                                  _mm512_permutex2var_ps(lo, evens, hi));
         }
         return;
     }
@@ -114,61 +134,6 @@ copy_run(float *dst, const float *src, int64_t n)
     for (int64_t j = 0; j < n; j += 16) {
         __mmask16 m = lane_mask(0, n - j);
         _mm512_mask_storeu_ps(dst + j, m, _mm512_maskz_loadu_ps(m, src + j));
-    }
-}
-
-/* Packs the im2col columns [q0, q0 + nq) of one sample and group (cpg image planes at x)
- * into slivers: dst[(s * kst + p) * PK_NR + lane] = col[p][q0 + s * PK_NR + lane] for
- * p < kdim, zero for lanes past nq and for rows kdim <= p < kst. */
-AVX512 static void
-pack_cols(const float *x, const ConvGeom *g, int64_t cpg, int64_t q0, int64_t nq, int64_t kst,
-          float *dst)
-{
-    const int64_t wo = g->col[2], ho = g->col[1], kdim = cpg * g->kvol;
-    const int64_t nsl = (nq + PK_NR - 1) / PK_NR;
-    /* the zeros past nq in the last sliver, and the padding rows */
-    if (nq % PK_NR != 0) {
-        int64_t lane = nq % PK_NR;
-        for (int64_t p = 0; p < kdim; p++) {
-            memset(dst + ((nsl - 1) * kst + p) * PK_NR + lane, 0,
-                   (size_t)(PK_NR - lane) * sizeof(float));
-        }
-    }
-    for (int64_t s = 0; s < nsl && kst > kdim; s++) {
-        memset(dst + (s * kst + kdim) * PK_NR, 0, (size_t)((kst - kdim) * PK_NR) * sizeof(float));
-    }
-    int64_t p = 0;
-    for (int64_t c = 0; c < cpg; c++) {
-        const float *plane = x + c * g->img_numel;
-        for (int64_t kz = 0; kz < g->k[0]; kz++) {
-            for (int64_t ky = 0; ky < g->k[1]; ky++) {
-                for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
-                    int64_t offx = kx * g->d[2] - g->p[2];
-                    float *drow = dst + p * PK_NR;
-                    /* the output rows (oz, oy) that meet [q0, q0 + nq), each cut at the
-                     * sliver boundaries */
-                    for (int64_t q = q0; q < q0 + nq;) {
-                        int64_t r = q / wo, ox = q % wo;
-                        int64_t oz = r / ho, oy = r % ho;
-                        int64_t pos = q - q0, s = pos / PK_NR, lane = pos % PK_NR;
-                        int64_t len = wo - ox;
-                        len = len < PK_NR - lane ? len : PK_NR - lane;
-                        len = len < q0 + nq - q ? len : q0 + nq - q;
-                        float *d = drow + s * kst * PK_NR + lane;
-                        int64_t iz = oz * g->s[0] - g->p[0] + kz * g->d[0];
-                        int64_t iy = oy * g->s[1] - g->p[1] + ky * g->d[1];
-                        if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
-                            memset(d, 0, (size_t)len * sizeof(float));
-                        }
-                        else {
-                            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2],
-                                     ox * g->s[2] + offx, g->s[2], g->img[2], len);
-                        }
-                        q += len;
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -254,103 +219,113 @@ tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, con
 #undef FWD_INIT
 #undef FWD_STORE
 
-/* ---- the columns of one task, in either layout ----
- * Packed (any stride): the block's columns in slivers, sliver s at s * kst * PK_NR floats,
- * tap p of it at p * PK_NR more.  Flat (stride 1 in every dim): for each channel c a window
- * of the padded image, flattened, from the block's first flat index q0: the output pixel
- * (oz, oy, ox) has flat index q = (oz * hp + oy) * wp + ox, and tap p = (c, kz, ky, kx) of
- * it is at q - q0 + off[p], off[p] = c * winst + (kz * dz * hp + ky * dy) * wp + kx * dx.
- * Flat indices whose column lies past the output's width (ox >= cols) or row past its
- * height are computed and dropped: 2 of every 18 for a 16 x 16 image with padding 1. */
+/* ---- the columns of one task ----
+ * For each input channel c and each phase (pz, py, px) (pz < sz, py < sy, px < sx) that a
+ * tap reads, a window of the padded image's phase plane: the padded elements whose
+ * coordinates are (pz, py, px) modulo the stride, a (dq, hq, wq) = ceil(padded / stride)
+ * grid, flattened.  The output pixel (oz, oy, ox) has flat index q = (oz * hq + oy) * wq +
+ * ox in every plane, and tap p = (c, kz, ky, kx) of it, which reads the padded element
+ * (oz * sz + kz * dz, ...), is at q - q0 + off[p], off[p] = (c * nph + ph) * winst +
+ * ((kz * dz / sz) * hq + ky * dy / sy) * wq + kx * dx / sx, ph the slot of the phase
+ * ((kz * dz) % sz, ...): PK_NR consecutive pixels are one 32-float load for any stride,
+ * and each image element is copied once (an im2col buffer copies it kvol / stride^2
+ * times).  Flat indices whose column lies past the output's width (ox >= cols) or row
+ * past its height are computed and dropped: 2 of every 18 for a 16 x 16 image with
+ * padding 1 and stride 1, 1 of every 9 with stride 2. */
 
 typedef struct Cols {
-    int flat;
-    int64_t span;                        /* pixels (flat: 1 + the last output pixel's q) */
+    int64_t span;                        /* 1 + the last output pixel's flat index */
     int64_t nq, nblk;                    /* pixels per block (a multiple of PK_NR), blocks */
-    int64_t kst;                         /* taps, rounded up for the tile */
-    int64_t jump;                        /* floats from one sliver to the next */
-    int64_t hp, wp, winst;               /* flat: padded height, width; floats per window */
-    int64_t *off;                        /* kst tap offsets (those past kdim repeat the last) */
+    int64_t hq, wq, winst;               /* phase plane height, width; floats per window */
+    int64_t nph;                         /* phases read */
+    int64_t *off;                        /* kdim tap offsets */
+    int64_t *phase;                      /* nph x 3: the phases read, by slot */
 } Cols;
 
+/* The slot of phase (pz, py, px) among the phases read, adding it when new. */
+static int64_t
+phase_slot(Cols *cl, int64_t pz, int64_t py, int64_t px)
+{
+    for (int64_t i = 0; i < cl->nph; i++) {
+        if (cl->phase[3 * i] == pz && cl->phase[3 * i + 1] == py && cl->phase[3 * i + 2] == px) {
+            return i;
+        }
+    }
+    cl->phase[3 * cl->nph] = pz;
+    cl->phase[3 * cl->nph + 1] = py;
+    cl->phase[3 * cl->nph + 2] = px;
+    return cl->nph++;
+}
+
 /* Lays out the columns of one (sample, group) of cpg channels: in blocks that keep a task's
- * columns within PK_BLOCK_BYTES, at least min_blocks of them where there are enough
+ * windows within PK_BLOCK_BYTES, at least min_blocks of them where there are enough
  * slivers. */
 static int
-cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t kst, int64_t min_blocks)
+cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
 {
-    const int64_t kdim = cpg * g->kvol;
-    int64_t per, nsl;
-    cl->flat = g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1;
-    cl->kst = kst;
-    if (cl->flat) {
-        cl->hp = g->img[1] + 2 * g->p[1];
-        cl->wp = g->img[2] + 2 * g->p[2];
-        cl->span = ((g->col[0] - 1) * cl->hp + g->col[1] - 1) * cl->wp + g->col[2];
-        int64_t reach = ((g->k[0] - 1) * g->d[0] * cl->hp + (g->k[1] - 1) * g->d[1]) * cl->wp +
-                        (g->k[2] - 1) * g->d[2];
-        per = (PK_BLOCK_BYTES / (cpg * (int64_t)sizeof(float)) - reach) / PK_NR;
-        nsl = (cl->span + PK_NR - 1) / PK_NR;
-        per = per < 1 ? 1 : per;
-        cl->nblk = (nsl + per - 1) / per;
-        cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
-        cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
-        cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
-        cl->winst = (cl->nq + reach + 15) / 16 * 16;
-        cl->jump = PK_NR;
-    }
-    else {
-        cl->span = g->col_numel;
-        nsl = (cl->span + PK_NR - 1) / PK_NR;
-        per = PK_BLOCK_BYTES / (kst * PK_NR * (int64_t)sizeof(float));
-        per = per < 1 ? 1 : per;
-        cl->nblk = (nsl + per - 1) / per;
-        cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
-        cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
-        cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
-        cl->jump = kst * PK_NR;
-    }
-    cl->nblk = (cl->span + cl->nq - 1) / cl->nq;
-    cl->off = pk_alloc((size_t)kst * sizeof(int64_t));
+    const int64_t kdim = cpg * g->kvol, kvol = g->kvol;
+    cl->hq = (g->img[1] + 2 * g->p[1] + g->s[1] - 1) / g->s[1];
+    cl->wq = (g->img[2] + 2 * g->p[2] + g->s[2] - 1) / g->s[2];
+    cl->span = ((g->col[0] - 1) * cl->hq + g->col[1] - 1) * cl->wq + g->col[2];
+    /* off, then the phases (the kernel volume bounds their count), then each tap's slot
+     * and offset in its plane */
+    cl->off = pk_alloc((size_t)(kdim + 5 * kvol) * sizeof(int64_t));
     if (cl->off == NULL) {
         return -1;
     }
-    int64_t p = 0;
-    for (int64_t c = 0; c < cpg; c++) {
-        for (int64_t kz = 0; kz < g->k[0]; kz++) {
-            for (int64_t ky = 0; ky < g->k[1]; ky++) {
-                for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
-                    cl->off[p] = cl->flat ? c * cl->winst +
-                                                (kz * g->d[0] * cl->hp + ky * g->d[1]) * cl->wp +
-                                                kx * g->d[2]
-                                          : p * PK_NR;
-                }
+    cl->phase = cl->off + kdim;
+    cl->nph = 0;
+    int64_t *slot = cl->phase + 3 * kvol, *in_plane = slot + kvol;
+    int64_t reach = 0, p = 0;
+    for (int64_t kz = 0; kz < g->k[0]; kz++) {
+        for (int64_t ky = 0; ky < g->k[1]; ky++) {
+            for (int64_t kx = 0; kx < g->k[2]; kx++, p++) {
+                int64_t z = kz * g->d[0], y = ky * g->d[1], x = kx * g->d[2];
+                int64_t in = ((z / g->s[0]) * cl->hq + y / g->s[1]) * cl->wq + x / g->s[2];
+                slot[p] = phase_slot(cl, z % g->s[0], y % g->s[1], x % g->s[2]);
+                in_plane[p] = in;
+                reach = in > reach ? in : reach;
             }
         }
     }
-    for (; p < kst; p++) {
-        cl->off[p] = cl->off[kdim - 1];
+    int64_t per = (PK_BLOCK_BYTES / (cpg * cl->nph * (int64_t)sizeof(float)) - reach) / PK_NR;
+    int64_t nsl = (cl->span + PK_NR - 1) / PK_NR;
+    per = per < 1 ? 1 : per;
+    cl->nblk = (nsl + per - 1) / per;
+    cl->nblk = cl->nblk < min_blocks ? min_blocks : cl->nblk;
+    cl->nblk = cl->nblk < nsl ? cl->nblk : nsl;
+    cl->nq = (nsl + cl->nblk - 1) / cl->nblk * PK_NR;
+    cl->nblk = (cl->span + cl->nq - 1) / cl->nq;
+    cl->winst = (cl->nq + reach + 15) / 16 * 16;
+    for (int64_t c = 0; c < cpg; c++) {
+        for (int64_t kk = 0; kk < kvol; kk++) {
+            cl->off[c * kvol + kk] = (c * cl->nph + slot[kk]) * cl->winst + in_plane[kk];
+        }
     }
     return 0;
 }
-
-/* floats of one task's column buffer */
+/* floats of one task's windows */
 static size_t
 cols_floats(const Cols *cl, int64_t cpg)
 {
-    return (size_t)(cl->flat ? cpg * cl->winst : cl->kst * cl->nq);
+    return (size_t)(cpg * cl->nph * cl->winst);
 }
 
-/* win[f - q0] = the padded image plane at flat index f, for f in [q0, q0 + len): each
- * padded row is one masked run (pack_run), the padding read as zeros. */
+/* win[f - q0] = the padded image plane's phase (pz, py, px) at flat index f, for f in
+ * [q0, q0 + len): each row of the phase plane is one run (pack_run: every sx-th element of
+ * a padded row from px), the padding read as zeros. */
 AVX512 static void
-fill_window(const float *plane, const ConvGeom *g, const Cols *cl, int64_t q0, int64_t len,
-            float *win)
+fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
+            int64_t q0, int64_t len, float *win)
 {
+    /* the plane's coordinates of flat index f, stepped along without divisions: the rows
+     * are short (9 floats for stride 2 on 16 x 16), so a division per row was a good part
+     * of the fill */
+    int64_t row = q0 / cl->wq, x = q0 % cl->wq, zq = row / cl->hq, yq = row % cl->hq;
     for (int64_t f = q0; f < q0 + len;) {
-        int64_t row = f / cl->wp, x = f % cl->wp;
-        int64_t iz = row / cl->hp - g->p[0], iy = row % cl->hp - g->p[1];
-        int64_t n = cl->wp - x < q0 + len - f ? cl->wp - x : q0 + len - f;
+        int64_t iz = zq * g->s[0] + phase[0] - g->p[0];
+        int64_t iy = yq * g->s[1] + phase[1] - g->p[1];
+        int64_t n = cl->wq - x < q0 + len - f ? cl->wq - x : q0 + len - f;
         float *d = win + (f - q0);
         if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
             for (int64_t j = 0; j < n; j += 16) {
@@ -358,40 +333,45 @@ fill_window(const float *plane, const ConvGeom *g, const Cols *cl, int64_t q0, i
             }
         }
         else {
-            /* padded column x + j is image column x + j - p */
-            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2], x - g->p[2], 1, g->img[2], n);
+            /* phase column x + j is padded column (x + j) * sx + px, image column p less */
+            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2],
+                     x * g->s[2] + phase[2] - g->p[2], g->s[2], g->img[2], n);
         }
         f += n;
+        x = 0;
+        if (++yq == cl->hq) {
+            yq = 0;
+            zq++;
+        }
     }
 }
 
-/* The columns of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf. */
+/* The windows of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf. */
 AVX512 static void
 cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
-          int64_t nq, float *buf)
+          float *buf)
 {
-    if (!cl->flat) {
-        pack_cols(x, g, cpg, q0, nq, cl->kst, buf);
-        return;
-    }
     for (int64_t c = 0; c < cpg; c++) {
-        fill_window(x + c * g->img_numel, g, cl, q0, cl->winst, buf + c * cl->winst);
+        for (int64_t ph = 0; ph < cl->nph; ph++) {
+            fill_window(x + c * g->img_numel, g, cl, cl->phase + 3 * ph, q0, cl->winst,
+                        buf + (c * cl->nph + ph) * cl->winst);
+        }
     }
 }
 
-/* Flat layout: the next run of output pixels at or after flat index *q and below end (*q
- * moves to its start); returns its length, 0 when there is none, and sets *pix to its first
- * pixel's index in the output. */
+/* The next run of output pixels at or after flat index *q and below end (*q moves to its
+ * start); returns its length, 0 when there is none, and sets *pix to its first pixel's
+ * index in the output. */
 static int64_t
 flat_next_run(const Cols *cl, const ConvGeom *g, int64_t *q, int64_t end, int64_t *pix)
 {
     while (*q < end) {
-        int64_t row = *q / cl->wp, x = *q % cl->wp, z = row / cl->hp, y = row % cl->hp;
+        int64_t row = *q / cl->wq, x = *q % cl->wq, z = row / cl->hq, y = row % cl->hq;
         if (x < g->col[2] && y < g->col[1] && z < g->col[0]) {
             *pix = (z * g->col[1] + y) * g->col[2] + x;
             return g->col[2] - x < end - *q ? g->col[2] - x : end - *q;
         }
-        *q += cl->wp - x;
+        *q += cl->wq - x;
     }
     return 0;
 }
@@ -454,8 +434,8 @@ pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
     }
 }
 
-/* Tasks (sample, group, block): the packed layout's tiles store into y; the flat layout's
- * into tmp (nis * PK_MR rows of nq), whose output pixels are then copied to y. */
+/* Tasks (sample, group, block): the tiles store into tmp (nis * PK_MR rows of nq), whose
+ * output pixels are then copied to y. */
 AVX512 static int
 fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 {
@@ -464,35 +444,32 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel, G = g->groups;
     float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
-    float *tmp = cl->flat ? pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float)) : NULL;
-    if (cols == NULL || (cl->flat && tmp == NULL)) {
+    float *tmp = pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
+    if (cols == NULL || tmp == NULL) {
         free(cols);
+        free(tmp);
         return -1;
     }
     for (int64_t t = t0; t < t1; t++) {
         int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
         cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g, j->sh.cpg, q0,
-                  nq, cols);
+                  cols);
         for (int64_t s = 0; s * PK_NR < nq; s++) {
             int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
             for (int64_t i = 0; i < j->nis; i++) {
                 int64_t o0 = grp * j->sh.opg + i * PK_MR;
                 int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
-                float *dst = cl->flat ? tmp + i * PK_MR * cl->nq + s * PK_NR
-                                      : j->y + (n * j->sh.co + o0) * L + q0 + s * PK_NR;
                 tile_fwd(j->sh.kdim, j->wp + (grp * j->nis + i) * j->sh.kdim * PK_MR,
-                         cols + s * cl->jump, cl->off, j->bias != NULL ? j->bias + o0 : NULL,
-                         dst, cl->flat ? cl->nq : L, mr, nr);
+                         cols + s * PK_NR, cl->off, j->bias != NULL ? j->bias + o0 : NULL,
+                         tmp + i * PK_MR * cl->nq + s * PK_NR, cl->nq, mr, nr);
             }
         }
-        if (cl->flat) {
-            int64_t pix, len;
-            float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
-            for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
-                for (int64_t o = 0; o < j->sh.opg; o++) {
-                    copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
-                }
+        int64_t pix, len;
+        float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
+        for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
+            for (int64_t o = 0; o < j->sh.opg; o++) {
+                copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
             }
         }
     }
@@ -514,7 +491,7 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
      * change no result: each output is one sum over the taps) */
     int64_t nthreads = ptl_get_num_threads();
     int64_t want = n * G >= 2 * nthreads ? 1 : (2 * nthreads + n * G - 1) / (n * G);
-    if (cols_init(&cl, g, j.sh.cpg, j.sh.kdim, want) < 0) {
+    if (cols_init(&cl, g, j.sh.cpg, want) < 0) {
         return -1;
     }
     float *wp = pk_alloc((size_t)(G * j.nis * j.sh.kdim * PK_MR) * sizeof(float));
@@ -537,116 +514,134 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
 
 /* ---- weight gradient ---- */
 
-#define WGT_FMA(R)                                                                        \
-    do {                                                                                  \
-        const __m512 a = _mm512_set1_ps(a##R[l]);                                         \
-        c##R##0 = _mm512_fmadd_ps(a, b0, c##R##0);                                        \
-        c##R##1 = _mm512_fmadd_ps(a, b1, c##R##1);                                        \
-    } while (0)
-#define WGT_ROW(R) const float *a##R = arow[R] + e * aseg + s * jump
-#define WGT_INIT(R) __m512 c##R##0 = _mm512_setzero_ps(), c##R##1 = c##R##0
-#define WGT_OUT(R)                                                                        \
-    do {                                                                                  \
-        _mm512_store_ps(t + (R) * WG_NR, c##R##0);                                        \
-        _mm512_store_ps(t + (R) * WG_NR + 16, c##R##1);                                   \
-    } while (0)
-
-/* The weight-gradient tile: for taps r < WG_MR and output channels o < WG_NR,
- *   acc[r][o] = sum over segments e < nseg and pixels q = s * PK_NR + l < nq of
- *               arow[r][e * aseg + s * jump + l] * gt[e * gseg + q * WG_NR + o]
+/* The weight-gradient tile of MR taps x 16 * NV output channels (8 x 32, or 16 x 16 for a
+ * group of at most 16 output channels, which would leave half of every 32-wide tile's
+ * multiply-adds on zeros): for taps r < MR and channels o,
+ *   acc[r][o] = sum over segments e < nseg and pixels q < nq of
+ *               arow[r][e * aseg + q] * gt[e * gseg + q * 16 * NV + o]
  * (the column of tap r at pixel q times the transposed output gradient; a segment is one
- * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr. */
-AVX512 static void
-tile_wgrad(const float *const *arow, int64_t jump, int64_t aseg, const float *gt, int64_t gseg,
-           int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+ * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr.  MR and NV are
+ * constants at each call, so the loops unroll and the MR * NV accumulators stay in
+ * registers. */
+AVX512 static inline __attribute__((always_inline)) void
+tile_wgrad_body(const int MR, const int NV, const float *const *arow, int64_t aseg,
+                const float *gt, int64_t gseg, int64_t nq, int64_t nseg, float *part,
+                int64_t ldp, int64_t mr, int64_t nr)
 {
-    WGT_INIT(0);
-    WGT_INIT(1);
-    WGT_INIT(2);
-    WGT_INIT(3);
-    WGT_INIT(4);
-    WGT_INIT(5);
-    WGT_INIT(6);
-    WGT_INIT(7);
+    __m512 c[16][2];
+    const float *a[16];
+    for (int r = 0; r < MR; r++) {
+        for (int v = 0; v < NV; v++) {
+            c[r][v] = _mm512_setzero_ps();
+        }
+    }
     for (int64_t e = 0; e < nseg; e++) {
-        for (int64_t s = 0; s * PK_NR < nq; s++) {
-            WGT_ROW(0);
-            WGT_ROW(1);
-            WGT_ROW(2);
-            WGT_ROW(3);
-            WGT_ROW(4);
-            WGT_ROW(5);
-            WGT_ROW(6);
-            WGT_ROW(7);
-            const float *b = gt + e * gseg + s * PK_NR * WG_NR;
-            int64_t nl = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
-            for (int64_t l = 0; l < nl; l++, b += WG_NR) {
-                const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-                WGT_FMA(0);
-                WGT_FMA(1);
-                WGT_FMA(2);
-                WGT_FMA(3);
-                WGT_FMA(4);
-                WGT_FMA(5);
-                WGT_FMA(6);
-                WGT_FMA(7);
+        for (int r = 0; r < MR; r++) {
+            a[r] = arow[r] + e * aseg;
+        }
+        const float *b = gt + e * gseg;
+        for (int64_t l = 0; l < nq; l++, b += 16 * NV) {
+            __m512 b0 = _mm512_load_ps(b), b1 = NV > 1 ? _mm512_load_ps(b + 16) : b0;
+            for (int r = 0; r < MR; r++) {
+                const __m512 x = _mm512_set1_ps(a[r][l]);
+                c[r][0] = _mm512_fmadd_ps(x, b0, c[r][0]);
+                if (NV > 1) {
+                    c[r][1] = _mm512_fmadd_ps(x, b1, c[r][1]);
+                }
             }
         }
     }
-    _Alignas(64) float t[WG_MR * WG_NR];
-    WGT_OUT(0);
-    WGT_OUT(1);
-    WGT_OUT(2);
-    WGT_OUT(3);
-    WGT_OUT(4);
-    WGT_OUT(5);
-    WGT_OUT(6);
-    WGT_OUT(7);
+    _Alignas(64) float t[16 * 32];
+    for (int r = 0; r < MR; r++) {
+        for (int v = 0; v < NV; v++) {
+            _mm512_store_ps(t + (r * NV + v) * 16, c[r][v]);
+        }
+    }
     for (int64_t o = 0; o < nr; o++) {
         for (int64_t r = 0; r < mr; r++) {
-            part[o * ldp + r] += t[r * WG_NR + o];
+            part[o * ldp + r] += t[r * 16 * NV + o];
         }
     }
 }
-#undef WGT_FMA
-#undef WGT_ROW
-#undef WGT_INIT
-#undef WGT_OUT
+
+AVX512 static void
+tile_wgrad(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg, int64_t nq,
+           int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    tile_wgrad_body(WG_MR, WG_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp, mr, nr);
+}
+
+AVX512 static void
+tile_wgrad_narrow(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
+                  int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    tile_wgrad_body(WG_NARROW_MR, WG_NARROW_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp,
+                    mr, nr);
+}
 
 typedef struct WgradJob {
     JobShape sh;
     const float *gy, *x;
     float *parts;                        /* chunks x co x kdim */
+    int64_t mr, nr;                      /* the tile: WG_MR x WG_NR or the narrow one */
     int64_t n, nos;
     int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
 } WgradJob;
 
-/* gt[(os * nq + q) * WG_NR + o % WG_NR] = the output gradient of channel o (of the group,
- * os = o / WG_NR) at the block's pixel q (gyg: the group's first channel of one sample),
- * zero at the flat layout's dropped indices and past opg. */
-static void
+/* dst[j * ldd + r] = src[r * ld + j] for r < 16 and j < nj (nj <= 16), zero for rows
+ * r >= nr: a 16 x 16 transpose in registers (pairs of lanes, then pairs of pairs, then
+ * 128-bit quarters twice), the rows read through masked loads. */
+AVX512 static void
+transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst, int64_t ldd)
+{
+    const __mmask16 cols = lane_mask(0, nj);
+    __m512 a[16], b[16];
+    for (int r = 0; r < 16; r++) {
+        a[r] = r < nr ? _mm512_maskz_loadu_ps(cols, src + r * ld) : _mm512_setzero_ps();
+    }
+    for (int r = 0; r < 16; r += 2) {
+        b[r] = _mm512_unpacklo_ps(a[r], a[r + 1]);
+        b[r + 1] = _mm512_unpackhi_ps(a[r], a[r + 1]);
+    }
+    for (int r = 0; r < 16; r += 4) {
+        for (int h = 0; h < 2; h++) {
+            __m512d x = _mm512_castps_pd(b[r + h]), y = _mm512_castps_pd(b[r + 2 + h]);
+            a[r + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
+            a[r + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
+        }
+    }
+    for (int r = 0; r < 16; r += 8) {
+        for (int h = 0; h < 4; h++) {
+            b[r + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0x88);
+            b[r + 4 + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0xdd);
+        }
+    }
+    for (int h = 0; h < 8; h++) {
+        a[h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0x88);
+        a[8 + h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0xdd);
+    }
+    for (int64_t c = 0; c < nj; c++) {   /* a[c] is column c */
+        _mm512_store_ps(dst + c * ldd, a[c]);
+    }
+}
+
+/* gt[(os * nq + q) * nr + o % nr] = the output gradient of channel o (of the group,
+ * os = o / nr, nr the tile's channels) at the block's flat index q (gyg: the group's first channel of one
+ * sample), zero at the dropped indices and past opg: 16 x 16 transposes over each run of
+ * output pixels. */
+AVX512 static void
 fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
 {
     const Cols *cl = j->sh.cl;
-    const int64_t L = j->sh.g->col_numel;
-    memset(gt, 0, (size_t)(j->nos * cl->nq * WG_NR) * sizeof(float));
-    if (!cl->flat) {
-        for (int64_t o = 0; o < j->sh.opg; o++) {
-            float *d = gt + (o / WG_NR) * cl->nq * WG_NR + o % WG_NR;
-            const float *src = gyg + o * L + q0;
-            for (int64_t q = 0; q < nq; q++) {
-                d[q * WG_NR] = src[q];
-            }
-        }
-        return;
-    }
+    const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
+    memset(gt, 0, (size_t)(j->nos * cl->nq * j->nr) * sizeof(float));
     int64_t pix, len;
     for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) > 0; q += len) {
-        for (int64_t o = 0; o < j->sh.opg; o++) {
-            float *d = gt + ((o / WG_NR) * cl->nq + (q - q0)) * WG_NR + o % WG_NR;
-            const float *src = gyg + o * L + pix;
-            for (int64_t i = 0; i < len; i++) {
-                d[i * WG_NR] = src[i];
+        for (int64_t o = 0; o < opg; o += 16) {
+            float *d = gt + ((o / j->nr) * cl->nq + (q - q0)) * j->nr + o % j->nr;
+            for (int64_t i = 0; i < len; i += 16) {
+                transpose_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 16 ? len - i : 16,
+                                d + i * j->nr, j->nr);
             }
         }
     }
@@ -661,7 +656,7 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel;
-    const size_t cfl = cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * WG_NR);
+    const size_t cfl = cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * j->nr);
     float *cols = pk_alloc((size_t)j->batch * cfl * sizeof(float));
     float *gt = pk_alloc((size_t)j->batch * gfl * sizeof(float));
     if (cols == NULL || gt == NULL) {
@@ -681,22 +676,22 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
             for (int64_t e = 0; e < nb; e++) {
                 int64_t n = n0 + e;
                 cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g,
-                          j->sh.cpg, q0, nq, cols + e * cfl);
+                          j->sh.cpg, q0, cols + e * cfl);
                 fill_gt(j, j->gy + (n * j->sh.co + grp * j->sh.opg) * L, q0, nq, gt + e * gfl);
             }
             for (int64_t os = 0; os < j->nos; os++) {
-                int64_t nr = j->sh.opg - os * WG_NR < WG_NR ? j->sh.opg - os * WG_NR : WG_NR;
-                for (int64_t p = 0; p < j->sh.kdim; p += WG_MR) {
-                    int64_t mr = j->sh.kdim - p < WG_MR ? j->sh.kdim - p : WG_MR;
+                int64_t nr = j->sh.opg - os * j->nr < j->nr ? j->sh.opg - os * j->nr : j->nr;
+                for (int64_t p = 0; p < j->sh.kdim; p += j->mr) {
+                    int64_t mr = j->sh.kdim - p < j->mr ? j->sh.kdim - p : j->mr;
                     /* taps past the last repeat it (computed, not stored) */
-                    const float *arow[WG_MR];
-                    for (int r = 0; r < WG_MR; r++) {
+                    const float *arow[WG_NARROW_MR];
+                    for (int r = 0; r < j->mr; r++) {
                         arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
                     }
-                    tile_wgrad(arow, cl->jump, (int64_t)cfl, gt + os * cl->nq * WG_NR,
-                               (int64_t)gfl, nq, nb,
-                               part + (grp * j->sh.opg + os * WG_NR) * j->sh.kdim + p,
-                               j->sh.kdim, mr, nr);
+                    (j->nr == WG_NR ? tile_wgrad : tile_wgrad_narrow)(
+                        arow, (int64_t)cfl, gt + os * cl->nq * j->nr, (int64_t)gfl, nq, nb,
+                        part + (grp * j->sh.opg + os * j->nr) * j->sh.kdim + p, j->sh.kdim, mr,
+                        nr);
                 }
             }
         }
@@ -714,14 +709,16 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     WgradJob j = {.gy = gy, .x = x};
     Cols cl;
     job_shape_init(&j.sh, g, &cl, ci, co);
-    j.nos = (j.sh.opg + WG_NR - 1) / WG_NR;
+    j.nr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_NR : WG_NR;
+    j.mr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_MR : WG_MR;
+    j.nos = (j.sh.opg + j.nr - 1) / j.nr;
     int64_t len = co * j.sh.kdim;
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
         return 0;
     }
     /* the blocks, batches and chunks depend on the shape only */
-    if (cols_init(&cl, g, j.sh.cpg, j.sh.kdim, 1) < 0) {
+    if (cols_init(&cl, g, j.sh.cpg, 1) < 0) {
         return -1;
     }
     j.n = n;
