@@ -141,6 +141,15 @@ def test_sdpa_causal(benchmark, impl):
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_sdpa_causal_forward_backward(benchmark, impl):
+    benchmark.group = "scaled_dot_product_attention causal fwd+bwd [16,4,64,32] float32"
+    q, k, v = (make(impl, randn((16, 4, 64, 32), seed=i)).requires_grad_(True) for i in range(3))
+    g = make(impl, randn((16, 4, 64, 32), seed=3))
+    benchmark(lambda: lib(impl).nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True).backward(g))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 def test_embedding_forward_backward(benchmark, impl):
     benchmark.group = "embedding fwd+bwd 65x128, [16,64] indices float32"
     L = lib(impl)
