@@ -138,34 +138,26 @@ typedef struct {
     }
 
 /* The scores s[0..n) of one row in place: s scale + mask (mask may be NULL, read with
- * stride ms), -inf from column `valid` on (the causal cut). */
+ * stride ms).  Columns past a causal cut are never computed: the callers give them
+ * probability 0. */
 #define DEFINE_SDPA_SCORES(T, DT)                                                          \
-    SDPA_INLINE void sdpa_scores_##DT(T *restrict s, int64_t n, int64_t valid, T scale,    \
-                                      const T *mask, int64_t ms)                          \
+    SDPA_INLINE void sdpa_scores_##DT(T *restrict s, int64_t n, T scale, const T *mask,    \
+                                      int64_t ms)                                         \
     {                                                                                     \
-        if (valid > n) {                                                                  \
-            valid = n;                                                                    \
-        }                                                                                 \
-        if (valid < 0) {                                                                  \
-            valid = 0;                                                                    \
-        }                                                                                 \
         if (mask != NULL && ms == 1) {                                                    \
-            for (int64_t j = 0; j < valid; j++) {                                         \
+            for (int64_t j = 0; j < n; j++) {                                             \
                 s[j] = s[j] * scale + mask[j];                                            \
             }                                                                             \
         }                                                                                 \
         else if (mask != NULL) {                                                          \
-            for (int64_t j = 0; j < valid; j++) {                                         \
+            for (int64_t j = 0; j < n; j++) {                                             \
                 s[j] = s[j] * scale + mask[j * ms];                                       \
             }                                                                             \
         }                                                                                 \
         else {                                                                            \
-            for (int64_t j = 0; j < valid; j++) {                                         \
+            for (int64_t j = 0; j < n; j++) {                                             \
                 s[j] = s[j] * scale;                                                      \
             }                                                                             \
-        }                                                                                 \
-        for (int64_t j = valid; j < n; j++) {                                             \
-            s[j] = -(T)INFINITY;                                                          \
         }                                                                                 \
     }
 
@@ -428,6 +420,31 @@ sdpa_dscores_f4(float *s, float *dp, int64_t n, float lse, float d, float scale,
 
 /* ---- the per-task bodies, written once over T and stamped per dtype and target ---- */
 
+/* How many of a key block's n columns row i sees: all, or when causal the keys up to the
+ * row's own position, d = i - (the block's first key) (Note [Flash attention on the CPU]). */
+SDPA_INLINE int64_t
+sdpa_valid(int causal, int64_t d, int64_t n)
+{
+    return !causal || d + 1 >= n ? n : d + 1 > 0 ? d + 1 : 0;
+}
+
+/* The row's scores over the nv columns it sees, rounded up to whole vectors of 8 with
+ * -inf past nv (the vector loops then need no scalar tail); returns that width. */
+#define DEFINE_SDPA_ROW_SCORES(T, DT)                                                      \
+    SDPA_INLINE int64_t sdpa_row_scores_##DT(T *s, int64_t nv, int64_t n, T scale,         \
+                                             const T *mask, int64_t ms)                   \
+    {                                                                                     \
+        int64_t w = (nv + 7) / 8 * 8 < n ? (nv + 7) / 8 * 8 : n;                          \
+        sdpa_scores_##DT(s, nv, scale, mask, ms);                                         \
+        for (int64_t c = nv; c < w; c++) {                                                \
+            s[c] = -(T)INFINITY;                                                          \
+        }                                                                                 \
+        return w;                                                                         \
+    }
+DEFINE_SDPA_ROW_SCORES(float, f4)
+DEFINE_SDPA_ROW_SCORES(double, f8)
+#undef DEFINE_SDPA_ROW_SCORES
+
 /* element (b, h, r, c) of m, as T */
 #define AT(T, M, b, h, r, c)                                                               \
     ((T *)(M).data + (b) * (M).st[0] + (h) * (M).st[1] + (r) * (M).st[2] + (c) * (M).st[3])
@@ -438,14 +455,17 @@ sdpa_dscores_f4(float *s, float *dp, int64_t n, float lse, float d, float scale,
     {                                                                                     \
         const int64_t E = j->E, Ev = j->Ev, nqb = (j->L + SDPA_BQ - 1) / SDPA_BQ;         \
         const T scale = (T)j->scale;                                                      \
-        T *buf = malloc(sizeof(T) * (size_t)(E * SDPA_BK + SDPA_BQ * SDPA_BK +            \
-                                             SDPA_BQ * Ev + 2 * SDPA_BQ));                \
+        /* the head's keys packed transposed [E, ldk], reused by its query blocks */     \
+        const int64_t ldk = (j->S + SDPA_BK - 1) / SDPA_BK * SDPA_BK;                     \
+        T *buf = malloc(sizeof(T) * (size_t)(E * ldk + SDPA_BQ * SDPA_BK + SDPA_BQ * Ev + \
+                                             2 * SDPA_BQ));                               \
         if (buf == NULL) {                                                                \
             return ptl_error_set(PTL_ERR_MEMORY, "scaled_dot_product_attention: out of "  \
                                                  "memory");                               \
         }                                                                                 \
-        T *kt = buf, *sb = kt + E * SDPA_BK, *acc = sb + SDPA_BQ * SDPA_BK;               \
+        T *kt = buf, *sb = kt + E * ldk, *acc = sb + SDPA_BQ * SDPA_BK;                   \
         T *mx = acc + SDPA_BQ * Ev, *sum = mx + SDPA_BQ;                                  \
+        int64_t packed_bh = -1, packed = 0;                                               \
         for (int64_t it = i0; it < i1; it++) {                                            \
             const int64_t bh = it / nqb, b = bh / j->H, h = bh % j->H;                    \
             const int64_t q0 = it % nqb * SDPA_BQ;                                        \
@@ -461,15 +481,23 @@ sdpa_dscores_f4(float *s, float *dp, int64_t n, float lse, float d, float scale,
             memset(acc, 0, sizeof(T) * (size_t)(nq * Ev));                                \
             for (int64_t k0 = 0; k0 < kend; k0 += SDPA_BK) {                              \
                 const int64_t nk = kend - k0 < SDPA_BK ? kend - k0 : SDPA_BK;             \
-                sdpa_pack_t_##DT(k + k0 * krs, krs, nk, E, kt, SDPA_BK);                  \
-                sdpa_mm_##DT(fma, nq, nk, E, q, qrs, 1, kt, SDPA_BK, sb, SDPA_BK, 0);     \
+                if (packed_bh != bh) {                                                    \
+                    packed_bh = bh;                                                       \
+                    packed = 0;                                                           \
+                }                                                                         \
+                if (packed < k0 + nk) {                                                   \
+                    sdpa_pack_t_##DT(k + packed * krs, krs, k0 + nk - packed, E,          \
+                                     kt + packed, ldk);                                   \
+                    packed = k0 + nk;                                                     \
+                }                                                                         \
+                sdpa_mm_##DT(fma, nq, nk, E, q, qrs, 1, kt + k0, ldk, sb, SDPA_BK, 0);    \
                 for (int64_t r = 0; r < nq; r++) {                                        \
                     const T *mk = j->has_mask ? AT(T, j->mask, b, h, q0 + r, k0) : NULL;  \
-                    sdpa_scores_##DT(sb + r * SDPA_BK, nk,                                \
-                                     j->causal ? q0 + r - k0 + 1 : nk, scale, mk,         \
-                                     j->mask.st[3]);                                      \
-                    sdpa_online_##DT(sb + r * SDPA_BK, nk, &mx[r], &sum[r], acc + r * Ev,  \
-                                     Ev, fma);                                            \
+                    const int64_t nv = sdpa_valid(j->causal, q0 + r - k0, nk);            \
+                    T *sr = sb + r * SDPA_BK;                                             \
+                    int64_t w = sdpa_row_scores_##DT(sr, nv, nk, scale, mk, j->mask.st[3]); \
+                    sdpa_online_##DT(sr, w, &mx[r], &sum[r], acc + r * Ev, Ev, fma);      \
+                    memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                      \
                 }                                                                         \
                 sdpa_mm_##DT(fma, nq, Ev, nk, sb, SDPA_BK, 1, v + k0 * vrs, vrs, acc, Ev,  \
                              1);                                                          \
@@ -536,13 +564,15 @@ sdpa_dscores_f4(float *s, float *dp, int64_t n, float lse, float d, float scale,
                     sdpa_mm_##DT(fma, nq, nk, Ev, go + q0 * gors, gors, 1, vt, SDPA_BK,   \
                                  dp, SDPA_BK, 0);                                         \
                     for (int64_t r = 0; r < nq; r++) {                                    \
-                        const int64_t i = q0 + r;                                         \
+                        const int64_t i = q0 + r, nv = sdpa_valid(j->causal, i - k0, nk); \
                         const T *mk = j->has_mask ? AT(T, j->mask, b, h, i, k0) : NULL;   \
-                        sdpa_scores_##DT(sb + r * SDPA_BK, nk,                            \
-                                         j->causal ? i - k0 + 1 : nk, scale, mk,          \
-                                         j->mask.st[3]);                                  \
-                        sdpa_dscores_##DT(sb + r * SDPA_BK, dp + r * SDPA_BK, nk,         \
-                                          *AT(T, j->lse, b, h, i, 0), dd[i], scale, fma); \
+                        T *sr = sb + r * SDPA_BK, *dr = dp + r * SDPA_BK;                 \
+                        int64_t w = sdpa_row_scores_##DT(sr, nv, nk, scale, mk,           \
+                                                         j->mask.st[3]);                  \
+                        sdpa_dscores_##DT(sr, dr, w, *AT(T, j->lse, b, h, i, 0), dd[i],   \
+                                          scale, fma);                                    \
+                        memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
+                        memset(dr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
                     }                                                                     \
                     sdpa_mm_##DT(fma, nk, Ev, nq, sb, 1, SDPA_BK, go + q0 * gors, gors,   \
                                  dv + k0 * dvrs, dvrs, 1);                                \
