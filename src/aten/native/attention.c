@@ -408,7 +408,8 @@ sdpa_mm_f4(int fma, int64_t m, int64_t n, int64_t k, const float *a, int64_t ars
 SDPA_INLINE void
 sdpa_online_f4(float *s, int64_t n, float *m, float *l, float *acc, int64_t ev, int fma)
 {
-    SDPA_F4_AVX2(fma, sdpa_online_f4_avx2(s, n, m, l, acc, ev), sdpa_online_f4p(s, n, m, l, acc, ev, 0));
+    SDPA_F4_AVX2(fma, sdpa_online_f4_avx2(s, n, m, l, acc, ev),
+                 sdpa_online_f4p(s, n, m, l, acc, ev, 0));
 }
 
 SDPA_INLINE void
