@@ -10,9 +10,11 @@
  *
  * - Forward, one task per (batch, head, block of SDPA_BQ queries): the keys are walked in
  *   blocks of SDPA_BK (the blocks above the diagonal skipped when causal); each block's
- *   scores come from a register-tiled product (sdpa_mm) with the key block packed
- *   transposed, then an online softmax keeps the running max m_i and sum l_i, rescaling the
- *   accumulated output when the max grows: out_i = acc_i / l_i, logsumexp_i = m_i + log l_i.
+ *   scores come from a register-tiled product (sdpa_mm) with the head's keys packed
+ *   transposed (once per task and head, for all its query blocks), then an online softmax
+ *   keeps the running max m_i and sum l_i, rescaling the accumulated output when the max
+ *   grows: out_i = acc_i / l_i, logsumexp_i = m_i + log l_i.  A row cut by the causal
+ *   diagonal computes scores and exponentials only up to it (rounded up to a vector).
  * - Backward, one task per (batch, head): with D_i = dout_i . out_i, for each key block and
  *   each query block that sees it, the probabilities are recomputed from the saved
  *   logsumexp, p_ij = exp(s_ij - lse_i), and dV += P^T dO, dS = P (dO V^T - D) scale,
