@@ -177,6 +177,28 @@ def test_sdpa_causal(benchmark, impl):
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_sdpa_causal_forward_backward(benchmark, impl):
+    benchmark.group = "scaled_dot_product_attention causal fwd+bwd [16,4,64,32] float32"
+    q, k, v = (make(impl, randn((16, 4, 64, 32), seed=i)).requires_grad_(True) for i in range(3))
+    g = make(impl, randn((16, 4, 64, 32), seed=3))
+    benchmark(lambda: lib(impl).nn.functional.scaled_dot_product_attention(
+        q, k, v, is_causal=True).backward(g))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "composite"])
+def test_sdpa_fused_vs_composite(benchmark, impl, monkeypatch):
+    """The fused attention kernel (pytorchlite) against the composite of ops that
+    F.scaled_dot_product_attention runs where the kernel does not apply (composite)."""
+    benchmark.group = "sdpa causal fwd+bwd [16,4,64,32] float32: kernel vs composite"
+    F = ptl.nn.functional
+    if impl == "composite":
+        monkeypatch.setattr(F, "_sdpa_fusable", lambda *args: False)
+    q, k, v = (ptl.tensor(randn((16, 4, 64, 32), seed=i)).requires_grad_(True) for i in range(3))
+    g = ptl.tensor(randn((16, 4, 64, 32), seed=3))
+    benchmark(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(g))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 def test_embedding_forward_backward(benchmark, impl):
     benchmark.group = "embedding fwd+bwd 65x128, [16,64] indices float32"
     L = lib(impl)

@@ -471,6 +471,22 @@ def _np_batch_norm(x, w, b, rm, rv, training, momentum, eps):
         y = y + b.reshape(shape)
     return (y, mean, invstd) if training else (y, np.zeros(0), np.zeros(0))
 
+def _np_sdpa_flash(q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+    """(softmax(q k^T scale + mask) v, logsumexp of the scores); a row whose every key is
+    masked gives zeros and a logsumexp of +inf (Note [Flash attention on the CPU])."""
+    s = q @ np.swapaxes(k, -1, -2) * (1 / math.sqrt(q.shape[-1]) if scale is None else scale)
+    if is_causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    if attn_mask is not None:
+        s = s + attn_mask
+    m = s.max(-1, keepdims=True) if s.shape[-1] else np.full(s.shape[:-1] + (1,), -np.inf)
+    live = np.isfinite(m)
+    e = np.exp(s - np.where(live, m, 0))
+    total = e.sum(-1, keepdims=True)
+    out = np.where(live, e / np.where(live, total, 1), 0) @ v
+    lse = np.where(live, np.where(live, m, 0) + np.log(np.where(live, total, 1)), np.inf)
+    return out, lse[..., 0]
+
 
 def _np_upsample_nearest(a, size, *scales):
     """Nearest upsampling of a's last len(size) dims: source index floor(i * in / out), or
@@ -1142,6 +1158,9 @@ _AMP = aten.adaptive_max_pool2d(_f64(1, 2, 4, 4, seed=7), [2, 2])[1]
 _LN = aten.native_layer_norm(_f64(2, 3, seed=2), [3], None, None, 1e-5)
 _BN = aten.native_batch_norm(_f64(4, 3, 5, seed=2), None, None, None, None, True, 0.1, 1e-5)
 
+_SDPA = aten._scaled_dot_product_flash_attention_for_cpu(
+    _f64(1, 2, 3, 4, seed=1), _f64(1, 2, 5, 4, seed=2), _f64(1, 2, 5, 4, seed=3), 0.0, True)
+
 
 ENTRIES += [
     # random numbers
@@ -1303,6 +1322,13 @@ ENTRIES += [
            gradgrad="its backward, _ptl_rnn_layer_backward, has no derivative (as PyTorch's "
                     "_cudnn_rnn_backward)",
            note="the second output is the backward's workspace, not differentiable"),
+    OpInfo("_scaled_dot_product_flash_attention_for_cpu",
+           [S(T(1, 2, 3, 4), T(1, 2, 5, 4), T(1, 2, 5, 4)),
+            S(T(2, 1, 4, 3), T(2, 1, 2, 3), T(2, 1, 2, 3), 0.0, True, scale=0.5),
+            S(T(1, 2, 3, 2), T(1, 2, 4, 2), T(1, 2, 4, 2), attn_mask=T(3, 4, grad=False)),
+            S(T(1, 1, 0, 2), T(1, 1, 3, 2), T(1, 1, 3, 2))],
+           ref=_np_sdpa_flash, grad_outputs=lambda o: o[:1],
+           note="logsumexp is compared by the reference; gradcheck follows the output"),
     OpInfo("native_layer_norm", [S(T(2, 3), [3], T(3), T(3), 1e-5),
                                  S(T(2, 2, 3), [2, 3], None, None, 1e-5)],
            ref=_np_layer_norm),
@@ -1593,6 +1619,10 @@ ENTRIES += [
            [S(T(2, 2), T(2, 2), T(2, 2, seed=3), _values_of(_LSTM[1]), _values_of(_LSTM[2]),
               False)], grad="none"),
     OpInfo("_thnn_fused_gru_cell_backward", [S(T(2, 2), _values_of(_GRU[1]), False)],
+           grad="none"),
+    OpInfo("_scaled_dot_product_flash_attention_for_cpu_backward",
+           [S(T(1, 2, 3, 4), T(1, 2, 3, 4, seed=1), T(1, 2, 5, 4, seed=2),
+              T(1, 2, 5, 4, seed=3), _values_of(_SDPA[0]), _values_of(_SDPA[1]), 0.0, True)],
            grad="none"),
     OpInfo("_ptl_rnn_layer_backward",
            [S(T(2, 2, 2), T(2, 2), T(2, 2), T(2, 2, seed=2), T(2, 2, seed=3), T(8, 2, seed=4),

@@ -977,6 +977,52 @@ def _causal_bias(L, S, dtype):
     return bias
 
 
+def _sdpa_fusable(query, key, value, attn_mask, dropout_p):
+    """Whether the fused CPU kernel computes this call: no dropout, float CPU tensors of one
+    dtype and rank 2 to 4 with the same batch dims and head size, and a mask (not requiring
+    grad) that broadcasts to [*, L, S]."""
+    if dropout_p != 0.0 or not 2 <= query.dim() <= 4 or query.device.type != "cpu":
+        return False
+    dt = query.dtype
+    if not dt.is_floating_point or key.dtype != dt or value.dtype != dt:
+        return False
+    if key.dim() != query.dim() or value.dim() != query.dim():
+        return False
+    batch = query.shape[:-2]
+    if key.shape[:-2] != batch or value.shape[:-2] != batch or value.size(-2) != key.size(-2):
+        return False
+    if key.size(-1) != query.size(-1) or value.size(-1) != query.size(-1):
+        return False
+    if attn_mask is None:
+        return True
+    if attn_mask.requires_grad or attn_mask.dim() > query.dim() or attn_mask.device.type != "cpu":
+        return False
+    if attn_mask.dtype != torch.bool and attn_mask.dtype != dt:
+        return False
+    target = list(batch) + [query.size(-2), key.size(-2)]
+    return all(m in (1, t) for m, t in zip(reversed(attn_mask.shape), reversed(target)))
+
+
+def _sdpa_fused(query, key, value, attn_mask, is_causal, scale):
+    """aten::_scaled_dot_product_flash_attention_for_cpu on [B, H, L, E] views of rank-2 to
+    rank-4 inputs; a bool mask becomes 0 / -inf (src/aten/native/attention.c)."""
+    rank = query.dim()
+    q, k, v = query, key, value
+    for _ in range(4 - rank):
+        q, k, v = q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)
+    mask = attn_mask
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            mask = torch.where(mask, 0.0, -math.inf).to(query.dtype)
+        while mask.dim() < 4:
+            mask = mask.unsqueeze(0)
+    out = aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal,
+                                                           attn_mask=mask, scale=scale)[0]
+    for _ in range(4 - rank):
+        out = out.squeeze(0)
+    return out
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v.  [*, L, E], [*, S, E], [*, S, Ev] -> [*, L, Ev];
@@ -995,6 +1041,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    if _sdpa_fusable(query, key, value, attn_mask, dropout_p):
+        return _sdpa_fused(query, key, value, attn_mask, is_causal, scale)
     # scale whichever is smaller, the query [L, E] or the scores [L, S]
     if query.size(-1) < S:
         scores = torch.matmul(query * scale, key.transpose(-2, -1))

@@ -321,12 +321,18 @@ ptl_schema_parse(const char *text, PtlSchema *s)
         return fail(&ps, "expected an operator name");
     }
     if (ps.p[0] == ':' && ps.p[1] == ':') {
-        char opname[40];
+        char opname[64];
         ps.p += 2;
         if (!ident(&ps, opname, sizeof(opname))) {
             return fail(&ps, "expected an operator name after '::'");
         }
-        snprintf(s->name, sizeof(s->name), "%.24s::%.37s", word, opname);
+        size_t nw = strlen(word), no = strlen(opname);
+        if (nw + 2 + no >= sizeof(s->name)) {
+            return fail(&ps, "operator name too long");
+        }
+        memcpy(s->name, word, nw);
+        memcpy(s->name + nw, "::", 2);
+        memcpy(s->name + nw + 2, opname, no + 1);
     }
     else {
         snprintf(s->name, sizeof(s->name), "aten::%.56s", word);

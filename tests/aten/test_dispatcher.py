@@ -38,6 +38,7 @@ def test_schema_round_trip(text):
     ("add(Blob self) -> Tensor", "unknown type 'Blob' at position 4 in"),
     ("add(Tensor) -> Tensor", "expected an argument name"),
     ("(Tensor self) -> Tensor", "expected an operator name"),
+    ("a" * 30 + "::" + "b" * 40 + "(Tensor self) -> Tensor", "operator name too long"),
     ("add(Tensor self, int x=[1, ) -> Tensor", "bad list default"),
     ("add(Tensor self) -> Tensor out junk", "trailing characters"),
     ("add(Tensor(a self) -> Tensor", "expected ')' to close the alias annotation at position 13"),

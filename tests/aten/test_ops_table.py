@@ -59,6 +59,9 @@ NO_DERIVATIVE = {
     "_sample_dirichlet": "derivatives.yaml: not_implemented(\"_sample_dirichlet\"); "
                          "Dirichlet.rsample differentiates it with _dirichlet_grad",
     "_dirichlet_grad": "derivatives.yaml: not_implemented(\"_dirichlet_grad\")",
+    "_scaled_dot_product_flash_attention_for_cpu_backward": "PyTorch has none either; under "
+        "create_graph the forward's formula computes through dispatcher ops "
+        "(derivatives/attention.c)",
 }
 
 

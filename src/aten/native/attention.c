@@ -1,0 +1,905 @@
+/* attention.c -- _scaled_dot_product_flash_attention_for_cpu and its backward.  Mirrors
+ * ATen/native/transformers/attention.cpp and ATen/native/cpu/FlashAttentionKernel.cpp.
+ *
+ * Note [Flash attention on the CPU]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * query [B, H, L, E], key [B, H, S, E], value [B, H, S, E] -> out [B, H, L, E] and
+ * logsumexp [B, H, L], with s_ij = scale q_i . k_j + mask_ij (-inf above the diagonal j > i
+ * when causal: PyTorch's top-left alignment) and out_i = sum_j softmax_j(s_i) v_j.  No
+ * [L, S] matrix is ever made:
+ *
+ * - Forward, one task per (batch, head, block of SDPA_BQ queries): the keys are walked in
+ *   blocks of SDPA_BK (the blocks above the diagonal skipped when causal); each block's
+ *   scores come from a register-tiled product (sdpa_mm) with the head's keys packed
+ *   transposed (once per task and head, for all its query blocks), then an online softmax
+ *   keeps the running max m_i and sum l_i, rescaling the accumulated output when the max
+ *   grows: out_i = acc_i / l_i, logsumexp_i = m_i + log l_i.  A row cut by the causal
+ *   diagonal computes scores and exponentials only up to it (rounded up to a vector).
+ * - Backward, one task per (batch, head): with D_i = dout_i . out_i, for each key block and
+ *   each query block that sees it, the probabilities are recomputed from the saved
+ *   logsumexp, p_ij = exp(s_ij - lse_i), and dV += P^T dO, dS = P (dO V^T - D) scale,
+ *   dQ += dS K, dK += dS^T Q.  Every sum runs in a fixed order, whatever the thread count.
+ *
+ * A row whose every key is masked (-inf) gives zeros and a logsumexp of +inf, so that the
+ * recomputed probabilities of that row are zeros too (PyTorch stores 0 there).  float32
+ * accumulates in float, float64 in double; float16 and bfloat16 run in float32.  The inner
+ * loops are compiled twice, for the baseline and for AVX2 with FMA (Note [Loop clones] in
+ * loops.h describes the trick), and chosen by ptl_cpu_capability(). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/parallel.h"
+#include "nn_common.h"
+#include "vec_math.h"
+
+#define SDPA_BQ 32
+#define SDPA_BK 64
+#define SDPA_MR 4
+#define SDPA_INLINE static inline __attribute__((always_inline))
+
+/* Element strides of the four dims (batch, head, row, column) of an operand. */
+typedef struct {
+    char *data;
+    int64_t st[4];
+} SdpaMat;
+
+typedef struct {
+    SdpaMat q, k, v, mask, out, lse, dout, o, dq, dk, dv;
+    int has_mask, causal;
+    int64_t B, H, L, S, E, Ev;
+    double scale;
+} SdpaJob;
+
+/* ---- typed inner loops, stamped for float (f4) and double (f8) ---- */
+
+/* C[m x n] (= or +=) A[m x k] B[k x n]: A read through (ars, acs), B rows of stride ldb,
+ * C rows of stride ldc, both contiguous along n.  Full tiles of SDPA_MR rows by NR columns
+ * keep their sums in registers; `fma` (a constant after inlining) selects fused
+ * multiply-adds for the AVX2 twin. */
+#define DEFINE_SDPA_MM(T, DT, NR)                                                          \
+    SDPA_INLINE void sdpa_mm_##DT(int fma, int64_t m, int64_t n, int64_t k, const T *a,   \
+                                  int64_t ars, int64_t acs, const T *b, int64_t ldb, T *c, \
+                                  int64_t ldc, int acc)                                   \
+    {                                                                                     \
+        int64_t i = 0;                                                                    \
+        for (; i + SDPA_MR <= m; i += SDPA_MR) {                                          \
+            int64_t j = 0;                                                                \
+            for (; j + NR <= n; j += NR) {                                                \
+                T t[SDPA_MR][NR];                                                         \
+                for (int r = 0; r < SDPA_MR; r++) {                                       \
+                    for (int x = 0; x < NR; x++) {                                        \
+                        t[r][x] = acc ? c[(i + r) * ldc + j + x] : 0;                     \
+                    }                                                                     \
+                }                                                                         \
+                for (int64_t p = 0; p < k; p++) {                                         \
+                    const T *bp = b + p * ldb + j;                                        \
+                    for (int r = 0; r < SDPA_MR; r++) {                                   \
+                        const T ar = a[(i + r) * ars + p * acs];                          \
+                        for (int x = 0; x < NR; x++) {                                    \
+                            t[r][x] = mad_##DT(fma, ar, bp[x], t[r][x]);                  \
+                        }                                                                 \
+                    }                                                                     \
+                }                                                                         \
+                for (int r = 0; r < SDPA_MR; r++) {                                       \
+                    for (int x = 0; x < NR; x++) {                                        \
+                        c[(i + r) * ldc + j + x] = t[r][x];                               \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            if (j < n) {                                                                  \
+                sdpa_rows_##DT(fma, i, i + SDPA_MR, j, n, k, a, ars, acs, b, ldb, c, ldc,  \
+                               acc);                                                      \
+            }                                                                             \
+        }                                                                                 \
+        sdpa_rows_##DT(fma, i, m, 0, n, k, a, ars, acs, b, ldb, c, ldc, acc);             \
+    }
+
+/* a b + c, fused when `fma` (a constant after inlining) */
+#define DEFINE_SDPA_MAD(T, DT, FMA_FN)                                                     \
+    SDPA_INLINE T mad_##DT(int fma, T a, T b, T c)                                        \
+    {                                                                                     \
+        return fma ? FMA_FN(a, b, c) : a * b + c;                                         \
+    }
+
+/* The edges of sdpa_mm: rows [i0, i1), columns [j0, j1), one row at a time. */
+#define DEFINE_SDPA_ROWS(T, DT)                                                            \
+    SDPA_INLINE void sdpa_rows_##DT(int fma, int64_t i0, int64_t i1, int64_t j0,           \
+                                    int64_t j1, int64_t k, const T *a, int64_t ars,       \
+                                    int64_t acs, const T *b, int64_t ldb, T *c,           \
+                                    int64_t ldc, int acc)                                 \
+    {                                                                                     \
+        for (int64_t i = i0; i < i1; i++) {                                               \
+            T *restrict ci = c + i * ldc;                                                 \
+            if (!acc) {                                                                   \
+                for (int64_t j = j0; j < j1; j++) {                                       \
+                    ci[j] = 0;                                                            \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t p = 0; p < k; p++) {                                             \
+                const T ap = a[i * ars + p * acs];                                        \
+                const T *restrict bp = b + p * ldb;                                       \
+                for (int64_t j = j0; j < j1; j++) {                                       \
+                    ci[j] = mad_##DT(fma, ap, bp[j], ci[j]);                              \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+/* dst[c * ld + r] = src[r * rs + c]: `rows` rows of `cols` contiguous elements, packed
+ * transposed (the key or value block as the right operand of a product). */
+#define DEFINE_SDPA_PACK_T(T, DT)                                                          \
+    SDPA_INLINE void sdpa_pack_t_##DT(const T *src, int64_t rs, int64_t rows, int64_t cols, \
+                                      T *dst, int64_t ld)                                 \
+    {                                                                                     \
+        for (int64_t r = 0; r < rows; r++) {                                              \
+            for (int64_t c = 0; c < cols; c++) {                                          \
+                dst[c * ld + r] = src[r * rs + c];                                        \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+/* The scores s[0..n) of one row in place: s scale + mask (mask may be NULL, read with
+ * stride ms).  Columns past a causal cut are never computed: the callers give them
+ * probability 0. */
+#define DEFINE_SDPA_SCORES(T, DT)                                                          \
+    SDPA_INLINE void sdpa_scores_##DT(T *restrict s, int64_t n, T scale, const T *mask,    \
+                                      int64_t ms)                                         \
+    {                                                                                     \
+        if (mask != NULL && ms == 1) {                                                    \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                s[j] = s[j] * scale + mask[j];                                            \
+            }                                                                             \
+        }                                                                                 \
+        else if (mask != NULL) {                                                          \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                s[j] = s[j] * scale + mask[j * ms];                                       \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                s[j] = s[j] * scale;                                                      \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+/* One row's online-softmax step over a block of scores s[0..n): the running max *m and
+ * sum *l advance, acc[0..ev) is rescaled, and s becomes the block's exp(s - m). */
+#define DEFINE_SDPA_ONLINE(T, DT, EXP)                                                     \
+    SDPA_INLINE void sdpa_online_##DT(T *restrict s, int64_t n, T *m, T *l,                \
+                                      T *restrict acc, int64_t ev, int fma)               \
+    {                                                                                     \
+        (void)fma;                                                                        \
+        T mx = *m;                                                                        \
+        for (int64_t j = 0; j < n; j++) {                                                 \
+            mx = s[j] > mx ? s[j] : mx;                                                   \
+        }                                                                                 \
+        if (mx == -(T)INFINITY) {                                                         \
+            for (int64_t j = 0; j < n; j++) {                                             \
+                s[j] = 0;                                                                 \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        T sum = 0;                                                                        \
+        for (int64_t j = 0; j < n; j++) {                                                 \
+            s[j] = EXP(s[j] - mx);                                                        \
+            sum += s[j];                                                                  \
+        }                                                                                 \
+        if (mx != *m) {                                                                   \
+            T alpha = EXP(*m - mx);                                                       \
+            for (int64_t e = 0; e < ev; e++) {                                            \
+                acc[e] *= alpha;                                                          \
+            }                                                                             \
+            *l *= alpha;                                                                  \
+        }                                                                                 \
+        *l += sum;                                                                        \
+        *m = mx;                                                                          \
+    }
+
+/* The backward's block of one row: p = exp(s - lse) in s (s already holds the scores),
+ * then dp becomes dS = p (dp - d) scale. */
+#define DEFINE_SDPA_DSCORES(T, DT, EXP)                                                    \
+    SDPA_INLINE void sdpa_dscores_##DT(T *restrict s, T *restrict dp, int64_t n, T lse,    \
+                                       T d, T scale, int fma)                             \
+    {                                                                                     \
+        (void)fma;                                                                        \
+        for (int64_t j = 0; j < n; j++) {                                                 \
+            s[j] = EXP(s[j] - lse);                                                       \
+            dp[j] = s[j] * (dp[j] - d) * scale;                                           \
+        }                                                                                 \
+    }
+
+DEFINE_SDPA_MAD(float, f4p, __builtin_fmaf)
+DEFINE_SDPA_MAD(double, f8, __builtin_fma)
+DEFINE_SDPA_ROWS(float, f4p)
+DEFINE_SDPA_ROWS(double, f8)
+DEFINE_SDPA_MM(float, f4p, 16)
+DEFINE_SDPA_MM(double, f8, 8)
+DEFINE_SDPA_PACK_T(float, f4)
+DEFINE_SDPA_PACK_T(double, f8)
+DEFINE_SDPA_SCORES(float, f4)
+DEFINE_SDPA_SCORES(double, f8)
+DEFINE_SDPA_ONLINE(float, f4p, ptl_vm_expf)
+DEFINE_SDPA_ONLINE(double, f8, ptl_vm_exp)
+DEFINE_SDPA_DSCORES(float, f4p, ptl_vm_expf)
+DEFINE_SDPA_DSCORES(double, f8, ptl_vm_exp)
+#undef DEFINE_SDPA_MAD
+#undef DEFINE_SDPA_MM
+#undef DEFINE_SDPA_ROWS
+#undef DEFINE_SDPA_PACK_T
+#undef DEFINE_SDPA_SCORES
+#undef DEFINE_SDPA_ONLINE
+#undef DEFINE_SDPA_DSCORES
+
+/* ---- float32 with AVX2 and FMA: the product's tiles, row maxima and exponentials ---- */
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* C[R x 16-column chunk] (= or +=) A B as sdpa_mm, R <= SDPA_MR rows (a constant after
+ * inlining).  A chunk that crosses the matrix edge (`full` 0) masks its lanes with m0, m1;
+ * full chunks use plain loads and stores (masked stores are slow on AMD's cores). */
+#define SDPA_LD(P, M) (full ? _mm256_loadu_ps(P) : _mm256_maskload_ps(P, M))
+SDPA_INLINE PTL_AVX2 void
+sdpa_tile_f4_avx2(int R, int full, int64_t k, const float *a, int64_t ars, int64_t acs,
+                  const float *b, int64_t ldb, float *c, int64_t ldc, int acc, __m256i m0,
+                  __m256i m1)
+{
+    __m256 t0[SDPA_MR], t1[SDPA_MR];
+    for (int r = 0; r < R; r++) {
+        t0[r] = acc ? SDPA_LD(c + r * ldc, m0) : _mm256_setzero_ps();
+        t1[r] = acc ? SDPA_LD(c + r * ldc + 8, m1) : _mm256_setzero_ps();
+    }
+    for (int64_t p = 0; p < k; p++) {
+        __m256 b0 = SDPA_LD(b + p * ldb, m0), b1 = SDPA_LD(b + p * ldb + 8, m1);
+        for (int r = 0; r < R; r++) {
+            __m256 ar = _mm256_broadcast_ss(a + r * ars + p * acs);
+            t0[r] = _mm256_fmadd_ps(ar, b0, t0[r]);
+            t1[r] = _mm256_fmadd_ps(ar, b1, t1[r]);
+        }
+    }
+    for (int r = 0; r < R; r++) {
+        if (full) {
+            _mm256_storeu_ps(c + r * ldc, t0[r]);
+            _mm256_storeu_ps(c + r * ldc + 8, t1[r]);
+        }
+        else {
+            _mm256_maskstore_ps(c + r * ldc, m0, t0[r]);
+            _mm256_maskstore_ps(c + r * ldc + 8, m1, t1[r]);
+        }
+    }
+}
+#undef SDPA_LD
+
+/* The rows of one 16-column chunk, in tiles of SDPA_MR rows and a last tile of fewer. */
+SDPA_INLINE PTL_AVX2 void
+sdpa_chunk_f4_avx2(int full, int64_t m, int64_t k, const float *a, int64_t ars, int64_t acs,
+                   const float *b, int64_t ldb, float *c, int64_t ldc, int acc, __m256i m0,
+                   __m256i m1)
+{
+    int64_t i = 0;
+    for (; i + SDPA_MR <= m; i += SDPA_MR) {
+        sdpa_tile_f4_avx2(SDPA_MR, full, k, a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc,
+                          acc, m0, m1);
+    }
+    a += i * ars;
+    c += i * ldc;
+    switch (m - i) {
+    case 3:
+        sdpa_tile_f4_avx2(3, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
+        break;
+    case 2:
+        sdpa_tile_f4_avx2(2, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
+        break;
+    case 1:
+        sdpa_tile_f4_avx2(1, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
+        break;
+    default:
+        break;
+    }
+}
+
+static PTL_AVX2 void
+sdpa_mm_f4_avx2(int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t acs,
+                const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+{
+    __m256i ones = _mm256_set1_epi32(-1);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        sdpa_chunk_f4_avx2(1, m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc, ones, ones);
+    }
+    if (j < n) {
+        __m256i m0 = ptl_vm_tail_mask(n - j >= 8 ? 8 : n - j);
+        __m256i m1 = ptl_vm_tail_mask(n - j > 8 ? n - j - 8 : 0);
+        sdpa_chunk_f4_avx2(0, m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc, m0, m1);
+    }
+}
+
+/* max(init, s[0..n)) */
+SDPA_INLINE PTL_AVX2 float
+sdpa_rowmax_f4_avx2(const float *s, int64_t n, float init)
+{
+    __m256 mv = _mm256_set1_ps(init);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + j));
+    }
+    float lanes[8], mx;
+    _mm256_storeu_ps(lanes, mv);
+    mx = lanes[0];
+    for (int x = 1; x < 8; x++) {
+        mx = lanes[x] > mx ? lanes[x] : mx;
+    }
+    for (; j < n; j++) {
+        mx = s[j] > mx ? s[j] : mx;
+    }
+    return mx;
+}
+
+/* s[j] = exp(s[j] - sub) over s[0..n); returns their sum */
+SDPA_INLINE PTL_AVX2 float
+sdpa_expsum_f4_avx2(float *s, int64_t n, float sub)
+{
+    __m256 sv = _mm256_setzero_ps(), subv = _mm256_set1_ps(sub);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), subv));
+        _mm256_storeu_ps(s + j, e);
+        sv = _mm256_add_ps(sv, e);
+    }
+    float lanes[8], tail = 0;
+    _mm256_storeu_ps(lanes, sv);
+    for (; j < n; j++) {
+        s[j] = ptl_vm_expf(s[j] - sub);
+        tail += s[j];
+    }
+    return tail + ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
+           ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+}
+
+/* sdpa_online_f4p with the AVX2 row maximum and exponentials */
+static PTL_AVX2 void
+sdpa_online_f4_avx2(float *restrict s, int64_t n, float *m, float *l, float *restrict acc,
+                    int64_t ev)
+{
+    float mx = sdpa_rowmax_f4_avx2(s, n, *m);
+    if (mx == -INFINITY) {
+        memset(s, 0, sizeof(float) * (size_t)n);
+        return;
+    }
+    float sum = sdpa_expsum_f4_avx2(s, n, mx);
+    if (mx != *m) {
+        float alpha = ptl_vm_expf(*m - mx);
+        for (int64_t e = 0; e < ev; e++) {
+            acc[e] *= alpha;
+        }
+        *l *= alpha;
+    }
+    *l += sum;
+    *m = mx;
+}
+
+/* sdpa_dscores_f4p with AVX2 */
+static PTL_AVX2 void
+sdpa_dscores_f4_avx2(float *restrict s, float *restrict dp, int64_t n, float lse, float d,
+                     float scale)
+{
+    __m256 lv = _mm256_set1_ps(lse), dv = _mm256_set1_ps(d), sc = _mm256_set1_ps(scale);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 p = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), lv));
+        __m256 g = _mm256_sub_ps(_mm256_loadu_ps(dp + j), dv);
+        _mm256_storeu_ps(s + j, p);
+        _mm256_storeu_ps(dp + j, _mm256_mul_ps(_mm256_mul_ps(p, g), sc));
+    }
+    sdpa_dscores_f4p(s + j, dp + j, n - j, lse, d, scale, 1);
+}
+#define SDPA_F4_AVX2(FMA, AVX2_CALL, PORTABLE_CALL) ((FMA) ? (AVX2_CALL) : (PORTABLE_CALL))
+#else
+#define SDPA_F4_AVX2(FMA, AVX2_CALL, PORTABLE_CALL) (PORTABLE_CALL)
+#endif
+
+/* The float32 helpers: the AVX2 twin's (fma) or the portable ones; float64 runs the
+ * portable ones in both twins. */
+SDPA_INLINE void
+sdpa_mm_f4(int fma, int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t acs,
+           const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+{
+    SDPA_F4_AVX2(fma, sdpa_mm_f4_avx2(m, n, k, a, ars, acs, b, ldb, c, ldc, acc),
+                 sdpa_mm_f4p(0, m, n, k, a, ars, acs, b, ldb, c, ldc, acc));
+}
+
+SDPA_INLINE void
+sdpa_online_f4(float *s, int64_t n, float *m, float *l, float *acc, int64_t ev, int fma)
+{
+    SDPA_F4_AVX2(fma, sdpa_online_f4_avx2(s, n, m, l, acc, ev),
+                 sdpa_online_f4p(s, n, m, l, acc, ev, 0));
+}
+
+SDPA_INLINE void
+sdpa_dscores_f4(float *s, float *dp, int64_t n, float lse, float d, float scale, int fma)
+{
+    SDPA_F4_AVX2(fma, sdpa_dscores_f4_avx2(s, dp, n, lse, d, scale),
+                 sdpa_dscores_f4p(s, dp, n, lse, d, scale, 0));
+}
+
+/* ---- the per-task bodies, written once over T and stamped per dtype and target ---- */
+
+/* How many of a key block's n columns row i sees: all, or when causal the keys up to the
+ * row's own position, d = i - (the block's first key) (Note [Flash attention on the CPU]). */
+SDPA_INLINE int64_t
+sdpa_valid(int causal, int64_t d, int64_t n)
+{
+    return !causal || d + 1 >= n ? n : d + 1 > 0 ? d + 1 : 0;
+}
+
+/* The row's scores over the nv columns it sees, rounded up to whole vectors of 8 with
+ * -inf past nv (the vector loops then need no scalar tail); returns that width. */
+#define DEFINE_SDPA_ROW_SCORES(T, DT)                                                      \
+    SDPA_INLINE int64_t sdpa_row_scores_##DT(T *s, int64_t nv, int64_t n, T scale,         \
+                                             const T *mask, int64_t ms)                   \
+    {                                                                                     \
+        int64_t w = (nv + 7) / 8 * 8 < n ? (nv + 7) / 8 * 8 : n;                          \
+        sdpa_scores_##DT(s, nv, scale, mask, ms);                                         \
+        for (int64_t c = nv; c < w; c++) {                                                \
+            s[c] = -(T)INFINITY;                                                          \
+        }                                                                                 \
+        return w;                                                                         \
+    }
+DEFINE_SDPA_ROW_SCORES(float, f4)
+DEFINE_SDPA_ROW_SCORES(double, f8)
+#undef DEFINE_SDPA_ROW_SCORES
+
+/* element (b, h, r, c) of m, as T */
+#define AT(T, M, b, h, r, c)                                                               \
+    ((T *)(M).data + (b) * (M).st[0] + (h) * (M).st[1] + (r) * (M).st[2] + (c) * (M).st[3])
+
+/* Forward items [i0, i1) of (batch, head, query block): Note [Flash attention on the CPU]. */
+#define DEFINE_SDPA_FORWARD(T, DT)                                                         \
+    SDPA_INLINE int sdpa_forward_##DT(int fma, const SdpaJob *j, int64_t i0, int64_t i1)   \
+    {                                                                                     \
+        const int64_t E = j->E, Ev = j->Ev, nqb = (j->L + SDPA_BQ - 1) / SDPA_BQ;         \
+        const T scale = (T)j->scale;                                                      \
+        /* the head's keys packed transposed [E, ldk], reused by its query blocks */     \
+        const int64_t ldk = (j->S + SDPA_BK - 1) / SDPA_BK * SDPA_BK;                     \
+        T *buf = malloc(sizeof(T) * (size_t)(E * ldk + SDPA_BQ * SDPA_BK + SDPA_BQ * Ev + \
+                                             2 * SDPA_BQ));                               \
+        if (buf == NULL) {                                                                \
+            return ptl_error_set(PTL_ERR_MEMORY, "scaled_dot_product_attention: out of "  \
+                                                 "memory");                               \
+        }                                                                                 \
+        T *kt = buf, *sb = kt + E * ldk, *acc = sb + SDPA_BQ * SDPA_BK;                   \
+        T *mx = acc + SDPA_BQ * Ev, *sum = mx + SDPA_BQ;                                  \
+        int64_t packed_bh = -1, packed = 0;                                               \
+        for (int64_t it = i0; it < i1; it++) {                                            \
+            const int64_t bh = it / nqb, b = bh / j->H, h = bh % j->H;                    \
+            const int64_t q0 = it % nqb * SDPA_BQ;                                        \
+            const int64_t nq = j->L - q0 < SDPA_BQ ? j->L - q0 : SDPA_BQ;                 \
+            const int64_t kend = j->causal && q0 + nq < j->S ? q0 + nq : j->S;            \
+            const T *q = AT(T, j->q, b, h, q0, 0), *k = AT(T, j->k, b, h, 0, 0);          \
+            const T *v = AT(T, j->v, b, h, 0, 0);                                         \
+            const int64_t qrs = j->q.st[2], krs = j->k.st[2], vrs = j->v.st[2];           \
+            for (int64_t r = 0; r < nq; r++) {                                            \
+                mx[r] = -(T)INFINITY;                                                     \
+                sum[r] = 0;                                                               \
+            }                                                                             \
+            memset(acc, 0, sizeof(T) * (size_t)(nq * Ev));                                \
+            for (int64_t k0 = 0; k0 < kend; k0 += SDPA_BK) {                              \
+                const int64_t nk = kend - k0 < SDPA_BK ? kend - k0 : SDPA_BK;             \
+                if (packed_bh != bh) {                                                    \
+                    packed_bh = bh;                                                       \
+                    packed = 0;                                                           \
+                }                                                                         \
+                if (packed < k0 + nk) {                                                   \
+                    sdpa_pack_t_##DT(k + packed * krs, krs, k0 + nk - packed, E,          \
+                                     kt + packed, ldk);                                   \
+                    packed = k0 + nk;                                                     \
+                }                                                                         \
+                sdpa_mm_##DT(fma, nq, nk, E, q, qrs, 1, kt + k0, ldk, sb, SDPA_BK, 0);    \
+                for (int64_t r = 0; r < nq; r++) {                                        \
+                    const T *mk = j->has_mask ? AT(T, j->mask, b, h, q0 + r, k0) : NULL;  \
+                    const int64_t nv = sdpa_valid(j->causal, q0 + r - k0, nk);            \
+                    T *sr = sb + r * SDPA_BK;                                             \
+                    int64_t w = sdpa_row_scores_##DT(sr, nv, nk, scale, mk, j->mask.st[3]); \
+                    sdpa_online_##DT(sr, w, &mx[r], &sum[r], acc + r * Ev, Ev, fma);      \
+                    memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                      \
+                }                                                                         \
+                sdpa_mm_##DT(fma, nq, Ev, nk, sb, SDPA_BK, 1, v + k0 * vrs, vrs, acc, Ev,  \
+                             1);                                                          \
+            }                                                                             \
+            for (int64_t r = 0; r < nq; r++) {                                            \
+                T *o = AT(T, j->out, b, h, q0 + r, 0);                                    \
+                const T inv = sum[r] > 0 ? 1 / sum[r] : 0;                                \
+                for (int64_t e = 0; e < Ev; e++) {                                        \
+                    o[e] = acc[r * Ev + e] * inv;                                         \
+                }                                                                         \
+                *AT(T, j->lse, b, h, q0 + r, 0) =                                         \
+                    sum[r] > 0 ? mx[r] + (T)log(sum[r]) : (T)INFINITY;                    \
+            }                                                                             \
+        }                                                                                 \
+        free(buf);                                                                        \
+        return 0;                                                                         \
+    }
+
+/* Backward items [i0, i1) of (batch, head): Note [Flash attention on the CPU]. */
+#define DEFINE_SDPA_BACKWARD(T, DT)                                                        \
+    SDPA_INLINE int sdpa_backward_##DT(int fma, const SdpaJob *j, int64_t i0, int64_t i1)  \
+    {                                                                                     \
+        const int64_t E = j->E, Ev = j->Ev, L = j->L, S = j->S;                           \
+        const T scale = (T)j->scale;                                                      \
+        T *buf = malloc(sizeof(T) * (size_t)(E * SDPA_BK + Ev * SDPA_BK +                 \
+                                             2 * SDPA_BQ * SDPA_BK + L + 1));             \
+        if (buf == NULL) {                                                                \
+            return ptl_error_set(PTL_ERR_MEMORY, "scaled_dot_product_attention: out of "  \
+                                                 "memory");                               \
+        }                                                                                 \
+        T *kt = buf, *vt = kt + E * SDPA_BK, *sb = vt + Ev * SDPA_BK;                     \
+        T *dp = sb + SDPA_BQ * SDPA_BK, *dd = dp + SDPA_BQ * SDPA_BK;                     \
+        for (int64_t bh = i0; bh < i1; bh++) {                                            \
+            const int64_t b = bh / j->H, h = bh % j->H;                                   \
+            const T *q = AT(T, j->q, b, h, 0, 0), *k = AT(T, j->k, b, h, 0, 0);           \
+            const T *v = AT(T, j->v, b, h, 0, 0), *go = AT(T, j->dout, b, h, 0, 0);       \
+            T *dq = AT(T, j->dq, b, h, 0, 0), *dk = AT(T, j->dk, b, h, 0, 0);             \
+            T *dv = AT(T, j->dv, b, h, 0, 0);                                             \
+            const int64_t qrs = j->q.st[2], krs = j->k.st[2], vrs = j->v.st[2];           \
+            const int64_t gors = j->dout.st[2], dqrs = j->dq.st[2];                       \
+            const int64_t dkrs = j->dk.st[2], dvrs = j->dv.st[2];                         \
+            for (int64_t i = 0; i < L; i++) {                                             \
+                const T *o = AT(T, j->o, b, h, i, 0), *g = go + i * gors;                 \
+                T d = 0;                                                                  \
+                for (int64_t e = 0; e < Ev; e++) {                                        \
+                    d += g[e] * o[e];                                                     \
+                }                                                                         \
+                dd[i] = d;                                                                \
+                memset(dq + i * dqrs, 0, sizeof(T) * (size_t)E);                          \
+            }                                                                             \
+            for (int64_t s = 0; s < S; s++) {                                             \
+                memset(dk + s * dkrs, 0, sizeof(T) * (size_t)E);                          \
+                memset(dv + s * dvrs, 0, sizeof(T) * (size_t)Ev);                         \
+            }                                                                             \
+            for (int64_t k0 = 0; k0 < S; k0 += SDPA_BK) {                                 \
+                const int64_t nk = S - k0 < SDPA_BK ? S - k0 : SDPA_BK;                   \
+                sdpa_pack_t_##DT(k + k0 * krs, krs, nk, E, kt, SDPA_BK);                  \
+                sdpa_pack_t_##DT(v + k0 * vrs, vrs, nk, Ev, vt, SDPA_BK);                 \
+                for (int64_t q0 = j->causal ? k0 / SDPA_BQ * SDPA_BQ : 0; q0 < L;         \
+                     q0 += SDPA_BQ) {                                                     \
+                    const int64_t nq = L - q0 < SDPA_BQ ? L - q0 : SDPA_BQ;               \
+                    sdpa_mm_##DT(fma, nq, nk, E, q + q0 * qrs, qrs, 1, kt, SDPA_BK, sb,   \
+                                 SDPA_BK, 0);                                             \
+                    sdpa_mm_##DT(fma, nq, nk, Ev, go + q0 * gors, gors, 1, vt, SDPA_BK,   \
+                                 dp, SDPA_BK, 0);                                         \
+                    for (int64_t r = 0; r < nq; r++) {                                    \
+                        const int64_t i = q0 + r, nv = sdpa_valid(j->causal, i - k0, nk); \
+                        const T *mk = j->has_mask ? AT(T, j->mask, b, h, i, k0) : NULL;   \
+                        T *sr = sb + r * SDPA_BK, *dr = dp + r * SDPA_BK;                 \
+                        int64_t w = sdpa_row_scores_##DT(sr, nv, nk, scale, mk,           \
+                                                         j->mask.st[3]);                  \
+                        sdpa_dscores_##DT(sr, dr, w, *AT(T, j->lse, b, h, i, 0), dd[i],   \
+                                          scale, fma);                                    \
+                        memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
+                        memset(dr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
+                    }                                                                     \
+                    sdpa_mm_##DT(fma, nk, Ev, nq, sb, 1, SDPA_BK, go + q0 * gors, gors,   \
+                                 dv + k0 * dvrs, dvrs, 1);                                \
+                    sdpa_mm_##DT(fma, nq, E, nk, dp, SDPA_BK, 1, k + k0 * krs, krs,       \
+                                 dq + q0 * dqrs, dqrs, 1);                                \
+                    sdpa_mm_##DT(fma, nk, E, nq, dp, 1, SDPA_BK, q + q0 * qrs, qrs,       \
+                                 dk + k0 * dkrs, dkrs, 1);                                \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+        free(buf);                                                                        \
+        return 0;                                                                         \
+    }
+
+DEFINE_SDPA_FORWARD(float, f4)
+DEFINE_SDPA_FORWARD(double, f8)
+DEFINE_SDPA_BACKWARD(float, f4)
+DEFINE_SDPA_BACKWARD(double, f8)
+#undef DEFINE_SDPA_FORWARD
+#undef DEFINE_SDPA_BACKWARD
+
+/* The parallel_for tasks: each body for the baseline and for AVX2 with FMA. */
+#define DEFINE_SDPA_TASK(NAME, BODY, ATTR, FMA)                                            \
+    ATTR static int NAME(void *ctx, int64_t i0, int64_t i1)                               \
+    {                                                                                     \
+        return BODY(FMA, ctx, i0, i1);                                                    \
+    }
+DEFINE_SDPA_TASK(sdpa_forward_task_f4, sdpa_forward_f4, , 0)
+DEFINE_SDPA_TASK(sdpa_forward_task_f8, sdpa_forward_f8, , 0)
+DEFINE_SDPA_TASK(sdpa_backward_task_f4, sdpa_backward_f4, , 0)
+DEFINE_SDPA_TASK(sdpa_backward_task_f8, sdpa_backward_f8, , 0)
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_SDPA_TASK(sdpa_forward_task_f4_avx2, sdpa_forward_f4, PTL_AVX2, 1)
+DEFINE_SDPA_TASK(sdpa_forward_task_f8_avx2, sdpa_forward_f8, PTL_AVX2, 1)
+DEFINE_SDPA_TASK(sdpa_backward_task_f4_avx2, sdpa_backward_f4, PTL_AVX2, 1)
+DEFINE_SDPA_TASK(sdpa_backward_task_f8_avx2, sdpa_backward_f8, PTL_AVX2, 1)
+#endif
+#undef DEFINE_SDPA_TASK
+#undef AT
+
+/* The task for (backward?, float64?) on this CPU. */
+static PtlParallelFn
+sdpa_task(int backward, int f8)
+{
+    static const PtlParallelFn base[2][2] = {
+        {sdpa_forward_task_f4, sdpa_forward_task_f8},
+        {sdpa_backward_task_f4, sdpa_backward_task_f8}};
+#ifdef PTL_HAVE_AVX2_KERNELS
+    static const PtlParallelFn avx2[2][2] = {
+        {sdpa_forward_task_f4_avx2, sdpa_forward_task_f8_avx2},
+        {sdpa_backward_task_f4_avx2, sdpa_backward_task_f8_avx2}};
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        return avx2[backward][f8];
+    }
+#endif
+    return base[backward][f8];
+}
+
+/* ---- argument checks and the operator kernels ---- */
+
+#define SDPA_ERR "scaled_dot_product_attention_flash_attention: "
+
+static PtlTensorImpl *
+opt_tensor(const PtlIValue *v)
+{
+    return v->tag == PTL_IV_TENSOR ? v->u.t : NULL;
+}
+
+/* Checks query, key, value (and the mask) as PyTorch's flash kernel does, with the shape
+ * checks it lacks; sets the sizes of j. */
+static int
+sdpa_check(PtlTensorImpl *q, PtlTensorImpl *k, PtlTensorImpl *v, PtlTensorImpl *mask,
+           double dropout_p, SdpaJob *j)
+{
+    char b1[128], b2[128], b3[128];
+    if (dropout_p != 0.0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, SDPA_ERR "Currently do not support dropout > 0");
+    }
+    if (q->dim != 4 || k->dim != 4 || v->dim != 4) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             SDPA_ERR "Accept only 4 dims inputs shape of {B, H, T, K}");
+    }
+    PtlTensorImpl *kv[2] = {k, v};
+    for (int i = 0; i < 2; i++) {
+        if (kv[i]->dtype != q->dtype) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "expected scalar type %s but found %s",
+                                 ptl_dtype_legacy_name(q->dtype),
+                                 ptl_dtype_legacy_name(kv[i]->dtype));
+        }
+    }
+    if (!ptl_dtype_is_floating(q->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             SDPA_ERR "Expected data type in FP32, FP64, BF16, FP16, but got "
+                                      "%s instead.",
+                             ptl_dtype_legacy_name(q->dtype));
+    }
+    if (k->sizes[3] != q->sizes[3] || v->sizes[3] != q->sizes[3]) {
+        return ptl_error_set(PTL_ERR_RUNTIME, SDPA_ERR "Q/K/V should have the same head size");
+    }
+    if (k->sizes[0] != q->sizes[0] || v->sizes[0] != q->sizes[0] || k->sizes[1] != q->sizes[1] ||
+        v->sizes[1] != q->sizes[1] || v->sizes[2] != k->sizes[2]) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             SDPA_ERR "expected query [B, H, L, E], key [B, H, S, E] and value "
+                                      "[B, H, S, E], but got query %s, key %s and value %s",
+                             ptl_format_sizes(b1, sizeof b1, 4, q->sizes),
+                             ptl_format_sizes(b2, sizeof b2, 4, k->sizes),
+                             ptl_format_sizes(b3, sizeof b3, 4, v->sizes));
+    }
+    j->B = q->sizes[0];
+    j->H = q->sizes[1];
+    j->L = q->sizes[2];
+    j->S = k->sizes[2];
+    j->E = q->sizes[3];
+    j->Ev = v->sizes[3];
+    if (mask == NULL) {
+        return 0;
+    }
+    if (mask->dtype != q->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             SDPA_ERR "Attention mask is the same data type as query");
+    }
+    if (mask->dim != 2 && mask->dim != 4) {
+        return ptl_error_set(PTL_ERR_RUNTIME, SDPA_ERR "Attention mask dim in {2, 4}");
+    }
+    int64_t target[4] = {j->B, j->H, j->L, j->S}, ms[4] = {1, 1, 1, 1};
+    for (int d = 0; d < mask->dim; d++) {
+        ms[4 - mask->dim + d] = mask->sizes[d];
+    }
+    for (int d = 0; d < 4; d++) {
+        if (ms[d] != target[d] && ms[d] != 1) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "The expanded size of the tensor (%lld) must match the "
+                                 "existing size (%lld) at non-singleton dimension %d.  Target "
+                                 "sizes: %s.  Tensor sizes: %s",
+                                 (long long)target[d], (long long)ms[d], d,
+                                 ptl_format_sizes(b1, sizeof b1, 4, target),
+                                 ptl_format_sizes(b2, sizeof b2, 4, ms));
+        }
+    }
+    return 0;
+}
+
+/* t (borrowed) in dtype `work` with a unit last stride (new ref; t itself when it is). */
+static PtlTensorImpl *
+sdpa_prepare(PtlTensorImpl *t, PtlDtype work)
+{
+    if (t->dtype == work && (t->strides[t->dim - 1] == 1 || t->sizes[t->dim - 1] <= 1)) {
+        ptl_incref(t);
+        return t;
+    }
+    return nn_prepare(t, work);
+}
+
+/* m's view of t: its data and its strides aligned to [B, H, rows, cols], 0 where t
+ * broadcasts (a mask of 2 dims or with size-1 dims). */
+static void
+sdpa_mat(SdpaMat *m, PtlTensorImpl *t)
+{
+    m->data = ptl_tensor_data(t);
+    for (int d = 0; d < 4; d++) {
+        int td = d - (4 - t->dim);
+        m->st[d] = td >= 0 && t->sizes[td] != 1 ? t->strides[td] : 0;
+    }
+}
+
+/* An empty [B, H, rows, cols] tensor laid out as `like` is: [B, rows, H, cols] transposed
+ * when like's heads are closer than its rows (attention's heads split from the features),
+ * contiguous otherwise. */
+static PtlTensorImpl *
+sdpa_empty_like(PtlTensorImpl *like, int64_t rows, int64_t cols, PtlDtype dt)
+{
+    int64_t B = like->sizes[0], H = like->sizes[1];
+    int64_t sizes[4] = {B, H, rows, cols};
+    if (like->strides[1] < like->strides[2] && H > 1 && rows > 1) {
+        int64_t st[4] = {rows * H * cols, cols, H * cols, 1};
+        return ptl_empty_strided(4, sizes, st, dt, like->device);
+    }
+    return ptl_empty(4, sizes, dt, like->device);
+}
+
+static double
+sdpa_scale(const PtlIValue *scale, int64_t E)
+{
+    return scale->tag == PTL_IV_NONE ? 1.0 / sqrt((double)E) : ptl_iv_to_double(scale);
+}
+
+/* Runs the forward (backward = 0) or backward task over its items. */
+static int
+sdpa_run(SdpaJob *j, int backward, int f8)
+{
+    int64_t nqb = (j->L + SDPA_BQ - 1) / SDPA_BQ;
+    int64_t items = backward ? j->B * j->H : j->B * j->H * nqb;
+    int64_t per_item = (backward ? j->L : SDPA_BQ) * j->S * (j->E + j->Ev) + 1;
+    void *tok = items * per_item >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+    int rc = ptl_parallel_for(0, items, PTL_GRAIN_SIZE / per_item + 1, sdpa_task(backward, f8),
+                              j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* _scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value,
+ *     float dropout_p=0., bool is_causal=False, *, Tensor? attn_mask=None,
+ *     float? scale=None) -> (Tensor output, Tensor logsumexp)
+ * [B, H, L, E], [B, H, S, E], [B, H, S, E] -> [B, H, L, E], [B, H, L] */
+static int
+sdpa_flash_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *q = s[0].u.t, *k = s[1].u.t, *v = s[2].u.t, *mask = opt_tensor(&s[5]);
+    PtlTensorImpl *in[4] = {NULL, NULL, NULL, NULL}, *r[2] = {NULL, NULL};
+    SdpaJob j = {.causal = s[4].u.b, .has_mask = mask != NULL};
+    if (sdpa_check(q, k, v, mask, ptl_iv_to_double(&s[3]), &j) < 0) {
+        return -1;
+    }
+    PtlDtype work = nn_work_dtype(q->dtype);
+    PtlTensorImpl *src[4] = {q, k, v, mask};
+    for (int i = 0; i < 4; i++) {
+        if (src[i] != NULL && (in[i] = sdpa_prepare(src[i], work)) == NULL) {
+            goto error;
+        }
+    }
+    int64_t lse_sizes[3] = {j.B, j.H, j.L};
+    if ((r[0] = sdpa_empty_like(in[0], j.L, j.Ev, work)) == NULL ||
+        (r[1] = ptl_empty(3, lse_sizes, work, q->device)) == NULL) {
+        goto error;
+    }
+    j.scale = sdpa_scale(&s[6], j.E);
+    sdpa_mat(&j.q, in[0]);
+    sdpa_mat(&j.k, in[1]);
+    sdpa_mat(&j.v, in[2]);
+    if (mask != NULL) {
+        sdpa_mat(&j.mask, in[3]);
+    }
+    sdpa_mat(&j.out, r[0]);
+    j.lse.data = ptl_tensor_data(r[1]);
+    j.lse.st[0] = j.H * j.L;
+    j.lse.st[1] = j.L;
+    j.lse.st[2] = 1;
+    j.lse.st[3] = 0;
+    if (!ptl_tensor_is_meta(q) && sdpa_run(&j, 0, work == PTL_DTYPE_FLOAT64) < 0) {
+        goto error;
+    }
+    PtlDtype out_dt[2] = {q->dtype, q->dtype};
+    return nn_return(s, r, out_dt, 2, in, 4, 1);
+error:
+    return nn_return(s, r, NULL, 2, in, 4, 0);
+}
+
+/* _scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query,
+ *     Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p,
+ *     bool is_causal, *, Tensor? attn_mask=None, float? scale=None)
+ *     -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
+static int
+sdpa_flash_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *g = s[0].u.t, *q = s[1].u.t, *k = s[2].u.t, *v = s[3].u.t, *o = s[4].u.t;
+    PtlTensorImpl *lse = s[5].u.t, *mask = opt_tensor(&s[8]);
+    PtlTensorImpl *in[7] = {NULL}, *r[3] = {NULL, NULL, NULL};
+    SdpaJob j = {.causal = s[7].u.b, .has_mask = mask != NULL};
+    char b1[128], b2[128];
+    if (sdpa_check(q, k, v, mask, ptl_iv_to_double(&s[6]), &j) < 0) {
+        return -1;
+    }
+    int64_t want[4] = {j.B, j.H, j.L, j.Ev};
+    PtlTensorImpl *same[2] = {g, o};
+    for (int i = 0; i < 2; i++) {
+        if (same[i]->dim != 4 || memcmp(same[i]->sizes, want, sizeof want) != 0 ||
+            same[i]->dtype != q->dtype) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 SDPA_ERR "expected grad_out and out of size %s and dtype %s, "
+                                          "but got %s",
+                                 ptl_format_sizes(b1, sizeof b1, 4, want),
+                                 ptl_dtype_name(q->dtype),
+                                 ptl_format_sizes(b2, sizeof b2, same[i]->dim, same[i]->sizes));
+        }
+    }
+    if (lse->dim != 3 || lse->sizes[0] != j.B || lse->sizes[1] != j.H || lse->sizes[2] != j.L) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             SDPA_ERR "expected logsumexp of size %s, but got %s",
+                             ptl_format_sizes(b1, sizeof b1, 3, want),
+                             ptl_format_sizes(b2, sizeof b2, lse->dim, lse->sizes));
+    }
+    PtlDtype work = nn_work_dtype(q->dtype);
+    PtlTensorImpl *src[7] = {g, q, k, v, o, lse, mask};
+    for (int i = 0; i < 7; i++) {
+        if (src[i] != NULL && (in[i] = sdpa_prepare(src[i], work)) == NULL) {
+            goto error;
+        }
+    }
+    if ((r[0] = sdpa_empty_like(in[1], j.L, j.E, work)) == NULL ||
+        (r[1] = sdpa_empty_like(in[2], j.S, j.E, work)) == NULL ||
+        (r[2] = sdpa_empty_like(in[3], j.S, j.Ev, work)) == NULL) {
+        goto error;
+    }
+    j.scale = sdpa_scale(&s[9], j.E);
+    SdpaMat *mats[7] = {&j.dout, &j.q, &j.k, &j.v, &j.o, NULL, &j.mask};
+    for (int i = 0; i < 7; i++) {
+        if (mats[i] != NULL && in[i] != NULL) {
+            sdpa_mat(mats[i], in[i]);
+        }
+    }
+    j.lse.data = ptl_tensor_data(in[5]);
+    j.lse.st[0] = in[5]->sizes[0] != 1 ? in[5]->strides[0] : 0;
+    j.lse.st[1] = in[5]->sizes[1] != 1 ? in[5]->strides[1] : 0;
+    j.lse.st[2] = 1;
+    j.lse.st[3] = 0;
+    sdpa_mat(&j.dq, r[0]);
+    sdpa_mat(&j.dk, r[1]);
+    sdpa_mat(&j.dv, r[2]);
+    if (!ptl_tensor_is_meta(q) && sdpa_run(&j, 1, work == PTL_DTYPE_FLOAT64) < 0) {
+        goto error;
+    }
+    PtlDtype out_dt[3] = {q->dtype, q->dtype, q->dtype};
+    return nn_return(s, r, out_dt, 3, in, 7, 1);
+error:
+    return nn_return(s, r, NULL, 3, in, 7, 0);
+}
+
+static const PtlKernelReg attention_cpu[] = {
+    {PTL_OP__scaled_dot_product_flash_attention_for_cpu, PTL_KEY_CPU, sdpa_flash_cpu},
+    {PTL_OP__scaled_dot_product_flash_attention_for_cpu_backward, PTL_KEY_CPU,
+     sdpa_flash_backward_cpu},
+};
+PTL_DEFINE_REGISTER(attention_cpu)
