@@ -1,6 +1,8 @@
-"""Samples per second of the digits MLP (64-128-64-10, SGD) on one thread per process: run
-with plain python for one process without DDP, under mpirun for DDP (each rank the same
-per-rank batch).  Rank 0 prints one JSON line."""
+"""Samples per second of an MLP 64-H-H/2-10 (SGD; H=128, the default, is the digits MLP) on one
+thread per process: run with plain python for one process without DDP, under mpirun for DDP
+(each rank the same per-rank batch).  Rank 0 prints one JSON line.
+
+    ddp_mlp_throughput.py [steps] [batch] [H]"""
 import json
 import sys
 import time
@@ -14,12 +16,13 @@ from pytorchlite.nn.parallel import DistributedDataParallel as DDP
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     batch = int(sys.argv[2]) if len(sys.argv) > 2 else 64
+    hidden = int(sys.argv[3]) if len(sys.argv) > 3 else 128
     torch.set_num_threads(1)
     dist.init_process_group("mpi")
     world = dist.get_world_size()
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64), nn.ReLU(),
-                          nn.Linear(64, 10))
+    model = nn.Sequential(nn.Linear(64, hidden), nn.ReLU(), nn.Linear(hidden, hidden // 2),
+                          nn.ReLU(), nn.Linear(hidden // 2, 10))
     if world > 1:
         model = DDP(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)

@@ -231,10 +231,12 @@ def _issue(pg, op, name, tensor, mpi_name, args, finish=None, async_op=False, ou
 
 class GradBucket:
     """One bucket of DDP's gradients, as a communication hook sees it (c10d::GradBucket): the
-    flat tensor that holds them, views of it shaped like each parameter, and the parameters."""
+    flat tensor that holds them, views of it shaped like each parameter, and the parameters.
+    set_buffer replaces the flat tensor for this hook call only, as in PyTorch."""
 
     def __init__(self, bucket, params, last):
         self._bucket, self._last = bucket, last
+        self._buffer = bucket.flat
         self._params = [params[i] for i in bucket.indices]
 
     def index(self):
@@ -242,18 +244,16 @@ class GradBucket:
 
     def buffer(self):
         """The flat tensor of the bucket's gradients (reduce it in place or return another)."""
-        return self._bucket.flat
+        return self._buffer
 
     def set_buffer(self, buffer):
-        if buffer.numel() != self._bucket.flat.numel() or buffer.dtype != self._bucket.flat.dtype:
+        if buffer.numel() != self._buffer.numel() or buffer.dtype != self._buffer.dtype:
             raise ValueError("set_buffer expects a tensor of the bucket's numel and dtype")
-        self._bucket.set_flat(buffer.reshape(-1))
+        self._buffer = buffer.reshape(-1)
 
     def gradients(self):
         """Views of buffer() shaped like each parameter's gradient."""
-        flat = self._bucket.flat
-        return [flat[o:o + p.numel()].view(p.shape)
-                for o, p in zip(self._bucket.offsets, self._params)]
+        return self._bucket.views_of(self._buffer)
 
     def parameters(self):
         return list(self._params)

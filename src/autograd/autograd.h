@@ -139,6 +139,9 @@ typedef struct PtlAutogradMeta {
     int view_creation;             /* a view: PtlViewCreation */
     void *py_self;                 /* owned by src/python: the tensor's own wrapper while its
                                     * grad refers back to it (Note [Tensor GC]) */
+    struct PtlPostAccGradHook *post_acc_hooks;   /* owned list, Note [C post-accumulate-grad
+                                                  * hooks] */
+    int post_acc_running;          /* the engine is calling post_acc_hooks */
 } PtlAutogradMeta;
 
 /* How a view was made, as PyTorch's CreationMeta (Note [View regeneration]). */
@@ -185,6 +188,40 @@ ptl_node_has_py_hooks(const PtlNode *n)
     const PtlAutogradMeta *m = n->variable ? n->variable->autograd_meta : NULL;
     return n->py_state != NULL || (m != NULL && m->py_hooks != NULL);
 }
+
+/* Note [C post-accumulate-grad hooks]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A leaf may carry hooks written in C, fn(ctx, leaf), that the engine calls after
+ * AccumulateGrad updated the leaf's .grad, after its Python post-accumulate-grad hooks, in
+ * registration order: where PyTorch's DDP Reducer hooks the AccumulateGrad node, whose post
+ * hooks run after the tensor's post-accumulate-grad hooks.  They serve C code that must
+ * react to every parameter's gradient without a Python call per parameter (DDP's reducer,
+ * src/python/reducer.c).  They live in the leaf's autograd metadata, so they outlive the
+ * AccumulateGrad node (which is weak) and fire in every backward that accumulates into the
+ * leaf (not in autograd.grad, nor for a leaf backward(inputs=) leaves out).
+ * - fn returns 0, or -1 with an error set (PTL_ERR_PYTHON for a pending Python error); -1
+ *   stops backward as a failing node does.
+ * - free_ctx (may be NULL) releases ctx when the hook is removed or the leaf dies.
+ * - A hook removed while the engine calls the leaf's hooks (by itself or another) is not
+ *   called any more; its ctx is released after the engine's pass. */
+typedef int (*PtlPostAccGradFn)(void *ctx, PtlTensorImpl *leaf);
+typedef struct PtlPostAccGradHook {
+    PtlPostAccGradFn fn;           /* NULL: removed during the engine's pass */
+    void *ctx;
+    void (*free_ctx)(void *ctx);
+    int64_t id;
+    struct PtlPostAccGradHook *next;
+} PtlPostAccGradHook;
+/* Appends fn(ctx, leaf) to leaf's hooks; its id (> 0), or -1 (out of memory, ctx not
+ * taken). */
+int64_t ptl_post_acc_grad_hook_add(PtlTensorImpl *leaf, PtlPostAccGradFn fn, void *ctx,
+                                   void (*free_ctx)(void *ctx));
+/* Removes hook `id` from leaf: 1, or 0 when it has no such hook. */
+int ptl_post_acc_grad_hook_remove(PtlTensorImpl *leaf, int64_t id);
+/* The engine's call after AccumulateGrad ran on leaf: 0 or -1 (a hook failed). */
+int ptl_post_acc_grad_hooks_run(PtlTensorImpl *leaf);
+/* Releases every hook of m (the metadata is being freed). */
+void ptl_post_acc_grad_hooks_free(PtlAutogradMeta *m);
 
 /* ---- metadata ---- */
 PtlAutogradMeta *ptl_autograd_meta(PtlTensorImpl *t, int create);   /* NULL if none/oom */

@@ -599,6 +599,7 @@ meta_free_hook(void *meta)
     if (m->py_hooks != NULL && ptl_autograd_hooks.free_tensor_hooks != NULL) {
         ptl_autograd_hooks.free_tensor_hooks(m->py_hooks);
     }
+    ptl_post_acc_grad_hooks_free(m);
     free(m);
 }
 

@@ -466,8 +466,9 @@ validate_outputs(PtlNode *node, PtlTensorImpl **outs)
     return 0;
 }
 
-/* The node's formula between its Python pre- and post-hooks, with anomaly mode's NaN check:
- * outs[] receives the gradients for its next edges, checked by validate_outputs. */
+/* The node's formula between its Python pre- and post-hooks (and, for AccumulateGrad, the
+ * leaf's C post-accumulate-grad hooks), with anomaly mode's NaN check: outs[] receives the
+ * gradients for its next edges, checked by validate_outputs. */
 static int
 apply_node(Slot *s, PtlTensorImpl **outs)
 {
@@ -485,6 +486,10 @@ apply_node(Slot *s, PtlTensorImpl **outs)
     }
     if (ptl_node_has_py_hooks(node) && ptl_autograd_hooks.post != NULL &&
         ptl_autograd_hooks.post(node, outs, node->num_next, s->buf, node->num_outputs) < 0) {
+        return -1;
+    }
+    /* only AccumulateGrad has a variable (Note [C post-accumulate-grad hooks]) */
+    if (node->variable != NULL && ptl_post_acc_grad_hooks_run(node->variable) < 0) {
         return -1;
     }
     return validate_outputs(node, outs);

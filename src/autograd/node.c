@@ -821,3 +821,107 @@ accumulate_grad_apply(PtlNode *n, PtlTensorImpl **grads_in, PtlTensorImpl **grad
 }
 
 const PtlNodeKind ptl_accumulate_grad_kind = {"AccumulateGrad", accumulate_grad_apply, 1};
+
+/* ---- C post-accumulate-grad hooks (Note [C post-accumulate-grad hooks]) ---- */
+
+static _Atomic int64_t post_acc_hook_ids = 1;
+
+int64_t
+ptl_post_acc_grad_hook_add(PtlTensorImpl *leaf, PtlPostAccGradFn fn, void *ctx,
+                           void (*free_ctx)(void *ctx))
+{
+    PtlAutogradMeta *m = ptl_autograd_meta(leaf, 1);
+    PtlPostAccGradHook *h = m != NULL ? malloc(sizeof(PtlPostAccGradHook)) : NULL;
+    if (h == NULL) {
+        return m == NULL ? -1 : ptl_error_set(PTL_ERR_MEMORY, "out of memory for a hook");
+    }
+    h->fn = fn;
+    h->ctx = ctx;
+    h->free_ctx = free_ctx;
+    h->id = atomic_fetch_add_explicit(&post_acc_hook_ids, 1, memory_order_relaxed);
+    h->next = NULL;
+    PtlPostAccGradHook **tail = &m->post_acc_hooks;
+    while (*tail != NULL) {
+        tail = &(*tail)->next;
+    }
+    *tail = h;
+    return h->id;
+}
+
+static void
+hook_free(PtlPostAccGradHook *h)
+{
+    if (h->free_ctx != NULL) {
+        h->free_ctx(h->ctx);
+    }
+    free(h);
+}
+
+/* Unlinks and frees the hooks whose fn is NULL (removed while the engine ran them). */
+static void
+hooks_sweep(PtlAutogradMeta *m)
+{
+    PtlPostAccGradHook **link = &m->post_acc_hooks;
+    while (*link != NULL) {
+        PtlPostAccGradHook *h = *link;
+        if (h->fn == NULL) {
+            *link = h->next;
+            hook_free(h);
+        }
+        else {
+            link = &h->next;
+        }
+    }
+}
+
+int
+ptl_post_acc_grad_hook_remove(PtlTensorImpl *leaf, int64_t id)
+{
+    PtlAutogradMeta *m = leaf->autograd_meta;
+    for (PtlPostAccGradHook **link = m ? &m->post_acc_hooks : NULL; link && *link;
+         link = &(*link)->next) {
+        PtlPostAccGradHook *h = *link;
+        if (h->id != id || h->fn == NULL) {
+            continue;
+        }
+        if (m->post_acc_running) {
+            h->fn = NULL;   /* the engine's pass frees it when it is done */
+        }
+        else {
+            *link = h->next;
+            hook_free(h);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+int
+ptl_post_acc_grad_hooks_run(PtlTensorImpl *leaf)
+{
+    PtlAutogradMeta *m = leaf->autograd_meta;
+    if (m == NULL || m->post_acc_hooks == NULL) {
+        return 0;
+    }
+    int rc = 0;
+    m->post_acc_running++;
+    for (PtlPostAccGradHook *h = m->post_acc_hooks; h != NULL && rc == 0; h = h->next) {
+        if (h->fn != NULL) {
+            rc = h->fn(h->ctx, leaf);
+        }
+    }
+    if (--m->post_acc_running == 0) {
+        hooks_sweep(m);
+    }
+    return rc;
+}
+
+void
+ptl_post_acc_grad_hooks_free(PtlAutogradMeta *m)
+{
+    while (m->post_acc_hooks != NULL) {
+        PtlPostAccGradHook *h = m->post_acc_hooks;
+        m->post_acc_hooks = h->next;
+        hook_free(h);
+    }
+}

@@ -102,6 +102,8 @@ int ptlpy_storage_init(PyObject *module);
 
 /* ---- autograd ---- */
 int ptlpy_autograd_init(PyObject *module);
+/* _C._Reducer, DDP's gradient buckets (reducer.c) */
+int ptlpy_reducer_init(PyObject *module);
 
 /* ---- the tracer (tracer.c, Note [Tracing]) ---- */
 int ptlpy_tracer_init(PyObject *module);

@@ -1,5 +1,7 @@
 """DistributedDataParallel on 2 and 4 ranks equals one process on the global batch
-(workers/ddp_matches_single_process.py)."""
+(workers/ddp_matches_single_process.py: several buckets, gradient_as_bucket_view, a layer used
+twice, retain_graph, no_sync, find_unused_parameters), and its errors name ranks and
+parameters (workers/bad_input.py)."""
 import pytest
 
 import mpi_job
@@ -33,6 +35,14 @@ def test_ddp_unused_parameter_indices_without_debug():
     assert rc != 0
     assert "Parameter indices which did not receive grad for rank" in out, out
     assert "Parameters which did not receive grad" not in out, out
+
+
+def test_ddp_parameter_hook_that_raises_names_the_parameter_next_forward():
+    rc, out = mpi_job.mpirun(2, "bad_input.py", "ddp_hook_raises")
+    assert rc != 0
+    for rank in (0, 1):
+        assert f"rank {rank}: backward raised hook failed on purpose on rank {rank}" in out, out
+        assert f"Parameter indices which did not receive grad for rank {rank}: 0\n" in out, out
 
 
 @pytest.mark.parametrize("nproc", [2, 3])

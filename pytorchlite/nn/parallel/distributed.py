@@ -6,25 +6,26 @@ Note [DDP reducer]
 - At construction the parameters and buffers of rank 0 are broadcast to every rank.
 - The trainable parameters are split into buckets of at most bucket_cap_mb (one dtype each), in
   reverse registration order: backward produces the last layers' gradients first, so the first
-  bucket fills first.  Each parameter has a post-accumulate-grad hook (run after backward wrote
-  its .grad); when every parameter of a bucket is ready, its gradients are copied into the
-  bucket's flat tensor (through views of it shaped like each parameter, made once) and an
-  asynchronous sum over the ranks (MPI_Iallreduce) starts while backward goes on, on the
-  module's own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py).  Buckets
-  start strictly in bucket order on every rank, as MPI requires.
-- The hook of the parameter that completes the last bucket reduces that bucket at once (a
-  blocking all_reduce: nothing is left to overlap it with), waits for the others, divides by
-  the world size and copies the averages into the .grad tensors: a hook on the last bucket,
-  not an engine final callback (pytorchlite's engine has no queue_callback).  At that point
-  every .grad of the module is final, so nothing of the model is left for backward to
-  accumulate.
-- .grad stays a tensor of its own, as with PyTorch's default gradient_as_bucket_view=False:
-  the averages are copied into it, so it never aliases the bucket that the next backward
-  overwrites, and zero_grad (set_to_none or not) works as without DDP.  The copies are cheap
-  next to the step (4 us each way for the benchmark MLP's 6 parameters, 17k floats);
-  gradient_as_bucket_view=True is accepted and behaves the same.
-- The per-iteration state lives in a plain object (_Reducer): the hooks read and write it on
-  every parameter, and Module.__setattr__ costs several microseconds per write.
+  bucket fills first.
+- The bookkeeping of backward is C (_C._Reducer, src/python/reducer.c): every parameter has a C
+  post-accumulate-grad hook (Note [C post-accumulate-grad hooks] in src/autograd/autograd.h),
+  so the engine marks it ready and counts down its bucket without a Python call.  When a
+  bucket is complete (buckets go strictly in bucket order on every rank, as MPI requires), C
+  copies its gradients into the bucket's flat tensor, through views of it shaped like each
+  parameter, made once -- divided by the world size on the way, as PyTorch does, for the
+  buckets DDP sums itself -- and calls _launch(b) once for the bucket.  _launch starts an
+  asynchronous sum over the ranks (MPI_Iallreduce) while backward goes on, on the module's
+  own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py).
+- _launch of the last bucket reduces it at once (nothing is left to overlap it with), waits for
+  the others and writes the averages into .grad (C again): a hook on the last bucket, not an
+  engine final callback (pytorchlite's engine has no queue_callback).  At that point every
+  .grad of the module is final, so nothing of the model is left for backward to accumulate.
+- gradient_as_bucket_view=False (the default): .grad stays a tensor of its own; the averages
+  are copied into it, so it never aliases the bucket that the next backward overwrites, and
+  zero_grad (set_to_none or not) works as without DDP.  gradient_as_bucket_view=True: .grad
+  becomes its view of the bucket when its gradient is copied in, as in PyTorch, so the copy
+  back is saved, and a .grad that is still the view (zero_grad(set_to_none=False)) is not
+  copied in either: backward accumulates into the bucket itself.
 - find_unused_parameters=True walks the autograd graph of forward's outputs and marks the
   parameters it does not reach ready at once (their bucket slice is zero).  Per-parameter use
   counts are summed over the ranks after the last bucket, and parameters no rank used keep
@@ -32,17 +33,21 @@ Note [DDP reducer]
 - Without it, a parameter that gets no gradient leaves its bucket waiting; the next forward
   raises PyTorch's "Expected to have finished reduction" error with the parameter indices (and
   their names with PTL_DISTRIBUTED_DEBUG=INFO or DETAIL).
-- no_sync() turns the hooks off: gradients accumulate locally, and the first backward outside
-  it all-reduces the accumulated sums.
+- The hooks act only between a forward that prepared a reduction and the end of that
+  reduction, as PyTorch's: inside no_sync() forward prepares nothing, so gradients accumulate
+  locally, and the first backward outside it all-reduces the accumulated sums; a second
+  backward through the same graph (retain_graph) accumulates locally too.
 - register_comm_hook(state, hook) replaces the all_reduce of each bucket: once the bucket's
-  flat tensor holds its gradients, hook(state, GradBucket) returns a torch.futures.Future whose
-  value is the reduced flat tensor (the hook averages: allreduce_hook divides by the world size
-  before a SUM); the last bucket's hook waits on every future and copies each value into the
-  .grad tensors.  The default hooks (all_reduce, float16 and bfloat16 compression) are in
+  flat tensor holds its gradients (undivided), hook(state, GradBucket) returns a
+  torch.futures.Future whose value is the reduced flat tensor (the hook averages:
+  allreduce_hook divides by the world size before a SUM); the last bucket's launch waits on
+  every future and copies each value into the .grad tensors.  The default hooks (all_reduce,
+  float16 and bfloat16 compression) are in
   pytorchlite.distributed.algorithms.ddp_comm_hooks.default_hooks."""
 import contextlib
 import os
 
+from ... import _C
 from ...futures import Future
 from ..modules.module import Module
 
@@ -72,14 +77,14 @@ class _Bucket:
         for i in indices:
             self.offsets.append(n)
             n += params[i].numel()
-        self.set_flat(torch.zeros(n, dtype=params[indices[0]].dtype))
-        self.pending = len(indices)
+        self.flat = torch.zeros(n, dtype=params[indices[0]].dtype)
+        self.views = self.views_of(self.flat)
+        self.message = None                    # the MPI message over flat (DDP sets it)
         self.work = None                       # the reduction's request, or the hook's Future
 
-    def set_flat(self, flat):
-        self.flat = flat
-        self.message = None                    # the MPI message over flat (DDP sets it)
-        self.views = [flat[o:o + s.numel()].view(s) for o, s in zip(self.offsets, self.shapes)]
+    def views_of(self, flat):
+        """Pieces of flat (the bucket's numel) shaped like each parameter."""
+        return [flat[o:o + s.numel()].view(s) for o, s in zip(self.offsets, self.shapes)]
 
 
 def _buckets(params, cap_bytes):
@@ -154,17 +159,6 @@ def _verify_layout(pg, buckets, find_unused):
                 f"find_unused_parameters={theirs[1]}.")
 
 
-class _Reducer:
-    """The per-iteration state of Note [DDP reducer], in a plain object: the backward hooks
-    read and write it several times per parameter, and Module.__setattr__ would cost more."""
-
-    def __init__(self, params):
-        self.expect_sync = False      # a forward prepared a reduction that has not finished
-        self.ready = [False] * len(params)
-        self.next_bucket = 0
-        self.used = None              # find_unused_parameters: which parameters forward used
-
-
 class DistributedDataParallel(Module):
     """Runs `module` on every rank of `process_group` and averages the gradients during
     backward (Note [DDP reducer]).  The CPU process group has no devices: device_ids and
@@ -210,10 +204,10 @@ class DistributedDataParallel(Module):
                 dist.broadcast(t.detach(), src=pg.ranks[0], group=pg)
         self._channel = BucketChannel(pg)
         detail = debug_level() == "DETAIL"
-        self._bucket_of = [None] * len(self._params)
+        views = [None] * len(self._params)
         for bucket in self._buckets:
-            for i in bucket.indices:
-                self._bucket_of[i] = bucket
+            for i, view in zip(bucket.indices, bucket.views):
+                views[i] = view
             bucket.desc = (f"DDP bucket {bucket.index} all_reduce(numel={bucket.flat.numel()}, "
                            f"dtype={bucket.flat.dtype})")
             # the channel sums the flat tensor itself; 16-bit floats (summed as float32) and
@@ -221,14 +215,23 @@ class DistributedDataParallel(Module):
             if bucket.flat.dtype not in (torch.float16, torch.bfloat16) and not detail:
                 bucket.message = c10d._buf(bucket.flat)
         self._comm_hook = None        # (state, hook) of register_comm_hook
-        self._reducer = _Reducer(self._params)
-        self._grad_hooks = [p.register_post_accumulate_grad_hook(self._make_hook(i))
-                            for i, p in enumerate(self._params)]
+        self._used = None             # find_unused_parameters: which parameters forward used
+        self._reducer = _C._Reducer(self._params, [b.indices for b in self._buckets], views,
+                                    self._launch, bool(gradient_as_bucket_view))
+        self._set_scales()
+
+    def _set_scales(self):
+        """The buckets the channel sums get their gradients divided by the world size as they
+        are copied in (Note [DDP reducer]); the others are averaged by their reduction."""
+        for bucket in self._buckets:
+            own_sum = bucket.message is not None and self._comm_hook is None
+            self._reducer.set_scale(bucket.index, 1.0 / self.process_group.size
+                                    if own_sum else 1.0)
 
     # ---- forward ----
     def forward(self, *inputs, **kwargs):
         import pytorchlite as torch
-        if self._reducer.expect_sync:
+        if self._reducer.armed:
             raise RuntimeError(self._unfinished_message())
         if self.broadcast_buffers and self.require_forward_param_sync and self._buffers_to_sync:
             from ... import distributed as dist
@@ -242,7 +245,7 @@ class DistributedDataParallel(Module):
 
     def _unfinished_message(self):
         rank = self.process_group.rank
-        missing = [i for i, r in enumerate(self._reducer.ready) if not r]
+        missing = self._reducer.unready()
         msg = _UNFINISHED
         if os.environ.get("PTL_DISTRIBUTED_DEBUG", "OFF").upper() in ("INFO", "DETAIL"):
             names = ", ".join(self._param_names[i] for i in missing)
@@ -258,58 +261,25 @@ class DistributedDataParallel(Module):
 
     def _prepare_for_backward(self, out):
         r = self._reducer
-        r.expect_sync = True
-        r.ready = [False] * len(self._params)
-        r.next_bucket = 0
-        for bucket in self._buckets:
-            bucket.pending = len(bucket.indices)
-            bucket.work = None
-        r.used = None
+        r.prepare()
         if self.find_unused_parameters:
             reached = _reached_parameters(_output_tensors(out))
-            r.used = [id(p) in reached for p in self._params]
-            for i, used in enumerate(r.used):
+            self._used = [id(p) in reached for p in self._params]
+            for i, used in enumerate(self._used):
                 if not used:
-                    self._mark_ready(i)
+                    r.mark_ready(i)
 
     # ---- backward (Note [DDP reducer]) ----
-    def _make_hook(self, i):
-        r = self._reducer
-
-        def hook(param):
-            if r.expect_sync and not r.ready[i] and self.require_backward_grad_sync:
-                self._mark_ready(i)
-        return hook
-
-    def _mark_ready(self, i):
-        r = self._reducer
-        r.ready[i] = True
-        bucket = self._bucket_of[i]
-        bucket.pending -= 1
-        if bucket.pending or bucket.index != r.next_bucket:
-            return
-        buckets = self._buckets
-        while r.next_bucket < len(buckets) and buckets[r.next_bucket].pending == 0:
-            r.next_bucket += 1
-            self._launch(buckets[r.next_bucket - 1], last=r.next_bucket == len(buckets))
-        if r.next_bucket == len(buckets):
-            self._finish()
-
-    def _launch(self, bucket, last):
-        """Copies the bucket's gradients into its flat tensor and sums it over the ranks: in
-        the background, except the last bucket, whose result is needed at once (Note [DDP
-        bucket channel])."""
-        params = self._params
-        for i, view in zip(bucket.indices, bucket.views):
-            grad = params[i].grad
-            if grad is None:
-                view.zero_()
-            else:
-                view.copy_(grad)
+    def _launch(self, b):
+        """Sums bucket b, whose flat tensor holds its gradients, over the ranks: in the
+        background, except the last bucket, whose result is needed at once (Note [DDP bucket
+        channel]), after which the reduction finishes."""
+        bucket = self._buckets[b]
+        last = b == len(self._buckets) - 1
         if self._comm_hook is not None:
             from ... import distributed as dist
             state, hook = self._comm_hook
-            bucket.work = hook(state, dist.GradBucket(bucket, params, last))
+            bucket.work = hook(state, dist.GradBucket(bucket, self._params, last))
             if not isinstance(bucket.work, Future):
                 raise RuntimeError(f"the DDP communication hook must return a "
                                    f"torch.futures.Future, got {type(bucket.work).__name__}")
@@ -319,38 +289,27 @@ class DistributedDataParallel(Module):
             from ... import distributed as dist
             bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
                                           group=self.process_group, async_op=True)
+        if last:
+            self._finish()
 
     def _finish(self):
         r = self._reducer
-        size = self.process_group.size
         used = None
-        if r.used is not None:
+        if self._used is not None:
             import pytorchlite as torch
             from ...distributed.distributed_c10d import _buf
-            counts = torch.tensor(r.used, dtype=torch.int32)
+            counts = torch.tensor(self._used, dtype=torch.int32)
             self._channel.all_reduce(_buf(counts), "DDP used-parameter all_reduce",
                                      blocking=True).wait()
             used = counts.tolist()
-        params = self._params
         for bucket in self._buckets:
-            views = bucket.views
             if isinstance(bucket.work, Future):
                 flat = _hook_result(bucket.work.wait(), bucket)
-                views = [flat[o:o + s.numel()].view(s)
-                         for o, s in zip(bucket.offsets, bucket.shapes)]
+                r.write_grads(bucket.index, bucket.views_of(flat), used)
             else:
                 bucket.work.wait()
-                if size > 1 and bucket.message is not None:
-                    bucket.flat.div_(size)
-            for i, avg in zip(bucket.indices, views):
-                if used is not None and not used[i]:
-                    continue
-                grad = params[i].grad
-                if grad is None:
-                    params[i].grad = avg.clone()
-                else:
-                    grad.copy_(avg)
-        r.expect_sync = False
+                r.write_grads(bucket.index, None, used)
+        r.armed = False
 
     # ---- the rest of the PyTorch API ----
     @contextlib.contextmanager
@@ -379,6 +338,7 @@ class DistributedDataParallel(Module):
                                                              dist.GradBucket):
             raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
         self._comm_hook = (state, hook)
+        self._set_scales()
 
     def _get_ddp_logging_data(self):
         return {"bucket_cap_bytes": self.bucket_bytes_cap,

@@ -42,6 +42,20 @@ def main(case):
         for _ in range(2):
             model.module[0](torch.ones(2, 3)).sum().backward()
             model(torch.ones(2, 3))
+    elif case == "ddp_hook_raises":
+        # a Python post-accumulate-grad hook raises: backward stops before the parameter is
+        # ready, so the reduction never finishes and the next forward says which parameters
+        torch.manual_seed(0)
+        model = DDP(nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2)))
+
+        def hook(p):
+            raise ValueError(f"hook failed on purpose on rank {rank}")
+        model.module[0].weight.register_post_accumulate_grad_hook(hook)
+        try:
+            model(torch.ones(2, 3)).sum().backward()
+        except ValueError as e:
+            print(f"rank {rank}: backward raised {e}", flush=True)
+        model(torch.ones(2, 3))
     elif case == "ddp_different_models":
         torch.manual_seed(0)
         DDP(nn.Linear(3, 4 + rank))

@@ -1,5 +1,6 @@
 """DDP on every rank's share of a global batch gives the parameters of one process trained on
-the whole batch (float64, several buckets, buffers, no_sync, find_unused_parameters)."""
+the whole batch (float64, several buckets, gradient_as_bucket_view, a layer used twice,
+retain_graph, buffers, no_sync, find_unused_parameters)."""
 import numpy as np
 
 import pytorchlite as torch
@@ -30,6 +31,18 @@ class Scale(nn.Module):
         return self.weight * x
 
 
+class Twice(nn.Module):
+    """One layer applied twice."""
+
+    def __init__(self, seed):
+        super().__init__()
+        torch.manual_seed(seed)
+        self.fc = nn.Linear(6, 6).double()
+
+    def forward(self, x):
+        return torch.tanh(self.fc(torch.tanh(self.fc(x))))
+
+
 def make(seed):
     torch.manual_seed(seed)
     net = Net().double()
@@ -58,23 +71,48 @@ def main():
     # the reference: one process, the global batch; parameters from seed 0 (rank 0's)
     ref = train(make(0), global_batches)
 
-    # every rank starts from different parameters: the construction broadcast fixes that
-    model = DDP(make(rank), bucket_cap_mb=0.0005, broadcast_buffers=False,
-                find_unused_parameters=True)
-    assert len(model._buckets) > 2, len(model._buckets)
-    assert list(model.state_dict()) == ["module." + k for k in ref.state_dict()]
-    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    for x, y in local:
-        loss = nn.functional.mse_loss(model(x), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad()
-    for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
-        if name.startswith("spare"):
-            assert p.grad is None
-            continue
-        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10,
-                                   atol=1e-12, err_msg=name)
+    # every rank starts from different parameters: the construction broadcast fixes that;
+    # with gradient_as_bucket_view=True .grad is the bucket's view, reset by zero_grad to
+    # None (copied in again) or to zeros (backward accumulates into the bucket)
+    for as_view, set_to_none in ((False, True), (True, True), (True, False)):
+        model = DDP(make(rank), bucket_cap_mb=0.0005, broadcast_buffers=False,
+                    find_unused_parameters=True, gradient_as_bucket_view=as_view)
+        assert len(model._buckets) > 2, len(model._buckets)
+        assert list(model.state_dict()) == ["module." + k for k in ref.state_dict()]
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        for x, y in local:
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            in_bucket = [any(b.flat.data_ptr() <= p.grad.data_ptr() < b.flat.data_ptr() +
+                             b.flat.numel() * b.flat.element_size() for b in model._buckets)
+                         for p in model.module.fc1.parameters()]
+            assert in_bucket == [as_view] * 2, (as_view, in_bucket)
+            opt.step()
+            opt.zero_grad(set_to_none=set_to_none)
+        for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
+            if name.startswith("spare"):
+                assert p.grad is None
+                continue
+            np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-10,
+                                       atol=1e-12, err_msg=f"{as_view} {set_to_none} {name}")
+
+    # a layer used twice in forward: its parameters are ready once, with the summed gradient;
+    # a second backward through the same graph (retain_graph) accumulates locally, unsynced,
+    # as in PyTorch
+    x, xl = global_batches[0][0], local[0][0]
+    single = Twice(0)
+    nn.functional.mse_loss(single(x), x).backward()
+    local_only = Twice(0)
+    nn.functional.mse_loss(local_only(xl), xl).backward()
+    model = DDP(Twice(rank))
+    loss = nn.functional.mse_loss(model(xl), xl)
+    loss.backward(retain_graph=True)
+    for p, q in zip(model.parameters(), single.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-12)
+    loss.backward()
+    for p, q, o in zip(model.parameters(), single.parameters(), local_only.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() + o.grad.numpy(),
+                                   rtol=1e-10, atol=1e-12)
 
     # no_sync: two half batches accumulated locally, then one synced backward
     ref = make(0)
