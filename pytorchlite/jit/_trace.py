@@ -10,6 +10,10 @@ Python scalar or string (baked into the graph as a constant).  A call whose inpu
 of them never replays the graph: by default the function is traced again for those inputs
 (traces live in a bounded LRU cache whose hits and misses `cache_info()` reads); with
 `on_guard_failure="raise"` the call raises a RuntimeError that names the broken assumption.
+Building the key (Python tuples of sizes, dtypes and devices, then hashing them) cost 2.7 us of
+a 4.7 us call; a call whose inputs are all tensors first compares one bytes object from C
+(`_C._jit_guard_signature`: dim, sizes, dtype, device, requires_grad per tensor) with the
+last call's, and only when they differ builds the key.
 """
 import collections
 import difflib
@@ -269,6 +273,11 @@ class _GuardedCache:
         self.first = None
         self.key_of = _exact_key
         self.fields = ("sizes", "dtype", "device", "requires_grad")
+        # the last lookup's trace and, when its inputs were all tensors, their
+        # _C._jit_guard_signature: a call like the last one skips building the guard key
+        # (both key_of functions are functions of what the signature holds)
+        self.last = None
+        self.last_signature = None
 
     def add(self, traced):
         if self.first is None:
@@ -278,6 +287,15 @@ class _GuardedCache:
             self.entries.popitem(last=False)
 
     def lookup(self, inputs, retrace):
+        signature = _C._jit_guard_signature(inputs)
+        if signature is not None and signature == self.last_signature:
+            self.hits += 1   # the last lookup's trace is already the most recent entry
+            return self.last, inputs
+        traced, leaves = self._lookup_key(inputs, retrace)
+        self.last, self.last_signature = traced, signature
+        return traced, leaves
+
+    def _lookup_key(self, inputs, retrace):
         key, leaves = self.key_of(inputs)
         traced = self.entries.get(key)
         if traced is not None:

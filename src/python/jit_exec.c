@@ -11,6 +11,7 @@
 
 #include "pytorchlite/ptl_api.h"
 
+#include "../autograd/autograd.h"
 #include "../c10/error.h"
 #include "../jit/graph_exec.h"
 
@@ -608,7 +609,48 @@ ptl_api_jit_free(PtlApiJitModule *m)
     free(m);
 }
 
+/* _C._jit_guard_signature(inputs): for a tuple of tensors, bytes that are equal for two
+ * tuples exactly when their tensors agree, one by one, in sizes, dtype, device and
+ * requires_grad: what a trace's guard key holds for tensor inputs (Note [Trace guards]),
+ * compared without building that key.  None when an input is not a tensor. */
+static PyObject *
+py_jit_guard_signature(PyObject *m, PyObject *inputs)
+{
+    (void)m;
+    if (!PyTuple_Check(inputs)) {
+        PyErr_SetString(PyExc_TypeError, "_jit_guard_signature expects a tuple");
+        return NULL;
+    }
+    const Py_ssize_t n = PyTuple_GET_SIZE(inputs);
+    Py_ssize_t words = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *o = PyTuple_GET_ITEM(inputs, i);
+        if (!PtlPyTensor_Check(o)) {
+            Py_RETURN_NONE;
+        }
+        words += 2 + PTLPY_IMPL(o)->dim;
+    }
+    PyObject *sig = PyBytes_FromStringAndSize(NULL, words * (Py_ssize_t)sizeof(int64_t));
+    if (sig == NULL) {
+        return NULL;
+    }
+    int64_t *w = (int64_t *)PyBytes_AS_STRING(sig);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const PtlTensorImpl *t = PTLPY_IMPL(PyTuple_GET_ITEM(inputs, i));
+        int rg = ptl_requires_grad(t);
+        *w++ = t->dim;
+        *w++ = (int64_t)t->dtype | (int64_t)(uint8_t)t->device.type << 8 |
+               (int64_t)(uint8_t)t->device.index << 16 | (int64_t)(rg != 0) << 24;
+        for (int d = 0; d < t->dim; d++) {
+            *w++ = t->sizes[d];
+        }
+    }
+    return sig;
+}
+
 static PyMethodDef jit_exec_methods[] = {
+    {"_jit_guard_signature", py_jit_guard_signature, METH_O,
+     "_jit_guard_signature(inputs) -> bytes or None"},
     {"_jit_program", py_jit_program, METH_VARARGS,
      "_jit_program(nslots, ninputs, constants, steps, outputs, tuple_output, self, guards)"},
     {NULL},

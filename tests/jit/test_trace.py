@@ -262,6 +262,50 @@ def test_guards_raise_naming_the_assumption():
         jit.trace(lambda x: x, (ptl.ones(1),), on_guard_failure="replay")
 
 
+def test_guard_signature_tells_apart_every_guarded_field():
+    """_C._jit_guard_signature, the fast path of the guard check for tensor-only calls: equal
+    exactly when sizes, dtype, device and requires_grad agree input by input."""
+    sig = ptl._C._jit_guard_signature
+    x = ptl.ones(2, 3)
+    same = [(ptl.zeros(2, 3),), (ptl.ones(2, 3).t().contiguous().t(),)]
+    for inputs in same:
+        assert sig(inputs) == sig((x,))
+    different = [(ptl.ones(3, 2),), (ptl.ones(6),), (ptl.ones(2, 3, 1),), (ptl.ones(()),),
+                 (ptl.ones(1),), (ptl.ones(0),), (ptl.ones(0, 0),),
+                 (ptl.ones(2, 3, dtype=ptl.float64),), (ptl.ones(2, 3, requires_grad=True),),
+                 (ptl.ones(2, 3, device="meta"),), (x, x), ()]
+    sigs = [sig(inputs) for inputs in different]
+    assert sig((x,)) not in sigs and len(set(sigs)) == len(sigs)
+    assert sig((x, 3)) is None and sig(([x],)) is None
+    with pytest.raises(TypeError, match="_jit_guard_signature expects a tuple"):
+        sig([x])
+
+
+def test_guards_after_repeated_calls_still_check_every_assumption():
+    """A call like the last one skips building the guard key; a call that differs from it
+    in any guarded field still retraces, or raises, as the first call would."""
+    f = jit.trace(lambda x: x * 2, (ptl.ones(2, 3),))
+    variants = [ptl.ones(2, 3), ptl.ones(3, 2), ptl.ones(6), ptl.ones(2, 3, dtype=ptl.float64),
+                ptl.ones(2, 3, requires_grad=True)]
+    for _ in range(2):
+        for v in variants:
+            for _ in range(3):
+                out = f(v)
+                assert out.shape == v.shape and out.dtype == v.dtype
+                assert out.requires_grad == v.requires_grad
+    assert f.cache_info() == jit.CacheInfo(6 * 5 - 4, 4, 8, 5)
+    g = jit.trace(lambda x: x + 1, (ptl.ones(2),), on_guard_failure="raise")
+    for _ in range(3):
+        np.testing.assert_array_equal(g(ptl.ones(2)).numpy(), [2, 2])
+    with pytest.raises(RuntimeError, match=r"the trace assumed tensor input 0 has sizes \[2\], "
+                                           r"but got \[3\]"):
+        g(ptl.ones(3))
+    with pytest.raises(RuntimeError, match="has requires_grad False, but got True"):
+        g(ptl.ones(2, requires_grad=True))
+    np.testing.assert_array_equal(g(ptl.ones(2)).numpy(), [2, 2])
+    assert g.cache_info() == jit.CacheInfo(4, 2, 8, 1)
+
+
 def test_gradcheck_through_traced_function_and_module():
     x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
     w = ptl.randn(4, 4, dtype=ptl.float64, requires_grad=True)
