@@ -28,6 +28,7 @@
 #endif
 
 #include "../../c10/cpu_features.h"
+#include "../../cuda/cuda_api.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "block_load.h"
@@ -919,6 +920,55 @@ plan_dims(Plan *pl, const PtlTensorImpl *in, uint32_t mask, int keep_order)
     }
 }
 
+/* The CUDA kernels' kind of a reduction, or -1 for those without one (all, any,
+ * count_nonzero, logsumexp, aminmax have no CUDA kernel). */
+static int
+cuda_kind(RedKind kind)
+{
+    switch (kind) {
+    case R_SUM: return PTL_CUDA_RED_SUM;
+    case R_NANSUM: return PTL_CUDA_RED_NANSUM;
+    case R_MEAN: return PTL_CUDA_RED_MEAN;
+    case R_PROD: return PTL_CUDA_RED_PROD;
+    case R_MAX: return PTL_CUDA_RED_MAX;
+    case R_MIN: return PTL_CUDA_RED_MIN;
+    case R_ARGMAX: return PTL_CUDA_RED_ARGMAX;
+    case R_ARGMIN: return PTL_CUDA_RED_ARGMIN;
+    case R_VAR: return PTL_CUDA_RED_VAR;
+    case R_NORM: return PTL_CUDA_RED_NORM;
+    default: return -1;
+    }
+}
+
+/* The plan handed to the CUDA kernels (Note [CUDA reduction plan] in src/cuda/reduce_plan.h):
+ * a CUDA input, or any input while the tests emulate those kernels on the host. */
+static int
+reduce_cuda(const Plan *pl)
+{
+    PtlCudaReduceArgs a;
+    memset(&a, 0, sizeof(a));
+    a.kind = cuda_kind(pl->kind);
+    a.dtype = pl->dt;
+    a.use_int = pl->use_int;
+    a.odt0 = pl->odt0;
+    a.odt1 = pl->odt1;
+    a.in = pl->base;
+    a.out0 = pl->out0;
+    a.out1 = pl->out1;
+    a.nk = pl->nk;
+    a.nr = pl->nr;
+    memcpy(a.ksize, pl->ksize, sizeof(pl->ksize));
+    memcpy(a.kstride, pl->kstride, sizeof(pl->kstride));
+    memcpy(a.rsize, pl->rsize, sizeof(pl->rsize));
+    memcpy(a.rstride, pl->rstride, sizeof(pl->rstride));
+    a.nout = pl->nout;
+    a.R = pl->R;
+    a.p = pl->p;
+    a.correction = pl->correction;
+    a.take_sqrt = pl->take_sqrt;
+    return ptl_cuda_reduce(&a);
+}
+
 /* Reduces `in` over the dims in mask into out0 (and out1), which have the output's
  * element count and are contiguous.  p: norm's order; correction: var's. */
 static int
@@ -945,6 +995,10 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     plan_dims(&pl, in, mask, keep_order);
     if (pl.nout == 0) {
         return 0;
+    }
+    if ((in->device.type == PTL_DEVICE_CUDA || ptl_cuda_kernel_emulation()) &&
+        cuda_kind(kind) >= 0) {
+        return reduce_cuda(&pl);
     }
     void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int64_t isz = (int64_t)ptl_tensor_itemsize(in);
@@ -1438,3 +1492,46 @@ static const PtlKernelReg reduce_cpu[] = {
     {PTL_OP_aminmax, PTL_KEY_CPU, aminmax_cpu},
 };
 PTL_DEFINE_REGISTER(reduce_cpu)
+
+/* The same kernels on the CUDA key: their argument handling is the CPU one, reduce_run
+ * hands the plan to the CUDA kernels.  The CPU-only build registers nothing. */
+#ifdef PTL_WITH_CUDA
+static const PtlKernelReg reduce_cuda_kernels[] = {
+    {PTL_OP_sum, PTL_KEY_CUDA, sum_cpu},
+    {PTL_OP_sum_dim_IntList, PTL_KEY_CUDA, sum_cpu},
+    {PTL_OP_nansum, PTL_KEY_CUDA, sum_cpu},
+    {PTL_OP_mean, PTL_KEY_CUDA, sum_cpu},
+    {PTL_OP_mean_dim, PTL_KEY_CUDA, sum_cpu},
+    {PTL_OP_prod, PTL_KEY_CUDA, sum_cpu},
+    {PTL_OP_prod_dim_int, PTL_KEY_CUDA, sum_cpu},
+    {PTL_OP_amax, PTL_KEY_CUDA, amax_cpu},
+    {PTL_OP_amin, PTL_KEY_CUDA, amax_cpu},
+    {PTL_OP_max, PTL_KEY_CUDA, amax_cpu},
+    {PTL_OP_min, PTL_KEY_CUDA, amax_cpu},
+    {PTL_OP_max_dim, PTL_KEY_CUDA, argmax_cpu},
+    {PTL_OP_min_dim, PTL_KEY_CUDA, argmax_cpu},
+    {PTL_OP_argmax, PTL_KEY_CUDA, argmax_cpu},
+    {PTL_OP_argmin, PTL_KEY_CUDA, argmax_cpu},
+    {PTL_OP_var, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_var_dim, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_var_correction, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_std, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_std_dim, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_std_correction, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_var_mean, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_var_mean_dim, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_var_mean_correction, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_std_mean, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_std_mean_dim, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_std_mean_correction, PTL_KEY_CUDA, var_cpu},
+    {PTL_OP_norm_Scalar, PTL_KEY_CUDA, norm_cpu},
+    {PTL_OP_norm_ScalarOpt_dim, PTL_KEY_CUDA, norm_cpu},
+};
+PTL_DEFINE_REGISTER(reduce_cuda_kernels)
+#else
+int
+ptl_register_reduce_cuda_kernels(void)
+{
+    return 0;
+}
+#endif
