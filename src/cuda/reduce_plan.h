@@ -242,10 +242,14 @@ ptl_red_kept_offset(const PtlCudaReduceArgs *a, int64_t o)
     return off;
 }
 
-/* Byte offset of reduced element r from its output's first (reduced dims, row-major). */
+/* Byte offset of reduced element r from its output's first (reduced dims, row-major); one
+ * run (the common case) needs no 64-bit division. */
 PTL_HD static inline int64_t
 ptl_red_reduced_offset(const PtlCudaReduceArgs *a, int64_t r)
 {
+    if (a->nr == 1) {
+        return r * a->rstride[0];
+    }
     int64_t off = 0;
     for (int d = a->nr - 1; d >= 0; d--) {
         off += (r % a->rsize[d]) * a->rstride[d];
