@@ -57,30 +57,6 @@ ptl_red_itemsize(int dt)
     }
 }
 
-PTL_HD static inline double
-ptl_red_load_d(const char *p, int dt)
-{
-    switch (dt) {
-    case PTL_DTYPE_FLOAT16: return ptl_half_to_f(*(const ptl_half *)p);
-    case PTL_DTYPE_BFLOAT16: return ptl_bf16_to_f(*(const ptl_bf16 *)p);
-    case PTL_DTYPE_FLOAT32: return *(const float *)p;
-    default: return *(const double *)p;
-    }
-}
-
-PTL_HD static inline int64_t
-ptl_red_load_i(const char *p, int dt)
-{
-    switch (dt) {
-    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
-    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
-    case PTL_DTYPE_INT8: return *(const int8_t *)p;
-    case PTL_DTYPE_INT16: return *(const int16_t *)p;
-    case PTL_DTYPE_INT32: return *(const int32_t *)p;
-    default: return *(const int64_t *)p;
-    }
-}
-
 /* a float result into a float dtype (float16, bfloat16 through float, as the CPU copy) */
 PTL_HD static inline void
 ptl_red_store_d(char *p, int dt, double v)
@@ -215,10 +191,10 @@ ptl_red_single(int kind, int use_int, double p, const char *x, int dt, int64_t r
     PtlRedAcc acc = ptl_red_init(kind, p);
     acc.idx = r;
     if (use_int) {
-        acc.i = ptl_red_load_i(x, dt);
+        acc.i = ptl_load_int(x, (PtlDtype)dt);
         return acc;
     }
-    double v = ptl_red_load_d(x, dt), m = fabs(v);
+    double v = ptl_load_double(x, (PtlDtype)dt), m = fabs(v);
     switch (kind) {
     case PTL_CUDA_RED_NANSUM: acc.a = isnan(v) ? 0 : v; break;
     case PTL_CUDA_RED_VAR: acc.a = v; acc.n = 1; break;
@@ -362,6 +338,13 @@ ptl_softmax_offset(const PtlCudaSoftmaxArgs *a, int64_t l, int64_t k)
     return ((l / a->inner) * a->n * a->inner + k * a->inner + l % a->inner) * isz;
 }
 
+/* line l's element k of the tensor at base (the input, y or the output) */
+PTL_HD static inline double
+ptl_softmax_load(const PtlCudaSoftmaxArgs *a, const char *base, int64_t l, int64_t k)
+{
+    return ptl_load_double(base + ptl_softmax_offset(a, l, k), (PtlDtype)a->dtype);
+}
+
 /* x - shift in the tensor's dtype (the CPU kernel rounds it to float for float32) */
 PTL_HD static inline double
 ptl_softmax_shifted(const PtlCudaSoftmaxArgs *a, double x, double shift)
@@ -376,7 +359,7 @@ ptl_softmax_thread_max(const PtlCudaSoftmaxArgs *a, int64_t l, int64_t t, int64_
 {
     PtlRedAcc acc = ptl_red_init(PTL_CUDA_RED_MAX, 0);
     for (int64_t k = t; k < a->n; k += step) {
-        double x = ptl_red_load_d(a->in + ptl_softmax_offset(a, l, k), a->dtype);
+        double x = ptl_softmax_load(a, a->in, l, k);
         acc.a = ptl_red_max_nan(acc.a, x);
     }
     return acc;
@@ -395,12 +378,12 @@ ptl_softmax_thread_sum(const PtlCudaSoftmaxArgs *a, int64_t l, double shift, int
 {
     PtlRedAcc acc = ptl_red_init(PTL_CUDA_RED_SUM, 0);
     for (int64_t k = t; k < a->n; k += step) {
-        double x = ptl_red_load_d(a->in + ptl_softmax_offset(a, l, k), a->dtype);
+        double x = ptl_softmax_load(a, a->in, l, k);
         if (a->y == 0) {
             acc.a += exp(ptl_softmax_shifted(a, x, shift));
         }
         else {
-            acc.a += a->log ? x : x * ptl_red_load_d(a->y + ptl_softmax_offset(a, l, k), a->dtype);
+            acc.a += a->log ? x : x * ptl_softmax_load(a, a->y, l, k);
         }
     }
     return acc;
@@ -413,13 +396,13 @@ ptl_softmax_write(const PtlCudaSoftmaxArgs *a, int64_t l, double shift, double s
 {
     const double scale = a->log ? log(sum) : 1.0 / sum;
     for (int64_t k = t; k < a->n; k += step) {
-        double x = ptl_red_load_d(a->in + ptl_softmax_offset(a, l, k), a->dtype), v;
+        double x = ptl_softmax_load(a, a->in, l, k), v;
         if (a->y == 0) {
             double d = ptl_softmax_shifted(a, x, shift);
             v = a->log ? d - scale : exp(d) * scale;
         }
         else {
-            double y = ptl_red_load_d(a->y + ptl_softmax_offset(a, l, k), a->dtype);
+            double y = ptl_softmax_load(a, a->y, l, k);
             v = a->log ? x - exp(y) * sum : y * (x - sum);
         }
         ptl_red_store_d(a->out + ptl_softmax_offset(a, l, k), a->dtype, v);

@@ -1,11 +1,11 @@
 """The CUDA kernels (src/cuda/elementwise.cu, registered by src/cuda/register_cuda.c, and
 src/cuda/reduce.cu, registered on the CUDA key by reduce.c and nn.c) against the CPU kernels:
-every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in each float
-dtype, in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/`.cpu()` round
-trips and the factories on the device; every reduction over random dims and keepdim in every
-dtype it takes, and softmax, log_softmax and their backward over every dim.  Each test skips, with the reason the
-device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
-PTL_REQUIRE_GPU=1 turning a skip into a failure."""
+every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in each float dtype,
+in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/`.cpu()` round trips and
+the factories on the device; every reduction over random dims and keepdim in every dtype it
+takes, and softmax, log_softmax and their backward over every dim. Each test skips, with the
+reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
+with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
 
 import numpy as np
@@ -210,7 +210,7 @@ INTS = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
 
 def reduction_inputs(rng, dtype):
     """(name, CPU tensor): contiguous, transposed, sliced, broadcast (stride 0), 0-dim,
-    size-0, a long row (split over blocks) and many short rows and columns."""
+    size-0, long rows and columns (split over blocks) and many short rows."""
     def r(*shape):
         if dtype == ptl.bool:
             return ptl.tensor(rng.integers(0, 2, size=shape)).to(dtype)
@@ -224,8 +224,10 @@ def reduction_inputs(rng, dtype):
         ("broadcast", r(17, 1).expand(17, 23)),
         ("0-dim", r()),
         ("size-0", r(0, 5)),
-        ("long-row", r(2, 300001)),
-        ("long-column", r(300001, 3)),
+        # past the default plan's split (2 x 4096 reduced elements, fewer blocks than 4 per
+        # SM): one block per output, and one thread per output (33 outputs)
+        ("long-rows", r(2, 20001)),
+        ("long-columns", r(9000, 33)),
         ("many-rows", r(5000, 7)),
     ]
 
@@ -283,9 +285,10 @@ def test_reductions_match_the_cpu(op, dtype):
     for name, t in reduction_inputs(rng, dtype):
         if name == "size-0" and op in NO_IDENTITY:
             continue
+        dev = t.cuda()
         for dims in dims_of(t):
             for keepdim in (False, True):
-                check_pairs(fn(t.cuda(), dims, keepdim), fn(t, dims, keepdim))
+                check_pairs(fn(dev, dims, keepdim), fn(t, dims, keepdim))
 
 
 def test_reductions_propagate_nan_and_take_the_first_index():
