@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../aten/native/device_reduce.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -135,38 +137,6 @@ int ptl_cuda_memcpy(void *dst, int dst_on_device, const void *src, int src_on_de
 /* ---- reductions and the softmax family (reduce.cu; Note [CUDA reduction plan] in
  * reduce_plan.h) ---- */
 
-/* ORDER PtlCudaReduceKind: reduce_plan.h's accumulator switch. */
-typedef enum PtlCudaReduceKind {
-    PTL_CUDA_RED_SUM,
-    PTL_CUDA_RED_NANSUM,
-    PTL_CUDA_RED_MEAN,
-    PTL_CUDA_RED_PROD,
-    PTL_CUDA_RED_MAX,
-    PTL_CUDA_RED_MIN,
-    PTL_CUDA_RED_ARGMAX,    /* out0 the index, or (out0 values, out1 indices) */
-    PTL_CUDA_RED_ARGMIN,
-    PTL_CUDA_RED_VAR,       /* out0 var (std: take_sqrt), out1 the mean or NULL */
-    PTL_CUDA_RED_NORM,      /* p: the order */
-    PTL_CUDA_RED_COUNT
-} PtlCudaReduceKind;
-
-/* A reduction's geometry, reduce.c's plan: kept dims in output order (one output element per
- * index, outputs contiguous), reduced dims outermost first (merged where their strides line
- * up; at least one, the last is the innermost run), input strides in bytes.  Reduced index r
- * is row-major over the reduced dims (argmax's flattened index). */
-typedef struct PtlCudaReduceArgs {
-    int32_t kind, dtype, use_int;   /* use_int: integer or bool input, exact int64 state */
-    int32_t odt0, odt1;
-    const char *in;
-    char *out0, *out1;
-    int32_t nk, nr;
-    int64_t ksize[PTL_CUDA_MAX_DIMS], kstride[PTL_CUDA_MAX_DIMS];
-    int64_t rsize[PTL_CUDA_MAX_DIMS], rstride[PTL_CUDA_MAX_DIMS];
-    int64_t nout, R;
-    double p, correction;
-    int32_t take_sqrt;
-} PtlCudaReduceArgs;
-
 /* The device figures a plan depends on (tests pass small ones to cross every threshold). */
 typedef struct PtlCudaReduceTuning {
     int32_t max_threads;    /* threads per block, a power of two in [32, 1024] */
@@ -188,15 +158,6 @@ typedef struct PtlCudaReducePlan {
     int64_t workspace_bytes;
 } PtlCudaReducePlan;
 
-/* softmax / log_softmax over the middle dim of a contiguous [outer, n, inner] float32 or
- * float64 tensor (backward: in is grad_output, y the forward's output). */
-typedef struct PtlCudaSoftmaxArgs {
-    char *out;
-    const char *in, *y;
-    int64_t outer, n, inner;
-    int32_t log, dtype;
-} PtlCudaSoftmaxArgs;
-
 /* One block per row when inner == 1, else one thread per (outer, inner) line. */
 typedef struct PtlCudaSoftmaxPlan {
     int32_t layout, block;
@@ -205,18 +166,18 @@ typedef struct PtlCudaSoftmaxPlan {
 
 /* The default tuning of the current device (figures of an H100-class device when none). */
 PtlCudaReduceTuning ptl_cuda_reduce_tuning(void);
-PtlCudaReducePlan ptl_cuda_reduce_plan(const PtlCudaReduceArgs *a, const PtlCudaReduceTuning *t);
-PtlCudaSoftmaxPlan ptl_cuda_softmax_plan(const PtlCudaSoftmaxArgs *a,
+PtlCudaReducePlan ptl_cuda_reduce_plan(const PtlDeviceReduceArgs *a, const PtlCudaReduceTuning *t);
+PtlCudaSoftmaxPlan ptl_cuda_softmax_plan(const PtlDeviceSoftmaxArgs *a,
                                          const PtlCudaReduceTuning *t);
 /* Runs the reduction / softmax on the device, or, while kernel emulation is on, runs the
  * kernels' index arithmetic and combination order on the host over host memory (the CPU
  * tests of the plans).  0, or -1 with an error set. */
-int ptl_cuda_reduce(const PtlCudaReduceArgs *a);
-int ptl_cuda_softmax(const PtlCudaSoftmaxArgs *a);
+int ptl_cuda_reduce(const PtlDeviceReduceArgs *a);
+int ptl_cuda_softmax(const PtlDeviceSoftmaxArgs *a);
 /* Kernel emulation on (with the tuning t) or off (t NULL); while on, reductions and softmax
- * of CPU tensors take the CUDA path.  For tests only; not thread-safe. */
+ * of CPU tensors take the CUDA path (ptl_device_reduce_emulation).  For tests only; not
+ * thread-safe. */
 void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
-int ptl_cuda_kernel_emulation(void);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
  * line. */
@@ -224,9 +185,9 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* The device launches (reduce.cu), workspace: plan->workspace_bytes of device memory. */
-int ptl_cuda_reduce_launch(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan,
+int ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan,
                            void *workspace);
-int ptl_cuda_softmax_launch(const PtlCudaSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan);
+int ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan);
 
 #ifdef __cplusplus
 }

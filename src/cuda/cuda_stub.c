@@ -84,7 +84,7 @@ ptl_cuda_caching_allocator(int device)
 }
 
 int
-ptl_cuda_reduce_launch(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan,
+ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan,
                        void *workspace)
 {
     (void)a;
@@ -94,7 +94,7 @@ ptl_cuda_reduce_launch(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan
 }
 
 int
-ptl_cuda_softmax_launch(const PtlCudaSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
+ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
 {
     (void)a;
     (void)plan;

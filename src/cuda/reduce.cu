@@ -78,7 +78,7 @@ block_reduce(PtlRedAcc v, int use_int, double p, PtlRedAcc *smem)
 // output o's accumulator for split y: written when unsplit, else kept for the second pass
 template <int KIND>
 __device__ inline void
-emit(const PtlCudaReduceArgs &a, const PtlCudaReducePlan &plan, PtlRedAcc *ws, int64_t o,
+emit(const PtlDeviceReduceArgs &a, const PtlCudaReducePlan &plan, PtlRedAcc *ws, int64_t o,
      int64_t y, const PtlRedAcc &acc)
 {
     if (plan.nsplit == 1) {
@@ -92,7 +92,7 @@ emit(const PtlCudaReduceArgs &a, const PtlCudaReducePlan &plan, PtlRedAcc *ws, i
 // blocks (x, y): outputs x, x + gridDim.x, ..., split y; thread t takes r0 + t, r0 + t + block
 template <int KIND>
 __global__ void
-reduce_block_per_output(PtlCudaReduceArgs a, PtlCudaReducePlan plan, PtlRedAcc *ws)
+reduce_block_per_output(PtlDeviceReduceArgs a, PtlCudaReducePlan plan, PtlRedAcc *ws)
 {
     __shared__ PtlRedAcc smem[PTL_CUDA_WARP + 1];
     const int64_t y = blockIdx.y;
@@ -110,7 +110,7 @@ reduce_block_per_output(PtlCudaReduceArgs a, PtlCudaReducePlan plan, PtlRedAcc *
 // thread t of block (x, y): outputs x block + t, ... a grid's width apart, split y
 template <int KIND>
 __global__ void
-reduce_thread_per_output(PtlCudaReduceArgs a, PtlCudaReducePlan plan, PtlRedAcc *ws)
+reduce_thread_per_output(PtlDeviceReduceArgs a, PtlCudaReducePlan plan, PtlRedAcc *ws)
 {
     const int64_t y = blockIdx.y, step = (int64_t)gridDim.x * blockDim.x;
     int64_t r0, r1;
@@ -123,7 +123,7 @@ reduce_thread_per_output(PtlCudaReduceArgs a, PtlCudaReducePlan plan, PtlRedAcc 
 // the second pass of a split reduction: one thread per output
 template <int KIND>
 __global__ void
-reduce_finish_split(PtlCudaReduceArgs a, int64_t nsplit, const PtlRedAcc *ws)
+reduce_finish_split(PtlDeviceReduceArgs a, int64_t nsplit, const PtlRedAcc *ws)
 {
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t o = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; o < a.nout; o += step) {
@@ -133,7 +133,7 @@ reduce_finish_split(PtlCudaReduceArgs a, int64_t nsplit, const PtlRedAcc *ws)
 
 template <int KIND>
 static int
-launch_reduce(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws)
+launch_reduce(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws)
 {
     const dim3 grid((unsigned)plan->grid, (unsigned)plan->nsplit), block((unsigned)plan->block);
     if (plan->layout == PTL_CUDA_LAYOUT_BLOCK_PER_OUTPUT) {
@@ -152,21 +152,21 @@ launch_reduce(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedA
 }
 
 extern "C" int
-ptl_cuda_reduce_launch(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan,
+ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan,
                        void *workspace)
 {
     PtlRedAcc *ws = (PtlRedAcc *)workspace;
     switch (a->kind) {
-    case PTL_CUDA_RED_SUM: return launch_reduce<PTL_CUDA_RED_SUM>(a, plan, ws);
-    case PTL_CUDA_RED_NANSUM: return launch_reduce<PTL_CUDA_RED_NANSUM>(a, plan, ws);
-    case PTL_CUDA_RED_MEAN: return launch_reduce<PTL_CUDA_RED_MEAN>(a, plan, ws);
-    case PTL_CUDA_RED_PROD: return launch_reduce<PTL_CUDA_RED_PROD>(a, plan, ws);
-    case PTL_CUDA_RED_MAX: return launch_reduce<PTL_CUDA_RED_MAX>(a, plan, ws);
-    case PTL_CUDA_RED_MIN: return launch_reduce<PTL_CUDA_RED_MIN>(a, plan, ws);
-    case PTL_CUDA_RED_ARGMAX: return launch_reduce<PTL_CUDA_RED_ARGMAX>(a, plan, ws);
-    case PTL_CUDA_RED_ARGMIN: return launch_reduce<PTL_CUDA_RED_ARGMIN>(a, plan, ws);
-    case PTL_CUDA_RED_VAR: return launch_reduce<PTL_CUDA_RED_VAR>(a, plan, ws);
-    case PTL_CUDA_RED_NORM: return launch_reduce<PTL_CUDA_RED_NORM>(a, plan, ws);
+    case PTL_DEVICE_RED_SUM: return launch_reduce<PTL_DEVICE_RED_SUM>(a, plan, ws);
+    case PTL_DEVICE_RED_NANSUM: return launch_reduce<PTL_DEVICE_RED_NANSUM>(a, plan, ws);
+    case PTL_DEVICE_RED_MEAN: return launch_reduce<PTL_DEVICE_RED_MEAN>(a, plan, ws);
+    case PTL_DEVICE_RED_PROD: return launch_reduce<PTL_DEVICE_RED_PROD>(a, plan, ws);
+    case PTL_DEVICE_RED_MAX: return launch_reduce<PTL_DEVICE_RED_MAX>(a, plan, ws);
+    case PTL_DEVICE_RED_MIN: return launch_reduce<PTL_DEVICE_RED_MIN>(a, plan, ws);
+    case PTL_DEVICE_RED_ARGMAX: return launch_reduce<PTL_DEVICE_RED_ARGMAX>(a, plan, ws);
+    case PTL_DEVICE_RED_ARGMIN: return launch_reduce<PTL_DEVICE_RED_ARGMIN>(a, plan, ws);
+    case PTL_DEVICE_RED_VAR: return launch_reduce<PTL_DEVICE_RED_VAR>(a, plan, ws);
+    case PTL_DEVICE_RED_NORM: return launch_reduce<PTL_DEVICE_RED_NORM>(a, plan, ws);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA reduction %d", (int)a->kind);
     }
 }
@@ -175,7 +175,7 @@ ptl_cuda_reduce_launch(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan
 
 // one block per line (the softmax dim is the last): lines x, x + gridDim.x, ...
 __global__ void
-softmax_block_per_line(PtlCudaSoftmaxArgs a)
+softmax_block_per_line(PtlDeviceSoftmaxArgs a)
 {
     __shared__ PtlRedAcc smem[PTL_CUDA_WARP + 1];
     const int64_t lines = a.outer * a.inner;
@@ -183,17 +183,17 @@ softmax_block_per_line(PtlCudaSoftmaxArgs a)
         double shift = 0;
         if (a.y == NULL) {
             PtlRedAcc m = ptl_softmax_thread_max(&a, l, threadIdx.x, blockDim.x);
-            shift = ptl_softmax_shift(block_reduce<PTL_CUDA_RED_MAX>(m, 0, 0, smem).a);
+            shift = ptl_softmax_shift(block_reduce<PTL_DEVICE_RED_MAX>(m, 0, 0, smem).a);
         }
         PtlRedAcc s = ptl_softmax_thread_sum(&a, l, shift, threadIdx.x, blockDim.x);
-        double sum = block_reduce<PTL_CUDA_RED_SUM>(s, 0, 0, smem).a;
+        double sum = block_reduce<PTL_DEVICE_RED_SUM>(s, 0, 0, smem).a;
         ptl_softmax_write(&a, l, shift, sum, threadIdx.x, blockDim.x);
     }
 }
 
 // one thread per line (inner > 1: neighbouring threads read neighbouring elements)
 __global__ void
-softmax_thread_per_line(PtlCudaSoftmaxArgs a)
+softmax_thread_per_line(PtlDeviceSoftmaxArgs a)
 {
     const int64_t lines = a.outer * a.inner, step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t l = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; l < lines; l += step) {
@@ -205,7 +205,7 @@ softmax_thread_per_line(PtlCudaSoftmaxArgs a)
 }
 
 extern "C" int
-ptl_cuda_softmax_launch(const PtlCudaSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
+ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
 {
     if (plan->layout == PTL_CUDA_LAYOUT_BLOCK_PER_OUTPUT) {
         softmax_block_per_line<<<(unsigned)plan->grid, (unsigned)plan->block>>>(*a);

@@ -13,15 +13,21 @@
 
 /* the figures of the device the default tuning assumes when it cannot ask (132 SMs) */
 #define DEFAULT_SMS 132
+#define MAX_DEVICES 64
 
-static int emulating;
+/* each device's SM count once asked (0: not yet): cudaGetDeviceProperties is too slow to
+ * call per reduction */
+static int device_sms[MAX_DEVICES];
+
 static PtlCudaReduceTuning emulation_tuning;
 static int64_t emulation_counts[PTL_CUDA_EMU_COUNT];
 
 void
 ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
 {
-    emulating = t != NULL;
+    ptl_device_reduce_emulation = t != NULL;
+    ptl_device_reduce_hook = ptl_cuda_reduce;
+    ptl_device_softmax_hook = ptl_cuda_softmax;
     if (t != NULL) {
         emulation_tuning = *t;
         memset(emulation_counts, 0, sizeof(emulation_counts));
@@ -34,28 +40,22 @@ ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT])
     memcpy(counts, emulation_counts, sizeof(emulation_counts));
 }
 
-int
-ptl_cuda_kernel_emulation(void)
-{
-    return emulating;
-}
-
 PtlCudaReduceTuning
 ptl_cuda_reduce_tuning(void)
 {
     PtlCudaReduceTuning t;
     PtlCudaDeviceProperties props;
     int device = 0, sms = DEFAULT_SMS;
-    if (emulating) {
+    if (ptl_device_reduce_emulation) {
         return emulation_tuning;
     }
-    if (ptl_cuda_current_device(&device) == 0 &&
-        ptl_cuda_get_device_properties(device, &props) == 0) {
-        sms = props.multi_processor_count;
+    if (ptl_cuda_current_device(&device) == 0 && device >= 0 && device < MAX_DEVICES) {
+        if (device_sms[device] == 0 && ptl_cuda_get_device_properties(device, &props) == 0) {
+            device_sms[device] = props.multi_processor_count;
+        }
+        sms = device_sms[device] > 0 ? device_sms[device] : DEFAULT_SMS;
     }
-    else {
-        ptl_error_clear();
-    }
+    ptl_error_clear();
     t.max_threads = 512;
     t.target_blocks = 4 * (int64_t)sms;
     t.max_grid = 32 * (int64_t)sms;
@@ -87,7 +87,7 @@ min64(int64_t a, int64_t b)
 }
 
 PtlCudaReducePlan
-ptl_cuda_reduce_plan(const PtlCudaReduceArgs *a, const PtlCudaReduceTuning *t)
+ptl_cuda_reduce_plan(const PtlDeviceReduceArgs *a, const PtlCudaReduceTuning *t)
 {
     PtlCudaReducePlan plan;
     memset(&plan, 0, sizeof(plan));
@@ -129,7 +129,7 @@ ptl_cuda_reduce_plan(const PtlCudaReduceArgs *a, const PtlCudaReduceTuning *t)
 }
 
 PtlCudaSoftmaxPlan
-ptl_cuda_softmax_plan(const PtlCudaSoftmaxArgs *a, const PtlCudaReduceTuning *t)
+ptl_cuda_softmax_plan(const PtlDeviceSoftmaxArgs *a, const PtlCudaReduceTuning *t)
 {
     PtlCudaSoftmaxPlan plan;
     int64_t lines = a->outer * a->inner;
@@ -182,7 +182,7 @@ block_tree(int kind, int use_int, double p, PtlRedAcc *acc, int block)
 }
 
 static void
-emit(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws, int64_t o,
+emit(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws, int64_t o,
      int64_t y, const PtlRedAcc *acc)
 {
     if (plan->nsplit == 1) {
@@ -194,7 +194,7 @@ emit(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws, i
 }
 
 static int
-emulate_reduce(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws)
+emulate_reduce(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws)
 {
     const int64_t block = plan->block;
     PtlRedAcc *acc = malloc(sizeof(PtlRedAcc) * (size_t)block);
@@ -238,7 +238,7 @@ emulate_reduce(const PtlCudaReduceArgs *a, const PtlCudaReducePlan *plan, PtlRed
 }
 
 static int
-emulate_softmax(const PtlCudaSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
+emulate_softmax(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
 {
     const int64_t block = plan->block, lines = a->outer * a->inner;
     PtlRedAcc *acc = malloc(sizeof(PtlRedAcc) * (size_t)block);
@@ -257,12 +257,12 @@ emulate_softmax(const PtlCudaSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
                         acc[t] = ptl_softmax_thread_max(a, l, t, block);
                     }
                     shift = ptl_softmax_shift(
-                        block_tree(PTL_CUDA_RED_MAX, 0, 0, acc, (int)block).a);
+                        block_tree(PTL_DEVICE_RED_MAX, 0, 0, acc, (int)block).a);
                 }
                 for (int64_t t = 0; t < block; t++) {
                     acc[t] = ptl_softmax_thread_sum(a, l, shift, t, block);
                 }
-                double sum = block_tree(PTL_CUDA_RED_SUM, 0, 0, acc, (int)block).a;
+                double sum = block_tree(PTL_DEVICE_RED_SUM, 0, 0, acc, (int)block).a;
                 for (int64_t t = 0; t < block; t++) {
                     ptl_softmax_write(a, l, shift, sum, t, block);
                 }
@@ -287,7 +287,7 @@ emulate_softmax(const PtlCudaSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
 /* Merges neighbouring kept dims whose strides line up and drops size-1 ones (the outputs
  * are contiguous, so only the input's strides decide). */
 static void
-coalesce_kept(PtlCudaReduceArgs *a)
+coalesce_kept(PtlDeviceReduceArgs *a)
 {
     int n = 0;
     for (int d = 0; d < a->nk; d++) {
@@ -307,9 +307,9 @@ coalesce_kept(PtlCudaReduceArgs *a)
 }
 
 int
-ptl_cuda_reduce(const PtlCudaReduceArgs *args)
+ptl_cuda_reduce(const PtlDeviceReduceArgs *args)
 {
-    PtlCudaReduceArgs a = *args;
+    PtlDeviceReduceArgs a = *args;
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
     coalesce_kept(&a);
     PtlCudaReducePlan plan = ptl_cuda_reduce_plan(&a, &tuning);
@@ -317,7 +317,7 @@ ptl_cuda_reduce(const PtlCudaReduceArgs *args)
     if (plan.grid == 0) {
         return 0;
     }
-    if (emulating) {
+    if (ptl_device_reduce_emulation) {
         PtlRedAcc *ws = NULL;
         if (plan.workspace_bytes > 0 && (ws = malloc((size_t)plan.workspace_bytes)) == NULL) {
             return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
@@ -346,12 +346,12 @@ ptl_cuda_reduce(const PtlCudaReduceArgs *args)
 }
 
 int
-ptl_cuda_softmax(const PtlCudaSoftmaxArgs *a)
+ptl_cuda_softmax(const PtlDeviceSoftmaxArgs *a)
 {
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
     PtlCudaSoftmaxPlan plan = ptl_cuda_softmax_plan(a, &tuning);
     if (plan.grid == 0) {
         return 0;
     }
-    return emulating ? emulate_softmax(a, &plan) : ptl_cuda_softmax_launch(a, &plan);
+    return ptl_device_reduce_emulation ? emulate_softmax(a, &plan) : ptl_cuda_softmax_launch(a, &plan);
 }

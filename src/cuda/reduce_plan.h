@@ -8,7 +8,7 @@
  * Note [CUDA reduction plan]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~
  * reduce.c's plan (kept dims in output order, reduced dims outermost first and merged)
- * arrives as a PtlCudaReduceArgs; ptl_cuda_reduce merges the kept dims whose strides line
+ * arrives as a PtlDeviceReduceArgs; ptl_cuda_reduce merges the kept dims whose strides line
  * up and ptl_cuda_reduce_plan (reduce_plan.c) picks:
  *  - the layout: one block per output (its threads take the reduced elements t, t + block,
  *    ..., then combine through warp shuffles and shared memory) when the reduced elements
@@ -101,10 +101,10 @@ ptl_red_init(int kind, double p)
 {
     PtlRedAcc acc = {0, 0, 0, 0, -1};
     switch (kind) {
-    case PTL_CUDA_RED_PROD: acc.a = 1; acc.i = 1; break;
-    case PTL_CUDA_RED_MAX: acc.a = -INFINITY; acc.i = INT64_MIN; break;
-    case PTL_CUDA_RED_MIN: acc.a = INFINITY; acc.i = INT64_MAX; break;
-    case PTL_CUDA_RED_NORM: acc.a = p == -INFINITY ? INFINITY : 0; break;
+    case PTL_DEVICE_RED_PROD: acc.a = 1; acc.i = 1; break;
+    case PTL_DEVICE_RED_MAX: acc.a = -INFINITY; acc.i = INT64_MIN; break;
+    case PTL_DEVICE_RED_MIN: acc.a = INFINITY; acc.i = INT64_MAX; break;
+    case PTL_DEVICE_RED_NORM: acc.a = p == -INFINITY ? INFINITY : 0; break;
     default: break;
     }
     return acc;
@@ -115,7 +115,7 @@ ptl_red_init(int kind, double p)
 PTL_HD static inline int
 ptl_red_arg_beats(int kind, int use_int, const PtlRedAcc *b, const PtlRedAcc *a)
 {
-    const int is_max = kind == PTL_CUDA_RED_ARGMAX;
+    const int is_max = kind == PTL_DEVICE_RED_ARGMAX;
     if (use_int) {
         if (b->i != a->i) {
             return is_max ? b->i > a->i : b->i < a->i;
@@ -138,31 +138,31 @@ ptl_red_combine(int kind, int use_int, double p, PtlRedAcc *acc, const PtlRedAcc
 {
     double total, delta;
     switch (kind) {
-    case PTL_CUDA_RED_SUM:
-    case PTL_CUDA_RED_NANSUM:
-    case PTL_CUDA_RED_MEAN:
+    case PTL_DEVICE_RED_SUM:
+    case PTL_DEVICE_RED_NANSUM:
+    case PTL_DEVICE_RED_MEAN:
         acc->a += b->a;
         acc->i = (int64_t)((uint64_t)acc->i + (uint64_t)b->i);
         break;
-    case PTL_CUDA_RED_PROD:
+    case PTL_DEVICE_RED_PROD:
         acc->a *= b->a;
         acc->i = (int64_t)((uint64_t)acc->i * (uint64_t)b->i);
         break;
-    case PTL_CUDA_RED_MAX:
+    case PTL_DEVICE_RED_MAX:
         acc->a = ptl_red_max_nan(acc->a, b->a);
         acc->i = b->i > acc->i ? b->i : acc->i;
         break;
-    case PTL_CUDA_RED_MIN:
+    case PTL_DEVICE_RED_MIN:
         acc->a = ptl_red_min_nan(acc->a, b->a);
         acc->i = b->i < acc->i ? b->i : acc->i;
         break;
-    case PTL_CUDA_RED_ARGMAX:
-    case PTL_CUDA_RED_ARGMIN:
+    case PTL_DEVICE_RED_ARGMAX:
+    case PTL_DEVICE_RED_ARGMIN:
         if (b->idx >= 0 && (acc->idx < 0 || ptl_red_arg_beats(kind, use_int, b, acc))) {
             *acc = *b;
         }
         break;
-    case PTL_CUDA_RED_VAR:   /* Chan et al.'s pairwise update of (n, mean, M2) */
+    case PTL_DEVICE_RED_VAR:   /* Chan et al.'s pairwise update of (n, mean, M2) */
         if (b->n == 0) {
             break;
         }
@@ -196,9 +196,9 @@ ptl_red_single(int kind, int use_int, double p, const char *x, int dt, int64_t r
     }
     double v = ptl_load_double(x, (PtlDtype)dt), m = fabs(v);
     switch (kind) {
-    case PTL_CUDA_RED_NANSUM: acc.a = isnan(v) ? 0 : v; break;
-    case PTL_CUDA_RED_VAR: acc.a = v; acc.n = 1; break;
-    case PTL_CUDA_RED_NORM:
+    case PTL_DEVICE_RED_NANSUM: acc.a = isnan(v) ? 0 : v; break;
+    case PTL_DEVICE_RED_VAR: acc.a = v; acc.n = 1; break;
+    case PTL_DEVICE_RED_NORM:
         acc.a = p == 2 ? m * m : p == 1 || isinf(p) ? m : p == 0 ? (double)(m != 0) : pow(m, p);
         break;
     default: acc.a = v; break;
@@ -208,7 +208,7 @@ ptl_red_single(int kind, int use_int, double p, const char *x, int dt, int64_t r
 
 /* Input byte offset of output o's first reduced element (kept dims, row-major). */
 PTL_HD static inline int64_t
-ptl_red_kept_offset(const PtlCudaReduceArgs *a, int64_t o)
+ptl_red_kept_offset(const PtlDeviceReduceArgs *a, int64_t o)
 {
     int64_t off = 0;
     for (int d = a->nk - 1; d >= 0; d--) {
@@ -221,7 +221,7 @@ ptl_red_kept_offset(const PtlCudaReduceArgs *a, int64_t o)
 /* Byte offset of reduced element r from its output's first (reduced dims, row-major); one
  * run (the common case) needs no 64-bit division. */
 PTL_HD static inline int64_t
-ptl_red_reduced_offset(const PtlCudaReduceArgs *a, int64_t r)
+ptl_red_reduced_offset(const PtlDeviceReduceArgs *a, int64_t r)
 {
     if (a->nr == 1) {
         return r * a->rstride[0];
@@ -236,7 +236,7 @@ ptl_red_reduced_offset(const PtlCudaReduceArgs *a, int64_t r)
 
 /* One thread's accumulator of output o: reduced elements r0 + t, r0 + t + step, ... < r1. */
 PTL_HD static inline PtlRedAcc
-ptl_red_thread_acc(int kind, const PtlCudaReduceArgs *a, int64_t o, int64_t r0, int64_t r1,
+ptl_red_thread_acc(int kind, const PtlDeviceReduceArgs *a, int64_t o, int64_t r0, int64_t r1,
                    int64_t t, int64_t step)
 {
     const char *base = a->in + ptl_red_kept_offset(a, o);
@@ -260,17 +260,17 @@ ptl_red_split_range(const PtlCudaReducePlan *plan, int64_t R, int64_t y, int64_t
 
 /* Writes output o from its accumulator (reduce.c's acc_finish). */
 PTL_HD static inline void
-ptl_red_finish(int kind, const PtlCudaReduceArgs *a, const PtlRedAcc *acc, int64_t o)
+ptl_red_finish(int kind, const PtlDeviceReduceArgs *a, const PtlRedAcc *acc, int64_t o)
 {
     char *o0 = a->out0 + o * ptl_red_itemsize(a->odt0);
     char *o1 = a->out1 != 0 ? a->out1 + o * ptl_red_itemsize(a->odt1) : 0;
     double v, denom;
     switch (kind) {
-    case PTL_CUDA_RED_MEAN:
+    case PTL_DEVICE_RED_MEAN:
         ptl_red_store_d(o0, a->odt0, acc->a / (double)a->R);
         break;
-    case PTL_CUDA_RED_ARGMAX:
-    case PTL_CUDA_RED_ARGMIN:
+    case PTL_DEVICE_RED_ARGMAX:
+    case PTL_DEVICE_RED_ARGMIN:
         if (o1 != 0) {
             if (a->use_int) {
                 ptl_red_store_i(o0, a->odt0, acc->i);
@@ -284,7 +284,7 @@ ptl_red_finish(int kind, const PtlCudaReduceArgs *a, const PtlRedAcc *acc, int64
             ptl_red_store_i(o0, a->odt0, acc->idx);
         }
         break;
-    case PTL_CUDA_RED_VAR:
+    case PTL_DEVICE_RED_VAR:
         denom = (double)a->R - a->correction;
         v = acc->b / (denom > 0 ? denom : 0.0);
         ptl_red_store_d(o0, a->odt0, a->take_sqrt ? sqrt(v) : v);
@@ -292,7 +292,7 @@ ptl_red_finish(int kind, const PtlCudaReduceArgs *a, const PtlRedAcc *acc, int64
             ptl_red_store_d(o1, a->odt1, acc->n > 0 ? acc->a : NAN);
         }
         break;
-    case PTL_CUDA_RED_NORM:
+    case PTL_DEVICE_RED_NORM:
         v = acc->a;
         if (a->p == 2) {
             v = sqrt(v);
@@ -315,7 +315,7 @@ ptl_red_finish(int kind, const PtlCudaReduceArgs *a, const PtlRedAcc *acc, int64
 
 /* The second pass of a split reduction: output o's chunks combined in order, then written. */
 PTL_HD static inline void
-ptl_red_finish_split(int kind, const PtlCudaReduceArgs *a, const PtlRedAcc *ws,
+ptl_red_finish_split(int kind, const PtlDeviceReduceArgs *a, const PtlRedAcc *ws,
                      int64_t nsplit, int64_t o)
 {
     PtlRedAcc acc = ws[o * nsplit];
@@ -332,7 +332,7 @@ ptl_red_finish_split(int kind, const PtlCudaReduceArgs *a, const PtlRedAcc *ws,
 
 /* byte offset of line l's element k */
 PTL_HD static inline int64_t
-ptl_softmax_offset(const PtlCudaSoftmaxArgs *a, int64_t l, int64_t k)
+ptl_softmax_offset(const PtlDeviceSoftmaxArgs *a, int64_t l, int64_t k)
 {
     int64_t isz = a->dtype == PTL_DTYPE_FLOAT64 ? 8 : 4;
     return ((l / a->inner) * a->n * a->inner + k * a->inner + l % a->inner) * isz;
@@ -340,14 +340,14 @@ ptl_softmax_offset(const PtlCudaSoftmaxArgs *a, int64_t l, int64_t k)
 
 /* line l's element k of the tensor at base (the input, y or the output) */
 PTL_HD static inline double
-ptl_softmax_load(const PtlCudaSoftmaxArgs *a, const char *base, int64_t l, int64_t k)
+ptl_softmax_load(const PtlDeviceSoftmaxArgs *a, const char *base, int64_t l, int64_t k)
 {
     return ptl_load_double(base + ptl_softmax_offset(a, l, k), (PtlDtype)a->dtype);
 }
 
 /* x - shift in the tensor's dtype (the CPU kernel rounds it to float for float32) */
 PTL_HD static inline double
-ptl_softmax_shifted(const PtlCudaSoftmaxArgs *a, double x, double shift)
+ptl_softmax_shifted(const PtlDeviceSoftmaxArgs *a, double x, double shift)
 {
     double d = x - shift;
     return a->dtype == PTL_DTYPE_FLOAT64 ? d : (double)(float)d;
@@ -355,9 +355,9 @@ ptl_softmax_shifted(const PtlCudaSoftmaxArgs *a, double x, double shift)
 
 /* One thread's max of line l's elements t, t + step, ... (forward only). */
 PTL_HD static inline PtlRedAcc
-ptl_softmax_thread_max(const PtlCudaSoftmaxArgs *a, int64_t l, int64_t t, int64_t step)
+ptl_softmax_thread_max(const PtlDeviceSoftmaxArgs *a, int64_t l, int64_t t, int64_t step)
 {
-    PtlRedAcc acc = ptl_red_init(PTL_CUDA_RED_MAX, 0);
+    PtlRedAcc acc = ptl_red_init(PTL_DEVICE_RED_MAX, 0);
     for (int64_t k = t; k < a->n; k += step) {
         double x = ptl_softmax_load(a, a->in, l, k);
         acc.a = ptl_red_max_nan(acc.a, x);
@@ -373,10 +373,10 @@ ptl_softmax_shift(double max)
 
 /* One thread's part of line l's sum (forward: given the shift; backward: shift unused). */
 PTL_HD static inline PtlRedAcc
-ptl_softmax_thread_sum(const PtlCudaSoftmaxArgs *a, int64_t l, double shift, int64_t t,
+ptl_softmax_thread_sum(const PtlDeviceSoftmaxArgs *a, int64_t l, double shift, int64_t t,
                        int64_t step)
 {
-    PtlRedAcc acc = ptl_red_init(PTL_CUDA_RED_SUM, 0);
+    PtlRedAcc acc = ptl_red_init(PTL_DEVICE_RED_SUM, 0);
     for (int64_t k = t; k < a->n; k += step) {
         double x = ptl_softmax_load(a, a->in, l, k);
         if (a->y == 0) {
@@ -391,7 +391,7 @@ ptl_softmax_thread_sum(const PtlCudaSoftmaxArgs *a, int64_t l, double shift, int
 
 /* Writes line l's elements t, t + step, ... from the line's shift and sum. */
 PTL_HD static inline void
-ptl_softmax_write(const PtlCudaSoftmaxArgs *a, int64_t l, double shift, double sum, int64_t t,
+ptl_softmax_write(const PtlDeviceSoftmaxArgs *a, int64_t l, double shift, double sum, int64_t t,
                   int64_t step)
 {
     const double scale = a->log ? log(sum) : 1.0 / sum;

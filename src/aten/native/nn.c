@@ -16,8 +16,8 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
-#include "../../cuda/cuda_api.h"
 #include "../scalar_math.h"
+#include "device_reduce.h"
 #include "native.h"
 #include "nn_common.h"
 #include "vec_math.h"
@@ -360,10 +360,11 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
     if (lines == 0 || j->n == 0) {
         return 0;
     }
-    if (x->device.type == PTL_DEVICE_CUDA || ptl_cuda_kernel_emulation()) {
-        /* a CUDA tensor, or the tests' host emulation of the CUDA kernels */
-        PtlCudaSoftmaxArgs a = {j->out, j->in, j->y, outer, j->n, j->inner, j->lg, x->dtype};
-        return ptl_cuda_softmax(&a);
+    if ((x->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+        ptl_device_softmax_hook != NULL) {
+        /* a CUDA tensor, or the tests' host emulation of the CUDA kernels (device_reduce.h) */
+        PtlDeviceSoftmaxArgs a = {j->out, j->in, j->y, outer, j->n, j->inner, j->lg, x->dtype};
+        return ptl_device_softmax_hook(&a);
     }
     int f8 = j->f8 = x->dtype == PTL_DTYPE_FLOAT64;
     if (j->inner == 1) {
@@ -1160,20 +1161,3 @@ static const PtlKernelReg nn_cpu[] = {
 };
 PTL_DEFINE_REGISTER(nn_cpu)
 
-/* The softmax family on the CUDA key: the CPU argument handling, softmax_run hands the lines
- * to the CUDA kernels.  The CPU-only build registers nothing. */
-#ifdef PTL_WITH_CUDA
-static const PtlKernelReg nn_cuda_kernels[] = {
-    {PTL_OP__softmax, PTL_KEY_CUDA, softmax_cpu},
-    {PTL_OP__log_softmax, PTL_KEY_CUDA, softmax_cpu},
-    {PTL_OP__softmax_backward_data, PTL_KEY_CUDA, softmax_backward_cpu},
-    {PTL_OP__log_softmax_backward_data, PTL_KEY_CUDA, softmax_backward_cpu},
-};
-PTL_DEFINE_REGISTER(nn_cuda_kernels)
-#else
-int
-ptl_register_nn_cuda_kernels(void)
-{
-    return 0;
-}
-#endif

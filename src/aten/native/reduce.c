@@ -28,10 +28,10 @@
 #endif
 
 #include "../../c10/cpu_features.h"
-#include "../../cuda/cuda_api.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "block_load.h"
+#include "device_reduce.h"
 #include "native.h"
 
 #define BLOCK 256
@@ -920,32 +920,36 @@ plan_dims(Plan *pl, const PtlTensorImpl *in, uint32_t mask, int keep_order)
     }
 }
 
+int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
+int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
+int ptl_device_reduce_emulation;
+
 /* The CUDA kernels' kind of a reduction, or -1 for those without one (all, any,
  * count_nonzero, logsumexp, aminmax have no CUDA kernel). */
 static int
 cuda_kind(RedKind kind)
 {
     switch (kind) {
-    case R_SUM: return PTL_CUDA_RED_SUM;
-    case R_NANSUM: return PTL_CUDA_RED_NANSUM;
-    case R_MEAN: return PTL_CUDA_RED_MEAN;
-    case R_PROD: return PTL_CUDA_RED_PROD;
-    case R_MAX: return PTL_CUDA_RED_MAX;
-    case R_MIN: return PTL_CUDA_RED_MIN;
-    case R_ARGMAX: return PTL_CUDA_RED_ARGMAX;
-    case R_ARGMIN: return PTL_CUDA_RED_ARGMIN;
-    case R_VAR: return PTL_CUDA_RED_VAR;
-    case R_NORM: return PTL_CUDA_RED_NORM;
+    case R_SUM: return PTL_DEVICE_RED_SUM;
+    case R_NANSUM: return PTL_DEVICE_RED_NANSUM;
+    case R_MEAN: return PTL_DEVICE_RED_MEAN;
+    case R_PROD: return PTL_DEVICE_RED_PROD;
+    case R_MAX: return PTL_DEVICE_RED_MAX;
+    case R_MIN: return PTL_DEVICE_RED_MIN;
+    case R_ARGMAX: return PTL_DEVICE_RED_ARGMAX;
+    case R_ARGMIN: return PTL_DEVICE_RED_ARGMIN;
+    case R_VAR: return PTL_DEVICE_RED_VAR;
+    case R_NORM: return PTL_DEVICE_RED_NORM;
     default: return -1;
     }
 }
 
-/* The plan handed to the CUDA kernels (Note [CUDA reduction plan] in src/cuda/reduce_plan.h):
- * a CUDA input, or any input while the tests emulate those kernels on the host. */
+/* The plan handed to the CUDA kernels (device_reduce.h): a CUDA input, or any input while
+ * the tests emulate those kernels on the host. */
 static int
 reduce_cuda(const Plan *pl)
 {
-    PtlCudaReduceArgs a;
+    PtlDeviceReduceArgs a;
     memset(&a, 0, sizeof(a));
     a.kind = cuda_kind(pl->kind);
     a.dtype = pl->dt;
@@ -966,7 +970,7 @@ reduce_cuda(const Plan *pl)
     a.p = pl->p;
     a.correction = pl->correction;
     a.take_sqrt = pl->take_sqrt;
-    return ptl_cuda_reduce(&a);
+    return ptl_device_reduce_hook(&a);
 }
 
 /* Reduces `in` over the dims in mask into out0 (and out1), which have the output's
@@ -996,8 +1000,8 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     if (pl.nout == 0) {
         return 0;
     }
-    if ((in->device.type == PTL_DEVICE_CUDA || ptl_cuda_kernel_emulation()) &&
-        cuda_kind(kind) >= 0) {
+    if ((in->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+        ptl_device_reduce_hook != NULL && cuda_kind(kind) >= 0) {
         return reduce_cuda(&pl);
     }
     void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
@@ -1493,45 +1497,3 @@ static const PtlKernelReg reduce_cpu[] = {
 };
 PTL_DEFINE_REGISTER(reduce_cpu)
 
-/* The same kernels on the CUDA key: their argument handling is the CPU one, reduce_run
- * hands the plan to the CUDA kernels.  The CPU-only build registers nothing. */
-#ifdef PTL_WITH_CUDA
-static const PtlKernelReg reduce_cuda_kernels[] = {
-    {PTL_OP_sum, PTL_KEY_CUDA, sum_cpu},
-    {PTL_OP_sum_dim_IntList, PTL_KEY_CUDA, sum_cpu},
-    {PTL_OP_nansum, PTL_KEY_CUDA, sum_cpu},
-    {PTL_OP_mean, PTL_KEY_CUDA, sum_cpu},
-    {PTL_OP_mean_dim, PTL_KEY_CUDA, sum_cpu},
-    {PTL_OP_prod, PTL_KEY_CUDA, sum_cpu},
-    {PTL_OP_prod_dim_int, PTL_KEY_CUDA, sum_cpu},
-    {PTL_OP_amax, PTL_KEY_CUDA, amax_cpu},
-    {PTL_OP_amin, PTL_KEY_CUDA, amax_cpu},
-    {PTL_OP_max, PTL_KEY_CUDA, amax_cpu},
-    {PTL_OP_min, PTL_KEY_CUDA, amax_cpu},
-    {PTL_OP_max_dim, PTL_KEY_CUDA, argmax_cpu},
-    {PTL_OP_min_dim, PTL_KEY_CUDA, argmax_cpu},
-    {PTL_OP_argmax, PTL_KEY_CUDA, argmax_cpu},
-    {PTL_OP_argmin, PTL_KEY_CUDA, argmax_cpu},
-    {PTL_OP_var, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_var_dim, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_var_correction, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_std, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_std_dim, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_std_correction, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_var_mean, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_var_mean_dim, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_var_mean_correction, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_std_mean, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_std_mean_dim, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_std_mean_correction, PTL_KEY_CUDA, var_cpu},
-    {PTL_OP_norm_Scalar, PTL_KEY_CUDA, norm_cpu},
-    {PTL_OP_norm_ScalarOpt_dim, PTL_KEY_CUDA, norm_cpu},
-};
-PTL_DEFINE_REGISTER(reduce_cuda_kernels)
-#else
-int
-ptl_register_reduce_cuda_kernels(void)
-{
-    return 0;
-}
-#endif
