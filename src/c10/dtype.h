@@ -211,6 +211,32 @@ ptl_f_to_bf16(float f)
     return b;
 }
 
+/* Reads one element of dtype dt at p as a double / an int64 (kernels that are generic over
+ * dtype without a loop per dtype: indexing, histograms, sorting keys, the CUDA reductions). */
+PTL_HD static inline double
+ptl_load_double(const char *p, PtlDtype dt)
+{
+    switch (dt) {
+    case PTL_DTYPE_BOOL: return *(const uint8_t *)p != 0;
+    case PTL_DTYPE_UINT8: return *(const uint8_t *)p;
+    case PTL_DTYPE_INT8: return *(const int8_t *)p;
+    case PTL_DTYPE_INT16: return *(const int16_t *)p;
+    case PTL_DTYPE_INT32: return *(const int32_t *)p;
+    case PTL_DTYPE_INT64: return (double)*(const int64_t *)p;
+    case PTL_DTYPE_FLOAT16: return ptl_half_to_f(*(const ptl_half *)p);
+    case PTL_DTYPE_BFLOAT16: return ptl_bf16_to_f(*(const ptl_bf16 *)p);
+    case PTL_DTYPE_FLOAT32: return *(const float *)p;
+    default: return *(const double *)p;
+    }
+}
+
+PTL_HD static inline int64_t
+ptl_load_int(const char *p, PtlDtype dt)
+{
+    /* the integers of every dtype narrower than int64 are exact in a double */
+    return dt == PTL_DTYPE_INT64 ? *(const int64_t *)p : (int64_t)ptl_load_double(p, dt);
+}
+
 #ifdef __cplusplus
 }
 #endif

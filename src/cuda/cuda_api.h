@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../aten/native/device_reduce.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -131,6 +133,61 @@ int ptl_cuda_fill(const PtlCudaLoopArgs *a, const void *value, int64_t itemsize)
  * (dst_on_device, src_on_device), then synchronised.  0, or -1 with an error set. */
 int ptl_cuda_memcpy(void *dst, int dst_on_device, const void *src, int src_on_device,
                     size_t nbytes);
+
+/* ---- reductions and the softmax family (reduce.cu; Note [CUDA reduction plan] in
+ * reduce_plan.h) ---- */
+
+/* The device figures a plan depends on (tests pass small ones to cross every threshold). */
+typedef struct PtlCudaReduceTuning {
+    int32_t max_threads;    /* threads per block, a power of two in [32, 1024] */
+    int64_t target_blocks;  /* blocks that fill the device: a split aims at this many */
+    int64_t max_grid;       /* blocks in x at most; the kernels loop over the rest */
+    int64_t min_chunk;      /* reduced elements per split at least */
+} PtlCudaReduceTuning;
+
+#define PTL_CUDA_LAYOUT_BLOCK_PER_OUTPUT 0
+#define PTL_CUDA_LAYOUT_THREAD_PER_OUTPUT 1
+
+/* How a reduction runs: grid x nsplit blocks of `block` threads; with nsplit > 1 block
+ * (x, y) reduces the chunk [y chunk, (y + 1) chunk) of its outputs into a workspace of
+ * nout * nsplit accumulators, and a second pass (finish_grid blocks of `block` threads)
+ * combines each output's partials in order. */
+typedef struct PtlCudaReducePlan {
+    int32_t layout, block;
+    int64_t grid, nsplit, chunk, finish_grid;
+    int64_t workspace_bytes;
+} PtlCudaReducePlan;
+
+/* One block per row when inner == 1, else one thread per (outer, inner) line. */
+typedef struct PtlCudaSoftmaxPlan {
+    int32_t layout, block;
+    int64_t grid;
+} PtlCudaSoftmaxPlan;
+
+/* The default tuning of the current device (figures of an H100-class device when none). */
+PtlCudaReduceTuning ptl_cuda_reduce_tuning(void);
+PtlCudaReducePlan ptl_cuda_reduce_plan(const PtlDeviceReduceArgs *a, const PtlCudaReduceTuning *t);
+PtlCudaSoftmaxPlan ptl_cuda_softmax_plan(const PtlDeviceSoftmaxArgs *a,
+                                         const PtlCudaReduceTuning *t);
+/* Runs the reduction / softmax on the device, or, while kernel emulation is on, runs the
+ * kernels' index arithmetic and combination order on the host over host memory (the CPU
+ * tests of the plans).  0, or -1 with an error set. */
+int ptl_cuda_reduce(const PtlDeviceReduceArgs *a);
+int ptl_cuda_softmax(const PtlDeviceSoftmaxArgs *a);
+/* Kernel emulation on (with the tuning t) or off (t NULL); while on, reductions and softmax
+ * of CPU tensors take the CUDA path (ptl_device_reduce_emulation).  For tests only; not
+ * thread-safe. */
+void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
+/* What the emulation ran since it was turned on, by plan: reductions one block per output,
+ * one thread per output, split (any layout); softmax one block per line, one thread per
+ * line. */
+enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
+       PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_COUNT };
+void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
+/* The device launches (reduce.cu), workspace: plan->workspace_bytes of device memory. */
+int ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan,
+                           void *workspace);
+int ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan);
 
 #ifdef __cplusplus
 }

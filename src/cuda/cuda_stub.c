@@ -82,4 +82,22 @@ ptl_cuda_caching_allocator(int device)
     (void)device;
     return NULL;
 }
+
+int
+ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan,
+                       void *workspace)
+{
+    (void)a;
+    (void)plan;
+    (void)workspace;
+    return not_built();
+}
+
+int
+ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
+{
+    (void)a;
+    (void)plan;
+    return not_built();
+}
 #endif

@@ -3,7 +3,8 @@
  * as a PtlCudaLoopArgs.  Mirrors the CUDA entries of native_functions.yaml's dispatch
  * sections and ATen/native/cuda/Copy.cu (copy_impl).  See Note [CUDA elementwise launch] in
  * elementwise.cu and Note [CUDA availability] in lazy_init.c: registering copy_ here is what
- * makes CUDA available where a device is present.  A CPU-only build registers nothing. */
+ * makes CUDA available where a device is present.  The reductions and softmax share the CPU
+ * kernels (shared_with_cpu).  A CPU-only build registers nothing. */
 #include "cuda_api.h"
 
 #include <string.h>
@@ -354,14 +355,41 @@ init_device(PtlDevice *device)
     return 0;
 }
 
-/* Registers the table and makes the first CUDA allocation initialise CUDA. */
+/* The reductions and the softmax family run their CPU kernel on the CUDA key too: its
+ * argument handling (dtypes, dims, PyTorch's errors) is the CPU's, and its last step hands
+ * the plan to reduce.cu through device_reduce.h's hooks (Note [CUDA reduction plan]). */
+static const int shared_with_cpu[] = {
+    PTL_OP_sum, PTL_OP_sum_dim_IntList, PTL_OP_nansum, PTL_OP_mean, PTL_OP_mean_dim,
+    PTL_OP_prod, PTL_OP_prod_dim_int, PTL_OP_amax, PTL_OP_amin, PTL_OP_max, PTL_OP_min,
+    PTL_OP_max_dim, PTL_OP_min_dim, PTL_OP_argmax, PTL_OP_argmin, PTL_OP_var, PTL_OP_var_dim,
+    PTL_OP_var_correction, PTL_OP_std, PTL_OP_std_dim, PTL_OP_std_correction, PTL_OP_var_mean,
+    PTL_OP_var_mean_dim, PTL_OP_var_mean_correction, PTL_OP_std_mean, PTL_OP_std_mean_dim,
+    PTL_OP_std_mean_correction, PTL_OP_norm_Scalar, PTL_OP_norm_ScalarOpt_dim, PTL_OP__softmax,
+    PTL_OP__log_softmax, PTL_OP__softmax_backward_data, PTL_OP__log_softmax_backward_data,
+};
+#define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
+
+/* Registers the table and the CPU kernels shared with CUDA (after the CPU tables, native.def)
+ * and makes the first CUDA allocation initialise CUDA. */
 int
 ptl_register_cuda_kernels(void)
 {
+    PtlKernelReg shared[NSHARED];
+    for (size_t i = 0; i < NSHARED; i++) {
+        shared[i].op = shared_with_cpu[i];
+        shared[i].key = PTL_KEY_CUDA;
+        shared[i].fn = ptl_op((PtlOpId)shared_with_cpu[i])->kernels[PTL_KEY_CPU];
+    }
+    ptl_device_reduce_hook = ptl_cuda_reduce;
+    ptl_device_softmax_hook = ptl_cuda_softmax;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
+    if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
+        return -1;
+    }
     return ptl_dispatcher_register(cuda_kernels, sizeof(cuda_kernels) / sizeof(cuda_kernels[0]),
                                    __FILE__);
 }
+#undef NSHARED
 
 #else
 

@@ -3,7 +3,7 @@
  * initialises CUDA first (Note [CUDA availability] in src/cuda/lazy_init.c), so without a CUDA
  * backend each raises the no-CUDA error.  Also the host hooks of the pointwise kernels'
  * offset calculator and launch geometry (_cuda_offsets_for_testing, _cuda_launch_for_testing),
- * which need no device. */
+ * and the reduction kernels' host emulation (_cuda_kernel_emulation), which need no device. */
 #include "ptlpy.h"
 
 #include "../cuda/cuda_api.h"
@@ -171,7 +171,44 @@ py_launch_for_testing(PyObject *m, PyObject *args)
     return Py_BuildValue("(Lii)", (long long)l.grid, l.block, l.vec);
 }
 
+/* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,
+ * min_chunk): reductions and softmax of CPU tensors run reduce.cu's kernels emulated on the
+ * host under that tuning, until _cuda_kernel_emulation(None), which returns what ran (a
+ * dict of counts by plan).  For the tests of the plans. */
+static PyObject *
+py_kernel_emulation(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    PtlCudaReduceTuning t;
+    long long max_threads;
+    if (arg == Py_None) {
+        int64_t c[PTL_CUDA_EMU_COUNT];
+        ptl_cuda_kernel_emulation_counts(c);
+        ptl_cuda_set_kernel_emulation(NULL);
+        return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "block_per_output",
+                             (long long)c[PTL_CUDA_EMU_ROWS], "thread_per_output",
+                             (long long)c[PTL_CUDA_EMU_COLUMNS], "split",
+                             (long long)c[PTL_CUDA_EMU_SPLIT], "softmax_block_per_line",
+                             (long long)c[PTL_CUDA_EMU_SOFTMAX_ROWS], "softmax_thread_per_line",
+                             (long long)c[PTL_CUDA_EMU_SOFTMAX_LINES]);
+    }
+    if (!PyArg_ParseTuple(arg, "LLLL", &max_threads, &t.target_blocks, &t.max_grid,
+                          &t.min_chunk)) {
+        return NULL;
+    }
+    if (max_threads < 32 || max_threads > 1024 || (max_threads & (max_threads - 1)) != 0 ||
+        t.target_blocks < 1 || t.max_grid < 1 || t.min_chunk < 1) {
+        PyErr_SetString(PyExc_ValueError, "max_threads must be a power of two in [32, 1024] "
+                                          "and the other figures positive");
+        return NULL;
+    }
+    t.max_threads = (int32_t)max_threads;
+    ptl_cuda_set_kernel_emulation(&t);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef cuda_functions[] = {
+    {"_cuda_kernel_emulation", py_kernel_emulation, METH_O, NULL},
     {"_cuda_current_device", py_current_device, METH_NOARGS, NULL},
     {"_cuda_set_device", py_set_device, METH_O, NULL},
     {"_cuda_synchronize", py_synchronize, METH_O, NULL},

@@ -1,9 +1,11 @@
-"""The CUDA kernels (src/cuda/elementwise.cu, registered by src/cuda/register_cuda.c) against
-the CPU kernels: every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in
-each float dtype, in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/
-`.cpu()` round trips and the factories on the device.  Each test skips, with the reason the
-device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
-PTL_REQUIRE_GPU=1 turning a skip into a failure."""
+"""The CUDA kernels (src/cuda/elementwise.cu, registered by src/cuda/register_cuda.c, and
+src/cuda/reduce.cu, registered on the CUDA key by reduce.c and nn.c) against the CPU kernels:
+every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in each float dtype,
+in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/`.cpu()` round trips and
+the factories on the device; every reduction over random dims and keepdim in every dtype it
+takes, and softmax, log_softmax and their backward over every dim. Each test skips, with the
+reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
+with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
 
 import numpy as np
@@ -198,3 +200,155 @@ def test_to_round_trips_keep_values_and_report_the_device():
     # "cuda" is the current device: its tensors mix with "cuda:0" ones
     assert ptl.ones(2, device="cuda").device == ptl.device("cuda:0")
     check(ptl.ones(2, device="cuda") + ptl.ones(2, device="cuda:0"), ptl.full((2,), 2.0))
+
+
+# ---- reductions and the softmax family (reduce.cu; the plans are checked on the host by
+# test_reduce_plan.py) ----
+
+INTS = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
+
+
+def reduction_inputs(rng, dtype):
+    """(name, CPU tensor): contiguous, transposed, sliced, broadcast (stride 0), 0-dim,
+    size-0, long rows and columns (split over blocks) and many short rows."""
+    def r(*shape):
+        if dtype == ptl.bool:
+            return ptl.tensor(rng.integers(0, 2, size=shape)).to(dtype)
+        if dtype in INTS:
+            return ptl.tensor(rng.integers(0, 6, size=shape)).to(dtype)
+        return ptl.tensor(rng.standard_normal(shape), dtype=ptl.float64).to(dtype)
+    return [
+        ("contiguous", r(37, 129)),
+        ("transposed", r(64, 33).t()),
+        ("sliced", r(20, 40, 3)[:, ::3]),
+        ("broadcast", r(17, 1).expand(17, 23)),
+        ("0-dim", r()),
+        ("size-0", r(0, 5)),
+        # past the default plan's split (2 x 4096 reduced elements, fewer blocks than 4 per
+        # SM): one block per output, and one thread per output (33 outputs)
+        ("long-rows", r(2, 20001)),
+        ("long-columns", r(9000, 33)),
+        ("many-rows", r(5000, 7)),
+    ]
+
+
+def dims_of(t):
+    """every dim, each single dim, and the first and last together"""
+    out = [None] + [[d] for d in range(t.dim())]
+    if t.dim() >= 2:
+        out.append([0, t.dim() - 1])
+    return out
+
+
+def check_pairs(cuda_result, cpu_result):
+    if isinstance(cpu_result, tuple):
+        for a, b in zip(cuda_result, cpu_result):
+            check(a, b)
+    else:
+        check(cuda_result, cpu_result)
+
+
+# (name, fn(t, dims, keepdim), dtypes): every form each reduction is registered for
+REDUCTIONS = {
+    "sum": (lambda t, d, k: t.sum() if d is None else t.sum(d, keepdim=k), ALL),
+    "sum_dtype": (lambda t, d, k: t.sum(d or [], keepdim=k, dtype=ptl.float64), ALL),
+    "nansum": (lambda t, d, k: ptl.nansum(t, d, keepdim=k), FLOATS),
+    "mean": (lambda t, d, k: t.mean() if d is None else t.mean(d, keepdim=k), FLOATS),
+    "prod": (lambda t, d, k: t.prod() if d is None else t.prod(d[0], keepdim=k), ALL),
+    "amax": (lambda t, d, k: t.amax(d or [], keepdim=k), ALL),
+    "amin": (lambda t, d, k: t.amin(d or [], keepdim=k), ALL),
+    "max_dim": (lambda t, d, k: t.max() if d is None else tuple(t.max(d[0], keepdim=k)), ALL),
+    "min_dim": (lambda t, d, k: t.min() if d is None else tuple(t.min(d[0], keepdim=k)), ALL),
+    "argmax": (lambda t, d, k: t.argmax() if d is None else t.argmax(d[0], keepdim=k),
+               [x for x in ALL if x != ptl.bool]),
+    "argmin": (lambda t, d, k: t.argmin() if d is None else t.argmin(d[0], keepdim=k),
+               [x for x in ALL if x != ptl.bool]),
+    "var": (lambda t, d, k: t.var(d, correction=0, keepdim=k), FLOATS),
+    "std": (lambda t, d, k: t.std(d, keepdim=k), FLOATS),
+    "var_mean": (lambda t, d, k: ptl.var_mean(t, d, correction=2, keepdim=k), FLOATS),
+    "std_mean": (lambda t, d, k: ptl.std_mean(t, d, keepdim=k), FLOATS),
+    "norm2": (lambda t, d, k: ptl.norm(t) if d is None else ptl.norm(t, 2, d, keepdim=k),
+              FLOATS),
+    "norm1": (lambda t, d, k: ptl.norm(t, 1, d or [], keepdim=k), FLOATS),
+    "norm_inf": (lambda t, d, k: ptl.norm(t, float("inf"), d or [], keepdim=k), FLOATS),
+    "norm_p": (lambda t, d, k: ptl.norm(t, 2.5, d or [], keepdim=k), FLOATS),
+}
+# reductions with no identity: an empty input is an error (checked below)
+NO_IDENTITY = {"amax", "amin", "max_dim", "min_dim", "argmax", "argmin", "norm_inf"}
+
+
+@pytest.mark.parametrize("op,dtype", [(op, dt) for op in sorted(REDUCTIONS)
+                                       for dt in REDUCTIONS[op][1]], ids=str)
+def test_reductions_match_the_cpu(op, dtype):
+    fn = REDUCTIONS[op][0]
+    rng = np.random.default_rng(5)
+    for name, t in reduction_inputs(rng, dtype):
+        if name == "size-0" and op in NO_IDENTITY:
+            continue
+        dev = t.cuda()
+        for dims in dims_of(t):
+            for keepdim in (False, True):
+                check_pairs(fn(dev, dims, keepdim), fn(t, dims, keepdim))
+
+
+def test_reductions_propagate_nan_and_take_the_first_index():
+    x = ptl.tensor([[1.0, 3.0, 3.0, 0.0], [2.0, float("nan"), 5.0, float("nan")],
+                    [4.0, 4.0, -1.0, -1.0]])
+    for fn in (lambda t: t.amax(1), lambda t: t.argmax(1), lambda t: t.argmin(1),
+               lambda t: tuple(t.max(1)), lambda t: tuple(t.min(0)), lambda t: t.argmax(),
+               lambda t: ptl.nansum(t, 1), lambda t: t.sum(0), lambda t: t.var(1)):
+        check_pairs(fn(x.cuda()), fn(x))
+
+
+def test_reduction_errors_match_the_cpu():
+    empty = ptl.zeros(3, 0, device="cuda")
+    with pytest.raises(IndexError, match=r"^amax\(\): Expected reduction dim 1 to have "
+                                         r"non-zero size\.$"):
+        empty.amax(1)
+    with pytest.raises(IndexError, match=r"argmax\(\): Expected reduction dim to be "
+                                         r"specified for input\.numel\(\) == 0\."):
+        empty.argmax()
+    with pytest.raises(RuntimeError, match=r"mean\(\): could not infer output dtype"):
+        ptl.arange(3, device="cuda").mean()
+    with pytest.raises(RuntimeError, match=r"std and var only support floating point"):
+        ptl.arange(3, device="cuda").var()
+    with pytest.raises(RuntimeError, match=r"argmax\(\): does not support bool input"):
+        ptl.ones(3, dtype=ptl.bool, device="cuda").argmax()
+    with pytest.raises(RuntimeError, match=r"linalg.vector_norm cannot compute the inf norm"):
+        ptl.norm(empty, float("inf"))
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        check(ptl.ones(1, device="cuda").var(), ptl.ones(1).var())
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_and_its_backward_match_the_cpu(dtype, log):
+    rng = np.random.default_rng(6)
+    fn = ptl.log_softmax if log else ptl.softmax
+    shapes = [(37, 129), (4, 3000), (6, 5, 7), (), (0, 4), (3, 1), (2, 100000)]
+    for shape in shapes:
+        base = ptl.tensor(rng.standard_normal(shape) * 3, dtype=ptl.float64).to(dtype)
+        for t in (base, base.t() if base.dim() == 2 else base):
+            for d in range(max(t.dim(), 1)):
+                g = ptl.tensor(rng.standard_normal(tuple(t.shape)), dtype=ptl.float64).to(dtype)
+                x_cpu = t.detach().requires_grad_(True)
+                x_dev = t.cuda().detach().requires_grad_(True)
+                y_cpu, y_dev = fn(x_cpu, d), fn(x_dev, d)
+                check(y_dev.detach(), y_cpu.detach())
+                y_cpu.backward(g)
+                y_dev.backward(g.cuda())
+                check(x_dev.grad, x_cpu.grad)
+
+
+def test_softmax_of_infinite_and_nan_rows():
+    x = ptl.tensor([[float("-inf")] * 3, [1.0, float("inf"), 0.0], [float("nan"), 1.0, 2.0]])
+    for fn in (ptl.softmax, ptl.log_softmax):
+        check(fn(x.cuda(), 1), fn(x, 1))
+        check(fn(x.t().cuda(), 0), fn(x.t(), 0))
+
+
+def test_softmax_half_to_float_and_dtype_arguments():
+    x = ptl.randn(5, 9).to(ptl.float16)
+    check(ptl.softmax(x.cuda(), 1, dtype=ptl.float32), ptl.softmax(x, 1, dtype=ptl.float32))
+    with pytest.raises(NotImplementedError, match="softmax_lastdim_kernel_impl"):
+        ptl.softmax(ptl.arange(4, device="cuda"), 0)

@@ -31,6 +31,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "block_load.h"
+#include "device_reduce.h"
 #include "native.h"
 
 #define BLOCK 256
@@ -919,6 +920,59 @@ plan_dims(Plan *pl, const PtlTensorImpl *in, uint32_t mask, int keep_order)
     }
 }
 
+int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
+int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
+int ptl_device_reduce_emulation;
+
+/* The CUDA kernels' kind of a reduction, or -1 for those without one (all, any,
+ * count_nonzero, logsumexp, aminmax have no CUDA kernel). */
+static int
+cuda_kind(RedKind kind)
+{
+    switch (kind) {
+    case R_SUM: return PTL_DEVICE_RED_SUM;
+    case R_NANSUM: return PTL_DEVICE_RED_NANSUM;
+    case R_MEAN: return PTL_DEVICE_RED_MEAN;
+    case R_PROD: return PTL_DEVICE_RED_PROD;
+    case R_MAX: return PTL_DEVICE_RED_MAX;
+    case R_MIN: return PTL_DEVICE_RED_MIN;
+    case R_ARGMAX: return PTL_DEVICE_RED_ARGMAX;
+    case R_ARGMIN: return PTL_DEVICE_RED_ARGMIN;
+    case R_VAR: return PTL_DEVICE_RED_VAR;
+    case R_NORM: return PTL_DEVICE_RED_NORM;
+    default: return -1;
+    }
+}
+
+/* The plan handed to the CUDA kernels (device_reduce.h): a CUDA input, or any input while
+ * the tests emulate those kernels on the host. */
+static int
+reduce_cuda(const Plan *pl)
+{
+    PtlDeviceReduceArgs a;
+    memset(&a, 0, sizeof(a));
+    a.kind = cuda_kind(pl->kind);
+    a.dtype = pl->dt;
+    a.use_int = pl->use_int;
+    a.odt0 = pl->odt0;
+    a.odt1 = pl->odt1;
+    a.in = pl->base;
+    a.out0 = pl->out0;
+    a.out1 = pl->out1;
+    a.nk = pl->nk;
+    a.nr = pl->nr;
+    memcpy(a.ksize, pl->ksize, sizeof(pl->ksize));
+    memcpy(a.kstride, pl->kstride, sizeof(pl->kstride));
+    memcpy(a.rsize, pl->rsize, sizeof(pl->rsize));
+    memcpy(a.rstride, pl->rstride, sizeof(pl->rstride));
+    a.nout = pl->nout;
+    a.R = pl->R;
+    a.p = pl->p;
+    a.correction = pl->correction;
+    a.take_sqrt = pl->take_sqrt;
+    return ptl_device_reduce_hook(&a);
+}
+
 /* Reduces `in` over the dims in mask into out0 (and out1), which have the output's
  * element count and are contiguous.  p: norm's order; correction: var's. */
 static int
@@ -945,6 +999,10 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     plan_dims(&pl, in, mask, keep_order);
     if (pl.nout == 0) {
         return 0;
+    }
+    if ((in->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+        ptl_device_reduce_hook != NULL && cuda_kind(kind) >= 0) {
+        return reduce_cuda(&pl);
     }
     void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int64_t isz = (int64_t)ptl_tensor_itemsize(in);
@@ -1438,3 +1496,4 @@ static const PtlKernelReg reduce_cpu[] = {
     {PTL_OP_aminmax, PTL_KEY_CPU, aminmax_cpu},
 };
 PTL_DEFINE_REGISTER(reduce_cpu)
+

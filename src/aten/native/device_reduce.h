@@ -1,0 +1,65 @@
+/* device_reduce.h -- how reduce.c and nn.c hand a reduction's or a softmax's plan to the
+ * CUDA backend's kernels without including it: the backend (src/cuda/reduce_plan.c) sets the
+ * hooks.  See Note [CUDA reduction plan] in src/cuda/reduce_plan.h. */
+#ifndef PTL_ATEN_NATIVE_DEVICE_REDUCE_H
+#define PTL_ATEN_NATIVE_DEVICE_REDUCE_H
+
+#include <stdint.h>
+
+#include "../../c10/macros.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ORDER PtlDeviceReduceKind: reduce_plan.h's accumulator switch. */
+typedef enum PtlDeviceReduceKind {
+    PTL_DEVICE_RED_SUM,
+    PTL_DEVICE_RED_NANSUM,
+    PTL_DEVICE_RED_MEAN,
+    PTL_DEVICE_RED_PROD,
+    PTL_DEVICE_RED_MAX,
+    PTL_DEVICE_RED_MIN,
+    PTL_DEVICE_RED_ARGMAX,    /* out0 the index, or (out0 values, out1 indices) */
+    PTL_DEVICE_RED_ARGMIN,
+    PTL_DEVICE_RED_VAR,       /* out0 var (std: take_sqrt), out1 the mean or NULL */
+    PTL_DEVICE_RED_NORM,      /* p: the order */
+    PTL_DEVICE_RED_COUNT
+} PtlDeviceReduceKind;
+
+/* A reduction's geometry, reduce.c's plan: kept dims in output order (one output element per
+ * index, outputs contiguous), reduced dims outermost first (merged where their strides line
+ * up; at least one, the last is the innermost run), input strides in bytes.  Reduced index r
+ * is row-major over the reduced dims (argmax's flattened index). */
+typedef struct PtlDeviceReduceArgs {
+    int32_t kind, dtype, use_int;   /* use_int: integer or bool input, exact int64 state */
+    int32_t odt0, odt1;
+    const char *in;
+    char *out0, *out1;
+    int32_t nk, nr;
+    int64_t ksize[PTL_MAX_DIMS], kstride[PTL_MAX_DIMS];
+    int64_t rsize[PTL_MAX_DIMS], rstride[PTL_MAX_DIMS];
+    int64_t nout, R;
+    double p, correction;
+    int32_t take_sqrt;
+} PtlDeviceReduceArgs;
+
+/* softmax / log_softmax over the middle dim of a contiguous [outer, n, inner] float32 or
+ * float64 tensor (backward: in is grad_output, y the forward's output). */
+typedef struct PtlDeviceSoftmaxArgs {
+    char *out;
+    const char *in, *y;
+    int64_t outer, n, inner;
+    int32_t log, dtype;
+} PtlDeviceSoftmaxArgs;
+
+/* Set by the CUDA backend (NULL until then); 0, or -1 with an error set. */
+extern int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
+extern int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
+/* 1 while the tests emulate the CUDA kernels: CPU tensors take the hooks too. */
+extern int ptl_device_reduce_emulation;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,282 @@
+"""The reduction and softmax kernels' plans and index arithmetic (src/cuda/reduce_plan.c and
+reduce_plan.h, compiled by gcc here and by nvcc for reduce.cu), checked on the host: with
+_C._cuda_kernel_emulation on, reductions and softmax of CPU tensors go through the CUDA path
+(reduce.c's plan handed over, the plan chosen, the kernels' per-thread loops, warp/block
+combination tree, split and second pass run on the host), and must reproduce NumPy: exactly
+for integers, to float tolerance for floats, over random shapes, dims, keepdim,
+non-contiguous, broadcast (stride 0), 0-dim and size-0 inputs, under tunings small enough
+that every threshold of the plan is crossed.  Needs no device and no nvcc."""
+import contextlib
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+
+# (max_threads, target_blocks, max_grid, min_chunk): the smallest block, every split and a
+# grid of one block (the kernels' grid-stride loops); a middle one whose thresholds sit at
+# the shapes below; the default of a 132-SM device
+TUNINGS = {
+    "tiny": (32, 4, 1, 1),
+    "small": (64, 6, 3, 8),
+    "device": (512, 528, 4224, 4096),
+}
+
+
+@contextlib.contextmanager
+def emulated(tuning):
+    """Runs the block with the CUDA kernels emulated; yields the dict of what ran (filled on
+    exit)."""
+    ran = {}
+    _C._cuda_kernel_emulation(tuning)
+    try:
+        yield ran
+    finally:
+        ran.update(_C._cuda_kernel_emulation(None))
+
+
+def random_input(rng, dtype, ndim=None):
+    """A random tensor and its NumPy float64 (or int64) copy: contiguous, transposed, sliced,
+    expanded (stride 0) or 0-dim/size-0 shapes."""
+    ndim = int(rng.integers(0, 5)) if ndim is None else ndim
+    shape = [int(rng.choice([0, 1, 2, 3, 5, 8, 33])) if rng.integers(0, 8) == 0
+             else int(rng.integers(1, 9)) for _ in range(ndim)]
+    integral = dtype in (ptl.int64, ptl.int32, ptl.uint8, ptl.bool)
+    if dtype == ptl.bool:
+        base = rng.integers(0, 2, size=shape)
+    elif integral:
+        base = rng.integers(0 if dtype == ptl.uint8 else -4, 5, size=shape)
+    else:
+        base = rng.standard_normal(shape)
+    t = ptl.tensor(base).to(dtype)
+    kind = int(rng.integers(0, 4))
+    if kind == 1 and ndim >= 2:
+        t = t.transpose(0, ndim - 1).contiguous().transpose(0, ndim - 1)
+    elif kind == 2 and ndim >= 1:
+        big = ptl.tensor(np.repeat(base, 2, axis=ndim - 1)).to(dtype)
+        t = big[..., ::2]
+    elif kind == 3 and ndim >= 1 and shape[0] == 1:
+        shape[0] = 4
+        t = t.expand(*shape)
+    return t, t.to(ptl.float64).numpy() if not integral else t.to(ptl.int64).numpy()
+
+
+def random_dims(rng, ndim):
+    """A random non-empty set of dims, every dim (a fifth of the time), or [] for 0-dim."""
+    if ndim == 0 or rng.integers(0, 5) == 0:
+        return list(range(ndim))
+    k = int(rng.integers(1, ndim + 1))
+    return sorted(int(d) for d in rng.choice(ndim, size=k, replace=False))
+
+
+def random_cases(rng, dtype, n):
+    """n random reductions: (tensor, its NumPy copy, dims, keepdim, NumPy axes)."""
+    for _ in range(n):
+        t, x = random_input(rng, dtype)
+        dims = random_dims(rng, t.dim())
+        yield t, x, dims, bool(rng.integers(0, 2)), tuple(dims)
+
+
+FLOATS = [ptl.float64, ptl.float32, ptl.float16, ptl.bfloat16]
+TOL = {ptl.float64: 1e-10, ptl.float32: 1e-4, ptl.float16: 2e-2, ptl.bfloat16: 1e-1}
+
+
+def check_close(got, want, dtype):
+    got = got.to(ptl.float64).numpy() if got.dtype != ptl.int64 else got.numpy()
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if dtype in TOL:
+        np.testing.assert_allclose(got, want, rtol=TOL[dtype], atol=TOL[dtype], equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.uint8, ptl.bool], ids=str)
+def test_integer_reductions_are_exact(tuning, dtype):
+    rng = np.random.default_rng(0)
+    with emulated(TUNINGS[tuning]) as ran:
+        for t, x, dims, keep, axes in random_cases(rng, dtype, 60):
+            check_close(t.sum(dims, keepdim=keep), x.sum(axis=axes, keepdims=keep), None)
+            if t.dim() > 0:
+                d = int(rng.integers(0, t.dim()))
+                check_close(t.prod(d, keepdim=keep), x.prod(axis=d, keepdims=keep), None)
+            if x.size == 0 or dtype == ptl.bool:
+                continue
+            check_close(t.amax(dims, keepdim=keep), x.max(axis=axes, keepdims=keep), None)
+            check_close(t.amin(dims, keepdim=keep), x.min(axis=axes, keepdims=keep), None)
+            # ties are frequent (values in [-4, 5)): the first index wins, as NumPy's
+            check_close(t.argmax(), np.argmax(x), None)
+            if t.dim() > 0:
+                d = int(rng.integers(0, t.dim()))
+                values, indices = t.max(d, keepdim=keep)
+                check_close(values, x.max(axis=d, keepdims=keep), None)
+                check_close(indices, np.expand_dims(x.argmax(axis=d), d) if keep
+                            else x.argmax(axis=d), None)
+                check_close(t.argmin(d), x.argmin(axis=d), None)
+    assert ran["block_per_output"] > 0 and ran["thread_per_output"] > 0
+    if tuning != "device":
+        assert ran["split"] > 0
+
+
+@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:Degrees of freedom")
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_float_reductions_match_numpy(tuning, dtype):
+    rng = np.random.default_rng(1)
+    with emulated(TUNINGS[tuning]) as ran:
+        for t, x, dims, keep, axes in random_cases(rng, dtype, 40):
+            with np.errstate(all="ignore"):
+                check_close(t.sum(dims, keepdim=keep), x.sum(axis=axes, keepdims=keep), dtype)
+                check_close(t.mean(dims, keepdim=keep), x.mean(axis=axes, keepdims=keep), dtype)
+                n = int(np.prod([x.shape[a] for a in axes]))
+                for corr in (0, 1):
+                    want = x.var(axis=axes, ddof=corr, keepdims=keep) if n > corr else \
+                        np.full(x.sum(axis=axes, keepdims=keep).shape, np.nan)
+                    with pytest.warns(UserWarning) if n <= corr else contextlib.nullcontext():
+                        check_close(t.var(dims, correction=corr, keepdim=keep), want, dtype)
+                        std, mean = ptl.std_mean(t, dims, correction=corr, keepdim=keep)
+                    check_close(std, np.sqrt(want), dtype)
+                    check_close(mean, x.mean(axis=axes, keepdims=keep), dtype)
+                for p in (2, 1, 3.5, 0):
+                    want = (np.abs(x) ** p).sum(axis=axes, keepdims=keep) if p else \
+                        (x != 0).sum(axis=axes, keepdims=keep)
+                    check_close(ptl.norm(t, p, dims, keepdim=keep),
+                                want ** (1 / p) if p else want, dtype)
+            if x.size == 0:
+                continue
+            check_close(t.amax(dims, keepdim=keep), x.max(axis=axes, keepdims=keep), dtype)
+            check_close(ptl.norm(t, float("inf"), dims, keepdim=keep),
+                        np.abs(x).max(axis=axes, keepdims=keep), dtype)
+            check_close(t.argmin(), np.argmin(x), None)
+    assert ran["block_per_output"] > 0 and ran["thread_per_output"] > 0
+    if tuning != "device":
+        assert ran["split"] > 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_nan_propagates_and_argmax_takes_the_first_nan(tuning):
+    x = np.arange(200, dtype=np.float64).reshape(4, 50) % 7
+    x[1, 30] = x[1, 40] = np.nan
+    x[3, 0] = np.nan
+    t = ptl.tensor(x)
+    with emulated(TUNINGS[tuning]):
+        check_close(t.amax(1), x.max(axis=1), ptl.float64)
+        check_close(t.min(1)[0], x.min(axis=1), ptl.float64)
+        check_close(t.argmax(1), x.argmax(axis=1), None)
+        check_close(t.argmin(1), x.argmin(axis=1), None)
+        check_close(t.t().argmax(0), x.argmax(axis=1), None)
+        check_close(t.argmax(), np.argmax(x), None)
+        check_close(ptl.nansum(t, 1), np.nansum(x, axis=1), ptl.float64)
+        check_close(t.sum(0), x.sum(axis=0), ptl.float64)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("layout", ["rows", "columns"])
+def test_every_threshold_of_the_plan(tuning, layout):
+    """Outputs and reduction lengths at and around each threshold: a warp (32) of outputs,
+    a warp of reduced elements, the block size, 2 min_chunk (the split), target_blocks and
+    max_grid blocks (the grid-stride loops)."""
+    threads, target, grid, chunk = TUNINGS[tuning]
+    sizes = sorted({0, 1, 2, 31, 32, 33, threads - 1, threads, threads + 1, 2 * chunk - 1,
+                    2 * chunk, 2 * chunk + 1})
+    nouts = sorted({1, 31, 32, 33, target - 1, target, target + 1, grid * 32 + 1,
+                    grid * threads + 1} - {0})
+    rng = np.random.default_rng(2)
+    with emulated(TUNINGS[tuning]) as ran:
+        for nout in nouts:
+            for R in sizes:
+                if nout * R > 300000:
+                    continue
+                x = rng.integers(-3, 4, size=(nout, R))
+                t = ptl.tensor(x)
+                if layout == "columns":
+                    t, x = ptl.tensor(x.T.copy()).t(), x
+                check_close(t.sum(1), x.sum(axis=1), None)
+                if R:
+                    check_close(t.argmax(1), x.argmax(axis=1), None)
+                    f = t.to(ptl.float64)
+                    check_close(f.var(1, correction=0), x.var(axis=1), ptl.float64)
+    assert ran["block_per_output"] > 0 and ran["thread_per_output"] > 0 and ran["split"] > 0
+
+
+def test_a_reduction_of_nothing_of_a_size0_input_and_of_a_0dim_one():
+    with emulated(TUNINGS["small"]):
+        e = ptl.zeros(3, 0, dtype=ptl.float64)
+        check_close(e.sum(1), np.zeros(3), ptl.float64)
+        check_close(e.prod(1), np.ones(3), ptl.float64)
+        check_close(e.mean(1), np.full(3, np.nan), ptl.float64)
+        assert e.sum(0).shape == (0,)
+        s = ptl.tensor(2.5, dtype=ptl.float64)
+        check_close(s.sum(), 2.5, ptl.float64)
+        check_close(s.argmax(), 0, None)
+        check_close(ptl.ones(4, 1, 3, dtype=ptl.float64).sum(1), np.ones((4, 3)), ptl.float64)
+
+
+def softmax_np(x, axis, log):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isneginf(m), 0, m)
+    e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return (x - m) - np.log(s) if log else e / s
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32, ptl.float16], ids=str)
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_softmax_and_its_backward_match_numpy(tuning, dtype, log):
+    rng = np.random.default_rng(3)
+    fn = ptl.log_softmax if log else ptl.softmax
+    with emulated(TUNINGS[tuning]) as ran:
+        for _ in range(25):
+            t, x = random_input(rng, dtype, ndim=int(rng.integers(0, 4)))
+            if rng.integers(0, 4) == 0:   # long lines: several warps, more than a block
+                t = ptl.tensor(rng.standard_normal((3, 1500))).to(dtype)
+                x = t.to(ptl.float64).numpy()
+            d = int(rng.integers(0, t.dim())) if t.dim() else 0
+            t = t.detach().requires_grad_(True)
+            y = fn(t, d)
+            with np.errstate(all="ignore"):
+                want = softmax_np(x, d if x.ndim else None, log)
+            check_close(y.detach(), want, dtype)
+            g = rng.standard_normal(x.shape)
+            y.backward(ptl.tensor(g).to(dtype))
+            yw = np.exp(want) if log else want
+            sum_axis = dict(axis=d, keepdims=True) if x.ndim else {}
+            grad = g - yw * g.sum(**sum_axis) if log else yw * (g - (g * yw).sum(**sum_axis))
+            check_close(t.grad, grad, {ptl.float16: ptl.bfloat16}.get(dtype, dtype))
+    assert ran["softmax_block_per_line"] > 0 and ran["softmax_thread_per_line"] > 0
+
+
+def test_softmax_of_infinite_and_nan_lines():
+    x = np.array([[-np.inf, -np.inf, -np.inf], [1.0, np.inf, 0.0], [np.nan, 1.0, 2.0],
+                  [1.0, 2.0, 3.0]])
+    with emulated(TUNINGS["small"]):
+        for log in (False, True):
+            fn = ptl.log_softmax if log else ptl.softmax
+            with np.errstate(all="ignore"):
+                check_close(fn(ptl.tensor(x), 1), softmax_np(x, 1, log), ptl.float64)
+                check_close(fn(ptl.tensor(x.T.copy()), 0), softmax_np(x.T, 0, log),
+                            ptl.float64)
+
+
+def test_cross_entropy_runs_through_the_emulated_log_softmax():
+    rng = np.random.default_rng(4)
+    logits = rng.standard_normal((6, 5))
+    target = rng.integers(0, 5, size=6)
+    with emulated(TUNINGS["small"]) as ran:
+        loss = ptl.nn.functional.cross_entropy(ptl.tensor(logits), ptl.tensor(target))
+    want = -softmax_np(logits, 1, True)[np.arange(6), target].mean()
+    check_close(loss, want, ptl.float64)
+    assert ran["softmax_block_per_line"] == 1 and ran["softmax_thread_per_line"] == 0
+
+
+def test_emulation_tuning_is_validated():
+    for bad in [(48, 1, 1, 1), (16, 1, 1, 1), (2048, 1, 1, 1), (32, 0, 1, 1), (32, 1, 0, 1),
+                (32, 1, 1, 0)]:
+        with pytest.raises(ValueError, match="max_threads must be a power of two"):
+            _C._cuda_kernel_emulation(bad)
+    with pytest.raises(TypeError):
+        _C._cuda_kernel_emulation((32, 1))
+    assert _C._cuda_kernel_emulation(None)["split"] == 0
