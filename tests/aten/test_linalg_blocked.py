@@ -1,10 +1,11 @@
 """The blocked factorisations: Cholesky (Note [Blocked Cholesky] in linalg_decomp.c), LU and
 the triangular solves (Note [Blocked LU and triangular solves] in linalg_solve.c), which work
-in column blocks of 64 and hand the trailing updates to the GEMM.  Every size at and around
-one and several blocks, square and rectangular, batched, on one and two threads (the GEMM
-splits large updates across threads; a batch spreads its matrices instead), against NumPy in
-float64; and a failure (a non-positive-definite minor, a zero pivot) that lies in a later
-block is reported at its own index."""
+in column blocks of 64 (Cholesky's diagonal blocks again in blocks of 16) and hand the
+trailing updates to the GEMM.  Every size at and around one and several blocks, square and
+rectangular, batched, on one and two threads (the GEMM splits large updates across threads;
+a batch spreads its matrices instead), against NumPy in float64; and a failure (a
+non-positive-definite minor, a zero pivot) that lies in a later block is reported at its own
+index."""
 import numpy as np
 import pytest
 
@@ -13,7 +14,9 @@ import pytorchlite as ptl
 from helpers import assert_close
 
 BLOCK = 64
+INNER = 16  # Cholesky's diagonal blocks are factored in blocks of 16
 SIZES = [BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK - 1, 2 * BLOCK, 2 * BLOCK + 1, 3 * BLOCK + 7]
+CHOLESKY_SIZES = [1, INNER - 1, INNER, INNER + 1, 2 * INNER + 3] + SIZES
 TOL = dict(rtol=1e-9, atol=1e-10)
 
 
@@ -37,7 +40,7 @@ def _spd(shape, seed):
     return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
 
 
-@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("n", CHOLESKY_SIZES)
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky_across_blocks(n, upper, threads):
     a = _spd((n, n), n)
@@ -55,7 +58,8 @@ def test_cholesky_batched_and_float32_across_blocks(threads):
     assert_close(L32.double(), np.linalg.cholesky(a), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("bad", [3, BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK + 30])
+@pytest.mark.parametrize("bad", [0, 3, INNER, INNER + 5, BLOCK - 1, BLOCK, BLOCK + 1,
+                                 BLOCK + INNER + 2, 2 * BLOCK + 30])
 def test_cholesky_reports_a_failing_minor_in_any_block(bad):
     n = 3 * BLOCK
     a = _spd((n, n), 2)

@@ -64,48 +64,42 @@ cholesky_unblocked(double *a, int64_t jb, int64_t lda)
 
 /* Note [Blocked Cholesky]
  * ~~~~~~~~~~~~~~~~~~~~~~~
- * Right-looking, in column blocks of CHOLESKY_BLOCK (LAPACK's potrf): factor the diagonal
- * block L11 unblocked; solve the panel below it, L21 = A21 L11^-T, on a transposed copy
- * (column c of L21 is then a contiguous row, and the solve is axpys over the rows); subtract
- * L21 L21^T from the trailing matrix's lower triangle, block row by block row, with the
- * GEMM.  About n^3/6 of the n^3/6 + O(n^2 b) multiply-adds then run in the GEMM's tiles;
- * the unblocked loop above was a chain of dependent scalar dot products (4.7x slower than
- * LAPACK at n = 256).  Matrices of at most one block take the unblocked loop alone. */
+ * Right-looking, in column blocks (LAPACK's potrf): factor the diagonal block L11; solve the
+ * panel below it, L21 = A21 L11^-T, on a transposed copy (column c of L21 is then a
+ * contiguous row, and the solve is axpys over the rows); subtract L21 L21^T from the
+ * trailing matrix's lower triangle, block row by block row, with the GEMM.  Two levels:
+ * blocks of 64, whose diagonal blocks are factored the same way in blocks of 16, whose
+ * diagonal blocks take the unblocked loop -- a chain of dependent scalar dot products, which
+ * alone was 4.7x slower than LAPACK at n = 256.  Most of the n^3/6 multiply-adds then run in
+ * the GEMM's tiles. */
 #define CHOLESKY_BLOCK 64
+#define CHOLESKY_INNER_BLOCK 16
 
-/* The lower Cholesky factor of the symmetric matrix whose lower triangle is in a (n x n,
- * row-major), in place (the strict upper triangle is zeroed); *info as cholesky_unblocked's
- * for the whole matrix.  0, or -1 with the error set (out of memory). */
-static int
-cholesky_factor(double *a, int64_t n, int32_t *info)
+/* The lower Cholesky factor of the n x n symmetric matrix whose lower triangle is at a (row
+ * stride lda), in place, in column blocks of nb; lt: scratch of n * nb doubles.  Returns
+ * info as cholesky_unblocked's, or -1 with the error set (out of memory). */
+static int32_t
+cholesky_blocked(double *a, int64_t n, int64_t lda, int64_t nb, double *lt)
 {
-    double *lt = NULL;
-    *info = 0;
-    if (n > CHOLESKY_BLOCK &&
-        (lt = malloc(sizeof(double) * (size_t)(n * CHOLESKY_BLOCK))) == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "linalg.cholesky: out of memory");
-    }
-    for (int64_t j0 = 0; j0 < n && *info == 0; j0 += CHOLESKY_BLOCK) {
-        int64_t jb = n - j0 < CHOLESKY_BLOCK ? n - j0 : CHOLESKY_BLOCK, r = n - j0 - jb;
-        double *l11 = a + j0 * n + j0, *a21 = l11 + jb * n;
-        int32_t bad = cholesky_unblocked(l11, jb, n);
+    for (int64_t j0 = 0; j0 < n; j0 += nb) {
+        int64_t jb = n - j0 < nb ? n - j0 : nb, r = n - j0 - jb;
+        double *l11 = a + j0 * lda + j0, *a21 = l11 + jb * lda;
+        int32_t bad = nb > CHOLESKY_INNER_BLOCK && jb > CHOLESKY_INNER_BLOCK
+                          ? cholesky_blocked(l11, jb, lda, CHOLESKY_INNER_BLOCK, lt + n * nb)
+                          : cholesky_unblocked(l11, jb, lda);
         if (bad != 0) {
-            *info = (int32_t)j0 + bad;
-            break;
-        }
-        if (r == 0) {
-            break;
+            return bad < 0 ? -1 : (int32_t)j0 + bad;
         }
         /* lt (jb x r) = A21^T, then row c of lt -= L11[c, t] * row t (t < c), / L11[c, c] */
         for (int64_t i = 0; i < r; i++) {
             for (int64_t c = 0; c < jb; c++) {
-                lt[c * r + i] = a21[i * n + c];
+                lt[c * r + i] = a21[i * lda + c];
             }
         }
         for (int64_t c = 0; c < jb; c++) {
-            double *rc = lt + c * r, d = l11[c * n + c];
+            double *rc = lt + c * r, d = l11[c * lda + c];
             for (int64_t t = 0; t < c; t++) {
-                double f = l11[c * n + t];
+                double f = l11[c * lda + t];
                 const double *rt = lt + t * r;
                 for (int64_t i = 0; i < r; i++) {
                     rc[i] -= f * rt[i];
@@ -117,21 +111,39 @@ cholesky_factor(double *a, int64_t n, int32_t *info)
         }
         for (int64_t i = 0; i < r; i++) {
             for (int64_t c = 0; c < jb; c++) {
-                a21[i * n + c] = lt[c * r + i];
+                a21[i * lda + c] = lt[c * r + i];
             }
         }
         /* A22[i0:i1, 0:i1] -= L21[i0:i1] L21[0:i1]^T: the lower triangle, by block rows */
         double *a22 = a21 + jb;
-        for (int64_t i0 = 0; i0 < r; i0 += CHOLESKY_BLOCK) {
-            int64_t i1 = r - i0 < CHOLESKY_BLOCK ? r : i0 + CHOLESKY_BLOCK;
+        for (int64_t i0 = 0; i0 < r; i0 += nb) {
+            int64_t i1 = r - i0 < nb ? r : i0 + nb;
             if (ptl_gemm_f64(i1 - i0, i1, jb, -1.0, lt + i0, 1, r, lt, r, 1, 1.0,
-                             a22 + i0 * n, n) < 0) {
-                free(lt);
+                             a22 + i0 * lda, lda) < 0) {
                 return -1;
             }
         }
     }
+    return 0;
+}
+
+/* The lower Cholesky factor of the symmetric matrix whose lower triangle is in a (n x n,
+ * row-major), in place (the strict upper triangle is zeroed); *info as cholesky_unblocked's
+ * for the whole matrix.  0, or -1 with the error set (out of memory). */
+static int
+cholesky_factor(double *a, int64_t n, int32_t *info)
+{
+    /* scratch for both levels: n * 64 doubles, then 64 * 16 */
+    double *lt = malloc(sizeof(double) * (size_t)(n * CHOLESKY_BLOCK +
+                                                  CHOLESKY_BLOCK * CHOLESKY_INNER_BLOCK));
+    if (lt == NULL) {
+        return ptl_error_set(PTL_ERR_MEMORY, "linalg.cholesky: out of memory");
+    }
+    *info = cholesky_blocked(a, n, n, CHOLESKY_BLOCK, lt);
     free(lt);
+    if (*info < 0) {
+        return -1;
+    }
     for (int64_t i = 0; i < n; i++) {
         memset(a + i * n + i + 1, 0, sizeof(double) * (size_t)(n - i - 1));
     }
