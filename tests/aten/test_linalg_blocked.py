@@ -150,3 +150,46 @@ def test_solve_triangular_across_blocks(n, upper, left, unit, nrhs, threads):
     out = ptl.linalg.solve_triangular(ptl.tensor(t), ptl.tensor(b), upper=upper, left=left,
                                       unitriangular=unit)
     assert_close(out, ref, **TOL)
+
+
+QR_BLOCK = 32
+QR_SHAPES = [(QR_BLOCK - 1,) * 2, (QR_BLOCK,) * 2, (QR_BLOCK + 1,) * 2, (2 * QR_BLOCK,) * 2,
+             (3 * QR_BLOCK + 5,) * 2, (2 * QR_BLOCK + 9, QR_BLOCK + 3),
+             (QR_BLOCK + 3, 2 * QR_BLOCK + 9), (4 * QR_BLOCK, QR_BLOCK - 3),
+             (QR_BLOCK - 3, 4 * QR_BLOCK), (3 * QR_BLOCK + 1, 2 * QR_BLOCK)]
+
+
+@pytest.mark.parametrize("shape", QR_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_across_blocks(shape, mode, threads):
+    # the reflections are LAPACK's (Note [Householder QR]), so Q and R match NumPy's, signs
+    # included; Q is orthonormal and Q R = A
+    a = np.random.default_rng(shape[0] * 31 + shape[1]).standard_normal(shape)
+    Q, R = ptl.linalg.qr(ptl.tensor(a), mode=mode)
+    ref_q, ref_r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
+    assert_close(R, ref_r, **TOL)
+    if mode == "r":
+        assert Q.numel() == 0
+        return
+    assert_close(Q, ref_q, **TOL)
+    q = Q.numpy()
+    assert_close(ptl.tensor(q.T @ q), np.eye(q.shape[1]), **TOL)
+    assert_close(ptl.tensor(q @ R.numpy()), a, **TOL)
+
+
+def test_batched_qr_across_blocks(threads):
+    a = np.random.default_rng(5).standard_normal((3, 2 * QR_BLOCK + 7, QR_BLOCK + 11))
+    Q, R = ptl.linalg.qr(ptl.tensor(a))
+    ref_q, ref_r = np.linalg.qr(a)
+    assert_close(Q, ref_q, **TOL)
+    assert_close(R, ref_r, **TOL)
+
+
+def test_qr_of_rank_deficient_columns_across_blocks():
+    # zero columns give tau = 0 (H = I) inside the blocked update too
+    a = np.random.default_rng(6).standard_normal((3 * QR_BLOCK, 2 * QR_BLOCK + 4))
+    a[:, [0, QR_BLOCK, QR_BLOCK + 1, 2 * QR_BLOCK + 3]] = 0.0
+    Q, R = ptl.linalg.qr(ptl.tensor(a))
+    q = Q.numpy()
+    assert_close(ptl.tensor(q.T @ q), np.eye(q.shape[1]), **TOL)
+    assert_close(ptl.tensor(q @ R.numpy()), a, **TOL)

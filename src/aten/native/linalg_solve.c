@@ -14,7 +14,7 @@
  * set an `info` per matrix as LAPACK does: the _ex ops return it, the others raise
  * torch.linalg.LinAlgError (PTL_ERR_LINALG) with PyTorch's text for the first bad matrix.
  *
- * LU is Doolittle's with partial pivoting (LAPACK's getrf, unblocked): L unit lower, U upper,
+ * LU is Doolittle's with partial pivoting (LAPACK's getrf, blocked): L unit lower, U upper,
  * stored together in LU, pivots 1-based (row i was swapped with row pivots[i] - 1).  A zero
  * pivot does not stop the factorisation; info is the 1-based index of the first one. */
 #include <math.h>
