@@ -393,13 +393,18 @@ tridiagonalize(double *a, int64_t n, double *d, double *e, double *qt, double *w
         /* S = A[k+1:, k+1:] <- H S H = S - v q^T - q v^T with p = tau S v,
          * q = p - (tau / 2) (p . v) v */
         double *s = a + (k + 1) * n + k + 1, pv = 0;
+        /* S v as a sum of S's rows (S is symmetric, both triangles kept): axpys, which
+         * vectorise, where a dot product per row is one dependent chain of adds */
+        memset(p, 0, sizeof(double) * (size_t)r);
         for (int64_t i = 0; i < r; i++) {
             const double *si = s + i * n;
-            double acc = 0;
+            double vi = v[i];
             for (int64_t j = 0; j < r; j++) {
-                acc += si[j] * v[j];
+                p[j] += vi * si[j];
             }
-            p[i] = tau[k] * acc;
+        }
+        for (int64_t i = 0; i < r; i++) {
+            p[i] *= tau[k];
             pv += p[i] * v[i];
         }
         for (int64_t i = 0; i < r; i++) {
