@@ -72,10 +72,10 @@ STRIDED = {
 @pytest.mark.parametrize("op", list(STRIDED))
 def test_strided_operands(benchmark, impl, op):
     """Operands that are neither contiguous nor broadcast (a stepped view of [512, 1024],
-    a transposed [512, 512]): Note [Staged strided runs]."""
+    a transposed [1000, 1000]: issue 16's 1e6): Note [Staged strided runs]."""
     benchmark.group = f"strided {op} float32"
-    x = make(impl, randn((512, 1024) if op != "x + y.T" else (512, 512)))
-    y = make(impl, randn((512, 512), seed=1))
+    x = make(impl, randn((512, 1024) if op != "x + y.T" else (1000, 1000)))
+    y = make(impl, randn((1000, 1000), seed=1))
     benchmark(STRIDED[op], x, y)
 
 

@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../c10/error.h"
@@ -512,10 +513,16 @@ error:
  * ITER_STAGE_BYTES per operand: each such input is first gathered into a contiguous buffer
  * (one load and one store per element), the loop runs on the buffers with contiguous
  * strides, and a strided output is scattered back (not gathered: a pointwise loop writes
- * every output element and never reads one).  The pieces keep the elements' order, so every
- * loop gives the same values as on contiguous data -- the vector formulas' bits, whatever
- * the layout. */
+ * every output element and never reads one).  An input that is transposed to the iteration
+ * (closer in memory along dim 1 than along the run, `y.t()` in `x + y.t()`) would be read a
+ * cache line per element, and at power-of-two strides the lines evict each other before the
+ * next run uses them; so whole runs go ITER_TILE_ROWS at a time, a tile of columns at a time,
+ * and such an input is gathered a tile at once, walking its short stride (each line read
+ * once).  Every element is computed by the same formula as on contiguous data -- the vector
+ * formulas' bits, whatever the layout -- only the order of the elements changes. */
 #define ITER_STAGE_BYTES 1024
+#define ITER_TILE_ROWS 16
+#define ITER_TILE_BYTES 4096
 
 typedef struct RunCtx {
     PtlTensorIter *it;
@@ -523,6 +530,8 @@ typedef struct RunCtx {
     const void *extra;
     uint32_t staged;                     /* bit t: operand t is strided in dim 0 */
     int64_t stage_len;                   /* elements per piece */
+    uint32_t tiled;                      /* bit t: input t is transposed (run_tiles) */
+    int64_t tile_cols;                   /* elements per tile row */
 } RunCtx;
 
 /* n elements of `item` bytes from src (stride ss bytes) to dst (stride ds) */
@@ -587,6 +596,71 @@ run_loop(const RunCtx *c, char **ptrs, const int64_t *s0, int64_t n)
     }
 }
 
+/* The tile of nr runs of n elements at src (strides s0 along a run, s1 between runs) into
+ * buf as nr contiguous rows of n: the inner loop walks s1, the short stride, so each cache
+ * line of a transposed operand is read once. */
+static inline __attribute__((always_inline)) void
+tile_gather_items(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n, int64_t nr,
+                  size_t item)
+{
+    for (int64_t j = 0; j < n; j++) {
+        for (int64_t r = 0; r < nr; r++) {
+            memcpy(buf + (size_t)(r * n + j) * item, src + j * s0 + r * s1, item);
+        }
+    }
+}
+
+static void
+tile_gather(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n, int64_t nr,
+            size_t item)
+{
+    switch (item) {
+    case 1: tile_gather_items(buf, src, s0, s1, n, nr, 1); break;
+    case 2: tile_gather_items(buf, src, s0, s1, n, nr, 2); break;
+    case 4: tile_gather_items(buf, src, s0, s1, n, nr, 4); break;
+    case 8: tile_gather_items(buf, src, s0, s1, n, nr, 8); break;
+    default: tile_gather_items(buf, src, s0, s1, n, nr, 16); break;
+    }
+}
+
+/* rows whole runs (dim 0) of consecutive dim-1 indices from ptrs, a tile of ITER_TILE_ROWS
+ * runs by c->tile_cols elements at a time, the transposed operands through tile buffers
+ * (Note [Staged strided runs]) */
+static void
+run_tiles(const RunCtx *c, char *const *ptrs, const int64_t *s0, int64_t rows)
+{
+    _Alignas(64) char tile[PTL_ITER_MAX][ITER_TILE_BYTES];
+    const PtlTensorIter *it = c->it;
+    RunCtx rc = *c;
+    int64_t cols = it->shape[0], st[PTL_ITER_MAX];
+    size_t item[PTL_ITER_MAX];
+    char *p[PTL_ITER_MAX];
+    rc.staged &= ~c->tiled;
+    for (int t = 0; t < it->ntensors; t++) {
+        item[t] = ptl_dtype_itemsize(it->ops[t]->dtype);
+        st[t] = c->tiled >> t & 1 ? (int64_t)item[t] : s0[t];
+    }
+    for (int64_t r0 = 0; r0 < rows; r0 += ITER_TILE_ROWS) {
+        int64_t nr = rows - r0 < ITER_TILE_ROWS ? rows - r0 : ITER_TILE_ROWS;
+        for (int64_t j = 0; j < cols; j += c->tile_cols) {
+            int64_t n = cols - j < c->tile_cols ? cols - j : c->tile_cols;
+            for (int t = 1; t < it->ntensors; t++) {
+                if (c->tiled >> t & 1) {
+                    tile_gather(tile[t], ptrs[t] + r0 * it->strides[t][1] + j * s0[t], s0[t],
+                                it->strides[t][1], n, nr, item[t]);
+                }
+            }
+            for (int64_t r = 0; r < nr; r++) {
+                for (int t = 0; t < it->ntensors; t++) {
+                    p[t] = c->tiled >> t & 1 ? tile[t] + (size_t)(r * n) * item[t]
+                                             : ptrs[t] + (r0 + r) * it->strides[t][1] + j * s0[t];
+                }
+                run_loop(&rc, p, st, n);
+            }
+        }
+    }
+}
+
 static int
 run_range(void *vctx, int64_t begin, int64_t end)
 {
@@ -623,9 +697,21 @@ run_range(void *vctx, int64_t begin, int64_t end)
         if (n > end - begin) {
             n = end - begin;
         }
-        run_loop(c, ptrs, s0, n);
+        int64_t rows = it->shape[1] - idx[1];
+        if (rows > (end - begin) / it->shape[0]) {
+            rows = (end - begin) / it->shape[0];
+        }
+        if (c->tiled && idx[0] == 0 && rows > 1) {
+            run_tiles(c, ptrs, s0, rows);
+            n = rows * it->shape[0];
+            idx[0] = it->shape[0];
+            idx[1] += rows - 1;
+        }
+        else {
+            run_loop(c, ptrs, s0, n);
+            idx[0] += n;
+        }
         begin += n;
-        idx[0] += n;
         for (int d = 0; d < nd - 1 && idx[d] == it->shape[d]; d++) {
             idx[d] = 0;
             idx[d + 1]++;
@@ -637,7 +723,7 @@ run_range(void *vctx, int64_t begin, int64_t end)
 static int
 iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra, int stage)
 {
-    RunCtx c = {it, loop, extra, 0, ITER_STAGE_BYTES};
+    RunCtx c = {it, loop, extra, 0, ITER_STAGE_BYTES, 0, ITER_TILE_BYTES};
     if (it->numel == 0 || it->ops[0]->device.type == PTL_DEVICE_META) {   /* no data */
         return 0;
     }
@@ -647,6 +733,12 @@ iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra, int stage)
             c.staged |= 1u << t;
             c.stage_len = ITER_STAGE_BYTES / item < c.stage_len ? ITER_STAGE_BYTES / item
                                                                 : c.stage_len;
+            if (t > 0 && it->ndim > 1 && labs(it->strides[t][1]) < labs(st)) {
+                c.tiled |= 1u << t;
+                c.tile_cols = ITER_TILE_BYTES / ITER_TILE_ROWS / item < c.tile_cols
+                                  ? ITER_TILE_BYTES / ITER_TILE_ROWS / item
+                                  : c.tile_cols;
+            }
         }
     }
     if (it->numel < PTL_GRAIN_SIZE) {

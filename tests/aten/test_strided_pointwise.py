@@ -4,7 +4,9 @@ bytes per operand, gathered into buffers and scattered back.  The values must be
 contiguous ones, bit for bit (the same vector formulas), on runs shorter than, equal to and
 longer than a piece for every item size, split across two threads (a thread's range starts
 inside a run), with strided outputs (in place and out=, the elements between them untouched)
-and mixed contiguous/broadcast/strided inputs; and against NumPy in float64.
+and mixed contiguous/broadcast/strided inputs; and against NumPy in float64.  An input
+transposed to the iteration goes in tiles of 16 runs by 4096 / 16 bytes, gathered along its
+short stride: every tile edge is crossed, and the threads' ranges start inside runs.
 
 Also the written-to tensor's overlap checks (Note [Overlapping output]): PyTorch's errors for
 an output that overlaps itself or an input in another layout."""
@@ -15,6 +17,8 @@ import pytorchlite as ptl
 from helpers import assert_close, make, to_numpy, torch, torch_ref
 
 STAGE_BYTES = 1024
+TILE_ROWS = 16
+TILE_BYTES = 4096
 GRAIN = 32768  # PTL_GRAIN_SIZE: above it the runs are split over the threads
 ITEM = {ptl.bool: 1, ptl.uint8: 1, ptl.int8: 1, ptl.float16: 2, ptl.bfloat16: 2,
         ptl.int16: 2, ptl.float32: 4, ptl.int32: 4, ptl.float64: 8, ptl.int64: 8,
@@ -118,6 +122,76 @@ def test_binary_transposed_with_contiguous_and_broadcast(dtype, threads):
         out = ptl.addcmul(x, y, row) if dtype != ptl.int32 else x + y * row
         assert_close(out, a + b * r, dtype=dtype)
         assert_same_bits(ptl.where(x > 0, y, row), ptl.where(x > 0, y.contiguous(), row))
+
+
+def tile_cases(dtype, threads):
+    """(rows, cols) at and around one and two tiles; above the grain on two threads, with a
+    row count that is not a multiple of the tile so ranges start inside runs."""
+    tc = TILE_BYTES // TILE_ROWS // ITEM[dtype]
+    rows = [1, TILE_ROWS - 1, TILE_ROWS, TILE_ROWS + 1, 2 * TILE_ROWS + 7]
+    cols = [tc - 1, tc, tc + 1, 2 * tc + 3]
+    if threads == 2:
+        return [(GRAIN // c + TILE_ROWS + 3, c) for c in cols]
+    return [(r, c) for r in rows for c in cols]
+
+
+def transposed(rows, cols, dtype, seed, low=-50, high=50):
+    """A [rows, cols] transpose of a contiguous [cols, rows] tensor, and its values."""
+    t, a = make((cols, rows), dtype, seed=seed, low=low, high=high)
+    return t.t(), a.T
+
+
+@pytest.mark.parametrize("dtype", [ptl.bool, ptl.uint8, ptl.int16, ptl.float16, ptl.int32,
+                                   ptl.float32, ptl.float64, ptl.int64], ids=str)
+def test_transposed_input_in_tiles(dtype, threads):
+    for rows, cols in tile_cases(dtype, threads):
+        x, a = make((rows, cols), dtype, seed=rows + cols, low=-50, high=50)
+        y, b = transposed(rows, cols, dtype, seed=rows * cols)
+        if dtype == ptl.bool:
+            np.testing.assert_array_equal(to_numpy(x ^ y), a ^ b)
+        elif dtype in (ptl.float16, ptl.float32, ptl.float64):
+            assert_same_bits(x * y, x * y.contiguous())
+            assert_close(x * y, a.astype(np.float64) * b, dtype=dtype)
+        else:
+            np.testing.assert_array_equal(to_numpy(x - y), (a - b).astype(a.dtype))
+        np.testing.assert_array_equal(to_numpy(x < y), a < b)
+
+
+@pytest.mark.parametrize("dtype", [ptl.complex128], ids=str)
+def test_transposed_complex_input_in_tiles(dtype, threads):
+    for rows, cols in tile_cases(dtype, threads):
+        gen = np.random.default_rng(rows + cols)
+        a = gen.uniform(-3, 3, (rows, cols)) + 1j * gen.uniform(-3, 3, (rows, cols))
+        b = gen.uniform(-3, 3, (cols, rows)) + 1j * gen.uniform(-3, 3, (cols, rows))
+        x, y = ptl.tensor(a, dtype=dtype), ptl.tensor(b, dtype=dtype).t()
+        assert_same_bits(x * y, x * y.contiguous())
+        assert_close(x * y, a * b.T)
+
+
+def test_transposed_with_stepped_and_broadcast_inputs(threads):
+    for rows, cols in tile_cases(ptl.float32, threads):
+        x, a = stepped(rows, cols, ptl.float32, seed=cols)
+        y, b = transposed(rows, cols, ptl.float32, seed=rows, low=-3, high=3)
+        base, c = make((cols, 2 * rows), ptl.float32, seed=rows + 1, low=-3, high=3)
+        z, cz = base[:, ::2].t(), c[:, ::2].T            # transposed and stepped
+        row, r = make((cols,), ptl.float32, seed=3)
+        got = ptl.addcmul(x, y, z)
+        assert_same_bits(got, ptl.addcmul(x.contiguous(), y.contiguous(), z.contiguous()))
+        assert_close(got, a + b.astype(np.float64) * cz, dtype=ptl.float32)
+        cond = transposed(rows, cols, ptl.bool, seed=5)[0]
+        assert_same_bits(ptl.where(cond, y, row), ptl.where(cond.contiguous(), y.contiguous(), row))
+
+
+def test_transposed_inner_dims_of_a_batch(threads):
+    n = 2 if threads == 1 else 9
+    x, a = make((n, 37, 300), ptl.float64, seed=1)
+    y, b = make((n, 300, 37), ptl.float64, seed=2)
+    yt = y.transpose(1, 2)
+    assert_same_bits(x + yt, x + yt.contiguous())
+    np.testing.assert_array_equal(to_numpy(x + yt), a + np.swapaxes(b, 1, 2))
+    out = ptl.empty(n, 300, 37, dtype=ptl.float64).transpose(1, 2)
+    ptl.sub(x, yt, out=out)
+    np.testing.assert_array_equal(to_numpy(out), a - np.swapaxes(b, 1, 2))
 
 
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
