@@ -1,6 +1,7 @@
-"""Kernel benchmarks: vectorized exp/erf/sigmoid/tanh, gelu forward+backward, softmax and
-log_softmax rows, amax over the last dim, layer and batch norm, addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has
-the function) and PyTorch on the same float32 data, one thread each.
+"""Kernel benchmarks: vectorized exp/erf/sigmoid/tanh, pointwise ops on strided operands, gelu
+forward+backward, softmax and log_softmax rows, amax over the last dim, layer and batch norm,
+addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has the function)
+and PyTorch on the same float32 data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -58,6 +59,24 @@ def test_unary_1e6(benchmark, impl, op):
     else:
         fn = getattr(lib(impl), op)
     benchmark(fn, x)
+
+
+STRIDED = {
+    "stepped * 2": lambda x, y: x[:, ::2] * 2,
+    "stepped exp": lambda x, y: x[:, ::2].exp() if hasattr(x, "exp") else np.exp(x[:, ::2]),
+    "x + y.T": lambda x, y: x + y.T,
+}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("op", list(STRIDED))
+def test_strided_operands(benchmark, impl, op):
+    """Operands that are neither contiguous nor broadcast (a stepped view of [512, 1024],
+    a transposed [1000, 1000]: issue 16's 1e6): Note [Staged strided runs]."""
+    benchmark.group = f"strided {op} float32"
+    x = make(impl, randn((512, 1024) if op != "x + y.T" else (1000, 1000)))
+    y = make(impl, randn((1000, 1000), seed=1))
+    benchmark(STRIDED[op], x, y)
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)

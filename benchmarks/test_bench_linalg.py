@@ -1,7 +1,9 @@
 """Dense linear algebra: solve, inv, cholesky, qr and eigh of one float64 matrix at 64 and 256,
 and eig at 16, 64 and 256, against numpy.linalg (LAPACK) and torch.linalg in the same
 process.  pytorchlite computes these itself (src/aten/native/linalg_solve.c, linalg_decomp.c
-and linalg_eig.c), unblocked, so the ratio to LAPACK shrinks as n grows."""
+and linalg_eig.c): LU, the triangular solves, Cholesky and QR in column blocks whose
+trailing updates run in the GEMM; eigh's tridiagonal reduction and eig's Hessenberg QR are
+unblocked, so their ratio to LAPACK shrinks as n grows."""
 import numpy as np
 import pytest
 

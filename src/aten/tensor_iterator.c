@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../c10/error.h"
@@ -377,6 +378,69 @@ iter_coalesce(PtlTensorIter *it)
     it->ndim = w + 1;
 }
 
+/* Note [Overlapping output]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A loop reads and writes element by element (in pieces, Note [Staged strided runs]), so a
+ * written tensor that overlaps itself or an input in another layout gives an answer that
+ * depends on the order of the loop: `torch.neg(x[:3], out=x[1:])` would spread row 0.
+ * PyTorch's rule (its MemoryOverlap): an output with a stride-0 dimension of size > 1
+ * overlaps itself; two dense non-overlapping tensors over one storage overlap fully when
+ * they cover the same bytes with the same strides (in-place `x.add_(x)`: fine) and
+ * partially when their byte ranges meet otherwise.  Both are errors; other layouts are too
+ * hard to decide and pass, as in PyTorch. */
+static int
+iter_dense_range(const PtlTensorImpl *t, int64_t *begin, int64_t *end)
+{
+    int64_t st[PTL_MAX_DIMS];
+    if (!ptl_tensor_impl_dense_strides(t, st)) {
+        return 0;
+    }
+    int64_t item = (int64_t)ptl_dtype_itemsize(t->dtype);
+    *begin = t->storage_offset * item;
+    *end = *begin + t->numel * item;
+    return 1;
+}
+
+static int
+iter_check_overlap(const PtlIterConfig *cfg)
+{
+    const PtlTensorImpl *out = cfg->out;
+    int64_t ob, oe, ib, ie;
+    if (out->numel == 0 || out->device.type == PTL_DEVICE_META) {
+        return 0;
+    }
+    for (int d = 0; d < out->dim; d++) {
+        if (out->strides[d] == 0 && out->sizes[d] > 1) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "unsupported operation: more than one element of the written-to "
+                                 "tensor refers to a single memory location. Please clone() the "
+                                 "tensor before performing the operation.");
+        }
+    }
+    if (!iter_dense_range(out, &ob, &oe)) {
+        return 0;
+    }
+    for (int i = 0; i < cfg->ninputs; i++) {
+        const PtlTensorImpl *t = cfg->inputs[i];
+        if (t == out || t->numel == 0 || t->storage->data != out->storage->data ||
+            !iter_dense_range(t, &ib, &ie)) {
+            continue;
+        }
+        int full = ib == ob && ie == oe && t->dim == out->dim && t->dtype == out->dtype;
+        for (int d = 0; full && d < t->dim; d++) {
+            full = t->sizes[d] == out->sizes[d] &&
+                   (t->sizes[d] == 1 || t->strides[d] == out->strides[d]);
+        }
+        if (!full && ib < oe && ob < ie) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "unsupported operation: some elements of the input tensor and "
+                                 "the written-to tensor refer to a single memory location. "
+                                 "Please clone() the tensor before performing the operation.");
+        }
+    }
+    return 0;
+}
+
 /* The steps of Note [TensorIterator], in PyTorch's order of checks. */
 int
 ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
@@ -399,7 +463,8 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
     iter_compute_dtypes(it, cfg);
     it->out_dim = ndim;
     memcpy(it->out_sizes, shape, sizeof(int64_t) * (size_t)ndim);
-    if (out != NULL && iter_check_output(it, cfg, ndim, shape) < 0) {
+    if (out != NULL &&
+        (iter_check_output(it, cfg, ndim, shape) < 0 || iter_check_overlap(cfg) < 0)) {
         goto error;
     }
     if (iter_cast_inputs(it, cfg) < 0) {
@@ -439,11 +504,162 @@ error:
 
 /* ---- run ---- */
 
+/* Note [Staged strided runs]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The loops are fast on contiguous and broadcast (stride 0) operands, where they vectorise,
+ * and slow on any other stride: there they fall back to a scalar loop (for exp, libm per
+ * element), so `x[:, ::2].neg()` or `x + y.t()` ran at a third of PyTorch's speed.  So a run
+ * in which some operand has another stride goes through the loop in pieces of up to
+ * ITER_STAGE_BYTES per operand: each such input is first gathered into a contiguous buffer
+ * (one load and one store per element), the loop runs on the buffers with contiguous
+ * strides, and a strided output is scattered back (not gathered: a pointwise loop writes
+ * every output element and never reads one).  An input that is transposed to the iteration
+ * (closer in memory along dim 1 than along the run, `y.t()` in `x + y.t()`) would be read a
+ * cache line per element, and at power-of-two strides the lines evict each other before the
+ * next run uses them; so whole runs go ITER_TILE_ROWS at a time, a tile of columns at a time,
+ * and such an input is gathered a tile at once, walking its short stride (each line read
+ * once).  Every element is computed by the same formula as on contiguous data -- the vector
+ * formulas' bits, whatever the layout -- only the order of the elements changes. */
+#define ITER_STAGE_BYTES 1024
+#define ITER_TILE_ROWS 16
+#define ITER_TILE_BYTES 4096
+
 typedef struct RunCtx {
     PtlTensorIter *it;
     PtlLoop loop;
     const void *extra;
+    uint32_t staged;                     /* bit t: operand t is strided in dim 0 */
+    int64_t stage_len;                   /* elements per piece */
+    uint32_t tiled;                      /* bit t: input t is transposed (run_tiles) */
+    int64_t tile_cols;                   /* elements per tile row */
 } RunCtx;
+
+/* n elements of `item` bytes from src (stride ss bytes) to dst (stride ds) */
+static void
+stage_copy(char *dst, int64_t ds, const char *src, int64_t ss, int64_t n, size_t item)
+{
+#define STAGE_COPY(ITEM)                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                         \
+        memcpy(dst + i * ds, src + i * ss, ITEM);                                             \
+    }                                                                                         \
+    return;
+    switch (item) {
+    case 1: STAGE_COPY(1)
+    case 2: STAGE_COPY(2)
+    case 4: STAGE_COPY(4)
+    case 8: STAGE_COPY(8)
+    default: STAGE_COPY(16)
+    }
+#undef STAGE_COPY
+}
+
+/* The loop over one run of n elements at ptrs (strides s0), pieces staged as the Note says */
+static void
+run_staged(const RunCtx *c, char **ptrs, const int64_t *s0, int64_t n)
+{
+    _Alignas(64) char buf[PTL_ITER_MAX][ITER_STAGE_BYTES];
+    int nt = c->it->ntensors;
+    size_t item[PTL_ITER_MAX];
+    int64_t bs[PTL_ITER_MAX];
+    char *bp[PTL_ITER_MAX];
+    for (int t = 0; t < nt; t++) {
+        item[t] = ptl_dtype_itemsize(c->it->ops[t]->dtype);
+        bs[t] = c->staged >> t & 1 ? (int64_t)item[t] : s0[t];
+    }
+    for (int64_t k = 0; k < n; k += c->stage_len) {
+        int64_t m = n - k < c->stage_len ? n - k : c->stage_len;
+        for (int t = 0; t < nt; t++) {
+            char *p = ptrs[t] + k * s0[t];
+            bp[t] = p;
+            if (c->staged >> t & 1) {
+                bp[t] = buf[t];
+                if (t > 0) {
+                    stage_copy(buf[t], (int64_t)item[t], p, s0[t], m, item[t]);
+                }
+            }
+        }
+        c->loop(bp, bs, m, c->extra);
+        if (c->staged & 1) {
+            stage_copy(ptrs[0] + k * s0[0], s0[0], buf[0], (int64_t)item[0], m, item[0]);
+        }
+    }
+}
+
+static inline void
+run_loop(const RunCtx *c, char **ptrs, const int64_t *s0, int64_t n)
+{
+    if (c->staged != 0) {
+        run_staged(c, ptrs, s0, n);
+    }
+    else {
+        c->loop(ptrs, s0, n, c->extra);
+    }
+}
+
+/* The tile of nr runs of n elements at src (strides s0 along a run, s1 between runs) into
+ * buf as nr contiguous rows of n: the inner loop walks s1, the short stride, so each cache
+ * line of a transposed operand is read once. */
+static inline __attribute__((always_inline)) void
+tile_gather_items(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n, int64_t nr,
+                  size_t item)
+{
+    for (int64_t j = 0; j < n; j++) {
+        for (int64_t r = 0; r < nr; r++) {
+            memcpy(buf + (size_t)(r * n + j) * item, src + j * s0 + r * s1, item);
+        }
+    }
+}
+
+static void
+tile_gather(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n, int64_t nr,
+            size_t item)
+{
+    switch (item) {
+    case 1: tile_gather_items(buf, src, s0, s1, n, nr, 1); break;
+    case 2: tile_gather_items(buf, src, s0, s1, n, nr, 2); break;
+    case 4: tile_gather_items(buf, src, s0, s1, n, nr, 4); break;
+    case 8: tile_gather_items(buf, src, s0, s1, n, nr, 8); break;
+    default: tile_gather_items(buf, src, s0, s1, n, nr, 16); break;
+    }
+}
+
+/* rows whole runs (dim 0) of consecutive dim-1 indices from ptrs, a tile of ITER_TILE_ROWS
+ * runs by c->tile_cols elements at a time, the transposed operands through tile buffers
+ * (Note [Staged strided runs]) */
+static void
+run_tiles(const RunCtx *c, char *const *ptrs, const int64_t *s0, int64_t rows)
+{
+    _Alignas(64) char tile[PTL_ITER_MAX][ITER_TILE_BYTES];
+    const PtlTensorIter *it = c->it;
+    RunCtx rc = *c;
+    int64_t cols = it->shape[0], st[PTL_ITER_MAX];
+    size_t item[PTL_ITER_MAX];
+    char *p[PTL_ITER_MAX];
+    rc.staged &= ~c->tiled;
+    for (int t = 0; t < it->ntensors; t++) {
+        item[t] = ptl_dtype_itemsize(it->ops[t]->dtype);
+        st[t] = c->tiled >> t & 1 ? (int64_t)item[t] : s0[t];
+    }
+    for (int64_t r0 = 0; r0 < rows; r0 += ITER_TILE_ROWS) {
+        int64_t nr = rows - r0 < ITER_TILE_ROWS ? rows - r0 : ITER_TILE_ROWS;
+        for (int64_t j = 0; j < cols; j += c->tile_cols) {
+            int64_t n = cols - j < c->tile_cols ? cols - j : c->tile_cols;
+            for (int t = 1; t < it->ntensors; t++) {
+                if (c->tiled >> t & 1) {
+                    tile_gather(tile[t], ptrs[t] + r0 * it->strides[t][1] + j * s0[t], s0[t],
+                                it->strides[t][1], n, nr, item[t]);
+                }
+            }
+            for (int64_t r = 0; r < nr; r++) {
+                for (int t = 0; t < it->ntensors; t++) {
+                    p[t] = c->tiled >> t & 1 ? tile[t] + (size_t)(r * n) * item[t]
+                                             : ptrs[t] + (r0 + r) * it->strides[t][1] + j * s0[t];
+                }
+                run_loop(&rc, p, st, n);
+            }
+        }
+    }
+}
 
 static int
 run_range(void *vctx, int64_t begin, int64_t end)
@@ -461,7 +677,7 @@ run_range(void *vctx, int64_t begin, int64_t end)
         for (int t = 0; t < nt; t++) {
             ptrs[t] = it->data[t] + begin * s0[t];
         }
-        c->loop(ptrs, s0, end - begin, c->extra);
+        run_loop(c, ptrs, s0, end - begin);
         return 0;
     }
     int64_t rem = begin;
@@ -481,9 +697,21 @@ run_range(void *vctx, int64_t begin, int64_t end)
         if (n > end - begin) {
             n = end - begin;
         }
-        c->loop(ptrs, s0, n, c->extra);
+        int64_t rows = it->shape[1] - idx[1];
+        if (rows > (end - begin) / it->shape[0]) {
+            rows = (end - begin) / it->shape[0];
+        }
+        if (c->tiled && idx[0] == 0 && rows > 1) {
+            run_tiles(c, ptrs, s0, rows);
+            n = rows * it->shape[0];
+            idx[0] = it->shape[0];
+            idx[1] += rows - 1;
+        }
+        else {
+            run_loop(c, ptrs, s0, n);
+            idx[0] += n;
+        }
         begin += n;
-        idx[0] += n;
         for (int d = 0; d < nd - 1 && idx[d] == it->shape[d]; d++) {
             idx[d] = 0;
             idx[d + 1]++;
@@ -492,12 +720,26 @@ run_range(void *vctx, int64_t begin, int64_t end)
     return 0;
 }
 
-int
-ptl_iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra)
+static int
+iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra, int stage)
 {
-    RunCtx c = {it, loop, extra};
+    RunCtx c = {it, loop, extra, 0, ITER_STAGE_BYTES, 0, ITER_TILE_BYTES};
     if (it->numel == 0 || it->ops[0]->device.type == PTL_DEVICE_META) {   /* no data */
         return 0;
+    }
+    for (int t = 0; stage && t < it->ntensors && it->ndim > 0; t++) {
+        int64_t st = it->strides[t][0], item = (int64_t)ptl_dtype_itemsize(it->ops[t]->dtype);
+        if (st != 0 && st != item && !(it->scalar_cast >> t & 1)) {
+            c.staged |= 1u << t;
+            c.stage_len = ITER_STAGE_BYTES / item < c.stage_len ? ITER_STAGE_BYTES / item
+                                                                : c.stage_len;
+            if (t > 0 && it->ndim > 1 && labs(it->strides[t][1]) < labs(st)) {
+                c.tiled |= 1u << t;
+                c.tile_cols = ITER_TILE_BYTES / ITER_TILE_ROWS / item < c.tile_cols
+                                  ? ITER_TILE_BYTES / ITER_TILE_ROWS / item
+                                  : c.tile_cols;
+            }
+        }
     }
     if (it->numel < PTL_GRAIN_SIZE) {
         return run_range(&c, 0, it->numel);
@@ -506,6 +748,18 @@ ptl_iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra)
     int rc = ptl_parallel_for(0, it->numel, PTL_GRAIN_SIZE, run_range, &c);
     ptl_nogil_end(tok);
     return rc;
+}
+
+int
+ptl_iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra)
+{
+    return iter_run(it, loop, extra, 1);
+}
+
+int
+ptl_iter_run_direct(PtlTensorIter *it, PtlLoop loop, const void *extra)
+{
+    return iter_run(it, loop, extra, 0);
 }
 
 PtlTensorImpl *

@@ -15,8 +15,9 @@
  *              and route the result through a temporary when out= has another dtype;
  *           5. coalesce dimensions whose strides line up, so contiguous tensors become one
  *              1-D run whatever their shape.
- * run():    calls the loop over every 1-D run; above PTL_GRAIN_SIZE elements it splits the
- *           runs over the thread pool and releases the GIL (Note [GIL release]).
+ * run():    calls the loop over every 1-D run, through contiguous buffers where an operand
+ *           is strided (Note [Staged strided runs]); above PTL_GRAIN_SIZE elements it splits
+ *           the runs over the thread pool and releases the GIL (Note [GIL release]).
  * finish(): writes a temporary back into out= and returns the result (new reference). */
 #ifndef PTL_ATEN_TENSOR_ITERATOR_H
 #define PTL_ATEN_TENSOR_ITERATOR_H
@@ -76,7 +77,12 @@ int ptl_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int
                          int64_t *out);
 
 int ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg);   /* 0 or -1 (released) */
+/* Runs loop over every 1-D run; runs with an operand that is neither contiguous nor
+ * broadcast go through contiguous buffers (Note [Staged strided runs] in tensor_iterator.c).
+ * ptl_iter_run_direct hands every run to the loop as it is, for loops that are as fast on
+ * any stride (the copies).  0 or -1. */
 int ptl_iter_run(PtlTensorIter *it, PtlLoop loop, const void *extra);
+int ptl_iter_run_direct(PtlTensorIter *it, PtlLoop loop, const void *extra);
 /* Finishes (write-back) and returns the output as a new reference; releases the iterator.
  * On error returns NULL (iterator released). */
 PtlTensorImpl *ptl_iter_finish(PtlTensorIter *it);

@@ -1,7 +1,10 @@
 """native_layer_norm / native_layer_norm_backward (src/aten/native/layer_norm.c) against a
 NumPy float64 reference on every float dtype and layout, their derivative and double-backward
 rows (gradcheck, gradgradcheck), nn.LayerNorm's node, and the errors."""
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -10,7 +13,7 @@ import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck, gradgradcheck
 from golden import golden
-from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, assert_close, assert_no_leak,
+from helpers import (FLOAT_DTYPES, INT_DTYPES, LAYOUTS, ROOT, assert_close, assert_no_leak,
                      assert_raises_like_torch, make, torch)
 
 
@@ -119,6 +122,39 @@ def test_layer_norm_float32_accuracy():
     assert_close(mean, em, rtol=1e-6, atol=0)
     assert_close(rstd, er, rtol=1e-5, atol=0)
     assert_close(out, eo, rtol=1e-3, atol=1e-3)
+
+
+# Row lengths around the eight partial sums and the vector widths; the forward and the three
+# gradients of each, as raw bytes, in float32 and float64.
+WIDTH_SCRIPT = r"""
+import sys, numpy as np, pytorchlite as ptl
+rng = np.random.default_rng(7)
+out = []
+for dt in (ptl.float32, ptl.float64):
+    for n in list(range(1, 26)) + [127, 128, 129, 1000]:
+        x = ptl.tensor(rng.standard_normal((5, n)) * 3 + 1, dtype=dt)
+        w = ptl.tensor(rng.standard_normal(n), dtype=dt)
+        b = ptl.tensor(rng.standard_normal(n), dtype=dt)
+        g = ptl.tensor(rng.standard_normal((5, n)), dtype=dt)
+        y, mean, rstd = ptl.ops.aten.native_layer_norm(x, [n], w, b, 1e-5)
+        grads = ptl.ops.aten.native_layer_norm_backward(g, x, [n], mean, rstd, w, b, [1, 1, 1])
+        dx = ptl.ops.aten.native_layer_norm_backward(g, x, [n], mean, rstd, None, None,
+                                                     [1, 0, 0])[0]
+        for t in (y, mean, rstd, dx) + tuple(grads):
+            out.append(t.numpy().tobytes())
+sys.stdout.buffer.write(b"".join(out))
+"""
+
+
+def test_layer_norm_same_bits_at_every_vector_width():
+    """The baseline and AVX2 twins of the row passes (layer_norm.c's ln_pass) sum the same
+    eight partial sums in the same order: the same bits."""
+    runs = []
+    for cap in ("default", "avx2"):
+        env = dict(os.environ, PTL_CPU_CAPABILITY=cap, PYTHONPATH=ROOT)
+        runs.append(subprocess.run([sys.executable, "-c", WIDTH_SCRIPT], env=env, check=True,
+                                   capture_output=True).stdout)
+    assert len(runs[0]) > 0 and runs[0] == runs[1]
 
 
 def test_layer_norm_module_and_node():

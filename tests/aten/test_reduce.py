@@ -66,6 +66,31 @@ def has_empty(a, axis):
     return any(a.shape[d] == 0 for d in axes)
 
 
+# ---- strided runs: loaded BLOCK (256) elements at a time, each block summed or compared in
+# vector lanes (reduce.c's step_d) ----
+
+STRIDED_RUNS = [1, 3, 4, 5, 8, 255, 256, 257, 513, 1000]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "amin"])
+def test_strided_runs_across_blocks(dtype, name):
+    for n in STRIDED_RUNS:
+        t, a = make((3, 2 * n), dtype, seed=n)
+        t, a = t[:, ::2], a[:, ::2]
+        ref = getattr(np, {"amax": "max", "amin": "min"}.get(name, name))
+        tol = {} if dtype in (ptl.float32, ptl.float64) else dict(rtol=2e-2, atol=5e-2 * n ** .5)
+        for dim in (None, 1, 0):
+            assert_close(getattr(t, name)(dim) if dim is not None else getattr(t, name)(),
+                         ref(a, axis=dim), dtype=dtype, **tol)
+        for k in {0, n // 2, n - 1}:  # a NaN in each position of a block and its lanes
+            b = a.copy()
+            b[1, k] = np.nan
+            u = ptl.tensor(np.repeat(b, 2, axis=1), dtype=dtype)[:, ::2]
+            got = to_numpy(getattr(u, name)(1))
+            assert np.isnan(got[1]) and not np.isnan(got[0]) and not np.isnan(got[2])
+
+
 # ---- sum, nansum, mean, prod ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

@@ -291,8 +291,9 @@ ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
         return -1;
     }
     size_t item = ptl_dtype_itemsize(dst->dtype);
-    int rc = dst->dtype == src->dtype ? ptl_iter_run(&it, memcpy_loop, &item)
-                                      : ptl_iter_run(&it, conv_loop(dst->dtype, src->dtype), NULL);
+    int rc = dst->dtype == src->dtype
+                 ? ptl_iter_run_direct(&it, memcpy_loop, &item)
+                 : ptl_iter_run_direct(&it, conv_loop(dst->dtype, src->dtype), NULL);
     ptl_iter_release(&it);
     return rc;
 }
@@ -535,7 +536,7 @@ clone_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     size_t item = ptl_dtype_itemsize(self->dtype);
     cfg.ninputs = 1;
     cfg.inputs[0] = self;
-    if (ptl_iter_build(&it, &cfg) < 0 || ptl_iter_run(&it, memcpy_loop, &item) < 0) {
+    if (ptl_iter_build(&it, &cfg) < 0 || ptl_iter_run_direct(&it, memcpy_loop, &item) < 0) {
         ptl_iter_release(&it);
         return -1;
     }

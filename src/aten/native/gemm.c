@@ -1122,6 +1122,28 @@ gemm_mat(GemmMat *m, PtlTensorImpl *t)
 }
 
 int
+ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t ars,
+             int64_t acs, const double *b, int64_t brs, int64_t bcs, double beta, double *c,
+             int64_t ldc)
+{
+    GemmProblem pr;
+    memset(&pr, 0, sizeof(pr));
+    pr.e = gemm_engine(PTL_DTYPE_FLOAT64);
+    pr.pack_a = pr.pack_b = pr.e->pack[PTL_DTYPE_FLOAT64];
+    pr.batch = 1;
+    pr.m = m;
+    pr.n = n;
+    pr.k = k;
+    pr.b_direct = pr.e->tile != NULL && bcs == 1;
+    pr.alpha = alpha;
+    pr.beta = beta;
+    pr.a = (GemmMat){.data = (char *)a, .rs = ars, .cs = acs, .dtype = PTL_DTYPE_FLOAT64};
+    pr.b = (GemmMat){.data = (char *)b, .rs = brs, .cs = bcs, .dtype = PTL_DTYPE_FLOAT64};
+    pr.c = (GemmMat){.data = (char *)c, .rs = ldc, .cs = 1, .dtype = PTL_DTYPE_FLOAT64};
+    return m == 0 || n == 0 ? 0 : gemm_run(&pr);
+}
+
+int
 ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta)
 {
     return ptl_gemm_add(c, a, b, alpha, beta, NULL);

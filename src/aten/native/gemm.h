@@ -26,4 +26,14 @@ int ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
 int ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta,
                  PtlTensorImpl *src);
 
+/* The same on raw float64 arrays, for the blocked factorisations (linalg_*.c), which work
+ * on float64 copies of their own: C (m x n, row stride ldc) = alpha * A @ B + beta * C, with
+ * A's element (i, p) at a[i * ars + p * acs] and B's (p, j) at b[p * brs + j * bcs].  A and B
+ * must not overlap the part of C written.  Uses the thread pool for large products (nested
+ * inside a parallel region it runs inline); keeps the GIL as the caller left it.  0, or -1
+ * with the error set (out of memory). */
+int ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t ars,
+                 int64_t acs, const double *b, int64_t brs, int64_t bcs, double beta, double *c,
+                 int64_t ldc);
+
 #endif

@@ -16,8 +16,11 @@
  * and the weight and bias gradients are column sums over the rows, computed by column
  * blocks so that every block is summed in the same order whatever the thread count. */
 #include <math.h>
+#include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
+#include "vec_math.h"
 #include "nn_common.h"
 
 typedef struct {
@@ -29,72 +32,129 @@ typedef struct {
 
 /* The row passes of Note [Layer norm rows] are plain functions over byte pointers, f8
  * picking float64 over float32 (nn_load, nn_store), instantiated by the thin typed wrappers
- * at the end; with f8 a constant the loops vectorize as typed loops would. */
+ * at the end; with f8 a constant the loops vectorize as typed loops would.  The eight
+ * partial sums are two vectors of four doubles (GCC's vector types: SSE2 pairs in the
+ * baseline build, one AVX2 register each in the AVX2 one, the same sums either way). */
+typedef double LnVec __attribute__((vector_size(32)));
+typedef float LnVecF __attribute__((vector_size(16)));
+
+/* p[i..i+4) as doubles (through a pointer: a vector return value would differ between the
+ * baseline and AVX2 ABIs) */
+static inline __attribute__((always_inline)) void
+ln_load4(int f8, const char *p, int64_t i, LnVec *v)
+{
+    if (f8) {
+        memcpy(v, p + (size_t)i * sizeof(double), sizeof *v);
+    }
+    else {
+        LnVecF f;
+        memcpy(&f, p + (size_t)i * sizeof(float), sizeof f);
+        *v = __builtin_convertvector(f, LnVec);
+    }
+}
+
+/* tail + the eight partial sums lo[0..4) hi[0..4), paired as ((0+4)+(1+5))+((2+6)+(3+7)) */
+static inline __attribute__((always_inline)) double
+ln_hsum(double tail, LnVec lo, LnVec hi)
+{
+    return tail + ((lo[0] + hi[0]) + (lo[1] + hi[1])) + ((lo[2] + hi[2]) + (lo[3] + hi[3]));
+}
+
 /* sum of p[0..n) in double, with eight independent partial sums */
-static inline double
+static inline __attribute__((always_inline)) double
 row_sum(int f8, const char *restrict p, int64_t n)
 {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;
+    LnVec lo = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
+    double s = 0;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        for (int k = 0; k < 8; k++) {
-            acc[k] += nn_load(f8, p, i + k);
-        }
+        LnVec v0, v1;
+        ln_load4(f8, p, i, &v0);
+        ln_load4(f8, p, i + 4, &v1);
+        lo += v0;
+        hi += v1;
     }
     for (; i < n; i++) {
         s += nn_load(f8, p, i);
     }
-    return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    return ln_hsum(s, lo, hi);
 }
 
 /* sum of (p - mean)^2 over p[0..n) in double */
-static inline double
+static inline __attribute__((always_inline)) double
 row_sq(int f8, const char *restrict p, int64_t n, double mean)
 {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0}, s = 0;
+    LnVec lo = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
+    double s = 0;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        for (int k = 0; k < 8; k++) {
-            double d = nn_load(f8, p, i + k) - mean;
-            acc[k] += d * d;
-        }
+        LnVec d0, d1;
+        ln_load4(f8, p, i, &d0);
+        ln_load4(f8, p, i + 4, &d1);
+        d0 -= mean;
+        d1 -= mean;
+        lo += d0 * d0;
+        hi += d1 * d1;
     }
     for (; i < n; i++) {
         double d = nn_load(f8, p, i) - mean;
         s += d * d;
     }
-    return s + ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    return ln_hsum(s, lo, hi);
 }
 
-/* sum of g x and of g over a row, g = dy w (w may be NULL), in double */
-static inline void
-row_dot(int f8, const char *restrict dy, const char *restrict x, const char *restrict w,
-        int64_t n, double *sgx, double *sg)
+/* sum of g x and of g over a row, g = dy w (w may be NULL), in double; the loop is
+ * compiled once with w and once without (has_w a constant), so neither tests w per element */
+static inline __attribute__((always_inline)) void
+row_dot_w(int f8, int has_w, const char *restrict dy, const char *restrict x,
+          const char *restrict w, int64_t n, double *sgx, double *sg)
 {
-    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    LnVec a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0}, b0 = {0, 0, 0, 0}, b1 = {0, 0, 0, 0};
     double ta = 0, tb = 0;
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        for (int k = 0; k < 8; k++) {
-            double g = nn_load(f8, dy, i + k) * (w != NULL ? nn_load(f8, w, i + k) : 1.0);
-            a[k] += g * nn_load(f8, x, i + k);
-            b[k] += g;
+        LnVec g0, g1, w0, w1, x0, x1;
+        ln_load4(f8, dy, i, &g0);
+        ln_load4(f8, dy, i + 4, &g1);
+        if (has_w) {
+            ln_load4(f8, w, i, &w0);
+            ln_load4(f8, w, i + 4, &w1);
+            g0 *= w0;
+            g1 *= w1;
         }
+        ln_load4(f8, x, i, &x0);
+        ln_load4(f8, x, i + 4, &x1);
+        a0 += g0 * x0;
+        a1 += g1 * x1;
+        b0 += g0;
+        b1 += g1;
     }
     for (; i < n; i++) {
-        double g = nn_load(f8, dy, i) * (w != NULL ? nn_load(f8, w, i) : 1.0);
+        double g = nn_load(f8, dy, i) * (has_w ? nn_load(f8, w, i) : 1.0);
         ta += g * nn_load(f8, x, i);
         tb += g;
     }
-    *sgx = ta + ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
-    *sg = tb + ((b[0] + b[4]) + (b[1] + b[5])) + ((b[2] + b[6]) + (b[3] + b[7]));
+    *sgx = ln_hsum(ta, a0, a1);
+    *sg = ln_hsum(tb, b0, b1);
+}
+
+static inline __attribute__((always_inline)) void
+row_dot(int f8, const char *restrict dy, const char *restrict x, const char *restrict w,
+        int64_t n, double *sgx, double *sg)
+{
+    if (w != NULL) {
+        row_dot_w(f8, 1, dy, x, w, n, sgx, sg);
+    }
+    else {
+        row_dot_w(f8, 0, dy, x, NULL, n, sgx, sg);
+    }
 }
 
 /* The elementwise passes over one row compute in the row's dtype T, so they stay typed:
  * y = (x scale + shift) w + b (w, b may be NULL); dx = a (dy w) + bb x + c (w may be NULL);
  * dw += dy ((x - mean) rs) and db += dy over columns [c0, c1) (dw, db may be NULL). */
 #define DEFINE_LN_AFFINE_ROW(T, DT)                                                             \
-    static void                                                                           \
+    static inline __attribute__((always_inline)) void                                     \
     ln_affine_row_##DT(const char *xp, char *yp, const char *wp, const char *bp,          \
                        int64_t n, double scale_d, double mean_d)                          \
     {                                                                                     \
@@ -128,7 +188,7 @@ DEFINE_LN_AFFINE_ROW(double, f8)
 #undef DEFINE_LN_AFFINE_ROW
 
 #define DEFINE_LN_DX_ROW(T, DT)                                                           \
-    static void                                                                           \
+    static inline __attribute__((always_inline)) void                                     \
     ln_dx_row_##DT(const char *dyp, const char *xp, const char *wp, char *dxp, int64_t n, \
                    double a_d, double bb_d, double c_d)                                   \
     {                                                                                     \
@@ -152,7 +212,7 @@ DEFINE_LN_DX_ROW(double, f8)
 #undef DEFINE_LN_DX_ROW
 
 #define DEFINE_LN_DW_ROW(T, DT)                                                          \
-    static void                                                                           \
+    static inline __attribute__((always_inline)) void                                     \
     ln_dw_row_##DT(const char *dyp, const char *xp, const char *meanp, const char *rstdp, \
                    char *dwp, char *dbp, int64_t c0, int64_t c1)                          \
     {                                                                                     \
@@ -175,7 +235,7 @@ DEFINE_LN_DW_ROW(double, f8)
 #undef DEFINE_LN_DW_ROW
 
 /* rows [r0, r1): mean and rstd in double, stored in the dtype; y = the affine pass */
-static inline int
+static inline __attribute__((always_inline)) int
 ln_forward(const LnJob *j, int f8, int64_t r0, int64_t r1)
 {
     const int64_t n = j->n;
@@ -194,7 +254,7 @@ ln_forward(const LnJob *j, int f8, int64_t r0, int64_t r1)
 }
 
 /* rows [r0, r1) of dx = a (dy w) + b x + c, with the row sums of g x and g in double */
-static inline int
+static inline __attribute__((always_inline)) int
 ln_backward_dx(const LnJob *j, int f8, int64_t r0, int64_t r1)
 {
     const int64_t n = j->n;
@@ -211,7 +271,7 @@ ln_backward_dx(const LnJob *j, int f8, int64_t r0, int64_t r1)
 }
 
 /* columns [c0, c1) of the weight and bias gradients, summed over the rows */
-static inline int
+static inline __attribute__((always_inline)) int
 ln_backward_dw(const LnJob *j, int f8, int64_t c0, int64_t c1)
 {
     const size_t isz = f8 ? sizeof(double) : sizeof(float);
@@ -231,25 +291,51 @@ ln_backward_dw(const LnJob *j, int f8, int64_t c0, int64_t c1)
     return 0;
 }
 
-#define DEFINE_LN(DT, F8)                                                                 \
-    static int                                                                            \
-    ln_forward_##DT(void *ctx, int64_t r0, int64_t r1)                                    \
+/* Each pass twice: for the baseline and, where the CPU has it, AVX2 (without FMA, so both
+ * give the same bits); ln_pass picks one. */
+#define DEFINE_LN(NAME, ATTR, F8)                                                         \
+    ATTR static int                                                                       \
+    ln_forward_##NAME(void *ctx, int64_t r0, int64_t r1)                                  \
     {                                                                                     \
         return ln_forward(ctx, F8, r0, r1);                                               \
     }                                                                                     \
-    static int                                                                            \
-    ln_backward_dx_##DT(void *ctx, int64_t r0, int64_t r1)                                \
+    ATTR static int                                                                       \
+    ln_backward_dx_##NAME(void *ctx, int64_t r0, int64_t r1)                              \
     {                                                                                     \
         return ln_backward_dx(ctx, F8, r0, r1);                                           \
     }                                                                                     \
-    static int                                                                            \
-    ln_backward_dw_##DT(void *ctx, int64_t c0, int64_t c1)                                \
+    ATTR static int                                                                       \
+    ln_backward_dw_##NAME(void *ctx, int64_t c0, int64_t c1)                              \
     {                                                                                     \
         return ln_backward_dw(ctx, F8, c0, c1);                                           \
     }
-DEFINE_LN(f4, 0)
-DEFINE_LN(f8, 1)
+DEFINE_LN(f4, , 0)
+DEFINE_LN(f8, , 1)
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_LN(f4_avx2, __attribute__((target("avx2"))), 0)
+DEFINE_LN(f8_avx2, __attribute__((target("avx2"))), 1)
+#endif
 #undef DEFINE_LN
+
+/* The pass (forward, dx or dw of the arrays below) for the work dtype and this CPU */
+enum { LN_FORWARD, LN_BACKWARD_DX, LN_BACKWARD_DW };
+
+static PtlParallelFn
+ln_pass(int pass, int f4)
+{
+    static const PtlParallelFn base[3][2] = {{ln_forward_f8, ln_forward_f4},
+                                             {ln_backward_dx_f8, ln_backward_dx_f4},
+                                             {ln_backward_dw_f8, ln_backward_dw_f4}};
+#ifdef PTL_HAVE_AVX2_KERNELS
+    static const PtlParallelFn avx2[3][2] = {{ln_forward_f8_avx2, ln_forward_f4_avx2},
+                                             {ln_backward_dx_f8_avx2, ln_backward_dx_f4_avx2},
+                                             {ln_backward_dw_f8_avx2, ln_backward_dw_f4_avx2}};
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        return avx2[pass][f4];
+    }
+#endif
+    return base[pass][f4];
+}
 
 /* Checks input, normalized_shape, weight and bias; sets *m, *n (rows, row length). */
 static int
@@ -368,7 +454,7 @@ native_layer_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                ptl_tensor_data(r[1]), ptl_tensor_data(r[2]), NULL, NULL, NULL, m, n,
                ptl_iv_to_double(&s[4])};
     if (!ptl_tensor_is_meta(x) &&
-        ln_run(m, n, work == PTL_DTYPE_FLOAT32 ? ln_forward_f4 : ln_forward_f8, &j) < 0) {
+        ln_run(m, n, ln_pass(LN_FORWARD, work == PTL_DTYPE_FLOAT32), &j) < 0) {
         goto error;
     }
     /* mixed float16/bfloat16 input and float32 parameters: float32 mean and rstd */
@@ -446,11 +532,11 @@ native_layer_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
                r[2] ? ptl_tensor_data(r[2]) : NULL, m, n, 0.0};
     int f4 = work == PTL_DTYPE_FLOAT32;
     if (want[0] && m * n > 0 && !ptl_tensor_is_meta(x) &&
-        ln_run(m, n, f4 ? ln_backward_dx_f4 : ln_backward_dx_f8, &j) < 0) {
+        ln_run(m, n, ln_pass(LN_BACKWARD_DX, f4), &j) < 0) {
         goto error;
     }
     if ((want[1] || want[2]) && n > 0 && !ptl_tensor_is_meta(x) &&
-        ln_run(n, m, f4 ? ln_backward_dw_f4 : ln_backward_dw_f8, &j) < 0) {
+        ln_run(n, m, ln_pass(LN_BACKWARD_DW, f4), &j) < 0) {
         goto error;
     }
     PtlDtype out_dt[3] = {x->dtype, w != NULL ? w->dtype : x->dtype, b != NULL ? b->dtype : x->dtype};

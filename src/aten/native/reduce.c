@@ -366,12 +366,9 @@ step_d(const Plan *pl, Acc *acc, const double *x, int64_t n, int64_t idx0)
 {
     double s = 0, m;
     switch (pl->kind) {
-    case R_SUM:
+    case R_SUM:   /* the contiguous sums' independent accumulators, not one chain */
     case R_MEAN:
-        for (int64_t k = 0; k < n; k++) {
-            s += x[k];
-        }
-        acc->a += s;
+        acc->a += sum_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n);
         break;
     case R_NANSUM:
         for (int64_t k = 0; k < n; k++) {
@@ -385,14 +382,10 @@ step_d(const Plan *pl, Acc *acc, const double *x, int64_t n, int64_t idx0)
         }
         break;
     case R_MAX:
-        for (int64_t k = 0; k < n; k++) {
-            acc->a = max_nan(acc->a, x[k]);
-        }
+        acc->a = max_nan(acc->a, maxmin_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n, 1));
         break;
     case R_MIN:
-        for (int64_t k = 0; k < n; k++) {
-            acc->a = min_nan(acc->a, x[k]);
-        }
+        acc->a = min_nan(acc->a, maxmin_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n, 0));
         break;
     case R_ARGMAX:
     case R_ARGMIN:

@@ -1,0 +1,195 @@
+"""The blocked factorisations: Cholesky (Note [Blocked Cholesky] in linalg_decomp.c), LU and
+the triangular solves (Note [Blocked LU and triangular solves] in linalg_solve.c), which work
+in column blocks of 64 (Cholesky's diagonal blocks again in blocks of 16) and hand the
+trailing updates to the GEMM.  Every size at and around one and several blocks, square and
+rectangular, batched, on one and two threads (the GEMM splits large updates across threads;
+a batch spreads its matrices instead), against NumPy in float64; and a failure (a
+non-positive-definite minor, a zero pivot) that lies in a later block is reported at its own
+index."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+
+from helpers import assert_close
+
+BLOCK = 64
+INNER = 16  # Cholesky's diagonal blocks are factored in blocks of 16
+SIZES = [BLOCK - 1, BLOCK, BLOCK + 1, 2 * BLOCK - 1, 2 * BLOCK, 2 * BLOCK + 1, 3 * BLOCK + 7]
+CHOLESKY_SIZES = [1, INNER - 1, INNER, INNER + 1, 2 * INNER + 3] + SIZES
+TOL = dict(rtol=1e-9, atol=1e-10)
+
+
+@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
+def threads(request):
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(request.param)
+    yield request.param
+    ptl.set_num_threads(old)
+
+
+def _general(shape, seed):
+    a = np.random.default_rng(seed).uniform(-1, 1, shape)
+    if shape[-1] == shape[-2]:
+        a = a + 2 * np.sqrt(shape[-1]) * np.eye(shape[-1])
+    return a
+
+
+def _spd(shape, seed):
+    a = np.random.default_rng(seed).standard_normal(shape)
+    return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+@pytest.mark.parametrize("n", CHOLESKY_SIZES)
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_across_blocks(n, upper, threads):
+    a = _spd((n, n), n)
+    L = ptl.linalg.cholesky(ptl.tensor(a), upper=upper)
+    ref = np.linalg.cholesky(a)
+    assert_close(L, ref.T if upper else ref, **TOL)
+    assert np.count_nonzero(np.triu(L.numpy(), 1) if not upper else np.tril(L.numpy(), -1)) == 0
+
+
+def test_cholesky_batched_and_float32_across_blocks(threads):
+    a = _spd((3, 2 * BLOCK + 5, 2 * BLOCK + 5), 1)
+    assert_close(ptl.linalg.cholesky(ptl.tensor(a)), np.linalg.cholesky(a), **TOL)
+    L32 = ptl.linalg.cholesky(ptl.tensor(a).float())
+    assert L32.dtype == ptl.float32
+    assert_close(L32.double(), np.linalg.cholesky(a), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("bad", [0, 3, INNER, INNER + 5, BLOCK - 1, BLOCK, BLOCK + 1,
+                                 BLOCK + INNER + 2, 2 * BLOCK + 30])
+def test_cholesky_reports_a_failing_minor_in_any_block(bad):
+    n = 3 * BLOCK
+    a = _spd((n, n), 2)
+    # the leading minor of order bad + 1 is the first that is not positive-definite
+    a[bad, :] = a[:, bad] = 0.0
+    a[bad, bad] = -1.0
+    _, info = ptl.linalg.cholesky_ex(ptl.tensor(a))
+    assert int(info) == bad + 1
+    with pytest.raises(ptl.linalg.LinAlgError, match=f"order {bad + 1} is not positive"):
+        ptl.linalg.cholesky(ptl.tensor(a))
+
+
+def _lu_reconstruct(LU, piv, m, n):
+    k = min(m, n)
+    L = np.tril(LU[:, :k], -1) + np.eye(m, k)
+    U = np.triu(LU[:k, :])
+    perm = np.arange(m)
+    for i, p in enumerate(piv):
+        perm[[i, p - 1]] = perm[[p - 1, i]]
+    out = np.empty((m, n))
+    out[perm] = L @ U
+    return out
+
+
+@pytest.mark.parametrize("m, n", [(s, s) for s in SIZES] +
+                         [(2 * BLOCK + 3, BLOCK + 5), (BLOCK + 5, 2 * BLOCK + 3),
+                          (3 * BLOCK, BLOCK - 2), (BLOCK - 2, 3 * BLOCK)])
+def test_lu_factor_across_blocks_reconstructs(m, n, threads):
+    a = _general((m, n), m * 1000 + n)
+    LU, piv = ptl.linalg.lu_factor(ptl.tensor(a))
+    assert_close(ptl.tensor(_lu_reconstruct(LU.numpy(), piv.numpy(), m, n)), a, **TOL)
+    # partial pivoting: every multiplier is at most 1 in magnitude
+    assert np.abs(np.tril(LU.numpy(), -1)).max() <= 1.0
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_solve_inv_det_across_blocks(n, threads):
+    a = _general((n, n), n)
+    b = np.random.default_rng(n + 1).standard_normal((n, 3))
+    A = ptl.tensor(a)
+    assert_close(ptl.linalg.solve(A, ptl.tensor(b)), np.linalg.solve(a, b), **TOL)
+    assert_close(ptl.linalg.solve(A, ptl.tensor(b.T), left=False), np.linalg.solve(a.T, b).T,
+                 **TOL)
+    assert_close(ptl.linalg.inv(A), np.linalg.inv(a), **TOL)
+    sign, logabs = ptl.linalg.slogdet(A)
+    ref_sign, ref_logabs = np.linalg.slogdet(a)
+    assert float(sign) == ref_sign
+    assert_close(logabs, np.float64(ref_logabs), **TOL)
+
+
+def test_batched_inv_across_blocks(threads):
+    a = _general((4, BLOCK + 9, BLOCK + 9), 7)
+    assert_close(ptl.linalg.inv(ptl.tensor(a)), np.linalg.inv(a), **TOL)
+
+
+@pytest.mark.parametrize("zero", [BLOCK - 1, BLOCK, 2 * BLOCK + 3])
+def test_a_zero_pivot_in_a_later_block_is_reported(zero):
+    n = 3 * BLOCK
+    a = _general((n, n), 3)
+    # column `zero` becomes a combination of the columns before it: U[zero, zero] = 0
+    a[:, zero] = a[:, :zero] @ np.random.default_rng(4).standard_normal(zero)
+    _, _, info = ptl.linalg.lu_factor_ex(ptl.tensor(a))
+    # rounding may leave a tiny pivot instead of an exact zero; when it is exact it is here
+    assert int(info) in (0, zero + 1)
+    exact = np.zeros((n, n))
+    exact[:zero, :zero] = np.eye(zero)
+    exact[zero + 1:, zero + 1:] = np.eye(n - zero - 1)
+    _, _, info = ptl.linalg.lu_factor_ex(ptl.tensor(exact))
+    assert int(info) == zero + 1
+    with pytest.raises(ptl.linalg.LinAlgError,
+                       match=f"diagonal element {zero + 1} is zero"):
+        ptl.linalg.inv(ptl.tensor(exact))
+
+
+@pytest.mark.parametrize("n", [BLOCK - 1, BLOCK + 1, 2 * BLOCK, 3 * BLOCK + 7])
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("nrhs", [1, 5, BLOCK + 3])
+def test_solve_triangular_across_blocks(n, upper, left, unit, nrhs, threads):
+    rng = np.random.default_rng(n * 7 + nrhs)
+    t = rng.uniform(-1, 1, (n, n)) / np.sqrt(n) + 2 * np.eye(n)
+    b = rng.standard_normal((n, nrhs) if left else (nrhs, n))
+    tri = np.triu(t) if upper else np.tril(t)
+    if unit:
+        np.fill_diagonal(tri, 1.0)
+    ref = np.linalg.solve(tri, b) if left else np.linalg.solve(tri.T, b.T).T
+    out = ptl.linalg.solve_triangular(ptl.tensor(t), ptl.tensor(b), upper=upper, left=left,
+                                      unitriangular=unit)
+    assert_close(out, ref, **TOL)
+
+
+QR_BLOCK = 32
+QR_SHAPES = [(QR_BLOCK - 1,) * 2, (QR_BLOCK,) * 2, (QR_BLOCK + 1,) * 2, (2 * QR_BLOCK,) * 2,
+             (3 * QR_BLOCK + 5,) * 2, (2 * QR_BLOCK + 9, QR_BLOCK + 3),
+             (QR_BLOCK + 3, 2 * QR_BLOCK + 9), (4 * QR_BLOCK, QR_BLOCK - 3),
+             (QR_BLOCK - 3, 4 * QR_BLOCK), (3 * QR_BLOCK + 1, 2 * QR_BLOCK)]
+
+
+@pytest.mark.parametrize("shape", QR_SHAPES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_across_blocks(shape, mode, threads):
+    # the reflections are LAPACK's (Note [Householder QR]), so Q and R match NumPy's, signs
+    # included; Q is orthonormal and Q R = A
+    a = np.random.default_rng(shape[0] * 31 + shape[1]).standard_normal(shape)
+    Q, R = ptl.linalg.qr(ptl.tensor(a), mode=mode)
+    ref_q, ref_r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
+    assert_close(R, ref_r, **TOL)
+    if mode == "r":
+        assert Q.numel() == 0
+        return
+    assert_close(Q, ref_q, **TOL)
+    q = Q.numpy()
+    assert_close(ptl.tensor(q.T @ q), np.eye(q.shape[1]), **TOL)
+    assert_close(ptl.tensor(q @ R.numpy()), a, **TOL)
+
+
+def test_batched_qr_across_blocks(threads):
+    a = np.random.default_rng(5).standard_normal((3, 2 * QR_BLOCK + 7, QR_BLOCK + 11))
+    Q, R = ptl.linalg.qr(ptl.tensor(a))
+    ref_q, ref_r = np.linalg.qr(a)
+    assert_close(Q, ref_q, **TOL)
+    assert_close(R, ref_r, **TOL)
+
+
+def test_qr_of_rank_deficient_columns_across_blocks():
+    # zero columns give tau = 0 (H = I) inside the blocked update too
+    a = np.random.default_rng(6).standard_normal((3 * QR_BLOCK, 2 * QR_BLOCK + 4))
+    a[:, [0, QR_BLOCK, QR_BLOCK + 1, 2 * QR_BLOCK + 3]] = 0.0
+    Q, R = ptl.linalg.qr(ptl.tensor(a))
+    q = Q.numpy()
+    assert_close(ptl.tensor(q.T @ q), np.eye(q.shape[1]), **TOL)
+    assert_close(ptl.tensor(q @ R.numpy()), a, **TOL)
