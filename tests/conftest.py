@@ -12,6 +12,16 @@ import golden  # noqa: E402
 import helpers  # noqa: E402
 
 
+@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
+def threads(request):
+    """Runs the test on one and on two threads (for kernels that split work by size)."""
+    import pytorchlite as ptl
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(request.param)
+    yield request.param
+    ptl.set_num_threads(old)
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "torch_ref: the test compares with PyTorch; skipped when torch is missing")

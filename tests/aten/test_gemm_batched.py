@@ -14,7 +14,8 @@ from helpers import assert_close, torch, torch_ref
 
 
 @pytest.fixture
-def threads():
+def restore_threads():
+    """The tests set several thread counts themselves; the old one comes back after."""
     n = ptl.get_num_threads()
     yield
     ptl.set_num_threads(n)
@@ -43,7 +44,7 @@ KSPLIT_SHAPES = [(32, 43264, 9), (64, 8192, 100), (3, 9000, 5), (5, 8191, 7), (2
 
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64])
 @pytest.mark.parametrize("m,k,n", KSPLIT_SHAPES)
-def test_mm_long_k(m, k, n, dtype, threads):
+def test_mm_long_k(m, k, n, dtype, restore_threads):
     a, b = arr((m, k), dtype, 0), arr((k, n), dtype, 1)
     ta, tb = ptl.tensor(a, dtype=dtype), ptl.tensor(b, dtype=dtype)
     ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -63,7 +64,7 @@ def test_mm_long_k(m, k, n, dtype, threads):
     check(out, 3 * ref + 2 * c.astype(np.float64), dtype)
 
 
-def test_mm_long_k_beta_zero_ignores_nan(threads):
+def test_mm_long_k_beta_zero_ignores_nan(restore_threads):
     a, b = arr((4, 9000), ptl.float64, 3), arr((9000, 6), ptl.float64, 4)
     out = ptl.full((4, 6), float("nan"), dtype=ptl.float64)
     ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
@@ -79,7 +80,7 @@ BATCH_SHAPES = [(4, 70, 65, 80), (3, 70, 65, 80), (9, 64, 64, 64), (2, 33, 300, 
 
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64])
 @pytest.mark.parametrize("b,m,k,n", BATCH_SHAPES)
-def test_bmm_batches_in_parallel(b, m, k, n, dtype, threads):
+def test_bmm_batches_in_parallel(b, m, k, n, dtype, restore_threads):
     a, c = arr((b, m, k), dtype, 5), arr((b, n, k), dtype, 6)
     ta = ptl.tensor(a, dtype=dtype)
     tc = ptl.tensor(c, dtype=dtype).transpose(1, 2)          # a transposed operand
@@ -112,7 +113,7 @@ CONV_CASES = [(64, 1, 28, 28, 32, 1, 0), (16, 32, 13, 13, 64, 1, 0), (8, 3, 32, 
 
 
 @pytest.mark.parametrize("case", CONV_CASES)
-def test_conv2d_forward_backward(case, threads):
+def test_conv2d_forward_backward(case, restore_threads):
     n, ci, h, w_, co, s, p = case
     g = np.random.default_rng(7)
     x = g.standard_normal((n, ci, h, w_)).astype(np.float32)
@@ -141,7 +142,7 @@ def test_conv2d_forward_backward(case, threads):
 
 
 @torch_ref
-def test_conv2d_grads_match_torch(threads):
+def test_conv2d_grads_match_torch(restore_threads):
     ptl.set_num_threads(2)
     g = np.random.default_rng(8)
     x = g.standard_normal((16, 32, 13, 13)).astype(np.float32)
@@ -157,7 +158,7 @@ def test_conv2d_grads_match_torch(threads):
         np.testing.assert_allclose(o.grad.numpy(), r.grad.numpy(), rtol=1e-3, atol=1e-3)
 
 
-def test_conv2d_weight_gradcheck_long_k(threads):
+def test_conv2d_weight_gradcheck_long_k(restore_threads):
     # 8 x 1024 output positions: the weight gradient is a K-split product; a weighted sum
     # keeps the Jacobian to one row
     ptl.set_num_threads(2)
@@ -185,7 +186,7 @@ MATMUL_HEAD_SHAPES = [(16, 4, 64, 32, 64), (2, 3, 1, 5, 7), (3, 2, 6, 5, 1),
 
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64])
 @pytest.mark.parametrize("b,h,t,d,e", MATMUL_HEAD_SHAPES)
-def test_matmul_strided_batches(b, h, t, d, e, dtype, threads):
+def test_matmul_strided_batches(b, h, t, d, e, dtype, restore_threads):
     qn, kn = arr((b, t, h * d), dtype, 10), arr((b, e, h * d), dtype, 11)
     q = heads(ptl.tensor(qn, dtype=dtype), b, t, h, d)
     k = heads(ptl.tensor(kn, dtype=dtype), b, e, h, d)

@@ -20,14 +20,6 @@ CHOLESKY_SIZES = [1, INNER - 1, INNER, INNER + 1, 2 * INNER + 3] + SIZES
 TOL = dict(rtol=1e-9, atol=1e-10)
 
 
-@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
-def threads(request):
-    old = ptl.get_num_threads()
-    ptl.set_num_threads(request.param)
-    yield request.param
-    ptl.set_num_threads(old)
-
-
 def _general(shape, seed):
     a = np.random.default_rng(seed).uniform(-1, 1, shape)
     if shape[-1] == shape[-2]:

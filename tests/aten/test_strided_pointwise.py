@@ -25,14 +25,6 @@ ITEM = {ptl.bool: 1, ptl.uint8: 1, ptl.int8: 1, ptl.float16: 2, ptl.bfloat16: 2,
         ptl.complex64: 8, ptl.complex128: 16}
 
 
-@pytest.fixture(params=[1, 2], ids=["1-thread", "2-threads"])
-def threads(request):
-    old = ptl.get_num_threads()
-    ptl.set_num_threads(request.param)
-    yield request.param
-    ptl.set_num_threads(old)
-
-
 def run_lengths(dtype):
     """Inner run lengths at and around one and two pieces of this dtype."""
     piece = STAGE_BYTES // ITEM[dtype]
