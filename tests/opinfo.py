@@ -744,6 +744,14 @@ ENTRIES += [
     # views and shapes
     OpInfo("view", [S(T(2, 3), [3, 2]), S(T(2, 3), [-1]), S(T(), [1]), S(T(0, 2), [2, 0])],
            ref=lambda a, size: a.reshape(size), dtypes=ALL_DTYPES),
+    OpInfo("view.dtype", [S(T(2, 4), ptl.int16), S(T(3, 2), ptl.float32),
+                          S(T(2, 3, layout="transposed"), ptl.int32), S(T(2, 3), ptl.uint8),
+                          S(T(0, 2), ptl.int64), S(T(2, 4), ptl.int64)],
+           ref=lambda a, dt: np.ascontiguousarray(a).view(
+               {ptl.int16: np.int16, ptl.float32: np.float32, ptl.int32: np.int32,
+                ptl.uint8: np.uint8, ptl.int64: np.int64}[dt]), dtypes=[ptl.int32],
+           errors=[(S(T(2, 3), ptl.float64), RuntimeError),
+                   (S(T(3, 2, layout="transposed"), ptl.int16), RuntimeError)]),
     OpInfo("view_as", [S(T(2, 3), C(3, 2))], ref=lambda a, b: a.reshape(b.shape)),
     OpInfo("reshape", [S(T(2, 3), [3, 2]), S(T(3, 2, layout="transposed"), [-1]),
                        S(T(), [1, 1]), S(T(0, 3), [3, 0])],

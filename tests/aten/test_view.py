@@ -394,3 +394,88 @@ def test_as_other_views_and_aliases():
         base.as_strided((4, 4), (4, 1))
     with pytest.raises(RuntimeError, match="Negative strides are not supported"):
         base.as_strided((2,), (-1,))
+
+
+# ---- view(dtype) ----
+
+# bfloat16 has no NumPy dtype: its bits are viewed as uint16
+VIEW_NP = {ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
+           ptl.int32: np.int32, ptl.int64: np.int64, ptl.float16: np.float16,
+           ptl.bfloat16: np.uint16, ptl.float32: np.float32, ptl.float64: np.float64,
+           ptl.complex64: np.complex64, ptl.complex128: np.complex128}
+
+
+def bits_of(t):
+    """The tensor's elements as a NumPy array of its own dtype (bfloat16 as uint16 bits)."""
+    if t.dtype == ptl.bfloat16:
+        return np.array(t.view(ptl.int16).numpy()).view(np.uint16)
+    return np.array(t.numpy())
+
+
+@pytest.mark.parametrize("src", list(VIEW_NP), ids=str)
+@pytest.mark.parametrize("dst", list(VIEW_NP), ids=str)
+def test_view_dtype_reads_the_same_bytes(src, dst):
+    """Against NumPy's view of the same bytes: contiguous, a slice of whole elements off the
+    front of the last dim, a size-0 last dim and size-0 rows."""
+    raw = np.random.default_rng(3).integers(0, 256, size=(3, 2, 32), dtype=np.uint8)
+    if src == ptl.bool or dst == ptl.bool:
+        raw = raw & 1
+    base = ptl.tensor(raw).view(src)   # a uint8 tensor's bytes as src
+    step = max(ptl.tensor([], dtype=dst).element_size() // base.element_size(), 1)
+    for t in (base, base[1:, :, 2 * step:], base[:, :, :0], base[:0]):
+        v = t.view(dst)
+        assert v.dtype == dst
+        expect = np.ascontiguousarray(bits_of(t)).view(VIEW_NP[dst])
+        np.testing.assert_array_equal(bits_of(v), expect)
+        assert v.data_ptr() == t.data_ptr()
+
+
+def test_view_dtype_shares_storage_and_version_without_being_a_view():
+    x = ptl.zeros(2, 4)
+    v = x.view(ptl.int32)
+    before = x._version
+    v[0, 1] = 0x3F800000          # the bits of 1.0f
+    assert x[0, 1].item() == 1.0 and x._version > before
+    assert v._base is None and not v._is_view()   # as in PyTorch
+    w = x.view(ptl.int16)
+    assert tuple(w.shape) == (2, 8) and w.stride() == (8, 1)
+    d = ptl.zeros(4, 8, dtype=ptl.int16)[1:, 4:].view(ptl.int64)
+    assert tuple(d.shape) == (3, 1) and d.stride() == (2, 1) and d.storage_offset() == 3
+
+
+def test_view_dtype_is_not_differentiable():
+    x = ptl.randn(3, 4, requires_grad=True)
+    for dt in (ptl.int32, ptl.float32, ptl.int16):
+        v = x.view(dt)
+        assert not v.requires_grad and v.grad_fn is None
+
+
+def test_view_dtype_on_meta_and_zero_dim():
+    m = ptl.empty(5, 8, device="meta").view(ptl.float64)
+    assert m.device.type == "meta" and tuple(m.shape) == (5, 4)
+    s = ptl.tensor(1.0).view(ptl.int32)
+    assert s.item() == 0x3F800000 and s.dim() == 0
+
+
+VIEW_DTYPE_ERRORS = [
+    (lambda m: m.arange(12, dtype=m.float32).reshape(3, 4).t().view(m.int16),
+     "self.stride(-1) must be 1 to view Float as Short (different element sizes), but got 4"),
+    (lambda m: m.arange(12, dtype=m.float32).reshape(3, 4)[:, 1:].view(m.float64),
+     "self.size(-1) must be divisible by 2 to view Float as Double (different element sizes), "
+     "but got 3"),
+    (lambda m: m.arange(18, dtype=m.int16).reshape(6, 3)[:4].t().view(m.float32),
+     "self.stride(-1) must be 1 to view Short as Float (different element sizes), but got 3"),
+    (lambda m: m.arange(8, dtype=m.int16)[1:5].view(m.float32),
+     "self.storage_offset() must be divisible by 2 to view Short as Float (different element "
+     "sizes), but got 1"),
+    (lambda m: m.zeros(2, 0).view(m.float64),
+     "self.stride(0) must be divisible by 2 to view Float as Double (different element sizes), "
+     "but got 1"),
+    (lambda m: m.tensor(1.0).view(m.int16),
+     "self.dim() cannot be 0 to view Float as Short (different element sizes)"),
+]
+
+
+@pytest.mark.parametrize("fn, msg", VIEW_DTYPE_ERRORS)
+def test_view_dtype_errors(fn, msg):
+    assert_raises_like_torch(fn, RuntimeError, msg)

@@ -35,7 +35,7 @@ static const PtlOpId passthrough_ops[] = {
     PTL_OP_empty_like, PTL_OP_zeros_like, PTL_OP_ones_like, PTL_OP_full_like,
     PTL_OP_clone, PTL_OP_contiguous, PTL_OP_copy_, PTL_OP__to_copy, PTL_OP_alias,
     PTL_OP_fill__Scalar, PTL_OP_fill__Tensor, PTL_OP_zero_,
-    PTL_OP_view, PTL_OP_reshape, PTL_OP_expand, PTL_OP_expand_as, PTL_OP_t,
+    PTL_OP_view, PTL_OP_view_dtype, PTL_OP_reshape, PTL_OP_expand, PTL_OP_expand_as, PTL_OP_t,
     PTL_OP_transpose_int, PTL_OP_permute, PTL_OP_select_int, PTL_OP_slice_Tensor,
     PTL_OP_squeeze, PTL_OP_squeeze_dim, PTL_OP_unsqueeze, PTL_OP_flatten_using_ints,
     PTL_OP_detach, PTL_OP_as_strided, PTL_OP_narrow, PTL_OP_unbind_int,

@@ -95,7 +95,7 @@ static const int meta_ops[] = {
     X(threshold), X(threshold_), X(threshold_backward), X(to_dense), X(transpose_int), X(tril),
     X(tril_), X(triu), X(triu_), X(trunc), X(trunc_), X(unbind_int), X(unflatten_int),
     X(unfold), X(uniform_), X(unsqueeze), X(var), X(var_correction), X(var_dim), X(var_mean),
-    X(var_mean_correction), X(var_mean_dim), X(vdot), X(view), X(view_as), X(vstack),
+    X(var_mean_correction), X(var_mean_dim), X(vdot), X(view), X(view_as), X(view_dtype), X(vstack),
     X(where_self), X(zero_), X(zeros), X(zeros_like),
 };
 #undef X

@@ -129,6 +129,72 @@ view_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_view(s, self, n, shape, strides, self->storage_offset);
 }
 
+/* view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a): self's bytes read as another
+ * dtype.  With another element size the last dim (stride 1) holds ratio times more or fewer
+ * elements and the other strides and the offset scale by the ratio, with PyTorch's checks
+ * and messages.  As in PyTorch, the result shares self's storage and version counter but is
+ * no view for autograd (no _base) and is not differentiable (ops.def's N). */
+static int
+view_dtype_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *v;
+    PtlDtype dt = s[1].u.dtype;
+    int64_t sizes[PTL_MAX_DIMS], strides[PTL_MAX_DIMS], offset = self->storage_offset;
+    int64_t from = (int64_t)ptl_dtype_itemsize(self->dtype), to = (int64_t)ptl_dtype_itemsize(dt);
+    const char *a = ptl_dtype_legacy_name(self->dtype), *b = ptl_dtype_legacy_name(dt);
+    int last = self->dim - 1;
+    memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
+    memcpy(strides, self->strides, sizeof(int64_t) * (size_t)self->dim);
+    if (from != to && self->dim == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "self.dim() cannot be 0 to view %s as %s (different element sizes)",
+                             a, b);
+    }
+    int64_t r = from > to ? from / to : to / from;
+    if (from < to && sizes[last] % r != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "self.size(-1) must be divisible by %lld to view %s as %s (different "
+                             "element sizes), but got %lld", (long long)r, a, b,
+                             (long long)sizes[last]);
+    }
+    if (from < to && offset % r != 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "self.storage_offset() must be divisible by %lld to view %s as %s "
+                             "(different element sizes), but got %lld", (long long)r, a, b,
+                             (long long)offset);
+    }
+    if (from != to && strides[last] != 1) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "self.stride(-1) must be 1 to view %s as %s (different element "
+                             "sizes), but got %lld", a, b, (long long)strides[last]);
+    }
+    for (int d = 0; from < to && d < last; d++) {
+        if (strides[d] % r != 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "self.stride(%d) must be divisible by %lld to view %s as %s "
+                                 "(different element sizes), but got %lld", d, (long long)r, a,
+                                 b, (long long)strides[d]);
+        }
+    }
+    for (int d = 0; from != to && d < last; d++) {
+        strides[d] = from > to ? strides[d] * r : strides[d] / r;
+    }
+    if (from != to) {
+        sizes[last] = from > to ? sizes[last] * r : sizes[last] / r;
+        offset = from > to ? offset * r : offset / r;
+    }
+    if ((v = ptl_tensor_impl_alias(self)) != NULL) {
+        v->dtype = dt;
+        v->keys = ptl_tensor_keys(v->device, dt) |
+                  (self->keys & ~ptl_tensor_keys(self->device, self->dtype));
+        v->storage_offset = offset;
+        ptl_tensor_impl_set_sizes(v, self->dim, sizes, strides);
+    }
+    return ptl_kernel_return(s, v);
+}
+
 /* reshape(Tensor(a) self, int[] shape): a view when possible, else a contiguous copy */
 static int
 reshape_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -891,6 +957,7 @@ chunk_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 static const PtlKernelReg view_cpu_kernels[] = {
     {PTL_OP_view, PTL_KEY_CPU, view_cpu},
+    {PTL_OP_view_dtype, PTL_KEY_CPU, view_dtype_cpu},
     {PTL_OP_reshape, PTL_KEY_CPU, reshape_cpu},
     {PTL_OP_view_as, PTL_KEY_CPU, as_other_cpu},
     {PTL_OP_reshape_as, PTL_KEY_CPU, as_other_cpu},
