@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../c10/macros.h"
 
@@ -189,17 +190,32 @@ ptl_clamp_i(int64_t x, int64_t lo, int64_t hi)
     return x > hi ? hi : x;
 }
 
-/* lerp: the two-sided form keeps lerp(a, b, 1) == b exactly. */
+/* lerp: the two-sided form keeps lerp(a, b, 1) == b exactly.  Both sides are computed and
+ * one is picked by a bit mask, so the loops vectorise: a branch on a weight tensor's
+ * |w| < 0.5 mispredicts, and GCC turns a floating-point select back into one (it may not
+ * compute a side speculatively under -ftrapping-math). */
 PTL_HD static inline double
 ptl_lerp_d(double a, double b, double w)
 {
-    return fabs(w) < 0.5 ? a + w * (b - a) : b - (b - a) * (1.0 - w);
+    double d = b - a, lo = a + w * d, hi = b - d * (1.0 - w), r;
+    uint64_t l, h, m = 0 - (uint64_t)(fabs(w) < 0.5);
+    memcpy(&l, &lo, sizeof l);
+    memcpy(&h, &hi, sizeof h);
+    h = (l & m) | (h & ~m);
+    memcpy(&r, &h, sizeof r);
+    return r;
 }
 
 PTL_HD static inline float
 ptl_lerp_f(float a, float b, float w)
 {
-    return fabsf(w) < 0.5f ? a + w * (b - a) : b - (b - a) * (1.0f - w);
+    float d = b - a, lo = a + w * d, hi = b - d * (1.0f - w), r;
+    uint32_t l, h, m = 0 - (uint32_t)(fabsf(w) < 0.5f);
+    memcpy(&l, &lo, sizeof l);
+    memcpy(&h, &hi, sizeof h);
+    h = (l & m) | (h & ~m);
+    memcpy(&r, &h, sizeof r);
+    return r;
 }
 
 /* ---- division family.  Integer formulas take b != 0 (the loops check) and compute in

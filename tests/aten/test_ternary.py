@@ -263,6 +263,31 @@ def test_lerp(dt):
     assert_close(ptl.lerp(ptl.tensor([0.0]), ptl.tensor([10.0]), 1.0), np.array([10.0]))
 
 
+@pytest.mark.parametrize("dt", [ptl.float32, ptl.float64, ptl.bfloat16], ids=str)
+def test_lerp_vector_loops_pick_each_side(dt):
+    """Contiguous runs take the vectorized loops, which compute both sides of the two-sided
+    formula and pick one per element: weights on both sides of 0.5 in one vector, the
+    specials, w = 1 exactly end, and the same bits as the loops' broadcast paths."""
+    n = 1000
+    x, a = make((n,), dt, seed=1)
+    e, ea = make((n,), dt, seed=2)
+    w, wa = make((n,), dt, seed=3, low=-1, high=2)
+    specials = [0.5, -0.5, 1.0, 0.0, np.nan, np.inf, -np.inf, 0.49999, 0.5000001]
+    w[:len(specials)] = ptl.tensor(specials, dtype=dt)
+    wa = w.double().numpy()
+    got = ptl.lerp(x, e, w)
+    assert_close(got, lerp_ref(a, ea, wa), dtype=dt)
+    assert ptl.equal(ptl.lerp(x, e, ptl.ones(n, dtype=dt)), e)   # finite x, e
+    xb = x[:1].expand(n)   # a broadcast self: the loops' other paths
+
+    def same(p, q):   # equal values, NaN where NaN
+        np.testing.assert_array_equal(p.double().numpy(), q.double().numpy())
+    same(ptl.lerp(xb, e, w), ptl.lerp(xb.contiguous(), e, w))
+    for wv in (0.3, 0.75, 1.0):
+        same(ptl.lerp(xb, e, wv), ptl.lerp(xb.contiguous(), e, wv))
+    same(ptl.lerp(x, e, 1.0), e)
+
+
 def test_lerp_errors():
     f = ptl.tensor([1.0, 2.0])
     names = {ptl.bool: "bool", ptl.uint8: "unsigned char", ptl.int8: "signed char",

@@ -19,10 +19,18 @@
 
 /* o = STORE(F(LOAD(a), LOAD(b), extra)) */
 #define DEFINE_LOOP2(NAME, T, DT, LOAD, STORE, F)                                         \
-    static void                                                                           \
+    PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         (void)extra;                                                                      \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == sizeof(T)) {                \
+            T *o = (T *)d[0];                                                             \
+            const T *a = (const T *)d[1], *b = (const T *)d[2];                           \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = STORE(F(LOAD(a[i]), LOAD(b[i]), extra));                           \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
         for (int64_t i = 0; i < n; i++) {                                                 \
             const T a = *(const T *)(d[1] + i * s[1]), b = *(const T *)(d[2] + i * s[2]); \
             *(T *)(d[0] + i * s[0]) = STORE(F(LOAD(a), LOAD(b), extra));                  \
