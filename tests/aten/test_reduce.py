@@ -91,6 +91,25 @@ def test_strided_runs_across_blocks(dtype, name):
             assert np.isnan(got[1]) and not np.isnan(got[0]) and not np.isnan(got[2])
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_contiguous_max_min_chains(dtype):
+    """Contiguous rows go through four vector chains of 4 * lanes elements, the portable loop
+    taking the tail: every length around one and two chains' blocks, with the extreme and a
+    NaN in every position."""
+    for n in [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100]:
+        a = np.random.default_rng(n).standard_normal((3, n))
+        for k in range(n):
+            b = a.copy()
+            b[0, k] = 9.0
+            b[1, k] = -9.0
+            b[2, k] = np.nan
+            t = ptl.tensor(b, dtype=dtype)
+            np.testing.assert_array_equal(to_numpy(t.amax(1)), np.max(b.astype(
+                np.float32 if dtype == ptl.float32 else np.float64), axis=1))
+            np.testing.assert_array_equal(to_numpy(t.amin(1)), np.min(b.astype(
+                np.float32 if dtype == ptl.float32 else np.float64), axis=1))
+
+
 # ---- sum, nansum, mean, prod ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

@@ -1,5 +1,6 @@
 /* reduce.c -- reductions (sum, nansum, mean, prod, amax/amin, max/min, argmax/argmin,
- * all/any, var/std, norm, logsumexp, count_nonzero, aminmax).  Mirrors ATen/native/ReduceOps.cpp, ATen/native/ReduceOpsUtils.h,
+ * all/any, var/std, norm, logsumexp, count_nonzero, aminmax).  Mirrors
+ * ATen/native/ReduceOps.cpp, ATen/native/ReduceOpsUtils.h,
  * ATen/native/cpu/ReduceOpsKernel.cpp and ATen/native/cpu/SumKernel.cpp.
  *
  * Note [Reduction plan]
@@ -164,8 +165,8 @@ sum_contiguous(PtlDtype dt, const char *p, int64_t n)
 
 /* max (is_max) or min of x[0..n) with NaN propagation, for contiguous float32/float64
  * runs: 8 lanes of plain selects, NaNs kept aside by another select (no integer flag, so
- * gcc vectorizes the portable loop); the AVX2 versions use max/min instructions and an
- * unordered-compare mask. */
+ * gcc vectorizes the portable loop); the AVX2 versions use max/min instructions in four
+ * independent chains and an unordered-compare mask, the portable loop taking the tail. */
 #define DEFINE_MAXMIN_PORTABLE(NAME, T)                                                   \
     static double                                                                         \
     NAME(const T *x, int64_t n, int is_max)                                               \
@@ -215,13 +216,17 @@ DEFINE_MAXMIN_PORTABLE(maxmin_f8_portable, double)
                                                            int is_max)                     \
     {                                                                                     \
         __typeof__(_mm256_setzero_##S()) m = _mm256_set1_##S(is_max ? -INFINITY : INFINITY); \
-        __typeof__(m) nan = _mm256_setzero_##S();                                         \
+        __typeof__(m) nan = _mm256_setzero_##S(), mk[4] = {m, m, m, m};                  \
         int64_t i = 0;                                                                    \
-        for (; i + LANES <= n; i += LANES) {                                              \
-            __typeof__(m) v = _mm256_loadu_##S(x + i);                                    \
-            m = is_max ? _mm256_max_##S(v, m) : _mm256_min_##S(v, m);                     \
-            nan = _mm256_or_##S(nan, _mm256_cmp_##S(v, v, _CMP_UNORD_Q));                \
+        for (; i + 4 * LANES <= n; i += 4 * LANES) { /* four independent chains */        \
+            for (int k = 0; k < 4; k++) {                                                 \
+                __typeof__(m) v = _mm256_loadu_##S(x + i + k * LANES);                    \
+                mk[k] = is_max ? _mm256_max_##S(v, mk[k]) : _mm256_min_##S(v, mk[k]);     \
+                nan = _mm256_or_##S(nan, _mm256_cmp_##S(v, v, _CMP_UNORD_Q));            \
+            }                                                                             \
         }                                                                                 \
+        m = is_max ? _mm256_max_##S(_mm256_max_##S(mk[0], mk[1]), _mm256_max_##S(mk[2], mk[3])) \
+                   : _mm256_min_##S(_mm256_min_##S(mk[0], mk[1]), _mm256_min_##S(mk[2], mk[3])); \
         T lanes[LANES];                                                                   \
         _mm256_storeu_##S(lanes, m);                                                      \
         double r = PORTABLE(x + i, n - i, is_max);                                        \
