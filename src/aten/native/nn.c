@@ -375,6 +375,13 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
                             f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
 }
 
+/* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
+static PtlTensorImpl *
+contiguous_as(PtlTensorImpl *t, PtlDtype dt)
+{
+    return t->dtype == dt ? ptl_contiguous(t) : ptl_cast(t, dt);
+}
+
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor (and _log_softmax).
  * [*, n, *] -> [*, n, *] */
 static int
@@ -401,7 +408,7 @@ softmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "conversion is supported for Half type only");
     }
     PtlDtype work = self->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
-    x = self->dtype == work ? ptl_contiguous(self) : ptl_cast(self, work);
+    x = contiguous_as(self, work);
     if (x == NULL || (out = ptl_empty(x->dim, x->sizes, work, x->device)) == NULL) {
         goto error;
     }
@@ -452,7 +459,7 @@ softmax_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     PtlDtype work = y0->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
-    if ((g = ptl_cast(s[0].u.t, work)) == NULL || (y = ptl_cast(y0, work)) == NULL ||
+    if ((g = contiguous_as(s[0].u.t, work)) == NULL || (y = contiguous_as(y0, work)) == NULL ||
         (out = ptl_empty(y->dim, y->sizes, work, y->device)) == NULL) {
         goto error;
     }
@@ -583,13 +590,6 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
 typedef struct LossData {
     PtlTensorImpl *x, *t, *w;
 } LossData;
-
-/* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
-static PtlTensorImpl *
-contiguous_as(PtlTensorImpl *t, PtlDtype dt)
-{
-    return t->dtype == dt ? ptl_contiguous(t) : ptl_cast(t, dt);
-}
 
 /* Contiguous target (int64) and weight (float64), and x contiguous in its own dtype when
  * given (the forward reads one element per target; the backward never reads x). */
