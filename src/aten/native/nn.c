@@ -180,7 +180,12 @@ DEFINE_SOFTMAX_ROW(double, ptl_vm_exp, f8)
 #define SM_MASKED_STORE_pd 0
 #define SM_MASKED_STORE_ps512 1
 #define SM_MASKED_STORE_pd512 1
-#define DEFINE_SM_STORE_TAIL(T, S)                                                        \
+#define DEFINE_SM_TAIL(T, S)                                                              \
+    /* r elements from p: a whole vector when r >= lanes, else through the tail mask t */ \
+    PTL_VATTR(S) static inline PTL_VT(S) sm_load_##S(const T *p, int64_t r, PTL_VTAILT(S) t) \
+    {                                                                                     \
+        return r < PTL_VLANES(S) ? PTL_VLOAD_TAIL(S, p, t) : PTL_V(S, loadu)(p);          \
+    }                                                                                     \
     PTL_VATTR(S) static inline void                                                       \
         sm_store_tail_##S(T *p, PTL_VTAILT(S) t, int64_t r, PTL_VT(S) v)                  \
     {                                                                                     \
@@ -234,10 +239,10 @@ sm_sum_ps512(const __m512 *acc)
 DEFINE_SM_SUM_PD(pd)
 DEFINE_SM_SUM_PD(pd512)
 
-DEFINE_SM_STORE_TAIL(float, ps)
-DEFINE_SM_STORE_TAIL(double, pd)
-DEFINE_SM_STORE_TAIL(float, ps512)
-DEFINE_SM_STORE_TAIL(double, pd512)
+DEFINE_SM_TAIL(float, ps)
+DEFINE_SM_TAIL(double, pd)
+DEFINE_SM_TAIL(float, ps512)
+DEFINE_SM_TAIL(double, pd512)
 
 #define DEFINE_SOFTMAX_ROW_VEC(T, S)                                                      \
     PTL_VATTR(S) static void softmax_row_##S(T *o, const T *x, int64_t n, int lg)         \
@@ -286,9 +291,8 @@ DEFINE_SM_STORE_TAIL(double, pd512)
             }                                                                             \
             const PTL_VTAILT(S) t = PTL_VTAIL(S, r < L ? r : 0);                          \
             T *op = o + k + a * L;                                                        \
-            PTL_VT(S) v = r < L ? PTL_VLOAD_TAIL(S, x + k + a * L, t)                     \
-                                : PTL_V(S, loadu)(x + k + a * L);                         \
-            PTL_VT(S) d = PTL_V(S, sub)(v, m), e = PTL_VEXP(S)(d);                        \
+            PTL_VT(S) d = PTL_V(S, sub)(sm_load_##S(x + k + a * L, r, t), m);             \
+            PTL_VT(S) e = PTL_VEXP(S)(d);                                                 \
             if (r < L) {                                                                  \
                 acc[a] = PTL_V(S, add)(acc[a], PTL_VTAIL_ZERO(S, t, e));                  \
                 sm_store_tail_##S(op, t, r, lg ? d : e);                                  \
@@ -381,10 +385,9 @@ DEFINE_SOFTMAX_GRAD_ROW(double, ptl_vm_exp, f8)
                 continue;                                                                 \
             }                                                                             \
             const PTL_VTAILT(S) t = PTL_VTAIL(S, r < L ? r : 0);                          \
-            const T *gp = g + k + a * L, *yp = y + k + a * L;                             \
-            PTL_VT(S) gv = r < L ? PTL_VLOAD_TAIL(S, gp, t) : PTL_V(S, loadu)(gp);        \
-            PTL_VT(S) yv = r < L ? PTL_VLOAD_TAIL(S, yp, t) : PTL_V(S, loadu)(yp);        \
-            acc[a] = PTL_V(S, add)(acc[a], lg ? gv : PTL_V(S, mul)(gv, yv));              \
+            PTL_VT(S) gv = sm_load_##S(g + k + a * L, r, t);                              \
+            acc[a] = PTL_V(S, add)(                                                       \
+                acc[a], lg ? gv : PTL_V(S, mul)(gv, sm_load_##S(y + k + a * L, r, t)));   \
         }                                                                                 \
         double sum = sm_sum_##S(acc);                                                     \
         const PTL_VT(S) c = PTL_V(S, set1)((T)sum);                                       \
