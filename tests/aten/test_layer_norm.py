@@ -124,6 +124,19 @@ def test_layer_norm_float32_accuracy():
     assert_close(out, eo, rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("offset", [0.0, 1000.0])
+@pytest.mark.parametrize("n", [10000, 100003])
+def test_layer_norm_float32_input_gradient_long_rows(offset, n):
+    # float32 rows sum g and g (x - mean) in float (sixteen partial sums, added in double):
+    # long rows, and rows whose mean dwarfs their spread, stay within the float32 tolerance
+    rs = np.random.RandomState(1)
+    xa = (offset + rs.randn(3, n)).astype(np.float32)
+    ga, wa = rs.randn(3, n).astype(np.float32), rs.randn(n).astype(np.float32)
+    x = ptl.tensor(xa).requires_grad_(True)
+    F.layer_norm(x, [n], ptl.tensor(wa)).backward(ptl.tensor(ga))
+    assert_close(x.grad, ln_backward_ref(ga, xa, 1, wa)[0], rtol=2e-4, atol=2e-4)
+
+
 # Row lengths around the eight partial sums and the vector widths; the forward and the three
 # gradients of each, as raw bytes, in float32 and float64.
 WIDTH_SCRIPT = r"""

@@ -144,7 +144,7 @@ def _softmax_ref(x, log):
 
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
-@pytest.mark.parametrize("n", [1, 3, 7, 8, 9, 17, 1000])
+@pytest.mark.parametrize("n", [1, 3, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 65, 1000])
 def test_softmax_rows(log, dtype, n):
     npdt = np.float32 if dtype == ptl.float32 else np.float64
     x = np.random.default_rng(n).standard_normal((5, n)).astype(npdt) * 10

@@ -1,6 +1,7 @@
 """The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
 bits: every float32 routine (exp, sigmoid, tanh, erf, log, gelu in both forms, silu, their
-backwards), float64 exp and every pointwise-program instruction run in a subprocess with
+backwards), float64 exp, softmax and log_softmax rows (forward and backward, float32 and
+float64) and every pointwise-program instruction run in a subprocess with
 PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own capability, on random values plus the
 specials and the edges of each formula's ranges, at every tail length from 0 to 40, around
 1e5 and on strided inputs.  The fused program equals eager mode bit for bit at either
@@ -63,6 +64,17 @@ y = ptl.tensor(np.roll(x, 7))
 for op, code in sorted(codes.items()):
     for n in (x.size, 16, 17, 255, 257):
         emit(ptl._C._jit_run_pointwise_program([(code, 0, 1)], [ptl.tensor(x[:n]), y[:n]], []))
+# softmax and log_softmax rows, forward and backward (Note [Softmax row sums]): row lengths
+# across the 16 partial sums and the masked tails, float32 and float64
+for dt in (ptl.float32, ptl.float64):
+    for n in list(range(1, 41)) + [65, 1000]:
+        xs = ptl.tensor(np.resize(x, 3 * n).reshape(3, n) % 60, dtype=dt)
+        gs = ptl.tensor(np.resize(g, 3 * n).reshape(3, n), dtype=dt)
+        for op, bw in ((ptl.softmax, ptl.ops.aten._softmax_backward_data),
+                       (ptl.log_softmax, ptl.ops.aten._log_softmax_backward_data)):
+            y = op(xs, -1)
+            emit(y)
+            emit(bw(gs, y, -1, dt))
 x8 = np.concatenate([x.astype(np.float64) * 8, [709.78, -745.13, 5e-324, -707.5, 709.5]])
 emit(ptl.exp(ptl.tensor(x8)))
 for n in range(41):

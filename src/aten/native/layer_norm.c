@@ -13,7 +13,11 @@
  *     dx = rstd * g + b * x + c,   b = (sum(g) mean - sum(g x)) rstd^3 / N,
  *                                  c = -b mean - sum(g) rstd / N
  *
- * and the weight and bias gradients are column sums over the rows, computed by column
+ * The row sums of the backward are sum(g) and sum(g (x - mean)) (= sum(g x) - sum(g) mean,
+ * without the cancellation when the mean is large): float64 rows sum in double as the
+ * forward does; float32 rows in float, in sixteen partial sums each (two vectors of eight),
+ * as PyTorch does, added up in double (docs/decisions.md, "Layer norm's input gradient in
+ * float").  The weight and bias gradients are column sums over the rows, computed by column
  * blocks so that every block is summed in the same order whatever the thread count. */
 #include <math.h>
 #include <string.h>
@@ -103,10 +107,10 @@ row_sq(int f8, const char *restrict p, int64_t n, double mean)
     return ln_hsum(s, lo, hi);
 }
 
-/* sum of g x and of g over a row, g = dy w (w may be NULL), in double; the loop is
+/* float64 rows: sum of g x and of g over a row, g = dy w (w may be NULL); the loop is
  * compiled once with w and once without (has_w a constant), so neither tests w per element */
 static inline __attribute__((always_inline)) void
-row_dot_w(int f8, int has_w, const char *restrict dy, const char *restrict x,
+row_dot_w(int has_w, const char *restrict dy, const char *restrict x,
           const char *restrict w, int64_t n, double *sgx, double *sg)
 {
     LnVec a0 = {0, 0, 0, 0}, a1 = {0, 0, 0, 0}, b0 = {0, 0, 0, 0}, b1 = {0, 0, 0, 0};
@@ -114,39 +118,101 @@ row_dot_w(int f8, int has_w, const char *restrict dy, const char *restrict x,
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         LnVec g0, g1, w0, w1, x0, x1;
-        ln_load4(f8, dy, i, &g0);
-        ln_load4(f8, dy, i + 4, &g1);
+        ln_load4(1, dy, i, &g0);
+        ln_load4(1, dy, i + 4, &g1);
         if (has_w) {
-            ln_load4(f8, w, i, &w0);
-            ln_load4(f8, w, i + 4, &w1);
+            ln_load4(1, w, i, &w0);
+            ln_load4(1, w, i + 4, &w1);
             g0 *= w0;
             g1 *= w1;
         }
-        ln_load4(f8, x, i, &x0);
-        ln_load4(f8, x, i + 4, &x1);
+        ln_load4(1, x, i, &x0);
+        ln_load4(1, x, i + 4, &x1);
         a0 += g0 * x0;
         a1 += g1 * x1;
         b0 += g0;
         b1 += g1;
     }
     for (; i < n; i++) {
-        double g = nn_load(f8, dy, i) * (has_w ? nn_load(f8, w, i) : 1.0);
-        ta += g * nn_load(f8, x, i);
+        double g = nn_load(1, dy, i) * (has_w ? nn_load(1, w, i) : 1.0);
+        ta += g * nn_load(1, x, i);
         tb += g;
     }
     *sgx = ln_hsum(ta, a0, a1);
     *sg = ln_hsum(tb, b0, b1);
 }
 
+/* float32 rows: sum of g (x - mean) and of g over a row in float, g = dy w (w may be NULL),
+ * in two vectors of eight partial sums each (Note [Layer norm rows]), added in double at the
+ * end; the loop is compiled with w and without, as row_dot_w's */
+typedef float LnVecF8 __attribute__((vector_size(32)));
+
+static inline __attribute__((always_inline)) double
+ln_hsum_f(float tail, LnVecF8 lo, LnVecF8 hi)
+{
+    double s = tail;
+    for (int k = 0; k < 8; k++) {
+        s += (double)lo[k] + (double)hi[k];
+    }
+    return s;
+}
+
+static inline __attribute__((always_inline)) void
+row_dev_dot_w(int has_w, const float *restrict dy, const float *restrict x,
+              const float *restrict w, int64_t n, float mean, double *sgd, double *sg)
+{
+    LnVecF8 a0 = {0}, a1 = {0}, b0 = {0}, b1 = {0};
+    float ta = 0, tb = 0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        LnVecF8 g0, g1, x0, x1;
+        memcpy(&g0, dy + i, sizeof g0);
+        memcpy(&g1, dy + i + 8, sizeof g1);
+        if (has_w) {
+            LnVecF8 w0, w1;
+            memcpy(&w0, w + i, sizeof w0);
+            memcpy(&w1, w + i + 8, sizeof w1);
+            g0 *= w0;
+            g1 *= w1;
+        }
+        memcpy(&x0, x + i, sizeof x0);
+        memcpy(&x1, x + i + 8, sizeof x1);
+        a0 += g0 * (x0 - mean);
+        a1 += g1 * (x1 - mean);
+        b0 += g0;
+        b1 += g1;
+    }
+    for (; i < n; i++) {
+        float g = has_w ? dy[i] * w[i] : dy[i];
+        ta += g * (x[i] - mean);
+        tb += g;
+    }
+    *sgd = ln_hsum_f(ta, a0, a1);
+    *sg = ln_hsum_f(tb, b0, b1);
+}
+
+/* sum of g (x - mean) and of g over a row: float64 rows through row_dot_w (as
+ * sum(g x) - sum(g) mean), float32 rows through row_dev_dot_w */
 static inline __attribute__((always_inline)) void
 row_dot(int f8, const char *restrict dy, const char *restrict x, const char *restrict w,
-        int64_t n, double *sgx, double *sg)
+        int64_t n, double mean, double *sgd, double *sg)
 {
-    if (w != NULL) {
-        row_dot_w(f8, 1, dy, x, w, n, sgx, sg);
+    if (f8) {
+        double sgx;
+        if (w != NULL) {
+            row_dot_w(1, dy, x, w, n, &sgx, sg);
+        }
+        else {
+            row_dot_w(0, dy, x, NULL, n, &sgx, sg);
+        }
+        *sgd = sgx - *sg * mean;
+    }
+    else if (w != NULL) {
+        row_dev_dot_w(1, (const float *)dy, (const float *)x, (const float *)w, n,
+                      (float)mean, sgd, sg);
     }
     else {
-        row_dot_w(f8, 0, dy, x, NULL, n, sgx, sg);
+        row_dev_dot_w(0, (const float *)dy, (const float *)x, NULL, n, (float)mean, sgd, sg);
     }
 }
 
@@ -261,9 +327,9 @@ ln_backward_dx(const LnJob *j, int f8, int64_t r0, int64_t r1)
     const size_t isz = f8 ? sizeof(double) : sizeof(float);
     for (int64_t r = r0; r < r1; r++) {
         size_t off = (size_t)(r * n) * isz;
-        double mean = nn_load(f8, j->mean, r), rs = nn_load(f8, j->rstd, r), sgx, sg;
-        row_dot(f8, j->dy + off, j->x + off, j->w, n, &sgx, &sg);
-        double bd = (sg * mean - sgx) * rs * rs * rs / (double)n;
+        double mean = nn_load(f8, j->mean, r), rs = nn_load(f8, j->rstd, r), sgd, sg;
+        row_dot(f8, j->dy + off, j->x + off, j->w, n, mean, &sgd, &sg);
+        double bd = -sgd * rs * rs * rs / (double)n;
         (f8 ? ln_dx_row_f8 : ln_dx_row_f4)(j->dy + off, j->x + off, j->w, j->dx + off, n, rs,
                                            bd, -bd * mean - sg * rs / (double)n);
     }

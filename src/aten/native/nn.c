@@ -164,60 +164,163 @@ DEFINE_SOFTMAX_ROW(float, ptl_vm_expf, f4)
 DEFINE_SOFTMAX_ROW(double, ptl_vm_exp, f8)
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-/* The same three passes on 8 floats or 4 doubles at a time (Note [Vector twins]); the tail
- * past the last full vector goes through the scalar exp. */
-#define DEFINE_SOFTMAX_ROW_AVX2(T, S)                                                     \
-    PTL_AVX2 static void softmax_row_##S##_avx2(T *o, const T *x, int64_t n, int lg)      \
+/* Note [Softmax row sums]
+ * The vector rows (AVX2 and AVX-512, Note [Vector twins]) sum in sixteen partial sums
+ * whatever the width: element k goes to partial k mod 16 (A = 16 / lanes accumulators), a
+ * row's tail through masked loads (lanes past the row add 0), and the sixteen partials are
+ * added in the same order (sm_sum_S); the max is exact in any order.  So both widths give the same
+ * bits, and the tail needs no scalar exp.  The sixteen partials are added as a tree in the
+ * row's dtype (p[l] + p[l + 8], then the same on eight and four, then two: a dependency
+ * chain of four adds; adding them one by one in double made a row of 65 slower than the
+ * eight-lane AVX2 loop it replaced).  The tails are stored through a buffer with AVX2
+ * (its masked store is microcoded on AMD cores: a row of 65 took 1.2x as long with it), with
+ * a masked store with AVX-512. */
+#define SM_PARTS 16
+#define SM_MASKED_STORE_ps 0
+#define SM_MASKED_STORE_pd 0
+#define SM_MASKED_STORE_ps512 1
+#define SM_MASKED_STORE_pd512 1
+#define DEFINE_SM_TAIL(T, S)                                                              \
+    /* r elements from p: a whole vector when r >= lanes, else through the tail mask t */ \
+    PTL_VATTR(S) static inline PTL_VT(S) sm_load_##S(const T *p, int64_t r, PTL_VTAILT(S) t) \
     {                                                                                     \
-        PTL_VT(S) vmx = PTL_V(S, set1)(-INFINITY), vnan = PTL_V(S, setzero)();            \
-        PTL_VT(S) acc = PTL_V(S, setzero)();                                              \
-        T lanes[PTL_VLANES(S)], mx;                                                       \
+        return r < PTL_VLANES(S) ? PTL_VLOAD_TAIL(S, p, t) : PTL_V(S, loadu)(p);          \
+    }                                                                                     \
+    PTL_VATTR(S) static inline void                                                       \
+        sm_store_tail_##S(T *p, PTL_VTAILT(S) t, int64_t r, PTL_VT(S) v)                  \
+    {                                                                                     \
+        if (SM_MASKED_STORE_##S) {                                                        \
+            PTL_VSTORE_TAIL(S, p, t, v);                                                  \
+        }                                                                                 \
+        else {                                                                            \
+            T buf[PTL_VLANES(S)];                                                         \
+            PTL_V(S, storeu)(buf, v);                                                     \
+            memcpy(p, buf, (size_t)r * sizeof(T));                                        \
+        }                                                                                 \
+    }
+/* The sixteen partials' tree: float ones in registers (the AVX-512 vector's halves are the
+ * AVX2 pair), double ones through memory */
+PTL_AVX2 static inline double
+sm_sum8_ps(__m256 v)
+{
+    __m128 w = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    w = _mm_add_ps(w, _mm_movehl_ps(w, w));
+    w = _mm_add_ss(w, _mm_shuffle_ps(w, w, 1));
+    return _mm_cvtss_f32(w);
+}
+
+PTL_AVX2 static inline double
+sm_sum_ps(const __m256 *acc)
+{
+    return sm_sum8_ps(_mm256_add_ps(acc[0], acc[1]));
+}
+
+PTL_AVX512 static inline double
+sm_sum_ps512(const __m512 *acc)
+{
+    return sm_sum8_ps(
+        _mm256_add_ps(_mm512_castps512_ps256(acc[0]), _mm512_extractf32x8_ps(acc[0], 1)));
+}
+
+#define DEFINE_SM_SUM_PD(S)                                                               \
+    PTL_VATTR(S) static inline double sm_sum_##S(const PTL_VT(S) *acc)                    \
+    {                                                                                     \
+        double p[SM_PARTS];                                                               \
+        for (int a = 0; a < SM_PARTS / PTL_VLANES(S); a++) {                              \
+            PTL_V(S, storeu)(p + a * PTL_VLANES(S), acc[a]);                              \
+        }                                                                                 \
+        for (int w = SM_PARTS / 2; w >= 1; w /= 2) {                                      \
+            for (int l = 0; l < w; l++) {                                                 \
+                p[l] += p[l + w];                                                         \
+            }                                                                             \
+        }                                                                                 \
+        return p[0];                                                                      \
+    }
+DEFINE_SM_SUM_PD(pd)
+DEFINE_SM_SUM_PD(pd512)
+
+DEFINE_SM_TAIL(float, ps)
+DEFINE_SM_TAIL(double, pd)
+DEFINE_SM_TAIL(float, ps512)
+DEFINE_SM_TAIL(double, pd512)
+
+#define DEFINE_SOFTMAX_ROW_VEC(T, S)                                                      \
+    PTL_VATTR(S) static void softmax_row_##S(T *o, const T *x, int64_t n, int lg)         \
+    {                                                                                     \
+        enum { L = PTL_VLANES(S), A = SM_PARTS / PTL_VLANES(S) };                         \
+        PTL_VT(S) vmx = PTL_V(S, set1)(-INFINITY), vnan = PTL_V(S, setzero)(), acc[A];    \
+        T lanes[SM_PARTS], mx;                                                            \
         int64_t k = 0;                                                                    \
-        for (; k + PTL_VLANES(S) <= n; k += PTL_VLANES(S)) {                              \
+        for (; k + L <= n; k += L) {                                                      \
             PTL_VT(S) v = PTL_V(S, loadu)(x + k);                                         \
             vmx = PTL_V(S, max)(vmx, v);                                                  \
-            vnan = PTL_V(S, or)(vnan, PTL_V(S, cmp)(v, v, _CMP_UNORD_Q));                 \
+            vnan = PTL_VSEL(S, PTL_VCMP(S, v, v, _CMP_UNORD_Q), vnan, PTL_V(S, set1)(1)); \
         }                                                                                 \
         PTL_V(S, storeu)(lanes, vmx);                                                     \
         mx = lanes[0];                                                                    \
-        for (int l = 1; l < PTL_VLANES(S); l++) {                                         \
+        for (int l = 1; l < L; l++) {                                                     \
             mx = lanes[l] > mx ? lanes[l] : mx;                                           \
         }                                                                                 \
-        int nan = PTL_V(S, movemask)(vnan) != 0;                                          \
+        PTL_V(S, storeu)(lanes, vnan);                                                    \
+        int nan = 0;                                                                      \
+        for (int l = 0; l < L; l++) {                                                     \
+            nan |= lanes[l] != 0;                                                         \
+        }                                                                                 \
         for (; k < n; k++) {                                                              \
             mx = x[k] > mx ? x[k] : mx;                                                   \
             nan |= x[k] != x[k];                                                          \
         }                                                                                 \
         mx = nan ? (T)NAN : mx == -INFINITY ? 0 : mx;                                     \
-        PTL_VT(S) m = PTL_V(S, set1)(mx);                                                 \
-        for (k = 0; k + PTL_VLANES(S) <= n; k += PTL_VLANES(S)) {                         \
-            PTL_VT(S) d = PTL_V(S, sub)(PTL_V(S, loadu)(x + k), m), e = PTL_VEXP(S)(d);   \
-            acc = PTL_V(S, add)(acc, e);                                                  \
-            PTL_V(S, storeu)(o + k, lg ? d : e);                                          \
+        const PTL_VT(S) m = PTL_V(S, set1)(mx);                                           \
+        for (int a = 0; a < A; a++) {                                                     \
+            acc[a] = PTL_V(S, setzero)();                                                 \
         }                                                                                 \
-        PTL_V(S, storeu)(lanes, acc);                                                     \
-        double sum = 0;                                                                   \
-        for (int l = 0; l < PTL_VLANES(S); l++) {                                         \
-            sum += lanes[l];                                                              \
+        for (k = 0; k + SM_PARTS <= n; k += SM_PARTS) {                                   \
+            for (int a = 0; a < A; a++) {                                                 \
+                PTL_VT(S) d = PTL_V(S, sub)(PTL_V(S, loadu)(x + k + a * L), m);           \
+                PTL_VT(S) e = PTL_VEXP(S)(d);                                             \
+                acc[a] = PTL_V(S, add)(acc[a], e);                                        \
+                PTL_V(S, storeu)(o + k + a * L, lg ? d : e);                              \
+            }                                                                             \
         }                                                                                 \
-        for (; k < n; k++) {                                                              \
-            T d = x[k] - mx, e = PTL_SEXP(S)(d);                                          \
-            sum += e;                                                                     \
-            o[k] = lg ? d : e;                                                            \
+        /* the tail, r < 16 elements (a constant trip count: acc stays in registers) */   \
+        for (int a = 0; a < A; a++) {                                                     \
+            const int64_t r = n - k - a * L;                                              \
+            if (r <= 0) {                                                                 \
+                continue;                                                                 \
+            }                                                                             \
+            const PTL_VTAILT(S) t = PTL_VTAIL(S, r < L ? r : 0);                          \
+            T *op = o + k + a * L;                                                        \
+            PTL_VT(S) d = PTL_V(S, sub)(sm_load_##S(x + k + a * L, r, t), m);             \
+            PTL_VT(S) e = PTL_VEXP(S)(d);                                                 \
+            if (r < L) {                                                                  \
+                acc[a] = PTL_V(S, add)(acc[a], PTL_VTAIL_ZERO(S, t, e));                  \
+                sm_store_tail_##S(op, t, r, lg ? d : e);                                  \
+            }                                                                             \
+            else {                                                                        \
+                acc[a] = PTL_V(S, add)(acc[a], e);                                        \
+                PTL_V(S, storeu)(op, lg ? d : e);                                         \
+            }                                                                             \
         }                                                                                 \
+        double sum = sm_sum_##S(acc);                                                     \
         T cs = (T)(lg ? log(sum) : 1.0 / sum);                                            \
         PTL_VT(S) c = PTL_V(S, set1)(cs);                                                 \
-        for (k = 0; k + PTL_VLANES(S) <= n; k += PTL_VLANES(S)) {                         \
+        for (k = 0; k + L <= n; k += L) {                                                 \
             PTL_VT(S) v = PTL_V(S, loadu)(o + k);                                         \
             PTL_V(S, storeu)(o + k, lg ? PTL_V(S, sub)(v, c) : PTL_V(S, mul)(v, c));      \
         }                                                                                 \
-        for (; k < n; k++) {                                                              \
-            o[k] = lg ? o[k] - cs : o[k] * cs;                                            \
+        if (k < n) {                                                                      \
+            const PTL_VTAILT(S) t = PTL_VTAIL(S, n - k);                                  \
+            PTL_VT(S) v = PTL_VLOAD_TAIL(S, o + k, t);                                    \
+            sm_store_tail_##S(o + k, t, n - k,                                            \
+                              lg ? PTL_V(S, sub)(v, c) : PTL_V(S, mul)(v, c));            \
         }                                                                                 \
     }
 
-DEFINE_SOFTMAX_ROW_AVX2(float, ps)
-DEFINE_SOFTMAX_ROW_AVX2(double, pd)
+DEFINE_SOFTMAX_ROW_VEC(float, ps)
+DEFINE_SOFTMAX_ROW_VEC(double, pd)
+DEFINE_SOFTMAX_ROW_VEC(float, ps512)
+DEFINE_SOFTMAX_ROW_VEC(double, pd512)
 #endif
 
 /* Backward of contiguous rows: the sum (log_softmax: of g; softmax: of g y) in 8 lanes,
@@ -257,85 +360,98 @@ DEFINE_SOFTMAX_GRAD_ROW(float, ptl_vm_expf, f4)
 DEFINE_SOFTMAX_GRAD_ROW(double, ptl_vm_exp, f8)
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-PTL_AVX2 static void
-softmax_grad_row_f4_avx2(float *o, const float *g, const float *y, int64_t n, int lg)
-{
-    __m256 acc = _mm256_setzero_ps();
-    float lanes[8];
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8) {
-        __m256 gv = _mm256_loadu_ps(g + k);
-        acc = _mm256_add_ps(acc, lg ? gv : _mm256_mul_ps(gv, _mm256_loadu_ps(y + k)));
+/* The vector backward rows, summing as Note [Softmax row sums] says (masked lanes load 0 and
+ * add 0) */
+#define DEFINE_SOFTMAX_GRAD_ROW_VEC(T, S)                                                 \
+    PTL_VATTR(S) static void                                                              \
+        softmax_grad_row_##S(T *o, const T *g, const T *y, int64_t n, int lg)             \
+    {                                                                                     \
+        enum { L = PTL_VLANES(S), A = SM_PARTS / PTL_VLANES(S) };                         \
+        PTL_VT(S) acc[A];                                                                 \
+        for (int a = 0; a < A; a++) {                                                     \
+            acc[a] = PTL_V(S, setzero)();                                                 \
+        }                                                                                 \
+        int64_t k = 0;                                                                    \
+        for (; k + SM_PARTS <= n; k += SM_PARTS) {                                        \
+            for (int a = 0; a < A; a++) {                                                 \
+                PTL_VT(S) gv = PTL_V(S, loadu)(g + k + a * L);                            \
+                acc[a] = PTL_V(S, add)(                                                   \
+                    acc[a], lg ? gv : PTL_V(S, mul)(gv, PTL_V(S, loadu)(y + k + a * L))); \
+            }                                                                             \
+        }                                                                                 \
+        for (int a = 0; a < A; a++) {                                                     \
+            const int64_t r = n - k - a * L;                                              \
+            if (r <= 0) {                                                                 \
+                continue;                                                                 \
+            }                                                                             \
+            const PTL_VTAILT(S) t = PTL_VTAIL(S, r < L ? r : 0);                          \
+            PTL_VT(S) gv = sm_load_##S(g + k + a * L, r, t);                              \
+            acc[a] = PTL_V(S, add)(                                                       \
+                acc[a], lg ? gv : PTL_V(S, mul)(gv, sm_load_##S(y + k + a * L, r, t)));   \
+        }                                                                                 \
+        double sum = sm_sum_##S(acc);                                                     \
+        const PTL_VT(S) c = PTL_V(S, set1)((T)sum);                                       \
+        for (k = 0; k + L <= n; k += L) {                                                 \
+            PTL_VT(S) gv = PTL_V(S, loadu)(g + k), yv = PTL_V(S, loadu)(y + k);           \
+            PTL_V(S, storeu)(o + k, lg ? PTL_V(S, sub)(gv, PTL_V(S, mul)(PTL_VEXP(S)(yv), c)) \
+                                       : PTL_V(S, mul)(yv, PTL_V(S, sub)(gv, c)));        \
+        }                                                                                 \
+        if (k < n) {                                                                      \
+            const PTL_VTAILT(S) t = PTL_VTAIL(S, n - k);                                  \
+            PTL_VT(S) gv = PTL_VLOAD_TAIL(S, g + k, t), yv = PTL_VLOAD_TAIL(S, y + k, t); \
+            sm_store_tail_##S(o + k, t, n - k,                                            \
+                              lg ? PTL_V(S, sub)(gv, PTL_V(S, mul)(PTL_VEXP(S)(yv), c))   \
+                                 : PTL_V(S, mul)(yv, PTL_V(S, sub)(gv, c)));              \
+        }                                                                                 \
     }
-    _mm256_storeu_ps(lanes, acc);
-    double sum = 0;
-    for (int64_t r = k; r < n; r++) {
-        sum += lg ? (double)g[r] : (double)g[r] * y[r];
-    }
-    for (int l = 0; l < 8; l++) {
-        sum += lanes[l];
-    }
-    const float cs = (float)sum;
-    __m256 c = _mm256_set1_ps(cs);
-    for (k = 0; k + 8 <= n; k += 8) {
-        __m256 gv = _mm256_loadu_ps(g + k), yv = _mm256_loadu_ps(y + k);
-        __m256 r = lg ? _mm256_sub_ps(gv, _mm256_mul_ps(ptl_vm_exp_ps(yv), c))
-                      : _mm256_mul_ps(yv, _mm256_sub_ps(gv, c));
-        _mm256_storeu_ps(o + k, r);
-    }
-    for (; k < n; k++) {
-        o[k] = lg ? g[k] - ptl_vm_expf(y[k]) * cs : y[k] * (g[k] - cs);
-    }
-}
-#endif
 
-/* Backward over contiguous rows [b, e) of n elements. */
-static int
-softmax_grad_rows_chunk(void *ctx, int64_t b, int64_t e)
-{
-    const SoftmaxJob *j = ctx;
-    void (*f4)(float *, const float *, const float *, int64_t, int) = softmax_grad_row_f4;
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        f4 = softmax_grad_row_f4_avx2;
-    }
+DEFINE_SOFTMAX_GRAD_ROW_VEC(float, ps)
+DEFINE_SOFTMAX_GRAD_ROW_VEC(double, pd)
+DEFINE_SOFTMAX_GRAD_ROW_VEC(float, ps512)
+DEFINE_SOFTMAX_GRAD_ROW_VEC(double, pd512)
 #endif
-    for (int64_t r = b; r < e; r++) {
-        int64_t off = r * j->n;
-        if (j->f8) {
-            softmax_grad_row_f8((double *)j->out + off, (const double *)j->in + off,
-                                (const double *)j->y + off, j->n, j->lg);
-        }
-        else {
-            f4((float *)j->out + off, (const float *)j->in + off, (const float *)j->y + off,
-               j->n, j->lg);
-        }
-    }
-    return 0;
-}
 
 typedef void (*SoftmaxRowF4)(float *, const float *, int64_t, int);
 typedef void (*SoftmaxRowF8)(double *, const double *, int64_t, int);
+typedef void (*SoftmaxGradRowF4)(float *, const float *, const float *, int64_t, int);
+typedef void (*SoftmaxGradRowF8)(double *, const double *, const double *, int64_t, int);
 
-/* Forward over contiguous rows [b, e) of n elements. */
+/* Rows [b, e) of n elements: the forward (j->y NULL) or the backward, in the widest vector
+ * form this CPU has, else portable. */
 static int
 softmax_rows_chunk(void *ctx, int64_t b, int64_t e)
 {
     const SoftmaxJob *j = ctx;
     SoftmaxRowF4 f4 = softmax_row_f4;
     SoftmaxRowF8 f8 = softmax_row_f8;
+    SoftmaxGradRowF4 g4 = softmax_grad_row_f4;
+    SoftmaxGradRowF8 g8 = softmax_grad_row_f8;
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        f4 = softmax_row_ps_avx2;
-        f8 = softmax_row_pd_avx2;
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (cap >= PTL_CPU_AVX512) {
+        f4 = softmax_row_ps512, f8 = softmax_row_pd512;
+        g4 = softmax_grad_row_ps512, g8 = softmax_grad_row_pd512;
+    }
+    else if (cap >= PTL_CPU_AVX2) {
+        f4 = softmax_row_ps, f8 = softmax_row_pd;
+        g4 = softmax_grad_row_ps, g8 = softmax_grad_row_pd;
     }
 #endif
     for (int64_t r = b; r < e; r++) {
-        if (j->f8) {
-            f8((double *)j->out + r * j->n, (const double *)j->in + r * j->n, j->n, j->lg);
+        int64_t off = r * j->n;
+        if (j->y == NULL && j->f8) {
+            f8((double *)j->out + off, (const double *)j->in + off, j->n, j->lg);
+        }
+        else if (j->y == NULL) {
+            f4((float *)j->out + off, (const float *)j->in + off, j->n, j->lg);
+        }
+        else if (j->f8) {
+            g8((double *)j->out + off, (const double *)j->in + off, (const double *)j->y + off,
+               j->n, j->lg);
         }
         else {
-            f4((float *)j->out + r * j->n, (const float *)j->in + r * j->n, j->n, j->lg);
+            g4((float *)j->out + off, (const float *)j->in + off, (const float *)j->y + off,
+               j->n, j->lg);
         }
     }
     return 0;
@@ -368,11 +484,17 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
     }
     int f8 = j->f8 = x->dtype == PTL_DTYPE_FLOAT64;
     if (j->inner == 1) {
-        return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1,
-                                j->y == NULL ? softmax_rows_chunk : softmax_grad_rows_chunk, j);
+        return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1, softmax_rows_chunk, j);
     }
     return ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / (j->n * j->inner) + 1,
                             f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
+}
+
+/* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
+static PtlTensorImpl *
+contiguous_as(PtlTensorImpl *t, PtlDtype dt)
+{
+    return t->dtype == dt ? ptl_contiguous(t) : ptl_cast(t, dt);
 }
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor (and _log_softmax).
@@ -401,7 +523,7 @@ softmax_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "conversion is supported for Half type only");
     }
     PtlDtype work = self->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
-    x = self->dtype == work ? ptl_contiguous(self) : ptl_cast(self, work);
+    x = contiguous_as(self, work);
     if (x == NULL || (out = ptl_empty(x->dim, x->sizes, work, x->device)) == NULL) {
         goto error;
     }
@@ -452,7 +574,7 @@ softmax_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     PtlDtype work = y0->dtype == PTL_DTYPE_FLOAT64 ? PTL_DTYPE_FLOAT64 : PTL_DTYPE_FLOAT32;
-    if ((g = ptl_cast(s[0].u.t, work)) == NULL || (y = ptl_cast(y0, work)) == NULL ||
+    if ((g = contiguous_as(s[0].u.t, work)) == NULL || (y = contiguous_as(y0, work)) == NULL ||
         (out = ptl_empty(y->dim, y->sizes, work, y->device)) == NULL) {
         goto error;
     }
@@ -583,13 +705,6 @@ nll_check(PtlTensorImpl *x, PtlTensorImpl *t, PtlTensorImpl *w, NllShape *sh)
 typedef struct LossData {
     PtlTensorImpl *x, *t, *w;
 } LossData;
-
-/* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
-static PtlTensorImpl *
-contiguous_as(PtlTensorImpl *t, PtlDtype dt)
-{
-    return t->dtype == dt ? ptl_contiguous(t) : ptl_cast(t, dt);
-}
 
 /* Contiguous target (int64) and weight (float64), and x contiguous in its own dtype when
  * given (the forward reads one element per target; the backward never reads x). */

@@ -291,6 +291,13 @@ ptl_vm_tail_mask_pd(int64_t n)
 #define PTL_VSTORE_TAIL_ps512(p, m, v) _mm512_mask_storeu_ps(p, m, v)
 #define PTL_VSTORE_TAIL_pd512(p, m, v) _mm512_mask_storeu_pd(p, m, v)
 
+/* v with the lanes past a tail mask's n set to 0 */
+#define PTL_VTAIL_ZERO(S, m, v) PTL_VTAIL_ZERO_##S(m, v)
+#define PTL_VTAIL_ZERO_ps(m, v) _mm256_and_ps(v, _mm256_castsi256_ps(m))
+#define PTL_VTAIL_ZERO_pd(m, v) _mm256_and_pd(v, _mm256_castsi256_pd(m))
+#define PTL_VTAIL_ZERO_ps512(m, v) _mm512_maskz_mov_ps(m, v)
+#define PTL_VTAIL_ZERO_pd512(m, v) _mm512_maskz_mov_pd(m, v)
+
 /* Stamps DEFINE(S) for the float kinds, or for every kind. */
 #define PTL_VM_FOR_FLOAT_KINDS(DEFINE) DEFINE(ps) DEFINE(ps512)
 #define PTL_VM_FOR_ALL_KINDS(DEFINE) DEFINE(ps) DEFINE(pd) DEFINE(ps512) DEFINE(pd512)
