@@ -261,8 +261,9 @@ int
 ptl_cuda_layer_norm(const PtlDeviceLayerNormArgs *a)
 {
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
-    PtlCudaNnPlan p = a->pass == PTL_DEVICE_LN_BACKWARD_DW ? ptl_cuda_elems_plan(a->n, &tuning)
-                                                           : ptl_cuda_rows_plan(a->m, a->n, &tuning);
+    PtlCudaNnPlan p = a->pass == PTL_DEVICE_LN_BACKWARD_DW
+                          ? ptl_cuda_elems_plan(a->n, &tuning)
+                          : ptl_cuda_rows_plan(a->m, a->n, &tuning);
     if (p.grid == 0) {
         return 0;
     }
