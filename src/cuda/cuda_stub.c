@@ -102,10 +102,12 @@ ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan 
 }
 
 int
-ptl_cuda_layer_norm_launch(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *plan)
+ptl_cuda_layer_norm_launch(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *plan,
+                           double *ws)
 {
     (void)a;
     (void)plan;
+    (void)ws;
     return not_built();
 }
 

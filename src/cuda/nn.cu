@@ -50,26 +50,43 @@ layer_norm_rows(PtlDeviceLayerNormArgs a)
     }
 }
 
-// one thread per column of the weight and bias gradients
+// one thread per column of the weight and bias gradients, over row chunk blockIdx.y
 __global__ void
-layer_norm_columns(PtlDeviceLayerNormArgs a)
+layer_norm_columns(PtlDeviceLayerNormArgs a, int64_t chunk, int64_t nsplit, double *ws)
 {
     PTL_GRID_LOOP(c, a.n)
     {
-        ptl_ln_column(&a, c);
+        ptl_ln_column(&a, c, blockIdx.y, chunk, nsplit, ws);
+    }
+}
+
+// the second pass of split column sums: one thread per column
+__global__ void
+layer_norm_columns_finish(PtlDeviceLayerNormArgs a, int64_t nsplit, const double *ws)
+{
+    PTL_GRID_LOOP(c, a.n)
+    {
+        ptl_ln_column_finish(&a, c, nsplit, ws);
     }
 }
 
 extern "C" int
-ptl_cuda_layer_norm_launch(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *plan)
+ptl_cuda_layer_norm_launch(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *plan,
+                           double *ws)
 {
-    if (a->pass == PTL_DEVICE_LN_BACKWARD_DW) {
-        layer_norm_columns<<<(unsigned)plan->grid, (unsigned)plan->block>>>(*a);
-    }
-    else {
+    if (a->pass != PTL_DEVICE_LN_BACKWARD_DW) {
         layer_norm_rows<<<(unsigned)plan->grid, (unsigned)plan->block>>>(*a);
+        PTL_CUDA_CHECK_LAUNCH();
+        return 0;
     }
+    const dim3 grid((unsigned)plan->grid, (unsigned)plan->nsplit);
+    layer_norm_columns<<<grid, (unsigned)plan->block>>>(*a, plan->chunk, plan->nsplit, ws);
     PTL_CUDA_CHECK_LAUNCH();
+    if (plan->nsplit > 1) {
+        layer_norm_columns_finish<<<(unsigned)plan->grid, (unsigned)plan->block>>>(
+            *a, plan->nsplit, ws);
+        PTL_CUDA_CHECK_LAUNCH();
+    }
     return 0;
 }
 

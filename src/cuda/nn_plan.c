@@ -20,19 +20,39 @@ pow2_block(int64_t n, const PtlCudaReduceTuning *t)
     return p;
 }
 
+static int64_t
+min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
 PtlCudaNnPlan
 ptl_cuda_rows_plan(int64_t rows, int64_t len, const PtlCudaReduceTuning *t)
 {
-    PtlCudaNnPlan p = {(int32_t)pow2_block(len, t), rows < t->max_grid ? rows : t->max_grid};
+    PtlCudaNnPlan p = {(int32_t)pow2_block(len, t), min64(rows, t->max_grid), 1, 0};
     return p;
 }
 
 PtlCudaNnPlan
 ptl_cuda_elems_plan(int64_t n, const PtlCudaReduceTuning *t)
 {
-    PtlCudaNnPlan p = {(int32_t)pow2_block(n, t), 0};
-    int64_t blocks = (n + p.block - 1) / p.block;
-    p.grid = blocks < t->max_grid ? blocks : t->max_grid;
+    PtlCudaNnPlan p = {(int32_t)pow2_block(n, t), 0, 1, 0};
+    p.grid = min64((n + p.block - 1) / p.block, t->max_grid);
+    return p;
+}
+
+PtlCudaNnPlan
+ptl_cuda_columns_plan(int64_t m, int64_t n, const PtlCudaReduceTuning *t)
+{
+    PtlCudaNnPlan p = ptl_cuda_elems_plan(n, t);
+    /* a chunk has min_chunk / 256 rows at least (16 on a device: a block reads 16 x 512
+     * columns), the chunks make up target_blocks with the column blocks */
+    const int64_t blocks = (n + p.block - 1) / p.block, min_rows = t->min_chunk / 256 + 1;
+    if (blocks > 0 && blocks < t->target_blocks && m >= 2 * min_rows) {
+        p.nsplit = min64(min64(m / min_rows, (t->target_blocks + blocks - 1) / blocks), 65535);
+    }
+    p.chunk = m > 0 ? (m + p.nsplit - 1) / p.nsplit : 0;
+    p.nsplit = p.chunk > 0 ? (m + p.chunk - 1) / p.chunk : 1;
     return p;
 }
 
@@ -77,19 +97,42 @@ block_sums(PtlRedAcc *acc, int block, int both, double *a, double *b)
     *a = ptl_cuda_block_tree(PTL_DEVICE_RED_SUM, 0, 0, acc, block).a;
 }
 
+typedef struct {
+    const PtlDeviceLayerNormArgs *a;
+    const PtlCudaNnPlan *p;
+    int64_t y;
+    double *ws;
+} LnColumns;
+
 static void
-ln_column(const void *a, int64_t c, int64_t *ws)
+ln_column(const void *ctx, int64_t c, int64_t *status)
 {
-    (void)ws;
-    ptl_ln_column(a, c);
+    const LnColumns *j = ctx;
+    (void)status;
+    ptl_ln_column(j->a, c, j->y, j->p->chunk, j->p->nsplit, j->ws);
 }
 
 static void
-emulate_layer_norm(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *p, PtlRedAcc *acc)
+ln_column_finish(const void *ctx, int64_t c, int64_t *status)
+{
+    const LnColumns *j = ctx;
+    (void)status;
+    ptl_ln_column_finish(j->a, c, j->p->nsplit, j->ws);
+}
+
+static void
+emulate_layer_norm(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *p, PtlRedAcc *acc,
+                   double *ws)
 {
     const int block = p->block;
     if (a->pass == PTL_DEVICE_LN_BACKWARD_DW) {
-        emulate_elems(p, a->n, ln_column, a, NULL);
+        LnColumns j = {a, p, 0, ws};
+        for (j.y = 0; j.y < p->nsplit; j.y++) {
+            emulate_elems(p, a->n, ln_column, &j, NULL);
+        }
+        if (p->nsplit > 1) {
+            emulate_elems(p, a->n, ln_column_finish, &j, NULL);
+        }
         return;
     }
     for (int64_t bx = 0; bx < p->grid; bx++) {
@@ -262,21 +305,41 @@ ptl_cuda_layer_norm(const PtlDeviceLayerNormArgs *a)
 {
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
     PtlCudaNnPlan p = a->pass == PTL_DEVICE_LN_BACKWARD_DW
-                          ? ptl_cuda_elems_plan(a->n, &tuning)
+                          ? ptl_cuda_columns_plan(a->m, a->n, &tuning)
                           : ptl_cuda_rows_plan(a->m, a->n, &tuning);
+    const int64_t nws = p.nsplit > 1 ? 2 * a->n * p.nsplit : 0;
     if (p.grid == 0) {
         return 0;
     }
     if (!ptl_device_reduce_emulation) {
-        return ptl_cuda_layer_norm_launch(a, &p);
+        PtlTensorImpl *ws = NULL;
+        PtlDevice dev = {PTL_DEVICE_CUDA, 0};
+        int device = 0, rc;
+        if (nws > 0) {
+            if (ptl_cuda_current_device(&device) < 0) {
+                return -1;
+            }
+            dev.index = (int8_t)device;
+            if ((ws = ptl_empty(1, &nws, PTL_DTYPE_FLOAT64, dev)) == NULL) {
+                return -1;
+            }
+        }
+        rc = ptl_cuda_layer_norm_launch(a, &p, ws != NULL ? (double *)ptl_tensor_data(ws) : NULL);
+        ptl_xdecref(ws);   /* reused only by later work on the same stream */
+        return rc;
     }
     PtlRedAcc *acc = malloc(sizeof(PtlRedAcc) * 2 * (size_t)p.block);
-    if (acc == NULL) {
+    double *ws = nws > 0 ? malloc(sizeof(double) * (size_t)nws) : NULL;
+    if (acc == NULL || (nws > 0 && ws == NULL)) {
+        free(acc);
+        free(ws);
         return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
     }
-    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_LAYER_NORM);
-    emulate_layer_norm(a, &p, acc);
+    ptl_cuda_kernel_emulation_ran(p.nsplit > 1 ? PTL_CUDA_EMU_LAYER_NORM_SPLIT
+                                               : PTL_CUDA_EMU_LAYER_NORM);
+    emulate_layer_norm(a, &p, acc, ws);
     free(acc);
+    free(ws);
     return 0;
 }
 

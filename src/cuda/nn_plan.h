@@ -14,8 +14,10 @@
  *   the CPU kernel also gives, and the rows are read from memory either way.  The
  *   elementwise outputs are computed in the row's dtype with the CPU kernel's formulas.
  * - layer norm weight and bias gradients: one thread per column (neighbouring threads read
- *   neighbouring columns), summing its column over the rows in order, in double: a column
- *   sum with no atomics, deterministic.
+ *   neighbouring columns), summing its column over the rows in order, in double.  When the
+ *   columns give fewer blocks than target_blocks, the rows are split into chunks (blocks
+ *   (x, y): chunk y), each chunk's sums go to a workspace and a second pass adds each
+ *   column's chunks in order: no atomics, deterministic.
  * - nll_loss: reduction none is one thread per target; mean and sum are one block whose
  *   threads sum targets t, t + block, ... (loss and weight), combined by the same tree.  The
  *   backward is one thread per input-gradient element (zero unless its class is the target),
@@ -134,24 +136,53 @@ ptl_ln_write_dx(const PtlDeviceLayerNormArgs *a, int64_t r, double sgx, double s
 }
 #undef PTL_LN_DX
 
-/* column c of the weight and bias gradients: its sums over the rows in order, in double */
+/* column c of the weight and bias gradients, stored in the dtype */
 PTL_HD static inline void
-ptl_ln_column(const PtlDeviceLayerNormArgs *a, int64_t c)
+ptl_ln_column_store(const PtlDeviceLayerNormArgs *a, int64_t c, double dw, double db)
 {
-    double dw = 0, db = 0;
-    for (int64_t r = 0; r < a->m; r++) {
-        double dy = ptl_ln_load(a, a->dy, r * a->n + c);
-        double xhat = (ptl_ln_load(a, a->x, r * a->n + c) - ptl_ln_load(a, a->mean, r)) *
-                      ptl_ln_load(a, a->rstd, r);
-        dw += dy * xhat;
-        db += dy;
-    }
     if (a->dw != 0) {
         ptl_red_store_d(a->dw + c * ptl_red_itemsize(a->dtype), a->dtype, dw);
     }
     if (a->db != 0) {
         ptl_red_store_d(a->db + c * ptl_red_itemsize(a->dtype), a->dtype, db);
     }
+}
+
+/* Column c's sums over the rows of chunk y ([y chunk, (y + 1) chunk)), in order, in double:
+ * of dy xhat (the weight's) and of dy (the bias').  Unsplit (nsplit 1) they are the
+ * gradients; split, they go to ws[2 (y n + c)] and the next double for the second pass. */
+PTL_HD static inline void
+ptl_ln_column(const PtlDeviceLayerNormArgs *a, int64_t c, int64_t y, int64_t chunk,
+              int64_t nsplit, double *ws)
+{
+    const int64_t r0 = y * chunk, r1 = r0 + chunk < a->m ? r0 + chunk : a->m;
+    double dw = 0, db = 0;
+    for (int64_t r = r0; r < r1; r++) {
+        double dy = ptl_ln_load(a, a->dy, r * a->n + c);
+        double xhat = (ptl_ln_load(a, a->x, r * a->n + c) - ptl_ln_load(a, a->mean, r)) *
+                      ptl_ln_load(a, a->rstd, r);
+        dw += dy * xhat;
+        db += dy;
+    }
+    if (nsplit == 1) {
+        ptl_ln_column_store(a, c, dw, db);
+        return;
+    }
+    ws[2 * (y * a->n + c)] = dw;
+    ws[2 * (y * a->n + c) + 1] = db;
+}
+
+/* The second pass of split column sums: column c's chunks combined in order. */
+PTL_HD static inline void
+ptl_ln_column_finish(const PtlDeviceLayerNormArgs *a, int64_t c, int64_t nsplit,
+                     const double *ws)
+{
+    double dw = 0, db = 0;
+    for (int64_t y = 0; y < nsplit; y++) {
+        dw += ws[2 * (y * a->n + c)];
+        db += ws[2 * (y * a->n + c) + 1];
+    }
+    ptl_ln_column_store(a, c, dw, db);
 }
 
 /* ---- nll_loss: target e is (batch e / S, position e % S) ---- */

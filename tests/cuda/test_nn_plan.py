@@ -70,6 +70,26 @@ def test_layer_norm_and_its_backward_match_numpy(tuning, dtype):
                 if affine is True:
                     close(b.grad, dyv.reshape(flat).sum(0), dtype)
     assert ran["layer_norm"] > 0
+    if tuning != "device":
+        assert ran["layer_norm_split"] > 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_layer_norm_weight_and_bias_gradients_split_over_rows(tuning):
+    """Many rows, few columns: the column sums split over row chunks (every tuning), each
+    chunk summed in order and the chunks added in order by a second pass."""
+    rng = np.random.default_rng(4)
+    with emulated(TUNINGS[tuning]) as ran:
+        for m, n in ((4100, 3), (50, 40), (2, 1), (33, 70)):
+            x, xv = leaf(rng.standard_normal((m, n)), ptl.float64)
+            w, _ = leaf(rng.standard_normal(n), ptl.float64)
+            b, _ = leaf(rng.standard_normal(n), ptl.float64)
+            dy = rng.standard_normal((m, n))
+            F.layer_norm(x, (n,), w, b).backward(ptl.tensor(dy))
+            xhat = (xv - xv.mean(-1, keepdims=True)) / np.sqrt(xv.var(-1, keepdims=True) + 1e-5)
+            close(w.grad, (dy * xhat).sum(0), ptl.float64)
+            close(b.grad, dy.sum(0), ptl.float64)
+    assert ran["layer_norm_split"] > 0
 
 
 def test_layer_norm_of_constant_rows_and_large_offsets():
