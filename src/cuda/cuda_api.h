@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../aten/native/device_nn.h"
 #include "../aten/native/device_reduce.h"
 
 #ifdef __cplusplus
@@ -182,12 +183,46 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
  * one thread per output, split (any layout); softmax one block per line, one thread per
  * line. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
-       PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
+       PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
+/* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
+void ptl_cuda_kernel_emulation_ran(int which);
 /* The device launches (reduce.cu), workspace: plan->workspace_bytes of device memory. */
 int ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan,
                            void *workspace);
 int ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan);
+
+/* ---- layer norm, nll_loss and embedding (nn.cu; Note [CUDA nn kernels] in nn_plan.h) ---- */
+
+/* A launch of grid x nsplit blocks of `block` threads (grid-stride loops cover the rest);
+ * nsplit > 1 only for split column sums: block (x, y) takes rows [y chunk, (y + 1) chunk). */
+typedef struct PtlCudaNnPlan {
+    int32_t block;
+    int64_t grid, nsplit, chunk;
+} PtlCudaNnPlan;
+
+/* One block per row of `len` elements; one thread per element of n; one thread per column
+ * of n over m rows, split over the rows when the columns are too few to fill the device. */
+PtlCudaNnPlan ptl_cuda_rows_plan(int64_t rows, int64_t len, const PtlCudaReduceTuning *t);
+PtlCudaNnPlan ptl_cuda_elems_plan(int64_t n, const PtlCudaReduceTuning *t);
+PtlCudaNnPlan ptl_cuda_columns_plan(int64_t m, int64_t n, const PtlCudaReduceTuning *t);
+/* The rows each thread of the embedding backward owns in its column (V rows, D columns). */
+int64_t ptl_cuda_embedding_chunk(int64_t V, int64_t D, const PtlCudaReduceTuning *t);
+/* Run on the device, or emulated on the host while kernel emulation is on.  0, or -1 with
+ * an error set (a bad target or index: the CPU kernel's IndexError). */
+int ptl_cuda_layer_norm(const PtlDeviceLayerNormArgs *a);
+int ptl_cuda_nll(const PtlDeviceNllArgs *a);
+int ptl_cuda_embedding(const PtlDeviceEmbeddingArgs *a);
+/* The device launches (nn.cu).  ws: a zeroed device array of int64: the status word [2],
+ * the nll backward's total weight (a double) [1], then the embedding's row counts [V]. */
+/* ws: 2 n nsplit doubles of device memory for split column sums, else NULL */
+int ptl_cuda_layer_norm_launch(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *plan,
+                               double *ws);
+int ptl_cuda_nll_launch(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block,
+                        const PtlCudaNnPlan *elems, int64_t *ws);
+int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
+                              const PtlCudaNnPlan *elems, int64_t chunk, int64_t *ws);
 
 #ifdef __cplusplus
 }

@@ -100,4 +100,49 @@ ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan 
     (void)plan;
     return not_built();
 }
+
+int
+ptl_cuda_memcpy(void *dst, int dst_on_device, const void *src, int src_on_device,
+                size_t nbytes)
+{
+    (void)dst;
+    (void)dst_on_device;
+    (void)src;
+    (void)src_on_device;
+    (void)nbytes;
+    return not_built();
+}
+
+int
+ptl_cuda_layer_norm_launch(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *plan,
+                           double *ws)
+{
+    (void)a;
+    (void)plan;
+    (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_nll_launch(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block,
+                    const PtlCudaNnPlan *elems, int64_t *ws)
+{
+    (void)a;
+    (void)block;
+    (void)elems;
+    (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
+                          const PtlCudaNnPlan *elems, int64_t chunk, int64_t *ws)
+{
+    (void)a;
+    (void)count;
+    (void)elems;
+    (void)chunk;
+    (void)ws;
+    return not_built();
+}
 #endif

@@ -28,6 +28,9 @@ ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
     ptl_device_reduce_emulation = t != NULL;
     ptl_device_reduce_hook = ptl_cuda_reduce;
     ptl_device_softmax_hook = ptl_cuda_softmax;
+    ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
+    ptl_device_nll_hook = ptl_cuda_nll;
+    ptl_device_embedding_hook = ptl_cuda_embedding;
     if (t != NULL) {
         emulation_tuning = *t;
         memset(emulation_counts, 0, sizeof(emulation_counts));
@@ -38,6 +41,12 @@ void
 ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT])
 {
     memcpy(counts, emulation_counts, sizeof(emulation_counts));
+}
+
+void
+ptl_cuda_kernel_emulation_ran(int which)
+{
+    emulation_counts[which]++;
 }
 
 PtlCudaReduceTuning
@@ -163,10 +172,8 @@ warp_tree(int kind, int use_int, double p, PtlRedAcc *v)
     }
 }
 
-/* The block's combination of its threads' accumulators acc[0..block) (reduce.cu's
- * block_reduce): the total, which thread 0 holds there. */
-static PtlRedAcc
-block_tree(int kind, int use_int, double p, PtlRedAcc *acc, int block)
+PtlRedAcc
+ptl_cuda_block_tree(int kind, int use_int, double p, PtlRedAcc *acc, int block)
 {
     PtlRedAcc smem[PTL_CUDA_WARP];
     int nwarps = block / PTL_CUDA_WARP;
@@ -213,7 +220,8 @@ emulate_reduce(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan, PtlR
                     for (int64_t t = 0; t < block; t++) {
                         acc[t] = ptl_red_thread_acc(a->kind, a, o, r0, r1, t, block);
                     }
-                    PtlRedAcc total = block_tree(a->kind, a->use_int, a->p, acc, (int)block);
+                    PtlRedAcc total =
+                        ptl_cuda_block_tree(a->kind, a->use_int, a->p, acc, (int)block);
                     emit(a, plan, ws, o, y, &total);
                 }
                 continue;
@@ -257,12 +265,12 @@ emulate_softmax(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
                         acc[t] = ptl_softmax_thread_max(a, l, t, block);
                     }
                     shift = ptl_softmax_shift(
-                        block_tree(PTL_DEVICE_RED_MAX, 0, 0, acc, (int)block).a);
+                        ptl_cuda_block_tree(PTL_DEVICE_RED_MAX, 0, 0, acc, (int)block).a);
                 }
                 for (int64_t t = 0; t < block; t++) {
                     acc[t] = ptl_softmax_thread_sum(a, l, shift, t, block);
                 }
-                double sum = block_tree(PTL_DEVICE_RED_SUM, 0, 0, acc, (int)block).a;
+                double sum = ptl_cuda_block_tree(PTL_DEVICE_RED_SUM, 0, 0, acc, (int)block).a;
                 for (int64_t t = 0; t < block; t++) {
                     ptl_softmax_write(a, l, shift, sum, t, block);
                 }

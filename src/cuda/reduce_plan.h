@@ -325,6 +325,13 @@ ptl_red_finish_split(int kind, const PtlDeviceReduceArgs *a, const PtlRedAcc *ws
     ptl_red_finish(kind, a, &acc, o);
 }
 
+/* The block's combination of its threads' accumulators acc[0..block) on the host
+ * (reduce.cu's block_reduce, in its order): the total, which thread 0 holds there.  For the
+ * emulations (reduce_plan.c, nn_plan.c). */
+#ifndef __CUDACC__
+PtlRedAcc ptl_cuda_block_tree(int kind, int use_int, double p, PtlRedAcc *acc, int block);
+#endif
+
 /* ---- softmax: line l is (outer index l / inner, inner index l % inner); its n elements
  * are k * inner apart.  The forward's shift is the line's max (0 when it is -inf, so that
  * an all -inf line gives NaN as on the CPU), its sum the sum of exp(x - shift); the

@@ -366,6 +366,10 @@ static const int shared_with_cpu[] = {
     PTL_OP_var_mean_dim, PTL_OP_var_mean_correction, PTL_OP_std_mean, PTL_OP_std_mean_dim,
     PTL_OP_std_mean_correction, PTL_OP_norm_Scalar, PTL_OP_norm_ScalarOpt_dim, PTL_OP__softmax,
     PTL_OP__log_softmax, PTL_OP__softmax_backward_data, PTL_OP__log_softmax_backward_data,
+    /* layer norm, nll_loss and embedding: their last step takes device_nn.h's hooks (Note
+     * [CUDA nn kernels] in nn_plan.h) */
+    PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,
+    PTL_OP_nll_loss_nd_backward, PTL_OP_embedding, PTL_OP_embedding_dense_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
@@ -382,6 +386,9 @@ ptl_register_cuda_kernels(void)
     }
     ptl_device_reduce_hook = ptl_cuda_reduce;
     ptl_device_softmax_hook = ptl_cuda_softmax;
+    ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
+    ptl_device_nll_hook = ptl_cuda_nll;
+    ptl_device_embedding_hook = ptl_cuda_embedding;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
         return -1;

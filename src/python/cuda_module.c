@@ -172,9 +172,10 @@ py_launch_for_testing(PyObject *m, PyObject *args)
 }
 
 /* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,
- * min_chunk): reductions and softmax of CPU tensors run reduce.cu's kernels emulated on the
- * host under that tuning, until _cuda_kernel_emulation(None), which returns what ran (a
- * dict of counts by plan).  For the tests of the plans. */
+ * min_chunk): reductions, softmax, layer norm, nll_loss and embedding of CPU tensors run
+ * the CUDA kernels (reduce.cu, nn.cu) emulated on the host under that tuning, until
+ * _cuda_kernel_emulation(None), which returns what ran (a dict of counts by plan).  For the
+ * tests of the plans. */
 static PyObject *
 py_kernel_emulation(PyObject *m, PyObject *arg)
 {
@@ -185,12 +186,16 @@ py_kernel_emulation(PyObject *m, PyObject *arg)
         int64_t c[PTL_CUDA_EMU_COUNT];
         ptl_cuda_kernel_emulation_counts(c);
         ptl_cuda_set_kernel_emulation(NULL);
-        return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "block_per_output",
+        return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}", "block_per_output",
                              (long long)c[PTL_CUDA_EMU_ROWS], "thread_per_output",
                              (long long)c[PTL_CUDA_EMU_COLUMNS], "split",
                              (long long)c[PTL_CUDA_EMU_SPLIT], "softmax_block_per_line",
                              (long long)c[PTL_CUDA_EMU_SOFTMAX_ROWS], "softmax_thread_per_line",
-                             (long long)c[PTL_CUDA_EMU_SOFTMAX_LINES]);
+                             (long long)c[PTL_CUDA_EMU_SOFTMAX_LINES], "layer_norm",
+                             (long long)c[PTL_CUDA_EMU_LAYER_NORM], "layer_norm_split",
+                             (long long)c[PTL_CUDA_EMU_LAYER_NORM_SPLIT], "nll_loss",
+                             (long long)c[PTL_CUDA_EMU_NLL], "embedding",
+                             (long long)c[PTL_CUDA_EMU_EMBEDDING]);
     }
     if (!PyArg_ParseTuple(arg, "LLLL", &max_threads, &t.target_blocks, &t.max_grid,
                           &t.min_chunk)) {

@@ -3,7 +3,8 @@ src/cuda/reduce.cu, registered on the CUDA key by reduce.c and nn.c) against the
 every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in each float dtype,
 in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/`.cpu()` round trips and
 the factories on the device; every reduction over random dims and keepdim in every dtype it
-takes, and softmax, log_softmax and their backward over every dim. Each test skips, with the
+takes, softmax, log_softmax and their backward over every dim, and (src/cuda/nn.cu) layer
+norm, nll_loss / cross_entropy and embedding with their backward. Each test skips, with the
 reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
 with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
@@ -352,3 +353,94 @@ def test_softmax_half_to_float_and_dtype_arguments():
     check(ptl.softmax(x.cuda(), 1, dtype=ptl.float32), ptl.softmax(x, 1, dtype=ptl.float32))
     with pytest.raises(NotImplementedError, match="softmax_lastdim_kernel_impl"):
         ptl.softmax(ptl.arange(4, device="cuda"), 0)
+
+
+# ---- layer norm, nll_loss / cross_entropy and embedding (nn.cu; Note [CUDA nn kernels]) ----
+
+def cpu_and_device_leaves(t):
+    """t as a CPU leaf and a device leaf, both wanting their gradient."""
+    return t.detach().requires_grad_(True), t.detach().cuda().requires_grad_(True)
+
+
+def check_grads(cpu_leaves, dev_leaves):
+    for c, d in zip(cpu_leaves, dev_leaves):
+        if c is not None:
+            check(d.grad, c.grad)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_layer_norm_and_its_backward_match_the_cpu(dtype):
+    rng = np.random.default_rng(7)
+    # rows shorter than a warp, at a warp, across the 512-thread block; one row and many
+    for shape, k in (((6, 20), 1), ((3, 32), 1), ((4, 5, 33), 2), ((1, 1000), 1),
+                     ((2000, 64), 1), ((0, 8), 1), ((5, 4097), 1)):
+        ns = shape[-k:]
+        r = lambda *s: ptl.tensor(rng.standard_normal(s) * 2 + 0.5).to(dtype)  # noqa: E731
+        x, w, b = r(*shape), r(*ns), r(*ns)
+        for affine in (True, False):
+            xc, xd = cpu_and_device_leaves(x)
+            wc, wd = cpu_and_device_leaves(w) if affine else (None, None)
+            bc, bd = cpu_and_device_leaves(b) if affine else (None, None)
+            yc = ptl.nn.functional.layer_norm(xc, ns, wc, bc)
+            yd = ptl.nn.functional.layer_norm(xd, ns, wd, bd)
+            check(yd.detach(), yc.detach())
+            g = r(*shape)
+            yc.backward(g)
+            yd.backward(g.cuda())
+            check_grads([xc, wc, bc], [xd, wd, bd])
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nll_loss_and_cross_entropy_match_the_cpu(dtype):
+    rng = np.random.default_rng(8)
+    F = ptl.nn.functional
+    for shape in ((7,), (40, 5), (1000, 33), (4, 3, 6, 5), (0, 4)):
+        C = shape[0] if len(shape) == 1 else shape[1]
+        tshape = () if len(shape) == 1 else (shape[0],) + shape[2:]
+        x = ptl.tensor(rng.standard_normal(shape)).to(dtype)
+        t = ptl.tensor(rng.integers(0, C, size=tshape))
+        weight = ptl.tensor(rng.uniform(0.5, 2, C)).to(dtype)
+        for w in (None, weight):
+            for ignore in (-100, 1):
+                for reduction in ("none", "mean", "sum"):
+                    for fn in (F.nll_loss, F.cross_entropy):
+                        xc, xd = cpu_and_device_leaves(x)
+                        kw = dict(ignore_index=ignore, reduction=reduction)
+                        lc = fn(xc, t, weight=w, **kw)
+                        ld = fn(xd, t.cuda(), weight=None if w is None else w.cuda(), **kw)
+                        check(ld.detach(), lc.detach())
+                        g = ptl.tensor(rng.standard_normal(tuple(lc.shape))).to(dtype)
+                        lc.backward(g)
+                        ld.backward(g.cuda())
+                        check_grads([xc], [xd])
+    every = ptl.full((6,), 2, dtype=ptl.int64)
+    x = ptl.randn(6, 3).to(dtype)
+    check(F.nll_loss(x.cuda(), every.cuda(), ignore_index=2),
+          F.nll_loss(x, every, ignore_index=2))
+    with pytest.raises(IndexError, match="Target 3 is out of bounds."):
+        F.nll_loss(x.cuda(), ptl.tensor([0, 1, 3, 0, 0, 0]).cuda())
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [ptl.int64], ids=str)
+def test_embedding_and_its_backward_match_the_cpu(dtype):
+    rng = np.random.default_rng(9)
+    F = ptl.nn.functional
+    for V, D, L in ((10, 3, (7,)), (1000, 64, (8, 50)), (5, 700, (300,)), (50000, 16, (2, 9)),
+                    (4, 5, (0,))):
+        w = ptl.tensor(rng.standard_normal((V, D)) * 3).to(dtype)
+        idx = ptl.tensor(rng.integers(0, min(V, 6), size=L))   # repeated rows
+        for pad, scale in ((None, False), (1, False), (None, True), (2, True)):
+            if dtype == ptl.int64:
+                check(F.embedding(idx.cuda(), w.cuda(), padding_idx=pad),
+                      F.embedding(idx, w, padding_idx=pad))
+                continue
+            wc, wd = cpu_and_device_leaves(w)
+            oc = F.embedding(idx, wc, padding_idx=pad, scale_grad_by_freq=scale)
+            od = F.embedding(idx.cuda(), wd, padding_idx=pad, scale_grad_by_freq=scale)
+            check(od.detach(), oc.detach())
+            g = ptl.tensor(rng.standard_normal(tuple(oc.shape))).to(dtype)
+            oc.backward(g)
+            od.backward(g.cuda())
+            check_grads([wc], [wd])
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(ptl.tensor([0, 9]).cuda(), ptl.randn(4, 2).cuda())

@@ -24,6 +24,8 @@
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
+#include "device_nn.h"
+#include "device_reduce.h"
 #include "vec_math.h"
 #include "nn_common.h"
 
@@ -383,8 +385,10 @@ DEFINE_LN(f8_avx2, __attribute__((target("avx2"))), 1)
 #endif
 #undef DEFINE_LN
 
-/* The pass (forward, dx or dw of the arrays below) for the work dtype and this CPU */
-enum { LN_FORWARD, LN_BACKWARD_DX, LN_BACKWARD_DW };
+/* The pass (forward, dx or dw of the arrays below) for the work dtype and this CPU; the
+ * passes are numbered as device_nn.h's */
+enum { LN_FORWARD = PTL_DEVICE_LN_FORWARD, LN_BACKWARD_DX = PTL_DEVICE_LN_BACKWARD_DX,
+       LN_BACKWARD_DW = PTL_DEVICE_LN_BACKWARD_DW };
 
 static PtlParallelFn
 ln_pass(int pass, int f4)
@@ -492,6 +496,23 @@ ln_run(int64_t range, int64_t per_item, PtlParallelFn fn, LnJob *j)
     return rc;
 }
 
+int (*ptl_device_layer_norm_hook)(const PtlDeviceLayerNormArgs *a);
+
+/* The pass over the job: on the device for a CUDA tensor (or while the tests emulate the
+ * CUDA kernels: device_reduce.h), else on the CPU threads; range and per_item as ln_run's. */
+static int
+ln_dispatch(int pass, const PtlTensorImpl *x, PtlDtype work, LnJob *j, int64_t range,
+            int64_t per_item)
+{
+    if ((x->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+        ptl_device_layer_norm_hook != NULL) {
+        PtlDeviceLayerNormArgs a = {pass, work, j->x, j->w, j->b, j->dy, j->y, j->mean,
+                                    j->rstd, j->dx, j->dw, j->db, j->m, j->n, j->eps};
+        return ptl_device_layer_norm_hook(&a);
+    }
+    return ln_run(range, per_item, ln_pass(pass, work == PTL_DTYPE_FLOAT32), j);
+}
+
 /* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias,
  *                   float eps) -> (Tensor, Tensor, Tensor)
  * input [*, N...] -> out [*, N...], mean [*, 1...], rstd [*, 1...] */
@@ -519,8 +540,7 @@ native_layer_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                bc ? ptl_tensor_data(bc) : NULL, NULL, ptl_tensor_data(r[0]),
                ptl_tensor_data(r[1]), ptl_tensor_data(r[2]), NULL, NULL, NULL, m, n,
                ptl_iv_to_double(&s[4])};
-    if (!ptl_tensor_is_meta(x) &&
-        ln_run(m, n, ln_pass(LN_FORWARD, work == PTL_DTYPE_FLOAT32), &j) < 0) {
+    if (!ptl_tensor_is_meta(x) && ln_dispatch(LN_FORWARD, x, work, &j, m, n) < 0) {
         goto error;
     }
     /* mixed float16/bfloat16 input and float32 parameters: float32 mean and rstd */
@@ -596,13 +616,12 @@ native_layer_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
                ptl_tensor_data(in[0]), NULL, ptl_tensor_data(in[2]), ptl_tensor_data(in[3]),
                r[0] ? ptl_tensor_data(r[0]) : NULL, r[1] ? ptl_tensor_data(r[1]) : NULL,
                r[2] ? ptl_tensor_data(r[2]) : NULL, m, n, 0.0};
-    int f4 = work == PTL_DTYPE_FLOAT32;
     if (want[0] && m * n > 0 && !ptl_tensor_is_meta(x) &&
-        ln_run(m, n, ln_pass(LN_BACKWARD_DX, f4), &j) < 0) {
+        ln_dispatch(LN_BACKWARD_DX, x, work, &j, m, n) < 0) {
         goto error;
     }
     if ((want[1] || want[2]) && n > 0 && !ptl_tensor_is_meta(x) &&
-        ln_run(n, m, ln_pass(LN_BACKWARD_DW, f4), &j) < 0) {
+        ln_dispatch(LN_BACKWARD_DW, x, work, &j, n, m) < 0) {
         goto error;
     }
     PtlDtype out_dt[3] = {x->dtype, w != NULL ? w->dtype : x->dtype, b != NULL ? b->dtype : x->dtype};

@@ -17,6 +17,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../scalar_math.h"
+#include "device_nn.h"
 #include "device_reduce.h"
 #include "native.h"
 #include "nn_common.h"
@@ -631,6 +632,17 @@ softmax_int_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- nll_loss ---- */
 
+int (*ptl_device_nll_hook)(const PtlDeviceNllArgs *a);
+int (*ptl_device_embedding_hook)(const PtlDeviceEmbeddingArgs *a);
+
+/* 1 when t's kernel runs on the device through a set hook (has_hook): a CUDA tensor, or
+ * the tests' emulation of the CUDA kernels (device_reduce.h) */
+static int
+on_device(const PtlTensorImpl *t, int has_hook)
+{
+    return (t->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) && has_hook;
+}
+
 enum { RED_NONE = 0, RED_MEAN = 1, RED_SUM = 2 };
 
 /* The shapes of nll_loss_nd: input [N, C, S...] (or [C]), target [N, S...] (or []). */
@@ -785,6 +797,16 @@ nll_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_tensor_is_meta(out)) {
         goto done;
     }
+    if (on_device(x, ptl_device_nll_hook != NULL)) {
+        PtlDeviceNllArgs a = {0, d.x->dtype, ptl_tensor_data(d.x),
+                              (const int64_t *)ptl_tensor_data(d.t),
+                              d.w ? (const double *)ptl_tensor_data(d.w) : NULL, NULL,
+                              ptl_tensor_data(out), sh.N, sh.C, sh.S, red, ignore};
+        if (ptl_device_nll_hook(&a) < 0) {
+            goto error;
+        }
+        goto done;
+    }
     if ((wt = nll_weights(&d, &sh, ignore, &total)) == NULL) {
         goto error;
     }
@@ -844,6 +866,16 @@ nll_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     if (ptl_tensor_is_meta(gi)) {
+        goto done;
+    }
+    if (on_device(x, ptl_device_nll_hook != NULL)) {
+        PtlDeviceNllArgs a = {1, x->dtype, NULL, (const int64_t *)ptl_tensor_data(d.t),
+                              d.w ? (const double *)ptl_tensor_data(d.w) : NULL,
+                              (const double *)ptl_tensor_data(g), ptl_tensor_data(gi), sh.N,
+                              sh.C, sh.S, red, ignore};
+        if (ptl_device_nll_hook(&a) < 0) {
+            goto error;
+        }
         goto done;
     }
     if ((wt = nll_weights(&d, &sh, ignore, &total)) == NULL) {
@@ -1073,6 +1105,15 @@ embedding_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
     size_t row = ptl_tensor_itemsize(w) * (size_t)w->sizes[1];
+    if (!ptl_tensor_is_meta(out) && on_device(w, ptl_device_embedding_hook != NULL)) {
+        PtlDeviceEmbeddingArgs a = {0, w->dtype, 0, ptl_tensor_data(wc), iv,
+                                    ptl_tensor_data(out), numel, w->sizes[0], w->sizes[1],
+                                    -1, (int64_t)ptl_tensor_itemsize(w)};
+        if (ptl_device_embedding_hook(&a) < 0) {
+            goto error;
+        }
+        numel = 0;   /* gathered on the device */
+    }
     for (int64_t i = 0; i < numel && !ptl_tensor_is_meta(out); i++) {
         if (iv[i] < 0 || iv[i] >= w->sizes[0]) {
             ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
@@ -1138,6 +1179,14 @@ embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
     if (ptl_tensor_is_meta(acc)) {
         numel = 0;   /* no data to scatter: the shape is all */
+    }
+    else if (on_device(g, ptl_device_embedding_hook != NULL)) {
+        PtlDeviceEmbeddingArgs a = {1, g->dtype, scale, ptl_tensor_data(g), iv,
+                                    ptl_tensor_data(acc), numel, V, D, pad, 8};
+        if (ptl_device_embedding_hook(&a) < 0) {
+            goto error;
+        }
+        numel = 0;   /* accumulated on the device */
     }
     else {
         memset(av, 0, sizeof(double) * (size_t)(V * D));

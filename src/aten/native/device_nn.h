@@ -1,0 +1,60 @@
+/* device_nn.h -- how layer_norm.c and nn.c hand layer norm, nll_loss and embedding to the
+ * CUDA backend's kernels without including it: the backend (src/cuda/nn_plan.c) sets the
+ * hooks.  The argument checks, casts and contiguous copies stay the CPU kernels'; what
+ * arrives here is contiguous data.  See Note [CUDA nn kernels] in src/cuda/nn_plan.h. */
+#ifndef PTL_ATEN_NATIVE_DEVICE_NN_H
+#define PTL_ATEN_NATIVE_DEVICE_NN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { PTL_DEVICE_LN_FORWARD, PTL_DEVICE_LN_BACKWARD_DX, PTL_DEVICE_LN_BACKWARD_DW };
+
+/* layer_norm.c's job: m rows of n elements, float32 or float64 (dtype); w, b, dw, db may
+ * be NULL.  Forward: x, w, b -> y, mean, rstd.  Backward: dy, x, mean, rstd, w -> dx (pass
+ * DX) or dw, db (pass DW). */
+typedef struct PtlDeviceLayerNormArgs {
+    int32_t pass, dtype;
+    const char *x, *w, *b, *dy;
+    char *y, *mean, *rstd, *dx, *dw, *db;
+    int64_t m, n;
+    double eps;
+} PtlDeviceLayerNormArgs;
+
+/* nll_loss over input [N, C, S] (contiguous, dtype), target [N S] int64, weight [C] float64
+ * or NULL.  Forward: out float64, [N S] (reduction none) or [1].  Backward: grad float64
+ * ([N S] or [1]) -> out, the input gradient [N, C, S] in dtype. */
+typedef struct PtlDeviceNllArgs {
+    int32_t backward, dtype;
+    const char *x;
+    const int64_t *target;
+    const double *weight, *grad;
+    char *out;
+    int64_t N, C, S, reduction, ignore_index;
+} PtlDeviceNllArgs;
+
+/* embedding over L int64 indices.  Forward: src the weight [V, D] (contiguous, any dtype of
+ * itemsize bytes) -> out [L, D].  Backward: src the gradient [L, D] (float32 or float64:
+ * dtype) -> out float64 [V, D]; rows at padding_idx get nothing, scale divides each term by
+ * its row's count. */
+typedef struct PtlDeviceEmbeddingArgs {
+    int32_t backward, dtype, scale;
+    const char *src;
+    const int64_t *idx;
+    char *out;
+    int64_t L, V, D, padding_idx, itemsize;
+} PtlDeviceEmbeddingArgs;
+
+/* Set by the CUDA backend (NULL until then); 0, or -1 with an error set.  They run for CUDA
+ * tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
+extern int (*ptl_device_layer_norm_hook)(const PtlDeviceLayerNormArgs *a);
+extern int (*ptl_device_nll_hook)(const PtlDeviceNllArgs *a);
+extern int (*ptl_device_embedding_hook)(const PtlDeviceEmbeddingArgs *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
