@@ -1,6 +1,8 @@
 """CUDA benchmarks (run by tools/gpu_check.sh; skipped without a GPU): the caching
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
-installed PyTorch has CUDA.  Kernel benchmarks join this file with the CUDA kernels."""
+installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
+float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%).  Kernel benchmarks join this file
+with the CUDA kernels."""
 import pytest
 
 from pytorchlite import _C
@@ -61,3 +63,29 @@ def test_elementwise_add_float32(benchmark, impl):
         lib.add(a, b)
         sync()
     benchmark(add)
+
+
+GEMM_SIZE = 4096   # 2 * 4096^3 = 137 GFLOP per product
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64"])
+def test_gemm_square(benchmark, impl, dtype):
+    """a @ b on 4096 x 4096, synchronised (torch: cuBLAS; TF32 off, as PyTorch's default)."""
+    benchmark.group = f"mm {dtype} {GEMM_SIZE}^2, synchronised"
+    if impl == "pytorchlite":
+        import pytorchlite as lib
+        sync = lambda: _C._cuda_synchronize(0)   # noqa: E731
+    else:
+        lib = torch
+        sync = torch.cuda.synchronize
+    dt = getattr(lib, dtype)
+    a = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
+    b = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
+    lib.mm(a, b)
+    sync()
+
+    def mm():
+        lib.mm(a, b)
+        sync()
+    benchmark(mm)
