@@ -12,15 +12,7 @@
 
 #include "../c10/error.h"
 #include "gemm_plan.h"
-
-#define PTL_CUDA_CHECK_LAUNCH()                                                            \
-    do {                                                                                   \
-        cudaError_t err_ = cudaGetLastError();                                             \
-        if (err_ != cudaSuccess) {                                                         \
-            return ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: %s (%s:%d)",                \
-                                 cudaGetErrorString(err_), __FILE__, __LINE__);            \
-        }                                                                                  \
-    } while (0)
+#include "launch_check.h"
 
 __device__ inline double to_d(float v) { return v; }
 __device__ inline double to_d(double v) { return v; }
@@ -45,6 +37,32 @@ write_c(const PtlDeviceGemmArgs &a, int64_t cbo, int64_t sbo, int64_t row, int64
     ((T *)a.c)[cbo + row * a.crs + col * a.ccs] = from_d<T>(ptl_gemm_result(&a, acc, s));
 }
 
+// The block's part of one operand's tile for this k-step (is_b: B's, else A's): thread tid
+// loads the tile's elements tid, tid + THREADS, ... and hands put(i, j, value) their tile
+// coordinates, A's (row, k) or B's (k, column), with zero past the edges.
+template <typename T, int THREADS, typename Put>
+__device__ inline void
+load_tile(const PtlDeviceGemmArgs &a, const PtlCudaGemmPlan &q, int is_b, int64_t boff,
+          int64_t r0, int64_t c0, int tid, T zero, Put put)
+{
+    const T *src = (const T *)(is_b ? a.b : a.a);
+    const int count = q.bk * (is_b ? q.bn : q.bm);
+#pragma unroll 4
+    for (int e = tid; e < count; e += THREADS) {
+        int i, j;
+        int64_t off;
+        if (is_b) {
+            ptl_gemm_tile_b(&q, e, &i, &j);
+            off = ptl_gemm_b_at(&a, boff, r0 + i, c0 + j);
+        }
+        else {
+            ptl_gemm_tile_a(&q, e, &i, &j);
+            off = ptl_gemm_a_at(&a, boff, r0 + i, c0 + j);
+        }
+        put(i, j, off < 0 ? zero : src[off]);
+    }
+}
+
 // SIMT block tile BM x BN, k-tile BK, TM x TN per thread; T the dtype, accumulated in T
 template <typename T, int BM, int BN, int BK, int TM, int TN>
 __global__ void
@@ -62,7 +80,6 @@ gemm_simt(PtlDeviceGemmArgs a, PtlCudaGemmPlan p)
     q.tm = TM;
     q.tn = TN;
     q.threads = THREADS;
-    const T *A = (const T *)a.a, *B = (const T *)a.b;
     for (int64_t z = blockIdx.z; z < a.batch; z += gridDim.z) {
         const int64_t abo = ptl_gemm_batch_offset(&a, a.a_bs, z);
         const int64_t bbo = ptl_gemm_batch_offset(&a, a.b_bs, z);
@@ -70,20 +87,10 @@ gemm_simt(PtlDeviceGemmArgs a, PtlCudaGemmPlan p)
             const int64_t row0 = y * BM, col0 = (int64_t)blockIdx.x * BN;
             T acc[TM][TN] = {};
             for (int64_t k0 = 0; k0 < a.k; k0 += BK) {
-#pragma unroll
-                for (int e = tid; e < BM * BK; e += THREADS) {
-                    int r, kk;
-                    ptl_gemm_tile_a(&q, e, &r, &kk);
-                    int64_t off = ptl_gemm_a_at(&a, abo, row0 + r, k0 + kk);
-                    ta[kk][r] = off < 0 ? (T)0 : A[off];
-                }
-#pragma unroll
-                for (int e = tid; e < BK * BN; e += THREADS) {
-                    int kk, cn;
-                    ptl_gemm_tile_b(&q, e, &kk, &cn);
-                    int64_t off = ptl_gemm_b_at(&a, bbo, k0 + kk, col0 + cn);
-                    tb[kk][cn] = off < 0 ? (T)0 : B[off];
-                }
+                load_tile<T, THREADS>(a, q, 0, abo, row0, k0, tid, (T)0,
+                                      [&](int r, int kk, T v) { ta[kk][r] = v; });
+                load_tile<T, THREADS>(a, q, 1, bbo, k0, col0, tid, (T)0,
+                                      [&](int kk, int cn, T v) { tb[kk][cn] = v; });
                 __syncthreads();
 #pragma unroll
                 for (int kk = 0; kk < BK; kk++) {
@@ -138,7 +145,6 @@ gemm_tensor_core(PtlDeviceGemmArgs a, PtlCudaGemmPlan p)
     q.bn = BN;
     q.bk = BK;
     q.threads = THREADS;
-    const T *A = (const T *)a.a, *B = (const T *)a.b;
     const T zero = from_d<T>(0.0);
     for (int64_t z = blockIdx.z; z < a.batch; z += gridDim.z) {
         const int64_t abo = ptl_gemm_batch_offset(&a, a.a_bs, z);
@@ -151,20 +157,10 @@ gemm_tensor_core(PtlDeviceGemmArgs a, PtlCudaGemmPlan p)
                 wmma::fill_fragment(acc[f / 2][f % 2], 0.0f);
             }
             for (int64_t k0 = 0; k0 < a.k; k0 += BK) {
-#pragma unroll 4
-                for (int e = tid; e < BM * BK; e += THREADS) {
-                    int r, kk;
-                    ptl_gemm_tile_a(&q, e, &r, &kk);
-                    int64_t off = ptl_gemm_a_at(&a, abo, row0 + r, k0 + kk);
-                    ta[r][kk] = off < 0 ? zero : A[off];
-                }
-#pragma unroll 4
-                for (int e = tid; e < BK * BN; e += THREADS) {
-                    int kk, cn;
-                    ptl_gemm_tile_b(&q, e, &kk, &cn);
-                    int64_t off = ptl_gemm_b_at(&a, bbo, k0 + kk, col0 + cn);
-                    tb[kk][cn] = off < 0 ? zero : B[off];
-                }
+                load_tile<T, THREADS>(a, q, 0, abo, row0, k0, tid, zero,
+                                      [&](int r, int kk, T v) { ta[r][kk] = v; });
+                load_tile<T, THREADS>(a, q, 1, bbo, k0, col0, tid, zero,
+                                      [&](int kk, int cn, T v) { tb[kk][cn] = v; });
                 __syncthreads();
 #pragma unroll
                 for (int ks = 0; ks < BK; ks += 16) {

@@ -10,16 +10,8 @@
 
 #include "../c10/error.h"
 #include "cuda_api.h"
+#include "launch_check.h"
 #include "reduce_plan.h"
-
-#define PTL_CUDA_CHECK_LAUNCH()                                                            \
-    do {                                                                                   \
-        cudaError_t err_ = cudaGetLastError();                                             \
-        if (err_ != cudaSuccess) {                                                         \
-            return ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: %s (%s:%d)",                \
-                                 cudaGetErrorString(err_), __FILE__, __LINE__);            \
-        }                                                                                  \
-    } while (0)
 
 __device__ inline PtlRedAcc
 shfl_down(PtlRedAcc v, int offset)
