@@ -1,6 +1,8 @@
 """CUDA benchmarks (run by tools/gpu_check.sh; skipped without a GPU): the caching
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
-installed PyTorch has CUDA.  Kernel benchmarks join this file with the CUDA kernels."""
+installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
+float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%).  Kernel benchmarks join this file
+with the CUDA kernels."""
 import pytest
 
 from pytorchlite import _C
@@ -38,6 +40,25 @@ def test_caching_allocator_cycle(benchmark, impl, nbytes):
     benchmark(cycle)
 
 
+def library(impl):
+    """The module (pytorchlite or torch) and its device synchronisation."""
+    if impl == "pytorchlite":
+        import pytorchlite
+        return pytorchlite, lambda: _C._cuda_synchronize(0)
+    return torch, torch.cuda.synchronize
+
+
+def run_synchronised(benchmark, fn, sync):
+    """Times fn() up to the device's completion, after one warm-up call."""
+    fn()
+    sync()
+
+    def call():
+        fn()
+        sync()
+    benchmark(call)
+
+
 ADD_NUMEL = 1 << 26   # float32: 256 MiB per operand, 768 MiB moved per add
 
 
@@ -46,18 +67,22 @@ def test_elementwise_add_float32(benchmark, impl):
     """a + b on 2^26 float32, synchronised: the contiguous vectorised path (issue 15's target
     is 90% of HBM bandwidth: 768 MiB per call)."""
     benchmark.group = "elementwise add float32 2^26, synchronised"
-    if impl == "pytorchlite":
-        import pytorchlite as lib
-        sync = lambda: _C._cuda_synchronize(0)   # noqa: E731
-    else:
-        lib = torch
-        sync = torch.cuda.synchronize
+    lib, sync = library(impl)
     a = lib.ones(ADD_NUMEL, device="cuda")
     b = lib.ones(ADD_NUMEL, device="cuda")
-    lib.add(a, b)
-    sync()
+    run_synchronised(benchmark, lambda: lib.add(a, b), sync)
 
-    def add():
-        lib.add(a, b)
-        sync()
-    benchmark(add)
+
+GEMM_SIZE = 4096   # 2 * 4096^3 = 137 GFLOP per product
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16", "float64"])
+def test_gemm_square(benchmark, impl, dtype):
+    """a @ b on 4096 x 4096, synchronised (torch: cuBLAS; TF32 off, as PyTorch's default)."""
+    benchmark.group = f"mm {dtype} {GEMM_SIZE}^2, synchronised"
+    lib, sync = library(impl)
+    dt = getattr(lib, dtype)
+    a = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
+    b = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
+    run_synchronised(benchmark, lambda: lib.mm(a, b), sync)

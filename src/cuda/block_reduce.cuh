@@ -1,23 +1,14 @@
 // block_reduce.cuh -- the combination of a block's accumulators through warp shuffles and
 // shared memory (a fixed tree: Note [CUDA reduction plan] in reduce_plan.h), which
-// ptl_cuda_block_tree in reduce_plan.c runs on the host, and the launch check; shared by
-// reduce.cu and nn.cu.
+// ptl_cuda_block_tree in reduce_plan.c runs on the host; shared by reduce.cu and nn.cu.
 #ifndef PTL_CUDA_BLOCK_REDUCE_CUH
 #define PTL_CUDA_BLOCK_REDUCE_CUH
 
 #include <cuda_runtime.h>
 
 #include "../c10/error.h"
+#include "launch_check.h"
 #include "reduce_plan.h"
-
-#define PTL_CUDA_CHECK_LAUNCH()                                                            \
-    do {                                                                                   \
-        cudaError_t err_ = cudaGetLastError();                                             \
-        if (err_ != cudaSuccess) {                                                         \
-            return ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: %s (%s:%d)",                \
-                                 cudaGetErrorString(err_), __FILE__, __LINE__);            \
-        }                                                                                  \
-    } while (0)
 
 __device__ inline PtlRedAcc
 shfl_down(PtlRedAcc v, int offset)

@@ -1,6 +1,7 @@
 /* cuda_stub.c -- the CUDA entry points of a CPU-only build (no nvcc): CUDA is never
  * available.  With nvcc, runtime.cu provides them and this file compiles to nothing. */
 #include "cuda_api.h"
+#include "gemm_plan.h"
 
 #include "../c10/error.h"
 
@@ -143,6 +144,14 @@ ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *
     (void)elems;
     (void)chunk;
     (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_gemm_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *plan)
+{
+    (void)a;
+    (void)plan;
     return not_built();
 }
 #endif

@@ -6,6 +6,7 @@
  * makes CUDA available where a device is present.  The reductions and softmax share the CPU
  * kernels (shared_with_cpu).  A CPU-only build registers nothing. */
 #include "cuda_api.h"
+#include "gemm_plan.h"
 
 #include <string.h>
 
@@ -355,9 +356,11 @@ init_device(PtlDevice *device)
     return 0;
 }
 
-/* The reductions and the softmax family run their CPU kernel on the CUDA key too: its
- * argument handling (dtypes, dims, PyTorch's errors) is the CPU's, and its last step hands
- * the plan to reduce.cu through device_reduce.h's hooks (Note [CUDA reduction plan]). */
+/* The reductions, the softmax family and the matrix products run their CPU kernel on the
+ * CUDA key too: its argument handling (dtypes, dims, PyTorch's errors) is the CPU's, and its
+ * last step hands the plan to reduce.cu through device_reduce.h's hooks (Note [CUDA
+ * reduction plan]) or the product to gemm.cu through device_gemm.h's (Note [CUDA GEMM
+ * plan]). */
 static const int shared_with_cpu[] = {
     PTL_OP_sum, PTL_OP_sum_dim_IntList, PTL_OP_nansum, PTL_OP_mean, PTL_OP_mean_dim,
     PTL_OP_prod, PTL_OP_prod_dim_int, PTL_OP_amax, PTL_OP_amin, PTL_OP_max, PTL_OP_min,
@@ -370,6 +373,9 @@ static const int shared_with_cpu[] = {
      * [CUDA nn kernels] in nn_plan.h) */
     PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,
     PTL_OP_nll_loss_nd_backward, PTL_OP_embedding, PTL_OP_embedding_dense_backward,
+    /* the matrix products: device_gemm.h's hook */
+    PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_addmm, PTL_OP_baddbmm, PTL_OP_addmv, PTL_OP_mv,
+    PTL_OP_dot,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
@@ -389,6 +395,7 @@ ptl_register_cuda_kernels(void)
     ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
     ptl_device_nll_hook = ptl_cuda_nll;
     ptl_device_embedding_hook = ptl_cuda_embedding;
+    ptl_device_gemm_hook = ptl_cuda_gemm;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
         return -1;

@@ -7,6 +7,7 @@
 #include "ptlpy.h"
 
 #include "../cuda/cuda_api.h"
+#include "../cuda/gemm_plan.h"
 
 static PyObject *
 py_current_device(PyObject *m, PyObject *unused)
@@ -212,8 +213,37 @@ py_kernel_emulation(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* _cuda_gemm_emulation((sms, max_grid_yz)): matrix products of CPU tensors run gemm.cu's
+ * kernels emulated on the host, planned for a device of sms multiprocessors and a grid of at
+ * most max_grid_yz blocks in y and z, until _cuda_gemm_emulation(None), which returns what
+ * ran (a dict of counts by kernel).  For the tests of the plan. */
+static PyObject *
+py_gemm_emulation(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long long sms, max_grid;
+    if (arg == Py_None) {
+        int64_t c[PTL_CUDA_GEMM_KINDS];
+        ptl_cuda_gemm_emulation_counts(c);
+        ptl_cuda_set_gemm_emulation(0, 0);
+        return Py_BuildValue("{s:L,s:L,s:L}", "simt_large", (long long)c[PTL_CUDA_GEMM_SIMT_LARGE],
+                             "simt_small", (long long)c[PTL_CUDA_GEMM_SIMT_SMALL], "tensor_core",
+                             (long long)c[PTL_CUDA_GEMM_TENSOR_CORE]);
+    }
+    if (!PyArg_ParseTuple(arg, "LL", &sms, &max_grid)) {
+        return NULL;
+    }
+    if (sms < 1 || max_grid < 1 || max_grid > PTL_CUDA_GEMM_MAX_GRID_YZ) {
+        PyErr_SetString(PyExc_ValueError, "sms must be positive and max_grid_yz in [1, 65535]");
+        return NULL;
+    }
+    ptl_cuda_set_gemm_emulation(sms, max_grid);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef cuda_functions[] = {
     {"_cuda_kernel_emulation", py_kernel_emulation, METH_O, NULL},
+    {"_cuda_gemm_emulation", py_gemm_emulation, METH_O, NULL},
     {"_cuda_current_device", py_current_device, METH_NOARGS, NULL},
     {"_cuda_set_device", py_set_device, METH_O, NULL},
     {"_cuda_synchronize", py_synchronize, METH_O, NULL},

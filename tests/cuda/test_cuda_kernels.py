@@ -3,8 +3,10 @@ src/cuda/reduce.cu, registered on the CUDA key by reduce.c and nn.c) against the
 every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in each float dtype,
 in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/`.cpu()` round trips and
 the factories on the device; every reduction over random dims and keepdim in every dtype it
-takes, softmax, log_softmax and their backward over every dim, and (src/cuda/nn.cu) layer
-norm, nll_loss / cross_entropy and embedding with their backward. Each test skips, with the
+takes, softmax, log_softmax and their backward over every dim, (src/cuda/nn.cu) layer norm,
+nll_loss / cross_entropy and embedding with their backward, and the matrix products
+(src/cuda/gemm.cu: mm, addmm, bmm, baddbmm, matmul, linear, mv, dot) in every float dtype
+with each operand transposed or not, across the tiles' edges. Each test skips, with the
 reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
 with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
@@ -444,3 +446,64 @@ def test_embedding_and_its_backward_match_the_cpu(dtype):
             check_grads([wc], [wd])
     with pytest.raises(IndexError, match="index out of range in self"):
         F.embedding(ptl.tensor([0, 9]).cuda(), ptl.randn(4, 2).cuda())
+
+
+def gemm_check(cuda_result, cpu_result, k):
+    """A product against the CPU kernel's: float16 and bfloat16 round the float32 sums, and
+    both sides' summation orders differ, so the tolerance grows with sqrt(k)."""
+    assert cuda_result.device.type == "cuda" and cuda_result.dtype == cpu_result.dtype
+    want = as_np(cpu_result)
+    tol = TOL[cpu_result.dtype]
+    scale = np.sqrt(max(k, 1)) * (np.abs(want).max() if want.size else 1.0) + 1.0
+    np.testing.assert_allclose(as_np(cuda_result), want, rtol=tol, atol=tol * scale)
+
+
+def gemm_operand(rng, shape, dtype, transposed):
+    base = rng.standard_normal(shape)
+    if transposed:
+        return ptl.tensor(np.swapaxes(base, -1, -2).copy()).to(dtype).transpose(-1, -2)
+    return ptl.tensor(base).to(dtype)
+
+
+GEMM_SHAPES = [(1, 1, 1), (63, 65, 15), (64, 64, 16), (65, 63, 33), (129, 130, 17),
+               (300, 257, 100), (7, 3, 0), (0, 5, 4)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True), (True, True)])
+def test_matrix_products_match_the_cpu(dtype, ta, tb):
+    rng = np.random.default_rng(7)
+    for m, n, k in GEMM_SHAPES:
+        a, b = gemm_operand(rng, (m, k), dtype, ta), gemm_operand(rng, (k, n), dtype, tb)
+        c = gemm_operand(rng, (n,), dtype, False)
+        gemm_check(ptl.mm(a.cuda(), b.cuda()), ptl.mm(a, b), k)
+        gemm_check(ptl.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5, alpha=2.0),
+                   ptl.addmm(c, a, b, beta=0.5, alpha=2.0), k)
+        for batch in (0, 1, 3):
+            ba = gemm_operand(rng, (batch, m, k), dtype, ta)
+            bb = gemm_operand(rng, (batch, k, n), dtype, tb)
+            bc = gemm_operand(rng, (batch, m, n), dtype, False)
+            gemm_check(ptl.bmm(ba.cuda(), bb.cuda()), ptl.bmm(ba, bb), k)
+            gemm_check(ptl.baddbmm(bc.cuda(), ba.cuda(), bb.cuda(), beta=-1.0, alpha=0.5),
+                       ptl.baddbmm(bc, ba, bb, beta=-1.0, alpha=0.5), k)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_matmul_linear_mv_dot_match_the_cpu(dtype):
+    rng = np.random.default_rng(8)
+    a = gemm_operand(rng, (2, 3, 33, 70), dtype, True)
+    b = gemm_operand(rng, (3, 70, 65), dtype, False)
+    gemm_check(ptl.matmul(a.cuda(), b.cuda()), ptl.matmul(a, b), 70)
+    x, w = gemm_operand(rng, (9, 70), dtype, False), gemm_operand(rng, (66, 70), dtype, False)
+    bias, v = gemm_operand(rng, (66,), dtype, False), gemm_operand(rng, (70,), dtype, False)
+    linear = ptl.nn.functional.linear
+    gemm_check(linear(x.cuda(), w.cuda(), bias.cuda()), linear(x, w, bias), 70)
+    gemm_check(ptl.mv(w.cuda(), v.cuda()), ptl.mv(w, v), 70)
+    gemm_check(ptl.dot(v.cuda(), v.cuda()), ptl.dot(v, v), 70)
+
+
+def test_matrix_products_repeat_exactly_and_refuse_integers():
+    a, b = ptl.randn(513, 300).cuda(), ptl.randn(300, 257).cuda()
+    assert ptl.equal(ptl.mm(a, b).cpu(), ptl.mm(a, b).cpu())
+    with pytest.raises(NotImplementedError, match="\"addmm_cuda\" not implemented for 'Long'"):
+        ptl.mm(ptl.ones((2, 2), dtype=ptl.int64).cuda(), ptl.ones((2, 2), dtype=ptl.int64).cuda())

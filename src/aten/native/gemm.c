@@ -58,6 +58,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../tensor_iterator.h"
+#include "device_gemm.h"
 #include "gemm.h"
 
 /* A row-major B is also read in place by products of up to 64 rows when a K block of it spans
@@ -1143,6 +1144,53 @@ ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int
     return m == 0 || n == 0 ? 0 : gemm_run(&pr);
 }
 
+int (*ptl_device_gemm_hook)(const PtlDeviceGemmArgs *a);
+int ptl_device_gemm_emulation;
+
+/* A CUDA product (or, under emulation, a CPU one) handed to the backend's kernels with its
+ * geometry; the kernels read every stride themselves (Note [CUDA GEMM plan]). */
+static int
+device_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta,
+            PtlTensorImpl *src)
+{
+    PtlDeviceGemmArgs g;
+    int off = c->dim - 2;
+    if (ptl_device_gemm_hook == NULL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "gemm: the CUDA backend is not registered");
+    }
+    src = src != NULL ? src : c;
+    memset(&g, 0, sizeof(g));
+    g.dtype = c->dtype;
+    g.nbd = off;
+    g.batch = 1;
+    for (int d = 0; d < off; d++) {
+        g.bsizes[d] = c->sizes[d];
+        g.batch *= c->sizes[d];
+        g.a_bs[d] = a->strides[d];
+        g.b_bs[d] = b->strides[d];
+        g.c_bs[d] = c->strides[d];
+        g.s_bs[d] = src->strides[d];
+    }
+    g.m = c->sizes[off];
+    g.n = c->sizes[off + 1];
+    g.k = a->sizes[off + 1];
+    g.a = ptl_tensor_data(a);
+    g.b = ptl_tensor_data(b);
+    g.c = ptl_tensor_data(c);
+    g.s = ptl_tensor_data(src);
+    g.ars = a->strides[off];
+    g.acs = a->strides[off + 1];
+    g.brs = b->strides[off];
+    g.bcs = b->strides[off + 1];
+    g.crs = c->strides[off];
+    g.ccs = c->strides[off + 1];
+    g.srs = src->strides[off];
+    g.scs = src->strides[off + 1];
+    g.alpha = alpha;
+    g.beta = beta;
+    return g.batch == 0 || g.m == 0 || g.n == 0 ? 0 : ptl_device_gemm_hook(&g);
+}
+
 int
 ptl_gemm(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha, double beta)
 {
@@ -1175,6 +1223,9 @@ ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double alpha,
     }
     if (ptl_tensor_is_meta(c)) {   /* shapes only: Note [Meta kernels] in meta.c */
         return 0;
+    }
+    if (c->device.type == PTL_DEVICE_CUDA || ptl_device_gemm_emulation) {
+        return device_gemm(c, a, b, alpha, beta, src);
     }
     pr.e = e;
     pr.pack_a = pr.pack_b = e->pack[c->dtype];

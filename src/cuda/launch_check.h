@@ -1,0 +1,20 @@
+// launch_check.h -- the check after a kernel launch in the .cu launchers: a launch error
+// (bad configuration, no kernel image for the device) becomes the project's error and the
+// launcher returns -1; a fault inside a kernel surfaces at the next synchronising call.
+#ifndef PTL_CUDA_LAUNCH_CHECK_H
+#define PTL_CUDA_LAUNCH_CHECK_H
+
+#include <cuda_runtime.h>
+
+#include "../c10/error.h"
+
+#define PTL_CUDA_CHECK_LAUNCH()                                                            \
+    do {                                                                                   \
+        cudaError_t err_ = cudaGetLastError();                                             \
+        if (err_ != cudaSuccess) {                                                         \
+            return ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: %s (%s:%d)",                \
+                                 cudaGetErrorString(err_), __FILE__, __LINE__);            \
+        }                                                                                  \
+    } while (0)
+
+#endif
