@@ -194,29 +194,21 @@ ptl_clamp_i(int64_t x, int64_t lo, int64_t hi)
  * one is picked by a bit mask, so the loops vectorise: a branch on a weight tensor's
  * |w| < 0.5 mispredicts, and GCC turns a floating-point select back into one (it may not
  * compute a side speculatively under -ftrapping-math). */
-PTL_HD static inline double
-ptl_lerp_d(double a, double b, double w)
-{
-    double d = b - a, lo = a + w * d, hi = b - d * (1.0 - w), r;
-    uint64_t l, h, m = 0 - (uint64_t)(fabs(w) < 0.5);
-    memcpy(&l, &lo, sizeof l);
-    memcpy(&h, &hi, sizeof h);
-    h = (l & m) | (h & ~m);
-    memcpy(&r, &h, sizeof r);
-    return r;
-}
-
-PTL_HD static inline float
-ptl_lerp_f(float a, float b, float w)
-{
-    float d = b - a, lo = a + w * d, hi = b - d * (1.0f - w), r;
-    uint32_t l, h, m = 0 - (uint32_t)(fabsf(w) < 0.5f);
-    memcpy(&l, &lo, sizeof l);
-    memcpy(&h, &hi, sizeof h);
-    h = (l & m) | (h & ~m);
-    memcpy(&r, &h, sizeof r);
-    return r;
-}
+#define PTL_DEFINE_LERP(NAME, T, U, FABS)                                                 \
+    PTL_HD static inline T                                                                \
+    NAME(T a, T b, T w)                                                                   \
+    {                                                                                     \
+        T d = b - a, lo = a + w * d, hi = b - d * ((T)1 - w), r;                          \
+        U l, h, m = 0 - (U)(FABS(w) < (T)0.5);                                            \
+        memcpy(&l, &lo, sizeof l);                                                        \
+        memcpy(&h, &hi, sizeof h);                                                        \
+        h = (l & m) | (h & ~m);                                                           \
+        memcpy(&r, &h, sizeof r);                                                         \
+        return r;                                                                         \
+    }
+PTL_DEFINE_LERP(ptl_lerp_d, double, uint64_t, fabs)
+PTL_DEFINE_LERP(ptl_lerp_f, float, uint32_t, fabsf)
+#undef PTL_DEFINE_LERP
 
 /* ---- division family.  Integer formulas take b != 0 (the loops check) and compute in
  * int64_t; INT64_MIN / -1 wraps instead of trapping (PyTorch's CPU kernel traps). ---- */
