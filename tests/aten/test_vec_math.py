@@ -222,8 +222,8 @@ def _gelu_grad_ref(g, x):
 
 def test_gelu_float32_accuracy():
     # below -7 the double formulas (used there, as before) lose 1 + erf to cancellation
-    x = np.concatenate([np.linspace(-7, 8, 40001), np.random.default_rng(6).standard_normal(
-        50001) * 3]).astype(np.float32)
+    x = np.concatenate([np.linspace(-7, 16, 60001), np.random.default_rng(6).standard_normal(
+        50001) * 3, [-5.5, -3, -1e-30, 1e-30, 12.999999, 13, 13.000001, 1e30]]).astype(np.float32)
     x64 = x.astype(np.float64)
     assert_close(F.gelu(ptl.tensor(x)), _gelu_ref(x64), dtype=ptl.float32, rtol=2e-6,
                  atol=1e-12)
@@ -232,6 +232,39 @@ def test_gelu_float32_accuracy():
     # cdf and x pdf cancel near x = -0.75: an absolute error of a few float ulps of |g| / 4
     assert_close(got, _gelu_grad_ref(g.astype(np.float64), x64), rtol=2e-6,
                  atol=1e-7 * np.abs(g).max())
+
+
+def test_gelu_constants_are_the_fit_tools():
+    """The CDF polynomial in activation.c is what tools/fit_gelu_cdf.py fits, and the fit is
+    as accurate in float as the Note says."""
+    import importlib.util
+    import re
+    spec = importlib.util.spec_from_file_location("fit", os.path.join(ROOT, "tools",
+                                                                      "fit_gelu_cdf.py"))
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    src = open(os.path.join(ROOT, "src", "aten", "native", "activation.c")).read()
+    p = float(re.search(r"#define GELU_P ([-0-9.e+]+)f", src).group(1))
+    body = re.search(r"gelu_cdf_coef\[\] = \{([^}]*)\}", src).group(1)
+    coef = [float(c.strip().rstrip("f")) for c in body.split(",")]
+    assert np.float32(p) == fit.P
+    np.testing.assert_allclose(coef, fit.fit(), rtol=1e-4, atol=1e-6)
+    x = np.linspace(0, fit.XMAX, 20001).astype(np.float32)
+    got = fit.horner_float32(np.float32(coef), fit.u_of(x).astype(np.float64))
+    assert np.abs(got / fit.half_erfcx(x.astype(np.float64)) - 1).max() < 4e-7
+
+
+def test_gelu_clamp_gives_the_double_formulas_answer():
+    # the vector CDF clamps |x| at 13 (Note [Vector activations]); beyond it gelu is x and
+    # its derivative 1, and at +inf the derivative is cdf + inf * 0 = nan, as in double
+    x = np.array([12.5, 13, 13.5, 20, 1e4, 1e30, 3e38, np.inf] * 3, np.float32)
+    y = F.gelu(ptl.tensor(x)).numpy()
+    np.testing.assert_array_equal(y[x >= 13], x[x >= 13])
+    dy = ptl.ops.aten.gelu_backward(ptl.ones(x.size), ptl.tensor(x)).numpy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        ref = _gelu_grad_ref(1.0, x.astype(np.float64)).astype(np.float32)
+    assert np.isnan(ref[x == np.inf]).all()
+    np.testing.assert_array_equal(dy, ref)
 
 
 def test_gelu_backward_broadcast_grad_and_strided():

@@ -335,6 +335,25 @@ ptl_vm_tail_mask_pd(int64_t n)
 #define PTL_VM_NORMAL_LO_pd -707.0
 #define PTL_VM_NORMAL_HI_pd 709.0
 #define PTL_VM_DEFINE_VECTOR_EXP(S)                                                       \
+    /* e^x = y 2^n for x in [LO, HI]: returns y, n in *n_out */                           \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_exp_reduced_##S(PTL_VT(S) xc, PTL_VT(S) *n_out) \
+    {                                                                                     \
+        PTL_VT(S) n = PTL_VROUND(S, PTL_V(S, mul)(xc, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LOG2E)))); \
+        PTL_VT(S) r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LN2_HI)), xc);  \
+        r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LN2_LO)), r);             \
+        PTL_VT(S) p = ptl_vm_poly_##S(r, PTL_VK(S, ptl_vm_exp_coef),                      \
+                                      PTL_VM_COUNT(PTL_VK(S, ptl_vm_exp_coef)));          \
+        PTL_VT(S) y = PTL_V(S, fmadd)(p, PTL_V(S, mul)(r, r), r);                         \
+        *n_out = n;                                                                       \
+        return PTL_V(S, add)(y, PTL_V(S, set1)(1));                                       \
+    }                                                                                     \
+    /* e^x for x its caller knows to lie in [NORMAL_LO, NORMAL_HI]: the same bits as      \
+     * ptl_vm_exp there, without the clamps and the lane check */                         \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_exp_normal_##S(PTL_VT(S) x)               \
+    {                                                                                     \
+        PTL_VT(S) n, y = ptl_vm_exp_reduced_##S(x, &n);                                   \
+        return PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n));                                     \
+    }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_exp_##S(PTL_VT(S) x)                      \
     {                                                                                     \
         const PTL_VT(S) hi = PTL_V(S, set1)(PTL_VK(S, PTL_VM_HI));                        \
@@ -343,13 +362,7 @@ ptl_vm_tail_mask_pd(int64_t n)
             S, PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, PTL_VM_NORMAL_LO)), _CMP_GE_OQ),   \
             PTL_VCMP(S, x, PTL_V(S, set1)(PTL_VK(S, PTL_VM_NORMAL_HI)), _CMP_LE_OQ));     \
         PTL_VT(S) xc = PTL_V(S, max)(PTL_V(S, min)(x, hi), lo);                           \
-        PTL_VT(S) n = PTL_VROUND(S, PTL_V(S, mul)(xc, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LOG2E)))); \
-        PTL_VT(S) r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LN2_HI)), xc);  \
-        r = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VK(S, PTL_VM_LN2_LO)), r);             \
-        PTL_VT(S) p = ptl_vm_poly_##S(r, PTL_VK(S, ptl_vm_exp_coef),                      \
-                                      PTL_VM_COUNT(PTL_VK(S, ptl_vm_exp_coef)));          \
-        PTL_VT(S) y = PTL_V(S, fmadd)(p, PTL_V(S, mul)(r, r), r);                         \
-        y = PTL_V(S, add)(y, PTL_V(S, set1)(1));                                          \
+        PTL_VT(S) n, y = ptl_vm_exp_reduced_##S(xc, &n);                                  \
         if (PTL_VBITS(S, inside) == (1 << PTL_VLANES(S)) - 1) {                           \
             return PTL_V(S, mul)(y, ptl_vm_pow2i_##S(n));                                 \
         }                                                                                 \
