@@ -116,19 +116,6 @@ sigmoid_factor(PtlTensorImpl *r)
     return f;
 }
 
-/* (r > 0) from r = relu(x) */
-static PtlTensorImpl *
-relu_factor(PtlTensorImpl *r)
-{
-    PtlTensorImpl *zero = ptl_wrapped_int(0), *f;
-    if (zero == NULL) {
-        return NULL;
-    }
-    f = op2(PTL_OP_gt_Tensor, r, zero);
-    ptl_decref(zero);
-    return f;
-}
-
 static PtlTensorImpl *
 sign_of(PtlTensorImpl *x)
 {
@@ -193,7 +180,6 @@ UNARY_BACKWARD(sin_backward, cos_of)
 UNARY_BACKWARD(cos_backward, neg_sin_of)
 UNARY_BACKWARD(tanh_backward, tanh_factor)
 UNARY_BACKWARD(sigmoid_backward, sigmoid_factor)
-UNARY_BACKWARD(relu_backward, relu_factor)
 UNARY_BACKWARD(reciprocal_backward, reciprocal_factor)
 UNARY_BACKWARD(square_backward, twice)
 #undef UNARY_BACKWARD
