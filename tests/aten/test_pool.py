@@ -150,6 +150,26 @@ def test_max_pool2d_ties_and_nan_float32():
         np.testing.assert_array_equal(i.numpy(), ri)
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("hw", [(2, 2), (3, 3), (26, 26), (11, 40), (7, 33), (64, 17)])
+def test_max_pool2d_2x2_path(hw, dtype, threads):
+    # Note [2x2 max pooling]: kernel 2, stride 2, no padding; small integers make ties in
+    # every window position, with NaN and -inf sprinkled in, on 1 and 2 threads over planes
+    rng = np.random.default_rng(hw[0] * 100 + hw[1])
+    a = rng.integers(-2, 3, (5, 7) + hw).astype(np.float64)
+    a[rng.random(a.shape) < 0.05] = np.nan
+    a[rng.random(a.shape) < 0.05] = -np.inf
+    a[0, 0] = -np.inf
+    a[0, 1] = np.nan
+    x = ptl.tensor(a).to(dtype)
+    y, i = F.max_pool2d(x, 2, return_indices=True)
+    ry, ri = ref_max_pool2d(a, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    assert_close(y, ry, dtype=dtype, equal_nan=True)
+    np.testing.assert_array_equal(i.numpy(), ri)
+    y3, i3 = F.max_pool3d(x.unsqueeze(2), (1, 2, 2), return_indices=True)
+    np.testing.assert_array_equal(i3.squeeze(2).numpy(), ri)
+
+
 def test_max_pool2d_ties_nan_match_torch():
     a = np.array([[1, 1, 2, 2, 0, 5, 5, 5, 5], [1, 1, 2, 2, 0, 5, 5, 5, 5],
                   [3, np.nan, 3, 3, 3, 3, 1, np.nan, np.nan], [np.nan, 4, np.nan, 4, 4, 4, 4, 1, 1],

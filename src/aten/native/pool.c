@@ -268,6 +268,56 @@ max_cols(const PoolPlan *p, int f8, const char *x, int64_t row, int64_t q, char 
     }
 }
 
+/* Note [2x2 max pooling]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * max_pool2d(2) -- 2x2 windows at stride 2, no padding or dilation, every window inside
+ * the image -- is the pooling of most CNNs, and the walk of Note [Pooling rows] spends
+ * four read-modify-write passes of the output and its int64 indices on it.  max_2x2 takes
+ * each output's four candidates straight from its two input rows instead, in the window's
+ * row-major order with the same rule (`v > max || isnan(v)`, the first candidate taken as
+ * it stands: -inf there leaves the window's start as the index, as the walk does), so the
+ * maxima and indices are the walk's, bit for bit; gcc vectorizes the loop over a row. */
+#define DEFINE_MAX_2X2(T, SUF)                                                               \
+    PTL_LOOP_CLONES static void                                                              \
+    max_2x2_##SUF(const T *restrict x, int64_t iw, T *restrict m, int64_t *restrict mi,      \
+                  int64_t oh, int64_t ow)                                                    \
+    {                                                                                        \
+        for (int64_t oy = 0; oy < oh; oy++, m += ow, mi += ow) {                             \
+            const T *r0 = x + 2 * oy * iw, *r1 = r0 + iw;                                    \
+            const int64_t base = 2 * oy * iw;                                                \
+            for (int64_t ox = 0; ox < ow; ox++) {                                            \
+                T best = r0[2 * ox], v = r0[2 * ox + 1];                                     \
+                int64_t k = 0;                                                               \
+                int take = v > best || v != v;                                               \
+                best = take ? v : best;                                                      \
+                k = take ? 1 : k;                                                            \
+                v = r1[2 * ox];                                                              \
+                take = v > best || v != v;                                                   \
+                best = take ? v : best;                                                      \
+                k = take ? iw : k;                                                           \
+                v = r1[2 * ox + 1];                                                          \
+                take = v > best || v != v;                                                   \
+                best = take ? v : best;                                                      \
+                k = take ? iw + 1 : k;                                                       \
+                m[ox] = best;                                                                \
+                mi[ox] = base + 2 * ox + k;                                                  \
+            }                                                                                \
+        }                                                                                    \
+    }
+DEFINE_MAX_2X2(float, f4)
+DEFINE_MAX_2X2(double, f8)
+#undef DEFINE_MAX_2X2
+
+/* Note [2x2 max pooling]'s case: a 2-D plan of 2x2 windows at stride 2, all interior */
+static int
+is_max_2x2(const PoolPlan *p)
+{
+    return p->in[0] == 1 && p->out[0] == 1 && p->iy.k == 2 && p->ix.k == 2 &&
+           p->iy.step == 2 && p->ix.step == 2 && p->iy.pad == 0 && p->ix.pad == 0 &&
+           p->dil[1] == 1 && p->dil[2] == 1 && p->iy.lo == 0 && p->iy.hi == p->out[1] &&
+           p->ix.lo == 0 && p->ix.hi == p->out[2];
+}
+
 /* max pooling of planes [b, e): the interior rows go all at once when all their outputs
  * are interior, the others output row by output row (Note [Pooling rows]) */
 static inline int
@@ -278,6 +328,19 @@ max_fwd(const PoolJob *j, int f8, int64_t b, int64_t e)
     int64_t isz = p->in[0] * p->in[1] * p->in[2], ih = p->in[1], iw = p->in[2];
     int64_t osz = p->out[0] * p->out[1] * p->out[2], oh = p->out[1], ow = p->out[2];
     int whole = p->ix.lo == 0 && p->ix.hi == ow;
+    if (is_max_2x2(p)) {
+        for (int64_t pl = b; pl < e; pl++) {
+            if (f8) {
+                max_2x2_f8((const double *)j->x + pl * isz, iw, (double *)j->y + pl * osz,
+                           j->idx + pl * osz, oh, ow);
+            }
+            else {
+                max_2x2_f4((const float *)j->x + pl * isz, iw, (float *)j->y + pl * osz,
+                           j->idx + pl * osz, oh, ow);
+            }
+        }
+        return 0;
+    }
     int64_t ylo = whole ? p->iy.lo : 0, yhi = whole ? p->iy.hi : 0;
     for (int64_t pl = b; pl < e; pl++) {
         const char *x = j->x + pl * isz * es;
