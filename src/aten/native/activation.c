@@ -19,17 +19,24 @@
 #include "unary_loops.h"
 #include "vec_math.h"
 
-/* The loop of a formula CALL of x (the last input, d[LAST]) and g (d[1], the incoming
- * gradient of a backward loop; a forward loop has LAST = 1 and no g).  On contiguous
- * operands the loop reads plain arrays and p through a restrict pointer (nothing here
- * writes the parameters), so gcc keeps p[] in registers and turns the select formulas
- * (threshold's, leaky_relu's, hardtanh's backward) into vector blends instead of a branch
- * per element, which random signs mispredict half the time (Note [Loop clones]). */
+/* Note [Select formulas]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * The loop of a formula CALL of x (the last input, d[LAST]) and g (d[1], the incoming
+ * gradient of a backward loop; a forward loop has LAST = 1 and no g); p is a copy of the
+ * parameters (extra is always act_cpu's double[4]).  Piecewise formulas (relu's and
+ * threshold's backward, leaky_relu, hardtanh, the shrinks, hardswish) must not branch per
+ * element: on random signs the branch mispredicts half the time, 5-7 ns an element.  So
+ * the parameters are locals (no load that only one side of a select would make), the
+ * loop reads contiguous operands as plain arrays, and every formula computes each of its
+ * pieces unconditionally and then selects (gcc will not speculate a floating multiply out
+ * of a branch, since it may trap): gcc then vectorizes them into compares and blends
+ * (Note [Loop clones]), with the same results as the branches. */
 #define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, LAST, CALL)                          \
     PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
-        const double *restrict p = (const double *)extra;                                 \
+        const double *e = (const double *)extra;                                          \
+        const double p[4] = {e[0], e[1], e[2], e[3]};                                     \
         (void)p;                                                                          \
         if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[LAST] == sizeof(T)) {             \
             T *o = (T *)d[0];                                                             \
@@ -78,6 +85,33 @@
 
 /* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
 
+/* hardtanh: x below lo is lo, then above hi is hi (nan stays nan); min_val > max_val is
+ * refused before, so both compares can run on every element */
+static inline double
+hardtanh_d(double x, double lo, double hi)
+{
+    double t = x < lo ? lo : x;
+    return t > hi ? hi : t;
+}
+
+/* softshrink: x - lambd above lambd, x + lambd below -lambd, 0 * x (signed zero, nan for
+ * nan) between; the shift is chosen, then applied to every element */
+static inline double
+softshrink_d(double x, double lambd)
+{
+    int up = x > lambd, down = x < -lambd;
+    double moved = x + (up ? -lambd : lambd);
+    return up | down ? moved : 0.0 * x;
+}
+
+/* ptl_hardswish_grad_d's values: the factor is chosen, the product taken everywhere */
+static inline double
+hardswish_grad_d(double g, double x)
+{
+    double v = g * (x < 3.0 ? x / 3.0 + 0.5 : 1.0);
+    return x <= -3.0 ? 0.0 : v;
+}
+
 #define GELU_F(X, P) ptl_gelu_d((X), (P)[0] != 0)
 #define GELU_G(G, X, P) ptl_gelu_grad_d((G), (X), (P)[0] != 0)
 #define SILU_F(X, P) ((X) * ptl_sigmoid_d(X))
@@ -87,21 +121,21 @@
 #define ELU_F(X, P) ptl_elu_d((X), (P)[0], (P)[1], (P)[2])
 #define ELU_G(G, X, P) ptl_elu_grad_d((G), (X), (P)[0], (P)[1], (P)[2])
 #define ELU_RG(G, Y, P) ptl_elu_result_grad_d((G), (Y), (P)[0], (P)[1], (P)[2])
-#define LEAKY_F(X, P) ((X) > 0 ? (X) : (X) * (P)[0])
-#define LEAKY_G(G, X, P) ((X) > 0 ? (G) : (G) * (P)[0])
-#define HARDTANH_F(X, P) ((X) < (P)[0] ? (P)[0] : (X) > (P)[1] ? (P)[1] : (X))
+#define LEAKY_F(X, P) ((X) * ((X) > 0 ? 1.0 : (P)[0]))
+#define LEAKY_G(G, X, P) ((G) * ((X) > 0 ? 1.0 : (P)[0]))
+#define HARDTANH_F(X, P) hardtanh_d((X), (P)[0], (P)[1])
 #define HARDTANH_G(G, X, P) ((X) <= (P)[0] || (X) >= (P)[1] ? 0.0 : (G))
 #define SOFTPLUS_F(X, P) ptl_softplus_d((X), (P)[0], (P)[1])
 #define SOFTPLUS_G(G, X, P) ptl_softplus_grad_d((G), (X), (P)[0], (P)[1])
 #define HARDSWISH_F(X, P) ptl_hardswish_d(X)
-#define HARDSWISH_G(G, X, P) ptl_hardswish_grad_d((G), (X))
+#define HARDSWISH_G(G, X, P) hardswish_grad_d((G), (X))
 #define HARDSIGMOID_F(X, P) ptl_hardsigmoid_d(X)
-#define HARDSIGMOID_G(G, X, P) ((X) > -3.0 && (X) < 3.0 ? (G) / 6.0 : 0.0)
+#define HARDSIGMOID_G(G, X, P) ((((X) > -3.0) & ((X) < 3.0) ? (G) : 0.0) / 6.0)
 #define LOGSIG_F(X, P) ptl_log_sigmoid_d(X)
 #define LOGSIG_G(G, X, P) ((G) * ptl_sigmoid_d(-(X)))
-#define SOFTSHRINK_F(X, P) ((X) > (P)[0] ? (X) - (P)[0] : (X) < -(P)[0] ? (X) + (P)[0] : 0.0 * (X))
-#define SHRINK_G(G, X, P) ((X) >= -(P)[0] && (X) <= (P)[0] ? 0.0 : (G))
-#define HARDSHRINK_F(X, P) ((X) >= -(P)[0] && (X) <= (P)[0] ? 0.0 : (X))
+#define SOFTSHRINK_F(X, P) softshrink_d((X), (P)[0])
+#define SHRINK_G(G, X, P) (((X) >= -(P)[0]) & ((X) <= (P)[0]) ? 0.0 : (G))
+#define HARDSHRINK_F(X, P) (((X) >= -(P)[0]) & ((X) <= (P)[0]) ? 0.0 : (X))
 #define THRESHOLD_F(X, P) ((X) <= (P)[0] ? (P)[1] : (X))
 #define THRESHOLD_G(G, X, P) ptl_threshold_grad_d((G), (X), (P)[0])
 
@@ -389,43 +423,64 @@ typedef struct ActKernel {
     int nparams;
     int param_slot[3];
     const char *kname;      /* the kernel PyTorch's dtype error names; NULL: "<op>_cpu" */
+    unsigned in_dtype;      /* bit j: p[j] is a bound the input is compared with */
 } ActKernel;
 
 /* [*] -> [*] (forward) and [*], [*] -> [*] (backward) */
 static const ActKernel act_table[] = {
-    {PTL_OP__gelu, gelu_fast_loops, 1, 1, {1}, "GeluKernelImpl"},
-    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL},
-    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL},
-    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL},
-    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL},
-    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL},
-    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL},
-    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL},
-    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL},
-    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL},
-    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL},
-    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL},
-    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL},
-    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL},
-    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL},
-    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL},
-    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL},
-    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL},
-    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL},
-    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL},
-    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL},
-    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL},
-    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL},
-    {PTL_OP_log_sigmoid, log_sigmoid_loops, 1, 0, {0}, NULL},
-    {PTL_OP_log_sigmoid_backward, log_sigmoid_grad_loops, 2, 0, {0}, NULL},
-    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check"},
-    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL},
-    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL},
-    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL},
-    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL},
-    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL},
-    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL},
+    {PTL_OP__gelu, gelu_fast_loops, 1, 1, {1}, "GeluKernelImpl", 0},
+    {PTL_OP_silu, silu_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_silu_, silu_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_silu_backward, silu_grad_loops, 2, 0, {0}, NULL, 0},
+    {PTL_OP_mish, mish_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_mish_, mish_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_mish_backward, mish_grad_loops, 2, 0, {0}, NULL, 0},
+    {PTL_OP_elu, elu_loops, 1, 3, {1, 2, 3}, NULL, 0},
+    {PTL_OP_elu_, elu_loops, 1, 3, {1, 2, 3}, NULL, 0},
+    {PTL_OP_leaky_relu, leaky_relu_loops, 1, 1, {1}, NULL, 0},
+    {PTL_OP_leaky_relu_, leaky_relu_loops, 1, 1, {1}, NULL, 0},
+    {PTL_OP_leaky_relu_backward, leaky_relu_grad_loops, 2, 1, {2}, NULL, 0},
+    {PTL_OP_hardtanh, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3},
+    {PTL_OP_hardtanh_, hardtanh_all_loops, 1, 2, {1, 2}, NULL, 3},
+    {PTL_OP_hardtanh_backward, hardtanh_grad_loops, 2, 2, {2, 3}, NULL, 3},
+    {PTL_OP_softplus, softplus_loops, 1, 2, {1, 2}, NULL, 0},
+    {PTL_OP_softplus_backward, softplus_grad_loops, 2, 2, {2, 3}, NULL, 0},
+    {PTL_OP_hardswish, hardswish_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_hardswish_, hardswish_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_hardswish_backward, hardswish_grad_loops, 2, 0, {0}, NULL, 0},
+    {PTL_OP_hardsigmoid, hardsigmoid_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_hardsigmoid_, hardsigmoid_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_hardsigmoid_backward, hardsigmoid_grad_loops, 2, 0, {0}, NULL, 0},
+    {PTL_OP_log_sigmoid, log_sigmoid_loops, 1, 0, {0}, NULL, 0},
+    {PTL_OP_log_sigmoid_backward, log_sigmoid_grad_loops, 2, 0, {0}, NULL, 0},
+    {PTL_OP_softshrink, softshrink_loops, 1, 1, {1}, "softshrink_check", 1},
+    {PTL_OP_softshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1},
+    {PTL_OP_hardshrink, hardshrink_loops, 1, 1, {1}, NULL, 1},
+    {PTL_OP_hardshrink_backward, shrink_grad_loops, 2, 1, {2}, NULL, 1},
+    {PTL_OP_threshold, threshold_all_loops, 1, 2, {1, 2}, NULL, 3},
+    {PTL_OP_threshold_, threshold_all_loops, 1, 2, {1, 2}, NULL, 3},
+    {PTL_OP_threshold_backward, threshold_grad_loops, 2, 1, {2}, NULL, 1},
 };
+
+/* A parameter as PyTorch's kernels see it: a bound the input is compared with in the
+ * input's dtype (Scalar.to<scalar_t>: threshold(0.1) keeps a float32 0.1f), any other in
+ * float for the float32, float16 and bfloat16 inputs (their opmath type) and in double
+ * for float64; integer inputs keep the double. */
+static double
+act_param(double v, PtlDtype dt, int in_dtype)
+{
+    if (dt == PTL_DTYPE_FLOAT32 || ((dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16) &&
+                                    !in_dtype)) {
+        return (double)(float)v;
+    }
+    if (dt == PTL_DTYPE_FLOAT16) {
+        return (double)ptl_half_to_f(ptl_f_to_half((float)v));
+    }
+    if (dt == PTL_DTYPE_BFLOAT16) {
+        return (double)ptl_bf16_to_f(ptl_f_to_bf16((float)v));
+    }
+    return v;
+}
 
 /* The table-driven kernel of every op in act_table. */
 static int
@@ -438,8 +493,9 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if ((int)a->id != op->id) {
             continue;
         }
+        PtlDtype dt = s[0].tag == PTL_IV_TENSOR ? s[0].u.t->dtype : PTL_DTYPE_FLOAT64;
         for (int j = 0; j < a->nparams; j++) {
-            p[j] = ptl_iv_to_double(&s[a->param_slot[j]]);
+            p[j] = act_param(ptl_iv_to_double(&s[a->param_slot[j]]), dt, (a->in_dtype >> j) & 1);
         }
         return ptl_pointwise_named(op, s, a->ninputs, a->ninputs == 1 ? fwd_inputs : grad_inputs,
                                    ptl_iter_config(), a->loops, p, a->kname);

@@ -145,14 +145,6 @@ threshold_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return pointwise_grad(n, gi, go, PTL_OP_threshold_backward, 1, param1, ptl_iv_none());
 }
 
-/* relu and relu_ (result saved): threshold_backward(g, result, 0), PyTorch's formula: one
- * pass, where g * (result > 0) took a comparison and a mixed-dtype multiply */
-int
-relu_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
-{
-    return pointwise_grad(n, gi, go, PTL_OP_threshold_backward, 0, no_params, ptl_iv_int(0));
-}
-
 /* grads_out[0] = elu_backward(g, alpha, scale, input_scale, is_result, saved slot 0) */
 static int
 elu_grad(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, PtlIValue alpha, PtlIValue scale,

@@ -167,6 +167,24 @@ neg_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return NEEDS(0) ? put(n, go, 0, op1(PTL_OP_neg, gi[0])) : 0;
 }
 
+/* relu and relu_ (result saved): threshold_backward(g, result, 0), PyTorch's formula: one
+ * pass, where g * (result > 0) took a comparison and a mixed-dtype multiply */
+int
+relu_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    PtlTensorImpl *r;
+    if (!NEEDS(0)) {
+        return 0;
+    }
+    if (saved(n, 0, &r) < 0) {
+        return -1;
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_tensor(r), ptl_iv_int(0)};
+    int rc = put(n, go, 0, callv(PTL_OP_threshold_backward, 3, a));
+    ptl_decref(r);
+    return rc;
+}
+
 #define UNARY_BACKWARD(NAME, MAKE)                                        \
     int                                                                   \
     NAME(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)              \

@@ -1,0 +1,183 @@
+"""The piecewise activations of Note [Select formulas] (src/aten/native/activation.c): each
+piece is computed on every element and then selected, so that the contiguous loops vectorize
+into compares and blends.  Their results must be those of the formulas taken branch by
+branch: checked bit for bit (signed zeros and NaN included) against NumPy float64 on values
+at and around every kink, NaN, infinities and signed zeros, on contiguous operands (the
+vector loops), strided ones (the scalar loops) and lengths around the vector widths.  The
+parameters here are exact in float32, since PyTorch rounds them to float32 (or to the
+input's dtype) first, and so do we: test_bounds_are_compared_in_the_input_dtype."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from helpers import torch
+
+KINKS = [-3.0, 3.0, -1.0, 1.0, -0.5, 0.5, 0.1, 2.0, 0.0, -0.0, 1e-30, -1e-30, np.nan,
+         np.inf, -np.inf, 6.0, -6.0]
+
+
+def inputs(n=301, seed=0):
+    """x: every kink and its float32 neighbours, then random values; g: random with NaN,
+    infinities and signed zeros mixed in."""
+    rng = np.random.default_rng(seed)
+    ks = np.array(KINKS, np.float32)
+    near = np.concatenate([ks, np.nextafter(ks, np.float32(np.inf)),
+                           np.nextafter(ks, np.float32(-np.inf))])
+    x = np.concatenate([near, (rng.standard_normal(n) * 3).astype(np.float32)])
+    g = (rng.standard_normal(x.size) * 2).astype(np.float32)
+    g[rng.integers(0, x.size, 12)] = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0] * 2
+    return x.astype(np.float64), g.astype(np.float64)
+
+
+def leaky(x, a):
+    return np.where(x > 0, x, x * a)
+
+
+FORWARD = {
+    "leaky_relu": (lambda A, t: A.leaky_relu(t, 2 ** -6), lambda x: leaky(x, 2 ** -6)),
+    "leaky_relu_negative_slope": (lambda A, t: A.leaky_relu(t, -0.25), lambda x: leaky(x, -0.25)),
+    "hardtanh": (lambda A, t: A.hardtanh(t, -1.0, 1.0),
+                 lambda x: np.where(np.where(x < -1, -1, x) > 1, 1, np.where(x < -1, -1, x))),
+    "relu6": (lambda A, t: A.hardtanh(t, 0.0, 6.0),
+              lambda x: np.where(np.where(x < 0, 0, x) > 6, 6, np.where(x < 0, 0, x))),
+    "hardsigmoid": (lambda A, t: A.hardsigmoid(t),
+                    lambda x: np.where(x + 3 < 0, 0, np.where(x + 3 > 6, 6, x + 3)) / 6),
+    "hardswish": (lambda A, t: A.hardswish(t),
+                  lambda x: x * np.where(x + 3 < 0, 0, np.where(x + 3 > 6, 6, x + 3)) / 6),
+    "softshrink": (lambda A, t: A.softshrink(t, 0.5),
+                   lambda x: np.where(x > 0.5, x - 0.5, np.where(x < -0.5, x + 0.5, 0 * x))),
+    "hardshrink": (lambda A, t: A.hardshrink(t, 0.5),
+                   lambda x: np.where((x >= -0.5) & (x <= 0.5), 0.0, x)),
+    "threshold": (lambda A, t: A.threshold(t, 0.25, 20.0),
+                  lambda x: np.where(x <= 0.25, 20.0, x)),
+}
+
+BACKWARD = {
+    "threshold_backward": (lambda A, g, t: A.threshold_backward(g, t, 0),
+                           lambda g, x: np.where(x <= 0, 0.0, g)),
+    "leaky_relu_backward": (lambda A, g, t: A.leaky_relu_backward(g, t, 2 ** -6, False),
+                            lambda g, x: np.where(x > 0, g, g * 2 ** -6)),
+    "hardtanh_backward": (lambda A, g, t: A.hardtanh_backward(g, t, -1.0, 1.0),
+                          lambda g, x: np.where((x <= -1) | (x >= 1), 0.0, g)),
+    "hardsigmoid_backward": (lambda A, g, t: A.hardsigmoid_backward(g, t),
+                             lambda g, x: np.where((x > -3) & (x < 3), g, 0.0) / 6),
+    "hardswish_backward": (lambda A, g, t: A.hardswish_backward(g, t),
+                           lambda g, x: np.where(x <= -3, 0.0,
+                                                 np.where(x < 3, g * (x / 3 + 0.5), g))),
+    "softshrink_backward": (lambda A, g, t: A.softshrink_backward(g, t, 0.5),
+                            lambda g, x: np.where((x >= -0.5) & (x <= 0.5), 0.0, g)),
+    "hardshrink_backward": (lambda A, g, t: A.hardshrink_backward(g, t, 0.5),
+                            lambda g, x: np.where((x >= -0.5) & (x <= 0.5), 0.0, g)),
+}
+
+
+def assert_same_bits(got, ref):
+    got, ref = np.asarray(got), np.asarray(ref)
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan], ref[~nan])
+    np.testing.assert_array_equal(np.signbit(got[~nan]), np.signbit(ref[~nan]))
+
+
+def layouts(a, dtype):
+    """The contiguous array, and a strided view holding the same values."""
+    t = ptl.tensor(a).to(dtype)
+    wide = ptl.zeros(a.size * 2, dtype=dtype)
+    wide[::2] = t
+    return [("contiguous", t), ("strided", wide[::2])]
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("name", sorted(FORWARD))
+def test_forward_pieces(name, dtype):
+    op, ref = FORWARD[name]
+    x, _ = inputs()
+    x = x.astype(np.float32).astype(np.float64) if dtype == ptl.float32 else x
+    np_dtype = np.float32 if dtype == ptl.float32 else np.float64
+    with np.errstate(invalid="ignore", over="ignore"):
+        expect = ref(x).astype(np_dtype)
+    for layout, t in layouts(x, dtype):
+        got = op(ptl.ops.aten, t)
+        assert got.dtype == dtype, layout
+        assert_same_bits(got.numpy(), expect)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("name", sorted(BACKWARD))
+def test_backward_pieces(name, dtype):
+    op, ref = BACKWARD[name]
+    x, g = inputs(seed=1)
+    np_dtype = np.float32 if dtype == ptl.float32 else np.float64
+    x, g = x.astype(np_dtype).astype(np.float64), g.astype(np_dtype).astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        expect = ref(g, x).astype(np_dtype)
+    for (layout, tx), (_, tg) in zip(layouts(x, dtype), layouts(g, dtype)):
+        got = op(ptl.ops.aten, tg, tx)
+        assert_same_bits(got.numpy(), expect)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 31, 33])
+def test_lengths_around_vector_widths(n):
+    x, g = inputs(n=n, seed=n)
+    x, g = x[-n:], g[-n:]
+    for name in ("leaky_relu", "hardtanh", "softshrink"):
+        op, ref = FORWARD[name]
+        assert_same_bits(op(ptl.ops.aten, ptl.tensor(x.astype(np.float32))).numpy(),
+                         ref(x.astype(np.float32).astype(np.float64)).astype(np.float32))
+    op, ref = BACKWARD["hardswish_backward"]
+    xf, gf = x.astype(np.float32), g.astype(np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        expect = ref(gf.astype(np.float64), xf.astype(np.float64)).astype(np.float32)
+    assert_same_bits(op(ptl.ops.aten, ptl.tensor(gf), ptl.tensor(xf)).numpy(), expect)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [(ptl.float32, np.float32),
+                                            (ptl.float64, np.float64),
+                                            (ptl.float16, np.float16)])
+def test_bounds_are_compared_in_the_input_dtype(dtype, np_dtype):
+    # PyTorch converts threshold, hardtanh's and the shrinks' bounds to the input's dtype
+    # before comparing: float32 0.1f <= threshold 0.1 holds there, though 0.1f > 0.1
+    for t in (0.1, 0.1001, 1 / 3, 2.7):
+        b = np_dtype(t)
+        x = np.array([np.nextafter(b, np_dtype(-np.inf)), b, np.nextafter(b, np_dtype(np.inf))],
+                     np_dtype)
+        tx = ptl.tensor(x.astype(np.float64)).to(dtype)
+        got = ptl.ops.aten.threshold(tx, t, 20.0).to(ptl.float64).numpy()
+        np.testing.assert_array_equal(got, np.where(x <= b, 20.0, x).astype(np.float64))
+        got = ptl.ops.aten.threshold_backward(ptl.ones(3, dtype=dtype), tx, t)
+        np.testing.assert_array_equal(got.to(ptl.float64).numpy(), np.where(x <= b, 0.0, 1.0))
+        got = ptl.ops.aten.hardtanh(tx, -1.0, t).to(ptl.float64).numpy()
+        np.testing.assert_array_equal(got, np.minimum(x, b).astype(np.float64))
+        got = ptl.ops.aten.hardshrink(tx, t).to(ptl.float64).numpy()
+        np.testing.assert_array_equal(got, np.where(x <= b, 0.0, x).astype(np.float64))
+        if torch is not None:
+            tt = torch.tensor(x)
+            np.testing.assert_array_equal(
+                ptl.ops.aten.threshold(tx, t, 20.0).to(ptl.float64).numpy(),
+                torch.ops.aten.threshold(tt, t, 20.0).double().numpy())
+
+
+def test_hardtanh_op_with_min_above_max_is_clamp():
+    # F.hardtanh refuses min_val > max_val; the aten op does not and, as PyTorch's clamp,
+    # gives max_val everywhere but NaN
+    got = ptl.ops.aten.hardtanh(ptl.tensor([-5.0, 0.0, 1.5, 5.0, np.nan]), 2.0, 1.0).numpy()
+    assert_same_bits(got, np.array([1.0, 1.0, 1.0, 1.0, np.nan], np.float32))
+    with pytest.raises(ValueError, match="min_val cannot be greater than max_val"):
+        ptl.nn.functional.hardtanh(ptl.tensor([1.0]), 2.0, 1.0)
+
+
+@pytest.mark.torch_ref
+@pytest.mark.parametrize("name", sorted(FORWARD) + sorted(BACKWARD))
+def test_finite_values_match_torch(name):
+    x, g = inputs(seed=2)
+    # below 1e30: at FLT_MAX, hardswish's x * 6 overflows in PyTorch's float arithmetic,
+    # not in our double (Note [Select formulas]'s loops compute in double)
+    finite = (np.abs(x) < 1e30) & np.isfinite(g)
+    x, g = x[finite].astype(np.float32), g[finite].astype(np.float32)
+    results = []
+    for lib in (ptl, torch):
+        if name in FORWARD:
+            results.append(FORWARD[name][0](lib.ops.aten, lib.tensor(x)).numpy())
+        else:
+            results.append(BACKWARD[name][0](lib.ops.aten, lib.tensor(g), lib.tensor(x)).numpy())
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=0)
