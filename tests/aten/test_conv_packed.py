@@ -4,7 +4,10 @@ gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itsel
 against NumPy and PyTorch in test_conv.py), across every threshold of their blocking:
 
 - windows: one per input channel and phase of the stride read (1 for stride 1, up to 4 for
-  stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer);
+  stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer), or compact ones, one
+  per column offset of the kernel and phase of the other dims (Note [Compact windows for
+  small images]): taken at COMPACT_NUM / COMPACT_DEN of the phase planes' lanes or fewer,
+  for output rows of at most 16 pixels reading at most 32 padded elements;
 - PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
   more), PK_MR = 8 output channels per forward tile (a short last tile);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
@@ -47,18 +50,21 @@ def c_define(name):
 PK_MR, PK_NR, PK_BLOCK_BYTES = 8, 32, 256 * 1024
 WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
 WG_NARROW_MR, WG_NARROW_NR = 16, 16
+COMPACT_NUM, COMPACT_DEN = 9, 10
 
 
 def test_constants():
     """The thresholds this file's cases are built around are the kernel's."""
     for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
-                 "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR"):
+                 "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
+                 "COMPACT_DEN"):
         assert c_define(name) == globals()[name], name
 
 
 def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
-    """The kernel's blocking of one (sample, group) (cols_init): phases read, pixels per
-    block, blocks, pixels in all (1 + the last output pixel's flat index)."""
+    """The kernel's blocking of one (sample, group) (cols_init): windows per channel, pixels
+    per block, blocks, pixels in all (1 + the last output pixel's flat index), and whether
+    the layout is compact (Note [Compact windows for small images])."""
     nd = len(xs) - 2
     k, img = list(ws[2:]), list(xs[2:])
     out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
@@ -66,22 +72,31 @@ def blocking(xs, ws, stride, pad, dil, groups, min_blocks=1):
     pad, dil = [0] * (3 - nd) + list(pad), [1] * (3 - nd) + list(dil)
     st = [1] * (3 - nd) + list(stride)
     cpg = xs[1] // groups
-    hq, wq = [-(-(img[i] + 2 * pad[i]) // st[i]) for i in (1, 2)]
-    span = ((out[0] - 1) * hq + out[1] - 1) * wq + out[2]
+    hq, wplane = [-(-(img[i] + 2 * pad[i]) // st[i]) for i in (1, 2)]
+
+    def span_of(wq):
+        return ((out[0] - 1) * hq + out[1] - 1) * wq + out[2]
+
+    fits = out[2] <= 16 and (k[2] - 1) * dil[2] + (out[2] - 1) * st[2] < 32
+    compact = fits and (-(-span_of(out[2]) // 16) * COMPACT_DEN
+                        <= -(-span_of(wplane) // 16) * COMPACT_NUM)
+    wq = out[2] if compact else wplane
+    span = span_of(wq)
     taps = [(kz * dil[0], ky * dil[1], kx * dil[2]) for kz in range(k[0])
             for ky in range(k[1]) for kx in range(k[2])]
-    nph = len({tuple(t[i] % st[i] for i in range(3)) for t in taps})
-    reach = max(((t[0] // st[0]) * hq + t[1] // st[1]) * wq + t[2] // st[2] for t in taps)
+    nph = len({(t[0] % st[0], t[1] % st[1], t[2] if compact else t[2] % st[2]) for t in taps})
+    reach = max(((t[0] // st[0]) * hq + t[1] // st[1]) * wq + (0 if compact else t[2] // st[2])
+                for t in taps)
     per = max((PK_BLOCK_BYTES // (cpg * nph * 4) - reach) // PK_NR, 1)
     nsl = -(-span // PK_NR)
     nblk = min(max(-(-nsl // per), min_blocks), nsl)
     nq = -(-nsl // nblk) * PK_NR
-    return nph, nq, -(-span // nq), span
+    return nph, nq, -(-span // nq), span, compact
 
 
 def wgrad_chunks(xs, ws, stride, pad, dil, groups):
     """(samples per tile, chunks) of the weight gradient."""
-    _, nq, nblk, _ = blocking(xs, ws, stride, pad, dil, groups)
+    _, nq, nblk, _, _ = blocking(xs, ws, stride, pad, dil, groups)
     n, co = xs[0], ws[0]
     kdim = int(np.prod(ws[1:]))
     batch = min(max(WG_BATCH_PIXELS // nq, 1), n)
@@ -91,7 +106,7 @@ def wgrad_chunks(xs, ws, stride, pad, dil, groups):
 
 # (x shape, w shape, stride, padding, dilation, groups, what it crosses)
 CASES = [
-    ((2, 3, 9, 11), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+    ((2, 3, 9, 43), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "stride 1, short sliver, short forward tile, one weight-gradient tile"),
     ((3, 32, 16, 16), (64, 32, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "stride 1, the benchmark's 32->64, two channel slivers of the weight gradient"),
@@ -109,16 +124,16 @@ CASES = [
      "stride 1, depthwise (groups 12)"),
     ((3, 6, 10, 7), (9, 2, 3, 2), (1, 1), (1, 0), (1, 2), 3,
      "stride 1, groups 3, rectangular kernel and dilation"),
-    ((2, 8, 15, 15), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+    ((2, 8, 15, 35), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
      "stride 2 (4 phases), short sliver"),
-    ((2, 6, 13, 5), (10, 6, 3, 3), (2, 1), (0, 1), (1, 1), 1,
+    ((2, 6, 13, 21), (10, 6, 3, 3), (2, 1), (0, 1), (1, 1), 1,
      "stride (2, 1) (2 phases)"),
     ((2, 3, 38, 37), (20, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
      "stride 2 (4 phases), output rows of 19 (stride-2 runs over two vectors, padding at both "
      "ends), 20 channels (a short transpose block)"),
     ((2, 32, 66, 66), (8, 32, 3, 3), (2, 2), (0, 0), (1, 1), 1,
      "stride 2 (4 phases), windows over PK_BLOCK_BYTES: several blocks"),
-    ((3, 4, 12, 12), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,
+    ((3, 4, 12, 50), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,
      "stride 3 (9 phases), groups 2, 5x5"),
     ((3, 3, 12, 12), (16, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "stride 1, 3 -> 16 (a stem): narrow weight-gradient tiles, kdim 27 (a short tap tile)"),
@@ -126,10 +141,37 @@ CASES = [
      "stride 1, 17 channels: the wide weight-gradient tile, short"),
     ((4, 6, 16, 15), (10, 6, 1, 1), (2, 2), (0, 0), (1, 1), 1,
      "stride 2 1x1 (1 phase of 4 read): the ResNet shortcut"),
-    ((2, 5, 15, 15), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
+    ((2, 5, 15, 35), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
      "stride 2, dilation 2 (1 phase of 4 read, taps 1 apart in it)"),
     ((8, 512, 4, 4), (288, 512, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "stride 1, partial gradients over WG_CHUNK_BYTES: fewer chunks"),
+    ((3, 32, 13, 13), (64, 32, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "compact: 13x13, 32 -> 64 (the CNN's second convolution; its input gradient is a "
+     "compact 13x13 output of 11x11 with padding 2)"),
+    ((2, 8, 15, 15), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "compact: stride 2 (6 windows), rows reading 17 padded elements (two loads)"),
+    ((3, 4, 12, 12), (6, 2, 5, 5), (3, 3), (2, 2), (1, 1), 2,
+     "compact: stride 3, groups 2, 5x5 (15 windows)"),
+    ((2, 5, 15, 15), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
+     "compact: stride 2, dilation 2 (3 windows)"),
+    ((2, 5, 12, 11), (7, 5, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "compact at the ratio: 9 lane vectors for the phase planes' 10"),
+    ((2, 5, 11, 14), (7, 5, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "phase planes just over the ratio: 10 lane vectors for 11"),
+    ((2, 3, 9, 16), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "compact: output rows of 16 pixels"),
+    ((2, 3, 8, 17), (5, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "phase planes: output rows of 17 pixels (the ratio met)"),
+    ((2, 2, 6, 32), (3, 2, 3, 3), (1, 1), (0, 0), (1, 8), 1,
+     "compact: a row reads 32 padded elements (dilation 8)"),
+    ((2, 2, 6, 33), (3, 2, 3, 2), (1, 1), (0, 0), (1, 17), 1,
+     "phase planes: a row would read 33 padded elements (dilation 17, the ratio met)"),
+    ((1, 16, 13, 13), (24, 16, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "compact, one sample cut into blocks for the threads: rows split between blocks"),
+    ((2, 160, 13, 13), (8, 160, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "compact, windows over PK_BLOCK_BYTES: several blocks per sample"),
+    ((2, 3, 40, 3), (4, 3, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "compact: output rows of one pixel"),
 ]
 
 
@@ -184,12 +226,12 @@ def test_conv2d_packed_thresholds(case):
 def test_cases_cross_their_thresholds():
     """Each case is where its label says: the blockings below are the kernel's."""
     by = {c[-1]: c[:-1] for c in CASES}
-    nph, nq, nblk, _ = blocking(*by["stride 1, windows over PK_BLOCK_BYTES: several blocks per "
-                                    "sample"])
-    assert nph == 1 and nblk >= 2
-    nph, nq, nblk, _ = blocking(*by["stride 2 (4 phases), windows over PK_BLOCK_BYTES: several "
-                                    "blocks"])
-    assert nph == 4 and nblk >= 2
+    nph, nq, nblk, _, compact = blocking(*by["stride 1, windows over PK_BLOCK_BYTES: several "
+                                             "blocks per sample"])
+    assert nph == 1 and nblk >= 2 and not compact
+    nph, nq, nblk, _, compact = blocking(*by["stride 2 (4 phases), windows over PK_BLOCK_BYTES: "
+                                             "several blocks"])
+    assert nph == 4 and nblk >= 2 and not compact
     case = by["stride 1, padding 0, one sample: cut into blocks for the threads"]
     assert blocking(*case, min_blocks=4)[2] == 4 and blocking(*case)[2] == 1
     batch, chunks = wgrad_chunks(*by["stride 1, 8x8: weight-gradient tiles over several "
@@ -203,14 +245,14 @@ def test_cases_cross_their_thresholds():
                        ("stride 3 (9 phases), groups 2, 5x5", 9),
                        ("stride 2 1x1 (1 phase of 4 read): the ResNet shortcut", 1),
                        ("stride 2, dilation 2 (1 phase of 4 read, taps 1 apart in it)", 1)):
-        assert blocking(*by[label])[0] == nph, label
-    # last slivers of the forward: 19 pixels (two vectors), 14 and 8 (one vector)
+        assert blocking(*by[label])[0] == nph and not blocking(*by[label])[4], label
+    # last slivers of the forward: 19 pixels (two vectors), 8 (one vector)
     for label, nph, tail in (
             ("stride 1, short sliver, short forward tile, one weight-gradient tile", 1, 19),
-            ("stride 1, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks",
-             1, 14), ("stride (2, 1) (2 phases)", 2, 8)):
-        f, nq, nblk, span = blocking(*by[label])
-        assert f == nph and nblk == 1 and span % PK_NR == tail, (label, f, nblk, span % PK_NR)
+            ("stride (2, 1) (2 phases)", 2, 8)):
+        f, nq, nblk, span, compact = blocking(*by[label])
+        assert f == nph and nblk == 1 and span % PK_NR == tail and not compact, \
+            (label, f, nblk, span % PK_NR)
     assert by["stride 1, dilation 2, padding 2, 40 channels: a short second channel sliver"][1][0] \
         % WG_NR != 0
     # the narrow weight-gradient tile up to WG_NARROW_NR channels a group, the wide one above
@@ -219,6 +261,60 @@ def test_cases_cross_their_thresholds():
     assert ws[0] == WG_NARROW_NR and np.prod(ws[1:]) % WG_NARROW_MR != 0
     assert by["stride 1, 17 channels: the wide weight-gradient tile, short"][1][0] \
         == WG_NARROW_NR + 1
+
+
+def lanes(xs, ws, stride, pad, dil, compact):
+    """For a 2-D convolution: the tiles' lane vectors for one (sample, group) in either
+    layout, the output's width, and the last padded column (from 0) that a row reads."""
+    out = [(xs[2 + i] + 2 * pad[i] - dil[i] * (ws[2 + i] - 1) - 1) // stride[i] + 1
+           for i in range(2)]
+    wq = out[1] if compact else -(-(xs[3] + 2 * pad[1]) // stride[1])
+    span = (out[0] - 1) * wq + out[1]
+    return -(-span // 16), out[1], (ws[3] - 1) * dil[1] + (out[1] - 1) * stride[1]
+
+
+def test_compact_cases_cross_their_thresholds():
+    """The compact layout's cases are where their labels say, each threshold met exactly on
+    one side and missed on the other."""
+    by = {c[-1]: c[:-1] for c in CASES}
+
+    def case(prefix):
+        (label,) = [k for k in by if k.startswith(prefix)]
+        return by[label]
+
+    def ratio(c):
+        return lanes(*c[:5], True)[0], lanes(*c[:5], False)[0]
+
+    c = case("compact at the ratio")
+    assert ratio(c) == (9, 10) and blocking(*c)[4]
+    c = case("phase planes just over the ratio")
+    assert ratio(c) == (10, 11) and not blocking(*c)[4]
+    assert 9 * COMPACT_DEN == 10 * COMPACT_NUM and 10 * COMPACT_DEN > 11 * COMPACT_NUM
+    c = case("compact: output rows of 16 pixels")
+    assert lanes(*c[:5], True)[1] == 16 and blocking(*c)[4]
+    c = case("phase planes: output rows of 17 pixels")
+    comp, flat = ratio(c)
+    assert lanes(*c[:5], True)[1] == 17 and comp * COMPACT_DEN <= flat * COMPACT_NUM
+    assert not blocking(*c)[4]
+    c = case("compact: a row reads 32 padded elements")
+    assert lanes(*c[:5], True)[2] == 31 and blocking(*c)[4]
+    c = case("phase planes: a row would read 33")
+    comp, flat = ratio(c)
+    assert lanes(*c[:5], True)[2] == 32 and comp * COMPACT_DEN <= flat * COMPACT_NUM
+    assert not blocking(*c)[4]
+    for prefix, nph in (("compact: 13x13", 3), ("compact: stride 2 (6", 6),
+                        ("compact: stride 3", 15), ("compact: stride 2, dilation 2", 3),
+                        ("compact: output rows of one", 3)):
+        assert blocking(*case(prefix))[0] == nph and blocking(*case(prefix))[4], prefix
+    # the input gradient of the 13x13 case: 11x11 with padding 2, flipped weight
+    assert blocking((3, 64, 11, 11), (32, 64, 3, 3), (1, 1), (2, 2), (1, 1), 1)[4]
+    _, nq, nblk, _, compact = blocking(*case("compact, one sample cut"), min_blocks=4)
+    assert compact and nblk > 1 and nq % 13 != 0
+    _, nq, nblk, _, compact = blocking(*case("compact, windows over PK_BLOCK_BYTES"))
+    assert compact and nblk > 1 and nq % 11 != 0
+    # the 8x8 case is compact: 64 pixels in 64 lanes
+    _, nq, nblk, span, compact = blocking(*case("stride 1, 8x8"))
+    assert compact and span == 64 and nblk == 1
 
 
 @pytest.mark.parametrize("nd", [1, 3])
@@ -298,3 +394,12 @@ def test_fallback_path():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_compact_small_batches(n):
+    """The compact layout with an empty batch and with one sample (cut into blocks for the
+    threads)."""
+    assert blocking((n, 4, 8, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1)[4]
+    check_case((n, 4, 8, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1, seed=12 + n)
+    check_case((n, 6, 13, 13), (5, 6, 3, 3), (1, 1), (0, 0), (1, 1), 1, seed=14 + n)
