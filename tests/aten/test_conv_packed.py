@@ -8,6 +8,8 @@ against NumPy and PyTorch in test_conv.py), across every threshold of their bloc
   per column offset of the kernel and phase of the other dims (Note [Compact windows for
   small images]): taken at COMPACT_NUM / COMPACT_DEN of the phase planes' lanes or fewer,
   for output rows of at most 16 pixels reading at most 32 padded elements;
+- the forward's tiles store into the output directly where every flat index is an output
+  pixel (compact 2-D, 1-D, 1x1 without padding), else through a buffer;
 - PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
   more), PK_MR = 8 output channels per forward tile (a short last tile);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
@@ -312,6 +314,11 @@ def test_compact_cases_cross_their_thresholds():
     assert compact and nblk > 1 and nq % 13 != 0
     _, nq, nblk, _, compact = blocking(*case("compact, windows over PK_BLOCK_BYTES"))
     assert compact and nblk > 1 and nq % 11 != 0
+    # the forward's tiles store straight into the output where every flat index is a pixel
+    # (compact 2-D); a compact 3-D layout keeps the rows past the output's height (a 6x6
+    # output read from planes 8 high: 228 flat indices for 180 pixels) and copies
+    assert blocking((2, 3, 5, 6, 7), (4, 3, 3, 3, 2), (1, 1, 1), (1, 1, 0), (1, 1, 1), 1)[3:] \
+        == (228, True)
     # the 8x8 case is compact: 64 pixels in 64 lanes
     _, nq, nblk, span, compact = blocking(*case("stride 1, 8x8"))
     assert compact and span == 64 and nblk == 1

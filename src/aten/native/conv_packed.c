@@ -543,7 +543,8 @@ pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
 }
 
 /* Tasks (sample, group, block): the tiles store into tmp (nis * PK_MR rows of nq), whose
- * output pixels are then copied to y. */
+ * output pixels are then copied to y; or straight into y where every flat index is an
+ * output pixel, its own (a compact 2-D layout, 1-D). */
 AVX512 static int
 fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 {
@@ -551,9 +552,10 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel, G = g->groups;
+    const int direct = cl->span == L;
     float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
-    float *tmp = pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
-    if (cols == NULL || tmp == NULL) {
+    float *tmp = direct ? NULL : pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
+    if (cols == NULL || (tmp == NULL && !direct)) {
         free(cols);
         free(tmp);
         return -1;
@@ -561,6 +563,7 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
+        float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
         cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g, j->sh.cpg, q0,
                   cols);
         for (int64_t s = 0; s * PK_NR < nq; s++) {
@@ -568,14 +571,16 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
             for (int64_t i = 0; i < j->nis; i++) {
                 int64_t o0 = grp * j->sh.opg + i * PK_MR;
                 int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
+                float *dst = direct ? yg + i * PK_MR * L + q0 + s * PK_NR
+                                    : tmp + i * PK_MR * cl->nq + s * PK_NR;
                 tile_fwd(j->sh.kdim, j->wp + (grp * j->nis + i) * j->sh.kdim * PK_MR,
-                         cols + s * PK_NR, cl->off, j->bias != NULL ? j->bias + o0 : NULL,
-                         tmp + i * PK_MR * cl->nq + s * PK_NR, cl->nq, mr, nr);
+                         cols + s * PK_NR, cl->off, j->bias != NULL ? j->bias + o0 : NULL, dst,
+                         direct ? L : cl->nq, mr, nr);
             }
         }
         int64_t pix, len;
-        float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
-        for (int64_t q = q0; (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0; q += len) {
+        for (int64_t q = q0; !direct && (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0;
+             q += len) {
             for (int64_t o = 0; o < j->sh.opg; o++) {
                 copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
             }
