@@ -71,6 +71,28 @@ def test_convolution_backward_resnet(benchmark, impl, cin, hw, cout, k, stride):
     assert tuple(gx.shape) == (32, cin, hw, hw) and tuple(gw.shape) == (cout, cin, k, k)
 
 
+# the convolutions of test_bench_training.py's small CNN, batch 64, 3x3 without padding:
+# (input channels, image side, output channels, the gradients wanted: input, weight)
+CNN_CONVS = [(1, 28, 32, (0, 1)), (32, 13, 64, (1, 1))]
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("cin,hw,cout,mask", CNN_CONVS)
+def test_convolution_backward_cnn(benchmark, impl, cin, hw, cout, mask):
+    """The gradients of the small CNN's convolutions: the first one's weight gradient alone
+    (its input needs none), the second one's input and weight gradients."""
+    wanted = " and ".join(n for n, m in zip(("input", "weight"), mask) if m)
+    benchmark.group = (f"convolution_backward 64x{cin}x{hw}x{hw} -> {cout} ch 3x3, "
+                       f"{wanted} gradient")
+    lib = library(impl)
+    gy = lib.tensor(randn((64, cout, hw - 2, hw - 2), 3))
+    x, w = lib.tensor(randn((64, cin, hw, hw))), lib.tensor(randn((cout, cin, 3, 3), 1))
+    out_mask = [bool(m) for m in mask] + [False] if lib is not ptl else list(mask) + [0]
+    gx, gw, _ = benchmark(lib.ops.aten.convolution_backward, gy, x, w, None, [1, 1], [0, 0],
+                          [1, 1], False, [0, 0], 1, out_mask)
+    assert tuple(gw.shape) == (cout, cin, 3, 3)
+
+
 @pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("pool", ["max_pool2d", "avg_pool2d"])
 def test_pool2d(benchmark, impl, pool):
