@@ -714,11 +714,17 @@ def test_layer_leaves_no_live_objects():
 # B read in place by at most 64 rows on AVX2, 24 on AVX-512; MC: 72 float64 / 144 float32
 # rows a block on AVX2, 96 / 192 on AVX-512), and steps whose cell rows split between two
 # threads (rnn.c row_grain: GRAIN / width + 1 rows a task, a split from twice that: LSTM H 64
-# -> 258 rows, GRU H 64 -> 206, RNN H 600 -> 110)
+# -> 258 rows, GRU H 64 -> 206, RNN H 600 -> 110).  The step GEMMs on the packed W_hh
+# (gemm.c ptl_gemm_packed): K in one block up to 320 and in equal blocks past it (forward
+# K = H, backward K = G: LSTM H 80 -> 320, H 81 -> 324, RNN H 330 -> 330 both ways), and
+# their columns split between two threads from 2^22 multiply-adds (LSTM H 64: B 255 below,
+# 256 at it)
 THRESHOLD_CASES = [("LSTM", 0, 24, 16), ("LSTM", 0, 25, 16), ("LSTM", 0, 64, 16),
                    ("LSTM", 0, 65, 16), ("GRU", 0, 73, 9), ("GRU", 0, 97, 9),
                    ("LSTM", 5, 145, 8), ("LSTM", 5, 193, 8), ("LSTM", 0, 259, 64),
-                   ("GRU", 0, 207, 64), ("RNN_TANH", 0, 111, 600)]
+                   ("GRU", 0, 207, 64), ("RNN_TANH", 0, 111, 600), ("LSTM", 0, 4, 80),
+                   ("LSTM", 0, 4, 81), ("RNN_TANH", 0, 5, 330), ("LSTM", 0, 255, 64),
+                   ("LSTM", 0, 256, 64)]
 
 
 @pytest.mark.parametrize("mode,proj,B,H", THRESHOLD_CASES)

@@ -48,6 +48,14 @@
  * changes the order of the sums: the result has the same bits as through the generic
  * packing and update, on any number of threads.
  *
+ * A B that many products share (a recurrent layer's W_hh^T, one 32 x 128 @ 128 x 512 product
+ * per time step) is packed once instead, by ptl_gemm_pack_b: every K block (gemm_kc, the
+ * same cut) of all of B's columns as NR-wide zero-padded slivers, which ptl_gemm_packed hands
+ * to gemm_step as a packed block, its columns split among threads as Note [GEMM threads]
+ * allows.  The same bits again.  It saves the per-step packing, though on Zen 4 little time:
+ * a row-major B's packing is a copy, and the tile then reads the panel from L2 instead of
+ * the freshly packed sliver from L1 (docs/performance.md, Recurrent layers).
+ *
  * Integers accumulate in uint64_t so that overflow wraps as two's complement (as PyTorch's
  * integer matmul does) without signed-overflow undefined behaviour. */
 #include <immintrin.h>
@@ -593,12 +601,17 @@ gemm_alloc(size_t nbytes)
 }
 
 /* dst[i, j] = src[i, j] for i < rows, j < cols: elements of `item` bytes, strides in
- * elements */
+ * elements; a row at a time when both rows are contiguous */
 static void
 copy_tile(size_t item, int64_t rows, int64_t cols, const char *src, int64_t srs, int64_t scs,
           char *dst, int64_t drs, int64_t dcs)
 {
     for (int64_t i = 0; i < rows; i++) {
+        if (scs == 1 && dcs == 1) {
+            memcpy(dst + (size_t)(i * drs) * item, src + (size_t)(i * srs) * item,
+                   (size_t)cols * item);
+            continue;
+        }
         for (int64_t j = 0; j < cols; j++) {
             memcpy(dst + (size_t)(i * drs + j * dcs) * item,
                    src + (size_t)(i * srs + j * scs) * item, item);
@@ -887,6 +900,26 @@ gemm_ksplit(const GemmProblem *pr, int64_t bi, int parallel)
     return rc;
 }
 
+/* Rows per A block: blocks of equal height, so m = 200 is two blocks of 108 rows, not
+ * 192 + 8. */
+static int64_t
+gemm_mc(const GemmEngine *e, int64_t m)
+{
+    int64_t mblocks = (m + e->mc - 1) / e->mc;
+    int64_t mc = (m + mblocks - 1) / mblocks;
+    return (mc + e->mr - 1) / e->mr * e->mr;
+}
+
+/* The K block: K in equal blocks of at most KC, or one block up to 5/4 KC (a thin last block,
+ * 288 = 256 + 32, would cost a whole extra pass over C for little work).  Every path cuts K
+ * here, so they all give the same bits. */
+static int64_t
+gemm_kc(const GemmEngine *e, int64_t k)
+{
+    int64_t kblocks = k <= e->kc + e->kc / 4 ? 1 : (k + e->kc - 1) / e->kc;
+    return kblocks > 0 ? (k + kblocks - 1) / kblocks : 0;
+}
+
 /* The blocked product (Note [GEMM blocking]) of one matrix on the calling thread: pr has no
  * batch dims, and its A, B, C and S start at the matrix's first element. */
 static int
@@ -895,15 +928,8 @@ gemm_blocked(const GemmProblem *pr)
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
     int64_t ncmax = pr->n < e->nc ? pr->n : e->nc;
-    /* A blocks of equal height: m = 200 is two blocks of 108 rows, not 192 + 8 */
-    int64_t mblocks = (pr->m + e->mc - 1) / e->mc;
-    int64_t mc = (pr->m + mblocks - 1) / mblocks;
-    mc = (mc + e->mr - 1) / e->mr * e->mr;
-    mblocks = (pr->m + mc - 1) / mc;
-    /* K in equal blocks of at most KC, or one block up to 5/4 KC: a thin last block (288 =
-     * 256 + 32) would cost a whole extra pass over C for little work */
-    int64_t kblocks = pr->k <= e->kc + e->kc / 4 ? 1 : (pr->k + e->kc - 1) / e->kc;
-    int64_t kcmax = (pr->k + kblocks - 1) / kblocks;
+    int64_t mc = gemm_mc(e, pr->m), mblocks = (pr->m + mc - 1) / mc;
+    int64_t kcmax = gemm_kc(e, pr->k);
     /* B in place for few rows of A, or up to 64 rows when a K block of B spans at most
      * GEMM_DIRECT_B_SPAN bytes (its rows then share no L1 set: einsum's 64 x 64 batches) */
     int b_direct = pr->b_direct &&
@@ -1142,6 +1168,142 @@ ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int
     pr.b = (GemmMat){.data = (char *)b, .rs = brs, .cs = bcs, .dtype = PTL_DTYPE_FLOAT64};
     pr.c = (GemmMat){.data = (char *)c, .rs = ldc, .cs = 1, .dtype = PTL_DTYPE_FLOAT64};
     return m == 0 || n == 0 ? 0 : gemm_run(&pr);
+}
+
+/* A packed B (Note [GEMM packing of B]): for each K block of kc rows (kc from gemm_kc, the
+ * last block maybe shorter), all of B's columns as NR-wide slivers, zero-padded to npad
+ * columns; block pc starts at element pc * npad (pc a multiple of kc, the K block's first
+ * row). */
+struct PtlGemmPackedB {
+    const GemmEngine *e;
+    PtlDtype dtype;
+    int64_t k, n, kc, npad;
+    char *data;
+};
+
+PtlGemmPackedB *
+ptl_gemm_pack_b(PtlDtype dtype, int64_t k, int64_t n, const void *b, int64_t brs, int64_t bcs)
+{
+    PtlGemmPackedB *pb;
+    if (dtype != PTL_DTYPE_FLOAT32 && dtype != PTL_DTYPE_FLOAT64) {
+        ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"gemm_pack_b\" not implemented for '%s'",
+                      ptl_dtype_legacy_name(dtype));
+        return NULL;
+    }
+    if ((pb = calloc(1, sizeof(*pb))) == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "gemm: out of memory");
+        return NULL;
+    }
+    pb->e = gemm_engine(dtype);
+    pb->dtype = dtype;
+    pb->k = k;
+    pb->n = n;
+    pb->kc = gemm_kc(pb->e, k);
+    pb->npad = (n + pb->e->nr - 1) / pb->e->nr * pb->e->nr;
+    if ((pb->data = gemm_alloc((size_t)((k > 0 ? k : 1) * pb->npad + 1) * pb->e->item)) == NULL) {
+        free(pb);
+        return NULL;
+    }
+    for (int64_t pc = 0; pc < k; pc += pb->kc) {
+        int64_t kc = k - pc < pb->kc ? k - pc : pb->kc;
+        /* the block's rows of B^T: the sliver direction is B's columns */
+        pb->e->pack[dtype]((const char *)b + (size_t)(pc * brs) * pb->e->item, bcs, brs, n, kc,
+                           pb->e->nr, pb->data + (size_t)(pc * pb->npad) * pb->e->item);
+    }
+    return pb;
+}
+
+void
+ptl_gemm_packed_b_free(PtlGemmPackedB *pb)
+{
+    if (pb != NULL) {
+        free(pb->data);
+        free(pb);
+    }
+}
+
+/* One product on a packed B: pr's B is the panel (pr->b.data), columns [n0, n1) of C. */
+typedef struct GemmPackedJob {
+    const GemmProblem *pr;
+    const PtlGemmPackedB *pb;
+} GemmPackedJob;
+
+/* Columns [u0, u1) in NR-wide units: every K block of the panel's slivers there. */
+static int
+gemm_packed_cols(void *ctx, int64_t u0, int64_t u1)
+{
+    const GemmPackedJob *j = ctx;
+    const GemmProblem *pr = j->pr;
+    const PtlGemmPackedB *pb = j->pb;
+    const GemmEngine *e = pr->e;
+    int64_t n0 = u0 * e->nr, n1 = u1 * e->nr < pr->n ? u1 * e->nr : pr->n;
+    for (int64_t pc = 0; pc < pr->k; pc += pb->kc) {
+        GemmStep st;
+        st.pr = pr;
+        st.kc = pr->k - pc < pb->kc ? pr->k - pc : pb->kc;
+        st.nc = n1 - n0;
+        st.mc = gemm_mc(e, pr->m);
+        st.a = pr->a.data + (size_t)(pc * pr->a.cs) * e->item;
+        st.b = NULL;
+        st.bp = pb->data + (size_t)(pc * pb->npad + n0 * st.kc) * e->item;
+        st.b_direct = 0;
+        st.c = pr->c.data + (size_t)n0 * e->item;
+        st.beta = pc == 0 ? pr->beta : 1.0;
+        st.s = st.c;
+        st.srs = pr->c.rs;
+        st.scs = 1;
+        if (pc == 0 && pr->s.data != NULL) {
+            st.s = pr->s.data + (size_t)n0 * e->item;
+            st.srs = pr->s.rs;
+        }
+        if (gemm_step(&st) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int
+ptl_gemm_packed(const PtlGemmPackedB *pb, int64_t m, const void *a, int64_t lda, void *c,
+                int64_t ldc, const void *s, int64_t lds, double beta)
+{
+    const GemmEngine *e = pb->e;
+    GemmProblem pr;
+    memset(&pr, 0, sizeof(pr));
+    pr.e = e;
+    pr.pack_a = pr.pack_b = e->pack[pb->dtype];
+    pr.batch = 1;
+    pr.m = m;
+    pr.n = pb->n;
+    pr.k = pb->k;
+    pr.alpha = 1.0;
+    pr.beta = beta;
+    pr.a = (GemmMat){.data = (char *)a, .rs = lda, .cs = 1, .dtype = pb->dtype};
+    pr.b = (GemmMat){.data = pb->data, .rs = pb->npad, .cs = 1, .dtype = pb->dtype};
+    pr.c = (GemmMat){.data = c, .rs = ldc, .cs = 1, .dtype = pb->dtype};
+    if (s != NULL && beta != 0) {
+        pr.s = (GemmMat){.data = (char *)s, .rs = lds, .cs = 1, .dtype = pb->dtype};
+    }
+    if (m == 0 || pr.n == 0) {
+        return 0;
+    }
+    if (pr.k == 0) {
+        if (pr.s.data != NULL) {
+            copy_tile(e->item, m, pr.n, pr.s.data, lds, 1, c, ldc, 1);
+        }
+        gemm_scale(&pr, c);
+        return 0;
+    }
+    /* columns split among the threads as gemm_one would allow (Note [GEMM threads]) */
+    GemmPackedJob job = {&pr, pb};
+    int64_t units = pb->npad / e->nr, nthreads = ptl_get_num_threads();
+    double share = (double)m * (double)pr.n * (double)pr.k / GEMM_THREAD_MACS;
+    nthreads = share < (double)nthreads ? (int64_t)share : nthreads;
+    if (nthreads > 1 && !ptl_in_parallel_region()) {
+        return ptl_parallel_for(0, units, (units + nthreads - 1) / nthreads, gemm_packed_cols,
+                                &job);
+    }
+    return gemm_packed_cols(&job, 0, units);
 }
 
 int (*ptl_device_gemm_hook)(const PtlDeviceGemmArgs *a);

@@ -36,4 +36,21 @@ int ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a,
                  int64_t acs, const double *b, int64_t brs, int64_t bcs, double beta, double *c,
                  int64_t ldc);
 
+/* A B reused by many products (a recurrent layer's W_hh^T, one product per time step),
+ * packed once into the engine's slivers (Note [GEMM packing of B]).  float32 and float64
+ * only.  B is k x n with its element (p, j) at b[p * brs + j * bcs].  Returns a new panel to
+ * free with ptl_gemm_packed_b_free (NULL-safe), or NULL with the error set. */
+typedef struct PtlGemmPackedB PtlGemmPackedB;
+PtlGemmPackedB *ptl_gemm_pack_b(PtlDtype dtype, int64_t k, int64_t n, const void *b,
+                                int64_t brs, int64_t bcs);
+void ptl_gemm_packed_b_free(PtlGemmPackedB *pb);
+
+/* C (m x n, rows ldc apart) = A (m x k, rows lda apart, columns contiguous) @ B + beta * S
+ * (rows lds apart), or + beta * C when s is NULL; the panel's dtype throughout.  The same
+ * bits as ptl_gemm on the unpacked B.  Uses the thread pool for large products (inline
+ * inside a parallel region); keeps the GIL as the caller left it.  0, or -1 with the error
+ * set (out of memory). */
+int ptl_gemm_packed(const PtlGemmPackedB *pb, int64_t m, const void *a, int64_t lda, void *c,
+                    int64_t ldc, const void *s, int64_t lds, double beta);
+
 #endif

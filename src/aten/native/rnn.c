@@ -77,8 +77,8 @@ tanh_d(void *p, int64_t n)
 
 /* ---- the cells' formulas over one batch row, typed so that they vectorize ---- */
 
-/* gate_sum: w = ig + hg (+ bi + bh), n elements: the gates before their nonlinearities.
- * mul: y = o y. */
+/* gate_sum: w = ig + hg (+ bi + bh), n elements: the gates before their nonlinearities; w
+ * already holds ig + hg when ig is NULL (the layer's GEMM added them).  mul: y = o y. */
 #define DEFINE_GATE_ROWS(T, SUF)                                                             \
     static void                                                                              \
     gate_sum_##SUF(void *wp, const void *igp, const void *hgp, const void *bip,              \
@@ -86,7 +86,7 @@ tanh_d(void *p, int64_t n)
     {                                                                                        \
         T *w = wp;                                                                           \
         const T *ig = igp, *hg = hgp, *bi = bip, *bh = bhp;                                  \
-        for (int64_t k = 0; k < n; k++) {                                                    \
+        for (int64_t k = 0; ig != NULL && k < n; k++) {                                      \
             w[k] = ig[k] + hg[k];                                                            \
         }                                                                                    \
         if (bi != NULL) {                                                                    \
@@ -771,13 +771,21 @@ error:
  * ~~~~~~~~~~~~~~~~~~~~~~
  * _ptl_rnn_layer runs one layer and direction of nn.RNN / LSTM / GRU.  The caller gives the
  * input projections of every step, input_gates = x W_ih^T ([T, B, G], no biases, one GEMM);
- * each step is then one GEMM h_{t-1} W_hh^T (W_hh^T copied row-major once, so the GEMM reads
- * it in place) and the cell of Note [Fused cells] (RNN: gates plus both biases through tanh
- * or relu), which writes h_t into output[t]; an LSTM with proj_size then projects, h_t =
- * (o tanh(c_t)) W_hr^T.  reverse walks t from T - 1 down.  batch_sizes (a packed sequence,
- * padded, sorted by length) is the number of leading rows that run at step t: the others
- * keep their state, which output[t] repeats (the `keep` masks of nn/modules/rnn.py's loop
- * of ops).  The mode numbers are cuDNN's, as aten::_cudnn_rnn's.
+ * each step is then one GEMM h_{t-1} W_hh^T and the cell of Note [Fused cells] (RNN: gates
+ * plus both biases through tanh or relu), which writes h_t into output[t]; an LSTM with
+ * proj_size then projects, h_t = (o tanh(c_t)) W_hr^T.  W_hh^T and W_hr^T (the backward:
+ * W_hh) are packed once per call into the GEMM's slivers (ptl_gemm_pack_b, Note [GEMM
+ * packing of B]), not once per step.  LSTM's and RNN's step GEMM also adds input_gates[t] as
+ * it stores (ptl_gemm_packed's S), straight into the workspace's gates (RNN: output[t]), so
+ * the cell only adds the biases, in the order the fused cell does (the same bits); GRU's
+ * cell needs the hidden n gate apart, so its GEMM writes a scratch.  Each step runs on one
+ * thread below the GEMM's own split: splitting a step's rows between two threads (one pool
+ * round trip per step) was faster on a quiet machine and slower whenever the other core
+ * was busy (docs/performance.md, Recurrent layers).  reverse walks t from T - 1 down.
+ * batch_sizes (a packed sequence, padded, sorted by length) is the number of leading rows
+ * that run at step t: the others keep their state, which output[t] repeats (the `keep`
+ * masks of nn/modules/rnn.py's loop of ops).  The mode numbers are cuDNN's, as
+ * aten::_cudnn_rnn's.
  *
  * The workspace is 1-D: regions of [T, B, width] in time order, what the backward needs
  * besides output and the initial states:
@@ -805,7 +813,7 @@ typedef struct Layer {
     CellOps ops;
     const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
     PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
-    PtlTensorImpl *w_hh_t, *w_hr_t;         /* the forward's: W^T row-major, read in place */
+    PtlGemmPackedB *w_hh_p, *w_hr_p;        /* packed W_hh^T, W_hr^T (backward: W_hh) */
     const void *b_ih, *b_hh;
     PtlTensorImpl *out, *ws;                /* output [T, B, P], workspace (Note) */
 } Layer;
@@ -881,16 +889,6 @@ mat_view(Mat m)
     return ptl_tensor_impl_view(m.t, 2, sizes, strides, m.t->storage_offset + m.off);
 }
 
-/* W^T of a row-major rows x cols W, as a new row-major tensor (or NULL) */
-static PtlTensorImpl *
-transpose_copy(PtlTensorImpl *w)
-{
-    PtlTensorImpl *v = mat_view(transposed_at(w, 0, w->sizes[1], w->sizes[0]));
-    PtlTensorImpl *t = v != NULL ? ptl_contiguous(v) : NULL;
-    ptl_xdecref(v);
-    return t;
-}
-
 /* c = a b (beta 0) or c += a b (beta 1).  0 or -1. */
 static int
 mat_gemm(Mat c, Mat a, Mat b, double beta)
@@ -940,36 +938,35 @@ rnn_bwd(void *ctx, int64_t b0, int64_t b1)
     return 0;
 }
 
-/* Step t of the forward (tp: the time of the step before, -1 for the first): hg = h_{t-1}
- * W_hh^T over the running rows, the cell, LSTM's projection, then the other rows' states
- * carried over.  hg: [B, G] scratch.  0 or -1. */
+/* Step t of the forward (tp: the time of the step before, -1 for the first): h_{t-1} W_hh^T
+ * over the running rows (plus input_gates[t] but for GRU), the cell, LSTM's projection, then
+ * the other rows' states carried over.  hg: [B, G] scratch for GRU.  0 or -1. */
 static int
 layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t t, int64_t tp)
 {
     int64_t B = l->B, H = l->H, P = l->P, G = l->G, n = running_rows(l, t);
     size_t es = l->ops.es;
     char *ws = DATA(char, l->ws), *ht = DATA(char, l->out) + (size_t)(t * B * P) * es;
-    PtlTensorImpl *hp = tp < 0 ? l->hx : l->out;
-    int64_t hp_at = tp < 0 ? 0 : tp * B * P;
-    const char *hprev = DATA(char, hp) + (size_t)hp_at * es, *ig = gates + (size_t)(t * B * G) * es;
+    const char *ig = gates + (size_t)(t * B * G) * es, *hprev = DATA(char, l->hx);
+    hprev = tp < 0 ? hprev : DATA(char, l->out) + (size_t)(tp * B * P) * es;
     char *cprev = NULL, *ct = NULL;
     if (l->mode == MODE_LSTM) {
         cprev = tp < 0 ? DATA(char, l->cx) : ws + (size_t)(region_at(l, 1) + tp * B * H) * es;
         ct = ws + (size_t)(region_at(l, 1) + t * B * H) * es;
     }
-    if (n > 0 && mat_gemm(rows_at(hg, 0, n, G), rows_at(hp, hp_at, n, P),
-                          rows_at(l->w_hh_t, 0, P, G), 0.0) < 0) {
+    char *sum = l->mode == MODE_LSTM ? ws + (size_t)(t * B * G) * es
+                : l->mode == MODE_GRU    ? NULL : ht;
+    if (n > 0 && ptl_gemm_packed(l->w_hh_p, n, hprev, P, sum ? sum : DATA(char, hg), G,
+                                 sum ? ig : NULL, G, sum ? 1.0 : 0.0) < 0) {
         return -1;
     }
     if (n > 0 && l->mode == MODE_LSTM) {
-        LstmCtx c = {.ig = ig, .hg = DATA(void, hg), .cx = cprev, .bi = l->b_ih, .bh = l->b_hh,
+        LstmCtx c = {.cx = cprev, .bi = l->b_ih, .bh = l->b_hh,
                      .cy_out = ct, .ws_out = ws + (size_t)(t * B * 4 * H) * es, .h = H,
                      .ops = l->ops};
         c.hy = l->w_hr ? ws + (size_t)(region_at(l, 2) + t * B * H) * es : ht;
         if (ptl_parallel_for(0, n, row_grain(4 * H), lstm_fwd, &c) < 0 ||
-            (l->w_hr && mat_gemm(rows_at(l->out, t * B * P, n, P),
-                                 rows_at(l->ws, region_at(l, 2) + t * B * H, n, H),
-                                 rows_at(l->w_hr_t, 0, H, P), 0.0) < 0)) {
+            (l->w_hr && ptl_gemm_packed(l->w_hr_p, n, c.hy, H, ht, P, NULL, 0, 0.0) < 0)) {
             return -1;
         }
     }
@@ -981,7 +978,7 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
         }
     }
     else if (n > 0) {
-        RnnCtx c = {.ig = ig, .hg = DATA(void, hg), .bi = l->b_ih, .bh = l->b_hh, .out = ht,
+        RnnCtx c = {.bi = l->b_ih, .bh = l->b_hh, .out = ht,
                     .width = H, .relu = l->mode == MODE_RNN_RELU, .ops = l->ops};
         if (ptl_parallel_for(0, n, row_grain(H), rnn_fwd, &c) < 0) {
             return -1;
@@ -1082,9 +1079,9 @@ layer_backward_step(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp)
         l->ops.gate_sum(dh, dh, DATA(char, g->gout) + (size_t)(t * B * P) * es, NULL, NULL, B * P);
     }
     if (n > 0 && (cell_backward(l, g, k, t, tp, n) < 0 ||
-                  mat_gemm(rows_at(g->dh[1 - k], 0, n, P),
-                           rows_at(l->mode == MODE_GRU ? g->dgh : g->dg, t * B * G, n, G),
-                           rows_at(l->w_hh, 0, G, P), l->mode == MODE_GRU ? 1.0 : 0.0) < 0)) {
+                  ptl_gemm_packed(l->w_hh_p, n, DATA(char, l->mode == MODE_GRU ? g->dgh : g->dg) +
+                                  (size_t)(t * B * G) * es, G, dhn, P, NULL, 0,
+                                  l->mode == MODE_GRU ? 1.0 : 0.0) < 0)) {
         return -1;
     }
     if (n < B) {
@@ -1260,7 +1257,7 @@ static int
 rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const char *fn = "_ptl_rnn_layer";
-    PtlTensorImpl *in[7], *c[9] = {NULL}, *bs = NULL, *hg = NULL, *out = NULL, *ws = NULL;
+    PtlTensorImpl *in[7], *c[7] = {NULL}, *bs = NULL, *hg = NULL, *out = NULL, *ws = NULL;
     PtlTensorImpl *hy = NULL, *cy = NULL;
     Layer l;
     (void)ks;
@@ -1296,16 +1293,17 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.b_hh = DATA(void, c[5]);
     l.w_hr = c[6];
     l.ops = cell_ops(in[0]->dtype);
-    l.w_hh_t = c[7] = transpose_copy(l.w_hh);   /* c[7], c[8]: released with the inputs */
-    l.w_hr_t = c[8] = l.w_hr != NULL ? transpose_copy(l.w_hr) : NULL;
+    l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.P, l.G, DATA(void, l.w_hh), 1, l.P);
+    l.w_hr_p = l.w_hr != NULL ? ptl_gemm_pack_b(in[0]->dtype, l.H, l.P, DATA(void, l.w_hr), 1, l.H)
+                              : NULL;
     int64_t out_sizes[3] = {l.T, l.B, l.P}, ws_numel = workspace_numel(&l);
     out = ptl_empty(3, out_sizes, in[0]->dtype, in[0]->device);
     ws = new_1d(ws_numel, in[0]);
     hg = new_2d(l.B, l.G, in[0]);
     hy = new_2d(l.B, l.P, in[0]);
     cy = l.mode == MODE_LSTM ? new_2d(l.B, l.H, in[0]) : NULL;
-    if (out == NULL || ws == NULL || hg == NULL || hy == NULL || l.w_hh_t == NULL ||
-        (l.mode == MODE_LSTM && cy == NULL) || (l.w_hr != NULL && l.w_hr_t == NULL)) {
+    if (out == NULL || ws == NULL || hg == NULL || hy == NULL || l.w_hh_p == NULL ||
+        (l.mode == MODE_LSTM && cy == NULL) || (l.w_hr != NULL && l.w_hr_p == NULL)) {
         goto error;
     }
     l.out = out;
@@ -1316,7 +1314,9 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (rc < 0) {
         goto error;
     }
-    release_all(c, 9);
+    release_all(c, 7);
+    ptl_gemm_packed_b_free(l.w_hh_p);
+    ptl_gemm_packed_b_free(l.w_hr_p);
     ptl_xdecref(bs);
     ptl_decref(hg);
     s[0] = ptl_iv_tensor(out);
@@ -1325,7 +1325,9 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     s[3] = cy != NULL ? ptl_iv_tensor(cy) : ptl_iv_none();
     return 0;
 error:
-    release_all(c, 9);
+    release_all(c, 7);
+    ptl_gemm_packed_b_free(l.w_hh_p);
+    ptl_gemm_packed_b_free(l.w_hr_p);
     ptl_xdecref(bs);
     ptl_xdecref(hg);
     ptl_xdecref(out);
@@ -1445,7 +1447,8 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     if (l.w_hr != NULL) {
         w[3] = new_2d(l.P, l.H, in[7]);
     }
-    if (layer_grads_new(&l, &g, c[1], c[2], in[7]) < 0 || w[0] == NULL ||
+    l.w_hh_p = ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
+    if (layer_grads_new(&l, &g, c[1], c[2], in[7]) < 0 || w[0] == NULL || l.w_hh_p == NULL ||
         (has_bias && (w[1] == NULL || w[2] == NULL)) || (l.w_hr != NULL && w[3] == NULL)) {
         goto error;
     }
@@ -1470,11 +1473,13 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     s[2] = l.mode == MODE_LSTM ? ptl_iv_tensor(g.dc[k]) : ptl_iv_none();
     g.dg = g.dh[k] = g.dc[k] = NULL;
     release_all(c, 9);
+    ptl_gemm_packed_b_free(l.w_hh_p);
     ptl_xdecref(bs);
     layer_grads_release(&g);
     return ptl_set_tensorlist(&s[3], list, nw, 0);
 error:
     release_all(c, 9);
+    ptl_gemm_packed_b_free(l.w_hh_p);
     ptl_xdecref(bs);
     layer_grads_release(&g);
     release_all(w, 4);
