@@ -19,24 +19,28 @@
 #include "unary_loops.h"
 #include "vec_math.h"
 
+/* The length of every activation loop's parameter array (its `extra`). */
+#define ACT_NPARAMS 4
+
 /* Note [Select formulas]
  * ~~~~~~~~~~~~~~~~~~~~~~
  * The loop of a formula CALL of x (the last input, d[LAST]) and g (d[1], the incoming
  * gradient of a backward loop; a forward loop has LAST = 1 and no g); p is a copy of the
- * parameters (extra is always act_cpu's double[4]).  Piecewise formulas (relu's and
- * threshold's backward, leaky_relu, hardtanh, the shrinks, hardswish) must not branch per
- * element: on random signs the branch mispredicts half the time, 5-7 ns an element.  So
- * the parameters are locals (no load that only one side of a select would make), the
- * loop reads contiguous operands as plain arrays, and every formula computes each of its
- * pieces unconditionally and then selects (gcc will not speculate a floating multiply out
- * of a branch, since it may trap): gcc then vectorizes them into compares and blends
+ * parameters (every caller passes a double[ACT_NPARAMS] as extra).  Piecewise formulas
+ * (relu's and threshold's backward, leaky_relu, hardtanh, the shrinks, hardswish) must not
+ * branch per element: on random signs the branch mispredicts half the time, 5-7 ns an
+ * element.  So the parameters are locals (no load that only one side of a select would
+ * make), the loop reads contiguous operands as plain arrays, and every formula computes
+ * each of its pieces unconditionally and then selects (gcc treats a floating compare or
+ * multiply as a possible trap unless built with -fno-trapping-math, as we are): gcc then
+ * vectorizes them into compares and blends
  * (Note [Loop clones]), with the same results as the branches. */
 #define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, LAST, CALL)                          \
     PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
     {                                                                                     \
         const double *e = (const double *)extra;                                          \
-        const double p[4] = {e[0], e[1], e[2], e[3]};                                     \
+        const double p[ACT_NPARAMS] = {e[0], e[1], e[2], e[3]};                           \
         (void)p;                                                                          \
         if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[LAST] == sizeof(T)) {             \
             T *o = (T *)d[0];                                                             \
@@ -486,7 +490,7 @@ act_param(double v, PtlDtype dt, int in_dtype)
 static int
 act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    double p[4] = {0, 0, 0, 0};
+    double p[ACT_NPARAMS] = {0, 0, 0, 0};
     (void)ks;
     for (size_t k = 0; k < sizeof(act_table) / sizeof(act_table[0]); k++) {
         const ActKernel *a = &act_table[k];
@@ -561,7 +565,7 @@ static int
 gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const char *mode = s[2].tag == PTL_IV_STRING ? s[2].u.s : "none";
-    double p[1] = {strcmp(mode, "tanh") == 0};
+    double p[ACT_NPARAMS] = {strcmp(mode, "tanh") == 0, 0, 0, 0};
     (void)ks;
     return ptl_pointwise(op, s, 2, grad_inputs, ptl_iter_config(), gelu_grad_fast_loops, p);
 }
@@ -574,7 +578,8 @@ gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 elu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    double p[3] = {ptl_iv_to_double(&s[1]), ptl_iv_to_double(&s[2]), ptl_iv_to_double(&s[3])};
+    double p[ACT_NPARAMS] = {ptl_iv_to_double(&s[1]), ptl_iv_to_double(&s[2]),
+                             ptl_iv_to_double(&s[3]), 0};
     int is_result = s[4].tag == PTL_IV_BOOL && s[4].u.b;
     static const int gs[2] = {0, 5};
     (void)ks;
@@ -612,7 +617,7 @@ static int
 celu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     double alpha = ptl_iv_to_double(&s[1]);
-    double p[3] = {alpha, 1.0, 1.0 / alpha};
+    double p[ACT_NPARAMS] = {alpha, 1.0, 1.0 / alpha, 0};
     (void)ks;
     if (alpha == 0) {
         return ptl_error_set(PTL_ERR_RUNTIME, "ZeroDivisionError: alpha cannot be 0 for CELU");
