@@ -549,7 +549,10 @@ ptl_hardswish_d(double x)
 PTL_HD static inline double
 ptl_hardswish_grad_d(double g, double x)
 {
-    return x <= -3.0 ? 0.0 : x < 3.0 ? g * (x / 3.0 + 0.5) : g;
+    /* the factor chosen, the product taken everywhere: no branch to mispredict (Note
+     * [Select formulas] in native/activation.c) */
+    double v = g * (x < 3.0 ? x / 3.0 + 0.5 : 1.0);
+    return x <= -3.0 ? 0.0 : v;
 }
 
 PTL_HD static inline double

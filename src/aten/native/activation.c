@@ -33,8 +33,8 @@
  * make), the loop reads contiguous operands as plain arrays, and every formula computes
  * each of its pieces unconditionally and then selects (gcc treats a floating compare or
  * multiply as a possible trap unless built with -fno-trapping-math, as we are): gcc then
- * vectorizes them into compares and blends
- * (Note [Loop clones]), with the same results as the branches. */
+ * vectorizes them into compares and blends (Note [Loop clones]), with the same results as
+ * the branches. */
 #define DEFINE_ACT_LOOP_OF(NAME, T, DT, LOAD, STORE, LAST, CALL)                          \
     PTL_LOOP_CLONES static void                                                           \
     NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
@@ -89,8 +89,8 @@
 
 /* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
 
-/* hardtanh: x below lo is lo, then above hi is hi (nan stays nan); min_val > max_val is
- * refused before, so both compares can run on every element */
+/* hardtanh: x below lo is lo, then above hi is hi (nan stays nan): PyTorch's clamp, which
+ * also gives hi everywhere when lo > hi (F.hardtanh refuses that; the aten op does not) */
 static inline double
 hardtanh_d(double x, double lo, double hi)
 {
@@ -106,14 +106,6 @@ softshrink_d(double x, double lambd)
     int up = x > lambd, down = x < -lambd;
     double moved = x + (up ? -lambd : lambd);
     return up | down ? moved : 0.0 * x;
-}
-
-/* ptl_hardswish_grad_d's values: the factor is chosen, the product taken everywhere */
-static inline double
-hardswish_grad_d(double g, double x)
-{
-    double v = g * (x < 3.0 ? x / 3.0 + 0.5 : 1.0);
-    return x <= -3.0 ? 0.0 : v;
 }
 
 #define GELU_F(X, P) ptl_gelu_d((X), (P)[0] != 0)
@@ -132,7 +124,7 @@ hardswish_grad_d(double g, double x)
 #define SOFTPLUS_F(X, P) ptl_softplus_d((X), (P)[0], (P)[1])
 #define SOFTPLUS_G(G, X, P) ptl_softplus_grad_d((G), (X), (P)[0], (P)[1])
 #define HARDSWISH_F(X, P) ptl_hardswish_d(X)
-#define HARDSWISH_G(G, X, P) hardswish_grad_d((G), (X))
+#define HARDSWISH_G(G, X, P) ptl_hardswish_grad_d((G), (X))
 #define HARDSIGMOID_F(X, P) ptl_hardsigmoid_d(X)
 #define HARDSIGMOID_G(G, X, P) ((((X) > -3.0) & ((X) < 3.0) ? (G) : 0.0) / 6.0)
 #define LOGSIG_F(X, P) ptl_log_sigmoid_d(X)
