@@ -9,6 +9,22 @@ class VariableMeta(type):
         return isinstance(other, _C.TensorBase)
 
 
+class _ImperativeEngine:
+    """Variable._execution_engine: the engine's Python face (torch._C._EngineBase).  The
+    backward passes themselves go through torch.autograd.backward and grad."""
+
+    def queue_callback(self, callback):
+        """Runs callback() once the running backward pass has finished (Note [Final callbacks]
+        in src/python/autograd_object.c); RuntimeError outside a backward pass."""
+        _C._queue_callback(callback)
+
+    def is_checkpoint_valid(self):
+        """False inside a backward pass that computes the gradients of given inputs
+        (torch.autograd.grad, backward(inputs=...)), where reentrant checkpointing cannot
+        run."""
+        return _C._is_checkpoint_valid()
+
+
 class Variable(metaclass=VariableMeta):
     """Variable(data, requires_grad=False): data's tensor, detached, requiring grad or not."""
 
@@ -19,3 +35,6 @@ class Variable(metaclass=VariableMeta):
         if not isinstance(data, _C.TensorBase):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
         return data.detach().requires_grad_(requires_grad)
+
+
+Variable._execution_engine = _ImperativeEngine()

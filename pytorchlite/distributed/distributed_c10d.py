@@ -903,6 +903,48 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     scatter_object_output_list[0] = _from_tensor(out, sizes[pg.rank])
 
 
+_DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
+
+
+def _compute_bucket_assignment_by_size(tensors, bucket_size_limits, expect_sparse_gradient=()):
+    """DDP's gradient buckets, as PyTorch's reducer assigns them: the tensors are taken in list
+    order, one open bucket per (dtype, device); a tensor joins its bucket, and the bucket closes
+    once it holds at least its size limit in bytes (so it may pass the limit by its last
+    tensor).  Each (dtype, device) walks bucket_size_limits, staying on the last: with
+    [_DEFAULT_FIRST_BUCKET_BYTES, cap] its first bucket is small.  A tensor expecting a sparse
+    gradient gets a bucket of its own (limit 0).  Returns (bucket_indices,
+    per_bucket_size_limits), the buckets ordered by the smallest index each holds."""
+    tensors = list(tensors)
+    limits = [int(v) for v in bucket_size_limits]
+    if not tensors:
+        raise ValueError("_compute_bucket_assignment_by_size expects at least one tensor")
+    if not limits or min(limits) < 0:
+        raise ValueError(f"bucket_size_limits must be non-empty and non-negative, got "
+                         f"{list(bucket_size_limits)}")
+    sparse = list(expect_sparse_gradient)
+    if sparse and len(sparse) != len(tensors):
+        raise ValueError(f"expect_sparse_gradient has {len(sparse)} entries for "
+                         f"{len(tensors)} tensors")
+    result, open_buckets = [], {}
+    for i, t in enumerate(tensors):
+        if sparse and sparse[i]:
+            result.append(([i], 0))
+            continue
+        key = (t.dtype, str(t.device))
+        indices, size, step = open_buckets.get(key, ([], 0, 0))
+        indices.append(i)
+        size += t.numel() * t.element_size()
+        limit = limits[step]
+        if size >= limit:
+            result.append((indices, limit))
+            indices, size, step = [], 0, min(step + 1, len(limits) - 1)
+        open_buckets[key] = (indices, size, step)
+    result.extend((indices, limits[step]) for indices, _, step in open_buckets.values()
+                  if indices)
+    result.sort(key=lambda r: min(r[0]))
+    return [r[0] for r in result], [r[1] for r in result]
+
+
 __all__ = [
     "Backend", "DistBackendError", "DistError", "GradBucket", "GroupMember", "P2POp", "RedOpType",
     "ReduceOp",

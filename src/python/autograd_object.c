@@ -649,6 +649,106 @@ tensor_seq(PyObject *seq, PtlTensorImpl ***out, Py_ssize_t *n, int allow_none, c
     return 0;
 }
 
+/* Note [Final callbacks]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Variable._execution_engine.queue_callback(cb) (PyTorch's final callbacks) runs cb once the
+ * backward pass that is running now has finished: after every node and every gradient hook,
+ * on success only, in the order queued; a callback may queue more, which run after it.  A
+ * pass is one _run_backward or _run_grad call on this thread; a backward started inside a
+ * hook is a pass of its own, with its own callbacks, so `pass_callbacks` is saved and restored
+ * around each call (a stack through the C stack).  The first callback that raises ends the
+ * pass with its exception, and the ones after it do not run.  is_checkpoint_valid() is False
+ * inside a pass that computes the gradients of given inputs (autograd.grad, or backward with
+ * inputs=), or inside any pass started from one, as in PyTorch.  _current_graph_task_id()
+ * numbers the passes, -1 outside one (DDP asks it whether its launch runs inside backward). */
+static _Thread_local PyObject *pass_callbacks;   /* the running pass's list, or NULL */
+static _Thread_local int checkpoint_invalid;
+static _Thread_local long long pass_id = -1;     /* _current_graph_task_id() */
+static _Atomic long long passes_begun;
+
+typedef struct {
+    PyObject *callbacks;
+    int checkpoint_invalid;
+    long long id;
+} PassState;
+
+static int
+pass_begin(PassState *saved, int has_inputs)
+{
+    PyObject *list = PyList_New(0);
+    if (list == NULL) {
+        return -1;
+    }
+    saved->callbacks = pass_callbacks;
+    saved->checkpoint_invalid = checkpoint_invalid;
+    saved->id = pass_id;
+    pass_callbacks = list;
+    pass_id = passes_begun++;
+    checkpoint_invalid = checkpoint_invalid || has_inputs;
+    return 0;
+}
+
+/* Ends the pass: on success (ok) runs its callbacks; 0, or -1 with the exception set. */
+static int
+pass_end(PassState *saved, int ok)
+{
+    PyObject *list = pass_callbacks;
+    int rc = 0;
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(list); i++) {
+        PyObject *cb = PyList_GET_ITEM(list, i);
+        Py_INCREF(cb);
+        PyObject *r = PyObject_CallNoArgs(cb);
+        Py_DECREF(cb);
+        if (r == NULL) {
+            rc = -1;
+            break;
+        }
+        Py_DECREF(r);
+    }
+    pass_callbacks = saved->callbacks;
+    checkpoint_invalid = saved->checkpoint_invalid;
+    pass_id = saved->id;
+    Py_DECREF(list);
+    return rc;
+}
+
+static PyObject *
+py_queue_callback(PyObject *m, PyObject *cb)
+{
+    (void)m;
+    if (pass_callbacks == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "Final callbacks can only be installed during backward pass.");
+        return NULL;
+    }
+    if (!PyCallable_Check(cb)) {
+        PyErr_Format(PyExc_TypeError, "queue_callback() expects a callable that takes no "
+                                      "arguments, got %s", Py_TYPE(cb)->tp_name);
+        return NULL;
+    }
+    if (PyList_Append(pass_callbacks, cb) < 0) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+py_is_checkpoint_valid(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyBool_FromLong(!checkpoint_invalid);
+}
+
+/* The running pass's number (they count from 0 in the process), or -1 outside a pass. */
+static PyObject *
+py_current_graph_task_id(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyLong_FromLongLong(pass_id);
+}
+
 /* _run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs) */
 static PyObject *
 py_run_backward(PyObject *m, PyObject *args)
@@ -658,6 +758,8 @@ py_run_backward(PyObject *m, PyObject *args)
     PtlTensorImpl **roots = NULL, **grads = NULL, **inputs = NULL;
     Py_ssize_t n, ng, ni;
     PyObject *res = NULL;
+    PassState saved;
+    int ok;
     (void)m;
     if (!PyArg_ParseTuple(args, "OOppO:_run_backward", &ts, &gs, &retain, &create, &ins)) {
         return NULL;
@@ -671,11 +773,14 @@ py_run_backward(PyObject *m, PyObject *args)
         PyErr_Format(PyExc_RuntimeError, "got %zd tensors and %zd gradients", n, ng);
         goto done;
     }
-    if (ptl_backward(roots, grads, (int)n, retain, create, inputs, (int)ni) < 0) {
-        ptlpy_raise();
+    if (pass_begin(&saved, ni > 0) < 0) {
         goto done;
     }
-    if (ptlpy_flush_warnings() < 0) {
+    ok = ptl_backward(roots, grads, (int)n, retain, create, inputs, (int)ni) == 0;
+    if (!ok) {
+        ptlpy_raise();
+    }
+    if (pass_end(&saved, ok) < 0 || !ok || ptlpy_flush_warnings() < 0) {
         goto done;
     }
     Py_INCREF(Py_None);
@@ -696,6 +801,8 @@ py_run_grad(PyObject *m, PyObject *args)
     PtlTensorImpl **roots = NULL, **grads = NULL, **inputs = NULL, **out = NULL;
     Py_ssize_t n, ng, ni;
     PyObject *res = NULL;
+    PassState saved;
+    int ok;
     (void)m;
     if (!PyArg_ParseTuple(args, "OOOppp:_run_grad", &ts, &gs, &ins, &retain, &create,
                           &allow_unused)) {
@@ -710,12 +817,15 @@ py_run_grad(PyObject *m, PyObject *args)
         PyErr_NoMemory();
         goto done;
     }
-    if (ptl_autograd_grad(roots, grads, (int)n, inputs, (int)ni, retain, create, allow_unused,
-                          out) < 0) {
-        ptlpy_raise();
+    if (pass_begin(&saved, 1) < 0) {
         goto done;
     }
-    if (ptlpy_flush_warnings() < 0) {
+    ok = ptl_autograd_grad(roots, grads, (int)n, inputs, (int)ni, retain, create, allow_unused,
+                           out) == 0;
+    if (!ok) {
+        ptlpy_raise();
+    }
+    if (pass_end(&saved, ok) < 0 || !ok || ptlpy_flush_warnings() < 0) {
         goto done;
     }
     res = PyTuple_New(ni);
@@ -783,6 +893,9 @@ py_set_inference_mode(PyObject *m, PyObject *arg)
 static PyMethodDef autograd_module_methods[] = {
     {"_run_backward", py_run_backward, METH_VARARGS, NULL},
     {"_run_grad", py_run_grad, METH_VARARGS, NULL},
+    {"_queue_callback", py_queue_callback, METH_O, NULL},
+    {"_is_checkpoint_valid", py_is_checkpoint_valid, METH_NOARGS, NULL},
+    {"_current_graph_task_id", py_current_graph_task_id, METH_NOARGS, NULL},
     {"is_grad_enabled", py_is_grad_enabled, METH_NOARGS, NULL},
     {"_set_grad_enabled", py_set_grad_enabled, METH_O, NULL},
     {"_set_inference_mode", py_set_inference_mode, METH_O, NULL},

@@ -4,9 +4,12 @@ torch/nn/parallel/distributed.py and the Reducer of torch/csrc/distributed/c10d/
 Note [DDP reducer]
 ~~~~~~~~~~~~~~~~~~
 - At construction the parameters and buffers of rank 0 are broadcast to every rank.
-- The trainable parameters are split into buckets of at most bucket_cap_mb (one dtype each), in
-  reverse registration order: backward produces the last layers' gradients first, so the first
-  bucket fills first.
+- The trainable parameters are split into buckets (one dtype each) in reverse registration
+  order, the order backward produces their gradients in, so the first bucket fills first.  A
+  bucket closes once it holds bucket_cap_mb (25 MiB by default), and with the default cap the
+  first one closes at 1 MiB (distributed._DEFAULT_FIRST_BUCKET_BYTES), so the first reduction
+  starts early: PyTorch's layout once its reducer has rebuilt the buckets in the order the
+  gradients came (after the first iteration; before, it has one bucket).
 - The bookkeeping of backward is C (_C._Reducer, src/python/reducer.c): every parameter has a C
   post-accumulate-grad hook (Note [C post-accumulate-grad hooks] in src/autograd/autograd.h),
   so the engine marks it ready and counts down its bucket without a Python call.  When a
@@ -16,10 +19,13 @@ Note [DDP reducer]
   buckets DDP sums itself -- and calls _launch(b) once for the bucket.  _launch starts an
   asynchronous sum over the ranks (MPI_Iallreduce) while backward goes on, on the module's
   own communicator (Note [DDP bucket channel] in distributed/_mpi_group.py).
-- _launch of the last bucket reduces it at once (nothing is left to overlap it with), waits for
-  the others and writes the averages into .grad (C again): a hook on the last bucket, not an
-  engine final callback (pytorchlite's engine has no queue_callback).  At that point every
-  .grad of the module is final, so nothing of the model is left for backward to accumulate.
+- The first launch inside backward queues an engine final callback (queue_callback, Note
+  [Final callbacks] in src/python/autograd_object.c), as PyTorch's reducer does: when the
+  whole backward pass has finished, it waits for every bucket and writes the averages into
+  .grad (C again).  So the last bucket's reduction overlaps whatever backward still computes
+  after the module's last gradient (the inputs' gradients, other modules).  A reduction whose
+  buckets all complete outside backward (every parameter unused and marked at forward) ends
+  with its last bucket's launch.
 - gradient_as_bucket_view=False (the default): .grad stays a tensor of its own; the averages
   are copied into it, so it never aliases the bucket that the next backward overwrites, and
   zero_grad (set_to_none or not) works as without DDP.  gradient_as_bucket_view=True: .grad
@@ -48,6 +54,7 @@ import contextlib
 import os
 
 from ... import _C
+from ...autograd import Variable
 from ...futures import Future
 from ..modules.module import Module
 
@@ -87,22 +94,16 @@ class _Bucket:
         return [flat[o:o + s.numel()].view(s) for o, s in zip(self.offsets, self.shapes)]
 
 
-def _buckets(params, cap_bytes):
-    """Buckets in reverse parameter order, one dtype each, each at most cap_bytes (a parameter
-    larger than the cap gets a bucket of its own)."""
-    open_buckets, done = {}, []
-    for i in reversed(range(len(params))):
-        p = params[i]
-        indices, size = open_buckets.get(p.dtype, ([], 0))
-        nbytes = p.numel() * p.element_size()
-        if indices and size + nbytes > cap_bytes:
-            done.append(indices)
-            indices, size = [], 0
-        indices.append(i)
-        open_buckets[p.dtype] = (indices, size + nbytes)
-    done.extend(indices for indices, _ in open_buckets.values())
-    return [_Bucket(b, indices, params)
-            for b, indices in enumerate(sorted(done, key=lambda ix: -ix[0]))]
+def _buckets(params, limits):
+    """The gradient buckets, assigned as PyTorch's reducer rebuilds them after the first
+    iteration (distributed._compute_bucket_assignment_by_size over the order in which the
+    gradients become ready), with the reverse of the registration order standing for that
+    order: backward produces the last layers' gradients first.  limits: the size limits in
+    bytes (Note [DDP reducer])."""
+    from ... import distributed as dist
+    order = list(reversed(range(len(params))))
+    assignment, _ = dist._compute_bucket_assignment_by_size([params[i] for i in order], limits)
+    return [_Bucket(b, [order[k] for k in ks], params) for b, ks in enumerate(assignment)]
 
 
 def _output_tensors(out):
@@ -190,6 +191,11 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = True
         cap_mb = 25 if bucket_cap_mb is None else bucket_cap_mb
         self.bucket_bytes_cap = int(cap_mb * 1024 * 1024)
+        # the default cap starts with a small bucket, so the first reduction starts early
+        first = (dist._DEFAULT_FIRST_BUCKET_BYTES if bucket_cap_mb is None
+                 else self.bucket_bytes_cap)
+        limits = [first, self.bucket_bytes_cap] if first < self.bucket_bytes_cap else \
+            [self.bucket_bytes_cap]
         named = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         if not named:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
@@ -197,7 +203,7 @@ class DistributedDataParallel(Module):
         self._param_names = [n for n, _ in named]
         self._params = [p for _, p in named]
         self._buffers_to_sync = [b for _, b in module.named_buffers()]
-        self._buckets = _buckets(self._params, self.bucket_bytes_cap)
+        self._buckets = _buckets(self._params, limits)
         _verify_layout(pg, self._buckets, find_unused_parameters)
         if init_sync:
             for t in [p for _, p in module.named_parameters()] + self._buffers_to_sync:
@@ -216,6 +222,7 @@ class DistributedDataParallel(Module):
                 bucket.message = c10d._buf(bucket.flat)
         self._comm_hook = None        # (state, hook) of register_comm_hook
         self._used = None             # find_unused_parameters: which parameters forward used
+        self._finish_queued = False   # the running reduction's final callback is queued
         self._reducer = _C._Reducer(self._params, [b.indices for b in self._buckets], views,
                                     self._launch, bool(gradient_as_bucket_view))
         self._set_scales()
@@ -262,6 +269,7 @@ class DistributedDataParallel(Module):
     def _prepare_for_backward(self, out):
         r = self._reducer
         r.prepare()
+        self._finish_queued = False
         if self.find_unused_parameters:
             reached = _reached_parameters(_output_tensors(out))
             self._used = [id(p) in reached for p in self._params]
@@ -276,6 +284,9 @@ class DistributedDataParallel(Module):
         channel]), after which the reduction finishes."""
         bucket = self._buckets[b]
         last = b == len(self._buckets) - 1
+        if not self._finish_queued and _C._current_graph_task_id() >= 0:
+            Variable._execution_engine.queue_callback(self._finish)
+            self._finish_queued = True
         if self._comm_hook is not None:
             from ... import distributed as dist
             state, hook = self._comm_hook
@@ -289,7 +300,7 @@ class DistributedDataParallel(Module):
             from ... import distributed as dist
             bucket.work = dist.all_reduce(bucket.flat, op=dist.ReduceOp.AVG,
                                           group=self.process_group, async_op=True)
-        if last:
+        if last and not self._finish_queued:
             self._finish()
 
     def _finish(self):

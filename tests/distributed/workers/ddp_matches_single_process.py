@@ -1,6 +1,7 @@
 """DDP on every rank's share of a global batch gives the parameters of one process trained on
 the whole batch (float64, several buckets, gradient_as_bucket_view, a layer used twice,
-retain_graph, buffers, no_sync, find_unused_parameters)."""
+retain_graph, buffers, no_sync, find_unused_parameters, backward that goes on after the
+module's gradients)."""
 import numpy as np
 
 import pytorchlite as torch
@@ -75,7 +76,7 @@ def main():
     # with gradient_as_bucket_view=True .grad is the bucket's view, reset by zero_grad to
     # None (copied in again) or to zeros (backward accumulates into the bucket)
     for as_view, set_to_none in ((False, True), (True, True), (True, False)):
-        model = DDP(make(rank), bucket_cap_mb=0.0005, broadcast_buffers=False,
+        model = DDP(make(rank), bucket_cap_mb=0.0001, broadcast_buffers=False,
                     find_unused_parameters=True, gradient_as_bucket_view=as_view)
         assert len(model._buckets) > 2, len(model._buckets)
         assert list(model.state_dict()) == ["module." + k for k in ref.state_dict()]
@@ -145,7 +146,7 @@ def main():
     # float32 and float16, one bucket (the default cap) and one per parameter, without
     # find_unused_parameters: the same steps as one process on the global batch
     for dtype, tol in ((torch.float32, 1e-5), (torch.float16, 2e-3)):
-        for cap in (None, 0.00001):
+        for cap in (None, 0.000001):
             ref = train(make(0).to(dtype), [(x.to(dtype), y.to(dtype))
                                             for x, y in global_batches])
             net = make(rank).to(dtype)
@@ -168,6 +169,25 @@ def main():
         model(torch.tensor(inputs[rank])).sum().backward()
         np.testing.assert_allclose(model.module.weight.grad.numpy(),
                                    inputs.astype(np.float64).mean(0), rtol=1e-6, atol=1e-7)
+
+    # backward goes on after the module's last gradient, into a layer in front of it: the
+    # reduction ends in the engine's final callback, after that layer's gradients, and still
+    # averages the module's
+    torch.manual_seed(7)
+    pre = nn.Linear(6, 6).double()
+    ref = make(0)
+    x, y = global_batches[0]
+    nn.functional.mse_loss(ref(pre(x).detach()), y).backward()
+    model = DDP(make(rank), find_unused_parameters=True)
+    armed = []
+    pre.weight.register_hook(lambda g: armed.append(model._reducer.armed))
+    nn.functional.mse_loss(model(pre(xl)), yl).backward()
+    assert armed == [True] and not model._reducer.armed, armed
+    for (name, p), q in zip(model.module.named_parameters(), ref.parameters()):
+        if name.startswith("spare"):
+            continue
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-12,
+                                   err_msg=name)
 
     # buffers follow rank 0 at each forward
     model = DDP(make(0), find_unused_parameters=True)
