@@ -1,5 +1,6 @@
 """Kernel benchmarks: vectorized exp/erf/sigmoid/tanh, pointwise ops on strided operands, gelu
-forward+backward, softmax and log_softmax rows, amax over the last dim, layer and batch norm,
+forward+backward, softmax and log_softmax rows, amax over the last dim, max/argmax/norm over
+either dim, layer and batch norm,
 addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has the function)
 and PyTorch on the same float32 data, one thread each.
 
@@ -108,6 +109,26 @@ def test_amax_last(benchmark, impl):
     benchmark.group = "amax(-1) 4096x1024 float32"
     x = make(impl, randn((4096, 1024)))
     benchmark(lambda t: t.max(-1) if impl == "numpy" else t.amax(-1), x)
+
+
+# reductions that keep a value per output: over the outer dim (by columns) and over rows
+REDUCTIONS = {
+    "amax(0)": (lambda t: t.amax(0), lambda a: a.max(0)),
+    "argmax(0)": (lambda t: t.argmax(0), lambda a: a.argmax(0)),
+    "max(-1) values and indices": (lambda t: t.max(-1), lambda a: (a.max(-1), a.argmax(-1))),
+    "argmax(-1)": (lambda t: t.argmax(-1), lambda a: a.argmax(-1)),
+    "norm(dim=-1)": (lambda t: t.norm(dim=-1), lambda a: np.sqrt(np.einsum("ij,ij->i", a, a))),
+    "norm(dim=0)": (lambda t: t.norm(dim=0), lambda a: np.sqrt(np.einsum("ij,ij->j", a, a))),
+}
+
+
+@pytest.mark.parametrize("op", list(REDUCTIONS))
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+def test_value_reductions(benchmark, impl, op):
+    benchmark.group = f"{op} 4096x1024 float32"
+    x = make(impl, randn((4096, 1024)))
+    tensor_fn, numpy_fn = REDUCTIONS[op]
+    benchmark(numpy_fn if impl == "numpy" else tensor_fn, x)
 
 
 # ---- the GPT training step's per-op paths ----

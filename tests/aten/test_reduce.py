@@ -110,6 +110,50 @@ def test_contiguous_max_min_chains(dtype):
                 np.float32 if dtype == ptl.float32 else np.float64), axis=1))
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_contiguous_argmax_first_position(dtype):
+    """argmax/argmin and max.dim/min.dim of contiguous rows take the row's extreme from the
+    vector chains, then its first position (the first NaN when there is one): every length
+    around the chains' blocks, with the extreme, a tie after it and a NaN in every position."""
+    npdt = np.float32 if dtype == ptl.float32 else np.float64
+    for n in [1, 2, 7, 8, 9, 31, 32, 33, 65, 100]:
+        a = np.random.default_rng(n).standard_normal((4, n))
+        for k in range(n):
+            b = a.copy()
+            b[0, k] = b[0, (k + 1 + n // 2) % n] = 9.0     # two copies: the first wins
+            b[1, k] = -9.0
+            b[2, k] = np.nan
+            b[3, :] = -np.inf
+            b = b.astype(npdt)
+            t = ptl.tensor(b, dtype=dtype)
+            first = min(k, (k + 1 + n // 2) % n)
+            nan_row = np.isnan(b).argmax(1)
+            exp_max = np.where(np.isnan(b).any(1), nan_row, b.argmax(1))
+            exp_min = np.where(np.isnan(b).any(1), nan_row, b.argmin(1))
+            assert exp_max[0] == first
+            np.testing.assert_array_equal(to_numpy(t.argmax(1)), exp_max)
+            np.testing.assert_array_equal(to_numpy(t.argmin(1)), exp_min)
+            values, indices = t.max(1)
+            np.testing.assert_array_equal(to_numpy(indices), exp_max)
+            np.testing.assert_array_equal(to_numpy(values), b[np.arange(4), exp_max])
+            values, indices = t.min(1)
+            np.testing.assert_array_equal(to_numpy(indices), exp_min)
+            np.testing.assert_array_equal(to_numpy(values), b[np.arange(4), exp_min])
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_contiguous_norms_lanes(dtype):
+    """The 1- and 2-norms of contiguous rows sum in 16 double lanes and a tail: every length
+    around one and two blocks."""
+    for n in [1, 15, 16, 17, 31, 32, 33, 100]:
+        a = np.random.default_rng(n).standard_normal((3, n))
+        a = a.astype(np.float32).astype(np.float64) if dtype == ptl.float32 else a
+        t = ptl.tensor(a, dtype=dtype)
+        tol = 1e-6 if dtype == ptl.float32 else 1e-14
+        np.testing.assert_allclose(to_numpy(t.norm(2, 1)), np.sqrt((a * a).sum(1)), rtol=tol)
+        np.testing.assert_allclose(to_numpy(t.norm(1, 1)), np.abs(a).sum(1), rtol=tol)
+
+
 # ---- sum, nansum, mean, prod ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

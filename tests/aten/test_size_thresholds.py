@@ -44,7 +44,8 @@ gemm.c gemm_run batches: grain GEMM_PARALLEL_FLOPS / flops for small products, o
 reduce.c reduce_run: column reductions (kept contiguous dim >= 16, COL_BLOCK = 2048 columns
     a unit, narrower to feed every thread, float32 rows COL_GROUP = 32 at a time) ->
     columns 15, 16, 17, 100, 2047, 2048, 2049, 4101 x rows 2, 3, 31, 32, 33, 70, one and
-    three outer blocks; one output and R >= 2 GRAIN: min(R / GRAIN, MAX_CHUNKS = 64,
+    three outer blocks, for the sums and for the float extremes (amax/amin, argmax/argmin,
+    max.dim, min.dim) and the 1- and 2-norms, with ties, NaN and infinities; one output and R >= 2 GRAIN: min(R / GRAIN, MAX_CHUNKS = 64,
     4 threads) chunks combined in order -> R = 255, 256, 257 (BLOCK = 256), 65535, 65536,
     65537, 262147, contiguous and strided, every kind (sum, mean, prod, amax/amin, argmax/
     argmin with ties and NaN across chunks, var, std, norms, logsumexp, count_nonzero,
@@ -561,6 +562,58 @@ def test_column_reductions(cols, R, dtype, outer):
             scale = np.nansum(np.abs(arr), 1)
             assert_near(one, expected, scale, 20 * tol_of(dtype), f"{name} 1 thread")
             assert_near(two, expected, scale, 20 * tol_of(dtype), f"{name} 2 threads")
+
+
+# max/min, argmax/argmin (max.dim, min.dim) and the 1- and 2-norms of float32/float64 run by
+# columns too, keeping a value per column (reduce.c column_fold); the 3-norm and float16 take
+# the per-output path, as a control
+COLUMN_EXTREMES = [
+    ("amax", lambda t: t.amax(1), lambda a: a.max(1)),
+    ("amin", lambda t: t.amin(1), lambda a: a.min(1)),
+    ("argmax", lambda t: t.argmax(1), lambda a: a.argmax(1)),
+    ("argmin", lambda t: t.argmin(1), lambda a: a.argmin(1)),
+    ("max.values", lambda t: t.max(1).values, lambda a: a.max(1)),
+    ("max.indices", lambda t: t.max(1).indices, lambda a: a.argmax(1)),
+    ("min.indices", lambda t: t.min(1).indices, lambda a: a.argmin(1)),
+    ("norm2", lambda t: ptl.linalg.vector_norm(t, 2, 1), lambda a: np.sqrt((a * a).sum(1))),
+    ("norm1", lambda t: t.norm(1, 1), lambda a: np.abs(a).sum(1)),
+    ("norm3", lambda t: t.norm(3, 1), lambda a: (np.abs(a) ** 3).sum(1) ** (1 / 3)),
+]
+
+
+@pytest.mark.parametrize("outer", [1, 3])
+@pytest.mark.parametrize("dtype", FLOATS + [ptl.float16])
+@pytest.mark.parametrize("cols,R", COLUMN_CASES)
+def test_column_extremes_and_norms(cols, R, dtype, outer):
+    gen = np.random.default_rng(cols * R + 1)
+    a = gen.standard_normal((outer, R, cols))
+    a = a.astype(np.float16).astype(np.float64) if dtype == ptl.float16 else rounded(a, dtype)
+    # ties (the first copy wins), an all -inf column, an all-zero one, an infinity
+    a[0, R - 1, 0] = a[0, 0, 0] = 8.0
+    a[0, R - 1, 1] = a[0, 0, 1] = -8.0
+    a[0, :, 2] = -np.inf
+    a[-1, :, cols - 1] = 0.0
+    a[-1, R - 1, cols // 2] = np.inf
+    for nan in (False, True):
+        if nan:            # a NaN in a column: max/min give NaN, arg* its row
+            a[0, R // 2, cols // 3] = np.nan
+            a[-1, R - 1, cols - 2] = np.nan
+        t = ptl.tensor(a, dtype=dtype)
+        for name, fn, ref in COLUMN_EXTREMES:
+            expected = ref(a)
+            if nan and name in ("argmax", "argmin", "max.indices", "min.indices"):
+                expected = np.where(np.isnan(a).any(1), np.isnan(a).argmax(1), expected)
+            for view in (t, t.transpose(1, 2).contiguous().transpose(1, 2)):
+                one, two = on_threads(lambda: np_of(fn(view)))
+                what = f"{name} nan={nan}"
+                if "norm" not in name:     # exact: a value of the column, or its row
+                    np.testing.assert_array_equal(one, expected.astype(one.dtype), what)
+                    assert_same_bits(one, two, what)
+                    continue
+                tol = {ptl.float16: 2e-3, ptl.float32: 2e-6}.get(dtype, 1e-12)
+                with np.errstate(invalid="ignore"):
+                    assert_near(one, expected, np.abs(expected), tol, what + " 1 thread")
+                    assert_near(two, expected, np.abs(expected), tol, what + " 2 threads")
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -17,7 +17,10 @@
  * independent AVX2 accumulators for contiguous float32/float64 runs), integer sums in
  * int64.  When the reduced dim is outer and the kept dim is contiguous (sum(dim=0) of a
  * matrix), sums run "by columns": a block of outputs is accumulated row after row, so the
- * input is read in memory order. */
+ * input is read in memory order; so do the float32/float64 extremes (amax/amin, argmax/
+ * argmin, max.dim/min.dim) and the 1- and 2-norms, which keep a value (and a row) per
+ * column.  Contiguous runs of those take vector paths too: the extreme from the max/min
+ * chains and then its first position for argmax, sixteen double lanes for the norms. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +254,71 @@ maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max)
 #endif
     return dt == PTL_DTYPE_FLOAT32 ? maxmin_f4_portable((const float *)p, n, is_max)
                                    : maxmin_f8_portable((const double *)p, n, is_max);
+}
+
+/* sum of |x|^p (p = 1 or 2) of a contiguous float32/float64 run, in double: sixteen
+ * independent accumulators (four chains of 4-lane FMAs), inlined into a portable and an AVX2 function so that the
+ * compiler vectorizes each for its target */
+#define DEFINE_POWSUM_LOOP(NAME, T)                                                       \
+    static inline __attribute__((always_inline)) double NAME(const T *x, int64_t n,       \
+                                                             int square)                  \
+    {                                                                                     \
+        double acc[16] = {0};                                                             \
+        int64_t i = 0;                                                                    \
+        if (square) {                                                                     \
+            for (; i + 16 <= n; i += 16) {                                                \
+                for (int k = 0; k < 16; k++) {                                            \
+                    acc[k] += (double)x[i + k] * (double)x[i + k];                        \
+                }                                                                         \
+            }                                                                             \
+            for (; i < n; i++) {                                                          \
+                acc[0] += (double)x[i] * (double)x[i];                                    \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (; i + 16 <= n; i += 16) {                                                \
+                for (int k = 0; k < 16; k++) {                                            \
+                    acc[k] += fabs((double)x[i + k]);                                     \
+                }                                                                         \
+            }                                                                             \
+            for (; i < n; i++) {                                                          \
+                acc[0] += fabs((double)x[i]);                                             \
+            }                                                                             \
+        }                                                                                 \
+        for (int k = 0; k < 8; k++) {                                                     \
+            acc[k] += acc[k + 8];                                                         \
+        }                                                                                 \
+        return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])); \
+    }
+
+DEFINE_POWSUM_LOOP(powsum_f4_loop, float)
+DEFINE_POWSUM_LOOP(powsum_f8_loop, double)
+
+static double
+powsum_portable(PtlDtype dt, const char *p, int64_t n, int square)
+{
+    return dt == PTL_DTYPE_FLOAT32 ? powsum_f4_loop((const float *)p, n, square)
+                                   : powsum_f8_loop((const double *)p, n, square);
+}
+
+#ifdef HAVE_AVX2_KERNELS
+__attribute__((target("avx2,fma"))) static double
+powsum_avx2(PtlDtype dt, const char *p, int64_t n, int square)
+{
+    return dt == PTL_DTYPE_FLOAT32 ? powsum_f4_loop((const float *)p, n, square)
+                                   : powsum_f8_loop((const double *)p, n, square);
+}
+#endif
+
+static double
+powsum_contiguous(PtlDtype dt, const char *p, int64_t n, int square)
+{
+#ifdef HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        return powsum_avx2(dt, p, n, square);
+    }
+#endif
+    return powsum_portable(dt, p, n, square);
 }
 
 /* ---- the accumulator of each kind ---- */
@@ -659,6 +727,39 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         acc->a = pl->kind == R_MAX ? max_nan(acc->a, m) : min_nan(acc->a, m);
         return;
     }
+    if ((pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) &&
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
+        st == (int64_t)ptl_dtype_itemsize(pl->dt) && n > 0) {
+        /* the run's extreme, then its first position (the first NaN when there is one): the
+         * first of equal values wins, as in step_d */
+        int is_max = pl->kind == R_ARGMAX;
+        double m = maxmin_contiguous(pl->dt, p, n, is_max);
+        if (acc->idx < 0 || beats(is_max, m, acc->a)) {
+            int64_t k = 0;
+            if (pl->dt == PTL_DTYPE_FLOAT32) {
+                const float *x = (const float *)p;
+                while (k < n - 1 && !((double)x[k] == m || (m != m && x[k] != x[k]))) {
+                    k++;
+                }
+                acc->a = x[k];
+            }
+            else {
+                const double *x = (const double *)p;
+                while (k < n - 1 && !(x[k] == m || (m != m && x[k] != x[k]))) {
+                    k++;
+                }
+                acc->a = x[k];
+            }
+            acc->idx = idx0 + k;
+        }
+        return;
+    }
+    if (pl->kind == R_NORM && (pl->p == 2 || pl->p == 1) &&
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
+        st == (int64_t)ptl_dtype_itemsize(pl->dt)) {
+        acc->a += powsum_contiguous(pl->dt, p, n, pl->p == 2);
+        return;
+    }
     for (int64_t k = 0; k < n; k += BLOCK) {
         int64_t m = n - k < BLOCK ? n - k : BLOCK;
         if (pl->use_int) {
@@ -868,6 +969,157 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
+/* Column reductions of float32/float64 for the kinds that keep a value per column rather
+ * than a sum: max/min, argmax/argmin (max.dim, min.dim) and the 1- and 2-norms.  As for the
+ * sums, a block of m outputs is folded row after row, reading the input in memory order:
+ * val[k] gets the extreme (NaN when the column has one: the NaN itself, which then beats
+ * everything, as in step_d) or the sum of |x|^p, at[k] the row of the extreme, the first of
+ * equal values.  Inlined into a portable and an AVX2 function, so that each vectorizes the
+ * row loops for its target. */
+#define DEFINE_COLUMN_FOLD(NAME, T)                                                       \
+    static inline __attribute__((always_inline)) void NAME(const Plan *pl, const char *p, \
+                                                           int64_t m, double *val,        \
+                                                           int64_t *at)                   \
+    {                                                                                     \
+        int64_t rs = pl->rstride[0], R = pl->R;                                           \
+        int is_max = pl->kind == R_MAX || pl->kind == R_ARGMAX;                           \
+        if (pl->kind == R_NORM) {                                                         \
+            int square = pl->p == 2;                                                      \
+            for (int64_t k = 0; k < m; k++) {                                             \
+                val[k] = 0;                                                               \
+            }                                                                             \
+            for (int64_t r = 0; r < R; r++) {                                             \
+                const T *x = (const T *)(p + r * rs);                                     \
+                if (square) {                                                             \
+                    for (int64_t k = 0; k < m; k++) {                                     \
+                        val[k] += (double)x[k] * (double)x[k];                            \
+                    }                                                                     \
+                }                                                                         \
+                else {                                                                    \
+                    for (int64_t k = 0; k < m; k++) {                                     \
+                        val[k] += fabs((double)x[k]);                                     \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        T best[COL_BLOCK];                                                                \
+        const T *x0 = (const T *)p;                                                       \
+        for (int64_t k = 0; k < m; k++) {                                                 \
+            best[k] = x0[k];                                                              \
+        }                                                                                 \
+        if (pl->kind == R_MAX || pl->kind == R_MIN) {                                     \
+            T nan[COL_BLOCK];                                                             \
+            for (int64_t k = 0; k < m; k++) {                                             \
+                nan[k] = x0[k] != x0[k] ? x0[k] : 0;                                      \
+            }                                                                             \
+            for (int64_t r = 1; r < R; r++) {                                             \
+                const T *x = (const T *)(p + r * rs);                                     \
+                if (is_max) {                                                             \
+                    for (int64_t k = 0; k < m; k++) {                                     \
+                        best[k] = x[k] > best[k] ? x[k] : best[k];                        \
+                        nan[k] = x[k] != x[k] ? x[k] : nan[k];                            \
+                    }                                                                     \
+                }                                                                         \
+                else {                                                                    \
+                    for (int64_t k = 0; k < m; k++) {                                     \
+                        best[k] = x[k] < best[k] ? x[k] : best[k];                        \
+                        nan[k] = x[k] != x[k] ? x[k] : nan[k];                            \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t k = 0; k < m; k++) {                                             \
+                val[k] = nan[k] != nan[k] ? (double)nan[k] : (double)best[k];             \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t k = 0; k < m; k++) {                                                 \
+            at[k] = 0;                                                                    \
+        }                                                                                 \
+        for (int64_t r = 1; r < R; r++) {                                                 \
+            const T *x = (const T *)(p + r * rs);                                         \
+            for (int64_t k = 0; k < m; k++) {                                             \
+                T v = x[k], b = best[k];                                                  \
+                int take = ((is_max ? v > b : v < b) | (v != v)) & (b == b);              \
+                best[k] = take ? v : b;                                                   \
+                at[k] = take ? r : at[k];                                                 \
+            }                                                                             \
+        }                                                                                 \
+        for (int64_t k = 0; k < m; k++) {                                                 \
+            val[k] = best[k];                                                             \
+        }                                                                                 \
+    }
+
+DEFINE_COLUMN_FOLD(column_fold_f4, float)
+DEFINE_COLUMN_FOLD(column_fold_f8, double)
+
+static void
+column_fold_portable(const Plan *pl, const char *p, int64_t m, double *val, int64_t *at)
+{
+    if (pl->dt == PTL_DTYPE_FLOAT32) {
+        column_fold_f4(pl, p, m, val, at);
+    }
+    else {
+        column_fold_f8(pl, p, m, val, at);
+    }
+}
+
+#ifdef HAVE_AVX2_KERNELS
+__attribute__((target("avx2,fma"))) static void
+column_fold_avx2(const Plan *pl, const char *p, int64_t m, double *val, int64_t *at)
+{
+    if (pl->dt == PTL_DTYPE_FLOAT32) {
+        column_fold_f4(pl, p, m, val, at);
+    }
+    else {
+        column_fold_f8(pl, p, m, val, at);
+    }
+}
+#endif
+
+/* Whether reduce_columns_fp takes kind on dtype dt. */
+static int
+column_fold_kind(RedKind kind, PtlDtype dt, double p)
+{
+    if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
+        return 0;
+    }
+    return kind == R_MAX || kind == R_MIN || kind == R_ARGMAX || kind == R_ARGMIN ||
+           (kind == R_NORM && (p == 2 || p == 1));
+}
+
+/* reduce_columns for the kinds of column_fold_kind: the same work units */
+static int
+reduce_columns_fp(void *ctx, int64_t b, int64_t e)
+{
+    const Plan *pl = ctx;
+    int64_t cols = pl->ksize[pl->nk - 1], ncb = (cols + pl->cw - 1) / pl->cw;
+    double val[COL_BLOCK];
+    int64_t at[COL_BLOCK];
+    int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
+    Acc acc;
+    for (int64_t u = b; u < e; u++) {
+        int64_t c0 = (u % ncb) * pl->cw, o0 = (u / ncb) * cols + c0;
+        int64_t m = cols - c0 < pl->cw ? cols - c0 : pl->cw;
+#ifdef HAVE_AVX2_KERNELS
+        if (avx2) {
+            column_fold_avx2(pl, kept_ptr(pl, o0), m, val, at);
+        }
+        else
+#endif
+        {
+            column_fold_portable(pl, kept_ptr(pl, o0), m, val, at);
+        }
+        for (int64_t k = 0; k < m; k++) {
+            acc_init(pl, &acc);
+            acc.a = val[k];
+            acc.idx = at[k];
+            acc_finish(pl, &acc, o0 + k);
+        }
+    }
+    return 0;
+}
+
 /* Fills pl's dims from in and the reduced-dim mask (Note [Reduction plan]). */
 static void
 plan_dims(Plan *pl, const PtlTensorImpl *in, uint32_t mask, int keep_order)
@@ -1004,7 +1256,9 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     }
     void *token = in->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     int64_t isz = (int64_t)ptl_tensor_itemsize(in);
-    if ((kind == R_SUM || kind == R_NANSUM || kind == R_MEAN) && pl.nk > 0 && pl.nr == 1 &&
+    int by_columns = kind == R_SUM || kind == R_NANSUM || kind == R_MEAN;
+    int fp_columns = column_fold_kind(kind, pl.dt, p);
+    if ((by_columns || fp_columns) && pl.nk > 0 && pl.nr == 1 &&
         pl.kstride[pl.nk - 1] == isz && pl.ksize[pl.nk - 1] >= 16 &&
         llabs(pl.rstride[0]) > isz && pl.R > 1) {
         /* column blocks of at most COL_BLOCK, narrower when that leaves threads idle */
@@ -1013,7 +1267,8 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
         pl.cw = per / 64 * 64 < COL_BLOCK ? per / 64 * 64 : COL_BLOCK;
         int64_t units = outer * ((cols + pl.cw - 1) / pl.cw);
         int64_t grain = PTL_GRAIN_SIZE / (pl.R * pl.cw) + 1;
-        rc = ptl_parallel_for(0, units, grain, reduce_columns, &pl);
+        rc = ptl_parallel_for(0, units, grain, fp_columns ? reduce_columns_fp : reduce_columns,
+                              &pl);
     }
     else if (pl.nout < nt && pl.R >= 2 * PTL_GRAIN_SIZE) {
         /* few outputs, long reductions: split each reduction over the threads */
