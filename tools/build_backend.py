@@ -60,9 +60,11 @@ class Config:
                                       f"{flavour}-{sys.implementation.cache_tag}")
         # -fno-trapping-math: nothing here unmasks or reads the floating-point exception
         # flags, and without it gcc treats every compare as a possible trap and will not
-        # turn `x > 0 ? a : b` into a vector blend (Note [Select formulas]); no result changes
+        # turn `x > 0 ? a : b` into a vector blend (Note [Select formulas]); no result changes.
+        # -fno-math-errno: nothing reads errno after a math function either, and without it
+        # sqrt cannot become a vector instruction (it must call libm to set EDOM for x < 0)
         cflags = ["-std=c11", "-Wall", "-Wextra", "-fvisibility=hidden", "-fno-strict-aliasing",
-                  "-fno-trapping-math"]
+                  "-fno-trapping-math", "-fno-math-errno"]
         # Python's CFLAGS carry -g: a release build drops it (a quarter of the compile time);
         # debug and sanitizer builds keep it, for gdb and for sanitizer reports' line numbers;
         # -O1 is what the sanitizers' authors advise, and compiles in half the time of -O3
