@@ -267,6 +267,90 @@ def test_adaptive_pools_have_no_interior():
     assert_close(y, ry, dtype=ptl.float64)
 
 
+# ---- global and evenly dividing adaptive pooling (Note [Global average pooling]) ----
+
+# planes of H * W values around the float32 sum's 16 lanes and 256-value blocks
+GLOBAL_PLANES = [(1, 1), (3, 5), (4, 4), (1, 17), (15, 17), (16, 16), (1, 257), (33, 31)]
+
+
+def bits(t):
+    return np.ascontiguousarray(t.detach().numpy()).tobytes()
+
+
+@pytest.mark.parametrize("hw", GLOBAL_PLANES, ids=str)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_global_average_pooling(hw, dtype, layout, threads):
+    x, a = make((3, 5) + hw, dtype, layout, seed=hw[0] * 100 + hw[1])
+    a = a.astype(np.float64)
+    y = F.adaptive_avg_pool2d(x, 1)
+    tol = {ptl.float16: 2e-3, ptl.float32: 1e-6}.get(dtype, 1e-14)
+    assert y.shape == (3, 5, 1, 1) and y.dtype == dtype
+    np.testing.assert_allclose(y.double().numpy(), a.mean(axis=(2, 3), keepdims=True),
+                               rtol=tol, atol=tol)
+    # the backward spreads g / (H * W): the bits of the windowed path (a full-size kernel)
+    xr = x.detach().requires_grad_()
+    g = ptl.tensor(np.random.default_rng(1).standard_normal((3, 5, 1, 1)), dtype=dtype)
+    (gx,) = ptl.autograd.grad(F.adaptive_avg_pool2d(xr, 1), xr, g)
+    (gw,) = ptl.autograd.grad(F.avg_pool2d(xr, hw), xr, g)
+    assert bits(gx) == bits(gw)
+    np.testing.assert_allclose(gx.double().numpy(), np.broadcast_to(
+        g.double().numpy() / (hw[0] * hw[1]), a.shape), rtol=tol, atol=tol)
+
+
+def test_global_pooling_of_3d_and_1d_inputs():
+    x, a = make((4, 6, 9), ptl.float64, seed=5)
+    np.testing.assert_allclose(F.adaptive_avg_pool2d(x, (1, 1)).numpy(),
+                               a.mean(axis=(1, 2), keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(F.adaptive_avg_pool1d(x, 1).numpy(),
+                               a.mean(axis=2, keepdims=True), rtol=1e-14)
+    y, i = F.adaptive_max_pool1d(x, 1, return_indices=True)
+    np.testing.assert_array_equal(y.numpy(), a.max(axis=2, keepdims=True))
+    np.testing.assert_array_equal(i.numpy(), a.argmax(axis=2)[..., None])
+    xr = x.detach().requires_grad_()
+    assert ptl.autograd.gradcheck(lambda v: F.adaptive_avg_pool2d(v, 1), (xr[:2, :3, :4],))
+    assert ptl.autograd.gradcheck(lambda v: F.adaptive_max_pool2d(v, 1), (xr[:2, :3, :4],))
+
+
+@pytest.mark.parametrize("hw", GLOBAL_PLANES, ids=str)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_global_max_pooling_matches_the_window_walk(hw, dtype, threads):
+    """The first maximum, the last NaN, an all -inf plane: values and indices of a max_pool2d
+    whose window is the whole plane."""
+    n = hw[0] * hw[1]
+    a = np.random.default_rng(n).standard_normal((6, n))
+    a[1, n // 3] = a[1, n - 1] = 9.0                 # a tie: the first wins
+    a[2, n // 2] = np.nan                            # NaN after the maximum
+    a[3, 0] = a[3, n - 1] = np.nan                   # two NaNs: the last wins
+    a[4] = -np.inf
+    x = ptl.tensor(a.reshape((2, 3) + hw), dtype=dtype)
+    y, i = F.adaptive_max_pool2d(x, 1, return_indices=True)
+    wy, wi = F.max_pool2d(x, hw, return_indices=True)
+    assert bits(y) == bits(wy)
+    np.testing.assert_array_equal(i.numpy(), wi.numpy())
+    flat = i.numpy().reshape(6)
+    assert flat[1] == (n // 3 if n > 1 else 0)
+    assert flat[2] == (n // 2 if n > 1 else 0) and flat[3] == n - 1 and flat[4] == 0
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_adaptive_pools_dividing_the_input_equal_strided_pools(dtype, threads):
+    # an output size that divides the input's gives k x k windows at stride k: the same bits
+    # as avg_pool2d / max_pool2d (values and indices) and the same gradients
+    x, _ = make((2, 3, 12, 18), dtype, seed=9)
+    for out in [(1, 2), (2, 3), (3, 6), (4, 9), (6, 18), (12, 1)]:
+        k = (12 // out[0], 18 // out[1])
+        assert bits(F.adaptive_avg_pool2d(x, out)) == bits(F.avg_pool2d(x, k))
+        y, i = F.adaptive_max_pool2d(x, out, return_indices=True)
+        wy, wi = F.max_pool2d(x, k, return_indices=True)
+        assert bits(y) == bits(wy)
+        np.testing.assert_array_equal(i.numpy(), wi.numpy())
+        xr = x.detach().requires_grad_()
+        g = ptl.ones(2, 3, *out, dtype=dtype)
+        assert bits(ptl.autograd.grad(F.adaptive_avg_pool2d(xr, out), xr, g)[0]) == \
+            bits(ptl.autograd.grad(F.avg_pool2d(xr, k), xr, g)[0])
+
+
 def test_pool_errors_unchanged():
     x = ptl.zeros(1, 1, 4, 4)
     with pytest.raises(RuntimeError, match=re.escape(
