@@ -1,4 +1,5 @@
-"""Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction.
+"""Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
+half-precision casts and clamp.
 Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
@@ -60,3 +61,30 @@ def test_view_ops_overhead(benchmark, impl):
         return (x.view(16, 8), x.reshape(-1), x.select(0, 3), x[:, 2:9:2], x.narrow(0, 1, 4))
 
     run(benchmark, impl, views, a)
+
+
+CASTS = {"float32 -> float16": (np.float16, "half"), "float32 -> bfloat16": (None, "bfloat16"),
+         "float16 -> float32": (np.float32, "float")}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("cast", list(CASTS))
+def test_half_precision_casts(benchmark, impl, cast):
+    """The casts of mixed-precision training (copy.c, Note [Half-precision conversions])."""
+    benchmark.group = f"{cast}, 1e6 values"
+    np_dtype, method = CASTS[cast]
+    if impl == "numpy" and np_dtype is None:
+        pytest.skip("NumPy has no bfloat16")
+    a = randn(10**6)
+    if cast.startswith("float16"):
+        a = a.astype(np.float16)
+    fn = (lambda x: x.astype(np_dtype)) if impl == "numpy" else (
+        lambda x: getattr(x, method)())
+    run(benchmark, impl, fn, a)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_clamp(benchmark, impl):
+    benchmark.group = "clamp(-0.5, 0.5) 1e6 float32"
+    fn = (lambda x: np.clip(x, -0.5, 0.5)) if impl == "numpy" else (lambda x: x.clamp(-0.5, 0.5))
+    run(benchmark, impl, fn, randn(10**6))

@@ -163,6 +163,31 @@ def test_clamp_nan_and_min_gt_max():
         assert_close(ptl.clamp(x, 3, 1), t)
 
 
+@pytest.mark.parametrize("dt", [ptl.float32, ptl.float64], ids=str)
+def test_clamp_contiguous_selects_match_the_double_path(dt):
+    """Contiguous float32/float64 clamps compare with the bounds rounded to the dtype, as
+    selects; strided ones compare in double (ptl_clamp_d): the same bits for bounds that are
+    not representable, values next to them, signed zeros, infinities and NaN."""
+    npdt = np.float32 if dt == ptl.float32 else np.float64
+    lo_hi = [(0.1, 0.7), (-0.1, None), (None, 1e-45), (-0.0, 0.0), (0.0, -0.0),
+             (-np.inf, np.inf), (0.7, 0.1), (3e38, None), (None, -3e38)]
+    for lo, hi in lo_hi:
+        near = [v for b in (lo, hi) if b is not None for v in
+                (npdt(b), np.nextafter(npdt(b), npdt(np.inf)), np.nextafter(npdt(b),
+                                                                          npdt(-np.inf)))]
+        a = np.concatenate([np.random.default_rng(0).standard_normal(37), near,
+                            [0.0, -0.0, np.inf, -np.inf, np.nan]]).astype(npdt)
+        with np.errstate(over="ignore"):
+            fast = ptl.clamp(ptl.tensor(a), lo, hi)
+            wide = np.zeros(2 * a.size, dtype=npdt)
+            wide[::2] = a
+            slow = ptl.clamp(ptl.tensor(wide)[::2], lo, hi)
+        assert fast.numpy().tobytes() == slow.contiguous().numpy().tobytes(), (lo, hi)
+        if torch is not None:
+            want = torch.clamp(torch.tensor(a), lo, hi).numpy()
+            assert fast.numpy().tobytes() == want.tobytes(), (lo, hi)
+
+
 @pytest.mark.parametrize("dt", ALL_DTYPES, ids=str)
 def test_clamp_min_max(dt):
     x, a = make((4, 5), dt, "sliced")

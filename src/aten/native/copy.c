@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../../c10/allocator.h"
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../complex_math.h"
 #include "../dispatcher.h"
@@ -189,10 +190,123 @@ DEFINE_STRIDED_COPY(8)
 DEFINE_STRIDED_COPY(16)
 #undef DEFINE_STRIDED_COPY
 
-/* The conversion loop from st to dt: the table, except complex -> bool (both parts count) */
+/* Note [Half-precision conversions]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * float32 <-> float16 and float32 <-> bfloat16 are the casts of mixed-precision training;
+ * the table's loops go element by element through double and the bit-twiddling of dtype.h
+ * (1e6 float32 -> float16 in 1.1-2.9 ms, 15-40x PyTorch).  Contiguous runs take these loops
+ * instead.  float16 uses the F16C instructions (round to nearest even, exact the other way)
+ * where the CPU has them and the run-time capability is at least AVX2; a block holding a
+ * NaN is redone by dtype.h's functions, so NaN payloads come out as before.  Every other
+ * value is the same number either way: both are IEEE conversions with the same rounding.
+ * bfloat16 runs dtype.h's own functions in a loop the compiler vectorizes (an AVX2 clone). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_F16C_LOOPS 1
+
+__attribute__((target("avx2,f16c"))) static void
+half_from_float_f16c(ptl_half *o, const float *a, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(a + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+            for (int k = 0; k < 8; k++) {
+                o[i + k] = ptl_f_to_half(a[i + k]);
+            }
+            continue;
+        }
+        _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        o[i] = ptl_f_to_half(a[i]);
+    }
+}
+
+__attribute__((target("avx2,f16c"))) static void
+float_from_half_f16c(float *o, const ptl_half *a, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+            for (int k = 0; k < 8; k++) {
+                o[i + k] = ptl_half_to_f(a[i + k]);
+            }
+            continue;
+        }
+        _mm256_storeu_ps(o + i, v);
+    }
+    for (; i < n; i++) {
+        o[i] = ptl_half_to_f(a[i]);
+    }
+}
+
+static int
+have_f16c(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = ptl_cpu_capability() >= PTL_CPU_AVX2 && __builtin_cpu_supports("f16c");
+    }
+    return known;
+}
+#endif
+
+#define DEFINE_HALF_CONV(NAME, DT, ST, ONE, F16C)                                         \
+    PTL_LOOP_CLONES static void                                                           \
+    NAME(char **d, const int64_t *s, int64_t n, const void *extra)                         \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        if (s[0] == sizeof(DT) && s[1] == sizeof(ST)) {                                   \
+            DT *o = (DT *)d[0];                                                           \
+            const ST *a = (const ST *)d[1];                                               \
+            F16C;                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = ONE(a[i]);                                                         \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            *(DT *)(d[0] + i * s[0]) = ONE(*(const ST *)(d[1] + i * s[1]));               \
+        }                                                                                 \
+    }
+#ifdef HAVE_F16C_LOOPS
+#define TRY_F16C(CALL)                                                                    \
+    if (have_f16c()) {                                                                    \
+        CALL;                                                                             \
+        return;                                                                           \
+    }
+#else
+#define TRY_F16C(CALL)
+#endif
+DEFINE_HALF_CONV(half_from_float, ptl_half, float, ptl_f_to_half,
+                 TRY_F16C(half_from_float_f16c(o, a, n)))
+DEFINE_HALF_CONV(float_from_half, float, ptl_half, ptl_half_to_f,
+                 TRY_F16C(float_from_half_f16c(o, a, n)))
+DEFINE_HALF_CONV(bf16_from_float, ptl_bf16, float, ptl_f_to_bf16, (void)0)
+DEFINE_HALF_CONV(float_from_bf16, float, ptl_bf16, ptl_bf16_to_f, (void)0)
+#undef TRY_F16C
+#undef DEFINE_HALF_CONV
+
+/* The conversion loop from st to dt: the table, except complex -> bool (both parts count)
+ * and the half-precision casts (Note [Half-precision conversions]) */
 static PtlLoop
 conv_loop(PtlDtype dt, PtlDtype st)
 {
+    if (st == PTL_DTYPE_FLOAT32 && dt == PTL_DTYPE_FLOAT16) {
+        return half_from_float;
+    }
+    if (st == PTL_DTYPE_FLOAT16 && dt == PTL_DTYPE_FLOAT32) {
+        return float_from_half;
+    }
+    if (st == PTL_DTYPE_FLOAT32 && dt == PTL_DTYPE_BFLOAT16) {
+        return bf16_from_float;
+    }
+    if (st == PTL_DTYPE_BFLOAT16 && dt == PTL_DTYPE_FLOAT32) {
+        return float_from_bf16;
+    }
     if (dt == PTL_DTYPE_BOOL && st == PTL_DTYPE_COMPLEX64) {
         return conv_b1_z_ptl_complex64;
     }

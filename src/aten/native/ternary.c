@@ -177,7 +177,46 @@ typedef struct ClampBounds {
     ptl_clamp_i((X), ((const ClampBounds *)(E))->ilo, ((const ClampBounds *)(E))->ihi)
 #define CLAMP_S_F(X, E)                                                                   \
     ptl_clamp_d((X), ((const ClampBounds *)(E))->lo, ((const ClampBounds *)(E))->hi)
-DEFINE_ALL(DEFINE_LOOP1, clamp_scalar, CLAMP_S_I, CLAMP_S_F)
+DEFINE_LOOP1(clamp_scalar, uint8_t, u1, I64, (uint8_t), CLAMP_S_I)
+DEFINE_LOOP1(clamp_scalar, int8_t, i1, I64, (int8_t), CLAMP_S_I)
+DEFINE_LOOP1(clamp_scalar, int16_t, i2, I64, (int16_t), CLAMP_S_I)
+DEFINE_LOOP1(clamp_scalar, int32_t, i4, I64, (int32_t), CLAMP_S_I)
+DEFINE_LOOP1(clamp_scalar, int64_t, i8, PTL_ID, PTL_ID, CLAMP_S_I)
+DEFINE_LOOP1(clamp_scalar, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, CLAMP_S_F)
+DEFINE_LOOP1(clamp_scalar, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, CLAMP_S_F)
+
+/* float32 and float64 with scalar bounds: the bounds in the input's dtype, in locals, and the
+ * clamp as selects, so that the contiguous loop vectorizes (it reloaded both bounds through
+ * `extra` and branched per element: 1e6 float32 in 0.8-2.3 ms, 7-20x PyTorch).  Comparing
+ * with the bound rounded to the dtype picks the same result as comparing in double, as
+ * rounding is monotonic; a NaN bound (every result NaN but a NaN input's) and strided
+ * operands take ptl_clamp_d. */
+#define DEFINE_CLAMP_FLOAT_LOOP(T, DT)                                                    \
+    PTL_LOOP_CLONES static void                                                           \
+    clamp_scalar_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)       \
+    {                                                                                     \
+        const ClampBounds *b = extra;                                                     \
+        const T lo = (T)b->lo, hi = (T)b->hi;                                             \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T) && lo == lo && hi == hi) {             \
+            T *o = (T *)d[0];                                                             \
+            const T *a = (const T *)d[1];                                                 \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                T x = a[i], r = x < lo ? lo : x;                                          \
+                r = r > hi ? hi : r;                                                      \
+                o[i] = x != x ? x : r;                                                    \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            const T x = *(const T *)(d[1] + i * s[1]);                                    \
+            *(T *)(d[0] + i * s[0]) = (T)ptl_clamp_d(x, b->lo, b->hi);                    \
+        }                                                                                 \
+    }
+DEFINE_CLAMP_FLOAT_LOOP(float, f4)
+DEFINE_CLAMP_FLOAT_LOOP(double, f8)
+
+static const PtlLoop clamp_scalar_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(clamp_scalar),
+                                                            FLOAT_ENTRIES(clamp_scalar)};
 
 #define CLAMP_T_I(X, LO, HI, E) ptl_clamp_i((X), (LO), (HI))
 #define CLAMP_T_F(X, LO, HI, E) ptl_clamp_d((X), (LO), (HI))
