@@ -1,5 +1,5 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
-half-precision casts and clamp.
+half-precision casts, clamp and transposed copies.
 Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
@@ -88,3 +88,19 @@ def test_clamp(benchmark, impl):
     benchmark.group = "clamp(-0.5, 0.5) 1e6 float32"
     fn = (lambda x: np.clip(x, -0.5, 0.5)) if impl == "numpy" else (lambda x: x.clamp(-0.5, 0.5))
     run(benchmark, impl, fn, randn(10**6))
+
+
+PERMUTES = {"x.t().contiguous() 1024x1024": ((1024, 1024), (1, 0)),
+            "NCHW -> NHWC 32x64x32x32": ((32, 64, 32, 32), (0, 2, 3, 1))}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("case", list(PERMUTES))
+def test_transposed_copy(benchmark, impl, case):
+    """Copies whose source is transposed to the destination (copy.c, Note [Transposed
+    copies])."""
+    benchmark.group = f"{case} float32"
+    shape, perm = PERMUTES[case]
+    fn = (lambda x: np.ascontiguousarray(x.transpose(perm))) if impl == "numpy" else (
+        lambda x: x.permute(*perm).contiguous())
+    run(benchmark, impl, fn, randn(shape))

@@ -40,3 +40,47 @@ def test_fill_from_a_scalar_tensor(dtype):
     dst = ptl.empty((3, 40000), dtype=dtype)[:, ::3]
     dst.copy_(v)
     np.testing.assert_array_equal(to_numpy(dst), np.broadcast_to(a, dst.shape))
+
+
+# ---- transposed sources go through tiles (copy.c, Note [Transposed copies]): TILE_I = 8
+# values of the destination's run by TILE_J = 64 of the source's, tiled from 512 elements on,
+# bands of TILE_J split over the threads ----
+
+TRANSPOSE_SIDES = [1, 7, 8, 9, 63, 64, 65, 130]
+
+
+@pytest.mark.parametrize("dtype", [ptl.bool, ptl.int8, ptl.float16, ptl.bfloat16, ptl.float32,
+                                   ptl.int64, ptl.float64], ids=str)
+def test_transposed_copies_across_tiles(dtype, threads):
+    for rows in TRANSPOSE_SIDES:
+        for cols in TRANSPOSE_SIDES:
+            t, a = make((rows, cols), dtype, "transposed", seed=rows * 1000 + cols)
+            np.testing.assert_array_equal(to_numpy(t.contiguous()), a, err_msg=f"{rows}x{cols}")
+
+
+@pytest.mark.parametrize("perm", [(0, 2, 1), (1, 0, 2), (2, 1, 0), (1, 2, 0), (0, 2, 3, 1),
+                                  (0, 2, 1, 3), (3, 1, 2, 0)], ids=str)
+def test_permuted_copies_with_outer_dims(perm, threads):
+    shape = (3, 9, 65, 7)[:len(perm)]
+    t, a = make(shape, ptl.float32, seed=len(perm))
+    out = t.permute(*perm).contiguous()
+    np.testing.assert_array_equal(to_numpy(out), a.transpose(perm))
+    dst = ptl.zeros(*out.shape)
+    dst.copy_(t.permute(*perm))           # copy_ into an existing contiguous tensor
+    np.testing.assert_array_equal(to_numpy(dst), a.transpose(perm))
+
+
+@pytest.mark.parametrize("dtype", [ptl.complex64, ptl.complex128], ids=str)
+def test_transposed_complex_copies(dtype):
+    # complex64 moves as 8-byte items through the tiles, complex128 (16 bytes) element-wise
+    a = (np.arange(70 * 90) + 1j * np.arange(70 * 90)[::-1]).reshape(90, 70)
+    t = ptl.tensor(a, dtype=dtype).t()
+    np.testing.assert_array_equal(t.contiguous().numpy(), a.T)
+
+
+def test_transposed_copy_into_a_strided_destination():
+    src, a = make((70, 90), ptl.float64, "transposed", seed=8)
+    base = ptl.zeros(70, 180, dtype=ptl.float64)
+    base[:, ::2].copy_(src)               # the destination's run is not contiguous: no tiles
+    np.testing.assert_array_equal(to_numpy(base)[:, ::2], a)
+    assert (to_numpy(base)[:, 1::2] == 0).all()

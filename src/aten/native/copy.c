@@ -6,6 +6,7 @@
 #include "../../c10/allocator.h"
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
+#include "../../c10/parallel.h"
 #include "../complex_math.h"
 #include "../dispatcher.h"
 #include "../scalar_math.h"
@@ -347,6 +348,116 @@ memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
     }
 }
 
+/* Note [Transposed copies]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * A copy whose destination runs along one dim and whose source runs along another
+ * (`x.t().contiguous()`, attention's head permutes, the layout changes of convolutions)
+ * walked the source a cache line per element: 7-8 ns an element on a 1024 x 1024 float32
+ * transpose, 3.5x PyTorch's time.  Such copies go through tiles instead: TILE_I values of
+ * the destination's run (TILE_I source lines) by TILE_J of the source's.  The source lines
+ * of a tile stay in L1 while the tile is written out, so each is loaded once; TILE_I is 8
+ * because at a power-of-two stride every one of those lines falls in the same set of an
+ * 8-way L1.  Work units are (outer index, band of TILE_J along the source's run), split over
+ * the threads; the bytes moved are the same, so the result is too. */
+#define TILE_I 8
+#define TILE_J 64
+
+typedef struct TransposeJob {
+    const PtlTensorIter *it;
+    int k;                    /* the iteration dim the source is contiguous along */
+    int64_t bands;            /* bands of TILE_J along dim k */
+} TransposeJob;
+
+#define DEFINE_TRANSPOSE_TILES(T)                                                         \
+    static void                                                                           \
+    transpose_tiles_##T(char *d, const char *s, int64_t n0, int64_t j0, int64_t j1,       \
+                        int64_t dk, int64_t s0)                                           \
+    {                                                                                     \
+        for (int64_t i0 = 0; i0 < n0; i0 += TILE_I) {                                     \
+            int64_t i1 = i0 + TILE_I < n0 ? i0 + TILE_I : n0;                             \
+            for (int64_t j = j0; j < j1; j++) {                                           \
+                T *o = (T *)(d + j * dk);                                                 \
+                const char *a = s + j * (int64_t)sizeof(T);                               \
+                for (int64_t i = i0; i < i1; i++) {                                       \
+                    o[i] = *(const T *)(a + i * s0);                                      \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_TRANSPOSE_TILES(uint8_t)
+DEFINE_TRANSPOSE_TILES(uint16_t)
+DEFINE_TRANSPOSE_TILES(uint32_t)
+DEFINE_TRANSPOSE_TILES(uint64_t)
+#undef DEFINE_TRANSPOSE_TILES
+
+static int
+transpose_units(void *ctx, int64_t b, int64_t e)
+{
+    const TransposeJob *job = ctx;
+    const PtlTensorIter *it = job->it;
+    int k = job->k;
+    int64_t item = it->strides[0][0], n0 = it->shape[0], nk = it->shape[k];
+    for (int64_t u = b; u < e; u++) {
+        int64_t band = u % job->bands, outer = u / job->bands;
+        char *d = it->data[0];
+        const char *s = it->data[1];
+        for (int dim = 1; dim < it->ndim; dim++) {   /* the outer index over dims != 0, k */
+            if (dim == k) {
+                continue;
+            }
+            int64_t idx = outer % it->shape[dim];
+            outer /= it->shape[dim];
+            d += idx * it->strides[0][dim];
+            s += idx * it->strides[1][dim];
+        }
+        int64_t j0 = band * TILE_J, j1 = j0 + TILE_J < nk ? j0 + TILE_J : nk;
+        int64_t dk = it->strides[0][k], s0 = it->strides[1][0];
+        switch (item) {
+        case 1:
+            transpose_tiles_uint8_t(d, s, n0, j0, j1, dk, s0);
+            break;
+        case 2:
+            transpose_tiles_uint16_t(d, s, n0, j0, j1, dk, s0);
+            break;
+        case 4:
+            transpose_tiles_uint32_t(d, s, n0, j0, j1, dk, s0);
+            break;
+        default:
+            transpose_tiles_uint64_t(d, s, n0, j0, j1, dk, s0);
+            break;
+        }
+    }
+    return 0;
+}
+
+/* A copy between tensors of one dtype: tiles when the source is transposed to the
+ * destination (Note [Transposed copies]), else memcpy_loop over the iteration. */
+static int
+copy_same_dtype(PtlTensorIter *it, size_t item)
+{
+    int k = 0;
+    if (it->ndim >= 2 && it->numel >= TILE_I * TILE_J && (item == 1 || item == 2 || item == 4 ||
+                                                      item == 8) &&
+        it->strides[0][0] == (int64_t)item && it->strides[1][0] != (int64_t)item &&
+        it->strides[1][0] != 0) {
+        for (int dim = 1; dim < it->ndim && k == 0; dim++) {
+            k = it->strides[1][dim] == (int64_t)item ? dim : 0;
+        }
+    }
+    if (k == 0) {
+        return ptl_iter_run_direct(it, memcpy_loop, &item);
+    }
+    TransposeJob job = {it, k, (it->shape[k] + TILE_J - 1) / TILE_J};
+    int64_t units = it->numel / (it->shape[0] * it->shape[k]) * job.bands;
+    int64_t grain = PTL_GRAIN_SIZE / (it->shape[0] * TILE_J) + 1;
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, units, grain, transpose_units, &job);
+    ptl_nogil_end(tok);
+    return rc;
+}
+#undef TILE_I
+#undef TILE_J
+
 int
 ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src)
 {
@@ -406,7 +517,7 @@ ptl_copy_into(PtlTensorImpl *dst, PtlTensorImpl *src)
     }
     size_t item = ptl_dtype_itemsize(dst->dtype);
     int rc = dst->dtype == src->dtype
-                 ? ptl_iter_run_direct(&it, memcpy_loop, &item)
+                 ? copy_same_dtype(&it, item)
                  : ptl_iter_run_direct(&it, conv_loop(dst->dtype, src->dtype), NULL);
     ptl_iter_release(&it);
     return rc;
