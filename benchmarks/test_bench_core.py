@@ -1,5 +1,5 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
-half-precision casts, clamp and transposed copies.
+half-precision casts, clamp, transposed copies and the offset-table shape ops.
 Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
@@ -104,3 +104,20 @@ def test_transposed_copy(benchmark, impl, case):
     fn = (lambda x: np.ascontiguousarray(x.transpose(perm))) if impl == "numpy" else (
         lambda x: x.permute(*perm).contiguous())
     run(benchmark, impl, fn, randn(shape))
+
+
+SHAPE_OPS = {
+    "flip(1)": (lambda x: x.flip(1), lambda a: np.ascontiguousarray(np.flip(a, 1))),
+    "roll(3, 1)": (lambda x: x.roll(3, 1), lambda a: np.roll(a, 3, 1)),
+    "repeat(2, 1)": (lambda x: x.repeat(2, 1), lambda a: np.tile(a, (2, 1))),
+    "tril()": (lambda x: x.tril(), np.tril),
+}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", list(SHAPE_OPS))
+def test_shape_ops(benchmark, impl, op):
+    """Ops that move data by offset tables (shape.c, Note [Gather by offset tables])."""
+    benchmark.group = f"{op} 1024x1024 float32"
+    tensor_fn, numpy_fn = SHAPE_OPS[op]
+    run(benchmark, impl, numpy_fn if impl == "numpy" else tensor_fn, randn((1024, 1024)))

@@ -64,6 +64,38 @@ def test_rot90():
         assert_close(t.rot90(1, [-1, 0]), np.rot90(a, 1, (-1, 0)), dtype=dt)
 
 
+# The innermost rows of flip, roll and repeat (shape.c gather_row): memcpy per contiguous
+# run of the source when the runs average at least 16 elements, a reversed typed loop for a
+# flip of the innermost dim, a typed gather otherwise
+ROW_LENGTHS = [1, 2, 15, 16, 17, 31, 32, 33, 100]
+
+
+@pytest.mark.parametrize("dt", [ptl.int8, ptl.float16, ptl.float32, ptl.float64], ids=str)
+def test_gather_rows_across_the_memcpy_threshold(dt):
+    for n in ROW_LENGTHS:
+        for layout in ("contiguous", "transposed"):
+            t, a = make((3, n), dt, layout, seed=n)
+            for shift in (1, n // 2, n - 1, -17):
+                assert_close(t.roll(shift, 1), np.roll(a, shift, 1), dtype=dt)
+                assert_close(t.roll((1, shift), (0, 1)), np.roll(a, (1, shift), (0, 1)),
+                             dtype=dt)
+            assert_close(t.flip(1), np.flip(a, 1), dtype=dt)
+            assert_close(t.flip(0), np.flip(a, 0), dtype=dt)
+            assert_close(t.flip((0, 1)), np.flip(a), dtype=dt)
+            assert_close(t.repeat(2, 3), np.tile(a, (2, 3)), dtype=dt)
+            assert_close(t.rot90(1), np.rot90(a, 1), dtype=dt)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 64, 65])
+def test_tril_triu_rows_of_contiguous_matrices(n):
+    # contiguous rows drop their columns with one memset; column-major ones element by element
+    a = np.random.default_rng(n).standard_normal((2, n, n + 3))
+    for t in (ptl.tensor(a), ptl.tensor(np.ascontiguousarray(a.transpose(0, 2, 1))).mT):
+        for k in (-n, -1, 0, 2, n + 3):
+            assert_close(ptl.tril(t, k), np.tril(a, k))
+            assert_close(ptl.triu(t, k), np.triu(a, k))
+
+
 def test_repeat_and_tile():
     for t, a, dt, shape, _ in each_input():
         n = len(shape)

@@ -55,13 +55,81 @@ copy_elem(char *dst, const char *src, size_t isz)
     }
 }
 
+/* One inner row of gather_copy: n elements of isz bytes, dst_step apart, read at
+ * src + inner[i]; `runs` (NULL: none) lists where the reads are contiguous: starts
+ * runs[0] = 0 < runs[1] < ... < runs[nruns] = n, each run one memcpy when the destination
+ * is contiguous too; `reversed`: the reads walk the source backwards element by element
+ * (flip of the innermost dim), a loop the compiler vectorizes. */
+static void
+gather_row(char *dst, int64_t dst_step, const char *src, const int64_t *inner, int64_t n,
+           size_t isz, const int64_t *runs, int64_t nruns, int reversed)
+{
+    if (runs != NULL) {
+        for (int64_t r = 0; r < nruns; r++) {
+            memcpy(dst + runs[r] * (int64_t)isz, src + inner[runs[r]],
+                   (size_t)(runs[r + 1] - runs[r]) * isz);
+        }
+        return;
+    }
+#define GATHER_ROW(T)                                                                     \
+    if (reversed && dst_step == (int64_t)sizeof(T)) {                                     \
+        const T *a = (const T *)(src + inner[0]);                                         \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            ((T *)dst)[i] = a[-i];                                                        \
+        }                                                                                 \
+        return;                                                                           \
+    }                                                                                     \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+        *(T *)(dst + i * dst_step) = *(const T *)(src + inner[i]);                        \
+    }                                                                                     \
+    return
+    switch (isz) {
+    case 1: GATHER_ROW(uint8_t);
+    case 2: GATHER_ROW(uint16_t);
+    case 4: GATHER_ROW(uint32_t);
+    case 8: GATHER_ROW(uint64_t);
+    default:
+        for (int64_t i = 0; i < n; i++) {
+            memcpy(dst + i * dst_step, src + inner[i], isz);
+        }
+    }
+#undef GATHER_ROW
+}
+
+/* The runs of contiguous reads of an inner table (see gather_row), or NULL when they are
+ * too short for memcpy to pay (fewer than 16 elements a run on average) or memory is short;
+ * free() the result. */
+static int64_t *
+contiguous_runs(const int64_t *inner, int64_t n, size_t isz, int64_t *nruns)
+{
+    int64_t count = 1;
+    for (int64_t i = 1; i < n; i++) {
+        count += inner[i] != inner[i - 1] + (int64_t)isz;
+    }
+    int64_t *runs = count * 16 <= n ? malloc(sizeof(int64_t) * (size_t)(count + 1)) : NULL;
+    if (runs == NULL) {
+        return NULL;
+    }
+    runs[0] = 0;
+    for (int64_t i = 1, r = 1; i < n; i++) {
+        if (inner[i] != inner[i - 1] + (int64_t)isz) {
+            runs[r++] = i;
+        }
+    }
+    runs[count] = n;
+    *nruns = count;
+    return runs;
+}
+
 /* dst[i0..ik] (element strides dst_strides) = *(src + sum_d tab[d][i_d]) for every index of
- * `sizes`; see Note [Gather by offset tables]. */
+ * `sizes`; see Note [Gather by offset tables].  The innermost dim's rows go through
+ * gather_row: memcpy for each contiguous run of the source (repeat, roll, and flip of an
+ * outer dim), a typed loop otherwise. */
 static void
 gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_t *const *tab,
             int dim, const int64_t *sizes, size_t isz)
 {
-    int64_t idx[PTL_MAX_DIMS] = {0}, outer = 1;
+    int64_t idx[PTL_MAX_DIMS] = {0}, outer = 1, nruns = 0;
     if (dim == 0) {
         copy_elem(dst, src, isz);
         return;
@@ -74,15 +142,18 @@ gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_t *con
     }
     int64_t n = sizes[dim - 1], dst_step = dst_strides[dim - 1] * (int64_t)isz;
     const int64_t *inner = tab[dim - 1];
+    int64_t *runs = dst_step == (int64_t)isz ? contiguous_runs(inner, n, isz, &nruns) : NULL;
+    int reversed = 1;
+    for (int64_t i = 1; i < n && reversed; i++) {
+        reversed = inner[i] == inner[i - 1] - (int64_t)isz;
+    }
     for (int64_t o = 0; o < outer; o++) {
         int64_t soff = 0, doff = 0;
         for (int d = 0; d < dim - 1; d++) {
             soff += tab[d][idx[d]];
             doff += idx[d] * dst_strides[d] * (int64_t)isz;
         }
-        for (int64_t i = 0; i < n; i++) {
-            copy_elem(dst + doff + i * dst_step, src + soff + inner[i], isz);
-        }
+        gather_row(dst + doff, dst_step, src + soff, inner, n, isz, runs, nruns, reversed);
         for (int d = dim - 2; d >= 0; d--) {
             if (++idx[d] < sizes[d]) {
                 break;
@@ -90,6 +161,7 @@ gather_copy(char *dst, const int64_t *dst_strides, const char *src, int64_t *con
             idx[d] = 0;
         }
     }
+    free(runs);
 }
 
 /* The identity table of t's dim d: tab[i] = i * stride (bytes). */
@@ -449,6 +521,10 @@ zero_triangle(PtlTensorImpl *t, int64_t k, int lower)
             int64_t lo = lower ? i + k + 1 : 0, hi = lower ? cols : i + k;
             lo = lo < 0 ? 0 : lo > cols ? cols : lo;
             hi = hi < 0 ? 0 : hi > cols ? cols : hi;
+            if (sc == isz && hi > lo) {   /* contiguous rows: one memset a row */
+                memset(m + i * sr + lo * sc, 0, (size_t)((hi - lo) * isz));
+                continue;
+            }
             for (int64_t j = lo; j < hi; j++) {
                 memset(m + i * sr + j * sc, 0, (size_t)isz);
             }
