@@ -564,8 +564,8 @@ def test_column_reductions(cols, R, dtype, outer):
             assert_near(two, expected, scale, 20 * tol_of(dtype), f"{name} 2 threads")
 
 
-# max/min, argmax/argmin (max.dim, min.dim) and the 1- and 2-norms of float32/float64 run by
-# columns too, keeping a value per column (reduce.c column_fold); the 3-norm and float16 take
+# max/min, argmax/argmin (max.dim, min.dim), prod and the 1- and 2-norms of float32/float64
+# run by columns too, keeping a value per column (reduce.c column_fold); the 3-norm and float16 take
 # the per-output path, as a control
 COLUMN_EXTREMES = [
     ("amax", lambda t: t.amax(1), lambda a: a.max(1)),
@@ -578,6 +578,7 @@ COLUMN_EXTREMES = [
     ("norm2", lambda t: ptl.linalg.vector_norm(t, 2, 1), lambda a: np.sqrt((a * a).sum(1))),
     ("norm1", lambda t: t.norm(1, 1), lambda a: np.abs(a).sum(1)),
     ("norm3", lambda t: t.norm(3, 1), lambda a: (np.abs(a) ** 3).sum(1) ** (1 / 3)),
+    ("prod", lambda t: (1 + t / 64).prod(1), lambda a: (1 + a / 64).prod(1)),
 ]
 
 
@@ -606,11 +607,15 @@ def test_column_extremes_and_norms(cols, R, dtype, outer):
             for view in (t, t.transpose(1, 2).contiguous().transpose(1, 2)):
                 one, two = on_threads(lambda: np_of(fn(view)))
                 what = f"{name} nan={nan}"
-                if "norm" not in name:     # exact: a value of the column, or its row
+                if "norm" not in name and name != "prod":   # a value of the column, or its row
                     np.testing.assert_array_equal(one, expected.astype(one.dtype), what)
                     assert_same_bits(one, two, what)
                     continue
                 tol = {ptl.float16: 2e-3, ptl.float32: 2e-6}.get(dtype, 1e-12)
+                if name == "prod":   # the column fold multiplies in step_d's order
+                    row_path = np_of(fn(t.transpose(1, 2).contiguous().transpose(1, 2)))
+                    assert_same_bits(one, row_path, what)
+                    tol = {ptl.float16: 2e-2, ptl.float32: 2e-5}.get(dtype, 1e-12)
                 with np.errstate(invalid="ignore"):
                     assert_near(one, expected, np.abs(expected), tol, what + " 1 thread")
                     assert_near(two, expected, np.abs(expected), tol, what + " 2 threads")

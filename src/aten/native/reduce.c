@@ -18,7 +18,7 @@
  * int64.  When the reduced dim is outer and the kept dim is contiguous (sum(dim=0) of a
  * matrix), sums run "by columns": a block of outputs is accumulated row after row, so the
  * input is read in memory order; so do the float32/float64 extremes (amax/amin, argmax/
- * argmin, max.dim/min.dim) and the 1- and 2-norms, which keep a value (and a row) per
+ * argmin, max.dim/min.dim), prod and the 1- and 2-norms, which keep a value (and a row) per
  * column.  Contiguous runs of those take vector paths too: the extreme from the max/min
  * chains and then its first position for argmax, sixteen double lanes for the norms. */
 #include <math.h>
@@ -969,12 +969,13 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
-/* Column reductions of float32/float64 for the kinds that keep a value per column rather
- * than a sum: max/min, argmax/argmin (max.dim, min.dim) and the 1- and 2-norms.  As for the
+/* Column reductions of float32/float64 for the kinds other than the sums: max/min,
+ * argmax/argmin (max.dim, min.dim), prod and the 1- and 2-norms.  As for the
  * sums, a block of m outputs is folded row after row, reading the input in memory order:
  * val[k] gets the extreme (NaN when the column has one: the NaN itself, which then beats
  * everything, as in step_d) or the sum of |x|^p, at[k] the row of the extreme, the first of
- * equal values.  Inlined into a portable and an AVX2 function, so that each vectorizes the
+ * equal values; prod multiplies in double in row order, as step_d does, so its bits do not
+ * change.  Inlined into a portable and an AVX2 function, so that each vectorizes the
  * row loops for its target. */
 #define DEFINE_COLUMN_FOLD(NAME, T)                                                       \
     static inline __attribute__((always_inline)) void NAME(const Plan *pl, const char *p, \
@@ -983,6 +984,18 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
     {                                                                                     \
         int64_t rs = pl->rstride[0], R = pl->R;                                           \
         int is_max = pl->kind == R_MAX || pl->kind == R_ARGMAX;                           \
+        if (pl->kind == R_PROD) {  /* in double, row after row: step_d's order and bits */ \
+            for (int64_t k = 0; k < m; k++) {                                             \
+                val[k] = 1;                                                               \
+            }                                                                             \
+            for (int64_t r = 0; r < R; r++) {                                             \
+                const T *x = (const T *)(p + r * rs);                                     \
+                for (int64_t k = 0; k < m; k++) {                                         \
+                    val[k] *= (double)x[k];                                               \
+                }                                                                         \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
         if (pl->kind == R_NORM) {                                                         \
             int square = pl->p == 2;                                                      \
             for (int64_t k = 0; k < m; k++) {                                             \
@@ -1085,7 +1098,7 @@ column_fold_kind(RedKind kind, PtlDtype dt, double p)
         return 0;
     }
     return kind == R_MAX || kind == R_MIN || kind == R_ARGMAX || kind == R_ARGMIN ||
-           (kind == R_NORM && (p == 2 || p == 1));
+           kind == R_PROD || (kind == R_NORM && (p == 2 || p == 1));
 }
 
 /* reduce_columns for the kinds of column_fold_kind: the same work units */
