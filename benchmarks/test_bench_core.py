@@ -1,10 +1,10 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
-half-precision casts, clamp, transposed copies and the offset-table shape ops.
+half-precision casts, clamp, transposed copies, the offset-table shape ops and row indexing.
 Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
 
-from _impls import IMPLS, randn, run
+from _impls import IMPLS, make, randn, run
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -121,3 +121,30 @@ def test_shape_ops(benchmark, impl, op):
     benchmark.group = f"{op} 1024x1024 float32"
     tensor_fn, numpy_fn = SHAPE_OPS[op]
     run(benchmark, impl, numpy_fn if impl == "numpy" else tensor_fn, randn((1024, 1024)))
+
+
+INDEX_OPS = {
+    "index_select(0, idx)": (lambda x, i, v: x.index_select(0, i), lambda x, i, v: x[i]),
+    "index_add(0, idx, v)": (lambda x, i, v: x.index_add(0, i, v),
+                             lambda x, i, v: _np_index_add(x, i, v)),
+    "index_put_ accumulate": (lambda x, i, v: x.clone().index_put_((i,), v, accumulate=True),
+                              lambda x, i, v: _np_index_add(x, i, v)),
+}
+
+
+def _np_index_add(x, i, v):
+    out = x.copy()
+    np.add.at(out, i, v)
+    return out
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", list(INDEX_OPS))
+def test_index_rows(benchmark, impl, op):
+    """Indexing that moves whole rows (index.c, Note [Contiguous index rows])."""
+    benchmark.group = f"{op}, 1024 rows of 1024 float32"
+    idx = np.random.default_rng(2).integers(0, 1024, 1024)
+    args = [make(impl, randn((1024, 1024))), make(impl, idx),
+            make(impl, randn((1024, 1024), seed=1))]
+    tensor_fn, numpy_fn = INDEX_OPS[op]
+    benchmark(numpy_fn if impl == "numpy" else tensor_fn, *args)

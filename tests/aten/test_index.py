@@ -792,3 +792,53 @@ def test_no_leaks_including_error_paths():
                 bad()
 
     assert_no_leak(run)
+
+
+# ---- whole rows (index.c, Note [Contiguous index rows]): a contiguous trailing run moves by
+# memcpy, or by a typed add for index_add_ / accumulating index_put_ with values laid out as
+# the result; other layouts take the element walk, with the same bits ----
+
+def _walk_and_rows(fn, base, values):
+    """fn on contiguous operands (the row paths) and on transposed copies (the walk)."""
+    rows = fn(base.clone(), values)
+    walk = fn(base.clone().t().contiguous().t(),
+              values.t().contiguous().t() if values.dim() > 1 else values)
+    return rows, walk
+
+
+@pytest.mark.parametrize("dt", [ptl.float32, ptl.float64, ptl.int32, ptl.float16], ids=str)
+@pytest.mark.parametrize("n", [1, 2, 17])
+def test_index_rows_match_the_element_walk(dt, n):
+    gen = np.random.default_rng(n)
+    a = gen.standard_normal((9, n)) * 8
+    base = ptl.tensor(a).to(dt)
+    idx = ptl.tensor([3, 0, 3, 8, 3, 1])            # duplicates accumulate in order
+    vals = ptl.tensor(gen.standard_normal((6, n)) * 8).to(dt)
+    expected_sel = a.astype(NP_DTYPE[dt])[[3, 0, 3, 8, 3, 1]]
+    for got in (base.index_select(0, idx), base[idx], base.t().contiguous().t()[idx]):
+        np.testing.assert_array_equal(got.numpy(), expected_sel)
+    for name, fn in [
+            ("index_put_", lambda b, v: b.index_put_((idx,), v)),
+            ("index_put_ accumulate", lambda b, v: b.index_put_((idx,), v, accumulate=True)),
+            ("index_add_", lambda b, v: b.index_add_(0, idx, v)),
+            ("index_add_ alpha", lambda b, v: b.index_add_(0, idx, v, alpha=3)),
+            ("index_copy_", lambda b, v: b.index_copy_(0, ptl.tensor([5, 0, 4, 8, 2, 1]), v))]:
+        rows, walk = _walk_and_rows(fn, base, vals)
+        assert rows.numpy().tobytes() == walk.contiguous().numpy().tobytes(), name
+    # NumPy for the accumulation (float64: exact order-independent checks aside, compare)
+    if dt == ptl.float64:
+        want = a.copy()
+        np.add.at(want, [3, 0, 3, 8, 3, 1], vals.numpy() * 3)
+        np.testing.assert_allclose(base.clone().index_add_(0, idx, vals, alpha=3).numpy(), want,
+                                   rtol=1e-14)
+    # broadcast values take the walk
+    one = ptl.tensor(gen.standard_normal((1, n))).to(dt)
+    got = base.clone().index_put_((idx,), one, accumulate=True)
+    want = a.astype(NP_DTYPE[dt]).astype(np.float64)
+    np.add.at(want, [3, 0, 3, 8, 3, 1], one.double().numpy()[0])
+    # float32 rounds each of up to four additions of values of about 8: atol 4 * 8 * 2^-23
+    tol = {ptl.float16: 0.2, ptl.float32: 4e-6, ptl.int32: 0.0}.get(dt, 1e-13)
+    if dt == ptl.int32:
+        want = np.trunc(a).astype(np.float64)
+        np.add.at(want, [3, 0, 3, 8, 3, 1], one.double().numpy()[0])
+    np.testing.assert_allclose(got.double().numpy(), want, rtol=0, atol=tol)
