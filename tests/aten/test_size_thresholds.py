@@ -166,8 +166,9 @@ def test_threshold_constants():
     red = "aten/native/reduce.c"
     assert c_define(red, "BLOCK") == RED_BLOCK
     assert c_define(red, "MAX_CHUNKS") == RED_MAX_CHUNKS
-    assert c_define(red, "COL_BLOCK") == RED_COL_BLOCK
-    assert c_define(red, "COL_GROUP") == RED_COL_GROUP
+    kernels = "aten/native/reduce_kernels.h"
+    assert c_define(kernels, "PTL_RED_COL_BLOCK") == RED_COL_BLOCK
+    assert c_define(kernels, "PTL_RED_COL_GROUP") == RED_COL_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE
     assert "job->nsel < n / 16" in c_source("aten/native/sort.c")
     assert c_define("aten/native/random.c", "RANDOM_GRAIN", {"PTL_GRAIN_SIZE": GRAIN}) == \
