@@ -23,6 +23,7 @@
  * convolution]); img_fwd (a transposed convolution, the input gradient of a strided one)
  * stays here. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../c10/parallel.h"
@@ -350,7 +351,7 @@ col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const ConvGeom 
         if (conv_packed_fwd((const float *)ptl_tensor_data(x), (const float *)ptl_tensor_data(w),
                             CONV_PACKED_W_PLAIN,
                             bias != NULL ? (const float *)ptl_tensor_data(bias) : NULL,
-                            (float *)ptl_tensor_data(y), g, n, ci, co) < 0) {
+                            (float *)ptl_tensor_data(y), NULL, g, n, ci, co) < 0) {
             goto error;
         }
         return y;
@@ -490,37 +491,146 @@ error:
     return NULL;
 }
 
+/* Note [Input gradient by output phases]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The input gradient of a plain convolution, gx[i] = sum over taps kk and output pixels o
+ * with i + p = o * s + kk * d of gy[o] * w[kk] (per dim; channels summed as usual), splits
+ * by the phase r = (i + p) mod s of the input pixel when d = 1 or s = 1: the taps that
+ * reach phase r are kk = r + s * j, j < nj = ceil((k - r) / s), and its pixels
+ * i = s * a + r - p, a in [a_lo, a_hi], take gx = sum over j of gy[a - j] * w[r + s * j]:
+ * a stride-1 convolution of gy with the sub-kernel of those taps reversed (d' = d where
+ * s = 1, else 1), padding d' * (nj - 1) - a_lo before the dim, a_hi - a_lo + 1 columns.
+ * Each phase is one conv_packed_fwd with the flipped sub-kernel (CONV_PACKED_W_FLIPPED)
+ * storing straight into its pixels of gx (ConvPackedOut: every s-th element from the
+ * phase's first), and the phases cover gx once; a phase no tap reaches (r >= k, as in a
+ * 1x1 stride-2 shortcut) is zeros.  Stride 1 is one phase whose sub-kernel is the whole
+ * kernel and whose pixels are all of gx, in order.  This replaces GEMM + col2im (img_fwd),
+ * whose column buffer is kvol / s^2 times gx's size and whose col2im adds it back with
+ * strided scalar runs; img_fwd stays for d > 1 with s > 1 and for a phase that would need
+ * negative padding (p beyond the sub-kernel's reach: a_lo > d' * (nj - 1)). */
+
+/* One dim of a phase of Note [Input gradient by output phases]: the sub-kernel's taps nj,
+ * the first a and the count of a, and the sub-convolution's padding. */
+typedef struct PhaseDim {
+    int64_t nj, a_lo, na, pad;
+} PhaseDim;
+
+static PhaseDim
+phase_dim(const ConvGeom *g, int i, int64_t r)
+{
+    PhaseDim pd;
+    int64_t s = g->s[i], d = s == 1 ? g->d[i] : 1;
+    pd.nj = r < g->k[i] ? (g->k[i] - r + s - 1) / s : 0;
+    pd.a_lo = (g->p[i] - r + s - 1) / s;   /* ceil((p - r) / s); p - r > -s */
+    int64_t last = g->img[i] - 1 + g->p[i] - r;
+    pd.na = last < 0 ? 0 : last / s - pd.a_lo + 1;
+    pd.na = pd.na < 0 ? 0 : pd.na;
+    pd.pad = d * (pd.nj - 1) - pd.a_lo;
+    return pd;
+}
+
+/* Whether every phase can run as a packed stride-1 convolution (d = 1 where s > 1, no
+ * negative padding). */
+static int
+phases_fit(const ConvGeom *g)
+{
+    for (int i = 0; i < NN_SPATIAL; i++) {
+        if (g->s[i] > 1 && g->d[i] != 1) {
+            return 0;
+        }
+        for (int64_t r = 0; r < g->s[i]; r++) {
+            PhaseDim pd = phase_dim(g, i, r);
+            if (pd.nj > 0 && pd.na > 0 && pd.pad < 0) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
 /* The input gradient of a plain convolution: gy (N, Co, cols), w (Co, Ci/G, k) -> (N, Ci,
- * image).  With stride 1 and padding at most d * (k - 1) it is the convolution of gy with
- * the flipped weight (Note [Packed float32 convolution]), else img_fwd. */
+ * image): by output phases (Note [Input gradient by output phases]) on the packed kernels
+ * where they fit, else img_fwd. */
 static PtlTensorImpl *
 input_grad(PtlTensorImpl *gy, PtlTensorImpl *w, const ConvGeom *g)
 {
-    int64_t n = gy->sizes[0], co = gy->sizes[1], ci = w->sizes[1] * g->groups;
-    ConvGeom t = *g;
-    int flip = use_packed(gy->dtype) && co > 0;
-    for (int i = 0; i < NN_SPATIAL; i++) {
-        flip &= g->s[i] == 1 && g->p[i] <= g->d[i] * (g->k[i] - 1);
-        t.img[i] = g->col[i];
-        t.col[i] = g->img[i];
-        t.p[i] = g->d[i] * (g->k[i] - 1) - g->p[i];
-    }
-    if (!flip) {
+    int64_t n = gy->sizes[0], co = gy->sizes[1], cpg = w->sizes[1], ci = cpg * g->groups;
+    if (!use_packed(gy->dtype) || co == 0 || !phases_fit(g)) {
         return img_fwd(gy, w, g);
     }
-    geom_finish(&t);
     int64_t ysz[3] = {n, ci, g->img_numel};
-    PtlTensorImpl *y = ptl_empty(3, ysz, gy->dtype, gy->device);
+    int strided = 0, untouched = 0;   /* some phase no tap reaches: zeros */
+    for (int i = 0; i < NN_SPATIAL; i++) {
+        strided |= g->s[i] > 1;
+        untouched |= g->s[i] > g->k[i];
+    }
+    PtlTensorImpl *y = untouched ? nn_zeros(3, ysz, gy->dtype)
+                                 : ptl_empty(3, ysz, gy->dtype, gy->device);
+    float *ws = NULL;
     if (y == NULL || y->numel == 0) {
         return y;
     }
-    if (conv_packed_fwd((const float *)ptl_tensor_data(gy), (const float *)ptl_tensor_data(w),
-                        CONV_PACKED_W_FLIPPED, NULL, (float *)ptl_tensor_data(y), &t, n, co,
-                        ci) < 0) {
-        ptl_decref(y);
-        return NULL;
+    ws = strided ? malloc((size_t)(co * cpg * g->kvol) * sizeof(float)) : NULL;
+    if (strided && ws == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "conv: out of memory allocating the sub-kernels");
+        goto error;
     }
+    const int64_t ist[NN_SPATIAL] = {g->img[1] * g->img[2], g->img[2], 1};
+    const float *wd = (const float *)ptl_tensor_data(w);
+    for (int64_t rz = 0; rz < g->s[0]; rz++) {
+        for (int64_t ry = 0; ry < g->s[1]; ry++) {
+            for (int64_t rx = 0; rx < g->s[2]; rx++) {
+                const int64_t r[NN_SPATIAL] = {rz, ry, rx};
+                PhaseDim pd[NN_SPATIAL];
+                ConvGeom t = *g;
+                ConvPackedOut out = {g->img_numel, 0, {0, 0, 0}};
+                int empty = 0;
+                for (int i = 0; i < NN_SPATIAL; i++) {
+                    pd[i] = phase_dim(g, i, r[i]);
+                    empty |= pd[i].nj == 0 || pd[i].na == 0;   /* zeros, or no pixel */
+                    t.img[i] = g->col[i];
+                    t.col[i] = pd[i].na;
+                    t.k[i] = pd[i].nj;
+                    t.s[i] = 1;
+                    t.d[i] = g->s[i] == 1 ? g->d[i] : 1;
+                    t.p[i] = pd[i].pad;
+                    out.off += (g->s[i] * pd[i].a_lo + r[i] - g->p[i]) * ist[i];
+                    out.st[i] = g->s[i] * ist[i];
+                }
+                if (empty) {
+                    continue;
+                }
+                geom_finish(&t);
+                const float *wt = wd;
+                if (strided) {   /* ws (Co, Ci/G, nj) = w[.., .., r + s * j] */
+                    float *dst = ws;
+                    for (int64_t oc = 0; oc < co * cpg; oc++) {
+                        const float *src = wd + oc * g->kvol;
+                        for (int64_t jz = 0; jz < t.k[0]; jz++) {
+                            for (int64_t jy = 0; jy < t.k[1]; jy++) {
+                                for (int64_t jx = 0; jx < t.k[2]; jx++) {
+                                    *dst++ = src[((rz + g->s[0] * jz) * g->k[1] + ry +
+                                                  g->s[1] * jy) * g->k[2] + rx + g->s[2] * jx];
+                                }
+                            }
+                        }
+                    }
+                    wt = ws;
+                }
+                if (conv_packed_fwd((const float *)ptl_tensor_data(gy), wt,
+                                    CONV_PACKED_W_FLIPPED, NULL, (float *)ptl_tensor_data(y),
+                                    strided ? &out : NULL, &t, n, co, ci) < 0) {
+                    goto error;
+                }
+            }
+        }
+    }
+    free(ws);
     return y;
+error:
+    free(ws);
+    ptl_decref(y);
+    return NULL;
 }
 
 /* ---- argument checks ---- */

@@ -290,6 +290,17 @@ flat_span(const ConvGeom *g, int64_t hq, int64_t wq)
     return ((g->col[0] - 1) * hq + g->col[1] - 1) * wq + g->col[2];
 }
 
+/* The phase planes' extent along dim i: the padded image's, ceil((img + 2 p) / s), or more
+ * where the last column's taps read past the image's end plus p (an input gradient's output
+ * phase: Note [Input gradient by output phases]). */
+static int64_t
+plane_extent(const ConvGeom *g, int i)
+{
+    int64_t padded = g->img[i] + 2 * g->p[i];
+    int64_t reached = (g->col[i] - 1) * g->s[i] + g->d[i] * (g->k[i] - 1) + 1;
+    return ((padded > reached ? padded : reached) + g->s[i] - 1) / g->s[i];
+}
+
 /* Whether fill_compact can fill a compact layout: output rows of at most 16 pixels, each
  * reading at most 32 consecutive padded elements. */
 static int
@@ -305,8 +316,8 @@ static int
 cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
 {
     const int64_t kdim = cpg * g->kvol, kvol = g->kvol;
-    const int64_t wplane = (g->img[2] + 2 * g->p[2] + g->s[2] - 1) / g->s[2];
-    cl->hq = (g->img[1] + 2 * g->p[1] + g->s[1] - 1) / g->s[1];
+    const int64_t wplane = plane_extent(g, 2);
+    cl->hq = plane_extent(g, 1);
     /* the lanes the tiles compute (16 a vector) in either layout */
     int64_t lanes_plane = (flat_span(g, cl->hq, wplane) + 15) / 16;
     int64_t lanes_compact = (flat_span(g, cl->hq, g->col[2]) + 15) / 16;
@@ -510,6 +521,7 @@ typedef struct FwdJob {
     JobShape sh;
     const float *x, *wp, *bias;
     float *y;
+    const ConvPackedOut *out;            /* NULL: y is (n, co, cols) */
     int64_t nis;
 } FwdJob;
 
@@ -542,17 +554,29 @@ pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
     }
 }
 
+/* dst[m * step] = src[m] for m < n (step > 1): a run of output pixels into an output
+ * phase of an input gradient (Note [Input gradient by output phases]). */
+static void
+copy_run_strided(float *dst, int64_t step, const float *src, int64_t n)
+{
+    for (int64_t m = 0; m < n; m++) {
+        dst[m * step] = src[m];
+    }
+}
+
 /* Tasks (sample, group, block): the tiles store into tmp (nis * PK_MR rows of nq), whose
- * output pixels are then copied to y; or straight into y where every flat index is an
- * output pixel, its own (a compact 2-D layout, 1-D). */
+ * output pixels are then copied to y (laid out as j->out says, when set); or straight into
+ * y where every flat index is an output pixel, its own (a compact 2-D layout, 1-D) and y
+ * is (n, co, cols). */
 AVX512 static int
 fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 {
     const FwdJob *j = (const FwdJob *)ctx;
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
-    const int64_t L = g->col_numel, G = g->groups;
-    const int direct = cl->span == L;
+    const ConvPackedOut *out = j->out;
+    const int64_t L = out != NULL ? out->plane : g->col_numel, G = g->groups;
+    const int direct = cl->span == g->col_numel && out == NULL;
     float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
     float *tmp = direct ? NULL : pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
     if (cols == NULL || (tmp == NULL && !direct)) {
@@ -581,8 +605,21 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
         int64_t pix, len;
         for (int64_t q = q0; !direct && (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0;
              q += len) {
+            float *dst = yg + pix;
+            int64_t step = 1;
+            if (out != NULL) {
+                int64_t x = pix % g->col[2], yz = pix / g->col[2];
+                dst = yg + out->off + (yz / g->col[1]) * out->st[0] +
+                      (yz % g->col[1]) * out->st[1] + x * out->st[2];
+                step = out->st[2];
+            }
             for (int64_t o = 0; o < j->sh.opg; o++) {
-                copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
+                if (step == 1) {
+                    copy_run(dst + o * L, tmp + o * cl->nq + (q - q0), len);
+                }
+                else {
+                    copy_run_strided(dst + o * L, step, tmp + o * cl->nq + (q - q0), len);
+                }
             }
         }
     }
@@ -593,10 +630,11 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 
 int
 conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
-                float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+                float *y, const ConvPackedOut *out, const ConvGeom *g, int64_t n, int64_t ci,
+                int64_t co)
 {
     const int64_t G = g->groups;
-    FwdJob j = {.x = x, .bias = bias, .y = y};
+    FwdJob j = {.x = x, .bias = bias, .y = y, .out = out};
     Cols cl;
     job_shape_init(&j.sh, g, &cl, ci, co);
     j.nis = (j.sh.opg + PK_MR - 1) / PK_MR;
