@@ -1,6 +1,6 @@
 """The float32 convolution kernels of conv_packed.c (Note [Packed float32 convolution]):
-forward, input gradient (stride 1: a convolution with the flipped weight) and weight
-gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itself checked
+forward, input gradient (a convolution with the flipped weight; for a stride, one per output
+phase: Note [Input gradient by output phases]) and weight gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itself checked
 against NumPy and PyTorch in test_conv.py), across every threshold of their blocking:
 
 - windows: one per input channel and phase of the stride read (1 for stride 1, up to 4 for
@@ -20,7 +20,11 @@ against NumPy and PyTorch in test_conv.py), across every threshold of their bloc
 - WG_CHUNKS partial weight gradients (fewer tasks than chunks, more, not a multiple), and
   fewer when WG_CHUNK_BYTES caps them;
 - groups, dilation, padding 0 / 1 / 2, 1-D and 3-D, transposed convolutions (their input
-  gradient is a plain convolution), non-contiguous and channels_last inputs.
+  gradient is a plain convolution), non-contiguous and channels_last inputs;
+- the input gradient's output phases (PHASE_CASES): compact shared windows or phase planes,
+  phases of unequal size or without pixels, phases no tap reaches (zeros), step-2 copies of
+  runs of 8, 9, 16 and 20, step 3, and the cases left to img_fwd (dilation with a stride,
+  padding past a phase's reach).
 
 Every result is compared on one thread and on two; both must have the same bits (the
 blocks, batches and chunks depend on the shape only).  The checks pass on any CPU; on one
@@ -410,3 +414,142 @@ def test_compact_small_batches(n):
     assert blocking((n, 4, 8, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1)[4]
     check_case((n, 4, 8, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1, seed=12 + n)
     check_case((n, 6, 13, 13), (5, 6, 3, 3), (1, 1), (0, 0), (1, 1), 1, seed=14 + n)
+
+
+def phase_dims(img, out, k, s, p, d):
+    """Note [Input gradient by output phases] along one dim: (nj, a_lo, na, pad) for each
+    phase r < s (phase_dim in conv.c)."""
+    res = []
+    for r in range(s):
+        nj = -(-(k - r) // s) if r < k else 0
+        a_lo = (p - r + s - 1) // s
+        last = img - 1 + p - r
+        na = max(last // s - a_lo + 1, 0) if last >= 0 else 0
+        res.append((nj, a_lo, na, (d if s == 1 else 1) * (nj - 1) - a_lo))
+    return res
+
+
+def phase_plan(xs, ws, stride, pad, dil):
+    """How the input gradient runs: None where img_fwd takes it (dilation with a stride, or
+    a phase that would need negative padding), else the phases' shared geometry along the
+    last dim, (columns, kernel, padding), and whether its windows are compact (2-D)."""
+    nd = len(xs) - 2
+    img, k = xs[2:], ws[2:]
+    out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    geo = []
+    for i in range(nd):
+        if stride[i] > 1 and dil[i] != 1:
+            return None
+        ph = [q for q in phase_dims(img[i], out[i], k[i], stride[i], pad[i], dil[i])
+              if q[0] > 0 and q[2] > 0]
+        if any(q[3] < 0 for q in ph):
+            return None
+        dd = dil[i] if stride[i] == 1 else 1
+        P = max(q[3] for q in ph)
+        geo.append((out[i], max(q[2] for q in ph), max(q[0] + (P - q[3]) // dd for q in ph), P,
+                    dd))
+    # the windows of the last two dims (cols_init): compact where it fits and saves a tenth
+    (_, hc, _, _, _), (wi, wc, wk, wp, wd) = ([(1, 1, 1, 0, 1)] * (2 - nd) + geo)[-2:]
+    wplane = max(wi + 2 * wp, wc + wd * (wk - 1))
+    compact = wc <= 16 and (wk - 1) * wd + wc - 1 < 32 and \
+        -(-((hc - 1) * wc + wc) // 16) * COMPACT_DEN <= -(-((hc - 1) * wplane + wc) // 16) * \
+        COMPACT_NUM
+    return wc, wk, wp, compact
+
+
+def input_grad_ref(gy, w, xs, stride, pad, dil, groups):
+    """The input gradient of a convolution in float64 NumPy, tap by tap: each tap adds
+    gy times its weight into the strided slice of the padded input it read."""
+    nd = len(xs) - 2
+    gx = np.zeros((xs[0], xs[1]) + tuple(xs[2 + i] + 2 * pad[i] for i in range(nd)))
+    cpg, opg = xs[1] // groups, w.shape[0] // groups
+    out = gy.shape[2:]
+    for kk in np.ndindex(*w.shape[2:]):
+        sl = tuple(slice(kk[i] * dil[i], kk[i] * dil[i] + stride[i] * (out[i] - 1) + 1,
+                         stride[i]) for i in range(nd))
+        for grp in range(groups):
+            wk = w[(slice(grp * opg, (grp + 1) * opg), slice(None)) + kk]   # (opg, cpg)
+            contrib = np.einsum("no...,oc->nc...", gy[:, grp * opg:(grp + 1) * opg], wk)
+            gx[(slice(None), slice(grp * cpg, (grp + 1) * cpg)) + sl] += contrib
+    inner = tuple(slice(pad[i], pad[i] + xs[2 + i]) for i in range(nd))
+    return gx[(slice(None), slice(None)) + inner]
+
+
+# (x shape, w shape, stride, padding, dilation, groups, what it crosses): the input gradient
+# of strided convolutions (Note [Input gradient by output phases])
+PHASE_CASES = [
+    ((2, 8, 16, 16), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "ResNet's 3x3 stride 2 on 16x16: 8x8 phases, compact shared windows, runs of 8"),
+    ((2, 4, 32, 32), (8, 4, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "3x3 stride 2 on 32x32: 16x16 phases, phase-plane windows, runs of 16"),
+    ((2, 3, 15, 17), (5, 3, 3, 3), (2, 2), (0, 0), (1, 1), 1,
+     "padding 0, odd sizes: phases of 7 and 8 columns"),
+    ((2, 3, 9, 40), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "runs of 20: a whole and a part vector of the step-2 copy"),
+    ((2, 3, 10, 18), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "runs of 9: one lane into the second vector of the step-2 copy"),
+    ((2, 3, 12, 12), (4, 3, 5, 5), (3, 3), (2, 2), (1, 1), 1,
+     "stride 3, 5x5: 9 phases of 2 or 1 taps a dim, strided copies of step 3"),
+    ((2, 4, 11, 11), (6, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1,
+     "1x1 stride 2 (the ResNet shortcut): one phase, three of zeros"),
+    ((2, 4, 11, 11), (6, 4, 2, 2), (3, 3), (0, 0), (1, 1), 1,
+     "2x2 stride 3: four one-tap phases, five of zeros"),
+    ((2, 6, 10, 12), (9, 2, 3, 3), (2, 2), (1, 1), (1, 1), 3,
+     "stride 2, groups 3"),
+    ((2, 4, 13, 11), (6, 4, 3, 3), (2, 1), (1, 2), (1, 2), 1,
+     "stride (2, 1) with dilation 2 along the stride-1 dim: 2 phases"),
+    ((2, 3, 1, 5), (4, 3, 1, 3), (2, 2), (0, 1), (1, 1), 1,
+     "an image one row high: the second row phase has no pixel"),
+    ((1, 16, 32, 32), (16, 16, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "one sample, cut into blocks for the threads: runs split between blocks"),
+    ((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (2, 2), (1, 1), 1,
+     "padding 2 with 3x3 stride 2: a phase would need padding -1 (img_fwd)"),
+    ((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (1, 1), (2, 2), 1,
+     "dilation 2 with stride 2 (img_fwd)"),
+]
+
+
+@pytest.mark.parametrize("case", PHASE_CASES, ids=[c[-1] for c in PHASE_CASES])
+def test_input_grad_phases(case):
+    """Each case against the float64 path on 1 and 2 threads (check_case) and its input
+    gradient against NumPy."""
+    xs, ws, stride, pad, dil, groups, _ = case
+    seed = sum(xs) + sum(ws) + 1
+    check_case(xs, ws, stride, pad, dil, groups, seed=seed)
+    gen = np.random.default_rng(seed)
+    w = gen.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+    out = [(xs[2 + i] + 2 * pad[i] - dil[i] * (ws[2 + i] - 1) - 1) // stride[i] + 1
+           for i in range(len(xs) - 2)]
+    gy = gen.standard_normal((xs[0], ws[0], *out))
+    ref = input_grad_ref(gy, w, xs, stride, pad, dil, groups)
+    for nt in (1, 2):
+        threads = ptl.get_num_threads()
+        try:
+            ptl.set_num_threads(nt)
+            gx, _, _ = ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.zeros(xs), ptl.tensor(w, dtype=ptl.float32),
+                None, list(stride), list(pad), list(dil), False, [0] * len(stride), groups,
+                [1, 0, 0])
+        finally:
+            ptl.set_num_threads(threads)
+        np.testing.assert_allclose(gx.double().numpy(), ref, rtol=0,
+                                   atol=2e-5 * max(np.abs(ref).max(), 1.0))
+
+
+def test_input_grad_phase_cases_cross_their_thresholds():
+    """The cases are where their labels say."""
+    by = {c[-1]: c[:-1] for c in PHASE_CASES}
+
+    def plan(prefix):
+        (label,) = [k for k in by if k.startswith(prefix)]
+        return phase_plan(*by[label][:5])
+
+    assert plan("ResNet's 3x3 stride 2 on 16x16") == (8, 2, 0, True)
+    assert plan("3x3 stride 2 on 32x32") == (16, 2, 0, False)
+    assert plan("runs of 20")[0] == 20 and plan("runs of 9")[0] == 9
+    assert plan("padding 0, odd sizes") is not None
+    assert plan("stride 3, 5x5")[:3] == (4, 2, 0)
+    assert plan("padding 2 with 3x3 stride 2") is None and plan("dilation 2 with stride") is None
+    # padding 1 is the largest that 3x3 stride 2 runs by phases
+    assert phase_plan((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1)) is not None
+    assert phase_dims(1, 1, 1, 2, 0, 1)[1][2] == 0   # the one-row image's second row phase

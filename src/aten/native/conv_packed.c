@@ -23,9 +23,11 @@
  * taps in order, so blocks and threads change no bit of the result.  A batch too small to
  * give every thread two tasks is cut into more blocks.
  *
- * Input gradient (stride 1): the convolution of the output gradient with the kernel
- * reversed, each group's weight block transposed, and padding d * (k - 1) - p
- * (CONV_PACKED_W_FLIPPED); conv.c uses it when that padding is not negative.
+ * Input gradient: the convolution of the output gradient with the kernel reversed, each
+ * group's weight block transposed, and padding d * (k - 1) - p (CONV_PACKED_W_FLIPPED),
+ * for stride 1; for a stride s, one such convolution per output phase with its sub-kernel
+ * (Note [Input gradient by output phases] in conv.c), all phases over windows filled once
+ * per task, each phase's tiles then copied to every s-th element of the input gradient.
  *
  * Weight gradient: gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as
  * tiles of WG_MR taps x WG_NR output channels (WG_NARROW_MR x WG_NARROW_NR where a group
@@ -479,16 +481,16 @@ cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_
 }
 
 /* The next run of output pixels at or after flat index *q and below end (*q moves to its
- * start); returns its length, 0 when there is none, and sets *pix to its first pixel's
- * index in the output. */
+ * start), for an output of col[0] x col[1] x col[2] pixels; returns its length, 0 when there
+ * is none, and sets *pix to its first pixel's index in the output. */
 static int64_t
-flat_next_run(const Cols *cl, const ConvGeom *g, int64_t *q, int64_t end, int64_t *pix)
+flat_next_run(const Cols *cl, const int64_t *col, int64_t *q, int64_t end, int64_t *pix)
 {
     while (*q < end) {
         int64_t row = *q / cl->wq, x = *q % cl->wq, z = row / cl->hq, y = row % cl->hq;
-        if (x < g->col[2] && y < g->col[1] && z < g->col[0]) {
-            *pix = (z * g->col[1] + y) * g->col[2] + x;
-            return g->col[2] - x < end - *q ? g->col[2] - x : end - *q;
+        if (x < col[2] && y < col[1] && z < col[0]) {
+            *pix = (z * col[1] + y) * col[2] + x;
+            return col[2] - x < end - *q ? col[2] - x : end - *q;
         }
         *q += cl->wq - x;
     }
@@ -517,29 +519,40 @@ job_shape_init(JobShape *sh, const ConvGeom *g, const Cols *cl, int64_t ci, int6
     sh->kdim = sh->cpg * g->kvol;
 }
 
+/* One convolution that a forward job runs over the shared windows: the whole kernel, or
+ * an output phase's sub-kernel (Note [Input gradient by output phases]). */
+typedef struct FwdPhase {
+    const float *wp;                     /* the packed weight (pack_weight) */
+    int64_t kdim;                        /* its taps: cpg x its kernel */
+    int64_t *off;                        /* their offsets in the windows */
+    const int64_t *col;                  /* its output size (at most the windows') */
+    const ConvPackedOut *out;            /* NULL: y is (n, co, cols) */
+} FwdPhase;
+
 typedef struct FwdJob {
     JobShape sh;
-    const float *x, *wp, *bias;
+    const float *x, *bias;
     float *y;
-    const ConvPackedOut *out;            /* NULL: y is (n, co, cols) */
-    int64_t nis;
+    const FwdPhase *ph;
+    int64_t nph, nis;
 } FwdJob;
 
-/* The packed weight: wp[((grp * nis + i) * kdim + p) * PK_MR + r] = the weight of output
- * channel grp * opg + i * PK_MR + r at column p, zero past opg. */
+/* The packed weight of a kernel of kvol taps: wp[((grp * nis + i) * kdim + p) * PK_MR + r]
+ * = the weight of output channel grp * opg + i * PK_MR + r at column p (kdim = cpg * kvol),
+ * zero past opg. */
 static void
-pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
+pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, int64_t kvol, float *wp)
 {
-    const int64_t kvol = j->sh.g->kvol, G = j->sh.g->groups;
+    const int64_t G = j->sh.g->groups, kdim = j->sh.cpg * kvol;
     for (int64_t grp = 0; grp < G; grp++) {
         for (int64_t i = 0; i < j->nis; i++) {
-            for (int64_t p = 0; p < j->sh.kdim; p++) {
-                float *dst = wp + ((grp * j->nis + i) * j->sh.kdim + p) * PK_MR;
+            for (int64_t p = 0; p < kdim; p++) {
+                float *dst = wp + ((grp * j->nis + i) * kdim + p) * PK_MR;
                 for (int64_t r = 0; r < PK_MR; r++) {
                     int64_t o = i * PK_MR + r;
                     float v = 0.0f;
                     if (o < j->sh.opg && wkind == CONV_PACKED_W_PLAIN) {
-                        v = w[(grp * j->sh.opg + o) * j->sh.kdim + p];
+                        v = w[(grp * j->sh.opg + o) * kdim + p];
                     }
                     else if (o < j->sh.opg) {
                         /* w is (ci, co/G, k) in this convolution's terms: entry
@@ -555,28 +568,47 @@ pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
 }
 
 /* dst[m * step] = src[m] for m < n (step > 1): a run of output pixels into an output
- * phase of an input gradient (Note [Input gradient by output phases]). */
-static void
+ * phase of an input gradient (Note [Input gradient by output phases]).  Step 2 (every
+ * stride-2 convolution's phases) spreads 16 floats over the even lanes of two vectors by
+ * permutes and stores those lanes through masks; the odd lanes are another phase's. */
+AVX512 static void
 copy_run_strided(float *dst, int64_t step, const float *src, int64_t n)
 {
+    if (step == 2) {
+        const __m512i lo = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+        const __m512i hi = _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14,
+                                             14, 15, 15);
+        for (int64_t m = 0; m < n; m += 16) {
+            __mmask16 in = lane_mask(0, n - m);
+            __m512 v = _mm512_maskz_loadu_ps(in, src + m);
+            /* even lanes of the first vector: sources 0..7; of the second: 8..15 */
+            __mmask16 e0 = (__mmask16)(0x5555u & lane_mask(0, 2 * (n - m)));
+            __mmask16 e1 = (__mmask16)(0x5555u & lane_mask(0, 2 * (n - m - 8)));
+            _mm512_mask_storeu_ps(dst + 2 * m, e0, _mm512_permutexvar_ps(lo, v));
+            if (e1 != 0) {
+                _mm512_mask_storeu_ps(dst + 2 * m + 16, e1, _mm512_permutexvar_ps(hi, v));
+            }
+        }
+        return;
+    }
     for (int64_t m = 0; m < n; m++) {
         dst[m * step] = src[m];
     }
 }
 
-/* Tasks (sample, group, block): the tiles store into tmp (nis * PK_MR rows of nq), whose
- * output pixels are then copied to y (laid out as j->out says, when set); or straight into
- * y where every flat index is an output pixel, its own (a compact 2-D layout, 1-D) and y
- * is (n, co, cols). */
+/* Tasks (sample, group, block): the windows are filled once, then for each phase the tiles
+ * store into tmp (nis * PK_MR rows of nq), whose output pixels are copied to y (laid out as
+ * the phase's `out` says, when set); or straight into y where there is one phase, every
+ * flat index is an output pixel, its own (a compact 2-D layout, 1-D), and y is (n, co,
+ * cols). */
 AVX512 static int
 fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 {
     const FwdJob *j = (const FwdJob *)ctx;
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
-    const ConvPackedOut *out = j->out;
-    const int64_t L = out != NULL ? out->plane : g->col_numel, G = g->groups;
-    const int direct = cl->span == g->col_numel && out == NULL;
+    const int64_t G = g->groups;
+    const int direct = j->nph == 1 && j->ph[0].out == NULL && cl->span == g->col_numel;
     float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
     float *tmp = direct ? NULL : pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
     if (cols == NULL || (tmp == NULL && !direct)) {
@@ -587,38 +619,44 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
-        float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
         cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g, j->sh.cpg, q0,
                   cols);
-        for (int64_t s = 0; s * PK_NR < nq; s++) {
-            int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
-            for (int64_t i = 0; i < j->nis; i++) {
-                int64_t o0 = grp * j->sh.opg + i * PK_MR;
-                int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
-                float *dst = direct ? yg + i * PK_MR * L + q0 + s * PK_NR
-                                    : tmp + i * PK_MR * cl->nq + s * PK_NR;
-                tile_fwd(j->sh.kdim, j->wp + (grp * j->nis + i) * j->sh.kdim * PK_MR,
-                         cols + s * PK_NR, cl->off, j->bias != NULL ? j->bias + o0 : NULL, dst,
-                         direct ? L : cl->nq, mr, nr);
-            }
-        }
-        int64_t pix, len;
-        for (int64_t q = q0; !direct && (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0;
-             q += len) {
-            float *dst = yg + pix;
-            int64_t step = 1;
-            if (out != NULL) {
-                int64_t x = pix % g->col[2], yz = pix / g->col[2];
-                dst = yg + out->off + (yz / g->col[1]) * out->st[0] +
-                      (yz % g->col[1]) * out->st[1] + x * out->st[2];
-                step = out->st[2];
-            }
-            for (int64_t o = 0; o < j->sh.opg; o++) {
-                if (step == 1) {
-                    copy_run(dst + o * L, tmp + o * cl->nq + (q - q0), len);
+        for (int64_t f = 0; f < j->nph; f++) {
+            const FwdPhase *ph = &j->ph[f];
+            const ConvPackedOut *out = ph->out;
+            const int64_t L = out != NULL ? out->plane : g->col_numel;
+            float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
+            for (int64_t s = 0; s * PK_NR < nq; s++) {
+                int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
+                for (int64_t i = 0; i < j->nis; i++) {
+                    int64_t o0 = grp * j->sh.opg + i * PK_MR;
+                    int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
+                    float *dst = direct ? yg + i * PK_MR * L + q0 + s * PK_NR
+                                        : tmp + i * PK_MR * cl->nq + s * PK_NR;
+                    tile_fwd(ph->kdim, ph->wp + (grp * j->nis + i) * ph->kdim * PK_MR,
+                             cols + s * PK_NR, ph->off, j->bias != NULL ? j->bias + o0 : NULL,
+                             dst, direct ? L : cl->nq, mr, nr);
                 }
-                else {
-                    copy_run_strided(dst + o * L, step, tmp + o * cl->nq + (q - q0), len);
+            }
+            int64_t pix, len;
+            for (int64_t q = q0;
+                 !direct && (len = flat_next_run(cl, ph->col, &q, q0 + nq, &pix)) > 0;
+                 q += len) {
+                float *dst = yg + pix;
+                int64_t step = 1;
+                if (out != NULL) {
+                    int64_t x = pix % ph->col[2], yz = pix / ph->col[2];
+                    dst = yg + out->off + (yz / ph->col[1]) * out->st[0] +
+                          (yz % ph->col[1]) * out->st[1] + x * out->st[2];
+                    step = out->st[2];
+                }
+                for (int64_t o = 0; o < j->sh.opg; o++) {
+                    if (step == 1) {
+                        copy_run(dst + o * L, tmp + o * cl->nq + (q - q0), len);
+                    }
+                    else {
+                        copy_run_strided(dst + o * L, step, tmp + o * cl->nq + (q - q0), len);
+                    }
                 }
             }
         }
@@ -628,14 +666,21 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     return 0;
 }
 
-int
-conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
-                float *y, const ConvPackedOut *out, const ConvGeom *g, int64_t n, int64_t ci,
-                int64_t co)
+/* The forward over phases ph[0, nph) (their w, wkind's layout, kernel k at `at` in g's; the
+ * plain convolution is one phase, the whole kernel at 0): packs each phase's weight and
+ * tap offsets, then runs the tasks. */
+static int
+fwd_run(const float *x, ConvPackedWeight wkind, const float *bias, float *y,
+        const ConvPackedPhase *phases, int64_t nph, const ConvGeom *g, int64_t n, int64_t ci,
+        int64_t co)
 {
     const int64_t G = g->groups;
-    FwdJob j = {.x = x, .bias = bias, .y = y, .out = out};
+    FwdJob j = {.x = x, .bias = bias, .y = y, .nph = nph};
     Cols cl;
+    FwdPhase *ph = NULL;
+    float *wp = NULL;
+    int64_t *off = NULL, kdims = 0;
+    int rc = -1;
     job_shape_init(&j.sh, g, &cl, ci, co);
     j.nis = (j.sh.opg + PK_MR - 1) / PK_MR;
     /* enough tasks for every thread: two per thread when the batch is small (the blocks
@@ -645,22 +690,65 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
     if (cols_init(&cl, g, j.sh.cpg, want) < 0) {
         return -1;
     }
-    float *wp = pk_alloc((size_t)(G * j.nis * j.sh.kdim * PK_MR) * sizeof(float));
-    if (wp == NULL) {
-        free(cl.off);
-        return -1;
+    for (int64_t f = 0; f < nph; f++) {
+        kdims += j.sh.cpg * phases[f].k[0] * phases[f].k[1] * phases[f].k[2];
     }
-    pack_weight(w, wkind, &j, wp);
-    j.wp = wp;
+    ph = pk_alloc((size_t)nph * sizeof(FwdPhase));
+    wp = pk_alloc((size_t)(G * j.nis * kdims * PK_MR) * sizeof(float));
+    off = pk_alloc((size_t)kdims * sizeof(int64_t));
+    if (ph == NULL || wp == NULL || off == NULL) {
+        goto done;
+    }
+    float *wpf = wp;
+    int64_t *offf = off;
+    for (int64_t f = 0; f < nph; f++) {
+        const ConvPackedPhase *src = &phases[f];
+        const int64_t *k = src->k, *at = src->at;
+        int64_t kvol = k[0] * k[1] * k[2];
+        ph[f] = (FwdPhase){wpf, j.sh.cpg * kvol, offf, src->col, src->out};
+        pack_weight(src->w, wkind, &j, kvol, wpf);
+        /* tap (c, kz, ky, kx) of the phase is tap (c, at + (kz, ky, kx)) of g's kernel */
+        for (int64_t c = 0; c < j.sh.cpg; c++) {
+            for (int64_t kz = 0; kz < k[0]; kz++) {
+                for (int64_t ky = 0; ky < k[1]; ky++) {
+                    for (int64_t kx = 0; kx < k[2]; kx++) {
+                        *offf++ = cl.off[c * g->kvol + ((kz + at[0]) * g->k[1] + ky + at[1]) *
+                                                         g->k[2] + kx + at[2]];
+                    }
+                }
+            }
+        }
+        wpf += G * j.nis * ph[f].kdim * PK_MR;
+    }
+    j.ph = ph;
     /* a task's multiply-adds; small problems stay on the calling thread */
-    double per_task = (double)j.sh.opg * (double)j.sh.kdim * (double)cl.nq;
+    double per_task = (double)j.sh.opg * (double)kdims * (double)cl.nq;
     int64_t grain = per_task >= (1 << 18) ? 1 : (int64_t)((1 << 18) / (per_task + 1.0)) + 1;
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, n * G * cl.nblk, grain, fwd_tasks, &j);
+    rc = ptl_parallel_for(0, n * G * cl.nblk, grain, fwd_tasks, &j);
     ptl_nogil_end(tok);
+done:
+    free(ph);
     free(wp);
+    free(off);
     free(cl.off);
     return rc;
+}
+
+int
+conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
+                float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+{
+    ConvPackedPhase whole = {w, {g->k[0], g->k[1], g->k[2]}, {0, 0, 0},
+                             {g->col[0], g->col[1], g->col[2]}, NULL};
+    return fwd_run(x, wkind, bias, y, &whole, 1, g, n, ci, co);
+}
+
+int
+conv_packed_fwd_phases(const float *x, float *y, const ConvPackedPhase *phases, int64_t nph,
+                       const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+{
+    return fwd_run(x, CONV_PACKED_W_FLIPPED, NULL, y, phases, nph, g, n, ci, co);
 }
 
 /* ---- weight gradient ---- */
@@ -787,7 +875,7 @@ fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
     const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
     memset(gt, 0, (size_t)(j->nos * cl->nq * j->nr) * sizeof(float));
     int64_t pix, len;
-    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) > 0; q += len) {
+    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g->col, &q, q0 + nq, &pix)) > 0; q += len) {
         for (int64_t o = 0; o < opg; o += 16) {
             float *d = gt + ((o / j->nr) * cl->nq + (q - q0)) * j->nr + o % j->nr;
             for (int64_t i = 0; i < len; i += 16) {
