@@ -131,6 +131,29 @@ pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, i
     }
 }
 
+/* dst0[j] = src[ix0 + 2 j] and dst1[j] = src[ix0 + 2 j + 1] for j < len, zero where that
+ * index lies outside the image row [0, width): the rows of the stride-2 phase planes px
+ * and px + 1 from one read of the padded row, two masked loads per 16 of each and a
+ * permute to the even lanes, another to the odd. */
+AVX512 static inline void
+pack_run_pair(float *dst0, float *dst1, const float *src, int64_t ix0, int64_t width,
+              int64_t len)
+{
+    const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                            28, 30);
+    const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+    for (int64_t j0 = 0; j0 < len; j0 += 16) {
+        int64_t m = len - j0 < 16 ? len - j0 : 16, i0 = ix0 + 2 * j0;
+        __mmask16 v0 = lane_mask(-i0, width - i0) & lane_mask(0, 2 * m);
+        __mmask16 v1 = lane_mask(-(i0 + 16), width - (i0 + 16)) & lane_mask(0, 2 * m - 16);
+        /* masked-off lanes are not read, so the address may lie outside the row */
+        __m512 lo = _mm512_maskz_loadu_ps(v0, (const char *)src + i0 * 4);
+        __m512 hi = _mm512_maskz_loadu_ps(v1, (const char *)src + (i0 + 16) * 4);
+        _mm512_mask_storeu_ps(dst0 + j0, lane_mask(0, m), _mm512_permutex2var_ps(lo, evens, hi));
+        _mm512_mask_storeu_ps(dst1 + j0, lane_mask(0, m), _mm512_permutex2var_ps(lo, odds, hi));
+    }
+}
+
 /* dst[0, n) = src[0, n) through masked vector moves: the runs copied here are a few dozen
  * floats, where a libc call costs as much as the copy. */
 AVX512 static inline void
@@ -376,10 +399,11 @@ cols_floats(const Cols *cl, int64_t cpg)
 
 /* win[f - q0] = the padded image plane's phase (pz, py, px) at flat index f, for f in
  * [q0, q0 + len): each row of the phase plane is one run (pack_run: every sx-th element of
- * a padded row from px), the padding read as zeros. */
+ * a padded row from px), the padding read as zeros.  With win1, sx is 2 and win1 gets phase
+ * (pz, py, px + 1) from the same reads (pack_run_pair). */
 AVX512 static void
 fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
-            int64_t q0, int64_t len, float *win)
+            int64_t q0, int64_t len, float *win, float *win1)
 {
     /* the plane's coordinates of flat index f, stepped along without divisions: the rows
      * are short (9 floats for stride 2 on 16 x 16), so a division per row was a good part
@@ -393,7 +417,15 @@ fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t
         if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
             for (int64_t j = 0; j < n; j += 16) {
                 _mm512_mask_storeu_ps(d + j, lane_mask(0, n - j), _mm512_setzero_ps());
+                if (win1 != NULL) {
+                    _mm512_mask_storeu_ps(win1 + (f - q0) + j, lane_mask(0, n - j),
+                                          _mm512_setzero_ps());
+                }
             }
+        }
+        else if (win1 != NULL) {
+            pack_run_pair(d, win1 + (f - q0), plane + (iz * g->img[1] + iy) * g->img[2],
+                          x * 2 + phase[2] - g->p[2], g->img[2], n);
         }
         else {
             /* phase column x + j is padded column (x + j) * sx + px, image column p less */
@@ -466,16 +498,21 @@ cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_
           float *buf)
 {
     for (int64_t c = 0; c < cpg; c++) {
-        for (int64_t ph = 0; ph < cl->nph; ph += cl->compact ? g->k[2] : 1) {
+        for (int64_t ph = 0, step; ph < cl->nph; ph += step) {
             float *win = buf + (c * cl->nph + ph) * cl->winst;
+            const int64_t *at = cl->phase + 3 * ph;
             if (cl->compact) {
-                fill_compact(x + c * g->img_numel, g, cl, cl->phase + 3 * ph, q0, cl->winst,
-                             win);
+                fill_compact(x + c * g->img_numel, g, cl, at, q0, cl->winst, win);
+                step = g->k[2];
+                continue;
             }
-            else {
-                fill_window(x + c * g->img_numel, g, cl, cl->phase + 3 * ph, q0, cl->winst,
-                            win);
-            }
+            /* stride 2 along the rows: phases px = 0 and 1 of one (pz, py), where the kernel
+             * reads both, in consecutive slots (cols_init meets them so for a 3x3 kernel) */
+            int pair = g->s[2] == 2 && at[2] == 0 && ph + 1 < cl->nph && at[3] == at[0] &&
+                       at[4] == at[1] && at[5] == 1;
+            fill_window(x + c * g->img_numel, g, cl, at, q0, cl->winst, win,
+                        pair ? win + cl->winst : NULL);
+            step = pair ? 2 : 1;
         }
     }
 }
