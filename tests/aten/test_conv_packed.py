@@ -24,7 +24,11 @@ against NumPy and PyTorch in test_conv.py), across every threshold of their bloc
 - the input gradient's output phases (PHASE_CASES): compact shared windows or phase planes,
   phases of unequal size or without pixels, phases no tap reaches (zeros), step-2 copies of
   runs of 8, 9, 16 and 20, step 3, and the cases left to img_fwd (dilation with a stride,
-  padding past a phase's reach).
+  padding past a phase's reach);
+- the weight gradient by rows (ROWS_CASES, Note [Weight gradient by rows]): WG_ROWS_KDIM
+  taps a group and one more, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
+  and just under, stride along the rows or only the columns, border rows and columns,
+  groups, an odd channel count, 3-D, and several blocks of WG_ROWS_BLOCK_BYTES samples.
 
 Every result is compared on one thread and on two; both must have the same bits (the
 blocks, batches and chunks depend on the shape only).  The checks pass on any CPU; on one
@@ -57,13 +61,15 @@ PK_MR, PK_NR, PK_BLOCK_BYTES = 8, 32, 256 * 1024
 WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
 WG_NARROW_MR, WG_NARROW_NR = 16, 16
 COMPACT_NUM, COMPACT_DEN = 9, 10
+WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 256 * 1024
 
 
 def test_constants():
     """The thresholds this file's cases are built around are the kernel's."""
     for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
-                 "COMPACT_DEN"):
+                 "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
+                 "WG_ROWS_BLOCK_BYTES"):
         assert c_define(name) == globals()[name], name
 
 
@@ -553,3 +559,104 @@ def test_input_grad_phase_cases_cross_their_thresholds():
     # padding 1 is the largest that 3x3 stride 2 runs by phases
     assert phase_plan((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1)) is not None
     assert phase_dims(1, 1, 1, 2, 0, 1)[1][2] == 0   # the one-row image's second row phase
+
+
+def rows_path(xs, ws, stride, pad, dil, groups):
+    """Whether the weight gradient runs by rows (Note [Weight gradient by rows])."""
+    cols = (xs[-1] + 2 * pad[-1] - dil[-1] * (ws[-1] - 1) - 1) // stride[-1] + 1
+    return stride[-1] == 1 and int(np.prod(ws[1:])) <= WG_ROWS_KDIM and \
+        cols * WG_ROWS_DEN >= -(-cols // 16) * 16 * WG_ROWS_NUM
+
+
+def weight_grad_ref(x, gy, ws, stride, pad, dil, groups):
+    """The weight gradient in float64 NumPy, tap by tap."""
+    nd = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    cpg, opg = x.shape[1] // groups, ws[0] // groups
+    out = gy.shape[2:]
+    gw = np.zeros(ws)
+    for kk in np.ndindex(*ws[2:]):
+        sl = tuple(slice(kk[i] * dil[i], kk[i] * dil[i] + stride[i] * (out[i] - 1) + 1,
+                         stride[i]) for i in range(nd))
+        for grp in range(groups):
+            xs_ = xp[(slice(None), slice(grp * cpg, (grp + 1) * cpg)) + sl]
+            red = [0] + list(range(2, 2 + nd))
+            gw[(slice(grp * opg, (grp + 1) * opg), slice(None)) + kk] = np.tensordot(
+                gy[:, grp * opg:(grp + 1) * opg], xs_, axes=(red, red))
+    return gw
+
+
+# (x shape, w shape, stride, padding, dilation, groups, what it crosses): weight gradients
+# by rows
+ROWS_CASES = [
+    ((4, 1, 28, 28), (32, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "the CNN's first layer: 1 -> 32 3x3 on 28x28, rows of 26 (2 vectors)"),
+    ((3, 1, 14, 14), (5, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "padding 1: border rows and columns read zeros; 5 channels (an odd last pair)"),
+    ((2, 3, 10, 14), (7, 3, 2, 2), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 12 (WG_ROWS_KDIM), rows of 13"),
+    ((2, 13, 10, 14), (7, 13, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 13: the tiles"),
+    ((2, 2, 9, 14), (3, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "kdim 18: the tiles"),
+    ((2, 1, 9, 14), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 12 (3/4 of a vector: at the ratio)"),
+    ((2, 1, 9, 13), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 11 (under the ratio: the tiles)"),
+    ((2, 1, 9, 26), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 24 (at the ratio over two vectors)"),
+    ((2, 1, 9, 25), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 23 (under it: the tiles)"),
+    ((2, 1, 19, 14), (4, 1, 3, 3), (2, 1), (1, 1), (1, 1), 1,
+     "stride 2 along the columns only"),
+    ((2, 1, 19, 20), (4, 1, 3, 3), (1, 2), (1, 1), (1, 1), 1,
+     "stride 2 along the rows: the tiles"),
+    ((2, 2, 12, 14), (4, 1, 3, 3), (1, 1), (2, 2), (2, 2), 2,
+     "groups 2, dilation 2, padding 2"),
+    ((2, 4, 8, 16), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4,
+     "depthwise: one output channel a group (a pair of one)"),
+    ((40, 1, 64, 64), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"),
+    ((2, 1, 5, 6, 14), (3, 1, 2, 2, 3), (1, 2, 1), (1, 0, 1), (1, 1, 1), 1,
+     "3-D, stride 2 along y"),
+]
+
+
+@pytest.mark.parametrize("case", ROWS_CASES, ids=[c[-1] for c in ROWS_CASES])
+def test_weight_grad_rows(case):
+    """Each case against the float64 path on 1 and 2 threads (check_case), its weight
+    gradient against NumPy."""
+    xs, ws, stride, pad, dil, groups, _ = case
+    seed = sum(xs) + sum(ws) + 2
+    check_case(xs, ws, stride, pad, dil, groups, seed=seed)
+    gen = np.random.default_rng(seed)
+    x = gen.standard_normal(xs)
+    out = [(xs[2 + i] + 2 * pad[i] - dil[i] * (ws[2 + i] - 1) - 1) // stride[i] + 1
+           for i in range(len(xs) - 2)]
+    gy = gen.standard_normal((xs[0], ws[0], *out))
+    ref = weight_grad_ref(x, gy, ws, stride, pad, dil, groups)
+    for nt in (1, 2):
+        threads = ptl.get_num_threads()
+        try:
+            ptl.set_num_threads(nt)
+            _, gw, _ = ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
+                ptl.zeros(ws), None, list(stride), list(pad), list(dil), False,
+                [0] * len(stride), groups, [0, 1, 0])
+        finally:
+            ptl.set_num_threads(threads)
+        np.testing.assert_allclose(gw.double().numpy(), ref, rtol=0,
+                                   atol=2e-5 * max(np.abs(ref).max(), 1.0))
+
+
+def test_weight_grad_rows_cases_cross_their_thresholds():
+    """The cases are where their labels say."""
+    by = {c[-1]: c[:-1] for c in ROWS_CASES}
+    expect = {label: ": the tiles" not in label for label in by}
+    for label, case in by.items():
+        assert rows_path(*case) == expect[label], label
+    assert int(np.prod(by["kdim 12 (WG_ROWS_KDIM), rows of 13"][1][1:])) == WG_ROWS_KDIM
+    assert int(np.prod(by["kdim 13: the tiles"][1][1:])) == WG_ROWS_KDIM + 1
+    xs = by["inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"][0]
+    nb = WG_ROWS_BLOCK_BYTES // (xs[1] * xs[2] * xs[3] * 4)
+    assert 2 * nb < xs[0] <= 3 * nb

@@ -37,7 +37,8 @@
  * samples of one block) before it adds into the gradient.  The tasks go into at most
  * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
  * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
- * on the thread count, so neither does the result. */
+ * on the thread count, so neither does the result.  With few taps a group the weight
+ * gradient reads the tensors by rows instead (Note [Weight gradient by rows]). */
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,10 @@
 #define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
 #define WG_CHUNKS 8                      /* partial weight gradients at most */
 #define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
+#define WG_ROWS_KDIM 12                  /* weight gradients by rows: at most 12 taps a */
+#define WG_ROWS_NUM 3                    /* group, output rows filling at least 3/4 of */
+#define WG_ROWS_DEN 4                    /* their vectors (Note [Weight gradient by rows]) */
+#define WG_ROWS_BLOCK_BYTES (256 * 1024) /* the samples' input a pass reads at most */
 
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 
@@ -977,6 +982,218 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
     return 0;
 }
 
+/* Note [Weight gradient by rows]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * With few taps a group (kdim = ci/G * kvol, 9 for the first layer of a CNN on grey images)
+ * the tiles above compute 8 or 16 taps for kdim and transpose the output gradient for
+ * them: the 28x28 1 -> 32 layer spent as long in 16 x 16 transposes as in its tiles, which
+ * ran half on repeated taps.  Where kdim <= WG_ROWS_KDIM and the stride along the rows is 1,
+ * the sum over pixels is vectorized instead: a task is two output channels of a group, its
+ * 2 x kdim accumulators hold 16 partial sums each (one per lane), and per output row and
+ * 16 of its pixels it loads the two channels' output gradient and, per tap, the input
+ * row's 16 elements the tap reads (masked loads: zeros past the image's edges and rows),
+ * straight from the tensors: no windows, no transposes.  A row of cols pixels takes
+ * ceil(cols / 16) vectors, so this runs where they are at least WG_ROWS_NUM / WG_ROWS_DEN
+ * full (26 of 32 lanes for 28x28).  Each lane sums its pixels in sample and row order and
+ * the lanes are added at the end, whatever the threads: a task owns its outputs.  The
+ * tasks pass over blocks of samples (WG_ROWS_BLOCK_BYTES of input), all tasks of a thread
+ * reading one block before the next, their accumulators kept between blocks. */
+
+typedef struct RowsJob {
+    const ConvGeom *g;
+    const float *gy, *x;
+    float *acc;                          /* tasks x 2 x kdim x 16 partial sums */
+    int64_t n, ci, co, cpg, opg, kdim, nb, ntasks, nch;
+    const int64_t *toff;                 /* per tap: its offset from the input row of the
+                                          * output row (the image's element of pixel 0, may
+                                          * lie outside the row), its z and y offsets */
+    const __mmask16 *cmask;              /* per 16-pixel chunk and tap: lanes in the row */
+    int64_t zin[2], yin[2];              /* output rows [lo, hi) that every tap reads inside
+                                          * the image */
+} RowsJob;
+
+/* Whether a weight gradient runs by rows (Note [Weight gradient by rows]). */
+static int
+rows_fit(const ConvGeom *g, int64_t cpg)
+{
+    int64_t cols = g->col[2], lanes = (cols + 15) / 16 * 16;
+    return g->s[2] == 1 && cpg * g->kvol <= WG_ROWS_KDIM &&
+           cols * WG_ROWS_DEN >= lanes * WG_ROWS_NUM;
+}
+
+/* One output row of MP taps: xrow is the input row under it (tap p reads xrow + toff[p]),
+ * g0 and g1 the two channels' output gradient; okm (NULL: every tap) the taps whose input
+ * row lies in the image. */
+AVX512 static inline __attribute__((always_inline)) void
+rows_row(const int MP, const RowsJob *j, const float *xrow, const float *g0, const float *g1,
+         const __mmask16 *okm, __m512 *a0, __m512 *a1)
+{
+    for (int64_t ch = 0; ch < j->nch; ch++) {
+        const __mmask16 m = lane_mask(0, j->g->col[2] - ch * 16);
+        const __m512 v0 = _mm512_maskz_loadu_ps(m, g0 + ch * 16);
+        const __m512 v1 = _mm512_maskz_loadu_ps(m, g1 + ch * 16);
+        const __mmask16 *cm = j->cmask + ch * j->kdim;
+        const float *xc = xrow + ch * 16;
+        for (int p = 0; p < MP; p++) {
+            /* masked-off lanes are not read, so the address may lie outside the image */
+            const __m512 xv = _mm512_maskz_loadu_ps(okm != NULL ? (__mmask16)(okm[p] & cm[p])
+                                                                : cm[p],
+                                                    (const char *)(xc + j->toff[3 * p]));
+            a0[p] = _mm512_fmadd_ps(v0, xv, a0[p]);
+            a1[p] = _mm512_fmadd_ps(v1, xv, a1[p]);
+        }
+    }
+}
+
+/* Task t's samples [n0, n1): accumulators from and back to j->acc. */
+AVX512 static inline __attribute__((always_inline)) void
+rows_body(const int MP, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
+{
+    const ConvGeom *g = j->g;
+    const int64_t L = g->col_numel, npair = (j->opg + 1) / 2;
+    const int64_t grp = t / npair, o0 = grp * j->opg + (t % npair) * 2;
+    const int64_t o1 = o0 + 1 < (grp + 1) * j->opg ? o0 + 1 : o0;
+    float *acc = j->acc + t * 2 * j->kdim * 16;
+    __m512 a0[WG_ROWS_KDIM], a1[WG_ROWS_KDIM];
+    for (int p = 0; p < MP; p++) {
+        a0[p] = _mm512_loadu_ps(acc + p * 16);
+        a1[p] = _mm512_loadu_ps(acc + (MP + p) * 16);
+    }
+    for (int64_t n = n0; n < n1; n++) {
+        const float *xs = j->x + (n * j->ci + grp * j->cpg) * g->img_numel;
+        for (int64_t oz = 0; oz < g->col[0]; oz++) {
+            for (int64_t oy = 0; oy < g->col[1]; oy++) {
+                const int64_t row = (oz * g->col[1] + oy) * g->col[2];
+                const float *g0 = j->gy + (n * j->co + o0) * L + row;
+                const float *g1 = j->gy + (n * j->co + o1) * L + row;
+                const float *xrow = xs + (oz * g->s[0] * g->img[1] + oy * g->s[1]) * g->img[2];
+                if (oz >= j->zin[0] && oz < j->zin[1] && oy >= j->yin[0] && oy < j->yin[1]) {
+                    rows_row(MP, j, xrow, g0, g1, NULL, a0, a1);
+                    continue;
+                }
+                __mmask16 okm[WG_ROWS_KDIM];
+                for (int p = 0; p < MP; p++) {
+                    int64_t iz = oz * g->s[0] + j->toff[3 * p + 1];
+                    int64_t iy = oy * g->s[1] + j->toff[3 * p + 2];
+                    okm[p] = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1]
+                                 ? (__mmask16)0xffff : 0;
+                }
+                rows_row(MP, j, xrow, g0, g1, okm, a0, a1);
+            }
+        }
+    }
+    for (int p = 0; p < MP; p++) {
+        _mm512_storeu_ps(acc + p * 16, a0[p]);
+        _mm512_storeu_ps(acc + (MP + p) * 16, a1[p]);
+    }
+}
+
+#define ROWS_CASE(MP)                                                                     \
+    case MP:                                                                              \
+        rows_body(MP, j, t, n0, n1);                                                      \
+        break
+
+/* Tasks [t0, t1), one block of samples at a time. */
+AVX512 static int
+rows_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const RowsJob *j = (const RowsJob *)ctx;
+    for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
+        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb;
+        for (int64_t t = t0; t < t1; t++) {
+            switch (j->kdim) {
+                ROWS_CASE(1);
+                ROWS_CASE(2);
+                ROWS_CASE(3);
+                ROWS_CASE(4);
+                ROWS_CASE(5);
+                ROWS_CASE(6);
+                ROWS_CASE(7);
+                ROWS_CASE(8);
+                ROWS_CASE(9);
+                ROWS_CASE(10);
+                ROWS_CASE(11);
+                ROWS_CASE(12);
+                default:
+                    break;
+            }
+        }
+    }
+    return 0;
+}
+#undef ROWS_CASE
+
+/* The weight gradient by rows (Note [Weight gradient by rows]); n, co and cols not 0. */
+AVX512 static int
+wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+           int64_t ci, int64_t co)
+{
+    RowsJob j = {.g = g, .gy = gy, .x = x, .n = n, .ci = ci, .co = co};
+    j.cpg = ci / g->groups;
+    j.opg = co / g->groups;
+    j.kdim = j.cpg * g->kvol;
+    j.ntasks = g->groups * ((j.opg + 1) / 2);
+    j.nch = (g->col[2] + 15) / 16;
+    int64_t per = j.cpg * g->img_numel * (int64_t)sizeof(float);
+    j.nb = per > 0 && WG_ROWS_BLOCK_BYTES / per > 1 ? WG_ROWS_BLOCK_BYTES / per : 1;
+    int64_t *toff = pk_alloc((size_t)(3 * j.kdim) * sizeof(int64_t));
+    __mmask16 *cmask = pk_alloc((size_t)(j.nch * j.kdim) * sizeof(__mmask16));
+    j.acc = pk_alloc((size_t)(j.ntasks * 2 * j.kdim * 16) * sizeof(float));
+    int rc = -1;
+    if (toff == NULL || cmask == NULL || j.acc == NULL) {
+        goto done;
+    }
+    j.zin[0] = j.yin[0] = 0;
+    j.zin[1] = g->col[0];
+    j.yin[1] = g->col[1];
+    for (int64_t p = 0; p < j.kdim; p++) {
+        int64_t kk = p % g->kvol, kx = kk % g->k[2], ky = kk / g->k[2] % g->k[1];
+        int64_t kz = kk / (g->k[1] * g->k[2]);
+        int64_t oz = kz * g->d[0] - g->p[0], oy = ky * g->d[1] - g->p[1];
+        int64_t ox = kx * g->d[2] - g->p[2];
+        toff[3 * p] = (((p / g->kvol) * g->img[0] + oz) * g->img[1] + oy) * g->img[2] + ox;
+        toff[3 * p + 1] = oz;
+        toff[3 * p + 2] = oy;
+        /* output rows r with 0 <= r * s + off < img: [ceil(-off / s), ceil((img - off) / s)) */
+        int64_t zlo = oz < 0 ? (-oz + g->s[0] - 1) / g->s[0] : 0;
+        int64_t ylo = oy < 0 ? (-oy + g->s[1] - 1) / g->s[1] : 0;
+        int64_t zhi = g->img[0] - oz <= 0 ? 0 : (g->img[0] - oz + g->s[0] - 1) / g->s[0];
+        int64_t yhi = g->img[1] - oy <= 0 ? 0 : (g->img[1] - oy + g->s[1] - 1) / g->s[1];
+        j.zin[0] = zlo > j.zin[0] ? zlo : j.zin[0];
+        j.yin[0] = ylo > j.yin[0] ? ylo : j.yin[0];
+        j.zin[1] = zhi < j.zin[1] ? zhi : j.zin[1];
+        j.yin[1] = yhi < j.yin[1] ? yhi : j.yin[1];
+        for (int64_t ch = 0; ch < j.nch; ch++) {
+            /* pixel ox reads image column ox + the tap's: lanes inside [0, img) */
+            int64_t at = ch * 16 + ox;
+            cmask[ch * j.kdim + p] = lane_mask(-at, g->img[2] - at) &
+                                     lane_mask(0, g->col[2] - ch * 16);
+        }
+    }
+    j.toff = toff;
+    j.cmask = cmask;
+    memset(j.acc, 0, (size_t)(j.ntasks * 2 * j.kdim * 16) * sizeof(float));
+    double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
+    void *tok = ptl_nogil_begin();
+    rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
+                           : rows_tasks(&j, 0, j.ntasks);
+    ptl_nogil_end(tok);
+    for (int64_t t = 0; rc == 0 && t < j.ntasks; t++) {
+        int64_t npair = (j.opg + 1) / 2, grp = t / npair, o0 = grp * j.opg + (t % npair) * 2;
+        for (int64_t h = 0; h < 2 && o0 + h < (grp + 1) * j.opg; h++) {
+            for (int64_t p = 0; p < j.kdim; p++) {
+                gw[(o0 + h) * j.kdim + p] = _mm512_reduce_add_ps(
+                    _mm512_loadu_ps(j.acc + ((t * 2 + h) * j.kdim + p) * 16));
+            }
+        }
+    }
+done:
+    free(toff);
+    free(cmask);
+    free(j.acc);
+    return rc;
+}
+
 int
 conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
                   int64_t ci, int64_t co)
@@ -992,6 +1209,9 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
         return 0;
+    }
+    if (rows_fit(g, j.sh.cpg)) {
+        return wgrad_rows(gy, x, gw, g, n, ci, co);
     }
     /* the blocks, batches and chunks depend on the shape only */
     if (cols_init(&cl, g, j.sh.cpg, 1) < 0) {
