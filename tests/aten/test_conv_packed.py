@@ -24,7 +24,7 @@ against NumPy and PyTorch in test_conv.py), across every threshold of their bloc
 - the input gradient's output phases (PHASE_CASES): compact shared windows or phase planes,
   phases of unequal size or without pixels, phases no tap reaches (zeros), step-2 copies of
   runs of 8, 9, 16 and 20, step 3, and the cases left to img_fwd (dilation with a stride,
-  padding past a phase's reach);
+  padding past a phase's reach, a strided 1x1 kernel);
 - the weight gradient by rows (ROWS_CASES, Note [Weight gradient by rows]): WG_ROWS_KDIM
   taps a group and one more, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
   and just under, stride along the rows or only the columns, border rows and columns,
@@ -436,12 +436,15 @@ def phase_dims(img, out, k, s, p, d):
 
 
 def phase_plan(xs, ws, stride, pad, dil):
-    """How the input gradient runs: None where img_fwd takes it (dilation with a stride, or
-    a phase that would need negative padding), else the phases' shared geometry along the
-    last dim, (columns, kernel, padding), and whether its windows are compact (2-D)."""
+    """How the input gradient runs: None where img_fwd takes it (dilation with a stride, a
+    phase that would need negative padding, a strided 1x1 kernel), else the phases' shared
+    geometry along the last dim, (columns, kernel, padding), and whether its windows are
+    compact (2-D)."""
     nd = len(xs) - 2
     img, k = xs[2:], ws[2:]
     out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    if np.prod(stride) > 1 and np.prod(k) == 1:
+        return None
     geo = []
     for i in range(nd):
         if stride[i] > 1 and dil[i] != 1:
@@ -497,7 +500,9 @@ PHASE_CASES = [
     ((2, 3, 12, 12), (4, 3, 5, 5), (3, 3), (2, 2), (1, 1), 1,
      "stride 3, 5x5: 9 phases of 2 or 1 taps a dim, strided copies of step 3"),
     ((2, 4, 11, 11), (6, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1,
-     "1x1 stride 2 (the ResNet shortcut): one phase, three of zeros"),
+     "1x1 stride 2 (the ResNet shortcut: img_fwd)"),
+    ((2, 4, 11, 11), (6, 4, 1, 2), (2, 2), (0, 0), (1, 1), 1,
+     "1x2 stride 2: two phases, two of zeros"),
     ((2, 4, 11, 11), (6, 4, 2, 2), (3, 3), (0, 0), (1, 1), 1,
      "2x2 stride 3: four one-tap phases, five of zeros"),
     ((2, 6, 10, 12), (9, 2, 3, 3), (2, 2), (1, 1), (1, 1), 3,
@@ -556,6 +561,7 @@ def test_input_grad_phase_cases_cross_their_thresholds():
     assert plan("padding 0, odd sizes") is not None
     assert plan("stride 3, 5x5")[:3] == (4, 2, 0)
     assert plan("padding 2 with 3x3 stride 2") is None and plan("dilation 2 with stride") is None
+    assert plan("1x1 stride 2") is None and plan("1x2 stride 2") is not None
     # padding 1 is the largest that 3x3 stride 2 runs by phases
     assert phase_plan((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1)) is not None
     assert phase_dims(1, 1, 1, 2, 0, 1)[1][2] == 0   # the one-row image's second row phase

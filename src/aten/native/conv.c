@@ -509,9 +509,11 @@ error:
  * k, as in a 1x1 stride-2 shortcut) is zeros.  Stride 1 is one phase whose sub-kernel is
  * the whole kernel and whose pixels are all of gx, in order: conv_packed_fwd.  This
  * replaces GEMM + col2im (img_fwd), whose column buffer is kvol / s^2 times gx's size and
- * whose col2im adds it back with strided scalar runs; img_fwd stays for d > 1 with s > 1
- * and for a phase that would need negative padding (p beyond the sub-kernel's reach:
- * a_lo > d' * (nj - 1)). */
+ * whose col2im adds it back with strided scalar runs; img_fwd stays for d > 1 with s > 1,
+ * for a phase that would need negative padding (p beyond the sub-kernel's reach:
+ * a_lo > d' * (nj - 1)), and for a strided 1x1 kernel (a ResNet shortcut), whose one phase
+ * is a plain GEMM and whose col2im a one-tap scatter: there the phase's window fill and
+ * copies cost more (the 32x32x16x16 -> 64 input gradient took 238 us against 200). */
 
 /* One dim of a phase of Note [Input gradient by output phases]: the sub-kernel's taps nj,
  * the first a and the count of a, and the sub-convolution's padding. */
@@ -559,7 +561,8 @@ static PtlTensorImpl *
 input_grad(PtlTensorImpl *gy, PtlTensorImpl *w, const ConvGeom *g)
 {
     int64_t n = gy->sizes[0], co = gy->sizes[1], cpg = w->sizes[1], ci = cpg * g->groups;
-    if (!use_packed(gy->dtype) || co == 0 || !phases_fit(g)) {
+    int strided = g->s[0] * g->s[1] * g->s[2] > 1;
+    if (!use_packed(gy->dtype) || co == 0 || !phases_fit(g) || (strided && g->kvol == 1)) {
         return img_fwd(gy, w, g);
     }
     int64_t ysz[3] = {n, ci, g->img_numel};
