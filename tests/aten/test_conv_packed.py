@@ -26,7 +26,8 @@ against NumPy and PyTorch in test_conv.py), across every threshold of their bloc
   runs of 8, 9, 16 and 20, step 3, and the cases left to img_fwd (dilation with a stride,
   padding past a phase's reach, a strided 1x1 kernel);
 - the weight gradient by rows (ROWS_CASES, Note [Weight gradient by rows]): WG_ROWS_KDIM
-  taps a group and one more, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
+  taps a group and one more, three channels a task up to WG_ROWS_WIDE_KDIM taps and two
+  above, short last tasks, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
   and just under, stride along the rows or only the columns, border rows and columns,
   groups, an odd channel count, 3-D, and several blocks of WG_ROWS_BLOCK_BYTES samples.
 
@@ -62,6 +63,7 @@ WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 
 WG_NARROW_MR, WG_NARROW_NR = 16, 16
 COMPACT_NUM, COMPACT_DEN = 9, 10
 WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 256 * 1024
+WG_ROWS_WIDE_KDIM = 9
 
 
 def test_constants():
@@ -69,7 +71,7 @@ def test_constants():
     for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
                  "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
-                 "WG_ROWS_BLOCK_BYTES"):
+                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM"):
         assert c_define(name) == globals()[name], name
 
 
@@ -600,7 +602,11 @@ ROWS_CASES = [
     ((3, 1, 14, 14), (5, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "padding 1: border rows and columns read zeros; 5 channels (an odd last pair)"),
     ((2, 3, 10, 14), (7, 3, 2, 2), (1, 1), (0, 0), (1, 1), 1,
-     "kdim 12 (WG_ROWS_KDIM), rows of 13"),
+     "kdim 12 (WG_ROWS_KDIM), rows of 13, two channels a task (a short last one)"),
+    ((2, 10, 6, 14), (4, 10, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 10: two channels a task"),
+    ((2, 1, 9, 14), (4, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 9 (WG_ROWS_WIDE_KDIM): three channels a task (a short last one)"),
     ((2, 13, 10, 14), (7, 13, 1, 1), (1, 1), (0, 0), (1, 1), 1,
      "kdim 13: the tiles"),
     ((2, 2, 9, 14), (3, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1,
@@ -661,7 +667,12 @@ def test_weight_grad_rows_cases_cross_their_thresholds():
     expect = {label: ": the tiles" not in label for label in by}
     for label, case in by.items():
         assert rows_path(*case) == expect[label], label
-    assert int(np.prod(by["kdim 12 (WG_ROWS_KDIM), rows of 13"][1][1:])) == WG_ROWS_KDIM
+    kd = {label: int(np.prod(c[1][1:])) for label, c in by.items()}
+    (k12,) = [lb for lb in by if lb.startswith("kdim 12")]
+    (k9,) = [lb for lb in by if lb.startswith("kdim 9")]
+    assert kd[k12] == WG_ROWS_KDIM and by[k12][1][0] % 2 == 1
+    assert kd["kdim 10: two channels a task"] == WG_ROWS_WIDE_KDIM + 1
+    assert kd[k9] == WG_ROWS_WIDE_KDIM and by[k9][1][0] % 3 == 1
     assert int(np.prod(by["kdim 13: the tiles"][1][1:])) == WG_ROWS_KDIM + 1
     xs = by["inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"][0]
     nb = WG_ROWS_BLOCK_BYTES // (xs[1] * xs[2] * xs[3] * 4)

@@ -64,6 +64,8 @@
 #define WG_ROWS_NUM 3                    /* group, output rows filling at least 3/4 of */
 #define WG_ROWS_DEN 4                    /* their vectors (Note [Weight gradient by rows]) */
 #define WG_ROWS_BLOCK_BYTES (256 * 1024) /* the samples' input a pass reads at most */
+#define WG_ROWS_WIDE_KDIM 9              /* up to 9 taps, 3 output channels a task (27
+                                          * accumulators), else 2 */
 
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 
@@ -988,11 +990,12 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
  * the tiles above compute 8 or 16 taps for kdim and transpose the output gradient for
  * them: the 28x28 1 -> 32 layer spent as long in 16 x 16 transposes as in its tiles, which
  * ran half on repeated taps.  Where kdim <= WG_ROWS_KDIM and the stride along the rows is 1,
- * the sum over pixels is vectorized instead: a task is two output channels of a group, its
- * 2 x kdim accumulators hold 16 partial sums each (one per lane), and per output row and
- * 16 of its pixels it loads the two channels' output gradient and, per tap, the input
- * row's 16 elements the tap reads (masked loads: zeros past the image's edges and rows),
- * straight from the tensors: no windows, no transposes.  A row of cols pixels takes
+ * the sum over pixels is vectorized instead: a task is three output channels of a group
+ * (two above WG_ROWS_WIDE_KDIM taps, to keep the accumulators in registers), its 3 x kdim
+ * accumulators hold 16 partial sums each (one per lane), and per output row and 16 of its
+ * pixels it loads the channels' output gradient and, per tap, the input row's 16 elements
+ * the tap reads (masked loads: zeros past the image's edges and rows), straight from the
+ * tensors: no windows, no transposes.  A row of cols pixels takes
  * ceil(cols / 16) vectors, so this runs where they are at least WG_ROWS_NUM / WG_ROWS_DEN
  * full (26 of 32 lanes for 28x28).  Each lane sums its pixels in sample and row order and
  * the lanes are added at the end, whatever the threads: a task owns its outputs.  The
@@ -1002,8 +1005,9 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
 typedef struct RowsJob {
     const ConvGeom *g;
     const float *gy, *x;
-    float *acc;                          /* tasks x 2 x kdim x 16 partial sums */
+    float *acc;                          /* tasks x mo x kdim x 16 partial sums */
     int64_t n, ci, co, cpg, opg, kdim, nb, ntasks, nch;
+    int64_t mo;                          /* output channels a task (rows_mo) */
     const int64_t *toff;                 /* per tap: its offset from the input row of the
                                           * output row (the image's element of pixel 0, may
                                           * lie outside the row), its z and y offsets */
@@ -1011,6 +1015,17 @@ typedef struct RowsJob {
     int64_t zin[2], yin[2];              /* output rows [lo, hi) that every tap reads inside
                                           * the image */
 } RowsJob;
+
+/* The output channels a task of kdim taps takes, at most ROWS_MO_MAX: its accumulators
+ * stay in registers.  (The arrays of the always-inline bodies below are ROWS_MO_MAX long:
+ * sized by their MO parameter they would be variable-length arrays, on the stack.) */
+#define ROWS_MO_MAX 3
+
+static inline int
+rows_mo(int64_t kdim)
+{
+    return kdim <= WG_ROWS_WIDE_KDIM ? ROWS_MO_MAX : 2;
+}
 
 /* Whether a weight gradient runs by rows (Note [Weight gradient by rows]). */
 static int
@@ -1022,16 +1037,18 @@ rows_fit(const ConvGeom *g, int64_t cpg)
 }
 
 /* One output row of MP taps: xrow is the input row under it (tap p reads xrow + toff[p]),
- * g0 and g1 the two channels' output gradient; okm (NULL: every tap) the taps whose input
- * row lies in the image. */
+ * gr[m] the output gradient of the task's channel m; okm (NULL: every tap) the taps whose
+ * input row lies in the image. */
 AVX512 static inline __attribute__((always_inline)) void
-rows_row(const int MP, const RowsJob *j, const float *xrow, const float *g0, const float *g1,
-         const __mmask16 *okm, __m512 *a0, __m512 *a1)
+rows_row(const int MP, const int MO, const RowsJob *j, const float *xrow,
+         const float *const *gr, const __mmask16 *okm, __m512 (*a)[WG_ROWS_KDIM])
 {
     for (int64_t ch = 0; ch < j->nch; ch++) {
         const __mmask16 m = lane_mask(0, j->g->col[2] - ch * 16);
-        const __m512 v0 = _mm512_maskz_loadu_ps(m, g0 + ch * 16);
-        const __m512 v1 = _mm512_maskz_loadu_ps(m, g1 + ch * 16);
+        __m512 v[ROWS_MO_MAX];
+        for (int c = 0; c < MO; c++) {
+            v[c] = _mm512_maskz_loadu_ps(m, gr[c] + ch * 16);
+        }
         const __mmask16 *cm = j->cmask + ch * j->kdim;
         const float *xc = xrow + ch * 16;
         for (int p = 0; p < MP; p++) {
@@ -1039,36 +1056,43 @@ rows_row(const int MP, const RowsJob *j, const float *xrow, const float *g0, con
             const __m512 xv = _mm512_maskz_loadu_ps(okm != NULL ? (__mmask16)(okm[p] & cm[p])
                                                                 : cm[p],
                                                     (const char *)(xc + j->toff[3 * p]));
-            a0[p] = _mm512_fmadd_ps(v0, xv, a0[p]);
-            a1[p] = _mm512_fmadd_ps(v1, xv, a1[p]);
+            for (int c = 0; c < MO; c++) {
+                a[c][p] = _mm512_fmadd_ps(v[c], xv, a[c][p]);
+            }
         }
     }
 }
 
 /* Task t's samples [n0, n1): accumulators from and back to j->acc. */
 AVX512 static inline __attribute__((always_inline)) void
-rows_body(const int MP, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
+rows_body(const int MP, const int MO, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
 {
     const ConvGeom *g = j->g;
-    const int64_t L = g->col_numel, npair = (j->opg + 1) / 2;
-    const int64_t grp = t / npair, o0 = grp * j->opg + (t % npair) * 2;
-    const int64_t o1 = o0 + 1 < (grp + 1) * j->opg ? o0 + 1 : o0;
-    float *acc = j->acc + t * 2 * j->kdim * 16;
-    __m512 a0[WG_ROWS_KDIM], a1[WG_ROWS_KDIM];
-    for (int p = 0; p < MP; p++) {
-        a0[p] = _mm512_loadu_ps(acc + p * 16);
-        a1[p] = _mm512_loadu_ps(acc + (MP + p) * 16);
+    const int64_t L = g->col_numel, nset = (j->opg + MO - 1) / MO;
+    const int64_t grp = t / nset, o0 = grp * j->opg + (t % nset) * MO;
+    int64_t oc[ROWS_MO_MAX];
+    for (int c = 0; c < MO; c++) {   /* past the group: its last channel again */
+        oc[c] = o0 + c < (grp + 1) * j->opg ? o0 + c : (grp + 1) * j->opg - 1;
+    }
+    float *acc = j->acc + t * MO * j->kdim * 16;
+    __m512 a[ROWS_MO_MAX][WG_ROWS_KDIM];
+    for (int c = 0; c < MO; c++) {
+        for (int p = 0; p < MP; p++) {
+            a[c][p] = _mm512_loadu_ps(acc + (c * MP + p) * 16);
+        }
     }
     for (int64_t n = n0; n < n1; n++) {
         const float *xs = j->x + (n * j->ci + grp * j->cpg) * g->img_numel;
         for (int64_t oz = 0; oz < g->col[0]; oz++) {
             for (int64_t oy = 0; oy < g->col[1]; oy++) {
                 const int64_t row = (oz * g->col[1] + oy) * g->col[2];
-                const float *g0 = j->gy + (n * j->co + o0) * L + row;
-                const float *g1 = j->gy + (n * j->co + o1) * L + row;
+                const float *gr[ROWS_MO_MAX];
+                for (int c = 0; c < MO; c++) {
+                    gr[c] = j->gy + (n * j->co + oc[c]) * L + row;
+                }
                 const float *xrow = xs + (oz * g->s[0] * g->img[1] + oy * g->s[1]) * g->img[2];
                 if (oz >= j->zin[0] && oz < j->zin[1] && oy >= j->yin[0] && oy < j->yin[1]) {
-                    rows_row(MP, j, xrow, g0, g1, NULL, a0, a1);
+                    rows_row(MP, MO, j, xrow, gr, NULL, a);
                     continue;
                 }
                 __mmask16 okm[WG_ROWS_KDIM];
@@ -1078,19 +1102,20 @@ rows_body(const int MP, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
                     okm[p] = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1]
                                  ? (__mmask16)0xffff : 0;
                 }
-                rows_row(MP, j, xrow, g0, g1, okm, a0, a1);
+                rows_row(MP, MO, j, xrow, gr, okm, a);
             }
         }
     }
-    for (int p = 0; p < MP; p++) {
-        _mm512_storeu_ps(acc + p * 16, a0[p]);
-        _mm512_storeu_ps(acc + (MP + p) * 16, a1[p]);
+    for (int c = 0; c < MO; c++) {
+        for (int p = 0; p < MP; p++) {
+            _mm512_storeu_ps(acc + (c * MP + p) * 16, a[c][p]);
+        }
     }
 }
 
 #define ROWS_CASE(MP)                                                                     \
     case MP:                                                                              \
-        rows_body(MP, j, t, n0, n1);                                                      \
+        rows_body(MP, rows_mo(MP), j, t, n0, n1);                                         \
         break
 
 /* Tasks [t0, t1), one block of samples at a time. */
@@ -1132,13 +1157,14 @@ wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_
     j.cpg = ci / g->groups;
     j.opg = co / g->groups;
     j.kdim = j.cpg * g->kvol;
-    j.ntasks = g->groups * ((j.opg + 1) / 2);
+    j.mo = rows_mo(j.kdim);
+    j.ntasks = g->groups * ((j.opg + j.mo - 1) / j.mo);
     j.nch = (g->col[2] + 15) / 16;
     int64_t per = j.cpg * g->img_numel * (int64_t)sizeof(float);
     j.nb = per > 0 && WG_ROWS_BLOCK_BYTES / per > 1 ? WG_ROWS_BLOCK_BYTES / per : 1;
     int64_t *toff = pk_alloc((size_t)(3 * j.kdim) * sizeof(int64_t));
     __mmask16 *cmask = pk_alloc((size_t)(j.nch * j.kdim) * sizeof(__mmask16));
-    j.acc = pk_alloc((size_t)(j.ntasks * 2 * j.kdim * 16) * sizeof(float));
+    j.acc = pk_alloc((size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
     int rc = -1;
     if (toff == NULL || cmask == NULL || j.acc == NULL) {
         goto done;
@@ -1172,18 +1198,19 @@ wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_
     }
     j.toff = toff;
     j.cmask = cmask;
-    memset(j.acc, 0, (size_t)(j.ntasks * 2 * j.kdim * 16) * sizeof(float));
+    memset(j.acc, 0, (size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
     double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
     void *tok = ptl_nogil_begin();
     rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
                            : rows_tasks(&j, 0, j.ntasks);
     ptl_nogil_end(tok);
     for (int64_t t = 0; rc == 0 && t < j.ntasks; t++) {
-        int64_t npair = (j.opg + 1) / 2, grp = t / npair, o0 = grp * j.opg + (t % npair) * 2;
-        for (int64_t h = 0; h < 2 && o0 + h < (grp + 1) * j.opg; h++) {
+        int64_t nset = (j.opg + j.mo - 1) / j.mo, grp = t / nset;
+        int64_t o0 = grp * j.opg + (t % nset) * j.mo;
+        for (int64_t h = 0; h < j.mo && o0 + h < (grp + 1) * j.opg; h++) {
             for (int64_t p = 0; p < j.kdim; p++) {
                 gw[(o0 + h) * j.kdim + p] = _mm512_reduce_add_ps(
-                    _mm512_loadu_ps(j.acc + ((t * 2 + h) * j.kdim + p) * 16));
+                    _mm512_loadu_ps(j.acc + ((t * j.mo + h) * j.kdim + p) * 16));
             }
         }
     }
