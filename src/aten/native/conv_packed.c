@@ -995,9 +995,9 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
  * accumulators hold 16 partial sums each (one per lane), and per output row and 16 of its
  * pixels it loads the channels' output gradient and, per tap, the input row's 16 elements
  * the tap reads (masked loads: zeros past the image's edges and rows), straight from the
- * tensors: no windows, no transposes.  A row of cols pixels takes
- * ceil(cols / 16) vectors, so this runs where they are at least WG_ROWS_NUM / WG_ROWS_DEN
- * full (26 of 32 lanes for 28x28).  Each lane sums its pixels in sample and row order and
+ * tensors: no windows, no transposes.  A row of cols pixels takes ceil(cols / 16) vectors,
+ * so this runs where they are at least WG_ROWS_NUM / WG_ROWS_DEN full (26 of 32 lanes for
+ * 28x28).  Each lane sums its pixels in sample and row order and
  * the lanes are added at the end, whatever the threads: a task owns its outputs.  The
  * tasks pass over blocks of samples (WG_ROWS_BLOCK_BYTES of input), all tasks of a thread
  * reading one block before the next, their accumulators kept between blocks. */
