@@ -23,7 +23,8 @@ typedef enum ConvPackedWeight {
     CONV_PACKED_W_PLAIN,     /* w (co, ci/G, k): y = conv(x, w) */
     CONV_PACKED_W_FLIPPED,   /* w (ci, co/G, k) as the (co, ci/G) weight of groups G, each
                               * group's block transposed and the kernel reversed: the input
-                              * gradient of a stride-1 convolution as a convolution */
+                              * gradient of a stride-1 convolution (or one output phase of a
+                              * strided one) as a convolution */
 } ConvPackedWeight;
 
 /* Where conv_packed_fwd_phases stores a phase's output pixel (z, y, x) of channel o of
