@@ -1,7 +1,8 @@
 """Times convolution_backward's input gradient, weight gradient and both on the small CNN's
-and the ResNet-style step's 3x3 convolutions, ours next to PyTorch in the same process: the
-fastest of 7 rounds of 10 calls in thread CPU time (time.thread_time leaves out the time
-other processes hold the core).  docs/performance.md, "Convolution on small images".
+and the ResNet-style step's 3x3 and 1x1 stride-2 convolutions, ours next to PyTorch in the
+same process: the fastest of 7 rounds of 10 calls in thread CPU time (time.thread_time leaves
+out the time other processes hold the core).  docs/performance.md, "Convolution on small
+images" and "The input gradient by output phases".
 
     OMP_NUM_THREADS=1 taskset -c 1 env PYTHONPATH=. python tools/time_conv_backward.py
 """
@@ -14,7 +15,8 @@ import pytorchlite as ptl
 
 # batch, input channels, image side, output channels, kernel, stride, padding
 SHAPES = [(64, 32, 13, 64, 3, 1, 0), (64, 1, 28, 32, 3, 1, 0), (32, 64, 8, 64, 3, 1, 1),
-          (32, 32, 16, 64, 3, 2, 1), (32, 16, 32, 32, 3, 2, 1)]
+          (32, 32, 16, 64, 3, 2, 1), (32, 16, 32, 32, 3, 2, 1), (32, 16, 32, 32, 1, 2, 0),
+          (32, 32, 16, 64, 1, 2, 0)]
 
 
 def best_us(f, n=10, rounds=7):

@@ -1,6 +1,6 @@
 """The float32 convolution kernels of conv_packed.c (Note [Packed float32 convolution]):
-forward, input gradient (stride 1: a convolution with the flipped weight) and weight
-gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itself checked
+forward, input gradient (a convolution with the flipped weight; for a stride, one per output
+phase: Note [Input gradient by output phases]) and weight gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itself checked
 against NumPy and PyTorch in test_conv.py), across every threshold of their blocking:
 
 - windows: one per input channel and phase of the stride read (1 for stride 1, up to 4 for
@@ -20,7 +20,16 @@ against NumPy and PyTorch in test_conv.py), across every threshold of their bloc
 - WG_CHUNKS partial weight gradients (fewer tasks than chunks, more, not a multiple), and
   fewer when WG_CHUNK_BYTES caps them;
 - groups, dilation, padding 0 / 1 / 2, 1-D and 3-D, transposed convolutions (their input
-  gradient is a plain convolution), non-contiguous and channels_last inputs.
+  gradient is a plain convolution), non-contiguous and channels_last inputs;
+- the input gradient's output phases (PHASE_CASES): compact shared windows or phase planes,
+  phases of unequal size or without pixels, phases no tap reaches (zeros), step-2 copies of
+  runs of 8, 9, 16 and 20, step 3, and the cases left to img_fwd (dilation with a stride,
+  padding past a phase's reach, a strided 1x1 kernel);
+- the weight gradient by rows (ROWS_CASES, Note [Weight gradient by rows]): WG_ROWS_KDIM
+  taps a group and one more, three channels a task up to WG_ROWS_WIDE_KDIM taps and two
+  above, short last tasks, output rows filling WG_ROWS_NUM / WG_ROWS_DEN of their vectors
+  and just under, stride along the rows or only the columns, border rows and columns,
+  groups, an odd channel count, 3-D, and several blocks of WG_ROWS_BLOCK_BYTES samples.
 
 Every result is compared on one thread and on two; both must have the same bits (the
 blocks, batches and chunks depend on the shape only).  The checks pass on any CPU; on one
@@ -53,13 +62,16 @@ PK_MR, PK_NR, PK_BLOCK_BYTES = 8, 32, 256 * 1024
 WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
 WG_NARROW_MR, WG_NARROW_NR = 16, 16
 COMPACT_NUM, COMPACT_DEN = 9, 10
+WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 256 * 1024
+WG_ROWS_WIDE_KDIM = 9
 
 
 def test_constants():
     """The thresholds this file's cases are built around are the kernel's."""
     for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
-                 "COMPACT_DEN"):
+                 "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
+                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM"):
         assert c_define(name) == globals()[name], name
 
 
@@ -410,3 +422,258 @@ def test_compact_small_batches(n):
     assert blocking((n, 4, 8, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1)[4]
     check_case((n, 4, 8, 8), (6, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1, seed=12 + n)
     check_case((n, 6, 13, 13), (5, 6, 3, 3), (1, 1), (0, 0), (1, 1), 1, seed=14 + n)
+
+
+def phase_dims(img, out, k, s, p, d):
+    """Note [Input gradient by output phases] along one dim: (nj, a_lo, na, pad) for each
+    phase r < s (phase_dim in conv.c)."""
+    res = []
+    for r in range(s):
+        nj = -(-(k - r) // s) if r < k else 0
+        a_lo = (p - r + s - 1) // s
+        last = img - 1 + p - r
+        na = max(last // s - a_lo + 1, 0) if last >= 0 else 0
+        res.append((nj, a_lo, na, (d if s == 1 else 1) * (nj - 1) - a_lo))
+    return res
+
+
+def phase_plan(xs, ws, stride, pad, dil):
+    """How the input gradient runs: None where img_fwd takes it (dilation with a stride, a
+    phase that would need negative padding, a strided 1x1 kernel), else the phases' shared
+    geometry along the last dim, (columns, kernel, padding), and whether its windows are
+    compact (2-D)."""
+    nd = len(xs) - 2
+    img, k = xs[2:], ws[2:]
+    out = [(img[i] + 2 * pad[i] - dil[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    if np.prod(stride) > 1 and np.prod(k) == 1:
+        return None
+    geo = []
+    for i in range(nd):
+        if stride[i] > 1 and dil[i] != 1:
+            return None
+        ph = [q for q in phase_dims(img[i], out[i], k[i], stride[i], pad[i], dil[i])
+              if q[0] > 0 and q[2] > 0]
+        if any(q[3] < 0 for q in ph):
+            return None
+        dd = dil[i] if stride[i] == 1 else 1
+        P = max(q[3] for q in ph)
+        geo.append((out[i], max(q[2] for q in ph), max(q[0] + (P - q[3]) // dd for q in ph), P,
+                    dd))
+    # the windows of the last two dims (cols_init): compact where it fits and saves a tenth
+    (_, hc, _, _, _), (wi, wc, wk, wp, wd) = ([(1, 1, 1, 0, 1)] * (2 - nd) + geo)[-2:]
+    wplane = max(wi + 2 * wp, wc + wd * (wk - 1))
+    compact = wc <= 16 and (wk - 1) * wd + wc - 1 < 32 and \
+        -(-((hc - 1) * wc + wc) // 16) * COMPACT_DEN <= -(-((hc - 1) * wplane + wc) // 16) * \
+        COMPACT_NUM
+    return wc, wk, wp, compact
+
+
+def input_grad_ref(gy, w, xs, stride, pad, dil, groups):
+    """The input gradient of a convolution in float64 NumPy, tap by tap: each tap adds
+    gy times its weight into the strided slice of the padded input it read."""
+    nd = len(xs) - 2
+    gx = np.zeros((xs[0], xs[1]) + tuple(xs[2 + i] + 2 * pad[i] for i in range(nd)))
+    cpg, opg = xs[1] // groups, w.shape[0] // groups
+    out = gy.shape[2:]
+    for kk in np.ndindex(*w.shape[2:]):
+        sl = tuple(slice(kk[i] * dil[i], kk[i] * dil[i] + stride[i] * (out[i] - 1) + 1,
+                         stride[i]) for i in range(nd))
+        for grp in range(groups):
+            wk = w[(slice(grp * opg, (grp + 1) * opg), slice(None)) + kk]   # (opg, cpg)
+            contrib = np.einsum("no...,oc->nc...", gy[:, grp * opg:(grp + 1) * opg], wk)
+            gx[(slice(None), slice(grp * cpg, (grp + 1) * cpg)) + sl] += contrib
+    inner = tuple(slice(pad[i], pad[i] + xs[2 + i]) for i in range(nd))
+    return gx[(slice(None), slice(None)) + inner]
+
+
+# (x shape, w shape, stride, padding, dilation, groups, what it crosses): the input gradient
+# of strided convolutions (Note [Input gradient by output phases])
+PHASE_CASES = [
+    ((2, 8, 16, 16), (16, 8, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "ResNet's 3x3 stride 2 on 16x16: 8x8 phases, compact shared windows, runs of 8"),
+    ((2, 4, 32, 32), (8, 4, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "3x3 stride 2 on 32x32: 16x16 phases, phase-plane windows, runs of 16"),
+    ((2, 3, 15, 17), (5, 3, 3, 3), (2, 2), (0, 0), (1, 1), 1,
+     "padding 0, odd sizes: phases of 7 and 8 columns"),
+    ((2, 3, 9, 40), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "runs of 20: a whole and a part vector of the step-2 copy"),
+    ((2, 3, 10, 18), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "runs of 9: one lane into the second vector of the step-2 copy"),
+    ((2, 3, 12, 12), (4, 3, 5, 5), (3, 3), (2, 2), (1, 1), 1,
+     "stride 3, 5x5: 9 phases of 2 or 1 taps a dim, strided copies of step 3"),
+    ((2, 4, 11, 11), (6, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1,
+     "1x1 stride 2 (the ResNet shortcut: img_fwd)"),
+    ((2, 4, 11, 11), (6, 4, 1, 2), (2, 2), (0, 0), (1, 1), 1,
+     "1x2 stride 2: two phases, two of zeros"),
+    ((2, 4, 11, 11), (6, 4, 2, 2), (3, 3), (0, 0), (1, 1), 1,
+     "2x2 stride 3: four one-tap phases, five of zeros"),
+    ((2, 6, 10, 12), (9, 2, 3, 3), (2, 2), (1, 1), (1, 1), 3,
+     "stride 2, groups 3"),
+    ((2, 4, 13, 11), (6, 4, 3, 3), (2, 1), (1, 2), (1, 2), 1,
+     "stride (2, 1) with dilation 2 along the stride-1 dim: 2 phases"),
+    ((2, 3, 1, 5), (4, 3, 1, 3), (2, 2), (0, 1), (1, 1), 1,
+     "an image one row high: the second row phase has no pixel"),
+    ((1, 16, 32, 32), (16, 16, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "one sample, cut into blocks for the threads: runs split between blocks"),
+    ((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (2, 2), (1, 1), 1,
+     "padding 2 with 3x3 stride 2: a phase would need padding -1 (img_fwd)"),
+    ((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (1, 1), (2, 2), 1,
+     "dilation 2 with stride 2 (img_fwd)"),
+]
+
+
+@pytest.mark.parametrize("case", PHASE_CASES, ids=[c[-1] for c in PHASE_CASES])
+def test_input_grad_phases(case):
+    """Each case against the float64 path on 1 and 2 threads (check_case) and its input
+    gradient against NumPy."""
+    xs, ws, stride, pad, dil, groups, _ = case
+    seed = sum(xs) + sum(ws) + 1
+    check_case(xs, ws, stride, pad, dil, groups, seed=seed)
+    gen = np.random.default_rng(seed)
+    w = gen.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))
+    out = [(xs[2 + i] + 2 * pad[i] - dil[i] * (ws[2 + i] - 1) - 1) // stride[i] + 1
+           for i in range(len(xs) - 2)]
+    gy = gen.standard_normal((xs[0], ws[0], *out))
+    ref = input_grad_ref(gy, w, xs, stride, pad, dil, groups)
+    for nt in (1, 2):
+        threads = ptl.get_num_threads()
+        try:
+            ptl.set_num_threads(nt)
+            gx, _, _ = ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.zeros(xs), ptl.tensor(w, dtype=ptl.float32),
+                None, list(stride), list(pad), list(dil), False, [0] * len(stride), groups,
+                [1, 0, 0])
+        finally:
+            ptl.set_num_threads(threads)
+        np.testing.assert_allclose(gx.double().numpy(), ref, rtol=0,
+                                   atol=2e-5 * max(np.abs(ref).max(), 1.0))
+
+
+def test_input_grad_phase_cases_cross_their_thresholds():
+    """The cases are where their labels say."""
+    by = {c[-1]: c[:-1] for c in PHASE_CASES}
+
+    def plan(prefix):
+        (label,) = [k for k in by if k.startswith(prefix)]
+        return phase_plan(*by[label][:5])
+
+    assert plan("ResNet's 3x3 stride 2 on 16x16") == (8, 2, 0, True)
+    assert plan("3x3 stride 2 on 32x32") == (16, 2, 0, False)
+    assert plan("runs of 20")[0] == 20 and plan("runs of 9")[0] == 9
+    assert plan("padding 0, odd sizes") is not None
+    assert plan("stride 3, 5x5")[:3] == (4, 2, 0)
+    assert plan("padding 2 with 3x3 stride 2") is None and plan("dilation 2 with stride") is None
+    assert plan("1x1 stride 2") is None and plan("1x2 stride 2") is not None
+    # padding 1 is the largest that 3x3 stride 2 runs by phases
+    assert phase_plan((2, 3, 12, 12), (4, 3, 3, 3), (2, 2), (1, 1), (1, 1)) is not None
+    assert phase_dims(1, 1, 1, 2, 0, 1)[1][2] == 0   # the one-row image's second row phase
+
+
+def rows_path(xs, ws, stride, pad, dil, groups):
+    """Whether the weight gradient runs by rows (Note [Weight gradient by rows])."""
+    cols = (xs[-1] + 2 * pad[-1] - dil[-1] * (ws[-1] - 1) - 1) // stride[-1] + 1
+    return stride[-1] == 1 and int(np.prod(ws[1:])) <= WG_ROWS_KDIM and \
+        cols * WG_ROWS_DEN >= -(-cols // 16) * 16 * WG_ROWS_NUM
+
+
+def weight_grad_ref(x, gy, ws, stride, pad, dil, groups):
+    """The weight gradient in float64 NumPy, tap by tap."""
+    nd = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    cpg, opg = x.shape[1] // groups, ws[0] // groups
+    out = gy.shape[2:]
+    gw = np.zeros(ws)
+    for kk in np.ndindex(*ws[2:]):
+        sl = tuple(slice(kk[i] * dil[i], kk[i] * dil[i] + stride[i] * (out[i] - 1) + 1,
+                         stride[i]) for i in range(nd))
+        for grp in range(groups):
+            xs_ = xp[(slice(None), slice(grp * cpg, (grp + 1) * cpg)) + sl]
+            red = [0] + list(range(2, 2 + nd))
+            gw[(slice(grp * opg, (grp + 1) * opg), slice(None)) + kk] = np.tensordot(
+                gy[:, grp * opg:(grp + 1) * opg], xs_, axes=(red, red))
+    return gw
+
+
+# (x shape, w shape, stride, padding, dilation, groups, what it crosses): weight gradients
+# by rows
+ROWS_CASES = [
+    ((4, 1, 28, 28), (32, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "the CNN's first layer: 1 -> 32 3x3 on 28x28, rows of 26 (2 vectors)"),
+    ((3, 1, 14, 14), (5, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "padding 1: border rows and columns read zeros; 5 channels (an odd last pair)"),
+    ((2, 3, 10, 14), (7, 3, 2, 2), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 12 (WG_ROWS_KDIM), rows of 13, two channels a task (a short last one)"),
+    ((2, 10, 6, 14), (4, 10, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 10: two channels a task"),
+    ((2, 1, 9, 14), (4, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 9 (WG_ROWS_WIDE_KDIM): three channels a task (a short last one)"),
+    ((2, 13, 10, 14), (7, 13, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "kdim 13: the tiles"),
+    ((2, 2, 9, 14), (3, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "kdim 18: the tiles"),
+    ((2, 1, 9, 14), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 12 (3/4 of a vector: at the ratio)"),
+    ((2, 1, 9, 13), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 11 (under the ratio: the tiles)"),
+    ((2, 1, 9, 26), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 24 (at the ratio over two vectors)"),
+    ((2, 1, 9, 25), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "rows of 23 (under it: the tiles)"),
+    ((2, 1, 19, 14), (4, 1, 3, 3), (2, 1), (1, 1), (1, 1), 1,
+     "stride 2 along the columns only"),
+    ((2, 1, 19, 20), (4, 1, 3, 3), (1, 2), (1, 1), (1, 1), 1,
+     "stride 2 along the rows: the tiles"),
+    ((2, 2, 12, 14), (4, 1, 3, 3), (1, 1), (2, 2), (2, 2), 2,
+     "groups 2, dilation 2, padding 2"),
+    ((2, 4, 8, 16), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4,
+     "depthwise: one output channel a group (a pair of one)"),
+    ((40, 1, 64, 64), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"),
+    ((2, 1, 5, 6, 14), (3, 1, 2, 2, 3), (1, 2, 1), (1, 0, 1), (1, 1, 1), 1,
+     "3-D, stride 2 along y"),
+]
+
+
+@pytest.mark.parametrize("case", ROWS_CASES, ids=[c[-1] for c in ROWS_CASES])
+def test_weight_grad_rows(case):
+    """Each case against the float64 path on 1 and 2 threads (check_case), its weight
+    gradient against NumPy."""
+    xs, ws, stride, pad, dil, groups, _ = case
+    seed = sum(xs) + sum(ws) + 2
+    check_case(xs, ws, stride, pad, dil, groups, seed=seed)
+    gen = np.random.default_rng(seed)
+    x = gen.standard_normal(xs)
+    out = [(xs[2 + i] + 2 * pad[i] - dil[i] * (ws[2 + i] - 1) - 1) // stride[i] + 1
+           for i in range(len(xs) - 2)]
+    gy = gen.standard_normal((xs[0], ws[0], *out))
+    ref = weight_grad_ref(x, gy, ws, stride, pad, dil, groups)
+    for nt in (1, 2):
+        threads = ptl.get_num_threads()
+        try:
+            ptl.set_num_threads(nt)
+            _, gw, _ = ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
+                ptl.zeros(ws), None, list(stride), list(pad), list(dil), False,
+                [0] * len(stride), groups, [0, 1, 0])
+        finally:
+            ptl.set_num_threads(threads)
+        np.testing.assert_allclose(gw.double().numpy(), ref, rtol=0,
+                                   atol=2e-5 * max(np.abs(ref).max(), 1.0))
+
+
+def test_weight_grad_rows_cases_cross_their_thresholds():
+    """The cases are where their labels say."""
+    by = {c[-1]: c[:-1] for c in ROWS_CASES}
+    expect = {label: ": the tiles" not in label for label in by}
+    for label, case in by.items():
+        assert rows_path(*case) == expect[label], label
+    kd = {label: int(np.prod(c[1][1:])) for label, c in by.items()}
+    (k12,) = [lb for lb in by if lb.startswith("kdim 12")]
+    (k9,) = [lb for lb in by if lb.startswith("kdim 9")]
+    assert kd[k12] == WG_ROWS_KDIM and by[k12][1][0] % 2 == 1
+    assert kd["kdim 10: two channels a task"] == WG_ROWS_WIDE_KDIM + 1
+    assert kd[k9] == WG_ROWS_WIDE_KDIM and by[k9][1][0] % 3 == 1
+    assert int(np.prod(by["kdim 13: the tiles"][1][1:])) == WG_ROWS_KDIM + 1
+    xs = by["inputs over WG_ROWS_BLOCK_BYTES: three blocks of samples"][0]
+    nb = WG_ROWS_BLOCK_BYTES // (xs[1] * xs[2] * xs[3] * 4)
+    assert 2 * nb < xs[0] <= 3 * nb

@@ -23,17 +23,41 @@ typedef enum ConvPackedWeight {
     CONV_PACKED_W_PLAIN,     /* w (co, ci/G, k): y = conv(x, w) */
     CONV_PACKED_W_FLIPPED,   /* w (ci, co/G, k) as the (co, ci/G) weight of groups G, each
                               * group's block transposed and the kernel reversed: the input
-                              * gradient of a stride-1 convolution as a convolution */
+                              * gradient of a stride-1 convolution (or one output phase of a
+                              * strided one) as a convolution */
 } ConvPackedWeight;
+
+/* Where conv_packed_fwd_phases stores a phase's output pixel (z, y, x) of channel o of
+ * sample i: y[(i * co + o) * plane + off + z * st[0] + y * st[1] + x * st[2]]. */
+typedef struct ConvPackedOut {
+    int64_t plane, off, st[NN_SPATIAL];
+} ConvPackedOut;
+
+/* One output phase of an input gradient (Note [Input gradient by output phases]): a
+ * convolution over the same image as the others, its kernel a box of k taps at `at` in
+ * the geometry's kernel, its output col[0] x col[1] x col[2] pixels (the geometry's output
+ * at most) stored as out says; w is its weight in CONV_PACKED_W_FLIPPED's layout. */
+typedef struct ConvPackedPhase {
+    const float *w;
+    int64_t k[NN_SPATIAL], at[NN_SPATIAL], col[NN_SPATIAL];
+    const ConvPackedOut *out;
+} ConvPackedPhase;
 
 /* Whether the packed kernels run on this CPU (AVX-512). */
 int conv_packed_available(void);
 
 /* y (n, co, cols) = conv(x (n, ci, image), w) + bias (co, or NULL), all contiguous float32;
- * co and ci are the output and input channels of the convolution that g describes.
- * Returns 0, or -1 with the error set (out of memory). */
+ * co and ci are the output and input channels of the convolution that g describes.  g's
+ * padding is the padding before each dim; the image may end before the last column's taps
+ * (they read zeros).  Returns 0, or -1 with the error set (out of memory). */
 int conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
                     float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co);
+
+/* The phases ph[0, nph) of an input gradient, each a convolution of x over g (stride 1)
+ * with its own sub-kernel, stored into y as each phase's out says; the image's windows are
+ * filled once for all phases.  Returns 0, or -1 with the error set. */
+int conv_packed_fwd_phases(const float *x, float *y, const ConvPackedPhase *ph, int64_t nph,
+                           const ConvGeom *g, int64_t n, int64_t ci, int64_t co);
 
 /* gw (co, ci/G * kvol) = sum over samples and columns of gy (n, co, cols) times the columns
  * of x (n, ci, image): a convolution's weight gradient, all contiguous float32.  The sum is

@@ -23,9 +23,11 @@
  * taps in order, so blocks and threads change no bit of the result.  A batch too small to
  * give every thread two tasks is cut into more blocks.
  *
- * Input gradient (stride 1): the convolution of the output gradient with the kernel
- * reversed, each group's weight block transposed, and padding d * (k - 1) - p
- * (CONV_PACKED_W_FLIPPED); conv.c uses it when that padding is not negative.
+ * Input gradient: the convolution of the output gradient with the kernel reversed, each
+ * group's weight block transposed, and padding d * (k - 1) - p (CONV_PACKED_W_FLIPPED),
+ * for stride 1; for a stride s, one such convolution per output phase with its sub-kernel
+ * (Note [Input gradient by output phases] in conv.c), all phases over windows filled once
+ * per task, each phase's tiles then copied to every s-th element of the input gradient.
  *
  * Weight gradient: gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as
  * tiles of WG_MR taps x WG_NR output channels (WG_NARROW_MR x WG_NARROW_NR where a group
@@ -35,7 +37,8 @@
  * samples of one block) before it adds into the gradient.  The tasks go into at most
  * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
  * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
- * on the thread count, so neither does the result. */
+ * on the thread count, so neither does the result.  With few taps a group the weight
+ * gradient reads the tensors by rows instead (Note [Weight gradient by rows]). */
 #include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +60,12 @@
 #define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
 #define WG_CHUNKS 8                      /* partial weight gradients at most */
 #define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
+#define WG_ROWS_KDIM 12                  /* weight gradients by rows: at most 12 taps a */
+#define WG_ROWS_NUM 3                    /* group, output rows filling at least 3/4 of */
+#define WG_ROWS_DEN 4                    /* their vectors (Note [Weight gradient by rows]) */
+#define WG_ROWS_BLOCK_BYTES (256 * 1024) /* the samples' input a pass reads at most */
+#define WG_ROWS_WIDE_KDIM 9              /* up to 9 taps, 3 output channels a task (27
+                                          * accumulators), else 2 */
 
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 
@@ -126,6 +135,29 @@ pack_run(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, i
     for (int64_t j = 0; j < len; j++) {
         int64_t ix = ix0 + j * sx;
         dst[j] = ix >= 0 && ix < width ? src[ix] : 0.0f;
+    }
+}
+
+/* dst0[j] = src[ix0 + 2 j] and dst1[j] = src[ix0 + 2 j + 1] for j < len, zero where that
+ * index lies outside the image row [0, width): the rows of the stride-2 phase planes px
+ * and px + 1 from one read of the padded row, two masked loads per 16 of each and a
+ * permute to the even lanes, another to the odd. */
+AVX512 static inline void
+pack_run_pair(float *dst0, float *dst1, const float *src, int64_t ix0, int64_t width,
+              int64_t len)
+{
+    const __m512i evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,
+                                            28, 30);
+    const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+    for (int64_t j0 = 0; j0 < len; j0 += 16) {
+        int64_t m = len - j0 < 16 ? len - j0 : 16, i0 = ix0 + 2 * j0;
+        __mmask16 v0 = lane_mask(-i0, width - i0) & lane_mask(0, 2 * m);
+        __mmask16 v1 = lane_mask(-(i0 + 16), width - (i0 + 16)) & lane_mask(0, 2 * m - 16);
+        /* masked-off lanes are not read, so the address may lie outside the row */
+        __m512 lo = _mm512_maskz_loadu_ps(v0, (const char *)src + i0 * 4);
+        __m512 hi = _mm512_maskz_loadu_ps(v1, (const char *)src + (i0 + 16) * 4);
+        _mm512_mask_storeu_ps(dst0 + j0, lane_mask(0, m), _mm512_permutex2var_ps(lo, evens, hi));
+        _mm512_mask_storeu_ps(dst1 + j0, lane_mask(0, m), _mm512_permutex2var_ps(lo, odds, hi));
     }
 }
 
@@ -290,6 +322,17 @@ flat_span(const ConvGeom *g, int64_t hq, int64_t wq)
     return ((g->col[0] - 1) * hq + g->col[1] - 1) * wq + g->col[2];
 }
 
+/* The phase planes' extent along dim i: the padded image's, ceil((img + 2 p) / s), or more
+ * where the last column's taps read past the image's end plus p (an input gradient's output
+ * phase: Note [Input gradient by output phases]). */
+static int64_t
+plane_extent(const ConvGeom *g, int i)
+{
+    int64_t padded = g->img[i] + 2 * g->p[i];
+    int64_t reached = (g->col[i] - 1) * g->s[i] + g->d[i] * (g->k[i] - 1) + 1;
+    return ((padded > reached ? padded : reached) + g->s[i] - 1) / g->s[i];
+}
+
 /* Whether fill_compact can fill a compact layout: output rows of at most 16 pixels, each
  * reading at most 32 consecutive padded elements. */
 static int
@@ -305,8 +348,8 @@ static int
 cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
 {
     const int64_t kdim = cpg * g->kvol, kvol = g->kvol;
-    const int64_t wplane = (g->img[2] + 2 * g->p[2] + g->s[2] - 1) / g->s[2];
-    cl->hq = (g->img[1] + 2 * g->p[1] + g->s[1] - 1) / g->s[1];
+    const int64_t wplane = plane_extent(g, 2);
+    cl->hq = plane_extent(g, 1);
     /* the lanes the tiles compute (16 a vector) in either layout */
     int64_t lanes_plane = (flat_span(g, cl->hq, wplane) + 15) / 16;
     int64_t lanes_compact = (flat_span(g, cl->hq, g->col[2]) + 15) / 16;
@@ -363,10 +406,11 @@ cols_floats(const Cols *cl, int64_t cpg)
 
 /* win[f - q0] = the padded image plane's phase (pz, py, px) at flat index f, for f in
  * [q0, q0 + len): each row of the phase plane is one run (pack_run: every sx-th element of
- * a padded row from px), the padding read as zeros. */
+ * a padded row from px), the padding read as zeros.  With win1, sx is 2 and win1 gets phase
+ * (pz, py, px + 1) from the same reads (pack_run_pair). */
 AVX512 static void
 fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
-            int64_t q0, int64_t len, float *win)
+            int64_t q0, int64_t len, float *win, float *win1)
 {
     /* the plane's coordinates of flat index f, stepped along without divisions: the rows
      * are short (9 floats for stride 2 on 16 x 16), so a division per row was a good part
@@ -380,7 +424,15 @@ fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t
         if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
             for (int64_t j = 0; j < n; j += 16) {
                 _mm512_mask_storeu_ps(d + j, lane_mask(0, n - j), _mm512_setzero_ps());
+                if (win1 != NULL) {
+                    _mm512_mask_storeu_ps(win1 + (f - q0) + j, lane_mask(0, n - j),
+                                          _mm512_setzero_ps());
+                }
             }
+        }
+        else if (win1 != NULL) {
+            pack_run_pair(d, win1 + (f - q0), plane + (iz * g->img[1] + iy) * g->img[2],
+                          x * 2 + phase[2] - g->p[2], g->img[2], n);
         }
         else {
             /* phase column x + j is padded column (x + j) * sx + px, image column p less */
@@ -453,31 +505,36 @@ cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_
           float *buf)
 {
     for (int64_t c = 0; c < cpg; c++) {
-        for (int64_t ph = 0; ph < cl->nph; ph += cl->compact ? g->k[2] : 1) {
+        for (int64_t ph = 0, step; ph < cl->nph; ph += step) {
             float *win = buf + (c * cl->nph + ph) * cl->winst;
+            const int64_t *at = cl->phase + 3 * ph;
             if (cl->compact) {
-                fill_compact(x + c * g->img_numel, g, cl, cl->phase + 3 * ph, q0, cl->winst,
-                             win);
+                fill_compact(x + c * g->img_numel, g, cl, at, q0, cl->winst, win);
+                step = g->k[2];
+                continue;
             }
-            else {
-                fill_window(x + c * g->img_numel, g, cl, cl->phase + 3 * ph, q0, cl->winst,
-                            win);
-            }
+            /* stride 2 along the rows: phases px = 0 and 1 of one (pz, py), where the kernel
+             * reads both, in consecutive slots (cols_init meets them so for a 3x3 kernel) */
+            int pair = g->s[2] == 2 && at[2] == 0 && ph + 1 < cl->nph && at[3] == at[0] &&
+                       at[4] == at[1] && at[5] == 1;
+            fill_window(x + c * g->img_numel, g, cl, at, q0, cl->winst, win,
+                        pair ? win + cl->winst : NULL);
+            step = pair ? 2 : 1;
         }
     }
 }
 
 /* The next run of output pixels at or after flat index *q and below end (*q moves to its
- * start); returns its length, 0 when there is none, and sets *pix to its first pixel's
- * index in the output. */
+ * start), for an output of col[0] x col[1] x col[2] pixels; returns its length, 0 when there
+ * is none, and sets *pix to its first pixel's index in the output. */
 static int64_t
-flat_next_run(const Cols *cl, const ConvGeom *g, int64_t *q, int64_t end, int64_t *pix)
+flat_next_run(const Cols *cl, const int64_t *col, int64_t *q, int64_t end, int64_t *pix)
 {
     while (*q < end) {
         int64_t row = *q / cl->wq, x = *q % cl->wq, z = row / cl->hq, y = row % cl->hq;
-        if (x < g->col[2] && y < g->col[1] && z < g->col[0]) {
-            *pix = (z * g->col[1] + y) * g->col[2] + x;
-            return g->col[2] - x < end - *q ? g->col[2] - x : end - *q;
+        if (x < col[2] && y < col[1] && z < col[0]) {
+            *pix = (z * col[1] + y) * col[2] + x;
+            return col[2] - x < end - *q ? col[2] - x : end - *q;
         }
         *q += cl->wq - x;
     }
@@ -506,28 +563,40 @@ job_shape_init(JobShape *sh, const ConvGeom *g, const Cols *cl, int64_t ci, int6
     sh->kdim = sh->cpg * g->kvol;
 }
 
+/* One convolution that a forward job runs over the shared windows: the whole kernel, or
+ * an output phase's sub-kernel (Note [Input gradient by output phases]). */
+typedef struct FwdPhase {
+    const float *wp;                     /* the packed weight (pack_weight) */
+    int64_t kdim;                        /* its taps: cpg x its kernel */
+    int64_t *off;                        /* their offsets in the windows */
+    const int64_t *col;                  /* its output size (at most the windows') */
+    const ConvPackedOut *out;            /* NULL: y is (n, co, cols) */
+} FwdPhase;
+
 typedef struct FwdJob {
     JobShape sh;
-    const float *x, *wp, *bias;
+    const float *x, *bias;
     float *y;
-    int64_t nis;
+    const FwdPhase *ph;
+    int64_t nph, nis;
 } FwdJob;
 
-/* The packed weight: wp[((grp * nis + i) * kdim + p) * PK_MR + r] = the weight of output
- * channel grp * opg + i * PK_MR + r at column p, zero past opg. */
+/* The packed weight of a kernel of kvol taps: wp[((grp * nis + i) * kdim + p) * PK_MR + r]
+ * = the weight of output channel grp * opg + i * PK_MR + r at column p (kdim = cpg * kvol),
+ * zero past opg. */
 static void
-pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
+pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, int64_t kvol, float *wp)
 {
-    const int64_t kvol = j->sh.g->kvol, G = j->sh.g->groups;
+    const int64_t G = j->sh.g->groups, kdim = j->sh.cpg * kvol;
     for (int64_t grp = 0; grp < G; grp++) {
         for (int64_t i = 0; i < j->nis; i++) {
-            for (int64_t p = 0; p < j->sh.kdim; p++) {
-                float *dst = wp + ((grp * j->nis + i) * j->sh.kdim + p) * PK_MR;
+            for (int64_t p = 0; p < kdim; p++) {
+                float *dst = wp + ((grp * j->nis + i) * kdim + p) * PK_MR;
                 for (int64_t r = 0; r < PK_MR; r++) {
                     int64_t o = i * PK_MR + r;
                     float v = 0.0f;
                     if (o < j->sh.opg && wkind == CONV_PACKED_W_PLAIN) {
-                        v = w[(grp * j->sh.opg + o) * j->sh.kdim + p];
+                        v = w[(grp * j->sh.opg + o) * kdim + p];
                     }
                     else if (o < j->sh.opg) {
                         /* w is (ci, co/G, k) in this convolution's terms: entry
@@ -542,17 +611,48 @@ pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, float *wp)
     }
 }
 
-/* Tasks (sample, group, block): the tiles store into tmp (nis * PK_MR rows of nq), whose
- * output pixels are then copied to y; or straight into y where every flat index is an
- * output pixel, its own (a compact 2-D layout, 1-D). */
+/* dst[m * step] = src[m] for m < n (step > 1): a run of output pixels into an output
+ * phase of an input gradient (Note [Input gradient by output phases]).  Step 2 (every
+ * stride-2 convolution's phases) spreads 16 floats over the even lanes of two vectors by
+ * permutes and stores those lanes through masks; the odd lanes are another phase's. */
+AVX512 static void
+copy_run_strided(float *dst, int64_t step, const float *src, int64_t n)
+{
+    if (step == 2) {
+        const __m512i lo = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+        const __m512i hi = _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14,
+                                             14, 15, 15);
+        for (int64_t m = 0; m < n; m += 16) {
+            __mmask16 in = lane_mask(0, n - m);
+            __m512 v = _mm512_maskz_loadu_ps(in, src + m);
+            /* even lanes of the first vector: sources 0..7; of the second: 8..15 */
+            __mmask16 e0 = (__mmask16)(0x5555u & lane_mask(0, 2 * (n - m)));
+            __mmask16 e1 = (__mmask16)(0x5555u & lane_mask(0, 2 * (n - m - 8)));
+            _mm512_mask_storeu_ps(dst + 2 * m, e0, _mm512_permutexvar_ps(lo, v));
+            if (e1 != 0) {
+                _mm512_mask_storeu_ps(dst + 2 * m + 16, e1, _mm512_permutexvar_ps(hi, v));
+            }
+        }
+        return;
+    }
+    for (int64_t m = 0; m < n; m++) {
+        dst[m * step] = src[m];
+    }
+}
+
+/* Tasks (sample, group, block): the windows are filled once, then for each phase the tiles
+ * store into tmp (nis * PK_MR rows of nq), whose output pixels are copied to y (laid out as
+ * the phase's `out` says, when set); or straight into y where there is one phase, every
+ * flat index is an output pixel, its own (a compact 2-D layout, 1-D), and y is (n, co,
+ * cols). */
 AVX512 static int
 fwd_tasks(void *ctx, int64_t t0, int64_t t1)
 {
     const FwdJob *j = (const FwdJob *)ctx;
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
-    const int64_t L = g->col_numel, G = g->groups;
-    const int direct = cl->span == L;
+    const int64_t G = g->groups;
+    const int direct = j->nph == 1 && j->ph[0].out == NULL && cl->span == g->col_numel;
     float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
     float *tmp = direct ? NULL : pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
     if (cols == NULL || (tmp == NULL && !direct)) {
@@ -563,26 +663,45 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
-        float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
         cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g, j->sh.cpg, q0,
                   cols);
-        for (int64_t s = 0; s * PK_NR < nq; s++) {
-            int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
-            for (int64_t i = 0; i < j->nis; i++) {
-                int64_t o0 = grp * j->sh.opg + i * PK_MR;
-                int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
-                float *dst = direct ? yg + i * PK_MR * L + q0 + s * PK_NR
-                                    : tmp + i * PK_MR * cl->nq + s * PK_NR;
-                tile_fwd(j->sh.kdim, j->wp + (grp * j->nis + i) * j->sh.kdim * PK_MR,
-                         cols + s * PK_NR, cl->off, j->bias != NULL ? j->bias + o0 : NULL, dst,
-                         direct ? L : cl->nq, mr, nr);
+        for (int64_t f = 0; f < j->nph; f++) {
+            const FwdPhase *ph = &j->ph[f];
+            const ConvPackedOut *out = ph->out;
+            const int64_t L = out != NULL ? out->plane : g->col_numel;
+            float *yg = j->y + (n * j->sh.co + grp * j->sh.opg) * L;
+            for (int64_t s = 0; s * PK_NR < nq; s++) {
+                int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
+                for (int64_t i = 0; i < j->nis; i++) {
+                    int64_t o0 = grp * j->sh.opg + i * PK_MR;
+                    int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
+                    float *dst = direct ? yg + i * PK_MR * L + q0 + s * PK_NR
+                                        : tmp + i * PK_MR * cl->nq + s * PK_NR;
+                    tile_fwd(ph->kdim, ph->wp + (grp * j->nis + i) * ph->kdim * PK_MR,
+                             cols + s * PK_NR, ph->off, j->bias != NULL ? j->bias + o0 : NULL,
+                             dst, direct ? L : cl->nq, mr, nr);
+                }
             }
-        }
-        int64_t pix, len;
-        for (int64_t q = q0; !direct && (len = flat_next_run(cl, g, &q, q0 + nq, &pix)) > 0;
-             q += len) {
-            for (int64_t o = 0; o < j->sh.opg; o++) {
-                copy_run(yg + o * L + pix, tmp + o * cl->nq + (q - q0), len);
+            int64_t pix, len;
+            for (int64_t q = q0;
+                 !direct && (len = flat_next_run(cl, ph->col, &q, q0 + nq, &pix)) > 0;
+                 q += len) {
+                float *dst = yg + pix;
+                int64_t step = 1;
+                if (out != NULL) {
+                    int64_t x = pix % ph->col[2], yz = pix / ph->col[2];
+                    dst = yg + out->off + (yz / ph->col[1]) * out->st[0] +
+                          (yz % ph->col[1]) * out->st[1] + x * out->st[2];
+                    step = out->st[2];
+                }
+                for (int64_t o = 0; o < j->sh.opg; o++) {
+                    if (step == 1) {
+                        copy_run(dst + o * L, tmp + o * cl->nq + (q - q0), len);
+                    }
+                    else {
+                        copy_run_strided(dst + o * L, step, tmp + o * cl->nq + (q - q0), len);
+                    }
+                }
             }
         }
     }
@@ -591,13 +710,21 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     return 0;
 }
 
-int
-conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
-                float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+/* The forward over phases ph[0, nph) (their w, wkind's layout, kernel k at `at` in g's; the
+ * plain convolution is one phase, the whole kernel at 0): packs each phase's weight and
+ * tap offsets, then runs the tasks. */
+static int
+fwd_run(const float *x, ConvPackedWeight wkind, const float *bias, float *y,
+        const ConvPackedPhase *phases, int64_t nph, const ConvGeom *g, int64_t n, int64_t ci,
+        int64_t co)
 {
     const int64_t G = g->groups;
-    FwdJob j = {.x = x, .bias = bias, .y = y};
+    FwdJob j = {.x = x, .bias = bias, .y = y, .nph = nph};
     Cols cl;
+    FwdPhase *ph = NULL;
+    float *wp = NULL;
+    int64_t *off = NULL, kdims = 0;
+    int rc = -1;
     job_shape_init(&j.sh, g, &cl, ci, co);
     j.nis = (j.sh.opg + PK_MR - 1) / PK_MR;
     /* enough tasks for every thread: two per thread when the batch is small (the blocks
@@ -607,22 +734,65 @@ conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const fl
     if (cols_init(&cl, g, j.sh.cpg, want) < 0) {
         return -1;
     }
-    float *wp = pk_alloc((size_t)(G * j.nis * j.sh.kdim * PK_MR) * sizeof(float));
-    if (wp == NULL) {
-        free(cl.off);
-        return -1;
+    for (int64_t f = 0; f < nph; f++) {
+        kdims += j.sh.cpg * phases[f].k[0] * phases[f].k[1] * phases[f].k[2];
     }
-    pack_weight(w, wkind, &j, wp);
-    j.wp = wp;
+    ph = pk_alloc((size_t)nph * sizeof(FwdPhase));
+    wp = pk_alloc((size_t)(G * j.nis * kdims * PK_MR) * sizeof(float));
+    off = pk_alloc((size_t)kdims * sizeof(int64_t));
+    if (ph == NULL || wp == NULL || off == NULL) {
+        goto done;
+    }
+    float *wpf = wp;
+    int64_t *offf = off;
+    for (int64_t f = 0; f < nph; f++) {
+        const ConvPackedPhase *src = &phases[f];
+        const int64_t *k = src->k, *at = src->at;
+        int64_t kvol = k[0] * k[1] * k[2];
+        ph[f] = (FwdPhase){wpf, j.sh.cpg * kvol, offf, src->col, src->out};
+        pack_weight(src->w, wkind, &j, kvol, wpf);
+        /* tap (c, kz, ky, kx) of the phase is tap (c, at + (kz, ky, kx)) of g's kernel */
+        for (int64_t c = 0; c < j.sh.cpg; c++) {
+            for (int64_t kz = 0; kz < k[0]; kz++) {
+                for (int64_t ky = 0; ky < k[1]; ky++) {
+                    for (int64_t kx = 0; kx < k[2]; kx++) {
+                        *offf++ = cl.off[c * g->kvol + ((kz + at[0]) * g->k[1] + ky + at[1]) *
+                                                         g->k[2] + kx + at[2]];
+                    }
+                }
+            }
+        }
+        wpf += G * j.nis * ph[f].kdim * PK_MR;
+    }
+    j.ph = ph;
     /* a task's multiply-adds; small problems stay on the calling thread */
-    double per_task = (double)j.sh.opg * (double)j.sh.kdim * (double)cl.nq;
+    double per_task = (double)j.sh.opg * (double)kdims * (double)cl.nq;
     int64_t grain = per_task >= (1 << 18) ? 1 : (int64_t)((1 << 18) / (per_task + 1.0)) + 1;
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, n * G * cl.nblk, grain, fwd_tasks, &j);
+    rc = ptl_parallel_for(0, n * G * cl.nblk, grain, fwd_tasks, &j);
     ptl_nogil_end(tok);
+done:
+    free(ph);
     free(wp);
+    free(off);
     free(cl.off);
     return rc;
+}
+
+int
+conv_packed_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
+                float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+{
+    ConvPackedPhase whole = {w, {g->k[0], g->k[1], g->k[2]}, {0, 0, 0},
+                             {g->col[0], g->col[1], g->col[2]}, NULL};
+    return fwd_run(x, wkind, bias, y, &whole, 1, g, n, ci, co);
+}
+
+int
+conv_packed_fwd_phases(const float *x, float *y, const ConvPackedPhase *phases, int64_t nph,
+                       const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+{
+    return fwd_run(x, CONV_PACKED_W_FLIPPED, NULL, y, phases, nph, g, n, ci, co);
 }
 
 /* ---- weight gradient ---- */
@@ -749,7 +919,7 @@ fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
     const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
     memset(gt, 0, (size_t)(j->nos * cl->nq * j->nr) * sizeof(float));
     int64_t pix, len;
-    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g, &q, q0 + nq, &pix)) > 0; q += len) {
+    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g->col, &q, q0 + nq, &pix)) > 0; q += len) {
         for (int64_t o = 0; o < opg; o += 16) {
             float *d = gt + ((o / j->nr) * cl->nq + (q - q0)) * j->nr + o % j->nr;
             for (int64_t i = 0; i < len; i += 16) {
@@ -814,6 +984,243 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
     return 0;
 }
 
+/* Note [Weight gradient by rows]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * With few taps a group (kdim = ci/G * kvol, 9 for the first layer of a CNN on grey images)
+ * the tiles above compute 8 or 16 taps for kdim and transpose the output gradient for
+ * them: the 28x28 1 -> 32 layer spent as long in 16 x 16 transposes as in its tiles, which
+ * ran half on repeated taps.  Where kdim <= WG_ROWS_KDIM and the stride along the rows is 1,
+ * the sum over pixels is vectorized instead: a task is three output channels of a group
+ * (two above WG_ROWS_WIDE_KDIM taps, to keep the accumulators in registers), its 3 x kdim
+ * accumulators hold 16 partial sums each (one per lane), and per output row and 16 of its
+ * pixels it loads the channels' output gradient and, per tap, the input row's 16 elements
+ * the tap reads (masked loads: zeros past the image's edges and rows), straight from the
+ * tensors: no windows, no transposes.  A row of cols pixels takes ceil(cols / 16) vectors,
+ * so this runs where they are at least WG_ROWS_NUM / WG_ROWS_DEN full (26 of 32 lanes for
+ * 28x28).  Each lane sums its pixels in sample and row order and
+ * the lanes are added at the end, whatever the threads: a task owns its outputs.  The
+ * tasks pass over blocks of samples (WG_ROWS_BLOCK_BYTES of input), all tasks of a thread
+ * reading one block before the next, their accumulators kept between blocks. */
+
+typedef struct RowsJob {
+    const ConvGeom *g;
+    const float *gy, *x;
+    float *acc;                          /* tasks x mo x kdim x 16 partial sums */
+    int64_t n, ci, co, cpg, opg, kdim, nb, ntasks, nch;
+    int64_t mo;                          /* output channels a task (rows_mo) */
+    const int64_t *toff;                 /* per tap: its offset from the input row of the
+                                          * output row (the image's element of pixel 0, may
+                                          * lie outside the row), its z and y offsets */
+    const __mmask16 *cmask;              /* per 16-pixel chunk and tap: lanes in the row */
+    int64_t zin[2], yin[2];              /* output rows [lo, hi) that every tap reads inside
+                                          * the image */
+} RowsJob;
+
+/* The output channels a task of kdim taps takes, at most ROWS_MO_MAX: its accumulators
+ * stay in registers.  (The arrays of the always-inline bodies below are ROWS_MO_MAX long:
+ * sized by their MO parameter they would be variable-length arrays, on the stack.) */
+#define ROWS_MO_MAX 3
+
+static inline int
+rows_mo(int64_t kdim)
+{
+    return kdim <= WG_ROWS_WIDE_KDIM ? ROWS_MO_MAX : 2;
+}
+
+/* Whether a weight gradient runs by rows (Note [Weight gradient by rows]). */
+static int
+rows_fit(const ConvGeom *g, int64_t cpg)
+{
+    int64_t cols = g->col[2], lanes = (cols + 15) / 16 * 16;
+    return g->s[2] == 1 && cpg * g->kvol <= WG_ROWS_KDIM &&
+           cols * WG_ROWS_DEN >= lanes * WG_ROWS_NUM;
+}
+
+/* One output row of MP taps: xrow is the input row under it (tap p reads xrow + toff[p]),
+ * gr[m] the output gradient of the task's channel m; okm (NULL: every tap) the taps whose
+ * input row lies in the image. */
+AVX512 static inline __attribute__((always_inline)) void
+rows_row(const int MP, const int MO, const RowsJob *j, const float *xrow,
+         const float *const *gr, const __mmask16 *okm, __m512 (*a)[WG_ROWS_KDIM])
+{
+    for (int64_t ch = 0; ch < j->nch; ch++) {
+        const __mmask16 m = lane_mask(0, j->g->col[2] - ch * 16);
+        __m512 v[ROWS_MO_MAX];
+        for (int c = 0; c < MO; c++) {
+            v[c] = _mm512_maskz_loadu_ps(m, gr[c] + ch * 16);
+        }
+        const __mmask16 *cm = j->cmask + ch * j->kdim;
+        const float *xc = xrow + ch * 16;
+        for (int p = 0; p < MP; p++) {
+            /* masked-off lanes are not read, so the address may lie outside the image */
+            const __m512 xv = _mm512_maskz_loadu_ps(okm != NULL ? (__mmask16)(okm[p] & cm[p])
+                                                                : cm[p],
+                                                    (const char *)(xc + j->toff[3 * p]));
+            for (int c = 0; c < MO; c++) {
+                a[c][p] = _mm512_fmadd_ps(v[c], xv, a[c][p]);
+            }
+        }
+    }
+}
+
+/* Task t's samples [n0, n1): accumulators from and back to j->acc. */
+AVX512 static inline __attribute__((always_inline)) void
+rows_body(const int MP, const int MO, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
+{
+    const ConvGeom *g = j->g;
+    const int64_t L = g->col_numel, nset = (j->opg + MO - 1) / MO;
+    const int64_t grp = t / nset, o0 = grp * j->opg + (t % nset) * MO;
+    int64_t oc[ROWS_MO_MAX];
+    for (int c = 0; c < MO; c++) {   /* past the group: its last channel again */
+        oc[c] = o0 + c < (grp + 1) * j->opg ? o0 + c : (grp + 1) * j->opg - 1;
+    }
+    float *acc = j->acc + t * MO * j->kdim * 16;
+    __m512 a[ROWS_MO_MAX][WG_ROWS_KDIM];
+    for (int c = 0; c < MO; c++) {
+        for (int p = 0; p < MP; p++) {
+            a[c][p] = _mm512_loadu_ps(acc + (c * MP + p) * 16);
+        }
+    }
+    for (int64_t n = n0; n < n1; n++) {
+        const float *xs = j->x + (n * j->ci + grp * j->cpg) * g->img_numel;
+        for (int64_t oz = 0; oz < g->col[0]; oz++) {
+            for (int64_t oy = 0; oy < g->col[1]; oy++) {
+                const int64_t row = (oz * g->col[1] + oy) * g->col[2];
+                const float *gr[ROWS_MO_MAX];
+                for (int c = 0; c < MO; c++) {
+                    gr[c] = j->gy + (n * j->co + oc[c]) * L + row;
+                }
+                const float *xrow = xs + (oz * g->s[0] * g->img[1] + oy * g->s[1]) * g->img[2];
+                if (oz >= j->zin[0] && oz < j->zin[1] && oy >= j->yin[0] && oy < j->yin[1]) {
+                    rows_row(MP, MO, j, xrow, gr, NULL, a);
+                    continue;
+                }
+                __mmask16 okm[WG_ROWS_KDIM];
+                for (int p = 0; p < MP; p++) {
+                    int64_t iz = oz * g->s[0] + j->toff[3 * p + 1];
+                    int64_t iy = oy * g->s[1] + j->toff[3 * p + 2];
+                    okm[p] = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1]
+                                 ? (__mmask16)0xffff : 0;
+                }
+                rows_row(MP, MO, j, xrow, gr, okm, a);
+            }
+        }
+    }
+    for (int c = 0; c < MO; c++) {
+        for (int p = 0; p < MP; p++) {
+            _mm512_storeu_ps(acc + (c * MP + p) * 16, a[c][p]);
+        }
+    }
+}
+
+#define ROWS_CASE(MP)                                                                     \
+    case MP:                                                                              \
+        rows_body(MP, rows_mo(MP), j, t, n0, n1);                                         \
+        break
+
+/* Tasks [t0, t1), one block of samples at a time. */
+AVX512 static int
+rows_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const RowsJob *j = (const RowsJob *)ctx;
+    for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
+        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb;
+        for (int64_t t = t0; t < t1; t++) {
+            switch (j->kdim) {
+                ROWS_CASE(1);
+                ROWS_CASE(2);
+                ROWS_CASE(3);
+                ROWS_CASE(4);
+                ROWS_CASE(5);
+                ROWS_CASE(6);
+                ROWS_CASE(7);
+                ROWS_CASE(8);
+                ROWS_CASE(9);
+                ROWS_CASE(10);
+                ROWS_CASE(11);
+                ROWS_CASE(12);
+                default:
+                    break;
+            }
+        }
+    }
+    return 0;
+}
+#undef ROWS_CASE
+
+/* The weight gradient by rows (Note [Weight gradient by rows]); n, co and cols not 0. */
+AVX512 static int
+wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+           int64_t ci, int64_t co)
+{
+    RowsJob j = {.g = g, .gy = gy, .x = x, .n = n, .ci = ci, .co = co};
+    j.cpg = ci / g->groups;
+    j.opg = co / g->groups;
+    j.kdim = j.cpg * g->kvol;
+    j.mo = rows_mo(j.kdim);
+    j.ntasks = g->groups * ((j.opg + j.mo - 1) / j.mo);
+    j.nch = (g->col[2] + 15) / 16;
+    int64_t per = j.cpg * g->img_numel * (int64_t)sizeof(float);
+    j.nb = per > 0 && WG_ROWS_BLOCK_BYTES / per > 1 ? WG_ROWS_BLOCK_BYTES / per : 1;
+    int64_t *toff = pk_alloc((size_t)(3 * j.kdim) * sizeof(int64_t));
+    __mmask16 *cmask = pk_alloc((size_t)(j.nch * j.kdim) * sizeof(__mmask16));
+    j.acc = pk_alloc((size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
+    int rc = -1;
+    if (toff == NULL || cmask == NULL || j.acc == NULL) {
+        goto done;
+    }
+    j.zin[0] = j.yin[0] = 0;
+    j.zin[1] = g->col[0];
+    j.yin[1] = g->col[1];
+    for (int64_t p = 0; p < j.kdim; p++) {
+        int64_t kk = p % g->kvol, kx = kk % g->k[2], ky = kk / g->k[2] % g->k[1];
+        int64_t kz = kk / (g->k[1] * g->k[2]);
+        int64_t oz = kz * g->d[0] - g->p[0], oy = ky * g->d[1] - g->p[1];
+        int64_t ox = kx * g->d[2] - g->p[2];
+        toff[3 * p] = (((p / g->kvol) * g->img[0] + oz) * g->img[1] + oy) * g->img[2] + ox;
+        toff[3 * p + 1] = oz;
+        toff[3 * p + 2] = oy;
+        /* output rows r with 0 <= r * s + off < img: [ceil(-off / s), ceil((img - off) / s)) */
+        int64_t zlo = oz < 0 ? (-oz + g->s[0] - 1) / g->s[0] : 0;
+        int64_t ylo = oy < 0 ? (-oy + g->s[1] - 1) / g->s[1] : 0;
+        int64_t zhi = g->img[0] - oz <= 0 ? 0 : (g->img[0] - oz + g->s[0] - 1) / g->s[0];
+        int64_t yhi = g->img[1] - oy <= 0 ? 0 : (g->img[1] - oy + g->s[1] - 1) / g->s[1];
+        j.zin[0] = zlo > j.zin[0] ? zlo : j.zin[0];
+        j.yin[0] = ylo > j.yin[0] ? ylo : j.yin[0];
+        j.zin[1] = zhi < j.zin[1] ? zhi : j.zin[1];
+        j.yin[1] = yhi < j.yin[1] ? yhi : j.yin[1];
+        for (int64_t ch = 0; ch < j.nch; ch++) {
+            /* pixel ox reads image column ox + the tap's: lanes inside [0, img) */
+            int64_t at = ch * 16 + ox;
+            cmask[ch * j.kdim + p] = lane_mask(-at, g->img[2] - at) &
+                                     lane_mask(0, g->col[2] - ch * 16);
+        }
+    }
+    j.toff = toff;
+    j.cmask = cmask;
+    memset(j.acc, 0, (size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
+    double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
+    void *tok = ptl_nogil_begin();
+    rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
+                           : rows_tasks(&j, 0, j.ntasks);
+    ptl_nogil_end(tok);
+    for (int64_t t = 0; rc == 0 && t < j.ntasks; t++) {
+        int64_t nset = (j.opg + j.mo - 1) / j.mo, grp = t / nset;
+        int64_t o0 = grp * j.opg + (t % nset) * j.mo;
+        for (int64_t h = 0; h < j.mo && o0 + h < (grp + 1) * j.opg; h++) {
+            for (int64_t p = 0; p < j.kdim; p++) {
+                gw[(o0 + h) * j.kdim + p] = _mm512_reduce_add_ps(
+                    _mm512_loadu_ps(j.acc + ((t * j.mo + h) * j.kdim + p) * 16));
+            }
+        }
+    }
+done:
+    free(toff);
+    free(cmask);
+    free(j.acc);
+    return rc;
+}
+
 int
 conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
                   int64_t ci, int64_t co)
@@ -829,6 +1236,9 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
         return 0;
+    }
+    if (rows_fit(g, j.sh.cpg)) {
+        return wgrad_rows(gy, x, gw, g, n, ci, co);
     }
     /* the blocks, batches and chunks depend on the shape only */
     if (cols_init(&cl, g, j.sh.cpg, 1) < 0) {
