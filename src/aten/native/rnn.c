@@ -78,7 +78,7 @@ tanh_d(void *p, int64_t n)
 /* ---- the cells' formulas over one batch row, typed so that they vectorize ---- */
 
 /* gate_sum: w = ig + hg (+ bi + bh), n elements: the gates before their nonlinearities; w
- * already holds ig + hg when ig is NULL (the layer's GEMM added them).  mul: y = o y. */
+ * already holds ig + hg when ig is NULL (the layer's GEMM added them). */
 #define DEFINE_GATE_ROWS(T, SUF)                                                             \
     static void                                                                              \
     gate_sum_##SUF(void *wp, const void *igp, const void *hgp, const void *bip,              \
@@ -94,38 +94,37 @@ tanh_d(void *p, int64_t n)
                 w[k] = w[k] + bi[k] + bh[k];                                                 \
             }                                                                                \
         }                                                                                    \
-    }                                                                                        \
-    static void                                                                              \
-    mul_##SUF(void *yp, const void *op, int64_t n)                                           \
-    {                                                                                        \
-        T *y = yp;                                                                           \
-        const T *o = op;                                                                     \
-        for (int64_t j = 0; j < n; j++) {                                                    \
-            y[j] = o[j] * y[j];                                                              \
-        }                                                                                    \
     }
 
-/* lstm_state: cy = f cx + i g and hy = cy from the activated gates w = (i, f, g, o).
- * lstm_grad: the gates' grads and gcx (Note [Fused cells]); gcx holds tanh(cy) on entry. */
-#define DEFINE_LSTM_ROWS(T, SUF)                                                             \
+/* One batch row of the LSTM cell (Note [Fused cells]), element by element with the scalar
+ * SIG and TANH.  lstm_fwd_row: w holds the gates' sums x W_ih^T + h W_hh^T (4h) and gets
+ * (+ bi + bh, then) the activated gates (i, f, g, o); cy = f cx + i g, hy = o tanh(cy).
+ * lstm_bwd_row: from w, cx, cy and the grads of hy and cy (NULL: zero), the gates' grads gg
+ * (4h) and gcx.  The vector rows below compute the same operations in the same order. */
+#define DEFINE_LSTM_ROWS(T, SUF, SIG, TANH)                                                  \
     static void                                                                              \
-    lstm_state_##SUF(void *cyp, void *hyp, const void *wp, const void *cxp, int64_t h)       \
+    lstm_fwd_row_##SUF(void *wp, void *cyp, void *hyp, const void *cxp, const void *bip,     \
+                       const void *bhp, int64_t h)                                           \
     {                                                                                        \
-        T *cy = cyp, *hy = hyp;                                                              \
-        const T *w = wp, *cx = cxp;                                                          \
+        T *w = wp, *cy = cyp, *hy = hyp;                                                     \
+        const T *cx = cxp, *bi = bip, *bh = bhp;                                             \
+        for (int64_t k = 0; k < 4 * h; k++) {                                                \
+            T a = bi != NULL ? w[k] + bi[k] + bh[k] : w[k];                                  \
+            w[k] = k >= 2 * h && k < 3 * h ? TANH(a) : SIG(a);                               \
+        }                                                                                    \
         for (int64_t j = 0; j < h; j++) {                                                    \
             cy[j] = w[h + j] * cx[j] + w[j] * w[2 * h + j];                                  \
-            hy[j] = cy[j];                                                                   \
+            hy[j] = w[3 * h + j] * TANH(cy[j]);                                              \
         }                                                                                    \
     }                                                                                        \
     static void                                                                              \
-    lstm_grad_##SUF(void *ggp, void *gcxp, const void *wp, const void *cxp,                  \
-                    const void *ghyp, const void *gcyp, int64_t h)                           \
+    lstm_bwd_row_##SUF(void *ggp, void *gcxp, const void *wp, const void *cxp,               \
+                       const void *cyp, const void *ghyp, const void *gcyp, int64_t h)       \
     {                                                                                        \
         T *gg = ggp, *gcx = gcxp;                                                            \
-        const T *w = wp, *cx = cxp, *ghy = ghyp, *gcy = gcyp;                                \
+        const T *w = wp, *cx = cxp, *cy = cyp, *ghy = ghyp, *gcy = gcyp;                     \
         for (int64_t j = 0; j < h; j++) {                                                    \
-            T i = w[j], f = w[h + j], gt = w[2 * h + j], o = w[3 * h + j], tc = gcx[j];      \
+            T i = w[j], f = w[h + j], gt = w[2 * h + j], o = w[3 * h + j], tc = TANH(cy[j]); \
             T gh = ghy ? ghy[j] : 0, gct = gh * o * (1 - tc * tc) + (gcy ? gcy[j] : 0);      \
             gg[j] = gct * gt * i * (1 - i);                                                  \
             gg[h + j] = gct * cx[j] * f * (1 - f);                                           \
@@ -202,8 +201,8 @@ tanh_d(void *p, int64_t n)
 
 DEFINE_GATE_ROWS(float, f4)
 DEFINE_GATE_ROWS(double, f8)
-DEFINE_LSTM_ROWS(float, f4)
-DEFINE_LSTM_ROWS(double, f8)
+DEFINE_LSTM_ROWS(float, f4, ptl_sigmoid_f, tanhf)
+DEFINE_LSTM_ROWS(double, f8, ptl_sigmoid_d, tanh)
 DEFINE_GRU_ROWS(float, f4)
 DEFINE_GRU_ROWS(double, f8)
 DEFINE_LAYER_ROWS(float, f4)
@@ -213,6 +212,131 @@ DEFINE_LAYER_ROWS(double, f8)
 #undef DEFINE_GRU_ROWS
 #undef DEFINE_LAYER_ROWS
 
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* The float LSTM rows in vectors of kind S (Note [Vector twins]): lanes [j, j + L) of every
+ * gate at once, so that a row is read and written once (not in passes of sums, sigmoids,
+ * tanhs, state and output), and the backward's products vectorize (the scalar loop, with
+ * its optional grads, did not).  vec_math.h's sigmoid and tanh, then the operations of
+ * DEFINE_LSTM_ROWS in the same order and without FMA: both widths give the same bits
+ * (tests/nn/test_rnn.py compares them).  The last h % L lanes go through masked loads and
+ * stores (tail set). */
+#define DEFINE_LSTM_VEC_ROWS(S)                                                              \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                     \
+    lanes_load_##S(const float *p, PTL_VTAILT(S) m, int tail)                                \
+    {                                                                                        \
+        return tail ? PTL_VLOAD_TAIL(S, p, m) : PTL_V(S, loadu)(p);                          \
+    }                                                                                        \
+    PTL_VATTR(S) static inline void                                                          \
+    lanes_store_##S(float *p, PTL_VTAILT(S) m, int tail, PTL_VT(S) v)                        \
+    {                                                                                        \
+        if (tail) {                                                                          \
+            PTL_VSTORE_TAIL(S, p, m, v);                                                     \
+        }                                                                                    \
+        else {                                                                               \
+            PTL_V(S, storeu)(p, v);                                                          \
+        }                                                                                    \
+    }                                                                                        \
+    /* a gate's sums (+ bi + bh) */                                                          \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                     \
+    lstm_gate_##S(const float *w, const float *bi, const float *bh, PTL_VTAILT(S) m, int tail) \
+    {                                                                                        \
+        PTL_VT(S) a = lanes_load_##S(w, m, tail);                                            \
+        if (bi == NULL) {                                                                    \
+            return a;                                                                        \
+        }                                                                                    \
+        return PTL_V(S, add)(PTL_V(S, add)(a, lanes_load_##S(bi, m, tail)),                  \
+                             lanes_load_##S(bh, m, tail));                                   \
+    }                                                                                        \
+    PTL_VATTR(S) static inline void                                                          \
+    lstm_fwd_lanes_##S(float *w, float *cy, float *hy, const float *cx, const float *bi,     \
+                       const float *bh, int64_t h, PTL_VTAILT(S) m, int tail)                \
+    {                                                                                        \
+        PTL_VT(S) i = lstm_gate_##S(w, bi, bh, m, tail);                                     \
+        PTL_VT(S) f = lstm_gate_##S(w + h, bi ? bi + h : NULL, bh ? bh + h : NULL, m, tail); \
+        PTL_VT(S) g = lstm_gate_##S(w + 2 * h, bi ? bi + 2 * h : NULL, bh ? bh + 2 * h : NULL, \
+                                    m, tail);                                                \
+        PTL_VT(S) o = lstm_gate_##S(w + 3 * h, bi ? bi + 3 * h : NULL, bh ? bh + 3 * h : NULL, \
+                                    m, tail);                                                \
+        i = ptl_vm_sigmoid_##S(i);                                                           \
+        f = ptl_vm_sigmoid_##S(f);                                                           \
+        g = ptl_vm_tanh_##S(g);                                                              \
+        o = ptl_vm_sigmoid_##S(o);                                                           \
+        lanes_store_##S(w, m, tail, i);                                                      \
+        lanes_store_##S(w + h, m, tail, f);                                                  \
+        lanes_store_##S(w + 2 * h, m, tail, g);                                              \
+        lanes_store_##S(w + 3 * h, m, tail, o);                                              \
+        PTL_VT(S) c = PTL_V(S, add)(PTL_V(S, mul)(f, lanes_load_##S(cx, m, tail)),           \
+                                    PTL_V(S, mul)(i, g));                                    \
+        lanes_store_##S(cy, m, tail, c);                                                     \
+        lanes_store_##S(hy, m, tail, PTL_V(S, mul)(o, ptl_vm_tanh_##S(c)));                  \
+    }                                                                                        \
+    PTL_VATTR(S) static inline void                                                          \
+    lstm_bwd_lanes_##S(float *gg, float *gcx, const float *w, const float *cx,               \
+                       const float *cy, const float *ghy, const float *gcy, int64_t h,       \
+                       PTL_VTAILT(S) m, int tail)                                            \
+    {                                                                                        \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), zero = PTL_V(S, setzero)();              \
+        PTL_VT(S) i = lanes_load_##S(w, m, tail), f = lanes_load_##S(w + h, m, tail);        \
+        PTL_VT(S) gt = lanes_load_##S(w + 2 * h, m, tail);                                   \
+        PTL_VT(S) o = lanes_load_##S(w + 3 * h, m, tail);                                    \
+        PTL_VT(S) tc = ptl_vm_tanh_##S(lanes_load_##S(cy, m, tail));                         \
+        PTL_VT(S) gh = ghy != NULL ? lanes_load_##S(ghy, m, tail) : zero;                    \
+        PTL_VT(S) gct = PTL_V(S, add)(                                                       \
+            PTL_V(S, mul)(PTL_V(S, mul)(gh, o), PTL_V(S, sub)(one, PTL_V(S, mul)(tc, tc))),  \
+            gcy != NULL ? lanes_load_##S(gcy, m, tail) : zero);                              \
+        PTL_VT(S) xc = lanes_load_##S(cx, m, tail), di = PTL_V(S, sub)(one, i);              \
+        PTL_VT(S) df = PTL_V(S, sub)(one, f), dout = PTL_V(S, sub)(one, o);                  \
+        PTL_VT(S) dg = PTL_V(S, sub)(one, PTL_V(S, mul)(gt, gt));                            \
+        lanes_store_##S(gg, m, tail,                                                         \
+                        PTL_V(S, mul)(PTL_V(S, mul)(PTL_V(S, mul)(gct, gt), i), di));        \
+        lanes_store_##S(gg + h, m, tail,                                                     \
+                        PTL_V(S, mul)(PTL_V(S, mul)(PTL_V(S, mul)(gct, xc), f), df));        \
+        lanes_store_##S(gg + 2 * h, m, tail, PTL_V(S, mul)(PTL_V(S, mul)(gct, i), dg));      \
+        lanes_store_##S(gg + 3 * h, m, tail,                                                 \
+                        PTL_V(S, mul)(PTL_V(S, mul)(PTL_V(S, mul)(gh, tc), o), dout));       \
+        lanes_store_##S(gcx, m, tail, PTL_V(S, mul)(gct, f));                                \
+    }                                                                                        \
+    PTL_VATTR(S) static void                                                                 \
+    lstm_fwd_row_##S(void *wp, void *cyp, void *hyp, const void *cxp, const void *bip,       \
+                     const void *bhp, int64_t h)                                             \
+    {                                                                                        \
+        const int64_t L = PTL_VLANES(S);                                                     \
+        float *w = wp, *cy = cyp, *hy = hyp;                                                 \
+        const float *cx = cxp, *bi = bip, *bh = bhp;                                         \
+        const PTL_VTAILT(S) none = {0};                                                      \
+        int64_t j = 0;                                                                       \
+        for (; j + L <= h; j += L) {                                                         \
+            lstm_fwd_lanes_##S(w + j, cy + j, hy + j, cx + j, bi ? bi + j : NULL,            \
+                               bh ? bh + j : NULL, h, none, 0);                              \
+        }                                                                                    \
+        if (j < h) {                                                                         \
+            lstm_fwd_lanes_##S(w + j, cy + j, hy + j, cx + j, bi ? bi + j : NULL,            \
+                               bh ? bh + j : NULL, h, PTL_VTAIL(S, h - j), 1);               \
+        }                                                                                    \
+    }                                                                                        \
+    PTL_VATTR(S) static void                                                                 \
+    lstm_bwd_row_##S(void *ggp, void *gcxp, const void *wp, const void *cxp,                 \
+                     const void *cyp, const void *ghyp, const void *gcyp, int64_t h)         \
+    {                                                                                        \
+        const int64_t L = PTL_VLANES(S);                                                     \
+        float *gg = ggp, *gcx = gcxp;                                                        \
+        const float *w = wp, *cx = cxp, *cy = cyp, *ghy = ghyp, *gcy = gcyp;                 \
+        const PTL_VTAILT(S) none = {0};                                                      \
+        int64_t j = 0;                                                                       \
+        for (; j + L <= h; j += L) {                                                         \
+            lstm_bwd_lanes_##S(gg + j, gcx + j, w + j, cx + j, cy + j, ghy ? ghy + j : NULL, \
+                               gcy ? gcy + j : NULL, h, none, 0);                            \
+        }                                                                                    \
+        if (j < h) {                                                                         \
+            lstm_bwd_lanes_##S(gg + j, gcx + j, w + j, cx + j, cy + j, ghy ? ghy + j : NULL, \
+                               gcy ? gcy + j : NULL, h, PTL_VTAIL(S, h - j), 1);             \
+        }                                                                                    \
+    }
+DEFINE_LSTM_VEC_ROWS(ps)
+DEFINE_LSTM_VEC_ROWS(ps512)
+#undef DEFINE_LSTM_VEC_ROWS
+#endif
+
 typedef void (*ArrayFn)(void *y, int64_t n);
 
 /* One dtype's element size, nonlinearities (in place) and row formulas. */
@@ -221,10 +345,10 @@ typedef struct CellOps {
     ArrayFn sigmoid, tanh;
     void (*gate_sum)(void *w, const void *ig, const void *hg, const void *bi, const void *bh,
                      int64_t n);
-    void (*mul)(void *y, const void *o, int64_t n);
-    void (*lstm_state)(void *cy, void *hy, const void *w, const void *cx, int64_t h);
-    void (*lstm_grad)(void *gg, void *gcx, const void *w, const void *cx, const void *ghy,
-                      const void *gcy, int64_t h);
+    void (*lstm_fwd_row)(void *w, void *cy, void *hy, const void *cx, const void *bi,
+                         const void *bh, int64_t h);
+    void (*lstm_bwd_row)(void *gg, void *gcx, const void *w, const void *cx, const void *cy,
+                         const void *ghy, const void *gcy, int64_t h);
     void (*gru_new)(void *w, const void *ig, const void *hg, const void *hx, const void *bi,
                     const void *bh, int64_t h);
     void (*gru_out)(void *hy, const void *w, const void *hx, int64_t h);
@@ -237,19 +361,22 @@ static CellOps
 cell_ops(PtlDtype dt)
 {
     if (dt == PTL_DTYPE_FLOAT64) {
-        return (CellOps){8, sigmoid_d, tanh_d, gate_sum_f8, mul_f8, lstm_state_f8,
-                         lstm_grad_f8, gru_new_f8, gru_out_f8, gru_grad_f8, relu_f8, rnn_grad_f8};
+        return (CellOps){8, sigmoid_d, tanh_d, gate_sum_f8, lstm_fwd_row_f8, lstm_bwd_row_f8,
+                         gru_new_f8, gru_out_f8, gru_grad_f8, relu_f8, rnn_grad_f8};
     }
-    CellOps ops = {4, sigmoid_f_portable, tanh_f_portable, gate_sum_f4, mul_f4,
-                   lstm_state_f4, lstm_grad_f4, gru_new_f4, gru_out_f4, gru_grad_f4, relu_f4,
-                   rnn_grad_f4};
+    CellOps ops = {4, sigmoid_f_portable, tanh_f_portable, gate_sum_f4, lstm_fwd_row_f4,
+                   lstm_bwd_row_f4, gru_new_f4, gru_out_f4, gru_grad_f4, relu_f4, rnn_grad_f4};
 #ifdef PTL_HAVE_AVX2_KERNELS
     if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
         ops.sigmoid = sigmoid_f_ps512;
         ops.tanh = tanh_f_ps512;
+        ops.lstm_fwd_row = lstm_fwd_row_ps512;
+        ops.lstm_bwd_row = lstm_bwd_row_ps512;
     } else if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
         ops.sigmoid = sigmoid_f_ps;
         ops.tanh = tanh_f_ps;
+        ops.lstm_fwd_row = lstm_fwd_row_ps;
+        ops.lstm_bwd_row = lstm_bwd_row_ps;
     }
 #endif
     return ops;
@@ -416,8 +543,9 @@ typedef struct LstmCtx {
     CellOps ops;
 } LstmCtx;
 
-/* Forward rows [b0, b1): the gates, their nonlinearities, cy and hy = o tanh(cy), the
- * activated gates kept as the workspace.  Backward: tanh(cy), then the gates' and cx's grads. */
+/* Forward rows [b0, b1): the gates (ig + hg, unless the layer's GEMM summed them into the
+ * workspace already: ig NULL), their nonlinearities, cy and hy = o tanh(cy), the activated
+ * gates kept as the workspace.  Backward: the gates' and cx's grads. */
 static int
 lstm_fwd(void *ctx, int64_t b0, int64_t b1)
 {
@@ -426,14 +554,12 @@ lstm_fwd(void *ctx, int64_t b0, int64_t b1)
     int64_t h = c->h, g = 4 * h;
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
-        char *w = elem(c->ws_out, b * g, es), *hy = elem(c->hy, b * h, es);
-        op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), c->bi, c->bh, g);
-        op->sigmoid(w, 2 * h);
-        op->tanh(elem(w, 2 * h, es), h);
-        op->sigmoid(elem(w, 3 * h, es), h);
-        op->lstm_state(elem(c->cy_out, b * h, es), hy, w, elem(c->cx, b * h, es), h);
-        op->tanh(hy, h);
-        op->mul(hy, elem(w, 3 * h, es), h);
+        char *w = elem(c->ws_out, b * g, es);
+        if (c->ig != NULL) {
+            op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), NULL, NULL, g);
+        }
+        op->lstm_fwd_row(w, elem(c->cy_out, b * h, es), elem(c->hy, b * h, es),
+                         elem(c->cx, b * h, es), c->bi, c->bh, h);
     }
     return 0;
 }
@@ -446,11 +572,9 @@ lstm_bwd(void *ctx, int64_t b0, int64_t b1)
     int64_t h = c->h, g = 4 * h;
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
-        char *gcx = elem(c->gcx, b * h, es);
-        memcpy(gcx, elem(c->cy, b * h, es), es * (size_t)h);
-        op->tanh(gcx, h);
-        op->lstm_grad(elem(c->gg, b * g, es), gcx, elem(c->ws, b * g, es), elem(c->cx, b * h, es),
-                      elem(c->ghy, b * h, es), elem(c->gcy, b * h, es), h);
+        op->lstm_bwd_row(elem(c->gg, b * g, es), elem(c->gcx, b * h, es), elem(c->ws, b * g, es),
+                         elem(c->cx, b * h, es), elem(c->cy, b * h, es), elem(c->ghy, b * h, es),
+                         elem(c->gcy, b * h, es), h);
     }
     return 0;
 }
