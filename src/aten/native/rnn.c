@@ -916,6 +916,11 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
         if (grads[i] == NULL) {
             continue;
         }
+        /* LSTM's and RNN's biases get the same gradient (dgh is dg): one column sum */
+        if (i == 2 && g->dgh == g->dg && grads[1] != NULL) {
+            copy_elems(DATA(char, grads[2]), DATA(char, grads[1]), G, l->ops.es);
+            continue;
+        }
         if ((v = mat_view(rows_at(i == 1 ? g->dg : g->dgh, 0, T * B, G))) == NULL) {
             return -1;
         }
