@@ -283,7 +283,7 @@ def _lstm_rows(capability, path):
 
 
 def test_fused_lstm_rows_float32_every_tail(tmp_path):
-    """The float32 LSTM cell runs each row as vectors of every gate at once (native/rnn.c,
+    """The float32 LSTM cell runs each row as vectors of every gate at once (native/rnn_rows.c,
     DEFINE_LSTM_VEC_ROWS): at every hidden size from 1 to 40 and 128 the AVX2 and the
     AVX-512 forms give the same bits, forward and backward (without grad_hy or grad_cy too),
     and both, like the portable rows, agree with the float64 reference.  Tolerances: each
