@@ -1,7 +1,7 @@
 """The GEMM engine's tiles, packing and threads (gemm.c, Notes [GEMM blocking], [GEMM packing
-of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles, on AVX2 6 x 16
-float tiles (a row-major B read in place by products of at most 24 rows on AVX-512, 64 on
-AVX2), B slivers packed just before use when A is one block, vector packing (copies of
+of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and their
+first 4 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float tiles (a
+row-major B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B slivers packed just before use when A is one block, vector packing (copies of
 row-major B, 8 x 8 transposes of transposed B and of row-major A, tails in the portable
 packer), whole tiles stored straight into C with alpha and beta, and a product cut into one
 rectangle of C per thread.  Against NumPy in float64, on sizes at and across every block
@@ -250,6 +250,42 @@ def test_block_edges(mkn, dtype, lb):
     assert np.array_equal(to_numpy(r), to_numpy(ptl.mm(ptl.tensor(a), ptl.tensor(b))))
 
 
+# every row count of the last A sliver (m % 12) around the AVX-512 tiles of 4 and 8 rows:
+# 4, 8, 16 = 12 + 4, 20 = 12 + 8, 32 = 12 + 12 + 8 use them whole; the others through the
+# accumulator (1-3 with the 4-row tile, 5-7 with the 8-row one, 9-11 with the 12-row one)
+LAST_SLIVER_ROWS = list(range(1, 26)) + [28, 32, 44]
+
+
+@pytest.mark.parametrize("m", LAST_SLIVER_ROWS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_last_sliver_rows(m, dtype):
+    """The tiles of 4 and 8 rows read the 12-row sliver's first rows: the values against
+    NumPy, and the bits of C stored by the tile, through the accumulator (a transposed out),
+    and with a matrix bias apart from C (beta * S, one K block: acc + S for alpha = beta = 1,
+    as a layer's step GEMM adds its input gates)."""
+    k = 37
+    for n in (64, 65):
+        a, b = rand((m, k), 60, dtype), rand((k, n), 61, dtype)
+        s = rand((m, n), 62, dtype)
+        r = ptl.mm(ptl.tensor(a), ptl.tensor(b))
+        exp = a.astype(np.float64) @ b.astype(np.float64)
+        if dtype == np.float32:
+            close(r, exp, k)
+        else:
+            assert_close(r, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+        out = ptl.empty((n, m), dtype=r.dtype).t()
+        ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
+        assert np.array_equal(to_numpy(out), to_numpy(r))
+        r2 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b))
+        assert np.array_equal(to_numpy(r2), to_numpy(r + ptl.tensor(s)))
+        r3 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=0.5, alpha=2)
+        exp3 = 0.5 * s.astype(np.float64) + 2 * exp
+        if dtype == np.float32:
+            close(r3, exp3, k)
+        else:
+            assert_close(r3, exp3, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+
+
 @pytest.fixture
 def restore_threads():
     old = ptl.get_num_threads()
@@ -295,7 +331,8 @@ def test_threads_same_bits(mkn, dtype, restore_threads):
             assert np.array_equal(r, same[0])
 
 
-BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300)]
+BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300), (32, 128, 512),
+              (16, 37, 65), (7, 20, 40)]
 
 
 def _products(capability, path):

@@ -248,6 +248,73 @@ def test_fused_cells_float32(capability):
     np.testing.assert_allclose(r["bw"], bw[0], rtol=1e-5, atol=1e-5)
 
 
+# every tail of the float32 LSTM rows' vectors (8 lanes on AVX2, 16 on AVX-512) and whole
+# vectors of both, with and without biases, in a child process per capability
+LSTM_ROW_HIDDEN = list(range(1, 41)) + [128]
+LSTM_ROWS_SCRIPT = """
+import sys
+import numpy as np, pytorchlite as ptl
+aten = ptl.ops.aten
+out = {}
+for h in %r:
+    rng = np.random.default_rng(h)
+    a = [(3 * rng.standard_normal(s)).astype(np.float32)
+         for s in [(3, 4 * h), (3, 4 * h), (3, h), (4 * h,), (4 * h,), (3, h), (3, h)]]
+    t = [ptl.from_numpy(x) for x in a]
+    for bias in (0, 1):
+        b = t[3:5] if bias else (None, None)
+        hy, cy, ws = aten._thnn_fused_lstm_cell(t[0], t[1], t[2], *b)
+        for name, r in (("hy", hy), ("cy", cy), ("ws", ws)):
+            out[f"{h} {bias} {name}"] = r.numpy()
+        for k, (ghy, gcy) in enumerate([(t[5], t[6]), (None, t[6]), (t[5], None)]):
+            gg, gcx, _ = aten._thnn_fused_lstm_cell_backward_impl(ghy, gcy, t[2], cy, ws, False)
+            out[f"{h} {bias} gg{k}"], out[f"{h} {bias} gcx{k}"] = gg.numpy(), gcx.numpy()
+np.savez(sys.argv[1], **out)
+""" % (LSTM_ROW_HIDDEN,)
+
+
+def _lstm_rows(capability, path):
+    env = dict(os.environ)
+    if capability is not None:
+        env["PTL_CPU_CAPABILITY"] = capability
+    subprocess.run([sys.executable, "-c", LSTM_ROWS_SCRIPT, str(path)], check=True, env=env,
+                   cwd=ROOT)
+    return dict(np.load(path))
+
+
+def test_fused_lstm_rows_float32_every_tail(tmp_path):
+    """The float32 LSTM cell runs each row as vectors of every gate at once (native/rnn_rows.c,
+    DEFINE_LSTM_VEC_ROWS): at every hidden size from 1 to 40 and 128 the AVX2 and the
+    AVX-512 forms give the same bits, forward and backward (without grad_hy or grad_cy too),
+    and both, like the portable rows, agree with the float64 reference.  Tolerances: each
+    gate is one vec_math sigmoid or tanh of a float32 sum (a few ulp), cy and hy add two
+    roundings, and each gate's gradient is a product of five such factors: 2e-6 forward,
+    1e-5 backward (relative to values of order 1), as test_fused_cells_float32."""
+    native = _lstm_rows(None, tmp_path / "native.npz")
+    runs = {"native": native, "default": _lstm_rows("default", tmp_path / "default.npz")}
+    if ptl.backends.cpu.get_cpu_capability() == "AVX512":
+        avx2 = _lstm_rows("avx2", tmp_path / "avx2.npz")
+        for key in native:
+            np.testing.assert_array_equal(native[key], avx2[key], err_msg=key)
+    for run in runs.values():
+        for h in LSTM_ROW_HIDDEN:
+            rng = np.random.default_rng(h)
+            a = [(3 * rng.standard_normal(s)).astype(np.float32).astype(np.float64)
+                 for s in [(3, 4 * h), (3, 4 * h), (3, h), (4 * h,), (4 * h,), (3, h), (3, h)]]
+            zero = np.zeros((3, h))
+            for bias in (0, 1):
+                hy, cy, ws = lstm_ref(a[0], a[1], a[2], *(a[3:5] if bias else (None, None)))
+                for name, ref in (("hy", hy), ("cy", cy), ("ws", ws)):
+                    np.testing.assert_allclose(run[f"{h} {bias} {name}"], ref, rtol=2e-6,
+                                               atol=2e-6, err_msg=f"{h} {bias} {name}")
+                cyr, wsr = (run[f"{h} {bias} {n}"].astype(np.float64) for n in ("cy", "ws"))
+                for k, (ghy, gcy) in enumerate([(a[5], a[6]), (zero, a[6]), (a[5], zero)]):
+                    gg, gcx, _ = lstm_backward_ref(ghy, gcy, a[2], cyr, wsr)
+                    for name, ref in ((f"gg{k}", gg), (f"gcx{k}", gcx)):
+                        np.testing.assert_allclose(run[f"{h} {bias} {name}"], ref, rtol=1e-5,
+                                                   atol=1e-5, err_msg=f"{h} {bias} {name}")
+
+
 # ---- gradients ----
 
 def _req(a):

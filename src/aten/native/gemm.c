@@ -20,9 +20,11 @@
  * double tiles of 12 x 32 and 12 x 16 on AVX-512 (24 zmm accumulators, two B vectors, A
  * broadcast from memory into the FMA), 6 x 16 floats and 6 x 8 doubles on AVX2+FMA, and
  * portable C kernels (written so gcc vectorizes their NR loop) for those and for int64.
- * Edge tiles are computed whole and only their valid part is stored.  C always has the
- * engine's type (float, double or int64): ptl_gemm routes other output dtypes through a
- * temporary.
+ * Edge tiles are computed whole and only their valid part is stored, except that AVX-512
+ * computes a last A sliver of at most 4 or 8 rows with a tile of that height (an LSTM
+ * step's batch of 16 or 32 rows wasted a third or a ninth of its multiply-adds on padding).
+ * C always has the engine's type (float, double or int64): ptl_gemm routes other output
+ * dtypes through a temporary.
  *
  * Every engine of one type cuts K at the same KC (256, or one block up to 320), and each C
  * element is one chain of multiply-adds over k in order from zero within a K block, then
@@ -102,6 +104,7 @@ typedef struct GemmEngine {
     DotFn dot;                           /* for matrix-vector products */
     AxpyFn axpy;                         /* the same over contiguous columns */
     PackFn pack[PTL_DTYPE_COUNT];
+    TileFn tile4, tile8;                 /* tile's first 4 and 8 rows, or NULL (SIMD tiles) */
 } GemmEngine;
 
 /* ---- packing: rows x kc of src into w-wide slivers, dst[(i0 * kc) + p * w + r] ----
@@ -307,20 +310,28 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * the suffix (ps or pd).  Each C element is one chain of FMAs over p from zero, in order,
  * and the store rounds alpha * acc + beta * S as update_f4/_f8 do (mul, mul, add), so every
  * tile of one type gives the same bits (Note [GEMM blocking]).  B is a packed sliver
- * (ldb = NR) or B itself (Note [GEMM packing of B]). */
+ * (ldb = NR) or B itself (Note [GEMM packing of B]).  A is an MR-tall packed sliver, of
+ * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4 and 8
+ * rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
+ * are padding, and stored straight into C instead of through the accumulator). */
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
-#define ROWS_6(X, ...)                                                                    \
-    X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)               \
-    X(4, __VA_ARGS__) X(5, __VA_ARGS__)
+#define ROWS_4(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)
+#define ROWS_6(X, ...) ROWS_4(X, __VA_ARGS__) X(4, __VA_ARGS__) X(5, __VA_ARGS__)
+#define ROWS_8(X, ...) ROWS_6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
 #define ROWS_12(X, ...)                                                                   \
-    ROWS_6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__) X(8, __VA_ARGS__)          \
-    X(9, __VA_ARGS__) X(10, __VA_ARGS__) X(11, __VA_ARGS__)
-/* the row's accumulators, and C's row fetched while they fill */
+    ROWS_8(X, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__) X(10, __VA_ARGS__)         \
+    X(11, __VA_ARGS__)
+/* the row's accumulators, and C's row (and S's, when beta reads one apart) fetched while
+ * they fill */
 #define DECL_ROW(R, T, P, V, S)                                                           \
     V c##R##0 = P##_setzero_##S(), c##R##1 = c##R##0;                                     \
     _mm_prefetch((const char *)(c + (R) * ldc), _MM_HINT_T0);                             \
-    _mm_prefetch((const char *)(c + (R) * ldc + lanes), _MM_HINT_T0);
+    _mm_prefetch((const char *)(c + (R) * ldc + lanes), _MM_HINT_T0);                     \
+    if (fetch_s) {                                                                        \
+        _mm_prefetch((const char *)(src + (R) * lds), _MM_HINT_T0);                       \
+        _mm_prefetch((const char *)(src + (R) * lds + lanes), _MM_HINT_T0);               \
+    }
 #define FMA_ROW(R, T, P, V, S)                                                            \
     {                                                                                     \
         const V a = P##_set1_##S(ap[R]);                                                  \
@@ -355,7 +366,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
         T *c = (T *)c_;                                                                   \
         const T alpha = (T)alpha_, beta = (T)beta_;                                       \
-        const int plain = alpha == 1 && beta == 0;                                        \
+        const int plain = alpha == 1 && beta == 0, fetch_s = beta != 0 && src != c;       \
         const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
         const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
         ROWS(DECL_ROW, T, P, V, S)                                                        \
@@ -372,8 +383,14 @@ DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6)
 DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6)
 DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12)
 DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12)
+DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_4)
+DEFINE_TILE(tile4_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_4)
+DEFINE_TILE(tile8_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_8)
+DEFINE_TILE(tile8_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_8)
 #undef DEFINE_TILE
+#undef ROWS_4
 #undef ROWS_6
+#undef ROWS_8
 #undef ROWS_12
 #undef DECL_ROW
 #undef FMA_ROW
@@ -491,28 +508,31 @@ DEFINE_AXPY(i8, uint64_t)
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
-    kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4),
+    kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
-    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), NULL, NULL,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+    tile4_f4_avx512, tile8_f4_avx512,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
-    kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    NULL, NULL,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    tile4_f8_avx512, tile8_f8_avx512,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -520,6 +540,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
+    NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
@@ -660,14 +681,25 @@ gemm_step(const GemmStep *st)
                 const char *as = ap + (size_t)(ir * st->kc) * e->item;
                 char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
                 const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
+                /* a last sliver of fewer rows: the shortest tile that covers them */
+                TileFn tile = e->tile;
+                int64_t tile_mr = e->mr;
+                if (mr <= 4 && e->tile4 != NULL) {
+                    tile = e->tile4;
+                    tile_mr = 4;
+                }
+                else if (mr <= 8 && e->tile8 != NULL) {
+                    tile = e->tile8;
+                    tile_mr = 8;
+                }
                 /* whole tiles of a row-major C are written by the tile itself */
-                if (e->tile != NULL && mr == e->mr && nr == e->nr && pr->c.cs == 1 &&
+                if (tile != NULL && mr == tile_mr && nr == e->nr && pr->c.cs == 1 &&
                     (st->scs == 1 || st->beta == 0)) {
-                    e->tile(st->kc, as, bs, ldb, cs, pr->c.rs, ss, st->srs, pr->alpha, st->beta);
+                    tile(st->kc, as, bs, ldb, cs, pr->c.rs, ss, st->srs, pr->alpha, st->beta);
                     continue;
                 }
-                if (e->tile != NULL) {
-                    e->tile(st->kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
+                if (tile != NULL) {
+                    tile(st->kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
                 }
                 else {
                     e->kernel(st->kc, as, bs, acc);

@@ -14,246 +14,17 @@
  *         n = tanh(input_n + b_in + r hn),  hy = n + z (hx - n)
  * The bias gradients are the batch sums of the gate gradients (one for LSTM, where both
  * biases get it; two for GRU, where the n gate differs, stacked in one [2, 3H] tensor).  Every input
- * is used contiguous (a copy when it is not); outputs are new contiguous tensors. */
-#include <math.h>
+ * is used contiguous (a copy when it is not); outputs are new contiguous tensors.  The
+ * formulas over one batch row, per dtype and (float32) per vector width, are in rnn_rows.c
+ * (rnn_impl.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
-#include "../scalar_math.h"
 #include "gemm.h"
 #include "native.h"
-#include "vec_math.h"
-
-/* ---- nonlinearities over an array, in place ---- */
-
-#ifdef PTL_HAVE_AVX2_KERNELS
-/* y = f(y) on n floats with vec_math.h's maps (AVX2 or AVX-512, the same bits) */
-#define DEFINE_ARRAY_VEC(F, S)                                                            \
-    static void F##_f_##S(void *p, int64_t n) { ptl_vm_map_##F##_##S(p, p, n); }
-DEFINE_ARRAY_VEC(sigmoid, ps)
-DEFINE_ARRAY_VEC(tanh, ps)
-DEFINE_ARRAY_VEC(sigmoid, ps512)
-DEFINE_ARRAY_VEC(tanh, ps512)
-#endif
-
-static void
-sigmoid_f_portable(void *p, int64_t n)
-{
-    float *y = p;
-    for (int64_t i = 0; i < n; i++) {
-        y[i] = ptl_sigmoid_f(y[i]);
-    }
-}
-
-static void
-tanh_f_portable(void *p, int64_t n)
-{
-    float *y = p;
-    for (int64_t i = 0; i < n; i++) {
-        y[i] = tanhf(y[i]);
-    }
-}
-
-static void
-sigmoid_d(void *p, int64_t n)
-{
-    double *y = p;
-    for (int64_t i = 0; i < n; i++) {
-        y[i] = ptl_sigmoid_d(y[i]);
-    }
-}
-
-static void
-tanh_d(void *p, int64_t n)
-{
-    double *y = p;
-    for (int64_t i = 0; i < n; i++) {
-        y[i] = tanh(y[i]);
-    }
-}
-
-/* ---- the cells' formulas over one batch row, typed so that they vectorize ---- */
-
-/* gate_sum: w = ig + hg (+ bi + bh), n elements: the gates before their nonlinearities; w
- * already holds ig + hg when ig is NULL (the layer's GEMM added them).  mul: y = o y. */
-#define DEFINE_GATE_ROWS(T, SUF)                                                             \
-    static void                                                                              \
-    gate_sum_##SUF(void *wp, const void *igp, const void *hgp, const void *bip,              \
-                   const void *bhp, int64_t n)                                               \
-    {                                                                                        \
-        T *w = wp;                                                                           \
-        const T *ig = igp, *hg = hgp, *bi = bip, *bh = bhp;                                  \
-        for (int64_t k = 0; ig != NULL && k < n; k++) {                                      \
-            w[k] = ig[k] + hg[k];                                                            \
-        }                                                                                    \
-        if (bi != NULL) {                                                                    \
-            for (int64_t k = 0; k < n; k++) {                                                \
-                w[k] = w[k] + bi[k] + bh[k];                                                 \
-            }                                                                                \
-        }                                                                                    \
-    }                                                                                        \
-    static void                                                                              \
-    mul_##SUF(void *yp, const void *op, int64_t n)                                           \
-    {                                                                                        \
-        T *y = yp;                                                                           \
-        const T *o = op;                                                                     \
-        for (int64_t j = 0; j < n; j++) {                                                    \
-            y[j] = o[j] * y[j];                                                              \
-        }                                                                                    \
-    }
-
-/* lstm_state: cy = f cx + i g and hy = cy from the activated gates w = (i, f, g, o).
- * lstm_grad: the gates' grads and gcx (Note [Fused cells]); gcx holds tanh(cy) on entry. */
-#define DEFINE_LSTM_ROWS(T, SUF)                                                             \
-    static void                                                                              \
-    lstm_state_##SUF(void *cyp, void *hyp, const void *wp, const void *cxp, int64_t h)       \
-    {                                                                                        \
-        T *cy = cyp, *hy = hyp;                                                              \
-        const T *w = wp, *cx = cxp;                                                          \
-        for (int64_t j = 0; j < h; j++) {                                                    \
-            cy[j] = w[h + j] * cx[j] + w[j] * w[2 * h + j];                                  \
-            hy[j] = cy[j];                                                                   \
-        }                                                                                    \
-    }                                                                                        \
-    static void                                                                              \
-    lstm_grad_##SUF(void *ggp, void *gcxp, const void *wp, const void *cxp,                  \
-                    const void *ghyp, const void *gcyp, int64_t h)                           \
-    {                                                                                        \
-        T *gg = ggp, *gcx = gcxp;                                                            \
-        const T *w = wp, *cx = cxp, *ghy = ghyp, *gcy = gcyp;                                \
-        for (int64_t j = 0; j < h; j++) {                                                    \
-            T i = w[j], f = w[h + j], gt = w[2 * h + j], o = w[3 * h + j], tc = gcx[j];      \
-            T gh = ghy ? ghy[j] : 0, gct = gh * o * (1 - tc * tc) + (gcy ? gcy[j] : 0);      \
-            gg[j] = gct * gt * i * (1 - i);                                                  \
-            gg[h + j] = gct * cx[j] * f * (1 - f);                                           \
-            gg[2 * h + j] = gct * i * (1 - gt * gt);                                         \
-            gg[3 * h + j] = gh * tc * o * (1 - o);                                           \
-            gcx[j] = gct * f;                                                                \
-        }                                                                                    \
-    }
-
-/* gru_new: the workspace's n (before its tanh), hx and hn from the activated r.  gru_out:
- * hy = n + z (hx - n).  gru_grad: the input and hidden gates' grads and ghx. */
-#define DEFINE_GRU_ROWS(T, SUF)                                                              \
-    static void                                                                              \
-    gru_new_##SUF(void *wp, const void *igp, const void *hgp, const void *hxp,               \
-                  const void *bip, const void *bhp, int64_t h)                               \
-    {                                                                                        \
-        T *w = wp;                                                                           \
-        const T *ig = igp, *hg = hgp, *hx = hxp, *bi = bip, *bh = bhp;                       \
-        for (int64_t j = 0; j < h; j++) {                                                    \
-            T hn = bi != NULL ? hg[2 * h + j] + bh[2 * h + j] : hg[2 * h + j];               \
-            T xn = bi != NULL ? ig[2 * h + j] + bi[2 * h + j] : ig[2 * h + j];               \
-            w[2 * h + j] = xn + w[j] * hn;                                                   \
-            w[3 * h + j] = hx[j];                                                            \
-            w[4 * h + j] = hn;                                                               \
-        }                                                                                    \
-    }                                                                                        \
-    static void                                                                              \
-    gru_out_##SUF(void *hyp, const void *wp, const void *hxp, int64_t h)                     \
-    {                                                                                        \
-        T *hy = hyp;                                                                         \
-        const T *w = wp, *hx = hxp;                                                          \
-        for (int64_t j = 0; j < h; j++) {                                                    \
-            hy[j] = w[2 * h + j] + w[h + j] * (hx[j] - w[2 * h + j]);                        \
-        }                                                                                    \
-    }                                                                                        \
-    static void                                                                              \
-    gru_grad_##SUF(void *gip, void *ghp, void *ghxp, const void *wp, const void *ghyp,       \
-                   int64_t h)                                                                \
-    {                                                                                        \
-        T *gi = gip, *gh = ghp, *ghx = ghxp;                                                 \
-        const T *w = wp, *ghy = ghyp;                                                        \
-        for (int64_t j = 0; j < h; j++) {                                                    \
-            T r = w[j], z = w[h + j], n = w[2 * h + j], go = ghy[j];                         \
-            T gn = go * (1 - z) * (1 - n * n), gr = gn * w[4 * h + j] * r * (1 - r);         \
-            gi[j] = gh[j] = gr;                                                              \
-            gi[h + j] = gh[h + j] = go * (w[3 * h + j] - n) * z * (1 - z);                   \
-            gi[2 * h + j] = gn;                                                              \
-            gh[2 * h + j] = gn * r;                                                          \
-            ghx[j] = go * z;                                                                 \
-        }                                                                                    \
-    }
-
-/* The recurrent layer's rows (Note [Recurrent layer]): relu in place, keeping NaN
- * (clamp_min(y, 0), as ptl_relu_d); rnn_grad: the RNN cells' pre-activation gradient from
- * h = act(.): g = gh (1 - h^2) for tanh, gh [h > 0] for relu. */
-#define DEFINE_LAYER_ROWS(T, SUF)                                                            \
-    static void                                                                              \
-    relu_##SUF(void *yp, int64_t n)                                                          \
-    {                                                                                        \
-        T *y = yp;                                                                           \
-        for (int64_t k = 0; k < n; k++) {                                                    \
-            y[k] = y[k] < 0 ? 0 : y[k];                                                      \
-        }                                                                                    \
-    }                                                                                        \
-    static void                                                                              \
-    rnn_grad_##SUF(void *gp, const void *ghp, const void *hp, int relu, int64_t n)           \
-    {                                                                                        \
-        T *g = gp;                                                                           \
-        const T *gh = ghp, *h = hp;                                                          \
-        for (int64_t k = 0; k < n; k++) {                                                    \
-            g[k] = relu ? (h[k] > 0 ? gh[k] : 0) : gh[k] * (1 - h[k] * h[k]);                \
-        }                                                                                    \
-    }
-
-DEFINE_GATE_ROWS(float, f4)
-DEFINE_GATE_ROWS(double, f8)
-DEFINE_LSTM_ROWS(float, f4)
-DEFINE_LSTM_ROWS(double, f8)
-DEFINE_GRU_ROWS(float, f4)
-DEFINE_GRU_ROWS(double, f8)
-DEFINE_LAYER_ROWS(float, f4)
-DEFINE_LAYER_ROWS(double, f8)
-#undef DEFINE_GATE_ROWS
-#undef DEFINE_LSTM_ROWS
-#undef DEFINE_GRU_ROWS
-#undef DEFINE_LAYER_ROWS
-
-typedef void (*ArrayFn)(void *y, int64_t n);
-
-/* One dtype's element size, nonlinearities (in place) and row formulas. */
-typedef struct CellOps {
-    size_t es;
-    ArrayFn sigmoid, tanh;
-    void (*gate_sum)(void *w, const void *ig, const void *hg, const void *bi, const void *bh,
-                     int64_t n);
-    void (*mul)(void *y, const void *o, int64_t n);
-    void (*lstm_state)(void *cy, void *hy, const void *w, const void *cx, int64_t h);
-    void (*lstm_grad)(void *gg, void *gcx, const void *w, const void *cx, const void *ghy,
-                      const void *gcy, int64_t h);
-    void (*gru_new)(void *w, const void *ig, const void *hg, const void *hx, const void *bi,
-                    const void *bh, int64_t h);
-    void (*gru_out)(void *hy, const void *w, const void *hx, int64_t h);
-    void (*gru_grad)(void *gi, void *gh, void *ghx, const void *w, const void *ghy, int64_t h);
-    ArrayFn relu;
-    void (*rnn_grad)(void *g, const void *gh, const void *h, int relu, int64_t n);
-} CellOps;
-
-static CellOps
-cell_ops(PtlDtype dt)
-{
-    if (dt == PTL_DTYPE_FLOAT64) {
-        return (CellOps){8, sigmoid_d, tanh_d, gate_sum_f8, mul_f8, lstm_state_f8,
-                         lstm_grad_f8, gru_new_f8, gru_out_f8, gru_grad_f8, relu_f8, rnn_grad_f8};
-    }
-    CellOps ops = {4, sigmoid_f_portable, tanh_f_portable, gate_sum_f4, mul_f4,
-                   lstm_state_f4, lstm_grad_f4, gru_new_f4, gru_out_f4, gru_grad_f4, relu_f4,
-                   rnn_grad_f4};
-#ifdef PTL_HAVE_AVX2_KERNELS
-    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
-        ops.sigmoid = sigmoid_f_ps512;
-        ops.tanh = tanh_f_ps512;
-    } else if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        ops.sigmoid = sigmoid_f_ps;
-        ops.tanh = tanh_f_ps;
-    }
-#endif
-    return ops;
-}
+#include "rnn_impl.h"
 
 /* Element i of the array at p (NULL stays NULL). */
 static inline char *
@@ -416,8 +187,9 @@ typedef struct LstmCtx {
     CellOps ops;
 } LstmCtx;
 
-/* Forward rows [b0, b1): the gates, their nonlinearities, cy and hy = o tanh(cy), the
- * activated gates kept as the workspace.  Backward: tanh(cy), then the gates' and cx's grads. */
+/* Forward rows [b0, b1): the gates (ig + hg, unless the layer's GEMM summed them into the
+ * workspace already: ig NULL), their nonlinearities, cy and hy = o tanh(cy), the activated
+ * gates kept as the workspace.  Backward: the gates' and cx's grads. */
 static int
 lstm_fwd(void *ctx, int64_t b0, int64_t b1)
 {
@@ -426,14 +198,12 @@ lstm_fwd(void *ctx, int64_t b0, int64_t b1)
     int64_t h = c->h, g = 4 * h;
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
-        char *w = elem(c->ws_out, b * g, es), *hy = elem(c->hy, b * h, es);
-        op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), c->bi, c->bh, g);
-        op->sigmoid(w, 2 * h);
-        op->tanh(elem(w, 2 * h, es), h);
-        op->sigmoid(elem(w, 3 * h, es), h);
-        op->lstm_state(elem(c->cy_out, b * h, es), hy, w, elem(c->cx, b * h, es), h);
-        op->tanh(hy, h);
-        op->mul(hy, elem(w, 3 * h, es), h);
+        char *w = elem(c->ws_out, b * g, es);
+        if (c->ig != NULL) {
+            op->gate_sum(w, elem(c->ig, b * g, es), elem(c->hg, b * g, es), NULL, NULL, g);
+        }
+        op->lstm_fwd_row(w, elem(c->cy_out, b * h, es), elem(c->hy, b * h, es),
+                         elem(c->cx, b * h, es), c->bi, c->bh, h);
     }
     return 0;
 }
@@ -446,11 +216,9 @@ lstm_bwd(void *ctx, int64_t b0, int64_t b1)
     int64_t h = c->h, g = 4 * h;
     size_t es = op->es;
     for (int64_t b = b0; b < b1; b++) {
-        char *gcx = elem(c->gcx, b * h, es);
-        memcpy(gcx, elem(c->cy, b * h, es), es * (size_t)h);
-        op->tanh(gcx, h);
-        op->lstm_grad(elem(c->gg, b * g, es), gcx, elem(c->ws, b * g, es), elem(c->cx, b * h, es),
-                      elem(c->ghy, b * h, es), elem(c->gcy, b * h, es), h);
+        op->lstm_bwd_row(elem(c->gg, b * g, es), elem(c->gcx, b * h, es), elem(c->ws, b * g, es),
+                         elem(c->cx, b * h, es), elem(c->cy, b * h, es), elem(c->ghy, b * h, es),
+                         elem(c->gcy, b * h, es), h);
     }
     return 0;
 }
@@ -517,7 +285,7 @@ lstm_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.cy_out = DATA(void, cy);
     ctx.ws_out = DATA(void, ws);
     ctx.h = h;
-    ctx.ops = cell_ops(in[0]->dtype);
+    ctx.ops = rnn_cell_ops(in[0]->dtype);
     if (ptl_parallel_for(0, rows, row_grain(4 * h), lstm_fwd, &ctx) < 0) {
         goto error;
     }
@@ -585,7 +353,7 @@ lstm_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     ctx.gg = DATA(void, gg);
     ctx.gcx = DATA(void, gcx);
     ctx.h = h;
-    ctx.ops = cell_ops(in[4]->dtype);
+    ctx.ops = rnn_cell_ops(in[4]->dtype);
     if (ptl_parallel_for(0, rows, row_grain(4 * h), lstm_bwd, &ctx) < 0) {
         goto error;
     }
@@ -686,7 +454,7 @@ gru_cell_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.hy = DATA(void, hy);
     ctx.ws_out = DATA(void, ws);
     ctx.h = h;
-    ctx.ops = cell_ops(in[0]->dtype);
+    ctx.ops = rnn_cell_ops(in[0]->dtype);
     if (ptl_parallel_for(0, rows, row_grain(5 * h), gru_fwd, &ctx) < 0) {
         goto error;
     }
@@ -739,7 +507,7 @@ gru_cell_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ctx.ghg = DATA(void, ghg);
     ctx.ghx = DATA(void, ghx);
     ctx.h = h;
-    ctx.ops = cell_ops(in[1]->dtype);
+    ctx.ops = rnn_cell_ops(in[1]->dtype);
     if (ptl_parallel_for(0, rows, row_grain(5 * h), gru_bwd, &ctx) < 0) {
         goto error;
     }
@@ -1148,6 +916,11 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
         if (grads[i] == NULL) {
             continue;
         }
+        /* LSTM's and RNN's biases get the same gradient (dgh is dg): one column sum */
+        if (i == 2 && g->dgh == g->dg && grads[1] != NULL) {
+            copy_elems(DATA(char, grads[2]), DATA(char, grads[1]), G, l->ops.es);
+            continue;
+        }
         if ((v = mat_view(rows_at(i == 1 ? g->dg : g->dgh, 0, T * B, G))) == NULL) {
             return -1;
         }
@@ -1292,7 +1065,7 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.b_ih = DATA(void, c[4]);
     l.b_hh = DATA(void, c[5]);
     l.w_hr = c[6];
-    l.ops = cell_ops(in[0]->dtype);
+    l.ops = rnn_cell_ops(in[0]->dtype);
     l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.P, l.G, DATA(void, l.w_hh), 1, l.P);
     l.w_hr_p = l.w_hr != NULL ? ptl_gemm_pack_b(in[0]->dtype, l.H, l.P, DATA(void, l.w_hr), 1, l.H)
                               : NULL;
@@ -1436,7 +1209,7 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     l.w_hr = c[6];
     l.out = c[7];
     l.ws = c[8];
-    l.ops = cell_ops(in[7]->dtype);
+    l.ops = rnn_cell_ops(in[7]->dtype);
     g.gout = c[0];
     c[0] = NULL;
     w[0] = new_2d(l.G, l.P, in[7]);

@@ -1,0 +1,34 @@
+/* rnn_impl.h -- what rnn.c (the fused cells and the recurrent layer) shares with the cells'
+ * row formulas in rnn_rows.c: one dtype's nonlinearities and rows (Note [Fused cells]). */
+#ifndef PTL_ATEN_NATIVE_RNN_IMPL_H
+#define PTL_ATEN_NATIVE_RNN_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../c10/dtype.h"
+
+typedef void (*ArrayFn)(void *y, int64_t n);
+
+/* One dtype's element size, nonlinearities (in place) and row formulas. */
+typedef struct CellOps {
+    size_t es;
+    ArrayFn sigmoid, tanh;
+    void (*gate_sum)(void *w, const void *ig, const void *hg, const void *bi, const void *bh,
+                     int64_t n);
+    void (*lstm_fwd_row)(void *w, void *cy, void *hy, const void *cx, const void *bi,
+                         const void *bh, int64_t h);
+    void (*lstm_bwd_row)(void *gg, void *gcx, const void *w, const void *cx, const void *cy,
+                         const void *ghy, const void *gcy, int64_t h);
+    void (*gru_new)(void *w, const void *ig, const void *hg, const void *hx, const void *bi,
+                    const void *bh, int64_t h);
+    void (*gru_out)(void *hy, const void *w, const void *hx, int64_t h);
+    void (*gru_grad)(void *gi, void *gh, void *ghx, const void *w, const void *ghy, int64_t h);
+    ArrayFn relu;
+    void (*rnn_grad)(void *g, const void *gh, const void *h, int relu, int64_t n);
+} CellOps;
+
+/* The rows of dtype dt (float32 or float64), float32's vector forms chosen for this CPU. */
+CellOps rnn_cell_ops(PtlDtype dt);
+
+#endif
