@@ -6,7 +6,7 @@
  * (alpha, beta, lambd, ...) travel in a double[4] as the loop's `extra`.  Forward loops
  * take (out, self), backward loops (grad_input, grad_output, self).  Only floating
  * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for".
- * Exception: float32 gelu (both forms), silu and their backwards run in float vectors
+ * Exception: float32 gelu (both forms), silu, elu and their backwards run in float vectors
  * (Note [Vector activations]). */
 #include <float.h>
 #include <math.h>
@@ -147,9 +147,13 @@ DEFINE_ACT_FLOAT_LOOPS(gelu, GELU_F)
 DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, gelu_grad, GELU_G)
 DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
 DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
+DEFINE_ACT_FLOAT_LOOPS(elu, ELU_F)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, elu_grad, ELU_G)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, elu_result_grad, ELU_RG)
 
 /* Note [Vector activations]
- * float32 gelu (both forms), silu and their backwards run in float on contiguous data, 8
+ * float32 gelu (both forms), silu, elu (celu and selu are elu) and their backwards run in
+ * float on contiguous data, 8
  * (AVX2) or 16 (AVX-512) lanes at a time, the tail through masked loads, with the formulas
  * below written once for both widths (Note [Vector twins]).  An element below the formula's
  * limit (where float cancellation would lose digits, or e^-x nears overflow) or NaN is
@@ -169,7 +173,16 @@ DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
  * 0.044715 x^3); neither form cancels, so only NaN has a limit.  Backward s + 2 x s (1 - s)
  * du/dx, with 1 - s = e^(-2u) s.
  * silu: x s with s = 1 / (1 + e^-x); backward s (1 + x e^-x s) (1 - s written as e^-x s,
- * which does not cancel); the limit is -80. */
+ * which does not cancel); the limit is -80.
+ * elu, with p = {alpha, scale, input_scale} and the coefficients (alpha scale, input_scale
+ * alpha scale) rounded once to float: x > 0 gives scale x, x <= 0 alpha scale
+ * expm1(input_scale x) (Note [Vector expm1]); the backward's slope is scale or input_scale
+ * alpha scale e^(input_scale x), or from the result y (elu_ in place) scale or
+ * input_scale (y + alpha scale).  input_scale x is split exactly into t + lo (one FMA) and
+ * the exponential corrected by its derivative times lo, so celu's 1 / alpha costs no
+ * accuracy (rounding t alone would put 2^-24 |t| into e^t: 60 ulps at t = -100).  expm1 and
+ * exp get 0 on the lanes whose result they do not give (x > 0, NaN: scale x), so no lane
+ * leaves their fast paths for nothing; nothing cancels, so only NaN has a limit. */
 #ifdef PTL_HAVE_AVX2_KERNELS
 #define GELU_ABS_MAX 13.0f
 #define GELU_P 3.181980550e-01f
@@ -195,14 +208,18 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
         return PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_LT_OQ),               \
                         PTL_V(S, sub)(one, c), c);                                        \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_y_##S(PTL_VT(S) x)                          \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_y_##S(PTL_VT(S) x, const double *p)                                          \
     {                                                                                     \
+        (void)p;                                                                          \
         PTL_VT(S) e;                                                                      \
         return PTL_V(S, mul)(x, gelu_cdf_##S(x, &e));                                     \
     }                                                                                     \
     /* cdf + x pdf; the pdf is 0 where |x| was clamped, as the double formula's e^-inf */  \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_dydx_##S(PTL_VT(S) x)                       \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_dydx_##S(PTL_VT(S) x, const double *p)                                       \
     {                                                                                     \
+        (void)p;                                                                          \
         PTL_VT(S) e, cdf = gelu_cdf_##S(x, &e);                                           \
         PTL_VT(S) pdf = PTL_V(S, mul)(e, PTL_V(S, set1)(0.3989422804014327f));            \
         pdf = PTL_VSEL(S, PTL_VCMP(S, PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x),         \
@@ -218,12 +235,16 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
         return ptl_vm_exp_##S(                                                            \
             PTL_V(S, mul)(PTL_V(S, mul)(x, c), PTL_V(S, set1)(-1.5957691216057308f)));    \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_tanh_y_##S(PTL_VT(S) x)                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_tanh_y_##S(PTL_VT(S) x, const double *p)                                     \
     {                                                                                     \
+        (void)p;                                                                          \
         return PTL_V(S, div)(x, PTL_V(S, add)(PTL_V(S, set1)(1.0f), gelu_tanh_e_##S(x))); \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_tanh_dydx_##S(PTL_VT(S) x)                  \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_tanh_dydx_##S(PTL_VT(S) x, const double *p)                                  \
     {                                                                                     \
+        (void)p;                                                                          \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f), e = gelu_tanh_e_##S(x);               \
         PTL_VT(S) sg = PTL_V(S, div)(one, PTL_V(S, add)(one, e));                         \
         PTL_VT(S) du = PTL_V(S, mul)(                                                     \
@@ -242,29 +263,80 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
                                   PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ);                  \
         return PTL_VSEL(S, inf, PTL_V(S, add)(sg, t), PTL_V(S, set1)(NAN));               \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) silu_y_##S(PTL_VT(S) x)                          \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        silu_y_##S(PTL_VT(S) x, const double *p)                                          \
     {                                                                                     \
+        (void)p;                                                                          \
         PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));              \
         return PTL_V(S, div)(x, PTL_V(S, add)(PTL_V(S, set1)(1.0f), e));                  \
     }                                                                                     \
     /* sg (1 + x e sg), sg = 1 / (1 + e), e = e^-x */                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) silu_dydx_##S(PTL_VT(S) x)                       \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        silu_dydx_##S(PTL_VT(S) x, const double *p)                                       \
     {                                                                                     \
+        (void)p;                                                                          \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
         PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));              \
         PTL_VT(S) sg = PTL_V(S, div)(one, PTL_V(S, add)(one, e));                         \
         return PTL_V(S, mul)(sg, PTL_V(S, fmadd)(x, PTL_V(S, mul)(e, sg), one));          \
+    }                                                                                     \
+    /* input_scale x where x <= 0 (the mask *neg), else 0; where also -inf < t < 88 (the  \
+     * mask *exact: e^t finite, lo not NaN), input_scale x = t + *lo exactly */           \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        elu_exponent_##S(PTL_VT(S) x, const double *p, PTL_VMT(S) *neg, PTL_VMT(S) *exact, \
+                         PTL_VT(S) *lo)                                                   \
+    {                                                                                     \
+        const PTL_VT(S) zero = PTL_V(S, setzero)(), is = PTL_V(S, set1)((float)p[2]);     \
+        PTL_VT(S) t = PTL_V(S, mul)(x, is);                                               \
+        *neg = PTL_VCMP(S, x, zero, _CMP_LE_OQ);                                          \
+        *exact = PTL_VMAND(S, PTL_VMAND(S, *neg, PTL_VCMP(S, t, PTL_V(S, set1)(88.0f),    \
+                                                         _CMP_LT_OQ)),                    \
+                           PTL_VCMP(S, t, PTL_V(S, set1)(-INFINITY), _CMP_GT_OQ));        \
+        *lo = PTL_V(S, fmsub)(x, is, t);                                                  \
+        return PTL_VSEL(S, *neg, zero, t);                                                \
+    }                                                                                     \
+    /* expm1(t + lo) = expm1(t) + e^t lo; expm1's sign is t's (-0 for -0) */              \
+    PTL_VATTR(S) static inline PTL_VT(S) elu_y_##S(PTL_VT(S) x, const double *p)          \
+    {                                                                                     \
+        PTL_VMT(S) neg, exact;                                                            \
+        PTL_VT(S) lo, t = elu_exponent_##S(x, p, &neg, &exact, &lo);                      \
+        PTL_VT(S) e = ptl_vm_expm1_##S(t);                                                \
+        PTL_VT(S) e1 = PTL_V(S, add)(e, PTL_V(S, set1)(1.0f));                            \
+        e = PTL_VSEL(S, exact, e, PTL_V(S, fmadd)(e1, lo, e));                            \
+        e = PTL_V(S, or)(e, PTL_V(S, and)(PTL_V(S, set1)(-0.0f), t));                     \
+        return PTL_VSEL(S, neg, PTL_V(S, mul)(x, PTL_V(S, set1)((float)p[1])),            \
+                        PTL_V(S, mul)(e, PTL_V(S, set1)((float)(p[0] * p[1]))));          \
+    }                                                                                     \
+    /* e^(t + lo) = e^t + e^t lo */                                                       \
+    PTL_VATTR(S) static inline PTL_VT(S) elu_dydx_##S(PTL_VT(S) x, const double *p)       \
+    {                                                                                     \
+        PTL_VMT(S) neg, exact;                                                            \
+        PTL_VT(S) lo, e = ptl_vm_exp_##S(elu_exponent_##S(x, p, &neg, &exact, &lo));      \
+        e = PTL_VSEL(S, exact, e, PTL_V(S, fmadd)(e, lo, e));                             \
+        return PTL_VSEL(S, neg, PTL_V(S, set1)((float)p[1]),                              \
+                        PTL_V(S, mul)(e, PTL_V(S, set1)((float)(p[2] * p[0] * p[1]))));   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        elu_result_dydx_##S(PTL_VT(S) y, const double *p)                                 \
+    {                                                                                     \
+        PTL_VMT(S) neg = PTL_VCMP(S, y, PTL_V(S, setzero)(), _CMP_LE_OQ);                 \
+        PTL_VT(S) slope = PTL_V(S, add)(y, PTL_V(S, set1)((float)(p[0] * p[1])));         \
+        return PTL_VSEL(S, neg, PTL_V(S, set1)((float)p[1]),                              \
+                        PTL_V(S, mul)(slope, PTL_V(S, set1)((float)p[2])));               \
     }
 
-/* NAME_loop_f4_S: o = F(x) (forward, GRAD 0: d = out, self) or o = g F(x) (backward, GRAD 1:
- * d = grad_input, grad_output, self, with grad_output contiguous or broadcast), elements below
- * LIM or NaN redone one by one by the double loop SCALAR */
+/* NAME_loop_f4_S: o = F(x, p) (forward, GRAD 0: d = out, self) or o = g F(x, p) (backward,
+ * GRAD 1: d = grad_input, grad_output, self, with grad_output contiguous or broadcast), p a
+ * copy of the parameters, elements below LIM or NaN redone one by one by the double loop
+ * SCALAR */
 #define DEFINE_ACT_VEC_LOOP(NAME, S, F, GRAD, LIM, SCALAR)                                \
     PTL_VATTR(S) static void                                                              \
         NAME##_loop_f4_##S(char **d, const int64_t *s, int64_t n, const void *extra)      \
     {                                                                                     \
         const int L = PTL_VLANES(S);                                                      \
         const PTL_VT(S) lim = PTL_V(S, set1)(LIM);                                        \
+        const double *e = (const double *)extra;                                          \
+        const double p[ACT_NPARAMS] = {e[0], e[1], e[2], e[3]};                           \
         float *o = (float *)d[0];                                                         \
         const float *g = (const float *)d[1], *a = (const float *)d[1 + GRAD];            \
         const int64_t gs = s[1] == 0 ? 0 : 1;                                             \
@@ -272,7 +344,7 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
             const int m = n - i < L ? (int)(n - i) : L;                                   \
             const PTL_VTAILT(S) tail = PTL_VTAIL(S, m == L ? 0 : m);                      \
             PTL_VT(S) x = m == L ? PTL_V(S, loadu)(a + i) : PTL_VLOAD_TAIL(S, a + i, tail); \
-            PTL_VT(S) y = F##_##S(x);                                                     \
+            PTL_VT(S) y = F##_##S(x, p);                                                  \
             if (GRAD) {                                                                   \
                 PTL_VT(S) gv = gs == 0    ? PTL_V(S, set1)(g[0])                          \
                                : m == L ? PTL_V(S, loadu)(g + i)                          \
@@ -300,7 +372,11 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
     DEFINE_ACT_VEC_LOOP(gelu_tanh, S, gelu_tanh_y, 0, -INFINITY, gelu_loop_f4)            \
     DEFINE_ACT_VEC_LOOP(gelu_tanh_grad, S, gelu_tanh_dydx, 1, -INFINITY, gelu_grad_loop_f4) \
     DEFINE_ACT_VEC_LOOP(silu, S, silu_y, 0, -80.0f, silu_loop_f4)                         \
-    DEFINE_ACT_VEC_LOOP(silu_grad, S, silu_dydx, 1, -80.0f, silu_grad_loop_f4)
+    DEFINE_ACT_VEC_LOOP(silu_grad, S, silu_dydx, 1, -80.0f, silu_grad_loop_f4)             \
+    DEFINE_ACT_VEC_LOOP(elu, S, elu_y, 0, -INFINITY, elu_loop_f4)                         \
+    DEFINE_ACT_VEC_LOOP(elu_grad, S, elu_dydx, 1, -INFINITY, elu_grad_loop_f4)            \
+    DEFINE_ACT_VEC_LOOP(elu_result_grad, S, elu_result_dydx, 1, -INFINITY,                \
+                        elu_result_grad_loop_f4)
 
 DEFINE_ACT_VEC_LOOPS(ps)
 DEFINE_ACT_VEC_LOOPS(ps512)
@@ -370,12 +446,40 @@ static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
 static const PtlLoop silu_grad_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = silu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_grad_loop_bf,
     [PTL_DTYPE_FLOAT32] = silu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_grad_loop_f8};
+
+/* float32 elu (celu, selu) and its backwards from the input or from the result */
+static void
+elu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    run_f4(VEC_LOOPS(elu), elu_loop_f4, 0, d, s, n, extra);
+}
+
+static void
+elu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    run_f4(VEC_LOOPS(elu_grad), elu_grad_loop_f4, 1, d, s, n, extra);
+}
+
+static void
+elu_result_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    run_f4(VEC_LOOPS(elu_result_grad), elu_result_grad_loop_f4, 1, d, s, n, extra);
+}
+
+static const PtlLoop elu_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = elu_loop_f2, [PTL_DTYPE_BFLOAT16] = elu_loop_bf,
+    [PTL_DTYPE_FLOAT32] = elu_fast_loop_f4, [PTL_DTYPE_FLOAT64] = elu_loop_f8};
+static const PtlLoop elu_grad_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = elu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = elu_grad_loop_bf,
+    [PTL_DTYPE_FLOAT32] = elu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = elu_grad_loop_f8};
+static const PtlLoop elu_result_grad_loops[PTL_DTYPE_COUNT] = {
+    [PTL_DTYPE_FLOAT16] = elu_result_grad_loop_f2,
+    [PTL_DTYPE_BFLOAT16] = elu_result_grad_loop_bf,
+    [PTL_DTYPE_FLOAT32] = elu_result_grad_fast_loop_f4,
+    [PTL_DTYPE_FLOAT64] = elu_result_grad_loop_f8};
 #undef VEC_LOOPS
 DEFINE_ACT(mish, MISH_F)
 DEFINE_ACT_GRAD(mish_grad, MISH_G)
-DEFINE_ACT(elu, ELU_F)
-DEFINE_ACT_GRAD(elu_grad, ELU_G)
-DEFINE_ACT_GRAD(elu_result_grad, ELU_RG)
 DEFINE_ACT(leaky_relu, LEAKY_F)
 DEFINE_ACT_GRAD(leaky_relu_grad, LEAKY_G)
 DEFINE_ACT_FLOAT_LOOPS(hardtanh, HARDTANH_F)
@@ -563,15 +667,18 @@ gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* elu_backward(grad_output, alpha, scale, input_scale, bool is_result, self_or_result):
- * [*], [*] -> [*].  From self x the slope for x <= 0 is input_scale alpha scale
- * e^(x input_scale); from the result y = alpha scale (e^(x input_scale) - 1) of the in-place
- * op it is input_scale (y + alpha scale) for y <= 0, which needs alpha >= 0 (with a negative
- * alpha the sign of y no longer tells the side of x). */
+ * [*], [*] -> [*], the parameters in grad_output's opmath type, as the forward takes them.
+ * From self x the slope for x <= 0 is input_scale alpha scale e^(x input_scale); from the
+ * result y = alpha scale (e^(x input_scale) - 1) of the in-place op it is input_scale (y +
+ * alpha scale) for y <= 0, which needs alpha >= 0 (with a negative alpha the sign of y no
+ * longer tells the side of x). */
 static int
 elu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    double p[ACT_NPARAMS] = {ptl_iv_to_double(&s[1]), ptl_iv_to_double(&s[2]),
-                             ptl_iv_to_double(&s[3]), 0};
+    PtlDtype dt = s[0].u.t->dtype;
+    double p[ACT_NPARAMS] = {act_param(ptl_iv_to_double(&s[1]), dt, 0),
+                             act_param(ptl_iv_to_double(&s[2]), dt, 0),
+                             act_param(ptl_iv_to_double(&s[3]), dt, 0), 0};
     int is_result = s[4].tag == PTL_IV_BOOL && s[4].u.b;
     static const int gs[2] = {0, 5};
     (void)ks;

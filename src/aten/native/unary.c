@@ -5,7 +5,7 @@
  * contiguous path the compiler vectorizes and a strided fallback.  Floating functions
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
- * demand an out= of exactly that dtype.  float32 exp, log, erf, sigmoid and tanh and
+ * demand an out= of exactly that dtype.  float32 exp, expm1, log, erf, sigmoid and tanh and
  * float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
  * capability). */
 #include <float.h>
@@ -208,7 +208,7 @@ DEFINE_UNARY_INT(int_id, ID_I)
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
-/* ---- vector loops: float32 exp, erf, log, sigmoid, tanh and float64 exp ----
+/* ---- vector loops: float32 exp, expm1, erf, log, sigmoid, tanh and float64 exp ----
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -239,6 +239,7 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     DEFINE_VEC_LOOP(exp, exp, f4, S)                                                      \
     DEFINE_VEC_LOOP(exp, exp, f8, D)                                                      \
     DEFINE_VEC_TABLE(exp, S, exp_loop_f8_##D)                                             \
+    DEFINE_VEC_OP(expm1, S)                                                               \
     DEFINE_VEC_OP(erf, S)                                                                 \
     DEFINE_VEC_OP(log, S)                                                                 \
     DEFINE_VEC_OP(sigmoid, S)                                                             \
@@ -309,7 +310,7 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
 /* [*] -> [*] float (integer and bool inputs promote to the default dtype) */
 DEFINE_UNARY_KERNEL(exp, PICK_VEC(exp), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(exp2, exp2_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(expm1, expm1_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log2, log2_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
