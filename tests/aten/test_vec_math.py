@@ -492,3 +492,79 @@ def test_elu_tails_strided_and_broadcast_grad(n):
         np.testing.assert_allclose(full, torch.nn.functional.selu(torch.tensor(x)).numpy(),
                                    rtol=1e-6, atol=0)
     assert a > 0
+
+
+def test_log1p_float32_accuracy_and_edges():
+    """Note [Vector expm1]'s log1p: log(1 + x) plus the rounding error of 1 + x, over every
+    1009th float above -1 and around the edges; x itself where 1 + x rounds to 1."""
+    pos = np.arange(0, 0x7f800000, 1009, dtype=np.uint32).view(np.float32)
+    neg = -np.arange(0, 0x3f800000, 1009, dtype=np.uint32).view(np.float32)
+    edges = np.float32([-1.0, -0.9999999, -0.5, 1e-8, -1e-8, 5.96e-8, -2.98e-8, 1.0, 3e38])
+    x = np.concatenate([pos, neg, edges])
+    got = ptl.log1p(ptl.tensor(x)).numpy()
+    with np.errstate(divide="ignore"):
+        err = ulps(got, np.log1p(x.astype(np.float64)), np.float32)
+    assert err.max() <= 2.0, x[err.argmax()]     # measured 1.44
+    s = np.float32([0.0, -0.0, np.inf, -1.0, -1.5, -np.inf, np.nan, 1e-45, -1e-45] * 3)
+    got = ptl.log1p(ptl.tensor(s)).numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.log1p(s)
+    np.testing.assert_array_equal(got, ref)
+    number = ~np.isnan(ref)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(ref[number]))
+
+
+def _points_80():
+    rng = np.random.default_rng(14)
+    return np.concatenate([rng.standard_normal(200000) * 5, rng.uniform(-100, 100, 50000),
+                           -np.geomspace(1e-30, 100, 20000), np.geomspace(1e-30, 100, 20000),
+                           [0.0, -0.0, 20.0, 20.000002, 19.999998]]).astype(np.float32)
+
+
+@pytest.mark.parametrize("beta,threshold", [(1.0, 20.0), (2.0, 30.0), (0.5, 5.0)])
+def test_softplus_float32_accuracy_and_grad(beta, threshold):
+    x = _points_80()
+    x64, b = x.astype(np.float64), float(np.float32(beta))
+    t = x64 * b
+    with np.errstate(over="ignore"):
+        ref = np.where(t > threshold, x64, (np.maximum(t, 0) + np.log1p(np.exp(-np.abs(t)))) / b)
+    got = F.softplus(ptl.tensor(x), beta, threshold).numpy()
+    _assert_ulps(got, ref, 2.5, "softplus")
+    g = np.random.default_rng(15).standard_normal(x.size).astype(np.float32)
+    with np.errstate(over="ignore"):
+        sig = np.where(t < 0, np.exp(t) / (1 + np.exp(t)), 1 / (1 + np.exp(-t)))
+    gref = g * np.where(t > threshold, 1.0, sig)
+    got = ptl.ops.aten.softplus_backward(ptl.tensor(g), ptl.tensor(x), beta, threshold).numpy()
+    _assert_ulps(got, gref, 4.0, "softplus_backward", g * sig)
+
+
+def test_log_sigmoid_float32_accuracy_and_grad():
+    x = _points_80()
+    x64 = x.astype(np.float64)
+    ref = np.minimum(x64, 0) - np.log1p(np.exp(-np.abs(x64)))
+    _assert_ulps(F.logsigmoid(ptl.tensor(x)).numpy(), ref, 2.5, "log_sigmoid")
+    g = np.random.default_rng(16).standard_normal(x.size).astype(np.float32)
+    sig = np.where(x64 > 0, np.exp(-x64) / (1 + np.exp(-x64)), 1 / (1 + np.exp(x64)))
+    got = ptl.ops.aten.log_sigmoid_backward(ptl.tensor(g), ptl.tensor(x)).numpy()
+    _assert_ulps(got, g * sig, 4.0, "log_sigmoid_backward", g * sig)
+
+
+def test_mish_float32_accuracy_and_grad():
+    x = _points_80()
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        t = np.tanh(np.where(x64 > 20, x64, np.log1p(np.exp(x64))))
+    assert_close(F.mish(ptl.tensor(x)), x64 * t, dtype=ptl.float32, rtol=6e-7, atol=1e-37)
+    g = np.random.default_rng(17).standard_normal(x.size).astype(np.float32)
+    e = np.exp(np.minimum(x64, 40))
+    n = e * (e + 2)
+    gref = g * (t + x64 / (1 + np.exp(-x64)) * 4 * (n + 1) / (n + 2) ** 2)
+    got = ptl.ops.aten.mish_backward(ptl.tensor(g), ptl.tensor(x))
+    # t and x sigmoid(x) (1 - t^2) cancel near x = -1.19 (mish's minimum): an absolute error
+    # of a few ulps of |g| / 4 there
+    assert_close(got, gref, rtol=2e-6, atol=1e-7 * np.abs(g).max())
+    if torch is not None:
+        tt = torch.tensor(x).requires_grad_(True)
+        torch.nn.functional.mish(tt).backward(torch.tensor(g))
+        np.testing.assert_allclose(got.numpy(), tt.grad.numpy(), rtol=1e-5,
+                                   atol=1e-6 * np.abs(g).max())

@@ -5,8 +5,8 @@
  * contiguous path the compiler vectorizes and a strided fallback.  Floating functions
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
- * demand an out= of exactly that dtype.  float32 exp, expm1, log, erf, sigmoid and tanh and
- * float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
+ * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, sigmoid and
+ * tanh and float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
  * capability). */
 #include <float.h>
 #include <math.h>
@@ -208,7 +208,7 @@ DEFINE_UNARY_INT(int_id, ID_I)
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
-/* ---- vector loops: float32 exp, expm1, erf, log, sigmoid, tanh and float64 exp ----
+/* ---- vector loops: float32 exp, expm1, erf, log, log1p, sigmoid, tanh and float64 exp ----
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -242,6 +242,7 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     DEFINE_VEC_OP(expm1, S)                                                               \
     DEFINE_VEC_OP(erf, S)                                                                 \
     DEFINE_VEC_OP(log, S)                                                                 \
+    DEFINE_VEC_OP(log1p, S)                                                               \
     DEFINE_VEC_OP(sigmoid, S)                                                             \
     DEFINE_VEC_OP(tanh, S)
 
@@ -314,7 +315,7 @@ DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log2, log2_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(log1p, log1p_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sin, sin_loops, U_FLOAT, NULL)

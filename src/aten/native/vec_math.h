@@ -1,5 +1,5 @@
-/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh and log shared by the unary, activation,
- * softmax and recurrent-cell kernels.  Mirrors the exp/erf of
+/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log and log1p shared by the
+ * unary, activation, softmax and recurrent-cell kernels.  Mirrors the exp/erf of
  * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
  * here).
  *
@@ -19,8 +19,8 @@
  * AVX2+FMA (8 floats / 4 doubles) and AVX-512 (16 floats / 8 doubles), both computing the
  * same bits, chosen at run time by the callers through ptl_cpu_capability(); exp and erf
  * also as portable scalar code without branches or libm calls, which gcc auto-vectorizes in
- * plain loops.  expm1, sigmoid, tanh and log (float only) have only the vector versions; the
- * portable loops use scalar_math.h and libm. */
+ * plain loops.  expm1, sigmoid, tanh, log and log1p (float only) have only the vector
+ * versions; the portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
@@ -406,7 +406,12 @@ PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
  * ..., exact for tiny and subnormal x; the sign of x is or'ed in (expm1 keeps it), which
  * makes expm1(-0) = -0.  Below -87 the clamped formula gives -1 (expm1 rounds to -1 in float
  * from -17.4 on).  A vector with a lane above 88 or NaN takes e^x - 1 there (inf beyond exp's
- * overflow threshold; NaN stays NaN), where -1 is below half an ulp of e^x. */
+ * overflow threshold; NaN stays NaN), where -1 is below half an ulp of e^x.
+ *
+ * log1p: log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the second term is what the
+ * rounding of u lost, to first order, so the result keeps log's accuracy near x = 0; where
+ * u = 1 (|x| below half an ulp of 1, and +-0) it is x itself, and x = -1, x = inf are
+ * patched in (the correction is NaN there). */
 static const float ptl_vm_tanh_coef[] = {-5.70498872745e-3f, 2.06390887954e-2f,
                                          -5.37397155531e-2f, 1.33314422036e-1f,
                                          -3.33332819422e-1f};
@@ -504,6 +509,17 @@ static const float ptl_vm_expm1_coef[] = {1.0f / 40320, 1.0f / 5040, 1.0f / 720,
         y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
         y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
         return PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));    \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log1p_##S(PTL_VT(S) x)                    \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
+        PTL_VT(S) u = PTL_V(S, add)(one, x);                                              \
+        PTL_VT(S) c = PTL_V(S, div)(PTL_V(S, sub)(x, PTL_V(S, sub)(u, one)), u);          \
+        PTL_VT(S) y = PTL_V(S, add)(ptl_vm_log_##S(u), c);                                \
+        y = PTL_VSEL(S, PTL_VCMP(S, u, one, _CMP_EQ_OQ), y, x);                           \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
+        return PTL_VSEL(S, PTL_VCMP(S, u, PTL_V(S, setzero)(), _CMP_EQ_OQ), y,            \
+                        PTL_V(S, set1)(-INFINITY));                                       \
     }
 
 PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
@@ -537,7 +553,8 @@ PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
     PTL_VM_DEFINE_MAP(erf, S)                                                             \
     PTL_VM_DEFINE_MAP(sigmoid, S)                                                         \
     PTL_VM_DEFINE_MAP(tanh, S)                                                            \
-    PTL_VM_DEFINE_MAP(log, S)
+    PTL_VM_DEFINE_MAP(log, S)                                                             \
+    PTL_VM_DEFINE_MAP(log1p, S)
 
 PTL_VM_DEFINE_FLOAT_MAPS(ps)
 PTL_VM_DEFINE_FLOAT_MAPS(ps512)
