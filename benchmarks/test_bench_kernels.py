@@ -1,7 +1,8 @@
-"""Kernel benchmarks: vectorized exp/expm1/erf/sigmoid/tanh, pointwise ops on strided operands,
-gelu and elu forward+backward, softmax and log_softmax rows, amax over the last dim, layer and batch norm,
-addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has the function)
-and PyTorch on the same float32 data, one thread each.
+"""Kernel benchmarks: vectorized exp/expm1/log1p/erf/sigmoid/tanh and activations (gelu, elu,
+softplus, mish), pointwise ops on strided operands, gelu and elu forward+backward, softmax and
+log_softmax rows, amax over the last dim, layer and batch norm, addcmul/addcdiv broadcast.
+Each group runs pytorchlite, NumPy (where it has the function) and PyTorch on the same float32
+data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -38,14 +39,16 @@ def _np_log_softmax(x):
 UNARY = {
     "exp": np.exp,
     "expm1": np.expm1,
+    "log1p": np.log1p,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
 }
 
 
-# NumPy has no vectorized erf (nor gelu, which needs it, nor elu): those groups have no numpy
-# row (rather than a skipped one)
-CASES = [(impl, op) for op in sorted(UNARY) + ["erf", "gelu", "elu"]
+# NumPy has no vectorized erf (nor gelu, which needs it, nor the other activations): those
+# groups have no numpy row (rather than a skipped one)
+ACTIVATIONS = ["gelu", "elu", "softplus", "mish"]
+CASES = [(impl, op) for op in sorted(UNARY) + ["erf"] + ACTIVATIONS
          for impl in ["pytorchlite"] + (["numpy"] if op in UNARY else []) + TORCH]
 
 
@@ -55,7 +58,7 @@ def test_unary_1e6(benchmark, impl, op):
     x = make(impl, randn(10**6))
     if impl == "numpy":
         fn = UNARY[op]
-    elif op in ("gelu", "elu"):
+    elif op in ACTIVATIONS:
         fn = getattr(lib(impl).nn.functional, op)
     else:
         fn = getattr(lib(impl), op)

@@ -360,7 +360,9 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
     {                                                                                     \
         const PTL_VT(S) beta = PTL_V(S, set1)((float)p[0]);                               \
         PTL_VT(S) t = PTL_V(S, mul)(x, beta);                                             \
-        PTL_VT(S) y = PTL_V(S, div)(log1p_exp_##S(t), beta);                              \
+        PTL_VT(S) y = log1p_exp_##S(t);                                                   \
+        /* y / 1 is y: the default beta spares a division */                              \
+        y = (float)p[0] == 1.0f ? y : PTL_V(S, div)(y, beta);                             \
         return PTL_VSEL(S, PTL_VCMP(S, t, PTL_V(S, set1)((float)p[1]), _CMP_GT_OQ), y, x); \
     }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) softplus_dydx_##S(PTL_VT(S) x, const double *p)  \
