@@ -1,7 +1,7 @@
 """The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
-bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, gelu in both forms,
-silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their backwards),
-float64 exp, softmax and log_softmax rows (forward and backward, float32 and
+bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in
+both forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their
+backwards), float64 exp, softmax and log_softmax rows (forward and backward, float32 and
 float64) and every pointwise-program instruction run in a subprocess with
 PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own capability, on random values plus the
 specials and the edges of each formula's ranges, at every tail length from 0 to 40, around
@@ -47,7 +47,7 @@ ops = [("exp", ptl.exp), ("sigmoid", ptl.sigmoid), ("tanh", ptl.tanh), ("erf", p
        ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")), ("silu", F.silu),
        ("expm1", ptl.expm1), ("elu", F.elu), ("selu", F.selu),
        ("celu", lambda t: F.celu(t, 0.7)), ("celu_neg", lambda t: F.celu(t, -0.5)),
-       ("log1p", ptl.log1p), ("softplus", F.softplus),
+       ("log1p", ptl.log1p), ("sinh", ptl.sinh), ("cosh", ptl.cosh), ("softplus", F.softplus),
        ("softplus_b2", lambda t: F.softplus(t, 2.0, 30.0)), ("logsigmoid", F.logsigmoid),
        ("mish", F.mish)]
 grads = [("gelu_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t)),
@@ -140,8 +140,8 @@ def _check_prefix_and_strided(name, f, x):
 ACTIVATIONS = ("gelu", "silu", "elu", "selu", "celu", "softplus", "logsigmoid", "mish")
 
 
-@pytest.mark.parametrize("name", ["exp", "expm1", "sigmoid", "tanh", "erf", "log", "log1p"] +
-                         list(ACTIVATIONS))
+@pytest.mark.parametrize("name", ["exp", "expm1", "sigmoid", "tanh", "erf", "log", "log1p",
+                                  "sinh", "cosh"] + list(ACTIVATIONS))
 def test_every_tail_length_and_strided_input(name):
     F = ptl.nn.functional
     f = getattr(F, name) if name in ACTIVATIONS else getattr(ptl, name)
@@ -155,6 +155,9 @@ def test_every_tail_length_and_strided_input(name):
     ref = {"exp": np.exp, "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "tanh": np.tanh,
            "log": np.log, "silu": lambda v: v / (1 + np.exp(-v)), "expm1": np.expm1,
            "elu": lambda v: np.where(v > 0, v, np.expm1(v)), "log1p": np.log1p,
+           # rounded to float32: sinh(-90) and cosh(-90) overflow it
+           "sinh": lambda v: np.sinh(v).astype(np.float32),
+           "cosh": lambda v: np.cosh(v).astype(np.float32),
            "logsigmoid": lambda v: np.minimum(v, 0) - np.log1p(np.exp(-np.abs(v)))}
     if name in ref:
         with np.errstate(all="ignore"):

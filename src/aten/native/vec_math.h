@@ -1,5 +1,5 @@
-/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log and log1p shared by the
- * unary, activation, softmax and recurrent-cell kernels.  Mirrors the exp/erf of
+/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh and cosh shared
+ * by the unary, activation, softmax and recurrent-cell kernels.  Mirrors the exp/erf of
  * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
  * here).
  *
@@ -19,8 +19,8 @@
  * AVX2+FMA (8 floats / 4 doubles) and AVX-512 (16 floats / 8 doubles), both computing the
  * same bits, chosen at run time by the callers through ptl_cpu_capability(); exp and erf
  * also as portable scalar code without branches or libm calls, which gcc auto-vectorizes in
- * plain loops.  expm1, sigmoid, tanh, log and log1p (float only) have only the vector
- * versions; the portable loops use scalar_math.h and libm. */
+ * plain loops.  expm1, sigmoid, tanh, log, log1p, sinh and cosh (float only) have only the
+ * vector versions; the portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
@@ -411,7 +411,12 @@ PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
  * log1p: log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the second term is what the
  * rounding of u lost, to first order, so the result keeps log's accuracy near x = 0; where
  * u = 1 (|x| below half an ulp of 1, and +-0) it is x itself, and x = -1, x = inf are
- * patched in (the correction is NaN there). */
+ * patched in (the correction is NaN there).
+ *
+ * sinh(|x|) = (E + E / (E + 1)) / 2 with E = expm1(|x|), which does not cancel near 0
+ * (e^x - e^-x would), and cosh(|x|) = (e + 1 / e) / 2, e = e^|x|, the sign of x put back on
+ * sinh.  Above 88, where e^|x| overflows before its half does, both are (w / 2) w with
+ * w = e^(|x| / 2) (the 1 / e part is below the last bit there). */
 static const float ptl_vm_tanh_coef[] = {-5.70498872745e-3f, 2.06390887954e-2f,
                                          -5.37397155531e-2f, 1.33314422036e-1f,
                                          -3.33332819422e-1f};
@@ -510,6 +515,37 @@ static const float ptl_vm_expm1_coef[] = {1.0f / 40320, 1.0f / 5040, 1.0f / 720,
         y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
         return PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));    \
     }                                                                                     \
+    /* (w / 2) w, w = e^(|x| / 2), on the lanes of big (|x| > 88), y elsewhere */          \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_half_exp_big_##S(PTL_VT(S) ax, PTL_VMT(S) big, PTL_VT(S) y)                \
+    {                                                                                     \
+        if (PTL_VBITS(S, big) == 0) {                                                     \
+            return y;                                                                     \
+        }                                                                                 \
+        const PTL_VT(S) half = PTL_V(S, set1)(0.5f);                                      \
+        PTL_VT(S) w = ptl_vm_exp_##S(PTL_V(S, mul)(ax, half));                            \
+        return PTL_VSEL(S, big, y, PTL_V(S, mul)(PTL_V(S, mul)(w, half), w));             \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sinh_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), one = PTL_V(S, set1)(1.0f);         \
+        const PTL_VT(S) hi = PTL_V(S, set1)(88.0f);                                       \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VT(S) e = ptl_vm_expm1_##S(PTL_V(S, min)(hi, ax));                            \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, set1)(0.5f),                                 \
+                                    PTL_V(S, add)(e, PTL_V(S, div)(e, PTL_V(S, add)(e, one)))); \
+        y = ptl_vm_half_exp_big_##S(ax, PTL_VCMP(S, ax, hi, _CMP_GT_OQ), y);              \
+        return PTL_V(S, or)(y, PTL_V(S, and)(sign, x));                                   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_cosh_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), hi = PTL_V(S, set1)(88.0f);           \
+        PTL_VT(S) ax = PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x);                        \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, min)(hi, ax));                              \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, set1)(0.5f),                                 \
+                                    PTL_V(S, add)(e, PTL_V(S, div)(one, e)));             \
+        return ptl_vm_half_exp_big_##S(ax, PTL_VCMP(S, ax, hi, _CMP_GT_OQ), y);           \
+    }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log1p_##S(PTL_VT(S) x)                    \
     {                                                                                     \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
@@ -554,7 +590,9 @@ PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
     PTL_VM_DEFINE_MAP(sigmoid, S)                                                         \
     PTL_VM_DEFINE_MAP(tanh, S)                                                            \
     PTL_VM_DEFINE_MAP(log, S)                                                             \
-    PTL_VM_DEFINE_MAP(log1p, S)
+    PTL_VM_DEFINE_MAP(log1p, S)                                                           \
+    PTL_VM_DEFINE_MAP(sinh, S)                                                            \
+    PTL_VM_DEFINE_MAP(cosh, S)
 
 PTL_VM_DEFINE_FLOAT_MAPS(ps)
 PTL_VM_DEFINE_FLOAT_MAPS(ps512)
