@@ -1,8 +1,8 @@
-"""Kernel benchmarks: vectorized exp/erf/sigmoid/tanh, pointwise ops on strided operands, gelu
-forward+backward, softmax and log_softmax rows, amax over the last dim, max/argmax/norm over
-either dim, layer and batch norm,
-addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has the function)
-and PyTorch on the same float32 data, one thread each.
+"""Kernel benchmarks: vectorized exp/expm1/log1p/erf/sigmoid/tanh and activations (gelu, elu,
+softplus, mish), pointwise ops on strided operands, gelu and elu forward+backward, softmax and
+log_softmax rows, amax over the last dim, max/argmax/norm over either dim, layer and batch
+norm, addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has the
+function) and PyTorch on the same float32 data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -38,14 +38,17 @@ def _np_log_softmax(x):
 
 UNARY = {
     "exp": np.exp,
+    "expm1": np.expm1,
+    "log1p": np.log1p,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
 }
 
 
-# NumPy has no vectorized erf (nor gelu, which needs it): those groups have no numpy row
-# (rather than a skipped one)
-CASES = [(impl, op) for op in sorted(UNARY) + ["erf", "gelu"]
+# NumPy has no vectorized erf (nor gelu, which needs it, nor the other activations): those
+# groups have no numpy row (rather than a skipped one)
+ACTIVATIONS = ["gelu", "elu", "softplus", "mish"]
+CASES = [(impl, op) for op in sorted(UNARY) + ["erf"] + ACTIVATIONS
          for impl in ["pytorchlite"] + (["numpy"] if op in UNARY else []) + TORCH]
 
 
@@ -55,8 +58,8 @@ def test_unary_1e6(benchmark, impl, op):
     x = make(impl, randn(10**6))
     if impl == "numpy":
         fn = UNARY[op]
-    elif op == "gelu":
-        fn = lib(impl).nn.functional.gelu
+    elif op in ACTIVATIONS:
+        fn = getattr(lib(impl).nn.functional, op)
     else:
         fn = getattr(lib(impl), op)
     benchmark(fn, x)
@@ -89,6 +92,18 @@ def test_gelu_forward_backward(benchmark, impl):
     def step():
         x.grad = None
         F.gelu(x).sum().backward()
+    benchmark(step)
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_elu_forward_backward(benchmark, impl):
+    benchmark.group = "elu fwd+bwd 1e6 float32"
+    x = make(impl, randn(10**6), requires_grad=True)
+    F = lib(impl).nn.functional
+
+    def step():
+        x.grad = None
+        F.elu(x).sum().backward()
     benchmark(step)
 
 

@@ -1,5 +1,6 @@
-"""NN op benchmarks (forward only): conv2d, max_pool2d, softmax, log_softmax, cross_entropy
-next to PyTorch (NumPy has no such ops), and float32 matmul next to NumPy and PyTorch."""
+"""NN op benchmarks: conv2d (forward, forward+backward, each gradient), max_pool2d (forward,
+forward+backward), softmax, log_softmax, cross_entropy next to PyTorch (NumPy has no such
+ops), and float32 matmul next to NumPy and PyTorch."""
 import numpy as np
 import pytest
 
@@ -101,6 +102,29 @@ def test_pool2d(benchmark, impl, pool):
     x = lib.tensor(randn((32, 64, 32, 32)))
     out = benchmark(getattr(lib.nn.functional, pool), x, 2)
     assert tuple(out.shape) == (32, 64, 16, 16)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("part", ["forward+backward", "backward kernel"])
+def test_max_pool2d_forward_backward(benchmark, impl, part):
+    """The small CNN's first pooling: forward then backward, and the backward kernel alone
+    (the gradient scattered through the indices: Note [Max pooling backward])."""
+    benchmark.group = f"max_pool2d 2x2 64x32x26x26, {part}"
+    lib = library(impl)
+    x = lib.tensor(randn((64, 32, 26, 26))).requires_grad_()
+    gy = lib.tensor(randn((64, 32, 13, 13), 1))
+    if part == "backward kernel":
+        _, idx = lib.ops.aten.max_pool2d_with_indices(x.detach(), [2, 2], [2, 2])
+        out = benchmark(lib.ops.aten.max_pool2d_with_indices_backward, gy, x.detach(), [2, 2],
+                        [2, 2], [0, 0], [1, 1], False, idx)
+    else:
+        def step():
+            x.grad = None
+            lib.nn.functional.max_pool2d(x, 2).backward(gy)
+            return x.grad
+
+        out = benchmark(step)
+    assert tuple(out.shape) == (64, 32, 26, 26)
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)

@@ -359,3 +359,57 @@ def test_pool_errors_unchanged():
         F.max_pool2d(x, 2, 2, 2)
     with pytest.raises(RuntimeError, match=re.escape("divisor must be not zero")):
         F.avg_pool2d(x, 2, divisor_override=0)
+
+
+# (input shape, kernel, stride, padding, dilation, ceil_mode) for the backward's scatter
+SCATTER_CASES = [
+    ((4, 8, 26, 26), 2, 2, 0, 1, False),    # the small CNN's pooling: disjoint windows
+    ((3, 5, 27, 25), 2, 2, 0, 1, True),     # odd sides, ceil_mode's partial windows
+    ((3, 5, 27, 25), 2, 2, 0, 1, False),    # odd sides, a row and a column uncovered
+    ((2, 6, 17, 19), 3, 1, 1, 1, False),    # overlapping windows: sums in output order
+    ((2, 6, 17, 19), 3, 2, 1, 2, True),     # dilation, padding and ceil_mode
+    ((700, 9, 9), 3, 2, 0, 1, False),       # many small planes (a 3-D input)
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("case", SCATTER_CASES)
+def test_max_pool2d_backward_bits(case, dtype, threads):
+    """Note [Max pooling backward]: each plane of grad_input is zeroed and added into in
+    output order, so the result is NumPy's unbuffered np.add.at in the same dtype bit for bit
+    (ties, NaN maxima, -0.0 gradients, on 1 and 2 threads splitting the planes)."""
+    shape, k, s, p, d, ceil = case
+    rng = np.random.default_rng(sum(shape))
+    a = rng.integers(-2, 3, shape).astype(dtype)
+    a[rng.random(shape) < 0.03] = np.nan
+    x = ptl.tensor(a)
+    y, i = F.max_pool2d(x, k, s, p, d, ceil_mode=ceil, return_indices=True)
+    g = rng.standard_normal(tuple(y.shape)).astype(dtype)
+    g[rng.random(g.shape) < 0.05] = -0.0
+    gi = ptl.ops.aten.max_pool2d_with_indices_backward(
+        ptl.tensor(g), x, [k, k], [s, s], [p, p], [d, d], ceil, i).numpy()
+    H, W = shape[-2:]
+    ref = np.zeros((int(np.prod(shape[:-2])), H * W), dtype)
+    gf, ix = g.reshape(ref.shape[0], -1), i.numpy().reshape(ref.shape[0], -1)
+    for pl in range(ref.shape[0]):
+        np.add.at(ref[pl], ix[pl], gf[pl])
+    np.testing.assert_array_equal(gi.reshape(ref.shape).view(np.uint8), ref.view(np.uint8))
+    if dtype == np.float32:
+        t = ptl.tensor(a).requires_grad_(True)
+        F.max_pool2d(t, k, s, p, d, ceil_mode=ceil).backward(ptl.tensor(g))
+        np.testing.assert_array_equal(t.grad.numpy().view(np.uint8),
+                                      gi.view(np.uint8))
+
+
+@pytest.mark.parametrize("bad", [-1, 81, 10 ** 12])
+def test_max_pool2d_backward_index_checked_in_every_plane(bad, threads):
+    """Each index is checked as the scatter uses it: a bad one in the last plane (the second
+    thread's) raises PyTorch's IndexError with its message, and nothing leaks."""
+    x = ptl.tensor(np.random.default_rng(1).standard_normal((64, 9, 9)).astype(np.float32))
+    y, i = F.max_pool2d(x, 3, return_indices=True)
+    idx = i.numpy().copy()
+    idx[-1, 2, 1] = bad
+    with pytest.raises(IndexError, match=rf"^index {bad} is out of bounds for an input plane "
+                                         r"of 81 elements$"):
+        ptl.ops.aten.max_pool2d_with_indices_backward(ptl.ones_like(y), x, [3, 3], [3, 3],
+                                                      [0, 0], [1, 1], False, ptl.tensor(idx))

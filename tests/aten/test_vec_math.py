@@ -327,3 +327,269 @@ def test_silu_float32_accuracy_and_grad():
         tt = torch.tensor(x[-40:]).requires_grad_(True)
         torch.nn.functional.silu(tt).sum().backward()
         np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def _expm1_points():
+    """float32 points for expm1: every 1009th positive finite bit pattern, 0.1% of the
+    subnormals, 2001 consecutive floats around each edge of the reduction (x = (k + 1/2) ln2,
+    where n changes) and of the clamps, all with both signs, plus the specials."""
+    lattice = np.arange(0, 0x7f800000, 1009, dtype=np.uint32)
+    subnormal = np.arange(1, 0x800000, 997, dtype=np.uint32)
+    edges = np.concatenate([(np.arange(-127, 129) + 0.5) * math.log(2),
+                            [88.0, 87.0, 17.33, 17.4, 88.72283935546875, 0.3, 1e-4]])
+    edges = np.abs(edges).astype(np.float32).view(np.uint32)
+    near = (edges[:, None].astype(np.int64) + np.arange(-1000, 1001)).ravel().astype(np.uint32)
+    pos = np.concatenate([lattice, subnormal, near]).view(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, np.finfo(np.float32).max,
+                        -np.finfo(np.float32).max, 89.0, -89.0, 1000.0, -1000.0], np.float32)
+    return np.concatenate([pos, -pos, special])
+
+
+def test_expm1_float32_max_ulp():
+    x = _expm1_points()
+    got = ptl.expm1(ptl.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = np.expm1(x.astype(np.float64))
+    err = ulps(got, ref, np.float32)
+    worst = int(err.argmax())
+    # measured 1.23 (at x = 16.6, where 2^n rh + 2^n - 1 rounds above 2^24); libm's expm1f
+    # (the portable loops) is within 0.5
+    assert err.max() <= 1.5, (x[worst], got[worst], ref[worst])
+    # tiny x: expm1(x) rounds to x itself
+    tiny = np.concatenate([x[np.abs(x) < 1e-8], [1e-45, -1e-45, 1.17e-38]]).astype(np.float32)
+    np.testing.assert_array_equal(ptl.expm1(ptl.tensor(tiny)).numpy(), tiny)
+
+
+def test_expm1_edges():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 88.0, 88.7, 88.72283935546875, 89.0,
+                  -87.0, -87.5, -1000.0, -17.4, 1e-45, -1e-45, 3e38, -3e38] * 3, np.float32)
+    got = ptl.expm1(ptl.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = np.expm1(x.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(got[np.isinf(ref) | (ref == -1) | (x == 0)],
+                                  ref[np.isinf(ref) | (ref == -1) | (x == 0)])
+    assert np.signbit(got[1]) and not np.signbit(got[0]) and np.isnan(got[4])
+    assert ulps(got, ref.astype(np.float64), np.float32).max() <= 1.5
+    # float64 stays on libm's expm1
+    x8 = np.array([1e-300, -1e-17, 0.3, -0.7, 20.0, 700.0, -40.0])
+    np.testing.assert_array_equal(ptl.expm1(ptl.tensor(x8)).numpy(), np.expm1(x8))
+
+
+# (alpha, scale, input_scale): elu, selu, celu(0.7) and celu with a negative alpha
+ELU_PARAMS = [(1.0, 1.0, 1.0), (0.3, 1.0, 1.0),
+              (1.6732632423543772, 1.0507009873554805, 1.0), (0.7, 1.0, 1 / 0.7),
+              (-0.5, 1.0, -2.0)]
+
+
+def _elu_points(input_scale):
+    rng = np.random.default_rng(12)
+    lo = -40.0 if input_scale < 0 else -120.0   # beyond, e^(x input_scale) overflows float
+    x = np.concatenate([rng.standard_normal(100000) * 4, rng.uniform(lo, 5, 50000),
+                        -np.geomspace(1e-38, 40, 20000), np.geomspace(1e-38, 40, 1000),
+                        [0.0, -0.0, 1e-45, -1e-45]])
+    return x.astype(np.float32)
+
+
+def _elu_refs(x, g, alpha, scale, input_scale):
+    """elu, its slope times g from x, and from the result, in float64 with the parameters
+    and the products alpha scale, input_scale alpha scale rounded to float as the kernel
+    takes them"""
+    a, s, i = (float(np.float32(v)) for v in (alpha, scale, input_scale))
+    x = x.astype(np.float64)
+    neg = x <= 0
+    y = np.where(neg, float(np.float32(alpha * scale)) * np.expm1(x * i), s * x)
+    dx = g * np.where(neg, float(np.float32(i * alpha * scale)) * np.exp(x * i), s)
+    return y, dx
+
+
+def _assert_ulps(got, ref, bound, what, coef=None):
+    """ulp error against ref (float64); where ref = coef e^t with e^t subnormal in float (its
+    absolute error a few steps of 2^-149), |got - ref| within (4 |coef| + 1) 2^-149"""
+    err = ulps(got, ref, np.float32)
+    if coef is not None:
+        coef = np.abs(np.asarray(coef, np.float64))
+        tiny = np.abs(ref) < coef * np.finfo(np.float32).tiny
+        with np.errstate(divide="ignore", invalid="ignore"):
+            err = np.where(tiny, np.abs(got - ref) / ((4 * coef + 1) * 2.0 ** -149) * bound,
+                           err)
+    worst = int(err.argmax())
+    assert err.max() <= bound, (what, worst, got[worst], ref[worst])
+
+
+@pytest.mark.parametrize("alpha,scale,input_scale", ELU_PARAMS)
+def test_elu_float32_accuracy(alpha, scale, input_scale):
+    """elu (and so selu and celu) and both backwards against float64: the forward within
+    about 2 ulps, the backward within 3 (e^t, its coefficient, and the product with g)."""
+    x = _elu_points(input_scale)
+    g = np.random.default_rng(13).standard_normal(x.size).astype(np.float32)
+    y_ref, dx_ref = _elu_refs(x, g.astype(np.float64), alpha, scale, input_scale)
+    y = ptl.ops.aten.elu(ptl.tensor(x), alpha, scale, input_scale).numpy()
+    _assert_ulps(y, y_ref, 2.5, "elu", np.float32(alpha * scale))
+    dx = ptl.ops.aten.elu_backward(ptl.tensor(g), alpha, scale, input_scale, False,
+                                   ptl.tensor(x)).numpy()
+    coef = g * np.float32(input_scale * alpha * scale)
+    _assert_ulps(dx, dx_ref, 3.5, "elu_backward", coef)
+    if alpha >= 0:
+        # from the result: input_scale (y + alpha scale) cancels as y nears -alpha scale, so
+        # the reference takes the same float y, and the error of alpha scale (rounded to
+        # float by the vector loops, exact in the double loops) is allowed for
+        y64 = y.astype(np.float64)
+        a_s = float(np.float32(alpha * scale))
+        i, s = float(np.float32(input_scale)), float(np.float32(scale))
+        ref = g * np.where(y64 <= 0, i * (y64 + a_s), s)
+        got = ptl.ops.aten.elu_backward(ptl.tensor(g), alpha, scale, input_scale, True,
+                                        ptl.tensor(y)).numpy()
+        err = np.abs(got - ref) - np.abs(g * i * a_s) * 2.0 ** -24
+        assert (err <= 3 * 2.0 ** -24 * np.abs(ref)).all()
+
+
+def test_elu_specials():
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, -1e30, 1e30, -100.0] * 3, np.float32)
+    for alpha, scale, input_scale in ELU_PARAMS:
+        got = ptl.ops.aten.elu(ptl.tensor(x), alpha, scale, input_scale).numpy()
+        with np.errstate(over="ignore", invalid="ignore"):
+            ref = ptl.ops.aten.elu(ptl.tensor(x.astype(np.float64)), alpha, scale,
+                                   input_scale).numpy().astype(np.float32)
+        finite = np.isfinite(ref) & (np.abs(x) < 1e30)
+        np.testing.assert_allclose(got[finite], ref[finite], rtol=3e-7, atol=0)
+        np.testing.assert_array_equal(np.signbit(got[3:5]), np.signbit(ref[3:5]))
+        assert np.isnan(got[0]) and got[1] == np.inf
+        ones = ptl.ones(x.size)
+        dx = ptl.ops.aten.elu_backward(ones, alpha, scale, input_scale, False,
+                                       ptl.tensor(x)).numpy()
+        dref = ptl.ops.aten.elu_backward(ones.double(), alpha, scale, input_scale, False,
+                                         ptl.tensor(x.astype(np.float64))).numpy()
+        with np.errstate(over="ignore"):
+            dref = dref.astype(np.float32)
+        np.testing.assert_allclose(dx, dref, rtol=3e-7, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 31, 33, 100])
+def test_elu_tails_strided_and_broadcast_grad(n):
+    """Every element goes through the same formula whatever the length (masked tails); a
+    strided input (the double loop) and a broadcast grad_output agree with it."""
+    x = np.random.default_rng(n).standard_normal((3, n)).astype(np.float32) * 4
+    full = F.selu(ptl.tensor(x)).numpy()
+    for r in range(3):
+        np.testing.assert_array_equal(F.selu(ptl.tensor(x[r])).numpy(), full[r])
+    s = ptl.tensor(np.ascontiguousarray(x.T)).t()
+    np.testing.assert_allclose(F.selu(s).numpy(), full, rtol=5e-7, atol=1e-37)
+    g1 = ptl.tensor([0.5], dtype=ptl.float32).expand(3 * n)
+    gb = ptl.ops.aten.elu_backward(g1, 1.0, 1, 1, False, ptl.tensor(x.ravel())).numpy()
+    gf = ptl.ops.aten.elu_backward(ptl.full([3 * n], 0.5), 1.0, 1, 1, False,
+                                   ptl.tensor(x.ravel())).numpy()
+    np.testing.assert_array_equal(gb, gf)
+    xt = ptl.tensor(x).requires_grad_(True)
+    F.celu(xt, 0.7).sum().backward()
+    x64 = x.astype(np.float64)
+    a = float(np.float32(0.7))
+    ref = np.where(x64 > 0, 1.0, np.exp(x64 * float(np.float32(1 / 0.7))))
+    np.testing.assert_allclose(xt.grad.numpy(), ref, rtol=5e-7, atol=0)
+    if torch is not None:
+        tt = torch.tensor(x).requires_grad_(True)
+        torch.nn.functional.celu(tt, 0.7).sum().backward()
+        np.testing.assert_allclose(xt.grad.numpy(), tt.grad.numpy(), rtol=1e-6, atol=0)
+        np.testing.assert_allclose(full, torch.nn.functional.selu(torch.tensor(x)).numpy(),
+                                   rtol=1e-6, atol=0)
+    assert a > 0
+
+
+def test_log1p_float32_accuracy_and_edges():
+    """Note [Vector expm1]'s log1p: log(1 + x) plus the rounding error of 1 + x, over every
+    1009th float above -1 and around the edges; x itself where 1 + x rounds to 1."""
+    pos = np.arange(0, 0x7f800000, 1009, dtype=np.uint32).view(np.float32)
+    neg = -np.arange(0, 0x3f800000, 1009, dtype=np.uint32).view(np.float32)
+    edges = np.float32([-1.0, -0.9999999, -0.5, 1e-8, -1e-8, 5.96e-8, -2.98e-8, 1.0, 3e38])
+    x = np.concatenate([pos, neg, edges])
+    got = ptl.log1p(ptl.tensor(x)).numpy()
+    with np.errstate(divide="ignore"):
+        err = ulps(got, np.log1p(x.astype(np.float64)), np.float32)
+    assert err.max() <= 2.0, x[err.argmax()]     # measured 1.44
+    s = np.float32([0.0, -0.0, np.inf, -1.0, -1.5, -np.inf, np.nan, 1e-45, -1e-45] * 3)
+    got = ptl.log1p(ptl.tensor(s)).numpy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ref = np.log1p(s)
+    np.testing.assert_array_equal(got, ref)
+    number = ~np.isnan(ref)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(ref[number]))
+
+
+def _points_80():
+    rng = np.random.default_rng(14)
+    return np.concatenate([rng.standard_normal(200000) * 5, rng.uniform(-100, 100, 50000),
+                           -np.geomspace(1e-30, 100, 20000), np.geomspace(1e-30, 100, 20000),
+                           [0.0, -0.0, 20.0, 20.000002, 19.999998]]).astype(np.float32)
+
+
+@pytest.mark.parametrize("beta,threshold", [(1.0, 20.0), (2.0, 30.0), (0.5, 5.0)])
+def test_softplus_float32_accuracy_and_grad(beta, threshold):
+    x = _points_80()
+    x64, b = x.astype(np.float64), float(np.float32(beta))
+    t = x64 * b
+    with np.errstate(over="ignore"):
+        ref = np.where(t > threshold, x64, (np.maximum(t, 0) + np.log1p(np.exp(-np.abs(t)))) / b)
+    got = F.softplus(ptl.tensor(x), beta, threshold).numpy()
+    _assert_ulps(got, ref, 2.5, "softplus")
+    g = np.random.default_rng(15).standard_normal(x.size).astype(np.float32)
+    with np.errstate(over="ignore"):
+        sig = np.where(t < 0, np.exp(t) / (1 + np.exp(t)), 1 / (1 + np.exp(-t)))
+    gref = g * np.where(t > threshold, 1.0, sig)
+    got = ptl.ops.aten.softplus_backward(ptl.tensor(g), ptl.tensor(x), beta, threshold).numpy()
+    _assert_ulps(got, gref, 4.0, "softplus_backward", g * sig)
+
+
+def test_log_sigmoid_float32_accuracy_and_grad():
+    x = _points_80()
+    x64 = x.astype(np.float64)
+    ref = np.minimum(x64, 0) - np.log1p(np.exp(-np.abs(x64)))
+    _assert_ulps(F.logsigmoid(ptl.tensor(x)).numpy(), ref, 2.5, "log_sigmoid")
+    g = np.random.default_rng(16).standard_normal(x.size).astype(np.float32)
+    sig = np.where(x64 > 0, np.exp(-x64) / (1 + np.exp(-x64)), 1 / (1 + np.exp(x64)))
+    got = ptl.ops.aten.log_sigmoid_backward(ptl.tensor(g), ptl.tensor(x)).numpy()
+    _assert_ulps(got, g * sig, 4.0, "log_sigmoid_backward", g * sig)
+
+
+def test_mish_float32_accuracy_and_grad():
+    x = _points_80()
+    x64 = x.astype(np.float64)
+    with np.errstate(over="ignore"):
+        t = np.tanh(np.where(x64 > 20, x64, np.log1p(np.exp(x64))))
+    assert_close(F.mish(ptl.tensor(x)), x64 * t, dtype=ptl.float32, rtol=6e-7, atol=1e-37)
+    g = np.random.default_rng(17).standard_normal(x.size).astype(np.float32)
+    e = np.exp(np.minimum(x64, 40))
+    n = e * (e + 2)
+    gref = g * (t + x64 / (1 + np.exp(-x64)) * 4 * (n + 1) / (n + 2) ** 2)
+    got = ptl.ops.aten.mish_backward(ptl.tensor(g), ptl.tensor(x))
+    # t and x sigmoid(x) (1 - t^2) cancel near x = -1.19 (mish's minimum): an absolute error
+    # of a few ulps of |g| / 4 there
+    assert_close(got, gref, rtol=2e-6, atol=1e-7 * np.abs(g).max())
+    if torch is not None:
+        tt = torch.tensor(x).requires_grad_(True)
+        torch.nn.functional.mish(tt).backward(torch.tensor(g))
+        np.testing.assert_allclose(got.numpy(), tt.grad.numpy(), rtol=1e-5,
+                                   atol=1e-6 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("name,bound", [("sinh", 2.5), ("cosh", 2.5)])
+def test_sinh_cosh_float32_accuracy_and_edges(name, bound):
+    """sinh from expm1 (no cancellation near 0) and cosh from exp, both through (w / 2) w
+    above 88 where e^|x| overflows first: every 1009th float of both signs, the floats
+    around 88 and the overflow edge, within 2.5 ulp (measured 2.1 and 1.4 below 88, 2.3
+    above)."""
+    lattice = np.arange(0, 0x7f800000, 1009, dtype=np.uint32).view(np.float32)
+    edges = np.float32([88.0, 89.41599, 1e-4, 0.5]).view(np.uint32)
+    near = (edges[:, None].astype(np.int64) + np.arange(-2000, 2001)).ravel()
+    pos = np.concatenate([lattice, near.astype(np.uint32).view(np.float32)])
+    x = np.concatenate([pos, -pos])
+    got = getattr(ptl, name)(ptl.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = getattr(np, name)(x.astype(np.float64))
+    err = ulps(got, ref, np.float32)
+    assert err.max() <= bound, x[err.argmax()]
+    s = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-30, 100.0, -100.0])
+    got = getattr(ptl, name)(ptl.tensor(s)).numpy()
+    with np.errstate(over="ignore"):
+        ref = getattr(np, name)(s)
+    np.testing.assert_array_equal(got, ref)
+    number = ~np.isnan(ref)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(ref[number]))

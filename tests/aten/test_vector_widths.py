@@ -1,5 +1,6 @@
 """The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
-bits: every float32 routine (exp, sigmoid, tanh, erf, log, gelu in both forms, silu, their
+bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in
+both forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their
 backwards), float64 exp, softmax and log_softmax rows (forward and backward, float32 and
 float64) and every pointwise-program instruction run in a subprocess with
 PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own capability, on random values plus the
@@ -28,7 +29,8 @@ def edges():
     base = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-40, -1e-40,
             np.finfo(f).tiny, -np.finfo(f).tiny, np.finfo(f).max, -np.finfo(f).max,
             88.72283935546875, -103.972084045410, -86.0, 88.0, 20.0, -20.0, 87.0, -87.4,
-            0.625, -0.625, 1.0, -1.0, 1.4142135, 2 ** 0.5 * 3.93, -(2 ** 0.5) * 3.93, 3.93,
+            0.625, -0.625, 1.0, -1.0, 0.34657359, -0.34657359, 1.0397208, -1.0397208,
+            16.63553, -17.33, -40.0, 44.4, 1.4142135, 2 ** 0.5 * 3.93, -(2 ** 0.5) * 3.93, 3.93,
             -3.93, 5.56, -5.56, -5.5, -3.0, -80.0, 80.0, -7.0, 10.0, 1e30, -1e30, 1e-30]
     pts = np.array(base, f)
     return np.concatenate([pts, np.nextafter(pts, f(np.inf)), np.nextafter(pts, f(-np.inf))])
@@ -42,10 +44,21 @@ xl = np.resize(x, 100020)
 gl = np.resize(g, 100020)
 ops = [("exp", ptl.exp), ("sigmoid", ptl.sigmoid), ("tanh", ptl.tanh), ("erf", ptl.erf),
        ("log", lambda t: ptl.log(t)), ("gelu", F.gelu),
-       ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")), ("silu", F.silu)]
+       ("gelu_tanh", lambda t: F.gelu(t, approximate="tanh")), ("silu", F.silu),
+       ("expm1", ptl.expm1), ("elu", F.elu), ("selu", F.selu),
+       ("celu", lambda t: F.celu(t, 0.7)), ("celu_neg", lambda t: F.celu(t, -0.5)),
+       ("log1p", ptl.log1p), ("sinh", ptl.sinh), ("cosh", ptl.cosh), ("softplus", F.softplus),
+       ("softplus_b2", lambda t: F.softplus(t, 2.0, 30.0)), ("logsigmoid", F.logsigmoid),
+       ("mish", F.mish)]
 grads = [("gelu_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t)),
          ("gelu_tanh_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t, approximate="tanh")),
-         ("silu_bw", lambda g, t: ptl.ops.aten.silu_backward(g, t))]
+         ("silu_bw", lambda g, t: ptl.ops.aten.silu_backward(g, t)),
+         ("selu_bw", lambda g, t: ptl.ops.aten.elu_backward(g, 1.6732632, 1.0507010, 1, False, t)),
+         ("celu_bw", lambda g, t: ptl.ops.aten.elu_backward(g, -0.5, 1, -2.0, False, t)),
+         ("elu_result_bw", lambda g, t: ptl.ops.aten.elu_backward(g, 0.7, 1, 1 / 0.7, True, t)),
+         ("softplus_bw", lambda g, t: ptl.ops.aten.softplus_backward(g, t, 2.0, 30.0)),
+         ("logsigmoid_bw", lambda g, t: ptl.ops.aten.log_sigmoid_backward(g, t)),
+         ("mish_bw", lambda g, t: ptl.ops.aten.mish_backward(g, t))]
 out = sys.stdout.buffer
 def emit(t):
     out.write(t.numpy().tobytes())
@@ -124,19 +137,28 @@ def _check_prefix_and_strided(name, f, x):
     return full
 
 
-@pytest.mark.parametrize("name", ["exp", "sigmoid", "tanh", "erf", "log", "gelu", "silu"])
+ACTIVATIONS = ("gelu", "silu", "elu", "selu", "celu", "softplus", "logsigmoid", "mish")
+
+
+@pytest.mark.parametrize("name", ["exp", "expm1", "sigmoid", "tanh", "erf", "log", "log1p",
+                                  "sinh", "cosh"] + list(ACTIVATIONS))
 def test_every_tail_length_and_strided_input(name):
     F = ptl.nn.functional
-    f = getattr(F, name) if name in ("gelu", "silu") else getattr(ptl, name)
+    f = getattr(F, name) if name in ACTIVATIONS else getattr(ptl, name)
     rng = np.random.default_rng(11)
     x = np.concatenate([rng.standard_normal(20000) * 4, [-7.0, -90.0, np.nan, 0.7]])
     x = x.astype(np.float32)
-    if name == "log":
+    if name in ("log", "log1p"):
         x = np.abs(x)
     full = _check_prefix_and_strided(name, f, x)
     x64 = x.astype(np.float64)
     ref = {"exp": np.exp, "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "tanh": np.tanh,
-           "log": np.log, "silu": lambda v: v / (1 + np.exp(-v))}
+           "log": np.log, "silu": lambda v: v / (1 + np.exp(-v)), "expm1": np.expm1,
+           "elu": lambda v: np.where(v > 0, v, np.expm1(v)), "log1p": np.log1p,
+           # rounded to float32: sinh(-90) and cosh(-90) overflow it
+           "sinh": lambda v: np.sinh(v).astype(np.float32),
+           "cosh": lambda v: np.cosh(v).astype(np.float32),
+           "logsigmoid": lambda v: np.minimum(v, 0) - np.log1p(np.exp(-np.abs(v)))}
     if name in ref:
         with np.errstate(all="ignore"):
             r = ref[name](x64)

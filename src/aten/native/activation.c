@@ -6,8 +6,8 @@
  * (alpha, beta, lambd, ...) travel in a double[4] as the loop's `extra`.  Forward loops
  * take (out, self), backward loops (grad_input, grad_output, self).  Only floating
  * dtypes have loops, so integer and bool inputs raise PyTorch's "not implemented for".
- * Exception: float32 gelu (both forms), silu and their backwards run in float vectors
- * (Note [Vector activations]). */
+ * Exception: float32 gelu (both forms), silu, elu, softplus, log_sigmoid, mish and their
+ * backwards run in float vectors (Note [Vector activations]). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -147,9 +147,19 @@ DEFINE_ACT_FLOAT_LOOPS(gelu, GELU_F)
 DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, gelu_grad, GELU_G)
 DEFINE_ACT_FLOAT_LOOPS(silu, SILU_F)
 DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
+DEFINE_ACT_FLOAT_LOOPS(elu, ELU_F)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, elu_grad, ELU_G)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, elu_result_grad, ELU_RG)
+DEFINE_ACT_FLOAT_LOOPS(softplus, SOFTPLUS_F)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, softplus_grad, SOFTPLUS_G)
+DEFINE_ACT_FLOAT_LOOPS(log_sigmoid, LOGSIG_F)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, log_sigmoid_grad, LOGSIG_G)
+DEFINE_ACT_FLOAT_LOOPS(mish, MISH_F)
+DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, mish_grad, MISH_G)
 
 /* Note [Vector activations]
- * float32 gelu (both forms), silu and their backwards run in float on contiguous data, 8
+ * float32 gelu (both forms), silu, elu (celu and selu are elu), softplus, log_sigmoid, mish
+ * and their backwards run in float on contiguous data, 8
  * (AVX2) or 16 (AVX-512) lanes at a time, the tail through masked loads, with the formulas
  * below written once for both widths (Note [Vector twins]).  An element below the formula's
  * limit (where float cancellation would lose digits, or e^-x nears overflow) or NaN is
@@ -169,7 +179,25 @@ DEFINE_FLOAT_LOOPS(DEFINE_ACT_GRAD_LOOP, silu_grad, SILU_G)
  * 0.044715 x^3); neither form cancels, so only NaN has a limit.  Backward s + 2 x s (1 - s)
  * du/dx, with 1 - s = e^(-2u) s.
  * silu: x s with s = 1 / (1 + e^-x); backward s (1 + x e^-x s) (1 - s written as e^-x s,
- * which does not cancel); the limit is -80. */
+ * which does not cancel); the limit is -80.
+ * elu, with p = {alpha, scale, input_scale} and the coefficients (alpha scale, input_scale
+ * alpha scale) rounded once to float: x > 0 gives scale x, x <= 0 alpha scale
+ * expm1(input_scale x) (Note [Vector expm1]); the backward's slope is scale or input_scale
+ * alpha scale e^(input_scale x), or from the result y (elu_ in place) scale or
+ * input_scale (y + alpha scale).  input_scale x is split exactly into t + lo (one FMA) and
+ * the exponential corrected by its derivative times lo, so celu's 1 / alpha costs no
+ * accuracy (rounding t alone would put 2^-24 |t| into e^t: 60 ulps at t = -100).  expm1 and
+ * exp get 0 on the lanes whose result they do not give (x > 0, NaN: scale x), so no lane
+ * leaves their fast paths for nothing; nothing cancels, so only NaN has a limit.
+ * softplus: log(1 + e^t) / beta, t = beta x, as max(t, 0) + log1p(e^-|t|) (Note [Vector
+ * expm1]'s log1p), which neither overflows nor cancels, and x where t > threshold; backward
+ * sigmoid(t) there, else 1.  log_sigmoid: min(x, 0) - log1p(e^-|x|), backward sigmoid(-x);
+ * both backwards take sigmoid from e^-|t| (e^t / (1 + e^t) for t < 0), right down to the
+ * subnormals.
+ * mish: x tanh(softplus(x)) with tanh(log(1 + e^x)) = n / (n + 2), n = e^x (e^x + 2), and
+ * 1 - tanh^2 = 4 (n + 1) / (n + 2)^2, neither cancelling (1 - t^2 would in float for
+ * x > 4); backward t + x sigmoid(x) (1 - t^2); the limit is -80, where e^x nears the
+ * subnormals.  Only NaN has a limit in the others. */
 #ifdef PTL_HAVE_AVX2_KERNELS
 #define GELU_ABS_MAX 13.0f
 #define GELU_P 3.181980550e-01f
@@ -195,14 +223,18 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
         return PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_LT_OQ),               \
                         PTL_V(S, sub)(one, c), c);                                        \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_y_##S(PTL_VT(S) x)                          \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_y_##S(PTL_VT(S) x, const double *p)                                          \
     {                                                                                     \
+        (void)p;                                                                          \
         PTL_VT(S) e;                                                                      \
         return PTL_V(S, mul)(x, gelu_cdf_##S(x, &e));                                     \
     }                                                                                     \
     /* cdf + x pdf; the pdf is 0 where |x| was clamped, as the double formula's e^-inf */  \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_dydx_##S(PTL_VT(S) x)                       \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_dydx_##S(PTL_VT(S) x, const double *p)                                       \
     {                                                                                     \
+        (void)p;                                                                          \
         PTL_VT(S) e, cdf = gelu_cdf_##S(x, &e);                                           \
         PTL_VT(S) pdf = PTL_V(S, mul)(e, PTL_V(S, set1)(0.3989422804014327f));            \
         pdf = PTL_VSEL(S, PTL_VCMP(S, PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x),         \
@@ -218,12 +250,16 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
         return ptl_vm_exp_##S(                                                            \
             PTL_V(S, mul)(PTL_V(S, mul)(x, c), PTL_V(S, set1)(-1.5957691216057308f)));    \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_tanh_y_##S(PTL_VT(S) x)                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_tanh_y_##S(PTL_VT(S) x, const double *p)                                     \
     {                                                                                     \
+        (void)p;                                                                          \
         return PTL_V(S, div)(x, PTL_V(S, add)(PTL_V(S, set1)(1.0f), gelu_tanh_e_##S(x))); \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) gelu_tanh_dydx_##S(PTL_VT(S) x)                  \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        gelu_tanh_dydx_##S(PTL_VT(S) x, const double *p)                                  \
     {                                                                                     \
+        (void)p;                                                                          \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f), e = gelu_tanh_e_##S(x);               \
         PTL_VT(S) sg = PTL_V(S, div)(one, PTL_V(S, add)(one, e));                         \
         PTL_VT(S) du = PTL_V(S, mul)(                                                     \
@@ -242,29 +278,150 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
                                   PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ);                  \
         return PTL_VSEL(S, inf, PTL_V(S, add)(sg, t), PTL_V(S, set1)(NAN));               \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) silu_y_##S(PTL_VT(S) x)                          \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        silu_y_##S(PTL_VT(S) x, const double *p)                                          \
     {                                                                                     \
+        (void)p;                                                                          \
         PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));              \
         return PTL_V(S, div)(x, PTL_V(S, add)(PTL_V(S, set1)(1.0f), e));                  \
     }                                                                                     \
     /* sg (1 + x e sg), sg = 1 / (1 + e), e = e^-x */                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) silu_dydx_##S(PTL_VT(S) x)                       \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        silu_dydx_##S(PTL_VT(S) x, const double *p)                                       \
     {                                                                                     \
+        (void)p;                                                                          \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
         PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));              \
         PTL_VT(S) sg = PTL_V(S, div)(one, PTL_V(S, add)(one, e));                         \
         return PTL_V(S, mul)(sg, PTL_V(S, fmadd)(x, PTL_V(S, mul)(e, sg), one));          \
+    }                                                                                     \
+    /* input_scale x where x <= 0 (the mask *neg), else 0; where also -inf < t < 88 (the  \
+     * mask *exact: e^t finite, lo not NaN), input_scale x = t + *lo exactly */           \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        elu_exponent_##S(PTL_VT(S) x, const double *p, PTL_VMT(S) *neg, PTL_VMT(S) *exact, \
+                         PTL_VT(S) *lo)                                                   \
+    {                                                                                     \
+        const PTL_VT(S) zero = PTL_V(S, setzero)(), is = PTL_V(S, set1)((float)p[2]);     \
+        PTL_VT(S) t = PTL_V(S, mul)(x, is);                                               \
+        *neg = PTL_VCMP(S, x, zero, _CMP_LE_OQ);                                          \
+        *exact = PTL_VMAND(S, PTL_VMAND(S, *neg, PTL_VCMP(S, t, PTL_V(S, set1)(88.0f),    \
+                                                         _CMP_LT_OQ)),                    \
+                           PTL_VCMP(S, t, PTL_V(S, set1)(-INFINITY), _CMP_GT_OQ));        \
+        *lo = PTL_V(S, fmsub)(x, is, t);                                                  \
+        return PTL_VSEL(S, *neg, zero, t);                                                \
+    }                                                                                     \
+    /* expm1(t + lo) = expm1(t) + e^t lo; expm1's sign is t's (-0 for -0) */              \
+    PTL_VATTR(S) static inline PTL_VT(S) elu_y_##S(PTL_VT(S) x, const double *p)          \
+    {                                                                                     \
+        PTL_VMT(S) neg, exact;                                                            \
+        PTL_VT(S) lo, t = elu_exponent_##S(x, p, &neg, &exact, &lo);                      \
+        PTL_VT(S) e = ptl_vm_expm1_##S(t);                                                \
+        PTL_VT(S) e1 = PTL_V(S, add)(e, PTL_V(S, set1)(1.0f));                            \
+        e = PTL_VSEL(S, exact, e, PTL_V(S, fmadd)(e1, lo, e));                            \
+        e = PTL_V(S, or)(e, PTL_V(S, and)(PTL_V(S, set1)(-0.0f), t));                     \
+        return PTL_VSEL(S, neg, PTL_V(S, mul)(x, PTL_V(S, set1)((float)p[1])),            \
+                        PTL_V(S, mul)(e, PTL_V(S, set1)((float)(p[0] * p[1]))));          \
+    }                                                                                     \
+    /* e^(t + lo) = e^t + e^t lo */                                                       \
+    PTL_VATTR(S) static inline PTL_VT(S) elu_dydx_##S(PTL_VT(S) x, const double *p)       \
+    {                                                                                     \
+        PTL_VMT(S) neg, exact;                                                            \
+        PTL_VT(S) lo, e = ptl_vm_exp_##S(elu_exponent_##S(x, p, &neg, &exact, &lo));      \
+        e = PTL_VSEL(S, exact, e, PTL_V(S, fmadd)(e, lo, e));                             \
+        return PTL_VSEL(S, neg, PTL_V(S, set1)((float)p[1]),                              \
+                        PTL_V(S, mul)(e, PTL_V(S, set1)((float)(p[2] * p[0] * p[1]))));   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        elu_result_dydx_##S(PTL_VT(S) y, const double *p)                                 \
+    {                                                                                     \
+        PTL_VMT(S) neg = PTL_VCMP(S, y, PTL_V(S, setzero)(), _CMP_LE_OQ);                 \
+        PTL_VT(S) slope = PTL_V(S, add)(y, PTL_V(S, set1)((float)(p[0] * p[1])));         \
+        return PTL_VSEL(S, neg, PTL_V(S, set1)((float)p[1]),                              \
+                        PTL_V(S, mul)(slope, PTL_V(S, set1)((float)p[2])));               \
+    }                                                                                     \
+    /* sigmoid(t) from e = e^-|t|, which never overflows: 1 / (1 + e) for t >= 0, else     \
+     * e / (1 + e) (down to the subnormals, where ptl_vm_sigmoid's 1 / (1 + e^-t) gives 0) */ \
+    PTL_VATTR(S) static inline PTL_VT(S) sigmoid_full_##S(PTL_VT(S) t)                    \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, or)(t, PTL_V(S, set1)(-0.0f)));             \
+        PTL_VT(S) r = PTL_V(S, div)(one, PTL_V(S, add)(one, e));                          \
+        return PTL_VSEL(S, PTL_VCMP(S, t, PTL_V(S, setzero)(), _CMP_LT_OQ), r,            \
+                        PTL_V(S, mul)(e, r));                                             \
+    }                                                                                     \
+    /* log(1 + e^t) = max(t, 0) + log1p(e^-|t|) */                                        \
+    PTL_VATTR(S) static inline PTL_VT(S) log1p_exp_##S(PTL_VT(S) t)                       \
+    {                                                                                     \
+        PTL_VT(S) na = PTL_V(S, or)(t, PTL_V(S, set1)(-0.0f));                            \
+        return PTL_V(S, add)(PTL_V(S, max)(t, PTL_V(S, setzero)()),                       \
+                             ptl_vm_log1p_##S(ptl_vm_exp_##S(na)));                       \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) softplus_y_##S(PTL_VT(S) x, const double *p)     \
+    {                                                                                     \
+        const PTL_VT(S) beta = PTL_V(S, set1)((float)p[0]);                               \
+        PTL_VT(S) t = PTL_V(S, mul)(x, beta);                                             \
+        PTL_VT(S) y = log1p_exp_##S(t);                                                   \
+        /* y / 1 is y: the default beta spares a division */                              \
+        y = (float)p[0] == 1.0f ? y : PTL_V(S, div)(y, beta);                             \
+        return PTL_VSEL(S, PTL_VCMP(S, t, PTL_V(S, set1)((float)p[1]), _CMP_GT_OQ), y, x); \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) softplus_dydx_##S(PTL_VT(S) x, const double *p)  \
+    {                                                                                     \
+        PTL_VT(S) t = PTL_V(S, mul)(x, PTL_V(S, set1)((float)p[0]));                      \
+        return PTL_VSEL(S, PTL_VCMP(S, t, PTL_V(S, set1)((float)p[1]), _CMP_GT_OQ),       \
+                        sigmoid_full_##S(t), PTL_V(S, set1)(1.0f));                       \
+    }                                                                                     \
+    /* min(x, 0) - log1p(e^-|x|) */                                                       \
+    PTL_VATTR(S) static inline PTL_VT(S) log_sigmoid_y_##S(PTL_VT(S) x, const double *p)  \
+    {                                                                                     \
+        (void)p;                                                                          \
+        PTL_VT(S) na = PTL_V(S, or)(x, PTL_V(S, set1)(-0.0f));                            \
+        return PTL_V(S, sub)(PTL_V(S, min)(x, PTL_V(S, setzero)()),                       \
+                             ptl_vm_log1p_##S(ptl_vm_exp_##S(na)));                       \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) log_sigmoid_dydx_##S(PTL_VT(S) x, const double *p) \
+    {                                                                                     \
+        (void)p;                                                                          \
+        return sigmoid_full_##S(PTL_V(S, sub)(PTL_V(S, setzero)(), x));                   \
+    }                                                                                     \
+    /* tanh(softplus(x)) = n / (n + 2), n = e^x (e^x + 2), x clamped at 20 (t is 1 in      \
+     * float from 9 on); returns 1 - t^2 = 4 (n + 1) / (n + 2)^2 in *sech2 */              \
+    PTL_VATTR(S) static inline PTL_VT(S) mish_t_##S(PTL_VT(S) x, PTL_VT(S) *sech2)        \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), two = PTL_V(S, set1)(2.0f);           \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, min)(x, PTL_V(S, set1)(20.0f)));            \
+        PTL_VT(S) n = PTL_V(S, mul)(e, PTL_V(S, add)(e, two));                            \
+        PTL_VT(S) d = PTL_V(S, div)(one, PTL_V(S, add)(n, two));                          \
+        *sech2 = PTL_V(S, mul)(PTL_V(S, mul)(PTL_V(S, set1)(4.0f), PTL_V(S, add)(n, one)), \
+                               PTL_V(S, mul)(d, d));                                      \
+        return PTL_V(S, mul)(n, d);                                                       \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) mish_y_##S(PTL_VT(S) x, const double *p)         \
+    {                                                                                     \
+        PTL_VT(S) sech2;                                                                  \
+        (void)p;                                                                          \
+        return PTL_V(S, mul)(x, mish_t_##S(x, &sech2));                                   \
+    }                                                                                     \
+    /* t + x sigmoid(x) (1 - t^2) */                                                      \
+    PTL_VATTR(S) static inline PTL_VT(S) mish_dydx_##S(PTL_VT(S) x, const double *p)      \
+    {                                                                                     \
+        PTL_VT(S) sech2, t = mish_t_##S(x, &sech2);                                       \
+        (void)p;                                                                          \
+        return PTL_V(S, fmadd)(PTL_V(S, mul)(x, ptl_vm_sigmoid_##S(x)), sech2, t);        \
     }
 
-/* NAME_loop_f4_S: o = F(x) (forward, GRAD 0: d = out, self) or o = g F(x) (backward, GRAD 1:
- * d = grad_input, grad_output, self, with grad_output contiguous or broadcast), elements below
- * LIM or NaN redone one by one by the double loop SCALAR */
+/* NAME_loop_f4_S: o = F(x, p) (forward, GRAD 0: d = out, self) or o = g F(x, p) (backward,
+ * GRAD 1: d = grad_input, grad_output, self, with grad_output contiguous or broadcast), p a
+ * copy of the parameters, elements below LIM or NaN redone one by one by the double loop
+ * SCALAR */
 #define DEFINE_ACT_VEC_LOOP(NAME, S, F, GRAD, LIM, SCALAR)                                \
     PTL_VATTR(S) static void                                                              \
         NAME##_loop_f4_##S(char **d, const int64_t *s, int64_t n, const void *extra)      \
     {                                                                                     \
         const int L = PTL_VLANES(S);                                                      \
         const PTL_VT(S) lim = PTL_V(S, set1)(LIM);                                        \
+        const double *e = (const double *)extra;                                          \
+        const double p[ACT_NPARAMS] = {e[0], e[1], e[2], e[3]};                           \
         float *o = (float *)d[0];                                                         \
         const float *g = (const float *)d[1], *a = (const float *)d[1 + GRAD];            \
         const int64_t gs = s[1] == 0 ? 0 : 1;                                             \
@@ -272,7 +429,7 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
             const int m = n - i < L ? (int)(n - i) : L;                                   \
             const PTL_VTAILT(S) tail = PTL_VTAIL(S, m == L ? 0 : m);                      \
             PTL_VT(S) x = m == L ? PTL_V(S, loadu)(a + i) : PTL_VLOAD_TAIL(S, a + i, tail); \
-            PTL_VT(S) y = F##_##S(x);                                                     \
+            PTL_VT(S) y = F##_##S(x, p);                                                  \
             if (GRAD) {                                                                   \
                 PTL_VT(S) gv = gs == 0    ? PTL_V(S, set1)(g[0])                          \
                                : m == L ? PTL_V(S, loadu)(g + i)                          \
@@ -300,7 +457,18 @@ static const float gelu_cdf_coef[] = {4.893409088e-02f, -2.623864114e-01f, 4.659
     DEFINE_ACT_VEC_LOOP(gelu_tanh, S, gelu_tanh_y, 0, -INFINITY, gelu_loop_f4)            \
     DEFINE_ACT_VEC_LOOP(gelu_tanh_grad, S, gelu_tanh_dydx, 1, -INFINITY, gelu_grad_loop_f4) \
     DEFINE_ACT_VEC_LOOP(silu, S, silu_y, 0, -80.0f, silu_loop_f4)                         \
-    DEFINE_ACT_VEC_LOOP(silu_grad, S, silu_dydx, 1, -80.0f, silu_grad_loop_f4)
+    DEFINE_ACT_VEC_LOOP(silu_grad, S, silu_dydx, 1, -80.0f, silu_grad_loop_f4)             \
+    DEFINE_ACT_VEC_LOOP(elu, S, elu_y, 0, -INFINITY, elu_loop_f4)                         \
+    DEFINE_ACT_VEC_LOOP(elu_grad, S, elu_dydx, 1, -INFINITY, elu_grad_loop_f4)            \
+    DEFINE_ACT_VEC_LOOP(elu_result_grad, S, elu_result_dydx, 1, -INFINITY,                \
+                        elu_result_grad_loop_f4)                                          \
+    DEFINE_ACT_VEC_LOOP(softplus, S, softplus_y, 0, -INFINITY, softplus_loop_f4)          \
+    DEFINE_ACT_VEC_LOOP(softplus_grad, S, softplus_dydx, 1, -INFINITY, softplus_grad_loop_f4) \
+    DEFINE_ACT_VEC_LOOP(log_sigmoid, S, log_sigmoid_y, 0, -INFINITY, log_sigmoid_loop_f4) \
+    DEFINE_ACT_VEC_LOOP(log_sigmoid_grad, S, log_sigmoid_dydx, 1, -INFINITY,              \
+                        log_sigmoid_grad_loop_f4)                                         \
+    DEFINE_ACT_VEC_LOOP(mish, S, mish_y, 0, -80.0f, mish_loop_f4)                         \
+    DEFINE_ACT_VEC_LOOP(mish_grad, S, mish_dydx, 1, -80.0f, mish_grad_loop_f4)
 
 DEFINE_ACT_VEC_LOOPS(ps)
 DEFINE_ACT_VEC_LOOPS(ps512)
@@ -352,42 +520,39 @@ static const PtlLoop gelu_grad_fast_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = gelu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = gelu_grad_loop_bf,
     [PTL_DTYPE_FLOAT32] = gelu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = gelu_grad_loop_f8};
 
-static void
-silu_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    run_f4(VEC_LOOPS(silu), silu_loop_f4, 0, d, s, n, extra);
-}
+/* NAME_loops: the table of NAME whose float32 entry runs the vector loops where run_f4
+ * can (GRAD: a backward's) */
+#define DEFINE_FAST_TABLE(NAME, GRAD)                                                     \
+    static void                                                                           \
+    NAME##_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)         \
+    {                                                                                     \
+        run_f4(VEC_LOOPS(NAME), NAME##_loop_f4, GRAD, d, s, n, extra);                    \
+    }                                                                                     \
+    static const PtlLoop NAME##_loops[PTL_DTYPE_COUNT] = {                                \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_fast_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8};
 
-static void
-silu_grad_fast_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    run_f4(VEC_LOOPS(silu_grad), silu_grad_loop_f4, 1, d, s, n, extra);
-}
-
-static const PtlLoop silu_loops[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = silu_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_loop_bf,
-    [PTL_DTYPE_FLOAT32] = silu_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_loop_f8};
-static const PtlLoop silu_grad_loops[PTL_DTYPE_COUNT] = {
-    [PTL_DTYPE_FLOAT16] = silu_grad_loop_f2, [PTL_DTYPE_BFLOAT16] = silu_grad_loop_bf,
-    [PTL_DTYPE_FLOAT32] = silu_grad_fast_loop_f4, [PTL_DTYPE_FLOAT64] = silu_grad_loop_f8};
+DEFINE_FAST_TABLE(silu, 0)
+DEFINE_FAST_TABLE(silu_grad, 1)
+DEFINE_FAST_TABLE(elu, 0)
+DEFINE_FAST_TABLE(elu_grad, 1)
+DEFINE_FAST_TABLE(elu_result_grad, 1)
+DEFINE_FAST_TABLE(softplus, 0)
+DEFINE_FAST_TABLE(softplus_grad, 1)
+DEFINE_FAST_TABLE(log_sigmoid, 0)
+DEFINE_FAST_TABLE(log_sigmoid_grad, 1)
+DEFINE_FAST_TABLE(mish, 0)
+DEFINE_FAST_TABLE(mish_grad, 1)
+#undef DEFINE_FAST_TABLE
 #undef VEC_LOOPS
-DEFINE_ACT(mish, MISH_F)
-DEFINE_ACT_GRAD(mish_grad, MISH_G)
-DEFINE_ACT(elu, ELU_F)
-DEFINE_ACT_GRAD(elu_grad, ELU_G)
-DEFINE_ACT_GRAD(elu_result_grad, ELU_RG)
 DEFINE_ACT(leaky_relu, LEAKY_F)
 DEFINE_ACT_GRAD(leaky_relu_grad, LEAKY_G)
 DEFINE_ACT_FLOAT_LOOPS(hardtanh, HARDTANH_F)
 DEFINE_ACT_GRAD(hardtanh_grad, HARDTANH_G)
-DEFINE_ACT(softplus, SOFTPLUS_F)
-DEFINE_ACT_GRAD(softplus_grad, SOFTPLUS_G)
 DEFINE_ACT(hardswish, HARDSWISH_F)
 DEFINE_ACT_GRAD(hardswish_grad, HARDSWISH_G)
 DEFINE_ACT(hardsigmoid, HARDSIGMOID_F)
 DEFINE_ACT_GRAD(hardsigmoid_grad, HARDSIGMOID_G)
-DEFINE_ACT(log_sigmoid, LOGSIG_F)
-DEFINE_ACT_GRAD(log_sigmoid_grad, LOGSIG_G)
 DEFINE_ACT(softshrink, SOFTSHRINK_F)
 DEFINE_ACT(hardshrink, HARDSHRINK_F)
 DEFINE_ACT_GRAD(shrink_grad, SHRINK_G)
@@ -563,15 +728,18 @@ gelu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 }
 
 /* elu_backward(grad_output, alpha, scale, input_scale, bool is_result, self_or_result):
- * [*], [*] -> [*].  From self x the slope for x <= 0 is input_scale alpha scale
- * e^(x input_scale); from the result y = alpha scale (e^(x input_scale) - 1) of the in-place
- * op it is input_scale (y + alpha scale) for y <= 0, which needs alpha >= 0 (with a negative
- * alpha the sign of y no longer tells the side of x). */
+ * [*], [*] -> [*], the parameters in grad_output's opmath type, as the forward takes them.
+ * From self x the slope for x <= 0 is input_scale alpha scale e^(x input_scale); from the
+ * result y = alpha scale (e^(x input_scale) - 1) of the in-place op it is input_scale (y +
+ * alpha scale) for y <= 0, which needs alpha >= 0 (with a negative alpha the sign of y no
+ * longer tells the side of x). */
 static int
 elu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    double p[ACT_NPARAMS] = {ptl_iv_to_double(&s[1]), ptl_iv_to_double(&s[2]),
-                             ptl_iv_to_double(&s[3]), 0};
+    PtlDtype dt = s[0].u.t->dtype;
+    double p[ACT_NPARAMS] = {act_param(ptl_iv_to_double(&s[1]), dt, 0),
+                             act_param(ptl_iv_to_double(&s[2]), dt, 0),
+                             act_param(ptl_iv_to_double(&s[3]), dt, 0), 0};
     int is_result = s[4].tag == PTL_IV_BOOL && s[4].u.b;
     static const int gs[2] = {0, 5};
     (void)ks;

@@ -134,10 +134,9 @@ plan_adaptive(PoolPlan *p, int d)
 typedef struct PoolJob {
     const PoolPlan *p;
     const char *x;        /* forward input / backward grad_output */
-    char *y;              /* forward output / backward grad_input (zeroed) */
+    char *y;              /* forward output / backward grad_input (average: zeroed) */
     int64_t *idx;         /* max: indices (forward writes, backward reads) */
     const int64_t *cidx;
-    int assign;           /* scatter: y[idx] = x (max_unpool2d) instead of y[idx] += x */
 } PoolJob;
 
 /* The divisor of an average window: divisor_override, or its span (count_include_pad) or
@@ -386,9 +385,9 @@ max_fwd(const PoolJob *j, int f8, int64_t b, int64_t e)
     return 0;
 }
 
-/* Moves values by the saved indices, plane by plane: scatter (grad_input[plane][idx[o]] +=
- * grad_output[plane][o]; max_unpool2d's forward assigns) or gather (y[plane][o] =
- * x[plane][idx[o]]: max_unpool2d's backward). */
+/* Moves values by the saved indices, plane by plane: scatter (y[plane][idx[o]] =
+ * x[plane][o]: max_unpool2d's forward) or gather (y[plane][o] = x[plane][idx[o]]: its
+ * backward). */
 static inline int
 move_by_index(const PoolJob *j, int f8, int64_t b, int64_t e, int scatter)
 {
@@ -403,8 +402,7 @@ move_by_index(const PoolJob *j, int f8, int64_t b, int64_t e, int scatter)
         const int64_t *ix = j->cidx + pl * osz;
         for (int64_t o = 0; o < osz; o++) {
             if (scatter) {
-                double v = nn_load(f8, x, o);
-                nn_store(f8, y, ix[o], j->assign ? v : nn_load(f8, y, ix[o]) + v);
+                nn_store(f8, y, ix[o], nn_load(f8, x, o));
             }
             else {
                 nn_store(f8, y, o, nn_load(f8, x, ix[o]));
@@ -413,6 +411,59 @@ move_by_index(const PoolJob *j, int f8, int64_t b, int64_t e, int scatter)
     }
     return 0;
 }
+
+/* PyTorch's error for a max pooling index k outside the input plane of isz elements */
+static int
+index_error(int64_t k, int64_t isz)
+{
+    return ptl_error_set(PTL_ERR_INDEX, "index %lld is out of bounds for an input plane of %lld "
+                         "elements", (long long)k, (long long)isz);
+}
+
+/* Note [Max pooling backward]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * grad_input is grad_output scattered through the indices, plane by plane: scatter_add zeroes
+ * one plane of grad_input (a few KB, which stay in L1 for the adds) and adds into it in
+ * output order, so overlapping windows sum in the order they always did, checking each index
+ * as it uses it.  Zeroing all of grad_input first and checking every index in a pass of its
+ * own read and wrote everything twice.  Writing each element of a 2x2 stride-2 pooling's
+ * grad_input once, with selects and no zeroing, was slower (docs/decisions.md). */
+#define DEFINE_SCATTER(T, SUF)                                                               \
+    static int                                                                               \
+    scatter_add_##SUF(const T *restrict g, const int64_t *restrict ix, T *restrict gi,       \
+                      int64_t osz, int64_t isz)                                              \
+    {                                                                                        \
+        memset(gi, 0, (size_t)isz * sizeof(T));                                              \
+        for (int64_t o = 0; o < osz; o++) {                                                  \
+            const int64_t k = ix[o];                                                         \
+            if (k < 0 || k >= isz) {                                                         \
+                return index_error(k, isz);                                                  \
+            }                                                                                \
+            gi[k] += g[o];                                                                   \
+        }                                                                                    \
+        return 0;                                                                            \
+    }                                                                                        \
+    /* grad_input's planes [b, e) from grad_output's (j->x) through the indices */           \
+    static int                                                                               \
+    max_bwd_##SUF(void *ctx, int64_t b, int64_t e)                                           \
+    {                                                                                        \
+        const PoolJob *j = ctx;                                                              \
+        const PoolPlan *p = j->p;                                                            \
+        const int64_t isz = p->in[0] * p->in[1] * p->in[2];                                  \
+        const int64_t osz = p->out[0] * p->out[1] * p->out[2];                               \
+        for (int64_t pl = b; pl < e; pl++) {                                                 \
+            const T *g = (const T *)j->x + pl * osz;                                         \
+            const int64_t *ix = j->cidx + pl * osz;                                          \
+            T *gi = (T *)j->y + pl * isz;                                                    \
+            if (scatter_add_##SUF(g, ix, gi, osz, isz) < 0) {                                \
+                return -1;                                                                   \
+            }                                                                                \
+        }                                                                                    \
+        return 0;                                                                            \
+    }
+DEFINE_SCATTER(float, f4)
+DEFINE_SCATTER(double, f8)
+#undef DEFINE_SCATTER
 
 static inline void
 sum_row(int f8, char *x, int64_t s, char *acc, double div, int64_t n, int bwd)
@@ -786,7 +837,7 @@ max_pool_run(PoolPlan *p, PtlTensorImpl *x, int nd, PtlIValue *s, int global)
         goto error;
     }
     PoolJob j = {p, ptl_tensor_data(xc), ptl_tensor_data(y), (int64_t *)ptl_tensor_data(ix),
-                 NULL, 0};
+                 NULL};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (global ? global_max_f4 : max_fwd_f4)
                                                  : (global ? global_max_f8 : max_fwd_f8);
     if (run_planes(p, fn, &j) < 0 ||
@@ -830,23 +881,9 @@ max_pool_with_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
     return max_pool_run(&p, x, nd, s, 0);
 }
 
-/* Every index (contiguous int64) must address the input plane of `vol` elements: the
- * scatter writes there.  0 or -1. */
-static int
-check_index_range(const PtlTensorImpl *ic, int64_t vol)
-{
-    const int64_t *ix = (const int64_t *)ptl_tensor_data(ic);
-    for (int64_t i = 0; i < ic->numel; i++) {
-        if (ix[i] < 0 || ix[i] >= vol) {
-            return ptl_error_set(PTL_ERR_INDEX, "index %lld is out of bounds for an input "
-                                 "plane of %lld elements", (long long)ix[i], (long long)vol);
-        }
-    }
-    return 0;
-}
-
-/* grad_input (zeros shaped like self) += grad_output scattered through indices; the plan
- * only needs planes and the in/out volumes.  The caller checked the shapes of go and idx. */
+/* grad_input shaped like self: grad_output scattered through indices (Note [Max pooling
+ * backward]); the plan only needs planes and the in/out volumes.  The caller checked the
+ * shapes of go and idx. */
 static PtlTensorImpl *
 scatter_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx, int nd)
 {
@@ -868,13 +905,12 @@ scatter_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx, int 
         goto error;
     }
     if ((gc = nn_prepare(go, work)) == NULL || (ic = ptl_contiguous(idx)) == NULL ||
-        check_index_range(ic, p.in[0] * p.in[1] * p.in[2]) < 0 ||
-        (gi = nn_zeros(self->dim, self->sizes, work)) == NULL) {
+        (gi = ptl_empty(self->dim, self->sizes, work, self->device)) == NULL) {
         goto error;
     }
     PoolJob j = {&p, ptl_tensor_data(gc), ptl_tensor_data(gi), NULL,
-                 (const int64_t *)ptl_tensor_data(ic), 0};
-    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? scatter_f4 : scatter_f8, &j) < 0) {
+                 (const int64_t *)ptl_tensor_data(ic)};
+    if (run_planes(&p, work == PTL_DTYPE_FLOAT32 ? max_bwd_f4 : max_bwd_f8, &j) < 0) {
         goto error;
     }
     ptl_decref(gc);
@@ -946,7 +982,7 @@ avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, P
     if ((sc = nn_prepare(src, work)) == NULL || (dst = nn_zeros(like->dim, osz, work)) == NULL) {
         goto error;
     }
-    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL, 0};
+    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
                                                  : (bwd ? avg_bwd_f8 : avg_fwd_f8);
     if (run_planes(p, fn, &j) < 0) {
@@ -1167,7 +1203,7 @@ global_avg_run(PtlTensorImpl *src, PtlTensorImpl *like, PoolPlan *p, int bwd, Pt
         (dst = ptl_empty(like->dim, osz, work, ptl_device_cpu())) == NULL) {
         goto error;
     }
-    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL, 0};
+    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? global_avg_bwd_f4 : global_avg_fwd_f4)
                                                  : (bwd ? global_avg_bwd_f8 : global_avg_fwd_f8);
     if (run_planes(p, fn, &j) < 0) {
@@ -1369,7 +1405,7 @@ max_unpool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     PoolJob j = {&p, ptl_tensor_data(sc), ptl_tensor_data(y), NULL,
-                 (const int64_t *)ptl_tensor_data(ic), !bwd};
+                 (const int64_t *)ptl_tensor_data(ic)};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? gather_f4 : scatter_f4)
                                                  : (bwd ? gather_f8 : scatter_f8);
     if (run_planes(&p, fn, &j) < 0 || (y = nn_finish(y, src->dtype)) == NULL) {

@@ -5,9 +5,9 @@
  * contiguous path the compiler vectorizes and a strided fallback.  Floating functions
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
- * demand an out= of exactly that dtype.  float32 exp, log, erf, sigmoid and tanh and
- * float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's cpu
- * capability). */
+ * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, sigmoid, tanh,
+ * sinh and cosh and float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's
+ * cpu capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -208,7 +208,7 @@ DEFINE_UNARY_INT(int_id, ID_I)
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
-/* ---- vector loops: float32 exp, erf, log, sigmoid, tanh and float64 exp ----
+/* ---- vector loops: float32 exp, expm1, erf, log, log1p, sigmoid, tanh, sinh, cosh; float64 exp
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -239,8 +239,12 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     DEFINE_VEC_LOOP(exp, exp, f4, S)                                                      \
     DEFINE_VEC_LOOP(exp, exp, f8, D)                                                      \
     DEFINE_VEC_TABLE(exp, S, exp_loop_f8_##D)                                             \
+    DEFINE_VEC_OP(expm1, S)                                                               \
     DEFINE_VEC_OP(erf, S)                                                                 \
     DEFINE_VEC_OP(log, S)                                                                 \
+    DEFINE_VEC_OP(log1p, S)                                                               \
+    DEFINE_VEC_OP(sinh, S)                                                                \
+    DEFINE_VEC_OP(cosh, S)                                                                \
     DEFINE_VEC_OP(sigmoid, S)                                                             \
     DEFINE_VEC_OP(tanh, S)
 
@@ -309,11 +313,11 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
 /* [*] -> [*] float (integer and bool inputs promote to the default dtype) */
 DEFINE_UNARY_KERNEL(exp, PICK_VEC(exp), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(exp2, exp2_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(expm1, expm1_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log2, log2_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(log1p, log1p_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sin, sin_loops, U_FLOAT, NULL)
@@ -322,8 +326,8 @@ DEFINE_UNARY_KERNEL(tan, tan_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(asin, asin_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(atan, atan_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(sinh, sinh_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(cosh, cosh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sigmoid, PICK_VEC(sigmoid), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT, NULL)

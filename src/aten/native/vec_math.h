@@ -1,5 +1,5 @@
-/* vec_math.h -- vectorized exp, erf, sigmoid, tanh and log shared by the unary, activation,
- * softmax and recurrent-cell kernels.  Mirrors the exp/erf of
+/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh and cosh shared
+ * by the unary, activation, softmax and recurrent-cell kernels.  Mirrors the exp/erf of
  * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
  * here).
  *
@@ -19,8 +19,8 @@
  * AVX2+FMA (8 floats / 4 doubles) and AVX-512 (16 floats / 8 doubles), both computing the
  * same bits, chosen at run time by the callers through ptl_cpu_capability(); exp and erf
  * also as portable scalar code without branches or libm calls, which gcc auto-vectorizes in
- * plain loops.  sigmoid, tanh and log (float only) have only the vector versions; the
- * portable loops use scalar_math.h and libm. */
+ * plain loops.  expm1, sigmoid, tanh, log, log1p, sinh and cosh (float only) have only the
+ * vector versions; the portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
@@ -392,13 +392,40 @@ PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
  * tanh: |x| < 0.625 by the Cephes tanhf odd polynomial, else sign(x) (1 - 2 / (e^2|x| + 1)).
  *
  * log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(m) by the Cephes logf polynomial in
- * m - 1; subnormals are scaled up first, and x < 0, 0, inf and nan are patched in. */
+ * m - 1; subnormals are scaled up first, and x < 0, 0, inf and nan are patched in.
+ *
+ * Note [Vector expm1]
+ * expm1(x) = e^x - 1 = 2^n (e^r - 1) + (2^n - 1) with exp's reduction x = n ln2 + r (x
+ * clamped to [-87, 88], where 2^n is a normal number), e^r - 1 = r + s, s = r^2 P(r), P the
+ * Taylor terms of (e^r - 1 - r) / r^2 up to r^6 (truncation below 1e-9 relative).  The
+ * parts are added so that no rounding error grows by cancellation (x in [ln2/2, ln2] has n = 1
+ * and r < 0, where 2 r + 1 nearly cancels): r is kept as its exact high part
+ * rh = x - n ln2_hi and the small rl = -n ln2_lo, u = 2^n rh + (2^n - 1) is one FMA (exact for
+ * n >= 0: rh is a multiple of x's ulp), and the result u + 2^n (s + rl) a second, so the
+ * error stays within about one ulp.  Near 0, n = 0 and the result is rh + s = x + x^2 / 2 +
+ * ..., exact for tiny and subnormal x; the sign of x is or'ed in (expm1 keeps it), which
+ * makes expm1(-0) = -0.  Below -87 the clamped formula gives -1 (expm1 rounds to -1 in float
+ * from -17.4 on).  A vector with a lane above 88 or NaN takes e^x - 1 there (inf beyond exp's
+ * overflow threshold; NaN stays NaN), where -1 is below half an ulp of e^x.
+ *
+ * log1p: log(u) + (x - (u - 1)) / u with u = 1 + x rounded: the second term is what the
+ * rounding of u lost, to first order, so the result keeps log's accuracy near x = 0; where
+ * u = 1 (|x| below half an ulp of 1, and +-0) it is x itself, and x = -1, x = inf are
+ * patched in (the correction is NaN there).
+ *
+ * sinh(|x|) = (E + E / (E + 1)) / 2 with E = expm1(|x|), which does not cancel near 0
+ * (e^x - e^-x would), and cosh(|x|) = (e + 1 / e) / 2, e = e^|x|, the sign of x put back on
+ * sinh.  Above 88, where e^|x| overflows before its half does, both are (w / 2) w with
+ * w = e^(|x| / 2) (the 1 / e part is below the last bit there). */
 static const float ptl_vm_tanh_coef[] = {-5.70498872745e-3f, 2.06390887954e-2f,
                                          -5.37397155531e-2f, 1.33314422036e-1f,
                                          -3.33332819422e-1f};
 static const float ptl_vm_log_coef[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
                                         -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
                                         2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+/* (e^r - 1 - r) / r^2 = 1/2 + r/6 + ... + r^6/8!, the highest power first */
+static const float ptl_vm_expm1_coef[] = {1.0f / 40320, 1.0f / 5040, 1.0f / 720, 1.0f / 120,
+                                          1.0f / 24,    1.0f / 6,    0.5f};
 #define PTL_VM_POLY(S, t, coef) ptl_vm_poly_##S(t, coef, PTL_VM_COUNT(coef))
 #define PTL_VM_DEFINE_FLOAT_FORMULAS(S)                                                   \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfc_mid_##S(PTL_VT(S) a)                 \
@@ -442,6 +469,25 @@ static const float ptl_vm_log_coef[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.
             PTL_V(S, mul)(PTL_VM_POLY(S, z, ptl_vm_tanh_coef), z), x, x);                 \
         return PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0.625f), _CMP_LT_OQ), t, small); \
     }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_expm1_##S(PTL_VT(S) x)                    \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), hi = PTL_V(S, set1)(88.0f);           \
+        PTL_VT(S) xc = PTL_V(S, max)(PTL_V(S, min)(x, hi), PTL_V(S, set1)(-87.0f));       \
+        PTL_VT(S) n = PTL_VROUND(S, PTL_V(S, mul)(xc, PTL_V(S, set1)(PTL_VM_LOG2E_ps)));  \
+        PTL_VT(S) rh = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VM_LN2_HI_ps), xc);         \
+        PTL_VT(S) rl = PTL_V(S, mul)(n, PTL_V(S, set1)(-PTL_VM_LN2_LO_ps));               \
+        PTL_VT(S) r = PTL_V(S, add)(rh, rl);                                              \
+        PTL_VT(S) s = PTL_V(S, mul)(PTL_V(S, mul)(r, r), PTL_VM_POLY(S, r, ptl_vm_expm1_coef)); \
+        PTL_VT(S) t = ptl_vm_pow2i_##S(n);                                                \
+        PTL_VT(S) u = PTL_V(S, fmadd)(t, rh, PTL_V(S, sub)(t, one));                      \
+        PTL_VT(S) y = PTL_V(S, fmadd)(t, PTL_V(S, add)(s, rl), u);                        \
+        y = PTL_V(S, or)(y, PTL_V(S, and)(PTL_V(S, set1)(-0.0f), x));                     \
+        PTL_VMT(S) big = PTL_VCMP(S, x, hi, _CMP_NLE_UQ);                                 \
+        if (PTL_VBITS(S, big) != 0) {                                                     \
+            y = PTL_VSEL(S, big, y, PTL_V(S, sub)(ptl_vm_exp_##S(x), one));               \
+        }                                                                                 \
+        return y;                                                                         \
+    }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log_##S(PTL_VT(S) x)                      \
     {                                                                                     \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f), zero = PTL_V(S, setzero)();           \
@@ -468,6 +514,48 @@ static const float ptl_vm_log_coef[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.
         y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
         y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
         return PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));    \
+    }                                                                                     \
+    /* (w / 2) w, w = e^(|x| / 2), on the lanes of big (|x| > 88), y elsewhere */          \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_half_exp_big_##S(PTL_VT(S) ax, PTL_VMT(S) big, PTL_VT(S) y)                \
+    {                                                                                     \
+        if (PTL_VBITS(S, big) == 0) {                                                     \
+            return y;                                                                     \
+        }                                                                                 \
+        const PTL_VT(S) half = PTL_V(S, set1)(0.5f);                                      \
+        PTL_VT(S) w = ptl_vm_exp_##S(PTL_V(S, mul)(ax, half));                            \
+        return PTL_VSEL(S, big, y, PTL_V(S, mul)(PTL_V(S, mul)(w, half), w));             \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sinh_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), one = PTL_V(S, set1)(1.0f);         \
+        const PTL_VT(S) hi = PTL_V(S, set1)(88.0f);                                       \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        PTL_VT(S) e = ptl_vm_expm1_##S(PTL_V(S, min)(hi, ax));                            \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, set1)(0.5f),                                 \
+                                    PTL_V(S, add)(e, PTL_V(S, div)(e, PTL_V(S, add)(e, one)))); \
+        y = ptl_vm_half_exp_big_##S(ax, PTL_VCMP(S, ax, hi, _CMP_GT_OQ), y);              \
+        return PTL_V(S, or)(y, PTL_V(S, and)(sign, x));                                   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_cosh_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f), hi = PTL_V(S, set1)(88.0f);           \
+        PTL_VT(S) ax = PTL_V(S, andnot)(PTL_V(S, set1)(-0.0f), x);                        \
+        PTL_VT(S) e = ptl_vm_exp_##S(PTL_V(S, min)(hi, ax));                              \
+        PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, set1)(0.5f),                                 \
+                                    PTL_V(S, add)(e, PTL_V(S, div)(one, e)));             \
+        return ptl_vm_half_exp_big_##S(ax, PTL_VCMP(S, ax, hi, _CMP_GT_OQ), y);           \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log1p_##S(PTL_VT(S) x)                    \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0f);                                       \
+        PTL_VT(S) u = PTL_V(S, add)(one, x);                                              \
+        PTL_VT(S) c = PTL_V(S, div)(PTL_V(S, sub)(x, PTL_V(S, sub)(u, one)), u);          \
+        PTL_VT(S) y = PTL_V(S, add)(ptl_vm_log_##S(u), c);                                \
+        y = PTL_VSEL(S, PTL_VCMP(S, u, one, _CMP_EQ_OQ), y, x);                           \
+        y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
+        return PTL_VSEL(S, PTL_VCMP(S, u, PTL_V(S, setzero)(), _CMP_EQ_OQ), y,            \
+                        PTL_V(S, set1)(-INFINITY));                                       \
     }
 
 PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
@@ -497,10 +585,14 @@ PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
     }
 #define PTL_VM_DEFINE_FLOAT_MAPS(S)                                                       \
     PTL_VM_DEFINE_MAP(exp, S)                                                             \
+    PTL_VM_DEFINE_MAP(expm1, S)                                                           \
     PTL_VM_DEFINE_MAP(erf, S)                                                             \
     PTL_VM_DEFINE_MAP(sigmoid, S)                                                         \
     PTL_VM_DEFINE_MAP(tanh, S)                                                            \
-    PTL_VM_DEFINE_MAP(log, S)
+    PTL_VM_DEFINE_MAP(log, S)                                                             \
+    PTL_VM_DEFINE_MAP(log1p, S)                                                           \
+    PTL_VM_DEFINE_MAP(sinh, S)                                                            \
+    PTL_VM_DEFINE_MAP(cosh, S)
 
 PTL_VM_DEFINE_FLOAT_MAPS(ps)
 PTL_VM_DEFINE_FLOAT_MAPS(ps512)
