@@ -348,3 +348,26 @@ def test_float32_exp_log_sigmoid_tanh_paths(cap):
     _check_ulps(res[1], x64, np.log, 2)
     _check_ulps(res[2], x64, lambda v: 1 / (1 + np.exp(-v)), 3, subnormals=False)
     _check_ulps(res[3], x64, np.tanh, 3)
+
+
+@pytest.mark.parametrize("dt", [ptl.float32, ptl.float64], ids=str)
+def test_round_and_nan_to_num_contiguous_loops_match_strided(dt):
+    """float32/float64 round and nan_to_num copy their parameters into locals (unary.c
+    DEFINE_PARAM_LOOP) on contiguous data; strided data reads them in place: same bits."""
+    npdt = np.float32 if dt == ptl.float32 else np.float64
+    a = np.concatenate([np.random.default_rng(0).standard_normal(67) * 50,
+                        [0.5, 1.5, 2.5, -0.5, -2.5, 0.0, -0.0, np.nan, np.inf, -np.inf,
+                         1e30, -1e30]]).astype(npdt)
+    wide = np.zeros(2 * a.size, dtype=npdt)
+    wide[::2] = a
+    fast, slow = ptl.tensor(a), ptl.tensor(wide)[::2]
+    for fn in (lambda t: t.round(), lambda t: t.round(decimals=2),
+               lambda t: t.round(decimals=-1), lambda t: t.nan_to_num(),
+               lambda t: t.nan_to_num(nan=1.5, posinf=1e39, neginf=-7.0)):
+        assert fn(fast).numpy().tobytes() == fn(slow).contiguous().numpy().tobytes()
+    np.testing.assert_array_equal(fast.round().numpy(), np.round(a))
+    with np.errstate(over="ignore"):
+        want = np.nan_to_num(a, nan=1.5, posinf=npdt(1e39) if dt == ptl.float64 else np.inf,
+                             neginf=-7.0)
+    np.testing.assert_array_equal(fast.nan_to_num(nan=1.5, posinf=1e39, neginf=-7.0).numpy(),
+                                  want)

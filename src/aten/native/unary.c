@@ -164,7 +164,35 @@ DEFINE_INT_FLOAT_OP(relu, RELU_I, RELU_F, RELU_D)
 DEFINE_INT_FLOAT_OP(floor, ID_I, FLOOR_F, FLOOR_D)
 DEFINE_INT_FLOAT_OP(ceil, ID_I, CEIL_F, CEIL_D)
 DEFINE_INT_FLOAT_OP(trunc, ID_I, TRUNC_F, TRUNC_D)
-DEFINE_INT_FLOAT_OP(round, ID_I, ROUND_F, ROUND_D)
+
+/* float32/float64 loops whose parameters (a PT at `extra`) are first copied into a local:
+ * under -fno-strict-aliasing every store to the output might change what `extra` points at,
+ * so a formula reading it there reloads it for every element and the loop does not
+ * vectorize (round: 0.4 ms for 1e6 float32, 4x PyTorch; nan_to_num 1.7 ms, 20x). */
+#define DEFINE_PARAM_LOOP(NAME, T, DT, PT, F)                                             \
+    PTL_LOOP_CLONES static void                                                           \
+    NAME##_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)            \
+    {                                                                                     \
+        const PT param = *(const PT *)extra;                                              \
+        if (s[0] == sizeof(T) && s[1] == sizeof(T)) {                                     \
+            T *o = (T *)d[0];                                                             \
+            const T *a = (const T *)d[1];                                                 \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = F(a[i], &param);                                                   \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            *(T *)(d[0] + i * s[0]) = F(*(const T *)(d[1] + i * s[1]), &param);           \
+        }                                                                                 \
+    }
+
+DEFINE_UNARY_INT(round, ID_I)
+DEFINE_UNARY_LOOP(round, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ROUND_F)
+DEFINE_UNARY_LOOP(round, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ROUND_F)
+DEFINE_PARAM_LOOP(round, float, f4, int64_t, ROUND_F)
+DEFINE_PARAM_LOOP(round, double, f8, int64_t, ROUND_D)
+static const PtlLoop round_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(round), FLOAT_ENTRIES(round)};
 DEFINE_UNARY_INT(bitwise_not, BITWISE_NOT_I)
 
 /* bool: sign and nan_to_num are the identity, bitwise_not is logical not */
@@ -202,7 +230,48 @@ nan_to_num_d(double x, const NanToNum *r)
 
 #define NAN_TO_NUM_F(X, E) ((float)nan_to_num_d((X), (const NanToNum *)(E)))
 #define NAN_TO_NUM_D(X, E) nan_to_num_d((X), (const NanToNum *)(E))
-DEFINE_UNARY_FLOAT(nan_to_num, NAN_TO_NUM_F, NAN_TO_NUM_D)
+DEFINE_UNARY_LOOP(nan_to_num, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAN_TO_NUM_F)
+DEFINE_UNARY_LOOP(nan_to_num, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAN_TO_NUM_F)
+
+/* float32: the replacements rounded to float once, the tests as selects */
+typedef struct NanToNumF {
+    float nan, posinf, neginf;
+} NanToNumF;
+
+static inline float
+nan_to_num_f(float x, const NanToNumF *r)
+{
+    float y = x == INFINITY ? r->posinf : x;
+    y = x == -INFINITY ? r->neginf : y;
+    return x != x ? r->nan : y;
+}
+
+static inline double
+nan_to_num_sel_d(double x, const NanToNum *r)
+{
+    double y = x == INFINITY ? r->posinf : x;
+    y = x == -INFINITY ? r->neginf : y;
+    return x != x ? r->nan : y;
+}
+
+PTL_LOOP_CLONES static void
+nan_to_num_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
+{
+    const NanToNum *r = extra;
+    const NanToNumF p = {(float)r->nan, (float)r->posinf, (float)r->neginf};
+    if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
+        float *o = (float *)d[0];
+        const float *a = (const float *)d[1];
+        for (int64_t i = 0; i < n; i++) {
+            o[i] = nan_to_num_f(a[i], &p);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        *(float *)(d[0] + i * s[0]) = nan_to_num_f(*(const float *)(d[1] + i * s[1]), &p);
+    }
+}
+DEFINE_PARAM_LOOP(nan_to_num, double, f8, NanToNum, nan_to_num_sel_d)
 DEFINE_UNARY_INT(int_id, ID_I)
 
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
