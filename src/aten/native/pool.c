@@ -965,140 +965,6 @@ avg_plan(const char *name, PtlTensorImpl *x, const PtlIValue *s, int nd, PoolPla
     return 0;
 }
 
-/* Runs the average kernel (forward from x, or backward from grad g into zeros shaped like
- * x) over plan p; returns the new tensor. */
-static PtlTensorImpl *
-avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, PtlDtype out_dt)
-{
-    PtlDtype work = nn_work_dtype(src->dtype);
-    PtlTensorImpl *sc = NULL, *dst = NULL;
-    int64_t osz[PTL_MAX_DIMS];
-    if (bwd) {
-        memcpy(osz, like->sizes, sizeof(int64_t) * (size_t)like->dim);
-    }
-    else {
-        out_shape(like, nd, p, osz);
-    }
-    if ((sc = nn_prepare(src, work)) == NULL || (dst = nn_zeros(like->dim, osz, work)) == NULL) {
-        goto error;
-    }
-    PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
-    PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
-                                                 : (bwd ? avg_bwd_f8 : avg_fwd_f8);
-    if (run_planes(p, fn, &j) < 0) {
-        goto error;
-    }
-    ptl_decref(sc);
-    return nn_finish(dst, out_dt);
-error:
-    ptl_xdecref(sc);
-    ptl_xdecref(dst);
-    return NULL;
-}
-
-/* avg_pool{2,3}d(Tensor self, kernel_size, stride=[], padding=0, ceil_mode=False,
- * count_include_pad=True, divisor_override=None):  (N, C, *in) -> (N, C, *out) */
-static int
-avg_pool_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)ks;
-    int nd = op == ptl_op(PTL_OP_avg_pool3d) ? 3 : 2;
-    const char *name = nd == 2 ? "avg_pool2d" : "avg_pool3d";
-    PtlTensorImpl *x = s[0].u.t, *y;
-    PoolPlan p = {0};
-    PtlDtype dt = x->dtype;
-
-    if (avg_plan(name, x, s, nd, &p) < 0) {
-        return -1;
-    }
-    if (!ptl_dtype_is_floating(dt) && dt != PTL_DTYPE_INT64 &&
-        (dt != PTL_DTYPE_UINT8 || nd != 2)) {
-        plan_free(&p);
-        return nn_check_dtype(name, dt, 0);
-    }
-    y = avg_run(x, x, nd, &p, 0, dt);
-    plan_free(&p);
-    return ptl_kernel_return(s, y);
-}
-
-/* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
- * count_include_pad, divisor_override) -> grad_input shaped like self */
-static int
-avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)ks;
-    int nd = op == ptl_op(PTL_OP_avg_pool3d_backward) ? 3 : 2;
-    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
-    PtlIValue shifted[7];
-    PoolPlan p = {0};
-
-    shifted[0] = s[1];
-    for (int i = 1; i < 7; i++) {
-        shifted[i] = s[i + 1];
-    }
-    if (avg_plan(nd == 2 ? "avg_pool2d" : "avg_pool3d", x, shifted, nd, &p) < 0) {
-        return -1;
-    }
-    if (check_out_shape(g, x, nd, &p) < 0) {
-        plan_free(&p);
-        return -1;
-    }
-    gi = avg_run(g, x, nd, &p, 1, g->dtype);
-    plan_free(&p);
-    return ptl_kernel_return(s, gi);
-}
-
-/* ---- adaptive pooling ---- */
-
-static int
-adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolPlan *p, int avg)
-{
-    char buf[128];
-    if (osize->u.il.n != 2) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s: output_size must be 2", name);
-    }
-    if (x->dim != 3 && x->dim != 4) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected 3D or 4D tensor, but got%s %s",
-                             name, avg ? "" : ":",
-                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
-    }
-    for (int i = x->dim - 2; i < x->dim; i++) {
-        if (x->sizes[i] == 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "%s(): Expected input to have non-zero size for non-batch "
-                                 "dimensions, but input has sizes %s with dimension %d being empty",
-                                 name, ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes), i);
-        }
-    }
-    if (osize->u.il.data[0] < 0 || osize->u.il.data[1] < 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "%s: elements of output_size must be greater than or equal to 0 "
-                             "but received {%lld, %lld}",
-                             name, (long long)osize->u.il.data[0], (long long)osize->u.il.data[1]);
-    }
-    p->planes = 1;
-    for (int i = 0; i < x->dim - 2; i++) {
-        p->planes *= x->sizes[i];
-    }
-    p->in[0] = p->out[0] = 1;
-    p->in[1] = x->sizes[x->dim - 2];
-    p->in[2] = x->sizes[x->dim - 1];
-    p->out[1] = osize->u.il.data[0];
-    p->out[2] = osize->u.il.data[1];
-    /* the output must fit before its window tables are sized (Note [Storage bytes]) */
-    int64_t osz[PTL_MAX_DIMS];
-    size_t nbytes;
-    out_shape(x, 2, p, osz);
-    if (ptl_storage_nbytes(x->dim, osz, NULL, 0, ptl_tensor_itemsize(x), &nbytes) < 0 ||
-        plan_alloc(p) < 0) {
-        return -1;
-    }
-    for (int d = 0; d < 3; d++) {
-        plan_adaptive(p, d);
-    }
-    return 0;
-}
-
 /* Note [Global average pooling]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * adaptive_avg_pool2d to 1 x 1 (the head of every ResNet) averages whole planes: one
@@ -1186,9 +1052,12 @@ DEFINE_GLOBAL_AVG(fwd_f8, 1, 0)
 DEFINE_GLOBAL_AVG(bwd_f4, 0, 1)
 DEFINE_GLOBAL_AVG(bwd_f8, 1, 1)
 
-/* avg_run for a 1 x 1 adaptive output (Note [Global average pooling]) */
+/* Runs the average kernel (forward from x, or backward from grad g into zeros shaped like
+ * x) over plan p, or with `global` the whole-plane one (a 1 x 1 adaptive output, Note
+ * [Global average pooling], which writes every element); returns the new tensor. */
 static PtlTensorImpl *
-global_avg_run(PtlTensorImpl *src, PtlTensorImpl *like, PoolPlan *p, int bwd, PtlDtype out_dt)
+avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, int global,
+        PtlDtype out_dt)
 {
     PtlDtype work = nn_work_dtype(src->dtype);
     PtlTensorImpl *sc = NULL, *dst = NULL;
@@ -1197,15 +1066,20 @@ global_avg_run(PtlTensorImpl *src, PtlTensorImpl *like, PoolPlan *p, int bwd, Pt
         memcpy(osz, like->sizes, sizeof(int64_t) * (size_t)like->dim);
     }
     else {
-        out_shape(like, 2, p, osz);
+        out_shape(like, nd, p, osz);
     }
     if ((sc = nn_prepare(src, work)) == NULL ||
-        (dst = ptl_empty(like->dim, osz, work, ptl_device_cpu())) == NULL) {
+        (dst = global ? ptl_empty(like->dim, osz, work, ptl_device_cpu())
+                      : nn_zeros(like->dim, osz, work)) == NULL) {
         goto error;
     }
     PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
-    PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? global_avg_bwd_f4 : global_avg_fwd_f4)
-                                                 : (bwd ? global_avg_bwd_f8 : global_avg_fwd_f8);
+    PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
+                                                 : (bwd ? avg_bwd_f8 : avg_fwd_f8);
+    if (global) {
+        fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? global_avg_bwd_f4 : global_avg_fwd_f4)
+                                       : (bwd ? global_avg_bwd_f8 : global_avg_fwd_f8);
+    }
     if (run_planes(p, fn, &j) < 0) {
         goto error;
     }
@@ -1215,6 +1089,109 @@ error:
     ptl_xdecref(sc);
     ptl_xdecref(dst);
     return NULL;
+}
+
+/* avg_pool{2,3}d(Tensor self, kernel_size, stride=[], padding=0, ceil_mode=False,
+ * count_include_pad=True, divisor_override=None):  (N, C, *in) -> (N, C, *out) */
+static int
+avg_pool_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int nd = op == ptl_op(PTL_OP_avg_pool3d) ? 3 : 2;
+    const char *name = nd == 2 ? "avg_pool2d" : "avg_pool3d";
+    PtlTensorImpl *x = s[0].u.t, *y;
+    PoolPlan p = {0};
+    PtlDtype dt = x->dtype;
+
+    if (avg_plan(name, x, s, nd, &p) < 0) {
+        return -1;
+    }
+    if (!ptl_dtype_is_floating(dt) && dt != PTL_DTYPE_INT64 &&
+        (dt != PTL_DTYPE_UINT8 || nd != 2)) {
+        plan_free(&p);
+        return nn_check_dtype(name, dt, 0);
+    }
+    y = avg_run(x, x, nd, &p, 0, 0, dt);
+    plan_free(&p);
+    return ptl_kernel_return(s, y);
+}
+
+/* avg_pool{2,3}d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+ * count_include_pad, divisor_override) -> grad_input shaped like self */
+static int
+avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    int nd = op == ptl_op(PTL_OP_avg_pool3d_backward) ? 3 : 2;
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *gi;
+    PtlIValue shifted[7];
+    PoolPlan p = {0};
+
+    shifted[0] = s[1];
+    for (int i = 1; i < 7; i++) {
+        shifted[i] = s[i + 1];
+    }
+    if (avg_plan(nd == 2 ? "avg_pool2d" : "avg_pool3d", x, shifted, nd, &p) < 0) {
+        return -1;
+    }
+    if (check_out_shape(g, x, nd, &p) < 0) {
+        plan_free(&p);
+        return -1;
+    }
+    gi = avg_run(g, x, nd, &p, 1, 0, g->dtype);
+    plan_free(&p);
+    return ptl_kernel_return(s, gi);
+}
+
+/* ---- adaptive pooling ---- */
+
+static int
+adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolPlan *p, int avg)
+{
+    char buf[128];
+    if (osize->u.il.n != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: output_size must be 2", name);
+    }
+    if (x->dim != 3 && x->dim != 4) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s(): Expected 3D or 4D tensor, but got%s %s",
+                             name, avg ? "" : ":",
+                             ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes));
+    }
+    for (int i = x->dim - 2; i < x->dim; i++) {
+        if (x->sizes[i] == 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "%s(): Expected input to have non-zero size for non-batch "
+                                 "dimensions, but input has sizes %s with dimension %d being empty",
+                                 name, ptl_format_sizes(buf, sizeof(buf), x->dim, x->sizes), i);
+        }
+    }
+    if (osize->u.il.data[0] < 0 || osize->u.il.data[1] < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "%s: elements of output_size must be greater than or equal to 0 "
+                             "but received {%lld, %lld}",
+                             name, (long long)osize->u.il.data[0], (long long)osize->u.il.data[1]);
+    }
+    p->planes = 1;
+    for (int i = 0; i < x->dim - 2; i++) {
+        p->planes *= x->sizes[i];
+    }
+    p->in[0] = p->out[0] = 1;
+    p->in[1] = x->sizes[x->dim - 2];
+    p->in[2] = x->sizes[x->dim - 1];
+    p->out[1] = osize->u.il.data[0];
+    p->out[2] = osize->u.il.data[1];
+    /* the output must fit before its window tables are sized (Note [Storage bytes]) */
+    int64_t osz[PTL_MAX_DIMS];
+    size_t nbytes;
+    out_shape(x, 2, p, osz);
+    if (ptl_storage_nbytes(x->dim, osz, NULL, 0, ptl_tensor_itemsize(x), &nbytes) < 0 ||
+        plan_alloc(p) < 0) {
+        return -1;
+    }
+    for (int d = 0; d < 3; d++) {
+        plan_adaptive(p, d);
+    }
+    return 0;
 }
 
 /* Adaptive average pooling of x to the output size osize (bwd = 0: s[0] = the pooled x, in
@@ -1230,8 +1207,7 @@ adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *
         plan_free(&p);
         return -1;
     }
-    PtlTensorImpl *y = p.out[1] == 1 && p.out[2] == 1 ? global_avg_run(g, x, &p, bwd, g->dtype)
-                                                      : avg_run(g, x, 2, &p, bwd, g->dtype);
+    PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, p.out[1] == 1 && p.out[2] == 1, g->dtype);
     plan_free(&p);
     return ptl_kernel_return(s, y);
 }

@@ -617,42 +617,6 @@ add_row(const Plan *pl, double *acc, int64_t *iacc, const char *p, int64_t n, in
     }
 }
 
-/* sum(dim=0)-like: the run is the outer dim and the innermost kept dim is contiguous, so a
- * block of pl->cw outputs is accumulated row after row, reading the input in memory order.
- * Work unit u = (outer kept index, block of columns). */
-static int
-reduce_columns(void *ctx, int64_t b, int64_t e)
-{
-    const Plan *pl = ctx;
-    int64_t cols = pl->ksize[pl->nk - 1], ncb = (cols + pl->cw - 1) / pl->cw;
-    double sd[COL_BLOCK];
-    int64_t si[COL_BLOCK];
-    int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
-    Acc acc;
-    for (int64_t u = b; u < e; u++) {
-        int64_t c0 = (u % ncb) * pl->cw, o0 = (u / ncb) * cols + c0;
-        int64_t m = cols - c0 < pl->cw ? cols - c0 : pl->cw;
-        const char *p = kept_ptr(pl, o0);
-        memset(sd, 0, sizeof(double) * (size_t)m);
-        memset(si, 0, sizeof(int64_t) * (size_t)m);
-        if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT32) {
-            ptl_red_add_rows_f4(sd, p, pl->rstride[0], pl->R, m, avx2);
-        }
-        else {
-            for (int64_t r = 0; r < pl->R; r++) {
-                add_row(pl, sd, si, p + r * pl->rstride[0], m, avx2);
-            }
-        }
-        for (int64_t k = 0; k < m; k++) {
-            acc_init(pl, &acc);
-            acc.a = sd[k];
-            acc.i = si[k];
-            acc_finish(pl, &acc, o0 + k);
-        }
-    }
-    return 0;
-}
-
 /* Column reductions of float32/float64 for the kinds other than the sums: max/min,
  * argmax/argmin (max.dim, min.dim), prod and the 1- and 2-norms.  As for the
  * sums, a block of m outputs is folded row after row, reading the input in memory order:
@@ -774,7 +738,7 @@ column_fold_avx2(const Plan *pl, const char *p, int64_t m, double *val, int64_t 
 }
 #endif
 
-/* Whether reduce_columns_fp takes kind on dtype dt. */
+/* Whether reduce_columns folds kind on dtype dt with column_fold (else it sums). */
 static int
 column_fold_kind(RedKind kind, PtlDtype dt, double p)
 {
@@ -785,32 +749,56 @@ column_fold_kind(RedKind kind, PtlDtype dt, double p)
            kind == R_PROD || (kind == R_NORM && (p == 2 || p == 1));
 }
 
-/* reduce_columns for the kinds of column_fold_kind: the same work units */
+/* sum(dim=0)-like: the run is the outer dim and the innermost kept dim is contiguous, so a
+ * block of pl->cw outputs is accumulated row after row, reading the input in memory order:
+ * summed, or folded by column_fold for the kinds of column_fold_kind.  Work unit u = (outer
+ * kept index, block of columns). */
 static int
-reduce_columns_fp(void *ctx, int64_t b, int64_t e)
+reduce_columns(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     int64_t cols = pl->ksize[pl->nk - 1], ncb = (cols + pl->cw - 1) / pl->cw;
-    double val[COL_BLOCK];
-    int64_t at[COL_BLOCK];
+    double sd[COL_BLOCK];
+    int64_t si[COL_BLOCK];
     int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
+    int fold = column_fold_kind(pl->kind, pl->dt, pl->p);
     Acc acc;
     for (int64_t u = b; u < e; u++) {
         int64_t c0 = (u % ncb) * pl->cw, o0 = (u / ncb) * cols + c0;
         int64_t m = cols - c0 < pl->cw ? cols - c0 : pl->cw;
+        const char *p = kept_ptr(pl, o0);
+        if (fold) {   /* a value (and a row) per column: sd and si */
 #ifdef HAVE_AVX2_KERNELS
-        if (avx2) {
-            column_fold_avx2(pl, kept_ptr(pl, o0), m, val, at);
-        }
-        else
+            if (avx2) {
+                column_fold_avx2(pl, p, m, sd, si);
+            }
+            else
 #endif
-        {
-            column_fold_portable(pl, kept_ptr(pl, o0), m, val, at);
+            {
+                column_fold_portable(pl, p, m, sd, si);
+            }
+        }
+        else {   /* sums */
+            memset(sd, 0, sizeof(double) * (size_t)m);
+            memset(si, 0, sizeof(int64_t) * (size_t)m);
+            if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT32) {
+                ptl_red_add_rows_f4(sd, p, pl->rstride[0], pl->R, m, avx2);
+            }
+            else {
+                for (int64_t r = 0; r < pl->R; r++) {
+                    add_row(pl, sd, si, p + r * pl->rstride[0], m, avx2);
+                }
+            }
         }
         for (int64_t k = 0; k < m; k++) {
             acc_init(pl, &acc);
-            acc.a = val[k];
-            acc.idx = at[k];
+            acc.a = sd[k];
+            if (pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) {
+                acc.idx = si[k];
+            }
+            else if (!fold) {
+                acc.i = si[k];
+            }
             acc_finish(pl, &acc, o0 + k);
         }
     }
@@ -964,8 +952,7 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
         pl.cw = per / 64 * 64 < COL_BLOCK ? per / 64 * 64 : COL_BLOCK;
         int64_t units = outer * ((cols + pl.cw - 1) / pl.cw);
         int64_t grain = PTL_GRAIN_SIZE / (pl.R * pl.cw) + 1;
-        rc = ptl_parallel_for(0, units, grain, fp_columns ? reduce_columns_fp : reduce_columns,
-                              &pl);
+        rc = ptl_parallel_for(0, units, grain, reduce_columns, &pl);
     }
     else if (pl.nout < nt && pl.R >= 2 * PTL_GRAIN_SIZE) {
         /* few outputs, long reductions: split each reduction over the threads */
