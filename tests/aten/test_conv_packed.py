@@ -1,7 +1,8 @@
-"""The float32 convolution kernels of conv_packed.c (Note [Packed float32 convolution]):
-forward, input gradient (a convolution with the flipped weight; for a stride, one per output
-phase: Note [Input gradient by output phases]) and weight gradient, against the float64 path of the same op (conv.c's im2col + GEMM, itself checked
-against NumPy and PyTorch in test_conv.py), across every threshold of their blocking:
+"""The float32 convolution kernels of conv_packed.c (Note [Packed float32 convolution]): forward,
+input gradient (a convolution with the flipped weight; for a stride, one per output phase: Note
+[Input gradient by output phases]) and weight gradient, against the float64 path of the same op
+(conv.c's im2col + GEMM, itself checked against NumPy and PyTorch in test_conv.py), across every
+threshold of their blocking:
 
 - windows: one per input channel and phase of the stride read (1 for stride 1, up to 4 for
   stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer), or compact ones, one

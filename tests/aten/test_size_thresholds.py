@@ -41,15 +41,16 @@ gemm.c gemm_run batches: grain GEMM_PARALLEL_FLOPS / flops for small products, o
     thread when batch % threads == 0 or batch >= 4 threads, else threaded products ->
     bmm batches 129 / 130 of 16^3, 2, 3, 8 of 64^3, K-split and matrix-vector batches,
     stride-0 B; einsum through the same product; addmm's beta source on every path.
-reduce.c reduce_run: column reductions (kept contiguous dim >= 16, COL_BLOCK = 2048 columns
-    a unit, narrower to feed every thread, float32 rows COL_GROUP = 32 at a time) ->
-    columns 15, 16, 17, 100, 2047, 2048, 2049, 4101 x rows 2, 3, 31, 32, 33, 70, one and
-    three outer blocks, for the sums and for the float extremes (amax/amin, argmax/argmin,
-    max.dim, min.dim) and the 1- and 2-norms, with ties, NaN and infinities; one output and R >= 2 GRAIN: min(R / GRAIN, MAX_CHUNKS = 64,
-    4 threads) chunks combined in order -> R = 255, 256, 257 (BLOCK = 256), 65535, 65536,
-    65537, 262147, contiguous and strided, every kind (sum, mean, prod, amax/amin, argmax/
-    argmin with ties and NaN across chunks, var, std, norms, logsumexp, count_nonzero,
-    all/any, aminmax, nansum, integer sums); many outputs: GRAIN / R + 1 outputs a task.
+reduce.c reduce_run: column reductions (kept contiguous dim >= 16, COL_BLOCK = 2048 columns a
+    unit, narrower to feed every thread, float32 rows COL_GROUP = 32 at a time) -> columns 15,
+    16, 17, 100, 2047, 2048, 2049, 4101 x rows 2, 3, 31, 32, 33, 70, one and three outer blocks,
+    for the sums and for the float extremes (amax/amin, argmax/argmin, max.dim, min.dim), prod
+    and the 1- and 2-norms, with ties, NaN and infinities; one output and R >= 2 GRAIN: min(R /
+    GRAIN, MAX_CHUNKS = 64, 4 threads) chunks combined in order -> R = 255, 256, 257 (BLOCK =
+    256), 65535, 65536, 65537, 262147, contiguous and strided, every kind (sum, mean, prod,
+    amax/amin, argmax/argmin with ties and NaN across chunks, var, std, norms, logsumexp,
+    count_nonzero, all/any, aminmax, nansum, integer sums); many outputs: GRAIN / R + 1 outputs
+    a task.
 reduce.c scan_lines (cumsum, cumprod): GRAIN / len + 1 lines a task, RED_BLOCK pieces ->
     len 255, 256, 257, 513 along the last and the first (strided) dim.
 unary.c DEFINE_AVX2_LOOP(_PD) (exp, log, sigmoid, tanh, erf: 8 / 4 lanes, masked tail),
@@ -566,8 +567,8 @@ def test_column_reductions(cols, R, dtype, outer):
 
 
 # max/min, argmax/argmin (max.dim, min.dim), prod and the 1- and 2-norms of float32/float64
-# run by columns too, keeping a value per column (reduce.c column_fold); the 3-norm and float16 take
-# the per-output path, as a control
+# run by columns too, keeping a value per column (reduce.c column_fold); the 3-norm and
+# float16 take the per-output path, as a control
 COLUMN_EXTREMES = [
     ("amax", lambda t: t.amax(1), lambda a: a.max(1)),
     ("amin", lambda t: t.amin(1), lambda a: a.min(1)),

@@ -167,6 +167,35 @@ def test_each_thread_has_its_own_pass():
     assert errors == ["Final callbacks can only be installed during backward pass."]
 
 
+def test_current_graph_task_id_numbers_the_passes():
+    assert ptl._C._current_graph_task_id() == -1
+    x = ptl.ones(2, requires_grad=True)
+    seen = []
+
+    def hook(g):
+        seen.append(ptl._C._current_graph_task_id())
+        with ptl.enable_grad():
+            a = ptl.ones(1, requires_grad=True)
+            b = a * 2
+            b.register_hook(lambda gg: seen.append(ptl._C._current_graph_task_id()))
+            b.sum().backward()
+        seen.append(ptl._C._current_graph_task_id())   # the outer pass again
+
+    y = x * 2
+    y.register_hook(hook)
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    outer, inner, outer_again, second = seen[0], seen[1], seen[2], seen[3]
+    assert min(seen) >= 0 and outer == outer_again
+    assert len({outer, inner, second}) == 3
+    assert ptl._C._current_graph_task_id() == -1
+
+
+@torch_ref
+def test_current_graph_task_id_outside_a_pass_matches_torch():
+    assert ptl._C._current_graph_task_id() == torch._C._current_graph_task_id() == -1
+
+
 def checkpoint_validity(lib):
     engine = lib.autograd.Variable._execution_engine
     x = lib.ones(2, requires_grad=True)

@@ -208,10 +208,12 @@ step_d(const Plan *pl, Acc *acc, const double *x, int64_t n, int64_t idx0)
         }
         break;
     case R_MAX:
-        acc->a = max_nan(acc->a, ptl_red_maxmin_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n, 1));
+        acc->a = max_nan(acc->a,
+                         ptl_red_maxmin_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n, 1));
         break;
     case R_MIN:
-        acc->a = min_nan(acc->a, ptl_red_maxmin_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n, 0));
+        acc->a = min_nan(acc->a,
+                         ptl_red_maxmin_contiguous(PTL_DTYPE_FLOAT64, (const char *)x, n, 0));
         break;
     case R_ARGMAX:
     case R_ARGMIN:

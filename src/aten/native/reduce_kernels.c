@@ -198,8 +198,8 @@ ptl_red_maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max)
 }
 
 /* sum of |x|^p (p = 1 or 2) of a contiguous float32/float64 run, in double: sixteen
- * independent accumulators (four chains of 4-lane FMAs), inlined into a portable and an AVX2 function so that the
- * compiler vectorizes each for its target */
+ * independent accumulators (four chains of 4-lane FMAs), inlined into a portable and an AVX2
+ * function so that the compiler vectorizes each for its target */
 #define DEFINE_POWSUM_LOOP(NAME, T)                                                       \
     static inline __attribute__((always_inline)) double NAME(const T *x, int64_t n,       \
                                                              int square)                  \

@@ -222,56 +222,26 @@ typedef struct NanToNum {
     double nan, posinf, neginf;
 } NanToNum;
 
-static inline double
-nan_to_num_d(double x, const NanToNum *r)
-{
-    return x != x ? r->nan : x == INFINITY ? r->posinf : x == -INFINITY ? r->neginf : x;
-}
+/* nan_to_num in type T: selects, so that the loops vectorize, with the replacements
+ * converted to T (float32 computes in float: the same values, each replacement rounded once) */
+#define DEFINE_NAN_TO_NUM(NAME, T)                                                        \
+    static inline T                                                                       \
+    NAME(T x, const NanToNum *r)                                                          \
+    {                                                                                     \
+        T y = x == INFINITY ? (T)r->posinf : x;                                           \
+        y = x == -INFINITY ? (T)r->neginf : y;                                            \
+        return x != x ? (T)r->nan : y;                                                    \
+    }
+DEFINE_NAN_TO_NUM(nan_to_num_d, double)
+DEFINE_NAN_TO_NUM(nan_to_num_f, float)
 
 #define NAN_TO_NUM_F(X, E) ((float)nan_to_num_d((X), (const NanToNum *)(E)))
 #define NAN_TO_NUM_D(X, E) nan_to_num_d((X), (const NanToNum *)(E))
 DEFINE_UNARY_LOOP(nan_to_num, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, NAN_TO_NUM_F)
 DEFINE_UNARY_LOOP(nan_to_num, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, NAN_TO_NUM_F)
 
-/* float32: the replacements rounded to float once, the tests as selects */
-typedef struct NanToNumF {
-    float nan, posinf, neginf;
-} NanToNumF;
-
-static inline float
-nan_to_num_f(float x, const NanToNumF *r)
-{
-    float y = x == INFINITY ? r->posinf : x;
-    y = x == -INFINITY ? r->neginf : y;
-    return x != x ? r->nan : y;
-}
-
-static inline double
-nan_to_num_sel_d(double x, const NanToNum *r)
-{
-    double y = x == INFINITY ? r->posinf : x;
-    y = x == -INFINITY ? r->neginf : y;
-    return x != x ? r->nan : y;
-}
-
-PTL_LOOP_CLONES static void
-nan_to_num_loop_f4(char **d, const int64_t *s, int64_t n, const void *extra)
-{
-    const NanToNum *r = extra;
-    const NanToNumF p = {(float)r->nan, (float)r->posinf, (float)r->neginf};
-    if (s[0] == sizeof(float) && s[1] == sizeof(float)) {
-        float *o = (float *)d[0];
-        const float *a = (const float *)d[1];
-        for (int64_t i = 0; i < n; i++) {
-            o[i] = nan_to_num_f(a[i], &p);
-        }
-        return;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        *(float *)(d[0] + i * s[0]) = nan_to_num_f(*(const float *)(d[1] + i * s[1]), &p);
-    }
-}
-DEFINE_PARAM_LOOP(nan_to_num, double, f8, NanToNum, nan_to_num_sel_d)
+DEFINE_PARAM_LOOP(nan_to_num, float, f4, NanToNum, nan_to_num_f)
+DEFINE_PARAM_LOOP(nan_to_num, double, f8, NanToNum, NAN_TO_NUM_D)
 DEFINE_UNARY_INT(int_id, ID_I)
 
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
