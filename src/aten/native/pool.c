@@ -18,6 +18,7 @@
 
 #include "../../c10/parallel.h"
 #include "nn_common.h"
+#include "reduce_kernels.h"
 
 typedef struct Win {
     int64_t start, count, span;
@@ -777,38 +778,18 @@ check_out_shape(const PtlTensorImpl *t, const PtlTensorImpl *x, int nd, const Po
  * s[1] = the flat indices; frees the plan. */
 /* adaptive_max_pool2d to 1 x 1: the maximum of each whole plane and its position, as the
  * window walk of max_fwd picks it (`v > max || isnan(v)`: the first maximum, or the last
- * NaN), without the walk: one vectorized pass for the maximum and whether a NaN is there,
- * then a scan for the position. */
-#define DEFINE_GLOBAL_MAX(T, IT, SUF)                                                     \
-    PTL_LOOP_CLONES static int                                                            \
+ * NaN), without the walk: the reductions' vector max of a contiguous run (NaN when the run
+ * holds one), then a scan for the position. */
+#define DEFINE_GLOBAL_MAX(T, SUF, DT)                                                     \
+    static int                                                                            \
     global_max_##SUF(void *ctx, int64_t b, int64_t e)                                     \
     {                                                                                     \
         const PoolJob *j = ctx;                                                           \
-        int64_t n = j->p->in[1] * j->p->in[2];                                            \
+        int64_t n = j->p->in[1] * j->p->in[2], at;                                        \
         for (int64_t pl = b; pl < e; pl++) {                                              \
             const T *v = (const T *)j->x + pl * n;                                        \
-            T lane[16], m = -INFINITY;                                                    \
-            IT nans[16], nan = 0;                                                         \
-            int64_t k = 0, at = 0;                                                        \
-            for (int l = 0; l < 16; l++) {                                                \
-                lane[l] = -INFINITY;                                                      \
-                nans[l] = 0;                                                              \
-            }                                                                             \
-            for (; k + 16 <= n; k += 16) {                                                \
-                for (int l = 0; l < 16; l++) {                                            \
-                    lane[l] = v[k + l] > lane[l] ? v[k + l] : lane[l];                    \
-                    nans[l] |= (IT)(v[k + l] != v[k + l]);                                \
-                }                                                                         \
-            }                                                                             \
-            for (; k < n; k++) {                                                          \
-                m = v[k] > m ? v[k] : m;                                                  \
-                nan |= (IT)(v[k] != v[k]);                                                \
-            }                                                                             \
-            for (int l = 0; l < 16; l++) {                                                \
-                m = lane[l] > m ? lane[l] : m;                                            \
-                nan |= nans[l];                                                           \
-            }                                                                             \
-            if (nan) {                                                                    \
+            double m = ptl_red_maxmin_contiguous(DT, (const char *)v, n, 1);              \
+            if (m != m) {                                                                 \
                 for (at = n - 1; at > 0 && v[at] == v[at]; at--) {                        \
                 }                                                                         \
             }                                                                             \
@@ -821,8 +802,8 @@ check_out_shape(const PtlTensorImpl *t, const PtlTensorImpl *x, int nd, const Po
         }                                                                                 \
         return 0;                                                                         \
     }
-DEFINE_GLOBAL_MAX(float, uint32_t, f4)
-DEFINE_GLOBAL_MAX(double, uint64_t, f8)
+DEFINE_GLOBAL_MAX(float, f4, PTL_DTYPE_FLOAT32)
+DEFINE_GLOBAL_MAX(double, f8, PTL_DTYPE_FLOAT64)
 
 static int
 max_pool_run(PoolPlan *p, PtlTensorImpl *x, int nd, PtlIValue *s, int global)
