@@ -1,10 +1,11 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
-half-precision casts, clamp, transposed copies, the offset-table shape ops and row indexing.
+half-precision casts, clamp, transposed copies, the offset-table shape ops, row indexing,
+fills and constant padding.
 Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
 
-from _impls import IMPLS, make, randn, run
+from _impls import IMPLS, lib, make, randn, run
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -148,3 +149,32 @@ def test_index_rows(benchmark, impl, op):
             make(impl, randn((1024, 1024), seed=1))]
     tensor_fn, numpy_fn = INDEX_OPS[op]
     benchmark(numpy_fn if impl == "numpy" else tensor_fn, *args)
+
+
+FILLS = {
+    "zeros(1024, 1024)": (lambda L: L.zeros(1024, 1024), lambda: np.zeros((1024, 1024), "f4")),
+    "full((1024, 1024), 0.5)": (lambda L: L.full((1024, 1024), 0.5),
+                                lambda: np.full((1024, 1024), 0.5, "f4")),
+}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", list(FILLS))
+def test_fills(benchmark, impl, op):
+    """A contiguous fill: memset for zero bytes, a 4 KiB pattern copied for other values."""
+    benchmark.group = f"{op} float32"
+    tensor_fn, numpy_fn = FILLS[op]
+    benchmark(numpy_fn if impl == "numpy" else lambda: tensor_fn(lib(impl)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_constant_pad(benchmark, impl):
+    """constant_pad_nd copies the input once and fills only the border around it."""
+    benchmark.group = "F.pad(x, (1, 1, 1, 1)), 32x64x32x32 float32"
+    if impl == "numpy":
+        def fn(a):
+            return np.pad(a, [(0, 0), (0, 0), (1, 1), (1, 1)])
+    else:
+        def fn(x):
+            return lib(impl).nn.functional.pad(x, (1, 1, 1, 1))
+    run(benchmark, impl, fn, randn((32, 64, 32, 32)))

@@ -11,6 +11,7 @@ from pytorchlite.autograd import gradcheck
 from pytorchlite.nn import _functional_conv as F
 import golden
 from helpers import TOL, assert_close, make, torch
+from opinfo import _np_constant_pad
 
 TF = torch.nn.functional if torch is not None else None
 TORCH_DT = {} if torch is None else {
@@ -605,6 +606,47 @@ def test_pad_negative_crops_and_any_dtype():
     b = ptl.tensor([[True, False]])
     assert F.pad(b, (1, 1)).tolist() == [[False, True, False, False]]
     assert F.pad(b, (1, 0, 1, 0), value=True).tolist() == [[True, True, True], [True, True, False]]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_constant_pad_random_shapes_and_pads(seed):
+    # random ranks, sizes (some 0), pads (negative, zero, positive) and layouts
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(v) for v in rng.integers(0, 5, rng.integers(1, 5)))
+    x, xa = make(shape, ptl.float64, ["contiguous", "transposed"][seed % 2], seed=seed)
+    pads = []
+    for d in range(int(rng.integers(1, len(shape) + 1))):
+        size = shape[len(shape) - 1 - d]
+        lo = int(rng.integers(-min(size, 2), 4))
+        hi = int(rng.integers(-min(size + min(lo, 0), 2), 4))
+        pads += [lo, hi]
+    assert_close(F.pad(x, pads, value=-2.5), _np_constant_pad(xa, pads, -2.5), dtype=ptl.float64)
+
+
+# constant_pad_nd fills and copies chunks of about 128 KiB of output along dim 0: output rows
+# (dim-0 slices) of 28 KiB (four to a chunk), of 129 KiB (one) and of a few bytes (one chunk),
+# with the box's edges on and inside chunk boundaries
+@pytest.mark.parametrize("shape,pads", [
+    ((11, 58, 60), (1, 1, 0, 2, 2, 3)),
+    ((11, 58, 60), (-1, 2, 1, 0, -3, 4)),
+    ((14, 58, 60), (0, 0, 0, 0, 4, -2)),
+    ((5, 127, 127), (1, 0, 0, 1, 1, 1)),
+    ((9, 3, 2), (1, 1, 1, 1, 1, 1)),
+])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_constant_pad_in_chunks(shape, pads, threads):
+    x, xa = make(shape, ptl.float64, "transposed", seed=82)
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        got = F.pad(x, pads, value=0.25)
+    finally:
+        ptl.set_num_threads(old)
+    assert_close(got, _np_constant_pad(xa, pads, 0.25), dtype=ptl.float64)
+
+
+def test_constant_pad_of_a_0_dim_tensor():
+    assert F.pad(ptl.tensor(2.5), ()).item() == 2.5
 
 
 PAD_GRADS = [

@@ -42,6 +42,35 @@ def test_fill_from_a_scalar_tensor(dtype):
     np.testing.assert_array_equal(to_numpy(dst), np.broadcast_to(a, dst.shape))
 
 
+# ---- a contiguous fill (copy.c fill_run): zero bytes by memset, other values by a pattern
+# doubled up to FILL_PATTERN_BYTES = 4096 bytes and then copied 4096 bytes at a time ----
+
+FILL_BYTES = [1, 17, 4095, 4096, 4097, 8192, 3 * 4096 + 5, 70000]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+@pytest.mark.parametrize("nbytes", FILL_BYTES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_contiguous_fills_across_the_pattern_size(dtype, nbytes, threads):
+    item = ptl.empty(0, dtype=dtype).element_size()
+    n = max(1, nbytes // item)
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for value in (0, 1, -0.0 if dtype.is_floating_point else 3):
+            got = ptl.full((n,), value, dtype=dtype)
+            ref = np.full((n,), value, dtype=to_numpy(ptl.zeros(1, dtype=dtype)).dtype)
+            np.testing.assert_array_equal(to_numpy(got), ref)
+            if isinstance(value, float):   # -0.0 is not zero bytes: its sign must survive
+                assert np.signbit(to_numpy(got)).all()
+        np.testing.assert_array_equal(to_numpy(ptl.zeros(n, dtype=dtype)), 0)
+        np.testing.assert_array_equal(to_numpy(ptl.ones(n, dtype=dtype)), 1)
+        v, a = make((), dtype, seed=7)
+        np.testing.assert_array_equal(to_numpy(v.expand(n).contiguous()), np.full((n,), a))
+    finally:
+        ptl.set_num_threads(old)
+
+
 # ---- transposed sources go through tiles (copy.c, Note [Transposed copies]): TILE_I = 8
 # values of the destination's run by TILE_J = 64 of the source's, tiled from 512 elements on,
 # bands of TILE_J split over the threads ----
