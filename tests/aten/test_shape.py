@@ -5,7 +5,10 @@ NumPy (float64, exact for integers) on every dtype, shape and layout; errors and
 messages against torch; the views' aliasing; and the derivative rows of these
 ops in derivatives.def (gradcheck, gradgradcheck, node names, gradients vs torch).  What comes
 from torch is its recorded output (golden.py; live torch too when installed)."""
+import os
 import re
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -18,6 +21,7 @@ from golden import Raised, golden
 from helpers import ALL_DTYPES, LAYOUTS, SHAPES, assert_close, make, torch
 
 NUMERIC = [d for d in ALL_DTYPES if d != ptl.bool]
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def each_input(dtypes=ALL_DTYPES, shapes=SHAPES, min_dim=0):
@@ -44,6 +48,32 @@ def test_flip():
             assert_close(ptl.fliplr(t), np.fliplr(a), dtype=dt)
         if len(shape) >= 1:
             assert_close(ptl.flipud(t), np.flipud(a), dtype=dt)
+
+
+def check_reversed_rows():
+    """flip of the last dim reverses each row by reverse_copy: item sizes 1, 2, 4 and 8, row
+    lengths around the vector widths (16 bytes in the baseline build, 32 with AVX2), exact."""
+    for dt in (ptl.int8, ptl.int16, ptl.float32, ptl.float64):
+        for n in list(range(0, 70)) + [1023, 1025]:
+            t, a = make((3, n), dt, seed=n)
+            assert_close(t.flip(-1), np.flip(a, -1), dtype=dt)
+            assert_close(t[:, 1:].flip(1), np.flip(a[:, 1:], 1), dtype=dt)
+
+
+def test_flip_reverses_rows_at_every_length():
+    check_reversed_rows()
+
+
+def test_flip_reverses_rows_without_avx2():
+    code = ("import sys; sys.path[:0] = %r\n"
+            "import test_shape, pytorchlite as ptl\n"
+            "assert ptl.backends.cpu.get_cpu_capability() == 'DEFAULT'\n"
+            "test_shape.check_reversed_rows()\n"
+            "print('ok')\n" % [HERE, os.path.dirname(HERE)])
+    env = dict(os.environ, PTL_CPU_CAPABILITY="default")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
 def test_roll():

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "native.h"
@@ -55,11 +56,50 @@ copy_elem(char *dst, const char *src, size_t isz)
     }
 }
 
+/* o[i] = a[-i] for n elements of T: flip of the innermost dim.  The baseline build reverses 16
+ * bytes per step; the AVX2 build permutes 32 (flip(1) of 1024x1024 float32 took 2.3x
+ * PyTorch's time with 16). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define REVERSE_COPY_AVX2(T)                                                              \
+    __attribute__((target("avx2"))) static void                                           \
+    reverse_copy_avx2_##T(T *o, const T *a, int64_t n)                                    \
+    {                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            o[i] = a[-i];                                                                 \
+        }                                                                                 \
+    }
+#define REVERSE_COPY_USE_AVX2(T)                                                          \
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {                                           \
+        reverse_copy_avx2_##T(o, a, n);                                                   \
+        return;                                                                           \
+    }
+#else
+#define REVERSE_COPY_AVX2(T)
+#define REVERSE_COPY_USE_AVX2(T)
+#endif
+#define DEFINE_REVERSE_COPY(T)                                                            \
+    REVERSE_COPY_AVX2(T)                                                                  \
+    static void                                                                           \
+    reverse_copy_##T(T *o, const T *a, int64_t n)                                         \
+    {                                                                                     \
+        REVERSE_COPY_USE_AVX2(T)                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            o[i] = a[-i];                                                                 \
+        }                                                                                 \
+    }
+DEFINE_REVERSE_COPY(uint8_t)
+DEFINE_REVERSE_COPY(uint16_t)
+DEFINE_REVERSE_COPY(uint32_t)
+DEFINE_REVERSE_COPY(uint64_t)
+#undef DEFINE_REVERSE_COPY
+#undef REVERSE_COPY_USE_AVX2
+#undef REVERSE_COPY_AVX2
+
 /* One inner row of gather_copy: n elements of isz bytes, dst_step apart, read at
  * src + inner[i]; `runs` (NULL: none) lists where the reads are contiguous: starts
  * runs[0] = 0 < runs[1] < ... < runs[nruns] = n, each run one memcpy when the destination
  * is contiguous too; `reversed`: the reads walk the source backwards element by element
- * (flip of the innermost dim), a loop the compiler vectorizes. */
+ * (flip of the innermost dim, reverse_copy). */
 static void
 gather_row(char *dst, int64_t dst_step, const char *src, const int64_t *inner, int64_t n,
            size_t isz, const int64_t *runs, int64_t nruns, int reversed)
@@ -73,10 +113,7 @@ gather_row(char *dst, int64_t dst_step, const char *src, const int64_t *inner, i
     }
 #define GATHER_ROW(T)                                                                     \
     if (reversed && dst_step == (int64_t)sizeof(T)) {                                     \
-        const T *a = (const T *)(src + inner[0]);                                         \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            ((T *)dst)[i] = a[-i];                                                        \
-        }                                                                                 \
+        reverse_copy_##T((T *)dst, (const T *)(src + inner[0]), n);                       \
         return;                                                                           \
     }                                                                                     \
     for (int64_t i = 0; i < n; i++) {                                                     \
