@@ -106,8 +106,12 @@ void ptl_convert_scalar(char *dst, PtlDtype dt, const char *src, PtlDtype st);
 /* Writes v converted to dtype at p (one element). */
 void ptl_store_double(char *p, PtlDtype dtype, double v);
 void ptl_store_int(char *p, PtlDtype dtype, int64_t v);
-/* Reads element 0 of t as double / int64 (any dtype). */
+/* Reads element 0 of t as double / int64 (any dtype); t's data must be on the CPU. */
 double ptl_item_double(PtlTensorImpl *t);
 int64_t ptl_item_int(PtlTensorImpl *t);
+/* Whether ptl_item_* can read t: its data is on the CPU.  A meta tensor has none, so a
+ * derivative's data-dependent branch takes its general path there (which holds for any
+ * values), as PyTorch's do for meta tensors. */
+int ptl_item_readable(const PtlTensorImpl *t);
 
 #endif

@@ -294,7 +294,7 @@ check_nan(PtlNode *node, PtlTensorImpl **outs)
         if (any == NULL) {
             return -1;
         }
-        double found = ptl_item_double(any);
+        double found = ptl_item_readable(any) ? ptl_item_double(any) : 0.0;
         ptl_decref(any);
         if (found != 0.0) {
             return ptl_error_set(PTL_ERR_RUNTIME, "Function '%s' returned nan values in its %dth "

@@ -323,6 +323,38 @@ def test_backward_shapes_match_pytorch():
     assert got == want
 
 
+# derivatives whose formula branches on values (any zero? a NaN result? a NaN gradient under
+# anomaly detection?) take their general path on meta tensors, which have no values to read
+# (these read a NULL pointer before)
+DATA_DEPENDENT_GRADS = {
+    "prod()": lambda x: x.prod(),
+    "prod(1)": lambda x: x.prod(1),
+    "max()": lambda x: x.max(),
+    "amax(1)": lambda x: x.amax(1),
+}
+
+
+@pytest.mark.parametrize("name", list(DATA_DEPENDENT_GRADS))
+@pytest.mark.parametrize("anomaly", [False, True])
+def test_data_dependent_backward_on_meta(name, anomaly):
+    fn = DATA_DEPENDENT_GRADS[name]
+    x = ptl.empty(3, 4, device="meta", requires_grad=True)
+    with ptl.autograd.set_detect_anomaly(anomaly):
+        y = fn(x)
+        (g,) = ptl.autograd.grad([y], [x], [ptl.ones_like(y)])
+    cpu = ptl.ones(3, 4, requires_grad=True)
+    out = fn(cpu)
+    (want,) = ptl.autograd.grad([out], [cpu], [ptl.ones_like(out)])
+    assert g.device.type == "meta" and geometry(g) == geometry(want)
+
+
+def test_a_meta_gradient_into_a_cpu_leaf_is_refused():
+    b = ptl.ones(2, 5, requires_grad=True)
+    y = b.to("meta").prod(1)
+    with pytest.raises(RuntimeError, match="expected device cpu but got meta"):
+        ptl.autograd.grad([y], [b], [ptl.ones_like(y)])
+
+
 def test_dispatch_dump_shows_meta():
     assert "Meta: kernel registered at meta.c" in _C._dispatch_dump("aten::mm")
 

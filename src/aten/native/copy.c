@@ -674,6 +674,12 @@ item_as(PtlTensorImpl *t, PtlDtype dtype, void *out)
     conv_loop(dtype, t->dtype)(d, s, 1, NULL);
 }
 
+int
+ptl_item_readable(const PtlTensorImpl *t)
+{
+    return t->device.type == PTL_DEVICE_CPU;
+}
+
 double
 ptl_item_double(PtlTensorImpl *t)
 {

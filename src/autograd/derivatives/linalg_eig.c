@@ -64,7 +64,7 @@ check_phase_invariant(Scope *sc, PtlTensorImpl *imag_diag)
     if (ok == NULL) {
         return -1;
     }
-    if (ptl_item_double(ok) == 0.0) {
+    if (ptl_item_readable(ok) && ptl_item_double(ok) == 0.0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "linalg_eig_backward: The eigenvectors in the complex case are "
                              "specified up to multiplication by e^{i phi}. The specified loss "

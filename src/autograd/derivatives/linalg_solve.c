@@ -150,7 +150,7 @@ linalg_det_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return scope_end(sc, -1);
     }
     PtlTensorImpl *gdet = MUL(gi[0], det);
-    if (!ptl_item_double(any)) {
+    if (ptl_item_readable(any) && !ptl_item_double(any)) {
         return scope_end(sc, give(n, go, 0, scaled_inverse_t(sc, gdet, A)));
     }
     PtlIValue ev[2] = {ptl_iv_int(A->sizes[A->dim - 1]), ptl_iv_dtype(A->dtype)};

@@ -292,7 +292,7 @@ prod_grad(Scope *sc, PtlTensorImpl *g, PtlTensorImpl *x, PtlTensorImpl *r, int64
     if (any == NULL) {
         return NULL;
     }
-    if (!ptl_item_double(any)) {
+    if (ptl_item_readable(any) && !ptl_item_double(any)) {
         return MUL(g, DIV(r, x));
     }
     PtlIValue zv[3] = {ptl_iv_tensor(z), ptl_iv_intlist(&dim, 1), ptl_iv_bool(1)};

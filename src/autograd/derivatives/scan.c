@@ -47,7 +47,7 @@ cumprod_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (any == NULL) {
         return scope_end(sc, -1);
     }
-    if (!ptl_item_double(any)) {
+    if (ptl_item_readable(any) && !ptl_item_double(any)) {
         return scope_end(sc, give(n, go, 0, DIV(gr, x)));
     }
     PtlIValue cz_args[2] = {ptl_iv_tensor(z), ptl_iv_int(dim)};

@@ -199,7 +199,9 @@ prod_grads(Scope *tp, PtlNode *n, PtlTensorImpl *g, PtlTensorImpl *self, PtlTens
         if (grad_src == NULL || many == NULL) {
             return -1;
         }
-        *gsrc = ptl_item_double(many) != 0.0 ? own(tp, delayed_error(grad_src)) : grad_src;
+        *gsrc = ptl_item_readable(many) && ptl_item_double(many) != 0.0
+                    ? own(tp, delayed_error(grad_src))
+                    : grad_src;
         if (*gsrc == NULL) {
             return -1;
         }

@@ -77,8 +77,9 @@ evenly_distribute_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (self == NULL || res == NULL) {
         return scope_end(sc, -1);
     }
-    PtlTensorImpl *mask = isnan(ptl_item_double(res)) ? f1(sc, PTL_OP_isnan, self)
-                                                      : EQ(self, res);
+    PtlTensorImpl *mask = ptl_item_readable(res) && isnan(ptl_item_double(res))
+                              ? f1(sc, PTL_OP_isnan, self)
+                              : EQ(self, res);
     PtlIValue c[2] = {ptl_iv_tensor(mask), ptl_iv_dtype(gi[0]->dtype)};
     PtlTensorImpl *mf = fv(sc, PTL_OP__to_copy, 2, c);
     return scope_end(sc, give(n, go, 0, MUL(mf, DIV(gi[0], f1(sc, PTL_OP_sum, mf)))));
