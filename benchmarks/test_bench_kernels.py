@@ -1,5 +1,5 @@
 """Kernel benchmarks: vectorized exp/expm1/log1p/erf/sigmoid/tanh and activations (gelu, elu,
-softplus, mish), pointwise ops on strided operands, gelu and elu forward+backward, softmax and
+softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided operands, gelu and elu forward+backward, softmax and
 log_softmax rows, amax over the last dim, max/argmax/norm over either dim, layer and batch
 norm, addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has the
 function) and PyTorch on the same float32 data, one thread each.
@@ -42,12 +42,17 @@ UNARY = {
     "log1p": np.log1p,
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
+    "relu": lambda x: np.maximum(x, 0),
+    # the piecewise activations (Note [Select formulas]): NumPy composes them
+    "leaky_relu": lambda x: np.where(x > 0, x, x * np.float32(0.01)),
+    "hardtanh": lambda x: np.clip(x, -1, 1),
+    "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
 }
 
 
 # NumPy has no vectorized erf (nor gelu, which needs it, nor the other activations): those
 # groups have no numpy row (rather than a skipped one)
-ACTIVATIONS = ["gelu", "elu", "softplus", "mish"]
+ACTIVATIONS = ["gelu", "elu", "softplus", "mish", "leaky_relu", "hardtanh", "hardswish"]
 CASES = [(impl, op) for op in sorted(UNARY) + ["erf"] + ACTIVATIONS
          for impl in ["pytorchlite"] + (["numpy"] if op in UNARY else []) + TORCH]
 

@@ -562,6 +562,30 @@ ptl_hardsigmoid_d(double x)
     return (r < 0 ? 0 : r > 6 ? 6 : r) / 6.0;
 }
 
+/* float32 hardswish, its backward and hardsigmoid in float, in PyTorch's order of operations
+ * (so with its roundings: the double formulas above round once at the end) */
+PTL_HD static inline float
+ptl_hardswish_f(float x)
+{
+    float r = x + 3.0f;
+    r = r < 0 ? 0.0f : r > 6 ? 6.0f : r;
+    return x * r / 6.0f;
+}
+
+PTL_HD static inline float
+ptl_hardswish_grad_f(float g, float x)
+{
+    float v = g * (x < 3.0f ? x / 3.0f + 0.5f : 1.0f);
+    return x <= -3.0f ? 0.0f : v;
+}
+
+PTL_HD static inline float
+ptl_hardsigmoid_f(float x)
+{
+    float r = x + 3.0f;
+    return (r < 0 ? 0.0f : r > 6 ? 6.0f : r) / 6.0f;
+}
+
 /* binary_cross_entropy of one element: logs clamped at -100 as in PyTorch */
 PTL_HD static inline double
 ptl_bce_d(double x, double y)

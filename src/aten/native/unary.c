@@ -125,19 +125,21 @@ DEFINE_FLOAT_OP(erfinv, ERFINV_F, ERFINV_D)
 DEFINE_FLOAT_OP(reciprocal, RECIPROCAL_F, RECIPROCAL_D)
 DEFINE_FLOAT_OP(frac, FRAC_F, FRAC_D)
 
-/* ops that keep integer dtypes: a float formula and an int64 one */
+/* ops that keep integer dtypes: a float formula and an int64 one (a float formula in float,
+ * not through double: relu's select took 2.3x PyTorch's time on 1e6 float32 values as a
+ * double one, at half the vector width) */
 #define NEG_I(X, E) ((int64_t)(0 - (uint64_t)(X)))
 #define NEG_F(X, E) (-(X))
 #define ABS_I(X, E) ptl_abs_i(X)
 #define ABS_F(X, E) fabsf(X)
 #define ABS_D(X, E) fabs(X)
 #define SIGN_I(X, E) ptl_sign_i(X)
-#define SIGN_F(X, E) ((float)ptl_sign_d(X))
+#define SIGN_F(X, E) ((float)((0 < (X)) - ((X) < 0)))
 #define SIGN_D(X, E) ptl_sign_d(X)
 #define SQUARE_I(X, E) ((int64_t)((uint64_t)(X) * (uint64_t)(X)))
 #define SQUARE_F(X, E) ((X) * (X))
 #define RELU_I(X, E) ptl_relu_i(X)
-#define RELU_F(X, E) ((float)ptl_relu_d(X))
+#define RELU_F(X, E) ((X) < 0 ? 0.0f : (X))
 #define RELU_D(X, E) ptl_relu_d(X)
 #define ID_I(X, E) (X)
 #define FLOOR_F(X, E) floorf(X)
