@@ -1,10 +1,11 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
-half-precision casts, clamp, transposed copies, the offset-table shape ops and row indexing.
-Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
+half-precision casts, clamp, transposed copies, the offset-table shape ops, row indexing and
+seeded random fills.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the
+same data."""
 import numpy as np
 import pytest
 
-from _impls import IMPLS, make, randn, run
+from _impls import IMPLS, lib, make, randn, run
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -148,3 +149,22 @@ def test_index_rows(benchmark, impl, op):
             make(impl, randn((1024, 1024), seed=1))]
     tensor_fn, numpy_fn = INDEX_OPS[op]
     benchmark(numpy_fn if impl == "numpy" else tensor_fn, *args)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["rand", "uniform_(-2, 3)", "randn"])
+def test_random_fill(benchmark, impl, op):
+    """Seeded float32 fills of 1024 x 1024 (rand and uniform_: Note [Vector Philox])"""
+    benchmark.group = f"{op} 1024x1024 float32"
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        fns = {"rand": lambda: rng.random((1024, 1024), dtype=np.float32),
+               "uniform_(-2, 3)": lambda: rng.uniform(-2, 3, (1024, 1024)).astype(np.float32),
+               "randn": lambda: rng.standard_normal((1024, 1024), dtype=np.float32)}
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        out = L.empty(1024, 1024)
+        fns = {"rand": lambda: L.rand(1024, 1024), "uniform_(-2, 3)": lambda: out.uniform_(-2, 3),
+               "randn": lambda: L.randn(1024, 1024)}
+    benchmark(fns[op])
