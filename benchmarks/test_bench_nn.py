@@ -1,6 +1,6 @@
 """NN op benchmarks: conv2d (forward, forward+backward, each gradient), max_pool2d (forward,
-forward+backward), adaptive_avg_pool2d, softmax, log_softmax, cross_entropy next to PyTorch (NumPy has no such
-ops), and float32 matmul next to NumPy and PyTorch."""
+forward+backward), adaptive_avg_pool2d, softmax, log_softmax, cross_entropy next to PyTorch
+(NumPy has no such ops), and float32 matmul next to NumPy and PyTorch."""
 import numpy as np
 import pytest
 
