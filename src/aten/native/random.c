@@ -356,14 +356,16 @@ random_chunk(void *ctx, int64_t b, int64_t e)
 
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* Note [Vector Philox]
- * The float32 uniforms (rand, rand_like, uniform_) draw eight Philox blocks at once, one in
- * each 32-bit lane of AVX2 vectors: the rounds of ptl_philox4x32_10 on the same integers
- * (the 32 x 32 -> 64-bit products by _mm256_mul_epu32 on the even lanes and on the odd ones
- * shifted down), so every word is the scalar stream's.  Each word becomes its float as
- * dist_value does -- its top 24 bits times 2^-24, exact -- and then, unless the range is
- * [0, 1), from + u (to - from) in double, a multiply and an add as in
- * ptl_transform_uniform; a 4 x 8 transpose puts word w of block k at element 4 k + w.  So
- * the values are the scalar path's bit for bit, for any seed, offset and split. */
+ * The float32 uniforms (rand, rand_like, uniform_) and normals (randn, randn_like, normal_
+ * with scalar mean and std) draw eight Philox blocks at once, one in each 32-bit lane of
+ * AVX2 vectors: the rounds of ptl_philox4x32_10 on the same integers (the 32 x 32 -> 64-bit
+ * products by _mm256_mul_epu32 on the even lanes and on the odd ones shifted down), so
+ * every word is the scalar stream's.  A uniform word becomes its float as dist_value does
+ * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
+ * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
+ * transpose puts word w of block k at element 4 k + w.  The normals take each block's
+ * Box-Muller pair through the scalar formula (normal_range_f4_avx2).  So the values are the
+ * scalar path's bit for bit, for any seed, offset and split. */
 
 /* The high and low halves of the 32 x 32 -> 64-bit products a * m, lane by lane */
 PTL_AVX2 static inline void
@@ -463,6 +465,35 @@ uniform_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
     }
     dist_range(j, i, e);
 }
+
+/* [b, e) of a float32 normal job with scalar mean and std: the words of eight blocks at
+ * once (Note [Vector Philox]), then each block's Box-Muller pair through ptl_box_muller_f
+ * and a + b z in double, as dist_value computes them (libm's logf and sincosf, which no
+ * vector formula of ours matches bit for bit, stay scalar) */
+PTL_AVX2 static void
+normal_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
+{
+    float *o = (float *)j->out;
+    int64_t i = (b + 1) / 2 * 2;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    for (; i + 16 <= e; i += 16) {
+        __m256i w[4];
+        uint32_t w0[8], w2[8];
+        philox_draw8(j->seed, j->offset, i / 2, w);
+        _mm256_storeu_si256((__m256i *)w0, w[0]);
+        _mm256_storeu_si256((__m256i *)w2, w[2]);
+        for (int l = 0; l < 8; l++) {
+            float u1 = (float)(w0[l] >> 8) * 0x1p-24f;
+            float u2 = 1.0f - (float)(w2[l] >> 8) * 0x1p-24f;
+            o[i + 2 * l] = (float)(j->a + j->b * (double)ptl_box_muller_f(u1, u2, 0));
+            o[i + 2 * l + 1] = (float)(j->a + j->b * (double)ptl_box_muller_f(u1, u2, 1));
+        }
+    }
+    dist_range(j, i, e);
+}
 #endif
 
 static int
@@ -470,10 +501,14 @@ dist_chunk(void *ctx, int64_t b, int64_t e)
 {
     const DistJob *j = ctx;
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (j->kind == DIST_UNIFORM && j->dt == PTL_DTYPE_FLOAT32 && j->block_shift == 2 &&
-        j->bits == 24 && j->pa == NULL && j->pb == NULL &&
-        ptl_cpu_capability() >= PTL_CPU_AVX2) {
+    int vec = j->dt == PTL_DTYPE_FLOAT32 && j->pa == NULL && j->pb == NULL &&
+              ptl_cpu_capability() >= PTL_CPU_AVX2;
+    if (vec && j->kind == DIST_UNIFORM && j->block_shift == 2 && j->bits == 24) {
         uniform_range_f4_avx2(j, b, e);
+        return 0;
+    }
+    if (vec && j->kind == DIST_NORMAL && j->block_shift == 1) {
+        normal_range_f4_avx2(j, b, e);
         return 0;
     }
 #endif
