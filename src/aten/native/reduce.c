@@ -21,7 +21,9 @@
  * argmin, max.dim/min.dim), prod and the 1- and 2-norms, which keep a value (and a row) per
  * column.  Contiguous runs of those take vector paths too: the extreme from the max/min
  * chains and then its first position for argmax, sixteen double lanes for the norms.  The
- * plain vector loops over memory live in reduce_kernels.c. */
+ * plain vector loops over memory live in reduce_kernels.c.  logsumexp of float32/float64
+ * takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous run's max and sum
+ * of exps in the run's dtype, or those of each column when it reduces an outer dim. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
