@@ -61,8 +61,9 @@ nn.c softmax_run: rows of n in 8 (float32) / 4 (float64) lanes + tail, GRAIN / n
     a task; inner > 1 blocks by GRAIN / (n inner) + 1 -> n = 1, 3, 4, 5, 7, 8, 9, 15, 16,
     17, 33, forward and backward, softmax and log_softmax.  The forward with inner > 1 (and
     logsumexp over an outer dim) by columns, SM_COLS = 128 a unit, GRAIN / (n SM_COLS) + 1
-    units a task, 8 / 16 float (4 / 8 double) lanes + a masked tail -> inner 1, 3, 7, 8, 9,
-    15, 16, 17, 127, 128, 129, 300 with one and several units a task, specials in columns.
+    units a task, 8 / 16 float (4 / 8 double) lanes + a masked tail, SM_ROW_GROUP = 32 rows
+    summed in the dtype -> inner 1, 3, 7, 8, 9, 15, 16, 17, 127, 128, 129, 300 x n = 1, 5,
+    31, 32, 33, 67 with one and several units a task, specials in columns.
 layer_norm.c ln_run: rows of N in 8 partial sums + tail, GRAIN / (N + 1) + 1 rows a task,
     weight / bias gradients by column blocks -> N = 1, 7, 8, 9, 17, 64 with just over
     2 grains of rows, forward and backward.
@@ -113,6 +114,7 @@ GEMM_PARALLEL_FLOPS = 1 << 18
 GEMM_THREAD_MACS = 1 << 21
 GEMV_COL_BLOCK = 1024
 SM_COLS = 128                      # aten/native/nn.c: softmax columns a work unit
+SM_ROW_GROUP = 32                  # rows a column sums in its dtype before the double add
 GEMM_KSPLIT = 4096
 GEMM_KSPLIT_MAX_CHUNKS = 32
 GEMM_KSPLIT_MAX_MN = 256 * 256
@@ -175,6 +177,7 @@ def test_threshold_constants():
     assert c_define(kernels, "PTL_RED_COL_BLOCK") == RED_COL_BLOCK
     assert c_define(kernels, "PTL_RED_COL_GROUP") == RED_COL_GROUP
     assert c_define("aten/native/nn.c", "SM_COLS") == SM_COLS
+    assert c_define("aten/native/nn.c", "SM_ROW_GROUP") == SM_ROW_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE
     assert "job->nsel < n / 16" in c_source("aten/native/sort.c")
     assert c_define("aten/native/random.c", "RANDOM_GRAIN", {"PTL_GRAIN_SIZE": GRAIN}) == \
@@ -830,11 +833,12 @@ SOFTMAX_INNER = [1, 3, 7, 8, 9, 15, 16, 17, SM_COLS - 1, SM_COLS, SM_COLS + 1, 3
 @pytest.mark.parametrize("inner", SOFTMAX_INNER)
 def test_softmax_columns(inner, dtype):
     """softmax, log_softmax and logsumexp over a dim that is not the last (Note [Softmax
-    columns]): column groups of SM_COLS, tails of the vector lanes, a few units a task and
-    several tasks (GRAIN / (n SM_COLS) + 1 units), contiguous and transposed inputs"""
+    columns]): column groups of SM_COLS, tails of the vector lanes, row groups of
+    SM_ROW_GROUP, a few units a task and several tasks (GRAIN / (n SM_COLS) + 1 units),
+    contiguous and transposed inputs"""
     gen = np.random.default_rng(inner)
     units = -(-inner // SM_COLS)
-    for n in (1, 5, 33):
+    for n in (1, 5, SM_ROW_GROUP - 1, SM_ROW_GROUP, SM_ROW_GROUP + 1, 2 * SM_ROW_GROUP + 3):
         outer = 2 * (GRAIN // (n * SM_COLS) + 1) // units + 1
         a = rounded(gen.uniform(-30, 30, (outer, n, inner)), dtype)
         a[0, :, 0] = -np.inf                     # a column of -inf only

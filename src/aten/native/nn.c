@@ -357,28 +357,34 @@ DEFINE_SM_TAIL(double, pd512)
  * neighbouring columns of one [n, inner] block at once, in vector lanes, row after row, so
  * that every pass reads memory in order -- one pass for each column's max, one writing
  * e^(x - max) (log_softmax: x - max) and adding it to the column's sum, one scaling by
- * 1 / sum (subtracting log(sum)).  Each column sums its n terms one after the other in the
- * row's dtype, as PyTorch's vectorized softmax does, so its bits depend neither on the
- * vector width (the last, partial vector of a group goes through a masked load and the
- * same formula), nor on how the columns are grouped into work units, nor on the threads.
+ * 1 / sum (subtracting log(sum)).  Each column sums its terms one after the other in the
+ * row's dtype, SM_ROW_GROUP rows at a time, and adds each group's sum into a double (a
+ * scalar loop over the group's columns): PyTorch's vectorized softmax sums all n in the
+ * dtype, which left logsumexp(0) of 1024 x 1024 float32 with 3x PyTorch's error.  So a
+ * column's bits depend neither on the vector width (the last, partial vector of a group goes
+ * through a masked load and the same formula), nor on how the columns are grouped into work
+ * units, nor on the threads.
  * logsumexp over an outer dim (reduce.c) takes the first two passes without the stores,
  * and logsumexp over contiguous runs the row's max and sum. */
 #define SM_COLS 128
+#define SM_ROW_GROUP 32
 #define DEFINE_SOFTMAX_COLS_VEC(T, S)                                                     \
     /* Columns c < w (w <= SM_COLS) of the n rows x, x + rs bytes, ...: mx[c] the max (NaN \
      * when the column holds one), sum[c] the sum of e^(x - mx') (mx' = mx, 0 for -inf),   \
-     * each stored into o (rows rs bytes apart too) unless o is NULL.  mx and sum hold     \
-     * SM_COLS elements. */                                                               \
+     * each stored into o (rows rs bytes apart too) unless o is NULL.  mx holds SM_COLS    \
+     * elements. */                                                                       \
     PTL_VATTR(S) static void sm_cols_expsum_##S(T *o, const char *x, int64_t n, int64_t rs, \
-                                                int64_t w, int lg, T *mx, T *sum)         \
+                                                int64_t w, int lg, T *mx, double *sum)    \
     {                                                                                     \
         enum { L = PTL_VLANES(S) };                                                       \
         const PTL_VTAILT(S) t = PTL_VTAIL(S, w % L);                                      \
         const PTL_VT(S) ninf = PTL_V(S, set1)(-INFINITY), zero = PTL_V(S, setzero)();     \
-        T sh[SM_COLS];                                                                    \
+        T sh[SM_COLS], part[SM_COLS];                                                     \
         for (int64_t c = 0; c < w; c += L) {                                              \
             PTL_V(S, storeu)(mx + c, ninf);                                               \
-            PTL_V(S, storeu)(sum + c, zero);                                              \
+        }                                                                                 \
+        for (int64_t c = 0; c < w; c++) {                                                 \
+            sum[c] = 0;                                                                   \
         }                                                                                 \
         for (int64_t k = 0; k < n; k++) {                                                 \
             const T *xr = (const T *)(x + k * rs);                                        \
@@ -395,13 +401,23 @@ DEFINE_SM_TAIL(double, pd512)
         for (int64_t k = 0; k < n; k++) {                                                 \
             const T *xr = (const T *)(x + k * rs);                                        \
             T *orow = o != NULL ? (T *)((char *)o + k * rs) : NULL;                       \
+            if (k % SM_ROW_GROUP == 0) {                                                  \
+                for (int64_t c = 0; c < w; c += L) {                                      \
+                    PTL_V(S, storeu)(part + c, zero);                                     \
+                }                                                                         \
+            }                                                                             \
             for (int64_t c = 0; c < w; c += L) {                                          \
                 PTL_VT(S) d = PTL_V(S, sub)(sm_load_##S(xr + c, w - c, t),                \
                                             PTL_V(S, loadu)(sh + c));                     \
                 PTL_VT(S) e = PTL_VEXP(S)(d);                                             \
-                PTL_V(S, storeu)(sum + c, PTL_V(S, add)(PTL_V(S, loadu)(sum + c), e));    \
+                PTL_V(S, storeu)(part + c, PTL_V(S, add)(PTL_V(S, loadu)(part + c), e));  \
                 if (orow != NULL) {                                                       \
                     sm_store_##S(orow + c, t, w - c, lg ? d : e);                         \
+                }                                                                         \
+            }                                                                             \
+            if (k % SM_ROW_GROUP == SM_ROW_GROUP - 1 || k == n - 1) {                     \
+                for (int64_t c = 0; c < w; c++) {                                         \
+                    sum[c] += (double)part[c];                                            \
                 }                                                                         \
             }                                                                             \
         }                                                                                 \
@@ -413,18 +429,19 @@ DEFINE_SM_TAIL(double, pd512)
     {                                                                                     \
         enum { L = PTL_VLANES(S) };                                                       \
         const PTL_VTAILT(S) t = PTL_VTAIL(S, w % L);                                      \
-        T mx[SM_COLS], sum[SM_COLS];                                                      \
+        T mx[SM_COLS], cs[SM_COLS] = {0};                                                 \
+        double sum[SM_COLS];                                                              \
         sm_cols_expsum_##S(o, x, n, rs, w, lg, mx, sum);                                  \
         for (int64_t c = 0; c < w; c++) {                                                 \
-            sum[c] = (T)(lg ? log((double)sum[c]) : 1.0 / (double)sum[c]);                \
+            cs[c] = (T)(lg ? log(sum[c]) : 1.0 / sum[c]);                                 \
         }                                                                                 \
         for (int64_t k = 0; k < n; k++) {                                                 \
             T *orow = (T *)((char *)o + k * rs);                                          \
             for (int64_t c = 0; c < w; c += L) {                                          \
                 PTL_VT(S) v = sm_load_##S(orow + c, w - c, t);                            \
-                PTL_VT(S) cs = PTL_V(S, loadu)(sum + c);                                  \
+                PTL_VT(S) cv = PTL_V(S, loadu)(cs + c);                                   \
                 sm_store_##S(orow + c, t, w - c,                                          \
-                             lg ? PTL_V(S, sub)(v, cs) : PTL_V(S, mul)(v, cs));           \
+                             lg ? PTL_V(S, sub)(v, cv) : PTL_V(S, mul)(v, cv));           \
             }                                                                             \
         }                                                                                 \
     }
@@ -645,17 +662,15 @@ ptl_softmax_expsum_cols(PtlDtype dt, const char *x, int64_t n, int64_t rs, int64
         int64_t g = w - c0 < SM_COLS ? w - c0 : SM_COLS;
         const char *p = x + c0 * (f8 ? 8 : 4);
         if (f8) {
-            double mx[SM_COLS], sum[SM_COLS];
-            (wide ? sm_cols_expsum_pd512 : sm_cols_expsum_pd)(NULL, p, n, rs, g, 0, mx, sum);
+            double mx[SM_COLS];
+            (wide ? sm_cols_expsum_pd512 : sm_cols_expsum_pd)(NULL, p, n, rs, g, 0, mx, s + c0);
             memcpy(m + c0, mx, sizeof(double) * (size_t)g);
-            memcpy(s + c0, sum, sizeof(double) * (size_t)g);
         }
         else {
-            float mx[SM_COLS], sum[SM_COLS];
-            (wide ? sm_cols_expsum_ps512 : sm_cols_expsum_ps)(NULL, p, n, rs, g, 0, mx, sum);
+            float mx[SM_COLS];
+            (wide ? sm_cols_expsum_ps512 : sm_cols_expsum_ps)(NULL, p, n, rs, g, 0, mx, s + c0);
             for (int64_t c = 0; c < g; c++) {
                 m[c0 + c] = mx[c];
-                s[c0 + c] = sum[c];
             }
         }
     }
