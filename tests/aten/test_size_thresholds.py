@@ -46,7 +46,8 @@ reduce.c reduce_run: column reductions (kept contiguous dim >= 16, COL_BLOCK = 2
     16, 17, 100, 2047, 2048, 2049, 4101 x rows 2, 3, 31, 32, 33, 70, one and three outer blocks,
     for the sums and for the float extremes (amax/amin, argmax/argmin, max.dim, min.dim), prod
     and the 1- and 2-norms, with ties, NaN and infinities; one output and R >= 2 GRAIN: min(R /
-    GRAIN, MAX_CHUNKS = 64, 4 threads) chunks combined in order -> R = 255, 256, 257 (BLOCK =
+    GRAIN, MAX_CHUNKS = 64, 4 threads) chunks combined in order (logsumexp: min(R / GRAIN, 64)
+    on any thread count) -> R = 255, 256, 257 (BLOCK =
     256), 65535, 65536, 65537, 262147, contiguous and strided, every kind (sum, mean, prod,
     amax/amin, argmax/argmin with ties and NaN across chunks, var, std, norms, logsumexp,
     count_nonzero, all/any, aminmax, nansum, integer sums); many outputs: GRAIN / R + 1 outputs
@@ -509,6 +510,8 @@ def test_full_reduction_chunks(R, dtype, layout):
             tol = 1e-5          # products and cubes rounded to float32 element by element
         assert_near(one, expected, scale, tol, f"{name} R={R} 1 thread")
         assert_near(two, expected, scale, tol, f"{name} R={R} 2 threads")
+        if name == "logsumexp":   # its chunks do not depend on the thread count
+            assert_same_bits(one, two, name)
 
 
 @pytest.mark.parametrize("R", [2 * GRAIN, 8 * GRAIN + 3])

@@ -976,14 +976,15 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
         int64_t grain = PTL_GRAIN_SIZE / (pl.R * pl.cw) + 1;
         rc = ptl_parallel_for(0, units, grain, reduce_columns, &pl);
     }
-    else if (pl.nout < nt && pl.R >= 2 * PTL_GRAIN_SIZE) {
-        /* few outputs, long reductions: split each reduction over the threads */
+    else if ((kind == R_LSE ? pl.nout == 1 : pl.nout < nt) && pl.R >= 2 * PTL_GRAIN_SIZE) {
+        /* few outputs, long reductions: split each reduction over the threads (logsumexp's
+         * one output into the same chunks whatever the thread count, so the same bits) */
         if ((job = malloc(sizeof(*job))) == NULL) {
             ptl_nogil_end(token);
             return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
         }
         int64_t nchunks = pl.R / PTL_GRAIN_SIZE < MAX_CHUNKS ? pl.R / PTL_GRAIN_SIZE : MAX_CHUNKS;
-        nchunks = nchunks < 4 * nt ? nchunks : 4 * nt;
+        nchunks = nchunks < 4 * nt || kind == R_LSE ? nchunks : 4 * nt;
         job->pl = &pl;
         job->chunk = (pl.R + nchunks - 1) / nchunks;
         nchunks = (pl.R + job->chunk - 1) / job->chunk;
