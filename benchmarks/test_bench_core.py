@@ -1,7 +1,7 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
 half-precision casts, clamp, transposed copies, the offset-table shape ops, row indexing,
-fills and constant padding.
-Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
+fills, constant padding and seeded random fills.  Each group runs pytorchlite, NumPy and
+(when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
 
@@ -169,7 +169,7 @@ def test_fills(benchmark, impl, op):
 
 @pytest.mark.parametrize("impl", IMPLS)
 def test_constant_pad(benchmark, impl):
-    """constant_pad_nd copies the input once and fills only the border around it."""
+    """constant_pad_nd fills the output and copies the input into it, chunk by chunk."""
     benchmark.group = "F.pad(x, (1, 1, 1, 1)), 32x64x32x32 float32"
     if impl == "numpy":
         def fn(a):
@@ -178,3 +178,22 @@ def test_constant_pad(benchmark, impl):
         def fn(x):
             return lib(impl).nn.functional.pad(x, (1, 1, 1, 1))
     run(benchmark, impl, fn, randn((32, 64, 32, 32)))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["rand", "uniform_(-2, 3)", "randn"])
+def test_random_fill(benchmark, impl, op):
+    """Seeded float32 fills of 1024 x 1024 (rand and uniform_: Note [Vector Philox])"""
+    benchmark.group = f"{op} 1024x1024 float32"
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        fns = {"rand": lambda: rng.random((1024, 1024), dtype=np.float32),
+               "uniform_(-2, 3)": lambda: rng.uniform(-2, 3, (1024, 1024)).astype(np.float32),
+               "randn": lambda: rng.standard_normal((1024, 1024), dtype=np.float32)}
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        out = L.empty(1024, 1024)
+        fns = {"rand": lambda: L.rand(1024, 1024), "uniform_(-2, 3)": lambda: out.uniform_(-2, 3),
+               "randn": lambda: L.randn(1024, 1024)}
+    benchmark(fns[op])

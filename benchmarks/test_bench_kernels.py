@@ -1,8 +1,9 @@
 """Kernel benchmarks: vectorized exp/expm1/log1p/erf/sigmoid/tanh and activations (gelu, elu,
 softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided operands, gelu and elu forward+backward, softmax and
 log_softmax rows, amax over the last dim, max/argmax/norm over either dim, layer and batch
-norm, addcmul/addcdiv broadcast.  Each group runs pytorchlite, NumPy (where it has the
-function) and PyTorch on the same float32 data, one thread each.
+norm, addcmul/addcdiv broadcast, softmax / log_softmax over the outer dim and logsumexp over
+either dim.  Each group runs pytorchlite, NumPy (where it has the function) and PyTorch on the
+same float32 data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -26,14 +27,19 @@ def one_thread():
         torch.set_num_threads(old_t)
 
 
-def _np_softmax(x):
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
+def _np_softmax(x, dim=-1):
+    e = np.exp(x - x.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
 
 
-def _np_log_softmax(x):
-    m = x - x.max(-1, keepdims=True)
-    return m - np.log(np.exp(m).sum(-1, keepdims=True))
+def _np_log_softmax(x, dim=-1):
+    m = x - x.max(dim, keepdims=True)
+    return m - np.log(np.exp(m).sum(dim, keepdims=True))
+
+
+def _np_logsumexp(x, dim):
+    m = x.max(dim, keepdims=True)
+    return (np.log(np.exp(x - m).sum(dim, keepdims=True)) + m).squeeze(dim)
 
 
 UNARY = {
@@ -122,6 +128,23 @@ def test_softmax_rows(benchmark, impl, op):
         benchmark(fn, x)
     else:
         benchmark(getattr(lib(impl), op), x, -1)
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("op, dim", [("softmax", 0), ("log_softmax", 0), ("logsumexp", 0),
+                                     ("logsumexp", -1)])
+def test_softmax_dims(benchmark, impl, op, dim):
+    """softmax and log_softmax over the outer dim (Note [Softmax columns]), logsumexp over
+    either dim"""
+    benchmark.group = f"{op}({dim}) 1024x1024 float32"
+    x = make(impl, randn((1024, 1024)))
+    if impl == "numpy":
+        fn = {"softmax": _np_softmax, "log_softmax": _np_log_softmax, "logsumexp": _np_logsumexp}
+        benchmark(fn[op], x, dim)
+    elif op == "logsumexp":
+        benchmark(lambda t: t.logsumexp(dim), x)
+    else:
+        benchmark(getattr(lib(impl), op), x, dim)
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)

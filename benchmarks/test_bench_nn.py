@@ -1,6 +1,6 @@
 """NN op benchmarks: conv2d (forward, forward+backward, each gradient), max_pool2d (forward,
-forward+backward), softmax, log_softmax, cross_entropy next to PyTorch (NumPy has no such
-ops), and float32 matmul next to NumPy and PyTorch."""
+forward+backward), adaptive_avg_pool2d, softmax, log_softmax, cross_entropy next to PyTorch
+(NumPy has no such ops), and float32 matmul next to NumPy and PyTorch."""
 import numpy as np
 import pytest
 
@@ -102,6 +102,18 @@ def test_pool2d(benchmark, impl, pool):
     x = lib.tensor(randn((32, 64, 32, 32)))
     out = benchmark(getattr(lib.nn.functional, pool), x, 2)
     assert tuple(out.shape) == (32, 64, 16, 16)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("size", [1, 2, 7])
+def test_adaptive_avg_pool2d(benchmark, impl, size):
+    """whole planes (1), wide windows of 16 x 16 (2, Note [Global average pooling]) and the
+    window walk (7: windows of 5 or 6)"""
+    benchmark.group = f"adaptive_avg_pool2d({size}) 32x64x32x32"
+    lib = library(impl)
+    x = lib.tensor(randn((32, 64, 32, 32)))
+    out = benchmark(lib.nn.functional.adaptive_avg_pool2d, x, size)
+    assert tuple(out.shape) == (32, 64, size, size)
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)

@@ -37,6 +37,7 @@ OPS = {
     "bilinear x2": "F.interpolate(img, scale_factor=2, mode='bilinear', align_corners=False)",
     "avg_pool2d": "F.avg_pool2d(img, 2)",
     "adaptive_avg_pool2d(1)": "F.adaptive_avg_pool2d(img, 1)",
+    "adaptive_avg_pool2d(2)": "F.adaptive_avg_pool2d(img, 2)",
     "adaptive_max_pool2d(1)": "F.adaptive_max_pool2d(img, 1)", "max_pool2d(3,2,1)":
     "F.max_pool2d(img, 3, 2, 1)", "softplus": "F.softplus(a)", "mish": "F.mish(a)",
     "elu": "F.elu(a)", "log_sigmoid": "F.logsigmoid(a)", "softmax(0)": "F.softmax(a, 0)",

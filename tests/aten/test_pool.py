@@ -269,6 +269,8 @@ def test_adaptive_pools_have_no_interior():
 
 # ---- global and evenly dividing adaptive pooling (Note [Global average pooling]) ----
 
+WIDE_WINDOW = 16   # pool.c: adaptive windows at least this wide are summed one at a time
+
 # planes of H * W values around the float32 sum's 16 lanes and 256-value blocks
 GLOBAL_PLANES = [(1, 1), (3, 5), (4, 4), (1, 17), (15, 17), (16, 16), (1, 257), (33, 31)]
 
@@ -336,11 +338,15 @@ def test_global_max_pooling_matches_the_window_walk(hw, dtype, threads):
 @pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
 def test_adaptive_pools_dividing_the_input_equal_strided_pools(dtype, threads):
     # an output size that divides the input's gives k x k windows at stride k: the same bits
-    # as avg_pool2d / max_pool2d (values and indices) and the same gradients
+    # as avg_pool2d / max_pool2d (values and indices) and the same gradients (windows under
+    # WIDE_WINDOW: the wider ones sum in double, test_adaptive_avg_wide_windows)
     x, _ = make((2, 3, 12, 18), dtype, seed=9)
     for out in [(1, 2), (2, 3), (3, 6), (4, 9), (6, 18), (12, 1)]:
         k = (12 // out[0], 18 // out[1])
-        assert bits(F.adaptive_avg_pool2d(x, out)) == bits(F.avg_pool2d(x, k))
+        if k[1] < WIDE_WINDOW:
+            assert bits(F.adaptive_avg_pool2d(x, out)) == bits(F.avg_pool2d(x, k))
+        else:
+            assert_close(F.adaptive_avg_pool2d(x, out), F.avg_pool2d(x, k).numpy(), dtype=dtype)
         y, i = F.adaptive_max_pool2d(x, out, return_indices=True)
         wy, wi = F.max_pool2d(x, k, return_indices=True)
         assert bits(y) == bits(wy)
@@ -349,6 +355,58 @@ def test_adaptive_pools_dividing_the_input_equal_strided_pools(dtype, threads):
         g = ptl.ones(2, 3, *out, dtype=dtype)
         assert bits(ptl.autograd.grad(F.adaptive_avg_pool2d(xr, out), xr, g)[0]) == \
             bits(ptl.autograd.grad(F.avg_pool2d(xr, k), xr, g)[0])
+
+
+# (H, W, output size): the narrowest window just below, at and above WIDE_WINDOW, windows of
+# unequal widths (W not divisible), a 256-value row block and a tall narrow output
+WIDE_CASES = [(32, 30, (2, 2)), (32, 31, (2, 2)), (32, 32, (2, 2)), (17, 33, (1, 2)),
+              (7, 34, (3, 2)), (5, 300, (2, 1)), (40, 48, (5, 3)), (9, 600, (1, 2))]
+
+
+@pytest.mark.parametrize("case", WIDE_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16], ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_adaptive_avg_wide_windows(case, dtype, layout, threads):
+    """Note [Global average pooling]: wide adaptive windows summed in double lanes, one
+    window at a time, against NumPy's float64 window means; the backward is unchanged"""
+    h, w, out = case
+    x, a = make((3, 4, h, w), dtype, layout, seed=h * 1000 + w)
+    a = a.astype(np.float64)
+    ref = np.empty((3, 4) + out)
+    for oy in range(out[0]):
+        for ox in range(out[1]):
+            ya, yb = oy * h // out[0], -(-(oy + 1) * h // out[0])
+            xa, xb = ox * w // out[1], -(-(ox + 1) * w // out[1])
+            ref[:, :, oy, ox] = a[:, :, ya:yb, xa:xb].mean(axis=(2, 3))
+    y = F.adaptive_avg_pool2d(x, out)
+    assert y.shape == (3, 4) + out and y.dtype == dtype
+    # one rounding of a double sum (float16: of the float32 work value, then to half)
+    tol = {ptl.float16: 1e-3, ptl.float32: 1.2e-7}.get(dtype, 1e-15)
+    np.testing.assert_allclose(y.double().numpy(), ref, rtol=tol, atol=tol * np.abs(a).max())
+    xr = x.detach().requires_grad_()
+    g = ptl.ones(3, 4, *out, dtype=dtype)
+    (gx,) = ptl.autograd.grad(F.adaptive_avg_pool2d(xr, out), xr, g)
+    cnt = np.zeros((h, w))   # overlapping windows (W not divisible) add up
+    for oy in range(out[0]):
+        for ox in range(out[1]):
+            ya, yb = oy * h // out[0], -(-(oy + 1) * h // out[0])
+            xa, xb = ox * w // out[1], -(-(ox + 1) * w // out[1])
+            cnt[ya:yb, xa:xb] += 1 / ((yb - ya) * (xb - xa))
+    np.testing.assert_allclose(gx.double().numpy(), np.broadcast_to(cnt, a.shape), rtol=tol)
+
+
+def test_adaptive_avg_wide_windows_thread_bits():
+    """The planes are split over the threads; a window's sum is one plane's business"""
+    x, _ = make((64, 40, 32, 32), ptl.float32, seed=3)
+    old = ptl.get_num_threads()
+    try:
+        ptl.set_num_threads(1)
+        one = bits(F.adaptive_avg_pool2d(x, 2))
+        ptl.set_num_threads(2)
+        two = bits(F.adaptive_avg_pool2d(x, 2))
+    finally:
+        ptl.set_num_threads(old)
+    assert one == two
 
 
 def test_pool_errors_unchanged():

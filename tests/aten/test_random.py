@@ -8,6 +8,8 @@ each at a significance of 1e-6 so that a correct sampler fails about once in a m
 the literal PyTorch text and, where torch is installed, against torch itself."""
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from scipy import special, stats
 
 import pytorchlite as ptl
 from pytorchlite import _C
-from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, SHAPES, make, torch, torch_ref
+from helpers import FLOAT_DTYPES, INT_DTYPES, LAYOUTS, ROOT, SHAPES, make, torch, torch_ref
 
 
 N = 1_000_000
@@ -160,6 +162,79 @@ def test_thread_count_does_not_change_values(op):
     finally:
         ptl.set_num_threads(old)
     np.testing.assert_array_equal(one, two)
+
+
+# float32 uniforms and normals with Note [Vector Philox]'s AVX2 path and with the scalar
+# stream: every length across the groups of 32 (uniform) / 16 (normal) elements and the
+# blocks, starts inside a block (odd offsets), generator objects, ranges and mean / std
+# through the double transform, strided selves
+FILL_SCRIPT = r"""
+import sys, pytorchlite as ptl
+out = sys.stdout.buffer
+ptl.set_num_threads(int(sys.argv[1]))
+for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
+    ptl.manual_seed(seed)
+    for n in list(range(70)) + [4095, 4096, 8193, 70001, 1 << 20]:
+        out.write(ptl.rand(n).numpy().tobytes())
+    g = ptl.Generator().manual_seed(seed + 3)
+    for skip in (1, 2, 3, 5):
+        ptl.rand(skip, generator=g)
+        out.write(ptl.rand(3, 4099, generator=g).numpy().tobytes())
+        for lo, hi in ((-3.7, 2.9), (1e-3, 0.1), (-1e30, 1e30), (5.0, 5.0)):
+            out.write(ptl.empty(40003).uniform_(lo, hi, generator=g).numpy().tobytes())
+    out.write(ptl.empty(1000, 7).t().uniform_(-2, 3).numpy().tobytes())
+    out.write(ptl.rand_like(ptl.empty(9, 13)).numpy().tobytes())
+    for n in list(range(40)) + [4097, 70001, 1 << 20]:
+        out.write(ptl.randn(n).numpy().tobytes())
+    for skip in (1, 2, 3):
+        ptl.randn(skip, generator=g)
+        out.write(ptl.randn(3, 4099, generator=g).numpy().tobytes())
+        out.write(ptl.empty(40003).normal_(1.5, 0.3, generator=g).numpy().tobytes())
+    out.write(ptl.empty(1000, 7).t().normal_(-2, 3).numpy().tobytes())
+    out.write(ptl.randn_like(ptl.empty(9, 13)).numpy().tobytes())
+"""
+
+
+def _fill_bytes(cap, threads):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env["PTL_CPU_CAPABILITY"] = cap
+    r = subprocess.run([sys.executable, "-c", FILL_SCRIPT, str(threads)], env=env,
+                       capture_output=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    return r.stdout
+
+
+@pytest.mark.skipif(ptl.backends.cpu.get_cpu_capability() == "DEFAULT",
+                    reason="this CPU runs the scalar stream only")
+def test_vector_philox_equals_scalar_stream():
+    """Note [Vector Philox]: the AVX2 float32 uniforms and normals are the scalar stream's
+    values, bit for bit, on 1 and 2 threads"""
+    scalar = _fill_bytes("default", 1)
+    for threads in (1, 2):
+        vector = np.frombuffer(_fill_bytes("avx2", threads), np.uint32)
+        assert vector.size > 10 ** 6
+        diff = np.nonzero(vector != np.frombuffer(scalar, np.uint32))[0]
+        assert diff.size == 0, f"{diff.size} values differ, the first at {diff[:1]}"
+
+
+def test_philox_fill_known_values():
+    """float32 rand, uniform_ and randn values of one stream, fixed before the vector path
+    (Note [Vector Philox]); element 32 (uniform) and 16 (normal) start the second group of
+    eight blocks"""
+    g = ptl.Generator().manual_seed(2026)
+    ptl.rand(3, generator=g)
+    x = ptl.rand(36, generator=g).numpy()
+    assert [int(v) for v in (x * 2 ** 24).astype(np.int64)[[0, 1, 2, 31, 32, 35]]] == \
+        [12309552, 15455765, 10910696, 7523128, 7950574, 8393895]
+    y = ptl.empty(36).uniform_(-3.7, 2.9, generator=g).numpy()
+    assert [float(v).hex() for v in y[[0, 33]]] == ["-0x1.d976780000000p-1",
+                                                    "-0x1.25babe0000000p+1"]
+    g = ptl.Generator().manual_seed(2026)
+    ptl.randn(3, generator=g)
+    z = ptl.randn(20, generator=g).numpy()
+    assert [float(v).hex() for v in z[[0, 1, 15, 16, 19]]] == [
+        "-0x1.2f694e0000000p-3", "-0x1.712ba20000000p+0", "0x1.73cb160000000p+0",
+        "-0x1.5befa00000000p-1", "0x1.2eb5da0000000p-2"]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS[:3])

@@ -46,7 +46,8 @@ reduce.c reduce_run: column reductions (kept contiguous dim >= 16, COL_BLOCK = 2
     16, 17, 100, 2047, 2048, 2049, 4101 x rows 2, 3, 31, 32, 33, 70, one and three outer blocks,
     for the sums and for the float extremes (amax/amin, argmax/argmin, max.dim, min.dim), prod
     and the 1- and 2-norms, with ties, NaN and infinities; one output and R >= 2 GRAIN: min(R /
-    GRAIN, MAX_CHUNKS = 64, 4 threads) chunks combined in order -> R = 255, 256, 257 (BLOCK =
+    GRAIN, MAX_CHUNKS = 64, 4 threads) chunks combined in order (logsumexp: min(R / GRAIN, 64)
+    on any thread count) -> R = 255, 256, 257 (BLOCK =
     256), 65535, 65536, 65537, 262147, contiguous and strided, every kind (sum, mean, prod,
     amax/amin, argmax/argmin with ties and NaN across chunks, var, std, norms, logsumexp,
     count_nonzero, all/any, aminmax, nansum, integer sums); many outputs: GRAIN / R + 1 outputs
@@ -59,7 +60,11 @@ unary.c DEFINE_AVX2_LOOP(_PD) (exp, log, sigmoid, tanh, erf: 8 / 4 lanes, masked
     contiguous and strided.
 nn.c softmax_run: rows of n in 8 (float32) / 4 (float64) lanes + tail, GRAIN / n + 1 rows
     a task; inner > 1 blocks by GRAIN / (n inner) + 1 -> n = 1, 3, 4, 5, 7, 8, 9, 15, 16,
-    17, 33, forward and backward, softmax and log_softmax.
+    17, 33, forward and backward, softmax and log_softmax.  The forward with inner > 1 (and
+    logsumexp over an outer dim) by columns, SM_COLS = 128 a unit, GRAIN / (n SM_COLS) + 1
+    units a task, 8 / 16 float (4 / 8 double) lanes + a masked tail, SM_ROW_GROUP = 32 rows
+    summed in the dtype -> inner 1, 3, 7, 8, 9, 15, 16, 17, 127, 128, 129, 300 x n = 1, 5,
+    31, 32, 33, 67 with one and several units a task, specials in columns.
 layer_norm.c ln_run: rows of N in 8 partial sums + tail, GRAIN / (N + 1) + 1 rows a task,
     weight / bias gradients by column blocks -> N = 1, 7, 8, 9, 17, 64 with just over
     2 grains of rows, forward and backward.
@@ -109,6 +114,8 @@ GEMM_DIRECT_B_SPAN = 32 * 1024     # aten/native/gemm.c
 GEMM_PARALLEL_FLOPS = 1 << 18
 GEMM_THREAD_MACS = 1 << 21
 GEMV_COL_BLOCK = 1024
+SM_COLS = 128                      # aten/native/nn.c: softmax columns a work unit
+SM_ROW_GROUP = 32                  # rows a column sums in its dtype before the double add
 GEMM_KSPLIT = 4096
 GEMM_KSPLIT_MAX_CHUNKS = 32
 GEMM_KSPLIT_MAX_MN = 256 * 256
@@ -170,6 +177,8 @@ def test_threshold_constants():
     kernels = "aten/native/reduce_kernels.h"
     assert c_define(kernels, "PTL_RED_COL_BLOCK") == RED_COL_BLOCK
     assert c_define(kernels, "PTL_RED_COL_GROUP") == RED_COL_GROUP
+    assert c_define("aten/native/nn.c", "SM_COLS") == SM_COLS
+    assert c_define("aten/native/nn.c", "SM_ROW_GROUP") == SM_ROW_GROUP
     assert c_define("aten/native/sort.c", "SMALL_LANE") == SMALL_LANE
     assert "job->nsel < n / 16" in c_source("aten/native/sort.c")
     assert c_define("aten/native/random.c", "RANDOM_GRAIN", {"PTL_GRAIN_SIZE": GRAIN}) == \
@@ -501,6 +510,8 @@ def test_full_reduction_chunks(R, dtype, layout):
             tol = 1e-5          # products and cubes rounded to float32 element by element
         assert_near(one, expected, scale, tol, f"{name} R={R} 1 thread")
         assert_near(two, expected, scale, tol, f"{name} R={R} 2 threads")
+        if name == "logsumexp":   # its chunks do not depend on the thread count
+            assert_same_bits(one, two, name)
 
 
 @pytest.mark.parametrize("R", [2 * GRAIN, 8 * GRAIN + 3])
@@ -816,6 +827,50 @@ def test_softmax_rows(n, dtype, lg):
             assert_near(got_y, y, yscale, tol, f"{what} forward, {nt} threads")
             assert_near(got_g, gx, gscale + 1e-30, 4 * tol, f"{what} backward, {nt} threads")
         assert_same_bits(y1, y2, what)
+
+
+SOFTMAX_INNER = [1, 3, 7, 8, 9, 15, 16, 17, SM_COLS - 1, SM_COLS, SM_COLS + 1, 300]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("inner", SOFTMAX_INNER)
+def test_softmax_columns(inner, dtype):
+    """softmax, log_softmax and logsumexp over a dim that is not the last (Note [Softmax
+    columns]): column groups of SM_COLS, tails of the vector lanes, row groups of
+    SM_ROW_GROUP, a few units a task and several tasks (GRAIN / (n SM_COLS) + 1 units),
+    contiguous and transposed inputs"""
+    gen = np.random.default_rng(inner)
+    units = -(-inner // SM_COLS)
+    for n in (1, 5, SM_ROW_GROUP - 1, SM_ROW_GROUP, SM_ROW_GROUP + 1, 2 * SM_ROW_GROUP + 3):
+        outer = 2 * (GRAIN // (n * SM_COLS) + 1) // units + 1
+        a = rounded(gen.uniform(-30, 30, (outer, n, inner)), dtype)
+        a[0, :, 0] = -np.inf                     # a column of -inf only
+        if n > 1:
+            a[-1, 1, -1] = np.nan
+            a[-1, 0, inner // 2] = np.inf
+            a[outer // 2, n - 1, inner - 1] = -np.inf
+        tr = np.ascontiguousarray(a.transpose(0, 2, 1))
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            mx = np.max(a, 1, keepdims=True)
+            z = a - np.where(np.isneginf(mx), 0, mx)
+            lse = np.log(np.exp(z).sum(1, keepdims=True))
+            want = {"softmax": np.exp(z - lse), "log_softmax": z - lse,
+                    "logsumexp": np.where(np.isfinite(mx), lse + mx, mx)[:, 0]}
+        for t in (ptl.tensor(a, dtype=dtype), ptl.tensor(tr, dtype=dtype).transpose(1, 2)):
+            for name, fn in (("softmax", lambda t: F.softmax(t, 1)),
+                             ("log_softmax", lambda t: F.log_softmax(t, 1)),
+                             ("logsumexp", lambda t: t.logsumexp(1))):
+                one, two = on_threads(lambda: np_of(fn(t)))
+                exp = want[name]
+                what = f"{name} {(outer, n, inner)} {dtype}"
+                fin = np.isfinite(exp)
+                assert np.array_equal(one[~fin], exp[~fin], equal_nan=True), what
+                # exp(x - max) inherits the rounding of x - max: relative error |x - max| ulp
+                zf = np.broadcast_to(z, a.shape)[fin] if name != "logsumexp" else 0
+                zf = np.nan_to_num(np.abs(zf), posinf=0)
+                scale = exp[fin] * (1 + zf) if name == "softmax" else np.abs(exp[fin]) + 1
+                assert_near(one[fin], exp[fin], scale, 4 * tol_of(dtype), what)
+                assert_same_bits(one, two, what)
 
 
 # ---- layer_norm (layer_norm.c, Note [Layer norm rows]): rows of N in 8 partial sums + a

@@ -419,6 +419,7 @@ FORMULAS = [
     ("threshold_", lambda a: ptl.nn.functional.threshold(a * 1, 0.1, -3.0, True), [(2, 3)]),
     ("_softmax", lambda a: ptl.softmax(a, 0), [(3, 4)]),
     ("_log_softmax", lambda a: ptl.log_softmax(a, -1), [(3, 4)]),
+    ("_log_softmax_dim0", lambda a: ptl.log_softmax(a, 0), [(3, 20)]),
     ("nll_loss_nd", lambda a: ptl.nn.functional.nll_loss(
         a, ptl.tensor([1, 0, 3]), weight=ptl.tensor([1.0, 2.0, 0.5, 3.0], dtype=ptl.float64)),
      [(3, 4)]),

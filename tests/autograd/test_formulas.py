@@ -148,6 +148,8 @@ FORMULAS = [
     ("norm_dim_p3", lambda a: a.norm(3, (0,), keepdim=True), [(2, 3)], None, True),
     ("norm_dim_ninf", lambda a: a.norm(float("-inf"), 1), [(2, 3)], None, True),
     ("logsumexp", lambda a: a.logsumexp(1), [(2, 3)], None, True),
+    # 20 columns: the column kernels (Note [Softmax columns])
+    ("logsumexp_dim0", lambda a: a.logsumexp(0), [(3, 20)], None, True),
     ("logsumexp_keepdim", lambda a: a.t().logsumexp((0, 1), keepdim=True), [(2, 3)], None, True),
     ("cumsum", lambda a: a.t().cumsum(1), [(2, 3)], None, True),
     ("cumprod", lambda a: a.cumprod(-1), [(2, 3)], None, True),

@@ -87,4 +87,13 @@ int ptl_fill_scalar(PtlTensorImpl *t, const PtlIValue *value);
  * type X without overflow" (c10's checked_convert, as fill_, masked_fill, full do). */
 int ptl_scalar_check_range(const PtlIValue *v, PtlDtype dt);
 
+/* logsumexp's vector kernels, the softmax ones without their stores (nn.c, Note [Softmax
+ * columns]): for the contiguous float32/float64 run x[0..n), *m = its max (NaN when the run
+ * holds one) and *s = the sum of e^(x - *m) (0 when *m is -inf); _cols does the same for each
+ * column c < w of the n rows x, x + rs bytes, ..., into m[c] and s[c].  They return 1, or 0
+ * without touching m and s where this CPU or dtype has no vector kernel. */
+int ptl_softmax_expsum_row(PtlDtype dt, const char *x, int64_t n, double *m, double *s);
+int ptl_softmax_expsum_cols(PtlDtype dt, const char *x, int64_t n, int64_t rs, int64_t w,
+                            double *m, double *s);
+
 #endif

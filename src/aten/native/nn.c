@@ -198,6 +198,17 @@ DEFINE_SOFTMAX_ROW(double, ptl_vm_exp, f8)
             PTL_V(S, storeu)(buf, v);                                                     \
             memcpy(p, buf, (size_t)r * sizeof(T));                                        \
         }                                                                                 \
+    }                                                                                     \
+    /* r elements to p: a whole vector when r >= lanes, else through the tail mask t */   \
+    PTL_VATTR(S) static inline void sm_store_##S(T *p, PTL_VTAILT(S) t, int64_t r,        \
+                                                 PTL_VT(S) v)                             \
+    {                                                                                     \
+        if (r < PTL_VLANES(S)) {                                                          \
+            sm_store_tail_##S(p, t, r, v);                                                \
+        }                                                                                 \
+        else {                                                                            \
+            PTL_V(S, storeu)(p, v);                                                       \
+        }                                                                                 \
     }
 /* The sixteen partials' tree: float ones in registers (the AVX-512 vector's halves are the
  * AVX2 pair), double ones through memory */
@@ -245,11 +256,12 @@ DEFINE_SM_TAIL(double, pd)
 DEFINE_SM_TAIL(float, ps512)
 DEFINE_SM_TAIL(double, pd512)
 
-#define DEFINE_SOFTMAX_ROW_VEC(T, S)                                                      \
-    PTL_VATTR(S) static void softmax_row_##S(T *o, const T *x, int64_t n, int lg)         \
+/* The max of the row x[0..n) (NaN when the row holds one, -inf when it is empty). */
+#define DEFINE_SM_MAX(T, S)                                                               \
+    PTL_VATTR(S) static T sm_max_##S(const T *x, int64_t n)                               \
     {                                                                                     \
-        enum { L = PTL_VLANES(S), A = SM_PARTS / PTL_VLANES(S) };                         \
-        PTL_VT(S) vmx = PTL_V(S, set1)(-INFINITY), vnan = PTL_V(S, setzero)(), acc[A];    \
+        enum { L = PTL_VLANES(S) };                                                       \
+        PTL_VT(S) vmx = PTL_V(S, set1)(-INFINITY), vnan = PTL_V(S, setzero)();            \
         T lanes[SM_PARTS], mx;                                                            \
         int64_t k = 0;                                                                    \
         for (; k + L <= n; k += L) {                                                      \
@@ -271,17 +283,29 @@ DEFINE_SM_TAIL(double, pd512)
             mx = x[k] > mx ? x[k] : mx;                                                   \
             nan |= x[k] != x[k];                                                          \
         }                                                                                 \
-        mx = nan ? (T)NAN : mx == -INFINITY ? 0 : mx;                                     \
+        return nan ? (T)NAN : mx;                                                         \
+    }
+
+/* The sum of e^(x - mx) over the row x[0..n), in the sixteen partials of Note [Softmax row
+ * sums]; each e^(x - mx) (log_softmax: x - mx) is stored into o unless o is NULL. */
+#define DEFINE_SM_EXPSUM(T, S)                                                            \
+    PTL_VATTR(S) static double sm_expsum_##S(T *o, const T *x, int64_t n, T mx, int lg)   \
+    {                                                                                     \
+        enum { L = PTL_VLANES(S), A = SM_PARTS / PTL_VLANES(S) };                         \
         const PTL_VT(S) m = PTL_V(S, set1)(mx);                                           \
+        PTL_VT(S) acc[A];                                                                 \
         for (int a = 0; a < A; a++) {                                                     \
             acc[a] = PTL_V(S, setzero)();                                                 \
         }                                                                                 \
-        for (k = 0; k + SM_PARTS <= n; k += SM_PARTS) {                                   \
+        int64_t k = 0;                                                                    \
+        for (; k + SM_PARTS <= n; k += SM_PARTS) {                                        \
             for (int a = 0; a < A; a++) {                                                 \
                 PTL_VT(S) d = PTL_V(S, sub)(PTL_V(S, loadu)(x + k + a * L), m);           \
                 PTL_VT(S) e = PTL_VEXP(S)(d);                                             \
                 acc[a] = PTL_V(S, add)(acc[a], e);                                        \
-                PTL_V(S, storeu)(o + k + a * L, lg ? d : e);                              \
+                if (o != NULL) {                                                          \
+                    PTL_V(S, storeu)(o + k + a * L, lg ? d : e);                          \
+                }                                                                         \
             }                                                                             \
         }                                                                                 \
         /* the tail, r < 16 elements (a constant trip count: acc stays in registers) */   \
@@ -291,22 +315,32 @@ DEFINE_SM_TAIL(double, pd512)
                 continue;                                                                 \
             }                                                                             \
             const PTL_VTAILT(S) t = PTL_VTAIL(S, r < L ? r : 0);                          \
-            T *op = o + k + a * L;                                                        \
             PTL_VT(S) d = PTL_V(S, sub)(sm_load_##S(x + k + a * L, r, t), m);             \
             PTL_VT(S) e = PTL_VEXP(S)(d);                                                 \
             if (r < L) {                                                                  \
                 acc[a] = PTL_V(S, add)(acc[a], PTL_VTAIL_ZERO(S, t, e));                  \
-                sm_store_tail_##S(op, t, r, lg ? d : e);                                  \
             }                                                                             \
             else {                                                                        \
                 acc[a] = PTL_V(S, add)(acc[a], e);                                        \
-                PTL_V(S, storeu)(op, lg ? d : e);                                         \
+            }                                                                             \
+            if (o != NULL) {                                                              \
+                sm_store_##S(o + k + a * L, t, r, lg ? d : e);                            \
             }                                                                             \
         }                                                                                 \
-        double sum = sm_sum_##S(acc);                                                     \
+        return sm_sum_##S(acc);                                                           \
+    }
+
+#define DEFINE_SOFTMAX_ROW_VEC(T, S)                                                      \
+    PTL_VATTR(S) static void softmax_row_##S(T *o, const T *x, int64_t n, int lg)         \
+    {                                                                                     \
+        enum { L = PTL_VLANES(S) };                                                       \
+        T mx = sm_max_##S(x, n);                                                          \
+        mx = mx == -INFINITY ? 0 : mx;                                                    \
+        double sum = sm_expsum_##S(o, x, n, mx, lg);                                      \
         T cs = (T)(lg ? log(sum) : 1.0 / sum);                                            \
         PTL_VT(S) c = PTL_V(S, set1)(cs);                                                 \
-        for (k = 0; k + L <= n; k += L) {                                                 \
+        int64_t k = 0;                                                                    \
+        for (; k + L <= n; k += L) {                                                      \
             PTL_VT(S) v = PTL_V(S, loadu)(o + k);                                         \
             PTL_V(S, storeu)(o + k, lg ? PTL_V(S, sub)(v, c) : PTL_V(S, mul)(v, c));      \
         }                                                                                 \
@@ -318,10 +352,109 @@ DEFINE_SM_TAIL(double, pd512)
         }                                                                                 \
     }
 
-DEFINE_SOFTMAX_ROW_VEC(float, ps)
-DEFINE_SOFTMAX_ROW_VEC(double, pd)
-DEFINE_SOFTMAX_ROW_VEC(float, ps512)
-DEFINE_SOFTMAX_ROW_VEC(double, pd512)
+/* Note [Softmax columns]
+ * A softmax dim that is not the last (inner > 1) is walked by columns: up to SM_COLS
+ * neighbouring columns of one [n, inner] block at once, in vector lanes, row after row, so
+ * that every pass reads memory in order -- one pass for each column's max, one writing
+ * e^(x - max) (log_softmax: x - max) and adding it to the column's sum, one scaling by
+ * 1 / sum (subtracting log(sum)).  Each column sums its terms one after the other in the
+ * row's dtype, SM_ROW_GROUP rows at a time, and adds each group's sum into a double (a
+ * scalar loop over the group's columns): PyTorch's vectorized softmax sums all n in the
+ * dtype, which left logsumexp(0) of 1024 x 1024 float32 with 3x PyTorch's error.  So a
+ * column's bits depend neither on the vector width (the last, partial vector of a group goes
+ * through a masked load and the same formula), nor on how the columns are grouped into work
+ * units, nor on the threads.
+ * logsumexp over an outer dim (reduce.c) takes the first two passes without the stores,
+ * and logsumexp over contiguous runs the row's max and sum. */
+#define SM_COLS 128
+#define SM_ROW_GROUP 32
+#define DEFINE_SOFTMAX_COLS_VEC(T, S)                                                     \
+    /* Columns c < w (w <= SM_COLS) of the n rows x, x + rs bytes, ...: mx[c] the max (NaN \
+     * when the column holds one), sum[c] the sum of e^(x - mx') (mx' = mx, 0 for -inf),   \
+     * each stored into o (rows rs bytes apart too) unless o is NULL.  mx holds SM_COLS    \
+     * elements. */                                                                       \
+    PTL_VATTR(S) static void sm_cols_expsum_##S(T *o, const char *x, int64_t n, int64_t rs, \
+                                                int64_t w, int lg, T *mx, double *sum)    \
+    {                                                                                     \
+        enum { L = PTL_VLANES(S) };                                                       \
+        const PTL_VTAILT(S) t = PTL_VTAIL(S, w % L);                                      \
+        const PTL_VT(S) ninf = PTL_V(S, set1)(-INFINITY), zero = PTL_V(S, setzero)();     \
+        T sh[SM_COLS], part[SM_COLS];                                                     \
+        for (int64_t c = 0; c < w; c += L) {                                              \
+            PTL_V(S, storeu)(mx + c, ninf);                                               \
+        }                                                                                 \
+        for (int64_t c = 0; c < w; c++) {                                                 \
+            sum[c] = 0;                                                                   \
+        }                                                                                 \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            const T *xr = (const T *)(x + k * rs);                                        \
+            for (int64_t c = 0; c < w; c += L) {                                          \
+                PTL_VT(S) v = sm_load_##S(xr + c, w - c, t);                              \
+                PTL_VT(S) m = PTL_V(S, max)(v, PTL_V(S, loadu)(mx + c));                  \
+                PTL_V(S, storeu)(mx + c, PTL_VSEL(S, PTL_VCMP(S, v, v, _CMP_UNORD_Q), m, v)); \
+            }                                                                             \
+        }                                                                                 \
+        for (int64_t c = 0; c < w; c += L) {                                              \
+            PTL_VT(S) m = PTL_V(S, loadu)(mx + c);                                        \
+            PTL_V(S, storeu)(sh + c, PTL_VSEL(S, PTL_VCMP(S, m, ninf, _CMP_EQ_OQ), m, zero)); \
+        }                                                                                 \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            const T *xr = (const T *)(x + k * rs);                                        \
+            T *orow = o != NULL ? (T *)((char *)o + k * rs) : NULL;                       \
+            if (k % SM_ROW_GROUP == 0) {                                                  \
+                for (int64_t c = 0; c < w; c += L) {                                      \
+                    PTL_V(S, storeu)(part + c, zero);                                     \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t c = 0; c < w; c += L) {                                          \
+                PTL_VT(S) d = PTL_V(S, sub)(sm_load_##S(xr + c, w - c, t),                \
+                                            PTL_V(S, loadu)(sh + c));                     \
+                PTL_VT(S) e = PTL_VEXP(S)(d);                                             \
+                PTL_V(S, storeu)(part + c, PTL_V(S, add)(PTL_V(S, loadu)(part + c), e));  \
+                if (orow != NULL) {                                                       \
+                    sm_store_##S(orow + c, t, w - c, lg ? d : e);                         \
+                }                                                                         \
+            }                                                                             \
+            if (k % SM_ROW_GROUP == SM_ROW_GROUP - 1 || k == n - 1) {                     \
+                for (int64_t c = 0; c < w; c++) {                                         \
+                    sum[c] += (double)part[c];                                            \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }                                                                                     \
+    /* softmax (lg: log_softmax) of the columns c < w of the [n, *] block x, rows rs bytes \
+     * apart, into o (the same layout) */                                                 \
+    PTL_VATTR(S) static void softmax_cols_##S(T *o, const char *x, int64_t n, int64_t rs, \
+                                              int64_t w, int lg)                          \
+    {                                                                                     \
+        enum { L = PTL_VLANES(S) };                                                       \
+        const PTL_VTAILT(S) t = PTL_VTAIL(S, w % L);                                      \
+        T mx[SM_COLS], cs[SM_COLS] = {0};                                                 \
+        double sum[SM_COLS];                                                              \
+        sm_cols_expsum_##S(o, x, n, rs, w, lg, mx, sum);                                  \
+        for (int64_t c = 0; c < w; c++) {                                                 \
+            cs[c] = (T)(lg ? log(sum[c]) : 1.0 / sum[c]);                                 \
+        }                                                                                 \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            T *orow = (T *)((char *)o + k * rs);                                          \
+            for (int64_t c = 0; c < w; c += L) {                                          \
+                PTL_VT(S) v = sm_load_##S(orow + c, w - c, t);                            \
+                PTL_VT(S) cv = PTL_V(S, loadu)(cs + c);                                   \
+                sm_store_##S(orow + c, t, w - c,                                          \
+                             lg ? PTL_V(S, sub)(v, cv) : PTL_V(S, mul)(v, cv));           \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+#define DEFINE_SOFTMAX_VEC(T, S)                                                          \
+    DEFINE_SM_MAX(T, S)                                                                   \
+    DEFINE_SM_EXPSUM(T, S)                                                                \
+    DEFINE_SOFTMAX_ROW_VEC(T, S)                                                          \
+    DEFINE_SOFTMAX_COLS_VEC(T, S)
+DEFINE_SOFTMAX_VEC(float, ps)
+DEFINE_SOFTMAX_VEC(double, pd)
+DEFINE_SOFTMAX_VEC(float, ps512)
+DEFINE_SOFTMAX_VEC(double, pd512)
 #endif
 
 /* Backward of contiguous rows: the sum (log_softmax: of g; softmax: of g y) in 8 lanes,
@@ -458,6 +591,96 @@ softmax_rows_chunk(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* The forward over [n, inner] blocks (inner > 1), by columns (Note [Softmax columns]): work
+ * unit u is the columns [c0, c0 + SM_COLS) of block u / ncb, ncb column groups a block. */
+static int
+softmax_cols_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const SoftmaxJob *j = ctx;
+    const int64_t es = j->f8 ? 8 : 4, rs = j->inner * es;
+    const int64_t ncb = (j->inner + SM_COLS - 1) / SM_COLS;
+    int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
+    for (int64_t u = b; u < e; u++) {
+        int64_t c0 = (u % ncb) * SM_COLS;
+        int64_t w = j->inner - c0 < SM_COLS ? j->inner - c0 : SM_COLS;
+        int64_t off = ((u / ncb) * j->n * j->inner + c0) * es;
+        char *o = j->out + off;
+        const char *x = j->in + off;
+        if (j->f8) {
+            (wide ? softmax_cols_pd512 : softmax_cols_pd)((double *)o, x, j->n, rs, w, j->lg);
+        }
+        else {
+            (wide ? softmax_cols_ps512 : softmax_cols_ps)((float *)o, x, j->n, rs, w, j->lg);
+        }
+    }
+    return 0;
+}
+#endif
+
+/* See native.h: the max and sum of e^(x - max) of a contiguous run, for logsumexp. */
+int
+ptl_softmax_expsum_row(PtlDtype dt, const char *x, int64_t n, double *m, double *s)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    PtlCpuCapability cap = ptl_cpu_capability();
+    int wide = cap >= PTL_CPU_AVX512;
+    if (cap < PTL_CPU_AVX2 || (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64)) {
+        return 0;
+    }
+    if (dt == PTL_DTYPE_FLOAT64) {
+        const double *p = (const double *)x;
+        double mx = (wide ? sm_max_pd512 : sm_max_pd)(p, n);
+        *m = mx;
+        *s = (wide ? sm_expsum_pd512 : sm_expsum_pd)(NULL, p, n, mx == -INFINITY ? 0 : mx, 0);
+    }
+    else {
+        const float *p = (const float *)x;
+        float mx = (wide ? sm_max_ps512 : sm_max_ps)(p, n);
+        *m = mx;
+        *s = (wide ? sm_expsum_ps512 : sm_expsum_ps)(NULL, p, n, mx == -INFINITY ? 0 : mx, 0);
+    }
+    return 1;
+#else
+    (void)dt, (void)x, (void)n, (void)m, (void)s;
+    return 0;
+#endif
+}
+
+/* See native.h: the same for each of w columns of n rows rs bytes apart. */
+int
+ptl_softmax_expsum_cols(PtlDtype dt, const char *x, int64_t n, int64_t rs, int64_t w,
+                        double *m, double *s)
+{
+#ifdef PTL_HAVE_AVX2_KERNELS
+    PtlCpuCapability cap = ptl_cpu_capability();
+    int wide = cap >= PTL_CPU_AVX512, f8 = dt == PTL_DTYPE_FLOAT64;
+    if (cap < PTL_CPU_AVX2 || (dt != PTL_DTYPE_FLOAT32 && !f8)) {
+        return 0;
+    }
+    for (int64_t c0 = 0; c0 < w; c0 += SM_COLS) {
+        int64_t g = w - c0 < SM_COLS ? w - c0 : SM_COLS;
+        const char *p = x + c0 * (f8 ? 8 : 4);
+        if (f8) {
+            double mx[SM_COLS];
+            (wide ? sm_cols_expsum_pd512 : sm_cols_expsum_pd)(NULL, p, n, rs, g, 0, mx, s + c0);
+            memcpy(m + c0, mx, sizeof(double) * (size_t)g);
+        }
+        else {
+            float mx[SM_COLS];
+            (wide ? sm_cols_expsum_ps512 : sm_cols_expsum_ps)(NULL, p, n, rs, g, 0, mx, s + c0);
+            for (int64_t c = 0; c < g; c++) {
+                m[c0 + c] = mx[c];
+            }
+        }
+    }
+    return 1;
+#else
+    (void)dt, (void)x, (void)n, (void)rs, (void)w, (void)m, (void)s;
+    return 0;
+#endif
+}
+
 /* Runs the softmax job over every (outer, inner) line of x (contiguous, float or double). */
 static int
 softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
@@ -487,6 +710,13 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
     if (j->inner == 1) {
         return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1, softmax_rows_chunk, j);
     }
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (j->y == NULL && ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        int64_t units = outer * ((j->inner + SM_COLS - 1) / SM_COLS);
+        return ptl_parallel_for(0, units, PTL_GRAIN_SIZE / (j->n * SM_COLS) + 1,
+                                softmax_cols_chunk, j);
+    }
+#endif
     return ptl_parallel_for(0, outer, PTL_GRAIN_SIZE / (j->n * j->inner) + 1,
                             f8 ? softmax_block_chunk_f8 : softmax_block_chunk_f4, j);
 }

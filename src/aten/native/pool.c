@@ -956,39 +956,52 @@ avg_plan(const char *name, PtlTensorImpl *x, const PtlIValue *s, int nd, PoolPla
  * the backward fills each gradient plane with g / (H * W) rounded to the work dtype, as
  * avg_plane's backward does.  So the forward is more accurate than a float sum (avg_plane added
  * in the work dtype, value after value, PyTorch's way too), and the backward gives
- * avg_plane's bits. */
+ * avg_plane's bits.  Adaptive windows at least WIDE_WINDOW inputs wide (adaptive_avg_pool2d
+ * to 2 x 2 of 32 x 32 planes: 16 x 16 windows) are summed the same way, one window at a
+ * time, its rows one after the other into the sixteen double lanes (window_sum; a whole
+ * plane is one row): the window walk went through its 16 taps with output rows of 2, call
+ * after call.  Their bits change from the window walk's float sums to these double ones,
+ * the error from about n ulp of the sum to about one. */
+#define WIDE_WINDOW 16
 static inline double
-plane_sum(int f8, const char *x, int64_t n)
+window_sum(int f8, const char *x, int64_t rs, int64_t rows, int64_t n)
 {
     double acc[16] = {0};
-    int64_t i = 0;
-    if (f8) {
-        const double *v = (const double *)x;
-        for (; i + 16 <= n; i += 16) {
-            for (int k = 0; k < 16; k++) {
-                acc[k] += v[i + k];
-            }
-        }
-        for (; i < n; i++) {
-            acc[i % 16] += v[i];
-        }
-    }
-    else {
-        /* blocks of 256 values: 32 float lanes of 8 values each, then added in double */
-        const float *v = (const float *)x;
-        for (; i + 256 <= n; i += 256) {
-            float part[32] = {0};
-            for (int64_t b = 0; b < 256; b += 32) {
-                for (int k = 0; k < 32; k++) {
-                    part[k] += v[i + b + k];
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t i = 0;
+        if (f8) {
+            const double *v = (const double *)x + r * rs;
+            for (; i + 16 <= n; i += 16) {
+                for (int k = 0; k < 16; k++) {
+                    acc[k] += v[i + k];
                 }
             }
-            for (int k = 0; k < 16; k++) {
-                acc[k] += (double)part[k] + (double)part[k + 16];
+            for (; i < n; i++) {
+                acc[i % 16] += v[i];
             }
         }
-        for (; i < n; i++) {
-            acc[i % 16] += (double)v[i];
+        else {
+            /* blocks of 256 values: 32 float lanes of 8 values each, then added in double */
+            const float *v = (const float *)x + r * rs;
+            for (; i + 256 <= n; i += 256) {
+                float part[32] = {0};
+                for (int64_t b = 0; b < 256; b += 32) {
+                    for (int k = 0; k < 32; k++) {
+                        part[k] += v[i + b + k];
+                    }
+                }
+                for (int k = 0; k < 16; k++) {
+                    acc[k] += (double)part[k] + (double)part[k + 16];
+                }
+            }
+            for (; i + 16 <= n; i += 16) {
+                for (int k = 0; k < 16; k++) {
+                    acc[k] += (double)v[i + k];
+                }
+            }
+            for (; i < n; i++) {
+                acc[i % 16] += (double)v[i];
+            }
         }
     }
     for (int k = 0; k < 8; k++) {
@@ -1003,7 +1016,7 @@ global_avg(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
     int64_t n = j->p->in[1] * j->p->in[2], es = f8 ? 8 : 4;
     for (int64_t pl = b; pl < e; pl++) {
         if (!bwd) {
-            nn_store(f8, j->y, pl, plane_sum(f8, j->x + pl * n * es, n) / (double)n);
+            nn_store(f8, j->y, pl, window_sum(f8, j->x + pl * n * es, 0, 1, n) / (double)n);
         }
         else if (f8) {
             double v = ((const double *)j->x)[pl] / (double)n, *row = (double *)j->y + pl * n;
@@ -1022,6 +1035,28 @@ global_avg(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
     return 0;
 }
 
+/* The adaptive forward over wide windows (Note [Global average pooling]), planes [b, e) */
+static inline int
+wide_avg(const PoolJob *j, int f8, int64_t b, int64_t e)
+{
+    const PoolPlan *p = j->p;
+    const int64_t h = p->in[1], w = p->in[2], oh = p->out[1], ow = p->out[2], es = f8 ? 8 : 4;
+    for (int64_t pl = b; pl < e; pl++) {
+        const char *img = j->x + pl * h * w * es;
+        for (int64_t oy = 0; oy < oh; oy++) {
+            const Win *wy = &p->w[1][oy];
+            for (int64_t ox = 0; ox < ow; ox++) {
+                const Win *wx = &p->w[2][ox];
+                double sum = window_sum(f8, img + (wy->start * w + wx->start) * es, w, wy->count,
+                                        wx->count);
+                nn_store(f8, j->y, (pl * oh + oy) * ow + ox,
+                         sum / (double)win_div(p, &p->w[0][0], wy, wx));
+            }
+        }
+    }
+    return 0;
+}
+
 #define DEFINE_GLOBAL_AVG(SUF, F8, BWD)                                                   \
     PTL_LOOP_CLONES static int                                                            \
     global_avg_##SUF(void *ctx, int64_t b, int64_t e)                                     \
@@ -1033,11 +1068,24 @@ DEFINE_GLOBAL_AVG(fwd_f8, 1, 0)
 DEFINE_GLOBAL_AVG(bwd_f4, 0, 1)
 DEFINE_GLOBAL_AVG(bwd_f8, 1, 1)
 
+#define DEFINE_WIDE_AVG(SUF, F8)                                                          \
+    PTL_LOOP_CLONES static int                                                            \
+    wide_avg_##SUF(void *ctx, int64_t b, int64_t e)                                       \
+    {                                                                                     \
+        return wide_avg(ctx, F8, b, e);                                                   \
+    }
+DEFINE_WIDE_AVG(f4, 0)
+DEFINE_WIDE_AVG(f8, 1)
+
+/* How avg_run walks: window by window, whole planes (a 1 x 1 adaptive output), or wide
+ * adaptive windows one at a time (Note [Global average pooling]) */
+typedef enum AvgWalk { AVG_WINDOWS, AVG_GLOBAL, AVG_WIDE } AvgWalk;
+
 /* Runs the average kernel (forward from x, or backward from grad g into zeros shaped like
- * x) over plan p, or with `global` the whole-plane one (a 1 x 1 adaptive output, Note
- * [Global average pooling], which writes every element); returns the new tensor. */
+ * x) over plan p, walking as `walk` says (AVG_GLOBAL and AVG_WIDE write every element; AVG_WIDE
+ * is forward only); returns the new tensor. */
 static PtlTensorImpl *
-avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, int global,
+avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, AvgWalk walk,
         PtlDtype out_dt)
 {
     PtlDtype work = nn_work_dtype(src->dtype);
@@ -1050,16 +1098,19 @@ avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, i
         out_shape(like, nd, p, osz);
     }
     if ((sc = nn_prepare(src, work)) == NULL ||
-        (dst = global ? ptl_empty(like->dim, osz, work, ptl_device_cpu())
-                      : nn_zeros(like->dim, osz, work)) == NULL) {
+        (dst = walk != AVG_WINDOWS ? ptl_empty(like->dim, osz, work, ptl_device_cpu())
+                                   : nn_zeros(like->dim, osz, work)) == NULL) {
         goto error;
     }
     PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
                                                  : (bwd ? avg_bwd_f8 : avg_fwd_f8);
-    if (global) {
+    if (walk == AVG_GLOBAL) {
         fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? global_avg_bwd_f4 : global_avg_fwd_f4)
                                        : (bwd ? global_avg_bwd_f8 : global_avg_fwd_f8);
+    }
+    else if (walk == AVG_WIDE) {
+        fn = work == PTL_DTYPE_FLOAT32 ? wide_avg_f4 : wide_avg_f8;
     }
     if (run_planes(p, fn, &j) < 0) {
         goto error;
@@ -1092,7 +1143,7 @@ avg_pool_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         plan_free(&p);
         return nn_check_dtype(name, dt, 0);
     }
-    y = avg_run(x, x, nd, &p, 0, 0, dt);
+    y = avg_run(x, x, nd, &p, 0, AVG_WINDOWS, dt);
     plan_free(&p);
     return ptl_kernel_return(s, y);
 }
@@ -1119,7 +1170,7 @@ avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         plan_free(&p);
         return -1;
     }
-    gi = avg_run(g, x, nd, &p, 1, 0, g->dtype);
+    gi = avg_run(g, x, nd, &p, 1, AVG_WINDOWS, g->dtype);
     plan_free(&p);
     return ptl_kernel_return(s, gi);
 }
@@ -1188,7 +1239,14 @@ adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *
         plan_free(&p);
         return -1;
     }
-    PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, p.out[1] == 1 && p.out[2] == 1, g->dtype);
+    int64_t narrowest = p.out[2] > 0 ? p.w[2][0].count : 0;
+    for (int64_t ox = 1; ox < p.out[2]; ox++) {
+        narrowest = p.w[2][ox].count < narrowest ? p.w[2][ox].count : narrowest;
+    }
+    AvgWalk walk = p.out[1] == 1 && p.out[2] == 1 ? AVG_GLOBAL
+                   : !bwd && narrowest >= WIDE_WINDOW ? AVG_WIDE
+                                                      : AVG_WINDOWS;
+    PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, walk, g->dtype);
     plan_free(&p);
     return ptl_kernel_return(s, y);
 }

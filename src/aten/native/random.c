@@ -16,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../distributions.h"
 #include "../generator.h"
 #include "../philox.h"
 #include "native.h"
+#include "vec_math.h"
 
 #define RANDOM_GRAIN (PTL_GRAIN_SIZE / 8)
 
@@ -313,9 +315,8 @@ sat_i64(double v)
 
 /* [b, e) of a DistJob: doubles converted to dt (integers through int64) */
 static int
-dist_chunk(void *ctx, int64_t b, int64_t e)
+dist_range(const DistJob *j, int64_t b, int64_t e)
 {
-    const DistJob *j = ctx;
     switch (j->dt) {
     case PTL_DTYPE_BOOL: STORE_LOOP(uint8_t, dist_value, TO_BOOL); break;
     case PTL_DTYPE_UINT8: STORE_LOOP(uint8_t, dist_value, TO_U1); break;
@@ -352,6 +353,167 @@ random_chunk(void *ctx, int64_t b, int64_t e)
 }
 
 #undef STORE_LOOP
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* Note [Vector Philox]
+ * The float32 uniforms (rand, rand_like, uniform_) and normals (randn, randn_like, normal_
+ * with scalar mean and std) draw eight Philox blocks at once, one in each 32-bit lane of
+ * AVX2 vectors: the rounds of ptl_philox4x32_10 on the same integers (the 32 x 32 -> 64-bit
+ * products by _mm256_mul_epu32 on the even lanes and on the odd ones shifted down), so
+ * every word is the scalar stream's.  A uniform word becomes its float as dist_value does
+ * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
+ * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
+ * transpose puts word w of block k at element 4 k + w.  The normals take each block's
+ * Box-Muller pair through the scalar formula (normal_range_f4_avx2).  So the values are the
+ * scalar path's bit for bit, for any seed, offset and split. */
+
+/* The high and low halves of the 32 x 32 -> 64-bit products a * m, lane by lane */
+PTL_AVX2 static inline void
+philox_mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo)
+{
+    __m256i pe = _mm256_mul_epu32(a, m);
+    __m256i po = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+    *hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
+    *lo = _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
+}
+
+/* The words w[0..3] of the blocks blk .. blk + 7 of the stream (seed, offset), draw 0:
+ * ptl_philox_draw lane by lane */
+PTL_AVX2 static void
+philox_draw8(uint64_t seed, uint64_t offset, int64_t blk, __m256i w[4])
+{
+    uint32_t lo[8], hi[8];
+    for (int l = 0; l < 8; l++) {
+        uint64_t e = offset + (uint64_t)blk + (uint64_t)l;
+        lo[l] = (uint32_t)e;
+        hi[l] = (uint32_t)(e >> 32);
+    }
+    __m256i c0 = _mm256_loadu_si256((const __m256i *)lo);
+    __m256i c1 = _mm256_loadu_si256((const __m256i *)hi);
+    __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
+    const __m256i m0 = _mm256_set1_epi32((int)PTL_PHILOX_M0);
+    const __m256i m1 = _mm256_set1_epi32((int)PTL_PHILOX_M1);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        if (r > 0) {
+            k0 += PTL_PHILOX_W0;
+            k1 += PTL_PHILOX_W1;
+        }
+        __m256i hi0, lo0, hi1, lo1;
+        philox_mulhilo8(c0, m0, &hi0, &lo0);
+        philox_mulhilo8(c2, m1, &hi1, &lo1);
+        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)k0));
+        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)k1));
+        c1 = lo1;
+        c3 = lo0;
+    }
+    w[0] = c0;
+    w[1] = c1;
+    w[2] = c2;
+    w[3] = c3;
+}
+
+/* x (8 floats) mapped to from + x (to - from) in double, rounded back to float */
+PTL_AVX2 static inline __m256
+uniform_range8(__m256 x, __m256d from, __m256d span)
+{
+    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
+    lo = _mm256_add_pd(_mm256_mul_pd(lo, span), from);
+    hi = _mm256_add_pd(_mm256_mul_pd(hi, span), from);
+    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
+}
+
+/* [b, e) of a float32 uniform job with scalar bounds (Note [Vector Philox]): the elements
+ * before the first block boundary and after the last whole group of eight blocks go
+ * through dist_range */
+PTL_AVX2 static void
+uniform_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
+{
+    float *o = (float *)j->out;
+    const __m256 scale = _mm256_set1_ps(0x1p-24f);
+    const __m256d from = _mm256_set1_pd(j->a), span = _mm256_set1_pd(j->b - j->a);
+    const int unit = j->a == 0.0 && j->b == 1.0;
+    int64_t i = (b + 3) / 4 * 4;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    for (; i + 32 <= e; i += 32) {
+        __m256i w[4];
+        __m256 f[4], t[4], u[4];
+        philox_draw8(j->seed, j->offset, i / 4, w);
+        for (int k = 0; k < 4; k++) {
+            f[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w[k], 8)), scale);
+        }
+        /* f[w][k] is element 4 k + w: transpose the 4 x 8 */
+        t[0] = _mm256_unpacklo_ps(f[0], f[1]);
+        t[1] = _mm256_unpackhi_ps(f[0], f[1]);
+        t[2] = _mm256_unpacklo_ps(f[2], f[3]);
+        t[3] = _mm256_unpackhi_ps(f[2], f[3]);
+        u[0] = _mm256_shuffle_ps(t[0], t[2], 0x44);
+        u[1] = _mm256_shuffle_ps(t[0], t[2], 0xEE);
+        u[2] = _mm256_shuffle_ps(t[1], t[3], 0x44);
+        u[3] = _mm256_shuffle_ps(t[1], t[3], 0xEE);
+        f[0] = _mm256_permute2f128_ps(u[0], u[1], 0x20);
+        f[1] = _mm256_permute2f128_ps(u[2], u[3], 0x20);
+        f[2] = _mm256_permute2f128_ps(u[0], u[1], 0x31);
+        f[3] = _mm256_permute2f128_ps(u[2], u[3], 0x31);
+        for (int k = 0; k < 4; k++) {
+            _mm256_storeu_ps(o + i + 8 * k, unit ? f[k] : uniform_range8(f[k], from, span));
+        }
+    }
+    dist_range(j, i, e);
+}
+
+/* [b, e) of a float32 normal job with scalar mean and std: the words of eight blocks at
+ * once (Note [Vector Philox]), then each block's Box-Muller pair through ptl_box_muller_f
+ * and a + b z in double, as dist_value computes them (libm's logf and sincosf, which no
+ * vector formula of ours matches bit for bit, stay scalar) */
+PTL_AVX2 static void
+normal_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
+{
+    float *o = (float *)j->out;
+    int64_t i = (b + 1) / 2 * 2;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    for (; i + 16 <= e; i += 16) {
+        __m256i w[4];
+        uint32_t w0[8], w2[8];
+        philox_draw8(j->seed, j->offset, i / 2, w);
+        _mm256_storeu_si256((__m256i *)w0, w[0]);
+        _mm256_storeu_si256((__m256i *)w2, w[2]);
+        for (int l = 0; l < 8; l++) {
+            float u1 = (float)(w0[l] >> 8) * 0x1p-24f;
+            float u2 = 1.0f - (float)(w2[l] >> 8) * 0x1p-24f;
+            o[i + 2 * l] = (float)(j->a + j->b * (double)ptl_box_muller_f(u1, u2, 0));
+            o[i + 2 * l + 1] = (float)(j->a + j->b * (double)ptl_box_muller_f(u1, u2, 1));
+        }
+    }
+    dist_range(j, i, e);
+}
+#endif
+
+static int
+dist_chunk(void *ctx, int64_t b, int64_t e)
+{
+    const DistJob *j = ctx;
+#ifdef PTL_HAVE_AVX2_KERNELS
+    int vec = j->dt == PTL_DTYPE_FLOAT32 && j->pa == NULL && j->pb == NULL &&
+              ptl_cpu_capability() >= PTL_CPU_AVX2;
+    if (vec && j->kind == DIST_UNIFORM && j->block_shift == 2 && j->bits == 24) {
+        uniform_range_f4_avx2(j, b, e);
+        return 0;
+    }
+    if (vec && j->kind == DIST_NORMAL && j->block_shift == 1) {
+        normal_range_f4_avx2(j, b, e);
+        return 0;
+    }
+#endif
+    return dist_range(j, b, e);
+}
 
 /* Fills self (borrowed) with job's distribution, drawing self->numel counters from gen, and
  * bumps self's version.  job->out and job->dt are set here.  0 or -1. */

@@ -21,7 +21,9 @@
  * argmin, max.dim/min.dim), prod and the 1- and 2-norms, which keep a value (and a row) per
  * column.  Contiguous runs of those take vector paths too: the extreme from the max/min
  * chains and then its first position for argmax, sixteen double lanes for the norms.  The
- * plain vector loops over memory live in reduce_kernels.c. */
+ * plain vector loops over memory live in reduce_kernels.c.  logsumexp of float32/float64
+ * takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous run's max and sum
+ * of exps in the run's dtype, or those of each column when it reduces an outer dim. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -509,6 +511,12 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         }
         return;
     }
+    double lm, ls;
+    if (pl->kind == R_LSE && st == (int64_t)ptl_dtype_itemsize(pl->dt) && n > 0 &&
+        ptl_softmax_expsum_row(pl->dt, p, n, &lm, &ls)) {
+        lse_combine(acc, lm, isfinite(lm) ? ls : lm == -INFINITY ? 0 : 1);
+        return;
+    }
     if (pl->kind == R_NORM && (pl->p == 2 || pl->p == 1) &&
         (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
         st == (int64_t)ptl_dtype_itemsize(pl->dt)) {
@@ -753,14 +761,15 @@ column_fold_kind(RedKind kind, PtlDtype dt, double p)
 
 /* sum(dim=0)-like: the run is the outer dim and the innermost kept dim is contiguous, so a
  * block of pl->cw outputs is accumulated row after row, reading the input in memory order:
- * summed, or folded by column_fold for the kinds of column_fold_kind.  Work unit u = (outer
- * kept index, block of columns). */
+ * summed, folded by column_fold for the kinds of column_fold_kind, or for logsumexp taken
+ * by the softmax column kernels (Note [Softmax columns]).  Work unit u = (outer kept index,
+ * block of columns). */
 static int
 reduce_columns(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     int64_t cols = pl->ksize[pl->nk - 1], ncb = (cols + pl->cw - 1) / pl->cw;
-    double sd[COL_BLOCK];
+    double sd[COL_BLOCK], ss[COL_BLOCK];
     int64_t si[COL_BLOCK];
     int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     int fold = column_fold_kind(pl->kind, pl->dt, pl->p);
@@ -769,6 +778,15 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
         int64_t c0 = (u % ncb) * pl->cw, o0 = (u / ncb) * cols + c0;
         int64_t m = cols - c0 < pl->cw ? cols - c0 : pl->cw;
         const char *p = kept_ptr(pl, o0);
+        if (pl->kind == R_LSE) {   /* each column's max in sd, its sum of exps in ss */
+            ptl_softmax_expsum_cols(pl->dt, p, pl->R, pl->rstride[0], m, sd, ss);
+            for (int64_t k = 0; k < m; k++) {
+                acc.a = sd[k];
+                acc.b = ss[k];
+                acc_finish(pl, &acc, o0 + k);
+            }
+            continue;
+        }
         if (fold) {   /* a value (and a row) per column: sd and si */
 #ifdef HAVE_AVX2_KERNELS
             if (avx2) {
@@ -945,6 +963,8 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
     int64_t isz = (int64_t)ptl_tensor_itemsize(in);
     int by_columns = kind == R_SUM || kind == R_NANSUM || kind == R_MEAN;
     int fp_columns = column_fold_kind(kind, pl.dt, p);
+    /* logsumexp's columns: the softmax kernels, where this CPU has them (asked with w = 0) */
+    fp_columns |= kind == R_LSE && ptl_softmax_expsum_cols(pl.dt, pl.base, 0, 0, 0, NULL, NULL);
     if ((by_columns || fp_columns) && pl.nk > 0 && pl.nr == 1 &&
         pl.kstride[pl.nk - 1] == isz && pl.ksize[pl.nk - 1] >= 16 &&
         llabs(pl.rstride[0]) > isz && pl.R > 1) {
@@ -956,14 +976,15 @@ reduce_run(RedKind kind, PtlTensorImpl *in, uint32_t mask, int keep_order, PtlTe
         int64_t grain = PTL_GRAIN_SIZE / (pl.R * pl.cw) + 1;
         rc = ptl_parallel_for(0, units, grain, reduce_columns, &pl);
     }
-    else if (pl.nout < nt && pl.R >= 2 * PTL_GRAIN_SIZE) {
-        /* few outputs, long reductions: split each reduction over the threads */
+    else if ((kind == R_LSE ? pl.nout == 1 : pl.nout < nt) && pl.R >= 2 * PTL_GRAIN_SIZE) {
+        /* few outputs, long reductions: split each reduction over the threads (logsumexp's
+         * one output into the same chunks whatever the thread count, so the same bits) */
         if ((job = malloc(sizeof(*job))) == NULL) {
             ptl_nogil_end(token);
             return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
         }
         int64_t nchunks = pl.R / PTL_GRAIN_SIZE < MAX_CHUNKS ? pl.R / PTL_GRAIN_SIZE : MAX_CHUNKS;
-        nchunks = nchunks < 4 * nt ? nchunks : 4 * nt;
+        nchunks = nchunks < 4 * nt || kind == R_LSE ? nchunks : 4 * nt;
         job->pl = &pl;
         job->chunk = (pl.R + nchunks - 1) / nchunks;
         nchunks = (pl.R + job->chunk - 1) / job->chunk;
