@@ -593,3 +593,36 @@ def test_sinh_cosh_float32_accuracy_and_edges(name, bound):
     np.testing.assert_array_equal(got, ref)
     number = ~np.isnan(ref)
     np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(ref[number]))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_erfinv_float32_accuracy_and_edges(threads):
+    """Giles' single-precision erfinv (Note [Vector atan2 and erfinv]) within 3.6 ulp of the
+    float64 erfinv (measured 3.51 near -0.276), including the 5000 floats below 1 where
+    1 - |y| is a few ulps, every 997th float in [0, 1) and both signs; exact specials; each
+    length from 0 to 40 (vector tails) and strided input give the contiguous results."""
+    gen = np.random.default_rng(5)
+    pos = np.concatenate([gen.uniform(0, 1, 200000), np.linspace(0, 1, 20001)]).astype(np.float32)
+    pos = np.concatenate([pos, np.float32(1) - np.arange(1, 5000, dtype=np.float32) * 2**-24,
+                          np.arange(0, 0x3f800000, 997, dtype=np.uint32).view(np.float32)])
+    x = np.concatenate([pos, -pos])
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        got = ptl.erfinv(ptl.tensor(x)).numpy()
+        for n in range(41):
+            np.testing.assert_array_equal(ptl.erfinv(ptl.tensor(x[:n])).numpy(), got[:n])
+        np.testing.assert_array_equal(ptl.erfinv(ptl.tensor(x)[::3]).numpy(), got[::3])
+    finally:
+        ptl.set_num_threads(old)
+    ref = ptl.erfinv(ptl.tensor(x.astype(np.float64))).numpy()
+    assert ulps(got, ref, np.float32).max() <= 3.6
+    s = np.float32([0.0, -0.0, 1.0, -1.0, 1.0000001, -2.0, np.nan, np.inf, -np.inf,
+                    1e-45, -1e-45, 1e-30, -1e-38])
+    ref = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, np.nan, np.nan, np.nan, np.nan,
+                      1e-45, -1e-45])
+    got = ptl.erfinv(ptl.tensor(s)).numpy()
+    np.testing.assert_array_equal(got[:11], ref)
+    np.testing.assert_array_equal(np.signbit(got[:4]), np.signbit(ref[:4]))
+    tiny = ptl.erfinv(ptl.tensor(s[11:].astype(np.float64))).numpy()
+    assert ulps(got[11:], tiny, np.float32).max() <= 3.6

@@ -5,9 +5,9 @@
  * contiguous path the compiler vectorizes and a strided fallback.  Floating functions
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
- * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, sigmoid, tanh,
- * sinh and cosh and float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's
- * cpu capability). */
+ * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
+ * tanh, sinh and cosh and float64 exp have AVX2 and AVX-512 loops chosen at run time
+ * (DispatchStub's cpu capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -247,7 +247,8 @@ DEFINE_UNARY_INT(int_id, ID_I)
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
-/* ---- vector loops: float32 exp, expm1, erf, log, log1p, sigmoid, tanh, sinh, cosh; float64 exp
+/* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh;
+ * float64 exp
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -285,7 +286,8 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     DEFINE_VEC_OP(sinh, S)                                                                \
     DEFINE_VEC_OP(cosh, S)                                                                \
     DEFINE_VEC_OP(sigmoid, S)                                                             \
-    DEFINE_VEC_OP(tanh, S)
+    DEFINE_VEC_OP(tanh, S)                                                                \
+    DEFINE_VEC_OP(erfinv, S)
 
 DEFINE_VEC_OPS(ps, pd)
 DEFINE_VEC_OPS(ps512, pd512)
@@ -370,7 +372,7 @@ DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sigmoid, PICK_VEC(sigmoid), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erfinv, erfinv_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erfinv, PICK_VEC(erfinv), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
 /* [*] -> [*] same dtype */
 DEFINE_UNARY_KERNEL(abs, abs_loops, U_STRICT, NULL)
