@@ -146,8 +146,15 @@ DEFINE_FLOAT_OP(frac, FRAC_F, FRAC_D)
 #define CEIL_D(X, E) ceil(X)
 #define TRUNC_F(X, E) truncf(X)
 #define TRUNC_D(X, E) trunc(X)
-#define ROUND_F(X, E) ptl_round_decimals_f((X), *(const int64_t *)(E))
-#define ROUND_D(X, E) ptl_round_decimals_d((X), *(const int64_t *)(E))
+/* round.decimals: the decimals and 10^|decimals| in float and in double */
+typedef struct RoundDecimals {
+    int64_t decimals;
+    float pf;
+    double pd;
+} RoundDecimals;
+#define ROUND_DECIMALS(E) (((const RoundDecimals *)(E))->decimals)
+#define ROUND_F(X, E) ptl_round_decimals_f((X), ROUND_DECIMALS(E), ((const RoundDecimals *)(E))->pf)
+#define ROUND_D(X, E) ptl_round_decimals_d((X), ROUND_DECIMALS(E), ((const RoundDecimals *)(E))->pd)
 #define BITWISE_NOT_I(X, E) (~(X))
 
 #define DEFINE_INT_FLOAT_OP(NAME, FI, FF, FD)                                             \
@@ -190,8 +197,8 @@ DEFINE_INT_FLOAT_OP(trunc, ID_I, TRUNC_F, TRUNC_D)
 DEFINE_UNARY_INT(round, ID_I)
 DEFINE_UNARY_LOOP(round, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ROUND_F)
 DEFINE_UNARY_LOOP(round, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ROUND_F)
-DEFINE_PARAM_LOOP(round, float, f4, int64_t, ROUND_F)
-DEFINE_PARAM_LOOP(round, double, f8, int64_t, ROUND_D)
+DEFINE_PARAM_LOOP(round, float, f4, RoundDecimals, ROUND_F)
+DEFINE_PARAM_LOOP(round, double, f8, RoundDecimals, ROUND_D)
 static const PtlLoop round_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(round), FLOAT_ENTRIES(round)};
 DEFINE_UNARY_INT(bitwise_not, BITWISE_NOT_I)
 
@@ -429,19 +436,22 @@ relu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 round_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    int64_t decimals = 0;
+    RoundDecimals r = {0, 1, 1};
     (void)ks;
     int with_decimals = op->id == PTL_OP_round_decimals || op->id == PTL_OP_round__decimals ||
                         op->id == PTL_OP_round_decimals_out;
     if (with_decimals) {
-        decimals = s[1].u.i;
+        r.decimals = s[1].u.i;
+        double digits = r.decimals < 0 ? -(double)r.decimals : (double)r.decimals;
+        r.pf = powf(10.0f, (float)digits);
+        r.pd = pow(10.0, digits);
         PtlDtype dt = s[0].u.t->dtype;
         if (!ptl_dtype_is_floating(dt)) {
             return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"round_cpu\" not implemented for '%s'",
                                  ptl_dtype_legacy_name(dt));
         }
     }
-    return unary_run(op, s, round_loops, U_STRICT, "round_vml_cpu", &decimals);
+    return unary_run(op, s, round_loops, U_STRICT, "round_vml_cpu", &r);
 }
 
 /* nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None):
