@@ -310,6 +310,8 @@ fmod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define POW_D(A, B, X) pow((A), (B))
 #define POWS_F(A, B, X) ((void)(B), ptl_pow_scalar_f((A), (X)))
 #define POWS_D(A, B, X) ((void)(B), ptl_pow_scalar_d((A), (X)))
+/* the same, taking the exponent from the broadcast operand (the vector loops' slow lanes) */
+#define POWB_F(A, B, X) ((void)(X), ptl_pow_scalar_f((A), (B)))
 DEFINE_BINARY_INT_LOOPS(pow, POW_I)
 DEFINE_BINARY_FLOAT_LOOPS(pow, POW_F, POW_D)
 DEFINE_BINARY_LOOP(pow_scalar, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, POWS_F)
@@ -326,6 +328,21 @@ static const PtlLoop pow_scalar_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = pow_loop_f2, [PTL_DTYPE_BFLOAT16] = pow_scalar_loop_bf,
     [PTL_DTYPE_FLOAT32] = pow_scalar_loop_f4, [PTL_DTYPE_FLOAT64] = pow_scalar_loop_f8,
 };
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_BINARY_VEC_LOOPS_PD(pow_scalar, ptl_vm_powf, POWB_F)
+#endif
+
+/* float32 x ** e for a number e: the vector loop (Note [Vector float32 pow]), but for the
+ * exponents that ptl_pow_scalar_f computes by multiplications and square roots */
+static PtlLoop
+pow_scalar_f4_loop(double e)
+{
+    if (e == 2 || e == 3 || e == 0.5 || e == -0.5 || e == -1 || e == -2) {
+        return pow_scalar_loop_f4;
+    }
+    return PICK_VEC_F4(pow_scalar);
+}
 
 /* pow.Tensor_Tensor (+ in-place, out=).  A Python-number exponent is pow.Tensor_Scalar in
  * PyTorch: a negative integer one is refused for integer bases, a float one takes the
@@ -354,8 +371,10 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             if (dt == PTL_DTYPE_FLOAT16 && ptl_scalar_check_range(&exponent, dt) < 0) {
                 return -1;
             }
-            return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), pow_scalar_loops,
-                                 &x);
+            PtlLoop loops[PTL_DTYPE_COUNT];
+            memcpy(loops, pow_scalar_loops, sizeof(loops));
+            loops[PTL_DTYPE_FLOAT32] = pow_scalar_f4_loop(x);
+            return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), loops, &x);
         }
     }
     return ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), pow_loops, &x, "pow");

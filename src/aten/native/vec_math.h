@@ -394,6 +394,7 @@ ptl_vm_tail_mask_pd(int64_t n)
     }
 
 PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_POLY)
+#define PTL_VM_POLY(S, t, coef) ptl_vm_poly_##S(t, coef, PTL_VM_COUNT(coef))
 PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_POW2I)
 PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
 
@@ -467,6 +468,47 @@ PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
 PTL_VM_DEFINE_FLOAT32_DIVISION(pd)
 PTL_VM_DEFINE_FLOAT32_DIVISION(pd512)
 
+/* Note [Vector float32 pow]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * x^y for float32 x, y in double lanes (kinds pd, pd512) as e^(y log x): x = m 2^e with m in
+ * [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) = 2 s (1 + s^2/3 + ... + s^14/15), s = (m - 1) /
+ * (m + 1), |s| <= 0.172 (truncation below 1e-12 relative), and the double exp of Note
+ * [Vector exp].  The error of y log x stays far below 2^-30 for every y log x in float32's
+ * range, so the float32 result is the correctly rounded one but for values within about
+ * 1e-11 relative of a rounding boundary (measured at most 0.5 ulp + 1e-6).  Slow lanes,
+ * which the caller computes with powf: x <= 0, x infinite or NaN, y NaN or infinite. */
+static const double ptl_vm_log_atanh_coef[] = {1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9,
+                                               1.0 / 7,  1.0 / 5,  1.0 / 3,  1.0};
+#define PTL_VM_DEFINE_FLOAT32_POW(S)                                                      \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_powf_##S(PTL_VT(S) x, PTL_VT(S) y, PTL_VMT(S) *slow)                       \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), two52 = PTL_V(S, set1)(4503599627370496.0); \
+        PTL_VIT(S) bits = PTL_VTOI(S, x);                                                 \
+        PTL_VT(S) m = PTL_VFROMI(S, PTL_VSI(S, or)(                                       \
+            PTL_VSI(S, and)(bits, PTL_VI_SET1(S)(0xfffffffffffffLL)),                     \
+            PTL_VI_SET1(S)(0x3ff0000000000000LL)));                                       \
+        /* the biased exponent as a double: its bits under 2^52's, less 2^52 */           \
+        PTL_VT(S) e = PTL_V(S, sub)(                                                      \
+            PTL_VFROMI(S, PTL_VSI(S, or)(PTL_VI(S, srli)(bits, 52), PTL_VTOI(S, two52))), \
+            PTL_V(S, set1)(4503599627370496.0 + 1023));                                   \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
+        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) s = PTL_V(S, div)(PTL_V(S, sub)(m, one), PTL_V(S, add)(m, one));        \
+        PTL_VT(S) p = PTL_VM_POLY(S, PTL_V(S, mul)(s, s), ptl_vm_log_atanh_coef);         \
+        PTL_VT(S) lx = PTL_V(S, fmadd)(e, PTL_V(S, set1)(0.6931471805599453),             \
+                                       PTL_V(S, mul)(PTL_V(S, add)(s, s), p));            \
+        *slow = PTL_VMOR(                                                                 \
+            S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_NGT_UQ),                          \
+            PTL_VMOR(S, PTL_VCMP(S, x, PTL_V(S, set1)(FLT_MAX), _CMP_GT_OQ),              \
+                     PTL_VCMP(S, PTL_V(S, andnot)(PTL_V(S, set1)(-0.0), y),               \
+                              PTL_V(S, set1)(FLT_MAX), _CMP_NLE_UQ)));                    \
+        return ptl_vm_exp_##S(PTL_V(S, mul)(y, lx));                                      \
+    }
+PTL_VM_DEFINE_FLOAT32_POW(pd)
+PTL_VM_DEFINE_FLOAT32_POW(pd512)
+
 /* The float formulas of vector kind S (ps or ps512).
  *
  * erf: Note [Vector exp]'s erf; erfc(a) = e^Q(a - 2.5) for 1 <= a <= 3.93 (no cancellation,
@@ -526,7 +568,6 @@ static const float ptl_vm_erfinv_mid_coef[] = {
 static const float ptl_vm_erfinv_tail_coef[] = {
     -0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
     -0.0076224613f,   0.00943887047f,  1.00167406f,    2.83297682f};
-#define PTL_VM_POLY(S, t, coef) ptl_vm_poly_##S(t, coef, PTL_VM_COUNT(coef))
 #define PTL_VM_DEFINE_FLOAT_FORMULAS(S)                                                   \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfc_mid_##S(PTL_VT(S) a)                 \
     {                                                                                     \
