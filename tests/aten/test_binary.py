@@ -5,8 +5,6 @@ import builtins
 import operator
 import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,7 +12,7 @@ import pytest
 import pytorchlite as ptl
 from golden import Raised, golden
 from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
-                     ROOT, SHAPES, assert_close, make, to_numpy, torch)
+                     SHAPES, assert_close, make, rerun_with_capability, to_numpy, torch)
 
 
 def tdt(d):
@@ -752,9 +750,5 @@ def test_float32_pow_number_accuracy_and_specials(threads):
 @pytest.mark.parametrize("cap", ["default", "avx2"])
 def test_float32_vector_loops_other_capabilities(cap):
     """Reruns the float32 vector loop tests with the portable loops and with AVX2 only."""
-    env = dict(os.environ, PTL_CPU_CAPABILITY=cap)
-    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
-                        "-p", "no:cacheprovider", "-k",
-                        "float32_division_bits or float32_atan2 or float32_pow"],
-                       env=env, capture_output=True, text=True, cwd=ROOT)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rerun_with_capability(__file__, cap, "-k",
+                          "float32_division_bits or float32_atan2 or float32_pow")

@@ -1,19 +1,17 @@
 """The vectorized kernels of vec_math.h and their users: exp (float32, float64) and
-float32 erf ulp error against float64/libm references on 1e6 points and the edges, softmax /
-log_softmax rows, NaN-propagating amax/amin, float32 gelu and its backward.  Every check
-also runs with the portable (non-vector) loops and with AVX2 only, in subprocesses with
-PTL_CPU_CAPABILITY=default and avx2."""
+float32 erf and erfinv ulp error against float64/libm references on 1e6 points and the
+edges, softmax / log_softmax rows, NaN-propagating amax/amin, float32 gelu and its
+backward.  Every check also runs with the portable (non-vector) loops and with AVX2 only, in
+subprocesses with PTL_CPU_CAPABILITY=default and avx2."""
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from golden import golden
-from helpers import ROOT, assert_close, torch
+from helpers import ROOT, assert_close, rerun_with_capability, torch
 
 F = ptl.nn.functional
 FALLBACK = os.environ.get("PTL_CPU_CAPABILITY") == "default"
@@ -297,11 +295,7 @@ def test_gelu_specials():
 @pytest.mark.parametrize("cap", ["default", "avx2"])
 def test_portable_and_avx2_loops(cap):
     """Reruns this file with the vector loops switched off, and with AVX2 only."""
-    env = dict(os.environ, PTL_CPU_CAPABILITY=cap)
-    r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
-                        "-p", "no:cacheprovider"], env=env, capture_output=True, text=True,
-                       cwd=ROOT)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rerun_with_capability(__file__, cap)
 
 
 def test_silu_float32_accuracy_and_grad():
