@@ -1,9 +1,11 @@
 """Kernel benchmarks: vectorized exp/expm1/log1p/erf/sigmoid/tanh and activations (gelu, elu,
-softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided operands, gelu and elu forward+backward, softmax and
-log_softmax rows, amax over the last dim, max/argmax/norm over either dim, layer and batch
-norm, addcmul/addcdiv broadcast, softmax / log_softmax over the outer dim and logsumexp over
-either dim.  Each group runs pytorchlite, NumPy (where it has the function) and PyTorch on the
-same float32 data, one thread each.
+softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided operands,
+gelu and elu forward+backward, softmax and log_softmax rows, amax over the last dim,
+max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
+log_softmax over the outer dim and logsumexp over either dim, float32 atan2, fmod,
+remainder, floor_divide, erfinv, pow, round(decimals), where and smooth_l1_loss.  Each group
+runs pytorchlite, NumPy (where it has the function) and PyTorch on the same float32 data, one
+thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -92,6 +94,38 @@ def test_strided_operands(benchmark, impl, op):
     x = make(impl, randn((512, 1024) if op != "x + y.T" else (1000, 1000)))
     y = make(impl, randn((1000, 1000), seed=1))
     benchmark(STRIDED[op], x, y)
+
+
+# float32 elementwise math with vector formulas in vec_math.h (Note [Vector float32
+# division], Note [Vector atan2 and erfinv], Note [Vector float32 pow]), round with decimals,
+# where, and smooth_l1_loss (a composite); NumPy has no erfinv nor smooth_l1_loss
+MATH = {
+    "atan2": (lambda L, a, b: L.atan2(a, b), np.arctan2),
+    "fmod": (lambda L, a, b: L.fmod(a, b), np.fmod),
+    "remainder": (lambda L, a, b: L.remainder(a, b), np.remainder),
+    "floor_divide": (lambda L, a, b: L.floor_divide(a, b), np.floor_divide),
+    "x % 1.5": (lambda L, a, b: a % 1.5, lambda a, b: a % np.float32(1.5)),
+    "erfinv": (lambda L, a, b: (a * 0.3).erfinv(), None),
+    "pow(|a|, 3.5)": (lambda L, a, b: b.pow(3.5), lambda a, b: np.power(b, np.float32(3.5))),
+    "round(decimals=2)": (lambda L, a, b: L.round(a, decimals=2), lambda a, b: np.round(a, 2)),
+    "where": (lambda L, a, b: L.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
+    "smooth_l1_loss": (lambda L, a, b: L.nn.functional.smooth_l1_loss(a, b), None),
+}
+MATH_CASES = [(impl, op) for op in MATH
+              for impl in ["pytorchlite"] + (["numpy"] if MATH[op][1] else []) + TORCH]
+
+
+@pytest.mark.parametrize("impl, op", MATH_CASES)
+def test_elementwise_math_1e6(benchmark, impl, op):
+    """b is |b| for pow; erfinv's argument 0.3 a is outside (-1, 1) for a few elements
+    (|a| > 3.33), which give nan in every library."""
+    benchmark.group = f"{op} 1e6 float32"
+    a, b = randn(10**6), randn(10**6, seed=1)
+    b = np.abs(b) if op.startswith("pow") else b
+    if impl == "numpy":
+        benchmark(MATH[op][1], a, b)
+        return
+    benchmark(MATH[op][0], lib(impl), make(impl, a), make(impl, b))
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)

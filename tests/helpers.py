@@ -6,6 +6,8 @@ name the first mismatching element."""
 import gc
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -27,6 +29,17 @@ TORCH_MISSING = "PyTorch not installed: this compares with torch"
 # The tests folder (on sys.path, see conftest.py) and the checkout's root above it.
 TESTS = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TESTS)
+
+def rerun_with_capability(path, cap, *pytest_args):
+    """Runs pytest on the test file `path` in a child process whose vector loops are capped
+    at `cap` (PTL_CPU_CAPABILITY: "default" for the portable loops, "avx2"), and fails with
+    the end of its output if any test there fails."""
+    env = dict(os.environ, PTL_CPU_CAPABILITY=cap)
+    r = subprocess.run([sys.executable, "-m", "pytest", path, "-x", "-q",
+                        "-p", "no:cacheprovider", *pytest_args], env=env, capture_output=True,
+                       text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+
 
 NP_DTYPE = {
     ptl.bool: np.bool_, ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,

@@ -86,34 +86,25 @@ ptl_sigmoid_d(double x)
     return 1.0 / (1.0 + exp(-x));
 }
 
-/* round(x, decimals): round half to even at the given decimal; the power of ten is taken
- * in the tensor's precision, as PyTorch does (so huge `decimals` give nan). */
+/* round(x, decimals): round half to even at the given decimal.  p = 10^|decimals| is taken
+ * in the tensor's precision, as PyTorch does (so huge `decimals` give nan), by the caller,
+ * once per tensor: a pow per element kept the loops from vectorizing. */
 PTL_HD static inline double
-ptl_round_decimals_d(double x, int64_t decimals)
+ptl_round_decimals_d(double x, int64_t decimals, double p)
 {
     if (decimals == 0) {
         return nearbyint(x);
     }
-    if (decimals > 0) {
-        double p = pow(10.0, (double)decimals);
-        return nearbyint(x * p) / p;
-    }
-    double p = pow(10.0, (double)-decimals);
-    return nearbyint(x / p) * p;
+    return decimals > 0 ? nearbyint(x * p) / p : nearbyint(x / p) * p;
 }
 
 PTL_HD static inline float
-ptl_round_decimals_f(float x, int64_t decimals)
+ptl_round_decimals_f(float x, int64_t decimals, float p)
 {
     if (decimals == 0) {
         return nearbyintf(x);
     }
-    if (decimals > 0) {
-        float p = powf(10.0f, (float)decimals);
-        return nearbyintf(x * p) / p;
-    }
-    float p = powf(10.0f, (float)-decimals);
-    return nearbyintf(x / p) * p;
+    return decimals > 0 ? nearbyintf(x * p) / p : nearbyintf(x / p) * p;
 }
 
 /* erfinv(y): a single-precision rational start (Giles, "Approximating the erfinv

@@ -3,6 +3,7 @@ with PyTorch's semantics encoded where NumPy differs; result dtypes, errors and 
 cases come from PyTorch's recorded outputs (golden.py; live torch too when installed)."""
 import builtins
 import operator
+import os
 import re
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 import pytorchlite as ptl
 from golden import Raised, golden
 from helpers import (ALL_DTYPES, BROADCAST_PAIRS, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE,
-                     SHAPES, assert_close, make, to_numpy, torch)
+                     SHAPES, assert_close, make, rerun_with_capability, to_numpy, torch)
 
 
 def tdt(d):
@@ -588,3 +589,166 @@ def test_pow_node_names_match_torch():
         names = [(x ** 2).grad_fn.name(), (2 ** x).grad_fn.name(), (x ** x).grad_fn.name(),
                  x.clone().pow_(2).grad_fn.name()]
         assert names == ["PowBackward0", "PowBackward2", "PowBackward1", "PowBackward0"], lib
+
+
+# ---- float32 vector loops (vec_math.h, Note [Vector float32 division] and Note [Vector
+# atan2 and erfinv]): AVX-512 (16 floats, 8 double lanes), AVX2 (8 / 4) and the portable
+# loops, chosen by PTL_CPU_CAPABILITY ----
+
+def _float32_operands():
+    """Every pair of special values, random values across exponents, quotients at and next
+    to integers up to 2^24 and past it (the vector loops' limit), in one flat array each."""
+    gen = np.random.default_rng(16)
+    v = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 1.5, -1.5, 3, -3, 0.1, 7,
+                    1e-45, -1e-45, 1e-38, 3.4e38, -3.4e38, 2**24, 2**24 + 2, 2**25, 1e30,
+                    -2.5e-30, 16777215, -8388609.5])
+    sa, sb = (x.ravel() for x in np.meshgrid(v, v))
+    ra = (gen.standard_normal(40000) * np.exp2(gen.integers(-45, 45, 40000))).astype(np.float32)
+    rb = (gen.standard_normal(40000) * np.exp2(gen.integers(-45, 45, 40000))).astype(np.float32)
+    b = gen.standard_normal(20000).astype(np.float32)
+    k = gen.integers(-2**25, 2**25, 20000).astype(np.float32)
+    ka = (k * b).astype(np.float32)
+    na = np.concatenate([ka, np.nextafter(ka, np.float32(np.inf)),
+                         np.nextafter(ka, np.float32(-np.inf))])
+    return (np.concatenate([sa, ra, na]).astype(np.float32),
+            np.concatenate([sb, rb, np.tile(b, 3)]).astype(np.float32))
+
+
+def _remainder_f32(a, b):
+    """PyTorch's float remainder: fmod, plus b where the signs differ (a zero keeps a's sign,
+    unlike NumPy's, which takes b's)."""
+    with np.errstate(all="ignore"):
+        m = np.fmod(a, b)
+        return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m).astype(np.float32)
+
+
+DIVISION_F32 = {
+    "fmod": (ptl.fmod, np.fmod),
+    "remainder": (ptl.remainder, _remainder_f32),
+    "floor_divide": (ptl.floor_divide, np.floor_divide),   # NumPy's float divmod is ours
+}
+
+
+def assert_same_bits(got, ref):
+    got, ref = np.asarray(got, np.float32), np.asarray(ref, np.float32)
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    bad = np.nonzero(got[~nan].view(np.uint32) != ref[~nan].view(np.uint32))[0]
+    assert bad.size == 0, (bad.size, got[~nan][bad[:5]], ref[~nan][bad[:5]])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", list(DIVISION_F32))
+def test_float32_division_bits(name, threads):
+    """Bit for bit the scalar formulas (fmodf, ptl_remainder_f, ptl_div_floor_f, which NumPy
+    shares), on contiguous, broadcast (a or b one value) and strided operands, each length
+    from 0 to 40 (whole vectors of 4, 8 and 16 lanes and every tail), and torch's values."""
+    f, ref = DIVISION_F32[name]
+    a, b = _float32_operands()
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        with np.errstate(all="ignore"):
+            assert_same_bits(f(ptl.tensor(a), ptl.tensor(b)).numpy(), ref(a, b))
+            for n in range(41):
+                assert_same_bits(f(ptl.tensor(a[:n]), ptl.tensor(b[:n])).numpy(),
+                                 ref(a[:n], b[:n]))
+            for s in [np.float32(1.5), np.float32(-0.0), np.float32(np.inf), b[7]]:
+                assert_same_bits(f(ptl.tensor(a), ptl.tensor(s)).numpy(), ref(a, s))
+                assert_same_bits(f(ptl.tensor(s), ptl.tensor(b)).numpy(), ref(s, b))
+            an, bn = a[:20000].reshape(200, 100), b[:20000].reshape(200, 100)
+            got = f(ptl.tensor(an).t(), ptl.tensor(bn).t()).numpy()
+            assert_same_bits(got, ref(an.T, bn.T))
+            x = ptl.tensor(a)
+            getattr(x, name + "_")(ptl.tensor(b))
+            assert_same_bits(x.numpy(), ref(a, b))
+    finally:
+        ptl.set_num_threads(old)
+    if torch is not None:
+        # torch 2.13's vector fmod is a - trunc(a / b) b, NaN where a / b overflows float32;
+        # ours is fmodf's exact remainder there: the values are compared elsewhere
+        with np.errstate(all="ignore"):
+            keep = np.isfinite(a / b) | ~np.isfinite(a) | ~np.isfinite(b)
+        got = f(ptl.tensor(a), ptl.tensor(b)).numpy()[keep]
+        t = getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy()[keep]
+        np.testing.assert_array_equal(got, t)
+        number = ~np.isnan(t)
+        np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(t[number]))
+
+
+def _ulps_f32(got, ref):
+    """|got - ref| in float32 ulps of ref (float64); 0 where got is ref rounded to float32"""
+    got = np.asarray(got, np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        spacing = np.spacing(np.abs(ref).astype(np.float32)).astype(np.float64)
+        same = (got == ref.astype(np.float32)) | (np.isnan(got) & np.isnan(ref))
+        return np.where(same, 0.0, np.abs(got - ref) / spacing)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_atan2_accuracy_and_specials(threads):
+    """Within 2.5 ulp of float64 atan2 (measured 2.49 at -7.65e-7 / 1.76e-6), every special
+    pair exactly as NumPy's float32 atan2 (signed zeros, infinities, NaN), on every length
+    from 0 to 40 and with a broadcast operand."""
+    a, b = _float32_operands()
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        got = ptl.atan2(ptl.tensor(a), ptl.tensor(b)).numpy()
+        for n in range(41):
+            np.testing.assert_array_equal(
+                ptl.atan2(ptl.tensor(a[:n]), ptl.tensor(b[:n])).numpy(), got[:n])
+        full = ptl.tensor(np.full_like(a, b[3]))
+        np.testing.assert_array_equal(ptl.atan2(ptl.tensor(a), ptl.tensor(b[3])).numpy(),
+                                      ptl.atan2(ptl.tensor(a), full).numpy())
+    finally:
+        ptl.set_num_threads(old)
+    ref = np.arctan2(a.astype(np.float64), b.astype(np.float64))
+    assert _ulps_f32(got, ref).max() <= 2.5
+    special = ~(np.isfinite(a) & np.isfinite(b)) | ((a == 0) & (b == 0))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got[special], np.arctan2(a[special], b[special]))
+        np.testing.assert_array_equal(np.signbit(got[special]),
+                                      np.signbit(np.arctan2(a[special], b[special])))
+    if torch is not None:
+        t = torch.atan2(torch.tensor(a), torch.tensor(b)).numpy()
+        assert _ulps_f32(got, t.astype(np.float64)).max() <= 3.5
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_pow_number_accuracy_and_specials(threads):
+    """x ** e for a float32 tensor and a Python number e (Note [Vector float32 pow]): within
+    1 ulp of float64 pow (measured: correctly rounded on every point here), every length
+    0..40 and strided input as the contiguous whole, x <= 0, inf, NaN and e = inf / NaN as
+    powf; the exponents 2, 3, +-0.5, -1, -2 keep their exact fast paths."""
+    gen = np.random.default_rng(21)
+    x = np.concatenate([np.arange(0, 0x7f800000, 4099, dtype=np.uint32).view(np.float32),
+                        gen.uniform(0, 10, 50000).astype(np.float32),
+                        np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, -1, -2.5, 1, 1e-45])])
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for e in [3.5, -3.5, 1.0, 0.0, 7.0, -0.3, 1 / 3, 100.5, -20.25, 1e-3, 2.0, -0.5,
+                  np.inf, -np.inf, np.nan]:
+            got = ptl.tensor(x).pow(e).numpy()
+            for n in range(41):
+                np.testing.assert_array_equal(ptl.tensor(x[:n]).pow(e).numpy(), got[:n])
+            np.testing.assert_array_equal(ptl.tensor(x)[::3].pow(e).numpy(), got[::3])
+            if e in (2.0, -0.5):   # x * x and 1 / sqrt(x), as before (and as torch)
+                continue
+            with np.errstate(all="ignore"):
+                ref = np.power(x.astype(np.float64), np.float64(np.float32(e)))
+                special = ~(np.isfinite(x) & (x > 0)) | ~np.isfinite(np.float32(e))
+                np.testing.assert_array_equal(got[special], np.power(x[special], np.float32(e)))
+            assert _ulps_f32(got[~special], ref[~special]).max(initial=0) <= 1.0, e
+    finally:
+        ptl.set_num_threads(old)
+
+
+@pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
+                    reason="already running with a capability chosen by a parent run")
+@pytest.mark.parametrize("cap", ["default", "avx2"])
+def test_float32_vector_loops_other_capabilities(cap):
+    """Reruns the float32 vector loop tests with the portable loops and with AVX2 only."""
+    rerun_with_capability(__file__, cap, "-k",
+                          "float32_division_bits or float32_atan2 or float32_pow")

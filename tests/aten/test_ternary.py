@@ -74,6 +74,36 @@ def test_where_broadcast_promotion(sa, sb, da, db):
     assert_close(ptl.where(c, x, y), exp, dtype=rt)
 
 
+@pytest.mark.parametrize("dt", [ptl.uint8, ptl.int16, ptl.float32, ptl.float64], ids=str)
+def test_where_select_copies_bits(dt):
+    """The branch-free select of each element size copies the chosen element's bits (NaN
+    payloads, -0.0), takes any nonzero uint8 condition as true, on the contiguous loop at
+    every length 0..40, broadcast numbers and a transposed condition."""
+    gen = np.random.default_rng(8)
+    n = 1000
+    bits = gen.integers(0, 2**63, (2, n), dtype=np.uint64)
+    xa, ya = (bits.view(NP_DTYPE[dt])[:, :n] if dt in (ptl.float32, ptl.float64)
+              else bits.astype(NP_DTYPE[dt]))
+    if dt in (ptl.float32, ptl.float64):
+        xa[:3], ya[:3] = [np.nan, -0.0, np.inf], [-0.0, np.nan, 0.0]
+    ca = gen.integers(0, 3, n).astype(np.uint8) * 127
+    exp = np.where(ca != 0, xa, ya)
+    with pytest.warns(UserWarning):
+        got = ptl.where(ptl.tensor(ca), ptl.tensor(xa), ptl.tensor(ya)).numpy()
+    np.testing.assert_array_equal(got.view(np.uint8), exp.view(np.uint8))
+    c, x, y = ptl.tensor(ca != 0), ptl.tensor(xa), ptl.tensor(ya)
+    for k in range(41):
+        np.testing.assert_array_equal(ptl.where(c[:k], x[:k], y[:k]).numpy().view(np.uint8),
+                                      exp[:k].view(np.uint8))
+    np.testing.assert_array_equal(ptl.where(c, x, y[5]).numpy().view(np.uint8),
+                                  np.where(ca != 0, xa, ya[5]).view(np.uint8))
+    ct = ptl.tensor((ca != 0).reshape(40, 25)).t()
+    got = ptl.where(ct, x.reshape(25, 40), y.reshape(25, 40)).numpy()
+    ref = np.where((ca != 0).reshape(40, 25).T, xa.reshape(25, 40), ya.reshape(25, 40))
+    np.testing.assert_array_equal(np.ascontiguousarray(got).view(np.uint8),
+                                  np.ascontiguousarray(ref).view(np.uint8))
+
+
 def test_where_numbers_and_out():
     c = ptl.tensor([True, False, True])
     i = ptl.tensor([1, 2, 3])

@@ -454,6 +454,10 @@ def test_pointwise_losses(reduction, dtype):
     ]
     for got, loss in cases:
         assert_close(got, _red(loss, reduction), dtype=dtype)
+    # an infinite difference is an infinite loss, not 0 * inf (torch: inf; nan stays nan)
+    inf = ptl.tensor([np.inf, -np.inf, np.nan, 0.5], dtype=dtype)
+    got = F.smooth_l1_loss(inf, ptl.zeros(4, dtype=dtype), reduction="none", beta=2.0)
+    assert_close(got, [np.inf, np.inf, np.nan, 0.0625], dtype=dtype)
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])

@@ -5,16 +5,20 @@
  *
  * Each formula is stamped into one loop per dtype by binary_loops.h (contiguous,
  * broadcast-scalar and strided paths); the loop tables are indexed by compute dtype and a
- * NULL entry is PyTorch's "not implemented for" error.  Every kernel here is
+ * NULL entry is PyTorch's "not implemented for" error.  float32 floor division, remainder,
+ * fmod and atan2 have AVX2 and AVX-512 loops (vec_math.h's Note [Vector float32 division]
+ * and Note [Vector atan2 and erfinv]) chosen at run time.  Every kernel here is
  * (a: [*sa], b: [*sb]) -> out: [broadcast(sa, sb)]. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
 
+#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "binary_loops.h"
 #include "native.h"
+#include "vec_math.h"
 
 /* Stamps the loops of one formula for every integer and floating dtype. */
 #define DEFINE_BINARY_ALL(NAME, FI, FF)                                                   \
@@ -164,14 +168,84 @@ DEFINE_DIV_FAMILY(div_floor, ptl_div_floor_i, FLOOR_F, FLOOR_D)
 DEFINE_DIV_FAMILY(remainder, ptl_remainder_i, REM_F, REM_D)
 DEFINE_DIV_FAMILY(fmod, ptl_fmod_i, FMOD_F, FMOD_D)
 
-/* Runs a rounding division on s[0], s[1] (integers stay integers); `kname` is PyTorch's
- * kernel name for its dtype error. */
+/* ---- float32 vector loops ----
+ *
+ * NAME_loop_f4_S: o = F(a, b) over float32 data in vectors of kind S, where the output is
+ * contiguous and each input contiguous or one broadcast value; other layouts take the
+ * portable NAME_loop_f4.  F (vec_math.h) also returns the lanes it cannot compute, which
+ * SCALAR (the portable loop's formula) redoes, as it does the tail past the last whole
+ * vector: vector and scalar lanes give the same bits for the division family, and differ
+ * within atan2's accuracy only on ordinary lanes, which the vector always computes.  A
+ * vector with slow lanes is finished in a local buffer before it is stored, since the
+ * output may be one of the inputs. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, S, ISA)                                   \
+    PTL_VATTR(S) static void                                                              \
+    NAME##_loop_f4_##ISA(char **d, const int64_t *s, int64_t n, const void *extra)        \
+    {                                                                                     \
+        if (n > 1 && (s[0] != 4 || (s[1] != 4 && s[1] != 0) || (s[2] != 4 && s[2] != 0))) { \
+            NAME##_loop_f4(d, s, n, extra);                                               \
+            return;                                                                       \
+        }                                                                                 \
+        const int64_t L = PTL_VLANES(S), sa = s[1] / 4, sb = s[2] / 4;                    \
+        float *o = (float *)d[0];                                                         \
+        const float *a = (const float *)d[1], *b = (const float *)d[2];                   \
+        const PTL_VT(S) a0 = PTL_V(S, set1)(a[0]), b0 = PTL_V(S, set1)(b[0]);             \
+        int64_t i = 0;                                                                    \
+        for (; i + L <= n; i += L) {                                                      \
+            PTL_VMT(S) slow;                                                              \
+            PTL_VT(S) r = F##_##S(sa ? PTL_VLOADF(S, a + i) : a0,                         \
+                                  sb ? PTL_VLOADF(S, b + i) : b0, &slow);                 \
+            int bits = PTL_VBITS(S, slow);                                                \
+            if (bits == 0) {                                                              \
+                PTL_VSTOREF(S, o + i, r);                                                 \
+                continue;                                                                 \
+            }                                                                             \
+            float buf[PTL_VLANES(S)];                                                     \
+            PTL_VSTOREF(S, buf, r);                                                       \
+            for (int64_t j = 0; j < L; j++) {                                             \
+                if (bits >> j & 1) {                                                      \
+                    buf[j] = SCALAR(a[(i + j) * sa], b[(i + j) * sb], 0);                 \
+                }                                                                         \
+            }                                                                             \
+            memcpy(o + i, buf, sizeof buf);                                               \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            o[i] = SCALAR(a[i * sa], b[i * sb], 0);                                       \
+        }                                                                                 \
+    }
+/* the AVX2 and AVX-512 loops of F, computed in double lanes (D) or float lanes (S) */
+#define DEFINE_BINARY_VEC_LOOPS_PD(NAME, F, SCALAR)                                       \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd, avx2)                                     \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd512, avx512)
+#define DEFINE_BINARY_VEC_LOOPS_PS(NAME, F, SCALAR)                                       \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, ps, avx2)                                     \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, ps512, avx512)
+DEFINE_BINARY_VEC_LOOPS_PD(div_floor, ptl_vm_div_floorf, FLOOR_F)
+DEFINE_BINARY_VEC_LOOPS_PD(remainder, ptl_vm_remainderf, REM_F)
+DEFINE_BINARY_VEC_LOOPS_PD(fmod, ptl_vm_fmodf, FMOD_F)
+
+/* NAME's float32 loop for the widest vectors the CPU has */
+#define PICK_VEC_F4(NAME)                                                                 \
+    (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_loop_f4_avx512                       \
+     : ptl_cpu_capability() >= PTL_CPU_AVX2 ? NAME##_loop_f4_avx2                         \
+                                             : NAME##_loop_f4)
+#else
+#define PICK_VEC_F4(NAME) (NAME##_loop_f4)
+#endif
+
+/* Runs a rounding division on s[0], s[1] (integers stay integers) with `loops`, `f4` for
+ * float32; `kname` is PyTorch's kernel name for its dtype error. */
 static int
-div_family(const PtlOperator *op, PtlIValue *s, const char *kname, const PtlLoop *loops)
+div_family(const PtlOperator *op, PtlIValue *s, const char *kname, const PtlLoop *portable,
+           PtlLoop f4)
 {
     atomic_int zero_div = 0;
     DivExtra e = {0, &zero_div};
+    PtlLoop loops[PTL_DTYPE_COUNT];
 
+    memcpy(loops, portable, sizeof(loops));
+    loops[PTL_DTYPE_FLOAT32] = f4;
     if (ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), loops, &e, kname) < 0) {
         return -1;
     }
@@ -197,10 +271,10 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_pointwise(op, s, 2, self_other, cfg, div_true_loops, &unused);
     }
     if (strcmp(mode, "trunc") == 0) {
-        return div_family(op, s, "div_trunc_cpu", div_trunc_loops);
+        return div_family(op, s, "div_trunc_cpu", div_trunc_loops, div_trunc_loop_f4);
     }
     if (strcmp(mode, "floor") == 0) {
-        return div_family(op, s, "div_floor_cpu", div_floor_loops);
+        return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor));
     }
     return ptl_error_set(PTL_ERR_RUNTIME,
                          "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
@@ -212,21 +286,21 @@ static int
 floor_divide_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    return div_family(op, s, "div_floor_cpu", div_floor_loops);
+    return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor));
 }
 
 static int
 remainder_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    return div_family(op, s, "remainder_cpu", remainder_loops);
+    return div_family(op, s, "remainder_cpu", remainder_loops, PICK_VEC_F4(remainder));
 }
 
 static int
 fmod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    return div_family(op, s, "fmod_cpu", fmod_loops);
+    return div_family(op, s, "fmod_cpu", fmod_loops, PICK_VEC_F4(fmod));
 }
 
 /* ---- pow ---- */
@@ -236,6 +310,8 @@ fmod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define POW_D(A, B, X) pow((A), (B))
 #define POWS_F(A, B, X) ((void)(B), ptl_pow_scalar_f((A), (X)))
 #define POWS_D(A, B, X) ((void)(B), ptl_pow_scalar_d((A), (X)))
+/* the same, taking the exponent from the broadcast operand (the vector loops' slow lanes) */
+#define POWB_F(A, B, X) ((void)(X), ptl_pow_scalar_f((A), (B)))
 DEFINE_BINARY_INT_LOOPS(pow, POW_I)
 DEFINE_BINARY_FLOAT_LOOPS(pow, POW_F, POW_D)
 DEFINE_BINARY_LOOP(pow_scalar, ptl_bf16, bf, float, PTL_LOAD_bf, PTL_STORE_bf, POWS_F)
@@ -252,6 +328,21 @@ static const PtlLoop pow_scalar_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_FLOAT16] = pow_loop_f2, [PTL_DTYPE_BFLOAT16] = pow_scalar_loop_bf,
     [PTL_DTYPE_FLOAT32] = pow_scalar_loop_f4, [PTL_DTYPE_FLOAT64] = pow_scalar_loop_f8,
 };
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_BINARY_VEC_LOOPS_PD(pow_scalar, ptl_vm_powf, POWB_F)
+#endif
+
+/* float32 x ** e for a number e: the vector loop (Note [Vector float32 pow]), but for the
+ * exponents that ptl_pow_scalar_f computes by multiplications and square roots */
+static PtlLoop
+pow_scalar_f4_loop(double e)
+{
+    if (e == 2 || e == 3 || e == 0.5 || e == -0.5 || e == -1 || e == -2) {
+        return pow_scalar_loop_f4;
+    }
+    return PICK_VEC_F4(pow_scalar);
+}
 
 /* pow.Tensor_Tensor (+ in-place, out=).  A Python-number exponent is pow.Tensor_Scalar in
  * PyTorch: a negative integer one is refused for integer bases, a float one takes the
@@ -280,8 +371,10 @@ pow_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             if (dt == PTL_DTYPE_FLOAT16 && ptl_scalar_check_range(&exponent, dt) < 0) {
                 return -1;
             }
-            return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), pow_scalar_loops,
-                                 &x);
+            PtlLoop loops[PTL_DTYPE_COUNT];
+            memcpy(loops, pow_scalar_loops, sizeof(loops));
+            loops[PTL_DTYPE_FLOAT32] = pow_scalar_f4_loop(x);
+            return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), loops, &x);
         }
     }
     return ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), pow_loops, &x, "pow");
@@ -313,7 +406,9 @@ pow_number_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 #define ATAN2_F(A, B, X) atan2f((A), (B))
 #define ATAN2_D(A, B, X) atan2((A), (B))
 DEFINE_BINARY_FLOAT_LOOPS(atan2, ATAN2_F, ATAN2_D)
-static const PtlLoop atan2_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(atan2)};
+#ifdef PTL_HAVE_AVX2_KERNELS
+DEFINE_BINARY_VEC_LOOPS_PS(atan2, ptl_vm_atan2, ATAN2_F)
+#endif
 
 static int
 atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -321,8 +416,10 @@ atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     double unused = 0;
     PtlIterConfig cfg = ptl_iter_config();
+    PtlLoop loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(atan2)};
+    loops[PTL_DTYPE_FLOAT32] = PICK_VEC_F4(atan2);
     cfg.int_to_float = 1;
-    return ptl_pointwise(op, s, 2, self_other, cfg, atan2_loops, &unused);
+    return ptl_pointwise(op, s, 2, self_other, cfg, loops, &unused);
 }
 
 /* ---- maximum/minimum (NaN propagating), fmax/fmin (NaN ignoring); integers and bool

@@ -112,16 +112,30 @@
 
 /* ---- where ---- */
 
-/* [*] cond (bool/uint8), self, other -> out; only the element size matters */
+/* [*] cond (bool/uint8), self, other -> out; only the element size matters.  Both inputs
+ * are read and one is kept by a bit mask: a branch on a random condition mispredicts half
+ * the time (where was 9 ms for 1e6 float32, 60x PyTorch), and the contiguous loop
+ * vectorizes. */
+#define WHERE_SELECT(T, C, A, B) \
+    ((T)(((A) & (T)(0 - (T)((C) != 0))) | ((B) & (T)((T)((C) != 0) - 1))))
 #define DEFINE_WHERE_LOOP(T, SZ)                                                          \
-    static void                                                                           \
+    PTL_LOOP_CLONES static void                                                           \
     where_loop_##SZ(char **d, const int64_t *s, int64_t n, const void *extra)             \
     {                                                                                     \
         (void)extra;                                                                      \
+        if (s[0] == SZ && s[1] == 1 && s[2] == SZ && s[3] == SZ) {                        \
+            T *o = (T *)d[0];                                                             \
+            const uint8_t *c = (const uint8_t *)d[1];                                     \
+            const T *a = (const T *)d[2], *b = (const T *)d[3];                           \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                o[i] = WHERE_SELECT(T, c[i], a[i], b[i]);                                 \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
         for (int64_t i = 0; i < n; i++) {                                                 \
-            const char *src = *(const uint8_t *)(d[1] + i * s[1]) ? d[2] + i * s[2]       \
-                                                                    : d[3] + i * s[3];    \
-            *(T *)(d[0] + i * s[0]) = *(const T *)src;                                    \
+            uint8_t c = *(const uint8_t *)(d[1] + i * s[1]);                              \
+            T a = *(const T *)(d[2] + i * s[2]), b = *(const T *)(d[3] + i * s[3]);       \
+            *(T *)(d[0] + i * s[0]) = WHERE_SELECT(T, c, a, b);                           \
         }                                                                                 \
     }
 DEFINE_WHERE_LOOP(uint8_t, 1)

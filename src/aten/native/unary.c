@@ -5,9 +5,9 @@
  * contiguous path the compiler vectorizes and a strided fallback.  Floating functions
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
- * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, sigmoid, tanh,
- * sinh and cosh and float64 exp have AVX2 and AVX-512 loops chosen at run time (DispatchStub's
- * cpu capability). */
+ * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
+ * tanh, sinh and cosh and float64 exp have AVX2 and AVX-512 loops chosen at run time
+ * (DispatchStub's cpu capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -148,8 +148,15 @@ DEFINE_FLOAT_OP(frac, FRAC_F, FRAC_D)
 #define CEIL_D(X, E) ceil(X)
 #define TRUNC_F(X, E) truncf(X)
 #define TRUNC_D(X, E) trunc(X)
-#define ROUND_F(X, E) ptl_round_decimals_f((X), *(const int64_t *)(E))
-#define ROUND_D(X, E) ptl_round_decimals_d((X), *(const int64_t *)(E))
+/* round.decimals: the decimals and 10^|decimals| in float and in double */
+typedef struct RoundDecimals {
+    int64_t decimals;
+    float pf;
+    double pd;
+} RoundDecimals;
+#define ROUND_DECIMALS(E) (((const RoundDecimals *)(E))->decimals)
+#define ROUND_F(X, E) ptl_round_decimals_f((X), ROUND_DECIMALS(E), ((const RoundDecimals *)(E))->pf)
+#define ROUND_D(X, E) ptl_round_decimals_d((X), ROUND_DECIMALS(E), ((const RoundDecimals *)(E))->pd)
 #define BITWISE_NOT_I(X, E) (~(X))
 
 #define DEFINE_INT_FLOAT_OP(NAME, FI, FF, FD)                                             \
@@ -192,8 +199,8 @@ DEFINE_INT_FLOAT_OP(trunc, ID_I, TRUNC_F, TRUNC_D)
 DEFINE_UNARY_INT(round, ID_I)
 DEFINE_UNARY_LOOP(round, ptl_half, ptl_half, f2, PTL_LOAD_f2, PTL_STORE_f2, ROUND_F)
 DEFINE_UNARY_LOOP(round, ptl_bf16, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, ROUND_F)
-DEFINE_PARAM_LOOP(round, float, f4, int64_t, ROUND_F)
-DEFINE_PARAM_LOOP(round, double, f8, int64_t, ROUND_D)
+DEFINE_PARAM_LOOP(round, float, f4, RoundDecimals, ROUND_F)
+DEFINE_PARAM_LOOP(round, double, f8, RoundDecimals, ROUND_D)
 static const PtlLoop round_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(round), FLOAT_ENTRIES(round)};
 DEFINE_UNARY_INT(bitwise_not, BITWISE_NOT_I)
 
@@ -249,7 +256,8 @@ DEFINE_UNARY_INT(int_id, ID_I)
 static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
-/* ---- vector loops: float32 exp, expm1, erf, log, log1p, sigmoid, tanh, sinh, cosh; float64 exp
+/* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh;
+ * float64 exp
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -287,7 +295,8 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     DEFINE_VEC_OP(sinh, S)                                                                \
     DEFINE_VEC_OP(cosh, S)                                                                \
     DEFINE_VEC_OP(sigmoid, S)                                                             \
-    DEFINE_VEC_OP(tanh, S)
+    DEFINE_VEC_OP(tanh, S)                                                                \
+    DEFINE_VEC_OP(erfinv, S)
 
 DEFINE_VEC_OPS(ps, pd)
 DEFINE_VEC_OPS(ps512, pd512)
@@ -372,7 +381,7 @@ DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sigmoid, PICK_VEC(sigmoid), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erfinv, erfinv_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erfinv, PICK_VEC(erfinv), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
 /* [*] -> [*] same dtype */
 DEFINE_UNARY_KERNEL(abs, abs_loops, U_STRICT, NULL)
@@ -429,19 +438,22 @@ relu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 round_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    int64_t decimals = 0;
+    RoundDecimals r = {0, 1, 1};
     (void)ks;
     int with_decimals = op->id == PTL_OP_round_decimals || op->id == PTL_OP_round__decimals ||
                         op->id == PTL_OP_round_decimals_out;
     if (with_decimals) {
-        decimals = s[1].u.i;
+        r.decimals = s[1].u.i;
+        double digits = r.decimals < 0 ? -(double)r.decimals : (double)r.decimals;
+        r.pf = powf(10.0f, (float)digits);
+        r.pd = pow(10.0, digits);
         PtlDtype dt = s[0].u.t->dtype;
         if (!ptl_dtype_is_floating(dt)) {
             return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"round_cpu\" not implemented for '%s'",
                                  ptl_dtype_legacy_name(dt));
         }
     }
-    return unary_run(op, s, round_loops, U_STRICT, "round_vml_cpu", &decimals);
+    return unary_run(op, s, round_loops, U_STRICT, "round_vml_cpu", &r);
 }
 
 /* nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None):

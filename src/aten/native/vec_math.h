@@ -218,6 +218,7 @@ ptl_vm_erff(float x)
 /* rounding to an integral value: to nearest (even), and down */
 #define PTL_VROUND(S, x) PTL_VROUND_##S(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define PTL_VFLOOR(S, x) PTL_VROUND_##S(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+#define PTL_VTRUNC(S, x) PTL_VROUND_##S(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
 #define PTL_VROUND_ps(x, mode) _mm256_round_ps(x, mode)
 #define PTL_VROUND_pd(x, mode) _mm256_round_pd(x, mode)
 #define PTL_VROUND_ps512(x, mode) _mm512_roundscale_ps(x, mode)
@@ -254,6 +255,24 @@ ptl_vm_erff(float x)
 #define PTL_VFROMI_pd(x) _mm256_castsi256_pd(x)
 #define PTL_VFROMI_ps512(x) _mm512_castsi512_ps(x)
 #define PTL_VFROMI_pd512(x) _mm512_castsi512_pd(x)
+
+/* L float32 values as a vector of kind S (L its lane count; the double kinds widen them,
+ * exactly), back to float32 (rounding to nearest), and a double kind's lanes rounded to
+ * float32 and widened again: a float32 operation done in double lanes is the double
+ * operation followed by PTL_VROUNDF */
+#define PTL_VLOADF(S, p) PTL_VLOADF_##S(p)
+#define PTL_VLOADF_ps(p) _mm256_loadu_ps(p)
+#define PTL_VLOADF_pd(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
+#define PTL_VLOADF_ps512(p) _mm512_loadu_ps(p)
+#define PTL_VLOADF_pd512(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
+#define PTL_VSTOREF(S, p, v) PTL_VSTOREF_##S(p, v)
+#define PTL_VSTOREF_ps(p, v) _mm256_storeu_ps(p, v)
+#define PTL_VSTOREF_pd(p, v) _mm_storeu_ps(p, _mm256_cvtpd_ps(v))
+#define PTL_VSTOREF_ps512(p, v) _mm512_storeu_ps(p, v)
+#define PTL_VSTOREF_pd512(p, v) _mm256_storeu_ps(p, _mm512_cvtpd_ps(v))
+#define PTL_VROUNDF(S, v) PTL_VROUNDF_##S(v)
+#define PTL_VROUNDF_pd(v) _mm256_cvtps_pd(_mm256_cvtpd_ps(v))
+#define PTL_VROUNDF_pd512(v) _mm512_cvtps_pd(_mm512_cvtpd_ps(v))
 
 /* The first n (< lanes) lanes: a mask for PTL_VLOAD_TAIL (lanes past n read as 0) and
  * PTL_VSTORE_TAIL (lanes past n not written). */
@@ -375,8 +394,120 @@ ptl_vm_tail_mask_pd(int64_t n)
     }
 
 PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_POLY)
+#define PTL_VM_POLY(S, t, coef) ptl_vm_poly_##S(t, coef, PTL_VM_COUNT(coef))
 PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_POW2I)
 PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
+
+/* Note [Vector float32 division]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * fmod, remainder and floor division of float32 a, b computed in double lanes (kinds pd and
+ * pd512), with the bits of the scalar formulas of scalar_math.h (fmodf, ptl_remainder_f,
+ * ptl_div_floor_f) on every lane that is not *slow*; the caller recomputes slow lanes with
+ * the scalar formula.  Slow: the double quotient a / b has |a / b| >= 2^24 or is NaN (a or b
+ * NaN, a infinite, b zero), or b is infinite.
+ *
+ * fmod: q = trunc(a / b) in double.  The double quotient is rounded, and monotonic rounding
+ * can only carry it up to the next integer in magnitude (never below one): q is the true
+ * truncated quotient or one more in magnitude.  r = a - q b is exact in double (one FMA: q
+ * has at most 24 bits and the exact result is a multiple of the smaller of a's and b's
+ * ulps below 2 |b|), and where q was one too many r has the sign opposite to a's and
+ * r + |b| (toward a's sign) is exact too.  The result is fmodf's exactly, with a's sign put
+ * on it (fmod of a multiple of b is a zero of a's sign).
+ *
+ * remainder and floor division follow the scalar formulas step by step on that exact
+ * fmod, each float32 operation done in double and rounded to float32 (PTL_VROUNDF): for +,
+ * -, *, / that gives float32's correctly rounded result, since 53 >= 2 * 24 + 2 (double
+ * rounding is innocuous; Figueroa, "When is double rounding innocuous?", 1995).  The
+ * products r a and m b test opposite signs without underflow (float32 magnitudes squared
+ * stay far inside double's range). */
+#define PTL_VM_DEFINE_FLOAT32_DIVISION(S)                                                 \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_fmodf_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VMT(S) *slow)                      \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), zero = PTL_V(S, setzero)();          \
+        PTL_VT(S) qd = PTL_V(S, div)(a, b);                                               \
+        PTL_VT(S) q = PTL_VTRUNC(S, qd);                                                  \
+        PTL_VT(S) r = PTL_V(S, fnmadd)(q, b, a);                                          \
+        PTL_VT(S) back = PTL_V(S, or)(PTL_V(S, andnot)(sign, b), PTL_V(S, and)(sign, a)); \
+        PTL_VMT(S) over = PTL_VCMP(S, PTL_V(S, mul)(r, a), zero, _CMP_LT_OQ);             \
+        r = PTL_VSEL(S, over, r, PTL_V(S, add)(r, back));                                 \
+        *slow = PTL_VMOR(                                                                 \
+            S, PTL_VCMP(S, PTL_V(S, andnot)(sign, qd), PTL_V(S, set1)(16777216.0), _CMP_NLT_UQ), \
+            PTL_VCMP(S, PTL_V(S, andnot)(sign, b), PTL_V(S, set1)(FLT_MAX), _CMP_GT_OQ)); \
+        return PTL_V(S, or)(PTL_V(S, andnot)(sign, r), PTL_V(S, and)(sign, a));           \
+    }                                                                                     \
+    /* m + b where m (an fmod of a by b) and b have opposite signs */                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_remainder_fix_##S(PTL_VT(S) m, PTL_VT(S) b, PTL_VMT(S) *fix)               \
+    {                                                                                     \
+        *fix = PTL_VCMP(S, PTL_V(S, mul)(m, b), PTL_V(S, setzero)(), _CMP_LT_OQ);         \
+        return PTL_VSEL(S, *fix, m, PTL_V(S, add)(m, b));                                 \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_remainderf_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VMT(S) *slow)                 \
+    {                                                                                     \
+        PTL_VMT(S) fix;                                                                   \
+        return ptl_vm_remainder_fix_##S(ptl_vm_fmodf_##S(a, b, slow), b, &fix);           \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_div_floorf_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VMT(S) *slow)                 \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), zero = PTL_V(S, setzero)();            \
+        PTL_VT(S) mod = ptl_vm_fmodf_##S(a, b, slow);                                     \
+        PTL_VMT(S) fix;                                                                   \
+        (void)ptl_vm_remainder_fix_##S(mod, b, &fix);                                     \
+        PTL_VT(S) div = PTL_VROUNDF(S, PTL_V(S, sub)(a, mod));                            \
+        div = PTL_VROUNDF(S, PTL_V(S, div)(div, b));                                      \
+        div = PTL_VSEL(S, fix, div, PTL_VROUNDF(S, PTL_V(S, sub)(div, one)));             \
+        PTL_VT(S) q = PTL_VFLOOR(S, div);                                                 \
+        PTL_VMT(S) up = PTL_VCMP(S, PTL_V(S, sub)(div, q), PTL_V(S, set1)(0.5), _CMP_GT_OQ); \
+        q = PTL_VSEL(S, up, q, PTL_V(S, add)(q, one));                                    \
+        PTL_VT(S) signed_zero = PTL_V(S, and)(PTL_V(S, set1)(-0.0), PTL_V(S, xor)(a, b)); \
+        return PTL_VSEL(S, PTL_VCMP(S, div, zero, _CMP_EQ_OQ), q, signed_zero);           \
+    }
+PTL_VM_DEFINE_FLOAT32_DIVISION(pd)
+PTL_VM_DEFINE_FLOAT32_DIVISION(pd512)
+
+/* Note [Vector float32 pow]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * x^y for float32 x, y in double lanes (kinds pd, pd512) as e^(y log x): x = m 2^e with m in
+ * [sqrt(1/2), sqrt(2)), log m = 2 atanh(s) = 2 s (1 + s^2/3 + ... + s^14/15), s = (m - 1) /
+ * (m + 1), |s| <= 0.172 (truncation below 1e-12 relative), and the double exp of Note
+ * [Vector exp].  The error of y log x stays far below 2^-30 for every y log x in float32's
+ * range, so the float32 result is the correctly rounded one but for values within about
+ * 1e-11 relative of a rounding boundary (measured at most 0.5 ulp + 1e-6).  Slow lanes,
+ * which the caller computes with powf: x <= 0, x infinite or NaN, y NaN or infinite. */
+static const double ptl_vm_log_atanh_coef[] = {1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9,
+                                               1.0 / 7,  1.0 / 5,  1.0 / 3,  1.0};
+#define PTL_VM_DEFINE_FLOAT32_POW(S)                                                      \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_powf_##S(PTL_VT(S) x, PTL_VT(S) y, PTL_VMT(S) *slow)                       \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), two52 = PTL_V(S, set1)(4503599627370496.0); \
+        PTL_VIT(S) bits = PTL_VTOI(S, x);                                                 \
+        PTL_VT(S) m = PTL_VFROMI(S, PTL_VSI(S, or)(                                       \
+            PTL_VSI(S, and)(bits, PTL_VI_SET1(S)(0xfffffffffffffLL)),                     \
+            PTL_VI_SET1(S)(0x3ff0000000000000LL)));                                       \
+        /* the biased exponent as a double: its bits under 2^52's, less 2^52 */           \
+        PTL_VT(S) e = PTL_V(S, sub)(                                                      \
+            PTL_VFROMI(S, PTL_VSI(S, or)(PTL_VI(S, srli)(bits, 52), PTL_VTOI(S, two52))), \
+            PTL_V(S, set1)(4503599627370496.0 + 1023));                                   \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
+        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) s = PTL_V(S, div)(PTL_V(S, sub)(m, one), PTL_V(S, add)(m, one));        \
+        PTL_VT(S) p = PTL_VM_POLY(S, PTL_V(S, mul)(s, s), ptl_vm_log_atanh_coef);         \
+        PTL_VT(S) lx = PTL_V(S, fmadd)(e, PTL_V(S, set1)(0.6931471805599453),             \
+                                       PTL_V(S, mul)(PTL_V(S, add)(s, s), p));            \
+        *slow = PTL_VMOR(                                                                 \
+            S, PTL_VCMP(S, x, PTL_V(S, setzero)(), _CMP_NGT_UQ),                          \
+            PTL_VMOR(S, PTL_VCMP(S, x, PTL_V(S, set1)(FLT_MAX), _CMP_GT_OQ),              \
+                     PTL_VCMP(S, PTL_V(S, andnot)(PTL_V(S, set1)(-0.0), y),               \
+                              PTL_V(S, set1)(FLT_MAX), _CMP_NLE_UQ)));                    \
+        return ptl_vm_exp_##S(PTL_V(S, mul)(y, lx));                                      \
+    }
+PTL_VM_DEFINE_FLOAT32_POW(pd)
+PTL_VM_DEFINE_FLOAT32_POW(pd512)
 
 /* The float formulas of vector kind S (ps or ps512).
  *
@@ -426,7 +557,17 @@ static const float ptl_vm_log_coef[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.
 /* (e^r - 1 - r) / r^2 = 1/2 + r/6 + ... + r^6/8!, the highest power first */
 static const float ptl_vm_expm1_coef[] = {1.0f / 40320, 1.0f / 5040, 1.0f / 720, 1.0f / 120,
                                           1.0f / 24,    1.0f / 6,    0.5f};
-#define PTL_VM_POLY(S, t, coef) ptl_vm_poly_##S(t, coef, PTL_VM_COUNT(coef))
+/* atan(z) = z + z^3 P(z^2) on [-tan(pi/8), tan(pi/8)] (Cephes atanf) */
+static const float ptl_vm_atan_coef[] = {8.05374449538e-2f, -1.38776856032e-1f,
+                                         1.99777106478e-1f, -3.33329491539e-1f};
+/* erfinv(y) = y P(w) with w = -log((1 - y)(1 + y)): P in w - 2.5 for w < 5, else in
+ * sqrt(w) - 3 (Giles, "Approximating the erfinv function", 2010, single precision) */
+static const float ptl_vm_erfinv_mid_coef[] = {
+    2.81022636e-08f, 3.43273939e-07f, -3.5233877e-06f, -4.39150654e-06f, 0.00021858087f,
+    -0.00125372503f, -0.00417768164f, 0.246640727f,    1.50140941f};
+static const float ptl_vm_erfinv_tail_coef[] = {
+    -0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
+    -0.0076224613f,   0.00943887047f,  1.00167406f,    2.83297682f};
 #define PTL_VM_DEFINE_FLOAT_FORMULAS(S)                                                   \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfc_mid_##S(PTL_VT(S) a)                 \
     {                                                                                     \
@@ -560,6 +701,64 @@ static const float ptl_vm_expm1_coef[] = {1.0f / 40320, 1.0f / 5040, 1.0f / 720,
 
 PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
 
+/* Note [Vector atan2 and erfinv]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * atan2(y, x), float32: with mn, mx the smaller and larger of |x|, |y|, atan(mn / mx) in
+ * [0, pi/4] is atan(z), z = mn / mx, for mn <= tan(pi/8) mx, else pi/4 + atan(z) with
+ * z = (mn - mx) / (mn + mx); |z| <= tan(pi/8) either way, where Cephes' atanf polynomial is
+ * good to 2e-7.  Then pi/2 - r where |y| > |x|, pi - r where x < 0, and y's sign.  None of
+ * these steps cancels (pi/2 - r >= pi/4, pi - r >= 3pi/4), so the result stays within a few
+ * ulp.  Slow lanes, which the caller computes with atan2f: x or y NaN or infinite, and
+ * x = y = 0 (the signed zeros' quadrants).
+ *
+ * erfinv(y), float32: Giles' single-precision approximation, y P(w), w = -log((1 - |y|)
+ * (1 + |y|)) with the vector log (1 - |y| is exact for |y| >= 1/2, so w keeps its relative
+ * accuracy up to |y| = 1 - 2^-24); |y| > 1 and NaN give NaN, |y| = 1 an infinity of y's
+ * sign. */
+#define PTL_VM_DEFINE_ATAN2_ERFINV(S)                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_atan2_##S(PTL_VT(S) y, PTL_VT(S) x, PTL_VMT(S) *slow)                      \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), zero = PTL_V(S, setzero)();         \
+        const PTL_VT(S) quarter = PTL_V(S, set1)(0.785398163397448f);                     \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x), ay = PTL_V(S, andnot)(sign, y);         \
+        PTL_VT(S) mx = PTL_V(S, max)(ax, ay), mn = PTL_V(S, min)(ax, ay);                 \
+        PTL_VMT(S) big = PTL_VCMP(S, mn, PTL_V(S, mul)(mx, PTL_V(S, set1)(0.414213562f)), \
+                                  _CMP_GT_OQ);                                            \
+        PTL_VT(S) num = PTL_VSEL(S, big, mn, PTL_V(S, sub)(mn, mx));                      \
+        PTL_VT(S) den = PTL_VSEL(S, big, mx, PTL_V(S, add)(mn, mx));                      \
+        PTL_VT(S) z = PTL_V(S, div)(num, den), z2 = PTL_V(S, mul)(z, z);                  \
+        PTL_VT(S) r = PTL_V(S, fmadd)(PTL_V(S, mul)(PTL_VM_POLY(S, z2, ptl_vm_atan_coef), z2), \
+                                      z, z);                                              \
+        r = PTL_V(S, add)(r, PTL_VSEL(S, big, zero, quarter));                            \
+        r = PTL_VSEL(S, PTL_VCMP(S, ay, ax, _CMP_GT_OQ), r,                               \
+                     PTL_V(S, sub)(PTL_V(S, set1)(1.57079632679490f), r));                \
+        r = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_LT_OQ), r,                              \
+                     PTL_V(S, sub)(PTL_V(S, set1)(3.14159265358979f), r));                \
+        *slow = PTL_VMOR(S, PTL_VCMP(S, mx, PTL_V(S, set1)(FLT_MAX), _CMP_NLE_UQ),        \
+                         PTL_VMOR(S, PTL_VCMP(S, mx, zero, _CMP_EQ_OQ),                   \
+                                  PTL_VCMP(S, x, y, _CMP_UNORD_Q)));                      \
+        return PTL_V(S, or)(r, PTL_V(S, and)(sign, y));                                   \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_erfinv_##S(PTL_VT(S) y)                   \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0f), one = PTL_V(S, set1)(1.0f);         \
+        PTL_VT(S) a = PTL_V(S, andnot)(sign, y);                                          \
+        PTL_VT(S) w = PTL_V(S, mul)(PTL_V(S, sub)(one, a), PTL_V(S, add)(one, a));        \
+        w = PTL_V(S, sub)(PTL_V(S, setzero)(), ptl_vm_log_##S(w));                        \
+        PTL_VT(S) mid = PTL_VM_POLY(S, PTL_V(S, sub)(w, PTL_V(S, set1)(2.5f)),            \
+                                    ptl_vm_erfinv_mid_coef);                              \
+        PTL_VT(S) tail = PTL_VM_POLY(S, PTL_V(S, sub)(PTL_V(S, sqrt)(w), PTL_V(S, set1)(3.0f)), \
+                                     ptl_vm_erfinv_tail_coef);                            \
+        PTL_VT(S) p = PTL_VSEL(S, PTL_VCMP(S, w, PTL_V(S, set1)(5.0f), _CMP_LT_OQ), tail, mid); \
+        PTL_VT(S) r = PTL_V(S, mul)(p, y);                                                \
+        PTL_VT(S) inf = PTL_V(S, or)(PTL_V(S, set1)(INFINITY), PTL_V(S, and)(sign, y));   \
+        r = PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_EQ_OQ), r, inf);                         \
+        return PTL_VSEL(S, PTL_VCMP(S, a, one, _CMP_NLE_UQ), r, PTL_V(S, set1)(NAN));     \
+    }
+
+PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_ATAN2_ERFINV)
+
 /* o[i] = F(a[i]) for i < n: whole vectors, two a step (their dependency chains overlap),
  * then the tail through a masked load and store (so every element goes through the same
  * vector formula, whatever n). */
@@ -592,7 +791,8 @@ PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_FLOAT_FORMULAS)
     PTL_VM_DEFINE_MAP(log, S)                                                             \
     PTL_VM_DEFINE_MAP(log1p, S)                                                           \
     PTL_VM_DEFINE_MAP(sinh, S)                                                            \
-    PTL_VM_DEFINE_MAP(cosh, S)
+    PTL_VM_DEFINE_MAP(cosh, S)                                                            \
+    PTL_VM_DEFINE_MAP(erfinv, S)
 
 PTL_VM_DEFINE_FLOAT_MAPS(ps)
 PTL_VM_DEFINE_FLOAT_MAPS(ps512)
