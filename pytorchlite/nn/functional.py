@@ -768,11 +768,38 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
+def _bags_fusable(weight, starts, ends, n):
+    """Whether _ptl_embedding_bag can reduce these bags: CPU weight, bags that tile
+    [0, ends[-1]) in order."""
+    return (weight.device.type == "cpu" and not weight.is_meta and len(starts) > 0
+            and starts[0] == 0 and ends[-1] <= n
+            and all(s <= e for s, e in zip(starts, ends)))
+
+
+def _embedding_bag_fused(flat, weight, starts, ends, mode, per_sample_weights, padding_idx):
+    """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/nn.c):
+    each kept index gets its bag and scale; no gathered rows, no membership matrix."""
+    nbags, used = len(starts), ends[-1]
+    lengths = torch.tensor([e - s for s, e in zip(starts, ends)])
+    bag = torch.arange(nbags).repeat_interleave(lengths)
+    flat = flat[:used]
+    scale = per_sample_weights.reshape(-1)[:used] if per_sample_weights is not None else None
+    if padding_idx is not None:
+        keep = flat != padding_idx
+        flat, bag = flat[keep], bag[keep]
+        scale = scale[keep] if scale is not None else None
+        lengths = torch.bincount(bag, minlength=nbags)
+    if mode == "mean":
+        scale = (1.0 / lengths.to(weight.dtype)).index_select(0, bag)
+    return aten._ptl_embedding_bag(weight, flat, bag, scale, nbags)
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
-    """Bags of embeddings reduced by sum, mean or max.  sum/mean multiply the gathered rows by
-    a [bags, n] bag-membership matrix (so the result is differentiable)."""
+    """Bags of embeddings reduced by sum, mean or max.  On the CPU sum and mean run one fused
+    kernel (_embedding_bag_fused); the composite below multiplies the gathered rows by a
+    [bags, n] bag-membership matrix."""
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(
             f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
@@ -818,6 +845,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if max_norm is not None:
         with torch.no_grad():
             torch.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
+    if mode != "max" and _bags_fusable(weight, starts, ends, flat.numel()):
+        return _embedding_bag_fused(flat, weight, starts, ends, mode, per_sample_weights,
+                                    padding_idx)
+    # the composite: the reference of the fused kernel, and its path off the CPU
     idx = flat.tolist()
     rows = torch.embedding(weight, flat)
     if mode == "max":
