@@ -778,7 +778,7 @@ def _bags_fusable(weight, starts, ends, n):
 
 def _embedding_bag_fused(flat, weight, starts, ends, mode, per_sample_weights, padding_idx):
     """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/nn.c):
-    each kept index gets its bag and scale; no gathered rows, no membership matrix."""
+    each kept index gets its bag (and its weight); no gathered rows, no membership matrix."""
     nbags, used = len(starts), ends[-1]
     lengths = torch.tensor([e - s for s, e in zip(starts, ends)])
     bag = torch.arange(nbags).repeat_interleave(lengths)
@@ -788,10 +788,7 @@ def _embedding_bag_fused(flat, weight, starts, ends, mode, per_sample_weights, p
         keep = flat != padding_idx
         flat, bag = flat[keep], bag[keep]
         scale = scale[keep] if scale is not None else None
-        lengths = torch.bincount(bag, minlength=nbags)
-    if mode == "mean":
-        scale = (1.0 / lengths.to(weight.dtype)).index_select(0, bag)
-    return aten._ptl_embedding_bag(weight, flat, bag, scale, nbags)
+    return aten._ptl_embedding_bag(weight, flat, bag, scale, nbags, mode == "mean")
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,

@@ -22,7 +22,7 @@ copy_elem(char *dst, const char *src, size_t item)
     }
 }
 
-/* The typed element moves under gather, scatter, index_select and x[idx]; offsets and
+/* The typed element moves under scatter, index_select and x[idx]; offsets and
  * strides in elements of `item` bytes (memcpy of a constant size compiles to one move).
  *   take_row: out[j * ostride] = self[off[j]]     put_row: self[off[j]] = src[j * sstride] */
 #define ROW_MOVE_LOOP(SZ, DST, DI, SRC, SI)                                                 \

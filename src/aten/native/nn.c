@@ -1139,10 +1139,11 @@ error:
 /* Note [Embedding bags]
  * ~~~~~~~~~~~~~~~~~~~~~
  * F.embedding_bag (nn/functional.py) reduces bags of weight rows.  For sum and mean it gives
- * every kept index (padding_idx dropped) its bag and a scale (none for sum, 1 / bag size for
- * mean, per_sample_weights) and calls _ptl_embedding_bag, which adds
+ * every kept index (padding_idx dropped) its bag and, for sum, its per_sample_weights as a
+ * scale, and calls _ptl_embedding_bag, which adds
  *     out[bag[i]] += scale[i] * weight[indices[i]]      for i = 0, 1, ... in order,
- * in the weight's dtype, straight from weight's rows: neither the [n, D] gathered rows nor
+ * in the weight's dtype, straight from weight's rows; mean then divides each bag by its
+ * number of rows, as PyTorch's kernel does.  Neither the [n, D] gathered rows nor
  * the dense [bags, n] membership matrix of the composite (kept in functional.py as the
  * reference, and for devices without this kernel) is made.  A sum without weights adds each
  * bag's rows in index order, as the composite's matmul does within a block of its depth.
@@ -1183,14 +1184,34 @@ bag_row_add(char *o, const char *row, double scale, int has_scale, int64_t d, Pt
     }
 }
 
-/* _ptl_embedding_bag(weight [V, D], indices [n], bag [n], scale [n]?, num_bags) -> [num_bags, D]
- * (Note [Embedding bags]); indices and bag are int64, scale has weight's dtype. */
+/* o[:d] /= c: the mean of a bag of c rows, in the stored type as PyTorch's (a float division
+ * rounds as the double one rounded to float) */
+static void
+bag_row_div(char *o, int64_t c, int64_t d, PtlDtype dt)
+{
+    if (dt == PTL_DTYPE_FLOAT32) {
+        float *of = (float *)o, cf = (float)c;
+        for (int64_t j = 0; j < d; j++) {
+            of[j] /= cf;
+        }
+        return;
+    }
+    size_t item = ptl_dtype_itemsize(dt);
+    for (int64_t j = 0; j < d; j++) {
+        ptl_store_double(o + (size_t)j * item, dt,
+                         ptl_load_double(o + (size_t)j * item, dt) / (double)c);
+    }
+}
+
+/* _ptl_embedding_bag(weight [V, D], indices [n], bag [n], scale [n]?, num_bags, mean)
+ * -> [num_bags, D] (Note [Embedding bags]); indices and bag are int64, scale has weight's
+ * dtype; mean divides each bag's sum by its number of rows. */
 static int
 embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlTensorImpl *w = s[0].u.t, *scale = s[3].tag == PTL_IV_TENSOR ? s[3].u.t : NULL;
     PtlTensorImpl *wc = NULL, *ic = NULL, *bc = NULL, *sc = NULL, *out = NULL;
-    int64_t nbags = s[4].u.i, n = s[1].u.t->numel, sizes[2];
+    int64_t nbags = s[4].u.i, n = s[1].u.t->numel, sizes[2], *count = NULL;
     (void)op;
     (void)ks;
     if (w->dim != 2) {
@@ -1218,6 +1239,10 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (out = ptl_empty(2, sizes, w->dtype, w->device)) == NULL) {
         goto error;
     }
+    if (s[5].u.b && (count = calloc((size_t)(nbags > 0 ? nbags : 1), sizeof(int64_t))) == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        goto error;
+    }
     size_t row = ptl_tensor_itemsize(w) * (size_t)sizes[1];
     const int64_t *iv = (const int64_t *)ptl_tensor_data(ic);
     const int64_t *bv = (const int64_t *)ptl_tensor_data(bc);
@@ -1234,7 +1259,16 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                                  w->dtype)
                                : 1.0,
                     sv != NULL, sizes[1], w->dtype);
+        if (count != NULL) {
+            count[bv[i]]++;
+        }
     }
+    for (int64_t b = 0; count != NULL && b < nbags; b++) {
+        if (count[b] > 1) {
+            bag_row_div(ptl_tensor_data(out) + (size_t)b * row, count[b], sizes[1], w->dtype);
+        }
+    }
+    free(count);
     ptl_decref(wc);
     ptl_decref(ic);
     ptl_decref(bc);
@@ -1242,6 +1276,7 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     s[0] = ptl_iv_tensor(out);
     return 0;
 error:
+    free(count);
     ptl_xdecref(wc);
     ptl_xdecref(ic);
     ptl_xdecref(bc);

@@ -79,8 +79,9 @@ embedding_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return rc;
 }
 
-/* _ptl_embedding_bag(weight, indices, bag, scale, num_bags); saved: all four
- * (Note [Embedding bags]).  With rows = g.index_select(0, bag):
+/* _ptl_embedding_bag(weight, indices, bag, scale, num_bags, mean); saved: the four tensors
+ * (Note [Embedding bags]).  With rows = g.index_select(0, bag), g first divided by each
+ * bag's row count (bincount(bag)) for mean:
  *   weight: zeros_like(weight).index_add(0, indices, rows [* scale.unsqueeze(1)])
  *   scale:  (rows * weight.index_select(0, indices)).sum(1) */
 int
@@ -93,7 +94,12 @@ embedding_bag_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     if (w == NULL || idx == NULL || bag == NULL || sv_opt(sc, n, 3, &scale) < 0) {
         goto done;
     }
-    PtlIValue a[3] = {ptl_iv_tensor(gi[0]), ptl_iv_int(0), ptl_iv_tensor(bag)};
+    PtlTensorImpl *g = gi[0];
+    if (n->args[5].u.b) {
+        PtlIValue m[3] = {ptl_iv_tensor(bag), ptl_iv_none(), n->args[4]};
+        g = DIV(g, unsq(sc, fv(sc, PTL_OP_bincount, 3, m), 1));
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(g), ptl_iv_int(0), ptl_iv_tensor(bag)};
     PtlTensorImpl *rows = fv(sc, PTL_OP_index_select, 3, a);
     if (NEEDS(0)) {
         PtlTensorImpl *r = scale != NULL ? MUL(rows, unsq(sc, scale, 1)) : rows;
