@@ -11,6 +11,7 @@ Randomness: dropout masks and rrelu slopes are drawn from the default generator
 (bernoulli_ / uniform_, Philox), so pytorchlite.manual_seed makes them reproducible."""
 import functools
 import math
+import operator
 import warnings
 
 import pytorchlite as torch
@@ -768,20 +769,21 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _bags_fusable(weight, starts, ends, n):
-    """Whether _ptl_embedding_bag can reduce these bags: CPU weight, bags that tile
-    [0, ends[-1]) in order."""
-    return (weight.device.type == "cpu" and not weight.is_meta and len(starts) > 0
-            and starts[0] == 0 and ends[-1] <= n
-            and all(s <= e for s, e in zip(starts, ends)))
+def _fusable_bag_lengths(weight, starts, ends, n):
+    """The bags' lengths when _ptl_embedding_bag can reduce them (a CPU weight, bags that
+    tile [0, ends[-1]) in order), else None."""
+    if (weight.device.type != "cpu" or weight.is_meta or not starts or starts[0] != 0
+            or ends[-1] > n):
+        return None
+    lengths = list(map(operator.sub, ends, starts))
+    return lengths if min(lengths) >= 0 else None
 
 
-def _embedding_bag_fused(flat, weight, starts, ends, mode, per_sample_weights, padding_idx):
+def _embedding_bag_fused(flat, weight, lengths, mode, per_sample_weights, padding_idx):
     """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/nn.c):
     each kept index gets its bag (and its weight); no gathered rows, no membership matrix."""
-    nbags, used = len(starts), ends[-1]
-    lengths = torch.tensor([e - s for s, e in zip(starts, ends)])
-    bag = torch.arange(nbags).repeat_interleave(lengths)
+    nbags, used = len(lengths), sum(lengths)
+    bag = torch.arange(nbags).repeat_interleave(torch.tensor(lengths))
     flat = flat[:used]
     scale = per_sample_weights.reshape(-1)[:used] if per_sample_weights is not None else None
     if padding_idx is not None:
@@ -842,9 +844,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if max_norm is not None:
         with torch.no_grad():
             torch.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
-    if mode != "max" and _bags_fusable(weight, starts, ends, flat.numel()):
-        return _embedding_bag_fused(flat, weight, starts, ends, mode, per_sample_weights,
-                                    padding_idx)
+    lengths = _fusable_bag_lengths(weight, starts, ends, flat.numel()) if mode != "max" else None
+    if lengths is not None:
+        return _embedding_bag_fused(flat, weight, lengths, mode, per_sample_weights, padding_idx)
     # the composite: the reference of the fused kernel, and its path off the CPU
     idx = flat.tolist()
     rows = torch.embedding(weight, flat)
