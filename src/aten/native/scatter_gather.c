@@ -283,22 +283,19 @@ scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, in
         put_row(self, off, src, sstride, m, item);
         return;
     }
+#define SCATTER_ADD_LOOP(T)                                                                 \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        ((T *)self)[off[j]] += ((const T *)src)[j * sstride];                               \
+    }
     if (count == NULL && r == RED_SUM && dt == PTL_DTYPE_FLOAT32) {
-        float *o = (float *)self;
-        const float *v = (const float *)src;
-        for (int64_t j = 0; j < m; j++) {
-            o[off[j]] += v[j * sstride];
-        }
+        SCATTER_ADD_LOOP(float)
         return;
     }
     if (count == NULL && r == RED_SUM && dt == PTL_DTYPE_FLOAT64) {
-        double *o = (double *)self;
-        const double *v = (const double *)src;
-        for (int64_t j = 0; j < m; j++) {
-            o[off[j]] += v[j * sstride];
-        }
+        SCATTER_ADD_LOOP(double)
         return;
     }
+#undef SCATTER_ADD_LOOP
     for (int64_t j = 0; j < m; j++) {
         char *d = self + off[j] * (int64_t)item;
         const char *v = src + j * sstride * (int64_t)item;
