@@ -1,7 +1,7 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
-half-precision casts, clamp, transposed copies, the offset-table shape ops, row indexing,
-fills, constant padding and seeded random fills.  Each group runs pytorchlite, NumPy and
-(when installed) PyTorch on the same data."""
+half-precision casts, clamp, transposed copies, the offset-table shape ops, row and element
+indexing, fills, constant padding and seeded random fills.  Each group runs pytorchlite,
+NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
 
@@ -148,6 +148,36 @@ def test_index_rows(benchmark, impl, op):
     args = [make(impl, randn((1024, 1024))), make(impl, idx),
             make(impl, randn((1024, 1024), seed=1))]
     tensor_fn, numpy_fn = INDEX_OPS[op]
+    benchmark(numpy_fn if impl == "numpy" else tensor_fn, *args)
+
+
+def _np_scatter_add(x, i, v):
+    out = x.copy()
+    np.add.at(out, (np.arange(i.shape[0])[:, None], i), v)
+    return out
+
+
+ELEMENT_INDEX_OPS = {
+    "gather(1, idx2)": (lambda x, i, i2, v: x.gather(1, i2),
+                        lambda x, i, i2, v: np.take_along_axis(x, i2, 1)),
+    "scatter_add(1, idx2, v)": (lambda x, i, i2, v: x.scatter_add(1, i2, v),
+                                lambda x, i, i2, v: _np_scatter_add(x, i2, v)),
+    "index_select(1, idx)": (lambda x, i, i2, v: x.index_select(1, i),
+                             lambda x, i, i2, v: np.take(x, i, 1)),
+}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", list(ELEMENT_INDEX_OPS))
+def test_index_elements(benchmark, impl, op):
+    """Indexing that moves single elements along the last dim (scatter_gather.c, Note [Index
+    row walk]; index.c's take_row)."""
+    benchmark.group = f"{op}, 1024x1024 float32, int64 indices"
+    gen = np.random.default_rng(2)
+    args = [make(impl, randn((1024, 1024))), make(impl, gen.integers(0, 1024, 1024)),
+            make(impl, gen.integers(0, 1024, (1024, 1024))),
+            make(impl, randn((1024, 1024), seed=1))]
+    tensor_fn, numpy_fn = ELEMENT_INDEX_OPS[op]
     benchmark(numpy_fn if impl == "numpy" else tensor_fn, *args)
 
 

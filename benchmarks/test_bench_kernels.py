@@ -322,6 +322,17 @@ def test_sdpa_fused_vs_composite(benchmark, impl, monkeypatch):
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+def test_embedding_bag(benchmark, impl, mode):
+    """64 bags of 16 rows of a 1024 x 1024 float32 table (nn.c, Note [Embedding bags])."""
+    benchmark.group = f"embedding_bag {mode}, 64 bags of 16 rows of width 1024, float32"
+    L = lib(impl)
+    w = L.tensor(randn((1024, 1024)))
+    idx = L.tensor(np.random.default_rng(0).integers(0, 1024, (64, 16)))
+    benchmark(lambda: L.nn.functional.embedding_bag(idx, w, mode=mode))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 def test_embedding_forward_backward(benchmark, impl):
     benchmark.group = "embedding fwd+bwd 65x128, [16,64] indices float32"
     L = lib(impl)

@@ -439,6 +439,12 @@ def _np_bce_backward(go, a, t, w=None, reduction=1):
     return g / a.size if reduction == 1 else g
 
 
+def _np_embedding_bag(w, idx, bag, scale, num_bags, mean=False):
+    out = np.zeros((num_bags, w.shape[1]))
+    np.add.at(out, bag, w[idx] * (1.0 if scale is None else scale[:, None]))
+    return out / np.maximum(np.bincount(bag, minlength=num_bags), 1)[:, None] if mean else out
+
+
 def _np_embedding_backward(go, idx, num_weights, padding_idx, scale_grad_by_freq):
     out = np.zeros((num_weights,) + go.shape[idx.ndim:])
     np.add.at(out, idx, go)
@@ -1006,6 +1012,12 @@ ENTRIES += [
            grad_samples=[S(T(4, 3), I([0, 2, 0]))],
            note="padding_idx's row gets no gradient (PyTorch's rule), so finite differences "
                 "disagree there by design: gradcheck runs without padding_idx"),
+    OpInfo("_ptl_embedding_bag", [S(T(5, 3), I([0, 2, 0, 4]), I([0, 0, 1, 1]), None, 3),
+                                  S(T(5, 3, layout="transposed"), I([1, 3, 3]), I([2, 0, 2]),
+                                    T(3), 3),
+                                  S(T(5, 3), I([]), I([]), None, 2),
+                                  S(T(5, 3), I([4, 0, 4, 1]), I([1, 1, 2, 1]), None, 4, True)],
+           ref=_np_embedding_bag),
     OpInfo("embedding_dense_backward", [S(T(3, 2), I([0, 2, 0]), 4, -1, False),
                                         S(T(3, 2), I([0, 2, 0]), 4, 0, True)],
            ref=_np_embedding_backward),

@@ -11,6 +11,7 @@ Randomness: dropout masks and rrelu slopes are drawn from the default generator
 (bernoulli_ / uniform_, Philox), so pytorchlite.manual_seed makes them reproducible."""
 import functools
 import math
+import operator
 import warnings
 
 import pytorchlite as torch
@@ -769,11 +770,36 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
+def _fusable_bag_lengths(weight, starts, ends, n):
+    """The bags' lengths when _ptl_embedding_bag can reduce them (a CPU weight, bags that
+    tile [0, ends[-1]) in order), else None."""
+    if (weight.device.type != "cpu" or weight.is_meta or not starts or starts[0] != 0
+            or ends[-1] > n):
+        return None
+    lengths = list(map(operator.sub, ends, starts))
+    return lengths if min(lengths) >= 0 else None
+
+
+def _embedding_bag_fused(flat, weight, lengths, mode, per_sample_weights, padding_idx):
+    """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/nn.c):
+    each kept index gets its bag (and its weight); no gathered rows, no membership matrix."""
+    nbags, used = len(lengths), sum(lengths)
+    bag = torch.arange(nbags).repeat_interleave(torch.tensor(lengths))
+    flat = flat[:used]
+    scale = per_sample_weights.reshape(-1)[:used] if per_sample_weights is not None else None
+    if padding_idx is not None:
+        keep = flat != padding_idx
+        flat, bag = flat[keep], bag[keep]
+        scale = scale[keep] if scale is not None else None
+    return aten._ptl_embedding_bag(weight, flat, bag, scale, nbags, mode == "mean")
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
-    """Bags of embeddings reduced by sum, mean or max.  sum/mean multiply the gathered rows by
-    a [bags, n] bag-membership matrix (so the result is differentiable)."""
+    """Bags of embeddings reduced by sum, mean or max.  On the CPU sum and mean run one fused
+    kernel (_embedding_bag_fused); the composite below multiplies the gathered rows by a
+    [bags, n] bag-membership matrix."""
     if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
         raise ValueError(
             f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
@@ -819,6 +845,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if max_norm is not None:
         with torch.no_grad():
             torch.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
+    lengths = _fusable_bag_lengths(weight, starts, ends, flat.numel()) if mode != "max" else None
+    if lengths is not None:
+        return _embedding_bag_fused(flat, weight, lengths, mode, per_sample_weights, padding_idx)
+    # the composite: the reference of the fused kernel, and its path off the CPU
     idx = flat.tolist()
     rows = torch.embedding(weight, flat)
     if mode == "max":

@@ -297,6 +297,158 @@ def test_scatter_add_and_legacy_reduce(dtype):
     assert y.scatter_add_(0, ptl.tensor(idx), s) is y
 
 
+# Note [Index row walk] (scatter_gather.c) checks and moves ROW_CHUNK = 256 indices of a row
+# of index at a time; rows of 1, 255, 256, 257 and 513 sit at and across the chunk edges.
+ROW_CHUNK_LENGTHS = [1, 255, 256, 257, 513]
+
+
+def _laid_out(a, layout):
+    """a (ndarray) as a pytorchlite tensor with the same values: contiguous, transposed
+    (a permuted copy viewed back) or sliced (every other element of a wider tensor)."""
+    if layout == "transposed":
+        return ptl.tensor(np.ascontiguousarray(a.T)).permute(*range(a.ndim - 1, -1, -1))
+    if layout == "sliced":
+        wide = np.zeros(a.shape[:-1] + (2 * a.shape[-1],), a.dtype)
+        wide[..., ::2] = a
+        return ptl.tensor(wide)[..., ::2]
+    return ptl.tensor(a)
+
+
+@pytest.mark.parametrize("n", ROW_CHUNK_LENGTHS)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_gather_scatter_add_rows_across_the_chunk(n, layout, threads):
+    gen = np.random.default_rng(n)
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for dim in (0, 1):
+            a = gen.standard_normal((5, 300)).astype(np.float32)
+            ishape = (4, n) if dim == 1 else (n, 7)
+            idx = gen.integers(0, a.shape[dim], ishape)
+            for itype in (np.int64, np.int32):
+                x, i = _laid_out(a, layout), _laid_out(idx.astype(itype), layout)
+                sl = (slice(0, 4), slice(None)) if dim == 1 else (slice(None), slice(0, 7))
+                got = x.gather(dim, i).numpy()
+                assert np.array_equal(got, np.take_along_axis(a[sl], idx, dim))
+                # same order of float32 additions as np.add.at: the same bits
+                b = gen.standard_normal(ishape).astype(np.float32)
+                want = a.copy()
+                rows, cols = np.indices(ishape)
+                if dim == 1:
+                    np.add.at(want, (rows, idx), b)
+                else:
+                    np.add.at(want, (idx, cols), b)
+                got = x.scatter_add(dim, i, _laid_out(b, layout)).numpy()
+                assert got.tobytes() == want.tobytes(), (dim, itype)
+                y = x.clone()
+                assert y.scatter_add_(dim, i, _laid_out(b, layout)) is y
+                assert y.numpy().tobytes() == want.tobytes()
+    finally:
+        ptl.set_num_threads(prev)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.float16, ptl.bfloat16, ptl.int64,
+                                   ptl.int32, ptl.uint8, ptl.bool], ids=str)
+@pytest.mark.parametrize("n", [255, 257])
+def test_gather_scatter_rows_every_dtype(dtype, n):
+    x, a = make((3, n), dtype, "transposed", low=0, high=3)
+    idx = np.random.default_rng(n).integers(0, n, (3, n))
+    assert_close(x.gather(1, ptl.tensor(idx)), ref(np.take_along_axis(a, idx, 1)), dtype=dtype)
+    src, b = make((3, n), dtype, seed=2, low=0, high=3)
+    wide = np.float64 if dtype in FLOAT_DTYPES else np.int64
+    exp = scatter_reduce_ref(ref(a).astype(wide), 1, idx, ref(b).astype(wide), "sum", True)
+    exp = exp != 0 if dtype == ptl.bool else exp.astype(
+        wide if dtype in FLOAT_DTYPES else NP_DTYPE[dtype])
+    assert_close(x.scatter_add(1, ptl.tensor(idx), src), exp, dtype=dtype)
+    # one target per element: scatter is a pure move
+    uidx = np.argsort(np.random.default_rng(1).random((3, n)), axis=1)
+    exp = ref(a).copy()
+    np.put_along_axis(exp, uidx, ref(b), 1)
+    assert_close(x.scatter(1, ptl.tensor(uidx), src), exp, dtype=dtype)
+
+
+@pytest.mark.parametrize("reduce", ["mean", "amax"])
+def test_scatter_reduce_counts_on_a_strided_self(reduce):
+    # the counts of mean / include_self=False are kept per element offset of a strided self
+    x, a = make((4, 300), ptl.float64, "sliced")
+    idx = np.random.default_rng(3).integers(0, 4, (6, 300))
+    s, b = make((6, 300), ptl.float64, seed=4)
+    for include_self in (True, False):
+        exp = scatter_reduce_ref(a, 0, idx, b, reduce, include_self)
+        y = x.clone()
+        y.scatter_reduce_(0, ptl.tensor(idx), s, reduce, include_self=include_self)
+        assert_close(y, exp)
+        assert_close(x.scatter_reduce(0, ptl.tensor(idx), s, reduce,
+                                      include_self=include_self), exp)
+
+
+def test_gather_scatter_size_zero_and_zero_dim():
+    x = ptl.tensor(np.arange(6.0).reshape(2, 3))
+    empty = ptl.zeros((2, 0), dtype=ptl.int64)
+    assert tuple(x.gather(1, empty).shape) == (2, 0)
+    assert_close(x.scatter_add(1, empty, ptl.zeros((2, 0), dtype=ptl.float64)),
+                 np.arange(6.0).reshape(2, 3))
+    assert_close(ptl.tensor(3.0).gather(0, ptl.tensor(0)), np.array(3.0))
+    assert_close(ptl.tensor(3.0).scatter_add(0, ptl.tensor(0), ptl.tensor(2.0)),
+                 np.array(5.0))
+
+
+@pytest.mark.parametrize("bad", [1024, -1])
+@pytest.mark.parametrize("at", [0, 300])
+@pytest.mark.parametrize("itype", [ptl.int64, ptl.int32], ids=str)
+def test_gather_scatter_errors_inside_the_row_walk(bad, at, itype):
+    x = ptl.zeros((2, 1024))
+    idx = ptl.zeros((2, 600), dtype=itype)
+    idx[1, at] = bad
+    msg = f"index {bad} is out of bounds for dimension 1 with size 1024"
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        x.gather(1, idx)
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        x.scatter_add(1, idx, ptl.ones((2, 600)))
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        x.scatter(1, idx, 1.0)
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        x.scatter_reduce(1, idx, ptl.ones((2, 600)), "mean")
+    if torch is not None:
+        with pytest.raises(RuntimeError, match=re.escape(msg)):
+            torch.zeros(2, 1024).gather(1, torch.tensor(idx.numpy()).long())
+
+
+@pytest.mark.parametrize("n", [1, 3, 300])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_index_select_last_dim_and_strided_rows(n, layout):
+    # index_select along the last dim (one element per index) and x[idx] of strided rows take
+    # through take_row; exact moves
+    a = np.random.default_rng(n).standard_normal((4, 6, n)).astype(np.float32)
+    x = _laid_out(a, layout)
+    idx = np.random.default_rng(1).integers(0, n, 9)
+    for it in (np.int64, np.int32):
+        got = x.index_select(2, ptl.tensor(idx.astype(it))).numpy()
+        assert np.array_equal(got, a[:, :, idx])
+    rows = np.array([3, 0, 3, 1])
+    assert np.array_equal(x[ptl.tensor(rows)].numpy(), a[rows])
+    assert np.array_equal(x.index_select(1, ptl.tensor(rows)).numpy(), a[:, rows])
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_select(2, ptl.tensor([0, n]))
+
+
+def test_index_add_float32_alpha_one_matches_the_double_rounding():
+    # alpha 1 adds in float32; np.add.at adds in float32 in the same order: the same bits
+    gen = np.random.default_rng(5)
+    a = gen.standard_normal((7, 33)).astype(np.float32)
+    v = (gen.standard_normal((9, 33)) * 1e3).astype(np.float32)
+    idx = np.array([3, 0, 3, 6, 3, 1, 0, 0, 2])
+    want = a.copy()
+    np.add.at(want, idx, v)
+    got = ptl.tensor(a).index_add(0, ptl.tensor(idx), ptl.tensor(v)).numpy()
+    assert got.tobytes() == want.tobytes()
+    w = a.astype(np.float64)
+    np.add.at(w, idx, v.astype(np.float64) * 0.5)
+    got = ptl.tensor(a).index_add(0, ptl.tensor(idx), ptl.tensor(v), alpha=0.5).numpy()
+    np.testing.assert_allclose(got, w, rtol=1e-6, atol=1e-3)
+
+
 # ---- masked ops, take, take_along_dim ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

@@ -846,6 +846,91 @@ def test_embedding_bag_against_torch(mode):
         assert gradcheck(lambda a: F.embedding_bag(inp, a, off, mode="mean"), [leaf((6, 3))])
 
 
+def _np_bags(w, idx, starts, ends, mode, psw=None, padding_idx=None):
+    """float64 loop reference of embedding_bag sum / mean."""
+    out = np.zeros((len(starts), w.shape[1]))
+    for b, (s, e) in enumerate(zip(starts, ends)):
+        keep = [i for i in range(s, e) if idx[i] != padding_idx]
+        for i in keep:
+            out[b] += w[idx[i]] * (1.0 if psw is None else psw[i])
+        if mode == "mean" and keep:
+            out[b] /= len(keep)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_embedding_bag_fused_against_numpy_and_the_composite(mode, threads, layout, monkeypatch):
+    # Note [Embedding bags]: sum / mean on the CPU take _ptl_embedding_bag; the composite
+    # (reached by refusing the fusion) stays the reference
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        gen = np.random.default_rng(7)
+        a = gen.standard_normal((40, 33))
+        for dt in (ptl.float32, ptl.float64):
+            w = ptl.tensor(a).to(dt) if layout == "contiguous" else \
+                ptl.tensor(np.ascontiguousarray(a.T)).to(dt).t()
+            idx = gen.integers(0, 40, 24)
+            cases = [(ptl.tensor(idx), ptl.tensor([0, 5, 5, 20]), {}),            # empty bag
+                     (ptl.tensor(idx).int(), ptl.tensor([0, 3, 9, 24]).int(),
+                      {"include_last_offset": True}),
+                     (ptl.tensor(idx), ptl.tensor([0, 4, 10]), {"padding_idx": int(idx[4])})]
+            for inp, off, kw in cases:
+                o = off.tolist()
+                starts, ends = (o[:-1], o[1:]) if kw.get("include_last_offset") else \
+                    (o, o[1:] + [len(idx)])
+                want = _np_bags(a, idx, starts, ends, mode, padding_idx=kw.get("padding_idx"))
+                got = F.embedding_bag(inp, w, off, mode=mode, **kw)
+                assert_close(got, want, dtype=dt)
+                monkeypatch.setattr(F, "_fusable_bag_lengths", lambda *args: None)
+                ref = F.embedding_bag(inp, w, off, mode=mode, **kw)
+                monkeypatch.undo()
+                np.testing.assert_allclose(got.double().numpy(), ref.double().numpy(),
+                                           rtol=1e-5 if dt == ptl.float32 else 1e-12, atol=1e-6)
+            # 2-D input (fixed-length bags), a non-contiguous index, per-sample weights
+            inp2 = ptl.tensor(gen.integers(0, 40, (6, 10)))[:, ::2]
+            i2 = inp2.numpy().reshape(-1)
+            st = list(range(0, 30, 5))
+            assert_close(F.embedding_bag(inp2, w, mode=mode), _np_bags(a, i2, st, st[1:] + [30],
+                                                                       mode), dtype=dt)
+            if mode == "sum":
+                psw = gen.standard_normal(24)
+                got = F.embedding_bag(ptl.tensor(idx), w, ptl.tensor([0, 7, 7]), mode="sum",
+                                      per_sample_weights=ptl.tensor(psw).to(dt))
+                assert_close(got, _np_bags(a, idx, [0, 7, 7], [7, 7, 24], "sum", psw), dtype=dt)
+    finally:
+        ptl.set_num_threads(prev)
+
+
+def test_embedding_bag_fused_sum_adds_rows_in_order():
+    # each bag's rows add up in index order in float32: the bits of a sequential float32 sum
+    gen = np.random.default_rng(3)
+    a = (gen.standard_normal((50, 17)) * 100).astype(np.float32)
+    idx = gen.integers(0, 50, (8, 16))
+    want = np.zeros((8, 17), np.float32)
+    for b in range(8):
+        for i in idx[b]:
+            want[b] += a[i]
+    got = F.embedding_bag(ptl.tensor(idx), ptl.tensor(a), mode="sum").numpy()
+    assert got.tobytes() == want.tobytes()
+
+
+def test_embedding_bag_fused_gradients_and_errors():
+    inp = ptl.tensor([0, 2, 5, 1, 1, 4, 3])
+    off = ptl.tensor([0, 2, 2, 5])
+    assert gradcheck(lambda a: F.embedding_bag(inp, a, off, mode="mean", padding_idx=1),
+                     [leaf((6, 3))])
+    assert gradgradcheck(lambda a, p: F.embedding_bag(inp, a, off, mode="sum",
+                                                      per_sample_weights=p),
+                         [leaf((6, 3)), leaf((7,), seed=1)])
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding_bag(ptl.tensor([0, 6]), ptl.ones(6, 3), ptl.tensor([0]))
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding_bag(ptl.tensor([[0, -1]]), ptl.ones(6, 3), mode="sum")
+
+
 def test_embedding_bag_errors():
     w = ptl.ones(3, 4)
     with pytest.raises(ValueError, match=re.escape("offsets has to be a 1D Tensor but got None")):

