@@ -388,6 +388,49 @@ def test_unique(shape, dtype):
     assert_close(ptl.unique(x), ref(ev))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_unique_flat_long_and_strided(dtype, threads):
+    """The flat path (Note [Flat unique]): sort, then one pass over the sorted values; around
+    the sort's short-lane limit (32), long, strided, expanded, empty and 0-dim inputs."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for n in (0, 1, 31, 32, 33, 1000):
+            for layout in ("contiguous", "sliced", "expanded"):
+                x, a = make((n, 3), dtype, layout, seed=n, low=-40, high=40)
+                for inv_, cnt_ in ((False, False), (True, False), (False, True), (True, True)):
+                    got = ptl.unique(x, return_inverse=inv_, return_counts=cnt_)
+                    got = got if isinstance(got, tuple) else (got,)
+                    ev, ei, ec = np.unique(a, return_inverse=True, return_counts=True)
+                    assert_close(got[0], ref(ev), dtype=dtype)
+                    if inv_:
+                        assert_close(got[1], ei.reshape(a.shape))
+                    if cnt_:
+                        assert_close(got[-1], ec)
+        x, a = make((), dtype)
+        v, i, c = ptl.unique(x, return_inverse=True, return_counts=True)
+        assert_close(v, ref(a.reshape(1)))
+        assert i.shape == () and c.tolist() == [1]
+    finally:
+        ptl.set_num_threads(old)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_unique_flat_nan_and_signed_zero(dtype):
+    """NaNs form one group (as group_rows always did; PyTorch keeps each NaN apart) and -0.0
+    joins 0.0 with the first occurrence's sign, in long lanes too."""
+    base = np.array([0.0, np.nan, -0.0, 1.0, np.nan, -np.inf, 0.0, 1.0] * 9)
+    for a in (base, -base[::-1]):
+        v, i, c = ptl.unique(ptl.tensor(a, dtype=dtype), return_inverse=True, return_counts=True)
+        ev, ei, ec = np.unique(a, return_inverse=True, return_counts=True, equal_nan=True)
+        assert_close(v, ev, dtype=dtype, equal_nan=True)
+        assert_close(i, ei.reshape(-1))
+        assert_close(c, ec)
+        zero = v.double().numpy() == 0
+        assert np.signbit(v.double().numpy()[zero]) == np.signbit(a[a == 0][:1])
+
+
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_unique_dim(dim):
     a = np.array([[1, 2, 1, 2], [0, 1, 0, 3], [1, 2, 1, 2]])

@@ -91,6 +91,24 @@ def test_sort_long_lane_matches_numpy_and_parallel_lanes():
     assert_close(ptl.argsort(ptl.tensor(b).t(), dim=0), np.argsort(b.T, 0, kind="stable"))
 
 
+@pytest.mark.parametrize("n", [32, 33, 4000])
+def test_sort_long_lanes_of_64_bit_keys(n):
+    """int64 / float64 lanes past the insertion-sort limit (32): values decoded from the
+    radix keys (zeros and NaNs gathered, so their sign and payload survive) and radix passes
+    only over the key bytes that differ (here the lowest and the highest ones)."""
+    gen = np.random.default_rng(n)
+    ints = gen.integers(0, 256, n) + (gen.integers(-2, 2, n) << 56)
+    floats = gen.choice([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.5, -2.25, 1e-310], n)
+    for a in (ints, floats, np.full(n, 7, np.int64)):
+        for desc in (False, True):
+            v, i = ptl.sort(ptl.tensor(a), descending=desc)
+            key = np.nan_to_num(-a if desc else a, nan=0.0)
+            nan_rank = np.isnan(a) if a.dtype.kind == "f" else np.zeros(n, bool)
+            order = np.lexsort((np.arange(n), key, ~nan_rank if desc else nan_rank))
+            assert_close(i, order)
+            assert (v.numpy().view(np.int64) == a[order].view(np.int64)).all()
+
+
 def test_sort_nan_inf_and_signed_zero_like_torch():
     vals = [3.0, NAN, -np.inf, -0.0, 0.0, np.inf, NAN, -1.0, 0.0, -0.0]
     for dtype in (ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64):

@@ -146,15 +146,24 @@ radix64(uint64_t *k, int64_t *ix, uint64_t *k2, int64_t *ix2, int64_t n, uint64_
         *kres = NULL;
         return;
     }
+    /* only the bytes in which some key differs from k[0] are counted and sorted on: int64
+     * lanes of small values have two or three */
+    uint64_t diff = 0;
     for (int64_t i = 0; i < n; i++) {
-        uint64_t v = k[i];
-        for (int b = 0; b < 8; b++) {
-            cnt[b][(v >> (8 * b)) & 255]++;
+        diff |= k[i] ^ k[0];
+    }
+    for (int b = 0; b < 8; b++) {
+        int sh = 8 * b;
+        if (((diff >> sh) & 255) == 0) {
+            continue;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            cnt[b][(k[i] >> sh) & 255]++;
         }
     }
     for (int b = 0; b < 8; b++) {
         int sh = 8 * b;
-        if (cnt[b][(k[0] >> sh) & 255] == n) {
+        if (((diff >> sh) & 255) == 0) {
             continue;
         }
         int64_t off[256], sum = 0;
@@ -360,9 +369,9 @@ unkey_f32(uint32_t key)
     return f;
 }
 
-#define DECODE(T, EXPR, SPECIAL)                                                          \
+#define DECODE(KT, T, EXPR, SPECIAL)                                                      \
     for (int64_t j = 0; j < job->nsel; j++, o += job->inner) {                            \
-        uint32_t key = k[j] ^ flip;                                                       \
+        KT key = k[j] ^ flip;                                                             \
         T *dst = (T *)job->vals + o;                                                      \
         if (SPECIAL) {                                                                    \
             memcpy(dst, p + ix[j] * job->st, sizeof(T));                                  \
@@ -387,15 +396,45 @@ emit_from_keys(const LaneJob *job, const char *p, const uint32_t *k, const int64
     int64_t o = (l / job->inner) * job->nsel * job->inner + l % job->inner;
     switch (job->dt) {
     case PTL_DTYPE_BOOL:
-    case PTL_DTYPE_UINT8: DECODE(uint8_t, (uint8_t)key, 0)
-    case PTL_DTYPE_INT8: DECODE(int8_t, (int8_t)((int32_t)key - 128), 0)
-    case PTL_DTYPE_INT16: DECODE(int16_t, (int16_t)((int32_t)key - 32768), 0)
-    case PTL_DTYPE_INT32: DECODE(int32_t, (int32_t)(key ^ 0x80000000u), 0)
-    case PTL_DTYPE_FLOAT16: DECODE(ptl_half, ptl_f_to_half(unkey_f32(key)), F_SPECIAL)
-    case PTL_DTYPE_BFLOAT16: DECODE(ptl_bf16, ptl_f_to_bf16(unkey_f32(key)), F_SPECIAL)
-    default: DECODE(float, unkey_f32(key), F_SPECIAL)
+    case PTL_DTYPE_UINT8: DECODE(uint32_t, uint8_t, (uint8_t)key, 0)
+    case PTL_DTYPE_INT8: DECODE(uint32_t, int8_t, (int8_t)((int32_t)key - 128), 0)
+    case PTL_DTYPE_INT16: DECODE(uint32_t, int16_t, (int16_t)((int32_t)key - 32768), 0)
+    case PTL_DTYPE_INT32: DECODE(uint32_t, int32_t, (int32_t)(key ^ 0x80000000u), 0)
+    case PTL_DTYPE_FLOAT16:
+        DECODE(uint32_t, ptl_half, ptl_f_to_half(unkey_f32(key)), F_SPECIAL)
+    case PTL_DTYPE_BFLOAT16:
+        DECODE(uint32_t, ptl_bf16, ptl_f_to_bf16(unkey_f32(key)), F_SPECIAL)
+    default: DECODE(uint32_t, float, unkey_f32(key), F_SPECIAL)
     }
 }
+
+static inline double
+unkey_f64(uint64_t key)
+{
+    uint64_t top = (uint64_t)1 << 63, u = (key & top) ? (key ^ top) : ~key;
+    double f;
+    memcpy(&f, &u, sizeof(f));
+    return f;
+}
+
+/* the keys of zeros and NaNs of the 64-bit-key dtypes */
+#define F_SPECIAL64 (key == ~(uint64_t)0 || key == (uint64_t)1 << 63)
+
+/* emit_from_keys for the 64-bit-key dtypes, int64 and float64 */
+static void
+emit_from_keys64(const LaneJob *job, const char *p, const uint64_t *k, const int64_t *ix,
+                 int64_t l)
+{
+    uint64_t flip = job->descending ? ~(uint64_t)0 : 0;
+    int64_t o = (l / job->inner) * job->nsel * job->inner + l % job->inner;
+    switch (job->dt) {
+    case PTL_DTYPE_INT64: DECODE(uint64_t, int64_t, (int64_t)(key ^ ((uint64_t)1 << 63)), 0)
+    default: DECODE(uint64_t, double, unkey_f64(key), F_SPECIAL64)
+    }
+}
+#undef DECODE
+#undef F_SPECIAL
+#undef F_SPECIAL64
 
 /* cummax / cummin: NaN propagates (each NaN becomes the running extremum), equal values
  * move the index to the later one */
@@ -529,6 +568,9 @@ run_lanes(void *ctx, int64_t b, int64_t e)
         if (job->kind == L_SORT) {
             if (k32 != NULL && job->vals != NULL) {
                 emit_from_keys(job, p, k32, ix, l);
+            }
+            else if (job->vals != NULL) {
+                emit_from_keys64(job, p, k64, ix, l);
             }
             else {
                 emit_sorted(job, p, ix, l, isz);
