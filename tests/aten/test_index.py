@@ -374,6 +374,50 @@ def test_nonzero(shape, dtype, layout):
         assert_close(g, e)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_mask_rows_chunks_and_layouts(dtype, threads):
+    """nonzero and x[mask] walk the mask a row of at most 4096 elements at a time (Note [Mask
+    rows]): last dims at and across 4096 and 8192, strided and flipped masks, -0.0 and NaN
+    in float masks, empty and 0-dim ones; a lone mask index takes the direct offset path,
+    a mask next to another index the nonzero one."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    gen = np.random.default_rng(7)
+    try:
+        for shape in [(), (0,), (3, 0), (7, 9), (2, 3, 4), (4095,), (2, 4096), (3, 4097),
+                      (8193,)]:
+            a = gen.integers(-1, 2, shape).astype(NP_DTYPE[dtype])
+            if dtype in FLOAT_DTYPES and a.size:
+                a.flat[::3] = -0.0
+                a.flat[1::5] = np.nan
+            t = ptl.tensor(a, dtype=dtype)
+            views = [(t, a)]
+            if t.dim() >= 1:
+                views.append((t.flip(0), a[::-1]))
+            if t.dim() == 2:
+                views.append((t.t(), a.T))
+            for x, xa in views:
+                assert_close(x.nonzero(), np.argwhere(xa), dtype=ptl.int64)
+                if dtype != ptl.bool:
+                    continue
+                v = ptl.tensor(gen.standard_normal(xa.shape + (2,)))
+                vn = v.numpy()
+                assert_close(v[..., 0][x], vn[..., 0][xa])
+                assert_close(v[..., 1][x], vn[..., 1][xa])
+                assert_close(v.select(-1, 0).masked_select(x), vn[..., 0][xa])
+                assert_close(v[x], vn[xa])
+                if xa.ndim >= 1:
+                    assert_close(v[x, 1], vn[xa, 1])
+                w = v.clone()
+                w[x] = -3.0
+                wn = vn.copy()
+                wn[xa] = -3.0
+                assert_close(w, wn)
+    finally:
+        ptl.set_num_threads(old)
+
+
 # ---- unique, unique_consecutive ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

@@ -22,12 +22,6 @@
 #include "index_impl.h"
 #include "native.h"
 
-static inline int
-is_nonzero(const char *p, PtlDtype dt)
-{
-    return ptl_dtype_is_floating(dt) ? ptl_load_double(p, dt) != 0.0 : ptl_load_int(p, dt) != 0;
-}
-
 /* Strides (elements) of t broadcast to (dim, sizes), aligned right; t must fit. */
 static void
 expanded_strides(const PtlTensorImpl *t, int dim, const int64_t *sizes, int64_t *strides)
@@ -59,40 +53,115 @@ broadcast_into(int *bdim, int64_t *bshape, int dim, const int64_t *sizes)
 
 /* ---- nonzero ---- */
 
-/* nonzero(Tensor self) -> Tensor: (N, self.dim()) int64 coordinates in row-major order */
-static PtlTensorImpl *
-nonzero_impl(PtlTensorImpl *self)
+/* Note [Mask rows]
+ * ~~~~~~~~~~~~~~~~
+ * nonzero and a boolean mask in an index visit the mask's elements in row-major order, a
+ * row of its last dim (at most MASK_CHUNK elements) at a time.  The row becomes one byte per
+ * element, 0 or not (a contiguous one-byte row is used as it is); a first pass counts the
+ * set bytes and sizes the output, a second writes one entry per element at slot k and
+ * advances k by the element's byte, without a branch on the (random) mask.  Writing stops
+ * once k reaches the count, so the unconditional write never lands past the output.  An
+ * entry is the element's coordinates (nonzero) or its element offset in the indexed tensor
+ * (Note [Advanced indexing]), computed from the row's start.  1024 x 1024 float32 at half
+ * density: nonzero 16.8 ms -> 3 ms; x[x > 0] 19 ms -> 3 ms. */
+#define MASK_CHUNK 4096
+
+#define ROW_FLAGS(T, NONZERO_BITS)                                                        \
+    for (int64_t j = 0; j < n; j++) {                                                     \
+        T u;                                                                              \
+        memcpy(&u, p + j * st, sizeof(u));                                                \
+        flags[j] = (u & (NONZERO_BITS)) != 0;                                             \
+    }                                                                                     \
+    break;
+
+/* The n elements at p, st bytes apart, as bytes that are 0 where the element is zero: p
+ * itself when it already is such a row, else flags[0..n) (a float's sign bit is ignored, so
+ * -0.0 is zero and NaN is not). */
+static const uint8_t *
+row_flags(const char *p, int64_t st, int64_t n, PtlDtype dt, uint8_t *flags)
 {
-    int64_t *off = walk_offsets(self->dim, self->sizes, self->strides);
-    PtlTensorImpl *out = NULL;
-    int64_t count = 0, idx[PTL_MAX_DIMS] = {0};
-    if (off == NULL) {
-        return NULL;
-    }
-    const char *base = ptl_tensor_data(self);
-    size_t item = ptl_tensor_itemsize(self);
-    for (int64_t i = 0; i < self->numel; i++) {
-        count += is_nonzero(base + off[i] * (int64_t)item, self->dtype);
-    }
-    int64_t sizes[2] = {count, self->dim};
-    if ((out = ptl_empty(2, sizes, PTL_DTYPE_INT64, self->device)) == NULL) {
-        free(off);
-        return NULL;
-    }
-    int64_t *o = (int64_t *)ptl_tensor_data(out);
-    for (int64_t i = 0; i < self->numel; i++) {
-        if (is_nonzero(base + off[i] * (int64_t)item, self->dtype)) {
-            memcpy(o, idx, sizeof(int64_t) * (size_t)self->dim);
-            o += self->dim;
+    int fl = ptl_dtype_is_floating(dt);
+    switch (ptl_dtype_itemsize(dt)) {
+    case 1:
+        if (st == 1) {
+            return (const uint8_t *)p;
         }
-        for (int d = self->dim - 1; d >= 0; d--) {
-            if (++idx[d] < self->sizes[d]) {
+        ROW_FLAGS(uint8_t, 0xFFu)
+    case 2: ROW_FLAGS(uint16_t, fl ? 0x7FFFu : 0xFFFFu)
+    case 4: ROW_FLAGS(uint32_t, fl ? 0x7FFFFFFFu : 0xFFFFFFFFu)
+    default: ROW_FLAGS(uint64_t, fl ? ~((uint64_t)1 << 63) : ~(uint64_t)0)
+    }
+    return flags;
+}
+#undef ROW_FLAGS
+
+/* Walks t's rows (Note [Mask rows]).  out == NULL: returns the number of nonzero elements.
+ * Else writes the first `total` entries to out and returns how many it wrote: coordinates
+ * (t->dim per entry; t->dim >= 1) when strides is NULL, else element offsets with t's dim
+ * d mapped to strides[d]. */
+static int64_t
+mask_rows(const PtlTensorImpl *t, const int64_t *strides, int64_t *out, int64_t total)
+{
+    int nd = t->dim;
+    int64_t last = nd ? t->sizes[nd - 1] : 1, rows = last ? t->numel / last : 0;
+    int64_t isz = (int64_t)ptl_tensor_itemsize(t), lst = nd ? t->strides[nd - 1] * isz : 0;
+    int64_t step = strides != NULL && nd ? strides[nd - 1] : 0, idx[PTL_MAX_DIMS] = {0}, k = 0;
+    const char *base = ptl_tensor_data(t);
+    uint8_t buf[MASK_CHUNK];
+    for (int64_t r = 0; r < rows; r++) {
+        const char *rp = base;
+        int64_t roff = 0;
+        for (int d = 0; d < nd - 1; d++) {
+            rp += idx[d] * t->strides[d] * isz;
+            roff += strides != NULL ? idx[d] * strides[d] : 0;
+        }
+        for (int64_t j0 = 0; j0 < last; j0 += MASK_CHUNK) {
+            int64_t n = last - j0 < MASK_CHUNK ? last - j0 : MASK_CHUNK;
+            const uint8_t *f = row_flags(rp + j0 * lst, lst, n, t->dtype, buf);
+            if (out == NULL) {
+                for (int64_t j = 0; j < n; j++) {
+                    k += f[j] != 0;
+                }
+            }
+            else if (strides == NULL) {
+                /* the last coordinate per element, then the row's others per entry written */
+                int64_t k0 = k;
+                for (int64_t j = 0; j < n && k < total; j++) {
+                    out[k * nd + nd - 1] = j0 + j;
+                    k += f[j] != 0;
+                }
+                for (int d = 0; d < nd - 1; d++) {
+                    for (int64_t q = k0; q < k; q++) {
+                        out[q * nd + d] = idx[d];
+                    }
+                }
+            }
+            else {
+                for (int64_t j = 0; j < n && k < total; j++) {
+                    out[k] = roff + (j0 + j) * step;
+                    k += f[j] != 0;
+                }
+            }
+        }
+        for (int d = nd - 2; d >= 0; d--) {
+            if (++idx[d] < t->sizes[d]) {
                 break;
             }
             idx[d] = 0;
         }
     }
-    free(off);
+    return k;
+}
+
+/* nonzero(Tensor self) -> Tensor: (N, self.dim()) int64 coordinates in row-major order */
+static PtlTensorImpl *
+nonzero_impl(PtlTensorImpl *self)
+{
+    int64_t sizes[2] = {mask_rows(self, NULL, NULL, 0), self->dim};
+    PtlTensorImpl *out = ptl_empty(2, sizes, PTL_DTYPE_INT64, self->device);
+    if (out != NULL && self->dim > 0) {
+        mask_rows(self, NULL, (int64_t *)ptl_tensor_data(out), sizes[0]);
+    }
     return out;
 }
 
@@ -226,7 +295,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
           Flavor fl)
 {
     PtlTensorImpl *idx[PTL_MAX_DIMS] = {NULL}, *masks[PTL_MAX_DIMS] = {NULL};
-    int dims[PTL_MAX_DIMS], nidx = 0, nmasks = 0, bdim = 0, used = 0;
+    int dims[PTL_MAX_DIMS], nidx = 0, nmasks = 0, bdim = 0, used = 0, defined = 0, direct = 0;
     int64_t bshape[PTL_MAX_DIMS], *walk = NULL;
     int rc = -1;
     memset(ai, 0, sizeof(*ai));
@@ -234,6 +303,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
         PtlTensorImpl *t = items[i];
         int is_mask = t != NULL && (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8);
         used += is_mask ? t->dim : 1;
+        defined += t != NULL;
     }
     if (used > self->dim) {
         return ptl_error_set(PTL_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)",
@@ -250,6 +320,23 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
                     mask_error(t, j, self, (int)(d + j));
                     goto done;
                 }
+            }
+            direct = defined == 1 && t->dim > 0;
+            if (direct) {
+                /* the only index: the offsets of its set elements are the index tuples'
+                 * (Note [Mask rows]), with no coordinates in between */
+                bdim = 1;
+                bshape[0] = ai->bnumel = mask_rows(t, NULL, NULL, 0);
+                if ((ai->off = malloc(sizeof(int64_t) * (size_t)(bshape[0] + 1))) == NULL) {
+                    ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+                    goto done;
+                }
+                mask_rows(t, self->strides + d, ai->off, bshape[0]);
+                for (int j = 0; j < t->dim; j++) {
+                    dims[nidx++] = (int)(d + j);
+                }
+                d += t->dim;
+                continue;
             }
             PtlTensorImpl *nz = nonzero_impl(t);
             if (nz == NULL) {
@@ -277,7 +364,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
             goto done;
         }
     }
-    for (int k = 0; k < nidx; k++) {
+    for (int k = 0; k < nidx && !direct; k++) {
         if (broadcast_into(&bdim, bshape, idx[k]->dim, idx[k]->sizes) < 0) {
             char msg[1024], b[256];
             size_t off = (size_t)snprintf(msg, sizeof(msg), "shape mismatch: indexing tensors "
@@ -295,11 +382,12 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
     for (int d = 0; d < bdim; d++) {
         ai->bnumel *= bshape[d];
     }
-    if ((ai->off = calloc((size_t)(ai->bnumel > 0 ? ai->bnumel : 1), sizeof(int64_t))) == NULL) {
+    if (!direct &&
+        (ai->off = calloc((size_t)(ai->bnumel > 0 ? ai->bnumel : 1), sizeof(int64_t))) == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "out of memory");
         goto done;
     }
-    for (int k = 0; k < nidx; k++) {
+    for (int k = 0; k < nidx && !direct; k++) {
         int64_t st[PTL_MAX_DIMS], size = self->sizes[dims[k]], stride = self->strides[dims[k]];
         expanded_strides(idx[k], bdim, bshape, st);
         if ((walk = walk_offsets(bdim, bshape, st)) == NULL) {
@@ -364,7 +452,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
 done:
     free(walk);
     for (int k = 0; k < nidx; k++) {
-        ptl_decref(idx[k]);
+        ptl_xdecref(idx[k]);
     }
     for (int k = 0; k < nmasks; k++) {
         ptl_decref(masks[k]);
