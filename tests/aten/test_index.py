@@ -10,7 +10,7 @@ import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
-                     assert_close, assert_no_leak, make, torch)
+                     assert_close, assert_no_leak, make, to_numpy, torch)
 
 GEN = np.random.default_rng(1234)
 
@@ -313,6 +313,41 @@ def test_masked_ops(shape, dtype, layout):
     exp = a.copy()
     exp[mask] = b[:int(mask.sum())]
     assert_close(x.masked_scatter(m, src), ref(exp), dtype=dtype)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_masked_fill_elementwise_pass(dtype, threads):
+    """masked_fill is one elementwise pass (a branch-free select by element size) that the
+    iterator splits over threads above its grain: sizes on both sides of it, strided self and
+    mask, broadcast masks, in place, and NaN / -0.0 values kept bit for bit."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    gen = np.random.default_rng(3)
+    try:
+        for shape in [(), (0, 3), (5, 7), (300, 301), (2, 70000)]:
+            x, a = make(shape, dtype, "sliced" if len(shape) == 2 else "contiguous")
+            mask = gen.integers(0, 2, size=shape).astype(bool)
+            views = [(ptl.tensor(mask), mask)]
+            if len(shape) == 2:
+                views += [(ptl.tensor(mask.T.copy()).t(), mask),
+                          (ptl.tensor(mask[:1]), np.broadcast_to(mask[:1], shape)),
+                          (ptl.tensor(mask[:, :1]), np.broadcast_to(mask[:, :1], shape))]
+            for m, mn in views:
+                val = np.array(-0.0 if dtype in FLOAT_DTYPES else 1).astype(a.dtype)
+                got = x.masked_fill(m, float(val) if dtype in FLOAT_DTYPES else 1)
+                assert_close(got, ref(np.where(mn, val, a)), dtype=dtype)
+                y = x.clone()
+                assert y.masked_fill_(m, 1) is y
+                assert_close(y, ref(np.where(mn, np.array(1).astype(a.dtype), a)))
+                if dtype in FLOAT_DTYPES and got.numel():
+                    assert (np.signbit(to_numpy(got)) == (mn | np.signbit(a))).all()
+                    assert np.isnan(to_numpy(x.masked_fill(m, float("nan")))[mn]).all()
+        m = ptl.tensor([[True], [False]])
+        assert_close(ptl.zeros(3, dtype=dtype).masked_fill(m, 1),
+                     np.where([[True], [False]], 1, np.zeros((2, 3))).astype(NP_DTYPE[dtype]))
+    finally:
+        ptl.set_num_threads(old)
 
 
 def test_masked_broadcasting_and_inplace():

@@ -893,13 +893,12 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- masked ops ---- */
 
-/* Offsets of every element of self and of mask broadcast to self (in-place: mask must
- * broadcast to self's shape). */
+/* 0 when mask broadcasts to self's shape, else -1 with PyTorch's error set. */
 static int
-mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **moff)
+mask_check(PtlTensorImpl *self, PtlTensorImpl *mask)
 {
     int bdim = self->dim;
-    int64_t bshape[PTL_MAX_DIMS], mst[PTL_MAX_DIMS];
+    int64_t bshape[PTL_MAX_DIMS];
     memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
     if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0 || bdim != self->dim ||
         memcmp(bshape, self->sizes, sizeof(int64_t) * (size_t)bdim) != 0) {
@@ -918,6 +917,18 @@ mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **mo
                                               "shape %s",
                              b1, b2);
     }
+    return 0;
+}
+
+/* Offsets of every element of self and of mask broadcast to self (in-place: mask must
+ * broadcast to self's shape). */
+static int
+mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **moff)
+{
+    int64_t mst[PTL_MAX_DIMS];
+    if (mask_check(self, mask) < 0) {
+        return -1;
+    }
     expanded_strides(mask, self->dim, self->sizes, mst);
     if ((*soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL) {
         return -1;
@@ -929,9 +940,9 @@ mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **mo
     return 0;
 }
 
-/* self broadcast against mask, as a new contiguous tensor (masked_fill's functional form). */
+/* A new contiguous tensor of self's dtype, of the shape of self broadcast against mask. */
 static PtlTensorImpl *
-broadcast_copy(PtlTensorImpl *self, PtlTensorImpl *mask)
+broadcast_empty(PtlTensorImpl *self, PtlTensorImpl *mask)
 {
     int bdim = self->dim;
     int64_t bshape[PTL_MAX_DIMS];
@@ -943,12 +954,46 @@ broadcast_copy(PtlTensorImpl *self, PtlTensorImpl *mask)
                       (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1), bdim - 1);
         return NULL;
     }
-    PtlTensorImpl *out = ptl_empty(bdim, bshape, self->dtype, self->device);
+    return ptl_empty(bdim, bshape, self->dtype, self->device);
+}
+
+/* self broadcast against mask, as a new contiguous tensor (masked_scatter's functional form). */
+static PtlTensorImpl *
+broadcast_copy(PtlTensorImpl *self, PtlTensorImpl *mask)
+{
+    PtlTensorImpl *out = broadcast_empty(self, mask);
     if (out != NULL && ptl_copy_into(out, self) < 0) {
         PTL_CLEAR(out);
     }
     return out;
 }
+
+/* out = mask ? *extra : self, by element size: [*] out, self, mask (bool) */
+#define DEFINE_MASKED_FILL_LOOP(T, SZ)                                                    \
+    static void                                                                           \
+    masked_fill_loop_##SZ(char **d, const int64_t *s, int64_t n, const void *extra)       \
+    {                                                                                     \
+        const T v = *(const T *)extra;                                                    \
+        if (s[0] == SZ && s[1] == SZ && s[2] == 1) {                                      \
+            T *o = (T *)d[0];                                                             \
+            const T *a = (const T *)d[1];                                                 \
+            const uint8_t *m = (const uint8_t *)d[2];                                     \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                T take = (T)0 - (T)(m[i] != 0);   /* all ones or zero: no branch */       \
+                o[i] = (T)((v & take) | (a[i] & (T)~take));                               \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            T x = *(const T *)(d[1] + i * s[1]);                                          \
+            *(T *)(d[0] + i * s[0]) = *(const uint8_t *)(d[2] + i * s[2]) ? v : x;        \
+        }                                                                                 \
+    }
+DEFINE_MASKED_FILL_LOOP(uint8_t, 1)
+DEFINE_MASKED_FILL_LOOP(uint16_t, 2)
+DEFINE_MASKED_FILL_LOOP(uint32_t, 4)
+DEFINE_MASKED_FILL_LOOP(uint64_t, 8)
+#undef DEFINE_MASKED_FILL_LOOP
 
 /* masked_fill[_](Tensor self, Tensor mask, Scalar|Tensor value) */
 static int
@@ -956,7 +1001,7 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *mask = s[1].u.t, *out = NULL, *val = NULL;
-    int64_t *soff = NULL, *moff = NULL;
+    PtlLoop loop;
     if (mask->dtype != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got "
                                               "mask with dtype %s",
@@ -966,20 +1011,37 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((val = value_of(&s[2], self->dtype, "masked_fill_")) == NULL) {
         return -1;
     }
-    out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_copy(self, mask);
-    if (out == NULL || mask_walk(out, mask, &soff, &moff) < 0) {
+    out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_empty(self, mask);
+    if (out == NULL || mask_check(out, mask) < 0) {
         goto error;
     }
-    size_t item = ptl_tensor_itemsize(out);
-    char *dst = ptl_tensor_data(out);
-    const char *m = ptl_tensor_data(mask), *v = ptl_tensor_data(val);
-    for (int64_t i = 0; i < out->numel && !ptl_tensor_is_meta(out); i++) {
-        if (m[moff[i]]) {
-            copy_elem(dst + soff[i] * (int64_t)item, v, item);
-        }
+    /* one elementwise pass (the functional form reads self as it writes out) */
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlTensorIter it;
+    cfg.out = out;
+    cfg.is_inplace = op->schema.inplace;
+    cfg.ninputs = 2;
+    cfg.inputs[0] = self;
+    cfg.inputs[1] = mask;
+    cfg.no_promote = 2u;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        goto error;
     }
-    free(soff);
-    free(moff);
+    switch (ptl_tensor_itemsize(out)) {
+    case 1: loop = masked_fill_loop_1; break;
+    case 2: loop = masked_fill_loop_2; break;
+    case 4: loop = masked_fill_loop_4; break;
+    default: loop = masked_fill_loop_8; break;
+    }
+    if (ptl_iter_run(&it, loop, ptl_tensor_data(val)) < 0) {
+        ptl_iter_release(&it);
+        goto error;
+    }
+    PtlTensorImpl *res = ptl_iter_finish(&it);   /* out itself, or NULL */
+    if (res == NULL) {
+        goto error;
+    }
+    ptl_decref(res);
     ptl_decref(val);
     ptl_tensor_bump_version(out);
     s[0] = ptl_iv_tensor(out);
