@@ -336,6 +336,35 @@ def test_cummax_cummin(dtype, layout):
             assert_close(i, back(ri), dtype=ptl.int64)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_cummax_typed_lanes_nan_zero_ties(dtype, threads):
+    """The typed lane loops: a NaN first, in the middle and last, -0.0 against 0.0 (equal, so
+    the later one and its sign win), infinities, over lanes along either dim of a tensor
+    past the parallel grain, checked bit for bit against cum_ref."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    gen = np.random.default_rng(11)
+    try:
+        pool = np.array([NAN, -0.0, 0.0, np.inf, -np.inf, 1.0, -1.0, 2.5])
+        a = gen.choice(pool, size=(130, 300), p=[0.01, 0.2, 0.2, 0.02, 0.02, 0.2, 0.2, 0.15])
+        a[0, 0] = a[1, -1] = NAN
+        t = ptl.tensor(a, dtype=dtype)
+        x = to_numpy(t)
+        for d in (0, 1):
+            for fn, is_max in ((ptl.cummax, True), (ptl.cummin, False)):
+                v, i = fn(t, d)
+                lanes = np.moveaxis(x, d, -1)
+                for k in range(lanes.shape[0]):
+                    rv, ri = cum_ref(lanes[k], is_max)
+                    got_v = np.moveaxis(to_numpy(v), d, -1)[k]
+                    assert (np.moveaxis(i.numpy(), d, -1)[k] == ri).all()
+                    assert np.array_equal(got_v, rv, equal_nan=True)
+                    assert (np.signbit(got_v) == np.signbit(rv)).all()
+    finally:
+        ptl.set_num_threads(old)
+
+
 def test_cummax_nan_and_ties_like_torch():
     for x in ([1.0, NAN, 2.0, NAN, 3.0], [1.0, 1.0, 0.0, 0.0, 2.0, 2.0], [NAN, 1.0]):
         for name in ("cummax", "cummin"):

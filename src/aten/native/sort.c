@@ -437,32 +437,61 @@ emit_from_keys64(const LaneJob *job, const char *p, const uint64_t *k, const int
 #undef F_SPECIAL64
 
 /* cummax / cummin: NaN propagates (each NaN becomes the running extremum), equal values
- * move the index to the later one */
+ * move the index to the later one (PyTorch's cummax_cummin_helper with >= / <=).  One typed
+ * loop per dtype, keeping the running extremum as the element itself, compared in ACC.
+ * While it is not NaN, "x is NaN or x >= it" is the one comparison !(x < it); from the
+ * first NaN on only a later NaN takes over, which the second loop checks alone. */
+#define CUM_EXTREME(T, ACC, LOAD)                                                         \
+    {                                                                                     \
+        T best = *(const T *)p, *vals = (T *)job->vals;                                   \
+        ACC bv = LOAD(best);                                                              \
+        int64_t j = 0;                                                                    \
+        for (; j < len && bv == bv; j++, o += inner) {                                    \
+            T x = *(const T *)(p + j * st);                                               \
+            ACC v = LOAD(x);                                                              \
+            if (is_max ? !(v < bv) : !(v > bv)) {                                         \
+                best = x;                                                                 \
+                bv = v;                                                                   \
+                bi = j;                                                                   \
+            }                                                                             \
+            vals[o] = best;                                                               \
+            idx[o] = bi;                                                                  \
+        }                                                                                 \
+        for (; j < len; j++, o += inner) {                                                \
+            T x = *(const T *)(p + j * st);                                               \
+            if (LOAD(x) != LOAD(x)) {                                                     \
+                best = x;                                                                 \
+                bi = j;                                                                   \
+            }                                                                             \
+            vals[o] = best;                                                               \
+            idx[o] = bi;                                                                  \
+        }                                                                                 \
+    }                                                                                     \
+    break;
+#define ID(X) (X)
+
 static void
-cum_extreme(const LaneJob *job, const char *p, int64_t l, int64_t isz)
+cum_extreme(const LaneJob *job, const char *p, int64_t l)
 {
-    int is_max = job->kind == L_CUMMAX, fl = ptl_dtype_is_floating(job->dt);
-    int64_t o = (l / job->inner) * job->len * job->inner + l % job->inner, bi = 0;
-    double bd = 0;
-    int64_t bv = 0;
-    for (int64_t j = 0; j < job->len; j++, o += job->inner) {
-        const char *x = p + j * job->st;
-        int take;
-        if (fl) {
-            double v = ptl_load_double(x, job->dt);
-            take = j == 0 || isnan(v) || (!isnan(bd) && (is_max ? v >= bd : v <= bd));
-            bd = take ? v : bd;
-        }
-        else {
-            int64_t v = ptl_load_int(x, job->dt);
-            take = j == 0 || (is_max ? v >= bv : v <= bv);
-            bv = take ? v : bv;
-        }
-        bi = take ? j : bi;
-        copy_elem(job->vals + o * isz, p + bi * job->st, isz);
-        job->idx[o] = bi;
+    /* locals: stores through idx could otherwise alias the job's fields */
+    int is_max = job->kind == L_CUMMAX;
+    int64_t len = job->len, inner = job->inner, st = job->st, *idx = job->idx, bi = 0;
+    int64_t o = (l / inner) * len * inner + l % inner;
+    switch (job->dt) {
+    case PTL_DTYPE_BOOL:
+    case PTL_DTYPE_UINT8: CUM_EXTREME(uint8_t, int, ID)
+    case PTL_DTYPE_INT8: CUM_EXTREME(int8_t, int, ID)
+    case PTL_DTYPE_INT16: CUM_EXTREME(int16_t, int, ID)
+    case PTL_DTYPE_INT32: CUM_EXTREME(int32_t, int32_t, ID)
+    case PTL_DTYPE_INT64: CUM_EXTREME(int64_t, int64_t, ID)
+    case PTL_DTYPE_FLOAT16: CUM_EXTREME(ptl_half, float, ptl_half_to_f)
+    case PTL_DTYPE_BFLOAT16: CUM_EXTREME(ptl_bf16, float, ptl_bf16_to_f)
+    case PTL_DTYPE_FLOAT32: CUM_EXTREME(float, float, ID)
+    default: CUM_EXTREME(double, double, ID)
     }
 }
+#undef ID
+#undef CUM_EXTREME
 
 static void
 store_double(char *q, PtlDtype dt, double v)
@@ -525,7 +554,7 @@ run_lanes(void *ctx, int64_t b, int64_t e)
                 log_cum_sum_exp(job, p, l, isz);
             }
             else {
-                cum_extreme(job, p, l, isz);
+                cum_extreme(job, p, l);
             }
             continue;
         }
