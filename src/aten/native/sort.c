@@ -468,7 +468,6 @@ emit_from_keys64(const LaneJob *job, const char *p, const uint64_t *k, const int
         }                                                                                 \
     }                                                                                     \
     break;
-#define ID(X) (X)
 
 static void
 cum_extreme(const LaneJob *job, const char *p, int64_t l)
@@ -478,19 +477,9 @@ cum_extreme(const LaneJob *job, const char *p, int64_t l)
     int64_t len = job->len, inner = job->inner, st = job->st, *idx = job->idx, bi = 0;
     int64_t o = (l / inner) * len * inner + l % inner;
     switch (job->dt) {
-    case PTL_DTYPE_BOOL:
-    case PTL_DTYPE_UINT8: CUM_EXTREME(uint8_t, int, ID)
-    case PTL_DTYPE_INT8: CUM_EXTREME(int8_t, int, ID)
-    case PTL_DTYPE_INT16: CUM_EXTREME(int16_t, int, ID)
-    case PTL_DTYPE_INT32: CUM_EXTREME(int32_t, int32_t, ID)
-    case PTL_DTYPE_INT64: CUM_EXTREME(int64_t, int64_t, ID)
-    case PTL_DTYPE_FLOAT16: CUM_EXTREME(ptl_half, float, ptl_half_to_f)
-    case PTL_DTYPE_BFLOAT16: CUM_EXTREME(ptl_bf16, float, ptl_bf16_to_f)
-    case PTL_DTYPE_FLOAT32: CUM_EXTREME(float, float, ID)
-    default: CUM_EXTREME(double, double, ID)
+    PTL_REAL_DTYPE_CASES(CUM_EXTREME)
     }
 }
-#undef ID
 #undef CUM_EXTREME
 
 static void

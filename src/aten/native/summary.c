@@ -111,29 +111,18 @@ group_rows(PtlTensorImpl *t, int64_t n, int64_t m, int sort, int64_t *first, int
  * as elem_cmp); i in [1, n) */
 #define MARK_STARTS(T, ACC, LOAD)                                                         \
     for (int64_t i = 1; i < n; i++) {                                                     \
-        ACC x = LOAD(((const T *)v)[i - 1]), y = LOAD(((const T *)v)[i]);                   \
+        ACC x = LOAD(((const T *)v)[i - 1]), y = LOAD(((const T *)v)[i]);                 \
         start[i] = !(x == y || (x != x && y != y));                                       \
     }                                                                                     \
     break;
-#define ID(X) (X)
 
 static void
 mark_starts(const char *v, int64_t n, PtlDtype dt, uint8_t *start)
 {
     switch (dt) {
-    case PTL_DTYPE_BOOL:
-    case PTL_DTYPE_UINT8: MARK_STARTS(uint8_t, uint8_t, ID)
-    case PTL_DTYPE_INT8: MARK_STARTS(int8_t, int8_t, ID)
-    case PTL_DTYPE_INT16: MARK_STARTS(int16_t, int16_t, ID)
-    case PTL_DTYPE_INT32: MARK_STARTS(int32_t, int32_t, ID)
-    case PTL_DTYPE_INT64: MARK_STARTS(int64_t, int64_t, ID)
-    case PTL_DTYPE_FLOAT16: MARK_STARTS(ptl_half, float, ptl_half_to_f)
-    case PTL_DTYPE_BFLOAT16: MARK_STARTS(ptl_bf16, float, ptl_bf16_to_f)
-    case PTL_DTYPE_FLOAT32: MARK_STARTS(float, float, ID)
-    default: MARK_STARTS(double, double, ID)
+    PTL_REAL_DTYPE_CASES(MARK_STARTS)
     }
 }
-#undef ID
 #undef MARK_STARTS
 
 /* Note [Flat unique]
