@@ -365,6 +365,31 @@ def test_cummax_typed_lanes_nan_zero_ties(dtype, threads):
         ptl.set_num_threads(old)
 
 
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int32, ptl.bfloat16])
+def test_cummax_blocks_and_stretches(dtype):
+    """The block test of the lane loop (CUM_BLOCK 16 elements, stretches doubling to 1024):
+    lanes at and across 16 and 32 elements and past 1024, random, rising, falling, tied and
+    with a NaN, contiguous and strided."""
+    gen = np.random.default_rng(12)
+    for n in (1, 15, 16, 17, 31, 32, 33, 100, 3000):
+        for kind in ("random", "rising", "falling", "ties", "nan"):
+            a = gen.standard_normal(n) * 50
+            a = np.sort(a) if kind == "rising" else -np.sort(a) if kind == "falling" else a
+            a = gen.integers(0, 3, n).astype(float) if kind == "ties" else a
+            if kind == "nan":
+                if dtype == ptl.int32:
+                    continue
+                a[gen.integers(0, n)] = NAN
+            t = ptl.tensor(a, dtype=dtype)
+            x = to_numpy(t)
+            for lane in (t, ptl.stack([t, t], 1)[:, 1]):
+                for fn, is_max in ((ptl.cummax, True), (ptl.cummin, False)):
+                    v, i = fn(lane, 0)
+                    rv, ri = cum_ref(x, is_max)
+                    assert (i.numpy() == ri).all(), (n, kind, is_max)
+                    assert np.array_equal(to_numpy(v), rv, equal_nan=True)
+
+
 def test_cummax_nan_and_ties_like_torch():
     for x in ([1.0, NAN, 2.0, NAN, 3.0], [1.0, 1.0, 0.0, 0.0, 2.0, 2.0], [NAN, 1.0]):
         for name in ("cummax", "cummin"):
