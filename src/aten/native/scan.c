@@ -75,8 +75,8 @@ scan_lines(void *ctx, int64_t b, int64_t e)
  *              at every step (contiguous loads and stores that vectorize);
  *   inner = 1: up to TILE_LINES consecutive lines, len apart (independent add chains that
  *              overlap in the pipeline).
- * Tiles are split over the threads.  1024 x 1024 float32: cumsum(0) 10.1 ms -> ~1 ms,
- * cumsum(-1) 1.9 ms -> ~0.6 ms. */
+ * Tiles are split over the threads.  1024 x 1024 float32, one thread: cumsum(0) 10.1 ms ->
+ * 0.3-0.6 ms, cumsum(-1) 1.9 ms -> 0.5 ms. */
 #define TILE_COLS 256
 #define TILE_LINES 8
 

@@ -132,7 +132,8 @@ mark_starts(const char *v, int64_t n, PtlDtype dt, uint8_t *start)
  * through a dtype switch: one pass then marks where the sorted values change, and a second
  * numbers the groups, scatters the inverse through the sort's indices and takes each group's
  * first sorted element (the first occurrence in the input, as the stable merge sort did) as
- * its value.  1M int64 in [0, 1024): 244 ms -> a few ms.
+ * its value.  1M int64 in [0, 1024), one thread: 244 ms -> 11-27 ms (PyTorch 27-86 ms on a
+ * loaded machine).
  *
  * flat: 1-D contiguous, n > 0 elements; inverse (n) and counts (n) are filled when not NULL.
  * Returns the values (new ref; its length is the group count), or NULL with the error set. */
