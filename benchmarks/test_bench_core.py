@@ -1,7 +1,7 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
 half-precision casts, clamp, transposed copies, the offset-table shape ops, row and element
-indexing, fills, constant padding and seeded random fills.  Each group runs pytorchlite,
-NumPy and (when installed) PyTorch on the same data."""
+indexing, fills, constant padding, seeded random fills, boolean-mask ops and cumsum.  Each
+group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
 
@@ -227,3 +227,32 @@ def test_random_fill(benchmark, impl, op):
         fns = {"rand": lambda: L.rand(1024, 1024), "uniform_(-2, 3)": lambda: out.uniform_(-2, 3),
                "randn": lambda: L.randn(1024, 1024)}
     benchmark(fns[op])
+
+
+MASK_OPS = {
+    "nonzero": (lambda x, m: m.nonzero(), lambda x, m: np.argwhere(m)),
+    "masked_select": (lambda x, m: x.masked_select(m), lambda x, m: x[m]),
+    "x[mask]": (lambda x, m: x[m], lambda x, m: x[m]),
+    "masked_fill": (lambda x, m: x.masked_fill(m, 0.0), lambda x, m: np.where(m, 0.0, x)),
+}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", list(MASK_OPS))
+def test_mask_ops(benchmark, impl, op):
+    """Boolean-mask ops at half density, the mask made beforehand (index.c, Note [Mask
+    rows]; masked_fill is one elementwise pass)."""
+    benchmark.group = f"{op}, 1024x1024 float32 half masked"
+    a = randn((1024, 1024))
+    args = [make(impl, a), make(impl, a > 0)]
+    tensor_fn, numpy_fn = MASK_OPS[op]
+    benchmark(numpy_fn if impl == "numpy" else tensor_fn, *args)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dim", [0, -1])
+def test_cumsum(benchmark, impl, dim):
+    """cumsum along an outer and the inner dim (scan.c, Note [Scan tiles])."""
+    benchmark.group = f"cumsum({dim}) 1024x1024 float32"
+    fn = (lambda x: np.cumsum(x, dim)) if impl == "numpy" else (lambda x: x.cumsum(dim))
+    run(benchmark, impl, fn, randn((1024, 1024)))

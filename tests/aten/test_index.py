@@ -10,7 +10,7 @@ import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
 from helpers import (ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, LAYOUTS, NP_DTYPE, SHAPES,
-                     assert_close, assert_no_leak, make, torch)
+                     assert_close, assert_no_leak, make, to_numpy, torch)
 
 GEN = np.random.default_rng(1234)
 
@@ -467,6 +467,41 @@ def test_masked_ops(shape, dtype, layout):
     assert_close(x.masked_scatter(m, src), ref(exp), dtype=dtype)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_masked_fill_elementwise_pass(dtype, threads):
+    """masked_fill is one elementwise pass (a branch-free select by element size) that the
+    iterator splits over threads above its grain: sizes on both sides of it, strided self and
+    mask, broadcast masks, in place, and NaN / -0.0 values kept bit for bit."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    gen = np.random.default_rng(3)
+    try:
+        for shape in [(), (0, 3), (5, 7), (300, 301), (2, 70000)]:
+            x, a = make(shape, dtype, "sliced" if len(shape) == 2 else "contiguous")
+            mask = gen.integers(0, 2, size=shape).astype(bool)
+            views = [(ptl.tensor(mask), mask)]
+            if len(shape) == 2:
+                views += [(ptl.tensor(mask.T.copy()).t(), mask),
+                          (ptl.tensor(mask[:1]), np.broadcast_to(mask[:1], shape)),
+                          (ptl.tensor(mask[:, :1]), np.broadcast_to(mask[:, :1], shape))]
+            for m, mn in views:
+                val = np.array(-0.0 if dtype in FLOAT_DTYPES else 1).astype(a.dtype)
+                got = x.masked_fill(m, float(val) if dtype in FLOAT_DTYPES else 1)
+                assert_close(got, ref(np.where(mn, val, a)), dtype=dtype)
+                y = x.clone()
+                assert y.masked_fill_(m, 1) is y
+                assert_close(y, ref(np.where(mn, np.array(1).astype(a.dtype), a)))
+                if dtype in FLOAT_DTYPES and got.numel():
+                    assert (np.signbit(to_numpy(got)) == (mn | np.signbit(a))).all()
+                    assert np.isnan(to_numpy(x.masked_fill(m, float("nan")))[mn]).all()
+        m = ptl.tensor([[True], [False]])
+        assert_close(ptl.zeros(3, dtype=dtype).masked_fill(m, 1),
+                     np.where([[True], [False]], 1, np.zeros((2, 3))).astype(NP_DTYPE[dtype]))
+    finally:
+        ptl.set_num_threads(old)
+
+
 def test_masked_broadcasting_and_inplace():
     x, a = make((3, 4), ptl.float32)
     m = np.array([True, False, True, False])
@@ -526,6 +561,50 @@ def test_nonzero(shape, dtype, layout):
         assert_close(g, e)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_mask_rows_chunks_and_layouts(dtype, threads):
+    """nonzero and x[mask] walk the mask a row of at most 4096 elements at a time (Note [Mask
+    rows]): last dims at and across 4096 and 8192, strided and flipped masks, -0.0 and NaN
+    in float masks, empty and 0-dim ones; a lone mask index takes the direct offset path,
+    a mask next to another index the nonzero one."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    gen = np.random.default_rng(7)
+    try:
+        for shape in [(), (0,), (3, 0), (7, 9), (2, 3, 4), (4095,), (2, 4096), (3, 4097),
+                      (8193,)]:
+            a = gen.integers(-1, 2, shape).astype(NP_DTYPE[dtype])
+            if dtype in FLOAT_DTYPES and a.size:
+                a.flat[::3] = -0.0
+                a.flat[1::5] = np.nan
+            t = ptl.tensor(a, dtype=dtype)
+            views = [(t, a)]
+            if t.dim() >= 1:
+                views.append((t.flip(0), a[::-1]))
+            if t.dim() == 2:
+                views.append((t.t(), a.T))
+            for x, xa in views:
+                assert_close(x.nonzero(), np.argwhere(xa), dtype=ptl.int64)
+                if dtype != ptl.bool:
+                    continue
+                v = ptl.tensor(gen.standard_normal(xa.shape + (2,)))
+                vn = v.numpy()
+                assert_close(v[..., 0][x], vn[..., 0][xa])
+                assert_close(v[..., 1][x], vn[..., 1][xa])
+                assert_close(v.select(-1, 0).masked_select(x), vn[..., 0][xa])
+                assert_close(v[x], vn[xa])
+                if xa.ndim >= 1:
+                    assert_close(v[x, 1], vn[xa, 1])
+                w = v.clone()
+                w[x] = -3.0
+                wn = vn.copy()
+                wn[xa] = -3.0
+                assert_close(w, wn)
+    finally:
+        ptl.set_num_threads(old)
+
+
 # ---- unique, unique_consecutive ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -538,6 +617,49 @@ def test_unique(shape, dtype):
     assert_close(inv, ei.reshape(a.shape))
     assert_close(counts, ec)
     assert_close(ptl.unique(x), ref(ev))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_unique_flat_long_and_strided(dtype, threads):
+    """The flat path (Note [Flat unique]): sort, then one pass over the sorted values; around
+    the sort's short-lane limit (32), long, strided, expanded, empty and 0-dim inputs."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for n in (0, 1, 31, 32, 33, 1000):
+            for layout in ("contiguous", "sliced", "expanded"):
+                x, a = make((n, 3), dtype, layout, seed=n, low=-40, high=40)
+                for inv_, cnt_ in ((False, False), (True, False), (False, True), (True, True)):
+                    got = ptl.unique(x, return_inverse=inv_, return_counts=cnt_)
+                    got = got if isinstance(got, tuple) else (got,)
+                    ev, ei, ec = np.unique(a, return_inverse=True, return_counts=True)
+                    assert_close(got[0], ref(ev), dtype=dtype)
+                    if inv_:
+                        assert_close(got[1], ei.reshape(a.shape))
+                    if cnt_:
+                        assert_close(got[-1], ec)
+        x, a = make((), dtype)
+        v, i, c = ptl.unique(x, return_inverse=True, return_counts=True)
+        assert_close(v, ref(a.reshape(1)))
+        assert i.shape == () and c.tolist() == [1]
+    finally:
+        ptl.set_num_threads(old)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_unique_flat_nan_and_signed_zero(dtype):
+    """NaNs form one group (as group_rows always did; PyTorch keeps each NaN apart) and -0.0
+    joins 0.0 with the first occurrence's sign, in long lanes too."""
+    base = np.array([0.0, np.nan, -0.0, 1.0, np.nan, -np.inf, 0.0, 1.0] * 9)
+    for a in (base, -base[::-1]):
+        v, i, c = ptl.unique(ptl.tensor(a, dtype=dtype), return_inverse=True, return_counts=True)
+        ev, ei, ec = np.unique(a, return_inverse=True, return_counts=True, equal_nan=True)
+        assert_close(v, ev, dtype=dtype, equal_nan=True)
+        assert_close(i, ei.reshape(-1))
+        assert_close(c, ec)
+        zero = v.double().numpy() == 0
+        assert np.signbit(v.double().numpy()[zero]) == np.signbit(a[a == 0][:1])
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1])

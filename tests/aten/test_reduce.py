@@ -566,6 +566,36 @@ def test_scans(dtype, name):
         assert_close(getattr(t, name)(dim), exp, dtype=sum_dtype(dtype))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("np_dt", [np.float32, np.float64, np.int64, np.int16])
+def test_scan_tiles_keep_the_bits(np_dt, threads):
+    """Note [Scan tiles]: contiguous float32 / float64 / int64 sources scan TILE_COLS (256)
+    neighbouring lines or TILE_LINES (8) lines len apart together, each line still a
+    sequential double (int64) chain, so the results equal NumPy's sequential float64 cumsum
+    and cumprod rounded once per element, bit for bit, at and across both tile sizes, on
+    both sides of the parallel grain, and through the strided line-at-a-time path."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    gen = np.random.default_rng(5)
+    try:
+        for shape in [(), (0, 4), (7, 3), (8, 5), (9, 255), (3, 256, 2), (4, 257), (17, 513),
+                      (1030, 40)]:
+            a = (gen.standard_normal(shape) * 3).astype(np_dt)
+            if np_dt in (np.float32, np.float64) and a.size:
+                a = (a * 0.4 + 1).astype(np_dt)   # products stay finite
+            t = ptl.tensor(a)
+            for x, xa in [(t, a)] + ([(t.t(), a.T)] if a.ndim == 2 else []):
+                for dim in range(max(xa.ndim, 1)):
+                    for name, npf in (("cumsum", np.cumsum), ("cumprod", np.cumprod)):
+                        acc = np.int64 if xa.dtype.kind == "i" else np.float64
+                        exp = npf(xa.astype(acc), axis=dim if xa.ndim else None)
+                        exp = exp.reshape(xa.shape).astype(np.int64 if acc is np.int64 else np_dt)
+                        got = getattr(x, name)(dim).numpy()
+                        assert got.dtype == exp.dtype and np.array_equal(got, exp), (shape, dim)
+    finally:
+        ptl.set_num_threads(old)
+
+
 # ---- errors ----
 
 E = np.zeros((0, 3), dtype=np.float32)

@@ -91,6 +91,24 @@ def test_sort_long_lane_matches_numpy_and_parallel_lanes():
     assert_close(ptl.argsort(ptl.tensor(b).t(), dim=0), np.argsort(b.T, 0, kind="stable"))
 
 
+@pytest.mark.parametrize("n", [32, 33, 4000])
+def test_sort_long_lanes_of_64_bit_keys(n):
+    """int64 / float64 lanes past the insertion-sort limit (32): values decoded from the
+    radix keys (zeros and NaNs gathered, so their sign and payload survive) and radix passes
+    only over the key bytes that differ (here the lowest and the highest ones)."""
+    gen = np.random.default_rng(n)
+    ints = gen.integers(0, 256, n) + (gen.integers(-2, 2, n) << 56)
+    floats = gen.choice([np.nan, -0.0, 0.0, np.inf, -np.inf, 1.5, -2.25, 1e-310], n)
+    for a in (ints, floats, np.full(n, 7, np.int64)):
+        for desc in (False, True):
+            v, i = ptl.sort(ptl.tensor(a), descending=desc)
+            key = np.nan_to_num(-a if desc else a, nan=0.0)
+            nan_rank = np.isnan(a) if a.dtype.kind == "f" else np.zeros(n, bool)
+            order = np.lexsort((np.arange(n), key, ~nan_rank if desc else nan_rank))
+            assert_close(i, order)
+            assert (v.numpy().view(np.int64) == a[order].view(np.int64)).all()
+
+
 def test_sort_nan_inf_and_signed_zero_like_torch():
     vals = [3.0, NAN, -np.inf, -0.0, 0.0, np.inf, NAN, -1.0, 0.0, -0.0]
     for dtype in (ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64):
@@ -316,6 +334,60 @@ def test_cummax_cummin(dtype, layout):
             back = (lambda r: r.reshape(())) if not shape else (lambda r: np.moveaxis(r, -1, d))
             assert_close(v, back(rv), dtype=dtype)
             assert_close(i, back(ri), dtype=ptl.int64)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_cummax_typed_lanes_nan_zero_ties(dtype, threads):
+    """The typed lane loops: a NaN first, in the middle and last, -0.0 against 0.0 (equal, so
+    the later one and its sign win), infinities, over lanes along either dim of a tensor
+    past the parallel grain, checked bit for bit against cum_ref."""
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    gen = np.random.default_rng(11)
+    try:
+        pool = np.array([NAN, -0.0, 0.0, np.inf, -np.inf, 1.0, -1.0, 2.5])
+        a = gen.choice(pool, size=(130, 300), p=[0.01, 0.2, 0.2, 0.02, 0.02, 0.2, 0.2, 0.15])
+        a[0, 0] = a[1, -1] = NAN
+        t = ptl.tensor(a, dtype=dtype)
+        x = to_numpy(t)
+        for d in (0, 1):
+            for fn, is_max in ((ptl.cummax, True), (ptl.cummin, False)):
+                v, i = fn(t, d)
+                lanes = np.moveaxis(x, d, -1)
+                for k in range(lanes.shape[0]):
+                    rv, ri = cum_ref(lanes[k], is_max)
+                    got_v = np.moveaxis(to_numpy(v), d, -1)[k]
+                    assert (np.moveaxis(i.numpy(), d, -1)[k] == ri).all()
+                    assert np.array_equal(got_v, rv, equal_nan=True)
+                    assert (np.signbit(got_v) == np.signbit(rv)).all()
+    finally:
+        ptl.set_num_threads(old)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int32, ptl.bfloat16])
+def test_cummax_blocks_and_stretches(dtype):
+    """The block test of the lane loop (CUM_BLOCK 16 elements, stretches doubling to 1024):
+    lanes at and across 16 and 32 elements and past 1024, random, rising, falling, tied and
+    with a NaN, contiguous and strided."""
+    gen = np.random.default_rng(12)
+    for n in (1, 15, 16, 17, 31, 32, 33, 100, 3000):
+        for kind in ("random", "rising", "falling", "ties", "nan"):
+            a = gen.standard_normal(n) * 50
+            a = np.sort(a) if kind == "rising" else -np.sort(a) if kind == "falling" else a
+            a = gen.integers(0, 3, n).astype(float) if kind == "ties" else a
+            if kind == "nan":
+                if dtype == ptl.int32:
+                    continue
+                a[gen.integers(0, n)] = NAN
+            t = ptl.tensor(a, dtype=dtype)
+            x = to_numpy(t)
+            for lane in (t, ptl.stack([t, t], 1)[:, 1]):
+                for fn, is_max in ((ptl.cummax, True), (ptl.cummin, False)):
+                    v, i = fn(lane, 0)
+                    rv, ri = cum_ref(x, is_max)
+                    assert (i.numpy() == ri).all(), (n, kind, is_max)
+                    assert np.array_equal(to_numpy(v), rv, equal_nan=True)
 
 
 def test_cummax_nan_and_ties_like_torch():

@@ -22,12 +22,6 @@
 #include "index_impl.h"
 #include "native.h"
 
-static inline int
-is_nonzero(const char *p, PtlDtype dt)
-{
-    return ptl_dtype_is_floating(dt) ? ptl_load_double(p, dt) != 0.0 : ptl_load_int(p, dt) != 0;
-}
-
 /* Strides (elements) of t broadcast to (dim, sizes), aligned right; t must fit. */
 static void
 expanded_strides(const PtlTensorImpl *t, int dim, const int64_t *sizes, int64_t *strides)
@@ -59,40 +53,115 @@ broadcast_into(int *bdim, int64_t *bshape, int dim, const int64_t *sizes)
 
 /* ---- nonzero ---- */
 
-/* nonzero(Tensor self) -> Tensor: (N, self.dim()) int64 coordinates in row-major order */
-static PtlTensorImpl *
-nonzero_impl(PtlTensorImpl *self)
+/* Note [Mask rows]
+ * ~~~~~~~~~~~~~~~~
+ * nonzero and a boolean mask in an index visit the mask's elements in row-major order, a
+ * row of its last dim (at most MASK_CHUNK elements) at a time.  The row becomes one byte per
+ * element, 0 or not (a contiguous one-byte row is used as it is); a first pass counts the
+ * set bytes and sizes the output, a second writes one entry per element at slot k and
+ * advances k by the element's byte, without a branch on the (random) mask.  Writing stops
+ * once k reaches the count, so the unconditional write never lands past the output.  An
+ * entry is the element's coordinates (nonzero) or its element offset in the indexed tensor
+ * (Note [Advanced indexing]), computed from the row's start.  1024 x 1024 float32 at half
+ * density, one thread: nonzero 16.8 ms -> 1.0-3.2 ms; x[x > 0] 19 ms -> 1.2-3.3 ms. */
+#define MASK_CHUNK 4096
+
+#define ROW_FLAGS(T, NONZERO_BITS)                                                        \
+    for (int64_t j = 0; j < n; j++) {                                                     \
+        T u;                                                                              \
+        memcpy(&u, p + j * st, sizeof(u));                                                \
+        flags[j] = (u & (NONZERO_BITS)) != 0;                                             \
+    }                                                                                     \
+    break;
+
+/* The n elements at p, st bytes apart, as bytes that are 0 where the element is zero: p
+ * itself when it already is such a row, else flags[0..n) (a float's sign bit is ignored, so
+ * -0.0 is zero and NaN is not). */
+static const uint8_t *
+row_flags(const char *p, int64_t st, int64_t n, PtlDtype dt, uint8_t *flags)
 {
-    int64_t *off = walk_offsets(self->dim, self->sizes, self->strides);
-    PtlTensorImpl *out = NULL;
-    int64_t count = 0, idx[PTL_MAX_DIMS] = {0};
-    if (off == NULL) {
-        return NULL;
-    }
-    const char *base = ptl_tensor_data(self);
-    size_t item = ptl_tensor_itemsize(self);
-    for (int64_t i = 0; i < self->numel; i++) {
-        count += is_nonzero(base + off[i] * (int64_t)item, self->dtype);
-    }
-    int64_t sizes[2] = {count, self->dim};
-    if ((out = ptl_empty(2, sizes, PTL_DTYPE_INT64, self->device)) == NULL) {
-        free(off);
-        return NULL;
-    }
-    int64_t *o = (int64_t *)ptl_tensor_data(out);
-    for (int64_t i = 0; i < self->numel; i++) {
-        if (is_nonzero(base + off[i] * (int64_t)item, self->dtype)) {
-            memcpy(o, idx, sizeof(int64_t) * (size_t)self->dim);
-            o += self->dim;
+    int fl = ptl_dtype_is_floating(dt);
+    switch (ptl_dtype_itemsize(dt)) {
+    case 1:
+        if (st == 1) {
+            return (const uint8_t *)p;
         }
-        for (int d = self->dim - 1; d >= 0; d--) {
-            if (++idx[d] < self->sizes[d]) {
+        ROW_FLAGS(uint8_t, 0xFFu)
+    case 2: ROW_FLAGS(uint16_t, fl ? 0x7FFFu : 0xFFFFu)
+    case 4: ROW_FLAGS(uint32_t, fl ? 0x7FFFFFFFu : 0xFFFFFFFFu)
+    default: ROW_FLAGS(uint64_t, fl ? ~((uint64_t)1 << 63) : ~(uint64_t)0)
+    }
+    return flags;
+}
+#undef ROW_FLAGS
+
+/* Walks t's rows (Note [Mask rows]).  out == NULL: returns the number of nonzero elements.
+ * Else writes the first `total` entries to out and returns how many it wrote: coordinates
+ * (t->dim per entry; t->dim >= 1) when strides is NULL, else element offsets with t's dim
+ * d mapped to strides[d]. */
+static int64_t
+mask_rows(const PtlTensorImpl *t, const int64_t *strides, int64_t *out, int64_t total)
+{
+    int nd = t->dim;
+    int64_t last = nd ? t->sizes[nd - 1] : 1, rows = last ? t->numel / last : 0;
+    int64_t isz = (int64_t)ptl_tensor_itemsize(t), lst = nd ? t->strides[nd - 1] * isz : 0;
+    int64_t step = strides != NULL && nd ? strides[nd - 1] : 0, idx[PTL_MAX_DIMS] = {0}, k = 0;
+    const char *base = ptl_tensor_data(t);
+    uint8_t buf[MASK_CHUNK];
+    for (int64_t r = 0; r < rows; r++) {
+        const char *rp = base;
+        int64_t roff = 0;
+        for (int d = 0; d < nd - 1; d++) {
+            rp += idx[d] * t->strides[d] * isz;
+            roff += strides != NULL ? idx[d] * strides[d] : 0;
+        }
+        for (int64_t j0 = 0; j0 < last; j0 += MASK_CHUNK) {
+            int64_t n = last - j0 < MASK_CHUNK ? last - j0 : MASK_CHUNK;
+            const uint8_t *f = row_flags(rp + j0 * lst, lst, n, t->dtype, buf);
+            if (out == NULL) {
+                for (int64_t j = 0; j < n; j++) {
+                    k += f[j] != 0;
+                }
+            }
+            else if (strides == NULL) {
+                /* the last coordinate per element, then the row's others per entry written */
+                int64_t k0 = k;
+                for (int64_t j = 0; j < n && k < total; j++) {
+                    out[k * nd + nd - 1] = j0 + j;
+                    k += f[j] != 0;
+                }
+                for (int d = 0; d < nd - 1; d++) {
+                    for (int64_t q = k0; q < k; q++) {
+                        out[q * nd + d] = idx[d];
+                    }
+                }
+            }
+            else {
+                for (int64_t j = 0; j < n && k < total; j++) {
+                    out[k] = roff + (j0 + j) * step;
+                    k += f[j] != 0;
+                }
+            }
+        }
+        for (int d = nd - 2; d >= 0; d--) {
+            if (++idx[d] < t->sizes[d]) {
                 break;
             }
             idx[d] = 0;
         }
     }
-    free(off);
+    return k;
+}
+
+/* nonzero(Tensor self) -> Tensor: (N, self.dim()) int64 coordinates in row-major order */
+static PtlTensorImpl *
+nonzero_impl(PtlTensorImpl *self)
+{
+    int64_t sizes[2] = {mask_rows(self, NULL, NULL, 0), self->dim};
+    PtlTensorImpl *out = ptl_empty(2, sizes, PTL_DTYPE_INT64, self->device);
+    if (out != NULL && self->dim > 0) {
+        mask_rows(self, NULL, (int64_t *)ptl_tensor_data(out), sizes[0]);
+    }
     return out;
 }
 
@@ -226,7 +295,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
           Flavor fl)
 {
     PtlTensorImpl *idx[PTL_MAX_DIMS] = {NULL}, *masks[PTL_MAX_DIMS] = {NULL};
-    int dims[PTL_MAX_DIMS], nidx = 0, nmasks = 0, bdim = 0, used = 0;
+    int dims[PTL_MAX_DIMS], nidx = 0, nmasks = 0, bdim = 0, used = 0, defined = 0, direct = 0;
     int64_t bshape[PTL_MAX_DIMS], *walk = NULL;
     int rc = -1;
     memset(ai, 0, sizeof(*ai));
@@ -234,6 +303,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
         PtlTensorImpl *t = items[i];
         int is_mask = t != NULL && (t->dtype == PTL_DTYPE_BOOL || t->dtype == PTL_DTYPE_UINT8);
         used += is_mask ? t->dim : 1;
+        defined += t != NULL;
     }
     if (used > self->dim) {
         return ptl_error_set(PTL_ERR_INDEX, "too many indices for tensor of dimension %d (got %d)",
@@ -250,6 +320,23 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
                     mask_error(t, j, self, (int)(d + j));
                     goto done;
                 }
+            }
+            direct = defined == 1 && t->dim > 0;
+            if (direct) {
+                /* the only index: the offsets of its set elements are the index tuples'
+                 * (Note [Mask rows]), with no coordinates in between */
+                bdim = 1;
+                bshape[0] = ai->bnumel = mask_rows(t, NULL, NULL, 0);
+                if ((ai->off = malloc(sizeof(int64_t) * (size_t)(bshape[0] + 1))) == NULL) {
+                    ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+                    goto done;
+                }
+                mask_rows(t, self->strides + d, ai->off, bshape[0]);
+                for (int j = 0; j < t->dim; j++) {
+                    dims[nidx++] = (int)(d + j);
+                }
+                d += t->dim;
+                continue;
             }
             PtlTensorImpl *nz = nonzero_impl(t);
             if (nz == NULL) {
@@ -277,7 +364,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
             goto done;
         }
     }
-    for (int k = 0; k < nidx; k++) {
+    for (int k = 0; k < nidx && !direct; k++) {
         if (broadcast_into(&bdim, bshape, idx[k]->dim, idx[k]->sizes) < 0) {
             char msg[1024], b[256];
             size_t off = (size_t)snprintf(msg, sizeof(msg), "shape mismatch: indexing tensors "
@@ -295,11 +382,12 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
     for (int d = 0; d < bdim; d++) {
         ai->bnumel *= bshape[d];
     }
-    if ((ai->off = calloc((size_t)(ai->bnumel > 0 ? ai->bnumel : 1), sizeof(int64_t))) == NULL) {
+    if (!direct &&
+        (ai->off = calloc((size_t)(ai->bnumel > 0 ? ai->bnumel : 1), sizeof(int64_t))) == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "out of memory");
         goto done;
     }
-    for (int k = 0; k < nidx; k++) {
+    for (int k = 0; k < nidx && !direct; k++) {
         int64_t st[PTL_MAX_DIMS], size = self->sizes[dims[k]], stride = self->strides[dims[k]];
         expanded_strides(idx[k], bdim, bshape, st);
         if ((walk = walk_offsets(bdim, bshape, st)) == NULL) {
@@ -364,7 +452,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
 done:
     free(walk);
     for (int k = 0; k < nidx; k++) {
-        ptl_decref(idx[k]);
+        ptl_xdecref(idx[k]);
     }
     for (int k = 0; k < nmasks; k++) {
         ptl_decref(masks[k]);
@@ -822,13 +910,12 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- masked ops ---- */
 
-/* Offsets of every element of self and of mask broadcast to self (in-place: mask must
- * broadcast to self's shape). */
+/* 0 when mask broadcasts to self's shape, else -1 with PyTorch's error set. */
 static int
-mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **moff)
+mask_check(PtlTensorImpl *self, PtlTensorImpl *mask)
 {
     int bdim = self->dim;
-    int64_t bshape[PTL_MAX_DIMS], mst[PTL_MAX_DIMS];
+    int64_t bshape[PTL_MAX_DIMS];
     memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
     if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0 || bdim != self->dim ||
         memcmp(bshape, self->sizes, sizeof(int64_t) * (size_t)bdim) != 0) {
@@ -847,6 +934,18 @@ mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **mo
                                               "shape %s",
                              b1, b2);
     }
+    return 0;
+}
+
+/* Offsets of every element of self and of mask broadcast to self (in-place: mask must
+ * broadcast to self's shape). */
+static int
+mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **moff)
+{
+    int64_t mst[PTL_MAX_DIMS];
+    if (mask_check(self, mask) < 0) {
+        return -1;
+    }
     expanded_strides(mask, self->dim, self->sizes, mst);
     if ((*soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL) {
         return -1;
@@ -858,9 +957,9 @@ mask_walk(PtlTensorImpl *self, PtlTensorImpl *mask, int64_t **soff, int64_t **mo
     return 0;
 }
 
-/* self broadcast against mask, as a new contiguous tensor (masked_fill's functional form). */
+/* A new contiguous tensor of self's dtype, of the shape of self broadcast against mask. */
 static PtlTensorImpl *
-broadcast_copy(PtlTensorImpl *self, PtlTensorImpl *mask)
+broadcast_empty(PtlTensorImpl *self, PtlTensorImpl *mask)
 {
     int bdim = self->dim;
     int64_t bshape[PTL_MAX_DIMS];
@@ -872,12 +971,46 @@ broadcast_copy(PtlTensorImpl *self, PtlTensorImpl *mask)
                       (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1), bdim - 1);
         return NULL;
     }
-    PtlTensorImpl *out = ptl_empty(bdim, bshape, self->dtype, self->device);
+    return ptl_empty(bdim, bshape, self->dtype, self->device);
+}
+
+/* self broadcast against mask, as a new contiguous tensor (masked_scatter's functional form). */
+static PtlTensorImpl *
+broadcast_copy(PtlTensorImpl *self, PtlTensorImpl *mask)
+{
+    PtlTensorImpl *out = broadcast_empty(self, mask);
     if (out != NULL && ptl_copy_into(out, self) < 0) {
         PTL_CLEAR(out);
     }
     return out;
 }
+
+/* out = mask ? *extra : self, by element size: [*] out, self, mask (bool) */
+#define DEFINE_MASKED_FILL_LOOP(T, SZ)                                                    \
+    static void                                                                           \
+    masked_fill_loop_##SZ(char **d, const int64_t *s, int64_t n, const void *extra)       \
+    {                                                                                     \
+        const T v = *(const T *)extra;                                                    \
+        if (s[0] == SZ && s[1] == SZ && s[2] == 1) {                                      \
+            T *o = (T *)d[0];                                                             \
+            const T *a = (const T *)d[1];                                                 \
+            const uint8_t *m = (const uint8_t *)d[2];                                     \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                T take = (T)0 - (T)(m[i] != 0);   /* all ones or zero: no branch */       \
+                o[i] = (T)((v & take) | (a[i] & (T)~take));                               \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            T x = *(const T *)(d[1] + i * s[1]);                                          \
+            *(T *)(d[0] + i * s[0]) = *(const uint8_t *)(d[2] + i * s[2]) ? v : x;        \
+        }                                                                                 \
+    }
+DEFINE_MASKED_FILL_LOOP(uint8_t, 1)
+DEFINE_MASKED_FILL_LOOP(uint16_t, 2)
+DEFINE_MASKED_FILL_LOOP(uint32_t, 4)
+DEFINE_MASKED_FILL_LOOP(uint64_t, 8)
+#undef DEFINE_MASKED_FILL_LOOP
 
 /* masked_fill[_](Tensor self, Tensor mask, Scalar|Tensor value) */
 static int
@@ -885,7 +1018,7 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *mask = s[1].u.t, *out = NULL, *val = NULL;
-    int64_t *soff = NULL, *moff = NULL;
+    PtlLoop loop;
     if (mask->dtype != PTL_DTYPE_BOOL) {
         return ptl_error_set(PTL_ERR_RUNTIME, "masked_fill_ only supports boolean masks, but got "
                                               "mask with dtype %s",
@@ -895,20 +1028,37 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((val = value_of(&s[2], self->dtype, "masked_fill_")) == NULL) {
         return -1;
     }
-    out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_copy(self, mask);
-    if (out == NULL || mask_walk(out, mask, &soff, &moff) < 0) {
+    out = op->schema.inplace ? (ptl_incref(self), self) : broadcast_empty(self, mask);
+    if (out == NULL || mask_check(out, mask) < 0) {
         goto error;
     }
-    size_t item = ptl_tensor_itemsize(out);
-    char *dst = ptl_tensor_data(out);
-    const char *m = ptl_tensor_data(mask), *v = ptl_tensor_data(val);
-    for (int64_t i = 0; i < out->numel && !ptl_tensor_is_meta(out); i++) {
-        if (m[moff[i]]) {
-            copy_elem(dst + soff[i] * (int64_t)item, v, item);
-        }
+    /* one elementwise pass (the functional form reads self as it writes out) */
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlTensorIter it;
+    cfg.out = out;
+    cfg.is_inplace = op->schema.inplace;
+    cfg.ninputs = 2;
+    cfg.inputs[0] = self;
+    cfg.inputs[1] = mask;
+    cfg.no_promote = 2u;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        goto error;
     }
-    free(soff);
-    free(moff);
+    switch (ptl_tensor_itemsize(out)) {
+    case 1: loop = masked_fill_loop_1; break;
+    case 2: loop = masked_fill_loop_2; break;
+    case 4: loop = masked_fill_loop_4; break;
+    default: loop = masked_fill_loop_8; break;
+    }
+    if (ptl_iter_run(&it, loop, ptl_tensor_data(val)) < 0) {
+        ptl_iter_release(&it);
+        goto error;
+    }
+    PtlTensorImpl *res = ptl_iter_finish(&it);   /* out itself, or NULL */
+    if (res == NULL) {
+        goto error;
+    }
+    ptl_decref(res);
     ptl_decref(val);
     ptl_tensor_bump_version(out);
     s[0] = ptl_iv_tensor(out);

@@ -6,6 +6,22 @@
 #include "../dispatcher.h"
 #include "../tensor_iterator.h"
 
+/* The cases of a switch on a real dtype, one CASE(T, ACC, LOAD) each: T the element type,
+ * ACC the type its values compare in (float for float16 and bfloat16, T otherwise) and
+ * LOAD the T -> ACC conversion.  Bool shares uint8's case; float64 is the default.  Each
+ * CASE expansion ends its case (break or return).  ORDER DTYPE */
+#define PTL_REAL_DTYPE_CASES(CASE)                                                        \
+    case PTL_DTYPE_BOOL:                                                                  \
+    case PTL_DTYPE_UINT8: CASE(uint8_t, uint8_t, PTL_ID)                                  \
+    case PTL_DTYPE_INT8: CASE(int8_t, int8_t, PTL_ID)                                     \
+    case PTL_DTYPE_INT16: CASE(int16_t, int16_t, PTL_ID)                                  \
+    case PTL_DTYPE_INT32: CASE(int32_t, int32_t, PTL_ID)                                  \
+    case PTL_DTYPE_INT64: CASE(int64_t, int64_t, PTL_ID)                                  \
+    case PTL_DTYPE_FLOAT16: CASE(ptl_half, float, ptl_half_to_f)                          \
+    case PTL_DTYPE_BFLOAT16: CASE(ptl_bf16, float, ptl_bf16_to_f)                         \
+    case PTL_DTYPE_FLOAT32: CASE(float, float, PTL_ID)                                    \
+    default: CASE(double, double, PTL_ID)
+
 /* The tensor a pointwise kernel writes into: self for in-place schemas (Tensor(a!) self),
  * the out= argument for out schemas, NULL for functional ones (borrowed). */
 static inline PtlTensorImpl *

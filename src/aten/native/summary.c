@@ -107,6 +107,86 @@ group_rows(PtlTensorImpl *t, int64_t n, int64_t m, int sort, int64_t *first, int
     return g + 1;
 }
 
+/* start[i] = 1 where the sorted v[i] differs from v[i - 1] (NaN equal to NaN, -0.0 to 0.0,
+ * as elem_cmp); i in [1, n) */
+#define MARK_STARTS(T, ACC, LOAD)                                                         \
+    for (int64_t i = 1; i < n; i++) {                                                     \
+        ACC x = LOAD(((const T *)v)[i - 1]), y = LOAD(((const T *)v)[i]);                 \
+        start[i] = !(x == y || (x != x && y != y));                                       \
+    }                                                                                     \
+    break;
+
+static void
+mark_starts(const char *v, int64_t n, PtlDtype dt, uint8_t *start)
+{
+    switch (dt) {
+    PTL_REAL_DTYPE_CASES(MARK_STARTS)
+    }
+}
+#undef MARK_STARTS
+
+/* Note [Flat unique]
+ * ~~~~~~~~~~~~~~~~~~
+ * unique without dim sorts the flattened tensor with sort (a stable radix sort on keys, Note
+ * [Sort keys]) instead of group_rows' comparison merge sort, which loads every element
+ * through a dtype switch: one pass then marks where the sorted values change, and a second
+ * numbers the groups, scatters the inverse through the sort's indices and takes each group's
+ * first sorted element (the first occurrence in the input, as the stable merge sort did) as
+ * its value.  1M int64 in [0, 1024), one thread: 244 ms -> 11-27 ms (PyTorch 27-86 ms on a
+ * loaded machine).
+ *
+ * flat: 1-D contiguous, n > 0 elements; inverse (n) and counts (n) are filled when not NULL.
+ * Returns the values (new ref; its length is the group count), or NULL with the error set. */
+static PtlTensorImpl *
+unique_flat_sorted(PtlTensorImpl *flat, int64_t *inverse, int64_t *counts)
+{
+    PtlTensorImpl *vals = NULL;
+    PtlIValue a[3] = {ptl_iv_tensor(flat), ptl_iv_int(0), ptl_iv_bool(0)};
+    int64_t n = flat->numel, g = -1;
+    size_t item = ptl_tensor_itemsize(flat);
+    uint8_t *start = malloc((size_t)n);
+    if (start == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        return NULL;
+    }
+    if (ptl_dispatcher_call(ptl_op(PTL_OP_sort), a) < 0) {
+        free(start);
+        return NULL;
+    }
+    const char *v = ptl_tensor_data(a[0].u.t);
+    const int64_t *ix = (const int64_t *)ptl_tensor_data(a[1].u.t);
+    start[0] = 1;
+    mark_starts(v, n, flat->dtype, start);
+    int64_t ng = 0;
+    for (int64_t i = 0; i < n; i++) {
+        ng += start[i];
+    }
+    if ((vals = empty_1d(ng, flat->dtype)) == NULL) {
+        goto done;
+    }
+    char *out = ptl_tensor_data(vals);
+    for (int64_t i = 0; i < n; i++) {
+        g += start[i];
+        if (start[i]) {
+            memcpy(out + g * (int64_t)item, v + i * (int64_t)item, item);
+            if (counts != NULL) {
+                counts[g] = i;   /* the group's first sorted position, until the last loop */
+            }
+        }
+        if (inverse != NULL) {
+            inverse[ix[i]] = g;
+        }
+    }
+    for (int64_t k = 0; counts != NULL && k < ng; k++) {
+        counts[k] = (k + 1 < ng ? counts[k + 1] : n) - counts[k];
+    }
+done:
+    free(start);
+    ptl_decref(a[0].u.t);
+    ptl_decref(a[1].u.t);
+    return vals;
+}
+
 /* _unique2(self, sorted, return_inverse, return_counts) / unique_dim(self, dim, ...) /
  * unique_consecutive(self, return_inverse, return_counts, dim):
  *   (values, inverse, counts); without dim the tensor is flattened */
@@ -147,6 +227,29 @@ unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (rows == NULL) {
         return -1;
+    }
+    if (!has_dim && !consecutive && n > 0) {
+        /* Note [Flat unique] */
+        PtlTensorImpl *flat = ptl_tensor_impl_view(rows, 1, &n, NULL, rows->storage_offset);
+        inv = want_inv ? ptl_empty(self->dim, self->sizes, PTL_DTYPE_INT64, self->device)
+                       : empty_1d(0, PTL_DTYPE_INT64);
+        if (flat == NULL || inv == NULL ||
+            (want_cnt && (buf = malloc(sizeof(int64_t) * (size_t)n)) == NULL)) {
+            ptl_xdecref(flat);
+            if (flat != NULL && inv != NULL) {
+                ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+            }
+            goto error;
+        }
+        vals = unique_flat_sorted(flat, want_inv ? (int64_t *)ptl_tensor_data(inv) : NULL, buf);
+        ptl_decref(flat);
+        if (vals == NULL || (cnt = empty_1d(want_cnt ? vals->numel : 0, PTL_DTYPE_INT64)) == NULL) {
+            goto error;
+        }
+        if (buf != NULL) {
+            memcpy(ptl_tensor_data(cnt), buf, sizeof(int64_t) * (size_t)cnt->numel);
+        }
+        goto out;
     }
     if ((buf = malloc(sizeof(int64_t) * (size_t)(3 * n + 1))) == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "out of memory");
@@ -198,9 +301,10 @@ unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (inv == NULL || cnt == NULL) {
         goto error;
     }
+out:
     free(buf);
     ptl_decref(rows);
-    ptl_decref(firsts);
+    ptl_xdecref(firsts);
     s[0] = ptl_iv_tensor(vals);
     s[1] = ptl_iv_tensor(inv);
     s[2] = ptl_iv_tensor(cnt);
