@@ -242,6 +242,14 @@ range_to_i64(double v)
     return (int64_t)v;
 }
 
+/* an arange bound or step in int64: a Python int as it is (through double it would round
+ * past 2^53), a float truncated */
+static inline int64_t
+range_iv_to_i64(const PtlIValue *v)
+{
+    return v->tag == PTL_IV_DOUBLE ? range_to_i64(v->u.d) : ptl_iv_to_int(v);
+}
+
 typedef void (*RangeLoop)(char *out, int64_t begin, int64_t end, const RangeParams *p);
 
 #define STORE_INT(T, V) ((T)range_to_i64(V))
@@ -399,15 +407,29 @@ arange_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "upper bound and lower bound inconsistent with step sign");
     }
     if (ptl_dtype_is_integral(dt, 0)) {
-        p.istart = range_to_i64(p.start);
-        p.istep = range_to_i64(p.step);
+        /* an int64 arange takes the bounds and the step in int64, with PyTorch's overflow
+         * error for a value outside it (smaller integer dtypes do not check, as PyTorch's) */
+        if (dt == PTL_DTYPE_INT64 && (ptl_scalar_check_range(start, dt) < 0 ||
+                                      ptl_scalar_check_range(end, dt) < 0 ||
+                                      ptl_scalar_check_range(step, dt) < 0)) {
+            return -1;
+        }
+        p.istart = range_iv_to_i64(start);
+        p.istep = range_iv_to_i64(step);
     }
     if (dt == PTL_DTYPE_INT64) {
-        int64_t iend = range_to_i64(p.end);
+        int64_t iend = range_iv_to_i64(end);
         if (p.istep == 0) {
             return ptl_error_set(PTL_ERR_VALUE, "step must be nonzero");
         }
-        size = (double)((iend - p.istart + p.istep - (p.istep > 0 ? 1 : -1)) / p.istep);
+        /* a span past int64 (or INT64_MIN / -1) is more elements than int64 counts */
+        int64_t span;
+        if (__builtin_sub_overflow(iend, p.istart, &span) ||
+            __builtin_add_overflow(span, p.istep - (p.istep > 0 ? 1 : -1), &span) ||
+            (span == INT64_MIN && p.istep == -1)) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "invalid size, possible overflow?");
+        }
+        size = (double)(span / p.istep);
     }
     else {
         size = ceil((p.end - p.start) / p.step);

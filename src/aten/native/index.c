@@ -289,6 +289,57 @@ range_error(Flavor fl, int64_t v, int k, int dim, int64_t size)
     }
 }
 
+/* The output's layout around the broadcast index shape B (bdim dims bshape) of the nidx
+ * indexed dims of self: ai's out sizes and the offset walks of the dims before and after B.
+ * B lands in place when the indexed dims are adjacent, else in front. */
+static int
+adv_layout(AdvIndex *ai, const PtlTensorImpl *self, const int *dims, int nidx, int bdim,
+           const int64_t *bshape)
+{
+    int adjacent = nidx == 0 || dims[nidx - 1] - dims[0] == nidx - 1;
+    int first = adjacent && nidx > 0 ? dims[0] : 0;
+    int64_t bsz[PTL_MAX_DIMS], bst[PTL_MAX_DIMS], asz[PTL_MAX_DIMS], ast[PTL_MAX_DIMS];
+    int nb = 0, na = 0;
+    for (int d = 0; d < self->dim; d++) {
+        int indexed = 0;
+        for (int k = 0; k < nidx; k++) {
+            indexed |= dims[k] == d;
+        }
+        if (indexed) {
+            continue;
+        }
+        if (d < first) {
+            bsz[nb] = self->sizes[d];
+            bst[nb++] = self->strides[d];
+        }
+        else {
+            asz[na] = self->sizes[d];
+            ast[na++] = self->strides[d];
+        }
+    }
+    if (nb + bdim + na > PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
+                             PTL_MAX_DIMS);
+    }
+    ai->out_dim = nb + bdim + na;
+    memcpy(ai->out_sizes, bsz, sizeof(int64_t) * (size_t)nb);
+    memcpy(ai->out_sizes + nb, bshape, sizeof(int64_t) * (size_t)bdim);
+    memcpy(ai->out_sizes + nb + bdim, asz, sizeof(int64_t) * (size_t)na);
+    ai->nbefore = 1;
+    ai->nafter = 1;
+    for (int d = 0; d < nb; d++) {
+        ai->nbefore *= bsz[d];
+    }
+    for (int d = 0; d < na; d++) {
+        ai->nafter *= asz[d];
+    }
+    if ((ai->off_before = walk_offsets(nb, bsz, bst)) == NULL ||
+        (ai->off_after = walk_offsets(na, asz, ast)) == NULL) {
+        return -1;
+    }
+    return 0;
+}
+
 /* Fills ai for self[items] (items: n optional index tensors, borrowed).  0 or -1. */
 static int
 adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_t n,
@@ -406,46 +457,7 @@ adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_
         free(walk);
         walk = NULL;
     }
-    /* where B lands: in place when the indexed dims are adjacent, else in front */
-    int adjacent = nidx == 0 || dims[nidx - 1] - dims[0] == nidx - 1;
-    int first = adjacent && nidx > 0 ? dims[0] : 0;
-    int64_t bsz[PTL_MAX_DIMS], bst[PTL_MAX_DIMS], asz[PTL_MAX_DIMS], ast[PTL_MAX_DIMS];
-    int nb = 0, na = 0;
-    for (int d = 0; d < self->dim; d++) {
-        int indexed = 0;
-        for (int k = 0; k < nidx; k++) {
-            indexed |= dims[k] == d;
-        }
-        if (indexed) {
-            continue;
-        }
-        if (d < first) {
-            bsz[nb] = self->sizes[d];
-            bst[nb++] = self->strides[d];
-        }
-        else {
-            asz[na] = self->sizes[d];
-            ast[na++] = self->strides[d];
-        }
-    }
-    if (nb + bdim + na > PTL_MAX_DIMS) {
-        ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions", PTL_MAX_DIMS);
-        goto done;
-    }
-    ai->out_dim = nb + bdim + na;
-    memcpy(ai->out_sizes, bsz, sizeof(int64_t) * (size_t)nb);
-    memcpy(ai->out_sizes + nb, bshape, sizeof(int64_t) * (size_t)bdim);
-    memcpy(ai->out_sizes + nb + bdim, asz, sizeof(int64_t) * (size_t)na);
-    ai->nbefore = 1;
-    ai->nafter = 1;
-    for (int d = 0; d < nb; d++) {
-        ai->nbefore *= bsz[d];
-    }
-    for (int d = 0; d < na; d++) {
-        ai->nafter *= asz[d];
-    }
-    if ((ai->off_before = walk_offsets(nb, bsz, bst)) == NULL ||
-        (ai->off_after = walk_offsets(na, asz, ast)) == NULL) {
+    if (adv_layout(ai, self, dims, nidx, bdim, bshape) < 0) {
         goto done;
     }
     rc = 0;
