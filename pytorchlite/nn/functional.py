@@ -781,7 +781,7 @@ def _fusable_bag_lengths(weight, starts, ends, n):
 
 
 def _embedding_bag_fused(flat, weight, lengths, mode, per_sample_weights, padding_idx):
-    """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/nn.c):
+    """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/embedding.c):
     each kept index gets its bag (and its weight); no gathered rows, no membership matrix."""
     nbags, used = len(lengths), sum(lengths)
     bag = torch.arange(nbags).repeat_interleave(torch.tensor(lengths))

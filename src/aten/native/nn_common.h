@@ -10,7 +10,23 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "device_reduce.h"
 #include "native.h"
+
+/* 1 when t's kernel runs on the device through a set hook (has_hook): a CUDA tensor, or
+ * the tests' emulation of the CUDA kernels (device_reduce.h) */
+static inline int
+nn_on_device(const PtlTensorImpl *t, int has_hook)
+{
+    return (t->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) && has_hook;
+}
+
+/* t (borrowed) contiguous in dtype dt: t itself when it already is (new ref) */
+static inline PtlTensorImpl *
+nn_contiguous_as(PtlTensorImpl *t, PtlDtype dt)
+{
+    return t->dtype == dt ? ptl_contiguous(t) : ptl_cast(t, dt);
+}
 
 /* Spatial dims are always handled as three (depth, height, width); 1-D and 2-D problems
  * put size 1 in the leading ones. */

@@ -1,0 +1,419 @@
+/* embedding.c -- embedding, its dense backward and renorm_, and the bags of
+ * F.embedding_bag (_ptl_embedding_bag).  Mirrors ATen/native/Embedding.cpp and
+ * EmbeddingBag.cpp. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "../loops.h"
+#include "device_nn.h"
+#include "native.h"
+#include "nn_common.h"
+
+static int
+check_indices(PtlTensorImpl *idx, const char *fn)
+{
+    if (idx->dtype != PTL_DTYPE_INT64 && idx->dtype != PTL_DTYPE_INT32) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected tensor for argument #1 'indices' to have one of the "
+                             "following scalar types: Long, Int; but got torch.%sTensor instead "
+                             "(while checking arguments for %s)",
+                             ptl_dtype_legacy_name(idx->dtype), fn);
+    }
+    return 0;
+}
+
+/* embedding(Tensor weight, Tensor indices, ...) -> Tensor.  [V, D], [*] -> [*, D] */
+static int
+embedding_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *w = s[0].u.t, *idx = NULL, *wc = NULL, *out = NULL;
+    int64_t sizes[PTL_MAX_DIMS + 1], numel = 1;
+    (void)op;
+    (void)ks;
+
+    if (w->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "'weight' must be 2-D");
+    }
+    if (check_indices(s[1].u.t, "embedding") < 0) {
+        return -1;
+    }
+    if (s[1].u.t->dim >= PTL_MAX_DIMS) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "embedding: too many dimensions");
+    }
+    if ((idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL || (wc = ptl_contiguous(w)) == NULL) {
+        goto error;
+    }
+    for (int d = 0; d < idx->dim; d++) {
+        sizes[d] = idx->sizes[d];
+        numel *= idx->sizes[d];
+    }
+    sizes[idx->dim] = w->sizes[1];
+    if ((out = ptl_empty(idx->dim + 1, sizes, w->dtype, w->device)) == NULL) {
+        goto error;
+    }
+    const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
+    size_t row = ptl_tensor_itemsize(w) * (size_t)w->sizes[1];
+    if (!ptl_tensor_is_meta(out) && nn_on_device(w, ptl_device_embedding_hook != NULL)) {
+        PtlDeviceEmbeddingArgs a = {0, w->dtype, 0, ptl_tensor_data(wc), iv,
+                                    ptl_tensor_data(out), numel, w->sizes[0], w->sizes[1],
+                                    -1, (int64_t)ptl_tensor_itemsize(w)};
+        if (ptl_device_embedding_hook(&a) < 0) {
+            goto error;
+        }
+        numel = 0;   /* gathered on the device */
+    }
+    for (int64_t i = 0; i < numel && !ptl_tensor_is_meta(out); i++) {
+        if (iv[i] < 0 || iv[i] >= w->sizes[0]) {
+            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+            goto error;
+        }
+        if (row > 0) {
+            memcpy(ptl_tensor_data(out) + (size_t)i * row,
+                   ptl_tensor_data(wc) + (size_t)iv[i] * row, row);
+        }
+    }
+    ptl_decref(idx);
+    ptl_decref(wc);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    ptl_xdecref(idx);
+    ptl_xdecref(wc);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* Note [Embedding bags]
+ * ~~~~~~~~~~~~~~~~~~~~~
+ * F.embedding_bag (nn/functional.py) reduces bags of weight rows.  For sum and mean it gives
+ * every kept index (padding_idx dropped) its bag and, for sum, its per_sample_weights as a
+ * scale, and calls _ptl_embedding_bag, which adds
+ *     out[bag[i]] += scale[i] * weight[indices[i]]      for i = 0, 1, ... in order,
+ * in the weight's dtype, straight from weight's rows; mean then divides each bag by its
+ * number of rows, as PyTorch's kernel does.  Neither the [n, D] gathered rows nor
+ * the dense [bags, n] membership matrix of the composite (kept in functional.py as the
+ * reference, and for devices without this kernel) is made.  A sum without weights adds each
+ * bag's rows in index order, as the composite's matmul does within a block of its depth.
+ * 64 bags of 16 rows of width 1024, float32, one thread: 2.8 ms -> 0.12 ms (PyTorch 0.1 ms;
+ * what is left is reading the rows: prefetching the next row, or adding a bag's rows a column
+ * block at a time, measured no faster).  The derivative
+ * (derivatives/nn.c) is written with index_select / index_add, so it differentiates again. */
+/* o[:d] += scale * row[:d] (or + row[:d]), compiled for AVX2 too (Note [Loop clones] in
+ * loops.h: no FMA, so the bits do not depend on the CPU) */
+PTL_LOOP_CLONES static void
+bag_row_add(char *o, const char *row, double scale, int has_scale, int64_t d, PtlDtype dt)
+{
+    if (dt == PTL_DTYPE_FLOAT32) {
+        float *of = (float *)o, sf = (float)scale;
+        const float *rf = (const float *)row;
+        if (has_scale) {
+            for (int64_t j = 0; j < d; j++) {
+                of[j] += sf * rf[j];
+            }
+            return;
+        }
+        for (int64_t j = 0; j < d; j++) {
+            of[j] += rf[j];
+        }
+        return;
+    }
+    if (dt == PTL_DTYPE_FLOAT64) {
+        double *od = (double *)o;
+        const double *rd = (const double *)row;
+        for (int64_t j = 0; j < d; j++) {
+            od[j] += has_scale ? scale * rd[j] : rd[j];
+        }
+        return;
+    }
+    size_t item = ptl_dtype_itemsize(dt);
+    for (int64_t j = 0; j < d; j++) {
+        double v = ptl_load_double(row + (size_t)j * item, dt);
+        double a = ptl_load_double(o + (size_t)j * item, dt);
+        ptl_store_double(o + (size_t)j * item, dt, a + (has_scale ? scale * v : v));
+    }
+}
+
+/* o[:d] /= c: the mean of a bag of c rows, in the stored type as PyTorch's (a float division
+ * rounds as the double one rounded to float) */
+static void
+bag_row_div(char *o, int64_t c, int64_t d, PtlDtype dt)
+{
+    if (dt == PTL_DTYPE_FLOAT32) {
+        float *of = (float *)o, cf = (float)c;
+        for (int64_t j = 0; j < d; j++) {
+            of[j] /= cf;
+        }
+        return;
+    }
+    size_t item = ptl_dtype_itemsize(dt);
+    for (int64_t j = 0; j < d; j++) {
+        ptl_store_double(o + (size_t)j * item, dt,
+                         ptl_load_double(o + (size_t)j * item, dt) / (double)c);
+    }
+}
+
+/* _ptl_embedding_bag(weight [V, D], indices [n], bag [n], scale [n]?, num_bags, mean)
+ * -> [num_bags, D] (Note [Embedding bags]); indices and bag are int64, scale has weight's
+ * dtype; mean divides each bag's sum by its number of rows. */
+static int
+embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *w = s[0].u.t, *scale = s[3].tag == PTL_IV_TENSOR ? s[3].u.t : NULL;
+    PtlTensorImpl *wc = NULL, *ic = NULL, *bc = NULL, *sc = NULL, *out = NULL;
+    int64_t nbags = s[4].u.i, n = s[1].u.t->numel, sizes[2], *count = NULL;
+    (void)op;
+    (void)ks;
+    if (w->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "'weight' must be 2-D");
+    }
+    if (!ptl_dtype_is_floating(w->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"embedding_bag_cpu\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(w->dtype));
+    }
+    if (check_indices(s[1].u.t, "embedding_bag") < 0) {
+        return -1;
+    }
+    if (s[1].u.t->dim != 1 || s[2].u.t->dim != 1 || s[2].u.t->numel != n || nbags < 0 ||
+        s[2].u.t->dtype != PTL_DTYPE_INT64 ||
+        (scale != NULL && (scale->dim != 1 || scale->numel != n || scale->dtype != w->dtype))) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "_ptl_embedding_bag: expected 1-D indices, bag "
+                                              "(int64) and scale (weight's dtype) of one length");
+    }
+    sizes[0] = nbags;
+    sizes[1] = w->sizes[1];
+    if ((wc = ptl_contiguous(w)) == NULL || (ic = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL ||
+        (bc = ptl_contiguous(s[2].u.t)) == NULL ||
+        (scale != NULL && (sc = ptl_contiguous(scale)) == NULL) ||
+        (out = ptl_empty(2, sizes, w->dtype, w->device)) == NULL) {
+        goto error;
+    }
+    if (s[5].u.b && (count = calloc((size_t)(nbags > 0 ? nbags : 1), sizeof(int64_t))) == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        goto error;
+    }
+    size_t row = ptl_tensor_itemsize(w) * (size_t)sizes[1];
+    const int64_t *iv = (const int64_t *)ptl_tensor_data(ic);
+    const int64_t *bv = (const int64_t *)ptl_tensor_data(bc);
+    const char *sv = sc != NULL ? ptl_tensor_data(sc) : NULL;
+    memset(ptl_tensor_data(out), 0, (size_t)nbags * row);   /* +0.0 in every float dtype */
+    for (int64_t i = 0; i < n; i++) {
+        if (iv[i] < 0 || iv[i] >= w->sizes[0] || bv[i] < 0 || bv[i] >= nbags) {
+            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+            goto error;
+        }
+        bag_row_add(ptl_tensor_data(out) + (size_t)bv[i] * row,
+                    ptl_tensor_data(wc) + (size_t)iv[i] * row,
+                    sv != NULL ? ptl_load_double(sv + (size_t)i * ptl_tensor_itemsize(w),
+                                                 w->dtype)
+                               : 1.0,
+                    sv != NULL, sizes[1], w->dtype);
+        if (count != NULL) {
+            count[bv[i]]++;
+        }
+    }
+    for (int64_t b = 0; count != NULL && b < nbags; b++) {
+        if (count[b] > 1) {
+            bag_row_div(ptl_tensor_data(out) + (size_t)b * row, count[b], sizes[1], w->dtype);
+        }
+    }
+    free(count);
+    ptl_decref(wc);
+    ptl_decref(ic);
+    ptl_decref(bc);
+    ptl_xdecref(sc);
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+error:
+    free(count);
+    ptl_xdecref(wc);
+    ptl_xdecref(ic);
+    ptl_xdecref(bc);
+    ptl_xdecref(sc);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+ * scale_grad_by_freq) -> Tensor.  [*, D], [*] -> [V, D]; rows at padding_idx get none. */
+static int
+embedding_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *g = NULL, *idx = NULL, *acc = NULL, *res = NULL;
+    int64_t V = s[2].u.i, pad = s[3].u.i, numel = 1, *count = NULL;
+    int scale = s[4].u.b;
+    PtlDtype dt = s[0].u.t->dtype;
+    (void)op;
+    (void)ks;
+
+    if (check_indices(s[1].u.t, "embedding_backward") < 0) {
+        return -1;
+    }
+    /* float32 gradients are read as they are (summed in double); others go through float64 */
+    if ((g = nn_contiguous_as(s[0].u.t, dt == PTL_DTYPE_FLOAT32 ? dt : PTL_DTYPE_FLOAT64)) == NULL ||
+        (idx = nn_contiguous_as(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
+        goto error;
+    }
+    for (int d = 0; d < idx->dim; d++) {
+        numel *= idx->sizes[d];
+    }
+    int64_t D = g->dim > 0 ? g->sizes[g->dim - 1] : 1;
+    int64_t sizes[2] = {V, D};
+    if (numel * D != g->numel) {   /* PyTorch views grad as [numel, D] */
+        ptl_error_set(PTL_ERR_RUNTIME, "shape '[%lld, %lld]' is invalid for input of size %lld",
+                      (long long)numel, (long long)D, (long long)g->numel);
+        goto error;
+    }
+    if ((acc = ptl_empty(2, sizes, PTL_DTYPE_FLOAT64, g->device)) == NULL ||
+        (count = calloc((size_t)V + 1, sizeof(int64_t))) == NULL) {
+        if (acc != NULL) {
+            ptl_error_set(PTL_ERR_MEMORY, "embedding_backward: out of memory");
+        }
+        goto error;
+    }
+    double *av = (double *)ptl_tensor_data(acc);
+    const double *gv = (const double *)ptl_tensor_data(g);
+    const float *gf = (const float *)ptl_tensor_data(g);
+    int f4 = g->dtype == PTL_DTYPE_FLOAT32;
+    const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
+    if (ptl_tensor_is_meta(acc)) {
+        numel = 0;   /* no data to scatter: the shape is all */
+    }
+    else if (nn_on_device(g, ptl_device_embedding_hook != NULL)) {
+        PtlDeviceEmbeddingArgs a = {1, g->dtype, scale, ptl_tensor_data(g), iv,
+                                    ptl_tensor_data(acc), numel, V, D, pad, 8};
+        if (ptl_device_embedding_hook(&a) < 0) {
+            goto error;
+        }
+        numel = 0;   /* accumulated on the device */
+    }
+    else {
+        memset(av, 0, sizeof(double) * (size_t)(V * D));
+    }
+    for (int64_t i = 0; i < numel; i++) {
+        if (iv[i] < 0 || iv[i] >= V) {
+            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+            goto error;
+        }
+        count[iv[i]]++;
+    }
+    for (int64_t i = 0; i < numel; i++) {
+        if (iv[i] == pad) {
+            continue;
+        }
+        double f = scale ? 1.0 / (double)count[iv[i]] : 1.0;
+        double *restrict row = av + iv[i] * D;
+        if (f4) {
+            for (int64_t k = 0; k < D; k++) {
+                row[k] += f * (double)gf[i * D + k];
+            }
+        }
+        else {
+            for (int64_t k = 0; k < D; k++) {
+                row[k] += f * gv[i * D + k];
+            }
+        }
+    }
+    if ((res = ptl_cast(acc, dt)) == NULL) {
+        goto error;
+    }
+    free(count);
+    ptl_decref(acc);
+    ptl_decref(g);
+    ptl_decref(idx);
+    s[0] = ptl_iv_tensor(res);
+    return 0;
+error:
+    free(count);
+    ptl_xdecref(acc);
+    ptl_xdecref(g);
+    ptl_xdecref(idx);
+    return -1;
+}
+
+/* embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type):
+ * rows named by indices whose norm exceeds max_norm are scaled to max_norm (in place). */
+static int
+embedding_renorm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *w = s[0].u.t, *idx = NULL, *rowv = NULL, *scaled = NULL;
+    double max_norm = s[2].u.d, p = s[3].u.d;
+    int64_t numel = 1;
+    (void)op;
+    (void)ks;
+
+    if (w->dim != 2) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "'self' must be 2-D");
+    }
+    if (check_indices(s[1].u.t, "embedding_renorm_") < 0 ||
+        (idx = ptl_cast(s[1].u.t, PTL_DTYPE_INT64)) == NULL) {
+        goto error;
+    }
+    for (int d = 0; d < idx->dim; d++) {
+        numel *= idx->sizes[d];
+    }
+    const int64_t *iv = (const int64_t *)ptl_tensor_data(idx);
+    for (int64_t i = 0; i < numel; i++) {
+        int seen = 0;
+        for (int64_t k = 0; k < i && !seen; k++) {
+            seen = iv[k] == iv[i];
+        }
+        if (iv[i] < 0 || iv[i] >= w->sizes[0]) {
+            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+            goto error;
+        }
+        if (seen) {
+            continue;
+        }
+        PtlIValue sel[3] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_int(iv[i])};
+        if ((rowv = ptl_call_tensor(PTL_OP_select_int, sel)) == NULL) {
+            goto error;
+        }
+        PtlTensorImpl *r64 = ptl_cast(rowv, PTL_DTYPE_FLOAT64);
+        if (r64 == NULL) {
+            goto error;
+        }
+        const double *rv = (const double *)ptl_tensor_data(r64);
+        double norm = 0;
+        for (int64_t k = 0; k < w->sizes[1]; k++) {
+            norm += p == 1 ? fabs(rv[k]) : p == 2 ? rv[k] * rv[k] : pow(fabs(rv[k]), p);
+        }
+        norm = p == 1 ? norm : p == 2 ? sqrt(norm) : pow(norm, 1.0 / p);
+        ptl_decref(r64);
+        if (norm > max_norm) {
+            double f = max_norm / (norm + 1e-7);
+            PtlIValue m[2] = {ptl_iv_tensor(rowv), ptl_iv_none()};
+            PtlTensorImpl *fw = ptl_wrapped_double(f);
+            if (fw == NULL) {
+                goto error;
+            }
+            m[1] = ptl_iv_tensor(fw);
+            scaled = ptl_call_tensor(PTL_OP_mul__Tensor, m);
+            ptl_decref(fw);
+            if (scaled == NULL) {
+                goto error;
+            }
+            PTL_CLEAR(scaled);
+        }
+        PTL_CLEAR(rowv);
+    }
+    ptl_decref(idx);
+    ptl_incref(w);
+    s[0] = ptl_iv_tensor(w);
+    return 0;
+error:
+    ptl_xdecref(idx);
+    ptl_xdecref(rowv);
+    return -1;
+}
+
+static const PtlKernelReg embedding_cpu_kernels[] = {
+    {PTL_OP_embedding, PTL_KEY_CPU, embedding_cpu},
+    {PTL_OP_embedding_dense_backward, PTL_KEY_CPU, embedding_backward_cpu},
+    {PTL_OP_embedding_renorm_, PTL_KEY_CPU, embedding_renorm_cpu},
+    {PTL_OP__ptl_embedding_bag, PTL_KEY_CPU, embedding_bag_cpu},
+};
+PTL_DEFINE_REGISTER(embedding_cpu_kernels)
