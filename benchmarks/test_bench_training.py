@@ -11,6 +11,7 @@ autograd); the torch rows are skipped when torch is not installed.
   (16, 32 stride 2, 64 stride 2; each block conv-bn-relu-conv-bn plus the shortcut, a 1x1
   conv-bn where the shape changes), global average pool, linear 64->10, on 32x32 images,
   batch 32, SGD momentum 0.9 with weight decay 5e-4.
+The CNN and ResNet steps run once more with both libraries on two intra-op threads.
 """
 import math
 
@@ -225,3 +226,21 @@ def test_optimizer_step_fused_vs_composite(benchmark, impl, name):
                                    else None, **kwargs)
     opt.step()      # the state exists from here on
     benchmark(opt.step)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("which", ["cnn", "resnet"])
+def test_train_step_two_threads(benchmark, impl, which):
+    """The CNN and ResNet steps with both libraries on two intra-op threads: a stream of
+    parallel ops tens of microseconds apart (Note [Spin before sleeping] in c10/parallel.c)."""
+    benchmark.group = GROUPS[which] + " 2 threads"
+    lib = library(impl)
+    old = lib.get_num_threads()
+    lib.set_num_threads(2)
+    try:
+        step = setup(impl, which)
+        loss = benchmark.pedantic(step, rounds=5, iterations=1, warmup_rounds=1)
+    finally:
+        lib.set_num_threads(old)
+    assert math.isfinite(loss.item())
+

@@ -1,10 +1,14 @@
-/* parallel.c -- the thread pool behind ptl_parallel_for.  See Note [Thread pool]. */
+/* parallel.c -- the thread pool behind ptl_parallel_for.  See Note [Thread pool] and
+ * Note [Spin before sleeping]. */
 #define _GNU_SOURCE
 #include "parallel.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -17,7 +21,7 @@ typedef struct Job {
     int64_t begin, end, chunk;
     int nchunks;
     int next;        /* next chunk to claim (under the pool lock) */
-    int done;        /* chunks finished */
+    _Atomic unsigned done;  /* chunks finished (changed under the pool lock) */
     int failed;
     PtlErrorKind err_kind;
     char err_msg[512];
@@ -31,6 +35,52 @@ static int num_workers = 0;        /* started worker threads */
 static int num_threads = 0;        /* configured (0 = not yet decided) */
 static int atfork_installed = 0;
 static _Thread_local int in_region = 0;
+/* bumped under the pool lock each time a job is posted; read without it by spinners */
+static _Atomic unsigned job_seq = 0;
+
+/* Note [Spin before sleeping]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A training step is a stream of parallel ops a few tens of microseconds apart, each split
+ * into one chunk per thread.  A worker asleep on the condition variable takes a futex wake
+ * and a reschedule to pick its chunk up, and the caller, done with its own chunk, sleeps
+ * again until the worker finishes: on two threads that latency ate the gain of an op of
+ * tens of microseconds (relu on 2 MB took 58 us on two threads, 46 us on one; 23 us when
+ * the worker polls), and ResNet's and the CNN's steps ran at 0.6-1.1x PyTorch's speed on two
+ * threads against 1.3x on one.  So a worker that finished a chunk, and a caller that
+ * waits for the workers, first poll for up to SPIN_NS (OpenMP's workers, which PyTorch
+ * uses, spin likewise, GOMP_SPINCOUNT), yielding the CPU between polls so that a machine
+ * with more runnable threads than cores loses little to the polling; only then do they
+ * sleep on the condition variable.  The split into chunks is unchanged, so no result
+ * depends on it. */
+#define SPIN_NS 200000
+
+static int64_t
+now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Polls, without the pool lock, until *word differs from `seen` (want_equal 0) or equals
+ * it (want_equal 1), for at most SPIN_NS; the caller re-checks under the lock. */
+static void
+spin_while(_Atomic unsigned *word, unsigned seen, int want_equal)
+{
+    int64_t deadline = now_ns() + SPIN_NS;
+    for (int i = 0;; i++) {
+        unsigned v = atomic_load_explicit(word, memory_order_acquire);
+        if ((v == seen) == want_equal) {
+            return;
+        }
+        if ((i & 15) == 15) {
+            if (now_ns() > deadline) {
+                return;
+            }
+            sched_yield();
+        }
+    }
+}
 
 void *(*ptl_gil_release_hook)(void) = NULL;
 void (*ptl_gil_acquire_hook)(void *token) = NULL;
@@ -74,9 +124,18 @@ static void *
 worker_main(void *arg)
 {
     (void)arg;
+    unsigned spun = atomic_load(&job_seq) - 1;   /* the job seq this worker spun on last */
     pthread_mutex_lock(&pool_lock);
     for (;;) {
         while (current_job == NULL || current_job->next >= current_job->nchunks) {
+            unsigned seq = atomic_load_explicit(&job_seq, memory_order_relaxed);
+            if (spun != seq) {   /* poll once per posted job (Note [Spin before sleeping]) */
+                spun = seq;
+                pthread_mutex_unlock(&pool_lock);
+                spin_while(&job_seq, seq, 0);
+                pthread_mutex_lock(&pool_lock);
+                continue;
+            }
             pthread_cond_wait(&work_cv, &pool_lock);
         }
         Job *job = current_job;
@@ -84,7 +143,7 @@ worker_main(void *arg)
         pthread_mutex_unlock(&pool_lock);
         run_chunk(job, c);
         pthread_mutex_lock(&pool_lock);
-        if (++job->done == job->nchunks) {
+        if (++job->done == (unsigned)job->nchunks) {
             pthread_cond_broadcast(&done_cv);
         }
     }
@@ -185,6 +244,7 @@ ptl_parallel_for(int64_t begin, int64_t end, int64_t grain, PtlParallelFn fn, vo
     ensure_workers(nt);
     current_job = &job;
     job.next = 1;   /* the caller takes chunk 0 */
+    atomic_fetch_add_explicit(&job_seq, 1, memory_order_release);
     pthread_cond_broadcast(&work_cv);
     pthread_mutex_unlock(&pool_lock);
 
@@ -199,7 +259,12 @@ ptl_parallel_for(int64_t begin, int64_t end, int64_t grain, PtlParallelFn fn, vo
         pthread_mutex_lock(&pool_lock);
         job.done++;
     }
-    while (job.done < job.nchunks) {
+    if (job.done < (unsigned)job.nchunks) {   /* Note [Spin before sleeping] */
+        pthread_mutex_unlock(&pool_lock);
+        spin_while(&job.done, (unsigned)job.nchunks, 1);
+        pthread_mutex_lock(&pool_lock);
+    }
+    while (job.done < (unsigned)job.nchunks) {
         pthread_cond_wait(&done_cv, &pool_lock);
     }
     current_job = NULL;

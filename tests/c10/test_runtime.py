@@ -3,6 +3,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -72,6 +74,41 @@ def test_set_num_threads_round_trip_and_errors():
         ptl.set_num_threads(0)
     with pytest.raises(TypeError):
         ptl.set_num_threads("2")
+
+
+def test_thread_pool_back_to_back_jobs_and_worker_errors():
+    # Note [Spin before sleeping]: jobs posted while the worker still polls for the last one,
+    # jobs after it went to sleep, errors raised in the worker's chunk, and Python threads
+    # sharing the pool; on 1 and 2 threads the results are NumPy's, exactly.
+    old = ptl.get_num_threads()
+    g = np.random.default_rng(0)
+    a = g.standard_normal(100_003).astype(np.float32)
+    b = g.standard_normal(100_003).astype(np.float32)
+    idx = np.arange(100_003)
+    idx[-3] = 10 ** 6                 # in the last chunk, the worker's
+    try:
+        for n in (1, 2):
+            ptl.set_num_threads(n)
+            x, y = ptl.tensor(a), ptl.tensor(b)
+            for i in range(200):
+                np.testing.assert_array_equal(ptl.relu(x).numpy(), np.maximum(a, 0))
+                np.testing.assert_array_equal((x + y).numpy(), a + b)
+                if i % 50 == 0:
+                    time.sleep(0.002)   # longer than the poll: the worker sleeps
+                    with pytest.raises(IndexError, match="index out of range in self"):
+                        x.index_select(0, ptl.tensor(idx))
+            results = []
+
+            def work():
+                results.append(all(((x + y).numpy() == a + b).all() for _ in range(50)))
+            threads = [threading.Thread(target=work) for _ in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert results == [True] * 3
+    finally:
+        ptl.set_num_threads(old)
 
 
 def test_thread_pool_survives_fork():
