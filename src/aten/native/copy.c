@@ -239,7 +239,8 @@ DEFINE_STRIDED_COPY(16)
  * AVX-512 (8 with AVX2: 1e6 values took 1.1-2x PyTorch's time); a block holding a
  * NaN is redone by dtype.h's functions, so NaN payloads come out as before.  Every other
  * value is the same number either way: both are IEEE conversions with the same rounding.
- * bfloat16 runs dtype.h's own functions in a loop the compiler vectorizes (an AVX2 clone). */
+ * bfloat16 runs dtype.h's own functions in a loop the compiler vectorizes, for AVX2 or
+ * AVX-512 (Note [Vectorized casts]). */
 #ifdef PTL_HAVE_AVX2_KERNELS
 #define HAVE_F16C_LOOPS 1
 
@@ -349,8 +350,6 @@ DEFINE_HALF_CONV(half_from_float, ptl_half, float, ptl_f_to_half,
                  TRY_F16C(half_from_float))
 DEFINE_HALF_CONV(float_from_half, float, ptl_half, ptl_half_to_f,
                  TRY_F16C(float_from_half))
-DEFINE_HALF_CONV(bf16_from_float, ptl_bf16, float, ptl_f_to_bf16, (void)0)
-DEFINE_HALF_CONV(float_from_bf16, float, ptl_bf16, ptl_bf16_to_f, (void)0)
 #undef TRY_F16C
 #undef DEFINE_HALF_CONV
 
@@ -358,7 +357,8 @@ DEFINE_HALF_CONV(float_from_bf16, float, ptl_bf16, ptl_bf16_to_f, (void)0)
  * ~~~~~~~~~~~~~~~~~~~~~~~~
  * The table's loops compile for the baseline x86-64, where gcc keeps the casts of training
  * scalar: float32 -> int64 / int32 (a.long(), labels), int64 / uint8 / bool -> float32
- * (labels, images, masks) and float32 <-> float64 ran at 0.25-0.7x PyTorch's speed.  Their
+ * (labels, images, masks) and float32 <-> float64 ran at 0.25-0.7x PyTorch's speed;
+ * float32 <-> bfloat16 had an AVX2 clone only.  Their
  * contiguous runs take the same formula (CONV_ONE) compiled again for AVX2 and for AVX-512,
  * chosen by ptl_cpu_capability(); gcc vectorizes it there (AVX-512 DQ has the float <-> int64
  * conversions, AVX2 has not).  The formula is the same C expression with its range checks
@@ -405,6 +405,8 @@ DEFINE_VEC_CONV(float, f4, uint8_t, b1, CONV_ONE)
 DEFINE_VEC_CONV(float, f4, double, f8, CONV_ONE)
 DEFINE_VEC_CONV(double, f8, float, f4, CONV_ONE)
 DEFINE_VEC_CONV(double, f8, int64_t, i8, CONV_ONE)
+DEFINE_VEC_CONV(ptl_bf16, bf, float, f4, CONV_ONE)
+DEFINE_VEC_CONV(float, f4, ptl_bf16, bf, CONV_ONE)
 #undef DEFINE_VEC_CONV
 #undef F4_TO_I4
 #undef DEFINE_VEC_CONV_ISA
@@ -423,6 +425,8 @@ static const struct {
     {PTL_DTYPE_FLOAT32, PTL_DTYPE_FLOAT64, vconv_f4_f8},
     {PTL_DTYPE_FLOAT64, PTL_DTYPE_FLOAT32, vconv_f8_f4},
     {PTL_DTYPE_FLOAT64, PTL_DTYPE_INT64, vconv_f8_i8},
+    {PTL_DTYPE_BFLOAT16, PTL_DTYPE_FLOAT32, vconv_bf_f4},
+    {PTL_DTYPE_FLOAT32, PTL_DTYPE_BFLOAT16, vconv_f4_bf},
 };
 #endif
 
@@ -437,12 +441,6 @@ conv_loop(PtlDtype dt, PtlDtype st)
     }
     if (st == PTL_DTYPE_FLOAT16 && dt == PTL_DTYPE_FLOAT32) {
         return float_from_half;
-    }
-    if (st == PTL_DTYPE_FLOAT32 && dt == PTL_DTYPE_BFLOAT16) {
-        return bf16_from_float;
-    }
-    if (st == PTL_DTYPE_BFLOAT16 && dt == PTL_DTYPE_FLOAT32) {
-        return float_from_bf16;
     }
 #ifdef PTL_HAVE_AVX2_KERNELS
     for (size_t k = 0; k < sizeof(vec_convs) / sizeof(vec_convs[0]); k++) {
