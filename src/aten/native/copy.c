@@ -394,19 +394,23 @@ DEFINE_HALF_CONV(float_from_half, float, ptl_half, ptl_half_to_f,
  * a float (the float below -2^31 is -2^31 - 256), and both truncate the same value, so it is
  * CONV_ONE's result without a widening to double of every value (1.8x PyTorch's time) */
 #define F4_TO_I4(DTAG, STAG, X) ((X) >= -0x1p31f && (X) < 0x1p31f ? (int32_t)(X) : INT32_MIN)
-/* ORDER: the pairs of vec_convs below */
-DEFINE_VEC_CONV(int64_t, i8, float, f4, CONV_ONE)
-DEFINE_VEC_CONV(int32_t, i4, float, f4, F4_TO_I4)
-DEFINE_VEC_CONV(int64_t, i8, double, f8, CONV_ONE)
-DEFINE_VEC_CONV(float, f4, int64_t, i8, CONV_ONE)
-DEFINE_VEC_CONV(float, f4, int32_t, i4, CONV_ONE)
-DEFINE_VEC_CONV(float, f4, uint8_t, u1, CONV_ONE)
-DEFINE_VEC_CONV(float, f4, uint8_t, b1, CONV_ONE)
-DEFINE_VEC_CONV(float, f4, double, f8, CONV_ONE)
-DEFINE_VEC_CONV(double, f8, float, f4, CONV_ONE)
-DEFINE_VEC_CONV(double, f8, int64_t, i8, CONV_ONE)
-DEFINE_VEC_CONV(ptl_bf16, bf, float, f4, CONV_ONE)
-DEFINE_VEC_CONV(float, f4, ptl_bf16, bf, CONV_ONE)
+/* the vectorized pairs: destination C type, tag, dtype; source C type, tag, dtype; formula */
+#define VEC_CONV_PAIRS(_)                                                                 \
+    _(int64_t, i8, INT64, float, f4, FLOAT32, CONV_ONE)                                   \
+    _(int32_t, i4, INT32, float, f4, FLOAT32, F4_TO_I4)                                   \
+    _(int64_t, i8, INT64, double, f8, FLOAT64, CONV_ONE)                                  \
+    _(float, f4, FLOAT32, int64_t, i8, INT64, CONV_ONE)                                   \
+    _(float, f4, FLOAT32, int32_t, i4, INT32, CONV_ONE)                                   \
+    _(float, f4, FLOAT32, uint8_t, u1, UINT8, CONV_ONE)                                   \
+    _(float, f4, FLOAT32, uint8_t, b1, BOOL, CONV_ONE)                                    \
+    _(float, f4, FLOAT32, double, f8, FLOAT64, CONV_ONE)                                  \
+    _(double, f8, FLOAT64, float, f4, FLOAT32, CONV_ONE)                                  \
+    _(double, f8, FLOAT64, int64_t, i8, INT64, CONV_ONE)                                  \
+    _(ptl_bf16, bf, BFLOAT16, float, f4, FLOAT32, CONV_ONE)                               \
+    _(float, f4, FLOAT32, ptl_bf16, bf, BFLOAT16, CONV_ONE)
+#define STAMP_VEC_CONV(DT, DTAG, DE, ST, STAG, SE, F) DEFINE_VEC_CONV(DT, DTAG, ST, STAG, F)
+VEC_CONV_PAIRS(STAMP_VEC_CONV)
+#undef STAMP_VEC_CONV
 #undef DEFINE_VEC_CONV
 #undef F4_TO_I4
 #undef DEFINE_VEC_CONV_ISA
@@ -415,19 +419,12 @@ static const struct {
     PtlDtype dt, st;
     PtlLoop loop;
 } vec_convs[] = {
-    {PTL_DTYPE_INT64, PTL_DTYPE_FLOAT32, vconv_i8_f4},
-    {PTL_DTYPE_INT32, PTL_DTYPE_FLOAT32, vconv_i4_f4},
-    {PTL_DTYPE_INT64, PTL_DTYPE_FLOAT64, vconv_i8_f8},
-    {PTL_DTYPE_FLOAT32, PTL_DTYPE_INT64, vconv_f4_i8},
-    {PTL_DTYPE_FLOAT32, PTL_DTYPE_INT32, vconv_f4_i4},
-    {PTL_DTYPE_FLOAT32, PTL_DTYPE_UINT8, vconv_f4_u1},
-    {PTL_DTYPE_FLOAT32, PTL_DTYPE_BOOL, vconv_f4_b1},
-    {PTL_DTYPE_FLOAT32, PTL_DTYPE_FLOAT64, vconv_f4_f8},
-    {PTL_DTYPE_FLOAT64, PTL_DTYPE_FLOAT32, vconv_f8_f4},
-    {PTL_DTYPE_FLOAT64, PTL_DTYPE_INT64, vconv_f8_i8},
-    {PTL_DTYPE_BFLOAT16, PTL_DTYPE_FLOAT32, vconv_bf_f4},
-    {PTL_DTYPE_FLOAT32, PTL_DTYPE_BFLOAT16, vconv_f4_bf},
+#define VEC_CONV_ROW(DT, DTAG, DE, ST, STAG, SE, F)                                       \
+    {PTL_DTYPE_##DE, PTL_DTYPE_##SE, vconv_##DTAG##_##STAG},
+    VEC_CONV_PAIRS(VEC_CONV_ROW)
+#undef VEC_CONV_ROW
 };
+#undef VEC_CONV_PAIRS
 #endif
 
 /* The conversion loop from st to dt: the table, except complex -> bool (both parts count),
