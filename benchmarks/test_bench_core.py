@@ -1,7 +1,7 @@
 """Foundation benchmarks: per-op overhead of x + y, big elementwise ops, a full reduction,
-half-precision casts, clamp, transposed copies, the offset-table shape ops, row and element
-indexing, fills, constant padding, seeded random fills, boolean-mask ops and cumsum.  Each
-group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
+half-precision casts, the training casts, clamp, transposed copies, the offset-table shape
+ops, row and element indexing, fills, constant padding, seeded random fills, boolean-mask ops
+and cumsum.  Each group runs pytorchlite, NumPy and (when installed) PyTorch on the same data."""
 import numpy as np
 import pytest
 
@@ -79,6 +79,28 @@ def test_half_precision_casts(benchmark, impl, cast):
     a = randn(10**6)
     if cast.startswith("float16"):
         a = a.astype(np.float16)
+    fn = (lambda x: x.astype(np_dtype)) if impl == "numpy" else (
+        lambda x: getattr(x, method)())
+    run(benchmark, impl, fn, a)
+
+
+# source dtype, NumPy destination, method: labels, images and masks to float32, a.long(),
+# the float32 <-> float64 round trip (copy.c, Note [Vectorized casts])
+TRAINING_CASTS = {"float32 -> int64": (np.float32, np.int64, "long"),
+                  "float32 -> int32": (np.float32, np.int32, "int"),
+                  "int64 -> float32": (np.int64, np.float32, "float"),
+                  "uint8 -> float32": (np.uint8, np.float32, "float"),
+                  "bool -> float32": (np.bool_, np.float32, "float"),
+                  "float64 -> float32": (np.float64, np.float32, "float"),
+                  "float32 -> float64": (np.float32, np.float64, "double")}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("cast", list(TRAINING_CASTS))
+def test_training_casts(benchmark, impl, cast):
+    benchmark.group = f"{cast}, 1e6 values"
+    src, np_dtype, method = TRAINING_CASTS[cast]
+    a = (randn(10**6) * 100).astype(src)
     fn = (lambda x: x.astype(np_dtype)) if impl == "numpy" else (
         lambda x: getattr(x, method)())
     run(benchmark, impl, fn, a)

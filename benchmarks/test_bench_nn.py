@@ -117,6 +117,24 @@ def test_adaptive_avg_pool2d(benchmark, impl, size):
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("shape", [(128, 64, 8, 8), (32, 512, 7, 7)], ids=str)
+@pytest.mark.parametrize("part", ["forward", "forward+backward"])
+def test_global_avg_pool_resnet_head(benchmark, impl, shape, part):
+    """The global pooling of a ResNet head: small planes, whose row tail the sum pads
+    (Note [Global average pooling])"""
+    benchmark.group = f"adaptive_avg_pool2d(1) {'x'.join(map(str, shape))}, {part}"
+    lib = library(impl)
+    x = lib.tensor(randn(shape)).requires_grad_(part != "forward")
+    gy = lib.tensor(randn(shape[:2] + (1, 1), 1))
+
+    def step():
+        y = lib.nn.functional.adaptive_avg_pool2d(x, 1)
+        return y if part == "forward" else lib.autograd.grad(y, x, gy)
+
+    benchmark(step)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("part", ["forward+backward", "backward kernel"])
 def test_max_pool2d_forward_backward(benchmark, impl, part):
     """The small CNN's first pooling: forward then backward, and the backward kernel alone

@@ -61,7 +61,12 @@ OPS = {
     "median(-1)": "a.median(-1)", "kthvalue": "a.kthvalue(5, -1)", "lerp": "L.lerp(a, b, 0.3)",
     "addcmul": "L.addcmul(a, a, b, value=0.5)", "maximum": "L.maximum(a, b)",
     "embedding_bag": "F.embedding_bag(idx2[:64, :16], a, mode='mean')",
-    "one_hot": "F.one_hot(idx, 1024)",
+    "one_hot": "F.one_hot(idx, 1024)", "int() of float": "a.int()",
+    "float() of double": "d.float()", "float() of long": "idx2.float()",
+    "float() of bool": "(a > 0).float()", "float() of uint8": "u8.float()",
+    "adaptive_avg_pool2d(1) 128x64x8x8": "F.adaptive_avg_pool2d(head, 1)",
+    "adaptive_avg_pool2d(1) 32x512x7x7": "F.adaptive_avg_pool2d(head7, 1)",
+    "adaptive_avg_pool2d(1) backward": "gpool(gin)",
 }
 
 
@@ -72,8 +77,19 @@ def inputs(lib):
     img = rng.standard_normal((32, 64, 32, 32)).astype(np.float32)
     idx = rng.integers(0, 1024, (1024,))
     idx2 = rng.integers(0, 1024, (1024, 1024))
+    u8 = rng.integers(0, 256, (32, 3, 128, 128), dtype=np.uint8)
+    head = lib.tensor(rng.standard_normal((128, 64, 8, 8)).astype(np.float32))
+    head7 = lib.tensor(rng.standard_normal((32, 512, 7, 7)).astype(np.float32))
+    gin = head7.clone().requires_grad_()
+    gout = lib.ones(32, 512, 1, 1)
+
+    def gpool(x):   # the backward of a ResNet head's global pooling
+        return lib.autograd.grad(lib.nn.functional.adaptive_avg_pool2d(x, 1), x, gout)
+
     return dict(a=lib.tensor(a), b=lib.tensor(b), img=lib.tensor(img), idx=lib.tensor(idx),
-                idx2=lib.tensor(idx2), h=lib.tensor(a).half(), L=lib, F=lib.nn.functional)
+                idx2=lib.tensor(idx2), h=lib.tensor(a).half(), d=lib.tensor(a).double(),
+                u8=lib.tensor(u8), head=head, head7=head7, gin=gin, gpool=gpool, L=lib,
+                F=lib.nn.functional)
 
 
 def best_of(fn, reps=5, rounds=7):

@@ -1,10 +1,12 @@
 """float32 <-> float16 and float32 <-> bfloat16 casts (Note [Half-precision conversions] in
-copy.c): contiguous runs take F16C or a vectorized loop, strided ones dtype.h's functions
-element by element; both give the same bits, and NumPy's float16 the same numbers."""
+copy.c): contiguous runs take F16C (8 values a block, 16 with AVX-512) or a vectorized loop,
+strided ones dtype.h's functions element by element; both give the same bits, and NumPy's
+float16 the same numbers.  The file reruns capped at AVX2 and at the portable loops."""
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
+from helpers import rerun_with_capability
 
 
 def all_halves():
@@ -71,16 +73,19 @@ def test_half_to_float_is_exact_on_every_half():
     assert np.isnan(fast.numpy()[~finite]).all()
 
 
-@pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 33])
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47])
 def test_blocks_and_tails_with_a_nan_anywhere(n):
-    # the F16C loops take 8 values a block and redo a block holding a NaN one by one
+    # the F16C loops take 8 (AVX-512: 16) values a block and redo a block holding a NaN one
+    # by one; the bfloat16 loops are vectorized by gcc, 8 or 16 lanes
     base = np.random.default_rng(n).standard_normal(n).astype(np.float32) * 1000
     for k in range(n):
         a = base.copy()
         a[k] = np.nan
-        for src, conv in ((a, lambda t: t.half()), (a.astype(np.float16), lambda t: t.float())):
+        for src, conv in ((a, lambda t: t.half()), (a.astype(np.float16), lambda t: t.float()),
+                          (a, lambda t: t.bfloat16()),
+                          (a, lambda t: t.bfloat16().float())):
             fast, slow = conv(ptl.tensor(src)), conv(strided(src))
-            item = np.uint16 if fast.dtype == ptl.float16 else np.uint32
+            item = np.uint32 if fast.dtype == ptl.float32 else np.uint16
             np.testing.assert_array_equal(as_bits(fast, item), as_bits(slow, item))
 
 
@@ -101,3 +106,9 @@ def test_bfloat16_round_trip_matches_the_scalar_path():
                                   as_bits(fast, np.uint16).astype(np.uint32) << 16)
     np.testing.assert_array_equal(as_bits(back, np.uint32), as_bits(strided(
         as_bits(fast, np.int16)).view(ptl.bfloat16).float(), np.uint32))
+
+
+@pytest.mark.parametrize("cap", ["default", "avx2"])
+def test_portable_and_avx2_loops(cap):
+    """Reruns this file with F16C off (dtype.h's functions), and with 8-value blocks."""
+    rerun_with_capability(__file__, cap, "-k", "not portable_and_avx2")

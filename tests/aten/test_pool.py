@@ -300,6 +300,37 @@ def test_global_average_pooling(hw, dtype, layout, threads):
         g.double().numpy() / (hw[0] * hw[1]), a.shape), rtol=tol, atol=tol)
 
 
+def lane_mean(v):
+    """pool.c's window_sum of one row of fewer than 256 values, in Python: sixteen double lanes
+    (value i into lane i % 16, in order), folded as ((0+8)+(1+9)) + ..., divided once"""
+    acc = [0.0] * 16
+    for i, x in enumerate(v.astype(np.float64)):
+        acc[i % 16] += x
+    lo = [acc[k] + acc[k + 8] for k in range(8)]
+    return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((lo[4] + lo[5]) + (lo[6] + lo[7]))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_global_average_pooling_bits_every_tail(dtype, threads):
+    """Every row tail length 0..15 after 0-3 full lane rounds (the zero-padded tail of
+    Note [Global average pooling]), ResNet heads' 7 x 7 and 8 x 8 planes among them: the
+    exact bits of the lane sums, a -0 plane's mean is +0 as before"""
+    rng = np.random.default_rng(7)
+    for n in range(1, 64):
+        a = (rng.standard_normal((2, 3, 1, n)) * 10.0 ** rng.integers(-3, 4, n)).astype(
+            np.float32 if dtype == ptl.float32 else np.float64)
+        a[1, 2] = -0.0
+        y = F.adaptive_avg_pool2d(ptl.tensor(a), 1).numpy().reshape(6)
+        ref = [lane_mean(r) / n for r in a.reshape(6, n)]
+        np.testing.assert_array_equal(y, np.array(ref).astype(y.dtype), err_msg=f"n={n}")
+        assert not np.signbit(y[5])
+    for hw in [(7, 7), (8, 8)]:
+        a = rng.standard_normal((4, 64) + hw).astype(np.float32)
+        y = F.adaptive_avg_pool2d(ptl.tensor(a), 1).numpy().reshape(-1)
+        ref = [lane_mean(r) / r.size for r in a.reshape(256, -1)]
+        np.testing.assert_array_equal(y, np.array(ref, np.float32))
+
+
 def test_global_pooling_of_3d_and_1d_inputs():
     x, a = make((4, 6, 9), ptl.float64, seed=5)
     np.testing.assert_allclose(F.adaptive_avg_pool2d(x, (1, 1)).numpy(),

@@ -12,6 +12,7 @@
 #include "../scalar_math.h"
 #include "../tensor_iterator.h"
 #include "native.h"
+#include "vec_math.h"
 
 /* ---- conversion loops: one per (destination, source) dtype pair ---- */
 
@@ -65,11 +66,13 @@
 #define ISTORE_bf(V) (ptl_f_to_bf16((float)(V)))
 #define ISTORE_f4(V) ((float)(V))
 #define ISTORE_f8(V) ((double)(V))
-#define LOAD_AS_I_b1(X) ((int64_t)((X) != 0))
-#define LOAD_AS_I_u1(X) ((int64_t)(X))
-#define LOAD_AS_I_i1(X) ((int64_t)(X))
-#define LOAD_AS_I_i2(X) ((int64_t)(X))
-#define LOAD_AS_I_i4(X) ((int64_t)(X))
+/* the narrower integers load as int32: the same value, and gcc vectorizes int32 -> float
+ * where it keeps int64 -> float scalar or goes through int64 lanes (Note [Vectorized casts]) */
+#define LOAD_AS_I_b1(X) ((int32_t)((X) != 0))
+#define LOAD_AS_I_u1(X) ((int32_t)(X))
+#define LOAD_AS_I_i1(X) ((int32_t)(X))
+#define LOAD_AS_I_i2(X) ((int32_t)(X))
+#define LOAD_AS_I_i4(X) ((int32_t)(X))
 #define LOAD_AS_I_i8(X) ((int64_t)(X))
 #define LOAD_AS_I_f2(X) 0
 #define LOAD_AS_I_bf(X) 0
@@ -92,6 +95,10 @@
 #define LOAD_AS_Z_c8(X) ((ptl_complex128)(X))
 #define LOAD_AS_Z_c16(X) (X)
 
+/* one value of source tag STAG converted to destination tag DTAG */
+#define CONV_ONE(DTAG, STAG, X)                                                           \
+    (SRC_IS_INT_##STAG ? ISTORE_##DTAG(LOAD_AS_I_##STAG(X)) : STORE_##DTAG(LOAD_AS_D_##STAG(X)))
+
 #define DEFINE_CONV(DT, DTAG, ST, STAG)                                                   \
     static void                                                                           \
     conv_##DTAG##_##STAG(char **d, const int64_t *s, int64_t n, const void *extra)        \
@@ -101,16 +108,13 @@
             DT *o = (DT *)d[0];                                                           \
             const ST *a = (const ST *)d[1];                                               \
             for (int64_t i = 0; i < n; i++) {                                             \
-                o[i] = SRC_IS_INT_##STAG ? ISTORE_##DTAG(LOAD_AS_I_##STAG(a[i]))          \
-                                         : STORE_##DTAG(LOAD_AS_D_##STAG(a[i]));          \
+                o[i] = CONV_ONE(DTAG, STAG, a[i]);                                        \
             }                                                                             \
             return;                                                                       \
         }                                                                                 \
         for (int64_t i = 0; i < n; i++) {                                                 \
             const ST a = *(const ST *)(d[1] + i * s[1]);                                  \
-            *(DT *)(d[0] + i * s[0]) = SRC_IS_INT_##STAG                                  \
-                                           ? ISTORE_##DTAG(LOAD_AS_I_##STAG(a))           \
-                                           : STORE_##DTAG(LOAD_AS_D_##STAG(a));           \
+            *(DT *)(d[0] + i * s[0]) = CONV_ONE(DTAG, STAG, a);                           \
         }                                                                                 \
     }
 
@@ -231,51 +235,77 @@ DEFINE_STRIDED_COPY(16)
  * the table's loops go element by element through double and the bit-twiddling of dtype.h
  * (1e6 float32 -> float16 in 1.1-2.9 ms, 15-40x PyTorch).  Contiguous runs take these loops
  * instead.  float16 uses the F16C instructions (round to nearest even, exact the other way)
- * where the CPU has them and the run-time capability is at least AVX2; a block holding a
+ * where the CPU has them and the run-time capability is at least AVX2, 16 values a block with
+ * AVX-512 (8 with AVX2: 1e6 values took 1.1-2x PyTorch's time); a block holding a
  * NaN is redone by dtype.h's functions, so NaN payloads come out as before.  Every other
  * value is the same number either way: both are IEEE conversions with the same rounding.
- * bfloat16 runs dtype.h's own functions in a loop the compiler vectorizes (an AVX2 clone). */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+ * bfloat16 runs dtype.h's own functions in a loop the compiler vectorizes, for AVX2 or
+ * AVX-512 (Note [Vectorized casts]). */
+#ifdef PTL_HAVE_AVX2_KERNELS
 #define HAVE_F16C_LOOPS 1
 
-__attribute__((target("avx2,f16c"))) static void
-half_from_float_f16c(ptl_half *o, const float *a, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_loadu_ps(a + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-            for (int k = 0; k < 8; k++) {
-                o[i + k] = ptl_f_to_half(a[i + k]);
-            }
-            continue;
-        }
-        _mm_storeu_si128((__m128i *)(o + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+/* The loops for vectors of kind S (Note [Vector twins]): ps, 8 values with F16C, or ps512,
+ * 16 with AVX-512 (vcvtps2ph zmm); the conversions are IEEE ones, the same bits at either
+ * width.  F16C_H_##S is the vector of as many halves. */
+#define F16C_ATTR_ps __attribute__((target("avx2,f16c")))
+#define F16C_ATTR_ps512 PTL_AVX512
+#define F16C_H_ps __m128i
+#define F16C_H_ps512 __m256i
+#define F16C_TO_HALF_ps(v) _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)
+#define F16C_TO_HALF_ps512(v) _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)
+#define F16C_TO_FLOAT_ps(h) _mm256_cvtph_ps(h)
+#define F16C_TO_FLOAT_ps512(h) _mm512_cvtph_ps(h)
+#define DEFINE_F16C_LOOPS(S)                                                              \
+    F16C_ATTR_##S static void                                                             \
+    half_from_float_##S(ptl_half *o, const float *a, int64_t n)                           \
+    {                                                                                     \
+        int64_t i = 0;                                                                    \
+        for (; i + PTL_VLANES(S) <= n; i += PTL_VLANES(S)) {                              \
+            PTL_VT(S) v = PTL_VLOADF(S, a + i);                                           \
+            if (PTL_VBITS(S, PTL_VCMP(S, v, v, _CMP_UNORD_Q)) != 0) {                     \
+                for (int k = 0; k < PTL_VLANES(S); k++) {                                 \
+                    o[i + k] = ptl_f_to_half(a[i + k]);                                   \
+                }                                                                         \
+                continue;                                                                 \
+            }                                                                             \
+            F16C_H_##S h = F16C_TO_HALF_##S(v);                                           \
+            memcpy(o + i, &h, sizeof h);                                                  \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            o[i] = ptl_f_to_half(a[i]);                                                   \
+        }                                                                                 \
+    }                                                                                     \
+    F16C_ATTR_##S static void                                                             \
+    float_from_half_##S(float *o, const ptl_half *a, int64_t n)                           \
+    {                                                                                     \
+        int64_t i = 0;                                                                    \
+        for (; i + PTL_VLANES(S) <= n; i += PTL_VLANES(S)) {                              \
+            F16C_H_##S h;                                                                 \
+            memcpy(&h, a + i, sizeof h);                                                  \
+            PTL_VT(S) v = F16C_TO_FLOAT_##S(h);                                           \
+            if (PTL_VBITS(S, PTL_VCMP(S, v, v, _CMP_UNORD_Q)) != 0) {                     \
+                for (int k = 0; k < PTL_VLANES(S); k++) {                                 \
+                    o[i + k] = ptl_half_to_f(a[i + k]);                                   \
+                }                                                                         \
+                continue;                                                                 \
+            }                                                                             \
+            PTL_VSTOREF(S, o + i, v);                                                     \
+        }                                                                                 \
+        for (; i < n; i++) {                                                              \
+            o[i] = ptl_half_to_f(a[i]);                                                   \
+        }                                                                                 \
     }
-    for (; i < n; i++) {
-        o[i] = ptl_f_to_half(a[i]);
-    }
-}
-
-__attribute__((target("avx2,f16c"))) static void
-float_from_half_f16c(float *o, const ptl_half *a, int64_t n)
-{
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(a + i)));
-        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-            for (int k = 0; k < 8; k++) {
-                o[i + k] = ptl_half_to_f(a[i + k]);
-            }
-            continue;
-        }
-        _mm256_storeu_ps(o + i, v);
-    }
-    for (; i < n; i++) {
-        o[i] = ptl_half_to_f(a[i]);
-    }
-}
+DEFINE_F16C_LOOPS(ps)
+DEFINE_F16C_LOOPS(ps512)
+#undef DEFINE_F16C_LOOPS
+#undef F16C_ATTR_ps
+#undef F16C_ATTR_ps512
+#undef F16C_H_ps
+#undef F16C_H_ps512
+#undef F16C_TO_HALF_ps
+#undef F16C_TO_HALF_ps512
+#undef F16C_TO_FLOAT_ps
+#undef F16C_TO_FLOAT_ps512
 
 static int
 have_f16c(void)
@@ -308,25 +338,98 @@ have_f16c(void)
         }                                                                                 \
     }
 #ifdef HAVE_F16C_LOOPS
-#define TRY_F16C(CALL)                                                                    \
+#define TRY_F16C(NAME)                                                                    \
     if (have_f16c()) {                                                                    \
-        CALL;                                                                             \
+        (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_ps512 : NAME##_ps)(o, a, n);      \
         return;                                                                           \
     }
 #else
 #define TRY_F16C(CALL)
 #endif
 DEFINE_HALF_CONV(half_from_float, ptl_half, float, ptl_f_to_half,
-                 TRY_F16C(half_from_float_f16c(o, a, n)))
+                 TRY_F16C(half_from_float))
 DEFINE_HALF_CONV(float_from_half, float, ptl_half, ptl_half_to_f,
-                 TRY_F16C(float_from_half_f16c(o, a, n)))
-DEFINE_HALF_CONV(bf16_from_float, ptl_bf16, float, ptl_f_to_bf16, (void)0)
-DEFINE_HALF_CONV(float_from_bf16, float, ptl_bf16, ptl_bf16_to_f, (void)0)
+                 TRY_F16C(float_from_half))
 #undef TRY_F16C
 #undef DEFINE_HALF_CONV
 
-/* The conversion loop from st to dt: the table, except complex -> bool (both parts count)
- * and the half-precision casts (Note [Half-precision conversions]) */
+/* Note [Vectorized casts]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * The table's loops compile for the baseline x86-64, where gcc keeps the casts of training
+ * scalar: float32 -> int64 / int32 (a.long(), labels), int64 / uint8 / bool -> float32
+ * (labels, images, masks) and float32 <-> float64 ran at 0.25-0.7x PyTorch's speed;
+ * float32 <-> bfloat16 had an AVX2 clone only.  Their
+ * contiguous runs take the same formula (CONV_ONE) compiled again for AVX2 and for AVX-512,
+ * chosen by ptl_cpu_capability(); gcc vectorizes it there (AVX-512 DQ has the float <-> int64
+ * conversions, AVX2 has not).  The formula is the same C expression with its range checks
+ * (float32 -> int32: an equivalent one, F4_TO_I4), so every value converts to the same bits
+ * at every width: out of range and NaN still give INT64_MIN / INT32_MIN, PyTorch's results on
+ * x86.  Strided runs keep the table's loop. */
+#ifdef PTL_HAVE_AVX2_KERNELS
+#define DEFINE_VEC_CONV_ISA(DT, DTAG, ST, STAG, F, ISA, ATTR)                             \
+    ATTR static void                                                                      \
+    vconv_##DTAG##_##STAG##_##ISA(DT *o, const ST *a, int64_t n)                          \
+    {                                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            o[i] = F(DTAG, STAG, a[i]);                                                   \
+        }                                                                                 \
+    }
+#define DEFINE_VEC_CONV(DT, DTAG, ST, STAG, F)                                            \
+    DEFINE_VEC_CONV_ISA(DT, DTAG, ST, STAG, F, avx2, PTL_AVX2)                            \
+    DEFINE_VEC_CONV_ISA(DT, DTAG, ST, STAG, F, avx512, PTL_AVX512)                        \
+    static void                                                                           \
+    vconv_##DTAG##_##STAG(char **d, const int64_t *s, int64_t n, const void *extra)       \
+    {                                                                                     \
+        PtlCpuCapability cap = ptl_cpu_capability();                                      \
+        if (s[0] != (int64_t)sizeof(DT) || s[1] != (int64_t)sizeof(ST) ||                 \
+            cap == PTL_CPU_DEFAULT) {                                                     \
+            conv_##DTAG##_##STAG(d, s, n, extra);                                         \
+            return;                                                                       \
+        }                                                                                 \
+        (cap >= PTL_CPU_AVX512 ? vconv_##DTAG##_##STAG##_avx512                           \
+                               : vconv_##DTAG##_##STAG##_avx2)((DT *)d[0],                \
+                                                               (const ST *)d[1], n);      \
+    }
+/* float32 -> int32 with the range check in float: x > -2^31 - 1 in double is x >= -2^31 for
+ * a float (the float below -2^31 is -2^31 - 256), and both truncate the same value, so it is
+ * CONV_ONE's result without a widening to double of every value (1.8x PyTorch's time) */
+#define F4_TO_I4(DTAG, STAG, X) ((X) >= -0x1p31f && (X) < 0x1p31f ? (int32_t)(X) : INT32_MIN)
+/* the vectorized pairs: destination C type, tag, dtype; source C type, tag, dtype; formula */
+#define VEC_CONV_PAIRS(_)                                                                 \
+    _(int64_t, i8, INT64, float, f4, FLOAT32, CONV_ONE)                                   \
+    _(int32_t, i4, INT32, float, f4, FLOAT32, F4_TO_I4)                                   \
+    _(int64_t, i8, INT64, double, f8, FLOAT64, CONV_ONE)                                  \
+    _(float, f4, FLOAT32, int64_t, i8, INT64, CONV_ONE)                                   \
+    _(float, f4, FLOAT32, int32_t, i4, INT32, CONV_ONE)                                   \
+    _(float, f4, FLOAT32, uint8_t, u1, UINT8, CONV_ONE)                                   \
+    _(float, f4, FLOAT32, uint8_t, b1, BOOL, CONV_ONE)                                    \
+    _(float, f4, FLOAT32, double, f8, FLOAT64, CONV_ONE)                                  \
+    _(double, f8, FLOAT64, float, f4, FLOAT32, CONV_ONE)                                  \
+    _(double, f8, FLOAT64, int64_t, i8, INT64, CONV_ONE)                                  \
+    _(ptl_bf16, bf, BFLOAT16, float, f4, FLOAT32, CONV_ONE)                               \
+    _(float, f4, FLOAT32, ptl_bf16, bf, BFLOAT16, CONV_ONE)
+#define STAMP_VEC_CONV(DT, DTAG, DE, ST, STAG, SE, F) DEFINE_VEC_CONV(DT, DTAG, ST, STAG, F)
+VEC_CONV_PAIRS(STAMP_VEC_CONV)
+#undef STAMP_VEC_CONV
+#undef DEFINE_VEC_CONV
+#undef F4_TO_I4
+#undef DEFINE_VEC_CONV_ISA
+
+static const struct {
+    PtlDtype dt, st;
+    PtlLoop loop;
+} vec_convs[] = {
+#define VEC_CONV_ROW(DT, DTAG, DE, ST, STAG, SE, F)                                       \
+    {PTL_DTYPE_##DE, PTL_DTYPE_##SE, vconv_##DTAG##_##STAG},
+    VEC_CONV_PAIRS(VEC_CONV_ROW)
+#undef VEC_CONV_ROW
+};
+#undef VEC_CONV_PAIRS
+#endif
+
+/* The conversion loop from st to dt: the table, except complex -> bool (both parts count),
+ * the half-precision casts (Note [Half-precision conversions]) and the vectorized ones
+ * (Note [Vectorized casts]) */
 static PtlLoop
 conv_loop(PtlDtype dt, PtlDtype st)
 {
@@ -336,12 +439,13 @@ conv_loop(PtlDtype dt, PtlDtype st)
     if (st == PTL_DTYPE_FLOAT16 && dt == PTL_DTYPE_FLOAT32) {
         return float_from_half;
     }
-    if (st == PTL_DTYPE_FLOAT32 && dt == PTL_DTYPE_BFLOAT16) {
-        return bf16_from_float;
+#ifdef PTL_HAVE_AVX2_KERNELS
+    for (size_t k = 0; k < sizeof(vec_convs) / sizeof(vec_convs[0]); k++) {
+        if (vec_convs[k].dt == dt && vec_convs[k].st == st) {
+            return vec_convs[k].loop;
+        }
     }
-    if (st == PTL_DTYPE_BFLOAT16 && dt == PTL_DTYPE_FLOAT32) {
-        return float_from_bf16;
-    }
+#endif
     if (dt == PTL_DTYPE_BOOL && st == PTL_DTYPE_COMPLEX64) {
         return conv_b1_z_ptl_complex64;
     }

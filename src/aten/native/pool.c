@@ -963,54 +963,95 @@ avg_plan(const char *name, PtlTensorImpl *x, const PtlIValue *s, int nd, PoolPla
  * after call.  Their bits change from the window walk's float sums to these double ones,
  * the error from about n ulp of the sum to about one. */
 #define WIDE_WINDOW 16
-static inline double
+
+/* The sixteen double lanes are four vectors of four (GCC's vector types: SSE2 pairs in the
+ * baseline build, one register each in the AVX2 one, the same sums either way; plain arrays
+ * went through the stack, scalar, at 4x PyTorch's time on 7 x 7 planes).  Lane k holds the
+ * values i = k mod 16 of each row, added in order.  A row's last values are zero-padded to
+ * sixteen: a lane never holds -0 (it starts at +0), so a padding +0 leaves its bits alone.
+ * The helpers of the loop clones are always inlined: an outlined copy (gcc makes one when they
+ * grow) is compiled for the baseline x86-64 only (Note [Loop clones]). */
+typedef double PoolVec __attribute__((vector_size(32)));
+typedef float PoolVecF __attribute__((vector_size(16)));
+
+/* *acc += 4 floats at p as doubles (no vector return value: it would differ between the
+ * baseline and AVX2 ABIs) */
+static inline __attribute__((always_inline)) void
+pool_add_f4(PoolVec *acc, const float *p)
+{
+    PoolVecF f;
+    memcpy(&f, p, sizeof f);
+    *acc += __builtin_convertvector(f, PoolVec);
+}
+
+/* acc[q] += the m < 16 values at p, zero-padded to sixteen (built in registers, one
+ * predictable branch a lane: a padded copy on the stack was zeroed by a rep stos, half the
+ * time of a 8 x 8 plane) */
+static inline __attribute__((always_inline)) void
+pool_add_tail(int f8, const char *p, int64_t m, PoolVec *acc)
+{
+    for (int q = 0; q < 4; q++) {
+        PoolVec u = {0, 0, 0, 0};
+        for (int r = 0; r < 4; r++) {
+            if (4 * q + r < m) {
+                u[r] = f8 ? ((const double *)p)[4 * q + r] : (double)((const float *)p)[4 * q + r];
+            }
+        }
+        acc[q] += u;
+    }
+}
+
+static inline __attribute__((always_inline)) double
 window_sum(int f8, const char *x, int64_t rs, int64_t rows, int64_t n)
 {
-    double acc[16] = {0};
+    PoolVec acc[4] = {{0}};
     for (int64_t r = 0; r < rows; r++) {
         int64_t i = 0;
         if (f8) {
             const double *v = (const double *)x + r * rs;
             for (; i + 16 <= n; i += 16) {
-                for (int k = 0; k < 16; k++) {
-                    acc[k] += v[i + k];
+                for (int q = 0; q < 4; q++) {
+                    PoolVec u;
+                    memcpy(&u, v + i + 4 * q, sizeof u);
+                    acc[q] += u;
                 }
             }
-            for (; i < n; i++) {
-                acc[i % 16] += v[i];
-            }
+
         }
         else {
-            /* blocks of 256 values: 32 float lanes of 8 values each, then added in double */
+            /* blocks of 256 values: 32 float lanes of 8 values each, then lanes k and k + 16
+             * added in double */
             const float *v = (const float *)x + r * rs;
             for (; i + 256 <= n; i += 256) {
-                float part[32] = {0};
+                PoolVecF part[8] = {{0}};
                 for (int64_t b = 0; b < 256; b += 32) {
-                    for (int k = 0; k < 32; k++) {
-                        part[k] += v[i + b + k];
+                    for (int q = 0; q < 8; q++) {
+                        PoolVecF u;
+                        memcpy(&u, v + i + b + 4 * q, sizeof u);
+                        part[q] += u;
                     }
                 }
-                for (int k = 0; k < 16; k++) {
-                    acc[k] += (double)part[k] + (double)part[k + 16];
+                for (int q = 0; q < 4; q++) {
+                    acc[q] += __builtin_convertvector(part[q], PoolVec) +
+                              __builtin_convertvector(part[q + 4], PoolVec);
                 }
             }
             for (; i + 16 <= n; i += 16) {
-                for (int k = 0; k < 16; k++) {
-                    acc[k] += (double)v[i + k];
+                for (int q = 0; q < 4; q++) {
+                    pool_add_f4(&acc[q], v + i + 4 * q);
                 }
             }
-            for (; i < n; i++) {
-                acc[i % 16] += (double)v[i];
-            }
+
+        }
+        if (i < n) {
+            pool_add_tail(f8, x + (r * rs + i) * (f8 ? 8 : 4), n - i, acc);
         }
     }
-    for (int k = 0; k < 8; k++) {
-        acc[k] += acc[k + 8];
-    }
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    PoolVec lo = acc[0] + acc[2], hi = acc[1] + acc[3];
+    return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
 }
 
-static inline int
+static inline __attribute__((always_inline)) int
 global_avg(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
 {
     int64_t n = j->p->in[1] * j->p->in[2], es = f8 ? 8 : 4;
@@ -1036,7 +1077,7 @@ global_avg(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
 }
 
 /* The adaptive forward over wide windows (Note [Global average pooling]), planes [b, e) */
-static inline int
+static inline __attribute__((always_inline)) int
 wide_avg(const PoolJob *j, int f8, int64_t b, int64_t e)
 {
     const PoolPlan *p = j->p;
