@@ -2,10 +2,10 @@
 softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided operands,
 gelu and elu forward+backward, softmax and log_softmax rows, amax over the last dim,
 max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
-log_softmax over the outer dim and logsumexp over either dim, float32 atan2, fmod,
-remainder, floor_divide, erfinv, pow, round(decimals), where and smooth_l1_loss.  Each group
-runs pytorchlite, NumPy (where it has the function) and PyTorch on the same float32 data, one
-thread each.
+log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
+dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow, round(decimals), where and
+smooth_l1_loss.  Each group runs pytorchlite, NumPy (where it has the function) and PyTorch
+on the same float32 data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -179,6 +179,24 @@ def test_softmax_dims(benchmark, impl, op, dim):
         benchmark(lambda t: t.logsumexp(dim), x)
     else:
         benchmark(getattr(lib(impl), op), x, dim)
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("op", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape, dim", [((1024, 1024), 0), ((32, 21, 64, 64), 1)],
+                         ids=["1024x1024 dim 0", "[32,21,64,64] dim 1"])
+def test_softmax_dims_forward_backward(benchmark, impl, op, shape, dim):
+    """softmax and log_softmax forward+backward over a dim that is not the last (the
+    backward walks columns too, Note [Softmax columns]): attention over heads, segmentation"""
+    benchmark.group = f"{op} fwd+bwd {list(shape)} float32 dim {dim}"
+    x = make(impl, randn(shape), requires_grad=True)
+    g = make(impl, randn(shape, seed=1))
+    fn = getattr(lib(impl).nn.functional, op)
+
+    def step():
+        x.grad = None
+        fn(x, dim).backward(g)
+    benchmark(step)
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)

@@ -196,3 +196,44 @@ def test_finite_values_match_torch(name):
         np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=0)
     else:
         assert_same_bits(results[0], results[1])
+
+
+def _hardswish_f32(x):
+    with np.errstate(invalid="ignore", over="ignore"):
+        return x * np.clip(x + np.float32(3), np.float32(0), np.float32(6)) / np.float32(6)
+
+
+@pytest.mark.parametrize("cap", [None, "avx2", "default"])
+def test_hardswish_sixth_is_the_division(cap):
+    """float32 hardswish's vector loops divide by 6 as m HI + m LO (Note [Hardswish
+    sixth]): PyTorch's bits on a sample of all floats, the ranges where m's quotient is
+    subnormal or m overflows, and x across the tiny-x threshold 2^-120 (whose vectors
+    divide), with NaN and zeros mixed into vectors; in a subprocess at each vector width."""
+    import os
+    import subprocess
+    import sys
+    from helpers import ROOT
+    script = r'''
+import sys, numpy as np, pytorchlite as ptl
+u = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
+f = np.float32
+edge = np.concatenate([np.ldexp(f(1), np.arange(-149, 128)).astype(f), [f(2 ** -120)] * 3])
+edge = np.concatenate([edge, np.nextafter(edge, f(0)), np.nextafter(edge, f(np.inf))])
+x = np.concatenate([u.view(f), edge, -edge, np.float32([0, -0.0, np.inf, -np.inf, np.nan])])
+x = np.concatenate([x, np.resize(np.float32([1.5, 2 ** -121, -7, np.nan]), 37)])
+sys.stdout.buffer.write(ptl.nn.functional.hardswish(ptl.tensor(x)).numpy().tobytes())
+sys.stdout.buffer.write(x.tobytes())
+'''
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PTL_CPU_CAPABILITY", None)
+    if cap is not None:
+        env["PTL_CPU_CAPABILITY"] = cap
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    half = len(r.stdout) // 2
+    got = np.frombuffer(r.stdout[:half], np.float32)
+    x = np.frombuffer(r.stdout[half:], np.float32)
+    assert_same_bits(got, _hardswish_f32(x))
+    if torch is not None:
+        want = torch.nn.functional.hardswish(torch.tensor(x)).numpy()
+        assert_same_bits(got, want)

@@ -60,8 +60,8 @@ unary.c DEFINE_AVX2_LOOP(_PD) (exp, log, sigmoid, tanh, erf: 8 / 4 lanes, masked
     contiguous and strided.
 nn.c softmax_run: rows of n in 8 (float32) / 4 (float64) lanes + tail, GRAIN / n + 1 rows
     a task; inner > 1 blocks by GRAIN / (n inner) + 1 -> n = 1, 3, 4, 5, 7, 8, 9, 15, 16,
-    17, 33, forward and backward, softmax and log_softmax.  The forward with inner > 1 (and
-    logsumexp over an outer dim) by columns, SM_COLS = 128 a unit, GRAIN / (n SM_COLS) + 1
+    17, 33, forward and backward, softmax and log_softmax.  The forward and the backward
+    with inner > 1 (and logsumexp over an outer dim) by columns, SM_COLS = 128 a unit, GRAIN / (n SM_COLS) + 1
     units a task, 8 / 16 float (4 / 8 double) lanes + a masked tail, SM_ROW_GROUP = 32 rows
     summed in the dtype -> inner 1, 3, 7, 8, 9, 15, 16, 17, 127, 128, 129, 300 x n = 1, 5,
     31, 32, 33, 67 with one and several units a task, specials in columns.
@@ -871,6 +871,58 @@ def test_softmax_columns(inner, dtype):
                 scale = exp[fin] * (1 + zf) if name == "softmax" else np.abs(exp[fin]) + 1
                 assert_near(one[fin], exp[fin], scale, 4 * tol_of(dtype), what)
                 assert_same_bits(one, two, what)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("inner", SOFTMAX_INNER)
+def test_softmax_backward_columns(inner, dtype):
+    """softmax's and log_softmax's backward over a dim that is not the last, by the column
+    groups of Note [Softmax columns]: SM_COLS a unit, the lanes' tails, SM_ROW_GROUP rows
+    summed in the dtype, one and several units a task; contiguous and transposed operands"""
+    gen = np.random.default_rng(100 + inner)
+    units = -(-inner // SM_COLS)
+    aten = ptl.ops.aten
+    for n in (1, 5, SM_ROW_GROUP - 1, SM_ROW_GROUP, SM_ROW_GROUP + 1, 2 * SM_ROW_GROUP + 3):
+        outer = 2 * (GRAIN // (n * SM_COLS) + 1) // units + 1
+        z = gen.uniform(-8, 8, (outer, n, inner))
+        logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+        g = rounded(gen.standard_normal((outer, n, inner)), dtype)
+        g[0, 0, 0] = np.nan
+        for name, y, op in (("softmax", rounded(np.exp(logp), dtype),
+                             aten._softmax_backward_data),
+                            ("log_softmax", rounded(logp, dtype),
+                             aten._log_softmax_backward_data)):
+            if name == "softmax":
+                want = y * (g - (g * y).sum(1, keepdims=True))
+                scale = y * (np.abs(g) + np.abs(g * y).sum(1, keepdims=True))
+            else:
+                ey = np.exp(y)
+                want = g - ey * g.sum(1, keepdims=True)
+                # e^y inherits y's rounding: |y| ulp relative
+                scale = np.abs(g) + ey * (1 + np.abs(y)) * np.abs(g).sum(1, keepdims=True)
+            what = f"{name} backward {(outer, n, inner)} {dtype}"
+            for layout in ("contiguous", "transposed"):
+                def args():
+                    if layout == "contiguous":
+                        return [ptl.tensor(v, dtype=dtype) for v in (g, y)]
+                    return [ptl.tensor(np.ascontiguousarray(v.transpose(0, 2, 1)),
+                                       dtype=dtype).transpose(1, 2) for v in (g, y)]
+                one, two = on_threads(lambda: np_of(op(*args(), 1, dtype)))
+                assert_near(one, want, scale + 1e-300, 4 * tol_of(dtype), f"{what} {layout}")
+                assert_same_bits(one, two, f"{what} {layout}")
+
+
+@pytest.mark.parametrize("inner", [3, 17])
+def test_softmax_columns_gradcheck(inner):
+    """float64 gradcheck and gradgradcheck of softmax and log_softmax over an outer dim (the
+    column backward, with a masked tail at either vector width, and the double backward
+    through it)"""
+    gen = np.random.default_rng(inner)
+    x = ptl.tensor(gen.standard_normal((2, 5, inner)), dtype=ptl.float64, requires_grad=True)
+    for fn in (F.softmax, F.log_softmax):
+        f = lambda t: fn(t, 1)
+        assert ptl.autograd.gradcheck(f, (x,))
+        assert ptl.autograd.gradgradcheck(f, (x,))
 
 
 # ---- layer_norm (layer_norm.c, Note [Layer norm rows]): rows of N in 8 partial sums + a

@@ -1,12 +1,13 @@
 """The AVX-512 and AVX2 forms of vec_math.h's formulas (Note [Vector twins]) give the same
 bits: every float32 routine (exp, expm1, sigmoid, tanh, erf, log, log1p, sinh, cosh, gelu in
 both forms, silu, elu with selu's and celu's parameters, softplus, logsigmoid, mish, their
-backwards), float64 exp, softmax and log_softmax rows (forward and backward, float32 and
-float64) and columns, logsumexp's rows and columns, and every pointwise-program instruction
-run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own capability, on
-random values plus the specials and the edges of each formula's ranges, at every tail length
-from 0 to 40, around 1e5 and on strided inputs.  The fused program equals eager mode bit for bit at either
-width, and a result does not depend on the thread count (Note [Vector activations])."""
+backwards, hardswish), float64 exp, softmax and log_softmax rows and columns (forward and
+backward, float32 and float64), logsumexp's rows and columns, and every pointwise-program
+instruction run in a subprocess with PTL_CPU_CAPABILITY=avx2 and in one with the CPU's own
+capability, on random values plus the specials and the edges of each formula's ranges, at
+every tail length from 0 to 40, around 1e5 and on strided inputs.  The fused program equals
+eager mode bit for bit at either width, and a result does not depend on the thread count
+(Note [Vector activations])."""
 import os
 import subprocess
 import sys
@@ -49,7 +50,7 @@ ops = [("exp", ptl.exp), ("sigmoid", ptl.sigmoid), ("tanh", ptl.tanh), ("erf", p
        ("celu", lambda t: F.celu(t, 0.7)), ("celu_neg", lambda t: F.celu(t, -0.5)),
        ("log1p", ptl.log1p), ("sinh", ptl.sinh), ("cosh", ptl.cosh), ("softplus", F.softplus),
        ("softplus_b2", lambda t: F.softplus(t, 2.0, 30.0)), ("logsigmoid", F.logsigmoid),
-       ("mish", F.mish)]
+       ("mish", F.mish), ("hardswish", F.hardswish)]
 grads = [("gelu_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t)),
          ("gelu_tanh_bw", lambda g, t: ptl.ops.aten.gelu_backward(g, t, approximate="tanh")),
          ("silu_bw", lambda g, t: ptl.ops.aten.silu_backward(g, t)),
@@ -88,14 +89,19 @@ for dt in (ptl.float32, ptl.float64):
             y = op(xs, -1)
             emit(y)
             emit(bw(gs, y, -1, dt))
-# softmax, log_softmax and logsumexp over an outer dim (Note [Softmax columns]), and
-# logsumexp of contiguous rows: column counts across the lanes, the masked tails and SM_COLS
+# softmax, log_softmax (forward and backward) and logsumexp over an outer dim (Note [Softmax
+# columns]), and logsumexp of contiguous rows: column counts across the lanes, the masked
+# tails and SM_COLS
 for dt in (ptl.float32, ptl.float64):
     for inner in list(range(1, 41)) + [127, 128, 129, 300]:
         xs = ptl.tensor(np.resize(x, 37 * inner).reshape(37, inner) % 60, dtype=dt)
+        gs = ptl.tensor(np.resize(g, 37 * inner).reshape(37, inner), dtype=dt)
         for f in (lambda t: ptl.softmax(t, 0), lambda t: ptl.log_softmax(t, 0),
                   lambda t: t.logsumexp(0), lambda t: t.logsumexp(1)):
             emit(f(xs))
+        for op, bw in ((ptl.softmax, ptl.ops.aten._softmax_backward_data),
+                       (ptl.log_softmax, ptl.ops.aten._log_softmax_backward_data)):
+            emit(bw(gs, op(xs, 0), 0, dt))
 x8 = np.concatenate([x.astype(np.float64) * 8, [709.78, -745.13, 5e-324, -707.5, 709.5]])
 emit(ptl.exp(ptl.tensor(x8)))
 for n in range(41):

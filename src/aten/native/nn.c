@@ -41,8 +41,9 @@ softmax_exp(int f8, double v)
     return f8 ? ptl_vm_exp(v) : (double)ptl_vm_expf((float)v);
 }
 
-/* The strided case (inner > 1): one [n, inner] block per outer index, walked row by row
- * so every pass reads unit-stride memory; acc holds a max and a sum per column.  One plain
+/* The strided case (inner > 1) without AVX2 (with it, Note [Softmax columns]): one
+ * [n, inner] block per outer index, walked row by row so every pass reads unit-stride
+ * memory; acc holds a max and a sum per column.  One plain
  * function over byte pointers for both dtypes (nn_load, nn_store, nn_round), instantiated
  * by the two thin wrappers below. */
 static inline int
@@ -365,10 +366,35 @@ DEFINE_SM_TAIL(double, pd512)
  * column's bits depend neither on the vector width (the last, partial vector of a group goes
  * through a masked load and the same formula), nor on how the columns are grouped into work
  * units, nor on the threads.
+ * The backward walks the same units with the same grouped sums (of g y, log_softmax: of g),
+ * so its bits are independent of the width and the threads too.
  * logsumexp over an outer dim (reduce.c) takes the first two passes without the stores,
  * and logsumexp over contiguous runs the row's max and sum. */
 #define SM_COLS 128
 #define SM_ROW_GROUP 32
+#define DEFINE_SM_COLS_SUM(T, S)                                                          \
+    /* The column sums' start: w partials (rounded up to whole vectors) and sums zero */  \
+    PTL_VATTR(S) static inline void sm_cols_sum_init_##S(T *part, double *sum, int64_t w) \
+    {                                                                                     \
+        for (int64_t c = 0; c < w; c += PTL_VLANES(S)) {                                  \
+            PTL_V(S, storeu)(part + c, PTL_V(S, setzero)());                              \
+        }                                                                                 \
+        for (int64_t c = 0; c < w; c++) {                                                 \
+            sum[c] = 0;                                                                   \
+        }                                                                                 \
+    }                                                                                     \
+    /* After row k of n: at the end of a row group adds each column's partial sum into    \
+     * its double sum and clears it */                                                    \
+    PTL_VATTR(S) static inline void sm_cols_group_end_##S(T *part, double *sum, int64_t w, \
+                                                          int64_t k, int64_t n)           \
+    {                                                                                     \
+        if (k % SM_ROW_GROUP == SM_ROW_GROUP - 1 || k == n - 1) {                         \
+            for (int64_t c = 0; c < w; c++) {                                             \
+                sum[c] += (double)part[c];                                                \
+                part[c] = 0;                                                              \
+            }                                                                             \
+        }                                                                                 \
+    }
 #define DEFINE_SOFTMAX_COLS_VEC(T, S)                                                     \
     /* Columns c < w (w <= SM_COLS) of the n rows x, x + rs bytes, ...: mx[c] the max (NaN \
      * when the column holds one), sum[c] the sum of e^(x - mx') (mx' = mx, 0 for -inf),   \
@@ -384,9 +410,7 @@ DEFINE_SM_TAIL(double, pd512)
         for (int64_t c = 0; c < w; c += L) {                                              \
             PTL_V(S, storeu)(mx + c, ninf);                                               \
         }                                                                                 \
-        for (int64_t c = 0; c < w; c++) {                                                 \
-            sum[c] = 0;                                                                   \
-        }                                                                                 \
+        sm_cols_sum_init_##S(part, sum, w);                                               \
         for (int64_t k = 0; k < n; k++) {                                                 \
             const T *xr = (const T *)(x + k * rs);                                        \
             for (int64_t c = 0; c < w; c += L) {                                          \
@@ -402,11 +426,6 @@ DEFINE_SM_TAIL(double, pd512)
         for (int64_t k = 0; k < n; k++) {                                                 \
             const T *xr = (const T *)(x + k * rs);                                        \
             T *orow = o != NULL ? (T *)((char *)o + k * rs) : NULL;                       \
-            if (k % SM_ROW_GROUP == 0) {                                                  \
-                for (int64_t c = 0; c < w; c += L) {                                      \
-                    PTL_V(S, storeu)(part + c, zero);                                     \
-                }                                                                         \
-            }                                                                             \
             for (int64_t c = 0; c < w; c += L) {                                          \
                 PTL_VT(S) d = PTL_V(S, sub)(sm_load_##S(xr + c, w - c, t),                \
                                             PTL_V(S, loadu)(sh + c));                     \
@@ -416,11 +435,7 @@ DEFINE_SM_TAIL(double, pd512)
                     sm_store_##S(orow + c, t, w - c, lg ? d : e);                         \
                 }                                                                         \
             }                                                                             \
-            if (k % SM_ROW_GROUP == SM_ROW_GROUP - 1 || k == n - 1) {                     \
-                for (int64_t c = 0; c < w; c++) {                                         \
-                    sum[c] += (double)part[c];                                            \
-                }                                                                         \
-            }                                                                             \
+            sm_cols_group_end_##S(part, sum, w, k, n);                                    \
         }                                                                                 \
     }                                                                                     \
     /* softmax (lg: log_softmax) of the columns c < w of the [n, *] block x, rows rs bytes \
@@ -447,11 +462,56 @@ DEFINE_SM_TAIL(double, pd512)
         }                                                                                 \
     }
 
+
+/* The backward over an outer dim walks the same column groups (Note [Softmax columns]):
+ * one pass summing g y (log_softmax: g) per column, SM_ROW_GROUP rows in the dtype and the
+ * groups in double, then one writing y (g - sum) (log_softmax: g - e^y sum), the products
+ * g y and e^y sum fused into their sums (FMA: one rounding fewer, PyTorch's error at n = 21
+ * where the separate product was 10% above it).  Columns c < w of the [n, *] blocks g and y
+ * (rows rs bytes apart) into o (the same layout). */
+#define DEFINE_SOFTMAX_GRAD_COLS_VEC(T, S)                                                \
+    PTL_VATTR(S) static void softmax_grad_cols_##S(T *o, const char *g, const char *y,    \
+                                                   int64_t n, int64_t rs, int64_t w, int lg) \
+    {                                                                                     \
+        enum { L = PTL_VLANES(S) };                                                       \
+        const PTL_VTAILT(S) t = PTL_VTAIL(S, w % L);                                      \
+        T part[SM_COLS], cs[SM_COLS] = {0};                                               \
+        double sum[SM_COLS];                                                              \
+        sm_cols_sum_init_##S(part, sum, w);                                               \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            const T *gr = (const T *)(g + k * rs), *yr = (const T *)(y + k * rs);         \
+            for (int64_t c = 0; c < w; c += L) {                                          \
+                PTL_VT(S) gv = sm_load_##S(gr + c, w - c, t), pv = PTL_V(S, loadu)(part + c); \
+                pv = lg ? PTL_V(S, add)(pv, gv)                                           \
+                        : PTL_V(S, fmadd)(gv, sm_load_##S(yr + c, w - c, t), pv);         \
+                PTL_V(S, storeu)(part + c, pv);                                           \
+            }                                                                             \
+            sm_cols_group_end_##S(part, sum, w, k, n);                                    \
+        }                                                                                 \
+        for (int64_t c = 0; c < w; c++) {                                                 \
+            cs[c] = (T)sum[c];                                                            \
+        }                                                                                 \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            const T *gr = (const T *)(g + k * rs), *yr = (const T *)(y + k * rs);         \
+            T *orow = (T *)((char *)o + k * rs);                                          \
+            for (int64_t c = 0; c < w; c += L) {                                          \
+                PTL_VT(S) gv = sm_load_##S(gr + c, w - c, t);                             \
+                PTL_VT(S) yv = sm_load_##S(yr + c, w - c, t);                             \
+                PTL_VT(S) cv = PTL_V(S, loadu)(cs + c);                                   \
+                sm_store_##S(orow + c, t, w - c,                                          \
+                             lg ? PTL_V(S, fnmadd)(PTL_VEXP(S)(yv), cv, gv)               \
+                                : PTL_V(S, mul)(yv, PTL_V(S, sub)(gv, cv)));              \
+            }                                                                             \
+        }                                                                                 \
+    }
+
 #define DEFINE_SOFTMAX_VEC(T, S)                                                          \
     DEFINE_SM_MAX(T, S)                                                                   \
     DEFINE_SM_EXPSUM(T, S)                                                                \
     DEFINE_SOFTMAX_ROW_VEC(T, S)                                                          \
-    DEFINE_SOFTMAX_COLS_VEC(T, S)
+    DEFINE_SM_COLS_SUM(T, S)                                                              \
+    DEFINE_SOFTMAX_COLS_VEC(T, S)                                                         \
+    DEFINE_SOFTMAX_GRAD_COLS_VEC(T, S)
 DEFINE_SOFTMAX_VEC(float, ps)
 DEFINE_SOFTMAX_VEC(double, pd)
 DEFINE_SOFTMAX_VEC(float, ps512)
@@ -593,8 +653,9 @@ softmax_rows_chunk(void *ctx, int64_t b, int64_t e)
 }
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-/* The forward over [n, inner] blocks (inner > 1), by columns (Note [Softmax columns]): work
- * unit u is the columns [c0, c0 + SM_COLS) of block u / ncb, ncb column groups a block. */
+/* The forward (j->y NULL) or the backward over [n, inner] blocks (inner > 1), by columns
+ * (Note [Softmax columns]): work unit u is the columns [c0, c0 + SM_COLS) of block u / ncb,
+ * ncb column groups a block. */
 static int
 softmax_cols_chunk(void *ctx, int64_t b, int64_t e)
 {
@@ -608,7 +669,15 @@ softmax_cols_chunk(void *ctx, int64_t b, int64_t e)
         int64_t off = ((u / ncb) * j->n * j->inner + c0) * es;
         char *o = j->out + off;
         const char *x = j->in + off;
-        if (j->f8) {
+        if (j->y != NULL && j->f8) {
+            (wide ? softmax_grad_cols_pd512 : softmax_grad_cols_pd)((double *)o, x, j->y + off,
+                                                                    j->n, rs, w, j->lg);
+        }
+        else if (j->y != NULL) {
+            (wide ? softmax_grad_cols_ps512 : softmax_grad_cols_ps)((float *)o, x, j->y + off,
+                                                                    j->n, rs, w, j->lg);
+        }
+        else if (j->f8) {
             (wide ? softmax_cols_pd512 : softmax_cols_pd)((double *)o, x, j->n, rs, w, j->lg);
         }
         else {
@@ -712,7 +781,7 @@ softmax_run(SoftmaxJob *j, PtlTensorImpl *x, int64_t dim)
         return ptl_parallel_for(0, lines, PTL_GRAIN_SIZE / j->n + 1, softmax_rows_chunk, j);
     }
 #ifdef PTL_HAVE_AVX2_KERNELS
-    if (j->y == NULL && ptl_cpu_capability() >= PTL_CPU_AVX2) {
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
         int64_t units = outer * ((j->inner + SM_COLS - 1) / SM_COLS);
         return ptl_parallel_for(0, units, PTL_GRAIN_SIZE / (j->n * SM_COLS) + 1,
                                 softmax_cols_chunk, j);
