@@ -529,53 +529,30 @@ ptl_log_sigmoid_d(double x)
     return (x < 0 ? x : 0.0) - log1p(exp(-fabs(x)));
 }
 
-PTL_HD static inline double
-ptl_hardswish_d(double x)
-{
-    double r = x + 3.0;
-    r = r < 0 ? 0 : r > 6 ? 6 : r;
-    return x * r / 6.0;
-}
-
-PTL_HD static inline double
-ptl_hardswish_grad_d(double g, double x)
-{
-    /* the factor chosen, the product taken everywhere: no branch to mispredict (Note
-     * [Select formulas] in native/activation.c) */
-    double v = g * (x < 3.0 ? x / 3.0 + 0.5 : 1.0);
-    return x <= -3.0 ? 0.0 : v;
-}
-
-PTL_HD static inline double
-ptl_hardsigmoid_d(double x)
-{
-    double r = x + 3.0;
-    return (r < 0 ? 0 : r > 6 ? 6 : r) / 6.0;
-}
-
-/* float32 hardswish, its backward and hardsigmoid in float, in PyTorch's order of operations
- * (so with its roundings: the double formulas above round once at the end) */
-PTL_HD static inline float
-ptl_hardswish_f(float x)
-{
-    float r = x + 3.0f;
-    r = r < 0 ? 0.0f : r > 6 ? 6.0f : r;
-    return x * r / 6.0f;
-}
-
-PTL_HD static inline float
-ptl_hardswish_grad_f(float g, float x)
-{
-    float v = g * (x < 3.0f ? x / 3.0f + 0.5f : 1.0f);
-    return x <= -3.0f ? 0.0f : v;
-}
-
-PTL_HD static inline float
-ptl_hardsigmoid_f(float x)
-{
-    float r = x + 3.0f;
-    return (r < 0 ? 0.0f : r > 6 ? 6.0f : r) / 6.0f;
-}
+/* hardswish, its backward and hardsigmoid in double, and in float for the float32 kernels,
+ * which round after each operation as PyTorch's float32 kernels do (its bits).  The
+ * backward chooses the factor and takes the product everywhere: no branch to mispredict
+ * (Note [Select formulas] in native/activation.c). */
+#define PTL_DEFINE_HARDSWISH(T, SUF)                                                      \
+    PTL_HD static inline T ptl_hardswish_##SUF(T x)                                       \
+    {                                                                                     \
+        T r = x + (T)3;                                                                   \
+        r = r < 0 ? (T)0 : r > 6 ? (T)6 : r;                                              \
+        return x * r / (T)6;                                                              \
+    }                                                                                     \
+    PTL_HD static inline T ptl_hardswish_grad_##SUF(T g, T x)                             \
+    {                                                                                     \
+        T v = g * (x < (T)3 ? x / (T)3 + (T)0.5 : (T)1);                                  \
+        return x <= (T)-3 ? (T)0 : v;                                                     \
+    }                                                                                     \
+    PTL_HD static inline T ptl_hardsigmoid_##SUF(T x)                                     \
+    {                                                                                     \
+        T r = x + (T)3;                                                                   \
+        return (r < 0 ? (T)0 : r > 6 ? (T)6 : r) / (T)6;                                  \
+    }
+PTL_DEFINE_HARDSWISH(double, d)
+PTL_DEFINE_HARDSWISH(float, f)
+#undef PTL_DEFINE_HARDSWISH
 
 /* binary_cross_entropy of one element: logs clamped at -100 as in PyTorch */
 PTL_HD static inline double
