@@ -385,15 +385,22 @@ def _check_same_size_warning(input, target, name):
             "broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
+def _broadcast_pair(input, target):
+    """input and target broadcast to one shape, as PyTorch's regression losses do (after the
+    target-size warning)."""
+    if tuple(input.shape) == tuple(target.shape):
+        return input, target
+    return torch.broadcast_tensors(input, target)
+
+
 @_autocast_to_float32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size_warning(input, target, "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is None:
+        return aten.mse_loss(*_broadcast_pair(input, target), _reduction_enum(reduction))
     d = input - target
-    loss = d * d
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(d * d * weight, reduction)
 
 
 @_autocast_to_float32
@@ -410,28 +417,19 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _check_same_size_warning(input, target, "smooth_l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if beta < 0:
-        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = (input - target).abs()
-    if beta == 0:
-        return _reduce(d, reduction)
-    # a select, not a blend by a 0/1 mask: 8 passes over the data instead of 12, and an
-    # infinite difference gives inf (0 * inf would be nan), as in PyTorch
-    loss = torch.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
-    return _reduce(loss, reduction)
+    if beta == 0:   # PyTorch's F.smooth_l1_loss runs l1_loss then
+        return _reduce((input - target).abs(), reduction)
+    return aten.smooth_l1_loss(*_broadcast_pair(input, target), _reduction_enum(reduction),
+                               beta)
 
 
 @_autocast_to_float32
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size_warning(input, target, "huber_loss")
-    if delta <= 0:
-        raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = (input - target).abs()
-    small = _mask(d < delta, d)
-    loss = small * (d * d * 0.5) + (1 - small) * ((d - 0.5 * delta) * delta)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    input, target = _broadcast_pair(input, target)
+    if weight is None:
+        return aten.huber_loss(input, target, _reduction_enum(reduction), delta)
+    return _reduce(aten.huber_loss(input, target, 0, delta) * weight, reduction)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
