@@ -1321,6 +1321,7 @@ typedef struct RegJob {
     int64_t n, chunk;
     double gv;               /* the backward's grad_output when g is NULL */
     double norm, p;          /* the derivative's norm; beta or delta */
+    int backward;            /* the chunks compute the gradient, not the loss */
     double parts[REG_MAX_CHUNKS];
 } RegJob;
 
@@ -1419,40 +1420,33 @@ reg_backward_chunk(RegJob *j, RegLoss k, int f8, int64_t c)
 /* The parallel_for bodies of each loss and dtype: thin wrappers that make k and f8
  * constants of their own copy of the chunk loops, compiled for AVX2 and the baseline (Note
  * [Loop clones]; the chunk loops are inlined into each clone). */
-#define DEFINE_REG_BODIES(NAME, K, F8)                                                    \
+#define DEFINE_REG_BODY(NAME, K, F8)                                                      \
     PTL_LOOP_CLONES static int                                                            \
-    NAME##_forward(void *ctx, int64_t b, int64_t e)                                       \
+    NAME##_chunks(void *ctx, int64_t b, int64_t e)                                        \
     {                                                                                     \
+        RegJob *j = ctx;                                                                  \
         for (int64_t c = b; c < e; c++) {                                                 \
-            reg_forward_chunk(ctx, K, F8, c);                                             \
-        }                                                                                 \
-        return 0;                                                                         \
-    }                                                                                     \
-    PTL_LOOP_CLONES static int                                                            \
-    NAME##_backward(void *ctx, int64_t b, int64_t e)                                      \
-    {                                                                                     \
-        for (int64_t c = b; c < e; c++) {                                                 \
-            reg_backward_chunk(ctx, K, F8, c);                                            \
+            if (j->backward) {                                                            \
+                reg_backward_chunk(j, K, F8, c);                                          \
+            }                                                                             \
+            else {                                                                        \
+                reg_forward_chunk(j, K, F8, c);                                           \
+            }                                                                             \
         }                                                                                 \
         return 0;                                                                         \
     }
-DEFINE_REG_BODIES(mse_f4, REG_MSE, 0)
-DEFINE_REG_BODIES(mse_f8, REG_MSE, 1)
-DEFINE_REG_BODIES(smooth_l1_f4, REG_SMOOTH_L1, 0)
-DEFINE_REG_BODIES(smooth_l1_f8, REG_SMOOTH_L1, 1)
-DEFINE_REG_BODIES(huber_f4, REG_HUBER, 0)
-DEFINE_REG_BODIES(huber_f8, REG_HUBER, 1)
-#undef DEFINE_REG_BODIES
+DEFINE_REG_BODY(mse_f4, REG_MSE, 0)
+DEFINE_REG_BODY(mse_f8, REG_MSE, 1)
+DEFINE_REG_BODY(smooth_l1_f4, REG_SMOOTH_L1, 0)
+DEFINE_REG_BODY(smooth_l1_f8, REG_SMOOTH_L1, 1)
+DEFINE_REG_BODY(huber_f4, REG_HUBER, 0)
+DEFINE_REG_BODY(huber_f8, REG_HUBER, 1)
+#undef DEFINE_REG_BODY
 
 /* ORDER RegLoss, then float32 / float64 */
-static const PtlParallelFn reg_forward_fns[3][2] = {
-    {mse_f4_forward, mse_f8_forward},
-    {smooth_l1_f4_forward, smooth_l1_f8_forward},
-    {huber_f4_forward, huber_f8_forward}};
-static const PtlParallelFn reg_backward_fns[3][2] = {
-    {mse_f4_backward, mse_f8_backward},
-    {smooth_l1_f4_backward, smooth_l1_f8_backward},
-    {huber_f4_backward, huber_f8_backward}};
+static const PtlParallelFn reg_fns[3][2] = {{mse_f4_chunks, mse_f8_chunks},
+                                            {smooth_l1_f4_chunks, smooth_l1_f8_chunks},
+                                            {huber_f4_chunks, huber_f8_chunks}};
 /* the names of PyTorch's kernels in its dtype errors, ORDER RegLoss */
 static const char *const reg_names[3] = {"mse", "smooth_l1", "huber"};
 
@@ -1535,107 +1529,69 @@ error:
     return -1;
 }
 
-/* Runs fn over the chunks of job (Note [Regression losses]); 0 or -1. */
+/* Runs the chunks of job for loss k in dtype f8 (Note [Regression losses]); 0 or -1. */
 static int
-reg_run(RegJob *job, PtlParallelFn fn)
+reg_run(RegJob *job, RegLoss k, int f8)
 {
     int64_t nchunks = (job->n + REG_CHUNK - 1) / REG_CHUNK;
     job->chunk = nchunks > REG_MAX_CHUNKS ? (job->n + REG_MAX_CHUNKS - 1) / REG_MAX_CHUNKS
                                           : REG_CHUNK;
     nchunks = (job->n + job->chunk - 1) / job->chunk;
     void *token = job->n >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
-    int rc = ptl_parallel_for(0, nchunks, PTL_GRAIN_SIZE / REG_CHUNK, fn, job);
+    int rc = ptl_parallel_for(0, nchunks, PTL_GRAIN_SIZE / REG_CHUNK, reg_fns[k][f8], job);
     ptl_nogil_end(token);
     return rc;
 }
 
 /* mse_loss(self, target, reduction), smooth_l1_loss(self, target, reduction, beta),
- * huber_loss(self, target, reduction, delta).  [*], [*] -> [*] (none) or [] (mean, sum) */
+ * huber_loss(self, target, reduction, delta): [*], [*] -> [*] (none) or [] (mean, sum);
+ * and their backward ops <loss>_backward(grad_output, self, target, reduction[, beta or
+ * delta]): [*] or [], [*], [*] -> [*].  The backward's arguments are the forward's after
+ * grad_output (bw = 1). */
 static int
 reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     RegLoss k = reg_kind(op);
-    PtlTensorImpl *prep[2] = {NULL, NULL}, *out = NULL;
-    int64_t red = s[2].u.i, sizes[PTL_MAX_DIMS];
-    double p = k == REG_MSE ? 0 : ptl_iv_to_double(&s[3]);
-    int dim, f8, rc = -1;
+    int bw = op->id == PTL_OP_mse_loss_backward || op->id == PTL_OP_smooth_l1_loss_backward ||
+             op->id == PTL_OP_huber_loss_backward;
+    PtlTensorImpl *in[3] = {s[0].u.t, s[1].u.t, bw ? s[2].u.t : NULL};
+    PtlTensorImpl *prep[3] = {NULL, NULL, NULL}, *out = NULL;
+    int64_t red = s[bw + 2].u.i, sizes[PTL_MAX_DIMS];
+    double p = k == REG_MSE ? 0 : ptl_iv_to_double(&s[bw + 3]);
+    int dim, rc = -1;
     PtlDtype dt;
     RegJob *job = NULL;
     (void)ks;
 
     if (reg_check_param(k, p) < 0 ||
-        reg_prepare(k, 0, 2, (PtlTensorImpl *[]){s[0].u.t, s[1].u.t}, 0, prep, &dt, &dim,
-                    sizes) < 0) {
+        reg_prepare(k, bw, 2 + bw, in, (unsigned)bw, prep, &dt, &dim, sizes) < 0) {
         return -1;
     }
-    f8 = prep[0]->dtype == PTL_DTYPE_FLOAT64;
     red = red == RED_MEAN || red == RED_SUM ? red : RED_NONE;
-    out = red == RED_NONE ? ptl_empty(dim, sizes, prep[0]->dtype, prep[0]->device)
-                          : ptl_empty(0, NULL, prep[0]->dtype, prep[0]->device);
+    out = bw || red == RED_NONE ? ptl_empty(dim, sizes, prep[bw]->dtype, prep[bw]->device)
+                                : ptl_empty(0, NULL, prep[bw]->dtype, prep[bw]->device);
     if (out == NULL || (job = malloc(sizeof(*job))) == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "%s_loss: out of memory", reg_names[k]);
+        ptl_error_set(PTL_ERR_MEMORY, "%s_loss%s: out of memory", reg_names[k],
+                      bw ? "_backward" : "");
         goto done;
     }
-    *job = (RegJob){.x = ptl_tensor_data(prep[0]), .t = ptl_tensor_data(prep[1]),
-                    .out = red == RED_NONE ? ptl_tensor_data(out) : NULL,
-                    .n = prep[0]->numel, .p = p};
-    if (reg_run(job, reg_forward_fns[k][f8]) < 0) {
+    *job = (RegJob){.x = ptl_tensor_data(prep[bw]), .t = ptl_tensor_data(prep[bw + 1]),
+                    .g = bw && prep[0] ? ptl_tensor_data(prep[0]) : NULL,
+                    .gv = bw && !prep[0] ? ptl_item_double(in[0]) : 0,
+                    .out = bw || red == RED_NONE ? ptl_tensor_data(out) : NULL,
+                    .n = prep[bw]->numel, .p = p, .backward = bw,
+                    .norm = (k == REG_MSE ? 2.0 : 1.0) /
+                            (red == RED_MEAN ? (double)prep[bw]->numel : 1.0)};
+    if (reg_run(job, k, prep[bw]->dtype == PTL_DTYPE_FLOAT64) < 0) {
         goto done;
     }
-    if (red != RED_NONE) {
+    if (!bw && red != RED_NONE) {
         double acc = 0;
         for (int64_t c = 0; c * job->chunk < job->n; c++) {
             acc += job->parts[c];
         }
         ptl_store_double(ptl_tensor_data(out), out->dtype,
                          red == RED_MEAN ? acc / (double)job->n : acc);
-    }
-    s[0] = ptl_iv_tensor(nn_finish(out, dt));
-    out = NULL;
-    rc = s[0].u.t != NULL ? 0 : -1;
-done:
-    free(job);
-    ptl_xdecref(out);
-    ptl_xdecref(prep[0]);
-    ptl_xdecref(prep[1]);
-    return rc;
-}
-
-/* mse_loss_backward(grad_output, self, target, reduction),
- * smooth_l1_loss_backward(grad_output, self, target, reduction, beta),
- * huber_loss_backward(grad_output, self, target, reduction, delta).
- * [*] or [], [*], [*] -> [*] */
-static int
-reg_loss_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    RegLoss k = reg_kind(op);
-    PtlTensorImpl *prep[3] = {NULL, NULL, NULL}, *out = NULL;
-    int64_t sizes[PTL_MAX_DIMS];
-    double p = k == REG_MSE ? 0 : ptl_iv_to_double(&s[4]);
-    int dim, f8, rc = -1;
-    PtlDtype dt;
-    RegJob *job = NULL;
-    (void)ks;
-
-    if (reg_check_param(k, p) < 0 ||
-        reg_prepare(k, 1, 3, (PtlTensorImpl *[]){s[0].u.t, s[1].u.t, s[2].u.t}, 1, prep, &dt,
-                    &dim, sizes) < 0) {
-        return -1;
-    }
-    f8 = prep[1]->dtype == PTL_DTYPE_FLOAT64;
-    out = ptl_empty(dim, sizes, prep[1]->dtype, prep[1]->device);
-    if (out == NULL || (job = malloc(sizeof(*job))) == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "%s_loss_backward: out of memory", reg_names[k]);
-        goto done;
-    }
-    *job = (RegJob){.x = ptl_tensor_data(prep[1]), .t = ptl_tensor_data(prep[2]),
-                    .g = prep[0] ? ptl_tensor_data(prep[0]) : NULL,
-                    .gv = prep[0] ? 0 : ptl_item_double(s[0].u.t),
-                    .out = ptl_tensor_data(out), .n = out->numel, .p = p,
-                    .norm = (k == REG_MSE ? 2.0 : 1.0) /
-                            (s[3].u.i == RED_MEAN ? (double)out->numel : 1.0)};
-    if (reg_run(job, reg_backward_fns[k][f8]) < 0) {
-        goto done;
     }
     s[0] = ptl_iv_tensor(nn_finish(out, dt));
     out = NULL;
@@ -2061,11 +2017,11 @@ static const PtlKernelReg nn_cpu[] = {
     {PTL_OP_binary_cross_entropy, PTL_KEY_CPU, bce_cpu},
     {PTL_OP_binary_cross_entropy_backward, PTL_KEY_CPU, bce_backward_cpu},
     {PTL_OP_mse_loss, PTL_KEY_CPU, reg_loss_cpu},
-    {PTL_OP_mse_loss_backward, PTL_KEY_CPU, reg_loss_backward_cpu},
+    {PTL_OP_mse_loss_backward, PTL_KEY_CPU, reg_loss_cpu},
     {PTL_OP_smooth_l1_loss, PTL_KEY_CPU, reg_loss_cpu},
-    {PTL_OP_smooth_l1_loss_backward, PTL_KEY_CPU, reg_loss_backward_cpu},
+    {PTL_OP_smooth_l1_loss_backward, PTL_KEY_CPU, reg_loss_cpu},
     {PTL_OP_huber_loss, PTL_KEY_CPU, reg_loss_cpu},
-    {PTL_OP_huber_loss_backward, PTL_KEY_CPU, reg_loss_backward_cpu},
+    {PTL_OP_huber_loss_backward, PTL_KEY_CPU, reg_loss_cpu},
     {PTL_OP_embedding, PTL_KEY_CPU, embedding_cpu},
     {PTL_OP_embedding_dense_backward, PTL_KEY_CPU, embedding_backward_cpu},
     {PTL_OP_embedding_renorm_, PTL_KEY_CPU, embedding_renorm_cpu},
