@@ -393,12 +393,29 @@ def _broadcast_pair(input, target):
     return torch.broadcast_tensors(input, target)
 
 
+def _regression_loss(op, input, target, reduction, *param):
+    """aten.<op> (mse_loss, smooth_l1_loss, huber_loss) on CPU tensors; elsewhere (CUDA, meta:
+    the op has no kernel there yet) the same loss written with elementwise ops."""
+    if input.device.type == "cpu" and target.device.type == "cpu":
+        return getattr(aten, op)(*_broadcast_pair(input, target), _reduction_enum(reduction),
+                                 *param)
+    d = input - target
+    z = d.abs()
+    if op == "mse_loss":
+        loss = d * d
+    elif op == "smooth_l1_loss":
+        loss = torch.where(z < param[0], 0.5 * z * z / param[0], z - 0.5 * param[0])
+    else:
+        loss = torch.where(z < param[0], 0.5 * z * z, param[0] * (z - 0.5 * param[0]))
+    return _reduce(loss, reduction)
+
+
 @_autocast_to_float32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size_warning(input, target, "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is None:
-        return aten.mse_loss(*_broadcast_pair(input, target), _reduction_enum(reduction))
+        return _regression_loss("mse_loss", input, target, reduction)
     d = input - target
     return _reduce(d * d * weight, reduction)
 
@@ -417,19 +434,22 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     _check_same_size_warning(input, target, "smooth_l1_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0:   # PyTorch's F.smooth_l1_loss runs l1_loss then
         return _reduce((input - target).abs(), reduction)
-    return aten.smooth_l1_loss(*_broadcast_pair(input, target), _reduction_enum(reduction),
-                               beta)
+    return _regression_loss("smooth_l1_loss", input, target, reduction, beta)
 
 
 @_autocast_to_float32
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size_warning(input, target, "huber_loss")
-    input, target = _broadcast_pair(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is None:
-        return aten.huber_loss(input, target, _reduction_enum(reduction), delta)
-    return _reduce(aten.huber_loss(input, target, 0, delta) * weight, reduction)
+        return _regression_loss("huber_loss", input, target, reduction, delta)
+    return _reduce(_regression_loss("huber_loss", input, target, "none", delta) * weight,
+                   reduction)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,

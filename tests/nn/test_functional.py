@@ -559,6 +559,16 @@ def test_regression_losses_mixed_dtypes_and_errors():
         F.mse_loss(ptl.ones(2), ptl.ones(3))
 
 
+def test_regression_losses_off_the_cpu_take_the_elementwise_ops():
+    """The aten ops have CPU kernels only: other devices (CUDA, here meta) compute the loss
+    with elementwise ops and mean/sum."""
+    x, y = ptl.empty(3, 4, device="meta"), ptl.empty(3, 4, device="meta")
+    for name, kw, _ in REG_LOSSES:
+        for reduction, shape in (("none", (3, 4)), ("mean", ()), ("sum", ())):
+            out = getattr(F, name)(x, y, reduction=reduction, **kw)
+            assert out.device.type == "meta" and tuple(out.shape) == shape
+
+
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 def test_regression_losses_grad_fn_and_double_backward(reduction):
     cases = [(F.mse_loss, {}, "MseLoss"), (F.smooth_l1_loss, {"beta": 0.6}, "SmoothL1Loss"),
