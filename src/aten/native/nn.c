@@ -1303,12 +1303,12 @@ error:
  * the result rounded once).  The elementwise loss is computed in that dtype with the
  * formulas of scalar_math.h, in PyTorch's order of operations, so reduction 'none' and the
  * backward give PyTorch's float32 bits.  'mean' and 'sum' add the elementwise losses in
- * double, as reduce.c sums float32, without writing them out.  The elements are cut into
- * chunks whose size depends on their count alone (REG_CHUNK, more when that would make over
- * REG_MAX_CHUNKS chunks), each summed with eight accumulators, and the chunks' sums are
- * added in order: the threads share the chunks, and the result does not depend on their
- * number.  A grad_output of one element (the backward of 'mean' and 'sum') is read once,
- * not expanded. */
+ * double without writing them out: REG_BLOCK losses a time go to a buffer in L1 and are
+ * added by the contiguous sum of reduce.c (ptl_red_sum_contiguous).  The elements are cut
+ * into chunks whose size depends on their count alone (REG_CHUNK, more when that would make
+ * over REG_MAX_CHUNKS chunks), and the chunks' sums are added in order: the threads share
+ * the chunks, and the result does not depend on their number.  A grad_output of one element
+ * (the backward of 'mean' and 'sum') is read once, not expanded. */
 #define REG_CHUNK 8192
 #define REG_MAX_CHUNKS 256
 #define REG_BLOCK 512
@@ -1358,9 +1358,8 @@ reg_grad_d(RegLoss k, double g, double x, double t, double norm, double p)
                                 : ptl_huber_loss_grad_d(g, x, t, norm, p);
 }
 
-/* Chunk c of the forward: the losses into j->out, or their sum into j->parts[c]: REG_BLOCK
- * losses a time into a buffer in L1 (a loop that vectorises, selects and all), then summed
- * by reduce_kernels.c's contiguous sum. */
+/* Chunk c of the forward: the losses into j->out, or their sum into j->parts[c] (the loss
+ * loop vectorises, selects and all; Note [Select formulas] in activation.c). */
 __attribute__((always_inline)) static inline void
 reg_forward_chunk(RegJob *j, RegLoss k, int f8, int64_t c)
 {
@@ -1401,10 +1400,10 @@ reg_backward_chunk(RegJob *j, RegLoss k, int f8, int64_t c)
     int64_t b = c * j->chunk, e = b + j->chunk < j->n ? b + j->chunk : j->n;
     if (f8) {
         const double *x = (const double *)j->x, *t = (const double *)j->t;
-        const double *g = (const double *)j->g;
+        const double *g = (const double *)j->g, gv = j->gv, norm = j->norm, p = j->p;
         double *o = (double *)j->out;
         for (int64_t i = b; i < e; i++) {
-            o[i] = reg_grad_d(k, g != NULL ? g[i] : j->gv, x[i], t[i], j->norm, j->p);
+            o[i] = reg_grad_d(k, g != NULL ? g[i] : gv, x[i], t[i], norm, p);
         }
     }
     else {
