@@ -762,7 +762,7 @@ def _clamp_min(x, lo):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    denom = _clamp_min(_vector_norm(input, p, dim, True), eps)
+    denom = _clamp_min(torch.linalg.vector_norm(input, p, dim, True), eps)
     res = input / denom
     if out is not None:
         out.copy_(res)
@@ -1126,8 +1126,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim."""
-    n1 = _clamp_min(_vector_norm(x1, 2, dim, True), eps)
-    n2 = _clamp_min(_vector_norm(x2, 2, dim, True), eps)
+    n1 = _clamp_min(torch.linalg.vector_norm(x1, 2, dim, True), eps)
+    n2 = _clamp_min(torch.linalg.vector_norm(x2, 2, dim, True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 

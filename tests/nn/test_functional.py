@@ -894,6 +894,24 @@ def test_norms_against_torch():
     assert_close(F.normalize(z), np.zeros((2, 3)))
 
 
+def test_normalize_and_cosine_similarity_grads_at_a_zero_row():
+    """The norm is linalg.vector_norm, whose gradient at 0 is 0 (as PyTorch's): a zero row
+    has finite gradients (the eps clamp's 1 / eps), not sqrt's nan."""
+    a = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    w = np.array([[0.3, -1.0, 2.0], [1.5, 0.2, -0.7]])
+    x, x2 = ptl.tensor(a, requires_grad=True), ptl.tensor(a[::-1].copy(), requires_grad=True)
+    (F.normalize(x) * ptl.tensor(w)).sum().backward()
+    F.cosine_similarity(x, x2).sum().backward()
+    assert_close(x.grad[0], w[0] / 1e-12, rtol=1e-3)
+    assert np.isfinite(x.grad.numpy()).all() and np.isfinite(x2.grad.numpy()).all()
+    if torch is not None:
+        tx, tx2 = tt(x).requires_grad_(), tt(x2).requires_grad_()
+        (TF.normalize(tx) * torch.tensor(w)).sum().backward()
+        TF.cosine_similarity(tx, tx2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(x2.grad.numpy(), tx2.grad.numpy(), rtol=1e-10)
+
+
 def test_norm_errors():
     with pytest.raises(RuntimeError, match=re.escape(
             "Given normalized_shape=[4], expected input with shape [*, 4], but got input of "
