@@ -3,9 +3,10 @@ softplus, mish, relu, leaky_relu, hardtanh, hardswish), pointwise ops on strided
 gelu and elu forward+backward, softmax and log_softmax rows, amax over the last dim,
 max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast, softmax /
 log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
-dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow, round(decimals), where and
-smooth_l1_loss.  Each group runs pytorchlite, NumPy (where it has the function) and PyTorch
-on the same float32 data, one thread each.
+dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow, round(decimals), where, and
+the regression losses (mse_loss, smooth_l1_loss, huber_loss: forward, forward+backward,
+kernel vs composite).  Each group runs pytorchlite, NumPy (where it has the function) and
+PyTorch on the same float32 data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
 """
@@ -98,7 +99,7 @@ def test_strided_operands(benchmark, impl, op):
 
 # float32 elementwise math with vector formulas in vec_math.h (Note [Vector float32
 # division], Note [Vector atan2 and erfinv], Note [Vector float32 pow]), round with decimals,
-# where, and smooth_l1_loss (a composite); NumPy has no erfinv nor smooth_l1_loss
+# and where; NumPy has no erfinv
 MATH = {
     "atan2": (lambda L, a, b: L.atan2(a, b), np.arctan2),
     "fmod": (lambda L, a, b: L.fmod(a, b), np.fmod),
@@ -109,7 +110,6 @@ MATH = {
     "pow(|a|, 3.5)": (lambda L, a, b: b.pow(3.5), lambda a, b: np.power(b, np.float32(3.5))),
     "round(decimals=2)": (lambda L, a, b: L.round(a, decimals=2), lambda a, b: np.round(a, 2)),
     "where": (lambda L, a, b: L.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
-    "smooth_l1_loss": (lambda L, a, b: L.nn.functional.smooth_l1_loss(a, b), None),
 }
 MATH_CASES = [(impl, op) for op in MATH
               for impl in ["pytorchlite"] + (["numpy"] if MATH[op][1] else []) + TORCH]
@@ -126,6 +126,53 @@ def test_elementwise_math_1e6(benchmark, impl, op):
         benchmark(MATH[op][1], a, b)
         return
     benchmark(MATH[op][0], lib(impl), make(impl, a), make(impl, b))
+
+
+def _np_smooth_l1(a, b):
+    z = np.abs(a - b)
+    return np.where(z < 1, 0.5 * z * z, z - 0.5).mean()
+
+
+# the regression losses (Note [Regression losses] in src/aten/native/nn.c), 'mean' over 1e6
+# float32: NumPy's formula, PyTorch's kernels, and (composite) the same loss written with
+# pytorchlite's elementwise ops and mean, as F.* computed it before the fused kernels
+# (huber with delta 1 is smooth_l1 with beta 1)
+REG_LOSSES = {
+    "mse_loss": (lambda a, b: np.mean(np.square(a - b)),
+                 lambda L, a, b: ((a - b) * (a - b)).mean()),
+    "smooth_l1_loss": (_np_smooth_l1, lambda L, a, b: L.where(
+        (a - b).abs() < 1, (a - b).abs() * (a - b).abs() * 0.5, (a - b).abs() - 0.5).mean()),
+    "huber_loss": (_np_smooth_l1, lambda L, a, b: L.where(
+        (a - b).abs() < 1, (a - b).abs() * (a - b).abs() * 0.5, (a - b).abs() - 0.5).mean()),
+}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy", "composite"] + TORCH)
+@pytest.mark.parametrize("op", list(REG_LOSSES))
+def test_regression_loss_1e6(benchmark, impl, op):
+    benchmark.group = f"{op} mean 1e6 float32"
+    a, b = randn(10**6), randn(10**6, seed=1)
+    if impl == "numpy":
+        benchmark(REG_LOSSES[op][0], a, b)
+    elif impl == "composite":
+        benchmark(REG_LOSSES[op][1], ptl, ptl.tensor(a), ptl.tensor(b))
+    else:
+        L = lib(impl)
+        benchmark(getattr(L.nn.functional, op), make(impl, a), make(impl, b))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("op", list(REG_LOSSES))
+def test_regression_loss_forward_backward(benchmark, impl, op):
+    benchmark.group = f"{op} fwd+bwd 1e6 float32"
+    x = make(impl, randn(10**6), requires_grad=True)
+    t = make(impl, randn(10**6, seed=1))
+    fn = getattr(lib(impl).nn.functional, op)
+
+    def step():
+        x.grad = None
+        fn(x, t).backward()
+    benchmark(step)
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)

@@ -1034,6 +1034,48 @@ def _np_binary_cross_entropy(a, t, w=None, reduction=1):
     return {0: loss, 1: loss.mean(), 2: loss.sum()}[reduction]
 
 
+def _np_reg_loss(kind):
+    """mse_loss / smooth_l1_loss / huber_loss(a, t, reduction=1, p=1.0) and their backward
+    ops (go, a, t, reduction, p) in NumPy (p is beta / delta)."""
+    def loss(d, p):
+        z = np.abs(d)
+        return {"mse": d * d, "smooth_l1": np.where(z < p, 0.5 * z * z / p, z - 0.5 * p),
+                "huber": np.where(z < p, 0.5 * z * z, p * (z - 0.5 * p))}[kind]
+
+    def grad(d, p):
+        return {"mse": 2 * d, "smooth_l1": np.clip(d / p, -1, 1),
+                "huber": np.clip(d, -p, p)}[kind]
+
+    def forward(a, t, reduction=1, p=1.0):
+        out = loss(a - t, p)
+        mean = out.sum() / out.size if out.size else np.nan   # torch: the mean of none is nan
+        return {0: out, 1: mean, 2: out.sum()}[reduction]
+
+    def backward(go, a, t, reduction, p=1.0):
+        d = a - np.broadcast_to(t, np.broadcast_shapes(a.shape, t.shape))
+        return grad(d, p) * go / (d.size if reduction == 1 else 1)
+    return forward, backward
+
+
+def _reg_loss_entries(kind, p=None):
+    """The OpInfos of a regression loss and its backward: every reduction, a target that
+    broadcasts, non-contiguous, 0-dim and size-0 operands."""
+    forward, backward = _np_reg_loss(kind)
+    extra = () if p is None else (p,)
+    return [
+        OpInfo(f"{kind}_loss", [S(T(2, 3), T(2, 3)),
+                                S(T(3, 2, layout="transposed"), C(3, 2), 0, *extra),
+                                S(T(2, 3), T(3), 2, *extra), S(T(0, 3), T(0, 3), 1, *extra),
+                                S(T(), T(), 1, *extra)],
+               ref=forward),
+        OpInfo(f"{kind}_loss_backward",
+               [S(T(), T(2, 3), T(2, 3), 1, *extra),
+                S(T(2, 3), T(2, 3, layout="transposed"), C(2, 3), 0, *extra),
+                S(T(), T(2, 3), T(3), 2, *extra), S(T(), T(0, 3), T(0, 3), 1, *extra)],
+               ref=backward),
+    ]
+
+
 def _grad_and_self(name, ref=None, domain=(-2.0, 2.0), extra=(), **kw):
     """An activation's backward op: (grad_output, self, *extra) on equal shapes."""
     return OpInfo(name, [S(T(2, 3), T(2, 3), *extra),
@@ -1125,6 +1167,9 @@ ENTRIES += [
            [S(T(), T(2, 3, low=0.1, high=0.9), C(2, 3, low=0, high=1)),
             S(T(3), T(3, low=0.1, high=0.9), C(3, low=0, high=1), C(3, low=0.5), 0)],
            ref=_np_bce_backward),
+    *_reg_loss_entries("mse"),
+    *_reg_loss_entries("smooth_l1", 0.5),
+    *_reg_loss_entries("huber", 0.7),
 ]
 
 
@@ -1896,6 +1941,10 @@ ERRORS = {
     "masked_fill.Scalar": [(S(T(2, 3), T(2, 3, dtype=ptl.int64), 1.0), RuntimeError)],
     "where.self": [(S(T(2, dtype=ptl.int64), T(2), T(2)), RuntimeError)],
     "nll_loss_nd": [(S(T(2, 3), I([0, 5]), None, 1, -100), IndexError)],
+    "mse_loss": [(S(T(2, dtype=ptl.int64), T(2, dtype=ptl.int64)), NotImplementedError),
+                 (S(T(2), T(3)), RuntimeError)],
+    "smooth_l1_loss": [(S(T(2), T(2), 1, -0.5), RuntimeError)],
+    "huber_loss": [(S(T(2), T(2), 1, 0.0), RuntimeError)],
     "bitwise_and.Tensor": [(S(T(2, dtype=ptl.float64), T(2, dtype=ptl.float64)),
                             NotImplementedError)],
     "div.Tensor_mode": [(S(T(2), T(2), rounding_mode="bad"), RuntimeError)],

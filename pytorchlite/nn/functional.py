@@ -385,15 +385,39 @@ def _check_same_size_warning(input, target, name):
             "broadcasting. Please ensure they have the same size.", stacklevel=3)
 
 
+def _broadcast_pair(input, target):
+    """input and target broadcast to one shape, as PyTorch's regression losses do (after the
+    target-size warning)."""
+    if tuple(input.shape) == tuple(target.shape):
+        return input, target
+    return torch.broadcast_tensors(input, target)
+
+
+def _regression_loss(op, input, target, reduction, *param):
+    """aten.<op> (mse_loss, smooth_l1_loss, huber_loss) on CPU tensors; elsewhere (CUDA, meta:
+    the op has no kernel there yet) the same loss written with elementwise ops."""
+    if input.device.type == "cpu" and target.device.type == "cpu":
+        return getattr(aten, op)(*_broadcast_pair(input, target), _reduction_enum(reduction),
+                                 *param)
+    d = input - target
+    z = d.abs()
+    if op == "mse_loss":
+        loss = d * d
+    elif op == "smooth_l1_loss":
+        loss = torch.where(z < param[0], 0.5 * z * z / param[0], z - 0.5 * param[0])
+    else:
+        loss = torch.where(z < param[0], 0.5 * z * z, param[0] * (z - 0.5 * param[0]))
+    return _reduce(loss, reduction)
+
+
 @_autocast_to_float32
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     _check_same_size_warning(input, target, "mse_loss")
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is None:
+        return _regression_loss("mse_loss", input, target, reduction)
     d = input - target
-    loss = d * d
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _reduce(d * d * weight, reduction)
 
 
 @_autocast_to_float32
@@ -412,13 +436,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    d = (input - target).abs()
-    if beta == 0:
-        return _reduce(d, reduction)
-    # a select, not a blend by a 0/1 mask: 8 passes over the data instead of 12, and an
-    # infinite difference gives inf (0 * inf would be nan), as in PyTorch
-    loss = torch.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta)
-    return _reduce(loss, reduction)
+    if beta == 0:   # PyTorch's F.smooth_l1_loss runs l1_loss then
+        return _reduce((input - target).abs(), reduction)
+    return _regression_loss("smooth_l1_loss", input, target, reduction, beta)
 
 
 @_autocast_to_float32
@@ -426,12 +446,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     _check_same_size_warning(input, target, "huber_loss")
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    d = (input - target).abs()
-    small = _mask(d < delta, d)
-    loss = small * (d * d * 0.5) + (1 - small) * ((d - 0.5 * delta) * delta)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    if weight is None:
+        return _regression_loss("huber_loss", input, target, reduction, delta)
+    return _reduce(_regression_loss("huber_loss", input, target, "none", delta) * weight,
+                   reduction)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -744,7 +762,7 @@ def _clamp_min(x, lo):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    denom = _clamp_min(_vector_norm(input, p, dim, True), eps)
+    denom = _clamp_min(torch.linalg.vector_norm(input, p, dim, True), eps)
     res = input / denom
     if out is not None:
         out.copy_(res)
@@ -1108,8 +1126,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along dim."""
-    n1 = _clamp_min(_vector_norm(x1, 2, dim, True), eps)
-    n2 = _clamp_min(_vector_norm(x2, 2, dim, True), eps)
+    n1 = _clamp_min(torch.linalg.vector_norm(x1, 2, dim, True), eps)
+    n2 = _clamp_min(torch.linalg.vector_norm(x2, 2, dim, True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 

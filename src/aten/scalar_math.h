@@ -572,6 +572,53 @@ ptl_bce_grad_d(double g, double x, double y)
     return g * (x - y) / (den < 1e-12 ? 1e-12 : den);
 }
 
+/* ---- regression losses (mse_loss, smooth_l1_loss, huber_loss) of one element and their
+ * derivatives, in the element's dtype T and in the order of operations of PyTorch's
+ * vectorised CPU kernels (cpu/PointwiseOpsKernel.cpp, cpu/BinaryOpsKernel.cpp), so float32
+ * gives PyTorch's bits.  p is beta / delta; an infinite difference takes the linear side
+ * (inf, not 0 * inf).  The derivative's norm is 1 (2 for mse), over numel for 'mean'. ---- */
+#define PTL_DEFINE_REG_LOSSES(SUF, T, FABS)                                               \
+    PTL_HD static inline T                                                                \
+    ptl_mse_loss_##SUF(T x, T t, T p)                                                     \
+    {                                                                                     \
+        T d = x - t;                                                                      \
+        (void)p;                                                                          \
+        return d * d;                                                                     \
+    }                                                                                     \
+    PTL_HD static inline T                                                                \
+    ptl_smooth_l1_loss_##SUF(T x, T t, T p)                                               \
+    {                                                                                     \
+        T z = FABS(x - t);                                                                \
+        return z >= p ? z - (T)0.5 * p : (T)0.5 * z * z / p;                              \
+    }                                                                                     \
+    PTL_HD static inline T                                                                \
+    ptl_huber_loss_##SUF(T x, T t, T p)                                                   \
+    {                                                                                     \
+        T z = FABS(x - t);                                                                \
+        return z >= p ? p * (z - (T)0.5 * p) : (T)0.5 * z * z;                            \
+    }                                                                                     \
+    PTL_HD static inline T                                                                \
+    ptl_mse_loss_grad_##SUF(T g, T x, T t, T norm, T p)                                   \
+    {                                                                                     \
+        (void)p;                                                                          \
+        return norm * (x - t) * g;                                                        \
+    }                                                                                     \
+    PTL_HD static inline T                                                                \
+    ptl_smooth_l1_loss_grad_##SUF(T g, T x, T t, T norm, T p)                             \
+    {                                                                                     \
+        T d = x - t, sign = d > 0 ? (T)1 : (T)-1;                                         \
+        return (FABS(d) >= p ? sign : d / p) * norm * g;                                  \
+    }                                                                                     \
+    PTL_HD static inline T                                                                \
+    ptl_huber_loss_grad_##SUF(T g, T x, T t, T norm, T p)                                 \
+    {                                                                                     \
+        T d = x - t, sign = d > 0 ? (T)1 : (T)-1;                                         \
+        return (FABS(d) >= p ? sign * p : d) * norm * g;                                  \
+    }
+PTL_DEFINE_REG_LOSSES(d, double, fabs)
+PTL_DEFINE_REG_LOSSES(f, float, fabsf)
+#undef PTL_DEFINE_REG_LOSSES
+
 /* ---- the gamma function family: lgamma, digamma, polygamma ---- */
 
 /* digamma(x) = d lgamma(x) / dx.  Poles: +-inf at +-0 (the sign opposite to zero's, as in

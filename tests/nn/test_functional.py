@@ -13,7 +13,7 @@ import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck, gradgradcheck
 from helpers import (FLOAT_DTYPES, LAYOUTS, SHAPES, assert_close, assert_no_leak, make, to_numpy,
-                     torch)
+                     torch, torch_ref)
 import golden
 
 TF = torch.nn.functional if torch is not None else None
@@ -460,6 +460,156 @@ def test_pointwise_losses(reduction, dtype):
     assert_close(got, [np.inf, np.inf, np.nan, 0.0625], dtype=dtype)
 
 
+# mse_loss, smooth_l1_loss and huber_loss are aten ops (Note [Regression losses] in
+# src/aten/native/loss.c): the elementwise loss in the dtype's arithmetic, 'mean'/'sum' summed
+# in double over chunks of REG_CHUNK = 8192 elements (more per chunk above REG_MAX_CHUNKS =
+# 256 chunks), the threads sharing the chunks from 4 chunks (PTL_GRAIN_SIZE) on.
+REG_LOSSES = [("mse_loss", {}, lambda d: d * d),
+              ("smooth_l1_loss", {"beta": 0.6},
+               lambda d: np.where(np.abs(d) < 0.6, 0.5 * d * d / 0.6, np.abs(d) - 0.3)),
+              ("huber_loss", {"delta": 0.7},
+               lambda d: np.where(np.abs(d) < 0.7, 0.5 * d * d, 0.7 * (np.abs(d) - 0.35)))]
+REG_GRADS = {"mse_loss": lambda d: 2 * d, "smooth_l1_loss": lambda d: np.clip(d / 0.6, -1, 1),
+             "huber_loss": lambda d: np.clip(d, -0.7, 0.7)}
+REG_SIZES = [8191, 8192, 8193, 4 * 8192 - 1, 4 * 8192, 4 * 8192 + 1, 256 * 8192 + 1]
+
+
+@pytest.mark.parametrize("n", REG_SIZES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_regression_losses_across_chunks_and_threads(n, threads):
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for dtype in (ptl.float32, ptl.float64):
+            layout = "transposed" if n < 2 ** 20 else "contiguous"
+            x, a = make((n, 1), dtype, layout, low=-2, high=2)
+            y, b = make((n, 1), dtype, seed=1, low=-2, high=2)
+            d = a.astype(np.float64) - b
+            for name, kw, ref in REG_LOSSES:
+                for reduction in ("none", "mean", "sum"):
+                    got = getattr(F, name)(x, y, reduction=reduction, **kw)
+                    assert_close(got, _red(ref(d), reduction), dtype=dtype)
+                xg = x.detach().requires_grad_()
+                getattr(F, name)(xg, y, **kw).backward()
+                assert_close(xg.grad, REG_GRADS[name](d) / n, dtype=dtype)
+    finally:
+        ptl.set_num_threads(old)
+
+
+@pytest.mark.parametrize("n", [8193, 4 * 8192 + 1, 256 * 8192 + 1])
+def test_regression_losses_do_not_depend_on_thread_count(n):
+    x, _ = make((n,), ptl.float32)
+    y, _ = make((n,), ptl.float32, seed=1)
+    old = ptl.get_num_threads()
+    try:
+        outs = []
+        for threads in (1, 2):
+            ptl.set_num_threads(threads)
+            outs.append([getattr(F, name)(x, y, reduction=r, **kw).numpy()
+                         for name, kw, _ in REG_LOSSES for r in ("mean", "sum")])
+    finally:
+        ptl.set_num_threads(old)
+    for one, two in zip(*outs):
+        assert np.array_equal(one, two)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+def test_regression_losses_dtypes_broadcast_and_edges(dtype):
+    x, a = make((3, 4), dtype, "sliced")
+    y, b = make((4,), dtype, seed=1)
+    d = a.astype(np.float64) - b
+    for name, kw, ref in REG_LOSSES:
+        for reduction in ("none", "mean", "sum"):
+            with pytest.warns(UserWarning, match="Using a target size"):
+                got = getattr(F, name)(x, y, reduction=reduction, **kw)
+            assert got.dtype == dtype
+            assert_close(got, _red(ref(d), reduction), dtype=dtype)
+        empty = ptl.empty(0, 3, dtype=dtype)
+        assert getattr(F, name)(empty, empty, reduction="none", **kw).shape == (0, 3)
+        assert math.isnan(getattr(F, name)(empty, empty, **kw).item())   # torch: nan
+        assert getattr(F, name)(empty, empty, reduction="sum", **kw).item() == 0
+        scalar = getattr(F, name)(ptl.tensor(1.5, dtype=dtype), ptl.tensor(0.25, dtype=dtype),
+                                  **kw)
+        assert_close(scalar, ref(np.float64(1.25)), dtype=dtype)
+        # an infinite difference is an infinite loss (not 0 * inf); nan stays nan
+        inf = ptl.tensor([np.inf, -np.inf, np.nan, np.inf], dtype=dtype)
+        got = getattr(F, name)(inf, ptl.tensor([0.0, 1.0, 0.0, np.inf], dtype=dtype),
+                               reduction="none", **kw)
+        assert_close(got, [np.inf, np.inf, np.nan, np.nan], dtype=dtype)
+
+
+def test_regression_losses_mixed_dtypes_and_errors():
+    x = ptl.tensor([1.0, 2.0])
+    assert F.mse_loss(x, ptl.tensor([0.0, 0.5], dtype=ptl.float64)).dtype == ptl.float64
+    assert_close(F.huber_loss(x, ptl.tensor([0, 4])), (0.5 + 1.5) / 2)
+    for name, kernel in (("mse_loss", "mse"), ("smooth_l1_loss", "smooth_l1"),
+                         ("huber_loss", "huber")):
+        for dtype, legacy in ((ptl.int64, "Long"), (ptl.bool, "Bool")):
+            ints = ptl.ones(2, dtype=dtype)
+            with pytest.raises(NotImplementedError, match=re.escape(
+                    f'"{kernel}_cpu" not implemented for \'{legacy}\'')):
+                getattr(F, name)(ints, ints)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "huber_loss does not support non-positive values for delta.")):
+        F.huber_loss(x, x, delta=0.0)
+    with pytest.raises(RuntimeError, match=re.escape(
+            "smooth_l1_loss does not support negative values for beta.")):
+        ptl.ops.aten.smooth_l1_loss_backward(ptl.tensor(1.0), x, x, 1, -1.0)
+    with pytest.raises(RuntimeError), pytest.warns(UserWarning, match="Using a target size"):
+        F.mse_loss(ptl.ones(2), ptl.ones(3))
+
+
+def test_regression_losses_off_the_cpu_take_the_elementwise_ops():
+    """The aten ops have CPU kernels only: other devices (CUDA, here meta) compute the loss
+    with elementwise ops and mean/sum."""
+    x, y = ptl.empty(3, 4, device="meta"), ptl.empty(3, 4, device="meta")
+    for name, kw, _ in REG_LOSSES:
+        for reduction, shape in (("none", (3, 4)), ("mean", ()), ("sum", ())):
+            out = getattr(F, name)(x, y, reduction=reduction, **kw)
+            assert out.device.type == "meta" and tuple(out.shape) == shape
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_regression_losses_grad_fn_and_double_backward(reduction):
+    cases = [(F.mse_loss, {}, "MseLoss"), (F.smooth_l1_loss, {"beta": 0.6}, "SmoothL1Loss"),
+             (F.huber_loss, {"delta": 0.7}, "HuberLoss")]
+    for fn, kw, node in cases:
+        x, t, t_row = leaf((3, 4)), leaf((3, 4), seed=1), leaf((4,), seed=2)
+        out = fn(x, t, reduction=reduction, **kw)
+        assert type(out.grad_fn).__name__ == node + "Backward0"
+        g, = ptl.autograd.grad(out.sum(), x, create_graph=True)
+        assert type(g.grad_fn).__name__ == node + "BackwardBackward0"
+        with pytest.warns(UserWarning):
+            for args in ((x, t), (x, t_row)):
+                f = lambda a, b: fn(a, b, reduction=reduction, **kw)   # noqa: E731
+                assert gradcheck(f, args)
+                assert gradgradcheck(f, args)
+    # beta == 0 is l1_loss, as in PyTorch's F.smooth_l1_loss
+    x = leaf((3, 4))
+    out = F.smooth_l1_loss(x, leaf((3, 4), seed=1), reduction=reduction, beta=0.0)
+    assert type(out.grad_fn).__name__ == {"none": "AbsBackward0", "mean": "MeanBackward0",
+                                          "sum": "SumBackward0"}[reduction]
+
+
+@torch_ref
+def test_regression_losses_float32_bits_match_torch():
+    x, _ = make((123, 77), ptl.float32, low=-2, high=2)
+    y, _ = make((123, 77), ptl.float32, seed=1, low=-2, high=2)
+    for name, kw, _ in REG_LOSSES + [("smooth_l1_loss", {}, None)]:
+        got = getattr(F, name)(x, y, reduction="none", **kw)
+        assert np.array_equal(got.numpy(), getattr(TF, name)(tt(x), tt(y), reduction="none",
+                                                             **kw).numpy())
+        for reduction in ("mean", "sum"):
+            np.testing.assert_allclose(
+                getattr(F, name)(x, y, reduction=reduction, **kw).numpy(),
+                getattr(TF, name)(tt(x), tt(y), reduction=reduction, **kw).numpy(), rtol=1e-5)
+    xg = x.detach().requires_grad_()
+    txg = tt(x).requires_grad_()
+    F.mse_loss(xg, y).backward()
+    TF.mse_loss(txg, tt(y)).backward()
+    assert np.array_equal(xg.grad.numpy(), txg.grad.numpy())
+
+
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 def test_binary_cross_entropy(reduction):
     gen = np.random.default_rng(0)
@@ -742,6 +892,24 @@ def test_norms_against_torch():
     close_to_torch(F.normalize(x, p=3.0, dim=2), lambda: TF.normalize(tt(x), p=3.0, dim=2))
     z = ptl.zeros(2, 3)
     assert_close(F.normalize(z), np.zeros((2, 3)))
+
+
+def test_normalize_and_cosine_similarity_grads_at_a_zero_row():
+    """The norm is linalg.vector_norm, whose gradient at 0 is 0 (as PyTorch's): a zero row
+    has finite gradients (the eps clamp's 1 / eps), not sqrt's nan."""
+    a = np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 0.5]])
+    w = np.array([[0.3, -1.0, 2.0], [1.5, 0.2, -0.7]])
+    x, x2 = ptl.tensor(a, requires_grad=True), ptl.tensor(a[::-1].copy(), requires_grad=True)
+    (F.normalize(x) * ptl.tensor(w)).sum().backward()
+    F.cosine_similarity(x, x2).sum().backward()
+    assert_close(x.grad[0], w[0] / 1e-12, rtol=1e-3)
+    assert np.isfinite(x.grad.numpy()).all() and np.isfinite(x2.grad.numpy()).all()
+    if torch is not None:
+        tx, tx2 = tt(x).requires_grad_(), tt(x2).requires_grad_()
+        (TF.normalize(tx) * torch.tensor(w)).sum().backward()
+        TF.cosine_similarity(tx, tx2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(x2.grad.numpy(), tx2.grad.numpy(), rtol=1e-10)
 
 
 def test_norm_errors():
