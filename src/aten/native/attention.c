@@ -19,6 +19,11 @@
  *   each query block that sees it, the probabilities are recomputed from the saved
  *   logsumexp, p_ij = exp(s_ij - lse_i), and dV += P^T dO, dS = P (dO V^T - D) scale,
  *   dQ += dS K, dK += dS^T Q.  Every sum runs in a fixed order, whatever the thread count.
+ * - Each task asks the cache for the next item's rows before computing its own: in a
+ *   transformer the heads are views of one projection ([B, L, 3, H, E]), so a head's rows are
+ *   a few cache lines each, kilobytes apart, and read on demand every line was a miss the
+ *   loop stalled on (a GPT block's attention, d128 T64: 1.2 ms per call with its inputs out of
+ *   L2, 0.83 ms with the prefetch, 0.8 ms warm).
  *
  * A row whose every key is masked (-inf) gives zeros and a logsumexp of +inf, so that the
  * recomputed probabilities of that row are zeros too (PyTorch stores 0 there).  float32
@@ -448,9 +453,71 @@ DEFINE_SDPA_ROW_SCORES(float, f4)
 DEFINE_SDPA_ROW_SCORES(double, f8)
 #undef DEFINE_SDPA_ROW_SCORES
 
+/* Asks for `rows` rows of `bytes` bytes each, `rs` bytes apart, to be brought into the
+ * cache.  The heads' rows are short and far apart (heads split from one projection's
+ * features): read on demand, each line of the next head was a cache miss the loop waited
+ * for (Note [Flash attention on the CPU]). */
+SDPA_INLINE void
+sdpa_prefetch(const void *p, int64_t rs, int64_t rows, int64_t bytes)
+{
+    for (int64_t r = 0; r < rows && bytes > 0; r++) {
+        const char *row = (const char *)p + r * rs;
+        for (int64_t x = 0; x < bytes; x += 64) {
+            __builtin_prefetch(row + x);
+        }
+        __builtin_prefetch(row + bytes - 1);
+    }
+}
+
 /* element (b, h, r, c) of m, as T */
 #define AT(T, M, b, h, r, c)                                                               \
     ((T *)(M).data + (b) * (M).st[0] + (h) * (M).st[1] + (r) * (M).st[2] + (c) * (M).st[3])
+
+/* The first byte of row r of head (b, h) of m, whose elements are `size` bytes. */
+static const char *
+sdpa_row(const SdpaMat *m, int64_t b, int64_t h, int64_t r, size_t size)
+{
+    return m->data + (b * m->st[0] + h * m->st[1] + r * m->st[2]) * (int64_t)size;
+}
+
+/* Prefetches what forward item `it` reads: its query rows, and its key and value rows from
+ * row `from` on (the rows before were read by the item before it, of the same head). */
+static void
+sdpa_prefetch_forward(const SdpaJob *j, int64_t it, int64_t nqb, int64_t from, size_t size)
+{
+    const int64_t bh = it / nqb, b = bh / j->H, h = bh % j->H, q0 = it % nqb * SDPA_BQ;
+    const int64_t nq = j->L - q0 < SDPA_BQ ? j->L - q0 : SDPA_BQ;
+    const int64_t kend = j->causal && q0 + nq < j->S ? q0 + nq : j->S;
+    const int64_t sz = (int64_t)size;
+    sdpa_prefetch(sdpa_row(&j->q, b, h, q0, size), j->q.st[2] * sz, nq, j->E * sz);
+    if (kend > from) {
+        sdpa_prefetch(sdpa_row(&j->k, b, h, from, size), j->k.st[2] * sz, kend - from,
+                      j->E * sz);
+        sdpa_prefetch(sdpa_row(&j->v, b, h, from, size), j->v.st[2] * sz, kend - from,
+                      j->Ev * sz);
+    }
+}
+
+/* Prefetches the rows backward item bh reads (q, k, v, dout and out) and writes (dq, dk,
+ * dv). */
+static void
+sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
+{
+    const int64_t b = bh / j->H, h = bh % j->H, sz = (int64_t)size;
+    const SdpaMat *in[5] = {&j->q, &j->k, &j->v, &j->dout, &j->o};
+    const SdpaMat *out[3] = {&j->dq, &j->dk, &j->dv};
+    const int64_t in_rows[5] = {j->L, j->S, j->S, j->L, j->L};
+    const int64_t in_cols[5] = {j->E, j->E, j->Ev, j->Ev, j->Ev};
+    const int64_t out_rows[3] = {j->L, j->S, j->S}, out_cols[3] = {j->E, j->E, j->Ev};
+    for (int i = 0; i < 5; i++) {
+        sdpa_prefetch(sdpa_row(in[i], b, h, 0, size), in[i]->st[2] * sz, in_rows[i],
+                      in_cols[i] * sz);
+    }
+    for (int i = 0; i < 3; i++) {
+        sdpa_prefetch(sdpa_row(out[i], b, h, 0, size), out[i]->st[2] * sz, out_rows[i],
+                      out_cols[i] * sz);
+    }
+}
 
 /* Forward items [i0, i1) of (batch, head, query block): Note [Flash attention on the CPU]. */
 #define DEFINE_SDPA_FORWARD(T, DT)                                                         \
@@ -474,6 +541,10 @@ DEFINE_SDPA_ROW_SCORES(double, f8)
             const int64_t q0 = it % nqb * SDPA_BQ;                                        \
             const int64_t nq = j->L - q0 < SDPA_BQ ? j->L - q0 : SDPA_BQ;                 \
             const int64_t kend = j->causal && q0 + nq < j->S ? q0 + nq : j->S;            \
+            if (it + 1 < i1) {                                                            \
+                sdpa_prefetch_forward(j, it + 1, nqb, (it + 1) / nqb == bh ? kend : 0,     \
+                                      sizeof(T));                                         \
+            }                                                                             \
             const T *q = AT(T, j->q, b, h, q0, 0), *k = AT(T, j->k, b, h, 0, 0);          \
             const T *v = AT(T, j->v, b, h, 0, 0);                                         \
             const int64_t qrs = j->q.st[2], krs = j->k.st[2], vrs = j->v.st[2];           \
@@ -535,6 +606,9 @@ DEFINE_SDPA_ROW_SCORES(double, f8)
         T *dp = sb + SDPA_BQ * SDPA_BK, *dd = dp + SDPA_BQ * SDPA_BK;                     \
         for (int64_t bh = i0; bh < i1; bh++) {                                            \
             const int64_t b = bh / j->H, h = bh % j->H;                                   \
+            if (bh + 1 < i1) {                                                            \
+                sdpa_prefetch_backward(j, bh + 1, sizeof(T));                             \
+            }                                                                             \
             const T *q = AT(T, j->q, b, h, 0, 0), *k = AT(T, j->k, b, h, 0, 0);           \
             const T *v = AT(T, j->v, b, h, 0, 0), *go = AT(T, j->dout, b, h, 0, 0);       \
             T *dq = AT(T, j->dq, b, h, 0, 0), *dk = AT(T, j->dk, b, h, 0, 0);             \
