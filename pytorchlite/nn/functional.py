@@ -61,6 +61,22 @@ def _reduce(loss, reduction):
     return loss if r == 0 else loss.mean() if r == 1 else loss.sum()
 
 
+def _weighted_loss(loss, weight, input, reduction, mean_over_weight):
+    """PyTorch's weighted regression losses: loss * weight, reduced; 'mean' divides by
+    sum(weight) for mse and l1 (mean_over_weight) and by the element count for huber."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / weight.sum() if mean_over_weight else loss.mean()
+    raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', "
+                     f"'sum'.")
+
+
 def _mask(cond, like):
     """A 0/1 tensor of like's dtype from a bool tensor (a constant for autograd)."""
     return cond.to(like.dtype)
@@ -417,7 +433,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if weight is None:
         return _regression_loss("mse_loss", input, target, reduction)
     d = input - target
-    return _reduce(d * d * weight, reduction)
+    return _weighted_loss(d * d, weight, input, reduction, True)
 
 
 @_autocast_to_float32
@@ -426,7 +442,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     reduction = _legacy_reduction(size_average, reduce, reduction)
     loss = (input - target).abs()
     if weight is not None:
-        loss = loss * weight
+        return _weighted_loss(loss, weight, input, reduction, True)
     return _reduce(loss, reduction)
 
 
@@ -448,8 +464,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is None:
         return _regression_loss("huber_loss", input, target, reduction, delta)
-    return _reduce(_regression_loss("huber_loss", input, target, "none", delta) * weight,
-                   reduction)
+    return _weighted_loss(_regression_loss("huber_loss", input, target, "none", delta), weight,
+                          input, reduction, False)
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,

@@ -538,6 +538,60 @@ def test_regression_losses_dtypes_broadcast_and_edges(dtype):
         assert_close(got, [np.inf, np.inf, np.nan, np.nan], dtype=dtype)
 
 
+# PyTorch's weighted regression losses: 'mean' is sum(w * loss) / sum(w) for mse and l1, and
+# mean(w * loss) for huber; the weight must have the input's size.
+WEIGHTED_LOSSES = [("mse_loss", {}, lambda d: d * d, True),
+                   ("l1_loss", {}, np.abs, True),
+                   ("huber_loss", {"delta": 0.7},
+                    lambda d: np.where(np.abs(d) < 0.7, 0.5 * d * d, 0.7 * (np.abs(d) - 0.35)),
+                    False)]
+
+
+@pytest.mark.parametrize("name, kw, ref, over_weight", WEIGHTED_LOSSES,
+                         ids=[w[0] for w in WEIGHTED_LOSSES])
+@pytest.mark.parametrize("shape", [(), (0,), (3, 4)])
+def test_weighted_regression_losses(name, kw, ref, over_weight, shape):
+    x, a = make(shape, ptl.float64, "transposed" if len(shape) == 2 else "contiguous")
+    y, b = make(shape, ptl.float64, seed=1)
+    w, c = make(shape, ptl.float64, seed=2, low=0.1, high=2.0)
+    loss = ref(a - b) * c
+    fn = getattr(F, name)
+    assert_close(fn(x, y, reduction="none", weight=w, **kw), loss)
+    assert_close(fn(x, y, reduction="sum", weight=w, **kw), loss.sum())
+    mean = fn(x, y, weight=w, **kw)
+    if loss.size == 0:
+        assert math.isnan(mean.item())
+    else:
+        assert_close(mean, loss.sum() / (c.sum() if over_weight else loss.size))
+    if loss.size:
+        xg = x.detach().requires_grad_()
+        wg = w.detach().requires_grad_()
+        assert gradcheck(lambda p, q: fn(p, y, weight=q, **kw), (xg, wg))
+
+
+def test_weighted_regression_loss_errors():
+    x = ptl.ones(2, 3)
+    for name in ("mse_loss", "l1_loss", "huber_loss"):
+        with pytest.raises(ValueError, match="Weights and input must have the same size."):
+            getattr(F, name)(x, x, weight=ptl.ones(3))
+        with pytest.raises(ValueError, match=re.escape(
+                "Invalid reduction mode: avg. Expected one of 'none', 'mean', 'sum'.")):
+            getattr(F, name)(x, x, reduction="avg", weight=ptl.ones(2, 3))
+
+
+@torch_ref
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_weighted_regression_losses_against_torch(reduction):
+    x, _ = make((3, 4), ptl.float64)
+    y, _ = make((3, 4), ptl.float64, seed=1)
+    w, _ = make((3, 4), ptl.float64, seed=2, low=0.1, high=2.0)
+    for name in ("mse_loss", "l1_loss", "huber_loss"):
+        got = getattr(F, name)(x, y, reduction=reduction, weight=w)
+        close_to_torch(got, lambda: getattr(TF, name)(tt(x), tt(y), reduction=reduction,
+                                                      weight=tt(w)),
+                       rtol=1e-12, atol=1e-14)
+
+
 def test_regression_losses_mixed_dtypes_and_errors():
     x = ptl.tensor([1.0, 2.0])
     assert F.mse_loss(x, ptl.tensor([0.0, 0.5], dtype=ptl.float64)).dtype == ptl.float64
