@@ -649,12 +649,16 @@ def test_unique_flat_long_and_strided(dtype, threads):
 
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_unique_flat_nan_and_signed_zero(dtype):
-    """NaNs form one group (as group_rows always did; PyTorch keeps each NaN apart) and -0.0
-    joins 0.0 with the first occurrence's sign, in long lanes too."""
+    """Each NaN is its own group, sorted last in input order (as PyTorch: NaN != NaN), and
+    -0.0 joins 0.0 with the first occurrence's sign, in long lanes too."""
     base = np.array([0.0, np.nan, -0.0, 1.0, np.nan, -np.inf, 0.0, 1.0] * 9)
     for a in (base, -base[::-1]):
         v, i, c = ptl.unique(ptl.tensor(a, dtype=dtype), return_inverse=True, return_counts=True)
-        ev, ei, ec = np.unique(a, return_inverse=True, return_counts=True, equal_nan=True)
+        ev, ei, ec = np.unique(a, return_inverse=True, return_counts=True, equal_nan=False)
+        # NumPy's inverse orders the NaNs as its unstable sort left them; PyTorch's, by input
+        ei = ei.reshape(-1).copy()
+        ei[np.isnan(a)] = np.isfinite(ev).sum() + np.isinf(ev).sum() + np.arange(
+            np.isnan(a).sum())
         assert_close(v, ev, dtype=dtype, equal_nan=True)
         assert_close(i, ei.reshape(-1))
         assert_close(c, ec)
@@ -670,6 +674,22 @@ def test_unique_dim(dim):
     assert_close(v, ev)
     assert_close(i, ei.reshape(-1))
     assert_close(c, ec)
+
+
+def test_unique_nan_rows_and_runs():
+    """A row or run holding a NaN is never equal to another (PyTorch's unique_consecutive and
+    unique(dim) compare with ==)."""
+    nan = float("nan")
+    v, i, c = ptl.unique_consecutive(ptl.tensor([nan, nan, 1.0, 1.0, -0.0, 0.0]),
+                                     return_inverse=True, return_counts=True)
+    assert_close(v, [nan, nan, 1.0, -0.0], equal_nan=True)
+    assert i.tolist() == [0, 1, 2, 2, 3, 3] and c.tolist() == [1, 1, 2, 2]
+    rows = ptl.tensor([[1.0, nan], [0.0, 2.0], [1.0, nan], [0.0, 2.0]])
+    v, i, c = ptl.unique(rows, dim=0, return_inverse=True, return_counts=True)
+    assert_close(v, [[0.0, 2.0], [1.0, nan], [1.0, nan]], equal_nan=True)
+    assert i.tolist() == [1, 0, 2, 0] and c.tolist() == [2, 1, 1]
+    v, c = rows.unique_consecutive(dim=0, return_counts=True)
+    assert v.shape == (4, 2) and c.tolist() == [1, 1, 1, 1]
 
 
 def consecutive_ref(a):

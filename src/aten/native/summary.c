@@ -8,7 +8,8 @@
 #include "../../c10/error.h"
 #include "native.h"
 
-/* -1, 0, 1 for a < b, a == b, a > b; NaN sorts last and equals NaN. */
+/* -1, 0, 1 for a < b, a == b, a > b, the order unique sorts in: NaN last, after +inf (two
+ * NaNs compare 0 here, so the stable sort keeps them in input order). */
 static inline int
 elem_cmp(const char *a, const char *b, PtlDtype dt)
 {
@@ -53,6 +54,31 @@ row_cmp(const Rows *r, int64_t a, int64_t b)
     return 0;
 }
 
+/* a == b: -0.0 equals 0.0 and NaN equals nothing */
+static inline int
+elem_equal(const char *a, const char *b, PtlDtype dt)
+{
+    if (ptl_dtype_is_floating(dt)) {
+        return ptl_load_double(a, dt) == ptl_load_double(b, dt);
+    }
+    return ptl_load_int(a, dt) == ptl_load_int(b, dt);
+}
+
+/* Whether rows a and b are one group: every element ==, so a row holding a NaN is a group
+ * of its own (as in PyTorch's unique and unique_consecutive). */
+static int
+row_equal(const Rows *r, int64_t a, int64_t b)
+{
+    const char *pa = r->data + a * r->m * (int64_t)r->item;
+    const char *pb = r->data + b * r->m * (int64_t)r->item;
+    for (int64_t k = 0; k < r->m; k++) {
+        if (!elem_equal(pa + k * (int64_t)r->item, pb + k * (int64_t)r->item, r->dtype)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* Stable bottom-up merge sort of perm[0..n) by row; tmp has n entries. */
 static void
 sort_rows(const Rows *r, int64_t *perm, int64_t *tmp, int64_t n)
@@ -95,7 +121,7 @@ group_rows(PtlTensorImpl *t, int64_t n, int64_t m, int sort, int64_t *first, int
         sort_rows(&r, perm, perm + n, n);
     }
     for (int64_t i = 0; i < n; i++) {
-        if (i == 0 || row_cmp(&r, perm[i - 1], perm[i]) != 0) {
+        if (i == 0 || !row_equal(&r, perm[i - 1], perm[i])) {
             g++;
             first[g] = perm[i];
             counts[g] = 0;
@@ -107,12 +133,12 @@ group_rows(PtlTensorImpl *t, int64_t n, int64_t m, int sort, int64_t *first, int
     return g + 1;
 }
 
-/* start[i] = 1 where the sorted v[i] differs from v[i - 1] (NaN equal to NaN, -0.0 to 0.0,
- * as elem_cmp); i in [1, n) */
+/* start[i] = 1 where the sorted v[i] is not == v[i - 1] (-0.0 joins 0.0, each NaN starts a
+ * group, as row_equal); i in [1, n) */
 #define MARK_STARTS(T, ACC, LOAD)                                                         \
     for (int64_t i = 1; i < n; i++) {                                                     \
         ACC x = LOAD(((const T *)v)[i - 1]), y = LOAD(((const T *)v)[i]);                 \
-        start[i] = !(x == y || (x != x && y != y));                                       \
+        start[i] = !(x == y);                                                             \
     }                                                                                     \
     break;
 
