@@ -120,6 +120,20 @@
         C moved = x + (up ? -lambd : lambd);                                              \
         return up | down ? moved : (C)0 * x;                                              \
     }
+/* hardsigmoid's backward, g / 6 inside (-3, 3): float32 multiplies by 1/6 rounded to float,
+ * as PyTorch's kernel does (within an ulp of the quotient, and PyTorch's bits) */
+static inline float
+hardsigmoid_grad_f(float g, float x)
+{
+    return ((x > -3) & (x < 3) ? g : 0.0f) * (1.0f / 6);
+}
+
+static inline double
+hardsigmoid_grad_d(double g, double x)
+{
+    return ((x > -3) & (x < 3) ? g : 0.0) / 6;
+}
+
 DEFINE_SELECT_HELPERS(float, f)
 DEFINE_SELECT_HELPERS(double, d)
 #undef DEFINE_SELECT_HELPERS
@@ -146,7 +160,8 @@ DEFINE_SELECT_HELPERS(double, d)
     _Generic((X), float: ptl_hardswish_grad_f, default: ptl_hardswish_grad_d)((G), (X))
 #define HARDSIGMOID_F(X, P)                                                               \
     _Generic((X), float: ptl_hardsigmoid_f, default: ptl_hardsigmoid_d)(X)
-#define HARDSIGMOID_G(G, X, P) ((((X) > -3) & ((X) < 3) ? (G) : (act_t)0) / (act_t)6)
+#define HARDSIGMOID_G(G, X, P)                                                            \
+    _Generic((X), float: hardsigmoid_grad_f, default: hardsigmoid_grad_d)((G), (X))
 #define LOGSIG_F(X, P) ptl_log_sigmoid_d(X)
 #define LOGSIG_G(G, X, P) ((G) * ptl_sigmoid_d(-(X)))
 #define SOFTSHRINK_F(X, P) SOFTSHRINK((X), (P)[0])
