@@ -118,7 +118,8 @@ to_scalar(PyObject *o, PtlIValue *out)
          * masked_fill(m, v) ... differentiate with respect to v */
         PtlTensorImpl *t = PTLPY_IMPL(o);
         if (t->numel != 1 || t->dim != 0 || ptl_requires_grad(t) || t->sparse != NULL ||
-            ptl_dtype_is_complex(t->dtype)) {   /* no complex Scalar yet */
+            ptl_dtype_is_complex(t->dtype) ||   /* no complex Scalar yet */
+            t->device.type != PTL_DEVICE_CPU) {  /* no value to read here (meta) */
             return 0;
         }
         if (ptl_dtype_is_floating(t->dtype)) {

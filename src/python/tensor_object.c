@@ -822,7 +822,8 @@ nb_index(PyObject *a)
                         "only integer tensors of a single element can be converted to an index");
         return NULL;
     }
-    if (ptlpy_tracer_python_value("integer") < 0) {
+    if (check_strided(t) < 0 || check_cpu(t, "a Python scalar") < 0 ||
+        ptlpy_tracer_python_value("integer") < 0) {
         return NULL;
     }
     return PyLong_FromLongLong(ptl_item_int(t));

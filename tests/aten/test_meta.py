@@ -3,6 +3,7 @@
 data, kernels that compute the CPU kernel's output geometry without running a loop, and
 PyTorch's errors wherever data would be read."""
 import json
+import operator
 import os
 import pickle
 import subprocess
@@ -86,6 +87,24 @@ def test_reading_data_raises(read, exc, message):
     x = meta(2, 3)
     with pytest.raises(exc) as info:
         read(x)
+    assert str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize("use, exc, message", [
+    (operator.index, RuntimeError, "Tensor.item() cannot be called on meta tensors"),
+    (lambda i: ptl.zeros(3)[i], RuntimeError, "Tensor.item() cannot be called on meta tensors"),
+    (lambda i: [1, 2, 3][i], RuntimeError, "Tensor.item() cannot be called on meta tensors"),
+    # a Scalar argument: a meta number has no value to pass, so no overload takes it
+    (lambda i: ptl.add(ptl.ones(2), ptl.ones(2), alpha=i), TypeError,
+     "add() received an invalid combination of arguments"),
+    (lambda i: ptl.ops.aten.bucketize.Scalar(i, self=5, out_int32=2), TypeError,
+     "bucketize() received an invalid combination of arguments"),
+])
+def test_a_meta_number_is_never_read(use, exc, message):
+    """A 0-dim meta integer where Python wants an int or an op a Scalar raises (it read the
+    missing data: the fuzzer's 43:22717 crashed in the Scalar conversion)."""
+    with pytest.raises(exc) as info:
+        use(ptl.empty((), dtype=ptl.int64, device="meta"))
     assert str(info.value).startswith(message)
 
 
