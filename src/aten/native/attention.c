@@ -56,28 +56,49 @@ typedef struct {
     double scale;
 } SdpaJob;
 
+/* The causal band of a product C (= or +=) A B: row i of C reads A's column (B's row) p only
+ * when i - klo <= p <= i + khi, and needs C's column j only when j <= i + nhi; whatever lies
+ * outside is a probability or score gradient that is exactly 0, or a score past the causal
+ * cut.  Tiles compute whole vectors, so a needed row is computed at least up to its limit
+ * rounded up to 8 columns (the width sdpa_row_scores pads to); past that its columns are left
+ * unwritten.  SDPA_NO_BAND: no limit (not causal). */
+typedef struct {
+    int64_t klo, khi, nhi;
+} SdpaBand;
+#define SDPA_FAR ((int64_t)1 << 40)
+#define SDPA_NO_BAND ((SdpaBand){SDPA_FAR, SDPA_FAR, SDPA_FAR})
+
+/* The k range [*p0, *p1) of the rows [i, i + R) under band bd. */
+SDPA_INLINE void
+sdpa_band_k(SdpaBand bd, int64_t i, int64_t R, int64_t k, int64_t *p0, int64_t *p1)
+{
+    *p0 = i - bd.klo > 0 ? i - bd.klo : 0;
+    *p1 = i + R + bd.khi < k ? i + R + bd.khi : k;
+}
+
 /* ---- typed inner loops, stamped for float (f4) and double (f8) ---- */
 
-/* C[m x n] (= or +=) A[m x k] B[k x n]: A read through (ars, acs), B rows of stride ldb,
- * C rows of stride ldc, both contiguous along n.  Full tiles of SDPA_MR rows by NR columns
- * keep their sums in registers; `fma` (a constant after inlining) selects fused
+/* C[m x n] (= or +=) A[m x k] B[k x n] within band bd: A read through (ars, acs), B rows of
+ * stride ldb, C rows of stride ldc, both contiguous along n.  Full tiles of SDPA_MR rows by NR
+ * columns keep their sums in registers; `fma` (a constant after inlining) selects fused
  * multiply-adds for the AVX2 twin. */
 #define DEFINE_SDPA_MM(T, DT, NR)                                                          \
     SDPA_INLINE void sdpa_mm_##DT(int fma, int64_t m, int64_t n, int64_t k, const T *a,   \
                                   int64_t ars, int64_t acs, const T *b, int64_t ldb, T *c, \
-                                  int64_t ldc, int acc)                                   \
+                                  int64_t ldc, int acc, SdpaBand bd)                      \
     {                                                                                     \
-        int64_t i = 0;                                                                    \
+        int64_t i = 0, p0, p1;                                                            \
         for (; i + SDPA_MR <= m; i += SDPA_MR) {                                          \
             int64_t j = 0;                                                                \
-            for (; j + NR <= n; j += NR) {                                                \
+            sdpa_band_k(bd, i, SDPA_MR, k, &p0, &p1);                                     \
+            for (; j + NR <= n && j < i + SDPA_MR + bd.nhi; j += NR) {                    \
                 T t[SDPA_MR][NR];                                                         \
                 for (int r = 0; r < SDPA_MR; r++) {                                       \
                     for (int x = 0; x < NR; x++) {                                        \
                         t[r][x] = acc ? c[(i + r) * ldc + j + x] : 0;                     \
                     }                                                                     \
                 }                                                                         \
-                for (int64_t p = 0; p < k; p++) {                                         \
+                for (int64_t p = p0; p < p1; p++) {                                       \
                     const T *bp = b + p * ldb + j;                                        \
                     for (int r = 0; r < SDPA_MR; r++) {                                   \
                         const T ar = a[(i + r) * ars + p * acs];                          \
@@ -92,12 +113,15 @@ typedef struct {
                     }                                                                     \
                 }                                                                         \
             }                                                                             \
-            if (j < n) {                                                                  \
-                sdpa_rows_##DT(fma, i, i + SDPA_MR, j, n, k, a, ars, acs, b, ldb, c, ldc,  \
-                               acc);                                                      \
+            if (j < n && j < i + SDPA_MR + bd.nhi) {                                      \
+                sdpa_rows_##DT(fma, i, i + SDPA_MR, j, n, p0, p1, a, ars, acs, b, ldb, c, \
+                               ldc, acc);                                                 \
             }                                                                             \
         }                                                                                 \
-        sdpa_rows_##DT(fma, i, m, 0, n, k, a, ars, acs, b, ldb, c, ldc, acc);             \
+        for (; i < m; i++) {                                                              \
+            sdpa_band_k(bd, i, 1, k, &p0, &p1);                                           \
+            sdpa_rows_##DT(fma, i, i + 1, 0, n, p0, p1, a, ars, acs, b, ldb, c, ldc, acc); \
+        }                                                                                 \
     }
 
 /* a b + c, fused when `fma` (a constant after inlining) */
@@ -107,12 +131,13 @@ typedef struct {
         return fma ? FMA_FN(a, b, c) : a * b + c;                                         \
     }
 
-/* The edges of sdpa_mm: rows [i0, i1), columns [j0, j1), one row at a time. */
+/* The edges of sdpa_mm: rows [i0, i1), columns [j0, j1), k range [p0, p1), one row at a
+ * time. */
 #define DEFINE_SDPA_ROWS(T, DT)                                                            \
     SDPA_INLINE void sdpa_rows_##DT(int fma, int64_t i0, int64_t i1, int64_t j0,           \
-                                    int64_t j1, int64_t k, const T *a, int64_t ars,       \
-                                    int64_t acs, const T *b, int64_t ldb, T *c,           \
-                                    int64_t ldc, int acc)                                 \
+                                    int64_t j1, int64_t p0, int64_t p1, const T *a,       \
+                                    int64_t ars, int64_t acs, const T *b, int64_t ldb,    \
+                                    T *c, int64_t ldc, int acc)                           \
     {                                                                                     \
         for (int64_t i = i0; i < i1; i++) {                                               \
             T *restrict ci = c + i * ldc;                                                 \
@@ -121,7 +146,7 @@ typedef struct {
                     ci[j] = 0;                                                            \
                 }                                                                         \
             }                                                                             \
-            for (int64_t p = 0; p < k; p++) {                                             \
+            for (int64_t p = p0; p < p1; p++) {                                           \
                 const T ap = a[i * ars + p * acs];                                        \
                 const T *restrict bp = b + p * ldb;                                       \
                 for (int64_t j = j0; j < j1; j++) {                                       \
@@ -239,21 +264,22 @@ DEFINE_SDPA_DSCORES(double, f8, ptl_vm_exp)
 /* ---- float32 with AVX2 and FMA: the product's tiles, row maxima and exponentials ---- */
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-/* C[R x 16-column chunk] (= or +=) A B as sdpa_mm, R <= SDPA_MR rows (a constant after
- * inlining).  A chunk that crosses the matrix edge (`full` 0) masks its lanes with m0, m1;
- * full chunks use plain loads and stores (masked stores are slow on AMD's cores). */
+/* C[R x 16-column chunk] (= or +=) A B over k range [p0, p1), as sdpa_mm, R <= SDPA_MR rows
+ * (a constant after inlining).  A chunk that crosses the matrix edge (`full` 0) masks its
+ * lanes with m0, m1; full chunks use plain loads and stores (masked stores are slow on AMD's
+ * cores). */
 #define SDPA_LD(P, M) (full ? _mm256_loadu_ps(P) : _mm256_maskload_ps(P, M))
 SDPA_INLINE PTL_AVX2 void
-sdpa_tile_f4_avx2(int R, int full, int64_t k, const float *a, int64_t ars, int64_t acs,
-                  const float *b, int64_t ldb, float *c, int64_t ldc, int acc, __m256i m0,
-                  __m256i m1)
+sdpa_tile_f4_avx2(int R, int full, int64_t p0, int64_t p1, const float *a, int64_t ars,
+                  int64_t acs, const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
+                  __m256i m0, __m256i m1)
 {
     __m256 t0[SDPA_MR], t1[SDPA_MR];
     for (int r = 0; r < R; r++) {
         t0[r] = acc ? SDPA_LD(c + r * ldc, m0) : _mm256_setzero_ps();
         t1[r] = acc ? SDPA_LD(c + r * ldc + 8, m1) : _mm256_setzero_ps();
     }
-    for (int64_t p = 0; p < k; p++) {
+    for (int64_t p = p0; p < p1; p++) {
         __m256 b0 = SDPA_LD(b + p * ldb, m0), b1 = SDPA_LD(b + p * ldb + 8, m1);
         for (int r = 0; r < R; r++) {
             __m256 ar = _mm256_broadcast_ss(a + r * ars + p * acs);
@@ -274,47 +300,55 @@ sdpa_tile_f4_avx2(int R, int full, int64_t k, const float *a, int64_t ars, int64
 }
 #undef SDPA_LD
 
-/* The rows of one 16-column chunk, in tiles of SDPA_MR rows and a last tile of fewer. */
+/* The rows of the 16-column chunk j, in tiles of SDPA_MR rows and a last tile of fewer; the
+ * tiles whose rows all end before column j under band bd are skipped. */
 SDPA_INLINE PTL_AVX2 void
-sdpa_chunk_f4_avx2(int full, int64_t m, int64_t k, const float *a, int64_t ars, int64_t acs,
-                   const float *b, int64_t ldb, float *c, int64_t ldc, int acc, __m256i m0,
-                   __m256i m1)
+sdpa_chunk_f4_avx2(int full, int64_t m, int64_t j, int64_t k, const float *a, int64_t ars,
+                   int64_t acs, const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
+                   SdpaBand bd, __m256i m0, __m256i m1)
 {
-    int64_t i = 0;
+    /* the first tile [i, i + SDPA_MR) with j < i + SDPA_MR + bd.nhi */
+    const int64_t first = j - bd.nhi - SDPA_MR + 1;
+    int64_t i = first > 0 ? (first + SDPA_MR - 1) / SDPA_MR * SDPA_MR : 0, p0, p1;
+    b += j;
+    c += j;
     for (; i + SDPA_MR <= m; i += SDPA_MR) {
-        sdpa_tile_f4_avx2(SDPA_MR, full, k, a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc,
-                          acc, m0, m1);
+        sdpa_band_k(bd, i, SDPA_MR, k, &p0, &p1);
+        sdpa_tile_f4_avx2(SDPA_MR, full, p0, p1, a + i * ars, ars, acs, b, ldb, c + i * ldc,
+                          ldc, acc, m0, m1);
     }
+    if (i >= m) {
+        return;
+    }
+    sdpa_band_k(bd, i, m - i, k, &p0, &p1);
     a += i * ars;
     c += i * ldc;
     switch (m - i) {
     case 3:
-        sdpa_tile_f4_avx2(3, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
+        sdpa_tile_f4_avx2(3, full, p0, p1, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
         break;
     case 2:
-        sdpa_tile_f4_avx2(2, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
-        break;
-    case 1:
-        sdpa_tile_f4_avx2(1, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
+        sdpa_tile_f4_avx2(2, full, p0, p1, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
         break;
     default:
+        sdpa_tile_f4_avx2(1, full, p0, p1, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
         break;
     }
 }
 
 static PTL_AVX2 void
 sdpa_mm_f4_avx2(int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t acs,
-                const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+                const float *b, int64_t ldb, float *c, int64_t ldc, int acc, SdpaBand bd)
 {
     __m256i ones = _mm256_set1_epi32(-1);
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) {
-        sdpa_chunk_f4_avx2(1, m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc, ones, ones);
+        sdpa_chunk_f4_avx2(1, m, j, k, a, ars, acs, b, ldb, c, ldc, acc, bd, ones, ones);
     }
     if (j < n) {
         __m256i m0 = ptl_vm_tail_mask(n - j >= 8 ? 8 : n - j);
         __m256i m1 = ptl_vm_tail_mask(n - j > 8 ? n - j - 8 : 0);
-        sdpa_chunk_f4_avx2(0, m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc, m0, m1);
+        sdpa_chunk_f4_avx2(0, m, j, k, a, ars, acs, b, ldb, c, ldc, acc, bd, m0, m1);
     }
 }
 
@@ -406,10 +440,10 @@ sdpa_dscores_f4_avx2(float *restrict s, float *restrict dp, int64_t n, float lse
  * portable ones in both twins. */
 SDPA_INLINE void
 sdpa_mm_f4(int fma, int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t acs,
-           const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+           const float *b, int64_t ldb, float *c, int64_t ldc, int acc, SdpaBand bd)
 {
-    SDPA_F4_AVX2(fma, sdpa_mm_f4_avx2(m, n, k, a, ars, acs, b, ldb, c, ldc, acc),
-                 sdpa_mm_f4p(0, m, n, k, a, ars, acs, b, ldb, c, ldc, acc));
+    SDPA_F4_AVX2(fma, sdpa_mm_f4_avx2(m, n, k, a, ars, acs, b, ldb, c, ldc, acc, bd),
+                 sdpa_mm_f4p(0, m, n, k, a, ars, acs, b, ldb, c, ldc, acc, bd));
 }
 
 SDPA_INLINE void
@@ -564,7 +598,10 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                                      kt + packed, ldk);                                   \
                     packed = k0 + nk;                                                     \
                 }                                                                         \
-                sdpa_mm_##DT(fma, nq, nk, E, q, qrs, 1, kt + k0, ldk, sb, SDPA_BK, 0);    \
+                /* when causal, row r sees the keys k0 + c with c <= r + d */             \
+                const int64_t d = j->causal ? q0 - k0 : SDPA_FAR;                         \
+                const SdpaBand cols = {SDPA_FAR, SDPA_FAR, d}, keys = {SDPA_FAR, d, SDPA_FAR}; \
+                sdpa_mm_##DT(fma, nq, nk, E, q, qrs, 1, kt + k0, ldk, sb, SDPA_BK, 0, cols); \
                 for (int64_t r = 0; r < nq; r++) {                                        \
                     const T *mk = j->has_mask ? AT(T, j->mask, b, h, q0 + r, k0) : NULL;  \
                     const int64_t nv = sdpa_valid(j->causal, q0 + r - k0, nk);            \
@@ -574,7 +611,7 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                     memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                      \
                 }                                                                         \
                 sdpa_mm_##DT(fma, nq, Ev, nk, sb, SDPA_BK, 1, v + k0 * vrs, vrs, acc, Ev,  \
-                             1);                                                          \
+                             1, keys);                                                    \
             }                                                                             \
             for (int64_t r = 0; r < nq; r++) {                                            \
                 T *o = AT(T, j->out, b, h, q0 + r, 0);                                    \
@@ -636,10 +673,16 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                 for (int64_t q0 = j->causal ? k0 / SDPA_BQ * SDPA_BQ : 0; q0 < L;         \
                      q0 += SDPA_BQ) {                                                     \
                     const int64_t nq = L - q0 < SDPA_BQ ? L - q0 : SDPA_BQ;               \
+                    /* when causal, query q0 + r sees key k0 + c when c <= r + d: the  */  \
+                    /* scores' columns, the sums over keys and those over queries */      \
+                    const int64_t d = j->causal ? q0 - k0 : SDPA_FAR;                     \
+                    const SdpaBand cols = {SDPA_FAR, SDPA_FAR, d};                        \
+                    const SdpaBand keys = {SDPA_FAR, d, SDPA_FAR};                        \
+                    const SdpaBand queries = {d, SDPA_FAR, SDPA_FAR};                     \
                     sdpa_mm_##DT(fma, nq, nk, E, q + q0 * qrs, qrs, 1, kt, SDPA_BK, sb,   \
-                                 SDPA_BK, 0);                                             \
+                                 SDPA_BK, 0, cols);                                       \
                     sdpa_mm_##DT(fma, nq, nk, Ev, go + q0 * gors, gors, 1, vt, SDPA_BK,   \
-                                 dp, SDPA_BK, 0);                                         \
+                                 dp, SDPA_BK, 0, cols);                                   \
                     for (int64_t r = 0; r < nq; r++) {                                    \
                         const int64_t i = q0 + r, nv = sdpa_valid(j->causal, i - k0, nk); \
                         const T *mk = j->has_mask ? AT(T, j->mask, b, h, i, k0) : NULL;   \
@@ -652,11 +695,11 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                         memset(dr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
                     }                                                                     \
                     sdpa_mm_##DT(fma, nk, Ev, nq, sb, 1, SDPA_BK, go + q0 * gors, gors,   \
-                                 dv + k0 * dvrs, dvrs, 1);                                \
+                                 dv + k0 * dvrs, dvrs, 1, queries);                       \
                     sdpa_mm_##DT(fma, nq, E, nk, dp, SDPA_BK, 1, k + k0 * krs, krs,       \
-                                 dq + q0 * dqrs, dqrs, 1);                                \
+                                 dq + q0 * dqrs, dqrs, 1, keys);                          \
                     sdpa_mm_##DT(fma, nk, E, nq, dp, 1, SDPA_BK, q + q0 * qrs, qrs,       \
-                                 dk + k0 * dkrs, dkrs, 1);                                \
+                                 dk + k0 * dkrs, dkrs, 1, queries);                       \
                 }                                                                         \
             }                                                                             \
         }                                                                                 \
