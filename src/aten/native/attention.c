@@ -35,6 +35,7 @@
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
+#include "gemm.h"
 #include "nn_common.h"
 #include "vec_math.h"
 
@@ -160,8 +161,9 @@ sdpa_band_k(SdpaBand bd, int64_t i, int64_t R, int64_t k, int64_t *p0, int64_t *
  * transposed (the key or value block as the right operand of a product). */
 #define DEFINE_SDPA_PACK_T(T, DT)                                                          \
     SDPA_INLINE void sdpa_pack_t_##DT(const T *src, int64_t rs, int64_t rows, int64_t cols, \
-                                      T *dst, int64_t ld)                                 \
+                                      T *dst, int64_t ld, int fma)                        \
     {                                                                                     \
+        (void)fma;                                                                        \
         for (int64_t r = 0; r < rows; r++) {                                              \
             for (int64_t c = 0; c < cols; c++) {                                          \
                 dst[c * ld + r] = src[r * rs + c];                                        \
@@ -245,7 +247,7 @@ DEFINE_SDPA_ROWS(float, f4p)
 DEFINE_SDPA_ROWS(double, f8)
 DEFINE_SDPA_MM(float, f4p, 16)
 DEFINE_SDPA_MM(double, f8, 8)
-DEFINE_SDPA_PACK_T(float, f4)
+DEFINE_SDPA_PACK_T(float, f4p)
 DEFINE_SDPA_PACK_T(double, f8)
 DEFINE_SDPA_SCORES(float, f4)
 DEFINE_SDPA_SCORES(double, f8)
@@ -361,16 +363,31 @@ sdpa_rowmax_f4_avx2(const float *s, int64_t n, float init)
     for (; j + 8 <= n; j += 8) {
         mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + j));
     }
-    float lanes[8], mx;
-    _mm256_storeu_ps(lanes, mv);
-    mx = lanes[0];
-    for (int x = 1; x < 8; x++) {
-        mx = lanes[x] > mx ? lanes[x] : mx;
-    }
+    mv = _mm256_max_ps(mv, _mm256_permute2f128_ps(mv, mv, 1));
+    mv = _mm256_max_ps(mv, _mm256_shuffle_ps(mv, mv, 0x4e));
+    mv = _mm256_max_ps(mv, _mm256_shuffle_ps(mv, mv, 0xb1));
+    float mx = _mm256_cvtss_f32(mv);
     for (; j < n; j++) {
         mx = s[j] > mx ? s[j] : mx;
     }
     return mx;
+}
+
+/* exp(x) with ptl_vm_exp_ps's bits, on its fast path also when some lanes are -inf (exp 0):
+ * the scores past a causal cut or under a -inf mask, which otherwise sent the vector of
+ * every row's diagonal through the clamps and blends of the general path. */
+SDPA_INLINE PTL_AVX2 __m256
+sdpa_exp_f4_avx2(__m256 x)
+{
+    const __m256 lo = _mm256_set1_ps(PTL_VM_NORMAL_LO_ps);
+    const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GE_OQ),
+                                        _mm256_cmp_ps(x, _mm256_set1_ps(PTL_VM_NORMAL_HI_ps),
+                                                      _CMP_LE_OQ));
+    const __m256 ninf = _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ);
+    if (_mm256_movemask_ps(_mm256_or_ps(inside, ninf)) != 0xff) {
+        return ptl_vm_exp_ps(x);
+    }
+    return _mm256_and_ps(ptl_vm_exp_normal_ps(_mm256_max_ps(x, lo)), inside);
 }
 
 /* s[j] = exp(s[j] - sub) over s[0..n); returns their sum */
@@ -380,7 +397,7 @@ sdpa_expsum_f4_avx2(float *s, int64_t n, float sub)
     __m256 sv = _mm256_setzero_ps(), subv = _mm256_set1_ps(sub);
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
-        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), subv));
+        __m256 e = sdpa_exp_f4_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + j), subv));
         _mm256_storeu_ps(s + j, e);
         sv = _mm256_add_ps(sv, e);
     }
@@ -424,12 +441,25 @@ sdpa_dscores_f4_avx2(float *restrict s, float *restrict dp, int64_t n, float lse
     __m256 lv = _mm256_set1_ps(lse), dv = _mm256_set1_ps(d), sc = _mm256_set1_ps(scale);
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
-        __m256 p = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), lv));
+        __m256 p = sdpa_exp_f4_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + j), lv));
         __m256 g = _mm256_sub_ps(_mm256_loadu_ps(dp + j), dv);
         _mm256_storeu_ps(s + j, p);
         _mm256_storeu_ps(dp + j, _mm256_mul_ps(_mm256_mul_ps(p, g), sc));
     }
     sdpa_dscores_f4p(s + j, dp + j, n - j, lse, d, scale, 1);
+}
+
+/* sdpa_pack_t_f4p by gemm's 8 x 8 transposes */
+static PTL_AVX2 void
+sdpa_pack_t_f4_avx2(const float *src, int64_t rs, int64_t rows, int64_t cols, float *dst,
+                    int64_t ld)
+{
+    const int64_t c8 = cols / 8 * 8;
+    for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+        ptl_gemm_pack_rows8_f4(src + r0 * rs, rs, rows - r0 < 8 ? rows - r0 : 8, c8, ld,
+                               dst + r0);
+    }
+    sdpa_pack_t_f4p(src + c8, rs, rows, cols - c8, dst + c8 * ld, ld, 1);
 }
 #define SDPA_F4_AVX2(FMA, AVX2_CALL, PORTABLE_CALL) ((FMA) ? (AVX2_CALL) : (PORTABLE_CALL))
 #else
@@ -444,6 +474,14 @@ sdpa_mm_f4(int fma, int64_t m, int64_t n, int64_t k, const float *a, int64_t ars
 {
     SDPA_F4_AVX2(fma, sdpa_mm_f4_avx2(m, n, k, a, ars, acs, b, ldb, c, ldc, acc, bd),
                  sdpa_mm_f4p(0, m, n, k, a, ars, acs, b, ldb, c, ldc, acc, bd));
+}
+
+SDPA_INLINE void
+sdpa_pack_t_f4(const float *src, int64_t rs, int64_t rows, int64_t cols, float *dst, int64_t ld,
+               int fma)
+{
+    SDPA_F4_AVX2(fma, sdpa_pack_t_f4_avx2(src, rs, rows, cols, dst, ld),
+                 sdpa_pack_t_f4p(src, rs, rows, cols, dst, ld, 0));
 }
 
 SDPA_INLINE void
@@ -595,7 +633,7 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                 }                                                                         \
                 if (packed < k0 + nk) {                                                   \
                     sdpa_pack_t_##DT(k + packed * krs, krs, k0 + nk - packed, E,          \
-                                     kt + packed, ldk);                                   \
+                                     kt + packed, ldk, fma);                              \
                     packed = k0 + nk;                                                     \
                 }                                                                         \
                 /* when causal, row r sees the keys k0 + c with c <= r + d */             \
@@ -668,8 +706,8 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
             }                                                                             \
             for (int64_t k0 = 0; k0 < S; k0 += SDPA_BK) {                                 \
                 const int64_t nk = S - k0 < SDPA_BK ? S - k0 : SDPA_BK;                   \
-                sdpa_pack_t_##DT(k + k0 * krs, krs, nk, E, kt, SDPA_BK);                  \
-                sdpa_pack_t_##DT(v + k0 * vrs, vrs, nk, Ev, vt, SDPA_BK);                 \
+                sdpa_pack_t_##DT(k + k0 * krs, krs, nk, E, kt, SDPA_BK, fma);             \
+                sdpa_pack_t_##DT(v + k0 * vrs, vrs, nk, Ev, vt, SDPA_BK, fma);            \
                 for (int64_t q0 = j->causal ? k0 / SDPA_BQ * SDPA_BQ : 0; q0 < L;         \
                      q0 += SDPA_BQ) {                                                     \
                     const int64_t nq = L - q0 < SDPA_BQ ? L - q0 : SDPA_BQ;               \
