@@ -19,6 +19,11 @@
  *   each query block that sees it, the probabilities are recomputed from the saved
  *   logsumexp, p_ij = exp(s_ij - lse_i), and dV += P^T dO, dS = P (dO V^T - D) scale,
  *   dQ += dS K, dK += dS^T Q.  Every sum runs in a fixed order, whatever the thread count.
+ * - When causal, the products of a block that the diagonal crosses skip what it cuts off
+ *   (SdpaBand): the score tiles wholly above it, and the terms of exact-zero probability in
+ *   the sums over keys (P V, dS K) and over queries (P^T dO, dS^T Q).  Leaving out adds of
+ *   exact zeros keeps the bits; in a GPT block (T64, blocks of 32 queries and 64 keys) the
+ *   forward did half again the products it needed and the backward twice.
  * - Each task asks the cache for the next item's rows before computing its own: in a
  *   transformer the heads are views of one projection ([B, L, 3, H, E]), so a head's rows are
  *   a few cache lines each, kilobytes apart, and read on demand every line was a miss the
