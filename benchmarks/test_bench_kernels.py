@@ -373,6 +373,23 @@ def test_sdpa_causal_forward_backward(benchmark, impl):
         q, k, v, is_causal=True).backward(g))
 
 
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+def test_sdpa_gpt_block_forward_backward(benchmark, impl):
+    """A GPT block's attention (d128, 4 heads of 32, T64, batch 16, causal): q, k and v are
+    views of the qkv projection [16, 64, 384] (split, view, transpose), so each head's rows
+    are 128 bytes, 1536 bytes apart; the backward ends in the split's cat."""
+    benchmark.group = "sdpa GPT block d128 T64 b16 causal fwd+bwd (heads from qkv split)"
+    L = lib(impl)
+    x = make(impl, randn((16, 64, 384))).requires_grad_(True)
+    g = make(impl, randn((16, 4, 64, 32), seed=1))
+
+    def step():
+        q, k, v = (t.view(16, 64, 4, 32).transpose(1, 2) for t in x.split(128, dim=2))
+        L.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).backward(g)
+
+    benchmark(step)
+
+
 @pytest.mark.parametrize("impl", ["pytorchlite", "composite"])
 def test_sdpa_fused_vs_composite(benchmark, impl, monkeypatch):
     """The fused attention kernel (pytorchlite) against the composite of ops that

@@ -106,6 +106,47 @@ def test_flash_matches_numpy_across_blocks_and_threads(dtype, L, S, kind):
         np.testing.assert_array_equal(a, b, err_msg="1 vs 2 threads")
 
 
+# The causal band (Note [Flash attention on the CPU]): row tiles of 4, column chunks of 16
+# (8 for float64), scores padded to vectors of 8, keys packed by 8 x 8 transposes; every L
+# and S around those and the block sizes, head sizes around the vector width.
+BAND_SIZES = [(1, 3), (4, 4), (7, 9), (16, 17), (31, 32), (33, 33), (64, 64), (65, 70),
+              (100, 129)]
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64])
+@pytest.mark.parametrize("E", [1, 8, 32, 33, 64])
+@pytest.mark.parametrize("L,S", BAND_SIZES)
+@pytest.mark.parametrize("layout", ["contiguous", "split"])
+def test_flash_causal_band_across_tiles_and_head_sizes(dtype, E, L, S, layout):
+    gen = np.random.default_rng(L * 100 + S + E)
+    B, H = 2, 2
+    if layout == "split":     # heads split from one projection [B, T, 3 H E]
+        x = gen.standard_normal((B, max(L, S), 3 * H * E))
+        q, k, v = (a.reshape(B, -1, H, E).transpose(0, 2, 1, 3) for a in np.split(x, 3, -1))
+        q, k, v = q[:, :, :L], k[:, :, :S], v[:, :, :S]
+    else:
+        q, k, v = (gen.standard_normal((B, H, n, E)) for n in (L, S, S))
+    g = gen.standard_normal((B, H, L, E))
+    want = attention_ref(q, k, v, g, causal=True)
+
+    def run():
+        if layout == "split":
+            xt = ptl.tensor(x, dtype=dtype)
+            qt, kt, vt = (t.view(B, -1, H, E).transpose(1, 2) for t in xt.chunk(3, -1))
+            qt, kt, vt = qt[:, :, :L], kt[:, :, :S], vt[:, :, :S]
+            assert not qt.is_contiguous()
+        else:
+            qt, kt, vt = (ptl.tensor(a, dtype=dtype) for a in (q, k, v))
+        out, lse = flash(qt, kt, vt, 0.0, True)
+        grads = flash_backward(ptl.tensor(g, dtype=dtype), qt, kt, vt, out, lse, 0.0, True)
+        return [t.numpy().astype(np.float64) for t in (out, lse) + tuple(grads)]
+
+    results = [with_threads(n, run) for n in (1, 2)]
+    check(results[0], want, dtype, f"L={L} S={S} E={E} {layout}")
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b, err_msg="1 vs 2 threads")
+
+
 @pytest.mark.parametrize("shape", [(0, 2, 3, 4, 4), (1, 1, 0, 5, 4), (1, 2, 3, 0, 4),
                                    (1, 1, 3, 2, 0)])
 def test_flash_size_zero(shape):

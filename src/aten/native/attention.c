@@ -19,11 +19,17 @@
  *   each query block that sees it, the probabilities are recomputed from the saved
  *   logsumexp, p_ij = exp(s_ij - lse_i), and dV += P^T dO, dS = P (dO V^T - D) scale,
  *   dQ += dS K, dK += dS^T Q.  Every sum runs in a fixed order, whatever the thread count.
+ * - When causal, the products of a block that the diagonal crosses skip what it cuts off
+ *   (SdpaBand): the score tiles wholly above it, and the terms of exact-zero probability in
+ *   the sums over keys (P V, dS K) and over queries (P^T dO, dS^T Q).  Leaving out adds of
+ *   exact zeros keeps the bits; in a GPT block (T64, blocks of 32 queries and 64 keys) the
+ *   forward did half again the products it needed and the backward twice.
  * - Each task asks the cache for the next item's rows before computing its own: in a
  *   transformer the heads are views of one projection ([B, L, 3, H, E]), so a head's rows are
  *   a few cache lines each, kilobytes apart, and read on demand every line was a miss the
- *   loop stalled on (a GPT block's attention, d128 T64: 1.2 ms per call with its inputs out of
- *   L2, 0.83 ms with the prefetch, 0.8 ms warm).
+ *   loop stalled on (a GPT block's attention, d128 T64 batch 16, one thread: 0.43 ms per
+ *   forward warm; inside the training step 0.72-0.76 ms with the prefetch, 0.79-0.94 ms
+ *   without).
  *
  * A row whose every key is masked (-inf) gives zeros and a logsumexp of +inf, so that the
  * recomputed probabilities of that row are zeros too (PyTorch stores 0 there).  float32
@@ -35,6 +41,7 @@
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
+#include "gemm.h"
 #include "nn_common.h"
 #include "vec_math.h"
 
@@ -56,28 +63,49 @@ typedef struct {
     double scale;
 } SdpaJob;
 
+/* The causal band of a product C (= or +=) A B: row i of C reads A's column (B's row) p only
+ * when i - klo <= p <= i + khi, and needs C's column j only when j <= i + nhi; whatever lies
+ * outside is a probability or score gradient that is exactly 0, or a score past the causal
+ * cut.  Tiles compute whole vectors, so a needed row is computed at least up to its limit
+ * rounded up to 8 columns (the width sdpa_row_scores pads to); past that its columns are left
+ * unwritten.  SDPA_NO_BAND: no limit (not causal). */
+typedef struct {
+    int64_t klo, khi, nhi;
+} SdpaBand;
+#define SDPA_FAR ((int64_t)1 << 40)
+#define SDPA_NO_BAND ((SdpaBand){SDPA_FAR, SDPA_FAR, SDPA_FAR})
+
+/* The k range [*p0, *p1) of the rows [i, i + R) under band bd. */
+SDPA_INLINE void
+sdpa_band_k(SdpaBand bd, int64_t i, int64_t R, int64_t k, int64_t *p0, int64_t *p1)
+{
+    *p0 = i - bd.klo > 0 ? i - bd.klo : 0;
+    *p1 = i + R + bd.khi < k ? i + R + bd.khi : k;
+}
+
 /* ---- typed inner loops, stamped for float (f4) and double (f8) ---- */
 
-/* C[m x n] (= or +=) A[m x k] B[k x n]: A read through (ars, acs), B rows of stride ldb,
- * C rows of stride ldc, both contiguous along n.  Full tiles of SDPA_MR rows by NR columns
- * keep their sums in registers; `fma` (a constant after inlining) selects fused
+/* C[m x n] (= or +=) A[m x k] B[k x n] within band bd: A read through (ars, acs), B rows of
+ * stride ldb, C rows of stride ldc, both contiguous along n.  Full tiles of SDPA_MR rows by NR
+ * columns keep their sums in registers; `fma` (a constant after inlining) selects fused
  * multiply-adds for the AVX2 twin. */
 #define DEFINE_SDPA_MM(T, DT, NR)                                                          \
     SDPA_INLINE void sdpa_mm_##DT(int fma, int64_t m, int64_t n, int64_t k, const T *a,   \
                                   int64_t ars, int64_t acs, const T *b, int64_t ldb, T *c, \
-                                  int64_t ldc, int acc)                                   \
+                                  int64_t ldc, int acc, SdpaBand bd)                      \
     {                                                                                     \
-        int64_t i = 0;                                                                    \
+        int64_t i = 0, p0, p1;                                                            \
         for (; i + SDPA_MR <= m; i += SDPA_MR) {                                          \
             int64_t j = 0;                                                                \
-            for (; j + NR <= n; j += NR) {                                                \
+            sdpa_band_k(bd, i, SDPA_MR, k, &p0, &p1);                                     \
+            for (; j + NR <= n && j < i + SDPA_MR + bd.nhi; j += NR) {                    \
                 T t[SDPA_MR][NR];                                                         \
                 for (int r = 0; r < SDPA_MR; r++) {                                       \
                     for (int x = 0; x < NR; x++) {                                        \
                         t[r][x] = acc ? c[(i + r) * ldc + j + x] : 0;                     \
                     }                                                                     \
                 }                                                                         \
-                for (int64_t p = 0; p < k; p++) {                                         \
+                for (int64_t p = p0; p < p1; p++) {                                       \
                     const T *bp = b + p * ldb + j;                                        \
                     for (int r = 0; r < SDPA_MR; r++) {                                   \
                         const T ar = a[(i + r) * ars + p * acs];                          \
@@ -92,12 +120,15 @@ typedef struct {
                     }                                                                     \
                 }                                                                         \
             }                                                                             \
-            if (j < n) {                                                                  \
-                sdpa_rows_##DT(fma, i, i + SDPA_MR, j, n, k, a, ars, acs, b, ldb, c, ldc,  \
-                               acc);                                                      \
+            if (j < n && j < i + SDPA_MR + bd.nhi) {                                      \
+                sdpa_rows_##DT(fma, i, i + SDPA_MR, j, n, p0, p1, a, ars, acs, b, ldb, c, \
+                               ldc, acc);                                                 \
             }                                                                             \
         }                                                                                 \
-        sdpa_rows_##DT(fma, i, m, 0, n, k, a, ars, acs, b, ldb, c, ldc, acc);             \
+        for (; i < m; i++) {                                                              \
+            sdpa_band_k(bd, i, 1, k, &p0, &p1);                                           \
+            sdpa_rows_##DT(fma, i, i + 1, 0, n, p0, p1, a, ars, acs, b, ldb, c, ldc, acc); \
+        }                                                                                 \
     }
 
 /* a b + c, fused when `fma` (a constant after inlining) */
@@ -107,12 +138,13 @@ typedef struct {
         return fma ? FMA_FN(a, b, c) : a * b + c;                                         \
     }
 
-/* The edges of sdpa_mm: rows [i0, i1), columns [j0, j1), one row at a time. */
+/* The edges of sdpa_mm: rows [i0, i1), columns [j0, j1), k range [p0, p1), one row at a
+ * time. */
 #define DEFINE_SDPA_ROWS(T, DT)                                                            \
     SDPA_INLINE void sdpa_rows_##DT(int fma, int64_t i0, int64_t i1, int64_t j0,           \
-                                    int64_t j1, int64_t k, const T *a, int64_t ars,       \
-                                    int64_t acs, const T *b, int64_t ldb, T *c,           \
-                                    int64_t ldc, int acc)                                 \
+                                    int64_t j1, int64_t p0, int64_t p1, const T *a,       \
+                                    int64_t ars, int64_t acs, const T *b, int64_t ldb,    \
+                                    T *c, int64_t ldc, int acc)                           \
     {                                                                                     \
         for (int64_t i = i0; i < i1; i++) {                                               \
             T *restrict ci = c + i * ldc;                                                 \
@@ -121,7 +153,7 @@ typedef struct {
                     ci[j] = 0;                                                            \
                 }                                                                         \
             }                                                                             \
-            for (int64_t p = 0; p < k; p++) {                                             \
+            for (int64_t p = p0; p < p1; p++) {                                           \
                 const T ap = a[i * ars + p * acs];                                        \
                 const T *restrict bp = b + p * ldb;                                       \
                 for (int64_t j = j0; j < j1; j++) {                                       \
@@ -135,8 +167,9 @@ typedef struct {
  * transposed (the key or value block as the right operand of a product). */
 #define DEFINE_SDPA_PACK_T(T, DT)                                                          \
     SDPA_INLINE void sdpa_pack_t_##DT(const T *src, int64_t rs, int64_t rows, int64_t cols, \
-                                      T *dst, int64_t ld)                                 \
+                                      T *dst, int64_t ld, int fma)                        \
     {                                                                                     \
+        (void)fma;                                                                        \
         for (int64_t r = 0; r < rows; r++) {                                              \
             for (int64_t c = 0; c < cols; c++) {                                          \
                 dst[c * ld + r] = src[r * rs + c];                                        \
@@ -214,13 +247,29 @@ typedef struct {
         }                                                                                 \
     }
 
+/* d[r] = sum over e of g[r e] o[r e] for the rows r < n (the backward's D = dO . O) */
+#define DEFINE_SDPA_ROWDOTS(T, DT)                                                         \
+    SDPA_INLINE void sdpa_rowdots_##DT(const T *g, int64_t grs, const T *o, int64_t ors,   \
+                                       int64_t n, int64_t ev, T *d, T *tmp, int fma)      \
+    {                                                                                     \
+        (void)tmp;                                                                        \
+        (void)fma;                                                                        \
+        for (int64_t r = 0; r < n; r++) {                                                 \
+            T sum = 0;                                                                    \
+            for (int64_t e = 0; e < ev; e++) {                                            \
+                sum += g[r * grs + e] * o[r * ors + e];                                   \
+            }                                                                             \
+            d[r] = sum;                                                                   \
+        }                                                                                 \
+    }
+
 DEFINE_SDPA_MAD(float, f4p, __builtin_fmaf)
 DEFINE_SDPA_MAD(double, f8, __builtin_fma)
 DEFINE_SDPA_ROWS(float, f4p)
 DEFINE_SDPA_ROWS(double, f8)
 DEFINE_SDPA_MM(float, f4p, 16)
 DEFINE_SDPA_MM(double, f8, 8)
-DEFINE_SDPA_PACK_T(float, f4)
+DEFINE_SDPA_PACK_T(float, f4p)
 DEFINE_SDPA_PACK_T(double, f8)
 DEFINE_SDPA_SCORES(float, f4)
 DEFINE_SDPA_SCORES(double, f8)
@@ -228,6 +277,8 @@ DEFINE_SDPA_ONLINE(float, f4p, ptl_vm_expf)
 DEFINE_SDPA_ONLINE(double, f8, ptl_vm_exp)
 DEFINE_SDPA_DSCORES(float, f4p, ptl_vm_expf)
 DEFINE_SDPA_DSCORES(double, f8, ptl_vm_exp)
+DEFINE_SDPA_ROWDOTS(float, f4p)
+DEFINE_SDPA_ROWDOTS(double, f8)
 #undef DEFINE_SDPA_MAD
 #undef DEFINE_SDPA_MM
 #undef DEFINE_SDPA_ROWS
@@ -235,25 +286,27 @@ DEFINE_SDPA_DSCORES(double, f8, ptl_vm_exp)
 #undef DEFINE_SDPA_SCORES
 #undef DEFINE_SDPA_ONLINE
 #undef DEFINE_SDPA_DSCORES
+#undef DEFINE_SDPA_ROWDOTS
 
 /* ---- float32 with AVX2 and FMA: the product's tiles, row maxima and exponentials ---- */
 
 #ifdef PTL_HAVE_AVX2_KERNELS
-/* C[R x 16-column chunk] (= or +=) A B as sdpa_mm, R <= SDPA_MR rows (a constant after
- * inlining).  A chunk that crosses the matrix edge (`full` 0) masks its lanes with m0, m1;
- * full chunks use plain loads and stores (masked stores are slow on AMD's cores). */
+/* C[R x 16-column chunk] (= or +=) A B over k range [p0, p1), as sdpa_mm, R <= SDPA_MR rows
+ * (a constant after inlining).  A chunk that crosses the matrix edge (`full` 0) masks its
+ * lanes with m0, m1; full chunks use plain loads and stores (masked stores are slow on AMD's
+ * cores). */
 #define SDPA_LD(P, M) (full ? _mm256_loadu_ps(P) : _mm256_maskload_ps(P, M))
 SDPA_INLINE PTL_AVX2 void
-sdpa_tile_f4_avx2(int R, int full, int64_t k, const float *a, int64_t ars, int64_t acs,
-                  const float *b, int64_t ldb, float *c, int64_t ldc, int acc, __m256i m0,
-                  __m256i m1)
+sdpa_tile_f4_avx2(int R, int full, int64_t p0, int64_t p1, const float *a, int64_t ars,
+                  int64_t acs, const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
+                  __m256i m0, __m256i m1)
 {
     __m256 t0[SDPA_MR], t1[SDPA_MR];
     for (int r = 0; r < R; r++) {
         t0[r] = acc ? SDPA_LD(c + r * ldc, m0) : _mm256_setzero_ps();
         t1[r] = acc ? SDPA_LD(c + r * ldc + 8, m1) : _mm256_setzero_ps();
     }
-    for (int64_t p = 0; p < k; p++) {
+    for (int64_t p = p0; p < p1; p++) {
         __m256 b0 = SDPA_LD(b + p * ldb, m0), b1 = SDPA_LD(b + p * ldb + 8, m1);
         for (int r = 0; r < R; r++) {
             __m256 ar = _mm256_broadcast_ss(a + r * ars + p * acs);
@@ -274,47 +327,55 @@ sdpa_tile_f4_avx2(int R, int full, int64_t k, const float *a, int64_t ars, int64
 }
 #undef SDPA_LD
 
-/* The rows of one 16-column chunk, in tiles of SDPA_MR rows and a last tile of fewer. */
+/* The rows of the 16-column chunk j, in tiles of SDPA_MR rows and a last tile of fewer; the
+ * tiles whose rows all end before column j under band bd are skipped. */
 SDPA_INLINE PTL_AVX2 void
-sdpa_chunk_f4_avx2(int full, int64_t m, int64_t k, const float *a, int64_t ars, int64_t acs,
-                   const float *b, int64_t ldb, float *c, int64_t ldc, int acc, __m256i m0,
-                   __m256i m1)
+sdpa_chunk_f4_avx2(int full, int64_t m, int64_t j, int64_t k, const float *a, int64_t ars,
+                   int64_t acs, const float *b, int64_t ldb, float *c, int64_t ldc, int acc,
+                   SdpaBand bd, __m256i m0, __m256i m1)
 {
-    int64_t i = 0;
+    /* the first tile [i, i + SDPA_MR) with j < i + SDPA_MR + bd.nhi */
+    const int64_t first = j - bd.nhi - SDPA_MR + 1;
+    int64_t i = first > 0 ? (first + SDPA_MR - 1) / SDPA_MR * SDPA_MR : 0, p0, p1;
+    b += j;
+    c += j;
     for (; i + SDPA_MR <= m; i += SDPA_MR) {
-        sdpa_tile_f4_avx2(SDPA_MR, full, k, a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc,
-                          acc, m0, m1);
+        sdpa_band_k(bd, i, SDPA_MR, k, &p0, &p1);
+        sdpa_tile_f4_avx2(SDPA_MR, full, p0, p1, a + i * ars, ars, acs, b, ldb, c + i * ldc,
+                          ldc, acc, m0, m1);
     }
+    if (i >= m) {
+        return;
+    }
+    sdpa_band_k(bd, i, m - i, k, &p0, &p1);
     a += i * ars;
     c += i * ldc;
     switch (m - i) {
     case 3:
-        sdpa_tile_f4_avx2(3, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
+        sdpa_tile_f4_avx2(3, full, p0, p1, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
         break;
     case 2:
-        sdpa_tile_f4_avx2(2, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
-        break;
-    case 1:
-        sdpa_tile_f4_avx2(1, full, k, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
+        sdpa_tile_f4_avx2(2, full, p0, p1, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
         break;
     default:
+        sdpa_tile_f4_avx2(1, full, p0, p1, a, ars, acs, b, ldb, c, ldc, acc, m0, m1);
         break;
     }
 }
 
 static PTL_AVX2 void
 sdpa_mm_f4_avx2(int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t acs,
-                const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+                const float *b, int64_t ldb, float *c, int64_t ldc, int acc, SdpaBand bd)
 {
     __m256i ones = _mm256_set1_epi32(-1);
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) {
-        sdpa_chunk_f4_avx2(1, m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc, ones, ones);
+        sdpa_chunk_f4_avx2(1, m, j, k, a, ars, acs, b, ldb, c, ldc, acc, bd, ones, ones);
     }
     if (j < n) {
         __m256i m0 = ptl_vm_tail_mask(n - j >= 8 ? 8 : n - j);
         __m256i m1 = ptl_vm_tail_mask(n - j > 8 ? n - j - 8 : 0);
-        sdpa_chunk_f4_avx2(0, m, k, a, ars, acs, b + j, ldb, c + j, ldc, acc, m0, m1);
+        sdpa_chunk_f4_avx2(0, m, j, k, a, ars, acs, b, ldb, c, ldc, acc, bd, m0, m1);
     }
 }
 
@@ -327,16 +388,31 @@ sdpa_rowmax_f4_avx2(const float *s, int64_t n, float init)
     for (; j + 8 <= n; j += 8) {
         mv = _mm256_max_ps(mv, _mm256_loadu_ps(s + j));
     }
-    float lanes[8], mx;
-    _mm256_storeu_ps(lanes, mv);
-    mx = lanes[0];
-    for (int x = 1; x < 8; x++) {
-        mx = lanes[x] > mx ? lanes[x] : mx;
-    }
+    mv = _mm256_max_ps(mv, _mm256_permute2f128_ps(mv, mv, 1));
+    mv = _mm256_max_ps(mv, _mm256_shuffle_ps(mv, mv, 0x4e));
+    mv = _mm256_max_ps(mv, _mm256_shuffle_ps(mv, mv, 0xb1));
+    float mx = _mm256_cvtss_f32(mv);
     for (; j < n; j++) {
         mx = s[j] > mx ? s[j] : mx;
     }
     return mx;
+}
+
+/* exp(x) with ptl_vm_exp_ps's bits, on its fast path also when some lanes are -inf (exp 0):
+ * the scores past a causal cut or under a -inf mask, which otherwise sent the vector of
+ * every row's diagonal through the clamps and blends of the general path. */
+SDPA_INLINE PTL_AVX2 __m256
+sdpa_exp_f4_avx2(__m256 x)
+{
+    const __m256 lo = _mm256_set1_ps(PTL_VM_NORMAL_LO_ps);
+    const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GE_OQ),
+                                        _mm256_cmp_ps(x, _mm256_set1_ps(PTL_VM_NORMAL_HI_ps),
+                                                      _CMP_LE_OQ));
+    const __m256 ninf = _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ);
+    if (_mm256_movemask_ps(_mm256_or_ps(inside, ninf)) != 0xff) {
+        return ptl_vm_exp_ps(x);
+    }
+    return _mm256_and_ps(ptl_vm_exp_normal_ps(_mm256_max_ps(x, lo)), inside);
 }
 
 /* s[j] = exp(s[j] - sub) over s[0..n); returns their sum */
@@ -346,7 +422,7 @@ sdpa_expsum_f4_avx2(float *s, int64_t n, float sub)
     __m256 sv = _mm256_setzero_ps(), subv = _mm256_set1_ps(sub);
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
-        __m256 e = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), subv));
+        __m256 e = sdpa_exp_f4_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + j), subv));
         _mm256_storeu_ps(s + j, e);
         sv = _mm256_add_ps(sv, e);
     }
@@ -390,12 +466,63 @@ sdpa_dscores_f4_avx2(float *restrict s, float *restrict dp, int64_t n, float lse
     __m256 lv = _mm256_set1_ps(lse), dv = _mm256_set1_ps(d), sc = _mm256_set1_ps(scale);
     int64_t j = 0;
     for (; j + 8 <= n; j += 8) {
-        __m256 p = ptl_vm_exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + j), lv));
+        __m256 p = sdpa_exp_f4_avx2(_mm256_sub_ps(_mm256_loadu_ps(s + j), lv));
         __m256 g = _mm256_sub_ps(_mm256_loadu_ps(dp + j), dv);
         _mm256_storeu_ps(s + j, p);
         _mm256_storeu_ps(dp + j, _mm256_mul_ps(_mm256_mul_ps(p, g), sc));
     }
     sdpa_dscores_f4p(s + j, dp + j, n - j, lse, d, scale, 1);
+}
+
+/* sdpa_rowdots_f4p with its bits (each row's products summed in order) eight rows at a time:
+ * the rows' products are transposed by gemm's 8 x 8 transposes so that each lane sums one
+ * row; tmp holds 2 * 8 * 64 floats.  The scalar loop's serial sums were a third of the
+ * backward's own time. */
+static PTL_AVX2 void
+sdpa_rowdots_f4_avx2(const float *g, int64_t grs, const float *o, int64_t ors, int64_t n,
+                     int64_t ev, float *d, float *tmp)
+{
+    const int64_t ev8 = ev / 8 * 8;
+    float *prod = tmp, *cols = tmp + 8 * 64;
+    int64_t r0 = 0;
+    for (; r0 + 8 <= n && ev8 > 0; r0 += 8) {
+        const float *gr = g + r0 * grs, *orow = o + r0 * ors;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t c0 = 0; c0 < ev8; c0 += 64) {
+            const int64_t nc = ev8 - c0 < 64 ? ev8 - c0 : 64;
+            for (int r = 0; r < 8; r++) {
+                for (int64_t c = 0; c < nc; c += 8) {
+                    __m256 pr = _mm256_mul_ps(_mm256_loadu_ps(gr + r * grs + c0 + c),
+                                              _mm256_loadu_ps(orow + r * ors + c0 + c));
+                    _mm256_storeu_ps(prod + r * 64 + c, pr);
+                }
+            }
+            ptl_gemm_pack_rows8_f4(prod, 64, 8, nc, 8, cols);
+            for (int64_t c = 0; c < nc; c++) {
+                acc = _mm256_add_ps(acc, _mm256_loadu_ps(cols + c * 8));
+            }
+        }
+        _mm256_storeu_ps(d + r0, acc);
+        for (int r = 0; r < 8; r++) {
+            for (int64_t e = ev8; e < ev; e++) {
+                d[r0 + r] += gr[r * grs + e] * orow[r * ors + e];
+            }
+        }
+    }
+    sdpa_rowdots_f4p(g + r0 * grs, grs, o + r0 * ors, ors, n - r0, ev, d + r0, tmp, 1);
+}
+
+/* sdpa_pack_t_f4p by gemm's 8 x 8 transposes */
+static PTL_AVX2 void
+sdpa_pack_t_f4_avx2(const float *src, int64_t rs, int64_t rows, int64_t cols, float *dst,
+                    int64_t ld)
+{
+    const int64_t c8 = cols / 8 * 8;
+    for (int64_t r0 = 0; r0 < rows; r0 += 8) {
+        ptl_gemm_pack_rows8_f4(src + r0 * rs, rs, rows - r0 < 8 ? rows - r0 : 8, c8, ld,
+                               dst + r0);
+    }
+    sdpa_pack_t_f4p(src + c8, rs, rows, cols - c8, dst + c8 * ld, ld, 1);
 }
 #define SDPA_F4_AVX2(FMA, AVX2_CALL, PORTABLE_CALL) ((FMA) ? (AVX2_CALL) : (PORTABLE_CALL))
 #else
@@ -406,10 +533,26 @@ sdpa_dscores_f4_avx2(float *restrict s, float *restrict dp, int64_t n, float lse
  * portable ones in both twins. */
 SDPA_INLINE void
 sdpa_mm_f4(int fma, int64_t m, int64_t n, int64_t k, const float *a, int64_t ars, int64_t acs,
-           const float *b, int64_t ldb, float *c, int64_t ldc, int acc)
+           const float *b, int64_t ldb, float *c, int64_t ldc, int acc, SdpaBand bd)
 {
-    SDPA_F4_AVX2(fma, sdpa_mm_f4_avx2(m, n, k, a, ars, acs, b, ldb, c, ldc, acc),
-                 sdpa_mm_f4p(0, m, n, k, a, ars, acs, b, ldb, c, ldc, acc));
+    SDPA_F4_AVX2(fma, sdpa_mm_f4_avx2(m, n, k, a, ars, acs, b, ldb, c, ldc, acc, bd),
+                 sdpa_mm_f4p(0, m, n, k, a, ars, acs, b, ldb, c, ldc, acc, bd));
+}
+
+SDPA_INLINE void
+sdpa_pack_t_f4(const float *src, int64_t rs, int64_t rows, int64_t cols, float *dst, int64_t ld,
+               int fma)
+{
+    SDPA_F4_AVX2(fma, sdpa_pack_t_f4_avx2(src, rs, rows, cols, dst, ld),
+                 sdpa_pack_t_f4p(src, rs, rows, cols, dst, ld, 0));
+}
+
+SDPA_INLINE void
+sdpa_rowdots_f4(const float *g, int64_t grs, const float *o, int64_t ors, int64_t n, int64_t ev,
+                float *d, float *tmp, int fma)
+{
+    SDPA_F4_AVX2(fma, sdpa_rowdots_f4_avx2(g, grs, o, ors, n, ev, d, tmp),
+                 sdpa_rowdots_f4p(g, grs, o, ors, n, ev, d, tmp, 0));
 }
 
 SDPA_INLINE void
@@ -561,10 +704,13 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                 }                                                                         \
                 if (packed < k0 + nk) {                                                   \
                     sdpa_pack_t_##DT(k + packed * krs, krs, k0 + nk - packed, E,          \
-                                     kt + packed, ldk);                                   \
+                                     kt + packed, ldk, fma);                              \
                     packed = k0 + nk;                                                     \
                 }                                                                         \
-                sdpa_mm_##DT(fma, nq, nk, E, q, qrs, 1, kt + k0, ldk, sb, SDPA_BK, 0);    \
+                /* when causal, row r sees the keys k0 + c with c <= r + d */             \
+                const int64_t d = j->causal ? q0 - k0 : SDPA_FAR;                         \
+                const SdpaBand cols = {SDPA_FAR, SDPA_FAR, d}, keys = {SDPA_FAR, d, SDPA_FAR}; \
+                sdpa_mm_##DT(fma, nq, nk, E, q, qrs, 1, kt + k0, ldk, sb, SDPA_BK, 0, cols); \
                 for (int64_t r = 0; r < nq; r++) {                                        \
                     const T *mk = j->has_mask ? AT(T, j->mask, b, h, q0 + r, k0) : NULL;  \
                     const int64_t nv = sdpa_valid(j->causal, q0 + r - k0, nk);            \
@@ -574,7 +720,7 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                     memset(sr + w, 0, sizeof(T) * (size_t)(nk - w));                      \
                 }                                                                         \
                 sdpa_mm_##DT(fma, nq, Ev, nk, sb, SDPA_BK, 1, v + k0 * vrs, vrs, acc, Ev,  \
-                             1);                                                          \
+                             1, keys);                                                    \
             }                                                                             \
             for (int64_t r = 0; r < nq; r++) {                                            \
                 T *o = AT(T, j->out, b, h, q0 + r, 0);                                    \
@@ -616,13 +762,9 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
             const int64_t qrs = j->q.st[2], krs = j->k.st[2], vrs = j->v.st[2];           \
             const int64_t gors = j->dout.st[2], dqrs = j->dq.st[2];                       \
             const int64_t dkrs = j->dk.st[2], dvrs = j->dv.st[2];                         \
+            sdpa_rowdots_##DT(go, gors, AT(T, j->o, b, h, 0, 0), j->o.st[2], L, Ev, dd, sb, \
+                              fma);                                                       \
             for (int64_t i = 0; i < L; i++) {                                             \
-                const T *o = AT(T, j->o, b, h, i, 0), *g = go + i * gors;                 \
-                T d = 0;                                                                  \
-                for (int64_t e = 0; e < Ev; e++) {                                        \
-                    d += g[e] * o[e];                                                     \
-                }                                                                         \
-                dd[i] = d;                                                                \
                 memset(dq + i * dqrs, 0, sizeof(T) * (size_t)E);                          \
             }                                                                             \
             for (int64_t s = 0; s < S; s++) {                                             \
@@ -631,15 +773,21 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
             }                                                                             \
             for (int64_t k0 = 0; k0 < S; k0 += SDPA_BK) {                                 \
                 const int64_t nk = S - k0 < SDPA_BK ? S - k0 : SDPA_BK;                   \
-                sdpa_pack_t_##DT(k + k0 * krs, krs, nk, E, kt, SDPA_BK);                  \
-                sdpa_pack_t_##DT(v + k0 * vrs, vrs, nk, Ev, vt, SDPA_BK);                 \
+                sdpa_pack_t_##DT(k + k0 * krs, krs, nk, E, kt, SDPA_BK, fma);             \
+                sdpa_pack_t_##DT(v + k0 * vrs, vrs, nk, Ev, vt, SDPA_BK, fma);            \
                 for (int64_t q0 = j->causal ? k0 / SDPA_BQ * SDPA_BQ : 0; q0 < L;         \
                      q0 += SDPA_BQ) {                                                     \
                     const int64_t nq = L - q0 < SDPA_BQ ? L - q0 : SDPA_BQ;               \
+                    /* when causal, query q0 + r sees key k0 + c when c <= r + d: the  */  \
+                    /* scores' columns, the sums over keys and those over queries */      \
+                    const int64_t d = j->causal ? q0 - k0 : SDPA_FAR;                     \
+                    const SdpaBand cols = {SDPA_FAR, SDPA_FAR, d};                        \
+                    const SdpaBand keys = {SDPA_FAR, d, SDPA_FAR};                        \
+                    const SdpaBand queries = {d, SDPA_FAR, SDPA_FAR};                     \
                     sdpa_mm_##DT(fma, nq, nk, E, q + q0 * qrs, qrs, 1, kt, SDPA_BK, sb,   \
-                                 SDPA_BK, 0);                                             \
+                                 SDPA_BK, 0, cols);                                       \
                     sdpa_mm_##DT(fma, nq, nk, Ev, go + q0 * gors, gors, 1, vt, SDPA_BK,   \
-                                 dp, SDPA_BK, 0);                                         \
+                                 dp, SDPA_BK, 0, cols);                                   \
                     for (int64_t r = 0; r < nq; r++) {                                    \
                         const int64_t i = q0 + r, nv = sdpa_valid(j->causal, i - k0, nk); \
                         const T *mk = j->has_mask ? AT(T, j->mask, b, h, i, k0) : NULL;   \
@@ -652,11 +800,11 @@ sdpa_prefetch_backward(const SdpaJob *j, int64_t bh, size_t size)
                         memset(dr + w, 0, sizeof(T) * (size_t)(nk - w));                  \
                     }                                                                     \
                     sdpa_mm_##DT(fma, nk, Ev, nq, sb, 1, SDPA_BK, go + q0 * gors, gors,   \
-                                 dv + k0 * dvrs, dvrs, 1);                                \
+                                 dv + k0 * dvrs, dvrs, 1, queries);                       \
                     sdpa_mm_##DT(fma, nq, E, nk, dp, SDPA_BK, 1, k + k0 * krs, krs,       \
-                                 dq + q0 * dqrs, dqrs, 1);                                \
+                                 dq + q0 * dqrs, dqrs, 1, keys);                          \
                     sdpa_mm_##DT(fma, nk, E, nq, dp, 1, SDPA_BK, q + q0 * qrs, qrs,       \
-                                 dk + k0 * dkrs, dkrs, 1);                                \
+                                 dk + k0 * dkrs, dkrs, 1, queries);                       \
                 }                                                                         \
             }                                                                             \
         }                                                                                 \

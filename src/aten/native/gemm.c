@@ -195,9 +195,10 @@ transpose8_ps(__m256 *v)
 }
 
 /* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
- * the first kc8 (a multiple of 8) columns. */
-__attribute__((target("avx2,fma"))) static void
-pack_rows8_f4_avx2(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, float *dst)
+ * the first kc8 (a multiple of 8) columns (gemm.h). */
+__attribute__((target("avx2,fma"))) void
+ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
+                       float *dst)
 {
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)h),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -246,7 +247,7 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
             const float *s = src + i0 * rs;
             float *d = dst + i0 * kc;
             for (int64_t r0 = 0; r0 < w; r0 += 8) {
-                pack_rows8_f4_avx2(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0);
+                ptl_gemm_pack_rows8_f4(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0);
             }
             /* the last kc - kc8 columns */
             pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);

@@ -6,6 +6,13 @@
 
 #include "../../c10/tensor_impl.h"
 
+/* dst[p * w + r] = src[r * rs + p] for the rows r < h <= 8 and the columns p < kc8 (a multiple
+ * of 8): a transposed sliver by 8 x 8 transposes, as gemm packs its float32 operands.
+ * AVX2 code: call it only when ptl_cpu_capability() >= PTL_CPU_AVX2 (attention.c packs its
+ * keys with it). */
+void ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
+                            float *dst);
+
 /* C = alpha * A @ B + beta * C.
  *
  * Shapes: A (m x k), B (k x n), C (m x n), or all three batched with the same leading batch
