@@ -198,13 +198,38 @@ transpose8_ps(__m256 *v)
     v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* d[0:h] = v[0:h] for h <= 8, with plain stores of 4, 2 and 1 lanes (vmaskmovps stores are
+ * slow on AMD) */
+__attribute__((target("avx2,fma"))) static inline void
+store_head_ps(float *d, __m256 v, int64_t h)
+{
+    __m128 x = _mm256_castps256_ps128(v);
+    if (h == 8) {
+        _mm256_storeu_ps(d, v);
+        return;
+    }
+    if (h >= 4) {
+        _mm_storeu_ps(d, x);
+        x = _mm256_extractf128_ps(v, 1);
+        d += 4;
+        h -= 4;
+    }
+    if (h >= 2) {
+        _mm_storel_pi((__m64 *)d, x);
+        x = _mm_movehl_ps(x, x);
+        d += 2;
+        h -= 2;
+    }
+    if (h == 1) {
+        _mm_store_ss(d, x);
+    }
+}
+
 /* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
  * the first kc8 (a multiple of 8) columns. */
 __attribute__((target("avx2,fma"))) static void
 pack_rows8_f4_avx2(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, float *dst)
 {
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)h),
-                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int64_t p = 0; p < kc8; p += 8) {
         __m256 v[8];
         for (int r = 0; r < 8; r++) {
@@ -212,12 +237,7 @@ pack_rows8_f4_avx2(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t
         }
         transpose8_ps(v);
         for (int j = 0; j < 8; j++) {
-            if (h == 8) {
-                _mm256_storeu_ps(dst + (p + j) * w, v[j]);
-            }
-            else {
-                _mm256_maskstore_ps(dst + (p + j) * w, mask, v[j]);
-            }
+            store_head_ps(dst + (p + j) * w, v[j], h);
         }
     }
 }
@@ -231,11 +251,6 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     int64_t full = rows / w * w;
 
     if (rs == 1) {
-        /* w % 8 lanes of a masked copy end a sliver that is not a multiple of 8 wide (a
-         * transposed A's 12 or 6 rows) */
-        const int64_t w8 = w / 8 * 8;
-        const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(w - w8)),
-                                                _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
         for (int64_t p = 0; p < kc; p++) {
             const float *sp = src + p * cs;
             /* the next sliver of B, packed after this one's tiles: its rows are in as many
@@ -243,11 +258,17 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
             _mm_prefetch((const char *)(sp + rows), _MM_HINT_T1);
             for (int64_t i0 = 0; i0 < full; i0 += w) {
                 float *d = dst + i0 * kc + p * w;
-                for (int64_t v = 0; v < w8; v += 8) {
+                int64_t v = 0;
+                for (; v + 8 <= w; v += 8) {
                     _mm256_storeu_ps(d + v, _mm256_loadu_ps(sp + i0 + v));
                 }
-                if (w8 < w) {
-                    _mm256_maskstore_ps(d + w8, tail, _mm256_maskload_ps(sp + i0 + w8, tail));
+                /* the end of a sliver not a multiple of 8 wide (a transposed A's 12 or 6
+                 * rows): vmaskmovps stores were most of the packing's time on Zen 4 */
+                for (; v + 4 <= w; v += 4) {
+                    _mm_storeu_ps(d + v, _mm_loadu_ps(sp + i0 + v));
+                }
+                for (; v < w; v++) {
+                    d[v] = sp[i0 + v];
                 }
             }
         }
