@@ -170,11 +170,11 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
 #undef LOAD_U64
 
 /* ---- AVX2 packing of float32 into float32 slivers ----
- * The three layouts that matter for float32: a row-major B (rs == 1, slivers a multiple of 8
- * wide: a copy of w / 8 vectors per row), a transposed B (cs == 1: 8 x 8 transposes) and a
- * row-major A (cs == 1, 6 or 12 tall: 8 x 8 transposes, the rows past the sliver read as
- * zeros and not stored).  Whole slivers only; the rest goes to pack_f4_f4, so the bytes are
- * the same.  The AVX-512 engine uses them too (its slivers are 32 wide and 12 tall). */
+ * The four layouts that matter for float32: a row-major B and a transposed A (rs == 1, a
+ * weight gradient's g^T: a copy of each sliver's w elements per p, in pieces of 8, 4 and 1),
+ * a transposed B (cs == 1: 8 x 8 transposes) and a row-major A (cs == 1, 6 or 12 tall: 8 x 8
+ * transposes, the rows past the sliver read as zeros and not stored).  Whole slivers only;
+ * the rest goes to pack_f4_f4, so the bytes are the same.  The AVX-512 engine uses them too (its slivers are 32 wide and 12 tall). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
