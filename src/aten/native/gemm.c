@@ -254,8 +254,12 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
         for (int64_t p = 0; p < kc; p++) {
             const float *sp = src + p * cs;
             /* the next sliver of B, packed after this one's tiles: its rows are in as many
-             * pages as they are long, which the hardware prefetcher does not follow */
-            _mm_prefetch((const char *)(sp + rows), _MM_HINT_T1);
+             * pages as they are long, which the hardware prefetcher does not follow; each
+             * of its lines in the row (the second line of a 32-wide sliver missed: a weight
+             * gradient's 128 x 1024 @ 1024 x 512 ran 10-20% faster fetching it too) */
+            for (int64_t i = 0; i < w; i += 16) {
+                _mm_prefetch((const char *)(sp + rows + i), _MM_HINT_T1);
+            }
             for (int64_t i0 = 0; i0 < full; i0 += w) {
                 float *d = dst + i0 * kc + p * w;
                 int64_t v = 0;
