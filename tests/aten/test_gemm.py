@@ -257,34 +257,41 @@ def test_block_edges(mkn, dtype, lb):
 LAST_SLIVER_ROWS = list(range(1, 26)) + [28, 32, 44]
 
 
+def close_dtype(actual, exp, k, dtype):
+    if dtype == np.float32:
+        close(actual, exp, k)
+    else:
+        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+
+
+def check_edge_tiles(m, k, n, seed, dtype):
+    """m x k @ k x n against NumPy, and the same bits whether C is stored by the tile, through
+    the accumulator (a transposed out) or with B transposed (m > 1), and with a matrix bias apart from
+    C (beta * S, one K block: acc + S for alpha = beta = 1, as a layer's step GEMM adds its
+    input gates); alpha and beta against NumPy."""
+    a, b = rand((m, k), seed, dtype), rand((k, n), seed + 1, dtype)
+    s = rand((m, n), seed + 2, dtype)
+    r = ptl.mm(ptl.tensor(a), ptl.tensor(b))
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    close_dtype(r, exp, k, dtype)
+    out = ptl.empty((n, m), dtype=r.dtype).t()
+    ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
+    assert np.array_equal(to_numpy(out), to_numpy(r))
+    if m > 1:   # one row is a matrix-vector product: its two loops sum in other orders
+        rt = ptl.mm(ptl.tensor(a), ptl.tensor(np.ascontiguousarray(b.T)).t())
+        assert np.array_equal(to_numpy(rt), to_numpy(r))
+    r2 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b))
+    assert np.array_equal(to_numpy(r2), to_numpy(r + ptl.tensor(s)))
+    r3 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=0.5, alpha=2)
+    close_dtype(r3, 0.5 * s.astype(np.float64) + 2 * exp, k, dtype)
+
+
 @pytest.mark.parametrize("m", LAST_SLIVER_ROWS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_last_sliver_rows(m, dtype):
-    """The tiles of 4 and 8 rows read the 12-row sliver's first rows: the values against
-    NumPy, and the bits of C stored by the tile, through the accumulator (a transposed out),
-    and with a matrix bias apart from C (beta * S, one K block: acc + S for alpha = beta = 1,
-    as a layer's step GEMM adds its input gates)."""
-    k = 37
+    """The tiles of 4 and 8 rows read the 12-row sliver's first rows."""
     for n in (64, 65):
-        a, b = rand((m, k), 60, dtype), rand((k, n), 61, dtype)
-        s = rand((m, n), 62, dtype)
-        r = ptl.mm(ptl.tensor(a), ptl.tensor(b))
-        exp = a.astype(np.float64) @ b.astype(np.float64)
-        if dtype == np.float32:
-            close(r, exp, k)
-        else:
-            assert_close(r, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
-        out = ptl.empty((n, m), dtype=r.dtype).t()
-        ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
-        assert np.array_equal(to_numpy(out), to_numpy(r))
-        r2 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b))
-        assert np.array_equal(to_numpy(r2), to_numpy(r + ptl.tensor(s)))
-        r3 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=0.5, alpha=2)
-        exp3 = 0.5 * s.astype(np.float64) + 2 * exp
-        if dtype == np.float32:
-            close(r3, exp3, k)
-        else:
-            assert_close(r3, exp3, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+        check_edge_tiles(m, 37, n, 60, dtype)
 
 
 # the width of the last B sliver around the narrow tiles (one vector per row, NR / 4 and
@@ -297,33 +304,10 @@ LAST_SLIVER_COLS = list(range(1, 34)) + [36, 40, 41, 48, 49, 50, 65]
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_last_sliver_columns(n, dtype):
     """A narrow tile computes a last sliver of few columns (a GPT head's 65 = 32 + 32 + 1, an
-    MLP head's 10): the values against NumPy with whole MR tiles (6, 12, 24 rows: stored by
-    the tile when the width matches) and edge rows, the bits of C stored by the tile, through
-    the accumulator (a transposed out) and with a matrix bias (acc + S, one K block), and
-    alpha and beta."""
-    k = 37
+    MLP head's 10), with whole MR tiles (6, 12, 24 rows: stored by the tile when the width
+    matches) and edge rows."""
     for m in (5, 6, 12, 13, 24):
-        a, b = rand((m, k), 70, dtype), rand((k, n), 71, dtype)
-        s = rand((m, n), 72, dtype)
-        r = ptl.mm(ptl.tensor(a), ptl.tensor(b))
-        exp = a.astype(np.float64) @ b.astype(np.float64)
-        if dtype == np.float32:
-            close(r, exp, k)
-        else:
-            assert_close(r, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
-        out = ptl.empty((n, m), dtype=r.dtype).t()
-        ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
-        assert np.array_equal(to_numpy(out), to_numpy(r))
-        rt = ptl.mm(ptl.tensor(a), ptl.tensor(np.ascontiguousarray(b.T)).t())
-        assert np.array_equal(to_numpy(rt), to_numpy(r))
-        r2 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b))
-        assert np.array_equal(to_numpy(r2), to_numpy(r + ptl.tensor(s)))
-        r3 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=0.5, alpha=2)
-        exp3 = 0.5 * s.astype(np.float64) + 2 * exp
-        if dtype == np.float32:
-            close(r3, exp3, k)
-        else:
-            assert_close(r3, exp3, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+        check_edge_tiles(m, 37, n, 70, dtype)
 
 
 # (m, k, n) of a transposed A (autograd's weight gradient g^T @ x): whole 12- and 6-row
@@ -350,10 +334,7 @@ def test_transposed_a(mkn, dtype, restore_threads):
         wide[:, ::2] = a.T
         for aa in (at, ptl.tensor(wide)[:, ::2].t(), ptl.tensor(a)):
             r = ptl.mm(aa, ptl.tensor(b))
-            if dtype == np.float32:
-                close(r, exp, k)
-            else:
-                assert_close(r, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+            close_dtype(r, exp, k, dtype)
             ref = to_numpy(r) if ref is None else ref
             assert np.array_equal(to_numpy(r), ref)
 
