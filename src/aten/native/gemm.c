@@ -250,7 +250,8 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     float *dst = (float *)dst_;
     int64_t full = rows / w * w;
 
-    if (rs == 1) {
+    /* (gemv's vectors, w = 1, are left to pack_f4_f4) */
+    if (rs == 1 && w >= 4) {
         for (int64_t p = 0; p < kc; p++) {
             const float *sp = src + p * cs;
             /* the next sliver of B, packed after this one's tiles: its rows are in as many
