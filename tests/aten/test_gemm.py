@@ -266,9 +266,9 @@ def close_dtype(actual, exp, k, dtype):
 
 def check_edge_tiles(m, k, n, seed, dtype):
     """m x k @ k x n against NumPy, and the same bits whether C is stored by the tile, through
-    the accumulator (a transposed out) or with B transposed (m > 1), and with a matrix bias apart from
-    C (beta * S, one K block: acc + S for alpha = beta = 1, as a layer's step GEMM adds its
-    input gates); alpha and beta against NumPy."""
+    the accumulator (a transposed out) or with B transposed (m > 1), and with a matrix bias
+    apart from C (beta * S, one K block: acc + S for alpha = beta = 1, as a layer's step GEMM
+    adds its input gates); alpha and beta against NumPy."""
     a, b = rand((m, k), seed, dtype), rand((k, n), seed + 1, dtype)
     s = rand((m, n), seed + 2, dtype)
     r = ptl.mm(ptl.tensor(a), ptl.tensor(b))

@@ -174,7 +174,8 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
  * weight gradient's g^T: a copy of each sliver's w elements per p, in pieces of 8, 4 and 1),
  * a transposed B (cs == 1: 8 x 8 transposes) and a row-major A (cs == 1, 6 or 12 tall: 8 x 8
  * transposes, the rows past the sliver read as zeros and not stored).  Whole slivers only;
- * the rest goes to pack_f4_f4, so the bytes are the same.  The AVX-512 engine uses them too (its slivers are 32 wide and 12 tall). */
+ * the rest goes to pack_f4_f4, so the bytes are the same.  The AVX-512 engine uses them too
+ * (its slivers are 32 wide and 12 tall). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
