@@ -1,6 +1,9 @@
 """SGEMM on the shapes training uses, on one thread and on two: squares 128 to 2048, the skinny
 64x4096 @ 4096x1024, autograd's transposed cases 256x784 @ (512x784)^T and 128x784 @
-(512x784)^T, and einsum 'bij,bjk' of 64 matrices of 64 x 64.  Each group runs pytorchlite,
+(512x784)^T, the training steps' products in the three forms autograd produces (forward
+x @ W^T, input grad g @ W, weight grad g^T @ x) on the GPT's (1024 tokens) and the MLP's
+(batch 128, 784-512-256-10) shapes, and einsum 'bij,bjk' of 64 matrices of 64 x 64.  Each
+group runs pytorchlite,
 NumPy (OpenBLAS) and PyTorch (MKL / oneDNN) when installed, all three limited to the same
 number of threads (NumPy's through OpenBLAS's own openblas_set_num_threads, found next to
 NumPy).
@@ -73,6 +76,35 @@ def test_sgemm(benchmark, impl, m, k, n, bt, threads):
         b = b.T if impl == "numpy" else b.t()
     out = benchmark(lambda x, y: x @ y, a, b)
     assert tuple(out.shape) == (m, n)
+
+
+# (rows, in, out) of the training steps' linear layers: the GPT's (1024 tokens; attention
+# projections, MLP up and down, head) and the MLP's (batch 128)
+TRAINING_LAYERS = [(1024, 128, 384), (1024, 128, 128), (1024, 128, 512), (1024, 512, 128),
+                   (1024, 128, 65), (128, 784, 512), (128, 512, 256), (128, 256, 10)]
+# each layer's three products: (a shape, b shape, transpose a, transpose b)
+TRAINING_FORMS = {
+    "forward x @ W^T": lambda r, i, o: ((r, i), (o, i), False, True),
+    "input grad g @ W": lambda r, i, o: ((r, o), (o, i), False, False),
+    "weight grad g^T @ x": lambda r, i, o: ((r, o), (r, i), True, False),
+}
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("layer", TRAINING_LAYERS, ids=lambda l: "x".join(map(str, l)))
+@pytest.mark.parametrize("form", list(TRAINING_FORMS))
+def test_sgemm_training_shapes(benchmark, impl, layer, form, threads):
+    _numpy_threads_known(impl)
+    ashape, bshape, ta, tb = TRAINING_FORMS[form](*layer)
+    benchmark.group = (f"sgemm training shapes {form}, layer {'x'.join(map(str, layer))} "
+                       f"float32, {threads} thread(s)")
+    a, b = make(impl, randn(ashape)), make(impl, randn(bshape, 1))
+    if ta:
+        a = a.T if impl == "numpy" else a.t()
+    if tb:
+        b = b.T if impl == "numpy" else b.t()
+    out = benchmark(lambda x, y: x @ y, a, b)
+    assert out.shape[0] == a.shape[0] and out.shape[1] == b.shape[1]
 
 
 @pytest.mark.parametrize("impl", IMPLS)

@@ -257,34 +257,86 @@ def test_block_edges(mkn, dtype, lb):
 LAST_SLIVER_ROWS = list(range(1, 26)) + [28, 32, 44]
 
 
+def close_dtype(actual, exp, k, dtype):
+    if dtype == np.float32:
+        close(actual, exp, k)
+    else:
+        assert_close(actual, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+
+
+def check_edge_tiles(m, k, n, seed, dtype):
+    """m x k @ k x n against NumPy, and the same bits whether C is stored by the tile, through
+    the accumulator (a transposed out) or with B transposed (m > 1), and with a matrix bias
+    apart from C (beta * S, one K block: acc + S for alpha = beta = 1, as a layer's step GEMM
+    adds its input gates); alpha and beta against NumPy."""
+    a, b = rand((m, k), seed, dtype), rand((k, n), seed + 1, dtype)
+    s = rand((m, n), seed + 2, dtype)
+    r = ptl.mm(ptl.tensor(a), ptl.tensor(b))
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    close_dtype(r, exp, k, dtype)
+    out = ptl.empty((n, m), dtype=r.dtype).t()
+    ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
+    assert np.array_equal(to_numpy(out), to_numpy(r))
+    if m > 1:   # one row is a matrix-vector product: its two loops sum in other orders
+        rt = ptl.mm(ptl.tensor(a), ptl.tensor(np.ascontiguousarray(b.T)).t())
+        assert np.array_equal(to_numpy(rt), to_numpy(r))
+    r2 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b))
+    assert np.array_equal(to_numpy(r2), to_numpy(r + ptl.tensor(s)))
+    r3 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=0.5, alpha=2)
+    close_dtype(r3, 0.5 * s.astype(np.float64) + 2 * exp, k, dtype)
+
+
 @pytest.mark.parametrize("m", LAST_SLIVER_ROWS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_last_sliver_rows(m, dtype):
-    """The tiles of 4 and 8 rows read the 12-row sliver's first rows: the values against
-    NumPy, and the bits of C stored by the tile, through the accumulator (a transposed out),
-    and with a matrix bias apart from C (beta * S, one K block: acc + S for alpha = beta = 1,
-    as a layer's step GEMM adds its input gates)."""
-    k = 37
+    """The tiles of 4 and 8 rows read the 12-row sliver's first rows."""
     for n in (64, 65):
-        a, b = rand((m, k), 60, dtype), rand((k, n), 61, dtype)
-        s = rand((m, n), 62, dtype)
-        r = ptl.mm(ptl.tensor(a), ptl.tensor(b))
-        exp = a.astype(np.float64) @ b.astype(np.float64)
-        if dtype == np.float32:
-            close(r, exp, k)
-        else:
-            assert_close(r, exp, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
-        out = ptl.empty((n, m), dtype=r.dtype).t()
-        ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
-        assert np.array_equal(to_numpy(out), to_numpy(r))
-        r2 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b))
-        assert np.array_equal(to_numpy(r2), to_numpy(r + ptl.tensor(s)))
-        r3 = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=0.5, alpha=2)
-        exp3 = 0.5 * s.astype(np.float64) + 2 * exp
-        if dtype == np.float32:
-            close(r3, exp3, k)
-        else:
-            assert_close(r3, exp3, dtype=ptl.float64, rtol=1e-12, atol=1e-13 * k)
+        check_edge_tiles(m, 37, n, 60, dtype)
+
+
+# the width of the last B sliver around the narrow tiles (one vector per row, NR / 4 and
+# NR / 2 wide: 8 and 16 floats or 4 and 8 doubles on AVX-512, 4 and 8 floats or 2 and 4
+# doubles on AVX2) and the whole tile past them: n = 1 ... 33, then 32 + 1 ... 17
+LAST_SLIVER_COLS = list(range(1, 34)) + [36, 40, 41, 48, 49, 50, 65]
+
+
+@pytest.mark.parametrize("n", LAST_SLIVER_COLS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_last_sliver_columns(n, dtype):
+    """A narrow tile computes a last sliver of few columns (a GPT head's 65 = 32 + 32 + 1, an
+    MLP head's 10), with whole MR tiles (6, 12, 24 rows: stored by the tile when the width
+    matches) and edge rows."""
+    for m in (5, 6, 12, 13, 24):
+        check_edge_tiles(m, 37, n, 70, dtype)
+
+
+# (m, k, n) of a transposed A (autograd's weight gradient g^T @ x): whole 12- and 6-row
+# slivers copied 8 + 4 and 4 + 2 + ... wide, a last partial sliver, one and several K blocks
+# (k = 1024: four of 256), one and several A blocks (m > 192), and the GPT / MLP heads
+TRANSPOSED_A = [(11, 40, 33), (12, 40, 33), (13, 40, 33), (25, 257, 64), (65, 1024, 128),
+                (200, 300, 40), (384, 1024, 130), (10, 128, 256)]
+
+
+@pytest.mark.parametrize("mkn", TRANSPOSED_A)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_transposed_a(mkn, dtype, restore_threads):
+    """A transposed (its rows adjacent in memory) is packed with vector copies: the values
+    against NumPy, and the bits of a contiguous A, on one and two threads; a strided
+    transposed A (every other row) too."""
+    m, k, n = mkn
+    a, b = rand((m, k), 80, dtype), rand((k, n), 81, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    ref = None
+    for nt in (1, 2):
+        ptl.set_num_threads(nt)
+        at = ptl.tensor(np.ascontiguousarray(a.T)).t()
+        wide = np.zeros((k, 2 * m), dtype)
+        wide[:, ::2] = a.T
+        for aa in (at, ptl.tensor(wide)[:, ::2].t(), ptl.tensor(a)):
+            r = ptl.mm(aa, ptl.tensor(b))
+            close_dtype(r, exp, k, dtype)
+            ref = to_numpy(r) if ref is None else ref
+            assert np.array_equal(to_numpy(r), ref)
 
 
 @pytest.fixture
@@ -298,7 +350,7 @@ def restore_threads():
 # 3 * 2 ** 21: three), rectangles of rows (tall), of columns (wide, the skinny 64 x 4096 @
 # 4096 x 1024 in small) and both on 3 threads, edge tiles at the cuts, several K blocks
 GRID = [(128, 256, 128), (128, 255, 128), (192, 256, 128), (1200, 80, 44), (44, 80, 1200),
-        (64, 700, 300), (301, 300, 299), (37, 129, 1030)]
+        (64, 700, 300), (301, 300, 299), (37, 129, 1030), (1024, 128, 65), (1100, 40, 10)]
 
 
 @pytest.mark.parametrize("mkn", GRID)
@@ -333,7 +385,8 @@ def test_threads_same_bits(mkn, dtype, restore_threads):
 
 
 BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300), (32, 128, 512),
-              (16, 37, 65), (7, 20, 40)]
+              (16, 37, 65), (7, 20, 40), (1024, 128, 65), (128, 256, 10), (36, 30, 9),
+              (24, 50, 36)]
 
 
 def _products(capability, path):

@@ -22,7 +22,10 @@
  * portable C kernels (written so gcc vectorizes their NR loop) for those and for int64.
  * Edge tiles are computed whole and only their valid part is stored, except that AVX-512
  * computes a last A sliver of at most 4 or 8 rows with a tile of that height (an LSTM
- * step's batch of 16 or 32 rows wasted a third or a ninth of its multiply-adds on padding).
+ * step's batch of 16 or 32 rows wasted a third or a ninth of its multiply-adds on padding),
+ * and that the SIMD engines compute a last B sliver of at most NR / 4 or NR / 2 columns with
+ * a tile of one vector per row, a quarter or a half as wide (a GPT head's 65 columns are
+ * 32 + 32 + 1 on AVX-512: the last column cost a whole 32-wide tile, a third of the product).
  * C always has the engine's type (float, double or int64): ptl_gemm routes other output
  * dtypes through a temporary.
  *
@@ -105,6 +108,7 @@ typedef struct GemmEngine {
     AxpyFn axpy;                         /* the same over contiguous columns */
     PackFn pack[PTL_DTYPE_COUNT];
     TileFn tile4, tile8;                 /* tile's first 4 and 8 rows, or NULL (SIMD tiles) */
+    TileFn half, quarter;                /* its first NR / 2 and NR / 4 columns, or NULL */
 } GemmEngine;
 
 /* ---- packing: rows x kc of src into w-wide slivers, dst[(i0 * kc) + p * w + r] ----
@@ -166,11 +170,12 @@ DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
 #undef LOAD_U64
 
 /* ---- AVX2 packing of float32 into float32 slivers ----
- * The three layouts that matter for float32: a row-major B (rs == 1, slivers a multiple of 8
- * wide: a copy of w / 8 vectors per row), a transposed B (cs == 1: 8 x 8 transposes) and a
- * row-major A (cs == 1, 6 or 12 tall: 8 x 8 transposes, the rows past the sliver read as
- * zeros and not stored).  Whole slivers only; the rest goes to pack_f4_f4, so the bytes are
- * the same.  The AVX-512 engine uses them too (its slivers are 32 wide and 12 tall). */
+ * The four layouts that matter for float32: a row-major B and a transposed A (rs == 1, a
+ * weight gradient's g^T: a copy of each sliver's w elements per p, in pieces of 8, 4 and 1),
+ * a transposed B (cs == 1: 8 x 8 transposes) and a row-major A (cs == 1, 6 or 12 tall: 8 x 8
+ * transposes, the rows past the sliver read as zeros and not stored).  Whole slivers only;
+ * the rest goes to pack_f4_f4, so the bytes are the same.  The AVX-512 engine uses them too
+ * (its slivers are 32 wide and 12 tall). */
 
 /* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
 __attribute__((target("avx2,fma"))) static inline void
@@ -194,14 +199,39 @@ transpose8_ps(__m256 *v)
     v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* d[0:h] = v[0:h] for h <= 8, with plain stores of 4, 2 and 1 lanes (vmaskmovps stores are
+ * slow on AMD) */
+__attribute__((target("avx2,fma"))) static inline void
+store_head_ps(float *d, __m256 v, int64_t h)
+{
+    __m128 x = _mm256_castps256_ps128(v);
+    if (h == 8) {
+        _mm256_storeu_ps(d, v);
+        return;
+    }
+    if (h >= 4) {
+        _mm_storeu_ps(d, x);
+        x = _mm256_extractf128_ps(v, 1);
+        d += 4;
+        h -= 4;
+    }
+    if (h >= 2) {
+        _mm_storel_pi((__m64 *)d, x);
+        x = _mm_movehl_ps(x, x);
+        d += 2;
+        h -= 2;
+    }
+    if (h == 1) {
+        _mm_store_ss(d, x);
+    }
+}
+
 /* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
  * the first kc8 (a multiple of 8) columns (gemm.h). */
 __attribute__((target("avx2,fma"))) void
 ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
                        float *dst)
 {
-    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)h),
-                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int64_t p = 0; p < kc8; p += 8) {
         __m256 v[8];
         for (int r = 0; r < 8; r++) {
@@ -209,12 +239,7 @@ ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int
         }
         transpose8_ps(v);
         for (int j = 0; j < 8; j++) {
-            if (h == 8) {
-                _mm256_storeu_ps(dst + (p + j) * w, v[j]);
-            }
-            else {
-                _mm256_maskstore_ps(dst + (p + j) * w, mask, v[j]);
-            }
+            store_head_ps(dst + (p + j) * w, v[j], h);
         }
     }
 }
@@ -227,16 +252,30 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
     float *dst = (float *)dst_;
     int64_t full = rows / w * w;
 
-    if (rs == 1 && w % 8 == 0) {
+    /* (gemv's vectors, w = 1, are left to pack_f4_f4) */
+    if (rs == 1 && w >= 4) {
         for (int64_t p = 0; p < kc; p++) {
             const float *sp = src + p * cs;
             /* the next sliver of B, packed after this one's tiles: its rows are in as many
-             * pages as they are long, which the hardware prefetcher does not follow */
-            _mm_prefetch((const char *)(sp + rows), _MM_HINT_T1);
+             * pages as they are long, which the hardware prefetcher does not follow; each
+             * of its lines in the row (the second line of a 32-wide sliver missed: a weight
+             * gradient's 128 x 1024 @ 1024 x 512 ran 10-20% faster fetching it too) */
+            for (int64_t i = 0; i < w; i += 16) {
+                _mm_prefetch((const char *)(sp + rows + i), _MM_HINT_T1);
+            }
             for (int64_t i0 = 0; i0 < full; i0 += w) {
                 float *d = dst + i0 * kc + p * w;
-                for (int64_t v = 0; v < w; v += 8) {
+                int64_t v = 0;
+                for (; v + 8 <= w; v += 8) {
                     _mm256_storeu_ps(d + v, _mm256_loadu_ps(sp + i0 + v));
+                }
+                /* the end of a sliver not a multiple of 8 wide (a transposed A's 12 or 6
+                 * rows): vmaskmovps stores were most of the packing's time on Zen 4 */
+                for (; v + 4 <= w; v += 4) {
+                    _mm_storeu_ps(d + v, _mm_loadu_ps(sp + i0 + v));
+                }
+                for (; v < w; v++) {
+                    d[v] = sp[i0 + v];
                 }
             }
         }
@@ -314,7 +353,10 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * (ldb = NR) or B itself (Note [GEMM packing of B]).  A is an MR-tall packed sliver, of
  * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4 and 8
  * rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
- * are padding, and stored straight into C instead of through the accumulator). */
+ * are padding, and stored straight into C instead of through the accumulator).  The narrow
+ * tiles (half_, quarter_) keep MR rows but one vector per row, of the engine's width or half
+ * of it, for a last B sliver of at most NR / 2 or NR / 4 columns; they read the first columns
+ * of the NR-wide packed sliver. */
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
 #define ROWS_4(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)
@@ -323,43 +365,46 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 #define ROWS_12(X, ...)                                                                   \
     ROWS_8(X, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__) X(10, __VA_ARGS__)         \
     X(11, __VA_ARGS__)
+/* VECS(X, R, ...) applies X to each of a row's vectors J: two for a whole tile, one for the
+ * narrow tiles of a last sliver of at most NR / 2 or NR / 4 columns */
+#define VECS_1(X, R, ...) X(R, 0, __VA_ARGS__)
+#define VECS_2(X, R, ...) X(R, 0, __VA_ARGS__) X(R, 1, __VA_ARGS__)
 /* the row's accumulators, and C's row (and S's, when beta reads one apart) fetched while
  * they fill */
-#define DECL_ROW(R, T, P, V, S)                                                           \
-    V c##R##0 = P##_setzero_##S(), c##R##1 = c##R##0;                                     \
-    _mm_prefetch((const char *)(c + (R) * ldc), _MM_HINT_T0);                             \
-    _mm_prefetch((const char *)(c + (R) * ldc + lanes), _MM_HINT_T0);                     \
+#define DECL_VEC(R, J, T, P, V, S)                                                        \
+    V c##R##J = P##_setzero_##S();                                                        \
+    _mm_prefetch((const char *)(c + (R) * ldc + (J) * lanes), _MM_HINT_T0);               \
     if (fetch_s) {                                                                        \
-        _mm_prefetch((const char *)(src + (R) * lds), _MM_HINT_T0);                       \
-        _mm_prefetch((const char *)(src + (R) * lds + lanes), _MM_HINT_T0);               \
+        _mm_prefetch((const char *)(src + (R) * lds + (J) * lanes), _MM_HINT_T0);         \
     }
-#define FMA_ROW(R, T, P, V, S)                                                            \
+#define LOAD_B(R, J, T, P, V, S) const V b##J = P##_loadu_##S(bp + (J) * lanes);
+#define FMA_VEC(R, J, T, P, V, S) c##R##J = P##_fmadd_##S(a, b##J, c##R##J);
+#define STORE_VEC(R, J, T, P, V, S)                                                       \
+    if (plain) {                                                                          \
+        P##_storeu_##S(cr + (J) * lanes, c##R##J);                                        \
+    }                                                                                     \
+    else if (beta == 0) {                                                                 \
+        P##_storeu_##S(cr + (J) * lanes, P##_mul_##S(al, c##R##J));                       \
+    }                                                                                     \
+    else {                                                                                \
+        P##_storeu_##S(cr + (J) * lanes,                                                  \
+                       P##_add_##S(P##_mul_##S(al, c##R##J),                              \
+                                   P##_mul_##S(be, P##_loadu_##S(sr + (J) * lanes))));    \
+    }
+#define DECL_ROW(R, VECS, T, P, V, S) VECS(DECL_VEC, R, T, P, V, S)
+#define FMA_ROW(R, VECS, T, P, V, S)                                                      \
     {                                                                                     \
         const V a = P##_set1_##S(ap[R]);                                                  \
-        c##R##0 = P##_fmadd_##S(a, b0, c##R##0);                                          \
-        c##R##1 = P##_fmadd_##S(a, b1, c##R##1);                                          \
+        VECS(FMA_VEC, R, T, P, V, S)                                                      \
     }
-#define STORE_ROW(R, T, P, V, S)                                                          \
+#define STORE_ROW(R, VECS, T, P, V, S)                                                    \
     {                                                                                     \
         T *cr = c + (R) * ldc;                                                            \
         const T *sr = src + (R) * lds;                                                    \
-        if (plain) {                                                                      \
-            P##_storeu_##S(cr, c##R##0);                                                  \
-            P##_storeu_##S(cr + lanes, c##R##1);                                          \
-        }                                                                                 \
-        else if (beta == 0) {                                                             \
-            P##_storeu_##S(cr, P##_mul_##S(al, c##R##0));                                 \
-            P##_storeu_##S(cr + lanes, P##_mul_##S(al, c##R##1));                         \
-        }                                                                                 \
-        else {                                                                            \
-            P##_storeu_##S(cr, P##_add_##S(P##_mul_##S(al, c##R##0),                      \
-                                           P##_mul_##S(be, P##_loadu_##S(sr))));          \
-            P##_storeu_##S(cr + lanes, P##_add_##S(P##_mul_##S(al, c##R##1),              \
-                                                   P##_mul_##S(be, P##_loadu_##S(sr + lanes)))); \
-        }                                                                                 \
+        VECS(STORE_VEC, R, T, P, V, S)                                                    \
     }
 
-#define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS)                                   \
+#define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
     TARGET static void                                                                    \
     NAME(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,\
          const void *src_, int64_t lds, double alpha_, double beta_)                      \
@@ -370,29 +415,45 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         const int plain = alpha == 1 && beta == 0, fetch_s = beta != 0 && src != c;       \
         const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
         const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
-        ROWS(DECL_ROW, T, P, V, S)                                                        \
+        ROWS(DECL_ROW, VECS, T, P, V, S)                                                  \
         for (int64_t p = 0; p < kc; p++) {                                                \
-            const V b0 = P##_loadu_##S(bp), b1 = P##_loadu_##S(bp + lanes);              \
-            ROWS(FMA_ROW, T, P, V, S)                                                     \
+            VECS(LOAD_B, 0, T, P, V, S)                                                   \
+            ROWS(FMA_ROW, VECS, T, P, V, S)                                               \
             ap += MR;                                                                     \
             bp += ldb;                                                                    \
         }                                                                                 \
-        ROWS(STORE_ROW, T, P, V, S)                                                       \
+        ROWS(STORE_ROW, VECS, T, P, V, S)                                                 \
     }
 
-DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6)
-DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6)
-DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12)
-DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12)
-DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_4)
-DEFINE_TILE(tile4_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_4)
-DEFINE_TILE(tile8_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_8)
-DEFINE_TILE(tile8_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_8)
+DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
+DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_2)
+DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12, VECS_2)
+DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12, VECS_2)
+DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_4, VECS_2)
+DEFINE_TILE(tile4_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_4, VECS_2)
+DEFINE_TILE(tile8_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_8, VECS_2)
+DEFINE_TILE(tile8_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_8, VECS_2)
+/* narrow tiles: one vector per row, NR / 2 and NR / 4 columns */
+DEFINE_TILE(half_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_1)
+DEFINE_TILE(half_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_1)
+DEFINE_TILE(half_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12, VECS_1)
+DEFINE_TILE(half_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12, VECS_1)
+DEFINE_TILE(quarter_f4_avx2, AVX2, float, _mm, __m128, ps, F4_MR, ROWS_6, VECS_1)
+DEFINE_TILE(quarter_f8_avx2, AVX2, double, _mm, __m128d, pd, F8_MR, ROWS_6, VECS_1)
+DEFINE_TILE(quarter_f4_avx512, AVX512, float, _mm256, __m256, ps, F4_AVX512_MR, ROWS_12, VECS_1)
+DEFINE_TILE(quarter_f8_avx512, AVX512, double, _mm256, __m256d, pd, F8_AVX512_MR, ROWS_12,
+            VECS_1)
 #undef DEFINE_TILE
 #undef ROWS_4
 #undef ROWS_6
 #undef ROWS_8
 #undef ROWS_12
+#undef VECS_1
+#undef VECS_2
+#undef DECL_VEC
+#undef LOAD_B
+#undef FMA_VEC
+#undef STORE_VEC
 #undef DECL_ROW
 #undef FMA_ROW
 #undef STORE_ROW
@@ -509,31 +570,33 @@ DEFINE_AXPY(i8, uint64_t)
      [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
-    kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL,
+    kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), NULL, NULL,
+    half_f4_avx2, quarter_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
-    tile4_f4_avx512, tile8_f4_avx512,
+    tile4_f4_avx512, tile8_f4_avx512, half_f4_avx512, quarter_f4_avx512,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
+    NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    NULL, NULL,
+    NULL, NULL, half_f8_avx2, quarter_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    tile4_f8_avx512, tile8_f8_avx512,
+    tile4_f8_avx512, tile8_f8_avx512, half_f8_avx512, quarter_f8_avx512,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -541,7 +604,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
@@ -682,10 +745,19 @@ gemm_step(const GemmStep *st)
                 const char *as = ap + (size_t)(ir * st->kc) * e->item;
                 char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
                 const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
-                /* a last sliver of fewer rows: the shortest tile that covers them */
+                /* a last sliver of fewer columns or rows: the narrowest or shortest tile
+                 * that covers them */
                 TileFn tile = e->tile;
-                int64_t tile_mr = e->mr;
-                if (mr <= 4 && e->tile4 != NULL) {
+                int64_t tile_mr = e->mr, tile_nr = e->nr;
+                if (nr <= e->nr / 4 && e->quarter != NULL) {
+                    tile = e->quarter;
+                    tile_nr = e->nr / 4;
+                }
+                else if (nr <= e->nr / 2 && e->half != NULL) {
+                    tile = e->half;
+                    tile_nr = e->nr / 2;
+                }
+                else if (mr <= 4 && e->tile4 != NULL) {
                     tile = e->tile4;
                     tile_mr = 4;
                 }
@@ -694,7 +766,7 @@ gemm_step(const GemmStep *st)
                     tile_mr = 8;
                 }
                 /* whole tiles of a row-major C are written by the tile itself */
-                if (tile != NULL && mr == tile_mr && nr == e->nr && pr->c.cs == 1 &&
+                if (tile != NULL && mr == tile_mr && nr == tile_nr && pr->c.cs == 1 &&
                     (st->scs == 1 || st->beta == 0)) {
                     tile(st->kc, as, bs, ldb, cs, pr->c.rs, ss, st->srs, pr->alpha, st->beta);
                     continue;
