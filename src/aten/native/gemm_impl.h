@@ -1,0 +1,58 @@
+/* gemm_impl.h -- what gemm.c's driver and gemm_kernels.c's engines share: the engine table
+ * (packing, micro-kernels and tiles of one accumulation type and instruction set) and its
+ * function types.  Private to those two files (Note [GEMM blocking] in gemm.c). */
+#ifndef PTL_ATEN_NATIVE_GEMM_IMPL_H
+#define PTL_ATEN_NATIVE_GEMM_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../c10/dtype.h"
+
+/* the largest MR x NR tile of any engine, in bytes */
+#define GEMM_ACC_BYTES 1536
+
+typedef void (*PackFn)(const char *src, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
+                       int64_t w, void *dst);
+typedef void (*KernelFn)(int64_t kc, const void *ap, const void *bp, void *acc);
+/* C (MR x NR, rows ldc apart) = alpha * A sliver (kc x MR) @ B (kc x NR, rows ldb apart)
+ * + beta * S (rows lds apart: C itself, or addmm's bias); S is not read when beta is 0 */
+typedef void (*TileFn)(int64_t kc, const void *ap, const void *bp, int64_t ldb, void *c,
+                       int64_t ldc, const void *src, int64_t lds, double alpha, double beta);
+typedef void (*DotFn)(const void *a, const void *b, int64_t k, void *out);
+typedef void (*AxpyFn)(const char *a, int64_t lda, const void *x, int64_t k, int64_t n,
+                       void *acc);
+typedef void (*UpdateFn)(const void *acc, int64_t nr_ld, int64_t mr, int64_t nr, char *c,
+                         int64_t rs, int64_t cs, double alpha, double beta);
+
+/* One engine per accumulation type and instruction set.  ORDER DTYPE for pack[]: indexed by
+ * the source dtype. */
+typedef struct GemmEngine {
+    int64_t mr, nr, kc, mc, nc;
+    int64_t direct_b_max_m;              /* Note [GEMM packing of B] */
+    size_t item;                         /* sizeof the accumulation type */
+    PtlDtype acc_dtype;
+    KernelFn kernel;                     /* acc = A sliver @ B sliver; NULL when tile is set */
+    TileFn tile;                         /* or the tile that also stores C, reads B in place */
+    UpdateFn update;
+    DotFn dot;                           /* for matrix-vector products */
+    AxpyFn axpy;                         /* the same over contiguous columns */
+    PackFn pack[PTL_DTYPE_COUNT];
+    TileFn tile4, tile8;                 /* tile's first 4 and 8 rows, or NULL (SIMD tiles) */
+    TileFn half, quarter;                /* its first NR / 2 and NR / 4 columns, or NULL */
+} GemmEngine;
+
+/* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
+const GemmEngine *ptl_gemm_engine(PtlDtype dtype);
+
+/* double -> int64 without undefined behaviour for out-of-range scalars */
+static inline uint64_t
+ptl_gemm_scalar_to_u64(double v)
+{
+    if (!(v > -9.2233720368547758e18 && v < 9.2233720368547758e18)) {
+        return (uint64_t)INT64_MIN;
+    }
+    return (uint64_t)(int64_t)v;
+}
+
+#endif

@@ -1,0 +1,514 @@
+/* gemm_kernels.c -- the engines of gemm.c's blocked product: packing operands into slivers,
+ * the portable micro-kernels, the AVX2 and AVX-512 tiles, the C update and the dot and axpy
+ * loops of matrix-vector products, and the table that picks them per dtype and CPU
+ * (Note [GEMM blocking] and Note [GEMM packing of B] in gemm.c describe the design). */
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/cpu_features.h"
+#include "../loops.h"
+#include "gemm.h"
+#include "gemm_impl.h"
+
+/* ---- packing: rows x kc of src into w-wide slivers, dst[(i0 * kc) + p * w + r] ----
+ * When the rows are adjacent in memory (rs == 1: B's columns, A transposed) the source is
+ * read line by line along p, so each contiguous run of `rows` elements is streamed once; going
+ * sliver by sliver instead would touch a new cache line in a new page for every p (a miss per
+ * 16 floats that was a third of the time of a 64 x 288 x 7744 product). */
+
+#define DEFINE_PACK(ETAG, T, STAG, ST, LOAD)                                              \
+    static void                                                                           \
+    pack_##ETAG##_##STAG(const char *src_, int64_t rs, int64_t cs, int64_t rows,          \
+                         int64_t kc, int64_t w, void *dst_)                               \
+    {                                                                                     \
+        const ST *src = (const ST *)src_;                                                 \
+        T *dst = (T *)dst_;                                                               \
+        if (rs == 1) {                                                                    \
+            for (int64_t p = 0; p < kc; p++) {                                            \
+                const ST *sp = src + p * cs;                                              \
+                for (int64_t i0 = 0; i0 < rows; i0 += w) {                                \
+                    int64_t h = rows - i0 < w ? rows - i0 : w;                            \
+                    T *d = dst + i0 * kc + p * w;                                         \
+                    for (int64_t r = 0; r < h; r++) {                                     \
+                        d[r] = LOAD(sp[i0 + r]);                                          \
+                    }                                                                     \
+                    for (int64_t r = h; r < w; r++) {                                     \
+                        d[r] = (T)0;                                                      \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
+        for (int64_t i0 = 0; i0 < rows; i0 += w) {                                        \
+            int64_t h = rows - i0 < w ? rows - i0 : w;                                    \
+            T *d = dst + i0 * kc;                                                         \
+            const ST *s = src + i0 * rs;                                                  \
+            for (int64_t r = 0; r < h; r++) {                                             \
+                for (int64_t p = 0; p < kc; p++) {                                        \
+                    d[p * w + r] = LOAD(s[r * rs + p * cs]);                              \
+                }                                                                         \
+            }                                                                             \
+            for (int64_t p = 0; h < w && p < kc; p++) {                                   \
+                for (int64_t r = h; r < w; r++) {                                         \
+                    d[p * w + r] = (T)0;                                                  \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+#define LOAD_U64(X) ((uint64_t)(int64_t)(X))
+DEFINE_PACK(f4, float, f4, float, PTL_ID)
+DEFINE_PACK(f4, float, f2, ptl_half, ptl_half_to_f)
+DEFINE_PACK(f4, float, bf, ptl_bf16, ptl_bf16_to_f)
+DEFINE_PACK(f8, double, f8, double, PTL_ID)
+DEFINE_PACK(i8, uint64_t, u1, uint8_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i1, int8_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i2, int16_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i4, int32_t, LOAD_U64)
+DEFINE_PACK(i8, uint64_t, i8, int64_t, LOAD_U64)
+#undef LOAD_U64
+
+/* ---- AVX2 packing of float32 into float32 slivers ----
+ * The four layouts that matter for float32: a row-major B and a transposed A (rs == 1, a
+ * weight gradient's g^T: a copy of each sliver's w elements per p, in pieces of 8, 4 and 1),
+ * a transposed B (cs == 1: 8 x 8 transposes) and a row-major A (cs == 1, 6 or 12 tall: 8 x 8
+ * transposes, the rows past the sliver read as zeros and not stored).  Whole slivers only;
+ * the rest goes to pack_f4_f4, so the bytes are the same.  The AVX-512 engine uses them too
+ * (its slivers are 32 wide and 12 tall). */
+
+/* rows r of an 8 x 8 block <- columns r: the usual unpack / shuffle / permute network */
+__attribute__((target("avx2,fma"))) static inline void
+transpose8_ps(__m256 *v)
+{
+    __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+    __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+    __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+    __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    v[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    v[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    v[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    v[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    v[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    v[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    v[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    v[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* d[0:h] = v[0:h] for h <= 8, with plain stores of 4, 2 and 1 lanes (vmaskmovps stores are
+ * slow on AMD) */
+__attribute__((target("avx2,fma"))) static inline void
+store_head_ps(float *d, __m256 v, int64_t h)
+{
+    __m128 x = _mm256_castps256_ps128(v);
+    if (h == 8) {
+        _mm256_storeu_ps(d, v);
+        return;
+    }
+    if (h >= 4) {
+        _mm_storeu_ps(d, x);
+        x = _mm256_extractf128_ps(v, 1);
+        d += 4;
+        h -= 4;
+    }
+    if (h >= 2) {
+        _mm_storel_pi((__m64 *)d, x);
+        x = _mm_movehl_ps(x, x);
+        d += 2;
+        h -= 2;
+    }
+    if (h == 1) {
+        _mm_store_ss(d, x);
+    }
+}
+
+/* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
+ * the first kc8 (a multiple of 8) columns (gemm.h). */
+__attribute__((target("avx2,fma"))) void
+ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
+                       float *dst)
+{
+    for (int64_t p = 0; p < kc8; p += 8) {
+        __m256 v[8];
+        for (int r = 0; r < 8; r++) {
+            v[r] = r < h ? _mm256_loadu_ps(src + r * rs + p) : _mm256_setzero_ps();
+        }
+        transpose8_ps(v);
+        for (int j = 0; j < 8; j++) {
+            store_head_ps(dst + (p + j) * w, v[j], h);
+        }
+    }
+}
+
+__attribute__((target("avx2,fma"))) static void
+pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc, int64_t w,
+             void *dst_)
+{
+    const float *src = (const float *)src_;
+    float *dst = (float *)dst_;
+    int64_t full = rows / w * w;
+
+    /* (gemv's vectors, w = 1, are left to pack_f4_f4) */
+    if (rs == 1 && w >= 4) {
+        for (int64_t p = 0; p < kc; p++) {
+            const float *sp = src + p * cs;
+            /* the next sliver of B, packed after this one's tiles: its rows are in as many
+             * pages as they are long, which the hardware prefetcher does not follow; each
+             * of its lines in the row (the second line of a 32-wide sliver missed: a weight
+             * gradient's 128 x 1024 @ 1024 x 512 ran 10-20% faster fetching it too) */
+            for (int64_t i = 0; i < w; i += 16) {
+                _mm_prefetch((const char *)(sp + rows + i), _MM_HINT_T1);
+            }
+            for (int64_t i0 = 0; i0 < full; i0 += w) {
+                float *d = dst + i0 * kc + p * w;
+                int64_t v = 0;
+                for (; v + 8 <= w; v += 8) {
+                    _mm256_storeu_ps(d + v, _mm256_loadu_ps(sp + i0 + v));
+                }
+                /* the end of a sliver not a multiple of 8 wide (a transposed A's 12 or 6
+                 * rows): vmaskmovps stores were most of the packing's time on Zen 4 */
+                for (; v + 4 <= w; v += 4) {
+                    _mm_storeu_ps(d + v, _mm_loadu_ps(sp + i0 + v));
+                }
+                for (; v < w; v++) {
+                    d[v] = sp[i0 + v];
+                }
+            }
+        }
+    }
+    else if (cs == 1 && kc >= 8) {
+        int64_t kc8 = kc / 8 * 8;
+        for (int64_t i0 = 0; i0 < full; i0 += w) {
+            const float *s = src + i0 * rs;
+            float *d = dst + i0 * kc;
+            for (int64_t r0 = 0; r0 < w; r0 += 8) {
+                ptl_gemm_pack_rows8_f4(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0);
+            }
+            /* the last kc - kc8 columns */
+            pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
+        }
+    }
+    else {
+        full = 0;
+    }
+    if (full < rows) {
+        pack_f4_f4((const char *)(src + full * rs), rs, cs, rows - full, kc, w, dst + full * kc);
+    }
+}
+
+/* ---- portable micro-kernels: acc (MR x NR, row-major) = sum_p a[p, :] (x) b[p, :] ----
+ * One row of acc at a time: its NR accumulators fit the 16 SSE registers of baseline x86-64
+ * (all MR rows would spill), and the NR loop vectorizes. */
+
+#define DEFINE_KERNEL(ETAG, T, MR, NR)                                                    \
+    static void                                                                           \
+    kernel_##ETAG(int64_t kc, const void *ap_, const void *bp_, void *acc_)               \
+    {                                                                                     \
+        const T *ap = (const T *)ap_, *bp = (const T *)bp_;                               \
+        T *out = (T *)acc_;                                                               \
+        for (int r = 0; r < MR; r++) {                                                    \
+            T acc[NR] = {0};                                                              \
+            for (int64_t p = 0; p < kc; p++) {                                            \
+                const T a = ap[p * MR + r];                                               \
+                for (int j = 0; j < NR; j++) {                                            \
+                    acc[j] += a * bp[p * NR + j];                                         \
+                }                                                                         \
+            }                                                                             \
+            memcpy(out + r * NR, acc, sizeof(acc));                                       \
+        }                                                                                 \
+    }
+
+#define F4_MR 6
+#define F4_NR 16
+#define F8_MR 6
+#define F8_NR 8
+#define I8_MR 4
+#define I8_NR 8
+#define F4_AVX512_MR 12
+#define F4_AVX512_NR 32
+#define F8_AVX512_MR 12
+#define F8_AVX512_NR 16
+_Static_assert(F4_AVX512_MR * F4_AVX512_NR * sizeof(float) <= GEMM_ACC_BYTES, "f4 tile");
+_Static_assert(F8_AVX512_MR * F8_AVX512_NR * sizeof(double) <= GEMM_ACC_BYTES, "f8 tile");
+_Static_assert(I8_MR * I8_NR * sizeof(uint64_t) <= GEMM_ACC_BYTES, "i8 tile");
+DEFINE_KERNEL(f4, float, F4_MR, F4_NR)
+DEFINE_KERNEL(f8, double, F8_MR, F8_NR)
+DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
+
+/* ---- SIMD tiles (TileFn): MR rows of two vectors each ----
+ * AVX2+FMA: 6 x 16 floats or 6 x 8 doubles in 12 ymm accumulators; AVX-512: 12 x 32 floats
+ * or 12 x 16 doubles in 24 zmm accumulators.  Two registers hold B's row, and A's element is
+ * broadcast from memory.  The rows are unrolled with named accumulators (gcc keeps an array
+ * of vectors in registers but also stores it back on every iteration); each macro takes
+ * the row, the element type, the intrinsics' prefix (_mm256 or _mm512), the vector type and
+ * the suffix (ps or pd).  Each C element is one chain of FMAs over p from zero, in order,
+ * and the store rounds alpha * acc + beta * S as update_f4/_f8 do (mul, mul, add), so every
+ * tile of one type gives the same bits (Note [GEMM blocking]).  B is a packed sliver
+ * (ldb = NR) or B itself (Note [GEMM packing of B]).  A is an MR-tall packed sliver, of
+ * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4 and 8
+ * rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
+ * are padding, and stored straight into C instead of through the accumulator).  The narrow
+ * tiles (half_, quarter_) keep MR rows but one vector per row, of the engine's width or half
+ * of it, for a last B sliver of at most NR / 2 or NR / 4 columns; they read the first columns
+ * of the NR-wide packed sliver. */
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#define ROWS_4(X, ...) X(0, __VA_ARGS__) X(1, __VA_ARGS__) X(2, __VA_ARGS__) X(3, __VA_ARGS__)
+#define ROWS_6(X, ...) ROWS_4(X, __VA_ARGS__) X(4, __VA_ARGS__) X(5, __VA_ARGS__)
+#define ROWS_8(X, ...) ROWS_6(X, __VA_ARGS__) X(6, __VA_ARGS__) X(7, __VA_ARGS__)
+#define ROWS_12(X, ...)                                                                   \
+    ROWS_8(X, __VA_ARGS__) X(8, __VA_ARGS__) X(9, __VA_ARGS__) X(10, __VA_ARGS__)         \
+    X(11, __VA_ARGS__)
+/* VECS(X, R, ...) applies X to each of a row's vectors J: two for a whole tile, one for the
+ * narrow tiles of a last sliver of at most NR / 2 or NR / 4 columns */
+#define VECS_1(X, R, ...) X(R, 0, __VA_ARGS__)
+#define VECS_2(X, R, ...) X(R, 0, __VA_ARGS__) X(R, 1, __VA_ARGS__)
+/* the row's accumulators, and C's row (and S's, when beta reads one apart) fetched while
+ * they fill */
+#define DECL_VEC(R, J, T, P, V, S)                                                        \
+    V c##R##J = P##_setzero_##S();                                                        \
+    _mm_prefetch((const char *)(c + (R) * ldc + (J) * lanes), _MM_HINT_T0);               \
+    if (fetch_s) {                                                                        \
+        _mm_prefetch((const char *)(src + (R) * lds + (J) * lanes), _MM_HINT_T0);         \
+    }
+#define LOAD_B(R, J, T, P, V, S) const V b##J = P##_loadu_##S(bp + (J) * lanes);
+#define FMA_VEC(R, J, T, P, V, S) c##R##J = P##_fmadd_##S(a, b##J, c##R##J);
+#define STORE_VEC(R, J, T, P, V, S)                                                       \
+    if (plain) {                                                                          \
+        P##_storeu_##S(cr + (J) * lanes, c##R##J);                                        \
+    }                                                                                     \
+    else if (beta == 0) {                                                                 \
+        P##_storeu_##S(cr + (J) * lanes, P##_mul_##S(al, c##R##J));                       \
+    }                                                                                     \
+    else {                                                                                \
+        P##_storeu_##S(cr + (J) * lanes,                                                  \
+                       P##_add_##S(P##_mul_##S(al, c##R##J),                              \
+                                   P##_mul_##S(be, P##_loadu_##S(sr + (J) * lanes))));    \
+    }
+#define DECL_ROW(R, VECS, T, P, V, S) VECS(DECL_VEC, R, T, P, V, S)
+#define FMA_ROW(R, VECS, T, P, V, S)                                                      \
+    {                                                                                     \
+        const V a = P##_set1_##S(ap[R]);                                                  \
+        VECS(FMA_VEC, R, T, P, V, S)                                                      \
+    }
+#define STORE_ROW(R, VECS, T, P, V, S)                                                    \
+    {                                                                                     \
+        T *cr = c + (R) * ldc;                                                            \
+        const T *sr = src + (R) * lds;                                                    \
+        VECS(STORE_VEC, R, T, P, V, S)                                                    \
+    }
+
+#define DEFINE_TILE(NAME, TARGET, T, P, V, S, MR, ROWS, VECS)                             \
+    TARGET static void                                                                    \
+    NAME(int64_t kc, const void *ap_, const void *bp_, int64_t ldb, void *c_, int64_t ldc,\
+         const void *src_, int64_t lds, double alpha_, double beta_)                      \
+    {                                                                                     \
+        const T *ap = (const T *)ap_, *bp = (const T *)bp_, *src = (const T *)src_;       \
+        T *c = (T *)c_;                                                                   \
+        const T alpha = (T)alpha_, beta = (T)beta_;                                       \
+        const int plain = alpha == 1 && beta == 0, fetch_s = beta != 0 && src != c;       \
+        const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
+        const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
+        ROWS(DECL_ROW, VECS, T, P, V, S)                                                  \
+        for (int64_t p = 0; p < kc; p++) {                                                \
+            VECS(LOAD_B, 0, T, P, V, S)                                                   \
+            ROWS(FMA_ROW, VECS, T, P, V, S)                                               \
+            ap += MR;                                                                     \
+            bp += ldb;                                                                    \
+        }                                                                                 \
+        ROWS(STORE_ROW, VECS, T, P, V, S)                                                 \
+    }
+
+DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
+DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_2)
+DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12, VECS_2)
+DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12, VECS_2)
+DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_4, VECS_2)
+DEFINE_TILE(tile4_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_4, VECS_2)
+DEFINE_TILE(tile8_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_8, VECS_2)
+DEFINE_TILE(tile8_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_8, VECS_2)
+/* narrow tiles: one vector per row, NR / 2 and NR / 4 columns */
+DEFINE_TILE(half_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_1)
+DEFINE_TILE(half_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_1)
+DEFINE_TILE(half_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12, VECS_1)
+DEFINE_TILE(half_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12, VECS_1)
+DEFINE_TILE(quarter_f4_avx2, AVX2, float, _mm, __m128, ps, F4_MR, ROWS_6, VECS_1)
+DEFINE_TILE(quarter_f8_avx2, AVX2, double, _mm, __m128d, pd, F8_MR, ROWS_6, VECS_1)
+DEFINE_TILE(quarter_f4_avx512, AVX512, float, _mm256, __m256, ps, F4_AVX512_MR, ROWS_12, VECS_1)
+DEFINE_TILE(quarter_f8_avx512, AVX512, double, _mm256, __m256d, pd, F8_AVX512_MR, ROWS_12,
+            VECS_1)
+#undef DEFINE_TILE
+#undef ROWS_4
+#undef ROWS_6
+#undef ROWS_8
+#undef ROWS_12
+#undef VECS_1
+#undef VECS_2
+#undef DECL_VEC
+#undef LOAD_B
+#undef FMA_VEC
+#undef STORE_VEC
+#undef DECL_ROW
+#undef FMA_ROW
+#undef STORE_ROW
+
+/* ---- C tile update: C[r, j] = alpha * acc[r, j] + beta * C[r, j] (C not read if beta 0) ---- */
+
+#define DEFINE_UPDATE(ETAG, T, CONV)                                                      \
+    static void                                                                           \
+    update_##ETAG(const void *acc_, int64_t ld, int64_t mr, int64_t nr, char *c_,         \
+                  int64_t rs, int64_t cs, double alpha, double beta)                      \
+    {                                                                                     \
+        const T *acc = (const T *)acc_;                                                   \
+        const T al = CONV(alpha), be = CONV(beta);                                        \
+        for (int64_t r = 0; r < mr; r++) {                                                \
+            T *c = (T *)c_ + r * rs;                                                      \
+            const T *a = acc + r * ld;                                                    \
+            if (be == 0) {                                                                \
+                for (int64_t j = 0; j < nr; j++) {                                        \
+                    c[j * cs] = al * a[j];                                                \
+                }                                                                         \
+            }                                                                             \
+            else if (cs == 1) {                                                           \
+                for (int64_t j = 0; j < nr; j++) {                                        \
+                    c[j] = al * a[j] + be * c[j];                                         \
+                }                                                                         \
+            }                                                                             \
+            else {                                                                        \
+                for (int64_t j = 0; j < nr; j++) {                                        \
+                    c[j * cs] = al * a[j] + be * c[j * cs];                               \
+                }                                                                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+#define CONV_F4(X) ((float)(X))
+#define CONV_F8(X) ((double)(X))
+DEFINE_UPDATE(f4, float, CONV_F4)
+DEFINE_UPDATE(f8, double, CONV_F8)
+DEFINE_UPDATE(i8, uint64_t, ptl_gemm_scalar_to_u64)
+#undef CONV_F4
+#undef CONV_F8
+
+/* ---- dot products of contiguous engine-typed vectors, for gemv: *out = a . b ----
+ * 16 independent partial sums let gcc vectorize without reassociating a float sum. */
+
+#define DEFINE_DOT(ETAG, T)                                                               \
+    static void                                                                           \
+    dot_##ETAG(const void *a_, const void *b_, int64_t k, void *out)                      \
+    {                                                                                     \
+        const T *a = (const T *)a_, *b = (const T *)b_;                                   \
+        T acc[16] = {0}, sum = 0;                                                         \
+        int64_t p = 0;                                                                    \
+        for (; p + 16 <= k; p += 16) {                                                    \
+            for (int j = 0; j < 16; j++) {                                                \
+                acc[j] += a[p + j] * b[p + j];                                            \
+            }                                                                             \
+        }                                                                                 \
+        for (int j = 0; j < 16; j++) {                                                    \
+            sum += acc[j];                                                                \
+        }                                                                                 \
+        for (; p < k; p++) {                                                              \
+            sum += a[p] * b[p];                                                           \
+        }                                                                                 \
+        *(T *)out = sum;                                                                  \
+    }
+
+DEFINE_DOT(f4, float)
+DEFINE_DOT(f8, double)
+DEFINE_DOT(i8, uint64_t)
+
+/* acc[i] += sum over p < k of x[p] * a[p * lda + i] for i < n: a matrix-vector product whose
+ * columns are contiguous, four columns per pass over acc. */
+#define DEFINE_AXPY(ETAG, T)                                                              \
+    static void                                                                           \
+    axpy_##ETAG(const char *a_, int64_t lda, const void *x_, int64_t k, int64_t n,        \
+                void *acc_)                                                               \
+    {                                                                                     \
+        const T *a = (const T *)a_, *x = (const T *)x_;                                   \
+        T *acc = (T *)acc_;                                                               \
+        int64_t p = 0;                                                                    \
+        for (; p + 4 <= k; p += 4) {                                                      \
+            const T *a0 = a + p * lda, *a1 = a0 + lda, *a2 = a1 + lda, *a3 = a2 + lda;    \
+            const T x0 = x[p], x1 = x[p + 1], x2 = x[p + 2], x3 = x[p + 3];               \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                acc[i] += x0 * a0[i] + x1 * a1[i] + x2 * a2[i] + x3 * a3[i];              \
+            }                                                                             \
+        }                                                                                 \
+        for (; p < k; p++) {                                                              \
+            const T *ap = a + p * lda, xp = x[p];                                         \
+            for (int64_t i = 0; i < n; i++) {                                             \
+                acc[i] += xp * ap[i];                                                     \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DEFINE_AXPY(f4, float)
+DEFINE_AXPY(f8, double)
+DEFINE_AXPY(i8, uint64_t)
+
+/* Block sizes: an MC x KC block of A fits L2, a KC x NR sliver of B fits L1.  Every float
+ * engine cuts K at the same KC, so they all give the same bits (Note [GEMM blocking]). */
+#define F4_PACKS(F4)                                                                      \
+    {[PTL_DTYPE_FLOAT32] = F4, [PTL_DTYPE_FLOAT16] = pack_f4_f2,                          \
+     [PTL_DTYPE_BFLOAT16] = pack_f4_bf}
+static const GemmEngine engine_f4 = {
+    F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
+    kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
+};
+static const GemmEngine engine_f4_avx2 = {
+    F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
+    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), NULL, NULL,
+    half_f4_avx2, quarter_f4_avx2,
+};
+static const GemmEngine engine_f4_avx512 = {
+    F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
+    NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
+    tile4_f4_avx512, tile8_f4_avx512, half_f4_avx512, quarter_f4_avx512,
+};
+#undef F4_PACKS
+static const GemmEngine engine_f8 = {
+    F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
+    kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
+    NULL, NULL,
+};
+static const GemmEngine engine_f8_avx2 = {
+    F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
+    NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    NULL, NULL, half_f8_avx2, quarter_f8_avx2,
+};
+static const GemmEngine engine_f8_avx512 = {
+    F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
+    NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
+    tile4_f8_avx512, tile8_f8_avx512, half_f8_avx512, quarter_f8_avx512,
+};
+static const GemmEngine engine_i8 = {
+    I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
+    kernel_i8, NULL, update_i8, dot_i8, axpy_i8,
+    {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
+     [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
+     [PTL_DTYPE_INT64] = pack_i8_i8},
+    NULL, NULL, NULL, NULL,
+};
+
+/* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
+const GemmEngine *
+ptl_gemm_engine(PtlDtype dtype)
+{
+    PtlCpuCapability cap = ptl_cpu_capability();
+    if (dtype == PTL_DTYPE_FLOAT64) {
+        return cap >= PTL_CPU_AVX512 ? &engine_f8_avx512
+               : cap >= PTL_CPU_AVX2 ? &engine_f8_avx2
+                                     : &engine_f8;
+    }
+    if (ptl_dtype_is_floating(dtype)) {
+        return cap >= PTL_CPU_AVX512 ? &engine_f4_avx512
+               : cap >= PTL_CPU_AVX2 ? &engine_f4_avx2
+                                     : &engine_f4;
+    }
+    return ptl_dtype_is_integral(dtype, 0) ? &engine_i8 : NULL;
+}
