@@ -66,7 +66,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../tensor_iterator.h"
