@@ -39,8 +39,12 @@
 /* Big blocks are kept for exact-size reuse: a training loop allocates the same sizes every
  * step, and a fresh big block costs a page fault (and the kernel's zeroing) per page touched,
  * which for a 4 MB output is most of an elementwise op's time.  At most BIG_SLOTS blocks and
- * BIG_CACHE_MAX bytes are held; empty_cache() returns them. */
-#define BIG_SLOTS 16
+ * BIG_CACHE_MAX bytes are held, in the order they were freed; empty_cache() returns them.  An
+ * allocation takes the block of its size freed last, the likeliest to be still in the cache,
+ * and a full cache drops the one freed first.  A GPT block's backward frees more than 16
+ * activations of one size (the slots there were): the overflow went back to libc, and ~300
+ * pages a step were faulted in again. */
+#define BIG_SLOTS 64
 #define BIG_CACHE_MAX ((size_t)1 << 30)
 static struct {
     void *p;
@@ -208,10 +212,12 @@ cpu_alloc_block(size_t nbytes)
     size_t rounded = (nbytes + PTL_CPU_ALIGNMENT - 1) / PTL_CPU_ALIGNMENT * PTL_CPU_ALIGNMENT;
     void *p = NULL;
     lock();
-    for (int i = 0; i < big_len; i++) {
+    /* the most recently freed block of the size: the likeliest to be still in the cache */
+    for (int i = big_len - 1; i >= 0; i--) {
         if (big[i].n == rounded) {
             p = big[i].p;
-            big[i] = big[--big_len];
+            memmove(&big[i], &big[i + 1], sizeof(big[0]) * (size_t)(big_len - 1 - i));
+            big_len--;
             big_bytes -= rounded;
             break;
         }
@@ -304,10 +310,11 @@ cpu_free(void *ctx, void *ptr, size_t nbytes)
             if (evicted != NULL) {
                 break;
             }
+            /* the least recently freed block */
             evicted = big[0].p;
             big_bytes -= big[0].n;
             atomic_fetch_sub_explicit(&stat_cached, (int64_t)big[0].n, memory_order_relaxed);
-            big[0] = big[--big_len];
+            memmove(&big[0], &big[1], sizeof(big[0]) * (size_t)(--big_len));
         }
         if (big_bytes + rounded <= BIG_CACHE_MAX && big_len < BIG_SLOTS) {
             big[big_len].p = ptr;

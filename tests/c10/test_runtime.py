@@ -212,6 +212,33 @@ def test_device_objects():
 
 
 @pytest.mark.skipif(ptl.cuda.is_available(), reason="a CUDA device is present")
+@pytest.mark.skipif(not _C._alloc_stats()["caching"],
+                    reason="the allocator's caches are bypassed (PTL_NO_ALLOC_CACHE or a sanitized build)")
+def test_big_blocks_reuse_the_most_recently_freed_and_drop_the_oldest():
+    """An allocation takes the block of its size freed last (the likeliest still in the
+    cache); past BIG_SLOTS = 64 blocks the least recently freed one is returned to libc."""
+    _C._empty_cache()
+    n = 300_000                                   # 1.2 MB: a big block
+    a, b = ptl.empty(n), ptl.empty(n)
+    pa, pb = a.data_ptr(), b.data_ptr()
+    del a
+    del b
+    assert ptl.empty(n).data_ptr() == pb          # freed last, reused first
+    c, d = ptl.empty(n), ptl.empty(n)
+    assert {c.data_ptr(), d.data_ptr()} == {pa, pb}
+    del c, d
+    _C._empty_cache()
+    blocks = [ptl.empty(n) for _ in range(70)]
+    ptrs = [t.data_ptr() for t in blocks]
+    for i in range(70):
+        blocks[i] = None                          # freed in order 0, 1, ..., 69
+    assert _C._alloc_stats()["cached_bytes"] == 64 * n * 4
+    kept = [ptl.empty(n) for _ in range(64)]
+    assert [t.data_ptr() for t in kept] == ptrs[69:5:-1]   # newest first; 0..5 dropped
+    del kept
+    _C._empty_cache()
+
+
 def test_cuda_tensor_without_cuda_is_a_clear_error():
     with pytest.raises(RuntimeError, match="Torch not compiled with CUDA enabled|CUDA"):
         ptl.tensor([1.0], device="cuda")
