@@ -70,6 +70,9 @@ PtlStreamId ptl_cuda_current_stream_here(void);
 /* The process's pinned host allocator, created at the first call; NULL with PyTorch's
  * error when no CUDA device can pin memory. */
 PtlHostAllocator *ptl_cuda_host_allocator(void);
+/* Tests only: ptl_cuda_host_allocator() returns a (a fake device's; NULL: the real one
+ * again); a must outlive every storage pinned while it was in place. */
+void ptl_cuda_set_host_allocator_for_testing(PtlHostAllocator *a);
 /* A new storage of nbytes on the CPU in pinned memory (new ref), or NULL with an error. */
 struct PtlStorage *ptl_pinned_storage_new(size_t nbytes);
 /* 1 when the storage's bytes are pinned memory of the host allocator. */

@@ -61,9 +61,20 @@ create_host_allocator(void)
     }
 }
 
+static PtlHostAllocator *testing_host_allocator;
+
+void
+ptl_cuda_set_host_allocator_for_testing(PtlHostAllocator *a)
+{
+    testing_host_allocator = a;
+}
+
 PtlHostAllocator *
 ptl_cuda_host_allocator(void)
 {
+    if (testing_host_allocator != NULL) {
+        return testing_host_allocator;
+    }
     pthread_once(&host_allocator_once, create_host_allocator);
     if (host_allocator == NULL) {
         ptl_error_set(PTL_ERR_RUNTIME, "%s", host_allocator_error[0] != '\0'
@@ -98,16 +109,18 @@ ptl_pinned_storage_new(size_t nbytes)
     return s;
 }
 
+/* A storage of no bytes has no pinned block (PyTorch asks the driver about its NULL
+ * pointer), so it is not pinned. */
 int
 ptl_storage_is_pinned(const PtlStorage *s)
 {
-    return s->deleter == pinned_deleter;
+    return s->deleter == pinned_deleter && s->data != NULL;
 }
 
 int
 ptl_pinned_storage_record_stream(const PtlStorage *s, PtlStreamId stream)
 {
-    if (!ptl_storage_is_pinned(s) || s->data == NULL) {
+    if (!ptl_storage_is_pinned(s)) {
         return 0;
     }
     return ptl_host_allocator_record_stream(s->deleter_ctx, s->data, stream);

@@ -244,6 +244,17 @@ py_event_elapsed_time(PyObject *m, PyObject *args)
     return PyFloat_FromDouble(ms);
 }
 
+/* The tensor o (borrowed), or NULL with a TypeError. */
+static PtlTensorImpl *
+tensor_arg(PyObject *o)
+{
+    if (!PtlPyTensor_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "expected a Tensor, got %s", Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    return PTLPY_IMPL(o);
+}
+
 /* _pin_memory(tensor) -> a copy in pinned memory with the tensor's strides when it is dense
  * and non-overlapping (PyTorch's _pin_memory keeps them), else contiguous. */
 static PyObject *
@@ -252,7 +263,7 @@ py_pin_memory(PyObject *m, PyObject *arg)
     (void)m;
     int64_t strides[PTL_MAX_DIMS];
     size_t nbytes = 0;
-    PtlTensorImpl *src = ptlpy_to_impl(arg), *out = NULL;
+    PtlTensorImpl *src = tensor_arg(arg), *out = NULL;
     if (src == NULL) {
         return NULL;
     }
@@ -275,7 +286,7 @@ static PyObject *
 py_is_pinned(PyObject *m, PyObject *arg)
 {
     (void)m;
-    PtlTensorImpl *t = ptlpy_to_impl(arg);
+    PtlTensorImpl *t = tensor_arg(arg);
     if (t == NULL) {
         return NULL;
     }

@@ -750,6 +750,20 @@ py_cuda_host_allocator(PyObject *m, PyObject *unused)
     return wrap_host_allocator(alloc, NULL);
 }
 
+/* _C._cuda_set_host_allocator_for_testing(alloc or None): pinned memory comes from alloc (a
+ * _FakeHostAllocator, which the caller keeps alive while its pinned tensors live). */
+static PyObject *
+py_set_host_allocator_for_testing(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    if (arg != Py_None && !PyObject_TypeCheck(arg, &PtlPyHostAllocator_Type)) {
+        PyErr_SetString(PyExc_TypeError, "expected a _HostAllocator or None");
+        return NULL;
+    }
+    ptl_cuda_set_host_allocator_for_testing(arg == Py_None ? NULL : host_of(arg));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 py_cpu_memory_stats(PyObject *m, PyObject *unused)
 {
@@ -802,6 +816,7 @@ static PyMethodDef memory_functions[] = {
     {"_FakeHostAllocator", py_fake_host_allocator, METH_O,
      "_FakeHostAllocator(capacity) -> _HostAllocator (a testing hook)"},
     {"_cuda_host_allocator", py_cuda_host_allocator, METH_NOARGS, NULL},
+    {"_cuda_set_host_allocator_for_testing", py_set_host_allocator_for_testing, METH_O, NULL},
     {"_cpu_memory_stats", py_cpu_memory_stats, METH_NOARGS, NULL},
     {"_cpu_reset_peak_memory_stats", py_cpu_reset_peak, METH_NOARGS, NULL},
     {"_cpu_reset_accumulated_memory_stats", py_cpu_reset_accumulated, METH_NOARGS, NULL},
