@@ -465,8 +465,10 @@ class Tensor(_C.TensorBase):
             _C._cuda_lazy_init()   # raises: Note [CUDA and fork]
         if non_blocking and not same_device:
             # copy_ is asynchronous from pinned memory (Note [Asynchronous copies])
+            # and, as PyTorch's _to_copy, into pinned memory when it comes to the host
             from . import empty
-            out = empty(self.shape, dtype=dtype or self.dtype, device=device)
+            out = empty(self.shape, dtype=dtype or self.dtype, device=device,
+                        pin_memory=device.type == "cpu" and self.device.type == "cuda")
             return out.copy_(self, non_blocking=True)
         return _C._op("aten::_to_copy")(self, dtype=dtype, device=device)
 

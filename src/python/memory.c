@@ -22,6 +22,14 @@
 #include "../cuda/cuda_api.h"
 #include "../cuda/stream_api.h"
 
+/* What _CachingAllocator and _HostAllocator objects start with: the fake device's methods
+ * (complete, device_used) serve both. */
+typedef struct {
+    PyObject_HEAD
+    void *alloc;
+    PtlFakeDevice *fake;          /* owned; NULL for a real device */
+} PtlPyAllocatorHead;
+
 typedef struct {
     PyObject_HEAD
     PtlCachingAllocator *alloc;   /* owned when `owned`, else the CUDA backend's */
@@ -325,9 +333,10 @@ ca_get_memory_fraction(PyObject *o, PyObject *unused)
 static PtlFakeDevice *
 fake_of(PyObject *o)
 {
-    PtlFakeDevice *fake = ((PtlPyCachingAllocator *)o)->fake;
+    PtlFakeDevice *fake = ((PtlPyAllocatorHead *)o)->fake;
     if (fake == NULL) {
-        PyErr_SetString(PyExc_TypeError, "only a _FakeDeviceAllocator has a fake device");
+        PyErr_Format(PyExc_TypeError, "only a fake allocator has a fake device, not %s",
+                     Py_TYPE(o)->tp_name);
     }
     return fake;
 }
@@ -401,7 +410,7 @@ static PyTypeObject PtlPyCachingAllocator_Type = {
 typedef struct {
     PyObject_HEAD
     PtlHostAllocator *alloc;   /* owned when fake is set, else the process's */
-    PtlFakeDevice *fake;       /* owned; NULL for the CUDA host allocator */
+    PtlFakeDevice *fake;       /* owned; NULL for the CUDA host allocator (PtlPyAllocatorHead) */
 } PtlPyHostAllocator;
 
 static PyTypeObject PtlPyHostAllocator_Type;
@@ -545,40 +554,6 @@ ha_reset_accumulated(PyObject *o, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static PtlFakeDevice *
-host_fake_of(PyObject *o)
-{
-    PtlFakeDevice *fake = ((PtlPyHostAllocator *)o)->fake;
-    if (fake == NULL) {
-        PyErr_SetString(PyExc_TypeError, "only a _FakeHostAllocator has a fake device");
-    }
-    return fake;
-}
-
-static PyObject *
-ha_complete(PyObject *o, PyObject *arg)
-{
-    PtlFakeDevice *fake = host_fake_of(o);
-    PtlStreamId stream;
-    if (fake == NULL || !parse_stream(arg, &stream)) {
-        return NULL;
-    }
-    ptl_fake_device_complete(fake, stream);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-ha_device_used(PyObject *o, PyObject *unused)
-{
-    (void)unused;
-    PtlFakeDevice *fake = host_fake_of(o);
-    if (fake == NULL) {
-        return NULL;
-    }
-    return Py_BuildValue("{s:n,s:L}", "bytes", (Py_ssize_t)ptl_fake_device_used(fake),
-                         "live_events", (long long)ptl_fake_device_live_events(fake));
-}
-
 static PyMethodDef host_allocator_methods[] = {
     {"malloc", ha_malloc, METH_O, "malloc(nbytes) -> address (0 for nbytes 0)"},
     {"free", ha_free, METH_O, "free(address)"},
@@ -588,8 +563,8 @@ static PyMethodDef host_allocator_methods[] = {
     {"memory_stats", ha_memory_stats, METH_NOARGS, "host_memory_stats_as_nested_dict()"},
     {"reset_peak_memory_stats", ha_reset_peak, METH_NOARGS, NULL},
     {"reset_accumulated_memory_stats", ha_reset_accumulated, METH_NOARGS, NULL},
-    {"complete", ha_complete, METH_O, "complete(stream): the fake stream's work is done"},
-    {"device_used", ha_device_used, METH_NOARGS, "the fake device's bytes and live events"},
+    {"complete", ca_complete, METH_O, "complete(stream): the fake stream's work is done"},
+    {"device_used", ca_device_used, METH_NOARGS, "the fake device's bytes and live events"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -2,7 +2,7 @@
 device: PyTorch 2.13's CPU-only behaviour (the errors and warnings compared with torch's
 where torch is installed), and, with the fake device's host allocator standing in for
 cudaHostAlloc, the pinning itself (Note [Caching host allocator]).  The device side is in
-tests/cuda/test_cuda_streams.py."""
+tests/cuda/test_cuda_streams_device.py."""
 import collections
 import gc
 import re

@@ -42,7 +42,7 @@ from ...autograd.profiler import record_function
 from ...multiprocessing.reductions import recv_with_fds
 from . import _random
 from ._utils.collate import default_collate, default_convert
-from ._utils.pin_memory import PinMemoryIter
+from ._utils.pin_memory import PinMemoryIter, PinnedBatches
 from ._utils.worker import (ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration,
                             _worker_loop, create_fetcher)
 from .dataset import IterableDataset
@@ -201,8 +201,8 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self):
-        """The batches; with pin_memory=True and an accelerator, pinned by a pin thread
-        (_utils/pin_memory.py), without one unpinned after PyTorch's warning."""
+        """The batches; with pin_memory=True and an accelerator, pinned (by a pin thread with
+        workers: _utils/pin_memory.py), without one unpinned after PyTorch's warning."""
         pin = False
         if self.pin_memory:
             from ... import cuda
@@ -228,9 +228,11 @@ class DataLoader:
             batches = self._iterator
         else:
             batches = _MultiProcessingDataLoaderIter(self)
-        if pin:
-            prefetch = max(2, (self.prefetch_factor or 2) * max(1, self.num_workers))
-            batches = self._pin_iter = PinMemoryIter(batches, prefetch, "cuda")
+        if pin and self.num_workers == 0:
+            batches = PinnedBatches(batches, "cuda")
+        elif pin:
+            batches = self._pin_iter = PinMemoryIter(
+                batches, (self.prefetch_factor or 2) * self.num_workers, "cuda")
         return batches
 
     def __len__(self):
