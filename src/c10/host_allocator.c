@@ -263,14 +263,16 @@ ptl_host_allocator_malloc(PtlHostAllocator *a, size_t nbytes)
     else {
         b = block_new(a, (size_t)1 << k);
     }
+    void *p = NULL;
     if (b != NULL) {
         b->allocated = 1;
         b->next_free = NULL;
         ptl_stat_update(&a->stats.active_requests, 1);
         ptl_stat_update(&a->stats.active_bytes, (int64_t)b->size);
+        p = b->ptr;
     }
     pthread_mutex_unlock(&a->mutex);
-    return b == NULL ? NULL : b->ptr;
+    return p;
 }
 
 /* The live block at ptr, or NULL with PyTorch's invalid pointer error. */

@@ -76,6 +76,13 @@ def test_queries_without_a_device(case):
         assert call(torch) == result
 
 
+def test_host_stat_resets_raise_the_no_cuda_error():
+    # PyTorch's CPU-only build fails there with an AttributeError: the clear error instead
+    for name in ("reset_peak_host_memory_stats", "reset_accumulated_host_memory_stats"):
+        with pytest.raises(NO_CUDA_ERROR[0], match=NO_CUDA_ERROR[1]):
+            getattr(ptl.cuda, name)()
+
+
 def test_stream_context_with_a_stream_is_a_no_op_without_a_device():
     for t in [ptl] + ([torch] if torch is not None else []):
         ctx = t.cuda.StreamContext(None)
