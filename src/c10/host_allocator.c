@@ -45,10 +45,7 @@ typedef struct HostBlock {
     struct HostBlock *next_free; /* its size class's free list */
 } HostBlock;
 
-typedef struct HostEvent {
-    void *event;
-    HostBlock *block;
-} HostEvent;
+typedef PtlPendingEvent HostEvent;   /* block: a HostBlock */
 
 struct PtlHostAllocator {
     pthread_mutex_t mutex;
@@ -155,26 +152,21 @@ block_destroy(PtlHostAllocator *a, HostBlock *b)
     free(b);
 }
 
+static void
+event_done(void *owner, void *block)
+{
+    HostBlock *b = block;
+    if (--b->event_count == 0) {
+        block_cache(owner, b);
+    }
+}
+
 /* Caches the blocks whose events have all completed (or, with wait, waits for them). */
 static void
 process_events(PtlHostAllocator *a, int wait)
 {
-    int64_t kept = 0;
-    for (int64_t i = 0; i < a->nevents; i++) {
-        HostEvent e = a->events[i];
-        if (wait) {
-            a->ops->event_synchronize(a->ctx, e.event);
-        }
-        else if (a->ops->event_query(a->ctx, e.event) != 1) {
-            a->events[kept++] = e;
-            continue;
-        }
-        a->ops->event_destroy(a->ctx, e.event);
-        if (--e.block->event_count == 0) {
-            block_cache(a, e.block);
-        }
-    }
-    a->nevents = kept;
+    a->nevents = ptl_pending_events_process(a->ops, a->ctx, a->events, a->nevents, wait,
+                                            event_done, a);
 }
 
 PtlHostAllocator *
