@@ -86,3 +86,33 @@ def test_gemm_square(benchmark, impl, dtype):
     a = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
     b = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
     run_synchronised(benchmark, lambda: lib.mm(a, b), sync)
+
+
+COPY_NUMEL = 1 << 24   # float32: 64 MiB per host-to-device copy
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("pinned", [True, False], ids=["pinned", "pageable"])
+def test_host_to_device_copy(benchmark, impl, pinned):
+    """x.to("cuda", non_blocking=True) of 64 MiB, synchronised: from pinned memory one
+    cudaMemcpyAsync at the link's speed, from pageable memory CUDA's staged copy (Note
+    [Asynchronous copies] in src/cuda/register_cuda.c)."""
+    benchmark.group = f"host to device copy 64 MiB, {'pinned' if pinned else 'pageable'}"
+    lib, sync = library(impl)
+    x = lib.ones(COPY_NUMEL)
+    x = x.pin_memory() if pinned else x
+    run_synchronised(benchmark, lambda: x.to("cuda", non_blocking=True), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_event_record_and_query(benchmark, impl):
+    """Event.record() on the current stream and query(): the per-step cost of timing."""
+    benchmark.group = "cuda Event record + query"
+    lib, _ = library(impl)
+    ev = lib.cuda.Event()
+
+    def step():
+        ev.record()
+        ev.query()
+    step()
+    benchmark(step)

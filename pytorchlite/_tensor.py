@@ -180,17 +180,43 @@ class Tensor(_C.TensorBase):
         return self.device.type != "cpu" or _C._is_shared(self)
 
     def pin_memory(self, device=None):
-        """A copy in page-locked host memory.  Without an accelerator PyTorch raises, and so do
-        we; pinned host memory itself is not implemented yet."""
+        """A copy in page-locked host memory from the pinned host allocator (self when it is
+        pinned already), so that a copy to the device with non_blocking=True is
+        asynchronous.  Without an accelerator PyTorch raises, and so do we."""
         from . import cuda
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.pin_memory() is deprecated. Please "
+                          "do not pass this argument.", DeprecationWarning, stacklevel=2)
+            if _C.device(device).type != "cuda":
+                raise RuntimeError(f"{_C.device(device).type.upper()} device type not an "
+                                   "accelerator.")
         if not cuda.is_available():
             raise RuntimeError("Cannot access accelerator device when none is available.")
-        cuda._lazy_init()
-        raise NotImplementedError("pin_memory(): page-locked host memory is not implemented "
-                                  "in pytorchlite yet")
+        if self.device.type != "cpu" or self._sparse_info() is not None:
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be "
+                               "pinned")
+        if _C._is_pinned(self):
+            return self
+        return _C._pin_memory(self)
 
     def is_pinned(self, device=None):
-        return False
+        """True when the tensor's memory is pinned host memory (Tensor.pin_memory)."""
+        if device is not None:
+            warnings.warn("The argument 'device' of Tensor.is_pinned() is deprecated. Please "
+                          "do not pass this argument.", DeprecationWarning, stacklevel=2)
+        return self.device.type == "cpu" and self._sparse_info() is None and _C._is_pinned(self)
+
+    def record_stream(self, stream):
+        """Marks the tensor's memory as used by the work queued on stream, so the caching
+        allocator does not reuse it, once freed, before that work is done."""
+        from .cuda import memory, streams
+        if not isinstance(stream, streams.Stream):
+            raise RuntimeError("unknown parameter type")
+        if self.device.type != "cuda":
+            raise NotImplementedError("Could not run 'aten::record_stream' with arguments from "
+                                      f"the '{self.device.type.upper()}' backend.")
+        memory._allocator(self.device.index, init=True).record_stream(
+            self.untyped_storage().data_ptr(), stream.cuda_stream)
 
     # ---- device, layout and dtype flags ----
     @property
@@ -414,7 +440,7 @@ class Tensor(_C.TensorBase):
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
+        non_blocking = kwargs.pop("non_blocking", False)
         kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -426,7 +452,7 @@ class Tensor(_C.TensorBase):
             elif isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
             elif isinstance(a, bool):
-                continue
+                continue   # non_blocking and copy by position: only keywords are honoured
             else:
                 raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
         if device is not None and not isinstance(device, _C.device):
@@ -437,6 +463,13 @@ class Tensor(_C.TensorBase):
             return self
         if device is not None and device.type == "cuda" and _C._cuda_in_bad_fork():
             _C._cuda_lazy_init()   # raises: Note [CUDA and fork]
+        if non_blocking and not same_device:
+            # copy_ is asynchronous from pinned memory (Note [Asynchronous copies])
+            # and, as PyTorch's _to_copy, into pinned memory when it comes to the host
+            from . import empty
+            out = empty(self.shape, dtype=dtype or self.dtype, device=device,
+                        pin_memory=device.type == "cpu" and self.device.type == "cuda")
+            return out.copy_(self, non_blocking=True)
         return _C._op("aten::_to_copy")(self, dtype=dtype, device=device)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
@@ -453,7 +486,7 @@ class Tensor(_C.TensorBase):
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
-        return self.to("cuda" if device is None else device)
+        return self.to("cuda" if device is None else device, non_blocking=non_blocking)
 
     def float(self):
         return self.to(_C.float32)

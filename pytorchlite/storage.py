@@ -135,7 +135,17 @@ class UntypedStorage(_C.StorageBase):
         return UntypedStorage(self._byte_tensor().cpu().tolist())
 
     def is_pinned(self, device="cuda"):
-        return False
+        """True when the bytes are pinned host memory (pin_memory)."""
+        return self.device.type == "cpu" and self._byte_tensor().is_pinned()
+
+    def pin_memory(self, device="cuda"):
+        """A copy in pinned host memory (self when pinned already); PyTorch's errors without
+        an accelerator (Tensor.pin_memory)."""
+        if self.device.type != "cpu":
+            raise TypeError(f"cannot pin 'torch.{self.device.type}.UntypedStorage' only CPU "
+                            "memory can be pinned")
+        pinned = self._byte_tensor().pin_memory()
+        return self if self.is_pinned() else UntypedStorage._of(pinned)
 
     def __repr__(self):
         return _storage_repr(self.tolist(), f"UntypedStorage(device={self.device})",
@@ -271,7 +281,12 @@ class TypedStorage:
         return self
 
     def is_pinned(self, device="cuda"):
-        return False
+        return self._untyped_storage.is_pinned(device)
+
+    def pin_memory(self, device="cuda"):
+        """A TypedStorage over a pinned copy of the bytes (UntypedStorage.pin_memory)."""
+        return TypedStorage(wrap_storage=self._untyped_storage.pin_memory(device),
+                            dtype=self.dtype)
 
     def __repr__(self):
         return _storage_repr(self.tolist(),

@@ -50,7 +50,8 @@ PYTEST=("$PY" -m pytest -q -rs -p no:cacheprovider -o addopts="")
 step build 240 env PTL_CUDA=1 "$PY" setup.py build_ext --inplace
 step cuda-build-checks 120 "${PYTEST[@]}" tests/source/test_cuda_build.py
 step tests-cuda 120 "${PYTEST[@]}" tests/cuda
-step allocator-fake 120 "${PYTEST[@]}" tests/c10/test_caching_allocator.py
+step allocator-fake 120 "${PYTEST[@]}" tests/c10/test_caching_allocator.py \
+    tests/c10/test_host_allocator.py
 step benchmarks-cuda 120 "${PYTEST[@]}" benchmarks/test_bench_cuda.py --benchmark-enable \
     --benchmark-min-time=0.05
 

@@ -205,12 +205,74 @@ def set_rng_state_all(new_states):
     _lazy_init()
 
 
+def current_stream(device=None):
+    """The calling thread's current stream on device (the current device for None): the
+    default stream until set_stream or a `with stream(s)` block changes it."""
+    _lazy_init()
+    index = _get_device_index(device, optional=True)
+    return Stream(stream_id=_C._cuda_current_stream(index), device_index=index)
+
+
+def default_stream(device=None):
+    """The legacy default stream (cuda_stream 0) of device."""
+    _lazy_init()
+    return Stream(stream_id=0, device_index=_get_device_index(device, optional=True))
+
+
+def set_stream(stream):
+    """Makes stream the calling thread's current stream, and its device the current device,
+    as PyTorch's; None does nothing.  Prefer the stream() context manager."""
+    if stream is None:
+        return
+    if current_device() != stream.device_index:
+        _C._cuda_set_device(stream.device_index)
+    _C._cuda_set_current_stream(stream.device_index, stream.cuda_stream)
+
+
+class StreamContext:
+    """Makes a stream current inside the block (and restores the previous ones, on its
+    device and the current device, on the way out).  A no-op for None or where no device is
+    present, as PyTorch's."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.idx = current_device() if stream is not None and device_count() > 0 else -1
+        self.src_prev_stream = None
+        self.dst_prev_stream = None
+
+    def __enter__(self):
+        cur_stream = self.stream
+        if cur_stream is None or self.idx == -1:
+            return
+        self.src_prev_stream = current_stream(None)
+        if self.src_prev_stream.device != cur_stream.device:
+            with device(cur_stream.device):
+                self.dst_prev_stream = current_stream(cur_stream.device)
+        set_stream(cur_stream)
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        cur_stream = self.stream
+        if cur_stream is None or self.idx == -1:
+            return
+        if self.src_prev_stream.device != cur_stream.device:
+            set_stream(self.dst_prev_stream)
+        set_stream(self.src_prev_stream)
+
+
+def stream(stream):
+    """The StreamContext of stream: `with torch.cuda.stream(s):` queues the block's work on
+    s."""
+    return StreamContext(stream)
+
+
 from ..amp import cuda_aliases as amp  # noqa: E402  (torch.cuda.amp, deprecated spellings)
+from .streams import Event, ExternalStream, Stream  # noqa: E402
 from . import memory  # noqa: E402
 from .memory import (  # noqa: E402,F401
     caching_allocator_alloc, caching_allocator_delete, empty_cache, get_allocator_backend,
-    get_per_process_memory_fraction, max_memory_allocated, max_memory_cached,
-    max_memory_reserved, mem_get_info, memory_allocated, memory_cached, memory_reserved,
-    memory_snapshot, memory_stats, memory_stats_as_nested_dict, memory_summary,
+    get_per_process_memory_fraction, host_memory_stats, host_memory_stats_as_nested_dict,
+    max_memory_allocated, max_memory_cached, max_memory_reserved, mem_get_info,
+    memory_allocated, memory_cached, memory_reserved, memory_snapshot, memory_stats,
+    memory_stats_as_nested_dict, memory_summary, reset_accumulated_host_memory_stats,
     reset_accumulated_memory_stats, reset_max_memory_allocated, reset_max_memory_cached,
-    reset_peak_memory_stats, set_per_process_memory_fraction)
+    reset_peak_host_memory_stats, reset_peak_memory_stats, set_per_process_memory_fraction)

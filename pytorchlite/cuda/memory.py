@@ -137,12 +137,49 @@ def get_per_process_memory_fraction(device=None):
     return _allocator(device, init=True).get_memory_fraction()
 
 
+def _host_allocator():
+    """The pinned host allocator (Note [Caching host allocator] in src/c10/host_allocator.c),
+    or None while CUDA is not initialised.  Tests put a _C._FakeHostAllocator in its place."""
+    return _C._cuda_host_allocator() if is_initialized() else None
+
+
+def host_memory_stats_as_nested_dict():
+    """host_memory_stats() as nested dicts (empty before CUDA is initialised)."""
+    alloc = _host_allocator()
+    return {} if alloc is None else alloc.memory_stats()
+
+
+def host_memory_stats():
+    """The pinned host allocator's statistics as one OrderedDict sorted by key:
+    "allocations.current", "active_bytes.peak", "num_host_alloc", "host_alloc_time.avg", ...
+    (PyTorch's; see Note [Caching host allocator])."""
+    items = []
+    _flatten("", host_memory_stats_as_nested_dict(), items)
+    items.sort()
+    return collections.OrderedDict(items)
+
+
+def reset_peak_host_memory_stats():
+    """Every "peak" host statistic becomes its current value."""
+    _lazy_init()
+    _host_allocator().reset_peak_memory_stats()
+
+
+def reset_accumulated_host_memory_stats():
+    """The host statistics' "allocated"/"freed" sums and the counters become 0."""
+    _lazy_init()
+    _host_allocator().reset_accumulated_memory_stats()
+
+
 def caching_allocator_alloc(size, device=None, stream=None):
     """A raw block of size bytes from the allocator, as an address (free it with
     caching_allocator_delete)."""
     alloc = _allocator(device, init=True)
     if stream is None:
         stream = 0
+    from .streams import Stream
+    if isinstance(stream, Stream):
+        stream = stream.cuda_stream
     if isinstance(stream, bool) or not isinstance(stream, int):
         raise TypeError("Invalid type for stream argument, must be `torch.cuda.Stream` or "
                         "`int` representing a pointer to a existing stream")

@@ -70,10 +70,7 @@ typedef struct BlockSet {
     int64_t n, cap;
 } BlockSet;
 
-typedef struct PendingEvent {
-    void *event;
-    Block *block;
-} PendingEvent;
+typedef PtlPendingEvent PendingEvent;   /* block: a Block */
 
 struct PtlCachingAllocator {
     pthread_mutex_t mutex;
@@ -375,27 +372,43 @@ block_free(PtlCachingAllocator *a, Block *b)
     ptl_stat_update_pool(a->stats.requested_bytes, t, -(int64_t)requested);
 }
 
+int64_t
+ptl_pending_events_process(const PtlDeviceMemoryOps *ops, void *ctx, PtlPendingEvent *events,
+                           int64_t n, int wait, void (*done)(void *owner, void *block),
+                           void *owner)
+{
+    int64_t kept = 0;
+    for (int64_t i = 0; i < n; i++) {
+        PtlPendingEvent e = events[i];
+        if (wait) {
+            ops->event_synchronize(ctx, e.event);
+        }
+        else if (ops->event_query(ctx, e.event) != 1) {
+            events[kept++] = e;
+            continue;
+        }
+        ops->event_destroy(ctx, e.event);
+        done(owner, e.block);
+    }
+    return kept;
+}
+
+static void
+event_done(void *owner, void *block)
+{
+    Block *b = block;
+    if (--b->event_count == 0) {
+        block_free(owner, b);
+    }
+}
+
 /* Frees the blocks whose record_stream events have all completed (or, with wait, waits for
  * every event first). */
 static void
 process_events(PtlCachingAllocator *a, int wait)
 {
-    int64_t kept = 0;
-    for (int64_t i = 0; i < a->nevents; i++) {
-        PendingEvent e = a->events[i];
-        if (wait) {
-            a->ops->event_synchronize(a->ctx, e.event);
-        }
-        else if (a->ops->event_query(a->ctx, e.event) != 1) {
-            a->events[kept++] = e;
-            continue;
-        }
-        a->ops->event_destroy(a->ctx, e.event);
-        if (--e.block->event_count == 0) {
-            block_free(a, e.block);
-        }
-    }
-    a->nevents = kept;
+    a->nevents = ptl_pending_events_process(a->ops, a->ctx, a->events, a->nevents, wait,
+                                            event_done, a);
 }
 
 /* Waits for the pending events and gives every whole free segment back; with

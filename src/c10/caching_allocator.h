@@ -36,6 +36,21 @@ typedef struct PtlDeviceMemoryOps {
     void (*event_destroy)(void *ctx, void *event);
 } PtlDeviceMemoryOps;
 
+/* An event recorded on a stream that used a freed block (record_stream): the block is
+ * reusable once all of its events have completed.  block is the allocator's own type. */
+typedef struct PtlPendingEvent {
+    void *event;
+    void *block;
+} PtlPendingEvent;
+
+/* Polls the n events in order (with wait, waits for each instead), destroys the completed
+ * ones and calls done(owner, block) for each; the others stay at the front, in order.
+ * Returns how many stay.  Shared by the device and the host caching allocators; called with
+ * the allocator's mutex held. */
+int64_t ptl_pending_events_process(const PtlDeviceMemoryOps *ops, void *ctx,
+                                   PtlPendingEvent *events, int64_t n, int wait,
+                                   void (*done)(void *owner, void *block), void *owner);
+
 /* The settings of PTL_CUDA_ALLOC_CONF (PYTORCH_CUDA_ALLOC_CONF's syntax), 0 meaning unset. */
 typedef struct PtlAllocatorConf {
     size_t max_split_size;                /* bytes; SIZE_MAX when unset */

@@ -12,6 +12,7 @@
 #include "../c10/caching_allocator.h"
 #include "../c10/error.h"
 #include "cuda_api.h"
+#include "stream_api.h"
 
 #define MAX_DEVICES 64
 
@@ -146,8 +147,8 @@ static const PtlDeviceMemoryOps cuda_ops = {
     device_event_query, device_event_synchronize, device_event_destroy,
 };
 
-// The PtlAllocator of CUDA storages: the current device's allocator, on the default stream
-// (streams come with the stream API).
+// The PtlAllocator of CUDA storages: the current device's allocator, for the thread's current
+// stream there (Note [Current stream] in stream_state.c).
 static void *
 cuda_storage_alloc(void *ctx, size_t nbytes)
 {
@@ -158,7 +159,8 @@ cuda_storage_alloc(void *ctx, size_t nbytes)
         ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: no current device");
         return NULL;
     }
-    return ptl_caching_allocator_malloc(allocators[device], nbytes, 0);
+    return ptl_caching_allocator_malloc(allocators[device], nbytes,
+                                        ptl_cuda_current_stream(device));
 }
 
 // A pointer belongs to the allocator of the device it was allocated on: the current one

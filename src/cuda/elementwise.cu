@@ -22,6 +22,7 @@
 #include "../c10/dtype.h"
 #include "../c10/error.h"
 #include "cuda_api.h"
+#include "launch_check.h"
 #include "launch_geometry.h"
 
 #define PTL_CUDA_CHECK(EXPR)                                                               \
@@ -183,6 +184,7 @@ template <int OP, typename T>
 static int
 launch_pointwise(const PtlCudaLoopArgs *a, const double *p)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     Params params = {{p != NULL ? p[0] : 0.0, p != NULL ? p[1] : 0.0}};
     PtlCudaLaunch l = ptl_cuda_launch_for(a, (int64_t)sizeof(T), max_blocks());
     if (l.grid == 0) {
@@ -193,19 +195,19 @@ launch_pointwise(const PtlCudaLoopArgs *a, const double *p)
     // eight per load only for two-byte types (16 bytes); the other instantiation is unused
     constexpr int eight = sizeof(T) <= 2 ? 8 : 1;
     if (!contiguous) {
-        pointwise_strided_kernel<OP, T><<<grid, block>>>(*a, params);
+        pointwise_strided_kernel<OP, T><<<grid, block, 0, stream>>>(*a, params);
     }
     else if (l.vec >= 8 && sizeof(T) <= 2) {
-        pointwise_contiguous_kernel<OP, T, eight><<<grid, block>>>(*a, params);
+        pointwise_contiguous_kernel<OP, T, eight><<<grid, block, 0, stream>>>(*a, params);
     }
     else if (l.vec >= 4 && sizeof(T) <= 4) {
-        pointwise_contiguous_kernel<OP, T, 4><<<grid, block>>>(*a, params);
+        pointwise_contiguous_kernel<OP, T, 4><<<grid, block, 0, stream>>>(*a, params);
     }
     else if (l.vec >= 2) {
-        pointwise_contiguous_kernel<OP, T, 2><<<grid, block>>>(*a, params);
+        pointwise_contiguous_kernel<OP, T, 2><<<grid, block, 0, stream>>>(*a, params);
     }
     else {
-        pointwise_contiguous_kernel<OP, T, 1><<<grid, block>>>(*a, params);
+        pointwise_contiguous_kernel<OP, T, 1><<<grid, block, 0, stream>>>(*a, params);
     }
     PTL_CUDA_CHECK(cudaGetLastError());
     return 0;
@@ -310,11 +312,12 @@ copy_kernel(PtlCudaLoopArgs a)
 extern "C" int
 ptl_cuda_copy(const PtlCudaLoopArgs *a)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     const int64_t grid = ptl_cuda_grid_for(a->numel, max_blocks());
     if (grid == 0) {
         return 0;
     }
-    copy_kernel<<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE>>>(*a);
+    copy_kernel<<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE, 0, stream>>>(*a);
     PTL_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
@@ -340,6 +343,7 @@ fill_kernel(PtlCudaLoopArgs a, FillValue v, int itemsize)
 extern "C" int
 ptl_cuda_fill(const PtlCudaLoopArgs *a, const void *value, int64_t itemsize)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     FillValue v;
     const int64_t grid = ptl_cuda_grid_for(a->numel, max_blocks());
     if (grid == 0) {
@@ -350,22 +354,23 @@ ptl_cuda_fill(const PtlCudaLoopArgs *a, const void *value, int64_t itemsize)
                              (long long)itemsize);
     }
     memcpy(v.bytes, value, (size_t)itemsize);
-    fill_kernel<<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE>>>(*a, v, (int)itemsize);
+    fill_kernel<<<(unsigned)grid, PTL_CUDA_BLOCK_SIZE, 0, stream>>>(*a, v, (int)itemsize);
     PTL_CUDA_CHECK(cudaGetLastError());
     return 0;
 }
 
+// On the current stream, then waited for: the copy comes after the work queued there, which
+// cudaMemcpy (the legacy stream) would not wait for on a non-blocking pool stream.
 extern "C" int
 ptl_cuda_memcpy(void *dst, int dst_on_device, const void *src, int src_on_device,
                 size_t nbytes)
 {
-    cudaMemcpyKind kind = dst_on_device ? (src_on_device ? cudaMemcpyDeviceToDevice
-                                                         : cudaMemcpyHostToDevice)
-                                        : (src_on_device ? cudaMemcpyDeviceToHost
-                                                         : cudaMemcpyHostToHost);
+    PtlStreamId stream = ptl_cuda_current_stream_here();
     if (nbytes == 0) {
         return 0;
     }
-    PTL_CUDA_CHECK(cudaMemcpy(dst, src, nbytes, kind));
-    return 0;
+    if (ptl_cuda_memcpy_async(dst, dst_on_device, src, src_on_device, nbytes, stream) < 0) {
+        return -1;
+    }
+    return ptl_cuda_stream_synchronize(stream);
 }

@@ -197,6 +197,7 @@ gemm_tensor_core(PtlDeviceGemmArgs a, PtlCudaGemmPlan p)
 extern "C" int
 ptl_cuda_gemm_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *p)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     dim3 grid((unsigned)p->grid_x, (unsigned)p->grid_y, (unsigned)p->grid_z);
     if (p->grid_x > INT32_MAX) {
         return ptl_error_set(PTL_ERR_RUNTIME, "mm: %lld columns are too many for one launch",
@@ -205,21 +206,21 @@ ptl_cuda_gemm_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *p)
     switch (p->kind) {
     case PTL_CUDA_GEMM_TENSOR_CORE:
         if (a->dtype == PTL_DTYPE_FLOAT16) {
-            gemm_tensor_core<__half><<<grid, p->threads>>>(*a, *p);
+            gemm_tensor_core<__half><<<grid, p->threads, 0, stream>>>(*a, *p);
         }
         else {
-            gemm_tensor_core<__nv_bfloat16><<<grid, p->threads>>>(*a, *p);
+            gemm_tensor_core<__nv_bfloat16><<<grid, p->threads, 0, stream>>>(*a, *p);
         }
         break;
     case PTL_CUDA_GEMM_SIMT_LARGE:
-        gemm_simt<float, 128, 64, 16, 8, 4><<<grid, p->threads>>>(*a, *p);
+        gemm_simt<float, 128, 64, 16, 8, 4><<<grid, p->threads, 0, stream>>>(*a, *p);
         break;
     default:
         if (a->dtype == PTL_DTYPE_FLOAT32) {
-            gemm_simt<float, 64, 64, 16, 4, 4><<<grid, p->threads>>>(*a, *p);
+            gemm_simt<float, 64, 64, 16, 4, 4><<<grid, p->threads, 0, stream>>>(*a, *p);
         }
         else {
-            gemm_simt<double, 64, 64, 16, 4, 4><<<grid, p->threads>>>(*a, *p);
+            gemm_simt<double, 64, 64, 16, 4, 4><<<grid, p->threads, 0, stream>>>(*a, *p);
         }
         break;
     }

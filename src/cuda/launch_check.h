@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "../c10/error.h"
+#include "stream_api.h"
 
 #define PTL_CUDA_CHECK_LAUNCH()                                                            \
     do {                                                                                   \
@@ -16,5 +17,13 @@
                                  cudaGetErrorString(err_), __FILE__, __LINE__);            \
         }                                                                                  \
     } while (0)
+
+// The stream kernels launch on: the calling thread's current stream of the current device
+// (Note [Current stream] in stream_state.c).
+static inline cudaStream_t
+ptl_cuda_launch_stream(void)
+{
+    return (cudaStream_t)ptl_cuda_current_stream_here();
+}
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "block_reduce.cuh"
 #include "cuda_api.h"
+#include "launch_check.h"
 #include "nn_plan.h"
 
 // j over [0, n) as a grid-stride loop: thread t of block x takes x block + t, then a grid's
@@ -74,16 +75,18 @@ extern "C" int
 ptl_cuda_layer_norm_launch(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *plan,
                            double *ws)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     if (a->pass != PTL_DEVICE_LN_BACKWARD_DW) {
-        layer_norm_rows<<<(unsigned)plan->grid, (unsigned)plan->block>>>(*a);
+        layer_norm_rows<<<(unsigned)plan->grid, (unsigned)plan->block, 0, stream>>>(*a);
         PTL_CUDA_CHECK_LAUNCH();
         return 0;
     }
     const dim3 grid((unsigned)plan->grid, (unsigned)plan->nsplit);
-    layer_norm_columns<<<grid, (unsigned)plan->block>>>(*a, plan->chunk, plan->nsplit, ws);
+    layer_norm_columns<<<grid, (unsigned)plan->block, 0, stream>>>(*a, plan->chunk,
+                                                                  plan->nsplit, ws);
     PTL_CUDA_CHECK_LAUNCH();
     if (plan->nsplit > 1) {
-        layer_norm_columns_finish<<<(unsigned)plan->grid, (unsigned)plan->block>>>(
+        layer_norm_columns_finish<<<(unsigned)plan->grid, (unsigned)plan->block, 0, stream>>>(
             *a, plan->nsplit, ws);
         PTL_CUDA_CHECK_LAUNCH();
     }
@@ -134,19 +137,20 @@ extern "C" int
 ptl_cuda_nll_launch(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block,
                     const PtlCudaNnPlan *elems, int64_t *ws)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     if (!a->backward && a->reduction == 0) {
         if (elems->grid > 0) {
-            nll_forward_none<<<(unsigned)elems->grid, (unsigned)elems->block>>>(*a, ws);
+            nll_forward_none<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(*a, ws);
             PTL_CUDA_CHECK_LAUNCH();
         }
         return 0;
     }
     if (a->reduction != 0) {
-        nll_block_sum<<<1, (unsigned)block->block>>>(*a, ws);
+        nll_block_sum<<<1, (unsigned)block->block, 0, stream>>>(*a, ws);
         PTL_CUDA_CHECK_LAUNCH();
     }
     if (a->backward && elems->grid > 0) {
-        nll_grad<<<(unsigned)elems->grid, (unsigned)elems->block>>>(*a, ws);
+        nll_grad<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(*a, ws);
         PTL_CUDA_CHECK_LAUNCH();
     }
     return 0;
@@ -190,16 +194,18 @@ extern "C" int
 ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
                           const PtlCudaNnPlan *elems, int64_t chunk, int64_t *ws)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     if (!a->backward) {
-        embedding_gather<<<(unsigned)elems->grid, (unsigned)elems->block>>>(*a, ws);
+        embedding_gather<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(*a, ws);
         PTL_CUDA_CHECK_LAUNCH();
         return 0;
     }
     if (a->scale && count->grid > 0) {
-        embedding_count<<<(unsigned)count->grid, (unsigned)count->block>>>(*a, ws);
+        embedding_count<<<(unsigned)count->grid, (unsigned)count->block, 0, stream>>>(*a, ws);
         PTL_CUDA_CHECK_LAUNCH();
     }
-    embedding_accumulate<<<(unsigned)elems->grid, (unsigned)elems->block>>>(*a, chunk, ws);
+    embedding_accumulate<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(
+        *a, chunk, ws);
     PTL_CUDA_CHECK_LAUNCH();
     return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "../c10/error.h"
 #include "cuda_api.h"
+#include "launch_check.h"
 #include "block_reduce.cuh"
 #include "reduce_plan.h"
 
@@ -73,16 +74,18 @@ template <int KIND>
 static int
 launch_reduce(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *plan, PtlRedAcc *ws)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     const dim3 grid((unsigned)plan->grid, (unsigned)plan->nsplit), block((unsigned)plan->block);
     if (plan->layout == PTL_CUDA_LAYOUT_BLOCK_PER_OUTPUT) {
-        reduce_block_per_output<KIND><<<grid, block>>>(*a, *plan, ws);
+        reduce_block_per_output<KIND><<<grid, block, 0, stream>>>(*a, *plan, ws);
     }
     else {
-        reduce_thread_per_output<KIND><<<grid, block>>>(*a, *plan, ws);
+        reduce_thread_per_output<KIND><<<grid, block, 0, stream>>>(*a, *plan, ws);
     }
     PTL_CUDA_CHECK_LAUNCH();
     if (plan->nsplit > 1) {
-        reduce_finish_split<KIND><<<(unsigned)plan->finish_grid, (unsigned)plan->block>>>(
+        reduce_finish_split<KIND>
+            <<<(unsigned)plan->finish_grid, (unsigned)plan->block, 0, stream>>>(
             *a, plan->nsplit, ws);
         PTL_CUDA_CHECK_LAUNCH();
     }
@@ -145,11 +148,12 @@ softmax_thread_per_line(PtlDeviceSoftmaxArgs a)
 extern "C" int
 ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan *plan)
 {
+    cudaStream_t stream = ptl_cuda_launch_stream();
     if (plan->layout == PTL_CUDA_LAYOUT_BLOCK_PER_OUTPUT) {
-        softmax_block_per_line<<<(unsigned)plan->grid, (unsigned)plan->block>>>(*a);
+        softmax_block_per_line<<<(unsigned)plan->grid, (unsigned)plan->block, 0, stream>>>(*a);
     }
     else {
-        softmax_thread_per_line<<<(unsigned)plan->grid, (unsigned)plan->block>>>(*a);
+        softmax_thread_per_line<<<(unsigned)plan->grid, (unsigned)plan->block, 0, stream>>>(*a);
     }
     PTL_CUDA_CHECK_LAUNCH();
     return 0;

@@ -7,6 +7,7 @@
  * kernels (shared_with_cpu).  A CPU-only build registers nothing. */
 #include "cuda_api.h"
 #include "gemm_plan.h"
+#include "stream_api.h"
 
 #include <string.h>
 
@@ -283,8 +284,38 @@ done:
     return rc;
 }
 
-/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False): every copy with a CUDA side.
- * non_blocking is accepted and the copy is synchronous (no pinned memory yet). */
+/* Note [Asynchronous copies]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A non_blocking copy between a contiguous tensor in pinned host memory and a contiguous
+ * device tensor of the same dtype and shape is one cudaMemcpyAsync on the current stream
+ * that returns at once, as in PyTorch; the stream is recorded on the pinned block, so the
+ * host allocator does not hand it out again before the copy is done (Note [Caching host
+ * allocator]).  Every other copy with a host side (pageable memory, a conversion, a
+ * broadcast, a strided side) is synchronous, as CUDA's copies from pageable memory are.
+ * 1 when the copy was queued, 0 when it does not qualify, -1 with an error set. */
+static int
+copy_async(PtlTensorImpl *dst, PtlTensorImpl *src)
+{
+    int to_device = dst->device.type != PTL_DEVICE_CPU;
+    PtlTensorImpl *host = to_device ? src : dst;
+    if (dst->dtype != src->dtype || dst->dim != src->dim ||
+        memcmp(dst->sizes, src->sizes, (size_t)dst->dim * sizeof(int64_t)) != 0 ||
+        !ptl_storage_is_pinned(host->storage) || !ptl_tensor_is_contiguous(dst) ||
+        !ptl_tensor_is_contiguous(src)) {
+        return 0;
+    }
+    PtlStreamId stream = ptl_cuda_current_stream_here();
+    if (ptl_cuda_memcpy_async(ptl_tensor_data(dst), to_device, ptl_tensor_data(src),
+                              !to_device, (size_t)dst->numel * ptl_dtype_itemsize(dst->dtype),
+                              stream) < 0 ||
+        ptl_pinned_storage_record_stream(host->storage, stream) < 0) {
+        return -1;
+    }
+    return 1;
+}
+
+/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False): every copy with a CUDA side;
+ * non_blocking: Note [Asynchronous copies]. */
 static int
 copy__cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -294,6 +325,10 @@ copy__cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     if (self == src) {
         rc = 0;
+    }
+    else if (s[2].u.b && self->device.type != src->device.type &&
+             (rc = copy_async(self, src)) != 0) {
+        rc = rc < 0 ? -1 : 0;
     }
     else if (self->device.type == PTL_DEVICE_CPU) {
         rc = copy_device_to_host(self, src);

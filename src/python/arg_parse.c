@@ -35,6 +35,7 @@ typedef struct Scratch {
     PtlTensorImpl *owned[PTL_SCHEMA_MAX_ARGS];
     int nowned;
     int requires_grad;   /* factory kwarg, -1 when absent */
+    int pin_memory;      /* factory kwarg pin_memory=True: the result is pinned */
 } Scratch;
 
 static void
@@ -400,6 +401,7 @@ try_parse(const PtlOperator *op, PyObject *const *args, Py_ssize_t nargs, PyObje
         if (i == s->nargs || (given & (1u << i))) {
             return 0;
         }
+        sc->pin_memory |= v == Py_True && op->device_arg >= 0 && strcmp(kw, "pin_memory") == 0;
         int r = convert(op, &s->args[i], v, &stack[i], sc, i);
         if (r <= 0) {
             return r;
@@ -623,6 +625,7 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
     sc.nheap = 0;
     sc.nowned = 0;
     sc.requires_grad = -1;
+    sc.pin_memory = 0;
     for (int k = 0; k < f->n; k++) {
         const PtlOperator *op = ptl_dispatcher_op_at(f->ids[k]);
         int r = try_parse(op, args, nargs, kwnames, stack, &sc);
@@ -635,8 +638,15 @@ opfunc_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
             continue;
         }
         int rg = sc.requires_grad;
+        if (sc.pin_memory && ptlpy_pin_memory_check() < 0) {
+            scratch_clear(&sc);
+            return NULL;
+        }
         PyObject *res = ptlpy_call_op(op, stack);
         scratch_clear(&sc);
+        if (res != NULL && sc.pin_memory) {
+            Py_SETREF(res, PyObject_CallMethod(res, "pin_memory", NULL));
+        }
         if (res != NULL && rg == 1 && PtlPyTensor_Check(res)) {
             if (PyObject_SetAttrString(res, "requires_grad", Py_True) < 0) {
                 Py_CLEAR(res);

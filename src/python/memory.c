@@ -10,12 +10,25 @@
  * allocator's fallback (it waits instead of deferring).
  * _C._cuda_caching_allocator(device) is the CUDA device's allocator, or None while no CUDA
  * allocator is registered (Note [CUDA availability]).  Both are _CachingAllocator objects
- * with the same methods, so pytorchlite.cuda's memory functions run unchanged on either. */
+ * with the same methods, so pytorchlite.cuda's memory functions run unchanged on either.
+ * _C._HostAllocator is the pinned host memory cache seen the same way (Note [Caching host
+ * allocator]): _C._cuda_host_allocator() the process's, _C._FakeHostAllocator(capacity) one
+ * over a fake device for tests. */
 #include "ptlpy.h"
 
 #include "../c10/allocator.h"
 #include "../c10/caching_allocator.h"
+#include "../c10/host_allocator.h"
 #include "../cuda/cuda_api.h"
+#include "../cuda/stream_api.h"
+
+/* What _CachingAllocator and _HostAllocator objects start with: the fake device's methods
+ * (complete, device_used) serve both. */
+typedef struct {
+    PyObject_HEAD
+    void *alloc;
+    PtlFakeDevice *fake;          /* owned; NULL for a real device */
+} PtlPyAllocatorHead;
 
 typedef struct {
     PyObject_HEAD
@@ -320,9 +333,10 @@ ca_get_memory_fraction(PyObject *o, PyObject *unused)
 static PtlFakeDevice *
 fake_of(PyObject *o)
 {
-    PtlFakeDevice *fake = ((PtlPyCachingAllocator *)o)->fake;
+    PtlFakeDevice *fake = ((PtlPyAllocatorHead *)o)->fake;
     if (fake == NULL) {
-        PyErr_SetString(PyExc_TypeError, "only a _FakeDeviceAllocator has a fake device");
+        PyErr_Format(PyExc_TypeError, "only a fake allocator has a fake device, not %s",
+                     Py_TYPE(o)->tp_name);
     }
     return fake;
 }
@@ -390,6 +404,196 @@ static PyTypeObject PtlPyCachingAllocator_Type = {
     .tp_doc = "A device caching allocator (Note [Caching allocator]).",
     .tp_methods = caching_allocator_methods,
 };
+
+/* ---- _HostAllocator ---- */
+
+typedef struct {
+    PyObject_HEAD
+    PtlHostAllocator *alloc;   /* owned when fake is set, else the process's */
+    PtlFakeDevice *fake;       /* owned; NULL for the CUDA host allocator (PtlPyAllocatorHead) */
+} PtlPyHostAllocator;
+
+static PyTypeObject PtlPyHostAllocator_Type;
+
+static PtlHostAllocator *
+host_of(PyObject *o)
+{
+    return ((PtlPyHostAllocator *)o)->alloc;
+}
+
+static void
+host_allocator_dealloc(PyObject *o)
+{
+    PtlPyHostAllocator *self = (PtlPyHostAllocator *)o;
+    if (self->fake != NULL) {
+        ptl_host_allocator_free(self->alloc);
+        ptl_fake_device_free(self->fake);
+    }
+    PyObject_Free(o);
+}
+
+static PyObject *
+ha_malloc(PyObject *o, PyObject *arg)
+{
+    Py_ssize_t nbytes = PyLong_AsSsize_t(arg);
+    void *p;
+    if (nbytes == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (nbytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "malloc: nbytes must be non-negative");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    p = ptl_host_allocator_malloc(host_of(o), (size_t)nbytes);
+    Py_END_ALLOW_THREADS
+    if (p == NULL && ptl_error_kind() != PTL_ERR_NONE) {
+        return ptlpy_raise();
+    }
+    return PyLong_FromVoidPtr(p);
+}
+
+static PyObject *
+ha_free(PyObject *o, PyObject *arg)
+{
+    int r;
+    void *p = PyLong_AsVoidPtr(arg);
+    if (p == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    r = ptl_host_allocator_release(host_of(o), p);
+    Py_END_ALLOW_THREADS
+    if (r < 0) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ha_record_stream(PyObject *o, PyObject *args)
+{
+    PyObject *ptr;
+    PtlStreamId stream;
+    if (!PyArg_ParseTuple(args, "OO&:record_stream", &ptr, parse_stream, &stream)) {
+        return NULL;
+    }
+    void *p = PyLong_AsVoidPtr(ptr);
+    if (p == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (ptl_host_allocator_record_stream(host_of(o), p, stream) < 0) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ha_contains(PyObject *o, PyObject *arg)
+{
+    void *p = PyLong_AsVoidPtr(arg);
+    if (p == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    return PyBool_FromLong(ptl_host_allocator_contains(host_of(o), p));
+}
+
+static PyObject *
+ha_empty_cache(PyObject *o, PyObject *unused)
+{
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    ptl_host_allocator_empty_cache(host_of(o));
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+duration_dict(const PtlDurationStat *d)
+{
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "total", (long long)d->total, "max",
+                         (long long)d->max, "min", (long long)d->min, "count",
+                         (long long)d->count, "avg",
+                         (long long)(d->count ? d->total / d->count : 0));
+}
+
+/* PyTorch's _cuda_hostMemoryStats(): torch.cuda.host_memory_stats_as_nested_dict(). */
+static PyObject *
+ha_memory_stats(PyObject *o, PyObject *unused)
+{
+    (void)unused;
+    PtlHostMemoryStats s = ptl_host_allocator_stats(host_of(o));
+    PyObject *d = PyDict_New();
+    if (d == NULL || set_steal(d, "allocations", stat_dict(&s.allocations)) < 0 ||
+        set_steal(d, "allocated_bytes", stat_dict(&s.allocated_bytes)) < 0 ||
+        set_steal(d, "active_requests", stat_dict(&s.active_requests)) < 0 ||
+        set_steal(d, "active_bytes", stat_dict(&s.active_bytes)) < 0 ||
+        set_steal(d, "num_host_alloc", PyLong_FromLongLong(s.num_host_alloc)) < 0 ||
+        set_steal(d, "num_host_free", PyLong_FromLongLong(s.num_host_free)) < 0 ||
+        set_steal(d, "host_alloc_time", duration_dict(&s.host_alloc_time)) < 0 ||
+        set_steal(d, "host_free_time", duration_dict(&s.host_free_time)) < 0) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *
+ha_reset_peak(PyObject *o, PyObject *unused)
+{
+    (void)unused;
+    ptl_host_allocator_reset_peak(host_of(o));
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ha_reset_accumulated(PyObject *o, PyObject *unused)
+{
+    (void)unused;
+    ptl_host_allocator_reset_accumulated(host_of(o));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef host_allocator_methods[] = {
+    {"malloc", ha_malloc, METH_O, "malloc(nbytes) -> address (0 for nbytes 0)"},
+    {"free", ha_free, METH_O, "free(address)"},
+    {"record_stream", ha_record_stream, METH_VARARGS, "record_stream(address, stream)"},
+    {"contains", ha_contains, METH_O, "contains(address): inside a pinned block"},
+    {"empty_cache", ha_empty_cache, METH_NOARGS, NULL},
+    {"memory_stats", ha_memory_stats, METH_NOARGS, "host_memory_stats_as_nested_dict()"},
+    {"reset_peak_memory_stats", ha_reset_peak, METH_NOARGS, NULL},
+    {"reset_accumulated_memory_stats", ha_reset_accumulated, METH_NOARGS, NULL},
+    {"complete", ca_complete, METH_O, "complete(stream): the fake stream's work is done"},
+    {"device_used", ca_device_used, METH_NOARGS, "the fake device's bytes and live events"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject PtlPyHostAllocator_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pytorchlite._C._HostAllocator",
+    .tp_basicsize = sizeof(PtlPyHostAllocator),
+    .tp_dealloc = host_allocator_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The pinned host memory cache (Note [Caching host allocator]).",
+    .tp_methods = host_allocator_methods,
+};
+
+/* Wraps alloc; with fake set, the object owns both. */
+static PyObject *
+wrap_host_allocator(PtlHostAllocator *alloc, PtlFakeDevice *fake)
+{
+    PtlPyHostAllocator *self = PyObject_New(PtlPyHostAllocator, &PtlPyHostAllocator_Type);
+    if (self == NULL) {
+        if (fake != NULL) {
+            ptl_host_allocator_free(alloc);
+            ptl_fake_device_free(fake);
+        }
+        return NULL;
+    }
+    self->alloc = alloc;
+    self->fake = fake;
+    return (PyObject *)self;
+}
 
 /* ---- module functions ---- */
 
@@ -484,6 +688,57 @@ py_cuda_caching_allocator(PyObject *m, PyObject *arg)
     return wrap_allocator(alloc, NULL, 0);
 }
 
+/* _C._FakeHostAllocator(capacity): a host allocator over a fake device of capacity bytes
+ * whose streams complete only on complete(stream) (a testing hook). */
+static PyObject *
+py_fake_host_allocator(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    Py_ssize_t capacity = PyLong_AsSsize_t(arg);
+    if (capacity == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (capacity < 0) {
+        PyErr_SetString(PyExc_ValueError, "_FakeHostAllocator: capacity must be non-negative");
+        return NULL;
+    }
+    PtlFakeDevice *fake = ptl_fake_device_new((size_t)capacity);
+    PtlHostAllocator *alloc = NULL;
+    if (fake == NULL || (alloc = ptl_host_allocator_new(&ptl_fake_device_ops, fake)) == NULL) {
+        ptl_fake_device_free(fake);
+        return ptlpy_raise();
+    }
+    return wrap_host_allocator(alloc, fake);
+}
+
+/* _C._cuda_host_allocator(): the process's pinned host allocator (created and CUDA
+ * initialised at the first call); PyTorch's error where no device can pin memory. */
+static PyObject *
+py_cuda_host_allocator(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PtlHostAllocator *alloc = ptl_cuda_host_allocator();
+    if (alloc == NULL) {
+        return ptlpy_raise();
+    }
+    return wrap_host_allocator(alloc, NULL);
+}
+
+/* _C._cuda_set_host_allocator_for_testing(alloc or None): pinned memory comes from alloc (a
+ * _FakeHostAllocator, which the caller keeps alive while its pinned tensors live). */
+static PyObject *
+py_set_host_allocator_for_testing(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    if (arg != Py_None && !PyObject_TypeCheck(arg, &PtlPyHostAllocator_Type)) {
+        PyErr_SetString(PyExc_TypeError, "expected a _HostAllocator or None");
+        return NULL;
+    }
+    ptl_cuda_set_host_allocator_for_testing(arg == Py_None ? NULL : host_of(arg));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 py_cpu_memory_stats(PyObject *m, PyObject *unused)
 {
@@ -533,6 +788,10 @@ static PyMethodDef memory_functions[] = {
      "_DeviceCachingAllocator(device, conf='') -> _CachingAllocator over the real device"},
     {"_parse_alloc_conf", py_parse_alloc_conf, METH_O, NULL},
     {"_cuda_caching_allocator", py_cuda_caching_allocator, METH_O, NULL},
+    {"_FakeHostAllocator", py_fake_host_allocator, METH_O,
+     "_FakeHostAllocator(capacity) -> _HostAllocator (a testing hook)"},
+    {"_cuda_host_allocator", py_cuda_host_allocator, METH_NOARGS, NULL},
+    {"_cuda_set_host_allocator_for_testing", py_set_host_allocator_for_testing, METH_O, NULL},
     {"_cpu_memory_stats", py_cpu_memory_stats, METH_NOARGS, NULL},
     {"_cpu_reset_peak_memory_stats", py_cpu_reset_peak, METH_NOARGS, NULL},
     {"_cpu_reset_accumulated_memory_stats", py_cpu_reset_accumulated, METH_NOARGS, NULL},
@@ -549,6 +808,14 @@ ptlpy_memory_init(PyObject *module)
     if (PyModule_AddObject(module, "_CachingAllocator",
                            (PyObject *)&PtlPyCachingAllocator_Type) < 0) {
         Py_DECREF(&PtlPyCachingAllocator_Type);
+        return -1;
+    }
+    if (PyType_Ready(&PtlPyHostAllocator_Type) < 0) {
+        return -1;
+    }
+    Py_INCREF(&PtlPyHostAllocator_Type);
+    if (PyModule_AddObject(module, "_HostAllocator", (PyObject *)&PtlPyHostAllocator_Type) < 0) {
+        Py_DECREF(&PtlPyHostAllocator_Type);
         return -1;
     }
     return PyModule_AddFunctions(module, memory_functions);

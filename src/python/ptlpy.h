@@ -137,6 +137,11 @@ int ptlpy_generator_unwrap(PyObject *o, PtlIValue *out);
 int ptlpy_memory_init(PyObject *module);
 /* ---- the CUDA device model (cuda_module.c) ---- */
 int ptlpy_cuda_init(PyObject *module);
+/* cuda_stream.c: streams, events and pinned memory */
+int ptlpy_cuda_stream_init(PyObject *module);
+/* pin_memory=True of a factory: 0, or -1 with PyTorch's RuntimeError when no pinned memory
+ * allocator is available. */
+int ptlpy_pin_memory_check(void);
 
 /* ---- creation ---- */
 PyObject *ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs);

@@ -583,7 +583,8 @@ ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
                                      &device_o, &rg, &pin)) {
         return NULL;
     }
-    if (parse_common(dtype_o, device_o, &dt, &dev, &dev_set) < 0) {
+    if (parse_common(dtype_o, device_o, &dt, &dev, &dev_set) < 0 ||
+        (pin && ptlpy_pin_memory_check() < 0)) {
         return NULL;
     }
     PtlTensorImpl *t = ptlpy_impl_from_data(data, dt, ptl_device_cpu());
@@ -594,6 +595,9 @@ ptlpy_tensor_new(PyObject *module, PyObject *args, PyObject *kwargs)
         return NULL;
     }
     PyObject *res = ptlpy_wrap(t);
+    if (res != NULL && pin) {
+        Py_SETREF(res, PyObject_CallMethod(res, "pin_memory", NULL));
+    }
     if (res != NULL && rg && PyObject_SetAttrString(res, "requires_grad", Py_True) < 0) {
         Py_CLEAR(res);
     }

@@ -42,6 +42,7 @@ from ...autograd.profiler import record_function
 from ...multiprocessing.reductions import recv_with_fds
 from . import _random
 from ._utils.collate import default_collate, default_convert
+from ._utils.pin_memory import PinMemoryIter, PinnedBatches
 from ._utils.worker import (ExceptionWrapper, _IterableDatasetStopIteration, _ResumeIteration,
                             _worker_loop, create_fetcher)
 from .dataset import IterableDataset
@@ -157,6 +158,7 @@ class DataLoader:
         self.persistent_workers = persistent_workers
         self._iterator = None
         self._pin_memory_warned = False
+        self._pin_iter = None
         self.__initialized = True
 
     @property
@@ -199,21 +201,39 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def __iter__(self):
-        if self.pin_memory and not self._pin_memory_warned:
+        """The batches; with pin_memory=True and an accelerator, pinned (by a pin thread with
+        workers: _utils/pin_memory.py), without one unpinned after PyTorch's warning."""
+        pin = False
+        if self.pin_memory:
             from ... import cuda
-            if not cuda.is_available():
+            if self.pin_memory_device:
+                warnings.warn("pin_memory_device is deprecated, the current accelerator will "
+                              "be used as the device,ignore pin_memory_device="
+                              f"'{self.pin_memory_device}'.", stacklevel=2)
+            pin = cuda.is_available()
+            if not pin and not self._pin_memory_warned:
                 self._pin_memory_warned = True
                 warnings.warn("'pin_memory' argument is set as true but no accelerator is "
                               "found, then device pinned memory won't be used.", stacklevel=2)
+        if self._pin_iter is not None:   # the last epoch's pin thread reads no further
+            self._pin_iter.stop()
+            self._pin_iter = None
         if self.num_workers == 0:
-            return _SingleProcessDataLoaderIter(self)
-        if self.persistent_workers:
+            batches = _SingleProcessDataLoaderIter(self)
+        elif self.persistent_workers:
             if self._iterator is None or self._iterator._shutdown:   # first, or after a failure
                 self._iterator = _MultiProcessingDataLoaderIter(self)
             else:
                 self._iterator._reset(self)
-            return self._iterator
-        return _MultiProcessingDataLoaderIter(self)
+            batches = self._iterator
+        else:
+            batches = _MultiProcessingDataLoaderIter(self)
+        if pin and self.num_workers == 0:
+            batches = PinnedBatches(batches, "cuda")
+        elif pin:
+            batches = self._pin_iter = PinMemoryIter(
+                batches, (self.prefetch_factor or 2) * self.num_workers, "cuda")
+        return batches
 
     def __len__(self):
         if self._dataset_kind == "iterable":
