@@ -913,11 +913,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 # ---- dropout ----
 
 def _keep_mask(shape, dtype, p, input):
-    """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped; a meta
-    input gets a meta mask (no values to draw)."""
+    """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped, on the
+    input's device (a CUDA input draws the CPU's mask for the same seed: Note [CUDA random
+    fills]; a meta input gets a meta mask, no values to draw)."""
     if not dtype.is_floating_point:
         dtype = torch.get_default_dtype()
-    mask = torch.empty(shape, dtype=dtype, device="meta" if input.is_meta else None)
+    mask = torch.empty(shape, dtype=dtype, device=input.device)
     mask = mask.bernoulli_(1 - p)
     return mask.div_(1 - p) if p < 1 else mask
 

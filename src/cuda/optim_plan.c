@@ -38,34 +38,39 @@ adam_element(const void *ctx, int64_t i, int64_t *ws)
     }
 }
 
-int
-ptl_cuda_sgd_step(const PtlSgdStepArgs *a)
+/* One thread per element: the launcher of the step (sgd or adam, the other NULL) on the
+ * device, or its emulation. */
+static int
+run_step(const PtlSgdStepArgs *sgd, const PtlAdamStepArgs *adam)
 {
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
-    PtlCudaNnPlan p = ptl_cuda_elems_plan(a->n, &tuning);
+    const int64_t n = sgd != NULL ? sgd->n : adam->n;
+    PtlCudaNnPlan p = ptl_cuda_elems_plan(n, &tuning);
     if (p.grid == 0) {
         return 0;
     }
     if (!ptl_device_reduce_emulation) {
-        return ptl_cuda_sgd_step_launch(a, &p);
+        return sgd != NULL ? ptl_cuda_sgd_step_launch(sgd, &p)
+                           : ptl_cuda_adam_step_launch(adam, &p);
     }
     ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_OPTIM);
-    ptl_cuda_emulate_elems(&p, a->n, sgd_element, a, NULL);
+    if (sgd != NULL) {
+        ptl_cuda_emulate_elems(&p, n, sgd_element, sgd, NULL);
+    }
+    else {
+        ptl_cuda_emulate_elems(&p, n, adam_element, adam, NULL);
+    }
     return 0;
+}
+
+int
+ptl_cuda_sgd_step(const PtlSgdStepArgs *a)
+{
+    return run_step(a, NULL);
 }
 
 int
 ptl_cuda_adam_step(const PtlAdamStepArgs *a)
 {
-    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
-    PtlCudaNnPlan p = ptl_cuda_elems_plan(a->n, &tuning);
-    if (p.grid == 0) {
-        return 0;
-    }
-    if (!ptl_device_reduce_emulation) {
-        return ptl_cuda_adam_step_launch(a, &p);
-    }
-    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_OPTIM);
-    ptl_cuda_emulate_elems(&p, a->n, adam_element, a, NULL);
-    return 0;
+    return run_step(NULL, a);
 }
