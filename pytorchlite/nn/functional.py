@@ -933,9 +933,14 @@ def _apply_mask(input, mask, inplace):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
+    """On a CUDA input, out of place and with 0 < p < 1, PyTorch's fused native_dropout (as
+    its is_fused_kernel_acceptable picks): input * mask * 1/(1-p).  Elsewhere, as PyTorch's
+    CPU path, input * (mask / (1-p)).  The mask is the same draw either way."""
     _check_p(p)
     if not training or p == 0:
         return input
+    if not inplace and input.is_cuda and p < 1 and input.numel() > 0:
+        return torch.native_dropout(input, p, True)[0]
     return _apply_mask(input, _keep_mask(input.shape, input.dtype, p, input), inplace)
 
 

@@ -8,7 +8,8 @@ nll_loss / cross_entropy and embedding with their backward, and the matrix produ
 (src/cuda/gemm.cu: mm, addmm, bmm, baddbmm, matmul, linear, mv, dot) in every float dtype
 with each operand transposed or not, across the tiles' edges; the random fills
 (src/cuda/random.cu) against the CPU generator for the same seed (the bytes, where no libm is
-involved), dropout's mask, and the fused SGD and Adam steps (src/cuda/optim.cu) bit for bit. Each test skips, with the
+involved), native_dropout and F.dropout, and the fused SGD and Adam steps (src/cuda/optim.cu)
+bit for bit. Each test skips, with the
 reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
 with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
@@ -585,10 +586,25 @@ def test_random_fill_errors_are_pytorchs_cuda_messages():
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_dropout_draws_the_cpu_mask_for_the_same_seed(dtype):
+    """native_dropout (F.dropout's CUDA path, as PyTorch's) and its backward give the CPU
+    op's bytes; F.dropout in place and dropout2d (the mask and div_ path) the CPU's."""
     import pytorchlite.nn.functional as F
     x = ptl.randn(37, 129).to(dtype)
-    for fn in (lambda t: F.dropout(t, 0.3), lambda t: F.dropout2d(t.reshape(37, 3, 43), 0.5),
-               lambda t: F.dropout(t.t(), 0.9)):
+    for p, train in ((0.3, True), (0.9, None), (0.5, False), (1.0, True)):
+        ptl.manual_seed(3)
+        cpu = ptl.native_dropout(x.t(), p, train)
+        ptl.manual_seed(3)
+        dev = ptl.native_dropout(x.cuda().t(), p, train)
+        assert dev[0].device.type == "cuda"
+        assert raw(dev[0]) == raw(cpu[0]) and raw(dev[1]) == raw(cpu[1]), (p, train)
+        bw = ptl.ops.aten.native_dropout_backward
+        assert raw(bw(x.cuda().t(), dev[1], 2.5)) == raw(bw(x.t(), cpu[1], 2.5))
+    ptl.manual_seed(3)
+    cpu = ptl.native_dropout(x, 0.3, True)[0]
+    ptl.manual_seed(3)
+    assert raw(F.dropout(x.cuda(), 0.3)) == raw(cpu)
+    for fn in (lambda t: F.dropout(t.clone(), 0.3, inplace=True),
+               lambda t: F.dropout2d(t.reshape(37, 3, 43), 0.5)):
         ptl.manual_seed(3)
         cpu = fn(x)
         ptl.manual_seed(3)

@@ -1,8 +1,9 @@
 /* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
  * bernoulli, multinomial, poisson, _standard_gamma, _sample_dirichlet (+ their reparameterised
- * gradients) and the in-place samplers uniform_, normal_, random_,
- * exponential_, geometric_, log_normal_, cauchy_, bernoulli_.  Mirrors
- * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h,
+ * gradients), the in-place samplers uniform_, normal_, random_,
+ * exponential_, geometric_, log_normal_, cauchy_, bernoulli_, and native_dropout (+ its
+ * backward), whose mask is bernoulli_'s draw.  Mirrors
+ * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h, ATen/native/Dropout.cpp,
  * ATen/native/cpu/DistributionKernels.cpp and the random factories of
  * ATen/native/TensorFactories.cpp.
  *
@@ -19,6 +20,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "../../c10/tls.h"
 #include "../distributions.h"
 #include "../generator.h"
 #include "../philox.h"
@@ -902,6 +904,101 @@ error:
     return -1;
 }
 
+/* ---- dropout ---- */
+
+/* a * b through the dispatcher (b a tensor, or the wrapped number bd when b is NULL), into
+ * a when inplace: the device's mul kernel for a CUDA a.  Not recorded by autograd: the
+ * calling op's node covers it.  New ref (a itself when inplace) or NULL. */
+static PtlTensorImpl *
+dispatch_mul(PtlTensorImpl *a, PtlTensorImpl *b, double bd, int inplace)
+{
+    PtlTensorImpl *w = b != NULL ? NULL : ptl_wrapped_double(bd), *r;
+    if (b == NULL && w == NULL) {
+        return NULL;
+    }
+    PtlLocalState *tls = ptl_tls();
+    const PtlDispatchKeySet excluded = tls->excluded;
+    PtlIValue m[2] = {ptl_iv_tensor(a), ptl_iv_tensor(b != NULL ? b : w)};
+    tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    r = ptl_call_tensor(inplace ? PTL_OP_mul__Tensor : PTL_OP_mul_Tensor, m);
+    tls->excluded = excluded;
+    ptl_xdecref(w);
+    return r;
+}
+
+/* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor): in training (train
+ * true or None) a bool mask drawn as bernoulli_(1 - p) draws it (so CPU and CUDA dropout
+ * agree for one seed) and input * mask * scale, scale = 1 / (1 - p) (0 when p is 1), as
+ * ATen/native/Dropout.cpp computes it; otherwise a copy of input and a mask of ones.  An
+ * empty input comes back itself with an empty mask of its dtype, as in PyTorch.  Past the
+ * mask's fill everything is dispatcher ops, so the CUDA key runs this kernel too. */
+static int
+native_dropout_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *input = s[0].u.t, *mask = NULL, *kept = NULL, *out = NULL;
+    double p1m = 1.0 - s[1].u.d;
+    int train = s[2].tag == PTL_IV_NONE || s[2].u.b;
+    (void)ks;
+    if (input->numel == 0) {
+        ptl_incref(input);
+        out = input;
+        mask = new_like(input, input->dtype);
+    }
+    else if (!train) {
+        PtlIValue a[6] = {ptl_iv_tensor(input), ptl_iv_dtype(PTL_DTYPE_BOOL), ptl_iv_none(),
+                          ptl_iv_none(), ptl_iv_none(), ptl_iv_none()};
+        if ((mask = ptl_call_tensor(PTL_OP_ones_like, a)) == NULL) {
+            goto error;
+        }
+        if ((out = new_like(input, input->dtype)) != NULL && ptl_copy_into(out, input) < 0) {
+            goto error;
+        }
+    }
+    else {
+        PTL_CHECK(p1m >= 0.0 && p1m <= 1.0, PTL_ERR_RUNTIME,
+                  "bernoulli_ expects p to be in [0, 1], but got p=%g", p1m);
+        PtlDistJob j = job_new(PTL_DIST_BERNOULLI, p1m, 0.0);
+        if ((mask = new_like(input, PTL_DTYPE_BOOL)) == NULL ||
+            fill(mask, &j, generator_arg(op, s)) < 0 ||
+            (kept = dispatch_mul(input, mask, 0.0, 0)) == NULL) {
+            goto error;
+        }
+        /* in place, as PyTorch: an integer input cannot take the float scale */
+        out = dispatch_mul(kept, NULL, p1m == 0.0 ? 0.0 : 1.0 / p1m, 1);
+        ptl_decref(kept);
+    }
+    if (out == NULL || mask == NULL) {
+        goto error;
+    }
+    s[0] = ptl_iv_tensor(out);
+    s[1] = ptl_iv_tensor(mask);
+    return 0;
+error:
+    ptl_xdecref(mask);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* native_dropout_backward(Tensor grad_output, Tensor mask, float scale): grad_output * mask
+ * * scale (a bool or a float mask), in dispatcher ops. */
+static int
+native_dropout_backward_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *kept, *out;
+    (void)op;
+    (void)ks;
+    if ((kept = dispatch_mul(s[0].u.t, s[1].u.t, 0.0, 0)) == NULL) {
+        return -1;
+    }
+    out = dispatch_mul(kept, NULL, s[2].u.d, 0);
+    ptl_decref(kept);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
 /* poisson(Tensor self): out[i] ~ Poisson(self[i]), self's dtype */
 static int
 poisson_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -1343,5 +1440,7 @@ static const PtlKernelReg random_cpu[] = {
     {PTL_OP_cauchy_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_bernoulli__Tensor, PTL_KEY_CPU, bernoulli__tensor_cpu},
     {PTL_OP_bernoulli__float, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_native_dropout, PTL_KEY_CPU, native_dropout_kernel},
+    {PTL_OP_native_dropout_backward, PTL_KEY_CPU, native_dropout_backward_kernel},
 };
 PTL_DEFINE_REGISTER(random_cpu)
