@@ -186,7 +186,7 @@ dist_range(const PtlDistJob *job, int64_t b, int64_t e)
  * with scalar mean and std) draw eight Philox blocks at once, one in each 32-bit lane of
  * AVX2 vectors: the rounds of ptl_philox4x32_10 on the same integers (the 32 x 32 -> 64-bit
  * products by _mm256_mul_epu32 on the even lanes and on the odd ones shifted down), so
- * every word is the scalar stream's.  A uniform word becomes its float as dist_value does
+ * every word is the scalar stream's.  A uniform word becomes its float as ptl_dist_value does
  * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
  * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
  * transpose puts word w of block k at element 4 k + w.  The normals take each block's
@@ -294,7 +294,7 @@ uniform_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
 
 /* [b, e) of a float32 normal job with scalar mean and std: the words of eight blocks at
  * once (Note [Vector Philox]), then each block's Box-Muller pair through ptl_box_muller_f
- * and a + b z in double, as dist_value computes them (libm's logf and sincosf, which no
+ * and a + b z in double, as ptl_dist_value computes them (libm's logf and sincosf, which no
  * vector formula of ours matches bit for bit, stay scalar) */
 PTL_AVX2 static void
 normal_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
