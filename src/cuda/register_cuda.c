@@ -381,7 +381,8 @@ static const int shared_with_cpu[] = {
     PTL_OP_geometric_, PTL_OP_bernoulli__float, PTL_OP_bernoulli__Tensor, PTL_OP_bernoulli,
     PTL_OP_bernoulli_p, PTL_OP_random_, PTL_OP_random__to, PTL_OP_random__from,
     PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_randint_like, PTL_OP_randint_like_low_dtype,
-    PTL_OP_native_dropout, PTL_OP_native_dropout_backward,
+    PTL_OP_native_dropout, PTL_OP_native_dropout_backward, PTL_OP_normal_Tensor_Tensor,
+    PTL_OP_normal_Tensor_float, PTL_OP_normal_float_Tensor, PTL_OP_poisson, PTL_OP__standard_gamma,
     /* the fused optimizer steps: optim_step.h's hooks (optim.cu) */
     PTL_OP__fused_sgd_step_, PTL_OP__fused_adam_step_,
 };

@@ -542,7 +542,16 @@ RANDOM_FILLS = [
     ("exponential_", FLOATS, lambda t: t.exponential_(1.5), False),
     ("cauchy_", FLOATS, lambda t: t.cauchy_(0.0, 2.0), False),
     ("geometric_", FLOATS + ALL[1:6], lambda t: t.geometric_(0.3), False),
+    ("normal_tensor_tensor", FLOATS,
+     lambda t: ptl.normal(t.fill_(-1.0), ptl.linspace(0, 2, t.shape[-1], device=t.device)),
+     False),
+    ("poisson", [ptl.float32, ptl.float64], lambda t: ptl.poisson(t.fill_(3.5)), False),
+    ("poisson_large", [ptl.float64], lambda t: ptl.poisson(t.fill_(40.0)), False),
+    ("standard_gamma", [ptl.float32, ptl.float64], lambda t: ptl._standard_gamma(t.fill_(0.7)),
+     False),
 ]
+# rejection samplers: a libm ulp may flip an acceptance now and then, changing that draw
+MOSTLY = ("geometric_", "poisson", "poisson_large", "standard_gamma")
 RANDOM_CASES = [(n, d, f, e) for n, ds, f, e in RANDOM_FILLS for d in ds]
 
 
@@ -562,9 +571,10 @@ def test_random_fills_give_the_cpu_draws_for_the_same_seed(name, dtype, fill, ex
         assert ptl.equal(ptl.get_rng_state(), cpu_state), "the generator's offset"
         if exact:
             assert raw(dev) == raw(cpu), (name, dtype, shape, view)
-        elif name == "geometric_":   # the ceil of a libm quotient may move by one, rarely
-            diff = np.abs(as_np(dev).astype(np.float64) - as_np(cpu).astype(np.float64))
-            assert (diff == 0).mean() > 0.999 and diff.max() <= 1, (name, shape)
+        elif name in MOSTLY:   # geometric_: the ceil of a libm quotient, rarely one apart
+            a, b = as_np(dev).astype(np.float64), as_np(cpu).astype(np.float64)
+            close = np.abs(a - b) <= TOL.get(dtype, 0) * (1 + np.abs(b))
+            assert close.mean() > 0.99, (name, shape, close.mean())
         else:
             check(dev, cpu)
 

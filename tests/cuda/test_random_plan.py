@@ -48,6 +48,14 @@ FILLS = [
     ("randint_like", FLOATS + INTS[1:], lambda t: ptl.randint_like(t, 3, 50)),
     ("bernoulli", FLOATS, lambda t: ptl.bernoulli(t.fill_(0.25))),
     ("bernoulli_p", FLOATS + INTS[1:], lambda t: ptl.bernoulli(t, 0.75)),
+    ("normal_tensor_float", FLOATS, lambda t: ptl.normal(t.fill_(0.5), 2.0)),
+    ("normal_float_tensor", FLOATS, lambda t: ptl.normal(1.0, t.fill_(0.5))),
+    ("normal_tensor_tensor", FLOATS,
+     lambda t: ptl.normal(t.fill_(-1.0), ptl.linspace(0, 2, t.shape[-1] if t.dim() else 1))),
+    ("poisson", FLOATS, lambda t: ptl.poisson(t.fill_(3.5))),
+    ("poisson_large", [ptl.float64, ptl.float32], lambda t: ptl.poisson(t.fill_(40.0))),
+    ("standard_gamma", [ptl.float64, ptl.float32], lambda t: ptl._standard_gamma(t.fill_(0.7))),
+    ("native_dropout", FLOATS, lambda t: ptl.native_dropout(t.fill_(1.5), 0.4, True)[0]),
 ]
 CASES = [(name, dt, fn) for name, dts, fn in FILLS for dt in dts]
 

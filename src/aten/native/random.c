@@ -862,8 +862,15 @@ normal_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (!tstd && check_std(j.b) < 0) {
         return -1;
     }
-    if (check_floating("normal_kernel_cpu", dt, NULL) < 0) {
+    if (check_floating("normal_kernel_cpu", dt, tmean ? mean : std) < 0) {
         return -1;
+    }
+    if (tmean && tstd && !ptl_device_equal(mean->device, std->device)) {
+        PtlTensorImpl *dev = mean->device.type == PTL_DEVICE_CPU ? std : mean;
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected all tensors to be on the same device, but found at least "
+                             "two devices, %s:%d and cpu!",
+                             ptl_device_type_name(dev->device.type), dev->device.index);
     }
     if (tmean && tstd) {
         if (ptl_broadcast_shapes(mean->dim, mean->sizes, std->dim, std->sizes, &dim, sizes) < 0) {
@@ -885,7 +892,7 @@ normal_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         PTL_CHECK(all_in_range(ps, 0.0, INFINITY) > 0, PTL_ERR_RUNTIME,
                   "normal expects all elements of std >= 0.0");
     }
-    if ((t = ptl_empty(dim, sizes, dt, ptl_device_cpu())) == NULL) {
+    if ((t = ptl_empty(dim, sizes, dt, (tmean ? mean : std)->device)) == NULL) {
         goto error;
     }
     j.pa = pm ? (const double *)ptl_tensor_data(pm) : NULL;
@@ -1005,7 +1012,7 @@ poisson_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *rate = NULL, *t = NULL;
-    if (check_floating("poisson_cpu", self->dtype, NULL) < 0) {
+    if (check_floating("poisson_cpu", self->dtype, self) < 0) {
         return -1;
     }
     if ((rate = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
@@ -1013,7 +1020,7 @@ poisson_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     PTL_CHECK(all_in_range(rate, 0.0, INFINITY) > 0, PTL_ERR_RUNTIME,
               "invalid Poisson rate, expected rate to be non-negative");
-    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu())) == NULL) {
+    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
     PtlDistJob j = job_new(PTL_DIST_POISSON, 0.0, 0.0);
@@ -1047,7 +1054,7 @@ gamma_draws(const PtlOperator *op, PtlIValue *s)
     if ((alpha = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
         return NULL;
     }
-    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu())) == NULL) {
+    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
     PtlDistJob j = job_new(PTL_DIST_GAMMA, 0.0, tiny);
@@ -1069,7 +1076,7 @@ standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *t;
-    if (check_floating("gamma_cpu", s[0].u.t->dtype, NULL) < 0 ||
+    if (check_floating("gamma_cpu", s[0].u.t->dtype, s[0].u.t) < 0 ||
         (t = gamma_draws(op, s)) == NULL) {
         return -1;
     }
