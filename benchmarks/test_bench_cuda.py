@@ -116,3 +116,41 @@ def test_event_record_and_query(benchmark, impl):
         ev.query()
     step()
     benchmark(step)
+
+
+RANDOM_NUMEL = 1 << 26   # float32: 256 MiB written per fill
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("fill", ["uniform_", "normal_", "bernoulli_"])
+def test_random_fill_float32(benchmark, impl, fill):
+    """A random fill of 2^26 float32 in place, synchronised (random.cu: one thread per Philox
+    block; torch: curand Philox)."""
+    benchmark.group = f"{fill} float32 2^26, synchronised"
+    lib, sync = library(impl)
+    x = lib.empty(RANDOM_NUMEL, device="cuda")
+    args = (0.5,) if fill == "bernoulli_" else ()
+    run_synchronised(benchmark, lambda: getattr(x, fill)(*args), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_dropout_float32(benchmark, impl):
+    """F.dropout(x, 0.1) on 2^24 float32 in training, synchronised (pytorchlite: bernoulli_,
+    div_ and mul on the device; torch: the fused native_dropout)."""
+    benchmark.group = "dropout float32 2^24, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=["dropout"])
+    x = lib.ones(1 << 24, device="cuda")
+    run_synchronised(benchmark, lambda: F.dropout(x, 0.1), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_adam_step_float32(benchmark, impl):
+    """One Adam step of a 2^24-element float32 parameter, synchronised (pytorchlite: the
+    fused optim.cu kernel; torch: fused=True)."""
+    benchmark.group = "Adam step float32 2^24, synchronised"
+    lib, sync = library(impl)
+    p = lib.nn.Parameter(lib.ones(1 << 24, device="cuda"))
+    p.grad = lib.ones(1 << 24, device="cuda")
+    opt = lib.optim.Adam([p], lr=1e-3, **({"fused": True} if impl == "torch" else {}))
+    run_synchronised(benchmark, opt.step, sync)

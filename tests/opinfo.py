@@ -1251,6 +1251,16 @@ ENTRIES += [
            grad_ref=_np_standard_gamma_grad,
            note="a reparameterised sampler: its gradient (the quantile held fixed) is compared "
                 "with finite differences of the CDF, since the sampler's own are not it"),
+    OpInfo("native_dropout", [S(T(2, 3), 0.0, True), S(T(3, 2, layout="transposed"), 1.0, True),
+                              S(T(4), 0.5, False), S(T(0, 2), 0.5, True)],
+           ref=lambda x, p, train: (x if train is False else x * (p < 1),
+                                    np.full(x.shape, train is False or p < 1)),
+           note="the deterministic samples: p = 0 keeps every element (scale 1), p = 1 none "
+                "(scale 0), train=False copies; tests/nn/test_dropout.py checks the draws"),
+    OpInfo("native_dropout_backward",
+           [S(T(2, 3), M([[True, False, True], [False, False, True]]), 2.0),
+            S(T(3), T(3, grad=False), 0.5)],
+           ref=lambda g, m, scale: g * m * scale),
     OpInfo("_standard_gamma_grad", [S(T(2, 3), T(2, 3)), S(T(3), T(2, 3)), S(T(), T(0))],
            ref=_np_standard_gamma_grad, domain=(0.2, 5.0), grad="error",
            note="derivatives.yaml: not_implemented(\"_standard_gamma_grad\")"),

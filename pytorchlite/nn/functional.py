@@ -913,11 +913,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 # ---- dropout ----
 
 def _keep_mask(shape, dtype, p, input):
-    """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped; a meta
-    input gets a meta mask (no values to draw)."""
+    """1/(1-p) where an element is kept (probability 1-p), 0 where it is dropped, on the
+    input's device (a CUDA input draws the CPU's mask for the same seed: Note [CUDA random
+    fills]; a meta input gets a meta mask, no values to draw)."""
     if not dtype.is_floating_point:
         dtype = torch.get_default_dtype()
-    mask = torch.empty(shape, dtype=dtype, device="meta" if input.is_meta else None)
+    mask = torch.empty(shape, dtype=dtype, device=input.device)
     mask = mask.bernoulli_(1 - p)
     return mask.div_(1 - p) if p < 1 else mask
 
@@ -932,9 +933,14 @@ def _apply_mask(input, mask, inplace):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
+    """On a CUDA input, out of place and with 0 < p < 1, PyTorch's fused native_dropout (as
+    its is_fused_kernel_acceptable picks): input * mask * 1/(1-p).  Elsewhere, as PyTorch's
+    CPU path, input * (mask / (1-p)).  The mask is the same draw either way."""
     _check_p(p)
     if not training or p == 0:
         return input
+    if not inplace and input.is_cuda and p < 1 and input.numel() > 0:
+        return torch.native_dropout(input, p, True)[0]
     return _apply_mask(input, _keep_mask(input.shape, input.dtype, p, input), inplace)
 
 

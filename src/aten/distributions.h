@@ -1,13 +1,16 @@
 /* distributions.h -- transformations of uniform numbers into the distributions of the
- * random ops, shared by the CPU kernels and future CUDA kernels (PTL_HD).  Mirrors
- * ATen/core/TransformationHelper.h and the samplers of ATen/native/Distributions.h.
- * See Note [Philox streams] in generator.h. */
+ * random ops, and the element of a random fill (PtlDistJob), shared by the CPU kernels
+ * (native/random.c) and the CUDA kernels (src/cuda/random.cu): PTL_HD, one source for both
+ * compilers.  Mirrors ATen/core/TransformationHelper.h and the samplers of
+ * ATen/native/Distributions.h.  See Note [Philox streams] in generator.h and Note [Products
+ * rounded apart] in c10/macros.h. */
 #ifndef PTL_ATEN_DISTRIBUTIONS_H
 #define PTL_ATEN_DISTRIBUTIONS_H
 
 #include <math.h>
 #include <stdint.h>
 
+#include "../c10/dtype.h"
 #include "philox.h"
 #include "scalar_math.h"
 
@@ -50,7 +53,7 @@ ptl_philox_next_uniform(PtlPhiloxStream *s)
 PTL_HD static inline double
 ptl_transform_uniform(double u, double from, double to)
 {
-    return u * (to - from) + from;
+    return PTL_DMUL_RN(u, to - from) + from;
 }
 
 /* normal_: Box-Muller, a standard normal from u1 in [0, 1) (the angle) and u2 in (0, 1]
@@ -83,7 +86,7 @@ ptl_transform_exponential(double u, double lambd)
 PTL_HD static inline double
 ptl_transform_cauchy(double u, double median, double sigma)
 {
-    return median + sigma * tan(PTL_PI * (u - 0.5));
+    return median + PTL_DMUL_RN(sigma, tan(PTL_PI * (u - 0.5)));
 }
 
 /* geometric_: trials up to the first success, P(k) = (1 - p)^(k - 1) p for k >= 1, by
@@ -249,6 +252,230 @@ ptl_dirichlet_grad(double x, double a, double total)
         d += 1.0 / ab - (upper ? 0.0 : 1.0 / (a + 1.0 + (double)n));
     }
     return upper ? x / b * sum : -x / a * sum;
+}
+
+/* ---- one element of a random fill (random.c's kernels and random.cu's) ---- */
+
+/* What a PtlDistJob draws. */
+typedef enum PtlDistKind {
+    PTL_DIST_UNIFORM,
+    PTL_DIST_NORMAL,
+    PTL_DIST_LOG_NORMAL,
+    PTL_DIST_EXPONENTIAL,
+    PTL_DIST_CAUCHY,
+    PTL_DIST_GEOMETRIC,
+    PTL_DIST_BERNOULLI,
+    PTL_DIST_POISSON,
+    PTL_DIST_GAMMA,    /* floored at b, the dtype's smallest normal number */
+    PTL_DIST_RANDOM,   /* integers from + [0, range) (range 0: all 2^64 values) */
+} PtlDistKind;
+
+/* A fill of the n elements of the contiguous buffer `out` (dtype dt): element i is a
+ * function of (seed, offset, i) alone (Note [Philox streams]).  Plain data, so that it is
+ * a kernel parameter; pa and pb live where out does. */
+typedef struct PtlDistJob {
+    int32_t kind, dt;
+    int32_t bits;          /* PTL_DIST_UNIFORM: random bits of dt's mantissa */
+    int32_t block_shift;   /* log2 of the elements per Philox block (ptl_dist_block_shift) */
+    uint64_t seed, offset;
+    char *out;
+    int64_t n;
+    double a, b;            /* the parameters (mean/std, from/to, lambda, p...) */
+    const double *pa, *pb;  /* per-element a and b (float64, n each), or NULL: the scalars */
+    int64_t from;           /* PTL_DIST_RANDOM */
+    uint64_t range;
+} PtlDistJob;
+
+/* log2 of the elements per Philox block (Note [Philox streams]): 2 (four elements) when an
+ * element needs one 32-bit word, 1 when it needs 64 bits (or, for normals, when the two
+ * halves of one Box-Muller pair go to elements 2k and 2k+1), 0 for rejection samplers that
+ * draw their own blocks. */
+PTL_HD static inline int32_t
+ptl_dist_block_shift(const PtlDistJob *j)
+{
+    switch (j->kind) {
+    case PTL_DIST_UNIFORM:
+        return j->bits <= 24 ? 2 : 1;
+    case PTL_DIST_BERNOULLI:
+        return 2;
+    case PTL_DIST_RANDOM:
+        return j->range != 0 && j->range <= ((uint64_t)1 << 32) ? 2 : 1;
+    case PTL_DIST_POISSON:
+    case PTL_DIST_GAMMA:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The block a run of elements is reading, so that the elements sharing it compute it once
+ * (and, for normals, the Box-Muller pair of block `pair`). */
+typedef struct PtlDistCursor {
+    int64_t block, pair;
+    PtlPhiloxBlock b;
+    double z[2];
+} PtlDistCursor;
+
+PTL_HD static inline PtlDistCursor
+ptl_dist_cursor(void)
+{
+    PtlDistCursor c;
+    c.block = c.pair = -1;
+    c.b.w[0] = c.b.w[1] = c.b.w[2] = c.b.w[3] = 0;
+    c.z[0] = c.z[1] = 0.0;
+    return c;
+}
+
+/* The words of element i: its word (4 per block) or its two words (2 per block) in lo/hi;
+ * returns its slot in the block. */
+PTL_HD static inline int
+ptl_dist_element_words(const PtlDistJob *j, PtlDistCursor *c, int64_t i, uint32_t *lo,
+                       uint32_t *hi)
+{
+    int64_t blk = i >> j->block_shift;
+    int slot = (int)(i & ((1 << j->block_shift) - 1));
+    if (blk != c->block) {
+        c->b = ptl_philox_draw(j->seed, j->offset, (uint64_t)blk, 0);
+        c->block = blk;
+    }
+    if (j->block_shift == 2) {
+        *lo = c->b.w[slot];
+        *hi = 0;
+    }
+    else {
+        *lo = c->b.w[2 * slot];
+        *hi = c->b.w[2 * slot + 1];
+    }
+    return slot;
+}
+
+/* Element i of a PTL_DIST_RANDOM job. */
+PTL_HD static inline int64_t
+ptl_dist_random_value(const PtlDistJob *j, PtlDistCursor *c, int64_t i)
+{
+    uint32_t lo, hi;
+    ptl_dist_element_words(j, c, i, &lo, &hi);
+    uint64_t x = (uint64_t)hi << 32 | lo;
+    if (j->range == 0) {
+        return (int64_t)x;
+    }
+    return (int64_t)((uint64_t)j->from + x % j->range);
+}
+
+/* Element i of the job's distribution (any kind but PTL_DIST_RANDOM), as a double. */
+PTL_HD static inline double
+ptl_dist_value(const PtlDistJob *j, PtlDistCursor *c, int64_t i)
+{
+    double a = j->pa ? j->pa[i] : j->a, b = j->pb ? j->pb[i] : j->b;
+    uint32_t lo, hi;
+    int slot;
+    if (j->kind == PTL_DIST_POISSON) {
+        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
+        return ptl_sample_poisson(a, &st);
+    }
+    if (j->kind == PTL_DIST_GAMMA) {
+        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
+        double x = ptl_sample_gamma(a, &st);
+        return x < b ? b : x;
+    }
+    if (j->kind == PTL_DIST_NORMAL || j->kind == PTL_DIST_LOG_NORMAL) {
+        slot = ptl_dist_element_words(j, c, i, &lo, &hi);
+        if (c->pair != c->block && j->dt == PTL_DTYPE_FLOAT64) {
+            double u1 = ptl_uniform_bits(c->b.w[0], c->b.w[1], 53);
+            double u2 = ptl_uniform_open0(c->b.w[2], c->b.w[3]);
+            c->z[0] = ptl_box_muller(u1, u2, 0);
+            c->z[1] = ptl_box_muller(u1, u2, 1);
+            c->pair = c->block;
+        }
+        else if (c->pair != c->block) {
+            float u1 = (float)(c->b.w[0] >> 8) * 0x1p-24f;
+            float u2 = 1.0f - (float)(c->b.w[2] >> 8) * 0x1p-24f;
+            c->z[0] = ptl_box_muller_f(u1, u2, 0);
+            c->z[1] = ptl_box_muller_f(u1, u2, 1);
+            c->pair = c->block;
+        }
+        double v = a + PTL_DMUL_RN(b, c->z[slot]);
+        return j->kind == PTL_DIST_NORMAL ? v : exp(v);
+    }
+    ptl_dist_element_words(j, c, i, &lo, &hi);
+    /* one word: 32 random bits; two words: 53 */
+    double u = j->block_shift == 2 ? (double)lo * (1.0 / 4294967296.0)
+                                   : ptl_uniform_bits(lo, hi, 53);
+    switch (j->kind) {
+    case PTL_DIST_UNIFORM:
+        /* dt's mantissa bits, so that u is exact in dt and stays below 1 */
+        if (j->block_shift == 2) {
+            u = (double)(lo >> (32 - j->bits)) * (1.0 / (double)(1u << j->bits));
+        }
+        return ptl_transform_uniform(u, a, b);
+    case PTL_DIST_EXPONENTIAL:
+        return ptl_transform_exponential(1.0 - u, a);
+    case PTL_DIST_CAUCHY:
+        return ptl_transform_cauchy(u, a, b);
+    case PTL_DIST_GEOMETRIC:
+        return ptl_transform_geometric(1.0 - u, a);
+    default:   /* PTL_DIST_BERNOULLI */
+        return u < a ? 1.0 : 0.0;
+    }
+}
+
+/* double -> int64, saturating (geometric_ can exceed the int64 range) */
+PTL_HD static inline int64_t
+ptl_dist_sat_i64(double v)
+{
+    return v >= 9.2233720368547758e18 ? INT64_MAX : v <= -9.2233720368547758e18 ? INT64_MIN
+                                                                                 : (int64_t)v;
+}
+
+/* Stores element i of the job into out, converted to dt (the job's dtype): the double of
+ * ptl_dist_value (integers through a saturating int64), or the int64 of a PTL_DIST_RANDOM
+ * job (exact in every integer dtype).  Always inlined, so that a CPU loop that passes a
+ * constant dt gets one store and no switch (random.c's dist_range). */
+PTL_HD static inline __attribute__((always_inline)) void
+ptl_dist_store(const PtlDistJob *j, PtlDistCursor *c, int64_t i, int32_t dt)
+{
+    char *o = j->out;
+    if (j->kind == PTL_DIST_RANDOM) {
+        int64_t v = ptl_dist_random_value(j, c, i);
+        switch (dt) {
+        case PTL_DTYPE_BOOL: ((uint8_t *)o)[i] = (uint8_t)(v != 0); break;
+        case PTL_DTYPE_UINT8: ((uint8_t *)o)[i] = (uint8_t)v; break;
+        case PTL_DTYPE_INT8: ((int8_t *)o)[i] = (int8_t)v; break;
+        case PTL_DTYPE_INT16: ((int16_t *)o)[i] = (int16_t)v; break;
+        case PTL_DTYPE_INT32: ((int32_t *)o)[i] = (int32_t)v; break;
+        case PTL_DTYPE_INT64: ((int64_t *)o)[i] = v; break;
+        case PTL_DTYPE_FLOAT16: ((ptl_half *)o)[i] = ptl_f_to_half((float)v); break;
+        case PTL_DTYPE_BFLOAT16: ((ptl_bf16 *)o)[i] = ptl_f_to_bf16((float)v); break;
+        case PTL_DTYPE_FLOAT32: ((float *)o)[i] = (float)v; break;
+        default: ((double *)o)[i] = (double)v; break;
+        }
+        return;
+    }
+    double v = ptl_dist_value(j, c, i);
+    switch (dt) {
+    case PTL_DTYPE_BOOL: ((uint8_t *)o)[i] = (uint8_t)(v != 0); break;
+    case PTL_DTYPE_UINT8: ((uint8_t *)o)[i] = (uint8_t)ptl_dist_sat_i64(v); break;
+    case PTL_DTYPE_INT8: ((int8_t *)o)[i] = (int8_t)ptl_dist_sat_i64(v); break;
+    case PTL_DTYPE_INT16: ((int16_t *)o)[i] = (int16_t)ptl_dist_sat_i64(v); break;
+    case PTL_DTYPE_INT32: ((int32_t *)o)[i] = (int32_t)ptl_dist_sat_i64(v); break;
+    case PTL_DTYPE_INT64: ((int64_t *)o)[i] = ptl_dist_sat_i64(v); break;
+    case PTL_DTYPE_FLOAT16: ((ptl_half *)o)[i] = ptl_f_to_half((float)v); break;
+    case PTL_DTYPE_BFLOAT16: ((ptl_bf16 *)o)[i] = ptl_f_to_bf16((float)v); break;
+    case PTL_DTYPE_FLOAT32: ((float *)o)[i] = (float)v; break;
+    default: ((double *)o)[i] = v; break;
+    }
+}
+
+/* The elements [blk k, min((blk + 1) k, n)) of Philox block blk (k = 2^block_shift): one
+ * CUDA thread's work in random.cu, so that a block's words are computed once. */
+PTL_HD static inline void
+ptl_dist_fill_block(const PtlDistJob *j, int64_t blk)
+{
+    PtlDistCursor c = ptl_dist_cursor();
+    int64_t b = blk << j->block_shift, e = b + ((int64_t)1 << j->block_shift);
+    for (int64_t i = b; i < (e < j->n ? e : j->n); i++) {
+        ptl_dist_store(j, &c, i, j->dt);
+    }
 }
 
 #endif

@@ -18,4 +18,19 @@
 
 #define PTL_MAX_DIMS 16
 
+/* Note [Products rounded apart]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * a * b rounded on its own, never fused with a following add into one fma.  gcc under
+ * -std=c11 does not contract a * b + c (and the baseline x86-64 has no fma), but nvcc does
+ * by default (-fmad=true) in device code, so a formula that must give the CPU's bits on the
+ * device (the random transforms, the fused optimizer steps) writes its products that feed
+ * an add with these.  __dmul_rn / __fmul_rn are never contracted. */
+#ifdef __CUDA_ARCH__
+#define PTL_DMUL_RN(A, B) __dmul_rn((A), (B))
+#define PTL_FMUL_RN(A, B) __fmul_rn((A), (B))
+#else
+#define PTL_DMUL_RN(A, B) ((A) * (B))
+#define PTL_FMUL_RN(A, B) ((A) * (B))
+#endif
+
 #endif

@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 #include "../aten/native/device_nn.h"
+#include "../aten/native/device_random.h"
 #include "../aten/native/device_reduce.h"
+#include "../aten/native/optim_step.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -184,7 +186,8 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
  * line. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
-       PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
+       PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -223,6 +226,29 @@ int ptl_cuda_nll_launch(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block,
                         const PtlCudaNnPlan *elems, int64_t *ws);
 int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
                               const PtlCudaNnPlan *elems, int64_t chunk, int64_t *ws);
+
+/* fn(ctx, j, ws) for j over [0, n) in the order of plan p's grid-stride loop (nn.cu's
+ * PTL_GRID_LOOP): block x, thread t, then a grid's width further on.  The emulation of the
+ * kernels that take one unit of work per thread (nn_plan.c, random_plan.c, optim_plan.c). */
+typedef void (*PtlCudaElemFn)(const void *ctx, int64_t j, int64_t *ws);
+void ptl_cuda_emulate_elems(const PtlCudaNnPlan *p, int64_t n, PtlCudaElemFn fn,
+                            const void *ctx, int64_t *ws);
+
+/* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
+
+/* The launch of a fill: one thread per Philox block of the job (elems plan). */
+PtlCudaNnPlan ptl_cuda_random_plan(const PtlDistJob *j, const PtlCudaReduceTuning *t);
+/* Fills j->out on the device, or emulated on the host while kernel emulation is on.  0, or
+ * -1 with an error set. */
+int ptl_cuda_random(const PtlDistJob *j);
+int ptl_cuda_random_launch(const PtlDistJob *j, const PtlCudaNnPlan *plan);
+
+/* ---- the fused optimizer steps (optim.cu): one thread per element (elems plan) ---- */
+
+int ptl_cuda_sgd_step(const PtlSgdStepArgs *a);
+int ptl_cuda_adam_step(const PtlAdamStepArgs *a);
+int ptl_cuda_sgd_step_launch(const PtlSgdStepArgs *a, const PtlCudaNnPlan *plan);
+int ptl_cuda_adam_step_launch(const PtlAdamStepArgs *a, const PtlCudaNnPlan *plan);
 
 #ifdef __cplusplus
 }

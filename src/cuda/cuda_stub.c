@@ -148,6 +148,30 @@ ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *
 }
 
 int
+ptl_cuda_random_launch(const PtlDistJob *j, const PtlCudaNnPlan *plan)
+{
+    (void)j;
+    (void)plan;
+    return not_built();
+}
+
+int
+ptl_cuda_sgd_step_launch(const PtlSgdStepArgs *a, const PtlCudaNnPlan *plan)
+{
+    (void)a;
+    (void)plan;
+    return not_built();
+}
+
+int
+ptl_cuda_adam_step_launch(const PtlAdamStepArgs *a, const PtlCudaNnPlan *plan)
+{
+    (void)a;
+    (void)plan;
+    return not_built();
+}
+
+int
 ptl_cuda_gemm_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *plan)
 {
     (void)a;

@@ -13,12 +13,6 @@
 #include "launch_check.h"
 #include "nn_plan.h"
 
-// j over [0, n) as a grid-stride loop: thread t of block x takes x block + t, then a grid's
-// width of threads further on
-#define PTL_GRID_LOOP(j, n)                                                                \
-    for (int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; j < (n);             \
-         j += (int64_t)gridDim.x * blockDim.x)
-
 // the block's sums of .a and .b over its threads' accumulators
 __device__ inline void
 block_sums(const PtlRedAcc &acc, PtlRedAcc *smem, double *a, double *b)

@@ -67,11 +67,9 @@ ptl_cuda_embedding_chunk(int64_t V, int64_t D, const PtlCudaReduceTuning *t)
 
 /* ---- the emulation: nn.cu's kernels, block by block and thread by thread ---- */
 
-/* fn(ctx, j) for j over n as a grid-stride loop of plan p (nn.cu's elementwise kernels) */
-typedef void (*ElemFn)(const void *ctx, int64_t j, int64_t *ws);
-
-static void
-emulate_elems(const PtlCudaNnPlan *p, int64_t n, ElemFn fn, const void *ctx, int64_t *ws)
+void
+ptl_cuda_emulate_elems(const PtlCudaNnPlan *p, int64_t n, PtlCudaElemFn fn, const void *ctx,
+                       int64_t *ws)
 {
     for (int64_t bx = 0; bx < p->grid; bx++) {
         for (int64_t t = 0; t < p->block; t++) {
@@ -128,10 +126,10 @@ emulate_layer_norm(const PtlDeviceLayerNormArgs *a, const PtlCudaNnPlan *p, PtlR
     if (a->pass == PTL_DEVICE_LN_BACKWARD_DW) {
         LnColumns j = {a, p, 0, ws};
         for (j.y = 0; j.y < p->nsplit; j.y++) {
-            emulate_elems(p, a->n, ln_column, &j, NULL);
+            ptl_cuda_emulate_elems(p, a->n, ln_column, &j, NULL);
         }
         if (p->nsplit > 1) {
-            emulate_elems(p, a->n, ln_column_finish, &j, NULL);
+            ptl_cuda_emulate_elems(p, a->n, ln_column_finish, &j, NULL);
         }
         return;
     }
@@ -186,7 +184,7 @@ emulate_nll(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block, const PtlCuda
 {
     const int64_t n = a->N * a->S;
     if (!a->backward && a->reduction == 0) {
-        emulate_elems(elems, n, nll_forward_none, a, ws);
+        ptl_cuda_emulate_elems(elems, n, nll_forward_none, a, ws);
         return;
     }
     if (a->reduction != 0) {
@@ -203,7 +201,7 @@ emulate_nll(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block, const PtlCuda
             return;
         }
     }
-    emulate_elems(elems, n * a->C, nll_grad, a, ws);
+    ptl_cuda_emulate_elems(elems, n * a->C, nll_grad, a, ws);
 }
 
 typedef struct {
@@ -239,14 +237,14 @@ emulate_embedding(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
                   const PtlCudaNnPlan *elems, int64_t chunk, int64_t *ws)
 {
     if (!a->backward) {
-        emulate_elems(elems, a->L * a->D, emb_gather, a, ws);
+        ptl_cuda_emulate_elems(elems, a->L * a->D, emb_gather, a, ws);
         return;
     }
     if (a->scale) {
-        emulate_elems(count, a->L, emb_count, a, ws);
+        ptl_cuda_emulate_elems(count, a->L, emb_count, a, ws);
     }
     EmbJob j = {a, chunk};
-    emulate_elems(elems, (a->V + chunk - 1) / chunk * a->D, emb_accumulate, &j, ws);
+    ptl_cuda_emulate_elems(elems, (a->V + chunk - 1) / chunk * a->D, emb_accumulate, &j, ws);
 }
 
 /* ---- the entry points ---- */

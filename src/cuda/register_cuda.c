@@ -411,6 +411,15 @@ static const int shared_with_cpu[] = {
     /* the matrix products: device_gemm.h's hook */
     PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_addmm, PTL_OP_baddbmm, PTL_OP_addmv, PTL_OP_mv,
     PTL_OP_dot,
+    /* the random fills: device_random.h's hook (Note [CUDA random fills] in random.cu) */
+    PTL_OP_uniform_, PTL_OP_normal_, PTL_OP_log_normal_, PTL_OP_exponential_, PTL_OP_cauchy_,
+    PTL_OP_geometric_, PTL_OP_bernoulli__float, PTL_OP_bernoulli__Tensor, PTL_OP_bernoulli,
+    PTL_OP_bernoulli_p, PTL_OP_random_, PTL_OP_random__to, PTL_OP_random__from,
+    PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_randint_like, PTL_OP_randint_like_low_dtype,
+    PTL_OP_native_dropout, PTL_OP_native_dropout_backward, PTL_OP_normal_Tensor_Tensor,
+    PTL_OP_normal_Tensor_float, PTL_OP_normal_float_Tensor, PTL_OP_poisson, PTL_OP__standard_gamma,
+    /* the fused optimizer steps: optim_step.h's hooks (optim.cu) */
+    PTL_OP__fused_sgd_step_, PTL_OP__fused_adam_step_,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
@@ -431,6 +440,9 @@ ptl_register_cuda_kernels(void)
     ptl_device_nll_hook = ptl_cuda_nll;
     ptl_device_embedding_hook = ptl_cuda_embedding;
     ptl_device_gemm_hook = ptl_cuda_gemm;
+    ptl_device_random_hook = ptl_cuda_random;
+    ptl_device_sgd_hook = ptl_cuda_sgd_step;
+    ptl_device_adam_hook = ptl_cuda_adam_step;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
         return -1;

@@ -6,7 +6,10 @@ the factories on the device; every reduction over random dims and keepdim in eve
 takes, softmax, log_softmax and their backward over every dim, (src/cuda/nn.cu) layer norm,
 nll_loss / cross_entropy and embedding with their backward, and the matrix products
 (src/cuda/gemm.cu: mm, addmm, bmm, baddbmm, matmul, linear, mv, dot) in every float dtype
-with each operand transposed or not, across the tiles' edges. Each test skips, with the
+with each operand transposed or not, across the tiles' edges; the random fills
+(src/cuda/random.cu) against the CPU generator for the same seed (the bytes, where no libm is
+involved), native_dropout and F.dropout, and the fused SGD and Adam steps (src/cuda/optim.cu)
+bit for bit. Each test skips, with the
 reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
 with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
@@ -507,3 +510,139 @@ def test_matrix_products_repeat_exactly_and_refuse_integers():
     assert ptl.equal(ptl.mm(a, b).cpu(), ptl.mm(a, b).cpu())
     with pytest.raises(NotImplementedError, match="\"addmm_cuda\" not implemented for 'Long'"):
         ptl.mm(ptl.ones((2, 2), dtype=ptl.int64).cuda(), ptl.ones((2, 2), dtype=ptl.int64).cuda())
+
+
+# ---- random fills (src/cuda/random.cu), dropout and the fused optimizer steps (optim.cu) ----
+
+def raw(t):
+    """t's bytes in row-major order (on the host)."""
+    dense = ptl.empty(t.numel(), dtype=t.dtype).copy_(t.cpu().reshape(-1))
+    return dense.view(ptl.uint8).numpy().tobytes()
+
+
+# (name, dtypes, fill, exact): exact fills need no libm and must give the CPU's bytes; the
+# others call log/exp/sin/cos/tan, whose device versions are within an ulp or two of
+# glibc's (Note [CUDA random fills])
+RANDOM_FILLS = [
+    ("uniform_", FLOATS, lambda t: t.uniform_(-2.0, 3.0), True),
+    ("uniform_unit", FLOATS, lambda t: t.uniform_(), True),
+    ("bernoulli_float", ALL, lambda t: t.bernoulli_(0.3), True),
+    ("bernoulli_tensor", ALL,
+     lambda t: t.bernoulli_(ptl.linspace(0, 1, t.shape[-1], device=t.device)), True),
+    ("random_", ALL, lambda t: t.random_(), True),
+    ("random_to", ALL[1:], lambda t: t.random_(100), True),
+    ("random_from_to", ALL[1:], lambda t: t.random_(3, 90), True),
+    ("random_wide", [ptl.int64], lambda t: t.random_(-5, 2 ** 40), True),
+    ("rand_like", FLOATS, lambda t: ptl.rand_like(t), True),
+    ("randint_like", ALL[1:], lambda t: ptl.randint_like(t, 3, 50), True),
+    ("bernoulli_p", FLOATS, lambda t: ptl.bernoulli(t, 0.75), True),
+    ("normal_", FLOATS, lambda t: t.normal_(0.5, 2.0), False),
+    ("randn_like", FLOATS, lambda t: ptl.randn_like(t), False),
+    ("log_normal_", FLOATS, lambda t: t.log_normal_(0.1, 0.5), False),
+    ("exponential_", FLOATS, lambda t: t.exponential_(1.5), False),
+    ("cauchy_", FLOATS, lambda t: t.cauchy_(0.0, 2.0), False),
+    ("geometric_", FLOATS + ALL[1:6], lambda t: t.geometric_(0.3), False),
+    ("normal_tensor_tensor", FLOATS,
+     lambda t: ptl.normal(t.fill_(-1.0), ptl.linspace(0, 2, t.shape[-1], device=t.device)),
+     False),
+    ("poisson", [ptl.float32, ptl.float64], lambda t: ptl.poisson(t.fill_(3.5)), False),
+    ("poisson_large", [ptl.float64], lambda t: ptl.poisson(t.fill_(40.0)), False),
+    ("standard_gamma", [ptl.float32, ptl.float64], lambda t: ptl._standard_gamma(t.fill_(0.7)),
+     False),
+]
+# rejection samplers: a libm ulp may flip an acceptance now and then, changing that draw
+MOSTLY = ("geometric_", "poisson", "poisson_large", "standard_gamma")
+RANDOM_CASES = [(n, d, f, e) for n, ds, f, e in RANDOM_FILLS for d in ds]
+
+
+@pytest.mark.parametrize("name,dtype,fill,exact", RANDOM_CASES,
+                         ids=[f"{n}-{d}" for n, d, _, _ in RANDOM_CASES])
+def test_random_fills_give_the_cpu_draws_for_the_same_seed(name, dtype, fill, exact):
+    for shape, view in (((1,), None), ((4099,), None), ((129, 31), "t"), ((2 * 1001,), "step")):
+        def make(device):
+            t = ptl.empty(shape, dtype=dtype, device=device)
+            return t.t() if view == "t" else t[::2] if view == "step" else t
+        ptl.manual_seed(11)
+        cpu = fill(make("cpu"))
+        cpu_state = ptl.get_rng_state()
+        ptl.manual_seed(11)
+        dev = fill(make("cuda"))
+        assert dev.device.type == "cuda"
+        assert ptl.equal(ptl.get_rng_state(), cpu_state), "the generator's offset"
+        if exact:
+            assert raw(dev) == raw(cpu), (name, dtype, shape, view)
+        elif name in MOSTLY:   # geometric_: the ceil of a libm quotient, rarely one apart
+            a, b = as_np(dev).astype(np.float64), as_np(cpu).astype(np.float64)
+            close = np.abs(a - b) <= TOL.get(dtype, 0) * (1 + np.abs(b))
+            assert close.mean() > 0.99, (name, shape, close.mean())
+        else:
+            check(dev, cpu)
+
+
+def test_random_fill_errors_are_pytorchs_cuda_messages():
+    with pytest.raises(NotImplementedError,
+                       match="\"normal_kernel_cuda\" not implemented for 'Int'"):
+        ptl.empty(4, dtype=ptl.int32, device="cuda").normal_()
+    with pytest.raises(NotImplementedError,
+                       match="\"bernoulli_tensor_cuda_p_\" not implemented for 'Long'"):
+        ptl.empty(4, device="cuda").bernoulli_(ptl.ones(4, dtype=ptl.int64, device="cuda"))
+    with pytest.raises(NotImplementedError, match="\"check_uniform_bounds\" not implemented"):
+        ptl.empty(4, dtype=ptl.int64, device="cuda").uniform_()
+    with pytest.raises(RuntimeError, match="bernoulli_ expects p to be in \\[0, 1\\]"):
+        ptl.empty(4, device="cuda").bernoulli_(1.5)
+    with pytest.raises(RuntimeError, match="Expected p_in >= 0 && p_in <= 1"):
+        ptl.empty(4, device="cuda").bernoulli_(ptl.full((4,), 2.0, device="cuda"))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_dropout_draws_the_cpu_mask_for_the_same_seed(dtype):
+    """native_dropout (F.dropout's CUDA path, as PyTorch's) and its backward give the CPU
+    op's bytes; F.dropout in place and dropout2d (the mask and div_ path) the CPU's."""
+    import pytorchlite.nn.functional as F
+    x = ptl.randn(37, 129).to(dtype)
+    for p, train in ((0.3, True), (0.9, None), (0.5, False), (1.0, True)):
+        ptl.manual_seed(3)
+        cpu = ptl.native_dropout(x.t(), p, train)
+        ptl.manual_seed(3)
+        dev = ptl.native_dropout(x.cuda().t(), p, train)
+        assert dev[0].device.type == "cuda"
+        assert raw(dev[0]) == raw(cpu[0]) and raw(dev[1]) == raw(cpu[1]), (p, train)
+        bw = ptl.ops.aten.native_dropout_backward
+        assert raw(bw(x.cuda().t(), dev[1], 2.5)) == raw(bw(x.t(), cpu[1], 2.5))
+    ptl.manual_seed(3)
+    cpu = ptl.native_dropout(x, 0.3, True)[0]
+    ptl.manual_seed(3)
+    assert raw(F.dropout(x.cuda(), 0.3)) == raw(cpu)
+    for fn in (lambda t: F.dropout(t.clone(), 0.3, inplace=True),
+               lambda t: F.dropout2d(t.reshape(37, 3, 43), 0.5)):
+        ptl.manual_seed(3)
+        cpu = fn(x)
+        ptl.manual_seed(3)
+        dev = fn(x.cuda())
+        assert dev.device.type == "cuda" and raw(dev) == raw(cpu)
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_fused_optimizer_steps_give_the_cpu_bits(dtype):
+    aten = ptl.ops.aten
+    rng = np.random.default_rng(0)
+    for n in (1, 1000, 70001):
+        def r():
+            return ptl.tensor(rng.standard_normal(n), dtype=ptl.float64).to(dtype)
+        cpu = [r(), r(), ptl.zeros(n, dtype=dtype), ptl.zeros(n, dtype=dtype),
+               ptl.zeros(n, dtype=dtype), ptl.empty(n, dtype=dtype)]
+        dev = [t.cuda() for t in cpu]
+        for step in range(1, 4):
+            g = r()
+            for (p, _, m, v, vmax, buf), grad in ((cpu, g), (dev, g.cuda())):
+                aten._fused_sgd_step_(p, grad, buf, 0.05, 0.9, 0.1, 1e-2, step == 2, False,
+                                      step == 1)
+                aten._fused_adam_step_(p, grad, m, v, vmax, float(step), 1e-3, 0.9, 0.999,
+                                       1e-2, 1e-8, step == 3, step == 2)
+                aten._fused_adam_step_(p, grad, m, v, None, float(step), 1e-3, 0.9, 0.999,
+                                       0.0, 1e-8, False, False)
+        for a, b in zip(dev, cpu):
+            assert raw(a) == raw(b), n
+    with pytest.raises(RuntimeError, match="grad must be on the device of self"):
+        aten._fused_sgd_step_(ptl.ones(4).cuda(), ptl.ones(4), None, 0.1, 0.0, 0.0, 0.0, False,
+                              False, False)

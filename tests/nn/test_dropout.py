@@ -1,5 +1,8 @@
 """F.dropout2d / nn.Dropout2d on inputs that are not 4-D: PyTorch's warnings, and its
-(N, C, ...) reading of them (2-D: each element on its own; 3-D: whole rows of L)."""
+(N, C, ...) reading of them (2-D: each element on its own; 3-D: whole rows of L).
+native_dropout and its backward: the mask is bernoulli_(1 - p)'s draw for the seed (the
+draw F.dropout makes too, and the CUDA kernel reproduces: tests/cuda), the values and
+gradients are input * mask * 1/(1-p) exactly (NumPy float64), PyTorch's errors."""
 import warnings
 
 import numpy as np
@@ -73,3 +76,96 @@ def test_warnings_as_torch(shape):
     _, mine = messages(lambda: F.dropout2d(ptl.ones(*shape), 0.5))
     _, ref = messages(lambda: torch.nn.functional.dropout2d(torch.ones(*shape), 0.5))
     assert mine == ref
+
+
+def _mask_of_seed(shape, p, seed, dtype=ptl.float32):
+    ptl.manual_seed(seed)
+    return ptl.empty(shape, dtype=dtype).bernoulli_(1 - p).numpy().astype(bool)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.3, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("train", [True, None])
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.float32], ids=str)
+def test_native_dropout_mask_is_bernoullis_draw(p, train, dtype):
+    rng = np.random.default_rng(0)
+    for shape in [(1,), (7,), (33, 5), (4, 1029)]:
+        xv = rng.standard_normal(shape)
+        x = ptl.tensor(xv, dtype=dtype).requires_grad_(True)
+        ptl.manual_seed(9)
+        out, mask = ptl.native_dropout(x, p, train)
+        want_mask = _mask_of_seed(shape, p, 9)
+        assert mask.dtype == ptl.bool
+        np.testing.assert_array_equal(mask.numpy(), want_mask)
+        scale = 0.0 if p == 1 else 1 / (1 - p)
+        xd = x.detach().to(ptl.float64).numpy()
+        np.testing.assert_allclose(out.detach().to(ptl.float64).numpy(),
+                                   xd * want_mask * scale, rtol=1e-6 if dtype == ptl.float32
+                                   else 1e-15, atol=0)
+        out.backward(ptl.ones(shape, dtype=dtype))
+        np.testing.assert_allclose(x.grad.to(ptl.float64).numpy(), want_mask * scale,
+                                   rtol=1e-6, atol=0)
+        ptl.manual_seed(9)   # F.dropout draws the same mask
+        np.testing.assert_array_equal(F.dropout(ptl.ones(shape), p).numpy() != 0,
+                                      want_mask if p < 1 else np.zeros(shape, bool))
+
+
+def test_native_dropout_strided_input_and_threads():
+    """A transposed input: the mask has the input's strides and row-major draws, the same on
+    one and two threads (the fill's grain is crossed)."""
+    old = ptl.get_num_threads()
+    try:
+        got = []
+        for threads in (1, 2):
+            ptl.set_num_threads(threads)
+            x = ptl.ones(300, 700).t()
+            ptl.manual_seed(4)
+            out, mask = ptl.native_dropout(x, 0.25, True)
+            assert mask.stride() == x.stride()
+            got.append(mask.contiguous().numpy())
+        np.testing.assert_array_equal(got[0], got[1])
+        np.testing.assert_array_equal(got[0], _mask_of_seed((700, 300), 0.25, 4))
+    finally:
+        ptl.set_num_threads(old)
+
+
+def test_native_dropout_eval_empty_and_backward_op():
+    x = ptl.arange(6.0).requires_grad_(True)
+    out, mask = ptl.native_dropout(x, 0.5, False)
+    np.testing.assert_array_equal(out.detach().numpy(), np.arange(6.0))
+    assert mask.dtype == ptl.bool and bool(mask.all())
+    assert type(out.grad_fn).__name__ == "NativeDropoutBackward0"
+    e = ptl.ones(0, 3)
+    out, mask = ptl.native_dropout(e, 0.5, True)
+    assert out is e and mask.shape == (0, 3) and mask.dtype == ptl.float32
+    bw = ptl.ops.aten.native_dropout_backward
+    g = ptl.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    r = bw(g, ptl.tensor([True, False, True]), 2.0)
+    np.testing.assert_array_equal(r.detach().numpy(), [2.0, 0.0, 6.0])
+    assert type(r.grad_fn).__name__ == "NativeDropoutBackwardBackward0"
+    np.testing.assert_array_equal(bw(ptl.ones(2), ptl.tensor([0.5, 1.0]), 3.0).numpy(),
+                                  [1.5, 3.0])
+
+
+def test_native_dropout_train_none_differentiates_the_scaled_forward():
+    """train=None drops and scales; its gradient is the scaled mask (PyTorch 2.13's formula
+    takes scale 1 there: docs/decisions.md)."""
+    x = ptl.ones(64, requires_grad=True)
+    out, mask = ptl.native_dropout(x, 0.5, None)
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), mask.numpy() * 2.0)
+
+
+@pytest.mark.parametrize("args,msg", [
+    ((ptl.ones(3, dtype=ptl.int64), 0.5, True),
+     "result type Float can't be cast to the desired output type Long"),
+    ((ptl.ones(3), 1.5, True), "bernoulli_ expects p to be in [0, 1], but got p=-0.5"),
+    ((ptl.ones(3), -0.1, True), "bernoulli_ expects p to be in [0, 1], but got p=1.1"),
+])
+def test_native_dropout_errors_are_pytorchs(args, msg):
+    with pytest.raises(RuntimeError) as info:
+        ptl.native_dropout(*args)
+    assert msg in str(info.value)
+    if torch is not None:
+        targs = [torch.tensor(a.numpy()) if isinstance(a, ptl.Tensor) else a for a in args]
+        with pytest.raises(RuntimeError, match=msg.replace("[", "\\[").replace("]", "\\]")):
+            torch.native_dropout(*targs)

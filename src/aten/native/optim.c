@@ -16,12 +16,15 @@
  *
  * with bc1 = 1 - beta1^step and bc2 = 1 - beta2^step computed in double, as Python does.
  * Only contiguous float32/float64 tensors of one dtype and one shape are accepted; the
- * Python optimizers fall back to their op-by-op path for anything else. */
+ * Python optimizers fall back to their op-by-op path for anything else.  The element's
+ * step is optim_step.h's, which the CUDA kernels (src/cuda/optim.cu) run too. */
 #include <math.h>
 
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "device_reduce.h"
 #include "native.h"
+#include "optim_step.h"
 
 /* Checks that t is a contiguous float tensor shaped and typed like p. */
 static int
@@ -29,6 +32,10 @@ check_like(const char *opname, const char *what, PtlTensorImpl *p, PtlTensorImpl
 {
     if (t->dtype != p->dtype) {
         return ptl_error_set(PTL_ERR_RUNTIME, "%s: %s must have the dtype of self", opname,
+                             what);
+    }
+    if (t->device.type != p->device.type || t->device.index != p->device.index) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s: %s must be on the device of self", opname,
                              what);
     }
     if (t->numel != p->numel || t->dim != p->dim) {
@@ -62,34 +69,27 @@ check_self(const char *opname, PtlTensorImpl *p)
 
 /* ---- SGD ---- */
 
-typedef struct {
-    char *p, *buf;
-    const char *g;
-    double lr, momentum, dampening, wd;
-    int nesterov, maximize, first;
-} SgdJob;
+int (*ptl_device_sgd_hook)(const PtlSgdStepArgs *a);
+int (*ptl_device_adam_hook)(const PtlAdamStepArgs *a);
+
+/* 1 when the step runs through the device hook: a CUDA tensor, or any tensor while the
+ * tests emulate the CUDA kernels (device_reduce.h) */
+static int
+on_device(const PtlTensorImpl *t, int has_hook)
+{
+    return (t->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) && has_hook;
+}
 
 #define DEFINE_SGD_CHUNK(T, DT)                                                           \
     static int                                                                            \
     sgd_chunk_##DT(void *ctx, int64_t b, int64_t e)                                       \
     {                                                                                     \
-        const SgdJob *j = (const SgdJob *)ctx;                                            \
-        T *restrict p = (T *)j->p, *restrict buf = (T *)j->buf;                           \
-        const T *restrict gr = (const T *)j->g;                                           \
-        const T lr = (T)j->lr, mom = (T)j->momentum, damp = (T)(1.0 - j->dampening);      \
-        const T wd = (T)j->wd, sign = j->maximize ? (T)-1 : (T)1;                         \
-        const int decay = j->wd != 0, nesterov = j->nesterov, first = j->first;           \
+        const PtlSgdStepArgs *a = (const PtlSgdStepArgs *)ctx;                            \
+        const PtlSgdConsts_##DT c = ptl_sgd_consts_##DT(a);                               \
+        T *p = (T *)a->p, *buf = (T *)a->buf;                                             \
+        const T *gr = (const T *)a->g;                                                    \
         for (int64_t i = b; i < e; i++) {                                                 \
-            T g = sign * gr[i];                                                           \
-            if (decay) {                                                                  \
-                g = g + wd * p[i];                                                        \
-            }                                                                             \
-            if (buf != NULL) {                                                            \
-                T m = first ? g : buf[i] * mom + damp * g;                                \
-                buf[i] = m;                                                               \
-                g = nesterov ? g + mom * m : m;                                           \
-            }                                                                             \
-            p[i] = p[i] + (-lr) * g;                                                      \
+            ptl_sgd_step_##DT(&c, p, buf, gr, i);                                         \
         }                                                                                 \
         return 0;                                                                         \
     }
@@ -113,15 +113,21 @@ fused_sgd_step_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (buf != NULL && check_like(name, "momentum_buffer", p, buf) < 0)) {
         return -1;
     }
-    SgdJob job = {ptl_tensor_data(p), buf != NULL ? ptl_tensor_data(buf) : NULL,
-                  ptl_tensor_data(g), ptl_iv_to_double(&s[3]), ptl_iv_to_double(&s[4]),
-                  ptl_iv_to_double(&s[5]), ptl_iv_to_double(&s[6]), s[7].u.b, s[8].u.b,
-                  s[9].u.b};
-    int64_t n = ptl_tensor_is_meta(p) ? 0 : p->numel;   /* meta: no data to update */
-    void *token = n >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
-    int rc = ptl_parallel_for(0, n, PTL_GRAIN_SIZE,
+    PtlSgdStepArgs job = {p->dtype, s[7].u.b, s[8].u.b, s[9].u.b, ptl_tensor_data(p),
+                          buf != NULL ? ptl_tensor_data(buf) : NULL, ptl_tensor_data(g),
+                          ptl_tensor_is_meta(p) ? 0 : p->numel,   /* meta: no data */
+                          ptl_iv_to_double(&s[3]), ptl_iv_to_double(&s[4]),
+                          ptl_iv_to_double(&s[5]), ptl_iv_to_double(&s[6])};
+    int rc;
+    if (job.n > 0 && on_device(p, ptl_device_sgd_hook != NULL)) {
+        rc = ptl_device_sgd_hook(&job);
+    }
+    else {
+        void *token = job.n >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+        rc = ptl_parallel_for(0, job.n, PTL_GRAIN_SIZE,
                               p->dtype == PTL_DTYPE_FLOAT32 ? sgd_chunk_f4 : sgd_chunk_f8, &job);
-    ptl_nogil_end(token);
+        ptl_nogil_end(token);
+    }
     if (rc < 0) {
         return -1;
     }
@@ -136,54 +142,21 @@ fused_sgd_step_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- Adam / AdamW ---- */
 
-typedef struct {
-    char *p, *m, *v, *vmax;
-    const char *g;
-    double lr, beta1, beta2, wd, eps, step_size, bc2_sqrt;
-    int maximize, decoupled;
-} AdamJob;
-
-#define DEFINE_ADAM_CHUNK(T, DT, SQRT)                                                    \
+#define DEFINE_ADAM_CHUNK(T, DT)                                                          \
     static int                                                                            \
     adam_chunk_##DT(void *ctx, int64_t b, int64_t e)                                      \
     {                                                                                     \
-        const AdamJob *j = (const AdamJob *)ctx;                                          \
-        T *restrict p = (T *)j->p, *restrict m = (T *)j->m, *restrict v = (T *)j->v;      \
-        T *restrict vmax = (T *)j->vmax;                                                  \
-        const T *restrict gr = (const T *)j->g;                                           \
-        const T sign = j->maximize ? (T)-1 : (T)1;                                        \
-        const int has_wd = j->wd != 0, decoupled = j->decoupled;                          \
-        const T w1 = (T)(1.0 - j->beta1), b2 = (T)j->beta2, w2 = (T)(1.0 - j->beta2);     \
-        const T wd = (T)j->wd, decay = (T)(1.0 - j->lr * j->wd), eps = (T)j->eps;         \
-        const T bc2s = (T)j->bc2_sqrt, neg_step = (T)(-j->step_size);                     \
+        const PtlAdamStepArgs *a = (const PtlAdamStepArgs *)ctx;                          \
+        const PtlAdamConsts_##DT c = ptl_adam_consts_##DT(a);                             \
+        T *p = (T *)a->p, *m = (T *)a->m, *v = (T *)a->v, *vmax = (T *)a->vmax;           \
+        const T *gr = (const T *)a->g;                                                    \
         for (int64_t i = b; i < e; i++) {                                                 \
-            T g = sign * gr[i];                                                           \
-            T x = p[i];                                                                   \
-            if (has_wd) {                                                                 \
-                if (decoupled) {                                                          \
-                    x = x * decay;                                                        \
-                }                                                                         \
-                else {                                                                    \
-                    g = g + wd * x;                                                       \
-                }                                                                         \
-            }                                                                             \
-            /* lerp with a weight below 1/2: start + weight (end - start) */              \
-            T mi = m[i] + w1 * (g - m[i]);                                                \
-            T vi = v[i] * b2;                                                             \
-            vi = vi + w2 * (g * g);                                                       \
-            m[i] = mi;                                                                    \
-            v[i] = vi;                                                                    \
-            if (vmax != NULL) {                                                           \
-                vi = vmax[i] > vi || isnan(vmax[i]) ? vmax[i] : vi;                       \
-                vmax[i] = vi;                                                             \
-            }                                                                             \
-            T denom = SQRT(vi) / bc2s + eps;                                              \
-            p[i] = x + neg_step * (mi / denom);                                           \
+            ptl_adam_step_##DT(&c, p, m, v, vmax, gr, i);                                 \
         }                                                                                 \
         return 0;                                                                         \
     }
-DEFINE_ADAM_CHUNK(float, f4, sqrtf)
-DEFINE_ADAM_CHUNK(double, f8, sqrt)
+DEFINE_ADAM_CHUNK(float, f4)
+DEFINE_ADAM_CHUNK(double, f8)
 #undef DEFINE_ADAM_CHUNK
 
 /* _fused_adam_step_(Tensor(a!) self, Tensor grad, Tensor exp_avg, Tensor exp_avg_sq,
@@ -206,17 +179,23 @@ fused_adam_step_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     double step = ptl_iv_to_double(&s[5]), lr = ptl_iv_to_double(&s[6]);
     double beta1 = ptl_iv_to_double(&s[7]), beta2 = ptl_iv_to_double(&s[8]);
-    AdamJob job = {ptl_tensor_data(p), ptl_tensor_data(m), ptl_tensor_data(v),
-                   vmax != NULL ? ptl_tensor_data(vmax) : NULL, ptl_tensor_data(g), lr,
-                   beta1, beta2, ptl_iv_to_double(&s[9]), ptl_iv_to_double(&s[10]),
-                   lr / (1.0 - pow(beta1, step)), sqrt(1.0 - pow(beta2, step)), s[11].u.b,
-                   s[12].u.b};
-    int64_t n = ptl_tensor_is_meta(p) ? 0 : p->numel;   /* meta: no data to update */
-    void *token = n >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
-    int rc = ptl_parallel_for(0, n, PTL_GRAIN_SIZE,
+    PtlAdamStepArgs job = {p->dtype, s[11].u.b, s[12].u.b, ptl_tensor_data(p),
+                           ptl_tensor_data(m), ptl_tensor_data(v),
+                           vmax != NULL ? ptl_tensor_data(vmax) : NULL, ptl_tensor_data(g),
+                           ptl_tensor_is_meta(p) ? 0 : p->numel,   /* meta: no data */
+                           lr, beta1, beta2, ptl_iv_to_double(&s[9]), ptl_iv_to_double(&s[10]),
+                           lr / (1.0 - pow(beta1, step)), sqrt(1.0 - pow(beta2, step))};
+    int rc;
+    if (job.n > 0 && on_device(p, ptl_device_adam_hook != NULL)) {
+        rc = ptl_device_adam_hook(&job);
+    }
+    else {
+        void *token = job.n >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
+        rc = ptl_parallel_for(0, job.n, PTL_GRAIN_SIZE,
                               p->dtype == PTL_DTYPE_FLOAT32 ? adam_chunk_f4 : adam_chunk_f8,
                               &job);
-    ptl_nogil_end(token);
+        ptl_nogil_end(token);
+    }
     if (rc < 0) {
         return -1;
     }

@@ -1,8 +1,9 @@
 /* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
  * bernoulli, multinomial, poisson, _standard_gamma, _sample_dirichlet (+ their reparameterised
- * gradients) and the in-place samplers uniform_, normal_, random_,
- * exponential_, geometric_, log_normal_, cauchy_, bernoulli_.  Mirrors
- * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h,
+ * gradients), the in-place samplers uniform_, normal_, random_,
+ * exponential_, geometric_, log_normal_, cauchy_, bernoulli_, and native_dropout (+ its
+ * backward), whose mask is bernoulli_'s draw.  Mirrors
+ * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h, ATen/native/Dropout.cpp,
  * ATen/native/cpu/DistributionKernels.cpp and the random factories of
  * ATen/native/TensorFactories.cpp.
  *
@@ -19,13 +20,27 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "../../c10/tls.h"
 #include "../distributions.h"
 #include "../generator.h"
 #include "../philox.h"
+#include "device_random.h"
+#include "device_reduce.h"
 #include "native.h"
 #include "vec_math.h"
 
 #define RANDOM_GRAIN (PTL_GRAIN_SIZE / 8)
+
+int (*ptl_device_random_hook)(const PtlDistJob *j);
+
+/* 1 when t is filled through the device hook: a CUDA tensor, or any tensor while the tests
+ * emulate the CUDA kernels (device_reduce.h) */
+static int
+on_device(const PtlTensorImpl *t)
+{
+    return (t->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+           ptl_device_random_hook != NULL;
+}
 
 /* ---- arguments ---- */
 
@@ -134,225 +149,36 @@ mantissa_digits(PtlDtype dt)
     }
 }
 
-/* ---- the fill engine ---- */
+/* ---- the fill engine (the element itself: distributions.h, shared with random.cu) ---- */
 
-typedef enum DistKind {
-    DIST_UNIFORM,
-    DIST_NORMAL,
-    DIST_LOG_NORMAL,
-    DIST_EXPONENTIAL,
-    DIST_CAUCHY,
-    DIST_GEOMETRIC,
-    DIST_BERNOULLI,
-    DIST_POISSON,
-    DIST_GAMMA,    /* floored at b, the dtype's smallest normal number */
-    DIST_RANDOM,   /* integers from + [0, range) (range 0: all 2^64 values) */
-} DistKind;
+#define DIST_LOOP(DT)                          \
+    for (int64_t i = b; i < e; i++) {          \
+        ptl_dist_store(&j, &cur, i, (DT));     \
+    }                                          \
+    break
 
-typedef struct DistJob {
-    DistKind kind;
-    uint64_t seed, offset;
-    PtlDtype dt;
-    int bits;                /* DIST_UNIFORM: random bits of dt's mantissa */
-    int block_shift;         /* log2 of the elements per Philox block (block_shift()) */
-    char *out;               /* contiguous, one element of dt per index */
-    double a, b;             /* the parameters (mean/std, from/to, lambda, p...) */
-    const double *pa, *pb;   /* per-element a and b, or NULL for the scalars */
-    int64_t from;            /* DIST_RANDOM */
-    uint64_t range;
-} DistJob;
-
-/* log2 of the elements per Philox block (Note [Philox streams]): 4 when an element needs
- * one 32-bit word, 2 when it needs 64 bits (or, for normals, when the two halves of one
- * Box-Muller pair go to elements 2k and 2k+1), 1 for rejection samplers that draw their
- * own blocks. */
+/* [b, e) of a job, element by element: a loop per dtype.  The job is copied to a local
+ * whose address does not escape, so that its fields stay in registers across the stores. */
 static int
-block_shift(const DistJob *j)
+dist_range(const PtlDistJob *job, int64_t b, int64_t e)
 {
-    switch (j->kind) {
-    case DIST_UNIFORM:
-        return j->bits <= 24 ? 2 : 1;
-    case DIST_BERNOULLI:
-        return 2;
-    case DIST_RANDOM:
-        return j->range != 0 && j->range <= ((uint64_t)1 << 32) ? 2 : 1;
-    case DIST_POISSON:
-    case DIST_GAMMA:
-        return 0;
-    default:
-        return 1;
-    }
-}
-
-/* The block a chunk is reading, so that the elements sharing it compute it once (and,
- * for normals, the Box-Muller pair of block `pair`). */
-typedef struct Cursor {
-    int64_t block, pair;
-    PtlPhiloxBlock b;
-    double z[2];
-} Cursor;
-
-/* The words of element i: its word (4 per block) or its two words (2 per block) in lo/hi,
- * and its slot in the block. */
-static inline int
-element_words(const DistJob *j, Cursor *c, int64_t i, uint32_t *lo, uint32_t *hi)
-{
-    int64_t blk = i >> j->block_shift;
-    int slot = (int)(i & ((1 << j->block_shift) - 1));
-    if (blk != c->block) {
-        c->b = ptl_philox_draw(j->seed, j->offset, (uint64_t)blk, 0);
-        c->block = blk;
-    }
-    if (j->block_shift == 2) {
-        *lo = c->b.w[slot];
-        *hi = 0;
-    }
-    else {
-        *lo = c->b.w[2 * slot];
-        *hi = c->b.w[2 * slot + 1];
-    }
-    return slot;
-}
-
-static inline int64_t
-random_value(const DistJob *j, Cursor *c, int64_t i)
-{
-    uint32_t lo, hi;
-    element_words(j, c, i, &lo, &hi);
-    uint64_t x = (uint64_t)hi << 32 | lo;
-    if (j->range == 0) {
-        return (int64_t)x;
-    }
-    return (int64_t)((uint64_t)j->from + x % j->range);
-}
-
-/* Element i of the job's distribution, as a double. */
-static inline double
-dist_value(const DistJob *j, Cursor *c, int64_t i)
-{
-    double a = j->pa ? j->pa[i] : j->a, b = j->pb ? j->pb[i] : j->b;
-    uint32_t lo, hi;
-    int slot;
-    if (j->kind == DIST_POISSON) {
-        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
-        return ptl_sample_poisson(a, &st);
-    }
-    if (j->kind == DIST_GAMMA) {
-        PtlPhiloxStream st = ptl_philox_stream(j->seed, j->offset, (uint64_t)i);
-        double x = ptl_sample_gamma(a, &st);
-        return x < b ? b : x;
-    }
-    if (j->kind == DIST_NORMAL || j->kind == DIST_LOG_NORMAL) {
-        slot = element_words(j, c, i, &lo, &hi);
-        if (c->pair != c->block && j->dt == PTL_DTYPE_FLOAT64) {
-            double u1 = ptl_uniform_bits(c->b.w[0], c->b.w[1], 53);
-            double u2 = ptl_uniform_open0(c->b.w[2], c->b.w[3]);
-            c->z[0] = ptl_box_muller(u1, u2, 0);
-            c->z[1] = ptl_box_muller(u1, u2, 1);
-            c->pair = c->block;
-        }
-        else if (c->pair != c->block) {
-            float u1 = (float)(c->b.w[0] >> 8) * 0x1p-24f;
-            float u2 = 1.0f - (float)(c->b.w[2] >> 8) * 0x1p-24f;
-            c->z[0] = ptl_box_muller_f(u1, u2, 0);
-            c->z[1] = ptl_box_muller_f(u1, u2, 1);
-            c->pair = c->block;
-        }
-        double z = c->z[slot];
-        return j->kind == DIST_NORMAL ? a + b * z : exp(a + b * z);
-    }
-    element_words(j, c, i, &lo, &hi);
-    /* one word: 32 random bits; two words: 53 */
-    double u = j->block_shift == 2 ? (double)lo * (1.0 / 4294967296.0)
-                                   : ptl_uniform_bits(lo, hi, 53);
-    switch (j->kind) {
-    case DIST_UNIFORM:
-        /* dt's mantissa bits, so that u is exact in dt and stays below 1 */
-        if (j->block_shift == 2) {
-            u = (double)(lo >> (32 - j->bits)) * (1.0 / (double)(1u << j->bits));
-        }
-        return ptl_transform_uniform(u, a, b);
-    case DIST_EXPONENTIAL:
-        return ptl_transform_exponential(1.0 - u, a);
-    case DIST_CAUCHY:
-        return ptl_transform_cauchy(u, a, b);
-    case DIST_GEOMETRIC:
-        return ptl_transform_geometric(1.0 - u, a);
-    case DIST_BERNOULLI:
-        return u < a ? 1.0 : 0.0;
-    default:
-        return (double)random_value(j, c, i);
-    }
-}
-
-/* double -> int64, saturating (geometric_ can exceed the int64 range) */
-static inline int64_t
-sat_i64(double v)
-{
-    return v >= 9.2233720368547758e18 ? INT64_MAX : v <= -9.2233720368547758e18 ? INT64_MIN
-                                                                                 : (int64_t)v;
-}
-
-#define STORE_LOOP(T, VALUE, CONV)              \
-    do {                                        \
-        T *o = (T *)j->out;                     \
-        Cursor cur = {-1, -1, {{0}}, {0, 0}};   \
-        for (int64_t i = b; i < e; i++) {       \
-            o[i] = CONV(VALUE(j, &cur, i));     \
-        }                                       \
-    } while (0)
-
-#define TO_BOOL(V) ((uint8_t)((V) != 0))
-#define TO_U1(V) ((uint8_t)sat_i64(V))
-#define TO_I1(V) ((int8_t)sat_i64(V))
-#define TO_I2(V) ((int16_t)sat_i64(V))
-#define TO_I4(V) ((int32_t)sat_i64(V))
-#define TO_F2(V) ptl_f_to_half((float)(V))
-#define TO_BF(V) ptl_f_to_bf16((float)(V))
-#define TO_F4(V) ((float)(V))
-#define TO_F8(V) ((double)(V))
-#define TO_INT(T) (T)
-
-/* [b, e) of a DistJob: doubles converted to dt (integers through int64) */
-static int
-dist_range(const DistJob *j, int64_t b, int64_t e)
-{
-    switch (j->dt) {
-    case PTL_DTYPE_BOOL: STORE_LOOP(uint8_t, dist_value, TO_BOOL); break;
-    case PTL_DTYPE_UINT8: STORE_LOOP(uint8_t, dist_value, TO_U1); break;
-    case PTL_DTYPE_INT8: STORE_LOOP(int8_t, dist_value, TO_I1); break;
-    case PTL_DTYPE_INT16: STORE_LOOP(int16_t, dist_value, TO_I2); break;
-    case PTL_DTYPE_INT32: STORE_LOOP(int32_t, dist_value, TO_I4); break;
-    case PTL_DTYPE_INT64: STORE_LOOP(int64_t, dist_value, sat_i64); break;
-    case PTL_DTYPE_FLOAT16: STORE_LOOP(ptl_half, dist_value, TO_F2); break;
-    case PTL_DTYPE_BFLOAT16: STORE_LOOP(ptl_bf16, dist_value, TO_BF); break;
-    case PTL_DTYPE_FLOAT32: STORE_LOOP(float, dist_value, TO_F4); break;
-    default: STORE_LOOP(double, dist_value, TO_F8); break;
+    const PtlDistJob j = *job;
+    PtlDistCursor cur = ptl_dist_cursor();
+    switch (j.dt) {
+    case PTL_DTYPE_BOOL: DIST_LOOP(PTL_DTYPE_BOOL);
+    case PTL_DTYPE_UINT8: DIST_LOOP(PTL_DTYPE_UINT8);
+    case PTL_DTYPE_INT8: DIST_LOOP(PTL_DTYPE_INT8);
+    case PTL_DTYPE_INT16: DIST_LOOP(PTL_DTYPE_INT16);
+    case PTL_DTYPE_INT32: DIST_LOOP(PTL_DTYPE_INT32);
+    case PTL_DTYPE_INT64: DIST_LOOP(PTL_DTYPE_INT64);
+    case PTL_DTYPE_FLOAT16: DIST_LOOP(PTL_DTYPE_FLOAT16);
+    case PTL_DTYPE_BFLOAT16: DIST_LOOP(PTL_DTYPE_BFLOAT16);
+    case PTL_DTYPE_FLOAT32: DIST_LOOP(PTL_DTYPE_FLOAT32);
+    default: DIST_LOOP(PTL_DTYPE_FLOAT64);
     }
     return 0;
 }
-
-/* [b, e) of a DIST_RANDOM job: int64 values, exact for every integer dtype */
-static int
-random_chunk(void *ctx, int64_t b, int64_t e)
-{
-    const DistJob *j = ctx;
-    switch (j->dt) {
-    case PTL_DTYPE_BOOL: STORE_LOOP(uint8_t, random_value, TO_BOOL); break;
-    case PTL_DTYPE_UINT8: STORE_LOOP(uint8_t, random_value, TO_INT(uint8_t)); break;
-    case PTL_DTYPE_INT8: STORE_LOOP(int8_t, random_value, TO_INT(int8_t)); break;
-    case PTL_DTYPE_INT16: STORE_LOOP(int16_t, random_value, TO_INT(int16_t)); break;
-    case PTL_DTYPE_INT32: STORE_LOOP(int32_t, random_value, TO_INT(int32_t)); break;
-    case PTL_DTYPE_INT64: STORE_LOOP(int64_t, random_value, TO_INT(int64_t)); break;
-    case PTL_DTYPE_FLOAT16: STORE_LOOP(ptl_half, random_value, TO_F2); break;
-    case PTL_DTYPE_BFLOAT16: STORE_LOOP(ptl_bf16, random_value, TO_BF); break;
-    case PTL_DTYPE_FLOAT32: STORE_LOOP(float, random_value, TO_F4); break;
-    default: STORE_LOOP(double, random_value, TO_F8); break;
-    }
-    return 0;
-}
-
-#undef STORE_LOOP
+#undef DIST_LOOP
 
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* Note [Vector Philox]
@@ -360,7 +186,7 @@ random_chunk(void *ctx, int64_t b, int64_t e)
  * with scalar mean and std) draw eight Philox blocks at once, one in each 32-bit lane of
  * AVX2 vectors: the rounds of ptl_philox4x32_10 on the same integers (the 32 x 32 -> 64-bit
  * products by _mm256_mul_epu32 on the even lanes and on the odd ones shifted down), so
- * every word is the scalar stream's.  A uniform word becomes its float as dist_value does
+ * every word is the scalar stream's.  A uniform word becomes its float as ptl_dist_value does
  * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
  * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
  * transpose puts word w of block k at element 4 k + w.  The normals take each block's
@@ -428,7 +254,7 @@ uniform_range8(__m256 x, __m256d from, __m256d span)
  * before the first block boundary and after the last whole group of eight blocks go
  * through dist_range */
 PTL_AVX2 static void
-uniform_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
+uniform_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
 {
     float *o = (float *)j->out;
     const __m256 scale = _mm256_set1_ps(0x1p-24f);
@@ -468,10 +294,10 @@ uniform_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
 
 /* [b, e) of a float32 normal job with scalar mean and std: the words of eight blocks at
  * once (Note [Vector Philox]), then each block's Box-Muller pair through ptl_box_muller_f
- * and a + b z in double, as dist_value computes them (libm's logf and sincosf, which no
+ * and a + b z in double, as ptl_dist_value computes them (libm's logf and sincosf, which no
  * vector formula of ours matches bit for bit, stay scalar) */
 PTL_AVX2 static void
-normal_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
+normal_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
 {
     float *o = (float *)j->out;
     int64_t i = (b + 1) / 2 * 2;
@@ -499,15 +325,15 @@ normal_range_f4_avx2(const DistJob *j, int64_t b, int64_t e)
 static int
 dist_chunk(void *ctx, int64_t b, int64_t e)
 {
-    const DistJob *j = ctx;
+    const PtlDistJob *j = ctx;
 #ifdef PTL_HAVE_AVX2_KERNELS
     int vec = j->dt == PTL_DTYPE_FLOAT32 && j->pa == NULL && j->pb == NULL &&
               ptl_cpu_capability() >= PTL_CPU_AVX2;
-    if (vec && j->kind == DIST_UNIFORM && j->block_shift == 2 && j->bits == 24) {
+    if (vec && j->kind == PTL_DIST_UNIFORM && j->block_shift == 2 && j->bits == 24) {
         uniform_range_f4_avx2(j, b, e);
         return 0;
     }
-    if (vec && j->kind == DIST_NORMAL && j->block_shift == 1) {
+    if (vec && j->kind == PTL_DIST_NORMAL && j->block_shift == 1) {
         normal_range_f4_avx2(j, b, e);
         return 0;
     }
@@ -516,9 +342,11 @@ dist_chunk(void *ctx, int64_t b, int64_t e)
 }
 
 /* Fills self (borrowed) with job's distribution, drawing self->numel counters from gen, and
- * bumps self's version.  job->out and job->dt are set here.  0 or -1. */
+ * bumps self's version.  job->out, job->n and job->dt are set here.  A CUDA self (and every
+ * self while the tests emulate the CUDA kernels) is filled by the device hook, from the
+ * same stream: element i of the row-major order gets the value the CPU gives it.  0 or -1. */
 static int
-fill(PtlTensorImpl *self, DistJob *job, PtlGenerator *gen)
+fill(PtlTensorImpl *self, PtlDistJob *job, PtlGenerator *gen)
 {
     PtlTensorImpl *tmp = NULL;
     int rc;
@@ -530,19 +358,24 @@ fill(PtlTensorImpl *self, DistJob *job, PtlGenerator *gen)
         return 0;
     }
     if (!ptl_tensor_is_contiguous(self)) {
-        tmp = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu());
+        tmp = ptl_empty(self->dim, self->sizes, self->dtype, self->device);
         if (tmp == NULL) {
             return -1;
         }
     }
     job->dt = self->dtype;
-    job->block_shift = block_shift(job);
+    job->n = self->numel;
+    job->block_shift = ptl_dist_block_shift(job);
     job->out = ptl_tensor_data(tmp ? tmp : self);
     ptl_generator_reserve(gen, (uint64_t)self->numel, &job->seed, &job->offset);
-    void *token = ptl_nogil_begin();
-    rc = ptl_parallel_for(0, self->numel, RANDOM_GRAIN,
-                          job->kind == DIST_RANDOM ? random_chunk : dist_chunk, job);
-    ptl_nogil_end(token);
+    if (on_device(self)) {
+        rc = ptl_device_random_hook(job);
+    }
+    else {
+        void *token = ptl_nogil_begin();
+        rc = ptl_parallel_for(0, self->numel, RANDOM_GRAIN, dist_chunk, job);
+        ptl_nogil_end(token);
+    }
     if (rc == 0 && tmp != NULL) {
         rc = ptl_copy_into(self, tmp);
     }
@@ -553,10 +386,10 @@ fill(PtlTensorImpl *self, DistJob *job, PtlGenerator *gen)
     return rc;
 }
 
-static DistJob
-job_new(DistKind kind, double a, double b)
+static PtlDistJob
+job_new(PtlDistKind kind, double a, double b)
 {
-    DistJob j;
+    PtlDistJob j;
     memset(&j, 0, sizeof(j));
     j.kind = kind;
     j.a = a;
@@ -575,17 +408,26 @@ return_self(PtlIValue *s)
 
 /* ---- parameter checks (PyTorch's wording) ---- */
 
+/* PyTorch's dtype error of a dispatch kernel: `kernel` names the CPU's, and the CUDA
+ * kernel's name has "cuda" for its "cpu" (normal_kernel_cuda, bernoulli_tensor_cuda_p_)
+ * when `on` (the tensor that picks the kernel; NULL: the CPU) is a CUDA tensor. */
 static int
-not_implemented(const char *kernel, PtlDtype dt)
+not_implemented(const char *kernel, PtlDtype dt, const PtlTensorImpl *on)
 {
+    const char *cpu = on != NULL && on->device.type == PTL_DEVICE_CUDA ? strstr(kernel, "cpu")
+                                                                       : NULL;
+    if (cpu != NULL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%.*scuda%s\" not implemented for '%s'",
+                             (int)(cpu - kernel), kernel, cpu + 3, ptl_dtype_legacy_name(dt));
+    }
     return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for '%s'", kernel,
                          ptl_dtype_legacy_name(dt));
 }
 
 static int
-check_floating(const char *kernel, PtlDtype dt)
+check_floating(const char *kernel, PtlDtype dt, const PtlTensorImpl *on)
 {
-    return ptl_dtype_is_floating(dt) ? 0 : not_implemented(kernel, dt);
+    return ptl_dtype_is_floating(dt) ? 0 : not_implemented(kernel, dt, on);
 }
 
 static int
@@ -598,17 +440,27 @@ check_std(double std)
     return 0;
 }
 
-/* Every element of the float64 tensor t satisfies lo <= x (<= hi when has_hi). */
+/* Every element of the contiguous float64 tensor t satisfies lo <= x <= hi; a tensor
+ * off the CPU is read back first (a synchronisation).  1, 0, or -1 with an error set (the
+ * callers' "> 0" then fails their PTL_CHECK, whose message loses to the first error). */
 static int
 all_in_range(PtlTensorImpl *t, double lo, double hi)
 {
-    const double *p = (const double *)ptl_tensor_data(t);
-    for (int64_t i = 0; i < t->numel; i++) {
-        if (!(p[i] >= lo && p[i] <= hi)) {
-            return 0;
+    PtlTensorImpl *host = NULL;
+    int ok = 1;
+    if (t->device.type != PTL_DEVICE_CPU) {
+        host = ptl_empty(t->dim, t->sizes, t->dtype, ptl_device_cpu());
+        if (host == NULL || ptl_copy_into(host, t) < 0) {
+            ptl_xdecref(host);
+            return -1;
         }
     }
-    return 1;
+    const double *p = (const double *)ptl_tensor_data(host ? host : t);
+    for (int64_t i = 0; i < t->numel && ok; i++) {
+        ok = p[i] >= lo && p[i] <= hi;
+    }
+    ptl_xdecref(host);
+    return ok;
 }
 
 /* ---- random_ and randint: integer ranges ---- */
@@ -674,7 +526,7 @@ random_from_to(PtlTensorImpl *self, int64_t from, int64_t to, PtlGenerator *gen)
     if (check_from_to_in_range(from, to - 1, self->dtype) < 0) {
         return -1;
     }
-    DistJob j = job_new(DIST_RANDOM, 0, 0);
+    PtlDistJob j = job_new(PTL_DIST_RANDOM, 0, 0);
     j.from = from;
     j.range = (uint64_t)to - (uint64_t)from;
     return fill(self, &j, gen);
@@ -693,7 +545,7 @@ random_from_inclusive(PtlTensorImpl *self, int64_t from, int64_t to_inc, PtlGene
                              "to 'to_inc' casted to dtype, but got from=%lld > to_inc=%lld",
                              (long long)from, (long long)to_inc);
     }
-    DistJob j = job_new(DIST_RANDOM, 0, 0);
+    PtlDistJob j = job_new(PTL_DIST_RANDOM, 0, 0);
     j.from = from;
     j.range = (uint64_t)to_inc - (uint64_t)from + 1;   /* wraps to 0 for all 2^64 values */
     return fill(self, &j, gen);
@@ -780,12 +632,13 @@ rand_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int normal = op->id == PTL_OP_normal_float_float;
     const PtlIValue *size = &s[normal ? 2 : 0];
     PtlDtype dt = dtype_arg(op, s, ptl_default_dtype());
-    DistJob j = uniform ? job_new(DIST_UNIFORM, 0.0, 1.0)
-                        : job_new(DIST_NORMAL, normal ? s[0].u.d : 0.0, normal ? s[1].u.d : 1.0);
+    PtlDistJob j = uniform ? job_new(PTL_DIST_UNIFORM, 0.0, 1.0)
+                           : job_new(PTL_DIST_NORMAL, normal ? s[0].u.d : 0.0,
+                                     normal ? s[1].u.d : 1.0);
     if (normal && check_std(j.b) < 0) {
         return -1;
     }
-    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt) < 0) {
+    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt, NULL) < 0) {
         return -1;
     }
     PtlTensorImpl *t = new_sized(op, s, size, dt);
@@ -803,8 +656,9 @@ rand_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     int uniform = op->id == PTL_OP_rand_like;
     PtlDtype dt = dtype_arg(op, s, s[0].u.t->dtype);
-    DistJob j = job_new(uniform ? DIST_UNIFORM : DIST_NORMAL, 0.0, 1.0);
-    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt) < 0) {
+    PtlDistJob j = job_new(uniform ? PTL_DIST_UNIFORM : PTL_DIST_NORMAL, 0.0, 1.0);
+    if (check_floating(uniform ? "check_uniform_bounds" : "normal_kernel_cpu", dt,
+                       s[0].u.t) < 0) {
         return -1;
     }
     PtlTensorImpl *t = new_like(s[0].u.t, dt);
@@ -829,10 +683,10 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     double a = s[1].u.d, b = op->schema.nargs > 3 ? s[2].u.d : 0.0;
     const char *cpp = ptl_dtype_cpp_name(dt), *legacy = ptl_dtype_legacy_name(dt);
     int floating = ptl_dtype_is_floating(dt);
-    DistJob j;
+    PtlDistJob j;
     switch (op->id) {
     case PTL_OP_uniform_:
-        if (check_floating("check_uniform_bounds", dt) < 0) {
+        if (check_floating("check_uniform_bounds", dt, self) < 0) {
             return -1;
         }
         if (a > b) {
@@ -841,14 +695,14 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "from=%g > to=%g",
                                  a, b);
         }
-        j = job_new(DIST_UNIFORM, a, b);
+        j = job_new(PTL_DIST_UNIFORM, a, b);
         j.bits = mantissa_digits(dt);
         break;
     case PTL_OP_normal_:
-        if (check_std(b) < 0 || check_floating("normal_kernel_cpu", dt) < 0) {
+        if (check_std(b) < 0 || check_floating("normal_kernel_cpu", dt, self) < 0) {
             return -1;
         }
-        j = job_new(DIST_NORMAL, a, b);
+        j = job_new(PTL_DIST_NORMAL, a, b);
         break;
     case PTL_OP_exponential_:
         if (!(a > 0.0)) {
@@ -862,7 +716,7 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "specified %s",
                                  legacy);
         }
-        j = job_new(DIST_EXPONENTIAL, a, 0.0);
+        j = job_new(PTL_DIST_EXPONENTIAL, a, 0.0);
         break;
     case PTL_OP_geometric_:
         if (!(a > 0.0 && a < 1.0)) {
@@ -870,19 +724,19 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "geometric_ expects p to be in (0, 1), but got p=%g", a);
         }
         if (dt == PTL_DTYPE_BOOL) {
-            return not_implemented("geometric_cpu", dt);
+            return not_implemented("geometric_cpu", dt, self);
         }
-        j = job_new(DIST_GEOMETRIC, a, 0.0);
+        j = job_new(PTL_DIST_GEOMETRIC, a, 0.0);
         break;
     case PTL_OP_log_normal_:
         if (!(b > 0.0)) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "log_normal_ expects std > 0.0, but found std=%g", b);
         }
-        if (check_floating("log_normal_cpu", dt) < 0) {
+        if (check_floating("log_normal_cpu", dt, self) < 0) {
             return -1;
         }
-        j = job_new(DIST_LOG_NORMAL, a, b);
+        j = job_new(PTL_DIST_LOG_NORMAL, a, b);
         break;
     case PTL_OP_cauchy_:
         if (!(b > 0.0)) {
@@ -896,14 +750,14 @@ sampler__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  "specified %s",
                                  cpp);
         }
-        j = job_new(DIST_CAUCHY, a, b);
+        j = job_new(PTL_DIST_CAUCHY, a, b);
         break;
     default:   /* bernoulli_.float */
         if (!(a >= 0.0 && a <= 1.0)) {
             return ptl_error_set(PTL_ERR_RUNTIME,
                                  "bernoulli_ expects p to be in [0, 1], but got p=%g", a);
         }
-        j = job_new(DIST_BERNOULLI, a, 0.0);
+        j = job_new(PTL_DIST_BERNOULLI, a, 0.0);
         break;
     }
     if (fill(self, &j, generator_arg(op, s)) < 0) {
@@ -924,14 +778,14 @@ static int
 bernoulli_tensor(PtlTensorImpl *self, PtlTensorImpl *p, PtlGenerator *gen)
 {
     PtlTensorImpl *pf = NULL;
-    if (check_floating("bernoulli_tensor_cpu_p_", p->dtype) < 0) {
+    if (check_floating("bernoulli_tensor_cpu_p_", p->dtype, self) < 0) {
         return -1;
     }
     if ((pf = expanded_f64(p, self->dim, self->sizes)) == NULL) {
         return -1;
     }
-    PTL_CHECK(all_in_range(pf, 0.0, 1.0), PTL_ERR_RUNTIME, "%s", p_range_msg);
-    DistJob j = job_new(DIST_BERNOULLI, 0.0, 0.0);
+    PTL_CHECK(all_in_range(pf, 0.0, 1.0) > 0, PTL_ERR_RUNTIME, "%s", p_range_msg);
+    PtlDistJob j = job_new(PTL_DIST_BERNOULLI, 0.0, 0.0);
     j.pa = (const double *)ptl_tensor_data(pf);
     if (fill(self, &j, gen) < 0) {
         goto error;
@@ -961,7 +815,8 @@ bernoulli_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *t = NULL;
     PtlGenerator *gen = generator_arg(op, s);
-    if (op->id == PTL_OP_bernoulli && check_floating("bernoulli_tensor_cpu_p_", self->dtype) < 0) {
+    if (op->id == PTL_OP_bernoulli &&
+        check_floating("bernoulli_tensor_cpu_p_", self->dtype, self) < 0) {
         return -1;
     }
     if (op->id == PTL_OP_bernoulli_p && !(s[1].u.d >= 0.0 && s[1].u.d <= 1.0)) {
@@ -977,7 +832,7 @@ bernoulli_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
     }
     else {
-        DistJob j = job_new(DIST_BERNOULLI, s[1].u.d, 0.0);
+        PtlDistJob j = job_new(PTL_DIST_BERNOULLI, s[1].u.d, 0.0);
         if (fill(t, &j, gen) < 0) {
             goto error;
         }
@@ -1003,12 +858,19 @@ normal_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = tmean ? mean->dtype : std->dtype;
     int64_t sizes[PTL_MAX_DIMS];
     int dim;
-    DistJob j = job_new(DIST_NORMAL, tmean ? 0.0 : s[0].u.d, tstd ? 0.0 : s[1].u.d);
+    PtlDistJob j = job_new(PTL_DIST_NORMAL, tmean ? 0.0 : s[0].u.d, tstd ? 0.0 : s[1].u.d);
     if (!tstd && check_std(j.b) < 0) {
         return -1;
     }
-    if (check_floating("normal_kernel_cpu", dt) < 0) {
+    if (check_floating("normal_kernel_cpu", dt, tmean ? mean : std) < 0) {
         return -1;
+    }
+    if (tmean && tstd && !ptl_device_equal(mean->device, std->device)) {
+        PtlTensorImpl *dev = mean->device.type == PTL_DEVICE_CPU ? std : mean;
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Expected all tensors to be on the same device, but found at least "
+                             "two devices, %s:%d and cpu!",
+                             ptl_device_type_name(dev->device.type), dev->device.index);
     }
     if (tmean && tstd) {
         if (ptl_broadcast_shapes(mean->dim, mean->sizes, std->dim, std->sizes, &dim, sizes) < 0) {
@@ -1027,10 +889,10 @@ normal_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if ((ps = expanded_f64(std, dim, sizes)) == NULL) {
             goto error;
         }
-        PTL_CHECK(all_in_range(ps, 0.0, INFINITY), PTL_ERR_RUNTIME,
+        PTL_CHECK(all_in_range(ps, 0.0, INFINITY) > 0, PTL_ERR_RUNTIME,
                   "normal expects all elements of std >= 0.0");
     }
-    if ((t = ptl_empty(dim, sizes, dt, ptl_device_cpu())) == NULL) {
+    if ((t = ptl_empty(dim, sizes, dt, (tmean ? mean : std)->device)) == NULL) {
         goto error;
     }
     j.pa = pm ? (const double *)ptl_tensor_data(pm) : NULL;
@@ -1049,24 +911,119 @@ error:
     return -1;
 }
 
+/* ---- dropout ---- */
+
+/* a * b through the dispatcher (b a tensor, or the wrapped number bd when b is NULL), into
+ * a when inplace: the device's mul kernel for a CUDA a.  Not recorded by autograd: the
+ * calling op's node covers it.  New ref (a itself when inplace) or NULL. */
+static PtlTensorImpl *
+dispatch_mul(PtlTensorImpl *a, PtlTensorImpl *b, double bd, int inplace)
+{
+    PtlTensorImpl *w = b != NULL ? NULL : ptl_wrapped_double(bd), *r;
+    if (b == NULL && w == NULL) {
+        return NULL;
+    }
+    PtlLocalState *tls = ptl_tls();
+    const PtlDispatchKeySet excluded = tls->excluded;
+    PtlIValue m[2] = {ptl_iv_tensor(a), ptl_iv_tensor(b != NULL ? b : w)};
+    tls->excluded |= PTL_KEYSET(PTL_KEY_AUTOGRAD);
+    r = ptl_call_tensor(inplace ? PTL_OP_mul__Tensor : PTL_OP_mul_Tensor, m);
+    tls->excluded = excluded;
+    ptl_xdecref(w);
+    return r;
+}
+
+/* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor): in training (train
+ * true or None) a bool mask drawn as bernoulli_(1 - p) draws it (so CPU and CUDA dropout
+ * agree for one seed) and input * mask * scale, scale = 1 / (1 - p) (0 when p is 1), as
+ * ATen/native/Dropout.cpp computes it; otherwise a copy of input and a mask of ones.  An
+ * empty input comes back itself with an empty mask of its dtype, as in PyTorch.  Past the
+ * mask's fill everything is dispatcher ops, so the CUDA key runs this kernel too. */
+static int
+native_dropout_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *input = s[0].u.t, *mask = NULL, *kept = NULL, *out = NULL;
+    double p1m = 1.0 - s[1].u.d;
+    int train = s[2].tag == PTL_IV_NONE || s[2].u.b;
+    (void)ks;
+    if (input->numel == 0) {
+        ptl_incref(input);
+        out = input;
+        mask = new_like(input, input->dtype);
+    }
+    else if (!train) {
+        PtlIValue a[6] = {ptl_iv_tensor(input), ptl_iv_dtype(PTL_DTYPE_BOOL), ptl_iv_none(),
+                          ptl_iv_none(), ptl_iv_none(), ptl_iv_none()};
+        if ((mask = ptl_call_tensor(PTL_OP_ones_like, a)) == NULL) {
+            goto error;
+        }
+        if ((out = new_like(input, input->dtype)) != NULL && ptl_copy_into(out, input) < 0) {
+            goto error;
+        }
+    }
+    else {
+        PTL_CHECK(p1m >= 0.0 && p1m <= 1.0, PTL_ERR_RUNTIME,
+                  "bernoulli_ expects p to be in [0, 1], but got p=%g", p1m);
+        PtlDistJob j = job_new(PTL_DIST_BERNOULLI, p1m, 0.0);
+        if ((mask = new_like(input, PTL_DTYPE_BOOL)) == NULL ||
+            fill(mask, &j, generator_arg(op, s)) < 0 ||
+            (kept = dispatch_mul(input, mask, 0.0, 0)) == NULL) {
+            goto error;
+        }
+        /* in place, as PyTorch: an integer input cannot take the float scale */
+        out = dispatch_mul(kept, NULL, p1m == 0.0 ? 0.0 : 1.0 / p1m, 1);
+        ptl_decref(kept);
+    }
+    if (out == NULL || mask == NULL) {
+        goto error;
+    }
+    s[0] = ptl_iv_tensor(out);
+    s[1] = ptl_iv_tensor(mask);
+    return 0;
+error:
+    ptl_xdecref(mask);
+    ptl_xdecref(out);
+    return -1;
+}
+
+/* native_dropout_backward(Tensor grad_output, Tensor mask, float scale): grad_output * mask
+ * * scale (a bool or a float mask), in dispatcher ops. */
+static int
+native_dropout_backward_kernel(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *kept, *out;
+    (void)op;
+    (void)ks;
+    if ((kept = dispatch_mul(s[0].u.t, s[1].u.t, 0.0, 0)) == NULL) {
+        return -1;
+    }
+    out = dispatch_mul(kept, NULL, s[2].u.d, 0);
+    ptl_decref(kept);
+    if (out == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
 /* poisson(Tensor self): out[i] ~ Poisson(self[i]), self's dtype */
 static int
 poisson_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *rate = NULL, *t = NULL;
-    if (check_floating("poisson_cpu", self->dtype) < 0) {
+    if (check_floating("poisson_cpu", self->dtype, self) < 0) {
         return -1;
     }
     if ((rate = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
         return -1;
     }
-    PTL_CHECK(all_in_range(rate, 0.0, INFINITY), PTL_ERR_RUNTIME,
+    PTL_CHECK(all_in_range(rate, 0.0, INFINITY) > 0, PTL_ERR_RUNTIME,
               "invalid Poisson rate, expected rate to be non-negative");
-    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu())) == NULL) {
+    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
-    DistJob j = job_new(DIST_POISSON, 0.0, 0.0);
+    PtlDistJob j = job_new(PTL_DIST_POISSON, 0.0, 0.0);
     j.pa = (const double *)ptl_tensor_data(rate);
     if (fill(t, &j, generator_arg(op, s)) < 0) {
         goto error;
@@ -1097,10 +1054,10 @@ gamma_draws(const PtlOperator *op, PtlIValue *s)
     if ((alpha = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
         return NULL;
     }
-    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, ptl_device_cpu())) == NULL) {
+    if ((t = ptl_empty(self->dim, self->sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
-    DistJob j = job_new(DIST_GAMMA, 0.0, tiny);
+    PtlDistJob j = job_new(PTL_DIST_GAMMA, 0.0, tiny);
     j.pa = (const double *)ptl_tensor_data(alpha);
     if (fill(t, &j, generator_arg(op, s)) < 0) {
         goto error;
@@ -1119,7 +1076,8 @@ standard_gamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *t;
-    if (check_floating("gamma_cpu", s[0].u.t->dtype) < 0 || (t = gamma_draws(op, s)) == NULL) {
+    if (check_floating("gamma_cpu", s[0].u.t->dtype, s[0].u.t) < 0 ||
+        (t = gamma_draws(op, s)) == NULL) {
         return -1;
     }
     s[0] = ptl_iv_tensor(t);
@@ -1137,7 +1095,7 @@ sample_dirichlet_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t, *t;
     int f8 = self->dtype == PTL_DTYPE_FLOAT64;
     if (!f8 && self->dtype != PTL_DTYPE_FLOAT32) {
-        return not_implemented("dirichlet", self->dtype);
+        return not_implemented("dirichlet", self->dtype, NULL);
     }
     if ((t = gamma_draws(op, s)) == NULL) {
         return -1;
@@ -1248,7 +1206,7 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (dt == PTL_DTYPE_BOOL) {
         ptl_decref(t);
-        return not_implemented("randperm", dt);
+        return not_implemented("randperm", dt, NULL);
     }
     int_bounds(dt, &lo, &hi);
     if (c_names[dt] != NULL && n - 1 > hi) {
@@ -1489,5 +1447,7 @@ static const PtlKernelReg random_cpu[] = {
     {PTL_OP_cauchy_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_bernoulli__Tensor, PTL_KEY_CPU, bernoulli__tensor_cpu},
     {PTL_OP_bernoulli__float, PTL_KEY_CPU, sampler__cpu},
+    {PTL_OP_native_dropout, PTL_KEY_CPU, native_dropout_kernel},
+    {PTL_OP_native_dropout_backward, PTL_KEY_CPU, native_dropout_backward_kernel},
 };
 PTL_DEFINE_REGISTER(random_cpu)
