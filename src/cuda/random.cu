@@ -1,7 +1,8 @@
 // random.cu -- the random fill kernel: uniform_, normal_ (and normal with tensor mean or
 // std), log_normal_, exponential_, cauchy_, geometric_, bernoulli_ (float and tensor p),
 // random_ (plain, to, from/to), poisson, _standard_gamma and the ops built on them
-// (rand_like, randn_like, randint_like, bernoulli, native_dropout's mask) on CUDA tensors.  Mirrors ATen/native/cuda/DistributionTemplates.h.
+// (rand_like, randn_like, randint_like, bernoulli, native_dropout's mask) on CUDA tensors.
+// Mirrors ATen/native/cuda/DistributionTemplates.h.
 //
 // Note [CUDA random fills]
 // ~~~~~~~~~~~~~~~~~~~~~~~~
