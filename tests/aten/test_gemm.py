@@ -1,5 +1,5 @@
-"""The GEMM engine's tiles, packing and threads (gemm.c, Notes [GEMM blocking], [GEMM packing of
-B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and their first 4
+"""The GEMM engine's tiles, packing and threads (gemm_kernels.c and gemm.c, Notes [GEMM
+blocking], [GEMM packing of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and their first 4
 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float tiles (a row-major
 B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B slivers packed just
 before use when A is one block, vector packing (copies of row-major B, 8 x 8 transposes of

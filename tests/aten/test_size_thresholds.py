@@ -18,7 +18,7 @@ aten/tensor_iterator.c ptl_iter_run: inline below GRAIN, split by GRAIN from 2 G
     chunk may start inside a coalesced row; no 32/64-bit or contiguous switch of its own
     (the loops pick contiguous / broadcast-scalar / strided forms) -> numel 2 GRAIN - 1,
     2 GRAIN, 2 GRAIN + 1; 256 x 256 and 263 x 251 contiguous, transposed and broadcast.
-gemm.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 256, 144, 2048),
+gemm_kernels.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 256, 144, 2048),
     f8 (6, 8, 256, 72, 1024), i8 (4, 8, 256, 64, 1024), on AVX2 f4 and f8 with B in place
     up to 64 rows, on AVX-512 f4 (12, 32, 256, 192, 1024, 24) and f8 (12, 16, 256, 96,
     1024, 24) -> partial / whole tiles (m, n = MR - 1 / MR / 2 MR + 1 ...),
@@ -26,7 +26,7 @@ gemm.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 256, 144
     n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.  This file
     runs the engine of this CPU (AVX-512 cases as well, on any CPU);
     tests/aten/test_gemm.py reruns the AVX2 and portable ones at their edges.
-gemm.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9.
+gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9.
 gemm.c rows reading B in place (direct_b_max_m, and up to 64 rows when a K block of B spans
     at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 24, 25 at n = 200.
 gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**21 a
@@ -165,9 +165,10 @@ def test_threshold_constants():
     assert c_define(gemm, "GEMM_KSPLIT") == GEMM_KSPLIT
     assert c_define(gemm, "GEMM_KSPLIT_MAX_CHUNKS") == GEMM_KSPLIT_MAX_CHUNKS
     assert c_define(gemm, "GEMM_KSPLIT_MAX_MN") == GEMM_KSPLIT_MAX_MN
-    text = c_source(gemm)
+    kernels_c = "aten/native/gemm_kernels.c"   # the engines' table
+    text = c_source(kernels_c)
     for tag, (up, mr, nr, kc, mc, nc, direct) in ENGINE.items():
-        assert (c_define(gemm, f"{up}_MR"), c_define(gemm, f"{up}_NR")) == (mr, nr)
+        assert (c_define(kernels_c, f"{up}_MR"), c_define(kernels_c, f"{up}_NR")) == (mr, nr)
         m = re.search(r"engine_%s = \{\s*%s_MR, %s_NR, (\d+), (\d+), (\d+), (\d+),"
                       % (tag, up, up), text)
         assert m and tuple(map(int, m.groups())) == (kc, mc, nc, direct), tag
