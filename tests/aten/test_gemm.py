@@ -1,15 +1,15 @@
-"""The GEMM engine's tiles, packing and threads (gemm_kernels.c and gemm.c, Notes [GEMM
-blocking], [GEMM packing of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and their first 4
-and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float tiles (a row-major
-B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B slivers packed just
-before use when A is one block, vector packing (copies of row-major B, 8 x 8 transposes of
-transposed B and of row-major A, tails in the portable packer), whole tiles stored straight
-into C with alpha and beta, and a product cut into one rectangle of C per thread. Against
-NumPy in float64, on sizes at and across every block edge of every engine (MR, NR, KC, MC,
-NC, the in-place-B row limit, the parallel limit), transposed and strided operands,
-alpha/beta, size-0; the paths must give the same bits as the generic ones, as each other
-(AVX2 and AVX-512) and on 1, 2 and 3 threads. The file reruns itself under
-PTL_CPU_CAPABILITY=avx2 and =default."""
+"""The GEMM engine's tiles, packing and threads (gemm_kernels.c and gemm.c, Notes [GEMM blocking],
+[GEMM packing of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and
+their first 4 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float tiles
+(a row-major B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B slivers
+packed just before use when A is one block, vector packing (copies of row-major B, 8 x 8
+transposes of transposed B and of row-major A, tails in the portable packer), whole tiles stored
+straight into C with alpha and beta, and a product cut into one rectangle of C per thread.
+Against NumPy in float64, on sizes at and across every block edge of every engine (MR, NR, KC,
+MC, NC, the in-place-B row limit, the parallel limit), transposed and strided operands,
+alpha/beta, size-0; the paths must give the same bits as the generic ones, as each other (AVX2
+and AVX-512) and on 1, 2 and 3 threads. The file reruns itself under PTL_CPU_CAPABILITY=avx2 and
+=default."""
 import os
 import subprocess
 import sys
