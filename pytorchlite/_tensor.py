@@ -197,7 +197,7 @@ class Tensor(_C.TensorBase):
                                "pinned")
         if _C._is_pinned(self):
             return self
-        return _C._pin_memory(self)
+        return _C._op("aten::_pin_memory")(self)
 
     def is_pinned(self, device=None):
         """True when the tensor's memory is pinned host memory (Tensor.pin_memory)."""

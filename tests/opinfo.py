@@ -236,6 +236,27 @@ class OpInfo:
         return f"OpInfo({self.name})"
 
 
+class PinnedOpInfo(OpInfo):
+    """_pin_memory: each call pins through the fake device's host allocator (in
+    cudaHostAlloc's place, as tests/python/test_cuda_streams.py does), since this machine may
+    have no device to pin for."""
+    _host = None
+
+    @property
+    def op(self):
+        pin = super().op
+
+        def call(*args, **kwargs):
+            if PinnedOpInfo._host is None:   # kept for the process: pinned tensors outlive calls
+                PinnedOpInfo._host = _C._FakeHostAllocator(64 << 20)
+            _C._cuda_set_host_allocator_for_testing(PinnedOpInfo._host)
+            try:
+                return pin(*args, **kwargs)
+            finally:
+                _C._cuda_set_host_allocator_for_testing(None)
+        return call
+
+
 # ---- sample generators for the families of ops ----
 
 def unary_samples():
@@ -819,6 +840,8 @@ ENTRIES += [
            ref=lambda a, dtype=None: a.astype(np.float32).astype(np.float64)
            if dtype == ptl.float32 else a,
            grad_samples=[S(T(2, 3)), S(T(3, 2, layout="transposed"), dtype=ptl.float64)]),
+    PinnedOpInfo("_pin_memory", [S(T(2, 3)), S(T(3, 2, layout="transposed")), S(T()), S(T(0))],
+                 ref=np.copy, dtypes=ALL_DTYPES),
     OpInfo("copy_", [S(T(2, 3), T(2, 3)), S(T(2, 3), T(3)), S(T(), T())],
            ref=lambda a, b: np.broadcast_to(b, a.shape).copy(), dtypes=NUMERIC),
     OpInfo("fill_.Scalar", [S(T(2, 3), 1.5), S(T(), -1)],

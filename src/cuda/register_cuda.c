@@ -443,6 +443,7 @@ ptl_register_cuda_kernels(void)
     ptl_device_random_hook = ptl_cuda_random;
     ptl_device_sgd_hook = ptl_cuda_sgd_step;
     ptl_device_adam_hook = ptl_cuda_adam_step;
+    ptl_device_pinned_storage_hook = ptl_pinned_storage_new;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
         return -1;
@@ -457,6 +458,8 @@ ptl_register_cuda_kernels(void)
 int
 ptl_register_cuda_kernels(void)
 {
+    /* pinned memory comes from the testing hook's fake host allocator, or is refused */
+    ptl_device_pinned_storage_hook = ptl_pinned_storage_new;
     return 0;
 }
 

@@ -1,12 +1,11 @@
 /* cuda_stream.c -- the bindings of CUDA streams, events and pinned memory: _C._cuda_stream_*,
- * _cuda_event_*, _cuda_current_stream / _cuda_set_current_stream, _pin_memory and
- * _is_pinned.  Mirrors torch/csrc/cuda/Stream.cpp, Event.cpp and the pinning part of
- * aten/src/ATen/native/Memory.cpp.  Streams and events are plain integers here (the
+ * _cuda_event_*, _cuda_current_stream / _cuda_set_current_stream and _is_pinned (the
+ * copy into pinned memory is the aten::_pin_memory op, native/copy.c).  Mirrors
+ * torch/csrc/cuda/Stream.cpp and Event.cpp.  Streams and events are plain integers here (the
  * cudaStream_t and cudaEvent_t); pytorchlite/cuda/streams.py wraps them in PyTorch's
  * classes.  See Note [Current stream] in src/cuda/stream_state.c. */
 #include "ptlpy.h"
 
-#include "../aten/tensor_iterator.h"
 #include "../cuda/cuda_api.h"
 #include "../cuda/stream_api.h"
 
@@ -255,33 +254,6 @@ tensor_arg(PyObject *o)
     return PTLPY_IMPL(o);
 }
 
-/* _pin_memory(tensor) -> a copy in pinned memory with the tensor's strides when it is dense
- * and non-overlapping (PyTorch's _pin_memory keeps them), else contiguous. */
-static PyObject *
-py_pin_memory(PyObject *m, PyObject *arg)
-{
-    (void)m;
-    int64_t strides[PTL_MAX_DIMS];
-    size_t nbytes = 0;
-    PtlTensorImpl *src = tensor_arg(arg), *out = NULL;
-    if (src == NULL) {
-        return NULL;
-    }
-    const int64_t *st = ptl_tensor_impl_dense_strides(src, strides) ? strides : NULL;
-    if (ptl_storage_nbytes(src->dim, src->sizes, st, 0, ptl_dtype_itemsize(src->dtype),
-                           &nbytes) < 0) {
-        return ptlpy_raise();
-    }
-    PtlStorage *storage = ptl_pinned_storage_new(nbytes);
-    if (storage == NULL ||
-        (out = ptl_tensor_impl_new(storage, src->dtype, src->dim, src->sizes, st, 0)) == NULL ||
-        ptl_copy_into(out, src) < 0) {
-        ptl_xdecref(out);
-        return ptlpy_raise();
-    }
-    return ptlpy_wrap(out);
-}
-
 static PyObject *
 py_is_pinned(PyObject *m, PyObject *arg)
 {
@@ -321,7 +293,6 @@ static PyMethodDef stream_functions[] = {
     {"_cuda_event_synchronize", py_event_synchronize, METH_O, NULL},
     {"_cuda_stream_wait_event", py_stream_wait_event, METH_VARARGS, NULL},
     {"_cuda_event_elapsed_time", py_event_elapsed_time, METH_VARARGS, NULL},
-    {"_pin_memory", py_pin_memory, METH_O, "a copy of a CPU tensor in pinned memory"},
     {"_is_pinned", py_is_pinned, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };

@@ -233,6 +233,29 @@ def test_factories_and_storages_pin(pinned):
     assert list(stats) == sorted(stats)
 
 
+def test_pin_memory_is_recorded_by_autograd(pinned):
+    # PyTorch's derivatives.yaml: _pin_memory's gradient is the incoming gradient
+    x = ptl.tensor([[1.0, -2.0], [3.0, 4.0]], dtype=ptl.float64, requires_grad=True)
+    y = x.t().pin_memory()
+    assert y.is_pinned() and y.requires_grad and type(y.grad_fn).__name__ == "PinMemoryBackward0"
+    assert y.stride() == (1, 2)          # the transpose is dense: its strides are kept
+    (y * ptl.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ptl.float64)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[1.0, 3.0], [2.0, 4.0]])
+    assert ptl.autograd.gradcheck(lambda t: _C._op("aten::_pin_memory")(t) * t,
+                                  (ptl.randn(3, dtype=ptl.float64, requires_grad=True),))
+    with ptl.no_grad():
+        assert x.pin_memory().grad_fn is None
+    assert not x.detach().pin_memory().requires_grad
+
+
+@pytest.mark.skipif(ptl.cuda.is_available(), reason="a device's host allocator pins memory")
+def test_pin_memory_op_without_a_pinned_allocator_raises():
+    # no fake allocator: the op itself refuses (Tensor.pin_memory checks the device first)
+    with pytest.raises(RuntimeError, match=r"^Cannot access accelerator device when none is "
+                                           r"available\.$"):
+        _C._op("aten::_pin_memory")(ptl.ones(2))
+
+
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_dataloader_pin_thread_pins_every_batch_in_order(pinned, num_workers):
     ds = ptl.utils.data.TensorDataset(ptl.arange(20.0), ptl.arange(20))

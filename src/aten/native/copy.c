@@ -893,6 +893,42 @@ to_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
+PtlStorage *(*ptl_device_pinned_storage_hook)(size_t nbytes);
+
+/* _pin_memory(Tensor self, Device? device=None) -> Tensor: a copy of self in pinned host
+ * memory, with self's strides when it is dense and non-overlapping (as PyTorch keeps them),
+ * else contiguous.  Tensor.pin_memory checks the accelerator and returns an already pinned
+ * tensor itself; this op always copies, and autograd records it (PinMemoryBackward0). */
+static int
+pin_memory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)op;
+    (void)ks;
+    PtlTensorImpl *self = s[0].u.t, *out = NULL;
+    int64_t strides[PTL_MAX_DIMS];
+    size_t nbytes = 0;
+    const int64_t *st = ptl_tensor_impl_dense_strides(self, strides) ? strides : NULL;
+    if (ptl_device_pinned_storage_hook == NULL) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Cannot access accelerator device when none is "
+                                              "available.");
+    }
+    if (ptl_storage_nbytes(self->dim, self->sizes, st, 0, ptl_dtype_itemsize(self->dtype),
+                           &nbytes) < 0) {
+        return -1;
+    }
+    PtlStorage *storage = ptl_device_pinned_storage_hook(nbytes);
+    if (storage == NULL) {
+        return -1;
+    }
+    out = ptl_tensor_impl_new(storage, self->dtype, self->dim, self->sizes, st, 0);
+    if (out == NULL || ptl_copy_into(out, self) < 0) {
+        ptl_xdecref(out);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(out);
+    return 0;
+}
+
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor.  Like PyTorch's
  * preserve_format, a dense non-overlapping input keeps its strides. */
 static int
@@ -978,6 +1014,7 @@ static const PtlKernelReg copy_cpu[] = {
     {PTL_OP_copy_, PTL_KEY_CPU, copy__cpu},
     {PTL_OP__to_copy, PTL_KEY_CPU, to_copy_cpu},
     {PTL_OP_clone, PTL_KEY_CPU, clone_cpu},
+    {PTL_OP__pin_memory, PTL_KEY_CPU, pin_memory_cpu},
     {PTL_OP_contiguous, PTL_KEY_CPU, contiguous_cpu},
     {PTL_OP_fill__Scalar, PTL_KEY_CPU, fill__cpu},
     {PTL_OP_fill__Tensor, PTL_KEY_CPU, fill__cpu},

@@ -87,6 +87,11 @@ int ptl_pointwise_return(PtlTensorIter *it, const PtlIterConfig *cfg, PtlIValue 
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);
 
+/* _pin_memory's allocation: a new CPU storage of nbytes in pinned memory (new ref), or NULL
+ * with an error.  The CUDA backend sets it (src/cuda/stream_state.c's
+ * ptl_pinned_storage_new); NULL: no pinned memory allocator in this process. */
+extern struct PtlStorage *(*ptl_device_pinned_storage_hook)(size_t nbytes);
+
 /* Resolves one -1 in shape[0..n) against numel into out (view/reshape); 0 or -1. */
 int ptl_infer_size(const int64_t *shape, int64_t n, int64_t numel, int64_t *out);
 
