@@ -694,6 +694,23 @@ def test_pad_errors(i):
     check_error(lambda: PAD_ERRORS[i](F, P), lambda: PAD_ERRORS[i](TF, torch))
 
 
+
+@pytest.mark.parametrize("mode", ["reflection", "replication"])
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_pad_ops_refuse_a_padding_list_of_the_wrong_length(mode, nd):
+    # the schema's SymInt[2 nd] does not bind the length (PyTorch's kernels check it); an
+    # empty list once made the kernel read past the list
+    op = getattr(P.ops.aten, f"{mode}_pad{nd}d").default
+    backward = getattr(P.ops.aten, f"{mode}_pad{nd}d_backward").default
+    x, g = P.randn(*([1, 2] + [5] * nd)), P.randn(*([1, 2] + [7] * nd))
+    assert op(x, [1] * (2 * nd)).shape == g.shape
+    for n in (0, 2 * nd - 1, 2 * nd + 1):
+        msg = rf"^padding size is expected to be {2 * nd}, but got: {n}$"
+        with pytest.raises(RuntimeError, match=msg):
+            op(x, [1] * n)
+        with pytest.raises(RuntimeError, match=msg):
+            backward(g, x, [1] * n)
+
 # ---- interpolation ---------------------------------------------------------------------
 
 INTERP_CASES = [

@@ -290,6 +290,10 @@ pad_setup(const PadInfo *pi, PtlTensorImpl *x, const PtlIValue *pad, Maps *m)
     char buf[128];
     int nd = pi->nd ? pi->nd : (int)(pad->u.il.n / 2);
     const int64_t *pv = pad->u.il.data;
+    if (pi->nd != 0 && pad->u.il.n != 2 * nd) {   /* the schema's int[2 nd] is not enforced */
+        return ptl_error_set(PTL_ERR_RUNTIME, "padding size is expected to be %d, but got: %lld",
+                             2 * nd, (long long)pad->u.il.n);
+    }
     if (pi->mode != PAD_CIRCULAR) {
         int ok = x->dim == nd + 1 || x->dim == nd + 2;
         for (int i = x->dim == nd + 2 ? 1 : 0; ok && i < x->dim; i++) {
