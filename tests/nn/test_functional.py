@@ -1171,6 +1171,14 @@ def test_embedding_bag_fused_float32_column_blocks_bits(width, threads):
             for i in idx[5 * b:5 * b + 5]:
                 want[b] += a[i]
         assert got.tobytes() == (want / np.float32(5)).tobytes()
+        # the weight's gradient: g's rows added into fresh zeros in place (derivatives/embedding.c)
+        wg = ptl.tensor(a).requires_grad_()
+        g = gen.standard_normal((8, width)).astype(np.float32)
+        gw, = ptl.autograd.grad(F.embedding_bag(ptl.tensor(idx.reshape(8, 5)), wg, mode="sum"),
+                                wg, ptl.tensor(g))
+        want_gw = np.zeros((30, width))
+        np.add.at(want_gw, idx, np.repeat(g.astype(np.float64), 5, axis=0))
+        assert_close(gw, want_gw, dtype=ptl.float32)
         assert F.embedding_bag(ptl.tensor(idx.reshape(40, 1))[:0], ptl.tensor(a),
                                mode="sum").shape == (0, width)
         assert F.embedding_bag(ptl.zeros(3, 0, dtype=ptl.int64), ptl.tensor(a),
