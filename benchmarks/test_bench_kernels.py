@@ -415,6 +415,33 @@ def test_embedding_bag(benchmark, impl, mode):
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("shape", [(1024, 8, 1000, 32), (512, 20, 10000, 64)], ids=str)
+def test_embedding_bag_narrow_rows(benchmark, impl, shape):
+    """sum of bags of narrow rows (bags x rows, table rows x width): a bag's rows added 32
+    columns at a time in registers (Note [Embedding bags])"""
+    bags, rows, n, width = shape
+    benchmark.group = f"embedding_bag sum, {bags} bags of {rows} rows of width {width}"
+    L = lib(impl)
+    w = L.tensor(randn((n, width)))
+    idx = L.tensor(np.random.default_rng(0).integers(0, n, (bags, rows)))
+    benchmark(lambda: L.nn.functional.embedding_bag(idx, w, mode="sum"))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("shape", [(64, 16, 1024, 1024), (512, 20, 10000, 64)], ids=str)
+def test_embedding_bag_sum_forward_backward(benchmark, impl, shape):
+    """sum of bags, then the weight's gradient: the output gradient's rows added into zeros
+    (derivatives/embedding.c)"""
+    bags, rows, n, width = shape
+    benchmark.group = f"embedding_bag sum fwd+bwd, {bags} bags of {rows} rows of width {width}"
+    L = lib(impl)
+    w = L.tensor(randn((n, width))).requires_grad_()
+    idx = L.tensor(np.random.default_rng(0).integers(0, n, (bags, rows)))
+    g = L.tensor(randn((bags, width), 1))
+    benchmark(lambda: L.autograd.grad(L.nn.functional.embedding_bag(idx, w, mode="sum"), w, g))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 def test_embedding_forward_backward(benchmark, impl):
     benchmark.group = "embedding fwd+bwd 65x128, [16,64] indices float32"
     L = lib(impl)

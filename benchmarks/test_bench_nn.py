@@ -117,6 +117,22 @@ def test_adaptive_avg_pool2d(benchmark, impl, size):
 
 
 @pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("shape", [(128, 512, 7, 7), (64, 256, 8, 8), (64, 64, 4, 4)], ids=str)
+@pytest.mark.parametrize("op", ["adaptive_avg_pool2d(1)", "mean((2, 3))"])
+def test_global_avg_pool_small_planes(benchmark, impl, shape, op):
+    """Global pooling of small planes written both ways: the pooling kernel (Note [Global
+    average pooling]) and the reduction of one contiguous run per output (reduce.c's
+    sum_runs)"""
+    benchmark.group = f"{op} {'x'.join(map(str, shape))}"
+    lib = library(impl)
+    x = lib.tensor(randn(shape))
+    if op == "mean((2, 3))":
+        benchmark(x.mean, (2, 3))
+    else:
+        benchmark(lib.nn.functional.adaptive_avg_pool2d, x, 1)
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("shape", [(128, 64, 8, 8), (32, 512, 7, 7)], ids=str)
 @pytest.mark.parametrize("part", ["forward", "forward+backward"])
 def test_global_avg_pool_resnet_head(benchmark, impl, shape, part):

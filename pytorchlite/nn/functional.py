@@ -804,21 +804,19 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def _fusable_bag_lengths(weight, starts, ends, n):
-    """The bags' lengths when _ptl_embedding_bag can reduce them (a CPU weight, bags that
-    tile [0, ends[-1]) in order), else None."""
-    if (weight.device.type != "cpu" or weight.is_meta or not starts or starts[0] != 0
-            or ends[-1] > n):
+def _fusable_bag_lengths(starts, ends, n):
+    """The bags' lengths when _ptl_embedding_bag can reduce them (bags that tile
+    [0, ends[-1]) in order), else None."""
+    if not starts or starts[0] != 0 or ends[-1] > n:
         return None
     lengths = list(map(operator.sub, ends, starts))
     return lengths if min(lengths) >= 0 else None
 
 
-def _embedding_bag_fused(flat, weight, lengths, mode, per_sample_weights, padding_idx):
+def _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights, padding_idx):
     """sum / mean of bags through one kernel (Note [Embedding bags] in src/aten/native/embedding.c):
-    each kept index gets its bag (and its weight); no gathered rows, no membership matrix."""
-    nbags, used = len(lengths), sum(lengths)
-    bag = torch.arange(nbags).repeat_interleave(torch.tensor(lengths))
+    index i goes to bag[i] (with its weight); no gathered rows, no membership matrix."""
+    used = bag.numel()
     flat = flat[:used]
     scale = per_sample_weights.reshape(-1)[:used] if per_sample_weights is not None else None
     if padding_idx is not None:
@@ -841,17 +839,25 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if weight.dim() != 2:
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    # sum and mean of a CPU weight run _ptl_embedding_bag on bag, each index's bag
+    fusable = mode in ("sum", "mean") and weight.device.type == "cpu" and not weight.is_meta
+    bag = None
     if input.dim() == 2:
         if offsets is not None:
             raise ValueError(
                 "if input is 2D, then offsets has to be None, as input is treated is a "
                 "mini-batch of fixed length sequences. However, found offsets of type "
                 f"{type(offsets)}")
-        starts = list(range(0, input.numel(), input.size(1)))
         flat = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
-        ends = starts[1:] + [flat.numel()]
+        if fusable:
+            # bags of one width: no Python list of bounds (it cost more than the kernel)
+            nbags = input.size(0)
+            bag = torch.repeat_interleave(torch.full((nbags,), input.size(1)))
+        else:
+            starts = list(range(0, input.numel(), input.size(1)))
+            ends = starts[1:] + [flat.numel()]
     elif input.dim() == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
@@ -879,9 +885,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if max_norm is not None:
         with torch.no_grad():
             torch.embedding_renorm_(weight, flat.contiguous(), max_norm, norm_type)
-    lengths = _fusable_bag_lengths(weight, starts, ends, flat.numel()) if mode != "max" else None
-    if lengths is not None:
-        return _embedding_bag_fused(flat, weight, lengths, mode, per_sample_weights, padding_idx)
+    if fusable and bag is None:
+        lengths = _fusable_bag_lengths(starts, ends, flat.numel())
+        if lengths is not None:
+            nbags = len(lengths)
+            bag = torch.repeat_interleave(torch.tensor(lengths))
+    if bag is not None:
+        return _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights,
+                                    padding_idx)
     # the composite: the reference of the fused kernel, and its path off the CPU
     idx = flat.tolist()
     rows = torch.embedding(weight, flat)

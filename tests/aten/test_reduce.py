@@ -261,6 +261,35 @@ def test_float32_sum_accuracy():
         assert np.max(np.abs(got - ref) / ref) < 1e-6
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("np_dt", [np.float32, np.float64])
+def test_sum_runs_of_trailing_dims_bits(np_dt, threads):
+    # reduce.c's sum_runs: sums and means whose reduced elements are one contiguous run per
+    # output (x.mean((2, 3)) of NCHW) skip the per-output walk.  Integers of a few bits
+    # scaled by powers of two add exactly in double, so the expected bits are float64's
+    # rounded once, for contiguous kept dims and for kept dims that step unevenly.
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        rng = np.random.default_rng(4)
+        for shape in [(3, 5, 7, 7), (2, 3, 8, 8), (4, 2, 4, 4), (2, 3, 1, 1), (3, 2, 0, 4),
+                      (64, 16, 2, 9)]:
+            a = (rng.integers(-512, 512, shape) * 2.0 ** rng.integers(-12, 12, shape))
+            a = a.astype(np_dt)
+            x = ptl.tensor(a)
+            views = [(x, a), (x[:, ::2], a[:, ::2]), (x.transpose(0, 1), a.transpose(1, 0, 2, 3))]
+            for t, v in views:
+                s64 = v.astype(np.float64).sum((2, 3))
+                n = v.shape[2] * v.shape[3]
+                with np.errstate(all="ignore"):
+                    want_mean = (s64 / n).astype(np_dt)
+                assert t.sum((2, 3)).numpy().tobytes() == s64.astype(np_dt).tobytes()
+                np.testing.assert_array_equal(t.mean((2, 3)).numpy(), want_mean)
+                assert t.mean((-1, -2), keepdim=True).shape == (*v.shape[:2], 1, 1)
+    finally:
+        ptl.set_num_threads(prev)
+
+
 def test_large_dim_reductions_split():
     # long reductions split over the threads, combined in order
     rng = np.random.default_rng(1)

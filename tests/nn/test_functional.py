@@ -1139,6 +1139,54 @@ def test_embedding_bag_fused_sum_adds_rows_in_order():
     assert got.tobytes() == want.tobytes()
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("width", [1, 31, 32, 33, 64, 70])
+def test_embedding_bag_fused_float32_column_blocks_bits(width, threads):
+    # float32 bags add 32 columns at a time in registers (embedding.c bag_run_add_f4), the
+    # rest column by column: across the block's width, with per-sample weights, padding and
+    # 1-D offsets with an empty bag, the bits stay those of float32 adds in index order
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        gen = np.random.default_rng(width)
+        a = (gen.standard_normal((30, width)) * 100).astype(np.float32)
+        idx = gen.integers(0, 30, 40)
+        psw = gen.standard_normal(40).astype(np.float32)
+        off = [0, 9, 9, 25]
+        bounds = list(zip(off, off[1:] + [40]))
+        for kw in ({}, {"per_sample_weights": ptl.tensor(psw)}, {"padding_idx": int(idx[3])}):
+            want = np.zeros((len(bounds), width), np.float32)
+            for b, (s, e) in enumerate(bounds):
+                for i in range(s, e):
+                    if "padding_idx" in kw and idx[i] == kw["padding_idx"]:
+                        continue
+                    want[b] += psw[i] * a[idx[i]] if "per_sample_weights" in kw else a[idx[i]]
+            got = F.embedding_bag(ptl.tensor(idx), ptl.tensor(a), ptl.tensor(off), mode="sum",
+                                  **kw)
+            assert got.numpy().tobytes() == want.tobytes()
+        w2 = ptl.tensor(np.ascontiguousarray(a.T)).t()         # a transposed weight
+        got = F.embedding_bag(ptl.tensor(idx.reshape(8, 5)), w2, mode="mean").numpy()
+        want = np.zeros((8, width), np.float32)
+        for b in range(8):
+            for i in idx[5 * b:5 * b + 5]:
+                want[b] += a[i]
+        assert got.tobytes() == (want / np.float32(5)).tobytes()
+        # the weight's gradient: g's rows added into fresh zeros in place (derivatives/embedding.c)
+        wg = ptl.tensor(a).requires_grad_()
+        g = gen.standard_normal((8, width)).astype(np.float32)
+        gw, = ptl.autograd.grad(F.embedding_bag(ptl.tensor(idx.reshape(8, 5)), wg, mode="sum"),
+                                wg, ptl.tensor(g))
+        want_gw = np.zeros((30, width))
+        np.add.at(want_gw, idx, np.repeat(g.astype(np.float64), 5, axis=0))
+        assert_close(gw, want_gw, dtype=ptl.float32)
+        assert F.embedding_bag(ptl.tensor(idx.reshape(40, 1))[:0], ptl.tensor(a),
+                               mode="sum").shape == (0, width)
+        assert F.embedding_bag(ptl.zeros(3, 0, dtype=ptl.int64), ptl.tensor(a),
+                               mode="sum").numpy().tolist() == [[0.0] * width] * 3
+    finally:
+        ptl.set_num_threads(prev)
+
+
 def test_embedding_bag_fused_gradients_and_errors():
     inp = ptl.tensor([0, 2, 5, 1, 1, 4, 3])
     off = ptl.tensor([0, 2, 2, 5])

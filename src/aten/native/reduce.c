@@ -566,11 +566,52 @@ fold_range(const Plan *pl, Acc *acc, const char *p, int64_t rb, int64_t re)
     }
 }
 
+/* Whether output o's reduced elements are one contiguous float32/float64 run summed into an
+ * output of the input's dtype (sum or mean over trailing dims: x.mean((2, 3)) of NCHW), which
+ * sum_runs computes without reduce_outputs' per-output walk. */
+static int
+is_sum_runs(const Plan *pl)
+{
+    return (pl->kind == R_SUM || pl->kind == R_MEAN) &&
+           (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
+           pl->odt0 == pl->dt && pl->nr == 1 &&
+           pl->rstride[0] == (int64_t)ptl_dtype_itemsize(pl->dt);
+}
+
+/* reduce_outputs for is_sum_runs plans: each output is 0 + the run's sum (mean: / R), as
+ * acc_init, fold_run and acc_finish make it, so the bits are the same; the index walk of
+ * kept_ptr (two divisions a kept dim) and the accumulator's dispatch took half the time of
+ * a 7 x 7 run.  Kept dims that tile memory evenly step by one stride. */
+static void
+sum_runs(const Plan *pl, int64_t b, int64_t e)
+{
+    int even = 1;
+    for (int d = 0; d + 1 < pl->nk; d++) {
+        even &= pl->kstride[d] == pl->kstride[d + 1] * pl->ksize[d + 1];
+    }
+    int64_t step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
+    for (int64_t o = b; o < e; o++) {
+        const char *p = even ? pl->base + o * step : kept_ptr(pl, o);
+        double v = 0.0 + ptl_red_sum_contiguous(pl->dt, p, pl->R);
+        v = pl->kind == R_MEAN ? v / (double)pl->R : v;
+        if (pl->dt == PTL_DTYPE_FLOAT32) {
+            ((float *)pl->out0)[o] = (float)v;
+        }
+        else {
+            ((double *)pl->out0)[o] = v;
+        }
+    }
+}
+
 static int
 reduce_outputs(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     Acc acc;
+    if (is_sum_runs(pl)) {
+        sum_runs(pl, b, e);
+        return 0;
+    }
     for (int64_t o = b; o < e; o++) {
         acc_init(pl, &acc);
         fold_range(pl, &acc, kept_ptr(pl, o), 0, pl->R);

@@ -24,7 +24,7 @@ embedding_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
 /* _ptl_embedding_bag(weight, indices, bag, scale, num_bags, mean); saved: the four tensors
  * (Note [Embedding bags]).  With rows = g.index_select(0, bag), g first divided by each
  * bag's row count (bincount(bag)) for mean:
- *   weight: zeros_like(weight).index_add(0, indices, rows [* scale.unsqueeze(1)])
+ *   weight: zeros_like(weight).index_add_(0, indices, rows [* scale.unsqueeze(1)])
  *   scale:  (rows * weight.index_select(0, indices)).sum(1) */
 int
 embedding_bag_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
@@ -49,8 +49,9 @@ embedding_bag_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         if (r == NULL || z == NULL) {
             goto done;
         }
+        /* into the fresh zeros in place: the out-of-place index_add copied them first */
         PtlIValue b[4] = {ptl_iv_tensor(z), ptl_iv_int(0), ptl_iv_tensor(idx), ptl_iv_tensor(r)};
-        if (give(n, go, 0, fv(sc, PTL_OP_index_add, 4, b)) < 0) {
+        if (give(n, go, 0, fv(sc, PTL_OP_index_add_, 4, b)) < 0) {
             goto done;
         }
     }
