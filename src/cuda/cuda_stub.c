@@ -148,6 +148,18 @@ ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *
 }
 
 int
+ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPlan *elems,
+                               int64_t nfib, int64_t chunk, int64_t *ws)
+{
+    (void)a;
+    (void)elems;
+    (void)nfib;
+    (void)chunk;
+    (void)ws;
+    return not_built();
+}
+
+int
 ptl_cuda_random_launch(const PtlDistJob *j, const PtlCudaNnPlan *plan)
 {
     (void)j;

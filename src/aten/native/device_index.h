@@ -1,0 +1,49 @@
+/* device_index.h -- how scatter_gather.c hands gather and the scatter family to the CUDA
+ * backend's kernels without including it: the backend (src/cuda/index_plan.c) sets the
+ * hook.  The argument checks, the output and the copy of a functional scatter's self stay
+ * the CPU kernel's; what arrives here is the geometry.  See Note [CUDA index and sort
+ * kernels] in src/cuda/index_plan.h. */
+#ifndef PTL_ATEN_NATIVE_DEVICE_INDEX_H
+#define PTL_ATEN_NATIVE_DEVICE_INDEX_H
+
+#include <stdint.h>
+
+#include "../../c10/macros.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ORDER Reduce: index_impl.h's enum (scatter_gather.c asserts it) */
+enum {
+    PTL_DEVICE_IDX_NONE,   /* a copy: the last value wins */
+    PTL_DEVICE_IDX_SUM,
+    PTL_DEVICE_IDX_PROD,
+    PTL_DEVICE_IDX_MEAN,
+    PTL_DEVICE_IDX_AMAX,
+    PTL_DEVICE_IDX_AMIN,
+};
+
+/* gather (scatter 0): other[i] = self[i with i[dim] := index[i]];
+ * scatter (scatter 1): self[i with i[dim] := index[i]] (reduce)= other[i], or value when
+ * other is NULL; for every coordinate i of index (ndim dims, a 0-dim index as [1]).
+ * Strides in elements of itemsize bytes: ist index's, sst self's (sst[dim] moves along
+ * dim), ost other's; self_size is self's size along dim.  index is int32 or int64. */
+typedef struct PtlDeviceScatterArgs {
+    int32_t scatter, dtype, index_is64, reduce, include_self, ndim, dim;
+    const char *index;
+    char *self, *other;
+    int64_t sizes[PTL_MAX_DIMS], ist[PTL_MAX_DIMS], sst[PTL_MAX_DIMS], ost[PTL_MAX_DIMS];
+    int64_t numel, self_size, self_span, itemsize;
+    int64_t value;             /* the scalar's bytes in dtype when other is NULL */
+} PtlDeviceScatterArgs;
+
+/* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (a bad index: the
+ * CPU kernel's error).  Runs for CUDA tensors and, while ptl_device_reduce_emulation is on,
+ * for CPU tensors too. */
+extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

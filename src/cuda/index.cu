@@ -1,0 +1,53 @@
+// index.cu -- the gather and scatter kernels (scatter src and value, scatter_add,
+// scatter_reduce).  The plan comes from index_plan.c and the per-element and per-thread
+// arithmetic from index_plan.h (Note [CUDA index and sort kernels] there), which the host
+// emulation runs in the CPU tests; what is only here is the grid loops, which the emulation
+// mirrors (ptl_cuda_emulate_elems).  Mirrors ATen/native/cuda/ScatterGatherKernel.cu.
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "cuda_api.h"
+#include "index_plan.h"
+#include "launch_check.h"
+
+// one thread per index element
+__global__ void
+gather_kernel(PtlDeviceScatterArgs a, int64_t *ws)
+{
+    PTL_GRID_LOOP(j, a.numel)
+    {
+        ptl_gather_at(&a, j, ws);
+    }
+}
+
+// thread u: fiber u % nfib, self's rows [u / nfib chunk, (u / nfib + 1) chunk) along dim
+__global__ void
+scatter_kernel(PtlDeviceScatterArgs a, int64_t nfib, int64_t chunk, int64_t n, int64_t *ws)
+{
+    int64_t *count = a.reduce == PTL_DEVICE_IDX_MEAN || !a.include_self ? ws + 1 : 0;
+    PTL_GRID_LOOP(u, n)
+    {
+        const int64_t v0 = u / nfib * chunk, v1 = v0 + chunk;
+        ptl_scatter_fiber(&a, u % nfib, v0, v1 < a.self_size ? v1 : a.self_size, count, ws);
+    }
+}
+
+extern "C" int
+ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPlan *elems,
+                               int64_t nfib, int64_t chunk, int64_t *ws)
+{
+    cudaStream_t stream = ptl_cuda_launch_stream();
+    if (elems->grid == 0) {
+        return 0;
+    }
+    if (!a->scatter) {
+        gather_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(*a, ws);
+        PTL_CUDA_CHECK_LAUNCH();
+        return 0;
+    }
+    const int64_t rows = a->self_size > 0 ? a->self_size : 1;
+    scatter_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(
+        *a, nfib, chunk, (rows + chunk - 1) / chunk * nfib, ws);
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}

@@ -1,0 +1,161 @@
+"""The gather and scatter kernels (src/cuda/index.cu, entered from scatter_gather.c's CPU
+kernel on the CUDA key through device_index.h's hook) against the CPU kernel: gather and
+every scatter form (src, value, reduce= add and multiply, scatter_add, scatter_reduce with
+and without include_self) in every dtype, on contiguous, transposed and sliced operands,
+int32 and int64 indices with repeats, 0-dim and size-0 tensors, bit for bit (the kernels
+combine each element's values in the CPU's order); their gradients; the CPU kernel's errors
+for bad indices.  Each test skips, with the reason the device is missing, on a machine
+without a GPU; tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip
+into a failure."""
+import os
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+
+NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
+REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
+pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
+                                reason=f"no CUDA device: {NO_DEVICE}")
+
+DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
+          ptl.bfloat16, ptl.float32, ptl.float64]
+INTS = {ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64}
+
+
+@pytest.fixture(autouse=True)
+def device():
+    if NO_DEVICE is not None:
+        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
+
+
+def values(rng, shape, dtype):
+    if dtype == ptl.bool:
+        return ptl.tensor(rng.integers(0, 2, size=shape).astype(bool))
+    if dtype in INTS:
+        return ptl.tensor(rng.integers(0 if dtype == ptl.uint8 else -4, 5, size=shape)).to(dtype)
+    return ptl.tensor(rng.standard_normal(shape) * 2).to(dtype)
+
+
+def bits(t):
+    t = t.cpu()
+    dense = ptl.empty(t.numel(), dtype=t.dtype).copy_(t.reshape(-1))
+    return dense.view(ptl.uint8).numpy().tobytes()
+
+
+def same(cuda_result, cpu_result):
+    assert cuda_result.device.type == "cuda"
+    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
+    assert bits(cuda_result) == bits(cpu_result)
+
+
+def views(t):
+    """t as it is, transposed (a strided view of a copy) and as a slice of a larger tensor:
+    (cpu, cuda) pairs of the same values"""
+    out = [(t, t.cuda())]
+    if t.dim() == 2:
+        tr = t.t().contiguous()
+        out.append((tr.t(), tr.cuda().t()))
+    if t.dim() >= 1:
+        big = ptl.cat([t, t], 0)
+        out.append((big[t.shape[0]:], big.cuda()[t.shape[0]:]))
+    return out
+
+
+# (self shape, index shape, dim)
+SHAPES = [((), (), 0), ((7,), (9,), 0), ((4, 6), (3, 5), 0), ((4, 6), (3, 5), -1),
+          ((50, 3), (400, 3), 0), ((3, 2000), (3, 5000), 1), ((2, 3, 4), (2, 2, 4), 1),
+          ((3, 0), (3, 0), 1), ((5,), (0,), 0)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gather_matches_the_cpu(dtype):
+    rng = np.random.default_rng(0)
+    for sshape, ishape, dim in SHAPES:
+        size = sshape[dim] if sshape else 1
+        for itype in (ptl.int64, ptl.int32):
+            idx = ptl.tensor(rng.integers(0, max(size, 1), size=ishape)).to(itype)
+            for xc, xd in views(values(rng, sshape, dtype)):
+                for ic, id_ in views(idx):
+                    same(xd.gather(dim, id_), xc.gather(dim, ic))
+
+
+def scatters(x, dim, idx, src, inplace):
+    v = 1 if x.dtype in INTS else 1.5
+    yield (x.scatter_ if inplace else x.scatter)(dim, idx, src)
+    yield (x.scatter_ if inplace else x.scatter)(dim, idx, v)
+    yield (x.scatter_add_ if inplace else x.scatter_add)(dim, idx, src)
+    if x.dtype != ptl.bool:
+        for r in ("add", "multiply"):
+            yield (x.scatter_ if inplace else x.scatter)(dim, idx, src, reduce=r)
+    for r in ("sum", "prod", "mean", "amax", "amin"):
+        if r == "mean" and x.dtype == ptl.bool:
+            continue
+        for inc in (True, False):
+            fn = x.scatter_reduce_ if inplace else x.scatter_reduce
+            yield fn(dim, idx, src, r, include_self=inc)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_scatter_family_matches_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(1)
+    for sshape, ishape, dim in SHAPES:
+        size = sshape[dim] if sshape else 1
+        for itype in (ptl.int64, ptl.int32):
+            # few rows: many values per element
+            idx = ptl.tensor(rng.integers(0, max(min(size, 3), 1), size=ishape)).to(itype)
+            srcs = views(values(rng, ishape, dtype))
+            for xc, xd in views(values(rng, sshape, dtype)):
+                for sc, sd in srcs:
+                    for inplace in (False, True):
+                        got = list(scatters(xd.clone(), dim, idx.cuda(), sd, inplace))
+                        want = list(scatters(xc.clone(), dim, idx, sc, inplace))
+                        for g, w in zip(got, want):
+                            same(g, w)
+
+
+def test_gradients_match_the_cpu():
+    rng = np.random.default_rng(2)
+    xv = ptl.tensor(rng.standard_normal((50, 70)))
+    sv = ptl.tensor(rng.standard_normal((90, 70)))
+    idx = ptl.tensor(rng.integers(0, 50, size=(90, 70)))
+
+    def grads(dev):
+        x = xv.to(dev).requires_grad_(True)
+        s = sv.to(dev).requires_grad_(True)
+        i = idx.to(dev)
+        y = x.gather(0, i).sum() + (x.scatter_add(0, i, s) * x).sum()
+        y = y + (x.scatter(0, i[:50], s[:50]) ** 2).sum()
+        y.backward()
+        return x.grad, s.grad
+
+    for g, w in zip(grads("cuda"), grads("cpu")):
+        same(g, w)
+
+
+def test_bad_indices_raise_the_cpu_kernels_error():
+    x = ptl.arange(9.0).reshape(3, 3)
+    src = ptl.ones(2, 3)
+    for bad in ([[0, 3, 1], [2, 0, 1]], [[0, 1, -1], [2, 0, 1]], [[0, 1, 2], [7, -2, 9]]):
+        for itype in (ptl.int64, ptl.int32):
+            idx = ptl.tensor(bad).to(itype)
+            for fn in (lambda t, i, s: t.gather(0, i), lambda t, i, s: t.scatter(0, i, s),
+                       lambda t, i, s: t.scatter_add(0, i, s),
+                       lambda t, i, s: t.scatter_reduce(0, i, s, "mean")):
+                with pytest.raises(RuntimeError) as want:
+                    fn(x, idx, src)
+                with pytest.raises(RuntimeError) as got:
+                    fn(x.cuda(), idx.cuda(), src.cuda())
+                assert str(got.value) == str(want.value)
+    # the device is usable after the error
+    same(x.cuda().gather(0, ptl.tensor([[2, 1, 0]]).cuda()), x.gather(0, ptl.tensor([[2, 1, 0]])))
+
+
+def test_operands_on_the_cpu_raise_pytorchs_device_error():
+    x = ptl.zeros(3, 3).cuda()
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        x.gather(0, ptl.tensor([[0, 1, 2]]))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        x.scatter_add(0, ptl.tensor([[0, 1, 2]]).cuda(), ptl.ones(1, 3))
