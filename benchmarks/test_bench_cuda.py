@@ -174,3 +174,19 @@ def test_gather_and_scatter_add_float32(benchmark, impl, op):
     else:
         out = lib.zeros(INDEX_ROWS, INDEX_COLS, device="cuda")
         run_synchronised(benchmark, lambda: out.scatter_add(0, idx, x), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["index_select", "index_put_accumulate"])
+def test_index_select_and_index_put_float32(benchmark, impl, op):
+    """x.index_select(0, i) and x.index_put_((i,), v, accumulate=True) with 2^14 random rows
+    of 1024 float32, synchronised (index.cu over index.c's tables, built on the host: the
+    index is read back, a synchronisation; torch: sort-based accumulate)."""
+    benchmark.group = f"{op} float32 2^14 rows of 1024, synchronised"
+    lib, sync = library(impl)
+    x = lib.ones(INDEX_ROWS, INDEX_COLS, device="cuda")
+    idx = lib.randint(0, INDEX_ROWS, (INDEX_ROWS,), device="cuda")
+    if op == "index_select":
+        run_synchronised(benchmark, lambda: x.index_select(0, idx), sync)
+    else:
+        run_synchronised(benchmark, lambda: x.index_put_((idx,), x, accumulate=True), sync)

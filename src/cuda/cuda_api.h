@@ -184,12 +184,13 @@ int ptl_cuda_softmax(const PtlDeviceSoftmaxArgs *a);
 void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
- * line; ...; gather, scatter with self's rows in one chunk per fiber, in several. */
+ * line; ...; gather, scatter with self's rows in one chunk per fiber, in several;
+ * advanced indexing's gather and scatter. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
        PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
-       PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -252,6 +253,14 @@ int ptl_cuda_scatter_gather(const PtlDeviceScatterArgs *a);
  * [1], then the counts [self_span] of mean and include_self=False. */
 int ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPlan *elems,
                                    int64_t nfib, int64_t chunk, int64_t *ws);
+/* Advanced indexing over index.c's tables, on the device (the tables copied there) or
+ * emulated.  0, or -1 with an error set. */
+int ptl_cuda_adv_index(const PtlDeviceAdvIndexArgs *a);
+/* The device launch (index.cu; a's tables in device memory): gather one thread per output
+ * element, scatter one per (group, i, j) with perm the walk's b sorted by offset and group
+ * the ngroups + 1 starts of its runs of equal offsets. */
+int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
+                              const int64_t *perm, const int64_t *group, int64_t ngroups);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

@@ -160,6 +160,18 @@ ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPla
 }
 
 int
+ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
+                          const int64_t *perm, const int64_t *group, int64_t ngroups)
+{
+    (void)a;
+    (void)elems;
+    (void)perm;
+    (void)group;
+    (void)ngroups;
+    return not_built();
+}
+
+int
 ptl_cuda_random_launch(const PtlDistJob *j, const PtlCudaNnPlan *plan)
 {
     (void)j;

@@ -51,3 +51,44 @@ ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPla
     PTL_CUDA_CHECK_LAUNCH();
     return 0;
 }
+
+// advanced indexing's gather: one thread per output element
+__global__ void
+adv_gather_kernel(PtlDeviceAdvIndexArgs a)
+{
+    PTL_GRID_LOOP(q, a.nbefore * a.bnumel * a.nafter)
+    {
+        ptl_adv_gather_at(&a, q);
+    }
+}
+
+// advanced indexing's scatter: thread u takes (group u / (nafter nbefore), i, j), j fastest
+__global__ void
+adv_scatter_kernel(PtlDeviceAdvIndexArgs a, const int64_t *perm, const int64_t *group,
+                   int64_t ngroups)
+{
+    PTL_GRID_LOOP(u, ngroups * a.nbefore * a.nafter)
+    {
+        const int64_t na = a.nafter, nb = a.nbefore;
+        ptl_adv_scatter_group(&a, perm, group, u / (na * nb), u / na % nb, u % na);
+    }
+}
+
+extern "C" int
+ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
+                          const int64_t *perm, const int64_t *group, int64_t ngroups)
+{
+    cudaStream_t stream = ptl_cuda_launch_stream();
+    if (elems->grid == 0) {
+        return 0;
+    }
+    if (!a->scatter) {
+        adv_gather_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(*a);
+    }
+    else {
+        adv_scatter_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(
+            *a, perm, group, ngroups);
+    }
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}

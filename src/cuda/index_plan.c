@@ -99,3 +99,136 @@ ptl_cuda_scatter_gather(const PtlDeviceScatterArgs *a)
     ptl_cuda_emulate_elems(&elems, n, scatter_fiber, &j, ws);
     return finish(0, a, ws, host, dev);
 }
+
+/* ---- advanced indexing (index.c's offset tables) ---- */
+
+typedef struct {
+    int64_t off, b;
+} OffsetOf;
+
+static int
+by_offset(const void *x, const void *y)
+{
+    const OffsetOf *p = x, *q = y;
+    if (p->off != q->off) {
+        return p->off < q->off ? -1 : 1;
+    }
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+typedef struct {
+    const PtlDeviceAdvIndexArgs *a;
+    const int64_t *perm, *group;
+} GroupJob;
+
+static void
+adv_gather_at(const void *a, int64_t q, int64_t *ws)
+{
+    (void)ws;
+    ptl_adv_gather_at(a, q);
+}
+
+static void
+adv_scatter_group(const void *ctx, int64_t u, int64_t *ws)
+{
+    const GroupJob *j = ctx;
+    const int64_t na = j->a->nafter, nb = j->a->nbefore;
+    (void)ws;
+    ptl_adv_scatter_group(j->a, j->perm, j->group, u / (na * nb), u / na % nb, u % na);
+}
+
+/* The tables the kernels read, in one host array (*tables, free() it): off, off_before,
+ * off_after, then for a scatter the walk's b sorted by offset (stably) and the groups'
+ * starts; *len its length, *ngroups the groups.  0, or -1 with the error set. */
+static int
+adv_tables(const PtlDeviceAdvIndexArgs *a, int64_t **tables, int64_t *len, int64_t *ngroups)
+{
+    const int64_t nb = a->bnumel, n0 = nb + a->nbefore + a->nafter;
+    OffsetOf *order = NULL;
+    *ngroups = 0;
+    *len = n0 + (a->scatter ? 2 * nb + 1 : 0);
+    *tables = malloc(sizeof(int64_t) * (size_t)*len);
+    if (*tables == NULL ||
+        (a->scatter && (order = malloc(sizeof(OffsetOf) * (size_t)(nb + 1))) == NULL)) {
+        free(*tables);
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+    }
+    int64_t *t = *tables, *perm = t + n0, *group = perm + nb;
+    memcpy(t, a->off, sizeof(int64_t) * (size_t)nb);
+    memcpy(t + nb, a->off_before, sizeof(int64_t) * (size_t)a->nbefore);
+    memcpy(t + nb + a->nbefore, a->off_after, sizeof(int64_t) * (size_t)a->nafter);
+    if (!a->scatter) {
+        return 0;
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        order[b].off = a->off[b];
+        order[b].b = b;
+    }
+    qsort(order, (size_t)nb, sizeof(OffsetOf), by_offset);
+    for (int64_t k = 0; k < nb; k++) {
+        perm[k] = order[k].b;
+        if (k == 0 || order[k].off != order[k - 1].off) {
+            group[(*ngroups)++] = k;
+        }
+    }
+    group[*ngroups] = nb;
+    free(order);
+    return 0;
+}
+
+int
+ptl_cuda_adv_index(const PtlDeviceAdvIndexArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlDeviceAdvIndexArgs d = *a;
+    PtlTensorImpl *dev = NULL;
+    int64_t *tables = NULL, len, ngroups;
+    if (a->bnumel * a->nbefore * a->nafter == 0) {
+        return 0;
+    }
+    if (adv_tables(a, &tables, &len, &ngroups) < 0) {
+        return -1;
+    }
+    const int64_t n = a->scatter ? ngroups * a->nbefore * a->nafter
+                                 : a->bnumel * a->nbefore * a->nafter;
+    const int64_t n0 = a->bnumel + a->nbefore + a->nafter;
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(n, &tuning);
+    int64_t *t = tables;
+    if (!ptl_device_reduce_emulation) {
+        PtlDevice device = {PTL_DEVICE_CUDA, 0};
+        int index = 0;
+        if (ptl_cuda_current_device(&index) < 0) {
+            free(tables);
+            return -1;
+        }
+        device.index = (int8_t)index;
+        if ((dev = ptl_empty(1, &len, PTL_DTYPE_INT64, device)) == NULL ||
+            ptl_cuda_memcpy(ptl_tensor_data(dev), 1, tables, 0,
+                            sizeof(int64_t) * (size_t)len) < 0) {
+            free(tables);
+            ptl_xdecref(dev);
+            return -1;
+        }
+        t = (int64_t *)ptl_tensor_data(dev);
+    }
+    d.off = t;
+    d.off_before = t + a->bnumel;
+    d.off_after = t + a->bnumel + a->nbefore;
+    if (!ptl_device_reduce_emulation) {
+        int rc = ptl_cuda_adv_index_launch(&d, &elems, t + n0, t + n0 + a->bnumel, ngroups);
+        free(tables);
+        ptl_decref(dev);   /* reused only by later work on the same stream */
+        return rc;
+    }
+    if (a->scatter) {
+        GroupJob j = {&d, t + n0, t + n0 + a->bnumel};
+        ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_INDEX_SCATTER);
+        ptl_cuda_emulate_elems(&elems, n, adv_scatter_group, &j, NULL);
+    }
+    else {
+        ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_INDEX_GATHER);
+        ptl_cuda_emulate_elems(&elems, n, adv_gather_at, &d, NULL);
+    }
+    free(tables);
+    return 0;
+}

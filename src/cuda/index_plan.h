@@ -1,7 +1,7 @@
-/* index_plan.h -- the per-element and per-thread arithmetic of the gather and scatter
- * kernels, compiled by nvcc for the device (index.cu) and by gcc for the host
- * (index_plan.c), whose emulation runs exactly these functions in the kernels' order.
- * Mirrors ATen/native/cuda/ScatterGatherKernel.cu in behaviour.
+/* index_plan.h -- the per-element and per-thread arithmetic of the gather, scatter and
+ * advanced-indexing kernels, compiled by nvcc for the device (index.cu) and by gcc for the
+ * host (index_plan.c), whose emulation runs exactly these functions in the kernels' order.
+ * Mirrors ATen/native/cuda/ScatterGatherKernel.cu and Indexing.cu in behaviour.
  *
  * Note [CUDA index and sort kernels]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -32,7 +32,18 @@
  * the host reads it back after the kernel (a synchronisation), reads that index value
  * and raises the CPU kernel's error for the first bad index in row-major order.  gather's
  * output is then discarded; an in-place scatter has written every good index (the CPU
- * kernel stops at the bad one: PyTorch leaves self unspecified either way). */
+ * kernel stops at the bad one: PyTorch leaves self unspecified either way).
+ * Advanced indexing (x[i], x[mask], index_put_ with and without accumulate) and the
+ * index_* family (index_select, index_add, index_copy, index_fill) run index.c's CPU kernel
+ * too, whose walk is three offset tables (Note [Advanced indexing]).  The index tensors
+ * are read on the host (copied back from the device: a synchronisation, which PyTorch's
+ * masks and index_put's accumulate also pay) to build the tables and check every index
+ * with the CPU's messages, so no bad index reaches a kernel; the tables go to the device in
+ * one copy.  The gather is one thread per output element.  The scatter is one writer per
+ * output element: the host sorts the walk's index tuples by offset (stably) into groups of
+ * equal offsets, and thread (group, i, j) applies its group's values in ascending tuple
+ * order, the CPU kernel's order for that element: the CPU's bits, no atomics.  Neighbouring
+ * threads take neighbouring j (the trailing dims: coalesced rows). */
 #ifndef PTL_CUDA_INDEX_PLAN_H
 #define PTL_CUDA_INDEX_PLAN_H
 
@@ -105,14 +116,15 @@ ptl_gather_at(const PtlDeviceScatterArgs *a, int64_t j, int64_t *status)
     ptl_idx_move(a->other + off[2] * isz, a->self + (off[1] + v * a->sst[a->dim]) * isz, isz);
 }
 
-/* *d = *d (reduce) *s in dtype dt: in double for floats and int64 for integers, rounded
- * once to dt (index_impl.h's combine, the CPU kernel's) */
+/* *d = *d (reduce) alpha *s in dtype dt: in double for floats and int64 for integers,
+ * rounded once to dt (index_impl.h's combine, the CPU kernel's) */
 PTL_HD static inline void
-ptl_idx_combine(char *d, const char *s, int dt, int reduce)
+ptl_idx_combine(char *d, const char *s, int dt, int reduce, double alpha)
 {
     if (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64 || dt == PTL_DTYPE_FLOAT16 ||
         dt == PTL_DTYPE_BFLOAT16) {
-        const double x = ptl_load_double(d, (PtlDtype)dt), y = ptl_load_double(s, (PtlDtype)dt);
+        const double x = ptl_load_double(d, (PtlDtype)dt);
+        const double y = ptl_load_double(s, (PtlDtype)dt) * alpha;
         double z = x + y;
         if (reduce == PTL_DEVICE_IDX_PROD) {
             z = x * y;
@@ -123,7 +135,8 @@ ptl_idx_combine(char *d, const char *s, int dt, int reduce)
         ptl_red_store_d(d, dt, z);
         return;
     }
-    const int64_t x = ptl_load_int(d, (PtlDtype)dt), y = ptl_load_int(s, (PtlDtype)dt);
+    const int64_t x = ptl_load_int(d, (PtlDtype)dt);
+    const int64_t y = ptl_load_int(s, (PtlDtype)dt) * (int64_t)alpha;
     int64_t z = (int64_t)((uint64_t)x + (uint64_t)y);
     if (reduce == PTL_DEVICE_IDX_PROD) {
         z = (int64_t)((uint64_t)x * (uint64_t)y);
@@ -181,7 +194,7 @@ ptl_scatter_fiber(const PtlDeviceScatterArgs *a, int64_t f, int64_t v0, int64_t 
             ptl_idx_move(a->self + o * isz, s, isz);
         }
         else {
-            ptl_idx_combine(a->self + o * isz, s, a->dtype, a->reduce);
+            ptl_idx_combine(a->self + o * isz, s, a->dtype, a->reduce, 1.0);
         }
         if (count != 0) {
             count[o]++;
@@ -191,6 +204,46 @@ ptl_scatter_fiber(const PtlDeviceScatterArgs *a, int64_t f, int64_t v0, int64_t 
         const int64_t o = off[1] + v * step;
         if (count[o] > 0) {
             ptl_idx_mean(a, o, count[o]);
+        }
+    }
+}
+
+/* ---- advanced indexing: index.c's offset tables (Note [Advanced indexing]) ---- */
+
+/* gather's output element q = (i bnumel + b) nafter + j */
+PTL_HD static inline void
+ptl_adv_gather_at(const PtlDeviceAdvIndexArgs *a, int64_t q)
+{
+    const int64_t j = q % a->nafter, b = q / a->nafter % a->bnumel;
+    const int64_t i = q / a->nafter / a->bnumel, isz = a->itemsize;
+    ptl_idx_move(a->other + q * isz,
+                 a->self + (a->off_before[i] + a->off[b] + a->off_after[j]) * isz, isz);
+}
+
+/* The scatter's thread for (i, j) and group g: the walk's b = perm[k] for k in [group[g],
+ * group[g + 1]), which all have one offset, in ascending b (the CPU kernel's order). */
+PTL_HD static inline void
+ptl_adv_scatter_group(const PtlDeviceAdvIndexArgs *a, const int64_t *perm, const int64_t *group,
+                      int64_t g, int64_t i, int64_t j)
+{
+    const int64_t isz = a->itemsize;
+    for (int64_t k = group[g]; k < group[g + 1]; k++) {
+        const int64_t b = perm[k];
+        char *d = a->self + (a->off_before[i] + a->off[b] + a->off_after[j]) * isz;
+        const char *v = (const char *)&a->value;
+        if (a->other != 0) {
+            int64_t q = (i * a->bnumel + b) * a->nafter + j, o = 0;
+            for (int dd = a->out_dim - 1; dd >= 0; dd--) {
+                o += q % a->out_sizes[dd] * a->vst[dd];
+                q /= a->out_sizes[dd];
+            }
+            v = a->other + o * isz;
+        }
+        if (a->reduce == PTL_DEVICE_IDX_NONE) {
+            ptl_idx_move(d, v, isz);
+        }
+        else {
+            ptl_idx_combine(d, v, a->dtype, a->reduce, a->alpha);
         }
     }
 }

@@ -159,3 +159,71 @@ def test_operands_on_the_cpu_raise_pytorchs_device_error():
         x.gather(0, ptl.tensor([[0, 1, 2]]))
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         x.scatter_add(0, ptl.tensor([[0, 1, 2]]).cuda(), ptl.ones(1, 3))
+
+
+def index_ops(rng, dtype):
+    """(name, fn(x, on_device) -> tensor) over a [40, 7, 9] x: advanced indexing and the
+    index_* family, with repeated and negative indices"""
+    i = ptl.tensor(rng.integers(-40, 40, size=300))
+    j = ptl.tensor([8, 0, 8, 3])
+    mask = ptl.tensor(rng.integers(0, 2, size=(40, 7)).astype(bool))
+    v = values(rng, (300, 7, 9), dtype)
+    row = values(rng, (9,), dtype)
+    src = values(rng, (40, 4, 9), dtype)
+    one = True if dtype == ptl.bool else 3
+
+    def dev(t, on):
+        return t.cuda() if on else t
+    ops = [
+        ("x[i]", lambda x, d: x[dev(i, d)]),
+        ("x[:, :, j]", lambda x, d: x[:, :, dev(j, d)]),
+        ("x[i, :, i % 9]", lambda x, d: x[dev(i, d), :, dev(i % 9, d)]),
+        ("x[mask]", lambda x, d: x[dev(mask, d)]),
+        ("index_select", lambda x, d: x.index_select(1, dev(j % 7, d))),
+        ("put", lambda x, d: x.index_put((dev(i, d),), dev(v, d))),
+        ("put acc", lambda x, d: x.index_put((dev(i, d),), dev(v, d), accumulate=True)),
+        ("put mask row", lambda x, d: x.index_put((dev(mask, d),), dev(row, d))),
+        ("setitem", lambda x, d: x.__setitem__((slice(None), dev(j % 7, d)), one) or x),
+        ("index_copy", lambda x, d: x.index_copy(1, dev(ptl.tensor([6, 0, 2, 1]), d),
+                                                 dev(src, d))),
+        ("index_fill", lambda x, d: x.index_fill(2, dev(j, d), one)),
+    ]
+    if dtype != ptl.bool:
+        ops.append(("index_add", lambda x, d: x.index_add(1, dev(j % 7, d), dev(src, d),
+                                                          alpha=2)))
+    return ops
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_advanced_indexing_matches_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(3)
+    x = values(rng, (40, 7, 9), dtype)
+    for name, fn in index_ops(rng, dtype):
+        for xc, xd in views(x):
+            same(fn(xd.clone(), True), fn(xc.clone(), False))
+
+
+def test_index_errors_match_the_cpu():
+    x = ptl.zeros(4, 5)
+    for fn in (lambda t, d: t[ptl.tensor([4]).to(d)],
+               lambda t, d: t.index_select(1, ptl.tensor([5]).to(d)),
+               lambda t, d: t.index_add(0, ptl.tensor([-1]).to(d), ptl.ones(1, 5).to(d))):
+        with pytest.raises(Exception) as want:
+            fn(x, "cpu")
+        with pytest.raises(Exception) as got:
+            fn(x.cuda(), "cuda")
+        assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))
+
+
+def test_indexing_gradients_match_the_cpu():
+    rng = np.random.default_rng(4)
+    xv = ptl.tensor(rng.standard_normal((64, 33)))
+    i = ptl.tensor(rng.integers(-64, 64, size=500))
+
+    def grads(d):
+        x = xv.to(d).requires_grad_(True)
+        (x[i.to(d)] ** 2).sum().backward()
+        (x.index_select(1, (i % 33).to(d)) * 3).sum().backward()
+        return x.grad
+
+    same(grads("cuda"), grads("cpu"))

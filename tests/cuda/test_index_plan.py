@@ -336,3 +336,145 @@ def test_results_do_not_depend_on_the_thread_count(threads):
     finally:
         ptl.set_num_threads(old)
     assert bits(got) == bits(want)
+
+
+# ---- advanced indexing and the index_* family (index.c's tables, index.cu's kernels) ----
+
+def np_of(t):
+    """t as NumPy (float64 for float16 and bfloat16)"""
+    return as_f64(t) if t.dtype in (ptl.float16, ptl.bfloat16) else t.numpy()
+
+
+def index_cases(rng, x):
+    """(name, fn(x) -> tensor, NumPy reference of np x or None) over a [4, 5, 6] x"""
+    i = ptl.tensor([3, -1, 0, 3, 2])             # repeated and negative
+    i32 = ptl.tensor([[1, 0], [-4, 1]]).int()
+    j = ptl.tensor([4, 0, 4])
+    mask = ptl.tensor(rng.integers(0, 2, size=(4, 5)).astype(bool))
+    istr = ptl.tensor([0, 9, 2, 9, 1, 9, 3])[::2]   # non-contiguous index
+    return [
+        ("x[i]", lambda t: t[i], lambda a: a[i.numpy()]),
+        ("x[:, j]", lambda t: t[:, j], lambda a: a[:, j.numpy()]),
+        ("x[i32]", lambda t: t[i32], lambda a: a[i32.numpy()]),
+        ("x[i, :, i]", lambda t: t[i, :, i], lambda a: a[i.numpy(), :, i.numpy()]),
+        ("x[:, j, j]", lambda t: t[:, j, j], lambda a: a[:, j.numpy(), j.numpy()]),
+        ("x[mask]", lambda t: t[mask], lambda a: a[mask.numpy()]),
+        ("x[istr]", lambda t: t[istr], lambda a: a[istr.numpy()]),
+        ("x[empty]", lambda t: t[ptl.tensor([], dtype=ptl.int64)], lambda a: a[[]]),
+        ("index_select 0", lambda t: t.index_select(0, istr), lambda a: a[istr.numpy()]),
+        ("index_select 2", lambda t: t.index_select(2, j), lambda a: a[:, :, j.numpy()]),
+        ("index_select 0-dim", lambda t: t[1, 2, 3].index_select(0, ptl.tensor([0, 0])),
+         lambda a: np.array([a[1, 2, 3]] * 2)),
+    ]
+
+
+def put_cases(rng, x):
+    """(name, fn(x) -> tensor): the scatters, in place on x or functional"""
+    dt = x.dtype
+    i = ptl.tensor([3, -1, 0, 3, 3])
+    j = ptl.tensor([4, 0, 4, 4])
+    v = values(rng, (5, 5, 6), dt)
+    vt = values(rng, (6, 5, 5), dt).permute(2, 1, 0)         # non-contiguous values
+    row = values(rng, (6,), dt)
+    src1 = values(rng, (4, 4, 6), dt)
+    src1t = values(rng, (4, 6, 4), dt).transpose(1, 2)    # non-contiguous source
+    one = True if dt == ptl.bool else 2
+    mask = ptl.tensor(rng.integers(0, 2, size=(4, 5)).astype(bool))
+    cases = [
+        ("put", lambda t: t.index_put_((i,), v)),
+        ("put acc", lambda t: t.index_put_((i,), v, accumulate=True)),
+        ("put acc strided", lambda t: t.index_put((i,), vt, accumulate=True)),
+        ("put broadcast row", lambda t: t.index_put((i, ptl.tensor([1])), row, accumulate=True)),
+        ("setitem number", lambda t: t.__setitem__((slice(None), j), one) or t),
+        ("put mask", lambda t: t.index_put_((mask,), row)),
+        ("index_copy", lambda t: t.index_copy(1, ptl.tensor([4, 0, 2, 1]), src1t)),
+        ("index_fill", lambda t: t.index_fill(2, ptl.tensor([5, -1, 0]), one)),
+        ("index_fill_ 0-dim", lambda t: t[0, 0, 0].index_fill_(0, ptl.tensor(0), one)),
+    ]
+    if dt != ptl.bool:
+        cases += [("index_add", lambda t: t.index_add(1, j, src1[:, :4], alpha=3)),
+                  ("index_add_", lambda t: t.index_add_(0, i[:4] % 4, v[:4]))]
+    return cases
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_advanced_indexing_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(6)
+    base = values(rng, (4, 5, 6), dtype)
+    xs = [base, base.transpose(0, 2).contiguous().transpose(0, 2)]
+    for name, fn, ref in index_cases(rng, base):
+        want = fn(base)
+        for x in xs:
+            with emulated(TUNINGS[tuning]):
+                got = fn(x)
+            assert got.shape == want.shape and bits(got) == bits(want), name
+            np.testing.assert_array_equal(np_of(got), ref(np_of(base)))
+    for name, fn in put_cases(rng, base):
+        want = fn(base.clone())
+        for x in xs:
+            with emulated(TUNINGS[tuning]) as ran:
+                got = fn(x.clone())
+            assert got.shape == want.shape and bits(got) == bits(want), name
+            assert ran["index_scatter"] > 0, name
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.int64], ids=str)
+def test_index_put_accumulate_matches_numpy_add_at(dtype):
+    """Repeated indices accumulate in index order, one rounding per value: np.add.at's."""
+    rng = np.random.default_rng(7)
+    x = values(rng, (50, 3), dtype)
+    i = ptl.tensor(rng.integers(-50, 50, size=700))
+    v = values(rng, (700, 3), dtype)
+    for tuning in TUNINGS.values():
+        with emulated(tuning):
+            got = x.index_put((i,), v, accumulate=True)
+            added = x.index_add(0, i % 50, v, alpha=2)
+        want = x.numpy().copy()
+        np.add.at(want, i.numpy(), v.numpy())
+        np.testing.assert_array_equal(got.numpy(), want)
+        want = x.numpy().copy()
+        np.add.at(want, i.numpy() % 50, v.numpy() * 2)
+        np.testing.assert_array_equal(added.numpy(), want)
+
+
+def test_index_errors_are_the_cpu_kernels():
+    x = ptl.zeros(4, 5)
+    calls = [lambda: x[ptl.tensor([4])], lambda: x[:, ptl.tensor([0, -6])],
+             lambda: x.index_select(0, ptl.tensor([0, 4])),
+             lambda: x.index_select(1, ptl.tensor([-1])),
+             lambda: x.clone().index_add_(0, ptl.tensor([7]), ptl.ones(1, 5)),
+             lambda: x.index_copy(0, ptl.tensor([-1]), ptl.ones(1, 5)),
+             lambda: x.index_fill(1, ptl.tensor([9]), 1.0),
+             lambda: x.index_put((ptl.tensor([1, 2]),), ptl.ones(3, 5)),
+             lambda: x[ptl.tensor([[True, False]])],
+             lambda: x[ptl.tensor([0.5])]]
+    for fn in calls:
+        want = cpu_error(fn)
+        with emulated(TUNINGS["tiny"]) as ran:
+            got = cpu_error(fn)
+        assert got == want
+        assert ran["index_gather"] == ran["index_scatter"] == 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_gradients_through_indexing_and_index_select(tuning):
+    """x[i]'s and index_select's backward accumulate with repeated indices (index_put /
+    index_add through the emulated kernels): the CPU kernel's bits."""
+    rng = np.random.default_rng(8)
+    xv = rng.standard_normal((30, 8))
+    i = ptl.tensor(rng.integers(-30, 30, size=100))
+    gv = ptl.tensor(rng.standard_normal((100, 8)))
+
+    def grads():
+        x = ptl.tensor(xv).float().requires_grad_(True)
+        (x[i] * gv.float()).sum().backward()
+        (x.index_select(0, i % 30) * gv.float()).sum().backward()
+        (x[:, ptl.tensor([1, 1, 7])] ** 2).sum().backward()
+        return x.grad
+
+    want = grads()
+    with emulated(TUNINGS[tuning]) as ran:
+        got = grads()
+    assert bits(got) == bits(want)
+    assert ran["index_gather"] > 0 and ran["index_scatter"] > 0

@@ -1,7 +1,8 @@
-/* device_index.h -- how scatter_gather.c hands gather and the scatter family to the CUDA
- * backend's kernels without including it: the backend (src/cuda/index_plan.c) sets the
- * hook.  The argument checks, the output and the copy of a functional scatter's self stay
- * the CPU kernel's; what arrives here is the geometry.  See Note [CUDA index and sort
+/* device_index.h -- how scatter_gather.c hands gather and the scatter family, and index.c
+ * advanced indexing and the index_* family, to the CUDA backend's kernels without including
+ * it: the backend (src/cuda/index_plan.c) sets the hooks.  The argument checks, the output
+ * and the copy of a functional op's self stay the CPU kernel's; what arrives here is the
+ * geometry (index.c: its offset tables, built on the host).  See Note [CUDA index and sort
  * kernels] in src/cuda/index_plan.h. */
 #ifndef PTL_ATEN_NATIVE_DEVICE_INDEX_H
 #define PTL_ATEN_NATIVE_DEVICE_INDEX_H
@@ -38,10 +39,26 @@ typedef struct PtlDeviceScatterArgs {
     int64_t value;             /* the scalar's bytes in dtype when other is NULL */
 } PtlDeviceScatterArgs;
 
-/* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (a bad index: the
- * CPU kernel's error).  Runs for CUDA tensors and, while ptl_device_reduce_emulation is on,
- * for CPU tensors too. */
+/* index.c's walk (Note [Advanced indexing]) over its host tables: self element
+ * off_before[i] + off[b] + off_after[j] (elements) for i < nbefore, b < bnumel, j < nafter.
+ * Gather (scatter 0): other[(i bnumel + b) nafter + j] = that element (other contiguous).
+ * Scatter: that element (reduce, NONE or SUM)= alpha other[...], other broadcast to the
+ * result's out_dim sizes (strides vst, elements), or value when other is NULL. */
+typedef struct PtlDeviceAdvIndexArgs {
+    int32_t scatter, dtype, reduce, out_dim;
+    char *self, *other;
+    const int64_t *off, *off_before, *off_after;
+    int64_t bnumel, nbefore, nafter, itemsize;
+    int64_t out_sizes[PTL_MAX_DIMS], vst[PTL_MAX_DIMS];
+    double alpha;
+    int64_t value;             /* the value's bytes in dtype when other is NULL */
+} PtlDeviceAdvIndexArgs;
+
+/* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (scatter_gather.c's
+ * hook: a bad index, the CPU kernel's error; index.c checks its indices on the host).  Run
+ * for CUDA tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
 extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
+extern int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
 
 #ifdef __cplusplus
 }

@@ -191,21 +191,6 @@ index_dtype_ok(const PtlTensorImpl *index)
     return index->dtype == PTL_DTYPE_INT64 || index->dtype == PTL_DTYPE_INT32;
 }
 
-/* t on self's device, or PyTorch's error (a 0-dim CPU src of a scatter goes by value) */
-static int
-same_device(const PtlTensorImpl *self, const PtlTensorImpl *t)
-{
-    if (ptl_device_equal(self->device, t->device)) {
-        return 0;
-    }
-    return ptl_error_set(PTL_ERR_RUNTIME,
-                         "Expected all tensors to be on the same device, but found at least "
-                         "two devices, %s:%d and %s%s!",
-                         ptl_device_type_name(self->device.type), self->device.index,
-                         ptl_device_type_name(t->device.type),
-                         t->device.type == PTL_DEVICE_CPU ? "" : ":0");
-}
-
 /* gather (scatter 0: other is out) or a scatter (other is src) through the device's
  * kernels (device_index.h; Note [CUDA index and sort kernels] in src/cuda/index_plan.h)
  * when self is a CUDA tensor or the kernels are emulated: 0 when done, -1 with the error
