@@ -190,3 +190,14 @@ def test_index_select_and_index_put_float32(benchmark, impl, op):
         run_synchronised(benchmark, lambda: x.index_select(0, idx), sync)
     else:
         run_synchronised(benchmark, lambda: x.index_put_((idx,), x, accumulate=True), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [2, 64])
+def test_cat_float32(benchmark, impl, n):
+    """cat of n [2^14 / n, 1024] float32 blocks along dim 1 (every input strided in the
+    output), synchronised (index.cu: one launch over the inputs' table)."""
+    benchmark.group = f"cat of {n} float32 inputs, 2^24 elements, dim 1, synchronised"
+    lib, sync = library(impl)
+    ts = [lib.ones(INDEX_COLS, INDEX_ROWS // n, device="cuda") for _ in range(n)]
+    run_synchronised(benchmark, lambda: lib.cat(ts, 1), sync)

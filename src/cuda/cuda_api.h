@@ -185,12 +185,13 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
  * line; ...; gather, scatter with self's rows in one chunk per fiber, in several;
- * advanced indexing's gather and scatter. */
+ * advanced indexing's gather and scatter; cat. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
        PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
-       PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
+       PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -243,7 +244,8 @@ typedef void (*PtlCudaElemFn)(const void *ctx, int64_t j, int64_t *ws);
 void ptl_cuda_emulate_elems(const PtlCudaNnPlan *p, int64_t n, PtlCudaElemFn fn,
                             const void *ctx, int64_t *ws);
 
-/* ---- gather and scatter (index.cu; Note [CUDA index and sort kernels] in index_plan.h) ---- */
+/* ---- gather, scatter, advanced indexing and cat (index.cu; Note [CUDA index and sort
+ * kernels] in index_plan.h) ---- */
 
 /* Runs gather or a scatter on the device, or emulated on the host while kernel emulation is
  * on.  0, or -1 with an error set (a bad index: the CPU kernel's error). */
@@ -261,6 +263,10 @@ int ptl_cuda_adv_index(const PtlDeviceAdvIndexArgs *a);
  * the ngroups + 1 starts of its runs of equal offsets. */
 int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
                               const int64_t *perm, const int64_t *group, int64_t ngroups);
+/* cat on the device (the input table copied there) or emulated; 0, or -1 with an error set.
+ * The launch (index.cu; a's table in device memory): one thread per output element. */
+int ptl_cuda_cat(const PtlDeviceCatArgs *a);
+int ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

@@ -1,8 +1,10 @@
 // index.cu -- the gather and scatter kernels (scatter src and value, scatter_add,
-// scatter_reduce).  The plan comes from index_plan.c and the per-element and per-thread
-// arithmetic from index_plan.h (Note [CUDA index and sort kernels] there), which the host
-// emulation runs in the CPU tests; what is only here is the grid loops, which the emulation
-// mirrors (ptl_cuda_emulate_elems).  Mirrors ATen/native/cuda/ScatterGatherKernel.cu.
+// scatter_reduce), advanced indexing's gather and scatter (index, index_put_, index_select,
+// index_add, index_copy, index_fill) and cat.  The plans come from index_plan.c and the
+// per-element and per-thread arithmetic from index_plan.h (Note [CUDA index and sort
+// kernels] there), which the host emulation runs in the CPU tests; what is only here is the
+// grid loops, which the emulation mirrors (ptl_cuda_emulate_elems).  Mirrors
+// ATen/native/cuda/ScatterGatherKernel.cu, Indexing.cu and Shape.cu (cat).
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -89,6 +91,28 @@ ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *e
         adv_scatter_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(
             *a, perm, group, ngroups);
     }
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+// cat: one thread per output element, its input found in the table
+__global__ void
+cat_kernel(PtlDeviceCatArgs a)
+{
+    PTL_GRID_LOOP(q, a.numel)
+    {
+        ptl_cat_at(&a, q);
+    }
+}
+
+extern "C" int
+ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems)
+{
+    if (elems->grid == 0) {
+        return 0;
+    }
+    cat_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
+        *a);
     PTL_CUDA_CHECK_LAUNCH();
     return 0;
 }

@@ -1,7 +1,8 @@
-/* index_plan.c -- the host side of the gather and scatter kernels, in every build: the
- * plan (Note [CUDA index and sort kernels] in index_plan.h), the entry point
- * scatter_gather.c calls for CUDA tensors through device_index.h's hook, and the kernels'
- * emulation on the host (the same per-thread functions and grid loops as index.cu). */
+/* index_plan.c -- the host side of the gather, scatter, advanced-indexing and cat kernels,
+ * in every build: the plans (Note [CUDA index and sort kernels] in index_plan.h), the entry
+ * points scatter_gather.c, index.c and join.c call for CUDA tensors through device_index.h's
+ * hooks, and the kernels' emulation on the host (the same per-thread functions and grid
+ * loops as index.cu). */
 #include "index_plan.h"
 
 #include <stdlib.h>
@@ -231,4 +232,48 @@ ptl_cuda_adv_index(const PtlDeviceAdvIndexArgs *a)
     }
     free(tables);
     return 0;
+}
+
+/* ---- cat ---- */
+
+static void
+cat_at(const void *a, int64_t q, int64_t *ws)
+{
+    (void)ws;
+    ptl_cat_at(a, q);
+}
+
+int
+ptl_cuda_cat(const PtlDeviceCatArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->numel, &tuning);
+    PtlDeviceCatArgs d = *a;
+    PtlTensorImpl *table = NULL;
+    if (a->numel == 0) {
+        return 0;
+    }
+    if (ptl_device_reduce_emulation) {
+        ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_CAT);
+        ptl_cuda_emulate_elems(&elems, a->numel, cat_at, a, NULL);
+        return 0;
+    }
+    /* the table as int64 words on the device, in one copy */
+    const int64_t words = a->ninputs * (int64_t)(sizeof(PtlDeviceCatInput) / sizeof(int64_t));
+    PtlDevice device = {PTL_DEVICE_CUDA, 0};
+    int index = 0, rc;
+    if (ptl_cuda_current_device(&index) < 0) {
+        return -1;
+    }
+    device.index = (int8_t)index;
+    if ((table = ptl_empty(1, &words, PTL_DTYPE_INT64, device)) == NULL ||
+        ptl_cuda_memcpy(ptl_tensor_data(table), 1, a->inputs, 0,
+                        sizeof(PtlDeviceCatInput) * (size_t)a->ninputs) < 0) {
+        ptl_xdecref(table);
+        return -1;
+    }
+    d.inputs = (const PtlDeviceCatInput *)ptl_tensor_data(table);
+    rc = ptl_cuda_cat_launch(&d, &elems);
+    ptl_decref(table);   /* reused only by later work on the same stream */
+    return rc;
 }

@@ -43,7 +43,13 @@
  * output element: the host sorts the walk's index tuples by offset (stably) into groups of
  * equal offsets, and thread (group, i, j) applies its group's values in ascending tuple
  * order, the CPU kernel's order for that element: the CPU's bits, no atomics.  Neighbouring
- * threads take neighbouring j (the trailing dims: coalesced rows). */
+ * threads take neighbouring j (the trailing dims: coalesced rows).
+ * cat (and stack, hstack, vstack, which are cat of views) runs join.c's CPU kernel: its
+ * checks and its output; inputs of another dtype are converted first (the copy kernel), and
+ * one kernel launch fills the whole output, one thread per element, from a table of the
+ * non-empty inputs' descriptors (data, first index along dim, strides: any layout) copied
+ * to the device in one transfer; a thread finds its input by a binary search over the
+ * starts. */
 #ifndef PTL_CUDA_INDEX_PLAN_H
 #define PTL_CUDA_INDEX_PLAN_H
 
@@ -246,6 +252,35 @@ ptl_adv_scatter_group(const PtlDeviceAdvIndexArgs *a, const int64_t *perm, const
             ptl_idx_combine(d, v, a->dtype, a->reduce, a->alpha);
         }
     }
+}
+
+/* ---- cat ---- */
+
+/* output element q: from the input whose rows along dim hold q's (the last with start at
+ * most q's index along dim: a binary search of the table) */
+PTL_HD static inline void
+ptl_cat_at(const PtlDeviceCatArgs *a, int64_t q)
+{
+    int64_t c[PTL_MAX_DIMS], r = q, lo = 0, hi = a->ninputs - 1, off = 0;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        c[d] = r % a->sizes[d];
+        r /= a->sizes[d];
+    }
+    while (lo < hi) {
+        const int64_t mid = (lo + hi + 1) / 2;
+        if (a->inputs[mid].start <= c[a->dim]) {
+            lo = mid;
+        }
+        else {
+            hi = mid - 1;
+        }
+    }
+    const PtlDeviceCatInput *in = &a->inputs[lo];
+    c[a->dim] -= in->start;
+    for (int d = 0; d < a->ndim; d++) {
+        off += c[d] * in->strides[d];
+    }
+    ptl_idx_move(a->out + q * a->itemsize, in->data + off * a->itemsize, a->itemsize);
 }
 
 #endif

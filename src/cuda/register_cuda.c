@@ -431,6 +431,8 @@ static const int shared_with_cpu[] = {
     PTL_OP_index_select_out, PTL_OP_index_add_, PTL_OP_index_add, PTL_OP_index_copy_,
     PTL_OP_index_copy, PTL_OP_index_fill__int_Tensor, PTL_OP_index_fill__int_Scalar,
     PTL_OP_index_fill_int_Tensor, PTL_OP_index_fill_int_Scalar,
+    /* cat and the joins built on it (join.c) */
+    PTL_OP_cat, PTL_OP_concat, PTL_OP_stack, PTL_OP_hstack, PTL_OP_vstack,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
@@ -456,6 +458,7 @@ ptl_register_cuda_kernels(void)
     ptl_device_adam_hook = ptl_cuda_adam_step;
     ptl_device_scatter_hook = ptl_cuda_scatter_gather;
     ptl_device_adv_index_hook = ptl_cuda_adv_index;
+    ptl_device_cat_hook = ptl_cuda_cat;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
         return -1;

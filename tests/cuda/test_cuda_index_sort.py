@@ -1,12 +1,14 @@
-"""The gather and scatter kernels (src/cuda/index.cu, entered from scatter_gather.c's CPU
-kernel on the CUDA key through device_index.h's hook) against the CPU kernel: gather and
-every scatter form (src, value, reduce= add and multiply, scatter_add, scatter_reduce with
-and without include_self) in every dtype, on contiguous, transposed and sliced operands,
-int32 and int64 indices with repeats, 0-dim and size-0 tensors, bit for bit (the kernels
-combine each element's values in the CPU's order); their gradients; the CPU kernel's errors
-for bad indices.  Each test skips, with the reason the device is missing, on a machine
-without a GPU; tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip
-into a failure."""
+"""The index and join kernels (src/cuda/index.cu, entered from the CPU kernels of
+scatter_gather.c, index.c and join.c on the CUDA key through device_index.h's hooks) against
+the CPU kernels, bit for bit (the scatters combine each element's values in the CPU's
+order): gather and every scatter form (src, value, reduce= add and multiply, scatter_add,
+scatter_reduce with and without include_self), advanced indexing (x[i], x[mask],
+index_put_ with and without accumulate) and index_select / index_add / index_copy /
+index_fill, cat and stack, in every dtype, on contiguous, transposed and sliced operands,
+int32 and int64 indices with repeats and negatives, 0-dim and size-0 tensors; their
+gradients; the CPU kernels' errors for bad indices.  Each test skips, with the reason the
+device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
+PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
 
 import numpy as np
@@ -227,3 +229,32 @@ def test_indexing_gradients_match_the_cpu():
         return x.grad
 
     same(grads("cuda"), grads("cpu"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cat_and_stack_match_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(5)
+    for dim in (0, 1, -1):
+        for n in (1, 3, 64):
+            ts = []
+            for k in range(n):
+                s = [6, 5, 7]
+                s[dim] = int(rng.integers(0, 9))
+                t = values(rng, tuple(s), dtype)
+                ts.append(t if k % 2 else t.transpose(0, 2).contiguous().transpose(0, 2))
+            same(ptl.cat([t.cuda() for t in ts], dim), ptl.cat(ts, dim))
+    a, b = values(rng, (4, 3), dtype), values(rng, (4, 3), dtype)
+    same(ptl.stack([a.cuda(), b.cuda().t().contiguous().t()], 1), ptl.stack([a, b], 1))
+    same(ptl.cat([a.cuda(), ptl.empty(0, dtype=dtype).cuda(), b.cuda()]), ptl.cat([a, b]))
+
+
+def test_cat_of_mixed_dtypes_and_its_gradient_match_the_cpu():
+    a = ptl.arange(6, dtype=ptl.int32).reshape(2, 3)
+    b = ptl.randn(4, 3)
+    same(ptl.cat([a.cuda(), b.cuda()]), ptl.cat([a, b]))
+    xc = ptl.randn(3, 5, dtype=ptl.float64).requires_grad_(True)
+    xd = xc.detach().cuda().requires_grad_(True)
+    g = ptl.randn(3, 15, dtype=ptl.float64)
+    (ptl.cat([xc, xc * 2, xc], 1) * g).sum().backward()
+    (ptl.cat([xd, xd * 2, xd], 1) * g.cuda()).sum().backward()
+    same(xd.grad, xc.grad)

@@ -1,14 +1,15 @@
-"""The gather and scatter kernels' plan and index arithmetic (src/cuda/index_plan.c and
+"""The index and join kernels' plans and index arithmetic (src/cuda/index_plan.c and
 index_plan.h, compiled by gcc here and by nvcc for index.cu), checked on the host: with
-_C._cuda_kernel_emulation on, gather, scatter (src, value, reduce=), scatter_add and
-scatter_reduce on CPU tensors go through the CUDA path (the CPU kernel's checks and output,
-then the kernels' per-thread loops and grid loops run on the host) and must reproduce a
-NumPy reference that rounds each step as the kernels do (exact for integers, float32 and
-float64; float16 and bfloat16 within their rounding, and bit for bit the CPU kernel's),
-under tunings that give grids of one block (grid-stride loops) and many, scatters whose
-rows are one chunk and many, for every dtype, int32 and int64 indices, repeated indices,
-0-dim, size-0 and non-contiguous tensors, every error path and the gradients.  Needs no
-device and no nvcc."""
+_C._cuda_kernel_emulation on, gather, scatter (src, value, reduce=), scatter_add,
+scatter_reduce, advanced indexing, index_select / index_add / index_copy / index_fill /
+index_put and cat / stack on CPU tensors go through the CUDA path (the CPU kernel's checks
+and output, then the kernels' per-thread loops and grid loops run on the host) and must
+reproduce a NumPy reference that rounds each step as the kernels do (exact for integers,
+float32 and float64; float16 and bfloat16 within their rounding, and bit for bit the CPU
+kernel's), under tunings that give grids of one block (grid-stride loops) and many,
+scatters whose rows are one chunk and many, for every dtype, int32 and int64 indices,
+repeated and negative indices, 0-dim, size-0 and non-contiguous tensors, every error path
+and the gradients.  Needs no device and no nvcc."""
 import numpy as np
 import pytest
 
@@ -478,3 +479,100 @@ def test_gradients_through_indexing_and_index_select(tuning):
         got = grads()
     assert bits(got) == bits(want)
     assert ran["index_gather"] > 0 and ran["index_scatter"] > 0
+
+
+# ---- cat (join.c's checks, index.cu's one launch over the inputs' table) ----
+
+def cat_inputs(rng, dtype, dim, n, shape=(3, 4, 5)):
+    """n inputs joined along dim: sizes along dim 0 to 7, contiguous, transposed or sliced"""
+    out = []
+    for k in range(n):
+        s = list(shape)
+        s[dim] = int(rng.integers(0, 8))
+        t = values(rng, tuple(s), dtype)
+        if k % 3 == 1:
+            t = t.transpose(0, 2).contiguous().transpose(0, 2)
+        elif k % 3 == 2:
+            s2 = list(s)
+            s2[-1] *= 2
+            t = values(rng, tuple(s2), dtype)[..., ::2]
+        out.append(t)
+    return out
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cat_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(9)
+    cases = []
+    for dim in (0, 1, 2, -1):
+        for n in (1, 2, 7, 40):
+            ts = cat_inputs(rng, dtype, dim % 3, n)
+            cases.append((ts, dim))
+    # the legacy [0]-shaped input, ignored by the shape checks
+    cases.append(([values(rng, (2, 3), dtype), ptl.empty(0, dtype=dtype),
+                   values(rng, (4, 3), dtype)], 0))
+    cases.append(([ptl.empty(0, dtype=dtype)], 0))
+    for ts, dim in cases:
+        want = ptl.cat(ts, dim)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = ptl.cat(ts, dim)
+        assert got.shape == want.shape and got.dtype == dtype and bits(got) == bits(want)
+        keep = [np_of(t) for t in ts if tuple(t.shape) != (0,)]
+        if keep:
+            np.testing.assert_array_equal(np_of(got), np.concatenate(keep, dim))
+        assert ran["cat"] == (got.numel() > 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_cat_of_mixed_dtypes_and_the_joins_built_on_it(tuning):
+    rng = np.random.default_rng(10)
+    a = values(rng, (2, 3), ptl.int32)
+    b = values(rng, (4, 3), ptl.float32)
+    c = values(rng, (1, 3), ptl.float16)
+    d = values(rng, (2, 3), ptl.bool)
+    calls = [lambda: ptl.cat([a, b, c, d]), lambda: ptl.cat([d, a]),
+             lambda: ptl.stack([a, d, a.t().contiguous().t()], 1),
+             lambda: ptl.stack([b[0], b[1]], -1), lambda: ptl.hstack([b, b[:, :1]]),
+             lambda: ptl.hstack([b[0], c[0]]), lambda: ptl.vstack([b[0], b]),
+             lambda: ptl.concat([b, b], 1)]
+    for fn in calls:
+        want = fn()
+        with emulated(TUNINGS[tuning]) as ran:
+            got = fn()
+        assert got.dtype == want.dtype and bits(got) == bits(want)
+        assert ran["cat"] == 1
+
+
+def test_cat_errors_are_the_cpu_kernels():
+    x = ptl.zeros(2, 3)
+    calls = [lambda: ptl.cat([]), lambda: ptl.cat([x, ptl.zeros(2, 4)]),
+             lambda: ptl.cat([x, ptl.zeros(3)]), lambda: ptl.cat([x, ptl.tensor(1.0)]),
+             lambda: ptl.cat([x, x], 2), lambda: ptl.stack([x, ptl.zeros(3, 2)])]
+    for fn in calls:
+        want = cpu_error(fn)
+        with emulated(TUNINGS["tiny"]) as ran:
+            got = cpu_error(fn)
+        assert got == want
+        assert ran["cat"] == 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_gradients_through_cat_and_stack(tuning):
+    rng = np.random.default_rng(11)
+    xs = [rng.standard_normal((3, k)) for k in (2, 5, 1)]
+    g = ptl.tensor(rng.standard_normal((3, 8)))
+
+    def grads():
+        ts = [ptl.tensor(x).requires_grad_(True) for x in xs]
+        (ptl.cat(ts, 1) * g).sum().backward()
+        (ptl.stack([ts[0], ts[0] * 2], 0) ** 2).sum().backward()
+        return [t.grad for t in ts]
+
+    want = grads()
+    with emulated(TUNINGS[tuning]) as ran:
+        got = grads()
+    for a, b in zip(got, want):
+        assert bits(a) == bits(b)
+    np.testing.assert_array_equal(got[1].numpy(), g.numpy()[:, 2:7])
+    assert ran["cat"] >= 2

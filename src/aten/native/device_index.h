@@ -1,9 +1,9 @@
-/* device_index.h -- how scatter_gather.c hands gather and the scatter family, and index.c
- * advanced indexing and the index_* family, to the CUDA backend's kernels without including
- * it: the backend (src/cuda/index_plan.c) sets the hooks.  The argument checks, the output
- * and the copy of a functional op's self stay the CPU kernel's; what arrives here is the
- * geometry (index.c: its offset tables, built on the host).  See Note [CUDA index and sort
- * kernels] in src/cuda/index_plan.h. */
+/* device_index.h -- how scatter_gather.c hands gather and the scatter family, index.c
+ * advanced indexing and the index_* family, and join.c cat, to the CUDA backend's kernels
+ * without including it: the backend (src/cuda/index_plan.c) sets the hooks.  The argument
+ * checks, the output and the copy of a functional op's self stay the CPU kernel's; what
+ * arrives here is the geometry (index.c: its offset tables, built on the host).  See Note
+ * [CUDA index and sort kernels] in src/cuda/index_plan.h. */
 #ifndef PTL_ATEN_NATIVE_DEVICE_INDEX_H
 #define PTL_ATEN_NATIVE_DEVICE_INDEX_H
 
@@ -54,11 +54,29 @@ typedef struct PtlDeviceAdvIndexArgs {
     int64_t value;             /* the value's bytes in dtype when other is NULL */
 } PtlDeviceAdvIndexArgs;
 
+/* cat's inputs, one row of a table per non-empty input: its data (in the output's dtype),
+ * its first index along dim in the output and its strides (elements) */
+typedef struct PtlDeviceCatInput {
+    const char *data;
+    int64_t start;
+    int64_t strides[PTL_MAX_DIMS];
+} PtlDeviceCatInput;
+
+/* out (contiguous, sizes) = the inputs (ninputs, by start) joined along dim */
+typedef struct PtlDeviceCatArgs {
+    int32_t ndim, dim;
+    char *out;
+    const PtlDeviceCatInput *inputs;   /* a host table: the backend copies it to the device */
+    int64_t ninputs, numel, itemsize;
+    int64_t sizes[PTL_MAX_DIMS];
+} PtlDeviceCatArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (scatter_gather.c's
  * hook: a bad index, the CPU kernel's error; index.c checks its indices on the host).  Run
  * for CUDA tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
 extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
 extern int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
+extern int (*ptl_device_cat_hook)(const PtlDeviceCatArgs *a);
 
 #ifdef __cplusplus
 }
