@@ -1,8 +1,8 @@
 """CUDA benchmarks (run by tools/gpu_check.sh; skipped without a GPU): the caching
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
 installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
-float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%).  Kernel benchmarks join this file
-with the CUDA kernels."""
+float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%), gather and scatter_add.  Kernel
+benchmarks join this file with the CUDA kernels."""
 import pytest
 
 from pytorchlite import _C
@@ -154,3 +154,50 @@ def test_adam_step_float32(benchmark, impl):
     p.grad = lib.ones(1 << 24, device="cuda")
     opt = lib.optim.Adam([p], lr=1e-3, **({"fused": True} if impl == "torch" else {}))
     run_synchronised(benchmark, opt.step, sync)
+
+
+INDEX_ROWS, INDEX_COLS = 1 << 14, 1024   # float32: 64 MiB gathered or scattered per call
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["gather", "scatter_add"])
+def test_gather_and_scatter_add_float32(benchmark, impl, op):
+    """x.gather(0, idx) and zeros.scatter_add(0, idx, src) over [2^14, 1024] float32 with
+    random rows, synchronised (index.cu: gather one thread per element, scatter_add one
+    writer per output element, deterministic; torch: atomics for scatter_add)."""
+    benchmark.group = f"{op} float32 [2^14, 1024] dim 0, synchronised"
+    lib, sync = library(impl)
+    x = lib.ones(INDEX_ROWS, INDEX_COLS, device="cuda")
+    idx = lib.randint(0, INDEX_ROWS, (INDEX_ROWS, INDEX_COLS), device="cuda")
+    if op == "gather":
+        run_synchronised(benchmark, lambda: x.gather(0, idx), sync)
+    else:
+        out = lib.zeros(INDEX_ROWS, INDEX_COLS, device="cuda")
+        run_synchronised(benchmark, lambda: out.scatter_add(0, idx, x), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["index_select", "index_put_accumulate"])
+def test_index_select_and_index_put_float32(benchmark, impl, op):
+    """x.index_select(0, i) and x.index_put_((i,), v, accumulate=True) with 2^14 random rows
+    of 1024 float32, synchronised (index.cu over index.c's tables, built on the host: the
+    index is read back, a synchronisation; torch: sort-based accumulate)."""
+    benchmark.group = f"{op} float32 2^14 rows of 1024, synchronised"
+    lib, sync = library(impl)
+    x = lib.ones(INDEX_ROWS, INDEX_COLS, device="cuda")
+    idx = lib.randint(0, INDEX_ROWS, (INDEX_ROWS,), device="cuda")
+    if op == "index_select":
+        run_synchronised(benchmark, lambda: x.index_select(0, idx), sync)
+    else:
+        run_synchronised(benchmark, lambda: x.index_put_((idx,), x, accumulate=True), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [2, 64])
+def test_cat_float32(benchmark, impl, n):
+    """cat of n [2^14 / n, 1024] float32 blocks along dim 1 (every input strided in the
+    output), synchronised (index.cu: one launch over the inputs' table)."""
+    benchmark.group = f"cat of {n} float32 inputs, 2^24 elements, dim 1, synchronised"
+    lib, sync = library(impl)
+    ts = [lib.ones(INDEX_COLS, INDEX_ROWS // n, device="cuda") for _ in range(n)]
+    run_synchronised(benchmark, lambda: lib.cat(ts, 1), sync)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../aten/native/device_index.h"
 #include "../aten/native/device_nn.h"
 #include "../aten/native/device_random.h"
 #include "../aten/native/device_reduce.h"
@@ -183,10 +184,13 @@ int ptl_cuda_softmax(const PtlDeviceSoftmaxArgs *a);
 void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
- * line. */
+ * line; ...; gather, scatter with self's rows in one chunk per fiber, in several;
+ * advanced indexing's gather and scatter; cat. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
+       PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
+       PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
@@ -227,12 +231,42 @@ int ptl_cuda_nll_launch(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block,
 int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
                               const PtlCudaNnPlan *elems, int64_t chunk, int64_t *ws);
 
+/* A zeroed workspace of n int64 for the kernels' status words and counts: on the host while
+ * emulating (*host, free() it), else on the current device (*dev, decref it); NULL with the
+ * error set. */
+struct PtlTensorImpl;
+int64_t *ptl_cuda_status_workspace(int64_t n, int64_t **host, struct PtlTensorImpl **dev);
+
 /* fn(ctx, j, ws) for j over [0, n) in the order of plan p's grid-stride loop (nn.cu's
  * PTL_GRID_LOOP): block x, thread t, then a grid's width further on.  The emulation of the
  * kernels that take one unit of work per thread (nn_plan.c, random_plan.c, optim_plan.c). */
 typedef void (*PtlCudaElemFn)(const void *ctx, int64_t j, int64_t *ws);
 void ptl_cuda_emulate_elems(const PtlCudaNnPlan *p, int64_t n, PtlCudaElemFn fn,
                             const void *ctx, int64_t *ws);
+
+/* ---- gather, scatter, advanced indexing and cat (index.cu; Note [CUDA index and sort
+ * kernels] in index_plan.h) ---- */
+
+/* Runs gather or a scatter on the device, or emulated on the host while kernel emulation is
+ * on.  0, or -1 with an error set (a bad index: the CPU kernel's error). */
+int ptl_cuda_scatter_gather(const PtlDeviceScatterArgs *a);
+/* The device launch (index.cu): gather one thread per index element (elems); scatter one
+ * per (fiber, chunk of `chunk` rows) over nfib fibers (elems).  ws: the zeroed status word
+ * [1], then the counts [self_span] of mean and include_self=False. */
+int ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPlan *elems,
+                                   int64_t nfib, int64_t chunk, int64_t *ws);
+/* Advanced indexing over index.c's tables, on the device (the tables copied there) or
+ * emulated.  0, or -1 with an error set. */
+int ptl_cuda_adv_index(const PtlDeviceAdvIndexArgs *a);
+/* The device launch (index.cu; a's tables in device memory): gather one thread per output
+ * element, scatter one per (group, i, j) with perm the walk's b sorted by offset and group
+ * the ngroups + 1 starts of its runs of equal offsets. */
+int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
+                              const int64_t *perm, const int64_t *group, int64_t ngroups);
+/* cat on the device (the input table copied there) or emulated; 0, or -1 with an error set.
+ * The launch (index.cu; a's table in device memory): one thread per output element. */
+int ptl_cuda_cat(const PtlDeviceCatArgs *a);
+int ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

@@ -148,6 +148,38 @@ ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *
 }
 
 int
+ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPlan *elems,
+                               int64_t nfib, int64_t chunk, int64_t *ws)
+{
+    (void)a;
+    (void)elems;
+    (void)nfib;
+    (void)chunk;
+    (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
+                          const int64_t *perm, const int64_t *group, int64_t ngroups)
+{
+    (void)a;
+    (void)elems;
+    (void)perm;
+    (void)group;
+    (void)ngroups;
+    return not_built();
+}
+
+int
+ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
+
+int
 ptl_cuda_random_launch(const PtlDistJob *j, const PtlCudaNnPlan *plan)
 {
     (void)j;

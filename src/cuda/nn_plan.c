@@ -249,10 +249,8 @@ emulate_embedding(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
 
 /* ---- the entry points ---- */
 
-/* A zeroed workspace of n int64 (see ptl_cuda_nll_launch): on the host while emulating
- * (*host, free it), else on the current device (*dev, release it). */
-static int64_t *
-workspace(int64_t n, int64_t **host, PtlTensorImpl **dev)
+int64_t *
+ptl_cuda_status_workspace(int64_t n, int64_t **host, struct PtlTensorImpl **dev)
 {
     if (ptl_device_reduce_emulation) {
         *host = calloc((size_t)n, sizeof(int64_t));
@@ -350,7 +348,7 @@ ptl_cuda_nll(const PtlDeviceNllArgs *a)
     PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->backward ? n * a->C : n, &tuning);
     int64_t *host = NULL, *ws;
     PtlTensorImpl *dev = NULL;
-    if ((ws = workspace(3, &host, &dev)) == NULL) {
+    if ((ws = ptl_cuda_status_workspace(3, &host, &dev)) == NULL) {
         return finish(-1, 1, NULL, host, dev);
     }
     if (!ptl_device_reduce_emulation) {
@@ -379,7 +377,8 @@ ptl_cuda_embedding(const PtlDeviceEmbeddingArgs *a)
     if (n == 0) {
         return 0;
     }
-    if ((ws = workspace(3 + (a->backward && a->scale ? a->V : 0), &host, &dev)) == NULL) {
+    const int64_t nws = 3 + (a->backward && a->scale ? a->V : 0);
+    if ((ws = ptl_cuda_status_workspace(nws, &host, &dev)) == NULL) {
         return finish(-1, 0, NULL, host, dev);
     }
     if (!ptl_device_reduce_emulation) {

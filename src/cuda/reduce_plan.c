@@ -34,6 +34,9 @@ ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
     ptl_device_random_hook = ptl_cuda_random;
     ptl_device_sgd_hook = ptl_cuda_sgd_step;
     ptl_device_adam_hook = ptl_cuda_adam_step;
+    ptl_device_scatter_hook = ptl_cuda_scatter_gather;
+    ptl_device_adv_index_hook = ptl_cuda_adv_index;
+    ptl_device_cat_hook = ptl_cuda_cat;
     if (t != NULL) {
         emulation_tuning = *t;
         memset(emulation_counts, 0, sizeof(emulation_counts));

@@ -420,6 +420,19 @@ static const int shared_with_cpu[] = {
     PTL_OP_normal_Tensor_float, PTL_OP_normal_float_Tensor, PTL_OP_poisson, PTL_OP__standard_gamma,
     /* the fused optimizer steps: optim_step.h's hooks (optim.cu) */
     PTL_OP__fused_sgd_step_, PTL_OP__fused_adam_step_,
+    /* gather and the scatter family: device_index.h's hooks (Note [CUDA index and sort
+     * kernels] in index_plan.h) */
+    PTL_OP_gather, PTL_OP_scatter_src, PTL_OP_scatter_value, PTL_OP_scatter_reduce,
+    PTL_OP_scatter_value_reduce, PTL_OP_scatter__src, PTL_OP_scatter__value,
+    PTL_OP_scatter__reduce, PTL_OP_scatter__value_reduce, PTL_OP_scatter_add,
+    PTL_OP_scatter_add_, PTL_OP_scatter_reduce_two, PTL_OP_scatter_reduce__two,
+    /* advanced indexing and the index_* family: the same, with index.c's tables */
+    PTL_OP_index_Tensor, PTL_OP_index_put_, PTL_OP_index_put, PTL_OP_index_select,
+    PTL_OP_index_select_out, PTL_OP_index_add_, PTL_OP_index_add, PTL_OP_index_copy_,
+    PTL_OP_index_copy, PTL_OP_index_fill__int_Tensor, PTL_OP_index_fill__int_Scalar,
+    PTL_OP_index_fill_int_Tensor, PTL_OP_index_fill_int_Scalar,
+    /* cat and the joins built on it (join.c) */
+    PTL_OP_cat, PTL_OP_concat, PTL_OP_stack, PTL_OP_hstack, PTL_OP_vstack,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
@@ -443,6 +456,9 @@ ptl_register_cuda_kernels(void)
     ptl_device_random_hook = ptl_cuda_random;
     ptl_device_sgd_hook = ptl_cuda_sgd_step;
     ptl_device_adam_hook = ptl_cuda_adam_step;
+    ptl_device_scatter_hook = ptl_cuda_scatter_gather;
+    ptl_device_adv_index_hook = ptl_cuda_adv_index;
+    ptl_device_cat_hook = ptl_cuda_cat;
     ptl_device_pinned_storage_hook = ptl_pinned_storage_new;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {

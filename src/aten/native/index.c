@@ -19,8 +19,12 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "device_index.h"
+#include "device_reduce.h"
 #include "index_impl.h"
 #include "native.h"
+
+int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
 
 /* Strides (elements) of t broadcast to (dim, sizes), aligned right; t must fit. */
 static void
@@ -340,9 +344,10 @@ adv_layout(AdvIndex *ai, const PtlTensorImpl *self, const int *dims, int nidx, i
     return 0;
 }
 
-/* Fills ai for self[items] (items: n optional index tensors, borrowed).  0 or -1. */
+/* Fills ai for self[items] (items: n optional index tensors on the CPU, borrowed).  0 or
+ * -1. */
 static int
-adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_t n,
+adv_build_host(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_t n,
           Flavor fl)
 {
     PtlTensorImpl *idx[PTL_MAX_DIMS] = {NULL}, *masks[PTL_MAX_DIMS] = {NULL};
@@ -475,6 +480,70 @@ done:
     return rc;
 }
 
+/* Fills ai for self[items] (items: n optional index tensors, borrowed).  Indices on the
+ * device are read through host copies (a synchronisation): the tables are built and every
+ * index checked on the host, and the device kernels take the tables (Note [CUDA index and
+ * sort kernels] in src/cuda/index_plan.h).  0 or -1. */
+static int
+adv_build(AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *const *items, int64_t n,
+          Flavor fl)
+{
+    PtlTensorImpl *host[PTL_MAX_DIMS] = {NULL};
+    const PtlDevice cpu = ptl_device_cpu();
+    int on_device = 0, rc = -1;
+    for (int64_t i = 0; i < n && n <= PTL_MAX_DIMS; i++) {
+        on_device |= items[i] != NULL && items[i]->device.type == PTL_DEVICE_CUDA;
+    }
+    if (!on_device) {
+        return adv_build_host(ai, self, items, n, fl);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (items[i] != NULL && items[i]->device.type == PTL_DEVICE_CUDA) {
+            if ((host[i] = ptl_to_copy(items[i], PTL_DTYPE_UNDEFINED, &cpu)) == NULL) {
+                goto done;
+            }
+        }
+        else if ((host[i] = items[i]) != NULL) {
+            ptl_incref(host[i]);
+        }
+    }
+    rc = adv_build_host(ai, self, host, n, fl);
+done:
+    for (int64_t i = 0; i < n; i++) {
+        ptl_xdecref(host[i]);
+    }
+    return rc;
+}
+
+/* Whether the walk over self runs on the device's kernels (device_index.h): self a CUDA
+ * tensor, or the kernels emulated. */
+static int
+adv_on_device(const PtlTensorImpl *self)
+{
+    return (self->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+           ptl_device_adv_index_hook != NULL && !ptl_tensor_is_meta(self);
+}
+
+/* The device kernels' view of ai over self */
+static void
+adv_args(PtlDeviceAdvIndexArgs *a, const AdvIndex *ai, PtlTensorImpl *self, int scatter)
+{
+    memset(a, 0, sizeof(*a));
+    a->scatter = scatter;
+    a->dtype = self->dtype;
+    a->out_dim = ai->out_dim;
+    a->self = ptl_tensor_data(self);
+    a->off = ai->off;
+    a->off_before = ai->off_before;
+    a->off_after = ai->off_after;
+    a->bnumel = ai->bnumel;
+    a->nbefore = ai->nbefore;
+    a->nafter = ai->nafter;
+    a->itemsize = (int64_t)ptl_tensor_itemsize(self);
+    a->alpha = 1.0;
+    memcpy(a->out_sizes, ai->out_sizes, sizeof(int64_t) * (size_t)ai->out_dim);
+}
+
 /* Whether off[0..n) = 0, 1, ..., n - 1: a contiguous run (Note [Contiguous index rows]) */
 static int
 is_run(const int64_t *off, int64_t n)
@@ -496,10 +565,16 @@ is_run(const int64_t *off, int64_t n)
  * in double and round once, as combine() does, so the bits are the same).  1024 rows of 1024
  * float32: index_select 1.3 ms -> 0.1 ms, index_add_ 6.4 ms -> 0.3 ms. */
 
-/* out (contiguous, ai->out_sizes) = self[ai] */
-static void
+/* out (contiguous, ai->out_sizes) = self[ai].  0, or -1 with the error set. */
+static int
 adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
 {
+    if (adv_on_device(self)) {
+        PtlDeviceAdvIndexArgs a;
+        adv_args(&a, ai, self, 0);
+        a.other = ptl_tensor_data(out);
+        return ptl_device_adv_index_hook(&a);
+    }
     size_t item = ptl_tensor_itemsize(self);
     const char *src = ptl_tensor_data(self);
     char *dst = ptl_tensor_data(out);
@@ -510,7 +585,7 @@ adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
                 memcpy(dst, src + (ai->off_before[i] + ai->off[b]) * (int64_t)item, row);
             }
         }
-        return;
+        return 0;
     }
     if (ai->nafter == 1) {
         /* one element per index (index_select along the last dim): one typed row per leading
@@ -519,7 +594,7 @@ adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
             take_row(dst, 1, src + (ai->off_before[i] + ai->off_after[0]) * (int64_t)item,
                      ai->off, ai->bnumel, item);
         }
-        return;
+        return 0;
     }
     for (int64_t i = 0; i < ai->nbefore; i++) {
         for (int64_t b = 0; b < ai->bnumel; b++, dst += ai->nafter * (int64_t)item) {
@@ -527,6 +602,7 @@ adv_gather(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *out)
                      ai->off_after, ai->nafter, item);
         }
     }
+    return 0;
 }
 
 
@@ -550,6 +626,30 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
                              "indexing result of shape %s",
                              b1, b2);
     }
+    expanded_strides(values, ai->out_dim, ai->out_sizes, vst);
+    if (adv_on_device(self)) {
+        /* a one-element value from another device (x[idx] = a CPU scalar) goes by value */
+        int by_value = values->numel == 1 && !ptl_device_equal(values->device, self->device);
+        PtlDeviceAdvIndexArgs a;
+        if (!by_value && same_device(self, values) < 0) {
+            return -1;
+        }
+        adv_args(&a, ai, self, 1);
+        a.reduce = (int32_t)r;
+        a.alpha = alpha;
+        if (by_value) {
+            memcpy(&a.value, ptl_tensor_data(values), ptl_tensor_itemsize(values));
+        }
+        else {
+            a.other = ptl_tensor_data(values);
+            memcpy(a.vst, vst, sizeof(int64_t) * (size_t)ai->out_dim);
+        }
+        if (ptl_device_adv_index_hook(&a) < 0) {
+            return -1;
+        }
+        ptl_tensor_bump_version(self);
+        return 0;
+    }
     size_t item = ptl_tensor_itemsize(self);
     char *dst = ptl_tensor_data(self);
     const char *src = ptl_tensor_data(values);
@@ -559,7 +659,6 @@ adv_scatter(const AdvIndex *ai, PtlTensorImpl *self, PtlTensorImpl *values, Redu
     int rows = whole && n > 1 && is_run(ai->off_after, n) &&
                (r == RED_NONE || (r == RED_SUM && (self->dtype == PTL_DTYPE_FLOAT32 ||
                                                    self->dtype == PTL_DTYPE_FLOAT64)));
-    expanded_strides(values, ai->out_dim, ai->out_sizes, vst);
     if (!rows && (voff = walk_offsets(ai->out_dim, ai->out_sizes, vst)) == NULL) {
         return -1;
     }
@@ -648,10 +747,9 @@ index_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         adv_release(&ai);
         return -1;
     }
-    adv_gather(&ai, self, out);
+    int rc = adv_gather(&ai, self, out);
     adv_release(&ai);
-    s[0] = ptl_iv_tensor(out);
-    return 0;
+    return set_out(s, out, rc);
 }
 
 /* index_put[_](Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) */
@@ -743,7 +841,9 @@ index_select_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((res = ptl_empty(odim, ai.out_sizes, self->dtype, self->device)) == NULL) {
         goto error;
     }
-    adv_gather(&ai, self1, res);
+    if (adv_gather(&ai, self1, res) < 0) {
+        goto error;
+    }
     if (dest != NULL) {
         if ((dest->dim != res->dim || memcmp(dest->sizes, res->sizes,
                                             sizeof(int64_t) * (size_t)res->dim) != 0) &&

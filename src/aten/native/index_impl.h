@@ -119,6 +119,22 @@ walk_offsets(int dim, const int64_t *sizes, const int64_t *strides)
     return out;
 }
 
+/* 0 when t is on self's device, else -1 with PyTorch's error (the device kernels' operands;
+ * a one-element CPU value goes by value instead) */
+static inline int
+same_device(const PtlTensorImpl *self, const PtlTensorImpl *t)
+{
+    if (ptl_device_equal(self->device, t->device)) {
+        return 0;
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME,
+                         "Expected all tensors to be on the same device, but found at least "
+                         "two devices, %s:%d and %s%s!",
+                         ptl_device_type_name(self->device.type), self->device.index,
+                         ptl_device_type_name(t->device.type),
+                         t->device.type == PTL_DEVICE_CPU ? "" : ":0");
+}
+
 /* The tensor an in-place/functional pair writes: self (in-place) or a contiguous copy. */
 static inline PtlTensorImpl *
 target_of(const PtlOperator *op, PtlTensorImpl *self)

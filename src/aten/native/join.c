@@ -7,13 +7,67 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "device_index.h"
+#include "device_reduce.h"
 #include "native.h"
+
+int (*ptl_device_cat_hook)(const PtlDeviceCatArgs *a);
 
 /* Legacy rule kept by PyTorch: a 1-D tensor of size 0 takes no part in cat's shape checks. */
 static int
 cat_skipped(const PtlTensorImpl *t)
 {
     return t->dim == 1 && t->sizes[0] == 0;
+}
+
+/* out = ts[0..n) (borrowed, checked) joined along dim by the device's kernel (device_index.h;
+ * Note [CUDA index and sort kernels] in src/cuda/index_plan.h): inputs of another dtype or
+ * device are converted first.  0, or -1 with the error set. */
+static int
+cat_on_device(PtlTensorImpl *out, PtlTensorImpl *const *ts, int64_t n, int64_t dim)
+{
+    PtlDeviceCatInput *table = malloc(sizeof(PtlDeviceCatInput) * (size_t)n);
+    PtlTensorImpl **conv = calloc((size_t)n, sizeof(PtlTensorImpl *));
+    PtlDeviceCatArgs a;
+    int64_t start = 0;
+    int rc = -1;
+    memset(&a, 0, sizeof(a));
+    if (table == NULL || conv == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        PtlTensorImpl *t = ts[i];
+        if (cat_skipped(t) || t->sizes[dim] == 0) {
+            continue;
+        }
+        if (t->dtype != out->dtype || !ptl_device_equal(t->device, out->device)) {
+            if ((conv[i] = ptl_to_copy(t, out->dtype, &out->device)) == NULL) {
+                goto done;
+            }
+            t = conv[i];
+        }
+        table[a.ninputs].data = ptl_tensor_data(t);
+        table[a.ninputs].start = start;
+        memcpy(table[a.ninputs].strides, t->strides, sizeof(int64_t) * (size_t)t->dim);
+        a.ninputs++;
+        start += t->sizes[dim];
+    }
+    a.ndim = out->dim;
+    a.dim = (int32_t)dim;
+    a.out = ptl_tensor_data(out);
+    a.inputs = table;
+    a.numel = out->numel;
+    a.itemsize = (int64_t)ptl_tensor_itemsize(out);
+    memcpy(a.sizes, out->sizes, sizeof(int64_t) * (size_t)out->dim);
+    rc = ptl_device_cat_hook(&a);
+done:
+    for (int64_t i = 0; conv != NULL && i < n; i++) {
+        ptl_xdecref(conv[i]);
+    }
+    free(conv);
+    free(table);
+    return rc;
 }
 
 /* cat of ts[0..n) (borrowed) along dim: the checks and messages of torch.cat, the promoted
@@ -66,6 +120,13 @@ cat_impl(PtlTensorImpl *const *ts, int64_t n, int64_t dim)
     }
     if ((out = ptl_empty(ref->dim, sizes, dt, ref->device)) == NULL) {
         goto error;
+    }
+    if ((out->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+        ptl_device_cat_hook != NULL && !ptl_tensor_is_meta(out)) {
+        if (cat_on_device(out, ts, n, dim) < 0) {
+            goto error;
+        }
+        return out;
     }
     /* out[..., offset:offset + size_i, ...] = ts[i] */
     for (int64_t i = 0; i < n; i++) {

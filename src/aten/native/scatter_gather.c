@@ -7,8 +7,17 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "device_index.h"
+#include "device_reduce.h"
 #include "index_impl.h"
 #include "native.h"
+
+_Static_assert((int)RED_NONE == PTL_DEVICE_IDX_NONE && (int)RED_SUM == PTL_DEVICE_IDX_SUM &&
+                   (int)RED_PROD == PTL_DEVICE_IDX_PROD && (int)RED_MEAN == PTL_DEVICE_IDX_MEAN &&
+                   (int)RED_AMAX == PTL_DEVICE_IDX_AMAX && (int)RED_AMIN == PTL_DEVICE_IDX_AMIN,
+               "ORDER Reduce");
+
+int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
 
 /* Note [Index row walk]
  * ~~~~~~~~~~~~~~~~~~~~~
@@ -182,6 +191,53 @@ index_dtype_ok(const PtlTensorImpl *index)
     return index->dtype == PTL_DTYPE_INT64 || index->dtype == PTL_DTYPE_INT32;
 }
 
+/* gather (scatter 0: other is out) or a scatter (other is src) through the device's
+ * kernels (device_index.h; Note [CUDA index and sort kernels] in src/cuda/index_plan.h)
+ * when self is a CUDA tensor or the kernels are emulated: 0 when done, -1 with the error
+ * set, 1 when the CPU walk is to run. */
+static int
+scatter_gather_on_device(int scatter, PtlTensorImpl *self, int64_t dim, PtlTensorImpl *index,
+                         PtlTensorImpl *other, Reduce r, int include_self)
+{
+    PtlDeviceScatterArgs a;
+    int by_value = scatter && other->dim == 0 && other->device.type == PTL_DEVICE_CPU;
+    if ((self->device.type != PTL_DEVICE_CUDA && !ptl_device_reduce_emulation) ||
+        ptl_device_scatter_hook == NULL || ptl_tensor_is_meta(self)) {
+        return 1;
+    }
+    if (same_device(self, index) < 0 || (!by_value && same_device(self, other) < 0)) {
+        return -1;
+    }
+    memset(&a, 0, sizeof(a));
+    a.scatter = scatter;
+    a.dtype = self->dtype;
+    a.index_is64 = index->dtype == PTL_DTYPE_INT64;
+    a.reduce = (int32_t)r;
+    a.include_self = include_self;
+    a.ndim = index->dim > 0 ? index->dim : 1;
+    a.dim = (int32_t)dim;
+    a.index = ptl_tensor_data(index);
+    a.self = ptl_tensor_data(self);
+    a.other = by_value ? NULL : ptl_tensor_data(other);
+    a.numel = index->numel;
+    a.self_size = self->dim ? self->sizes[dim] : 1;
+    a.self_span = 1;
+    a.itemsize = (int64_t)ptl_tensor_itemsize(self);
+    for (int d = 0; d < self->dim; d++) {
+        a.self_span += (self->sizes[d] - 1) * self->strides[d];
+    }
+    for (int d = 0; d < a.ndim; d++) {
+        a.sizes[d] = index->dim ? index->sizes[d] : 1;
+        a.ist[d] = index->dim ? index->strides[d] : 0;
+        a.sst[d] = self->dim ? self->strides[d] : 0;
+        a.ost[d] = other->dim ? other->strides[d] : 0;
+    }
+    if (by_value) {
+        memcpy(&a.value, ptl_tensor_data(other), (size_t)a.itemsize);
+    }
+    return ptl_device_scatter_hook(&a);
+}
+
 /* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False):
  *   out[i][j][k] = self[index[i][j][k]][j][k] (dim 0); out has index's shape */
 static int
@@ -216,6 +272,15 @@ gather_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if ((out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
         return -1;
+    }
+    int rc = scatter_gather_on_device(0, self, dim, index, out, RED_NONE, 1);
+    if (rc <= 0) {
+        if (rc < 0) {
+            ptl_decref(out);
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(out);
+        return 0;
     }
     size_t item = ptl_tensor_itemsize(self);
     const char *src = ptl_tensor_data(self);
@@ -322,7 +387,7 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     int two = id == PTL_OP_scatter_reduce_two || id == PTL_OP_scatter_reduce__two;
     int is_add = id == PTL_OP_scatter_add || id == PTL_OP_scatter_add_;
     int64_t dim = s[1].u.i, sst[PTL_MAX_DIMS] = {0};
-    int include_self = two ? s[5].u.b : 1, bad = 0;
+    int include_self = two ? s[5].u.b : 1, bad = 0, rc;
     Reduce r = is_add ? RED_SUM : RED_NONE;
     char b1[256], b2[256], b3[256];
     int64_t *count = NULL, span = 1, buf[ROW_CHUNK];
@@ -395,6 +460,12 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((out = target_of(op, self)) == NULL) {
         goto error;
     }
+    if ((rc = scatter_gather_on_device(1, out, dim, index, src, r, include_self)) <= 0) {
+        if (rc < 0) {
+            goto error;
+        }
+        goto done;
+    }
     if (src->dim) {
         for (int d = 0; d < src->dim; d++) {
             sst[d] = src->strides[d];
@@ -440,6 +511,7 @@ scatter_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             ptl_store_int(d, out->dtype, (a % c != 0 && a < 0) ? quot - 1 : quot);
         }
     }
+done:
     free(count);
     ptl_tensor_bump_version(out);
     ptl_decref(src);

@@ -1,0 +1,84 @@
+/* device_index.h -- how scatter_gather.c hands gather and the scatter family, index.c
+ * advanced indexing and the index_* family, and join.c cat, to the CUDA backend's kernels
+ * without including it: the backend (src/cuda/index_plan.c) sets the hooks.  The argument
+ * checks, the output and the copy of a functional op's self stay the CPU kernel's; what
+ * arrives here is the geometry (index.c: its offset tables, built on the host).  See Note
+ * [CUDA index and sort kernels] in src/cuda/index_plan.h. */
+#ifndef PTL_ATEN_NATIVE_DEVICE_INDEX_H
+#define PTL_ATEN_NATIVE_DEVICE_INDEX_H
+
+#include <stdint.h>
+
+#include "../../c10/macros.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ORDER Reduce: index_impl.h's enum (scatter_gather.c asserts it) */
+enum {
+    PTL_DEVICE_IDX_NONE,   /* a copy: the last value wins */
+    PTL_DEVICE_IDX_SUM,
+    PTL_DEVICE_IDX_PROD,
+    PTL_DEVICE_IDX_MEAN,
+    PTL_DEVICE_IDX_AMAX,
+    PTL_DEVICE_IDX_AMIN,
+};
+
+/* gather (scatter 0): other[i] = self[i with i[dim] := index[i]];
+ * scatter (scatter 1): self[i with i[dim] := index[i]] (reduce)= other[i], or value when
+ * other is NULL; for every coordinate i of index (ndim dims, a 0-dim index as [1]).
+ * Strides in elements of itemsize bytes: ist index's, sst self's (sst[dim] moves along
+ * dim), ost other's; self_size is self's size along dim.  index is int32 or int64. */
+typedef struct PtlDeviceScatterArgs {
+    int32_t scatter, dtype, index_is64, reduce, include_self, ndim, dim;
+    const char *index;
+    char *self, *other;
+    int64_t sizes[PTL_MAX_DIMS], ist[PTL_MAX_DIMS], sst[PTL_MAX_DIMS], ost[PTL_MAX_DIMS];
+    int64_t numel, self_size, self_span, itemsize;
+    int64_t value;             /* the scalar's bytes in dtype when other is NULL */
+} PtlDeviceScatterArgs;
+
+/* index.c's walk (Note [Advanced indexing]) over its host tables: self element
+ * off_before[i] + off[b] + off_after[j] (elements) for i < nbefore, b < bnumel, j < nafter.
+ * Gather (scatter 0): other[(i bnumel + b) nafter + j] = that element (other contiguous).
+ * Scatter: that element (reduce, NONE or SUM)= alpha other[...], other broadcast to the
+ * result's out_dim sizes (strides vst, elements), or value when other is NULL. */
+typedef struct PtlDeviceAdvIndexArgs {
+    int32_t scatter, dtype, reduce, out_dim;
+    char *self, *other;
+    const int64_t *off, *off_before, *off_after;
+    int64_t bnumel, nbefore, nafter, itemsize;
+    int64_t out_sizes[PTL_MAX_DIMS], vst[PTL_MAX_DIMS];
+    double alpha;
+    int64_t value;             /* the value's bytes in dtype when other is NULL */
+} PtlDeviceAdvIndexArgs;
+
+/* cat's inputs, one row of a table per non-empty input: its data (in the output's dtype),
+ * its first index along dim in the output and its strides (elements) */
+typedef struct PtlDeviceCatInput {
+    const char *data;
+    int64_t start;
+    int64_t strides[PTL_MAX_DIMS];
+} PtlDeviceCatInput;
+
+/* out (contiguous, sizes) = the inputs (ninputs, by start) joined along dim */
+typedef struct PtlDeviceCatArgs {
+    int32_t ndim, dim;
+    char *out;
+    const PtlDeviceCatInput *inputs;   /* a host table: the backend copies it to the device */
+    int64_t ninputs, numel, itemsize;
+    int64_t sizes[PTL_MAX_DIMS];
+} PtlDeviceCatArgs;
+
+/* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (scatter_gather.c's
+ * hook: a bad index, the CPU kernel's error; index.c checks its indices on the host).  Run
+ * for CUDA tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
+extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
+extern int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
+extern int (*ptl_device_cat_hook)(const PtlDeviceCatArgs *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

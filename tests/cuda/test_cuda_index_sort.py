@@ -1,0 +1,260 @@
+"""The index and join kernels (src/cuda/index.cu, entered from the CPU kernels of
+scatter_gather.c, index.c and join.c on the CUDA key through device_index.h's hooks) against
+the CPU kernels, bit for bit (the scatters combine each element's values in the CPU's
+order): gather and every scatter form (src, value, reduce= add and multiply, scatter_add,
+scatter_reduce with and without include_self), advanced indexing (x[i], x[mask],
+index_put_ with and without accumulate) and index_select / index_add / index_copy /
+index_fill, cat and stack, in every dtype, on contiguous, transposed and sliced operands,
+int32 and int64 indices with repeats and negatives, 0-dim and size-0 tensors; their
+gradients; the CPU kernels' errors for bad indices.  Each test skips, with the reason the
+device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
+PTL_REQUIRE_GPU=1 turning a skip into a failure."""
+import os
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+
+NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
+REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
+pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
+                                reason=f"no CUDA device: {NO_DEVICE}")
+
+DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
+          ptl.bfloat16, ptl.float32, ptl.float64]
+INTS = {ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64}
+
+
+@pytest.fixture(autouse=True)
+def device():
+    if NO_DEVICE is not None:
+        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
+
+
+def values(rng, shape, dtype):
+    if dtype == ptl.bool:
+        return ptl.tensor(rng.integers(0, 2, size=shape).astype(bool))
+    if dtype in INTS:
+        return ptl.tensor(rng.integers(0 if dtype == ptl.uint8 else -4, 5, size=shape)).to(dtype)
+    return ptl.tensor(rng.standard_normal(shape) * 2).to(dtype)
+
+
+def bits(t):
+    t = t.cpu()
+    dense = ptl.empty(t.numel(), dtype=t.dtype).copy_(t.reshape(-1))
+    return dense.view(ptl.uint8).numpy().tobytes()
+
+
+def same(cuda_result, cpu_result):
+    assert cuda_result.device.type == "cuda"
+    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
+    assert bits(cuda_result) == bits(cpu_result)
+
+
+def views(t):
+    """t as it is, transposed (a strided view of a copy) and as a slice of a larger tensor:
+    (cpu, cuda) pairs of the same values"""
+    out = [(t, t.cuda())]
+    if t.dim() == 2:
+        tr = t.t().contiguous()
+        out.append((tr.t(), tr.cuda().t()))
+    if t.dim() >= 1:
+        big = ptl.cat([t, t], 0)
+        out.append((big[t.shape[0]:], big.cuda()[t.shape[0]:]))
+    return out
+
+
+# (self shape, index shape, dim)
+SHAPES = [((), (), 0), ((7,), (9,), 0), ((4, 6), (3, 5), 0), ((4, 6), (3, 5), -1),
+          ((50, 3), (400, 3), 0), ((3, 2000), (3, 5000), 1), ((2, 3, 4), (2, 2, 4), 1),
+          ((3, 0), (3, 0), 1), ((5,), (0,), 0)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_gather_matches_the_cpu(dtype):
+    rng = np.random.default_rng(0)
+    for sshape, ishape, dim in SHAPES:
+        size = sshape[dim] if sshape else 1
+        for itype in (ptl.int64, ptl.int32):
+            idx = ptl.tensor(rng.integers(0, max(size, 1), size=ishape)).to(itype)
+            for xc, xd in views(values(rng, sshape, dtype)):
+                for ic, id_ in views(idx):
+                    same(xd.gather(dim, id_), xc.gather(dim, ic))
+
+
+def scatters(x, dim, idx, src, inplace):
+    v = 1 if x.dtype in INTS else 1.5
+    yield (x.scatter_ if inplace else x.scatter)(dim, idx, src)
+    yield (x.scatter_ if inplace else x.scatter)(dim, idx, v)
+    yield (x.scatter_add_ if inplace else x.scatter_add)(dim, idx, src)
+    if x.dtype != ptl.bool:
+        for r in ("add", "multiply"):
+            yield (x.scatter_ if inplace else x.scatter)(dim, idx, src, reduce=r)
+    for r in ("sum", "prod", "mean", "amax", "amin"):
+        if r == "mean" and x.dtype == ptl.bool:
+            continue
+        for inc in (True, False):
+            fn = x.scatter_reduce_ if inplace else x.scatter_reduce
+            yield fn(dim, idx, src, r, include_self=inc)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_scatter_family_matches_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(1)
+    for sshape, ishape, dim in SHAPES:
+        size = sshape[dim] if sshape else 1
+        for itype in (ptl.int64, ptl.int32):
+            # few rows: many values per element
+            idx = ptl.tensor(rng.integers(0, max(min(size, 3), 1), size=ishape)).to(itype)
+            srcs = views(values(rng, ishape, dtype))
+            for xc, xd in views(values(rng, sshape, dtype)):
+                for sc, sd in srcs:
+                    for inplace in (False, True):
+                        got = list(scatters(xd.clone(), dim, idx.cuda(), sd, inplace))
+                        want = list(scatters(xc.clone(), dim, idx, sc, inplace))
+                        for g, w in zip(got, want):
+                            same(g, w)
+
+
+def test_gradients_match_the_cpu():
+    rng = np.random.default_rng(2)
+    xv = ptl.tensor(rng.standard_normal((50, 70)))
+    sv = ptl.tensor(rng.standard_normal((90, 70)))
+    idx = ptl.tensor(rng.integers(0, 50, size=(90, 70)))
+
+    def grads(dev):
+        x = xv.to(dev).requires_grad_(True)
+        s = sv.to(dev).requires_grad_(True)
+        i = idx.to(dev)
+        y = x.gather(0, i).sum() + (x.scatter_add(0, i, s) * x).sum()
+        y = y + (x.scatter(0, i[:50], s[:50]) ** 2).sum()
+        y.backward()
+        return x.grad, s.grad
+
+    for g, w in zip(grads("cuda"), grads("cpu")):
+        same(g, w)
+
+
+def test_bad_indices_raise_the_cpu_kernels_error():
+    x = ptl.arange(9.0).reshape(3, 3)
+    src = ptl.ones(2, 3)
+    for bad in ([[0, 3, 1], [2, 0, 1]], [[0, 1, -1], [2, 0, 1]], [[0, 1, 2], [7, -2, 9]]):
+        for itype in (ptl.int64, ptl.int32):
+            idx = ptl.tensor(bad).to(itype)
+            for fn in (lambda t, i, s: t.gather(0, i), lambda t, i, s: t.scatter(0, i, s),
+                       lambda t, i, s: t.scatter_add(0, i, s),
+                       lambda t, i, s: t.scatter_reduce(0, i, s, "mean")):
+                with pytest.raises(RuntimeError) as want:
+                    fn(x, idx, src)
+                with pytest.raises(RuntimeError) as got:
+                    fn(x.cuda(), idx.cuda(), src.cuda())
+                assert str(got.value) == str(want.value)
+    # the device is usable after the error
+    same(x.cuda().gather(0, ptl.tensor([[2, 1, 0]]).cuda()), x.gather(0, ptl.tensor([[2, 1, 0]])))
+
+
+def test_operands_on_the_cpu_raise_pytorchs_device_error():
+    x = ptl.zeros(3, 3).cuda()
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        x.gather(0, ptl.tensor([[0, 1, 2]]))
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        x.scatter_add(0, ptl.tensor([[0, 1, 2]]).cuda(), ptl.ones(1, 3))
+
+
+def index_ops(rng, dtype):
+    """(name, fn(x, on_device) -> tensor) over a [40, 7, 9] x: advanced indexing and the
+    index_* family, with repeated and negative indices"""
+    i = ptl.tensor(rng.integers(-40, 40, size=300))
+    j = ptl.tensor([8, 0, 8, 3])
+    mask = ptl.tensor(rng.integers(0, 2, size=(40, 7)).astype(bool))
+    v = values(rng, (300, 7, 9), dtype)
+    row = values(rng, (9,), dtype)
+    src = values(rng, (40, 4, 9), dtype)
+    one = True if dtype == ptl.bool else 3
+
+    def dev(t, on):
+        return t.cuda() if on else t
+    ops = [
+        ("x[i]", lambda x, d: x[dev(i, d)]),
+        ("x[:, :, j]", lambda x, d: x[:, :, dev(j, d)]),
+        ("x[i, :, i % 9]", lambda x, d: x[dev(i, d), :, dev(i % 9, d)]),
+        ("x[mask]", lambda x, d: x[dev(mask, d)]),
+        ("index_select", lambda x, d: x.index_select(1, dev(j % 7, d))),
+        ("put", lambda x, d: x.index_put((dev(i, d),), dev(v, d))),
+        ("put acc", lambda x, d: x.index_put((dev(i, d),), dev(v, d), accumulate=True)),
+        ("put mask row", lambda x, d: x.index_put((dev(mask, d),), dev(row, d))),
+        ("setitem", lambda x, d: x.__setitem__((slice(None), dev(j % 7, d)), one) or x),
+        ("index_copy", lambda x, d: x.index_copy(1, dev(ptl.tensor([6, 0, 2, 1]), d),
+                                                 dev(src, d))),
+        ("index_fill", lambda x, d: x.index_fill(2, dev(j, d), one)),
+    ]
+    if dtype != ptl.bool:
+        ops.append(("index_add", lambda x, d: x.index_add(1, dev(j % 7, d), dev(src, d),
+                                                          alpha=2)))
+    return ops
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_advanced_indexing_matches_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(3)
+    x = values(rng, (40, 7, 9), dtype)
+    for name, fn in index_ops(rng, dtype):
+        for xc, xd in views(x):
+            same(fn(xd.clone(), True), fn(xc.clone(), False))
+
+
+def test_index_errors_match_the_cpu():
+    x = ptl.zeros(4, 5)
+    for fn in (lambda t, d: t[ptl.tensor([4]).to(d)],
+               lambda t, d: t.index_select(1, ptl.tensor([5]).to(d)),
+               lambda t, d: t.index_add(0, ptl.tensor([-1]).to(d), ptl.ones(1, 5).to(d))):
+        with pytest.raises(Exception) as want:
+            fn(x, "cpu")
+        with pytest.raises(Exception) as got:
+            fn(x.cuda(), "cuda")
+        assert (type(got.value), str(got.value)) == (type(want.value), str(want.value))
+
+
+def test_indexing_gradients_match_the_cpu():
+    rng = np.random.default_rng(4)
+    xv = ptl.tensor(rng.standard_normal((64, 33)))
+    i = ptl.tensor(rng.integers(-64, 64, size=500))
+
+    def grads(d):
+        x = xv.to(d).requires_grad_(True)
+        (x[i.to(d)] ** 2).sum().backward()
+        (x.index_select(1, (i % 33).to(d)) * 3).sum().backward()
+        return x.grad
+
+    same(grads("cuda"), grads("cpu"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_cat_and_stack_match_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(5)
+    for dim in (0, 1, -1):
+        for n in (1, 3, 64):
+            ts = []
+            for k in range(n):
+                s = [6, 5, 7]
+                s[dim] = int(rng.integers(0, 9))
+                t = values(rng, tuple(s), dtype)
+                ts.append(t if k % 2 else t.transpose(0, 2).contiguous().transpose(0, 2))
+            same(ptl.cat([t.cuda() for t in ts], dim), ptl.cat(ts, dim))
+    a, b = values(rng, (4, 3), dtype), values(rng, (4, 3), dtype)
+    same(ptl.stack([a.cuda(), b.cuda().t().contiguous().t()], 1), ptl.stack([a, b], 1))
+    same(ptl.cat([a.cuda(), ptl.empty(0, dtype=dtype).cuda(), b.cuda()]), ptl.cat([a, b]))
+
+
+def test_cat_of_mixed_dtypes_and_its_gradient_match_the_cpu():
+    a = ptl.arange(6, dtype=ptl.int32).reshape(2, 3)
+    b = ptl.randn(4, 3)
+    same(ptl.cat([a.cuda(), b.cuda()]), ptl.cat([a, b]))
+    xc = ptl.randn(3, 5, dtype=ptl.float64).requires_grad_(True)
+    xd = xc.detach().cuda().requires_grad_(True)
+    g = ptl.randn(3, 15, dtype=ptl.float64)
+    (ptl.cat([xc, xc * 2, xc], 1) * g).sum().backward()
+    (ptl.cat([xd, xd * 2, xd], 1) * g.cuda()).sum().backward()
+    same(xd.grad, xc.grad)
