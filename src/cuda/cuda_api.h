@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../aten/native/device_conv.h"
 #include "../aten/native/device_nn.h"
 #include "../aten/native/device_random.h"
 #include "../aten/native/device_reduce.h"
@@ -187,7 +188,7 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
-       PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -233,6 +234,26 @@ int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPl
 typedef void (*PtlCudaElemFn)(const void *ctx, int64_t j, int64_t *ws);
 void ptl_cuda_emulate_elems(const PtlCudaNnPlan *p, int64_t n, PtlCudaElemFn fn,
                             const void *ctx, int64_t *ws);
+
+/* ---- convolution (conv.cu; Note [CUDA convolution] in conv_plan.h) ---- */
+
+/* One primitive as a GEMM per group, C (M x J) = A (M x K) B (K x J): tiles of
+ * PTL_CONV_BM x PTL_CONV_BN outputs, nsplit chunks of `chunk` along K (WGRAD only), `tiles`
+ * in all over `grid` blocks; the geometry's figures the index arithmetic needs (kernel
+ * volume, column and image pixels, channels per group on the image and the column side);
+ * `finish` the second pass of a split sum, one thread per output. */
+typedef struct PtlCudaConvPlan {
+    int64_t groups, M, J, K, kvol, cols, imgs, cpi, cpc;
+    int64_t mtiles, jtiles, tiles, grid, nsplit, chunk;
+    PtlCudaNnPlan finish;
+} PtlCudaConvPlan;
+
+PtlCudaConvPlan ptl_cuda_conv_plan(const PtlDeviceConvArgs *a, const PtlCudaReduceTuning *t);
+/* Runs the primitive on the device, or emulated on the host while kernel emulation is on.
+ * 0, or -1 with an error set. */
+int ptl_cuda_conv(const PtlDeviceConvArgs *a);
+/* The device launch (conv.cu); ws: nsplit G M J elements of the dtype when nsplit > 1. */
+int ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, void *ws);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

@@ -148,6 +148,15 @@ ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *
 }
 
 int
+ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, void *ws)
+{
+    (void)a;
+    (void)plan;
+    (void)ws;
+    return not_built();
+}
+
+int
 ptl_cuda_random_launch(const PtlDistJob *j, const PtlCudaNnPlan *plan)
 {
     (void)j;
