@@ -1,8 +1,8 @@
 """CUDA benchmarks (run by tools/gpu_check.sh; skipped without a GPU): the caching
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
 installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
-float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%).  Kernel benchmarks join this file
-with the CUDA kernels."""
+float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%) and the convolutions.  Kernel
+benchmarks join this file with the CUDA kernels."""
 import pytest
 
 from pytorchlite import _C
@@ -154,3 +154,28 @@ def test_adam_step_float32(benchmark, impl):
     p.grad = lib.ones(1 << 24, device="cuda")
     opt = lib.optim.Adam([p], lr=1e-3, **({"fused": True} if impl == "torch" else {}))
     run_synchronised(benchmark, opt.step, sync)
+
+
+CONV_SHAPE = (32, 64, 56, 56)   # a ResNet stage: 32 x 64 x 56 x 56 through 64 3x3 filters
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("pass_", ["forward", "forward+backward"])
+def test_conv2d_3x3(benchmark, impl, dtype, pass_):
+    """F.conv2d 3x3, padding 1, on 32 x 64 x 56 x 56, synchronised (pytorchlite: conv.cu's
+    implicit GEMM, the backward its input and weight gradients and the bias' reduction;
+    torch: cuDNN, TF32 off as PyTorch's default)."""
+    benchmark.group = f"conv2d 3x3 {dtype} {pass_} 32x64x56x56, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=["conv2d"])
+    dt = getattr(lib, dtype)
+    x = lib.ones(*CONV_SHAPE, device="cuda").to(dt).requires_grad_(pass_ != "forward")
+    w = lib.ones(64, 64, 3, 3, device="cuda").to(dt).requires_grad_(pass_ != "forward")
+    b = lib.ones(64, device="cuda").to(dt).requires_grad_(pass_ != "forward")
+
+    def step():
+        y = F.conv2d(x, w, b, padding=1)
+        if pass_ != "forward":
+            y.sum().backward()
+    run_synchronised(benchmark, step, sync)
