@@ -179,3 +179,20 @@ def test_conv2d_3x3(benchmark, impl, dtype, pass_):
         if pass_ != "forward":
             y.sum().backward()
     run_synchronised(benchmark, step, sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"])
+def test_pool2d_forward_backward_float32(benchmark, impl, op):
+    """A pooling of 32 x 64 x 112 x 112 float32 (3x3 stride 2 padding 1; adaptive to 7 x 7)
+    and its backward, synchronised (pytorchlite: pool.cu, the backward a gather per
+    input-gradient element; torch: its CUDA kernels)."""
+    benchmark.group = f"{op} float32 forward+backward 32x64x112x112, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=[op])
+    x = lib.ones(32, 64, 112, 112, device="cuda").requires_grad_(True)
+    args = (7,) if op == "adaptive_avg_pool2d" else (3, 2, 1)
+
+    def step():
+        getattr(F, op)(x, *args).sum().backward()
+    run_synchronised(benchmark, step, sync)

@@ -8,6 +8,7 @@
 
 #include "../aten/native/device_conv.h"
 #include "../aten/native/device_nn.h"
+#include "../aten/native/device_pool.h"
 #include "../aten/native/device_random.h"
 #include "../aten/native/device_reduce.h"
 #include "../aten/native/optim_step.h"
@@ -188,7 +189,7 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
-       PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -254,6 +255,12 @@ PtlCudaConvPlan ptl_cuda_conv_plan(const PtlDeviceConvArgs *a, const PtlCudaRedu
 int ptl_cuda_conv(const PtlDeviceConvArgs *a);
 /* The device launch (conv.cu); ws: nsplit G M J elements of the dtype when nsplit > 1. */
 int ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, void *ws);
+
+/* ---- pooling (pool.cu; Note [CUDA pooling] in pool_plan.h): one thread per output element
+ * (forwards) or input-gradient element (backwards), elems plan ---- */
+
+int ptl_cuda_pool(const PtlDevicePoolArgs *a);
+int ptl_cuda_pool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *plan);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

@@ -157,6 +157,14 @@ ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, vo
 }
 
 int
+ptl_cuda_pool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *plan)
+{
+    (void)a;
+    (void)plan;
+    return not_built();
+}
+
+int
 ptl_cuda_random_launch(const PtlDistJob *j, const PtlCudaNnPlan *plan)
 {
     (void)j;

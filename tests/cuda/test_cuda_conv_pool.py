@@ -1,9 +1,11 @@
-"""The convolution kernels on a CUDA device (src/cuda/conv.cu, reached through conv.c's
-primitives, Note [CUDA convolution] in src/cuda/conv_plan.h) against the CPU kernels:
-forward, input, weight and bias gradients of 1-D, 2-D and 3-D, strided, padded, dilated,
-grouped, depthwise and transposed convolutions on random, strided and channels-last inputs
-in every float dtype, across the tiles' edges and the weight gradient's split, the same bits
-run after run, and a small CNN's training step on the device equal to the CPU's.  Each test
+"""The convolution and pooling kernels on a CUDA device (src/cuda/conv.cu, reached through
+conv.c's primitives, Note [CUDA convolution] in src/cuda/conv_plan.h; src/cuda/pool.cu, Note
+[CUDA pooling] in src/cuda/pool_plan.h) against the CPU kernels: forward, input, weight and
+bias gradients of 1-D, 2-D and 3-D, strided, padded, dilated, grouped, depthwise and
+transposed convolutions on random, strided and channels-last inputs in every float dtype,
+across the tiles' edges and the weight gradient's split, the same bits run after run; max,
+average and adaptive average pooling and their backwards (max pooling to the CPU's bits);
+and small CNNs' training steps on the device equal to the CPU's.  Each test
 skips, with the reason the device is missing, on a machine without a GPU; tools/gpu_check.sh
 runs them on one, with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 import os
@@ -153,6 +155,72 @@ def test_a_small_cnn_training_step_matches_the_cpu():
         p = [q.to(dev).detach().requires_grad_(True) for q in ps]
         h = F.relu(F.conv2d(x.to(dev), p[0], p[1], padding=1))
         h = F.relu(F.conv2d(h, p[2], p[3], stride=2, padding=1))
+        loss = F.cross_entropy(F.linear(h.flatten(1), p[4], p[5]), t.to(dev))
+        loss.backward()
+        grads.append([loss.detach().cpu().numpy()] + [q.grad.cpu().numpy() for q in p])
+    for a, b in zip(*grads):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+POOLS = [
+    lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True),
+    lambda x: F.max_pool2d(x, (3, 2), (1, 2), (1, 0), dilation=(2, 1)),
+    lambda x: F.avg_pool2d(x, 3, 2, 1),
+    lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    lambda x: F.avg_pool2d(x, 2, 2, 1, divisor_override=3),
+    lambda x: F.adaptive_avg_pool2d(x, (4, 5)),
+    lambda x: F.adaptive_avg_pool2d(x, (13, 11)),
+    lambda x: F.adaptive_avg_pool2d(x, 1),
+    lambda x: F.max_pool3d(x.unsqueeze(2).expand(-1, -1, 3, -1, -1), 2, 1),
+    lambda x: F.avg_pool3d(x.unsqueeze(2).expand(-1, -1, 3, -1, -1), 2, 1, 1),
+]
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "strided", "channels_last"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_pooling_and_its_backward_match_the_cpu(dtype, kind):
+    rng = np.random.default_rng(5)
+    for shape in ((4, 3, 17, 19), (2, 64, 56, 56), (0, 3, 8, 8)):
+        x = ptl.tensor(rng.standard_normal(shape)).to(dtype)
+        for fn in POOLS:
+            xc, xd = leaves(x, kind)
+            yc, yd = fn(xc), fn(xd)
+            check(yd, yc, 1)
+            g = ptl.tensor(rng.standard_normal(tuple(yc.shape))).to(dtype)
+            yc.backward(g)
+            yd.backward(g.cuda())
+            check(xd.grad, xc.grad, 9)
+
+
+def test_max_pooling_has_the_cpu_bits_and_indices():
+    rng = np.random.default_rng(6)
+    x = ptl.tensor(rng.standard_normal((8, 16, 33, 31))).to(ptl.float32)
+    x[0, 0, 3, 3] = float("nan")
+    g = ptl.tensor(rng.standard_normal((8, 16, 17, 16))).to(ptl.float32)
+    out = []
+    for dev in ("cpu", "cuda"):
+        xd = x.to(dev).requires_grad_(True)
+        y, i = F.max_pool2d(xd, 3, 2, 1, ceil_mode=True, return_indices=True)
+        y.backward(g.to(dev))
+        out.append([t.detach().cpu().numpy() for t in (y, i, xd.grad)])
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_small_cnn_with_pooling_matches_the_cpu():
+    """conv -> relu -> max_pool -> conv -> avg_pool -> adaptive_avg_pool -> linear ->
+    cross_entropy, forward and backward on the device against the CPU, float64."""
+    rng = np.random.default_rng(7)
+    shapes = [(8, 3, 3, 3), (8,), (16, 8, 3, 3), (16,), (10, 16 * 2 * 2), (10,)]
+    ps = [ptl.tensor(rng.standard_normal(s) * 0.2) for s in shapes]
+    x = ptl.tensor(rng.standard_normal((4, 3, 32, 32)))
+    t = ptl.tensor(rng.integers(0, 10, 4))
+    grads = []
+    for dev in ("cpu", "cuda"):
+        p = [q.to(dev).detach().requires_grad_(True) for q in ps]
+        h = F.max_pool2d(F.relu(F.conv2d(x.to(dev), p[0], p[1], padding=1)), 2)
+        h = F.avg_pool2d(F.relu(F.conv2d(h, p[2], p[3], padding=1)), 3, 2, 1)
+        h = F.adaptive_avg_pool2d(h, 2)
         loss = F.cross_entropy(F.linear(h.flatten(1), p[4], p[5]), t.to(dev))
         loss.backward()
         grads.append([loss.detach().cpu().numpy()] + [q.grad.cpu().numpy() for q in p])
