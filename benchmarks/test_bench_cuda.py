@@ -165,7 +165,7 @@ CONV_SHAPE = (32, 64, 56, 56)   # a ResNet stage: 32 x 64 x 56 x 56 through 64 3
 def test_conv2d_3x3(benchmark, impl, dtype, pass_):
     """F.conv2d 3x3, padding 1, on 32 x 64 x 56 x 56, synchronised (pytorchlite: conv.cu's
     implicit GEMM, the backward its input and weight gradients and the bias' reduction;
-    torch: cuDNN, TF32 off as PyTorch's default)."""
+    torch: cuDNN, with TF32 allowed as PyTorch's default for convolutions)."""
     benchmark.group = f"conv2d 3x3 {dtype} {pass_} 32x64x56x56, synchronised"
     lib, sync = library(impl)
     F = __import__(f"{lib.__name__}.nn.functional", fromlist=["conv2d"])

@@ -62,11 +62,12 @@ def check(got, want, k):
                                want.detach().to(ptl.float64).numpy(), rtol=tol, atol=tol)
 
 
-def run_both(rng, dtype, fn, xshape, wshape, bias, kind="contiguous"):
+def run_both(rng, dtype, fn, xshape, wshape, bias, kind="contiguous", nbias=None):
+    """fn(x, w, b) and its gradients on the device against the CPU; nbias: the bias' size
+    (the weight's first dim unless given)."""
     x = ptl.tensor(rng.standard_normal(xshape)).to(dtype)
     w = ptl.tensor(rng.standard_normal(wshape) / np.sqrt(np.prod(wshape[1:]))).to(dtype)
-    b = ptl.tensor(rng.standard_normal(wshape[1] if fn.__name__.startswith("conv_t")
-                                       else wshape[0])).to(dtype)
+    b = ptl.tensor(rng.standard_normal(nbias or wshape[0])).to(dtype)
     (xc, xd), (wc, wd) = leaves(x, kind), leaves(w)
     bc, bd = leaves(b) if bias else (None, None)
     yc, yd = fn(xc, wc, bc), fn(xd, wd, bd)
@@ -122,7 +123,7 @@ def test_transposed_convolution_matches_the_cpu(dtype):
 
     def fn(x, w, b):
         return F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1, groups=2)
-    run_both(rng, dtype, fn, (2, 8, 9, 7), (8, 3, 3, 3), bias=True)
+    run_both(rng, dtype, fn, (2, 8, 9, 7), (8, 3, 3, 3), bias=True, nbias=6)
 
 
 def test_results_repeat_bit_for_bit():
