@@ -1,7 +1,8 @@
 """CUDA benchmarks (run by tools/gpu_check.sh; skipped without a GPU): the caching
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
 installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
-float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%), gather and scatter_add.  Kernel
+float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%), gather and scatter_add, the
+convolutions.  Kernel
 benchmarks join this file with the CUDA kernels."""
 import pytest
 
@@ -201,3 +202,45 @@ def test_cat_float32(benchmark, impl, n):
     lib, sync = library(impl)
     ts = [lib.ones(INDEX_COLS, INDEX_ROWS // n, device="cuda") for _ in range(n)]
     run_synchronised(benchmark, lambda: lib.cat(ts, 1), sync)
+
+
+CONV_SHAPE = (32, 64, 56, 56)   # a ResNet stage: 32 x 64 x 56 x 56 through 64 3x3 filters
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("pass_", ["forward", "forward+backward"])
+def test_conv2d_3x3(benchmark, impl, dtype, pass_):
+    """F.conv2d 3x3, padding 1, on 32 x 64 x 56 x 56, synchronised (pytorchlite: conv.cu's
+    implicit GEMM, the backward its input and weight gradients and the bias' reduction;
+    torch: cuDNN, with TF32 allowed as PyTorch's default for convolutions)."""
+    benchmark.group = f"conv2d 3x3 {dtype} {pass_} 32x64x56x56, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=["conv2d"])
+    dt = getattr(lib, dtype)
+    x = lib.ones(*CONV_SHAPE, device="cuda").to(dt).requires_grad_(pass_ != "forward")
+    w = lib.ones(64, 64, 3, 3, device="cuda").to(dt).requires_grad_(pass_ != "forward")
+    b = lib.ones(64, device="cuda").to(dt).requires_grad_(pass_ != "forward")
+
+    def step():
+        y = F.conv2d(x, w, b, padding=1)
+        if pass_ != "forward":
+            y.sum().backward()
+    run_synchronised(benchmark, step, sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d", "adaptive_avg_pool2d"])
+def test_pool2d_forward_backward_float32(benchmark, impl, op):
+    """A pooling of 32 x 64 x 112 x 112 float32 (3x3 stride 2 padding 1; adaptive to 7 x 7)
+    and its backward, synchronised (pytorchlite: pool.cu, the backward a gather per
+    input-gradient element; torch: its CUDA kernels)."""
+    benchmark.group = f"{op} float32 forward+backward 32x64x112x112, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=[op])
+    x = lib.ones(32, 64, 112, 112, device="cuda").requires_grad_(True)
+    args = (7,) if op == "adaptive_avg_pool2d" else (3, 2, 1)
+
+    def step():
+        getattr(F, op)(x, *args).sum().backward()
+    run_synchronised(benchmark, step, sync)

@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 #include "../aten/native/device_index.h"
+#include "../aten/native/device_conv.h"
 #include "../aten/native/device_nn.h"
+#include "../aten/native/device_pool.h"
 #include "../aten/native/device_random.h"
 #include "../aten/native/device_reduce.h"
 #include "../aten/native/optim_step.h"
@@ -185,13 +187,14 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
  * line; ...; gather, scatter with self's rows in one chunk per fiber, in several;
- * advanced indexing's gather and scatter; cat. */
+ * advanced indexing's gather and scatter; cat; convolution, its split sum; pooling.  The
+ * names _cuda_kernel_emulation(None) gives them are src/python/cuda_module.c's. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
        PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
        PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
-       PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -267,6 +270,32 @@ int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPla
  * The launch (index.cu; a's table in device memory): one thread per output element. */
 int ptl_cuda_cat(const PtlDeviceCatArgs *a);
 int ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems);
+
+/* ---- convolution (conv.cu; Note [CUDA convolution] in conv_plan.h) ---- */
+
+/* One primitive as a GEMM per group, C (M x J) = A (M x K) B (K x J): tiles of
+ * PTL_CONV_BM x PTL_CONV_BN outputs, nsplit chunks of `chunk` along K (WGRAD only), `tiles`
+ * in all over `grid` blocks; the geometry's figures the index arithmetic needs (kernel
+ * volume, column and image pixels, channels per group on the image and the column side);
+ * `finish` the second pass of a split sum, one thread per output. */
+typedef struct PtlCudaConvPlan {
+    int64_t groups, M, J, K, kvol, cols, imgs, cpi, cpc;
+    int64_t mtiles, jtiles, tiles, grid, nsplit, chunk;
+    PtlCudaNnPlan finish;
+} PtlCudaConvPlan;
+
+PtlCudaConvPlan ptl_cuda_conv_plan(const PtlDeviceConvArgs *a, const PtlCudaReduceTuning *t);
+/* Runs the primitive on the device, or emulated on the host while kernel emulation is on.
+ * 0, or -1 with an error set. */
+int ptl_cuda_conv(const PtlDeviceConvArgs *a);
+/* The device launch (conv.cu); ws: nsplit G M J elements of the dtype when nsplit > 1. */
+int ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, void *ws);
+
+/* ---- pooling (pool.cu; Note [CUDA pooling] in pool_plan.h): one thread per output element
+ * (forwards) or input-gradient element (backwards), elems plan ---- */
+
+int ptl_cuda_pool(const PtlDevicePoolArgs *a);
+int ptl_cuda_pool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *plan);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

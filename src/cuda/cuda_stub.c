@@ -160,6 +160,15 @@ ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPla
 }
 
 int
+ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, void *ws)
+{
+    (void)a;
+    (void)plan;
+    (void)ws;
+    return not_built();
+}
+
+int
 ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
                           const int64_t *perm, const int64_t *group, int64_t ngroups)
 {
@@ -176,6 +185,14 @@ ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems)
 {
     (void)a;
     (void)elems;
+    return not_built();
+}
+
+int
+ptl_cuda_pool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *plan)
+{
+    (void)a;
+    (void)plan;
     return not_built();
 }
 

@@ -408,6 +408,15 @@ static const int shared_with_cpu[] = {
      * [CUDA nn kernels] in nn_plan.h) */
     PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,
     PTL_OP_nll_loss_nd_backward, PTL_OP_embedding, PTL_OP_embedding_dense_backward,
+    /* convolution: its primitives take device_conv.h's hook (Note [CUDA convolution] in
+     * conv_plan.h) */
+    PTL_OP_convolution, PTL_OP_convolution_backward,
+    /* max, average and adaptive average pooling: device_pool.h's hook (Note [CUDA pooling]
+     * in pool_plan.h) */
+    PTL_OP_max_pool2d_with_indices, PTL_OP_max_pool2d_with_indices_backward,
+    PTL_OP_max_pool3d_with_indices, PTL_OP_max_pool3d_with_indices_backward, PTL_OP_avg_pool2d,
+    PTL_OP_avg_pool2d_backward, PTL_OP_avg_pool3d, PTL_OP_avg_pool3d_backward,
+    PTL_OP__adaptive_avg_pool2d, PTL_OP__adaptive_avg_pool2d_backward,
     /* the matrix products: device_gemm.h's hook */
     PTL_OP_mm, PTL_OP_mm_out, PTL_OP_bmm, PTL_OP_addmm, PTL_OP_baddbmm, PTL_OP_addmv, PTL_OP_mv,
     PTL_OP_dot,
@@ -452,6 +461,8 @@ ptl_register_cuda_kernels(void)
     ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
     ptl_device_nll_hook = ptl_cuda_nll;
     ptl_device_embedding_hook = ptl_cuda_embedding;
+    ptl_device_conv_hook = ptl_cuda_conv;
+    ptl_device_pool_hook = ptl_cuda_pool;
     ptl_device_gemm_hook = ptl_cuda_gemm;
     ptl_device_random_hook = ptl_cuda_random;
     ptl_device_sgd_hook = ptl_cuda_sgd_step;

@@ -174,11 +174,19 @@ py_launch_for_testing(PyObject *m, PyObject *args)
 
 /* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,
  * min_chunk): reductions, softmax, layer norm, nll_loss, embedding, the random fills, the
- * fused optimizer steps, gather, scatter, advanced indexing and cat of CPU tensors run the CUDA
- * kernels (reduce.cu, nn.cu, random.cu, optim.cu, index.cu) emulated on the host under that
- * tuning, until
+ * fused optimizer steps, gather, scatter, advanced indexing, cat, the convolutions and the
+ * poolings of CPU tensors run the CUDA kernels (reduce.cu, nn.cu, random.cu, optim.cu,
+ * index.cu, conv.cu, pool.cu) emulated on the host under that tuning, until
  * _cuda_kernel_emulation(None), which returns what ran (a dict of counts by plan).  For the
  * tests of the plans. */
+/* The plans' names in the dict of what ran, in cuda_api.h's PTL_CUDA_EMU_* order */
+static const char *const emulation_names[PTL_CUDA_EMU_COUNT] = {
+    "block_per_output", "thread_per_output", "split", "softmax_block_per_line",
+    "softmax_thread_per_line", "layer_norm", "layer_norm_split", "nll_loss", "embedding",
+    "random", "optim", "gather", "scatter", "scatter_chunked", "index_gather", "index_scatter",
+    "cat", "conv", "conv_split", "pool",
+};
+
 static PyObject *
 py_kernel_emulation(PyObject *m, PyObject *arg)
 {
@@ -189,26 +197,17 @@ py_kernel_emulation(PyObject *m, PyObject *arg)
         int64_t c[PTL_CUDA_EMU_COUNT];
         ptl_cuda_kernel_emulation_counts(c);
         ptl_cuda_set_kernel_emulation(NULL);
-        return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,"
-                             "s:L,s:L}",
-                             "block_per_output",
-                             (long long)c[PTL_CUDA_EMU_ROWS], "thread_per_output",
-                             (long long)c[PTL_CUDA_EMU_COLUMNS], "split",
-                             (long long)c[PTL_CUDA_EMU_SPLIT], "softmax_block_per_line",
-                             (long long)c[PTL_CUDA_EMU_SOFTMAX_ROWS], "softmax_thread_per_line",
-                             (long long)c[PTL_CUDA_EMU_SOFTMAX_LINES], "layer_norm",
-                             (long long)c[PTL_CUDA_EMU_LAYER_NORM], "layer_norm_split",
-                             (long long)c[PTL_CUDA_EMU_LAYER_NORM_SPLIT], "nll_loss",
-                             (long long)c[PTL_CUDA_EMU_NLL], "embedding",
-                             (long long)c[PTL_CUDA_EMU_EMBEDDING], "random",
-                             (long long)c[PTL_CUDA_EMU_RANDOM], "optim",
-                             (long long)c[PTL_CUDA_EMU_OPTIM], "gather",
-                             (long long)c[PTL_CUDA_EMU_GATHER], "scatter",
-                             (long long)c[PTL_CUDA_EMU_SCATTER], "scatter_chunked",
-                             (long long)c[PTL_CUDA_EMU_SCATTER_CHUNKED], "index_gather",
-                             (long long)c[PTL_CUDA_EMU_INDEX_GATHER], "index_scatter",
-                             (long long)c[PTL_CUDA_EMU_INDEX_SCATTER], "cat",
-                             (long long)c[PTL_CUDA_EMU_CAT]);
+        PyObject *ran = PyDict_New();
+        for (int i = 0; ran != NULL && i < PTL_CUDA_EMU_COUNT; i++) {
+            PyObject *v = PyLong_FromLongLong((long long)c[i]);
+            if (v == NULL || PyDict_SetItemString(ran, emulation_names[i], v) < 0) {
+                Py_XDECREF(v);
+                Py_CLEAR(ran);
+                break;
+            }
+            Py_DECREF(v);
+        }
+        return ran;
     }
     if (!PyArg_ParseTuple(arg, "LLLL", &max_threads, &t.target_blocks, &t.max_grid,
                           &t.min_chunk)) {

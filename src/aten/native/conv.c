@@ -21,17 +21,59 @@
  * work (float32, float16, bfloat16) skips the column buffer: col_fwd, wgrad and the input
  * gradient of a plain convolution run conv_packed.c (Note [Packed float32 convolution],
  * Note [Input gradient by output phases]); img_fwd (a transposed convolution, the input
- * gradient of a dilated strided one) stays here. */
+ * gradient of a dilated strided one) stays here.  On a CUDA device (and in the tests'
+ * emulation of its kernels) the three primitives are implicit GEMMs that build no column
+ * buffer (device_conv.h; Note [CUDA convolution] in src/cuda/conv_plan.h). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../c10/parallel.h"
 #include "conv_impl.h"
+#include "device_conv.h"
 #include "gemm.h"
 #include "nn_common.h"
 
 #define COL_BUDGET ((int64_t)1 << 24)
+
+int (*ptl_device_conv_hook)(const PtlDeviceConvArgs *a);
+
+/* 1 when t's primitives run on the CUDA kernels (nn_on_device); the bias gradient takes
+ * the device reduction, whose hook the backend sets with this one */
+static int
+conv_on_device(const PtlTensorImpl *t)
+{
+    return nn_on_device(t, ptl_device_conv_hook != NULL && ptl_device_reduce_hook != NULL);
+}
+
+/* One primitive of device_conv.h on the device: a, b, bias (or NULL) -> out, all contiguous
+ * in the work dtype; c_img, c_col the channels of the image and the column side. */
+static int
+device_conv(int kind, PtlTensorImpl *a, PtlTensorImpl *b, PtlTensorImpl *bias,
+            PtlTensorImpl *out, const ConvGeom *g, int64_t n, int64_t c_img, int64_t c_col)
+{
+    PtlDeviceConvArgs d;
+    memset(&d, 0, sizeof(d));
+    d.kind = kind;
+    d.dtype = out->dtype;
+    d.a = ptl_tensor_data(a);
+    d.b = ptl_tensor_data(b);
+    d.bias = bias != NULL ? ptl_tensor_data(bias) : NULL;
+    d.out = ptl_tensor_data(out);
+    d.n = n;
+    d.groups = g->groups;
+    d.c_img = c_img;
+    d.c_col = c_col;
+    for (int i = 0; i < NN_SPATIAL; i++) {
+        d.img[i] = g->img[i];
+        d.col[i] = g->col[i];
+        d.k[i] = g->k[i];
+        d.s[i] = g->s[i];
+        d.p[i] = g->p[i];
+        d.d[i] = g->d[i];
+    }
+    return ptl_device_conv_hook(&d);
+}
 
 static void
 geom_finish(ConvGeom *g)
@@ -114,6 +156,40 @@ bias_grad(int f8, char *gb, const char *gy, int64_t n, int64_t c, int64_t l)
         }
         nn_store(f8, gb, ch, acc);
     }
+}
+
+/* gb (C) = the sum over n and l of gy (N, C, L) on the device: its reduction kernels (Note
+ * [CUDA reduction plan]), which sum in double in a fixed order */
+static int
+bias_grad_device(PtlTensorImpl *gb, PtlTensorImpl *gy, int64_t n, int64_t c, int64_t l)
+{
+    const int64_t isz = (int64_t)ptl_tensor_itemsize(gy);
+    PtlDeviceReduceArgs r;
+    if (c == 0) {
+        return 0;
+    }
+    if (n * l == 0) {
+        PtlIValue zero = ptl_iv_double(0.0);
+        return ptl_fill_scalar(gb, &zero);
+    }
+    memset(&r, 0, sizeof(r));
+    r.kind = PTL_DEVICE_RED_SUM;
+    r.dtype = gy->dtype;
+    r.odt0 = gb->dtype;
+    r.odt1 = PTL_DTYPE_UNDEFINED;
+    r.in = ptl_tensor_data(gy);
+    r.out0 = ptl_tensor_data(gb);
+    r.nk = 1;
+    r.ksize[0] = c;
+    r.kstride[0] = l * isz;
+    r.nr = 2;
+    r.rsize[0] = n;
+    r.rstride[0] = c * l * isz;
+    r.rsize[1] = l;
+    r.rstride[1] = isz;
+    r.nout = c;
+    r.R = n * l;
+    return ptl_device_reduce_hook(&r);
 }
 
 /* ---- im2col / col2im of one plane ---- */
@@ -347,6 +423,12 @@ col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const ConvGeom 
     if (y == NULL || y->numel == 0) {
         return y;
     }
+    if (conv_on_device(x)) {
+        if (device_conv(PTL_DEVICE_CONV_COL_FWD, w, x, bias, y, g, n, ci, co) < 0) {
+            goto error;
+        }
+        return y;
+    }
     if (use_packed(x->dtype) && kdim > 0) {
         if (conv_packed_fwd((const float *)ptl_tensor_data(x), (const float *)ptl_tensor_data(w),
                             CONV_PACKED_W_PLAIN,
@@ -395,16 +477,29 @@ error:
     return NULL;
 }
 
-/* img_fwd: x (N, Ci, cols) and w (Ci, Co/G, k) contiguous work dtype -> y (N, Co, image). */
+/* img_fwd: x (N, Ci, cols) and w (Ci, Co/G, k) contiguous work dtype -> y (N, Co, image),
+ * plus bias (Co) when not NULL. */
 static PtlTensorImpl *
-img_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
+img_fwd(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const ConvGeom *g)
 {
     int64_t n = x->sizes[0], ci = x->sizes[1], G = g->groups, opg = w->sizes[1];
     int64_t co = opg * G, cpg = ci / G, kdim = opg * g->kvol, L = g->col_numel;
     int64_t ysz[3] = {n, co, g->img_numel}, b = chunk_of(n, G * kdim * L);
-    PtlTensorImpl *y = nn_zeros(3, ysz, x->dtype), *cb = NULL;
-    if (y == NULL || y->numel == 0 || kdim * L == 0) {
+    PtlTensorImpl *y = NULL, *cb = NULL;
+    if (conv_on_device(x)) {
+        y = ptl_empty(3, ysz, x->dtype, x->device);
+        if (y != NULL && y->numel > 0 &&
+            device_conv(PTL_DEVICE_CONV_IMG_FWD, w, x, bias, y, g, n, co, ci) < 0) {
+            goto error;
+        }
         return y;
+    }
+    y = nn_zeros(3, ysz, x->dtype);
+    if (y == NULL || y->numel == 0) {
+        return y;
+    }
+    if (kdim * L == 0) {
+        goto bias;
     }
     int64_t cbsz[1] = {G * kdim * b * L};
     if ((cb = ptl_empty(1, cbsz, x->dtype, x->device)) == NULL) {
@@ -426,6 +521,11 @@ img_fwd(PtlTensorImpl *x, PtlTensorImpl *w, const ConvGeom *g)
         }
     }
     ptl_decref(cb);
+bias:
+    if (bias != NULL) {
+        add_bias(x->dtype != PTL_DTYPE_FLOAT32, ptl_tensor_data(y), ptl_tensor_data(bias), n, co,
+                 g->img_numel);
+    }
     return y;
 error:
     ptl_xdecref(cb);
@@ -441,7 +541,16 @@ wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
     int64_t n = a->sizes[0], ca = a->sizes[1], ci = img->sizes[1], G = g->groups;
     int64_t cpg = ci / G, apg = ca / G, kdim = cpg * g->kvol, L = g->col_numel;
     int64_t gsz[2] = {ca, kdim}, b = chunk_of(n, G * kdim * L);
-    PtlTensorImpl *gw = nn_zeros(2, gsz, a->dtype), *cb = NULL, *ap = NULL;
+    PtlTensorImpl *gw = NULL, *cb = NULL, *ap = NULL;
+    if (conv_on_device(a)) {
+        gw = ptl_empty(2, gsz, a->dtype, a->device);
+        if (gw != NULL && gw->numel > 0 &&
+            device_conv(PTL_DEVICE_CONV_WGRAD, a, img, NULL, gw, g, n, ci, ca) < 0) {
+            goto error;
+        }
+        return gw;
+    }
+    gw = nn_zeros(2, gsz, a->dtype);
     if (gw == NULL || gw->numel == 0 || n * L == 0) {
         return gw;
     }
@@ -562,8 +671,9 @@ input_grad(PtlTensorImpl *gy, PtlTensorImpl *w, const ConvGeom *g)
 {
     int64_t n = gy->sizes[0], co = gy->sizes[1], cpg = w->sizes[1], ci = cpg * g->groups;
     int strided = g->s[0] * g->s[1] * g->s[2] > 1;
-    if (!use_packed(gy->dtype) || co == 0 || !phases_fit(g) || (strided && g->kvol == 1)) {
-        return img_fwd(gy, w, g);
+    if (conv_on_device(gy) || !use_packed(gy->dtype) || co == 0 || !phases_fit(g) ||
+        (strided && g->kvol == 1)) {
+        return img_fwd(gy, w, NULL, g);
     }
     int64_t ysz[3] = {n, ci, g->img_numel};
     int untouched = 0;   /* some phase no tap reaches: zeros */
@@ -992,13 +1102,9 @@ convolution_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (bias != NULL && (bc = nn_prepare(bias, work)) == NULL)) {
         goto error;
     }
-    y = a.transposed ? img_fwd(xc, wc, &g) : col_fwd(xc, wc, bc, &g);
+    y = a.transposed ? img_fwd(xc, wc, bc, &g) : col_fwd(xc, wc, bc, &g);
     if (y == NULL) {
         goto error;
-    }
-    if (a.transposed && bc != NULL && y->numel > 0) {
-        add_bias(work != PTL_DTYPE_FLOAT32, ptl_tensor_data(y), ptl_tensor_data(bc), y->sizes[0],
-                 y->sizes[1], y->sizes[2]);
     }
     int64_t osz[5] = {x->sizes[0], y->sizes[1]};
     for (int i = 0; i < a.nd; i++) {
@@ -1086,8 +1192,14 @@ convolution_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue 
         if ((out[2] = ptl_empty(1, &c, work, x->device)) == NULL) {
             goto error;
         }
-        bias_grad(work != PTL_DTYPE_FLOAT32, ptl_tensor_data(out[2]), ptl_tensor_data(gc),
-                  go->sizes[0], c, c > 0 && go->sizes[0] > 0 ? go->numel / (go->sizes[0] * c) : 0);
+        int64_t l = c > 0 && go->sizes[0] > 0 ? go->numel / (go->sizes[0] * c) : 0;
+        if (!conv_on_device(gc)) {
+            bias_grad(work != PTL_DTYPE_FLOAT32, ptl_tensor_data(out[2]), ptl_tensor_data(gc),
+                      go->sizes[0], c, l);
+        }
+        else if (bias_grad_device(out[2], gc, go->sizes[0], c, l) < 0) {
+            goto error;
+        }
     }
     for (int i = 0; i < 3; i++) {
         if (out[i] != NULL && (out[i] = nn_finish(out[i], go->dtype)) == NULL) {

@@ -12,35 +12,19 @@
  * average and adaptive pooling only differ in how the tables are built; one max kernel and
  * one average kernel (and their scatter backwards) run over the product of three tables.
  * Max pooling records the flat spatial index (d * H + h) * W + w of the winner, NaN wins
- * (PyTorch's `val > max || isnan(val)`).  Planes (N * C) run in parallel. */
+ * (PyTorch's `val > max || isnan(val)`).  Planes (N * C) run in parallel.  On a CUDA
+ * device (and in the tests' emulation of its kernels) the same windows (ptl_pool_window)
+ * run pool.cu's kernels instead (pool_device.c; Note [CUDA pooling] in
+ * src/cuda/pool_plan.h). */
 #include <math.h>
 #include <stdlib.h>
 
 #include "../../c10/parallel.h"
-#include "nn_common.h"
+#include "pool_impl.h"
 #include "reduce_kernels.h"
 
-typedef struct Win {
-    int64_t start, count, span;
-} Win;
-
-/* The interior outputs [lo, hi) along one dim: their windows hold all k inputs, from
- * o * step - pad (Note [Pooling rows]); k of a plan without interior is its widest window. */
-typedef struct Interior {
-    int64_t k, lo, hi, step, pad;
-} Interior;
-
-typedef struct PoolPlan {
-    int64_t planes;
-    int64_t in[NN_SPATIAL], out[NN_SPATIAL], dil[NN_SPATIAL];
-    Win *w[NN_SPATIAL];
-    int64_t divisor;          /* avg: divisor_override, or 0 */
-    int count_include_pad;
-    Interior iy, ix;          /* height, width */
-} PoolPlan;
-
-static void
-plan_free(PoolPlan *p)
+void
+pool_plan_free(PoolPlan *p)
 {
     for (int d = 0; d < NN_SPATIAL; d++) {
         free(p->w[d]);
@@ -48,14 +32,14 @@ plan_free(PoolPlan *p)
     }
 }
 
-static int
-plan_alloc(PoolPlan *p)
+int
+pool_plan_alloc(PoolPlan *p)
 {
     for (int d = 0; d < NN_SPATIAL; d++) {
         int64_t n = p->out[d] > 0 ? p->out[d] : 1;
         p->w[d] = (uint64_t)n <= SIZE_MAX / sizeof(Win) ? malloc(sizeof(Win) * (size_t)n) : NULL;
         if (p->w[d] == NULL) {
-            plan_free(p);
+            pool_plan_free(p);
             return ptl_error_set(PTL_ERR_MEMORY, "can't allocate pooling windows");
         }
     }
@@ -80,30 +64,15 @@ plan_interior(PoolPlan *p, int d, int64_t k, int64_t s, int64_t pad)
     }
 }
 
-/* Windows of a strided (dilated) pooling along dim d. */
-static void
-plan_strided(PoolPlan *p, int d, int64_t k, int64_t s, int64_t pad, int avg)
+void
+pool_plan_strided(PoolPlan *p, int d, int64_t k, int64_t s, int64_t pad, int avg)
 {
+    p->how = avg ? PTL_POOL_WIN_AVG : PTL_POOL_WIN_MAX;
+    p->k[d] = k;
+    p->s[d] = s;
+    p->pad[d] = pad;
     for (int64_t o = 0; o < p->out[d]; o++) {
-        int64_t hs = o * s - pad, start = hs, end;
-        Win *w = &p->w[d][o];
-        if (avg) {
-            end = hs + k < p->in[d] + pad ? hs + k : p->in[d] + pad;
-            w->span = end - hs;
-            start = hs < 0 ? 0 : hs;
-            end = end < p->in[d] ? end : p->in[d];
-            w->count = end > start ? end - start : 0;
-        }
-        else {
-            while (start < 0) {
-                start += p->dil[d];
-            }
-            end = hs + p->dil[d] * (k - 1) + 1;
-            end = end < p->in[d] ? end : p->in[d];
-            w->count = end > start ? (end - start + p->dil[d] - 1) / p->dil[d] : 0;
-            w->span = w->count;
-        }
-        w->start = start;
+        p->w[d][o] = ptl_pool_window(p->how, o, p->in[d], p->out[d], k, s, pad, p->dil[d]);
     }
     if (d > 0) {
         plan_interior(p, d, k, s, pad);
@@ -115,12 +84,9 @@ static void
 plan_adaptive(PoolPlan *p, int d)
 {
     p->dil[d] = 1;
+    p->how = PTL_POOL_WIN_ADAPTIVE;
     for (int64_t o = 0; o < p->out[d]; o++) {
-        int64_t a = (o * p->in[d]) / p->out[d];
-        int64_t b = ((o + 1) * p->in[d] + p->out[d] - 1) / p->out[d];
-        p->w[d][o].start = a;
-        p->w[d][o].count = b - a;
-        p->w[d][o].span = b - a;
+        p->w[d][o] = ptl_pool_window(p->how, o, p->in[d], p->out[d], 0, 1, 0, 1);
     }
     if (d > 0) {
         /* an output size that divides the input's gives every window k = in / out inputs
@@ -621,12 +587,6 @@ pool_param(const char *opname, const PtlIValue *iv, int nd, const char *what,
     return 0;
 }
 
-typedef struct PoolArgs {
-    int nd;                    /* 2 or 3 */
-    int64_t k[3], s[3], p[3], d[3];
-    int ceil_mode;
-} PoolArgs;
-
 /* Parses kernel_size/stride/padding(/dilation) of max_pool / avg_pool (stack slots 1..),
  * checks input and parameters in PyTorch's order and fills the plan's sizes. */
 static int
@@ -821,17 +781,18 @@ max_pool_run(PoolPlan *p, PtlTensorImpl *x, int nd, PtlIValue *s, int global)
                  NULL};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (global ? global_max_f4 : max_fwd_f4)
                                                  : (global ? global_max_f8 : max_fwd_f8);
-    if (run_planes(p, fn, &j) < 0 ||
-        (y = nn_finish(y, x->dtype)) == NULL) {
+    int rc = !global && pool_on_device(x) ? pool_device(PTL_DEVICE_POOL_MAX, p, xc, y, ix)
+                                          : run_planes(p, fn, &j);
+    if (rc < 0 || (y = nn_finish(y, x->dtype)) == NULL) {
         goto error;
     }
-    plan_free(p);
+    pool_plan_free(p);
     ptl_decref(xc);
     s[0] = ptl_iv_tensor(y);
     s[1] = ptl_iv_tensor(ix);
     return 0;
 error:
-    plan_free(p);
+    pool_plan_free(p);
     ptl_xdecref(xc);
     ptl_xdecref(y);
     ptl_xdecref(ix);
@@ -853,11 +814,11 @@ max_pool_with_indices_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue
         nn_check_dtype(nd == 2 ? "max_pool2d" : "max_pool3d", x->dtype, 1) < 0) {
         return -1;
     }
-    if (plan_alloc(&p) < 0) {
+    if (pool_plan_alloc(&p) < 0) {
         return -1;
     }
     for (int d = 0; d < 3; d++) {
-        plan_strided(&p, d, a.k[d], a.s[d], a.p[d], 0);
+        pool_plan_strided(&p, d, a.k[d], a.s[d], a.p[d], 0);
     }
     return max_pool_run(&p, x, nd, s, 0);
 }
@@ -915,8 +876,12 @@ max_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PoolArgs a;
     PoolPlan p = {0};
     if (pool_setup(nd == 2 ? "max_pool2d" : "max_pool3d", x, &s[1], nd, 1, &a, &p) < 0 ||
-        check_out_shape(go, x, nd, &p) < 0 || check_out_shape(idx, x, nd, &p) < 0 ||
-        (gi = scatter_indices(go, x, idx, nd)) == NULL) {
+        check_out_shape(go, x, nd, &p) < 0 || check_out_shape(idx, x, nd, &p) < 0) {
+        return -1;
+    }
+    gi = pool_on_device(go) ? pool_gather_indices(go, x, idx, &a, &p)
+                            : scatter_indices(go, x, idx, nd);
+    if (gi == NULL) {
         return -1;
     }
     s[0] = ptl_iv_tensor(gi);
@@ -937,11 +902,11 @@ avg_plan(const char *name, PtlTensorImpl *x, const PtlIValue *s, int nd, PoolPla
     }
     p->divisor = s[6].tag != PTL_IV_NONE ? s[6].u.i : 0;
     p->count_include_pad = s[5].u.b;
-    if (plan_alloc(p) < 0) {
+    if (pool_plan_alloc(p) < 0) {
         return -1;
     }
     for (int d = 0; d < 3; d++) {
-        plan_strided(p, d, a.k[d], a.s[d], a.p[d], 1);
+        pool_plan_strided(p, d, a.k[d], a.s[d], a.p[d], 1);
     }
     return 0;
 }
@@ -1145,6 +1110,16 @@ avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, A
     else {
         out_shape(like, nd, p, osz);
     }
+    if (pool_on_device(src)) {   /* every element written: no zeros */
+        if ((sc = nn_prepare(src, work)) == NULL ||
+            (dst = ptl_empty(like->dim, osz, work, src->device)) == NULL ||
+            pool_device(bwd ? PTL_DEVICE_POOL_AVG_BACKWARD : PTL_DEVICE_POOL_AVG, p, sc, dst,
+                        NULL) < 0) {
+            goto error;
+        }
+        ptl_decref(sc);
+        return nn_finish(dst, out_dt);
+    }
     if ((sc = nn_prepare(src, work)) == NULL ||
         (dst = walk != AVG_WINDOWS ? ptl_empty(like->dim, osz, work, ptl_device_cpu())
                                    : nn_zeros(like->dim, osz, work)) == NULL) {
@@ -1188,11 +1163,11 @@ avg_pool_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (!ptl_dtype_is_floating(dt) && dt != PTL_DTYPE_INT64 &&
         (dt != PTL_DTYPE_UINT8 || nd != 2)) {
-        plan_free(&p);
+        pool_plan_free(&p);
         return nn_check_dtype(name, dt, 0);
     }
     y = avg_run(x, x, nd, &p, 0, AVG_WINDOWS, dt);
-    plan_free(&p);
+    pool_plan_free(&p);
     return ptl_kernel_return(s, y);
 }
 
@@ -1215,11 +1190,11 @@ avg_pool_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     if (check_out_shape(g, x, nd, &p) < 0) {
-        plan_free(&p);
+        pool_plan_free(&p);
         return -1;
     }
     gi = avg_run(g, x, nd, &p, 1, AVG_WINDOWS, g->dtype);
-    plan_free(&p);
+    pool_plan_free(&p);
     return ptl_kernel_return(s, gi);
 }
 
@@ -1265,7 +1240,7 @@ adaptive_setup(const char *name, PtlTensorImpl *x, const PtlIValue *osize, PoolP
     size_t nbytes;
     out_shape(x, 2, p, osz);
     if (ptl_storage_nbytes(x->dim, osz, NULL, 0, ptl_tensor_itemsize(x), &nbytes) < 0 ||
-        plan_alloc(p) < 0) {
+        pool_plan_alloc(p) < 0) {
         return -1;
     }
     for (int d = 0; d < 3; d++) {
@@ -1284,7 +1259,7 @@ adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *
         return -1;
     }
     if (bwd && check_out_shape(g, x, 2, &p) < 0) {
-        plan_free(&p);
+        pool_plan_free(&p);
         return -1;
     }
     int64_t narrowest = p.out[2] > 0 ? p.w[2][0].count : 0;
@@ -1295,7 +1270,7 @@ adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *
                    : !bwd && narrowest >= WIDE_WINDOW ? AVG_WIDE
                                                       : AVG_WINDOWS;
     PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, walk, g->dtype);
-    plan_free(&p);
+    pool_plan_free(&p);
     return ptl_kernel_return(s, y);
 }
 
@@ -1342,7 +1317,7 @@ adaptive_max_pool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
         return -1;
     }
     if (nn_check_dtype("adaptive_max_pool2d", x->dtype, 0) < 0) {
-        plan_free(&p);
+        pool_plan_free(&p);
         return -1;
     }
     return max_pool_run(&p, x, 2, s, p.out[1] == 1 && p.out[2] == 1);
