@@ -187,7 +187,7 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
-       PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);

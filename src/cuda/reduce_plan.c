@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../aten/native/native.h"
+#include "attention_plan.h"
 #include "../c10/error.h"
 
 /* the figures of the device the default tuning assumes when it cannot ask (132 SMs) */
@@ -34,6 +35,7 @@ ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
     ptl_device_random_hook = ptl_cuda_random;
     ptl_device_sgd_hook = ptl_cuda_sgd_step;
     ptl_device_adam_hook = ptl_cuda_adam_step;
+    ptl_device_attention_hook = ptl_cuda_attention;
     if (t != NULL) {
         emulation_tuning = *t;
         memset(emulation_counts, 0, sizeof(emulation_counts));

@@ -5,6 +5,7 @@
  * elementwise.cu and Note [CUDA availability] in lazy_init.c: registering copy_ here is what
  * makes CUDA available where a device is present.  The reductions and softmax share the CPU
  * kernels (shared_with_cpu).  A CPU-only build registers nothing. */
+#include "attention_plan.h"
 #include "cuda_api.h"
 #include "gemm_plan.h"
 #include "stream_api.h"
@@ -420,6 +421,10 @@ static const int shared_with_cpu[] = {
     PTL_OP_normal_Tensor_float, PTL_OP_normal_float_Tensor, PTL_OP_poisson, PTL_OP__standard_gamma,
     /* the fused optimizer steps: optim_step.h's hooks (optim.cu) */
     PTL_OP__fused_sgd_step_, PTL_OP__fused_adam_step_,
+    /* the fused attention: device_attention.h's hook (Note [CUDA flash attention] in
+     * attention_plan.h) */
+    PTL_OP__scaled_dot_product_flash_attention_for_cpu,
+    PTL_OP__scaled_dot_product_flash_attention_for_cpu_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
@@ -443,6 +448,7 @@ ptl_register_cuda_kernels(void)
     ptl_device_random_hook = ptl_cuda_random;
     ptl_device_sgd_hook = ptl_cuda_sgd_step;
     ptl_device_adam_hook = ptl_cuda_adam_step;
+    ptl_device_attention_hook = ptl_cuda_attention;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
         return -1;

@@ -173,11 +173,11 @@ py_launch_for_testing(PyObject *m, PyObject *args)
 }
 
 /* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,
- * min_chunk): reductions, softmax, layer norm, nll_loss, embedding, the random fills and the
- * fused optimizer steps of CPU tensors run the CUDA kernels (reduce.cu, nn.cu, random.cu,
- * optim.cu) emulated on the host under that tuning, until
- * _cuda_kernel_emulation(None), which returns what ran (a dict of counts by plan).  For the
- * tests of the plans. */
+ * min_chunk): reductions, softmax, layer norm, nll_loss, embedding, the random fills, the
+ * fused optimizer steps and the fused attention of CPU tensors run the CUDA kernels
+ * (reduce.cu, nn.cu, random.cu, optim.cu, attention.cu) emulated on the host under that
+ * tuning, until _cuda_kernel_emulation(None), which returns what ran (a dict of counts by
+ * plan).  For the tests of the plans. */
 static PyObject *
 py_kernel_emulation(PyObject *m, PyObject *arg)
 {
@@ -188,7 +188,7 @@ py_kernel_emulation(PyObject *m, PyObject *arg)
         int64_t c[PTL_CUDA_EMU_COUNT];
         ptl_cuda_kernel_emulation_counts(c);
         ptl_cuda_set_kernel_emulation(NULL);
-        return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}",
+        return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L,s:L}",
                              "block_per_output",
                              (long long)c[PTL_CUDA_EMU_ROWS], "thread_per_output",
                              (long long)c[PTL_CUDA_EMU_COLUMNS], "split",
@@ -200,7 +200,8 @@ py_kernel_emulation(PyObject *m, PyObject *arg)
                              (long long)c[PTL_CUDA_EMU_NLL], "embedding",
                              (long long)c[PTL_CUDA_EMU_EMBEDDING], "random",
                              (long long)c[PTL_CUDA_EMU_RANDOM], "optim",
-                             (long long)c[PTL_CUDA_EMU_OPTIM]);
+                             (long long)c[PTL_CUDA_EMU_OPTIM], "attention",
+                             (long long)c[PTL_CUDA_EMU_ATTENTION]);
     }
     if (!PyArg_ParseTuple(arg, "LLLL", &max_threads, &t.target_blocks, &t.max_grid,
                           &t.min_chunk)) {
