@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "../c10/error.h"
-#include "cuda_api.h"
 
 static int64_t
 pow2_floor(int64_t n)

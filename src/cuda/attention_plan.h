@@ -53,6 +53,7 @@
 
 #include "../aten/native/device_attention.h"
 #include "../c10/macros.h"
+#include "cuda_api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -463,9 +464,8 @@ PTL_ATTN_DEFINE(double, f8, exp, log)
 #undef PTL_ATTN_DEFINE
 
 /* The plan of job j in the work dtype (f8: float64) under tuning t (attention_plan.c). */
-struct PtlCudaReduceTuning;
 PtlCudaAttnPlan ptl_cuda_attention_plan(const PtlDeviceAttnJob *j, int f8,
-                                        const struct PtlCudaReduceTuning *t);
+                                        const PtlCudaReduceTuning *t);
 /* The hook: the forward (backward 0) or the backward on the device, or emulated on the host
  * while kernel emulation is on.  0, or -1 with an error set (a head dim over 256). */
 int ptl_cuda_attention(const PtlDeviceAttnJob *j, int backward, int f8);
