@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../aten/native/native.h"
-#include "attention_plan.h"
 #include "../c10/error.h"
+#include "attention_plan.h"
 
 /* the figures of the device the default tuning assumes when it cannot ask (132 SMs) */
 #define DEFAULT_SMS 132

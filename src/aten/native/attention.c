@@ -35,7 +35,9 @@
  * recomputed probabilities of that row are zeros too (PyTorch stores 0 there).  float32
  * accumulates in float, float64 in double; float16 and bfloat16 run in float32.  The inner
  * loops are compiled twice, for the baseline and for AVX2 with FMA (Note [Loop clones] in
- * loops.h describes the trick), and chosen by ptl_cpu_capability(). */
+ * loops.h describes the trick), and chosen by ptl_cpu_capability().  CUDA tensors share these
+ * kernels' checks, casts and outputs, and their last step goes to device_attention.h's hook
+ * (Note [CUDA flash attention] in src/cuda/attention_plan.h). */
 #include <math.h>
 #include <stdlib.h>
 
