@@ -26,9 +26,10 @@ attn_step(int kind, int stage, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan 
 }
 
 // kernel `kind`: items x, x + gridDim.x, ..., each INIT, INIT2, LOAD..ACC per looped tile,
-// FINISH, every stage after a barrier (the previous item's FINISH included)
+// FINISH, every stage after a barrier (the previous item's FINISH included).  Two blocks an
+// SM (the plan's shared memory allows two on sm_80 and sm_90): at most 128 registers a thread.
 template <typename T>
-__global__ void
+__global__ void __launch_bounds__(PTL_ATTN_MAX_THREADS, 2)
 attention_kernel(PtlDeviceAttnJob j, PtlCudaAttnPlan p, int kind)
 {
     extern __shared__ double attn_smem[];

@@ -37,6 +37,9 @@
  *   output is one thread's sum in a fixed order, so results repeat run after run, whatever
  *   the grid.  (The device contracts a * b + c into fma where gcc does not, so the device's
  *   last bits may differ from the emulation's; both are float32/float64 accurate.)
+ * The six products (S = Q K^T, dP = dO V^T, P V, P^T dO, dS^T Q, dS K) are one function,
+ * ptl_attn_product, with a thread per 4 x 4 micro-tile of the result: each value read from
+ * shared memory feeds four multiply-adds, each element is still one fixed-order sum.
  * Shared memory holds the staged tiles in the work dtype with rows of ld = max(E, Ev) + 1
  * elements (an odd stride: the threads of a warp reading the rows of different keys hit
  * different banks), the scores and score gradients (bq x bk) and three row arrays;
@@ -63,6 +66,9 @@ extern "C" {
 #define PTL_ATTN_MAX_TILE 64
 #define PTL_ATTN_MAX_THREADS 256
 #define PTL_ATTN_SMEM_BYTES (96 * 1024)
+/* a thread's micro-tile of a product: rows by columns */
+#define PTL_ATTN_MR 4
+#define PTL_ATTN_NR 4
 
 /* ORDER PtlAttnKind: the plan's items and grids, the launcher */
 enum { PTL_ATTN_FORWARD, PTL_ATTN_BACKWARD_KV, PTL_ATTN_BACKWARD_Q, PTL_ATTN_KINDS };
@@ -70,6 +76,9 @@ enum { PTL_ATTN_FORWARD, PTL_ATTN_BACKWARD_KV, PTL_ATTN_BACKWARD_Q, PTL_ATTN_KIN
 /* the stages of an item's program (Note [CUDA flash attention]); LOAD..ACC per tile */
 enum { PTL_ATTN_INIT, PTL_ATTN_INIT2, PTL_ATTN_LOAD, PTL_ATTN_SCORES, PTL_ATTN_PROBS,
        PTL_ATTN_DSCORES, PTL_ATTN_ACC, PTL_ATTN_FINISH };
+
+/* what a product's epilogue writes (ptl_attn_product) */
+enum { PTL_ATTN_EPI_SCORES, PTL_ATTN_EPI_DSCORES, PTL_ATTN_EPI_ACC };
 
 /* How the kernels run: kernel k has items[k] items on grid[k] blocks of `block` threads
  * and smem_elems elements of the work dtype of dynamic shared memory (the largest layout). */
@@ -186,7 +195,7 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
 /* The typed stage work, stamped for float (f4: expf, logf) and double (f8).  Each function
  * takes the entries t, t + nt, ... of its loop. */
 #define PTL_ATTN_DEFINE(T, DT, EXP, LOG)                                                   \
-    /* rows [r0, r0 + nr) x cols [0, ncols) of m into dst (rows of ld) */                  \
+    /* rows [r0, r0 + nr) x cols [0, ncols) of m into dst (rows of ld) */                 \
     PTL_HD static inline void ptl_attn_load_##DT(const PtlDeviceAttnMat *m, int64_t b,    \
                                                  int64_t h, int64_t r0, int64_t nr,       \
                                                  int64_t ncols, T *dst, int64_t ld,       \
@@ -199,7 +208,7 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
         }                                                                                 \
     }                                                                                     \
                                                                                           \
-    /* src's rows [0, nr) x cols [0, ncols) (rows of ld) into m's rows from r0 */          \
+    /* src's rows [0, nr) x cols [0, ncols) (rows of ld) into m's rows from r0 */         \
     PTL_HD static inline void ptl_attn_store_##DT(const T *src, int64_t ld,               \
                                                   const PtlDeviceAttnMat *m, int64_t b,   \
                                                   int64_t h, int64_t r0, int64_t nr,      \
@@ -220,33 +229,81 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
         }                                                                                 \
     }                                                                                     \
                                                                                           \
-    PTL_HD static inline T ptl_attn_dot_##DT(const T *a, const T *b, int64_t n)           \
-    {                                                                                     \
-        T s = 0;                                                                          \
-        for (int64_t e = 0; e < n; e++) {                                                 \
-            s += a[e] * b[e];                                                             \
-        }                                                                                 \
-        return s;                                                                         \
-    }                                                                                     \
+    /* The products of the stages: C[r][c] for r < nr, c < nc is init (0, or out[r][c]    \
+     * times alpha[r] for PTL_ATTN_EPI_ACC) plus the sum over k < n, in order, of         \
+     * a[r ars + k acs] b[k brs + c bcs], then the epilogue `epi` writes it to out (rows of \
+     * ldo): the scores (scale, mask, -inf past the causal diagonal), the score gradients \
+     * (p (C - d[r]) scale) or the accumulator.  Thread t takes the micro-tiles u = t, t + \
+     * nt, ... of PTL_ATTN_MR rows rg + i nrg by PTL_ATTN_NR columns cg + x ncg, on clamped \
+     * indices past the edges (not stored): a warp's threads read neighbouring columns of b \
+     * and share rows of a, and each value loaded from shared memory feeds four products. */ \
+    typedef struct {                                                                      \
+        int epi;                                                                          \
+        int64_t nr, nc, n, ars, acs, brs, bcs, ldo;                                       \
+        const T *a, *b, *p, *d, *alpha;                                                   \
+        T *out;                                                                           \
+    } PtlAttnProduct_##DT;                                                                \
                                                                                           \
-    /* sc[i][c] = scale q_i . k_c (+ mask), -inf past the causal diagonal */              \
-    PTL_HD static inline void ptl_attn_scores_##DT(const PtlDeviceAttnJob *j,             \
-                                                   const PtlAttnTile *tl, const T *qs,    \
-                                                   const T *ks, int64_t ld, T *sc,        \
-                                                   int64_t bk, int64_t t, int64_t nt)     \
+    PTL_HD static inline void ptl_attn_product_##DT(const PtlDeviceAttnJob *j,            \
+                                                    const PtlAttnTile *tl,                \
+                                                    const PtlAttnProduct_##DT *pr,        \
+                                                    int64_t t, int64_t nt)                \
     {                                                                                     \
+        const int64_t nrg = (pr->nr + PTL_ATTN_MR - 1) / PTL_ATTN_MR;                     \
+        const int64_t ncg = (pr->nc + PTL_ATTN_NR - 1) / PTL_ATTN_NR;                     \
         const T scale = (T)j->scale, *mask = (const T *)j->mask.data;                     \
-        for (int64_t u = t; u < tl->nq * tl->nk; u += nt) {                               \
-            const int64_t i = u / tl->nk, c = u % tl->nk;                                 \
-            const int64_t qi = tl->i0 + i, kj = tl->j0 + c;                               \
-            T s = -(T)INFINITY;                                                           \
-            if (!j->causal || kj <= qi) {                                                 \
-                s = ptl_attn_dot_##DT(qs + i * ld, ks + c * ld, j->E) * scale;            \
-                if (j->has_mask) {                                                        \
-                    s += mask[ptl_attn_at(&j->mask, tl->b, tl->h, qi, kj)];               \
+        for (int64_t u = t; u < nrg * ncg; u += nt) {                                     \
+            /* shared memory offsets fit 32 bits: fewer registers in the loop */           \
+            int32_t ao[PTL_ATTN_MR], bo[PTL_ATTN_NR];                                     \
+            T s[PTL_ATTN_MR][PTL_ATTN_NR];                                                \
+            for (int i = 0; i < PTL_ATTN_MR; i++) {                                       \
+                const int64_t r = ptl_attn_min(u / ncg + i * nrg, pr->nr - 1);            \
+                ao[i] = (int32_t)(r * pr->ars);                                           \
+                for (int x = 0; x < PTL_ATTN_NR; x++) {                                   \
+                    const int64_t c = ptl_attn_min(u % ncg + x * ncg, pr->nc - 1);        \
+                    bo[x] = (int32_t)(c * pr->bcs);                                       \
+                    s[i][x] = 0;                                                          \
+                    if (pr->epi == PTL_ATTN_EPI_ACC) {                                    \
+                        const T o = pr->out[r * pr->ldo + c];                             \
+                        s[i][x] = pr->alpha != 0 ? o * pr->alpha[r] : o;                  \
+                    }                                                                     \
                 }                                                                         \
             }                                                                             \
-            sc[i * bk + c] = s;                                                           \
+            const T *a = pr->a, *b = pr->b;                                               \
+            for (int64_t k = 0; k < pr->n; k++, a += pr->acs, b += pr->brs) {             \
+                T av[PTL_ATTN_MR], bv[PTL_ATTN_NR];                                       \
+                for (int i = 0; i < PTL_ATTN_MR; i++) {                                   \
+                    av[i] = a[ao[i]];                                                     \
+                }                                                                         \
+                for (int x = 0; x < PTL_ATTN_NR; x++) {                                   \
+                    bv[x] = b[bo[x]];                                                     \
+                }                                                                         \
+                for (int i = 0; i < PTL_ATTN_MR; i++) {                                   \
+                    for (int x = 0; x < PTL_ATTN_NR; x++) {                               \
+                        s[i][x] += av[i] * bv[x];                                         \
+                    }                                                                     \
+                }                                                                         \
+            }                                                                             \
+            for (int i = 0; i < PTL_ATTN_MR; i++) {                                       \
+                for (int x = 0; x < PTL_ATTN_NR; x++) {                                   \
+                    const int64_t ri = u / ncg + i * nrg, cx = u % ncg + x * ncg;         \
+                    const int64_t qi = tl->i0 + ri, kj = tl->j0 + cx;                     \
+                    T v = s[i][x];                                                        \
+                    if (ri >= pr->nr || cx >= pr->nc) {                                   \
+                        continue;                                                         \
+                    }                                                                     \
+                    if (pr->epi == PTL_ATTN_EPI_SCORES) {                                 \
+                        v = j->causal && kj > qi ? -(T)INFINITY : v * scale;              \
+                        if (j->has_mask && !(j->causal && kj > qi)) {                     \
+                            v += mask[ptl_attn_at(&j->mask, tl->b, tl->h, qi, kj)];       \
+                        }                                                                 \
+                    }                                                                     \
+                    else if (pr->epi == PTL_ATTN_EPI_DSCORES) {                           \
+                        v = pr->p[ri * pr->ldo + cx] * (v - pr->d[ri]) * scale;           \
+                    }                                                                     \
+                    pr->out[ri * pr->ldo + cx] = v;                                       \
+                }                                                                         \
+            }                                                                             \
         }                                                                                 \
     }                                                                                     \
                                                                                           \
@@ -291,23 +348,6 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
         }                                                                                 \
     }                                                                                     \
                                                                                           \
-    /* acc[r][c] = acc[r][c] (alpha[r]) + sum_k w[r wr + k wk] x[k][c] for r < nr, c <    \
-     * ncols: P V (forward), P^T dO (dv), dS^T Q (dk), dS K (dq); rows of ld */           \
-    PTL_HD static inline void ptl_attn_mac_##DT(T *acc, int64_t ld, int64_t nr,           \
-                                                int64_t ncols, const T *w, int64_t wr,    \
-                                                int64_t wk, int64_t n, const T *x,        \
-                                                const T *alpha, int64_t t, int64_t nt)    \
-    {                                                                                     \
-        for (int64_t u = t; u < nr * ncols; u += nt) {                                    \
-            const int64_t r = u / ncols, c = u % ncols;                                   \
-            T a = alpha != 0 ? acc[r * ld + c] * alpha[r] : acc[r * ld + c];              \
-            for (int64_t k = 0; k < n; k++) {                                             \
-                a += w[r * wr + k * wk] * x[k * ld + c];                                  \
-            }                                                                             \
-            acc[r * ld + c] = a;                                                          \
-        }                                                                                 \
-    }                                                                                     \
-                                                                                          \
     /* forward FINISH: out = acc / l (0 for an empty row), lse = m + log l (+inf) */      \
     PTL_HD static inline void ptl_attn_write_out_##DT(const PtlDeviceAttnJob *j,          \
                                                       const PtlAttnTile *tl, const T *acc, \
@@ -344,21 +384,6 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
         }                                                                                 \
     }                                                                                     \
                                                                                           \
-    /* ds[i][c] = P (dO_i . V_c - D_i) scale */                                           \
-    PTL_HD static inline void ptl_attn_dscores_##DT(const PtlDeviceAttnJob *j,            \
-                                                    const PtlAttnTile *tl, const T *sc,   \
-                                                    T *ds, int64_t bk, const T *dos,      \
-                                                    const T *vs, int64_t ld, const T *d,  \
-                                                    int64_t t, int64_t nt)                \
-    {                                                                                     \
-        const T scale = (T)j->scale;                                                      \
-        for (int64_t u = t; u < tl->nq * tl->nk; u += nt) {                               \
-            const int64_t i = u / tl->nk, c = u % tl->nk;                                 \
-            const T dp = ptl_attn_dot_##DT(dos + i * ld, vs + c * ld, j->Ev);             \
-            ds[i * bk + c] = sc[i * bk + c] * (dp - d[i]) * scale;                        \
-        }                                                                                 \
-    }                                                                                     \
-                                                                                          \
     /* Stage `stage` of item `item` of kernel `kind` (tile `it` of its loop, -1 outside   \
      * it) for threads t, t + nt, ...: Note [CUDA flash attention]. */                    \
     PTL_HD static inline void ptl_attn_step_##DT(int kind, int stage,                     \
@@ -372,16 +397,30 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
         const int fwd = kind == PTL_ATTN_FORWARD, kv = kind == PTL_ATTN_BACKWARD_KV;      \
         T *qs = sm + o.qs, *dos = sm + o.dos, *ks = sm + o.ks, *vs = sm + o.vs;           \
         T *sc = sm + o.sc, *ds = sm + o.ds, *r0 = sm + o.r0, *r1 = sm + o.r1;             \
+        T *acc = sm + o.acc, *dkt = sm + o.dk, *dvt = sm + o.dv, *r2 = sm + o.r2;         \
+        /* the products: {epi, nr, nc, n, ars, acs, brs, bcs, ldo, a, b, p, d, alpha, out} */ \
+        const PtlAttnProduct_##DT scores = {PTL_ATTN_EPI_SCORES, tl.nq, tl.nk, E, ld, 1, 1, \
+                                            ld, bk, qs, ks, 0, 0, 0, sc};                 \
+        const PtlAttnProduct_##DT dscores = {PTL_ATTN_EPI_DSCORES, tl.nq, tl.nk, Ev, ld, 1, \
+                                             1, ld, bk, dos, vs, sc, r1, 0, ds};          \
+        const PtlAttnProduct_##DT pv = {PTL_ATTN_EPI_ACC, tl.nq, Ev, tl.nk, bk, 1, ld, 1, \
+                                        ld, sc, vs, 0, 0, r2, acc};                       \
+        const PtlAttnProduct_##DT dv = {PTL_ATTN_EPI_ACC, tl.nk, Ev, tl.nq, 1, bk, ld, 1, \
+                                        ld, sc, dos, 0, 0, 0, dvt};                       \
+        const PtlAttnProduct_##DT dk = {PTL_ATTN_EPI_ACC, tl.nk, E, tl.nq, 1, bk, ld, 1,  \
+                                        ld, ds, qs, 0, 0, 0, dkt};                        \
+        const PtlAttnProduct_##DT dq = {PTL_ATTN_EPI_ACC, tl.nq, E, tl.nk, bk, 1, ld, 1,  \
+                                        ld, ds, ks, 0, 0, 0, acc};                        \
         switch (stage) {                                                                  \
         case PTL_ATTN_INIT:                                                               \
             if (kv) {                                                                     \
                 ptl_attn_load_##DT(&j->k, tl.b, tl.h, tl.j0, tl.nk, E, ks, ld, t, nt);    \
                 ptl_attn_load_##DT(&j->v, tl.b, tl.h, tl.j0, tl.nk, Ev, vs, ld, t, nt);   \
-                ptl_attn_fill_##DT(sm + o.dk, 2 * p->bk * ld, 0, t, nt);                  \
+                ptl_attn_fill_##DT(dkt, 2 * p->bk * ld, 0, t, nt);                        \
                 break;                                                                    \
             }                                                                             \
             ptl_attn_load_##DT(&j->q, tl.b, tl.h, tl.i0, tl.nq, E, qs, ld, t, nt);        \
-            ptl_attn_fill_##DT(sm + o.acc, p->bq * ld, 0, t, nt);                         \
+            ptl_attn_fill_##DT(acc, p->bq * ld, 0, t, nt);                                \
             if (fwd) {                                                                    \
                 ptl_attn_fill_##DT(r0, p->bq, -(T)INFINITY, t, nt);                       \
                 ptl_attn_fill_##DT(r1, p->bq, 0, t, nt);                                  \
@@ -406,14 +445,14 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
             }                                                                             \
             break;                                                                        \
         case PTL_ATTN_SCORES:                                                             \
-            ptl_attn_scores_##DT(j, &tl, qs, ks, ld, sc, bk, t, nt);                      \
+            ptl_attn_product_##DT(j, &tl, &scores, t, nt);                                \
             if (kv) {                                                                     \
                 ptl_attn_rows_##DT(j, &tl, dos, ld, r0, r1, t, nt);                       \
             }                                                                             \
             break;                                                                        \
         case PTL_ATTN_PROBS:                                                              \
             if (fwd) {                                                                    \
-                ptl_attn_rowmax_##DT(sc, bk, &tl, r0, sm + o.r2, t, nt);                  \
+                ptl_attn_rowmax_##DT(sc, bk, &tl, r0, r2, t, nt);                         \
             }                                                                             \
             else {                                                                        \
                 ptl_attn_exp_##DT(sc, bk, &tl, r0, t, nt);                                \
@@ -424,35 +463,34 @@ ptl_attn_loop_range(int kind, const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *
                 ptl_attn_exp_##DT(sc, bk, &tl, r0, t, nt);                                \
                 break;                                                                    \
             }                                                                             \
-            ptl_attn_dscores_##DT(j, &tl, sc, ds, bk, dos, vs, ld, r1, t, nt);            \
+            ptl_attn_product_##DT(j, &tl, &dscores, t, nt);                               \
             if (kv) {                                                                     \
-                ptl_attn_mac_##DT(sm + o.dv, ld, tl.nk, Ev, sc, 1, bk, tl.nq, dos, 0, t, nt); \
+                ptl_attn_product_##DT(j, &tl, &dv, t, nt);                                \
             }                                                                             \
             break;                                                                        \
         case PTL_ATTN_ACC:                                                                \
             if (fwd) {                                                                    \
-                ptl_attn_rowsum_##DT(sc, bk, &tl, r1, sm + o.r2, t, nt);                  \
-                ptl_attn_mac_##DT(sm + o.acc, ld, tl.nq, Ev, sc, bk, 1, tl.nk, vs,        \
-                                  sm + o.r2, t, nt);                                      \
+                ptl_attn_rowsum_##DT(sc, bk, &tl, r1, r2, t, nt);                         \
+                ptl_attn_product_##DT(j, &tl, &pv, t, nt);                                \
             }                                                                             \
             else if (kv) {                                                                \
-                ptl_attn_mac_##DT(sm + o.dk, ld, tl.nk, E, ds, 1, bk, tl.nq, qs, 0, t, nt); \
+                ptl_attn_product_##DT(j, &tl, &dk, t, nt);                                \
             }                                                                             \
             else {                                                                        \
-                ptl_attn_mac_##DT(sm + o.acc, ld, tl.nq, E, ds, bk, 1, tl.nk, ks, 0, t, nt); \
+                ptl_attn_product_##DT(j, &tl, &dq, t, nt);                                \
             }                                                                             \
             break;                                                                        \
         default:                                                                          \
             if (fwd) {                                                                    \
-                ptl_attn_write_out_##DT(j, &tl, sm + o.acc, ld, r0, r1, t, nt);           \
+                ptl_attn_write_out_##DT(j, &tl, acc, ld, r0, r1, t, nt);                  \
             }                                                                             \
             else if (kv) {                                                                \
-                ptl_attn_store_##DT(sm + o.dk, ld, &j->dk, tl.b, tl.h, tl.j0, tl.nk, E, t, nt); \
-                ptl_attn_store_##DT(sm + o.dv, ld, &j->dv, tl.b, tl.h, tl.j0, tl.nk, Ev, t, \
+                ptl_attn_store_##DT(dkt, ld, &j->dk, tl.b, tl.h, tl.j0, tl.nk, E, t, nt); \
+                ptl_attn_store_##DT(dvt, ld, &j->dv, tl.b, tl.h, tl.j0, tl.nk, Ev, t,     \
                                     nt);                                                  \
             }                                                                             \
             else {                                                                        \
-                ptl_attn_store_##DT(sm + o.acc, ld, &j->dq, tl.b, tl.h, tl.i0, tl.nq, E, t, \
+                ptl_attn_store_##DT(acc, ld, &j->dq, tl.b, tl.h, tl.i0, tl.nq, E, t,      \
                                     nt);                                                  \
             }                                                                             \
             break;                                                                        \
