@@ -243,4 +243,25 @@ def test_pool2d_forward_backward_float32(benchmark, impl, op):
 
     def step():
         getattr(F, op)(x, *args).sum().backward()
+
+
+ATTN_SHAPE = (8, 16, 1024, 64)   # B, H, T, head dim: a GPT-2-small-sized attention
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_causal_attention_forward_backward(benchmark, impl, dtype):
+    """F.scaled_dot_product_attention(q, k, v, is_causal=True) and its backward on
+    [8, 16, 1024, 64], synchronised (pytorchlite: attention.cu's flash-style kernels, Note
+    [CUDA flash attention]; torch: its flash or memory-efficient kernel)."""
+    benchmark.group = f"causal sdpa forward+backward {dtype} {ATTN_SHAPE}, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=["scaled_dot_product_attention"])
+    dt = getattr(lib, dtype)
+    q, k, v = (lib.randn(*ATTN_SHAPE, device="cuda").to(dt).requires_grad_(True)
+               for _ in range(3))
+    g = lib.randn(*ATTN_SHAPE, device="cuda").to(dt)
+
+    def step():
+        F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(g)
     run_synchronised(benchmark, step, sync)

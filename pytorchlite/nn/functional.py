@@ -1060,10 +1060,16 @@ def _causal_bias(L, S, dtype):
 
 
 def _sdpa_fusable(query, key, value, attn_mask, dropout_p):
-    """Whether the fused CPU kernel computes this call: no dropout, float CPU tensors of one
-    dtype and rank 2 to 4 with the same batch dims and head size, and a mask (not requiring
-    grad) that broadcasts to [*, L, S]."""
-    if dropout_p != 0.0 or not 2 <= query.dim() <= 4 or query.device.type != "cpu":
+    """Whether the fused kernel computes this call: no dropout, float tensors of one dtype
+    and device and rank 2 to 4 with the same batch dims and head size, and a mask (not
+    requiring grad) that broadcasts to [*, L, S].  On CUDA (attention.cu's kernels, Note
+    [CUDA flash attention]) the head size is at most 256, as for PyTorch's flash kernel;
+    larger heads take the composite."""
+    if dropout_p != 0.0 or not 2 <= query.dim() <= 4 or query.device.type not in ("cpu", "cuda"):
+        return False
+    if key.device != query.device or value.device != query.device:
+        return False
+    if query.device.type == "cuda" and query.size(-1) > 256:
         return False
     dt = query.dtype
     if not dt.is_floating_point or key.dtype != dt or value.dtype != dt:
@@ -1077,7 +1083,7 @@ def _sdpa_fusable(query, key, value, attn_mask, dropout_p):
         return False
     if attn_mask is None:
         return True
-    if attn_mask.requires_grad or attn_mask.dim() > query.dim() or attn_mask.device.type != "cpu":
+    if attn_mask.requires_grad or attn_mask.dim() > query.dim() or attn_mask.device != query.device:
         return False
     if attn_mask.dtype != torch.bool and attn_mask.dtype != dt:
         return False

@@ -187,14 +187,15 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
  * line; ...; gather, scatter with self's rows in one chunk per fiber, in several;
- * advanced indexing's gather and scatter; cat; convolution, its split sum; pooling.  The
+ * advanced indexing's gather and scatter; cat; convolution, its split sum; pooling; attention.  The
  * names _cuda_kernel_emulation(None) gives them are src/python/cuda_module.c's. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
        PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
        PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
-       PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL,
+       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);

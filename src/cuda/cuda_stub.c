@@ -1,5 +1,6 @@
 /* cuda_stub.c -- the CUDA entry points of a CPU-only build (no nvcc): CUDA is never
  * available.  With nvcc, runtime.cu provides them and this file compiles to nothing. */
+#include "attention_plan.h"
 #include "cuda_api.h"
 #include "gemm_plan.h"
 
@@ -225,6 +226,16 @@ ptl_cuda_gemm_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *plan)
 {
     (void)a;
     (void)plan;
+    return not_built();
+}
+
+int
+ptl_cuda_attention_launch(const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *p, int kind, int f8)
+{
+    (void)j;
+    (void)p;
+    (void)kind;
+    (void)f8;
     return not_built();
 }
 #endif

@@ -10,6 +10,7 @@
 
 #include "../aten/native/native.h"
 #include "../c10/error.h"
+#include "attention_plan.h"
 
 /* the figures of the device the default tuning assumes when it cannot ask (132 SMs) */
 #define DEFAULT_SMS 132
@@ -39,6 +40,7 @@ ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
     ptl_device_scatter_hook = ptl_cuda_scatter_gather;
     ptl_device_adv_index_hook = ptl_cuda_adv_index;
     ptl_device_cat_hook = ptl_cuda_cat;
+    ptl_device_attention_hook = ptl_cuda_attention;
     if (t != NULL) {
         emulation_tuning = *t;
         memset(emulation_counts, 0, sizeof(emulation_counts));

@@ -5,6 +5,7 @@
  * elementwise.cu and Note [CUDA availability] in lazy_init.c: registering copy_ here is what
  * makes CUDA available where a device is present.  The reductions and softmax share the CPU
  * kernels (shared_with_cpu).  A CPU-only build registers nothing. */
+#include "attention_plan.h"
 #include "cuda_api.h"
 #include "gemm_plan.h"
 #include "stream_api.h"
@@ -442,6 +443,10 @@ static const int shared_with_cpu[] = {
     PTL_OP_index_fill_int_Tensor, PTL_OP_index_fill_int_Scalar,
     /* cat and the joins built on it (join.c) */
     PTL_OP_cat, PTL_OP_concat, PTL_OP_stack, PTL_OP_hstack, PTL_OP_vstack,
+    /* the fused attention: device_attention.h's hook (Note [CUDA flash attention] in
+     * attention_plan.h) */
+    PTL_OP__scaled_dot_product_flash_attention_for_cpu,
+    PTL_OP__scaled_dot_product_flash_attention_for_cpu_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 
@@ -470,6 +475,7 @@ ptl_register_cuda_kernels(void)
     ptl_device_scatter_hook = ptl_cuda_scatter_gather;
     ptl_device_adv_index_hook = ptl_cuda_adv_index;
     ptl_device_cat_hook = ptl_cuda_cat;
+    ptl_device_attention_hook = ptl_cuda_attention;
     ptl_device_pinned_storage_hook = ptl_pinned_storage_new;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {

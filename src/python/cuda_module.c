@@ -172,21 +172,21 @@ py_launch_for_testing(PyObject *m, PyObject *args)
     return Py_BuildValue("(Lii)", (long long)l.grid, l.block, l.vec);
 }
 
-/* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,
- * min_chunk): reductions, softmax, layer norm, nll_loss, embedding, the random fills, the
- * fused optimizer steps, gather, scatter, advanced indexing, cat, the convolutions and the
- * poolings of CPU tensors run the CUDA kernels (reduce.cu, nn.cu, random.cu, optim.cu,
- * index.cu, conv.cu, pool.cu) emulated on the host under that tuning, until
- * _cuda_kernel_emulation(None), which returns what ran (a dict of counts by plan).  For the
- * tests of the plans. */
 /* The plans' names in the dict of what ran, in cuda_api.h's PTL_CUDA_EMU_* order */
 static const char *const emulation_names[PTL_CUDA_EMU_COUNT] = {
     "block_per_output", "thread_per_output", "split", "softmax_block_per_line",
     "softmax_thread_per_line", "layer_norm", "layer_norm_split", "nll_loss", "embedding",
     "random", "optim", "gather", "scatter", "scatter_chunked", "index_gather", "index_scatter",
-    "cat", "conv", "conv_split", "pool",
+    "cat", "conv", "conv_split", "pool", "attention",
 };
 
+/* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,
+ * min_chunk): reductions, softmax, layer norm, nll_loss, embedding, the random fills, the
+ * fused optimizer steps, gather, scatter, advanced indexing, cat, the convolutions, the
+ * poolings and the fused attention of CPU tensors run the CUDA kernels (reduce.cu, nn.cu,
+ * random.cu, optim.cu, index.cu, conv.cu, pool.cu, attention.cu) emulated on the host under
+ * that tuning, until _cuda_kernel_emulation(None), which returns what ran (a dict of counts
+ * by plan).  For the tests of the plans. */
 static PyObject *
 py_kernel_emulation(PyObject *m, PyObject *arg)
 {

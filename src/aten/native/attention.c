@@ -35,12 +35,15 @@
  * recomputed probabilities of that row are zeros too (PyTorch stores 0 there).  float32
  * accumulates in float, float64 in double; float16 and bfloat16 run in float32.  The inner
  * loops are compiled twice, for the baseline and for AVX2 with FMA (Note [Loop clones] in
- * loops.h describes the trick), and chosen by ptl_cpu_capability(). */
+ * loops.h describes the trick), and chosen by ptl_cpu_capability().  CUDA tensors share these
+ * kernels' checks, casts and outputs, and their last step goes to device_attention.h's hook
+ * (Note [CUDA flash attention] in src/cuda/attention_plan.h). */
 #include <math.h>
 #include <stdlib.h>
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
+#include "device_attention.h"
 #include "gemm.h"
 #include "nn_common.h"
 #include "vec_math.h"
@@ -50,18 +53,9 @@
 #define SDPA_MR 4
 #define SDPA_INLINE static inline __attribute__((always_inline))
 
-/* Element strides of the four dims (batch, head, row, column) of an operand. */
-typedef struct {
-    char *data;
-    int64_t st[4];
-} SdpaMat;
-
-typedef struct {
-    SdpaMat q, k, v, mask, out, lse, dout, o, dq, dk, dv;
-    int has_mask, causal;
-    int64_t B, H, L, S, E, Ev;
-    double scale;
-} SdpaJob;
+/* The job's operands and sizes: device_attention.h's, which the CUDA kernels share. */
+typedef PtlDeviceAttnMat SdpaMat;
+typedef PtlDeviceAttnJob SdpaJob;
 
 /* The causal band of a product C (= or +=) A B: row i of C reads A's column (B's row) p only
  * when i - klo <= p <= i + khi, and needs C's column j only when j <= i + nhi; whatever lies
@@ -984,10 +978,16 @@ sdpa_scale(const PtlIValue *scale, int64_t E)
     return scale->tag == PTL_IV_NONE ? 1.0 / sqrt((double)E) : ptl_iv_to_double(scale);
 }
 
-/* Runs the forward (backward = 0) or backward task over its items. */
+int (*ptl_device_attention_hook)(const PtlDeviceAttnJob *j, int backward, int f8);
+
+/* Runs the forward (backward = 0) or backward task over its items: on the device for CUDA
+ * tensors (like q's) or while the tests emulate the CUDA kernels, else on the CPU threads. */
 static int
-sdpa_run(SdpaJob *j, int backward, int f8)
+sdpa_run(SdpaJob *j, int backward, int f8, const PtlTensorImpl *like)
 {
+    if (nn_on_device(like, ptl_device_attention_hook != NULL)) {
+        return ptl_device_attention_hook(j, backward, f8);
+    }
     int64_t nqb = (j->L + SDPA_BQ - 1) / SDPA_BQ;
     int64_t items = backward ? j->B * j->H : j->B * j->H * nqb;
     int64_t per_item = (backward ? j->L : SDPA_BQ) * j->S * (j->E + j->Ev) + 1;
@@ -1038,7 +1038,7 @@ sdpa_flash_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     j.lse.st[1] = j.L;
     j.lse.st[2] = 1;
     j.lse.st[3] = 0;
-    if (!ptl_tensor_is_meta(q) && sdpa_run(&j, 0, work == PTL_DTYPE_FLOAT64) < 0) {
+    if (!ptl_tensor_is_meta(q) && sdpa_run(&j, 0, work == PTL_DTYPE_FLOAT64, q) < 0) {
         goto error;
     }
     PtlDtype out_dt[2] = {q->dtype, q->dtype};
@@ -1110,7 +1110,7 @@ sdpa_flash_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     sdpa_mat(&j.dq, r[0]);
     sdpa_mat(&j.dk, r[1]);
     sdpa_mat(&j.dv, r[2]);
-    if (!ptl_tensor_is_meta(q) && sdpa_run(&j, 1, work == PTL_DTYPE_FLOAT64) < 0) {
+    if (!ptl_tensor_is_meta(q) && sdpa_run(&j, 1, work == PTL_DTYPE_FLOAT64, q) < 0) {
         goto error;
     }
     PtlDtype out_dt[3] = {q->dtype, q->dtype, q->dtype};
