@@ -67,12 +67,15 @@ ptl_box_muller(double u1, double u2, int slot)
 
 /* ptl_box_muller in float, for float16/bfloat16/float32 results: u1 in [0, 1) and u2 in
  * (0, 1] carry 24 bits each (the tail stops at 5.8 sigma, as with PyTorch's float
- * uniforms) and the float functions cost half as much. */
+ * uniforms).  log and the sine and cosine of 2 pi u1 are scalar_math.h's formulas, whose
+ * vector twins random.c runs (Note [Vector Box-Muller]), so the CPU's vector and scalar
+ * loops and the CUDA kernel give the same bits; each is within an ulp of float64 math. */
 PTL_HD static inline float
 ptl_box_muller_f(float u1, float u2, int slot)
 {
-    float r = sqrtf(-2.0f * logf(u2)), theta = 2.0f * (float)PTL_PI * u1;
-    return r * (slot == 0 ? cosf(theta) : sinf(theta));
+    float r = sqrtf(-2.0f * ptl_logf_normal(u2)), s, c;
+    ptl_sincos2pif(u1, &s, &c);
+    return r * (slot == 0 ? c : s);
 }
 
 /* exponential_: inverse CDF with u in (0, 1] */
