@@ -189,9 +189,10 @@ dist_range(const PtlDistJob *job, int64_t b, int64_t e)
  * every word is the scalar stream's.  A uniform word becomes its float as ptl_dist_value does
  * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
  * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
- * transpose puts word w of block k at element 4 k + w.  The normals take each block's
- * Box-Muller pair through the scalar formula (normal_range_f4_avx2).  So the values are the
- * scalar path's bit for bit, for any seed, offset and split. */
+ * transpose puts word w of block k at element 4 k + w.  The float normals transform the
+ * pairs in vectors too (Note [Vector Box-Muller]); the float64 ones take each block's pair
+ * through libm (normal_range_f8_avx2).  So the values are the scalar path's bit for bit,
+ * for any seed, offset and split. */
 
 /* The high and low halves of the 32 x 32 -> 64-bit products a * m, lane by lane */
 PTL_AVX2 static inline void

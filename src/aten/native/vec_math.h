@@ -1,5 +1,6 @@
-/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh and cosh shared
- * by the unary, activation, softmax and recurrent-cell kernels.  Mirrors the exp/erf of
+/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh, cosh and the
+ * sine and cosine of 2 pi u shared by the unary, activation, softmax, recurrent-cell and
+ * random kernels.  Mirrors the exp/erf of
  * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
  * here).
  *
@@ -19,8 +20,10 @@
  * AVX2+FMA (8 floats / 4 doubles) and AVX-512 (16 floats / 8 doubles), both computing the
  * same bits, chosen at run time by the callers through ptl_cpu_capability(); exp and erf
  * also as portable scalar code without branches or libm calls, which gcc auto-vectorizes in
- * plain loops.  expm1, sigmoid, tanh, log, log1p, sinh and cosh (float only) have only the
- * vector versions; the portable loops use scalar_math.h and libm. */
+ * plain loops.  log (on positive normal numbers) and sincos2pi have scalar twins with the
+ * same bits in scalar_math.h, for the host and the CUDA device (Note [Scalar twins of
+ * vector formulas]).  expm1, sigmoid, tanh, log, log1p, sinh and cosh (float only) have only
+ * vector versions in the unary kernels; the portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
