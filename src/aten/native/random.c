@@ -240,30 +240,22 @@ philox_draw8(uint64_t seed, uint64_t offset, int64_t blk, __m256i w[4])
     w[3] = c3;
 }
 
-/* a + x b in double (a multiply, then an add), rounded back to float: the uniforms'
- * from + u (to - from) and the normals' mean + z std, as ptl_dist_value computes them */
-PTL_AVX2 static inline __m256
-affine_ps(__m256 x, double a, double b)
-{
-    const __m256d av = _mm256_set1_pd(a), bv = _mm256_set1_pd(b);
-    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
-    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
-    lo = _mm256_add_pd(_mm256_mul_pd(lo, bv), av);
-    hi = _mm256_add_pd(_mm256_mul_pd(hi, bv), av);
-    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
-}
-
-PTL_AVX512 static inline __m512
-affine_ps512(__m512 x, double a, double b)
-{
-    const __m512d av = _mm512_set1_pd(a), bv = _mm512_set1_pd(b);
-    __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
-    __m512d hi = _mm512_cvtps_pd(_mm512_extractf32x8_ps(x, 1));
-    lo = _mm512_add_pd(_mm512_mul_pd(lo, bv), av);
-    hi = _mm512_add_pd(_mm512_mul_pd(hi, bv), av);
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)),
-                              _mm512_cvtpd_ps(hi), 1);
-}
+/* o[k] = a + o[k] b for k < n (n a multiple of D's lanes) in double lanes of kind D (pd,
+ * pd512), a multiply and an add, rounded back to float: the uniforms' from + u (to - from)
+ * and the normals' mean + z std, as ptl_dist_value computes them */
+#define DEFINE_AFFINE_F4(D)                                                               \
+    PTL_VATTR(D) static inline void                                                       \
+    affine_f4_##D(float *o, int64_t n, double a, double b)                                \
+    {                                                                                     \
+        const PTL_VT(D) av = PTL_V(D, set1)(a), bv = PTL_V(D, set1)(b);                   \
+        for (int64_t k = 0; k < n; k += PTL_VLANES(D)) {                                  \
+            PTL_VT(D) x = PTL_VLOADF(D, o + k);                                           \
+            PTL_VSTOREF(D, o + k, PTL_V(D, add)(PTL_V(D, mul)(x, bv), av));               \
+        }                                                                                 \
+    }
+DEFINE_AFFINE_F4(pd)
+DEFINE_AFFINE_F4(pd512)
+#undef DEFINE_AFFINE_F4
 
 /* [b, e) of a float32 uniform job with scalar bounds (Note [Vector Philox]): the elements
  * before the first block boundary and after the last whole group of eight blocks go
@@ -300,7 +292,10 @@ uniform_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
         f[2] = _mm256_permute2f128_ps(u[0], u[1], 0x31);
         f[3] = _mm256_permute2f128_ps(u[2], u[3], 0x31);
         for (int k = 0; k < 4; k++) {
-            _mm256_storeu_ps(o + i + 8 * k, unit ? f[k] : affine_ps(f[k], j->a, j->b - j->a));
+            _mm256_storeu_ps(o + i + 8 * k, f[k]);
+        }
+        if (!unit) {
+            affine_f4_pd(o + i, 32, j->a, j->b - j->a);
         }
     }
     dist_range(j, i, e);
@@ -352,16 +347,16 @@ store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
  * The normals of n elements (n a multiple of 2 L, L the lanes of S) from element i (even):
  * block i / 2 + l in lane l, its two uniforms (normal_uniforms_##S), the pair r cos, r sin
  * with r = sqrt(-2 log u2) and the angle 2 pi u1 (vec_math.h's log and sincos2pi, the twins
- * of scalar_math.h's formulas that ptl_box_muller_f calls), then a + z b in double as
- * ptl_dist_value does (z + 0 when a = 0 and b = 1: the same bits, -0 included), cosines to
- * even elements and sines to odd ones.  So every element is ptl_dist_value's, at either
+ * of scalar_math.h's formulas that ptl_box_muller_f calls), cosines to even elements and
+ * sines to odd ones, then a + z b in double as ptl_dist_value does (z + 0 when a = +0 and
+ * b = 1: the same bits, -0 included).  So every element is ptl_dist_value's, at either
  * width, on any split, and on the CUDA device (Note [CUDA random fills]). */
-#define DEFINE_NORMAL_FLOATS(S)                                                           \
+#define DEFINE_NORMAL_FLOATS(S, D)                                                        \
     PTL_VATTR(S) static void                                                              \
     normal_floats_##S(const PtlDistJob *j, int64_t i, int64_t n, float *o)                \
     {                                                                                     \
         const int64_t L = PTL_VLANES(S);                                                  \
-        const int unit = j->a == 0.0 && j->b == 1.0;                                      \
+        const int unit = j->a == 0.0 && !signbit(j->a) && j->b == 1.0;                    \
         for (int64_t k = 0; k < n; k += 2 * L) {                                          \
             PTL_VT(S) u1, u2, sn, cs;                                                     \
             normal_uniforms_##S(j, (i + k) / 2, &u1, &u2);                                \
@@ -373,14 +368,14 @@ store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
                 z0 = PTL_V(S, add)(z0, PTL_V(S, setzero)());                              \
                 z1 = PTL_V(S, add)(z1, PTL_V(S, setzero)());                              \
             }                                                                             \
-            else {                                                                        \
-                z0 = affine_##S(z0, j->a, j->b);                                          \
-                z1 = affine_##S(z1, j->a, j->b);                                          \
-            }                                                                             \
             store_interleaved_##S(o + k, z0, z1);                                         \
+            if (!unit) {                                                                  \
+                affine_f4_##D(o + k, 2 * L, j->a, j->b);                                  \
+            }                                                                             \
         }                                                                                 \
     }
-PTL_VM_FOR_FLOAT_KINDS(DEFINE_NORMAL_FLOATS)
+DEFINE_NORMAL_FLOATS(ps, pd)
+DEFINE_NORMAL_FLOATS(ps512, pd512)
 #undef DEFINE_NORMAL_FLOATS
 
 /* [b, e) of a float32, float16 or bfloat16 normal job with scalar mean and std: the whole
