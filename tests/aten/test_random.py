@@ -168,7 +168,8 @@ def test_thread_count_does_not_change_values(op):
 # path (Note [Vector Box-Muller]) and the scalar stream: every length across the groups of
 # 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
 # offsets), generator objects, ranges and mean / std through the double transform, strided
-# selves, float16 and bfloat16 normals (rounded from the float ones)
+# selves, float16 and bfloat16 normals (rounded from the float ones), float32 log_normal_ and
+# normal with tensor mean and std (the vector z, then the scalar finish)
 FILL_SCRIPT = r"""
 import sys, pytorchlite as ptl
 out = sys.stdout.buffer
@@ -192,6 +193,11 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
             out.write(ptl.randn(n, dtype=dt).view(ptl.int16).numpy().tobytes())
         out.write(ptl.empty(3, 700, dtype=dt)[:, 1:].normal_(1.5, 0.3, generator=g)
                   .view(ptl.int16).numpy().tobytes())
+    mean = ptl.linspace(-1, 1, 4099)
+    mean[::3] = -0.0
+    for n in (1, 17, 33, 4099):
+        out.write(ptl.empty(n).log_normal_(0.3, 0.7, generator=g).numpy().tobytes())
+        out.write(ptl.normal(mean[:n], ptl.linspace(0, 2, n), generator=g).numpy().tobytes())
     for skip in (1, 2, 3):
         ptl.randn(skip, generator=g)
         out.write(ptl.randn(3, 4099, generator=g).numpy().tobytes())

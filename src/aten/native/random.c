@@ -191,8 +191,10 @@ dist_range(const PtlDistJob *job, int64_t b, int64_t e)
  * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
  * transpose puts word w of block k at element 4 k + w.  The float normals transform the
  * pairs in vectors too (Note [Vector Box-Muller]); the float64 ones take each block's pair
- * through libm (normal_range_f8_avx2).  So the values are the scalar path's bit for bit,
- * for any seed, offset and split. */
+ * through libm (normal_range_f8_avx2); float32 log_normal_ and normals with tensor mean
+ * or std take the vector standard normals and finish element by element
+ * (normal_finish_f4).  So the values are the scalar path's bit for bit, for any seed,
+ * offset and split. */
 
 /* The high and low halves of the 32 x 32 -> 64-bit products a * m, lane by lane */
 PTL_AVX2 static inline void
@@ -447,6 +449,26 @@ normal_range_f8_avx2(const PtlDistJob *j, int64_t b, int64_t e)
     }
     dist_range(j, i, e);
 }
+
+/* [b, e) of a float32 log_normal_ job, or a normal one with per-element mean or std: the
+ * standard normals z through normal_range_vec as a job with mean -0 and std 1 (whose
+ * affine step -0 + z keeps every z, -0 included), then a + z b in double and, for
+ * log_normal_, its exp, as ptl_dist_value computes them */
+PTL_AVX2 static void
+normal_finish_f4(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    PtlDistJob std = *j;
+    float *o = (float *)j->out;
+    std.kind = PTL_DIST_NORMAL;
+    std.a = -0.0;
+    std.b = 1.0;
+    std.pa = std.pb = NULL;
+    normal_range_vec(&std, b, e);
+    for (int64_t k = b; k < e; k++) {
+        double v = (j->pa ? j->pa[k] : j->a) + PTL_DMUL_RN(j->pb ? j->pb[k] : j->b, (double)o[k]);
+        o[k] = (float)(j->kind == PTL_DIST_NORMAL ? v : exp(v));
+    }
+}
 #endif
 
 static int
@@ -468,6 +490,11 @@ dist_chunk(void *ctx, int64_t b, int64_t e)
     }
     if (vec && j->kind == PTL_DIST_NORMAL && j->dt == PTL_DTYPE_FLOAT64) {
         normal_range_f8_avx2(j, b, e);
+        return 0;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && j->dt == PTL_DTYPE_FLOAT32 &&
+        (j->kind == PTL_DIST_NORMAL || j->kind == PTL_DIST_LOG_NORMAL)) {
+        normal_finish_f4(j, b, e);
         return 0;
     }
 #endif
