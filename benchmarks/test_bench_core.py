@@ -251,6 +251,35 @@ def test_random_fill(benchmark, impl, op):
     benchmark(fns[op])
 
 
+NORMAL_FILLS = ["randn float32 1e6", "randn float64 1e6", "randn float32 1e3",
+                "randn float64 1e3", "normal_(1.5, 2) float32 1e6", "randn_like float32 1e6"]
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("case", NORMAL_FILLS)
+def test_normal_fill(benchmark, impl, case):
+    """Seeded normal fills (float32: Note [Vector Box-Muller]; float64: Note [Vector
+    Philox] with libm's transform), large and small, new and in place"""
+    benchmark.group = case
+    op, dtype, n = case.rsplit(" ", 2)
+    n = int(float(n))
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        dt = np.dtype(dtype)
+        fns = {"randn": lambda: rng.standard_normal(n, dtype=dt),
+               "normal_(1.5, 2)": lambda: rng.normal(1.5, 2.0, n).astype(dt),
+               "randn_like": lambda: rng.standard_normal(n, dtype=dt)}
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        dt = getattr(L, dtype)
+        out = L.empty(n, dtype=dt)
+        fns = {"randn": lambda: L.randn(n, dtype=dt),
+               "normal_(1.5, 2)": lambda: out.normal_(1.5, 2.0),
+               "randn_like": lambda: L.randn_like(out)}
+    benchmark(fns[op])
+
+
 MASK_OPS = {
     "nonzero": (lambda x, m: m.nonzero(), lambda x, m: np.argwhere(m)),
     "masked_select": (lambda x, m: x.masked_select(m), lambda x, m: x[m]),

@@ -65,14 +65,28 @@ ptl_box_muller(double u1, double u2, int slot)
     return r * (slot == 0 ? cos(theta) : sin(theta));
 }
 
-/* ptl_box_muller in float, for float16/bfloat16/float32 results: u1 in [0, 1) and u2 in
- * (0, 1] carry 24 bits each (the tail stops at 5.8 sigma, as with PyTorch's float
- * uniforms) and the float functions cost half as much. */
-PTL_HD static inline float
-ptl_box_muller_f(float u1, float u2, int slot)
+/* Both halves of ptl_box_muller's pair, z[0] the cosine's and z[1] the sine's, with one log
+ * and one square root */
+PTL_HD static inline void
+ptl_box_muller_pair(double u1, double u2, double *z)
 {
-    float r = sqrtf(-2.0f * logf(u2)), theta = 2.0f * (float)PTL_PI * u1;
-    return r * (slot == 0 ? cosf(theta) : sinf(theta));
+    double r = sqrt(-2.0 * log(u2)), theta = 2.0 * PTL_PI * u1;
+    z[0] = r * cos(theta);
+    z[1] = r * sin(theta);
+}
+
+/* ptl_box_muller_pair in float, for float16/bfloat16/float32 results: u1 in [0, 1) and u2 in
+ * (0, 1] carry 24 bits each (the tail stops at 5.8 sigma, as with PyTorch's float
+ * uniforms).  log and the sine and cosine of 2 pi u1 are scalar_math.h's formulas, whose
+ * vector twins random.c runs (Note [Vector Box-Muller]), so the CPU's vector and scalar
+ * loops and the CUDA kernel give the same bits; each is within an ulp of float64 math. */
+PTL_HD static inline void
+ptl_box_muller_f(float u1, float u2, double *z)
+{
+    float r = sqrtf(-2.0f * ptl_logf_normal(u2)), s, c;
+    ptl_sincos2pif(u1, &s, &c);
+    z[0] = (double)(r * c);
+    z[1] = (double)(r * s);
 }
 
 /* exponential_: inverse CDF with u in (0, 1] */
@@ -383,15 +397,13 @@ ptl_dist_value(const PtlDistJob *j, PtlDistCursor *c, int64_t i)
         if (c->pair != c->block && j->dt == PTL_DTYPE_FLOAT64) {
             double u1 = ptl_uniform_bits(c->b.w[0], c->b.w[1], 53);
             double u2 = ptl_uniform_open0(c->b.w[2], c->b.w[3]);
-            c->z[0] = ptl_box_muller(u1, u2, 0);
-            c->z[1] = ptl_box_muller(u1, u2, 1);
+            ptl_box_muller_pair(u1, u2, c->z);
             c->pair = c->block;
         }
         else if (c->pair != c->block) {
             float u1 = (float)(c->b.w[0] >> 8) * 0x1p-24f;
             float u2 = 1.0f - (float)(c->b.w[2] >> 8) * 0x1p-24f;
-            c->z[0] = ptl_box_muller_f(u1, u2, 0);
-            c->z[1] = ptl_box_muller_f(u1, u2, 1);
+            ptl_box_muller_f(u1, u2, c->z);
             c->pair = c->block;
         }
         double v = a + PTL_DMUL_RN(b, c->z[slot]);

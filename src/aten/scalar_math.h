@@ -364,6 +364,94 @@ ptl_pow_scalar_f(float a, float x)
     return powf(a, x);
 }
 
+/* ---- log and sin/cos of 2 pi u in float32, formulas with a vector twin ----
+ *
+ * Note [Scalar twins of vector formulas]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * ptl_logf_normal and ptl_sincos2pif are the scalar twins of vec_math.h's ptl_vm_log_##S
+ * (on positive normal numbers) and ptl_vm_sincos2pi_##S: the same IEEE operations in the
+ * same order, every FMA of the vector code an fmaf here and every product that feeds an add
+ * rounded apart (Note [Products rounded apart]), so the CPU's vector loops, the CPU's scalar
+ * loops and the CUDA kernels give the same bits (float32 Box-Muller, distributions.h).  The
+ * coefficients are listed once, below, for both.  Off x86-64 with FMA, fmaf is a libm call
+ * on the host (exact, slower); the vector loops keep the host's scalar calls to tails.
+ *
+ * log(x), x positive and normal (Cephes logf): x = 2^e m with m in (sqrt(1/2), sqrt(2)],
+ * f = m - 1 exact, log x = f - f^2 / 2 + f^3 P(f) + e ln2, ln2 split in 0.693359375 (exact
+ * times any e) and a tail.  About 1 ulp.
+ *
+ * sin and cos of 2 pi u, |u| < 2^20: q = round(4 u) (by the 1.5 * 2^23 trick, so the
+ * integer comes with it), t = u - q / 4 in [-1/8, 1/8] exact, and the angle 2 pi t lies in
+ * [-pi/4, pi/4] with no rounding of pi at all: sin(2 pi t) = S0 t + t s(t^2) with S0 =
+ * fl(2 pi) and s's constant term 2 pi - S0, cos(2 pi t) = 1 + t^2 c(t^2) (minimax fits by
+ * tools/fit_sincos2pi.py), then the quadrant q mod 4 swaps and negates them.  Under 1 ulp
+ * for every u = k 2^-24 in [0, 1) against float64 (tests/aten/test_random.py). */
+#define PTL_LOGF_COEF                                                                    \
+    7.0376836292e-2f, -1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f,           \
+        1.4249322787e-1f, -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f,       \
+        3.3333331174e-1f
+#define PTL_LOGF_LN2_HI 0.693359375f
+#define PTL_LOGF_LN2_LO -2.12194440e-4f
+#define PTL_SIN2PIF_S0 6.283185482e+00f
+/* s(t^2) and c(t^2), the highest power first */
+#define PTL_SIN2PIF_COEF -7.544560242e+01f, 8.159376526e+01f, -4.134167099e+01f, -1.748455531e-07f
+#define PTL_COS2PIF_COEF 5.922924423e+01f, -8.544323730e+01f, 6.493932343e+01f, -1.973920822e+01f
+#define PTL_SINCOS2PIF_MAGIC 12582912.0f
+
+/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule with fmaf (vec_math.h's ptl_vm_poly_##S) */
+PTL_HD static inline float
+ptl_polyf_fma(float t, const float *c, int n)
+{
+    float p = c[0];
+    for (int i = 1; i < n; i++) {
+        p = fmaf(p, t, c[i]);
+    }
+    return p;
+}
+
+/* log(x) for positive normal x (Note [Scalar twins of vector formulas]) */
+PTL_HD static inline float
+ptl_logf_normal(float x)
+{
+    const float c[] = {PTL_LOGF_COEF};
+    uint32_t bits, mbits;
+    float m;
+    memcpy(&bits, &x, sizeof bits);
+    mbits = (bits & 0x7fffffu) | 0x3f800000u;
+    memcpy(&m, &mbits, sizeof m);
+    float e = (float)((int32_t)(bits >> 23) - 127);
+    if (m > 1.41421356237f) {
+        m = m * 0.5f;
+        e = e + 1.0f;
+    }
+    float f = m - 1.0f;
+    float z = PTL_FMUL_RN(f, f);
+    float y = PTL_FMUL_RN(PTL_FMUL_RN(ptl_polyf_fma(f, c, (int)(sizeof c / sizeof c[0])), f), z);
+    y = fmaf(e, PTL_LOGF_LN2_LO, y);
+    y = fmaf(-0.5f, z, y);
+    y = f + y;
+    return fmaf(e, PTL_LOGF_LN2_HI, y);
+}
+
+/* *s = sin(2 pi u), *c = cos(2 pi u) for |u| < 2^20 (Note [Scalar twins of vector
+ * formulas]) */
+PTL_HD static inline void
+ptl_sincos2pif(float u, float *s, float *c)
+{
+    const float sc[] = {PTL_SIN2PIF_COEF}, cc[] = {PTL_COS2PIF_COEF};
+    float k = PTL_FMUL_RN(u, 4.0f) + PTL_SINCOS2PIF_MAGIC;
+    float q = k - PTL_SINCOS2PIF_MAGIC;
+    uint32_t kbits;
+    memcpy(&kbits, &k, sizeof kbits);
+    float t = fmaf(-q, 0.25f, u);
+    float t2 = PTL_FMUL_RN(t, t);
+    float sn = fmaf(t, PTL_SIN2PIF_S0, PTL_FMUL_RN(t, ptl_polyf_fma(t2, sc, 4)));
+    float cs = fmaf(t2, ptl_polyf_fma(t2, cc, 4), 1.0f);
+    float a = (kbits & 1u) ? cs : sn, b = (kbits & 1u) ? sn : cs;
+    *s = (kbits & 2u) ? -a : a;
+    *c = ((kbits + 1u) & 2u) ? -b : b;
+}
+
 /* ---- maximum / minimum: NaN propagating (fmax/fmin are C's NaN ignoring ones) ---- */
 
 PTL_HD static inline double

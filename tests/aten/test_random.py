@@ -164,10 +164,12 @@ def test_thread_count_does_not_change_values(op):
     np.testing.assert_array_equal(one, two)
 
 
-# float32 uniforms and normals with Note [Vector Philox]'s AVX2 path and with the scalar
-# stream: every length across the groups of 32 (uniform) / 16 (normal) elements and the
-# blocks, starts inside a block (odd offsets), generator objects, ranges and mean / std
-# through the double transform, strided selves
+# float32 uniforms and normals with Note [Vector Philox]'s AVX2 path, the normals' AVX-512
+# path (Note [Vector Box-Muller]) and the scalar stream: every length across the groups of
+# 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
+# offsets), generator objects, ranges and mean / std through the double transform, strided
+# selves, float16 and bfloat16 normals (rounded from the float ones), float32 log_normal_ and
+# normal with tensor mean and std (the vector z, then the scalar finish)
 FILL_SCRIPT = r"""
 import sys, pytorchlite as ptl
 out = sys.stdout.buffer
@@ -184,8 +186,18 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
             out.write(ptl.empty(40003).uniform_(lo, hi, generator=g).numpy().tobytes())
     out.write(ptl.empty(1000, 7).t().uniform_(-2, 3).numpy().tobytes())
     out.write(ptl.rand_like(ptl.empty(9, 13)).numpy().tobytes())
-    for n in list(range(40)) + [4097, 70001, 1 << 20]:
+    for n in list(range(80)) + [4097, 70001, 1 << 20]:
         out.write(ptl.randn(n).numpy().tobytes())
+    for dt in (ptl.float16, ptl.bfloat16):
+        for n in (0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 70001):
+            out.write(ptl.randn(n, dtype=dt).view(ptl.int16).numpy().tobytes())
+        out.write(ptl.empty(3, 700, dtype=dt)[:, 1:].normal_(1.5, 0.3, generator=g)
+                  .view(ptl.int16).numpy().tobytes())
+    mean = ptl.linspace(-1, 1, 4099)
+    mean[::3] = -0.0
+    for n in (1, 17, 33, 4099):
+        out.write(ptl.empty(n).log_normal_(0.3, 0.7, generator=g).numpy().tobytes())
+        out.write(ptl.normal(mean[:n], ptl.linspace(0, 2, n), generator=g).numpy().tobytes())
     for skip in (1, 2, 3):
         ptl.randn(skip, generator=g)
         out.write(ptl.randn(3, 4099, generator=g).numpy().tobytes())
@@ -207,20 +219,26 @@ def _fill_bytes(cap, threads):
 @pytest.mark.skipif(ptl.backends.cpu.get_cpu_capability() == "DEFAULT",
                     reason="this CPU runs the scalar stream only")
 def test_vector_philox_equals_scalar_stream():
-    """Note [Vector Philox]: the AVX2 float32 uniforms and normals are the scalar stream's
-    values, bit for bit, on 1 and 2 threads"""
-    scalar = _fill_bytes("default", 1)
-    for threads in (1, 2):
-        vector = np.frombuffer(_fill_bytes("avx2", threads), np.uint32)
-        assert vector.size > 10 ** 6
-        diff = np.nonzero(vector != np.frombuffer(scalar, np.uint32))[0]
-        assert diff.size == 0, f"{diff.size} values differ, the first at {diff[:1]}"
+    """Note [Vector Philox] and Note [Vector Box-Muller]: the vector float32 uniforms and the
+    normals (AVX2, and AVX-512 where the CPU has it) are the scalar stream's values, bit for
+    bit, on 1 and 2 threads"""
+    scalar = np.frombuffer(_fill_bytes("default", 1), np.uint16)
+    caps = ["avx2"] + (["avx512"] if ptl.backends.cpu.get_cpu_capability() == "AVX512" else [])
+    for cap in caps:
+        for threads in (1, 2):
+            vector = np.frombuffer(_fill_bytes(cap, threads), np.uint16)
+            assert vector.size > 2 * 10 ** 6
+            diff = np.nonzero(vector != scalar)[0]
+            assert diff.size == 0, f"{cap}, {threads} threads: {diff.size} half-words " \
+                                   f"differ, the first at {diff[:1]}"
 
 
 def test_philox_fill_known_values():
     """float32 rand, uniform_ and randn values of one stream, fixed before the vector path
     (Note [Vector Philox]); element 32 (uniform) and 16 (normal) start the second group of
-    eight blocks"""
+    eight blocks.  The normals changed with Note [Vector Box-Muller] (element 0, an angle
+    near 3 pi / 2, by 22 ulps: libm's cosf of 2 pi u1 rounded to float first was that far
+    off; now 1 ulp from float64 math)"""
     g = ptl.Generator().manual_seed(2026)
     ptl.rand(3, generator=g)
     x = ptl.rand(36, generator=g).numpy()
@@ -233,8 +251,8 @@ def test_philox_fill_known_values():
     ptl.randn(3, generator=g)
     z = ptl.randn(20, generator=g).numpy()
     assert [float(v).hex() for v in z[[0, 1, 15, 16, 19]]] == [
-        "-0x1.2f694e0000000p-3", "-0x1.712ba20000000p+0", "0x1.73cb160000000p+0",
-        "-0x1.5befa00000000p-1", "0x1.2eb5da0000000p-2"]
+        "-0x1.2f697a0000000p-3", "-0x1.712ba00000000p+0", "0x1.73cb160000000p+0",
+        "-0x1.5befa00000000p-1", "0x1.2eb5de0000000p-2"]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS[:3])
@@ -414,6 +432,121 @@ def test_normal_law(dtype):
     check_moments(x, 1.5, 4.0)
     check_ks(x, stats.norm(1.5, 2.0).cdf)
     check_ks(ptl.randn(N, dtype=dtype).double().numpy(), stats.norm.cdf)
+
+
+# ---- the float Box-Muller transform (Note [Vector Box-Muller] in random.c, Note [Scalar
+# twins of vector formulas] in scalar_math.h) ----
+
+def _box_muller_uniforms(seed, pairs):
+    """u1, u2 of the first `pairs` pairs of float normals from Generator().manual_seed(seed):
+    words 0 and 2 of the same Philox blocks, which rand's float32 elements 4k and 4k + 2 hold
+    as (w >> 8) 2^-24 (block k gives randn's elements 2k and 2k + 1)"""
+    g = ptl.Generator().manual_seed(seed)
+    u = ptl.rand(4 * pairs, generator=g).numpy().astype(np.float64)
+    return u[0::4], 1.0 - u[2::4]
+
+
+def _box_muller_f64(u1, u2):
+    """(r cos, r sin) of the angle 2 pi u1 in float64, the angle reduced exactly (u1 = q / 4
+    + t) so that the quadrants' zeros are zeros"""
+    q = np.rint(4 * u1)
+    t, k = u1 - q / 4, q.astype(np.int64) & 3
+    s, c = np.sin(2 * np.pi * t), np.cos(2 * np.pi * t)
+    sn, cs = np.where(k & 1, c, s), np.where(k & 1, s, c)
+    sn, cs = np.where(k & 2, -sn, sn), np.where((k + 1) & 2, -cs, cs)
+    r = np.sqrt(-2 * np.log(u2))
+    return r * cs, r * sn
+
+
+def _ulps32(got, ref):
+    """|got - ref| in float32 ulps of ref (where ref is 0, got must be 0 too)"""
+    err = np.abs(np.asarray(got, np.float64) - ref)
+    nz = ref != 0
+    err[nz] /= np.spacing(np.abs(ref[nz]).astype(np.float32)).astype(np.float64)
+    return err
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float_normals_against_the_float64_transform(threads):
+    """randn's float32 values against the transform in float64 from the same uniforms, on
+    2^20 values: within 3 ulps (log and sin/cos within 1 each, then sqrt and the product),
+    0.6 on average; normal_(a, b) is a + z b in double, rounded; float16 and bfloat16 are
+    the float values rounded"""
+    pairs = 1 << 19
+    u1, u2 = _box_muller_uniforms(11, pairs)
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        z = ptl.randn(2 * pairs, generator=ptl.Generator().manual_seed(11)).numpy()
+        y = ptl.empty(2 * pairs).normal_(-0.75, 3.5, generator=ptl.Generator().manual_seed(11))
+        halves = [ptl.randn(2 * pairs, dtype=dt, generator=ptl.Generator().manual_seed(11))
+                  for dt in (ptl.float16, ptl.bfloat16)]
+    finally:
+        ptl.set_num_threads(old)
+    c, s = _box_muller_f64(u1, u2)
+    err = np.concatenate([_ulps32(z[0::2], c), _ulps32(z[1::2], s)])
+    assert err.max() <= 3, (err.max(), int(err.argmax()))
+    assert err.mean() < 0.6, err.mean()
+    affine = (-0.75 + 3.5 * z.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(y.numpy(), affine)
+    for h, dt in zip(halves, (ptl.float16, ptl.bfloat16)):
+        np.testing.assert_array_equal(h.float().numpy(), ptl.tensor(z).to(dt).float().numpy())
+
+
+def test_float_normal_tails_depend_on_the_position_only():
+    """Every length 0..80 (the scalar formula after the last vector group of 16 or 32
+    elements) and every generator offset 0..40 (a fill at offset k draws blocks k, k + 1...,
+    element i of it is element 2 k + i of a fill at offset 0): the values of the long fill,
+    on 1 and 2 threads"""
+    seed = 321
+    long = ptl.randn(200, generator=ptl.Generator().manual_seed(seed)).numpy()
+    old = ptl.get_num_threads()
+    try:
+        for threads in (1, 2):
+            ptl.set_num_threads(threads)
+            for n in range(81):
+                got = ptl.randn(n, generator=ptl.Generator().manual_seed(seed)).numpy()
+                np.testing.assert_array_equal(got, long[:n])
+            for skip in range(41):
+                g = ptl.Generator().manual_seed(seed)
+                ptl.randn(skip, generator=g)
+                np.testing.assert_array_equal(ptl.randn(100, generator=g).numpy(),
+                                              long[2 * skip:2 * skip + 100])
+    finally:
+        ptl.set_num_threads(old)
+
+
+def test_float_log_of_every_box_muller_radius():
+    """The float log of the Box-Muller radius over its whole domain, u2 = 1 - k 2^-24 for
+    every k < 2^24: within 1 ulp of float64.  ptl.log's float32 vector loop is the formula
+    (ptl_vm_log_##S; the scalar twin ptl_logf_normal gives its bits, as the vector-width
+    and CUDA-emulation tests check through randn)"""
+    x = (1.0 - np.arange(1 << 24, dtype=np.float64) * 2.0 ** -24).astype(np.float32)
+    got = ptl.log(ptl.tensor(x)).numpy()
+    err = _ulps32(got, np.log(x.astype(np.float64)))
+    assert err.max() <= 1, (err.max(), x[err.argmax()])
+
+
+def test_sincos2pi_constants_are_the_fit_tools():
+    """The sin and cos polynomials of scalar_math.h are what tools/fit_sincos2pi.py fits, and
+    in float32 they are within 1 ulp of float64 for every t = k 2^-24 in [-1/8, 1/8], so for
+    every float uniform angle 2 pi u1"""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("fit", os.path.join(ROOT, "tools",
+                                                                      "fit_sincos2pi.py"))
+    fit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fit)
+    src = open(os.path.join(ROOT, "src", "aten", "scalar_math.h")).read()
+
+    def floats(name):
+        body = re.search(r"#define %s ([^\n]*)" % name, src).group(1)
+        return np.float32([float(c.strip().rstrip("f")) for c in body.split(",")])
+
+    s, c = fit.fit()
+    assert floats("PTL_SIN2PIF_S0")[0] == fit.S0
+    np.testing.assert_allclose(floats("PTL_SIN2PIF_COEF"), s, rtol=1e-5)
+    np.testing.assert_allclose(floats("PTL_COS2PIF_COEF"), c, rtol=1e-5)
+    assert max(fit.max_ulp(floats("PTL_SIN2PIF_COEF"), floats("PTL_COS2PIF_COEF"))) < 1
 
 
 def test_exponential_law():

@@ -189,9 +189,12 @@ dist_range(const PtlDistJob *job, int64_t b, int64_t e)
  * every word is the scalar stream's.  A uniform word becomes its float as ptl_dist_value does
  * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
  * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
- * transpose puts word w of block k at element 4 k + w.  The normals take each block's
- * Box-Muller pair through the scalar formula (normal_range_f4_avx2).  So the values are the
- * scalar path's bit for bit, for any seed, offset and split. */
+ * transpose puts word w of block k at element 4 k + w.  The float normals transform the
+ * pairs in vectors too (Note [Vector Box-Muller]); the float64 ones take each block's pair
+ * through libm (normal_range_f8_avx2); float32 log_normal_ and normals with tensor mean
+ * or std take the vector standard normals and finish element by element
+ * (normal_finish_f4).  So the values are the scalar path's bit for bit, for any seed,
+ * offset and split. */
 
 /* The high and low halves of the 32 x 32 -> 64-bit products a * m, lane by lane */
 PTL_AVX2 static inline void
@@ -239,16 +242,22 @@ philox_draw8(uint64_t seed, uint64_t offset, int64_t blk, __m256i w[4])
     w[3] = c3;
 }
 
-/* x (8 floats) mapped to from + x (to - from) in double, rounded back to float */
-PTL_AVX2 static inline __m256
-uniform_range8(__m256 x, __m256d from, __m256d span)
-{
-    __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
-    __m256d hi = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
-    lo = _mm256_add_pd(_mm256_mul_pd(lo, span), from);
-    hi = _mm256_add_pd(_mm256_mul_pd(hi, span), from);
-    return _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo));
-}
+/* o[k] = a + o[k] b for k < n (n a multiple of D's lanes) in double lanes of kind D (pd,
+ * pd512), a multiply and an add, rounded back to float: the uniforms' from + u (to - from)
+ * and the normals' mean + z std, as ptl_dist_value computes them */
+#define DEFINE_AFFINE_F4(D)                                                               \
+    PTL_VATTR(D) static inline void                                                       \
+    affine_f4_##D(float *o, int64_t n, double a, double b)                                \
+    {                                                                                     \
+        const PTL_VT(D) av = PTL_V(D, set1)(a), bv = PTL_V(D, set1)(b);                   \
+        for (int64_t k = 0; k < n; k += PTL_VLANES(D)) {                                  \
+            PTL_VT(D) x = PTL_VLOADF(D, o + k);                                           \
+            PTL_VSTOREF(D, o + k, PTL_V(D, add)(PTL_V(D, mul)(x, bv), av));               \
+        }                                                                                 \
+    }
+DEFINE_AFFINE_F4(pd)
+DEFINE_AFFINE_F4(pd512)
+#undef DEFINE_AFFINE_F4
 
 /* [b, e) of a float32 uniform job with scalar bounds (Note [Vector Philox]): the elements
  * before the first block boundary and after the last whole group of eight blocks go
@@ -258,7 +267,6 @@ uniform_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
 {
     float *o = (float *)j->out;
     const __m256 scale = _mm256_set1_ps(0x1p-24f);
-    const __m256d from = _mm256_set1_pd(j->a), span = _mm256_set1_pd(j->b - j->a);
     const int unit = j->a == 0.0 && j->b == 1.0;
     int64_t i = (b + 3) / 4 * 4;
     if (i > e) {
@@ -286,20 +294,139 @@ uniform_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
         f[2] = _mm256_permute2f128_ps(u[0], u[1], 0x31);
         f[3] = _mm256_permute2f128_ps(u[2], u[3], 0x31);
         for (int k = 0; k < 4; k++) {
-            _mm256_storeu_ps(o + i + 8 * k, unit ? f[k] : uniform_range8(f[k], from, span));
+            _mm256_storeu_ps(o + i + 8 * k, f[k]);
+        }
+        if (!unit) {
+            affine_f4_pd(o + i, 32, j->a, j->b - j->a);
         }
     }
     dist_range(j, i, e);
 }
 
-/* [b, e) of a float32 normal job with scalar mean and std: the words of eight blocks at
- * once (Note [Vector Philox]), then each block's Box-Muller pair through ptl_box_muller_f
- * and a + b z in double, as ptl_dist_value computes them (libm's logf and sincosf, which no
- * vector formula of ours matches bit for bit, stay scalar) */
-PTL_AVX2 static void
-normal_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
+/* Words 0 and 2 of the blocks blk .. blk + L - 1, as the Box-Muller uniforms of
+ * ptl_dist_value: u1 = (w0 >> 8) 2^-24 in [0, 1), u2 = 1 - (w2 >> 8) 2^-24 in (0, 1] */
+PTL_AVX2 static inline void
+normal_uniforms_ps(const PtlDistJob *j, int64_t blk, __m256 *u1, __m256 *u2)
 {
-    float *o = (float *)j->out;
+    const __m256 scale = _mm256_set1_ps(0x1p-24f);
+    __m256i w[4];
+    philox_draw8(j->seed, j->offset, blk, w);
+    *u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w[0], 8)), scale);
+    *u2 = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w[2], 8)), scale,
+                           _mm256_set1_ps(1.0f));
+}
+
+PTL_AVX512 static inline void
+normal_uniforms_ps512(const PtlDistJob *j, int64_t blk, __m512 *u1, __m512 *u2)
+{
+    __m256 a1, a2, b1, b2;
+    normal_uniforms_ps(j, blk, &a1, &a2);
+    normal_uniforms_ps(j, blk + 8, &b1, &b2);
+    *u1 = _mm512_insertf32x8(_mm512_castps256_ps512(a1), b1, 1);
+    *u2 = _mm512_insertf32x8(_mm512_castps256_ps512(a2), b2, 1);
+}
+
+/* z0 = (a0 a1 ...), z1 = (b0 b1 ...) stored as a0 b0 a1 b1 ... at o[0 .. 2L) */
+PTL_AVX2 static inline void
+store_interleaved_ps(float *o, __m256 z0, __m256 z1)
+{
+    __m256 lo = _mm256_unpacklo_ps(z0, z1), hi = _mm256_unpackhi_ps(z0, z1);
+    _mm256_storeu_ps(o, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+
+PTL_AVX512 static inline void
+store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
+{
+    const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+                                            7, 23);
+    const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(8));
+    _mm512_storeu_ps(o, _mm512_permutex2var_ps(z0, first, z1));
+    _mm512_storeu_ps(o + 16, _mm512_permutex2var_ps(z0, second, z1));
+}
+
+/* Note [Vector Box-Muller]
+ * The normals of n elements (n a multiple of 2 L, L the lanes of S) from element i (even):
+ * block i / 2 + l in lane l, its two uniforms (normal_uniforms_##S), the pair r cos, r sin
+ * with r = sqrt(-2 log u2) and the angle 2 pi u1 (vec_math.h's log and sincos2pi, the twins
+ * of scalar_math.h's formulas that ptl_box_muller_f calls), cosines to even elements and
+ * sines to odd ones, then a + z b in double as ptl_dist_value does (z + 0 when a = +0 and
+ * b = 1: the same bits, -0 included).  So every element is ptl_dist_value's, at either
+ * width, on any split, and on the CUDA device (Note [CUDA random fills]). */
+#define DEFINE_NORMAL_FLOATS(S, D)                                                        \
+    PTL_VATTR(S) static void                                                              \
+    normal_floats_##S(const PtlDistJob *j, int64_t i, int64_t n, float *o)                \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        const int unit = j->a == 0.0 && !signbit(j->a) && j->b == 1.0;                    \
+        for (int64_t k = 0; k < n; k += 2 * L) {                                          \
+            PTL_VT(S) u1, u2, sn, cs;                                                     \
+            normal_uniforms_##S(j, (i + k) / 2, &u1, &u2);                                \
+            PTL_VT(S) r = PTL_V(S, sqrt)(PTL_V(S, mul)(                                   \
+                PTL_V(S, set1)(-2.0f), ptl_vm_log_scaled_##S(u2, PTL_V(S, setzero)()))); \
+            ptl_vm_sincos2pi_##S(u1, &sn, &cs);                                           \
+            PTL_VT(S) z0 = PTL_V(S, mul)(r, cs), z1 = PTL_V(S, mul)(r, sn);               \
+            if (unit) {                                                                   \
+                z0 = PTL_V(S, add)(z0, PTL_V(S, setzero)());                              \
+                z1 = PTL_V(S, add)(z1, PTL_V(S, setzero)());                              \
+            }                                                                             \
+            store_interleaved_##S(o + k, z0, z1);                                         \
+            if (!unit) {                                                                  \
+                affine_f4_##D(o + k, 2 * L, j->a, j->b);                                  \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_NORMAL_FLOATS(ps, pd)
+DEFINE_NORMAL_FLOATS(ps512, pd512)
+#undef DEFINE_NORMAL_FLOATS
+
+/* [b, e) of a float32, float16 or bfloat16 normal job with scalar mean and std: the whole
+ * groups of L blocks through normal_floats_##S (Note [Vector Box-Muller]; float16 and
+ * bfloat16 through a float buffer, rounded as ptl_dist_store rounds), the elements before
+ * the first pair and after the last group through dist_range */
+PTL_AVX2 static void
+normal_range_vec(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
+    const int64_t step = wide ? 32 : 16;
+    float buf[512];
+    int64_t i = (b + 1) / 2 * 2;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    while (i + step <= e) {
+        int64_t n = (e - i) / step * step;
+        float *o = (float *)j->out + i;
+        if (j->dt != PTL_DTYPE_FLOAT32) {
+            n = n < 512 ? n : 512;
+            o = buf;
+        }
+        if (wide) {
+            normal_floats_ps512(j, i, n, o);
+        }
+        else {
+            normal_floats_ps(j, i, n, o);
+        }
+        for (int64_t k = 0; j->dt == PTL_DTYPE_FLOAT16 && k < n; k++) {
+            ((ptl_half *)j->out)[i + k] = ptl_f_to_half(buf[k]);
+        }
+        for (int64_t k = 0; j->dt == PTL_DTYPE_BFLOAT16 && k < n; k++) {
+            ((ptl_bf16 *)j->out)[i + k] = ptl_f_to_bf16(buf[k]);
+        }
+        i += n;
+    }
+    dist_range(j, i, e);
+}
+
+/* [b, e) of a float64 normal job with scalar mean and std: the words of eight blocks at
+ * once (Note [Vector Philox]), then each block's pair through ptl_box_muller_pair and
+ * a + z b, as ptl_dist_value computes them (libm's log, cos and sin stay scalar), so the
+ * values are the scalar path's */
+PTL_AVX2 static void
+normal_range_f8_avx2(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    double *o = (double *)j->out;
     int64_t i = (b + 1) / 2 * 2;
     if (i > e) {
         i = e;
@@ -307,18 +434,40 @@ normal_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
     dist_range(j, b, i);
     for (; i + 16 <= e; i += 16) {
         __m256i w[4];
-        uint32_t w0[8], w2[8];
+        uint32_t words[4][8];
         philox_draw8(j->seed, j->offset, i / 2, w);
-        _mm256_storeu_si256((__m256i *)w0, w[0]);
-        _mm256_storeu_si256((__m256i *)w2, w[2]);
+        for (int k = 0; k < 4; k++) {
+            _mm256_storeu_si256((__m256i *)words[k], w[k]);
+        }
         for (int l = 0; l < 8; l++) {
-            float u1 = (float)(w0[l] >> 8) * 0x1p-24f;
-            float u2 = 1.0f - (float)(w2[l] >> 8) * 0x1p-24f;
-            o[i + 2 * l] = (float)(j->a + j->b * (double)ptl_box_muller_f(u1, u2, 0));
-            o[i + 2 * l + 1] = (float)(j->a + j->b * (double)ptl_box_muller_f(u1, u2, 1));
+            double z[2];
+            ptl_box_muller_pair(ptl_uniform_bits(words[0][l], words[1][l], 53),
+                                ptl_uniform_open0(words[2][l], words[3][l]), z);
+            o[i + 2 * l] = j->a + PTL_DMUL_RN(j->b, z[0]);
+            o[i + 2 * l + 1] = j->a + PTL_DMUL_RN(j->b, z[1]);
         }
     }
     dist_range(j, i, e);
+}
+
+/* [b, e) of a float32 log_normal_ job, or a normal one with per-element mean or std: the
+ * standard normals z through normal_range_vec as a job with mean -0 and std 1 (whose
+ * affine step -0 + z keeps every z, -0 included), then a + z b in double and, for
+ * log_normal_, its exp, as ptl_dist_value computes them */
+PTL_AVX2 static void
+normal_finish_f4(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    PtlDistJob std = *j;
+    float *o = (float *)j->out;
+    std.kind = PTL_DIST_NORMAL;
+    std.a = -0.0;
+    std.b = 1.0;
+    std.pa = std.pb = NULL;
+    normal_range_vec(&std, b, e);
+    for (int64_t k = b; k < e; k++) {
+        double v = (j->pa ? j->pa[k] : j->a) + PTL_DMUL_RN(j->pb ? j->pb[k] : j->b, (double)o[k]);
+        o[k] = (float)(j->kind == PTL_DIST_NORMAL ? v : exp(v));
+    }
 }
 #endif
 
@@ -327,14 +476,25 @@ dist_chunk(void *ctx, int64_t b, int64_t e)
 {
     const PtlDistJob *j = ctx;
 #ifdef PTL_HAVE_AVX2_KERNELS
-    int vec = j->dt == PTL_DTYPE_FLOAT32 && j->pa == NULL && j->pb == NULL &&
-              ptl_cpu_capability() >= PTL_CPU_AVX2;
-    if (vec && j->kind == PTL_DIST_UNIFORM && j->block_shift == 2 && j->bits == 24) {
+    int vec = j->pa == NULL && j->pb == NULL && ptl_cpu_capability() >= PTL_CPU_AVX2;
+    if (vec && j->dt == PTL_DTYPE_FLOAT32 && j->kind == PTL_DIST_UNIFORM &&
+        j->block_shift == 2 && j->bits == 24) {
         uniform_range_f4_avx2(j, b, e);
         return 0;
     }
-    if (vec && j->kind == PTL_DIST_NORMAL && j->block_shift == 1) {
-        normal_range_f4_avx2(j, b, e);
+    if (vec && j->kind == PTL_DIST_NORMAL && j->block_shift == 1 &&
+        (j->dt == PTL_DTYPE_FLOAT32 || j->dt == PTL_DTYPE_FLOAT16 ||
+         j->dt == PTL_DTYPE_BFLOAT16)) {
+        normal_range_vec(j, b, e);
+        return 0;
+    }
+    if (vec && j->kind == PTL_DIST_NORMAL && j->dt == PTL_DTYPE_FLOAT64) {
+        normal_range_f8_avx2(j, b, e);
+        return 0;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && j->dt == PTL_DTYPE_FLOAT32 &&
+        (j->kind == PTL_DIST_NORMAL || j->kind == PTL_DIST_LOG_NORMAL)) {
+        normal_finish_f4(j, b, e);
         return 0;
     }
 #endif

@@ -1,5 +1,6 @@
-/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh and cosh shared
- * by the unary, activation, softmax and recurrent-cell kernels.  Mirrors the exp/erf of
+/* vec_math.h -- vectorized exp, expm1, erf, sigmoid, tanh, log, log1p, sinh, cosh and the
+ * sine and cosine of 2 pi u shared by the unary, activation, softmax, recurrent-cell and
+ * random kernels.  Mirrors the exp/erf of
  * ATen/cpu/vec/vec256/vec256_float.h and vec256_double.h (Sleef there; our own polynomials
  * here).
  *
@@ -19,8 +20,10 @@
  * AVX2+FMA (8 floats / 4 doubles) and AVX-512 (16 floats / 8 doubles), both computing the
  * same bits, chosen at run time by the callers through ptl_cpu_capability(); exp and erf
  * also as portable scalar code without branches or libm calls, which gcc auto-vectorizes in
- * plain loops.  expm1, sigmoid, tanh, log, log1p, sinh and cosh (float only) have only the
- * vector versions; the portable loops use scalar_math.h and libm. */
+ * plain loops.  log (on positive normal numbers) and sincos2pi have scalar twins with the
+ * same bits in scalar_math.h, for the host and the CUDA device (Note [Scalar twins of
+ * vector formulas]).  expm1, sigmoid, tanh, log, log1p, sinh and cosh (float only) have only
+ * vector versions in the unary kernels; the portable loops use scalar_math.h and libm. */
 #ifndef PTL_ATEN_NATIVE_VEC_MATH_H
 #define PTL_ATEN_NATIVE_VEC_MATH_H
 
@@ -28,6 +31,8 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "../scalar_math.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -551,9 +556,10 @@ PTL_VM_DEFINE_FLOAT32_POW(pd512)
 static const float ptl_vm_tanh_coef[] = {-5.70498872745e-3f, 2.06390887954e-2f,
                                          -5.37397155531e-2f, 1.33314422036e-1f,
                                          -3.33332819422e-1f};
-static const float ptl_vm_log_coef[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
-                                        -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
-                                        2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+/* Note [Scalar twins of vector formulas] in scalar_math.h */
+static const float ptl_vm_log_coef[] = {PTL_LOGF_COEF};
+static const float ptl_vm_sin2pi_coef[] = {PTL_SIN2PIF_COEF};
+static const float ptl_vm_cos2pi_coef[] = {PTL_COS2PIF_COEF};
 /* (e^r - 1 - r) / r^2 = 1/2 + r/6 + ... + r^6/8!, the highest power first */
 static const float ptl_vm_expm1_coef[] = {1.0f / 40320, 1.0f / 5040, 1.0f / 720, 1.0f / 120,
                                           1.0f / 24,    1.0f / 6,    0.5f};
@@ -629,13 +635,11 @@ static const float ptl_vm_erfinv_tail_coef[] = {
         }                                                                                 \
         return y;                                                                         \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log_##S(PTL_VT(S) x)                      \
+    /* log(xs) - eadj ln2 for positive normal xs: ptl_logf_normal's bits when eadj = 0     \
+     * (Note [Scalar twins of vector formulas]) */                                        \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log_scaled_##S(PTL_VT(S) xs, PTL_VT(S) eadj) \
     {                                                                                     \
         const PTL_VT(S) one = PTL_V(S, set1)(1.0f), zero = PTL_V(S, setzero)();           \
-        /* subnormals: scale by 2^23 and take 23 off the exponent */                      \
-        PTL_VMT(S) sub = PTL_VCMP(S, x, PTL_V(S, set1)(FLT_MIN), _CMP_LT_OQ);             \
-        PTL_VT(S) xs = PTL_VSEL(S, sub, x, PTL_V(S, mul)(x, PTL_V(S, set1)(8388608.0f))); \
-        PTL_VT(S) eadj = PTL_VSEL(S, sub, zero, PTL_V(S, set1)(23.0f));                   \
         PTL_VIT(S) bits = PTL_VTOI(S, xs);                                                \
         PTL_VIT(S) ei = PTL_VI(S, sub)(PTL_VI(S, srli)(bits, 23), PTL_VI_SET1(S)(127));   \
         PTL_VT(S) m = PTL_VFROMI(S, PTL_VSI(S, or)(                                       \
@@ -647,14 +651,47 @@ static const float ptl_vm_erfinv_tail_coef[] = {
         PTL_VT(S) f = PTL_V(S, sub)(m, one);                                              \
         PTL_VT(S) z = PTL_V(S, mul)(f, f);                                                \
         PTL_VT(S) y = PTL_V(S, mul)(PTL_V(S, mul)(PTL_VM_POLY(S, f, ptl_vm_log_coef), f), z); \
-        y = PTL_V(S, fmadd)(e, PTL_V(S, set1)(-2.12194440e-4f), y);                       \
+        y = PTL_V(S, fmadd)(e, PTL_V(S, set1)(PTL_LOGF_LN2_LO), y);                       \
         y = PTL_V(S, fnmadd)(PTL_V(S, set1)(0.5f), z, y);                                 \
         y = PTL_V(S, add)(f, y);                                                          \
-        y = PTL_V(S, fmadd)(e, PTL_V(S, set1)(0.693359375f), y);                          \
+        return PTL_V(S, fmadd)(e, PTL_V(S, set1)(PTL_LOGF_LN2_HI), y);                    \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        const PTL_VT(S) zero = PTL_V(S, setzero)();                                       \
+        /* subnormals: scale by 2^23 and take 23 off the exponent */                      \
+        PTL_VMT(S) sub = PTL_VCMP(S, x, PTL_V(S, set1)(FLT_MIN), _CMP_LT_OQ);             \
+        PTL_VT(S) xs = PTL_VSEL(S, sub, x, PTL_V(S, mul)(x, PTL_V(S, set1)(8388608.0f))); \
+        PTL_VT(S) y = ptl_vm_log_scaled_##S(xs, PTL_VSEL(S, sub, zero, PTL_V(S, set1)(23.0f))); \
         /* specials: x < 0 or nan -> nan, 0 -> -inf, inf -> inf */                        \
         y = PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_EQ_OQ), y, PTL_V(S, set1)(-INFINITY));  \
         y = PTL_VSEL(S, PTL_VCMP(S, x, PTL_V(S, set1)(INFINITY), _CMP_EQ_OQ), y, x);      \
         return PTL_VSEL(S, PTL_VCMP(S, x, zero, _CMP_NGE_UQ), y, PTL_V(S, set1)(NAN));    \
+    }                                                                                     \
+    /* *s = sin(2 pi u), *c = cos(2 pi u) for |u| < 2^20: ptl_sincos2pif's bits (Note      \
+     * [Scalar twins of vector formulas]) */                                              \
+    PTL_VATTR(S) static inline void                                                       \
+        ptl_vm_sincos2pi_##S(PTL_VT(S) u, PTL_VT(S) *s, PTL_VT(S) *c)                     \
+    {                                                                                     \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_SINCOS2PIF_MAGIC);                     \
+        PTL_VT(S) k = PTL_V(S, add)(PTL_V(S, mul)(u, PTL_V(S, set1)(4.0f)), magic);       \
+        PTL_VT(S) q = PTL_V(S, sub)(k, magic);                                            \
+        PTL_VIT(S) kbits = PTL_VTOI(S, k);                                                \
+        PTL_VT(S) t = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(0.25f), u);                      \
+        PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
+        PTL_VT(S) sn = PTL_V(S, fmadd)(t, PTL_V(S, set1)(PTL_SIN2PIF_S0),                 \
+                                       PTL_V(S, mul)(t, PTL_VM_POLY(S, t2, ptl_vm_sin2pi_coef))); \
+        PTL_VT(S) cs = PTL_V(S, fmadd)(t2, PTL_VM_POLY(S, t2, ptl_vm_cos2pi_coef),        \
+                                       PTL_V(S, set1)(1.0f));                             \
+        PTL_VIT(S) two = PTL_VI_SET1(S)(2);                                               \
+        PTL_VT(S) odd = PTL_V(S, cvtepi32)(PTL_VSI(S, and)(kbits, PTL_VI_SET1(S)(1)));    \
+        PTL_VMT(S) swap = PTL_VCMP(S, odd, PTL_V(S, set1)(0.5f), _CMP_GT_OQ);             \
+        /* the sign bits: q mod 4 in {2, 3} for sin, in {1, 2} for cos */                 \
+        PTL_VIT(S) ssign = PTL_VI(S, slli)(PTL_VSI(S, and)(kbits, two), 30);              \
+        PTL_VIT(S) csign = PTL_VI(S, slli)(                                               \
+            PTL_VSI(S, and)(PTL_VI(S, add)(kbits, PTL_VI_SET1(S)(1)), two), 30);          \
+        *s = PTL_V(S, xor)(PTL_VSEL(S, swap, sn, cs), PTL_VFROMI(S, ssign));              \
+        *c = PTL_V(S, xor)(PTL_VSEL(S, swap, cs, sn), PTL_VFROMI(S, csign));              \
     }                                                                                     \
     /* (w / 2) w, w = e^(|x| / 2), on the lanes of big (|x| > 88), y elsewhere */          \
     PTL_VATTR(S) static inline PTL_VT(S)                                                  \
