@@ -48,10 +48,13 @@ def set_rng_state(new_state):
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled=True):
+def fork_rng(devices=None, enabled=True, device_type="cuda"):
     """Restores the default generator's state on exit, and those of the CUDA devices in
     `devices` (all of them for None: none without a device)."""
     from . import cuda
+    if device_type != "cuda":
+        raise RuntimeError(f"torch has no module of `{device_type}`, you should register a "
+                           "module by `torch._register_device_module`.")
     if not enabled:
         yield
         return

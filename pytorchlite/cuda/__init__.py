@@ -164,10 +164,8 @@ def _is_in_bad_fork():
     return _C._cuda_in_bad_fork()
 
 
-# Note [CUDA generators] in src/aten/generator.h: each device's default generator exists
-# before CUDA is initialised, so the seeding functions below seed it at once where PyTorch
-# queues the call until initialisation (same end state); the readers initialise CUDA first,
-# as PyTorch's, and so raise without a device.
+# the devices' default generators (Note [CUDA generators] in src/aten/generator.h); the
+# seeding and state functions are in random.py
 _default_generators = None
 
 
@@ -201,70 +199,6 @@ def _generator(index):
 def _current_index():
     """The current device without initialising CUDA: 0 until it is (set_device initialises)."""
     return _C._cuda_current_device() if is_initialized() else 0
-
-
-def _index_of(device):
-    """The device index that a get/set_rng_state `device` (an int, a "cuda[:N]" string or a
-    device) names; no index means the current device."""
-    if isinstance(device, str):
-        device = _C.device(device)
-    elif isinstance(device, int):
-        device = _C.device("cuda", device)
-    return _current_index() if device.index is None else device.index
-
-
-def manual_seed(seed):
-    """Seeds the current CUDA device's generator; does nothing harmful without CUDA, as in
-    PyTorch (programs call it unconditionally)."""
-    _generator(_current_index()).manual_seed(int(seed))
-
-
-def manual_seed_all(seed):
-    """Seeds every CUDA device's generator."""
-    _C._cuda_manual_seed_all(int(seed))
-
-
-def seed():
-    """Seeds the current device's generator from the operating system's entropy."""
-    _generator(_current_index()).seed()
-
-
-def seed_all():
-    """Seeds every device's generator with one seed from the operating system's entropy."""
-    gen = _generator(0)
-    gen.seed()
-    manual_seed_all(gen.initial_seed())
-
-
-def initial_seed():
-    """The current device's seed: initialises CUDA, so without it raises the no-CUDA error."""
-    _lazy_init()
-    return _defaults()[current_device()].initial_seed()
-
-
-def get_rng_state(device="cuda"):
-    """The device's generator state, a uint8 tensor of 16 bytes (seed, offset): initialises
-    CUDA."""
-    _lazy_init()
-    return _defaults()[_index_of(device)].get_state()
-
-
-def set_rng_state(new_state, device="cuda"):
-    """Restores a state returned by get_rng_state (8 bytes: a seed, offset 0)."""
-    index = _index_of(device)
-    gen = _defaults()[index] if is_initialized() else _generator(index)
-    gen.set_state(new_state)
-
-
-def get_rng_state_all():
-    """The states of every device's generator ([] without a device)."""
-    return [get_rng_state(i) for i in range(device_count())]
-
-
-def set_rng_state_all(new_states):
-    """set_rng_state for device 0, 1, ... in turn."""
-    for i, state in enumerate(new_states):
-        set_rng_state(state, i)
 
 
 def current_stream(device=None):
@@ -329,7 +263,10 @@ def stream(stream):
 
 from ..amp import cuda_aliases as amp  # noqa: E402  (torch.cuda.amp, deprecated spellings)
 from .streams import Event, ExternalStream, Stream  # noqa: E402
-from . import memory  # noqa: E402
+from . import memory, random  # noqa: E402
+from .random import (  # noqa: E402,F401
+    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
+    seed_all, set_rng_state, set_rng_state_all)
 from .memory import (  # noqa: E402,F401
     caching_allocator_alloc, caching_allocator_delete, empty_cache, get_allocator_backend,
     get_per_process_memory_fraction, host_memory_stats, host_memory_stats_as_nested_dict,

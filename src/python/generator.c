@@ -150,7 +150,8 @@ static PyObject *
 generator_set_state(PtlPyGenerator *self, PyObject *state)
 {
     uint8_t bytes[PTL_GENERATOR_STATE_SIZE] = {0};
-    if (!PtlPyTensor_Check(state) || PTLPY_IMPL(state)->dtype != PTL_DTYPE_UINT8) {
+    if (!PtlPyTensor_Check(state) || PTLPY_IMPL(state)->dtype != PTL_DTYPE_UINT8 ||
+        PTLPY_IMPL(state)->device.type != PTL_DEVICE_CPU) {   /* PyTorch's check_rng_state */
         PyErr_SetString(PyExc_TypeError, "RNG state must be a torch.ByteTensor");
         return NULL;
     }

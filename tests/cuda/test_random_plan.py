@@ -264,8 +264,9 @@ def test_the_cuda_generator_state_is_pytorchs_layout():
     for state in (ptl.zeros(3, dtype=ptl.uint8), ptl.zeros(17, dtype=ptl.uint8)):
         with pytest.raises(RuntimeError, match="RNG state is wrong size"):
             gen.set_state(state)
-    with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
-        gen.set_state(ptl.zeros(16))
+    for state in (ptl.zeros(16), ptl.zeros(16, dtype=ptl.uint8, device="meta")):
+        with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+            gen.set_state(state)
     assert offset_of(cuda_generator(0).get_state()) == 0
 
 

@@ -61,7 +61,7 @@ def test_set_rng_state_applies_at_once_and_readers_raise():
             fn()
     assert ptl.cuda.get_rng_state_all() == []
     assert ptl.cuda.default_generators == ()
-    with ptl.random.fork_rng():   # no device to save
+    with ptl.random.fork_rng(device_type="cuda"):   # no device to save
         ptl.rand(2)
     with pytest.raises(NO_CUDA_ERROR[0], match=NO_CUDA_ERROR[1]):
         with ptl.random.fork_rng(devices=[0]):

@@ -1173,21 +1173,18 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *t = NULL, *dst = NULL;
     PtlGenerator *gen;
     uint64_t seed, offset;
-    if (dt == PTL_DTYPE_BOOL) {
-        return not_implemented("randperm", dt, NULL);
-    }
-    int_bounds(dt, &lo, &hi);
-    if (c_names[dt] != NULL && n - 1 > hi) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "value cannot be converted to type %s without overflow",
-                             c_names[dt]);
-    }
-    if (dt == PTL_DTYPE_FLOAT16 && n > 2049) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "n cannot be greater than 2049 for Half type.");
-    }
     if ((t = ptl_empty(1, &n, PTL_DTYPE_INT64, ptl_device_cpu())) == NULL) {
         return -1;
     }
+    if (dt == PTL_DTYPE_BOOL) {
+        not_implemented("randperm", dt, NULL);
+        goto error;
+    }
+    int_bounds(dt, &lo, &hi);
+    PTL_CHECK(c_names[dt] == NULL || n - 1 <= hi, PTL_ERR_RUNTIME,
+              "value cannot be converted to type %s without overflow", c_names[dt]);
+    PTL_CHECK(dt != PTL_DTYPE_FLOAT16 || n <= 2049, PTL_ERR_RUNTIME,
+              "n cannot be greater than 2049 for Half type.");
     if (dev.type == PTL_DEVICE_CUDA && (dst = ptl_empty(1, &n, dt, dev)) == NULL) {
         goto error;
     }
