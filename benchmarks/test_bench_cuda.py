@@ -135,6 +135,33 @@ def test_random_fill_float32(benchmark, impl, fill):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("factory", ["rand", "randn", "randint"])
+def test_random_factory(benchmark, impl, factory):
+    """A new 2^24-element tensor of random values on the device (float32; randint int64),
+    synchronised: the fill kernel from the device's generator."""
+    benchmark.group = f"{factory} 2^24 on the device, synchronised"
+    lib, sync = library(impl)
+    args = (0, 1000, (1 << 24,)) if factory == "randint" else (1 << 24,)
+    run_synchronised(benchmark, lambda: getattr(lib, factory)(*args, device="cuda"), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["randperm", "multinomial", "multinomial_replacement"])
+def test_randperm_and_multinomial(benchmark, impl, op):
+    """randperm(2^20) and multinomial of 64 rows of 1024 categories (64 draws each) on the
+    device, synchronised (pytorchlite: on the host from the device's generator, Note [CUDA
+    randperm and multinomial]; torch: its device kernels)."""
+    benchmark.group = f"{op} on the device, synchronised"
+    lib, sync = library(impl)
+    if op == "randperm":
+        run_synchronised(benchmark, lambda: lib.randperm(1 << 20, device="cuda"), sync)
+        return
+    p = lib.rand(64, 1024, device="cuda")
+    replacement = op == "multinomial_replacement"
+    run_synchronised(benchmark, lambda: lib.multinomial(p, 64, replacement), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 def test_dropout_float32(benchmark, impl):
     """F.dropout(x, 0.1) on 2^24 float32 in training, synchronised (pytorchlite: bernoulli_,
     div_ and mul on the device; torch: the fused native_dropout)."""

@@ -13,13 +13,23 @@ __all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initi
 
 
 def manual_seed(seed):
-    """Seeds the default generator (any int in [-2**63, 2**64)); returns it."""
+    """Seeds the default generator and every CUDA device's (any int in [-2**63, 2**64), as
+    PyTorch does: Note [CUDA generators] in src/aten/generator.h); returns the CPU one."""
+    from . import cuda
+    seed = int(seed)
+    if not cuda._is_in_bad_fork():
+        cuda.manual_seed_all(seed)
     return default_generator.manual_seed(seed)
 
 
 def seed():
-    """Seeds the default generator from the operating system's entropy; returns the seed."""
-    return default_generator.seed()
+    """Seeds the default generator from the operating system's entropy, and every CUDA
+    device's with the same seed; returns the seed."""
+    from . import cuda
+    s = default_generator.seed()
+    if not cuda._is_in_bad_fork():
+        cuda.manual_seed_all(s)
+    return s
 
 
 def initial_seed():
@@ -38,13 +48,22 @@ def set_rng_state(new_state):
 
 
 @contextlib.contextmanager
-def fork_rng(devices=None, enabled=True):
-    """Restores the default generator's state on exit (CPU only; `devices` is ignored)."""
+def fork_rng(devices=None, enabled=True, device_type="cuda"):
+    """Restores the default generator's state on exit, and those of the CUDA devices in
+    `devices` (all of them for None: none without a device)."""
+    from . import cuda
+    if device_type != "cuda":
+        raise RuntimeError(f"torch has no module of `{device_type}`, you should register a "
+                           "module by `torch._register_device_module`.")
     if not enabled:
         yield
         return
+    devices = list(range(cuda.device_count())) if devices is None else list(devices)
     state = get_rng_state()
+    device_states = [cuda.get_rng_state(d) for d in devices]
     try:
         yield
     finally:
         set_rng_state(state)
+        for d, device_state in zip(devices, device_states):
+            cuda.set_rng_state(device_state, d)

@@ -164,45 +164,41 @@ def _is_in_bad_fork():
     return _C._cuda_in_bad_fork()
 
 
-def manual_seed(seed):
-    """Seeds the current CUDA device's generator when CUDA is used; without a CUDA backend
-    there is nothing to seed and, as in PyTorch, the call does nothing (programs call it
-    unconditionally)."""
-    int(seed)
+# the devices' default generators (Note [CUDA generators] in src/aten/generator.h); the
+# seeding and state functions are in random.py
+_default_generators = None
 
 
-def manual_seed_all(seed):
-    """manual_seed for every device: nothing to seed without a CUDA backend."""
-    int(seed)
+def _defaults():
+    """default_generators: the devices' default generators once CUDA is initialised, () before
+    (as PyTorch's, which fills the tuple at initialisation)."""
+    global _default_generators
+    if not is_initialized():
+        return ()
+    if _default_generators is None:
+        _default_generators = tuple(_generator(i) for i in range(device_count()))
+    return _default_generators
 
 
-def seed():
-    """Seeds the current device with a random number: nothing to seed without CUDA."""
+def __getattr__(name):
+    if name == "default_generators":
+        return _defaults()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def seed_all():
-    """seed() for every device: nothing to seed without CUDA."""
+_generators = {}
 
 
-def initial_seed():
-    """The current device's seed: initialises CUDA, so without it raises the no-CUDA error."""
-    _lazy_init()
+def _generator(index):
+    """Device index's default generator (one wrapper per device), initialised or not."""
+    if index not in _generators:
+        _generators[index] = _C._cuda_default_generator(index)
+    return _generators[index]
 
 
-def get_rng_state(device="cuda"):
-    _lazy_init()
-
-
-def set_rng_state(new_state, device="cuda"):
-    _lazy_init()
-
-
-def get_rng_state_all():
-    _lazy_init()
-
-
-def set_rng_state_all(new_states):
-    _lazy_init()
+def _current_index():
+    """The current device without initialising CUDA: 0 until it is (set_device initialises)."""
+    return _C._cuda_current_device() if is_initialized() else 0
 
 
 def current_stream(device=None):
@@ -267,7 +263,10 @@ def stream(stream):
 
 from ..amp import cuda_aliases as amp  # noqa: E402  (torch.cuda.amp, deprecated spellings)
 from .streams import Event, ExternalStream, Stream  # noqa: E402
-from . import memory  # noqa: E402
+from . import memory, random  # noqa: E402
+from .random import (  # noqa: E402,F401
+    get_rng_state, get_rng_state_all, initial_seed, manual_seed, manual_seed_all, seed,
+    seed_all, set_rng_state, set_rng_state_all)
 from .memory import (  # noqa: E402,F401
     caching_allocator_alloc, caching_allocator_delete, empty_cache, get_allocator_backend,
     get_per_process_memory_fraction, host_memory_stats, host_memory_stats_as_nested_dict,

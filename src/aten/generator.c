@@ -10,38 +10,72 @@
 #include "../c10/error.h"
 
 static PtlGenerator default_generator = {PTL_GENERATOR_DEFAULT_SEED, 0,
-                                         PTHREAD_MUTEX_INITIALIZER};
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+                                         PTHREAD_MUTEX_INITIALIZER, {PTL_DEVICE_CPU, -1}};
+/* Note [CUDA generators]: set up by install_generators */
+static PtlGenerator cuda_generators[PTL_GENERATOR_MAX_CUDA_DEVICES];
+static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 
-/* Hold the default generator's lock across fork() so the child gets a consistent,
+/* Hold the default generators' locks across fork() so the child gets a consistent,
  * unlocked state (Note [Philox streams]). */
 static void
 fork_prepare(void)
 {
     pthread_mutex_lock(&default_generator.lock);
+    for (int i = 0; i < PTL_GENERATOR_MAX_CUDA_DEVICES; i++) {
+        pthread_mutex_lock(&cuda_generators[i].lock);
+    }
 }
 
 static void
 fork_release(void)
 {
+    for (int i = PTL_GENERATOR_MAX_CUDA_DEVICES - 1; i >= 0; i--) {
+        pthread_mutex_unlock(&cuda_generators[i].lock);
+    }
     pthread_mutex_unlock(&default_generator.lock);
 }
 
 static void
-install_atfork(void)
+install_generators(void)
 {
+    for (int i = 0; i < PTL_GENERATOR_MAX_CUDA_DEVICES; i++) {
+        PtlGenerator *g = &cuda_generators[i];
+        g->seed = PTL_GENERATOR_DEFAULT_SEED;
+        g->offset = 0;
+        pthread_mutex_init(&g->lock, NULL);
+        g->device.type = PTL_DEVICE_CUDA;
+        g->device.index = (int8_t)i;
+    }
     pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
 PtlGenerator *
 ptl_default_generator(void)
 {
-    pthread_once(&atfork_once, install_atfork);
+    pthread_once(&install_once, install_generators);
     return &default_generator;
 }
 
 PtlGenerator *
-ptl_generator_new(uint64_t seed)
+ptl_cuda_default_generator(int index)
+{
+    if (index < 0 || index >= PTL_GENERATOR_MAX_CUDA_DEVICES) {
+        ptl_error_set(PTL_ERR_INDEX, "CUDA device index %d has no default generator", index);
+        return NULL;
+    }
+    pthread_once(&install_once, install_generators);
+    return &cuda_generators[index];
+}
+
+PtlGenerator *
+ptl_generator_default_for(PtlDevice dev)
+{
+    return dev.type == PTL_DEVICE_CUDA ? ptl_cuda_default_generator(dev.index)
+                                       : ptl_default_generator();
+}
+
+PtlGenerator *
+ptl_generator_new(uint64_t seed, PtlDevice device)
 {
     PtlGenerator *g = malloc(sizeof(*g));
     if (g == NULL) {
@@ -51,6 +85,7 @@ ptl_generator_new(uint64_t seed)
     g->seed = seed;
     g->offset = 0;
     pthread_mutex_init(&g->lock, NULL);
+    g->device = device;
     return g;
 }
 

@@ -21,19 +21,43 @@
  * Rejected alternative: one sequential engine (mt19937, PyTorch's CPU default) makes the
  * values depend on the order in which threads draw, so PyTorch fills sequentially.
  *
- * The state is 16 bytes: seed then offset, little-endian uint64 each (get_state/set_state).
+ * The state is 16 bytes: seed then offset, little-endian uint64 each (get_state/set_state),
+ * the byte layout of PyTorch's CUDA generator state.
  *
  * Fork: a forked child keeps the parent's state (as PyTorch's CPU generator does), so two
  * children draw the same numbers until they are reseeded (DataLoader workers reseed).  A
- * pthread_atfork handler holds the default generator's lock across fork(), so the child
- * never inherits it locked. */
+ * pthread_atfork handler holds the default generators' locks across fork(), so the child
+ * never inherits one locked.
+ *
+ * Note [CUDA generators]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * Each CUDA device has its default generator (ptl_cuda_default_generator, PyTorch's
+ * torch.cuda.default_generators[i]), seeded like the CPU's with PTL_GENERATOR_DEFAULT_SEED,
+ * and a kernel on a CUDA tensor without a generator argument draws from its device's.  The
+ * scheme is the CPU's (Note [Philox streams]): a launch reserves one counter per element,
+ * so after manual_seed(s) on both, the k-th fill of n elements reads the same counters, and
+ * gives the same values, on either device.  PyTorch's CUDA generator also advances its
+ * offset once per launch, but by a multiple of 4 that depends on the launch's grid (each
+ * thread's curand4 calls); copying that would tie the values to the launch geometry and
+ * part the CUDA stream from the CPU's, so offsets here advance by the element count and
+ * set_state takes any offset (PyTorch's "offset must be a multiple of 4" does not apply).
+ * The state keeps PyTorch's CUDA layout: 16 bytes, seed then offset (8 bytes: seed only,
+ * offset 0).  The generators are plain host memory that exist before CUDA is initialised,
+ * so torch.cuda.manual_seed and friends seed them at once where PyTorch queues the call
+ * until initialisation (the same end state: the latest seed wins per generator).  While the
+ * tests emulate the CUDA kernels, a CPU tensor takes a CUDA generator too (random.c's
+ * generator_for), so the device's stream is checked without a device. */
 #ifndef PTL_ATEN_GENERATOR_H
 #define PTL_ATEN_GENERATOR_H
 
 #include <pthread.h>
 #include <stdint.h>
 
+#include "../c10/device.h"
+
 #define PTL_GENERATOR_STATE_SIZE 16
+/* The CUDA devices that have a default generator (the allocators' MAX_DEVICES). */
+#define PTL_GENERATOR_MAX_CUDA_DEVICES 64
 /* The seed of the default generator and of every new Generator (PyTorch's
  * default_rng_seed_val). */
 #define PTL_GENERATOR_DEFAULT_SEED 67280421310721ull
@@ -42,13 +66,21 @@ typedef struct PtlGenerator {
     uint64_t seed;
     uint64_t offset;
     pthread_mutex_t lock;
+    PtlDevice device;   /* the device whose kernels draw from it: CPU, or CUDA with an index */
 } PtlGenerator;
 
 /* The process-wide CPU generator (borrowed; lives for the process). */
 PtlGenerator *ptl_default_generator(void);
-/* A new generator seeded with `seed`, or NULL with a MemoryError; free with
+/* CUDA device index's default generator (borrowed; lives for the process), or NULL with an
+ * IndexError when index is outside [0, PTL_GENERATOR_MAX_CUDA_DEVICES) (Note [CUDA
+ * generators]). */
+PtlGenerator *ptl_cuda_default_generator(int index);
+/* The default generator of dev (CPU or a CUDA device with its index), borrowed, or NULL
+ * with an error set. */
+PtlGenerator *ptl_generator_default_for(PtlDevice dev);
+/* A new generator for device seeded with `seed`, or NULL with a MemoryError; free with
  * ptl_generator_free. */
-PtlGenerator *ptl_generator_new(uint64_t seed);
+PtlGenerator *ptl_generator_new(uint64_t seed, PtlDevice device);
 void ptl_generator_free(PtlGenerator *g);
 
 void ptl_generator_set_seed(PtlGenerator *g, uint64_t seed);   /* also resets the offset */

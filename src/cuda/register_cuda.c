@@ -428,6 +428,12 @@ static const int shared_with_cpu[] = {
     PTL_OP_rand_like, PTL_OP_randn_like, PTL_OP_randint_like, PTL_OP_randint_like_low_dtype,
     PTL_OP_native_dropout, PTL_OP_native_dropout_backward, PTL_OP_normal_Tensor_Tensor,
     PTL_OP_normal_Tensor_float, PTL_OP_normal_float_Tensor, PTL_OP_poisson, PTL_OP__standard_gamma,
+    /* the random factories for device="cuda", and randperm and multinomial (Note [CUDA
+     * randperm and multinomial] in random.c); all draw from the device's generator (Note
+     * [CUDA generators] in generator.h) */
+    PTL_OP_rand, PTL_OP_rand_generator, PTL_OP_randn, PTL_OP_randn_generator,
+    PTL_OP_normal_float_float, PTL_OP_randint, PTL_OP_randint_generator, PTL_OP_randint_low,
+    PTL_OP_randint_low_generator, PTL_OP_randperm, PTL_OP_randperm_generator, PTL_OP_multinomial,
     /* the fused optimizer steps: optim_step.h's hooks (optim.cu) */
     PTL_OP__fused_sgd_step_, PTL_OP__fused_adam_step_,
     /* gather and the scatter family: device_index.h's hooks (Note [CUDA index and sort

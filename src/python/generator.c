@@ -1,14 +1,17 @@
 /* generator.c -- pytorchlite.Generator, a Python object owning a PtlGenerator (or, for
- * pytorchlite.default_generator, borrowing the process-wide one).  Mirrors
- * torch/csrc/Generator.cpp.  The argument parser passes the PtlGenerator pointer to kernels
- * as a PTL_IV_GENERATOR (ptlpy_generator_unwrap); see Note [Philox streams]. */
+ * pytorchlite.default_generator and the CUDA devices' default generators, borrowing a
+ * process-wide one).  Mirrors torch/csrc/Generator.cpp.  The argument parser passes the
+ * PtlGenerator pointer to kernels as a PTL_IV_GENERATOR (ptlpy_generator_unwrap); see Notes
+ * [Philox streams] and [CUDA generators] in src/aten/generator.h. */
 #include "ptlpy.h"
 
 #include "../aten/generator.h"
+#include "../cuda/cuda_api.h"
 
 typedef struct PtlPyGenerator {
     PyObject_HEAD
-    PtlGenerator *gen;   /* owned unless it is the default generator */
+    PtlGenerator *gen;
+    int owned;           /* 0 for a default generator (CPU or CUDA), which lives forever */
 } PtlPyGenerator;
 
 static PyTypeObject PtlPyGenerator_Type;
@@ -25,16 +28,39 @@ generator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (device != NULL && device != Py_None && ptlpy_parse_device(device, &d, 1) < 0) {
         return NULL;
     }
-    if (d.type != PTL_DEVICE_CPU) {
+    if (d.type == PTL_DEVICE_CUDA && !ptl_cuda_is_built()) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "pytorchlite.Generator only supports the CPU device");
+                        "Cannot get CUDA generator without ATen_cuda library. PyTorch splits "
+                        "its backend into two shared libraries: a CPU library and a CUDA "
+                        "library; this error has occurred because you are trying to use some "
+                        "CUDA functionality, but the CUDA library has not been loaded by the "
+                        "dynamic linker for some reason.  The CUDA library MUST be loaded, "
+                        "EVEN IF you don't directly use any symbols from the CUDA library! "
+                        "One common culprit is a lack of -Wl,--no-as-needed in your link "
+                        "arguments; many dynamic linkers will delete dynamic library "
+                        "dependencies if you don't depend on any of their symbols.  You can "
+                        "check if this has occurred by using ldd on your binary to see if "
+                        "there is a dependency on *_cuda.so library.");
+        return NULL;
+    }
+    if (d.type == PTL_DEVICE_CUDA) {   /* "cuda" means the current device, as in PyTorch */
+        int current = d.index;
+        if (ptl_cuda_lazy_init() < 0 || (d.index < 0 && ptl_cuda_current_device(&current) < 0)) {
+            return ptlpy_raise();
+        }
+        d.index = (int8_t)current;
+    }
+    else if (d.type != PTL_DEVICE_CPU) {
+        PyErr_Format(PyExc_RuntimeError, "%s device type not an accelerator.",
+                     d.type == PTL_DEVICE_META ? "META" : ptl_device_type_name(d.type));
         return NULL;
     }
     PtlPyGenerator *self = (PtlPyGenerator *)type->tp_alloc(type, 0);
     if (self == NULL) {
         return NULL;
     }
-    self->gen = ptl_generator_new(PTL_GENERATOR_DEFAULT_SEED);
+    self->owned = 1;
+    self->gen = ptl_generator_new(PTL_GENERATOR_DEFAULT_SEED, d);
     if (self->gen == NULL) {
         Py_DECREF(self);
         return ptlpy_raise();
@@ -45,19 +71,22 @@ generator_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static void
 generator_dealloc(PtlPyGenerator *self)
 {
-    ptl_generator_free(self->gen);
+    if (self->owned) {
+        ptl_generator_free(self->gen);
+    }
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* manual_seed(seed): any int in [-2**63, 2**64); negative seeds wrap as in PyTorch. */
-static PyObject *
-generator_manual_seed(PtlPyGenerator *self, PyObject *seed)
+/* A seed: any int in [-2**63, 2**64); negative seeds wrap as in PyTorch.  0, or -1 with
+ * PyTorch's error set. */
+static int
+seed_from(PyObject *seed, uint64_t *out)
 {
     uint64_t s;
     if (!PyLong_Check(seed) || PyBool_Check(seed)) {
         PyErr_Format(PyExc_RuntimeError, "manual_seed expected a long, but got %s",
                      Py_TYPE(seed)->tp_name);
-        return NULL;
+        return -1;
     }
     s = PyLong_AsUnsignedLongLong(seed);
     if (s == (uint64_t)-1 && PyErr_Occurred()) {
@@ -66,9 +95,21 @@ generator_manual_seed(PtlPyGenerator *self, PyObject *seed)
         v = PyLong_AsLongLong(seed);
         if (v == -1 && PyErr_Occurred()) {
             PyErr_SetString(PyExc_ValueError, "Overflow when unpacking long long");
-            return NULL;
+            return -1;
         }
         s = (uint64_t)v;
+    }
+    *out = s;
+    return 0;
+}
+
+/* manual_seed(seed): sets the seed and rewinds the stream. */
+static PyObject *
+generator_manual_seed(PtlPyGenerator *self, PyObject *seed)
+{
+    uint64_t s;
+    if (seed_from(seed, &s) < 0) {
+        return NULL;
     }
     ptl_generator_set_seed(self->gen, s);
     Py_INCREF(self);
@@ -103,15 +144,25 @@ generator_get_state(PtlPyGenerator *self, PyObject *unused)
     return ptlpy_wrap(t);
 }
 
+/* set_state(state): the 16 bytes of get_state; a CUDA generator also takes PyTorch's
+ * 8-byte form, a seed alone (offset 0), and PyTorch's CUDA message for other sizes. */
 static PyObject *
 generator_set_state(PtlPyGenerator *self, PyObject *state)
 {
-    if (!PtlPyTensor_Check(state) || PTLPY_IMPL(state)->dtype != PTL_DTYPE_UINT8) {
+    uint8_t bytes[PTL_GENERATOR_STATE_SIZE] = {0};
+    if (!PtlPyTensor_Check(state) || PTLPY_IMPL(state)->dtype != PTL_DTYPE_UINT8 ||
+        PTLPY_IMPL(state)->device.type != PTL_DEVICE_CPU) {   /* PyTorch's check_rng_state */
         PyErr_SetString(PyExc_TypeError, "RNG state must be a torch.ByteTensor");
         return NULL;
     }
     PtlTensorImpl *t = PTLPY_IMPL(state);
-    if (t->numel != PTL_GENERATOR_STATE_SIZE) {
+    if (self->gen->device.type == PTL_DEVICE_CUDA) {
+        if (t->numel != PTL_GENERATOR_STATE_SIZE && t->numel != PTL_GENERATOR_STATE_SIZE / 2) {
+            PyErr_SetString(PyExc_RuntimeError, "RNG state is wrong size");
+            return NULL;
+        }
+    }
+    else if (t->numel != PTL_GENERATOR_STATE_SIZE) {
         PyErr_Format(PyExc_RuntimeError,
                      "Expected a PhiloxGeneratorState of size %d but found the input RNG "
                      "state size to be %lld",
@@ -122,8 +173,9 @@ generator_set_state(PtlPyGenerator *self, PyObject *state)
     if (c == NULL) {
         return ptlpy_raise();
     }
-    ptl_generator_set_state(self->gen, (const uint8_t *)ptl_tensor_data(c));
+    memcpy(bytes, ptl_tensor_data(c), (size_t)t->numel);
     ptl_decref(c);
+    ptl_generator_set_state(self->gen, bytes);
     Py_INCREF(self);
     return (PyObject *)self;
 }
@@ -131,15 +183,18 @@ generator_set_state(PtlPyGenerator *self, PyObject *state)
 static PyObject *
 generator_get_device(PtlPyGenerator *self, void *c)
 {
-    (void)self;
     (void)c;
-    return ptlpy_device_object(ptl_device_cpu());
+    return ptlpy_device_object(self->gen->device);
 }
 
 static PyObject *
 generator_repr(PtlPyGenerator *self)
 {
-    (void)self;
+    PtlDevice d = self->gen->device;
+    if (d.type == PTL_DEVICE_CUDA) {
+        return PyUnicode_FromFormat("<pytorchlite.Generator object (Philox4x32-10, cuda:%d)>",
+                                    (int)d.index);
+    }
     return PyUnicode_FromString("<pytorchlite.Generator object (Philox4x32-10, cpu)>");
 }
 
@@ -165,7 +220,8 @@ static PyTypeObject PtlPyGenerator_Type = {
     .tp_name = "pytorchlite.Generator",
     .tp_basicsize = sizeof(PtlPyGenerator),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Generator(device='cpu'): a Philox4x32-10 random number generator",
+    .tp_doc = "Generator(device='cpu'): a Philox4x32-10 random number generator (device "
+              "'cuda' or 'cuda:N': one that CUDA kernels draw from)",
     .tp_new = generator_new,
     .tp_dealloc = (destructor)generator_dealloc,
     .tp_repr = (reprfunc)generator_repr,
@@ -185,11 +241,65 @@ ptlpy_generator_unwrap(PyObject *o, PtlIValue *out)
     return 1;
 }
 
+/* A new wrapper borrowing the process-wide generator g. */
+static PyObject *
+wrap_default(PtlGenerator *g)
+{
+    PtlPyGenerator *w = PyObject_New(PtlPyGenerator, &PtlPyGenerator_Type);
+    if (w != NULL) {
+        w->gen = g;
+        w->owned = 0;
+    }
+    return (PyObject *)w;
+}
+
+/* _C._cuda_default_generator(index): a new wrapper of CUDA device index's default
+ * generator, which exists whether or not CUDA is initialised (Note [CUDA generators]);
+ * pytorchlite.cuda keeps one wrapper per device. */
+static PyObject *
+py_cuda_default_generator(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long index = PyLong_AsLong(arg);
+    if (index == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PtlGenerator *g = ptl_cuda_default_generator(index < INT_MIN ? INT_MIN : (int)index);
+    if (g == NULL) {
+        return ptlpy_raise();
+    }
+    return wrap_default(g);
+}
+
+/* _C._cuda_manual_seed_all(seed): seeds every CUDA device's default generator (all
+ * PTL_GENERATOR_MAX_CUDA_DEVICES of them, so a device's stream never depends on whether
+ * CUDA was initialised when torch.manual_seed ran). */
+static PyObject *
+py_cuda_manual_seed_all(PyObject *m, PyObject *seed)
+{
+    (void)m;
+    uint64_t s;
+    if (seed_from(seed, &s) < 0) {
+        return NULL;
+    }
+    for (int i = 0; i < PTL_GENERATOR_MAX_CUDA_DEVICES; i++) {
+        ptl_generator_set_seed(ptl_cuda_default_generator(i), s);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef generator_functions[] = {
+    {"_cuda_default_generator", py_cuda_default_generator, METH_O, NULL},
+    {"_cuda_manual_seed_all", py_cuda_manual_seed_all, METH_O, NULL},
+    {NULL},
+};
+
 int
 ptlpy_generator_init(PyObject *module)
 {
-    PtlPyGenerator *dflt;
-    if (PyType_Ready(&PtlPyGenerator_Type) < 0) {
+    PyObject *dflt;
+    if (PyType_Ready(&PtlPyGenerator_Type) < 0 ||
+        PyModule_AddFunctions(module, generator_functions) < 0) {
         return -1;
     }
     Py_INCREF(&PtlPyGenerator_Type);
@@ -197,12 +307,10 @@ ptlpy_generator_init(PyObject *module)
         Py_DECREF(&PtlPyGenerator_Type);
         return -1;
     }
-    dflt = PyObject_New(PtlPyGenerator, &PtlPyGenerator_Type);
-    if (dflt == NULL) {
+    if ((dflt = wrap_default(ptl_default_generator())) == NULL) {
         return -1;
     }
-    dflt->gen = ptl_default_generator();
-    if (PyModule_AddObject(module, "default_generator", (PyObject *)dflt) < 0) {
+    if (PyModule_AddObject(module, "default_generator", dflt) < 0) {
         Py_DECREF(dflt);
         return -1;
     }

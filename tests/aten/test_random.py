@@ -1014,14 +1014,12 @@ def test_errors(call, exc, msg):
 
 
 def test_errors_of_our_own():
-    """Messages that cannot be PyTorch's: our state is 16 bytes, and only the CPU has a
-    generator for now."""
+    """Messages that cannot be PyTorch's: our state is 16 bytes.  (A CUDA generator without
+    a device: tests/python/test_cuda_random.py.)"""
     with pytest.raises(RuntimeError, match=_msg(
             "Expected a PhiloxGeneratorState of size 16 but found the input RNG state size "
             "to be 3")):
         ptl.Generator().set_state(ptl.zeros(3, dtype=ptl.uint8))
-    with pytest.raises(RuntimeError, match="only supports the CPU"):
-        ptl.Generator(device="cuda")
     with pytest.raises(TypeError):
         ptl.rand(3, generator=5)
 

@@ -572,7 +572,10 @@ def test_random_fills_give_the_cpu_draws_for_the_same_seed(name, dtype, fill, ex
         ptl.manual_seed(11)
         dev = fill(make("cuda"))
         assert dev.device.type == "cuda"
-        assert ptl.equal(ptl.get_rng_state(), cpu_state), "the generator's offset"
+        # the device drew from its own generator, seeded alike: the same offset after it,
+        # and the CPU generator untouched (Note [CUDA generators])
+        assert ptl.equal(ptl.cuda.get_rng_state(), cpu_state), "the generator's offset"
+        assert ptl.get_rng_state()[8:].sum().item() == 0, "the CPU generator drew"
         if exact:
             assert raw(dev) == raw(cpu), (name, dtype, shape, view)
         elif name in MOSTLY:   # geometric_: the ceil of a libm quotient, rarely one apart

@@ -31,6 +31,9 @@ CUDA_OPS = [
     "aten::nll_loss_nd_backward", "aten::embedding", "aten::embedding_dense_backward",
     "aten::mm", "aten::mm.out", "aten::bmm", "aten::addmm", "aten::baddbmm", "aten::addmv",
     "aten::mv", "aten::dot",
+    "aten::rand", "aten::rand.generator", "aten::randn", "aten::randn.generator",
+    "aten::normal.float_float", "aten::randint", "aten::randint.low", "aten::randperm",
+    "aten::randperm.generator", "aten::multinomial",
 ]
 
 
@@ -66,15 +69,19 @@ def test_kernels_without_a_device_leave_cuda_unavailable():
     assert "no CUDA backend" not in config["cuda_unavailable_reason"]
     # the first CUDA tensor initialises CUDA, which fails as PyTorch's CUDA build does
     for make in (lambda: ptl.zeros(2, device="cuda"), lambda: ptl.ones(2).cuda(),
-                 lambda: ptl.ones(2).to("cuda"), lambda: ptl.arange(3, device="cuda")):
+                 lambda: ptl.ones(2).to("cuda"), lambda: ptl.arange(3, device="cuda"),
+                 lambda: ptl.rand(2, device="cuda"), lambda: ptl.randperm(2, device="cuda")):
         with pytest.raises(RuntimeError, match="^No CUDA GPUs are available$"):
             make()
 
 
-@pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
 def test_a_factory_without_a_cuda_kernel_raises_the_dispatchers_error():
-    # the CUDA key comes from the device argument; aten::rand has a CPU kernel only
+    # the CUDA key comes from the device argument; every aten factory has a CUDA kernel now,
+    # so a library op with a CPU kernel only stands for one without
+    lib = ptl.library.Library("ptlcudafactory", "DEF")
+    lib.define("make(int n, *, Device? device=None) -> Tensor")
+    lib.impl("make", lambda n, device=None: ptl.zeros(n), "CPU")
     with pytest.raises(NotImplementedError, match=(
-            r"^Could not run 'aten::rand\.generator' with arguments from the 'CUDA' backend\. "
-            r"'aten::rand\.generator' is only available for these backends: \[CPU, Meta\]\.$")):
-        ptl.rand(2, device="cuda")
+            r"^Could not run 'ptlcudafactory::make' with arguments from the 'CUDA' backend\. "
+            r"'ptlcudafactory::make' is only available for these backends: \[CPU\]\.$")):
+        ptl.ops.ptlcudafactory.make(2, device="cuda")

@@ -148,3 +148,138 @@ def test_bad_arguments_raise_the_cpu_kernels_errors_on_the_device_path(fn, exc, 
             fn()
     assert msg in str(info.value)
     assert ran["random"] == 0
+
+
+# ---- the CUDA devices' generators (Note [CUDA generators] in src/aten/generator.h) ----
+#
+# Each device has its own default generator, seeded with the CPU's by manual_seed, and a
+# launch reserves one counter per element as the CPU's fill does.  While the kernels are
+# emulated a CPU tensor stands for a CUDA one and takes a CUDA generator, so the device's
+# stream can be checked here: after the same seed, the same values as the CPU generator's,
+# and the same state (seed, offset) after each launch.
+
+def cuda_generator(index=0):
+    return ptl.cuda._generator(index)
+
+
+def offset_of(state):
+    return int.from_bytes(state.numpy().tobytes()[8:], "little")
+
+
+# (name, dtypes, fill drawing from generator g): the ops with a generator argument that the
+# CUDA key runs through the fill kernel
+GENERATOR_FILLS = [
+    ("uniform_", FLOATS, lambda t, g: t.uniform_(-2.0, 3.0, generator=g)),
+    ("normal_", FLOATS, lambda t, g: t.normal_(0.5, 2.0, generator=g)),
+    ("exponential_", FLOATS, lambda t, g: t.exponential_(1.5, generator=g)),
+    ("bernoulli_", FLOATS + INTS, lambda t, g: t.bernoulli_(0.3, generator=g)),
+    ("random_", FLOATS + INTS[1:], lambda t, g: t.random_(3, 90, generator=g)),
+    ("rand", FLOATS, lambda t, g: ptl.rand(t.shape, generator=g, dtype=t.dtype)),
+    ("randn", FLOATS, lambda t, g: ptl.randn(t.shape, generator=g, dtype=t.dtype)),
+    ("randint", FLOATS + INTS[1:],
+     lambda t, g: ptl.randint(3, 50, t.shape, generator=g, dtype=t.dtype)),
+    ("normal_float_float", [ptl.float32, ptl.float64],
+     lambda t, g: ptl.normal(0.5, 2.0, t.shape, generator=g, dtype=t.dtype)),
+    ("bernoulli", FLOATS, lambda t, g: ptl.bernoulli(t.fill_(0.25), generator=g)),
+    ("poisson", [ptl.float32, ptl.float64], lambda t, g: ptl.poisson(t.fill_(3.5), g)),
+]
+GENERATOR_CASES = [(name, dt, fn) for name, dts, fn in GENERATOR_FILLS for dt in dts]
+# one element, every tail of a block of 4 around a one-block grid, and many grids
+GENERATOR_SIZES = [0, 1, 3, 127, 128, 129, 130, 2051]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("name,dtype,fn", GENERATOR_CASES,
+                         ids=[f"{n}-{d}" for n, d, _ in GENERATOR_CASES])
+def test_a_cuda_generator_draws_the_cpu_generators_stream(name, dtype, fn, tuning):
+    """Two launches on the device's generator after manual_seed(s): the values of two CPU
+    fills after manual_seed(s), the device generator's offset advanced by the element count
+    at each launch as the CPU's, and the CPU generator untouched."""
+    for n in GENERATOR_SIZES:
+        ptl.manual_seed(500 + n)
+        want = [as_bytes(fn(ptl.empty(n, dtype=dtype), None)) for _ in range(2)]
+        cpu_state = ptl.get_rng_state()
+        ptl.manual_seed(500 + n)
+        gen = cuda_generator()
+        with emulated(TUNINGS[tuning]) as ran:
+            got = [as_bytes(fn(ptl.empty(n, dtype=dtype), gen))]
+            assert offset_of(gen.get_state()) == n, (name, n, "first launch")
+            got.append(as_bytes(fn(ptl.empty(n, dtype=dtype), gen)))
+        assert got == want, (name, dtype, n)
+        assert ptl.equal(gen.get_state(), cpu_state), (name, n)
+        assert offset_of(gen.get_state()) == 2 * n
+        assert offset_of(ptl.get_rng_state()) == 0, "the CPU generator drew"
+        assert ran["random"] == (2 if n > 0 else 0), (name, n, ran)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "sliced"])
+def test_a_cuda_generator_fills_a_strided_output_in_row_major_order(layout):
+    make = dict(layouts(ptl.float32, 129))[layout]
+    ptl.manual_seed(3)
+    want = as_bytes(make().normal_())
+    ptl.manual_seed(3)
+    with emulated(TUNINGS["small"]):
+        got = as_bytes(make().normal_(generator=cuda_generator()))
+    assert got == want
+
+
+@pytest.mark.parametrize("fn", [
+    lambda g: ptl.randperm(1000, generator=g),
+    lambda g: ptl.randperm(300, generator=g, dtype=ptl.int16),
+    lambda g: ptl.multinomial(ptl.tensor([[0.1, 0.0, 0.5, 0.4], [1.0, 2.0, 3.0, 4.0]]), 40,
+                              True, generator=g),
+    lambda g: ptl.multinomial(ptl.linspace(0, 1, 50), 20, generator=g),
+], ids=["randperm", "randperm-int16", "multinomial-replacement", "multinomial"])
+def test_randperm_and_multinomial_draw_the_cpu_stream_from_a_cuda_generator(fn):
+    """Note [CUDA randperm and multinomial]: the host code on the device generator's
+    counters, so the CPU's values and offsets."""
+    ptl.manual_seed(21)
+    want = fn(None)
+    cpu_state = ptl.get_rng_state()
+    ptl.manual_seed(21)
+    with emulated(TUNINGS["tiny"]):
+        got = fn(cuda_generator())
+    assert ptl.equal(got, want) and got.dtype == want.dtype
+    assert ptl.equal(cuda_generator().get_state(), cpu_state)
+
+
+def test_the_cuda_generator_state_is_pytorchs_layout():
+    """16 bytes, seed then offset, little-endian; PyTorch's 8-byte form (a seed, offset 0);
+    negative seeds wrap as on the CPU; every device's generator is seeded alike."""
+    gen = cuda_generator(1)
+    ptl.cuda.manual_seed_all(0x0102030405060708)
+    state = gen.get_state().numpy().tobytes()
+    assert state == bytes([8, 7, 6, 5, 4, 3, 2, 1]) + bytes(8)
+    assert gen.initial_seed() == 0x0102030405060708 and gen.device == ptl.device("cuda", 1)
+    with emulated(TUNINGS["tiny"]):
+        ptl.empty(10).uniform_(generator=gen)
+        ptl.empty(7, dtype=ptl.float64).normal_(generator=gen)
+    assert offset_of(gen.get_state()) == 17
+    gen.set_state(ptl.tensor(list(range(16)), dtype=ptl.uint8))
+    assert gen.get_state().tolist() == list(range(16))
+    assert gen.initial_seed() == int.from_bytes(bytes(range(8)), "little")
+    gen.set_state(ptl.tensor([9, 0, 0, 0, 0, 0, 0, 0], dtype=ptl.uint8))
+    assert gen.initial_seed() == 9 and offset_of(gen.get_state()) == 0
+    gen.manual_seed(-1)
+    assert gen.initial_seed() == 2 ** 64 - 1 == ptl.Generator().manual_seed(-1).initial_seed()
+    for state in (ptl.zeros(3, dtype=ptl.uint8), ptl.zeros(17, dtype=ptl.uint8)):
+        with pytest.raises(RuntimeError, match="RNG state is wrong size"):
+            gen.set_state(state)
+    for state in (ptl.zeros(16), ptl.zeros(16, dtype=ptl.uint8, device="meta")):
+        with pytest.raises(TypeError, match="RNG state must be a torch.ByteTensor"):
+            gen.set_state(state)
+    assert offset_of(cuda_generator(0).get_state()) == 0
+
+
+def test_a_kernel_refuses_a_generator_of_another_device():
+    """PyTorch's check_generator message; the emulation lets a CPU tensor take a CUDA
+    generator, nothing lets it take one of another type without it."""
+    with pytest.raises(RuntimeError,
+                       match="Expected a 'cpu' device type for generator but found 'cuda'"):
+        ptl.rand(3, generator=cuda_generator())
+    with pytest.raises(RuntimeError,
+                       match="Expected a 'cpu' device type for generator but found 'cuda'"):
+        ptl.randperm(3, generator=cuda_generator())
+    with pytest.raises(RuntimeError,
+                       match="Expected a 'cpu' device type for generator but found 'cuda'"):
+        ptl.empty(0).normal_(generator=cuda_generator())

@@ -1,6 +1,6 @@
 /* random.c -- random numbers: rand, randn, randint, randperm, the *_like family, normal,
- * bernoulli, multinomial, poisson, _standard_gamma, _sample_dirichlet (+ their reparameterised
- * gradients), the in-place samplers uniform_, normal_, random_,
+ * bernoulli, multinomial, poisson, _standard_gamma, _sample_dirichlet (their reparameterised
+ * gradients: random_grad.c), the in-place samplers uniform_, normal_, random_,
  * exponential_, geometric_, log_normal_, cauchy_, bernoulli_, and native_dropout (+ its
  * backward), whose mask is bernoulli_'s draw.  Mirrors
  * ATen/native/Distributions.cpp, ATen/native/DistributionTemplates.h, ATen/native/Dropout.cpp,
@@ -55,7 +55,8 @@ arg_index(const PtlOperator *op, const char *name)
     return -1;
 }
 
-/* The generator argument of op (NULL: the default generator). */
+/* The generator argument of op, or NULL when none is given (generator_for then picks the
+ * default generator of the output's device). */
 static PtlGenerator *
 generator_arg(const PtlOperator *op, const PtlIValue *s)
 {
@@ -63,7 +64,27 @@ generator_arg(const PtlOperator *op, const PtlIValue *s)
     if (i >= 0 && s[i].tag == PTL_IV_GENERATOR) {
         return (PtlGenerator *)s[i].u.p;
     }
-    return ptl_default_generator();
+    return NULL;
+}
+
+/* The generator that the kernels of dev draw from: gen, or dev's default one when gen is
+ * NULL (Note [CUDA generators] in generator.h); NULL with PyTorch's check_generator error
+ * when gen belongs to another device type.  While the tests emulate the CUDA kernels a CPU
+ * tensor stands for a CUDA one, so it takes a CUDA generator too. */
+static PtlGenerator *
+generator_for(PtlGenerator *gen, PtlDevice dev)
+{
+    if (gen == NULL) {
+        return ptl_generator_default_for(dev);
+    }
+    if (gen->device.type != dev.type &&
+        !(ptl_device_reduce_emulation && gen->device.type == PTL_DEVICE_CUDA)) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "Expected a '%s' device type for generator but found '%s'",
+                      ptl_device_type_name(dev.type), ptl_device_type_name(gen->device.type));
+        return NULL;
+    }
+    return gen;
 }
 
 static PtlDtype
@@ -86,16 +107,23 @@ new_like(PtlTensorImpl *self, PtlDtype dt)
     return ptl_call_tensor(PTL_OP_empty_like, a);
 }
 
-/* A new tensor of the int[] argument size's shape in dtype, on the CPU or on the meta
- * device when op's `device` argument says so (NULL on error). */
+/* The device named by op's `device` argument (the CPU when none): the CUDA key runs the
+ * factories below for device="cuda". */
+static PtlDevice
+device_arg(const PtlOperator *op, const PtlIValue *s)
+{
+    if (op->device_arg >= 0 && s[op->device_arg].tag == PTL_IV_DEVICE) {
+        return s[op->device_arg].u.device;
+    }
+    return ptl_device_cpu();
+}
+
+/* A new tensor of the int[] argument size's shape in dtype, on op's `device` (NULL on
+ * error). */
 static PtlTensorImpl *
 new_sized(const PtlOperator *op, const PtlIValue *s, const PtlIValue *size, PtlDtype dt)
 {
-    PtlDevice dev = ptl_device_cpu();
-    if (op->device_arg >= 0 && s[op->device_arg].tag == PTL_IV_DEVICE &&
-        s[op->device_arg].u.device.type == PTL_DEVICE_META) {
-        dev = s[op->device_arg].u.device;
-    }
+    PtlDevice dev = device_arg(op, s);
     if (size->u.il.n > PTL_MAX_DIMS) {
         ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions", PTL_MAX_DIMS);
         return NULL;
@@ -501,10 +529,11 @@ dist_chunk(void *ctx, int64_t b, int64_t e)
     return dist_range(j, b, e);
 }
 
-/* Fills self (borrowed) with job's distribution, drawing self->numel counters from gen, and
- * bumps self's version.  job->out, job->n and job->dt are set here.  A CUDA self (and every
- * self while the tests emulate the CUDA kernels) is filled by the device hook, from the
- * same stream: element i of the row-major order gets the value the CPU gives it.  0 or -1. */
+/* Fills self (borrowed) with job's distribution, drawing self->numel counters from gen
+ * (NULL: the default generator of self's device), and bumps self's version.  job->out,
+ * job->n and job->dt are set here.  A CUDA self (and every self while the tests emulate the
+ * CUDA kernels) is filled by the device hook, from the same stream: element i of the
+ * row-major order gets the value the CPU gives it.  0 or -1. */
 static int
 fill(PtlTensorImpl *self, PtlDistJob *job, PtlGenerator *gen)
 {
@@ -513,6 +542,9 @@ fill(PtlTensorImpl *self, PtlDistJob *job, PtlGenerator *gen)
     if (self->device.type == PTL_DEVICE_META) {   /* nothing to draw into */
         ptl_tensor_bump_version(self);
         return 0;
+    }
+    if ((gen = generator_for(gen, self->device)) == NULL) {
+        return -1;
     }
     if (self->numel == 0) {
         return 0;
@@ -1281,74 +1313,12 @@ sample_dirichlet_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-/* _standard_gamma_grad(Tensor self, Tensor output): d output / d self, elementwise
- * (ptl_standard_gamma_grad); float32 computes in double. */
-#define DEFINE_GAMMA_GRAD_LOOP(T, DT)                                                     \
-    static void                                                                           \
-    standard_gamma_grad_loop_##DT(char **d, const int64_t *st, int64_t n, const void *extra) \
-    {                                                                                     \
-        (void)extra;                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            double a = *(const T *)(d[1] + i * st[1]), x = *(const T *)(d[2] + i * st[2]);  \
-            *(T *)(d[0] + i * st[0]) = (T)ptl_standard_gamma_grad(a, x);                  \
-        }                                                                                 \
-    }
-DEFINE_GAMMA_GRAD_LOOP(float, f4)
-DEFINE_GAMMA_GRAD_LOOP(double, f8)
-#undef DEFINE_GAMMA_GRAD_LOOP
-
-static int
-standard_gamma_grad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    static const int both[2] = {0, 1};
-    static const PtlLoop loops[PTL_DTYPE_COUNT] = {
-        [PTL_DTYPE_FLOAT32] = standard_gamma_grad_loop_f4,
-        [PTL_DTYPE_FLOAT64] = standard_gamma_grad_loop_f8};
-    (void)ks;
-    return ptl_pointwise_named(op, s, 2, both, ptl_iter_config(), loops, NULL,
-                               "_standard_gamma_grad_cpu");
-}
-
-/* _dirichlet_grad(Tensor x, Tensor alpha, Tensor total): elementwise ptl_dirichlet_grad,
- * the three of one dtype as in PyTorch (no promotion); float32 computes in double. */
-#define DEFINE_DIRICHLET_GRAD_LOOP(T, DT)                                                 \
-    static void                                                                           \
-    dirichlet_grad_loop_##DT(char **d, const int64_t *st, int64_t n, const void *extra)  \
-    {                                                                                     \
-        (void)extra;                                                                      \
-        for (int64_t i = 0; i < n; i++) {                                                 \
-            double x = *(const T *)(d[1] + i * st[1]), a = *(const T *)(d[2] + i * st[2]);  \
-            double total = *(const T *)(d[3] + i * st[3]);                                \
-            *(T *)(d[0] + i * st[0]) = (T)ptl_dirichlet_grad(x, a, total);                \
-        }                                                                                 \
-    }
-DEFINE_DIRICHLET_GRAD_LOOP(float, f4)
-DEFINE_DIRICHLET_GRAD_LOOP(double, f8)
-#undef DEFINE_DIRICHLET_GRAD_LOOP
-
-static int
-dirichlet_grad_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    static const int three[3] = {0, 1, 2};
-    static const PtlLoop loops[PTL_DTYPE_COUNT] = {
-        [PTL_DTYPE_FLOAT32] = dirichlet_grad_loop_f4,
-        [PTL_DTYPE_FLOAT64] = dirichlet_grad_loop_f8};
-    (void)ks;
-    for (int i = 1; i < 3; i++) {
-        if (s[i].u.t->dtype != s[0].u.t->dtype) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
-                                 ptl_dtype_legacy_name(s[i].u.t->dtype),
-                                 ptl_dtype_legacy_name(s[0].u.t->dtype));
-        }
-    }
-    return ptl_pointwise_named(op, s, 3, three, ptl_iter_config(), loops, NULL,
-                               "_dirichlet_grad_cpu");
-}
-
 /* ---- randperm ---- */
 
 /* randperm(n) (+ .generator): a random permutation of 0..n-1 by Fisher-Yates, where swap i
- * (from n-1 down to 1) takes counter i; int64 unless dtype says otherwise */
+ * (from n-1 down to 1) takes counter i; int64 unless dtype says otherwise.  device="cuda"
+ * draws from the device's generator and shuffles on the host (Note [CUDA randperm and
+ * multinomial]). */
 static int
 randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -1359,31 +1329,33 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     };
     int64_t n = s[0].u.i, lo, hi;
     PtlDtype dt = dtype_arg(op, s, PTL_DTYPE_INT64);
-    PtlTensorImpl *t = ptl_empty(1, &n, PTL_DTYPE_INT64, ptl_device_cpu()), *c;
+    PtlDevice dev = device_arg(op, s);
+    PtlTensorImpl *t = NULL, *dst = NULL;
+    PtlGenerator *gen;
     uint64_t seed, offset;
-    if (t == NULL) {
+    if ((t = ptl_empty(1, &n, PTL_DTYPE_INT64, ptl_device_cpu())) == NULL) {
         return -1;
     }
     if (dt == PTL_DTYPE_BOOL) {
-        ptl_decref(t);
-        return not_implemented("randperm", dt, NULL);
+        not_implemented("randperm", dt, NULL);
+        goto error;
     }
     int_bounds(dt, &lo, &hi);
-    if (c_names[dt] != NULL && n - 1 > hi) {
-        ptl_decref(t);
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "value cannot be converted to type %s without overflow",
-                             c_names[dt]);
+    PTL_CHECK(c_names[dt] == NULL || n - 1 <= hi, PTL_ERR_RUNTIME,
+              "value cannot be converted to type %s without overflow", c_names[dt]);
+    PTL_CHECK(dt != PTL_DTYPE_FLOAT16 || n <= 2049, PTL_ERR_RUNTIME,
+              "n cannot be greater than 2049 for Half type.");
+    if (dev.type == PTL_DEVICE_CUDA && (dst = ptl_empty(1, &n, dt, dev)) == NULL) {
+        goto error;
     }
-    if (dt == PTL_DTYPE_FLOAT16 && n > 2049) {
-        ptl_decref(t);
-        return ptl_error_set(PTL_ERR_RUNTIME, "n cannot be greater than 2049 for Half type.");
+    if ((gen = generator_for(generator_arg(op, s), dst ? dst->device : t->device)) == NULL) {
+        goto error;
     }
     int64_t *p = (int64_t *)ptl_tensor_data(t);
     for (int64_t i = 0; i < n; i++) {
         p[i] = i;
     }
-    ptl_generator_reserve(generator_arg(op, s), (uint64_t)n, &seed, &offset);
+    ptl_generator_reserve(gen, (uint64_t)n, &seed, &offset);
     for (int64_t i = n - 1; i > 0; i--) {
         PtlPhiloxBlock r = ptl_philox_draw(seed, offset, (uint64_t)i, 0);
         uint64_t x = (uint64_t)r.w[1] << 32 | r.w[0];
@@ -1391,8 +1363,15 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         p[i] = p[k];
         p[k] = tmp;
     }
-    if (dt != PTL_DTYPE_INT64) {
-        c = ptl_cast(t, dt);
+    if (dst != NULL) {
+        if (ptl_copy_into(dst, t) < 0) {
+            goto error;
+        }
+        ptl_decref(t);
+        t = dst;
+    }
+    else if (dt != PTL_DTYPE_INT64) {
+        PtlTensorImpl *c = ptl_cast(t, dt);
         ptl_decref(t);
         if (c == NULL) {
             return -1;
@@ -1401,6 +1380,10 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     s[0] = ptl_iv_tensor(t);
     return 0;
+error:
+    ptl_decref(t);
+    ptl_xdecref(dst);
+    return -1;
 }
 
 /* ---- multinomial ---- */
@@ -1490,15 +1473,28 @@ multinomial_chunk(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
+/* Note [CUDA randperm and multinomial]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * randperm's Fisher-Yates swaps run in order, and multinomial without replacement sorts
+ * each row's keys: neither is a PtlDistJob the fill kernel (random.cu) can take.  On a CUDA
+ * device both run this file's host code on the device generator's counters (Note [CUDA
+ * generators] in generator.h), reading the probabilities back and writing the result to the
+ * device, much as PyTorch's CUDA randperm once offloaded small n to the CPU.  So a seed gives
+ * the CPU's values on either device; the cost is a synchronisation and two copies.  A device
+ * kernel (keys drawn per element, then a segmented sort) is the upgrade path. */
+
 /* multinomial(Tensor self, int num_samples, bool replacement=False): indices of categories
- * drawn from each row of self (1-D: one distribution; 2-D: one per row) */
+ * drawn from each row of self (1-D: one distribution; 2-D: one per row); a CUDA self gets a
+ * CUDA result (Note [CUDA randperm and multinomial]) */
 static int
 multinomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *pf = NULL, *t = NULL;
+    PtlTensorImpl *self = s[0].u.t, *pf = NULL, *t = NULL, *dst = NULL;
     int64_t n = s[1].u.i;
     int replacement = s[2].u.b;
+    PtlDevice cpu = ptl_device_cpu();
+    PtlGenerator *gen;
     MultinomialJob j;
     if (self->dim != 1 && self->dim != 2) {
         return ptl_error_set(PTL_ERR_RUNTIME, "prob_dist must be 1 or 2 dim");
@@ -1520,7 +1516,10 @@ multinomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ncat > ((int64_t)1 << 24)) {
         return ptl_error_set(PTL_ERR_RUNTIME, "number of categories cannot exceed 2^24");
     }
-    if ((pf = ptl_cast(self, PTL_DTYPE_FLOAT64)) == NULL) {
+    if ((gen = generator_for(generator_arg(op, s), self->device)) == NULL ||
+        (pf = self->device.type == PTL_DEVICE_CPU ? ptl_cast(self, PTL_DTYPE_FLOAT64)
+                                                  : ptl_to_copy(self, PTL_DTYPE_FLOAT64, &cpu))
+            == NULL) {
         return -1;
     }
     j.p = (const double *)ptl_tensor_data(pf);
@@ -1549,8 +1548,8 @@ multinomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     j.ncat = ncat;
     j.n = n;
     j.replacement = replacement;
-    ptl_generator_reserve(generator_arg(op, s), (uint64_t)(rows * (replacement ? n : ncat)),
-                          &j.seed, &j.offset);
+    ptl_generator_reserve(gen, (uint64_t)(rows * (replacement ? n : ncat)), &j.seed,
+                          &j.offset);
     if (rows > 0) {
         int64_t grain = RANDOM_GRAIN / (ncat + n) + 1;
         void *token = ptl_nogil_begin();
@@ -1560,12 +1559,21 @@ multinomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
             goto error;
         }
     }
+    if (self->device.type == PTL_DEVICE_CUDA) {
+        if ((dst = ptl_empty(t->dim, t->sizes, PTL_DTYPE_INT64, self->device)) == NULL ||
+            ptl_copy_into(dst, t) < 0) {
+            goto error;
+        }
+        ptl_decref(t);
+        t = dst;
+    }
     ptl_decref(pf);
     s[0] = ptl_iv_tensor(t);
     return 0;
 error:
     ptl_xdecref(pf);
     ptl_xdecref(t);
+    ptl_xdecref(dst);
     return -1;
 }
 
@@ -1593,9 +1601,7 @@ static const PtlKernelReg random_cpu[] = {
     {PTL_OP_multinomial, PTL_KEY_CPU, multinomial_cpu},
     {PTL_OP_poisson, PTL_KEY_CPU, poisson_cpu},
     {PTL_OP__standard_gamma, PTL_KEY_CPU, standard_gamma_cpu},
-    {PTL_OP__standard_gamma_grad, PTL_KEY_CPU, standard_gamma_grad_cpu},
     {PTL_OP__sample_dirichlet, PTL_KEY_CPU, sample_dirichlet_cpu},
-    {PTL_OP__dirichlet_grad, PTL_KEY_CPU, dirichlet_grad_cpu},
     {PTL_OP_uniform_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_normal_, PTL_KEY_CPU, sampler__cpu},
     {PTL_OP_random__from, PTL_KEY_CPU, random__cpu},
