@@ -78,7 +78,7 @@ ptl_box_muller_pair(double u1, double u2, double *z)
 /* ptl_box_muller_pair in float, for float16/bfloat16/float32 results: u1 in [0, 1) and u2 in
  * (0, 1] carry 24 bits each (the tail stops at 5.8 sigma, as with PyTorch's float
  * uniforms).  log and the sine and cosine of 2 pi u1 are scalar_math.h's formulas, whose
- * vector twins random.c runs (Note [Vector Box-Muller]), so the CPU's vector and scalar
+ * vector twins random_fill.c runs (Note [Vector Box-Muller]), so the CPU's vector and scalar
  * loops and the CUDA kernel give the same bits; each is within an ulp of float64 math. */
 PTL_HD static inline void
 ptl_box_muller_f(float u1, float u2, double *z)

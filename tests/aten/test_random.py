@@ -434,7 +434,7 @@ def test_normal_law(dtype):
     check_ks(ptl.randn(N, dtype=dtype).double().numpy(), stats.norm.cdf)
 
 
-# ---- the float Box-Muller transform (Note [Vector Box-Muller] in random.c, Note [Scalar
+# ---- the float Box-Muller transform (Note [Vector Box-Muller] in random_fill.c, Note [Scalar
 # twins of vector formulas] in scalar_math.h) ----
 
 def _box_muller_uniforms(seed, pairs):

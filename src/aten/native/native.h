@@ -87,6 +87,10 @@ int ptl_pointwise_return(PtlTensorIter *it, const PtlIterConfig *cfg, PtlIValue 
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);
 
+/* The elements [b, e) of a random sampler's job (ctx: a const PtlDistJob *, distributions.h),
+ * the chunk function of random.c's fills (random_fill.c).  Always 0. */
+int ptl_random_fill_range(void *ctx, int64_t b, int64_t e);
+
 /* _pin_memory's allocation: a new CPU storage of nbytes in pinned memory (new ref), or NULL
  * with an error.  The CUDA backend sets it (src/cuda/stream_state.c's
  * ptl_pinned_storage_new); NULL: no pinned memory allocator in this process. */

@@ -1,0 +1,364 @@
+/* random_fill.c -- the fill engine of random.c's samplers: the elements [b, e) of a
+ * PtlDistJob (distributions.h, whose per-element formulas random.cu shares), element by
+ * element, or through the vector Philox and the vector Box-Muller transform where the CPU and
+ * the job allow (Note [Vector Philox], Note [Vector Box-Muller]).  Every path gives element
+ * i the value ptl_dist_value gives it, so the split and the vector width change no bit. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../../c10/cpu_features.h"
+#include "../distributions.h"
+#include "../philox.h"
+#include "native.h"
+#include "vec_math.h"
+
+#define DIST_LOOP(DT)                          \
+    for (int64_t i = b; i < e; i++) {          \
+        ptl_dist_store(&j, &cur, i, (DT));     \
+    }                                          \
+    break
+
+/* [b, e) of a job, element by element: a loop per dtype.  The job is copied to a local
+ * whose address does not escape, so that its fields stay in registers across the stores. */
+static int
+dist_range(const PtlDistJob *job, int64_t b, int64_t e)
+{
+    const PtlDistJob j = *job;
+    PtlDistCursor cur = ptl_dist_cursor();
+    switch (j.dt) {
+    case PTL_DTYPE_BOOL: DIST_LOOP(PTL_DTYPE_BOOL);
+    case PTL_DTYPE_UINT8: DIST_LOOP(PTL_DTYPE_UINT8);
+    case PTL_DTYPE_INT8: DIST_LOOP(PTL_DTYPE_INT8);
+    case PTL_DTYPE_INT16: DIST_LOOP(PTL_DTYPE_INT16);
+    case PTL_DTYPE_INT32: DIST_LOOP(PTL_DTYPE_INT32);
+    case PTL_DTYPE_INT64: DIST_LOOP(PTL_DTYPE_INT64);
+    case PTL_DTYPE_FLOAT16: DIST_LOOP(PTL_DTYPE_FLOAT16);
+    case PTL_DTYPE_BFLOAT16: DIST_LOOP(PTL_DTYPE_BFLOAT16);
+    case PTL_DTYPE_FLOAT32: DIST_LOOP(PTL_DTYPE_FLOAT32);
+    default: DIST_LOOP(PTL_DTYPE_FLOAT64);
+    }
+    return 0;
+}
+#undef DIST_LOOP
+
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* Note [Vector Philox]
+ * The float32 uniforms (rand, rand_like, uniform_) and normals (randn, randn_like, normal_
+ * with scalar mean and std) draw eight Philox blocks at once, one in each 32-bit lane of
+ * AVX2 vectors: the rounds of ptl_philox4x32_10 on the same integers (the 32 x 32 -> 64-bit
+ * products by _mm256_mul_epu32 on the even lanes and on the odd ones shifted down), so
+ * every word is the scalar stream's.  A uniform word becomes its float as ptl_dist_value does
+ * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
+ * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
+ * transpose puts word w of block k at element 4 k + w.  The float normals transform the
+ * pairs in vectors too (Note [Vector Box-Muller]); the float64 ones take each block's pair
+ * through libm (normal_range_f8_avx2); float32 log_normal_ and normals with tensor mean
+ * or std take the vector standard normals and finish element by element
+ * (normal_finish_f4).  So the values are the scalar path's bit for bit, for any seed,
+ * offset and split. */
+
+/* The high and low halves of the 32 x 32 -> 64-bit products a * m, lane by lane */
+PTL_AVX2 static inline void
+philox_mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo)
+{
+    __m256i pe = _mm256_mul_epu32(a, m);
+    __m256i po = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m);
+    *hi = _mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA);
+    *lo = _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
+}
+
+/* The words w[0..3] of the blocks blk .. blk + 7 of the stream (seed, offset), draw 0:
+ * ptl_philox_draw lane by lane */
+PTL_AVX2 static void
+philox_draw8(uint64_t seed, uint64_t offset, int64_t blk, __m256i w[4])
+{
+    uint32_t lo[8], hi[8];
+    for (int l = 0; l < 8; l++) {
+        uint64_t e = offset + (uint64_t)blk + (uint64_t)l;
+        lo[l] = (uint32_t)e;
+        hi[l] = (uint32_t)(e >> 32);
+    }
+    __m256i c0 = _mm256_loadu_si256((const __m256i *)lo);
+    __m256i c1 = _mm256_loadu_si256((const __m256i *)hi);
+    __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
+    const __m256i m0 = _mm256_set1_epi32((int)PTL_PHILOX_M0);
+    const __m256i m1 = _mm256_set1_epi32((int)PTL_PHILOX_M1);
+    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
+    for (int r = 0; r < 10; r++) {
+        if (r > 0) {
+            k0 += PTL_PHILOX_W0;
+            k1 += PTL_PHILOX_W1;
+        }
+        __m256i hi0, lo0, hi1, lo1;
+        philox_mulhilo8(c0, m0, &hi0, &lo0);
+        philox_mulhilo8(c2, m1, &hi1, &lo1);
+        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)k0));
+        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)k1));
+        c1 = lo1;
+        c3 = lo0;
+    }
+    w[0] = c0;
+    w[1] = c1;
+    w[2] = c2;
+    w[3] = c3;
+}
+
+/* o[k] = a + o[k] b for k < n (n a multiple of D's lanes) in double lanes of kind D (pd,
+ * pd512), a multiply and an add, rounded back to float: the uniforms' from + u (to - from)
+ * and the normals' mean + z std, as ptl_dist_value computes them */
+#define DEFINE_AFFINE_F4(D)                                                               \
+    PTL_VATTR(D) static inline void                                                       \
+    affine_f4_##D(float *o, int64_t n, double a, double b)                                \
+    {                                                                                     \
+        const PTL_VT(D) av = PTL_V(D, set1)(a), bv = PTL_V(D, set1)(b);                   \
+        for (int64_t k = 0; k < n; k += PTL_VLANES(D)) {                                  \
+            PTL_VT(D) x = PTL_VLOADF(D, o + k);                                           \
+            PTL_VSTOREF(D, o + k, PTL_V(D, add)(PTL_V(D, mul)(x, bv), av));               \
+        }                                                                                 \
+    }
+DEFINE_AFFINE_F4(pd)
+DEFINE_AFFINE_F4(pd512)
+#undef DEFINE_AFFINE_F4
+
+/* [b, e) of a float32 uniform job with scalar bounds (Note [Vector Philox]): the elements
+ * before the first block boundary and after the last whole group of eight blocks go
+ * through dist_range */
+PTL_AVX2 static void
+uniform_range_f4_avx2(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    float *o = (float *)j->out;
+    const __m256 scale = _mm256_set1_ps(0x1p-24f);
+    const int unit = j->a == 0.0 && j->b == 1.0;
+    int64_t i = (b + 3) / 4 * 4;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    for (; i + 32 <= e; i += 32) {
+        __m256i w[4];
+        __m256 f[4], t[4], u[4];
+        philox_draw8(j->seed, j->offset, i / 4, w);
+        for (int k = 0; k < 4; k++) {
+            f[k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w[k], 8)), scale);
+        }
+        /* f[w][k] is element 4 k + w: transpose the 4 x 8 */
+        t[0] = _mm256_unpacklo_ps(f[0], f[1]);
+        t[1] = _mm256_unpackhi_ps(f[0], f[1]);
+        t[2] = _mm256_unpacklo_ps(f[2], f[3]);
+        t[3] = _mm256_unpackhi_ps(f[2], f[3]);
+        u[0] = _mm256_shuffle_ps(t[0], t[2], 0x44);
+        u[1] = _mm256_shuffle_ps(t[0], t[2], 0xEE);
+        u[2] = _mm256_shuffle_ps(t[1], t[3], 0x44);
+        u[3] = _mm256_shuffle_ps(t[1], t[3], 0xEE);
+        f[0] = _mm256_permute2f128_ps(u[0], u[1], 0x20);
+        f[1] = _mm256_permute2f128_ps(u[2], u[3], 0x20);
+        f[2] = _mm256_permute2f128_ps(u[0], u[1], 0x31);
+        f[3] = _mm256_permute2f128_ps(u[2], u[3], 0x31);
+        for (int k = 0; k < 4; k++) {
+            _mm256_storeu_ps(o + i + 8 * k, f[k]);
+        }
+        if (!unit) {
+            affine_f4_pd(o + i, 32, j->a, j->b - j->a);
+        }
+    }
+    dist_range(j, i, e);
+}
+
+/* Words 0 and 2 of the blocks blk .. blk + L - 1, as the Box-Muller uniforms of
+ * ptl_dist_value: u1 = (w0 >> 8) 2^-24 in [0, 1), u2 = 1 - (w2 >> 8) 2^-24 in (0, 1] */
+PTL_AVX2 static inline void
+normal_uniforms_ps(const PtlDistJob *j, int64_t blk, __m256 *u1, __m256 *u2)
+{
+    const __m256 scale = _mm256_set1_ps(0x1p-24f);
+    __m256i w[4];
+    philox_draw8(j->seed, j->offset, blk, w);
+    *u1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w[0], 8)), scale);
+    *u2 = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w[2], 8)), scale,
+                           _mm256_set1_ps(1.0f));
+}
+
+PTL_AVX512 static inline void
+normal_uniforms_ps512(const PtlDistJob *j, int64_t blk, __m512 *u1, __m512 *u2)
+{
+    __m256 a1, a2, b1, b2;
+    normal_uniforms_ps(j, blk, &a1, &a2);
+    normal_uniforms_ps(j, blk + 8, &b1, &b2);
+    *u1 = _mm512_insertf32x8(_mm512_castps256_ps512(a1), b1, 1);
+    *u2 = _mm512_insertf32x8(_mm512_castps256_ps512(a2), b2, 1);
+}
+
+/* z0 = (a0 a1 ...), z1 = (b0 b1 ...) stored as a0 b0 a1 b1 ... at o[0 .. 2L) */
+PTL_AVX2 static inline void
+store_interleaved_ps(float *o, __m256 z0, __m256 z1)
+{
+    __m256 lo = _mm256_unpacklo_ps(z0, z1), hi = _mm256_unpackhi_ps(z0, z1);
+    _mm256_storeu_ps(o, _mm256_permute2f128_ps(lo, hi, 0x20));
+    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
+}
+
+PTL_AVX512 static inline void
+store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
+{
+    const __m512i first = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+                                            7, 23);
+    const __m512i second = _mm512_add_epi32(first, _mm512_set1_epi32(8));
+    _mm512_storeu_ps(o, _mm512_permutex2var_ps(z0, first, z1));
+    _mm512_storeu_ps(o + 16, _mm512_permutex2var_ps(z0, second, z1));
+}
+
+/* Note [Vector Box-Muller]
+ * The normals of n elements (n a multiple of 2 L, L the lanes of S) from element i (even):
+ * block i / 2 + l in lane l, its two uniforms (normal_uniforms_##S), the pair r cos, r sin
+ * with r = sqrt(-2 log u2) and the angle 2 pi u1 (vec_math.h's log and sincos2pi, the twins
+ * of scalar_math.h's formulas that ptl_box_muller_f calls), cosines to even elements and
+ * sines to odd ones, then a + z b in double as ptl_dist_value does (z + 0 when a = +0 and
+ * b = 1: the same bits, -0 included).  So every element is ptl_dist_value's, at either
+ * width, on any split, and on the CUDA device (Note [CUDA random fills]). */
+#define DEFINE_NORMAL_FLOATS(S, D)                                                        \
+    PTL_VATTR(S) static void                                                              \
+    normal_floats_##S(const PtlDistJob *j, int64_t i, int64_t n, float *o)                \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        const int unit = j->a == 0.0 && !signbit(j->a) && j->b == 1.0;                    \
+        for (int64_t k = 0; k < n; k += 2 * L) {                                          \
+            PTL_VT(S) u1, u2, sn, cs;                                                     \
+            normal_uniforms_##S(j, (i + k) / 2, &u1, &u2);                                \
+            PTL_VT(S) r = PTL_V(S, sqrt)(PTL_V(S, mul)(                                   \
+                PTL_V(S, set1)(-2.0f), ptl_vm_log_scaled_##S(u2, PTL_V(S, setzero)()))); \
+            ptl_vm_sincos2pi_##S(u1, &sn, &cs);                                           \
+            PTL_VT(S) z0 = PTL_V(S, mul)(r, cs), z1 = PTL_V(S, mul)(r, sn);               \
+            if (unit) {                                                                   \
+                z0 = PTL_V(S, add)(z0, PTL_V(S, setzero)());                              \
+                z1 = PTL_V(S, add)(z1, PTL_V(S, setzero)());                              \
+            }                                                                             \
+            store_interleaved_##S(o + k, z0, z1);                                         \
+            if (!unit) {                                                                  \
+                affine_f4_##D(o + k, 2 * L, j->a, j->b);                                  \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_NORMAL_FLOATS(ps, pd)
+DEFINE_NORMAL_FLOATS(ps512, pd512)
+#undef DEFINE_NORMAL_FLOATS
+
+/* [b, e) of a float32, float16 or bfloat16 normal job with scalar mean and std: the whole
+ * groups of L blocks through normal_floats_##S (Note [Vector Box-Muller]; float16 and
+ * bfloat16 through a float buffer, rounded as ptl_dist_store rounds), the elements before
+ * the first pair and after the last group through dist_range */
+PTL_AVX2 static void
+normal_range_vec(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
+    const int64_t step = wide ? 32 : 16;
+    float buf[512];
+    int64_t i = (b + 1) / 2 * 2;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    while (i + step <= e) {
+        int64_t n = (e - i) / step * step;
+        float *o = (float *)j->out + i;
+        if (j->dt != PTL_DTYPE_FLOAT32) {
+            n = n < 512 ? n : 512;
+            o = buf;
+        }
+        if (wide) {
+            normal_floats_ps512(j, i, n, o);
+        }
+        else {
+            normal_floats_ps(j, i, n, o);
+        }
+        for (int64_t k = 0; j->dt == PTL_DTYPE_FLOAT16 && k < n; k++) {
+            ((ptl_half *)j->out)[i + k] = ptl_f_to_half(buf[k]);
+        }
+        for (int64_t k = 0; j->dt == PTL_DTYPE_BFLOAT16 && k < n; k++) {
+            ((ptl_bf16 *)j->out)[i + k] = ptl_f_to_bf16(buf[k]);
+        }
+        i += n;
+    }
+    dist_range(j, i, e);
+}
+
+/* [b, e) of a float64 normal job with scalar mean and std: the words of eight blocks at
+ * once (Note [Vector Philox]), then each block's pair through ptl_box_muller_pair and
+ * a + z b, as ptl_dist_value computes them (libm's log, cos and sin stay scalar), so the
+ * values are the scalar path's */
+PTL_AVX2 static void
+normal_range_f8_avx2(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    double *o = (double *)j->out;
+    int64_t i = (b + 1) / 2 * 2;
+    if (i > e) {
+        i = e;
+    }
+    dist_range(j, b, i);
+    for (; i + 16 <= e; i += 16) {
+        __m256i w[4];
+        uint32_t words[4][8];
+        philox_draw8(j->seed, j->offset, i / 2, w);
+        for (int k = 0; k < 4; k++) {
+            _mm256_storeu_si256((__m256i *)words[k], w[k]);
+        }
+        for (int l = 0; l < 8; l++) {
+            double z[2];
+            ptl_box_muller_pair(ptl_uniform_bits(words[0][l], words[1][l], 53),
+                                ptl_uniform_open0(words[2][l], words[3][l]), z);
+            o[i + 2 * l] = j->a + PTL_DMUL_RN(j->b, z[0]);
+            o[i + 2 * l + 1] = j->a + PTL_DMUL_RN(j->b, z[1]);
+        }
+    }
+    dist_range(j, i, e);
+}
+
+/* [b, e) of a float32 log_normal_ job, or a normal one with per-element mean or std: the
+ * standard normals z through normal_range_vec as a job with mean -0 and std 1 (whose
+ * affine step -0 + z keeps every z, -0 included), then a + z b in double and, for
+ * log_normal_, its exp, as ptl_dist_value computes them */
+PTL_AVX2 static void
+normal_finish_f4(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    PtlDistJob std = *j;
+    float *o = (float *)j->out;
+    std.kind = PTL_DIST_NORMAL;
+    std.a = -0.0;
+    std.b = 1.0;
+    std.pa = std.pb = NULL;
+    normal_range_vec(&std, b, e);
+    for (int64_t k = b; k < e; k++) {
+        double v = (j->pa ? j->pa[k] : j->a) + PTL_DMUL_RN(j->pb ? j->pb[k] : j->b, (double)o[k]);
+        o[k] = (float)(j->kind == PTL_DIST_NORMAL ? v : exp(v));
+    }
+}
+#endif
+
+int
+ptl_random_fill_range(void *ctx, int64_t b, int64_t e)
+{
+    const PtlDistJob *j = ctx;
+#ifdef PTL_HAVE_AVX2_KERNELS
+    int vec = j->pa == NULL && j->pb == NULL && ptl_cpu_capability() >= PTL_CPU_AVX2;
+    if (vec && j->dt == PTL_DTYPE_FLOAT32 && j->kind == PTL_DIST_UNIFORM &&
+        j->block_shift == 2 && j->bits == 24) {
+        uniform_range_f4_avx2(j, b, e);
+        return 0;
+    }
+    if (vec && j->kind == PTL_DIST_NORMAL && j->block_shift == 1 &&
+        (j->dt == PTL_DTYPE_FLOAT32 || j->dt == PTL_DTYPE_FLOAT16 ||
+         j->dt == PTL_DTYPE_BFLOAT16)) {
+        normal_range_vec(j, b, e);
+        return 0;
+    }
+    if (vec && j->kind == PTL_DIST_NORMAL && j->dt == PTL_DTYPE_FLOAT64) {
+        normal_range_f8_avx2(j, b, e);
+        return 0;
+    }
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && j->dt == PTL_DTYPE_FLOAT32 &&
+        (j->kind == PTL_DIST_NORMAL || j->kind == PTL_DIST_LOG_NORMAL)) {
+        normal_finish_f4(j, b, e);
+        return 0;
+    }
+#endif
+    return dist_range(j, b, e);
+}
