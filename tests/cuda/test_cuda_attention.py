@@ -6,7 +6,6 @@ to 256, heads split from the features (strided), size 0, and results that repeat
 bit.  Each test skips, with the reason the device is missing, on a machine without a GPU;
 tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip into a
 failure."""
-import os
 
 import numpy as np
 import pytest
@@ -14,11 +13,8 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite import _C
+from device_required import pytestmark, require_device  # noqa: F401
 
-NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
-REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
-pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
-                                reason=f"no CUDA device: {NO_DEVICE}")
 
 aten = ptl.ops.aten
 flash = aten._scaled_dot_product_flash_attention_for_cpu
@@ -27,12 +23,6 @@ flash_backward = aten._scaled_dot_product_flash_attention_for_cpu_backward
 FLOATS = [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16]
 # both sides sum in float32 (float64) in different orders, the device with fma
 TOL = {ptl.float32: 2e-5, ptl.float64: 1e-12, ptl.float16: 4e-3, ptl.bfloat16: 3e-2}
-
-
-@pytest.fixture(autouse=True)
-def device():
-    if NO_DEVICE is not None:
-        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
 
 
 def check(dev, cpu, what):

@@ -9,28 +9,18 @@ int32 and int64 indices with repeats and negatives, 0-dim and size-0 tensors; th
 gradients; the CPU kernels' errors for bad indices.  Each test skips, with the reason the
 device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
 PTL_REQUIRE_GPU=1 turning a skip into a failure."""
-import os
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from pytorchlite import _C
+from device_required import pytestmark, require_device  # noqa: F401
 
-NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
-REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
-pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
-                                reason=f"no CUDA device: {NO_DEVICE}")
 
 DTYPES = [ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64, ptl.float16,
           ptl.bfloat16, ptl.float32, ptl.float64]
 INTS = {ptl.bool, ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64}
-
-
-@pytest.fixture(autouse=True)
-def device():
-    if NO_DEVICE is not None:
-        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
 
 
 def values(rng, shape, dtype):

@@ -12,24 +12,14 @@ involved), native_dropout and F.dropout, and the fused SGD and Adam steps (src/c
 bit for bit. Each test skips, with the
 reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
 with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
-import os
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from pytorchlite import _C
+from device_required import pytestmark, require_device  # noqa: F401
 
-NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
-REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
-pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
-                                reason=f"no CUDA device: {NO_DEVICE}")
-
-
-@pytest.fixture(autouse=True)
-def device():
-    if NO_DEVICE is not None:
-        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
 
 
 FLOATS = [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16]

@@ -5,24 +5,14 @@ its generator's state advances as the CPU's, and torch.cuda's seeding and state 
 act on the device's generator only.  Skips, with the reason, without a GPU;
 tools/gpu_check.sh runs it on one, PTL_REQUIRE_GPU=1 turning a skip into a failure.  The
 stream arithmetic itself is checked without a device in test_random_plan.py."""
-import os
 
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 from pytorchlite import _C
+from device_required import pytestmark, require_device  # noqa: F401
 
-NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
-REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
-pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
-                                reason=f"no CUDA device: {NO_DEVICE}")
-
-
-@pytest.fixture(autouse=True)
-def device():
-    if NO_DEVICE is not None:
-        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
 
 
 FLOATS = [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16]

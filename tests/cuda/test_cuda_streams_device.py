@@ -5,25 +5,17 @@ block alive, pinned non_blocking copies round-tripping values.  Each test skips,
 reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them
 there (PTL_REQUIRE_GPU=1 turns the skips into failures).  The CPU-side behaviour is in
 tests/python/test_cuda_streams.py."""
-import os
-
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
-
-REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
-NO_DEVICE = None if ptl.cuda.is_available() else ptl._C._config()["cuda_unavailable_reason"]
-pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
-                                reason=f"no CUDA device: {NO_DEVICE}")
+from device_required import pytestmark, require_device  # noqa: F401
 
 N = 1 << 22   # 16 MiB of float32: kernels long enough to still be running when checked
 
 
 @pytest.fixture(autouse=True)
-def device():
-    if NO_DEVICE is not None:
-        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
+def back_on_the_default_stream(require_device):
     yield
     ptl.cuda.synchronize()
     assert ptl.cuda.current_stream() == ptl.cuda.default_stream()

@@ -1,0 +1,22 @@
+"""The GPU test modules' common switch (tests/cuda/test_cuda_*.py): without a CUDA device
+their tests skip with the reason, and with PTL_REQUIRE_GPU=1 (tools/gpu_check.sh on a GPU
+machine) not seeing the device fails each test instead.  A module takes both with
+    from device_required import NO_DEVICE, pytestmark, require_device  # noqa: F401
+(pytest reads the module's pytestmark and runs the imported autouse fixture)."""
+import os
+
+import pytest
+
+import pytorchlite as ptl
+from pytorchlite import _C
+
+NO_DEVICE = None if ptl.cuda.is_available() else _C._config()["cuda_unavailable_reason"]
+REQUIRE_GPU = os.environ.get("PTL_REQUIRE_GPU") == "1"
+pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
+                                reason=f"no CUDA device: {NO_DEVICE}")
+
+
+@pytest.fixture(autouse=True)
+def require_device():
+    if NO_DEVICE is not None:
+        pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
