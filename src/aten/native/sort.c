@@ -804,7 +804,8 @@ topk_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (k < 0 || k > job.len) {
         return ptl_error_set(PTL_ERR_RUNTIME, "selected index k out of range");
     }
-    job.nsel = k;
+    /* a 0-dim self is its one-element lane whatever k (0 or 1), as in PyTorch */
+    job.nsel = self->dim == 0 ? 1 : k;
     memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
     if (self->dim > 0) {
         sizes[d] = k;
