@@ -6,9 +6,10 @@ scatter_reduce with and without include_self), advanced indexing (x[i], x[mask],
 index_put_ with and without accumulate) and index_select / index_add / index_copy /
 index_fill, cat and stack, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
 every dtype, on contiguous, transposed and sliced operands, int32 and int64 indices with
-repeats and negatives, 0-dim and size-0 tensors; their gradients; the CPU kernels' errors for bad indices.  Each test skips, with the reason the
-device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
-PTL_REQUIRE_GPU=1 turning a skip into a failure."""
+repeats and negatives, 0-dim and size-0 tensors; their gradients; the CPU kernels' errors
+for bad indices.  Each test skips, with the reason the device is missing, on a machine
+without a GPU; tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip
+into a failure."""
 
 import numpy as np
 import pytest
