@@ -1,8 +1,8 @@
 """CUDA benchmarks (run by tools/gpu_check.sh; skipped without a GPU): the caching
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
 installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
-float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%), gather and scatter_add, the
-convolutions.  Kernel
+float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%), gather and scatter_add, sort
+and topk, the convolutions.  Kernel
 benchmarks join this file with the CUDA kernels."""
 import pytest
 
@@ -229,6 +229,21 @@ def test_cat_float32(benchmark, impl, n):
     lib, sync = library(impl)
     ts = [lib.ones(INDEX_COLS, INDEX_ROWS // n, device="cuda") for _ in range(n)]
     run_synchronised(benchmark, lambda: lib.cat(ts, 1), sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["sort", "topk"])
+@pytest.mark.parametrize("shape", [(4096, 1024), (1, 1 << 22)])
+def test_sort_and_topk_float32(benchmark, impl, op, shape):
+    """sort (stable) and topk k=16 of float32 rows along the last dim, synchronised
+    (sort.cu: a merge sort of every row at once, one thread per element)."""
+    benchmark.group = f"{op} float32 {shape[0]}x{shape[1]} dim -1, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(*shape, device="cuda")
+    if op == "sort":
+        run_synchronised(benchmark, lambda: lib.sort(x, dim=-1, stable=True), sync)
+    else:
+        run_synchronised(benchmark, lambda: lib.topk(x, 16, -1), sync)
 
 
 CONV_SHAPE = (32, 64, 56, 56)   # a ResNet stage: 32 x 64 x 56 x 56 through 64 3x3 filters

@@ -187,15 +187,15 @@ void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
  * line; ...; gather, scatter with self's rows in one chunk per fiber, in several;
- * advanced indexing's gather and scatter; cat; convolution, its split sum; pooling; attention.  The
- * names _cuda_kernel_emulation(None) gives them are src/python/cuda_module.c's. */
+ * advanced indexing's gather and scatter; cat; convolution, its split sum; pooling; attention;
+ * sort.  The names _cuda_kernel_emulation(None) gives them are src/python/cuda_module.c's. */
 enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU_SOFTMAX_ROWS,
        PTL_CUDA_EMU_SOFTMAX_LINES, PTL_CUDA_EMU_LAYER_NORM, PTL_CUDA_EMU_LAYER_NORM_SPLIT,
        PTL_CUDA_EMU_NLL, PTL_CUDA_EMU_EMBEDDING, PTL_CUDA_EMU_RANDOM, PTL_CUDA_EMU_OPTIM,
        PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
        PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
        PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL,
-       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT, PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -271,6 +271,13 @@ int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPla
  * The launch (index.cu; a's table in device memory): one thread per output element. */
 int ptl_cuda_cat(const PtlDeviceCatArgs *a);
 int ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems);
+/* sort, argsort and topk (sort.cu; Note [CUDA sort] in sort_plan.h) on the device or
+ * emulated; 0, or -1 with an error set.  The launch: the keys and the merge passes one
+ * thread per element (elems), the emit one per output element (outs); ws: 4 nlanes len
+ * int64 of device memory (keys and indices, twice). */
+int ptl_cuda_sort(const PtlDeviceSortArgs *a);
+int ptl_cuda_sort_launch(const PtlDeviceSortArgs *a, const PtlCudaNnPlan *elems,
+                         const PtlCudaNnPlan *outs, int64_t *ws);
 
 /* ---- convolution (conv.cu; Note [CUDA convolution] in conv_plan.h) ---- */
 

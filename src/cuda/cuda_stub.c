@@ -190,6 +190,17 @@ ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems)
 }
 
 int
+ptl_cuda_sort_launch(const PtlDeviceSortArgs *a, const PtlCudaNnPlan *elems,
+                     const PtlCudaNnPlan *outs, int64_t *ws)
+{
+    (void)a;
+    (void)elems;
+    (void)outs;
+    (void)ws;
+    return not_built();
+}
+
+int
 ptl_cuda_pool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *plan)
 {
     (void)a;

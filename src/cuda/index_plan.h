@@ -49,7 +49,8 @@
  * one kernel launch fills the whole output, one thread per element, from a table of the
  * non-empty inputs' descriptors (data, first index along dim, strides: any layout) copied
  * to the device in one transfer; a thread finds its input by a binary search over the
- * starts. */
+ * starts.
+ * sort, argsort and topk: Note [CUDA sort] in sort_plan.h. */
 #ifndef PTL_CUDA_INDEX_PLAN_H
 #define PTL_CUDA_INDEX_PLAN_H
 

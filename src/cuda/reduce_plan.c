@@ -40,6 +40,7 @@ ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
     ptl_device_scatter_hook = ptl_cuda_scatter_gather;
     ptl_device_adv_index_hook = ptl_cuda_adv_index;
     ptl_device_cat_hook = ptl_cuda_cat;
+    ptl_device_sort_hook = ptl_cuda_sort;
     ptl_device_attention_hook = ptl_cuda_attention;
     if (t != NULL) {
         emulation_tuning = *t;

@@ -449,6 +449,8 @@ static const int shared_with_cpu[] = {
     PTL_OP_index_fill_int_Tensor, PTL_OP_index_fill_int_Scalar,
     /* cat and the joins built on it (join.c) */
     PTL_OP_cat, PTL_OP_concat, PTL_OP_stack, PTL_OP_hstack, PTL_OP_vstack,
+    /* sort, argsort and topk: device_index.h's sort hook (Note [CUDA sort] in sort_plan.h) */
+    PTL_OP_sort, PTL_OP_sort_stable, PTL_OP_argsort, PTL_OP_argsort_stable, PTL_OP_topk,
     /* the fused attention: device_attention.h's hook (Note [CUDA flash attention] in
      * attention_plan.h) */
     PTL_OP__scaled_dot_product_flash_attention_for_cpu,
@@ -481,6 +483,7 @@ ptl_register_cuda_kernels(void)
     ptl_device_scatter_hook = ptl_cuda_scatter_gather;
     ptl_device_adv_index_hook = ptl_cuda_adv_index;
     ptl_device_cat_hook = ptl_cuda_cat;
+    ptl_device_sort_hook = ptl_cuda_sort;
     ptl_device_attention_hook = ptl_cuda_attention;
     ptl_device_pinned_storage_hook = ptl_pinned_storage_new;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);

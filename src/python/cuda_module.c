@@ -177,7 +177,7 @@ static const char *const emulation_names[PTL_CUDA_EMU_COUNT] = {
     "block_per_output", "thread_per_output", "split", "softmax_block_per_line",
     "softmax_thread_per_line", "layer_norm", "layer_norm_split", "nll_loss", "embedding",
     "random", "optim", "gather", "scatter", "scatter_chunked", "index_gather", "index_scatter",
-    "cat", "conv", "conv_split", "pool", "attention",
+    "cat", "conv", "conv_split", "pool", "attention", "sort",
 };
 
 /* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,

@@ -194,7 +194,7 @@ def test_ops_without_a_meta_kernel_raise_the_dispatcher_error():
     x = meta(4)
     with pytest.raises(NotImplementedError, match=r"Could not run 'aten::sort.stable' with "
                        r"arguments from the 'Meta' backend\. 'aten::sort.stable' is only "
-                       r"available for these backends: \[CPU, Autograd\]"):
+                       r"available for these backends: \[CPU, CUDA, Autograd\]"):
         x.sort()
 
 

@@ -179,6 +179,13 @@ def test_topk_nan_like_torch_and_errors():
     assert repr(r).startswith("torch.return_types.topk(")
 
 
+def test_topk_of_a_0_dim_tensor_is_its_element_for_k_0_and_1():
+    """as torch.topk(torch.tensor(5.), 0): the element and index 0, not an empty result"""
+    for k in (0, 1):
+        v, i = ptl.topk(ptl.tensor(5.0), k)
+        assert v.shape == () and v.item() == 5.0 and i.item() == 0
+
+
 def test_topk_small_k_of_long_lanes():
     """k far below the lane length takes the heap path: the same set and order as the
     first k of the stable sort, NaN counted as the largest."""

@@ -4,11 +4,12 @@ the CPU kernels, bit for bit (the scatters combine each element's values in the 
 order): gather and every scatter form (src, value, reduce= add and multiply, scatter_add,
 scatter_reduce with and without include_self), advanced indexing (x[i], x[mask],
 index_put_ with and without accumulate) and index_select / index_add / index_copy /
-index_fill, cat and stack, in every dtype, on contiguous, transposed and sliced operands,
-int32 and int64 indices with repeats and negatives, 0-dim and size-0 tensors; their
-gradients; the CPU kernels' errors for bad indices.  Each test skips, with the reason the
-device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one, with
-PTL_REQUIRE_GPU=1 turning a skip into a failure."""
+index_fill, cat and stack, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
+every dtype, on contiguous, transposed and sliced operands, int32 and int64 indices with
+repeats and negatives, 0-dim and size-0 tensors; their gradients; the CPU kernels' errors
+for bad indices.  Each test skips, with the reason the device is missing, on a machine
+without a GPU; tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip
+into a failure."""
 
 import numpy as np
 import pytest
@@ -248,3 +249,65 @@ def test_cat_of_mixed_dtypes_and_its_gradient_match_the_cpu():
     (ptl.cat([xc, xc * 2, xc], 1) * g).sum().backward()
     (ptl.cat([xd, xd * 2, xd], 1) * g.cuda()).sum().backward()
     same(xd.grad, xc.grad)
+
+
+# ---- sort, argsort, msort, topk (sort.cu; Note [CUDA sort] in src/cuda/sort_plan.h) ----
+
+def sort_values(rng, shape, dtype):
+    """values with many repeats (stability) and, for floats, NaN, +-inf and +-0.0"""
+    t = values(rng, shape, dtype)
+    if dtype in INTS or t.numel() == 0:
+        return t
+    special = ptl.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0]).to(dtype)
+    flat = t.reshape(-1)
+    pick = ptl.tensor(rng.integers(0, flat.numel(), size=max(flat.numel() // 5, 1)))
+    flat[pick] = special[ptl.tensor(rng.integers(0, 5, size=pick.numel()))]
+    return flat.reshape(shape)
+
+
+# (shape, dim): lane lengths 0 to 4097 and 2^20, many lanes, every dim, 0-dim
+SORT_SHAPES = [((), 0), ((1,), 0), ((2,), 0), ((33,), 0), ((4097,), 0), ((1 << 20,), 0),
+               ((300, 7), 0), ((300, 7), 1), ((3, 5, 4), 1), ((3, 5, 4), -1), ((4, 0, 3), 1),
+               ((2, 1000), 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_sort_and_argsort_match_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(7)
+    for shape, dim in SORT_SHAPES:
+        for cpu, cuda in views(sort_values(rng, shape, dtype)):
+            for descending in (False, True):
+                got = ptl.sort(cuda, dim=dim, descending=descending, stable=True)
+                want = ptl.sort(cpu, dim=dim, descending=descending, stable=True)
+                same(got[0], want[0])
+                same(got[1], want[1])
+                same(ptl.argsort(cuda, dim=dim, descending=descending), want[1])
+    x = sort_values(rng, (6, 5), dtype)
+    same(ptl.msort(x.cuda()), ptl.msort(x))
+
+
+@pytest.mark.parametrize("dtype", [d for d in DTYPES if d != ptl.bool], ids=str)
+def test_topk_matches_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(8)
+    for shape, dim in [((), 0), ((33,), 0), ((4, 1000), 1), ((40, 6), 0), ((3, 5, 4), 1)]:
+        for cpu, cuda in views(sort_values(rng, shape, dtype)):
+            n = cpu.shape[dim] if cpu.dim() else 1
+            for k in sorted({0, 1, n // 2, n}):
+                for largest in (True, False):
+                    got, want = ptl.topk(cuda, k, dim, largest), ptl.topk(cpu, k, dim, largest)
+                    same(got[0], want[0])
+                    same(got[1], want[1])
+
+
+def test_sort_and_topk_gradients_match_the_cpu():
+    rng = np.random.default_rng(9)
+    xv = ptl.tensor(rng.integers(-3, 4, size=(6, 40)).astype(np.float64))
+    g = ptl.tensor(rng.standard_normal((6, 40)))
+
+    def grads(device):
+        x = xv.to(device).requires_grad_(True)
+        (ptl.sort(x, 1, descending=True)[0] * g.to(device)).sum().backward()
+        (ptl.topk(x, 4, 0)[0] * g[:4].to(device)).sum().backward()
+        return x.grad
+
+    same(grads("cuda"), grads("cpu"))

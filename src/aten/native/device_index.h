@@ -2,8 +2,9 @@
  * advanced indexing and the index_* family, and join.c cat, to the CUDA backend's kernels
  * without including it: the backend (src/cuda/index_plan.c) sets the hooks.  The argument
  * checks, the output and the copy of a functional op's self stay the CPU kernel's; what
- * arrives here is the geometry (index.c: its offset tables, built on the host).  See Note
- * [CUDA index and sort kernels] in src/cuda/index_plan.h. */
+ * arrives here is the geometry (index.c: its offset tables, built on the host); sort.c hands
+ * sort, argsort and topk over the same way.  See Note [CUDA index and sort kernels] in
+ * src/cuda/index_plan.h and Note [CUDA sort] in src/cuda/sort_plan.h. */
 #ifndef PTL_ATEN_NATIVE_DEVICE_INDEX_H
 #define PTL_ATEN_NATIVE_DEVICE_INDEX_H
 
@@ -71,12 +72,28 @@ typedef struct PtlDeviceCatArgs {
     int64_t sizes[PTL_MAX_DIMS];
 } PtlDeviceCatArgs;
 
+/* sort, argsort and topk (sort.c's lanes): lane l < nlanes starts at base + the offsets of
+ * its index over the other nd dims (osize / ostride, bytes) and has len elements st bytes
+ * apart.  Its first nsel elements in stable ascending order of the sort keys (Note [Sort
+ * keys] in sort.c; descending inverts them) go to the contiguous outputs: the j-th at
+ * ((l / inner) nsel + j) inner + l % inner, the value in vals (NULL: argsort), the lane
+ * index in idx. */
+typedef struct PtlDeviceSortArgs {
+    int32_t dtype, descending, nd;
+    const char *base;
+    char *vals;
+    int64_t *idx;
+    int64_t len, st, nlanes, nsel, inner, itemsize;
+    int64_t osize[PTL_MAX_DIMS], ostride[PTL_MAX_DIMS];
+} PtlDeviceSortArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (scatter_gather.c's
  * hook: a bad index, the CPU kernel's error; index.c checks its indices on the host).  Run
  * for CUDA tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
 extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
 extern int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
 extern int (*ptl_device_cat_hook)(const PtlDeviceCatArgs *a);
+extern int (*ptl_device_sort_hook)(const PtlDeviceSortArgs *a);
 
 #ifdef __cplusplus
 }

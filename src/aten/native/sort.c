@@ -15,14 +15,20 @@
  * by an LSD radix sort, one byte per pass, skipping the passes in which every key has the
  * same byte (so an int8 lane takes one pass); short lanes use insertion sort.  Both are stable, so every sort here is stable:
  * ties keep their input order, which also fixes the indices median and mode report.
- * Lanes are split over the threads. */
+ * Lanes are split over the threads.  sort, argsort and topk of CUDA tensors (and of CPU
+ * tensors under kernel emulation) take device_index.h's hook after the checks and the
+ * outputs: Note [CUDA sort] in src/cuda/sort_plan.h. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "device_index.h"
+#include "device_reduce.h"
 #include "native.h"
+
+int (*ptl_device_sort_hook)(const PtlDeviceSortArgs *a);
 
 #define SMALL_LANE 32
 
@@ -690,6 +696,25 @@ lanes_go(LaneJob *job)
     return rc;
 }
 
+/* Runs the sort `job` (geometry and outputs set) on the device (device_index.h's hook).
+ * 0, or -1 with the error set. */
+static int
+lanes_on_device(const LaneJob *job)
+{
+    PtlDeviceSortArgs a = {
+        .dtype = job->dt, .descending = job->descending, .nd = job->nd, .base = job->base,
+        .vals = job->vals, .idx = job->idx, .len = job->len, .st = job->st, .nlanes = 1,
+        .nsel = job->nsel, .inner = job->inner,
+        .itemsize = (int64_t)ptl_dtype_itemsize(job->dt),
+    };
+    for (int i = 0; i < job->nd; i++) {
+        a.nlanes *= job->osize[i];
+    }
+    memcpy(a.osize, job->osize, sizeof(a.osize));
+    memcpy(a.ostride, job->ostride, sizeof(a.ostride));
+    return ptl_device_sort_hook(&a);
+}
+
 /* Runs `job` (geometry set) into new outputs of shape `sizes`; values when want_vals,
  * indices unless kind is logcumsumexp.  Writes them to s[0] / s[1] (argsort: indices to
  * s[0]). */
@@ -707,6 +732,13 @@ lanes_into(LaneJob *job, PtlIValue *s, int dim, const int64_t *sizes, int want_v
     }
     job->vals = vals ? ptl_tensor_data(vals) : NULL;
     job->idx = idx ? (int64_t *)ptl_tensor_data(idx) : NULL;
+    if (job->kind == L_SORT && ptl_device_sort_hook != NULL && !ptl_tensor_is_meta(idx) &&
+        (device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation)) {
+        if (lanes_on_device(job) < 0) {
+            goto error;
+        }
+        goto done;
+    }
     /* a single long lane sorts in buffers from the tensor allocator, which keeps big
      * blocks for reuse: no fresh pages to fault in when the same size is sorted again */
     int64_t nlanes = 1;
@@ -724,6 +756,7 @@ lanes_into(LaneJob *job, PtlIValue *s, int dim, const int64_t *sizes, int want_v
         goto error;
     }
     ptl_xdecref(scratch);
+done:
     if (vals == NULL) {
         s[0] = ptl_iv_tensor(idx);
         return 0;
@@ -804,7 +837,8 @@ topk_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (k < 0 || k > job.len) {
         return ptl_error_set(PTL_ERR_RUNTIME, "selected index k out of range");
     }
-    job.nsel = k;
+    /* a 0-dim self is its one-element lane whatever k (0 or 1), as in PyTorch */
+    job.nsel = self->dim == 0 ? 1 : k;
     memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
     if (self->dim > 0) {
         sizes[d] = k;
