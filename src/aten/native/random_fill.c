@@ -214,7 +214,9 @@ store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
  * of scalar_math.h's formulas that ptl_box_muller_f calls), cosines to even elements and
  * sines to odd ones, then a + z b in double as ptl_dist_value does (z + 0 when a = +0 and
  * b = 1: the same bits, -0 included).  So every element is ptl_dist_value's, at either
- * width, on any split, and on the CUDA device (Note [CUDA random fills]). */
+ * width, on any split, and on the CUDA device (Note [CUDA random fills]).  The float64
+ * normals take the same steps in double lanes with the double formulas (normal_doubles_##S;
+ * a + z b needs no special case there: it is ptl_dist_value's float64 step as it stands). */
 #define DEFINE_NORMAL_FLOATS(S, D)                                                        \
     PTL_VATTR(S) static void                                                              \
     normal_floats_##S(const PtlDistJob *j, int64_t i, int64_t n, float *o)                \
