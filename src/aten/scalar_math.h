@@ -398,16 +398,21 @@ ptl_pow_scalar_f(float a, float x)
 #define PTL_COS2PIF_COEF 5.922924423e+01f, -8.544323730e+01f, 6.493932343e+01f, -1.973920822e+01f
 #define PTL_SINCOS2PIF_MAGIC 12582912.0f
 
-/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule with fmaf (vec_math.h's ptl_vm_poly_##S) */
-PTL_HD static inline float
-ptl_polyf_fma(float t, const float *c, int n)
-{
-    float p = c[0];
-    for (int i = 1; i < n; i++) {
-        p = fmaf(p, t, c[i]);
+/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule with fmaf or fma (vec_math.h's
+ * ptl_vm_poly_##S): ptl_polyf_fma in float, ptl_poly_fma in double */
+#define PTL_DEFINE_POLY_FMA(NAME, T, FMA)                \
+    PTL_HD static inline T                               \
+    NAME(T t, const T *c, int n)                         \
+    {                                                    \
+        T p = c[0];                                      \
+        for (int i = 1; i < n; i++) {                    \
+            p = FMA(p, t, c[i]);                         \
+        }                                                \
+        return p;                                        \
     }
-    return p;
-}
+PTL_DEFINE_POLY_FMA(ptl_polyf_fma, float, fmaf)
+PTL_DEFINE_POLY_FMA(ptl_poly_fma, double, fma)
+#undef PTL_DEFINE_POLY_FMA
 
 /* log(x) for positive normal x (Note [Scalar twins of vector formulas]) */
 PTL_HD static inline float
@@ -487,17 +492,6 @@ ptl_sincos2pif(float u, float *s, float *c)
 #define PTL_SINCOS2PI_TWOPI_HI 6.28318530717958623200e+00
 #define PTL_SINCOS2PI_TWOPI_LO 2.44929359829470635445e-16
 #define PTL_SINCOS2PI_MAGIC 6755399441055744.0
-
-/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule with fma (vec_math.h's ptl_vm_poly_##S) */
-PTL_HD static inline double
-ptl_poly_fma(double t, const double *c, int n)
-{
-    double p = c[0];
-    for (int i = 1; i < n; i++) {
-        p = fma(p, t, c[i]);
-    }
-    return p;
-}
 
 /* log(x) for positive normal x (the twin of ptl_vm_log_##S for pd, pd512) */
 PTL_HD static inline double

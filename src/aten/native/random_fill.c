@@ -189,13 +189,17 @@ normal_uniforms_ps512(const PtlDistJob *j, int64_t blk, __m512 *u1, __m512 *u2)
 }
 
 /* z0 = (a0 a1 ...), z1 = (b0 b1 ...) stored as a0 b0 a1 b1 ... at o[0 .. 2L) */
-PTL_AVX2 static inline void
-store_interleaved_ps(float *o, __m256 z0, __m256 z1)
-{
-    __m256 lo = _mm256_unpacklo_ps(z0, z1), hi = _mm256_unpackhi_ps(z0, z1);
-    _mm256_storeu_ps(o, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
-}
+#define DEFINE_STORE_INTERLEAVED(S)                                                       \
+    PTL_VATTR(S) static inline void                                                       \
+    store_interleaved_##S(PTL_VE(S) *o, PTL_VT(S) z0, PTL_VT(S) z1)                       \
+    {                                                                                     \
+        PTL_VT(S) lo = PTL_V(S, unpacklo)(z0, z1), hi = PTL_V(S, unpackhi)(z0, z1);       \
+        PTL_V(S, storeu)(o, PTL_V(S, permute2f128)(lo, hi, 0x20));                        \
+        PTL_V(S, storeu)(o + PTL_VLANES(S), PTL_V(S, permute2f128)(lo, hi, 0x31));        \
+    }
+DEFINE_STORE_INTERLEAVED(ps)
+DEFINE_STORE_INTERLEAVED(pd)
+#undef DEFINE_STORE_INTERLEAVED
 
 PTL_AVX512 static inline void
 store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
@@ -327,15 +331,6 @@ normal_uniforms_pd512(const PtlDistJob *j, int64_t blk, __m512d u1[2], __m512d u
     normal_uniforms_pd(j, blk, a1, a2);
     u1[0] = _mm512_insertf64x4(_mm512_castpd256_pd512(a1[0]), a1[1], 1);
     u2[0] = _mm512_insertf64x4(_mm512_castpd256_pd512(a2[0]), a2[1], 1);
-}
-
-/* z0 = (a0 a1 ...), z1 = (b0 b1 ...) stored as a0 b0 a1 b1 ... at o[0 .. 2L) */
-PTL_AVX2 static inline void
-store_interleaved_pd(double *o, __m256d z0, __m256d z1)
-{
-    __m256d lo = _mm256_unpacklo_pd(z0, z1), hi = _mm256_unpackhi_pd(z0, z1);
-    _mm256_storeu_pd(o, _mm256_permute2f128_pd(lo, hi, 0x20));
-    _mm256_storeu_pd(o + 4, _mm256_permute2f128_pd(lo, hi, 0x31));
 }
 
 PTL_AVX512 static inline void
