@@ -535,7 +535,7 @@ ptl_sincos2pi(double u, double *s, double *c)
     double v = PTL_DMUL_RN(z, xh);
     double a = fma(-v, ptl_poly_fma(z, sc, 5), 0.5 * xl);
     double sn = xh - fma(-v, PTL_SIN2PI_S1, fma(z, a, -xl));
-    double hz = 0.5 * z, w = 1.0 - hz;
+    double hz = PTL_DMUL_RN(0.5, z), w = 1.0 - hz;
     double r = PTL_DMUL_RN(z, ptl_poly_fma(z, cc, 6));
     double cs = w + (((1.0 - w) - hz) + fma(z, r, -PTL_DMUL_RN(xh, xl)));
     double p = (kbits & 1u) ? cs : sn, o = (kbits & 1u) ? sn : cs;
