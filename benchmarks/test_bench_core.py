@@ -252,14 +252,15 @@ def test_random_fill(benchmark, impl, op):
 
 
 NORMAL_FILLS = ["randn float32 1e6", "randn float64 1e6", "randn float32 1e3",
-                "randn float64 1e3", "normal_(1.5, 2) float32 1e6", "randn_like float32 1e6"]
+                "randn float64 1e3", "normal_(1.5, 2) float32 1e6", "normal_(1.5, 2) float64 1e6",
+                "randn_like float32 1e6"]
 
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", NORMAL_FILLS)
 def test_normal_fill(benchmark, impl, case):
-    """Seeded normal fills (float32: Note [Vector Box-Muller]; float64: Note [Vector
-    Philox] with libm's transform), large and small, new and in place"""
+    """Seeded normal fills (Note [Vector Box-Muller]; float64 through normal_doubles_##S),
+    large and small, new and in place"""
     benchmark.group = case
     op, dtype, n = case.rsplit(" ", 2)
     n = int(float(n))

@@ -65,14 +65,19 @@ ptl_box_muller(double u1, double u2, int slot)
     return r * (slot == 0 ? cos(theta) : sin(theta));
 }
 
-/* Both halves of ptl_box_muller's pair, z[0] the cosine's and z[1] the sine's, with one log
- * and one square root */
+/* The pair of ptl_box_muller for float64 results, z[0] the cosine's and z[1] the sine's,
+ * with one log and one square root: u1 in [0, 1) and u2 in (0, 1] carry 53 bits each.  log
+ * and the sine and cosine of 2 pi u1 are scalar_math.h's double formulas, whose vector twins
+ * random_fill.c runs (Note [Vector Box-Muller]), so the CPU's vector and scalar loops and
+ * the CUDA kernel give the same bits; each is within an ulp of the correctly rounded value
+ * (libm's, which ptl_box_muller still calls, may differ from them in the last bit). */
 PTL_HD static inline void
 ptl_box_muller_pair(double u1, double u2, double *z)
 {
-    double r = sqrt(-2.0 * log(u2)), theta = 2.0 * PTL_PI * u1;
-    z[0] = r * cos(theta);
-    z[1] = r * sin(theta);
+    double r = sqrt(-2.0 * ptl_log_normal(u2)), s, c;
+    ptl_sincos2pi(u1, &s, &c);
+    z[0] = r * c;
+    z[1] = r * s;
 }
 
 /* ptl_box_muller_pair in float, for float16/bfloat16/float32 results: u1 in [0, 1) and u2 in

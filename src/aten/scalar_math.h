@@ -398,16 +398,21 @@ ptl_pow_scalar_f(float a, float x)
 #define PTL_COS2PIF_COEF 5.922924423e+01f, -8.544323730e+01f, 6.493932343e+01f, -1.973920822e+01f
 #define PTL_SINCOS2PIF_MAGIC 12582912.0f
 
-/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule with fmaf (vec_math.h's ptl_vm_poly_##S) */
-PTL_HD static inline float
-ptl_polyf_fma(float t, const float *c, int n)
-{
-    float p = c[0];
-    for (int i = 1; i < n; i++) {
-        p = fmaf(p, t, c[i]);
+/* c[0] t^(n-1) + ... + c[n-1] by Horner's rule with fmaf or fma (vec_math.h's
+ * ptl_vm_poly_##S): ptl_polyf_fma in float, ptl_poly_fma in double */
+#define PTL_DEFINE_POLY_FMA(NAME, T, FMA)                \
+    PTL_HD static inline T                               \
+    NAME(T t, const T *c, int n)                         \
+    {                                                    \
+        T p = c[0];                                      \
+        for (int i = 1; i < n; i++) {                    \
+            p = FMA(p, t, c[i]);                         \
+        }                                                \
+        return p;                                        \
     }
-    return p;
-}
+PTL_DEFINE_POLY_FMA(ptl_polyf_fma, float, fmaf)
+PTL_DEFINE_POLY_FMA(ptl_poly_fma, double, fma)
+#undef PTL_DEFINE_POLY_FMA
 
 /* log(x) for positive normal x (Note [Scalar twins of vector formulas]) */
 PTL_HD static inline float
@@ -450,6 +455,92 @@ ptl_sincos2pif(float u, float *s, float *c)
     float a = (kbits & 1u) ? cs : sn, b = (kbits & 1u) ? sn : cs;
     *s = (kbits & 2u) ? -a : a;
     *c = ((kbits + 1u) & 2u) ? -b : b;
+}
+
+/* ---- log and sin/cos of 2 pi u in float64, formulas with a vector twin ----
+ *
+ * ptl_log_normal and ptl_sincos2pi are the double twins of vec_math.h's ptl_vm_log_##S and
+ * ptl_vm_sincos2pi_##S for the kinds pd and pd512, under the rules of Note [Scalar twins of
+ * vector formulas] (every FMA an fma here, products that feed adds rounded apart), so the
+ * float64 Box-Muller (distributions.h) gives the same bits on the CPU's vector and scalar
+ * paths and on the CUDA device.
+ *
+ * log(x), x positive and normal (fdlibm's e_log.c): x = 2^e m with m in (sqrt(1/2),
+ * sqrt(2)], f = m - 1, s = f / (2 + f), log m = f - f^2 / 2 + s (f^2 / 2 + R(s^2)) with R
+ * the degree-14 minimax fit of Lg1..Lg7, and e ln2 split in a high part exact times any e
+ * and a tail.  Under 1 ulp.
+ *
+ * sin and cos of 2 pi u, |u| < 2^50: q = round(4 u) (by the 1.5 * 2^52 trick), t = u - q / 4
+ * in [-1/8, 1/8] exact, the angle 2 pi t as xh + xl (2 pi split in fl(2 pi) and its tail, the
+ * product xh's error recovered by an fma), |xh| <= pi / 4, then fdlibm's k_sin.c and k_cos.c
+ * kernels on xh + xl and the quadrant q mod 4 as in ptl_sincos2pif.  Under 1 ulp for u in
+ * [0, 1) (tests/aten/test_random.py checks dense grids against long double with the
+ * reduction done exactly). */
+#define PTL_LOG_COEF                                                                      \
+    1.479819860511658591e-01, 1.531383769920937332e-01, 1.818357216161805012e-01,         \
+        2.222219843214978396e-01, 2.857142874366239149e-01, 3.999999999940941908e-01,     \
+        6.666666666666735130e-01
+#define PTL_LOG_LN2_HI 6.93147180369123816490e-01
+#define PTL_LOG_LN2_LO 1.90821492927058770002e-10
+#define PTL_SIN2PI_COEF                                                                   \
+    1.58969099521155010221e-10, -2.50507602534068634195e-08, 2.75573137070700676789e-06,  \
+        -1.98412698298579493134e-04, 8.33333333332248946124e-03
+#define PTL_SIN2PI_S1 -1.66666666666666324348e-01
+#define PTL_COS2PI_COEF                                                                   \
+    -1.13596475577881948265e-11, 2.08757232129817482790e-09, -2.75573143513906633035e-07,  \
+        2.48015872894767294178e-05, -1.38888888888741095749e-03, 4.16666666666666019037e-02
+#define PTL_SINCOS2PI_TWOPI_HI 6.28318530717958623200e+00
+#define PTL_SINCOS2PI_TWOPI_LO 2.44929359829470635445e-16
+#define PTL_SINCOS2PI_MAGIC 6755399441055744.0
+
+/* log(x) for positive normal x (the twin of ptl_vm_log_##S for pd, pd512) */
+PTL_HD static inline double
+ptl_log_normal(double x)
+{
+    const double c[] = {PTL_LOG_COEF};
+    uint64_t bits, mbits;
+    double m;
+    memcpy(&bits, &x, sizeof bits);
+    mbits = (bits & 0xfffffffffffffull) | 0x3ff0000000000000ull;
+    memcpy(&m, &mbits, sizeof m);
+    double e = (double)((int64_t)(bits >> 52) - 1023);
+    if (m > 1.4142135623730951) {
+        m = m * 0.5;
+        e = e + 1.0;
+    }
+    double f = m - 1.0;
+    double s = f / (2.0 + f);
+    double z = PTL_DMUL_RN(s, s);
+    double r = PTL_DMUL_RN(z, ptl_poly_fma(z, c, (int)(sizeof c / sizeof c[0])));
+    double hfsq = PTL_DMUL_RN(0.5 * f, f);
+    double t = fma(s, hfsq + r, PTL_DMUL_RN(e, PTL_LOG_LN2_LO));
+    double y = (hfsq - t) - f;
+    return fma(e, PTL_LOG_LN2_HI, -y);
+}
+
+/* *s = sin(2 pi u), *c = cos(2 pi u) for |u| < 2^50 (the twin of ptl_vm_sincos2pi_##S for
+ * pd, pd512) */
+PTL_HD static inline void
+ptl_sincos2pi(double u, double *s, double *c)
+{
+    const double sc[] = {PTL_SIN2PI_COEF}, cc[] = {PTL_COS2PI_COEF};
+    double k = PTL_DMUL_RN(u, 4.0) + PTL_SINCOS2PI_MAGIC;
+    double q = k - PTL_SINCOS2PI_MAGIC;
+    uint64_t kbits;
+    memcpy(&kbits, &k, sizeof kbits);
+    double t = fma(-q, 0.25, u);
+    double xh = PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_HI);
+    double xl = fma(t, PTL_SINCOS2PI_TWOPI_HI, -xh) + PTL_DMUL_RN(t, PTL_SINCOS2PI_TWOPI_LO);
+    double z = PTL_DMUL_RN(xh, xh);
+    double v = PTL_DMUL_RN(z, xh);
+    double a = fma(-v, ptl_poly_fma(z, sc, 5), 0.5 * xl);
+    double sn = xh - fma(-v, PTL_SIN2PI_S1, fma(z, a, -xl));
+    double hz = PTL_DMUL_RN(0.5, z), w = 1.0 - hz;
+    double r = PTL_DMUL_RN(z, ptl_poly_fma(z, cc, 6));
+    double cs = w + (((1.0 - w) - hz) + fma(z, r, -PTL_DMUL_RN(xh, xl)));
+    double p = (kbits & 1u) ? cs : sn, o = (kbits & 1u) ? sn : cs;
+    *s = (kbits & 2u) ? -p : p;
+    *c = ((kbits + 1u) & 2u) ? -o : o;
 }
 
 /* ---- maximum / minimum: NaN propagating (fmax/fmin are C's NaN ignoring ones) ---- */

@@ -15,14 +15,14 @@
 // k = 4, 2 or 1 elements (the last block may be partial) through ptl_dist_fill_block, the
 // PTL_HD code the CPU kernel runs element by element.  The products that feed an add are
 // rounded apart (Note [Products rounded apart]), so the float arithmetic is the CPU's bit
-// for bit.  The float normals (float32, float16, bfloat16 normal_, randn_like...) need no
-// libm either: their log, sin and cos are scalar_math.h's formulas (Note [Scalar twins of
-// vector formulas]), the ones the CPU's vector loops run, so they are bit for bit too.
+// for bit.  The normals of every float dtype (normal_, randn_like...) need no libm either:
+// their log, sin and cos are scalar_math.h's float and double formulas (Note [Scalar twins
+// of vector formulas]), the ones the CPU's vector loops run, so they are bit for bit too.
 // What the host emulation (random_plan.c) cannot prove is the device's libm: the other
-// transforms that call log, exp, sin, cos or tan (float64 normal_, log_normal_,
-// exponential_, cauchy_, geometric_) use CUDA's functions, within an ulp or two of glibc's,
-// so those values can differ from the CPU's in the last bit (tests/cuda/test_cuda_kernels.py
-// measures it on a GPU).  uniform_, bernoulli_ and random_ need no libm: bit for bit.
+// transforms that call log, exp, sin, cos or tan (log_normal_'s exp, exponential_, cauchy_,
+// geometric_) use CUDA's functions, within an ulp or two of glibc's, so those values can
+// differ from the CPU's in the last bit (tests/cuda/test_cuda_kernels.py measures it on a
+// GPU).  uniform_, bernoulli_ and random_ need no libm: bit for bit.
 #include <cuda_runtime.h>
 #include <stdint.h>
 

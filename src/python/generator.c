@@ -6,6 +6,7 @@
 #include "ptlpy.h"
 
 #include "../aten/generator.h"
+#include "../aten/scalar_math.h"
 #include "../cuda/cuda_api.h"
 
 typedef struct PtlPyGenerator {
@@ -288,9 +289,36 @@ py_cuda_manual_seed_all(PyObject *m, PyObject *seed)
     Py_RETURN_NONE;
 }
 
+/* _C._box_muller_formulas_for_testing(x: float64 buffer) -> bytes of 3 n float64: the
+ * float64 Box-Muller's scalar formulas (Note [Scalar twins of vector formulas]) on each
+ * x, log(x) (x positive and normal) then sin(2 pi x) then cos(2 pi x), so that tests can
+ * check their accuracy on dense grids (the vector twins give the same bits: randn) */
+static PyObject *
+py_box_muller_formulas_for_testing(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_C_CONTIGUOUS) < 0) {
+        return NULL;
+    }
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(double);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, 3 * n * (Py_ssize_t)sizeof(double));
+    if (out != NULL) {
+        const double *x = view.buf;
+        double *y = (double *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            y[i] = ptl_log_normal(x[i]);
+            ptl_sincos2pi(x[i], &y[n + i], &y[2 * n + i]);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
 static PyMethodDef generator_functions[] = {
     {"_cuda_default_generator", py_cuda_default_generator, METH_O, NULL},
     {"_cuda_manual_seed_all", py_cuda_manual_seed_all, METH_O, NULL},
+    {"_box_muller_formulas_for_testing", py_box_muller_formulas_for_testing, METH_O, NULL},
     {NULL},
 };
 

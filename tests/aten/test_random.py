@@ -169,7 +169,9 @@ def test_thread_count_does_not_change_values(op):
 # 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
 # offsets), generator objects, ranges and mean / std through the double transform, strided
 # selves, float16 and bfloat16 normals (rounded from the float ones), float32 log_normal_ and
-# normal with tensor mean and std (the vector z, then the scalar finish)
+# normal with tensor mean and std (the vector z, then the scalar finish); float64 normals
+# (groups of 16 elements at either width) the same way, with mean -0 and a tensor mean (the
+# scalar formulas throughout)
 FILL_SCRIPT = r"""
 import sys, pytorchlite as ptl
 out = sys.stdout.buffer
@@ -204,6 +206,16 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
         out.write(ptl.empty(40003).normal_(1.5, 0.3, generator=g).numpy().tobytes())
     out.write(ptl.empty(1000, 7).t().normal_(-2, 3).numpy().tobytes())
     out.write(ptl.randn_like(ptl.empty(9, 13)).numpy().tobytes())
+    for n in list(range(80)) + [4097, 70001, 1 << 19]:
+        out.write(ptl.randn(n, dtype=ptl.float64).numpy().tobytes())
+    for skip in (1, 2, 3):
+        ptl.randn(skip, generator=g, dtype=ptl.float64)
+        out.write(ptl.randn(3, 4099, generator=g, dtype=ptl.float64).numpy().tobytes())
+        out.write(ptl.empty(40003, dtype=ptl.float64).normal_(1.5, 0.3, generator=g)
+                  .numpy().tobytes())
+    out.write(ptl.empty(1000, 7, dtype=ptl.float64).t().normal_(-2, 3).numpy().tobytes())
+    out.write(ptl.empty(4099, dtype=ptl.float64).normal_(-0.0, 1.0).numpy().tobytes())
+    out.write(ptl.normal(mean[:1025].double(), 2.0, generator=g).numpy().tobytes())
 """
 
 
@@ -493,24 +505,25 @@ def test_float_normals_against_the_float64_transform(threads):
         np.testing.assert_array_equal(h.float().numpy(), ptl.tensor(z).to(dt).float().numpy())
 
 
-def test_float_normal_tails_depend_on_the_position_only():
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_float_normal_tails_depend_on_the_position_only(dtype):
     """Every length 0..80 (the scalar formula after the last vector group of 16 or 32
     elements) and every generator offset 0..40 (a fill at offset k draws blocks k, k + 1...,
     element i of it is element 2 k + i of a fill at offset 0): the values of the long fill,
     on 1 and 2 threads"""
     seed = 321
-    long = ptl.randn(200, generator=ptl.Generator().manual_seed(seed)).numpy()
+    long = ptl.randn(200, generator=ptl.Generator().manual_seed(seed), dtype=dtype).numpy()
     old = ptl.get_num_threads()
     try:
         for threads in (1, 2):
             ptl.set_num_threads(threads)
             for n in range(81):
-                got = ptl.randn(n, generator=ptl.Generator().manual_seed(seed)).numpy()
-                np.testing.assert_array_equal(got, long[:n])
+                got = ptl.randn(n, generator=ptl.Generator().manual_seed(seed), dtype=dtype)
+                np.testing.assert_array_equal(got.numpy(), long[:n])
             for skip in range(41):
                 g = ptl.Generator().manual_seed(seed)
-                ptl.randn(skip, generator=g)
-                np.testing.assert_array_equal(ptl.randn(100, generator=g).numpy(),
+                ptl.randn(skip, generator=g, dtype=dtype)
+                np.testing.assert_array_equal(ptl.randn(100, generator=g, dtype=dtype).numpy(),
                                               long[2 * skip:2 * skip + 100])
     finally:
         ptl.set_num_threads(old)
@@ -547,6 +560,87 @@ def test_sincos2pi_constants_are_the_fit_tools():
     np.testing.assert_allclose(floats("PTL_SIN2PIF_COEF"), s, rtol=1e-5)
     np.testing.assert_allclose(floats("PTL_COS2PIF_COEF"), c, rtol=1e-5)
     assert max(fit.max_ulp(floats("PTL_SIN2PIF_COEF"), floats("PTL_COS2PIF_COEF"))) < 1
+
+
+# ---- the float64 Box-Muller transform: scalar_math.h's double log and sincos2pi, whose
+# vector twins random_fill.c runs (the vector-width test above checks their bits) ----
+
+LD_TWO_PI = np.longdouble("6.283185307179586476925286766559005768")
+
+
+def _ulps64(got, ref):
+    """|got - ref| in float64 ulps of the long double ref (where ref is 0, got must be 0)"""
+    assert np.all(got[ref == 0] == 0)
+    err = np.abs(got.astype(np.longdouble) - ref)
+    nz = ref != 0
+    err[nz] /= np.spacing(np.abs(ref[nz]).astype(np.float64)).astype(np.longdouble)
+    return err.astype(np.float64)
+
+
+def _sincos2pi_ld(u):
+    """sin and cos of 2 pi u in long double (64-bit mantissas on x86-64), u reduced exactly
+    to u = q / 4 + t first, so that the reference is good to far below a float64 ulp even
+    where the result is near 0"""
+    q = np.rint(4 * u)
+    t, k = (u - q / 4).astype(np.longdouble), q.astype(np.int64) & 3
+    s, c = np.sin(LD_TWO_PI * t), np.cos(LD_TWO_PI * t)
+    sn, cs = np.where(k & 1, c, s), np.where(k & 1, s, c)
+    return np.where(k & 2, -sn, sn), np.where((k + 1) & 2, -cs, cs)
+
+
+def _box_muller_formulas(x):
+    y = _C._box_muller_formulas_for_testing(np.ascontiguousarray(x, np.float64))
+    return np.frombuffer(y, np.float64).reshape(3, -1)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs x87 long double")
+def test_double_box_muller_formulas_on_dense_grids():
+    """The float64 log of u2 = 1 - k 2^-53 in (0, 1] and the sine and cosine of 2 pi u1,
+    u1 = k 2^-53 in [0, 1), within 1 ulp of long double (measured: 0.86, 0.78, 0.78) on
+    grids at the ends of the ranges (log near 1 and near 2^-53, angles near 0), around
+    log's reduction edge sqrt(1/2), around every multiple of 1/8 (the quadrant switches and
+    the zeros of sin and cos), and on 2^22 random points"""
+    rng = np.random.default_rng(0)
+    j = np.arange(1, 1 << 20, dtype=np.float64)
+    k = rng.integers(1, 1 << 53, 1 << 22).astype(np.float64)
+    u2 = np.concatenate([1 - j * 2.0 ** -53, j * 2.0 ** -53, 1 - k * 2.0 ** -53,
+                         np.sqrt(0.5) * (1 + (j - 2 ** 19) * 2.0 ** -52)])
+    err = _ulps64(_box_muller_formulas(u2)[0], np.log(u2.astype(np.longdouble)))
+    assert err.max() < 1, (err.max(), u2[err.argmax()])
+    eighths = np.arange(9)[:, None] / 8 + (j[:1 << 16] - 2 ** 15) * 2.0 ** -53
+    u1 = np.concatenate([[0.0], j * 2.0 ** -53, k * 2.0 ** -53, eighths.ravel()])
+    u1 = u1[(u1 >= 0) & (u1 < 1)]
+    got = _box_muller_formulas(u1)
+    for name, g, ref in zip(("sin", "cos"), got[1:], _sincos2pi_ld(u1)):
+        err = _ulps64(g, ref)
+        assert err.max() < 1, (name, err.max(), u1[err.argmax()])
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs x87 long double")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_double_normals_against_the_long_double_transform(threads):
+    """randn's float64 values against the transform in long double from the same uniforms
+    (rand's float64 elements 2k and 2k + 1 hold block k's u1 and 1 - u2), on 2^21 values:
+    within 3 ulps (log and sin/cos within 1 each, then sqrt and the product; measured 2.4),
+    0.5 on average; normal_(a, b) is a + z b"""
+    pairs = 1 << 20
+    u = ptl.rand(2 * pairs, dtype=ptl.float64, generator=ptl.Generator().manual_seed(11))
+    u1, u2 = u.numpy()[0::2], 1.0 - u.numpy()[1::2]
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        z = ptl.randn(2 * pairs, dtype=ptl.float64,
+                      generator=ptl.Generator().manual_seed(11)).numpy()
+        y = ptl.empty(2 * pairs, dtype=ptl.float64).normal_(
+            -0.75, 3.5, generator=ptl.Generator().manual_seed(11)).numpy()
+    finally:
+        ptl.set_num_threads(old)
+    r = np.sqrt(-2 * np.log(u2.astype(np.longdouble)))
+    s, c = _sincos2pi_ld(u1)
+    err = np.concatenate([_ulps64(z[0::2], r * c), _ulps64(z[1::2], r * s)])
+    assert err.max() <= 3, (err.max(), int(err.argmax()))
+    assert err.mean() < 0.5, err.mean()
+    np.testing.assert_array_equal(y, -0.75 + 3.5 * z)
 
 
 def test_exponential_law():

@@ -511,10 +511,9 @@ def raw(t):
 
 
 # (name, dtypes, fill, exact): exact fills need no libm and must give the CPU's bytes (the
-# float normals: Note [Scalar twins of vector formulas]); the others call
+# normals of every float dtype: Note [Scalar twins of vector formulas]); the others call
 # log/exp/sin/cos/tan, whose device versions are within an ulp or two of glibc's (Note [CUDA
 # random fills])
-FLOATS_BELOW_64 = [ptl.float32, ptl.float16, ptl.bfloat16]
 RANDOM_FILLS = [
     ("uniform_", FLOATS, lambda t: t.uniform_(-2.0, 3.0), True),
     ("uniform_unit", FLOATS, lambda t: t.uniform_(), True),
@@ -528,10 +527,8 @@ RANDOM_FILLS = [
     ("rand_like", FLOATS, lambda t: ptl.rand_like(t), True),
     ("randint_like", ALL[1:], lambda t: ptl.randint_like(t, 3, 50), True),
     ("bernoulli_p", FLOATS, lambda t: ptl.bernoulli(t, 0.75), True),
-    ("normal_", FLOATS_BELOW_64, lambda t: t.normal_(0.5, 2.0), True),
-    ("randn_like", FLOATS_BELOW_64, lambda t: ptl.randn_like(t), True),
-    ("normal_", [ptl.float64], lambda t: t.normal_(0.5, 2.0), False),
-    ("randn_like", [ptl.float64], lambda t: ptl.randn_like(t), False),
+    ("normal_", FLOATS, lambda t: t.normal_(0.5, 2.0), True),
+    ("randn_like", FLOATS, lambda t: ptl.randn_like(t), True),
     ("log_normal_", FLOATS, lambda t: t.log_normal_(0.1, 0.5), False),
     ("exponential_", FLOATS, lambda t: t.exponential_(1.5), False),
     ("cauchy_", FLOATS, lambda t: t.cauchy_(0.0, 2.0), False),

@@ -7,10 +7,10 @@ seed, and leave the generator at the same offset.  The sizes put the last Philox
 element count (k = 4, 2 or 1 elements per block) at every tail and the blocks below, at and
 above a grid's width under each tuning (grids of one block: the grid-stride loop's edges);
 every dtype each op takes; contiguous and strided outputs; the CPU reference on 1 and 2
-threads.  The float normals compare the CPU's vector Box-Muller (Note [Vector Box-Muller])
-with its scalar twins, which the device runs.  What this cannot check is the device's libm
-(Note [CUDA random fills]): tests/cuda/test_cuda_kernels.py compares the device with the CPU
-on a GPU.  Needs no device and no nvcc."""
+threads.  The normals of every float dtype compare the CPU's vector Box-Muller (Note
+[Vector Box-Muller]) with its scalar twins, which the device runs.  What this cannot check
+is the device's libm (Note [CUDA random fills]): tests/cuda/test_cuda_kernels.py compares
+the device with the CPU on a GPU.  Needs no device and no nvcc."""
 import pytest
 
 import pytorchlite as ptl

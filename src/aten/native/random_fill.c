@@ -52,8 +52,8 @@ dist_range(const PtlDistJob *job, int64_t b, int64_t e)
  * -- its top 24 bits times 2^-24, exact -- and then, unless the range is [0, 1), from + u
  * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
  * transpose puts word w of block k at element 4 k + w.  The float normals transform the
- * pairs in vectors too (Note [Vector Box-Muller]); the float64 ones take each block's pair
- * through libm (normal_range_f8_avx2); float32 log_normal_ and normals with tensor mean
+ * pairs in vectors too (Note [Vector Box-Muller]), and so do the float64 ones
+ * (normal_doubles_##S); float32 log_normal_ and normals with tensor mean
  * or std take the vector standard normals and finish element by element
  * (normal_finish_f4).  So the values are the scalar path's bit for bit, for any seed,
  * offset and split. */
@@ -189,13 +189,17 @@ normal_uniforms_ps512(const PtlDistJob *j, int64_t blk, __m512 *u1, __m512 *u2)
 }
 
 /* z0 = (a0 a1 ...), z1 = (b0 b1 ...) stored as a0 b0 a1 b1 ... at o[0 .. 2L) */
-PTL_AVX2 static inline void
-store_interleaved_ps(float *o, __m256 z0, __m256 z1)
-{
-    __m256 lo = _mm256_unpacklo_ps(z0, z1), hi = _mm256_unpackhi_ps(z0, z1);
-    _mm256_storeu_ps(o, _mm256_permute2f128_ps(lo, hi, 0x20));
-    _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(lo, hi, 0x31));
-}
+#define DEFINE_STORE_INTERLEAVED(S)                                                       \
+    PTL_VATTR(S) static inline void                                                       \
+    store_interleaved_##S(PTL_VE(S) *o, PTL_VT(S) z0, PTL_VT(S) z1)                       \
+    {                                                                                     \
+        PTL_VT(S) lo = PTL_V(S, unpacklo)(z0, z1), hi = PTL_V(S, unpackhi)(z0, z1);       \
+        PTL_V(S, storeu)(o, PTL_V(S, permute2f128)(lo, hi, 0x20));                        \
+        PTL_V(S, storeu)(o + PTL_VLANES(S), PTL_V(S, permute2f128)(lo, hi, 0x31));        \
+    }
+DEFINE_STORE_INTERLEAVED(ps)
+DEFINE_STORE_INTERLEAVED(pd)
+#undef DEFINE_STORE_INTERLEAVED
 
 PTL_AVX512 static inline void
 store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
@@ -214,7 +218,9 @@ store_interleaved_ps512(float *o, __m512 z0, __m512 z1)
  * of scalar_math.h's formulas that ptl_box_muller_f calls), cosines to even elements and
  * sines to odd ones, then a + z b in double as ptl_dist_value does (z + 0 when a = +0 and
  * b = 1: the same bits, -0 included).  So every element is ptl_dist_value's, at either
- * width, on any split, and on the CUDA device (Note [CUDA random fills]). */
+ * width, on any split, and on the CUDA device (Note [CUDA random fills]).  The float64
+ * normals take the same steps in double lanes with the double formulas (normal_doubles_##S;
+ * a + z b needs no special case there: it is ptl_dist_value's float64 step as it stands). */
 #define DEFINE_NORMAL_FLOATS(S, D)                                                        \
     PTL_VATTR(S) static void                                                              \
     normal_floats_##S(const PtlDistJob *j, int64_t i, int64_t n, float *o)                \
@@ -281,35 +287,108 @@ normal_range_vec(const PtlDistJob *j, int64_t b, int64_t e)
     dist_range(j, i, e);
 }
 
-/* [b, e) of a float64 normal job with scalar mean and std: the words of eight blocks at
- * once (Note [Vector Philox]), then each block's pair through ptl_box_muller_pair and
- * a + z b, as ptl_dist_value computes them (libm's log, cos and sin stay scalar), so the
- * values are the scalar path's */
-PTL_AVX2 static void
-normal_range_f8_avx2(const PtlDistJob *j, int64_t b, int64_t e)
+/* Words 0-1 and 2-3 of the blocks blk .. blk + 7, as the float64 Box-Muller uniforms of
+ * ptl_dist_value (ptl_uniform_bits, ptl_uniform_open0): the 53 top bits v of each word pair,
+ * u1 = v 2^-53 in [0, 1), u2 = 1 - v 2^-53 in (0, 1], blocks blk .. blk + 3 in u1[0], u2[0]
+ * and the next four in u1[1], u2[1].  AVX2 has no 64-bit integer to double conversion: v's
+ * low 52 bits become a double under 2^52's exponent, less 2^52, and its top bit 2^52 is
+ * added (exact: the sum is an integer below 2^53). */
+PTL_AVX2 static inline void
+normal_uniforms_pd(const PtlDistJob *j, int64_t blk, __m256d u1[2], __m256d u2[2])
 {
-    double *o = (double *)j->out;
+    const __m256i low52 = _mm256_set1_epi64x(0xfffffffffffffLL);
+    const __m256i two52 = _mm256_castpd_si256(_mm256_set1_pd(0x1p52));
+    const __m256d scale = _mm256_set1_pd(0x1p-53), one = _mm256_set1_pd(1.0);
+    __m256i w[4];
+    philox_draw8(j->seed, j->offset, blk, w);
+    for (int p = 0; p < 2; p++) {
+        /* the 64-bit words hi:lo of blocks (0 1 4 5) and (2 3 6 7), then in block order */
+        __m256i lo = _mm256_unpacklo_epi32(w[2 * p], w[2 * p + 1]);
+        __m256i hi = _mm256_unpackhi_epi32(w[2 * p], w[2 * p + 1]);
+        for (int h = 0; h < 2; h++) {
+            __m256i v = _mm256_srli_epi64(_mm256_permute2x128_si256(lo, hi, h ? 0x31 : 0x20),
+                                          11);
+            __m256i top = _mm256_sub_epi64(_mm256_setzero_si256(), _mm256_srli_epi64(v, 52));
+            __m256d d = _mm256_sub_pd(
+                _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(v, low52), two52)),
+                _mm256_set1_pd(0x1p52));
+            d = _mm256_add_pd(d, _mm256_castsi256_pd(_mm256_and_si256(top, two52)));
+            d = _mm256_mul_pd(d, scale);
+            if (p == 0) {
+                u1[h] = d;
+            }
+            else {
+                u2[h] = _mm256_sub_pd(one, d);
+            }
+        }
+    }
+}
+
+PTL_AVX512 static inline void
+normal_uniforms_pd512(const PtlDistJob *j, int64_t blk, __m512d u1[2], __m512d u2[2])
+{
+    __m256d a1[2], a2[2];
+    normal_uniforms_pd(j, blk, a1, a2);
+    u1[0] = _mm512_insertf64x4(_mm512_castpd256_pd512(a1[0]), a1[1], 1);
+    u2[0] = _mm512_insertf64x4(_mm512_castpd256_pd512(a2[0]), a2[1], 1);
+}
+
+PTL_AVX512 static inline void
+store_interleaved_pd512(double *o, __m512d z0, __m512d z1)
+{
+    const __m512i first = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+    const __m512i second = _mm512_add_epi64(first, _mm512_set1_epi64(4));
+    _mm512_storeu_pd(o, _mm512_permutex2var_pd(z0, first, z1));
+    _mm512_storeu_pd(o + 8, _mm512_permutex2var_pd(z0, second, z1));
+}
+
+/* The float64 normals of n elements (n a multiple of 16) from element i (even), as Note
+ * [Vector Box-Muller] computes the float ones: eight blocks' uniforms at a time
+ * (normal_uniforms_##S), the pairs through vec_math.h's double log and sincos2pi (the twins
+ * of the formulas ptl_box_muller_pair calls), then a + b z as ptl_dist_value computes it. */
+#define DEFINE_NORMAL_DOUBLES(S)                                                          \
+    PTL_VATTR(S) static void                                                              \
+    normal_doubles_##S(const PtlDistJob *j, int64_t i, int64_t n, double *o)              \
+    {                                                                                     \
+        const int64_t L = PTL_VLANES(S);                                                  \
+        const PTL_VT(S) a = PTL_V(S, set1)(j->a), b = PTL_V(S, set1)(j->b);               \
+        for (int64_t k = 0; k < n; k += 16) {                                             \
+            PTL_VT(S) u1[2], u2[2];                                                       \
+            normal_uniforms_##S(j, (i + k) / 2, u1, u2);                                  \
+            for (int64_t g = 0; g < 8 / L; g++) {                                         \
+                PTL_VT(S) sn, cs;                                                         \
+                PTL_VT(S) r = PTL_V(S, sqrt)(PTL_V(S, mul)(                               \
+                    PTL_V(S, set1)(-2.0), ptl_vm_log_normal_##S(u2[g])));                 \
+                ptl_vm_sincos2pi_##S(u1[g], &sn, &cs);                                    \
+                PTL_VT(S) z0 = PTL_V(S, add)(a, PTL_V(S, mul)(b, PTL_V(S, mul)(r, cs)));  \
+                PTL_VT(S) z1 = PTL_V(S, add)(a, PTL_V(S, mul)(b, PTL_V(S, mul)(r, sn)));  \
+                store_interleaved_##S(o + k + 2 * L * g, z0, z1);                         \
+            }                                                                             \
+        }                                                                                 \
+    }
+DEFINE_NORMAL_DOUBLES(pd)
+DEFINE_NORMAL_DOUBLES(pd512)
+#undef DEFINE_NORMAL_DOUBLES
+
+/* [b, e) of a float64 normal job with scalar mean and std: the whole groups of eight blocks
+ * through normal_doubles_##S, the elements before the first pair and after the last group
+ * through dist_range */
+PTL_AVX2 static void
+normal_range_f8(const PtlDistJob *j, int64_t b, int64_t e)
+{
     int64_t i = (b + 1) / 2 * 2;
     if (i > e) {
         i = e;
     }
     dist_range(j, b, i);
-    for (; i + 16 <= e; i += 16) {
-        __m256i w[4];
-        uint32_t words[4][8];
-        philox_draw8(j->seed, j->offset, i / 2, w);
-        for (int k = 0; k < 4; k++) {
-            _mm256_storeu_si256((__m256i *)words[k], w[k]);
-        }
-        for (int l = 0; l < 8; l++) {
-            double z[2];
-            ptl_box_muller_pair(ptl_uniform_bits(words[0][l], words[1][l], 53),
-                                ptl_uniform_open0(words[2][l], words[3][l]), z);
-            o[i + 2 * l] = j->a + PTL_DMUL_RN(j->b, z[0]);
-            o[i + 2 * l + 1] = j->a + PTL_DMUL_RN(j->b, z[1]);
-        }
+    int64_t n = i < e ? (e - i) / 16 * 16 : 0;
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        normal_doubles_pd512(j, i, n, (double *)j->out + i);
     }
-    dist_range(j, i, e);
+    else {
+        normal_doubles_pd(j, i, n, (double *)j->out + i);
+    }
+    dist_range(j, i + n, e);
 }
 
 /* [b, e) of a float32 log_normal_ job, or a normal one with per-element mean or std: the
@@ -351,7 +430,7 @@ ptl_random_fill_range(void *ctx, int64_t b, int64_t e)
         return 0;
     }
     if (vec && j->kind == PTL_DIST_NORMAL && j->dt == PTL_DTYPE_FLOAT64) {
-        normal_range_f8_avx2(j, b, e);
+        normal_range_f8(j, b, e);
         return 0;
     }
     if (ptl_cpu_capability() >= PTL_CPU_AVX2 && j->dt == PTL_DTYPE_FLOAT32 &&

@@ -484,19 +484,31 @@ PTL_VM_DEFINE_FLOAT32_DIVISION(pd512)
  * which the caller computes with powf: x <= 0, x infinite or NaN, y NaN or infinite. */
 static const double ptl_vm_log_atanh_coef[] = {1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9,
                                                1.0 / 7,  1.0 / 5,  1.0 / 3,  1.0};
+/* x = 2^e m for positive normal doubles x (kinds pd, pd512): returns m in [1, 2), e (a
+ * double) in *e */
+#define PTL_VM_DEFINE_SPLIT_DOUBLE(S)                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_split_##S(PTL_VT(S) x, PTL_VT(S) *e)      \
+    {                                                                                     \
+        const PTL_VT(S) two52 = PTL_V(S, set1)(4503599627370496.0);                       \
+        PTL_VIT(S) bits = PTL_VTOI(S, x);                                                 \
+        /* the biased exponent as a double: its bits under 2^52's, less 2^52 */           \
+        *e = PTL_V(S, sub)(                                                               \
+            PTL_VFROMI(S, PTL_VSI(S, or)(PTL_VI(S, srli)(bits, 52), PTL_VTOI(S, two52))), \
+            PTL_V(S, set1)(4503599627370496.0 + 1023));                                   \
+        return PTL_VFROMI(S, PTL_VSI(S, or)(                                              \
+            PTL_VSI(S, and)(bits, PTL_VI_SET1(S)(0xfffffffffffffLL)),                     \
+            PTL_VI_SET1(S)(0x3ff0000000000000LL)));                                       \
+    }
+PTL_VM_DEFINE_SPLIT_DOUBLE(pd)
+PTL_VM_DEFINE_SPLIT_DOUBLE(pd512)
+#undef PTL_VM_DEFINE_SPLIT_DOUBLE
+
 #define PTL_VM_DEFINE_FLOAT32_POW(S)                                                      \
     PTL_VATTR(S) static inline PTL_VT(S)                                                  \
         ptl_vm_powf_##S(PTL_VT(S) x, PTL_VT(S) y, PTL_VMT(S) *slow)                       \
     {                                                                                     \
-        const PTL_VT(S) one = PTL_V(S, set1)(1.0), two52 = PTL_V(S, set1)(4503599627370496.0); \
-        PTL_VIT(S) bits = PTL_VTOI(S, x);                                                 \
-        PTL_VT(S) m = PTL_VFROMI(S, PTL_VSI(S, or)(                                       \
-            PTL_VSI(S, and)(bits, PTL_VI_SET1(S)(0xfffffffffffffLL)),                     \
-            PTL_VI_SET1(S)(0x3ff0000000000000LL)));                                       \
-        /* the biased exponent as a double: its bits under 2^52's, less 2^52 */           \
-        PTL_VT(S) e = PTL_V(S, sub)(                                                      \
-            PTL_VFROMI(S, PTL_VSI(S, or)(PTL_VI(S, srli)(bits, 52), PTL_VTOI(S, two52))), \
-            PTL_V(S, set1)(4503599627370496.0 + 1023));                                   \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
+        PTL_VT(S) e, m = ptl_vm_split_##S(x, &e);                                         \
         PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
         m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, PTL_V(S, set1)(0.5)));                   \
         e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
@@ -513,6 +525,96 @@ static const double ptl_vm_log_atanh_coef[] = {1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0
     }
 PTL_VM_DEFINE_FLOAT32_POW(pd)
 PTL_VM_DEFINE_FLOAT32_POW(pd512)
+
+/* The quarter turns of the sincos2pi formulas (ptl_sincos2pif and ptl_sincos2pi in
+ * scalar_math.h): ptl_vm_quarters_##S splits u = q / 4 + t with q = round(4 u) (by the
+ * 1.5 * 2^mantissa-bits trick, which leaves q's low bits in k's) and t in [-1/8, 1/8]
+ * exact, returning t, q in *q and k's bits in *kbits; ptl_vm_quadrant_##S turns the sine
+ * and cosine of 2 pi t into those of 2 pi u: swapped for odd q, the sign of sin flipped for
+ * q mod 4 in {2, 3} and that of cos for q mod 4 in {1, 2} (the bit 2 of q, or of q + 1,
+ * moved to the sign bit). */
+#define PTL_VM_SINCOS2PI_MAGIC_ps PTL_SINCOS2PIF_MAGIC
+#define PTL_VM_SINCOS2PI_MAGIC_pd PTL_SINCOS2PI_MAGIC
+#define PTL_VM_SIGN_SHIFT_ps 30
+#define PTL_VM_SIGN_SHIFT_pd 62
+#define PTL_VM_DEFINE_QUARTERS(S)                                                         \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_quarters_##S(PTL_VT(S) u, PTL_VT(S) *q, PTL_VIT(S) *kbits)                 \
+    {                                                                                     \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_VK(S, PTL_VM_SINCOS2PI_MAGIC));        \
+        PTL_VT(S) k = PTL_V(S, add)(PTL_V(S, mul)(u, PTL_V(S, set1)(4)), magic);          \
+        *q = PTL_V(S, sub)(k, magic);                                                     \
+        *kbits = PTL_VTOI(S, k);                                                          \
+        return PTL_V(S, fnmadd)(*q, PTL_V(S, set1)(0.25), u);                             \
+    }                                                                                     \
+    PTL_VATTR(S) static inline void                                                       \
+        ptl_vm_quadrant_##S(PTL_VT(S) q, PTL_VIT(S) kbits, PTL_VT(S) sn, PTL_VT(S) cs,    \
+                            PTL_VT(S) *s, PTL_VT(S) *c)                                   \
+    {                                                                                     \
+        const PTL_VIT(S) two = PTL_VI_SET1(S)(2);                                         \
+        PTL_VT(S) qh = PTL_V(S, mul)(q, PTL_V(S, set1)(0.5));                             \
+        PTL_VMT(S) swap = PTL_VCMP(S, PTL_VFLOOR(S, qh), qh, _CMP_NEQ_OQ);                \
+        PTL_VIT(S) ssign = PTL_VI(S, slli)(PTL_VSI(S, and)(kbits, two),                   \
+                                           PTL_VK(S, PTL_VM_SIGN_SHIFT));                 \
+        PTL_VIT(S) csign = PTL_VI(S, slli)(                                               \
+            PTL_VSI(S, and)(PTL_VI(S, add)(kbits, PTL_VI_SET1(S)(1)), two),               \
+            PTL_VK(S, PTL_VM_SIGN_SHIFT));                                                \
+        *s = PTL_V(S, xor)(PTL_VSEL(S, swap, sn, cs), PTL_VFROMI(S, ssign));              \
+        *c = PTL_V(S, xor)(PTL_VSEL(S, swap, cs, sn), PTL_VFROMI(S, csign));              \
+    }
+PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_QUARTERS)
+#undef PTL_VM_DEFINE_QUARTERS
+
+/* The double formulas of vector kind S (pd or pd512), the twins of scalar_math.h's
+ * ptl_log_normal (on positive normal numbers) and ptl_sincos2pi, with their bits (Note
+ * [Scalar twins of vector formulas]; the method is described above ptl_log_normal). */
+static const double ptl_vm_log_coef_pd[] = {PTL_LOG_COEF};
+static const double ptl_vm_sin2pi_coef_pd[] = {PTL_SIN2PI_COEF};
+static const double ptl_vm_cos2pi_coef_pd[] = {PTL_COS2PI_COEF};
+#define PTL_VM_DEFINE_DOUBLE_FORMULAS(S)                                                  \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_log_normal_##S(PTL_VT(S) x)               \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), half = PTL_V(S, set1)(0.5);            \
+        PTL_VT(S) e, m = ptl_vm_split_##S(x, &e);                                         \
+        PTL_VMT(S) big = PTL_VCMP(S, m, PTL_V(S, set1)(1.4142135623730951), _CMP_GT_OQ);  \
+        m = PTL_VSEL(S, big, m, PTL_V(S, mul)(m, half));                                  \
+        e = PTL_VSEL(S, big, e, PTL_V(S, add)(e, one));                                   \
+        PTL_VT(S) f = PTL_V(S, sub)(m, one);                                              \
+        PTL_VT(S) s = PTL_V(S, div)(f, PTL_V(S, add)(PTL_V(S, set1)(2.0), f));            \
+        PTL_VT(S) z = PTL_V(S, mul)(s, s);                                                \
+        PTL_VT(S) r = PTL_V(S, mul)(z, PTL_VM_POLY(S, z, ptl_vm_log_coef_pd));            \
+        PTL_VT(S) hfsq = PTL_V(S, mul)(PTL_V(S, mul)(half, f), f);                        \
+        PTL_VT(S) t = PTL_V(S, fmadd)(s, PTL_V(S, add)(hfsq, r),                          \
+                                      PTL_V(S, mul)(e, PTL_V(S, set1)(PTL_LOG_LN2_LO)));  \
+        PTL_VT(S) y = PTL_V(S, sub)(PTL_V(S, sub)(hfsq, t), f);                           \
+        return PTL_V(S, fmsub)(e, PTL_V(S, set1)(PTL_LOG_LN2_HI), y);                     \
+    }                                                                                     \
+    PTL_VATTR(S) static inline void                                                       \
+        ptl_vm_sincos2pi_##S(PTL_VT(S) u, PTL_VT(S) *s, PTL_VT(S) *c)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), half = PTL_V(S, set1)(0.5);            \
+        const PTL_VT(S) hi = PTL_V(S, set1)(PTL_SINCOS2PI_TWOPI_HI);                      \
+        PTL_VT(S) q;                                                                      \
+        PTL_VIT(S) kbits;                                                                 \
+        PTL_VT(S) t = ptl_vm_quarters_##S(u, &q, &kbits);                                 \
+        PTL_VT(S) xh = PTL_V(S, mul)(t, hi);                                              \
+        PTL_VT(S) xl = PTL_V(S, add)(PTL_V(S, fmsub)(t, hi, xh),                          \
+                                     PTL_V(S, mul)(t, PTL_V(S, set1)(PTL_SINCOS2PI_TWOPI_LO))); \
+        PTL_VT(S) z = PTL_V(S, mul)(xh, xh), v = PTL_V(S, mul)(z, xh);                    \
+        PTL_VT(S) a = PTL_V(S, fnmadd)(v, PTL_VM_POLY(S, z, ptl_vm_sin2pi_coef_pd),       \
+                                       PTL_V(S, mul)(half, xl));                          \
+        PTL_VT(S) sn = PTL_V(S, sub)(xh, PTL_V(S, fnmadd)(v, PTL_V(S, set1)(PTL_SIN2PI_S1), \
+                                                          PTL_V(S, fmsub)(z, a, xl)));    \
+        PTL_VT(S) hz = PTL_V(S, mul)(half, z), w = PTL_V(S, sub)(one, hz);                \
+        PTL_VT(S) r = PTL_V(S, mul)(z, PTL_VM_POLY(S, z, ptl_vm_cos2pi_coef_pd));         \
+        PTL_VT(S) cs = PTL_V(S, add)(                                                     \
+            w, PTL_V(S, add)(PTL_V(S, sub)(PTL_V(S, sub)(one, w), hz),                    \
+                             PTL_V(S, fmsub)(z, r, PTL_V(S, mul)(xh, xl))));              \
+        ptl_vm_quadrant_##S(q, kbits, sn, cs, s, c);                                      \
+    }
+PTL_VM_DEFINE_DOUBLE_FORMULAS(pd)
+PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
+#undef PTL_VM_DEFINE_DOUBLE_FORMULAS
 
 /* The float formulas of vector kind S (ps or ps512).
  *
@@ -673,25 +775,15 @@ static const float ptl_vm_erfinv_tail_coef[] = {
     PTL_VATTR(S) static inline void                                                       \
         ptl_vm_sincos2pi_##S(PTL_VT(S) u, PTL_VT(S) *s, PTL_VT(S) *c)                     \
     {                                                                                     \
-        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_SINCOS2PIF_MAGIC);                     \
-        PTL_VT(S) k = PTL_V(S, add)(PTL_V(S, mul)(u, PTL_V(S, set1)(4.0f)), magic);       \
-        PTL_VT(S) q = PTL_V(S, sub)(k, magic);                                            \
-        PTL_VIT(S) kbits = PTL_VTOI(S, k);                                                \
-        PTL_VT(S) t = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(0.25f), u);                      \
+        PTL_VT(S) q;                                                                      \
+        PTL_VIT(S) kbits;                                                                 \
+        PTL_VT(S) t = ptl_vm_quarters_##S(u, &q, &kbits);                                 \
         PTL_VT(S) t2 = PTL_V(S, mul)(t, t);                                               \
         PTL_VT(S) sn = PTL_V(S, fmadd)(t, PTL_V(S, set1)(PTL_SIN2PIF_S0),                 \
                                        PTL_V(S, mul)(t, PTL_VM_POLY(S, t2, ptl_vm_sin2pi_coef))); \
         PTL_VT(S) cs = PTL_V(S, fmadd)(t2, PTL_VM_POLY(S, t2, ptl_vm_cos2pi_coef),        \
                                        PTL_V(S, set1)(1.0f));                             \
-        PTL_VIT(S) two = PTL_VI_SET1(S)(2);                                               \
-        PTL_VT(S) odd = PTL_V(S, cvtepi32)(PTL_VSI(S, and)(kbits, PTL_VI_SET1(S)(1)));    \
-        PTL_VMT(S) swap = PTL_VCMP(S, odd, PTL_V(S, set1)(0.5f), _CMP_GT_OQ);             \
-        /* the sign bits: q mod 4 in {2, 3} for sin, in {1, 2} for cos */                 \
-        PTL_VIT(S) ssign = PTL_VI(S, slli)(PTL_VSI(S, and)(kbits, two), 30);              \
-        PTL_VIT(S) csign = PTL_VI(S, slli)(                                               \
-            PTL_VSI(S, and)(PTL_VI(S, add)(kbits, PTL_VI_SET1(S)(1)), two), 30);          \
-        *s = PTL_V(S, xor)(PTL_VSEL(S, swap, sn, cs), PTL_VFROMI(S, ssign));              \
-        *c = PTL_V(S, xor)(PTL_VSEL(S, swap, cs, sn), PTL_VFROMI(S, csign));              \
+        ptl_vm_quadrant_##S(q, kbits, sn, cs, s, c);                                      \
     }                                                                                     \
     /* (w / 2) w, w = e^(|x| / 2), on the lanes of big (|x| > 88), y elsewhere */          \
     PTL_VATTR(S) static inline PTL_VT(S)                                                  \
