@@ -184,6 +184,9 @@ int ptl_cuda_softmax(const PtlDeviceSoftmaxArgs *a);
  * of CPU tensors take the CUDA path (ptl_device_reduce_emulation).  For tests only; not
  * thread-safe. */
 void ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t);
+/* Points the device_*.h hooks of the kernels that the emulation also runs (all but the
+ * GEMM's) at the CUDA backend: at registration and when the emulation is turned on. */
+void ptl_cuda_set_kernel_hooks(void);
 /* What the emulation ran since it was turned on, by plan: reductions one block per output,
  * one thread per output, split (any layout); softmax one block per line, one thread per
  * line; ...; gather, scatter with self's rows in one chunk per fiber, in several;

@@ -24,9 +24,8 @@ static PtlCudaReduceTuning emulation_tuning;
 static int64_t emulation_counts[PTL_CUDA_EMU_COUNT];
 
 void
-ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
+ptl_cuda_set_kernel_hooks(void)
 {
-    ptl_device_reduce_emulation = t != NULL;
     ptl_device_reduce_hook = ptl_cuda_reduce;
     ptl_device_softmax_hook = ptl_cuda_softmax;
     ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
@@ -42,6 +41,13 @@ ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
     ptl_device_cat_hook = ptl_cuda_cat;
     ptl_device_sort_hook = ptl_cuda_sort;
     ptl_device_attention_hook = ptl_cuda_attention;
+}
+
+void
+ptl_cuda_set_kernel_emulation(const PtlCudaReduceTuning *t)
+{
+    ptl_device_reduce_emulation = t != NULL;
+    ptl_cuda_set_kernel_hooks();
     if (t != NULL) {
         emulation_tuning = *t;
         memset(emulation_counts, 0, sizeof(emulation_counts));

@@ -469,22 +469,8 @@ ptl_register_cuda_kernels(void)
         shared[i].key = PTL_KEY_CUDA;
         shared[i].fn = ptl_op((PtlOpId)shared_with_cpu[i])->kernels[PTL_KEY_CPU];
     }
-    ptl_device_reduce_hook = ptl_cuda_reduce;
-    ptl_device_softmax_hook = ptl_cuda_softmax;
-    ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
-    ptl_device_nll_hook = ptl_cuda_nll;
-    ptl_device_embedding_hook = ptl_cuda_embedding;
-    ptl_device_conv_hook = ptl_cuda_conv;
-    ptl_device_pool_hook = ptl_cuda_pool;
+    ptl_cuda_set_kernel_hooks();
     ptl_device_gemm_hook = ptl_cuda_gemm;
-    ptl_device_random_hook = ptl_cuda_random;
-    ptl_device_sgd_hook = ptl_cuda_sgd_step;
-    ptl_device_adam_hook = ptl_cuda_adam_step;
-    ptl_device_scatter_hook = ptl_cuda_scatter_gather;
-    ptl_device_adv_index_hook = ptl_cuda_adv_index;
-    ptl_device_cat_hook = ptl_cuda_cat;
-    ptl_device_sort_hook = ptl_cuda_sort;
-    ptl_device_attention_hook = ptl_cuda_attention;
     ptl_device_pinned_storage_hook = ptl_pinned_storage_new;
     ptl_allocator_set_initializer(PTL_DEVICE_CUDA, init_device);
     if (ptl_dispatcher_register(shared, NSHARED, __FILE__) < 0) {
