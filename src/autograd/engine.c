@@ -234,6 +234,25 @@ heap_pop(Graph *g)
     return top;
 }
 
+/* Whether buf[k] += g may add g into the buffer's own tensor t, as InputBuffer::accumulate
+ * does: only without create_graph (an in-place add would be recorded), and only when the
+ * buffer holds the last reference to t and to its storage (no Python object, view, saved
+ * tensor or other slot sees it) and t is a dense contiguous tensor of g's dtype and sizes, so
+ * that t.add_(g) computes the same values as t + g into t's memory.  The gradient sums of a
+ * training step (residual branches, shared weights) then reuse one buffer instead of
+ * allocating a cold one for each sum. */
+static int
+can_accumulate_in_place(const PtlTensorImpl *t, const PtlTensorImpl *g)
+{
+    return !ptl_grad_mode_enabled() && atomic_load(&t->refcnt) == 1 &&
+           atomic_load(&t->storage->refcnt) == 1 && t->pyobj == NULL && t->base == NULL &&
+           t->sparse == NULL && g->sparse == NULL && t->dtype == g->dtype &&
+           t->device.type == g->device.type && t->device.index == g->device.index &&
+           t->dim == g->dim &&
+           memcmp(t->sizes, g->sizes, sizeof(int64_t) * (size_t)t->dim) == 0 &&
+           ptl_tensor_is_contiguous(t);
+}
+
 /* buf[k] += g (g borrowed). */
 static int
 accumulate(PtlTensorImpl **slot, PtlTensorImpl *grad)
@@ -241,6 +260,15 @@ accumulate(PtlTensorImpl **slot, PtlTensorImpl *grad)
     if (*slot == NULL) {
         ptl_incref(grad);
         *slot = grad;
+        return 0;
+    }
+    if (can_accumulate_in_place(*slot, grad)) {
+        PtlIValue a[3] = {ptl_iv_tensor(*slot), ptl_iv_tensor(grad), ptl_iv_int(1)};
+        PtlTensorImpl *sum = ptl_call_tensor(PTL_OP_add__Tensor, a);
+        if (sum == NULL) {
+            return -1;
+        }
+        ptl_decref(sum);
         return 0;
     }
     /* dense + sparse is defined, sparse + dense is not (InputBuffer::accumulate) */
