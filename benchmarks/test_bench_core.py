@@ -253,14 +253,16 @@ def test_random_fill(benchmark, impl, op):
 
 NORMAL_FILLS = ["randn float32 1e6", "randn float64 1e6", "randn float32 1e3",
                 "randn float64 1e3", "normal_(1.5, 2) float32 1e6", "normal_(1.5, 2) float64 1e6",
-                "randn_like float32 1e6"]
+                "randn_like float32 1e6", "log_normal_ float32 1e6", "log_normal_ float16 1e6",
+                "normal(Tensor, Tensor) float16 1e6"]
 
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("case", NORMAL_FILLS)
 def test_normal_fill(benchmark, impl, case):
     """Seeded normal fills (Note [Vector Box-Muller]; float64 through normal_doubles_##S),
-    large and small, new and in place"""
+    large and small, new and in place; log_normal_ and normal with tensor mean and std take
+    the vector standard normals and finish element by element (normal_finish_floats)"""
     benchmark.group = case
     op, dtype, n = case.rsplit(" ", 2)
     n = int(float(n))
@@ -269,7 +271,10 @@ def test_normal_fill(benchmark, impl, case):
         dt = np.dtype(dtype)
         fns = {"randn": lambda: rng.standard_normal(n, dtype=dt),
                "normal_(1.5, 2)": lambda: rng.normal(1.5, 2.0, n).astype(dt),
-               "randn_like": lambda: rng.standard_normal(n, dtype=dt)}
+               "randn_like": lambda: rng.standard_normal(n, dtype=dt),
+               "log_normal_": lambda: rng.lognormal(0.0, 1.0, n).astype(dt),
+               "normal(Tensor, Tensor)": lambda: rng.normal(np.zeros(n, dt), np.ones(n, dt))
+               .astype(dt)}
     else:
         L = lib(impl)
         L.manual_seed(0)
@@ -277,7 +282,10 @@ def test_normal_fill(benchmark, impl, case):
         out = L.empty(n, dtype=dt)
         fns = {"randn": lambda: L.randn(n, dtype=dt),
                "normal_(1.5, 2)": lambda: out.normal_(1.5, 2.0),
-               "randn_like": lambda: L.randn_like(out)}
+               "randn_like": lambda: L.randn_like(out),
+               "log_normal_": lambda: out.log_normal_(),
+               "normal(Tensor, Tensor)": lambda: L.normal(mean, std)}
+        mean, std = L.zeros(n, dtype=dt), L.ones(n, dtype=dt)
     benchmark(fns[op])
 
 

@@ -168,8 +168,9 @@ def test_thread_count_does_not_change_values(op):
 # path (Note [Vector Box-Muller]) and the scalar stream: every length across the groups of
 # 32 (uniform) / 16 and 32 (normal) elements and the blocks, starts inside a block (odd
 # offsets), generator objects, ranges and mean / std through the double transform, strided
-# selves, float16 and bfloat16 normals (rounded from the float ones), float32 log_normal_ and
-# normal with tensor mean and std (the vector z, then the scalar finish); float64 normals
+# selves, float16 and bfloat16 normals (rounded from the float ones), float32, float16 and
+# bfloat16 log_normal_ and normal with tensor mean and std (the vector z, then the scalar
+# finish, 512 values a chunk: lengths at and across it, and split over threads); float64 normals
 # (groups of 16 elements at either width) the same way, with mean -0 and a tensor mean (the
 # scalar formulas throughout)
 FILL_SCRIPT = r"""
@@ -190,14 +191,19 @@ for seed in (0, 1, 12345, 2 ** 40 + 7, 2 ** 62 - 5):
     out.write(ptl.rand_like(ptl.empty(9, 13)).numpy().tobytes())
     for n in list(range(80)) + [4097, 70001, 1 << 20]:
         out.write(ptl.randn(n).numpy().tobytes())
+    mean = ptl.linspace(-1, 1, 70001)
+    mean[::3] = -0.0
     for dt in (ptl.float16, ptl.bfloat16):
         for n in (0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1023, 1024, 1025, 70001):
             out.write(ptl.randn(n, dtype=dt).view(ptl.int16).numpy().tobytes())
         out.write(ptl.empty(3, 700, dtype=dt)[:, 1:].normal_(1.5, 0.3, generator=g)
                   .view(ptl.int16).numpy().tobytes())
-    mean = ptl.linspace(-1, 1, 4099)
-    mean[::3] = -0.0
-    for n in (1, 17, 33, 4099):
+        for n in (1, 17, 33, 511, 512, 513, 1025, 70001):
+            out.write(ptl.empty(n, dtype=dt).log_normal_(0.3, 0.7, generator=g)
+                      .view(ptl.int16).numpy().tobytes())
+            out.write(ptl.normal(mean[:n].to(dt), ptl.linspace(0, 2, n, dtype=dt), generator=g)
+                      .view(ptl.int16).numpy().tobytes())
+    for n in (1, 17, 33, 511, 512, 513, 1025, 4099, 70001):
         out.write(ptl.empty(n).log_normal_(0.3, 0.7, generator=g).numpy().tobytes())
         out.write(ptl.normal(mean[:n], ptl.linspace(0, 2, n), generator=g).numpy().tobytes())
     for skip in (1, 2, 3):

@@ -53,9 +53,9 @@ dist_range(const PtlDistJob *job, int64_t b, int64_t e)
  * (to - from) in double, a multiply and an add as in ptl_transform_uniform; a 4 x 8
  * transpose puts word w of block k at element 4 k + w.  The float normals transform the
  * pairs in vectors too (Note [Vector Box-Muller]), and so do the float64 ones
- * (normal_doubles_##S); float32 log_normal_ and normals with tensor mean
- * or std take the vector standard normals and finish element by element
- * (normal_finish_f4).  So the values are the scalar path's bit for bit, for any seed,
+ * (normal_doubles_##S); float32, float16 and bfloat16 log_normal_ and normals with tensor
+ * mean or std take the vector standard normals and finish element by element
+ * (normal_finish_floats).  So the values are the scalar path's bit for bit, for any seed,
  * offset and split. */
 
 /* The high and low halves of the 32 x 32 -> 64-bit products a * m, lane by lane */
@@ -391,23 +391,62 @@ normal_range_f8(const PtlDistJob *j, int64_t b, int64_t e)
     dist_range(j, i + n, e);
 }
 
-/* [b, e) of a float32 log_normal_ job, or a normal one with per-element mean or std: the
- * standard normals z through normal_range_vec as a job with mean -0 and std 1 (whose
- * affine step -0 + z keeps every z, -0 included), then a + z b in double and, for
- * log_normal_, its exp, as ptl_dist_value computes them */
+/* The standard normals of the elements [b, e) (at most 512) of j's stream into z[0 .. e - b),
+ * each the float z of ptl_dist_value: the whole groups through normal_floats_##S as a job
+ * with mean -0 and std 1 (whose affine step -0 + z keeps every z, -0 included), the
+ * elements before the first pair and after the last group one by one */
 PTL_AVX2 static void
-normal_finish_f4(const PtlDistJob *j, int64_t b, int64_t e)
+unit_normals(const PtlDistJob *j, int64_t b, int64_t e, float *z)
 {
-    PtlDistJob std = *j;
-    float *o = (float *)j->out;
-    std.kind = PTL_DIST_NORMAL;
-    std.a = -0.0;
-    std.b = 1.0;
-    std.pa = std.pb = NULL;
-    normal_range_vec(&std, b, e);
-    for (int64_t k = b; k < e; k++) {
-        double v = (j->pa ? j->pa[k] : j->a) + PTL_DMUL_RN(j->pb ? j->pb[k] : j->b, (double)o[k]);
-        o[k] = (float)(j->kind == PTL_DIST_NORMAL ? v : exp(v));
+    PtlDistJob u = *j;
+    u.kind = PTL_DIST_NORMAL;
+    u.dt = PTL_DTYPE_FLOAT32;
+    u.a = -0.0;
+    u.b = 1.0;
+    u.pa = u.pb = NULL;
+    const int wide = ptl_cpu_capability() >= PTL_CPU_AVX512;
+    const int64_t step = wide ? 32 : 16;
+    int64_t i = (b + 1) / 2 * 2 < e ? (b + 1) / 2 * 2 : e, n = (e - i) / step * step;
+    PtlDistCursor c = ptl_dist_cursor();
+    for (int64_t k = b; k < i; k++) {
+        z[k - b] = (float)ptl_dist_value(&u, &c, k);
+    }
+    if (wide) {
+        normal_floats_ps512(&u, i, n, z + (i - b));
+    }
+    else {
+        normal_floats_ps(&u, i, n, z + (i - b));
+    }
+    c = ptl_dist_cursor();
+    for (int64_t k = i + n; k < e; k++) {
+        z[k - b] = (float)ptl_dist_value(&u, &c, k);
+    }
+}
+
+/* [b, e) of a float32, float16 or bfloat16 log_normal_ job, or a normal one with
+ * per-element mean or std: the standard normals z of unit_normals, then a + z b in double
+ * and, for log_normal_, its exp, stored as ptl_dist_store stores ptl_dist_value's double */
+PTL_AVX2 static void
+normal_finish_floats(const PtlDistJob *j, int64_t b, int64_t e)
+{
+    float z[512];
+    for (int64_t c = b; c < e; c += 512) {
+        int64_t m = e - c < 512 ? e - c : 512;
+        unit_normals(j, c, c + m, z);
+        for (int64_t k = c; k < c + m; k++) {
+            double v = (j->pa ? j->pa[k] : j->a) +
+                       PTL_DMUL_RN(j->pb ? j->pb[k] : j->b, (double)z[k - c]);
+            float f = (float)(j->kind == PTL_DIST_NORMAL ? v : exp(v));
+            if (j->dt == PTL_DTYPE_FLOAT32) {
+                ((float *)j->out)[k] = f;
+            }
+            else if (j->dt == PTL_DTYPE_FLOAT16) {
+                ((ptl_half *)j->out)[k] = ptl_f_to_half(f);
+            }
+            else {
+                ((ptl_bf16 *)j->out)[k] = ptl_f_to_bf16(f);
+            }
+        }
     }
 }
 #endif
@@ -433,9 +472,11 @@ ptl_random_fill_range(void *ctx, int64_t b, int64_t e)
         normal_range_f8(j, b, e);
         return 0;
     }
-    if (ptl_cpu_capability() >= PTL_CPU_AVX2 && j->dt == PTL_DTYPE_FLOAT32 &&
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2 &&
+        (j->dt == PTL_DTYPE_FLOAT32 || j->dt == PTL_DTYPE_FLOAT16 ||
+         j->dt == PTL_DTYPE_BFLOAT16) &&
         (j->kind == PTL_DIST_NORMAL || j->kind == PTL_DIST_LOG_NORMAL)) {
-        normal_finish_f4(j, b, e);
+        normal_finish_floats(j, b, e);
         return 0;
     }
 #endif
