@@ -390,6 +390,46 @@ def test_randperm_is_permutation(n, dtype):
     np.testing.assert_array_equal(np.sort(f64(p)), np.arange(n))
 
 
+def philox_words64(seed, offset, counters):
+    """Words 0-1 (word 1 high) of Philox4x32-10 blocks at the given counters, draw 0, in
+    NumPy: the stream of src/aten/philox.h (Salmon et al., SC 2011)"""
+    e = np.asarray(counters, dtype=np.uint64) + np.uint64(offset)
+    c = [e & np.uint64(0xFFFFFFFF), e >> np.uint64(32), np.zeros_like(e), np.zeros_like(e)]
+    k0, k1 = seed & 0xFFFFFFFF, seed >> 32
+    for r in range(10):
+        if r:
+            k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+        p0, p1 = c[0] * np.uint64(0xD2511F53), c[2] * np.uint64(0xCD9E8D57)
+        lo = np.uint64(0xFFFFFFFF)
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ np.uint64(k0), p1 & lo,
+             (p0 >> np.uint64(32)) ^ c[3] ^ np.uint64(k1), p0 & lo]
+    return c[1] << np.uint64(32) | c[0]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 8, 9, 255, 256, 257, 258, 511, 512, 513, 4099])
+@pytest.mark.parametrize("cap", ["default", "native"])
+def test_randperm_is_the_philox_fisher_yates(n, cap):
+    """randperm's swap i (n - 1 down to 1) swaps p[i] and p[x_i mod (i + 1)], x_i the
+    stream's words 0-1 at counter i: drawn in chunks of 256 swaps, eight blocks a vector
+    (ptl_philox_words64), at and across every chunk and vector boundary"""
+    script = ("import sys, pytorchlite as ptl\n"
+              "g = ptl.Generator().manual_seed(2 ** 40 + 11)\n"
+              "ptl.rand(5, generator=g)\n"
+              f"sys.stdout.buffer.write(ptl.randperm({n}, generator=g).numpy().tobytes())\n")
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if cap == "default":
+        env["PTL_CPU_CAPABILITY"] = "default"
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr.decode()[-3000:]
+    got = np.frombuffer(r.stdout, np.int64)
+    x = philox_words64(2 ** 40 + 11, 5, np.arange(n))
+    p = np.arange(n)
+    for i in range(n - 1, 0, -1):
+        k = int(x[i] % np.uint64(i + 1))
+        p[i], p[k] = p[k], p[i]
+    np.testing.assert_array_equal(got, p)
+
+
 def test_randperm_limits():
     np.testing.assert_array_equal(np.sort(ptl.randperm(128, dtype=ptl.int8).numpy()),
                                   np.arange(128))

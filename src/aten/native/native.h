@@ -90,6 +90,11 @@ int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *sr
 /* The elements [b, e) of a random sampler's job (ctx: a const PtlDistJob *, distributions.h),
  * the chunk function of random.c's fills (random_fill.c).  Always 0. */
 int ptl_random_fill_range(void *ctx, int64_t b, int64_t e);
+/* out[k] = words 0-1 (word 1 high) of Philox block first + k, draw 0, of the stream (seed,
+ * offset), for k < n: ptl_philox_draw's words, eight blocks at a time where the CPU has AVX2
+ * (random_fill.c) */
+void ptl_philox_words64(uint64_t seed, uint64_t offset, int64_t first, int64_t n,
+                        uint64_t *out);
 
 /* _pin_memory's allocation: a new CPU storage of nbytes in pinned memory (new ref), or NULL
  * with an error.  The CUDA backend sets it (src/cuda/stream_state.c's

@@ -963,6 +963,8 @@ sample_dirichlet_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- randperm ---- */
 
+#define RANDPERM_CHUNK 256
+
 /* randperm(n) (+ .generator): a random permutation of 0..n-1 by Fisher-Yates, where swap i
  * (from n-1 down to 1) takes counter i; int64 unless dtype says otherwise.  device="cuda"
  * draws from the device's generator and shuffles on the host (Note [CUDA randperm and
@@ -1004,12 +1006,20 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         p[i] = i;
     }
     ptl_generator_reserve(gen, (uint64_t)n, &seed, &offset);
-    for (int64_t i = n - 1; i > 0; i--) {
-        PtlPhiloxBlock r = ptl_philox_draw(seed, offset, (uint64_t)i, 0);
-        uint64_t x = (uint64_t)r.w[1] << 32 | r.w[0];
-        int64_t k = (int64_t)(x % (uint64_t)(i + 1)), tmp = p[i];
-        p[i] = p[k];
-        p[k] = tmp;
+    /* the swaps in chunks: the chunk's draws in one vector pass, its swap positions in a
+     * second (divisions that do not wait on the swaps), then the swaps */
+    for (int64_t top = n - 1; top > 0; top -= RANDPERM_CHUNK) {
+        int64_t lo = top - RANDPERM_CHUNK + 1 > 1 ? top - RANDPERM_CHUNK + 1 : 1;
+        uint64_t x[RANDPERM_CHUNK];
+        ptl_philox_words64(seed, offset, lo, top - lo + 1, x);
+        for (int64_t i = lo; i <= top; i++) {
+            x[i - lo] %= (uint64_t)(i + 1);
+        }
+        for (int64_t i = top; i >= lo; i--) {
+            int64_t k = (int64_t)x[i - lo], tmp = p[i];
+            p[i] = p[k];
+            p[k] = tmp;
+        }
     }
     if (dst != NULL) {
         if (ptl_copy_into(dst, t) < 0) {

@@ -451,6 +451,39 @@ normal_finish_floats(const PtlDistJob *j, int64_t b, int64_t e)
 }
 #endif
 
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* out[k] = words 0-1 of block first + k (draw 0), k < n (a multiple of 8), eight blocks a
+ * vector */
+PTL_AVX2 static void
+philox_words64_avx2(uint64_t seed, uint64_t offset, int64_t first, int64_t n, uint64_t *out)
+{
+    for (int64_t k = 0; k < n; k += 8) {
+        __m256i w[4];
+        philox_draw8(seed, offset, first + k, w);
+        __m256i lo = _mm256_unpacklo_epi32(w[0], w[1]), hi = _mm256_unpackhi_epi32(w[0], w[1]);
+        /* lanes 0 1 4 5 and 2 3 6 7 of the blocks, as 64-bit words: back into block order */
+        _mm256_storeu_si256((__m256i *)(out + k), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(out + k + 4), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+}
+#endif
+
+void
+ptl_philox_words64(uint64_t seed, uint64_t offset, int64_t first, int64_t n, uint64_t *out)
+{
+    int64_t k = 0;
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        k = n / 8 * 8;
+        philox_words64_avx2(seed, offset, first, k, out);
+    }
+#endif
+    for (; k < n; k++) {
+        PtlPhiloxBlock r = ptl_philox_draw(seed, offset, (uint64_t)(first + k), 0);
+        out[k] = (uint64_t)r.w[1] << 32 | r.w[0];
+    }
+}
+
 int
 ptl_random_fill_range(void *ctx, int64_t b, int64_t e)
 {
