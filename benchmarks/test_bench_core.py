@@ -251,6 +251,20 @@ def test_random_fill(benchmark, impl, op):
     benchmark(fns[op])
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("n", [1000, 100000])
+def test_randperm(benchmark, impl, n):
+    """randperm(n): Fisher-Yates on Philox words drawn eight blocks a vector (random.c)"""
+    benchmark.group = f"randperm {n}"
+    if impl == "numpy":
+        rng = np.random.default_rng(0)
+        benchmark(lambda: rng.permutation(n))
+    else:
+        L = lib(impl)
+        L.manual_seed(0)
+        benchmark(lambda: L.randperm(n))
+
+
 NORMAL_FILLS = ["randn float32 1e6", "randn float64 1e6", "randn float32 1e3",
                 "randn float64 1e3", "normal_(1.5, 2) float32 1e6", "normal_(1.5, 2) float64 1e6",
                 "randn_like float32 1e6", "log_normal_ float32 1e6", "log_normal_ float16 1e6",
