@@ -351,8 +351,10 @@ def test_gather_scatter_add_rows_across_the_chunk(n, layout, threads):
 @pytest.mark.parametrize("dtype", [ptl.float64, ptl.float16, ptl.bfloat16, ptl.int64,
                                    ptl.int32, ptl.uint8, ptl.bool], ids=str)
 @pytest.mark.parametrize("n", [255, 257])
-def test_gather_scatter_rows_every_dtype(dtype, n):
-    x, a = make((3, n), dtype, "transposed", low=0, high=3)
+@pytest.mark.parametrize("layout", ["transposed", "contiguous"])
+def test_gather_scatter_rows_every_dtype(dtype, n, layout):
+    # contiguous: gather's unit-stride row loop (gather_row), every item size
+    x, a = make((3, n), dtype, layout, low=0, high=3)
     idx = np.random.default_rng(n).integers(0, n, (3, n))
     assert_close(x.gather(1, ptl.tensor(idx)), ref(np.take_along_axis(a, idx, 1)), dtype=dtype)
     src, b = make((3, n), dtype, seed=2, low=0, high=3)

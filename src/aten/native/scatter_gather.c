@@ -174,6 +174,19 @@ gather_row(const RowWalk *w, char *out, int64_t ostride, const char *self, int64
     int64_t ist = w->inner[0], sin = w->inner[1], step = w->step;
     uint64_t size = (uint64_t)w->size;
     int bad = 0;
+    if (ist == 1 && ostride == 1 && step == 1 && sin == 0) {
+        /* along a contiguous last dim (x.gather(-1, idx)): the same loop with unit strides,
+         * which the compiler keeps to a load, a select and a move */
+        ist = ostride = step = 1;
+        sin = 0;
+        if (is64) {
+            GATHER_ROW_SWITCH(int64_t)
+        }
+        else {
+            GATHER_ROW_SWITCH(int32_t)
+        }
+        return bad;
+    }
     if (is64) {
         GATHER_ROW_SWITCH(int64_t)
     }
