@@ -630,3 +630,236 @@ def test_roundup_power2_divisions_rounds_to_quarter_steps():
     assert alloc.memory_stats()["allocated_bytes"]["all"]["current"] == 1280 * KB
     alloc.malloc(1024)                         # 1024 <= 512 * 4: plain 512-byte rounding
     assert alloc.memory_stats()["allocated_bytes"]["all"]["current"] == 1280 * KB + 1024
+
+
+# ---- private pools (Note [Private pools]): what CUDA graph capture allocates from ----
+
+GRAPH, OTHER = (1, 0), (0, 7)   # a graph's own pool id and a graph_pool_handle()'s
+
+
+def pools_of(alloc):
+    """{segment address: pool id} of the snapshot."""
+    return {s["address"]: s["segment_pool_id"] for s in alloc.snapshot()}
+
+
+def segment_of(alloc, p):
+    return next(s for s in alloc.snapshot()
+                if s["address"] <= p < s["address"] + s["total_size"])
+
+
+def check_books(alloc):
+    """The statistics agree with the segments and blocks of the snapshot, private or not."""
+    snap, s = alloc.snapshot(), alloc.memory_stats()
+    blocks = [b for seg in snap for b in seg["blocks"]]
+    allocated = sum(b["size"] for b in blocks if b["state"] == "active_allocated")
+    active = sum(b["size"] for b in blocks if b["state"] != "inactive")
+    assert s["allocated_bytes"]["all"]["current"] == allocated
+    assert s["active_bytes"]["all"]["current"] == active
+    assert s["reserved_bytes"]["all"]["current"] == sum(seg["total_size"] for seg in snap)
+    assert s["segment"]["all"]["current"] == len(snap)
+    assert alloc.device_used()["bytes"] == sum(seg["total_size"] for seg in snap)
+
+
+def test_a_capturing_stream_allocates_from_its_private_pool_only():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    before = alloc.malloc(4096, 1)                 # an ordinary segment on stream 1
+    alloc.free(before)
+    alloc.begin_allocate_to_pool(GRAPH, 1)
+    assert alloc.pool_use_count(GRAPH) == 1
+    p = alloc.malloc(4096, 1)                      # not the cached ordinary block
+    assert p != before and segment_of(alloc, p)["segment_pool_id"] == GRAPH
+    q = alloc.malloc(4096, 2)                      # another stream is not captured
+    assert q == alloc.malloc(0, 2) or segment_of(alloc, q)["segment_pool_id"] == (0, 0)
+    big = alloc.malloc(3 * MB, 1)                  # the large pool has its private half too
+    assert segment_of(alloc, big)["segment_pool_id"] == GRAPH
+    assert segment_of(alloc, big)["segment_type"] == "large"
+    alloc.free(p)                                  # freed during capture: back to the pool,
+    assert alloc.malloc(4096, 1) == p              # reused by the same capture
+    alloc.end_allocate_to_pool(GRAPH)
+    assert alloc.malloc(4096, 1) == before         # after the capture: the ordinary pool
+    check_books(alloc)
+
+
+def test_freed_private_blocks_are_never_reused_by_ordinary_allocations():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    ptrs = [alloc.malloc(n) for n in (512, 5000, 2 * MB, 6 * MB)]
+    alloc.end_allocate_to_pool(GRAPH)
+    for p in ptrs:
+        alloc.free(p)
+    private = {a for a, pool in pools_of(alloc).items() if pool == GRAPH}
+    assert len(private) == 2                       # one small and one large segment
+    fresh = [alloc.malloc(n) for n in (512, 5000, 2 * MB, 6 * MB)]
+    assert not any(segment_of(alloc, p)["address"] in private for p in fresh)
+    assert alloc.memory_stats()["segment"]["all"]["current"] == 4
+    check_books(alloc)
+
+
+def test_private_pool_blocks_split_and_merge_like_ordinary_ones():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    a, b, c = (alloc.malloc(2 * MB) for _ in range(3))   # one 20 MiB private segment
+    assert b == a + 2 * MB and c == b + 2 * MB
+    alloc.free(b)                                  # a hole between two live blocks
+    assert alloc.memory_stats()["inactive_split"]["all"]["current"] == 2
+    assert alloc.malloc(2 * MB) == b               # best fit: the hole
+    alloc.free(b)
+    alloc.free(a)
+    alloc.free(c)                                  # all merged into one block again
+    seg = alloc.snapshot()[0]
+    assert [blk["size"] for blk in seg["blocks"]] == [20 * MB]
+    assert seg["segment_pool_id"] == GRAPH
+    alloc.end_allocate_to_pool(GRAPH)
+    check_books(alloc)
+
+
+def test_a_released_pool_goes_back_to_the_device_at_empty_cache():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    out = alloc.malloc(MB)                         # a graph output the program keeps
+    tmp = alloc.malloc(12 * MB)                    # a temporary of the graph
+    alloc.end_allocate_to_pool(GRAPH)
+    alloc.free(tmp)
+    alloc.empty_cache()                            # the graph lives: its pool stays
+    assert alloc.memory_stats()["reserved_bytes"]["all"]["current"] == 2 * MB + 12 * MB
+    alloc.release_pool(GRAPH)                      # graph.reset()
+    assert alloc.pool_use_count(GRAPH) == 0
+    reserved = alloc.memory_stats()["reserved_bytes"]["all"]["current"]
+    assert reserved == 14 * MB                     # nothing given back before empty_cache
+    alloc.empty_cache()                            # the free segment goes, out's stays
+    s = alloc.memory_stats()
+    assert s["reserved_bytes"]["all"]["current"] == 2 * MB
+    assert s["allocated_bytes"]["all"]["current"] == 1024 * 1024
+    assert alloc.pool_use_count(GRAPH) == 0        # kept while it has a segment
+    alloc.free(out)
+    alloc.empty_cache()
+    assert alloc.pool_use_count(GRAPH) == -1       # deleted
+    assert alloc.memory_stats()["reserved_bytes"]["all"]["current"] == 0
+    assert alloc.device_used()["bytes"] == 0
+    check_books(alloc)
+
+
+def test_graphs_sharing_a_pool_reuse_each_others_memory():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(OTHER, 0)         # graph 1, pool=graph_pool_handle()
+    p = alloc.malloc(64 * KB)
+    alloc.free(p)
+    alloc.end_allocate_to_pool(OTHER)
+    alloc.begin_allocate_to_pool(OTHER, 3)         # graph 2, same pool, other stream
+    assert alloc.pool_use_count(OTHER) == 2
+    q = alloc.malloc(64 * KB, 3)                   # blocks keep their stream: new segment
+    alloc.end_allocate_to_pool(OTHER)
+    alloc.begin_allocate_to_pool(OTHER, 0)         # graph 3 on graph 1's stream
+    assert alloc.malloc(64 * KB) == p              # reuses graph 1's freed block
+    alloc.end_allocate_to_pool(OTHER)
+    assert set(pools_of(alloc).values()) == {OTHER}
+    alloc.free(p)
+    alloc.free(q)
+    for users in (2, 1):
+        alloc.release_pool(OTHER)
+        alloc.empty_cache()
+        assert alloc.pool_use_count(OTHER) == users
+        assert alloc.memory_stats()["segment"]["all"]["current"] == 2
+    alloc.release_pool(OTHER)
+    alloc.empty_cache()
+    assert alloc.pool_use_count(OTHER) == -1 and alloc.snapshot() == []
+    check_books(alloc)
+
+
+def test_two_captures_at_once_keep_their_pools_apart():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 1)
+    alloc.begin_allocate_to_pool(OTHER, 2)
+    p, q = alloc.malloc(4096, 1), alloc.malloc(4096, 2)
+    assert segment_of(alloc, p)["segment_pool_id"] == GRAPH
+    assert segment_of(alloc, q)["segment_pool_id"] == OTHER
+    alloc.end_allocate_to_pool(GRAPH)
+    assert segment_of(alloc, alloc.malloc(4096, 2))["segment_pool_id"] == OTHER
+    assert segment_of(alloc, alloc.malloc(4096, 1))["segment_pool_id"] == (0, 0)
+    alloc.end_allocate_to_pool(OTHER)
+    check_books(alloc)
+
+
+def test_a_capture_polls_no_event_and_gives_nothing_back():
+    """cudaEventQuery and cudaFree are illegal during a capture: a block freed with stream
+    uses stays pending until the capture ends; empty_cache and the out-of-memory path
+    release nothing meanwhile."""
+    alloc = _C._FakeDeviceAllocator(24 * MB)
+    cached = alloc.malloc(8 * MB)
+    alloc.free(cached)                             # a 20 MiB cached ordinary segment
+    done = alloc.malloc(4096)
+    alloc.record_stream(done, 5)
+    alloc.free(done)                               # its event is recorded now
+    alloc.complete(5)                              # ... and complete, not yet polled
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    p = alloc.malloc(4096)
+    alloc.record_stream(p, 6)
+    alloc.free(p)                                  # no event recorded during capture
+    assert alloc.device_used()["live_events"] == 1
+    assert segment_of(alloc, p)["blocks"][0]["state"] == "active_pending_free"
+    assert alloc.malloc(4096) != p                 # pending: not reused
+    alloc.empty_cache()                            # a no-op during the capture
+    assert alloc.memory_stats()["num_sync_all_streams"] == 0
+    with pytest.raises(ptl.OutOfMemoryError):      # 20 MiB cached, 2 MiB private: no room
+        alloc.malloc(10 * MB)
+    s = alloc.memory_stats()
+    assert s["num_ooms"] == 1 and s["num_alloc_retries"] == 0
+    alloc.end_allocate_to_pool(GRAPH)              # the deferred event is recorded now
+    assert alloc.device_used()["live_events"] == 2
+    alloc.complete(6)
+    q = alloc.malloc(10 * MB)                      # the ordinary cache serves it again
+    assert q == cached
+    assert alloc.device_used()["live_events"] == 0
+    alloc.free(q)
+    check_books(alloc)
+
+
+def test_pool_errors():
+    alloc = _C._FakeDeviceAllocator(MB)
+    with pytest.raises(RuntimeError, match="not currently recording"):
+        alloc.end_allocate_to_pool(GRAPH)
+    with pytest.raises(RuntimeError, match="releasePool"):
+        alloc.release_pool(GRAPH)
+    with pytest.raises(RuntimeError, match="not a pool id"):
+        alloc.begin_allocate_to_pool((0, 0), 0)
+    with pytest.raises(TypeError):
+        alloc.begin_allocate_to_pool(1, 0)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    alloc.end_allocate_to_pool(GRAPH)
+    alloc.release_pool(GRAPH)
+    with pytest.raises(RuntimeError, match="releasePool"):
+        alloc.release_pool(GRAPH)                  # no user left
+    assert alloc.pool_use_count(GRAPH) == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_captures_keep_the_books_straight(seed):
+    """Ordinary and captured allocations mixed at random: live blocks never overlap, a
+    private block only ever serves its pool, and the statistics match the snapshot."""
+    gen = random.Random(seed)
+    alloc = _C._FakeDeviceAllocator(512 * MB)
+    live = {}                                      # address -> (size, pool)
+    capturing = None
+    for step in range(300):
+        r = gen.random()
+        if r < 0.05:
+            if capturing is None:
+                capturing = gen.choice([GRAPH, OTHER])
+                alloc.begin_allocate_to_pool(capturing, 0)
+            else:
+                alloc.end_allocate_to_pool(capturing)
+                capturing = None
+        elif live and r < 0.45:
+            p = gen.choice(sorted(live))
+            del live[p]
+            alloc.free(p)
+        elif r < 0.48 and capturing is None:
+            alloc.empty_cache()
+        else:
+            n = gen.choice([gen.randint(1, 8192), gen.randint(1, 3 * MB)])
+            p = alloc.malloc(n)
+            live[p] = (n, capturing or (0, 0))
+            assert segment_of(alloc, p)["segment_pool_id"] == live[p][1]
+        spans = sorted((p, p + n) for p, (n, _) in live.items())
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    check_books(alloc)
