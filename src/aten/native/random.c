@@ -207,7 +207,8 @@ fill(PtlTensorImpl *self, PtlDistJob *job, PtlGenerator *gen)
     job->n = self->numel;
     job->block_shift = ptl_dist_block_shift(job);
     job->out = ptl_tensor_data(tmp ? tmp : self);
-    ptl_generator_reserve(gen, (uint64_t)self->numel, &job->seed, &job->offset);
+    ptl_generator_reserve_launch(gen, (uint64_t)self->numel, &job->seed, &job->offset,
+                                 &job->seed_ptr, &job->offset_ptr);
     if (on_device(self)) {
         rc = ptl_device_random_hook(job);
     }
@@ -1003,7 +1004,9 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int64_t i = 0; i < n; i++) {
         p[i] = i;
     }
-    ptl_generator_reserve(gen, (uint64_t)n, &seed, &offset);
+    if (ptl_generator_reserve(gen, (uint64_t)n, &seed, &offset) < 0) {
+        goto error;
+    }
     for (int64_t i = n - 1; i > 0; i--) {
         PtlPhiloxBlock r = ptl_philox_draw(seed, offset, (uint64_t)i, 0);
         uint64_t x = (uint64_t)r.w[1] << 32 | r.w[0];
@@ -1196,8 +1199,10 @@ multinomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     j.ncat = ncat;
     j.n = n;
     j.replacement = replacement;
-    ptl_generator_reserve(gen, (uint64_t)(rows * (replacement ? n : ncat)), &j.seed,
-                          &j.offset);
+    if (ptl_generator_reserve(gen, (uint64_t)(rows * (replacement ? n : ncat)), &j.seed,
+                              &j.offset) < 0) {
+        goto error;
+    }
     if (rows > 0) {
         int64_t grain = RANDOM_GRAIN / (ncat + n) + 1;
         void *token = ptl_nogil_begin();
