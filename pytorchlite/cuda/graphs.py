@@ -157,6 +157,9 @@ class CUDAGraph:
         allocator = _allocator(self._device)
         try:
             self._graph = _C._cuda_stream_end_capture(stream)
+        except BaseException:
+            allocator.release_pool(self._pool)   # an invalidated capture leaves no graph
+            raise
         finally:
             allocator.end_allocate_to_pool(self._pool)
             self._rng = [(gen, state, gen._graph_capture_epilogue())

@@ -11,6 +11,7 @@ tests/cuda/test_cuda_graphs.py."""
 import contextlib
 import types
 
+import numpy as np
 import pytest
 
 import pytorchlite as ptl
@@ -338,3 +339,82 @@ def test_graph_context_manager_captures_on_a_side_stream(fake, monkeypatch):
             raise ValueError("the body failed")
     assert runtime.capturing == {}                 # the capture ended all the same
     assert alloc.pool_use_count(g.pool()) == 2
+
+
+@pytest.fixture
+def fake_streams(fake, monkeypatch):
+    """fake, plus side streams, synchronize and empty_cache for the graph context manager
+    and make_graphed_callables."""
+    runtime, alloc, set_stream = fake
+    cuda = ptl.cuda
+    handles = iter(range(20, 1000))
+
+    class Stream(types.SimpleNamespace):
+        def __init__(self):
+            super().__init__(cuda_stream=next(handles), device_index=0)
+
+    class StreamCtx:
+        def __init__(self, s):
+            self.s = s
+
+        def __enter__(self):
+            self.prev = cuda.current_stream().cuda_stream
+            set_stream(self.s.cuda_stream)
+
+        def __exit__(self, *exc):
+            set_stream(self.prev)
+
+    monkeypatch.setattr(cuda, "Stream", Stream)
+    monkeypatch.setattr(cuda, "stream", StreamCtx)
+    monkeypatch.setattr(cuda, "synchronize", lambda device=None: None)
+    monkeypatch.setattr(cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(graphs.graph, "default_capture_stream", None)
+    yield fake
+
+
+def test_make_graphed_callables_over_the_fake_runtime(fake_streams):
+    """The captures' order and pool, and the autograd wiring: with a fake runtime a capture
+    runs its block eagerly and a replay does nothing, so a graphed call on the sample inputs
+    returns the captured outputs, and its backward the captured gradients (of the static
+    gradient outputs, which the call fills with the incoming gradients before the replay);
+    shapes, requires_grad and the module's eval fallback are what a device would give."""
+    runtime, alloc, _ = fake_streams
+    ptl.manual_seed(0)
+    module = ptl.nn.Sequential(ptl.nn.Linear(4, 3), ptl.nn.Tanh())
+    w = ptl.randn(3, 2, requires_grad=True)
+
+    def fn(a):
+        return {"y": a @ w, "z": [a.sum(1)]}
+
+    x = ptl.randn(5, 4, requires_grad=True)
+    m, f = ptl.cuda.make_graphed_callables((module, fn),
+                                           ((x,), (ptl.randn(5, 3, requires_grad=True),)))
+    assert m is module
+    begins = [c[1] for c in runtime.calls if c[0] == "begin"]
+    assert len(begins) == 4                        # fwd m, fwd f, bwd f, bwd m
+    pools = {s["segment_pool_id"] for s in alloc.snapshot()}
+    assert len(pools - {(0, 0)}) <= 1              # one shared pool
+    h = m(x)
+    out = f(h)
+    assert set(out) == {"y", "z"} and out["y"].shape == (5, 2)
+    assert out["z"][0].shape == (5,) and out["y"].requires_grad
+    np.testing.assert_allclose(h.detach().numpy(), module[1](module[0](x)).detach().numpy(),
+                               rtol=1e-6)
+    (out["y"].sum() + out["z"][0].sum()).backward()
+    assert x.grad is not None and x.grad.shape == (5, 4)
+    assert all(p.grad is not None and p.grad.shape == p.shape for p in module.parameters())
+    launches = [c for c in runtime.calls if c[0] == "launch"]
+    assert len(launches) == 4                      # two forward and two backward replays
+    module.eval()                                  # not the captured mode: eager forward
+    np.testing.assert_allclose(m(x).detach().numpy(),
+                               module[1](module[0](x)).detach().numpy(), rtol=1e-6)
+    assert len([c for c in runtime.calls if c[0] == "launch"]) == 4
+
+
+def test_make_graphed_callables_checks_its_arguments(fake_streams):
+    module = ptl.nn.Linear(2, 2)
+    module.register_forward_hook(lambda *a: None)
+    with pytest.raises(AssertionError, match="must not have hooks"):
+        ptl.cuda.make_graphed_callables(module, (ptl.zeros(1, 2),))
+    with pytest.raises(AssertionError, match="only Tensors"):
+        ptl.cuda.make_graphed_callables(lambda a, b: a, (ptl.zeros(1), 3))
