@@ -27,16 +27,12 @@
 
 #include "../c10/error.h"
 #include "graph_api.h"
+#include "stream_api.h"
 
 static int
 check(cudaError_t err, const char *what)
 {
-    if (err == cudaSuccess) {
-        return 0;
-    }
-    cudaGetLastError();  // clear it so the next call starts clean
-    return ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: %s (in %s)", cudaGetErrorString(err),
-                         what);
+    return ptl_cuda_check((int)err, what);
 }
 
 // ORDER CAPTURE_MODE
