@@ -399,7 +399,7 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3,
                                   inputs=tuple(i for i in inputs if i.requires_grad),
                                   grad_outputs=tuple(empty_like(o) for o in needing),
                                   only_inputs=True, allow_unused=allow_unused_input)
-            del outputs
+            outputs = needing = None   # the warm-up's tensors go before the captures
     cuda.synchronize()
 
     # capture the forwards in order, then the backwards in reverse order: the order they

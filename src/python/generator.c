@@ -211,6 +211,11 @@ generator_graph_capture_prologue(PtlPyGenerator *self, PyObject *state)
                                          "tensor of two elements");
         return NULL;
     }
+    if (self->gen->device.type != PTL_DEVICE_CUDA) {   /* the CPU kernels read no pointer */
+        PyErr_SetString(PyExc_RuntimeError, "only a CUDA generator can be captured in a CUDA "
+                                            "graph");
+        return NULL;
+    }
     const uint64_t *p = (const uint64_t *)ptl_tensor_data(PTLPY_IMPL(state));
     if (ptl_generator_capture_prologue(self->gen, p, p + 1) < 0) {
         return ptlpy_raise();

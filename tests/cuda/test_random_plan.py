@@ -372,8 +372,10 @@ def test_host_draws_raise_during_a_capture(fn):
     assert g.get_state().numpy().tobytes() == before
 
 
-def test_graph_state_memory_must_be_two_int64s():
+def test_graph_state_memory_must_be_two_int64s_of_a_cuda_generator():
     g = cuda_generator(0)
     for bad in (ptl.zeros(2), ptl.zeros(3, dtype=ptl.int64), ptl.zeros(4, dtype=ptl.int64)[::2]):
         with pytest.raises(TypeError, match="two elements"):
             g._graph_capture_prologue(bad)
+    with pytest.raises(RuntimeError, match="only a CUDA generator"):
+        ptl.Generator()._graph_capture_prologue(ptl.zeros(2, dtype=ptl.int64))
