@@ -193,6 +193,8 @@ class CUDAGraph:
         if self._exec == 0:
             self.instantiate()
         for gen, state, increment in self._rng:
+            if increment == 0:
+                continue   # the graph draws nothing from gen: no kernel reads its state
             seed, offset = gen._graph_replay_prologue(increment)
             state[0].fill_(_int64_bits(seed))
             state[1].fill_(_int64_bits(offset))

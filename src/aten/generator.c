@@ -78,7 +78,7 @@ ptl_generator_default_for(PtlDevice dev)
 PtlGenerator *
 ptl_generator_new(uint64_t seed, PtlDevice device)
 {
-    PtlGenerator *g = malloc(sizeof(*g));
+    PtlGenerator *g = calloc(1, sizeof(*g));   /* not in a graph (Note [Graph-safe Philox]) */
     if (g == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a Generator");
         return NULL;
