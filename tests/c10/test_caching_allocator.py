@@ -21,8 +21,9 @@ NO_LIMIT = float("inf")
 
 
 class Block:
-    def __init__(self, addr, size, stream, large, seg):
+    def __init__(self, addr, size, stream, large, seg, pool=(0, 0)):
         self.addr, self.size, self.stream, self.large, self.seg = addr, size, stream, large, seg
+        self.pool = pool        # (0, 0): the ordinary pools; else a private pool's id
         self.allocated, self.requested, self.pending, self.uses = False, 0, 0, set()
 
     @property
@@ -42,6 +43,9 @@ class Model:
         self.recorded, self.completed = {}, {}
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.stats = {}         # "name.pool" -> [current, peak, allocated, freed]
+        self.routes = []        # captures underway: (stream, pool id), latest last
+        self.users = {}         # private pool id -> users
+        self.deferred = []      # blocks freed with stream uses during a capture
         self.sync()
 
     # ---- sizes ----
@@ -150,10 +154,13 @@ class Model:
         self.process_events(True)
         self.counters["num_sync_all_streams"] += 1
         for base, blocks in list(self.segments.items()):
-            if len(blocks) == 1 and blocks[0].free:
+            pool = blocks[0].pool
+            if len(blocks) == 1 and blocks[0].free and self.users.get(pool, 0) == 0:
                 del self.segments[base]
                 self.counters["num_device_free"] += 1
                 self.sync()
+        held = {blocks[0].pool for blocks in self.segments.values()}
+        self.users = {p: n for p, n in self.users.items() if n > 0 or p in held}
 
     def reserved(self):
         return sum(b.size for blocks in self.segments.values() for b in blocks)
@@ -161,9 +168,15 @@ class Model:
     def can_take(self, size):
         return self.reserved() + size <= min(self.capacity, self.allowed)
 
+    def route(self, stream):
+        pools = [pool for s, pool in self.routes if s == stream]
+        return pools[-1] if pools else (0, 0)
+
     def best_fit(self, size, large, stream):
+        pool = self.route(stream)
         fits = [b for blocks in self.segments.values() for b in blocks
-                if b.free and b.large == large and b.stream == stream and b.size >= size]
+                if b.free and b.large == large and b.stream == stream and b.size >= size
+                and b.pool == pool]
         if not fits:
             return None
         b = min(fits, key=lambda b: (b.size, b.addr))
@@ -177,11 +190,16 @@ class Model:
         if n == 0:
             assert got == 0
             return
-        self.process_events(False)
+        if not self.routes:
+            self.process_events(False)
         size = self.round(n)
         large = size > MB
         seg_size = self.segment_size(size)
         b = self.best_fit(size, large, stream)
+        if b is None and not self.can_take(seg_size) and self.routes:
+            self.counters["num_ooms"] += 1     # no retry during a capture
+            assert got is None
+            return
         if b is None and not self.can_take(seg_size):
             self.release_cached()
             self.counters["num_alloc_retries"] += 1
@@ -191,7 +209,7 @@ class Model:
                 return
         assert got is not None
         if b is None:
-            b = Block(got, seg_size, stream, large, got)
+            b = Block(got, seg_size, stream, large, got, self.route(stream))
             self.segments[got] = [b]
             self.counters["num_device_alloc"] += 1
             self.sync()
@@ -199,7 +217,7 @@ class Model:
         remaining = b.size - size
         if (remaining >= 512) if not large else (size < self.max_split and remaining > MB):
             blocks = self.segments[b.seg]
-            rest = Block(b.addr + size, remaining, stream, large, b.seg)
+            rest = Block(b.addr + size, remaining, stream, large, b.seg, b.pool)
             blocks.insert(blocks.index(b) + 1, rest)
             b.size = size
         b.allocated, b.requested = True, n
@@ -209,6 +227,14 @@ class Model:
     def free(self, addr):
         b = self.live.pop(addr)
         b.allocated = False
+        if b.uses and self.routes:
+            b.pending = 1           # no event during a capture: pending until it ends
+            self.deferred.append(b)
+            self.sync()
+        else:
+            self.defer_free(b)
+
+    def defer_free(self, b):
         if b.uses:
             for s in sorted(b.uses):
                 self.recorded[s] = self.recorded.get(s, 0) + 1
@@ -217,6 +243,22 @@ class Model:
             self.sync()
         else:
             self.free_block(b)
+
+    def begin_allocate_to_pool(self, pool, stream):
+        self.users[pool] = self.users.get(pool, 0) + 1
+        self.routes.append((stream, pool))
+
+    def end_allocate_to_pool(self, pool):
+        i = max(i for i, (_, p) in enumerate(self.routes) if p == pool)
+        del self.routes[i]
+        if not self.routes:
+            for b in self.deferred:
+                b.pending = 0
+                self.defer_free(b)
+            self.deferred = []
+
+    def release_pool(self, pool):
+        self.users[pool] -= 1
 
     def record_stream(self, addr, stream):
         b = self.live[addr]
@@ -227,13 +269,14 @@ class Model:
         self.completed[stream] = self.recorded.get(stream, 0)
 
     def empty_cache(self):
-        self.release_cached()
+        if not self.routes:
+            self.release_cached()
 
     def snapshot(self):
         """Segments as comparable tuples (offsets instead of addresses), sorted."""
         out = []
         for base, blocks in self.segments.items():
-            out.append((base, tuple((b.addr - base, b.size,
+            out.append((base, blocks[0].pool, tuple((b.addr - base, b.size,
                                      b.requested * (b.allocated or b.pending > 0),
                                      "active_allocated" if b.allocated else
                                      "active_pending_free" if b.pending else "inactive")
@@ -242,7 +285,8 @@ class Model:
 
 
 def real_snapshot(alloc):
-    return sorted((s["address"], tuple((b["address"] - s["address"], b["size"],
+    return sorted((s["address"], s["segment_pool_id"],
+                   tuple((b["address"] - s["address"], b["size"],
                                         b["requested_size"], b["state"]) for b in s["blocks"]))
                   for s in alloc.snapshot())
 
@@ -546,6 +590,84 @@ def test_random_sequences_match_the_model(conf, fraction, seed):
             alloc.empty_cache()
             model.empty_cache()
         check(alloc, model)
+    for p in live:
+        alloc.free(p)
+        model.free(p)
+    alloc.empty_cache()
+    model.empty_cache()
+    check(alloc, model)
+    assert alloc.device_used() == {"bytes": 0, "live_events": 0}
+
+
+@pytest.mark.parametrize("conf,fraction,seed", [
+    ("", None, 10), ("", None, 11), ("max_split_size_mb:24", None, 12), ("", 0.4, 13),
+])
+def test_random_captures_match_the_model(conf, fraction, seed):
+    """The random sequences with captures mixed in (Note [Private pools]): streams begin
+    and end allocating to new or shared pools, graphs release their pools; the model
+    chooses the same blocks, keeps the same segments (with their pool ids) and statistics,
+    and the device ends empty."""
+    capacity = 160 * MB
+    alloc = _C._FakeDeviceAllocator(capacity, conf)
+    parsed = _C._parse_alloc_conf(conf)
+    model = Model(capacity, NO_LIMIT if parsed["max_split_size"] < 0 else parsed["max_split_size"],
+                  parsed["roundup_power2_divisions"])
+    if fraction is not None:
+        alloc.set_memory_fraction(fraction)
+        model.allowed = int(fraction * capacity)
+    gen = random.Random(seed)
+    live, capturing, ended, next_id = [], {}, [], 1
+    for step in range(700):
+        op = gen.random()
+        if op < 0.06 and len(capturing) < 2:
+            stream = gen.choice([s for s in range(3) if s not in capturing])
+            if ended and gen.random() < 0.4:
+                pool = gen.choice(ended)        # pool=other_graph.pool()
+            else:
+                pool, next_id = (next_id, 0), next_id + 1
+            alloc.begin_allocate_to_pool(pool, stream)
+            model.begin_allocate_to_pool(pool, stream)
+            capturing[stream] = pool
+        elif op < 0.11 and capturing:
+            stream = gen.choice(sorted(capturing))
+            pool = capturing.pop(stream)
+            alloc.end_allocate_to_pool(pool)
+            model.end_allocate_to_pool(pool)
+            ended.append(pool)
+        elif op < 0.14 and ended:
+            pool = ended.pop(gen.randrange(len(ended)))     # graph.reset()
+            alloc.release_pool(pool)
+            model.release_pool(pool)
+            assert alloc.pool_use_count(pool) == model.users[pool]
+        elif op < 0.5 or not live:
+            n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB),
+                            gen.randint(MB, 30 * MB)])
+            got = run_malloc(alloc, model, n, gen.randint(0, 2))
+            if got:
+                live.append(got)
+        elif op < 0.82:
+            p = live.pop(gen.randrange(len(live)))
+            alloc.free(p)
+            model.free(p)
+        elif op < 0.9:
+            p, s = gen.choice(live), gen.randint(0, 4)
+            alloc.record_stream(p, s)
+            model.record_stream(p, s)
+        elif op < 0.97:
+            s = gen.randint(0, 4)
+            alloc.complete(s)
+            model.complete(s)
+        else:
+            alloc.empty_cache()
+            model.empty_cache()
+        check(alloc, model)
+    for stream, pool in sorted(capturing.items()):
+        alloc.end_allocate_to_pool(pool)
+        model.end_allocate_to_pool(pool)
+        ended.append(pool)
+    for pool in ended:
+        alloc.release_pool(pool)
+        model.release_pool(pool)
     for p in live:
         alloc.free(p)
         model.free(p)
