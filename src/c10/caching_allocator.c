@@ -164,18 +164,33 @@ lower_bound(const BlockSet *s, int by_address, PtlStreamId stream, size_t size,
     return lo;
 }
 
+/* v, an array of n elements of `size` bytes and room for *cap, with room for one more:
+ * v itself, or a larger copy (v freed, *cap updated); NULL with an error on no host memory
+ * (v kept). */
+static void *
+grow(void *v, int64_t n, int64_t *cap, size_t size)
+{
+    if (n < *cap) {
+        return v;
+    }
+    int64_t c = *cap ? 2 * *cap : 16;
+    void *nv = realloc(v, (size_t)c * size);
+    if (nv == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "caching allocator: out of host memory");
+        return NULL;
+    }
+    *cap = c;
+    return nv;
+}
+
 static int
 set_insert(BlockSet *s, int by_address, Block *b)
 {
-    if (s->n == s->cap) {
-        int64_t cap = s->cap ? 2 * s->cap : 16;
-        Block **v = realloc(s->v, (size_t)cap * sizeof(Block *));
-        if (v == NULL) {
-            return ptl_error_set(PTL_ERR_MEMORY, "caching allocator: out of host memory");
-        }
-        s->v = v;
-        s->cap = cap;
+    Block **v = grow(s->v, s->n, &s->cap, sizeof(Block *));
+    if (v == NULL) {
+        return -1;
     }
+    s->v = v;
     int64_t i = lower_bound(s, by_address, b->stream, b->size, b->ptr);
     memmove(s->v + i + 1, s->v + i, (size_t)(s->n - i) * sizeof(Block *));
     s->v[i] = b;
@@ -196,24 +211,6 @@ static BlockSet *
 pool_of(PtlCachingAllocator *a, const Block *b)
 {
     return b->priv != NULL ? &b->priv->pools[b->is_large] : &a->pools[b->is_large];
-}
-
-/* Makes room for one more element in a growing array of `size`-byte elements; -1 with an
- * error on no host memory. */
-static int
-grow(void **v, int64_t n, int64_t *cap, size_t size)
-{
-    if (n < *cap) {
-        return 0;
-    }
-    int64_t c = *cap ? 2 * *cap : 8;
-    void *nv = realloc(*v, (size_t)c * size);
-    if (nv == NULL) {
-        return ptl_error_set(PTL_ERR_MEMORY, "caching allocator: out of host memory");
-    }
-    *v = nv;
-    *cap = c;
-    return 0;
 }
 
 static PtlStatType
@@ -811,16 +808,11 @@ block_defer_free(PtlCachingAllocator *a, Block *b)
 {
     for (int i = 0; i < b->nuses; i++) {
         void *ev = NULL;
-        if (a->nevents == a->cap_events) {
-            int64_t cap = a->cap_events ? 2 * a->cap_events : 16;
-            PendingEvent *v = realloc(a->events, (size_t)cap * sizeof(PendingEvent));
-            if (v != NULL) {
-                a->events = v;
-                a->cap_events = cap;
-            }
+        PendingEvent *events = grow(a->events, a->nevents, &a->cap_events, sizeof(PendingEvent));
+        if (events != NULL) {
+            a->events = events;
         }
-        if (a->nevents == a->cap_events ||
-            (ev = a->ops->event_record(a->ctx, b->uses[i])) == NULL) {
+        if (events == NULL || (ev = a->ops->event_record(a->ctx, b->uses[i])) == NULL) {
             ptl_error_clear();
             wait_block_events(a, b);
             break;
@@ -859,12 +851,14 @@ ptl_caching_allocator_release(PtlCachingAllocator *a, void *ptr)
     if (b->nuses > 0 && a->nroutes > 0) {
         /* no event can be recorded during a capture: the block stays pending, held by one
          * placeholder event count, until the last capture ends (Note [Private pools]) */
-        if (grow((void **)&a->deferred, a->ndeferred, &a->cap_deferred, sizeof(Block *)) < 0) {
+        Block **deferred = grow(a->deferred, a->ndeferred, &a->cap_deferred, sizeof(Block *));
+        if (deferred == NULL) {
             ptl_error_clear();
             b->nuses = 0;   /* the block's streams cannot be waited for: reuse it at once */
             block_free(a, b);
         }
         else {
+            a->deferred = deferred;
             b->event_count = 1;
             a->deferred[a->ndeferred++] = b;
         }
@@ -953,10 +947,18 @@ ptl_caching_allocator_begin_allocate_to_pool(PtlCachingAllocator *a, PtlMempoolI
     }
     pthread_mutex_lock(&a->mutex);
     int64_t i = find_private_pool(a, id);
-    if (grow((void **)&a->routes, a->nroutes, &a->cap_routes, sizeof(PoolRoute)) < 0 ||
-        (i < 0 && grow((void **)&a->private_pools, a->npools, &a->cap_pools,
-                       sizeof(PrivatePool *)) < 0)) {
+    PoolRoute *routes = grow(a->routes, a->nroutes, &a->cap_routes, sizeof(PoolRoute));
+    if (routes == NULL) {
         goto error;
+    }
+    a->routes = routes;
+    if (i < 0) {
+        PrivatePool **pools = grow(a->private_pools, a->npools, &a->cap_pools,
+                                   sizeof(PrivatePool *));
+        if (pools == NULL) {
+            goto error;
+        }
+        a->private_pools = pools;
     }
     if (i >= 0) {
         pp = a->private_pools[i];
