@@ -551,12 +551,8 @@ def test_unknown_pointer_is_an_error():
 
 # ---- random sequences against the model ----
 
-@pytest.mark.parametrize("conf,fraction,seed", [
-    ("", None, 0), ("", None, 1), ("max_split_size_mb:24", None, 2),
-    ("roundup_power2_divisions:4", None, 3), ("", 0.5, 4), ("max_split_size_mb:21", 0.7, 5),
-])
-def test_random_sequences_match_the_model(conf, fraction, seed):
-    capacity = 160 * MB
+def allocator_and_model(conf, fraction, capacity=160 * MB):
+    """A fake-device allocator and its model, with conf and a memory fraction (or None)."""
     alloc = _C._FakeDeviceAllocator(capacity, conf)
     parsed = _C._parse_alloc_conf(conf)
     model = Model(capacity, NO_LIMIT if parsed["max_split_size"] < 0 else parsed["max_split_size"],
@@ -564,32 +560,36 @@ def test_random_sequences_match_the_model(conf, fraction, seed):
     if fraction is not None:
         alloc.set_memory_fraction(fraction)
         model.allowed = int(fraction * capacity)
-    gen = random.Random(seed)
-    live = []
-    for step in range(600):
-        op = gen.random()
-        if op < 0.45 or not live:
-            n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB),
-                            gen.randint(MB, 40 * MB)])
-            got = run_malloc(alloc, model, n, gen.randint(0, 2))
-            if got:
-                live.append(got)
-        elif op < 0.8:
-            p = live.pop(gen.randrange(len(live)))
-            alloc.free(p)
-            model.free(p)
-        elif op < 0.9:
-            p, s = gen.choice(live), gen.randint(0, 4)
-            alloc.record_stream(p, s)
-            model.record_stream(p, s)
-        elif op < 0.97:
-            s = gen.randint(0, 4)
-            alloc.complete(s)
-            model.complete(s)
-        else:
-            alloc.empty_cache()
-            model.empty_cache()
-        check(alloc, model)
+    return alloc, model
+
+
+def random_op(alloc, model, gen, live, op):
+    """One step of a random sequence on both, chosen by op in [0, 1): malloc (kept in live),
+    free, record_stream, complete or empty_cache."""
+    if op < 0.45 or not live:
+        n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB), gen.randint(MB, 40 * MB)])
+        got = run_malloc(alloc, model, n, gen.randint(0, 2))
+        if got:
+            live.append(got)
+    elif op < 0.8:
+        p = live.pop(gen.randrange(len(live)))
+        alloc.free(p)
+        model.free(p)
+    elif op < 0.9:
+        p, s = gen.choice(live), gen.randint(0, 4)
+        alloc.record_stream(p, s)
+        model.record_stream(p, s)
+    elif op < 0.97:
+        s = gen.randint(0, 4)
+        alloc.complete(s)
+        model.complete(s)
+    else:
+        alloc.empty_cache()
+        model.empty_cache()
+
+
+def drain(alloc, model, live):
+    """Frees what is live and empties the cache: the device ends empty."""
     for p in live:
         alloc.free(p)
         model.free(p)
@@ -600,6 +600,20 @@ def test_random_sequences_match_the_model(conf, fraction, seed):
 
 
 @pytest.mark.parametrize("conf,fraction,seed", [
+    ("", None, 0), ("", None, 1), ("max_split_size_mb:24", None, 2),
+    ("roundup_power2_divisions:4", None, 3), ("", 0.5, 4), ("max_split_size_mb:21", 0.7, 5),
+])
+def test_random_sequences_match_the_model(conf, fraction, seed):
+    alloc, model = allocator_and_model(conf, fraction)
+    gen = random.Random(seed)
+    live = []
+    for step in range(600):
+        random_op(alloc, model, gen, live, gen.random())
+        check(alloc, model)
+    drain(alloc, model, live)
+
+
+@pytest.mark.parametrize("conf,fraction,seed", [
     ("", None, 10), ("", None, 11), ("max_split_size_mb:24", None, 12), ("", 0.4, 13),
 ])
 def test_random_captures_match_the_model(conf, fraction, seed):
@@ -607,14 +621,7 @@ def test_random_captures_match_the_model(conf, fraction, seed):
     and end allocating to new or shared pools, graphs release their pools; the model
     chooses the same blocks, keeps the same segments (with their pool ids) and statistics,
     and the device ends empty."""
-    capacity = 160 * MB
-    alloc = _C._FakeDeviceAllocator(capacity, conf)
-    parsed = _C._parse_alloc_conf(conf)
-    model = Model(capacity, NO_LIMIT if parsed["max_split_size"] < 0 else parsed["max_split_size"],
-                  parsed["roundup_power2_divisions"])
-    if fraction is not None:
-        alloc.set_memory_fraction(fraction)
-        model.allowed = int(fraction * capacity)
+    alloc, model = allocator_and_model(conf, fraction)
     gen = random.Random(seed)
     live, capturing, ended, next_id = [], {}, [], 1
     for step in range(700):
@@ -629,8 +636,7 @@ def test_random_captures_match_the_model(conf, fraction, seed):
             model.begin_allocate_to_pool(pool, stream)
             capturing[stream] = pool
         elif op < 0.11 and capturing:
-            stream = gen.choice(sorted(capturing))
-            pool = capturing.pop(stream)
+            pool = capturing.pop(gen.choice(sorted(capturing)))
             alloc.end_allocate_to_pool(pool)
             model.end_allocate_to_pool(pool)
             ended.append(pool)
@@ -639,42 +645,17 @@ def test_random_captures_match_the_model(conf, fraction, seed):
             alloc.release_pool(pool)
             model.release_pool(pool)
             assert alloc.pool_use_count(pool) == model.users[pool]
-        elif op < 0.5 or not live:
-            n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB),
-                            gen.randint(MB, 30 * MB)])
-            got = run_malloc(alloc, model, n, gen.randint(0, 2))
-            if got:
-                live.append(got)
-        elif op < 0.82:
-            p = live.pop(gen.randrange(len(live)))
-            alloc.free(p)
-            model.free(p)
-        elif op < 0.9:
-            p, s = gen.choice(live), gen.randint(0, 4)
-            alloc.record_stream(p, s)
-            model.record_stream(p, s)
-        elif op < 0.97:
-            s = gen.randint(0, 4)
-            alloc.complete(s)
-            model.complete(s)
-        else:
-            alloc.empty_cache()
-            model.empty_cache()
+        elif op >= 0.14:
+            random_op(alloc, model, gen, live, (op - 0.14) / 0.86)
         check(alloc, model)
-    for stream, pool in sorted(capturing.items()):
+    for pool in capturing.values():
         alloc.end_allocate_to_pool(pool)
         model.end_allocate_to_pool(pool)
         ended.append(pool)
     for pool in ended:
         alloc.release_pool(pool)
         model.release_pool(pool)
-    for p in live:
-        alloc.free(p)
-        model.free(p)
-    alloc.empty_cache()
-    model.empty_cache()
-    check(alloc, model)
-    assert alloc.device_used() == {"bytes": 0, "live_events": 0}
+    drain(alloc, model, live)
 
 
 def test_threads_allocating_together_keep_the_books_straight():
