@@ -418,3 +418,26 @@ def test_make_graphed_callables_checks_its_arguments(fake_streams):
         ptl.cuda.make_graphed_callables(module, (ptl.zeros(1, 2),))
     with pytest.raises(AssertionError, match="only Tensors"):
         ptl.cuda.make_graphed_callables(lambda a, b: a, (ptl.zeros(1), 3))
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: ptl.optim.Adam(ps),
+    lambda ps: ptl.optim.AdamW(ps, capturable=True),
+    lambda ps: ptl.optim.RMSprop(ps),
+], ids=["Adam", "AdamW-capturable", "RMSprop"])
+def test_optimizers_with_host_step_counts_refuse_a_capture(make, monkeypatch):
+    """A captured step() of Adam and friends would replay the capture's step count and bias
+    corrections: as PyTorch's health check, step() raises while the stream is capturing
+    (capturable=True too: the counts live on the host here).  SGD keeps no count."""
+    p = ptl.zeros(3, requires_grad=True)
+    p.grad = ptl.ones(3)
+    opt, sgd = make([p]), ptl.optim.SGD([p], lr=0.1)
+    opt.step()                                      # not capturing: a step
+    monkeypatch.setattr(ptl.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(ptl.cuda, "is_current_stream_capturing", lambda: True)
+    capturable = opt.param_groups[0]["capturable"]
+    message = ("cannot be captured in a CUDA graph" if capturable
+               else "param_groups' capturable is False")
+    with pytest.raises(RuntimeError, match=message):
+        opt.step()
+    sgd.step()
