@@ -167,7 +167,26 @@ class Optimizer:
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 
+    def _cuda_graph_capture_health_check(self):
+        """PyTorch's check that a step() captured in a CUDA graph is capturable.  Here the
+        step counts of the optimizers with a `capturable` option live on the host, so a
+        captured step would replay the capture's bias corrections forever: capture refuses
+        them, capturable=True included."""
+        if "capturable" not in self.defaults:
+            return
+        from .. import cuda
+        if not (cuda.is_built() and cuda.is_initialized() and
+                cuda.is_current_stream_capturing()):
+            return
+        name = type(self).__name__
+        if not all(group["capturable"] for group in self.param_groups):
+            raise RuntimeError(f"Attempting CUDA graph capture of step() for an instance of "
+                               f"{name} but param_groups' capturable is False.")
+        raise RuntimeError(f"{name}(capturable=True) cannot be captured in a CUDA graph: its "
+                           f"step count lives on the host")
+
     def _run_step(self, closure, update):
+        self._cuda_graph_capture_health_check()
         for hook in list(self._optimizer_step_pre_hooks.values()):
             hook(self, (), {})
         loss = None

@@ -303,6 +303,10 @@ typedef struct PtlDistJob {
     const double *pa, *pb;  /* per-element a and b (float64, n each), or NULL: the scalars */
     int64_t from;           /* PTL_DIST_RANDOM */
     uint64_t range;
+    /* captured in a CUDA graph: where seed and the base of offset are read at run time,
+     * offset being the launch's offset in the graph; NULL eagerly (Note [Graph-safe
+     * Philox] in philox.h) */
+    const uint64_t *seed_ptr, *offset_ptr;
 } PtlDistJob;
 
 /* log2 of the elements per Philox block (Note [Philox streams]): 2 (four elements) when an
@@ -325,6 +329,17 @@ ptl_dist_block_shift(const PtlDistJob *j)
     default:
         return 1;
     }
+}
+
+/* j with the seed and offset it draws from when it runs: a kernel thread's first step, so
+ * that a launch captured in a CUDA graph draws fresh numbers at each replay. */
+PTL_HD static inline PtlDistJob
+ptl_dist_job_unpack(const PtlDistJob *j)
+{
+    PtlDistJob u = *j;
+    ptl_philox_unpack(&u.seed, &u.offset, j->seed_ptr, j->offset_ptr);
+    u.seed_ptr = u.offset_ptr = NULL;
+    return u;
 }
 
 /* The block a run of elements is reading, so that the elements sharing it compute it once
@@ -484,7 +499,8 @@ ptl_dist_store(const PtlDistJob *j, PtlDistCursor *c, int64_t i, int32_t dt)
 }
 
 /* The elements [blk k, min((blk + 1) k, n)) of Philox block blk (k = 2^block_shift): one
- * CUDA thread's work in random.cu, so that a block's words are computed once. */
+ * CUDA thread's work in random.cu, so that a block's words are computed once.  j is
+ * unpacked (ptl_dist_job_unpack). */
 PTL_HD static inline void
 ptl_dist_fill_block(const PtlDistJob *j, int64_t blk)
 {

@@ -10,7 +10,8 @@
 #include "../c10/error.h"
 
 static PtlGenerator default_generator = {PTL_GENERATOR_DEFAULT_SEED, 0,
-                                         PTHREAD_MUTEX_INITIALIZER, {PTL_DEVICE_CPU, -1}};
+                                         PTHREAD_MUTEX_INITIALIZER, {PTL_DEVICE_CPU, -1},
+                                         NULL, NULL, 0};
 /* Note [CUDA generators]: set up by install_generators */
 static PtlGenerator cuda_generators[PTL_GENERATOR_MAX_CUDA_DEVICES];
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
@@ -77,7 +78,7 @@ ptl_generator_default_for(PtlDevice dev)
 PtlGenerator *
 ptl_generator_new(uint64_t seed, PtlDevice device)
 {
-    PtlGenerator *g = malloc(sizeof(*g));
+    PtlGenerator *g = calloc(1, sizeof(*g));   /* not in a graph (Note [Graph-safe Philox]) */
     if (g == NULL) {
         ptl_error_set(PTL_ERR_MEMORY, "out of memory allocating a Generator");
         return NULL;
@@ -143,13 +144,82 @@ ptl_generator_seed_random(PtlGenerator *g)
     return s;
 }
 
-void
+int
 ptl_generator_reserve(PtlGenerator *g, uint64_t n, uint64_t *seed, uint64_t *offset)
+{
+    pthread_mutex_lock(&g->lock);
+    int capturing = g->graph_seed != NULL;
+    if (!capturing) {
+        *seed = g->seed;
+        *offset = g->offset;
+        g->offset += n;
+    }
+    pthread_mutex_unlock(&g->lock);
+    if (capturing) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "CUDA error: operation not permitted when stream is capturing");
+    }
+    return 0;
+}
+
+void
+ptl_generator_reserve_launch(PtlGenerator *g, uint64_t n, uint64_t *seed, uint64_t *offset,
+                             const uint64_t **seed_ptr, const uint64_t **offset_ptr)
+{
+    pthread_mutex_lock(&g->lock);
+    *seed_ptr = g->graph_seed;
+    *offset_ptr = g->graph_offset;
+    if (g->graph_seed != NULL) {
+        *seed = 0;
+        *offset = g->offset_intragraph;
+        g->offset_intragraph += n;
+    }
+    else {
+        *seed = g->seed;
+        *offset = g->offset;
+        g->offset += n;
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+int
+ptl_generator_capture_prologue(PtlGenerator *g, const uint64_t *seed_ptr,
+                               const uint64_t *offset_ptr)
+{
+    pthread_mutex_lock(&g->lock);
+    int busy = g->graph_seed != NULL;
+    if (!busy) {
+        g->graph_seed = seed_ptr;
+        g->graph_offset = offset_ptr;
+        g->offset_intragraph = 0;
+    }
+    pthread_mutex_unlock(&g->lock);
+    if (busy) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "the generator is already being captured by a "
+                                              "CUDA graph");
+    }
+    return 0;
+}
+
+uint64_t
+ptl_generator_capture_epilogue(PtlGenerator *g)
+{
+    pthread_mutex_lock(&g->lock);
+    uint64_t increment = g->offset_intragraph;
+    g->graph_seed = g->graph_offset = NULL;
+    g->offset_intragraph = 0;
+    pthread_mutex_unlock(&g->lock);
+    return increment;
+}
+
+void
+ptl_generator_replay_prologue(PtlGenerator *g, uint64_t increment, uint64_t *seed,
+                              uint64_t *offset)
 {
     pthread_mutex_lock(&g->lock);
     *seed = g->seed;
     *offset = g->offset;
-    g->offset += n;
+    g->offset += increment;
     pthread_mutex_unlock(&g->lock);
 }
 

@@ -67,6 +67,11 @@ typedef struct PtlGenerator {
     uint64_t offset;
     pthread_mutex_t lock;
     PtlDevice device;   /* the device whose kernels draw from it: CPU, or CUDA with an index */
+    /* while a CUDA graph captures its launches (Note [Graph-safe Philox] in philox.h): the
+     * device memory its kernels read seed and base offset from, and the counters reserved
+     * in the graph so far; graph_seed is NULL otherwise */
+    const uint64_t *graph_seed, *graph_offset;
+    uint64_t offset_intragraph;
 } PtlGenerator;
 
 /* The process-wide CPU generator (borrowed; lives for the process). */
@@ -87,8 +92,27 @@ void ptl_generator_set_seed(PtlGenerator *g, uint64_t seed);   /* also resets th
 uint64_t ptl_generator_initial_seed(PtlGenerator *g);
 /* Seeds g from the operating system's entropy (time when none); returns the seed. */
 uint64_t ptl_generator_seed_random(PtlGenerator *g);
-/* Reserves n counters: *seed and *offset receive the stream to use (Note [Philox streams]). */
-void ptl_generator_reserve(PtlGenerator *g, uint64_t n, uint64_t *seed, uint64_t *offset);
+/* Reserves n counters for draws made on the host: *seed and *offset receive the stream to
+ * use (Note [Philox streams]).  0, or -1 with PyTorch's capture error while a CUDA graph
+ * captures g's draws (host work would be baked into the graph). */
+int ptl_generator_reserve(PtlGenerator *g, uint64_t n, uint64_t *seed, uint64_t *offset);
+/* Reserves n counters for a kernel launch: eagerly as ptl_generator_reserve, and while a
+ * graph captures g, *seed_ptr and *offset_ptr receive the generator's device memory and
+ * *offset the launch's offset in the graph (NULL pointers eagerly). */
+void ptl_generator_reserve_launch(PtlGenerator *g, uint64_t n, uint64_t *seed,
+                                  uint64_t *offset, const uint64_t **seed_ptr,
+                                  const uint64_t **offset_ptr);
+/* A graph starts capturing g's launches, which read seed and base offset from seed_ptr and
+ * offset_ptr (device memory that stays valid while g is in any graph).  0, or -1 with an
+ * error when a capture of g is already underway. */
+int ptl_generator_capture_prologue(PtlGenerator *g, const uint64_t *seed_ptr,
+                                   const uint64_t *offset_ptr);
+/* Ends the capture; returns the counters the graph's launches reserve in all. */
+uint64_t ptl_generator_capture_epilogue(PtlGenerator *g);
+/* Before a replay: *seed and *offset receive what to write to the graph's seed and offset
+ * memory, and g advances by the graph's `increment` counters, as the launches would. */
+void ptl_generator_replay_prologue(PtlGenerator *g, uint64_t increment, uint64_t *seed,
+                                   uint64_t *offset);
 void ptl_generator_get_state(PtlGenerator *g, uint8_t out[PTL_GENERATOR_STATE_SIZE]);
 void ptl_generator_set_state(PtlGenerator *g, const uint8_t in[PTL_GENERATOR_STATE_SIZE]);
 

@@ -56,6 +56,33 @@ ptl_philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k
     return b;
 }
 
+/* Note [Graph-safe Philox]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~
+ * A CUDA graph replays its kernels with the arguments they were captured with, so a random
+ * kernel whose (seed, offset) were plain arguments would draw the same numbers at every
+ * replay.  As PyTorch's PhiloxCudaState, a launch captured while its generator is in a
+ * graph takes instead two pointers to device memory that the generator owns (its seed and
+ * a base offset) and, as `offset`, its offset within the graph: the sum of the counters
+ * that the graph's earlier random launches reserved.  The kernel reads the pointers when it
+ * runs (ptl_philox_unpack); replay() first writes the generator's seed and current offset
+ * there and advances the generator by the whole graph's counters.  A replay therefore draws
+ * what the same launches run eagerly from the same generator state would draw, element for
+ * element (each launch still reserves one counter per element, Note [CUDA generators] in
+ * generator.h), and leaves the generator where they would. */
+
+/* The seed and offset of a launch: eager ones as they are; captured ones (seed_ptr set)
+ * read from the generator's device memory, offset being the launch's offset in the graph
+ * (Note [Graph-safe Philox]). */
+PTL_HD static inline void
+ptl_philox_unpack(uint64_t *seed, uint64_t *offset, const uint64_t *seed_ptr,
+                  const uint64_t *offset_ptr)
+{
+    if (seed_ptr != NULL) {
+        *seed = *seed_ptr;
+        *offset += *offset_ptr;
+    }
+}
+
 /* Block `draw` of element `index` of the stream (seed, offset): counter words 0-1 hold
  * offset + index, words 2-3 the draw number (Note [Philox streams]). */
 PTL_HD static inline PtlPhiloxBlock

@@ -32,7 +32,26 @@
  * - The head block of a segment (prev == NULL) keeps its Block for the segment's life: a split
  *   keeps the front in the existing Block and a merge keeps the lower Block, so the segment
  *   list can hold head pointers.
- * One mutex guards everything; the device ops are called with it held. */
+ * One mutex guards everything; the device ops are called with it held.
+ *
+ * Note [Private pools]
+ * ~~~~~~~~~~~~~~~~~~~~
+ * A CUDA graph replays its kernels on the addresses they had at capture, so the memory a
+ * graph uses must stay its own for the graph's life (CUDACachingAllocator's PrivatePool).
+ * While a stream is captured, begin_allocate_to_pool routes its allocations to a private
+ * pool: a pair of small/large free sets of its own, whose segments come from the device
+ * like any other.  A block of a private pool goes back to that pool when freed, during the
+ * capture or after it, so later allocations of the same capture (or of another graph
+ * sharing the pool, captured later) reuse it, and an ordinary allocation never does.  The
+ * pool counts its users (graphs); release_pool drops one, and a pool with none is
+ * "freeable": release_cached (empty_cache, the out-of-memory retry) gives its whole free
+ * segments back to the device, and the pool is deleted once it has no segment left.  A
+ * block still live then (a graph's output the program kept) keeps its segment until it is
+ * freed and the cache emptied again, as in PyTorch.
+ * While any capture is underway the allocator makes no call that a capture forbids:
+ * events are not polled (cudaEventQuery would invalidate the capture), nothing is given
+ * back (cudaFree synchronises), and a block freed with record_stream uses waits, as
+ * pending, until the last capture ends to have its events recorded. */
 #define _DEFAULT_SOURCE
 #include "caching_allocator.h"
 
@@ -61,6 +80,7 @@ typedef struct Block {
     struct Block *prev, *next;
     PtlStreamId *uses;       /* other streams that used it (record_stream) */
     int nuses, cap_uses;
+    struct PrivatePool *priv;   /* the private pool of its segment, NULL for the ordinary */
 } Block;
 
 /* A sorted array of blocks: the free pools by (stream, size, address), the allocated blocks
@@ -71,6 +91,20 @@ typedef struct BlockSet {
 } BlockSet;
 
 typedef PtlPendingEvent PendingEvent;   /* block: a Block */
+
+/* A graph's private pool (Note [Private pools]). */
+typedef struct PrivatePool {
+    PtlMempoolId id;
+    int use_count;        /* users; 0: freeable */
+    int64_t segments;     /* segments whose blocks belong to it */
+    BlockSet pools[2];    /* [0] small, [1] large: its free blocks */
+} PrivatePool;
+
+/* A capture underway: the allocations on `stream` come from `pool`. */
+typedef struct PoolRoute {
+    PtlStreamId stream;
+    PrivatePool *pool;
+} PoolRoute;
 
 struct PtlCachingAllocator {
     pthread_mutex_t mutex;
@@ -83,6 +117,12 @@ struct PtlCachingAllocator {
     BlockSet segments;          /* segment heads */
     PendingEvent *events;
     int64_t nevents, cap_events;
+    PrivatePool **private_pools;
+    int64_t npools, cap_pools;
+    PoolRoute *routes;          /* captures underway */
+    int64_t nroutes, cap_routes;
+    Block **deferred;           /* freed during a capture, waiting to record their events */
+    int64_t ndeferred, cap_deferred;
     PtlMemoryStats stats;
     size_t reserved;            /* bytes in segments */
     double fraction;            /* 1.0 unless set */
@@ -124,18 +164,33 @@ lower_bound(const BlockSet *s, int by_address, PtlStreamId stream, size_t size,
     return lo;
 }
 
+/* v, an array of n elements of `size` bytes and room for *cap, with room for one more:
+ * v itself, or a larger copy (v freed, *cap updated); NULL with an error on no host memory
+ * (v kept). */
+static void *
+grow(void *v, int64_t n, int64_t *cap, size_t size)
+{
+    if (n < *cap) {
+        return v;
+    }
+    int64_t c = *cap ? 2 * *cap : 16;
+    void *nv = realloc(v, (size_t)c * size);
+    if (nv == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "caching allocator: out of host memory");
+        return NULL;
+    }
+    *cap = c;
+    return nv;
+}
+
 static int
 set_insert(BlockSet *s, int by_address, Block *b)
 {
-    if (s->n == s->cap) {
-        int64_t cap = s->cap ? 2 * s->cap : 16;
-        Block **v = realloc(s->v, (size_t)cap * sizeof(Block *));
-        if (v == NULL) {
-            return ptl_error_set(PTL_ERR_MEMORY, "caching allocator: out of host memory");
-        }
-        s->v = v;
-        s->cap = cap;
+    Block **v = grow(s->v, s->n, &s->cap, sizeof(Block *));
+    if (v == NULL) {
+        return -1;
     }
+    s->v = v;
     int64_t i = lower_bound(s, by_address, b->stream, b->size, b->ptr);
     memmove(s->v + i + 1, s->v + i, (size_t)(s->n - i) * sizeof(Block *));
     s->v[i] = b;
@@ -155,7 +210,7 @@ set_remove(BlockSet *s, int by_address, const Block *b)
 static BlockSet *
 pool_of(PtlCachingAllocator *a, const Block *b)
 {
-    return &a->pools[b->is_large];
+    return b->priv != NULL ? &b->priv->pools[b->is_large] : &a->pools[b->is_large];
 }
 
 static PtlStatType
@@ -268,7 +323,7 @@ block_new(char *ptr, size_t size, PtlStreamId stream, int is_large)
  * *status 1 when the device (or the memory fraction) has no room, or -1 with an error set. */
 static Block *
 segment_alloc(PtlCachingAllocator *a, size_t size, int is_large, PtlStreamId stream,
-              int retry, int *status)
+              PrivatePool *priv, int retry, int *status)
 {
     void *ptr = NULL;
     *status = 1;
@@ -290,6 +345,10 @@ segment_alloc(PtlCachingAllocator *a, size_t size, int is_large, PtlStreamId str
         return NULL;
     }
     PtlStatType t = stat_type(b);
+    b->priv = priv;
+    if (priv != NULL) {
+        priv->segments++;
+    }
     a->reserved += size;
     a->stats.num_device_alloc++;
     ptl_stat_update_pool(a->stats.segment, t, 1);
@@ -308,6 +367,9 @@ segment_release(PtlCachingAllocator *a, Block *b)
     set_remove(pool_of(a, b), 0, b);
     set_remove(&a->segments, 1, b);
     a->ops->free(a->ctx, b->ptr);
+    if (b->priv != NULL) {
+        b->priv->segments--;
+    }
     a->reserved -= b->size;
     a->stats.num_device_free++;
     ptl_stat_update_pool(a->stats.segment, t, -1);
@@ -411,18 +473,49 @@ process_events(PtlCachingAllocator *a, int wait)
                                             event_done, a);
 }
 
-/* Waits for the pending events and gives every whole free segment back; with
- * only_above set, stops once reserved memory is at most that. */
+/* Gives the whole free segments of a free set back, largest first, while reserved memory
+ * is above only_above. */
+static void
+release_free_segments(PtlCachingAllocator *a, BlockSet *pool, size_t only_above)
+{
+    for (int64_t i = pool->n - 1; i >= 0 && a->reserved > only_above; i--) {
+        if (i < pool->n && !is_split(pool->v[i])) {
+            segment_release(a, pool->v[i]);
+        }
+    }
+}
+
+static void
+private_pool_delete(PtlCachingAllocator *a, int64_t i)
+{
+    PrivatePool *pp = a->private_pools[i];
+    free(pp->pools[0].v);
+    free(pp->pools[1].v);
+    free(pp);
+    memmove(a->private_pools + i, a->private_pools + i + 1,
+            (size_t)(a->npools - i - 1) * sizeof(PrivatePool *));
+    a->npools--;
+}
+
+/* Waits for the pending events and gives every whole free segment of the ordinary pools and
+ * of the freeable private pools back, deleting the private pools left without a segment
+ * (Note [Private pools]); with only_above set, stops once reserved memory is at most that.
+ * Never called while a capture is underway. */
 static void
 release_cached(PtlCachingAllocator *a, size_t only_above)
 {
     process_events(a, 1);
     a->stats.num_sync_all_streams++;
     for (int large = 0; large < 2; large++) {
-        BlockSet *pool = &a->pools[large];
-        for (int64_t i = pool->n - 1; i >= 0 && a->reserved > only_above; i--) {
-            if (i < pool->n && !is_split(pool->v[i])) {
-                segment_release(a, pool->v[i]);
+        release_free_segments(a, &a->pools[large], only_above);
+    }
+    for (int64_t i = a->npools - 1; i >= 0; i--) {
+        PrivatePool *pp = a->private_pools[i];
+        if (pp->use_count == 0) {
+            release_free_segments(a, &pp->pools[0], only_above);
+            release_free_segments(a, &pp->pools[1], only_above);
+            if (pp->segments == 0) {
+                private_pool_delete(a, i);
             }
         }
     }
@@ -460,6 +553,7 @@ block_take(PtlCachingAllocator *a, Block *b, int in_pool, size_t size, size_t re
         if (rest == NULL) {
             return -1;
         }
+        rest->priv = b->priv;
         if (in_pool) {
             set_remove(pool, 0, b);
         }
@@ -505,6 +599,19 @@ block_take(PtlCachingAllocator *a, Block *b, int in_pool, size_t size, size_t re
         ptl_stat_update(&a->stats.oversize_allocations, 1);
     }
     return 0;
+}
+
+/* The private pool that the allocations on `stream` come from, or NULL: the ordinary pools.
+ * The latest capture on the stream wins. */
+static PrivatePool *
+route_of(const PtlCachingAllocator *a, PtlStreamId stream)
+{
+    for (int64_t i = a->nroutes - 1; i >= 0; i--) {
+        if (a->routes[i].stream == stream) {
+            return a->routes[i].pool;
+        }
+    }
+    return NULL;
 }
 
 /* Drops segments while reserved memory is above garbage_collection_threshold of the allowed
@@ -613,20 +720,27 @@ ptl_caching_allocator_malloc(PtlCachingAllocator *a, size_t nbytes, PtlStreamId 
         return NULL;
     }
     pthread_mutex_lock(&a->mutex);
-    process_events(a, 0);
+    int capturing = a->nroutes > 0;   /* no event query, no free: Note [Private pools] */
+    if (!capturing) {
+        process_events(a, 0);
+    }
     size_t size = round_size(&a->conf, nbytes);
     int is_large = size > SMALL_SIZE;
     size_t alloc_size = segment_size(size);
     int status = 0;
-    collect_garbage(a);
-    Block *b = find_free_block(a, &a->pools[is_large], stream, size);
+    PrivatePool *priv = route_of(a, stream);
+    if (!capturing) {
+        collect_garbage(a);
+    }
+    Block *b = find_free_block(a, priv ? &priv->pools[is_large] : &a->pools[is_large], stream,
+                               size);
     int in_pool = b != NULL;
     if (b == NULL) {
-        b = segment_alloc(a, alloc_size, is_large, stream, 0, &status);
+        b = segment_alloc(a, alloc_size, is_large, stream, priv, 0, &status);
     }
-    if (b == NULL && status == 1) {
+    if (b == NULL && status == 1 && !capturing) {
         release_cached(a, 0);
-        b = segment_alloc(a, alloc_size, is_large, stream, 1, &status);
+        b = segment_alloc(a, alloc_size, is_large, stream, priv, 1, &status);
     }
     if (b == NULL) {
         if (status == 1) {
@@ -646,7 +760,7 @@ ptl_caching_allocator_malloc(PtlCachingAllocator *a, size_t nbytes, PtlStreamId 
             block_free(a, b);
         }
         else if (!in_pool) {
-            (void)set_insert(&a->pools[is_large], 0, b);
+            (void)set_insert(pool_of(a, b), 0, b);
         }
         goto error;
     }
@@ -694,16 +808,11 @@ block_defer_free(PtlCachingAllocator *a, Block *b)
 {
     for (int i = 0; i < b->nuses; i++) {
         void *ev = NULL;
-        if (a->nevents == a->cap_events) {
-            int64_t cap = a->cap_events ? 2 * a->cap_events : 16;
-            PendingEvent *v = realloc(a->events, (size_t)cap * sizeof(PendingEvent));
-            if (v != NULL) {
-                a->events = v;
-                a->cap_events = cap;
-            }
+        PendingEvent *events = grow(a->events, a->nevents, &a->cap_events, sizeof(PendingEvent));
+        if (events != NULL) {
+            a->events = events;
         }
-        if (a->nevents == a->cap_events ||
-            (ev = a->ops->event_record(a->ctx, b->uses[i])) == NULL) {
+        if (events == NULL || (ev = a->ops->event_record(a->ctx, b->uses[i])) == NULL) {
             ptl_error_clear();
             wait_block_events(a, b);
             break;
@@ -739,7 +848,22 @@ ptl_caching_allocator_release(PtlCachingAllocator *a, void *ptr)
     if (b->size >= a->conf.max_split_size) {
         ptl_stat_update(&a->stats.oversize_allocations, -1);
     }
-    if (b->nuses > 0) {
+    if (b->nuses > 0 && a->nroutes > 0) {
+        /* no event can be recorded during a capture: the block stays pending, held by one
+         * placeholder event count, until the last capture ends (Note [Private pools]) */
+        Block **deferred = grow(a->deferred, a->ndeferred, &a->cap_deferred, sizeof(Block *));
+        if (deferred == NULL) {
+            ptl_error_clear();
+            b->nuses = 0;   /* the block's streams cannot be waited for: reuse it at once */
+            block_free(a, b);
+        }
+        else {
+            a->deferred = deferred;
+            b->event_count = 1;
+            a->deferred[a->ndeferred++] = b;
+        }
+    }
+    else if (b->nuses > 0) {
         block_defer_free(a, b);
     }
     else {
@@ -783,12 +907,132 @@ done:
     return status;
 }
 
+/* During a capture nothing can be given back (cudaFree synchronises): a no-op then. */
 void
 ptl_caching_allocator_empty_cache(PtlCachingAllocator *a)
 {
     pthread_mutex_lock(&a->mutex);
-    release_cached(a, 0);
+    if (a->nroutes == 0) {
+        release_cached(a, 0);
+    }
     pthread_mutex_unlock(&a->mutex);
+}
+
+/* ---- private pools (Note [Private pools]) ---- */
+
+static int
+same_id(PtlMempoolId x, PtlMempoolId y)
+{
+    return x.first == y.first && x.second == y.second;
+}
+
+static int64_t
+find_private_pool(const PtlCachingAllocator *a, PtlMempoolId id)
+{
+    for (int64_t i = 0; i < a->npools; i++) {
+        if (same_id(a->private_pools[i]->id, id)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+int
+ptl_caching_allocator_begin_allocate_to_pool(PtlCachingAllocator *a, PtlMempoolId id,
+                                             PtlStreamId stream)
+{
+    PrivatePool *pp = NULL;
+    if (id.first == 0 && id.second == 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "beginAllocateToPool: (0, 0) is not a pool id");
+    }
+    pthread_mutex_lock(&a->mutex);
+    int64_t i = find_private_pool(a, id);
+    PoolRoute *routes = grow(a->routes, a->nroutes, &a->cap_routes, sizeof(PoolRoute));
+    if (routes == NULL) {
+        goto error;
+    }
+    a->routes = routes;
+    if (i < 0) {
+        PrivatePool **pools = grow(a->private_pools, a->npools, &a->cap_pools,
+                                   sizeof(PrivatePool *));
+        if (pools == NULL) {
+            goto error;
+        }
+        a->private_pools = pools;
+    }
+    if (i >= 0) {
+        pp = a->private_pools[i];
+    }
+    else {
+        if ((pp = calloc(1, sizeof(PrivatePool))) == NULL) {
+            ptl_error_set(PTL_ERR_MEMORY, "caching allocator: out of host memory");
+            goto error;
+        }
+        pp->id = id;
+        a->private_pools[a->npools++] = pp;
+    }
+    pp->use_count++;
+    a->routes[a->nroutes].stream = stream;
+    a->routes[a->nroutes].pool = pp;
+    a->nroutes++;
+    pthread_mutex_unlock(&a->mutex);
+    return 0;
+error:
+    pthread_mutex_unlock(&a->mutex);
+    return -1;
+}
+
+int
+ptl_caching_allocator_end_allocate_to_pool(PtlCachingAllocator *a, PtlMempoolId id)
+{
+    pthread_mutex_lock(&a->mutex);
+    int64_t i = a->nroutes - 1;
+    while (i >= 0 && !same_id(a->routes[i].pool->id, id)) {
+        i--;
+    }
+    if (i < 0) {
+        pthread_mutex_unlock(&a->mutex);
+        return ptl_error_set(PTL_ERR_RUNTIME, "endAllocatePool: not currently recording to "
+                                              "mempool_id (%llu, %llu)",
+                             (unsigned long long)id.first, (unsigned long long)id.second);
+    }
+    memmove(a->routes + i, a->routes + i + 1, (size_t)(a->nroutes - i - 1) * sizeof(PoolRoute));
+    a->nroutes--;
+    if (a->nroutes == 0) {
+        for (int64_t k = 0; k < a->ndeferred; k++) {
+            Block *b = a->deferred[k];
+            b->event_count = 0;
+            block_defer_free(a, b);
+        }
+        a->ndeferred = 0;
+    }
+    pthread_mutex_unlock(&a->mutex);
+    return 0;
+}
+
+int
+ptl_caching_allocator_release_pool(PtlCachingAllocator *a, PtlMempoolId id)
+{
+    pthread_mutex_lock(&a->mutex);
+    int64_t i = find_private_pool(a, id);
+    if (i < 0 || a->private_pools[i]->use_count == 0) {
+        pthread_mutex_unlock(&a->mutex);
+        return ptl_error_set(PTL_ERR_RUNTIME, "releasePool: no pool (%llu, %llu) in use",
+                             (unsigned long long)id.first, (unsigned long long)id.second);
+    }
+    a->private_pools[i]->use_count--;
+    pthread_mutex_unlock(&a->mutex);
+    return 0;
+}
+
+int
+ptl_caching_allocator_pool_use_count(PtlCachingAllocator *a, PtlMempoolId id)
+{
+    pthread_mutex_lock(&a->mutex);
+    int64_t i = find_private_pool(a, id);
+    int n = i < 0 ? -1 : a->private_pools[i]->use_count;
+    pthread_mutex_unlock(&a->mutex);
+    return n;
 }
 
 int
@@ -880,6 +1124,9 @@ ptl_caching_allocator_snapshot(PtlCachingAllocator *a, int64_t *nsegments)
         }
         s->address = (uintptr_t)head->ptr;
         s->stream = head->stream;
+        if (head->priv != NULL) {
+            s->pool = head->priv->id;
+        }
         s->is_large = head->is_large;
         for (const Block *b = head; b != NULL; b = b->next) {
             PtlBlockInfo *info = &s->blocks[s->nblocks++];
@@ -953,6 +1200,12 @@ ptl_caching_allocator_free(PtlCachingAllocator *a)
             b = next;
         }
     }
+    while (a->npools > 0) {
+        private_pool_delete(a, a->npools - 1);
+    }
+    free(a->private_pools);
+    free(a->routes);
+    free(a->deferred);
     free(a->pools[0].v);
     free(a->pools[1].v);
     free(a->live.v);

@@ -97,6 +97,28 @@ PtlMemoryStats ptl_caching_allocator_stats(PtlCachingAllocator *a);
 void ptl_caching_allocator_reset_peak(PtlCachingAllocator *a);
 void ptl_caching_allocator_reset_accumulated(PtlCachingAllocator *a);
 
+/* A private pool's id (PyTorch's MempoolId_t): (graph id, 0) for a graph's own pool,
+ * (0, handle) for one made by graph_pool_handle(); (0, 0) is no pool (the ordinary pools).
+ * See Note [Private pools] in caching_allocator.c. */
+typedef struct PtlMempoolId {
+    uint64_t first, second;
+} PtlMempoolId;
+
+/* From now on the allocations on `stream` come from the private pool `id`, created at its
+ * first use; each call counts one more user of the pool (beginAllocateToPool).  0, or -1
+ * with an error set (no host memory, or the id (0, 0)). */
+int ptl_caching_allocator_begin_allocate_to_pool(PtlCachingAllocator *a, PtlMempoolId id,
+                                                 PtlStreamId stream);
+/* Stops routing the allocations of the stream that began allocating to `id`
+ * (endAllocateToPool); 0, or -1 with an error when no stream allocates to it. */
+int ptl_caching_allocator_end_allocate_to_pool(PtlCachingAllocator *a, PtlMempoolId id);
+/* One user of the pool is done with it (releasePool): once none is left, its segments go
+ * back to the device at the next empty_cache (or out-of-memory retry) that finds them
+ * free.  0, or -1 with an error on an unknown pool. */
+int ptl_caching_allocator_release_pool(PtlCachingAllocator *a, PtlMempoolId id);
+/* The pool's users, or -1 when the allocator has no such pool (never made, or freed). */
+int ptl_caching_allocator_pool_use_count(PtlCachingAllocator *a, PtlMempoolId id);
+
 /* One block of a segment, for memory_snapshot(). */
 typedef struct PtlBlockInfo {
     uintptr_t address;
@@ -118,6 +140,7 @@ typedef struct PtlSegmentInfo {
     size_t active_size;
     size_t requested_size;
     PtlStreamId stream;
+    PtlMempoolId pool;   /* (0, 0): the ordinary pools */
     int is_large;
     int64_t nblocks;
     PtlBlockInfo *blocks;   /* owned by the snapshot */

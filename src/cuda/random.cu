@@ -29,13 +29,15 @@
 #include "cuda_api.h"
 #include "launch_check.h"
 
-// one thread per Philox block of the job
+// one thread per Philox block of the job; a launch captured in a CUDA graph reads its seed
+// and offset now (Note [Graph-safe Philox] in philox.h)
 __global__ void
 random_fill(PtlDistJob j, int64_t nblocks)
 {
+    const PtlDistJob u = ptl_dist_job_unpack(&j);
     PTL_GRID_LOOP(blk, nblocks)
     {
-        ptl_dist_fill_block(&j, blk);
+        ptl_dist_fill_block(&u, blk);
     }
 }
 

@@ -13,11 +13,13 @@ ptl_cuda_random_plan(const PtlDistJob *j, const PtlCudaReduceTuning *t)
     return ptl_cuda_elems_plan((j->n + k - 1) / k, t);
 }
 
+/* One emulated thread: it unpacks the job as the kernel's threads do. */
 static void
 fill_block(const void *j, int64_t blk, int64_t *ws)
 {
     (void)ws;
-    ptl_dist_fill_block(j, blk);
+    const PtlDistJob u = ptl_dist_job_unpack(j);
+    ptl_dist_fill_block(&u, blk);
 }
 
 int

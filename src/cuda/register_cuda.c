@@ -190,7 +190,9 @@ threshold_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
 /* ---- copies ---- */
 
 /* dst <- src, both on the device: the copy kernel through the iterator's offsets (any
- * strides, broadcasting, dtype conversion), or one cudaMemcpy when both are dense alike. */
+ * strides, broadcasting, dtype conversion), or one cudaMemcpyAsync on the current stream
+ * when both are dense alike.  Neither waits for the device: the stream orders the copy
+ * before the work that reads dst, and a CUDA graph can capture it (Note [CUDA graphs]). */
 static int
 copy_on_device(PtlTensorImpl *dst, PtlTensorImpl *src)
 {
@@ -199,8 +201,9 @@ copy_on_device(PtlTensorImpl *dst, PtlTensorImpl *src)
     if (dst->dtype == src->dtype && ptl_tensor_is_contiguous(dst) &&
         ptl_tensor_is_contiguous(src) && dst->dim == src->dim &&
         memcmp(dst->sizes, src->sizes, sizeof(int64_t) * (size_t)dst->dim) == 0) {
-        return ptl_cuda_memcpy(ptl_tensor_data(dst), 1, ptl_tensor_data(src), 1,
-                               (size_t)dst->numel * ptl_dtype_itemsize(dst->dtype));
+        return ptl_cuda_memcpy_async(ptl_tensor_data(dst), 1, ptl_tensor_data(src), 1,
+                                     (size_t)dst->numel * ptl_dtype_itemsize(dst->dtype),
+                                     ptl_cuda_current_stream_here());
     }
     if (ptl_copy_iter_build(&it, dst, src) < 0) {
         return -1;

@@ -14,15 +14,21 @@
 #define POOL_SIZE 32        // streams per priority and device, as PyTorch's kStreamsPerPool
 #define MAX_PRIORITIES 8    // priority levels kept per device
 
-static int
-check(cudaError_t err, const char *what)
+extern "C" int ptl_cuda_check(int status, const char *what)
 {
+    cudaError_t err = (cudaError_t)status;
     if (err == cudaSuccess) {
         return 0;
     }
     cudaGetLastError();  // clear it so the next call starts clean
     return ptl_error_set(PTL_ERR_RUNTIME, "CUDA error: %s (in %s)", cudaGetErrorString(err),
                          what);
+}
+
+static int
+check(cudaError_t err, const char *what)
+{
+    return ptl_cuda_check((int)err, what);
 }
 
 // ---- the stream pool ----

@@ -19,6 +19,10 @@ struct PtlStorage;   /* c10/storage.h, which nvcc does not compile (C11 atomics)
 
 /* ---- streams (stream.cu); a PtlStreamId is the cudaStream_t, 0 the legacy default ---- */
 
+/* A CUDA runtime status (a cudaError_t) as 0, or -1 with "CUDA error: <its string> (in
+ * what)" set and the runtime's last error cleared: the .cu files' check of a call. */
+int ptl_cuda_check(int status, const char *what);
+
 /* A stream of device `device` from its pool (PyTorch's round-robin pool of 32 streams per
  * priority); priority is clamped into the device's range.  0, or -1 with an error set. */
 int ptl_cuda_stream_from_pool(int device, int priority, PtlStreamId *out);

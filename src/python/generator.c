@@ -199,7 +199,57 @@ generator_repr(PtlPyGenerator *self)
     return PyUnicode_FromString("<pytorchlite.Generator object (Philox4x32-10, cpu)>");
 }
 
+/* _graph_capture_prologue(state): a CUDA graph starts capturing this generator's launches,
+ * which read seed and base offset from state, a contiguous int64 tensor of two elements
+ * that the graph keeps alive (Note [Graph-safe Philox] in src/aten/philox.h). */
+static PyObject *
+generator_graph_capture_prologue(PtlPyGenerator *self, PyObject *state)
+{
+    if (!PtlPyTensor_Check(state) || PTLPY_IMPL(state)->dtype != PTL_DTYPE_INT64 ||
+        PTLPY_IMPL(state)->numel != 2 || !ptl_tensor_is_contiguous(PTLPY_IMPL(state))) {
+        PyErr_SetString(PyExc_TypeError, "the graph's generator state is a contiguous int64 "
+                                         "tensor of two elements");
+        return NULL;
+    }
+    if (self->gen->device.type != PTL_DEVICE_CUDA) {   /* the CPU kernels read no pointer */
+        PyErr_SetString(PyExc_RuntimeError, "only a CUDA generator can be captured in a CUDA "
+                                            "graph");
+        return NULL;
+    }
+    const uint64_t *p = (const uint64_t *)ptl_tensor_data(PTLPY_IMPL(state));
+    if (ptl_generator_capture_prologue(self->gen, p, p + 1) < 0) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
+/* _graph_capture_epilogue() -> int: the counters the captured launches reserve in all. */
+static PyObject *
+generator_graph_capture_epilogue(PtlPyGenerator *self, PyObject *unused)
+{
+    (void)unused;
+    return PyLong_FromUnsignedLongLong(ptl_generator_capture_epilogue(self->gen));
+}
+
+/* _graph_replay_prologue(increment) -> (seed, offset): what a replay writes to its state
+ * tensor; the generator advances by increment. */
+static PyObject *
+generator_graph_replay_prologue(PtlPyGenerator *self, PyObject *arg)
+{
+    uint64_t seed, offset;
+    unsigned long long increment = PyLong_AsUnsignedLongLong(arg);
+    if (increment == (unsigned long long)-1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    ptl_generator_replay_prologue(self->gen, increment, &seed, &offset);
+    return Py_BuildValue("(KK)", (unsigned long long)seed, (unsigned long long)offset);
+}
+
 static PyMethodDef generator_methods[] = {
+    {"_graph_capture_prologue", (PyCFunction)generator_graph_capture_prologue, METH_O, NULL},
+    {"_graph_capture_epilogue", (PyCFunction)generator_graph_capture_epilogue, METH_NOARGS,
+     NULL},
+    {"_graph_replay_prologue", (PyCFunction)generator_graph_replay_prologue, METH_O, NULL},
     {"manual_seed", (PyCFunction)generator_manual_seed, METH_O,
      "manual_seed(seed) -> Generator: sets the seed and rewinds the stream"},
     {"seed", (PyCFunction)generator_seed, METH_NOARGS,

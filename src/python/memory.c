@@ -254,6 +254,76 @@ ca_reset_accumulated(PyObject *o, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+/* A pool id from a (first, second) tuple of non-negative ints; 0 with an exception set. */
+static int
+parse_pool_id(PyObject *o, PtlMempoolId *out)
+{
+    unsigned long long first, second;
+    if (!PyTuple_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "a mempool id is a tuple of two ints");
+        return 0;
+    }
+    if (!PyArg_ParseTuple(o, "KK;a mempool id is a tuple of two ints", &first, &second)) {
+        return 0;
+    }
+    out->first = first;
+    out->second = second;
+    return 1;
+}
+
+static PyObject *
+ca_begin_allocate_to_pool(PyObject *o, PyObject *args)
+{
+    PtlMempoolId id;
+    PtlStreamId stream;
+    if (!PyArg_ParseTuple(args, "O&O&:begin_allocate_to_pool", parse_pool_id, &id,
+                          parse_stream, &stream)) {
+        return NULL;
+    }
+    if (ptl_caching_allocator_begin_allocate_to_pool(((PtlPyCachingAllocator *)o)->alloc, id,
+                                                     stream) < 0) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
+/* end_allocate_to_pool(id), release_pool(id): the allocator function f on the pool id. */
+static PyObject *
+pool_call(PyObject *o, PyObject *arg, int (*f)(PtlCachingAllocator *, PtlMempoolId))
+{
+    PtlMempoolId id;
+    if (!parse_pool_id(arg, &id)) {
+        return NULL;
+    }
+    if (f(((PtlPyCachingAllocator *)o)->alloc, id) < 0) {
+        return ptlpy_raise();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+ca_end_allocate_to_pool(PyObject *o, PyObject *arg)
+{
+    return pool_call(o, arg, ptl_caching_allocator_end_allocate_to_pool);
+}
+
+static PyObject *
+ca_release_pool(PyObject *o, PyObject *arg)
+{
+    return pool_call(o, arg, ptl_caching_allocator_release_pool);
+}
+
+static PyObject *
+ca_pool_use_count(PyObject *o, PyObject *arg)
+{
+    PtlMempoolId id;
+    if (!parse_pool_id(arg, &id)) {
+        return NULL;
+    }
+    return PyLong_FromLong(
+        ptl_caching_allocator_pool_use_count(((PtlPyCachingAllocator *)o)->alloc, id));
+}
+
 static PyObject *
 segment_dict(const PtlSegmentInfo *s, int device)
 {
@@ -275,12 +345,15 @@ segment_dict(const PtlSegmentInfo *s, int device)
         }
         PyList_SET_ITEM(blocks, j, bd);
     }
-    return Py_BuildValue("{s:i,s:K,s:n,s:n,s:n,s:n,s:K,s:s,s:N}", "device", device, "address",
-                         (unsigned long long)s->address, "total_size", (Py_ssize_t)s->total_size,
-                         "allocated_size", (Py_ssize_t)s->allocated_size, "active_size",
-                         (Py_ssize_t)s->active_size, "requested_size",
-                         (Py_ssize_t)s->requested_size, "stream", (unsigned long long)s->stream,
-                         "segment_type", s->is_large ? "large" : "small", "blocks", blocks);
+    return Py_BuildValue("{s:i,s:K,s:n,s:n,s:n,s:n,s:K,s:s,s:(KK),s:N}", "device", device,
+                         "address", (unsigned long long)s->address, "total_size",
+                         (Py_ssize_t)s->total_size, "allocated_size",
+                         (Py_ssize_t)s->allocated_size, "active_size", (Py_ssize_t)s->active_size,
+                         "requested_size", (Py_ssize_t)s->requested_size, "stream",
+                         (unsigned long long)s->stream, "segment_type",
+                         s->is_large ? "large" : "small", "segment_pool_id",
+                         (unsigned long long)s->pool.first, (unsigned long long)s->pool.second,
+                         "blocks", blocks);
 }
 
 static PyObject *
@@ -392,6 +465,12 @@ static PyMethodDef caching_allocator_methods[] = {
     {"mem_get_info", ca_mem_get_info, METH_NOARGS, "(free, total) bytes of the device"},
     {"complete", ca_complete, METH_O, "complete(stream): the fake stream's work is done"},
     {"device_used", ca_device_used, METH_NOARGS, "the fake device's bytes and live events"},
+    {"begin_allocate_to_pool", ca_begin_allocate_to_pool, METH_VARARGS,
+     "begin_allocate_to_pool(pool_id, stream): the stream's allocations come from the pool"},
+    {"end_allocate_to_pool", ca_end_allocate_to_pool, METH_O, "end_allocate_to_pool(pool_id)"},
+    {"release_pool", ca_release_pool, METH_O, "release_pool(pool_id): one user fewer"},
+    {"pool_use_count", ca_pool_use_count, METH_O,
+     "pool_use_count(pool_id): its users, -1 when the pool does not exist"},
     {NULL, NULL, 0, NULL},
 };
 

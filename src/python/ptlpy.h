@@ -139,6 +139,8 @@ int ptlpy_memory_init(PyObject *module);
 int ptlpy_cuda_init(PyObject *module);
 /* cuda_stream.c: streams, events and pinned memory */
 int ptlpy_cuda_stream_init(PyObject *module);
+/* cuda_graph.c: CUDA graph capture and replay */
+int ptlpy_cuda_graph_init(PyObject *module);
 /* pin_memory=True of a factory: 0, or -1 with PyTorch's RuntimeError when no pinned memory
  * allocator is available. */
 int ptlpy_pin_memory_check(void);

@@ -21,8 +21,9 @@ NO_LIMIT = float("inf")
 
 
 class Block:
-    def __init__(self, addr, size, stream, large, seg):
+    def __init__(self, addr, size, stream, large, seg, pool=(0, 0)):
         self.addr, self.size, self.stream, self.large, self.seg = addr, size, stream, large, seg
+        self.pool = pool        # (0, 0): the ordinary pools; else a private pool's id
         self.allocated, self.requested, self.pending, self.uses = False, 0, 0, set()
 
     @property
@@ -42,6 +43,9 @@ class Model:
         self.recorded, self.completed = {}, {}
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.stats = {}         # "name.pool" -> [current, peak, allocated, freed]
+        self.routes = []        # captures underway: (stream, pool id), latest last
+        self.users = {}         # private pool id -> users
+        self.deferred = []      # blocks freed with stream uses during a capture
         self.sync()
 
     # ---- sizes ----
@@ -150,10 +154,13 @@ class Model:
         self.process_events(True)
         self.counters["num_sync_all_streams"] += 1
         for base, blocks in list(self.segments.items()):
-            if len(blocks) == 1 and blocks[0].free:
+            pool = blocks[0].pool
+            if len(blocks) == 1 and blocks[0].free and self.users.get(pool, 0) == 0:
                 del self.segments[base]
                 self.counters["num_device_free"] += 1
                 self.sync()
+        held = {blocks[0].pool for blocks in self.segments.values()}
+        self.users = {p: n for p, n in self.users.items() if n > 0 or p in held}
 
     def reserved(self):
         return sum(b.size for blocks in self.segments.values() for b in blocks)
@@ -161,9 +168,15 @@ class Model:
     def can_take(self, size):
         return self.reserved() + size <= min(self.capacity, self.allowed)
 
+    def route(self, stream):
+        pools = [pool for s, pool in self.routes if s == stream]
+        return pools[-1] if pools else (0, 0)
+
     def best_fit(self, size, large, stream):
+        pool = self.route(stream)
         fits = [b for blocks in self.segments.values() for b in blocks
-                if b.free and b.large == large and b.stream == stream and b.size >= size]
+                if b.free and b.large == large and b.stream == stream and b.size >= size
+                and b.pool == pool]
         if not fits:
             return None
         b = min(fits, key=lambda b: (b.size, b.addr))
@@ -177,11 +190,16 @@ class Model:
         if n == 0:
             assert got == 0
             return
-        self.process_events(False)
+        if not self.routes:
+            self.process_events(False)
         size = self.round(n)
         large = size > MB
         seg_size = self.segment_size(size)
         b = self.best_fit(size, large, stream)
+        if b is None and not self.can_take(seg_size) and self.routes:
+            self.counters["num_ooms"] += 1     # no retry during a capture
+            assert got is None
+            return
         if b is None and not self.can_take(seg_size):
             self.release_cached()
             self.counters["num_alloc_retries"] += 1
@@ -191,7 +209,7 @@ class Model:
                 return
         assert got is not None
         if b is None:
-            b = Block(got, seg_size, stream, large, got)
+            b = Block(got, seg_size, stream, large, got, self.route(stream))
             self.segments[got] = [b]
             self.counters["num_device_alloc"] += 1
             self.sync()
@@ -199,7 +217,7 @@ class Model:
         remaining = b.size - size
         if (remaining >= 512) if not large else (size < self.max_split and remaining > MB):
             blocks = self.segments[b.seg]
-            rest = Block(b.addr + size, remaining, stream, large, b.seg)
+            rest = Block(b.addr + size, remaining, stream, large, b.seg, b.pool)
             blocks.insert(blocks.index(b) + 1, rest)
             b.size = size
         b.allocated, b.requested = True, n
@@ -209,6 +227,14 @@ class Model:
     def free(self, addr):
         b = self.live.pop(addr)
         b.allocated = False
+        if b.uses and self.routes:
+            b.pending = 1           # no event during a capture: pending until it ends
+            self.deferred.append(b)
+            self.sync()
+        else:
+            self.defer_free(b)
+
+    def defer_free(self, b):
         if b.uses:
             for s in sorted(b.uses):
                 self.recorded[s] = self.recorded.get(s, 0) + 1
@@ -217,6 +243,22 @@ class Model:
             self.sync()
         else:
             self.free_block(b)
+
+    def begin_allocate_to_pool(self, pool, stream):
+        self.users[pool] = self.users.get(pool, 0) + 1
+        self.routes.append((stream, pool))
+
+    def end_allocate_to_pool(self, pool):
+        i = max(i for i, (_, p) in enumerate(self.routes) if p == pool)
+        del self.routes[i]
+        if not self.routes:
+            for b in self.deferred:
+                b.pending = 0
+                self.defer_free(b)
+            self.deferred = []
+
+    def release_pool(self, pool):
+        self.users[pool] -= 1
 
     def record_stream(self, addr, stream):
         b = self.live[addr]
@@ -227,13 +269,14 @@ class Model:
         self.completed[stream] = self.recorded.get(stream, 0)
 
     def empty_cache(self):
-        self.release_cached()
+        if not self.routes:
+            self.release_cached()
 
     def snapshot(self):
         """Segments as comparable tuples (offsets instead of addresses), sorted."""
         out = []
         for base, blocks in self.segments.items():
-            out.append((base, tuple((b.addr - base, b.size,
+            out.append((base, blocks[0].pool, tuple((b.addr - base, b.size,
                                      b.requested * (b.allocated or b.pending > 0),
                                      "active_allocated" if b.allocated else
                                      "active_pending_free" if b.pending else "inactive")
@@ -242,7 +285,8 @@ class Model:
 
 
 def real_snapshot(alloc):
-    return sorted((s["address"], tuple((b["address"] - s["address"], b["size"],
+    return sorted((s["address"], s["segment_pool_id"],
+                   tuple((b["address"] - s["address"], b["size"],
                                         b["requested_size"], b["state"]) for b in s["blocks"]))
                   for s in alloc.snapshot())
 
@@ -507,12 +551,8 @@ def test_unknown_pointer_is_an_error():
 
 # ---- random sequences against the model ----
 
-@pytest.mark.parametrize("conf,fraction,seed", [
-    ("", None, 0), ("", None, 1), ("max_split_size_mb:24", None, 2),
-    ("roundup_power2_divisions:4", None, 3), ("", 0.5, 4), ("max_split_size_mb:21", 0.7, 5),
-])
-def test_random_sequences_match_the_model(conf, fraction, seed):
-    capacity = 160 * MB
+def allocator_and_model(conf, fraction, capacity=160 * MB):
+    """A fake-device allocator and its model, with conf and a memory fraction (or None)."""
     alloc = _C._FakeDeviceAllocator(capacity, conf)
     parsed = _C._parse_alloc_conf(conf)
     model = Model(capacity, NO_LIMIT if parsed["max_split_size"] < 0 else parsed["max_split_size"],
@@ -520,32 +560,36 @@ def test_random_sequences_match_the_model(conf, fraction, seed):
     if fraction is not None:
         alloc.set_memory_fraction(fraction)
         model.allowed = int(fraction * capacity)
-    gen = random.Random(seed)
-    live = []
-    for step in range(600):
-        op = gen.random()
-        if op < 0.45 or not live:
-            n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB),
-                            gen.randint(MB, 40 * MB)])
-            got = run_malloc(alloc, model, n, gen.randint(0, 2))
-            if got:
-                live.append(got)
-        elif op < 0.8:
-            p = live.pop(gen.randrange(len(live)))
-            alloc.free(p)
-            model.free(p)
-        elif op < 0.9:
-            p, s = gen.choice(live), gen.randint(0, 4)
-            alloc.record_stream(p, s)
-            model.record_stream(p, s)
-        elif op < 0.97:
-            s = gen.randint(0, 4)
-            alloc.complete(s)
-            model.complete(s)
-        else:
-            alloc.empty_cache()
-            model.empty_cache()
-        check(alloc, model)
+    return alloc, model
+
+
+def random_op(alloc, model, gen, live, op):
+    """One step of a random sequence on both, chosen by op in [0, 1): malloc (kept in live),
+    free, record_stream, complete or empty_cache."""
+    if op < 0.45 or not live:
+        n = gen.choice([gen.randint(0, 2048), gen.randint(1, 2 * MB), gen.randint(MB, 40 * MB)])
+        got = run_malloc(alloc, model, n, gen.randint(0, 2))
+        if got:
+            live.append(got)
+    elif op < 0.8:
+        p = live.pop(gen.randrange(len(live)))
+        alloc.free(p)
+        model.free(p)
+    elif op < 0.9:
+        p, s = gen.choice(live), gen.randint(0, 4)
+        alloc.record_stream(p, s)
+        model.record_stream(p, s)
+    elif op < 0.97:
+        s = gen.randint(0, 4)
+        alloc.complete(s)
+        model.complete(s)
+    else:
+        alloc.empty_cache()
+        model.empty_cache()
+
+
+def drain(alloc, model, live):
+    """Frees what is live and empties the cache: the device ends empty."""
     for p in live:
         alloc.free(p)
         model.free(p)
@@ -553,6 +597,65 @@ def test_random_sequences_match_the_model(conf, fraction, seed):
     model.empty_cache()
     check(alloc, model)
     assert alloc.device_used() == {"bytes": 0, "live_events": 0}
+
+
+@pytest.mark.parametrize("conf,fraction,seed", [
+    ("", None, 0), ("", None, 1), ("max_split_size_mb:24", None, 2),
+    ("roundup_power2_divisions:4", None, 3), ("", 0.5, 4), ("max_split_size_mb:21", 0.7, 5),
+])
+def test_random_sequences_match_the_model(conf, fraction, seed):
+    alloc, model = allocator_and_model(conf, fraction)
+    gen = random.Random(seed)
+    live = []
+    for step in range(600):
+        random_op(alloc, model, gen, live, gen.random())
+        check(alloc, model)
+    drain(alloc, model, live)
+
+
+@pytest.mark.parametrize("conf,fraction,seed", [
+    ("", None, 10), ("", None, 11), ("max_split_size_mb:24", None, 12), ("", 0.4, 13),
+])
+def test_random_captures_match_the_model(conf, fraction, seed):
+    """The random sequences with captures mixed in (Note [Private pools]): streams begin
+    and end allocating to new or shared pools, graphs release their pools; the model
+    chooses the same blocks, keeps the same segments (with their pool ids) and statistics,
+    and the device ends empty."""
+    alloc, model = allocator_and_model(conf, fraction)
+    gen = random.Random(seed)
+    live, capturing, ended, next_id = [], {}, [], 1
+    for step in range(700):
+        op = gen.random()
+        if op < 0.06 and len(capturing) < 2:
+            stream = gen.choice([s for s in range(3) if s not in capturing])
+            if ended and gen.random() < 0.4:
+                pool = gen.choice(ended)        # pool=other_graph.pool()
+            else:
+                pool, next_id = (next_id, 0), next_id + 1
+            alloc.begin_allocate_to_pool(pool, stream)
+            model.begin_allocate_to_pool(pool, stream)
+            capturing[stream] = pool
+        elif op < 0.11 and capturing:
+            pool = capturing.pop(gen.choice(sorted(capturing)))
+            alloc.end_allocate_to_pool(pool)
+            model.end_allocate_to_pool(pool)
+            ended.append(pool)
+        elif op < 0.14 and ended:
+            pool = ended.pop(gen.randrange(len(ended)))     # graph.reset()
+            alloc.release_pool(pool)
+            model.release_pool(pool)
+            assert alloc.pool_use_count(pool) == model.users[pool]
+        elif op >= 0.14:
+            random_op(alloc, model, gen, live, (op - 0.14) / 0.86)
+        check(alloc, model)
+    for pool in capturing.values():
+        alloc.end_allocate_to_pool(pool)
+        model.end_allocate_to_pool(pool)
+        ended.append(pool)
+    for pool in ended:
+        alloc.release_pool(pool)
+        model.release_pool(pool)
+    drain(alloc, model, live)
 
 
 def test_threads_allocating_together_keep_the_books_straight():
@@ -630,3 +733,236 @@ def test_roundup_power2_divisions_rounds_to_quarter_steps():
     assert alloc.memory_stats()["allocated_bytes"]["all"]["current"] == 1280 * KB
     alloc.malloc(1024)                         # 1024 <= 512 * 4: plain 512-byte rounding
     assert alloc.memory_stats()["allocated_bytes"]["all"]["current"] == 1280 * KB + 1024
+
+
+# ---- private pools (Note [Private pools]): what CUDA graph capture allocates from ----
+
+GRAPH, OTHER = (1, 0), (0, 7)   # a graph's own pool id and a graph_pool_handle()'s
+
+
+def pools_of(alloc):
+    """{segment address: pool id} of the snapshot."""
+    return {s["address"]: s["segment_pool_id"] for s in alloc.snapshot()}
+
+
+def segment_of(alloc, p):
+    return next(s for s in alloc.snapshot()
+                if s["address"] <= p < s["address"] + s["total_size"])
+
+
+def check_books(alloc):
+    """The statistics agree with the segments and blocks of the snapshot, private or not."""
+    snap, s = alloc.snapshot(), alloc.memory_stats()
+    blocks = [b for seg in snap for b in seg["blocks"]]
+    allocated = sum(b["size"] for b in blocks if b["state"] == "active_allocated")
+    active = sum(b["size"] for b in blocks if b["state"] != "inactive")
+    assert s["allocated_bytes"]["all"]["current"] == allocated
+    assert s["active_bytes"]["all"]["current"] == active
+    assert s["reserved_bytes"]["all"]["current"] == sum(seg["total_size"] for seg in snap)
+    assert s["segment"]["all"]["current"] == len(snap)
+    assert alloc.device_used()["bytes"] == sum(seg["total_size"] for seg in snap)
+
+
+def test_a_capturing_stream_allocates_from_its_private_pool_only():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    before = alloc.malloc(4096, 1)                 # an ordinary segment on stream 1
+    alloc.free(before)
+    alloc.begin_allocate_to_pool(GRAPH, 1)
+    assert alloc.pool_use_count(GRAPH) == 1
+    p = alloc.malloc(4096, 1)                      # not the cached ordinary block
+    assert p != before and segment_of(alloc, p)["segment_pool_id"] == GRAPH
+    q = alloc.malloc(4096, 2)                      # another stream is not captured
+    assert q == alloc.malloc(0, 2) or segment_of(alloc, q)["segment_pool_id"] == (0, 0)
+    big = alloc.malloc(3 * MB, 1)                  # the large pool has its private half too
+    assert segment_of(alloc, big)["segment_pool_id"] == GRAPH
+    assert segment_of(alloc, big)["segment_type"] == "large"
+    alloc.free(p)                                  # freed during capture: back to the pool,
+    assert alloc.malloc(4096, 1) == p              # reused by the same capture
+    alloc.end_allocate_to_pool(GRAPH)
+    assert alloc.malloc(4096, 1) == before         # after the capture: the ordinary pool
+    check_books(alloc)
+
+
+def test_freed_private_blocks_are_never_reused_by_ordinary_allocations():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    ptrs = [alloc.malloc(n) for n in (512, 5000, 2 * MB, 6 * MB)]
+    alloc.end_allocate_to_pool(GRAPH)
+    for p in ptrs:
+        alloc.free(p)
+    private = {a for a, pool in pools_of(alloc).items() if pool == GRAPH}
+    assert len(private) == 2                       # one small and one large segment
+    fresh = [alloc.malloc(n) for n in (512, 5000, 2 * MB, 6 * MB)]
+    assert not any(segment_of(alloc, p)["address"] in private for p in fresh)
+    assert alloc.memory_stats()["segment"]["all"]["current"] == 4
+    check_books(alloc)
+
+
+def test_private_pool_blocks_split_and_merge_like_ordinary_ones():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    a, b, c = (alloc.malloc(2 * MB) for _ in range(3))   # one 20 MiB private segment
+    assert b == a + 2 * MB and c == b + 2 * MB
+    alloc.free(b)                                  # a hole between two live blocks
+    assert alloc.memory_stats()["inactive_split"]["all"]["current"] == 2
+    assert alloc.malloc(2 * MB) == b               # best fit: the hole
+    alloc.free(b)
+    alloc.free(a)
+    alloc.free(c)                                  # all merged into one block again
+    seg = alloc.snapshot()[0]
+    assert [blk["size"] for blk in seg["blocks"]] == [20 * MB]
+    assert seg["segment_pool_id"] == GRAPH
+    alloc.end_allocate_to_pool(GRAPH)
+    check_books(alloc)
+
+
+def test_a_released_pool_goes_back_to_the_device_at_empty_cache():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    out = alloc.malloc(MB)                         # a graph output the program keeps
+    tmp = alloc.malloc(12 * MB)                    # a temporary of the graph
+    alloc.end_allocate_to_pool(GRAPH)
+    alloc.free(tmp)
+    alloc.empty_cache()                            # the graph lives: its pool stays
+    assert alloc.memory_stats()["reserved_bytes"]["all"]["current"] == 2 * MB + 12 * MB
+    alloc.release_pool(GRAPH)                      # graph.reset()
+    assert alloc.pool_use_count(GRAPH) == 0
+    reserved = alloc.memory_stats()["reserved_bytes"]["all"]["current"]
+    assert reserved == 14 * MB                     # nothing given back before empty_cache
+    alloc.empty_cache()                            # the free segment goes, out's stays
+    s = alloc.memory_stats()
+    assert s["reserved_bytes"]["all"]["current"] == 2 * MB
+    assert s["allocated_bytes"]["all"]["current"] == 1024 * 1024
+    assert alloc.pool_use_count(GRAPH) == 0        # kept while it has a segment
+    alloc.free(out)
+    alloc.empty_cache()
+    assert alloc.pool_use_count(GRAPH) == -1       # deleted
+    assert alloc.memory_stats()["reserved_bytes"]["all"]["current"] == 0
+    assert alloc.device_used()["bytes"] == 0
+    check_books(alloc)
+
+
+def test_graphs_sharing_a_pool_reuse_each_others_memory():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(OTHER, 0)         # graph 1, pool=graph_pool_handle()
+    p = alloc.malloc(64 * KB)
+    alloc.free(p)
+    alloc.end_allocate_to_pool(OTHER)
+    alloc.begin_allocate_to_pool(OTHER, 3)         # graph 2, same pool, other stream
+    assert alloc.pool_use_count(OTHER) == 2
+    q = alloc.malloc(64 * KB, 3)                   # blocks keep their stream: new segment
+    alloc.end_allocate_to_pool(OTHER)
+    alloc.begin_allocate_to_pool(OTHER, 0)         # graph 3 on graph 1's stream
+    assert alloc.malloc(64 * KB) == p              # reuses graph 1's freed block
+    alloc.end_allocate_to_pool(OTHER)
+    assert set(pools_of(alloc).values()) == {OTHER}
+    alloc.free(p)
+    alloc.free(q)
+    for users in (2, 1):
+        alloc.release_pool(OTHER)
+        alloc.empty_cache()
+        assert alloc.pool_use_count(OTHER) == users
+        assert alloc.memory_stats()["segment"]["all"]["current"] == 2
+    alloc.release_pool(OTHER)
+    alloc.empty_cache()
+    assert alloc.pool_use_count(OTHER) == -1 and alloc.snapshot() == []
+    check_books(alloc)
+
+
+def test_two_captures_at_once_keep_their_pools_apart():
+    alloc = _C._FakeDeviceAllocator(1 << 30)
+    alloc.begin_allocate_to_pool(GRAPH, 1)
+    alloc.begin_allocate_to_pool(OTHER, 2)
+    p, q = alloc.malloc(4096, 1), alloc.malloc(4096, 2)
+    assert segment_of(alloc, p)["segment_pool_id"] == GRAPH
+    assert segment_of(alloc, q)["segment_pool_id"] == OTHER
+    alloc.end_allocate_to_pool(GRAPH)
+    assert segment_of(alloc, alloc.malloc(4096, 2))["segment_pool_id"] == OTHER
+    assert segment_of(alloc, alloc.malloc(4096, 1))["segment_pool_id"] == (0, 0)
+    alloc.end_allocate_to_pool(OTHER)
+    check_books(alloc)
+
+
+def test_a_capture_polls_no_event_and_gives_nothing_back():
+    """cudaEventQuery and cudaFree are illegal during a capture: a block freed with stream
+    uses stays pending until the capture ends; empty_cache and the out-of-memory path
+    release nothing meanwhile."""
+    alloc = _C._FakeDeviceAllocator(24 * MB)
+    cached = alloc.malloc(8 * MB)
+    alloc.free(cached)                             # a 20 MiB cached ordinary segment
+    done = alloc.malloc(4096)
+    alloc.record_stream(done, 5)
+    alloc.free(done)                               # its event is recorded now
+    alloc.complete(5)                              # ... and complete, not yet polled
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    p = alloc.malloc(4096)
+    alloc.record_stream(p, 6)
+    alloc.free(p)                                  # no event recorded during capture
+    assert alloc.device_used()["live_events"] == 1
+    assert segment_of(alloc, p)["blocks"][0]["state"] == "active_pending_free"
+    assert alloc.malloc(4096) != p                 # pending: not reused
+    alloc.empty_cache()                            # a no-op during the capture
+    assert alloc.memory_stats()["num_sync_all_streams"] == 0
+    with pytest.raises(ptl.OutOfMemoryError):      # 20 MiB cached, 2 MiB private: no room
+        alloc.malloc(10 * MB)
+    s = alloc.memory_stats()
+    assert s["num_ooms"] == 1 and s["num_alloc_retries"] == 0
+    alloc.end_allocate_to_pool(GRAPH)              # the deferred event is recorded now
+    assert alloc.device_used()["live_events"] == 2
+    alloc.complete(6)
+    q = alloc.malloc(10 * MB)                      # the ordinary cache serves it again
+    assert q == cached
+    assert alloc.device_used()["live_events"] == 0
+    alloc.free(q)
+    check_books(alloc)
+
+
+def test_pool_errors():
+    alloc = _C._FakeDeviceAllocator(MB)
+    with pytest.raises(RuntimeError, match="not currently recording"):
+        alloc.end_allocate_to_pool(GRAPH)
+    with pytest.raises(RuntimeError, match="releasePool"):
+        alloc.release_pool(GRAPH)
+    with pytest.raises(RuntimeError, match="not a pool id"):
+        alloc.begin_allocate_to_pool((0, 0), 0)
+    with pytest.raises(TypeError):
+        alloc.begin_allocate_to_pool(1, 0)
+    alloc.begin_allocate_to_pool(GRAPH, 0)
+    alloc.end_allocate_to_pool(GRAPH)
+    alloc.release_pool(GRAPH)
+    with pytest.raises(RuntimeError, match="releasePool"):
+        alloc.release_pool(GRAPH)                  # no user left
+    assert alloc.pool_use_count(GRAPH) == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_captures_keep_the_books_straight(seed):
+    """Ordinary and captured allocations mixed at random: live blocks never overlap, a
+    private block only ever serves its pool, and the statistics match the snapshot."""
+    gen = random.Random(seed)
+    alloc = _C._FakeDeviceAllocator(512 * MB)
+    live = {}                                      # address -> (size, pool)
+    capturing = None
+    for step in range(300):
+        r = gen.random()
+        if r < 0.05:
+            if capturing is None:
+                capturing = gen.choice([GRAPH, OTHER])
+                alloc.begin_allocate_to_pool(capturing, 0)
+            else:
+                alloc.end_allocate_to_pool(capturing)
+                capturing = None
+        elif live and r < 0.45:
+            p = gen.choice(sorted(live))
+            del live[p]
+            alloc.free(p)
+        elif r < 0.48 and capturing is None:
+            alloc.empty_cache()
+        else:
+            n = gen.choice([gen.randint(1, 8192), gen.randint(1, 3 * MB)])
+            p = alloc.malloc(n)
+            live[p] = (n, capturing or (0, 0))
+            assert segment_of(alloc, p)["segment_pool_id"] == live[p][1]
+        spans = sorted((p, p + n) for p, (n, _) in live.items())
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+    check_books(alloc)

@@ -283,3 +283,99 @@ def test_a_kernel_refuses_a_generator_of_another_device():
     with pytest.raises(RuntimeError,
                        match="Expected a 'cpu' device type for generator but found 'cuda'"):
         ptl.empty(0).normal_(generator=cuda_generator())
+
+
+# ---- graph-safe Philox (Note [Graph-safe Philox] in src/aten/philox.h) ----
+#
+# A launch captured in a CUDA graph reads its seed and base offset from the graph's memory
+# when it runs and adds its offset within the graph.  Emulated, the launch runs at capture
+# time, so each "replay" below does what replay() does (the generator's seed and offset into
+# the graph's memory, the generator advanced by the graph's counters) and then captures the
+# launches again, which read that memory: two replays must give the values of the same
+# launches run eagerly twice from the same state, and leave the generator where they would.
+
+def int64_bits(v):
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+GRAPH_CASES = [c for c in GENERATOR_CASES
+               if (c[0], c[1]) in {("uniform_", ptl.float32), ("uniform_", ptl.float64),
+                                   ("normal_", ptl.bfloat16), ("bernoulli_", ptl.bool),
+                                   ("random_", ptl.int64), ("randn", ptl.float64),
+                                   ("poisson", ptl.float32)}]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("name,dtype,fn", GRAPH_CASES,
+                         ids=[f"{n}-{d}" for n, d, _ in GRAPH_CASES])
+def test_replays_of_a_captured_launch_draw_the_eager_values(name, dtype, fn, tuning):
+    g = cuda_generator(0)
+    for n in (0, 1, 3, 129, 2051):
+        g.manual_seed(700 + n)
+        with emulated(TUNINGS[tuning]):
+            fn(ptl.empty(5, dtype=dtype), g)          # an offset that is not 0
+            start = g.get_state()
+            want = [as_bytes(fn(ptl.empty(n, dtype=dtype), g)) for _ in range(4)]
+        end = g.get_state()
+        g.set_state(start)
+        memory = ptl.zeros(2, dtype=ptl.int64)        # the graph's seed and base offset
+        for replay in range(2):
+            seed, offset = g._graph_replay_prologue(2 * n)
+            memory.copy_(ptl.tensor([int64_bits(seed), int64_bits(offset)]))
+            g._graph_capture_prologue(memory)
+            try:
+                with emulated(TUNINGS[tuning]) as ran:
+                    got = [as_bytes(fn(ptl.empty(n, dtype=dtype), g)) for _ in range(2)]
+            finally:
+                assert g._graph_capture_epilogue() == 2 * n   # the graph's counters
+            assert got == want[2 * replay:2 * replay + 2], (name, dtype, n, replay)
+            assert ran["random"] == (2 if n > 0 else 0)
+        assert g.get_state().numpy().tobytes() == end.numpy().tobytes()
+
+
+def test_a_capture_reserves_counters_in_the_graph_not_in_the_generator():
+    g = cuda_generator(0)
+    g.manual_seed(3)
+    before = g.get_state().numpy().tobytes()
+    memory = ptl.tensor([3, 0])
+    g._graph_capture_prologue(memory)
+    try:
+        with emulated(TUNINGS["small"]):
+            ptl.rand(10, generator=g)
+            ptl.empty(7, dtype=ptl.float64).normal_(generator=g)
+        assert g.get_state().numpy().tobytes() == before
+        with pytest.raises(RuntimeError, match="already being captured"):
+            g._graph_capture_prologue(memory)
+    finally:
+        assert g._graph_capture_epilogue() == 17
+    assert g._graph_capture_epilogue() == 0            # nothing captured since
+
+
+@pytest.mark.parametrize("fn", [
+    lambda g: ptl.randperm(10, generator=g),
+    lambda g: ptl.multinomial(ptl.tensor([0.2, 0.8]), 3, True, generator=g),
+], ids=["randperm", "multinomial"])
+def test_host_draws_raise_during_a_capture(fn):
+    """randperm and multinomial draw on the host: captured, their values would be baked
+    into the graph, so they raise the CUDA capture error instead (and reserve nothing)."""
+    g = cuda_generator(0)
+    g.manual_seed(4)
+    before = g.get_state().numpy().tobytes()
+    g._graph_capture_prologue(ptl.zeros(2, dtype=ptl.int64))
+    try:
+        with emulated(TUNINGS["tiny"]):
+            with pytest.raises(RuntimeError,
+                               match="operation not permitted when stream is capturing"):
+                fn(g)
+    finally:
+        g._graph_capture_epilogue()
+    assert g.get_state().numpy().tobytes() == before
+
+
+def test_graph_state_memory_must_be_two_int64s_of_a_cuda_generator():
+    g = cuda_generator(0)
+    for bad in (ptl.zeros(2), ptl.zeros(3, dtype=ptl.int64), ptl.zeros(4, dtype=ptl.int64)[::2]):
+        with pytest.raises(TypeError, match="two elements"):
+            g._graph_capture_prologue(bad)
+    with pytest.raises(RuntimeError, match="only a CUDA generator"):
+        ptl.Generator()._graph_capture_prologue(ptl.zeros(2, dtype=ptl.int64))

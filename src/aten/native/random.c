@@ -207,7 +207,8 @@ fill(PtlTensorImpl *self, PtlDistJob *job, PtlGenerator *gen)
     job->n = self->numel;
     job->block_shift = ptl_dist_block_shift(job);
     job->out = ptl_tensor_data(tmp ? tmp : self);
-    ptl_generator_reserve(gen, (uint64_t)self->numel, &job->seed, &job->offset);
+    ptl_generator_reserve_launch(gen, (uint64_t)self->numel, &job->seed, &job->offset,
+                                 &job->seed_ptr, &job->offset_ptr);
     if (on_device(self)) {
         rc = ptl_device_random_hook(job);
     }
@@ -1005,7 +1006,9 @@ randperm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int64_t i = 0; i < n; i++) {
         p[i] = i;
     }
-    ptl_generator_reserve(gen, (uint64_t)n, &seed, &offset);
+    if (ptl_generator_reserve(gen, (uint64_t)n, &seed, &offset) < 0) {
+        goto error;
+    }
     /* the swaps in chunks: the chunk's draws in one vector pass, its swap positions in a
      * second (divisions that do not wait on the swaps), then the swaps */
     for (int64_t top = n - 1; top > 0; top -= RANDPERM_CHUNK) {
@@ -1206,8 +1209,10 @@ multinomial_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     j.ncat = ncat;
     j.n = n;
     j.replacement = replacement;
-    ptl_generator_reserve(gen, (uint64_t)(rows * (replacement ? n : ncat)), &j.seed,
-                          &j.offset);
+    if (ptl_generator_reserve(gen, (uint64_t)(rows * (replacement ? n : ncat)), &j.seed,
+                              &j.offset) < 0) {
+        goto error;
+    }
     if (rows > 0) {
         int64_t grain = RANDOM_GRAIN / (ncat + n) + 1;
         void *token = ptl_nogil_begin();
