@@ -4,7 +4,7 @@ example: an MLP's forward, backward and SGD step on static tensors), random numb
 fresh at each replay and equal to the eager draws from the same generator state (rand,
 dropout), make_graphed_callables' outputs and gradients against eager autograd, private pool
 sharing, the memory statistics after reset, and the capture errors of host synchronisations.
-Without a device these skip (tests/python/test_cuda_graphs.py checks the bookkeeping over a
+Without a device these skip (tests/python/test_cuda_graph_api.py checks the bookkeeping over a
 fake runtime); tools/gpu_check.sh runs them with PTL_REQUIRE_GPU=1."""
 import copy
 
