@@ -186,6 +186,29 @@ def test_factories_on_the_device():
     assert as_np(x).sum() == 0
 
 
+VIEWS = [
+    lambda t: t.t(), lambda t: t.transpose(0, 1), lambda t: t.view(4, 6),
+    lambda t: t.reshape(2, 12), lambda t: t[:, 1::2].reshape(-1), lambda t: t.permute(1, 0),
+    lambda t: t.unsqueeze(1).expand(6, 3, 4), lambda t: t[2], lambda t: t[1:5:2, ::3],
+    lambda t: t.narrow(1, 1, 2), lambda t: t.flatten(), lambda t: t.unflatten(1, (2, 2)),
+    lambda t: t.as_strided((3, 3), (1, 5), 2), lambda t: t.unbind(1)[2],
+    lambda t: t.chunk(3, 0)[1], lambda t: t.split(2, 1)[1], lambda t: t.movedim(0, 1),
+    lambda t: t.detach(), lambda t: t[None, :, None].squeeze(0),
+]
+
+
+@pytest.mark.parametrize("view", range(len(VIEWS)))
+def test_views_of_device_tensors_share_the_cpu_kernels(view):
+    """The views run view.c's kernels on the CUDA key: the same sizes, strides and storage
+    offset as on the CPU, the device's storage, and reshape's copy made on the device."""
+    host = ptl.arange(24.0).reshape(6, 4)
+    dev = host.cuda()
+    want, got = VIEWS[view](host), VIEWS[view](dev)
+    assert got.device.type == "cuda"
+    assert (got.shape, got.stride()) == (want.shape, want.stride())
+    np.testing.assert_array_equal(as_np(got), as_np(want))
+
+
 def test_to_round_trips_keep_values_and_report_the_device():
     a = ptl.randn(8, 3)
     assert a.cuda().device == ptl.device("cuda", 0)
