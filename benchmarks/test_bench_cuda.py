@@ -285,6 +285,7 @@ def test_pool2d_forward_backward_float32(benchmark, impl, op):
 
     def step():
         getattr(F, op)(x, *args).sum().backward()
+    run_synchronised(benchmark, step, sync)
 
 
 ATTN_SHAPE = (8, 16, 1024, 64)   # B, H, T, head dim: a GPT-2-small-sized attention
@@ -306,4 +307,24 @@ def test_causal_attention_forward_backward(benchmark, impl, dtype):
 
     def step():
         F.scaled_dot_product_attention(q, k, v, is_causal=True).backward(g)
+    run_synchronised(benchmark, step, sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["adaptive_max_pool2d", "max_unpool2d"])
+def test_adaptive_max_pool_and_unpool_forward_backward_float32(benchmark, impl, op):
+    """adaptive_max_pool2d of 32 x 64 x 112 x 112 float32 to 7 x 7, or max_unpool2d of its 2x2
+    max pooling back to 112 x 112, and the backward, synchronised (pytorchlite: pool.cu, Note
+    [CUDA pooling] and Note [CUDA max_unpool]; torch: its CUDA kernels)."""
+    benchmark.group = f"{op} float32 forward+backward 32x64x112x112, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=[op])
+    x = lib.randn(32, 64, 112, 112, device="cuda")
+    if op == "max_unpool2d":
+        x, idx = F.max_pool2d(x, 2, return_indices=True)
+    x.requires_grad_(True)
+
+    def step():
+        y = F.adaptive_max_pool2d(x, 7) if op != "max_unpool2d" else F.max_unpool2d(x, idx, 2)
+        y.sum().backward()
     run_synchronised(benchmark, step, sync)

@@ -198,7 +198,10 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
        PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
        PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL,
-       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT,
+       /* max_unpool and its backward (Note [CUDA max_unpool]) */
+       PTL_CUDA_EMU_UNPOOL,
+       PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -307,6 +310,11 @@ int ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan
 
 int ptl_cuda_pool(const PtlDevicePoolArgs *a);
 int ptl_cuda_pool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *plan);
+/* max_unpool's launches (Note [CUDA max_unpool] in pool_plan.h): one thread per source (or,
+ * for the backward, gradient) element, src; the forward's fill, one per output element, dst;
+ * ws the status word and the forward's winner table, zeroed. */
+int ptl_cuda_unpool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *src,
+                           const PtlCudaNnPlan *dst, int64_t *ws);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

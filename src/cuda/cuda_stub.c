@@ -249,4 +249,15 @@ ptl_cuda_attention_launch(const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *p, i
     (void)f8;
     return not_built();
 }
+
+int
+ptl_cuda_unpool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *src,
+                       const PtlCudaNnPlan *dst, int64_t *ws)
+{
+    (void)a;
+    (void)src;
+    (void)dst;
+    (void)ws;
+    return not_built();
+}
 #endif

@@ -80,14 +80,7 @@ ptl_idx_offsets(const PtlDeviceScatterArgs *a, int64_t j, int fiber, int64_t *of
 PTL_HD static inline void
 ptl_idx_flag(const PtlDeviceScatterArgs *a, int64_t j, int64_t *status)
 {
-    const unsigned long long key = (unsigned long long)(a->numel - j);
-#ifdef __CUDA_ARCH__
-    atomicMax((unsigned long long *)status, key);
-#else
-    if ((unsigned long long)status[0] < key) {
-        status[0] = (int64_t)key;
-    }
-#endif
+    ptl_cuda_flag_first(status, a->numel, j);
 }
 
 PTL_HD static inline int64_t

@@ -46,6 +46,28 @@ typedef struct PtlRedAcc {
     int64_t i, n, idx;
 } PtlRedAcc;
 
+/* *w = max(*w, v), for v >= 0: one integer atomic on the device (any order of the threads
+ * gives the same result), a plain update in the host's emulation */
+PTL_HD static inline void
+ptl_cuda_atomic_max(int64_t *w, int64_t v)
+{
+#ifdef __CUDA_ARCH__
+    atomicMax((unsigned long long *)w, (unsigned long long)v);
+#else
+    if (*w < v) {
+        *w = v;
+    }
+#endif
+}
+
+/* Records element j of n as bad in a zeroed status word, which keeps n - j at its largest:
+ * the smallest bad j, whatever the threads' order (0: none). */
+PTL_HD static inline void
+ptl_cuda_flag_first(int64_t *status, int64_t n, int64_t j)
+{
+    ptl_cuda_atomic_max(status, n - j);
+}
+
 PTL_HD static inline int64_t
 ptl_red_itemsize(int dt)
 {

@@ -455,6 +455,10 @@ static const int shared_with_cpu[] = {
      * attention_plan.h) */
     PTL_OP__scaled_dot_product_flash_attention_for_cpu,
     PTL_OP__scaled_dot_product_flash_attention_for_cpu_backward,
+    /* adaptive max pooling and max_unpool2d: device_pool.h's hook (Note [CUDA pooling] and
+     * Note [CUDA max_unpool] in pool_plan.h) */
+    PTL_OP_adaptive_max_pool2d, PTL_OP_adaptive_max_pool2d_backward, PTL_OP_max_unpool2d,
+    PTL_OP_max_unpool2d_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

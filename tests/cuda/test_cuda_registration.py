@@ -34,6 +34,14 @@ CUDA_OPS = [
     "aten::rand", "aten::rand.generator", "aten::randn", "aten::randn.generator",
     "aten::normal.float_float", "aten::randint", "aten::randint.low", "aten::randperm",
     "aten::randperm.generator", "aten::multinomial",
+    "aten::adaptive_max_pool2d", "aten::adaptive_max_pool2d_backward", "aten::max_unpool2d",
+    "aten::max_unpool2d_backward",
+    # the views share their kernels with the CPU (view.c)
+    "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
+    "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",
+    "aten::slice.Tensor", "aten::as_strided", "aten::alias", "aten::detach", "aten::narrow",
+    "aten::flatten.using_ints", "aten::unflatten.int", "aten::unbind.int", "aten::split.Tensor",
+    "aten::chunk", "aten::movedim.int",
 ]
 
 
