@@ -328,3 +328,20 @@ def test_adaptive_max_pool_and_unpool_forward_backward_float32(benchmark, impl, 
         y = F.adaptive_max_pool2d(x, 7) if op != "max_unpool2d" else F.max_unpool2d(x, idx, 2)
         y.sum().backward()
     run_synchronised(benchmark, step, sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["masked_fill", "take"])
+def test_masked_fill_and_take_float32(benchmark, impl, op):
+    """x.masked_fill(mask, 0.5) with a row-broadcast mask over 4096 x 4096 float32, or
+    x.take of 2^24 random indices, synchronised (pytorchlite: index.cu, Note [CUDA
+    masked_fill and take]; torch: its CUDA kernels)."""
+    benchmark.group = f"{op} float32 4096x4096, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(4096, 4096, device="cuda")
+    mask = lib.rand(4096, 1, device="cuda") > 0.5
+    idx = lib.randint(0, 4096 * 4096, (1 << 24,), device="cuda")
+    run_synchronised(benchmark,
+                     lambda: x.masked_fill(mask, 0.5) if op == "masked_fill" else x.take(idx),
+                     sync)
+

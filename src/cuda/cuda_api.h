@@ -199,8 +199,8 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
        PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL,
        PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT,
-       /* max_unpool and its backward (Note [CUDA max_unpool]) */
-       PTL_CUDA_EMU_UNPOOL,
+       /* max_unpool and its backward (Note [CUDA max_unpool]); masked_fill; take */
+       PTL_CUDA_EMU_UNPOOL, PTL_CUDA_EMU_MASKED_FILL, PTL_CUDA_EMU_TAKE,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
@@ -277,6 +277,12 @@ int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPla
  * The launch (index.cu; a's table in device memory): one thread per output element. */
 int ptl_cuda_cat(const PtlDeviceCatArgs *a);
 int ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems);
+/* masked_fill and take (Note [CUDA masked_fill and take] in index_plan.h): one thread per
+ * element, elems plan; take's ws the status word, zeroed.  On the device, or emulated. */
+int ptl_cuda_masked_fill(const PtlDeviceMaskedFillArgs *a);
+int ptl_cuda_masked_fill_launch(const PtlDeviceMaskedFillArgs *a, const PtlCudaNnPlan *elems);
+int ptl_cuda_take(const PtlDeviceTakeArgs *a);
+int ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int64_t *ws);
 /* sort, argsort and topk (sort.cu; Note [CUDA sort] in sort_plan.h) on the device or
  * emulated; 0, or -1 with an error set.  The launch: the keys and the merge passes one
  * thread per element (elems), the emit one per output element (outs); ws: 4 nlanes len

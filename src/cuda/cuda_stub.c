@@ -260,4 +260,21 @@ ptl_cuda_unpool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *src,
     (void)ws;
     return not_built();
 }
+
+int
+ptl_cuda_masked_fill_launch(const PtlDeviceMaskedFillArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
+
+int
+ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int64_t *ws)
+{
+    (void)a;
+    (void)elems;
+    (void)ws;
+    return not_built();
+}
 #endif

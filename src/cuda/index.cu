@@ -1,6 +1,6 @@
 // index.cu -- the gather and scatter kernels (scatter src and value, scatter_add,
 // scatter_reduce), advanced indexing's gather and scatter (index, index_put_, index_select,
-// index_add, index_copy, index_fill) and cat.  The plans come from index_plan.c and the
+// index_add, index_copy, index_fill), cat, masked_fill and take.  The plans come from index_plan.c and the
 // per-element and per-thread arithmetic from index_plan.h (Note [CUDA index and sort
 // kernels] there), which the host emulation runs in the CPU tests; what is only here is the
 // grid loops, which the emulation mirrors (ptl_cuda_emulate_elems).  Mirrors
@@ -113,6 +113,43 @@ ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems)
     }
     cat_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
         *a);
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+// masked_fill and take: one thread per element (Note [CUDA masked_fill and take])
+__global__ void
+masked_fill_kernel(PtlDeviceMaskedFillArgs a)
+{
+    PTL_GRID_LOOP(j, a.numel)
+    {
+        ptl_masked_fill_at(&a, j);
+    }
+}
+
+__global__ void
+take_kernel(PtlDeviceTakeArgs a, int64_t *ws)
+{
+    PTL_GRID_LOOP(j, a.inumel)
+    {
+        ptl_take_at(&a, j, ws);
+    }
+}
+
+extern "C" int
+ptl_cuda_masked_fill_launch(const PtlDeviceMaskedFillArgs *a, const PtlCudaNnPlan *elems)
+{
+    masked_fill_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0,
+                         ptl_cuda_launch_stream()>>>(*a);
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+extern "C" int
+ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int64_t *ws)
+{
+    take_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
+        *a, ws);
     PTL_CUDA_CHECK_LAUNCH();
     return 0;
 }

@@ -277,3 +277,74 @@ ptl_cuda_cat(const PtlDeviceCatArgs *a)
     ptl_decref(table);   /* reused only by later work on the same stream */
     return rc;
 }
+
+/* ---- masked_fill and take (Note [CUDA masked_fill and take] in index_plan.h) ---- */
+
+static void
+masked_fill_at(const void *a, int64_t j, int64_t *ws)
+{
+    (void)ws;
+    ptl_masked_fill_at(a, j);
+}
+
+int
+ptl_cuda_masked_fill(const PtlDeviceMaskedFillArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->numel, &tuning);
+    if (a->numel == 0) {
+        return 0;
+    }
+    if (!ptl_device_reduce_emulation) {
+        return ptl_cuda_masked_fill_launch(a, &elems);
+    }
+    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_MASKED_FILL);
+    ptl_cuda_emulate_elems(&elems, a->numel, masked_fill_at, a, NULL);
+    return 0;
+}
+
+static void
+take_at(const void *a, int64_t j, int64_t *ws)
+{
+    ptl_take_at(a, j, ws);
+}
+
+int
+ptl_cuda_take(const PtlDeviceTakeArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->inumel, &tuning);
+    int64_t *host = NULL, *ws, status = 0, v = 0;
+    PtlTensorImpl *dev = NULL;
+    int rc = 0;
+    if (a->inumel == 0) {
+        return 0;
+    }
+    if ((ws = ptl_cuda_status_workspace(1, &host, &dev)) == NULL) {
+        rc = -1;
+    }
+    else if (!ptl_device_reduce_emulation) {
+        rc = ptl_cuda_take_launch(a, &elems, ws);
+    }
+    else {
+        ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_TAKE);
+        ptl_cuda_emulate_elems(&elems, a->inumel, take_at, a, ws);
+    }
+    /* the first bad index: the status word and that index read back (a synchronisation) */
+    if (rc == 0) {
+        rc = host != NULL ? (status = host[0], 0)
+                          : ptl_cuda_memcpy(&status, 0, ws, 1, sizeof(status));
+    }
+    if (rc == 0 && status != 0) {
+        const int64_t at = ptl_idx_walk(a->idim, a->isizes, a->ist, a->inumel - status);
+        rc = host != NULL ? (v = a->index[at], 0)
+                          : ptl_cuda_memcpy(&v, 0, a->index + at, 1, sizeof(v));
+        if (rc == 0) {
+            rc = ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)v,
+                               (long long)a->snumel);
+        }
+    }
+    free(host);
+    ptl_xdecref(dev);
+    return rc;
+}

@@ -50,7 +50,19 @@
  * non-empty inputs' descriptors (data, first index along dim, strides: any layout) copied
  * to the device in one transfer; a thread finds its input by a binary search over the
  * starts.
- * sort, argsort and topk: Note [CUDA sort] in sort_plan.h. */
+ * sort, argsort and topk: Note [CUDA sort] in sort_plan.h.
+ *
+ * Note [CUDA masked_fill and take]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * masked_fill (Scalar, or a 0-dim Tensor value, in place or not) runs index.c's CPU kernel:
+ * its checks, its output and its TensorIterator over (out, self, mask); the iterator's
+ * geometry (coalesced dims, byte strides, broadcast mask) goes to one kernel, a thread per
+ * element, which moves the value's or self's bytes: the CPU's bits in every dtype.  A value
+ * tensor on the device is read back first (a synchronisation, as PyTorch's .item()).  take
+ * is index.c's too: one thread per index element walks index and the flattened self by
+ * their strides (any layout) and moves one element; a bad index goes through the status
+ * word above and raises the CPU loop's IndexError for the first one (the output is then
+ * discarded). */
 #ifndef PTL_CUDA_INDEX_PLAN_H
 #define PTL_CUDA_INDEX_PLAN_H
 
@@ -275,6 +287,58 @@ ptl_cat_at(const PtlDeviceCatArgs *a, int64_t q)
         off += c[d] * in->strides[d];
     }
     ptl_idx_move(a->out + q * a->itemsize, in->data + off * a->itemsize, a->itemsize);
+}
+
+/* ---- masked_fill and take (Note [CUDA masked_fill and take]) ---- */
+
+/* masked_fill's element j (row-major over the iterator's dims, dim 0 innermost) */
+PTL_HD static inline void
+ptl_masked_fill_at(const PtlDeviceMaskedFillArgs *a, int64_t j)
+{
+    int64_t off[3] = {0, 0, 0};
+    for (int d = 0; d < a->ndim; d++) {
+        const int64_t c = j % a->sizes[d];
+        j /= a->sizes[d];
+        for (int t = 0; t < 3; t++) {
+            off[t] += c * a->strides[t][d];
+        }
+    }
+    const char *src = a->data[2][off[2]] ? (const char *)&a->value : a->data[1] + off[1];
+    ptl_idx_move(a->data[0] + off[0], src, a->itemsize);
+}
+
+/* the element offset of row-major position j in a tensor of ndim sizes and strides */
+PTL_HD static inline int64_t
+ptl_idx_walk(int ndim, const int64_t *sizes, const int64_t *st, int64_t j)
+{
+    int64_t off = 0;
+    for (int d = ndim - 1; d >= 0; d--) {
+        off += j % sizes[d] * st[d];
+        j /= sizes[d];
+    }
+    return off;
+}
+
+/* take's index element j: its value */
+PTL_HD static inline int64_t
+ptl_take_index(const PtlDeviceTakeArgs *a, int64_t j)
+{
+    return a->index[ptl_idx_walk(a->idim, a->isizes, a->ist, j)];
+}
+
+/* take's output element j; a bad index is flagged */
+PTL_HD static inline void
+ptl_take_at(const PtlDeviceTakeArgs *a, int64_t j, int64_t *status)
+{
+    int64_t v = ptl_take_index(a, j);
+    if (v < -a->snumel || v >= a->snumel) {
+        ptl_cuda_flag_first(status, a->inumel, j);
+        return;
+    }
+    v += v < 0 ? a->snumel : 0;
+    ptl_idx_move(a->out + j * a->itemsize,
+                 a->self + ptl_idx_walk(a->sdim, a->ssizes, a->sst, v) * a->itemsize,
+                 a->itemsize);
 }
 
 #endif

@@ -459,6 +459,10 @@ static const int shared_with_cpu[] = {
      * Note [CUDA max_unpool] in pool_plan.h) */
     PTL_OP_adaptive_max_pool2d, PTL_OP_adaptive_max_pool2d_backward, PTL_OP_max_unpool2d,
     PTL_OP_max_unpool2d_backward,
+    /* masked_fill and take: device_index.h's hooks (Note [CUDA masked_fill and take] in
+     * index_plan.h) */
+    PTL_OP_masked_fill_Scalar, PTL_OP_masked_fill_Tensor, PTL_OP_masked_fill__Scalar,
+    PTL_OP_masked_fill__Tensor, PTL_OP_take,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

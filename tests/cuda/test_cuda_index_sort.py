@@ -4,7 +4,7 @@ the CPU kernels, bit for bit (the scatters combine each element's values in the 
 order): gather and every scatter form (src, value, reduce= add and multiply, scatter_add,
 scatter_reduce with and without include_self), advanced indexing (x[i], x[mask],
 index_put_ with and without accumulate) and index_select / index_add / index_copy /
-index_fill, cat and stack, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
+index_fill, cat and stack, masked_fill and take, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
 every dtype, on contiguous, transposed and sliced operands, int32 and int64 indices with
 repeats and negatives, 0-dim and size-0 tensors; their gradients; the CPU kernels' errors
 for bad indices.  Each test skips, with the reason the device is missing, on a machine
@@ -311,3 +311,38 @@ def test_sort_and_topk_gradients_match_the_cpu():
         return x.grad
 
     same(grads("cuda"), grads("cpu"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_masked_fill_and_take_match_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(30)
+    x = values(rng, (6, 7, 5), dtype)
+    v = True if dtype == ptl.bool else 3
+    masks = [ptl.tensor(rng.integers(0, 2, size=s).astype(bool)) for s in ((6, 7, 5), (7, 1))]
+    idx = ptl.tensor(rng.integers(-210, 210, (9, 11)))
+    for self in (x, x.transpose(0, 2)[:, ::2], x[0, 0, 0]):
+        for m in masks + [ptl.tensor(True)]:
+            if m.dim() > self.dim() or (m.dim() and m.shape[-1] not in (1, self.shape[-1])):
+                continue
+            want = self.masked_fill(m, v)
+            assert bits(self.cuda().masked_fill(m.cuda(), v)) == bits(want)
+            assert bits(self.cuda().masked_fill(m.cuda(), ptl.tensor(v).cuda())) == bits(want)
+            y = self.cuda().clone()
+            y.masked_fill_(m.cuda(), v)
+            assert bits(y) == bits(self.clone().masked_fill_(m, v))
+        i = idx % self.numel()
+        for ix in (i, i.t(), i[:, ::3], i[0, 0]):
+            assert bits(self.cuda().take(ix.cuda())) == bits(self.take(ix))
+
+
+def test_masked_fill_and_take_errors_match_pytorch():
+    x = ptl.arange(12.0).reshape(3, 4)
+    with pytest.raises(IndexError, match=r"^out of range: tried to access index -13 on a tensor "
+                                         r"of 12 elements\.$"):
+        x.cuda().take(ptl.tensor([[0, 1], [-13, 20]]).cuda())
+    with pytest.raises(RuntimeError, match=r"^expected self and mask to be on the same device, "
+                                           r"but got mask on cpu and self on cuda:0$"):
+        x.cuda().masked_fill(ptl.tensor(True), 1.0)
+    with pytest.raises(RuntimeError, match="same device"):
+        x.cuda().take(ptl.tensor([0, 1]))
+

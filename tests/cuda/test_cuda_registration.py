@@ -35,7 +35,8 @@ CUDA_OPS = [
     "aten::normal.float_float", "aten::randint", "aten::randint.low", "aten::randperm",
     "aten::randperm.generator", "aten::multinomial",
     "aten::adaptive_max_pool2d", "aten::adaptive_max_pool2d_backward", "aten::max_unpool2d",
-    "aten::max_unpool2d_backward",
+    "aten::max_unpool2d_backward", "aten::masked_fill.Scalar", "aten::masked_fill.Tensor",
+    "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::take",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",

@@ -2,8 +2,8 @@
 index_plan.h, compiled by gcc here and by nvcc for index.cu), checked on the host: with
 _C._cuda_kernel_emulation on, gather, scatter (src, value, reduce=), scatter_add,
 scatter_reduce, advanced indexing, index_select / index_add / index_copy / index_fill /
-index_put and cat / stack on CPU tensors go through the CUDA path (the CPU kernel's checks
-and output, then the kernels' per-thread loops and grid loops run on the host) and must
+index_put, cat / stack, masked_fill and take on CPU tensors go through the CUDA path (the
+CPU kernel's checks and output, then the kernels' per-thread loops and grid loops run on the host) and must
 reproduce a NumPy reference that rounds each step as the kernels do (exact for integers,
 float32 and float64; float16 and bfloat16 within their rounding, and bit for bit the CPU
 kernel's), under tunings that give grids of one block (grid-stride loops) and many,
@@ -576,3 +576,105 @@ def test_gradients_through_cat_and_stack(tuning):
         assert bits(a) == bits(b)
     np.testing.assert_array_equal(got[1].numpy(), g.numpy()[:, 2:7])
     assert ran["cat"] >= 2
+
+
+# ---- masked_fill and take (Note [CUDA masked_fill and take]) ----
+
+def fill_value(dtype):
+    return True if dtype == ptl.bool else (3 if dtype in INTS else -1.25)
+
+
+def masked_fill_cases(rng, dtype):
+    """(self, mask, value): broadcast masks, a transposed self, 0-dim and size-0 tensors,
+    Scalar and 0-dim Tensor values"""
+    v = fill_value(dtype)
+    x = values(rng, (3, 4, 5), dtype)
+    m = lambda *s: ptl.tensor(rng.integers(0, 2, size=s).astype(bool))  # noqa: E731
+    return [
+        (x, m(3, 4, 5), v), (x, m(4, 1), v), (x, m(5), ptl.tensor(v).to(dtype)),
+        (x.transpose(0, 2), m(3, 4, 5).transpose(0, 2), v),
+        (x[:, ::2, 1:], m(1, 2, 4), ptl.tensor(v)), (values(rng, (), dtype), m(), v),
+        (values(rng, (6,), dtype), ptl.tensor(True), v), (values(rng, (0, 3), dtype), m(3), v),
+        (values(rng, (70, 33), dtype), m(70, 33), v),   # past one block of every tuning
+    ]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_masked_fill_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(20)
+    for x, m, v in masked_fill_cases(rng, dtype):
+        want = x.masked_fill(m, v)
+        y = x.clone()
+        y.masked_fill_(m, v)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = x.masked_fill(m, v)
+            z = x.clone()
+            z.masked_fill_(m, v)
+        value = v.item() if isinstance(v, ptl.Tensor) else v
+        ref = np.where(m.numpy(), np.array(value).astype(np_of(x).dtype), np_of(x))
+        np.testing.assert_array_equal(np_of(got), ref)
+        assert bits(got) == bits(want) and bits(z) == bits(y)
+        assert got.shape == want.shape and got.stride() == want.stride()
+        assert ran["masked_fill"] == (2 if x.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_masked_fill_keeps_the_cpu_errors_and_its_gradient(tuning):
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    m = ptl.tensor(np.random.default_rng(21).integers(0, 2, (3, 4)).astype(bool))
+    calls = [lambda: x.detach().masked_fill(m.to(ptl.uint8), 1.0),
+             lambda: x.detach().masked_fill(m, ptl.ones(2)),
+             lambda: x.detach().masked_fill_(ptl.ones(2, 3, 4, dtype=ptl.bool), 1.0)]
+    for fn in calls:
+        want = cpu_error(fn)
+        with emulated(TUNINGS[tuning]):
+            assert cpu_error(fn) == want
+    with emulated(TUNINGS[tuning]):
+        assert ptl.autograd.gradcheck(lambda x: x.masked_fill(m, 0.5) * x, (x,))
+
+
+def take_cases(rng, dtype):
+    """(self, index): any layouts, negative indices, 0-dim and size-0 tensors"""
+    x = values(rng, (4, 5, 3), dtype)
+    i = lambda n, *s: ptl.tensor(rng.integers(-n, n, size=s))  # noqa: E731
+    return [
+        (x, i(60, 7)), (x.transpose(0, 2), i(60, 3, 4)), (x[:, ::2], i(36, 2, 5)[:, ::2]),
+        (x, i(60, 4, 3).t()), (values(rng, (), dtype), i(1)), (values(rng, (), dtype), i(1, 5)),
+        (x, i(60, 0)), (values(rng, (0, 2), dtype), i(1, 0)),
+        (values(rng, (40, 40), dtype), i(1600, 300)),   # past one block of every tuning
+    ]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_take_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(22)
+    for x, idx in take_cases(rng, dtype):
+        want = x.take(idx)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = x.take(idx)
+        np.testing.assert_array_equal(np_of(got), np_of(x).reshape(-1)[idx.numpy()])
+        assert bits(got) == bits(want) and got.shape == idx.shape
+        assert ran["take"] == (1 if idx.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_take_raises_the_cpu_error_for_the_first_bad_index(tuning):
+    x = ptl.arange(12.0).reshape(3, 4)
+    for bad in ([[0, 12], [5, 1]], [[0, 1], [-13, 20]], [[30, 1], [-13, 2]]):
+        for idx in (ptl.tensor(bad), ptl.tensor(bad).t()):
+            want = cpu_error(lambda: x.take(idx))
+            with emulated(TUNINGS[tuning]):
+                assert cpu_error(lambda: x.take(idx)) == want
+            assert want[0] is IndexError
+    assert cpu_error(lambda: x.take(ptl.tensor([0, 2], dtype=ptl.int32)))[0] is RuntimeError
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_gradcheck_of_take_through_the_emulation(tuning):
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    idx = ptl.tensor([[0, -1, 5], [5, 11, 2]])
+    with emulated(TUNINGS[tuning]):
+        assert ptl.autograd.gradcheck(lambda x: x.take(idx), (x,))
+        assert ptl.autograd.gradcheck(lambda x: x.t().take(idx), (x,))

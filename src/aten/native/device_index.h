@@ -87,6 +87,32 @@ typedef struct PtlDeviceSortArgs {
     int64_t osize[PTL_MAX_DIMS], ostride[PTL_MAX_DIMS];
 } PtlDeviceSortArgs;
 
+/* masked_fill (index.c): data[0] = data[2] ? value : data[1] (out, self, mask a bool),
+ * element by element over the iterator's geometry (ndim dims, dim 0 innermost, strides in
+ * bytes); elements of itemsize bytes, value the fill's bytes. */
+typedef struct PtlDeviceMaskedFillArgs {
+    int32_t ndim, itemsize;
+    char *data[3];
+    int64_t sizes[PTL_MAX_DIMS], strides[3][PTL_MAX_DIMS];
+    int64_t numel, value;
+} PtlDeviceMaskedFillArgs;
+
+/* take (index.c): out[j] (contiguous) = self's element at row-major position index[j]
+ * (negative: from the end) for j < inumel, index's elements in row-major order; sizes and
+ * strides (elements) of self (sdim dims) and index (idim dims). */
+typedef struct PtlDeviceTakeArgs {
+    int32_t sdim, idim;
+    const char *self;
+    const int64_t *index;
+    char *out;
+    int64_t ssizes[PTL_MAX_DIMS], sst[PTL_MAX_DIMS], isizes[PTL_MAX_DIMS], ist[PTL_MAX_DIMS];
+    int64_t snumel, inumel, itemsize;
+} PtlDeviceTakeArgs;
+
+/* take's error for index v of a self of n elements (the CPU loop's and the device's) */
+#define PTL_TAKE_INDEX_ERROR \
+    "out of range: tried to access index %lld on a tensor of %lld elements."
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (scatter_gather.c's
  * hook: a bad index, the CPU kernel's error; index.c checks its indices on the host).  Run
  * for CUDA tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
@@ -94,6 +120,9 @@ extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
 extern int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
 extern int (*ptl_device_cat_hook)(const PtlDeviceCatArgs *a);
 extern int (*ptl_device_sort_hook)(const PtlDeviceSortArgs *a);
+extern int (*ptl_device_masked_fill_hook)(const PtlDeviceMaskedFillArgs *a);
+/* take's: a bad index, the CPU loop's IndexError for the first one */
+extern int (*ptl_device_take_hook)(const PtlDeviceTakeArgs *a);
 
 #ifdef __cplusplus
 }

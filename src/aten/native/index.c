@@ -967,7 +967,8 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_out(s, out, rc);
 }
 
-/* A 0-dim value tensor (or Scalar) as a 0-dim tensor of dtype; `name` for the error. */
+/* A 0-dim value tensor (or Scalar) as a 0-dim CPU tensor of dtype (its bytes are the loops'
+ * and the kernels' argument); `name` for the error. */
 static PtlTensorImpl *
 value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
 {
@@ -981,7 +982,8 @@ value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
                       name, v->u.t->dim);
         return NULL;
     }
-    return ptl_cast(v->u.t, dtype);
+    PtlDevice cpu = ptl_device_cpu();
+    return ptl_to_copy(v->u.t, dtype, &cpu);
 }
 
 /* index_fill[_](Tensor self, int dim, Tensor index, Scalar|Tensor value) */
@@ -1162,7 +1164,8 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     case 4: loop = masked_fill_loop_4; break;
     default: loop = masked_fill_loop_8; break;
     }
-    if (ptl_iter_run(&it, loop, ptl_tensor_data(val)) < 0) {
+    if ((index_on_device(out) ? index_masked_fill_device(&it, mask, val)
+                               : ptl_iter_run(&it, loop, ptl_tensor_data(val))) < 0) {
         ptl_iter_release(&it);
         goto error;
     }
@@ -1318,6 +1321,9 @@ take_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                               "%s",
                              ptl_dtype_legacy_name(index->dtype));
     }
+    if (index_on_device(self)) {
+        return ptl_kernel_return(s, index_take_device(self, index));
+    }
     if ((soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL ||
         (ioff = walk_offsets(index->dim, index->sizes, index->strides)) == NULL ||
         (out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
@@ -1330,9 +1336,8 @@ take_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int64_t i = 0; i < index->numel; i++) {
         int64_t v = ip[ioff[i]];
         if (v < -self->numel || v >= self->numel) {
-            ptl_error_set(PTL_ERR_INDEX, "out of range: tried to access index %lld on a tensor of "
-                                         "%lld elements.",
-                          (long long)v, (long long)self->numel);
+            ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)v,
+                          (long long)self->numel);
             goto error;
         }
         copy_elem(dst + i * (int64_t)item,
