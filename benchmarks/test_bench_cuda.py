@@ -345,3 +345,16 @@ def test_masked_fill_and_take_float32(benchmark, impl, op):
                      lambda: x.masked_fill(mask, 0.5) if op == "masked_fill" else x.take(idx),
                      sync)
 
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["flip", "roll", "tril"])
+def test_flip_roll_tril_float32(benchmark, impl, op):
+    """x.flip(1), x.roll(7, 1) or x.tril() of 4096 x 4096 float32, synchronised
+    (pytorchlite: index.cu's shape movers, Note [CUDA masked_fill and take]; torch: its CUDA
+    kernels)."""
+    benchmark.group = f"{op} float32 4096x4096, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(4096, 4096, device="cuda")
+    fns = {"flip": lambda: x.flip(1), "roll": lambda: x.roll(7, 1), "tril": lambda: x.tril()}
+    run_synchronised(benchmark, fns[op], sync)
+

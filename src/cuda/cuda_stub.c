@@ -277,4 +277,12 @@ ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int
     (void)ws;
     return not_built();
 }
+
+int
+ptl_cuda_shape_launch(const PtlDeviceShapeArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
 #endif

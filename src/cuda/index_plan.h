@@ -62,7 +62,12 @@
  * is index.c's too: one thread per index element walks index and the flattened self by
  * their strides (any layout) and moves one element; a bad index goes through the status
  * word above and raises the CPU loop's IndexError for the first one (the output is then
- * discarded). */
+ * discarded).  shape.c's movers take the same road: flip, roll, rot90 and repeat hand over
+ * their offset tables (Note [Gather by offset tables] in shape.c; built on the host, copied
+ * to the device in one transfer) and a thread per output element adds its dims' offsets and
+ * moves one element; tril and triu zero, a thread per element of their (possibly strided,
+ * in-place) output, the elements the triangle drops.  Bytes moved or zeroed: the CPU's
+ * bits. */
 #ifndef PTL_CUDA_INDEX_PLAN_H
 #define PTL_CUDA_INDEX_PLAN_H
 
@@ -339,6 +344,36 @@ ptl_take_at(const PtlDeviceTakeArgs *a, int64_t j, int64_t *status)
     ptl_idx_move(a->out + j * a->itemsize,
                  a->self + ptl_idx_walk(a->sdim, a->ssizes, a->sst, v) * a->itemsize,
                  a->itemsize);
+}
+
+/* ---- shape.c's data movers (Note [CUDA masked_fill and take]; the GATHER table is on the
+ * device) ---- */
+
+/* output element j (row-major over sizes): its gather, or its triangle's zero */
+PTL_HD static inline void
+ptl_shape_at(const PtlDeviceShapeArgs *a, int64_t j)
+{
+    int64_t off = 0, r = j, row = 0, col = 0;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        const int64_t i = r % a->sizes[d];
+        r /= a->sizes[d];
+        if (a->kind == PTL_DEVICE_SHAPE_GATHER) {
+            off += a->tab[a->start[d] + i];
+            continue;
+        }
+        off += i * a->strides[d];
+        row = d == a->ndim - 2 ? i : row;
+        col = d == a->ndim - 1 ? i : col;
+    }
+    if (a->kind == PTL_DEVICE_SHAPE_GATHER) {
+        ptl_idx_move(a->out + j * a->itemsize, a->src + off, a->itemsize);
+        return;
+    }
+    if (a->lower ? col - row > a->diagonal : col - row < a->diagonal) {
+        for (int64_t b = 0; b < a->itemsize; b++) {
+            a->out[off + b] = 0;
+        }
+    }
 }
 
 #endif

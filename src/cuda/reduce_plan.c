@@ -43,6 +43,7 @@ ptl_cuda_set_kernel_hooks(void)
     ptl_device_attention_hook = ptl_cuda_attention;
     ptl_device_masked_fill_hook = ptl_cuda_masked_fill;
     ptl_device_take_hook = ptl_cuda_take;
+    ptl_device_shape_hook = ptl_cuda_shape;
 }
 
 void

@@ -463,6 +463,9 @@ static const int shared_with_cpu[] = {
      * index_plan.h) */
     PTL_OP_masked_fill_Scalar, PTL_OP_masked_fill_Tensor, PTL_OP_masked_fill__Scalar,
     PTL_OP_masked_fill__Tensor, PTL_OP_take,
+    /* shape.c's movers: device_index.h's shape hook (the same Note) */
+    PTL_OP_flip, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat, PTL_OP_tril, PTL_OP_tril_,
+    PTL_OP_triu, PTL_OP_triu_,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

@@ -2,14 +2,14 @@
 scatter_gather.c, index.c and join.c on the CUDA key through device_index.h's hooks) against
 the CPU kernels, bit for bit (the scatters combine each element's values in the CPU's
 order): gather and every scatter form (src, value, reduce= add and multiply, scatter_add,
-scatter_reduce with and without include_self), advanced indexing (x[i], x[mask],
-index_put_ with and without accumulate) and index_select / index_add / index_copy /
-index_fill, cat and stack, masked_fill and take, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
-every dtype, on contiguous, transposed and sliced operands, int32 and int64 indices with
-repeats and negatives, 0-dim and size-0 tensors; their gradients; the CPU kernels' errors
-for bad indices.  Each test skips, with the reason the device is missing, on a machine
-without a GPU; tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip
-into a failure."""
+scatter_reduce with and without include_self), advanced indexing (x[i], x[mask], index_put_
+with and without accumulate) and index_select / index_add / index_copy / index_fill, cat and
+stack, masked_fill and take, flip / roll / rot90 / repeat / tril / triu, sort / argsort /
+msort / topk (NaN, +-inf and +-0.0 included), in every dtype, on contiguous, transposed and
+sliced operands, int32 and int64 indices with repeats and negatives, 0-dim and size-0
+tensors; their gradients; the CPU kernels' errors for bad indices. Each test skips, with the
+reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on
+one, with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 
 import numpy as np
 import pytest
@@ -345,4 +345,23 @@ def test_masked_fill_and_take_errors_match_pytorch():
         x.cuda().masked_fill(ptl.tensor(True), 1.0)
     with pytest.raises(RuntimeError, match="same device"):
         x.cuda().take(ptl.tensor([0, 1]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flip_roll_rot90_repeat_tril_triu_match_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(31)
+    x = values(rng, (5, 6, 7), dtype)
+    movers = [lambda t: t.flip((0, 2)), lambda t: t.roll((3, -1), (1, 2)),
+              lambda t: t.roll(11), lambda t: t.rot90(1, (1, 2)),
+              lambda t: t.repeat(2, 1, 3, 1), lambda t: t.tril(-1), lambda t: t.triu(2),
+              lambda t: t.clone().mT.tril_(1).mT]
+    for self in (x, x.transpose(0, 2), x[:, ::2], x[:, :0]):
+        for fn in movers:
+            assert bits(fn(self.cuda())) == bits(fn(self))
+
+
+def test_a_causal_mask_built_on_the_device():
+    """tril(ones) on the device, as attention code builds its mask"""
+    mask = ptl.tril(ptl.ones(64, 64, device="cuda")).bool()
+    np.testing.assert_array_equal(mask.cpu().numpy(), np.tril(np.ones((64, 64), bool)))
 

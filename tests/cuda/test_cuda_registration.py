@@ -36,7 +36,9 @@ CUDA_OPS = [
     "aten::randperm.generator", "aten::multinomial",
     "aten::adaptive_max_pool2d", "aten::adaptive_max_pool2d_backward", "aten::max_unpool2d",
     "aten::max_unpool2d_backward", "aten::masked_fill.Scalar", "aten::masked_fill.Tensor",
-    "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::take",
+    "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::take", "aten::flip",
+    "aten::roll", "aten::rot90", "aten::repeat", "aten::tril", "aten::tril_", "aten::triu",
+    "aten::triu_",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",

@@ -2,14 +2,15 @@
 index_plan.h, compiled by gcc here and by nvcc for index.cu), checked on the host: with
 _C._cuda_kernel_emulation on, gather, scatter (src, value, reduce=), scatter_add,
 scatter_reduce, advanced indexing, index_select / index_add / index_copy / index_fill /
-index_put, cat / stack, masked_fill and take on CPU tensors go through the CUDA path (the
-CPU kernel's checks and output, then the kernels' per-thread loops and grid loops run on the host) and must
-reproduce a NumPy reference that rounds each step as the kernels do (exact for integers,
-float32 and float64; float16 and bfloat16 within their rounding, and bit for bit the CPU
-kernel's), under tunings that give grids of one block (grid-stride loops) and many,
-scatters whose rows are one chunk and many, for every dtype, int32 and int64 indices,
+index_put, cat / stack, masked_fill, take, flip, roll, rot90, repeat, tril and triu on CPU
+tensors go through the CUDA path (the
+CPU kernel's checks and output, then the kernels' per-thread loops and grid loops run on the
+host) and must reproduce a NumPy reference that rounds each step as the kernels do (exact
+for integers, float32 and float64; float16 and bfloat16 within their rounding, and bit for
+bit the CPU kernel's), under tunings that give grids of one block (grid-stride loops) and
+many, scatters whose rows are one chunk and many, for every dtype, int32 and int64 indices,
 repeated and negative indices, 0-dim, size-0 and non-contiguous tensors, every error path
-and the gradients.  Needs no device and no nvcc."""
+and the gradients. Needs no device and no nvcc."""
 import numpy as np
 import pytest
 
@@ -678,3 +679,56 @@ def test_gradcheck_of_take_through_the_emulation(tuning):
     with emulated(TUNINGS[tuning]):
         assert ptl.autograd.gradcheck(lambda x: x.take(idx), (x,))
         assert ptl.autograd.gradcheck(lambda x: x.t().take(idx), (x,))
+
+
+# ---- shape.c's movers: flip, roll, rot90, repeat (offset tables), tril, triu ----
+
+MOVERS = [
+    ("flip", lambda t: t.flip(1)), ("flip2", lambda t: t.flip((0, -1))),
+    ("roll", lambda t: t.roll((2, -1), (1, 2))), ("roll flat", lambda t: t.roll(-7)),
+    ("rot90", lambda t: t.rot90(1, (1, 2))), ("rot90 3", lambda t: t.rot90(3, (0, 2))),
+    ("repeat", lambda t: t.repeat(2, 1, 3, 1)), ("tril", lambda t: t.tril()),
+    ("triu", lambda t: t.triu(1)), ("tril -2", lambda t: t.tril(-2)),
+    ("tril_", lambda t: t.clone().tril_(2)),
+    ("triu_ strided", lambda t: t.clone().mT.triu_(-1).mT),
+]
+
+
+def mover_inputs(rng, dtype):
+    """a [3, 4, 5] tensor contiguous, transposed and sliced; a size-0 one; one past a block"""
+    x = values(rng, (3, 4, 5), dtype)
+    big = values(rng, (2, 40, 37), dtype)
+    strided = values(rng, (3, 8, 10), dtype)[:, ::2, ::2]
+    return [x, x.transpose(0, 2).contiguous().transpose(0, 2), strided,
+            values(rng, (3, 0, 5), dtype), big]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flip_roll_rot90_repeat_tril_triu_have_the_cpu_bits(tuning, dtype):
+    rng = np.random.default_rng(23)
+    for x in mover_inputs(rng, dtype):
+        for name, fn in MOVERS:
+            want = fn(x)
+            with emulated(TUNINGS[tuning]) as ran:
+                got = fn(x)
+            assert got.shape == want.shape and bits(got) == bits(want), name
+            if x.numel() and name.startswith(("tril", "triu")):
+                assert ran["triangle"] == 1
+            elif x.numel():
+                assert ran["shape_gather"] == 1
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_movers_of_0_dim_tensors_and_their_gradients(tuning):
+    rng = np.random.default_rng(24)
+    s = ptl.tensor(2.5)
+    x = ptl.tensor(rng.standard_normal((3, 4, 5)), requires_grad=True)
+    with emulated(TUNINGS[tuning]):
+        assert bits(s.flip(())) == bits(s) and bits(s.roll(3)) == bits(s)
+        assert bits(s.repeat(2, 3)) == bits(ptl.full((2, 3), 2.5))
+        for name, fn in MOVERS:
+            assert ptl.autograd.gradcheck(fn, (x,)), name
+    np.testing.assert_array_equal(np.flip(x.detach().numpy(), 1), x.flip(1).detach().numpy())
+    np.testing.assert_array_equal(np.tril(x.detach().numpy(), -2),
+                                  x.tril(-2).detach().numpy())

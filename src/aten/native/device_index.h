@@ -113,6 +113,21 @@ typedef struct PtlDeviceTakeArgs {
 #define PTL_TAKE_INDEX_ERROR \
     "out of range: tried to access index %lld on a tensor of %lld elements."
 
+/* shape.c's data movers (Note [Gather by offset tables] there).  GATHER (flip, roll, rot90,
+ * repeat): out (contiguous, sizes) element i0..ik = *(src + sum_d tab[start[d] + i_d]),
+ * tab a host table of ntab byte offsets.  TRIANGLE (tril, triu): out's elements (sizes,
+ * byte strides) that tril (lower) or triu drops are zeroed: column j of row i (the last two
+ * dims) when j - i > diagonal (tril) or j - i < diagonal (triu). */
+enum { PTL_DEVICE_SHAPE_GATHER, PTL_DEVICE_SHAPE_TRIANGLE };
+typedef struct PtlDeviceShapeArgs {
+    int32_t kind, ndim, lower;
+    const char *src;
+    char *out;
+    const int64_t *tab;
+    int64_t sizes[PTL_MAX_DIMS], start[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int64_t numel, ntab, itemsize, diagonal;
+} PtlDeviceShapeArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (scatter_gather.c's
  * hook: a bad index, the CPU kernel's error; index.c checks its indices on the host).  Run
  * for CUDA tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
@@ -123,6 +138,7 @@ extern int (*ptl_device_sort_hook)(const PtlDeviceSortArgs *a);
 extern int (*ptl_device_masked_fill_hook)(const PtlDeviceMaskedFillArgs *a);
 /* take's: a bad index, the CPU loop's IndexError for the first one */
 extern int (*ptl_device_take_hook)(const PtlDeviceTakeArgs *a);
+extern int (*ptl_device_shape_hook)(const PtlDeviceShapeArgs *a);
 
 #ifdef __cplusplus
 }

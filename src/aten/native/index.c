@@ -967,8 +967,8 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_out(s, out, rc);
 }
 
-/* A 0-dim value tensor (or Scalar) as a 0-dim CPU tensor of dtype (its bytes are the loops'
- * and the kernels' argument); `name` for the error. */
+/* A 0-dim value tensor (or Scalar) as a 0-dim tensor of dtype, on the CPU unless meta (its
+ * bytes are the loops' and the kernels' argument); `name` for the error. */
 static PtlTensorImpl *
 value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
 {
@@ -981,6 +981,9 @@ value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
                       "dimension(s).",
                       name, v->u.t->dim);
         return NULL;
+    }
+    if (v->u.t->device.type != PTL_DEVICE_CUDA) {   /* a meta value stays meta */
+        return ptl_cast(v->u.t, dtype);
     }
     PtlDevice cpu = ptl_device_cpu();
     return ptl_to_copy(v->u.t, dtype, &cpu);
