@@ -358,3 +358,14 @@ def test_flip_roll_tril_float32(benchmark, impl, op):
     fns = {"flip": lambda: x.flip(1), "roll": lambda: x.roll(7, 1), "tril": lambda: x.tril()}
     run_synchronised(benchmark, fns[op], sync)
 
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumsum_float32(benchmark, impl, dim):
+    """x.cumsum(dim) of 4096 x 4096 float32, synchronised (pytorchlite: one thread per line,
+    Note [CUDA scans]; torch: its CUB-based scan)."""
+    benchmark.group = f"cumsum({dim}) float32 4096x4096, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(4096, 4096, device="cuda")
+    run_synchronised(benchmark, lambda: x.cumsum(dim), sync)
+

@@ -201,7 +201,7 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT,
        /* max_unpool and its backward (Note [CUDA max_unpool]); masked_fill; take */
        PTL_CUDA_EMU_UNPOOL, PTL_CUDA_EMU_MASKED_FILL, PTL_CUDA_EMU_TAKE,
-       PTL_CUDA_EMU_SHAPE_GATHER, PTL_CUDA_EMU_TRIANGLE,
+       PTL_CUDA_EMU_SHAPE_GATHER, PTL_CUDA_EMU_TRIANGLE, PTL_CUDA_EMU_SCAN,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
@@ -287,6 +287,9 @@ int ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems,
 /* shape.c's movers, the same way (a->tab a host table, copied to the device) */
 int ptl_cuda_shape(const PtlDeviceShapeArgs *a);
 int ptl_cuda_shape_launch(const PtlDeviceShapeArgs *a, const PtlCudaNnPlan *elems);
+/* cumsum / cumprod (reduce.cu; Note [CUDA scans] in reduce_plan.h): one thread per line */
+int ptl_cuda_scan(const PtlDeviceScanArgs *a);
+int ptl_cuda_scan_launch(const PtlDeviceScanArgs *a, const PtlCudaNnPlan *elems);
 /* sort, argsort and topk (sort.cu; Note [CUDA sort] in sort_plan.h) on the device or
  * emulated; 0, or -1 with an error set.  The launch: the keys and the merge passes one
  * thread per element (elems), the emit one per output element (outs); ws: 4 nlanes len

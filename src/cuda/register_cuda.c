@@ -466,6 +466,8 @@ static const int shared_with_cpu[] = {
     /* shape.c's movers: device_index.h's shape hook (the same Note) */
     PTL_OP_flip, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat, PTL_OP_tril, PTL_OP_tril_,
     PTL_OP_triu, PTL_OP_triu_,
+    /* cumsum and cumprod: device_reduce.h's scan hook (Note [CUDA scans] in reduce_plan.h) */
+    PTL_OP_cumsum, PTL_OP_cumprod,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

@@ -124,9 +124,9 @@ def test_mixed_dtypes_promote_as_on_the_cpu():
 def test_an_op_without_a_cuda_kernel_raises_the_dispatcher_error():
     x = ptl.ones(3, device="cuda")
     with pytest.raises(NotImplementedError,
-                       match=r"^Could not run 'aten::cumsum' with arguments from the 'CUDA' "
+                       match=r"^Could not run 'aten::logsumexp' with arguments from the 'CUDA' "
                              r"backend\."):
-        ptl.cumsum(x, 0)
+        ptl.logsumexp(x, 0)
     with pytest.raises(NotImplementedError, match=r'"neg_cuda" not implemented for \'Long\''):
         ptl.neg(ptl.arange(3).cuda())
 
@@ -317,6 +317,20 @@ def test_reductions_propagate_nan_and_take_the_first_index():
                lambda t: tuple(t.max(1)), lambda t: tuple(t.min(0)), lambda t: t.argmax(),
                lambda t: ptl.nansum(t, 1), lambda t: t.sum(0), lambda t: t.var(1)):
         check_pairs(fn(x.cuda()), fn(x))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16, ptl.int64, ptl.int32,
+                                   ptl.bool], ids=str)
+def test_cumsum_and_cumprod_have_the_cpu_bits(dtype):
+    """one thread per line in the CPU's order (Note [CUDA scans]): the CPU's values"""
+    rng = np.random.default_rng(9)
+    for name, x in reduction_inputs(rng, dtype):
+        for dim in range(x.dim()) if x.dim() else [0]:
+            for fn in (lambda t: t.cumsum(dim), lambda t: t.cumprod(dim)):
+                want = fn(x)
+                got = fn(x.cuda())
+                assert got.dtype == want.dtype, name
+                np.testing.assert_array_equal(as_np(got), as_np(want))
 
 
 def test_reduction_errors_match_the_cpu():

@@ -38,7 +38,7 @@ CUDA_OPS = [
     "aten::max_unpool2d_backward", "aten::masked_fill.Scalar", "aten::masked_fill.Tensor",
     "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::take", "aten::flip",
     "aten::roll", "aten::rot90", "aten::repeat", "aten::tril", "aten::tril_", "aten::triu",
-    "aten::triu_",
+    "aten::triu_", "aten::cumsum", "aten::cumprod",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",
@@ -60,7 +60,7 @@ def test_the_training_ops_have_a_cuda_kernel(name):
 
 @pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
 def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
-    for name in ("aten::cumsum", "aten::linalg_cholesky_ex", "aten::logsumexp",
+    for name in ("aten::nonzero", "aten::linalg_cholesky_ex", "aten::logsumexp",
                  "aten::binary_cross_entropy", "aten::div.Tensor_mode"):
         assert not has_cuda_kernel(name), name
     assert "CUDA" in _C._dispatch_dump("aten::add.Tensor")
