@@ -209,6 +209,18 @@ def test_views_of_device_tensors_share_the_cpu_kernels(view):
     np.testing.assert_array_equal(as_np(got), as_np(want))
 
 
+def test_clone_and_constant_pad_on_the_device():
+    """clone keeps a strided tensor's strides (the iterator's layout) and copies on the
+    device; F.pad's constant mode fills and copies there, negative pads narrowing."""
+    import pytorchlite.nn.functional as F
+    host = ptl.arange(60.0).reshape(3, 4, 5).transpose(0, 2)
+    got, want = host.cuda().clone(), host.clone()
+    assert got.stride() == want.stride()
+    np.testing.assert_array_equal(as_np(got), as_np(want))
+    for pad in ((1, 2), (1, 0, 2, 3), (-1, 2, 0, 1, 1, 1), (0, 0)):
+        check(F.pad(host.cuda(), pad, value=-2.5), F.pad(host, pad, value=-2.5))
+
+
 def test_to_round_trips_keep_values_and_report_the_device():
     a = ptl.randn(8, 3)
     assert a.cuda().device == ptl.device("cuda", 0)

@@ -38,7 +38,7 @@ CUDA_OPS = [
     "aten::max_unpool2d_backward", "aten::masked_fill.Scalar", "aten::masked_fill.Tensor",
     "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::take", "aten::flip",
     "aten::roll", "aten::rot90", "aten::repeat", "aten::tril", "aten::tril_", "aten::triu",
-    "aten::triu_", "aten::cumsum", "aten::cumprod",
+    "aten::triu_", "aten::cumsum", "aten::cumprod", "aten::clone", "aten::constant_pad_nd",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",
