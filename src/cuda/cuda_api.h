@@ -199,8 +199,8 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
        PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL,
        PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT,
-       /* max_unpool and its backward (Note [CUDA max_unpool]); masked_fill; take */
-       PTL_CUDA_EMU_UNPOOL, PTL_CUDA_EMU_MASKED_FILL, PTL_CUDA_EMU_TAKE,
+       /* max_unpool and its backward (Note [CUDA max_unpool]); where and masked_fill; take */
+       PTL_CUDA_EMU_UNPOOL, PTL_CUDA_EMU_SELECT, PTL_CUDA_EMU_TAKE,
        PTL_CUDA_EMU_SHAPE_GATHER, PTL_CUDA_EMU_TRIANGLE, PTL_CUDA_EMU_SCAN,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
@@ -278,10 +278,11 @@ int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPla
  * The launch (index.cu; a's table in device memory): one thread per output element. */
 int ptl_cuda_cat(const PtlDeviceCatArgs *a);
 int ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems);
-/* masked_fill and take (Note [CUDA masked_fill and take] in index_plan.h): one thread per
- * element, elems plan; take's ws the status word, zeroed.  On the device, or emulated. */
-int ptl_cuda_masked_fill(const PtlDeviceMaskedFillArgs *a);
-int ptl_cuda_masked_fill_launch(const PtlDeviceMaskedFillArgs *a, const PtlCudaNnPlan *elems);
+/* where / masked_fill and take (Note [CUDA masked_fill and take] in index_plan.h): one
+ * thread per element, elems plan; take's ws the status word, zeroed.  On the device, or
+ * emulated. */
+int ptl_cuda_select(const PtlDeviceSelectArgs *a);
+int ptl_cuda_select_launch(const PtlDeviceSelectArgs *a, const PtlCudaNnPlan *elems);
 int ptl_cuda_take(const PtlDeviceTakeArgs *a);
 int ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int64_t *ws);
 /* shape.c's movers, the same way (a->tab a host table, copied to the device) */

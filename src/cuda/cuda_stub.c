@@ -262,7 +262,7 @@ ptl_cuda_unpool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *src,
 }
 
 int
-ptl_cuda_masked_fill_launch(const PtlDeviceMaskedFillArgs *a, const PtlCudaNnPlan *elems)
+ptl_cuda_select_launch(const PtlDeviceSelectArgs *a, const PtlCudaNnPlan *elems)
 {
     (void)a;
     (void)elems;

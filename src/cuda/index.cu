@@ -1,6 +1,6 @@
 // index.cu -- the gather and scatter kernels (scatter src and value, scatter_add,
 // scatter_reduce), advanced indexing's gather and scatter (index, index_put_, index_select,
-// index_add, index_copy, index_fill), cat, masked_fill, take and shape.c's movers (flip,
+// index_add, index_copy, index_fill), cat, where, masked_fill, take and shape.c's movers (flip,
 // roll, rot90, repeat, tril, triu).  The plans come from index_plan.c and the
 // per-element and per-thread arithmetic from index_plan.h (Note [CUDA index and sort
 // kernels] there), which the host emulation runs in the CPU tests; what is only here is the
@@ -118,13 +118,13 @@ ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems)
     return 0;
 }
 
-// masked_fill and take: one thread per element (Note [CUDA masked_fill and take])
+// where / masked_fill and take: one thread per element (Note [CUDA masked_fill and take])
 __global__ void
-masked_fill_kernel(PtlDeviceMaskedFillArgs a)
+select_kernel(PtlDeviceSelectArgs a)
 {
     PTL_GRID_LOOP(j, a.numel)
     {
-        ptl_masked_fill_at(&a, j);
+        ptl_select_at(&a, j);
     }
 }
 
@@ -138,10 +138,10 @@ take_kernel(PtlDeviceTakeArgs a, int64_t *ws)
 }
 
 extern "C" int
-ptl_cuda_masked_fill_launch(const PtlDeviceMaskedFillArgs *a, const PtlCudaNnPlan *elems)
+ptl_cuda_select_launch(const PtlDeviceSelectArgs *a, const PtlCudaNnPlan *elems)
 {
-    masked_fill_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0,
-                         ptl_cuda_launch_stream()>>>(*a);
+    select_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
+        *a);
     PTL_CUDA_CHECK_LAUNCH();
     return 0;
 }

@@ -291,14 +291,14 @@ ptl_cuda_cat(const PtlDeviceCatArgs *a)
 /* ---- masked_fill and take (Note [CUDA masked_fill and take] in index_plan.h) ---- */
 
 static void
-masked_fill_at(const void *a, int64_t j, int64_t *ws)
+select_at(const void *a, int64_t j, int64_t *ws)
 {
     (void)ws;
-    ptl_masked_fill_at(a, j);
+    ptl_select_at(a, j);
 }
 
 int
-ptl_cuda_masked_fill(const PtlDeviceMaskedFillArgs *a)
+ptl_cuda_select(const PtlDeviceSelectArgs *a)
 {
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
     PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->numel, &tuning);
@@ -306,10 +306,10 @@ ptl_cuda_masked_fill(const PtlDeviceMaskedFillArgs *a)
         return 0;
     }
     if (!ptl_device_reduce_emulation) {
-        return ptl_cuda_masked_fill_launch(a, &elems);
+        return ptl_cuda_select_launch(a, &elems);
     }
-    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_MASKED_FILL);
-    ptl_cuda_emulate_elems(&elems, a->numel, masked_fill_at, a, NULL);
+    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_SELECT);
+    ptl_cuda_emulate_elems(&elems, a->numel, select_at, a, NULL);
     return 0;
 }
 

@@ -54,11 +54,14 @@
  *
  * Note [CUDA masked_fill and take]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * masked_fill (Scalar, or a 0-dim Tensor value, in place or not) runs index.c's CPU kernel:
- * its checks, its output and its TensorIterator over (out, self, mask); the iterator's
- * geometry (coalesced dims, byte strides, broadcast mask) goes to one kernel, a thread per
- * element, which moves the value's or self's bytes: the CPU's bits in every dtype.  A value
- * tensor on the device is read back first (a synchronisation, as PyTorch's .item()).  take
+ * masked_fill (Scalar, or a 0-dim Tensor value, in place or not) and where run their CPU
+ * kernels (index.c, ternary.c): their checks, dtypes, output and TensorIterator over (out,
+ * self, mask) or (out, condition, self, other); the iterator's geometry (coalesced dims, byte
+ * strides, broadcasting) goes to one select kernel, a thread per element, which moves the
+ * bytes of the operand its condition picks: the CPU's bits in every dtype.  masked_fill's
+ * value and any operand broadcast from a CPU scalar (a 0-dim CPU tensor or a Python number,
+ * which the iterator leaves in host memory) travel by value in the kernel's arguments.  A
+ * value tensor on the device is read back first (a synchronisation, as PyTorch's .item()).  take
  * is index.c's too: one thread per index element walks index and the flattened self by
  * their strides (any layout) and moves one element; a bad index goes through the status
  * word above and raises the CPU loop's IndexError for the first one (the output is then
@@ -296,20 +299,27 @@ ptl_cat_at(const PtlDeviceCatArgs *a, int64_t q)
 
 /* ---- masked_fill and take (Note [CUDA masked_fill and take]) ---- */
 
-/* masked_fill's element j (row-major over the iterator's dims, dim 0 innermost) */
-PTL_HD static inline void
-ptl_masked_fill_at(const PtlDeviceMaskedFillArgs *a, int64_t j)
+/* select operand t's element at the offsets off (out's first), or its value */
+PTL_HD static inline const char *
+ptl_select_operand(const PtlDeviceSelectArgs *a, int t, const int64_t *off)
 {
-    int64_t off[3] = {0, 0, 0};
+    return a->data[t] != NULL ? a->data[t] + off[t + 1] : (const char *)&a->value[t];
+}
+
+/* where's or masked_fill's element j (row-major over the iterator's dims, dim 0 innermost) */
+PTL_HD static inline void
+ptl_select_at(const PtlDeviceSelectArgs *a, int64_t j)
+{
+    int64_t off[4] = {0, 0, 0, 0};
     for (int d = 0; d < a->ndim; d++) {
         const int64_t c = j % a->sizes[d];
         j /= a->sizes[d];
-        for (int t = 0; t < 3; t++) {
+        for (int t = 0; t < 4; t++) {
             off[t] += c * a->strides[t][d];
         }
     }
-    const char *src = a->data[2][off[2]] ? (const char *)&a->value : a->data[1] + off[1];
-    ptl_idx_move(a->data[0] + off[0], src, a->itemsize);
+    const int cond = *ptl_select_operand(a, 0, off) != 0;
+    ptl_idx_move(a->out + off[0], ptl_select_operand(a, cond ? 1 : 2, off), a->itemsize);
 }
 
 /* the element offset of row-major position j in a tensor of ndim sizes and strides */

@@ -41,7 +41,7 @@ ptl_cuda_set_kernel_hooks(void)
     ptl_device_cat_hook = ptl_cuda_cat;
     ptl_device_sort_hook = ptl_cuda_sort;
     ptl_device_attention_hook = ptl_cuda_attention;
-    ptl_device_masked_fill_hook = ptl_cuda_masked_fill;
+    ptl_device_select_hook = ptl_cuda_select;
     ptl_device_take_hook = ptl_cuda_take;
     ptl_device_shape_hook = ptl_cuda_shape;
     ptl_device_scan_hook = ptl_cuda_scan;

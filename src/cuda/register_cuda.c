@@ -459,10 +459,10 @@ static const int shared_with_cpu[] = {
      * Note [CUDA max_unpool] in pool_plan.h) */
     PTL_OP_adaptive_max_pool2d, PTL_OP_adaptive_max_pool2d_backward, PTL_OP_max_unpool2d,
     PTL_OP_max_unpool2d_backward,
-    /* masked_fill and take: device_index.h's hooks (Note [CUDA masked_fill and take] in
-     * index_plan.h) */
+    /* where, masked_fill and take: device_index.h's hooks (Note [CUDA masked_fill and take]
+     * in index_plan.h) */
     PTL_OP_masked_fill_Scalar, PTL_OP_masked_fill_Tensor, PTL_OP_masked_fill__Scalar,
-    PTL_OP_masked_fill__Tensor, PTL_OP_take,
+    PTL_OP_masked_fill__Tensor, PTL_OP_take, PTL_OP_where_self, PTL_OP_where_self_out,
     /* shape.c's movers: device_index.h's shape hook (the same Note) */
     PTL_OP_flip, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat, PTL_OP_tril, PTL_OP_tril_,
     PTL_OP_triu, PTL_OP_triu_,

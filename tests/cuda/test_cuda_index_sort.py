@@ -314,7 +314,7 @@ def test_sort_and_topk_gradients_match_the_cpu():
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_masked_fill_and_take_match_the_cpu_bit_for_bit(dtype):
+def test_where_masked_fill_and_take_match_the_cpu_bit_for_bit(dtype):
     rng = np.random.default_rng(30)
     x = values(rng, (6, 7, 5), dtype)
     v = True if dtype == ptl.bool else 3
@@ -333,6 +333,11 @@ def test_masked_fill_and_take_match_the_cpu_bit_for_bit(dtype):
         i = idx % self.numel()
         for ix in (i, i.t(), i[:, ::3], i[0, 0]):
             assert bits(self.cuda().take(ix.cuda())) == bits(self.take(ix))
+        c = self.to(ptl.float64) > 1
+        other = values(rng, (1,) * self.dim(), dtype)
+        for a, b in ((self, other), (self, v), (v, self), (self, ptl.tensor(v))):
+            dev = [t.cuda() if isinstance(t, ptl.Tensor) and t.dim() else t for t in (a, b)]
+            assert bits(ptl.where(c.cuda(), *dev)) == bits(ptl.where(c, a, b))
 
 
 def test_masked_fill_and_take_errors_match_pytorch():

@@ -617,7 +617,7 @@ def test_masked_fill_matches_numpy_and_the_cpu_kernel(tuning, dtype):
         np.testing.assert_array_equal(np_of(got), ref)
         assert bits(got) == bits(want) and bits(z) == bits(y)
         assert got.shape == want.shape and got.stride() == want.stride()
-        assert ran["masked_fill"] == (2 if x.numel() else 0)
+        assert ran["select"] == (2 if x.numel() else 0)
 
 
 @pytest.mark.parametrize("tuning", sorted(TUNINGS))
@@ -732,3 +732,51 @@ def test_movers_of_0_dim_tensors_and_their_gradients(tuning):
     np.testing.assert_array_equal(np.flip(x.detach().numpy(), 1), x.flip(1).detach().numpy())
     np.testing.assert_array_equal(np.tril(x.detach().numpy(), -2),
                                   x.tril(-2).detach().numpy())
+
+
+def where_cases(rng, dtype):
+    """(condition, self, other): broadcasting, transposed operands, Python numbers and 0-dim
+    tensors (passed by value), mixed dtypes (promoted by the iterator), 0-dim, size-0"""
+    x, y = values(rng, (3, 4, 5), dtype), values(rng, (4, 1), dtype)
+    c = lambda *s: ptl.tensor(rng.integers(0, 2, size=s).astype(bool))  # noqa: E731
+    num = True if dtype == ptl.bool else 2
+    return [
+        (c(3, 4, 5), x, y), (c(5), x, num), (c(4, 1), num, x), (ptl.tensor(True), x, y),
+        (c(5, 4, 3).transpose(0, 2), x.transpose(0, 2).contiguous().transpose(0, 2), y),
+        (c(3, 4, 5), x, ptl.tensor(num).to(dtype)), (c(3, 4, 5), x, values(rng, (5,), ptl.int64)),
+        (c(), values(rng, (), dtype), values(rng, (), dtype)), (c(1, 5), x[:0], y[:1]),
+        (c(70, 33), values(rng, (70, 33), dtype), num),   # past one block of every tuning
+    ]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_where_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(25)
+    for cond, a, b in where_cases(rng, dtype):
+        want = ptl.where(cond, a, b)
+        out = ptl.empty(0, dtype=want.dtype)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = ptl.where(cond, a, b)
+            ptl.where(cond, a, b, out=out)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert bits(got) == bits(want) and bits(out) == bits(want)
+        npv = [np_of(v) if isinstance(v, ptl.Tensor) else v for v in (a, b)]
+        ref = np.where(cond.numpy(), *npv).astype(np_of(want).dtype)
+        np.testing.assert_array_equal(np_of(got), ref)
+        assert ran["select"] == (2 if want.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_where_keeps_the_cpu_errors_and_its_gradient(tuning):
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    c = ptl.tensor(np.random.default_rng(26).integers(0, 2, (3, 4)).astype(bool))
+    calls = [lambda: ptl.where(c.to(ptl.int64), x, 0.0),
+             lambda: ptl.where(c, x.detach(), 0.0, out=ptl.empty(0, dtype=ptl.float32)),
+             lambda: ptl.where(c, x.detach(), ptl.ones(5))]
+    for fn in calls:
+        want = cpu_error(fn)
+        with emulated(TUNINGS[tuning]):
+            assert cpu_error(fn) == want
+    with emulated(TUNINGS[tuning]):
+        assert ptl.autograd.gradcheck(lambda x: ptl.where(c, x * x, -x), (x,))

@@ -87,15 +87,18 @@ typedef struct PtlDeviceSortArgs {
     int64_t osize[PTL_MAX_DIMS], ostride[PTL_MAX_DIMS];
 } PtlDeviceSortArgs;
 
-/* masked_fill (index.c): data[0] = data[2] ? value : data[1] (out, self, mask a bool),
- * element by element over the iterator's geometry (ndim dims, dim 0 innermost, strides in
- * bytes); elements of itemsize bytes, value the fill's bytes. */
-typedef struct PtlDeviceMaskedFillArgs {
+/* where (ternary.c) and masked_fill (index.c): out = cond ? if_true : if_false, element by
+ * element over a TensorIterator's geometry (ndim dims, dim 0 innermost, byte strides: out's,
+ * then the operands'), elements of itemsize bytes; data[0..2] the condition (a bool), the
+ * value if true and if false, or NULL for an operand passed by value (its bytes in
+ * value[t]: masked_fill's value, a broadcast scalar). */
+typedef struct PtlDeviceSelectArgs {
     int32_t ndim, itemsize;
-    char *data[3];
-    int64_t sizes[PTL_MAX_DIMS], strides[3][PTL_MAX_DIMS];
-    int64_t numel, value;
-} PtlDeviceMaskedFillArgs;
+    char *out;
+    const char *data[3];
+    int64_t sizes[PTL_MAX_DIMS], strides[4][PTL_MAX_DIMS];
+    int64_t numel, value[3];
+} PtlDeviceSelectArgs;
 
 /* take (index.c): out[j] (contiguous) = self's element at row-major position index[j]
  * (negative: from the end) for j < inumel, index's elements in row-major order; sizes and
@@ -135,7 +138,7 @@ extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
 extern int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
 extern int (*ptl_device_cat_hook)(const PtlDeviceCatArgs *a);
 extern int (*ptl_device_sort_hook)(const PtlDeviceSortArgs *a);
-extern int (*ptl_device_masked_fill_hook)(const PtlDeviceMaskedFillArgs *a);
+extern int (*ptl_device_select_hook)(const PtlDeviceSelectArgs *a);
 /* take's: a bad index, the CPU loop's IndexError for the first one */
 extern int (*ptl_device_take_hook)(const PtlDeviceTakeArgs *a);
 extern int (*ptl_device_shape_hook)(const PtlDeviceShapeArgs *a);

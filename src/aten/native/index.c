@@ -1142,6 +1142,10 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              mask->dtype == PTL_DTYPE_UINT8 ? "unsigned char"
                                                             : ptl_dtype_name(mask->dtype));
     }
+    if (self->device.type == PTL_DEVICE_CUDA && mask->device.type != PTL_DEVICE_CUDA) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected self and mask to be on the same device, "
+                             "but got mask on cpu and self on cuda:%d", self->device.index);
+    }
     if ((val = value_of(&s[2], self->dtype, "masked_fill_")) == NULL) {
         return -1;
     }
@@ -1167,7 +1171,8 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     case 4: loop = masked_fill_loop_4; break;
     default: loop = masked_fill_loop_8; break;
     }
-    if ((index_on_device(out) ? index_masked_fill_device(&it, mask, val)
+    static const int order[3] = {2, -1, 1};   /* mask ? value : self */
+    if ((index_on_device(out) ? index_select_device(&it, order, val)
                                : ptl_iter_run(&it, loop, ptl_tensor_data(val))) < 0) {
         ptl_iter_release(&it);
         goto error;

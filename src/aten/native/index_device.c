@@ -7,7 +7,7 @@
 #include "device_reduce.h"
 #include "index_impl.h"
 
-int (*ptl_device_masked_fill_hook)(const PtlDeviceMaskedFillArgs *a);
+int (*ptl_device_select_hook)(const PtlDeviceSelectArgs *a);
 int (*ptl_device_take_hook)(const PtlDeviceTakeArgs *a);
 
 int
@@ -18,29 +18,36 @@ index_on_device(const PtlTensorImpl *t)
 }
 
 int
-index_masked_fill_device(const PtlTensorIter *it, const PtlTensorImpl *mask,
-                         const PtlTensorImpl *val)
+index_select_device(const PtlTensorIter *it, const int *order, const PtlTensorImpl *val)
 {
-    PtlDeviceMaskedFillArgs a;
+    PtlDeviceSelectArgs a;
     const PtlTensorImpl *out = it->ops[0];
-    /* the iterator lets a CPU 0-dim operand through as a scalar; PyTorch refuses the mask */
-    if (mask->device.type != out->device.type) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "expected self and mask to be on the same device, "
-                             "but got mask on %s and self on %s:%d",
-                             ptl_device_type_name(mask->device.type),
-                             ptl_device_type_name(out->device.type), out->device.index);
-    }
     memset(&a, 0, sizeof(a));
     a.ndim = it->ndim;
     a.itemsize = (int32_t)ptl_tensor_itemsize(out);
     a.numel = it->numel;
-    memcpy(&a.value, ptl_tensor_data(val), (size_t)a.itemsize);
-    for (int t = 0; t < 3; t++) {
-        a.data[t] = it->data[t];
-        memcpy(a.strides[t], it->strides[t], sizeof(int64_t) * (size_t)it->ndim);
-    }
+    a.out = it->data[0];
     memcpy(a.sizes, it->shape, sizeof(int64_t) * (size_t)it->ndim);
-    return ptl_device_masked_fill_hook(&a);
+    memcpy(a.strides[0], it->strides[0], sizeof(int64_t) * (size_t)it->ndim);
+    for (int t = 0; t < 3; t++) {
+        const int k = order[t];
+        int scalar = k < 0;   /* masked_fill's value */
+        const char *bytes = scalar ? ptl_tensor_data(val) : it->data[k];
+        if (!scalar && ((it->scalar_cast >> k) & 1u || it->ops[k]->device.type == PTL_DEVICE_CPU)) {
+            /* in host memory: a CPU operand broadcast everywhere goes by value */
+            scalar = 1;
+            for (int d = 0; d < it->ndim; d++) {
+                scalar &= it->strides[k][d] == 0;
+            }
+        }
+        if (scalar) {
+            memcpy(&a.value[t], bytes, t == 0 ? 1 : (size_t)a.itemsize);
+            continue;
+        }
+        a.data[t] = bytes;
+        memcpy(a.strides[t + 1], it->strides[k], sizeof(int64_t) * (size_t)it->ndim);
+    }
+    return ptl_device_select_hook(&a);
 }
 
 PtlTensorImpl *

@@ -163,13 +163,13 @@ scalar_of(const PtlIValue *v, PtlDtype dtype)
     return t;
 }
 
-/* masked_fill and take on the CUDA kernels (index_device.c; Note [CUDA masked_fill and
- * take] in src/cuda/index_plan.h): whether t's op runs there (a CUDA tensor, or the kernels
- * emulated); masked_fill over a built iterator (out, self, mask) with the value val (a 0-dim
- * CPU tensor of out's dtype), 0 or -1; take's output (index int64), or NULL. */
+/* where, masked_fill and take on the CUDA kernels (index_device.c; Note [CUDA masked_fill
+ * and take] in src/cuda/index_plan.h): whether t's op runs there (a CUDA tensor, or the
+ * kernels emulated); out = cond ? if_true : if_false over a built iterator, order[] the
+ * iterator operands of cond, if_true and if_false (-1: the value val, a 0-dim CPU tensor of
+ * out's dtype), 0 or -1; take's output (index int64), or NULL. */
 int index_on_device(const PtlTensorImpl *t);
-int index_masked_fill_device(const PtlTensorIter *it, const PtlTensorImpl *mask,
-                             const PtlTensorImpl *val);
+int index_select_device(const PtlTensorIter *it, const int *order, const PtlTensorImpl *val);
 PtlTensorImpl *index_take_device(PtlTensorImpl *self, PtlTensorImpl *index);
 
 #endif
