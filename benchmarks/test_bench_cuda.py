@@ -331,19 +331,19 @@ def test_adaptive_max_pool_and_unpool_forward_backward_float32(benchmark, impl, 
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("op", ["masked_fill", "take"])
+@pytest.mark.parametrize("op", ["masked_fill", "take", "where", "gt"])
 def test_masked_fill_and_take_float32(benchmark, impl, op):
-    """x.masked_fill(mask, 0.5) with a row-broadcast mask over 4096 x 4096 float32, or
-    x.take of 2^24 random indices, synchronised (pytorchlite: index.cu, Note [CUDA
-    masked_fill and take]; torch: its CUDA kernels)."""
+    """x.masked_fill(mask, 0.5) with a row-broadcast mask over 4096 x 4096 float32,
+    where(mask, x, 0.5), x > 0.5, or x.take of 2^24 random indices, synchronised
+    (pytorchlite: index.cu, Note [CUDA masked_fill and take]; torch: its CUDA kernels)."""
     benchmark.group = f"{op} float32 4096x4096, synchronised"
     lib, sync = library(impl)
     x = lib.randn(4096, 4096, device="cuda")
     mask = lib.rand(4096, 1, device="cuda") > 0.5
     idx = lib.randint(0, 4096 * 4096, (1 << 24,), device="cuda")
-    run_synchronised(benchmark,
-                     lambda: x.masked_fill(mask, 0.5) if op == "masked_fill" else x.take(idx),
-                     sync)
+    fns = {"masked_fill": lambda: x.masked_fill(mask, 0.5), "take": lambda: x.take(idx),
+           "where": lambda: lib.where(mask, x, 0.5), "gt": lambda: x > 0.5}
+    run_synchronised(benchmark, fns[op], sync)
 
 
 @pytest.mark.parametrize("impl", IMPLS)

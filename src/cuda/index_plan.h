@@ -58,7 +58,10 @@
  * kernels (index.c, ternary.c): their checks, dtypes, output and TensorIterator over (out,
  * self, mask) or (out, condition, self, other); the iterator's geometry (coalesced dims, byte
  * strides, broadcasting) goes to one select kernel, a thread per element, which moves the
- * bytes of the operand its condition picks: the CPU's bits in every dtype.  masked_fill's
+ * bytes of the operand its condition picks: the CPU's bits in every dtype.  The comparisons
+ * and logical ops (eq, ne, lt, le, gt, ge, logical_and/or/xor; compare.c) take the same
+ * kernel with a predicate, computed on the promoted operands as int64 or double (exact for
+ * every dtype, so the CPU loops' results).  masked_fill's
  * value and any operand broadcast from a CPU scalar (a 0-dim CPU tensor or a Python number,
  * which the iterator leaves in host memory) travel by value in the kernel's arguments.  A
  * value tensor on the device is read back first (a synchronisation, as PyTorch's .item()).  take
@@ -306,7 +309,32 @@ ptl_select_operand(const PtlDeviceSelectArgs *a, int t, const int64_t *off)
     return a->data[t] != NULL ? a->data[t] + off[t + 1] : (const char *)&a->value[t];
 }
 
-/* where's or masked_fill's element j (row-major over the iterator's dims, dim 0 innermost) */
+/* a op b in the operands' dtype dt (kind SEL_EQ to SEL_XOR): integers and bool as int64, floats as
+ * double (exact for every float dtype, so the float compare's result) */
+PTL_HD static inline uint8_t
+ptl_predicate(int kind, int dt, const char *x, const char *y)
+{
+    const int fp = dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16 ||
+                   dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64;
+    const int64_t ia = fp ? 0 : ptl_load_int(x, (PtlDtype)dt);
+    const int64_t ib = fp ? 0 : ptl_load_int(y, (PtlDtype)dt);
+    const double a = fp ? ptl_load_double(x, (PtlDtype)dt) : 0;
+    const double b = fp ? ptl_load_double(y, (PtlDtype)dt) : 0;
+    switch (kind) {
+    case PTL_DEVICE_SEL_EQ: return fp ? a == b : ia == ib;
+    case PTL_DEVICE_SEL_NE: return fp ? a != b : ia != ib;
+    case PTL_DEVICE_SEL_LT: return fp ? a < b : ia < ib;
+    case PTL_DEVICE_SEL_LE: return fp ? a <= b : ia <= ib;
+    case PTL_DEVICE_SEL_GT: return fp ? a > b : ia > ib;
+    case PTL_DEVICE_SEL_GE: return fp ? a >= b : ia >= ib;
+    case PTL_DEVICE_SEL_AND: return fp ? a != 0 && b != 0 : ia != 0 && ib != 0;
+    case PTL_DEVICE_SEL_OR: return fp ? a != 0 || b != 0 : ia != 0 || ib != 0;
+    default: return fp ? (a != 0) != (b != 0) : (ia != 0) != (ib != 0);
+    }
+}
+
+/* where's, masked_fill's or a comparison's element j (row-major over the iterator's dims,
+ * dim 0 innermost) */
 PTL_HD static inline void
 ptl_select_at(const PtlDeviceSelectArgs *a, int64_t j)
 {
@@ -317,6 +345,12 @@ ptl_select_at(const PtlDeviceSelectArgs *a, int64_t j)
         for (int t = 0; t < 4; t++) {
             off[t] += c * a->strides[t][d];
         }
+    }
+    if (a->kind != PTL_DEVICE_SEL_WHERE) {
+        *(uint8_t *)(a->out + off[0]) = ptl_predicate(a->kind, a->dtype,
+                                                      ptl_select_operand(a, 0, off),
+                                                      ptl_select_operand(a, 1, off));
+        return;
     }
     const int cond = *ptl_select_operand(a, 0, off) != 0;
     ptl_idx_move(a->out + off[0], ptl_select_operand(a, cond ? 1 : 2, off), a->itemsize);

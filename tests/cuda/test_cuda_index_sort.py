@@ -4,12 +4,13 @@ the CPU kernels, bit for bit (the scatters combine each element's values in the 
 order): gather and every scatter form (src, value, reduce= add and multiply, scatter_add,
 scatter_reduce with and without include_self), advanced indexing (x[i], x[mask], index_put_
 with and without accumulate) and index_select / index_add / index_copy / index_fill, cat and
-stack, masked_fill and take, flip / roll / rot90 / repeat / tril / triu, sort / argsort /
-msort / topk (NaN, +-inf and +-0.0 included), in every dtype, on contiguous, transposed and
-sliced operands, int32 and int64 indices with repeats and negatives, 0-dim and size-0
-tensors; their gradients; the CPU kernels' errors for bad indices. Each test skips, with the
-reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on
-one, with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
+stack, where, masked_fill, the comparisons and logical ops and take, flip / roll / rot90 /
+repeat / tril / triu, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
+every dtype, on contiguous, transposed and sliced operands, int32 and int64 indices with
+repeats and negatives, 0-dim and size-0 tensors; their gradients; the CPU kernels' errors
+for bad indices. Each test skips, with the reason the device is missing, on a machine
+without a GPU; tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip
+into a failure."""
 
 import numpy as np
 import pytest
@@ -369,4 +370,19 @@ def test_a_causal_mask_built_on_the_device():
     """tril(ones) on the device, as attention code builds its mask"""
     mask = ptl.tril(ptl.ones(64, 64, device="cuda")).bool()
     np.testing.assert_array_equal(mask.cpu().numpy(), np.tril(np.ones((64, 64), bool)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_comparisons_and_logical_ops_match_the_cpu(dtype):
+    rng = np.random.default_rng(32)
+    x, y = values(rng, (6, 7, 5), dtype), values(rng, (7, 1), dtype)
+    if dtype.is_floating_point:
+        x[0, 0, :2] = float("nan")
+    for name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                 "logical_xor"):
+        fn = getattr(ptl, name)
+        for a, b in ((x, y), (x.transpose(0, 2), x.transpose(0, 2)), (x, ptl.tensor(1))):
+            got = fn(a.cuda(), b.cuda() if b.dim() else b)
+            assert got.device.type == "cuda" and bits(got) == bits(fn(a, b)), name
+    assert bits((x.cuda() > 0.5)) == bits(x > 0.5)
 

@@ -39,7 +39,9 @@ CUDA_OPS = [
     "aten::masked_fill_.Scalar", "aten::masked_fill_.Tensor", "aten::take", "aten::flip",
     "aten::roll", "aten::rot90", "aten::repeat", "aten::tril", "aten::tril_", "aten::triu",
     "aten::triu_", "aten::cumsum", "aten::cumprod", "aten::clone", "aten::constant_pad_nd",
-    "aten::where.self", "aten::where.self_out",
+    "aten::where.self", "aten::where.self_out", "aten::eq.Tensor", "aten::ne.Tensor",
+    "aten::lt.Tensor", "aten::le.Tensor", "aten::gt.Tensor", "aten::ge.Tensor", "aten::gt_.Tensor",
+    "aten::eq.out", "aten::logical_and", "aten::logical_or", "aten::logical_xor",
     # the views share their kernels with the CPU (view.c)
     "aten::view", "aten::reshape", "aten::t", "aten::transpose.int", "aten::permute",
     "aten::expand", "aten::unsqueeze", "aten::squeeze.dim", "aten::select.int",

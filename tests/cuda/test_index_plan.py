@@ -780,3 +780,57 @@ def test_where_keeps_the_cpu_errors_and_its_gradient(tuning):
             assert cpu_error(fn) == want
     with emulated(TUNINGS[tuning]):
         assert ptl.autograd.gradcheck(lambda x: ptl.where(c, x * x, -x), (x,))
+
+
+PREDICATES = [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+              ("gt", np.greater), ("ge", np.greater_equal), ("logical_and", np.logical_and),
+              ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]
+
+
+def predicate_cases(rng, dtype):
+    """(a, b): broadcast, transposed, Python numbers and 0-dim tensors (by value), mixed
+    dtypes, NaN, int64 values float64 cannot tell apart, 0-dim and size-0"""
+    x, y = values(rng, (3, 4, 5), dtype), values(rng, (4, 1), dtype)
+    if dtype.is_floating_point:
+        x[0, 0, :2] = float("nan")
+    num = True if dtype == ptl.bool else 1
+    cases = [(x, y), (x, num), (x.transpose(0, 2), values(rng, (5, 4, 3), dtype)),
+             (x, ptl.tensor(num).to(dtype)), (x, values(rng, (5,), ptl.float32)),
+             (values(rng, (), dtype), values(rng, (), dtype)), (x[:0], y),
+             (values(rng, (70, 33), dtype), values(rng, (33,), dtype))]
+    if dtype == ptl.int64:
+        big = 2 ** 62
+        cases.append((ptl.tensor([big, big + 1, -big]), ptl.tensor([big + 1, big + 1, -big])))
+    return cases
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_comparisons_and_logical_ops_match_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(27)
+    for a, b in predicate_cases(rng, dtype):
+        for name, ref in PREDICATES:
+            if name.startswith("logical") and not isinstance(b, ptl.Tensor):
+                continue   # the logical ops take tensors only, as PyTorch's
+            fn = getattr(ptl, name)
+            want = fn(a, b)
+            with emulated(TUNINGS[tuning]) as ran:
+                got = fn(a, b)
+                out = ptl.empty(0, dtype=ptl.bool)
+                fn(a, b, out=out)
+            assert got.dtype == ptl.bool and got.shape == want.shape
+            assert bits(got) == bits(want) and bits(out) == bits(want), name
+            npv = [np_of(v) if isinstance(v, ptl.Tensor) else v for v in (a, b)]
+            np.testing.assert_array_equal(got.numpy(), ref(*npv), err_msg=name)
+            assert ran["select"] == (2 if want.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_in_place_comparisons_write_through_a_bool_temporary(tuning):
+    rng = np.random.default_rng(28)
+    x, y = values(rng, (4, 6), ptl.float32), values(rng, (6,), ptl.float32)
+    for name, _ in PREDICATES:
+        want = getattr(x.clone(), name + "_")(y)
+        with emulated(TUNINGS[tuning]):
+            got = getattr(x.clone(), name + "_")(y)
+        assert got.dtype == ptl.float32 and bits(got) == bits(want), name

@@ -87,13 +87,18 @@ typedef struct PtlDeviceSortArgs {
     int64_t osize[PTL_MAX_DIMS], ostride[PTL_MAX_DIMS];
 } PtlDeviceSortArgs;
 
-/* where (ternary.c) and masked_fill (index.c): out = cond ? if_true : if_false, element by
- * element over a TensorIterator's geometry (ndim dims, dim 0 innermost, byte strides: out's,
- * then the operands'), elements of itemsize bytes; data[0..2] the condition (a bool), the
- * value if true and if false, or NULL for an operand passed by value (its bytes in
- * value[t]: masked_fill's value, a broadcast scalar). */
+/* where (ternary.c) and masked_fill (index.c), kind SEL_WHERE: out = cond ? if_true : if_false,
+ * element by element over a TensorIterator's geometry (ndim dims, dim 0 innermost, byte
+ * strides: out's, then the operands'), elements of itemsize bytes; data[0..2] the condition
+ * (a bool), the value if true and if false, or NULL for an operand passed by value (its
+ * bytes in value[t]: masked_fill's value, a broadcast scalar).  The comparisons and logical
+ * ops (compare.c), kind SEL_EQ to SEL_XOR: out (bool) = data[0] op data[1], operands of
+ * dtype. */
+enum { PTL_DEVICE_SEL_WHERE, PTL_DEVICE_SEL_EQ, PTL_DEVICE_SEL_NE, PTL_DEVICE_SEL_LT,
+       PTL_DEVICE_SEL_LE, PTL_DEVICE_SEL_GT, PTL_DEVICE_SEL_GE, PTL_DEVICE_SEL_AND,
+       PTL_DEVICE_SEL_OR, PTL_DEVICE_SEL_XOR };
 typedef struct PtlDeviceSelectArgs {
-    int32_t ndim, itemsize;
+    int32_t kind, dtype, ndim, itemsize;
     char *out;
     const char *data[3];
     int64_t sizes[PTL_MAX_DIMS], strides[4][PTL_MAX_DIMS];

@@ -1172,7 +1172,7 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     default: loop = masked_fill_loop_8; break;
     }
     static const int order[3] = {2, -1, 1};   /* mask ? value : self */
-    if ((index_on_device(out) ? index_select_device(&it, order, val)
+    if ((index_on_device(out) ? index_select_device(&it, PTL_DEVICE_SEL_WHERE, order, val)
                                : ptl_iter_run(&it, loop, ptl_tensor_data(val))) < 0) {
         ptl_iter_release(&it);
         goto error;

@@ -18,11 +18,14 @@ index_on_device(const PtlTensorImpl *t)
 }
 
 int
-index_select_device(const PtlTensorIter *it, const int *order, const PtlTensorImpl *val)
+index_select_device(const PtlTensorIter *it, int kind, const int *order,
+                    const PtlTensorImpl *val)
 {
     PtlDeviceSelectArgs a;
     const PtlTensorImpl *out = it->ops[0];
     memset(&a, 0, sizeof(a));
+    a.kind = kind;
+    a.dtype = it->compute_dtype;
     a.ndim = it->ndim;
     a.itemsize = (int32_t)ptl_tensor_itemsize(out);
     a.numel = it->numel;
@@ -41,7 +44,9 @@ index_select_device(const PtlTensorIter *it, const int *order, const PtlTensorIm
             }
         }
         if (scalar) {
-            memcpy(&a.value[t], bytes, t == 0 ? 1 : (size_t)a.itemsize);
+            PtlDtype dt = k < 0 ? out->dtype
+                          : (it->scalar_cast >> k) & 1u ? it->compute_dtype : it->ops[k]->dtype;
+            memcpy(&a.value[t], bytes, ptl_dtype_itemsize(dt));
             continue;
         }
         a.data[t] = bytes;

@@ -185,7 +185,7 @@ where_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (ptl_pointwise_iter(op, s, 3, idx, &cfg, &it) < 0) {
         return -1;
     }
-    if (index_select_device(&it, order, NULL) < 0) {
+    if (index_select_device(&it, PTL_DEVICE_SEL_WHERE, order, NULL) < 0) {
         ptl_iter_release(&it);
         return -1;
     }
