@@ -247,6 +247,10 @@ int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPl
  * error set. */
 struct PtlTensorImpl;
 int64_t *ptl_cuda_status_workspace(int64_t n, int64_t **host, struct PtlTensorImpl **dev);
+/* *v = *p, an int64 in device memory, or in host memory when host (the emulation's
+ * workspace) is not NULL: a status word, or the index it flags (a copy back from the device,
+ * a synchronisation).  0, or -1. */
+int ptl_cuda_status_load(const int64_t *p, const int64_t *host, int64_t *v);
 
 /* fn(ctx, j, ws) for j over [0, n) in the order of plan p's grid-stride loop (nn.cu's
  * PTL_GRID_LOOP): block x, thread t, then a grid's width further on.  The emulation of the

@@ -342,13 +342,11 @@ ptl_cuda_take(const PtlDeviceTakeArgs *a)
     }
     /* the first bad index: the status word and that index read back (a synchronisation) */
     if (rc == 0) {
-        rc = host != NULL ? (status = host[0], 0)
-                          : ptl_cuda_memcpy(&status, 0, ws, 1, sizeof(status));
+        rc = ptl_cuda_status_load(ws, host, &status);
     }
     if (rc == 0 && status != 0) {
         const int64_t at = ptl_idx_walk(a->idim, a->isizes, a->ist, a->inumel - status);
-        rc = host != NULL ? (v = a->index[at], 0)
-                          : ptl_cuda_memcpy(&v, 0, a->index + at, 1, sizeof(v));
+        rc = ptl_cuda_status_load(a->index + at, host, &v);
         if (rc == 0) {
             rc = ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)v,
                                (long long)a->snumel);

@@ -52,12 +52,10 @@ unpool_finish(int rc, const PtlDevicePoolArgs *a, int64_t n, int64_t *ws, int64_
 {
     int64_t status = 0, v = 0;
     if (rc == 0) {
-        rc = host != NULL ? (status = host[0], 0)
-                          : ptl_cuda_memcpy(&status, 0, ws, 1, sizeof(status));
+        rc = ptl_cuda_status_load(ws, host, &status);
     }
     if (rc == 0 && status != 0) {
-        rc = host != NULL ? (v = a->idx[n - status], 0)
-                          : ptl_cuda_memcpy(&v, 0, a->idx + (n - status), 1, sizeof(v));
+        rc = ptl_cuda_status_load(a->idx + (n - status), host, &v);
         if (rc == 0) {
             rc = ptl_error_set(PTL_ERR_RUNTIME, PTL_POOL_UNPOOL_INDEX_ERROR, (long long)v,
                                (long long)a->in[1], (long long)a->in[2]);
