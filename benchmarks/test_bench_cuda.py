@@ -285,6 +285,7 @@ def test_pool2d_forward_backward_float32(benchmark, impl, op):
 
     def step():
         getattr(F, op)(x, *args).sum().backward()
+    run_synchronised(benchmark, step, sync)
 
 
 ATTN_SHAPE = (8, 16, 1024, 64)   # B, H, T, head dim: a GPT-2-small-sized attention
@@ -348,3 +349,64 @@ def test_mlp_training_step_eager_and_replayed(benchmark, impl, mode):
     lib, sync = library(impl)
     eager, replay = mlp_training_step(lib)
     run_synchronised(benchmark, eager if mode == "eager" else replay, sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["adaptive_max_pool2d", "max_unpool2d"])
+def test_adaptive_max_pool_and_unpool_forward_backward_float32(benchmark, impl, op):
+    """adaptive_max_pool2d of 32 x 64 x 112 x 112 float32 to 7 x 7, or max_unpool2d of its 2x2
+    max pooling back to 112 x 112, and the backward, synchronised (pytorchlite: pool.cu, Note
+    [CUDA pooling] and Note [CUDA max_unpool]; torch: its CUDA kernels)."""
+    benchmark.group = f"{op} float32 forward+backward 32x64x112x112, synchronised"
+    lib, sync = library(impl)
+    F = __import__(f"{lib.__name__}.nn.functional", fromlist=[op])
+    x = lib.randn(32, 64, 112, 112, device="cuda")
+    if op == "max_unpool2d":
+        x, idx = F.max_pool2d(x, 2, return_indices=True)
+    x.requires_grad_(True)
+
+    def step():
+        y = F.adaptive_max_pool2d(x, 7) if op != "max_unpool2d" else F.max_unpool2d(x, idx, 2)
+        y.sum().backward()
+    run_synchronised(benchmark, step, sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["masked_fill", "take", "where", "gt"])
+def test_masked_fill_and_take_float32(benchmark, impl, op):
+    """x.masked_fill(mask, 0.5) with a row-broadcast mask over 4096 x 4096 float32,
+    where(mask, x, 0.5), x > 0.5, or x.take of 2^24 random indices, synchronised
+    (pytorchlite: index.cu, Note [CUDA masked_fill and take]; torch: its CUDA kernels)."""
+    benchmark.group = f"{op} float32 4096x4096, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(4096, 4096, device="cuda")
+    mask = lib.rand(4096, 1, device="cuda") > 0.5
+    idx = lib.randint(0, 4096 * 4096, (1 << 24,), device="cuda")
+    fns = {"masked_fill": lambda: x.masked_fill(mask, 0.5), "take": lambda: x.take(idx),
+           "where": lambda: lib.where(mask, x, 0.5), "gt": lambda: x > 0.5}
+    run_synchronised(benchmark, fns[op], sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op", ["flip", "roll", "tril"])
+def test_flip_roll_tril_float32(benchmark, impl, op):
+    """x.flip(1), x.roll(7, 1) or x.tril() of 4096 x 4096 float32, synchronised
+    (pytorchlite: index.cu's shape movers, Note [CUDA masked_fill and take]; torch: its CUDA
+    kernels)."""
+    benchmark.group = f"{op} float32 4096x4096, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(4096, 4096, device="cuda")
+    fns = {"flip": lambda: x.flip(1), "roll": lambda: x.roll(7, 1), "tril": lambda: x.tril()}
+    run_synchronised(benchmark, fns[op], sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_cumsum_float32(benchmark, impl, dim):
+    """x.cumsum(dim) of 4096 x 4096 float32, synchronised (pytorchlite: one thread per line,
+    Note [CUDA scans]; torch: its CUB-based scan)."""
+    benchmark.group = f"cumsum({dim}) float32 4096x4096, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(4096, 4096, device="cuda")
+    run_synchronised(benchmark, lambda: x.cumsum(dim), sync)
+

@@ -198,7 +198,11 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_GATHER, PTL_CUDA_EMU_SCATTER, PTL_CUDA_EMU_SCATTER_CHUNKED,
        PTL_CUDA_EMU_INDEX_GATHER, PTL_CUDA_EMU_INDEX_SCATTER, PTL_CUDA_EMU_CAT,
        PTL_CUDA_EMU_CONV, PTL_CUDA_EMU_CONV_SPLIT, PTL_CUDA_EMU_POOL,
-       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT, PTL_CUDA_EMU_COUNT };
+       PTL_CUDA_EMU_ATTENTION, PTL_CUDA_EMU_SORT,
+       /* max_unpool and its backward (Note [CUDA max_unpool]); where and masked_fill; take */
+       PTL_CUDA_EMU_UNPOOL, PTL_CUDA_EMU_SELECT, PTL_CUDA_EMU_TAKE,
+       PTL_CUDA_EMU_SHAPE_GATHER, PTL_CUDA_EMU_TRIANGLE, PTL_CUDA_EMU_SCAN,
+       PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
 void ptl_cuda_kernel_emulation_ran(int which);
@@ -243,6 +247,10 @@ int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPl
  * error set. */
 struct PtlTensorImpl;
 int64_t *ptl_cuda_status_workspace(int64_t n, int64_t **host, struct PtlTensorImpl **dev);
+/* *v = *p, an int64 in device memory, or in host memory when host (the emulation's
+ * workspace) is not NULL: a status word, or the index it flags (a copy back from the device,
+ * a synchronisation).  0, or -1. */
+int ptl_cuda_status_load(const int64_t *p, const int64_t *host, int64_t *v);
 
 /* fn(ctx, j, ws) for j over [0, n) in the order of plan p's grid-stride loop (nn.cu's
  * PTL_GRID_LOOP): block x, thread t, then a grid's width further on.  The emulation of the
@@ -274,6 +282,19 @@ int ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPla
  * The launch (index.cu; a's table in device memory): one thread per output element. */
 int ptl_cuda_cat(const PtlDeviceCatArgs *a);
 int ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems);
+/* where / masked_fill and take (Note [CUDA masked_fill and take] in index_plan.h): one
+ * thread per element, elems plan; take's ws the status word, zeroed.  On the device, or
+ * emulated. */
+int ptl_cuda_select(const PtlDeviceSelectArgs *a);
+int ptl_cuda_select_launch(const PtlDeviceSelectArgs *a, const PtlCudaNnPlan *elems);
+int ptl_cuda_take(const PtlDeviceTakeArgs *a);
+int ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int64_t *ws);
+/* shape.c's movers, the same way (a->tab a host table, copied to the device) */
+int ptl_cuda_shape(const PtlDeviceShapeArgs *a);
+int ptl_cuda_shape_launch(const PtlDeviceShapeArgs *a, const PtlCudaNnPlan *elems);
+/* cumsum / cumprod (reduce.cu; Note [CUDA scans] in reduce_plan.h): one thread per line */
+int ptl_cuda_scan(const PtlDeviceScanArgs *a);
+int ptl_cuda_scan_launch(const PtlDeviceScanArgs *a, const PtlCudaNnPlan *elems);
 /* sort, argsort and topk (sort.cu; Note [CUDA sort] in sort_plan.h) on the device or
  * emulated; 0, or -1 with an error set.  The launch: the keys and the merge passes one
  * thread per element (elems), the emit one per output element (outs); ws: 4 nlanes len
@@ -307,6 +328,11 @@ int ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan
 
 int ptl_cuda_pool(const PtlDevicePoolArgs *a);
 int ptl_cuda_pool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *plan);
+/* max_unpool's launches (Note [CUDA max_unpool] in pool_plan.h): one thread per source (or,
+ * for the backward, gradient) element, src; the forward's fill, one per output element, dst;
+ * ws the status word and the forward's winner table, zeroed. */
+int ptl_cuda_unpool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *src,
+                           const PtlCudaNnPlan *dst, int64_t *ws);
 
 /* ---- random fills (random.cu; Note [CUDA random fills] there) ---- */
 

@@ -249,4 +249,48 @@ ptl_cuda_attention_launch(const PtlDeviceAttnJob *j, const PtlCudaAttnPlan *p, i
     (void)f8;
     return not_built();
 }
+
+int
+ptl_cuda_unpool_launch(const PtlDevicePoolArgs *a, const PtlCudaNnPlan *src,
+                       const PtlCudaNnPlan *dst, int64_t *ws)
+{
+    (void)a;
+    (void)src;
+    (void)dst;
+    (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_select_launch(const PtlDeviceSelectArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
+
+int
+ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int64_t *ws)
+{
+    (void)a;
+    (void)elems;
+    (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_shape_launch(const PtlDeviceShapeArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
+
+int
+ptl_cuda_scan_launch(const PtlDeviceScanArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
 #endif

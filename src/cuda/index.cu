@@ -1,6 +1,7 @@
 // index.cu -- the gather and scatter kernels (scatter src and value, scatter_add,
 // scatter_reduce), advanced indexing's gather and scatter (index, index_put_, index_select,
-// index_add, index_copy, index_fill) and cat.  The plans come from index_plan.c and the
+// index_add, index_copy, index_fill), cat, where, masked_fill, take and shape.c's movers (flip,
+// roll, rot90, repeat, tril, triu).  The plans come from index_plan.c and the
 // per-element and per-thread arithmetic from index_plan.h (Note [CUDA index and sort
 // kernels] there), which the host emulation runs in the CPU tests; what is only here is the
 // grid loops, which the emulation mirrors (ptl_cuda_emulate_elems).  Mirrors
@@ -112,6 +113,62 @@ ptl_cuda_cat_launch(const PtlDeviceCatArgs *a, const PtlCudaNnPlan *elems)
         return 0;
     }
     cat_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
+        *a);
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+// where / masked_fill and take: one thread per element (Note [CUDA masked_fill and take])
+__global__ void
+select_kernel(PtlDeviceSelectArgs a)
+{
+    PTL_GRID_LOOP(j, a.numel)
+    {
+        ptl_select_at(&a, j);
+    }
+}
+
+__global__ void
+take_kernel(PtlDeviceTakeArgs a, int64_t *ws)
+{
+    PTL_GRID_LOOP(j, a.inumel)
+    {
+        ptl_take_at(&a, j, ws);
+    }
+}
+
+extern "C" int
+ptl_cuda_select_launch(const PtlDeviceSelectArgs *a, const PtlCudaNnPlan *elems)
+{
+    select_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
+        *a);
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+extern "C" int
+ptl_cuda_take_launch(const PtlDeviceTakeArgs *a, const PtlCudaNnPlan *elems, int64_t *ws)
+{
+    take_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
+        *a, ws);
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+// shape.c's movers: one thread per output element (Note [CUDA masked_fill and take])
+__global__ void
+shape_kernel(PtlDeviceShapeArgs a)
+{
+    PTL_GRID_LOOP(j, a.numel)
+    {
+        ptl_shape_at(&a, j);
+    }
+}
+
+extern "C" int
+ptl_cuda_shape_launch(const PtlDeviceShapeArgs *a, const PtlCudaNnPlan *elems)
+{
+    shape_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
         *a);
     PTL_CUDA_CHECK_LAUNCH();
     return 0;

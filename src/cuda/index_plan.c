@@ -243,13 +243,33 @@ cat_at(const void *a, int64_t q, int64_t *ws)
     ptl_cat_at(a, q);
 }
 
+/* A host table of `words` int64 words on the current device, in one copy: a new int64
+ * tensor, or NULL. */
+static PtlTensorImpl *
+device_table(const void *host, int64_t words)
+{
+    PtlDevice device = {PTL_DEVICE_CUDA, 0};
+    PtlTensorImpl *table;
+    int index = 0;
+    if (ptl_cuda_current_device(&index) < 0) {
+        return NULL;
+    }
+    device.index = (int8_t)index;
+    if ((table = ptl_empty(1, &words, PTL_DTYPE_INT64, device)) != NULL &&
+        ptl_cuda_memcpy(ptl_tensor_data(table), 1, host, 0,
+                        sizeof(int64_t) * (size_t)words) < 0) {
+        PTL_CLEAR(table);
+    }
+    return table;
+}
+
 int
 ptl_cuda_cat(const PtlDeviceCatArgs *a)
 {
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
     PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->numel, &tuning);
     PtlDeviceCatArgs d = *a;
-    PtlTensorImpl *table = NULL;
+    PtlTensorImpl *table;
     if (a->numel == 0) {
         return 0;
     }
@@ -258,22 +278,116 @@ ptl_cuda_cat(const PtlDeviceCatArgs *a)
         ptl_cuda_emulate_elems(&elems, a->numel, cat_at, a, NULL);
         return 0;
     }
-    /* the table as int64 words on the device, in one copy */
     const int64_t words = a->ninputs * (int64_t)(sizeof(PtlDeviceCatInput) / sizeof(int64_t));
-    PtlDevice device = {PTL_DEVICE_CUDA, 0};
-    int index = 0, rc;
-    if (ptl_cuda_current_device(&index) < 0) {
-        return -1;
-    }
-    device.index = (int8_t)index;
-    if ((table = ptl_empty(1, &words, PTL_DTYPE_INT64, device)) == NULL ||
-        ptl_cuda_memcpy(ptl_tensor_data(table), 1, a->inputs, 0,
-                        sizeof(PtlDeviceCatInput) * (size_t)a->ninputs) < 0) {
-        ptl_xdecref(table);
+    if ((table = device_table(a->inputs, words)) == NULL) {
         return -1;
     }
     d.inputs = (const PtlDeviceCatInput *)ptl_tensor_data(table);
-    rc = ptl_cuda_cat_launch(&d, &elems);
+    int rc = ptl_cuda_cat_launch(&d, &elems);
     ptl_decref(table);   /* reused only by later work on the same stream */
+    return rc;
+}
+
+/* ---- masked_fill and take (Note [CUDA masked_fill and take] in index_plan.h) ---- */
+
+static void
+select_at(const void *a, int64_t j, int64_t *ws)
+{
+    (void)ws;
+    ptl_select_at(a, j);
+}
+
+int
+ptl_cuda_select(const PtlDeviceSelectArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->numel, &tuning);
+    if (a->numel == 0) {
+        return 0;
+    }
+    if (!ptl_device_reduce_emulation) {
+        return ptl_cuda_select_launch(a, &elems);
+    }
+    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_SELECT);
+    ptl_cuda_emulate_elems(&elems, a->numel, select_at, a, NULL);
+    return 0;
+}
+
+static void
+take_at(const void *a, int64_t j, int64_t *ws)
+{
+    ptl_take_at(a, j, ws);
+}
+
+int
+ptl_cuda_take(const PtlDeviceTakeArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->inumel, &tuning);
+    int64_t *host = NULL, *ws, status = 0, v = 0;
+    PtlTensorImpl *dev = NULL;
+    int rc = 0;
+    if (a->inumel == 0) {
+        return 0;
+    }
+    if ((ws = ptl_cuda_status_workspace(1, &host, &dev)) == NULL) {
+        rc = -1;
+    }
+    else if (!ptl_device_reduce_emulation) {
+        rc = ptl_cuda_take_launch(a, &elems, ws);
+    }
+    else {
+        ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_TAKE);
+        ptl_cuda_emulate_elems(&elems, a->inumel, take_at, a, ws);
+    }
+    /* the first bad index: the status word and that index read back (a synchronisation) */
+    if (rc == 0) {
+        rc = ptl_cuda_status_load(ws, host, &status);
+    }
+    if (rc == 0 && status != 0) {
+        const int64_t at = ptl_idx_walk(a->idim, a->isizes, a->ist, a->inumel - status);
+        rc = ptl_cuda_status_load(a->index + at, host, &v);
+        if (rc == 0) {
+            rc = ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)v,
+                               (long long)a->snumel);
+        }
+    }
+    free(host);
+    ptl_xdecref(dev);
+    return rc;
+}
+
+static void
+shape_at(const void *a, int64_t j, int64_t *ws)
+{
+    (void)ws;
+    ptl_shape_at(a, j);
+}
+
+int
+ptl_cuda_shape(const PtlDeviceShapeArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->numel, &tuning);
+    PtlDeviceShapeArgs d = *a;
+    PtlTensorImpl *table = NULL;
+    if (a->numel == 0) {
+        return 0;
+    }
+    if (ptl_device_reduce_emulation) {
+        ptl_cuda_kernel_emulation_ran(a->kind == PTL_DEVICE_SHAPE_GATHER
+                                          ? PTL_CUDA_EMU_SHAPE_GATHER
+                                          : PTL_CUDA_EMU_TRIANGLE);
+        ptl_cuda_emulate_elems(&elems, a->numel, shape_at, a, NULL);
+        return 0;
+    }
+    if (a->kind == PTL_DEVICE_SHAPE_GATHER) {
+        if ((table = device_table(a->tab, a->ntab)) == NULL) {
+            return -1;
+        }
+        d.tab = (const int64_t *)ptl_tensor_data(table);
+    }
+    int rc = ptl_cuda_shape_launch(&d, &elems);
+    ptl_xdecref(table);   /* reused only by later work on the same stream */
     return rc;
 }

@@ -50,7 +50,30 @@
  * non-empty inputs' descriptors (data, first index along dim, strides: any layout) copied
  * to the device in one transfer; a thread finds its input by a binary search over the
  * starts.
- * sort, argsort and topk: Note [CUDA sort] in sort_plan.h. */
+ * sort, argsort and topk: Note [CUDA sort] in sort_plan.h.
+ *
+ * Note [CUDA masked_fill and take]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * masked_fill (Scalar, or a 0-dim Tensor value, in place or not) and where run their CPU
+ * kernels (index.c, ternary.c): their checks, dtypes, output and TensorIterator over (out,
+ * self, mask) or (out, condition, self, other); the iterator's geometry (coalesced dims, byte
+ * strides, broadcasting) goes to one select kernel, a thread per element, which moves the
+ * bytes of the operand its condition picks: the CPU's bits in every dtype.  The comparisons
+ * and logical ops (eq, ne, lt, le, gt, ge, logical_and/or/xor; compare.c) take the same
+ * kernel with a predicate, computed on the promoted operands as int64 or double (exact for
+ * every dtype, so the CPU loops' results).  masked_fill's
+ * value and any operand broadcast from a CPU scalar (a 0-dim CPU tensor or a Python number,
+ * which the iterator leaves in host memory) travel by value in the kernel's arguments.  A
+ * value tensor on the device is read back first (a synchronisation, as PyTorch's .item()).  take
+ * is index.c's too: one thread per index element walks index and the flattened self by
+ * their strides (any layout) and moves one element; a bad index goes through the status
+ * word above and raises the CPU loop's IndexError for the first one (the output is then
+ * discarded).  shape.c's movers take the same road: flip, roll, rot90 and repeat hand over
+ * their offset tables (Note [Gather by offset tables] in shape.c; built on the host, copied
+ * to the device in one transfer) and a thread per output element adds its dims' offsets and
+ * moves one element; tril and triu zero, a thread per element of their (possibly strided,
+ * in-place) output, the elements the triangle drops.  Bytes moved or zeroed: the CPU's
+ * bits. */
 #ifndef PTL_CUDA_INDEX_PLAN_H
 #define PTL_CUDA_INDEX_PLAN_H
 
@@ -80,14 +103,7 @@ ptl_idx_offsets(const PtlDeviceScatterArgs *a, int64_t j, int fiber, int64_t *of
 PTL_HD static inline void
 ptl_idx_flag(const PtlDeviceScatterArgs *a, int64_t j, int64_t *status)
 {
-    const unsigned long long key = (unsigned long long)(a->numel - j);
-#ifdef __CUDA_ARCH__
-    atomicMax((unsigned long long *)status, key);
-#else
-    if ((unsigned long long)status[0] < key) {
-        status[0] = (int64_t)key;
-    }
-#endif
+    ptl_cuda_flag_first(status, a->numel, j);
 }
 
 PTL_HD static inline int64_t
@@ -282,6 +298,126 @@ ptl_cat_at(const PtlDeviceCatArgs *a, int64_t q)
         off += c[d] * in->strides[d];
     }
     ptl_idx_move(a->out + q * a->itemsize, in->data + off * a->itemsize, a->itemsize);
+}
+
+/* ---- masked_fill and take (Note [CUDA masked_fill and take]) ---- */
+
+/* select operand t's element at the offsets off (out's first), or its value */
+PTL_HD static inline const char *
+ptl_select_operand(const PtlDeviceSelectArgs *a, int t, const int64_t *off)
+{
+    return a->data[t] != NULL ? a->data[t] + off[t + 1] : (const char *)&a->value[t];
+}
+
+/* a op b in the operands' dtype dt (kind SEL_EQ to SEL_XOR): integers and bool as int64, floats as
+ * double (exact for every float dtype, so the float compare's result) */
+PTL_HD static inline uint8_t
+ptl_predicate(int kind, int dt, const char *x, const char *y)
+{
+    const int fp = dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16 ||
+                   dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64;
+    const int64_t ia = fp ? 0 : ptl_load_int(x, (PtlDtype)dt);
+    const int64_t ib = fp ? 0 : ptl_load_int(y, (PtlDtype)dt);
+    const double a = fp ? ptl_load_double(x, (PtlDtype)dt) : 0;
+    const double b = fp ? ptl_load_double(y, (PtlDtype)dt) : 0;
+    switch (kind) {
+    case PTL_DEVICE_SEL_EQ: return fp ? a == b : ia == ib;
+    case PTL_DEVICE_SEL_NE: return fp ? a != b : ia != ib;
+    case PTL_DEVICE_SEL_LT: return fp ? a < b : ia < ib;
+    case PTL_DEVICE_SEL_LE: return fp ? a <= b : ia <= ib;
+    case PTL_DEVICE_SEL_GT: return fp ? a > b : ia > ib;
+    case PTL_DEVICE_SEL_GE: return fp ? a >= b : ia >= ib;
+    case PTL_DEVICE_SEL_AND: return fp ? a != 0 && b != 0 : ia != 0 && ib != 0;
+    case PTL_DEVICE_SEL_OR: return fp ? a != 0 || b != 0 : ia != 0 || ib != 0;
+    default: return fp ? (a != 0) != (b != 0) : (ia != 0) != (ib != 0);
+    }
+}
+
+/* where's, masked_fill's or a comparison's element j (row-major over the iterator's dims,
+ * dim 0 innermost) */
+PTL_HD static inline void
+ptl_select_at(const PtlDeviceSelectArgs *a, int64_t j)
+{
+    int64_t off[4] = {0, 0, 0, 0};
+    for (int d = 0; d < a->ndim; d++) {
+        const int64_t c = j % a->sizes[d];
+        j /= a->sizes[d];
+        for (int t = 0; t < 4; t++) {
+            off[t] += c * a->strides[t][d];
+        }
+    }
+    if (a->kind != PTL_DEVICE_SEL_WHERE) {
+        *(uint8_t *)(a->out + off[0]) = ptl_predicate(a->kind, a->dtype,
+                                                      ptl_select_operand(a, 0, off),
+                                                      ptl_select_operand(a, 1, off));
+        return;
+    }
+    const int cond = *ptl_select_operand(a, 0, off) != 0;
+    ptl_idx_move(a->out + off[0], ptl_select_operand(a, cond ? 1 : 2, off), a->itemsize);
+}
+
+/* the element offset of row-major position j in a tensor of ndim sizes and strides */
+PTL_HD static inline int64_t
+ptl_idx_walk(int ndim, const int64_t *sizes, const int64_t *st, int64_t j)
+{
+    int64_t off = 0;
+    for (int d = ndim - 1; d >= 0; d--) {
+        off += j % sizes[d] * st[d];
+        j /= sizes[d];
+    }
+    return off;
+}
+
+/* take's index element j: its value */
+PTL_HD static inline int64_t
+ptl_take_index(const PtlDeviceTakeArgs *a, int64_t j)
+{
+    return a->index[ptl_idx_walk(a->idim, a->isizes, a->ist, j)];
+}
+
+/* take's output element j; a bad index is flagged */
+PTL_HD static inline void
+ptl_take_at(const PtlDeviceTakeArgs *a, int64_t j, int64_t *status)
+{
+    int64_t v = ptl_take_index(a, j);
+    if (v < -a->snumel || v >= a->snumel) {
+        ptl_cuda_flag_first(status, a->inumel, j);
+        return;
+    }
+    v += v < 0 ? a->snumel : 0;
+    ptl_idx_move(a->out + j * a->itemsize,
+                 a->self + ptl_idx_walk(a->sdim, a->ssizes, a->sst, v) * a->itemsize,
+                 a->itemsize);
+}
+
+/* ---- shape.c's data movers (Note [CUDA masked_fill and take]; the GATHER table is on the
+ * device) ---- */
+
+/* output element j (row-major over sizes): its gather, or its triangle's zero */
+PTL_HD static inline void
+ptl_shape_at(const PtlDeviceShapeArgs *a, int64_t j)
+{
+    int64_t off = 0, r = j, row = 0, col = 0;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        const int64_t i = r % a->sizes[d];
+        r /= a->sizes[d];
+        if (a->kind == PTL_DEVICE_SHAPE_GATHER) {
+            off += a->tab[a->start[d] + i];
+            continue;
+        }
+        off += i * a->strides[d];
+        row = d == a->ndim - 2 ? i : row;
+        col = d == a->ndim - 1 ? i : col;
+    }
+    if (a->kind == PTL_DEVICE_SHAPE_GATHER) {
+        ptl_idx_move(a->out + j * a->itemsize, a->src + off, a->itemsize);
+        return;
+    }
+    if (a->lower ? col - row > a->diagonal : col - row < a->diagonal) {
+        for (int64_t b = 0; b < a->itemsize; b++) {
+            a->out[off + b] = 0;
+        }
+    }
 }
 
 #endif

@@ -272,6 +272,16 @@ ptl_cuda_status_workspace(int64_t n, int64_t **host, struct PtlTensorImpl **dev)
     return (int64_t *)ptl_tensor_data(*dev);
 }
 
+int
+ptl_cuda_status_load(const int64_t *p, const int64_t *host, int64_t *v)
+{
+    if (host != NULL) {
+        *v = *p;
+        return 0;
+    }
+    return ptl_cuda_memcpy(v, 0, p, 1, sizeof(*v));
+}
+
 /* After the kernels: rc, or -1 with the CPU kernel's IndexError when one flagged an index
  * (the device's status word is copied back: a synchronisation); frees the workspace. */
 static int

@@ -18,7 +18,21 @@
  * the CPU's scatter adds them in output order too (the same bits); an index that lies
  * outside its window (never one of the forward's) is not seen, as in PyTorch's CUDA
  * kernel.  An average's element adds gradient / divisor of each covering output; the CPU
- * kernel adds the same terms in another order (by tap), so the last bits may differ. */
+ * kernel adds the same terms in another order (by tap), so the last bits may differ.
+ * adaptive_max_pool2d is the max forward and backward with adaptive windows (to 1 x 1 too,
+ * which the CPU walks as a global maximum: the same first maximum or last NaN).
+ *
+ * Note [CUDA max_unpool]
+ * ~~~~~~~~~~~~~~~~~~~~~~
+ * max_unpool2d scatters: y is zero but y[plane][idx[o]] = x[plane][o], the CPU's loop over
+ * o letting the last o win an index met twice.  One writer per output element, with no
+ * race on y, takes two kernels: one thread per source element o claims its target in an
+ * int64 winner table (zeroed; an integer atomicMax of o + 1, so the largest o wins in any
+ * order), then one thread per output element copies its winner's value, or writes 0.  The
+ * values are moved, not computed: the CPU's bits.  The backward is a gather, one thread
+ * per gradient element.  A bad index is flagged in the status word (the first one in
+ * row-major order wins, Note [CUDA index and sort kernels]) and raised on the host after
+ * the kernels with the CPU check's message; the output is then discarded. */
 #ifndef PTL_CUDA_POOL_PLAN_H
 #define PTL_CUDA_POOL_PLAN_H
 
@@ -27,6 +41,7 @@
 
 #include "../aten/native/device_pool.h"
 #include "../c10/dtype.h"
+#include "reduce_plan.h"
 
 PTL_HD static inline double
 ptl_pool_load(const PtlDevicePoolArgs *a, const char *p, int64_t i)
@@ -42,6 +57,18 @@ ptl_pool_store(const PtlDevicePoolArgs *a, char *p, int64_t i, double v)
     }
     else {
         ((float *)p)[i] = (float)v;
+    }
+}
+
+/* y[i] = x[j], the element's bits moved */
+PTL_HD static inline void
+ptl_pool_move(const PtlDevicePoolArgs *a, int64_t i, int64_t j)
+{
+    if (a->dtype == PTL_DTYPE_FLOAT64) {
+        ((int64_t *)a->y)[i] = ((const int64_t *)a->x)[j];
+    }
+    else {
+        ((int32_t *)a->y)[i] = ((const int32_t *)a->x)[j];
     }
 }
 
@@ -188,6 +215,55 @@ ptl_pool_backward_at(const PtlDevicePoolArgs *a, int64_t e)
         }
     }
     ptl_pool_store(a, a->y, e, acc);
+}
+
+/* max_unpool's kernels (Note [CUDA max_unpool]); ws[0] the status word, ws + 1 the winner
+ * table, planes x in. */
+
+/* index idx[e] of source element e, or -1 (flagged) when it lies outside the plane */
+PTL_HD static inline int64_t
+ptl_unpool_index(const PtlDevicePoolArgs *a, int64_t e, int64_t *ws)
+{
+    const int64_t osz = a->out[0] * a->out[1] * a->out[2];
+    const int64_t isz = a->in[0] * a->in[1] * a->in[2], k = a->idx[e];
+    if ((uint64_t)k >= (uint64_t)isz) {
+        ptl_cuda_flag_first(ws, a->planes * osz, e);
+        return -1;
+    }
+    return e / osz * isz + k;
+}
+
+/* the forward's first kernel: source element e claims its target */
+PTL_HD static inline void
+ptl_unpool_claim_at(const PtlDevicePoolArgs *a, int64_t e, int64_t *ws)
+{
+    const int64_t t = ptl_unpool_index(a, e, ws);
+    if (t >= 0) {
+        ptl_cuda_atomic_max(ws + 1 + t, e + 1);
+    }
+}
+
+/* the forward's second kernel: output element e, its winner's value or 0 */
+PTL_HD static inline void
+ptl_unpool_fill_at(const PtlDevicePoolArgs *a, int64_t e, int64_t *ws)
+{
+    const int64_t w = ws[1 + e];
+    if (w > 0) {
+        ptl_pool_move(a, e, w - 1);
+    }
+    else {
+        ptl_pool_store(a, a->y, e, 0.0);
+    }
+}
+
+/* the backward: gradient element e from the output gradient at its index */
+PTL_HD static inline void
+ptl_unpool_gather_at(const PtlDevicePoolArgs *a, int64_t e, int64_t *ws)
+{
+    const int64_t t = ptl_unpool_index(a, e, ws);
+    if (t >= 0) {
+        ptl_pool_move(a, e, t);
+    }
 }
 
 #endif

@@ -158,3 +158,22 @@ ptl_cuda_softmax_launch(const PtlDeviceSoftmaxArgs *a, const PtlCudaSoftmaxPlan 
     PTL_CUDA_CHECK_LAUNCH();
     return 0;
 }
+
+// cumsum / cumprod: one thread per line (Note [CUDA scans] in reduce_plan.h)
+__global__ void
+scan_kernel(PtlDeviceScanArgs a)
+{
+    PTL_GRID_LOOP(l, a.nlines)
+    {
+        ptl_scan_line(&a, l);
+    }
+}
+
+extern "C" int
+ptl_cuda_scan_launch(const PtlDeviceScanArgs *a, const PtlCudaNnPlan *elems)
+{
+    scan_kernel<<<(unsigned)elems->grid, (unsigned)elems->block, 0, ptl_cuda_launch_stream()>>>(
+        *a);
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}

@@ -41,6 +41,10 @@ ptl_cuda_set_kernel_hooks(void)
     ptl_device_cat_hook = ptl_cuda_cat;
     ptl_device_sort_hook = ptl_cuda_sort;
     ptl_device_attention_hook = ptl_cuda_attention;
+    ptl_device_select_hook = ptl_cuda_select;
+    ptl_device_take_hook = ptl_cuda_take;
+    ptl_device_shape_hook = ptl_cuda_shape;
+    ptl_device_scan_hook = ptl_cuda_scan;
 }
 
 void
@@ -379,4 +383,27 @@ ptl_cuda_softmax(const PtlDeviceSoftmaxArgs *a)
         return 0;
     }
     return ptl_device_reduce_emulation ? emulate_softmax(a, &plan) : ptl_cuda_softmax_launch(a, &plan);
+}
+
+static void
+scan_line(const void *a, int64_t l, int64_t *ws)
+{
+    (void)ws;
+    ptl_scan_line(a, l);
+}
+
+int
+ptl_cuda_scan(const PtlDeviceScanArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->nlines, &tuning);
+    if (a->nlines == 0) {
+        return 0;
+    }
+    if (!ptl_device_reduce_emulation) {
+        return ptl_cuda_scan_launch(a, &elems);
+    }
+    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_SCAN);
+    ptl_cuda_emulate_elems(&elems, a->nlines, scan_line, a, NULL);
+    return 0;
 }

@@ -26,7 +26,18 @@
  * same tree.  The host emulation runs that tree in that order.  Every accumulator is a
  * PtlRedAcc: double state for floating inputs, exact int64 state for integer ones, as in
  * reduce.c; argmax's combination picks the larger value, NaN first, then the smaller index,
- * so that it does not depend on the tree's order. */
+ * so that it does not depend on the tree's order.
+ *
+ * Note [CUDA scans]
+ * ~~~~~~~~~~~~~~~~~
+ * cumsum and cumprod run scan.c's CPU kernel on the CUDA key (its dtype rules and output);
+ * its last step hands the lines to one kernel, a thread per line walking it in order with
+ * scan.c's accumulator (double for float dtypes, rounded at each store; wrapping uint64
+ * for integers): the CPU's bits, deterministic.  Neighbouring threads take neighbouring
+ * lines, which are neighbouring columns (coalesced) when the scanned dim is not the
+ * innermost; a scan along the innermost dim reads a row per thread, and a single long line
+ * is one thread: a block-wide scan (decoupled look-back, as CUB's) is the next step there,
+ * at the price of the CPU's order. */
 #ifndef PTL_CUDA_REDUCE_PLAN_H
 #define PTL_CUDA_REDUCE_PLAN_H
 
@@ -45,6 +56,28 @@ typedef struct PtlRedAcc {
     double a, b;
     int64_t i, n, idx;
 } PtlRedAcc;
+
+/* *w = max(*w, v), for v >= 0: one integer atomic on the device (any order of the threads
+ * gives the same result), a plain update in the host's emulation */
+PTL_HD static inline void
+ptl_cuda_atomic_max(int64_t *w, int64_t v)
+{
+#ifdef __CUDA_ARCH__
+    atomicMax((unsigned long long *)w, (unsigned long long)v);
+#else
+    if (*w < v) {
+        *w = v;
+    }
+#endif
+}
+
+/* Records element j of n as bad in a zeroed status word, which keeps n - j at its largest:
+ * the smallest bad j, whatever the threads' order (0: none). */
+PTL_HD static inline void
+ptl_cuda_flag_first(int64_t *status, int64_t n, int64_t j)
+{
+    ptl_cuda_atomic_max(status, n - j);
+}
 
 PTL_HD static inline int64_t
 ptl_red_itemsize(int dt)
@@ -413,6 +446,37 @@ ptl_softmax_write(const PtlDeviceSoftmaxArgs *a, int64_t l, double shift, double
             v = a->log ? x - exp(y) * sum : y * (x - sum);
         }
         ptl_red_store_d(a->out + ptl_softmax_offset(a, l, k), a->dtype, v);
+    }
+}
+
+/* cumsum / cumprod: line l, one thread (Note [CUDA scans]) */
+PTL_HD static inline void
+ptl_scan_line(const PtlDeviceScanArgs *a, int64_t l)
+{
+    int64_t so = 0, oo = 0;
+    for (int d = a->ndim - 1; d >= 0; d--) {
+        if (d != a->dim) {
+            so += l % a->sizes[d] * a->sst[d];
+            oo += l % a->sizes[d] * a->ost[d];
+            l /= a->sizes[d];
+        }
+    }
+    const int64_t ss = a->ndim > 0 ? a->sst[a->dim] : 0, os = a->ndim > 0 ? a->ost[a->dim] : 0;
+    double ad = a->is_prod ? 1 : 0;
+    uint64_t ai = a->is_prod ? 1 : 0;
+    for (int64_t k = 0; k < a->len; k++) {
+        const char *x = a->src + (so + k * ss) * a->itemsize;
+        char *y = a->out + (oo + k * os) * a->itemsize;
+        if (a->use_int) {
+            const uint64_t v = (uint64_t)ptl_load_int(x, (PtlDtype)a->dtype);
+            ai = a->is_prod ? ai * v : ai + v;
+            ptl_red_store_i(y, a->dtype, (int64_t)ai);
+        }
+        else {
+            const double v = ptl_load_double(x, (PtlDtype)a->dtype);
+            ad = a->is_prod ? ad * v : ad + v;
+            ptl_red_store_d(y, a->dtype, ad);
+        }
     }
 }
 

@@ -458,6 +458,26 @@ static const int shared_with_cpu[] = {
      * attention_plan.h) */
     PTL_OP__scaled_dot_product_flash_attention_for_cpu,
     PTL_OP__scaled_dot_product_flash_attention_for_cpu_backward,
+    /* adaptive max pooling and max_unpool2d: device_pool.h's hook (Note [CUDA pooling] and
+     * Note [CUDA max_unpool] in pool_plan.h) */
+    PTL_OP_adaptive_max_pool2d, PTL_OP_adaptive_max_pool2d_backward, PTL_OP_max_unpool2d,
+    PTL_OP_max_unpool2d_backward,
+    /* where, masked_fill and take: device_index.h's hooks (Note [CUDA masked_fill and take]
+     * in index_plan.h) */
+    PTL_OP_masked_fill_Scalar, PTL_OP_masked_fill_Tensor, PTL_OP_masked_fill__Scalar,
+    PTL_OP_masked_fill__Tensor, PTL_OP_take, PTL_OP_where_self, PTL_OP_where_self_out,
+    /* the comparisons and logical ops: the same select kernel with a predicate */
+    PTL_OP_eq_Tensor, PTL_OP_eq__Tensor, PTL_OP_eq_out, PTL_OP_ne_Tensor, PTL_OP_ne__Tensor,
+    PTL_OP_ne_out, PTL_OP_lt_Tensor, PTL_OP_lt__Tensor, PTL_OP_lt_out, PTL_OP_le_Tensor,
+    PTL_OP_le__Tensor, PTL_OP_le_out, PTL_OP_gt_Tensor, PTL_OP_gt__Tensor, PTL_OP_gt_out,
+    PTL_OP_ge_Tensor, PTL_OP_ge__Tensor, PTL_OP_ge_out, PTL_OP_logical_and, PTL_OP_logical_and_,
+    PTL_OP_logical_and_out, PTL_OP_logical_or, PTL_OP_logical_or_, PTL_OP_logical_or_out,
+    PTL_OP_logical_xor, PTL_OP_logical_xor_, PTL_OP_logical_xor_out,
+    /* shape.c's movers: device_index.h's shape hook (the same Note) */
+    PTL_OP_flip, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat, PTL_OP_tril, PTL_OP_tril_,
+    PTL_OP_triu, PTL_OP_triu_,
+    /* cumsum and cumprod: device_reduce.h's scan hook (Note [CUDA scans] in reduce_plan.h) */
+    PTL_OP_cumsum, PTL_OP_cumprod,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

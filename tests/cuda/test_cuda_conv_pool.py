@@ -4,7 +4,8 @@ conv.c's primitives, Note [CUDA convolution] in src/cuda/conv_plan.h; src/cuda/p
 bias gradients of 1-D, 2-D and 3-D, strided, padded, dilated, grouped, depthwise and
 transposed convolutions on random, strided and channels-last inputs in every float dtype,
 across the tiles' edges and the weight gradient's split, the same bits run after run; max,
-average and adaptive average pooling and their backwards (max pooling to the CPU's bits);
+average, adaptive average and adaptive max pooling and their backwards (max pooling to the
+CPU's bits); max_unpool2d and its backward (the CPU's bits, its error for a bad index);
 and small CNNs' training steps on the device equal to the CPU's.  Each test
 skips, with the reason the device is missing, on a machine without a GPU; tools/gpu_check.sh
 runs them on one, with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
@@ -164,6 +165,9 @@ POOLS = [
     lambda x: F.adaptive_avg_pool2d(x, 1),
     lambda x: F.max_pool3d(x.unsqueeze(2).expand(-1, -1, 3, -1, -1), 2, 1),
     lambda x: F.avg_pool3d(x.unsqueeze(2).expand(-1, -1, 3, -1, -1), 2, 1, 1),
+    lambda x: F.adaptive_max_pool2d(x, (4, 5)),
+    lambda x: F.adaptive_max_pool2d(x, (13, 11)),
+    lambda x: F.adaptive_max_pool2d(x, 1),
 ]
 
 
@@ -217,3 +221,33 @@ def test_a_small_cnn_with_pooling_matches_the_cpu():
         grads.append([loss.detach().cpu().numpy()] + [q.grad.cpu().numpy() for q in p])
     for a, b in zip(*grads):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_adaptive_max_pooling_and_max_unpool_have_the_cpu_bits():
+    """adaptive_max_pool2d's values, indices and gradient, and max_unpool2d of indices with
+    repeats (the last source wins) and its backward, are the CPU's bits."""
+    rng = np.random.default_rng(8)
+    x = ptl.tensor(rng.standard_normal((8, 16, 33, 31))).to(ptl.float32)
+    x[0, 0, 3, 3] = float("nan")
+    idx = ptl.tensor(rng.integers(0, 40, (8, 16, 17, 16)))
+    out = []
+    for dev in ("cpu", "cuda"):
+        xd = x.to(dev).requires_grad_(True)
+        y, i = F.adaptive_max_pool2d(xd, (17, 16), return_indices=True)
+        y.backward(ptl.ones(8, 16, 17, 16, device=dev))
+        s = y.detach().requires_grad_(True)
+        u = ptl.ops.aten.max_unpool2d(s, idx.to(dev), [8, 9])
+        u.backward(ptl.arange(float(u.numel()), device=dev).reshape(u.shape))
+        out.append([t.detach().cpu().numpy() for t in (y, i, xd.grad, u, s.grad)])
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_max_unpool_raises_the_cpu_error_for_the_first_bad_index():
+    x = ptl.ones(2, 3, 4, 4, device="cuda")
+    idx = ptl.zeros(2, 3, 4, 4, dtype=ptl.int64)
+    idx[1, 2, 3, 3], idx[1, 0, 0, 1] = 64, -3
+    with pytest.raises(RuntimeError, match=r"Found an invalid max index: -3 \(output volumes "
+                                           r"are of size 8x8\)"):
+        F.max_unpool2d(x, idx.cuda(), 2)
+

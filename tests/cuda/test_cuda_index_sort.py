@@ -2,12 +2,13 @@
 scatter_gather.c, index.c and join.c on the CUDA key through device_index.h's hooks) against
 the CPU kernels, bit for bit (the scatters combine each element's values in the CPU's
 order): gather and every scatter form (src, value, reduce= add and multiply, scatter_add,
-scatter_reduce with and without include_self), advanced indexing (x[i], x[mask],
-index_put_ with and without accumulate) and index_select / index_add / index_copy /
-index_fill, cat and stack, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
+scatter_reduce with and without include_self), advanced indexing (x[i], x[mask], index_put_
+with and without accumulate) and index_select / index_add / index_copy / index_fill, cat and
+stack, where, masked_fill, the comparisons and logical ops and take, flip / roll / rot90 /
+repeat / tril / triu, sort / argsort / msort / topk (NaN, +-inf and +-0.0 included), in
 every dtype, on contiguous, transposed and sliced operands, int32 and int64 indices with
 repeats and negatives, 0-dim and size-0 tensors; their gradients; the CPU kernels' errors
-for bad indices.  Each test skips, with the reason the device is missing, on a machine
+for bad indices. Each test skips, with the reason the device is missing, on a machine
 without a GPU; tools/gpu_check.sh runs them on one, with PTL_REQUIRE_GPU=1 turning a skip
 into a failure."""
 
@@ -311,3 +312,77 @@ def test_sort_and_topk_gradients_match_the_cpu():
         return x.grad
 
     same(grads("cuda"), grads("cpu"))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_where_masked_fill_and_take_match_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(30)
+    x = values(rng, (6, 7, 5), dtype)
+    v = True if dtype == ptl.bool else 3
+    masks = [ptl.tensor(rng.integers(0, 2, size=s).astype(bool)) for s in ((6, 7, 5), (7, 1))]
+    idx = ptl.tensor(rng.integers(-210, 210, (9, 11)))
+    for self in (x, x.transpose(0, 2)[:, ::2], x[0, 0, 0]):
+        for m in masks + [ptl.tensor(True)]:
+            if m.dim() > self.dim() or (m.dim() and m.shape[-1] not in (1, self.shape[-1])):
+                continue
+            want = self.masked_fill(m, v)
+            assert bits(self.cuda().masked_fill(m.cuda(), v)) == bits(want)
+            assert bits(self.cuda().masked_fill(m.cuda(), ptl.tensor(v).cuda())) == bits(want)
+            y = self.cuda().clone()
+            y.masked_fill_(m.cuda(), v)
+            assert bits(y) == bits(self.clone().masked_fill_(m, v))
+        i = idx % self.numel()
+        for ix in (i, i.t(), i[:, ::3], i[0, 0]):
+            assert bits(self.cuda().take(ix.cuda())) == bits(self.take(ix))
+        c = self.to(ptl.float64) > 1
+        other = values(rng, (1,) * self.dim(), dtype)
+        for a, b in ((self, other), (self, v), (v, self), (self, ptl.tensor(v))):
+            dev = [t.cuda() if isinstance(t, ptl.Tensor) and t.dim() else t for t in (a, b)]
+            assert bits(ptl.where(c.cuda(), *dev)) == bits(ptl.where(c, a, b))
+
+
+def test_masked_fill_and_take_errors_match_pytorch():
+    x = ptl.arange(12.0).reshape(3, 4)
+    with pytest.raises(IndexError, match=r"^out of range: tried to access index -13 on a tensor "
+                                         r"of 12 elements\.$"):
+        x.cuda().take(ptl.tensor([[0, 1], [-13, 20]]).cuda())
+    with pytest.raises(RuntimeError, match=r"^expected self and mask to be on the same device, "
+                                           r"but got mask on cpu and self on cuda:0$"):
+        x.cuda().masked_fill(ptl.tensor(True), 1.0)
+    with pytest.raises(RuntimeError, match="same device"):
+        x.cuda().take(ptl.tensor([0, 1]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flip_roll_rot90_repeat_tril_triu_match_the_cpu_bit_for_bit(dtype):
+    rng = np.random.default_rng(31)
+    x = values(rng, (5, 6, 7), dtype)
+    movers = [lambda t: t.flip((0, 2)), lambda t: t.roll((3, -1), (1, 2)),
+              lambda t: t.roll(11), lambda t: t.rot90(1, (1, 2)),
+              lambda t: t.repeat(2, 1, 3, 1), lambda t: t.tril(-1), lambda t: t.triu(2),
+              lambda t: t.clone().mT.tril_(1).mT]
+    for self in (x, x.transpose(0, 2), x[:, ::2], x[:, :0]):
+        for fn in movers:
+            assert bits(fn(self.cuda())) == bits(fn(self))
+
+
+def test_a_causal_mask_built_on_the_device():
+    """tril(ones) on the device, as attention code builds its mask"""
+    mask = ptl.tril(ptl.ones(64, 64, device="cuda")).bool()
+    np.testing.assert_array_equal(mask.cpu().numpy(), np.tril(np.ones((64, 64), bool)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_comparisons_and_logical_ops_match_the_cpu(dtype):
+    rng = np.random.default_rng(32)
+    x, y = values(rng, (6, 7, 5), dtype), values(rng, (7, 1), dtype)
+    if dtype.is_floating_point:
+        x[0, 0, :2] = float("nan")
+    for name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+                 "logical_xor"):
+        fn = getattr(ptl, name)
+        for a, b in ((x, y), (x.transpose(0, 2), x.transpose(0, 2)), (x, ptl.tensor(1))):
+            got = fn(a.cuda(), b.cuda() if b.dim() else b)
+            assert got.device.type == "cuda" and bits(got) == bits(fn(a, b)), name
+    assert bits((x.cuda() > 0.5)) == bits(x > 0.5)
+

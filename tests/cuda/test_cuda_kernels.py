@@ -124,9 +124,9 @@ def test_mixed_dtypes_promote_as_on_the_cpu():
 def test_an_op_without_a_cuda_kernel_raises_the_dispatcher_error():
     x = ptl.ones(3, device="cuda")
     with pytest.raises(NotImplementedError,
-                       match=r"^Could not run 'aten::cumsum' with arguments from the 'CUDA' "
+                       match=r"^Could not run 'aten::logsumexp' with arguments from the 'CUDA' "
                              r"backend\."):
-        ptl.cumsum(x, 0)
+        ptl.logsumexp(x, 0)
     with pytest.raises(NotImplementedError, match=r'"neg_cuda" not implemented for \'Long\''):
         ptl.neg(ptl.arange(3).cuda())
 
@@ -184,6 +184,41 @@ def test_factories_on_the_device():
     assert as_np(x).sum() == 2.0 * (1 << 20)
     x.zero_()
     assert as_np(x).sum() == 0
+
+
+VIEWS = [
+    lambda t: t.t(), lambda t: t.transpose(0, 1), lambda t: t.view(4, 6),
+    lambda t: t.reshape(2, 12), lambda t: t[:, 1::2].reshape(-1), lambda t: t.permute(1, 0),
+    lambda t: t.unsqueeze(1).expand(6, 3, 4), lambda t: t[2], lambda t: t[1:5:2, ::3],
+    lambda t: t.narrow(1, 1, 2), lambda t: t.flatten(), lambda t: t.unflatten(1, (2, 2)),
+    lambda t: t.as_strided((3, 3), (1, 5), 2), lambda t: t.unbind(1)[2],
+    lambda t: t.chunk(3, 0)[1], lambda t: t.split(2, 1)[1], lambda t: t.movedim(0, 1),
+    lambda t: t.detach(), lambda t: t[None, :, None].squeeze(0),
+]
+
+
+@pytest.mark.parametrize("view", range(len(VIEWS)))
+def test_views_of_device_tensors_share_the_cpu_kernels(view):
+    """The views run view.c's kernels on the CUDA key: the same sizes, strides and storage
+    offset as on the CPU, the device's storage, and reshape's copy made on the device."""
+    host = ptl.arange(24.0).reshape(6, 4)
+    dev = host.cuda()
+    want, got = VIEWS[view](host), VIEWS[view](dev)
+    assert got.device.type == "cuda"
+    assert (got.shape, got.stride()) == (want.shape, want.stride())
+    np.testing.assert_array_equal(as_np(got), as_np(want))
+
+
+def test_clone_and_constant_pad_on_the_device():
+    """clone keeps a strided tensor's strides (the iterator's layout) and copies on the
+    device; F.pad's constant mode fills and copies there, negative pads narrowing."""
+    import pytorchlite.nn.functional as F
+    host = ptl.arange(60.0).reshape(3, 4, 5).transpose(0, 2)
+    got, want = host.cuda().clone(), host.clone()
+    assert got.stride() == want.stride()
+    np.testing.assert_array_equal(as_np(got), as_np(want))
+    for pad in ((1, 2), (1, 0, 2, 3), (-1, 2, 0, 1, 1, 1), (0, 0)):
+        check(F.pad(host.cuda(), pad, value=-2.5), F.pad(host, pad, value=-2.5))
 
 
 def test_to_round_trips_keep_values_and_report_the_device():
@@ -294,6 +329,20 @@ def test_reductions_propagate_nan_and_take_the_first_index():
                lambda t: tuple(t.max(1)), lambda t: tuple(t.min(0)), lambda t: t.argmax(),
                lambda t: ptl.nansum(t, 1), lambda t: t.sum(0), lambda t: t.var(1)):
         check_pairs(fn(x.cuda()), fn(x))
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16, ptl.int64, ptl.int32,
+                                   ptl.bool], ids=str)
+def test_cumsum_and_cumprod_have_the_cpu_bits(dtype):
+    """one thread per line in the CPU's order (Note [CUDA scans]): the CPU's values"""
+    rng = np.random.default_rng(9)
+    for name, x in reduction_inputs(rng, dtype):
+        for dim in range(x.dim()) if x.dim() else [0]:
+            for fn in (lambda t: t.cumsum(dim), lambda t: t.cumprod(dim)):
+                want = fn(x)
+                got = fn(x.cuda())
+                assert got.dtype == want.dtype, name
+                np.testing.assert_array_equal(as_np(got), as_np(want))
 
 
 def test_reduction_errors_match_the_cpu():

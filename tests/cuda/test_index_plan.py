@@ -2,14 +2,15 @@
 index_plan.h, compiled by gcc here and by nvcc for index.cu), checked on the host: with
 _C._cuda_kernel_emulation on, gather, scatter (src, value, reduce=), scatter_add,
 scatter_reduce, advanced indexing, index_select / index_add / index_copy / index_fill /
-index_put and cat / stack on CPU tensors go through the CUDA path (the CPU kernel's checks
-and output, then the kernels' per-thread loops and grid loops run on the host) and must
-reproduce a NumPy reference that rounds each step as the kernels do (exact for integers,
-float32 and float64; float16 and bfloat16 within their rounding, and bit for bit the CPU
-kernel's), under tunings that give grids of one block (grid-stride loops) and many,
-scatters whose rows are one chunk and many, for every dtype, int32 and int64 indices,
+index_put, cat / stack, masked_fill, take, flip, roll, rot90, repeat, tril and triu on CPU
+tensors go through the CUDA path (the
+CPU kernel's checks and output, then the kernels' per-thread loops and grid loops run on the
+host) and must reproduce a NumPy reference that rounds each step as the kernels do (exact
+for integers, float32 and float64; float16 and bfloat16 within their rounding, and bit for
+bit the CPU kernel's), under tunings that give grids of one block (grid-stride loops) and
+many, scatters whose rows are one chunk and many, for every dtype, int32 and int64 indices,
 repeated and negative indices, 0-dim, size-0 and non-contiguous tensors, every error path
-and the gradients.  Needs no device and no nvcc."""
+and the gradients. Needs no device and no nvcc."""
 import numpy as np
 import pytest
 
@@ -576,3 +577,260 @@ def test_gradients_through_cat_and_stack(tuning):
         assert bits(a) == bits(b)
     np.testing.assert_array_equal(got[1].numpy(), g.numpy()[:, 2:7])
     assert ran["cat"] >= 2
+
+
+# ---- masked_fill and take (Note [CUDA masked_fill and take]) ----
+
+def fill_value(dtype):
+    return True if dtype == ptl.bool else (3 if dtype in INTS else -1.25)
+
+
+def masked_fill_cases(rng, dtype):
+    """(self, mask, value): broadcast masks, a transposed self, 0-dim and size-0 tensors,
+    Scalar and 0-dim Tensor values"""
+    v = fill_value(dtype)
+    x = values(rng, (3, 4, 5), dtype)
+    m = lambda *s: ptl.tensor(rng.integers(0, 2, size=s).astype(bool))  # noqa: E731
+    return [
+        (x, m(3, 4, 5), v), (x, m(4, 1), v), (x, m(5), ptl.tensor(v).to(dtype)),
+        (x.transpose(0, 2), m(3, 4, 5).transpose(0, 2), v),
+        (x[:, ::2, 1:], m(1, 2, 4), ptl.tensor(v)), (values(rng, (), dtype), m(), v),
+        (values(rng, (6,), dtype), ptl.tensor(True), v), (values(rng, (0, 3), dtype), m(3), v),
+        (values(rng, (70, 33), dtype), m(70, 33), v),   # past one block of every tuning
+    ]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_masked_fill_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(20)
+    for x, m, v in masked_fill_cases(rng, dtype):
+        want = x.masked_fill(m, v)
+        y = x.clone()
+        y.masked_fill_(m, v)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = x.masked_fill(m, v)
+            z = x.clone()
+            z.masked_fill_(m, v)
+        value = v.item() if isinstance(v, ptl.Tensor) else v
+        ref = np.where(m.numpy(), np.array(value).astype(np_of(x).dtype), np_of(x))
+        np.testing.assert_array_equal(np_of(got), ref)
+        assert bits(got) == bits(want) and bits(z) == bits(y)
+        assert got.shape == want.shape and got.stride() == want.stride()
+        assert ran["select"] == (2 if x.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_masked_fill_keeps_the_cpu_errors_and_its_gradient(tuning):
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    m = ptl.tensor(np.random.default_rng(21).integers(0, 2, (3, 4)).astype(bool))
+    calls = [lambda: x.detach().masked_fill(m.to(ptl.uint8), 1.0),
+             lambda: x.detach().masked_fill(m, ptl.ones(2)),
+             lambda: x.detach().masked_fill_(ptl.ones(2, 3, 4, dtype=ptl.bool), 1.0)]
+    for fn in calls:
+        want = cpu_error(fn)
+        with emulated(TUNINGS[tuning]):
+            assert cpu_error(fn) == want
+    with emulated(TUNINGS[tuning]):
+        assert ptl.autograd.gradcheck(lambda x: x.masked_fill(m, 0.5) * x, (x,))
+
+
+def take_cases(rng, dtype):
+    """(self, index): any layouts, negative indices, 0-dim and size-0 tensors"""
+    x = values(rng, (4, 5, 3), dtype)
+    i = lambda n, *s: ptl.tensor(rng.integers(-n, n, size=s))  # noqa: E731
+    return [
+        (x, i(60, 7)), (x.transpose(0, 2), i(60, 3, 4)), (x[:, ::2], i(36, 2, 5)[:, ::2]),
+        (x, i(60, 4, 3).t()), (values(rng, (), dtype), i(1)), (values(rng, (), dtype), i(1, 5)),
+        (x, i(60, 0)), (values(rng, (0, 2), dtype), i(1, 0)),
+        (values(rng, (40, 40), dtype), i(1600, 300)),   # past one block of every tuning
+    ]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_take_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(22)
+    for x, idx in take_cases(rng, dtype):
+        want = x.take(idx)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = x.take(idx)
+        np.testing.assert_array_equal(np_of(got), np_of(x).reshape(-1)[idx.numpy()])
+        assert bits(got) == bits(want) and got.shape == idx.shape
+        assert ran["take"] == (1 if idx.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_take_raises_the_cpu_error_for_the_first_bad_index(tuning):
+    x = ptl.arange(12.0).reshape(3, 4)
+    for bad in ([[0, 12], [5, 1]], [[0, 1], [-13, 20]], [[30, 1], [-13, 2]]):
+        for idx in (ptl.tensor(bad), ptl.tensor(bad).t()):
+            want = cpu_error(lambda: x.take(idx))
+            with emulated(TUNINGS[tuning]):
+                assert cpu_error(lambda: x.take(idx)) == want
+            assert want[0] is IndexError
+    assert cpu_error(lambda: x.take(ptl.tensor([0, 2], dtype=ptl.int32)))[0] is RuntimeError
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_gradcheck_of_take_through_the_emulation(tuning):
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    idx = ptl.tensor([[0, -1, 5], [5, 11, 2]])
+    with emulated(TUNINGS[tuning]):
+        assert ptl.autograd.gradcheck(lambda x: x.take(idx), (x,))
+        assert ptl.autograd.gradcheck(lambda x: x.t().take(idx), (x,))
+
+
+# ---- shape.c's movers: flip, roll, rot90, repeat (offset tables), tril, triu ----
+
+MOVERS = [
+    ("flip", lambda t: t.flip(1)), ("flip2", lambda t: t.flip((0, -1))),
+    ("roll", lambda t: t.roll((2, -1), (1, 2))), ("roll flat", lambda t: t.roll(-7)),
+    ("rot90", lambda t: t.rot90(1, (1, 2))), ("rot90 3", lambda t: t.rot90(3, (0, 2))),
+    ("repeat", lambda t: t.repeat(2, 1, 3, 1)), ("tril", lambda t: t.tril()),
+    ("triu", lambda t: t.triu(1)), ("tril -2", lambda t: t.tril(-2)),
+    ("tril_", lambda t: t.clone().tril_(2)),
+    ("triu_ strided", lambda t: t.clone().mT.triu_(-1).mT),
+]
+
+
+def mover_inputs(rng, dtype):
+    """a [3, 4, 5] tensor contiguous, transposed and sliced; a size-0 one; one past a block"""
+    x = values(rng, (3, 4, 5), dtype)
+    big = values(rng, (2, 40, 37), dtype)
+    strided = values(rng, (3, 8, 10), dtype)[:, ::2, ::2]
+    return [x, x.transpose(0, 2).contiguous().transpose(0, 2), strided,
+            values(rng, (3, 0, 5), dtype), big]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_flip_roll_rot90_repeat_tril_triu_have_the_cpu_bits(tuning, dtype):
+    rng = np.random.default_rng(23)
+    for x in mover_inputs(rng, dtype):
+        for name, fn in MOVERS:
+            want = fn(x)
+            with emulated(TUNINGS[tuning]) as ran:
+                got = fn(x)
+            assert got.shape == want.shape and bits(got) == bits(want), name
+            if x.numel() and name.startswith(("tril", "triu")):
+                assert ran["triangle"] == 1
+            elif x.numel():
+                assert ran["shape_gather"] == 1
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_movers_of_0_dim_tensors_and_their_gradients(tuning):
+    rng = np.random.default_rng(24)
+    s = ptl.tensor(2.5)
+    x = ptl.tensor(rng.standard_normal((3, 4, 5)), requires_grad=True)
+    with emulated(TUNINGS[tuning]):
+        assert bits(s.flip(())) == bits(s) and bits(s.roll(3)) == bits(s)
+        assert bits(s.repeat(2, 3)) == bits(ptl.full((2, 3), 2.5))
+        for name, fn in MOVERS:
+            assert ptl.autograd.gradcheck(fn, (x,)), name
+    np.testing.assert_array_equal(np.flip(x.detach().numpy(), 1), x.flip(1).detach().numpy())
+    np.testing.assert_array_equal(np.tril(x.detach().numpy(), -2),
+                                  x.tril(-2).detach().numpy())
+
+
+def where_cases(rng, dtype):
+    """(condition, self, other): broadcasting, transposed operands, Python numbers and 0-dim
+    tensors (passed by value), mixed dtypes (promoted by the iterator), 0-dim, size-0"""
+    x, y = values(rng, (3, 4, 5), dtype), values(rng, (4, 1), dtype)
+    c = lambda *s: ptl.tensor(rng.integers(0, 2, size=s).astype(bool))  # noqa: E731
+    num = True if dtype == ptl.bool else 2
+    return [
+        (c(3, 4, 5), x, y), (c(5), x, num), (c(4, 1), num, x), (ptl.tensor(True), x, y),
+        (c(5, 4, 3).transpose(0, 2), x.transpose(0, 2).contiguous().transpose(0, 2), y),
+        (c(3, 4, 5), x, ptl.tensor(num).to(dtype)), (c(3, 4, 5), x, values(rng, (5,), ptl.int64)),
+        (c(), values(rng, (), dtype), values(rng, (), dtype)), (c(1, 5), x[:0], y[:1]),
+        (c(70, 33), values(rng, (70, 33), dtype), num),   # past one block of every tuning
+    ]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_where_matches_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(25)
+    for cond, a, b in where_cases(rng, dtype):
+        want = ptl.where(cond, a, b)
+        out = ptl.empty(0, dtype=want.dtype)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = ptl.where(cond, a, b)
+            ptl.where(cond, a, b, out=out)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert bits(got) == bits(want) and bits(out) == bits(want)
+        npv = [np_of(v) if isinstance(v, ptl.Tensor) else v for v in (a, b)]
+        ref = np.where(cond.numpy(), *npv).astype(np_of(want).dtype)
+        np.testing.assert_array_equal(np_of(got), ref)
+        assert ran["select"] == (2 if want.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_where_keeps_the_cpu_errors_and_its_gradient(tuning):
+    x = ptl.randn(3, 4, dtype=ptl.float64, requires_grad=True)
+    c = ptl.tensor(np.random.default_rng(26).integers(0, 2, (3, 4)).astype(bool))
+    calls = [lambda: ptl.where(c.to(ptl.int64), x, 0.0),
+             lambda: ptl.where(c, x.detach(), 0.0, out=ptl.empty(0, dtype=ptl.float32)),
+             lambda: ptl.where(c, x.detach(), ptl.ones(5))]
+    for fn in calls:
+        want = cpu_error(fn)
+        with emulated(TUNINGS[tuning]):
+            assert cpu_error(fn) == want
+    with emulated(TUNINGS[tuning]):
+        assert ptl.autograd.gradcheck(lambda x: ptl.where(c, x * x, -x), (x,))
+
+
+PREDICATES = [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less), ("le", np.less_equal),
+              ("gt", np.greater), ("ge", np.greater_equal), ("logical_and", np.logical_and),
+              ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]
+
+
+def predicate_cases(rng, dtype):
+    """(a, b): broadcast, transposed, Python numbers and 0-dim tensors (by value), mixed
+    dtypes, NaN, int64 values float64 cannot tell apart, 0-dim and size-0"""
+    x, y = values(rng, (3, 4, 5), dtype), values(rng, (4, 1), dtype)
+    if dtype.is_floating_point:
+        x[0, 0, :2] = float("nan")
+    num = True if dtype == ptl.bool else 1
+    cases = [(x, y), (x, num), (x.transpose(0, 2), values(rng, (5, 4, 3), dtype)),
+             (x, ptl.tensor(num).to(dtype)), (x, values(rng, (5,), ptl.float32)),
+             (values(rng, (), dtype), values(rng, (), dtype)), (x[:0], y),
+             (values(rng, (70, 33), dtype), values(rng, (33,), dtype))]
+    if dtype == ptl.int64:
+        big = 2 ** 62
+        cases.append((ptl.tensor([big, big + 1, -big]), ptl.tensor([big + 1, big + 1, -big])))
+    return cases
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_comparisons_and_logical_ops_match_numpy_and_the_cpu_kernel(tuning, dtype):
+    rng = np.random.default_rng(27)
+    for a, b in predicate_cases(rng, dtype):
+        for name, ref in PREDICATES:
+            if name.startswith("logical") and not isinstance(b, ptl.Tensor):
+                continue   # the logical ops take tensors only, as PyTorch's
+            fn = getattr(ptl, name)
+            want = fn(a, b)
+            with emulated(TUNINGS[tuning]) as ran:
+                got = fn(a, b)
+                out = ptl.empty(0, dtype=ptl.bool)
+                fn(a, b, out=out)
+            assert got.dtype == ptl.bool and got.shape == want.shape
+            assert bits(got) == bits(want) and bits(out) == bits(want), name
+            npv = [np_of(v) if isinstance(v, ptl.Tensor) else v for v in (a, b)]
+            np.testing.assert_array_equal(got.numpy(), ref(*npv), err_msg=name)
+            assert ran["select"] == (2 if want.numel() else 0)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_in_place_comparisons_write_through_a_bool_temporary(tuning):
+    rng = np.random.default_rng(28)
+    x, y = values(rng, (4, 6), ptl.float32), values(rng, (6,), ptl.float32)
+    for name, _ in PREDICATES:
+        want = getattr(x.clone(), name + "_")(y)
+        with emulated(TUNINGS[tuning]):
+            got = getattr(x.clone(), name + "_")(y)
+        assert got.dtype == ptl.float32 and bits(got) == bits(want), name

@@ -246,3 +246,193 @@ def test_gradcheck_through_the_emulation(tuning):
         assert ptl.autograd.gradcheck(
             lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False), (x,))
         assert ptl.autograd.gradcheck(lambda x: F.adaptive_avg_pool2d(x, (4, 5)), (x,))
+
+
+ADAPTIVE_MAX_CASES = [   # (shape, output_size): windows that shrink, grow, overlap, 1 x 1
+    ((2, 3, 9, 8), (4, 5)),
+    ((2, 3, 9, 8), (3, 4)),
+    ((1, 2, 5, 4), (7, 9)),
+    ((2, 4, 6, 6), (1, 1)),
+    ((3, 7, 5), (2, 5)),
+]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_adaptive_max_pool2d_and_its_backward_match_numpy(tuning, dtype):
+    rng = np.random.default_rng(8)
+    with emulated(TUNINGS[tuning]) as ran:
+        for shape, out in ADAPTIVE_MAX_CASES:
+            def wins(sh, out=out):
+                return [adaptive_windows(sh[-2 + i], out[i]) for i in range(2)]
+            for nan in (False, True):
+                check(rng, dtype, shape, lambda x: F.adaptive_max_pool2d(x, out), wins, "max",
+                      nan=nan)
+    assert ran["pool"] > 0
+
+
+@pytest.mark.parametrize("layout", ["strided", "channels_last"])
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_adaptive_max_pool2d_of_non_contiguous_inputs(tuning, layout):
+    rng = np.random.default_rng(9)
+    with emulated(TUNINGS[tuning]):
+        for out in ((3, 2), (1, 1)):
+            check(rng, ptl.float64, (2, 3, 8, 7), lambda x: F.adaptive_max_pool2d(x, out),
+                  lambda sh: [adaptive_windows(sh[-2], out[0]), adaptive_windows(sh[-1], out[1])],
+                  "max", layout=layout)
+
+
+def as_np(t):
+    """t's values as an array (float dtypes exactly, through float64)"""
+    t = t.detach()
+    return t.to(ptl.float64).numpy() if t.is_floating_point() else t.numpy()
+
+
+def cpu_and_emulated(fn, tuning="small"):
+    """fn() run on the CPU kernels and through the emulation: two lists of arrays"""
+    runs = []
+    for emulate in (False, True):
+        if emulate:
+            with emulated(TUNINGS[tuning]):
+                runs.append([as_np(t) for t in fn()])
+        else:
+            runs.append([as_np(t) for t in fn()])
+    return runs
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_adaptive_max_pool2d_has_the_cpu_bits(dtype):
+    """The same windows walked in the same order: values, indices and the gradients (added
+    in output order on both sides), the 1 x 1 case (a global maximum on the CPU) too."""
+    rng = np.random.default_rng(10)
+    xv = rng.standard_normal((4, 5, 17, 15))
+    xv[0, 0, 3, 4] = xv[1, 2, 0, 0] = np.nan
+    xv[2, 1] = -np.inf
+    for out in ((9, 8), (5, 7), (1, 1), (20, 3)):
+        g = ptl.tensor(rng.standard_normal((4, 5) + out)).to(dtype)
+
+        def run(out=out, g=g):
+            x = ptl.tensor(xv).to(dtype).requires_grad_(True)
+            y, i = F.adaptive_max_pool2d(x, out, return_indices=True)
+            y.backward(g)
+            return y, i, x.grad
+        for got, want in zip(*cpu_and_emulated(run)):
+            np.testing.assert_array_equal(got, want)
+
+
+def unpool(x, idx, size):
+    """aten's max_unpool2d (F.max_unpool2d bounds output_size by the pooling's kernel)"""
+    return ptl.ops.aten.max_unpool2d(x, idx, list(size))
+
+
+def unpool_ref(x, idx, size, g):
+    """max_unpool2d of x (planes..., h, w) by idx into size, and the gradient of sum(y g)
+    for x, in float64: the last x of an index wins (the CPU's loop)."""
+    lead = x.shape[:-2]
+    y = np.zeros(lead + size)
+    gx = np.zeros_like(x)
+    for plane in np.ndindex(*lead):
+        flat = y[plane].reshape(-1)
+        gflat = g[plane].reshape(-1)
+        for o in np.ndindex(*x.shape[-2:]):
+            flat[idx[plane + o]] = x[plane + o]
+            gx[plane + o] = gflat[idx[plane + o]]
+    return y, gx
+
+
+def unpool_indices(rng, shape, size, duplicates):
+    """indices into planes of `size` for a source of `shape`: from a max pooling, or random
+    with repeats"""
+    if not duplicates:
+        pooled = ptl.tensor(rng.standard_normal(shape[:-2] + size))
+        return F.max_pool2d(pooled, 2, ceil_mode=True, return_indices=True)[1]
+    vol = size[0] * size[1]
+    return ptl.tensor(rng.integers(0, min(vol, 5), shape))
+
+
+UNPOOL_CASES = [   # (source shape, output_size, duplicate indices)
+    ((2, 3, 4, 4), (8, 8), False),
+    ((2, 3, 4, 5), (7, 9), False),
+    ((3, 4, 3), (6, 6), True),
+    ((1, 2, 5, 6), (3, 4), True),
+    ((2, 1, 1, 1), (1, 1), True),
+]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_max_unpool2d_and_its_backward_match_numpy(tuning, dtype):
+    rng = np.random.default_rng(11)
+    with emulated(TUNINGS[tuning]) as ran:
+        for shape, size, dup in UNPOOL_CASES:
+            idx = unpool_indices(rng, shape, size, dup)
+            x, xv = leaf(rng.standard_normal(shape) * 3, dtype)
+            y = unpool(x, idx, size)
+            g = ptl.tensor(rng.standard_normal(tuple(y.shape))).to(dtype)
+            y.backward(g)
+            want, gx = unpool_ref(xv, idx.numpy(), size, g.to(ptl.float64).numpy())
+            close(y, want, dtype)
+            close(x.grad, gx, dtype)
+    assert ran["unpool"] > 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_max_unpool2d_of_strided_sources_and_indices_has_the_cpu_bits(tuning):
+    rng = np.random.default_rng(12)
+    base = ptl.tensor(rng.standard_normal((2, 3, 5, 12)))
+    ibase = ptl.tensor(rng.integers(0, 6, (2, 3, 12, 5))).transpose(2, 3)
+    for dtype in (ptl.float32, ptl.float64):
+        def run(dtype=dtype):
+            x = base.to(dtype)[..., ::2].requires_grad_(True)
+            y = unpool(x, ibase[..., ::2], (3, 4))
+            y.backward(ptl.arange(float(y.numel())).reshape(y.shape).to(dtype))
+            return y, x.grad
+        for got, want in zip(*cpu_and_emulated(run, tuning)):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_max_unpool2d_with_an_empty_batch_or_plane(tuning):
+    with emulated(TUNINGS[tuning]):
+        x = ptl.zeros(0, 3, 2, 2, requires_grad=True)
+        y = F.max_unpool2d(x, ptl.zeros(0, 3, 2, 2, dtype=ptl.int64), 2)
+        y.sum().backward()
+        assert tuple(y.shape) == (0, 3, 4, 4) and tuple(x.grad.shape) == (0, 3, 2, 2)
+        x = ptl.zeros(2, 3, 0, 2, requires_grad=True)
+        y = unpool(x, ptl.zeros(2, 3, 0, 2, dtype=ptl.int64), (2, 3))
+        np.testing.assert_array_equal(y.detach().numpy(), np.zeros((2, 3, 2, 3)))
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_max_unpool2d_raises_the_cpu_error_for_the_first_bad_index(tuning):
+    """The status word keeps the first bad index in row-major order, whichever thread met
+    it first; forward and backward raise the CPU check's message."""
+    rng = np.random.default_rng(13)
+    x = ptl.tensor(rng.standard_normal((2, 3, 4, 4)), requires_grad=True)
+    for bad in ([(1, 2, 3, 3, 16), (1, 2, 3, 2, -1)], [(0, 0, 0, 1, -5), (1, 0, 0, 0, 99)]):
+        idx = ptl.zeros(2, 3, 4, 4, dtype=ptl.int64)
+        for *at, v in bad:
+            idx[tuple(at)] = v
+        want = sorted(bad)[0][-1]
+        msg = f"Found an invalid max index: {want} (output volumes are of size 8x8)"
+        with pytest.raises(RuntimeError, match=msg.replace("(", r"\(").replace(")", r"\)")):
+            F.max_unpool2d(x, idx, 2)
+        with emulated(TUNINGS[tuning]):
+            with pytest.raises(RuntimeError) as e:
+                F.max_unpool2d(x, idx, 2)
+            assert str(e.value) == msg
+            with pytest.raises(RuntimeError) as e:
+                ptl.ops.aten.max_unpool2d_backward(ptl.zeros(2, 3, 8, 8), x, idx, [8, 8])
+            assert str(e.value) == msg
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_gradcheck_of_adaptive_max_and_unpool_through_the_emulation(tuning):
+    rng = np.random.default_rng(14)
+    x = ptl.tensor(rng.standard_normal((2, 3, 7, 6))).requires_grad_(True)
+    # distinct indices: with repeats, the value that lands is the last one's alone
+    idx = ptl.tensor(np.stack([rng.permutation(56)[:42] for _ in range(6)]).reshape(2, 3, 7, 6))
+    with emulated(TUNINGS[tuning]):
+        assert ptl.autograd.gradcheck(lambda x: F.adaptive_max_pool2d(x, (4, 5)), (x,))
+        assert ptl.autograd.gradcheck(lambda x: F.adaptive_max_pool2d(x, 1), (x,))
+        assert ptl.autograd.gradcheck(lambda x: unpool(x, idx, (7, 8)), (x,))

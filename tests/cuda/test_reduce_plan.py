@@ -5,7 +5,8 @@ _C._cuda_kernel_emulation on, reductions and softmax of CPU tensors go through t
 combination tree, split and second pass run on the host), and must reproduce NumPy: exactly
 for integers, to float tolerance for floats, over random shapes, dims, keepdim,
 non-contiguous, broadcast (stride 0), 0-dim and size-0 inputs, under tunings small enough
-that every threshold of the plan is crossed.  Needs no device and no nvcc."""
+that every threshold of the plan is crossed; cumsum and cumprod the CPU kernel's bits.  Needs
+no device and no nvcc."""
 import contextlib
 
 import numpy as np
@@ -259,3 +260,54 @@ def test_emulation_tuning_is_validated():
     with pytest.raises(TypeError):
         _C._cuda_kernel_emulation((32, 1))
     assert _C._cuda_kernel_emulation(None)["split"] == 0
+
+
+# ---- cumsum and cumprod (Note [CUDA scans]) ----
+
+SCAN_DTYPES = [ptl.float64, ptl.float32, ptl.float16, ptl.bfloat16, ptl.int64, ptl.int32,
+               ptl.uint8, ptl.bool]
+
+
+def as_array(t):
+    """t's values (float dtypes through float64: exact)"""
+    return t.to(ptl.float64).numpy() if t.is_floating_point() else t.numpy()
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", SCAN_DTYPES, ids=str)
+def test_cumsum_and_cumprod_have_the_cpu_bits_and_match_numpy(tuning, dtype):
+    """one thread per line in the CPU's order: the CPU kernel's values and dtype (its
+    contiguous tile path and its line path alike), and NumPy's (exactly for integers)"""
+    rng = np.random.default_rng(40)
+    cases = []
+    for _ in range(25):
+        x = random_input(rng, dtype)[0]
+        cases.append((x, int(rng.integers(0, x.dim())) if x.dim() else 0))
+    big = ptl.tensor(rng.standard_normal((40, 70)) * 0.1 + 1).to(dtype)
+    for x, dim in cases + [(big, 0), (big, 1), (big.t(), 0)]:
+        for prod in (False, True):
+            fn = (lambda t: t.cumprod(dim)) if prod else (lambda t: t.cumsum(dim))
+            want = fn(x)
+            with emulated(TUNINGS[tuning]) as ran:
+                got = fn(x)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(as_array(got), as_array(want))
+            assert ran["scan"] == (1 if x.numel() else 0)
+            if not x.is_floating_point() and x.dim():
+                ref = (np.cumprod if prod else np.cumsum)(x.numpy().astype(np.int64), axis=dim)
+                np.testing.assert_array_equal(got.numpy(), ref)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_scans_with_a_dtype_and_their_gradients(tuning):
+    rng = np.random.default_rng(41)
+    x = ptl.tensor(rng.standard_normal((4, 6)) + 2, requires_grad=True)
+    i = ptl.tensor(rng.integers(-3, 4, (5, 7)))
+    with emulated(TUNINGS[tuning]):
+        got = i.cumsum(1, dtype=ptl.int32), x.detach().float().cumsum(0, dtype=ptl.float64)
+        assert ptl.autograd.gradcheck(lambda x: x.cumsum(1), (x,))
+        assert ptl.autograd.gradcheck(lambda x: x.cumprod(0), (x,))
+    assert got[0].dtype == ptl.int32 and got[1].dtype == ptl.float64
+    np.testing.assert_array_equal(got[0].numpy(), np.cumsum(i.numpy(), 1))
+    np.testing.assert_array_equal(got[1].numpy(),
+                                  np.cumsum(x.detach().float().double().numpy(), 0))

@@ -12,6 +12,7 @@
 #include "../../c10/error.h"
 #include "../scalar_math.h"
 #include "binary_loops.h"
+#include "index_impl.h"
 #include "native.h"
 
 static const int self_other[2] = {0, 1};
@@ -54,33 +55,46 @@ DEFINE_PREDICATE_LOOPS(logical_and, LAND)
 DEFINE_PREDICATE_LOOPS(logical_or, LOR)
 DEFINE_PREDICATE_LOOPS(logical_xor, LXOR)
 
+/* kind: the CUDA select kernel's predicate (Note [CUDA masked_fill and take]) */
 static int
-predicate(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops)
+predicate(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int kind)
 {
     double unused = 0;
     PtlIterConfig cfg = ptl_iter_config();
     cfg.out_dtype = PTL_DTYPE_BOOL;
-    return ptl_pointwise(op, s, 2, self_other, cfg, loops, &unused);
+    if (!index_on_device(s[0].u.t) && !index_on_device(s[1].u.t)) {
+        return ptl_pointwise(op, s, 2, self_other, cfg, loops, &unused);
+    }
+    static const int order[3] = {1, 2, 2};
+    PtlTensorIter it;
+    if (ptl_pointwise_iter(op, s, 2, self_other, &cfg, &it) < 0) {
+        return -1;
+    }
+    if (index_select_device(&it, kind, order, NULL) < 0) {
+        ptl_iter_release(&it);
+        return -1;
+    }
+    return ptl_pointwise_return(&it, &cfg, s);
 }
 
 /* NAME.Tensor, NAME_.Tensor, NAME.out (one kernel each op) */
-#define DEFINE_PREDICATE_KERNEL(NAME)                                       \
+#define DEFINE_PREDICATE_KERNEL(NAME, KIND)                                 \
     static int                                                              \
     NAME##_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)   \
     {                                                                       \
         (void)ks;                                                           \
-        return predicate(op, s, NAME##_loops);                              \
+        return predicate(op, s, NAME##_loops, PTL_DEVICE_SEL_##KIND);           \
     }
 
-DEFINE_PREDICATE_KERNEL(eq)
-DEFINE_PREDICATE_KERNEL(ne)
-DEFINE_PREDICATE_KERNEL(lt)
-DEFINE_PREDICATE_KERNEL(le)
-DEFINE_PREDICATE_KERNEL(gt)
-DEFINE_PREDICATE_KERNEL(ge)
-DEFINE_PREDICATE_KERNEL(logical_and)
-DEFINE_PREDICATE_KERNEL(logical_or)
-DEFINE_PREDICATE_KERNEL(logical_xor)
+DEFINE_PREDICATE_KERNEL(eq, EQ)
+DEFINE_PREDICATE_KERNEL(ne, NE)
+DEFINE_PREDICATE_KERNEL(lt, LT)
+DEFINE_PREDICATE_KERNEL(le, LE)
+DEFINE_PREDICATE_KERNEL(gt, GT)
+DEFINE_PREDICATE_KERNEL(ge, GE)
+DEFINE_PREDICATE_KERNEL(logical_and, AND)
+DEFINE_PREDICATE_KERNEL(logical_or, OR)
+DEFINE_PREDICATE_KERNEL(logical_xor, XOR)
 
 /* ---- bitwise ops and shifts: integers and bool (bool for and/or/xor only) ---- */
 

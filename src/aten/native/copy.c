@@ -942,7 +942,10 @@ clone_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     size_t item = ptl_dtype_itemsize(self->dtype);
     cfg.ninputs = 1;
     cfg.inputs[0] = self;
-    if (ptl_iter_build(&it, &cfg) < 0 || ptl_iter_run_direct(&it, memcpy_loop, &item) < 0) {
+    /* the iterator lays out the output (self's strides kept); a device copies through copy_ */
+    if (ptl_iter_build(&it, &cfg) < 0 ||
+        (self->device.type == PTL_DEVICE_CUDA ? ptl_copy_into(it.ops[0], self)
+                                              : ptl_iter_run_direct(&it, memcpy_loop, &item)) < 0) {
         ptl_iter_release(&it);
         return -1;
     }
@@ -1026,5 +1029,6 @@ static const PtlKernelReg copy_cpu[] = {
     {PTL_OP_fill__Scalar, PTL_KEY_CUDA, fill__cpu},
     {PTL_OP_fill__Tensor, PTL_KEY_CUDA, fill__cpu},
     {PTL_OP_zero_, PTL_KEY_CUDA, zero__cpu},
+    {PTL_OP_clone, PTL_KEY_CUDA, clone_cpu},
 };
 PTL_DEFINE_REGISTER(copy_cpu)

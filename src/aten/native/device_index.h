@@ -87,6 +87,55 @@ typedef struct PtlDeviceSortArgs {
     int64_t osize[PTL_MAX_DIMS], ostride[PTL_MAX_DIMS];
 } PtlDeviceSortArgs;
 
+/* where (ternary.c) and masked_fill (index.c), kind SEL_WHERE: out = cond ? if_true : if_false,
+ * element by element over a TensorIterator's geometry (ndim dims, dim 0 innermost, byte
+ * strides: out's, then the operands'), elements of itemsize bytes; data[0..2] the condition
+ * (a bool), the value if true and if false, or NULL for an operand passed by value (its
+ * bytes in value[t]: masked_fill's value, a broadcast scalar).  The comparisons and logical
+ * ops (compare.c), kind SEL_EQ to SEL_XOR: out (bool) = data[0] op data[1], operands of
+ * dtype. */
+enum { PTL_DEVICE_SEL_WHERE, PTL_DEVICE_SEL_EQ, PTL_DEVICE_SEL_NE, PTL_DEVICE_SEL_LT,
+       PTL_DEVICE_SEL_LE, PTL_DEVICE_SEL_GT, PTL_DEVICE_SEL_GE, PTL_DEVICE_SEL_AND,
+       PTL_DEVICE_SEL_OR, PTL_DEVICE_SEL_XOR };
+typedef struct PtlDeviceSelectArgs {
+    int32_t kind, dtype, ndim, itemsize;
+    char *out;
+    const char *data[3];
+    int64_t sizes[PTL_MAX_DIMS], strides[4][PTL_MAX_DIMS];
+    int64_t numel, value[3];
+} PtlDeviceSelectArgs;
+
+/* take (index.c): out[j] (contiguous) = self's element at row-major position index[j]
+ * (negative: from the end) for j < inumel, index's elements in row-major order; sizes and
+ * strides (elements) of self (sdim dims) and index (idim dims). */
+typedef struct PtlDeviceTakeArgs {
+    int32_t sdim, idim;
+    const char *self;
+    const int64_t *index;
+    char *out;
+    int64_t ssizes[PTL_MAX_DIMS], sst[PTL_MAX_DIMS], isizes[PTL_MAX_DIMS], ist[PTL_MAX_DIMS];
+    int64_t snumel, inumel, itemsize;
+} PtlDeviceTakeArgs;
+
+/* take's error for index v of a self of n elements (the CPU loop's and the device's) */
+#define PTL_TAKE_INDEX_ERROR \
+    "out of range: tried to access index %lld on a tensor of %lld elements."
+
+/* shape.c's data movers (Note [Gather by offset tables] there).  GATHER (flip, roll, rot90,
+ * repeat): out (contiguous, sizes) element i0..ik = *(src + sum_d tab[start[d] + i_d]),
+ * tab a host table of ntab byte offsets.  TRIANGLE (tril, triu): out's elements (sizes,
+ * byte strides) that tril (lower) or triu drops are zeroed: column j of row i (the last two
+ * dims) when j - i > diagonal (tril) or j - i < diagonal (triu). */
+enum { PTL_DEVICE_SHAPE_GATHER, PTL_DEVICE_SHAPE_TRIANGLE };
+typedef struct PtlDeviceShapeArgs {
+    int32_t kind, ndim, lower;
+    const char *src;
+    char *out;
+    const int64_t *tab;
+    int64_t sizes[PTL_MAX_DIMS], start[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+    int64_t numel, ntab, itemsize, diagonal;
+} PtlDeviceShapeArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set (scatter_gather.c's
  * hook: a bad index, the CPU kernel's error; index.c checks its indices on the host).  Run
  * for CUDA tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
@@ -94,6 +143,10 @@ extern int (*ptl_device_scatter_hook)(const PtlDeviceScatterArgs *a);
 extern int (*ptl_device_adv_index_hook)(const PtlDeviceAdvIndexArgs *a);
 extern int (*ptl_device_cat_hook)(const PtlDeviceCatArgs *a);
 extern int (*ptl_device_sort_hook)(const PtlDeviceSortArgs *a);
+extern int (*ptl_device_select_hook)(const PtlDeviceSelectArgs *a);
+/* take's: a bad index, the CPU loop's IndexError for the first one */
+extern int (*ptl_device_take_hook)(const PtlDeviceTakeArgs *a);
+extern int (*ptl_device_shape_hook)(const PtlDeviceShapeArgs *a);
 
 #ifdef __cplusplus
 }

@@ -58,14 +58,23 @@ ptl_pool_window(int how, int64_t o, int64_t in, int64_t out, int64_t k, int64_t 
 }
 
 enum { PTL_DEVICE_POOL_MAX, PTL_DEVICE_POOL_MAX_BACKWARD, PTL_DEVICE_POOL_AVG,
-       PTL_DEVICE_POOL_AVG_BACKWARD };
+       PTL_DEVICE_POOL_AVG_BACKWARD, PTL_DEVICE_POOL_UNPOOL, PTL_DEVICE_POOL_UNPOOL_BACKWARD };
+
+/* max_unpool2d's error for index v outside the output plane of h x w elements (the CPU
+ * check's, and the device's status word's after its kernels) */
+#define PTL_POOL_UNPOOL_INDEX_ERROR \
+    "Found an invalid max index: %lld (output volumes are of size %lldx%lld)"
 
 /* A pooling of `planes` planes of in[0] x in[1] x in[2] elements to out[0] x out[1] x
  * out[2], float32 or float64 (dtype); windows per dim by `how` (PTL_POOL_WIN_*) from k, s,
  * p, d.  MAX: x -> y and idx (each output's flat index in its plane).  MAX_BACKWARD: x the
  * output gradient, idx the forward's indices -> y the input gradient.  AVG: x -> y, each
  * window's sum over divisor (when not 0), its span (count_include_pad) or its count.
- * AVG_BACKWARD: x the output gradient -> y the input gradient. */
+ * AVG_BACKWARD: x the output gradient -> y the input gradient.  UNPOOL (max_unpool2d, in =
+ * its output_size, out = self's spatial size): x (planes x out) -> y (planes x in), zero but
+ * at the indices idx (planes x out, flat in a plane), the last x of an index winning.
+ * UNPOOL_BACKWARD: x the output gradient (planes x in) -> y (planes x out) gathered through
+ * idx.  A bad index raises PTL_POOL_UNPOOL_INDEX_ERROR for the first one (row-major). */
 typedef struct PtlDevicePoolArgs {
     int32_t kind, dtype, how, count_include_pad;
     const char *x;

@@ -53,9 +53,23 @@ typedef struct PtlDeviceSoftmaxArgs {
     int32_t log, dtype;
 } PtlDeviceSoftmaxArgs;
 
+/* cumsum / cumprod (scan.c): nlines lines of len elements along dim of src (ndim sizes,
+ * strides in elements: sst src's, ost out's; dim's size is len), out[k] = src[0] (+|*) ...
+ * src[k] in line order, accumulated in double (float dtypes, rounded to dtype at each
+ * store) or wrapping uint64 (use_int: integer and bool dtypes), as scan.c's lines.  0-dim:
+ * ndim 0, one line of one element. */
+typedef struct PtlDeviceScanArgs {
+    int32_t dtype, use_int, is_prod, ndim, dim;
+    const char *src;
+    char *out;
+    int64_t sizes[PTL_MAX_DIMS], sst[PTL_MAX_DIMS], ost[PTL_MAX_DIMS];
+    int64_t nlines, len, itemsize;
+} PtlDeviceScanArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set. */
 extern int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
 extern int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
+extern int (*ptl_device_scan_hook)(const PtlDeviceScanArgs *a);
 /* 1 while the tests emulate the CUDA kernels: CPU tensors take the hooks too. */
 extern int ptl_device_reduce_emulation;
 

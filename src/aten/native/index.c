@@ -967,7 +967,8 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_out(s, out, rc);
 }
 
-/* A 0-dim value tensor (or Scalar) as a 0-dim tensor of dtype; `name` for the error. */
+/* A 0-dim value tensor (or Scalar) as a 0-dim tensor of dtype, on the CPU unless meta (its
+ * bytes are the loops' and the kernels' argument); `name` for the error. */
 static PtlTensorImpl *
 value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
 {
@@ -981,7 +982,11 @@ value_of(const PtlIValue *v, PtlDtype dtype, const char *name)
                       name, v->u.t->dim);
         return NULL;
     }
-    return ptl_cast(v->u.t, dtype);
+    if (v->u.t->device.type != PTL_DEVICE_CUDA) {   /* a meta value stays meta */
+        return ptl_cast(v->u.t, dtype);
+    }
+    PtlDevice cpu = ptl_device_cpu();
+    return ptl_to_copy(v->u.t, dtype, &cpu);
 }
 
 /* index_fill[_](Tensor self, int dim, Tensor index, Scalar|Tensor value) */
@@ -1137,6 +1142,10 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              mask->dtype == PTL_DTYPE_UINT8 ? "unsigned char"
                                                             : ptl_dtype_name(mask->dtype));
     }
+    if (self->device.type == PTL_DEVICE_CUDA && mask->device.type != PTL_DEVICE_CUDA) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "expected self and mask to be on the same device, "
+                             "but got mask on cpu and self on cuda:%d", self->device.index);
+    }
     if ((val = value_of(&s[2], self->dtype, "masked_fill_")) == NULL) {
         return -1;
     }
@@ -1162,7 +1171,9 @@ masked_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     case 4: loop = masked_fill_loop_4; break;
     default: loop = masked_fill_loop_8; break;
     }
-    if (ptl_iter_run(&it, loop, ptl_tensor_data(val)) < 0) {
+    static const int order[3] = {2, -1, 1};   /* mask ? value : self */
+    if ((index_on_device(out) ? index_select_device(&it, PTL_DEVICE_SEL_WHERE, order, val)
+                               : ptl_iter_run(&it, loop, ptl_tensor_data(val))) < 0) {
         ptl_iter_release(&it);
         goto error;
     }
@@ -1318,6 +1329,9 @@ take_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                               "%s",
                              ptl_dtype_legacy_name(index->dtype));
     }
+    if (index_on_device(self)) {
+        return ptl_kernel_return(s, index_take_device(self, index));
+    }
     if ((soff = walk_offsets(self->dim, self->sizes, self->strides)) == NULL ||
         (ioff = walk_offsets(index->dim, index->sizes, index->strides)) == NULL ||
         (out = ptl_empty(index->dim, index->sizes, self->dtype, self->device)) == NULL) {
@@ -1330,9 +1344,8 @@ take_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     for (int64_t i = 0; i < index->numel; i++) {
         int64_t v = ip[ioff[i]];
         if (v < -self->numel || v >= self->numel) {
-            ptl_error_set(PTL_ERR_INDEX, "out of range: tried to access index %lld on a tensor of "
-                                         "%lld elements.",
-                          (long long)v, (long long)self->numel);
+            ptl_error_set(PTL_ERR_INDEX, PTL_TAKE_INDEX_ERROR, (long long)v,
+                          (long long)self->numel);
             goto error;
         }
         copy_elem(dst + i * (int64_t)item,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "device_index.h"
 #include "native.h"
 
 static inline void
@@ -162,5 +163,16 @@ scalar_of(const PtlIValue *v, PtlDtype dtype)
     }
     return t;
 }
+
+/* where, masked_fill, the comparisons and take on the CUDA kernels (index_device.c; Note
+ * [CUDA masked_fill and take] in src/cuda/index_plan.h): whether t's op runs there (a CUDA
+ * tensor, or the kernels emulated); over a built iterator, kind PTL_DEVICE_SEL_WHERE: out =
+ * cond ? if_true : if_false, order[] the iterator operands of cond, if_true and if_false
+ * (-1: the value val, a 0-dim CPU tensor of out's dtype), or a predicate kind: out = a op b,
+ * order[0..1] a's and b's operands; 0 or -1; take's output (index int64), or NULL. */
+int index_on_device(const PtlTensorImpl *t);
+int index_select_device(const PtlTensorIter *it, int kind, const int *order,
+                        const PtlTensorImpl *val);
+PtlTensorImpl *index_take_device(PtlTensorImpl *self, PtlTensorImpl *index);
 
 #endif

@@ -781,8 +781,8 @@ max_pool_run(PoolPlan *p, PtlTensorImpl *x, int nd, PtlIValue *s, int global)
                  NULL};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (global ? global_max_f4 : max_fwd_f4)
                                                  : (global ? global_max_f8 : max_fwd_f8);
-    int rc = !global && pool_on_device(x) ? pool_device(PTL_DEVICE_POOL_MAX, p, xc, y, ix)
-                                          : run_planes(p, fn, &j);
+    int rc = pool_on_device(x) ? pool_device(PTL_DEVICE_POOL_MAX, p, xc, y, ix)
+                               : run_planes(p, fn, &j);
     if (rc < 0 || (y = nn_finish(y, x->dtype)) == NULL) {
         goto error;
     }
@@ -1344,7 +1344,17 @@ adaptive_max_pool2d_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, Pt
                              ptl_format_sizes(b1, sizeof(b1), idx->dim, idx->sizes),
                              ptl_format_sizes(b2, sizeof(b2), go->dim, go->sizes));
     }
-    return ptl_kernel_return(s, scatter_indices(go, x, idx, 2));
+    if (!pool_on_device(go)) {
+        return ptl_kernel_return(s, scatter_indices(go, x, idx, 2));
+    }
+    /* the device gathers through the forward's windows (Note [CUDA pooling]) */
+    int64_t os[2] = {go->sizes[go->dim - 2], go->sizes[go->dim - 1]};
+    PtlIValue osize = ptl_iv_intlist(os, 2);
+    PoolPlan p = {0};
+    if (adaptive_setup("adaptive_max_pool2d", x, &osize, &p, 0) < 0) {
+        return -1;
+    }
+    return ptl_kernel_return(s, pool_gather_indices(go, x, idx, NULL, &p));
 }
 
 /* ---- max_unpool2d ---- */
@@ -1399,10 +1409,8 @@ unpool_check_indices(const PtlTensorImpl *ic, const PoolPlan *p)
     int64_t vol = p->in[1] * p->in[2];
     for (int64_t i = 0; i < ic->numel; i++) {
         if (ix[i] < 0 || ix[i] >= vol) {
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "Found an invalid max index: %lld (output volumes are of size "
-                                 "%lldx%lld)",
-                                 (long long)ix[i], (long long)p->in[1], (long long)p->in[2]);
+            return ptl_error_set(PTL_ERR_RUNTIME, PTL_POOL_UNPOOL_INDEX_ERROR, (long long)ix[i],
+                                 (long long)p->in[1], (long long)p->in[2]);
         }
     }
     return 0;
@@ -1438,15 +1446,20 @@ max_unpool2d_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         ysz[x->dim - 2] = p.in[1];
         ysz[x->dim - 1] = p.in[2];
     }
+    int dev = pool_on_device(src);   /* the device checks the indices (Note [CUDA max_unpool]) */
     if ((sc = nn_prepare(src, work)) == NULL || (ic = ptl_contiguous(idx)) == NULL ||
-        unpool_check_indices(ic, &p) < 0 || (y = nn_zeros(x->dim, ysz, work)) == NULL) {
+        (!dev && unpool_check_indices(ic, &p) < 0) ||
+        (y = dev ? ptl_empty(x->dim, ysz, work, src->device) : nn_zeros(x->dim, ysz, work)) ==
+            NULL) {
         goto error;
     }
     PoolJob j = {&p, ptl_tensor_data(sc), ptl_tensor_data(y), NULL,
                  (const int64_t *)ptl_tensor_data(ic)};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? gather_f4 : scatter_f4)
                                                  : (bwd ? gather_f8 : scatter_f8);
-    if (run_planes(&p, fn, &j) < 0 || (y = nn_finish(y, src->dtype)) == NULL) {
+    int kind = bwd ? PTL_DEVICE_POOL_UNPOOL_BACKWARD : PTL_DEVICE_POOL_UNPOOL;
+    if ((dev ? pool_device(kind, &p, sc, y, ic) : run_planes(&p, fn, &j)) < 0 ||
+        (y = nn_finish(y, src->dtype)) == NULL) {
         goto error;
     }
     ptl_decref(sc);

@@ -48,13 +48,16 @@ pool_gather_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx,
     if (idx->dtype != PTL_DTYPE_INT64) {
         ptl_error_set(PTL_ERR_RUNTIME, "expected indices to have dtype Long, but got %s",
                       ptl_dtype_name(idx->dtype));
+        pool_plan_free(p);
         return NULL;
     }
-    if (pool_plan_alloc(p) < 0) {
-        return NULL;
-    }
-    for (int d = 0; d < NN_SPATIAL; d++) {
-        pool_plan_strided(p, d, a->k[d], a->s[d], a->p[d], 0);
+    if (a != NULL) {
+        if (pool_plan_alloc(p) < 0) {
+            return NULL;
+        }
+        for (int d = 0; d < NN_SPATIAL; d++) {
+            pool_plan_strided(p, d, a->k[d], a->s[d], a->p[d], 0);
+        }
     }
     if ((gc = nn_prepare(go, work)) == NULL || (ic = ptl_contiguous(idx)) == NULL ||
         (gi = ptl_empty(self->dim, self->sizes, work, self->device)) == NULL ||

@@ -48,7 +48,8 @@ int pool_device(int kind, const PoolPlan *p, PtlTensorImpl *x, PtlTensorImpl *y,
                 PtlTensorImpl *idx);
 /* max pooling's grad_input shaped like self on the device: each element gathers grad_output
  * from the windows that cover it whose index is its own (Note [CUDA pooling]); p from
- * pool_setup with a's kernel.  New reference, or NULL. */
+ * pool_setup with a's kernel, whose windows are laid here, or (a NULL) an adaptive plan with
+ * its windows laid.  Frees p's tables.  New reference, or NULL. */
 PtlTensorImpl *pool_gather_indices(PtlTensorImpl *go, PtlTensorImpl *self, PtlTensorImpl *idx,
                                    const PoolArgs *a, PoolPlan *p);
 

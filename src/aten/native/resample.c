@@ -497,6 +497,7 @@ constant_pad_nd_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
      * at each row's ends (no faster). */
     int64_t row_bytes = ystr[0] * (int64_t)ptl_dtype_itemsize(x->dtype);
     int64_t step = row_bytes > 0 && row_bytes < PAD_CHUNK_BYTES ? PAD_CHUNK_BYTES / row_bytes : 1;
+    step = x->device.type == PTL_DEVICE_CUDA ? ysz[0] : step;   /* no cache: one fill, one copy */
     for (int64_t i0 = 0; i0 < ysz[0]; i0 += step) {
         int64_t csz[PTL_MAX_DIMS], cbox[PTL_MAX_DIMS];
         memcpy(csz, ysz, sizeof(int64_t) * (size_t)x->dim);
@@ -868,6 +869,8 @@ error:
 
 static const PtlKernelReg resample_cpu[] = {
     {PTL_OP_constant_pad_nd, PTL_KEY_CPU, constant_pad_nd_cpu},
+    /* device-generic: fill and copy through ptl_fill_scalar and ptl_copy_into (copy_) */
+    {PTL_OP_constant_pad_nd, PTL_KEY_CUDA, constant_pad_nd_cpu},
     {PTL_OP_reflection_pad1d, PTL_KEY_CPU, pad_cpu},
     {PTL_OP_reflection_pad2d, PTL_KEY_CPU, pad_cpu},
     {PTL_OP_reflection_pad3d, PTL_KEY_CPU, pad_cpu},

@@ -2,9 +2,12 @@
  * ATen/native/ReduceOps.cpp and ATen/native/cpu/ReduceOpsKernel.cpp.  Each line along the
  * scanned dim runs on one thread, a block at a time through a double (or, for integer
  * results, an int64) buffer; lines are split over the threads. */
+#include <string.h>
+
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "block_load.h"
+#include "device_reduce.h"
 #include "native.h"
 
 #define SCAN_BLOCK 256
@@ -14,6 +17,33 @@ typedef struct ScanJob {
     int dim;                    /* scanned dim, or -1 for a 0-dim tensor */
     int is_prod;
 } ScanJob;
+
+int (*ptl_device_scan_hook)(const PtlDeviceScanArgs *a);
+
+/* The lines of job on the CUDA kernel (Note [CUDA scans] in src/cuda/reduce_plan.h). */
+static int
+scan_device(const ScanJob *job)
+{
+    PtlDeviceScanArgs a;
+    const PtlTensorImpl *src = job->src, *out = job->out;
+    memset(&a, 0, sizeof(a));
+    a.dtype = src->dtype;
+    a.use_int = ptl_dtype_is_integral(src->dtype, 1);
+    a.is_prod = job->is_prod;
+    a.ndim = src->dim;
+    a.dim = job->dim >= 0 ? job->dim : 0;
+    a.src = ptl_tensor_data(src);
+    a.out = ptl_tensor_data(out);
+    for (int d = 0; d < src->dim; d++) {
+        a.sizes[d] = src->sizes[d];
+        a.sst[d] = src->strides[d];
+        a.ost[d] = out->strides[d];
+    }
+    a.len = src->dim > 0 ? src->sizes[job->dim] : 1;
+    a.nlines = a.len > 0 ? src->numel / a.len : 0;
+    a.itemsize = (int64_t)ptl_tensor_itemsize(src);
+    return ptl_device_scan_hook(&a);
+}
 
 static int
 scan_lines(void *ctx, int64_t b, int64_t e)
@@ -204,7 +234,13 @@ scan_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     job.dim = self->dim > 0 ? (int)d : -1;
     job.is_prod = op->id == PTL_OP_cumprod;
     int64_t len = self->dim > 0 ? self->sizes[d] : 1;
-    if (self->numel > 0 && ptl_tensor_is_contiguous(src) &&
+    if ((self->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation) &&
+        ptl_device_scan_hook != NULL && !ptl_tensor_is_meta(self)) {
+        if (scan_device(&job) < 0) {
+            goto error;
+        }
+    }
+    else if (self->numel > 0 && ptl_tensor_is_contiguous(src) &&
         (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64 || dt == PTL_DTYPE_INT64)) {
         /* Note [Scan tiles] */
         TileJob tj = {ptl_tensor_data(src), ptl_tensor_data(out), dt, 1, len, 1, 1, job.is_prod};

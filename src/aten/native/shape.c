@@ -19,7 +19,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
-#include "native.h"
+#include "shape_impl.h"
 
 /* Per-output-dimension byte offsets into the source: tab[d][0..sizes[d]). */
 typedef struct Tables {
@@ -231,6 +231,13 @@ gather_new(PtlTensorImpl *t, int dim, const int64_t *sizes, FillTables fill, con
         return NULL;
     }
     fill(tb.tab, t, sizes, ctx);
+    if (shape_on_device(t)) {
+        if (shape_gather_device(out, t, tb.buf, dim, sizes) < 0) {
+            PTL_CLEAR(out);
+        }
+        free(tb.buf);
+        return out;
+    }
     void *gil = out->numel >= PTL_GRAIN_SIZE ? ptl_nogil_begin() : NULL;
     gather_copy(ptl_tensor_data(out), out->strides, ptl_tensor_data(t), tb.tab, dim, sizes,
                 ptl_tensor_itemsize(t));
@@ -530,12 +537,15 @@ repeat_interleave_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIVa
 /* ---- tril / triu ---- */
 
 /* Zeroes the elements of every matrix of t (the last two dims) that tril (lower != 0) or
- * triu drops: column j of row i goes when j - i > k (tril) or j - i < k (triu). */
-static void
+ * triu drops: column j of row i goes when j - i > k (tril) or j - i < k (triu).  0, or -1. */
+static int
 zero_triangle(PtlTensorImpl *t, int64_t k, int lower)
 {
     if (ptl_tensor_is_meta(t)) {   /* no data (Note [Meta kernels] in meta.c) */
-        return;
+        return 0;
+    }
+    if (shape_on_device(t)) {
+        return shape_triangle_device(t, k, lower);
     }
     int nb = t->dim - 2;
     int64_t rows = t->sizes[nb], cols = t->sizes[nb + 1], batches = 1, idx[PTL_MAX_DIMS] = {0};
@@ -543,7 +553,7 @@ zero_triangle(PtlTensorImpl *t, int64_t k, int lower)
     int64_t sr = t->strides[nb] * isz, sc = t->strides[nb + 1] * isz;
     char *data = ptl_tensor_data(t);
     if (t->numel == 0) {
-        return;
+        return 0;
     }
     for (int d = 0; d < nb; d++) {
         batches *= t->sizes[d];
@@ -573,6 +583,7 @@ zero_triangle(PtlTensorImpl *t, int64_t k, int lower)
             idx[d] = 0;
         }
     }
+    return 0;
 }
 
 /* tril/triu(Tensor self, int diagonal=0) and tril_/triu_: [*, m, n] -> [*, m, n], the
@@ -588,13 +599,15 @@ triangle_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              lower ? "tril" : "triu");
     }
     if (op->schema.inplace) {
-        zero_triangle(self, s[1].u.i, lower);
-        return ptl_kernel_return_self(s);
+        return zero_triangle(self, s[1].u.i, lower) < 0 ? -1 : ptl_kernel_return_self(s);
     }
     if ((out = ptl_cast(self, self->dtype)) == NULL) {
         return -1;
     }
-    zero_triangle(out, s[1].u.i, lower);
+    if (zero_triangle(out, s[1].u.i, lower) < 0) {
+        ptl_decref(out);
+        return -1;
+    }
     s[0] = ptl_iv_tensor(out);
     return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "../../c10/error.h"
 #include "../scalar_math.h"
+#include "index_impl.h"
 #include "native.h"
 #include "unary_loops.h"
 
@@ -175,7 +176,20 @@ where_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              ptl_dtype_legacy_name(rt), ptl_dtype_legacy_name(out->dtype));
     }
     cfg.no_promote = 1u;
-    return ptl_pointwise(op, s, 3, idx, cfg, where_loops, NULL);
+    if (!index_on_device(cond) && !index_on_device(ab[0]) && !index_on_device(ab[1])) {
+        return ptl_pointwise(op, s, 3, idx, cfg, where_loops, NULL);
+    }
+    /* the select kernel (Note [CUDA masked_fill and take] in src/cuda/index_plan.h) */
+    static const int order[3] = {1, 2, 3};
+    PtlTensorIter it;
+    if (ptl_pointwise_iter(op, s, 3, idx, &cfg, &it) < 0) {
+        return -1;
+    }
+    if (index_select_device(&it, PTL_DEVICE_SEL_WHERE, order, NULL) < 0) {
+        ptl_iter_release(&it);
+        return -1;
+    }
+    return ptl_pointwise_return(&it, &cfg, s);
 }
 
 /* ---- clamp / clip ---- */
