@@ -1,6 +1,8 @@
-"""Reductions composed in Python from the dispatcher ops: nanmean.  Mirrors the composite
-at::native::nanmean (ATen/native/ReduceOps.cpp); autograd differentiates through nansum and
-div."""
+"""Reductions composed in Python from the dispatcher ops: nanmean, cov and corrcoef.  Mirrors
+the composites at::native::nanmean (ATen/native/ReduceOps.cpp) and at::native::cov /
+corrcoef (ATen/native/Correlation.cpp); autograd differentiates through the ops they call."""
+import warnings
+
 from . import _C
 from ._tensor_types import _NAME
 
@@ -19,3 +21,74 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if out is None:
         return result
     return out.copy_(result)
+
+
+def _check_weights(kind, w, observations, want, want_name):
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {kind} to have one or fewer dimensions but got "
+                           f"{kind} with {w.dim()} dimensions")
+    if not want(w):
+        raise RuntimeError(f"cov(): expected {kind} to have {want_name} dtype but got {kind} "
+                           f"with {_NAME[w.dtype]} dtype")
+    if w.numel() != observations:
+        raise RuntimeError(f"cov(): expected {kind} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {observations}")
+    if observations and bool(w.min() < 0):
+        raise RuntimeError(f"cov(): {kind} cannot be negative")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of input (observations in its
+    columns; a 1-D input is one variable), weighted by the observation counts fweights and
+    the importance weights aweights; a 0-D result for one variable.  at::native::cov."""
+    if input.dim() > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.dim()} dimensions")
+    if input.dtype == _C.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view(1, -1) if input.dim() < 2 else input
+    observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_weights("fweights", fweights, observations,
+                       lambda t: not (t.is_floating_point() or t.is_complex() or
+                                      t.dtype == _C.bool), "integral")
+        w = fweights
+    if aweights is not None:
+        _check_weights("aweights", aweights, observations, lambda t: t.is_floating_point(),
+                       "floating point")
+        w = aweights if w is None else w * aweights
+    if w is None:
+        w_sum = _C.tensor(observations, dtype=_C.int64, device=input.device)
+        avg = x.sum(1) / w_sum
+    else:
+        w_sum = w.sum()
+        if not bool(w_sum != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+        avg = (x * w).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if bool(norm_factor <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm_factor = norm_factor * 0
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t().conj())
+    return c.true_divide(norm_factor).squeeze()
+
+
+def corrcoef(input):
+    """The Pearson correlation coefficients of the variables in the rows of input: cov
+    normalised by the standard deviations and clipped to [-1, 1]."""
+    if input.dim() > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.dim()} dimensions")
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
