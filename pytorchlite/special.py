@@ -24,6 +24,8 @@ log_softmax = _f["log_softmax"]
 
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    if not (input.is_floating_point() or input.is_complex()):   # bool has no negation
+        input = input.to(_C.get_default_dtype())
     p = input if eps is None else input.clamp(eps, 1.0 - eps)
     result = p.log() - (-p).log1p()
     return result if out is None else out.copy_(result)
@@ -35,18 +37,19 @@ def xlogy(input, other, *, out=None):
     if not isinstance(input, _C.TensorBase) and not isinstance(other, _C.TensorBase):
         raise TypeError("xlogy(): expected a Tensor as input or other, got two numbers")
     if isinstance(other, _C.TensorBase):
-        result = input * other.log()
-        keep = other.isnan()
-        zero = input == 0
-        zero = zero.logical_and(keep.logical_not()) if isinstance(zero, _C.TensorBase) else \
-            keep.logical_not() if zero else None
+        # log(other) is replaced by 0 where input == 0 (and other is not NaN) before the
+        # product, so that the gradient there is 0 rather than 0 * log(0) = NaN
+        is_zero = input == 0
+        if not isinstance(is_zero, _C.TensorBase):   # input is a number
+            is_zero = _C.tensor(is_zero, device=other.device)
+        zero = other.isnan().logical_not().logical_and(is_zero)
+        result = input * _C._functions["where"](zero, 0.0, other.log())
     else:
         other = float(other)
         log_other = math.log(other) if other > 0 else -math.inf if other == 0 else math.nan
         result = input * log_other
-        zero = None if math.isnan(other) else input == 0
-    if zero is not None:
-        result = result.masked_fill(zero, 0)
+        if not math.isnan(other):
+            result = result.masked_fill(input == 0, 0)
     return result if out is None else out.copy_(result)
 
 
