@@ -73,7 +73,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if bool(norm_factor <= 0):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the number of observations.", UserWarning, stacklevel=2)
-        norm_factor = norm_factor * 0
+        norm_factor = _C._functions["zeros_like"](norm_factor)   # +0, not -0: c / 0 is +inf
     x = x - avg.unsqueeze(1)
     c = x.mm((x if w is None else x * w).t().conj())
     return c.true_divide(norm_factor).squeeze()

@@ -74,6 +74,11 @@ def _outer_checks(vec1, vec2):
 def _scaled_sum(input, product, beta, alpha):
     """beta * input + alpha * product, where beta == 0 ignores input (NaNs included), as
     PyTorch's addmm family does."""
+    if not (product.is_floating_point() or product.is_complex()):
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, float):
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                                   "floating point number.")
     product = product if alpha == 1 else product * alpha
     if beta == 0:
         return product

@@ -80,3 +80,74 @@ def test_errors_match_torch():
         with pytest.raises(RuntimeError) as got:
             fn(ptl)
         assert str(got.value) == str(want.value)
+
+
+def np_cov(a, correction=1, fweights=None, aweights=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # numpy's dof <= 0
+        return np.cov(a, ddof=correction, fweights=fweights, aweights=aweights)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded"])
+@pytest.mark.parametrize("shape", [(3, 6), (1, 5), (6,), (4, 2)])
+@pytest.mark.parametrize("correction", [0, 1, 2])
+def test_cov_against_numpy(shape, correction, layout):
+    from helpers import make
+    t, a = make(shape, ptl.float64, layout)
+    n = shape[-1]
+    fw = np.arange(1, n + 1) % 3
+    aw = np.linspace(0.25, 2.0, n)
+    for kw in ({}, {"fweights": fw}, {"aweights": aw}, {"fweights": fw, "aweights": aw}):
+        got = ptl.cov(t, correction=correction,
+                      **{k: ptl.tensor(v) for k, v in kw.items()})
+        assert_close(got, np_cov(a, correction, **kw), dtype=ptl.float64, rtol=1e-12,
+                     atol=1e-14)
+    assert_close(t.cov(correction=correction), np_cov(a, correction), rtol=1e-12, atol=1e-14)
+    c = np.corrcoef(a)
+    assert_close(ptl.corrcoef(t), c, rtol=1e-12, atol=1e-14)
+    assert_close(t.corrcoef(), c, rtol=1e-12, atol=1e-14)
+
+
+def test_cov_dtypes_and_degenerate_cases():
+    i = np.array([[1, 4, 2], [0, 0, 3]])
+    assert_close(ptl.cov(ptl.tensor(i)), np.cov(i), dtype=ptl.float32)
+    assert_close(ptl.corrcoef(ptl.tensor(i, dtype=ptl.int32)), np.corrcoef(i),
+                 dtype=ptl.float32)
+    assert_close(ptl.corrcoef(ptl.tensor([1.0, 2.0, 4.0])), np.array(1.0))
+    with pytest.warns(UserWarning, match="cov\\(\\): degrees of freedom is <= 0"):
+        got = ptl.cov(ptl.tensor([[1.0, 2.0]]), correction=2)
+    assert np.isinf(got.item())
+    assert np.isnan(ptl.corrcoef(ptl.tensor([3.0, 3.0])).item())
+
+
+def test_cov_errors():
+    from helpers import assert_raises_like_torch
+    assert_raises_like_torch(lambda m: m.cov(m.ones(2, 2, 2)), RuntimeError,
+                             "cov(): expected input to have two or fewer dimensions but got an "
+                             "input with 3 dimensions")
+    assert_raises_like_torch(lambda m: m.cov(m.ones(2, dtype=m.bool)), RuntimeError,
+                             "cov(): bool dtype is not supported for input")
+    assert_raises_like_torch(lambda m: m.cov(m.ones(2, 3), fweights=m.ones(3)), RuntimeError,
+                             "cov(): expected fweights to have integral dtype but got fweights "
+                             "with Float dtype")
+    assert_raises_like_torch(lambda m: m.cov(m.ones(2, 3), aweights=m.ones(3, 1)),
+                             RuntimeError, "cov(): expected aweights to have one or fewer "
+                             "dimensions but got aweights with 2 dimensions")
+    assert_raises_like_torch(lambda m: m.cov(m.ones(2, 3), fweights=m.ones(2, dtype=m.int64)),
+                             RuntimeError, "cov(): expected fweights to have the same numel as "
+                             "there are observations in the input but got 2 != 3")
+    assert_raises_like_torch(lambda m: m.cov(m.ones(2, 3), aweights=-m.ones(3)), RuntimeError,
+                             "cov(): aweights cannot be negative")
+    assert_raises_like_torch(lambda m: m.cov(m.ones(2, 3), fweights=m.zeros(3, dtype=m.int64)),
+                             RuntimeError, "cov(): weights sum to zero, can't be normalized")
+    assert_raises_like_torch(lambda m: m.corrcoef(m.ones(2, 2, 2)), RuntimeError,
+                             "corrcoef(): expected input to have two or fewer dimensions")
+
+
+def test_cov_and_corrcoef_gradcheck():
+    x = ptl.tensor(np.random.default_rng(4).normal(size=(3, 5)), requires_grad=True)
+    aw = ptl.tensor(np.linspace(0.5, 1.5, 5), requires_grad=True)
+    assert gradcheck(lambda t: ptl.cov(t), (x,))
+    assert gradcheck(lambda t, w: ptl.cov(t, fweights=ptl.tensor([1, 2, 1, 3, 1]), aweights=w),
+                     (x, aw))
+    assert gradcheck(ptl.corrcoef, (x,))
