@@ -65,11 +65,18 @@ def ravel(input):
     return input.contiguous().view(-1)
 
 
-def _atleast(tensors, lift):
+def _atleast(name, tensors, lift):
     if len(tensors) == 1:
         tensors = tensors[0]
     if isinstance(tensors, (list, tuple)):
+        for i, t in enumerate(tensors):
+            if not isinstance(t, _C.TensorBase):
+                raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                                f"{type(t).__name__}")
         return tuple(lift(t) for t in tensors)
+    if not isinstance(tensors, _C.TensorBase):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(tensors).__name__})")
     return lift(tensors)
 
 
@@ -92,17 +99,17 @@ def _lift_3d(t):
 def atleast_1d(*tensors):
     """Each 0-D tensor as a 1-element 1-D one: one tensor gives a tensor, several tensors (or
     one list of them) a tuple."""
-    return _atleast(tensors, _lift_1d)
+    return _atleast("atleast_1d", tensors, _lift_1d)
 
 
 def atleast_2d(*tensors):
     """Each tensor with at least 2 dims (a 1-D one becomes a row); see atleast_1d."""
-    return _atleast(tensors, _lift_2d)
+    return _atleast("atleast_2d", tensors, _lift_2d)
 
 
 def atleast_3d(*tensors):
     """Each tensor with at least 3 dims (1-D (n) -> (1, n, 1), 2-D (m, n) -> (m, n, 1))."""
-    return _atleast(tensors, _lift_3d)
+    return _atleast("atleast_3d", tensors, _lift_3d)
 
 
 def _nonempty(name, tensors):

@@ -145,7 +145,14 @@ def test_complex_errors():
     z = ptl.ones(2, dtype=ptl.complex64)
     assert_raises_like_torch(lambda m: m.deg2rad(m.ones(2, dtype=m.complex64)), RuntimeError,
                              "deg2rad is not supported for complex tensors.")
+    assert_raises_like_torch(lambda m: m.signbit(m.ones(2, dtype=m.complex64)),
+                             NotImplementedError, "signbit is not implemented for complex "
+                             "tensors.")
+    assert_raises_like_torch(lambda m: m.isposinf(m.ones(2, dtype=m.complex128)), RuntimeError,
+                             "isposinf does not support complex inputs.")
     assert_close(ptl.isreal(z), np.array([True, True]), dtype=ptl.bool)
+    zi = ptl.tensor(np.array([1 + 0j, 2 - 1j, 0j]))
+    assert_close(ptl.isreal(zi), np.isreal(np.array([1 + 0j, 2 - 1j, 0j])), dtype=ptl.bool)
 
 
 def test_gradcheck():

@@ -46,6 +46,11 @@ def test_atleast_of_int_and_bool_and_nothing():
     assert ptl.atleast_2d(ptl.tensor([1, 2])).dtype == ptl.int64
     r = ptl.ravel(ptl.ones(2, 3))
     assert r.shape == (6,)
+    assert_raises_like_torch(lambda m: m.atleast_2d(3), TypeError,
+                             "atleast_2d() received an invalid combination of arguments - got "
+                             "(int)")
+    assert_raises_like_torch(lambda m: m.atleast_1d([m.ones(1), 3]), TypeError,
+                             "expected Tensor as element 1 in argument 0, but got int")
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

@@ -518,6 +518,11 @@ def test_fill_diagonal_of_a_view_and_errors():
     a = np.zeros((4, 6))
     np.fill_diagonal(a[:, 1::2], 2.5)
     assert_close(base, a)
+    x = ptl.ones(3, 3, dtype=ptl.float64, requires_grad=True)
+    y = x * 2
+    y.fill_diagonal_(0)
+    y.sum().backward()
+    assert_close(x.grad, 2 * (1 - np.eye(3)))
     for fn, msg in ((lambda m: m.ones(3).fill_diagonal_(1), "dimensions must larger than 1"),
                     (lambda m: m.ones(2, 3, 2).fill_diagonal_(1),
                      "all dimensions of input must be of equal length")):
