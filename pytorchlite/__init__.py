@@ -22,13 +22,14 @@ from ._functions import __all__ as _function_names
 from ._indexing import (  # noqa: F401
     nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
 from ._reductions import corrcoef, cov, nanmean  # noqa: F401
-from .functional import addbmm, addr, cdist, einsum, inner, tensordot, vander  # noqa: F401
+from .functional import (  # noqa: F401
+    addbmm, addr, cdist, dist, einsum, inner, pinverse, tensordot, vander)
 from . import functional, linalg  # noqa: F401
-from .linalg import matrix_power  # noqa: F401
+from .linalg import matrix_exp, matrix_power  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401
-    deg2rad, float_power, isneginf, isposinf, isreal, logaddexp, logaddexp2, rad2deg, sgn,
-    signbit)
+    deg2rad, float_power, isneginf, isposinf, isreal, ldexp, logaddexp, logaddexp2, positive,
+    rad2deg, sgn, signbit)
 from ._shape_functions import (  # noqa: F401,E402
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors,
     cartesian_prod, column_stack, combinations, diagflat, dsplit, dstack, hsplit, meshgrid,
@@ -93,6 +94,14 @@ def is_floating_point(input):
 
 def is_complex(input):
     return input.is_complex()
+
+
+def resolve_conj(input):
+    return input.resolve_conj()
+
+
+def resolve_neg(input):
+    return input.resolve_neg()
 
 
 def numel(input):

@@ -13,11 +13,12 @@ _ALIASES = {
     "negative": "neg", "absolute": "abs", "fix": "trunc",
     "not_equal": "ne", "greater": "gt", "greater_equal": "ge", "less": "lt",
     "less_equal": "le", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
-    "arctan2": "atan2", "concatenate": "cat",
+    "arctan2": "atan2", "concatenate": "cat", "row_stack": "vstack", "ger": "outer",
 }
-# concatenate is a function only; every other alias is also a Tensor method with an in-place _
-# form, as in PyTorch.
-_FUNCTION_ONLY_ALIASES = ("concatenate",)
+# Which aliases PyTorch has as functions only, and which as methods without an in-place form;
+# every other alias is a function, a Tensor method and an in-place method.
+_FUNCTION_ONLY_ALIASES = ("concatenate", "row_stack")
+_NO_IN_PLACE_ALIASES = ("ger",)
 
 __all__ = sorted(list(_C._functions) + list(_ALIASES))
 globals().update(_C._functions)
@@ -30,7 +31,8 @@ def _install(tensor_class):
         if alias in _FUNCTION_ONLY_ALIASES:
             continue
         setattr(tensor_class, alias, getattr(tensor_class, op))
-        setattr(tensor_class, alias + "_", getattr(tensor_class, op + "_"))
+        if alias not in _NO_IN_PLACE_ALIASES:
+            setattr(tensor_class, alias + "_", getattr(tensor_class, op + "_"))
 
 
 def _in_place(fn):

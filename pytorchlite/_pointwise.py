@@ -1,8 +1,9 @@
 """Pointwise functions that PyTorch has as kernels but that are exact or as accurate as a
 composite of the dispatcher ops (so autograd differentiates them through those ops):
 deg2rad, rad2deg, sgn (real dtypes), signbit, isposinf, isneginf, isreal, logaddexp,
-logaddexp2, float_power.  Mirrors their rows of aten/src/ATen/native/native_functions.yaml;
-the formulas are those of ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
+logaddexp2, float_power, ldexp, positive.  Mirrors their rows of
+aten/src/ATen/native/native_functions.yaml; the formulas are those of
+ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
 import math
 
 from . import _C
@@ -112,6 +113,19 @@ def logaddexp2(input, other, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+def ldexp(input, other, *, out=None):
+    """input * 2 ** other (in the default float dtype for integer inputs)."""
+    result = input * _f["pow"](2.0, other)
+    return result if out is None else out.copy_(result)
+
+
+def positive(input):
+    """input itself (unary +), which bool tensors do not have."""
+    if input.dtype == _C.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
 def _float_power_dtype(input, exponent):
     complex_ = any(isinstance(v, complex) or (isinstance(v, _C.TensorBase) and v.is_complex())
                    for v in (input, exponent))
@@ -142,9 +156,9 @@ def _float_power_(self, exponent):
 
 def _install(tensor_class):
     for fn in (deg2rad, rad2deg, sgn, signbit, isposinf, isneginf, isreal, logaddexp,
-               logaddexp2, float_power):
+               logaddexp2, float_power, ldexp, positive):
         setattr(tensor_class, fn.__name__, fn)
-    tensor_class.deg2rad_ = _in_place(deg2rad)
-    tensor_class.rad2deg_ = _in_place(rad2deg)
+    for fn in (deg2rad, rad2deg, ldexp):
+        setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
     tensor_class.sgn_ = tensor_class.sign_
     tensor_class.float_power_ = _float_power_

@@ -290,6 +290,13 @@ class Tensor(_C.TensorBase):
     def is_neg(self):
         return False
 
+    # No tensor carries a lazy conjugate or negative bit, so resolving one is self.
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
     def is_distributed(self):
         return False
 

@@ -2,8 +2,9 @@
 varargs or one list), tensordot (dims as an int or two lists) and cdist (compute_mode as a
 string).  Mirrors torch/functional.py; the kernels are aten::einsum, aten::tensordot and
 aten::cdist (src/aten/native/einsum.c, linalg_norm.c).  Below them, the linear-algebra
-composites inner, addr, addbmm and vander, written with mm, outer, tensordot and cumprod as
-PyTorch's CompositeImplicitAutograd kernels are."""
+composites inner, addr, addbmm, dist, pinverse and vander, written with mm, outer,
+tensordot, vector_norm, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
+are."""
 from . import _C
 
 _einsum = _C._op("aten::einsum")
@@ -115,6 +116,23 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return result if out is None else out.copy_(result)
 
 
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast), over all elements."""
+    from .linalg import vector_norm
+    diff = input - other
+    if not (diff.is_floating_point() or diff.is_complex()):
+        from ._tensor_types import _NAME
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_NAME[diff.dtype]} instead.")
+    return vector_norm(diff, p)
+
+
+def pinverse(input, rcond=1e-15):
+    """linalg.pinv with rcond as its relative tolerance (and no absolute one)."""
+    from .linalg import pinv
+    return pinv(input, atol=0.0, rtol=rcond)
+
+
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of a 1-D x: column j is x ** (N - 1 - j) (x ** j when
     increasing), built by a cumulative product, in x's dtype promoted with int64."""
@@ -134,8 +152,8 @@ def vander(x, N=None, increasing=False):
 
 def _install(tensor_class):
     from ._functions import _in_place
-    from .linalg import matrix_power
-    for fn in (inner, addr, addbmm, matrix_power):
+    from .linalg import matrix_exp, matrix_power
+    for fn in (inner, addr, addbmm, dist, pinverse, matrix_exp, matrix_power):
         setattr(tensor_class, fn.__name__, fn)
     tensor_class.addr_ = _in_place(addr)
     tensor_class.addbmm_ = _in_place(addbmm)

@@ -1,6 +1,6 @@
 """torch.special: the special functions under their SciPy-style names.  Mirrors
-torch/special/__init__.py; each is an operator of src/aten/ops.def (or, for logit, xlogy
-and sinc, a composite of them)."""
+torch/special/__init__.py; each is an operator of src/aten/ops.def (or, for logit, xlogy,
+xlog1py and sinc, a composite of them)."""
 import math
 
 from . import _C
@@ -31,26 +31,33 @@ def logit(input, eps=None, *, out=None):
     return result if out is None else out.copy_(result)
 
 
-def xlogy(input, other, *, out=None):
-    """input * log(other), with 0 where input == 0 unless other is NaN; either argument may
-    be a Python number (not both)."""
+def _x_log(name, log, input, other, out):
+    """input * log(other) (log: log or log1p), with 0 where input == 0 unless other is NaN;
+    either argument may be a Python number (not both)."""
     if not isinstance(input, _C.TensorBase) and not isinstance(other, _C.TensorBase):
-        raise TypeError("xlogy(): expected a Tensor as input or other, got two numbers")
-    if isinstance(other, _C.TensorBase):
-        # log(other) is replaced by 0 where input == 0 (and other is not NaN) before the
-        # product, so that the gradient there is 0 rather than 0 * log(0) = NaN
-        is_zero = input == 0
-        if not isinstance(is_zero, _C.TensorBase):   # input is a number
-            is_zero = _C.tensor(is_zero, device=other.device)
-        zero = other.isnan().logical_not().logical_and(is_zero)
-        result = input * _C._functions["where"](zero, 0.0, other.log())
-    else:
-        other = float(other)
-        log_other = math.log(other) if other > 0 else -math.inf if other == 0 else math.nan
-        result = input * log_other
-        if not math.isnan(other):
-            result = result.masked_fill(input == 0, 0)
+        raise TypeError(f"{name}(): expected a Tensor as input or other, got two numbers")
+    if not isinstance(other, _C.TensorBase):
+        # a number other is a Python scalar in the promotion: input's float dtype wins
+        dtype = input.dtype if input.is_floating_point() else _C.get_default_dtype()
+        other = _C.tensor(float(other), dtype=dtype, device=input.device)
+    is_zero = input == 0
+    if not isinstance(is_zero, _C.TensorBase):   # input is a number
+        is_zero = _C.tensor(is_zero, device=other.device)
+    # log(other) is replaced by 0 where input == 0 (and other is not NaN) before the product,
+    # so that the gradient there is 0 rather than 0 * log(0) = NaN
+    zero = other.isnan().logical_not().logical_and(is_zero)
+    result = input * _C._functions["where"](zero, 0.0, log(other))
     return result if out is None else out.copy_(result)
+
+
+def xlogy(input, other, *, out=None):
+    """input * log(other), 0 where input == 0 unless other is NaN."""
+    return _x_log("xlogy", lambda t: t.log(), input, other, out)
+
+
+def xlog1py(input, other, *, out=None):
+    """input * log1p(other), 0 where input == 0 unless other is NaN."""
+    return _x_log("xlog1py", lambda t: t.log1p(), input, other, out)
 
 
 def sinc(input, *, out=None):

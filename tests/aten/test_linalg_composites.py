@@ -1,10 +1,11 @@
 """The composites of pytorchlite/linalg.py over the linear-algebra operators: lstsq (QR or
 SVD by driver), pinv, matrix_rank, matrix_exp (scaling and squaring with a Pade approximant)
 and matrix_power (also torch.matrix_power and Tensor.matrix_power), and those of
-pytorchlite/functional.py: inner, addr, addbmm and vander.  References: numpy.linalg in float64 (matrix_exp: the eigendecomposition
-of a diagonalisable matrix) on batched, size-0 and transposed inputs; error paths with
-PyTorch's text; gradcheck and gradgradcheck in float64 (autograd flows through the
-operators); the installed torch where it is present."""
+pytorchlite/functional.py: inner, addr, addbmm, dist, pinverse and vander.  References:
+numpy.linalg in float64 (matrix_exp: the eigendecomposition of a diagonalisable matrix) on
+batched, size-0 and transposed inputs; error paths with PyTorch's text; gradcheck and
+gradgradcheck in float64 (autograd flows through the operators); the installed torch where
+it is present."""
 import re
 
 import numpy as np
@@ -143,6 +144,31 @@ def test_vander_matches_numpy(N, increasing):
     assert_close(ptl.vander(ptl.tensor([True, False]), N, increasing),
                  np.vander(np.array([1, 0]), N, increasing), dtype=ptl.int64)
     assert ptl.vander(ptl.ones(0), N).shape == (0, 0 if N is None else N)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3.5, 0, float("inf"), -float("inf")])
+def test_dist_matches_numpy(p):
+    A, a = _t((3, 4), 1, "transposed")
+    B, b = _t((4,), 2)
+    d = np.abs(a - b).ravel()
+    want = (np.count_nonzero(d) if p == 0 else d.max() if p == np.inf else
+            d.min() if p == -np.inf else (d ** p).sum() ** (1 / p))
+    assert_close(ptl.dist(A, B, p), np.array(want), dtype=ptl.float64, rtol=1e-13)
+    assert_close(A.dist(B, p), np.array(want), rtol=1e-13)
+    assert_raises_like_torch(lambda m: m.dist(m.tensor([1, 2]), m.tensor([0, 0])),
+                             RuntimeError, "norm(): input dtype should be either floating "
+                             "point or complex. Got Long instead.")
+
+
+def test_pinverse_and_matrix_exp_names():
+    A, a = _t((2, 4, 3), 3, "transposed")
+    assert_close(ptl.pinverse(A), np.linalg.pinv(a), rtol=1e-11, atol=1e-12)
+    assert_close(A.pinverse(rcond=0.5), np.linalg.pinv(a, rcond=0.5), rtol=1e-11, atol=1e-12)
+    S, s = _t((3, 3), 4)
+    assert_close(ptl.matrix_exp(S), _np_expm(s), rtol=1e-11, atol=1e-12)
+    assert_close(S.matrix_exp(), _np_expm(s), rtol=1e-11, atol=1e-12)
+    assert gradcheck(lambda x, y: ptl.dist(x, y, 3), (A[0].detach().requires_grad_(),
+                                                      A[1].detach().requires_grad_()))
 
 
 def test_vander_errors():

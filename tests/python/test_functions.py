@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from pytorchlite._functions import _ALIASES, _FUNCTION_ONLY_ALIASES
+from pytorchlite._functions import _ALIASES, _FUNCTION_ONLY_ALIASES, _NO_IN_PLACE_ALIASES
 from helpers import LAYOUTS, assert_close, assert_raises_like_torch, make, torch
 
 UNARY = {"negative": np.negative, "absolute": np.abs, "fix": np.trunc,
@@ -18,17 +18,21 @@ BINARY = {"divide": np.divide, "true_divide": np.divide, "multiply": np.multiply
 
 
 def test_every_alias_is_tested_and_bound_to_its_operator():
-    assert set(UNARY) | set(BINARY) | {"concatenate"} == set(_ALIASES)
+    assert set(UNARY) | set(BINARY) | {"concatenate", "row_stack", "ger"} == set(_ALIASES)
     for alias, op in _ALIASES.items():
         assert getattr(ptl, alias) is getattr(ptl, op)
-        if alias not in _FUNCTION_ONLY_ALIASES:
+        method = alias not in _FUNCTION_ONLY_ALIASES
+        in_place = method and alias not in _NO_IN_PLACE_ALIASES
+        assert hasattr(ptl.Tensor, alias) == method
+        assert hasattr(ptl.Tensor, alias + "_") == in_place
+        if method:
             assert getattr(ptl.Tensor, alias) is getattr(ptl.Tensor, op)
+        if in_place:
             assert getattr(ptl.Tensor, alias + "_") is getattr(ptl.Tensor, op + "_")
-    assert not hasattr(ptl.Tensor, "concatenate")
-    if torch is not None:
-        for alias in _ALIASES:
+        if torch is not None:
             assert hasattr(torch, alias)
-            assert hasattr(torch.Tensor, alias) == (alias not in _FUNCTION_ONLY_ALIASES)
+            assert hasattr(torch.Tensor, alias) == method
+            assert hasattr(torch.Tensor, alias + "_") == in_place
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -72,6 +76,9 @@ def test_alias_keywords_and_integer_dtypes():
                  np.array([[7, -7, 4, 2, 2, 3]]))
     out = ptl.empty(3)
     assert ptl.true_divide(a, b, out=out) is out
+    assert_close(ptl.ger(a, b), np.outer([7, -7, 4], [2, 2, 3]), dtype=ptl.int64)
+    assert_close(a.ger(b), np.outer([7, -7, 4], [2, 2, 3]))
+    assert_close(ptl.row_stack([a, b]), np.vstack([[7, -7, 4], [2, 2, 3]]))
 
 
 def test_alias_gradients_are_the_operators():

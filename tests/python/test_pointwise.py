@@ -106,6 +106,34 @@ def test_xlogy_against_numpy(layout):
     assert_close(ptl.xlogy(ptl.tensor([0.0, 1.0]), NAN), np.array([NAN, NAN]))
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_xlog1py_and_ldexp_against_numpy(layout):
+    t, a = make((3, 4), ptl.float64, layout, low=-2, high=2)
+    a = a.copy()
+    t = t.masked_fill(t.abs() < 0.7, 0.0)
+    a[np.abs(a) < 0.7] = 0.0
+    y = np.array([NAN, -1.0, 2.0, -0.5])
+    want = np.where((a == 0) & ~np.isnan(y), 0.0, a * np.log1p(y))
+    assert_close(ptl.special.xlog1py(t, ptl.tensor(y)), want, dtype=ptl.float64, rtol=1e-14)
+    assert_close(ptl.special.xlog1py(2, ptl.tensor(y)), 2 * np.log1p(y), rtol=1e-14)
+    assert_close(ptl.special.xlog1py(t, 0.5), a * np.log1p(0.5), rtol=1e-14)
+    e, ea = make((4,), ptl.int32, low=-3, high=3)
+    assert_close(ptl.ldexp(t, e), np.ldexp(a, ea), dtype=ptl.float64, rtol=1e-15)
+    assert_close(t.ldexp(e), np.ldexp(a, ea), rtol=1e-15)
+    c = t.clone()
+    assert c.ldexp_(e) is c
+    assert_close(c, np.ldexp(a, ea), rtol=1e-15)
+    assert_close(ptl.ldexp(ptl.tensor([1, 3]), ptl.tensor([2, -1])), np.array([4.0, 1.5]),
+                 dtype=ptl.float32)
+
+
+def test_positive():
+    t = ptl.tensor([1, -2])
+    assert ptl.positive(t) is t and t.positive() is t
+    assert_raises_like_torch(lambda m: m.positive(m.tensor([True])), RuntimeError,
+                             "The `+` operator, on a bool tensor is not supported.")
+
+
 def test_float_power():
     t, a = make((3, 4), ptl.float32, "transposed", low=0.5, high=3)
     u, b = make((4,), ptl.int32, seed=1, low=-2, high=3)
@@ -161,7 +189,8 @@ def test_gradcheck():
     z = ptl.tensor([0.0, 0.5, -1.25], dtype=ptl.float64, requires_grad=True)
     for fn, args in [(ptl.deg2rad, (x,)), (ptl.rad2deg, (x,)), (ptl.sinc, (z,)),
                      (ptl.logit, (x,)), (lambda a: ptl.logit(a, 0.3), (x,)),
-                     (ptl.xlogy, (x, y)), (ptl.logaddexp, (x, y)), (ptl.logaddexp2, (x, y)),
+                     (ptl.xlogy, (x, y)), (ptl.special.xlog1py, (x, y)), (ptl.ldexp, (x, y)),
+                     (ptl.logaddexp, (x, y)), (ptl.logaddexp2, (x, y)),
                      (ptl.float_power, (x, y)), (lambda a: ptl.float_power(a, 2.5), (x,))]:
         assert gradcheck(fn, args)
     # sinc's gradient at 0 is 0 and xlogy's is 0 for x == 0 (not the NaN of 0/0 or 0*log 0)
@@ -184,7 +213,7 @@ def test_matches_torch():
         want = getattr(torch, name)(torch.tensor(a))
         assert str(got.dtype) == str(want.dtype)
         assert_close(got, want.numpy(), rtol=1e-15, atol=0)
-    for name in ("logaddexp", "logaddexp2", "xlogy", "float_power"):
+    for name in ("logaddexp", "logaddexp2", "xlogy", "float_power", "ldexp"):
         got = getattr(ptl, name)(ptl.tensor(a), ptl.tensor(b))
         assert_close(got, getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy(),
                      rtol=1e-15, atol=0)

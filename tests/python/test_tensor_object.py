@@ -540,3 +540,5 @@ def test_get_device_and_new_empty_strided():
     assert e.stride() == (2,) and e.dtype == ptl.int32
     if torch is not None:
         assert torch.ones(2).get_device() == -1
+    assert t.resolve_conj() is t and t.resolve_neg() is t
+    assert ptl.resolve_conj(t) is t and ptl.resolve_neg(t) is t
