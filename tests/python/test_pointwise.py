@@ -89,12 +89,16 @@ def test_logaddexp_special_values():
                              NotImplementedError, "\"logaddexp_cpu\" not implemented for 'Long'")
 
 
+def _with_zeros(layout):
+    """(tensor, ndarray) of shape (3, 4) in layout, about a third of their values zeros."""
+    t, a = make((3, 4), ptl.float64, layout, low=-2, high=2)
+    a = np.where(np.abs(a) < 0.7, 0.0, a)
+    return t.masked_fill(t.abs() < 0.7, 0.0), a
+
+
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_xlogy_against_numpy(layout):
-    t, a = make((3, 4), ptl.float64, layout, low=-2, high=2)
-    a = a.copy()
-    t = t.masked_fill(t.abs() < 0.7, 0.0)
-    a[np.abs(a) < 0.7] = 0.0
+    t, a = _with_zeros(layout)
     y = np.array([NAN, 0.0, 2.0, -1.0])
     with np.errstate(all="ignore"):
         want = np.where((a == 0) & ~np.isnan(y), 0.0, a * np.log(y))
@@ -108,10 +112,7 @@ def test_xlogy_against_numpy(layout):
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_xlog1py_and_ldexp_against_numpy(layout):
-    t, a = make((3, 4), ptl.float64, layout, low=-2, high=2)
-    a = a.copy()
-    t = t.masked_fill(t.abs() < 0.7, 0.0)
-    a[np.abs(a) < 0.7] = 0.0
+    t, a = _with_zeros(layout)
     y = np.array([NAN, -1.0, 2.0, -0.5])
     want = np.where((a == 0) & ~np.isnan(y), 0.0, a * np.log1p(y))
     assert_close(ptl.special.xlog1py(t, ptl.tensor(y)), want, dtype=ptl.float64, rtol=1e-14)
