@@ -23,13 +23,13 @@ from ._indexing import (  # noqa: F401
     nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
 from ._reductions import corrcoef, cov, nanmean  # noqa: F401
 from .functional import (  # noqa: F401
-    addbmm, addr, cdist, dist, einsum, inner, pinverse, tensordot, vander)
+    addbmm, addr, cdist, dist, einsum, inner, logdet, pinverse, tensordot, vander)
 from . import functional, linalg  # noqa: F401
 from .linalg import matrix_exp, matrix_power  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401
-    deg2rad, float_power, isneginf, isposinf, isreal, ldexp, logaddexp, logaddexp2, positive,
-    rad2deg, sgn, signbit)
+    copysign, deg2rad, float_power, heaviside, isneginf, isposinf, isreal, ldexp, logaddexp,
+    logaddexp2, positive, rad2deg, sgn, signbit)
 from ._shape_functions import (  # noqa: F401,E402
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors,
     cartesian_prod, column_stack, combinations, diagflat, dsplit, dstack, hsplit, meshgrid,

@@ -1,7 +1,7 @@
 """Pointwise functions that PyTorch has as kernels but that are exact or as accurate as a
 composite of the dispatcher ops (so autograd differentiates them through those ops):
 deg2rad, rad2deg, sgn (real dtypes), signbit, isposinf, isneginf, isreal, logaddexp,
-logaddexp2, float_power, ldexp, positive.  Mirrors their rows of
+logaddexp2, float_power, ldexp, copysign, heaviside, positive.  Mirrors their rows of
 aten/src/ATen/native/native_functions.yaml; the formulas are those of
 ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
 import math
@@ -119,6 +119,32 @@ def ldexp(input, other, *, out=None):
     return result if out is None else out.copy_(result)
 
 
+def copysign(input, other, *, out=None):
+    """|input| with the sign bit of other (of -0.0 and NaNs too), in the promoted float
+    dtype (the default float one for integer operands)."""
+    dtype = _C.result_type(input, other)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        dtype = _C.get_default_dtype()
+    magnitude = input.to(dtype).abs()
+    if isinstance(other, _C.TensorBase):
+        result = _f["where"](signbit(other), magnitude.neg(), magnitude)
+    else:
+        result = magnitude.neg() if math.copysign(1.0, other) < 0 else magnitude
+    return result if out is None else out.copy_(result)
+
+
+def heaviside(input, values, *, out=None):
+    """The step function: 0 where input < 0 (or NaN), 1 where input > 0, values where
+    input == 0; input and values must have one dtype."""
+    if input.is_complex() or values.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    result = _f["where"](input == 0, values, (input > 0).to(input.dtype))
+    return result if out is None else out.copy_(result)
+
+
 def positive(input):
     """input itself (unary +), which bool tensors do not have."""
     if input.dtype == _C.bool:
@@ -156,9 +182,9 @@ def _float_power_(self, exponent):
 
 def _install(tensor_class):
     for fn in (deg2rad, rad2deg, sgn, signbit, isposinf, isneginf, isreal, logaddexp,
-               logaddexp2, float_power, ldexp, positive):
+               logaddexp2, float_power, ldexp, positive, copysign, heaviside):
         setattr(tensor_class, fn.__name__, fn)
-    for fn in (deg2rad, rad2deg, ldexp):
+    for fn in (deg2rad, rad2deg, ldexp, copysign, heaviside):
         setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
     tensor_class.sgn_ = tensor_class.sign_
     tensor_class.float_power_ = _float_power_

@@ -2,8 +2,8 @@
 varargs or one list), tensordot (dims as an int or two lists) and cdist (compute_mode as a
 string).  Mirrors torch/functional.py; the kernels are aten::einsum, aten::tensordot and
 aten::cdist (src/aten/native/einsum.c, linalg_norm.c).  Below them, the linear-algebra
-composites inner, addr, addbmm, dist, pinverse and vander, written with mm, outer,
-tensordot, vector_norm, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
+composites inner, addr, addbmm, dist, logdet, pinverse and vander, written with mm, outer,
+tensordot, vector_norm, slogdet, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
 are."""
 from . import _C
 
@@ -127,6 +127,14 @@ def dist(input, other, p=2):
     return vector_norm(diff, p)
 
 
+def logdet(input):
+    """log(det(input)): NaN for a negative determinant, -inf for a zero one (slogdet's
+    logabsdet where its sign is not negative)."""
+    from .linalg import slogdet
+    sign, logabsdet = slogdet(input)
+    return _C._functions["where"](sign < 0, float("nan"), logabsdet)
+
+
 def pinverse(input, rcond=1e-15):
     """linalg.pinv with rcond as its relative tolerance (and no absolute one)."""
     from .linalg import pinv
@@ -153,7 +161,7 @@ def vander(x, N=None, increasing=False):
 def _install(tensor_class):
     from ._functions import _in_place
     from .linalg import matrix_exp, matrix_power
-    for fn in (inner, addr, addbmm, dist, pinverse, matrix_exp, matrix_power):
+    for fn in (inner, addr, addbmm, dist, logdet, pinverse, matrix_exp, matrix_power):
         setattr(tensor_class, fn.__name__, fn)
     tensor_class.addr_ = _in_place(addr)
     tensor_class.addbmm_ = _in_place(addbmm)

@@ -1,7 +1,7 @@
 """The composites of pytorchlite/linalg.py over the linear-algebra operators: lstsq (QR or
 SVD by driver), pinv, matrix_rank, matrix_exp (scaling and squaring with a Pade approximant)
 and matrix_power (also torch.matrix_power and Tensor.matrix_power), and those of
-pytorchlite/functional.py: inner, addr, addbmm, dist, pinverse and vander.  References:
+pytorchlite/functional.py: inner, addr, addbmm, dist, logdet, pinverse and vander.  References:
 numpy.linalg in float64 (matrix_exp: the eigendecomposition of a diagonalisable matrix) on
 batched, size-0 and transposed inputs; error paths with PyTorch's text; gradcheck and
 gradgradcheck in float64 (autograd flows through the operators); the installed torch where
@@ -158,6 +158,17 @@ def test_dist_matches_numpy(p):
     assert_raises_like_torch(lambda m: m.dist(m.tensor([1, 2]), m.tensor([0, 0])),
                              RuntimeError, "norm(): input dtype should be either floating "
                              "point or complex. Got Long instead.")
+
+
+def test_logdet_matches_numpy():
+    A, a = _t((3, 4, 4), 5, "transposed")
+    sign, logabs = np.linalg.slogdet(a)
+    want = np.where(sign < 0, np.nan, logabs)
+    assert_close(ptl.logdet(A), want, dtype=ptl.float64, rtol=1e-12)
+    assert_close(A.logdet(), want, rtol=1e-12)
+    assert ptl.logdet(ptl.zeros(2, 2, dtype=ptl.float64)).item() == -np.inf
+    P = (A @ A.mT + ptl.eye(4, dtype=ptl.float64)).detach().requires_grad_()
+    assert gradcheck(ptl.logdet, (P,))
 
 
 def test_pinverse_and_matrix_exp_names():

@@ -128,6 +128,34 @@ def test_xlog1py_and_ldexp_against_numpy(layout):
                  dtype=ptl.float32)
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_copysign_and_heaviside_against_numpy(layout):
+    t, a = _with_zeros(layout)
+    signs = np.array([-0.0, NAN, -2.0, 3.0])
+    want = np.copysign(a, signs)
+    assert_close(ptl.copysign(t, ptl.tensor(signs)), want, dtype=ptl.float64, rtol=0, atol=0)
+    assert_close(ptl.signbit(ptl.copysign(t, ptl.tensor(signs))), np.signbit(want))
+    assert_close(t.copysign(-0.0), np.copysign(a, -0.0), rtol=0, atol=0)
+    c = t.clone()
+    assert c.copysign_(ptl.tensor(signs)) is c
+    assert_close(c, want, rtol=0, atol=0)
+    assert_close(ptl.copysign(ptl.tensor([1, -2]), ptl.tensor([-1, 1], dtype=ptl.int16)),
+                 np.array([-1.0, 2.0]), dtype=ptl.float32)
+    values = np.array([0.5, NAN, 2.0, -1.0])
+    with_nan = np.where(a > 1.5, NAN, a)
+    t_nan = t.masked_fill(t > 1.5, NAN)
+    # a NaN input steps to 0 in PyTorch (its kernel's `x > 0`), where NumPy's gives NaN
+    want = np.where(np.isnan(with_nan), 0.0, np.heaviside(with_nan, values))
+    assert_close(ptl.heaviside(t_nan, ptl.tensor(values)), want, dtype=ptl.float64)
+    assert_close(t_nan.heaviside(ptl.tensor(values)), want)
+    i = np.array([-3, 0, 4])
+    assert_close(ptl.tensor(i).heaviside(ptl.tensor([7])), np.heaviside(i, 7),
+                 dtype=ptl.int64)
+    assert_raises_like_torch(lambda m: m.heaviside(m.ones(2), m.ones(2, dtype=m.float64)),
+                             RuntimeError, "heaviside is not yet implemented for tensors with "
+                             "different dtypes.")
+
+
 def test_positive():
     t = ptl.tensor([1, -2])
     assert ptl.positive(t) is t and t.positive() is t
@@ -192,6 +220,8 @@ def test_gradcheck():
                      (ptl.logit, (x,)), (lambda a: ptl.logit(a, 0.3), (x,)),
                      (ptl.xlogy, (x, y)), (ptl.special.xlog1py, (x, y)), (ptl.ldexp, (x, y)),
                      (ptl.logaddexp, (x, y)), (ptl.logaddexp2, (x, y)),
+                     (lambda a: ptl.copysign(a, -1.0), (x,)),
+                     (lambda a, b: ptl.copysign(b, a - 0.5), (x, y)),
                      (ptl.float_power, (x, y)), (lambda a: ptl.float_power(a, 2.5), (x,))]:
         assert gradcheck(fn, args)
     # sinc's gradient at 0 is 0 and xlogy's is 0 for x == 0 (not the NaN of 0/0 or 0*log 0)
@@ -214,7 +244,8 @@ def test_matches_torch():
         want = getattr(torch, name)(torch.tensor(a))
         assert str(got.dtype) == str(want.dtype)
         assert_close(got, want.numpy(), rtol=1e-15, atol=0)
-    for name in ("logaddexp", "logaddexp2", "xlogy", "float_power", "ldexp"):
+    for name in ("logaddexp", "logaddexp2", "xlogy", "float_power", "ldexp", "copysign",
+                 "heaviside"):
         got = getattr(ptl, name)(ptl.tensor(a), ptl.tensor(b))
         assert_close(got, getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy(),
                      rtol=1e-15, atol=0)
