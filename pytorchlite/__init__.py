@@ -21,7 +21,8 @@ from . import _functions
 from ._functions import __all__ as _function_names
 from ._indexing import (  # noqa: F401
     nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
-from ._reductions import corrcoef, cov, nanmean  # noqa: F401
+from ._reductions import (  # noqa: F401
+    corrcoef, cov, cumulative_trapezoid, nanmean, trapezoid, trapz)
 from .functional import (  # noqa: F401
     addbmm, addr, cdist, dist, einsum, inner, logdet, pinverse, tensordot, vander)
 from . import functional, linalg  # noqa: F401

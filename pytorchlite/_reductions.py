@@ -1,6 +1,7 @@
-"""Reductions composed in Python from the dispatcher ops: nanmean, cov and corrcoef.  Mirrors
-the composites at::native::nanmean (ATen/native/ReduceOps.cpp) and at::native::cov /
-corrcoef (ATen/native/Correlation.cpp); autograd differentiates through the ops they call."""
+"""Reductions composed in Python from the dispatcher ops: nanmean, cov, corrcoef and the
+trapezoidal integrals.  Mirrors the composites at::native::nanmean (ATen/native/ReduceOps.cpp),
+cov / corrcoef (ATen/native/Correlation.cpp) and trapezoid / cumulative_trapezoid
+(ATen/native/Integration.cpp); autograd differentiates through the ops they call."""
 import warnings
 
 from . import _C
@@ -92,3 +93,70 @@ def corrcoef(input):
     c = c / stddev.view(-1, 1)
     c = c / stddev.view(1, -1)
     return c.clip(-1, 1)
+
+
+def _trapezoid_dx(name, y, x, dx, dim):
+    """The spacing of the samples along dim: a number, or x's differences viewed to broadcast
+    against y's neighbour sums (a 1-D x lies along dim; a shorter x gets leading 1s)."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both x "
+                        "and dx")
+    if x is None:
+        dx = 1 if dx is None else dx
+        if isinstance(dx, (bool, complex)):
+            raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+        if y.dtype == _C.bool:
+            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not "
+                               "supported")
+        return float(dx)
+    if y.dtype == _C.bool or x.dtype == _C.bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           "supported")
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = x.view([x.shape[0] if d == dim else 1 for d in range(y.dim())])
+    elif x.dim() < y.dim():
+        x = x.view([1] * (y.dim() - x.dim()) + list(x.shape))
+    left, right = _neighbours(x, dim)
+    return right - left
+
+
+def _neighbours(t, dim):
+    """t[..., :-1] and t[..., 1:] along dim (both empty for no samples)."""
+    n = t.shape[dim]
+    return t.narrow(dim, 0, max(n - 1, 0)), t.narrow(dim, min(n, 1), max(n - 1, 0))
+
+
+def _pair_sums(y, dim):
+    left, right = _neighbours(y, dim)
+    return left + right
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of y along dim by the trapezoidal rule, the samples at x (or dx apart);
+    0 for no samples, as NumPy's."""
+    if y.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = dim + y.dim() if dim < 0 else dim
+    if y.shape[dim] == 0:
+        return _C._functions["zeros"]([s for d, s in enumerate(y.shape) if d != dim],
+                                      dtype=y.dtype, device=y.device)
+    spacing = _trapezoid_dx("trapezoid", y, x, dx, dim)
+    if isinstance(spacing, float):   # at::native's sum - (first + last) / 2 form
+        return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * spacing
+    return (spacing * _pair_sums(y, dim) / 2.0).sum(dim)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral of y along dim (one element fewer than y there)."""
+    if y.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    dim = dim + y.dim() if dim < 0 else dim
+    spacing = _trapezoid_dx("cumulative_trapezoid", y, x, dx, dim)
+    return (spacing / 2.0 * _pair_sums(y, dim)).cumsum(dim)
