@@ -20,7 +20,7 @@ from ._functions import *  # noqa: F401,F403
 from . import _functions
 from ._functions import __all__ as _function_names
 from ._indexing import (  # noqa: F401
-    nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
+    isin, nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
 from ._reductions import (  # noqa: F401
     corrcoef, cov, cumulative_trapezoid, nanmean, trapezoid, trapz)
 from .functional import (  # noqa: F401

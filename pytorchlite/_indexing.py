@@ -1,7 +1,9 @@
 """The Python-level forms of the index ops whose result shape depends on flags: nonzero
 (as_tuple), unique and unique_consecutive (which outputs to return).  Mirrors
 torch/functional.py and the as_tuple handling of torch/csrc/autograd/python_torch_functions.
-The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_consecutive."""
+The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_consecutive.
+Below them, the index composites tril_indices / triu_indices, unravel_index
+(torch/functional.py) and isin (a binary search in _unique2's sorted values)."""
 from . import _C
 
 
@@ -102,3 +104,29 @@ def unravel_index(indices, shape):
     flat = indices.unsqueeze(-1).floor_divide(coefs)
     return tuple(flat.remainder(tensor(shape, dtype=_C.int64, device=indices.device))
                  .unbind(-1))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an element of elements is among test_elements (either may be a number),
+    compared in their promoted dtype; NaN is never found.  One binary search of each element
+    in the sorted unique test elements, whatever the sizes (assume_unique changes nothing
+    but speed in PyTorch, so it is accepted and ignored)."""
+    from . import tensor
+    if not isinstance(elements, _C.TensorBase):
+        elements = tensor(elements, device=test_elements.device)
+    if not isinstance(test_elements, _C.TensorBase):
+        test_elements = tensor(test_elements, device=elements.device)
+    for t in (elements, test_elements):
+        if t.dtype == _C.bool or t.is_complex():
+            from ._tensor_types import _NAME
+            raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                               f"{_NAME[t.dtype]}")
+    dtype = _C.promote_types(elements.dtype, test_elements.dtype)
+    elements, test_elements = elements.to(dtype), test_elements.to(dtype)
+    if test_elements.numel() == 0:
+        found = _op("zeros_like")(elements, dtype=_C.bool)
+    else:
+        table = _op("_unique2")(test_elements.flatten(), True, False, False)[0]
+        where = _op("searchsorted")(table, elements).clamp(max=table.numel() - 1)
+        found = table[where] == elements
+    return found.logical_not() if invert else found

@@ -1,8 +1,9 @@
-"""The shape composites of pytorchlite/_shape_functions.py and the index factories of
+"""The shape composites of pytorchlite/_shape_functions.py and the index composites of
 _indexing.py (ravel, atleast_Nd, column_stack, dstack, h/v/dsplit, diagflat, narrow_copy,
-sum_to_size, block_diag, cartesian_prod, combinations, tril/triu_indices, unravel_index):
-against NumPy (exact: integer and float64 values are moved, not computed) on 0-D, size-0 and
-non-contiguous inputs, gradcheck in float64, and PyTorch's errors."""
+sum_to_size, block_diag, cartesian_prod, combinations, tril/triu_indices, unravel_index,
+isin): against NumPy (exact: integer and float64 values are moved or compared, not
+computed) on 0-D, size-0 and non-contiguous inputs, gradcheck in float64, and PyTorch's
+errors."""
 import itertools
 
 import numpy as np
@@ -209,6 +210,29 @@ def test_unravel_index(shape):
                              "expected 'indices' to be integer dtype, but got torch.float32")
     assert_raises_like_torch(lambda m: m.unravel_index(m.tensor([1]), (2, -2)), ValueError,
                              "'shape' cannot have negative values, but got (2, -2)")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", [ptl.int32, ptl.int64, ptl.float32, ptl.float64])
+def test_isin_against_numpy(dtype, layout):
+    t, a = make((3, 4), dtype, layout, low=-4, high=4)
+    for test in ([1, -2, 3, 3], [], [0], list(range(-4, 5)), [[2, 7], [-4, -4]]):
+        for invert in (False, True):
+            want = np.isin(a, np.array(test, dtype=np.int64), invert=invert)
+            got = ptl.isin(t, ptl.tensor(test, dtype=ptl.int64), invert=invert)
+            _exact(got, want)
+    _exact(ptl.isin(t, 2, assume_unique=True), np.isin(a, 2))
+    _exact(ptl.isin(2, t), np.isin(2, a))
+    _exact(ptl.isin(ptl.tensor([], dtype=dtype), t), np.zeros(0, dtype=bool))
+
+
+def test_isin_special_values_and_errors():
+    x = np.array([np.nan, -0.0, 1.5, np.inf])
+    test = np.array([np.nan, 0.0, np.inf, 2.0])
+    _exact(ptl.isin(ptl.tensor(x), ptl.tensor(test)), np.isin(x, test))
+    _exact(ptl.isin(ptl.tensor([1.5, 2.0]), ptl.tensor([2])), np.array([False, True]))
+    assert_raises_like_torch(lambda m: m.isin(m.tensor([True]), m.tensor([True])), RuntimeError,
+                             "Unsupported input type encountered for isin(): Bool")
 
 
 def test_gradcheck():
