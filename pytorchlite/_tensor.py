@@ -401,6 +401,36 @@ class Tensor(_C.TensorBase):
                         strides)
         return self
 
+    # ---- in-place view ops: self takes the geometry of the view op's result ----
+    def _take_geometry(self, name, view):
+        """Gives self view's sizes, strides and offset on their shared storage: an in-place op
+        (through _set_storage, which also refuses a leaf that requires grad).  PyTorch rewrites
+        the history of a non-leaf in the graph instead, which nothing here does yet."""
+        if self.requires_grad and not self.is_leaf and _C.is_grad_enabled():
+            raise RuntimeError(f"{name}(): in-place view ops on a tensor that is part of an "
+                               f"autograd graph are not supported; use the out-of-place "
+                               f"{name[:-1]}() or call it under torch.no_grad()")
+        return _C._set_storage(self, self.untyped_storage(), view.storage_offset(),
+                               tuple(view.shape), view.stride())
+
+    def squeeze_(self, dim=None):
+        return self._take_geometry("squeeze_", self.squeeze() if dim is None else
+                                   self.squeeze(dim))
+
+    def unsqueeze_(self, dim):
+        return self._take_geometry("unsqueeze_", self.unsqueeze(dim))
+
+    def t_(self):
+        return self._take_geometry("t_", self.t())
+
+    def transpose_(self, dim0, dim1):
+        return self._take_geometry("transpose_", self.transpose(dim0, dim1))
+
+    swapaxes_ = swapdims_ = transpose_
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        return self._take_geometry("as_strided_", self.as_strided(size, stride, storage_offset))
+
     # ---- sparse COO (Note [Sparse tensors] in src/c10/tensor_impl.h) ----
     def is_coalesced(self):
         info = self._sparse_info()
