@@ -17,13 +17,24 @@ from ._tensor_types import *  # noqa: F401,F403  (FloatTensor, ..., BoolTensor)
 from . import _ops_namespace
 from ._dispatch import dispatch_stats, dispatch_trace  # noqa: F401
 from ._functions import *  # noqa: F401,F403
+from . import _functions
 from ._functions import __all__ as _function_names
-from ._indexing import nonzero, unique, unique_consecutive  # noqa: F401
-from ._reductions import nanmean  # noqa: F401
-from .functional import cdist, einsum, tensordot  # noqa: F401
+from ._indexing import (  # noqa: F401
+    isin, nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
+from ._reductions import (  # noqa: F401
+    corrcoef, cov, cumulative_trapezoid, nanmean, trapezoid, trapz)
+from .functional import (  # noqa: F401
+    addbmm, addr, cdist, dist, einsum, inner, logdet, pinverse, tensordot, vander)
 from . import functional, linalg  # noqa: F401
-from . import _indexing
-from ._shape_functions import broadcast_shapes, broadcast_tensors, meshgrid  # noqa: F401,E402
+from .linalg import matrix_exp, matrix_power  # noqa: F401
+from . import _indexing, _pointwise, _shape_functions
+from ._pointwise import (  # noqa: F401
+    copysign, deg2rad, float_power, heaviside, isneginf, isposinf, isreal, ldexp, logaddexp,
+    logaddexp2, positive, rad2deg, sgn, signbit)
+from ._shape_functions import (  # noqa: F401,E402
+    atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors,
+    cartesian_prod, column_stack, combinations, diagflat, dsplit, dstack, hsplit, meshgrid,
+    narrow_copy, ravel, vsplit)
 from ._tensor_str import set_printoptions  # noqa: F401
 from . import return_types  # noqa: F401
 from . import cpu, cuda  # noqa: F401
@@ -53,6 +64,7 @@ from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from .special import logit, sinc, xlogy  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import library  # noqa: E402,F401
 from . import profiler  # noqa: E402,F401
@@ -61,6 +73,11 @@ from .torch_version import __version__  # noqa: E402,F401
 _C._set_tensor_class(Tensor)
 _C._set_size_class(Size)
 _indexing._install(Tensor)
+_functions._install(Tensor)
+_shape_functions._install(Tensor)
+_pointwise._install(Tensor)
+functional._install(Tensor)
+special._install(Tensor)
 
 
 def set_default_dtype(d):
@@ -78,6 +95,14 @@ def is_floating_point(input):
 
 def is_complex(input):
     return input.is_complex()
+
+
+def resolve_conj(input):
+    return input.resolve_conj()
+
+
+def resolve_neg(input):
+    return input.resolve_neg()
 
 
 def numel(input):

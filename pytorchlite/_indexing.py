@@ -1,7 +1,9 @@
 """The Python-level forms of the index ops whose result shape depends on flags: nonzero
 (as_tuple), unique and unique_consecutive (which outputs to return).  Mirrors
 torch/functional.py and the as_tuple handling of torch/csrc/autograd/python_torch_functions.
-The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_consecutive."""
+The kernels are aten::nonzero, aten::_unique2, aten::unique_dim, aten::unique_consecutive.
+Below them, the index composites tril_indices / triu_indices, unravel_index
+(torch/functional.py) and isin (a binary search in _unique2's sorted values)."""
 from . import _C
 
 
@@ -52,3 +54,79 @@ def _install(tensor_class):
     tensor_class.nonzero = _nonzero
     tensor_class.unique = _unique
     tensor_class.unique_consecutive = _unique_consecutive
+
+
+def _tri_indices(name, keep, row, col, offset, dtype, device):
+    from . import arange, int64
+    for what, n in (("row", row), ("col", col)):
+        if n < 0:
+            raise RuntimeError(f"{what} must be non-negative, got{n}")
+    dtype = int64 if dtype is None else dtype
+    if dtype.is_floating_point or dtype.is_complex or dtype == _C.bool:
+        from ._tensor_types import _NAME
+        raise NotImplementedError(f'"{name}" not implemented for \'{_NAME[dtype]}\'')
+    diag = arange(col, device=device).unsqueeze(0) - arange(row, device=device).unsqueeze(1)
+    return _op("nonzero")(keep(diag, offset)).t().to(dtype)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (row, col) indices of the lower triangle of a row x col matrix (the elements on
+    or below the offset-th diagonal) as a 2 x N tensor, in row-major order."""
+    return _tri_indices("tril_indices", lambda d, k: d <= k, row, col, offset, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The indices of the upper triangle (on or above the offset-th diagonal); see
+    tril_indices."""
+    return _tri_indices("triu_indices", lambda d, k: d >= k, row, col, offset, dtype, device)
+
+
+def unravel_index(indices, shape):
+    """The coordinates in an array of the given shape of each flat index (torch.functional's
+    floor_divide and remainder composite, so out-of-range and negative indices wrap as
+    PyTorch's do): a tuple of one tensor per dim, each of the shape of indices."""
+    from . import tensor
+    if indices.is_floating_point() or indices.is_complex() or indices.dtype == _C.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    if not isinstance(shape, (list, tuple)) or not all(isinstance(d, int) for d in shape):
+        raise TypeError("expected 'shape' to be int or sequence of ints, but got "
+                        f"{type(shape).__name__}")
+    shape = tuple(shape)
+    if any(d < 0 for d in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    coefs, step = [], 1
+    for d in reversed(shape):
+        coefs.append(step)
+        step *= d
+    coefs = tensor(coefs[::-1], dtype=_C.int64, device=indices.device)
+    flat = indices.unsqueeze(-1).floor_divide(coefs)
+    return tuple(flat.remainder(tensor(shape, dtype=_C.int64, device=indices.device))
+                 .unbind(-1))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an element of elements is among test_elements (either may be a number),
+    compared in their promoted dtype; NaN is never found.  One binary search of each element
+    in the sorted unique test elements, whatever the sizes (assume_unique changes nothing
+    but speed in PyTorch, so it is accepted and ignored)."""
+    from . import tensor
+    if not isinstance(elements, _C.TensorBase):
+        elements = tensor(elements, device=test_elements.device)
+    if not isinstance(test_elements, _C.TensorBase):
+        test_elements = tensor(test_elements, device=elements.device)
+    for t in (elements, test_elements):
+        if t.dtype == _C.bool or t.is_complex():
+            from ._tensor_types import _NAME
+            raise RuntimeError(f"Unsupported input type encountered for isin(): "
+                               f"{_NAME[t.dtype]}")
+    dtype = _C.promote_types(elements.dtype, test_elements.dtype)
+    elements, test_elements = elements.to(dtype), test_elements.to(dtype)
+    if test_elements.numel() == 0:
+        found = _op("zeros_like")(elements, dtype=_C.bool)
+    else:
+        table = _op("_unique2")(test_elements.flatten(), True, False, False)[0]
+        where = _op("searchsorted")(table, elements).clamp(max=table.numel() - 1)
+        found = table[where] == elements
+    return found.logical_not() if invert else found

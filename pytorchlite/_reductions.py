@@ -1,6 +1,9 @@
-"""Reductions composed in Python from the dispatcher ops: nanmean.  Mirrors the composite
-at::native::nanmean (ATen/native/ReduceOps.cpp); autograd differentiates through nansum and
-div."""
+"""Reductions composed in Python from the dispatcher ops: nanmean, cov, corrcoef and the
+trapezoidal integrals.  Mirrors the composites at::native::nanmean (ATen/native/ReduceOps.cpp),
+cov / corrcoef (ATen/native/Correlation.cpp) and trapezoid / cumulative_trapezoid
+(ATen/native/Integration.cpp); autograd differentiates through the ops they call."""
+import warnings
+
 from . import _C
 from ._tensor_types import _NAME
 
@@ -19,3 +22,141 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if out is None:
         return result
     return out.copy_(result)
+
+
+def _check_weights(kind, w, observations, want, want_name):
+    if w.dim() > 1:
+        raise RuntimeError(f"cov(): expected {kind} to have one or fewer dimensions but got "
+                           f"{kind} with {w.dim()} dimensions")
+    if not want(w):
+        raise RuntimeError(f"cov(): expected {kind} to have {want_name} dtype but got {kind} "
+                           f"with {_NAME[w.dtype]} dtype")
+    if w.numel() != observations:
+        raise RuntimeError(f"cov(): expected {kind} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {observations}")
+    if observations and bool(w.min() < 0):
+        raise RuntimeError(f"cov(): {kind} cannot be negative")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of input (observations in its
+    columns; a 1-D input is one variable), weighted by the observation counts fweights and
+    the importance weights aweights; a 0-D result for one variable.  at::native::cov."""
+    if input.dim() > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.dim()} dimensions")
+    if input.dtype == _C.bool:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view(1, -1) if input.dim() < 2 else input
+    observations = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_weights("fweights", fweights, observations,
+                       lambda t: not (t.is_floating_point() or t.is_complex() or
+                                      t.dtype == _C.bool), "integral")
+        w = fweights
+    if aweights is not None:
+        _check_weights("aweights", aweights, observations, lambda t: t.is_floating_point(),
+                       "floating point")
+        w = aweights if w is None else w * aweights
+    if w is None:
+        w_sum = _C.tensor(observations, dtype=_C.int64, device=input.device)
+        avg = x.sum(1) / w_sum
+    else:
+        w_sum = w.sum()
+        if not bool(w_sum != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+        avg = (x * w).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if bool(norm_factor <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        norm_factor = _C._functions["zeros_like"](norm_factor)   # +0, not -0: c / 0 is +inf
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t().conj())
+    return c.true_divide(norm_factor).squeeze()
+
+
+def corrcoef(input):
+    """The Pearson correlation coefficients of the variables in the rows of input: cov
+    normalised by the standard deviations and clipped to [-1, 1]."""
+    if input.dim() > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.dim()} dimensions")
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
+
+
+def _trapezoid_dx(name, y, x, dx, dim):
+    """The spacing of the samples along dim: a number, or x's differences viewed to broadcast
+    against y's neighbour sums (a 1-D x lies along dim; a shorter x gets leading 1s)."""
+    if x is not None and dx is not None:
+        raise TypeError(f"{name}() received an invalid combination of arguments - got both x "
+                        "and dx")
+    if x is None:
+        dx = 1 if dx is None else dx
+        if isinstance(dx, (bool, complex)):
+            raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+        if y.dtype == _C.bool:
+            raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not "
+                               "supported")
+        return float(dx)
+    if y.dtype == _C.bool or x.dtype == _C.bool:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           "supported")
+    if x.dim() == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = x.view([x.shape[0] if d == dim else 1 for d in range(y.dim())])
+    elif x.dim() < y.dim():
+        x = x.view([1] * (y.dim() - x.dim()) + list(x.shape))
+    left, right = _neighbours(x, dim)
+    return right - left
+
+
+def _neighbours(t, dim):
+    """t[..., :-1] and t[..., 1:] along dim (both empty for no samples)."""
+    n = t.shape[dim]
+    return t.narrow(dim, 0, max(n - 1, 0)), t.narrow(dim, min(n, 1), max(n - 1, 0))
+
+
+def _pair_sums(y, dim):
+    left, right = _neighbours(y, dim)
+    return left + right
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of y along dim by the trapezoidal rule, the samples at x (or dx apart);
+    0 for no samples, as NumPy's."""
+    if y.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = dim + y.dim() if dim < 0 else dim
+    if y.shape[dim] == 0:
+        return _C._functions["zeros"]([s for d, s in enumerate(y.shape) if d != dim],
+                                      dtype=y.dtype, device=y.device)
+    spacing = _trapezoid_dx("trapezoid", y, x, dx, dim)
+    if isinstance(spacing, float):   # at::native's sum - (first + last) / 2 form
+        return (y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * spacing
+    return (spacing * _pair_sums(y, dim) / 2.0).sum(dim)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral of y along dim (one element fewer than y there)."""
+    if y.dim() == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    dim = dim + y.dim() if dim < 0 else dim
+    spacing = _trapezoid_dx("cumulative_trapezoid", y, x, dx, dim)
+    return (spacing / 2.0 * _pair_sums(y, dim)).cumsum(dim)

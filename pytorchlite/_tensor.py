@@ -6,6 +6,7 @@ import warnings
 
 from . import _C
 from . import _layout, _reductions, _tensor_types, storage
+from ._functions import _in_place
 from ._size import Size
 
 
@@ -136,6 +137,41 @@ class Tensor(_C.TensorBase):
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
         return _reductions.nanmean(self, dim, keepdim, dtype=dtype)
 
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        return _reductions.cov(self, correction=correction, fweights=fweights,
+                               aweights=aweights)
+
+    def corrcoef(self):
+        return _reductions.corrcoef(self)
+
+    def clamp_min_(self, min):
+        return self.clamp_(min=min)
+
+    def clamp_max_(self, max):
+        return self.clamp_(max=max)
+
+    # cumsum_ and cumprod_ are the composites' results copied into self (see _in_place).
+    cumsum_ = _in_place(_C.TensorBase.cumsum)
+    cumprod_ = _in_place(_C.TensorBase.cumprod)
+
+    def fill_diagonal_(self, fill_value, wrap=False):
+        """Fills the main diagonal (self[i, i, ..., i]) with fill_value; with wrap, a tall
+        2-D tensor's diagonal restarts every ncols + 1 rows, as numpy.fill_diagonal's does.
+        at::native::fill_diagonal_, including its strides."""
+        if self.dim() < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        height, width = self.shape[0], self.shape[1]
+        if self.dim() > 2 and any(d != height for d in self.shape):
+            raise RuntimeError("all dimensions of input must be of equal length")
+        step = sum(self.stride())
+        size = min(height, width)
+        self.as_strided((size,), (step,), self.storage_offset()).fill_(fill_value)
+        if wrap and self.dim() == 2 and height > width + 1:
+            wrap_size = (self.numel() + width) // (width + 1) - size
+            offset = self.storage_offset() + self.stride(0) * (width + 1)
+            self.as_strided((wrap_size,), (step,), offset).fill_(fill_value)
+        return self
+
     def polygamma(self, n):
         """polygamma(n, self): the method's argument order differs from the schema's."""
         return _C._functions["polygamma"](n, self)
@@ -254,6 +290,13 @@ class Tensor(_C.TensorBase):
     def is_neg(self):
         return False
 
+    # No tensor carries a lazy conjugate or negative bit, so resolving one is self.
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
     def is_distributed(self):
         return False
 
@@ -357,6 +400,36 @@ class Tensor(_C.TensorBase):
         _C._set_storage(self, self.untyped_storage(), self.storage_offset(), tuple(self.shape),
                         strides)
         return self
+
+    # ---- in-place view ops: self takes the geometry of the view op's result ----
+    def _take_geometry(self, name, view):
+        """Gives self view's sizes, strides and offset on their shared storage: an in-place op
+        (through _set_storage, which also refuses a leaf that requires grad).  PyTorch rewrites
+        the history of a non-leaf in the graph instead, which nothing here does yet."""
+        if self.requires_grad and not self.is_leaf and _C.is_grad_enabled():
+            raise RuntimeError(f"{name}(): in-place view ops on a tensor that is part of an "
+                               f"autograd graph are not supported; use the out-of-place "
+                               f"{name[:-1]}() or call it under torch.no_grad()")
+        return _C._set_storage(self, self.untyped_storage(), view.storage_offset(),
+                               tuple(view.shape), view.stride())
+
+    def squeeze_(self, dim=None):
+        return self._take_geometry("squeeze_", self.squeeze() if dim is None else
+                                   self.squeeze(dim))
+
+    def unsqueeze_(self, dim):
+        return self._take_geometry("unsqueeze_", self.unsqueeze(dim))
+
+    def t_(self):
+        return self._take_geometry("t_", self.t())
+
+    def transpose_(self, dim0, dim1):
+        return self._take_geometry("transpose_", self.transpose(dim0, dim1))
+
+    swapaxes_ = swapdims_ = transpose_
+
+    def as_strided_(self, size, stride, storage_offset=None):
+        return self._take_geometry("as_strided_", self.as_strided(size, stride, storage_offset))
 
     # ---- sparse COO (Note [Sparse tensors] in src/c10/tensor_impl.h) ----
     def is_coalesced(self):
@@ -563,6 +636,15 @@ class Tensor(_C.TensorBase):
         from . import empty
         return empty(size, dtype=dtype or self.dtype, device=device or self.device,
                      requires_grad=requires_grad)
+
+    def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
+        from . import empty_strided
+        return empty_strided(size, stride, dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
+
+    def get_device(self):
+        """The CUDA device index of self, -1 for a CPU tensor."""
+        return -1 if self.device.type == "cpu" else self.device.index
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         from . import zeros

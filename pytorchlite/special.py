@@ -1,6 +1,8 @@
 """torch.special: the special functions under their SciPy-style names.  Mirrors
-torch/special/__init__.py; each is an operator of src/aten/ops.def (or, for logit, a
-composite of them)."""
+torch/special/__init__.py; each is an operator of src/aten/ops.def (or, for logit, xlogy,
+xlog1py and sinc, a composite of them)."""
+import math
+
 from . import _C
 
 _f = _C._functions
@@ -22,6 +24,53 @@ log_softmax = _f["log_softmax"]
 
 def logit(input, eps=None, *, out=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    if not (input.is_floating_point() or input.is_complex()):   # bool has no negation
+        input = input.to(_C.get_default_dtype())
     p = input if eps is None else input.clamp(eps, 1.0 - eps)
     result = p.log() - (-p).log1p()
     return result if out is None else out.copy_(result)
+
+
+def _x_log(name, log, input, other, out):
+    """input * log(other) (log: log or log1p), with 0 where input == 0 unless other is NaN;
+    either argument may be a Python number (not both)."""
+    if not isinstance(input, _C.TensorBase) and not isinstance(other, _C.TensorBase):
+        raise TypeError(f"{name}(): expected a Tensor as input or other, got two numbers")
+    if not isinstance(other, _C.TensorBase):
+        # a number other is a Python scalar in the promotion: input's float dtype wins
+        dtype = input.dtype if input.is_floating_point() else _C.get_default_dtype()
+        other = _C.tensor(float(other), dtype=dtype, device=input.device)
+    is_zero = input == 0
+    if not isinstance(is_zero, _C.TensorBase):   # input is a number
+        is_zero = _C.tensor(is_zero, device=other.device)
+    # log(other) is replaced by 0 where input == 0 (and other is not NaN) before the product,
+    # so that the gradient there is 0 rather than 0 * log(0) = NaN
+    zero = other.isnan().logical_not().logical_and(is_zero)
+    result = input * _C._functions["where"](zero, 0.0, log(other))
+    return result if out is None else out.copy_(result)
+
+
+def xlogy(input, other, *, out=None):
+    """input * log(other), 0 where input == 0 unless other is NaN."""
+    return _x_log("xlogy", lambda t: t.log(), input, other, out)
+
+
+def xlog1py(input, other, *, out=None):
+    """input * log1p(other), 0 where input == 0 unless other is NaN."""
+    return _x_log("xlog1py", lambda t: t.log1p(), input, other, out)
+
+
+def sinc(input, *, out=None):
+    """sin(pi x) / (pi x), and 1 at x == 0 (whose gradient is 0, not the 0/0 of the
+    quotient: the quotient sees 1 there)."""
+    zero = input == 0
+    px = (input * math.pi).masked_fill(zero, 1.0)
+    result = (px.sin() / px).masked_fill(zero, 1.0)
+    return result if out is None else out.copy_(result)
+
+
+def _install(tensor_class):
+    from ._functions import _in_place
+    for fn in (logit, xlogy, sinc):
+        setattr(tensor_class, fn.__name__, fn)
+        setattr(tensor_class, fn.__name__ + "_", _in_place(fn))

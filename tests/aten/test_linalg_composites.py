@@ -1,9 +1,11 @@
 """The composites of pytorchlite/linalg.py over the linear-algebra operators: lstsq (QR or
 SVD by driver), pinv, matrix_rank, matrix_exp (scaling and squaring with a Pade approximant)
-and matrix_power.  References: numpy.linalg in float64 (matrix_exp: the eigendecomposition
-of a diagonalisable matrix) on batched, size-0 and transposed inputs; error paths with
-PyTorch's text; gradcheck and gradgradcheck in float64 (autograd flows through the
-operators); the installed torch where it is present."""
+and matrix_power (also torch.matrix_power and Tensor.matrix_power), and those of
+pytorchlite/functional.py: inner, addr, addbmm, dist, logdet, pinverse and vander.  References:
+numpy.linalg in float64 (matrix_exp: the eigendecomposition of a diagonalisable matrix) on
+batched, size-0 and transposed inputs; error paths with PyTorch's text; gradcheck and
+gradgradcheck in float64 (autograd flows through the operators); the installed torch where
+it is present."""
 import re
 
 import numpy as np
@@ -12,7 +14,7 @@ import pytest
 import pytorchlite as ptl
 from pytorchlite.autograd import gradcheck, gradgradcheck
 
-from helpers import assert_close, make, torch, torch_ref
+from helpers import assert_close, assert_raises_like_torch, make, torch, torch_ref
 
 
 def _np_expm(a):
@@ -63,6 +65,140 @@ def test_matrix_power_matches_numpy(shape, n):
 def test_matrix_power_of_integers():
     a = np.array([[1, 1], [1, 0]])
     assert_close(ptl.linalg.matrix_power(ptl.tensor(a), 10), np.linalg.matrix_power(a, 10))
+    assert_close(ptl.matrix_power(ptl.tensor(a), 3), np.linalg.matrix_power(a, 3))
+    assert_close(ptl.tensor(a).matrix_power(0), np.eye(2, dtype=np.int64), dtype=ptl.int64)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced", "expanded"])
+@pytest.mark.parametrize("shapes", [((3, 4), (5, 4)), ((4,), (4,)), ((2, 3, 4), (4,)),
+                                    ((), (2, 3)), ((0, 4), (2, 4)), ((3, 0), (2, 0))])
+def test_inner_matches_numpy(shapes, layout):
+    A, a = _t(shapes[0], 1, layout)
+    B, b = _t(shapes[1], 2)
+    assert_close(ptl.inner(A, B), np.inner(a, b), dtype=ptl.float64, rtol=1e-13, atol=1e-14)
+    assert_close(A.inner(B), np.inner(a, b), rtol=1e-13, atol=1e-14)
+    assert_close(ptl.inner(ptl.tensor([1, 2]), ptl.tensor([3, 4])), np.array(11),
+                 dtype=ptl.int64)
+
+
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2.0), (0, 1), (0, -1.5)])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
+def test_addr_and_addbmm_match_numpy(beta, alpha, layout):
+    M, m = _t((3, 4), 1, layout)
+    v, va = _t((3,), 2, layout)
+    w, wa = _t((4,), 3)
+    B1, b1 = _t((5, 3, 2), 4, layout)
+    B2, b2 = _t((5, 2, 4), 5)
+    if beta == 0:   # beta == 0 ignores input, NaNs included
+        M, m = M.fill_(float("nan")), np.zeros((3, 4))
+    want_r = beta * m + alpha * np.outer(va, wa)
+    want_b = beta * m + alpha * np.einsum("bij,bjk->ik", b1, b2)
+    assert_close(ptl.addr(M, v, w, beta=beta, alpha=alpha), want_r, rtol=1e-13, atol=1e-14)
+    assert_close(M.addr(v, w, beta=beta, alpha=alpha), want_r, rtol=1e-13, atol=1e-14)
+    assert_close(ptl.addbmm(M, B1, B2, beta=beta, alpha=alpha), want_b, rtol=1e-13,
+                 atol=1e-14)
+    C = M.clone()
+    assert C.addbmm_(B1, B2, beta=beta, alpha=alpha) is C
+    assert_close(C, want_b, rtol=1e-13, atol=1e-14)
+    assert_close(M.clone().addr_(v, w, beta=beta, alpha=alpha), want_r, rtol=1e-13, atol=1e-14)
+    # a broadcast input and size-0 batches
+    assert_close(ptl.addr(ptl.tensor([1.0, 2.0, 3.0, 4.0], dtype=ptl.float64), v, w),
+                 np.arange(1.0, 5.0) + np.outer(va, wa), rtol=1e-13)
+    assert_close(ptl.addbmm(v.view(3, 1), B1[:0], B2[:0], beta=2),
+                 np.broadcast_to(2 * va[:, None], (3, 4)), rtol=1e-13)
+
+
+def test_addr_and_addbmm_integers_and_errors():
+    v, w = ptl.tensor([1, 2]), ptl.tensor([3, 4, 5])
+    assert_close(ptl.addr(ptl.ones(2, 3, dtype=ptl.int64), v, w, alpha=2),
+                 1 + 2 * np.outer([1, 2], [3, 4, 5]), dtype=ptl.int64)
+    assert_raises_like_torch(lambda m: m.addr(m.ones(2, 3, dtype=m.int64), m.tensor([1, 2]),
+                                              m.tensor([3, 4, 5]), beta=0.5), RuntimeError,
+                             "For integral input tensors, argument beta must not be a floating "
+                             "point number.")
+    assert_raises_like_torch(lambda m: m.addr(m.ones(2, 2), m.ones(2, 1), m.ones(2)),
+                             RuntimeError, "addr: Expected 1-D argument vec1, but got 2-D")
+    assert_raises_like_torch(lambda m: m.addbmm(m.ones(2, 2), m.ones(2, 2), m.ones(1, 2, 2)),
+                             RuntimeError, "batch1 must be a 3D tensor")
+    assert_raises_like_torch(lambda m: m.addbmm(m.ones(2, 2), m.ones(2, 2, 2),
+                                                m.ones(3, 2, 2)),
+                             RuntimeError, "batch1 and batch2 must have same number of batches, "
+                             "got 2 and 3")
+    assert_raises_like_torch(lambda m: m.addbmm(m.ones(2, 2), m.ones(1, 2, 3),
+                                                m.ones(1, 2, 2)),
+                             RuntimeError, "Incompatible matrix sizes for bmm (2x3 and 2x2)")
+    assert_raises_like_torch(lambda m: m.inner(m.ones(2, 3), m.ones(2)), RuntimeError,
+                             "inner() the last dimension must match on both input tensors but "
+                             "got shapes [2, 3] and [2]")
+
+
+@pytest.mark.parametrize("N", [None, 0, 1, 2, 5])
+@pytest.mark.parametrize("increasing", [False, True])
+def test_vander_matches_numpy(N, increasing):
+    X, x = _t((4,), 1, "sliced")
+    assert_close(ptl.vander(X, N, increasing), np.vander(x, N, increasing), dtype=ptl.float64,
+                 rtol=1e-13, atol=1e-14)
+    i = np.array([2, -3, 0])
+    assert_close(ptl.vander(ptl.tensor(i, dtype=ptl.int32), N, increasing),
+                 np.vander(i, N, increasing), dtype=ptl.int64)
+    assert_close(ptl.vander(ptl.tensor([True, False]), N, increasing),
+                 np.vander(np.array([1, 0]), N, increasing), dtype=ptl.int64)
+    assert ptl.vander(ptl.ones(0), N).shape == (0, 0 if N is None else N)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3.5, 0, float("inf"), -float("inf")])
+def test_dist_matches_numpy(p):
+    A, a = _t((3, 4), 1, "transposed")
+    B, b = _t((4,), 2)
+    d = np.abs(a - b).ravel()
+    want = (np.count_nonzero(d) if p == 0 else d.max() if p == np.inf else
+            d.min() if p == -np.inf else (d ** p).sum() ** (1 / p))
+    assert_close(ptl.dist(A, B, p), np.array(want), dtype=ptl.float64, rtol=1e-13)
+    assert_close(A.dist(B, p), np.array(want), rtol=1e-13)
+    assert_raises_like_torch(lambda m: m.dist(m.tensor([1, 2]), m.tensor([0, 0])),
+                             RuntimeError, "norm(): input dtype should be either floating "
+                             "point or complex. Got Long instead.")
+
+
+def test_logdet_matches_numpy():
+    A, a = _t((3, 4, 4), 5, "transposed")
+    sign, logabs = np.linalg.slogdet(a)
+    want = np.where(sign < 0, np.nan, logabs)
+    assert_close(ptl.logdet(A), want, dtype=ptl.float64, rtol=1e-12)
+    assert_close(A.logdet(), want, rtol=1e-12)
+    assert ptl.logdet(ptl.zeros(2, 2, dtype=ptl.float64)).item() == -np.inf
+    P = (A @ A.mT + ptl.eye(4, dtype=ptl.float64)).detach().requires_grad_()
+    assert gradcheck(ptl.logdet, (P,))
+
+
+def test_pinverse_and_matrix_exp_names():
+    A, a = _t((2, 4, 3), 3, "transposed")
+    assert_close(ptl.pinverse(A), np.linalg.pinv(a), rtol=1e-11, atol=1e-12)
+    assert_close(A.pinverse(rcond=0.5), np.linalg.pinv(a, rcond=0.5), rtol=1e-11, atol=1e-12)
+    S, s = _t((3, 3), 4)
+    assert_close(ptl.matrix_exp(S), _np_expm(s), rtol=1e-11, atol=1e-12)
+    assert_close(S.matrix_exp(), _np_expm(s), rtol=1e-11, atol=1e-12)
+    assert gradcheck(lambda x, y: ptl.dist(x, y, 3), (A[0].detach().requires_grad_(),
+                                                      A[1].detach().requires_grad_()))
+
+
+def test_vander_errors():
+    assert_raises_like_torch(lambda m: m.vander(m.ones(2, 2)), RuntimeError,
+                             "x must be a one-dimensional tensor.")
+    assert_raises_like_torch(lambda m: m.vander(m.ones(2), N=-1), RuntimeError,
+                             "N must be non-negative.")
+
+
+def test_inner_addr_addbmm_vander_gradcheck():
+    A = _t((3, 4), 1, "transposed")[0].requires_grad_()
+    v = _t((3,), 2)[0].requires_grad_()
+    w = _t((4,), 3)[0].requires_grad_()
+    B1 = _t((2, 3, 2), 4)[0].requires_grad_()
+    B2 = _t((2, 2, 4), 5)[0].requires_grad_()
+    assert gradcheck(lambda a, b: ptl.inner(a, b), (A, w))
+    assert gradcheck(lambda m, a, b: ptl.addr(m, a, b, beta=0.5, alpha=2), (A, v, w))
+    assert gradcheck(lambda m, a, b: ptl.addbmm(m, a, b, beta=0.5, alpha=2), (A, B1, B2))
+    assert gradcheck(lambda a: ptl.vander(a, 4), (v,))
 
 
 PINV_SHAPES = [(5, 3), (3, 5), (4, 4), (2, 6, 4), (0, 3, 2)]

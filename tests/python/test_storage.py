@@ -1,5 +1,6 @@
-"""Storages: Tensor.untyped_storage() / storage(), UntypedStorage, TypedStorage, Tensor.layout
-and Tensor.set_, with PyTorch's identity rules (a view and its base report one storage).
+"""Storages: Tensor.untyped_storage() / storage(), UntypedStorage, TypedStorage, Tensor.layout,
+Tensor.set_ / resize_ and the in-place view ops built on them (squeeze_, unsqueeze_, t_,
+transpose_, as_strided_), with PyTorch's identity rules (a view and its base report one storage).
 Expected values are written out and checked on PyTorch too where it is installed
 (golden.LIBRARIES); the bytes are compared with NumPy's view of the same memory."""
 import gc
@@ -410,3 +411,58 @@ def test_layout_matches_torch():
     assert repr(ptl.strided) == repr(torch.strided) and str(ptl.strided) == str(torch.strided)
     with pytest.raises(TypeError, match="^cannot create 'torch.layout' instances$"):
         torch.layout()
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=lambda m: m.__name__)
+def test_in_place_view_ops(lib):
+    base = lib.arange(12.0)
+    x = base.view(3, 4)[1:]
+    v = x._version
+    cases = [(lambda t: t.unsqueeze_(0), lambda t: t.unsqueeze(0)),
+             (lambda t: t.unsqueeze_(-1), lambda t: t.unsqueeze(-1)),
+             (lambda t: t.squeeze_(), lambda t: t.squeeze()),
+             (lambda t: t.t_(), lambda t: t.t()),
+             (lambda t: t.transpose_(0, 1), lambda t: t.transpose(0, 1)),
+             (lambda t: t.swapaxes_(1, 0), lambda t: t.swapaxes(1, 0)),
+             (lambda t: t.swapdims_(0, 1), lambda t: t.swapdims(0, 1)),
+             (lambda t: t.unsqueeze_(1).squeeze_(1), lambda t: t),
+             (lambda t: t.as_strided_((2, 2), (1, 4), 1),
+              lambda t: t.as_strided((2, 2), (1, 4), 1)),
+             (lambda t: t.as_strided_((3,), (2,)), lambda t: t.as_strided((3,), (2,)))]
+    for in_place, view in cases:
+        want = view(x)
+        shape, stride, offset, values = want.shape, want.stride(), want.storage_offset(), \
+            want.tolist()
+        assert in_place(x) is x
+        assert (x.shape, x.stride(), x.storage_offset()) == (shape, stride, offset)
+        assert x.tolist() == values
+    assert x._version > v
+    # still a view of base: writes through x show in base
+    x.fill_(-1.0)
+    assert (base == -1.0).sum().item() == x.numel()
+    assert lib.ones(2, 1, 3).squeeze_(1).shape == (2, 3)
+    assert lib.ones(1, 1).squeeze_((0, 1)).shape == ()
+    assert lib.tensor(5.0).unsqueeze_(0).shape == (1,)
+    with lib.no_grad():
+        y = lib.ones(2, 1, requires_grad=True) * 2
+        assert y.squeeze_().shape == (2,)
+
+
+@pytest.mark.parametrize("lib", LIBRARIES, ids=lambda m: m.__name__)
+def test_in_place_view_op_errors(lib):
+    with pytest.raises(RuntimeError, match="^a leaf Variable that requires grad is being used "
+                                           "in an in-place operation.$"):
+        lib.ones(2, 1, requires_grad=True).squeeze_()
+    with pytest.raises(RuntimeError, match="expects a tensor with <= 2 dimensions, but self "
+                                           "is 3D"):
+        lib.ones(2, 3, 4).t_()
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        lib.ones(2).unsqueeze_(3)
+
+
+def test_in_place_view_op_on_a_graph_tensor_is_refused():
+    y = ptl.ones(2, 1, requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match="squeeze_\\(\\): in-place view ops on a tensor that "
+                                           "is part of an autograd graph are not supported"):
+        y.squeeze_()
+    assert y.shape == (2, 1)

@@ -497,3 +497,48 @@ def test_pickle_special_values_and_grad():
     nested = pickle.loads(pickle.dumps({"w": t, "b": [t, t]}))
     assert nested["b"][0] is nested["b"][1]
     assert copy.deepcopy(t).tolist() == pytest.approx(t.tolist(), nan_ok=True)
+
+
+@pytest.mark.parametrize("shape, wrap", [((3, 3), False), ((3, 5), False), ((7, 3), False),
+                                         ((7, 3), True), ((8, 2), True), ((4, 3), True),
+                                         ((3, 3, 3), False), ((0, 2), False), ((5, 4), True)])
+@pytest.mark.parametrize("dtype", [ptl.float64, ptl.int32, ptl.bool])
+def test_fill_diagonal_matches_numpy(shape, wrap, dtype):
+    t, a = make(shape, dtype)
+    a = a.copy()
+    np.fill_diagonal(a, 1, wrap=wrap)
+    assert t.fill_diagonal_(1, wrap=wrap) is t
+    assert_close(t, a)
+
+
+def test_fill_diagonal_of_a_view_and_errors():
+    base = ptl.zeros(4, 6, dtype=ptl.float64)
+    view = base[:, 1::2]
+    view.fill_diagonal_(2.5)
+    a = np.zeros((4, 6))
+    np.fill_diagonal(a[:, 1::2], 2.5)
+    assert_close(base, a)
+    x = ptl.ones(3, 3, dtype=ptl.float64, requires_grad=True)
+    y = x * 2
+    y.fill_diagonal_(0)
+    y.sum().backward()
+    assert_close(x.grad, 2 * (1 - np.eye(3)))
+    for fn, msg in ((lambda m: m.ones(3).fill_diagonal_(1), "dimensions must larger than 1"),
+                    (lambda m: m.ones(2, 3, 2).fill_diagonal_(1),
+                     "all dimensions of input must be of equal length")):
+        for lib in ([torch] if torch is not None else []) + [ptl]:
+            with pytest.raises(RuntimeError, match=re.escape(msg)):
+                fn(lib)
+
+
+def test_get_device_and_new_empty_strided():
+    t = ptl.ones(2, 3, dtype=ptl.float64)
+    assert t.get_device() == -1
+    e = t.new_empty_strided((2, 3), (1, 2))
+    assert e.shape == (2, 3) and e.stride() == (1, 2) and e.dtype == ptl.float64
+    e = t.new_empty_strided((4,), (2,), dtype=ptl.int32, requires_grad=False)
+    assert e.stride() == (2,) and e.dtype == ptl.int32
+    if torch is not None:
+        assert torch.ones(2).get_device() == -1
+    assert t.resolve_conj() is t and t.resolve_neg() is t
+    assert ptl.resolve_conj(t) is t and ptl.resolve_neg(t) is t

@@ -1,0 +1,190 @@
+"""Pointwise functions that PyTorch has as kernels but that are exact or as accurate as a
+composite of the dispatcher ops (so autograd differentiates them through those ops):
+deg2rad, rad2deg, sgn (real dtypes), signbit, isposinf, isneginf, isreal, logaddexp,
+logaddexp2, float_power, ldexp, copysign, heaviside, positive.  Mirrors their rows of
+aten/src/ATen/native/native_functions.yaml; the formulas are those of
+ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
+import math
+
+from . import _C
+from ._functions import _in_place
+from ._tensor_types import _NAME
+
+_f = _C._functions
+
+# signbit reads the sign bit through a view as the signed integer of the same width, which
+# sees -0.0 and negative NaNs as the float compare cannot.
+_SAME_WIDTH_INT = {_C.float16: _C.int16, _C.bfloat16: _C.int16, _C.float32: _C.int32,
+                   _C.float64: _C.int64}
+
+
+def _real_only(name, input):
+    if input.is_complex():
+        raise RuntimeError(f"{name} is not supported for complex tensors.")
+
+
+def deg2rad(input, *, out=None):
+    """input * pi / 180, in the default float dtype for integer and bool inputs."""
+    _real_only("deg2rad", input)
+    result = input * (math.pi / 180.0)
+    return result if out is None else out.copy_(result)
+
+
+def rad2deg(input, *, out=None):
+    """input * 180 / pi, in the default float dtype for integer and bool inputs."""
+    _real_only("rad2deg", input)
+    result = input * (180.0 / math.pi)
+    return result if out is None else out.copy_(result)
+
+
+def sgn(input, *, out=None):
+    """sign(input) for real dtypes (input / |input| for complex ones, which has no kernel
+    here)."""
+    if input.is_complex():
+        raise NotImplementedError("sgn is not implemented for complex tensors")
+    result = input.sign()
+    return result if out is None else out.copy_(result)
+
+
+def signbit(input, *, out=None):
+    """True where the sign bit of input is set (-0.0 and NaNs with the bit included); False
+    everywhere for unsigned and bool dtypes."""
+    if input.is_complex():
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if input.dtype in _SAME_WIDTH_INT:
+        result = input.view(_SAME_WIDTH_INT[input.dtype]) < 0
+    elif input.dtype in (_C.uint8, _C.bool):
+        result = _f["zeros_like"](input, dtype=_C.bool)
+    else:
+        result = input < 0
+    return result if out is None else out.copy_(result)
+
+
+def _inf_test(name, input, inf):
+    if input.is_complex():
+        raise RuntimeError(f"{name} does not support complex inputs.")
+    if input.is_floating_point():
+        return input == inf
+    return _f["zeros_like"](input, dtype=_C.bool)
+
+
+def isposinf(input, *, out=None):
+    """True where input is +inf (never for integer and bool dtypes)."""
+    result = _inf_test("isposinf", input, math.inf)
+    return result if out is None else out.copy_(result)
+
+
+def isneginf(input, *, out=None):
+    """True where input is -inf (never for integer and bool dtypes)."""
+    result = _inf_test("isneginf", input, -math.inf)
+    return result if out is None else out.copy_(result)
+
+
+def isreal(input):
+    """True where the imaginary part is 0: everywhere for real dtypes."""
+    if input.is_complex():
+        return input.imag == 0
+    return _f["ones_like"](input, dtype=_C.bool)
+
+
+def _logaddexp(name, input, other, log1p_exp_neg):
+    dtype = _C.result_type(input, other)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_NAME[dtype]}\'')
+    # Note [logaddexp of equal infinities]: max + log1p(exp(-|a - b|)) is stable for every
+    # finite pair, but two infinities of the same sign give inf - inf = NaN in |a - b|; PyTorch
+    # returns that infinity.  The masked-off branch sees a 0 difference so that its NaN does
+    # not leak into the gradient either.
+    same_inf = input.isinf().logical_and(input == other)
+    diff = (input - other).masked_fill(same_inf, 0).abs()
+    return _f["maximum"](input, other) + log1p_exp_neg(diff)
+
+
+def logaddexp(input, other, *, out=None):
+    """log(exp(input) + exp(other)) computed as max + log1p(exp(-|input - other|))."""
+    result = _logaddexp("logaddexp", input, other, lambda d: d.neg().exp().log1p())
+    return result if out is None else out.copy_(result)
+
+
+def logaddexp2(input, other, *, out=None):
+    """log2(2**input + 2**other) computed as max + log1p(2**-|input - other|) / log(2)."""
+    result = _logaddexp("logaddexp2", input, other,
+                        lambda d: d.neg().exp2().log1p() * (1.0 / math.log(2.0)))
+    return result if out is None else out.copy_(result)
+
+
+def ldexp(input, other, *, out=None):
+    """input * 2 ** other (in the default float dtype for integer inputs)."""
+    result = input * _f["pow"](2.0, other)
+    return result if out is None else out.copy_(result)
+
+
+def copysign(input, other, *, out=None):
+    """|input| with the sign bit of other (of -0.0 and NaNs too), in the promoted float
+    dtype (the default float one for integer operands)."""
+    dtype = _C.result_type(input, other)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        dtype = _C.get_default_dtype()
+    magnitude = input.to(dtype).abs()
+    if isinstance(other, _C.TensorBase):
+        result = _f["where"](signbit(other), magnitude.neg(), magnitude)
+    else:
+        result = magnitude.neg() if math.copysign(1.0, other) < 0 else magnitude
+    return result if out is None else out.copy_(result)
+
+
+def heaviside(input, values, *, out=None):
+    """The step function: 0 where input < 0 (or NaN), 1 where input > 0, values where
+    input == 0; input and values must have one dtype."""
+    if input.is_complex() or values.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes.")
+    result = _f["where"](input == 0, values, (input > 0).to(input.dtype))
+    return result if out is None else out.copy_(result)
+
+
+def positive(input):
+    """input itself (unary +), which bool tensors do not have."""
+    if input.dtype == _C.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _float_power_dtype(input, exponent):
+    complex_ = any(isinstance(v, complex) or (isinstance(v, _C.TensorBase) and v.is_complex())
+                   for v in (input, exponent))
+    return _C.complex128 if complex_ else _C.float64
+
+
+def float_power(input, exponent, *, out=None):
+    """input ** exponent computed in float64 (complex128 when either is complex), as
+    PyTorch's float_power is; either argument may be a Python number (not both)."""
+    dtype = _float_power_dtype(input, exponent)
+    if isinstance(input, _C.TensorBase):
+        input = input.to(dtype)
+    if isinstance(exponent, _C.TensorBase):
+        exponent = exponent.to(dtype)
+    result = _f["pow"](input, exponent)
+    return result if out is None else out.copy_(result)
+
+
+def _float_power_(self, exponent):
+    dtype = _float_power_dtype(self, exponent)
+    if self.dtype != dtype:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_NAME[self.dtype]} but "
+                           f"the operation's result requires dtype {_NAME[dtype]}")
+    if isinstance(exponent, _C.TensorBase):
+        exponent = exponent.to(dtype)
+    return self.pow_(exponent)
+
+
+def _install(tensor_class):
+    for fn in (deg2rad, rad2deg, sgn, signbit, isposinf, isneginf, isreal, logaddexp,
+               logaddexp2, float_power, ldexp, positive, copysign, heaviside):
+        setattr(tensor_class, fn.__name__, fn)
+    for fn in (deg2rad, rad2deg, ldexp, copysign, heaviside):
+        setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
+    tensor_class.sgn_ = tensor_class.sign_
+    tensor_class.float_power_ = _float_power_
