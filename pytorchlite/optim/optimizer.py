@@ -6,7 +6,7 @@ from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from itertools import chain
 
-from .. import _C
+from .. import _C, cuda
 from ..autograd.grad_mode import no_grad
 from ..autograd.profiler import record_function
 
@@ -174,8 +174,8 @@ class Optimizer:
         them, capturable=True included."""
         if "capturable" not in self.defaults:
             return
-        from .. import cuda
-        if not (cuda.is_built() and cuda.is_initialized() and
+        # is_initialized first: it is the cheap one, and False wherever no device ran
+        if not (cuda.is_initialized() and cuda.is_built() and
                 cuda.is_current_stream_capturing()):
             return
         name = type(self).__name__
