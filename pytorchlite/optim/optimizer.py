@@ -174,9 +174,8 @@ class Optimizer:
         them, capturable=True included."""
         if "capturable" not in self.defaults:
             return
-        # is_initialized first: it is the cheap one, and False wherever no device ran
-        if not (cuda.is_initialized() and cuda.is_built() and
-                cuda.is_current_stream_capturing()):
+        # is_initialized is cheap, and False wherever no device ran (a CPU-only build too)
+        if not (cuda.is_initialized() and cuda.is_current_stream_capturing()):
             return
         name = type(self).__name__
         if not all(group["capturable"] for group in self.param_groups):

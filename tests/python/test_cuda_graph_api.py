@@ -22,6 +22,10 @@ from helpers import NO_CUDA_ERROR
 pytestmark = pytest.mark.skipif(ptl.cuda.is_available(), reason="a CUDA device is present")
 
 CUDA_BUILD = ptl.cuda.is_built()
+# the fake runtime below drives the CUDA build's graph bookkeeping (graph.cu's bindings, the
+# allocator's private pools), which a CPU-only build does not compile
+needs_cuda_build = pytest.mark.skipif(not CUDA_BUILD, reason="a CPU-only build has no graph "
+                                                             "bookkeeping to drive")
 
 
 @pytest.mark.skipif(not CUDA_BUILD, reason="a CPU-only build")
@@ -134,6 +138,7 @@ def offset_of(gen):
     return int.from_bytes(gen.get_state().numpy().tobytes()[8:], "little")
 
 
+@needs_cuda_build
 def test_capture_routes_the_streams_allocations_to_the_graphs_pool(fake):
     runtime, alloc, _ = fake
     g = ptl.cuda.CUDAGraph()
@@ -161,6 +166,7 @@ def test_capture_routes_the_streams_allocations_to_the_graphs_pool(fake):
     assert alloc.pool_use_count(g.pool()) == -1    # the pool went back to the device
 
 
+@needs_cuda_build
 def test_capture_errors(fake):
     runtime, alloc, set_stream = fake
     g = ptl.cuda.CUDAGraph()
@@ -187,6 +193,7 @@ def test_capture_errors(fake):
         g.instantiate()
 
 
+@needs_cuda_build
 def test_a_failed_capture_begin_leaves_no_pool_and_no_capture(fake, monkeypatch):
     runtime, alloc, _ = fake
 
@@ -203,6 +210,7 @@ def test_a_failed_capture_begin_leaves_no_pool_and_no_capture(fake, monkeypatch)
     gen._graph_capture_epilogue()
 
 
+@needs_cuda_build
 def test_keep_graph_instantiates_at_the_first_replay_and_debug_dump_writes_it(fake):
     runtime, _, _ = fake
     g = ptl.cuda.CUDAGraph(keep_graph=True)
@@ -220,6 +228,7 @@ def test_keep_graph_instantiates_at_the_first_replay_and_debug_dump_writes_it(fa
     assert runtime.live == set()
 
 
+@needs_cuda_build
 def test_graphs_share_a_pool(fake):
     _, alloc, _ = fake
     handle = ptl.cuda.graph_pool_handle()
@@ -253,6 +262,7 @@ def emulated(tuning):
 
 
 # (max_threads, target_blocks, max_grid, min_chunk): kernel_emulation.TUNINGS' tiny, small
+@needs_cuda_build
 @pytest.mark.parametrize("tuning", [(32, 4, 1, 1), (64, 6, 3, 8)], ids=["tiny", "small"])
 def test_replays_draw_what_eager_launches_draw(fake, tuning):
     """Random launches captured in the graph reserve counters in the graph; each replay
@@ -292,6 +302,7 @@ def test_replays_draw_what_eager_launches_draw(fake, tuning):
     g.reset()
 
 
+@needs_cuda_build
 def test_register_generator_state_adds_a_generator(fake):
     extra = ptl.cuda._generator(1)                 # another device's, as a stand-in
     g = ptl.cuda.CUDAGraph()
@@ -305,6 +316,7 @@ def test_register_generator_state_adds_a_generator(fake):
     g.reset()
 
 
+@needs_cuda_build
 def test_graph_context_manager_captures_on_a_side_stream(fake, monkeypatch):
     runtime, alloc, set_stream = fake
     cuda = ptl.cuda
@@ -372,6 +384,7 @@ def fake_streams(fake, monkeypatch):
     yield fake
 
 
+@needs_cuda_build
 def test_make_graphed_callables_over_the_fake_runtime(fake_streams):
     """The captures' order and pool, and the autograd wiring: with a fake runtime a capture
     runs its block eagerly and a replay does nothing, so a graphed call on the sample inputs
@@ -411,6 +424,7 @@ def test_make_graphed_callables_over_the_fake_runtime(fake_streams):
     assert len([c for c in runtime.calls if c[0] == "launch"]) == 4
 
 
+@needs_cuda_build
 def test_make_graphed_callables_checks_its_arguments(fake_streams):
     module = ptl.nn.Linear(2, 2)
     module.register_forward_hook(lambda *a: None)
