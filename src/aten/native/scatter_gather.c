@@ -165,6 +165,23 @@ row_walk_offsets(const RowWalk *w, int64_t *buf, int64_t j0, int64_t m)
     default: GATHER_ROW_LOOP(8, I) break;                                                   \
     }
 
+/* The chunk with its strides as arguments: always inlined, so that a call with constant
+ * strides compiles to a loop of its own */
+static inline __attribute__((always_inline)) int
+gather_chunk(const char *p, int is64, char *out, int64_t ostride, const char *self,
+             int64_t ist, int64_t sin, int64_t step, uint64_t size, int64_t j0, int64_t m,
+             size_t item)
+{
+    int bad = 0;
+    if (is64) {
+        GATHER_ROW_SWITCH(int64_t)
+    }
+    else {
+        GATHER_ROW_SWITCH(int32_t)
+    }
+    return bad;
+}
+
 static int
 gather_row(const RowWalk *w, char *out, int64_t ostride, const char *self, int64_t j0,
            int64_t m, size_t item)
@@ -173,27 +190,12 @@ gather_row(const RowWalk *w, char *out, int64_t ostride, const char *self, int64
     const char *p = w->index + (w->off[0] + j0 * w->inner[0]) * (is64 ? 8 : 4);
     int64_t ist = w->inner[0], sin = w->inner[1], step = w->step;
     uint64_t size = (uint64_t)w->size;
-    int bad = 0;
     if (ist == 1 && ostride == 1 && step == 1 && sin == 0) {
-        /* along a contiguous last dim (x.gather(-1, idx)): the same loop with unit strides,
-         * which the compiler keeps to a load, a select and a move */
-        ist = ostride = step = 1;
-        sin = 0;
-        if (is64) {
-            GATHER_ROW_SWITCH(int64_t)
-        }
-        else {
-            GATHER_ROW_SWITCH(int32_t)
-        }
-        return bad;
+        /* along a contiguous last dim (x.gather(-1, idx)): unit strides, which the compiler
+         * keeps to a load, a select and a move */
+        return gather_chunk(p, is64, out, 1, self, 1, 0, 1, size, j0, m, item);
     }
-    if (is64) {
-        GATHER_ROW_SWITCH(int64_t)
-    }
-    else {
-        GATHER_ROW_SWITCH(int32_t)
-    }
-    return bad;
+    return gather_chunk(p, is64, out, ostride, self, ist, sin, step, size, j0, m, item);
 }
 #undef GATHER_ROW_SWITCH
 #undef GATHER_ROW_LOOP
