@@ -1266,21 +1266,40 @@ fold_params(const PtlIValue *s, int k0, ConvGeom *g)
                              "pad_width: %lld",
                              (long long)g->p[1], (long long)g->p[2]);
     }
+    int64_t kvol;
+    if (__builtin_mul_overflow(g->k[1], g->k[2], &kvol)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given kernel_width = %lld and kernel_height = %lld the product of "
+                             "kernel_width and kernel_height overflowed.",
+                             (long long)g->k[2], (long long)g->k[1]);
+    }
     g->groups = 1;
     return 0;
 }
 
-/* The number of sliding blocks along one dim (truncating division, as PyTorch). */
-static int64_t
-fold_nblocks(const ConvGeom *g, int i, int64_t size)
+/* The number of sliding blocks along one dim (truncating division, as PyTorch) in *n; -1 with
+ * an error when the padded size or the dilated kernel does not fit in int64. */
+static int
+fold_nblocks(const ConvGeom *g, int i, int64_t size, int64_t *n)
 {
-    int64_t span = size + 2 * g->p[i] - g->d[i] * (g->k[i] - 1) - 1;
+    int64_t padded, reach, span;
+    if (__builtin_mul_overflow(g->p[i], 2, &padded) ||
+        __builtin_add_overflow(padded, size, &padded) ||
+        __builtin_mul_overflow(g->d[i], g->k[i] - 1, &reach) ||
+        __builtin_sub_overflow(padded, reach, &span) || __builtin_sub_overflow(span, 1, &span)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "the size %lld with padding %lld, dilation %lld and kernel size "
+                             "%lld overflows int64",
+                             (long long)size, (long long)g->p[i], (long long)g->d[i],
+                             (long long)g->k[i]);
+    }
     /* rounded down, as PyTorch's div_rtn: a kernel wider than the padded image has no block */
-    return (span >= 0 ? span / g->s[i] : -((-span + g->s[i] - 1) / g->s[i])) + 1;
+    *n = (span >= 0 ? span / g->s[i] : -((-span + g->s[i] - 1) / g->s[i])) + 1;
+    return 0;
 }
 
 /* Sets the image (h, w) of im2col/col2im and the grid of sliding blocks over it; 1 when the
- * grid has at least one block each way, else 0. */
+ * grid has at least one block each way, 0 when not, -1 with an error on overflow. */
 static int
 fold_blocks(ConvGeom *g, int64_t h, int64_t w)
 {
@@ -1288,8 +1307,16 @@ fold_blocks(ConvGeom *g, int64_t h, int64_t w)
     g->img[1] = h;
     g->img[2] = w;
     g->col[0] = 1;
-    g->col[1] = fold_nblocks(g, 1, h);
-    g->col[2] = fold_nblocks(g, 2, w);
+    int64_t blocks;
+    if (fold_nblocks(g, 1, h, &g->col[1]) < 0 || fold_nblocks(g, 2, w, &g->col[2]) < 0) {
+        return -1;
+    }
+    if (g->col[1] >= 1 && g->col[2] >= 1 &&
+        __builtin_mul_overflow(g->col[1], g->col[2], &blocks)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "the number of sliding blocks, %lld * %lld, overflows int64",
+                             (long long)g->col[1], (long long)g->col[2]);
+    }
     return g->col[1] >= 1 && g->col[2] >= 1;
 }
 
@@ -1335,7 +1362,11 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     int64_t n = batched ? x->sizes[0] : 1, c = x->sizes[x->dim - 3];
-    if (!fold_blocks(&g, x->sizes[x->dim - 2], x->sizes[x->dim - 1])) {
+    int positive = fold_blocks(&g, x->sizes[x->dim - 2], x->sizes[x->dim - 1]);
+    if (positive < 0) {
+        return -1;
+    }
+    if (!positive) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given input with spatial size (%lld, %lld), %s, calculated shape of "
                              "the array of sliding blocks as (%lld, %lld), but its components "
@@ -1345,10 +1376,13 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              (long long)g.col[2]);
     }
     geom_finish(&g);
+    int64_t ysz[3] = {n, 0, g.col_numel};
+    if (__builtin_mul_overflow(c, g.kvol, &ysz[1])) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "numel: integer multiplication overflow");
+    }
     if ((xc = ptl_contiguous(x)) == NULL) {
         return -1;
     }
-    int64_t ysz[3] = {n, c * g.kvol, g.col_numel};
     if ((y = ptl_empty(3, ysz, x->dtype, x->device)) == NULL) {
         goto error;
     }
@@ -1412,15 +1446,19 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     /* PyTorch checks the block count against L before the grid's own size */
     int positive = fold_blocks(&g, s[1].u.il.data[0], s[1].u.il.data[1]);
-    if (L != g.col[1] * g.col[2]) {
+    int64_t nblocks;
+    if (positive < 0) {
+        return -1;
+    }
+    /* counts whose product wraps are negative: the message below names them */
+    if (!__builtin_mul_overflow(g.col[1], g.col[2], &nblocks) && L != nblocks) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given output_size=(%lld, %lld), %s, expected size of input's "
                              "dimension 2 to match the calculated number of sliding blocks "
                              "%lld * %lld = %lld, but got input.size(2)=%lld.",
                              (long long)g.img[1], (long long)g.img[2],
                              fold_args_text(&g, 1, args, sizeof(args)), (long long)g.col[1],
-                             (long long)g.col[2], (long long)(g.col[1] * g.col[2]),
-                             (long long)L);
+                             (long long)g.col[2], (long long)nblocks, (long long)L);
     }
     if (!positive) {
         return ptl_error_set(PTL_ERR_RUNTIME,
