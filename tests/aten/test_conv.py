@@ -895,6 +895,18 @@ def test_fold_sizes_that_overflow_int64_raise(call, message):
         call()
 
 
+@pytest.mark.parametrize("call", [
+    lambda x, w: F.conv2d(x, w, padding=2**62),
+    lambda x, w: F.conv_transpose2d(x, w, stride=2**62),     # wrapped to a 1x1 output
+    lambda x, w: F.conv_transpose2d(x, w, stride=2**30),     # each side fits, the area not
+    lambda x, w: F.conv_transpose2d(x, w, dilation=2**62),
+])
+def test_conv_extents_that_overflow_int64_raise(call):
+    x, w = P.zeros(1, 1, 4, 4), P.zeros(1, 1, 2, 2)
+    with pytest.raises(RuntimeError, match="has an extent or output size that overflows int64"):
+        call(x, w)
+
+
 @pytest.mark.parametrize("i", range(len(FOLD_ERRORS)))
 def test_fold_errors(i):
     check_error(lambda: FOLD_ERRORS[i](F, P), lambda: FOLD_ERRORS[i](TF, torch))

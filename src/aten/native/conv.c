@@ -1006,6 +1006,36 @@ conv_check_transposed(const PtlTensorImpl *x, const PtlTensorImpl *w, const PtlT
     return 0;
 }
 
+/* Every spatial extent the checks and conv_geom compute, with overflow checks: a padding,
+ * dilation or stride near int64's range must raise, never wrap into a plausible size. */
+static int
+conv_check_extents(const PtlTensorImpl *x, const PtlTensorImpl *w, const ConvArgs *a)
+{
+    int64_t area = 1;   /* of a transposed convolution's output image */
+    for (int i = 0; i < a->nd; i++) {
+        int u = 3 - a->nd + i;
+        int64_t in = x->sizes[2 + i], k1 = w->sizes[2 + i] - 1, pad2, reach, v;
+        int wraps = __builtin_mul_overflow(a->pad[u], 2, &pad2) ||
+                    __builtin_mul_overflow(a->dil[u], k1, &reach) ||
+                    __builtin_add_overflow(reach, 1, &v) || __builtin_add_overflow(in, pad2, &v);
+        if (a->transposed && !wraps) {
+            wraps = __builtin_mul_overflow(in - 1, a->stride[u], &v) ||
+                    __builtin_sub_overflow(v, pad2, &v) || __builtin_add_overflow(v, reach, &v) ||
+                    __builtin_add_overflow(v, a->opad[u], &v) || __builtin_add_overflow(v, 1, &v) ||
+                    (v > 0 && __builtin_mul_overflow(area, v, &area));
+        }
+        if (wraps) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "the convolution's spatial dimension %d (size %lld, kernel size "
+                                 "%lld, stride %lld, padding %lld, dilation %lld) has an extent or output "
+                                 "size that overflows int64",
+                                 i, (long long)in, (long long)(k1 + 1), (long long)a->stride[u],
+                                 (long long)a->pad[u], (long long)a->dil[u]);
+        }
+    }
+    return 0;
+}
+
 /* PyTorch's check_shape_forward, in its order. */
 static int
 conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIValue *s,
@@ -1026,7 +1056,7 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
         conv_param(&s[7], nd, "output_padding", 0, a->opad) < 0) {
         return -1;
     }
-    if (conv_check_params(x, w, bias, a) < 0) {
+    if (conv_check_params(x, w, bias, a) < 0 || conv_check_extents(x, w, a) < 0) {
         return -1;
     }
     return a->transposed ? conv_check_transposed(x, w, bias, a) : conv_check_plain(x, w, bias, a);
