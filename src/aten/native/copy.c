@@ -935,10 +935,8 @@ pin_memory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-/* A copy of self laid out in memory format f as empty_like lays it out, on self's device;
- * NULL on error (a rank that f does not fit, as PyTorch's). */
-static PtlTensorImpl *
-copy_as(PtlTensorImpl *self, PtlMemoryFormat f)
+PtlTensorImpl *
+ptl_copy_as(PtlTensorImpl *self, PtlMemoryFormat f)
 {
     int64_t strides[PTL_MAX_DIMS];
     PtlTensorImpl *out;
@@ -961,7 +959,7 @@ clone_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)op;
     (void)ks;
     PtlMemoryFormat f = ptl_iv_memory_format_or(&s[1], PTL_MEMORY_FORMAT_PRESERVE);
-    PtlTensorImpl *out = copy_as(s[0].u.t, f);
+    PtlTensorImpl *out = ptl_copy_as(s[0].u.t, f);
     if (out == NULL) {
         return -1;
     }
@@ -986,7 +984,7 @@ contiguous_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "preserve memory format is unsupported by the contiguous operator");
     }
-    else if ((out = copy_as(self, f)) == NULL) {
+    else if ((out = ptl_copy_as(self, f)) == NULL) {
         return -1;
     }
     s[0] = ptl_iv_tensor(out);
