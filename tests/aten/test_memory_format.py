@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_close, assert_raises_like_torch, to_numpy, torch, torch_ref
+from helpers import (assert_close, assert_no_leak, assert_raises_like_torch, to_numpy, torch,
+                     torch_ref)
 
 F = ptl.nn.functional
 CL = ptl.channels_last
@@ -375,6 +376,17 @@ def test_backward_kernels_lay_out_their_input_gradient_like_the_input():
         ptl.randn(2, 3, 12, 14, dtype=ptl.float64).contiguous(memory_format=CL), [12, 14],
         [2, 3, 6, 7])
     assert gi.is_contiguous(memory_format=CL) and gi.stride() == (126, 1, 21, 3)
+
+
+def test_the_boundary_copies_leak_nothing():
+    x = ptl.randn(2, 3, 6, 7).contiguous(memory_format=CL).requires_grad_()
+    w = ptl.randn(4, 3, 3, 3, requires_grad=True)
+
+    def step():
+        y = F.max_pool2d(F.conv2d(x, w, padding=1), 2)
+        ptl.cat([y, y], 1).sum().backward()
+        x.grad = w.grad = None
+    assert_no_leak(step)
 
 
 def test_conv_follows_a_channels_last_weight_and_3d_formats():

@@ -1473,16 +1473,11 @@ error:
     return -1;
 }
 
-/* The pools' results take the layout their input suggests
- * (Note [Channels-last at the kernel boundary]). */
-PTL_KERNEL_AS_INPUT(max_pool_with_indices_cpu)
-PTL_KERNEL_AS_INPUT(max_pool_backward_cpu)
-PTL_KERNEL_AS_INPUT(avg_pool_cpu)
-PTL_KERNEL_AS_INPUT(avg_pool_backward_cpu)
-PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_cpu)
-PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_backward_cpu)
-PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_cpu)
-PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_backward_cpu)
+/* results laid out as the input suggests: Note [Channels-last at the kernel boundary] */
+PTL_KERNEL_AS_INPUT(max_pool_with_indices_cpu) PTL_KERNEL_AS_INPUT(max_pool_backward_cpu)
+PTL_KERNEL_AS_INPUT(avg_pool_cpu) PTL_KERNEL_AS_INPUT(avg_pool_backward_cpu)
+PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_cpu) PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_backward_cpu)
+PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_cpu) PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_backward_cpu)
 
 static const PtlKernelReg pool_cpu[] = {
     {PTL_OP_max_pool2d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu_as_input},
