@@ -527,8 +527,11 @@ class Tensor(_C.TensorBase):
             # copy_ is asynchronous from pinned memory (Note [Asynchronous copies])
             # and, as PyTorch's _to_copy, into pinned memory when it comes to the host
             from . import empty
+            fmt = (_C._suggest_memory_format(self) if memory_format is _C.preserve_format
+                   else memory_format)
             out = empty(self.shape, dtype=dtype or self.dtype, device=device,
-                        pin_memory=device.type == "cpu" and self.device.type == "cuda")
+                        pin_memory=device.type == "cpu" and self.device.type == "cuda",
+                        memory_format=fmt)
             return out.copy_(self, non_blocking=True)
         return _C._op("aten::_to_copy")(self, dtype=dtype, device=device,
                                         memory_format=memory_format)
