@@ -340,20 +340,26 @@ iter_reorder_dims(PtlTensorIter *it, int first, int *perm)
 static PtlMemoryFormat
 iter_fast_format(const PtlTensorIter *it, int ndim, const int64_t *shape)
 {
-    int contig = 1, cl = ndim == 4, cl3 = ndim == 5;
+    PtlMemoryFormat f = ndim == 4 ? PTL_MEMORY_FORMAT_CHANNELS_LAST
+                        : ndim == 5 ? PTL_MEMORY_FORMAT_CHANNELS_LAST_3D
+                                    : PTL_MEMORY_FORMAT_PRESERVE;
+    int contig = 1;
     for (int t = 1; t < it->ntensors; t++) {
         const PtlTensorImpl *op = it->ops[t];
         if (op->dim != ndim || memcmp(op->sizes, shape, sizeof(int64_t) * (size_t)ndim) != 0) {
             return PTL_MEMORY_FORMAT_PRESERVE;
         }
         contig = contig && ptl_tensor_is_contiguous(op);
-        cl = cl && ptl_tensor_impl_is_contiguous_as(op, PTL_MEMORY_FORMAT_CHANNELS_LAST);
-        cl3 = cl3 && ptl_tensor_impl_is_contiguous_as(op, PTL_MEMORY_FORMAT_CHANNELS_LAST_3D);
     }
-    return contig ? PTL_MEMORY_FORMAT_CONTIGUOUS
-           : cl   ? PTL_MEMORY_FORMAT_CHANNELS_LAST
-           : cl3  ? PTL_MEMORY_FORMAT_CHANNELS_LAST_3D
-                  : PTL_MEMORY_FORMAT_PRESERVE;
+    if (contig) {
+        return PTL_MEMORY_FORMAT_CONTIGUOUS;
+    }
+    for (int t = 1; f != PTL_MEMORY_FORMAT_PRESERVE && t < it->ntensors; t++) {
+        if (!ptl_tensor_impl_is_contiguous_as(it->ops[t], f)) {
+            f = PTL_MEMORY_FORMAT_PRESERVE;
+        }
+    }
+    return f;
 }
 
 /* Step 3: allocates the output in it->ops[0], contiguous in iteration order (perm[0], the
