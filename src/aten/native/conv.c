@@ -1535,9 +1535,33 @@ error:
     return -1;
 }
 
+/* The layout of a convolution's results (and of its input and weight gradients): the
+ * channels-last format the input or else the weight suggests, as PyTorch's CPU convolution
+ * decides; 1-d convolutions stay contiguous.  See Note [Channels-last at the kernel boundary]. */
+static PtlMemoryFormat
+conv_format(const PtlTensorImpl *input, const PtlTensorImpl *weight)
+{
+    PtlMemoryFormat f = ptl_tensor_impl_suggest_memory_format(input);
+    return f != PTL_MEMORY_FORMAT_CONTIGUOUS ? f : ptl_tensor_impl_suggest_memory_format(weight);
+}
+
+static int
+convolution_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return ptl_kernel_run_as(convolution_cpu, op, ks, s, conv_format(s[0].u.t, s[1].u.t));
+}
+
+/* convolution_backward(grad_output, input, weight, ...) */
+static int
+convolution_backward_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return ptl_kernel_run_as(convolution_backward_cpu, op, ks, s,
+                             conv_format(s[1].u.t, s[2].u.t));
+}
+
 static const PtlKernelReg conv_cpu[] = {
-    {PTL_OP_convolution, PTL_KEY_CPU, convolution_cpu},
-    {PTL_OP_convolution_backward, PTL_KEY_CPU, convolution_backward_cpu},
+    {PTL_OP_convolution, PTL_KEY_CPU, convolution_as_input},
+    {PTL_OP_convolution_backward, PTL_KEY_CPU, convolution_backward_as_input},
     {PTL_OP_im2col, PTL_KEY_CPU, im2col_cpu},
     {PTL_OP_col2im, PTL_KEY_CPU, col2im_cpu},
 };
