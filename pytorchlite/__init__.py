@@ -60,6 +60,8 @@ from ._type_info import finfo, iinfo  # noqa: F401
 ops = _ops_namespace.ops
 from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)
 from . import optim  # noqa: E402,F401
+from . import _nn_ops  # noqa: E402
+from ._nn_ops import *  # noqa: E402,F401,F403  (torch.conv2d, torch.dropout, ...)
 from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
@@ -78,6 +80,7 @@ _shape_functions._install(Tensor)
 _pointwise._install(Tensor)
 functional._install(Tensor)
 special._install(Tensor)
+_nn_ops._install(Tensor)
 
 
 def set_default_dtype(d):

@@ -1262,10 +1262,10 @@ def test_alpha_dropout():
     x, a = make((200, 50), ptl.float64)
     p = 0.2
     y = to_numpy(F.alpha_dropout(x, p, training=True))
-    alpha = -1.7580993408473766
+    alpha = 1.7580993408473766   # PyTorch's: dropped elements end at -alpha * sc * (1 - p)
     sc = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     kept = np.isclose(y, a * sc + alpha * sc * p)
-    dropped = np.isclose(y, alpha * sc * p - alpha * sc)
+    dropped = np.isclose(y, -alpha * sc * (1 - p))
     assert np.all(kept | dropped)
     assert abs(dropped.mean() - p) < 0.03
     assert F.alpha_dropout(x, p) is x

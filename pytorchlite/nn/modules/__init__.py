@@ -30,6 +30,7 @@ from .padding import (  # noqa: F401
     ReplicationPad3d, ZeroPad1d, ZeroPad2d, ZeroPad3d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from .channelshuffle import ChannelShuffle  # noqa: F401
 from .pooling import (  # noqa: F401
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AvgPool1d,
     AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool2d, MaxPool3d,
