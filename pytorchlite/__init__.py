@@ -36,6 +36,7 @@ from ._shape_functions import (  # noqa: F401,E402
     cartesian_prod, column_stack, combinations, diagflat, dsplit, dstack, hsplit, meshgrid,
     narrow_copy, ravel, vsplit)
 from ._tensor_str import set_printoptions  # noqa: F401
+from ._windows import *  # noqa: F401,F403  (hann_window, ..., kaiser_window)
 from . import return_types  # noqa: F401
 from . import cpu, cuda  # noqa: F401
 from ._C import OutOfMemoryError  # noqa: F401
