@@ -20,7 +20,8 @@ from ._functions import *  # noqa: F401,F403
 from . import _functions
 from ._functions import __all__ as _function_names
 from ._indexing import (  # noqa: F401
-    isin, nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
+    index_reduce, isin, nonzero, put, tril_indices, triu_indices, unique, unique_consecutive,
+    unravel_index)
 from ._reductions import (  # noqa: F401
     corrcoef, cov, cumulative_trapezoid, nanmean, trapezoid, trapz)
 from .functional import (  # noqa: F401
@@ -35,6 +36,12 @@ from ._shape_functions import (  # noqa: F401,E402
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors,
     cartesian_prod, column_stack, combinations, diagflat, dsplit, dstack, hsplit, meshgrid,
     narrow_copy, ravel, vsplit)
+from ._shape_functions import (  # noqa: F401,E402  (the view-copy and view-scatter functions)
+    alias_copy, as_strided_copy, as_strided_scatter, detach_copy, diagonal_copy,
+    diagonal_scatter, expand_copy, indices_copy, permute_copy, select_copy, select_scatter,
+    slice_copy, slice_scatter, split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+    transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, values_copy, view_as_complex_copy,
+    view_as_real_copy, view_copy)
 from ._tensor_str import set_printoptions  # noqa: F401
 from ._windows import *  # noqa: F401,F403  (hann_window, ..., kaiser_window)
 from . import return_types  # noqa: F401
