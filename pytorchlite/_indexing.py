@@ -55,6 +55,7 @@ def _install(tensor_class):
     tensor_class.unique = _unique
     tensor_class.unique_consecutive = _unique_consecutive
     from ._functions import _in_place
+    tensor_class.nonzero_static = nonzero_static
     tensor_class.put_ = put_
     tensor_class.put = put
     tensor_class.index_reduce = index_reduce
@@ -212,3 +213,15 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         spread[dim] = index.numel()
     spread_index = index.to(_C.int64).reshape(spread).expand(source.shape)
     return input.scatter_reduce(dim, spread_index, source, reduce, include_self=include_self)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero(input) cut or padded (with rows of fill_value) to exactly `size` rows."""
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = nonzero(input)
+    if found.size(0) >= size:
+        return found[:size].clone()
+    pad = _op("full")([size - found.size(0), found.size(1)], fill_value, dtype=_C.int64,
+                      device=input.device)
+    return _op("cat")([found, pad], 0)

@@ -353,7 +353,21 @@ def combinations(input, r=2, with_replacement=False):
     return _C._functions["stack"]([input.index_select(0, p.flatten()) for p in picks], 1)
 
 
+# PyTorch's unsafe_ splits skip view tracking for speed; here they are the splits themselves
+def unsafe_chunk(input, chunks, dim=0):
+    return input.chunk(chunks, dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    return input.split(split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return input.split_with_sizes(split_sizes, dim)
+
+
 def _install(tensor_class):
     for fn in (ravel, hsplit, vsplit, dsplit, diagflat, narrow_copy, sum_to_size,
-               select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter):
+               select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter,
+               unsafe_chunk, unsafe_split, unsafe_split_with_sizes):
         setattr(tensor_class, fn.__name__, fn)
