@@ -27,7 +27,9 @@ from ._indexing import (  # noqa: F401
 from ._reductions import (  # noqa: F401
     corrcoef, cov, cumulative_trapezoid, nanmean, trapezoid, trapz)
 from .functional import (  # noqa: F401
-    addbmm, addr, cdist, dist, einsum, inner, logdet, pinverse, tensordot, vander)
+    addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
+    frobenius_norm, inner, logdet, lu, lu_solve, lu_unpack, nuclear_norm, pinverse, qr,
+    tensordot, triangular_solve, vander)
 from . import functional, linalg  # noqa: F401
 from .linalg import matrix_exp, matrix_power  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions

@@ -365,3 +365,93 @@ def _qr_solve(A, B):
         return solve_triangular(R, Q.mT @ B, upper=True)
     Q, R = qr(A.mT)
     return Q @ solve_triangular(R.mT, B, upper=False)
+
+
+# ---- LU from lu_factor's packed form; multi_dot, vander and diagonal ----
+
+def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) with A = P @ L @ U from lu_factor's LU (L below the diagonal with a unit
+    diagonal, U on and above it) and its 1-based LAPACK row swaps; the parts not asked for
+    are empty tensors."""
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    L = U = P = empty(0, dtype=LU.dtype, device=LU.device)
+    if unpack_data:
+        L = LU[..., :, :k].tril(-1) + eye(m, k, dtype=LU.dtype, device=LU.device)
+        U = LU[..., :k, :].triu()
+    if unpack_pivots:
+        batch = list(LU.shape[:-2])
+        perm = _C._functions["arange"](m, device=LU.device).expand(batch + [m]).clone()
+        swaps = pivots.to(_C.int64) - 1
+        for i in range(pivots.shape[-1]):
+            j = swaps[..., i:i + 1]
+            at_i, at_j = perm[..., i:i + 1].clone(), perm.gather(-1, j)
+            perm[..., i:i + 1] = at_j
+            perm.scatter_(-1, j, at_i)
+        # row i of L @ U is row perm[i] of A: P[perm[i], i] = 1
+        P = eye(m, dtype=LU.dtype, device=LU.device)[perm].mT
+    return P, L, U
+
+
+def lu(A, *, pivot=True, out=None):
+    """(P, L, U) with A = P @ L @ U, L unit lower triangular (m x k), U upper (k x n)."""
+    from .return_types import linalg_lu
+    LU, pivots = lu_factor(A, pivot=pivot)
+    return linalg_lu(_lu_unpack(LU, pivots))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (left=False: X A = B; adjoint: with A^H) from lu_factor(A)."""
+    P, L, U = _lu_unpack(LU, pivots)
+    if adjoint:
+        P, L, U = P.mT, U.mH, L.mH
+        upper_first = False
+    else:
+        upper_first = True
+    if left:
+        # A = P L U: X = U^-1 L^-1 P^T B (adjoint: A^H = U^H L^H P^T, X = P L^-H U^-H B)
+        if upper_first:
+            Y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+            return solve_triangular(U, Y, upper=True)
+        Y = solve_triangular(L, B, upper=False)
+        return P.mT @ solve_triangular(U, Y, upper=True, unitriangular=True)
+    return lu_solve(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH
+
+
+def multi_dot(tensors, *, out=None):
+    """tensors[0] @ tensors[1] @ ...: the first may be 1-D (a row), the last 1-D (a column),
+    the others 2-D; multiplied left to right."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        ends = i in (0, len(tensors) - 1)
+        if t.dim() != 2 and not (ends and t.dim() == 1):
+            where = "first" if i == 0 else "last" if i == len(tensors) - 1 else None
+            if where:
+                raise RuntimeError(f"multi_dot(): the {where} tensor must be 1D or 2D but got "
+                                   f"{t.dim()}D")
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    if out is not None:
+        return out.resize_(result.shape).copy_(result)
+    return result
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrix with increasing powers x^0 .. x^(N-1) along the last dim, for x
+    of shape (*, n)."""
+    n = (x.shape[-1] if x.dim() else 1) if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    dtype = _C.promote_types(x.dtype, _C.int64)
+    x = x.to(dtype)
+    powers = x.unsqueeze(-1).expand(list(x.shape) + [n - 1]).cumprod(-1)
+    return _C._functions["cat"]([ones_like(x).unsqueeze(-1), powers], -1)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """A.diagonal(offset, dim1, dim2), defaulting to the last two dims (the matrices)."""
+    return A.diagonal(offset, dim1, dim2)
