@@ -25,7 +25,7 @@ from ._indexing import (  # noqa: F401
     index_reduce, isin, nonzero, nonzero_static, put, tril_indices, triu_indices, unique, unique_consecutive,
     unravel_index)
 from ._reductions import (  # noqa: F401
-    corrcoef, cov, cumulative_trapezoid, nanmean, trapezoid, trapz)
+    corrcoef, cov, cumulative_trapezoid, histogram, histogramdd, nanmean, trapezoid, trapz)
 from .functional import (  # noqa: F401
     addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
     frobenius_norm, inner, logdet, lu, lu_solve, lu_unpack, nuclear_norm, pinverse, qr,
@@ -95,6 +95,7 @@ _pointwise._install(Tensor)
 functional._install(Tensor)
 special._install(Tensor)
 _nn_ops._install(Tensor)
+Tensor.histogram = histogram
 
 
 def set_default_dtype(d):
@@ -181,6 +182,27 @@ from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 contiguous_format = "contiguous_format"
 preserve_format = "preserve_format"
 channels_last = "channels_last"
+
+
+# the function forms of in-place methods that PyTorch also has in its namespace
+def adjoint(input):
+    return input.adjoint()
+
+
+def detach_(input):
+    return input.detach_()
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    return input.as_strided_(size, stride, storage_offset)
+
+
+def conj_physical_(input):
+    return input.conj_physical_()
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    return input.addmv_(mat, vec, beta=beta, alpha=alpha)
 
 
 def resize_as_(input, the_template, *, memory_format=None):

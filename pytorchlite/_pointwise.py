@@ -198,4 +198,5 @@ def _install(tensor_class):
     for fn in (deg2rad, rad2deg, ldexp, copysign, heaviside):
         setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
     tensor_class.sgn_ = tensor_class.sign_
+    tensor_class.conj_physical_ = _in_place(_f["conj_physical"])
     tensor_class.float_power_ = _float_power_

@@ -2,6 +2,7 @@
 trapezoidal integrals.  Mirrors the composites at::native::nanmean (ATen/native/ReduceOps.cpp),
 cov / corrcoef (ATen/native/Correlation.cpp) and trapezoid / cumulative_trapezoid
 (ATen/native/Integration.cpp); autograd differentiates through the ops they call."""
+import builtins
 import warnings
 
 from . import _C
@@ -160,3 +161,99 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = dim + y.dim() if dim < 0 else dim
     spacing = _trapezoid_dx("cumulative_trapezoid", y, x, dx, dim)
     return (spacing / 2.0 * _pair_sums(y, dim)).cumsum(dim)
+
+
+# ---- histograms ----
+
+def _histogram_edges(column, bins, lo_hi, d):
+    """The bin edges of one dimension: the given tensor, or `bins` equal bins over lo_hi
+    (default: the column's min and max, widened by 0.5 each way when they are equal)."""
+    if isinstance(bins, _C.TensorBase):
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
+                               f"got {bins.dim()} dimensions in the bins tensor for dimension "
+                               f"{d}")
+        return bins.to(column.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension "
+                           f"{d}")
+    if lo_hi is not None:
+        lo, hi = float(lo_hi[0]), float(lo_hi[1])
+    elif column.numel():
+        lo, hi = column.min().item(), column.max().item()
+    else:
+        lo, hi = 0.0, 1.0
+    if lo > hi:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo} max "
+                           f"{hi} for dimension {d}")
+    if lo != lo or hi != hi or lo in (float("inf"), -float("inf")) or \
+            hi in (float("inf"), -float("inf")):
+        raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{lo}, {hi}] is not "
+                           "finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _C._functions["linspace"](lo, hi, bins + 1, dtype=column.dtype,
+                                     device=column.device)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points input[..., D]: counts (or summed weights) per
+    bin, a bin holding its left edge and the last one also its right edge; points outside
+    the edges (and NaN) are not counted.  density: divided by the total and the bin volume."""
+    from .return_types import histogramdd as result_type
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{_NAME[input.dtype]}\'')
+    points = input.reshape(-1, input.shape[-1]) if input.dim() else input.reshape(1, 1)
+    n, dims = points.shape
+    if isinstance(bins, (int, _C.TensorBase)):
+        bins = [bins] * dims
+    ranges = None if range is None else [range[2 * d:2 * d + 2] for d in builtins.range(dims)]
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
+                           "same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape {list(input.shape)} and weight with "
+                           f"shape {list(weight.shape)}")
+    edges, flat, valid = [], None, None
+    for d in builtins.range(dims):
+        column = points[:, d]
+        e = _histogram_edges(column, bins[d], None if ranges is None else ranges[d], d)
+        edges.append(e)
+        nbins = e.numel() - 1
+        index = _C._functions["searchsorted"](e, column, right=True) - 1
+        index = index.masked_fill(column == e[-1], nbins - 1)   # the right edge is inside
+        inside = (index >= 0) & (index < nbins)
+        valid = inside if valid is None else valid & inside
+        index = index.clamp(0, max(nbins - 1, 0))
+        flat = index if flat is None else flat * nbins + index
+    sizes = [e.numel() - 1 for e in edges]
+    values = _C._functions["ones"](n, dtype=input.dtype, device=input.device) \
+        if weight is None else weight.reshape(-1).to(input.dtype)
+    values = values * valid.to(input.dtype)
+    total = 1
+    for size in sizes:
+        total *= size
+    hist = _C._functions["zeros"](total, dtype=input.dtype, device=input.device)
+    hist = hist.index_add(0, flat, values).reshape(sizes)
+    if density:
+        volume = None
+        for d, e in enumerate(edges):
+            shape = [-1 if k == d else 1 for k in builtins.range(dims)]
+            width = (e[1:] - e[:-1]).reshape(shape)
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return result_type((hist, tuple(edges)))
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """The histogram of input's elements: (hist, bin_edges) for `bins` equal bins over range
+    (default: input's min and max) or the given edges."""
+    from .return_types import histogram as result_type
+    if isinstance(bins, _C.TensorBase) and bins.dtype != input.dtype:
+        raise RuntimeError("torch.histogram: input tensor and bins tensors should have the "
+                           f"same dtype, but got input {input.dtype} and bins {bins.dtype}")
+    hist, edges = histogramdd(input.reshape(-1, 1), [bins],
+                              range=None if range is None else list(range),
+                              weight=None if weight is None else weight.reshape(-1),
+                              density=density)
+    return result_type((hist, edges[0]))
+

@@ -308,5 +308,7 @@ def _install(tensor_class):
     def _lu(self, pivot=True, get_infos=False):
         return lu(self, pivot, get_infos)
     tensor_class.lu = _lu
+    for name in ("addmm", "baddbmm", "addmv"):
+        setattr(tensor_class, name + "_", _in_place(_C._functions[name]))
     tensor_class.addr_ = _in_place(addr)
     tensor_class.addbmm_ = _in_place(addbmm)

@@ -35,7 +35,7 @@ __all__ = [
     "alpha_dropout", "feature_alpha_dropout", "scaled_dot_product_attention",
     "cosine_similarity", "pairwise_distance", "poisson_nll_loss", "gaussian_nll_loss",
     "triplet_margin_with_distance_loss", "ctc_loss", "pdist", "channel_shuffle",
-    "native_channel_shuffle",
+    "native_channel_shuffle", "gumbel_softmax",
 ]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -99,6 +99,21 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
     return torch.softmax(-input, dim, dtype=dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g drawn from Gumbel(0, 1) (-log of an Exp(1) draw);
+    hard=True: the one-hot of its argmax in the forward pass, with the soft sample's
+    gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -torch.empty_like(logits).exponential_().log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = torch.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):

@@ -251,6 +251,53 @@ def test_asarray():
                              ValueError, "can't alias tensor from device 'cpu' to 'meta'.")
 
 
+def test_tensor_method_gaps():
+    x, a = make((2, 3), ptl.float64, "transposed")
+    assert x.cfloat().dtype == ptl.complex64 and x.cdouble().dtype == ptl.complex128
+    assert_close(x.cdouble(), a.astype(np.complex128))
+    z = ptl.tensor(np.array([[1 + 2j, 3j], [-1, 2 - 1j]]))
+    assert_close(ptl.adjoint(z), z.numpy().conj().T)
+    assert_close(z.mH, z.numpy().conj().T)   # mH and H conjugate a complex tensor
+    assert_close(z.H, z.numpy().conj().T)
+    assert_close(z[0, 0].H, np.array(1 - 2j))
+    with pytest.raises(RuntimeError, match="tensor.mH is only supported on matrices"):
+        ptl.ones(3).mH
+    assert_close(x.adjoint(), a.T)
+    assert x.const_data_ptr() == x.data_ptr()
+    assert x.dim_order() == (1, 0) and x.contiguous().dim_order() == (0, 1)
+    assert ptl.empty_permuted((2, 3, 4), (2, 0, 1)).dim_order() == (2, 0, 1)
+    y = x.clone()
+    assert y.apply_(lambda v: v * v + 1) is y
+    assert_close(y, a * a + 1)
+    r = np.array([1.0, -2.0, 0.5])
+    assert_close(x.clone().map_(ptl.tensor(r), lambda u, v: u - v), a - r)
+    assert_close(x.clone().map2_(x, ptl.tensor(r), lambda u, v, w: u * v + w), a * a + r)
+    assert_close(ptl.arange(3).apply_(lambda v: v / 2), np.array([0, 0, 1]))
+    with pytest.raises(RuntimeError, match=r"Can't call apply_\(\) on Variable that requires "
+                                           "grad"):
+        ptl.ones(2, requires_grad=True).apply_(abs)
+    m, b = make((3, 2), ptl.float64, seed=1)
+    n, c = make((2, 4), ptl.float64, seed=2)
+    acc, d = make((3, 4), ptl.float64, seed=3)
+    assert_close(acc.clone().addmm_(m, n, beta=0.5, alpha=2), 0.5 * d + 2 * b @ c)
+    v, e = make((2,), ptl.float64, seed=4)
+    out, f = make((3,), ptl.float64, seed=5)
+    t = out.clone()
+    assert ptl.addmv_(t, m, v, alpha=3) is t
+    assert_close(t, f + 3 * b @ e)
+    bb, g = make((2, 3, 2), ptl.float64, seed=6)
+    cc, h = make((2, 2, 4), ptl.float64, seed=7)
+    assert_close(acc.expand(2, 3, 4).clone().baddbmm_(bb, cc), d + g @ h)
+    w = ptl.tensor([1 + 1j, 2 - 3j])
+    assert ptl.conj_physical_(w) is w
+    assert_close(w, np.array([1 - 1j, 2 + 3j]))
+    q = ptl.ones(3, requires_grad=True) * 2
+    assert ptl.detach_(q) is q and not q.requires_grad
+    s = ptl.arange(6.0)
+    assert ptl.as_strided_(s, (2,), (3,), 1) is s
+    assert_close(s, np.array([1.0, 4.0], dtype=np.float32))
+
+
 @torch_ref
 def test_matches_torch():
     with warnings.catch_warnings():
@@ -280,3 +327,6 @@ def test_matches_torch():
     assert ptl.typename(ptl.ones(1, dtype=ptl.bfloat16)) == \
         torch.typename(torch.ones(1, dtype=torch.bfloat16))
     assert ptl.typename(3.5) == torch.typename(3.5)
+    for shape, perm in [((2, 3, 4), (2, 0, 1)), ((3, 1, 2), (0, 2, 1)), ((4,), (0,))]:
+        assert ptl.ones(shape).permute(perm).dim_order() == \
+            torch.ones(shape).permute(perm).dim_order()
