@@ -53,45 +53,24 @@ def _check_p(p):
 
 # ---- dropout: (input, p, train), all three required ----
 
-def dropout(input, p, train):
-    _check_p(p)
-    return F.dropout(input, p, train)
+def _dropout_form(name, f_dropout, inplace):
+    """torch.NAME(input, p, train): F's dropout with ATen's check of p; feature_dropout
+    zeroes whole channels of (N, C, *) (a mask of shape (N, C, 1, ...))."""
+    def dropout_form(input, p, train):
+        _check_p(p)
+        return f_dropout(input, p, train, inplace)
+    dropout_form.__name__ = dropout_form.__qualname__ = name
+    return dropout_form
 
 
-def dropout_(input, p, train):
-    _check_p(p)
-    return F.dropout(input, p, train, inplace=True)
-
-
-def feature_dropout(input, p, train):
-    """Zeroes whole channels of (N, C, *): the mask has shape (N, C, 1, ...)."""
-    _check_p(p)
-    return F._channel_dropout(input, p, train, False)
-
-
-def feature_dropout_(input, p, train):
-    _check_p(p)
-    return F._channel_dropout(input, p, train, True)
-
-
-def alpha_dropout(input, p, train):
-    _check_p(p)
-    return F.alpha_dropout(input, p, train)
-
-
-def alpha_dropout_(input, p, train):
-    _check_p(p)
-    return F.alpha_dropout(input, p, train, inplace=True)
-
-
-def feature_alpha_dropout(input, p, train):
-    _check_p(p)
-    return F.feature_alpha_dropout(input, p, train)
-
-
-def feature_alpha_dropout_(input, p, train):
-    _check_p(p)
-    return F.feature_alpha_dropout(input, p, train, inplace=True)
+dropout = _dropout_form("dropout", F.dropout, False)
+dropout_ = _dropout_form("dropout_", F.dropout, True)
+feature_dropout = _dropout_form("feature_dropout", F._channel_dropout, False)
+feature_dropout_ = _dropout_form("feature_dropout_", F._channel_dropout, True)
+alpha_dropout = _dropout_form("alpha_dropout", F.alpha_dropout, False)
+alpha_dropout_ = _dropout_form("alpha_dropout_", F.alpha_dropout, True)
+feature_alpha_dropout = _dropout_form("feature_alpha_dropout", F.feature_alpha_dropout, False)
+feature_alpha_dropout_ = _dropout_form("feature_alpha_dropout_", F.feature_alpha_dropout, True)
 
 
 # ---- normalization: weights before running statistics, cuDNN switch ignored ----

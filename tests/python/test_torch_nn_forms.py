@@ -371,33 +371,27 @@ def test_cell_gradients(mode):
         assert gradcheck(lambda x, wi, wh, bi, bh, h0: fn(x, h0, wi, wh, bi, bh), args[:6])
 
 
-def test_cell_errors():
-    def ones(lib, *s):
-        return lib.ones(*s)
-    assert_raises_like_torch(
-        lambda lib: lib.lstm_cell(ones(lib, 2, 3), [ones(lib, 2, 4)], ones(lib, 16, 3),
-                                  ones(lib, 16, 4)), RuntimeError,
-        "lstm_cell expects two hidden states")
-    assert_raises_like_torch(
-        lambda lib: lib.gru_cell(ones(lib, 2, 5), ones(lib, 2, 4), ones(lib, 12, 3),
-                                 ones(lib, 12, 4)), RuntimeError,
-        "input has inconsistent input_size: got 5 expected 3")
-    assert_raises_like_torch(
-        lambda lib: lib.gru_cell(ones(lib, 2, 3), ones(lib, 3, 4), ones(lib, 12, 3),
-                                 ones(lib, 12, 4)), RuntimeError,
-        "Input batch size 2 doesn't match hidden0 batch size 3")
-    assert_raises_like_torch(
-        lambda lib: lib.lstm_cell(ones(lib, 2, 3), [ones(lib, 2, 4), ones(lib, 2, 5)],
-                                  ones(lib, 16, 3), ones(lib, 16, 4)), RuntimeError,
-        "hidden1 has inconsistent hidden_size: got 5, expected 4")
-    assert_raises_like_torch(
-        lambda lib: lib.rnn_tanh_cell(ones(lib, 2, 3), ones(lib, 2, 4), ones(lib, 5, 3),
-                                      ones(lib, 4, 4)), RuntimeError,
-        "weight_ih first dim must be 1 * hidden_size = 4, but got 5")
-    assert_raises_like_torch(
-        lambda lib: lib.gru_cell(ones(lib, 2, 3), ones(lib, 2, 4), ones(lib, 12, 3),
-                                 ones(lib, 11, 4)), RuntimeError,
-        "weight_hh first dim must be 3 * hidden_size = 12, but got 11")
+CELL_ERRORS = [   # (cell, input, hx, w_ih, w_hh shapes) -> PyTorch's message
+    ("lstm_cell", (2, 3), [(2, 4)], (16, 3), (16, 4), "lstm_cell expects two hidden states"),
+    ("gru_cell", (2, 5), (2, 4), (12, 3), (12, 4),
+     "input has inconsistent input_size: got 5 expected 3"),
+    ("gru_cell", (2, 3), (3, 4), (12, 3), (12, 4),
+     "Input batch size 2 doesn't match hidden0 batch size 3"),
+    ("lstm_cell", (2, 3), [(2, 4), (2, 5)], (16, 3), (16, 4),
+     "hidden1 has inconsistent hidden_size: got 5, expected 4"),
+    ("rnn_tanh_cell", (2, 3), (2, 4), (5, 3), (4, 4),
+     "weight_ih first dim must be 1 * hidden_size = 4, but got 5"),
+    ("gru_cell", (2, 3), (2, 4), (12, 3), (11, 4),
+     "weight_hh first dim must be 3 * hidden_size = 12, but got 11"),
+]
+
+
+@pytest.mark.parametrize("cell,x,hx,w_ih,w_hh,msg", CELL_ERRORS)
+def test_cell_errors(cell, x, hx, w_ih, w_hh, msg):
+    def call(lib):
+        h = [lib.ones(*s) for s in hx] if isinstance(hx, list) else lib.ones(*hx)
+        return getattr(lib, cell)(lib.ones(*x), h, lib.ones(*w_ih), lib.ones(*w_hh))
+    assert_raises_like_torch(call, RuntimeError, msg)
 
 
 # ---- against PyTorch: every function on the same inputs ----
