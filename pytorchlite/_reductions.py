@@ -257,3 +257,86 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
                               density=density)
     return result_type((hist, edges[0]))
 
+
+
+# ---- finite differences ----
+
+def _slice_along(t, dim, start, stop):
+    return t.narrow(dim, start, stop - start)
+
+
+def _along(v, dim, ndim):
+    """A 1-D tensor v shaped to broadcast along dim of an ndim-D tensor."""
+    return v.reshape([-1 if k == dim else 1 for k in builtins.range(ndim)])
+
+
+def _gradient_one(f, dim, spacing, edge_order):
+    """d f / d x along dim by second-order central differences inside and one-sided ones of
+    order edge_order at the ends; spacing a number (uniform steps) or the 1-D coordinates."""
+    n, nd = f.shape[dim], f.dim()
+    if isinstance(spacing, _C.TensorBase) and spacing.dim() == 1:
+        x = spacing.to(f.dtype)
+        if x.numel() != n:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device "
+                               f"and to have as many elements as the input's dim {dim} ({n}), "
+                               f"but got {x.numel()}")
+        h = x[1:] - x[:-1]
+        hl, hr = _along(h[:-1], dim, nd), _along(h[1:], dim, nd)
+        left, mid, right = (_slice_along(f, dim, 0, n - 2), _slice_along(f, dim, 1, n - 1),
+                            _slice_along(f, dim, 2, n))
+        inside = (hl * hl * right - hr * hr * left + (hr * hr - hl * hl) * mid) / \
+            (hl * hr * (hl + hr))
+        h0, h1 = float(h[0]), float(h[-1])
+        if edge_order == 1:
+            first = (_slice_along(f, dim, 1, 2) - _slice_along(f, dim, 0, 1)) / h0
+            last = (_slice_along(f, dim, n - 1, n) - _slice_along(f, dim, n - 2, n - 1)) / h1
+        else:
+            a, b = float(h[0]), float(h[1])
+            first = (_slice_along(f, dim, 0, 1) * (-(2 * a + b) / (a * (a + b)))
+                     + _slice_along(f, dim, 1, 2) * ((a + b) / (a * b))
+                     + _slice_along(f, dim, 2, 3) * (-a / (b * (a + b))))
+            a, b = float(h[-2]), float(h[-1])
+            last = (_slice_along(f, dim, n - 3, n - 2) * (b / (a * (a + b)))
+                    + _slice_along(f, dim, n - 2, n - 1) * (-(a + b) / (a * b))
+                    + _slice_along(f, dim, n - 1, n) * ((2 * b + a) / (b * (a + b))))
+        return _C._functions["cat"]([first, inside, last], dim)
+    h = float(spacing)
+    inside = (_slice_along(f, dim, 2, n) - _slice_along(f, dim, 0, n - 2)) / (2 * h)
+    if edge_order == 1:
+        first = (_slice_along(f, dim, 1, 2) - _slice_along(f, dim, 0, 1)) / h
+        last = (_slice_along(f, dim, n - 1, n) - _slice_along(f, dim, n - 2, n - 1)) / h
+    else:
+        first = (-1.5 * _slice_along(f, dim, 0, 1) + 2 * _slice_along(f, dim, 1, 2)
+                 - 0.5 * _slice_along(f, dim, 2, 3)) / h
+        last = (0.5 * _slice_along(f, dim, n - 3, n - 2) - 2 * _slice_along(f, dim, n - 2, n - 1)
+                + 1.5 * _slice_along(f, dim, n - 1, n)) / h
+    return _C._functions["cat"]([first, inside, last], dim)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The derivative of input along each dim in `dim` (all of them by default), one tensor
+    per dim, as NumPy's gradient: spacing is one number for every dim, a number per dim or
+    the coordinates of the samples (a 1-D tensor per dim)."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    given_dim = dim is not None
+    dims = list(builtins.range(input.dim())) if dim is None else \
+        [dim] if isinstance(dim, int) else list(dim)
+    dims = [d + input.dim() if d < 0 else d for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            what = (f"'len(dim) = {len(dims)}'" if given_dim else
+                    f"'self.dim() = {input.dim()}', since dim argument was not given")
+            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or "
+                               f"a list of length equal to {what}, but got a list of length "
+                               f"{len(spacing)}")
+        spacings = list(spacing)
+    else:
+        spacings = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    f = input if input.is_floating_point() or input.is_complex() else \
+        input.to(_C.get_default_dtype())
+    return tuple(_gradient_one(f, d, s, edge_order) for d, s in zip(dims, spacings))
