@@ -455,3 +455,64 @@ def vander(x, *, N=None):
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """A.diagonal(offset, dim1, dim2), defaulting to the last two dims (the matrices)."""
     return A.diagonal(offset, dim1, dim2)
+
+
+# ---- tensor inverse and solve, condition number ----
+
+def _prod(sizes):
+    result = 1
+    for size in sizes:
+        result *= size
+    return result
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A seen as a matrix of shape (prod(shape[:ind]), prod(shape[ind:])),
+    returned with shape shape[ind:] + shape[:ind] (tensordot(inv, A, ind) is the identity)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = list(A.shape[:ind]), list(A.shape[ind:])
+    if _prod(cols) != _prod(rows):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {_prod(cols)} != {_prod(rows)}")
+    result = inv(A.reshape(_prod(rows), _prod(cols))).reshape(cols + rows)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) == B: A's dims in `dims` are moved last first, then A
+    is solved as a matrix of shape (prod(B.shape), prod(A.shape[B.ndim:]))."""
+    if dims is not None:
+        dims = [d + A.dim() if d < 0 else d for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    x_shape = list(A.shape[B.dim():])
+    if _prod(x_shape) != B.numel():
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:"
+                           "]) == prod(self.shape[:other.ndim]), but got "
+                           f"{_prod(x_shape)} != {B.numel()}")
+    result = solve(A.reshape(_prod(A.shape[:B.dim()]), _prod(x_shape)),
+                   B.reshape(-1)).reshape(x_shape)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+_COND_ORDS = (None, 2, -2, "fro", "nuc", math.inf, -math.inf, 1, -1)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of A: the ratio of its extreme singular values (p None, 2, -2:
+    any shape), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A, inf where A is
+    singular."""
+    if p not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        result = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    else:
+        if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+            shape = f"{A.shape[-2]} by {A.shape[-1]}" if A.dim() >= 2 else f"{A.dim()}-D"
+            raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, "
+                               f"but they are {shape} matrices")
+        inverse, info = inv_ex(A)
+        result = matrix_norm(A, p) * matrix_norm(inverse, p)
+        result = where(info > 0, _C._functions["full_like"](result, math.inf), result)
+    return result if out is None else out.resize_(result.shape).copy_(result)

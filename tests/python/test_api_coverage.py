@@ -153,8 +153,7 @@ MISSING = {
     },
     "torch.linalg": {
         "docstring fragments of PyTorch's module, not API": ["common_notes"],
-        "not done yet": ["cond", "householder_product", "ldl_factor", "ldl_factor_ex",
-                         "ldl_solve", "tensorinv", "tensorsolve"],
+        "not done yet": ["householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve"],
     },
     "torch.special": {
         "module attributes and docstring fragments, not API": [

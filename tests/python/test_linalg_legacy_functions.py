@@ -1,7 +1,8 @@
 """The deprecated torch-namespace linear algebra (cholesky, cholesky_solve, cholesky_inverse,
 qr, triangular_solve, lu, lu_unpack, lu_solve, chain_matmul, nuclear_norm, frobenius_norm) and
-linalg.lu / lu_solve / multi_dot / vander / diagonal: against NumPy in float64 on batched
-inputs, gradcheck, PyTorch's deprecation warnings and errors, and torch when installed."""
+linalg.lu / lu_solve / multi_dot / vander / diagonal / tensorinv / tensorsolve / cond: against
+NumPy in float64 on batched inputs, gradcheck, PyTorch's deprecation warnings and errors, and
+torch when installed."""
 import warnings
 
 import numpy as np
@@ -138,6 +139,44 @@ def test_vander_and_diagonal():
     assert_close(ptl.linalg.diagonal(ptl.tensor(a), dim1=0, dim2=2), np.diagonal(a, 0, 0, 2))
 
 
+def test_tensorinv_tensorsolve_cond():
+    a = _rand(6, 2, 3)
+    assert_close(ptl.linalg.tensorinv(ptl.tensor(a), 1), np.linalg.tensorinv(a, 1))
+    b = _rand(2, 3, 2, 3, seed=1)
+    assert_close(ptl.linalg.tensorinv(ptl.tensor(b)), np.linalg.tensorinv(b))
+    m, rhs = _rand(2, 3, 6, seed=2), _rand(2, 3, seed=3)
+    assert_close(ptl.linalg.tensorsolve(ptl.tensor(m), ptl.tensor(rhs)),
+                 np.linalg.tensorsolve(m, rhs))
+    assert_close(ptl.linalg.tensorsolve(ptl.tensor(np.moveaxis(m, 2, 0)), ptl.tensor(rhs),
+                                        dims=(0,)), np.linalg.tensorsolve(m, rhs))
+    mats = _rand(3, 4, 4, seed=4)
+    for p in (None, 2, -2, "fro", "nuc", np.inf, -np.inf, 1, -1):
+        assert_close(ptl.linalg.cond(ptl.tensor(mats), p), np.linalg.cond(mats, p),
+                     rtol=1e-10, atol=0)
+    wide = _rand(2, 3, seed=5)
+    assert_close(ptl.linalg.cond(ptl.tensor(wide)), np.linalg.cond(wide))
+    assert_close(ptl.linalg.cond(ptl.zeros(2, 2, dtype=ptl.float64), 1), np.array(np.inf))
+    assert gradcheck(lambda t: ptl.linalg.cond(t, "fro"), (ptl.tensor(
+        mats[0] + 4 * np.eye(4), requires_grad=True),))
+    assert gradcheck(lambda t: ptl.linalg.tensorinv(t, 1), (ptl.tensor(
+        _rand(4, 2, 2, seed=6) + np.eye(4).reshape(4, 2, 2), requires_grad=True),))
+    assert_raises_like_torch(lambda lib: lib.linalg.tensorinv(lib.ones(2, 3), 1), RuntimeError,
+                             "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                             "prod(self.shape[:ind]), but got 3 != 2")
+    assert_raises_like_torch(lambda lib: lib.linalg.tensorinv(lib.ones(6, 2, 3), 0),
+                             RuntimeError, "Expected a strictly positive integer for 'ind', but "
+                             "got 0")
+    assert_raises_like_torch(lambda lib: lib.linalg.tensorsolve(lib.ones(2, 3, 6), lib.ones(3)),
+                             RuntimeError, "Expected self to satisfy the requirement "
+                             "prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
+                             "but got 18 != 3")
+    assert_raises_like_torch(lambda lib: lib.linalg.cond(lib.ones(2, 3), "fro"), RuntimeError,
+                             "linalg.cond(ord=fro): A must be batches of square matrices, but "
+                             "they are 2 by 3 matrices")
+    assert_raises_like_torch(lambda lib: lib.linalg.cond(lib.ones(3, 3), "bad"), RuntimeError,
+                             "linalg.cond got an invalid norm type: bad")
+
+
 def test_gradients():
     a = ptl.tensor(_spd(n=3), requires_grad=True)
     b = ptl.tensor(_rand(3, 2, seed=1), requires_grad=True)
@@ -197,6 +236,7 @@ def test_warnings_and_errors():
 @torch_ref
 def test_matches_torch():
     a, s, b = _rand(2, 4, 4), _spd(2), _rand(2, 4, 3, seed=1)
+    c = _rand(2, 4, 2, 4, seed=7)
     pairs = [
         (lambda lib, T: lib.cholesky(T(s), True)),
         (lambda lib, T: lib.cholesky_solve(T(b), lib.linalg.cholesky(T(s)))),
@@ -211,6 +251,10 @@ def test_matches_torch():
         (lambda lib, T: lib.frobenius_norm(T(a), 1)),
         (lambda lib, T: lib.linalg.vander(T(b[0]), N=3)),
         (lambda lib, T: lib.linalg.diagonal(T(a), offset=-1)),
+        (lambda lib, T: lib.linalg.tensorinv(T(a[0].reshape(2, 2, 4)), 2)),
+        (lambda lib, T: lib.linalg.tensorsolve(T(c), T(b[:, :, 0]))),
+        (lambda lib, T: lib.linalg.cond(T(a), -1)),
+        (lambda lib, T: lib.linalg.cond(T(b))),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
