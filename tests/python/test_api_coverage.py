@@ -143,11 +143,11 @@ MISSING = {
             "Callable", "DType", "Optional", "Tensor", "assert_int_or_pair", "boolean_dispatch",
             "handle_torch_function", "has_torch_function", "has_torch_function_unary",
             "has_torch_function_variadic", "ScalingType", "SwizzleType"],
-        "not done yet: 3-D adaptive and fractional pooling, max_unpool3d, conv_tbc, the "
-        "grouped / scaled matmuls and linear_cross_entropy": [
-            "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+        "not done yet: 3-D adaptive max and fractional pooling, conv_tbc, the grouped / "
+        "scaled matmuls and linear_cross_entropy": [
+            "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
             "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
-            "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "max_unpool3d",
+            "fractional_max_pool3d", "fractional_max_pool3d_with_indices",
             "conv_tbc", "grouped_mm", "scaled_grouped_mm", "scaled_mm",
             "linear_cross_entropy"],
     },
@@ -175,15 +175,15 @@ MISSING = {
             "intrinsic", "qat", "quantizable", "quantized"],
         "module helpers of PyTorch's package, not API": [
             "common_types", "factory_kwargs", "grad", "attention", "Container"],
-        "not done yet: lazy modules, 3-D adaptive / fractional pooling, MaxUnpool3d, "
-        "SyncBatchNorm, AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss": [
-            "AdaptiveAvgPool3d", "AdaptiveLogSoftmaxWithLoss", "AdaptiveMaxPool3d",
+        "not done yet: lazy modules, 3-D adaptive max / fractional pooling, SyncBatchNorm, "
+        "AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss": [
+            "AdaptiveLogSoftmaxWithLoss", "AdaptiveMaxPool3d",
             "CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LazyBatchNorm1d",
             "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
             "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
             "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear",
-            "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "MaxUnpool3d",
-            "SyncBatchNorm", "UninitializedBuffer", "UninitializedParameter"],
+            "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "SyncBatchNorm",
+            "UninitializedBuffer", "UninitializedParameter"],
     },
 }
 
