@@ -258,6 +258,20 @@ def lu_solve(b, LU_data, LU_pivots, *, out=None):
     return linalg.lu_solve(LU_data, LU_pivots, b, out=out)
 
 
+def orgqr(input, tau, *, out=None):
+    """linalg.householder_product: Q from geqrf's (input, tau)."""
+    from . import linalg
+    return linalg.householder_product(input, tau, out=out)
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """op(Q) @ other (left) or other @ op(Q) for Q of geqrf's (input, tau), op the conjugate
+    transpose when transpose."""
+    from .linalg import _ormqr
+    result = _ormqr(input, tau, other, left, transpose)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
 def chain_matmul(*matrices, out=None):
     """matrices[0] @ matrices[1] @ ... for 2-D matrices (linalg.multi_dot of varargs)."""
     from . import linalg
@@ -302,7 +316,8 @@ def _install(tensor_class):
     from ._functions import _in_place
     from .linalg import matrix_exp, matrix_power
     for fn in (inner, addr, addbmm, dist, logdet, pinverse, matrix_exp, matrix_power,
-               cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve):
+               cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
+               orgqr, ormqr):
         setattr(tensor_class, fn.__name__, fn)
 
     def _lu(self, pivot=True, get_infos=False):

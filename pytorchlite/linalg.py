@@ -516,3 +516,67 @@ def cond(A, p=None, *, out=None):
         result = matrix_norm(A, p) * matrix_norm(inverse, p)
         result = where(info > 0, _C._functions["full_like"](result, math.inf), result)
     return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+# ---- products of Householder reflectors (LAPACK's orgqr / ormqr) ----
+
+def _reflectors(name, A, tau):
+    """The vectors v_i (unit at i, A[i+1:, i] below, zeros above) of H_i = I - tau_i v_i v_i^H,
+    as the columns of an (*, m, k) tensor, after PyTorch's checks."""
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if tau.dim() != A.dim() - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{A.dim()}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_LEGACY_NAMES.get(tau.dtype, tau.dtype)} does "
+                           f"not match input dtype {_LEGACY_NAMES.get(A.dtype, A.dtype)}")
+    m, k = A.shape[-2], tau.shape[-1]
+    lower = A[..., :, :k].tril(-1)
+    return lower + eye(m, k, dtype=A.dtype, device=A.device)
+
+
+def _apply_reflectors(V, tau, C, transpose):
+    """Q C for Q = H_1 H_2 ... H_k (Q^H C with transpose), one rank-1 update per reflector."""
+    k = tau.shape[-1]
+    order = range(k) if transpose else range(k - 1, -1, -1)
+    for i in order:
+        v = V[..., :, i:i + 1]
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        t = t.conj() if transpose and t.is_complex() else t
+        C = C - (t * v) @ (v.mH @ C)
+    return C
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H with v_i stored
+    below the diagonal of A's column i (geqrf's output): LAPACK's orgqr."""
+    name = "torch.linalg.householder_product"
+    if A.dim() >= 2 and A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if A.dim() >= 2 and A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    V = _reflectors(name, A, tau)
+    m, n = A.shape[-2], A.shape[-1]
+    identity = eye(m, n, dtype=A.dtype, device=A.device).expand(list(A.shape[:-2]) + [m, n])
+    result = _apply_reflectors(V, tau, identity, False)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def _ormqr(A, tau, other, left=True, transpose=False):
+    """op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_k of geqrf's output (A, tau),
+    op = conjugate transpose when transpose: LAPACK's ormqr."""
+    name = "torch.ormqr"
+    V = _reflectors(name, A, tau)
+    m = A.shape[-2]
+    if left and other.shape[-2] != m:
+        raise RuntimeError(f"{name}: other.shape[-2] must be equal to input.shape[-2]")
+    if not left and other.shape[-1] != m:
+        raise RuntimeError(f"{name}: other.shape[-1] must be equal to input.shape[-2]")
+    if left:
+        return _apply_reflectors(V, tau, other, transpose)
+    # C Q = (Q^H C^H)^H
+    return _apply_reflectors(V, tau, other.mH, not transpose).mH

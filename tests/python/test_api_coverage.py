@@ -112,7 +112,7 @@ MISSING = {
             "conv_tbc"],
         "not done yet: each needs a kernel or more time (embedding_bag: its offset2bag / "
         "bag_size outputs follow PyTorch's internal fast paths)": [
-            "binomial", "embedding_bag", "geqrf", "orgqr", "ormqr", "istft", "stft",
+            "binomial", "embedding_bag", "geqrf", "istft", "stft",
             "lobpcg", "pca_lowrank", "svd_lowrank", "segment_reduce", "set_flush_denormal",
             "slice_inverse", "is_inference"],
     },
@@ -135,7 +135,7 @@ MISSING = {
         "other devices and layouts (XPU, IPU, MTIA, oneDNN, nested, chalf)": [
             "ipu", "mtia", "xpu", "to_mkldnn", "to_padded_tensor", "chalf"],
         "not done yet (see torch)": [
-            "as_subclass", "geqrf", "orgqr", "ormqr", "istft", "stft", "is_inference",
+            "as_subclass", "geqrf", "istft", "stft", "is_inference",
             "slice_inverse", "index", "grad_dtype", "hash_tensor", "module_load"],
     },
     "torch.nn.functional": {
@@ -153,7 +153,7 @@ MISSING = {
     },
     "torch.linalg": {
         "docstring fragments of PyTorch's module, not API": ["common_notes"],
-        "not done yet": ["householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve"],
+        "not done yet": ["ldl_factor", "ldl_factor_ex", "ldl_solve"],
     },
     "torch.special": {
         "module attributes and docstring fragments, not API": [

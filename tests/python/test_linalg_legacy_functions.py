@@ -1,6 +1,7 @@
 """The deprecated torch-namespace linear algebra (cholesky, cholesky_solve, cholesky_inverse,
-qr, triangular_solve, lu, lu_unpack, lu_solve, chain_matmul, nuclear_norm, frobenius_norm) and
-linalg.lu / lu_solve / multi_dot / vander / diagonal / tensorinv / tensorsolve / cond: against
+qr, triangular_solve, lu, lu_unpack, lu_solve, chain_matmul, nuclear_norm, frobenius_norm,
+orgqr, ormqr) and linalg.lu / lu_solve / multi_dot / vander / diagonal / tensorinv /
+tensorsolve / cond / householder_product: against
 NumPy in float64 on batched inputs, gradcheck, PyTorch's deprecation warnings and errors, and
 torch when installed."""
 import warnings
@@ -177,6 +178,71 @@ def test_tensorinv_tensorsolve_cond():
                              "linalg.cond got an invalid norm type: bad")
 
 
+def _np_reflectors(a, tau):
+    m, k = a.shape[0], tau.shape[0]
+    q = np.eye(m)
+    for i in range(k):
+        v = np.concatenate([np.zeros(i), [1.0], a[i + 1:, i]])
+        q = q @ (np.eye(m) - tau[i] * np.outer(v, v))
+    return q
+
+
+@pytest.mark.parametrize("m,n,k", [(5, 3, 3), (4, 4, 2), (3, 1, 1), (4, 3, 0)])
+def test_householder_product_orgqr_ormqr(m, n, k):
+    a = _rand(m, n)
+    v_norms = 1 + np.array([(a[i + 1:, i] ** 2).sum() for i in range(k)])
+    tau = 2 / v_norms                      # each H_i a reflection: Q orthogonal
+    q = _np_reflectors(a, tau)
+    got = ptl.linalg.householder_product(ptl.tensor(a), ptl.tensor(tau))
+    assert_close(got, q[:, :n])
+    assert_close(ptl.orgqr(ptl.tensor(a), ptl.tensor(tau)), q[:, :n])
+    assert_close(got.mT @ got, np.eye(n))
+    c, d = _rand(m, 2, seed=1), _rand(3, m, seed=2)
+    assert_close(ptl.ormqr(ptl.tensor(a), ptl.tensor(tau), ptl.tensor(c)), q @ c)
+    assert_close(ptl.ormqr(ptl.tensor(a), ptl.tensor(tau), ptl.tensor(c), transpose=True),
+                 q.T @ c)
+    assert_close(ptl.tensor(a).ormqr(ptl.tensor(tau), ptl.tensor(d), left=False), d @ q)
+    assert_close(ptl.ormqr(ptl.tensor(a), ptl.tensor(tau), ptl.tensor(d), False, True), d @ q.T)
+    batch = ptl.linalg.householder_product(ptl.tensor(np.stack([a, a])),
+                                           ptl.tensor(np.stack([tau, tau])))
+    assert_close(batch, np.stack([q[:, :n]] * 2))
+
+
+def test_householder_gradients_and_errors():
+    a = ptl.tensor(_rand(4, 3), requires_grad=True)
+    tau = ptl.tensor([0.5, 1.2, 0.3], dtype=ptl.float64, requires_grad=True)
+    assert gradcheck(lambda x, t: ptl.linalg.householder_product(x, t), (a, tau))
+    c = ptl.tensor(_rand(4, 2, seed=1))
+    assert gradcheck(lambda x, t: ptl.ormqr(x, t, c, True, True), (a, tau))
+    name = "torch.linalg.householder_product"
+    assert_raises_like_torch(lambda lib: lib.linalg.householder_product(lib.ones(3),
+                                                                        lib.ones(3)),
+                             RuntimeError, f"{name}: input must have at least 2 dimensions.")
+    assert_raises_like_torch(lambda lib: lib.linalg.householder_product(lib.ones(2, 3),
+                                                                        lib.ones(2)),
+                             RuntimeError, f"{name}: input.shape[-2] must be greater than or "
+                             "equal to input.shape[-1]")
+    assert_raises_like_torch(lambda lib: lib.linalg.householder_product(lib.ones(5, 3),
+                                                                        lib.ones(4)),
+                             RuntimeError, f"{name}: input.shape[-1] must be greater than or "
+                             "equal to tau.shape[-1]")
+    assert_raises_like_torch(lambda lib: lib.linalg.householder_product(lib.ones(5, 3),
+                                                                        lib.ones(1, 3)),
+                             RuntimeError, f"{name}: Expected tau to have one dimension less "
+                             "than input, but got tau.ndim equal to 2 and input.ndim is equal to "
+                             "2")
+    assert_raises_like_torch(lambda lib: lib.linalg.householder_product(
+        lib.ones(5, 3, dtype=lib.float64), lib.ones(3)), RuntimeError,
+        f"{name}: tau dtype Float does not match input dtype Double")
+    assert_raises_like_torch(lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(3), lib.ones(4, 2)),
+                             RuntimeError, "torch.ormqr: other.shape[-2] must be equal to "
+                             "input.shape[-2]")
+    assert_raises_like_torch(lambda lib: lib.ormqr(lib.ones(5, 3), lib.ones(3), lib.ones(5, 2),
+                                                   left=False),
+                             RuntimeError, "torch.ormqr: other.shape[-1] must be equal to "
+                             "input.shape[-2]")
+
+
 def test_gradients():
     a = ptl.tensor(_spd(n=3), requires_grad=True)
     b = ptl.tensor(_rand(3, 2, seed=1), requires_grad=True)
@@ -237,6 +303,7 @@ def test_warnings_and_errors():
 def test_matches_torch():
     a, s, b = _rand(2, 4, 4), _spd(2), _rand(2, 4, 3, seed=1)
     c = _rand(2, 4, 2, 4, seed=7)
+    reflectors, tau = (x.numpy() for x in torch.geqrf(torch.tensor(b)))   # PyTorch's geqrf
     pairs = [
         (lambda lib, T: lib.cholesky(T(s), True)),
         (lambda lib, T: lib.cholesky_solve(T(b), lib.linalg.cholesky(T(s)))),
@@ -255,6 +322,8 @@ def test_matches_torch():
         (lambda lib, T: lib.linalg.tensorsolve(T(c), T(b[:, :, 0]))),
         (lambda lib, T: lib.linalg.cond(T(a), -1)),
         (lambda lib, T: lib.linalg.cond(T(b))),
+        (lambda lib, T: lib.linalg.householder_product(T(reflectors), T(tau))),
+        (lambda lib, T: lib.ormqr(T(reflectors), T(tau), T(c[:, :, 0]), False, True)),
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
