@@ -14,7 +14,8 @@ from .dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,  #
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
 from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
-from .linear import Bilinear, Identity, Linear  # noqa: F401
+from .linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
+from .lazy import LazyModuleMixin  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CTCLoss, CrossEntropyLoss, GaussianNLLLoss,
     HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss,
