@@ -1,7 +1,8 @@
-"""LazyLinear, LazyModuleMixin and UninitializedParameter / UninitializedBuffer: the first
-forward infers in_features, materializes the parameters with Linear's initialization and
-turns the module into a Linear; the values against NumPy, training through it, the errors
-and PyTorch's reprs and class changes when torch is installed."""
+"""LazyLinear, LazyConv*d / LazyConvTranspose*d, LazyBatchNorm*d, LazyModuleMixin and
+UninitializedParameter / UninitializedBuffer: the first forward infers the input size,
+materializes the parameters with the eager module's initialization and turns the module into
+that module; the values against NumPy (or the eager module with the same weights), training
+through it, the errors and PyTorch's reprs and class changes when torch is installed."""
 import copy
 import math
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import assert_close, torch, torch_ref
+from helpers import assert_close, make, torch, torch_ref
 
 
 def test_lazy_linear_becomes_linear():
@@ -76,6 +77,63 @@ def test_mixin_without_initializer():
         Half()(ptl.ones(1))
 
 
+LAZY_CONVS = [
+    ("LazyConv1d", "Conv1d", (4, 3), {}, (2, 3, 9)),
+    ("LazyConv2d", "Conv2d", (4, 3), {"padding": 1, "bias": False}, (2, 2, 5, 5)),
+    ("LazyConv3d", "Conv3d", (2, 2), {"groups": 2}, (1, 4, 3, 4, 3)),
+    ("LazyConvTranspose1d", "ConvTranspose1d", (4, 3), {"groups": 2, "stride": 2}, (2, 6, 5)),
+    ("LazyConvTranspose2d", "ConvTranspose2d", (3, 2), {}, (1, 2, 3, 4)),
+    ("LazyConvTranspose3d", "ConvTranspose3d", (2, 2), {"output_padding": 1, "stride": 2},
+     (1, 3, 2, 2, 2)),
+    ("LazyConv1d", "Conv1d", (4, 3), {}, (3, 9)),   # unbatched: in_channels from dim 0
+]
+
+
+@pytest.mark.parametrize("lazy,eager,args,kwargs,shape", LAZY_CONVS)
+def test_lazy_convolutions(lazy, eager, args, kwargs, shape):
+    m = getattr(ptl.nn, lazy)(*args, **kwargs)
+    assert repr(m).startswith(f"{lazy}(0, {args[0]}, kernel_size=")
+    x = ptl.tensor(np.random.default_rng(0).standard_normal(shape), dtype=ptl.float32)
+    y = m(x)
+    assert type(m) is getattr(ptl.nn, eager)
+    in_channels = shape[0] if len(shape) == m._n + 1 else shape[1]
+    assert m.in_channels == in_channels
+    reference = getattr(ptl.nn, eager)(in_channels, *args, **kwargs)
+    reference.load_state_dict(m.state_dict())
+    assert_close(y.detach(), reference(x).detach().numpy())
+    fan_in = m.weight[0].numel() if not m.transposed else m.weight.shape[1] * math.prod(
+        m.kernel_size)
+    assert float(m.weight.abs().max()) <= 1 / math.sqrt(fan_in) + 1e-6
+
+
+def test_lazy_conv_errors():
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        ptl.nn.LazyConv1d(4, 3, groups=3)(ptl.ones(1, 4, 5))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_lazy_batch_norm(n):
+    m = getattr(ptl.nn, f"LazyBatchNorm{n}d")(momentum=0.5)
+    shape = (4, 3) + (5,) * n if n > 1 else (4, 3, 5)
+    x, a = make(shape, ptl.float64)
+    m = m.double()
+    y = m(x)
+    assert type(m) is getattr(ptl.nn, f"BatchNorm{n}d") and m.num_features == 3
+    axes = (0,) + tuple(range(2, len(shape)))
+    mean, var = a.mean(axes), a.var(axes)
+    view = (1, 3) + (1,) * (len(shape) - 2)
+    assert_close(y.detach(), (a - mean.reshape(view)) / np.sqrt(var.reshape(view) + 1e-5))
+    count = a.size / 3
+    assert_close(m.running_mean, 0.5 * mean)
+    assert_close(m.running_var, 0.5 + 0.5 * var * count / (count - 1))
+    assert type(m.running_mean) is ptl.Tensor and type(m.weight) is ptl.nn.Parameter
+    assert m.running_mean.dtype == m.weight.dtype == ptl.float64   # .double() while lazy
+    plain = ptl.nn.LazyBatchNorm1d(affine=False, track_running_stats=False)
+    plain(ptl.ones(2, 3))   # nothing to infer: it stays with num_features 0, as in PyTorch
+    assert repr(plain) == ("BatchNorm1d(0, eps=1e-05, momentum=0.1, affine=False, bias=False, "
+                           "track_running_stats=False)")
+
+
 @torch_ref
 def test_matches_torch():
     for lib in (ptl, torch):
@@ -85,3 +143,19 @@ def test_matches_torch():
         assert type(m).__name__ == "Linear" and repr(m) == \
             "Linear(in_features=5, out_features=3, bias=True)"
     assert repr(ptl.nn.UninitializedParameter()) == repr(torch.nn.UninitializedParameter())
+    for lazy, _, args, kwargs, shape in LAZY_CONVS:
+        reprs = []
+        for lib in (ptl, torch):
+            m = getattr(lib.nn, lazy)(*args, **kwargs)
+            before = repr(m)
+            m(lib.ones(*shape))
+            reprs.append((before, repr(m), tuple(m.weight.shape)))
+        assert reprs[0] == reprs[1]
+    for n, shape in ((1, (2, 3)), (2, (2, 4, 3, 3)), (3, (1, 2, 2, 2, 2))):
+        reprs = []
+        for lib in (ptl, torch):
+            m = getattr(lib.nn, f"LazyBatchNorm{n}d")()
+            before = repr(m)
+            m(lib.ones(*shape))
+            reprs.append((before, repr(m), type(m).__name__))
+        assert reprs[0] == reprs[1]

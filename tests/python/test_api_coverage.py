@@ -175,14 +175,12 @@ MISSING = {
             "intrinsic", "qat", "quantizable", "quantized"],
         "module helpers of PyTorch's package, not API": [
             "common_types", "factory_kwargs", "grad", "attention", "Container"],
-        "not done yet: the lazy modules other than LazyLinear, 3-D adaptive max / fractional pooling, SyncBatchNorm, "
-        "AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss": [
-            "AdaptiveLogSoftmaxWithLoss", "AdaptiveMaxPool3d",
-            "CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LazyBatchNorm1d",
-            "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
-            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
-            "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
-            "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "SyncBatchNorm"],
+        "not done yet: the lazy instance norms, 3-D adaptive max / fractional pooling, "
+        "SyncBatchNorm, AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss": [
+            "AdaptiveLogSoftmaxWithLoss", "AdaptiveMaxPool3d", "CrossMapLRN2d",
+            "FractionalMaxPool2d", "FractionalMaxPool3d", "LazyInstanceNorm1d",
+            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LinearCrossEntropyLoss",
+            "LinearCrossEntropyOptions", "SyncBatchNorm"],
     },
 }
 

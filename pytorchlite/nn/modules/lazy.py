@@ -1,6 +1,7 @@
 """Lazy modules (torch/nn/modules/lazy.py): parameters whose shapes come from the first
 input.  LazyModuleMixin registers a forward pre-hook that calls initialize_parameters(input),
 removes itself and turns the module into cls_to_become (LazyLinear becomes Linear)."""
+from ...autograd import no_grad
 from ..parameter import UninitializedTensorMixin
 
 
@@ -28,3 +29,14 @@ class LazyModuleMixin:
         del module._initialize_hook
         if module.cls_to_become is not None:
             module.__class__ = module.cls_to_become
+
+
+def _materialize(module, shapes):
+    """Gives the uninitialized parameters and buffers named in shapes their shape, then the
+    module its initial values (reset_parameters)."""
+    with no_grad():
+        for name, shape in shapes.items():
+            t = getattr(module, name, None)
+            if isinstance(t, UninitializedTensorMixin):
+                t.materialize(shape)
+        module.reset_parameters()

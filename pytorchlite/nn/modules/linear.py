@@ -3,11 +3,10 @@
 import math
 
 from ... import _C
-from ...autograd import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter, UninitializedParameter
-from .lazy import LazyModuleMixin
+from .lazy import LazyModuleMixin, _materialize
 from .module import Module
 
 
@@ -105,9 +104,6 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
-            with no_grad():
-                self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_features,))
-                self.reset_parameters()
+            self.in_features = input.shape[-1]
+            _materialize(self, {"weight": (self.out_features, self.in_features),
+                                "bias": (self.out_features,)})
