@@ -386,7 +386,8 @@ def test_every_module_has_a_row():
               "AdaptiveAvgPool3d", "MaxUnpool3d",   # tests/nn/test_pooling_3d.py
               "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",   # tests/nn/
               "LazyConvTranspose1d", "LazyConvTranspose2d",             # test_lazy_modules.py
-              "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"}
+              "LazyConvTranspose3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+              "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d"}
     exported = {n for n in dir(ptl.nn) if isinstance(getattr(ptl.nn, n), type)
                 and issubclass(getattr(ptl.nn, n), ptl.nn.Module)}
     owned = {n for n in exported if getattr(ptl.nn, n).__module__.rsplit(".", 1)[-1] in

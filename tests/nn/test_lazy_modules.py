@@ -134,6 +134,21 @@ def test_lazy_batch_norm(n):
                            "track_running_stats=False)")
 
 
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_lazy_instance_norm(n):
+    m = getattr(ptl.nn, f"LazyInstanceNorm{n}d")(dtype=ptl.float64)
+    assert repr(m) == (f"LazyInstanceNorm{n}d(0, eps=1e-05, momentum=0.1, affine=True, "
+                       "bias=True, track_running_stats=True)")
+    shape = (2, 3) + (4,) * n
+    x, a = make(shape, ptl.float64)
+    y = m(x)
+    assert type(m) is getattr(ptl.nn, f"InstanceNorm{n}d") and m.num_features == 3
+    axes = tuple(range(2, len(shape)))
+    want = (a - a.mean(axes, keepdims=True)) / np.sqrt(a.var(axes, keepdims=True) + 1e-5)
+    assert_close(y.detach(), want)
+    assert tuple(m.running_mean.shape) == (3,) and tuple(m.weight.shape) == (3,)
+
+
 @torch_ref
 def test_matches_torch():
     for lib in (ptl, torch):
@@ -151,10 +166,12 @@ def test_matches_torch():
             m(lib.ones(*shape))
             reprs.append((before, repr(m), tuple(m.weight.shape)))
         assert reprs[0] == reprs[1]
-    for n, shape in ((1, (2, 3)), (2, (2, 4, 3, 3)), (3, (1, 2, 2, 2, 2))):
+    for kind, n, shape in (("Batch", 1, (2, 3)), ("Batch", 2, (2, 4, 3, 3)),
+                           ("Batch", 3, (1, 2, 2, 2, 2)), ("Instance", 1, (2, 3, 5)),
+                           ("Instance", 2, (2, 4, 3, 3)), ("Instance", 3, (1, 2, 2, 2, 2))):
         reprs = []
         for lib in (ptl, torch):
-            m = getattr(lib.nn, f"LazyBatchNorm{n}d")()
+            m = getattr(lib.nn, f"Lazy{kind}Norm{n}d")()
             before = repr(m)
             m(lib.ones(*shape))
             reprs.append((before, repr(m), type(m).__name__))

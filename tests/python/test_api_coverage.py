@@ -175,11 +175,10 @@ MISSING = {
             "intrinsic", "qat", "quantizable", "quantized"],
         "module helpers of PyTorch's package, not API": [
             "common_types", "factory_kwargs", "grad", "attention", "Container"],
-        "not done yet: the lazy instance norms, 3-D adaptive max / fractional pooling, "
-        "SyncBatchNorm, AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss": [
+        "not done yet: 3-D adaptive max / fractional pooling, SyncBatchNorm, "
+        "AdaptiveLogSoftmaxWithLoss, CrossMapLRN2d, LinearCrossEntropyLoss": [
             "AdaptiveLogSoftmaxWithLoss", "AdaptiveMaxPool3d", "CrossMapLRN2d",
-            "FractionalMaxPool2d", "FractionalMaxPool3d", "LazyInstanceNorm1d",
-            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LinearCrossEntropyLoss",
+            "FractionalMaxPool2d", "FractionalMaxPool3d", "LinearCrossEntropyLoss",
             "LinearCrossEntropyOptions", "SyncBatchNorm"],
     },
 }

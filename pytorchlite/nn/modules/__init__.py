@@ -16,7 +16,10 @@ from .dropout import (AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d,  #
                       FeatureAlphaDropout)
 from .flatten import Flatten, Unflatten  # noqa: F401
 from .fold import Fold, Unfold  # noqa: F401
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
+from .instancenorm import (  # noqa: F401
+    InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d, LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+)
 from .linear import Bilinear, Identity, LazyLinear, Linear  # noqa: F401
 from .lazy import LazyModuleMixin  # noqa: F401
 from .loss import (  # noqa: F401

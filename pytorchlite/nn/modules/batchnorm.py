@@ -117,8 +117,10 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
-class _LazyBatchNorm(LazyModuleMixin):
-    """num_features from the first input's dim 1."""
+class _LazyNormBase(LazyModuleMixin):
+    """num_features from the first input's dim 1 (as PyTorch's, also for an unbatched
+    instance norm input).  The lazy instance norms share the batch norms' defaults
+    (affine=True, track_running_stats=True), as PyTorch's do."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None):
@@ -141,12 +143,12 @@ class _LazyBatchNorm(LazyModuleMixin):
             _materialize(self, {"weight": n, "bias": n, "running_mean": n, "running_var": n})
 
 
-def _lazy_batch_norm(norm):
-    lazy = type("Lazy" + norm.__name__, (_LazyBatchNorm, norm), {
+def _lazy_norm(norm):
+    lazy = type("Lazy" + norm.__name__, (_LazyNormBase, norm), {
         "cls_to_become": norm, "__module__": __name__,
         "__doc__": f"A {norm.__name__} whose num_features comes from its first input."})
     return lazy
 
 
 LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
-    _lazy_batch_norm(n) for n in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
+    _lazy_norm(n) for n in (BatchNorm1d, BatchNorm2d, BatchNorm3d))
