@@ -121,6 +121,7 @@ class _LazyNormBase(LazyModuleMixin):
     """num_features from the first input's dim 1 (as PyTorch's, also for an unbatched
     instance norm input).  The lazy instance norms share the batch norms' defaults
     (affine=True, track_running_stats=True), as PyTorch's do."""
+    _inferred_size = "num_features"
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None):
@@ -131,10 +132,6 @@ class _LazyNormBase(LazyModuleMixin):
         if track_running_stats:
             self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
             self.running_var = UninitializedBuffer(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():

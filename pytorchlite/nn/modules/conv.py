@@ -197,10 +197,7 @@ class ConvTranspose3d(_ConvTransposeNd):
 
 class _LazyConvMixin(LazyModuleMixin):
     """in_channels from the first input (dim 1, or dim 0 of an unbatched one)."""
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
+    _inferred_size = "in_channels"
 
     def _lazy_init(self, out_channels, bias, device, dtype):
         self.weight = UninitializedParameter(device=device, dtype=dtype)

@@ -7,6 +7,7 @@ from ..parameter import UninitializedTensorMixin
 
 class LazyModuleMixin:
     cls_to_become = None
+    _inferred_size = None   # the attribute the first input sets: in_features, in_channels, ...
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -16,6 +17,12 @@ class LazyModuleMixin:
     def has_uninitialized_params(self):
         tensors = list(self._parameters.values()) + list(self._buffers.values())
         return any(isinstance(t, UninitializedTensorMixin) for t in tensors)
+
+    def reset_parameters(self):
+        """The eager module's initialization, once the first input has given the shapes (the
+        eager __init__ calls it before that, on empty tensors)."""
+        if not self.has_uninitialized_params() and getattr(self, self._inferred_size) != 0:
+            super().reset_parameters()
 
     def initialize_parameters(self, *args, **kwargs):
         raise NotImplementedError(

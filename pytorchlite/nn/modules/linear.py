@@ -90,6 +90,7 @@ class LazyLinear(LazyModuleMixin, Linear):
     """A Linear whose in_features is the last dim of its first input; it becomes a Linear
     then."""
     cls_to_become = Linear
+    _inferred_size = "in_features"
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
@@ -97,10 +98,6 @@ class LazyLinear(LazyModuleMixin, Linear):
         self.out_features = out_features
         if bias:
             self.bias = UninitializedParameter(device=device, dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
