@@ -4,6 +4,8 @@
 surface.  The C core lives in pytorchlite._C; this package adds the Python half of Tensor,
 the schema-driven functions, and the pure-Python modules (nn, optim, utils.data, ...).
 """
+import builtins
+
 from . import _C
 from ._C import (  # noqa: F401  (dtype objects and C functions re-exported)
     bfloat16, bool, can_cast, cdouble, cfloat, complex64, complex128, device, double, dtype, float, float16, float32, float64,
@@ -20,22 +22,36 @@ from ._functions import *  # noqa: F401,F403
 from . import _functions
 from ._functions import __all__ as _function_names
 from ._indexing import (  # noqa: F401
-    isin, nonzero, tril_indices, triu_indices, unique, unique_consecutive, unravel_index)
+    index_reduce, isin, nonzero, nonzero_static, put, tril_indices, triu_indices, unique,
+    unique_consecutive, unravel_index)
 from ._reductions import (  # noqa: F401
-    corrcoef, cov, cumulative_trapezoid, nanmean, trapezoid, trapz)
+    corrcoef, cov, cumulative_trapezoid, gradient, histogram, histogramdd, nanmean, trapezoid,
+    trapz)
 from .functional import (  # noqa: F401
-    addbmm, addr, cdist, dist, einsum, inner, logdet, pinverse, tensordot, vander)
+    addbmm, addr, cdist, chain_matmul, cholesky, cholesky_inverse, cholesky_solve, dist, einsum,
+    frobenius_norm, inner, logdet, lu, lu_solve, lu_unpack, nuclear_norm, orgqr, ormqr,
+    pinverse, qr,
+    tensordot, triangular_solve, vander)
 from . import functional, linalg  # noqa: F401
 from .linalg import matrix_exp, matrix_power  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401
-    copysign, deg2rad, float_power, heaviside, isneginf, isposinf, isreal, ldexp, logaddexp,
+    copysign, deg2rad, fill, float_power, heaviside, isneginf, isposinf, isreal, ldexp, logaddexp,
     logaddexp2, positive, rad2deg, sgn, signbit)
 from ._shape_functions import (  # noqa: F401,E402
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors,
     cartesian_prod, column_stack, combinations, diagflat, dsplit, dstack, hsplit, meshgrid,
     narrow_copy, ravel, vsplit)
+from ._shape_functions import (  # noqa: F401,E402  (the view-copy and view-scatter functions)
+    alias_copy, as_strided_copy, as_strided_scatter, detach_copy, diagonal_copy,
+    diagonal_scatter, expand_copy, indices_copy, permute_copy, select_copy, select_scatter,
+    slice_copy, slice_scatter, split_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+    transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy, unsafe_chunk, unsafe_split,
+    unsafe_split_with_sizes, values_copy, view_as_complex_copy, view_as_real_copy, view_copy)
+from ._creation import asarray, empty_permuted, frombuffer, range  # noqa: F401,E402,A004
+from ._settings import *  # noqa: F401,F403,E402  (set_warn_always, ..., set_anomaly_enabled)
 from ._tensor_str import set_printoptions  # noqa: F401
+from ._windows import *  # noqa: F401,F403  (hann_window, ..., kaiser_window)
 from . import return_types  # noqa: F401
 from . import cpu, cuda  # noqa: F401
 from ._C import OutOfMemoryError  # noqa: F401
@@ -60,6 +76,8 @@ from ._type_info import finfo, iinfo  # noqa: F401
 ops = _ops_namespace.ops
 from . import nn  # noqa: E402,F401  (after `ops`: nn.functional looks operators up there)
 from . import optim  # noqa: E402,F401
+from . import _nn_ops  # noqa: E402
+from ._nn_ops import *  # noqa: E402,F401,F403  (torch.conv2d, torch.dropout, ...)
 from . import multiprocessing  # noqa: E402,F401
 from . import distributed  # noqa: E402,F401  (does not start MPI: init_process_group does)
 from . import utils  # noqa: E402,F401
@@ -78,6 +96,8 @@ _shape_functions._install(Tensor)
 _pointwise._install(Tensor)
 functional._install(Tensor)
 special._install(Tensor)
+_nn_ops._install(Tensor)
+Tensor.histogram = histogram
 
 
 def set_default_dtype(d):
@@ -109,10 +129,81 @@ def numel(input):
     return input.numel()
 
 
+def is_nonzero(input):
+    """The truth of a one-element tensor."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(input.item())
+
+
+def is_same_size(input, other):
+    return input.shape == other.shape
+
+
+def is_signed(input):
+    return input.dtype.is_signed
+
+
+def is_conj(input):
+    return input.is_conj()
+
+
+def is_neg(input):
+    return input.is_neg()
+
+
+def get_device(input):
+    """-1 for a CPU tensor, the device index for a CUDA one."""
+    return input.get_device()
+
+
+def is_storage(obj):
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+def typename(obj):
+    """'torch.FloatTensor' for a tensor (Tensor.type()); module.qualname for other objects,
+    the bare name for builtins."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 from ._layout import layout, sparse_coo, strided  # noqa: E402,F401
 from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 from ._C import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402,F401
                  memory_format, preserve_format)
+
+
+# the function forms of in-place methods that PyTorch also has in its namespace
+def adjoint(input):
+    return input.adjoint()
+
+
+def detach_(input):
+    return input.detach_()
+
+
+def as_strided_(input, size, stride, storage_offset=None):
+    return input.as_strided_(size, stride, storage_offset)
+
+
+def conj_physical_(input):
+    return input.conj_physical_()
+
+
+def addmv_(input, mat, vec, *, beta=1, alpha=1):
+    return input.addmv_(mat, vec, beta=beta, alpha=alpha)
 
 
 def resize_as_(input, the_template, *, memory_format=None):

@@ -54,6 +54,12 @@ def _install(tensor_class):
     tensor_class.nonzero = _nonzero
     tensor_class.unique = _unique
     tensor_class.unique_consecutive = _unique_consecutive
+    from ._functions import _in_place
+    tensor_class.nonzero_static = nonzero_static
+    tensor_class.put_ = put_
+    tensor_class.put = put
+    tensor_class.index_reduce = index_reduce
+    tensor_class.index_reduce_ = _in_place(index_reduce)
 
 
 def _tri_indices(name, keep, row, col, offset, dtype, device):
@@ -130,3 +136,92 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         where = _op("searchsorted")(table, elements).clamp(max=table.numel() - 1)
         found = table[where] == elements
     return found.logical_not() if invert else found
+
+
+# ---- put and index_reduce ----
+
+def put_(self, index, source, accumulate=False):
+    """self, as if flattened in row-major order, takes source's values at index (adding them
+    when accumulate); negative indices count from the end."""
+    from ._tensor_types import _NAME
+    if index.dtype != _C.int64:
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got "
+                           f"{_NAME[index.dtype]}")
+    if self.dtype != source.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {_NAME[self.dtype]} and source.dtype = "
+                           f"{_NAME[source.dtype]}")
+    if index.numel() != source.numel():
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, "
+                         f"index.numel() = {index.numel()}")
+    n = self.numel()
+    flat_index = index.reshape(-1)
+    bad = ((flat_index >= n) | (flat_index < -n)).nonzero()
+    if bad.numel():
+        raise IndexError(f"out of range: tried to access index {int(flat_index[bad[0, 0]])} "
+                         f"on a tensor of {n} elements.")
+    flat = self.view(-1) if self.is_contiguous() else self.reshape(-1)
+    flat.index_put_((flat_index,), source.reshape(-1), accumulate)
+    if not self.is_contiguous():
+        self.copy_(flat.view(self.shape))
+    return self
+
+
+def put(input, index, source, accumulate=False):
+    """The out-of-place put_: a copy of input with source put at index."""
+    return put_(input.clone(), index, source, accumulate)
+
+
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices along dim reduced (prod, mean, amax, amin) into the slices
+    that index names, counting input's own values unless include_self=False: scatter_reduce
+    with index spread over source's shape."""
+    from ._tensor_types import _NAME
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.dim()} with type: {_NAME[index.dtype]} and size: "
+                         f"{list(index.shape)}")
+    if index.dtype not in (_C.int32, _C.int64):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_NAME[index.dtype]}")
+    if input.dtype != source.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({_NAME[input.dtype]}) and source "
+                           f"({_NAME[source.dtype]}) must have the same scalar type")
+    dim = dim + max(input.dim(), 1) if dim < 0 else dim
+    source_n = source.size(dim) if source.dim() > 0 else 1
+    if index.numel() != source_n:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be "
+                           f"equal to source.size(dim): ({source_n}), for dim: {dim}")
+    shape, src_shape = list(input.shape), list(source.shape)
+    if input.dim() != source.dim() or shape[:dim] + shape[dim + 1:] != \
+            src_shape[:dim] + src_shape[dim + 1:]:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {shape} source.shape = "
+                           f"{src_shape}")
+    size = input.size(dim) if input.dim() > 0 else 1
+    if index.numel() and bool(((index < 0) | (index >= size)).any()):
+        raise IndexError("index out of range in self")
+    spread = [1] * source.dim()
+    if source.dim() > 0:
+        spread[dim] = index.numel()
+    spread_index = index.to(_C.int64).reshape(spread).expand(source.shape)
+    return input.scatter_reduce(dim, spread_index, source, reduce, include_self=include_self)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero(input) cut or padded (with rows of fill_value) to exactly `size` rows."""
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = nonzero(input)
+    if found.size(0) >= size:
+        return found[:size].clone()
+    pad = _op("full")([size - found.size(0), found.size(1)], fill_value, dtype=_C.int64,
+                      device=input.device)
+    return _op("cat")([found, pad], 0)

@@ -180,6 +180,17 @@ def _float_power_(self, exponent):
     return self.pow_(exponent)
 
 
+def fill(input, value):
+    """A new tensor shaped like input with every element value (a number or a 0-dim tensor,
+    which then receives the gradient), in input's dtype."""
+    if isinstance(value, _C.TensorBase):
+        if value.dim() != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.dim()} dimensions.")
+        return value.to(device=input.device, dtype=input.dtype).expand(input.shape).clone()
+    return _f["full_like"](input, value)
+
+
 def _install(tensor_class):
     for fn in (deg2rad, rad2deg, sgn, signbit, isposinf, isneginf, isreal, logaddexp,
                logaddexp2, float_power, ldexp, positive, copysign, heaviside):
@@ -187,4 +198,5 @@ def _install(tensor_class):
     for fn in (deg2rad, rad2deg, ldexp, copysign, heaviside):
         setattr(tensor_class, fn.__name__ + "_", _in_place(fn))
     tensor_class.sgn_ = tensor_class.sign_
+    tensor_class.conj_physical_ = _in_place(_f["conj_physical"])
     tensor_class.float_power_ = _float_power_

@@ -2,6 +2,7 @@
 trapezoidal integrals.  Mirrors the composites at::native::nanmean (ATen/native/ReduceOps.cpp),
 cov / corrcoef (ATen/native/Correlation.cpp) and trapezoid / cumulative_trapezoid
 (ATen/native/Integration.cpp); autograd differentiates through the ops they call."""
+import builtins
 import warnings
 
 from . import _C
@@ -160,3 +161,182 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     dim = dim + y.dim() if dim < 0 else dim
     spacing = _trapezoid_dx("cumulative_trapezoid", y, x, dx, dim)
     return (spacing / 2.0 * _pair_sums(y, dim)).cumsum(dim)
+
+
+# ---- histograms ----
+
+def _histogram_edges(column, bins, lo_hi, d):
+    """The bin edges of one dimension: the given tensor, or `bins` equal bins over lo_hi
+    (default: the column's min and max, widened by 0.5 each way when they are equal)."""
+    if isinstance(bins, _C.TensorBase):
+        if bins.dim() != 1:
+            raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but "
+                               f"got {bins.dim()} dimensions in the bins tensor for dimension "
+                               f"{d}")
+        return bins.to(column.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension "
+                           f"{d}")
+    if lo_hi is not None:
+        lo, hi = float(lo_hi[0]), float(lo_hi[1])
+    elif column.numel():
+        lo, hi = column.min().item(), column.max().item()
+    else:
+        lo, hi = 0.0, 1.0
+    if lo > hi:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {lo} max "
+                           f"{hi} for dimension {d}")
+    if lo != lo or hi != hi or lo in (float("inf"), -float("inf")) or \
+            hi in (float("inf"), -float("inf")):
+        raise RuntimeError(f"torch.histogramdd: dimension {d}'s range [{lo}, {hi}] is not "
+                           "finite")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _C._functions["linspace"](lo, hi, bins + 1, dtype=column.dtype,
+                                     device=column.device)
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points input[..., D]: counts (or summed weights) per
+    bin, a bin holding its left edge and the last one also its right edge; points outside
+    the edges (and NaN) are not counted.  density: divided by the total and the bin volume."""
+    from .return_types import histogramdd as result_type
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{_NAME[input.dtype]}\'')
+    points = input.reshape(-1, input.shape[-1]) if input.dim() else input.reshape(1, 1)
+    n, dims = points.shape
+    if isinstance(bins, (int, _C.TensorBase)):
+        bins = [bins] * dims
+    ranges = None if range is None else [range[2 * d:2 * d + 2] for d in builtins.range(dims)]
+    if weight is not None and tuple(weight.shape) != tuple(input.shape[:-1]):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the "
+                           "same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape {list(input.shape)} and weight with "
+                           f"shape {list(weight.shape)}")
+    edges, flat, valid = [], None, None
+    for d in builtins.range(dims):
+        column = points[:, d]
+        e = _histogram_edges(column, bins[d], None if ranges is None else ranges[d], d)
+        edges.append(e)
+        nbins = e.numel() - 1
+        index = _C._functions["searchsorted"](e, column, right=True) - 1
+        index = index.masked_fill(column == e[-1], nbins - 1)   # the right edge is inside
+        inside = (index >= 0) & (index < nbins)
+        valid = inside if valid is None else valid & inside
+        index = index.clamp(0, max(nbins - 1, 0))
+        flat = index if flat is None else flat * nbins + index
+    sizes = [e.numel() - 1 for e in edges]
+    values = _C._functions["ones"](n, dtype=input.dtype, device=input.device) \
+        if weight is None else weight.reshape(-1).to(input.dtype)
+    values = values * valid.to(input.dtype)
+    total = 1
+    for size in sizes:
+        total *= size
+    hist = _C._functions["zeros"](total, dtype=input.dtype, device=input.device)
+    hist = hist.index_add(0, flat, values).reshape(sizes)
+    if density:
+        volume = None
+        for d, e in enumerate(edges):
+            shape = [-1 if k == d else 1 for k in builtins.range(dims)]
+            width = (e[1:] - e[:-1]).reshape(shape)
+            volume = width if volume is None else volume * width
+        hist = hist / (hist.sum() * volume)
+    return result_type((hist, tuple(edges)))
+
+
+def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+    """The histogram of input's elements: (hist, bin_edges) for `bins` equal bins over range
+    (default: input's min and max) or the given edges."""
+    from .return_types import histogram as result_type
+    if isinstance(bins, _C.TensorBase) and bins.dtype != input.dtype:
+        raise RuntimeError("torch.histogram: input tensor and bins tensors should have the "
+                           f"same dtype, but got input {input.dtype} and bins {bins.dtype}")
+    hist, edges = histogramdd(input.reshape(-1, 1), [bins],
+                              range=None if range is None else list(range),
+                              weight=None if weight is None else weight.reshape(-1),
+                              density=density)
+    return result_type((hist, edges[0]))
+
+
+
+# ---- finite differences ----
+
+def _slice_along(t, dim, start, stop):
+    return t.narrow(dim, start, stop - start)
+
+
+def _along(v, dim, ndim):
+    """A 1-D tensor v shaped to broadcast along dim of an ndim-D tensor."""
+    return v.reshape([-1 if k == dim else 1 for k in builtins.range(ndim)])
+
+
+def _gradient_one(f, dim, spacing, edge_order):
+    """d f / d x along dim by second-order central differences inside and one-sided ones of
+    order edge_order at the ends; spacing a number (uniform steps) or the 1-D coordinates."""
+    n, nd = f.shape[dim], f.dim()
+    if isinstance(spacing, _C.TensorBase) and spacing.dim() == 1:
+        x = spacing.to(f.dtype)
+        if x.numel() != n:
+            raise RuntimeError(f"torch.gradient expected each tensor to be on the same device "
+                               f"and to have as many elements as the input's dim {dim} ({n}), "
+                               f"but got {x.numel()}")
+        h = x[1:] - x[:-1]
+        hl, hr = _along(h[:-1], dim, nd), _along(h[1:], dim, nd)
+        left, mid, right = (_slice_along(f, dim, 0, n - 2), _slice_along(f, dim, 1, n - 1),
+                            _slice_along(f, dim, 2, n))
+        inside = (hl * hl * right - hr * hr * left + (hr * hr - hl * hl) * mid) / \
+            (hl * hr * (hl + hr))
+        h0, h1 = float(h[0]), float(h[-1])
+        if edge_order == 1:
+            first = (_slice_along(f, dim, 1, 2) - _slice_along(f, dim, 0, 1)) / h0
+            last = (_slice_along(f, dim, n - 1, n) - _slice_along(f, dim, n - 2, n - 1)) / h1
+        else:
+            a, b = float(h[0]), float(h[1])
+            first = (_slice_along(f, dim, 0, 1) * (-(2 * a + b) / (a * (a + b)))
+                     + _slice_along(f, dim, 1, 2) * ((a + b) / (a * b))
+                     + _slice_along(f, dim, 2, 3) * (-a / (b * (a + b))))
+            a, b = float(h[-2]), float(h[-1])
+            last = (_slice_along(f, dim, n - 3, n - 2) * (b / (a * (a + b)))
+                    + _slice_along(f, dim, n - 2, n - 1) * (-(a + b) / (a * b))
+                    + _slice_along(f, dim, n - 1, n) * ((2 * b + a) / (b * (a + b))))
+        return _C._functions["cat"]([first, inside, last], dim)
+    h = float(spacing)
+    inside = (_slice_along(f, dim, 2, n) - _slice_along(f, dim, 0, n - 2)) / (2 * h)
+    if edge_order == 1:
+        first = (_slice_along(f, dim, 1, 2) - _slice_along(f, dim, 0, 1)) / h
+        last = (_slice_along(f, dim, n - 1, n) - _slice_along(f, dim, n - 2, n - 1)) / h
+    else:
+        first = (-1.5 * _slice_along(f, dim, 0, 1) + 2 * _slice_along(f, dim, 1, 2)
+                 - 0.5 * _slice_along(f, dim, 2, 3)) / h
+        last = (0.5 * _slice_along(f, dim, n - 3, n - 2) - 2 * _slice_along(f, dim, n - 2, n - 1)
+                + 1.5 * _slice_along(f, dim, n - 1, n)) / h
+    return _C._functions["cat"]([first, inside, last], dim)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The derivative of input along each dim in `dim` (all of them by default), one tensor
+    per dim, as NumPy's gradient: spacing is one number for every dim, a number per dim or
+    the coordinates of the samples (a 1-D tensor per dim)."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    given_dim = dim is not None
+    dims = list(builtins.range(input.dim())) if dim is None else \
+        [dim] if isinstance(dim, int) else list(dim)
+    dims = [d + input.dim() if d < 0 else d for d in dims]
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            what = (f"'len(dim) = {len(dims)}'" if given_dim else
+                    f"'self.dim() = {input.dim()}', since dim argument was not given")
+            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar, or "
+                               f"a list of length equal to {what}, but got a list of length "
+                               f"{len(spacing)}")
+        spacings = list(spacing)
+    else:
+        spacings = [spacing] * len(dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                               "edge_order+1")
+    f = input if input.is_floating_point() or input.is_complex() else \
+        input.to(_C.get_default_dtype())
+    return tuple(_gradient_one(f, d, s, edge_order) for d, s in zip(dims, spacings))

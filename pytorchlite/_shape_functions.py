@@ -166,11 +166,116 @@ def diagflat(input, offset=0):
     return ravel(input).diag(offset)
 
 
-def narrow_copy(input, dim, start, length):
-    """A contiguous copy of input.narrow(dim, start, length)."""
-    part = input.narrow(dim, start, length)
+def _contiguous_copy(part):
+    """A contiguous tensor with part's values that never shares part's memory."""
     # contiguous() copies only a non-contiguous part (and clone keeps the part's strides)
     return part.clone() if part.is_contiguous() else part.contiguous()
+
+
+def narrow_copy(input, dim, start, length):
+    """A contiguous copy of input.narrow(dim, start, length)."""
+    return _contiguous_copy(input.narrow(dim, start, length))
+
+
+# ---- the view-copy functions: NAME_copy(input, ...) is a contiguous copy of the view ----
+# PyTorch has them for functionalization (a program without views); each takes out=.
+
+def _copy_out(result, out):
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        if len(out) != len(result):
+            raise RuntimeError(f"Expected an out list of {len(result)} tensors, but got "
+                               f"{len(out)}")
+        for o, r in zip(out, result):
+            o.resize_(r.shape).copy_(r)
+        return None
+    return out.resize_(result.shape).copy_(result)
+
+
+def _view_copy_function(name, view):
+    def view_copy(input, *args, out=None, **kwargs):
+        result = view(input, *args, **kwargs)
+        if isinstance(result, (tuple, list)):
+            return _copy_out(tuple(_contiguous_copy(r) for r in result), out)
+        return _copy_out(_contiguous_copy(result), out)
+    view_copy.__name__ = view_copy.__qualname__ = name
+    view_copy.__doc__ = f"A contiguous copy of the {name[:-5]} view, not sharing its memory."
+    return view_copy
+
+
+def _squeeze(input, dim=None):
+    return input.squeeze() if dim is None else input.squeeze(dim)
+
+
+def _slice(input, dim=0, start=None, end=None, step=1):
+    index = [slice(None)] * input.dim()
+    index[dim] = slice(start, end, step)
+    return input[tuple(index)]
+
+
+def _as_strided(input, size, stride, storage_offset=None):
+    return input.as_strided(size, stride, storage_offset)
+
+
+_VIEWS = {
+    "view_copy": lambda input, size: input.view(size),
+    "permute_copy": lambda input, dims: input.permute(dims),
+    "transpose_copy": lambda input, dim0, dim1: input.transpose(dim0, dim1),
+    "t_copy": lambda input: input.t(),
+    "expand_copy": lambda input, size, *, implicit=False: input.expand(size),
+    "select_copy": lambda input, dim, index: input.select(dim, index),
+    "slice_copy": _slice,
+    "diagonal_copy": lambda input, offset=0, dim1=0, dim2=1: input.diagonal(offset, dim1, dim2),
+    "squeeze_copy": _squeeze,
+    "unsqueeze_copy": lambda input, dim: input.unsqueeze(dim),
+    "unbind_copy": lambda input, dim=0: input.unbind(dim),
+    "split_copy": lambda input, split_size, dim=0: input.split(split_size, dim),
+    "split_with_sizes_copy": lambda input, split_sizes, dim=0: input.split(split_sizes, dim),
+    "unfold_copy": lambda input, dimension, size, step: input.unfold(dimension, size, step),
+    "alias_copy": lambda input: input.view(input.shape),
+    "detach_copy": lambda input: input.detach(),
+    "as_strided_copy": _as_strided,
+    "view_as_real_copy": lambda input: _C._functions["view_as_real"](input),
+    "view_as_complex_copy": lambda input: _C._functions["view_as_complex"](input),
+    "indices_copy": lambda input: input.indices(),
+    "values_copy": lambda input: input.values(),
+}
+globals().update({name: _view_copy_function(name, view) for name, view in _VIEWS.items()})
+
+
+# ---- the scatter forms: a copy of input with src written into one of its views ----
+
+def _scatter_into(input, src, view):
+    """input cloned, src copied into view(clone): src must have the view's exact shape."""
+    out = input.clone()
+    part = view(out)
+    if tuple(src.shape) != tuple(part.shape):
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(part.shape)}")
+    part.copy_(src)
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """input with input[..., index, ...] (along dim) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.select(dim, index))
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """input with the slice start:end:step along dim replaced by src."""
+    return _scatter_into(input, src, lambda t: _slice(t, dim, start, end, step))
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """input with its diagonal(offset, dim1, dim2) replaced by src."""
+    return _scatter_into(input, src, lambda t: t.diagonal(offset, dim1, dim2))
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A clone of input with src written through as_strided(size, stride, storage_offset) of
+    the clone (whose strides are input's when input is dense, else contiguous)."""
+    return _scatter_into(input, src, lambda t: _as_strided(t, size, stride, storage_offset))
 
 
 def sum_to_size(self, *size):
@@ -248,6 +353,21 @@ def combinations(input, r=2, with_replacement=False):
     return _C._functions["stack"]([input.index_select(0, p.flatten()) for p in picks], 1)
 
 
+# PyTorch's unsafe_ splits skip view tracking for speed; here they are the splits themselves
+def unsafe_chunk(input, chunks, dim=0):
+    return input.chunk(chunks, dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    return input.split(split_size, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return input.split_with_sizes(split_sizes, dim)
+
+
 def _install(tensor_class):
-    for fn in (ravel, hsplit, vsplit, dsplit, diagflat, narrow_copy, sum_to_size):
+    for fn in (ravel, hsplit, vsplit, dsplit, diagflat, narrow_copy, sum_to_size,
+               select_scatter, slice_scatter, diagonal_scatter, as_strided_scatter,
+               unsafe_chunk, unsafe_split, unsafe_split_with_sizes):
         setattr(tensor_class, fn.__name__, fn)

@@ -561,6 +561,51 @@ class Tensor(_C.TensorBase):
     def half(self):
         return self.to(_C.float16)
 
+    def cfloat(self):
+        return self.to(_C.complex64)
+
+    def cdouble(self):
+        return self.to(_C.complex128)
+
+    def adjoint(self):
+        """The conjugate transpose of the last two dims (mH)."""
+        return self.mH
+
+    def const_data_ptr(self):
+        return self.data_ptr()
+
+    def dim_order(self):
+        """The dims from the outermost in memory to the innermost: largest stride first, ties
+        in the dims' order; a dim of size 1 has no place in memory and keeps its own."""
+        strides, sizes = self.stride(), self.shape
+        moving = [d for d in range(self.dim()) if sizes[d] != 1]
+        ordered = iter(sorted(moving, key=lambda d: -strides[d]))
+        return tuple(next(ordered) if sizes[d] != 1 else d for d in range(self.dim()))
+
+    def _map_elements(self, name, fn, others):
+        """self's elements replaced by fn(element, *the others' elements): a Python loop, as
+        PyTorch's apply_ / map_ / map2_ (CPU tensors only)."""
+        if self.device.type != "cpu":
+            raise TypeError(f"{name} is only implemented on CPU tensors")
+        if self.requires_grad:
+            raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                               f"var.detach().{name}() instead.")
+        columns = [self.reshape(-1).tolist()] + [o.expand(self.shape).reshape(-1).tolist()
+                                                 for o in others]
+        values = [fn(*args) for args in zip(*columns)]
+        if not self.is_floating_point() and not self.is_complex() and self.dtype != _C.bool:
+            values = [int(v) for v in values]
+        return self.copy_(_C.tensor(values, dtype=self.dtype).reshape(self.shape))
+
+    def apply_(self, callable):
+        return self._map_elements("apply_", callable, ())
+
+    def map_(self, tensor, callable):
+        return self._map_elements("map_", callable, (tensor,))
+
+    def map2_(self, x, y, callable):
+        return self._map_elements("map2_", callable, (x, y))
+
     def bfloat16(self):
         return self.to(_C.bfloat16)
 
@@ -608,20 +653,27 @@ class Tensor(_C.TensorBase):
 
     @property
     def mH(self):
-        return self.mT
+        """The conjugate transpose of the last two dims (for a complex tensor a copy here:
+        conj() materializes)."""
+        if self.dim() < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.dim()}-D tensor.")
+        t = self.transpose(-2, -1)
+        return t.conj() if t.is_complex() else t
 
     @property
     def H(self):
         if self.dim() == 0:
             warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
                           UserWarning, stacklevel=2)
-            return self.permute([])
+            return self.conj() if self.is_complex() else self.permute([])
         if self.dim() != 2:
             hint = (" For batches of matrices, consider using tensor.mH" if self.dim() > 2
                     else "")
             raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{self.dim()}-D tensor.{hint}")
-        return self.permute([1, 0])
+        t = self.permute([1, 0])
+        return t.conj() if t.is_complex() else t
 
     def new_empty(self, size, *, dtype=None, device=None, requires_grad=False):
         from . import empty

@@ -5,6 +5,8 @@ aten::cdist (src/aten/native/einsum.c, linalg_norm.c).  Below them, the linear-a
 composites inner, addr, addbmm, dist, logdet, pinverse and vander, written with mm, outer,
 tensordot, vector_norm, slogdet, pinv and cumprod as PyTorch's CompositeImplicitAutograd kernels
 are."""
+import warnings
+
 from . import _C
 
 _einsum = _C._op("aten::einsum")
@@ -158,10 +160,170 @@ def vander(x, N=None, increasing=False):
     return result if increasing else result.flip(1)
 
 
+# ---- the deprecated linear-algebra functions, over torch.linalg (with PyTorch's warnings) ----
+
+def _deprecated(message):
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+def cholesky(input, upper=False, *, out=None):
+    """L with input = L L^H (upper=True: U with input = U^H U)."""
+    from . import linalg
+    _deprecated("torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+                "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be "
+                "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+                "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+                "transform will produce equivalent results for all valid (symmetric positive "
+                "definite) inputs.")
+    result = linalg.cholesky(input, upper=upper)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def cholesky_solve(B, L, upper=False, *, out=None):
+    """X with A X = B for A = L L^H (upper=True: A = U^H U with U = L)."""
+    from .linalg import solve_triangular
+    if upper:
+        Y = solve_triangular(L.mH, B, upper=False)
+        result = solve_triangular(L, Y, upper=True)
+    else:
+        Y = solve_triangular(L, B, upper=False)
+        result = solve_triangular(L.mH, Y, upper=True)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def cholesky_inverse(L, upper=False, *, out=None):
+    """The inverse of A = L L^H (upper=True: A = U^H U) from its Cholesky factor."""
+    from ._functions import eye
+    if L.dim() < 2:
+        raise RuntimeError("cholesky_inverse: The input tensor A must have at least 2 "
+                           "dimensions.")
+    n = L.shape[-1]
+    identity = eye(n, dtype=L.dtype, device=L.device).expand(L.shape)
+    return cholesky_solve(identity, L, upper, out=out)
+
+
+def qr(input, some=True, *, out=None):
+    """(Q, R): linalg.qr with mode 'reduced' (some=True) or 'complete'."""
+    from . import linalg
+    from .return_types import qr as qr_result
+    _deprecated("torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+                "future PyTorch release.\nThe boolean parameter 'some' has been replaced with "
+                "a string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced "
+                "with\nQ, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    return qr_result(linalg.qr(input, "reduced" if some else "complete"))
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    """(X, A.clone()) with A X = b (transpose: A^T X = b), A triangular."""
+    from .linalg import solve_triangular
+    from .return_types import triangular_solve as result_type
+    _deprecated("torch.triangular_solve is deprecated in favor of "
+                "torch.linalg.solve_triangularand will be removed in a future PyTorch release."
+                "\ntorch.linalg.solve_triangular has its arguments reversed and does not return "
+                "a copy of one of the inputs.\nX = torch.triangular_solve(B, A).solution\n"
+                "should be replaced with\nX = torch.linalg.solve_triangular(A, B).")
+    coefficient = A.mT if transpose else A
+    solution = solve_triangular(coefficient, b, upper=upper != transpose,
+                                unitriangular=unitriangular)
+    return result_type((solution, A.clone()))
+
+
+def lu(A, pivot=True, get_infos=False, out=None):
+    """(LU, pivots) of lu_factor (with get_infos, also the LAPACK info per matrix)."""
+    from . import linalg
+    _deprecated("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+                "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+                "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots "
+                "= torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+                "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, "
+                "pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
+    LU, pivots, info = linalg.lu_factor_ex(A, pivot=pivot)
+    return (LU, pivots, info) if get_infos else (LU, pivots)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
+    """(P, L, U) with A = P @ L @ U from lu_factor's packed LU and pivots."""
+    from .linalg import _lu_unpack
+    from .return_types import lu_unpack as result_type
+    return result_type(_lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots))
+
+
+def lu_solve(b, LU_data, LU_pivots, *, out=None):
+    """X with A X = b from lu_factor(A) (linalg.lu_solve with the arguments reversed)."""
+    from . import linalg
+    _deprecated("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be "
+                "removed in a future PyTorch release.\nNote that torch.linalg.lu_solve has its "
+                "arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced "
+                "with\nX = torch.linalg.lu_solve(LU, pivots, B)")
+    return linalg.lu_solve(LU_data, LU_pivots, b, out=out)
+
+
+def orgqr(input, tau, *, out=None):
+    """linalg.householder_product: Q from geqrf's (input, tau)."""
+    from . import linalg
+    return linalg.householder_product(input, tau, out=out)
+
+
+def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+    """op(Q) @ other (left) or other @ op(Q) for Q of geqrf's (input, tau), op the conjugate
+    transpose when transpose."""
+    from .linalg import _ormqr
+    result = _ormqr(input, tau, other, left, transpose)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def chain_matmul(*matrices, out=None):
+    """matrices[0] @ matrices[1] @ ... for 2-D matrices (linalg.multi_dot of varargs)."""
+    from . import linalg
+    _deprecated("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+                "more tensors rather than multiple parameters.")
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+    if len(matrices) == 1:
+        result = matrices[0].clone()
+        return result if out is None else out.resize_(result.shape).copy_(result)
+    return linalg.multi_dot(matrices, out=out)
+
+
+def nuclear_norm(input, dim=(-2, -1), keepdim=False, *, out=None):
+    """The sum of the singular values of the matrices over dim (linalg.matrix_norm 'nuc');
+    nuclear_norm(input, True) keeps the dims."""
+    from . import linalg
+    _deprecated("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It "
+                "will be removed in a future PyTorch release. Please use "
+                "`linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead")
+    if isinstance(dim, bool):
+        dim, keepdim = (-2, -1), dim
+    result = linalg.matrix_norm(input, "nuc", dim, keepdim)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def frobenius_norm(input, dim, keepdim=False, *, out=None):
+    """The 2-norm of input's elements over dim (linalg.vector_norm(input, 2, dim))."""
+    from . import linalg
+    _deprecated("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+                "It will be removed in a future PyTorch release. Please use "
+                "`linalg.vector_norm(A, 2., dim, keepdim)` instead")
+    result = linalg.vector_norm(input, 2, dim, keepdim)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
 def _install(tensor_class):
     from ._functions import _in_place
     from .linalg import matrix_exp, matrix_power
-    for fn in (inner, addr, addbmm, dist, logdet, pinverse, matrix_exp, matrix_power):
+    for fn in (inner, addr, addbmm, dist, logdet, pinverse, matrix_exp, matrix_power,
+               cholesky, cholesky_solve, cholesky_inverse, qr, triangular_solve, lu_solve,
+               orgqr, ormqr):
         setattr(tensor_class, fn.__name__, fn)
+
+    def _lu(self, pivot=True, get_infos=False):
+        return lu(self, pivot, get_infos)
+    tensor_class.lu = _lu
+    for name in ("addmm", "baddbmm", "addmv"):
+        setattr(tensor_class, name + "_", _in_place(_C._functions[name]))
     tensor_class.addr_ = _in_place(addr)
     tensor_class.addbmm_ = _in_place(addbmm)

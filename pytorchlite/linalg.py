@@ -365,3 +365,218 @@ def _qr_solve(A, B):
         return solve_triangular(R, Q.mT @ B, upper=True)
     Q, R = qr(A.mT)
     return Q @ solve_triangular(R.mT, B, upper=False)
+
+
+# ---- LU from lu_factor's packed form; multi_dot, vander and diagonal ----
+
+def _lu_unpack(LU, pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) with A = P @ L @ U from lu_factor's LU (L below the diagonal with a unit
+    diagonal, U on and above it) and its 1-based LAPACK row swaps; the parts not asked for
+    are empty tensors."""
+    m, n = LU.shape[-2], LU.shape[-1]
+    k = min(m, n)
+    L = U = P = empty(0, dtype=LU.dtype, device=LU.device)
+    if unpack_data:
+        L = LU[..., :, :k].tril(-1) + eye(m, k, dtype=LU.dtype, device=LU.device)
+        U = LU[..., :k, :].triu()
+    if unpack_pivots:
+        batch = list(LU.shape[:-2])
+        perm = _C._functions["arange"](m, device=LU.device).expand(batch + [m]).clone()
+        swaps = pivots.to(_C.int64) - 1
+        for i in range(pivots.shape[-1]):
+            j = swaps[..., i:i + 1]
+            at_i, at_j = perm[..., i:i + 1].clone(), perm.gather(-1, j)
+            perm[..., i:i + 1] = at_j
+            perm.scatter_(-1, j, at_i)
+        # row i of L @ U is row perm[i] of A: P[perm[i], i] = 1
+        P = eye(m, dtype=LU.dtype, device=LU.device)[perm].mT
+    return P, L, U
+
+
+def lu(A, *, pivot=True, out=None):
+    """(P, L, U) with A = P @ L @ U, L unit lower triangular (m x k), U upper (k x n)."""
+    from .return_types import linalg_lu
+    LU, pivots = lu_factor(A, pivot=pivot)
+    return linalg_lu(_lu_unpack(LU, pivots))
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B (left=False: X A = B; adjoint: with A^H) from lu_factor(A)."""
+    P, L, U = _lu_unpack(LU, pivots)
+    if adjoint:
+        P, L, U = P.mT, U.mH, L.mH
+        upper_first = False
+    else:
+        upper_first = True
+    if left:
+        # A = P L U: X = U^-1 L^-1 P^T B (adjoint: A^H = U^H L^H P^T, X = P L^-H U^-H B)
+        if upper_first:
+            Y = solve_triangular(L, P.mT @ B, upper=False, unitriangular=True)
+            return solve_triangular(U, Y, upper=True)
+        Y = solve_triangular(L, B, upper=False)
+        return P.mT @ solve_triangular(U, Y, upper=True, unitriangular=True)
+    return lu_solve(LU, pivots, B.mH, left=True, adjoint=not adjoint).mH
+
+
+def multi_dot(tensors, *, out=None):
+    """tensors[0] @ tensors[1] @ ...: the first may be 1-D (a row), the last 1-D (a column),
+    the others 2-D; multiplied left to right."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    for i, t in enumerate(tensors):
+        ends = i in (0, len(tensors) - 1)
+        if t.dim() != 2 and not (ends and t.dim() == 1):
+            where = "first" if i == 0 else "last" if i == len(tensors) - 1 else None
+            if where:
+                raise RuntimeError(f"multi_dot(): the {where} tensor must be 1D or 2D but got "
+                                   f"{t.dim()}D")
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.dim()}D")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = matmul(result, t)
+    if out is not None:
+        return out.resize_(result.shape).copy_(result)
+    return result
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrix with increasing powers x^0 .. x^(N-1) along the last dim, for x
+    of shape (*, n)."""
+    n = (x.shape[-1] if x.dim() else 1) if N is None else N
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    dtype = _C.promote_types(x.dtype, _C.int64)
+    x = x.to(dtype)
+    powers = x.unsqueeze(-1).expand(list(x.shape) + [n - 1]).cumprod(-1)
+    return _C._functions["cat"]([ones_like(x).unsqueeze(-1), powers], -1)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """A.diagonal(offset, dim1, dim2), defaulting to the last two dims (the matrices)."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+# ---- tensor inverse and solve, condition number ----
+
+def _prod(sizes):
+    result = 1
+    for size in sizes:
+        result *= size
+    return result
+
+
+def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A seen as a matrix of shape (prod(shape[:ind]), prod(shape[ind:])),
+    returned with shape shape[ind:] + shape[:ind] (tensordot(inv, A, ind) is the identity)."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = list(A.shape[:ind]), list(A.shape[ind:])
+    if _prod(cols) != _prod(rows):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {_prod(cols)} != {_prod(rows)}")
+    result = inv(A.reshape(_prod(rows), _prod(cols))).reshape(cols + rows)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) == B: A's dims in `dims` are moved last first, then A
+    is solved as a matrix of shape (prod(B.shape), prod(A.shape[B.ndim:]))."""
+    if dims is not None:
+        dims = [d + A.dim() if d < 0 else d for d in dims]
+        A = A.permute([d for d in range(A.dim()) if d not in dims] + dims)
+    x_shape = list(A.shape[B.dim():])
+    if _prod(x_shape) != B.numel():
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:"
+                           "]) == prod(self.shape[:other.ndim]), but got "
+                           f"{_prod(x_shape)} != {B.numel()}")
+    result = solve(A.reshape(_prod(A.shape[:B.dim()]), _prod(x_shape)),
+                   B.reshape(-1)).reshape(x_shape)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+_COND_ORDS = (None, 2, -2, "fro", "nuc", math.inf, -math.inf, 1, -1)
+
+
+def cond(A, p=None, *, out=None):
+    """The condition number of A: the ratio of its extreme singular values (p None, 2, -2:
+    any shape), else matrix_norm(A, p) * matrix_norm(inv(A), p) for square A, inf where A is
+    singular."""
+    if p not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        result = s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    else:
+        if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+            shape = f"{A.shape[-2]} by {A.shape[-1]}" if A.dim() >= 2 else f"{A.dim()}-D"
+            raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, "
+                               f"but they are {shape} matrices")
+        inverse, info = inv_ex(A)
+        result = matrix_norm(A, p) * matrix_norm(inverse, p)
+        result = where(info > 0, _C._functions["full_like"](result, math.inf), result)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+# ---- products of Householder reflectors (LAPACK's orgqr / ormqr) ----
+
+def _reflectors(name, A, tau):
+    """The vectors v_i (unit at i, A[i+1:, i] below, zeros above) of H_i = I - tau_i v_i v_i^H,
+    as the columns of an (*, m, k) tensor, after PyTorch's checks."""
+    if A.dim() < 2:
+        raise RuntimeError(f"{name}: input must have at least 2 dimensions.")
+    if tau.dim() != A.dim() - 1:
+        raise RuntimeError(f"{name}: Expected tau to have one dimension less than input, but "
+                           f"got tau.ndim equal to {tau.dim()} and input.ndim is equal to "
+                           f"{A.dim()}")
+    if tau.dtype != A.dtype:
+        raise RuntimeError(f"{name}: tau dtype {_LEGACY_NAMES.get(tau.dtype, tau.dtype)} does "
+                           f"not match input dtype {_LEGACY_NAMES.get(A.dtype, A.dtype)}")
+    m, k = A.shape[-2], tau.shape[-1]
+    lower = A[..., :, :k].tril(-1)
+    return lower + eye(m, k, dtype=A.dtype, device=A.device)
+
+
+def _apply_reflectors(V, tau, C, transpose):
+    """Q C for Q = H_1 H_2 ... H_k (Q^H C with transpose), one rank-1 update per reflector."""
+    k = tau.shape[-1]
+    order = range(k) if transpose else range(k - 1, -1, -1)
+    for i in order:
+        v = V[..., :, i:i + 1]
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        t = t.conj() if transpose and t.is_complex() else t
+        C = C - (t * v) @ (v.mH @ C)
+    return C
+
+
+def householder_product(A, tau, *, out=None):
+    """The first n columns of H_1 H_2 ... H_k, H_i = I - tau_i v_i v_i^H with v_i stored
+    below the diagonal of A's column i (geqrf's output): LAPACK's orgqr."""
+    name = "torch.linalg.householder_product"
+    if A.dim() >= 2 and A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if A.dim() >= 2 and A.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{name}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    V = _reflectors(name, A, tau)
+    m, n = A.shape[-2], A.shape[-1]
+    identity = eye(m, n, dtype=A.dtype, device=A.device).expand(list(A.shape[:-2]) + [m, n])
+    result = _apply_reflectors(V, tau, identity, False)
+    return result if out is None else out.resize_(result.shape).copy_(result)
+
+
+def _ormqr(A, tau, other, left=True, transpose=False):
+    """op(Q) @ other (left) or other @ op(Q), Q = H_1 ... H_k of geqrf's output (A, tau),
+    op = conjugate transpose when transpose: LAPACK's ormqr."""
+    name = "torch.ormqr"
+    V = _reflectors(name, A, tau)
+    m = A.shape[-2]
+    if left and other.shape[-2] != m:
+        raise RuntimeError(f"{name}: other.shape[-2] must be equal to input.shape[-2]")
+    if not left and other.shape[-1] != m:
+        raise RuntimeError(f"{name}: other.shape[-1] must be equal to input.shape[-2]")
+    if left:
+        return _apply_reflectors(V, tau, other, transpose)
+    # C Q = (Q^H C^H)^H
+    return _apply_reflectors(V, tau, other.mH, not transpose).mH

@@ -28,3 +28,9 @@ for _name, _fields in _C._named_returns:
 # returned by composites of pytorchlite/linalg.py rather than operators
 linalg_lstsq = _make("linalg_lstsq", ("solution", "residuals", "rank", "singular_values"))
 linalg_eig = _make("linalg_eig", ("eigenvalues", "eigenvectors"))
+qr = _make("qr", ("Q", "R"))
+triangular_solve = _make("triangular_solve", ("solution", "cloned_coefficient"))
+lu_unpack = _make("lu_unpack", ("P", "L", "U"))
+linalg_lu = _make("linalg_lu", ("P", "L", "U"))
+histogram = _make("histogram", ("hist", "bin_edges"))
+histogramdd = _make("histogramdd", ("hist", "bin_edges"))

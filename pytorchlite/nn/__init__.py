@@ -1,5 +1,6 @@
 """pytorchlite.nn: modules, parameters, functional, init, utils (torch.nn)."""
 from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import (  # noqa: F401
+    Buffer, Parameter, UninitializedBuffer, UninitializedParameter)
 from .parallel import DataParallel  # noqa: F401

@@ -18,6 +18,7 @@ __all__ = [
     "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool2d", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d", "lp_pool1d",
+    "adaptive_avg_pool3d", "max_unpool3d",
     "lp_pool2d", "lp_pool3d", "pad", "interpolate", "upsample", "upsample_nearest",
     "upsample_bilinear",
     "pixel_shuffle", "pixel_unshuffle", "unfold", "fold", "grid_sample", "affine_grid",
@@ -226,6 +227,27 @@ def adaptive_avg_pool2d(input, output_size):
     return _aten._adaptive_avg_pool2d(input, _adaptive_size(input, output_size, 2))
 
 
+def adaptive_avg_pool3d(input, output_size):
+    """Adaptive average pooling over the last three dims: the bins are products of one
+    interval per dim, so the mean over a bin is the mean over depth of 2-D bin means (two
+    passes of the 2-D kernel)."""
+    if input.dim() not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                           f"{list(input.shape)}")
+    if isinstance(output_size, (list, tuple)) and len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    for d in range(input.dim() - 3, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError("adaptive_avg_pool3d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {list(input.shape)} "
+                               f"with dimension {d} being empty")
+    od, oh, ow = _adaptive_size(input, output_size, 3)
+    lead, (d, h, w) = list(input.shape[:-3]), input.shape[-3:]
+    planes = _aten._adaptive_avg_pool2d(input.reshape([-1, d, h, w]), [oh, ow])
+    depth = _aten._adaptive_avg_pool2d(planes.reshape([-1, 1, d, oh * ow]), [od, oh * ow])
+    return depth.reshape(lead + [od, oh, ow])
+
+
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     _check_1d(input, "adaptive_max_pool1d")
     o = _one(output_size, "adaptive_max_pool1d", "output_size")
@@ -272,6 +294,21 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     s = k if stride is None else _list(stride, 2)
     size = _unpool_output_size(input, k, s, _list(padding, 2), output_size)
     return _aten.max_unpool2d(input, indices, size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The 2-D unpooling kernel on the depth * height * width positions as one column."""
+    k = _list(kernel_size, 3)
+    s = k if stride is None else _list(stride, 3)
+    size = _unpool_output_size(input, k, s, _list(padding, 3), output_size)
+    volume = size[0] * size[1] * size[2]
+    if indices.numel() and int(indices.max()) >= volume:
+        raise RuntimeError(f"Found an invalid max index: {int(indices.max())} (output volumes "
+                           f"are of size {size[0]}x{size[1]}x{size[2]})")
+    lead = list(input.shape[:-3])
+    out = _aten.max_unpool2d(input.reshape(lead + [-1, 1]), indices.reshape(lead + [-1, 1]),
+                             [volume, 1])
+    return out.reshape(lead + size)
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):

@@ -34,7 +34,8 @@ __all__ = [
     "embedding", "embedding_bag", "dropout", "dropout1d", "dropout2d", "dropout3d",
     "alpha_dropout", "feature_alpha_dropout", "scaled_dot_product_attention",
     "cosine_similarity", "pairwise_distance", "poisson_nll_loss", "gaussian_nll_loss",
-    "triplet_margin_with_distance_loss", "ctc_loss",
+    "triplet_margin_with_distance_loss", "ctc_loss", "pdist", "channel_shuffle",
+    "native_channel_shuffle", "gumbel_softmax",
 ]
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
@@ -98,6 +99,21 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _softmax_dim(input.dim())
     return torch.softmax(-input, dim, dtype=dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """softmax((logits + g) / tau) with g drawn from Gumbel(0, 1) (-log of an Exp(1) draw);
+    hard=True: the one-hot of its argmax in the forward pass, with the soft sample's
+    gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -torch.empty_like(logits).exponential_().log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = torch.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -246,9 +262,15 @@ def prelu(input, weight):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Leaky ReLU whose negative slope is drawn uniformly from [lower, upper] per element
     while training (the slopes are constants for autograd), (lower + upper) / 2 otherwise."""
+    return _rrelu(input, lower, upper, training, inplace, None)
+
+
+def _rrelu(input, lower, upper, training, inplace, generator):
+    """rrelu drawing the slopes from `generator` (None: the default one), as torch.rrelu."""
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slope = torch.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
+    slope = torch.empty(input.shape, dtype=input.dtype).uniform_(lower, upper,
+                                                                 generator=generator)
     scale = torch.where(input >= 0, torch.ones((), dtype=input.dtype), slope)
     return input.mul_(scale) if inplace else input * scale
 
@@ -1000,6 +1022,12 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       "in a future release to interpret the input as one without a batch "
                       "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
                       "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    return _channel_dropout(input, p, training, inplace)
+
+
+def _channel_dropout(input, p, training, inplace):
+    """Zeroes entries of dims 0 and 1 with everything after them (aten::feature_dropout)."""
+    dim = input.dim()
     if dim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not training or p == 0:
@@ -1024,7 +1052,8 @@ def _alpha_dropout(input, p, training, inplace, mask_shape):
     keep = _keep_mask(mask_shape, input.dtype, p, input)
     keep = _mask(keep != 0, input)
     a = 1.0 / math.sqrt((_SELU_NEG * _SELU_NEG * p + 1) * (1 - p))
-    b = (keep - 1) * (_SELU_NEG * a) + _SELU_NEG * a * p
+    # dropped: a * _SELU_NEG + b, SELU's negative saturation moved by the affine correction
+    b = (1 - keep) * (_SELU_NEG * a) - _SELU_NEG * a * p
     scale = keep * a
     if inplace:
         return input.mul_(scale).add_(b)
@@ -1036,6 +1065,8 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
     return _alpha_dropout(input, p, training, inplace, shape)
 
@@ -1176,6 +1207,22 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     if d.dim() == 0:
         return _vector_norm(d.reshape(1), p, 0, keepdim)
     return _vector_norm(d, p, dim, keepdim)
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of input [N, M]: the upper triangle of
+    cdist(input, input) without the diagonal, row by row (N * (N - 1) / 2 values)."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = torch.triu_indices(input.size(0), input.size(0), 1, device=input.device)
+    diff = input[i] - input[j]
+    if input.size(1) == 0:   # no coordinates: every distance 0 (the inf norm has no identity)
+        return diff.sum(1)
+    return torch.linalg.vector_norm(diff, p, 1)
 
 
 @_autocast_to_float32
@@ -1417,6 +1464,27 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if red == 2:
         return loss.sum()
     return loss if batched else loss.squeeze(0)
+
+
+def channel_shuffle(input, groups):
+    """Splits the channels (dim 1) of input [N, C, *] into `groups` groups and interleaves
+    them: channel k of group g moves to position k * groups + g."""
+    if input.dim() <= 2:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    c = input.size(1)
+    if c % groups != 0:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    n, rest = input.size(0), list(input.shape[2:])
+    x = input.reshape([n, groups, c // groups] + rest).transpose(1, 2)
+    return x.reshape(list(input.shape))
+
+
+native_channel_shuffle = channel_shuffle
 
 
 def one_hot(tensor, num_classes=-1):

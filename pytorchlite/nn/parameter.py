@@ -38,3 +38,49 @@ class Buffer(Tensor):
         t = Tensor._make_subclass(cls, data, data.requires_grad)
         t._persistent = persistent
         return t
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet (lazy modules): materialize() gives
+    it storage of the shape the first input implies and turns it into cls_to_become."""
+    __slots__ = ()
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        device = self.data.device if device is None else device
+        dtype = self.data.dtype if dtype is None else dtype
+        self.data = _C._functions["empty"](tuple(shape), device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error usually "
+            "happens in `load_state_dict` when trying to load an uninitialized parameter into "
+            "an initialized one. Call `forward` to initialize the parameters before accessing "
+            "their attributes.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.data.device, self.data.dtype)
+        return memo[id(self)]
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        data = _C._functions["empty"](0, device=device, dtype=dtype)
+        return Tensor._make_subclass(cls, data, requires_grad)
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        data = _C._functions["empty"](0, device=device, dtype=dtype)
+        return Tensor._make_subclass(cls, data, requires_grad)

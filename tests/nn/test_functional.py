@@ -1262,10 +1262,10 @@ def test_alpha_dropout():
     x, a = make((200, 50), ptl.float64)
     p = 0.2
     y = to_numpy(F.alpha_dropout(x, p, training=True))
-    alpha = -1.7580993408473766
+    alpha = 1.7580993408473766   # PyTorch's: dropped elements end at -alpha * sc * (1 - p)
     sc = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
     kept = np.isclose(y, a * sc + alpha * sc * p)
-    dropped = np.isclose(y, alpha * sc * p - alpha * sc)
+    dropped = np.isclose(y, -alpha * sc * (1 - p))
     assert np.all(kept | dropped)
     assert abs(dropped.mean() - p) < 0.03
     assert F.alpha_dropout(x, p) is x
@@ -1575,3 +1575,24 @@ def test_sdpa_causal_gradcheck(L, S, E):
                                                           v, is_causal=True)
     assert gradcheck(fn, (q, k, v))
     assert gradgradcheck(fn, (q, k, v))
+
+
+def test_gumbel_softmax():
+    logits = ptl.tensor(np.log(np.array([[0.1, 0.6, 0.3]] * 4000)))
+    ptl.manual_seed(0)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    assert_close(soft.sum(-1), np.ones(4000))
+    ptl.manual_seed(0)
+    hard = F.gumbel_softmax(logits, tau=0.5, hard=True)
+    # the hard sample is the one-hot of the soft one's argmax, drawn from softmax(logits)
+    assert_close(hard.argmax(-1), to_numpy(soft.argmax(-1)))
+    assert set(np.unique(to_numpy(hard))) == {0.0, 1.0}
+    freq = to_numpy(hard).mean(0)
+    assert np.allclose(freq, [0.1, 0.6, 0.3], atol=0.03)
+    x = ptl.tensor(np.random.default_rng(0).standard_normal((3, 4)), requires_grad=True)
+    ptl.manual_seed(1)
+    y = F.gumbel_softmax(x, hard=True, dim=0)
+    (y * ptl.arange(12.0, dtype=ptl.float64).reshape(3, 4)).sum().backward()
+    assert x.grad is not None and float(x.grad.abs().sum()) > 0   # straight-through gradient
+    with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
+        F.gumbel_softmax(x, eps=1e-5)

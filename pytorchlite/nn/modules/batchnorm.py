@@ -4,7 +4,8 @@ the running statistics buffers running_mean, running_var and num_batches_tracked
 from ... import _C
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin, _materialize
 from .module import Module
 
 
@@ -114,3 +115,37 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """num_features from the first input's dim 1 (as PyTorch's, also for an unbatched
+    instance norm input).  The lazy instance norms share the batch norms' defaults
+    (affine=True, track_running_stats=True), as PyTorch's do."""
+    _inferred_size = "num_features"
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None):
+        super().__init__(0, eps, momentum, affine, track_running_stats, device, dtype)
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            n = (self.num_features,)
+            _materialize(self, {"weight": n, "bias": n, "running_mean": n, "running_var": n})
+
+
+def _lazy_norm(norm):
+    lazy = type("Lazy" + norm.__name__, (_LazyNormBase, norm), {
+        "cls_to_become": norm, "__module__": __name__,
+        "__doc__": f"A {norm.__name__} whose num_features comes from its first input."})
+    return lazy
+
+
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = (
+    _lazy_norm(n) for n in (BatchNorm1d, BatchNorm2d, BatchNorm3d))

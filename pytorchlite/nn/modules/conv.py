@@ -7,7 +7,8 @@ import math
 from ... import _C
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, _materialize
 from .module import Module
 
 
@@ -192,3 +193,60 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 class ConvTranspose3d(_ConvTransposeNd):
     _n = 3
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """in_channels from the first input (dim 1, or dim 0 of an unbatched one)."""
+    _inferred_size = "in_channels"
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = input.shape[0] if input.dim() == self._n + 1 else input.shape[1]
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self._transposed:
+            shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+        _materialize(self, {"weight": shape, "bias": (self.out_channels,)})
+
+
+def _lazy_conv(conv):
+    class LazyConv(_LazyConvMixin, conv):
+        cls_to_become = conv
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                     groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                             padding_mode, device, dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+    LazyConv.__name__ = LazyConv.__qualname__ = "Lazy" + conv.__name__
+    LazyConv.__doc__ = f"A {conv.__name__} whose in_channels comes from its first input."
+    return LazyConv
+
+
+def _lazy_conv_transpose(conv):
+    class LazyConvTranspose(_LazyConvMixin, conv):
+        cls_to_become = conv
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                             dilation, padding_mode, device, dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+    LazyConvTranspose.__name__ = LazyConvTranspose.__qualname__ = "Lazy" + conv.__name__
+    LazyConvTranspose.__doc__ = f"A {conv.__name__} whose in_channels comes from its first input."
+    return LazyConvTranspose
+
+
+LazyConv1d, LazyConv2d, LazyConv3d = (_lazy_conv(c) for c in (Conv1d, Conv2d, Conv3d))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = (
+    _lazy_conv_transpose(c) for c in (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))

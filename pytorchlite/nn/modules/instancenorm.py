@@ -3,7 +3,7 @@ normalisation; no affine parameters and no running statistics unless asked for."
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _lazy_norm, _NormBase
 
 
 class _InstanceNorm(_NormBase):
@@ -53,3 +53,7 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
+
+
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = (
+    _lazy_norm(n) for n in (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

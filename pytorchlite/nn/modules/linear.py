@@ -1,10 +1,12 @@
-"""Identity, Linear, NonDynamicallyQuantizableLinear, Bilinear (torch/nn/modules/linear.py)."""
+"""Identity, Linear, NonDynamicallyQuantizableLinear, Bilinear, LazyLinear
+(torch/nn/modules/linear.py)."""
 import math
 
 from ... import _C
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin, _materialize
 from .module import Module
 
 
@@ -82,3 +84,23 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is the last dim of its first input; it becomes a Linear
+    then."""
+    cls_to_become = Linear
+    _inferred_size = "in_features"
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.in_features = input.shape[-1]
+            _materialize(self, {"weight": (self.out_features, self.in_features),
+                                "bias": (self.out_features,)})

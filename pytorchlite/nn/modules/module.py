@@ -5,7 +5,7 @@ from collections import OrderedDict, namedtuple
 
 from ... import _C, __future__
 from ..._tensor import Tensor
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, UninitializedTensorMixin
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -366,7 +366,9 @@ class Module:
                 else:
                     out.grad = new_grad.requires_grad_(grad.requires_grad)
         for key, buf in self._buffers.items():
-            if buf is not None:
+            if isinstance(buf, UninitializedTensorMixin):   # stays lazy, with fn's dtype/device
+                buf.data = fn(buf)
+            elif buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 

@@ -78,6 +78,39 @@ def _cell(mode, dtype):
 _ACTIVATIONS = {"RNN_TANH": torch.tanh, "RNN_RELU": torch.relu}
 
 
+def _cell_function(mode, input, hx, w_ih, w_hh, b_ih, b_hh):
+    """torch.lstm_cell / gru_cell / rnn_tanh_cell / rnn_relu_cell: one step with explicit
+    weights, ATen's checks (input and hidden sizes, then the weights' gate rows).  The gate
+    projections carry their own biases (GRU's n gate needs b_hh inside r * (...)); an LSTM's
+    hx is the pair (h, c)."""
+    states = tuple(hx) if mode == "LSTM" else (hx,)
+    if mode == "LSTM" and len(states) != 2:
+        raise RuntimeError("lstm_cell expects two hidden states")
+    if input.size(1) != w_ih.size(1):
+        raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                           f"{w_ih.size(1)}")
+    hidden_size = w_hh.size(1)
+    for i, h in enumerate(states):
+        if input.size(0) != h.size(0):
+            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{i} "
+                               f"batch size {h.size(0)}")
+        if h.size(1) != hidden_size:
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.size(1)}, "
+                               f"expected {hidden_size}")
+    rows = _GATES[mode] * hidden_size
+    for what, w in (("weight_ih", w_ih), ("weight_hh", w_hh)):
+        if w.size(0) != rows:
+            raise RuntimeError(f"{what} first dim must be {_GATES[mode]} * hidden_size = "
+                               f"{rows}, but got {w.size(0)}")
+    input_gates = F.linear(input, w_ih, b_ih)
+    hidden_gates = F.linear(states[0], w_hh, b_hh)
+    if mode == "LSTM":
+        return _cell(mode, input.dtype)(input_gates, hidden_gates, states[1])
+    if mode == "GRU":
+        return _cell(mode, input.dtype)(input_gates, hidden_gates, states[0])
+    return _ACTIVATIONS[mode](input_gates + hidden_gates)
+
+
 def _input_gates(mode, x, w_ih, b_ih, b_hh):
     """x W_ih^T for LSTM / GRU (their cell adds the biases), x W_ih^T + b_ih + b_hh for RNN."""
     if mode in ("LSTM", "GRU"):

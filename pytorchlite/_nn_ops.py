@@ -1,0 +1,240 @@
+"""The torch-namespace forms of the nn.functional ops (torch.conv2d, torch.dropout,
+torch.layer_norm, torch.kl_div, torch.lstm_cell, ...), with ATen's signatures: booleans and
+probabilities positional (torch.dropout(input, p, train)), batch_norm's and instance_norm's
+weights before the running statistics, reductions as ATen's integers (0 none, 1 mean, 2 sum;
+none by default, as PyTorch's bindings parse the default),
+grid sampling modes as integers, the cuDNN switches accepted and ignored.  Each calls the
+nn.functional implementation (or the RNN cell step of nn/modules/rnn.py); where the signature
+is the same as F's, the name is bound to F's function itself."""
+from .nn import functional as F
+from .nn.modules import rnn as _rnn
+
+__all__ = [
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
+    "feature_alpha_dropout_", "feature_dropout", "feature_dropout_", "batch_norm",
+    "layer_norm", "group_norm", "instance_norm", "rms_norm", "max_pool1d", "max_pool2d",
+    "max_pool3d", "max_pool1d_with_indices", "avg_pool1d", "adaptive_avg_pool1d",
+    "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+    "native_channel_shuffle", "prelu", "selu", "selu_", "celu", "celu_", "rrelu", "rrelu_",
+    "bilinear", "cosine_similarity", "pairwise_distance", "pdist", "kl_div",
+    "binary_cross_entropy_with_logits", "cosine_embedding_loss", "hinge_embedding_loss",
+    "margin_ranking_loss", "triplet_margin_loss", "poisson_nll_loss", "ctc_loss",
+    "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator",
+    "lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell",
+]
+
+# the same signature as nn.functional's: the same function
+conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
+conv_transpose1d, conv_transpose2d = F.conv_transpose1d, F.conv_transpose2d
+conv_transpose3d = F.conv_transpose3d
+rms_norm, adaptive_avg_pool1d = F.rms_norm, F.adaptive_avg_pool1d
+pixel_shuffle, pixel_unshuffle, prelu, bilinear = (
+    F.pixel_shuffle, F.pixel_unshuffle, F.prelu, F.bilinear)
+cosine_similarity, pairwise_distance, pdist = F.cosine_similarity, F.pairwise_distance, F.pdist
+channel_shuffle, native_channel_shuffle = F.channel_shuffle, F.native_channel_shuffle
+grid_sampler_2d, grid_sampler_3d = F.aten.grid_sampler_2d, F.aten.grid_sampler_3d
+
+_REDUCTION_NAMES = ("none", "mean", "sum")
+
+
+def _reduction(reduction):
+    """ATen's reduction integer as nn.functional's name."""
+    if reduction not in (0, 1, 2):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTION_NAMES[reduction]
+
+
+def _check_p(p):
+    """ATen's dropout check: a RuntimeError, where nn.functional raises ValueError."""
+    if p < 0.0 or p > 1.0:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+# ---- dropout: (input, p, train), all three required ----
+
+def _dropout_form(name, f_dropout, inplace):
+    """torch.NAME(input, p, train): F's dropout with ATen's check of p; feature_dropout
+    zeroes whole channels of (N, C, *) (a mask of shape (N, C, 1, ...))."""
+    def dropout_form(input, p, train):
+        _check_p(p)
+        return f_dropout(input, p, train, inplace)
+    dropout_form.__name__ = dropout_form.__qualname__ = name
+    return dropout_form
+
+
+dropout = _dropout_form("dropout", F.dropout, False)
+dropout_ = _dropout_form("dropout_", F.dropout, True)
+feature_dropout = _dropout_form("feature_dropout", F._channel_dropout, False)
+feature_dropout_ = _dropout_form("feature_dropout_", F._channel_dropout, True)
+alpha_dropout = _dropout_form("alpha_dropout", F.alpha_dropout, False)
+alpha_dropout_ = _dropout_form("alpha_dropout_", F.alpha_dropout, True)
+feature_alpha_dropout = _dropout_form("feature_alpha_dropout", F.feature_alpha_dropout, False)
+feature_alpha_dropout_ = _dropout_form("feature_alpha_dropout_", F.feature_alpha_dropout, True)
+
+
+# ---- normalization: weights before running statistics, cuDNN switch ignored ----
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled):
+    return F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                  eps, cudnn_enabled):
+    return F.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                           momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return F.layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05, cudnn_enabled=True):
+    return F.group_norm(input, num_groups, weight, bias, eps)
+
+
+# ---- pooling: stride () means the kernel size; no return_indices switch ----
+
+def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    return F.max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return F.avg_pool1d(input, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def adaptive_max_pool1d(input, output_size):
+    """(values, indices), always."""
+    return F.adaptive_max_pool1d_with_indices(input, output_size)
+
+
+# ---- activations without F's inplace switch ----
+
+def selu(input):
+    return F.selu(input)
+
+
+def selu_(input):
+    return F.selu_(input)
+
+
+def celu(input, alpha=1.0):
+    return F.celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    return F.celu_(input, alpha)
+
+
+def rrelu(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    return F._rrelu(input, lower, upper, training, False, generator)
+
+
+def rrelu_(input, lower=0.125, upper=1.0 / 3, training=False, generator=None):
+    return F._rrelu(input, lower, upper, training, True, generator)
+
+
+# ---- losses: reduction as ATen's integer ----
+# The default reduction is 0 (none), as PyTorch's torch-namespace bindings behave: the schema
+# says `int reduction=Mean`, and PyTorch's Python argument parser reads that default with atol,
+# which gives 0; torch.kl_div(input, target) returns the elementwise loss.
+
+def kl_div(input, target, reduction=0, *, log_target=False):
+    return F.kl_div(input, target, reduction=_reduction(reduction), log_target=log_target)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
+    return F.binary_cross_entropy_with_logits(input, target, weight,
+                                              reduction=_reduction(reduction),
+                                              pos_weight=pos_weight)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.cosine_embedding_loss(input1, input2, target, margin,
+                                   reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
+    return F.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
+    return F.margin_ranking_loss(input1, input2, target, margin,
+                                 reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False,
+                        reduction=0):
+    return F.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                 reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return F.poisson_nll_loss(input, target, log_input, full, eps=eps,
+                              reduction=_reduction(reduction))
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
+             zero_infinity=False):
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      _reduction(reduction), zero_infinity)
+
+
+# ---- grid sampling: modes as ATen's integers ----
+
+_INTERPOLATION_MODES = ("bilinear", "nearest", "bicubic")
+_PADDING_MODES = ("zeros", "border", "reflection")
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """interpolation_mode 0 bilinear, 1 nearest, 2 bicubic; padding_mode 0 zeros, 1 border,
+    2 reflection."""
+    if interpolation_mode not in (0, 1, 2):
+        raise RuntimeError(f"grid_sampler(): unknown interpolation_mode {interpolation_mode}")
+    if padding_mode not in (0, 1, 2):
+        raise RuntimeError(f"grid_sampler(): unknown padding_mode {padding_mode}")
+    return F.grid_sample(input, grid, _INTERPOLATION_MODES[interpolation_mode],
+                         _PADDING_MODES[padding_mode], align_corners)
+
+
+def affine_grid_generator(theta, size, align_corners):
+    return F.affine_grid(theta, size, align_corners)
+
+
+# ---- one step of the recurrent cells with explicit weights ----
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """(h', c') from hx = (h, c)."""
+    return _rnn._cell_function("LSTM", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn._cell_function("GRU", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn._cell_function("RNN_TANH", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    return _rnn._cell_function("RNN_RELU", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def _install(tensor_class):
+    """Tensor.prelu (the only one of these PyTorch has as a method)."""
+    tensor_class.prelu = prelu
