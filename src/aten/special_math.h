@@ -114,25 +114,67 @@ ptl_frexp_exponent_d(double x)
 
 /* ---- the modified Bessel functions of the first kind, orders 0 and 1 ----
  *
- * |x| <= 30: the power series sum_k (x/2)^(2k+n) / (k! (k+n)!), all terms positive, so it
- * is accurate to a few ulps; it needs at most ~80 terms there.  |x| > 30: the asymptotic
- * series e^|x| / sqrt(2 pi |x|) sum_k c_k |x|^-k with c_k = c_(k-1) ((2k-1)^2 - 4n^2) /
- * (8k), whose smallest term at |x| = 30 is below 1e-25, so it stops at 1e-17. */
+ * |x| <= 30: the power series sum_k (x/2)^(2k+n) / (k! (k+n)!), all terms positive, summed
+ * in double-double (a pair hi + lo, products and quotients exact through fma), so the
+ * result is the sum rounded once: in double the recurrence's ~60 roundings cost up to
+ * 11 ulps near |x| = 30.  |x| > 30: the asymptotic series e^|x| / sqrt(2 pi |x|)
+ * sum_k c_k |x|^-k with c_k = c_(k-1) ((2k-1)^2 - 4n^2) / (8k), whose smallest term at
+ * |x| = 30 is below 1e-25, so it stops at 1e-17. */
 #define PTL_BESSEL_SERIES_MAX 30.0
+
+typedef struct PtlDoubleDouble {
+    double hi, lo;
+} PtlDoubleDouble;
+
+/* hi + lo with |lo| <= ulp(hi) / 2, given |a| >= |b| */
+PTL_HD static inline PtlDoubleDouble
+ptl_dd_quick_sum(double a, double b)
+{
+    PtlDoubleDouble r;
+    r.hi = a + b;
+    r.lo = b - (r.hi - a);
+    return r;
+}
+
+/* a + b, both nonnegative (the series' terms) */
+PTL_HD static inline PtlDoubleDouble
+ptl_dd_add(PtlDoubleDouble a, PtlDoubleDouble b)
+{
+    double s = a.hi + b.hi, bb = s - a.hi;
+    double err = (a.hi - (s - bb)) + (b.hi - bb) + a.lo + b.lo;
+    return ptl_dd_quick_sum(s, err);
+}
+
+/* a * b, and a / b for a double b */
+PTL_HD static inline PtlDoubleDouble
+ptl_dd_mul(PtlDoubleDouble a, PtlDoubleDouble b)
+{
+    double p = a.hi * b.hi;
+    return ptl_dd_quick_sum(p, fma(a.hi, b.hi, -p) + a.hi * b.lo + a.lo * b.hi);
+}
+
+PTL_HD static inline PtlDoubleDouble
+ptl_dd_div(PtlDoubleDouble a, double b)
+{
+    double q = a.hi / b;
+    return ptl_dd_quick_sum(q, (fma(-q, b, a.hi) + a.lo) / b);
+}
 
 /* the power series of I_n(|x|) (n 0 or 1) without the sign */
 PTL_HD static inline double
 ptl_bessel_i_series(int n, double ax)
 {
-    double q = 0.25 * ax * ax, t = n == 0 ? 1.0 : 0.5 * ax, sum = t;
+    double h = 0.5 * ax;
+    PtlDoubleDouble q = {h * h, fma(h, h, -(h * h))};   /* (x/2)^2 exactly */
+    PtlDoubleDouble t = {n == 0 ? 1.0 : h, 0.0}, sum = t;
     for (int k = 1; k < 200; k++) {
-        t *= q / ((double)k * (double)(k + n));
-        sum += t;
-        if (t <= sum * 1e-17) {
+        t = ptl_dd_div(ptl_dd_mul(t, q), (double)k * (double)(k + n));
+        sum = ptl_dd_add(sum, t);
+        if (t.hi <= sum.hi * 1e-18) {
             break;
         }
     }
-    return sum;
+    return sum.hi + sum.lo;
 }
 
 /* e^-|x| I_n(|x|) by the asymptotic series (|x| > PTL_BESSEL_SERIES_MAX) */
@@ -173,7 +215,7 @@ ptl_bessel_i(int n, double x, int scaled)
             v = v * h * h;
         }
     }
-    return n == 1 && x < 0 ? -v : v;
+    return n == 1 ? copysign(v, x) : v;
 }
 
 PTL_HD static inline double ptl_i0_d(double x) { return ptl_bessel_i(0, x, 0); }
