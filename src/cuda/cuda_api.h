@@ -152,6 +152,14 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_HARDSWISH,
     PTL_CUDA_OP_HARDSWISH_BACKWARD,
     PTL_CUDA_OP_HARDSIGMOID,
+    PTL_CUDA_OP_HARDSIGMOID_BACKWARD,
+    PTL_CUDA_OP_LEAKY_RELU,         /* p: negative_slope */
+    PTL_CUDA_OP_LEAKY_RELU_BACKWARD,
+    PTL_CUDA_OP_HARDTANH,           /* p: min_val, max_val */
+    PTL_CUDA_OP_HARDTANH_BACKWARD,
+    PTL_CUDA_OP_SOFTSHRINK,         /* p: lambd */
+    PTL_CUDA_OP_HARDSHRINK,         /* p: lambd */
+    PTL_CUDA_OP_SHRINK_BACKWARD,    /* softshrink's and hardshrink's, p: lambd */
     PTL_CUDA_OP_COUNT
 } PtlCudaPointwiseOp;
 

@@ -81,6 +81,25 @@ __device__ inline double hardswish_grad_of(double g, double x)
 }
 __device__ inline float hardsigmoid_of(float x) { return ptl_hardsigmoid_f(x); }
 __device__ inline double hardsigmoid_of(double x) { return ptl_hardsigmoid_d(x); }
+// the select activations compute float32, float16 and bfloat16 in float, as activation.c's
+#define PTL_SELECT_OVERLOADS(T, SUF)                                                      \
+    __device__ inline T hardsigmoid_grad_of(T g, T x) { return ptl_hardsigmoid_grad_##SUF(g, x); } \
+    __device__ inline T leaky_relu_of(T x, T s) { return ptl_leaky_relu_##SUF(x, s); }    \
+    __device__ inline T leaky_relu_grad_of(T g, T x, T s)                                 \
+    {                                                                                     \
+        return ptl_leaky_relu_grad_##SUF(g, x, s);                                        \
+    }                                                                                     \
+    __device__ inline T hardtanh_of(T x, T lo, T hi) { return ptl_hardtanh_##SUF(x, lo, hi); } \
+    __device__ inline T hardtanh_grad_of(T g, T x, T lo, T hi)                            \
+    {                                                                                     \
+        return ptl_hardtanh_grad_##SUF(g, x, lo, hi);                                     \
+    }                                                                                     \
+    __device__ inline T softshrink_of(T x, T l) { return ptl_softshrink_##SUF(x, l); }    \
+    __device__ inline T hardshrink_of(T x, T l) { return ptl_hardshrink_##SUF(x, l); }    \
+    __device__ inline T shrink_grad_of(T g, T x, T l) { return ptl_shrink_grad_##SUF(g, x, l); }
+PTL_SELECT_OVERLOADS(float, f)
+PTL_SELECT_OVERLOADS(double, d)
+#undef PTL_SELECT_OVERLOADS
 
 template <int OP, typename A>
 __device__ inline A
@@ -131,6 +150,14 @@ apply(const A *x, const double *p)
     case PTL_CUDA_OP_HARDSWISH: return hardswish_of(x[0]);
     case PTL_CUDA_OP_HARDSWISH_BACKWARD: return hardswish_grad_of(x[0], x[1]);
     case PTL_CUDA_OP_HARDSIGMOID: return hardsigmoid_of(x[0]);
+    case PTL_CUDA_OP_HARDSIGMOID_BACKWARD: return hardsigmoid_grad_of(x[0], x[1]);
+    case PTL_CUDA_OP_LEAKY_RELU: return leaky_relu_of(x[0], (A)p[0]);
+    case PTL_CUDA_OP_LEAKY_RELU_BACKWARD: return leaky_relu_grad_of(x[0], x[1], (A)p[0]);
+    case PTL_CUDA_OP_HARDTANH: return hardtanh_of(x[0], (A)p[0], (A)p[1]);
+    case PTL_CUDA_OP_HARDTANH_BACKWARD: return hardtanh_grad_of(x[0], x[1], (A)p[0], (A)p[1]);
+    case PTL_CUDA_OP_SOFTSHRINK: return softshrink_of(x[0], (A)p[0]);
+    case PTL_CUDA_OP_HARDSHRINK: return hardshrink_of(x[0], (A)p[0]);
+    case PTL_CUDA_OP_SHRINK_BACKWARD: return shrink_grad_of(x[0], x[1], (A)p[0]);
     default: return x[0];
     }
 }
@@ -150,6 +177,10 @@ template <> struct Arity<PTL_CUDA_OP_ELU_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_SOFTPLUS_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_LOG_SIGMOID_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_HARDSWISH_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_HARDSIGMOID_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_LEAKY_RELU_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_HARDTANH_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_SHRINK_BACKWARD> { enum { n = 2 }; };
 
 struct Params {
     double p[PTL_CUDA_MAX_PARAMS];
@@ -332,6 +363,14 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_HARDSWISH: return launch_op<PTL_CUDA_OP_HARDSWISH>(a, p);
     case PTL_CUDA_OP_HARDSWISH_BACKWARD: return launch_op<PTL_CUDA_OP_HARDSWISH_BACKWARD>(a, p);
     case PTL_CUDA_OP_HARDSIGMOID: return launch_op<PTL_CUDA_OP_HARDSIGMOID>(a, p);
+    case PTL_CUDA_OP_HARDSIGMOID_BACKWARD: return launch_op<PTL_CUDA_OP_HARDSIGMOID_BACKWARD>(a, p);
+    case PTL_CUDA_OP_LEAKY_RELU: return launch_op<PTL_CUDA_OP_LEAKY_RELU>(a, p);
+    case PTL_CUDA_OP_LEAKY_RELU_BACKWARD: return launch_op<PTL_CUDA_OP_LEAKY_RELU_BACKWARD>(a, p);
+    case PTL_CUDA_OP_HARDTANH: return launch_op<PTL_CUDA_OP_HARDTANH>(a, p);
+    case PTL_CUDA_OP_HARDTANH_BACKWARD: return launch_op<PTL_CUDA_OP_HARDTANH_BACKWARD>(a, p);
+    case PTL_CUDA_OP_SOFTSHRINK: return launch_op<PTL_CUDA_OP_SOFTSHRINK>(a, p);
+    case PTL_CUDA_OP_HARDSHRINK: return launch_op<PTL_CUDA_OP_HARDSHRINK>(a, p);
+    case PTL_CUDA_OP_SHRINK_BACKWARD: return launch_op<PTL_CUDA_OP_SHRINK_BACKWARD>(a, p);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA pointwise op %d", (int)op);
     }
 }

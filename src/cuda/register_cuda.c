@@ -228,53 +228,97 @@ special_binary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), cop, NULL);
 }
 
-/* The activations and their backward ops: (stack slots of the tensors, of the parameters);
- * the parameters arrive as doubles, as act_cpu's do (native/activation.c). */
+/* The activations and their backward ops: (stack slots of the tensors, of the parameters,
+ * bit j of in_dtype: parameter j is rounded to the input's dtype), the parameters rounded as
+ * act_cpu's are (ptl_activation_param, native/activation.c) and checked by the same
+ * ptl_activation_check. */
 typedef struct CudaAct {
     PtlOpId op;
     PtlCudaPointwiseOp cop;
     int ninputs, nparams;
     int inputs[2], params[PTL_CUDA_MAX_PARAMS];
+    int in_dtype;
 } CudaAct;
 
 static const CudaAct cuda_acts[] = {
-    {PTL_OP_silu, PTL_CUDA_OP_SILU, 1, 0, {0}, {0}},
-    {PTL_OP_silu_, PTL_CUDA_OP_SILU, 1, 0, {0}, {0}},
-    {PTL_OP_silu_backward, PTL_CUDA_OP_SILU_BACKWARD, 2, 0, {0, 1}, {0}},
-    {PTL_OP_mish, PTL_CUDA_OP_MISH, 1, 0, {0}, {0}},
-    {PTL_OP_mish_, PTL_CUDA_OP_MISH, 1, 0, {0}, {0}},
-    {PTL_OP_mish_backward, PTL_CUDA_OP_MISH_BACKWARD, 2, 0, {0, 1}, {0}},
-    {PTL_OP_elu, PTL_CUDA_OP_ELU, 1, 3, {0}, {1, 2, 3}},
-    {PTL_OP_elu_, PTL_CUDA_OP_ELU, 1, 3, {0}, {1, 2, 3}},
-    {PTL_OP_elu_backward, PTL_CUDA_OP_ELU_BACKWARD, 2, 4, {0, 5}, {1, 2, 3, 4}},
-    {PTL_OP_softplus, PTL_CUDA_OP_SOFTPLUS, 1, 2, {0}, {1, 2}},
-    {PTL_OP_softplus_backward, PTL_CUDA_OP_SOFTPLUS_BACKWARD, 2, 2, {0, 1}, {2, 3}},
-    {PTL_OP_log_sigmoid, PTL_CUDA_OP_LOG_SIGMOID, 1, 0, {0}, {0}},
-    {PTL_OP_log_sigmoid_backward, PTL_CUDA_OP_LOG_SIGMOID_BACKWARD, 2, 0, {0, 1}, {0}},
-    {PTL_OP_hardswish, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}},
-    {PTL_OP_hardswish_, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}},
-    {PTL_OP_hardswish_backward, PTL_CUDA_OP_HARDSWISH_BACKWARD, 2, 0, {0, 1}, {0}},
-    {PTL_OP_hardsigmoid, PTL_CUDA_OP_HARDSIGMOID, 1, 0, {0}, {0}},
-    {PTL_OP_hardsigmoid_, PTL_CUDA_OP_HARDSIGMOID, 1, 0, {0}, {0}},
+    {PTL_OP_silu, PTL_CUDA_OP_SILU, 1, 0, {0}, {0}, 0},
+    {PTL_OP_silu_, PTL_CUDA_OP_SILU, 1, 0, {0}, {0}, 0},
+    {PTL_OP_silu_backward, PTL_CUDA_OP_SILU_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_mish, PTL_CUDA_OP_MISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_mish_, PTL_CUDA_OP_MISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_mish_backward, PTL_CUDA_OP_MISH_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_elu, PTL_CUDA_OP_ELU, 1, 3, {0}, {1, 2, 3}, 0},
+    {PTL_OP_elu_, PTL_CUDA_OP_ELU, 1, 3, {0}, {1, 2, 3}, 0},
+    {PTL_OP_elu_backward, PTL_CUDA_OP_ELU_BACKWARD, 2, 4, {0, 5}, {1, 2, 3, 4}, 0},
+    {PTL_OP_softplus, PTL_CUDA_OP_SOFTPLUS, 1, 2, {0}, {1, 2}, 0},
+    {PTL_OP_softplus_backward, PTL_CUDA_OP_SOFTPLUS_BACKWARD, 2, 2, {0, 1}, {2, 3}, 0},
+    {PTL_OP_log_sigmoid, PTL_CUDA_OP_LOG_SIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_log_sigmoid_backward, PTL_CUDA_OP_LOG_SIGMOID_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_hardswish, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardswish_, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardswish_backward, PTL_CUDA_OP_HARDSWISH_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_hardsigmoid, PTL_CUDA_OP_HARDSIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardsigmoid_, PTL_CUDA_OP_HARDSIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardsigmoid_backward, PTL_CUDA_OP_HARDSIGMOID_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_leaky_relu, PTL_CUDA_OP_LEAKY_RELU, 1, 1, {0}, {1}, 0},
+    {PTL_OP_leaky_relu_, PTL_CUDA_OP_LEAKY_RELU, 1, 1, {0}, {1}, 0},
+    {PTL_OP_leaky_relu_backward, PTL_CUDA_OP_LEAKY_RELU_BACKWARD, 2, 1, {0, 1}, {2}, 0},
+    {PTL_OP_hardtanh, PTL_CUDA_OP_HARDTANH, 1, 2, {0}, {1, 2}, 3},
+    {PTL_OP_hardtanh_, PTL_CUDA_OP_HARDTANH, 1, 2, {0}, {1, 2}, 3},
+    {PTL_OP_hardtanh_backward, PTL_CUDA_OP_HARDTANH_BACKWARD, 2, 2, {0, 1}, {2, 3}, 3},
+    {PTL_OP_softshrink, PTL_CUDA_OP_SOFTSHRINK, 1, 1, {0}, {1}, 1},
+    {PTL_OP_softshrink_backward, PTL_CUDA_OP_SHRINK_BACKWARD, 2, 1, {0, 1}, {2}, 1},
+    {PTL_OP_hardshrink, PTL_CUDA_OP_HARDSHRINK, 1, 1, {0}, {1}, 1},
+    {PTL_OP_hardshrink_backward, PTL_CUDA_OP_SHRINK_BACKWARD, 2, 1, {0, 1}, {2}, 1},
 };
 
 static int
 act_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
+    if (ptl_activation_check(op, s) < 0) {
+        return -1;
+    }
     for (size_t k = 0; k < sizeof(cuda_acts) / sizeof(cuda_acts[0]); k++) {
         const CudaAct *a = &cuda_acts[k];
         double p[PTL_CUDA_MAX_PARAMS] = {0, 0, 0, 0};
+        PtlDtype dt = s[0].u.t->dtype;
         if ((int)a->op != op->id) {
             continue;
         }
         for (int j = 0; j < a->nparams; j++) {
-            p[j] = s[a->params[j]].tag == PTL_IV_BOOL ? (double)s[a->params[j]].u.b
-                                                       : ptl_iv_to_double(&s[a->params[j]]);
+            const PtlIValue *v = &s[a->params[j]];
+            p[j] = v->tag == PTL_IV_BOOL ? (double)v->u.b
+                   : ptl_activation_param(ptl_iv_to_double(v), dt, (a->in_dtype >> j) & 1);
         }
         return cuda_pointwise(op, s, a->ninputs, a->inputs, ptl_iter_config(), a->cop, p);
     }
     return ptl_error_set(PTL_ERR_RUNTIME, "act_cuda: unknown op");
+}
+
+/* celu(Tensor self, Scalar alpha=1.0) (and celu_): elu with scale 1 and input_scale
+ * 1 / alpha, as celu_cpu computes it */
+static int
+celu_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double alpha = ptl_iv_to_double(&s[1]);
+    double p[PTL_CUDA_MAX_PARAMS] = {alpha, 1.0, 0.0, 0.0};
+    (void)ks;
+    if (ptl_activation_check(op, s) < 0) {
+        return -1;
+    }
+    p[2] = 1.0 / alpha;
+    return cuda_pointwise(op, s, 1, first, ptl_iter_config(), PTL_CUDA_OP_ELU, p);
+}
+
+/* rsub.Tensor(self, other, *, alpha=1): other - alpha * self, add's kernel on (other, self) */
+static int
+rsub_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int other_self[2] = {1, 0};
+    double p[PTL_CUDA_MAX_PARAMS] = {-ptl_iv_to_double(&s[2])};
+    (void)ks;
+    return cuda_pointwise(op, s, 2, other_self, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
 
 /* ---- copies ---- */
@@ -500,6 +544,20 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(hardswish_backward, act_cuda),
     POINTWISE(hardsigmoid, act_cuda),
     POINTWISE(hardsigmoid_, act_cuda),
+    POINTWISE(hardsigmoid_backward, act_cuda),
+    POINTWISE(leaky_relu, act_cuda),
+    POINTWISE(leaky_relu_, act_cuda),
+    POINTWISE(leaky_relu_backward, act_cuda),
+    POINTWISE(hardtanh, act_cuda),
+    POINTWISE(hardtanh_, act_cuda),
+    POINTWISE(hardtanh_backward, act_cuda),
+    POINTWISE(softshrink, act_cuda),
+    POINTWISE(softshrink_backward, act_cuda),
+    POINTWISE(hardshrink, act_cuda),
+    POINTWISE(hardshrink_backward, act_cuda),
+    POINTWISE(celu, celu_cuda),
+    POINTWISE(celu_, celu_cuda),
+    POINTWISE(rsub_Tensor, rsub_cuda),
 };
 #undef UNARY_OVERLOADS
 #undef BINARY_OVERLOADS

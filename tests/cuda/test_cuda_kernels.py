@@ -81,6 +81,12 @@ BINARY = {
     "softplus_backward": lambda g, x: _C._op("aten::softplus_backward")(g, x, 1.5, 3.0),
     "log_sigmoid_backward": lambda g, x: _C._op("aten::log_sigmoid_backward")(g, x),
     "hardswish_backward": lambda g, x: _C._op("aten::hardswish_backward")(g, x),
+    "hardsigmoid_backward": lambda g, x: _C._op("aten::hardsigmoid_backward")(g, x),
+    "leaky_relu_backward": lambda g, x: _C._op("aten::leaky_relu_backward")(g, x, 0.3, False),
+    "hardtanh_backward": lambda g, x: _C._op("aten::hardtanh_backward")(g, x, -0.7, 1.3),
+    "softshrink_backward": lambda g, x: _C._op("aten::softshrink_backward")(g, x, 0.4),
+    "hardshrink_backward": lambda g, x: _C._op("aten::hardshrink_backward")(g, x, 0.4),
+    "rsub": lambda a, b: ptl.rsub(a, b, alpha=1.5),
 }
 UNARY = {
     "neg": ptl.neg, "relu": ptl.relu, "sigmoid": ptl.sigmoid, "tanh": ptl.tanh,
@@ -97,6 +103,11 @@ UNARY = {
     "softplus": lambda x: ptl.nn.functional.softplus(x, beta=1.5, threshold=3.0),
     "log_sigmoid": ptl.nn.functional.logsigmoid,
     "hardswish": ptl.nn.functional.hardswish, "hardsigmoid": ptl.nn.functional.hardsigmoid,
+    "leaky_relu": lambda x: ptl.nn.functional.leaky_relu(x, 0.3),
+    "hardtanh": lambda x: ptl.nn.functional.hardtanh(x, -0.7, 1.3),
+    "relu6": ptl.nn.functional.relu6, "celu": lambda x: ptl.nn.functional.celu(x, 0.6),
+    "softshrink": lambda x: ptl.nn.functional.softshrink(x, 0.4),
+    "hardshrink": lambda x: ptl.nn.functional.hardshrink(x, 0.4),
 }
 
 
@@ -155,6 +166,17 @@ def test_special_functions_in_place_out_and_dtypes_on_the_device():
     dx = x.cuda()
     check(ptl.nn.functional.silu(dx, inplace=True), ptl.nn.functional.silu(x.clone()))
     check(ptl.nn.functional.elu(x.cuda(), inplace=True), ptl.nn.functional.elu(x.clone()))
+    check(ptl.nn.functional.leaky_relu(x.cuda(), 0.2, inplace=True),
+          ptl.nn.functional.leaky_relu(x.clone(), 0.2))
+    # the CPU kernels' argument checks, shared
+    with pytest.raises(RuntimeError, match="lambda must be in range"):
+        ptl.nn.functional.softshrink(dx, -1.0)
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        ptl.nn.functional.celu(dx, 0.0)
+    with pytest.raises(RuntimeError, match="In-place elu backward calculation"):
+        _C._op("aten::elu_backward")(dx, -1.0, 1.0, 1.0, True, dx)
+    with pytest.raises(RuntimeError, match="In-place leakyReLu backward calculation"):
+        _C._op("aten::leaky_relu_backward")(dx, dx, -0.1, True)
 
 
 def test_mixed_dtypes_promote_as_on_the_cpu():
