@@ -36,8 +36,8 @@ from . import functional, linalg  # noqa: F401
 from .linalg import matrix_exp, matrix_power  # noqa: F401
 from . import _indexing, _pointwise, _shape_functions
 from ._pointwise import (  # noqa: F401
-    copysign, deg2rad, fill, float_power, heaviside, isneginf, isposinf, isreal, ldexp, logaddexp,
-    logaddexp2, positive, rad2deg, sgn, signbit)
+    copysign, deg2rad, fill, float_power, frexp, heaviside, isneginf, isposinf, isreal, ldexp,
+    logaddexp, logaddexp2, mvlgamma, positive, rad2deg, sgn, signbit)
 from ._shape_functions import (  # noqa: F401,E402
     atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors,
     cartesian_prod, column_stack, combinations, diagflat, dsplit, dstack, hsplit, meshgrid,
@@ -98,6 +98,11 @@ functional._install(Tensor)
 special._install(Tensor)
 _nn_ops._install(Tensor)
 Tensor.histogram = histogram
+# in-place functions whose methods are composites (PyTorch has them as torch.NAME_ too)
+for _name in ("ldexp_", "xlogy_", "logit_", "sinc_", "deg2rad_", "rad2deg_", "clamp_min_",
+              "clamp_max_"):
+    globals()[_name] = _functions._method_function(_name)
+del _name
 
 
 def set_default_dtype(d):

@@ -13,6 +13,7 @@ _ALIASES = {
     "negative": "neg", "absolute": "abs", "fix": "trunc",
     "not_equal": "ne", "greater": "gt", "greater_equal": "ge", "less": "lt",
     "less_equal": "le", "arccos": "acos", "arcsin": "asin", "arctan": "atan",
+    "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh",
     "arctan2": "atan2", "concatenate": "cat", "row_stack": "vstack", "ger": "outer",
 }
 # Which aliases PyTorch has as functions only, and which as methods without an in-place form;
@@ -20,9 +21,15 @@ _ALIASES = {
 _FUNCTION_ONLY_ALIASES = ("concatenate", "row_stack")
 _NO_IN_PLACE_ALIASES = ("ger",)
 
-__all__ = sorted(list(_C._functions) + list(_ALIASES))
+# the in-place forms PyTorch has as functions too (torch.arccos_, torch.negative_, ...)
+_IN_PLACE_ALIASES = {alias + "_": _C._functions[op + "_"] for alias, op in _ALIASES.items()
+                     if op + "_" in _C._functions and alias not in _FUNCTION_ONLY_ALIASES
+                     and alias not in _NO_IN_PLACE_ALIASES}
+
+__all__ = sorted(list(_C._functions) + list(_ALIASES) + list(_IN_PLACE_ALIASES))
 globals().update(_C._functions)
 globals().update({alias: _C._functions[op] for alias, op in _ALIASES.items()})
+globals().update(_IN_PLACE_ALIASES)
 
 
 def _install(tensor_class):
@@ -50,3 +57,13 @@ def _in_place(fn):
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place {fn.__name__}."
     return method
+
+
+def _method_function(name):
+    """torch.NAME(input, ...) for a Tensor method NAME that has no operator of its own
+    (torch.ldexp_, torch.clamp_min_: PyTorch has both forms)."""
+    def function(input, *args, **kwargs):
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = name
+    function.__doc__ = f"input.{name}(...)"
+    return function

@@ -1,8 +1,8 @@
 """Pointwise functions that PyTorch has as kernels but that are exact or as accurate as a
 composite of the dispatcher ops (so autograd differentiates them through those ops):
-deg2rad, rad2deg, sgn (real dtypes), signbit, isposinf, isneginf, isreal, logaddexp,
-logaddexp2, float_power, ldexp, copysign, heaviside, positive.  Mirrors their rows of
-aten/src/ATen/native/native_functions.yaml; the formulas are those of
+deg2rad, rad2deg, sgn, mvlgamma, signbit, isposinf, isneginf, isreal, logaddexp, logaddexp2,
+float_power, ldexp, copysign, heaviside, positive; and frexp's binding of its out= pair.
+Mirrors their rows of aten/src/ATen/native/native_functions.yaml; the formulas are those of
 ATen/native/cpu/BinaryOpsKernel.cpp and UnaryOps.cpp."""
 import math
 
@@ -38,12 +38,41 @@ def rad2deg(input, *, out=None):
 
 
 def sgn(input, *, out=None):
-    """sign(input) for real dtypes (input / |input| for complex ones, which has no kernel
-    here)."""
+    """sign(input) for real dtypes, input / |input| (0 at 0) for complex ones."""
     if input.is_complex():
-        raise NotImplementedError("sgn is not implemented for complex tensors")
-    result = input.sign()
+        magnitude = input.abs()   # at 0 the quotient is 0 / 1
+        result = input / magnitude.masked_fill(magnitude == 0, 1.0)
+    else:
+        result = input.sign()
     return result if out is None else out.copy_(result)
+
+
+def mvlgamma(input, p, *, out=None):
+    """The multivariate log-gamma function of dimension p: sum_j lgamma(input - j/2) over
+    j < p, plus p (p - 1) / 4 log(pi); integer inputs compute in the default float dtype.
+    A composite of lgamma, as ATen's mvlgamma is, so autograd differentiates it."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if not (input.is_floating_point() or input.is_complex()):
+        input = input.to(_C.get_default_dtype())
+    shifts = _f["arange"](p, dtype=input.dtype, device=input.device) * -0.5
+    result = (input.unsqueeze(-1) + shifts).lgamma().sum(-1) + p * (p - 1) / 4 * math.log(math.pi)
+    return result if out is None else out.copy_(result)
+
+
+def frexp(input, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2^exponent, 0.5 <= |mantissa| < 1; out=
+    is the pair of tensors to write them into (the operator's mantissa= and exponent=)."""
+    if out is None:
+        return _f["frexp"](input)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError("frexp(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+    return _f["frexp"](input, mantissa=out[0], exponent=out[1])
+
+
+def _mvlgamma_(self, p):
+    return self.copy_(mvlgamma(self.clone() if self.requires_grad else self, p))
 
 
 def signbit(input, *, out=None):
@@ -192,7 +221,7 @@ def fill(input, value):
 
 
 def _install(tensor_class):
-    for fn in (deg2rad, rad2deg, sgn, signbit, isposinf, isneginf, isreal, logaddexp,
+    for fn in (deg2rad, rad2deg, sgn, mvlgamma, signbit, isposinf, isneginf, isreal, logaddexp,
                logaddexp2, float_power, ldexp, positive, copysign, heaviside):
         setattr(tensor_class, fn.__name__, fn)
     for fn in (deg2rad, rad2deg, ldexp, copysign, heaviside):
@@ -200,3 +229,4 @@ def _install(tensor_class):
     tensor_class.sgn_ = tensor_class.sign_
     tensor_class.conj_physical_ = _in_place(_f["conj_physical"])
     tensor_class.float_power_ = _float_power_
+    tensor_class.mvlgamma_ = _mvlgamma_

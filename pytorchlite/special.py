@@ -1,6 +1,6 @@
 """torch.special: the special functions under their SciPy-style names.  Mirrors
 torch/special/__init__.py; each is an operator of src/aten/ops.def (or, for logit, xlogy,
-xlog1py and sinc, a composite of them)."""
+xlog1py, sinc and multigammaln, a composite of them)."""
 import math
 
 from . import _C
@@ -20,6 +20,19 @@ round = _f["round"]
 logsumexp = _f["logsumexp"]
 softmax = _f["softmax"]
 log_softmax = _f["log_softmax"]
+erfc = _f["erfc"]
+i0 = _f["i0"]
+i0e = _C._op("aten::special_i0e")
+i1 = _C._op("aten::special_i1")
+i1e = _C._op("aten::special_i1e")
+gammainc = _f["igamma"]
+gammaincc = _f["igammac"]
+
+
+def multigammaln(input, p, *, out=None):
+    """The multivariate log-gamma function (torch.mvlgamma)."""
+    from ._pointwise import mvlgamma
+    return mvlgamma(input, p, out=out)
 
 
 def logit(input, eps=None, *, out=None):

@@ -537,6 +537,29 @@ def _np_adaptive_avg_pool2d(a, size):
     return out
 
 
+IGAMMA_NOTE = ("derivatives.yaml: not_implemented for self (the shape parameter); "
+               "gradcheck differentiates other")
+
+
+def _constant_first(samples):
+    """The samples with their first tensor left out of gradcheck."""
+    return [S(T(*a.shape, layout=a.layout, grad=False), b)
+            for a, b in (sample.specs() for sample in samples)]
+
+
+class PairOutOpInfo(OpInfo):
+    """An op with two out= tensors (frexp.Tensor_out: mantissa, exponent), called as the
+    Python function is, with out=(first, second)."""
+
+    @property
+    def op(self):
+        base = getattr(aten, self.name.split(".")[0]).Tensor_out
+
+        def call(*args, out, **kwargs):
+            return base(*args, mantissa=out[0], exponent=out[1], **kwargs)
+        return call
+
+
 ENTRIES = [
     # unary pointwise
     unary("neg", np.negative, dtypes=NUMERIC),
@@ -573,6 +596,14 @@ ENTRIES = [
            ref=lambda a, n: special.polygamma(n, a), domain=(0.5, 3.0)),
     OpInfo("round.decimals", [S(T(2, 3), decimals=1), S(T(), decimals=2), S(T(0), decimals=1)],
            ref=lambda a, decimals: np.round(a, decimals), domain=(0.01, 0.04)),
+    unary("acosh", np.arccosh, domain=(1.1, 3.0)), unary("asinh", np.arcsinh),
+    unary("atanh", np.arctanh, domain=UNIT), unary("erfc", special.erfc),
+    unary("i0", special.i0), unary("special_i0e", special.i0e),
+    unary("special_i1", special.i1), unary("special_i1e", special.i1e),
+    OpInfo("frexp.Tensor", None, ref=np.frexp, grad_outputs=lambda o: o[:1],
+           note="the exponent is an integer output"),
+    PairOutOpInfo("frexp.Tensor_out", unary_samples(), ref=np.frexp, grad="none",
+                  out_of="frexp.Tensor"),
     unary("logical_not", np.logical_not, dtypes=WITH_BOOL, grad="none"),
     unary("bitwise_not", np.invert, dtypes=(ptl.bool, ptl.int64, ptl.uint8), grad="none"),
     unary("isnan", np.isnan, dtypes=NUMERIC, grad="none"),
@@ -607,6 +638,17 @@ ENTRIES = [
                           S(2.5, T(3, 2, layout="transposed")), S(1.5, T(4, layout="sliced"))],
            ref=lambda a, b: np.power(float(a), b), domain=POS),
     binary("atan2", np.arctan2, dtypes=FLOATS),
+    binary("hypot", np.hypot, dtypes=FLOATS),
+    binary("nextafter", np.nextafter, dtypes=FLOATS, grad="zeros",
+           note="derivatives.yaml: zeros for both arguments (nextafter is piecewise constant)"),
+    OpInfo("igamma", _constant_first(binary_samples()),
+           ref=special.gammainc, domain=POS, note=IGAMMA_NOTE),
+    OpInfo("igammac", _constant_first(binary_samples()),
+           ref=special.gammaincc, domain=POS, note=IGAMMA_NOTE),
+    binary("gcd", np.gcd, domain=(-30.0, 30.0), dtypes=INTS + (ptl.int8, ptl.int16),
+           grad="none"),
+    binary("lcm", np.lcm, domain=(-30.0, 30.0), dtypes=INTS + (ptl.int8, ptl.int16),
+           grad="none"),
     binary("maximum", np.maximum), binary("minimum", np.minimum),
     binary("fmax", np.fmax), binary("fmin", np.fmin),
     binary("max.other", np.maximum), binary("min.other", np.minimum),
@@ -1927,6 +1969,14 @@ ENTRIES += [
 # The classic mistakes: (sample, the exception PyTorch raises), by op.  Kept apart from the
 # entries above so that those stay a list of samples each; build_table() joins them.
 ERRORS = {
+    "frexp.Tensor": [(S(T(2, dtype=ptl.int64)), RuntimeError)],
+    "hypot": [(S(T(2, dtype=ptl.int64), T(2, dtype=ptl.int64)), NotImplementedError)],
+    "nextafter": [(S(T(2, dtype=ptl.int64), T(2, dtype=ptl.int64)), NotImplementedError)],
+    "igamma": [(S(T(2, dtype=ptl.int64), T(2, dtype=ptl.int64)), NotImplementedError)],
+    "igammac": [(S(T(2, dtype=ptl.int64), T(2, dtype=ptl.int64)), NotImplementedError)],
+    "gcd": [(S(T(2, dtype=ptl.float32), T(2, dtype=ptl.float32)), NotImplementedError),
+            (S(T(2, dtype=ptl.bool), T(2, dtype=ptl.bool)), NotImplementedError)],
+    "lcm": [(S(T(2, dtype=ptl.float32), T(2, dtype=ptl.float32)), NotImplementedError)],
     "add.Tensor": [(S(T(2, 3), T(4)), RuntimeError)],
     "max": [(S(T(0)), RuntimeError)],
     "min": [(S(T(0)), RuntimeError)],

@@ -733,6 +733,61 @@ PTL_DEFINE_HARDSWISH(double, d)
 PTL_DEFINE_HARDSWISH(float, f)
 #undef PTL_DEFINE_HARDSWISH
 
+/* The select activations in float and double (the float32 loops compute in float: Note
+ * [Select formulas] in native/activation.c).  hardtanh: x below lo is lo, then above hi is
+ * hi (nan stays nan): PyTorch's clamp, which also gives hi everywhere when lo > hi.
+ * softshrink: x - lambd above lambd, x + lambd below -lambd, 0 * x (signed zero, nan for
+ * nan) between; the shift is chosen, then applied to every element.  hardsigmoid's backward
+ * is g / 6 inside (-3, 3): float multiplies by 1/6 rounded to float, as PyTorch's kernel
+ * does (within an ulp of the quotient, and PyTorch's bits). */
+#define PTL_DEFINE_SELECT_ACTIVATIONS(T, SUF)                                             \
+    PTL_HD static inline T ptl_hardtanh_##SUF(T x, T lo, T hi)                            \
+    {                                                                                     \
+        T t = x < lo ? lo : x;                                                            \
+        return t > hi ? hi : t;                                                           \
+    }                                                                                     \
+    PTL_HD static inline T ptl_hardtanh_grad_##SUF(T g, T x, T lo, T hi)                  \
+    {                                                                                     \
+        return x <= lo || x >= hi ? (T)0 : g;                                             \
+    }                                                                                     \
+    PTL_HD static inline T ptl_softshrink_##SUF(T x, T lambd)                             \
+    {                                                                                     \
+        int up = x > lambd, down = x < -lambd;                                            \
+        T moved = x + (up ? -lambd : lambd);                                              \
+        return up | down ? moved : (T)0 * x;                                              \
+    }                                                                                     \
+    PTL_HD static inline T ptl_hardshrink_##SUF(T x, T lambd)                             \
+    {                                                                                     \
+        return (x >= -lambd) & (x <= lambd) ? (T)0 : x;                                   \
+    }                                                                                     \
+    PTL_HD static inline T ptl_shrink_grad_##SUF(T g, T x, T lambd)                       \
+    {                                                                                     \
+        return (x >= -lambd) & (x <= lambd) ? (T)0 : g;                                   \
+    }                                                                                     \
+    PTL_HD static inline T ptl_leaky_relu_##SUF(T x, T slope)                             \
+    {                                                                                     \
+        return x * (x > 0 ? (T)1 : slope);                                                \
+    }                                                                                     \
+    PTL_HD static inline T ptl_leaky_relu_grad_##SUF(T g, T x, T slope)                   \
+    {                                                                                     \
+        return g * (x > 0 ? (T)1 : slope);                                                \
+    }
+PTL_DEFINE_SELECT_ACTIVATIONS(double, d)
+PTL_DEFINE_SELECT_ACTIVATIONS(float, f)
+#undef PTL_DEFINE_SELECT_ACTIVATIONS
+
+PTL_HD static inline float
+ptl_hardsigmoid_grad_f(float g, float x)
+{
+    return ((x > -3) & (x < 3) ? g : 0.0f) * (1.0f / 6);
+}
+
+PTL_HD static inline double
+ptl_hardsigmoid_grad_d(double g, double x)
+{
+    return ((x > -3) & (x < 3) ? g : 0.0) / 6;
+}
+
 /* binary_cross_entropy of one element: logs clamped at -100 as in PyTorch */
 PTL_HD static inline double
 ptl_bce_d(double x, double y)

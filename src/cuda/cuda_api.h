@@ -124,11 +124,49 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_GELU,               /* p[0]: tanh approximation */
     PTL_CUDA_OP_GELU_BACKWARD,      /* (grad, self), p[0]: tanh approximation */
     PTL_CUDA_OP_THRESHOLD_BACKWARD, /* (grad, self), p[0]: threshold */
+    /* special_math.h's functions; the binary ones take (self, other) */
+    PTL_CUDA_OP_ACOSH,
+    PTL_CUDA_OP_ASINH,
+    PTL_CUDA_OP_ATANH,
+    PTL_CUDA_OP_ERFC,
+    PTL_CUDA_OP_I0,
+    PTL_CUDA_OP_I0E,
+    PTL_CUDA_OP_I1,
+    PTL_CUDA_OP_I1E,
+    PTL_CUDA_OP_HYPOT,
+    PTL_CUDA_OP_IGAMMA,
+    PTL_CUDA_OP_IGAMMAC,
+    /* activations (scalar_math.h's functions, in double as activation.c's loops); the
+     * backward ones take (grad, self) */
+    PTL_CUDA_OP_SILU,
+    PTL_CUDA_OP_SILU_BACKWARD,
+    PTL_CUDA_OP_MISH,
+    PTL_CUDA_OP_MISH_BACKWARD,
+    PTL_CUDA_OP_ELU,                /* p: alpha, scale, input_scale */
+    PTL_CUDA_OP_ELU_BACKWARD,       /* (grad, self_or_result), p: alpha, scale, input_scale,
+                                     * is_result */
+    PTL_CUDA_OP_SOFTPLUS,           /* p: beta, threshold */
+    PTL_CUDA_OP_SOFTPLUS_BACKWARD,  /* p: beta, threshold */
+    PTL_CUDA_OP_LOG_SIGMOID,
+    PTL_CUDA_OP_LOG_SIGMOID_BACKWARD,
+    PTL_CUDA_OP_HARDSWISH,
+    PTL_CUDA_OP_HARDSWISH_BACKWARD,
+    PTL_CUDA_OP_HARDSIGMOID,
+    PTL_CUDA_OP_HARDSIGMOID_BACKWARD,
+    PTL_CUDA_OP_LEAKY_RELU,         /* p: negative_slope */
+    PTL_CUDA_OP_LEAKY_RELU_BACKWARD,
+    PTL_CUDA_OP_HARDTANH,           /* p: min_val, max_val */
+    PTL_CUDA_OP_HARDTANH_BACKWARD,
+    PTL_CUDA_OP_SOFTSHRINK,         /* p: lambd */
+    PTL_CUDA_OP_HARDSHRINK,         /* p: lambd */
+    PTL_CUDA_OP_SHRINK_BACKWARD,    /* softshrink's and hardshrink's, p: lambd */
     PTL_CUDA_OP_COUNT
 } PtlCudaPointwiseOp;
 
 /* Runs op over a (float16, bfloat16, float32, float64) on the current stream; p holds the
- * op's scalar parameters.  0, or -1 with an error set. */
+ * op's scalar parameters (NULL, or PTL_CUDA_MAX_PARAMS doubles).  0, or -1 with an error
+ * set. */
+#define PTL_CUDA_MAX_PARAMS 4
 int ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double *p);
 /* Copies operand 1 (a->src_dtype) into operand 0 (a->dtype), converting as the CPU copy does
  * (an is_scalar source is not supported: use ptl_cuda_fill).  0, or -1 with an error set. */

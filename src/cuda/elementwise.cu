@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../aten/scalar_math.h"
+#include "../aten/special_math.h"
 #include "../c10/dtype.h"
 #include "../c10/error.h"
 #include "cuda_api.h"
@@ -60,6 +61,46 @@ __device__ inline double add(double a, double b, double alpha) { return ptl_add_
 __device__ inline float sigmoid(float x) { return ptl_sigmoid_f(x); }
 __device__ inline double sigmoid(double x) { return ptl_sigmoid_d(x); }
 
+// the float and double overloads of special_math.h's and scalar_math.h's functions
+__device__ inline float acosh_of(float x) { return ptl_acosh_f(x); }
+__device__ inline double acosh_of(double x) { return ptl_acosh_d(x); }
+__device__ inline float asinh_of(float x) { return ptl_asinh_f(x); }
+__device__ inline double asinh_of(double x) { return ptl_asinh_d(x); }
+__device__ inline float atanh_of(float x) { return ptl_atanh_f(x); }
+__device__ inline double atanh_of(double x) { return ptl_atanh_d(x); }
+__device__ inline float erfc_of(float x) { return ptl_erfc_f(x); }
+__device__ inline double erfc_of(double x) { return ptl_erfc_d(x); }
+__device__ inline float hypot_of(float a, float b) { return ptl_hypot_f(a, b); }
+__device__ inline double hypot_of(double a, double b) { return ptl_hypot_d(a, b); }
+__device__ inline float hardswish_of(float x) { return ptl_hardswish_f(x); }
+__device__ inline double hardswish_of(double x) { return ptl_hardswish_d(x); }
+__device__ inline float hardswish_grad_of(float g, float x) { return ptl_hardswish_grad_f(g, x); }
+__device__ inline double hardswish_grad_of(double g, double x)
+{
+    return ptl_hardswish_grad_d(g, x);
+}
+__device__ inline float hardsigmoid_of(float x) { return ptl_hardsigmoid_f(x); }
+__device__ inline double hardsigmoid_of(double x) { return ptl_hardsigmoid_d(x); }
+// the select activations compute float32, float16 and bfloat16 in float, as activation.c's
+#define PTL_SELECT_OVERLOADS(T, SUF)                                                      \
+    __device__ inline T hardsigmoid_grad_of(T g, T x) { return ptl_hardsigmoid_grad_##SUF(g, x); } \
+    __device__ inline T leaky_relu_of(T x, T s) { return ptl_leaky_relu_##SUF(x, s); }    \
+    __device__ inline T leaky_relu_grad_of(T g, T x, T s)                                 \
+    {                                                                                     \
+        return ptl_leaky_relu_grad_##SUF(g, x, s);                                        \
+    }                                                                                     \
+    __device__ inline T hardtanh_of(T x, T lo, T hi) { return ptl_hardtanh_##SUF(x, lo, hi); } \
+    __device__ inline T hardtanh_grad_of(T g, T x, T lo, T hi)                            \
+    {                                                                                     \
+        return ptl_hardtanh_grad_##SUF(g, x, lo, hi);                                     \
+    }                                                                                     \
+    __device__ inline T softshrink_of(T x, T l) { return ptl_softshrink_##SUF(x, l); }    \
+    __device__ inline T hardshrink_of(T x, T l) { return ptl_hardshrink_##SUF(x, l); }    \
+    __device__ inline T shrink_grad_of(T g, T x, T l) { return ptl_shrink_grad_##SUF(g, x, l); }
+PTL_SELECT_OVERLOADS(float, f)
+PTL_SELECT_OVERLOADS(double, d)
+#undef PTL_SELECT_OVERLOADS
+
 template <int OP, typename A>
 __device__ inline A
 apply(const A *x, const double *p)
@@ -80,6 +121,43 @@ apply(const A *x, const double *p)
         return (A)ptl_gelu_grad_d((double)x[0], (double)x[1], p[0] != 0);
     case PTL_CUDA_OP_THRESHOLD_BACKWARD:
         return (A)ptl_threshold_grad_d((double)x[0], (double)x[1], p[0]);
+    // special_math.h, as unary.c and binary.c call them: float in float where the CPU does
+    case PTL_CUDA_OP_ACOSH: return acosh_of(x[0]);
+    case PTL_CUDA_OP_ASINH: return asinh_of(x[0]);
+    case PTL_CUDA_OP_ATANH: return atanh_of(x[0]);
+    case PTL_CUDA_OP_ERFC: return erfc_of(x[0]);
+    case PTL_CUDA_OP_I0: return (A)ptl_i0_d((double)x[0]);
+    case PTL_CUDA_OP_I0E: return (A)ptl_i0e_d((double)x[0]);
+    case PTL_CUDA_OP_I1: return (A)ptl_i1_d((double)x[0]);
+    case PTL_CUDA_OP_I1E: return (A)ptl_i1e_d((double)x[0]);
+    case PTL_CUDA_OP_HYPOT: return hypot_of(x[0], x[1]);
+    case PTL_CUDA_OP_IGAMMA: return (A)ptl_igamma_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_IGAMMAC: return (A)ptl_igammac_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_SILU: return (A)((double)x[0] * ptl_sigmoid_d((double)x[0]));
+    case PTL_CUDA_OP_SILU_BACKWARD: return (A)ptl_silu_grad_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_MISH: return (A)ptl_mish_d((double)x[0]);
+    case PTL_CUDA_OP_MISH_BACKWARD: return (A)ptl_mish_grad_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_ELU: return (A)ptl_elu_d((double)x[0], p[0], p[1], p[2]);
+    case PTL_CUDA_OP_ELU_BACKWARD:
+        return (A)(p[3] != 0 ? ptl_elu_result_grad_d((double)x[0], (double)x[1], p[0], p[1], p[2])
+                             : ptl_elu_grad_d((double)x[0], (double)x[1], p[0], p[1], p[2]));
+    case PTL_CUDA_OP_SOFTPLUS: return (A)ptl_softplus_d((double)x[0], p[0], p[1]);
+    case PTL_CUDA_OP_SOFTPLUS_BACKWARD:
+        return (A)ptl_softplus_grad_d((double)x[0], (double)x[1], p[0], p[1]);
+    case PTL_CUDA_OP_LOG_SIGMOID: return (A)ptl_log_sigmoid_d((double)x[0]);
+    case PTL_CUDA_OP_LOG_SIGMOID_BACKWARD:
+        return (A)((double)x[0] * ptl_sigmoid_d(-(double)x[1]));
+    case PTL_CUDA_OP_HARDSWISH: return hardswish_of(x[0]);
+    case PTL_CUDA_OP_HARDSWISH_BACKWARD: return hardswish_grad_of(x[0], x[1]);
+    case PTL_CUDA_OP_HARDSIGMOID: return hardsigmoid_of(x[0]);
+    case PTL_CUDA_OP_HARDSIGMOID_BACKWARD: return hardsigmoid_grad_of(x[0], x[1]);
+    case PTL_CUDA_OP_LEAKY_RELU: return leaky_relu_of(x[0], (A)p[0]);
+    case PTL_CUDA_OP_LEAKY_RELU_BACKWARD: return leaky_relu_grad_of(x[0], x[1], (A)p[0]);
+    case PTL_CUDA_OP_HARDTANH: return hardtanh_of(x[0], (A)p[0], (A)p[1]);
+    case PTL_CUDA_OP_HARDTANH_BACKWARD: return hardtanh_grad_of(x[0], x[1], (A)p[0], (A)p[1]);
+    case PTL_CUDA_OP_SOFTSHRINK: return softshrink_of(x[0], (A)p[0]);
+    case PTL_CUDA_OP_HARDSHRINK: return hardshrink_of(x[0], (A)p[0]);
+    case PTL_CUDA_OP_SHRINK_BACKWARD: return shrink_grad_of(x[0], x[1], (A)p[0]);
     default: return x[0];
     }
 }
@@ -90,9 +168,22 @@ template <> struct Arity<PTL_CUDA_OP_MUL> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_DIV> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_GELU_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_THRESHOLD_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_HYPOT> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_IGAMMA> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_IGAMMAC> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_SILU_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_MISH_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_ELU_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_SOFTPLUS_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_LOG_SIGMOID_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_HARDSWISH_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_HARDSIGMOID_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_LEAKY_RELU_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_HARDTANH_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_SHRINK_BACKWARD> { enum { n = 2 }; };
 
 struct Params {
-    double p[2];
+    double p[PTL_CUDA_MAX_PARAMS];
 };
 
 // input k (operand k + 1) at byte offset off
@@ -185,7 +276,10 @@ static int
 launch_pointwise(const PtlCudaLoopArgs *a, const double *p)
 {
     cudaStream_t stream = ptl_cuda_launch_stream();
-    Params params = {{p != NULL ? p[0] : 0.0, p != NULL ? p[1] : 0.0}};
+    Params params = {{0.0, 0.0, 0.0, 0.0}};
+    for (int k = 0; p != NULL && k < PTL_CUDA_MAX_PARAMS; k++) {
+        params.p[k] = p[k];
+    }
     PtlCudaLaunch l = ptl_cuda_launch_for(a, (int64_t)sizeof(T), max_blocks());
     if (l.grid == 0) {
         return 0;
@@ -245,6 +339,38 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_GELU_BACKWARD: return launch_op<PTL_CUDA_OP_GELU_BACKWARD>(a, p);
     case PTL_CUDA_OP_THRESHOLD_BACKWARD:
         return launch_op<PTL_CUDA_OP_THRESHOLD_BACKWARD>(a, p);
+    case PTL_CUDA_OP_ACOSH: return launch_op<PTL_CUDA_OP_ACOSH>(a, p);
+    case PTL_CUDA_OP_ASINH: return launch_op<PTL_CUDA_OP_ASINH>(a, p);
+    case PTL_CUDA_OP_ATANH: return launch_op<PTL_CUDA_OP_ATANH>(a, p);
+    case PTL_CUDA_OP_ERFC: return launch_op<PTL_CUDA_OP_ERFC>(a, p);
+    case PTL_CUDA_OP_I0: return launch_op<PTL_CUDA_OP_I0>(a, p);
+    case PTL_CUDA_OP_I0E: return launch_op<PTL_CUDA_OP_I0E>(a, p);
+    case PTL_CUDA_OP_I1: return launch_op<PTL_CUDA_OP_I1>(a, p);
+    case PTL_CUDA_OP_I1E: return launch_op<PTL_CUDA_OP_I1E>(a, p);
+    case PTL_CUDA_OP_HYPOT: return launch_op<PTL_CUDA_OP_HYPOT>(a, p);
+    case PTL_CUDA_OP_IGAMMA: return launch_op<PTL_CUDA_OP_IGAMMA>(a, p);
+    case PTL_CUDA_OP_IGAMMAC: return launch_op<PTL_CUDA_OP_IGAMMAC>(a, p);
+    case PTL_CUDA_OP_SILU: return launch_op<PTL_CUDA_OP_SILU>(a, p);
+    case PTL_CUDA_OP_SILU_BACKWARD: return launch_op<PTL_CUDA_OP_SILU_BACKWARD>(a, p);
+    case PTL_CUDA_OP_MISH: return launch_op<PTL_CUDA_OP_MISH>(a, p);
+    case PTL_CUDA_OP_MISH_BACKWARD: return launch_op<PTL_CUDA_OP_MISH_BACKWARD>(a, p);
+    case PTL_CUDA_OP_ELU: return launch_op<PTL_CUDA_OP_ELU>(a, p);
+    case PTL_CUDA_OP_ELU_BACKWARD: return launch_op<PTL_CUDA_OP_ELU_BACKWARD>(a, p);
+    case PTL_CUDA_OP_SOFTPLUS: return launch_op<PTL_CUDA_OP_SOFTPLUS>(a, p);
+    case PTL_CUDA_OP_SOFTPLUS_BACKWARD: return launch_op<PTL_CUDA_OP_SOFTPLUS_BACKWARD>(a, p);
+    case PTL_CUDA_OP_LOG_SIGMOID: return launch_op<PTL_CUDA_OP_LOG_SIGMOID>(a, p);
+    case PTL_CUDA_OP_LOG_SIGMOID_BACKWARD: return launch_op<PTL_CUDA_OP_LOG_SIGMOID_BACKWARD>(a, p);
+    case PTL_CUDA_OP_HARDSWISH: return launch_op<PTL_CUDA_OP_HARDSWISH>(a, p);
+    case PTL_CUDA_OP_HARDSWISH_BACKWARD: return launch_op<PTL_CUDA_OP_HARDSWISH_BACKWARD>(a, p);
+    case PTL_CUDA_OP_HARDSIGMOID: return launch_op<PTL_CUDA_OP_HARDSIGMOID>(a, p);
+    case PTL_CUDA_OP_HARDSIGMOID_BACKWARD: return launch_op<PTL_CUDA_OP_HARDSIGMOID_BACKWARD>(a, p);
+    case PTL_CUDA_OP_LEAKY_RELU: return launch_op<PTL_CUDA_OP_LEAKY_RELU>(a, p);
+    case PTL_CUDA_OP_LEAKY_RELU_BACKWARD: return launch_op<PTL_CUDA_OP_LEAKY_RELU_BACKWARD>(a, p);
+    case PTL_CUDA_OP_HARDTANH: return launch_op<PTL_CUDA_OP_HARDTANH>(a, p);
+    case PTL_CUDA_OP_HARDTANH_BACKWARD: return launch_op<PTL_CUDA_OP_HARDTANH_BACKWARD>(a, p);
+    case PTL_CUDA_OP_SOFTSHRINK: return launch_op<PTL_CUDA_OP_SOFTSHRINK>(a, p);
+    case PTL_CUDA_OP_HARDSHRINK: return launch_op<PTL_CUDA_OP_HARDSHRINK>(a, p);
+    case PTL_CUDA_OP_SHRINK_BACKWARD: return launch_op<PTL_CUDA_OP_SHRINK_BACKWARD>(a, p);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA pointwise op %d", (int)op);
     }
 }

@@ -114,7 +114,8 @@ static int
 add_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     double alpha = ptl_iv_to_double(&s[2]);
-    double p[1] = {strncmp(op->schema.name, "aten::sub", 9) == 0 ? -alpha : alpha};
+    double p[PTL_CUDA_MAX_PARAMS] = {strncmp(op->schema.name, "aten::sub", 9) == 0 ? -alpha
+                                                                                 : alpha};
     (void)ks;
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
@@ -161,7 +162,7 @@ unary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 gelu_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    double p[1] = {(double)(s[1].tag == PTL_IV_INT && s[1].u.i != 0)};
+    double p[PTL_CUDA_MAX_PARAMS] = {(double)(s[1].tag == PTL_IV_INT && s[1].u.i != 0)};
     (void)ks;
     return cuda_pointwise(op, s, 1, first, ptl_iter_config(), PTL_CUDA_OP_GELU, p);
 }
@@ -171,7 +172,7 @@ static int
 gelu_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     const char *mode = s[2].tag == PTL_IV_STRING ? s[2].u.s : "none";
-    double p[1] = {strcmp(mode, "tanh") == 0};
+    double p[PTL_CUDA_MAX_PARAMS] = {strcmp(mode, "tanh") == 0};
     (void)ks;
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_GELU_BACKWARD,
                           p);
@@ -181,10 +182,143 @@ gelu_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 threshold_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    double p[1] = {ptl_iv_to_double(&s[2])};
+    double p[PTL_CUDA_MAX_PARAMS] = {ptl_iv_to_double(&s[2])};
     (void)ks;
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(),
                           PTL_CUDA_OP_THRESHOLD_BACKWARD, p);
+}
+
+/* acosh, asinh, atanh, erfc, i0 and special_i0e/i1/i1e (+ in-place, out=): integer inputs
+ * compute in the default float dtype, as unary.c's */
+static int
+special_unary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const struct {
+        PtlOpId op;
+        PtlCudaPointwiseOp cop;
+    } ops[] = {
+#define ROW3(NAME, COP) {PTL_OP_##NAME, COP}, {PTL_OP_##NAME##_, COP}, {PTL_OP_##NAME##_out, COP}
+        ROW3(acosh, PTL_CUDA_OP_ACOSH), ROW3(asinh, PTL_CUDA_OP_ASINH),
+        ROW3(atanh, PTL_CUDA_OP_ATANH), ROW3(erfc, PTL_CUDA_OP_ERFC), ROW3(i0, PTL_CUDA_OP_I0),
+#undef ROW3
+        {PTL_OP_special_i0e, PTL_CUDA_OP_I0E}, {PTL_OP_special_i0e_out, PTL_CUDA_OP_I0E},
+        {PTL_OP_special_i1, PTL_CUDA_OP_I1}, {PTL_OP_special_i1_out, PTL_CUDA_OP_I1},
+        {PTL_OP_special_i1e, PTL_CUDA_OP_I1E}, {PTL_OP_special_i1e_out, PTL_CUDA_OP_I1E},
+    };
+    PtlIterConfig cfg = ptl_iter_config();
+    (void)ks;
+    cfg.int_to_float = 1;
+    for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+        if ((int)ops[k].op == op->id) {
+            return cuda_pointwise(op, s, 1, first, cfg, ops[k].cop, NULL);
+        }
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "special_unary_cuda: unknown op");
+}
+
+/* hypot, igamma, igammac (+ in-place, out=): floating dtypes only */
+static int
+special_binary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    const char *name = op->schema.name + strlen("aten::");
+    PtlCudaPointwiseOp cop = strncmp(name, "hypot", 5) == 0     ? PTL_CUDA_OP_HYPOT
+                             : strncmp(name, "igammac", 7) == 0 ? PTL_CUDA_OP_IGAMMAC
+                                                                : PTL_CUDA_OP_IGAMMA;
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), cop, NULL);
+}
+
+/* The activations and their backward ops: (stack slots of the tensors, of the parameters,
+ * bit j of in_dtype: parameter j is rounded to the input's dtype), the parameters rounded as
+ * act_cpu's are (ptl_activation_param, native/activation.c) and checked by the same
+ * ptl_activation_check. */
+typedef struct CudaAct {
+    PtlOpId op;
+    PtlCudaPointwiseOp cop;
+    int ninputs, nparams;
+    int inputs[2], params[PTL_CUDA_MAX_PARAMS];
+    int in_dtype;
+} CudaAct;
+
+static const CudaAct cuda_acts[] = {
+    {PTL_OP_silu, PTL_CUDA_OP_SILU, 1, 0, {0}, {0}, 0},
+    {PTL_OP_silu_, PTL_CUDA_OP_SILU, 1, 0, {0}, {0}, 0},
+    {PTL_OP_silu_backward, PTL_CUDA_OP_SILU_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_mish, PTL_CUDA_OP_MISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_mish_, PTL_CUDA_OP_MISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_mish_backward, PTL_CUDA_OP_MISH_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_elu, PTL_CUDA_OP_ELU, 1, 3, {0}, {1, 2, 3}, 0},
+    {PTL_OP_elu_, PTL_CUDA_OP_ELU, 1, 3, {0}, {1, 2, 3}, 0},
+    {PTL_OP_elu_backward, PTL_CUDA_OP_ELU_BACKWARD, 2, 4, {0, 5}, {1, 2, 3, 4}, 0},
+    {PTL_OP_softplus, PTL_CUDA_OP_SOFTPLUS, 1, 2, {0}, {1, 2}, 0},
+    {PTL_OP_softplus_backward, PTL_CUDA_OP_SOFTPLUS_BACKWARD, 2, 2, {0, 1}, {2, 3}, 0},
+    {PTL_OP_log_sigmoid, PTL_CUDA_OP_LOG_SIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_log_sigmoid_backward, PTL_CUDA_OP_LOG_SIGMOID_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_hardswish, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardswish_, PTL_CUDA_OP_HARDSWISH, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardswish_backward, PTL_CUDA_OP_HARDSWISH_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_hardsigmoid, PTL_CUDA_OP_HARDSIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardsigmoid_, PTL_CUDA_OP_HARDSIGMOID, 1, 0, {0}, {0}, 0},
+    {PTL_OP_hardsigmoid_backward, PTL_CUDA_OP_HARDSIGMOID_BACKWARD, 2, 0, {0, 1}, {0}, 0},
+    {PTL_OP_leaky_relu, PTL_CUDA_OP_LEAKY_RELU, 1, 1, {0}, {1}, 0},
+    {PTL_OP_leaky_relu_, PTL_CUDA_OP_LEAKY_RELU, 1, 1, {0}, {1}, 0},
+    {PTL_OP_leaky_relu_backward, PTL_CUDA_OP_LEAKY_RELU_BACKWARD, 2, 1, {0, 1}, {2}, 0},
+    {PTL_OP_hardtanh, PTL_CUDA_OP_HARDTANH, 1, 2, {0}, {1, 2}, 3},
+    {PTL_OP_hardtanh_, PTL_CUDA_OP_HARDTANH, 1, 2, {0}, {1, 2}, 3},
+    {PTL_OP_hardtanh_backward, PTL_CUDA_OP_HARDTANH_BACKWARD, 2, 2, {0, 1}, {2, 3}, 3},
+    {PTL_OP_softshrink, PTL_CUDA_OP_SOFTSHRINK, 1, 1, {0}, {1}, 1},
+    {PTL_OP_softshrink_backward, PTL_CUDA_OP_SHRINK_BACKWARD, 2, 1, {0, 1}, {2}, 1},
+    {PTL_OP_hardshrink, PTL_CUDA_OP_HARDSHRINK, 1, 1, {0}, {1}, 1},
+    {PTL_OP_hardshrink_backward, PTL_CUDA_OP_SHRINK_BACKWARD, 2, 1, {0, 1}, {2}, 1},
+};
+
+static int
+act_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    (void)ks;
+    if (ptl_activation_check(op, s) < 0) {
+        return -1;
+    }
+    for (size_t k = 0; k < sizeof(cuda_acts) / sizeof(cuda_acts[0]); k++) {
+        const CudaAct *a = &cuda_acts[k];
+        double p[PTL_CUDA_MAX_PARAMS] = {0, 0, 0, 0};
+        PtlDtype dt = s[0].u.t->dtype;
+        if ((int)a->op != op->id) {
+            continue;
+        }
+        for (int j = 0; j < a->nparams; j++) {
+            const PtlIValue *v = &s[a->params[j]];
+            p[j] = v->tag == PTL_IV_BOOL ? (double)v->u.b
+                   : ptl_activation_param(ptl_iv_to_double(v), dt, (a->in_dtype >> j) & 1);
+        }
+        return cuda_pointwise(op, s, a->ninputs, a->inputs, ptl_iter_config(), a->cop, p);
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME, "act_cuda: unknown op");
+}
+
+/* celu(Tensor self, Scalar alpha=1.0) (and celu_): elu with scale 1 and input_scale
+ * 1 / alpha, as celu_cpu computes it */
+static int
+celu_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    double alpha = ptl_iv_to_double(&s[1]);
+    double p[PTL_CUDA_MAX_PARAMS] = {alpha, 1.0, 0.0, 0.0};
+    (void)ks;
+    if (ptl_activation_check(op, s) < 0) {
+        return -1;
+    }
+    p[2] = 1.0 / alpha;
+    return cuda_pointwise(op, s, 1, first, ptl_iter_config(), PTL_CUDA_OP_ELU, p);
+}
+
+/* rsub.Tensor(self, other, *, alpha=1): other - alpha * self, add's kernel on (other, self) */
+static int
+rsub_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int other_self[2] = {1, 0};
+    double p[PTL_CUDA_MAX_PARAMS] = {-ptl_iv_to_double(&s[2])};
+    (void)ks;
+    return cuda_pointwise(op, s, 2, other_self, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
 
 /* ---- copies ---- */
@@ -372,6 +506,58 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(_gelu, gelu_cuda),
     POINTWISE(gelu_backward, gelu_backward_cuda),
     POINTWISE(threshold_backward, threshold_backward_cuda),
+    UNARY_OVERLOADS(acosh, special_unary_cuda),
+    UNARY_OVERLOADS(asinh, special_unary_cuda),
+    UNARY_OVERLOADS(atanh, special_unary_cuda),
+    UNARY_OVERLOADS(erfc, special_unary_cuda),
+    UNARY_OVERLOADS(i0, special_unary_cuda),
+    POINTWISE(special_i0e, special_unary_cuda),
+    POINTWISE(special_i0e_out, special_unary_cuda),
+    POINTWISE(special_i1, special_unary_cuda),
+    POINTWISE(special_i1_out, special_unary_cuda),
+    POINTWISE(special_i1e, special_unary_cuda),
+    POINTWISE(special_i1e_out, special_unary_cuda),
+    POINTWISE(hypot, special_binary_cuda),
+    POINTWISE(hypot_, special_binary_cuda),
+    POINTWISE(hypot_out, special_binary_cuda),
+    POINTWISE(igamma, special_binary_cuda),
+    POINTWISE(igamma_, special_binary_cuda),
+    POINTWISE(igamma_out, special_binary_cuda),
+    POINTWISE(igammac, special_binary_cuda),
+    POINTWISE(igammac_, special_binary_cuda),
+    POINTWISE(igammac_out, special_binary_cuda),
+    POINTWISE(silu, act_cuda),
+    POINTWISE(silu_, act_cuda),
+    POINTWISE(silu_backward, act_cuda),
+    POINTWISE(mish, act_cuda),
+    POINTWISE(mish_, act_cuda),
+    POINTWISE(mish_backward, act_cuda),
+    POINTWISE(elu, act_cuda),
+    POINTWISE(elu_, act_cuda),
+    POINTWISE(elu_backward, act_cuda),
+    POINTWISE(softplus, act_cuda),
+    POINTWISE(softplus_backward, act_cuda),
+    POINTWISE(log_sigmoid, act_cuda),
+    POINTWISE(log_sigmoid_backward, act_cuda),
+    POINTWISE(hardswish, act_cuda),
+    POINTWISE(hardswish_, act_cuda),
+    POINTWISE(hardswish_backward, act_cuda),
+    POINTWISE(hardsigmoid, act_cuda),
+    POINTWISE(hardsigmoid_, act_cuda),
+    POINTWISE(hardsigmoid_backward, act_cuda),
+    POINTWISE(leaky_relu, act_cuda),
+    POINTWISE(leaky_relu_, act_cuda),
+    POINTWISE(leaky_relu_backward, act_cuda),
+    POINTWISE(hardtanh, act_cuda),
+    POINTWISE(hardtanh_, act_cuda),
+    POINTWISE(hardtanh_backward, act_cuda),
+    POINTWISE(softshrink, act_cuda),
+    POINTWISE(softshrink_backward, act_cuda),
+    POINTWISE(hardshrink, act_cuda),
+    POINTWISE(hardshrink_backward, act_cuda),
+    POINTWISE(celu, celu_cuda),
+    POINTWISE(celu_, celu_cuda),
+    POINTWISE(rsub_Tensor, rsub_cuda),
 };
 #undef UNARY_OVERLOADS
 #undef BINARY_OVERLOADS

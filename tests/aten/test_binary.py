@@ -752,3 +752,259 @@ def test_float32_vector_loops_other_capabilities(cap):
     """Reruns the float32 vector loop tests with the portable loops and with AVX2 only."""
     rerun_with_capability(__file__, cap, "-k",
                           "float32_division_bits or float32_atan2 or float32_pow")
+
+
+# ---- hypot, nextafter, igamma/igammac, gcd/lcm (special_math.h's formulas) ----
+
+def _ulps(got, ref):
+    return np.abs(got - ref) / np.spacing(np.abs(ref))
+
+
+FLOAT_ONLY = {"hypot": np.hypot, "nextafter": np.nextafter}
+
+
+@pytest.mark.parametrize("name", list(FLOAT_ONLY))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_float_only_ops_shapes_layouts_broadcast(name, dtype):
+    fn, ref = getattr(ptl, name), FLOAT_ONLY[name]
+    for si, shape in enumerate(SHAPES):
+        for layout in LAYOUTS:
+            a, an = make(shape, dtype, layout, seed=si)
+            b, bn = make(shape, dtype, "contiguous", seed=si + 50)
+            expected = ref(an.astype(NP_DTYPE[dtype]), bn.astype(NP_DTYPE[dtype]))
+            assert_close(fn(a, b), expected, dtype=dtype, rtol=0, atol=0)
+    for sa, sb in BROADCAST_PAIRS:
+        a, an = make(sa, dtype, seed=1)
+        b, bn = make(sb, dtype, seed=2)
+        expected = ref(an.astype(NP_DTYPE[dtype]), bn.astype(NP_DTYPE[dtype]))
+        assert_close(fn(a, b), expected, dtype=dtype, rtol=0, atol=0)
+
+
+def test_hypot_edges_and_promotion():
+    big = np.array([1e300, 3e-320, np.inf, np.nan, -np.inf, 0.0, -0.0, 3.0])
+    other = np.array([1e300, 4e-320, np.nan, np.inf, 1.0, -0.0, 0.0, -4.0])
+    got = ptl.hypot(ptl.tensor(big), ptl.tensor(other)).numpy()
+    np.testing.assert_array_equal(got, np.hypot(big, other))
+    r = ptl.hypot(ptl.tensor([3.0, 5.0]), ptl.tensor([4, 12]))
+    assert_close(r, [5.0, 13.0], dtype=ptl.float32)
+    h = ptl.hypot(ptl.tensor([3.0], dtype=ptl.float16), ptl.tensor([4.0], dtype=ptl.float16))
+    assert h.dtype == ptl.float16 and h.item() == 5.0
+
+
+@pytest.mark.parametrize("dtype, np_dtype", [(ptl.float16, np.float16),
+                                             (ptl.float32, np.float32),
+                                             (ptl.float64, np.float64)], ids=str)
+def test_nextafter_steps_in_the_dtype(dtype, np_dtype):
+    a = np.array([0.0, -0.0, 1.0, 1.0, -1.0, 65504.0, np.inf, np.nan, 1.0, 2.0, 6e-8, -0.0],
+                 dtype=np_dtype)
+    b = np.array([1.0, -1.0, 2.0, 0.0, 0.0, np.inf, 0.0, 1.0, np.nan, 2.0, 0.0, 0.0],
+                 dtype=np_dtype)
+    got = ptl.nextafter(ptl.tensor(a, dtype=dtype), ptl.tensor(b, dtype=dtype)).numpy()
+    with np.errstate(over="ignore"):   # 65504 -> inf in float16
+        want = np.nextafter(a, b)
+    # a == b gives b (C's nextafter, PyTorch: nextafter(-0., 0.) is 0.); NumPy's float16
+    # gives a
+    want = np.where(a == b, b, want)
+    nan = np.isnan(want)   # any NaN; the others bit for bit (the signs of zeros too)
+    assert np.array_equal(np.isnan(got), nan)
+    np.testing.assert_array_equal(got[~nan].view(np.uint8), want[~nan].view(np.uint8))
+
+
+def test_nextafter_bfloat16_bits():
+    a = ptl.tensor([0.0, -0.0, 1.0, 1.0, -1.0, 3.0, float("nan")], dtype=ptl.bfloat16)
+    b = ptl.tensor([-1.0, 1.0, 2.0, 0.0, -2.0, 3.0, 1.0], dtype=ptl.bfloat16)
+    bits = ptl.nextafter(a, b).view(ptl.int16).numpy().astype(np.int64) & 0xFFFF
+    one = 0x3F80
+    np.testing.assert_array_equal(bits, [0x8001, 0x0001, one + 1, one - 1, 0xBF81, 0x4040,
+                                         0x7FC0])
+
+
+def test_nextafter_gradient_is_zero():
+    a = ptl.tensor([1.0, 2.0], dtype=ptl.float64, requires_grad=True)
+    b = ptl.tensor([3.0, 0.0], dtype=ptl.float64, requires_grad=True)
+    r = ptl.nextafter(a, b)
+    assert type(r.grad_fn).__name__ == "NextafterBackward0"
+    r.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.0])
+
+
+@pytest.mark.parametrize("name", ["hypot", "nextafter", "igamma", "igammac"])
+def test_float_only_ops_refuse_integers(name):
+    for dt, legacy in [(ptl.int64, "Long"), (ptl.bool, "Bool"), (ptl.uint8, "Byte")]:
+        x = ptl.tensor([1, 2]).to(dt)
+        with pytest.raises(NotImplementedError,
+                           match=re.escape(f"\"{name}_cpu\" not implemented for '{legacy}'")):
+            getattr(ptl, name)(x, x)
+    with pytest.raises(TypeError):
+        getattr(ptl, name)(ptl.tensor([1.0]), 2.0)
+
+
+def _gammainc_ref(a, x, upper):
+    from scipy import special
+    return special.gammaincc(a, x) if upper else special.gammainc(a, x)
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+def test_igamma_accuracy_against_scipy(upper):
+    """Relative error within 2 (8 + |a log x| + x + |lgamma(a)|) eps of SciPy over a in
+    (0.05, 30), x in (0, 60): the prefactor e^(a log x - x - lgamma(a)) turns its exponent's
+    rounding (that size, absolutely) into relative error (measured: 145 ulps at a = 30,
+    x = 30); results of 1e-280 and below are compared absolutely."""
+    rs = np.random.RandomState(upper)
+    a, x = rs.uniform(0.05, 30, 4000), rs.uniform(0, 60, 4000)
+    fn = ptl.igammac if upper else ptl.igamma
+    got = fn(ptl.tensor(a), ptl.tensor(x)).numpy()
+    ref = _gammainc_ref(a, x, upper)
+    big = ref > 1e-280
+    from scipy import special
+    with np.errstate(divide="ignore"):
+        size = 8 + np.abs(a * np.log(x)) + x + np.abs(special.gammaln(a))
+    assert np.all(np.abs(got - ref)[big] / ref[big] <= 2 * size[big] * 2.2e-16)
+    assert np.all(np.abs(got - ref)[~big] <= 1e-280)
+
+
+def test_igamma_identities_and_special_values():
+    x = np.linspace(0, 40, 401)
+    one = ptl.ones(401, dtype=ptl.float64)
+    np.testing.assert_allclose(ptl.igamma(one, ptl.tensor(x)).numpy(), -np.expm1(-x),
+                               rtol=1e-15, atol=1e-300)
+    import math
+    half = ptl.full((401,), 0.5, dtype=ptl.float64)
+    erf = np.array([math.erf(math.sqrt(v)) for v in x])
+    np.testing.assert_allclose(ptl.igamma(half, ptl.tensor(x)).numpy(), erf, rtol=1e-15)
+    a, xx = make((50, 40), ptl.float64, seed=3, low=0.1, high=12)
+    b, _ = make((50, 40), ptl.float64, seed=4, low=0.0, high=25)
+    total = (ptl.igamma(a, b) + ptl.igammac(a, b)).numpy()
+    np.testing.assert_allclose(total, 1.0, rtol=0, atol=4e-16)
+    inf, nan = np.inf, np.nan
+    av = ptl.tensor([0, 0, inf, inf, 1, -1, 1, 2, 0.5, 1, inf, 0], dtype=ptl.float64)
+    xv = ptl.tensor([0, 1, inf, 1, inf, 1, -1, 0, 0, nan, 0, inf], dtype=ptl.float64)
+    np.testing.assert_array_equal(ptl.igamma(av, xv).numpy(),
+                                  [nan, 1, nan, 0, 1, nan, nan, 0, 0, nan, 0, 1])
+    np.testing.assert_array_equal(ptl.igammac(av, xv).numpy(),
+                                  [nan, 0, nan, 1, 0, nan, nan, 1, 1, nan, 1, 0])
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16, ptl.float32], ids=str)
+def test_igamma_low_precision_is_the_float64_result_rounded(dtype):
+    a, _ = make((3, 41), dtype, seed=5, low=0.1, high=6)
+    x, _ = make((41,), dtype, seed=6, low=0.0, high=9)
+    for fn in (ptl.igamma, ptl.igammac):
+        got = fn(a, x)
+        assert got.dtype == dtype
+        want = fn(a.to(ptl.float64), x.to(ptl.float64)).to(dtype)
+        np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want.to(ptl.float64).numpy())
+
+
+def test_igamma_derivatives():
+    a = ptl.tensor([0.7, 2.5, 4.0], dtype=ptl.float64)
+    x = ptl.tensor([0.4, 3.0, 2.2], dtype=ptl.float64, requires_grad=True)
+    for fn in (ptl.igamma, ptl.igammac, ptl.special.gammainc, ptl.special.gammaincc):
+        assert ptl.autograd.gradcheck(lambda t: fn(a, t), (x,))
+        assert ptl.autograd.gradgradcheck(lambda t: fn(a, t), (x,))
+    for name in ("igamma", "igammac"):
+        s = a.clone().requires_grad_()
+        r = getattr(ptl, name)(s, x)
+        assert type(r.grad_fn).__name__ == name.capitalize() + "Backward0"
+        with pytest.raises(NotImplementedError, match=re.escape(
+                f"the derivative for '{name}: input' is not implemented.")):
+            r.sum().backward()
+
+
+def test_hypot_derivatives():
+    a = ptl.tensor([[3.0, -1.5], [0.2, 7.0]], dtype=ptl.float64, requires_grad=True)
+    b = ptl.tensor([4.0, -0.3], dtype=ptl.float64, requires_grad=True)
+    assert ptl.autograd.gradcheck(ptl.hypot, (a, b))
+    assert ptl.autograd.gradgradcheck(ptl.hypot, (a, b))
+    assert type(ptl.hypot(a, b).grad_fn).__name__ == "HypotBackward0"
+
+
+GCD_DTYPES = [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
+
+
+@pytest.mark.parametrize("dtype", GCD_DTYPES, ids=str)
+def test_gcd_lcm_every_integer_dtype(dtype):
+    low = 0 if dtype == ptl.uint8 else -40
+    for si, shape in enumerate(SHAPES):
+        for layout in LAYOUTS:
+            a, an = make(shape, dtype, layout, seed=si, low=low, high=40)
+            b, bn = make(shape, dtype, "contiguous", seed=si + 9, low=low, high=40)
+            assert_close(ptl.gcd(a, b), np.gcd(an, bn).astype(NP_DTYPE[dtype]), dtype=dtype)
+            assert_close(ptl.lcm(a, b), np.lcm(an, bn).astype(NP_DTYPE[dtype]), dtype=dtype)
+    for sa, sb in BROADCAST_PAIRS:
+        a, an = make(sa, dtype, seed=1, low=low, high=40)
+        b, bn = make(sb, dtype, seed=2, low=low, high=40)
+        assert_close(ptl.gcd(a, b), np.gcd(an, bn).astype(NP_DTYPE[dtype]), dtype=dtype)
+
+
+def test_gcd_lcm_extremes_promotion_and_in_place():
+    lo = np.iinfo(np.int64).min
+    a = ptl.tensor([lo, -6, 0, 0, 2 ** 40, 7, -12])
+    b = ptl.tensor([0, -4, 0, 5, 3, -7, 18])
+    np.testing.assert_array_equal(ptl.gcd(a, b).numpy(), [lo, 2, 0, 5, 1, 7, 6])
+    np.testing.assert_array_equal(ptl.lcm(a[1:], b[1:]).numpy(), [12, 0, 0, 3 * 2 ** 40, 7, 36])
+    r = ptl.gcd(ptl.tensor([12, 9], dtype=ptl.uint8), ptl.tensor([8, -3], dtype=ptl.int8))
+    assert r.dtype == ptl.int16 and r.tolist() == [4, 3]
+    x = ptl.tensor([12, 15])
+    assert x.gcd_(ptl.tensor([8, 10])) is x and x.tolist() == [4, 5]
+    y = ptl.tensor([4, 6])
+    assert ptl.lcm_(y, ptl.tensor([6, 4])) is y and y.tolist() == [12, 12]
+    out = ptl.empty(0, dtype=ptl.int64)
+    assert ptl.gcd(ptl.tensor([9]), ptl.tensor([6]), out=out) is out and out.tolist() == [3]
+    assert ptl.gcd(ptl.tensor([4, 6]), ptl.tensor([6, 4])).grad_fn is None
+
+
+def test_gcd_lcm_refuse_floats_and_bool():
+    for dt, legacy in [(ptl.float32, "Float"), (ptl.float64, "Double"), (ptl.bool, "Bool"),
+                       (ptl.float16, "Half")]:
+        x = ptl.tensor([1, 2]).to(dt)
+        for name in ("gcd", "lcm"):
+            with pytest.raises(NotImplementedError, match=re.escape(
+                    f"\"{name}_cpu\" not implemented for '{legacy}'")):
+                getattr(ptl, name)(x, x)
+    with pytest.raises(NotImplementedError, match="\"gcd_cpu\" not implemented for 'Float'"):
+        ptl.gcd(ptl.tensor([4]), ptl.tensor([2.0]))
+    z = ptl.tensor([4], dtype=ptl.int32)   # int64 casts to int32 (the same category)
+    assert z.gcd_(ptl.tensor([6])).tolist() == [2] and z.dtype == ptl.int32
+
+
+@pytest.mark.parametrize("name", ["hypot", "nextafter", "igamma", "igammac"])
+def test_float_only_in_place_and_out(name):
+    fn = getattr(ptl, name)
+    a, an = make((3, 4), ptl.float64, "transposed", seed=1, low=0.1, high=5)
+    b, bn = make((4,), ptl.float64, seed=2, low=0.1, high=5)
+    expected = fn(a, b).numpy()
+    out = ptl.empty(0, dtype=ptl.float64)
+    assert fn(a, b, out=out) is out
+    np.testing.assert_array_equal(out.numpy(), expected)
+    c = a.clone()
+    assert getattr(c, name + "_")(b) is c
+    np.testing.assert_array_equal(c.numpy(), expected)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Long"):
+        getattr(ptl.tensor([1, 2]), name + "_")(ptl.tensor([1.0, 2.0]))
+
+
+@pytest.mark.torch_ref
+@pytest.mark.parametrize("name", ["hypot", "nextafter", "igamma", "igammac", "gcd", "lcm"])
+def test_new_binary_functions_match_torch(name):
+    ints = name in ("gcd", "lcm")
+    dts = GCD_DTYPES if ints else [ptl.float64, ptl.float32, ptl.float16, ptl.bfloat16]
+    for da in dts:
+        for db in dts[:2]:
+            a, _ = make((4, 5), da, seed=1, low=0 if ints else 0.1, high=30 if ints else 6)
+            b, _ = make((5,), db, seed=2, low=0 if ints else 0.1, high=30 if ints else 6)
+            got, want = getattr(ptl, name)(a, b), getattr(torch, name)(as_torch(a), as_torch(b))
+            assert str(got.dtype) == str(want.dtype), (name, da, db)
+            rtol = {ptl.float64: 1e-12, ptl.float32: 1e-6, ptl.float16: 2e-3}.get(got.dtype,
+                                                                                     1.6e-2)
+            wv = want.to(torch.float64).numpy() if want.is_floating_point() else want.numpy()
+            assert_close(got, wv, rtol=rtol, atol=1e-12)
+    x = ptl.tensor([1.0, 2.0]) if ints else ptl.tensor([1, 2])
+    tx = as_torch(x)
+    with pytest.raises(NotImplementedError) as ours:
+        getattr(ptl, name)(x, x)
+    with pytest.raises(NotImplementedError) as theirs:
+        getattr(torch, name)(tx, tx)
+    assert str(ours.value) == str(theirs.value)

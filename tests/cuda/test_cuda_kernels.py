@@ -1,6 +1,7 @@
 """The CUDA kernels (src/cuda/elementwise.cu, registered by src/cuda/register_cuda.c, and
 src/cuda/reduce.cu, registered on the CUDA key by reduce.c and nn.c) against the CPU kernels:
-every pointwise op on random, strided, broadcast, 0-dim and size-0 inputs in each float dtype,
+every pointwise op (special_math.h's functions and the activations with their backward ops
+among them) on random, strided, broadcast, 0-dim and size-0 inputs in each float dtype,
 in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/`.cpu()` round trips and
 the factories on the device; every reduction over random dims and keepdim in every dtype it
 takes, softmax, log_softmax and their backward over every dim, (src/cuda/nn.cu) layer norm,
@@ -69,12 +70,44 @@ BINARY = {
     "gelu_backward": lambda g, x: _C._op("aten::gelu_backward")(g, x),
     "gelu_backward_tanh": lambda g, x: _C._op("aten::gelu_backward")(g, x, approximate="tanh"),
     "threshold_backward": lambda g, x: _C._op("aten::threshold_backward")(g, x, 0.25),
+    "hypot": ptl.hypot,
+    "igamma": lambda a, x: ptl.igamma(a.abs(), x.abs()),
+    "igammac": lambda a, x: ptl.igammac(a.abs(), x.abs()),
+    "silu_backward": lambda g, x: _C._op("aten::silu_backward")(g, x),
+    "mish_backward": lambda g, x: _C._op("aten::mish_backward")(g, x),
+    "elu_backward": lambda g, x: _C._op("aten::elu_backward")(g, 0.7, 1.2, 0.9, False, x),
+    "elu_backward_result": lambda g, y: _C._op("aten::elu_backward")(g, 0.7, 1.2, 0.9, True,
+                                                                       y),
+    "softplus_backward": lambda g, x: _C._op("aten::softplus_backward")(g, x, 1.5, 3.0),
+    "log_sigmoid_backward": lambda g, x: _C._op("aten::log_sigmoid_backward")(g, x),
+    "hardswish_backward": lambda g, x: _C._op("aten::hardswish_backward")(g, x),
+    "hardsigmoid_backward": lambda g, x: _C._op("aten::hardsigmoid_backward")(g, x),
+    "leaky_relu_backward": lambda g, x: _C._op("aten::leaky_relu_backward")(g, x, 0.3, False),
+    "hardtanh_backward": lambda g, x: _C._op("aten::hardtanh_backward")(g, x, -0.7, 1.3),
+    "softshrink_backward": lambda g, x: _C._op("aten::softshrink_backward")(g, x, 0.4),
+    "hardshrink_backward": lambda g, x: _C._op("aten::hardshrink_backward")(g, x, 0.4),
+    "rsub": lambda a, b: ptl.rsub(a, b, alpha=1.5),
 }
 UNARY = {
     "neg": ptl.neg, "relu": ptl.relu, "sigmoid": ptl.sigmoid, "tanh": ptl.tanh,
     "exp": ptl.exp, "log": lambda x: ptl.log(x.abs() if x.device.type == "cpu" else x),
     "gelu": ptl.nn.functional.gelu,
     "gelu_tanh": lambda x: ptl.nn.functional.gelu(x, approximate="tanh"),
+    "acosh": lambda x: ptl.acosh(x.abs() + 1), "asinh": ptl.asinh,
+    "atanh": lambda x: ptl.atanh(x / (x.abs() + 1)), "erfc": ptl.erfc, "i0": ptl.i0,
+    "i0e": ptl.special.i0e, "i1": ptl.special.i1, "i1e": ptl.special.i1e,
+    "i0_large": lambda x: ptl.i0(x * 20), "i1e_large": lambda x: ptl.special.i1e(x * 40),
+    "silu": ptl.nn.functional.silu, "mish": ptl.nn.functional.mish,
+    "elu": lambda x: ptl.nn.functional.elu(x, alpha=0.7),
+    "selu": ptl.nn.functional.selu,
+    "softplus": lambda x: ptl.nn.functional.softplus(x, beta=1.5, threshold=3.0),
+    "log_sigmoid": ptl.nn.functional.logsigmoid,
+    "hardswish": ptl.nn.functional.hardswish, "hardsigmoid": ptl.nn.functional.hardsigmoid,
+    "leaky_relu": lambda x: ptl.nn.functional.leaky_relu(x, 0.3),
+    "hardtanh": lambda x: ptl.nn.functional.hardtanh(x, -0.7, 1.3),
+    "relu6": ptl.nn.functional.relu6, "celu": lambda x: ptl.nn.functional.celu(x, 0.6),
+    "softshrink": lambda x: ptl.nn.functional.softshrink(x, 0.4),
+    "hardshrink": lambda x: ptl.nn.functional.hardshrink(x, 0.4),
 }
 
 
@@ -111,6 +144,39 @@ def test_inplace_and_out_forms_write_the_device_tensor(dtype):
     strided = ptl.zeros(7, 6, dtype=dtype, device="cuda").t()
     ptl.exp(a.cuda(), out=strided)
     check(strided, ptl.exp(a))
+
+
+def test_special_functions_in_place_out_and_dtypes_on_the_device():
+    a = ptl.tensor(np.linspace(0.5, 9.0, 42).reshape(6, 7))
+    da = a.cuda()
+    check(da.clone().acosh_(), a.clone().acosh_())
+    check(da.clone().hypot_(da.t().contiguous().t()), a.clone().hypot_(a))
+    out = ptl.empty(0, device="cuda")
+    assert ptl.special.i1e(da, out=out) is out
+    check(out, ptl.special.i1e(a))
+    check(ptl.igammac(da, da.flip(0), out=ptl.empty(6, 7, device="cuda").t().t()),
+          ptl.igammac(a, a.flip(0)))
+    i = ptl.arange(5)
+    check(ptl.erfc(i.cuda()), ptl.erfc(i))   # integers compute in the default float dtype
+    for fn in (ptl.hypot, ptl.igamma):
+        with pytest.raises(NotImplementedError,
+                           match=f'"{fn.__name__}_cuda" not implemented for \'Long\''):
+            fn(i.cuda(), i.cuda())
+    x = ptl.tensor(np.linspace(-4, 4, 33))
+    dx = x.cuda()
+    check(ptl.nn.functional.silu(dx, inplace=True), ptl.nn.functional.silu(x.clone()))
+    check(ptl.nn.functional.elu(x.cuda(), inplace=True), ptl.nn.functional.elu(x.clone()))
+    check(ptl.nn.functional.leaky_relu(x.cuda(), 0.2, inplace=True),
+          ptl.nn.functional.leaky_relu(x.clone(), 0.2))
+    # the CPU kernels' argument checks, shared
+    with pytest.raises(RuntimeError, match="lambda must be in range"):
+        ptl.nn.functional.softshrink(dx, -1.0)
+    with pytest.raises(RuntimeError, match="alpha cannot be 0 for CELU"):
+        ptl.nn.functional.celu(dx, 0.0)
+    with pytest.raises(RuntimeError, match="In-place elu backward calculation"):
+        _C._op("aten::elu_backward")(dx, -1.0, 1.0, 1.0, True, dx)
+    with pytest.raises(RuntimeError, match="In-place leakyReLu backward calculation"):
+        _C._op("aten::leaky_relu_backward")(dx, dx, -0.1, True)
 
 
 def test_mixed_dtypes_promote_as_on_the_cpu():

@@ -103,42 +103,18 @@
 
 /* ---- formulas: x the input, g the incoming gradient, p the parameters ---- */
 
-/* hardtanh: x below lo is lo, then above hi is hi (nan stays nan): PyTorch's clamp, which
- * also gives hi everywhere when lo > hi (F.hardtanh refuses that; the aten op does not).
- * softshrink: x - lambd above lambd, x + lambd below -lambd, 0 * x (signed zero, nan for
- * nan) between; the shift is chosen, then applied to every element.  In float and double
- * (the float32 loops compute in float: Note [Select formulas]). */
-#define DEFINE_SELECT_HELPERS(C, SUF)                                                     \
-    static inline C hardtanh_##SUF(C x, C lo, C hi)                                       \
-    {                                                                                     \
-        C t = x < lo ? lo : x;                                                            \
-        return t > hi ? hi : t;                                                           \
-    }                                                                                     \
-    static inline C softshrink_##SUF(C x, C lambd)                                        \
-    {                                                                                     \
-        int up = x > lambd, down = x < -lambd;                                            \
-        C moved = x + (up ? -lambd : lambd);                                              \
-        return up | down ? moved : (C)0 * x;                                              \
-    }
-/* hardsigmoid's backward, g / 6 inside (-3, 3): float32 multiplies by 1/6 rounded to float,
- * as PyTorch's kernel does (within an ulp of the quotient, and PyTorch's bits) */
-static inline float
-hardsigmoid_grad_f(float g, float x)
-{
-    return ((x > -3) & (x < 3) ? g : 0.0f) * (1.0f / 6);
-}
-
-static inline double
-hardsigmoid_grad_d(double g, double x)
-{
-    return ((x > -3) & (x < 3) ? g : 0.0) / 6;
-}
-
-DEFINE_SELECT_HELPERS(float, f)
-DEFINE_SELECT_HELPERS(double, d)
-#undef DEFINE_SELECT_HELPERS
-#define HARDTANH(X, LO, HI) _Generic((X), float: hardtanh_f, default: hardtanh_d)(X, LO, HI)
-#define SOFTSHRINK(X, L) _Generic((X), float: softshrink_f, default: softshrink_d)(X, L)
+/* hardtanh, softshrink, hardshrink, leaky_relu and hardsigmoid's backward are scalar_math.h's
+ * (the CUDA kernels' formulas), in float for the float32 loops (Note [Select formulas]) */
+#define HARDTANH(X, LO, HI) _Generic((X), float: ptl_hardtanh_f, default: ptl_hardtanh_d)(X, LO, HI)
+#define SOFTSHRINK(X, L) _Generic((X), float: ptl_softshrink_f, default: ptl_softshrink_d)(X, L)
+#define HARDSHRINK(X, L) _Generic((X), float: ptl_hardshrink_f, default: ptl_hardshrink_d)(X, L)
+#define SHRINK_GRAD(G, X, L)                                                              \
+    _Generic((X), float: ptl_shrink_grad_f, default: ptl_shrink_grad_d)(G, X, L)
+#define LEAKY(X, S) _Generic((X), float: ptl_leaky_relu_f, default: ptl_leaky_relu_d)(X, S)
+#define LEAKY_GRAD(G, X, S)                                                               \
+    _Generic((X), float: ptl_leaky_relu_grad_f, default: ptl_leaky_relu_grad_d)(G, X, S)
+#define HARDTANH_GRAD(G, X, LO, HI)                                                       \
+    _Generic((X), float: ptl_hardtanh_grad_f, default: ptl_hardtanh_grad_d)(G, X, LO, HI)
 
 #define GELU_F(X, P) ptl_gelu_d((X), (P)[0] != 0)
 #define GELU_G(G, X, P) ptl_gelu_grad_d((G), (X), (P)[0] != 0)
@@ -149,10 +125,10 @@ DEFINE_SELECT_HELPERS(double, d)
 #define ELU_F(X, P) ptl_elu_d((X), (P)[0], (P)[1], (P)[2])
 #define ELU_G(G, X, P) ptl_elu_grad_d((G), (X), (P)[0], (P)[1], (P)[2])
 #define ELU_RG(G, Y, P) ptl_elu_result_grad_d((G), (Y), (P)[0], (P)[1], (P)[2])
-#define LEAKY_F(X, P) ((X) * ((X) > 0 ? (act_t)1 : (P)[0]))
-#define LEAKY_G(G, X, P) ((G) * ((X) > 0 ? (act_t)1 : (P)[0]))
+#define LEAKY_F(X, P) LEAKY((X), (P)[0])
+#define LEAKY_G(G, X, P) LEAKY_GRAD((G), (X), (P)[0])
 #define HARDTANH_F(X, P) HARDTANH((X), (P)[0], (P)[1])
-#define HARDTANH_G(G, X, P) ((X) <= (P)[0] || (X) >= (P)[1] ? (act_t)0 : (G))
+#define HARDTANH_G(G, X, P) HARDTANH_GRAD((G), (X), (P)[0], (P)[1])
 #define SOFTPLUS_F(X, P) ptl_softplus_d((X), (P)[0], (P)[1])
 #define SOFTPLUS_G(G, X, P) ptl_softplus_grad_d((G), (X), (P)[0], (P)[1])
 #define HARDSWISH_F(X, P) _Generic((X), float: ptl_hardswish_f, default: ptl_hardswish_d)(X)
@@ -161,12 +137,12 @@ DEFINE_SELECT_HELPERS(double, d)
 #define HARDSIGMOID_F(X, P)                                                               \
     _Generic((X), float: ptl_hardsigmoid_f, default: ptl_hardsigmoid_d)(X)
 #define HARDSIGMOID_G(G, X, P)                                                            \
-    _Generic((X), float: hardsigmoid_grad_f, default: hardsigmoid_grad_d)((G), (X))
+    _Generic((X), float: ptl_hardsigmoid_grad_f, default: ptl_hardsigmoid_grad_d)((G), (X))
 #define LOGSIG_F(X, P) ptl_log_sigmoid_d(X)
 #define LOGSIG_G(G, X, P) ((G) * ptl_sigmoid_d(-(X)))
 #define SOFTSHRINK_F(X, P) SOFTSHRINK((X), (P)[0])
-#define SHRINK_G(G, X, P) (((X) >= -(P)[0]) & ((X) <= (P)[0]) ? (act_t)0 : (G))
-#define HARDSHRINK_F(X, P) (((X) >= -(P)[0]) & ((X) <= (P)[0]) ? (act_t)0 : (X))
+#define SHRINK_G(G, X, P) SHRINK_GRAD((G), (X), (P)[0])
+#define HARDSHRINK_F(X, P) HARDSHRINK((X), (P)[0])
 #define THRESHOLD_F(X, P) ((X) <= (P)[0] ? (P)[1] : (X))
 #define THRESHOLD_G(G, X, P) ((X) <= (P)[0] ? (act_t)0 : (G))
 
@@ -721,8 +697,8 @@ static const ActKernel act_table[] = {
  * input's dtype (Scalar.to<scalar_t>: threshold(0.1) keeps a float32 0.1f), any other in
  * float for the float32, float16 and bfloat16 inputs (their opmath type) and in double
  * for float64; integer inputs keep the double. */
-static double
-act_param(double v, PtlDtype dt, int in_dtype)
+double
+ptl_activation_param(double v, PtlDtype dt, int in_dtype)
 {
     if (dt == PTL_DTYPE_FLOAT32 || ((dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16) &&
                                     !in_dtype)) {
@@ -750,7 +726,8 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
         PtlDtype dt = s[0].tag == PTL_IV_TENSOR ? s[0].u.t->dtype : PTL_DTYPE_FLOAT64;
         for (int j = 0; j < a->nparams; j++) {
-            p[j] = act_param(ptl_iv_to_double(&s[a->param_slot[j]]), dt, (a->in_dtype >> j) & 1);
+            p[j] = ptl_activation_param(ptl_iv_to_double(&s[a->param_slot[j]]), dt,
+                                        (a->in_dtype >> j) & 1);
         }
         return ptl_pointwise_named(op, s, a->ninputs, a->ninputs == 1 ? fwd_inputs : grad_inputs,
                                    ptl_iter_config(), a->loops, p, a->kname);
@@ -758,36 +735,69 @@ act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_error_set(PTL_ERR_RUNTIME, "activation kernel for an unknown op");
 }
 
-/* softshrink(Tensor self, Scalar lambd=0.5): lambd must fit the dtype and be >= 0 */
-static int
-shrink_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+int
+ptl_activation_check(const PtlOperator *op, const PtlIValue *s)
 {
     PtlDtype dt = s[0].u.t->dtype;
-    double lambd = ptl_iv_to_double(&s[1]);
-    double hi = dt == PTL_DTYPE_FLOAT64 ? DBL_MAX : dt == PTL_DTYPE_FLOAT16 ? 65504.0
-              : dt == PTL_DTYPE_BFLOAT16 ? 3.3895313892515355e38 : FLT_MAX;
-    if (ptl_dtype_is_floating(dt) && (lambd < 0 || lambd > hi)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "lambda must be in range [0, %g] for input dtype %s, but found %g",
-                             hi, ptl_dtype_legacy_name(dt), lambd);
+    switch (op->id) {
+    case PTL_OP_softshrink: {   /* lambd must fit the dtype and be >= 0 */
+        double lambd = ptl_iv_to_double(&s[1]);
+        double hi = dt == PTL_DTYPE_FLOAT64 ? DBL_MAX : dt == PTL_DTYPE_FLOAT16 ? 65504.0
+                  : dt == PTL_DTYPE_BFLOAT16 ? 3.3895313892515355e38 : FLT_MAX;
+        if (ptl_dtype_is_floating(dt) && (lambd < 0 || lambd > hi)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "lambda must be in range [0, %g] for input dtype %s, but "
+                                 "found %g", hi, ptl_dtype_legacy_name(dt), lambd);
+        }
+        return 0;
     }
-    return act_cpu(op, ks, s);
+    case PTL_OP_hardtanh: case PTL_OP_hardtanh_:
+        if (dt == PTL_DTYPE_BOOL) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
+        }
+        if (dt == PTL_DTYPE_UINT8 &&
+            (ptl_iv_to_double(&s[1]) < 0 || ptl_iv_to_double(&s[2]) < 0)) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "cannot do hardtanh on an unsigned type with negative limits");
+        }
+        return 0;
+    case PTL_OP_celu: case PTL_OP_celu_:
+        if (ptl_iv_to_double(&s[1]) == 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "ZeroDivisionError: alpha cannot be 0 for CELU");
+        }
+        return 0;
+    case PTL_OP_elu_backward:   /* alpha (s[1]) with is_result (s[4]) */
+        if (s[4].tag == PTL_IV_BOOL && s[4].u.b && ptl_iv_to_double(&s[1]) < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "In-place elu backward calculation is triggered with a "
+                                 "negative slope which is not supported. This is caused by "
+                                 "calling in-place forward function with a negative slope, "
+                                 "please call out-of-place version instead.");
+        }
+        return 0;
+    case PTL_OP_leaky_relu_backward:   /* negative_slope (s[2]) with self_is_result (s[3]) */
+        if (s[3].u.b && ptl_iv_to_double(&s[2]) < 0) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "In-place leakyReLu backward calculation is triggered with a "
+                                 "negative slope which is not supported. This is caused by "
+                                 "calling in-place forward function with a negative slope, "
+                                 "please call out-of-place version instead. File an issue at "
+                                 "https://github.com/pytorch/pytorch if you do require "
+                                 "supporting in-place leakRelu backward calculation with "
+                                 "negative slope");
+        }
+        return 0;
+    default: return 0;
+    }
 }
 
-/* hardtanh(Tensor self, Scalar min_val, Scalar max_val): integer tensors too, with
- * PyTorch's refusals for bool and for unsigned tensors with a negative limit */
+/* softshrink, hardtanh (integer tensors too) and leaky_relu_backward: act_cpu after the
+ * argument checks */
 static int
-hardtanh_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+checked_act_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    PtlDtype dt = s[0].u.t->dtype;
-    if (dt == PTL_DTYPE_BOOL) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "Bool inputs not supported for hardtanh");
-    }
-    if (dt == PTL_DTYPE_UINT8 && (ptl_iv_to_double(&s[1]) < 0 || ptl_iv_to_double(&s[2]) < 0)) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "cannot do hardtanh on an unsigned type with negative limits");
-    }
-    return act_cpu(op, ks, s);
+    return ptl_activation_check(op, s) < 0 ? -1 : act_cpu(op, ks, s);
 }
 
 /* gelu(Tensor self, *, str approximate='none') -> Tensor: checks the mode and calls the
@@ -831,38 +841,17 @@ static int
 elu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlDtype dt = s[0].u.t->dtype;
-    double p[ACT_NPARAMS] = {act_param(ptl_iv_to_double(&s[1]), dt, 0),
-                             act_param(ptl_iv_to_double(&s[2]), dt, 0),
-                             act_param(ptl_iv_to_double(&s[3]), dt, 0), 0};
+    double p[ACT_NPARAMS] = {ptl_activation_param(ptl_iv_to_double(&s[1]), dt, 0),
+                             ptl_activation_param(ptl_iv_to_double(&s[2]), dt, 0),
+                             ptl_activation_param(ptl_iv_to_double(&s[3]), dt, 0), 0};
     int is_result = s[4].tag == PTL_IV_BOOL && s[4].u.b;
     static const int gs[2] = {0, 5};
     (void)ks;
-    if (is_result && p[0] < 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "In-place elu backward calculation is triggered with a negative "
-                             "slope which is not supported. This is caused by calling in-place "
-                             "forward function with a negative slope, please call out-of-place "
-                             "version instead.");
+    if (ptl_activation_check(op, s) < 0) {
+        return -1;
     }
     return ptl_pointwise(op, s, 2, gs, ptl_iter_config(),
                          is_result ? elu_result_grad_loops : elu_grad_loops, p);
-}
-
-/* leaky_relu_backward(grad_output, self_or_result, negative_slope, self_is_result): the sign
- * of the in-place op's result tells the side of x only for a slope >= 0 */
-static int
-leaky_relu_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    if (s[3].u.b && ptl_iv_to_double(&s[2]) < 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME,
-                             "In-place leakyReLu backward calculation is triggered with a "
-                             "negative slope which is not supported. This is caused by calling "
-                             "in-place forward function with a negative slope, please call "
-                             "out-of-place version instead. File an issue at "
-                             "https://github.com/pytorch/pytorch if you do require supporting "
-                             "in-place leakRelu backward calculation with negative slope");
-    }
-    return act_cpu(op, ks, s);
 }
 
 /* celu(Tensor self, Scalar alpha=1.0): [*] -> [*], elu with scale 1 and input_scale
@@ -873,8 +862,8 @@ celu_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     double alpha = ptl_iv_to_double(&s[1]);
     double p[ACT_NPARAMS] = {alpha, 1.0, 1.0 / alpha, 0};
     (void)ks;
-    if (alpha == 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "ZeroDivisionError: alpha cannot be 0 for CELU");
+    if (ptl_activation_check(op, s) < 0) {
+        return -1;
     }
     return ptl_pointwise_named(op, s, 1, fwd_inputs, ptl_iter_config(), elu_loops, p, "elu_cpu");
 }
@@ -896,9 +885,9 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_celu_, PTL_KEY_CPU, celu_cpu},
     {PTL_OP_leaky_relu, PTL_KEY_CPU, act_cpu},
     {PTL_OP_leaky_relu_, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_leaky_relu_backward, PTL_KEY_CPU, leaky_relu_backward_cpu},
-    {PTL_OP_hardtanh, PTL_KEY_CPU, hardtanh_cpu},
-    {PTL_OP_hardtanh_, PTL_KEY_CPU, hardtanh_cpu},
+    {PTL_OP_leaky_relu_backward, PTL_KEY_CPU, checked_act_cpu},
+    {PTL_OP_hardtanh, PTL_KEY_CPU, checked_act_cpu},
+    {PTL_OP_hardtanh_, PTL_KEY_CPU, checked_act_cpu},
     {PTL_OP_hardtanh_backward, PTL_KEY_CPU, act_cpu},
     {PTL_OP_softplus, PTL_KEY_CPU, act_cpu},
     {PTL_OP_softplus_backward, PTL_KEY_CPU, act_cpu},
@@ -910,7 +899,7 @@ static const PtlKernelReg activation_cpu[] = {
     {PTL_OP_hardsigmoid_backward, PTL_KEY_CPU, act_cpu},
     {PTL_OP_log_sigmoid, PTL_KEY_CPU, act_cpu},
     {PTL_OP_log_sigmoid_backward, PTL_KEY_CPU, act_cpu},
-    {PTL_OP_softshrink, PTL_KEY_CPU, shrink_cpu},
+    {PTL_OP_softshrink, PTL_KEY_CPU, checked_act_cpu},
     {PTL_OP_softshrink_backward, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardshrink, PTL_KEY_CPU, act_cpu},
     {PTL_OP_hardshrink_backward, PTL_KEY_CPU, act_cpu},

@@ -16,6 +16,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../scalar_math.h"
+#include "../special_math.h"
 #include "binary_loops.h"
 #include "native.h"
 #include "vec_math.h"
@@ -422,6 +423,69 @@ atan2_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_pointwise(op, s, 2, self_other, cfg, loops, &unused);
 }
 
+/* ---- hypot, nextafter, igamma, igammac: floating dtypes only (integers are PyTorch's
+ * "not implemented" error); gcd, lcm: integer dtypes only.  The formulas are
+ * special_math.h's, which the CUDA kernels call too. ---- */
+
+#define HYPOT_F(A, B, X) ptl_hypot_f((A), (B))
+#define HYPOT_D(A, B, X) ptl_hypot_d((A), (B))
+#define NEXTAFTER_F(A, B, X) ptl_nextafter_f((A), (B))
+#define NEXTAFTER_D(A, B, X) ptl_nextafter_d((A), (B))
+#define IGAMMA_F(A, B, X) ((float)ptl_igamma_d((A), (B)))
+#define IGAMMA_D(A, B, X) ptl_igamma_d((A), (B))
+#define IGAMMAC_F(A, B, X) ((float)ptl_igammac_d((A), (B)))
+#define IGAMMAC_D(A, B, X) ptl_igammac_d((A), (B))
+#define GCD_I(A, B, X) ptl_gcd_i((A), (B))
+#define LCM_I(A, B, X) ptl_lcm_i((A), (B))
+
+DEFINE_BINARY_FLOAT_LOOPS(hypot, HYPOT_F, HYPOT_D)
+DEFINE_BINARY_FLOAT_LOOPS(igamma, IGAMMA_F, IGAMMA_D)
+DEFINE_BINARY_FLOAT_LOOPS(igammac, IGAMMAC_F, IGAMMAC_D)
+DEFINE_BINARY_INT_LOOPS(gcd, GCD_I)
+DEFINE_BINARY_INT_LOOPS(lcm, LCM_I)
+/* nextafter steps in the dtype itself: float16 and bfloat16 on their bits, in a plain
+ * strided loop (the skeleton's loads go through float) */
+#define DEFINE_NEXTAFTER_16(DT, T, F)                                                     \
+    static void                                                                           \
+    nextafter_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)         \
+    {                                                                                     \
+        (void)extra;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                 \
+            *(T *)(d[0] + i * s[0]) =                                                     \
+                F(*(const T *)(d[1] + i * s[1]), *(const T *)(d[2] + i * s[2]));          \
+        }                                                                                 \
+    }
+DEFINE_NEXTAFTER_16(f2, ptl_half, ptl_nextafter_f2)
+DEFINE_NEXTAFTER_16(bf, ptl_bf16, ptl_nextafter_bf)
+#undef DEFINE_NEXTAFTER_16
+DEFINE_BINARY_LOOP(nextafter, float, f4, float, PTL_ID, PTL_ID, NEXTAFTER_F)
+DEFINE_BINARY_LOOP(nextafter, double, f8, double, PTL_ID, PTL_ID, NEXTAFTER_D)
+
+static const PtlLoop hypot_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(hypot)};
+static const PtlLoop nextafter_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(nextafter)};
+static const PtlLoop igamma_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(igamma)};
+static const PtlLoop igammac_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(igammac)};
+static const PtlLoop gcd_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(gcd)};
+static const PtlLoop lcm_loops[PTL_DTYPE_COUNT] = {INT_ENTRIES(lcm)};
+
+/* Stamps NAME_cpu: the binary op over self and other with NAME_loops, in the common dtype */
+#define DEFINE_BINARY_KERNEL(NAME)                                                        \
+    static int                                                                            \
+    NAME##_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)                 \
+    {                                                                                     \
+        double unused = 0;                                                                \
+        (void)ks;                                                                         \
+        return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), NAME##_loops,       \
+                             &unused);                                                    \
+    }
+DEFINE_BINARY_KERNEL(hypot)
+DEFINE_BINARY_KERNEL(nextafter)
+DEFINE_BINARY_KERNEL(igamma)
+DEFINE_BINARY_KERNEL(igammac)
+DEFINE_BINARY_KERNEL(gcd)
+DEFINE_BINARY_KERNEL(lcm)
+#undef DEFINE_BINARY_KERNEL
+
 /* ---- maximum/minimum (NaN propagating), fmax/fmin (NaN ignoring); integers and bool
  * share one loop ---- */
 
@@ -514,6 +578,24 @@ static const PtlKernelReg binary_cpu[] = {
     {PTL_OP_atan2, PTL_KEY_CPU, atan2_cpu},
     {PTL_OP_atan2_, PTL_KEY_CPU, atan2_cpu},
     {PTL_OP_atan2_out, PTL_KEY_CPU, atan2_cpu},
+    {PTL_OP_hypot, PTL_KEY_CPU, hypot_cpu},
+    {PTL_OP_hypot_, PTL_KEY_CPU, hypot_cpu},
+    {PTL_OP_hypot_out, PTL_KEY_CPU, hypot_cpu},
+    {PTL_OP_nextafter, PTL_KEY_CPU, nextafter_cpu},
+    {PTL_OP_nextafter_, PTL_KEY_CPU, nextafter_cpu},
+    {PTL_OP_nextafter_out, PTL_KEY_CPU, nextafter_cpu},
+    {PTL_OP_igamma, PTL_KEY_CPU, igamma_cpu},
+    {PTL_OP_igamma_, PTL_KEY_CPU, igamma_cpu},
+    {PTL_OP_igamma_out, PTL_KEY_CPU, igamma_cpu},
+    {PTL_OP_igammac, PTL_KEY_CPU, igammac_cpu},
+    {PTL_OP_igammac_, PTL_KEY_CPU, igammac_cpu},
+    {PTL_OP_igammac_out, PTL_KEY_CPU, igammac_cpu},
+    {PTL_OP_gcd, PTL_KEY_CPU, gcd_cpu},
+    {PTL_OP_gcd_, PTL_KEY_CPU, gcd_cpu},
+    {PTL_OP_gcd_out, PTL_KEY_CPU, gcd_cpu},
+    {PTL_OP_lcm, PTL_KEY_CPU, lcm_cpu},
+    {PTL_OP_lcm_, PTL_KEY_CPU, lcm_cpu},
+    {PTL_OP_lcm_out, PTL_KEY_CPU, lcm_cpu},
     {PTL_OP_maximum, PTL_KEY_CPU, max_min_cpu},
     {PTL_OP_maximum_out, PTL_KEY_CPU, max_min_cpu},
     {PTL_OP_minimum, PTL_KEY_CPU, max_min_cpu},

@@ -112,6 +112,13 @@ int ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const 
 int ptl_pointwise_iter(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                        PtlIterConfig *cfg, PtlTensorIter *it);
 int ptl_pointwise_return(PtlTensorIter *it, const PtlIterConfig *cfg, PtlIValue *s);
+/* The argument checks of the activation kernels (softshrink's lambd, hardtanh's dtypes,
+ * celu's alpha, the in-place backward ops' negative slopes) with PyTorch's errors, shared by
+ * the CPU kernels (activation.c) and the CUDA ones: 0, or -1 with the error set. */
+int ptl_activation_check(const PtlOperator *op, const PtlIValue *s);
+/* An activation's parameter v as PyTorch's kernels see it for an input of dtype dt: rounded
+ * to the input's dtype (in_dtype: a bound compared with the input) or to its opmath type. */
+double ptl_activation_param(double v, PtlDtype dt, int in_dtype);
 /* The iterator of a copy: src broadcast into dst, converted to dst's dtype (copy_'s rules);
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);

@@ -15,6 +15,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../scalar_math.h"
+#include "../special_math.h"
 #include "native.h"
 #include "unary_loops.h"
 #include "vec_math.h"
@@ -519,6 +520,119 @@ polygamma_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                          &n);
 }
 
+/* ---- inverse hyperbolic functions, erfc and the modified Bessel functions (special_math.h,
+ * the CUDA kernels' formulas); the Bessel functions compute float in double ---- */
+
+#define ACOSH_F(X, E) ptl_acosh_f(X)
+#define ACOSH_D(X, E) ptl_acosh_d(X)
+#define ASINH_F(X, E) ptl_asinh_f(X)
+#define ASINH_D(X, E) ptl_asinh_d(X)
+#define ATANH_F(X, E) ptl_atanh_f(X)
+#define ATANH_D(X, E) ptl_atanh_d(X)
+#define ERFC_F(X, E) ptl_erfc_f(X)
+#define ERFC_D(X, E) ptl_erfc_d(X)
+#define I0_F(X, E) ((float)ptl_i0_d(X))
+#define I0_D(X, E) ptl_i0_d(X)
+#define I0E_F(X, E) ((float)ptl_i0e_d(X))
+#define I0E_D(X, E) ptl_i0e_d(X)
+#define I1_F(X, E) ((float)ptl_i1_d(X))
+#define I1_D(X, E) ptl_i1_d(X)
+#define I1E_F(X, E) ((float)ptl_i1e_d(X))
+#define I1E_D(X, E) ptl_i1e_d(X)
+
+DEFINE_FLOAT_OP(acosh, ACOSH_F, ACOSH_D)
+DEFINE_FLOAT_OP(asinh, ASINH_F, ASINH_D)
+DEFINE_FLOAT_OP(atanh, ATANH_F, ATANH_D)
+DEFINE_FLOAT_OP(erfc, ERFC_F, ERFC_D)
+DEFINE_FLOAT_OP(i0, I0_F, I0_D)
+DEFINE_FLOAT_OP(special_i0e, I0E_F, I0E_D)
+DEFINE_FLOAT_OP(special_i1, I1_F, I1_D)
+DEFINE_FLOAT_OP(special_i1e, I1E_F, I1E_D)
+
+DEFINE_UNARY_KERNEL(acosh, acosh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(asinh, asinh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(atanh, atanh_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(erfc, erfc_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(i0, i0_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(special_i0e, special_i0e_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(special_i1, special_i1_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(special_i1e, special_i1e_loops, U_FLOAT, NULL)
+
+/* ---- frexp: [*] float -> mantissa [*] (self's dtype), exponent [*] int32 ---- */
+
+#define FREXP_MANTISSA_F(X, E) ((float)ptl_frexp_mantissa_d(X))
+#define FREXP_MANTISSA_D(X, E) ptl_frexp_mantissa_d(X)
+#define FREXP_EXPONENT(X, E) ptl_frexp_exponent_d(X)
+DEFINE_FLOAT_OP(frexp_mantissa, FREXP_MANTISSA_F, FREXP_MANTISSA_D)
+DEFINE_UNARY_LOOP(frexp_exponent, ptl_half, int32_t, f2, PTL_LOAD_f2, PTL_ID, FREXP_EXPONENT)
+DEFINE_UNARY_LOOP(frexp_exponent, ptl_bf16, int32_t, bf, PTL_LOAD_bf, PTL_ID, FREXP_EXPONENT)
+DEFINE_UNARY_LOOP(frexp_exponent, float, int32_t, f4, PTL_ID, PTL_ID, FREXP_EXPONENT)
+DEFINE_UNARY_LOOP(frexp_exponent, double, int32_t, f8, PTL_ID, PTL_ID, FREXP_EXPONENT)
+static const PtlLoop frexp_exponent_loops[PTL_DTYPE_COUNT] = {FLOAT_ENTRIES(frexp_exponent)};
+
+/* One output of frexp: self mapped by loops[self's dtype] into out (borrowed; NULL:
+ * allocated) of dtype out_dtype.  The result (new reference) or NULL with the error set. */
+static PtlTensorImpl *
+frexp_part(PtlTensorImpl *self, PtlTensorImpl *out, PtlDtype out_dtype, const PtlLoop *loops)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlTensorIter it;
+    PtlTensorImpl *r;
+    cfg.ninputs = 1;
+    cfg.inputs[0] = self;
+    cfg.out = out;
+    cfg.out_dtype = out_dtype;
+    if (ptl_iter_build(&it, &cfg) < 0) {
+        return NULL;
+    }
+    if (ptl_iter_run(&it, loops[it.compute_dtype], NULL) < 0) {
+        ptl_iter_release(&it);
+        return NULL;
+    }
+    if ((r = ptl_iter_finish(&it)) != NULL && out != NULL) {
+        ptl_tensor_bump_version(r);
+    }
+    return r;
+}
+
+/* frexp.Tensor(self) -> (mantissa, exponent) and frexp.Tensor_out(self, *, mantissa,
+ * exponent): two runs over self, one per output (s[0], s[1]). */
+static int
+frexp_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *mo = NULL, *eo = NULL, *m, *e;
+    (void)ks;
+    if (!ptl_dtype_is_floating(self->dtype)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "torch.frexp() only supports floating-point dtypes");
+    }
+    if (op->id == PTL_OP_frexp_Tensor_out) {
+        mo = s[1].u.t;
+        eo = s[2].u.t;
+        if (mo->dtype != self->dtype) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "torch.frexp() expects mantissa to have dtype %s but got %s",
+                                 ptl_dtype_legacy_name(self->dtype),
+                                 ptl_dtype_legacy_name(mo->dtype));
+        }
+        if (eo->dtype != PTL_DTYPE_INT32) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "torch.frexp() expects exponent to have int dtype but got %s",
+                                 ptl_dtype_legacy_name(eo->dtype));
+        }
+    }
+    if ((m = frexp_part(self, mo, self->dtype, frexp_mantissa_loops)) == NULL) {
+        return -1;
+    }
+    if ((e = frexp_part(self, eo, PTL_DTYPE_INT32, frexp_exponent_loops)) == NULL) {
+        ptl_decref(m);
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(m);
+    s[1] = ptl_iv_tensor(e);
+    return 0;
+}
+
 /* functional, in-place and out= overloads of one op share its kernel */
 #define UNARY_REGS(NAME)                                                                  \
     {PTL_OP_##NAME, PTL_KEY_CPU, NAME##_cpu}, {PTL_OP_##NAME##_, PTL_KEY_CPU, NAME##_cpu}, \
@@ -534,6 +648,15 @@ static const PtlKernelReg unary_cpu[] = {
     UNARY_REGS(trunc), UNARY_REGS(frac), UNARY_REGS(reciprocal), UNARY_REGS(square),
     UNARY_REGS(round), UNARY_REGS(logical_not), UNARY_REGS(bitwise_not),
     UNARY_REGS(nan_to_num), UNARY_REGS(lgamma), UNARY_REGS(digamma),
+    UNARY_REGS(acosh), UNARY_REGS(asinh), UNARY_REGS(atanh), UNARY_REGS(erfc), UNARY_REGS(i0),
+    {PTL_OP_special_i0e, PTL_KEY_CPU, special_i0e_cpu},
+    {PTL_OP_special_i0e_out, PTL_KEY_CPU, special_i0e_cpu},
+    {PTL_OP_special_i1, PTL_KEY_CPU, special_i1_cpu},
+    {PTL_OP_special_i1_out, PTL_KEY_CPU, special_i1_cpu},
+    {PTL_OP_special_i1e, PTL_KEY_CPU, special_i1e_cpu},
+    {PTL_OP_special_i1e_out, PTL_KEY_CPU, special_i1e_cpu},
+    {PTL_OP_frexp_Tensor, PTL_KEY_CPU, frexp_cpu},
+    {PTL_OP_frexp_Tensor_out, PTL_KEY_CPU, frexp_cpu},
     {PTL_OP_polygamma, PTL_KEY_CPU, polygamma_cpu},
     {PTL_OP_polygamma_, PTL_KEY_CPU, polygamma_cpu},
     {PTL_OP_polygamma_out, PTL_KEY_CPU, polygamma_cpu},

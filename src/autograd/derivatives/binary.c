@@ -218,6 +218,71 @@ done:
     return scope_end(sc, rc);
 }
 
+/* hypot: g * self / result, g * other / result */
+int
+hypot_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    PtlTensorImpl *q = DIV(gi[0], sv(sc, n, 2));
+    int rc = -1;
+    if (NEEDS(0) && give(n, go, 0, MUL(q, sv(sc, n, 0))) < 0) {
+        goto done;
+    }
+    if (NEEDS(1) && give(n, go, 1, MUL(q, sv(sc, n, 1))) < 0) {
+        goto done;
+    }
+    rc = 0;
+done:
+    return scope_end(sc, rc);
+}
+
+/* nextafter: piecewise constant in both arguments, so zeros (derivatives.yaml's
+ * zeros_like) */
+int
+nextafter_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    (void)gi;
+    for (int i = 0; i < 2; i++) {
+        if (NEEDS(i) && put(n, go, i, input_zeros(n, i, n->input_meta[i].dtype)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* igamma(a, x) and igammac(a, x): d/dx P(a, x) = x^(a-1) e^-x / Gamma(a) = -d/dx Q(a, x);
+ * the derivative in a is not implemented (PyTorch's not_implemented("igamma: input")) */
+static int
+igamma_pq_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int upper)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (NEEDS(0)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "the derivative for '%s: input' is not implemented.",
+                             upper ? "igammac" : "igamma");
+    }
+    if (!NEEDS(1)) {
+        return 0;
+    }
+    PtlTensorImpl *a = sv(sc, n, 0), *x = sv(sc, n, 1);
+    PtlTensorImpl *e = SUB(SUB(MUL(ADDN(a, -1.0), f1(sc, PTL_OP_log, x)), x),
+                           f1(sc, PTL_OP_lgamma, a));
+    PtlTensorImpl *d = MUL(gi[0], f1(sc, PTL_OP_exp, e));
+    return scope_end(sc, give(n, go, 1, upper ? NEG(d) : d));
+}
+
+int
+igamma_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return igamma_pq_backward(n, gi, go, 0);
+}
+
+int
+igammac_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    return igamma_pq_backward(n, gi, go, 1);
+}
+
 /* maximum/minimum: the larger (smaller) side gets g; ties split it in half */
 static int
 extremum_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go, int is_max)

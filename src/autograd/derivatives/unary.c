@@ -336,6 +336,66 @@ trigamma_of(Scope *sc, PtlTensorImpl *x)
     return polygamma_of(sc, 1, x);
 }
 
+/* 1 / sqrt(x^2 - 1) */
+static PtlTensorImpl *
+acosh_factor(Scope *sc, PtlTensorImpl *x)
+{
+    return f1(sc, PTL_OP_rsqrt, SUB(MUL(x, x), inum(sc, 1)));
+}
+
+/* 1 / sqrt(x^2 + 1) */
+static PtlTensorImpl *
+asinh_factor(Scope *sc, PtlTensorImpl *x)
+{
+    return f1(sc, PTL_OP_rsqrt, ADD(MUL(x, x), inum(sc, 1)));
+}
+
+/* 1 / (1 - x^2) */
+static PtlTensorImpl *
+atanh_factor(Scope *sc, PtlTensorImpl *x)
+{
+    return f1(sc, PTL_OP_reciprocal, f2(sc, PTL_OP_rsub_Tensor, MUL(x, x), inum(sc, 1)));
+}
+
+/* -2/sqrt(pi) e^(-x^2) */
+static PtlTensorImpl *
+erfc_factor(Scope *sc, PtlTensorImpl *x)
+{
+    return MULN(f1(sc, PTL_OP_exp, NEG(MUL(x, x))), -TWO_OVER_SQRTPI);
+}
+
+/* d I0(x) = I1(x) */
+static PtlTensorImpl *
+i0_factor(Scope *sc, PtlTensorImpl *x)
+{
+    return f1(sc, PTL_OP_special_i1, x);
+}
+
+/* d i0e(x) = i1e(x) - sgn(x) i0e(x) */
+static PtlTensorImpl *
+i0e_factor(Scope *sc, PtlTensorImpl *x)
+{
+    return SUB(f1(sc, PTL_OP_special_i1e, x),
+               MUL(f1(sc, PTL_OP_sign, x), f1(sc, PTL_OP_special_i0e, x)));
+}
+
+/* d I1(x) = I0(x) - I1(x) / x, 1/2 at 0 */
+static PtlTensorImpl *
+i1_factor(Scope *sc, PtlTensorImpl *x)
+{
+    PtlTensorImpl *d = SUB(f1(sc, PTL_OP_i0, x), DIV(f1(sc, PTL_OP_special_i1, x), x));
+    return WHERE(EQ(x, inum(sc, 0)), num(sc, 0.5), d);
+}
+
+/* d i1e(x) = i0e(x) - i1e(x) (sgn(x) + 1 / x), 1/2 at 0 */
+static PtlTensorImpl *
+i1e_factor(Scope *sc, PtlTensorImpl *x)
+{
+    PtlTensorImpl *k = ADD(f1(sc, PTL_OP_sign, x), f1(sc, PTL_OP_reciprocal, x));
+    PtlTensorImpl *d = SUB(f1(sc, PTL_OP_special_i0e, x), MUL(f1(sc, PTL_OP_special_i1e, x), k));
+    return WHERE(EQ(x, inum(sc, 0)), num(sc, 0.5), d);
+}
+
 #define FACTOR_BACKWARD(NAME, FACTOR)                                     \
     int                                                                   \
     NAME(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)              \
@@ -359,6 +419,14 @@ FACTOR_BACKWARD(erfinv_backward, erfinv_factor)
 FACTOR_BACKWARD(nan_to_num_backward, finite_factor)
 FACTOR_BACKWARD(lgamma_backward, digamma_of)
 FACTOR_BACKWARD(digamma_backward, trigamma_of)
+FACTOR_BACKWARD(acosh_backward, acosh_factor)
+FACTOR_BACKWARD(asinh_backward, asinh_factor)
+FACTOR_BACKWARD(atanh_backward, atanh_factor)
+FACTOR_BACKWARD(erfc_backward, erfc_factor)
+FACTOR_BACKWARD(i0_backward, i0_factor)
+FACTOR_BACKWARD(special_i0e_backward, i0e_factor)
+FACTOR_BACKWARD(special_i1_backward, i1_factor)
+FACTOR_BACKWARD(special_i1e_backward, i1e_factor)
 #undef FACTOR_BACKWARD
 
 /* floor, ceil, trunc, round, sign: piecewise constant, so PyTorch returns zeros */
@@ -379,4 +447,16 @@ polygamma_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
         return 0;
     }
     return scope_end(sc, give(n, go, 0, MUL(gi[0], polygamma_of(sc, order + 1, sv(sc, n, 0)))));
+}
+
+/* frexp: the mantissa is x / 2^exponent, so g / 2^exponent (the exponent, saved slot 0, is
+ * piecewise constant and an integer: no gradient) */
+int
+frexp_backward(PtlNode *n, PtlTensorImpl **gi, PtlTensorImpl **go)
+{
+    Scope scope = {0}, *sc = &scope;
+    if (!NEEDS(0) || gi[0] == NULL) {
+        return 0;
+    }
+    return scope_end(sc, give(n, go, 0, DIV(gi[0], f1(sc, PTL_OP_exp2, sv(sc, n, 0)))));
 }
