@@ -31,6 +31,7 @@ ptl_cuda_set_kernel_hooks(void)
     ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
     ptl_device_nll_hook = ptl_cuda_nll;
     ptl_device_embedding_hook = ptl_cuda_embedding;
+    ptl_device_batch_norm_hook = ptl_cuda_batch_norm;
     ptl_device_conv_hook = ptl_cuda_conv;
     ptl_device_pool_hook = ptl_cuda_pool;
     ptl_device_random_hook = ptl_cuda_random;

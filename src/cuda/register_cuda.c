@@ -408,10 +408,11 @@ static const int shared_with_cpu[] = {
     PTL_OP_var_mean_dim, PTL_OP_var_mean_correction, PTL_OP_std_mean, PTL_OP_std_mean_dim,
     PTL_OP_std_mean_correction, PTL_OP_norm_Scalar, PTL_OP_norm_ScalarOpt_dim, PTL_OP__softmax,
     PTL_OP__log_softmax, PTL_OP__softmax_backward_data, PTL_OP__log_softmax_backward_data,
-    /* layer norm, nll_loss and embedding: their last step takes device_nn.h's hooks (Note
-     * [CUDA nn kernels] in nn_plan.h) */
+    /* layer norm, nll_loss, embedding and batch norm: their last step takes device_nn.h's
+     * hooks (Note [CUDA nn kernels] in nn_plan.h) */
     PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,
     PTL_OP_nll_loss_nd_backward, PTL_OP_embedding, PTL_OP_embedding_dense_backward,
+    PTL_OP_native_batch_norm, PTL_OP_native_batch_norm_backward,
     /* convolution: its primitives take device_conv.h's hook (Note [CUDA convolution] in
      * conv_plan.h) */
     PTL_OP_convolution, PTL_OP_convolution_backward,

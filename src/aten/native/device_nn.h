@@ -1,7 +1,8 @@
-/* device_nn.h -- how layer_norm.c and nn.c hand layer norm, nll_loss and embedding to the
- * CUDA backend's kernels without including it: the backend (src/cuda/nn_plan.c) sets the
- * hooks.  The argument checks, casts and contiguous copies stay the CPU kernels'; what
- * arrives here is contiguous data.  See Note [CUDA nn kernels] in src/cuda/nn_plan.h. */
+/* device_nn.h -- how layer_norm.c, nn.c and batch_norm.c hand layer norm, nll_loss,
+ * embedding and batch norm to the CUDA backend's kernels without including it: the backend
+ * (src/cuda/nn_plan.c) sets the hooks.  The argument checks, casts and contiguous copies
+ * stay the CPU kernels'; what arrives here is contiguous data.  See Note [CUDA nn kernels]
+ * in src/cuda/nn_plan.h. */
 #ifndef PTL_ATEN_NATIVE_DEVICE_NN_H
 #define PTL_ATEN_NATIVE_DEVICE_NN_H
 
@@ -48,11 +49,33 @@ typedef struct PtlDeviceEmbeddingArgs {
     int64_t L, V, D, padding_idx, itemsize;
 } PtlDeviceEmbeddingArgs;
 
+/* batch_norm.c's job (Note [Batch norm channels] there): x, and dy for the backward, are
+ * [n, c, hw] contiguous in dtype (float32 or float64).  The per-channel tensors p[k] (k in
+ * PTL_DEVICE_BN_* order; NULL when None) are 1-D of any float dtype pdt[k] and element
+ * stride ps[k]: weight, bias, running_mean, running_var in the forward; weight, -, the
+ * mean and the invstd (training: save_mean, save_invstd) or the variance (eval:
+ * running_mean, running_var) in the backward.  Forward: y, and in training save_mean and
+ * save_invstd into out0, out1 ([c] contiguous in odt) and the running statistics updated
+ * in place.  Backward: dx into y, grad_weight and grad_bias into out0, out1 (each NULL
+ * when not wanted). */
+enum { PTL_DEVICE_BN_W, PTL_DEVICE_BN_B, PTL_DEVICE_BN_MEAN, PTL_DEVICE_BN_VAR };
+typedef struct PtlDeviceBatchNormArgs {
+    int32_t backward, training, dtype, odt;
+    const char *x, *dy;
+    char *y, *out0, *out1;
+    char *p[4];
+    int64_t ps[4];
+    int32_t pdt[4];
+    int64_t n, c, hw;
+    double momentum, eps;
+} PtlDeviceBatchNormArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set.  They run for CUDA
  * tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
 extern int (*ptl_device_layer_norm_hook)(const PtlDeviceLayerNormArgs *a);
 extern int (*ptl_device_nll_hook)(const PtlDeviceNllArgs *a);
 extern int (*ptl_device_embedding_hook)(const PtlDeviceEmbeddingArgs *a);
+extern int (*ptl_device_batch_norm_hook)(const PtlDeviceBatchNormArgs *a);
 
 #ifdef __cplusplus
 }
