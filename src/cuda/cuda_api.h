@@ -204,6 +204,8 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_SHAPE_GATHER, PTL_CUDA_EMU_TRIANGLE, PTL_CUDA_EMU_SCAN,
        /* batch norm, its channels in one chunk, in several (Note [CUDA nn kernels]) */
        PTL_CUDA_EMU_BATCH_NORM, PTL_CUDA_EMU_BATCH_NORM_SPLIT,
+       /* the pads and upsampling (Note [CUDA resampling]) */
+       PTL_CUDA_EMU_RESAMPLE,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */

@@ -3,6 +3,7 @@
 #include "attention_plan.h"
 #include "cuda_api.h"
 #include "gemm_plan.h"
+#include "resample_plan.h"
 
 #include "../c10/error.h"
 
@@ -157,6 +158,14 @@ ptl_cuda_batch_norm_launch(const PtlDeviceBatchNormArgs *a, const PtlCudaNnPlan 
     (void)chans;
     (void)elems;
     (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_resample_launch(const PtlCudaResampleJob *j, const PtlCudaNnPlan *elems)
+{
+    (void)j;
+    (void)elems;
     return not_built();
 }
 

@@ -479,6 +479,20 @@ static const int shared_with_cpu[] = {
     PTL_OP_triu, PTL_OP_triu_,
     /* cumsum and cumprod: device_reduce.h's scan hook (Note [CUDA scans] in reduce_plan.h) */
     PTL_OP_cumsum, PTL_OP_cumprod,
+    /* the pads and upsampling: resample.c's maps, device_nn.h's resample hook (Note [CUDA
+     * resampling] in resample_plan.h) */
+    PTL_OP_reflection_pad1d, PTL_OP_reflection_pad1d_backward, PTL_OP_reflection_pad2d,
+    PTL_OP_reflection_pad2d_backward, PTL_OP_reflection_pad3d, PTL_OP_reflection_pad3d_backward,
+    PTL_OP_replication_pad1d, PTL_OP_replication_pad1d_backward, PTL_OP_replication_pad2d,
+    PTL_OP_replication_pad2d_backward, PTL_OP_replication_pad3d,
+    PTL_OP_replication_pad3d_backward, PTL_OP__pad_circular, PTL_OP__pad_circular_backward,
+    PTL_OP_upsample_nearest1d, PTL_OP_upsample_nearest1d_backward, PTL_OP_upsample_nearest2d,
+    PTL_OP_upsample_nearest2d_backward, PTL_OP_upsample_nearest3d,
+    PTL_OP_upsample_nearest3d_backward, PTL_OP_upsample_linear1d,
+    PTL_OP_upsample_linear1d_backward, PTL_OP_upsample_bilinear2d,
+    PTL_OP_upsample_bilinear2d_backward, PTL_OP_upsample_trilinear3d,
+    PTL_OP_upsample_trilinear3d_backward, PTL_OP_upsample_bicubic2d,
+    PTL_OP_upsample_bicubic2d_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

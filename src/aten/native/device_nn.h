@@ -1,8 +1,9 @@
-/* device_nn.h -- how layer_norm.c, nn.c and batch_norm.c hand layer norm, nll_loss,
- * embedding and batch norm to the CUDA backend's kernels without including it: the backend
- * (src/cuda/nn_plan.c) sets the hooks.  The argument checks, casts and contiguous copies
- * stay the CPU kernels'; what arrives here is contiguous data.  See Note [CUDA nn kernels]
- * in src/cuda/nn_plan.h. */
+/* device_nn.h -- how layer_norm.c, nn.c, batch_norm.c and resample.c hand layer norm,
+ * nll_loss, embedding, batch norm, the pads and upsampling to the CUDA backend's kernels
+ * without including it: the backend (src/cuda/nn_plan.c, resample_plan.c) sets the hooks.
+ * The argument checks, casts and contiguous copies stay the CPU kernels'; what arrives here
+ * is contiguous data.  See Note [CUDA nn kernels] in src/cuda/nn_plan.h and Note [CUDA
+ * resampling] in src/cuda/resample_plan.h. */
 #ifndef PTL_ATEN_NATIVE_DEVICE_NN_H
 #define PTL_ATEN_NATIVE_DEVICE_NN_H
 
@@ -70,12 +71,30 @@ typedef struct PtlDeviceBatchNormArgs {
     double momentum, eps;
 } PtlDeviceBatchNormArgs;
 
+/* resample.c's index maps (Note [Index maps] there) over planes x in[3] -> planes x out[3],
+ * contiguous.  Forward: y[pl][o] = the sum over o's taps of w x[pl][i], in double
+ * (weighted 1; 2: rounded to the nearest integer and clamped to [0, 255], for a uint8
+ * result), or x[pl][i] copied raw (weighted 0, itemsize bytes; the pads).  Backward: x the output
+ * gradient [planes, out] in double -> y [planes, in] in double, every element written.
+ * idx[d], wt[d]: the maps in host memory, ntaps[d] of PTL_DEVICE_MAX_TAPS slots an output
+ * position. */
+#define PTL_DEVICE_MAX_TAPS 4
+typedef struct PtlDeviceResampleArgs {
+    int32_t backward, weighted, itemsize, ntaps[3];
+    const char *x;
+    char *y;
+    int64_t planes, in[3], out[3];
+    const int64_t *idx[3];
+    const double *wt[3];
+} PtlDeviceResampleArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set.  They run for CUDA
  * tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
 extern int (*ptl_device_layer_norm_hook)(const PtlDeviceLayerNormArgs *a);
 extern int (*ptl_device_nll_hook)(const PtlDeviceNllArgs *a);
 extern int (*ptl_device_embedding_hook)(const PtlDeviceEmbeddingArgs *a);
 extern int (*ptl_device_batch_norm_hook)(const PtlDeviceBatchNormArgs *a);
+extern int (*ptl_device_resample_hook)(const PtlDeviceResampleArgs *a);
 
 #ifdef __cplusplus
 }
