@@ -206,6 +206,8 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_BATCH_NORM, PTL_CUDA_EMU_BATCH_NORM_SPLIT,
        /* the pads and upsampling (Note [CUDA resampling]) */
        PTL_CUDA_EMU_RESAMPLE,
+       /* im2col and col2im (Note [CUDA convolution]) */
+       PTL_CUDA_EMU_FOLD,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
@@ -334,6 +336,8 @@ PtlCudaConvPlan ptl_cuda_conv_plan(const PtlDeviceConvArgs *a, const PtlCudaRedu
 int ptl_cuda_conv(const PtlDeviceConvArgs *a);
 /* The device launch (conv.cu); ws: nsplit G M J elements of the dtype when nsplit > 1. */
 int ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, void *ws);
+/* im2col or col2im (conv.cu): elems covers the output's elements, isz bytes each. */
+int ptl_cuda_fold_launch(const PtlDeviceConvArgs *a, const PtlCudaNnPlan *elems, int64_t isz);
 
 /* ---- pooling (pool.cu; Note [CUDA pooling] in pool_plan.h): one thread per output element
  * (forwards) or input-gradient element (backwards), elems plan ---- */

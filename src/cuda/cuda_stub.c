@@ -191,6 +191,15 @@ ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, vo
 }
 
 int
+ptl_cuda_fold_launch(const PtlDeviceConvArgs *a, const PtlCudaNnPlan *elems, int64_t isz)
+{
+    (void)a;
+    (void)elems;
+    (void)isz;
+    return not_built();
+}
+
+int
 ptl_cuda_adv_index_launch(const PtlDeviceAdvIndexArgs *a, const PtlCudaNnPlan *elems,
                           const int64_t *perm, const int64_t *group, int64_t ngroups)
 {

@@ -415,7 +415,7 @@ static const int shared_with_cpu[] = {
     PTL_OP_native_batch_norm, PTL_OP_native_batch_norm_backward,
     /* convolution: its primitives take device_conv.h's hook (Note [CUDA convolution] in
      * conv_plan.h) */
-    PTL_OP_convolution, PTL_OP_convolution_backward,
+    PTL_OP_convolution, PTL_OP_convolution_backward, PTL_OP_im2col, PTL_OP_col2im,
     /* max, average and adaptive average pooling: device_pool.h's hook (Note [CUDA pooling]
      * in pool_plan.h) */
     PTL_OP_max_pool2d_with_indices, PTL_OP_max_pool2d_with_indices_backward,

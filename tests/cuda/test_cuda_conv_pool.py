@@ -307,3 +307,24 @@ def test_uint8_and_integer_resampling_match_the_cpu():
     for mode in ("reflect", "replicate", "circular"):
         np.testing.assert_array_equal(F.pad(i64.cuda(), (2, 1, 3, 2), mode=mode).cpu().numpy(),
                                       F.pad(i64, (2, 1, 3, 2), mode=mode).numpy())
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "strided", "channels_last"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_unfold_and_fold_have_the_cpu_bits(dtype, kind):
+    """im2col (a raw copy) and col2im (the taps gathered in the CPU's order) and their
+    gradients: the CPU's bits, for overlapping, gapped, dilated and padded windows."""
+    rng = np.random.default_rng(11)
+    x = ptl.tensor(rng.standard_normal((2, 3, 17, 20))).to(dtype)
+    for k, d, p, s in (((3, 3), (1, 1), (1, 1), (1, 1)), ((2, 4), (2, 1), (0, 2), (3, 2)),
+                       ((1, 1), (1, 1), (0, 0), (2, 2))):
+        xc, xd = leaves(x, kind)
+        cc = F.unfold(xc, k, dilation=d, padding=p, stride=s)
+        cd = F.unfold(xd, k, dilation=d, padding=p, stride=s)
+        np.testing.assert_array_equal(cd.detach().cpu().to(ptl.float64).numpy(),
+                                      cc.detach().to(ptl.float64).numpy())
+        g = ptl.tensor(rng.standard_normal(tuple(cc.shape))).to(dtype)
+        cc.backward(g)
+        cd.backward(g.cuda())
+        np.testing.assert_array_equal(xd.grad.cpu().to(ptl.float64).numpy(),
+                                      xc.grad.to(ptl.float64).numpy())
