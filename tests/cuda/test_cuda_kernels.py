@@ -303,6 +303,12 @@ REDUCTIONS = {
     "norm1": (lambda t, d, k: ptl.norm(t, 1, d or [], keepdim=k), FLOATS),
     "norm_inf": (lambda t, d, k: ptl.norm(t, float("inf"), d or [], keepdim=k), FLOATS),
     "norm_p": (lambda t, d, k: ptl.norm(t, 2.5, d or [], keepdim=k), FLOATS),
+    "all": (lambda t, d, k: t.all() if d is None else t.all(d, keepdim=k), ALL),
+    "any": (lambda t, d, k: t.any() if d is None else t.any(d[0], keepdim=k), ALL),
+    "count_nonzero": (lambda t, d, k: ptl.count_nonzero(t, d), ALL),
+    "vector_norm": (lambda t, d, k: ptl.linalg.vector_norm(t, 2, d, keepdim=k), FLOATS),
+    "vector_norm_0": (lambda t, d, k: ptl.linalg.vector_norm(t, 0, d, keepdim=k,
+                                                             dtype=ptl.float64), FLOATS),
 }
 # reductions with no identity: an empty input is an error (checked below)
 NO_IDENTITY = {"amax", "amin", "max_dim", "min_dim", "argmax", "argmin", "norm_inf"}

@@ -920,8 +920,8 @@ int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
 int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
 int ptl_device_reduce_emulation;
 
-/* The CUDA kernels' kind of a reduction, or -1 for those without one (all, any,
- * count_nonzero, logsumexp, aminmax have no CUDA kernel). */
+/* The CUDA kernels' kind of a reduction, or -1 for those without one (logsumexp and
+ * aminmax have no CUDA kernel). */
 static int
 cuda_kind(RedKind kind)
 {
@@ -936,6 +936,9 @@ cuda_kind(RedKind kind)
     case R_ARGMIN: return PTL_DEVICE_RED_ARGMIN;
     case R_VAR: return PTL_DEVICE_RED_VAR;
     case R_NORM: return PTL_DEVICE_RED_NORM;
+    case R_ALL: return PTL_DEVICE_RED_ALL;
+    case R_ANY: return PTL_DEVICE_RED_ANY;
+    case R_COUNT: return PTL_DEVICE_RED_COUNT_NONZERO;
     default: return -1;
     }
 }
