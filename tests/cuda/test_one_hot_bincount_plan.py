@@ -1,0 +1,83 @@
+"""one_hot and bincount on the device path (Note [Device one_hot and bincount] in
+src/aten/native/summary.c), checked on the host: with _C._cuda_kernel_emulation on they take
+the composition the CUDA tensors take (the extremes by the emulated reduction kernels, read
+back; zeros, then scatter_ or index_add_ by the emulated index kernels) and must reproduce
+NumPy exactly (the counts, float64 weights) or to float32 rounding, with the CPU kernel's
+errors, under tunings with a grid of one block and many.  Needs no device."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.nn.functional as F
+from kernel_emulation import TUNINGS, emulated
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_one_hot_matches_numpy(tuning):
+    rng = np.random.default_rng(0)
+    with emulated(TUNINGS[tuning]) as ran:
+        for shape in ((7,), (3, 4), (2, 3, 5), (), (0,), (600,)):
+            v = rng.integers(0, 6, shape)
+            t = ptl.tensor(v)
+            for k in (-1, 6, 11):
+                if k == -1 and v.size == 0:
+                    continue
+                n = v.max() + 1 if k == -1 else k
+                want = (v[..., None] == np.arange(n)).astype(np.int64)
+                got = F.one_hot(t, k)
+                assert got.dtype == ptl.int64
+                np.testing.assert_array_equal(got.numpy(), want)
+        wide = ptl.tensor(rng.integers(0, 5, (3, 8)))[:, ::2]   # non-contiguous
+        np.testing.assert_array_equal(F.one_hot(wide, 5).numpy(),
+                                      (wide.numpy()[..., None] == np.arange(5)).astype(np.int64))
+    assert ran["block_per_output"] + ran["thread_per_output"] > 0 and ran["scatter"] + \
+        ran["scatter_chunked"] > 0
+
+
+def test_one_hot_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+            F.one_hot(ptl.tensor([1, -2, 3]))
+        with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+            F.one_hot(ptl.tensor([1, 5]), 5)
+        with pytest.raises(RuntimeError, match="Can not infer total number of classes from "
+                                               "empty tensor."):
+            F.one_hot(ptl.tensor([], dtype=ptl.int64))
+        with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
+            F.one_hot(ptl.tensor([1, 2], dtype=ptl.int32))
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.uint8, ptl.int16], ids=str)
+def test_bincount_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(1)
+    with emulated(TUNINGS[tuning]) as ran:
+        for n in (0, 1, 5, 33, 700):
+            v = rng.integers(0, 40, n)
+            t = ptl.tensor(v).to(dtype)
+            for minlength in (0, 3, 64):
+                np.testing.assert_array_equal(ptl.bincount(t, minlength=minlength).numpy(),
+                                              np.bincount(v, minlength=minlength))
+                for wdt in (ptl.float64, ptl.float32, ptl.int64):
+                    w = ptl.tensor(rng.standard_normal(n) * 3).to(wdt)
+                    got = ptl.bincount(t, w, minlength)
+                    want = np.bincount(v, w.to(ptl.float64).numpy(), minlength)
+                    assert got.dtype == (ptl.float32 if wdt == ptl.float32 else ptl.float64)
+                    tol = 1e-5 if wdt == ptl.float32 else 1e-12
+                    np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)
+        strided = ptl.tensor(rng.integers(0, 9, 40)).to(dtype)[::3]
+        np.testing.assert_array_equal(ptl.bincount(strided).numpy(),
+                                      np.bincount(strided.to(ptl.int64).numpy()))
+    assert ran["block_per_output"] + ran["thread_per_output"] > 0 and ran["index_scatter"] > 0
+
+
+def test_bincount_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["tiny"]):
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([3, -1, 2]))
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([[1, 2]]))
+        with pytest.raises(RuntimeError, match="weights should be 1-d and have the same length"):
+            ptl.bincount(ptl.tensor([1, 2]), ptl.tensor([1.0]))
+        with pytest.raises(RuntimeError, match="minlength should be >= 0"):
+            ptl.bincount(ptl.tensor([1, 2]), minlength=-1)
