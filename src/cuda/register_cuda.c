@@ -481,9 +481,9 @@ static const int shared_with_cpu[] = {
     PTL_OP_triu, PTL_OP_triu_,
     /* cumsum and cumprod: device_reduce.h's scan hook (Note [CUDA scans] in reduce_plan.h) */
     PTL_OP_cumsum, PTL_OP_cumprod,
-    /* one_hot and bincount: the device's reductions, scatter_ and index_add_ (Note [Device
-     * one_hot and bincount] in summary.c) */
-    PTL_OP_one_hot, PTL_OP_bincount,
+    /* one_hot, bincount and repeat_interleave: the device's reductions, scans, scatter_ and
+     * index_add_ (Note [Device one_hot and bincount] in summary.c, shape.c) */
+    PTL_OP_one_hot, PTL_OP_bincount, PTL_OP_repeat_interleave_Tensor,
     /* the pads and upsampling: resample.c's maps, device_nn.h's resample hook (Note [CUDA
      * resampling] in resample_plan.h) */
     PTL_OP_reflection_pad1d, PTL_OP_reflection_pad1d_backward, PTL_OP_reflection_pad2d,

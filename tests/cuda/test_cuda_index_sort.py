@@ -411,3 +411,19 @@ def test_one_hot_and_bincount_match_the_cpu():
         F.one_hot(ptl.tensor([1, -1]).cuda())
     with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
         ptl.bincount(ptl.tensor([1, -1]).cuda())
+
+
+def test_repeat_interleave_matches_the_cpu():
+    rng = np.random.default_rng(22)
+    for r in ([3, 0, 2, 0], [0, 0], list(rng.integers(0, 7, 4000))):
+        for dt in (ptl.int64, ptl.int32):
+            t = ptl.tensor(r, dtype=dt)
+            got = ptl.repeat_interleave(t.cuda())
+            assert got.device.type == "cuda" and got.dtype == dt
+            np.testing.assert_array_equal(got.cpu().numpy(), ptl.repeat_interleave(t).numpy())
+    x = ptl.tensor(rng.standard_normal((5, 3)))
+    reps = ptl.tensor([1, 0, 3, 2, 1])
+    np.testing.assert_array_equal(ptl.repeat_interleave(x.cuda(), reps.cuda(), 0).cpu().numpy(),
+                                  ptl.repeat_interleave(x, reps, 0).numpy())
+    with pytest.raises(RuntimeError, match="repeats can not be negative"):
+        ptl.repeat_interleave(ptl.tensor([1, -1]).cuda())

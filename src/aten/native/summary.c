@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
-#include "device_reduce.h"
+#include "device_compose.h"
 #include "native.h"
 
 /* -1, 0, 1 for a < b, a == b, a > b, the order unique sorts in: NaN last, after +inf (two
@@ -357,72 +357,24 @@ error:
  * output's size and the errors depend on them), then zeros and a scatter_ (one_hot) or an
  * index_add_ (bincount, each bin's terms added in index order, no float atomics) on the
  * device.  The checks and messages are the CPU kernel's, in the same code. */
-static int
-on_device(const PtlTensorImpl *t)
-{
-    return t->device.type == PTL_DEVICE_CUDA || ptl_device_reduce_emulation;
-}
-
-/* *v = amin (id PTL_OP_amin) or amax of t, read back to the host as an int64.  0 or -1. */
-static int
-device_extreme(PtlOpId id, PtlTensorImpl *t, int64_t *v)
-{
-    PtlIValue a[3] = {ptl_iv_tensor(t), ptl_iv_intlist(NULL, 0), ptl_iv_bool(0)};
-    PtlDevice cpu = ptl_device_cpu();
-    PtlTensorImpl *r = ptl_call_tensor(id, a), *h = NULL;
-    if (r != NULL && (h = ptl_to_copy(r, PTL_DTYPE_INT64, &cpu)) != NULL) {
-        *v = *(const int64_t *)ptl_tensor_data(h);
-    }
-    ptl_xdecref(r);
-    ptl_xdecref(h);
-    return h != NULL ? 0 : -1;
-}
-
-/* An in-place op (self first in args) called for its effect.  0 or -1. */
-static int
-call_inplace(PtlOpId id, PtlIValue *args)
-{
-    PtlTensorImpl *r = ptl_call_tensor(id, args);
-    ptl_xdecref(r);
-    return r != NULL ? 0 : -1;
-}
-
-/* A new zeroed contiguous [n...] tensor of dtype dt on device. */
-static PtlTensorImpl *
-device_zeros(int dim, const int64_t *sizes, PtlDtype dt, PtlDevice device)
-{
-    PtlIValue zero = ptl_iv_int(0);
-    PtlTensorImpl *t = ptl_empty(dim, sizes, dt, device);
-    if (t != NULL && ptl_fill_scalar(t, &zero) < 0) {
-        PTL_CLEAR(t);
-    }
-    return t;
-}
-
 /* bincount's bins on the device: out[v] += w[i] (1 when w is NULL) for v = self[i]. */
 static int
 bincount_device(PtlTensorImpl *self, PtlTensorImpl *w, PtlTensorImpl *out)
 {
     PtlTensorImpl *idx = NULL, *src = NULL;
-    PtlIValue one = ptl_iv_int(1);
     int rc = -1;
     int64_t n = self->numel;
     if ((idx = ptl_to_copy(self, PTL_DTYPE_INT64, &self->device)) == NULL) {
         goto done;
     }
-    if (w != NULL) {
-        src = ptl_to_copy(w, out->dtype, &self->device);
-    }
-    else if ((src = ptl_empty(1, &n, PTL_DTYPE_INT64, self->device)) != NULL &&
-             ptl_fill_scalar(src, &one) < 0) {
-        PTL_CLEAR(src);
-    }
+    src = w != NULL ? ptl_to_copy(w, out->dtype, &self->device)
+                    : ptl_device_full(1, &n, PTL_DTYPE_INT64, self->device, 1);
     if (src == NULL) {
         goto done;
     }
     PtlIValue a[5] = {ptl_iv_tensor(out), ptl_iv_int(0), ptl_iv_tensor(idx), ptl_iv_tensor(src),
                       ptl_iv_int(1)};
-    rc = call_inplace(PTL_OP_index_add_, a);
+    rc = ptl_call_inplace(PTL_OP_index_add_, a);
 done:
     ptl_xdecref(idx);
     ptl_xdecref(src);
@@ -454,15 +406,15 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     const char *p = ptl_tensor_data(self);
     int64_t st = self->strides[0] * (int64_t)ptl_tensor_itemsize(self), lo = 0;
-    int dev = on_device(self);
+    int dev = ptl_on_device_path(self);
     for (int64_t i = 0; i < (dev ? 0 : self->numel); i++) {
         int64_t v = ptl_load_int(p + i * st, self->dtype);
         lo = v < lo ? v : lo;
         len = v + 1 > len ? v + 1 : len;
     }
     if (dev && self->numel > 0) {
-        if (device_extreme(PTL_OP_amin, self, &lo) < 0 ||
-            device_extreme(PTL_OP_amax, self, &len) < 0) {
+        if (ptl_device_reduce_read(PTL_OP_amin, self, &lo) < 0 ||
+            ptl_device_reduce_read(PTL_OP_amax, self, &len) < 0) {
             return -1;
         }
         len += 1;
@@ -476,7 +428,7 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                    : w->dtype == PTL_DTYPE_FLOAT32 ? PTL_DTYPE_FLOAT32
                                                    : PTL_DTYPE_FLOAT64;
     if (dev) {
-        if ((out = device_zeros(1, &len, odt, self->device)) == NULL ||
+        if ((out = ptl_device_full(1, &len, odt, self->device, 0)) == NULL ||
             (self->numel > 0 && bincount_device(self, w, out) < 0)) {
             ptl_xdecref(out);
             return -1;
@@ -787,7 +739,7 @@ one_hot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
                              PTL_MAX_DIMS);
     }
-    int dev = on_device(self);
+    int dev = ptl_on_device_path(self);
     if ((c = ptl_contiguous(self)) == NULL) {
         return -1;
     }
@@ -797,8 +749,8 @@ one_hot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         min = p[i] < min ? p[i] : min;
         max = p[i] > max ? p[i] : max;
     }
-    if (dev && c->numel > 0 && (device_extreme(PTL_OP_amin, c, &min) < 0 ||
-                                device_extreme(PTL_OP_amax, c, &max) < 0)) {
+    if (dev && c->numel > 0 && (ptl_device_reduce_read(PTL_OP_amin, c, &min) < 0 ||
+                                ptl_device_reduce_read(PTL_OP_amax, c, &max) < 0)) {
         ptl_decref(c);
         return -1;
     }
@@ -825,12 +777,12 @@ one_hot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
          * bincount]) */
         PtlIValue u[2] = {ptl_iv_tensor(c), ptl_iv_int(-1)};
         PtlTensorImpl *col = NULL;
-        out = device_zeros(self->dim + 1, sizes, PTL_DTYPE_INT64, self->device);
+        out = ptl_device_full(self->dim + 1, sizes, PTL_DTYPE_INT64, self->device, 0);
         if (out != NULL && c->numel > 0) {
             col = ptl_call_tensor(PTL_OP_unsqueeze, u);
             PtlIValue a[4] = {ptl_iv_tensor(out), ptl_iv_int(-1), ptl_iv_tensor(col),
                               ptl_iv_int(1)};
-            if (col == NULL || call_inplace(PTL_OP_scatter__value, a) < 0) {
+            if (col == NULL || ptl_call_inplace(PTL_OP_scatter__value, a) < 0) {
                 PTL_CLEAR(out);
             }
         }

@@ -1,9 +1,10 @@
-"""one_hot and bincount on the device path (Note [Device one_hot and bincount] in
-src/aten/native/summary.c), checked on the host: with _C._cuda_kernel_emulation on they take
-the composition the CUDA tensors take (the extremes by the emulated reduction kernels, read
-back; zeros, then scatter_ or index_add_ by the emulated index kernels) and must reproduce
-NumPy exactly (the counts, float64 weights) or to float32 rounding, with the CPU kernel's
-errors, under tunings with a grid of one block and many.  Needs no device."""
+"""one_hot, bincount and repeat_interleave on the device path (Note [Device one_hot and
+bincount] in src/aten/native/summary.c; repeat_interleave_device in shape.c), checked on the
+host: with _C._cuda_kernel_emulation on they take the composition the CUDA tensors take (the
+extremes or the sum by the emulated reduction kernels, read back; zeros, then scatter_,
+index_add_ and cumsum by the emulated kernels) and must reproduce NumPy exactly (counts,
+indices) or to rounding (weighted bins), with the CPU kernel's errors, under tunings with a
+grid of one block and many.  Needs no device."""
 import numpy as np
 import pytest
 
@@ -81,3 +82,36 @@ def test_bincount_errors_are_the_cpu_kernels():
             ptl.bincount(ptl.tensor([1, 2]), ptl.tensor([1.0]))
         with pytest.raises(RuntimeError, match="minlength should be >= 0"):
             ptl.bincount(ptl.tensor([1, 2]), minlength=-1)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32], ids=str)
+def test_repeat_interleave_matches_numpy(tuning, dtype):
+    """Zero repeats first, inside and last, a single repeat, all zero, none; the index's
+    dtype kept; output_size checked; the self forms built on it."""
+    rng = np.random.default_rng(2)
+    cases = [[2, 0, 3, 1, 0], [0, 0, 4], [0, 0], [], [1], list(rng.integers(0, 5, 300))]
+    with emulated(TUNINGS[tuning]) as ran:
+        for r in cases:
+            t = ptl.tensor(r, dtype=dtype)
+            got = ptl.repeat_interleave(t)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.numpy(),
+                                          np.repeat(np.arange(len(r)), np.array(r, dtype=int)))
+            got = ptl.repeat_interleave(t, output_size=int(sum(r)))
+            assert got.shape == (sum(r),)
+        x = ptl.tensor(rng.standard_normal((3, 4)))
+        reps = ptl.tensor([2, 0, 1])
+        np.testing.assert_array_equal(ptl.repeat_interleave(x, reps, dim=0).numpy(),
+                                      np.repeat(x.numpy(), [2, 0, 1], axis=0))
+    assert ran["scan"] > 0 and ran["index_scatter"] > 0
+
+
+def test_repeat_interleave_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match="repeats can not be negative"):
+            ptl.repeat_interleave(ptl.tensor([1, -1, 2]))
+        with pytest.raises(RuntimeError, match="allocated size does not match required size"):
+            ptl.repeat_interleave(ptl.tensor([1, 2]), output_size=4)
+        with pytest.raises(RuntimeError, match="repeat_interleave only accept 1D vector"):
+            ptl.repeat_interleave(ptl.tensor([[1, 2]]))
