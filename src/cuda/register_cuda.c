@@ -484,6 +484,9 @@ static const int shared_with_cpu[] = {
     /* one_hot, bincount and repeat_interleave: the device's reductions, scans, scatter_ and
      * index_add_ (Note [Device one_hot and bincount] in summary.c, shape.c) */
     PTL_OP_one_hot, PTL_OP_bincount, PTL_OP_repeat_interleave_Tensor,
+    /* nonzero and unique: a walk of a host copy, masked_select's way (Note [Host walks for
+     * data-dependent sizes] in device_compose.h) */
+    PTL_OP_nonzero, PTL_OP__unique2, PTL_OP_unique_dim, PTL_OP_unique_consecutive,
     /* the pads and upsampling: resample.c's maps, device_nn.h's resample hook (Note [CUDA
      * resampling] in resample_plan.h) */
     PTL_OP_reflection_pad1d, PTL_OP_reflection_pad1d_backward, PTL_OP_reflection_pad2d,

@@ -115,3 +115,30 @@ def test_repeat_interleave_errors_are_the_cpu_kernels():
             ptl.repeat_interleave(ptl.tensor([1, 2]), output_size=4)
         with pytest.raises(RuntimeError, match="repeat_interleave only accept 1D vector"):
             ptl.repeat_interleave(ptl.tensor([[1, 2]]))
+
+
+def test_nonzero_and_unique_walk_a_host_copy():
+    """Note [Host walks for data-dependent sizes]: under the emulation the CUDA path's
+    wrapper runs (the arguments swapped for host copies, the CPU kernel, the results moved
+    back) and must give NumPy's nonzero and unique, with every optional output."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2, 3, (4, 5)).astype(np.float64)
+    x[0, 0], x[1, 1] = np.nan, -0.0
+    t = ptl.tensor(x)
+    v = rng.integers(0, 6, 40)
+    with emulated(TUNINGS["small"]):
+        np.testing.assert_array_equal(ptl.nonzero(t).numpy(), np.argwhere(x != 0))
+        np.testing.assert_array_equal(ptl.nonzero(t[:, ::2]).numpy(),
+                                      np.argwhere(x[:, ::2] != 0))
+        assert ptl.nonzero(ptl.tensor(3.0)).shape == (1, 0)
+        assert ptl.nonzero(ptl.zeros(0, 3)).shape == (0, 2)
+        vals, inv, cnt = ptl.unique(ptl.tensor(v), return_inverse=True, return_counts=True)
+        want = np.unique(v, return_inverse=True, return_counts=True)
+        for got, w in zip((vals, inv, cnt), want):
+            np.testing.assert_array_equal(got.numpy(), w)
+        rows = rng.integers(0, 2, (9, 3))
+        np.testing.assert_array_equal(ptl.unique(ptl.tensor(rows), dim=0).numpy(),
+                                      np.unique(rows, axis=0))
+        out, counts = ptl.unique_consecutive(ptl.tensor([1, 1, 2, 2, 2, 1]), return_counts=True)
+        np.testing.assert_array_equal(out.numpy(), [1, 2, 1])
+        np.testing.assert_array_equal(counts.numpy(), [2, 3, 1])

@@ -427,3 +427,19 @@ def test_repeat_interleave_matches_the_cpu():
                                   ptl.repeat_interleave(x, reps, 0).numpy())
     with pytest.raises(RuntimeError, match="repeats can not be negative"):
         ptl.repeat_interleave(ptl.tensor([1, -1]).cuda())
+
+
+def test_nonzero_and_unique_match_the_cpu():
+    """Note [Host walks for data-dependent sizes]: the CPU kernels' results on the device."""
+    rng = np.random.default_rng(23)
+    x = ptl.tensor(rng.integers(-1, 2, (30, 17)).astype(np.float32))
+    for t in (x, x[:, ::3], x.t(), x[0, 0]):
+        got = ptl.nonzero(t.cuda())
+        assert got.device.type == "cuda"
+        np.testing.assert_array_equal(got.cpu().numpy(), ptl.nonzero(t).numpy())
+    np.testing.assert_array_equal(x.cuda()[x.cuda() > 0].cpu().numpy(), x[x > 0].numpy())
+    v = ptl.tensor(rng.integers(0, 9, 500))
+    for d, c in zip(ptl.unique(v.cuda(), return_inverse=True, return_counts=True),
+                    ptl.unique(v, return_inverse=True, return_counts=True)):
+        assert d.device.type == "cuda"
+        np.testing.assert_array_equal(d.cpu().numpy(), c.numpy())

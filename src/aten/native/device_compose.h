@@ -1,6 +1,7 @@
 /* device_compose.h -- helpers of the ops whose CUDA path is a composition of other ops'
  * device kernels around a value read back to the host (Note [Device one_hot and bincount]
- * in summary.c; repeat_interleave in shape.c): the switch, the read-back, zeros. */
+ * in summary.c; repeat_interleave in shape.c): the switch, the read-back, zeros; and of
+ * those that walk a host copy (Note [Host walks for data-dependent sizes]). */
 #ifndef PTL_ATEN_NATIVE_DEVICE_COMPOSE_H
 #define PTL_ATEN_NATIVE_DEVICE_COMPOSE_H
 
@@ -54,6 +55,49 @@ ptl_device_full(int dim, const int64_t *sizes, PtlDtype dt, PtlDevice device, in
         PTL_CLEAR(t);
     }
     return t;
+}
+
+/* Note [Host walks for data-dependent sizes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * nonzero and unique size their output by the data and walk it in order; on CUDA they go
+ * masked_select's way (index.c reads a device mask through a host copy to build its index
+ * tables): the tensor arguments are copied to the host (a synchronisation, which PyTorch's
+ * CUDA nonzero and unique also have, and a copy of the input, which they do not), the CPU
+ * kernel runs there, and its tensor results are copied to the device.  The results are the
+ * CPU's exactly.  A device count-and-compact (nonzero) and a device sort (unique) are the
+ * next step where the copy matters. */
+static inline int
+ptl_run_on_host(int (*fn)(const PtlOperator *, PtlDispatchKeySet, PtlIValue *),
+                const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *held[PTL_SCHEMA_MAX_ARGS] = {NULL};
+    PtlDevice cpu = ptl_device_cpu(), dev = cpu;
+    int nargs = op->schema.nargs, rc = -1;
+    for (int i = 0; i < nargs; i++) {
+        if (s[i].tag == PTL_IV_TENSOR) {
+            dev = s[i].u.t->device.type != PTL_DEVICE_CPU ? s[i].u.t->device : dev;
+            if ((held[i] = ptl_to_copy(s[i].u.t, PTL_DTYPE_UNDEFINED, &cpu)) == NULL) {
+                goto done;
+            }
+            s[i] = ptl_iv_tensor(held[i]);   /* borrowed by the kernel, as the input was */
+        }
+    }
+    if ((rc = fn(op, ks, s)) < 0) {
+        goto done;
+    }
+    for (int i = 0; i < op->schema.nrets; i++) {
+        if (s[i].tag == PTL_IV_TENSOR) {
+            PtlTensorImpl *host = s[i].u.t, *moved = ptl_to_copy(host, PTL_DTYPE_UNDEFINED, &dev);
+            ptl_decref(host);
+            s[i] = moved != NULL ? ptl_iv_tensor(moved) : ptl_iv_none();
+            rc = moved != NULL ? rc : -1;
+        }
+    }
+done:
+    for (int i = 0; i < nargs; i++) {
+        ptl_xdecref(held[i]);
+    }
+    return rc;
 }
 
 #endif

@@ -218,7 +218,7 @@ done:
  * unique_consecutive(self, return_inverse, return_counts, dim):
  *   (values, inverse, counts); without dim the tensor is flattened */
 static int
-unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+unique_host(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *rows = NULL, *vals = NULL, *inv = NULL, *cnt = NULL;
@@ -344,6 +344,15 @@ error:
     ptl_xdecref(inv);
     ptl_xdecref(cnt);
     return -1;
+}
+
+/* _unique2, unique_dim, unique_consecutive: on CUDA (or while the tests emulate it) a walk
+ * of a host copy (Note [Host walks for data-dependent sizes] in device_compose.h) */
+static int
+unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return ptl_on_device_path(s[0].u.t) ? ptl_run_on_host(unique_host, op, ks, s)
+                                        : unique_host(op, ks, s);
 }
 
 /* ---- bincount, histc ---- */
