@@ -1,7 +1,8 @@
 /* nn_plan.c -- the host side of the layer norm, nll_loss, embedding and batch norm kernels,
  * in every build: the plans (Note [CUDA nn kernels] in nn_plan.h), the entry points
- * layer_norm.c, nn.c and batch_norm.c call for CUDA tensors through device_nn.h's hooks, and the kernels' emulation on
- * the host (the same per-thread functions, block tree and grid loops as nn.cu). */
+ * layer_norm.c, nn.c and batch_norm.c call for CUDA tensors through device_nn.h's hooks,
+ * and the kernels' emulation on the host (the same per-thread functions, block tree and grid
+ * loops as nn.cu). */
 #include "nn_plan.h"
 
 #include <stdlib.h>
