@@ -111,9 +111,8 @@ def numel(input):
 
 from ._layout import layout, sparse_coo, strided  # noqa: E402,F401
 from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
-contiguous_format = "contiguous_format"
-preserve_format = "preserve_format"
-channels_last = "channels_last"
+from ._C import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402,F401
+                 memory_format, preserve_format)
 
 
 def resize_as_(input, the_template, *, memory_format=None):

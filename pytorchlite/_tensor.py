@@ -10,9 +10,13 @@ from ._functions import _in_place
 from ._size import Size
 
 
-def _rebuild_tensor(data, dtype_name, shape, requires_grad, device="cpu"):
-    """Unpickles a tensor: `data` holds its elements row-major (see Tensor.__reduce_ex__)."""
+def _rebuild_tensor(data, dtype_name, shape, requires_grad, device="cpu",
+                    memory_format="contiguous_format"):
+    """Unpickles a tensor: `data` holds its elements row-major (see Tensor.__reduce_ex__), and
+    a channels-last tensor comes back channels last."""
     t = _C._tensor_from_bytes(data, getattr(_C, dtype_name), shape)
+    if memory_format != "contiguous_format":
+        t = t.contiguous(memory_format=getattr(_C, memory_format))
     if device != "cpu":
         t = t.to(device)
     if requires_grad:
@@ -196,7 +200,10 @@ class Tensor(_C.TensorBase):
         src = self if self.device.type == "cpu" else self.cpu()
         args = (_C._tensor_bytes(src), str(self.dtype).split(".")[1], tuple(self.shape),
                 self.requires_grad)
-        if self.device.type != "cpu":
+        fmt = _C._suggest_memory_format(self)
+        if fmt is not _C.contiguous_format and self.is_contiguous(memory_format=fmt):
+            args += (str(self.device), str(fmt).split(".")[1])
+        elif self.device.type != "cpu":
             args += (str(self.device),)
         return (_rebuild_tensor, args)
 
@@ -364,42 +371,15 @@ class Tensor(_C.TensorBase):
         memory_format=torch.channels_last), growing its storage when the elements do not fit;
         the same sizes leave it as it is.  An in-place op that no tensor requiring grad may
         take, in grad mode or not (aten::resize_ under the Autograd key checks the same)."""
-        shape = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
-        self._check_resize(memory_format, len(shape))
-        _C.TensorBase.resize_(self, *size)
-        return self._restride(memory_format)
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        return _C.TensorBase.resize_(self, *size, memory_format=memory_format)
 
     def resize_as_(self, the_template, *, memory_format=None):
         """resize_ to the sizes of `the_template`."""
-        self._check_resize(memory_format, the_template.dim())
-        _C.TensorBase.resize_as_(self, the_template)
-        return self._restride(memory_format)
-
-    def _check_resize(self, memory_format, ndim):
         if self.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
-        if memory_format == "preserve_format":
-            raise RuntimeError("Unsupported memory formatPreserve")
-        if memory_format == "channels_last" and ndim != 4:
-            raise RuntimeError("required rank 4 tensor to use channels_last format")
-
-    def _restride(self, memory_format):
-        """After resize_: an explicit memory_format sets the strides even for unchanged sizes,
-        as PyTorch's resize_ does."""
-        if memory_format is None:
-            return self
-        if memory_format == "channels_last":
-            n, c, h, w = self.shape
-            strides = (c * h * w, 1, w * c, c)
-        else:
-            strides, step = [], 1
-            for d in reversed(self.shape):
-                strides.append(step)
-                step *= max(d, 1)
-            strides = tuple(reversed(strides))
-        _C._set_storage(self, self.untyped_storage(), self.storage_offset(), tuple(self.shape),
-                        strides)
-        return self
+        return _C.TensorBase.resize_as_(self, the_template, memory_format=memory_format)
 
     # ---- in-place view ops: self takes the geometry of the view op's result ----
     def _take_geometry(self, name, view):
@@ -514,7 +494,7 @@ class Tensor(_C.TensorBase):
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         non_blocking = kwargs.pop("non_blocking", False)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", _C.preserve_format)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         for a in args:
@@ -532,7 +512,14 @@ class Tensor(_C.TensorBase):
             device = _C.device(device)
         same_dtype = dtype is None or dtype == self.dtype
         same_device = device is None or device.type == self.device.type
-        if same_dtype and same_device and not copy:
+        if memory_format is None:
+            memory_format = _C.preserve_format
+        elif not isinstance(memory_format, _C.memory_format):
+            raise TypeError("to() received an invalid combination of arguments - got "
+                            f"(memory_format={type(memory_format).__name__}, )")
+        if (same_dtype and same_device and not copy and
+                (memory_format is _C.preserve_format or
+                 memory_format is _C._suggest_memory_format(self))):
             return self
         if device is not None and device.type == "cuda" and _C._cuda_in_bad_fork():
             _C._cuda_lazy_init()   # raises: Note [CUDA and fork]
@@ -540,10 +527,14 @@ class Tensor(_C.TensorBase):
             # copy_ is asynchronous from pinned memory (Note [Asynchronous copies])
             # and, as PyTorch's _to_copy, into pinned memory when it comes to the host
             from . import empty
+            fmt = (_C._suggest_memory_format(self) if memory_format is _C.preserve_format
+                   else memory_format)
             out = empty(self.shape, dtype=dtype or self.dtype, device=device,
-                        pin_memory=device.type == "cpu" and self.device.type == "cuda")
+                        pin_memory=device.type == "cpu" and self.device.type == "cuda",
+                        memory_format=fmt)
             return out.copy_(self, non_blocking=True)
-        return _C._op("aten::_to_copy")(self, dtype=dtype, device=device)
+        return _C._op("aten::_to_copy")(self, dtype=dtype, device=device,
+                                        memory_format=memory_format)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """With no argument, the legacy type name ('torch.FloatTensor'); otherwise self

@@ -279,7 +279,7 @@ def _format_constant(value, full):
         return f"[value={json.dumps(value)}]"
     if isinstance(value, int):
         return f"[value={value}]"
-    if type(value).__name__ == "dtype":
+    if type(value).__name__ in ("dtype", "memory_format"):
         return f"[value={json.dumps(str(value).split('.')[-1])}]"
     return f"[value={json.dumps(str(value))}]"
 

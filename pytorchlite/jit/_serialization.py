@@ -37,7 +37,7 @@ import os
 import re
 import zipfile
 
-from .. import serialization
+from .. import _C, serialization
 from .. import nn
 from .._tensor import Tensor
 from . import _ir, passes
@@ -50,7 +50,7 @@ _PRIM_KINDS = ("prim::Constant", "prim::GetAttr", "prim::ListConstruct",
                "prim::Uninitialized", "prim::DictConstruct")
 _BLOCK_COUNT = {"prim::If": 2, "prim::Loop": 1}
 _LAYOUTS = ("strided",)
-_MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last")
+_MEMORY_FORMATS = ("contiguous_format", "preserve_format", "channels_last", "channels_last_3d")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.]*$")
 _ATTR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")   # a submodule of a ModuleList is "0"
 
@@ -394,7 +394,7 @@ def _constant_value(attr, ty, constants, line_no):
         allowed = _LAYOUTS if ty == "Layout" else _MEMORY_FORMATS
         if value not in allowed:
             _fail(f"graph.txt line {line_no}: unknown {ty.lower()} '{value}'")
-        return value, {}
+        return (value if ty == "Layout" else getattr(_C, value)), {}
     _fail(f"graph.txt line {line_no}: a constant cannot have type {ty}")
 
 

@@ -394,6 +394,7 @@ ptl_to_copy(PtlTensorImpl *t, PtlDtype dtype, const PtlDevice *device)
     if (device != NULL) {
         st[3] = ptl_iv_device(*device);
     }
+    st[6] = ptl_iv_memory_format(PTL_MEMORY_FORMAT_CONTIGUOUS);   /* memory_format */
     return ptl_call_tensor(PTL_OP__to_copy, st);
 }
 

@@ -16,6 +16,7 @@
 
 #include "../c10/device.h"
 #include "../c10/dtype.h"
+#include "../c10/memory_format.h"
 #include "../c10/tensor_impl.h"
 
 typedef enum PtlIValueTag {
@@ -31,7 +32,7 @@ typedef enum PtlIValueTag {
     PTL_IV_DTYPE,
     PTL_IV_DEVICE,
     PTL_IV_LAYOUT,
-    PTL_IV_MEMFORMAT,
+    PTL_IV_MEMFORMAT,    /* u.i: a PtlMemoryFormat */
     PTL_IV_GENERATOR,    /* opaque pointer, owned by src/python */
 } PtlIValueTag;
 
@@ -111,6 +112,19 @@ ptl_iv_dtype(PtlDtype dt)
 {
     return (PtlIValue){.tag = dt == PTL_DTYPE_UNDEFINED ? PTL_IV_NONE : PTL_IV_DTYPE,
                        .u.dtype = dt};
+}
+
+static inline PtlIValue
+ptl_iv_memory_format(PtlMemoryFormat f)
+{
+    return (PtlIValue){.tag = PTL_IV_MEMFORMAT, .u.i = f};
+}
+
+/* A MemoryFormat? argument: its value, or dflt for None */
+static inline PtlMemoryFormat
+ptl_iv_memory_format_or(const PtlIValue *v, PtlMemoryFormat dflt)
+{
+    return v->tag == PTL_IV_MEMFORMAT ? (PtlMemoryFormat)v->u.i : dflt;
 }
 
 static inline PtlIValue

@@ -237,6 +237,17 @@ parse_default(Parser *ps, PtlArg *a)
         }
         memcpy(a->def_str, word, sizeof(word));
         a->def = ptl_iv_string(a->def_str);
+        if (a->kind == PTL_ARG_MEMFORMAT) {
+            for (int f = 0; f < PTL_MEMORY_FORMAT_COUNT; f++) {
+                if (strcmp(word, ptl_memory_format_name((PtlMemoryFormat)f)) == 0) {
+                    a->def = ptl_iv_memory_format((PtlMemoryFormat)f);
+                }
+            }
+            if (a->def.tag != PTL_IV_MEMFORMAT) {
+                ps->p -= strlen(word);
+                return fail(ps, "unknown memory format");
+            }
+        }
         if (a->kind == PTL_ARG_INT && strcmp(word, "Mean") == 0) {
             a->def = ptl_iv_int(1);
         }
@@ -441,6 +452,8 @@ format_default(const PtlArg *a, char *buf, size_t n)
                                       : snprintf(buf, n, "%s", v->u.s);
     case PTL_IV_INTLIST:
         return (int)strlen(ptl_format_sizes(buf, n, v->u.il.n, v->u.il.data));
+    case PTL_IV_MEMFORMAT:
+        return snprintf(buf, n, "%s", ptl_memory_format_name((PtlMemoryFormat)v->u.i));
     default: return snprintf(buf, n, "?");
     }
 }

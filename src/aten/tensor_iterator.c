@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../c10/error.h"
+#include "../c10/memory_format.h"
 #include "../c10/parallel.h"
 
 /* ---- result type ---- */
@@ -102,8 +103,9 @@ ptl_iter_release(PtlTensorIter *it)
     it->ntensors = 0;
 }
 
-/* Decides whether iteration dim `inner` should move outside `outer` (PyTorch's
- * reorder_dimensions): the first operand with distinct non-zero strides decides. */
+/* Whether iteration dim `inner` should move outside `outer` (PyTorch's reorder_dimensions):
+ * 1 yes, -1 no, 0 undecided.  The first operand with distinct non-zero strides decides; of
+ * equal strides the larger size goes outside; a broadcast (zero) stride tells nothing. */
 static int
 should_swap(const PtlTensorIter *it, int skip_out, int outer, int inner)
 {
@@ -112,10 +114,10 @@ should_swap(const PtlTensorIter *it, int skip_out, int outer, int inner)
         if (so == 0 || si == 0) {
             continue;
         }
-        if (si < so) {
-            return 0;
+        if (si != so) {
+            return si > so ? 1 : -1;
         }
-        if (si > so) {
+        if (it->shape[inner] > it->shape[outer]) {
             return 1;
         }
     }
@@ -274,7 +276,10 @@ iter_set_strides(PtlTensorIter *it, int first, int ndim, const int64_t *shape)
         int off = ndim - op->dim;
         for (int d = 0; d < ndim; d++) {
             int od = d - off;
-            int64_t st = (od < 0 || op->sizes[od] == 1) ? 0 : op->strides[od] * item;
+            /* zero for a broadcast dim; a size-1 dim of the result keeps its stride, which
+             * only orders the dims (reorder) */
+            int64_t st = (od < 0 || (op->sizes[od] == 1 && shape[d] != 1))
+                             ? 0 : op->strides[od] * item;
             it->strides[t][ndim - 1 - d] = st;
         }
     }
@@ -297,14 +302,21 @@ iter_reorder_dims(PtlTensorIter *it, int first, int *perm)
     if (ndim <= 1) {
         return;
     }
+    /* an undecided pair does not stop the insertion: the dim moves on past it, so a size-1
+     * dim between two ordered ones does not pin the order (PyTorch's sort) */
     for (int i = 1; i < ndim; i++) {
-        for (int j = i; j > 0; j--) {
-            int inner = perm[j - 1], outer = perm[j];
-            if (!should_swap(it, first, outer, inner)) {
+        int moving = i;
+        for (int j = i - 1; j >= 0; j--) {
+            int c = should_swap(it, first, perm[moving], perm[j]);
+            if (c < 0) {
                 break;
             }
-            perm[j - 1] = outer;
-            perm[j] = inner;
+            if (c > 0) {
+                int tmp = perm[j];
+                perm[j] = perm[moving];
+                perm[moving] = tmp;
+                moving = j;
+            }
         }
     }
     int64_t tmp_shape[PTL_MAX_DIMS], tmp_strides[PTL_MAX_DIMS];
@@ -318,6 +330,36 @@ iter_reorder_dims(PtlTensorIter *it, int first, int *perm)
         }
         memcpy(it->strides[t], tmp_strides, sizeof(int64_t) * (size_t)ndim);
     }
+}
+
+/* PyTorch's fast set-up: when every input has the result's shape and all are contiguous, or
+ * all channels-last contiguous, the output takes that format's strides (the strides of its
+ * size-1 dims included: a (2, 3, 1, 5) channels-last input gives (15, 1, 15, 3), a
+ * (0, 3, 4, 5) one a contiguous result, since an empty tensor is contiguous).  The format, or
+ * PTL_MEMORY_FORMAT_PRESERVE when the strides decide. */
+static PtlMemoryFormat
+iter_fast_format(const PtlTensorIter *it, int ndim, const int64_t *shape)
+{
+    PtlMemoryFormat f = ndim == 4 ? PTL_MEMORY_FORMAT_CHANNELS_LAST
+                        : ndim == 5 ? PTL_MEMORY_FORMAT_CHANNELS_LAST_3D
+                                    : PTL_MEMORY_FORMAT_PRESERVE;
+    int contig = 1;
+    for (int t = 1; t < it->ntensors; t++) {
+        const PtlTensorImpl *op = it->ops[t];
+        if (op->dim != ndim || memcmp(op->sizes, shape, sizeof(int64_t) * (size_t)ndim) != 0) {
+            return PTL_MEMORY_FORMAT_PRESERVE;
+        }
+        contig = contig && ptl_tensor_is_contiguous(op);
+    }
+    if (contig) {
+        return PTL_MEMORY_FORMAT_CONTIGUOUS;
+    }
+    for (int t = 1; f != PTL_MEMORY_FORMAT_PRESERVE && t < it->ntensors; t++) {
+        if (!ptl_tensor_impl_is_contiguous_as(it->ops[t], f)) {
+            f = PTL_MEMORY_FORMAT_PRESERVE;
+        }
+    }
+    return f;
 }
 
 /* Step 3: allocates the output in it->ops[0], contiguous in iteration order (perm[0], the
@@ -476,10 +518,19 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
         ptl_incref(out);
         it->ops[0] = out;
     }
-    iter_set_strides(it, alloc_out ? 1 : 0, ndim, shape);
-    iter_reorder_dims(it, alloc_out ? 1 : 0, perm);
+    PtlMemoryFormat fast = alloc_out ? iter_fast_format(it, ndim, shape)
+                                     : PTL_MEMORY_FORMAT_PRESERVE;
+    if (fast != PTL_MEMORY_FORMAT_PRESERVE) {
+        int64_t st[PTL_MAX_DIMS];
+        ptl_memory_format_strides(fast, ndim, shape, st);
+        if ((it->ops[0] = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev)) == NULL) {
+            goto error;
+        }
+    }
+    iter_set_strides(it, alloc_out && it->ops[0] == NULL ? 1 : 0, ndim, shape);
+    iter_reorder_dims(it, alloc_out && it->ops[0] == NULL ? 1 : 0, perm);
     if (alloc_out) {
-        if (iter_allocate_output(it, perm, shape, dev) < 0) {
+        if (it->ops[0] == NULL && iter_allocate_output(it, perm, shape, dev) < 0) {
             goto error;
         }
         if (need_temp) {

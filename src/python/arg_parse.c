@@ -296,11 +296,21 @@ convert(const PtlOperator *op, const PtlArg *a, PyObject *o, PtlIValue *out, Scr
     case PTL_ARG_GENERATOR:
         return ptlpy_generator_unwrap(o, out);
     case PTL_ARG_LAYOUT:
-    case PTL_ARG_MEMFORMAT:
-        out->tag = a->kind == PTL_ARG_LAYOUT ? PTL_IV_LAYOUT : PTL_IV_MEMFORMAT;
+        out->tag = PTL_IV_LAYOUT;
         out->owned = 0;
         out->u.p = o;
         return 1;
+    case PTL_ARG_MEMFORMAT: {
+        /* always keyword-only, so no other overload takes this value: PyTorch's message */
+        const char *name = strrchr(op->schema.name, ':');
+        if (Py_IS_TYPE(o, &PtlPyMemoryFormat_Type)) {
+            *out = ptl_iv_memory_format(((PtlPyMemoryFormat *)o)->format);
+            return 1;
+        }
+        PyErr_Format(PyExc_TypeError, "%s(): argument '%s' must be torch.memory_format, not %s",
+                     name != NULL ? name + 1 : op->schema.name, a->name, Py_TYPE(o)->tp_name);
+        return -1;
+    }
     case PTL_ARG_TENSORLIST:
         return to_tensorlist(a, o, out, sc);
     case PTL_ARG_INTLIST:
@@ -948,9 +958,13 @@ ptlpy_ivalue_to_py(const PtlIValue *v)
         return o;
     }
     case PTL_IV_DEVICE: return ptlpy_device_object(v->u.device);
-    case PTL_IV_LAYOUT:
-    case PTL_IV_MEMFORMAT: {
+    case PTL_IV_LAYOUT: {
         PyObject *o = v->u.p != NULL ? (PyObject *)v->u.p : Py_None;
+        Py_INCREF(o);
+        return o;
+    }
+    case PTL_IV_MEMFORMAT: {
+        PyObject *o = ptlpy_memory_format_object((PtlMemoryFormat)v->u.i);
         Py_INCREF(o);
         return o;
     }

@@ -1,5 +1,6 @@
-/* dtype_object.c -- pytorchlite.dtype, pytorchlite.device and Size.  Mirrors
- * torch/csrc/Dtype.cpp, torch/csrc/Device.cpp and torch/csrc/Size.cpp.
+/* dtype_object.c -- pytorchlite.dtype, pytorchlite.device, pytorchlite.memory_format and
+ * Size.  Mirrors torch/csrc/Dtype.cpp, torch/csrc/Device.cpp, torch/csrc/MemoryFormat.cpp and
+ * torch/csrc/Size.cpp.
  *
  * dtype objects print as PyTorch's do ("torch.float32") so that programs written for
  * PyTorch print the same text; see docs/decisions.md. */
@@ -291,6 +292,68 @@ PyTypeObject PtlPyDevice_Type = {
     .tp_methods = device_methods,
 };
 
+/* ---- memory_format (Note [Memory formats] in src/c10/memory_format.h) ---- */
+
+static PtlPyMemoryFormat *memory_format_objects[PTL_MEMORY_FORMAT_COUNT];
+
+static PyObject *
+memory_format_repr(PtlPyMemoryFormat *self)
+{
+    return PyUnicode_FromFormat("torch.%s", ptl_memory_format_name(self->format));
+}
+
+/* pickled as the module attribute of its name, so it loads as the same object */
+static PyObject *
+memory_format_reduce(PtlPyMemoryFormat *self, PyObject *unused)
+{
+    (void)unused;
+    return PyUnicode_FromString(ptl_memory_format_name(self->format));
+}
+
+static PyMethodDef memory_format_methods[] = {
+    {"__reduce__", (PyCFunction)memory_format_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+PyTypeObject PtlPyMemoryFormat_Type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pytorchlite.memory_format",
+    .tp_basicsize = sizeof(PtlPyMemoryFormat),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_repr = (reprfunc)memory_format_repr,
+    .tp_methods = memory_format_methods,
+};
+
+PyObject *
+ptlpy_memory_format_object(PtlMemoryFormat f)
+{
+    return (PyObject *)memory_format_objects[f];
+}
+
+static int
+memory_format_init(PyObject *module)
+{
+    if (PyType_Ready(&PtlPyMemoryFormat_Type) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < PTL_MEMORY_FORMAT_COUNT; i++) {
+        PtlPyMemoryFormat *o = PyObject_New(PtlPyMemoryFormat, &PtlPyMemoryFormat_Type);
+        if (o == NULL) {
+            return -1;
+        }
+        o->format = (PtlMemoryFormat)i;
+        memory_format_objects[i] = o;
+        Py_INCREF(o);
+        if (PyModule_AddObject(module, ptl_memory_format_name((PtlMemoryFormat)i),
+                               (PyObject *)o) < 0) {
+            Py_DECREF(o);
+            return -1;
+        }
+    }
+    Py_INCREF(&PtlPyMemoryFormat_Type);
+    return PyModule_AddObject(module, "memory_format", (PyObject *)&PtlPyMemoryFormat_Type);
+}
+
 /* ---- Size ---- */
 
 PyObject *
@@ -350,6 +413,9 @@ ptlpy_dtype_init_types(PyObject *module)
             Py_DECREF(o);
             return -1;
         }
+    }
+    if (memory_format_init(module) < 0) {
+        return -1;
     }
     Py_INCREF(&PtlPyDtype_Type);
     Py_INCREF(&PtlPyDevice_Type);

@@ -65,8 +65,16 @@ constant_value(PyObject *type, PyObject *value, PtlIValue *v, int64_t *buf, Py_s
         *v = (PtlIValue){.tag = PTL_IV_DEVICE};
         return ptlpy_parse_device(value, &v->u.device, 1);
     }
-    else if (strcmp(ty, "Layout") == 0 || strcmp(ty, "MemoryFormat") == 0) {
-        *v = (PtlIValue){.tag = ty[0] == 'L' ? PTL_IV_LAYOUT : PTL_IV_MEMFORMAT, .u.p = value};
+    else if (strcmp(ty, "Layout") == 0) {
+        *v = (PtlIValue){.tag = PTL_IV_LAYOUT, .u.p = value};
+    }
+    else if (strcmp(ty, "MemoryFormat") == 0) {
+        if (!Py_IS_TYPE(value, &PtlPyMemoryFormat_Type)) {
+            PyErr_Format(PyExc_TypeError, "a MemoryFormat constant must be a "
+                         "torch.memory_format, not %s", Py_TYPE(value)->tp_name);
+            return -1;
+        }
+        *v = ptl_iv_memory_format(((PtlPyMemoryFormat *)value)->format);
     }
     else if (PyBool_Check(value)) {
         *v = ptl_iv_bool(value == Py_True);
@@ -215,8 +223,7 @@ set_constants(PtlJitProgram *p, PyObject *constants, PyObject *held)
         PtlIValue v;
         if (!PyArg_ParseTuple(c, "iUO", &slot, &type, &value) ||
             constant_value(type, value, &v, buf, PTL_MAX_DIMS * 8) < 0 ||
-            ((v.tag == PTL_IV_LAYOUT || v.tag == PTL_IV_MEMFORMAT) &&
-             PyList_Append(held, value) < 0)) {
+            (v.tag == PTL_IV_LAYOUT && PyList_Append(held, value) < 0)) {
             Py_CLEAR(f);
             break;
         }

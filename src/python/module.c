@@ -508,6 +508,21 @@ py_set_autocast_state(PyObject *m, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* _suggest_memory_format(tensor): the format its strides suggest (Note [Memory formats]) */
+static PyObject *
+py_suggest_memory_format(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    PyObject *o;
+    if (!PtlPyTensor_Check(arg)) {
+        return PyErr_Format(PyExc_TypeError, "_suggest_memory_format(): expected a Tensor, "
+                            "not %s", Py_TYPE(arg)->tp_name);
+    }
+    o = ptlpy_memory_format_object(ptl_tensor_impl_suggest_memory_format(PTLPY_IMPL(arg)));
+    Py_INCREF(o);
+    return o;
+}
+
 static PyMethodDef module_methods[] = {
     {"tensor", (PyCFunction)(void (*)(void))ptlpy_tensor_new, METH_VARARGS | METH_KEYWORDS,
      "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False)"},
@@ -524,6 +539,7 @@ static PyMethodDef module_methods[] = {
     {"_tensor_from_bytes", ptlpy_tensor_from_bytes, METH_VARARGS, "inverse of _tensor_bytes"},
     {"_set_tensor_class", py_set_tensor_class, METH_O, NULL},
     {"_set_size_class", py_set_size_class, METH_O, NULL},
+    {"_suggest_memory_format", py_suggest_memory_format, METH_O, NULL},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
     {"set_num_threads", py_set_num_threads, METH_O, NULL},
     {"get_default_dtype", py_get_default_dtype, METH_NOARGS, NULL},

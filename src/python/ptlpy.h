@@ -56,6 +56,12 @@ PyObject *ptlpy_device_object(PtlDevice d);  /* new ref */
 /* Accepts a dtype object or the builtins bool/int/float; -1 with TypeError set on failure
  * only when `raise` is set, else returns PTL_DTYPE_UNDEFINED silently. */
 PtlDtype ptlpy_parse_dtype(PyObject *o, int raise);
+typedef struct PtlPyMemoryFormat {
+    PyObject_HEAD
+    PtlMemoryFormat format;
+} PtlPyMemoryFormat;
+extern PyTypeObject PtlPyMemoryFormat_Type;
+PyObject *ptlpy_memory_format_object(PtlMemoryFormat f);   /* borrowed */
 /* Accepts a device object, a string or an int; 0 or -1 (error set if raise). */
 int ptlpy_parse_device(PyObject *o, PtlDevice *out, int raise);
 /* The thread's default device for factories (default_device.c, Note [The default device]):

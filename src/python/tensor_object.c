@@ -485,13 +485,24 @@ tensor_stride(PyObject *self, PyObject *args, PyObject *kwargs)
     return size_or_stride(self, args, kwargs, 1);
 }
 
+/* is_contiguous(memory_format=torch.contiguous_format) */
 static PyObject *
 tensor_is_contiguous(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-    (void)args;
-    (void)kwargs;
-    PtlTensorImpl *t = PTLPY_IMPL(self);
-    return PyBool_FromLong(t->sparse == NULL && ptl_tensor_is_contiguous(t));
+    static char *kwlist[] = {"memory_format", NULL};
+    PyObject *fo = NULL;
+    PtlMemoryFormat f = PTL_MEMORY_FORMAT_CONTIGUOUS;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:is_contiguous", kwlist, &fo)) {
+        return NULL;
+    }
+    if (fo != NULL && !Py_IS_TYPE(fo, &PtlPyMemoryFormat_Type)) {
+        return PyErr_Format(PyExc_TypeError, "is_contiguous(): argument 'memory_format' must "
+                            "be torch.memory_format, not %s", Py_TYPE(fo)->tp_name);
+    }
+    if (fo != NULL) {
+        f = ((PtlPyMemoryFormat *)fo)->format;
+    }
+    return PyBool_FromLong(ptl_tensor_impl_is_contiguous_as(PTLPY_IMPL(self), f));
 }
 
 static PyObject *

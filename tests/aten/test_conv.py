@@ -869,7 +869,42 @@ FOLD_ERRORS = [
     lambda F, t: F.fold(t.randn(1, 4, 1), (1, 1), 2),          # length checked first
     lambda F, t: F.fold(t.randn(1, 4, 0), (1, 1), 2),          # then the grid's size
     lambda F, t: F.unfold(t.randn(1, 1, 1, 1), 2, stride=2),
+    # kernel_height * kernel_width wrapped to 0 and fold divided by it (fuzz seed 89)
+    lambda F, t: F.fold(t.zeros(2, 1), (2, 1), 2**32, dilation=(1, 2), padding=2),
 ]
+
+
+@pytest.mark.parametrize("call, message", [
+    # sizes that overflow int64 once padded, dilated or multiplied raise instead of wrapping
+    (lambda: F.unfold(P.zeros(1, 1, 4, 4), 2, padding=(2**62, 0)),
+     "the size 4 with padding 4611686018427387904, dilation 1 and kernel size 2 overflows"),
+    (lambda: F.unfold(P.zeros(1, 1, 4, 4), 2, padding=2**40),
+     r"the number of sliding blocks, 2199023255555 \* 2199023255555, overflows int64"),
+    (lambda: F.fold(P.zeros(1, 4, 9), (4, 4), 2, dilation=(2**62, 1)),
+     r"calculated shape of the array of sliding blocks as \(-4611686018427387900, 3\)"),
+    (lambda: F.unfold(P.zeros(1, 1, 4, 4), 2, dilation=(2**62, 2**62)),
+     "components must be at least one"),
+    (lambda: F.unfold(P.zeros(3, 4, 4), 2**31, padding=2**40),
+     "overflows int64"),
+    # PyTorch's unfold returns from this one without a word
+    (lambda: F.unfold(P.zeros(1, 1, 2, 2), (2**32, 2**32)),
+     "Given kernel_width = 4294967296 and kernel_height = 4294967296 the product"),
+])
+def test_fold_sizes_that_overflow_int64_raise(call, message):
+    with pytest.raises(RuntimeError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, w: F.conv2d(x, w, padding=2**62),
+    lambda x, w: F.conv_transpose2d(x, w, stride=2**62),     # wrapped to a 1x1 output
+    lambda x, w: F.conv_transpose2d(x, w, stride=2**30),     # each side fits, the area not
+    lambda x, w: F.conv_transpose2d(x, w, dilation=2**62),
+])
+def test_conv_extents_that_overflow_int64_raise(call):
+    x, w = P.zeros(1, 1, 4, 4), P.zeros(1, 1, 2, 2)
+    with pytest.raises(RuntimeError, match="has an extent or output size that overflows int64"):
+        call(x, w)
 
 
 @pytest.mark.parametrize("i", range(len(FOLD_ERRORS)))

@@ -135,6 +135,19 @@ def test_repeat_and_tile():
         assert_close(t.tile((2, 1, 1, 1)), np.tile(a, (2, 1, 1, 1)), dtype=dt)
 
 
+def test_repeat_whose_size_overflows_int64_raises():
+    # 4 * 2**62 wraps to 0: the result was a silent empty tensor and its backward crashed
+    x = ptl.randn(4, 4, requires_grad=True)
+    for reps, dim in (([2**62, 1], 0), ([1, 2**62], 1), ([1, 2**62, 1], 1)):
+        with pytest.raises(RuntimeError, match=f"repeat: dimension {dim} of the result, "
+                           f"4611686018427387904 repeats of size 4, has more elements"):
+            ptl.tile(x, reps)
+    with pytest.raises(RuntimeError, match="numel: integer multiplication overflow"):
+        x.repeat(2**31, 2**31)
+    with pytest.raises(RuntimeError, match=r"negative dimension -4: \[-4, 4\]"):
+        x.repeat(-1, 1)
+
+
 def test_repeat_interleave():
     for t, a, dt, shape, _ in each_input():
         assert_close(ptl.repeat_interleave(t, 2), np.repeat(a, 2), dtype=dt)

@@ -377,8 +377,11 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
+        """to(device, dtype, memory_format=...): memory_format lays out the 4-d and 5-d
+        parameters and buffers (torch.channels_last for a CNN's weights), as PyTorch's."""
         dtype = kwargs.get("dtype")
         device = kwargs.get("device")
+        memory_format = kwargs.get("memory_format")
         for a in args:
             if isinstance(a, _C.dtype):
                 dtype = a
@@ -391,6 +394,9 @@ class Module:
                             f"desired dtype={dtype}")
 
         def convert(t):
+            if memory_format is not None and t.dim() in (4, 5):
+                return t.to(device=device, dtype=dtype if t.is_floating_point() else None,
+                            memory_format=memory_format)
             return t.to(device=device, dtype=dtype if t.is_floating_point() else None)
         return self._apply(convert)
 

@@ -795,8 +795,13 @@ error:
     return -1;
 }
 
+/* The output and the input gradient take the layout the input suggests
+ * (Note [Channels-last at the kernel boundary]). */
+PTL_KERNEL_AS_INPUT(native_batch_norm_cpu)
+PTL_KERNEL_AS_INPUT(native_batch_norm_backward_cpu)
+
 static const PtlKernelReg batch_norm_cpu[] = {
-    {PTL_OP_native_batch_norm, PTL_KEY_CPU, native_batch_norm_cpu},
-    {PTL_OP_native_batch_norm_backward, PTL_KEY_CPU, native_batch_norm_backward_cpu},
+    {PTL_OP_native_batch_norm, PTL_KEY_CPU, native_batch_norm_cpu_as_input},
+    {PTL_OP_native_batch_norm_backward, PTL_KEY_CPU, native_batch_norm_backward_cpu_as_input},
 };
 PTL_DEFINE_REGISTER(batch_norm_cpu)

@@ -1006,6 +1006,36 @@ conv_check_transposed(const PtlTensorImpl *x, const PtlTensorImpl *w, const PtlT
     return 0;
 }
 
+/* Every spatial extent the checks and conv_geom compute, with overflow checks: a padding,
+ * dilation or stride near int64's range must raise, never wrap into a plausible size. */
+static int
+conv_check_extents(const PtlTensorImpl *x, const PtlTensorImpl *w, const ConvArgs *a)
+{
+    int64_t area = 1;   /* of a transposed convolution's output image */
+    for (int i = 0; i < a->nd; i++) {
+        int u = 3 - a->nd + i;
+        int64_t in = x->sizes[2 + i], k1 = w->sizes[2 + i] - 1, pad2, reach, v;
+        int wraps = __builtin_mul_overflow(a->pad[u], 2, &pad2) ||
+                    __builtin_mul_overflow(a->dil[u], k1, &reach) ||
+                    __builtin_add_overflow(reach, 1, &v) || __builtin_add_overflow(in, pad2, &v);
+        if (a->transposed && !wraps) {
+            wraps = __builtin_mul_overflow(in - 1, a->stride[u], &v) ||
+                    __builtin_sub_overflow(v, pad2, &v) || __builtin_add_overflow(v, reach, &v) ||
+                    __builtin_add_overflow(v, a->opad[u], &v) || __builtin_add_overflow(v, 1, &v) ||
+                    (v > 0 && __builtin_mul_overflow(area, v, &area));
+        }
+        if (wraps) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "the convolution's spatial dimension %d (size %lld, kernel size "
+                                 "%lld, stride %lld, padding %lld, dilation %lld) has an extent or output "
+                                 "size that overflows int64",
+                                 i, (long long)in, (long long)(k1 + 1), (long long)a->stride[u],
+                                 (long long)a->pad[u], (long long)a->dil[u]);
+        }
+    }
+    return 0;
+}
+
 /* PyTorch's check_shape_forward, in its order. */
 static int
 conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIValue *s,
@@ -1026,7 +1056,7 @@ conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIVa
         conv_param(&s[7], nd, "output_padding", 0, a->opad) < 0) {
         return -1;
     }
-    if (conv_check_params(x, w, bias, a) < 0) {
+    if (conv_check_params(x, w, bias, a) < 0 || conv_check_extents(x, w, a) < 0) {
         return -1;
     }
     return a->transposed ? conv_check_transposed(x, w, bias, a) : conv_check_plain(x, w, bias, a);
@@ -1266,21 +1296,40 @@ fold_params(const PtlIValue *s, int k0, ConvGeom *g)
                              "pad_width: %lld",
                              (long long)g->p[1], (long long)g->p[2]);
     }
+    int64_t kvol;
+    if (__builtin_mul_overflow(g->k[1], g->k[2], &kvol)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Given kernel_width = %lld and kernel_height = %lld the product of "
+                             "kernel_width and kernel_height overflowed.",
+                             (long long)g->k[2], (long long)g->k[1]);
+    }
     g->groups = 1;
     return 0;
 }
 
-/* The number of sliding blocks along one dim (truncating division, as PyTorch). */
-static int64_t
-fold_nblocks(const ConvGeom *g, int i, int64_t size)
+/* The number of sliding blocks along one dim (truncating division, as PyTorch) in *n; -1 with
+ * an error when the padded size or the dilated kernel does not fit in int64. */
+static int
+fold_nblocks(const ConvGeom *g, int i, int64_t size, int64_t *n)
 {
-    int64_t span = size + 2 * g->p[i] - g->d[i] * (g->k[i] - 1) - 1;
+    int64_t padded, reach, span;
+    if (__builtin_mul_overflow(g->p[i], 2, &padded) ||
+        __builtin_add_overflow(padded, size, &padded) ||
+        __builtin_mul_overflow(g->d[i], g->k[i] - 1, &reach) ||
+        __builtin_sub_overflow(padded, reach, &span) || __builtin_sub_overflow(span, 1, &span)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "the size %lld with padding %lld, dilation %lld and kernel size "
+                             "%lld overflows int64",
+                             (long long)size, (long long)g->p[i], (long long)g->d[i],
+                             (long long)g->k[i]);
+    }
     /* rounded down, as PyTorch's div_rtn: a kernel wider than the padded image has no block */
-    return (span >= 0 ? span / g->s[i] : -((-span + g->s[i] - 1) / g->s[i])) + 1;
+    *n = (span >= 0 ? span / g->s[i] : -((-span + g->s[i] - 1) / g->s[i])) + 1;
+    return 0;
 }
 
 /* Sets the image (h, w) of im2col/col2im and the grid of sliding blocks over it; 1 when the
- * grid has at least one block each way, else 0. */
+ * grid has at least one block each way, 0 when not, -1 with an error on overflow. */
 static int
 fold_blocks(ConvGeom *g, int64_t h, int64_t w)
 {
@@ -1288,8 +1337,16 @@ fold_blocks(ConvGeom *g, int64_t h, int64_t w)
     g->img[1] = h;
     g->img[2] = w;
     g->col[0] = 1;
-    g->col[1] = fold_nblocks(g, 1, h);
-    g->col[2] = fold_nblocks(g, 2, w);
+    int64_t blocks;
+    if (fold_nblocks(g, 1, h, &g->col[1]) < 0 || fold_nblocks(g, 2, w, &g->col[2]) < 0) {
+        return -1;
+    }
+    if (g->col[1] >= 1 && g->col[2] >= 1 &&
+        __builtin_mul_overflow(g->col[1], g->col[2], &blocks)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "the number of sliding blocks, %lld * %lld, overflows int64",
+                             (long long)g->col[1], (long long)g->col[2]);
+    }
     return g->col[1] >= 1 && g->col[2] >= 1;
 }
 
@@ -1335,7 +1392,11 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return -1;
     }
     int64_t n = batched ? x->sizes[0] : 1, c = x->sizes[x->dim - 3];
-    if (!fold_blocks(&g, x->sizes[x->dim - 2], x->sizes[x->dim - 1])) {
+    int positive = fold_blocks(&g, x->sizes[x->dim - 2], x->sizes[x->dim - 1]);
+    if (positive < 0) {
+        return -1;
+    }
+    if (!positive) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given input with spatial size (%lld, %lld), %s, calculated shape of "
                              "the array of sliding blocks as (%lld, %lld), but its components "
@@ -1345,10 +1406,13 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              (long long)g.col[2]);
     }
     geom_finish(&g);
+    int64_t ysz[3] = {n, 0, g.col_numel};
+    if (__builtin_mul_overflow(c, g.kvol, &ysz[1])) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "numel: integer multiplication overflow");
+    }
     if ((xc = ptl_contiguous(x)) == NULL) {
         return -1;
     }
-    int64_t ysz[3] = {n, c * g.kvol, g.col_numel};
     if ((y = ptl_empty(3, ysz, x->dtype, x->device)) == NULL) {
         goto error;
     }
@@ -1417,15 +1481,19 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     /* PyTorch checks the block count against L before the grid's own size */
     int positive = fold_blocks(&g, s[1].u.il.data[0], s[1].u.il.data[1]);
-    if (L != g.col[1] * g.col[2]) {
+    int64_t nblocks;
+    if (positive < 0) {
+        return -1;
+    }
+    /* counts whose product wraps are negative: the message below names them */
+    if (!__builtin_mul_overflow(g.col[1], g.col[2], &nblocks) && L != nblocks) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "Given output_size=(%lld, %lld), %s, expected size of input's "
                              "dimension 2 to match the calculated number of sliding blocks "
                              "%lld * %lld = %lld, but got input.size(2)=%lld.",
                              (long long)g.img[1], (long long)g.img[2],
                              fold_args_text(&g, 1, args, sizeof(args)), (long long)g.col[1],
-                             (long long)g.col[2], (long long)(g.col[1] * g.col[2]),
-                             (long long)L);
+                             (long long)g.col[2], (long long)nblocks, (long long)L);
     }
     if (!positive) {
         return ptl_error_set(PTL_ERR_RUNTIME,
@@ -1477,9 +1545,33 @@ error:
     return -1;
 }
 
+/* The layout of a convolution's results (and of its input and weight gradients): the
+ * channels-last format the input or else the weight suggests, as PyTorch's CPU convolution
+ * decides; 1-d convolutions stay contiguous.  See Note [Channels-last at the kernel boundary]. */
+static PtlMemoryFormat
+conv_format(const PtlTensorImpl *input, const PtlTensorImpl *weight)
+{
+    PtlMemoryFormat f = ptl_tensor_impl_suggest_memory_format(input);
+    return f != PTL_MEMORY_FORMAT_CONTIGUOUS ? f : ptl_tensor_impl_suggest_memory_format(weight);
+}
+
+static int
+convolution_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return ptl_kernel_run_as(convolution_cpu, op, ks, s, conv_format(s[0].u.t, s[1].u.t));
+}
+
+/* convolution_backward(grad_output, input, weight, ...) */
+static int
+convolution_backward_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return ptl_kernel_run_as(convolution_backward_cpu, op, ks, s,
+                             conv_format(s[1].u.t, s[2].u.t));
+}
+
 static const PtlKernelReg conv_cpu[] = {
-    {PTL_OP_convolution, PTL_KEY_CPU, convolution_cpu},
-    {PTL_OP_convolution_backward, PTL_KEY_CPU, convolution_backward_cpu},
+    {PTL_OP_convolution, PTL_KEY_CPU, convolution_as_input},
+    {PTL_OP_convolution_backward, PTL_KEY_CPU, convolution_backward_as_input},
     {PTL_OP_im2col, PTL_KEY_CPU, im2col_cpu},
     {PTL_OP_col2im, PTL_KEY_CPU, col2im_cpu},
 };

@@ -872,7 +872,8 @@ copy__cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_kernel_return_self(s);
 }
 
-/* _to_copy(Tensor self, *, ScalarType? dtype=None, ..., Device? device=None, ...) */
+/* _to_copy(Tensor self, *, ScalarType? dtype=None, ..., Device? device=None, ...,
+ * MemoryFormat? memory_format=None): the layout of empty_like (None is preserve_format) */
 static int
 to_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -881,7 +882,12 @@ to_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlTensorImpl *self = s[0].u.t;
     PtlDtype dt = s[1].tag == PTL_IV_DTYPE ? s[1].u.dtype : self->dtype;
     PtlDevice dev = s[3].tag == PTL_IV_DEVICE ? s[3].u.device : self->device;
-    PtlTensorImpl *out = ptl_empty(self->dim, self->sizes, dt, dev);
+    PtlMemoryFormat f = ptl_iv_memory_format_or(&s[6], PTL_MEMORY_FORMAT_PRESERVE);
+    int64_t strides[PTL_MAX_DIMS];
+    if (ptl_memory_format_like_strides(self, f, strides) < 0) {
+        return -1;
+    }
+    PtlTensorImpl *out = ptl_empty_strided(self->dim, self->sizes, strides, dt, dev);
     if (out == NULL) {
         return -1;
     }
@@ -929,27 +935,31 @@ pin_memory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-/* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor.  Like PyTorch's
- * preserve_format, a dense non-overlapping input keeps its strides. */
+PtlTensorImpl *
+ptl_copy_as(PtlTensorImpl *self, PtlMemoryFormat f)
+{
+    int64_t strides[PTL_MAX_DIMS];
+    PtlTensorImpl *out;
+    if (ptl_memory_format_like_strides(self, f, strides) < 0) {
+        return NULL;
+    }
+    out = ptl_empty_strided(self->dim, self->sizes, strides, self->dtype, self->device);
+    if (out != NULL && ptl_copy_into(out, self) < 0) {
+        PTL_CLEAR(out);
+    }
+    return out;
+}
+
+/* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor.  None is PyTorch's
+ * preserve_format: a dense non-overlapping input keeps its strides, another its dims' order;
+ * any other format gives its strides. */
 static int
 clone_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *self = s[0].u.t, *out;
-    PtlIterConfig cfg = ptl_iter_config();
-    PtlTensorIter it;
-    size_t item = ptl_dtype_itemsize(self->dtype);
-    cfg.ninputs = 1;
-    cfg.inputs[0] = self;
-    /* the iterator lays out the output (self's strides kept); a device copies through copy_ */
-    if (ptl_iter_build(&it, &cfg) < 0 ||
-        (self->device.type == PTL_DEVICE_CUDA ? ptl_copy_into(it.ops[0], self)
-                                              : ptl_iter_run_direct(&it, memcpy_loop, &item)) < 0) {
-        ptl_iter_release(&it);
-        return -1;
-    }
-    out = ptl_iter_finish(&it);
+    PtlMemoryFormat f = ptl_iv_memory_format_or(&s[1], PTL_MEMORY_FORMAT_PRESERVE);
+    PtlTensorImpl *out = ptl_copy_as(s[0].u.t, f);
     if (out == NULL) {
         return -1;
     }
@@ -957,14 +967,24 @@ clone_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return 0;
 }
 
-/* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) */
+/* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format): self when it
+ * is contiguous in that format, else a copy that is */
 static int
 contiguous_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
-    PtlTensorImpl *out = ptl_contiguous(s[0].u.t);
-    if (out == NULL) {
+    PtlTensorImpl *self = s[0].u.t, *out;
+    PtlMemoryFormat f = ptl_iv_memory_format_or(&s[1], PTL_MEMORY_FORMAT_CONTIGUOUS);
+    if (ptl_tensor_impl_is_contiguous_as(self, f)) {
+        ptl_incref(self);
+        out = self;
+    }
+    else if (f == PTL_MEMORY_FORMAT_PRESERVE) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "preserve memory format is unsupported by the contiguous operator");
+    }
+    else if ((out = ptl_copy_as(self, f)) == NULL) {
         return -1;
     }
     s[0] = ptl_iv_tensor(out);

@@ -116,7 +116,13 @@ empty_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              PTL_MAX_DIMS);
     }
     if (!strided) {
-        t = ptl_empty((int)sz->u.il.n, sz->u.il.data, dt, dev);
+        PtlMemoryFormat f = ptl_iv_memory_format_or(&s[5], PTL_MEMORY_FORMAT_CONTIGUOUS);
+        int64_t strides[PTL_MAX_DIMS];
+        if (ptl_memory_format_check(f, (int)sz->u.il.n) < 0) {
+            return -1;
+        }
+        ptl_memory_format_strides(f, (int)sz->u.il.n, sz->u.il.data, strides);
+        t = ptl_empty_strided((int)sz->u.il.n, sz->u.il.data, strides, dt, dev);
     }
     else {
         if (st->u.il.n != sz->u.il.n) {
@@ -176,8 +182,9 @@ fill_factory_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 /* ---- the *_like family ---- */
 
 /* empty_like / zeros_like / ones_like(Tensor self, *, ScalarType? dtype, Layout?,
- * Device? device, ...) and full_like(Tensor self, Scalar fill_value, *, ...): self's shape,
- * and its dtype and device unless given */
+ * Device? device, ..., MemoryFormat? memory_format) and full_like(Tensor self, Scalar
+ * fill_value, *, ...): self's shape, and its dtype and device unless given, laid out in
+ * memory_format (None: preserve_format, Note [Memory formats]) */
 static int
 like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -187,16 +194,13 @@ like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlDtype dt = dtype_or(&s[full ? 2 : 1], self->dtype);
     PtlDevice dev = device_or(&s[full ? 4 : 3], self->device);
     PtlIValue value = full ? s[1] : ptl_iv_int(op->id == PTL_OP_ones_like);
+    PtlMemoryFormat f = ptl_iv_memory_format_or(&s[full ? 6 : 5], PTL_MEMORY_FORMAT_PRESERVE);
     int64_t strides[PTL_MAX_DIMS];
-    if (check_device(dev) < 0 || ptl_scalar_check_range(&value, dt) < 0) {
+    if (check_device(dev) < 0 || ptl_scalar_check_range(&value, dt) < 0 ||
+        ptl_memory_format_like_strides(self, f, strides) < 0) {
         return -1;
     }
-    if (ptl_tensor_impl_dense_strides(self, strides)) {
-        t = ptl_empty_strided(self->dim, self->sizes, strides, dt, home(dev));
-    }
-    else {
-        t = ptl_empty(self->dim, self->sizes, dt, home(dev));
-    }
+    t = ptl_empty_strided(self->dim, self->sizes, strides, dt, home(dev));
     if (t == NULL) {
         return -1;
     }
@@ -526,9 +530,9 @@ scalar_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* resize_(Tensor(a!) self, int[] size, *, MemoryFormat? memory_format) and
  * resize_as_(Tensor(a!) self, Tensor the_template, *, MemoryFormat? memory_format): self takes
- * the new sizes with contiguous strides (the Python method restrides for channels_last), its
- * storage growing, never shrinking, when the elements past its offset do not fit; the same
- * sizes leave it as it is, strides included, as in PyTorch.  The Autograd key refuses a
+ * the new sizes with contiguous strides, its storage growing, never shrinking, when the
+ * elements past its offset do not fit; the same sizes leave it as it is, strides included,
+ * as in PyTorch, unless memory_format names the strides to take.  The Autograd key refuses a
  * tensor that requires grad (autograd_kernel.c). */
 static int
 resize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
@@ -550,11 +554,29 @@ resize_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                  (long long)sizes[i], ptl_format_sizes(buf, sizeof(buf), n, sizes));
         }
     }
+    if (s[2].tag == PTL_IV_MEMFORMAT) {
+        PtlMemoryFormat f = (PtlMemoryFormat)s[2].u.i;
+        if (f == PTL_MEMORY_FORMAT_PRESERVE) {
+            return ptl_error_set(PTL_ERR_RUNTIME, "Unsupported memory formatPreserve");
+        }
+        if (ptl_memory_format_check(f, (int)n) < 0) {
+            return -1;
+        }
+    }
     if (n != self->dim || memcmp(sizes, self->sizes, sizeof(int64_t) * (size_t)n) != 0) {
         if (ptl_tensor_impl_resize(self, (int)n, sizes) < 0) {
             return -1;
         }
         ptl_tensor_bump_version(self);
+    }
+    if (s[2].tag == PTL_IV_MEMFORMAT) {
+        int64_t sz[PTL_MAX_DIMS], strides[PTL_MAX_DIMS];
+        memcpy(sz, self->sizes, sizeof(int64_t) * (size_t)n);
+        ptl_memory_format_strides((PtlMemoryFormat)s[2].u.i, (int)n, sz, strides);
+        if (ptl_tensor_impl_set_storage(self, self->storage, self->storage_offset, (int)n, sz,
+                                        strides) < 0) {
+            return -1;
+        }
     }
     ptl_incref(self);
     return 0;

@@ -294,9 +294,26 @@ vstack_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return cat_of_views(s, s[0].u.tl.data, n, atleast_view, 2, 0);
 }
 
+/* cat's result is laid out in the format every input suggests, contiguous when they differ
+ * (PyTorch's compute_output_memory_format; Note [Channels-last at the kernel boundary]). */
+static int
+cat_as_inputs(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlMemoryFormat f = PTL_MEMORY_FORMAT_CONTIGUOUS;
+    for (int64_t i = 0; i < s[0].u.tl.n; i++) {
+        PtlMemoryFormat fi = ptl_tensor_impl_suggest_memory_format(s[0].u.tl.data[i]);
+        if (fi == PTL_MEMORY_FORMAT_CONTIGUOUS || (i > 0 && fi != f)) {
+            f = PTL_MEMORY_FORMAT_CONTIGUOUS;
+            break;
+        }
+        f = fi;
+    }
+    return ptl_kernel_run_as(cat_cpu, op, ks, s, f);
+}
+
 static const PtlKernelReg join_kernels[] = {
-    {PTL_OP_cat, PTL_KEY_CPU, cat_cpu},
-    {PTL_OP_concat, PTL_KEY_CPU, cat_cpu},
+    {PTL_OP_cat, PTL_KEY_CPU, cat_as_inputs},
+    {PTL_OP_concat, PTL_KEY_CPU, cat_as_inputs},
     {PTL_OP_stack, PTL_KEY_CPU, stack_cpu},
     {PTL_OP_hstack, PTL_KEY_CPU, hstack_cpu},
     {PTL_OP_vstack, PTL_KEY_CPU, vstack_cpu},

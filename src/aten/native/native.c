@@ -111,3 +111,57 @@ ptl_set_tensorlist(PtlIValue *s, PtlTensorImpl **ts, int64_t n, int failed)
     s[0].owned = 1;
     return 0;
 }
+
+int
+ptl_kernel_run_as(PtlKernel k, const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s,
+                  PtlMemoryFormat f)
+{
+    int rank = f == PTL_MEMORY_FORMAT_CHANNELS_LAST ? 4 : 5;
+    if (k(op, ks, s) < 0) {
+        return -1;
+    }
+    if (f != PTL_MEMORY_FORMAT_CHANNELS_LAST && f != PTL_MEMORY_FORMAT_CHANNELS_LAST_3D) {
+        return 0;
+    }
+    for (int i = 0; i < op->schema.nrets; i++) {
+        PtlTensorImpl *r = s[i].tag == PTL_IV_TENSOR ? s[i].u.t : NULL, *c;
+        int64_t st[PTL_MAX_DIMS];
+        if (r == NULL || r->dim != rank) {
+            continue;
+        }
+        ptl_memory_format_strides(f, rank, r->sizes, st);
+        if (memcmp(st, r->strides, sizeof(int64_t) * (size_t)rank) == 0) {
+            continue;
+        }
+        if (ptl_tensor_impl_is_contiguous_as(r, f) && r->base == NULL &&
+            atomic_load_explicit(&r->refcnt, memory_order_acquire) == 1) {
+            /* only the strides of size-1 dims differ: a header nobody else holds takes the
+             * format's strides without a copy, as PyTorch allocates them */
+            ptl_tensor_impl_set_sizes(r, rank, r->sizes, st);
+            continue;
+        }
+        if ((c = ptl_copy_as(r, f)) == NULL) {
+            for (int j = 0; j < op->schema.nrets; j++) {
+                ptl_ivalue_release(&s[j]);
+            }
+            return -1;
+        }
+        ptl_decref(r);
+        s[i].u.t = c;
+    }
+    return 0;
+}
+
+int
+ptl_kernel_run_as_input(PtlKernel k, const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int in = 0;
+    for (int i = 0; i < op->schema.nargs; i++) {
+        if (strcmp(op->schema.args[i].name, "self") == 0 ||
+            strcmp(op->schema.args[i].name, "input") == 0) {
+            in = i;
+            break;
+        }
+    }
+    return ptl_kernel_run_as(k, op, ks, s, ptl_tensor_impl_suggest_memory_format(s[in].u.t));
+}

@@ -60,6 +60,35 @@ ptl_kernel_return_self(PtlIValue *s)
     return 0;
 }
 
+/* Note [Channels-last at the kernel boundary]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * conv, batch_norm, the pools, upsample and cat compute in NCHW order (their kernels read a
+ * channels-last input through its strides or a contiguous copy).  PyTorch gives their results
+ * the layout of their input (Note [Memory formats]), so the CPU kernels of these ops are
+ * registered through ptl_kernel_run_as, which copies each result of the format's rank into
+ * the format the input suggests after the NCHW kernel has run: one extra copy per result
+ * where a native channels-last kernel would write it in place.  An NCHW input costs nothing:
+ * its format is contiguous and the results are left as they are. */
+
+/* Runs kernel k on s, then makes each tensor result whose rank fits f contiguous in f (a
+ * channels-last format; contiguous leaves them).  0, or -1 with the error set and no
+ * result left on the stack. */
+int ptl_kernel_run_as(PtlKernel k, const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s,
+                      PtlMemoryFormat f);
+/* ptl_kernel_run_as with the format suggested by the op's argument named self or input (the
+ * first argument when none is: upsample's backward follows its grad_output). */
+int ptl_kernel_run_as_input(PtlKernel k, const PtlOperator *op, PtlDispatchKeySet ks,
+                            PtlIValue *s);
+/* Defines K##_as_input: kernel K registered through ptl_kernel_run_as_input. */
+#define PTL_KERNEL_AS_INPUT(K)                                                             \
+    static int K##_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)     \
+    {                                                                                      \
+        return ptl_kernel_run_as_input(K, op, ks, s);                                      \
+    }
+/* A copy of t laid out in memory format f as empty_like lays it out (preserve: t's layout
+ * when dense); a new reference, or NULL with PyTorch's error for a rank f does not fit. */
+PtlTensorImpl *ptl_copy_as(PtlTensorImpl *t, PtlMemoryFormat f);
+
 /* "add_cpu": the name PyTorch's dtype errors use ("\"add_cpu\" not implemented for 'Bool'"). */
 void ptl_kernel_name(const PtlOperator *op, char *buf, size_t n);
 int ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt);

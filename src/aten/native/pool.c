@@ -1473,19 +1473,25 @@ error:
     return -1;
 }
 
+/* results laid out as the input suggests: Note [Channels-last at the kernel boundary] */
+PTL_KERNEL_AS_INPUT(max_pool_with_indices_cpu) PTL_KERNEL_AS_INPUT(max_pool_backward_cpu)
+PTL_KERNEL_AS_INPUT(avg_pool_cpu) PTL_KERNEL_AS_INPUT(avg_pool_backward_cpu)
+PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_cpu) PTL_KERNEL_AS_INPUT(adaptive_avg_pool2d_backward_cpu)
+PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_cpu) PTL_KERNEL_AS_INPUT(adaptive_max_pool2d_backward_cpu)
+
 static const PtlKernelReg pool_cpu[] = {
-    {PTL_OP_max_pool2d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu},
-    {PTL_OP_max_pool3d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu},
-    {PTL_OP_max_pool2d_with_indices_backward, PTL_KEY_CPU, max_pool_backward_cpu},
-    {PTL_OP_max_pool3d_with_indices_backward, PTL_KEY_CPU, max_pool_backward_cpu},
-    {PTL_OP_avg_pool2d, PTL_KEY_CPU, avg_pool_cpu},
-    {PTL_OP_avg_pool3d, PTL_KEY_CPU, avg_pool_cpu},
-    {PTL_OP_avg_pool2d_backward, PTL_KEY_CPU, avg_pool_backward_cpu},
-    {PTL_OP_avg_pool3d_backward, PTL_KEY_CPU, avg_pool_backward_cpu},
-    {PTL_OP__adaptive_avg_pool2d, PTL_KEY_CPU, adaptive_avg_pool2d_cpu},
-    {PTL_OP__adaptive_avg_pool2d_backward, PTL_KEY_CPU, adaptive_avg_pool2d_backward_cpu},
-    {PTL_OP_adaptive_max_pool2d, PTL_KEY_CPU, adaptive_max_pool2d_cpu},
-    {PTL_OP_adaptive_max_pool2d_backward, PTL_KEY_CPU, adaptive_max_pool2d_backward_cpu},
+    {PTL_OP_max_pool2d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu_as_input},
+    {PTL_OP_max_pool3d_with_indices, PTL_KEY_CPU, max_pool_with_indices_cpu_as_input},
+    {PTL_OP_max_pool2d_with_indices_backward, PTL_KEY_CPU, max_pool_backward_cpu_as_input},
+    {PTL_OP_max_pool3d_with_indices_backward, PTL_KEY_CPU, max_pool_backward_cpu_as_input},
+    {PTL_OP_avg_pool2d, PTL_KEY_CPU, avg_pool_cpu_as_input},
+    {PTL_OP_avg_pool3d, PTL_KEY_CPU, avg_pool_cpu_as_input},
+    {PTL_OP_avg_pool2d_backward, PTL_KEY_CPU, avg_pool_backward_cpu_as_input},
+    {PTL_OP_avg_pool3d_backward, PTL_KEY_CPU, avg_pool_backward_cpu_as_input},
+    {PTL_OP__adaptive_avg_pool2d, PTL_KEY_CPU, adaptive_avg_pool2d_cpu_as_input},
+    {PTL_OP__adaptive_avg_pool2d_backward, PTL_KEY_CPU, adaptive_avg_pool2d_backward_cpu_as_input},
+    {PTL_OP_adaptive_max_pool2d, PTL_KEY_CPU, adaptive_max_pool2d_cpu_as_input},
+    {PTL_OP_adaptive_max_pool2d_backward, PTL_KEY_CPU, adaptive_max_pool2d_backward_cpu_as_input},
     {PTL_OP_max_unpool2d, PTL_KEY_CPU, max_unpool2d_cpu},
     {PTL_OP_max_unpool2d_backward, PTL_KEY_CPU, max_unpool2d_cpu},
 };

@@ -93,17 +93,32 @@ dtype_arg(const PtlOperator *op, const PtlIValue *s, PtlDtype dflt)
     return (i >= 0 && s[i].tag == PTL_IV_DTYPE) ? s[i].u.dtype : dflt;
 }
 
-/* A new tensor shaped like self (empty_like: self's layout when dense), in dtype. */
+/* A new tensor shaped like self in dtype, laid out as empty_like lays it out for the
+ * memory format mf (an IValue: None is preserve_format). */
 static PtlTensorImpl *
-new_like(PtlTensorImpl *self, PtlDtype dt)
+new_like_as(PtlTensorImpl *self, PtlDtype dt, PtlIValue mf)
 {
     PtlIValue a[6];
     a[0] = ptl_iv_tensor(self);
     a[1] = ptl_iv_dtype(dt);
-    for (int i = 2; i < 6; i++) {
+    for (int i = 2; i < 5; i++) {
         a[i] = ptl_iv_none();
     }
+    a[5] = mf;
     return ptl_call_tensor(PTL_OP_empty_like, a);
+}
+
+static PtlTensorImpl *
+new_like(PtlTensorImpl *self, PtlDtype dt)
+{
+    return new_like_as(self, dt, ptl_iv_none());
+}
+
+/* The new tensor of a *_like factory op: its memory_format argument honoured */
+static PtlTensorImpl *
+new_like_arg(const PtlOperator *op, const PtlIValue *s, PtlDtype dt)
+{
+    return new_like_as(s[0].u.t, dt, s[arg_index(op, "memory_format")]);
 }
 
 /* The device named by op's `device` argument (the CPU when none): the CUDA key runs the
@@ -453,7 +468,7 @@ randint_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     (void)ks;
     int low = op->id == PTL_OP_randint_like_low_dtype;
     PtlTensorImpl *self = s[0].u.t;
-    PtlTensorImpl *t = new_like(self, dtype_arg(op, s, self->dtype));
+    PtlTensorImpl *t = new_like_arg(op, s, dtype_arg(op, s, self->dtype));
     if (t == NULL) {
         return -1;
     }
@@ -502,7 +517,7 @@ rand_like_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                        s[0].u.t) < 0) {
         return -1;
     }
-    PtlTensorImpl *t = new_like(s[0].u.t, dt);
+    PtlTensorImpl *t = new_like_arg(op, s, dt);
     if (t == NULL) {
         return -1;
     }

@@ -891,6 +891,10 @@ error:
     return -1;
 }
 
+/* upsample's result takes the layout its input suggests, its backward's that of grad_output
+ * (Note [Channels-last at the kernel boundary]). */
+PTL_KERNEL_AS_INPUT(upsample_cpu)
+
 static const PtlKernelReg resample_cpu[] = {
     {PTL_OP_constant_pad_nd, PTL_KEY_CPU, constant_pad_nd_cpu},
     /* device-generic: fill and copy through ptl_fill_scalar and ptl_copy_into (copy_) */
@@ -909,20 +913,20 @@ static const PtlKernelReg resample_cpu[] = {
     {PTL_OP_replication_pad2d_backward, PTL_KEY_CPU, pad_backward_cpu},
     {PTL_OP_replication_pad3d_backward, PTL_KEY_CPU, pad_backward_cpu},
     {PTL_OP__pad_circular_backward, PTL_KEY_CPU, pad_backward_cpu},
-    {PTL_OP_upsample_nearest1d, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_nearest2d, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_nearest3d, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_linear1d, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_bilinear2d, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_trilinear3d, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_bicubic2d, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_nearest1d_backward, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_nearest2d_backward, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_nearest3d_backward, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_linear1d_backward, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_bilinear2d_backward, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_trilinear3d_backward, PTL_KEY_CPU, upsample_cpu},
-    {PTL_OP_upsample_bicubic2d_backward, PTL_KEY_CPU, upsample_cpu},
+    {PTL_OP_upsample_nearest1d, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_nearest2d, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_nearest3d, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_linear1d, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_bilinear2d, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_trilinear3d, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_bicubic2d, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_nearest1d_backward, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_nearest2d_backward, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_nearest3d_backward, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_linear1d_backward, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_bilinear2d_backward, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_trilinear3d_backward, PTL_KEY_CPU, upsample_cpu_as_input},
+    {PTL_OP_upsample_bicubic2d_backward, PTL_KEY_CPU, upsample_cpu_as_input},
     {PTL_OP_affine_grid_generator, PTL_KEY_CPU, affine_grid_cpu},
     {PTL_OP_affine_grid_generator_backward, PTL_KEY_CPU, affine_grid_cpu},
 };

@@ -470,7 +470,14 @@ repeat_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     int lead = (int)n - self->dim;
     for (int d = 0; d < n; d++) {
-        sizes[d] = r[d] * (d < lead ? 1 : self->sizes[d - lead]);
+        int64_t size = d < lead ? 1 : self->sizes[d - lead];
+        /* a negative product is left to ptl_check_sizes' message; an overflow would wrap */
+        if (__builtin_mul_overflow(r[d], size, &sizes[d])) {
+            return ptl_error_set(PTL_ERR_RUNTIME,
+                                 "repeat: dimension %d of the result, %lld repeats of size "
+                                 "%lld, has more elements than int64 can count",
+                                 d, (long long)r[d], (long long)size);
+        }
     }
     if (ptl_check_sizes((int)n, sizes, &numel) < 0) {
         return -1;
