@@ -117,3 +117,39 @@ ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, vo
     }
     return launch(a, plan, (float *)ws);
 }
+
+// im2col (unfold): one thread per column element, a raw copy of isz bytes
+__global__ void
+im2col_elems(PtlDeviceConvArgs a, int64_t n, int64_t isz)
+{
+    PTL_GRID_LOOP(e, n)
+    {
+        ptl_conv_im2col_at(&a, e, isz);
+    }
+}
+
+// col2im (fold): one thread per image element, gathering the taps that land on it
+__global__ void
+col2im_elems(PtlDeviceConvArgs a, int64_t n)
+{
+    PTL_GRID_LOOP(e, n)
+    {
+        ptl_conv_col2im_at(&a, e);
+    }
+}
+
+extern "C" int
+ptl_cuda_fold_launch(const PtlDeviceConvArgs *a, const PtlCudaNnPlan *elems, int64_t isz)
+{
+    cudaStream_t stream = ptl_cuda_launch_stream();
+    if (a->kind == PTL_DEVICE_CONV_IM2COL) {
+        const int64_t n = a->n * a->c_col * a->col[0] * a->col[1] * a->col[2];
+        im2col_elems<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(*a, n, isz);
+    }
+    else {
+        const int64_t n = a->n * a->c_img * a->img[0] * a->img[1] * a->img[2];
+        col2im_elems<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(*a, n);
+    }
+    PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}

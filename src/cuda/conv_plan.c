@@ -125,12 +125,49 @@ emulate(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *p)
     return 0;
 }
 
+/* ---- im2col and col2im: one thread per output element ---- */
+
+static void
+im2col_at(const void *a, int64_t e, int64_t *isz)
+{
+    ptl_conv_im2col_at(a, e, *isz);
+}
+
+static void
+col2im_at(const void *a, int64_t e, int64_t *unused)
+{
+    (void)unused;
+    ptl_conv_col2im_at(a, e);
+}
+
+static int
+fold(const PtlDeviceConvArgs *a, const PtlCudaReduceTuning *tuning)
+{
+    const int im2col = a->kind == PTL_DEVICE_CONV_IM2COL;
+    const int64_t *sz = im2col ? a->col : a->img;
+    const int64_t n = a->n * (im2col ? a->c_col : a->c_img) * sz[0] * sz[1] * sz[2];
+    int64_t isz = (int64_t)ptl_dtype_itemsize((PtlDtype)a->dtype);
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(n, tuning);
+    if (n == 0) {
+        return 0;
+    }
+    if (!ptl_device_reduce_emulation) {
+        return ptl_cuda_fold_launch(a, &elems, isz);
+    }
+    ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_FOLD);
+    ptl_cuda_emulate_elems(&elems, n, im2col ? im2col_at : col2im_at, a, &isz);
+    return 0;
+}
+
 /* ---- the entry point ---- */
 
 int
 ptl_cuda_conv(const PtlDeviceConvArgs *a)
 {
     PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    if (a->kind == PTL_DEVICE_CONV_IM2COL || a->kind == PTL_DEVICE_CONV_COL2IM) {
+        return fold(a, &tuning);
+    }
     PtlCudaConvPlan p = ptl_cuda_conv_plan(a, &tuning);
     if (p.tiles == 0) {
         return 0;

@@ -37,7 +37,10 @@
  * order.  The split depends on the device's figures only, so a run on a device repeats its
  * bits; float32 accumulates in float32 as cuDNN does (the tests' tolerance covers K up to a
  * few thousand terms), float64 in float64.  The bias of COL_FWD and IMG_FWD is added to
- * the finished sum, as the CPU kernel does; its gradient is a reduction (reduce.cu). */
+ * the finished sum, as the CPU kernel does; its gradient is a reduction (reduce.cu).
+ * im2col and col2im themselves (unfold, fold) are one thread per output element with the
+ * same index functions: im2col a raw copy (any dtype), col2im a gather over the taps in
+ * tap order from zero, the CPU's order and bits, with no atomics. */
 #ifndef PTL_CUDA_CONV_PLAN_H
 #define PTL_CUDA_CONV_PLAN_H
 
@@ -119,6 +122,46 @@ ptl_conv_col_index(const PtlDeviceConvArgs *a, int64_t n, int64_t c, int64_t kk,
     }
     return at;
 }
+
+/* im2col's output element e of (n, c_col, cols): the isz bytes of the image element its tap
+ * reads (conv.c's im2col_plane, element by element), zero in the padding */
+PTL_HD static inline void
+ptl_conv_im2col_at(const PtlDeviceConvArgs *a, int64_t e, int64_t isz)
+{
+    const int64_t cols = a->col[0] * a->col[1] * a->col[2], kvol = a->k[0] * a->k[1] * a->k[2];
+    const int64_t q = e % cols, kk = e / cols % kvol, c = e / (cols * kvol) % a->c_img;
+    const int64_t at = ptl_conv_img_index(a, e / (cols * a->c_col), c, kk, q);
+    char *o = a->out + e * isz;
+    for (int64_t b = 0; b < isz; b++) {
+        o[b] = at < 0 ? 0 : a->b[at * isz + b];
+    }
+}
+
+/* col2im's output element e of (n, c_img, img) in T: from zero, the column elements whose
+ * taps land on it added in tap order, as conv.c's col2im_plane adds its rows (its bits) */
+#define PTL_CONV_COL2IM(T)                                                                  \
+    do {                                                                                    \
+        T acc = 0;                                                                          \
+        for (int64_t kk = 0; kk < kvol; kk++) {                                             \
+            const int64_t at = ptl_conv_col_index(a, n, c * kvol + kk, kk, q);              \
+            acc = at < 0 ? acc : acc + ((const T *)a->b)[at];                               \
+        }                                                                                   \
+        ((T *)a->out)[e] = acc;                                                             \
+    } while (0)
+
+PTL_HD static inline void
+ptl_conv_col2im_at(const PtlDeviceConvArgs *a, int64_t e)
+{
+    const int64_t imgs = a->img[0] * a->img[1] * a->img[2], kvol = a->k[0] * a->k[1] * a->k[2];
+    const int64_t q = e % imgs, c = e / imgs % a->c_img, n = e / (imgs * a->c_img);
+    if (a->dtype == PTL_DTYPE_FLOAT64) {
+        PTL_CONV_COL2IM(double);
+    }
+    else {
+        PTL_CONV_COL2IM(float);
+    }
+}
+#undef PTL_CONV_COL2IM
 
 /* A(m, k) of group g as an element of a->a, or -1 (zero) outside [0, M) x [0, k1) */
 PTL_HD static inline int64_t

@@ -240,6 +240,12 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        /* max_unpool and its backward (Note [CUDA max_unpool]); where and masked_fill; take */
        PTL_CUDA_EMU_UNPOOL, PTL_CUDA_EMU_SELECT, PTL_CUDA_EMU_TAKE,
        PTL_CUDA_EMU_SHAPE_GATHER, PTL_CUDA_EMU_TRIANGLE, PTL_CUDA_EMU_SCAN,
+       /* batch norm, its channels in one chunk, in several (Note [CUDA nn kernels]) */
+       PTL_CUDA_EMU_BATCH_NORM, PTL_CUDA_EMU_BATCH_NORM_SPLIT,
+       /* the pads and upsampling (Note [CUDA resampling]) */
+       PTL_CUDA_EMU_RESAMPLE,
+       /* im2col and col2im (Note [CUDA convolution]) */
+       PTL_CUDA_EMU_FOLD,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
@@ -263,6 +269,9 @@ typedef struct PtlCudaNnPlan {
 PtlCudaNnPlan ptl_cuda_rows_plan(int64_t rows, int64_t len, const PtlCudaReduceTuning *t);
 PtlCudaNnPlan ptl_cuda_elems_plan(int64_t n, const PtlCudaReduceTuning *t);
 PtlCudaNnPlan ptl_cuda_columns_plan(int64_t m, int64_t n, const PtlCudaReduceTuning *t);
+/* Batch norm's (channel, chunk) sum tasks over c channels of m values: nsplit chunks of
+ * `chunk` values a channel, one block a task. */
+PtlCudaNnPlan ptl_cuda_batch_norm_plan(int64_t c, int64_t m, const PtlCudaReduceTuning *t);
 /* The rows each thread of the embedding backward owns in its column (V rows, D columns). */
 int64_t ptl_cuda_embedding_chunk(int64_t V, int64_t D, const PtlCudaReduceTuning *t);
 /* Run on the device, or emulated on the host while kernel emulation is on.  0, or -1 with
@@ -270,6 +279,7 @@ int64_t ptl_cuda_embedding_chunk(int64_t V, int64_t D, const PtlCudaReduceTuning
 int ptl_cuda_layer_norm(const PtlDeviceLayerNormArgs *a);
 int ptl_cuda_nll(const PtlDeviceNllArgs *a);
 int ptl_cuda_embedding(const PtlDeviceEmbeddingArgs *a);
+int ptl_cuda_batch_norm(const PtlDeviceBatchNormArgs *a);
 /* The device launches (nn.cu).  ws: a zeroed device array of int64: the status word [2],
  * the nll backward's total weight (a double) [1], then the embedding's row counts [V]. */
 /* ws: 2 n nsplit doubles of device memory for split column sums, else NULL */
@@ -279,6 +289,10 @@ int ptl_cuda_nll_launch(const PtlDeviceNllArgs *a, const PtlCudaNnPlan *block,
                         const PtlCudaNnPlan *elems, int64_t *ws);
 int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
                               const PtlCudaNnPlan *elems, int64_t chunk, int64_t *ws);
+/* ws: the sums of the tasks (2 c nsplit doubles), then the coefficients (3 c) */
+int ptl_cuda_batch_norm_launch(const PtlDeviceBatchNormArgs *a, const PtlCudaNnPlan *tasks,
+                               const PtlCudaNnPlan *chans, const PtlCudaNnPlan *elems,
+                               double *ws);
 
 /* A zeroed workspace of n int64 for the kernels' status words and counts: on the host while
  * emulating (*host, free() it), else on the current device (*dev, decref it); NULL with the
@@ -360,6 +374,8 @@ PtlCudaConvPlan ptl_cuda_conv_plan(const PtlDeviceConvArgs *a, const PtlCudaRedu
 int ptl_cuda_conv(const PtlDeviceConvArgs *a);
 /* The device launch (conv.cu); ws: nsplit G M J elements of the dtype when nsplit > 1. */
 int ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, void *ws);
+/* im2col or col2im (conv.cu): elems covers the output's elements, isz bytes each. */
+int ptl_cuda_fold_launch(const PtlDeviceConvArgs *a, const PtlCudaNnPlan *elems, int64_t isz);
 
 /* ---- pooling (pool.cu; Note [CUDA pooling] in pool_plan.h): one thread per output element
  * (forwards) or input-gradient element (backwards), elems plan ---- */

@@ -3,6 +3,7 @@
 #include "attention_plan.h"
 #include "cuda_api.h"
 #include "gemm_plan.h"
+#include "resample_plan.h"
 
 #include "../c10/error.h"
 
@@ -149,6 +150,26 @@ ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *
 }
 
 int
+ptl_cuda_batch_norm_launch(const PtlDeviceBatchNormArgs *a, const PtlCudaNnPlan *tasks,
+                           const PtlCudaNnPlan *chans, const PtlCudaNnPlan *elems, double *ws)
+{
+    (void)a;
+    (void)tasks;
+    (void)chans;
+    (void)elems;
+    (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_resample_launch(const PtlCudaResampleJob *j, const PtlCudaNnPlan *elems)
+{
+    (void)j;
+    (void)elems;
+    return not_built();
+}
+
+int
 ptl_cuda_scatter_gather_launch(const PtlDeviceScatterArgs *a, const PtlCudaNnPlan *elems,
                                int64_t nfib, int64_t chunk, int64_t *ws)
 {
@@ -166,6 +187,15 @@ ptl_cuda_conv_launch(const PtlDeviceConvArgs *a, const PtlCudaConvPlan *plan, vo
     (void)a;
     (void)plan;
     (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_fold_launch(const PtlDeviceConvArgs *a, const PtlCudaNnPlan *elems, int64_t isz)
+{
+    (void)a;
+    (void)elems;
+    (void)isz;
     return not_built();
 }
 

@@ -1,5 +1,6 @@
 // nn.cu -- the layer norm (forward, input gradient, weight and bias gradients), nll_loss
-// (forward and backward) and embedding (forward and dense backward) kernels.  The plans
+// (forward and backward), embedding (forward and dense backward) and batch norm (forward and
+// backward) kernels.  The plans
 // come from nn_plan.c and the per-element and per-thread arithmetic from nn_plan.h (Note
 // [CUDA nn kernels] there), which the host emulation runs in the CPU tests; what is only
 // here is the grid loops and the block's combination (block_reduce.cuh), which the
@@ -201,5 +202,62 @@ ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *
     embedding_accumulate<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(
         *a, chunk, ws);
     PTL_CUDA_CHECK_LAUNCH();
+    return 0;
+}
+
+// batch norm's sums: one block per (channel, chunk) task, tasks x, x + gridDim.x, ...
+__global__ void
+batch_norm_sums(PtlDeviceBatchNormArgs a, int64_t chunk, int64_t nsplit, double *ws)
+{
+    __shared__ PtlRedAcc smem[PTL_CUDA_WARP + 1];
+    for (int64_t u = blockIdx.x; u < a.c * nsplit; u += gridDim.x) {
+        double s1, s2;
+        block_sums(ptl_bn_thread_sum(&a, u, chunk, nsplit, threadIdx.x, blockDim.x), smem, &s1,
+                   &s2);
+        if (threadIdx.x == 0) {
+            ws[2 * u] = s1;
+            ws[2 * u + 1] = s2;
+        }
+    }
+}
+
+// one thread per channel: statistics, coefficients, per-channel outputs
+__global__ void
+batch_norm_channels(PtlDeviceBatchNormArgs a, int64_t nsplit, double *ws)
+{
+    PTL_GRID_LOOP(c, a.c)
+    {
+        ptl_bn_channel(&a, c, nsplit, ws, ws + 2 * a.c * nsplit);
+    }
+}
+
+// one thread per element of y (forward) or dx (backward)
+__global__ void
+batch_norm_affine(PtlDeviceBatchNormArgs a, const double *coef)
+{
+    PTL_GRID_LOOP(j, a.n * a.c * a.hw)
+    {
+        ptl_bn_affine_at(&a, j, coef);
+    }
+}
+
+extern "C" int
+ptl_cuda_batch_norm_launch(const PtlDeviceBatchNormArgs *a, const PtlCudaNnPlan *tasks,
+                           const PtlCudaNnPlan *chans, const PtlCudaNnPlan *elems, double *ws)
+{
+    cudaStream_t stream = ptl_cuda_launch_stream();
+    if (ptl_bn_has_sums(a)) {
+        batch_norm_sums<<<(unsigned)tasks->grid, (unsigned)tasks->block, 0, stream>>>(
+            *a, tasks->chunk, tasks->nsplit, ws);
+        PTL_CUDA_CHECK_LAUNCH();
+    }
+    batch_norm_channels<<<(unsigned)chans->grid, (unsigned)chans->block, 0, stream>>>(
+        *a, tasks->nsplit, ws);
+    PTL_CUDA_CHECK_LAUNCH();
+    if (a->y != 0) {
+        batch_norm_affine<<<(unsigned)elems->grid, (unsigned)elems->block, 0, stream>>>(
+            *a, ws + 2 * a->c * tasks->nsplit);
+        PTL_CUDA_CHECK_LAUNCH();
+    }
     return 0;
 }

@@ -1,7 +1,8 @@
-/* nn_plan.c -- the host side of the layer norm, nll_loss and embedding kernels, in every
- * build: the plans (Note [CUDA nn kernels] in nn_plan.h), the entry points layer_norm.c
- * and nn.c call for CUDA tensors through device_nn.h's hooks, and the kernels' emulation on
- * the host (the same per-thread functions, block tree and grid loops as nn.cu). */
+/* nn_plan.c -- the host side of the layer norm, nll_loss, embedding and batch norm kernels,
+ * in every build: the plans (Note [CUDA nn kernels] in nn_plan.h), the entry points
+ * layer_norm.c, nn.c and batch_norm.c call for CUDA tensors through device_nn.h's hooks,
+ * and the kernels' emulation on the host (the same per-thread functions, block tree and grid
+ * loops as nn.cu). */
 #include "nn_plan.h"
 
 #include <stdlib.h>
@@ -63,6 +64,21 @@ ptl_cuda_embedding_chunk(int64_t V, int64_t D, const PtlCudaReduceTuning *t)
     int64_t want = t->target_blocks * t->max_threads / (D > 0 ? D : 1);
     int64_t nchunk = want < 1 ? 1 : want > V ? V : want;
     return nchunk > 0 ? (V + nchunk - 1) / nchunk : 1;
+}
+
+PtlCudaNnPlan
+ptl_cuda_batch_norm_plan(int64_t c, int64_t m, const PtlCudaReduceTuning *t)
+{
+    /* chunks of min_chunk values at least, enough (channel, chunk) blocks for target_blocks */
+    int64_t nsplit = 1;
+    if (c < t->target_blocks && m >= 2 * t->min_chunk) {
+        nsplit = min64((t->target_blocks + c - 1) / c, m / t->min_chunk);
+    }
+    PtlCudaNnPlan p = {0, 0, 0, (m + nsplit - 1) / nsplit};
+    p.nsplit = (m + p.chunk - 1) / p.chunk;
+    p.block = (int32_t)pow2_block(p.chunk, t);
+    p.grid = min64(c * p.nsplit, t->max_grid);
+    return p;
 }
 
 /* ---- the emulation: nn.cu's kernels, block by block and thread by thread ---- */
@@ -247,6 +263,51 @@ emulate_embedding(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPlan *count,
     ptl_cuda_emulate_elems(elems, (a->V + chunk - 1) / chunk * a->D, emb_accumulate, &j, ws);
 }
 
+typedef struct {
+    const PtlDeviceBatchNormArgs *a;
+    int64_t nsplit;
+    double *ws;
+} BnJob;
+
+static void
+bn_channel(const void *ctx, int64_t c, int64_t *status)
+{
+    const BnJob *j = ctx;
+    (void)status;
+    ptl_bn_channel(j->a, c, j->nsplit, j->ws, j->ws + 2 * j->a->c * j->nsplit);
+}
+
+static void
+bn_affine(const void *ctx, int64_t e, int64_t *status)
+{
+    const BnJob *j = ctx;
+    (void)status;
+    ptl_bn_affine_at(j->a, e, j->ws + 2 * j->a->c * j->nsplit);
+}
+
+static void
+emulate_batch_norm(const PtlDeviceBatchNormArgs *a, const PtlCudaNnPlan *tasks,
+                   const PtlCudaNnPlan *chans, const PtlCudaNnPlan *elems, PtlRedAcc *acc,
+                   double *ws)
+{
+    const int block = tasks->block;
+    if (ptl_bn_has_sums(a)) {
+        for (int64_t bx = 0; bx < tasks->grid; bx++) {
+            for (int64_t u = bx; u < a->c * tasks->nsplit; u += tasks->grid) {
+                for (int t = 0; t < block; t++) {
+                    acc[t] = ptl_bn_thread_sum(a, u, tasks->chunk, tasks->nsplit, t, block);
+                }
+                block_sums(acc, block, 1, &ws[2 * u], &ws[2 * u + 1]);
+            }
+        }
+    }
+    BnJob j = {a, tasks->nsplit, ws};
+    ptl_cuda_emulate_elems(chans, a->c, bn_channel, &j, NULL);
+    if (a->y != 0) {
+        ptl_cuda_emulate_elems(elems, a->n * a->c * a->hw, bn_affine, &j, NULL);
+    }
+}
+
 /* ---- the entry points ---- */
 
 int64_t *
@@ -397,4 +458,43 @@ ptl_cuda_embedding(const PtlDeviceEmbeddingArgs *a)
     ptl_cuda_kernel_emulation_ran(PTL_CUDA_EMU_EMBEDDING);
     emulate_embedding(a, &count, &elems, chunk, ws);
     return finish(0, 0, ws, host, dev);
+}
+
+int
+ptl_cuda_batch_norm(const PtlDeviceBatchNormArgs *a)
+{
+    PtlCudaReduceTuning tuning = ptl_cuda_reduce_tuning();
+    PtlCudaNnPlan tasks = ptl_cuda_batch_norm_plan(a->c, a->n * a->hw, &tuning);
+    PtlCudaNnPlan chans = ptl_cuda_elems_plan(a->c, &tuning);
+    PtlCudaNnPlan elems = ptl_cuda_elems_plan(a->n * a->c * a->hw, &tuning);
+    const int64_t nws = 2 * a->c * tasks.nsplit + 3 * a->c;
+    if (!ptl_device_reduce_emulation) {
+        PtlDevice dev = {PTL_DEVICE_CUDA, 0};
+        PtlTensorImpl *ws;
+        int device = 0, rc;
+        if (ptl_cuda_current_device(&device) < 0) {
+            return -1;
+        }
+        dev.index = (int8_t)device;
+        if ((ws = ptl_empty(1, &nws, PTL_DTYPE_FLOAT64, dev)) == NULL) {
+            return -1;
+        }
+        rc = ptl_cuda_batch_norm_launch(a, &tasks, &chans, &elems,
+                                        (double *)ptl_tensor_data(ws));
+        ptl_decref(ws);   /* reused only by later work on the same stream */
+        return rc;
+    }
+    PtlRedAcc *acc = malloc(sizeof(PtlRedAcc) * 2 * (size_t)tasks.block);
+    double *ws = malloc(sizeof(double) * (size_t)nws);
+    if (acc == NULL || ws == NULL) {
+        free(acc);
+        free(ws);
+        return ptl_error_set(PTL_ERR_MEMORY, "out of memory");
+    }
+    ptl_cuda_kernel_emulation_ran(tasks.nsplit > 1 ? PTL_CUDA_EMU_BATCH_NORM_SPLIT
+                                                   : PTL_CUDA_EMU_BATCH_NORM);
+    emulate_batch_norm(a, &tasks, &chans, &elems, acc, ws);
+    free(acc);
+    free(ws);
+    return 0;
 }

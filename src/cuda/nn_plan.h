@@ -27,6 +27,16 @@
  *   and adds the gradient rows of its own rows, so every output element has one writer and
  *   sums in index order, the CPU kernel's order (no atomics, the CPU's bits).  With
  *   scale_grad_by_freq a first pass counts each row (integer atomics: exact).
+ * - batch norm (Note [Batch norm channels] in batch_norm.c): each channel's M = n hw values
+ *   are split into nsplit chunks (one when the channels alone fill target_blocks, else
+ *   enough for target_blocks, of min_chunk values at least); one block per (channel,
+ *   chunk) task (tasks x, x + grid, ...) sums its values in double with the block tree
+ *   (forward: x - K and (x - K)^2, K the channel's first value, as the CPU's shifted sums;
+ *   backward: dy and dy (x - mean)) into a workspace; one thread per channel adds its
+ *   chunks in order and computes the channel's statistics and coefficients with the CPU
+ *   kernel's formulas (saved statistics, running statistics updated in place, parameter
+ *   gradients); one thread per element writes y = a x + k or dx = a dy + b x + k in the
+ *   dtype.  No atomics: the same sums run after run.
  * A bad target or index cannot raise on the device: the thread that meets it records it in
  * a status word, which the host reads back after the kernels (a synchronisation) and turns
  * into the CPU kernel's IndexError. */
@@ -307,5 +317,145 @@ ptl_emb_accumulate(const PtlDeviceEmbeddingArgs *a, int64_t v0, int64_t v1, int6
         out[v * a->D + d] += f * g;
     }
 }
+
+/* ---- batch norm ---- */
+
+/* value i of the [n, c, hw] array p in the job's dtype, as a double */
+PTL_HD static inline double
+ptl_bn_load(const PtlDeviceBatchNormArgs *a, const char *p, int64_t i)
+{
+    return a->dtype == PTL_DTYPE_FLOAT64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* channel c of per-channel tensor k, dflt when it is None */
+PTL_HD static inline double
+ptl_bn_param(const PtlDeviceBatchNormArgs *a, int k, int64_t c, double dflt)
+{
+    if (a->p[k] == 0) {
+        return dflt;
+    }
+    return ptl_load_double(a->p[k] + c * a->ps[k] * ptl_red_itemsize(a->pdt[k]),
+                           (PtlDtype)a->pdt[k]);
+}
+
+/* whether the job sums over the channels: the training forward; the backward in training
+ * or when a parameter gradient is wanted */
+PTL_HD static inline int
+ptl_bn_has_sums(const PtlDeviceBatchNormArgs *a)
+{
+    return a->training || (a->backward && (a->out0 != 0 || a->out1 != 0));
+}
+
+/* the value channel c's sums are taken about: its first value (forward), its mean */
+PTL_HD static inline double
+ptl_bn_ref(const PtlDeviceBatchNormArgs *a, int64_t c)
+{
+    return a->backward ? ptl_bn_param(a, PTL_DEVICE_BN_MEAN, c, 0)
+                       : ptl_bn_load(a, a->x, c * a->hw);
+}
+
+/* One thread's sums over values t, t + step, ... of task u (chunk u % nsplit of channel
+ * u / nsplit, `chunk` values a chunk): of d = x - ref in a and d^2 in b (forward), of dy in
+ * a and dy d in b (backward). */
+PTL_HD static inline PtlRedAcc
+ptl_bn_thread_sum(const PtlDeviceBatchNormArgs *a, int64_t u, int64_t chunk, int64_t nsplit,
+                  int64_t t, int64_t step)
+{
+    const int64_t c = u / nsplit, m = a->n * a->hw, i0 = u % nsplit * chunk;
+    const int64_t i1 = i0 + chunk < m ? i0 + chunk : m;
+    const double ref = ptl_bn_ref(a, c);
+    PtlRedAcc acc = ptl_red_init(PTL_DEVICE_RED_SUM, 0);
+    for (int64_t i = i0 + t; i < i1; i += step) {
+        const int64_t off = (i / a->hw * a->c + c) * a->hw + i % a->hw;
+        const double d = ptl_bn_load(a, a->x, off) - ref;
+        const double v = a->backward ? ptl_bn_load(a, a->dy, off) : d;
+        acc.a += v;
+        acc.b += v * d;
+    }
+    return acc;
+}
+
+/* Channel c: its chunks' sums (ws[2 (c nsplit + q)], [.. + 1]) added in order, then its
+ * coefficients a, b, k into coef[3 c ..] (the elementwise pass: out = a p + b x + k) and
+ * its per-channel outputs, with batch_norm.c's formulas. */
+PTL_HD static inline void
+ptl_bn_channel(const PtlDeviceBatchNormArgs *a, int64_t c, int64_t nsplit, const double *ws,
+               double *coef)
+{
+    const double m = (double)(a->n * a->hw), w = ptl_bn_param(a, PTL_DEVICE_BN_W, c, 1.0);
+    const int64_t osz = ptl_red_itemsize(a->odt);
+    double s1 = 0, s2 = 0, mean, inv;
+    if (ptl_bn_has_sums(a)) {
+        for (int64_t q = 0; q < nsplit; q++) {
+            s1 += ws[2 * (c * nsplit + q)];
+            s2 += ws[2 * (c * nsplit + q) + 1];
+        }
+    }
+    if (a->backward) {
+        mean = ptl_bn_param(a, PTL_DEVICE_BN_MEAN, c, 0);
+        inv = ptl_bn_param(a, PTL_DEVICE_BN_VAR, c, 1);
+        inv = a->training ? inv : 1.0 / sqrt(inv + a->eps);
+        const double ca = w * inv, cb = a->training ? -ca * inv * inv * s2 / m : 0.0;
+        coef[3 * c] = ca;
+        coef[3 * c + 1] = cb;
+        coef[3 * c + 2] = a->training ? -ca * s1 / m - cb * mean : 0.0;
+        if (a->out0 != 0) {
+            ptl_red_store_d(a->out0 + c * osz, a->odt, s2 * inv);
+        }
+        if (a->out1 != 0) {
+            ptl_red_store_d(a->out1 + c * osz, a->odt, s1);
+        }
+        return;
+    }
+    double var;
+    if (a->training) {
+        const double d = s1 / m, v = s2 / m - d * d;
+        mean = ptl_bn_ref(a, c) + d;
+        var = v > 0 ? v : 0;
+    }
+    else {
+        mean = ptl_bn_param(a, PTL_DEVICE_BN_MEAN, c, 0);
+        var = ptl_bn_param(a, PTL_DEVICE_BN_VAR, c, 1);
+    }
+    inv = 1.0 / sqrt(var + a->eps);
+    coef[3 * c] = w * inv;
+    coef[3 * c + 1] = 0;
+    coef[3 * c + 2] = ptl_bn_param(a, PTL_DEVICE_BN_B, c, 0) - mean * coef[3 * c];
+    if (!a->training) {
+        return;
+    }
+    ptl_red_store_d(a->out0 + c * osz, a->odt, mean);
+    ptl_red_store_d(a->out1 + c * osz, a->odt, inv);
+    const double mom = a->momentum, unbiased = var * m / (m - 1);
+    for (int k = PTL_DEVICE_BN_MEAN; k <= PTL_DEVICE_BN_VAR; k++) {
+        if (a->p[k] != 0) {
+            char *p = a->p[k] + c * a->ps[k] * ptl_red_itemsize(a->pdt[k]);
+            const double v = k == PTL_DEVICE_BN_MEAN ? mean : unbiased;
+            ptl_red_store_d(p, a->pdt[k], (1 - mom) * ptl_load_double(p, (PtlDtype)a->pdt[k]) +
+                                              mom * v);
+        }
+    }
+}
+
+/* out element j = a p + b x + k in T, p = x (forward) or dy (backward; x only where b) */
+#define PTL_BN_AFFINE(T)                                                                  \
+    do {                                                                                  \
+        const T *x = (const T *)a->x, *p = a->backward ? (const T *)a->dy : x;            \
+        const T ca = (T)coef[3 * c], cb = (T)coef[3 * c + 1], ck = (T)coef[3 * c + 2];    \
+        ((T *)a->y)[j] = coef[3 * c + 1] != 0 ? ca * p[j] + cb * x[j] + ck : ca * p[j] + ck; \
+    } while (0)
+
+PTL_HD static inline void
+ptl_bn_affine_at(const PtlDeviceBatchNormArgs *a, int64_t j, const double *coef)
+{
+    const int64_t c = j / a->hw % a->c;
+    if (a->dtype == PTL_DTYPE_FLOAT64) {
+        PTL_BN_AFFINE(double);
+    }
+    else {
+        PTL_BN_AFFINE(float);
+    }
+}
+#undef PTL_BN_AFFINE
 
 #endif

@@ -108,6 +108,10 @@ ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *pl
     case PTL_DEVICE_RED_ARGMIN: return launch_reduce<PTL_DEVICE_RED_ARGMIN>(a, plan, ws);
     case PTL_DEVICE_RED_VAR: return launch_reduce<PTL_DEVICE_RED_VAR>(a, plan, ws);
     case PTL_DEVICE_RED_NORM: return launch_reduce<PTL_DEVICE_RED_NORM>(a, plan, ws);
+    case PTL_DEVICE_RED_ALL: return launch_reduce<PTL_DEVICE_RED_ALL>(a, plan, ws);
+    case PTL_DEVICE_RED_ANY: return launch_reduce<PTL_DEVICE_RED_ANY>(a, plan, ws);
+    case PTL_DEVICE_RED_COUNT_NONZERO:
+        return launch_reduce<PTL_DEVICE_RED_COUNT_NONZERO>(a, plan, ws);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA reduction %d", (int)a->kind);
     }
 }

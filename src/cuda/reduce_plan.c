@@ -11,6 +11,7 @@
 #include "../aten/native/native.h"
 #include "../c10/error.h"
 #include "attention_plan.h"
+#include "resample_plan.h"
 
 /* the figures of the device the default tuning assumes when it cannot ask (132 SMs) */
 #define DEFAULT_SMS 132
@@ -31,6 +32,8 @@ ptl_cuda_set_kernel_hooks(void)
     ptl_device_layer_norm_hook = ptl_cuda_layer_norm;
     ptl_device_nll_hook = ptl_cuda_nll;
     ptl_device_embedding_hook = ptl_cuda_embedding;
+    ptl_device_batch_norm_hook = ptl_cuda_batch_norm;
+    ptl_device_resample_hook = ptl_cuda_resample;
     ptl_device_conv_hook = ptl_cuda_conv;
     ptl_device_pool_hook = ptl_cuda_pool;
     ptl_device_random_hook = ptl_cuda_random;

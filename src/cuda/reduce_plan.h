@@ -138,6 +138,7 @@ ptl_red_init(int kind, double p)
     case PTL_DEVICE_RED_MAX: acc.a = -INFINITY; acc.i = INT64_MIN; break;
     case PTL_DEVICE_RED_MIN: acc.a = INFINITY; acc.i = INT64_MAX; break;
     case PTL_DEVICE_RED_NORM: acc.a = p == -INFINITY ? INFINITY : 0; break;
+    case PTL_DEVICE_RED_ALL: acc.i = 1; break;
     default: break;
     }
     return acc;
@@ -209,6 +210,9 @@ ptl_red_combine(int kind, int use_int, double p, PtlRedAcc *acc, const PtlRedAcc
         acc->b += b->b + delta * delta * (double)acc->n * (double)b->n / total;
         acc->n += b->n;
         break;
+    case PTL_DEVICE_RED_ALL: acc->i &= b->i; break;
+    case PTL_DEVICE_RED_ANY: acc->i |= b->i; break;
+    case PTL_DEVICE_RED_COUNT_NONZERO: acc->i += b->i; break;
     default:   /* norm */
         acc->a = p == INFINITY    ? ptl_red_max_nan(acc->a, b->a)
                  : p == -INFINITY ? ptl_red_min_nan(acc->a, b->a)
@@ -223,6 +227,11 @@ ptl_red_single(int kind, int use_int, double p, const char *x, int dt, int64_t r
 {
     PtlRedAcc acc = ptl_red_init(kind, p);
     acc.idx = r;
+    if (kind >= PTL_DEVICE_RED_ALL) {   /* the truth of the element: NaN is true */
+        acc.i = use_int ? ptl_load_int(x, (PtlDtype)dt) != 0
+                        : ptl_load_double(x, (PtlDtype)dt) != 0;
+        return acc;
+    }
     if (use_int) {
         acc.i = ptl_load_int(x, (PtlDtype)dt);
         return acc;
@@ -334,6 +343,11 @@ ptl_red_finish(int kind, const PtlDeviceReduceArgs *a, const PtlRedAcc *acc, int
             v = pow(v, 1.0 / a->p);
         }
         ptl_red_store_d(o0, a->odt0, v);
+        break;
+    case PTL_DEVICE_RED_ALL:
+    case PTL_DEVICE_RED_ANY:
+    case PTL_DEVICE_RED_COUNT_NONZERO:
+        ptl_red_store_i(o0, a->odt0, acc->i);
         break;
     default:   /* sum, nansum, prod, max, min */
         if (a->use_int) {

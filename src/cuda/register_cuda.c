@@ -594,13 +594,16 @@ static const int shared_with_cpu[] = {
     PTL_OP_var_mean_dim, PTL_OP_var_mean_correction, PTL_OP_std_mean, PTL_OP_std_mean_dim,
     PTL_OP_std_mean_correction, PTL_OP_norm_Scalar, PTL_OP_norm_ScalarOpt_dim, PTL_OP__softmax,
     PTL_OP__log_softmax, PTL_OP__softmax_backward_data, PTL_OP__log_softmax_backward_data,
-    /* layer norm, nll_loss and embedding: their last step takes device_nn.h's hooks (Note
-     * [CUDA nn kernels] in nn_plan.h) */
+    PTL_OP_all, PTL_OP_all_dim, PTL_OP_all_dims, PTL_OP_any, PTL_OP_any_dim, PTL_OP_any_dims,
+    PTL_OP_count_nonzero, PTL_OP_count_nonzero_dim_IntList, PTL_OP_linalg_vector_norm,
+    /* layer norm, nll_loss, embedding and batch norm: their last step takes device_nn.h's
+     * hooks (Note [CUDA nn kernels] in nn_plan.h) */
     PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,
     PTL_OP_nll_loss_nd_backward, PTL_OP_embedding, PTL_OP_embedding_dense_backward,
+    PTL_OP_native_batch_norm, PTL_OP_native_batch_norm_backward,
     /* convolution: its primitives take device_conv.h's hook (Note [CUDA convolution] in
      * conv_plan.h) */
-    PTL_OP_convolution, PTL_OP_convolution_backward,
+    PTL_OP_convolution, PTL_OP_convolution_backward, PTL_OP_im2col, PTL_OP_col2im,
     /* max, average and adaptive average pooling: device_pool.h's hook (Note [CUDA pooling]
      * in pool_plan.h) */
     PTL_OP_max_pool2d_with_indices, PTL_OP_max_pool2d_with_indices_backward,
@@ -664,6 +667,26 @@ static const int shared_with_cpu[] = {
     PTL_OP_triu, PTL_OP_triu_,
     /* cumsum and cumprod: device_reduce.h's scan hook (Note [CUDA scans] in reduce_plan.h) */
     PTL_OP_cumsum, PTL_OP_cumprod,
+    /* one_hot, bincount and repeat_interleave: the device's reductions, scans, scatter_ and
+     * index_add_ (Note [Device one_hot and bincount] in summary.c, shape.c) */
+    PTL_OP_one_hot, PTL_OP_bincount, PTL_OP_repeat_interleave_Tensor,
+    /* nonzero and unique: a walk of a host copy, masked_select's way (Note [Host walks for
+     * data-dependent sizes] in device_compose.h) */
+    PTL_OP_nonzero, PTL_OP__unique2, PTL_OP_unique_dim, PTL_OP_unique_consecutive,
+    /* the pads and upsampling: resample.c's maps, device_nn.h's resample hook (Note [CUDA
+     * resampling] in resample_plan.h) */
+    PTL_OP_reflection_pad1d, PTL_OP_reflection_pad1d_backward, PTL_OP_reflection_pad2d,
+    PTL_OP_reflection_pad2d_backward, PTL_OP_reflection_pad3d, PTL_OP_reflection_pad3d_backward,
+    PTL_OP_replication_pad1d, PTL_OP_replication_pad1d_backward, PTL_OP_replication_pad2d,
+    PTL_OP_replication_pad2d_backward, PTL_OP_replication_pad3d,
+    PTL_OP_replication_pad3d_backward, PTL_OP__pad_circular, PTL_OP__pad_circular_backward,
+    PTL_OP_upsample_nearest1d, PTL_OP_upsample_nearest1d_backward, PTL_OP_upsample_nearest2d,
+    PTL_OP_upsample_nearest2d_backward, PTL_OP_upsample_nearest3d,
+    PTL_OP_upsample_nearest3d_backward, PTL_OP_upsample_linear1d,
+    PTL_OP_upsample_linear1d_backward, PTL_OP_upsample_bilinear2d,
+    PTL_OP_upsample_bilinear2d_backward, PTL_OP_upsample_trilinear3d,
+    PTL_OP_upsample_trilinear3d_backward, PTL_OP_upsample_bicubic2d,
+    PTL_OP_upsample_bicubic2d_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

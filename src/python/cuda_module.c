@@ -178,7 +178,8 @@ static const char *const emulation_names[PTL_CUDA_EMU_COUNT] = {
     "softmax_thread_per_line", "layer_norm", "layer_norm_split", "nll_loss", "embedding",
     "random", "optim", "gather", "scatter", "scatter_chunked", "index_gather", "index_scatter",
     "cat", "conv", "conv_split", "pool", "attention", "sort",
-    "unpool", "select", "take", "shape_gather", "triangle", "scan",
+    "unpool", "select", "take", "shape_gather", "triangle", "scan", "batch_norm",
+    "batch_norm_split", "resample", "fold",
 };
 
 /* _cuda_kernel_emulation(tuning) with tuning (max_threads, target_blocks, max_grid,

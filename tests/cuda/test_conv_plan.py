@@ -250,3 +250,80 @@ def test_results_repeat_bit_for_bit():
         out.append((y.detach().numpy(), x.grad.numpy(), w.grad.numpy()))
     for a, b in zip(out[0], out[1]):
         np.testing.assert_array_equal(a, b)
+
+
+def unfold_numpy(x, k, d, p, s):
+    """im2col in float64: (N, C, H, W) -> (N, C kh kw, L), from the windows of the padded
+    image"""
+    n, c = x.shape[:2]
+    xp = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    out, taps = windows(x.shape[2:], k, s, p, d)
+    cols = np.stack([xp[(slice(None), slice(None)) + sl] for _, sl in taps], axis=2)
+    return cols.reshape(n, c * len(taps), out[0] * out[1])
+
+
+# (input shape, kernel, dilation, padding, stride): 1 x 1 taps, a kernel wider than the
+# stride (overlapping windows: col2im sums several taps), a stride wider than the kernel
+# (gaps: pixels no tap reads), dilation, padding that holds whole windows, an empty batch
+FOLD_CASES = [((2, 3, 5, 6), (1, 1), (1, 1), (0, 0), (1, 1)),
+              ((1, 2, 7, 9), (3, 2), (1, 1), (1, 0), (1, 1)),
+              ((2, 1, 9, 8), (2, 2), (1, 1), (0, 1), (3, 2)),
+              ((1, 2, 10, 11), (3, 3), (2, 3), (2, 1), (2, 1)),
+              ((1, 1, 3, 3), (2, 2), (1, 1), (3, 3), (1, 1)),
+              ((0, 2, 5, 5), (2, 2), (1, 1), (0, 0), (1, 1))]
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_unfold_and_fold_and_their_gradients_match_numpy(tuning, dtype):
+    """unfold (im2col) and fold (col2im), each the other's gradient: forward against the
+    windows of the padded image, fold against the adjoint (the windows' sums)."""
+    rng = np.random.default_rng(5)
+    with emulated(TUNINGS[tuning]) as ran:
+        for shape, k, d, p, s in FOLD_CASES:
+            x = ptl.tensor(rng.standard_normal(shape)).to(dtype)
+            xs = ptl.stack([x, x], -1).flatten(-2)[..., ::2].requires_grad_(True)
+            xv = x.to(ptl.float64).numpy()
+            cols = F.unfold(xs, k, dilation=d, padding=p, stride=s)
+            want = unfold_numpy(xv, k, d, p, s)
+            np.testing.assert_array_equal(cols.detach().to(ptl.float64).numpy(), want)
+            g = ptl.tensor(rng.standard_normal(tuple(cols.shape))).to(dtype)
+            cols.backward(g)
+            # fold is unfold's adjoint: <unfold(x), g> = <x, fold(g)> for every x
+            gv = g.to(ptl.float64).numpy()
+            eye = np.eye(int(np.prod(shape[1:]))).reshape((-1,) + shape[1:])
+            basis = np.stack([unfold_numpy(e[None], k, d, p, s)[0] for e in eye])
+            adj = np.einsum("bkl,nkl->nb", basis, gv).reshape(shape)
+            tol = TOL[dtype] * 4
+            np.testing.assert_allclose(xs.grad.to(ptl.float64).numpy(), adj, rtol=tol, atol=tol)
+            folded = F.fold(g, shape[2:], k, dilation=d, padding=p, stride=s)
+            np.testing.assert_allclose(folded.to(ptl.float64).numpy(), adj, rtol=tol, atol=tol)
+    assert ran["fold"] > 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_unfold_and_fold_have_the_cpu_bits(tuning):
+    """im2col copies raw elements (bool too); col2im adds the taps in the CPU's order from
+    zero, so both give the CPU kernel's bits; unbatched inputs keep their rank."""
+    rng = np.random.default_rng(6)
+    x = ptl.tensor(rng.standard_normal((2, 3, 9, 10))).to(ptl.float32)
+    b = ptl.tensor(rng.random((3, 6, 7)) > 0.5)
+    cases = [(x, (3, 2), (1, 2), (1, 1), (2, 1)), (b, (2, 3), (1, 1), (0, 1), (1, 2))]
+    for t, k, d, p, s in cases:
+        want = F.unfold(t, k, dilation=d, padding=p, stride=s)
+        with emulated(TUNINGS[tuning]) as ran:
+            got = F.unfold(t, k, dilation=d, padding=p, stride=s)
+        assert ran["fold"] == 1 and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+        if t.dtype == ptl.bool:
+            continue
+        want = F.fold(want, t.shape[-2:], k, dilation=d, padding=p, stride=s)
+        with emulated(TUNINGS[tuning]):
+            got = F.fold(got, t.shape[-2:], k, dilation=d, padding=p, stride=s)
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    unbatched = x[0]
+    with emulated(TUNINGS[tuning]):
+        cols = F.unfold(unbatched, 2)
+        img = F.fold(cols, (9, 10), 2)
+    assert cols.shape == (12, 72) and img.shape == (3, 9, 10)
+    np.testing.assert_array_equal(img.numpy(), F.fold(F.unfold(unbatched, 2), (9, 10), 2).numpy())

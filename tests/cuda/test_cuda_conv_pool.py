@@ -251,3 +251,80 @@ def test_max_unpool_raises_the_cpu_error_for_the_first_bad_index():
                                            r"are of size 8x8\)"):
         F.max_unpool2d(x, idx.cuda(), 2)
 
+
+
+RESAMPLES = [
+    ("reflect pad", lambda t: F.pad(t, (2, 3, 1, 4), mode="reflect")),
+    ("replicate pad", lambda t: F.pad(t, (3, 0, 2, 5), mode="replicate")),
+    ("circular pad", lambda t: F.pad(t, (1, 2, 3, 3), mode="circular")),
+    ("reflect pad 1d", lambda t: F.pad(t.flatten(2), (4, 1), mode="reflect")),
+    ("replicate pad 3d", lambda t: F.pad(t.unsqueeze(2), (1, 1, 2, 0, 1, 1), mode="replicate")),
+    ("nearest", lambda t: F.interpolate(t, scale_factor=2, mode="nearest")),
+    ("nearest sizes", lambda t: F.interpolate(t, size=(7, 40), mode="nearest")),
+    ("bilinear", lambda t: F.interpolate(t, size=(33, 70), mode="bilinear")),
+    ("bilinear align", lambda t: F.interpolate(t, size=(9, 5), mode="bilinear",
+                                                align_corners=True)),
+    ("bilinear scale", lambda t: F.interpolate(t, scale_factor=1.7, mode="bilinear")),
+    ("bicubic", lambda t: F.interpolate(t, size=(40, 17), mode="bicubic")),
+    ("bicubic align", lambda t: F.interpolate(t, size=(40, 17), mode="bicubic",
+                                               align_corners=True)),
+    ("trilinear", lambda t: F.interpolate(t.unsqueeze(2), size=(3, 20, 30), mode="trilinear")),
+    ("linear", lambda t: F.interpolate(t.flatten(2), size=(500,), mode="linear")),
+]
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "strided", "channels_last"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_pads_and_upsampling_and_their_backward_match_the_cpu(dtype, kind):
+    """Every pad and upsampling mode (Note [CUDA resampling]): the forward and the gathered
+    backward against the CPU's scatter, on random, strided and channels-last inputs; the
+    same bits run after run."""
+    rng = np.random.default_rng(9)
+    x = ptl.tensor(rng.standard_normal((2, 3, 16, 21))).to(dtype)
+    for name, fn in RESAMPLES:
+        xc, xd = leaves(x, kind)
+        yc, yd = fn(xc), fn(xd)
+        check(yd, yc, 4)
+        g = ptl.tensor(rng.standard_normal(tuple(yc.shape))).to(dtype)
+        yc.backward(g)
+        yd.backward(g.cuda())
+        check(xd.grad, xc.grad, 16)
+        again = xd.detach().requires_grad_(True)
+        fn(again).backward(g.cuda())
+        assert ptl.equal(again.grad, xd.grad), name
+
+
+def test_uint8_and_integer_resampling_match_the_cpu():
+    """uint8 images (rounded and clamped) and the pads of integers (raw copies): exact."""
+    rng = np.random.default_rng(10)
+    u8 = ptl.tensor(rng.integers(0, 256, (2, 3, 9, 11)).astype(np.uint8))
+    for mode in ("nearest", "bilinear", "bicubic"):
+        want = F.interpolate(u8, size=(20, 6), mode=mode)
+        got = F.interpolate(u8.cuda(), size=(20, 6), mode=mode)
+        assert got.dtype == ptl.uint8
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    i64 = ptl.tensor(rng.integers(-2 ** 62, 2 ** 62, (2, 3, 9, 11)))
+    for mode in ("reflect", "replicate", "circular"):
+        np.testing.assert_array_equal(F.pad(i64.cuda(), (2, 1, 3, 2), mode=mode).cpu().numpy(),
+                                      F.pad(i64, (2, 1, 3, 2), mode=mode).numpy())
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "strided", "channels_last"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_unfold_and_fold_have_the_cpu_bits(dtype, kind):
+    """im2col (a raw copy) and col2im (the taps gathered in the CPU's order) and their
+    gradients: the CPU's bits, for overlapping, gapped, dilated and padded windows."""
+    rng = np.random.default_rng(11)
+    x = ptl.tensor(rng.standard_normal((2, 3, 17, 20))).to(dtype)
+    for k, d, p, s in (((3, 3), (1, 1), (1, 1), (1, 1)), ((2, 4), (2, 1), (0, 2), (3, 2)),
+                       ((1, 1), (1, 1), (0, 0), (2, 2))):
+        xc, xd = leaves(x, kind)
+        cc = F.unfold(xc, k, dilation=d, padding=p, stride=s)
+        cd = F.unfold(xd, k, dilation=d, padding=p, stride=s)
+        np.testing.assert_array_equal(cd.detach().cpu().to(ptl.float64).numpy(),
+                                      cc.detach().to(ptl.float64).numpy())
+        g = ptl.tensor(rng.standard_normal(tuple(cc.shape))).to(dtype)
+        cc.backward(g)
+        cd.backward(g.cuda())
+        np.testing.assert_array_equal(xd.grad.cpu().to(ptl.float64).numpy(),
+                                      xc.grad.to(ptl.float64).numpy())

@@ -386,3 +386,60 @@ def test_comparisons_and_logical_ops_match_the_cpu(dtype):
             assert got.device.type == "cuda" and bits(got) == bits(fn(a, b)), name
     assert bits((x.cuda() > 0.5)) == bits(x > 0.5)
 
+
+
+def test_one_hot_and_bincount_match_the_cpu():
+    """Note [Device one_hot and bincount]: the extremes read back, then the device's scatter_
+    and index_add_; the counts exactly, weighted bins to rounding, the CPU's errors."""
+    rng = np.random.default_rng(21)
+    F = ptl.nn.functional
+    v = ptl.tensor(rng.integers(0, 50, 5000))
+    for k in (-1, 50, 64):
+        got = F.one_hot(v.cuda(), k)
+        assert got.device.type == "cuda"
+        np.testing.assert_array_equal(got.cpu().numpy(), F.one_hot(v, k).numpy())
+    w64 = ptl.tensor(rng.standard_normal(5000))
+    for t in (v, v.to(ptl.int32), v[::7]):
+        np.testing.assert_array_equal(ptl.bincount(t.cuda(), minlength=70).cpu().numpy(),
+                                      ptl.bincount(t, minlength=70).numpy())
+    np.testing.assert_allclose(ptl.bincount(v.cuda(), w64.cuda()).cpu().numpy(),
+                               ptl.bincount(v, w64).numpy(), rtol=1e-12, atol=1e-12)
+    w32 = w64.to(ptl.float32)
+    np.testing.assert_allclose(ptl.bincount(v.cuda(), w32.cuda()).cpu().numpy(),
+                               ptl.bincount(v, w32).numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+        F.one_hot(ptl.tensor([1, -1]).cuda())
+    with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+        ptl.bincount(ptl.tensor([1, -1]).cuda())
+
+
+def test_repeat_interleave_matches_the_cpu():
+    rng = np.random.default_rng(22)
+    for r in ([3, 0, 2, 0], [0, 0], list(rng.integers(0, 7, 4000))):
+        for dt in (ptl.int64, ptl.int32):
+            t = ptl.tensor(r, dtype=dt)
+            got = ptl.repeat_interleave(t.cuda())
+            assert got.device.type == "cuda" and got.dtype == dt
+            np.testing.assert_array_equal(got.cpu().numpy(), ptl.repeat_interleave(t).numpy())
+    x = ptl.tensor(rng.standard_normal((5, 3)))
+    reps = ptl.tensor([1, 0, 3, 2, 1])
+    np.testing.assert_array_equal(ptl.repeat_interleave(x.cuda(), reps.cuda(), 0).cpu().numpy(),
+                                  ptl.repeat_interleave(x, reps, 0).numpy())
+    with pytest.raises(RuntimeError, match="repeats can not be negative"):
+        ptl.repeat_interleave(ptl.tensor([1, -1]).cuda())
+
+
+def test_nonzero_and_unique_match_the_cpu():
+    """Note [Host walks for data-dependent sizes]: the CPU kernels' results on the device."""
+    rng = np.random.default_rng(23)
+    x = ptl.tensor(rng.integers(-1, 2, (30, 17)).astype(np.float32))
+    for t in (x, x[:, ::3], x.t(), x[0, 0]):
+        got = ptl.nonzero(t.cuda())
+        assert got.device.type == "cuda"
+        np.testing.assert_array_equal(got.cpu().numpy(), ptl.nonzero(t).numpy())
+    np.testing.assert_array_equal(x.cuda()[x.cuda() > 0].cpu().numpy(), x[x > 0].numpy())
+    v = ptl.tensor(rng.integers(0, 9, 500))
+    for d, c in zip(ptl.unique(v.cuda(), return_inverse=True, return_counts=True),
+                    ptl.unique(v, return_inverse=True, return_counts=True)):
+        assert d.device.type == "cuda"
+        np.testing.assert_array_equal(d.cpu().numpy(), c.numpy())

@@ -5,7 +5,7 @@ among them) on random, strided, broadcast, 0-dim and size-0 inputs in each float
 in-place and out= forms, copies both ways with casts, `.to`/`.cuda()`/`.cpu()` round trips and
 the factories on the device; every reduction over random dims and keepdim in every dtype it
 takes, softmax, log_softmax and their backward over every dim, (src/cuda/nn.cu) layer norm,
-nll_loss / cross_entropy and embedding with their backward, and the matrix products
+nll_loss / cross_entropy, embedding and batch norm with their backward, and the matrix products
 (src/cuda/gemm.cu: mm, addmm, bmm, baddbmm, matmul, linear, mv, dot) in every float dtype
 with each operand transposed or not, across the tiles' edges; the random fills
 (src/cuda/random.cu) against the CPU generator for the same seed (the bytes, where no libm is
@@ -369,6 +369,12 @@ REDUCTIONS = {
     "norm1": (lambda t, d, k: ptl.norm(t, 1, d or [], keepdim=k), FLOATS),
     "norm_inf": (lambda t, d, k: ptl.norm(t, float("inf"), d or [], keepdim=k), FLOATS),
     "norm_p": (lambda t, d, k: ptl.norm(t, 2.5, d or [], keepdim=k), FLOATS),
+    "all": (lambda t, d, k: t.all() if d is None else t.all(d, keepdim=k), ALL),
+    "any": (lambda t, d, k: t.any() if d is None else t.any(d[0], keepdim=k), ALL),
+    "count_nonzero": (lambda t, d, k: ptl.count_nonzero(t, d), ALL),
+    "vector_norm": (lambda t, d, k: ptl.linalg.vector_norm(t, 2, d, keepdim=k), FLOATS),
+    "vector_norm_0": (lambda t, d, k: ptl.linalg.vector_norm(t, 0, d, keepdim=k,
+                                                             dtype=ptl.float64), FLOATS),
 }
 # reductions with no identity: an empty input is an error (checked below)
 NO_IDENTITY = {"amax", "amin", "max_dim", "min_dim", "argmax", "argmin", "norm_inf"}
@@ -498,6 +504,51 @@ def test_layer_norm_and_its_backward_match_the_cpu(dtype):
             yc.backward(g)
             yd.backward(g.cuda())
             check_grads([xc, wc, bc], [xd, wd, bd])
+
+
+def device_layout(t, kind):
+    """t (on the device) contiguous, strided (every other element of a wider tensor) or
+    channels last (channels innermost in memory); the same values."""
+    if kind == "strided":
+        return ptl.stack([t, t], -1).flatten(-2)[..., ::2]
+    if kind == "channels_last" and t.dim() > 2:
+        return t.movedim(1, -1).contiguous().movedim(-1, 1)
+    return t
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_batch_norm_and_its_backward_match_the_cpu(dtype):
+    """Training (the running statistics updated alike) and eval, on contiguous, strided and
+    channels-last inputs; float16 and bfloat16 with float32 parameters; channels of one
+    chunk and split ones (a channel of 2 x 10^5 values); the same bits run after run."""
+    rng = np.random.default_rng(11)
+    F = ptl.nn.functional
+    pdt = ptl.float32 if dtype in (ptl.float16, ptl.bfloat16) else dtype
+    for shape in ((16, 5), (4, 3, 33), (2, 8, 7, 9), (1, 1, 200000), (3, 600, 2)):
+        c = shape[1]
+        x = ptl.tensor(rng.standard_normal(shape) * 2 + 1).to(dtype)
+        g = ptl.tensor(rng.standard_normal(shape)).to(dtype)
+        for kind in ("contiguous", "strided", "channels_last"):
+            for training in (True, False):
+                w = ptl.tensor(rng.standard_normal(c)).to(pdt)
+                b = ptl.tensor(rng.standard_normal(c)).to(pdt)
+                rm = ptl.tensor(rng.standard_normal(c)).to(pdt)
+                rv = ptl.tensor(rng.random(c) + 0.5).to(pdt)
+                xc = x.clone().requires_grad_(True)
+                xd = device_layout(x.cuda(), kind).detach().requires_grad_(True)
+                wc, wd = cpu_and_device_leaves(w)
+                bc, bd = cpu_and_device_leaves(b)
+                rmc, rvc, rmd, rvd = rm.clone(), rv.clone(), rm.cuda(), rv.cuda()
+                yc = F.batch_norm(xc, rmc, rvc, wc, bc, training, 0.2, 1e-4)
+                yd = F.batch_norm(xd, rmd, rvd, wd, bd, training, 0.2, 1e-4)
+                check(yd.detach(), yc.detach())
+                check(rmd, rmc)
+                check(rvd, rvc)
+                yc.backward(g)
+                yd.backward(g.cuda())
+                check_grads([xc, wc, bc], [xd, wd, bd])
+        once = F.batch_norm(x.cuda(), None, None, None, None, True)
+        assert ptl.equal(once, F.batch_norm(x.cuda(), None, None, None, None, True))
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)

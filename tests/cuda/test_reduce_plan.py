@@ -100,6 +100,69 @@ def test_integer_reductions_are_exact(tuning, dtype):
         assert ran["split"] > 0
 
 
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.bool, ptl.uint8, ptl.int64, ptl.float32, ptl.float16,
+                                   ptl.float64], ids=str)
+def test_all_any_and_count_nonzero_are_exact(tuning, dtype):
+    """The truth reductions: bool results (uint8 stays uint8 for all/any), int64 counts,
+    NaN and -0.0 as NumPy counts them, an empty reduction's identity."""
+    rng = np.random.default_rng(7)
+    out_dt = np.uint8 if dtype == ptl.uint8 else bool
+    with emulated(TUNINGS[tuning]) as ran:
+        for t, x, dims, keep, axes in random_cases(rng, dtype, 50):
+            if dtype.is_floating_point and t.numel() > 0:
+                t = t.clone()
+                t[(0,) * t.dim()] = float("nan")
+                t[(-1,) * t.dim()] = -0.0
+                x = t.to(ptl.float64).numpy()
+            nz = x != 0
+            got = t.all(dims, keepdim=keep) if dims else t.all()
+            want = nz.all(axis=axes, keepdims=keep) if dims else np.array(nz.all())
+            assert got.dtype == (ptl.uint8 if dtype == ptl.uint8 else ptl.bool)
+            np.testing.assert_array_equal(got.numpy(), want.astype(out_dt))
+            got = t.any(dims, keepdim=keep) if dims else t.any()
+            want = nz.any(axis=axes, keepdims=keep) if dims else np.array(nz.any())
+            np.testing.assert_array_equal(got.numpy(), want.astype(out_dt))
+            got = ptl.count_nonzero(t, dims)
+            assert got.dtype == ptl.int64
+            np.testing.assert_array_equal(got.numpy(), nz.sum(axis=axes))
+    assert ran["block_per_output"] + ran["thread_per_output"] > 0
+    if tuning != "device":
+        assert ran["split"] > 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_linalg_vector_norm_and_its_gradient_match_numpy(tuning, dtype):
+    """linalg.vector_norm (norm's kernel under its own op, a dtype conversion first) and
+    F.normalize, whose backward runs through it."""
+    rng = np.random.default_rng(8)
+    with emulated(TUNINGS[tuning]) as ran:
+        for t, x, dims, keep, axes in random_cases(rng, dtype, 30):
+            for ord_ in (2, 1, float("inf"), -float("inf"), 0, 3.0):
+                if x.size == 0 and ord_ in (float("inf"), -float("inf")):
+                    continue
+                got = ptl.linalg.vector_norm(t, ord_, dims, keepdim=keep)
+                a = np.abs(x)
+                want = (a.max(axis=axes, keepdims=keep) if ord_ == float("inf") else
+                        a.min(axis=axes, keepdims=keep) if ord_ == -float("inf") else
+                        (a != 0).sum(axis=axes, keepdims=keep) if ord_ == 0 else
+                        (a ** ord_).sum(axis=axes, keepdims=keep) ** (1 / ord_))
+                check_close(got, want, dtype)
+            wide = ptl.linalg.vector_norm(t, 2, dims, keepdim=keep, dtype=ptl.float64)
+            assert wide.dtype == ptl.float64
+            check_close(wide, np.sqrt((x ** 2).sum(axis=axes, keepdims=keep)), ptl.float64)
+        x = ptl.tensor(rng.standard_normal((4, 7))).requires_grad_(True)
+        y = ptl.nn.functional.normalize(x, dim=1)
+        y.backward(ptl.ones(4, 7))
+    xv = x.detach().numpy()
+    n = np.linalg.norm(xv, axis=1, keepdims=True)
+    np.testing.assert_allclose(y.detach().numpy(), xv / n, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), 1 / n - xv * xv.sum(1, keepdims=True) / n ** 3,
+                               rtol=1e-10, atol=1e-12)
+    assert ran["block_per_output"] + ran["thread_per_output"] > 0
+
+
 @pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:Degrees of freedom")
 @pytest.mark.parametrize("tuning", sorted(TUNINGS))
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)

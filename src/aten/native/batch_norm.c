@@ -30,6 +30,7 @@
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/parallel.h"
+#include "device_nn.h"
 #include "nn_common.h"
 #include "vec_math.h"
 
@@ -367,11 +368,13 @@ bn_hw(PtlTensorImpl *x)
     return hw;
 }
 
-/* Whether the kernels read x in place (Note [Batch norm channels]). */
+/* Whether the kernels read x in place (Note [Batch norm channels]); the device's read
+ * any contiguous run (on_device). */
 static int
-bn_in_place(PtlTensorImpl *x, PtlDtype work)
+bn_in_place(PtlTensorImpl *x, PtlDtype work, int on_device)
 {
-    return x->dtype == work && bn_hw(x) >= BN_MIN_HW && ptl_tensor_is_contiguous(x);
+    return x->dtype == work && (on_device || bn_hw(x) >= BN_MIN_HW) &&
+           ptl_tensor_is_contiguous(x);
 }
 
 /* x [N, C, *] as the kernels read it: itself (move 0) or a [C, N, *] copy in the work dtype
@@ -486,6 +489,54 @@ bn_update_running(PtlTensorImpl *t, const double *v, int64_t c, double momentum)
     }
 }
 
+int (*ptl_device_batch_norm_hook)(const PtlDeviceBatchNormArgs *a);
+
+/* a: the device job's per-channel tensors from params (weight, bias, mean, var; NULL when
+ * None) */
+static void
+bn_device_params(PtlDeviceBatchNormArgs *a, PtlTensorImpl *const *params)
+{
+    for (int k = 0; k < 4; k++) {
+        PtlTensorImpl *t = params[k];
+        a->p[k] = t != NULL ? ptl_tensor_data(t) : NULL;
+        a->ps[k] = t != NULL ? t->strides[0] : 0;
+        a->pdt[k] = t != NULL ? t->dtype : PTL_DTYPE_FLOAT32;
+    }
+}
+
+/* native_batch_norm on the device (Note [CUDA nn kernels] in src/cuda/nn_plan.h): the
+ * checked input and parameters in, r[0..3) out. */
+static int
+bn_device_forward(PtlTensorImpl *x, PtlTensorImpl **p, int training, double momentum,
+                  double eps, PtlTensorImpl **r)
+{
+    PtlDtype work = nn_work_dtype(x->dtype), pdt = bn_param_dtype(x, p, 4);
+    PtlTensorImpl *xc;
+    BnJob j = {0};
+    int64_t c = x->sizes[1], nc = training ? c : 0;
+    if ((xc = bn_prepare(x, work, !bn_in_place(x, work, 1), &j)) == NULL) {
+        return -1;
+    }
+    if ((r[0] = ptl_empty(xc->dim, xc->sizes, work, x->device)) == NULL ||
+        (r[1] = ptl_empty(1, &nc, pdt, x->device)) == NULL ||
+        (r[2] = ptl_empty(1, &nc, pdt, x->device)) == NULL) {
+        ptl_decref(xc);
+        return -1;
+    }
+    PtlDeviceBatchNormArgs a = {.training = training, .dtype = work, .odt = pdt,
+                                .x = ptl_tensor_data(xc), .y = ptl_tensor_data(r[0]),
+                                .out0 = ptl_tensor_data(r[1]), .out1 = ptl_tensor_data(r[2]),
+                                .n = j.n, .c = j.c, .hw = j.hw, .momentum = momentum,
+                                .eps = eps};
+    bn_device_params(&a, p);
+    int rc = ptl_device_batch_norm_hook(&a);
+    ptl_decref(xc);
+    if (rc < 0 || (r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL) {
+        return -1;
+    }
+    return 0;
+}
+
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean,
  *     Tensor(b!)? running_var, bool training, float momentum, float eps)
  *     -> (Tensor, Tensor, Tensor)
@@ -508,9 +559,15 @@ native_batch_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (bn_check(x, p, training, &c) < 0) {
         return -1;
     }
+    if (nn_on_device(x, ptl_device_batch_norm_hook != NULL)) {
+        if (bn_device_forward(x, p, training, momentum, eps, r) < 0) {
+            goto error;
+        }
+        goto done;
+    }
     PtlDtype work = nn_work_dtype(x->dtype), pdt = bn_param_dtype(x, p, 4);
     int f4 = work == PTL_DTYPE_FLOAT32;
-    if ((xc = bn_prepare(x, work, !bn_in_place(x, work), &j)) == NULL ||
+    if ((xc = bn_prepare(x, work, !bn_in_place(x, work, 0), &j)) == NULL ||
         bn_scratch(&sc, &j) < 0 ||
         (r[0] = ptl_empty(xc->dim, xc->sizes, work, x->device)) == NULL) {
         goto error;
@@ -560,6 +617,7 @@ native_batch_norm_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     free(sc.buf);
     ptl_decref(xc);
+done:
     for (int i = 0; i < 3; i++) {
         s[i] = ptl_iv_tensor(r[i]);
     }
@@ -571,6 +629,44 @@ error:
         ptl_xdecref(r[i]);
     }
     return -1;
+}
+
+/* native_batch_norm_backward on the device: the checked gradient, input, weight and
+ * statistics (stats: mean, then invstd (training) or var) in, r[0..3) out as mask asks. */
+static int
+bn_device_backward(PtlTensorImpl *dy, PtlTensorImpl *x, PtlTensorImpl **p,
+                   PtlTensorImpl **stats, int training, double eps, const int64_t *mask,
+                   PtlTensorImpl **r)
+{
+    PtlDtype work = nn_work_dtype(x->dtype), pdt = bn_param_dtype(x, p, 4);
+    PtlTensorImpl *xc = NULL, *dyc = NULL, *q[4] = {p[0], NULL, stats[0], stats[1]};
+    BnJob j = {0}, jg = {0};
+    int64_t c = x->sizes[1];
+    int rc = -1, move = !bn_in_place(x, work, 1) || !bn_in_place(dy, work, 1);
+    if ((xc = bn_prepare(x, work, move, &j)) == NULL ||
+        (dyc = bn_prepare(dy, work, move, &jg)) == NULL ||
+        (mask[0] && (r[0] = ptl_empty(xc->dim, xc->sizes, work, x->device)) == NULL) ||
+        (mask[1] && (r[1] = ptl_empty(1, &c, pdt, x->device)) == NULL) ||
+        (mask[2] && (r[2] = ptl_empty(1, &c, pdt, x->device)) == NULL)) {
+        goto done;
+    }
+    PtlDeviceBatchNormArgs a = {.backward = 1, .training = training, .dtype = work,
+                                .odt = pdt, .x = ptl_tensor_data(xc),
+                                .dy = ptl_tensor_data(dyc), .n = j.n, .c = j.c, .hw = j.hw,
+                                .eps = eps};
+    a.y = r[0] != NULL ? ptl_tensor_data(r[0]) : NULL;
+    a.out0 = r[1] != NULL ? ptl_tensor_data(r[1]) : NULL;
+    a.out1 = r[2] != NULL ? ptl_tensor_data(r[2]) : NULL;
+    bn_device_params(&a, q);
+    if (ptl_device_batch_norm_hook(&a) < 0 ||
+        (r[0] != NULL && (r[0] = bn_finish(r[0], x, &j, x->dtype)) == NULL)) {
+        goto done;
+    }
+    rc = 0;
+done:
+    ptl_xdecref(xc);
+    ptl_xdecref(dyc);
+    return rc;
 }
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight,
@@ -617,9 +713,15 @@ native_batch_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
                                         "running_mean and running_var",
                              (long long)c);
     }
+    if (nn_on_device(x, ptl_device_batch_norm_hook != NULL)) {
+        if (bn_device_backward(dy, x, p, stats, training, eps, mask, r) < 0) {
+            goto error;
+        }
+        goto done;
+    }
     PtlDtype work = nn_work_dtype(x->dtype), pdt = bn_param_dtype(x, p, 4);
     int f4 = work == PTL_DTYPE_FLOAT32;
-    int move = !bn_in_place(x, work) || !bn_in_place(dy, work);
+    int move = !bn_in_place(x, work, 0) || !bn_in_place(dy, work, 0);
     if ((xc = bn_prepare(x, work, move, &j)) == NULL ||
         (dyc = bn_prepare(dy, work, move, &jg)) == NULL || bn_scratch(&sc, &j) < 0) {
         goto error;
@@ -678,6 +780,7 @@ native_batch_norm_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlI
     free(sc.buf);
     ptl_decref(xc);
     ptl_decref(dyc);
+done:
     for (int i = 0; i < 3; i++) {
         s[i] = r[i] != NULL ? ptl_iv_tensor(r[i]) : ptl_iv_none();
     }

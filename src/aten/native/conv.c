@@ -1417,7 +1417,7 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto error;
     }
     /* each (sample, channel) writes its own kvol rows: batch chunk of one sample */
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < (conv_on_device(x) ? 0 : n); i++) {
         size_t isz = ptl_tensor_itemsize(x);
         ColJob j = {&g, ptl_tensor_data(xc) + (size_t)(i * c * g.img_numel) * isz, NULL,
                     ptl_tensor_data(y) + (size_t)(i * c * g.kvol * g.col_numel) * isz,
@@ -1425,6 +1425,11 @@ im2col_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         if (run_jobs(im2col_job, &j) < 0) {
             goto error;
         }
+    }
+    /* on the device: one launch over the batch (Note [CUDA convolution]) */
+    if (conv_on_device(x) &&
+        device_conv(PTL_DEVICE_CONV_IM2COL, xc, xc, NULL, y, &g, n, c, c * g.kvol) < 0) {
+        goto error;
     }
     if (!batched) {
         ptl_tensor_impl_set_sizes(y, 2, ysz + 1, NULL);
@@ -1512,13 +1517,18 @@ col2im_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((y = ptl_empty(4, ysz, work, x->device)) == NULL) {
         goto error;
     }
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < (conv_on_device(x) ? 0 : n); i++) {
         ColJob j = {&g, NULL, ptl_tensor_data(y) + (size_t)(i * c * g.img_numel) * ptl_tensor_itemsize(xc),
                     ptl_tensor_data(xc) + (size_t)(i * rows * L) * ptl_tensor_itemsize(xc),
                     0, 1, c, c, ptl_tensor_itemsize(xc), add_fn(work)};
         if (run_jobs(col2im_job, &j) < 0) {
             goto error;
         }
+    }
+    /* on the device: one launch over the batch, a gather per image element */
+    if (conv_on_device(x) &&
+        device_conv(PTL_DEVICE_CONV_COL2IM, xc, xc, NULL, y, &g, n, c, rows) < 0) {
+        goto error;
     }
     if (!batched) {
         ptl_tensor_impl_set_sizes(y, 3, ysz + 1, NULL);

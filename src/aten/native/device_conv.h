@@ -13,7 +13,8 @@ extern "C" {
 #endif
 
 /* conv.c's primitives (ORDER: conv_plan.h's switches on kind). */
-enum { PTL_DEVICE_CONV_COL_FWD, PTL_DEVICE_CONV_IMG_FWD, PTL_DEVICE_CONV_WGRAD };
+enum { PTL_DEVICE_CONV_COL_FWD, PTL_DEVICE_CONV_IMG_FWD, PTL_DEVICE_CONV_WGRAD,
+       PTL_DEVICE_CONV_IM2COL, PTL_DEVICE_CONV_COL2IM };
 
 /* One primitive over a geometry of three spatial dims (1-D and 2-D put 1 in the leading
  * ones): an image side (img, c_img channels) and a column side (col, c_col channels), kernel
@@ -24,7 +25,12 @@ enum { PTL_DEVICE_CONV_COL_FWD, PTL_DEVICE_CONV_IMG_FWD, PTL_DEVICE_CONV_WGRAD }
  *            (c_img) or NULL -> out the image (n, c_img, img): a transposed convolution,
  *            or a convolution's input gradient.
  *   WGRAD:   a the columns (n, c_col, col), b the image (n, c_img, img) -> out
- *            (c_col, c_img / G, k): a convolution's weight gradient. */
+ *            (c_col, c_img / G, k): a convolution's weight gradient.
+ * and im2col and col2im themselves (unfold and fold; groups 1, c_col = c_img kvol, a unused):
+ *   IM2COL:  b the image (n, c_img, img) of any dtype -> out the columns (n, c_col, col),
+ *            raw elements, zero in the padding.
+ *   COL2IM:  b the columns (n, c_col, col) -> out the image (n, c_img, img), float32 or
+ *            float64: each element the sum of the column elements that land on it. */
 typedef struct PtlDeviceConvArgs {
     int32_t kind, dtype;
     const char *a, *b, *bias;

@@ -1,7 +1,9 @@
-/* device_nn.h -- how layer_norm.c and nn.c hand layer norm, nll_loss and embedding to the
- * CUDA backend's kernels without including it: the backend (src/cuda/nn_plan.c) sets the
- * hooks.  The argument checks, casts and contiguous copies stay the CPU kernels'; what
- * arrives here is contiguous data.  See Note [CUDA nn kernels] in src/cuda/nn_plan.h. */
+/* device_nn.h -- how layer_norm.c, nn.c, batch_norm.c and resample.c hand layer norm,
+ * nll_loss, embedding, batch norm, the pads and upsampling to the CUDA backend's kernels
+ * without including it: the backend (src/cuda/nn_plan.c, resample_plan.c) sets the hooks.
+ * The argument checks, casts and contiguous copies stay the CPU kernels'; what arrives here
+ * is contiguous data.  See Note [CUDA nn kernels] in src/cuda/nn_plan.h and Note [CUDA
+ * resampling] in src/cuda/resample_plan.h. */
 #ifndef PTL_ATEN_NATIVE_DEVICE_NN_H
 #define PTL_ATEN_NATIVE_DEVICE_NN_H
 
@@ -48,11 +50,51 @@ typedef struct PtlDeviceEmbeddingArgs {
     int64_t L, V, D, padding_idx, itemsize;
 } PtlDeviceEmbeddingArgs;
 
+/* batch_norm.c's job (Note [Batch norm channels] there): x, and dy for the backward, are
+ * [n, c, hw] contiguous in dtype (float32 or float64).  The per-channel tensors p[k] (k in
+ * PTL_DEVICE_BN_* order; NULL when None) are 1-D of any float dtype pdt[k] and element
+ * stride ps[k]: weight, bias, running_mean, running_var in the forward; weight, -, the
+ * mean and the invstd (training: save_mean, save_invstd) or the variance (eval:
+ * running_mean, running_var) in the backward.  Forward: y, and in training save_mean and
+ * save_invstd into out0, out1 ([c] contiguous in odt) and the running statistics updated
+ * in place.  Backward: dx into y, grad_weight and grad_bias into out0, out1 (each NULL
+ * when not wanted). */
+enum { PTL_DEVICE_BN_W, PTL_DEVICE_BN_B, PTL_DEVICE_BN_MEAN, PTL_DEVICE_BN_VAR };
+typedef struct PtlDeviceBatchNormArgs {
+    int32_t backward, training, dtype, odt;
+    const char *x, *dy;
+    char *y, *out0, *out1;
+    char *p[4];
+    int64_t ps[4];
+    int32_t pdt[4];
+    int64_t n, c, hw;
+    double momentum, eps;
+} PtlDeviceBatchNormArgs;
+
+/* resample.c's index maps (Note [Index maps] there) over planes x in[3] -> planes x out[3],
+ * contiguous.  Forward: y[pl][o] = the sum over o's taps of w x[pl][i], in double
+ * (weighted 1; 2: rounded to the nearest integer and clamped to [0, 255], for a uint8
+ * result), or x[pl][i] copied raw (weighted 0, itemsize bytes; the pads).  Backward: x the output
+ * gradient [planes, out] in double -> y [planes, in] in double, every element written.
+ * idx[d], wt[d]: the maps in host memory, ntaps[d] of PTL_DEVICE_MAX_TAPS slots an output
+ * position. */
+#define PTL_DEVICE_MAX_TAPS 4
+typedef struct PtlDeviceResampleArgs {
+    int32_t backward, weighted, itemsize, ntaps[3];
+    const char *x;
+    char *y;
+    int64_t planes, in[3], out[3];
+    const int64_t *idx[3];
+    const double *wt[3];
+} PtlDeviceResampleArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set.  They run for CUDA
  * tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
 extern int (*ptl_device_layer_norm_hook)(const PtlDeviceLayerNormArgs *a);
 extern int (*ptl_device_nll_hook)(const PtlDeviceNllArgs *a);
 extern int (*ptl_device_embedding_hook)(const PtlDeviceEmbeddingArgs *a);
+extern int (*ptl_device_batch_norm_hook)(const PtlDeviceBatchNormArgs *a);
+extern int (*ptl_device_resample_hook)(const PtlDeviceResampleArgs *a);
 
 #ifdef __cplusplus
 }

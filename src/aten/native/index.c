@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "device_compose.h"
 #include "device_index.h"
 #include "device_reduce.h"
 #include "index_impl.h"
@@ -170,7 +171,7 @@ nonzero_impl(PtlTensorImpl *self)
 }
 
 static int
-nonzero_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+nonzero_host(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)op;
     (void)ks;
@@ -180,6 +181,15 @@ nonzero_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     s[0] = ptl_iv_tensor(r);
     return 0;
+}
+
+/* nonzero: on CUDA (or while the tests emulate it) a walk of a host copy (Note [Host walks
+ * for data-dependent sizes] in device_compose.h) */
+static int
+nonzero_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return ptl_on_device_path(s[0].u.t) ? ptl_run_on_host(nonzero_host, op, ks, s)
+                                        : nonzero_host(op, ks, s);
 }
 
 /* argwhere(Tensor self) = nonzero(self) */

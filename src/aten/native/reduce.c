@@ -48,7 +48,7 @@
 
 typedef enum RedKind {
     R_SUM, R_NANSUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ALL, R_ANY,
-    R_COUNT, R_VAR, R_NORM, R_LSE, R_MINMAX,
+    R_COUNT, R_VAR, R_NORM, R_LSE, R_MINMAX,   /* ORDER RedKind: cuda_kind's table */
 } RedKind;
 
 /* One output's running state.  a, b: float state (sum, max, mean / M2, max / sum of exps);
@@ -920,24 +920,16 @@ int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
 int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
 int ptl_device_reduce_emulation;
 
-/* The CUDA kernels' kind of a reduction, or -1 for those without one (all, any,
- * count_nonzero, logsumexp, aminmax have no CUDA kernel). */
+/* The CUDA kernels' kind of a reduction, or -1 for those without one (logsumexp, aminmax) */
 static int
 cuda_kind(RedKind kind)
 {
-    switch (kind) {
-    case R_SUM: return PTL_DEVICE_RED_SUM;
-    case R_NANSUM: return PTL_DEVICE_RED_NANSUM;
-    case R_MEAN: return PTL_DEVICE_RED_MEAN;
-    case R_PROD: return PTL_DEVICE_RED_PROD;
-    case R_MAX: return PTL_DEVICE_RED_MAX;
-    case R_MIN: return PTL_DEVICE_RED_MIN;
-    case R_ARGMAX: return PTL_DEVICE_RED_ARGMAX;
-    case R_ARGMIN: return PTL_DEVICE_RED_ARGMIN;
-    case R_VAR: return PTL_DEVICE_RED_VAR;
-    case R_NORM: return PTL_DEVICE_RED_NORM;
-    default: return -1;
-    }
+    static const int kinds[] = {   /* ORDER RedKind */
+        PTL_DEVICE_RED_SUM, PTL_DEVICE_RED_NANSUM, PTL_DEVICE_RED_MEAN, PTL_DEVICE_RED_PROD,
+        PTL_DEVICE_RED_MAX, PTL_DEVICE_RED_MIN, PTL_DEVICE_RED_ARGMAX, PTL_DEVICE_RED_ARGMIN,
+        PTL_DEVICE_RED_ALL, PTL_DEVICE_RED_ANY, PTL_DEVICE_RED_COUNT_NONZERO, PTL_DEVICE_RED_VAR,
+        PTL_DEVICE_RED_NORM, -1, -1};
+    return kinds[kind];
 }
 
 /* The plan handed to the CUDA kernels (device_reduce.h): a CUDA input, or any input while

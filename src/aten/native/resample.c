@@ -16,9 +16,10 @@
 #include <stdlib.h>
 
 #include "../../c10/parallel.h"
+#include "device_nn.h"
 #include "nn_common.h"
 
-#define MAX_TAPS 4
+#define MAX_TAPS PTL_DEVICE_MAX_TAPS
 
 /* ---- shared: planes x three spatial dims ---- */
 
@@ -151,6 +152,26 @@ taps_bwd_job(void *ctx, int64_t b, int64_t e)
     return 0;
 }
 
+int (*ptl_device_resample_hook)(const PtlDeviceResampleArgs *a);
+
+/* The maps' job on the device (Note [CUDA resampling] in src/cuda/resample_plan.h):
+ * forward (bwd 0) x -> y, a gather of isz-byte elements (weighted 0), weighted (1), weighted
+ * and rounded for uint8 (2); backward g -> y. */
+static int
+device_maps(const Maps *m, const void *x, void *y, int bwd, int weighted, size_t isz)
+{
+    PtlDeviceResampleArgs a = {.backward = bwd, .weighted = weighted, .itemsize = (int32_t)isz,
+                               .x = x, .y = y, .planes = m->planes};
+    for (int d = 0; d < NN_SPATIAL; d++) {
+        a.ntaps[d] = m->ntaps[d];
+        a.in[d] = m->in[d];
+        a.out[d] = m->out[d];
+        a.idx[d] = m->idx[d];
+        a.wt[d] = m->wt[d];
+    }
+    return ptl_device_resample_hook(&a);
+}
+
 static int
 run_maps(const Maps *m, PtlParallelFn fn, MapJob *j)
 {
@@ -164,12 +185,13 @@ run_maps(const Maps *m, PtlParallelFn fn, MapJob *j)
 
 /* Forward through the maps: x (any layout) -> new tensor shaped (lead..., out...).  Gather
  * mode (weighted 0) copies raw elements in x's dtype; weighted mode computes in double and
- * casts to out_dt. */
+ * casts to out_dt (uint8 images: the double rounded to the nearest value, clamped). */
 static PtlTensorImpl *
 maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out_dt)
 {
     PtlTensorImpl *xc = NULL, *y = NULL;
     int64_t ysz[PTL_MAX_DIMS];
+    int round_u8 = weighted && out_dt == PTL_DTYPE_UINT8;
     memcpy(ysz, x->sizes, sizeof(int64_t) * (size_t)x->dim);
     for (int i = 0; i < nd; i++) {
         ysz[x->dim - nd + i] = m->out[NN_SPATIAL - nd + i];
@@ -179,8 +201,19 @@ maps_forward(const Maps *m, PtlTensorImpl *x, int nd, int weighted, PtlDtype out
         goto error;
     }
     MapJob j = {m, ptl_tensor_data(xc), ptl_tensor_data(y), ptl_tensor_itemsize(xc)};
-    if (run_maps(m, weighted ? taps_fwd_job : gather_job, &j) < 0) {
-        goto error;
+    if (nn_on_device(x, ptl_device_resample_hook != NULL)) {
+        if (device_maps(m, j.x, j.y, 0, weighted + round_u8, j.isz) < 0) {
+            goto error;
+        }
+    }
+    else {
+        if (run_maps(m, weighted ? taps_fwd_job : gather_job, &j) < 0) {
+            goto error;
+        }
+        for (int64_t i = 0; round_u8 && i < y->numel; i++) {
+            double *v = (double *)j.y + i;
+            *v = *v < 0 ? 0 : (*v > 255 ? 255 : nearbyint(*v));
+        }
     }
     ptl_decref(xc);
     return nn_finish(y, out_dt);
@@ -196,12 +229,15 @@ static PtlTensorImpl *
 maps_backward(const Maps *m, PtlTensorImpl *g, int dim, const int64_t *in_sizes)
 {
     PtlTensorImpl *gc = NULL, *gi = NULL;
+    int on_device = nn_on_device(g, ptl_device_resample_hook != NULL);
     if ((gc = nn_prepare(g, PTL_DTYPE_FLOAT64)) == NULL ||
-        (gi = nn_zeros(dim, in_sizes, PTL_DTYPE_FLOAT64)) == NULL) {
+        (gi = on_device ? ptl_empty(dim, in_sizes, PTL_DTYPE_FLOAT64, g->device)
+                        : nn_zeros(dim, in_sizes, PTL_DTYPE_FLOAT64)) == NULL) {
         goto error;
     }
     MapJob j = {m, ptl_tensor_data(gc), ptl_tensor_data(gi), sizeof(double)};
-    if (run_maps(m, taps_bwd_job, &j) < 0) {
+    if (on_device ? device_maps(m, j.x, j.y, 1, 1, j.isz) < 0
+                  : run_maps(m, taps_bwd_job, &j) < 0) {
         goto error;
     }
     ptl_decref(gc);
@@ -738,18 +774,6 @@ upsample_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     else if (ui.mode == UP_NEAREST) {
         y = maps_forward(&m, x, nd, 0, x->dtype);
-    }
-    else if (x->dtype == PTL_DTYPE_UINT8) {
-        /* uint8 images: round the double result to the nearest value, clamped */
-        PtlTensorImpl *r = maps_forward(&m, x, nd, 1, PTL_DTYPE_FLOAT64);
-        y = NULL;
-        if (r != NULL) {
-            double *v = (double *)ptl_tensor_data(r);
-            for (int64_t i = 0; i < r->numel; i++) {
-                v[i] = v[i] < 0 ? 0 : (v[i] > 255 ? 255 : nearbyint(v[i]));
-            }
-            y = nn_finish(r, PTL_DTYPE_UINT8);
-        }
     }
     else {
         y = maps_forward(&m, x, nd, 1, x->dtype);

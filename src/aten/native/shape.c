@@ -484,63 +484,6 @@ repeat_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return set_result(s, gather_new(self, (int)n, sizes, repeat_fill, &lead));
 }
 
-/* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor:
- * [n] -> [sum(repeats)]: i appears repeats[i] times */
-static int
-repeat_interleave_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
-{
-    (void)op;
-    (void)ks;
-    PtlTensorImpl *rep = s[0].u.t, *c, *out;
-    int64_t total = 0;
-    if (rep->dim != 1) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "repeat_interleave only accept 1D vector as repeat");
-    }
-    if (rep->dtype != PTL_DTYPE_INT32 && rep->dtype != PTL_DTYPE_INT64) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                             "\"repeat_interleave_cpu\" not implemented for '%s'",
-                             ptl_dtype_legacy_name(rep->dtype));
-    }
-    if ((c = ptl_contiguous(rep)) == NULL) {
-        return -1;
-    }
-    const char *p = ptl_tensor_data(c);
-    size_t isz = ptl_tensor_itemsize(c);
-    for (int64_t i = 0; i < c->numel; i++) {
-        int64_t k = ptl_load_int(p + (size_t)i * isz, c->dtype);
-        if (k < 0) {
-            ptl_decref(c);
-            return ptl_error_set(PTL_ERR_RUNTIME, "repeats can not be negative");
-        }
-        if (k > INT64_MAX - total) {
-            ptl_decref(c);
-            return ptl_error_set(PTL_ERR_RUNTIME,
-                                 "repeat_interleave: the sum of repeats overflows int64");
-        }
-        total += k;
-    }
-    if (s[1].tag == PTL_IV_INT && s[1].u.i != total) {
-        ptl_decref(c);
-        return ptl_error_set(PTL_ERR_RUNTIME, "allocated size does not match required size");
-    }
-    if ((out = ptl_empty(1, &total, c->dtype, c->device)) != NULL) {
-        char *o = ptl_tensor_data(out);
-        for (int64_t i = 0, at = 0; i < c->numel; i++) {
-            int64_t k = ptl_load_int(p + (size_t)i * isz, c->dtype);
-            for (int64_t j = 0; j < k; j++, at++) {
-                if (c->dtype == PTL_DTYPE_INT32) {
-                    ((int32_t *)o)[at] = (int32_t)i;
-                }
-                else {
-                    ((int64_t *)o)[at] = i;
-                }
-            }
-        }
-    }
-    ptl_decref(c);
-    return set_result(s, out);
-}
-
 /* ---- tril / triu ---- */
 
 /* Zeroes the elements of every matrix of t (the last two dims) that tril (lower != 0) or
@@ -1464,7 +1407,6 @@ static const PtlKernelReg shape_cpu_kernels[] = {
     {PTL_OP_roll, PTL_KEY_CPU, roll_cpu},
     {PTL_OP_rot90, PTL_KEY_CPU, rot90_cpu},
     {PTL_OP_repeat, PTL_KEY_CPU, repeat_cpu},
-    {PTL_OP_repeat_interleave_Tensor, PTL_KEY_CPU, repeat_interleave_tensor_cpu},
     {PTL_OP_tril, PTL_KEY_CPU, triangle_cpu},
     {PTL_OP_tril_, PTL_KEY_CPU, triangle_cpu},
     {PTL_OP_triu, PTL_KEY_CPU, triangle_cpu},

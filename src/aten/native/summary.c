@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../c10/error.h"
+#include "device_compose.h"
 #include "native.h"
 
 /* -1, 0, 1 for a < b, a == b, a > b, the order unique sorts in: NaN last, after +inf (two
@@ -217,7 +218,7 @@ done:
  * unique_consecutive(self, return_inverse, return_counts, dim):
  *   (values, inverse, counts); without dim the tensor is flattened */
 static int
-unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+unique_host(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
     PtlTensorImpl *self = s[0].u.t, *rows = NULL, *vals = NULL, *inv = NULL, *cnt = NULL;
@@ -345,7 +346,49 @@ error:
     return -1;
 }
 
+/* _unique2, unique_dim, unique_consecutive: on CUDA (or while the tests emulate it) a walk
+ * of a host copy (Note [Host walks for data-dependent sizes] in device_compose.h) */
+static int
+unique_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    return ptl_on_device_path(s[0].u.t) ? ptl_run_on_host(unique_host, op, ks, s)
+                                        : unique_host(op, ks, s);
+}
+
 /* ---- bincount, histc ---- */
+
+
+/* Note [Device one_hot and bincount]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * On a CUDA tensor (or while the tests emulate the CUDA kernels: device_reduce.h) one_hot
+ * and bincount are compositions of the device's kernels, as PyTorch's CUDA ops are: the
+ * input's extremes by the reduction kernels, read back to the host (a synchronisation: the
+ * output's size and the errors depend on them), then zeros and a scatter_ (one_hot) or an
+ * index_add_ (bincount, each bin's terms added in index order, no float atomics) on the
+ * device.  The checks and messages are the CPU kernel's, in the same code. */
+/* bincount's bins on the device: out[v] += w[i] (1 when w is NULL) for v = self[i]. */
+static int
+bincount_device(PtlTensorImpl *self, PtlTensorImpl *w, PtlTensorImpl *out)
+{
+    PtlTensorImpl *idx = NULL, *src = NULL;
+    int rc = -1;
+    int64_t n = self->numel;
+    if ((idx = ptl_to_copy(self, PTL_DTYPE_INT64, &self->device)) == NULL) {
+        goto done;
+    }
+    src = w != NULL ? ptl_to_copy(w, out->dtype, &self->device)
+                    : ptl_device_full(1, &n, PTL_DTYPE_INT64, self->device, 1);
+    if (src == NULL) {
+        goto done;
+    }
+    PtlIValue a[5] = {ptl_iv_tensor(out), ptl_iv_int(0), ptl_iv_tensor(idx), ptl_iv_tensor(src),
+                      ptl_iv_int(1)};
+    rc = ptl_call_inplace(PTL_OP_index_add_, a);
+done:
+    ptl_xdecref(idx);
+    ptl_xdecref(src);
+    return rc;
+}
 
 /* bincount(Tensor self, Tensor? weights=None, int minlength=0): counts (int64) or weight
  * sums (float32 weights stay float32, others give float64) of each value of 1-D self */
@@ -371,19 +414,37 @@ bincount_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                               "input");
     }
     const char *p = ptl_tensor_data(self);
-    int64_t st = self->strides[0] * (int64_t)ptl_tensor_itemsize(self);
-    for (int64_t i = 0; i < self->numel; i++) {
+    int64_t st = self->strides[0] * (int64_t)ptl_tensor_itemsize(self), lo = 0;
+    int dev = ptl_on_device_path(self);
+    for (int64_t i = 0; i < (dev ? 0 : self->numel); i++) {
         int64_t v = ptl_load_int(p + i * st, self->dtype);
-        if (v < 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "bincount only supports 1-d non-negative "
-                                                  "integral inputs.");
-        }
+        lo = v < lo ? v : lo;
         len = v + 1 > len ? v + 1 : len;
+    }
+    if (dev && self->numel > 0) {
+        if (ptl_device_reduce_read(PTL_OP_amin, self, &lo) < 0 ||
+            ptl_device_reduce_read(PTL_OP_amax, self, &len) < 0) {
+            return -1;
+        }
+        len += 1;
+    }
+    if (lo < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "bincount only supports 1-d non-negative "
+                                              "integral inputs.");
     }
     len = len > minlength ? len : minlength;
     PtlDtype odt = w == NULL ? PTL_DTYPE_INT64
                    : w->dtype == PTL_DTYPE_FLOAT32 ? PTL_DTYPE_FLOAT32
                                                    : PTL_DTYPE_FLOAT64;
+    if (dev) {
+        if ((out = ptl_device_full(1, &len, odt, self->device, 0)) == NULL ||
+            (self->numel > 0 && bincount_device(self, w, out) < 0)) {
+            ptl_xdecref(out);
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(out);
+        return 0;
+    }
     if ((out = empty_1d(len, odt)) == NULL) {
         return -1;
     }
@@ -687,17 +748,24 @@ one_hot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         return ptl_error_set(PTL_ERR_RUNTIME, "pytorchlite supports at most %d dimensions",
                              PTL_MAX_DIMS);
     }
+    int dev = ptl_on_device_path(self);
     if ((c = ptl_contiguous(self)) == NULL) {
         return -1;
     }
     const int64_t *p = (const int64_t *)ptl_tensor_data(c);
-    int64_t max = -1;
-    for (int64_t i = 0; i < c->numel; i++) {
-        if (p[i] < 0) {
-            ptl_decref(c);
-            return ptl_error_set(PTL_ERR_RUNTIME, "Class values must be non-negative.");
-        }
+    int64_t min = 0, max = -1;
+    for (int64_t i = 0; i < (dev ? 0 : c->numel); i++) {
+        min = p[i] < min ? p[i] : min;
         max = p[i] > max ? p[i] : max;
+    }
+    if (dev && c->numel > 0 && (ptl_device_reduce_read(PTL_OP_amin, c, &min) < 0 ||
+                                ptl_device_reduce_read(PTL_OP_amax, c, &max) < 0)) {
+        ptl_decref(c);
+        return -1;
+    }
+    if (min < 0) {
+        ptl_decref(c);
+        return ptl_error_set(PTL_ERR_RUNTIME, "Class values must be non-negative.");
     }
     if (k == -1) {
         if (c->numel == 0) {
@@ -713,6 +781,28 @@ one_hot_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     memcpy(sizes, self->sizes, sizeof(int64_t) * (size_t)self->dim);
     sizes[self->dim] = k;
+    if (dev) {
+        /* zeros, then 1 at each index along the new last dim (Note [Device one_hot and
+         * bincount]) */
+        PtlIValue u[2] = {ptl_iv_tensor(c), ptl_iv_int(-1)};
+        PtlTensorImpl *col = NULL;
+        out = ptl_device_full(self->dim + 1, sizes, PTL_DTYPE_INT64, self->device, 0);
+        if (out != NULL && c->numel > 0) {
+            col = ptl_call_tensor(PTL_OP_unsqueeze, u);
+            PtlIValue a[4] = {ptl_iv_tensor(out), ptl_iv_int(-1), ptl_iv_tensor(col),
+                              ptl_iv_int(1)};
+            if (col == NULL || ptl_call_inplace(PTL_OP_scatter__value, a) < 0) {
+                PTL_CLEAR(out);
+            }
+        }
+        ptl_xdecref(col);
+        ptl_decref(c);
+        if (out == NULL) {
+            return -1;
+        }
+        s[0] = ptl_iv_tensor(out);
+        return 0;
+    }
     if ((out = ptl_empty(self->dim + 1, sizes, PTL_DTYPE_INT64, self->device)) == NULL) {
         ptl_decref(c);
         return -1;

@@ -1,0 +1,144 @@
+"""one_hot, bincount and repeat_interleave on the device path (Note [Device one_hot and
+bincount] in src/aten/native/summary.c; repeat_interleave_device in shape.c), checked on the
+host: with _C._cuda_kernel_emulation on they take the composition the CUDA tensors take (the
+extremes or the sum by the emulated reduction kernels, read back; zeros, then scatter_,
+index_add_ and cumsum by the emulated kernels) and must reproduce NumPy exactly (counts,
+indices) or to rounding (weighted bins), with the CPU kernel's errors, under tunings with a
+grid of one block and many.  Needs no device."""
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.nn.functional as F
+from kernel_emulation import TUNINGS, emulated
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_one_hot_matches_numpy(tuning):
+    rng = np.random.default_rng(0)
+    with emulated(TUNINGS[tuning]) as ran:
+        for shape in ((7,), (3, 4), (2, 3, 5), (), (0,), (600,)):
+            v = rng.integers(0, 6, shape)
+            t = ptl.tensor(v)
+            for k in (-1, 6, 11):
+                if k == -1 and v.size == 0:
+                    continue
+                n = v.max() + 1 if k == -1 else k
+                want = (v[..., None] == np.arange(n)).astype(np.int64)
+                got = F.one_hot(t, k)
+                assert got.dtype == ptl.int64
+                np.testing.assert_array_equal(got.numpy(), want)
+        wide = ptl.tensor(rng.integers(0, 5, (3, 8)))[:, ::2]   # non-contiguous
+        np.testing.assert_array_equal(F.one_hot(wide, 5).numpy(),
+                                      (wide.numpy()[..., None] == np.arange(5)).astype(np.int64))
+    assert ran["block_per_output"] + ran["thread_per_output"] > 0 and ran["scatter"] + \
+        ran["scatter_chunked"] > 0
+
+
+def test_one_hot_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match="Class values must be non-negative."):
+            F.one_hot(ptl.tensor([1, -2, 3]))
+        with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes."):
+            F.one_hot(ptl.tensor([1, 5]), 5)
+        with pytest.raises(RuntimeError, match="Can not infer total number of classes from "
+                                               "empty tensor."):
+            F.one_hot(ptl.tensor([], dtype=ptl.int64))
+        with pytest.raises(RuntimeError, match="one_hot is only applicable to index tensor"):
+            F.one_hot(ptl.tensor([1, 2], dtype=ptl.int32))
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32, ptl.uint8, ptl.int16], ids=str)
+def test_bincount_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(1)
+    with emulated(TUNINGS[tuning]) as ran:
+        for n in (0, 1, 5, 33, 700):
+            v = rng.integers(0, 40, n)
+            t = ptl.tensor(v).to(dtype)
+            for minlength in (0, 3, 64):
+                np.testing.assert_array_equal(ptl.bincount(t, minlength=minlength).numpy(),
+                                              np.bincount(v, minlength=minlength))
+                for wdt in (ptl.float64, ptl.float32, ptl.int64):
+                    w = ptl.tensor(rng.standard_normal(n) * 3).to(wdt)
+                    got = ptl.bincount(t, w, minlength)
+                    want = np.bincount(v, w.to(ptl.float64).numpy(), minlength)
+                    assert got.dtype == (ptl.float32 if wdt == ptl.float32 else ptl.float64)
+                    tol = 1e-5 if wdt == ptl.float32 else 1e-12
+                    np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)
+        strided = ptl.tensor(rng.integers(0, 9, 40)).to(dtype)[::3]
+        np.testing.assert_array_equal(ptl.bincount(strided).numpy(),
+                                      np.bincount(strided.to(ptl.int64).numpy()))
+    assert ran["block_per_output"] + ran["thread_per_output"] > 0 and ran["index_scatter"] > 0
+
+
+def test_bincount_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["tiny"]):
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([3, -1, 2]))
+        with pytest.raises(RuntimeError, match="bincount only supports 1-d non-negative"):
+            ptl.bincount(ptl.tensor([[1, 2]]))
+        with pytest.raises(RuntimeError, match="weights should be 1-d and have the same length"):
+            ptl.bincount(ptl.tensor([1, 2]), ptl.tensor([1.0]))
+        with pytest.raises(RuntimeError, match="minlength should be >= 0"):
+            ptl.bincount(ptl.tensor([1, 2]), minlength=-1)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.int64, ptl.int32], ids=str)
+def test_repeat_interleave_matches_numpy(tuning, dtype):
+    """Zero repeats first, inside and last, a single repeat, all zero, none; the index's
+    dtype kept; output_size checked; the self forms built on it."""
+    rng = np.random.default_rng(2)
+    cases = [[2, 0, 3, 1, 0], [0, 0, 4], [0, 0], [], [1], list(rng.integers(0, 5, 300))]
+    with emulated(TUNINGS[tuning]) as ran:
+        for r in cases:
+            t = ptl.tensor(r, dtype=dtype)
+            got = ptl.repeat_interleave(t)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got.numpy(),
+                                          np.repeat(np.arange(len(r)), np.array(r, dtype=int)))
+            got = ptl.repeat_interleave(t, output_size=int(sum(r)))
+            assert got.shape == (sum(r),)
+        x = ptl.tensor(rng.standard_normal((3, 4)))
+        reps = ptl.tensor([2, 0, 1])
+        np.testing.assert_array_equal(ptl.repeat_interleave(x, reps, dim=0).numpy(),
+                                      np.repeat(x.numpy(), [2, 0, 1], axis=0))
+    assert ran["scan"] > 0 and ran["index_scatter"] > 0
+
+
+def test_repeat_interleave_errors_are_the_cpu_kernels():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(RuntimeError, match="repeats can not be negative"):
+            ptl.repeat_interleave(ptl.tensor([1, -1, 2]))
+        with pytest.raises(RuntimeError, match="allocated size does not match required size"):
+            ptl.repeat_interleave(ptl.tensor([1, 2]), output_size=4)
+        with pytest.raises(RuntimeError, match="repeat_interleave only accept 1D vector"):
+            ptl.repeat_interleave(ptl.tensor([[1, 2]]))
+
+
+def test_nonzero_and_unique_walk_a_host_copy():
+    """Note [Host walks for data-dependent sizes]: under the emulation the CUDA path's
+    wrapper runs (the arguments swapped for host copies, the CPU kernel, the results moved
+    back) and must give NumPy's nonzero and unique, with every optional output."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2, 3, (4, 5)).astype(np.float64)
+    x[0, 0], x[1, 1] = np.nan, -0.0
+    t = ptl.tensor(x)
+    v = rng.integers(0, 6, 40)
+    with emulated(TUNINGS["small"]):
+        np.testing.assert_array_equal(ptl.nonzero(t).numpy(), np.argwhere(x != 0))
+        np.testing.assert_array_equal(ptl.nonzero(t[:, ::2]).numpy(),
+                                      np.argwhere(x[:, ::2] != 0))
+        assert ptl.nonzero(ptl.tensor(3.0)).shape == (1, 0)
+        assert ptl.nonzero(ptl.zeros(0, 3)).shape == (0, 2)
+        vals, inv, cnt = ptl.unique(ptl.tensor(v), return_inverse=True, return_counts=True)
+        want = np.unique(v, return_inverse=True, return_counts=True)
+        for got, w in zip((vals, inv, cnt), want):
+            np.testing.assert_array_equal(got.numpy(), w)
+        rows = rng.integers(0, 2, (9, 3))
+        np.testing.assert_array_equal(ptl.unique(ptl.tensor(rows), dim=0).numpy(),
+                                      np.unique(rows, axis=0))
+        out, counts = ptl.unique_consecutive(ptl.tensor([1, 1, 2, 2, 2, 1]), return_counts=True)
+        np.testing.assert_array_equal(out.numpy(), [1, 2, 1])
+        np.testing.assert_array_equal(counts.numpy(), [2, 3, 1])
