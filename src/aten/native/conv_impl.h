@@ -1,6 +1,6 @@
-/* conv_impl.h -- what conv.c shares with its float32 kernels in conv_packed.c: the geometry
- * of a convolution and the packed kernels' entry points (Note [Packed float32
- * convolution]). */
+/* conv_impl.h -- what conv.c shares with its float32 kernels in conv_packed.c and its argument
+ * checks in conv_args.c: the geometry of a convolution, the packed kernels' entry points
+ * (Note [Packed float32 convolution]) and the checked arguments. */
 #ifndef PTL_ATEN_NATIVE_CONV_IMPL_H
 #define PTL_ATEN_NATIVE_CONV_IMPL_H
 
@@ -65,5 +65,17 @@ int conv_packed_fwd_phases(const float *x, float *y, const ConvPackedPhase *ph, 
  * thread count.  Returns 0, or -1 with the error set. */
 int conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
                       int64_t ci, int64_t co);
+
+/* A convolution's int-list arguments, right-aligned to three spatial dims (conv_args.c). */
+typedef struct ConvArgs {
+    int nd, transposed;
+    int64_t stride[3], pad[3], dil[3], opad[3], groups;
+} ConvArgs;
+
+/* PyTorch's check_shape_forward, in its order, for convolution(input, weight, bias, stride,
+ * padding, dilation, transposed, output_padding, groups) in s; fills a.  -1 with the error
+ * set. */
+int ptl_conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const PtlIValue *s,
+                   ConvArgs *a);
 
 #endif
