@@ -215,3 +215,16 @@ ptl_memory_format_like_strides(const PtlTensorImpl *t, PtlMemoryFormat f, int64_
     }
     return 0;
 }
+
+PtlTensorImpl *
+ptl_empty_format(int dim, const int64_t *sizes, PtlMemoryFormat f, PtlDtype dtype,
+                 PtlDevice device)
+{
+    int64_t strides[PTL_MAX_DIMS];
+    size_t nbytes;
+    if (ptl_storage_nbytes(dim, sizes, NULL, 0, ptl_dtype_itemsize(dtype), &nbytes) < 0) {
+        return NULL;
+    }
+    ptl_memory_format_strides(f, dim, sizes, strides);
+    return ptl_empty_strided(dim, sizes, strides, dtype, device);
+}

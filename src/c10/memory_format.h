@@ -38,6 +38,11 @@ int ptl_memory_format_check(PtlMemoryFormat f, int dim);
  * checked by ptl_memory_format_check). */
 void ptl_memory_format_strides(PtlMemoryFormat f, int dim, const int64_t *sizes,
                                int64_t *strides);
+/* A new tensor of sizes laid out in format f (as ptl_memory_format_strides).  Its storage
+ * holds numel elements whatever the format, so a size that overflows raises PyTorch's
+ * message with the sizes alone, as empty(..., memory_format=f) does. */
+PtlTensorImpl *ptl_empty_format(int dim, const int64_t *sizes, PtlMemoryFormat f,
+                                PtlDtype dtype, PtlDevice device);
 /* Whether t is contiguous in format f (x.is_contiguous(memory_format=f)); preserve: 0. */
 int ptl_tensor_impl_is_contiguous_as(const PtlTensorImpl *t, PtlMemoryFormat f);
 /* PyTorch's suggest_memory_format: channels_last(_3d) when t's strides order it that way,

@@ -943,7 +943,10 @@ ptl_copy_as(PtlTensorImpl *self, PtlMemoryFormat f)
     if (ptl_memory_format_like_strides(self, f, strides) < 0) {
         return NULL;
     }
-    out = ptl_empty_strided(self->dim, self->sizes, strides, self->dtype, self->device);
+    /* a named format is empty(memory_format=f), preserve empty_strided (their messages) */
+    out = f == PTL_MEMORY_FORMAT_PRESERVE
+              ? ptl_empty_strided(self->dim, self->sizes, strides, self->dtype, self->device)
+              : ptl_empty_format(self->dim, self->sizes, f, self->dtype, self->device);
     if (out != NULL && ptl_copy_into(out, self) < 0) {
         PTL_CLEAR(out);
     }

@@ -117,12 +117,10 @@ empty_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (!strided) {
         PtlMemoryFormat f = ptl_iv_memory_format_or(&s[5], PTL_MEMORY_FORMAT_CONTIGUOUS);
-        int64_t strides[PTL_MAX_DIMS];
         if (ptl_memory_format_check(f, (int)sz->u.il.n) < 0) {
             return -1;
         }
-        ptl_memory_format_strides(f, (int)sz->u.il.n, sz->u.il.data, strides);
-        t = ptl_empty_strided((int)sz->u.il.n, sz->u.il.data, strides, dt, dev);
+        t = ptl_empty_format((int)sz->u.il.n, sz->u.il.data, f, dt, dev);
     }
     else {
         if (st->u.il.n != sz->u.il.n) {
