@@ -10,7 +10,8 @@ from pytorchlite._functions import _ALIASES, _FUNCTION_ONLY_ALIASES, _NO_IN_PLAC
 from helpers import LAYOUTS, assert_close, assert_raises_like_torch, make, torch
 
 UNARY = {"negative": np.negative, "absolute": np.abs, "fix": np.trunc,
-         "arccos": np.arccos, "arcsin": np.arcsin, "arctan": np.arctan}
+         "arccos": np.arccos, "arcsin": np.arcsin, "arctan": np.arctan,
+         "arccosh": np.arccosh, "arcsinh": np.arcsinh, "arctanh": np.arctanh}
 BINARY = {"divide": np.divide, "true_divide": np.divide, "multiply": np.multiply,
           "subtract": np.subtract, "not_equal": np.not_equal, "greater": np.greater,
           "greater_equal": np.greater_equal, "less": np.less, "less_equal": np.less_equal,
