@@ -1,10 +1,11 @@
 """The GEMM engine's tiles, packing and threads (gemm_kernels.c and gemm.c, Notes [GEMM blocking],
 [GEMM packing of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and
-their first 4 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float tiles
-(a row-major B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B slivers
-packed just before use when A is one block, vector packing (copies of row-major B, 8 x 8
-transposes of transposed B and of row-major A, tails in the portable packer), whole tiles stored
-straight into C with alpha and beta, and a product cut into one rectangle of C per thread.
+their first 4 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float and
+6 x 8 double tiles (and their first 4 rows; a row-major B read in place by products of at
+most 24 rows on AVX-512, 64 on AVX2), B slivers packed just before use when A is one block,
+vector packing (copies of row-major B, 8 x 8 transposes of transposed B and of row-major A,
+tails in the portable packer), whole tiles stored straight into C with alpha and beta, and a
+product cut into one rectangle of C per thread.
 Against NumPy in float64, on sizes at and across every block edge of every engine (MR, NR, KC,
 MC, NC, the in-place-B row limit, the parallel limit), transposed and strided operands,
 alpha/beta, size-0; the paths must give the same bits as the generic ones, as each other (AVX2
@@ -254,6 +255,8 @@ def test_block_edges(mkn, dtype, lb):
 # every row count of the last A sliver (m % 12) around the AVX-512 tiles of 4 and 8 rows:
 # 4, 8, 16 = 12 + 4, 20 = 12 + 8, 32 = 12 + 12 + 8 use them whole; the others through the
 # accumulator (1-3 with the 4-row tile, 5-7 with the 8-row one, 9-11 with the 12-row one)
+# and around AVX2's tile of 4 rows (m % 6): 4, 10, 16 = 6 + 6 + 4 (an LSTM step's batch)
+# and 22 use it whole, 1-3 (7-9, ...) through the accumulator, 5 with the 6-row tile
 LAST_SLIVER_ROWS = list(range(1, 26)) + [28, 32, 44]
 
 
@@ -289,7 +292,7 @@ def check_edge_tiles(m, k, n, seed, dtype):
 @pytest.mark.parametrize("m", LAST_SLIVER_ROWS)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_last_sliver_rows(m, dtype):
-    """The tiles of 4 and 8 rows read the 12-row sliver's first rows."""
+    """The tiles of 4 and 8 rows read the 12-row (AVX2: 6-row) sliver's first rows."""
     for n in (64, 65):
         check_edge_tiles(m, 37, n, 60, dtype)
 

@@ -251,7 +251,8 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * (ldb = NR) or B itself (Note [GEMM packing of B]).  A is an MR-tall packed sliver, of
  * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4 and 8
  * rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
- * are padding, and stored straight into C instead of through the accumulator).  The narrow
+ * are padding, and stored straight into C instead of through the accumulator), the AVX2
+ * engines one of 4 rows (an LSTM step's batch of 16 is 6 + 6 + 4, not 18 rows).  The narrow
  * tiles (half_, quarter_) keep MR rows but one vector per row, of the engine's width or half
  * of it, for a last B sliver of at most NR / 2 or NR / 4 columns; they read the first columns
  * of the NR-wide packed sliver. */
@@ -325,6 +326,8 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
 
 DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2)
 DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_2)
+DEFINE_TILE(tile4_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_4, VECS_2)
+DEFINE_TILE(tile4_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_4, VECS_2)
 DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12, VECS_2)
 DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12, VECS_2)
 DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_4, VECS_2)
@@ -462,7 +465,7 @@ static const GemmEngine engine_f4 = {
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
-    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), NULL, NULL,
+    NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2, NULL,
     half_f4_avx2, quarter_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
@@ -479,7 +482,7 @@ static const GemmEngine engine_f8 = {
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    NULL, NULL, half_f8_avx2, quarter_f8_avx2,
+    tile4_f8_avx2, NULL, half_f8_avx2, quarter_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
