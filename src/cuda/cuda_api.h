@@ -160,8 +160,26 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_SOFTSHRINK,         /* p: lambd */
     PTL_CUDA_OP_HARDSHRINK,         /* p: lambd */
     PTL_CUDA_OP_SHRINK_BACKWARD,    /* softshrink's and hardshrink's, p: lambd */
+    /* unary.c's, ternary.c's and binary.c's formulas */
+    PTL_CUDA_OP_ABS,
+    PTL_CUDA_OP_SIGN,
+    PTL_CUDA_OP_SQRT,
+    PTL_CUDA_OP_RECIPROCAL,
+    PTL_CUDA_OP_CLAMP,              /* p: min, max (-inf, inf where missing) */
+    PTL_CUDA_OP_POW_SCALAR,         /* p: exponent, plain pow (float16: no fast paths) */
+    /* loss.c's regression losses: (self, target), p: PtlCudaRegLoss, beta or delta; the
+     * backward takes (grad, self, target), p: PtlCudaRegLoss, norm, beta or delta */
+    PTL_CUDA_OP_REG_LOSS,
+    PTL_CUDA_OP_REG_LOSS_BACKWARD,
     PTL_CUDA_OP_COUNT
 } PtlCudaPointwiseOp;
+
+/* ORDER PtlCudaRegLoss: the regression losses of PTL_CUDA_OP_REG_LOSS (loss.c's RegLoss) */
+typedef enum PtlCudaRegLoss {
+    PTL_CUDA_REG_MSE,
+    PTL_CUDA_REG_SMOOTH_L1,
+    PTL_CUDA_REG_HUBER
+} PtlCudaRegLoss;
 
 /* Runs op over a (float16, bfloat16, float32, float64) on the current stream; p holds the
  * op's scalar parameters (NULL, or PTL_CUDA_MAX_PARAMS doubles).  0, or -1 with an error

@@ -51,7 +51,7 @@ template <typename T> __device__ inline T from_acc(typename Acc<T>::type x) { re
 template <> __device__ inline ptl_half from_acc<ptl_half>(float x) { return ptl_f_to_half(x); }
 template <> __device__ inline ptl_bf16 from_acc<ptl_bf16>(float x) { return ptl_f_to_bf16(x); }
 
-// ---- the per-element math (scalar_math.h), x[0], x[1] the inputs, p the parameters ----
+// ---- the per-element math (scalar_math.h), x[0..2] the inputs, p the parameters ----
 
 __device__ inline float add(float a, float b, double alpha)
 {
@@ -100,6 +100,37 @@ __device__ inline double hardsigmoid_of(double x) { return ptl_hardsigmoid_d(x);
 PTL_SELECT_OVERLOADS(float, f)
 PTL_SELECT_OVERLOADS(double, d)
 #undef PTL_SELECT_OVERLOADS
+
+// unary.c's abs and binary.c's pow with a number exponent: fabsf / fabs, and
+// ptl_pow_scalar_f / _d but for float16, which takes plain pow (binary.c's pow_scalar_loops)
+__device__ inline float abs_of(float x) { return fabsf(x); }
+__device__ inline double abs_of(double x) { return fabs(x); }
+__device__ inline float pow_scalar_of(float a, double e, bool plain)
+{
+    return plain ? powf(a, (float)e) : ptl_pow_scalar_f(a, (float)e);
+}
+__device__ inline double pow_scalar_of(double a, double e, bool plain)
+{
+    return plain ? pow(a, e) : ptl_pow_scalar_d(a, e);
+}
+
+// loss.c's reg_loss_f / _d and reg_grad_f / _d: the element's dtype (float for float16)
+#define PTL_REG_LOSS_OVERLOADS(T, SUF)                                                    \
+    __device__ inline T reg_loss_of(T x, T t, int k, T p)                                 \
+    {                                                                                     \
+        return k == PTL_CUDA_REG_MSE         ? ptl_mse_loss_##SUF(x, t, p)                \
+               : k == PTL_CUDA_REG_SMOOTH_L1 ? ptl_smooth_l1_loss_##SUF(x, t, p)          \
+                                             : ptl_huber_loss_##SUF(x, t, p);             \
+    }                                                                                     \
+    __device__ inline T reg_grad_of(T g, T x, T t, int k, T norm, T p)                    \
+    {                                                                                     \
+        return k == PTL_CUDA_REG_MSE         ? ptl_mse_loss_grad_##SUF(g, x, t, norm, p)  \
+               : k == PTL_CUDA_REG_SMOOTH_L1 ? ptl_smooth_l1_loss_grad_##SUF(g, x, t, norm, p) \
+                                             : ptl_huber_loss_grad_##SUF(g, x, t, norm, p); \
+    }
+PTL_REG_LOSS_OVERLOADS(float, f)
+PTL_REG_LOSS_OVERLOADS(double, d)
+#undef PTL_REG_LOSS_OVERLOADS
 
 template <int OP, typename A>
 __device__ inline A
@@ -158,6 +189,16 @@ apply(const A *x, const double *p)
     case PTL_CUDA_OP_SOFTSHRINK: return softshrink_of(x[0], (A)p[0]);
     case PTL_CUDA_OP_HARDSHRINK: return hardshrink_of(x[0], (A)p[0]);
     case PTL_CUDA_OP_SHRINK_BACKWARD: return shrink_grad_of(x[0], x[1], (A)p[0]);
+    case PTL_CUDA_OP_ABS: return abs_of(x[0]);
+    case PTL_CUDA_OP_SIGN: return (A)ptl_sign_d((double)x[0]);
+    case PTL_CUDA_OP_SQRT: return sqrt(x[0]);
+    case PTL_CUDA_OP_RECIPROCAL: return (A)1 / x[0];
+    // ternary.c's scalar clamp: ptl_clamp_d on the value in double
+    case PTL_CUDA_OP_CLAMP: return (A)ptl_clamp_d((double)x[0], p[0], p[1]);
+    case PTL_CUDA_OP_POW_SCALAR: return pow_scalar_of(x[0], p[0], p[1] != 0);
+    case PTL_CUDA_OP_REG_LOSS: return reg_loss_of(x[0], x[1], (int)p[0], (A)p[1]);
+    case PTL_CUDA_OP_REG_LOSS_BACKWARD:
+        return reg_grad_of(x[0], x[1], x[2], (int)p[0], (A)p[1], (A)p[2]);
     default: return x[0];
     }
 }
@@ -181,6 +222,8 @@ template <> struct Arity<PTL_CUDA_OP_HARDSIGMOID_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_LEAKY_RELU_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_HARDTANH_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_SHRINK_BACKWARD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_REG_LOSS> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_REG_LOSS_BACKWARD> { enum { n = 3 }; };
 
 struct Params {
     double p[PTL_CUDA_MAX_PARAMS];
@@ -206,7 +249,7 @@ pointwise_strided_kernel(PtlCudaLoopArgs a, Params p)
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.numel; i += step) {
         int64_t off[PTL_CUDA_MAX_OPERANDS];
-        A x[2];
+        A x[3];
         ptl_cuda_offsets_at(&a, i, off);
         for (int k = 0; k < Arity<OP>::n; k++) {
             x[k] = input<T>(a, k, off[k + 1]);
@@ -230,7 +273,7 @@ pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
     for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < nvec; u += step) {
         const int64_t start = u * VEC;
         if (start + VEC <= a.numel) {
-            Vector<T, VEC> in[2], out;
+            Vector<T, VEC> in[3], out;
             for (int k = 0; k < Arity<OP>::n; k++) {
                 if (!(a.is_scalar & (1u << (k + 1)))) {
                     in[k] = ((const Vector<T, VEC> *)a.data[k + 1])[u];
@@ -238,7 +281,7 @@ pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
             }
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
-                A x[2];
+                A x[3];
                 for (int k = 0; k < Arity<OP>::n; k++) {
                     x[k] = (a.is_scalar & (1u << (k + 1))) ? (A)a.scalar[k + 1]
                                                            : to_acc(in[k].v[j]);
@@ -249,7 +292,7 @@ pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
             continue;
         }
         for (int64_t i = start; i < a.numel; i++) {
-            A x[2];
+            A x[3];
             for (int k = 0; k < Arity<OP>::n; k++) {
                 x[k] = input<T>(a, k, i * (int64_t)sizeof(T));
             }
@@ -371,6 +414,14 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_SOFTSHRINK: return launch_op<PTL_CUDA_OP_SOFTSHRINK>(a, p);
     case PTL_CUDA_OP_HARDSHRINK: return launch_op<PTL_CUDA_OP_HARDSHRINK>(a, p);
     case PTL_CUDA_OP_SHRINK_BACKWARD: return launch_op<PTL_CUDA_OP_SHRINK_BACKWARD>(a, p);
+    case PTL_CUDA_OP_ABS: return launch_op<PTL_CUDA_OP_ABS>(a, p);
+    case PTL_CUDA_OP_SIGN: return launch_op<PTL_CUDA_OP_SIGN>(a, p);
+    case PTL_CUDA_OP_SQRT: return launch_op<PTL_CUDA_OP_SQRT>(a, p);
+    case PTL_CUDA_OP_RECIPROCAL: return launch_op<PTL_CUDA_OP_RECIPROCAL>(a, p);
+    case PTL_CUDA_OP_CLAMP: return launch_op<PTL_CUDA_OP_CLAMP>(a, p);
+    case PTL_CUDA_OP_POW_SCALAR: return launch_op<PTL_CUDA_OP_POW_SCALAR>(a, p);
+    case PTL_CUDA_OP_REG_LOSS: return launch_op<PTL_CUDA_OP_REG_LOSS>(a, p);
+    case PTL_CUDA_OP_REG_LOSS_BACKWARD: return launch_op<PTL_CUDA_OP_REG_LOSS_BACKWARD>(a, p);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA pointwise op %d", (int)op);
     }
 }

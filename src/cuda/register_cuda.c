@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../aten/dispatcher.h"
+#include "../aten/native/loss_impl.h"
 #include "../aten/native/native.h"
 #include "../aten/tensor_iterator.h"
 #include "../c10/allocator.h"
@@ -22,6 +23,10 @@
 
 _Static_assert(PTL_MAX_DIMS <= PTL_CUDA_MAX_DIMS, "PtlCudaLoopArgs holds every dimension");
 _Static_assert(PTL_ITER_MAX >= PTL_CUDA_MAX_OPERANDS, "the kernels take up to 4 operands");
+_Static_assert((int)PTL_REG_MSE == (int)PTL_CUDA_REG_MSE &&
+                   (int)PTL_REG_SMOOTH_L1 == (int)PTL_CUDA_REG_SMOOTH_L1 &&
+                   (int)PTL_REG_HUBER == (int)PTL_CUDA_REG_HUBER,
+               "ORDER PtlRegLoss");
 
 /* The geometry of a built iterator: CPU operands (0-dim inputs) become scalars. */
 static void
@@ -321,6 +326,139 @@ rsub_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return cuda_pointwise(op, s, 2, other_self, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
 
+/* abs, sign (keep the dtype: out= must have self's, as unary.c's U_STRICT), sqrt and
+ * reciprocal (integers compute in the default float dtype) (+ in-place, out=) */
+static int
+math_unary_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *self = s[0].u.t, *out = ptl_kernel_out(op, s);
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlCudaPointwiseOp cop;
+    (void)ks;
+    switch (op->id) {
+    case PTL_OP_abs: case PTL_OP_abs_: case PTL_OP_abs_out: cop = PTL_CUDA_OP_ABS; break;
+    case PTL_OP_sign: case PTL_OP_sign_: case PTL_OP_sign_out: cop = PTL_CUDA_OP_SIGN; break;
+    case PTL_OP_sqrt: case PTL_OP_sqrt_: case PTL_OP_sqrt_out: cop = PTL_CUDA_OP_SQRT; break;
+    default: cop = PTL_CUDA_OP_RECIPROCAL; break;
+    }
+    cfg.int_to_float = cop == PTL_CUDA_OP_SQRT || cop == PTL_CUDA_OP_RECIPROCAL;
+    if (!cfg.int_to_float && out != NULL && out->dtype != self->dtype) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "Found dtype %s but expected %s",
+                             ptl_dtype_legacy_name(out->dtype),
+                             ptl_dtype_legacy_name(self->dtype));
+    }
+    return cuda_pointwise(op, s, 1, first, cfg, cop, NULL);
+}
+
+/* clamp, clamp_, clamp.out, clip*, clamp_min, clamp_max with Scalar bounds: ternary.c's
+ * checks and bounds (ptl_clamp_scalar_prepare), floating result types */
+static int
+clamp_scalar_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlClampBounds b;
+    (void)ks;
+    if (ptl_clamp_scalar_prepare(op, s, "cuda", &b, &cfg.compute_dtype) < 0) {
+        return -1;
+    }
+    double p[PTL_CUDA_MAX_PARAMS] = {b.lo, b.hi};
+    return cuda_pointwise(op, s, 1, first, cfg, PTL_CUDA_OP_CLAMP, p);
+}
+
+/* pow.Tensor_Scalar, pow_.Scalar, pow.Tensor_Scalar_out: binary.c's pow_cpu for a number
+ * exponent, in result_type(self, exponent); float16 rounds the exponent to float16 and takes
+ * plain pow, as PyTorch's kernel does */
+static int
+pow_scalar_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlTensorImpl *e = s[1].tag == PTL_IV_DOUBLE ? ptl_wrapped_double(s[1].u.d)
+                       : s[1].tag == PTL_IV_BOOL ? ptl_wrapped_bool(s[1].u.b)
+                                                 : ptl_wrapped_int(ptl_iv_to_int(&s[1]));
+    (void)ks;
+    if (e == NULL) {
+        return -1;
+    }
+    PtlTensorImpl *ab[2] = {s[0].u.t, e};
+    PtlDtype dt = ptl_result_type(ab, 2);
+    PtlDtype et = e->dtype;
+    ptl_decref(e);
+    double x = ptl_iv_to_double(&s[1]);
+    if (!ptl_dtype_is_floating(dt) && !ptl_dtype_is_floating(et) && x < 0) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "Integers to negative integer powers are not allowed.");
+    }
+    if (!ptl_dtype_is_floating(dt)) {
+        return cuda_dtype_not_implemented(op, dt);
+    }
+    if (dt == PTL_DTYPE_FLOAT16 && ptl_scalar_check_range(&s[1], dt) < 0) {
+        return -1;
+    }
+    double p[PTL_CUDA_MAX_PARAMS] = {x, dt == PTL_DTYPE_FLOAT16};
+    if (dt == PTL_DTYPE_FLOAT16) {
+        p[0] = ptl_half_to_f(ptl_f_to_half((float)x));
+    }
+    cfg.compute_dtype = dt;
+    return cuda_pointwise(op, s, 1, first, cfg, PTL_CUDA_OP_POW_SCALAR, p);
+}
+
+/* mse_loss(self, target, reduction), smooth_l1_loss(..., beta), huber_loss(..., delta) and
+ * their backward ops (grad_output first), as loss.c's reg_loss_cpu: the elementwise losses
+ * or gradients by the pointwise kernel in the dtype the operands promote to, then for
+ * 'mean' and 'sum' the CUDA reduction (aten::mean, aten::sum) of the losses */
+static int
+reg_loss_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int operands[3] = {0, 1, 2};
+    PtlRegLoss k = ptl_reg_loss_kind(op);
+    int bw = op->id == PTL_OP_mse_loss_backward || op->id == PTL_OP_smooth_l1_loss_backward ||
+             op->id == PTL_OP_huber_loss_backward;
+    int64_t red = s[bw + 2].u.i, sizes[PTL_MAX_DIMS], numel = 1;
+    double p[PTL_CUDA_MAX_PARAMS] = {(double)k, 0, 0, 0};
+    double param = k == PTL_REG_MSE ? 0 : ptl_iv_to_double(&s[bw + 3]);
+    PtlDtype dt = s[0].u.t->dtype;
+    int dim = s[0].u.t->dim;
+    (void)ks;
+    if (ptl_reg_loss_check(k, param) < 0) {
+        return -1;
+    }
+    memcpy(sizes, s[0].u.t->sizes, sizeof(int64_t) * (size_t)dim);
+    for (int i = 1; i < 2 + bw; i++) {
+        PtlTensorImpl *t = s[i].u.t;
+        dt = ptl_promote_types(dt, t->dtype);
+        if (ptl_broadcast_shapes(dim, sizes, t->dim, t->sizes, &dim, sizes) < 0) {
+            return -1;
+        }
+    }
+    if (!ptl_dtype_is_floating(dt)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s%s_cuda\" not implemented for '%s'",
+                             ptl_reg_loss_name(k), bw ? "_backward" : "",
+                             ptl_dtype_legacy_name(dt));
+    }
+    for (int d = 0; d < dim; d++) {
+        numel *= sizes[d];
+    }
+    if (bw) {
+        p[1] = (k == PTL_REG_MSE ? 2.0 : 1.0) / (red == 1 ? (double)numel : 1.0);
+        p[2] = param;
+        return cuda_pointwise(op, s, 3, operands, ptl_iter_config(),
+                              PTL_CUDA_OP_REG_LOSS_BACKWARD, p);
+    }
+    p[1] = param;
+    if (cuda_pointwise(op, s, 2, operands, ptl_iter_config(), PTL_CUDA_OP_REG_LOSS, p) < 0) {
+        return -1;
+    }
+    if (red != 1 && red != 2) {
+        return 0;
+    }
+    /* at::Reduction: 1 mean, 2 sum */
+    PtlIValue args[2] = {s[0], ptl_iv_none()};
+    PtlTensorImpl *r = ptl_call_tensor(red == 1 ? PTL_OP_mean : PTL_OP_sum, args);
+    ptl_decref(s[0].u.t);
+    s[0] = ptl_iv_tensor(r);
+    return r != NULL ? 0 : -1;
+}
+
 /* ---- copies ---- */
 
 /* dst <- src, both on the device: the copy kernel through the iterator's offsets (any
@@ -558,6 +696,23 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(celu, celu_cuda),
     POINTWISE(celu_, celu_cuda),
     POINTWISE(rsub_Tensor, rsub_cuda),
+    UNARY_OVERLOADS(abs, math_unary_cuda),
+    UNARY_OVERLOADS(sign, math_unary_cuda),
+    UNARY_OVERLOADS(sqrt, math_unary_cuda),
+    UNARY_OVERLOADS(reciprocal, math_unary_cuda),
+    UNARY_OVERLOADS(clamp, clamp_scalar_cuda),
+    UNARY_OVERLOADS(clip, clamp_scalar_cuda),
+    POINTWISE(clamp_min, clamp_scalar_cuda),
+    POINTWISE(clamp_max, clamp_scalar_cuda),
+    POINTWISE(pow_Tensor_Scalar, pow_scalar_cuda),
+    POINTWISE(pow__Scalar, pow_scalar_cuda),
+    POINTWISE(pow_Tensor_Scalar_out, pow_scalar_cuda),
+    POINTWISE(mse_loss, reg_loss_cuda),
+    POINTWISE(mse_loss_backward, reg_loss_cuda),
+    POINTWISE(smooth_l1_loss, reg_loss_cuda),
+    POINTWISE(smooth_l1_loss_backward, reg_loss_cuda),
+    POINTWISE(huber_loss, reg_loss_cuda),
+    POINTWISE(huber_loss_backward, reg_loss_cuda),
 };
 #undef UNARY_OVERLOADS
 #undef BINARY_OVERLOADS

@@ -108,6 +108,15 @@ UNARY = {
     "relu6": ptl.nn.functional.relu6, "celu": lambda x: ptl.nn.functional.celu(x, 0.6),
     "softshrink": lambda x: ptl.nn.functional.softshrink(x, 0.4),
     "hardshrink": lambda x: ptl.nn.functional.hardshrink(x, 0.4),
+    "abs": ptl.abs, "sign": ptl.sign, "sqrt": lambda x: ptl.sqrt(x.abs()),
+    "sqrt_negative": ptl.sqrt, "reciprocal": ptl.reciprocal,
+    "clamp": lambda x: ptl.clamp(x, -0.7, 1.3), "clamp_min": lambda x: ptl.clamp_min(x, 0.2),
+    "clamp_max": lambda x: ptl.clamp_max(x, -0.1), "clamp_crossed": lambda x: x.clamp(1, -1),
+    "clamp_nan_bound": lambda x: x.clamp(min=float("nan")), "clip": lambda x: x.clip(max=0.5),
+    "pow_2": lambda x: x ** 2, "pow_3": lambda x: x ** 3, "pow_half": lambda x: x.abs() ** 0.5,
+    "pow_minus_half": lambda x: ptl.pow(x, -0.5), "pow_minus_1": lambda x: x ** -1,
+    "pow_minus_2": lambda x: x ** -2, "pow_other": lambda x: x.abs() ** 1.37,
+    "pow_int": lambda x: ptl.pow(x, 4),
 }
 
 
@@ -177,6 +186,43 @@ def test_special_functions_in_place_out_and_dtypes_on_the_device():
         _C._op("aten::elu_backward")(dx, -1.0, 1.0, 1.0, True, dx)
     with pytest.raises(RuntimeError, match="In-place leakyReLu backward calculation"):
         _C._op("aten::leaky_relu_backward")(dx, dx, -0.1, True)
+
+
+def test_abs_sign_sqrt_reciprocal_clamp_pow_forms_and_errors_on_the_device():
+    x = ptl.tensor(np.concatenate([np.linspace(-3, 3, 31), [0.0, -0.0, np.inf, -np.inf,
+                                                            np.nan]]))
+    dx = x.cuda()
+    for fn in (lambda t: t.abs_(), lambda t: t.sign_(), lambda t: t.reciprocal_(),
+               lambda t: t.clamp_(-1, 2), lambda t: t.clip_(min=0.5), lambda t: t.pow_(3),
+               lambda t: t.pow_(0.5)):
+        check(fn(dx.clone()), fn(x.clone()))
+    for fn in (ptl.abs, ptl.sign, ptl.sqrt, ptl.reciprocal):
+        out = ptl.empty(0, dtype=ptl.float64, device="cuda")
+        assert fn(dx, out=out) is out
+        check(out, fn(x))
+    out = ptl.empty(6, 6, dtype=ptl.float64, device="cuda").t()
+    check(ptl.clamp(dx[:36].reshape(6, 6), -1, 1, out=out), ptl.clamp(x[:36].reshape(6, 6), -1, 1))
+    check(ptl.pow(dx, 2.5, out=ptl.empty(0, dtype=ptl.float64, device="cuda")), ptl.pow(x, 2.5))
+    i = ptl.arange(-3, 4)
+    check(ptl.sqrt(i.cuda()), ptl.sqrt(i))          # integers compute in the default dtype
+    check(ptl.reciprocal(i.cuda()), ptl.reciprocal(i))
+    check(i.cuda().clamp(-1.5, 2.5), i.clamp(-1.5, 2.5))   # a float bound promotes
+    check(i.cuda() ** 0.5, i ** 0.5)
+    # the CPU kernels' checks, shared
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        ptl.clamp(dx)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type long int"):
+        i.cuda().clamp_(0.5)
+    with pytest.raises(RuntimeError, match="Found dtype Float but expected Double"):
+        ptl.abs(dx, out=ptl.empty(0, device="cuda"))
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        i.cuda() ** -1
+    with pytest.raises(NotImplementedError, match='"clamp_scalar_cuda" not implemented for '
+                                                  "'Bool'"):
+        ptl.ones(2, dtype=ptl.bool, device="cuda").clamp(False, True)
+    with pytest.raises(RuntimeError, match="value cannot be converted to type c10::Half"):
+        ptl.ones(2, dtype=ptl.float16, device="cuda") ** 1e10
 
 
 def test_mixed_dtypes_promote_as_on_the_cpu():
@@ -580,6 +626,38 @@ def test_nll_loss_and_cross_entropy_match_the_cpu(dtype):
           F.nll_loss(x, every, ignore_index=2))
     with pytest.raises(IndexError, match="Target 3 is out of bounds."):
         F.nll_loss(x.cuda(), ptl.tensor([0, 1, 3, 0, 0, 0]).cuda())
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_regression_losses_and_their_backward_match_the_cpu(dtype):
+    rng = np.random.default_rng(10)
+    F = ptl.nn.functional
+    losses = [F.mse_loss, lambda x, t, **kw: F.smooth_l1_loss(x, t, beta=0.7, **kw),
+              lambda x, t, **kw: F.smooth_l1_loss(x, t, beta=0.0, **kw),
+              lambda x, t, **kw: F.huber_loss(x, t, delta=1.3, **kw)]
+    for xs, ts in (((37, 29), (37, 29)), ((1001,), (1001,)), ((5, 1), (7,)), ((), ()),
+                   ((0, 3), (3,))):
+        x = ptl.tensor(rng.standard_normal(xs) * 2).to(dtype)
+        t = ptl.tensor(rng.standard_normal(ts) * 2).to(dtype)
+        for fn in losses:
+            for reduction in ("none", "mean", "sum"):
+                same_2d = x.dim() == 2 and x.shape == t.shape
+                for xv, tv in [(x, t)] + ([(x.t(), t.t())] if same_2d else []):
+                    xc, xd = cpu_and_device_leaves(xv)
+                    lc = fn(xc, tv, reduction=reduction)
+                    ld = fn(xd, tv.cuda(), reduction=reduction)
+                    check(ld.detach(), lc.detach())
+                    g = ptl.tensor(rng.standard_normal(tuple(lc.shape))).to(dtype)
+                    lc.backward(g)
+                    ld.backward(g.cuda())
+                    check_grads([xc], [xd])
+    x = ptl.randn(4, 3).cuda()
+    with pytest.raises(RuntimeError, match="huber_loss does not support non-positive values"):
+        F.huber_loss(x, x, delta=0.0)
+    with pytest.raises(RuntimeError, match="smooth_l1_loss does not support negative values"):
+        F.smooth_l1_loss(x, x, beta=-1.0)
+    with pytest.raises(NotImplementedError, match='"mse_cuda" not implemented for \'Long\''):
+        _C._op("aten::mse_loss")(ptl.arange(3).cuda(), ptl.arange(3).cuda(), 1)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [ptl.int64], ids=str)

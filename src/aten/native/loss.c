@@ -10,6 +10,7 @@
 #include "../../c10/parallel.h"
 #include "../loops.h"
 #include "../scalar_math.h"
+#include "loss_impl.h"
 #include "native.h"
 #include "nn_common.h"
 #include "reduce_kernels.h"
@@ -35,7 +36,6 @@ enum { LOSS_NONE = 0, LOSS_MEAN = 1, LOSS_SUM = 2 };
 #define REG_MAX_CHUNKS 256
 #define REG_BLOCK 512
 
-typedef enum RegLoss { REG_MSE, REG_SMOOTH_L1, REG_HUBER } RegLoss;
 
 typedef struct RegJob {
     const char *x, *t, *g;   /* input, target, the backward's grad_output (contiguous) */
@@ -49,41 +49,41 @@ typedef struct RegJob {
 
 /* the loss of one element, or its derivative, in float or double */
 static inline float
-reg_loss_f(RegLoss k, float x, float t, float p)
+reg_loss_f(PtlRegLoss k, float x, float t, float p)
 {
-    return k == REG_MSE         ? ptl_mse_loss_f(x, t, p)
-           : k == REG_SMOOTH_L1 ? ptl_smooth_l1_loss_f(x, t, p)
+    return k == PTL_REG_MSE         ? ptl_mse_loss_f(x, t, p)
+           : k == PTL_REG_SMOOTH_L1 ? ptl_smooth_l1_loss_f(x, t, p)
                                 : ptl_huber_loss_f(x, t, p);
 }
 
 static inline double
-reg_loss_d(RegLoss k, double x, double t, double p)
+reg_loss_d(PtlRegLoss k, double x, double t, double p)
 {
-    return k == REG_MSE         ? ptl_mse_loss_d(x, t, p)
-           : k == REG_SMOOTH_L1 ? ptl_smooth_l1_loss_d(x, t, p)
+    return k == PTL_REG_MSE         ? ptl_mse_loss_d(x, t, p)
+           : k == PTL_REG_SMOOTH_L1 ? ptl_smooth_l1_loss_d(x, t, p)
                                 : ptl_huber_loss_d(x, t, p);
 }
 
 static inline float
-reg_grad_f(RegLoss k, float g, float x, float t, float norm, float p)
+reg_grad_f(PtlRegLoss k, float g, float x, float t, float norm, float p)
 {
-    return k == REG_MSE         ? ptl_mse_loss_grad_f(g, x, t, norm, p)
-           : k == REG_SMOOTH_L1 ? ptl_smooth_l1_loss_grad_f(g, x, t, norm, p)
+    return k == PTL_REG_MSE         ? ptl_mse_loss_grad_f(g, x, t, norm, p)
+           : k == PTL_REG_SMOOTH_L1 ? ptl_smooth_l1_loss_grad_f(g, x, t, norm, p)
                                 : ptl_huber_loss_grad_f(g, x, t, norm, p);
 }
 
 static inline double
-reg_grad_d(RegLoss k, double g, double x, double t, double norm, double p)
+reg_grad_d(PtlRegLoss k, double g, double x, double t, double norm, double p)
 {
-    return k == REG_MSE         ? ptl_mse_loss_grad_d(g, x, t, norm, p)
-           : k == REG_SMOOTH_L1 ? ptl_smooth_l1_loss_grad_d(g, x, t, norm, p)
+    return k == PTL_REG_MSE         ? ptl_mse_loss_grad_d(g, x, t, norm, p)
+           : k == PTL_REG_SMOOTH_L1 ? ptl_smooth_l1_loss_grad_d(g, x, t, norm, p)
                                 : ptl_huber_loss_grad_d(g, x, t, norm, p);
 }
 
 /* Chunk c of the forward: the losses into j->out, or their sum into j->parts[c] (the loss
  * loop vectorises, selects and all; Note [Select formulas] in activation.c). */
 __attribute__((always_inline)) static inline void
-reg_forward_chunk(RegJob *j, RegLoss k, int f8, int64_t c)
+reg_forward_chunk(RegJob *j, PtlRegLoss k, int f8, int64_t c)
 {
     int64_t b = c * j->chunk, e = b + j->chunk < j->n ? b + j->chunk : j->n;
     union {
@@ -117,7 +117,7 @@ reg_forward_chunk(RegJob *j, RegLoss k, int f8, int64_t c)
 
 /* Chunk c of the backward: the gradients into j->out */
 __attribute__((always_inline)) static inline void
-reg_backward_chunk(RegJob *j, RegLoss k, int f8, int64_t c)
+reg_backward_chunk(RegJob *j, PtlRegLoss k, int f8, int64_t c)
 {
     int64_t b = c * j->chunk, e = b + j->chunk < j->n ? b + j->chunk : j->n;
     if (f8) {
@@ -156,46 +156,48 @@ reg_backward_chunk(RegJob *j, RegLoss k, int f8, int64_t c)
         }                                                                                 \
         return 0;                                                                         \
     }
-DEFINE_REG_BODY(mse_f4, REG_MSE, 0)
-DEFINE_REG_BODY(mse_f8, REG_MSE, 1)
-DEFINE_REG_BODY(smooth_l1_f4, REG_SMOOTH_L1, 0)
-DEFINE_REG_BODY(smooth_l1_f8, REG_SMOOTH_L1, 1)
-DEFINE_REG_BODY(huber_f4, REG_HUBER, 0)
-DEFINE_REG_BODY(huber_f8, REG_HUBER, 1)
+DEFINE_REG_BODY(mse_f4, PTL_REG_MSE, 0)
+DEFINE_REG_BODY(mse_f8, PTL_REG_MSE, 1)
+DEFINE_REG_BODY(smooth_l1_f4, PTL_REG_SMOOTH_L1, 0)
+DEFINE_REG_BODY(smooth_l1_f8, PTL_REG_SMOOTH_L1, 1)
+DEFINE_REG_BODY(huber_f4, PTL_REG_HUBER, 0)
+DEFINE_REG_BODY(huber_f8, PTL_REG_HUBER, 1)
 #undef DEFINE_REG_BODY
 
-/* ORDER RegLoss, then float32 / float64 */
+/* ORDER PtlRegLoss, then float32 / float64 */
 static const PtlParallelFn reg_fns[3][2] = {{mse_f4_chunks, mse_f8_chunks},
                                             {smooth_l1_f4_chunks, smooth_l1_f8_chunks},
                                             {huber_f4_chunks, huber_f8_chunks}};
-/* the names of PyTorch's kernels in its dtype errors, ORDER RegLoss */
-static const char *const reg_names[3] = {"mse", "smooth_l1", "huber"};
+const char *
+ptl_reg_loss_name(PtlRegLoss k)
+{
+    static const char *const names[3] = {"mse", "smooth_l1", "huber"};
+    return names[k];
+}
 
-/* The loss's op: its kind from the op id */
-static RegLoss
-reg_kind(const PtlOperator *op)
+PtlRegLoss
+ptl_reg_loss_kind(const PtlOperator *op)
 {
     switch (op->id) {
     case PTL_OP_mse_loss:
     case PTL_OP_mse_loss_backward:
-        return REG_MSE;
+        return PTL_REG_MSE;
     case PTL_OP_smooth_l1_loss:
     case PTL_OP_smooth_l1_loss_backward:
-        return REG_SMOOTH_L1;
+        return PTL_REG_SMOOTH_L1;
     default:
-        return REG_HUBER;
+        return PTL_REG_HUBER;
     }
 }
 
-/* PyTorch's checks of beta and delta */
-static int
-reg_check_param(RegLoss k, double p)
+int
+ptl_reg_loss_check(PtlRegLoss k, double p)
 {
-    if (k == REG_SMOOTH_L1 && p < 0) {
+    if (k == PTL_REG_SMOOTH_L1 && p < 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "smooth_l1_loss does not support negative values for beta.");
     }
-    if (k == REG_HUBER && p <= 0) {
+    if (k == PTL_REG_HUBER && p <= 0) {
         return ptl_error_set(PTL_ERR_RUNTIME,
                              "huber_loss does not support non-positive values for delta.");
     }
@@ -207,7 +209,7 @@ reg_check_param(RegLoss k, double p)
  * made are released).  An operand marked in `scalar` that holds one element is left NULL
  * (its value is read once).  0 or -1. */
 static int
-reg_prepare(RegLoss k, int backward, int nin, PtlTensorImpl **in, unsigned scalar,
+reg_prepare(PtlRegLoss k, int backward, int nin, PtlTensorImpl **in, unsigned scalar,
             PtlTensorImpl **prep, PtlDtype *dt, int *dim, int64_t *sizes)
 {
     *dt = in[0]->dtype;
@@ -221,7 +223,7 @@ reg_prepare(RegLoss k, int backward, int nin, PtlTensorImpl **in, unsigned scala
     }
     if (!ptl_dtype_is_floating(*dt)) {
         return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s%s_cpu\" not implemented for '%s'",
-                             reg_names[k], backward ? "_backward" : "",
+                             ptl_reg_loss_name(k), backward ? "_backward" : "",
                              ptl_dtype_legacy_name(*dt));
     }
     for (int i = 0; i < nin; i++) {
@@ -252,7 +254,7 @@ error:
 
 /* Runs the chunks of job for loss k in dtype f8 (Note [Regression losses]); 0 or -1. */
 static int
-reg_run(RegJob *job, RegLoss k, int f8)
+reg_run(RegJob *job, PtlRegLoss k, int f8)
 {
     int64_t nchunks = (job->n + REG_CHUNK - 1) / REG_CHUNK;
     job->chunk = nchunks > REG_MAX_CHUNKS ? (job->n + REG_MAX_CHUNKS - 1) / REG_MAX_CHUNKS
@@ -272,19 +274,19 @@ reg_run(RegJob *job, RegLoss k, int f8)
 static int
 reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
-    RegLoss k = reg_kind(op);
+    PtlRegLoss k = ptl_reg_loss_kind(op);
     int bw = op->id == PTL_OP_mse_loss_backward || op->id == PTL_OP_smooth_l1_loss_backward ||
              op->id == PTL_OP_huber_loss_backward;
     PtlTensorImpl *in[3] = {s[0].u.t, s[1].u.t, bw ? s[2].u.t : NULL};
     PtlTensorImpl *prep[3] = {NULL, NULL, NULL}, *out = NULL;
     int64_t red = s[bw + 2].u.i, sizes[PTL_MAX_DIMS];
-    double p = k == REG_MSE ? 0 : ptl_iv_to_double(&s[bw + 3]);
+    double p = k == PTL_REG_MSE ? 0 : ptl_iv_to_double(&s[bw + 3]);
     int dim, rc = -1;
     PtlDtype dt;
     RegJob *job = NULL;
     (void)ks;
 
-    if (reg_check_param(k, p) < 0 ||
+    if (ptl_reg_loss_check(k, p) < 0 ||
         reg_prepare(k, bw, 2 + bw, in, (unsigned)bw, prep, &dt, &dim, sizes) < 0) {
         return -1;
     }
@@ -292,7 +294,7 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     out = bw || red == LOSS_NONE ? ptl_empty(dim, sizes, prep[bw]->dtype, prep[bw]->device)
                                 : ptl_empty(0, NULL, prep[bw]->dtype, prep[bw]->device);
     if (out == NULL || (job = malloc(sizeof(*job))) == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "%s_loss%s: out of memory", reg_names[k],
+        ptl_error_set(PTL_ERR_MEMORY, "%s_loss%s: out of memory", ptl_reg_loss_name(k),
                       bw ? "_backward" : "");
         goto done;
     }
@@ -301,7 +303,7 @@ reg_loss_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                     .gv = bw && !prep[0] ? ptl_item_double(in[0]) : 0,
                     .out = bw || red == LOSS_NONE ? ptl_tensor_data(out) : NULL,
                     .n = prep[bw]->numel, .p = p, .backward = bw,
-                    .norm = (k == REG_MSE ? 2.0 : 1.0) /
+                    .norm = (k == PTL_REG_MSE ? 2.0 : 1.0) /
                             (red == LOSS_MEAN ? (double)prep[bw]->numel : 1.0)};
     if (reg_run(job, k, prep[bw]->dtype == PTL_DTYPE_FLOAT64) < 0) {
         goto done;

@@ -119,6 +119,17 @@ int ptl_activation_check(const PtlOperator *op, const PtlIValue *s);
 /* An activation's parameter v as PyTorch's kernels see it for an input of dtype dt: rounded
  * to the input's dtype (in_dtype: a bound compared with the input) or to its opmath type. */
 double ptl_activation_param(double v, PtlDtype dt, int in_dtype);
+/* clamp's scalar bounds, as double for floating dtypes and int64 for integer ones; a missing
+ * bound is the infinite one. */
+typedef struct PtlClampBounds {
+    double lo, hi;
+    int64_t ilo, ihi;
+} PtlClampBounds;
+/* The checks of clamp, clamp_min, clamp_max and clip with Scalar bounds (PyTorch's errors,
+ * the kernel named "clamp_scalar_<device>"), the bounds and the result type: 0, or -1 with
+ * the error set.  Shared by the CPU kernel (ternary.c) and the CUDA one. */
+int ptl_clamp_scalar_prepare(const PtlOperator *op, const PtlIValue *s, const char *device,
+                             PtlClampBounds *b, PtlDtype *result_type);
 /* The iterator of a copy: src broadcast into dst, converted to dst's dtype (copy_'s rules);
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);

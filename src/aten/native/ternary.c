@@ -194,17 +194,11 @@ where_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- clamp / clip ---- */
 
-/* Scalar bounds, as double for floating dtypes and int64 for integer ones; a missing
- * bound is the infinite one. */
-typedef struct ClampBounds {
-    double lo, hi;
-    int64_t ilo, ihi;
-} ClampBounds;
 
 #define CLAMP_S_I(X, E)                                                                   \
-    ptl_clamp_i((X), ((const ClampBounds *)(E))->ilo, ((const ClampBounds *)(E))->ihi)
+    ptl_clamp_i((X), ((const PtlClampBounds *)(E))->ilo, ((const PtlClampBounds *)(E))->ihi)
 #define CLAMP_S_F(X, E)                                                                   \
-    ptl_clamp_d((X), ((const ClampBounds *)(E))->lo, ((const ClampBounds *)(E))->hi)
+    ptl_clamp_d((X), ((const PtlClampBounds *)(E))->lo, ((const PtlClampBounds *)(E))->hi)
 DEFINE_LOOP1(clamp_scalar, uint8_t, u1, I64, (uint8_t), CLAMP_S_I)
 DEFINE_LOOP1(clamp_scalar, int8_t, i1, I64, (int8_t), CLAMP_S_I)
 DEFINE_LOOP1(clamp_scalar, int16_t, i2, I64, (int16_t), CLAMP_S_I)
@@ -223,7 +217,7 @@ DEFINE_LOOP1(clamp_scalar, ptl_bf16, bf, PTL_LOAD_bf, PTL_STORE_bf, CLAMP_S_F)
     PTL_LOOP_CLONES static void                                                           \
     clamp_scalar_loop_##DT(char **d, const int64_t *s, int64_t n, const void *extra)       \
     {                                                                                     \
-        const ClampBounds *b = extra;                                                     \
+        const PtlClampBounds *b = extra;                                                     \
         const T lo = (T)b->lo, hi = (T)b->hi;                                             \
         if (s[0] == sizeof(T) && s[1] == sizeof(T) && lo == lo && hi == hi) {             \
             T *o = (T *)d[0];                                                             \
@@ -304,26 +298,29 @@ wrap_scalar(const PtlIValue *v)
 
 /* The scalar forms: clamp(Tensor self, Scalar? min=None, Scalar? max=None) (also clamp_,
  * clamp.out, clip*), clamp_min(Tensor self, Scalar min), clamp_max(Tensor self, Scalar
- * max).  [*] -> [*] in result_type(self, min, max). */
-static int
-clamp_scalar_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+ * max).  [*] -> [*] in result_type(self, min, max): the checks and the bounds, shared by the
+ * CPU kernel and the CUDA one (device: "cpu" or "cuda", for the kernel's name in errors). */
+int
+ptl_clamp_scalar_prepare(const PtlOperator *op, const PtlIValue *s, const char *device,
+                         PtlClampBounds *b, PtlDtype *result_type)
 {
     PtlTensorImpl *self = s[0].u.t, *out = ptl_kernel_out(op, s);
     PtlTensorImpl *ts[3] = {self, NULL, NULL};
-    PtlIterConfig cfg = ptl_iter_config();
     const PtlIValue *lo = NULL, *hi = NULL;
-    const char *kname = "clamp_scalar_cpu";
-    ClampBounds b = {-INFINITY, INFINITY, INT64_MIN, INT64_MAX};
+    const char *kname = "clamp_scalar";
     int rc = -1;
-    (void)ks;
+    b->lo = -INFINITY;
+    b->hi = INFINITY;
+    b->ilo = INT64_MIN;
+    b->ihi = INT64_MAX;
 
     if (op->id == PTL_OP_clamp_min) {
         lo = &s[1];
-        kname = "clamp_min_scalar_cpu";
+        kname = "clamp_min_scalar";
     }
     else if (op->id == PTL_OP_clamp_max) {
         hi = &s[1];
-        kname = "clamp_max_scalar_cpu";
+        kname = "clamp_max_scalar";
     }
     else {
         lo = s[1].tag == PTL_IV_NONE ? NULL : &s[1];
@@ -348,7 +345,8 @@ clamp_scalar_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto done;
     }
     if (rt == PTL_DTYPE_BOOL) {
-        ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s\" not implemented for 'Bool'", kname);
+        ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"%s_%s\" not implemented for 'Bool'", kname,
+                      device);
         goto done;
     }
     /* PyTorch converts each bound to the result type first (c10's checked_convert): out
@@ -358,19 +356,31 @@ clamp_scalar_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         goto done;
     }
     if (lo != NULL) {
-        b.lo = ptl_iv_to_double(lo);
-        b.ilo = wrap_to(rt, ptl_iv_to_int(lo));
+        b->lo = ptl_iv_to_double(lo);
+        b->ilo = wrap_to(rt, ptl_iv_to_int(lo));
     }
     if (hi != NULL) {
-        b.hi = ptl_iv_to_double(hi);
-        b.ihi = wrap_to(rt, ptl_iv_to_int(hi));
+        b->hi = ptl_iv_to_double(hi);
+        b->ihi = wrap_to(rt, ptl_iv_to_int(hi));
     }
-    cfg.compute_dtype = rt;
-    rc = ptl_pointwise(op, s, 1, (const int[1]){0}, cfg, clamp_scalar_loops, &b);
+    *result_type = rt;
+    rc = 0;
 done:
     ptl_xdecref(ts[1]);
     ptl_xdecref(ts[2]);
     return rc;
+}
+
+static int
+clamp_scalar_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlIterConfig cfg = ptl_iter_config();
+    PtlClampBounds b;
+    (void)ks;
+    if (ptl_clamp_scalar_prepare(op, s, "cpu", &b, &cfg.compute_dtype) < 0) {
+        return -1;
+    }
+    return ptl_pointwise(op, s, 1, (const int[1]){0}, cfg, clamp_scalar_loops, &b);
 }
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor (also clamp_,

@@ -1,0 +1,19 @@
+/* loss_impl.h -- what loss.c's regression losses share with their CUDA kernels
+ * (src/cuda/register_cuda.c): PyTorch's argument checks and kernel names. */
+#ifndef PTL_ATEN_NATIVE_LOSS_IMPL_H
+#define PTL_ATEN_NATIVE_LOSS_IMPL_H
+
+#include "native.h"
+
+/* ORDER RegLoss (loss.c) and PtlCudaRegLoss (cuda_api.h) */
+typedef enum PtlRegLoss { PTL_REG_MSE, PTL_REG_SMOOTH_L1, PTL_REG_HUBER } PtlRegLoss;
+
+/* The loss of mse_loss, smooth_l1_loss, huber_loss and their backward ops */
+PtlRegLoss ptl_reg_loss_kind(const PtlOperator *op);
+/* PyTorch's checks of smooth_l1_loss's beta and huber_loss's delta: 0, or -1 with the
+ * error set. */
+int ptl_reg_loss_check(PtlRegLoss k, double p);
+/* "mse", "smooth_l1", "huber": the names of PyTorch's kernels in its dtype errors */
+const char *ptl_reg_loss_name(PtlRegLoss k);
+
+#endif
