@@ -11,6 +11,7 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck
+from helpers import assert_no_leak
 
 # conv_nhwc.c's NHWC_TILE_FLOATS and NHWC_WGRAD_FLOATS (test_size_thresholds.py checks them)
 NHWC_TILE_FLOATS, NHWC_WGRAD_FLOATS = 16384, 1 << 20
@@ -252,3 +253,20 @@ def test_errors():
         F.conv2d(x, ptl.randn(4, 3, 3, 3), ptl.randn(5))
     with pytest.raises(RuntimeError, match="expected scalar type Float but found Double"):
         F.conv2d(x, ptl.randn(4, 3, 3, 3, dtype=ptl.float64))
+
+
+def test_no_leak():
+    """Forward and every gradient of the native path, and its error path, free what they
+    allocate."""
+    x = ptl.randn(2, 3, 6, 6).to(memory_format=CL).requires_grad_()
+    w = ptl.randn(4, 3, 3, 3, requires_grad=True)
+    b = ptl.randn(4, requires_grad=True)
+
+    def step():
+        x.grad = w.grad = b.grad = None
+        F.conv2d(x, w, b, stride=2, padding=1).sum().backward()
+        F.conv2d(x.detach(), w.detach()[:, :, :1, :1])
+        with pytest.raises(RuntimeError):
+            F.conv2d(x.detach(), ptl.randn(4, 2, 3, 3))
+
+    assert_no_leak(step)
