@@ -43,6 +43,40 @@ def test_conv2d_forward_backward(benchmark, impl, n, cin, hw, cout):
     assert tuple(out.shape) == (cout, cin, 3, 3)
 
 
+# channels-last (NHWC) convolutions, batch 32, with their weights channels-last too (what
+# model.to(memory_format=torch.channels_last) gives): PyTorch runs oneDNN's NHWC kernels,
+# pytorchlite conv_nhwc.c (Note [Channels-last convolution]).  (cin, hw, cout, k, padding)
+CHANNELS_LAST_CONVS = [(3, 32, 32, 3, 1), (32, 16, 64, 3, 1), (64, 16, 256, 1, 0)]
+
+
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("cin,hw,cout,k,pad", CHANNELS_LAST_CONVS)
+@pytest.mark.parametrize("part", ["forward", "forward+backward"])
+def test_conv2d_channels_last(benchmark, impl, cin, hw, cout, k, pad, part):
+    benchmark.group = (f"conv2d channels_last 32x{cin}x{hw}x{hw} -> {cout} ch {k}x{k} pad "
+                       f"{pad}, {part}")
+    lib = library(impl)
+    cl = lib.channels_last
+    x = lib.tensor(randn((32, cin, hw, hw))).contiguous(memory_format=cl)
+    w = lib.tensor(randn((cout, cin, k, k), 1)).contiguous(memory_format=cl)
+    b = lib.tensor(randn((cout,), 2))
+    gy = lib.tensor(randn((32, cout, hw, hw), 3)).contiguous(memory_format=cl)
+    if part == "forward":
+        out = benchmark(lib.nn.functional.conv2d, x, w, b, padding=pad)
+        assert out.is_contiguous(memory_format=cl)
+        return
+    for t in (x, w, b):
+        t.requires_grad_()
+
+    def step():
+        x.grad = w.grad = b.grad = None
+        lib.nn.functional.conv2d(x, w, b, padding=pad).backward(gy)
+        return x.grad
+
+    out = benchmark(step)
+    assert out.is_contiguous(memory_format=cl)
+
+
 # the convolutions of test_bench_training.py's ResNet-style network, batch 32:
 # (input channels, image side, output channels, kernel, stride)
 RESNET_CONVS = [(3, 32, 16, 3, 1), (16, 32, 16, 3, 1), (16, 32, 32, 3, 2), (16, 32, 32, 1, 2),
@@ -221,6 +255,12 @@ def test_results_agree():
         ours = fn(ptl, *[ptl.tensor(a) for a in arrays]).numpy()
         ref = fn(torch, *[torch.tensor(a) for a in arrays]).numpy()
         np.testing.assert_allclose(ours, ref, rtol=1e-4, atol=1e-5)
+    for cin, hw, cout, k, pad in CHANNELS_LAST_CONVS:
+        args = randn((2, cin, hw, hw)), randn((cout, cin, k, k), 1)
+        outs = [L.nn.functional.conv2d(
+            *[L.tensor(a).contiguous(memory_format=L.channels_last) for a in args],
+            L.tensor(randn((cout,), 2)), padding=pad).numpy() for L in (ptl, torch)]
+        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-4, atol=1e-4)
     for shape in RESNET_CONVS:
         ours = ptl.ops.aten.convolution_backward(*conv_backward_args(ptl, *shape))
         ref = torch.ops.aten.convolution_backward(*conv_backward_args(torch, *shape))

@@ -157,6 +157,9 @@ def c_define(rel, name, names=None):
 def test_threshold_constants():
     assert c_define("c10/parallel.h", "PTL_GRAIN_SIZE") == GRAIN
     assert c_define("aten/native/conv.c", "COL_BUDGET") == COL_BUDGET
+    # the channels-last convolution's tiles (test_conv_channels_last.py crosses them)
+    assert c_define("aten/native/conv_nhwc.c", "NHWC_TILE_FLOATS") == 16384
+    assert c_define("aten/native/conv_nhwc.c", "NHWC_WGRAD_FLOATS") == 1 << 20
     gemm = "aten/native/gemm.c"
     assert c_define(gemm, "GEMM_DIRECT_B_SPAN") == GEMM_DIRECT_B_SPAN
     assert c_define(gemm, "GEMM_PARALLEL_FLOPS") == GEMM_PARALLEL_FLOPS

@@ -1284,6 +1284,10 @@ conv_format(const PtlTensorImpl *input, const PtlTensorImpl *weight)
 static int
 convolution_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
+    int native = conv_nhwc_forward(s);
+    if (native != 0) {
+        return native < 0 ? -1 : 0;
+    }
     return ptl_kernel_run_as(convolution_cpu, op, ks, s, conv_format(s[0].u.t, s[1].u.t));
 }
 
@@ -1291,6 +1295,10 @@ convolution_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 static int
 convolution_backward_as_input(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
+    int native = conv_nhwc_backward(s);
+    if (native != 0) {
+        return native < 0 ? -1 : 0;
+    }
     return ptl_kernel_run_as(convolution_backward_cpu, op, ks, s,
                              conv_format(s[1].u.t, s[2].u.t));
 }

@@ -66,6 +66,13 @@ int conv_packed_fwd_phases(const float *x, float *y, const ConvPackedPhase *ph, 
 int conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
                       int64_t ci, int64_t co);
 
+/* convolution (s: its stack) and convolution_backward on a channels-last float32 input,
+ * computed in that layout (conv_nhwc.c, Note [Channels-last convolution]): 1 with the
+ * results on s, 0 when that file does not take the problem (s untouched), -1 with the error
+ * set. */
+int conv_nhwc_forward(PtlIValue *s);
+int conv_nhwc_backward(PtlIValue *s);
+
 /* A convolution's int-list arguments, right-aligned to three spatial dims (conv_args.c). */
 typedef struct ConvArgs {
     int nd, transposed;

@@ -68,7 +68,9 @@ ptl_kernel_return_self(PtlIValue *s)
  * registered through ptl_kernel_run_as, which copies each result of the format's rank into
  * the format the input suggests after the NCHW kernel has run: one extra copy per result
  * where a native channels-last kernel would write it in place.  An NCHW input costs nothing:
- * its format is contiguous and the results are left as they are. */
+ * its format is contiguous and the results are left as they are.  A float32 2-d convolution
+ * (groups 1) computes in channels-last itself (conv_nhwc.c, Note [Channels-last
+ * convolution]); the boundary serves the rest. */
 
 /* Runs kernel k on s, then makes each tensor result whose rank fits f contiguous in f (a
  * channels-last format; contiguous leaves them).  0, or -1 with the error set and no

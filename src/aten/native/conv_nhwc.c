@@ -1,0 +1,526 @@
+/* conv_nhwc.c -- float32 2-D convolution (groups 1, not transposed) and its backward on
+ * channels-last tensors, computed in that layout instead of through NCHW copies at the kernel
+ * boundary.  Plays the role of oneDNN's NHWC convolution under PyTorch's mkldnn_convolution.
+ *
+ * Note [Channels-last convolution]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * In NHWC a pixel's channels are one contiguous row, so a convolution is a GEMM over rows:
+ *   y(M, Co) = A(M, K) @ Wt(K, Co),  M = N * OH * OW output pixels, K = KH * KW * Ci,
+ * where row m of A holds, tap after tap (ky, kx), the Ci channels of the input pixel that
+ * tap reads (zeros in the padding), and Wt's row (ky, kx, c) is the weight's (:, c, ky, kx):
+ * exactly the memory of a channels-last weight (Co, KH, KW, Ci) read as K x Co with column
+ * stride K, so ptl_gemm_pack_b packs it once per call without a transposing copy.  A 1x1
+ * stride-1 unpadded convolution's A is the input itself (one GEMM on its memory).  Otherwise
+ * A is built a tile of rows at a time (an implicit GEMM: the whole A never exists): each tap
+ * of a row is a memcpy of Ci floats, and with dilation 1 a kernel row's KW taps inside the
+ * image are one run of KW * Ci floats.  A tile holds about NHWC_TILE_FLOATS floats (a few
+ * hundred rows: it stays in L2 while the GEMM streams it against the packed weight), the
+ * GEMM writes its rows of y in place, rows Co apart, and adds the bias as its S operand.
+ * Tiles are shared among the threads; each row is one GEMM's row whatever the tile, so the
+ * result does not depend on the thread count.
+ *
+ * The input gradient is the transposed product, gA(M, K) = gy(M, Co) @ Wt^T, scattered back:
+ * each row's taps are added into the input pixels they read (col2im in NHWC).  Tiles of one
+ * sample overlap in the image, so samples are shared among the threads and each sample's tiles
+ * run in order: every element's sum has one order.  1x1 stride 1 is again one GEMM into gx.
+ * The weight gradient is gWt^T(Co, K) = gy^T(Co, M) @ A(M, K), accumulated over tiles of
+ * NHWC_WGRAD_FLOATS floats of A in order, the GEMM splitting each product among the threads
+ * by the shape (Note [GEMM K split]); it comes out as a channels-last weight, the layout the
+ * boundary path would copy it to.  The bias gradient sums gy's rows in double.
+ *
+ * Taken when the input is a dense channels-last float32 CPU tensor of rank 4 and groups is 1
+ * (on any CPU: the GEMM engine picks its own kernels); everything else (float64, grouped,
+ * transposed, 1-d and 3-d convolutions) runs through the NCHW kernels at the boundary. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/memory_format.h"
+#include "../../c10/parallel.h"
+#include "conv_impl.h"
+#include "gemm.h"
+#include "nn_common.h"
+
+#define NHWC_TILE_FLOATS 16384
+#define NHWC_WGRAD_FLOATS ((int64_t)1 << 20)
+
+typedef struct NhwcGeom {
+    int64_t n, h, w, ci, oh, ow, co, kh, kw, sh, sw, ph, pw, dh, dw, k, m;
+} NhwcGeom;
+
+/* Rows of A (Note [Channels-last convolution]) in a tile: shape-only, at least 8. */
+static int64_t
+nhwc_tile_rows(const NhwcGeom *g)
+{
+    int64_t t = NHWC_TILE_FLOATS / g->k;
+    return t < 8 ? 8 : t;
+}
+
+/* 1 when A is the input itself */
+static int
+nhwc_pointwise(const NhwcGeom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+}
+
+/* a (rows, K) = rows [m0, m0 + rows) of A, read from x (N, H, W, Ci) */
+static void
+nhwc_gather(const NhwcGeom *g, const float *x, int64_t m0, int64_t rows, float *a)
+{
+    int64_t ci = g->ci, plane = g->oh * g->ow;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t m = m0 + r, ni = m / plane, oy = m % plane / g->ow, ox = m % g->ow;
+        int64_t ix0 = ox * g->sw - g->pw;
+        int dense = g->dw == 1 && ix0 >= 0 && ix0 + g->kw <= g->w;
+        float *row = a + r * g->k;
+        for (int64_t ky = 0; ky < g->kh; ky++) {
+            int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+            float *dst = row + ky * g->kw * ci;
+            const float *src = x + ((ni * g->h + iy) * g->w) * ci;
+            if (iy < 0 || iy >= g->h) {
+                memset(dst, 0, sizeof(float) * (size_t)(g->kw * ci));
+                continue;
+            }
+            if (dense) {
+                memcpy(dst, src + ix0 * ci, sizeof(float) * (size_t)(g->kw * ci));
+                continue;
+            }
+            for (int64_t kx = 0; kx < g->kw; kx++) {
+                int64_t ix = ix0 + kx * g->dw;
+                if (ix < 0 || ix >= g->w) {
+                    memset(dst + kx * ci, 0, sizeof(float) * (size_t)ci);
+                }
+                else {
+                    memcpy(dst + kx * ci, src + ix * ci, sizeof(float) * (size_t)ci);
+                }
+            }
+        }
+    }
+}
+
+static void
+nhwc_add(float *dst, const float *src, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        dst[i] += src[i];
+    }
+}
+
+/* gx (N, H, W, Ci) += rows [m0, m0 + rows) of a (rows, K), each tap into the pixel it reads */
+static void
+nhwc_scatter(const NhwcGeom *g, float *gx, int64_t m0, int64_t rows, const float *a)
+{
+    int64_t ci = g->ci, plane = g->oh * g->ow;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t m = m0 + r, ni = m / plane, oy = m % plane / g->ow, ox = m % g->ow;
+        int64_t ix0 = ox * g->sw - g->pw;
+        int dense = g->dw == 1 && ix0 >= 0 && ix0 + g->kw <= g->w;
+        const float *row = a + r * g->k;
+        for (int64_t ky = 0; ky < g->kh; ky++) {
+            int64_t iy = oy * g->sh - g->ph + ky * g->dh;
+            const float *src = row + ky * g->kw * ci;
+            float *dst = gx + ((ni * g->h + iy) * g->w) * ci;
+            if (iy < 0 || iy >= g->h) {
+                continue;
+            }
+            if (dense) {
+                nhwc_add(dst + ix0 * ci, src, g->kw * ci);
+                continue;
+            }
+            for (int64_t kx = 0; kx < g->kw; kx++) {
+                int64_t ix = ix0 + kx * g->dw;
+                if (ix >= 0 && ix < g->w) {
+                    nhwc_add(dst + ix * ci, src + kx * ci, ci);
+                }
+            }
+        }
+    }
+}
+
+static float *
+nhwc_alloc(int64_t nfloats)
+{
+    float *p = malloc(sizeof(float) * (size_t)(nfloats > 0 ? nfloats : 1));
+    if (p == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "conv: out of memory allocating %lld floats",
+                      (long long)nfloats);
+    }
+    return p;
+}
+
+typedef struct NhwcJob {
+    const NhwcGeom *g;
+    const float *x, *bias;      /* forward: the input; backward: gy */
+    float *y;                   /* forward: the output; backward: gx */
+    const PtlGemmPackedB *pb;   /* Wt (forward) or Wt^T (input gradient) */
+    int64_t tile;
+} NhwcJob;
+
+/* forward tiles [t0, t1) */
+static int
+nhwc_fwd_tiles(void *ctx, int64_t t0, int64_t t1)
+{
+    const NhwcJob *j = ctx;
+    const NhwcGeom *g = j->g;
+    float *a = nhwc_alloc(j->tile * g->k);
+    if (a == NULL) {
+        return -1;
+    }
+    for (int64_t t = t0; t < t1; t++) {
+        int64_t m0 = t * j->tile, rows = g->m - m0 < j->tile ? g->m - m0 : j->tile;
+        nhwc_gather(g, j->x, m0, rows, a);
+        if (ptl_gemm_packed(j->pb, rows, a, g->k, j->y + m0 * g->co, g->co, j->bias, 0,
+                            j->bias != NULL ? 1.0 : 0.0) < 0) {
+            free(a);
+            return -1;
+        }
+    }
+    free(a);
+    return 0;
+}
+
+/* input gradient of samples [n0, n1): each sample's tiles in order */
+static int
+nhwc_dgrad_samples(void *ctx, int64_t n0, int64_t n1)
+{
+    const NhwcJob *j = ctx;
+    const NhwcGeom *g = j->g;
+    int64_t plane = g->oh * g->ow;
+    float *a = nhwc_alloc(j->tile * g->k);
+    if (a == NULL) {
+        return -1;
+    }
+    for (int64_t ni = n0; ni < n1; ni++) {
+        for (int64_t m0 = ni * plane; m0 < (ni + 1) * plane; m0 += j->tile) {
+            int64_t rows = (ni + 1) * plane - m0 < j->tile ? (ni + 1) * plane - m0 : j->tile;
+            if (ptl_gemm_packed(j->pb, rows, j->x + m0 * g->co, g->co, a, g->k, NULL, 0,
+                                0.0) < 0) {
+                free(a);
+                return -1;
+            }
+            nhwc_scatter(g, j->y, m0, rows, a);
+        }
+    }
+    free(a);
+    return 0;
+}
+
+typedef struct NhwcGatherJob {
+    const NhwcGeom *g;
+    const float *x;
+    float *a;
+    int64_t m0;
+} NhwcGatherJob;
+
+static int
+nhwc_gather_rows(void *ctx, int64_t r0, int64_t r1)
+{
+    const NhwcGatherJob *j = ctx;
+    nhwc_gather(j->g, j->x, j->m0 + r0, r1 - r0, j->a + r0 * j->g->k);
+    return 0;
+}
+
+/* The geometry of a plain 2-D convolution of x with w under a, or 0 when this file does not
+ * take it (Note [Channels-last convolution]). */
+static int
+nhwc_geom(const PtlTensorImpl *x, const PtlTensorImpl *w, const ConvArgs *a, NhwcGeom *g)
+{
+    if (a->nd != 2 || a->transposed || a->groups != 1) {
+        return 0;
+    }
+    g->n = x->sizes[0];
+    g->ci = x->sizes[1];
+    g->h = x->sizes[2];
+    g->w = x->sizes[3];
+    g->co = w->sizes[0];
+    g->kh = w->sizes[2];
+    g->kw = w->sizes[3];
+    g->sh = a->stride[1];
+    g->sw = a->stride[2];
+    g->ph = a->pad[1];
+    g->pw = a->pad[2];
+    g->dh = a->dil[1];
+    g->dw = a->dil[2];
+    g->oh = (g->h + 2 * g->ph - g->dh * (g->kh - 1) - 1) / g->sh + 1;
+    g->ow = (g->w + 2 * g->pw - g->dw * (g->kw - 1) - 1) / g->sw + 1;
+    g->k = g->kh * g->kw * g->ci;
+    g->m = g->n * g->oh * g->ow;
+    return g->k > 0 && g->co > 0;
+}
+
+/* Whether x (the input) and w are what this file takes before the arguments are checked. */
+static int
+nhwc_inputs(const PtlTensorImpl *x, const PtlTensorImpl *w)
+{
+    return x->dim == 4 && w->dim == 4 && x->dtype == PTL_DTYPE_FLOAT32 &&
+           w->dtype == PTL_DTYPE_FLOAT32 && !ptl_tensor_is_meta(x) && !nn_on_device(x, 1) &&
+           x->device.type == PTL_DEVICE_CPU && w->device.type == PTL_DEVICE_CPU &&
+           ptl_tensor_impl_suggest_memory_format(x) == PTL_MEMORY_FORMAT_CHANNELS_LAST &&
+           ptl_tensor_impl_is_contiguous_as(x, PTL_MEMORY_FORMAT_CHANNELS_LAST);
+}
+
+/* t (borrowed) contiguous in channels-last: t itself (new ref) when it already is */
+static PtlTensorImpl *
+nhwc_dense(PtlTensorImpl *t)
+{
+    if (ptl_tensor_impl_is_contiguous_as(t, PTL_MEMORY_FORMAT_CHANNELS_LAST)) {
+        ptl_incref(t);
+        return t;
+    }
+    return ptl_copy_as(t, PTL_MEMORY_FORMAT_CHANNELS_LAST);
+}
+
+#define NHWC_DATA(T) ((float *)ptl_tensor_data(T))
+
+int
+conv_nhwc_forward(PtlIValue *s)
+{
+    PtlTensorImpl *x = s[0].u.t, *w = s[1].u.t;
+    PtlTensorImpl *bias = s[2].tag == PTL_IV_TENSOR ? s[2].u.t : NULL;
+    PtlTensorImpl *wl = NULL, *bc = NULL, *y = NULL;
+    PtlGemmPackedB *pb = NULL;
+    ConvArgs a;
+    NhwcGeom g;
+
+    if (!nhwc_inputs(x, w) || (bias != NULL && bias->dtype != PTL_DTYPE_FLOAT32)) {
+        return 0;
+    }
+    if (ptl_conv_check(x, w, bias, s, &a) < 0) {
+        return -1;
+    }
+    if (!nhwc_geom(x, w, &a, &g)) {
+        return 0;
+    }
+    int64_t ysz[4] = {g.n, g.co, g.oh, g.ow};
+    if ((y = ptl_empty_format(4, ysz, PTL_MEMORY_FORMAT_CHANNELS_LAST, PTL_DTYPE_FLOAT32,
+                              x->device)) == NULL) {
+        return -1;
+    }
+    if (g.m == 0) {
+        s[0] = ptl_iv_tensor(y);
+        return 1;
+    }
+    if ((wl = nhwc_dense(w)) == NULL ||
+        (bias != NULL && (bc = ptl_contiguous(bias)) == NULL) ||
+        (pb = ptl_gemm_pack_b(PTL_DTYPE_FLOAT32, g.k, g.co, NHWC_DATA(wl), 1, g.k)) == NULL) {
+        goto error;
+    }
+    const float *bp = bc != NULL ? NHWC_DATA(bc) : NULL;
+    void *tok = ptl_nogil_begin();
+    int rc;
+    if (nhwc_pointwise(&g)) {
+        rc = ptl_gemm_packed(pb, g.m, NHWC_DATA(x), g.ci, NHWC_DATA(y), g.co, bp, 0,
+                             bp != NULL ? 1.0 : 0.0);
+    }
+    else {
+        NhwcJob j = {&g, NHWC_DATA(x), bp, NHWC_DATA(y), pb, nhwc_tile_rows(&g)};
+        rc = ptl_parallel_for(0, (g.m + j.tile - 1) / j.tile, 1, nhwc_fwd_tiles, &j);
+    }
+    ptl_nogil_end(tok);
+    if (rc < 0) {
+        goto error;
+    }
+    ptl_gemm_packed_b_free(pb);
+    ptl_decref(wl);
+    ptl_xdecref(bc);
+    s[0] = ptl_iv_tensor(y);
+    return 1;
+error:
+    ptl_gemm_packed_b_free(pb);
+    ptl_xdecref(wl);
+    ptl_xdecref(bc);
+    ptl_decref(y);
+    return -1;
+}
+
+/* gx (N, Ci, H, W) channels-last from gy and the channels-last weight wl */
+static PtlTensorImpl *
+nhwc_input_grad(const NhwcGeom *g, PtlTensorImpl *gy, PtlTensorImpl *wl, PtlDevice dev)
+{
+    int64_t sz[4] = {g->n, g->ci, g->h, g->w};
+    PtlTensorImpl *gx = ptl_empty_format(4, sz, PTL_MEMORY_FORMAT_CHANNELS_LAST,
+                                         PTL_DTYPE_FLOAT32, dev);
+    PtlGemmPackedB *pb = NULL;
+    if (gx == NULL || gx->numel == 0) {
+        return gx;
+    }
+    int pointwise = nhwc_pointwise(g);
+    if (!pointwise) {
+        memset(ptl_tensor_data(gx), 0, sizeof(float) * (size_t)gx->numel);
+    }
+    /* Wt^T (Co, K): row o is the weight's (o, ky, kx, c), K floats apart; for 1x1 the
+     * product's K is Ci */
+    if ((pb = ptl_gemm_pack_b(PTL_DTYPE_FLOAT32, g->co, g->k, NHWC_DATA(wl), g->k, 1)) == NULL) {
+        goto error;
+    }
+    void *tok = ptl_nogil_begin();
+    int rc;
+    if (pointwise) {
+        rc = ptl_gemm_packed(pb, g->m, NHWC_DATA(gy), g->co, NHWC_DATA(gx), g->ci, NULL, 0,
+                             0.0);
+    }
+    else {
+        NhwcJob j = {g, NHWC_DATA(gy), NULL, NHWC_DATA(gx), pb, nhwc_tile_rows(g)};
+        rc = ptl_parallel_for(0, g->n, 1, nhwc_dgrad_samples, &j);
+    }
+    ptl_nogil_end(tok);
+    if (rc < 0) {
+        goto error;
+    }
+    ptl_gemm_packed_b_free(pb);
+    return gx;
+error:
+    ptl_gemm_packed_b_free(pb);
+    ptl_decref(gx);
+    return NULL;
+}
+
+/* gw (Co, Ci, KH, KW) channels-last: gy^T (Co, M) @ A (M, K) */
+static PtlTensorImpl *
+nhwc_weight_grad(const NhwcGeom *g, PtlTensorImpl *gy, PtlTensorImpl *x)
+{
+    int64_t sz[4] = {g->co, g->ci, g->kh, g->kw};
+    PtlTensorImpl *gw = ptl_empty_format(4, sz, PTL_MEMORY_FORMAT_CHANNELS_LAST,
+                                         PTL_DTYPE_FLOAT32, x->device);
+    PtlTensorImpl *c = NULL, *av = NULL, *bv = NULL, *buf = NULL;
+    if (gw == NULL) {
+        return NULL;
+    }
+    int64_t csz[2] = {g->co, g->k}, cst[2] = {g->k, 1};
+    if ((c = ptl_tensor_impl_view(gw, 2, csz, cst, gw->storage_offset)) == NULL) {
+        goto error;
+    }
+    if (g->m == 0) {
+        memset(ptl_tensor_data(gw), 0, sizeof(float) * (size_t)gw->numel);
+    }
+    if (nhwc_pointwise(g) && g->m > 0) {
+        int64_t asz[2] = {g->co, g->m}, ast[2] = {1, g->co};
+        int64_t bsz[2] = {g->m, g->ci}, bst[2] = {g->ci, 1};
+        if ((av = ptl_tensor_impl_view(gy, 2, asz, ast, gy->storage_offset)) == NULL ||
+            (bv = ptl_tensor_impl_view(x, 2, bsz, bst, x->storage_offset)) == NULL ||
+            ptl_gemm(c, av, bv, 1.0, 0.0) < 0) {
+            goto error;
+        }
+    }
+    else if (g->m > 0) {
+        int64_t tile = NHWC_WGRAD_FLOATS / g->k, bsz[2] = {tile < 1 ? 1 : tile, g->k};
+        tile = bsz[0];
+        if ((buf = ptl_empty(2, bsz, PTL_DTYPE_FLOAT32, x->device)) == NULL) {
+            goto error;
+        }
+        for (int64_t m0 = 0; m0 < g->m; m0 += tile) {
+            int64_t rows = g->m - m0 < tile ? g->m - m0 : tile;
+            int64_t asz[2] = {g->co, rows}, ast[2] = {1, g->co};
+            int64_t vsz[2] = {rows, g->k}, vst[2] = {g->k, 1};
+            NhwcGatherJob j = {g, NHWC_DATA(x), NHWC_DATA(buf), m0};
+            void *tok = ptl_nogil_begin();
+            int rc = ptl_parallel_for(0, rows, 64, nhwc_gather_rows, &j);
+            ptl_nogil_end(tok);
+            if (rc < 0 ||
+                (av = ptl_tensor_impl_view(gy, 2, asz, ast,
+                                           gy->storage_offset + m0 * g->co)) == NULL ||
+                (bv = ptl_tensor_impl_view(buf, 2, vsz, vst, buf->storage_offset)) == NULL ||
+                ptl_gemm(c, av, bv, 1.0, m0 == 0 ? 0.0 : 1.0) < 0) {
+                goto error;
+            }
+            PTL_CLEAR(av);
+            PTL_CLEAR(bv);
+        }
+    }
+    ptl_xdecref(av);
+    ptl_xdecref(bv);
+    ptl_xdecref(buf);
+    ptl_decref(c);
+    return gw;
+error:
+    ptl_xdecref(av);
+    ptl_xdecref(bv);
+    ptl_xdecref(buf);
+    ptl_xdecref(c);
+    ptl_decref(gw);
+    return NULL;
+}
+
+/* gb (Co) = the sum of gy's rows (M, Co), in double */
+static PtlTensorImpl *
+nhwc_bias_grad(const NhwcGeom *g, PtlTensorImpl *gy)
+{
+    PtlTensorImpl *gb = ptl_empty(1, &g->co, PTL_DTYPE_FLOAT32, gy->device);
+    double *acc = NULL;
+    if (gb == NULL) {
+        return NULL;
+    }
+    if ((acc = calloc((size_t)g->co, sizeof(double))) == NULL) {
+        ptl_decref(gb);
+        ptl_error_set(PTL_ERR_MEMORY, "conv: out of memory allocating %lld doubles",
+                      (long long)g->co);
+        return NULL;
+    }
+    const float *p = NHWC_DATA(gy);
+    for (int64_t m = 0; m < g->m; m++) {
+        for (int64_t o = 0; o < g->co; o++) {
+            acc[o] += p[m * g->co + o];
+        }
+    }
+    for (int64_t o = 0; o < g->co; o++) {
+        NHWC_DATA(gb)[o] = (float)acc[o];
+    }
+    free(acc);
+    return gb;
+}
+
+int
+conv_nhwc_backward(PtlIValue *s)
+{
+    PtlTensorImpl *go = s[0].u.t, *x = s[1].u.t, *w = s[2].u.t;
+    PtlTensorImpl *gy = NULL, *wl = NULL, *out[3] = {NULL, NULL, NULL};
+    const int64_t *mask = s[10].u.il.data;
+    PtlIValue cs[9];
+    ConvArgs a;
+    NhwcGeom g;
+
+    if (!nhwc_inputs(x, w) || go->dtype != PTL_DTYPE_FLOAT32 || go->dim != 4 ||
+        go->device.type != PTL_DEVICE_CPU) {
+        return 0;
+    }
+    /* the forward's checks, with the arguments at convolution's positions */
+    cs[0] = s[1];
+    cs[1] = s[2];
+    cs[2] = ptl_iv_none();
+    for (int i = 3; i < 9; i++) {
+        cs[i] = s[i + 1];
+    }
+    if (ptl_conv_check(x, w, NULL, cs, &a) < 0) {
+        return -1;
+    }
+    if (!nhwc_geom(x, w, &a, &g) || go->sizes[0] != g.n || go->sizes[1] != g.co ||
+        go->sizes[2] != g.oh || go->sizes[3] != g.ow) {
+        return 0;
+    }
+    if ((gy = nhwc_dense(go)) == NULL) {
+        return -1;
+    }
+    if (mask[0] && ((wl = nhwc_dense(w)) == NULL ||
+                    (out[0] = nhwc_input_grad(&g, gy, wl, x->device)) == NULL)) {
+        goto error;
+    }
+    if (mask[1] && (out[1] = nhwc_weight_grad(&g, gy, x)) == NULL) {
+        goto error;
+    }
+    if (mask[2] && (out[2] = nhwc_bias_grad(&g, gy)) == NULL) {
+        goto error;
+    }
+    ptl_xdecref(wl);
+    ptl_decref(gy);
+    for (int i = 0; i < 3; i++) {
+        s[i] = ptl_iv_tensor(out[i]);
+    }
+    return 1;
+error:
+    ptl_xdecref(wl);
+    ptl_decref(gy);
+    for (int i = 0; i < 3; i++) {
+        ptl_xdecref(out[i]);
+    }
+    return -1;
+}
