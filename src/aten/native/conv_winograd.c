@@ -60,7 +60,7 @@
 #define WINO_TILES 96                  /* tiles a task takes at most */
 #define WINO_BUF_BYTES (768 * 1024)    /* a task's V and M at most (then fewer tiles) */
 #define WINO_XI 36                     /* the transformed coordinates, 6 x 6 */
-#define WINO_MIN_CHANNELS 32           /* auto: ci and co at least (the measured crossover) */
+#define WINO_MIN_CHANNELS 8            /* auto: ci and co at least (the measured crossover) */
 
 static int wino_mode = CONV_WINOGRAD_AUTO;
 
