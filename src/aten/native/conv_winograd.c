@@ -385,21 +385,16 @@ conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const 
         j.tps = (j.th + j.rpt - 1) / j.rpt;
         ntasks = n * j.tps;
     }
-    if (wino_weight(&j, w, wkind) < 0) {
-        goto error;
+    int rc = wino_weight(&j, w, wkind);
+    if (rc == 0) {
+        double per_task = (double)WINO_XI * (double)(j.ipt * j.rpt * j.tw) * (double)(ci * co);
+        int64_t grain = per_task >= (1 << 18) ? 1 : (int64_t)((1 << 18) / (per_task + 1.0)) + 1;
+        void *tok = ptl_nogil_begin();
+        rc = ptl_parallel_for(0, ntasks, grain, wino_tasks, &j);
+        ptl_nogil_end(tok);
     }
-    double per_task = (double)WINO_XI * (double)(j.ipt * j.rpt * j.tw) * (double)(ci * co);
-    int64_t grain = per_task >= (1 << 18) ? 1 : (int64_t)((1 << 18) / (per_task + 1.0)) + 1;
-    void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, ntasks, grain, wino_tasks, &j);
-    ptl_nogil_end(tok);
     for (int xi = 0; xi < WINO_XI; xi++) {
         ptl_gemm_packed_b_free(j.u[xi]);
     }
     return rc;
-error:
-    for (int xi = 0; xi < WINO_XI; xi++) {
-        ptl_gemm_packed_b_free(j.u[xi]);
-    }
-    return -1;
 }
