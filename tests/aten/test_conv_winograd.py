@@ -234,3 +234,25 @@ def test_mode_argument_checked():
     for bad in (3, -1, "always"):
         with pytest.raises(ValueError, match="expects 0, 1 or 2"):
             ptl._C._conv_winograd_mode(bad)
+
+
+def test_nonfinite_inputs_keep_the_direct_path():
+    """An Inf in the input or weight would spread NaN over whole tiles through the transforms;
+    such calls run the direct path, so Inf and NaN land where the direct sum puts them."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 8, 10, 10)).astype(np.float32)
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    x[0, 3, 4, 5] = np.inf
+    x[1, 2, 7, 1] = np.nan
+    wbad = w.copy()
+    wbad[2, 1, 0, 0] = -np.inf
+    # the input gradient reads gy and w only: with x's Inf it stays on Winograd
+    for xa, wa, grad_direct in ((x, w, False), (np.nan_to_num(x), wbad, True)):
+        ya, gxa, _ = run(xa, wa, None, 1, ALWAYS)
+        yb, gxb, _ = run(xa, wa, None, 1, NEVER)
+        np.testing.assert_array_equal(ya, yb)
+        assert np.array_equal(gxa, gxb) == grad_direct
+    # the same data made finite takes Winograd again
+    ya, _, _ = run(np.nan_to_num(x), w, None, 1, ALWAYS)
+    yb, _, _ = run(np.nan_to_num(x), w, None, 1, NEVER)
+    assert not np.array_equal(ya, yb)

@@ -353,10 +353,28 @@ wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
     return rc;
 }
 
+/* Whether any of v[0, n) is Inf or NaN (all exponent bits set). */
+PTL_LOOP_CLONES static int
+wino_any_nonfinite(const float *v, int64_t n)
+{
+    uint32_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, v + i, sizeof u);
+        bad |= (u & 0x7f800000u) == 0x7f800000u;
+    }
+    return bad != 0;
+}
+
 int
 conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
                   float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
 {
+    /* an Inf would turn whole tiles to NaN (inf - inf in the transforms), where the direct
+     * sum gives Inf or NaN at its 3x3 neighbours only: such inputs keep the direct path */
+    if (wino_any_nonfinite(x, n * ci * g->img_numel) || wino_any_nonfinite(w, 9 * ci * co)) {
+        return 1;
+    }
     WinoJob j = {.x = x, .bias = bias, .y = y, .n = n, .ci = ci, .co = co};
     j.cip = (ci + WINO_VL - 1) / WINO_VL * WINO_VL;
     j.cop = (co + WINO_VL - 1) / WINO_VL * WINO_VL;
