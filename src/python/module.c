@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../aten/autocast.h"
+#include "../aten/native/conv_impl.h"
 #include "../c10/allocator.h"
 #include "../c10/cpu_features.h"
 #include "../c10/debug_counts.h"
@@ -80,6 +81,21 @@ py_get_num_threads(PyObject *m, PyObject *unused)
     (void)m;
     (void)unused;
     return PyLong_FromLong(ptl_get_num_threads());
+}
+
+/* _conv_winograd_mode(mode) -> the old mode: 0 automatic (the measured crossover), 1 every
+ * convolution that fits, 2 never (Note [Winograd convolution]); tests force 1 and 2. */
+static PyObject *
+py_conv_winograd_mode(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long mode = PyLong_Check(arg) ? PyLong_AsLong(arg) : -1;
+    if (mode < CONV_WINOGRAD_AUTO || mode > CONV_WINOGRAD_NEVER) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "_conv_winograd_mode expects 0, 1 or 2");
+        return NULL;
+    }
+    return PyLong_FromLong(conv_winograd_set_mode((int)mode));
 }
 
 static PyObject *
@@ -542,6 +558,7 @@ static PyMethodDef module_methods[] = {
     {"_suggest_memory_format", py_suggest_memory_format, METH_O, NULL},
     {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
     {"set_num_threads", py_set_num_threads, METH_O, NULL},
+    {"_conv_winograd_mode", py_conv_winograd_mode, METH_O, NULL},
     {"get_default_dtype", py_get_default_dtype, METH_NOARGS, NULL},
     {"set_default_dtype", py_set_default_dtype, METH_O, NULL},
     {"promote_types", py_promote_types, METH_VARARGS, NULL},

@@ -430,6 +430,15 @@ col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const ConvGeom 
         }
         return y;
     }
+    if (x->dtype == PTL_DTYPE_FLOAT32 && conv_winograd_fits(g, ci, co)) {
+        int rc = conv_winograd_fwd((const float *)ptl_tensor_data(x),
+                                   (const float *)ptl_tensor_data(w), CONV_PACKED_W_PLAIN,
+                                   bias != NULL ? (const float *)ptl_tensor_data(bias) : NULL,
+                                   (float *)ptl_tensor_data(y), g, n, ci, co);
+        if (rc <= 0) {
+            return rc < 0 ? (ptl_decref(y), NULL) : y;
+        }
+    }
     if (use_packed(x->dtype) && kdim > 0) {
         if (conv_packed_fwd((const float *)ptl_tensor_data(x), (const float *)ptl_tensor_data(w),
                             CONV_PACKED_W_PLAIN,
@@ -672,6 +681,22 @@ input_grad(PtlTensorImpl *gy, PtlTensorImpl *w, const ConvGeom *g)
 {
     int64_t n = gy->sizes[0], co = gy->sizes[1], cpg = w->sizes[1], ci = cpg * g->groups;
     int strided = g->s[0] * g->s[1] * g->s[2] > 1;
+    ConvGeom wg;   /* Note [Winograd convolution] */
+    if (!conv_on_device(gy) && gy->dtype == PTL_DTYPE_FLOAT32 && conv_winograd_grad_geom(g, &wg) &&
+        conv_winograd_fits(&wg, co, ci)) {
+        int64_t gsz[3] = {n, ci, g->img_numel};
+        PtlTensorImpl *y = ptl_empty(3, gsz, gy->dtype, gy->device);
+        if (y == NULL || y->numel == 0) {
+            return y;
+        }
+        int rc = conv_winograd_fwd((const float *)ptl_tensor_data(gy),
+                                   (const float *)ptl_tensor_data(w), CONV_PACKED_W_FLIPPED,
+                                   NULL, (float *)ptl_tensor_data(y), &wg, n, co, ci);
+        if (rc <= 0) {
+            return rc < 0 ? (ptl_decref(y), NULL) : y;
+        }
+        ptl_decref(y);
+    }
     if (conv_on_device(gy) || !use_packed(gy->dtype) || co == 0 || !phases_fit(g) ||
         (strided && g->kvol == 1)) {
         return img_fwd(gy, w, NULL, g);

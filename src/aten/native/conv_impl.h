@@ -73,6 +73,23 @@ int conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom
 int conv_nhwc_forward(PtlIValue *s);
 int conv_nhwc_backward(PtlIValue *s);
 
+/* The Winograd path (conv_winograd.c, Note [Winograd convolution]): a float32 3x3 stride-1
+ * convolution of one group, same arguments and result as conv_packed_fwd (up to rounding).
+ * conv_winograd_fits says whether it runs a problem: its shape fits and, in the automatic
+ * mode, its channel counts pass the measured crossover.  conv_winograd_fwd returns 0, -1
+ * with the error set, or 1 without writing y where x or w holds an Inf or a NaN (the caller
+ * then runs the direct path). */
+enum { CONV_WINOGRAD_AUTO, CONV_WINOGRAD_ALWAYS, CONV_WINOGRAD_NEVER };
+int conv_winograd_fits(const ConvGeom *g, int64_t ci, int64_t co);
+int conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
+                      float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co);
+/* The geometry t of the input gradient of a stride-1 convolution g as a convolution of the
+ * output gradient (padding k - 1 - p); 0 where g has another stride, a dilation or a padding
+ * past k - 1. */
+int conv_winograd_grad_geom(const ConvGeom *g, ConvGeom *t);
+/* Sets the mode (one of the enum; tests force ALWAYS or NEVER) and returns the old one. */
+int conv_winograd_set_mode(int mode);
+
 /* A convolution's int-list arguments, right-aligned to three spatial dims (conv_args.c). */
 typedef struct ConvArgs {
     int nd, transposed;

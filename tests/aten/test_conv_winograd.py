@@ -1,0 +1,258 @@
+"""The Winograd F(4x4, 3x3) float32 convolution of conv_winograd.c (Note [Winograd
+convolution]): forward and the input gradient of a 3x3 stride-1 convolution, against NumPy in
+float64 (and the float64 path's gradient), across the thresholds of its blocking:
+
+- WINO_TILES tiles a task: several samples a task when a sample has fewer tiles (batches that
+  are not a multiple of the samples per task), exactly WINO_TILES tiles a sample, and bands of
+  tile rows of one sample when it has more (a short last band);
+- WINO_BUF_BYTES: fewer tiles a task for wide channel counts;
+- partial tiles (outputs not a multiple of 4), padding 0 / 1 / 2 (the input gradient's 2 / 1
+  / 0), channel counts not multiples of the 8-lane vectors, batch 1 and several, size 0;
+- the mode switch (`_C._conv_winograd_mode`: 0 automatic, 1 always, 2 never) that the tests
+  use to force the path, and the automatic crossover (WINO_MIN_CHANNELS).
+
+float32 Winograd results differ from the direct sum in the last bits; the tests hold them to
+WINO_RTOL of the sum of the terms' magnitudes (the error grows with the transforms' constants,
+not with cancellation in the result)."""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import pytorchlite as ptl
+import pytorchlite.nn.functional as F
+
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), "src", "aten", "native", "conv_winograd.c")
+WINO_RTOL = 1e-4
+
+
+def c_define(name):
+    with open(SRC) as f:
+        m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, f.read(), re.M)
+    assert re.fullmatch(r"[\d\s()+*]+", m.group(1)), m.group(1)
+    return eval(m.group(1))
+
+
+TILES = c_define("WINO_TILES")
+BUF = c_define("WINO_BUF_BYTES")
+MIN_CH = c_define("WINO_MIN_CHANNELS")
+
+
+class mode:
+    """Forces the Winograd mode inside a with block."""
+
+    def __init__(self, m):
+        self.m = m
+
+    def __enter__(self):
+        self.old = ptl._C._conv_winograd_mode(self.m)
+
+    def __exit__(self, *exc):
+        ptl._C._conv_winograd_mode(self.old)
+
+
+ALWAYS, NEVER, AUTO = 1, 2, 0
+
+
+def conv_ref(x, w, b, p):
+    """y and the sum of |terms| in float64 (a 3x3 stride-1 convolution)."""
+    x = x.astype(np.float64)
+    w = w.astype(np.float64)
+    n, ci, h, wd = x.shape
+    co = w.shape[0]
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    oh, ow = h + 2 * p - 2, wd + 2 * p - 2
+    y = np.zeros((n, co, oh, ow))
+    mag = np.zeros((n, co, oh, ow))
+    for a in range(3):
+        for c in range(3):
+            win = xp[:, :, a:a + oh, c:c + ow]
+            y += np.einsum("ncij,oc->noij", win, w[:, :, a, c])
+            mag += np.einsum("ncij,oc->noij", np.abs(win), np.abs(w[:, :, a, c]))
+    if b is not None:
+        y += b[None, :, None, None]
+        mag += np.abs(b)[None, :, None, None]
+    return y, mag
+
+
+def check_close(got, ref, mag):
+    err = np.abs(got.astype(np.float64) - ref)
+    assert np.all(err <= WINO_RTOL * mag + 1e-30), (err / np.maximum(mag, 1e-30)).max()
+
+
+def run(x, w, b, p, m, threads=None):
+    """Forward and input gradient (for a fixed output gradient) under mode m."""
+    old = ptl.get_num_threads()
+    if threads is not None:
+        ptl.set_num_threads(threads)
+    try:
+        with mode(m):
+            xt = ptl.tensor(x, requires_grad=True)
+            y = F.conv2d(xt, ptl.tensor(w), None if b is None else ptl.tensor(b), padding=p)
+            gy = np.cos(np.arange(y.numel(), dtype=np.float32)).reshape(tuple(y.shape))
+            y.backward(ptl.tensor(gy))
+            return y.detach().numpy(), xt.grad.numpy(), gy
+    finally:
+        ptl.set_num_threads(old)
+
+
+def tiles_of(h, w, p):
+    return ((h + 2 * p - 2 + 3) // 4) * ((w + 2 * p - 2 + 3) // 4)
+
+
+# (n, ci, co, h, w, p): partial tiles, paddings, odd channels, and the task thresholds
+SIDE = int(TILES ** 0.5)
+CASES = [
+    (2, 5, 7, 9, 11, 1),          # partial tiles both ways, channels under one vector
+    (1, 33, 17, 16, 16, 0),       # padding 0, 14x14 output
+    (3, 16, 9, 13, 6, 2),         # padding 2
+    (1, 8, 8, 3, 3, 0),           # one 1x1 output: one partial tile
+    (1, 8, 8, 1, 1, 1),           # 1x1 input, padding 1
+    (26, 9, 10, 8, 8, 1),         # 4 tiles a sample: 24 samples a task, a short last task
+    (2, 8, 16, 4 * 8, 4 * 12, 1),  # exactly 96 tiles a sample (checked below)
+    (1, 8, 8, 4 * 11 + 1, 4 * 11, 1),  # more than WINO_TILES: bands with a short last one
+    (2, 64, 72, 10, 10, 1),       # WINO_BUF_BYTES caps the tiles a task
+]
+
+
+def test_case_thresholds():
+    assert tiles_of(4 * 8, 4 * 12, 1) == TILES
+    assert tiles_of(4 * 11 + 1, 4 * 11, 1) > TILES
+    assert TILES % tiles_of(8, 8, 1) == 0 and 26 % (TILES // tiles_of(8, 8, 1)) > 0
+    assert BUF // (36 * 4 * (64 + 72)) < TILES
+
+
+@pytest.mark.parametrize("n,ci,co,h,w,p", CASES)
+def test_forward_and_input_grad_match_numpy(n, ci, co, h, w, p):
+    rng = np.random.default_rng(n * 1000 + ci * 10 + p)
+    x = rng.standard_normal((n, ci, h, w)).astype(np.float32)
+    wt = rng.standard_normal((co, ci, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(co).astype(np.float32)
+    y, gx, gy = run(x, wt, b, p, ALWAYS)
+    ref, mag = conv_ref(x, wt, b, p)
+    check_close(y, ref, mag)
+    # the input gradient is the convolution of gy with the flipped, transposed weight
+    wf = np.ascontiguousarray(wt[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
+    gref, gmag = conv_ref(gy, wf, None, 2 - p)
+    check_close(gx, gref, gmag)
+    # the direct path gives nearly the same, but not the same bits: Winograd ran
+    yd, gxd, _ = run(x, wt, b, p, NEVER)
+    assert not np.array_equal(y, yd)
+    assert not np.array_equal(gx, gxd)
+    # the thread count changes no bit
+    y1, gx1, _ = run(x, wt, b, p, ALWAYS, threads=1)
+    y2, gx2, _ = run(x, wt, b, p, ALWAYS, threads=2)
+    assert np.array_equal(y1, y2) and np.array_equal(gx1, gx2)
+    assert np.array_equal(y1, y)
+
+
+def test_no_bias_and_noncontiguous_input():
+    rng = np.random.default_rng(7)
+    base = rng.standard_normal((3, 12, 14, 10)).astype(np.float32)
+    wt = rng.standard_normal((11, 12, 3, 3)).astype(np.float32)
+    with mode(ALWAYS):
+        xt = ptl.tensor(base).transpose(2, 3)      # (3, 12, 10, 14), not contiguous
+        assert not xt.is_contiguous()
+        y = F.conv2d(xt, ptl.tensor(wt), padding=1).numpy()
+        ys = F.conv2d(xt[:, :, ::2], ptl.tensor(wt)).numpy()
+    ref, mag = conv_ref(base.transpose(0, 1, 3, 2), wt, None, 1)
+    check_close(y, ref, mag)
+    ref, mag = conv_ref(base.transpose(0, 1, 3, 2)[:, :, ::2], wt, None, 0)
+    check_close(ys, ref, mag)
+
+
+def test_empty_batch():
+    with mode(ALWAYS):
+        x = ptl.zeros(0, 8, 6, 6, requires_grad=True)
+        y = F.conv2d(x, ptl.ones(8, 8, 3, 3), ptl.ones(8), padding=1)
+        assert tuple(y.shape) == (0, 8, 6, 6)
+        y.sum().backward()
+        assert tuple(x.grad.shape) == (0, 8, 6, 6)
+
+
+def test_module_training_step_close_to_direct():
+    """A Conv2d layer's forward, input and weight gradients under both modes."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 16, 12, 12)).astype(np.float32)
+    out = {}
+    for m in (ALWAYS, NEVER):
+        ptl.manual_seed(0)
+        conv = ptl.nn.Conv2d(16, 24, 3, padding=1)
+        xt = ptl.tensor(x, requires_grad=True)
+        conv(xt).square().sum().backward()
+        with mode(m):
+            xt.grad = None
+            conv.zero_grad()
+            y = conv(xt)
+            y.square().sum().backward()
+        out[m] = (y.detach().numpy(), xt.grad.numpy(), conv.weight.grad.numpy())
+    for a, b in zip(out[ALWAYS], out[NEVER]):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3 * np.abs(b).max())
+
+
+def test_float64_gradcheck_and_untaken_shapes():
+    """float64, strides, dilation, groups and other kernel sizes keep the direct path (their
+    results equal mode NEVER's bits); float64 gradcheck of the same op."""
+    rng = np.random.default_rng(5)
+    x = ptl.tensor(rng.standard_normal((2, 8, 9, 9)).astype(np.float32))
+    w3 = ptl.tensor(rng.standard_normal((8, 8, 3, 3)).astype(np.float32))
+    w2 = ptl.tensor(rng.standard_normal((8, 4, 3, 3)).astype(np.float32))
+    w5 = ptl.tensor(rng.standard_normal((8, 8, 5, 5)).astype(np.float32))
+    calls = [lambda: F.conv2d(x, w3, stride=2), lambda: F.conv2d(x, w3, dilation=2),
+             lambda: F.conv2d(x, w2, groups=2), lambda: F.conv2d(x, w5, padding=2),
+             lambda: F.conv2d(x.double(), w3.double(), padding=1)]
+    for f in calls:
+        with mode(ALWAYS):
+            a = f().numpy()
+        with mode(NEVER):
+            b = f().numpy()
+        assert np.array_equal(a, b)
+    with mode(ALWAYS):
+        xd = ptl.randn(1, 2, 5, 6, dtype=ptl.float64, requires_grad=True)
+        wd = ptl.randn(3, 2, 3, 3, dtype=ptl.float64, requires_grad=True)
+        assert ptl.autograd.gradcheck(lambda a, b: F.conv2d(a, b, padding=1), (xd, wd))
+
+
+def test_automatic_crossover():
+    """mode 0 takes Winograd from WINO_MIN_CHANNELS input and output channels on AVX2
+    machines (where the crossover was measured), the direct path below."""
+    rng = np.random.default_rng(9)
+    avx2 = ptl.backends.cpu.get_cpu_capability() != "DEFAULT"
+    for ch, taken in ((MIN_CH, avx2), (MIN_CH - 1, False)):
+        x = ptl.tensor(rng.standard_normal((2, ch, 8, 8)).astype(np.float32))
+        w = ptl.tensor(rng.standard_normal((ch, ch, 3, 3)).astype(np.float32))
+        with mode(AUTO):
+            a = F.conv2d(x, w, padding=1).numpy()
+        with mode(ALWAYS if taken else NEVER):
+            b = F.conv2d(x, w, padding=1).numpy()
+        assert np.array_equal(a, b)
+
+
+def test_mode_argument_checked():
+    for bad in (3, -1, "always"):
+        with pytest.raises(ValueError, match="expects 0, 1 or 2"):
+            ptl._C._conv_winograd_mode(bad)
+
+
+def test_nonfinite_inputs_keep_the_direct_path():
+    """An Inf in the input or weight would spread NaN over whole tiles through the transforms;
+    such calls run the direct path, so Inf and NaN land where the direct sum puts them."""
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 8, 10, 10)).astype(np.float32)
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    x[0, 3, 4, 5] = np.inf
+    x[1, 2, 7, 1] = np.nan
+    wbad = w.copy()
+    wbad[2, 1, 0, 0] = -np.inf
+    # the input gradient reads gy and w only: with x's Inf it stays on Winograd
+    for xa, wa, grad_direct in ((x, w, False), (np.nan_to_num(x), wbad, True)):
+        ya, gxa, _ = run(xa, wa, None, 1, ALWAYS)
+        yb, gxb, _ = run(xa, wa, None, 1, NEVER)
+        np.testing.assert_array_equal(ya, yb)
+        assert np.array_equal(gxa, gxb) == grad_direct
+    # the same data made finite takes Winograd again
+    ya, _, _ = run(np.nan_to_num(x), w, None, 1, ALWAYS)
+    yb, _, _ = run(np.nan_to_num(x), w, None, 1, NEVER)
+    assert not np.array_equal(ya, yb)
