@@ -1,6 +1,8 @@
 /* conv_packed.c -- float32 convolution forward and weight gradient on AVX-512, straight from
- * the image (no column buffer for the batch).  Plays the role of oneDNN's direct convolution
- * kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
+ * the image (no column buffer for the batch); the forward (and the input gradient through it)
+ * also on AVX2, with PK2_MR x 16 tiles and plain-loop fills under the same driver (docs/
+ * decisions.md "The packed float32 forward on AVX2").  Plays the role of oneDNN's direct
+ * convolution kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
  *
  * Note [Packed float32 convolution]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
