@@ -209,12 +209,12 @@ pack_run2(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, 
     }
 }
 
-/* dst[0, n) = 0 through masked vector stores. */
-AVX512 static inline void
+/* dst[0, n) = 0: a loop that each engine's wrapper vectorizes for its ISA. */
+static inline __attribute__((always_inline)) void
 zero_run(float *dst, int64_t n)
 {
-    for (int64_t j = 0; j < n; j += 16) {
-        _mm512_mask_storeu_ps(dst + j, lane_mask(0, n - j), _mm512_setzero_ps());
+    for (int64_t j = 0; j < n; j++) {
+        dst[j] = 0.0f;
     }
 }
 
@@ -559,17 +559,9 @@ fill_window(const int wide, const float *plane, const ConvGeom *g, const Cols *c
         /* phase column x + j is padded column (x + j) * sx + px, image column p less */
         const int64_t ix0 = x * g->s[2] + phase[2] - g->p[2];
         if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
-            if (wide) {
-                zero_run(d, n);
-            }
-            else {
-                memset(d, 0, (size_t)n * sizeof(float));
-            }
-            if (win1 != NULL && wide) {
+            zero_run(d, n);
+            if (win1 != NULL) {
                 zero_run(win1 + (f - q0), n);
-            }
-            else if (win1 != NULL) {
-                memset(win1 + (f - q0), 0, (size_t)n * sizeof(float));
             }
         }
         else if (win1 != NULL && wide) {
