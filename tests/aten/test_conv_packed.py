@@ -12,7 +12,8 @@ threshold of their blocking:
 - the forward's tiles store into the output directly where every flat index is an output
   pixel (compact 2-D, 1-D, 1x1 without padding), else through a buffer;
 - PK_NR = 32 pixels per sliver (a short last sliver, of at most 16 pixels: one vector, or
-  more), PK_MR = 8 output channels per forward tile (a short last tile);
+  more), PK_MR = 8 output channels per forward tile (a short last tile); the AVX2 engine's
+  tiles are PK2_MR = 6 channels x 16 pixels (AVX2_CASES: 8 pixels or fewer: one vector);
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
   twice the threads cuts its samples into more blocks (forward only);
 - WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones), or
@@ -34,8 +35,9 @@ threshold of their blocking:
 
 Every result is compared on one thread and on two; both must have the same bits (the
 blocks, batches and chunks depend on the shape only).  The checks pass on any CPU; on one
-without AVX-512 they test the im2col path instead, and test_fallback_path runs a few
-cases with PTL_CPU_CAPABILITY=avx2 so that path is checked on this machine too."""
+with AVX2 but not AVX-512 the forward and input gradient run the AVX2 engine and the weight
+gradient the im2col path; test_fallback_path runs a few cases with PTL_CPU_CAPABILITY=avx2
+(the AVX2 engine on an AVX-512 machine) and =default (the im2col path)."""
 import os
 import re
 import subprocess
@@ -59,7 +61,7 @@ def c_define(name):
     return eval(expr)
 
 
-PK_MR, PK_NR, PK_BLOCK_BYTES = 8, 32, 256 * 1024
+PK_MR, PK_NR, PK_BLOCK_BYTES, PK2_MR = 8, 32, 256 * 1024, 6
 WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
 WG_NARROW_MR, WG_NARROW_NR = 16, 16
 COMPACT_NUM, COMPACT_DEN = 9, 10
@@ -69,7 +71,7 @@ WG_ROWS_WIDE_KDIM = 9
 
 def test_constants():
     """The thresholds this file's cases are built around are the kernel's."""
-    for name in ("PK_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
+    for name in ("PK_MR", "PK2_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
                  "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
                  "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM"):
@@ -399,21 +401,47 @@ def test_conv_transpose_packed(stride, padding, output_padding, groups):
                                    err_msg=name)
 
 
-def test_fallback_path():
-    """With AVX-512 masked off (PTL_CPU_CAPABILITY=avx2) the float32 convolution runs the
-    im2col path: a few of the cases above, in a child process."""
+@pytest.mark.parametrize("capability", ["avx2", "default"])
+def test_fallback_path(capability):
+    """With AVX-512 masked off (PTL_CPU_CAPABILITY=avx2) the forward and input gradient run
+    the AVX2 engine, with AVX2 too (=default) the im2col path: a few of the cases above and
+    the AVX2 tiles' cases, in a child process."""
     code = (
         "import sys; sys.path[:0] = %r\n"
         "import test_conv_packed as t, pytorchlite as ptl\n"
         "assert ptl.backends.cpu.get_cpu_capability() != 'AVX512'\n"
-        "for c in (t.CASES[0], t.CASES[2], t.CASES[9]): t.check_case(*c[:-1], seed=11)\n"
+        "for c in (t.CASES[0], t.CASES[2], t.CASES[9]) + tuple(t.AVX2_CASES):\n"
+        "    t.check_case(*c[:-1], seed=11)\n"
         "print('ok')\n" % [os.path.dirname(os.path.abspath(__file__)),
                             os.path.dirname(os.path.dirname(os.path.dirname(
                                 os.path.abspath(__file__))))])
-    env = dict(os.environ, PTL_CPU_CAPABILITY="avx2")
+    env = dict(os.environ, PTL_CPU_CAPABILITY=capability)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+# The AVX2 forward tile (PK2_MR channels x 16 pixels, one vector for 8 pixels or fewer):
+# channel counts at and across multiples of PK2_MR, flat spans whose last sliver has 7, 8, 9,
+# 15, 16, 17 pixels or a whole PK_NR (1-D, padding 0: the span is the output's width).
+AVX2_CASES = [
+    ((2, 3, 7 + 2), (5, 3, 3), 1, 0, 1, 1, "5 channels, 7 pixels"),
+    ((2, 3, 8 + 2), (6, 3, 3), 1, 0, 1, 1, "6 channels, 8 pixels"),
+    ((2, 3, 9 + 2), (7, 3, 3), 1, 0, 1, 1, "7 channels, 9 pixels"),
+    ((2, 4, 15 + 2), (12, 4, 3), 1, 0, 1, 1, "12 channels, 15 pixels"),
+    ((2, 4, 16 + 2), (13, 4, 3), 1, 0, 1, 1, "13 channels, 16 pixels"),
+    ((2, 4, 17 + 2), (11, 4, 3), 1, 0, 1, 1, "11 channels, 17 pixels"),
+    ((2, 4, 32 + 2 + 24), (18, 4, 3), 1, 0, 1, 1, "18 channels, a sliver and 24 pixels"),
+    ((2, 4, 64 + 2), (19, 4, 3), 1, 0, 1, 1, "19 channels, two whole slivers"),
+    ((2, 6, 9, 11), (14, 3, 3, 3), 2, 1, 1, 2, "groups of 7 channels, stride 2, padding"),
+]
+
+
+@pytest.mark.parametrize("case", AVX2_CASES, ids=[c[-1] for c in AVX2_CASES])
+def test_avx2_tile_thresholds(case):
+    """On 1 and 2 threads against the float64 path (check_case)."""
+    xs, ws, stride, pad, dil, groups, _ = case
+    check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws))
 
 
 @pytest.mark.parametrize("n", [0, 1])

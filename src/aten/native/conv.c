@@ -564,7 +564,7 @@ wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
     if (gw == NULL || gw->numel == 0 || n * L == 0) {
         return gw;
     }
-    if (use_packed(a->dtype)) {
+    if (use_packed(a->dtype) && conv_packed_wgrad_available()) {
         if (conv_packed_wgrad((const float *)ptl_tensor_data(a),
                               (const float *)ptl_tensor_data(img), (float *)ptl_tensor_data(gw),
                               g, n, ci, ca) < 0) {

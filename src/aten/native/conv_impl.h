@@ -43,8 +43,10 @@ typedef struct ConvPackedPhase {
     const ConvPackedOut *out;
 } ConvPackedPhase;
 
-/* Whether the packed kernels run on this CPU (AVX-512). */
+/* Whether the packed forward and input-gradient kernels run on this CPU (AVX2 or AVX-512). */
 int conv_packed_available(void);
+/* Whether conv_packed_wgrad runs on this CPU (AVX-512; the forward also has an AVX2 engine). */
+int conv_packed_wgrad_available(void);
 
 /* y (n, co, cols) = conv(x (n, ci, image), w) + bias (co, or NULL), all contiguous float32;
  * co and ci are the output and input channels of the convolution that g describes.  g's

@@ -1,6 +1,8 @@
 /* conv_packed.c -- float32 convolution forward and weight gradient on AVX-512, straight from
- * the image (no column buffer for the batch).  Plays the role of oneDNN's direct convolution
- * kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
+ * the image (no column buffer for the batch); the forward (and the input gradient through it)
+ * also on AVX2, with PK2_MR x 16 tiles and plain-loop fills under the same driver (docs/
+ * decisions.md "The packed float32 forward on AVX2").  Plays the role of oneDNN's direct
+ * convolution kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
  *
  * Note [Packed float32 convolution]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -68,9 +70,24 @@
                                           * accumulators), else 2 */
 
 #define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
+#define AVX2 __attribute__((target("avx2,fma")))
+#define PK2_MR 6                         /* output channels per AVX2 forward tile */
 
 int
 conv_packed_available(void)
+{
+    return ptl_cpu_capability() >= PTL_CPU_AVX2;
+}
+
+int
+conv_packed_wgrad_available(void)
+{
+    return ptl_cpu_capability() >= PTL_CPU_AVX512;
+}
+
+/* Whether the forward runs the AVX-512 engine (else AVX2): read once per call. */
+static int
+wide_engine(void)
 {
     return ptl_cpu_capability() >= PTL_CPU_AVX512;
 }
@@ -172,6 +189,35 @@ copy_run(float *dst, const float *src, int64_t n)
     }
 }
 
+/* pack_run for the AVX2 engine: the lanes [lo, hi) read the row, the others are zeros. */
+AVX2 static void
+pack_run2(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
+{
+    int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sx - 1) / sx;
+    int64_t hi = ix0 >= width ? 0 : (width - ix0 + sx - 1) / sx;
+    lo = lo < len ? lo : len;
+    hi = hi < len ? hi : len;
+    hi = hi > lo ? hi : lo;
+    for (int64_t j = 0; j < lo; j++) {
+        dst[j] = 0.0f;
+    }
+    for (int64_t j = lo; j < hi; j++) {
+        dst[j] = src[ix0 + j * sx];
+    }
+    for (int64_t j = hi; j < len; j++) {
+        dst[j] = 0.0f;
+    }
+}
+
+/* dst[0, n) = 0: a loop that each engine's wrapper vectorizes for its ISA. */
+static inline __attribute__((always_inline)) void
+zero_run(float *dst, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) {
+        dst[j] = 0.0f;
+    }
+}
+
 /* ---- the forward tile ---- */
 
 #define FWD_FMA(R)                                                                        \
@@ -253,6 +299,94 @@ tile_fwd(int64_t kdim, const float *ap, const float *bp, const int64_t *off, con
 #undef FWD_FMA_HALF
 #undef FWD_INIT
 #undef FWD_STORE
+
+/* ---- the AVX2 forward tile ----
+ * PK2_MR output channels x 16 pixels: 12 accumulators, two pixel vectors and a broadcast
+ * weight fill 15 of the 16 ymm registers.  Each output is the bias plus the taps in order,
+ * the same sum as the AVX-512 tile's. */
+
+#define FWD2_INIT(R)                                                                      \
+    __m256 c##R##0 = _mm256_set1_ps(bias != NULL && (R) < mr ? bias[(R)] : 0.0f);         \
+    __m256 c##R##1 = c##R##0
+#define FWD2_FMA(R)                                                                       \
+    do {                                                                                  \
+        const __m256 a = _mm256_broadcast_ss(ap + (R));                                   \
+        c##R##0 = _mm256_fmadd_ps(a, b0, c##R##0);                                        \
+        c##R##1 = _mm256_fmadd_ps(a, b1, c##R##1);                                        \
+    } while (0)
+#define FWD2_FMA_HALF(R) c##R##0 = _mm256_fmadd_ps(_mm256_broadcast_ss(ap + (R)), b0, c##R##0)
+#define FWD2_STORE(R)                                                                     \
+    do {                                                                                  \
+        if ((R) < mr) {                                                                   \
+            if (nr == 16) {                                                               \
+                _mm256_storeu_ps(y + (R) * ldy, c##R##0);                                 \
+                _mm256_storeu_ps(y + (R) * ldy + 8, c##R##1);                             \
+            }                                                                             \
+            else {                                                                        \
+                _mm256_maskstore_ps(y + (R) * ldy, m0, c##R##0);                          \
+                _mm256_maskstore_ps(y + (R) * ldy + 8, m1, c##R##1);                      \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
+/* y[r][j] (rows ldy apart) = bias[r] + sum over p of ap[p][r] * bp[off[p] + j], for r < mr
+ * and j < nr <= 16 of a PK2_MR x 16 tile. */
+AVX2 static void
+tile_fwd2_half(int64_t kdim, const float *ap, const float *bp, const int64_t *off,
+               const float *bias, float *y, int64_t ldy, int64_t mr, int64_t nr)
+{
+    FWD2_INIT(0);
+    FWD2_INIT(1);
+    FWD2_INIT(2);
+    FWD2_INIT(3);
+    FWD2_INIT(4);
+    FWD2_INIT(5);
+    for (int64_t p = 0; nr <= 8 && p < kdim; p++) {
+        const __m256 b0 = _mm256_loadu_ps(bp + off[p]);
+        FWD2_FMA_HALF(0);
+        FWD2_FMA_HALF(1);
+        FWD2_FMA_HALF(2);
+        FWD2_FMA_HALF(3);
+        FWD2_FMA_HALF(4);
+        FWD2_FMA_HALF(5);
+        ap += PK2_MR;
+    }
+    for (int64_t p = 0; nr > 8 && p < kdim; p++) {
+        const float *b = bp + off[p];
+        const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+        FWD2_FMA(0);
+        FWD2_FMA(1);
+        FWD2_FMA(2);
+        FWD2_FMA(3);
+        FWD2_FMA(4);
+        FWD2_FMA(5);
+        ap += PK2_MR;
+    }
+    /* masked-off lanes are not written, so the address may lie past the row */
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr), lanes);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nr - 8), lanes);
+    FWD2_STORE(0);
+    FWD2_STORE(1);
+    FWD2_STORE(2);
+    FWD2_STORE(3);
+    FWD2_STORE(4);
+    FWD2_STORE(5);
+}
+#undef FWD2_FMA
+#undef FWD2_FMA_HALF
+#undef FWD2_INIT
+#undef FWD2_STORE
+
+/* The same for a sliver of nr <= PK_NR pixels: one or two halves of 16. */
+static void
+tile_fwd2(int64_t kdim, const float *ap, const float *bp, const int64_t *off, const float *bias,
+          float *y, int64_t ldy, int64_t mr, int64_t nr)
+{
+    for (int64_t h = 0; h < nr; h += 16) {
+        tile_fwd2_half(kdim, ap, bp + h, off, bias, y + h, ldy, mr, nr - h < 16 ? nr - h : 16);
+    }
+}
 
 /* ---- the columns of one task ----
  * For each input channel c and each phase (pz, py, px) (pz < sz, py < sy, px < sx) that a
@@ -408,9 +542,9 @@ cols_floats(const Cols *cl, int64_t cpg)
  * [q0, q0 + len): each row of the phase plane is one run (pack_run: every sx-th element of
  * a padded row from px), the padding read as zeros.  With win1, sx is 2 and win1 gets phase
  * (pz, py, px + 1) from the same reads (pack_run_pair). */
-AVX512 static void
-fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
-            int64_t q0, int64_t len, float *win, float *win1)
+static inline __attribute__((always_inline)) void
+fill_window(const int wide, const float *plane, const ConvGeom *g, const Cols *cl,
+            const int64_t *phase, int64_t q0, int64_t len, float *win, float *win1)
 {
     /* the plane's coordinates of flat index f, stepped along without divisions: the rows
      * are short (9 floats for stride 2 on 16 x 16), so a division per row was a good part
@@ -421,23 +555,26 @@ fill_window(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t
         int64_t iy = yq * g->s[1] + phase[1] - g->p[1];
         int64_t n = cl->wq - x < q0 + len - f ? cl->wq - x : q0 + len - f;
         float *d = win + (f - q0);
+        const float *src = plane + (iz * g->img[1] + iy) * g->img[2];
+        /* phase column x + j is padded column (x + j) * sx + px, image column p less */
+        const int64_t ix0 = x * g->s[2] + phase[2] - g->p[2];
         if (iz < 0 || iz >= g->img[0] || iy < 0 || iy >= g->img[1]) {
-            for (int64_t j = 0; j < n; j += 16) {
-                _mm512_mask_storeu_ps(d + j, lane_mask(0, n - j), _mm512_setzero_ps());
-                if (win1 != NULL) {
-                    _mm512_mask_storeu_ps(win1 + (f - q0) + j, lane_mask(0, n - j),
-                                          _mm512_setzero_ps());
-                }
+            zero_run(d, n);
+            if (win1 != NULL) {
+                zero_run(win1 + (f - q0), n);
             }
         }
-        else if (win1 != NULL) {
-            pack_run_pair(d, win1 + (f - q0), plane + (iz * g->img[1] + iy) * g->img[2],
-                          x * 2 + phase[2] - g->p[2], g->img[2], n);
+        else if (win1 != NULL && wide) {
+            pack_run_pair(d, win1 + (f - q0), src, ix0, g->img[2], n);
+        }
+        else if (wide) {
+            pack_run(d, src, ix0, g->s[2], g->img[2], n);
         }
         else {
-            /* phase column x + j is padded column (x + j) * sx + px, image column p less */
-            pack_run(d, plane + (iz * g->img[1] + iy) * g->img[2],
-                     x * g->s[2] + phase[2] - g->p[2], g->s[2], g->img[2], n);
+            pack_run2(d, src, ix0, g->s[2], g->img[2], n);
+            if (win1 != NULL) {
+                pack_run2(win1 + (f - q0), src, ix0 + 1, 2, g->img[2], n);
+            }
         }
         f += n;
         x = 0;
@@ -497,19 +634,52 @@ fill_compact(const float *plane, const ConvGeom *g, const Cols *cl, const int64_
     }
 }
 
+/* fill_compact for the AVX2 engine: window kx's row holds the padded row's elements
+ * kx * dx + ox * sx for ox < cols, element by element. */
+AVX2 static void
+fill_compact2(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
+              int64_t q0, int64_t len, float *win)
+{
+    const int64_t wq = cl->wq, width = g->img[2];
+    int64_t row = q0 / wq, zq = row / cl->hq, yq = row % cl->hq;
+    for (int64_t at = row * wq - q0; at < len; at += wq) {
+        int64_t iz = zq * g->s[0] + phase[0] - g->p[0];
+        int64_t iy = yq * g->s[1] + phase[1] - g->p[1];
+        int inside = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1];
+        const float *src = plane + (iz * g->img[1] + iy) * width;
+        int64_t lo = at < 0 ? -at : 0, hi = len - at < wq ? len - at : wq;
+        for (int64_t kx = 0; kx < g->k[2]; kx++) {
+            float *d = win + kx * cl->winst + at;
+            for (int64_t ox = lo; ox < hi; ox++) {
+                int64_t ix = kx * g->d[2] + ox * g->s[2] - g->p[2];
+                d[ox] = inside && ix >= 0 && ix < width ? src[ix] : 0.0f;
+            }
+        }
+        if (++yq == cl->hq) {
+            yq = 0;
+            zq++;
+        }
+    }
+}
+
 /* The windows of block [q0, q0 + nq) of one sample and group (cpg planes at x) into buf.  A
  * compact layout's windows come k[2] to a phase (pz, py), in consecutive slots (cols_init
  * meets every kx of a new phase at once). */
-AVX512 static void
-cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
-          float *buf)
+static inline __attribute__((always_inline)) void
+cols_fill_body(const int wide, const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg,
+               int64_t q0, float *buf)
 {
     for (int64_t c = 0; c < cpg; c++) {
         for (int64_t ph = 0, step; ph < cl->nph; ph += step) {
             float *win = buf + (c * cl->nph + ph) * cl->winst;
             const int64_t *at = cl->phase + 3 * ph;
             if (cl->compact) {
-                fill_compact(x + c * g->img_numel, g, cl, at, q0, cl->winst, win);
+                if (wide) {
+                    fill_compact(x + c * g->img_numel, g, cl, at, q0, cl->winst, win);
+                }
+                else {
+                    fill_compact2(x + c * g->img_numel, g, cl, at, q0, cl->winst, win);
+                }
                 step = g->k[2];
                 continue;
             }
@@ -517,11 +687,25 @@ cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_
              * reads both, in consecutive slots (cols_init meets them so for a 3x3 kernel) */
             int pair = g->s[2] == 2 && at[2] == 0 && ph + 1 < cl->nph && at[3] == at[0] &&
                        at[4] == at[1] && at[5] == 1;
-            fill_window(x + c * g->img_numel, g, cl, at, q0, cl->winst, win,
+            fill_window(wide, x + c * g->img_numel, g, cl, at, q0, cl->winst, win,
                         pair ? win + cl->winst : NULL);
             step = pair ? 2 : 1;
         }
     }
+}
+
+AVX512 static void
+cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
+          float *buf)
+{
+    cols_fill_body(1, cl, x, g, cpg, q0, buf);
+}
+
+AVX2 static void
+cols_fill2(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
+           float *buf)
+{
+    cols_fill_body(0, cl, x, g, cpg, q0, buf);
 }
 
 /* The next run of output pixels at or after flat index *q and below end (*q moves to its
@@ -579,11 +763,13 @@ typedef struct FwdJob {
     float *y;
     const FwdPhase *ph;
     int64_t nph, nis;
+    int64_t mr;                          /* output channels per tile: PK_MR, or PK2_MR */
+    int wide;                            /* the AVX-512 engine, else the AVX2 one */
 } FwdJob;
 
-/* The packed weight of a kernel of kvol taps: wp[((grp * nis + i) * kdim + p) * PK_MR + r]
- * = the weight of output channel grp * opg + i * PK_MR + r at column p (kdim = cpg * kvol),
- * zero past opg. */
+/* The packed weight of a kernel of kvol taps: wp[((grp * nis + i) * kdim + p) * mr + r]
+ * = the weight of output channel grp * opg + i * mr + r at column p (kdim = cpg * kvol, mr
+ * the engine's tile rows), zero past opg. */
 static void
 pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, int64_t kvol, float *wp)
 {
@@ -591,9 +777,9 @@ pack_weight(const float *w, ConvPackedWeight wkind, const FwdJob *j, int64_t kvo
     for (int64_t grp = 0; grp < G; grp++) {
         for (int64_t i = 0; i < j->nis; i++) {
             for (int64_t p = 0; p < kdim; p++) {
-                float *dst = wp + ((grp * j->nis + i) * kdim + p) * PK_MR;
-                for (int64_t r = 0; r < PK_MR; r++) {
-                    int64_t o = i * PK_MR + r;
+                float *dst = wp + ((grp * j->nis + i) * kdim + p) * j->mr;
+                for (int64_t r = 0; r < j->mr; r++) {
+                    int64_t o = i * j->mr + r;
                     float v = 0.0f;
                     if (o < j->sh.opg && wkind == CONV_PACKED_W_PLAIN) {
                         v = w[(grp * j->sh.opg + o) * kdim + p];
@@ -641,20 +827,20 @@ copy_run_strided(float *dst, int64_t step, const float *src, int64_t n)
 }
 
 /* Tasks (sample, group, block): the windows are filled once, then for each phase the tiles
- * store into tmp (nis * PK_MR rows of nq), whose output pixels are copied to y (laid out as
+ * store into tmp (nis * mr rows of nq), whose output pixels are copied to y (laid out as
  * the phase's `out` says, when set); or straight into y where there is one phase, every
  * flat index is an output pixel, its own (a compact 2-D layout, 1-D), and y is (n, co,
  * cols). */
-AVX512 static int
-fwd_tasks(void *ctx, int64_t t0, int64_t t1)
+static inline __attribute__((always_inline)) int
+fwd_tasks_body(const int wide, const FwdJob *j, int64_t t0, int64_t t1)
 {
-    const FwdJob *j = (const FwdJob *)ctx;
+    const int64_t MR = wide ? PK_MR : PK2_MR;
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
     const int64_t G = g->groups;
     const int direct = j->nph == 1 && j->ph[0].out == NULL && cl->span == g->col_numel;
     float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
-    float *tmp = direct ? NULL : pk_alloc((size_t)(j->nis * PK_MR * cl->nq) * sizeof(float));
+    float *tmp = direct ? NULL : pk_alloc((size_t)(j->nis * MR * cl->nq) * sizeof(float));
     if (cols == NULL || (tmp == NULL && !direct)) {
         free(cols);
         free(tmp);
@@ -663,8 +849,13 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     for (int64_t t = t0; t < t1; t++) {
         int64_t blk = t % cl->nblk, grp = (t / cl->nblk) % G, n = t / (cl->nblk * G);
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
-        cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g, j->sh.cpg, q0,
-                  cols);
+        const float *xg = j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel;
+        if (wide) {
+            cols_fill(cl, xg, g, j->sh.cpg, q0, cols);
+        }
+        else {
+            cols_fill2(cl, xg, g, j->sh.cpg, q0, cols);
+        }
         for (int64_t f = 0; f < j->nph; f++) {
             const FwdPhase *ph = &j->ph[f];
             const ConvPackedOut *out = ph->out;
@@ -673,13 +864,20 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
             for (int64_t s = 0; s * PK_NR < nq; s++) {
                 int64_t nr = nq - s * PK_NR < PK_NR ? nq - s * PK_NR : PK_NR;
                 for (int64_t i = 0; i < j->nis; i++) {
-                    int64_t o0 = grp * j->sh.opg + i * PK_MR;
-                    int64_t mr = j->sh.opg - i * PK_MR < PK_MR ? j->sh.opg - i * PK_MR : PK_MR;
-                    float *dst = direct ? yg + i * PK_MR * L + q0 + s * PK_NR
-                                        : tmp + i * PK_MR * cl->nq + s * PK_NR;
-                    tile_fwd(ph->kdim, ph->wp + (grp * j->nis + i) * ph->kdim * PK_MR,
-                             cols + s * PK_NR, ph->off, j->bias != NULL ? j->bias + o0 : NULL,
-                             dst, direct ? L : cl->nq, mr, nr);
+                    int64_t o0 = grp * j->sh.opg + i * MR;
+                    int64_t mr = j->sh.opg - i * MR < MR ? j->sh.opg - i * MR : MR;
+                    float *dst = direct ? yg + i * MR * L + q0 + s * PK_NR
+                                        : tmp + i * MR * cl->nq + s * PK_NR;
+                    const float *ap = ph->wp + (grp * j->nis + i) * ph->kdim * MR;
+                    const float *b = j->bias != NULL ? j->bias + o0 : NULL;
+                    if (wide) {
+                        tile_fwd(ph->kdim, ap, cols + s * PK_NR, ph->off, b, dst,
+                                 direct ? L : cl->nq, mr, nr);
+                    }
+                    else {
+                        tile_fwd2(ph->kdim, ap, cols + s * PK_NR, ph->off, b, dst,
+                                  direct ? L : cl->nq, mr, nr);
+                    }
                 }
             }
             int64_t pix, len;
@@ -695,11 +893,20 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
                     step = out->st[2];
                 }
                 for (int64_t o = 0; o < j->sh.opg; o++) {
-                    if (step == 1) {
+                    if (step == 1 && wide) {
                         copy_run(dst + o * L, tmp + o * cl->nq + (q - q0), len);
                     }
-                    else {
+                    else if (step == 1) {
+                        memcpy(dst + o * L, tmp + o * cl->nq + (q - q0),
+                               (size_t)len * sizeof(float));
+                    }
+                    else if (wide) {
                         copy_run_strided(dst + o * L, step, tmp + o * cl->nq + (q - q0), len);
+                    }
+                    else {
+                        for (int64_t m = 0; m < len; m++) {
+                            dst[o * L + m * step] = tmp[o * cl->nq + (q - q0) + m];
+                        }
                     }
                 }
             }
@@ -708,6 +915,18 @@ fwd_tasks(void *ctx, int64_t t0, int64_t t1)
     free(cols);
     free(tmp);
     return 0;
+}
+
+AVX512 static int
+fwd_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    return fwd_tasks_body(1, (const FwdJob *)ctx, t0, t1);
+}
+
+AVX2 static int
+fwd_tasks2(void *ctx, int64_t t0, int64_t t1)
+{
+    return fwd_tasks_body(0, (const FwdJob *)ctx, t0, t1);
 }
 
 /* The forward over phases ph[0, nph) (their w, wkind's layout, kernel k at `at` in g's; the
@@ -726,7 +945,9 @@ fwd_run(const float *x, ConvPackedWeight wkind, const float *bias, float *y,
     int64_t *off = NULL, kdims = 0;
     int rc = -1;
     job_shape_init(&j.sh, g, &cl, ci, co);
-    j.nis = (j.sh.opg + PK_MR - 1) / PK_MR;
+    j.wide = wide_engine();
+    j.mr = j.wide ? PK_MR : PK2_MR;
+    j.nis = (j.sh.opg + j.mr - 1) / j.mr;
     /* enough tasks for every thread: two per thread when the batch is small (the blocks
      * change no result: each output is one sum over the taps) */
     int64_t nthreads = ptl_get_num_threads();
@@ -738,7 +959,7 @@ fwd_run(const float *x, ConvPackedWeight wkind, const float *bias, float *y,
         kdims += j.sh.cpg * phases[f].k[0] * phases[f].k[1] * phases[f].k[2];
     }
     ph = pk_alloc((size_t)nph * sizeof(FwdPhase));
-    wp = pk_alloc((size_t)(G * j.nis * kdims * PK_MR) * sizeof(float));
+    wp = pk_alloc((size_t)(G * j.nis * kdims * j.mr) * sizeof(float));
     off = pk_alloc((size_t)kdims * sizeof(int64_t));
     if (ph == NULL || wp == NULL || off == NULL) {
         goto done;
@@ -762,14 +983,14 @@ fwd_run(const float *x, ConvPackedWeight wkind, const float *bias, float *y,
                 }
             }
         }
-        wpf += G * j.nis * ph[f].kdim * PK_MR;
+        wpf += G * j.nis * ph[f].kdim * j.mr;
     }
     j.ph = ph;
     /* a task's multiply-adds; small problems stay on the calling thread */
     double per_task = (double)j.sh.opg * (double)kdims * (double)cl.nq;
     int64_t grain = per_task >= (1 << 18) ? 1 : (int64_t)((1 << 18) / (per_task + 1.0)) + 1;
     void *tok = ptl_nogil_begin();
-    rc = ptl_parallel_for(0, n * G * cl.nblk, grain, fwd_tasks, &j);
+    rc = ptl_parallel_for(0, n * G * cl.nblk, grain, j.wide ? fwd_tasks : fwd_tasks2, &j);
     ptl_nogil_end(tok);
 done:
     free(ph);
