@@ -237,6 +237,24 @@ iter_check_output(const PtlTensorIter *it, const PtlIterConfig *cfg, int ndim,
     return 0;
 }
 
+/* A copy of t in dtype `want`, laid out as t is (empty_like's preserve rule), so that a cast
+ * input takes part in the output's layout as the input itself would: a float32 and a
+ * float64 channels-last tensor multiply into a channels-last result, as in PyTorch, where the
+ * loop casts on the fly. */
+static PtlTensorImpl *
+iter_cast_like(PtlTensorImpl *t, PtlDtype want)
+{
+    int64_t st[PTL_MAX_DIMS];
+    if (ptl_memory_format_like_strides(t, PTL_MEMORY_FORMAT_PRESERVE, st) < 0) {
+        return NULL;
+    }
+    PtlTensorImpl *out = ptl_empty_strided(t->dim, t->sizes, st, want, t->device);
+    if (out != NULL && ptl_copy_into(out, t) < 0) {
+        PTL_CLEAR(out);
+    }
+    return out;
+}
+
 /* Step 4: it->ops[1..] holds each input in the dtype it computes in (a new reference):
  * a CPU scalar is converted into it->scalars without allocation, another tensor is cast.
  * -1 with the error set. */
@@ -253,7 +271,7 @@ iter_cast_inputs(PtlTensorIter *it, const PtlIterConfig *cfg)
             ptl_incref(t);
         }
         else if (t->dtype != want) {
-            if ((t = ptl_cast(t, want)) == NULL) {
+            if ((t = iter_cast_like(t, want)) == NULL) {
                 return -1;
             }
         }
@@ -336,16 +354,24 @@ iter_reorder_dims(PtlTensorIter *it, int first, int *perm)
  * all channels-last contiguous, the output takes that format's strides (the strides of its
  * size-1 dims included: a (2, 3, 1, 5) channels-last input gives (15, 1, 15, 3), a
  * (0, 3, 4, 5) one a contiguous result, since an empty tensor is contiguous).  The format, or
- * PTL_MEMORY_FORMAT_PRESERVE when the strides decide. */
+ * PTL_MEMORY_FORMAT_PRESERVE when the strides decide.  0-dim inputs (`x * 2`) are passed over
+ * where no dim of the result has size 0 or 1: there the other inputs' strides, all distinct,
+ * sort to exactly that format, so the decision is the one the sort would make. */
 static PtlMemoryFormat
 iter_fast_format(const PtlTensorIter *it, int ndim, const int64_t *shape)
 {
     PtlMemoryFormat f = ndim == 4 ? PTL_MEMORY_FORMAT_CHANNELS_LAST
                         : ndim == 5 ? PTL_MEMORY_FORMAT_CHANNELS_LAST_3D
                                     : PTL_MEMORY_FORMAT_PRESERVE;
-    int contig = 1;
+    int contig = 1, scalars_broadcast = ndim > 0;
+    for (int d = 0; d < ndim; d++) {
+        scalars_broadcast = scalars_broadcast && shape[d] > 1;
+    }
     for (int t = 1; t < it->ntensors; t++) {
         const PtlTensorImpl *op = it->ops[t];
+        if (op->dim == 0 && scalars_broadcast) {
+            continue;
+        }
         if (op->dim != ndim || memcmp(op->sizes, shape, sizeof(int64_t) * (size_t)ndim) != 0) {
             return PTL_MEMORY_FORMAT_PRESERVE;
         }
@@ -355,23 +381,51 @@ iter_fast_format(const PtlTensorIter *it, int ndim, const int64_t *shape)
         return PTL_MEMORY_FORMAT_CONTIGUOUS;
     }
     for (int t = 1; f != PTL_MEMORY_FORMAT_PRESERVE && t < it->ntensors; t++) {
-        if (!ptl_tensor_impl_is_contiguous_as(it->ops[t], f)) {
+        if (it->ops[t]->dim != 0 && !ptl_tensor_impl_is_contiguous_as(it->ops[t], f)) {
             f = PTL_MEMORY_FORMAT_PRESERVE;
         }
     }
     return f;
 }
 
+/* The fast set-up's iteration: every operand (the output included) has the result's shape
+ * and is dense in one format, or is 0-dim, so element k of each lies k items from its start
+ * (a 0-dim one's only element at its start); the whole iteration is one run, as coalescing
+ * would make it, without sorting or merging dims. */
+static void
+iter_dense_run(PtlTensorIter *it, const int64_t *shape, int ndim)
+{
+    int64_t n = 1;
+    for (int d = 0; d < ndim; d++) {
+        n *= shape[d];
+    }
+    it->ndim = 1;
+    it->numel = n;
+    it->shape[0] = n;
+    for (int t = 0; t < it->ntensors; t++) {
+        const PtlTensorImpl *op = it->ops[t];
+        it->strides[t][0] = op->dim == 0 ? 0 : (int64_t)ptl_dtype_itemsize(op->dtype);
+        it->data[t] = (it->scalar_cast & (1u << t)) ? it->scalars[t].c : ptl_tensor_data(op);
+    }
+}
+
 /* Step 3: allocates the output in it->ops[0], contiguous in iteration order (perm[0], the
- * innermost dim, gets stride 1), and fills its byte strides.  -1 with the error set. */
+ * innermost dim, gets stride 1), and fills its byte strides.  -1 with the error set.  As in
+ * PyTorch, an unpermuted order gives the plain contiguous strides, where a size-0 dim counts
+ * as 1 ((2, 0, 4, 5): (20, 20, 5, 1)), and a permuted one the running products of the sizes
+ * ((2, 0, 4, 5) permuted to channels-last: (0, 1, 0, 0)). */
 static int
 iter_allocate_output(PtlTensorIter *it, const int *perm, const int64_t *shape, PtlDevice dev)
 {
-    int ndim = it->ndim;
+    int ndim = it->ndim, permuted = 0;
     int64_t st[PTL_MAX_DIMS], s = 1;
     for (int d = 0; d < ndim; d++) {
+        permuted = permuted || perm[d] != d;
+    }
+    for (int d = 0; d < ndim; d++) {
+        int64_t size = shape[ndim - 1 - perm[d]];
         st[ndim - 1 - perm[d]] = s;
-        s *= shape[ndim - 1 - perm[d]];
+        s *= permuted || size > 1 ? size : 1;
     }
     PtlTensorImpl *o = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev);
     if (o == NULL) {
@@ -518,14 +572,24 @@ ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)
         ptl_incref(out);
         it->ops[0] = out;
     }
-    PtlMemoryFormat fast = alloc_out ? iter_fast_format(it, ndim, shape)
-                                     : PTL_MEMORY_FORMAT_PRESERVE;
-    if (fast != PTL_MEMORY_FORMAT_PRESERVE) {
+    /* (a given output of one dim is left to the general set-up, as cheap there) */
+    PtlMemoryFormat fast = alloc_out || ndim > 1 ? iter_fast_format(it, ndim, shape)
+                                                 : PTL_MEMORY_FORMAT_PRESERVE;
+    if (fast != PTL_MEMORY_FORMAT_PRESERVE && alloc_out) {
         int64_t st[PTL_MAX_DIMS];
         ptl_memory_format_strides(fast, ndim, shape, st);
         if ((it->ops[0] = ptl_empty_strided(ndim, shape, st, it->out_dtype, dev)) == NULL) {
             goto error;
         }
+    }
+    if (ndim > 0 && fast != PTL_MEMORY_FORMAT_PRESERVE &&
+        (alloc_out || ptl_tensor_impl_is_contiguous_as(it->ops[0], fast))) {
+        iter_dense_run(it, shape, ndim);
+        if (need_temp) {
+            ptl_incref(out);
+            it->writeback = out;
+        }
+        return 0;
     }
     iter_set_strides(it, alloc_out && it->ops[0] == NULL ? 1 : 0, ndim, shape);
     iter_reorder_dims(it, alloc_out && it->ops[0] == NULL ? 1 : 0, perm);

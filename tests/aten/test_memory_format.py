@@ -403,6 +403,38 @@ def test_conv_follows_a_channels_last_weight_and_3d_formats():
     assert F.conv1d(ptl.randn(2, 3, 8), ptl.randn(4, 3, 3)).is_contiguous()
 
 
+@pytest.mark.parametrize("shape", SHAPES_4D)
+def test_pointwise_ops_of_dense_operands_keep_their_format(shape):
+    """The iterator's one-run set-up (every operand dense in one format, a 0-dim one
+    broadcast; Note [TensorIterator]): the values against NumPy in float64, and the result's
+    strides those of the inputs' format where the format is unambiguous (no dim of size 0 or
+    1; the ambiguous shapes are compared with PyTorch in test_strides_match_torch)."""
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+    for fmt in (ptl.contiguous_format, CL):
+        x = ptl.tensor(a).contiguous(memory_format=fmt)
+        y = ptl.tensor(b).contiguous(memory_format=fmt)
+        cases = [(x * 2, a * 2), (2 + x, 2 + a), (x * ptl.tensor(3.0), a * 3.0),
+                 (x + y, a + b), (x.float() * y, a.astype(np.float32) * b),
+                 (x.clone().add_(y, alpha=-0.5), a - 0.5 * b),
+                 (ptl.mul(x, y, out=ptl.empty_like(x)), a * b)]
+        for got, want in cases:
+            assert_close(got, want, rtol=1e-6, atol=1e-6)
+            if min(shape) > 1:
+                assert got.stride() == ref_strides(shape, fmt), (shape, fmt, got.stride())
+
+
+def test_an_unpermuted_empty_result_has_contiguous_strides():
+    """As in PyTorch: an output laid out in the dims' own order takes the contiguous strides,
+    where a size-0 dim counts as 1; a permuted order the running products of the sizes."""
+    x = ptl.zeros(2, 0, 4, 5)
+    assert (2 + x).stride() == (20, 20, 5, 1)
+    assert (x * ptl.tensor(3.0)).stride() == (20, 20, 5, 1)
+    assert (2 + x.transpose(-1, -2)).stride() == (0, 20, 1, 5)
+    assert (ptl.zeros(2, 3, 0, 5) + 1).stride() == (15, 5, 5, 1)
+    assert (ptl.zeros(3, 0) + 1).stride() == (1, 1)
+
+
 def test_cat_of_mixed_formats_is_contiguous():
     x = ptl.randn(2, 3, 6, 7)
     c = x.contiguous(memory_format=CL)
@@ -497,6 +529,15 @@ STRIDE_CASES = [
     ("conv_of_cl", lambda L, x, f: L.nn.functional.conv2d(
         x.contiguous(memory_format=L.channels_last), L.ones(2, x.shape[1], 1, 1))),
     ("permuted_clone", lambda L, x, f: x.permute(0, 2, 3, 1).clone()),
+    # the iterator's one-run set-up (0-dim operands passed over where no dim is 0 or 1)
+    ("scalar_times_cl", lambda L, x, f: x.contiguous(memory_format=L.channels_last) * 2),
+    ("scalar_plus", lambda L, x, f: 2 + x.contiguous(memory_format=f)),
+    ("tensor_0dim_times", lambda L, x, f: x.contiguous(memory_format=f) * L.tensor(3.0)),
+    ("scalar_times_permuted", lambda L, x, f: x.permute(0, 2, 3, 1) * 2),
+    ("cl_plus_contiguous", lambda L, x, f: x.contiguous(memory_format=L.channels_last) + x),
+    ("cast_times_cl", lambda L, x, f: x.contiguous(memory_format=L.channels_last).double() *
+     x.contiguous(memory_format=L.channels_last)),
+    ("inplace_add_cl", lambda L, x, f: x.contiguous(memory_format=L.channels_last).add_(1)),
 ]
 
 
