@@ -120,13 +120,16 @@ def test_conv2d_forward_backward(case, restore_threads):
     w = g.standard_normal((co, ci, 3, 3)).astype(np.float32)
     b = g.standard_normal(co).astype(np.float32)
     ref = ref_conv2d(x, w, b, s, p)
+    mag = ref_conv2d(np.abs(x), np.abs(w), np.abs(b), s, p)
     gy = g.standard_normal(ref.shape).astype(np.float32)
     grads = []
     for nt in (1, 2):
         ptl.set_num_threads(nt)
         tx, tw, tb = (ptl.tensor(v).requires_grad_() for v in (x, w, b))
         y = F.conv2d(tx, tw, tb, stride=s, padding=p)
-        assert_close(y.detach(), ref, dtype=ptl.float32, rtol=1e-4, atol=1e-4)
+        # 3x3 stride-1 layers of 8 or more channels take Winograd (Note [Winograd
+        # convolution]): its rounding is bounded by the sum of the terms' magnitudes
+        np.testing.assert_array_less(np.abs(y.detach().numpy() - ref), 1e-5 * mag + 1e-6)
         y.backward(ptl.tensor(gy))
         grads.append([t.grad.numpy() for t in (tx, tw, tb)])
     for a, c in zip(grads[0], grads[1]):
@@ -150,7 +153,10 @@ def test_conv2d_grads_match_torch(restore_threads):
     ours = [ptl.tensor(v).requires_grad_() for v in (x, w)]
     ref = [torch.tensor(v).requires_grad_() for v in (x, w)]
     y, ty = F.conv2d(*ours), torch.nn.functional.conv2d(*ref)
-    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    # ours takes Winograd here: within 1e-5 of the sum of the terms' magnitudes
+    mag = torch.nn.functional.conv2d(torch.tensor(np.abs(x)), torch.tensor(np.abs(w))).numpy()
+    np.testing.assert_array_less(np.abs(y.detach().numpy() - ty.detach().numpy()),
+                                 1e-5 * mag + 1e-6)
     gy = g.standard_normal(tuple(ty.shape)).astype(np.float32)
     y.backward(ptl.tensor(gy))
     ty.backward(torch.tensor(gy))
