@@ -3,6 +3,7 @@
  * and output padding read into ConvArgs, dtypes, groups, ranks, channels, bias, the output
  * padding, and every spatial extent checked against int64 before conv.c computes with it. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../../c10/error.h"
 #include "conv_impl.h"
@@ -273,4 +274,14 @@ ptl_conv_check(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const Pt
         return -1;
     }
     return a->transposed ? conv_check_transposed(x, w, bias, a) : conv_check_plain(x, w, bias, a);
+}
+
+void *
+conv_alloc(size_t nbytes)
+{
+    void *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
+    if (p == NULL) {
+        ptl_error_set(PTL_ERR_MEMORY, "conv: out of memory allocating %zu bytes", nbytes);
+    }
+    return p;
 }

@@ -43,6 +43,10 @@ typedef struct ConvPackedPhase {
     const ConvPackedOut *out;
 } ConvPackedPhase;
 
+/* nbytes (rounded up to 64) at a 64-byte boundary, for the kernels' packed buffers (freed
+ * with free); NULL with PyTorch's MemoryError set (conv_args.c). */
+void *conv_alloc(size_t nbytes);
+
 /* Whether the packed forward and input-gradient kernels run on this CPU (AVX2 or AVX-512). */
 int conv_packed_available(void);
 /* Whether conv_packed_wgrad runs on this CPU (AVX-512; the forward also has an AVX2 engine). */

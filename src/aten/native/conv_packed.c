@@ -92,16 +92,6 @@ wide_engine(void)
     return ptl_cpu_capability() >= PTL_CPU_AVX512;
 }
 
-static void *
-pk_alloc(size_t nbytes)
-{
-    void *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
-    if (p == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "conv: out of memory allocating %zu bytes", nbytes);
-    }
-    return p;
-}
-
 /* The lanes [lo, hi) of a 16-lane mask (empty when hi <= lo). */
 static inline __mmask16
 lane_mask(int64_t lo, int64_t hi)
@@ -492,7 +482,7 @@ cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
     cl->span = flat_span(g, cl->hq, cl->wq);
     /* off, then the phases (the kernel volume bounds their count), then each tap's slot
      * and offset in its plane */
-    cl->off = pk_alloc((size_t)(kdim + 5 * kvol) * sizeof(int64_t));
+    cl->off = conv_alloc((size_t)(kdim + 5 * kvol) * sizeof(int64_t));
     if (cl->off == NULL) {
         return -1;
     }
@@ -839,8 +829,8 @@ fwd_tasks_body(const int wide, const FwdJob *j, int64_t t0, int64_t t1)
     const Cols *cl = j->sh.cl;
     const int64_t G = g->groups;
     const int direct = j->nph == 1 && j->ph[0].out == NULL && cl->span == g->col_numel;
-    float *cols = pk_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
-    float *tmp = direct ? NULL : pk_alloc((size_t)(j->nis * MR * cl->nq) * sizeof(float));
+    float *cols = conv_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
+    float *tmp = direct ? NULL : conv_alloc((size_t)(j->nis * MR * cl->nq) * sizeof(float));
     if (cols == NULL || (tmp == NULL && !direct)) {
         free(cols);
         free(tmp);
@@ -958,9 +948,9 @@ fwd_run(const float *x, ConvPackedWeight wkind, const float *bias, float *y,
     for (int64_t f = 0; f < nph; f++) {
         kdims += j.sh.cpg * phases[f].k[0] * phases[f].k[1] * phases[f].k[2];
     }
-    ph = pk_alloc((size_t)nph * sizeof(FwdPhase));
-    wp = pk_alloc((size_t)(G * j.nis * kdims * j.mr) * sizeof(float));
-    off = pk_alloc((size_t)kdims * sizeof(int64_t));
+    ph = conv_alloc((size_t)nph * sizeof(FwdPhase));
+    wp = conv_alloc((size_t)(G * j.nis * kdims * j.mr) * sizeof(float));
+    off = conv_alloc((size_t)kdims * sizeof(int64_t));
     if (ph == NULL || wp == NULL || off == NULL) {
         goto done;
     }
@@ -1161,8 +1151,8 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
     const Cols *cl = j->sh.cl;
     const int64_t L = g->col_numel;
     const size_t cfl = cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * j->nr);
-    float *cols = pk_alloc((size_t)j->batch * cfl * sizeof(float));
-    float *gt = pk_alloc((size_t)j->batch * gfl * sizeof(float));
+    float *cols = conv_alloc((size_t)j->batch * cfl * sizeof(float));
+    float *gt = conv_alloc((size_t)j->batch * gfl * sizeof(float));
     if (cols == NULL || gt == NULL) {
         free(cols);
         free(gt);
@@ -1383,9 +1373,9 @@ wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_
     j.nch = (g->col[2] + 15) / 16;
     int64_t per = j.cpg * g->img_numel * (int64_t)sizeof(float);
     j.nb = per > 0 && WG_ROWS_BLOCK_BYTES / per > 1 ? WG_ROWS_BLOCK_BYTES / per : 1;
-    int64_t *toff = pk_alloc((size_t)(3 * j.kdim) * sizeof(int64_t));
-    __mmask16 *cmask = pk_alloc((size_t)(j.nch * j.kdim) * sizeof(__mmask16));
-    j.acc = pk_alloc((size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
+    int64_t *toff = conv_alloc((size_t)(3 * j.kdim) * sizeof(int64_t));
+    __mmask16 *cmask = conv_alloc((size_t)(j.nch * j.kdim) * sizeof(__mmask16));
+    j.acc = conv_alloc((size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
     int rc = -1;
     if (toff == NULL || cmask == NULL || j.acc == NULL) {
         goto done;
@@ -1472,7 +1462,7 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     int64_t most = WG_CHUNK_BYTES / (len * (int64_t)sizeof(float));
     j.chunks = j.ntasks < WG_CHUNKS ? j.ntasks : WG_CHUNKS;
     j.chunks = j.chunks < most ? j.chunks : (most < 1 ? 1 : most);
-    j.parts = pk_alloc((size_t)(j.chunks * len) * sizeof(float));
+    j.parts = conv_alloc((size_t)(j.chunks * len) * sizeof(float));
     if (j.parts == NULL) {
         free(cl.off);
         return -1;

@@ -255,25 +255,15 @@ wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, fl
     return 0;
 }
 
-static void *
-wino_alloc(size_t nbytes)
-{
-    void *p = aligned_alloc(64, (nbytes + 63) & ~(size_t)63);
-    if (p == NULL) {
-        ptl_error_set(PTL_ERR_MEMORY, "conv: out of memory allocating %zu bytes", nbytes);
-    }
-    return p;
-}
-
 static int
 wino_tasks(void *ctx, int64_t begin, int64_t end)
 {
     const WinoJob *j = ctx;
     int64_t ni = j->ipt, nty = j->rpt, tiles = ni * nty * j->tw;
-    float *P = wino_alloc((size_t)(ni * (4 * nty + 2) * j->pw_cols * j->cip) * sizeof(float));
-    float *V = wino_alloc((size_t)(WINO_XI * tiles * j->cip) * sizeof(float));
-    float *M = wino_alloc((size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
-    float *Q = wino_alloc((size_t)(16 * tiles * j->cop) * sizeof(float));
+    float *P = conv_alloc((size_t)(ni * (4 * nty + 2) * j->pw_cols * j->cip) * sizeof(float));
+    float *V = conv_alloc((size_t)(WINO_XI * tiles * j->cip) * sizeof(float));
+    float *M = conv_alloc((size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
+    float *Q = conv_alloc((size_t)(16 * tiles * j->cop) * sizeof(float));
     int rc = -1;
     if (P == NULL || V == NULL || M == NULL || Q == NULL) {
         goto done;
@@ -317,7 +307,7 @@ wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
         {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0.0, 0.0, 1.0},
     };
     const int64_t ci = j->ci, co = j->co;
-    float *U = wino_alloc((size_t)(WINO_XI * ci * co) * sizeof(float));
+    float *U = conv_alloc((size_t)(WINO_XI * ci * co) * sizeof(float));
     if (U == NULL) {
         return -1;
     }
