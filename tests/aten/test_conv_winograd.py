@@ -9,7 +9,8 @@ float64 (and the float64 path's gradient), across the thresholds of its blocking
 - partial tiles (outputs not a multiple of 4), padding 0 / 1 / 2 (the input gradient's 2 / 1
   / 0), channel counts not multiples of the 8-lane vectors, batch 1 and several, size 0;
 - the mode switch (`_C._conv_winograd_mode`: 0 automatic, 1 always, 2 never) that the tests
-  use to force the path, and the automatic crossover (WINO_MIN_CHANNELS).
+  use to force the path, and the automatic crossover (WINO_MIN_CHANNELS, WINO_NARROW_WIDTH,
+  WINO_WIDE_MIN_CHANNELS).
 
 float32 Winograd results differ from the direct sum in the last bits; the tests hold them to
 WINO_RTOL of the sum of the terms' magnitudes (the error grows with the transforms' constants,
@@ -38,6 +39,8 @@ def c_define(name):
 TILES = c_define("WINO_TILES")
 BUF = c_define("WINO_BUF_BYTES")
 MIN_CH = c_define("WINO_MIN_CHANNELS")
+NARROW = c_define("WINO_NARROW_WIDTH")
+WIDE_MIN_CH = c_define("WINO_WIDE_MIN_CHANNELS")
 
 
 class mode:
@@ -216,18 +219,33 @@ def test_float64_gradcheck_and_untaken_shapes():
 
 
 def test_automatic_crossover():
-    """mode 0 takes Winograd from WINO_MIN_CHANNELS input and output channels on AVX2
-    machines (where the crossover was measured), the direct path below."""
+    """mode 0 takes Winograd on AVX2 machines (where the crossover was measured) from
+    WINO_MIN_CHANNELS input and output channels on outputs at most WINO_NARROW_WIDTH wide and
+    from WINO_WIDE_MIN_CHANNELS on wider ones, the direct path below; the input gradient
+    (whose output is the input) follows the same rule."""
     rng = np.random.default_rng(9)
     avx2 = ptl.backends.cpu.get_cpu_capability() != "DEFAULT"
-    for ch, taken in ((MIN_CH, avx2), (MIN_CH - 1, False)):
-        x = ptl.tensor(rng.standard_normal((2, ch, 8, 8)).astype(np.float32))
-        w = ptl.tensor(rng.standard_normal((ch, ch, 3, 3)).astype(np.float32))
-        with mode(AUTO):
-            a = F.conv2d(x, w, padding=1).numpy()
-        with mode(ALWAYS if taken else NEVER):
-            b = F.conv2d(x, w, padding=1).numpy()
-        assert np.array_equal(a, b)
+    cases = ((NARROW, MIN_CH, MIN_CH, avx2), (NARROW, MIN_CH - 1, MIN_CH, False),
+             (NARROW, MIN_CH, MIN_CH - 1, False), (NARROW + 1, MIN_CH, MIN_CH, False),
+             (NARROW + 1, WIDE_MIN_CH, WIDE_MIN_CH, avx2),
+             (NARROW + 1, WIDE_MIN_CH - 1, WIDE_MIN_CH, False),
+             (NARROW + 1, WIDE_MIN_CH, WIDE_MIN_CH - 1, False))
+    for width, ci, co, taken in cases:
+        x = ptl.tensor(rng.standard_normal((1, ci, 3, width)).astype(np.float32))
+        w = ptl.tensor(rng.standard_normal((co, ci, 3, 3)).astype(np.float32))
+        gy = ptl.tensor(rng.standard_normal((1, co, 3, width)).astype(np.float32))
+        out = []
+        for m in (AUTO, ALWAYS if taken else NEVER):
+            with mode(m):
+                y = F.conv2d(x, w, padding=1)
+                dx = ptl.ops.aten.convolution_backward(gy, x, w, None, [1, 1], [1, 1], [1, 1],
+                                                       False, [0, 0], 1, [True, False, False])
+                out.append((y.numpy(), dx[0].numpy()))
+        assert np.array_equal(out[0][0], out[1][0]), (width, ci, co)
+        assert np.array_equal(out[0][1], out[1][1]), (width, ci, co)
+    with mode(ALWAYS):
+        a = F.conv2d(x, w, padding=1).numpy()
+    assert not np.array_equal(a, out[1][0])   # the two paths' bits differ on these shapes
 
 
 def test_mode_argument_checked():
