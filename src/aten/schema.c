@@ -151,6 +151,10 @@ parse_type(Parser *ps, PtlArg *a)
         switch (a->kind) {
         case PTL_ARG_TENSOR: a->kind = PTL_ARG_TENSORLIST; break;
         case PTL_ARG_INT: a->kind = PTL_ARG_INTLIST; break;
+        case PTL_ARG_BOOL:
+            a->kind = PTL_ARG_INTLIST;
+            a->elem_bool = 1;
+            break;
         case PTL_ARG_FLOAT: a->kind = PTL_ARG_FLOATLIST; break;
         default: return fail(ps, "unsupported list element type");
         }
@@ -426,6 +430,7 @@ format_type(const PtlArg *a, char *buf, size_t n)
     }
     if (a->kind >= PTL_ARG_TENSORLIST) {
         const char *elem = a->kind == PTL_ARG_TENSORLIST ? "Tensor"
+                           : a->elem_bool                ? "bool"
                            : a->kind == PTL_ARG_INTLIST  ? "int"
                                                          : "float";
         char len[8] = "";

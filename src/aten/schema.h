@@ -42,6 +42,7 @@ typedef struct PtlArg {
     char alias_set;       /* 'a' in Tensor(a) / Tensor(a!), 0 when none */
     int32_t list_len;     /* N of int[N]; 0 when unsized */
     uint8_t elem_optional;/* Tensor?[] */
+    uint8_t elem_bool;    /* bool[N]: an int list of 0 and 1 */
     uint8_t has_default;
     PtlIValue def;        /* the default as an IValue (lists point into def_list) */
     int64_t def_list[PTL_MAX_DIMS];

@@ -175,10 +175,16 @@ to_intlist(const PtlArg *a, PyObject *o, PtlIValue *out, Scratch *sc, int slot)
         sc->heap[sc->nheap++] = buf;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        r = to_int(PySequence_Fast_GET_ITEM(o, i), &buf[i]);
+        PyObject *e = PySequence_Fast_GET_ITEM(o, i);
+        if (a->elem_bool && PyBool_Check(e)) {   /* bool[N] takes bools, or ints as PyTorch */
+            buf[i] = e == Py_True;
+            continue;
+        }
+        r = to_int(e, &buf[i]);
         if (r <= 0) {
             return r;
         }
+        buf[i] = a->elem_bool ? buf[i] != 0 : buf[i];
     }
     *out = ptl_iv_intlist(buf, n);
     return 1;

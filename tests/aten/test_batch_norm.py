@@ -175,10 +175,8 @@ def test_batch_norm_ops_like_torch(dtype, shape, training):
     for lib in (ptl, torch):
         x, w, b, rm, rv, g = (lib.tensor(a, dtype=getattr(lib, dtype)) for a in arrays)
         out = lib.ops.aten.native_batch_norm(x, w, b, rm, rv, training, 0.3, 1e-4)
-        # output_mask: int[3] here (the schema parser has no bool lists), bool[3] in PyTorch
-        mask = [1, 1, 1] if lib is ptl else [True, True, True]
         grads = lib.ops.aten.native_batch_norm_backward(g, x, w, rm, rv, out[1], out[2],
-                                                        training, 1e-4, mask)
+                                                        training, 1e-4, [True, True, True])
         results.append([t.detach() for t in list(out) + [rm, rv] + list(grads)])
     for a, e in zip(*results):
         assert tuple(a.shape) == tuple(e.shape)

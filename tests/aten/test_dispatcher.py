@@ -20,6 +20,7 @@ from pytorchlite import _C
     "isclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool equal_nan=False) -> Tensor",
     "div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
     "mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor",
+    "native_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
     "myns::foo(Tensor x) -> ()",
     "myns::bump(Tensor(a0!) x, Tensor(b1!) y) -> ()",
 ])
@@ -49,6 +50,22 @@ def test_schema_round_trip(text):
 def test_schema_errors(text, where):
     with pytest.raises(RuntimeError, match="schema parse error: " + re.escape(where)):
         _C._parse_schema(text)
+
+
+def test_bool_list_argument_takes_bools_and_ints():
+    """bool[3] output_mask (PyTorch's schema) takes a list of bools, or of ints as PyTorch
+    does (nonzero is True); anything else matches no signature."""
+    x, w = ptl.randn(1, 2, 4, 4), ptl.randn(3, 2, 3, 3)
+    gy = ptl.randn(1, 3, 2, 2)
+    args = (gy, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    for mask in ([True, False, True], [1, 0, 1], (2, 0, -1)):
+        dx, dw, db = ptl.ops.aten.convolution_backward(*args, mask)
+        assert dx is not None and dw is None and db is not None
+        assert db.shape == (3,)
+    assert "bool[3] output_mask" in _C._dispatch_schema("aten::convolution_backward")
+    for bad in (["yes", True, True], [None, 0, 0], True):
+        with pytest.raises(TypeError, match="output_mask"):
+            ptl.ops.aten.convolution_backward(*args, bad)
 
 
 def test_every_schema_parses_and_round_trips():

@@ -671,7 +671,7 @@ done:
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight,
  *     Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd,
- *     bool train, float eps, int[3] output_mask) -> (Tensor, Tensor, Tensor)
+ *     bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
  * grad_out, input [N, C, *] -> grad_input [N, C, *], grad_weight [C], grad_bias [C], each
  * undefined when its mask entry is 0.  train: the statistics are save_mean and save_invstd;
  * eval: running_mean and 1 / sqrt(running_var + eps).  Note [Batch norm channels]. */

@@ -567,7 +567,7 @@ error:
 }
 
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape,
- *     Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, int[3] output_mask)
+ *     Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask)
  *     -> (Tensor, Tensor, Tensor)
  * grad_out, input [*, N...]; mean, rstd [*, 1...] -> grad_input [*, N...], grad_weight and
  * grad_bias [N...] (each undefined when its mask entry is 0; the weight and bias gradients
