@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import pytorchlite as ptl
-from helpers import ROOT, assert_close, to_numpy, torch
+from helpers import ROOT, assert_close, skip_native_capability, to_numpy, torch
 
 CAPABILITY = os.environ.get("PTL_CPU_CAPABILITY")
 
@@ -170,6 +170,7 @@ def test_lower_capabilities(capability):
     switched off."""
     if CAPABILITY is not None:
         pytest.skip(f"already running under PTL_CPU_CAPABILITY={CAPABILITY}")
+    skip_native_capability(capability)
     env = dict(os.environ, PTL_CPU_CAPABILITY=capability)
     r = subprocess.run([sys.executable, "-m", "pytest", __file__, "-x", "-q",
                         "-p", "no:cacheprovider", "-o", "addopts="], env=env,
