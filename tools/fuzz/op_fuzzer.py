@@ -249,6 +249,12 @@ class CallMaker:
             return self.int_list(int(fixed) if fixed else 0)
         if base == "bool":
             return rng.choice(("True", "False", "True", "False", "2"))
+        if base.startswith("bool["):
+            n = int(base[5:-1] or 0) or rng.randint(0, 4)
+            if rng.random() < 0.1:
+                n = rng.choice((n - 1, n + 1))
+            items = [rng.choice(("True", "False", "1", "0")) for _ in range(n)]
+            return f"[{', '.join(items)}]"
         if base in ("Scalar", "float"):
             r = rng.random()
             if r < 0.5:
