@@ -192,9 +192,10 @@ def test_every_operator_on_meta_inputs_returns_the_cpu_geometry_or_raises():
 
 def test_ops_without_a_meta_kernel_raise_the_dispatcher_error():
     x = meta(4)
+    backends = r"CPU, CUDA, Autograd" if ptl.cuda.is_built() else r"CPU, Autograd"
     with pytest.raises(NotImplementedError, match=r"Could not run 'aten::sort.stable' with "
                        r"arguments from the 'Meta' backend\. 'aten::sort.stable' is only "
-                       r"available for these backends: \[CPU, CUDA, Autograd\]"):
+                       rf"available for these backends: \[{backends}\]"):
         x.sort()
 
 
