@@ -282,6 +282,7 @@ class ProcessGroupMPI:
         self.current = None                    # what this rank waits in (for the inspector)
         self.broken = None                     # the error that broke the group
         self.channels = []                     # the BucketChannels on comm, freed with it
+        self.nccl = None                       # the NcclCommunicator of an nccl group
         self.detail = debug_level() == "DETAIL"
         # how long a wait polls before it yields its core: at once when the group has more
         # ranks than the machine has cores (the others need them), else after a millisecond

@@ -23,6 +23,7 @@ from datetime import timedelta
 
 import pytorchlite as torch  # only read in calls, after the package has loaded
 
+from . import _nccl_group
 from ._mpi_group import DistBackendError, DistError, ProcessGroupMPI, Work, _seconds
 
 default_pg_timeout = timedelta(minutes=30)
@@ -160,9 +161,26 @@ def _check_tensor(tensor, name="tensor"):
     if not isinstance(tensor, torch.Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type "
                         f"torch.Tensor\n             but got {type(tensor)} instead.")
-    if tensor.device.type != "cpu":
-        raise ValueError(f"the MPI backend works on CPU tensors, got a tensor on "
-                         f"{tensor.device.type}")
+    kind = tensor.device.type
+    if kind == "cuda" and _world is not None and _world.nccl is not None:
+        return
+    if kind != "cpu":
+        if _world is not None and _world.nccl is not None:
+            raise ValueError(f"the nccl backend works on CUDA tensors (and on CPU tensors "
+                             f"through MPI), got a tensor on {kind}")
+        raise ValueError(f"the MPI backend works on CPU tensors, got a tensor on {kind}")
+
+
+def _nccl(pg, *tensors):
+    """The group's NCCL communicator when the call's tensors are CUDA tensors (Note [NCCL
+    through ctypes] in _nccl_group.py), else None (MPI)."""
+    cuda = [t.is_cuda for t in tensors if t is not None]
+    if not any(cuda):
+        return None
+    if not all(cuda):
+        raise ValueError("the tensors of one collective must all be CUDA tensors (nccl) or "
+                         "all CPU tensors (MPI)")
+    return pg.nccl
 
 
 def _check_list(tensors, name):
@@ -272,7 +290,8 @@ def is_mpi_available():
 
 
 def is_nccl_available():
-    return False
+    """True in a CUDA build where NCCL's library loads (Note [NCCL through ctypes])."""
+    return torch.cuda.is_built() and _nccl_group.library() is not None
 
 
 def is_gloo_available():
@@ -302,17 +321,22 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     if _world is not None:
         raise ValueError("trying to initialize the default process group twice!")
     backend = Backend(backend if backend is not None else "mpi")
-    if backend == Backend.NCCL:
-        raise RuntimeError("Distributed package doesn't have NCCL built in")
+    if backend == Backend.NCCL and not is_nccl_available():
+        error = RuntimeError("Distributed package doesn't have NCCL built in")
+        error.add_note("pytorchlite: " + (
+            "this build has no CUDA" if not torch.cuda.is_built() else
+            f"NCCL's library did not load ({_nccl_group.library_error()}); pip install "
+            "'pytorchlite[nccl]' or set PTL_NCCL_LIBRARY"))
+        raise error
     if backend == Backend.GLOO:
         raise RuntimeError("Distributed package doesn't have Gloo built in")
-    if backend != Backend.MPI:
+    if backend not in (Backend.MPI, Backend.NCCL):
         raise AssertionError(f"Unknown backend type {backend}")   # PyTorch's exception
     if store is not None:
-        raise ValueError("the mpi backend does not use a store; rank and world size come "
-                         "from MPI")
+        raise ValueError(f"the {backend} backend does not use a store; rank and world size "
+                         "come from MPI")
     if init_method is not None and init_method != "env://":
-        raise ValueError(f"the mpi backend supports init_method=None or 'env://', got "
+        raise ValueError(f"the {backend} backend supports init_method=None or 'env://', got "
                          f"{init_method!r}")
     if not is_available():
         raise RuntimeError("Distributed package doesn't have MPI built in. MPI is only "
@@ -331,6 +355,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     timeout_s = _seconds(timeout if timeout is not None else default_pg_timeout)
     _world = ProcessGroupMPI(comm, list(range(mpi_size)), timeout_s, _DTYPE_NAMES,
                              _dtype_index)
+    if backend == Backend.NCCL:
+        _world.nccl = _nccl_group.NcclCommunicator(_world)
     if mpi_size > 1:
         _install_abort_on_error()
 
@@ -356,6 +382,8 @@ def destroy_process_group(group=None):
 
 def _free(pg):
     """Frees the communicators made for pg (the default group's comm is MPI's COMM_WORLD)."""
+    if pg.nccl is not None:
+        pg.nccl.destroy()
     for channel in pg.channels:
         channel.free()
     pg.side.Free()
@@ -379,6 +407,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
         return GroupMember.NON_GROUP_MEMBER
     timeout_s = _seconds(timeout) if timeout is not None else world.timeout_s
     pg = ProcessGroupMPI(comm, ranks, timeout_s, _DTYPE_NAMES, _dtype_index)
+    if world.nccl is not None:
+        pg.nccl = _nccl_group.NcclCommunicator(pg)
     _groups.append(pg)
     return pg
 
@@ -394,8 +424,7 @@ def get_world_size(group=None):
 
 
 def get_backend(group=None):
-    _group(group)
-    return Backend.MPI
+    return Backend.MPI if _group(group).nccl is None else Backend.NCCL
 
 
 def get_global_rank(group, group_rank):
@@ -475,6 +504,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _reduction_group(tensor, op, group)
     if pg is None:
         return None
+    if _nccl(pg, tensor):
+        return pg.nccl.all_reduce(tensor, op, async_op)
     MPI = pg.mpi
     s = _staged(tensor, True)
 
@@ -495,6 +526,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg is None:
         return None
     root = _root(pg, group_src, src)
+    if _nccl(pg, tensor):
+        return pg.nccl.broadcast(tensor, root, async_op)
     s = _staged(tensor, False)
     return _issue(pg, "BROADCAST", "broadcast", tensor, "Bcast", lambda: (_buf(s), root),
                   lambda: _copy_back(tensor, s), async_op, (tensor,), root=root,
@@ -508,6 +541,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         return None
     MPI = pg.mpi
     root = _root(pg, group_dst, dst)
+    if _nccl(pg, tensor):
+        return pg.nccl.reduce(tensor, root, op, async_op)
     s = _staged(tensor, True)
     mine = pg.rank == root
 
@@ -527,7 +562,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
 
 def _flat_like(tensor, n):
-    return torch.empty(n * tensor.numel(), dtype=tensor.dtype)
+    return torch.empty(n * tensor.numel(), dtype=tensor.dtype, device=tensor.device)
 
 
 def _scatter_flat(flat, tensors):
@@ -568,8 +603,12 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         return None
     _check_list_size(tensor_list, pg, "tensor_list")
     _check_same_shape(tensor_list, tensor, "all_gather")
-    s = _staged(tensor, False)
     flat = _flat_like(tensor, pg.size)
+    if _nccl(pg, tensor, *tensor_list):
+        return pg.nccl.all_gather_into_tensor(flat, tensor, async_op,
+                                              lambda: _scatter_flat(flat, tensor_list),
+                                              tensor_list)
+    s = _staged(tensor, False)
     return _issue(pg, "ALLGATHER", "all_gather", tensor, "Allgather",
                   lambda: (_buf(s), _buf(flat, pg.size)), lambda: _scatter_flat(flat, tensor_list),
                   async_op, tensor_list, keep=(s, flat))
@@ -587,6 +626,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
                          "size")
     if output_tensor.dtype != input_tensor.dtype:
         raise TypeError("output tensor must have the same type as input tensor")
+    if _nccl(pg, output_tensor, input_tensor):
+        return pg.nccl.all_gather_into_tensor(output_tensor, input_tensor, async_op)
     s_in, s_out = _staged(input_tensor, False), _staged(output_tensor, False)
     return _issue(pg, "ALLGATHER_BASE", "all_gather_into_tensor", input_tensor, "Allgather",
                   lambda: (_buf(s_in), _buf(s_out, pg.size)),
@@ -602,6 +643,8 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         return None
     _check_list_size(input_list, pg, "input_list")
     _check_same_shape(input_list, output, "reduce_scatter")
+    if _nccl(pg, output, *input_list):
+        return pg.nccl.reduce_scatter_tensor(output, _cat_flat(input_list), op, async_op)
     s_out = _staged(output, True)
     flat = _cat_flat(input_list, s_out.dtype)
     return _reduce_scatter(pg, "REDUCE_SCATTER", "reduce_scatter", flat, output, s_out, op,
@@ -618,6 +661,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         raise ValueError("input tensor must be the same size as output size times world size")
     if output.dtype != input.dtype:
         raise TypeError("input tensor must be the same type as the output tensor")
+    if _nccl(pg, output, input):
+        return pg.nccl.reduce_scatter_tensor(output, input, op, async_op)
     s_out = _staged(output, True)
     return _reduce_scatter(pg, "REDUCE_SCATTER_BASE", "reduce_scatter_tensor",
                            _staged(input, True), output, s_out, op, async_op)
@@ -662,6 +707,13 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
         return None
     _check_list_size(output_tensor_list, pg, "output_tensor_list")
     _check_list_size(input_tensor_list, pg, "input_tensor_list")
+    if _nccl(pg, *output_tensor_list, *input_tensor_list):
+        sends = [(t.contiguous(), r) for r, t in enumerate(input_tensor_list)]
+        recvs = [(t.contiguous(), r) for r, t in enumerate(output_tensor_list)]
+        return pg.nccl.exchange(output_tensor_list + input_tensor_list, output_tensor_list,
+                                sends, recvs, async_op,
+                                [lambda t=t, s=s: t.copy_(s) if s is not t else None
+                                 for t, (s, _) in zip(output_tensor_list, recvs)])
     send = _cat_flat(input_tensor_list)
     recv = torch.empty(sum(t.numel() for t in output_tensor_list), dtype=send.dtype)
     return _alltoallv(pg, "all_to_all", "ALLTOALL", input_tensor_list[0], send,
@@ -696,9 +748,22 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
     send_counts = counts(input, input_split_sizes, "input")
     recv_counts = counts(output, output_split_sizes, "output")
     s_in, s_out = _staged(input, False), _staged(output, False)
+    if _nccl(pg, output, input):
+        return pg.nccl.exchange([output, input], [output], _pieces(s_in.reshape(-1), send_counts),
+                                _pieces(s_out.reshape(-1), recv_counts), async_op,
+                                [lambda: _copy_back(output, s_out)])
     return _alltoallv(pg, "all_to_all_single", "ALLTOALL_BASE", input, s_in, send_counts,
                       s_out, recv_counts, lambda: _copy_back(output, s_out),
                       (s_in, s_out, output), async_op, (output,))
+
+
+def _pieces(flat, counts):
+    """(piece, rank) for consecutive pieces of `flat` of the given element counts."""
+    out, offset = [], 0
+    for r, c in enumerate(counts):
+        out.append((flat[offset:offset + c], r))
+        offset += c
+    return out
 
 
 def _rooted_list_args(tensor, tensors, group, group_root, root, op, role):
@@ -727,6 +792,12 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if pg is None:
         return None
     s = _staged(tensor, False)
+    if _nccl(pg, tensor, *(gather_list or [])):
+        recvs = [(t.contiguous(), r) for r, t in enumerate(gather_list)] if mine else []
+        return pg.nccl.exchange([tensor] + list(gather_list or []), gather_list or (),
+                                [(s, root)], recvs, async_op,
+                                [lambda t=t, p=p: _copy_back(t, p)
+                                 for t, (p, _) in zip(gather_list or [], recvs)])
     flat = _flat_like(tensor, pg.size) if mine else None
     return _issue(pg, "GATHER", "gather", tensor, "Gather",
                   lambda: (_buf(s), _buf(flat, pg.size) if mine else None, root),
@@ -740,8 +811,12 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
                                        "source")
     if pg is None:
         return None
-    flat = _cat_flat(scatter_list) if mine else None
     s = _staged(tensor, False)
+    if _nccl(pg, tensor, *(scatter_list or [])):
+        sends = [(t.contiguous(), r) for r, t in enumerate(scatter_list)] if mine else []
+        return pg.nccl.exchange([tensor] + list(scatter_list or []), [tensor], sends,
+                                [(s, root)], async_op, [lambda: _copy_back(tensor, s)])
+    flat = _cat_flat(scatter_list) if mine else None
     return _issue(pg, "SCATTER", "scatter", tensor, "Scatter",
                   lambda: (_buf(flat, pg.size) if mine else None, _buf(s), root),
                   lambda: _copy_back(tensor, s), async_op, (tensor,), root=root,
@@ -760,6 +835,8 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
         raise ValueError("Invalid destination rank: should not be the same as the rank of the "
                          "current process.")
     s = tensor.contiguous()
+    if _nccl(pg, tensor):
+        return pg.nccl.exchange([tensor], [tensor], [(s, peer)], [], True)
     work = pg.point_to_point(f"send(shape={list(tensor.shape)}, dtype={tensor.dtype}) to "
                              f"rank {pg.ranks[peer]}",
                              lambda: pg.comm.Isend(_buf(s), peer, tag), keep=(s,))
@@ -776,6 +853,13 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     peer = (group_src if group_src is not None else
             MPI.ANY_SOURCE if src is None else _group_rank(pg, src))
     s = _staged(tensor, False)
+    if _nccl(pg, tensor):
+        if peer == MPI.ANY_SOURCE:
+            raise ValueError("the nccl backend receives from a given rank: pass src")
+        work = pg.nccl.exchange([tensor], [tensor], [], [(s, peer)], True,
+                                [lambda: _copy_back(tensor, s)])
+        work.source = peer
+        return work
     who = "any rank" if peer == MPI.ANY_SOURCE else f"rank {pg.ranks[peer]}"
     work = pg.point_to_point(f"recv(shape={list(tensor.shape)}, dtype={tensor.dtype}) from "
                              f"{who}", lambda: pg.comm.Irecv(_buf(s), peer, tag),
@@ -795,7 +879,8 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
         return -1
     work.wait()
     pg = _group(group)
-    return pg.ranks[work.status.Get_source()]
+    source = work.source if pg.nccl is not None and tensor.is_cuda else work.status.Get_source()
+    return pg.ranks[source]
 
 
 class P2POp:

@@ -49,6 +49,7 @@ BACKEND_ERRORS = [
 
 
 @pytest.mark.parametrize("backend, exc, message", BACKEND_ERRORS)
+@pytest.mark.usefixtures("no_nccl_library")
 def test_backend_errors(backend, exc, message):
     with pytest.raises(exc) as e:
         dist.init_process_group(backend)

@@ -200,6 +200,10 @@ class DistributedDataParallel(Module):
         if not named:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
                                "have any parameter that requires a gradient.")
+        devices = sorted({p.device.type for _, p in named})
+        if devices != ["cpu"]:
+            raise NotImplementedError(f"pytorchlite's DistributedDataParallel trains CPU "
+                                      f"modules; this module has parameters on {devices}")
         self._param_names = [n for n, _ in named]
         self._params = [p for _, p in named]
         self._buffers_to_sync = [b for _, b in module.named_buffers()]
