@@ -6,9 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../c10/cpu_features.h"
 #include "../c10/error.h"
 #include "../c10/memory_format.h"
 #include "../c10/parallel.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define ITER_HAVE_AVX2 1
+#endif
 
 /* ---- result type ---- */
 
@@ -633,11 +639,15 @@ error:
  * cache line per element, and at power-of-two strides the lines evict each other before the
  * next run uses them; so whole runs go ITER_TILE_ROWS at a time, a tile of columns at a time,
  * and such an input is gathered a tile at once, walking its short stride (each line read
- * once).  Every element is computed by the same formula as on contiguous data -- the vector
- * formulas' bits, whatever the layout -- only the order of the elements changes. */
+ * once; 4-byte items whose runs are adjacent, 8 x 8 blocks transposed in AVX2 registers).
+ * A tile is 16 KB per input, 256 float32 columns: on a 1000 x 1000 float32 `x + y.t()` (one
+ * thread, AVX2 gather) 16 KB tiles took 1.08 ms, 8 KB 1.12-1.23 and 4 KB 1.27, since every
+ * tile row is one call of the loop.  Every element is computed by the same formula as on
+ * contiguous data -- the vector formulas' bits, whatever the layout -- only the order of the
+ * elements changes. */
 #define ITER_STAGE_BYTES 1024
 #define ITER_TILE_ROWS 16
-#define ITER_TILE_BYTES 4096
+#define ITER_TILE_BYTES 16384
 
 typedef struct RunCtx {
     PtlTensorIter *it;
@@ -725,10 +735,63 @@ tile_gather_items(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n,
     }
 }
 
+#ifdef ITER_HAVE_AVX2
+/* The whole groups of 8 runs of tile_gather for 4-byte items whose runs are adjacent (s1 ==
+ * 4): each 8 x 8 block is read as 8 vectors along s1, transposed in registers and written a
+ * row vector at a time (a scalar store per element, the rows 256 bytes apart, took 80% of
+ * `x + y.t()`).  Only moves bits, so any 4-byte type goes through it.  Returns the runs done;
+ * the j tail of each group is copied element by element. */
+__attribute__((target("avx2"))) static int64_t
+tile_gather_4_avx2(char *buf, const char *src, int64_t s0, int64_t n, int64_t nr)
+{
+    float *out = (float *)buf;
+    int64_t r0 = 0;
+    for (; r0 + 8 <= nr; r0 += 8) {
+        int64_t j = 0;
+        for (; j + 8 <= n; j += 8) {
+            __m256 v[8], t[8], u[8];
+            for (int q = 0; q < 8; q++) {
+                v[q] = _mm256_loadu_ps((const float *)(src + (j + q) * s0) + r0);
+            }
+            for (int q = 0; q < 8; q += 2) {      /* pairs of runs interleaved */
+                t[q] = _mm256_unpacklo_ps(v[q], v[q + 1]);
+                t[q + 1] = _mm256_unpackhi_ps(v[q], v[q + 1]);
+            }
+            for (int q = 0; q < 8; q += 4) {      /* then 4-run columns in each 128-bit half */
+                u[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44);
+                u[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xEE);
+                u[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44);
+                u[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
+            }
+            for (int q = 0; q < 4; q++) {         /* the halves of runs 0-3 and 4-7 joined */
+                _mm256_storeu_ps(out + (r0 + q) * n + j,
+                                 _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
+                _mm256_storeu_ps(out + (r0 + q + 4) * n + j,
+                                 _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
+            }
+        }
+        for (; j < n; j++) {
+            for (int64_t r = r0; r < r0 + 8; r++) {
+                memcpy(out + r * n + j, src + j * s0 + r * 4, 4);
+            }
+        }
+    }
+    return r0;
+}
+#endif
+
 static void
 tile_gather(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n, int64_t nr,
             size_t item)
 {
+#ifdef ITER_HAVE_AVX2
+    if (item == 4 && s1 == 4 && ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        int64_t done = tile_gather_4_avx2(buf, src, s0, n, nr);
+        buf += done * n * 4;
+        src += done * 4;
+        nr -= done;
+    }
+#endif
     switch (item) {
     case 1: tile_gather_items(buf, src, s0, s1, n, nr, 1); break;
     case 2: tile_gather_items(buf, src, s0, s1, n, nr, 2); break;
@@ -744,7 +807,7 @@ tile_gather(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n, int64
 static void
 run_tiles(const RunCtx *c, char *const *ptrs, const int64_t *s0, int64_t rows)
 {
-    _Alignas(64) char tile[PTL_ITER_MAX][ITER_TILE_BYTES];
+    _Alignas(64) char tile[PTL_ITER_MAX - 1][ITER_TILE_BYTES];   /* inputs only */
     const PtlTensorIter *it = c->it;
     RunCtx rc = *c;
     int64_t cols = it->shape[0], st[PTL_ITER_MAX];
@@ -761,13 +824,13 @@ run_tiles(const RunCtx *c, char *const *ptrs, const int64_t *s0, int64_t rows)
             int64_t n = cols - j < c->tile_cols ? cols - j : c->tile_cols;
             for (int t = 1; t < it->ntensors; t++) {
                 if (c->tiled >> t & 1) {
-                    tile_gather(tile[t], ptrs[t] + r0 * it->strides[t][1] + j * s0[t], s0[t],
+                    tile_gather(tile[t - 1], ptrs[t] + r0 * it->strides[t][1] + j * s0[t], s0[t],
                                 it->strides[t][1], n, nr, item[t]);
                 }
             }
             for (int64_t r = 0; r < nr; r++) {
                 for (int t = 0; t < it->ntensors; t++) {
-                    p[t] = c->tiled >> t & 1 ? tile[t] + (size_t)(r * n) * item[t]
+                    p[t] = c->tiled >> t & 1 ? tile[t - 1] + (size_t)(r * n) * item[t]
                                              : ptrs[t] + (r0 + r) * it->strides[t][1] + j * s0[t];
                 }
                 run_loop(&rc, p, st, n);

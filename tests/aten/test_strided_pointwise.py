@@ -5,8 +5,9 @@ contiguous ones, bit for bit (the same vector formulas), on runs shorter than, e
 longer than a piece for every item size, split across two threads (a thread's range starts
 inside a run), with strided outputs (in place and out=, the elements between them untouched)
 and mixed contiguous/broadcast/strided inputs; and against NumPy in float64.  An input
-transposed to the iteration goes in tiles of 16 runs by 4096 / 16 bytes, gathered along its
-short stride: every tile edge is crossed, and the threads' ranges start inside runs.
+transposed to the iteration goes in tiles of 16 runs by 16384 / 16 bytes, gathered along its
+short stride (4-byte items of adjacent runs in 8 x 8 blocks): every tile and block edge is
+crossed, and the threads' ranges start inside runs.
 
 Also the written-to tensor's overlap checks (Note [Overlapping output]): PyTorch's errors for
 an output that overlaps itself or an input in another layout."""
@@ -18,7 +19,8 @@ from helpers import assert_close, make, to_numpy, torch, torch_ref
 
 STAGE_BYTES = 1024
 TILE_ROWS = 16
-TILE_BYTES = 4096
+TILE_BYTES = 16384
+BLOCK = 8      # tile_gather_4_avx2's 8 x 8 blocks
 GRAIN = 32768  # PTL_GRAIN_SIZE: above it the runs are split over the threads
 ITEM = {ptl.bool: 1, ptl.uint8: 1, ptl.int8: 1, ptl.float16: 2, ptl.bfloat16: 2,
         ptl.int16: 2, ptl.float32: 4, ptl.int32: 4, ptl.float64: 8, ptl.int64: 8,
@@ -120,8 +122,9 @@ def tile_cases(dtype, threads):
     """(rows, cols) at and around one and two tiles; above the grain on two threads, with a
     row count that is not a multiple of the tile so ranges start inside runs."""
     tc = TILE_BYTES // TILE_ROWS // ITEM[dtype]
-    rows = [1, TILE_ROWS - 1, TILE_ROWS, TILE_ROWS + 1, 2 * TILE_ROWS + 7]
-    cols = [tc - 1, tc, tc + 1, 2 * tc + 3]
+    rows = [1, BLOCK - 1, BLOCK, BLOCK + 1, TILE_ROWS - 1, TILE_ROWS, TILE_ROWS + 1,
+            2 * TILE_ROWS + 7]
+    cols = [BLOCK - 3, BLOCK + 1, tc - 1, tc, tc + 1, 2 * tc + 3]
     if threads == 2:
         return [(GRAIN // c + TILE_ROWS + 3, c) for c in cols]
     return [(r, c) for r in rows for c in cols]
