@@ -10,11 +10,8 @@
 #include "../c10/error.h"
 #include "../c10/memory_format.h"
 #include "../c10/parallel.h"
+#include "transpose_block.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define ITER_HAVE_AVX2 1
-#endif
 
 /* ---- result type ---- */
 
@@ -735,44 +732,23 @@ tile_gather_items(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n,
     }
 }
 
-#ifdef ITER_HAVE_AVX2
+#ifdef PTL_HAVE_TRANSPOSE_BLOCK
 /* The whole groups of 8 runs of tile_gather for 4-byte items whose runs are adjacent (s1 ==
- * 4): each 8 x 8 block is read as 8 vectors along s1, transposed in registers and written a
- * row vector at a time (a scalar store per element, the rows 256 bytes apart, took 80% of
- * `x + y.t()`).  Only moves bits, so any 4-byte type goes through it.  Returns the runs done;
- * the j tail of each group is copied element by element. */
+ * 4): 8 x 8 blocks transposed in registers and written a row vector at a time (a scalar
+ * store per element, the rows 256 bytes apart, took 80% of `x + y.t()`).  Returns the runs
+ * done; the j tail of each group is copied element by element. */
 __attribute__((target("avx2"))) static int64_t
 tile_gather_4_avx2(char *buf, const char *src, int64_t s0, int64_t n, int64_t nr)
 {
-    float *out = (float *)buf;
     int64_t r0 = 0;
     for (; r0 + 8 <= nr; r0 += 8) {
         int64_t j = 0;
         for (; j + 8 <= n; j += 8) {
-            __m256 v[8], t[8], u[8];
-            for (int q = 0; q < 8; q++) {
-                v[q] = _mm256_loadu_ps((const float *)(src + (j + q) * s0) + r0);
-            }
-            for (int q = 0; q < 8; q += 2) {      /* pairs of runs interleaved */
-                t[q] = _mm256_unpacklo_ps(v[q], v[q + 1]);
-                t[q + 1] = _mm256_unpackhi_ps(v[q], v[q + 1]);
-            }
-            for (int q = 0; q < 8; q += 4) {      /* then 4-run columns in each 128-bit half */
-                u[q] = _mm256_shuffle_ps(t[q], t[q + 2], 0x44);
-                u[q + 1] = _mm256_shuffle_ps(t[q], t[q + 2], 0xEE);
-                u[q + 2] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0x44);
-                u[q + 3] = _mm256_shuffle_ps(t[q + 1], t[q + 3], 0xEE);
-            }
-            for (int q = 0; q < 4; q++) {         /* the halves of runs 0-3 and 4-7 joined */
-                _mm256_storeu_ps(out + (r0 + q) * n + j,
-                                 _mm256_permute2f128_ps(u[q], u[q + 4], 0x20));
-                _mm256_storeu_ps(out + (r0 + q + 4) * n + j,
-                                 _mm256_permute2f128_ps(u[q], u[q + 4], 0x31));
-            }
+            ptl_transpose_block_4(buf + (r0 * n + j) * 4, n * 4, src + j * s0 + r0 * 4, s0);
         }
         for (; j < n; j++) {
             for (int64_t r = r0; r < r0 + 8; r++) {
-                memcpy(out + r * n + j, src + j * s0 + r * 4, 4);
+                memcpy(buf + (r * n + j) * 4, src + j * s0 + r * 4, 4);
             }
         }
     }
@@ -784,7 +760,7 @@ static void
 tile_gather(char *buf, const char *src, int64_t s0, int64_t s1, int64_t n, int64_t nr,
             size_t item)
 {
-#ifdef ITER_HAVE_AVX2
+#ifdef PTL_HAVE_TRANSPOSE_BLOCK
     if (item == 4 && s1 == 4 && ptl_cpu_capability() >= PTL_CPU_AVX2) {
         int64_t done = tile_gather_4_avx2(buf, src, s0, n, nr);
         buf += done * n * 4;

@@ -73,13 +73,14 @@ def test_contiguous_fills_across_the_pattern_size(dtype, nbytes, threads):
 
 # ---- transposed sources go through tiles (copy.c, Note [Transposed copies]): TILE_I = 8
 # values of the destination's run by TILE_J = 64 of the source's, tiled from 512 elements on,
-# bands of TILE_J split over the threads ----
+# bands of TILE_J split over the threads; 4-byte items in 8 x 8 AVX2 blocks, the sides
+# crossing 8 ----
 
 TRANSPOSE_SIDES = [1, 7, 8, 9, 63, 64, 65, 130]
 
 
 @pytest.mark.parametrize("dtype", [ptl.bool, ptl.int8, ptl.float16, ptl.bfloat16, ptl.float32,
-                                   ptl.int64, ptl.float64], ids=str)
+                                   ptl.int32, ptl.int64, ptl.float64], ids=str)
 def test_transposed_copies_across_tiles(dtype, threads):
     for rows in TRANSPOSE_SIDES:
         for cols in TRANSPOSE_SIDES:

@@ -11,6 +11,7 @@
 #include "../dispatcher.h"
 #include "../scalar_math.h"
 #include "../tensor_iterator.h"
+#include "../transpose_block.h"
 #include "native.h"
 #include "vec_math.h"
 
@@ -528,6 +529,26 @@ DEFINE_TRANSPOSE_TILES(uint32_t)
 DEFINE_TRANSPOSE_TILES(uint64_t)
 #undef DEFINE_TRANSPOSE_TILES
 
+#ifdef PTL_HAVE_TRANSPOSE_BLOCK
+/* transpose_tiles_uint32_t's whole 8 x 8 blocks as register transposes (same bytes); the
+ * rows and columns past them go through the scalar tiles.  Returns the rows done (i). */
+__attribute__((target("avx2"))) static int64_t
+transpose_blocks_4_avx2(char *d, const char *s, int64_t n0, int64_t j0, int64_t j1, int64_t dk,
+                        int64_t s0)
+{
+    int64_t i0 = 0, jb = j0 + (j1 - j0) / 8 * 8;
+    for (; i0 + 8 <= n0; i0 += 8) {
+        for (int64_t j = j0; j < jb; j += 8) {
+            ptl_transpose_block_4(d + j * dk + i0 * 4, dk, s + j * 4 + i0 * s0, s0);
+        }
+        if (jb < j1) {
+            transpose_tiles_uint32_t(d + i0 * 4, s + i0 * s0, 8, jb, j1, dk, s0);
+        }
+    }
+    return i0;
+}
+#endif
+
 static int
 transpose_units(void *ctx, int64_t b, int64_t e)
 {
@@ -557,9 +578,16 @@ transpose_units(void *ctx, int64_t b, int64_t e)
         case 2:
             transpose_tiles_uint16_t(d, s, n0, j0, j1, dk, s0);
             break;
-        case 4:
-            transpose_tiles_uint32_t(d, s, n0, j0, j1, dk, s0);
+        case 4: {
+            int64_t done = 0;
+#ifdef PTL_HAVE_TRANSPOSE_BLOCK
+            if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+                done = transpose_blocks_4_avx2(d, s, n0, j0, j1, dk, s0);
+            }
+#endif
+            transpose_tiles_uint32_t(d + done * 4, s + done * s0, n0 - done, j0, j1, dk, s0);
             break;
+        }
         default:
             transpose_tiles_uint64_t(d, s, n0, j0, j1, dk, s0);
             break;
