@@ -1,6 +1,7 @@
 """Every collective of the nccl backend on CUDA tensors in a world of one process (run by
 test_cuda_nccl.py in its own process, since init_process_group starts MPI): the results
-against the CPU, non-contiguous tensors, every NCCL dtype, async Works and errors."""
+against the CPU, non-contiguous tensors, every NCCL dtype, async Works, errors, and DDP of a
+CUDA module against the plain module's gradients."""
 import numpy as np
 
 import pytorchlite as torch
@@ -58,5 +59,16 @@ try:
     raise AssertionError("a CPU and a CUDA tensor were accepted together")
 except ValueError as e:
     assert "all CUDA tensors" in str(e), e
+torch.manual_seed(0)
+plain = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+shared = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
+                             torch.nn.Linear(16, 3)).to(dev)
+shared.load_state_dict({k: v.to(dev) for k, v in plain.state_dict().items()})
+ddp = torch.nn.parallel.DistributedDataParallel(shared, device_ids=[0])
+data = torch.tensor(rng.standard_normal((32, 8)).astype(np.float32))
+plain(data).square().sum().backward()
+ddp(data.to(dev)).square().sum().backward()
+for p, q in zip(plain.parameters(), shared.parameters()):
+    np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-5, atol=1e-5)
 dist.destroy_process_group()
 print("nccl device ok")

@@ -92,3 +92,27 @@ def test_an_nccl_world_of_one_sends_cpu_tensors_through_mpi(monkeypatch):
     rc, out = mpi_job.run([sys.executable, "tests/distributed/workers/nccl_world.py"])
     assert rc == 0, out
     assert "nccl world ok" in out, out
+
+
+def test_ddp_checks_the_module_devices_against_the_backend():
+    from types import SimpleNamespace
+
+    from pytorchlite.nn.parallel.distributed import _check_devices
+    cpu, cuda0, cuda1 = torch.device("cpu"), torch.device("cuda", 0), torch.device("cuda", 1)
+    mpi, nccl = SimpleNamespace(nccl=None), SimpleNamespace(nccl=object())
+    _check_devices({cpu}, None, None, mpi)
+    with pytest.raises(ValueError, match="only work with single-device/multiple-device GPU "
+                                         "modules or CPU modules"):
+        _check_devices({cpu}, [0], None, mpi)
+    with pytest.raises(ValueError, match=r"on the CPU or on one CUDA device, got parameters "
+                                         r"on \['cpu', 'cuda:0'\]"):
+        _check_devices({cpu, cuda0}, None, None, nccl)
+    with pytest.raises(ValueError, match="on one CUDA device"):
+        _check_devices({cuda0, cuda1}, None, None, nccl)
+    with pytest.raises(ValueError, match=r"module on cuda:0 needs the nccl backend"):
+        _check_devices({cuda0}, None, None, mpi)
+    for ids, out in ((None, None), ([0], None), ([cuda0], 0), (None, cuda0)):
+        _check_devices({cuda0}, ids, out, nccl)
+    for ids, out in (([1], None), (None, 1), ([0, 1], None)):
+        with pytest.raises(ValueError, match="must name the module's device, cuda:0"):
+            _check_devices({cuda0}, ids, out, nccl)

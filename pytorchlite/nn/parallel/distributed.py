@@ -84,7 +84,8 @@ class _Bucket:
         for i in indices:
             self.offsets.append(n)
             n += params[i].numel()
-        self.flat = torch.zeros(n, dtype=params[indices[0]].dtype)
+        self.flat = torch.zeros(n, dtype=params[indices[0]].dtype,
+                                device=params[indices[0]].device)
         self.views = self.views_of(self.flat)
         self.message = None                    # the MPI message over flat (DDP sets it)
         self.work = None                       # the reduction's request, or the hook's Future
@@ -144,6 +145,32 @@ def _hook_result(value, bucket):
     return value.reshape(-1)
 
 
+def _check_devices(devices, device_ids, output_device, pg):
+    """A module on the CPU (device_ids and output_device None, PyTorch's message otherwise) or
+    on one CUDA device of an nccl group (they may name that device)."""
+    kinds = {d.type for d in devices}
+    if kinds <= {"cpu"}:
+        if device_ids is not None or output_device is not None:
+            raise ValueError("DistributedDataParallel device_ids and output_device arguments "
+                             "only work with single-device/multiple-device GPU modules or CPU "
+                             f"modules, but got device_ids {device_ids}, output_device "
+                             f"{output_device}, and module parameters {{device(type='cpu')}}.")
+        return
+    if kinds != {"cuda"} or len(devices) != 1:
+        raise ValueError(f"DistributedDataParallel's module must be on the CPU or on one CUDA "
+                         f"device, got parameters on {sorted(str(d) for d in devices)}")
+    (device,) = devices
+    if pg.nccl is None:
+        raise ValueError(f"DistributedDataParallel of a module on {device} needs the nccl "
+                         "backend: init_process_group('nccl')")
+    for given in list(device_ids or []) + ([output_device] if output_device is not None
+                                           else []):
+        index = given.index if hasattr(given, "index") else int(given)
+        if len(device_ids or []) > 1 or index != device.index:
+            raise ValueError(f"device_ids {device_ids} and output_device {output_device} "
+                             f"must name the module's device, {device}")
+
+
 def _verify_layout(pg, buckets, find_unused):
     """Raises on every rank when the ranks' gradient buckets differ: after this check the
     bucket reductions need no fingerprints (Note [DDP bucket channel])."""
@@ -162,8 +189,9 @@ def _verify_layout(pg, buckets, find_unused):
 
 class DistributedDataParallel(Module):
     """Runs `module` on every rank of `process_group` and averages the gradients during
-    backward (Note [DDP reducer]).  The CPU process group has no devices: device_ids and
-    output_device must be None."""
+    backward (Note [DDP reducer]).  A CPU module's buckets are reduced by MPI, and its
+    device_ids and output_device must be None; a CUDA module (one device, the nccl backend)
+    takes None or that device in both, and its buckets, on the device, are reduced by NCCL."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0,
                  broadcast_buffers=True, init_sync=True, process_group=None,
@@ -177,11 +205,8 @@ class DistributedDataParallel(Module):
         from ...distributed import distributed_c10d as c10d
         from ...distributed._mpi_group import BucketChannel, debug_level
         pg = c10d._group(process_group)
-        if device_ids is not None or output_device is not None:
-            raise ValueError("DistributedDataParallel device_ids and output_device arguments "
-                             "only work with single-device/multiple-device GPU modules or CPU "
-                             f"modules, but got device_ids {device_ids}, output_device "
-                             f"{output_device}, and module parameters {{device(type='cpu')}}.")
+        devices = {p.device for p in module.parameters()}
+        _check_devices(devices, device_ids, output_device, pg)
         self.module = module
         self.process_group = pg
         self.dim = dim
@@ -200,10 +225,6 @@ class DistributedDataParallel(Module):
         if not named:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
                                "have any parameter that requires a gradient.")
-        devices = sorted({p.device.type for _, p in named})
-        if devices != ["cpu"]:
-            raise NotImplementedError(f"pytorchlite's DistributedDataParallel trains CPU "
-                                      f"modules; this module has parameters on {devices}")
         self._param_names = [n for n, _ in named]
         self._params = [p for _, p in named]
         self._buffers_to_sync = [b for _, b in module.named_buffers()]
@@ -222,7 +243,8 @@ class DistributedDataParallel(Module):
                            f"dtype={bucket.flat.dtype})")
             # the channel sums the flat tensor itself; 16-bit floats (summed as float32) and
             # every bucket with PTL_DISTRIBUTED_DEBUG=DETAIL take the fingerprinted all_reduce
-            if bucket.flat.dtype not in (torch.float16, torch.bfloat16) and not detail:
+            if (bucket.flat.dtype not in (torch.float16, torch.bfloat16) and not detail
+                    and not bucket.flat.is_cuda):
                 bucket.message = c10d._buf(bucket.flat)
         self._comm_hook = None        # (state, hook) of register_comm_hook
         self._used = None             # find_unused_parameters: which parameters forward used
