@@ -30,6 +30,8 @@ gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 
     a transposed A (or row-major B) PACK_KROWS = 16 rows of K at a time, whole vectors
     spilling into the next row where the row stride leaves room -> k = 15, 16, 17, 33 with
     A transposed (row stride m: the last sliver copied exactly) and strided.
+gemm_kernels.c pack_rows8 stores a row-major A's 6 or 4 rows a column as whole vectors, but
+    each sliver's last column of its kc8 -> m = 6 at k = 16, m = 8 at k = 8, m = 14 at k = 9.
 gemm.c a last MR + 1 or MR + 2 rows of an A block as two 4-row slivers (AVX2's pair4) ->
     m = 7, 8 (no 6-row sliver), 9 (not paired), 13, 14, 15, and MC + 1 (its second block
     of 67 rows ends with 7).
@@ -351,6 +353,9 @@ GEMM_F4 = [
     (12, 20, PACK_KROWS, ["tn", "sn"], "k = PACK_KROWS"),
     (13, 20, PACK_KROWS + 1, ["tn", "sn", "nn"], "k = PACK_KROWS + 1, m = 6 + 7 (pair4)"),
     (14, 20, 2 * PACK_KROWS + 1, ["tn", "sn", "nn"], "three blocks of K rows, m = 6 + 8"),
+    (6, 20, 16, ["nn", "ns"], "row-major A: 6-row columns stored as whole vectors, k = 16"),
+    (8, 20, 8, ["nn"], "two 4-row slivers, k = 8: each last column stored exactly"),
+    (14, 20, 9, ["nn"], "6 + 4 + 4 rows, k = 9: whole-vector columns, then the tail"),
     (7, 20, 40, ["nn", "tn", "nt"], "m = 7: two 4-row slivers (3 rows used), no 6-row one"),
     (8, 20, 40, ["nn", "tn", "ns"], "m = 8: two whole 4-row slivers"),
     (9, 20, 40, ["nn", "tn"], "m = 9: 6 + 3, not paired"),
