@@ -169,6 +169,9 @@ gemm_step(const GemmStep *st)
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
     const int64_t nsl = (st->nc + e->nr - 1) / e->nr;
+    const int64_t kc = st->kc, crs = pr->c.rs, ccs = pr->c.cs, srs = st->srs, scs = st->scs;
+    const double alpha = pr->alpha, beta = st->beta;
+    const int store_c = ccs == 1 && (scs == 1 || beta == 0);
     _Alignas(64) char acc[GEMM_ACC_BYTES];
     char *ap = gemm_alloc((size_t)(st->mc * st->kc) * e->item);
     char *sliver = st->bp == NULL ? gemm_alloc((size_t)(st->kc * e->nr) * e->item) : NULL;
@@ -207,52 +210,60 @@ gemm_step(const GemmStep *st)
                 pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
                            st->kc, e->nr, sliver);
             }
-            for (int64_t ir = 0; ir < mc; ir += ir < split ? e->mr : 4) {
+            /* a last sliver of fewer columns: the narrowest tile that covers them */
+            TileFn wide = e->tile;
+            int64_t tile_nr = e->nr;
+            if (nr <= e->nr / 4 && e->quarter != NULL) {
+                wide = e->quarter;
+                tile_nr = e->nr / 4;
+            }
+            else if (nr <= e->nr / 2 && e->half != NULL) {
+                wide = e->half;
+                tile_nr = e->nr / 2;
+            }
+            const char *as = ap;
+            char *cs = st->c + (size_t)(ic * crs + jr * ccs) * e->item;
+            const char *ss = st->s + (size_t)(ic * srs + jr * scs) * e->item;
+            for (int64_t ir = 0; ir < mc;) {
                 int64_t h = ir < split ? e->mr : 4;
                 int64_t mr = mc - ir < h ? mc - ir : h;
-                const char *as = ap + (size_t)(ir * st->kc) * e->item;
-                char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
-                const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
-                /* a last sliver of fewer columns or rows: the narrowest or shortest tile
-                 * that covers them (on the 4-wide slivers past split, always pair4) */
-                TileFn tile = e->tile;
-                int64_t tile_mr = e->mr, tile_nr = e->nr;
+                /* a last sliver of fewer rows: the shortest tile that covers them (on the
+                 * 4-wide slivers past split, always pair4) */
+                TileFn tile = wide;
+                int64_t tile_mr = e->mr, tile_w = tile_nr;
                 if (ir >= split) {
                     tile = e->pair4;
                     tile_mr = 4;
+                    tile_w = e->nr;
                 }
-                else if (nr <= e->nr / 4 && e->quarter != NULL) {
-                    tile = e->quarter;
-                    tile_nr = e->nr / 4;
-                }
-                else if (nr <= e->nr / 2 && e->half != NULL) {
-                    tile = e->half;
-                    tile_nr = e->nr / 2;
-                }
-                else if (mr <= 4 && e->tile4 != NULL) {
+                else if (tile_nr == e->nr && mr <= 4 && e->tile4 != NULL) {
                     tile = e->tile4;
                     tile_mr = 4;
                 }
-                else if (mr <= 8 && e->tile8 != NULL) {
+                else if (tile_nr == e->nr && mr <= 8 && e->tile8 != NULL) {
                     tile = e->tile8;
                     tile_mr = 8;
                 }
                 /* whole tiles of a row-major C are written by the tile itself */
-                if (tile != NULL && mr == tile_mr && nr == tile_nr && pr->c.cs == 1 &&
-                    (st->scs == 1 || st->beta == 0)) {
-                    tile(st->kc, as, bs, ldb, cs, pr->c.rs, ss, st->srs, pr->alpha, st->beta);
-                    continue;
-                }
-                if (tile != NULL) {
-                    tile(st->kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
+                if (tile != NULL && mr == tile_mr && nr == tile_w && store_c) {
+                    tile(kc, as, bs, ldb, cs, crs, ss, srs, alpha, beta);
                 }
                 else {
-                    e->kernel(st->kc, as, bs, acc);
+                    if (tile != NULL) {
+                        tile(kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
+                    }
+                    else {
+                        e->kernel(kc, as, bs, acc);
+                    }
+                    if (ss != cs && beta != 0) {
+                        copy_tile(e->item, mr, nr, ss, srs, scs, cs, crs, ccs);
+                    }
+                    e->update(acc, e->nr, mr, nr, cs, crs, ccs, alpha, beta);
                 }
-                if (ss != cs && st->beta != 0) {
-                    copy_tile(e->item, mr, nr, ss, st->srs, st->scs, cs, pr->c.rs, pr->c.cs);
-                }
-                e->update(acc, e->nr, mr, nr, cs, pr->c.rs, pr->c.cs, pr->alpha, st->beta);
+                as += (size_t)(h * kc) * e->item;
+                cs += (size_t)(h * crs) * e->item;
+                ss += (size_t)(h * srs) * e->item;
+                ir += h;
             }
         }
     }
