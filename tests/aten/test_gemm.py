@@ -331,6 +331,17 @@ def test_last_rows_as_two_4_row_slivers(m, k, dtype):
         assert np.array_equal(part[i - j:], r[i:i + 6]), i
 
 
+@pytest.mark.parametrize("mkn", [(8, 0, 33), (14, 0, 5), (0, 37, 33), (8, 37, 0), (7, 1, 40)])
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2), (0, 1)])
+def test_last_rows_pairs_size_zero(mkn, beta, alpha):
+    """The pair4 row counts with k = 0 (C = beta * C only), no rows or no columns, and k = 1."""
+    m, k, n = mkn
+    s, a, b = rand((m, n), 95), rand((m, k), 96), rand((k, n), 97)
+    r = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=beta, alpha=alpha)
+    exp = beta * s.astype(np.float64) + alpha * (a.astype(np.float64) @ b.astype(np.float64))
+    close(r, exp, k)
+
+
 @pytest.mark.parametrize("m", [8, 13, 128])
 @pytest.mark.parametrize("k", [37, 700])
 @pytest.mark.parametrize("lc", ["contiguous", "transposed", "strided"])
