@@ -1,8 +1,9 @@
 """The GEMM engine's tiles, packing and threads (gemm_kernels.c and gemm.c, Notes [GEMM blocking],
 [GEMM packing of B] and [GEMM threads]): on AVX-512 12 x 32 float and 12 x 16 double tiles (and
 their first 4 and 8 rows for a last A sliver of at most that many), on AVX2 6 x 16 float and
-6 x 8 double tiles (and their first 4 rows; a row-major B read in place by products of at
-most 24 rows on AVX-512, 64 on AVX2), B slivers packed just before use when A is one block,
+6 x 8 double tiles (and their first 4 rows, also on two 4-row slivers for a block's last 7 or 8
+rows; a row-major B read in place by products of at most 24 rows on AVX-512, 64 on AVX2), B
+slivers packed just before use when A is one block,
 vector packing (copies of row-major B, 8 x 8 transposes of transposed B and of row-major A,
 tails in the portable packer), whole tiles stored straight into C with alpha and beta, and a
 product cut into one rectangle of C per thread.
@@ -298,6 +299,77 @@ def test_last_sliver_rows(m, dtype):
         check_edge_tiles(m, 37, n, 60, dtype)
 
 
+# A blocks whose last rows are MR + 1 or MR + 2 (7 or 8 on AVX2): two 4-row slivers packed 4
+# wide (pair4), the first one or two A blocks of m = 145 (78 + 67) and 200 (102 + 98), one K
+# block or three (k = 700: the later ones accumulate with alpha = beta = 1); 9, 15, 129 not
+PAIR_ROWS = [7, 8, 9, 13, 14, 15, 127, 128, 129, 145, 200]
+
+
+@pytest.mark.parametrize("m", PAIR_ROWS)
+@pytest.mark.parametrize("k", [37, 700])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_last_rows_as_two_4_row_slivers(m, k, dtype):
+    """Against NumPy with A contiguous, transposed and strided, B contiguous and transposed,
+    C stored by the tile and through the accumulator (transposed out); every row the same bits
+    as in a product of its 6 rows (one 6-row tile)."""
+    n = 40
+    a, b = rand((m, k), 90, dtype), rand((k, n), 91, dtype)
+    exp = a.astype(np.float64) @ b.astype(np.float64)
+    rt = ptl.mm(ptl.tensor(a), ptl.tensor(b))
+    close_dtype(rt, exp, k, dtype)
+    r = to_numpy(rt)
+    for la in ("contiguous", "transposed", "strided"):
+        for lb in ("contiguous", "transposed"):
+            assert np.array_equal(to_numpy(ptl.mm(operand(a, la), operand(b, lb))), r)
+    out = ptl.empty((n, m), dtype=ptl.float32 if dtype == np.float32 else ptl.float64).t()
+    ptl.mm(ptl.tensor(a), ptl.tensor(b), out=out)
+    assert np.array_equal(to_numpy(out), r)
+    # (a last row alone would be a matrix-vector product: it goes with the row before)
+    for i in range(0, m, 6):
+        j = min(i, m - 2)
+        part = to_numpy(ptl.mm(ptl.tensor(a[j:i + 6]), ptl.tensor(b)))
+        assert np.array_equal(part[i - j:], r[i:i + 6]), i
+
+
+@pytest.mark.parametrize("mkn", [(8, 0, 33), (14, 0, 5), (0, 37, 33), (8, 37, 0), (7, 1, 40)])
+@pytest.mark.parametrize("beta, alpha", [(1, 1), (0.5, 2), (0, 1)])
+def test_last_rows_pairs_size_zero(mkn, beta, alpha):
+    """The pair4 row counts with k = 0 (C = beta * C only), no rows or no columns, and k = 1."""
+    m, k, n = mkn
+    s, a, b = rand((m, n), 95), rand((m, k), 96), rand((k, n), 97)
+    r = ptl.addmm(ptl.tensor(s), ptl.tensor(a), ptl.tensor(b), beta=beta, alpha=alpha)
+    exp = beta * s.astype(np.float64) + alpha * (a.astype(np.float64) @ b.astype(np.float64))
+    close(r, exp, k)
+
+
+@pytest.mark.parametrize("m", [8, 13, 128])
+@pytest.mark.parametrize("k", [37, 700])
+@pytest.mark.parametrize("lc", ["contiguous", "transposed", "strided"])
+def test_addmm_accumulate_into_c(m, k, lc):
+    """C += A @ B (alpha = beta = 1, C itself the beta term: the tiles store acc + C) against
+    NumPy, Inf and NaN in C carried through, the same bits as alpha = 1.0 and beta = 1.0 reached
+    through addmm with a separate bias; beta = 0 ignores the NaN, alpha = 0 leaves beta * C."""
+    n = 33
+    a, b, c = rand((m, k), 92), rand((k, n), 93), rand((m, n), 94)
+    c[0, 0], c[m - 1, n - 1], c[m // 2, 5] = np.inf, np.nan, -np.inf
+    exp = c.astype(np.float64) + a.astype(np.float64) @ b.astype(np.float64)
+    ct = operand(c, lc)
+    ct.addmm_(ptl.tensor(a), ptl.tensor(b))
+    got = to_numpy(ct)
+    finite = np.isfinite(exp)
+    np.testing.assert_allclose(got[finite], exp[finite], rtol=1e-5, atol=1.6e-6 * k)
+    assert np.array_equal(np.isnan(got), np.isnan(exp))
+    assert np.array_equal(got[~finite & ~np.isnan(exp)], exp[~finite & ~np.isnan(exp)])
+    apart = to_numpy(ptl.addmm(ptl.tensor(c), ptl.tensor(a), ptl.tensor(b)))
+    assert np.array_equal(got, apart, equal_nan=True)
+    zero = operand(c, lc)
+    zero.addmm_(ptl.tensor(a), ptl.tensor(b), beta=0)
+    close(zero, a.astype(np.float64) @ b.astype(np.float64), k)
+    scaled = operand(c, lc)
+    scaled.addmm_(ptl.tensor(a), ptl.tensor(b), beta=1, alpha=0)
+    assert np.array_equal(to_numpy(scaled), c, equal_nan=True)
+
+
 # the width of the last B sliver around the narrow tiles (one vector per row, NR / 4 and
 # NR / 2 wide: 8 and 16 floats or 4 and 8 doubles on AVX-512, 4 and 8 floats or 2 and 4
 # doubles on AVX2) and the whole tile past them: n = 1 ... 33, then 32 + 1 ... 17
@@ -316,9 +388,12 @@ def test_last_sliver_columns(n, dtype):
 
 # (m, k, n) of a transposed A (autograd's weight gradient g^T @ x): whole 12- and 6-row
 # slivers copied 8 + 4 and 4 + 2 + ... wide, a last partial sliver, one and several K blocks
-# (k = 1024: four of 256), one and several A blocks (m > 192), and the GPT / MLP heads
+# (k = 1024: four of 256), one and several A blocks (m > 192), and the GPT / MLP heads; K
+# rows packed 16 at a time (k = 15, 16, 17, 33) with the spilling whole-vector copies, whose
+# last sliver copies exactly when A's row stride (m: 12, 14, 128) leaves no room past it
 TRANSPOSED_A = [(11, 40, 33), (12, 40, 33), (13, 40, 33), (25, 257, 64), (65, 1024, 128),
-                (200, 300, 40), (384, 1024, 130), (10, 128, 256)]
+                (200, 300, 40), (384, 1024, 130), (10, 128, 256), (12, 15, 20), (12, 16, 20),
+                (14, 17, 20), (128, 33, 40), (8, 700, 24)]
 
 
 @pytest.mark.parametrize("mkn", TRANSPOSED_A)
@@ -390,7 +465,7 @@ def test_threads_same_bits(mkn, dtype, restore_threads):
 
 BITS_CASES = [(13, 300, 33), (25, 40, 65), (200, 321, 70), (64, 700, 300), (32, 128, 512),
               (16, 37, 65), (7, 20, 40), (1024, 128, 65), (128, 256, 10), (36, 30, 9),
-              (24, 50, 36)]
+              (24, 50, 36), (8, 40, 33), (128, 700, 40), (145, 30, 20)]
 
 
 def _products(capability, path):

@@ -26,7 +26,15 @@ gemm_kernels.c engines (MR, NR, KC, MC, NC, rows reading B in place) f4 (6, 16, 
     n = NC, NC + 1, 2 NC + 3; layouts nn, tn, nt, tt, and a column stride of 2.  This file
     runs the engine of this CPU (AVX-512 cases as well, on any CPU);
     tests/aten/test_gemm.py reruns the AVX2 and portable ones at their edges.
-gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9.
+gemm_kernels.c pack_f4_avx2 (transposed float32: kc >= 8, whole slivers) -> k = 7, 8, 9;
+    a transposed A (or row-major B) PACK_KROWS = 16 rows of K at a time, whole vectors
+    spilling into the next row where the row stride leaves room -> k = 15, 16, 17, 33 with
+    A transposed (row stride m: the last sliver copied exactly) and strided.
+gemm_kernels.c pack_rows8 stores a row-major A's 6 or 4 rows a column as whole vectors, but
+    each sliver's last column of its kc8 -> m = 6 at k = 16, m = 8 at k = 8, m = 14 at k = 9.
+gemm.c a last MR + 1 or MR + 2 rows of an A block as two 4-row slivers (AVX2's pair4) ->
+    m = 7, 8 (no 6-row sliver), 9 (not paired), 13, 14, 15, and MC + 1 (its second block
+    of 67 rows ends with 7).
 gemm.c rows reading B in place (direct_b_max_m, and up to 64 rows when a K block of B spans
     at most GEMM_DIRECT_B_SPAN = 32 KB) -> m = 64 (n = 48, 47), 65; m = 24, 25 at n = 200.
 gemm.c GEMM_PARALLEL_FLOPS = 2**18 -> gemv rows * k at it; GEMM_THREAD_MACS = 2**21 a
@@ -119,6 +127,7 @@ SM_ROW_GROUP = 32                  # rows a column sums in its dtype before the 
 GEMM_KSPLIT = 4096
 GEMM_KSPLIT_MAX_CHUNKS = 32
 GEMM_KSPLIT_MAX_MN = 256 * 256
+PACK_KROWS = 16                    # aten/native/gemm_kernels.c
 # (MR, NR, KC, MC, NC, rows reading B in place) of each GEMM engine, with the prefix of its
 # MR / NR macros
 ENGINE = {"f4": ("F4", 6, 16, 256, 144, 2048, 0), "f4_avx2": ("F4", 6, 16, 256, 144, 2048, 64),
@@ -169,6 +178,7 @@ def test_threshold_constants():
     assert c_define(gemm, "GEMM_KSPLIT_MAX_CHUNKS") == GEMM_KSPLIT_MAX_CHUNKS
     assert c_define(gemm, "GEMM_KSPLIT_MAX_MN") == GEMM_KSPLIT_MAX_MN
     kernels_c = "aten/native/gemm_kernels.c"   # the engines' table
+    assert c_define(kernels_c, "PACK_KROWS") == PACK_KROWS
     text = c_source(kernels_c)
     for tag, (up, mr, nr, kc, mc, nc, direct) in ENGINE.items():
         assert (c_define(kernels_c, f"{up}_MR"), c_define(kernels_c, f"{up}_NR")) == (mr, nr)
@@ -298,6 +308,9 @@ GEMM_F8 = [
     (13, 17, F8[2] * 5 // 4, ["nn", "tt"], "k = 5/4 KC: still one K block"),
     (13, 17, F8[2] * 5 // 4 + 1, ALL_LAYOUTS, "k = 5/4 KC + 1: two K blocks"),
     (13, 17, 3 * F8[2] + 1, ["nn", "tn"], "four K blocks"),
+    (7, 17, 40, ["nn", "tn", "nt"], "m = 7: two 4-row slivers (AVX2 pair4)"),
+    (8, 17, 40, ["nn", "tn", "sn"], "m = 8: two whole 4-row slivers"),
+    (14, 17, 40, ["nn", "tn"], "m = 6 + 8"),
     (F8[3], 24, 64, ["nn", "tt"], "m = MC: one A block"),
     (F8[3] + 1, 24, 64, ["nn", "tt"], "m = MC + 1: two A blocks"),
     (2 * F8[3] + 7, 40, 300, ["nn", "tn", "ns"], "three A blocks, two K blocks, tails"),
@@ -336,6 +349,18 @@ GEMM_F4 = [
     (F4X[3] + 1, 32, 30, ["nn", "tt"], "m = AVX-512 MC + 1"),
     (5, F4X[4] + 1, 9, ["nn", "nt"], "n = AVX-512 NC + 1"),
     (192, 128, 256, ["nn", "nt"], "three GEMM_THREAD_MACS"),
+    (12, 20, PACK_KROWS - 1, ["tn", "sn"], "k = PACK_KROWS - 1: one short block of K rows"),
+    (12, 20, PACK_KROWS, ["tn", "sn"], "k = PACK_KROWS"),
+    (13, 20, PACK_KROWS + 1, ["tn", "sn", "nn"], "k = PACK_KROWS + 1, m = 6 + 7 (pair4)"),
+    (14, 20, 2 * PACK_KROWS + 1, ["tn", "sn", "nn"], "three blocks of K rows, m = 6 + 8"),
+    (6, 20, 16, ["nn", "ns"], "row-major A: 6-row columns stored as whole vectors, k = 16"),
+    (8, 20, 8, ["nn"], "two 4-row slivers, k = 8: each last column stored exactly"),
+    (14, 20, 9, ["nn"], "6 + 4 + 4 rows, k = 9: whole-vector columns, then the tail"),
+    (7, 20, 40, ["nn", "tn", "nt"], "m = 7: two 4-row slivers (3 rows used), no 6-row one"),
+    (8, 20, 40, ["nn", "tn", "ns"], "m = 8: two whole 4-row slivers"),
+    (9, 20, 40, ["nn", "tn"], "m = 9: 6 + 3, not paired"),
+    (15, 33, 40, ["nn", "tn"], "m = 15: 6 + 6 + 3, not paired"),
+    (F4[3] + 1, 33, 300, ["nn", "tn", "nt"], "m = MC + 1: the second A block ends with 7"),
     (F4[3], 32, 30, ["nn", "tt"], "m = MC"),
     (F4[3] + 1, 32, 30, ["nn", "tt"], "m = MC + 1: two A blocks"),
     (5, F4[4], 9, ["nn", "nt"], "n = NC"),

@@ -23,6 +23,8 @@
  * Edge tiles are computed whole and only their valid part is stored, except that AVX-512
  * computes a last A sliver of at most 4 or 8 rows with a tile of that height (an LSTM
  * step's batch of 16 or 32 rows wasted a third or a ninth of its multiply-adds on padding),
+ * that AVX2 packs an A block's last 7 or 8 rows as two 4-row slivers for a 4-row tile (6 + 2
+ * computed 10 rows through the accumulator; 4 + 4 computes 8, stored by the tile),
  * and that the SIMD engines compute a last B sliver of at most NR / 4 or NR / 2 columns with
  * a tile of one vector per row, a quarter or a half as wide (a GPT head's 65 columns are
  * 32 + 32 + 1 on AVX-512: the last column cost a whole 32-wide tile, a third of the product).
@@ -167,6 +169,9 @@ gemm_step(const GemmStep *st)
     const GemmEngine *e = pr->e;
     const size_t aitem = ptl_dtype_itemsize(pr->a.dtype), bitem = ptl_dtype_itemsize(pr->b.dtype);
     const int64_t nsl = (st->nc + e->nr - 1) / e->nr;
+    const int64_t kc = st->kc, crs = pr->c.rs, ccs = pr->c.cs, srs = st->srs, scs = st->scs;
+    const double alpha = pr->alpha, beta = st->beta;
+    const int store_c = ccs == 1 && (scs == 1 || beta == 0);
     _Alignas(64) char acc[GEMM_ACC_BYTES];
     char *ap = gemm_alloc((size_t)(st->mc * st->kc) * e->item);
     char *sliver = st->bp == NULL ? gemm_alloc((size_t)(st->kc * e->nr) * e->item) : NULL;
@@ -177,8 +182,18 @@ gemm_step(const GemmStep *st)
     }
     for (int64_t ic = 0; ic < pr->m; ic += st->mc) {
         int64_t mc = pr->m - ic < st->mc ? pr->m - ic : st->mc;
-        pr->pack_a(st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, mc, st->kc,
+        /* a last MR + 1 or MR + 2 rows (7 or 8 on AVX2) from `split` on: two slivers packed
+         * 4 wide for e->pair4, not a whole sliver and one mostly of padding */
+        int64_t rem = mc % e->mr, split = mc;
+        if (e->pair4 != NULL && mc > e->mr && rem > 0 && e->mr + rem <= 8) {
+            split = mc - e->mr - rem;
+        }
+        pr->pack_a(st->a + (size_t)(ic * pr->a.rs) * aitem, pr->a.rs, pr->a.cs, split, st->kc,
                    e->mr, ap);
+        if (split < mc) {
+            pr->pack_a(st->a + (size_t)((ic + split) * pr->a.rs) * aitem, pr->a.rs, pr->a.cs,
+                       mc - split, st->kc, 4, ap + (size_t)(split * st->kc) * e->item);
+        }
         for (int64_t s = 0; s < nsl; s++) {
             int64_t jr = s * e->nr;
             int64_t nr = st->nc - jr < e->nr ? st->nc - jr : e->nr;
@@ -195,47 +210,60 @@ gemm_step(const GemmStep *st)
                 pr->pack_b(st->b + (size_t)(jr * pr->b.cs) * bitem, pr->b.cs, pr->b.rs, nr,
                            st->kc, e->nr, sliver);
             }
-            for (int64_t ir = 0; ir < mc; ir += e->mr) {
-                int64_t mr = mc - ir < e->mr ? mc - ir : e->mr;
-                const char *as = ap + (size_t)(ir * st->kc) * e->item;
-                char *cs = st->c + (size_t)((ic + ir) * pr->c.rs + jr * pr->c.cs) * e->item;
-                const char *ss = st->s + (size_t)((ic + ir) * st->srs + jr * st->scs) * e->item;
-                /* a last sliver of fewer columns or rows: the narrowest or shortest tile
-                 * that covers them */
-                TileFn tile = e->tile;
-                int64_t tile_mr = e->mr, tile_nr = e->nr;
-                if (nr <= e->nr / 4 && e->quarter != NULL) {
-                    tile = e->quarter;
-                    tile_nr = e->nr / 4;
+            /* a last sliver of fewer columns: the narrowest tile that covers them */
+            TileFn wide = e->tile;
+            int64_t tile_nr = e->nr;
+            if (nr <= e->nr / 4 && e->quarter != NULL) {
+                wide = e->quarter;
+                tile_nr = e->nr / 4;
+            }
+            else if (nr <= e->nr / 2 && e->half != NULL) {
+                wide = e->half;
+                tile_nr = e->nr / 2;
+            }
+            const char *as = ap;
+            char *cs = st->c + (size_t)(ic * crs + jr * ccs) * e->item;
+            const char *ss = st->s + (size_t)(ic * srs + jr * scs) * e->item;
+            for (int64_t ir = 0; ir < mc;) {
+                int64_t h = ir < split ? e->mr : 4;
+                int64_t mr = mc - ir < h ? mc - ir : h;
+                /* a last sliver of fewer rows: the shortest tile that covers them (on the
+                 * 4-wide slivers past split, always pair4) */
+                TileFn tile = wide;
+                int64_t tile_mr = e->mr, tile_w = tile_nr;
+                if (ir >= split) {
+                    tile = e->pair4;
+                    tile_mr = 4;
+                    tile_w = e->nr;
                 }
-                else if (nr <= e->nr / 2 && e->half != NULL) {
-                    tile = e->half;
-                    tile_nr = e->nr / 2;
-                }
-                else if (mr <= 4 && e->tile4 != NULL) {
+                else if (tile_nr == e->nr && mr <= 4 && e->tile4 != NULL) {
                     tile = e->tile4;
                     tile_mr = 4;
                 }
-                else if (mr <= 8 && e->tile8 != NULL) {
+                else if (tile_nr == e->nr && mr <= 8 && e->tile8 != NULL) {
                     tile = e->tile8;
                     tile_mr = 8;
                 }
                 /* whole tiles of a row-major C are written by the tile itself */
-                if (tile != NULL && mr == tile_mr && nr == tile_nr && pr->c.cs == 1 &&
-                    (st->scs == 1 || st->beta == 0)) {
-                    tile(st->kc, as, bs, ldb, cs, pr->c.rs, ss, st->srs, pr->alpha, st->beta);
-                    continue;
-                }
-                if (tile != NULL) {
-                    tile(st->kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
+                if (tile != NULL && mr == tile_mr && nr == tile_w && store_c) {
+                    tile(kc, as, bs, ldb, cs, crs, ss, srs, alpha, beta);
                 }
                 else {
-                    e->kernel(st->kc, as, bs, acc);
+                    if (tile != NULL) {
+                        tile(kc, as, bs, ldb, acc, e->nr, acc, e->nr, 1, 0);
+                    }
+                    else {
+                        e->kernel(kc, as, bs, acc);
+                    }
+                    if (ss != cs && beta != 0) {
+                        copy_tile(e->item, mr, nr, ss, srs, scs, cs, crs, ccs);
+                    }
+                    e->update(acc, e->nr, mr, nr, cs, crs, ccs, alpha, beta);
                 }
-                if (ss != cs && st->beta != 0) {
-                    copy_tile(e->item, mr, nr, ss, st->srs, st->scs, cs, pr->c.rs, pr->c.cs);
-                }
-                e->update(acc, e->nr, mr, nr, cs, pr->c.rs, pr->c.cs, pr->alpha, st->beta);
+                as += (size_t)(h * kc) * e->item;
+                cs += (size_t)(h * crs) * e->item;
+                ss += (size_t)(h * srs) * e->item;
+                ir += h;
             }
         }
     }

@@ -127,10 +127,14 @@ store_head_ps(float *d, __m256 v, int64_t h)
 }
 
 /* One sliver of h <= 8 rows (rs apart, contiguous along p) into dst[p * w + r], r < h, for
- * the first kc8 (a multiple of 8) columns (gemm.h). */
-__attribute__((target("avx2,fma"))) void
-ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
-                       float *dst)
+ * the first kc8 (a multiple of 8) columns.  With `spill` (a whole sliver under 8 wide, h ==
+ * w: a row-major A's 6 or 4 rows) each column is stored as a whole vector whose last 8 - w
+ * lanes land on the next column's first rows, stored next; the last column exactly.  One
+ * store per column instead of a 4- and a 2-lane one (a 1024 x 128 @ 128 x 65 product spent
+ * 15% of its time here). */
+__attribute__((target("avx2,fma"))) static inline void
+pack_rows8(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w, float *dst,
+           int spill)
 {
     for (int64_t p = 0; p < kc8; p += 8) {
         __m256 v[8];
@@ -139,8 +143,51 @@ ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int
         }
         transpose8_ps(v);
         for (int j = 0; j < 8; j++) {
-            store_head_ps(dst + (p + j) * w, v[j], h);
+            if (spill && p + j + 1 < kc8) {
+                _mm256_storeu_ps(dst + (p + j) * w, v[j]);
+            }
+            else {
+                store_head_ps(dst + (p + j) * w, v[j], h);
+            }
         }
+    }
+}
+
+/* (gemm.h) */
+__attribute__((target("avx2,fma"))) void
+ptl_gemm_pack_rows8_f4(const float *src, int64_t rs, int64_t h, int64_t kc8, int64_t w,
+                       float *dst)
+{
+    pack_rows8(src, rs, h, kc8, w, dst, 0);
+}
+
+/* A transposed A (or a row-major B) is packed PACK_KROWS rows of K at a time, sliver by
+ * sliver: each sliver's part of the block is PACK_KROWS * w contiguous floats written in one
+ * run.  Row by row across all the slivers, a transposed A's 24 slivers of 6 were 24
+ * interleaved write streams of 24 bytes each (a weight gradient's g^T spent a quarter of its
+ * time packing); the block's 16 rows of the source stay in L1 from one sliver to the next. */
+#define PACK_KROWS 16
+
+/* d[0:w] = s[0:w] in vectors of 8, then 4 and 1 lanes; or, when `spill`, in vectors of 8
+ * only: up to 7 floats past w are read from s and written to d */
+__attribute__((target("avx2,fma"))) static inline void
+copy_row_ps(const float *s, float *d, int64_t w, int spill)
+{
+    int64_t v = 0;
+    for (; v + 8 <= w; v += 8) {
+        _mm256_storeu_ps(d + v, _mm256_loadu_ps(s + v));
+    }
+    if (v < w && spill) {
+        _mm256_storeu_ps(d + v, _mm256_loadu_ps(s + v));
+        return;
+    }
+    /* the end of a sliver not a multiple of 8 wide (a transposed A's 12 or 6 rows):
+     * vmaskmovps stores were most of the packing's time on Zen 4 */
+    for (; v + 4 <= w; v += 4) {
+        _mm_storeu_ps(d + v, _mm_loadu_ps(s + v));
+    }
+    for (; v < w; v++) {
+        d[v] = s[v];
     }
 }
 
@@ -154,28 +201,27 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
 
     /* (gemv's vectors, w = 1, are left to pack_f4_f4) */
     if (rs == 1 && w >= 4) {
-        for (int64_t p = 0; p < kc; p++) {
-            const float *sp = src + p * cs;
+        /* a sliver not a multiple of 8 wide copies whole vectors where the reads past it
+         * stay inside the row's stride (so inside the matrix, before row p + 1), and the
+         * next row's copy overwrites what spilled past its w floats; its last row copies
+         * exactly */
+        int64_t wv = w / 8 * 8 + 8;
+        for (int64_t p0 = 0; p0 < kc; p0 += PACK_KROWS) {
+            int64_t p1 = kc - p0 < PACK_KROWS ? kc : p0 + PACK_KROWS;
             /* the next sliver of B, packed after this one's tiles: its rows are in as many
              * pages as they are long, which the hardware prefetcher does not follow; each
              * of its lines in the row (the second line of a 32-wide sliver missed: a weight
              * gradient's 128 x 1024 @ 1024 x 512 ran 10-20% faster fetching it too) */
-            for (int64_t i = 0; i < w; i += 16) {
-                _mm_prefetch((const char *)(sp + rows + i), _MM_HINT_T1);
+            for (int64_t p = p0; p < p1; p++) {
+                for (int64_t i = 0; i < w; i += 16) {
+                    _mm_prefetch((const char *)(src + p * cs + rows + i), _MM_HINT_T1);
+                }
             }
             for (int64_t i0 = 0; i0 < full; i0 += w) {
-                float *d = dst + i0 * kc + p * w;
-                int64_t v = 0;
-                for (; v + 8 <= w; v += 8) {
-                    _mm256_storeu_ps(d + v, _mm256_loadu_ps(sp + i0 + v));
-                }
-                /* the end of a sliver not a multiple of 8 wide (a transposed A's 12 or 6
-                 * rows): vmaskmovps stores were most of the packing's time on Zen 4 */
-                for (; v + 4 <= w; v += 4) {
-                    _mm_storeu_ps(d + v, _mm_loadu_ps(sp + i0 + v));
-                }
-                for (; v < w; v++) {
-                    d[v] = sp[i0 + v];
+                int spill = w % 8 != 0 && i0 + wv <= cs;
+                for (int64_t p = p0; p < p1; p++) {
+                    copy_row_ps(src + p * cs + i0, dst + i0 * kc + p * w, w,
+                                spill && p + 1 < kc);
                 }
             }
         }
@@ -186,7 +232,7 @@ pack_f4_avx2(const char *src_, int64_t rs, int64_t cs, int64_t rows, int64_t kc,
             const float *s = src + i0 * rs;
             float *d = dst + i0 * kc;
             for (int64_t r0 = 0; r0 < w; r0 += 8) {
-                ptl_gemm_pack_rows8_f4(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0);
+                pack_rows8(s + r0 * rs, rs, w - r0 < 8 ? w - r0 : 8, kc8, w, d + r0, w < 8);
             }
             /* the last kc - kc8 columns */
             pack_f4_f4((const char *)(s + kc8), rs, cs, w, kc - kc8, w, d + kc8 * w);
@@ -247,12 +293,17 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
  * the row, the element type, the intrinsics' prefix (_mm256 or _mm512), the vector type and
  * the suffix (ps or pd).  Each C element is one chain of FMAs over p from zero, in order,
  * and the store rounds alpha * acc + beta * S as update_f4/_f8 do (mul, mul, add), so every
- * tile of one type gives the same bits (Note [GEMM blocking]).  B is a packed sliver
+ * tile of one type gives the same bits (Note [GEMM blocking]).  With alpha = beta = 1 (every
+ * K block after the first, and the accumulating products of conv and rnn) it stores acc + S,
+ * which is the same sum without the two exact multiplies by 1.  B is a packed sliver
  * (ldb = NR) or B itself (Note [GEMM packing of B]).  A is an MR-tall packed sliver, of
  * which a tile computes its first ROWS rows: the AVX-512 engines also have tiles of 4 and 8
  * rows for a last sliver of at most that many (32 = 12 + 12 + 8 rows, not 36 of which 4
  * are padding, and stored straight into C instead of through the accumulator), the AVX2
- * engines one of 4 rows (an LSTM step's batch of 16 is 6 + 6 + 4, not 18 rows).  The narrow
+ * engines one of 4 rows (an LSTM step's batch of 16 is 6 + 6 + 4, not 18 rows) and pair4_,
+ * the same 4 rows on an A sliver packed 4 wide, for a last 7 or 8 rows packed as two such
+ * slivers (a 128-row block is 20 x 6 + 4 + 4, not 21 x 6 + 2 of which the last sliver
+ * computed 4 rows for 2 and stored them through the accumulator).  The narrow
  * tiles (half_, quarter_) keep MR rows but one vector per row, of the engine's width or half
  * of it, for a last B sliver of at most NR / 2 or NR / 4 columns; they read the first columns
  * of the NR-wide packed sliver. */
@@ -285,6 +336,9 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
     else if (beta == 0) {                                                                 \
         P##_storeu_##S(cr + (J) * lanes, P##_mul_##S(al, c##R##J));                       \
     }                                                                                     \
+    else if (accumulate) {                                                                \
+        P##_storeu_##S(cr + (J) * lanes, P##_add_##S(c##R##J, P##_loadu_##S(sr + (J) * lanes))); \
+    }                                                                                     \
     else {                                                                                \
         P##_storeu_##S(cr + (J) * lanes,                                                  \
                        P##_add_##S(P##_mul_##S(al, c##R##J),                              \
@@ -312,6 +366,7 @@ DEFINE_KERNEL(i8, uint64_t, I8_MR, I8_NR)
         T *c = (T *)c_;                                                                   \
         const T alpha = (T)alpha_, beta = (T)beta_;                                       \
         const int plain = alpha == 1 && beta == 0, fetch_s = beta != 0 && src != c;       \
+        const int accumulate = alpha == 1 && beta == 1;                                   \
         const int64_t lanes = (int64_t)(sizeof(V) / sizeof(T));                           \
         const V al = P##_set1_##S(alpha), be = P##_set1_##S(beta);                        \
         ROWS(DECL_ROW, VECS, T, P, V, S)                                                  \
@@ -328,6 +383,8 @@ DEFINE_TILE(tile_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_6, VECS_2
 DEFINE_TILE(tile_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_6, VECS_2)
 DEFINE_TILE(tile4_f4_avx2, AVX2, float, _mm256, __m256, ps, F4_MR, ROWS_4, VECS_2)
 DEFINE_TILE(tile4_f8_avx2, AVX2, double, _mm256, __m256d, pd, F8_MR, ROWS_4, VECS_2)
+DEFINE_TILE(pair4_f4_avx2, AVX2, float, _mm256, __m256, ps, 4, ROWS_4, VECS_2)
+DEFINE_TILE(pair4_f8_avx2, AVX2, double, _mm256, __m256d, pd, 4, ROWS_4, VECS_2)
 DEFINE_TILE(tile_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_12, VECS_2)
 DEFINE_TILE(tile_f8_avx512, AVX512, double, _mm512, __m512d, pd, F8_AVX512_MR, ROWS_12, VECS_2)
 DEFINE_TILE(tile4_f4_avx512, AVX512, float, _mm512, __m512, ps, F4_AVX512_MR, ROWS_4, VECS_2)
@@ -462,32 +519,33 @@ DEFINE_AXPY(i8, uint64_t)
 static const GemmEngine engine_f4 = {
     F4_MR, F4_NR, 256, 144, 2048, 0, sizeof(float), PTL_DTYPE_FLOAT32,
     kernel_f4, NULL, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_f4), NULL, NULL, NULL, NULL,
+    NULL,
 };
 static const GemmEngine engine_f4_avx2 = {
     F4_MR, F4_NR, 256, 144, 2048, 64, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx2, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2), tile4_f4_avx2, NULL,
-    half_f4_avx2, quarter_f4_avx2,
+    pair4_f4_avx2, half_f4_avx2, quarter_f4_avx2,
 };
 static const GemmEngine engine_f4_avx512 = {
     F4_AVX512_MR, F4_AVX512_NR, 256, 192, 1024, 24, sizeof(float), PTL_DTYPE_FLOAT32,
     NULL, tile_f4_avx512, update_f4, dot_f4, axpy_f4, F4_PACKS(pack_f4_avx2),
-    tile4_f4_avx512, tile8_f4_avx512, half_f4_avx512, quarter_f4_avx512,
+    tile4_f4_avx512, tile8_f4_avx512, NULL, half_f4_avx512, quarter_f4_avx512,
 };
 #undef F4_PACKS
 static const GemmEngine engine_f8 = {
     F8_MR, F8_NR, 256, 72, 1024, 0, sizeof(double), PTL_DTYPE_FLOAT64,
     kernel_f8, NULL, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8}, NULL, NULL,
-    NULL, NULL,
+    NULL, NULL, NULL,
 };
 static const GemmEngine engine_f8_avx2 = {
     F8_MR, F8_NR, 256, 72, 1024, 64, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx2, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    tile4_f8_avx2, NULL, half_f8_avx2, quarter_f8_avx2,
+    tile4_f8_avx2, NULL, pair4_f8_avx2, half_f8_avx2, quarter_f8_avx2,
 };
 static const GemmEngine engine_f8_avx512 = {
     F8_AVX512_MR, F8_AVX512_NR, 256, 96, 1024, 24, sizeof(double), PTL_DTYPE_FLOAT64,
     NULL, tile_f8_avx512, update_f8, dot_f8, axpy_f8, {[PTL_DTYPE_FLOAT64] = pack_f8_f8},
-    tile4_f8_avx512, tile8_f8_avx512, half_f8_avx512, quarter_f8_avx512,
+    tile4_f8_avx512, tile8_f8_avx512, NULL, half_f8_avx512, quarter_f8_avx512,
 };
 static const GemmEngine engine_i8 = {
     I8_MR, I8_NR, 256, 64, 1024, 0, sizeof(uint64_t), PTL_DTYPE_INT64,
@@ -495,7 +553,7 @@ static const GemmEngine engine_i8 = {
     {[PTL_DTYPE_UINT8] = pack_i8_u1, [PTL_DTYPE_INT8] = pack_i8_i1,
      [PTL_DTYPE_INT16] = pack_i8_i2, [PTL_DTYPE_INT32] = pack_i8_i4,
      [PTL_DTYPE_INT64] = pack_i8_i8},
-    NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL,
 };
 
 /* The engine for C's dtype on this CPU (PTL_CPU_CAPABILITY lowers the choice), or NULL. */
