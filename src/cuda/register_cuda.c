@@ -751,6 +751,7 @@ static const int shared_with_cpu[] = {
     PTL_OP__log_softmax, PTL_OP__softmax_backward_data, PTL_OP__log_softmax_backward_data,
     PTL_OP_all, PTL_OP_all_dim, PTL_OP_all_dims, PTL_OP_any, PTL_OP_any_dim, PTL_OP_any_dims,
     PTL_OP_count_nonzero, PTL_OP_count_nonzero_dim_IntList, PTL_OP_linalg_vector_norm,
+    PTL_OP_logsumexp,
     /* layer norm, nll_loss, embedding and batch norm: their last step takes device_nn.h's
      * hooks (Note [CUDA nn kernels] in nn_plan.h) */
     PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,

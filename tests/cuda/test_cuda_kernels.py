@@ -234,11 +234,12 @@ def test_mixed_dtypes_promote_as_on_the_cpu():
 
 
 def test_an_op_without_a_cuda_kernel_raises_the_dispatcher_error():
-    x = ptl.ones(3, device="cuda")
+    x = ptl.ones(1, 1, 3, 3, device="cuda")
     with pytest.raises(NotImplementedError,
-                       match=r"^Could not run 'aten::logsumexp' with arguments from the 'CUDA' "
-                             r"backend\."):
-        ptl.logsumexp(x, 0)
+                       match=r"^Could not run 'aten::grid_sampler_2d' with arguments from the "
+                             r"'CUDA' backend\."):
+        ptl.nn.functional.grid_sample(x, ptl.zeros(1, 2, 2, 2, device="cuda"),
+                                      align_corners=False)
     with pytest.raises(NotImplementedError, match=r'"neg_cuda" not implemented for \'Long\''):
         ptl.neg(ptl.arange(3).cuda())
 
@@ -421,6 +422,7 @@ REDUCTIONS = {
     "vector_norm": (lambda t, d, k: ptl.linalg.vector_norm(t, 2, d, keepdim=k), FLOATS),
     "vector_norm_0": (lambda t, d, k: ptl.linalg.vector_norm(t, 0, d, keepdim=k,
                                                              dtype=ptl.float64), FLOATS),
+    "logsumexp": (lambda t, d, k: ptl.logsumexp(t, d or [], keepdim=k), ALL),
 }
 # reductions with no identity: an empty input is an error (checked below)
 NO_IDENTITY = {"amax", "amin", "max_dim", "min_dim", "argmax", "argmin", "norm_inf"}
@@ -445,7 +447,8 @@ def test_reductions_propagate_nan_and_take_the_first_index():
                     [4.0, 4.0, -1.0, -1.0]])
     for fn in (lambda t: t.amax(1), lambda t: t.argmax(1), lambda t: t.argmin(1),
                lambda t: tuple(t.max(1)), lambda t: tuple(t.min(0)), lambda t: t.argmax(),
-               lambda t: ptl.nansum(t, 1), lambda t: t.sum(0), lambda t: t.var(1)):
+               lambda t: ptl.nansum(t, 1), lambda t: t.sum(0), lambda t: t.var(1),
+               lambda t: ptl.logsumexp(t, 1), lambda t: ptl.logsumexp(t, [0, 1])):
         check_pairs(fn(x.cuda()), fn(x))
 
 
