@@ -171,6 +171,10 @@ typedef enum PtlCudaPointwiseOp {
      * backward takes (grad, self, target), p: PtlCudaRegLoss, norm, beta or delta */
     PTL_CUDA_OP_REG_LOSS,
     PTL_CUDA_OP_REG_LOSS_BACKWARD,
+    /* nn.c's binary_cross_entropy of (self, target) in double (scalar_math.h's ptl_bce_d);
+     * the backward takes (grad, self, target), p: grad's divisor (numel for 'mean', else 1) */
+    PTL_CUDA_OP_BCE,
+    PTL_CUDA_OP_BCE_BACKWARD,
     PTL_CUDA_OP_COUNT
 } PtlCudaPointwiseOp;
 

@@ -199,6 +199,9 @@ apply(const A *x, const double *p)
     case PTL_CUDA_OP_REG_LOSS: return reg_loss_of(x[0], x[1], (int)p[0], (A)p[1]);
     case PTL_CUDA_OP_REG_LOSS_BACKWARD:
         return reg_grad_of(x[0], x[1], x[2], (int)p[0], (A)p[1], (A)p[2]);
+    case PTL_CUDA_OP_BCE: return (A)ptl_bce_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_BCE_BACKWARD:
+        return (A)ptl_bce_grad_d((double)x[0] / p[0], (double)x[1], (double)x[2]);
     default: return x[0];
     }
 }
@@ -224,6 +227,8 @@ template <> struct Arity<PTL_CUDA_OP_HARDTANH_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_SHRINK_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_REG_LOSS> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_REG_LOSS_BACKWARD> { enum { n = 3 }; };
+template <> struct Arity<PTL_CUDA_OP_BCE> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_BCE_BACKWARD> { enum { n = 3 }; };
 
 struct Params {
     double p[PTL_CUDA_MAX_PARAMS];
@@ -422,6 +427,8 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_POW_SCALAR: return launch_op<PTL_CUDA_OP_POW_SCALAR>(a, p);
     case PTL_CUDA_OP_REG_LOSS: return launch_op<PTL_CUDA_OP_REG_LOSS>(a, p);
     case PTL_CUDA_OP_REG_LOSS_BACKWARD: return launch_op<PTL_CUDA_OP_REG_LOSS_BACKWARD>(a, p);
+    case PTL_CUDA_OP_BCE: return launch_op<PTL_CUDA_OP_BCE>(a, p);
+    case PTL_CUDA_OP_BCE_BACKWARD: return launch_op<PTL_CUDA_OP_BCE_BACKWARD>(a, p);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA pointwise op %d", (int)op);
     }
 }

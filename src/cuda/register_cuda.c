@@ -459,6 +459,164 @@ reg_loss_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return r != NULL ? 0 : -1;
 }
 
+/* ---- binary_cross_entropy ---- */
+
+/* *v = reduction id (amin, amax) of all of x, read back to the host as a double (a
+ * synchronisation).  0 or -1. */
+static int
+read_extreme(PtlOpId id, PtlTensorImpl *x, double *v)
+{
+    PtlIValue a[3] = {ptl_iv_tensor(x), ptl_iv_intlist(NULL, 0), ptl_iv_bool(0)};
+    PtlDevice cpu = ptl_device_cpu();
+    PtlTensorImpl *r = ptl_call_tensor(id, a), *h = NULL;
+    if (r != NULL && (h = ptl_to_copy(r, PTL_DTYPE_FLOAT64, &cpu)) != NULL) {
+        *v = *(const double *)ptl_tensor_data(h);
+    }
+    ptl_xdecref(r);
+    ptl_xdecref(h);
+    return h != NULL ? 0 : -1;
+}
+
+/* nn.c's bce_data checks (target of self's shape, a floating self), then *tc = target and
+ * *wc = weight (NULL: none) expanded to self's shape, both in self's dtype (new refs) */
+static int
+bce_operands(PtlTensorImpl *x, PtlTensorImpl *t, const PtlIValue *w, PtlTensorImpl **tc,
+             PtlTensorImpl **wc)
+{
+    *tc = *wc = NULL;
+    if (x->dim != t->dim || memcmp(x->sizes, t->sizes, sizeof(int64_t) * (size_t)x->dim) != 0) {
+        return ptl_error_set(PTL_ERR_VALUE,
+                             "Using a target size that is different to the input size is not "
+                             "supported. Please ensure they have the same size.");
+    }
+    if (!ptl_dtype_is_floating(x->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"binary_cross_entropy\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(x->dtype));
+    }
+    if ((*tc = ptl_cast(t, x->dtype)) == NULL) {
+        return -1;
+    }
+    if (w->tag == PTL_IV_TENSOR) {
+        PtlIValue e[3] = {*w, ptl_iv_intlist(x->sizes, x->dim), ptl_iv_bool(0)};
+        PtlTensorImpl *we = ptl_call_tensor(PTL_OP_expand, e);
+        *wc = we != NULL ? ptl_cast(we, x->dtype) : NULL;
+        ptl_xdecref(we);
+        if (*wc == NULL) {
+            PTL_CLEAR(*tc);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* *r := *r * w when there is a weight w; 0 or -1 (*r released) */
+static int
+bce_weigh(PtlTensorImpl **r, PtlTensorImpl *w)
+{
+    if (w == NULL) {
+        return 0;
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(*r), ptl_iv_tensor(w)};
+    PtlTensorImpl *m = ptl_call_tensor(PTL_OP_mul_Tensor, a);
+    ptl_decref(*r);
+    *r = m;
+    return m != NULL ? 0 : -1;
+}
+
+/* binary_cross_entropy(self, target, weight, reduction), nn.c's bce_cpu on the device: the
+ * range check (all of self in [0, 1], NaN outside it) reads self's amin and amax back (a
+ * synchronisation, where PyTorch's kernel asserts on the device), the losses come from the
+ * pointwise kernel in double, rounded to self's dtype, then times the weight, then for
+ * 'mean' and 'sum' the CUDA reduction: equal to the CPU's within rounding. */
+static int
+bce_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int operands[2] = {0, 1};
+    PtlTensorImpl *x = s[0].u.t, *tc = NULL, *wc = NULL, *r = NULL;
+    int64_t red = s[3].u.i;
+    double lo = 0, hi = 1;
+    (void)ks;
+    if (bce_operands(x, s[1].u.t, &s[2], &tc, &wc) < 0) {
+        return -1;
+    }
+    if (x->numel > 0 && (read_extreme(PTL_OP_amin, x, &lo) < 0 ||
+                         read_extreme(PTL_OP_amax, x, &hi) < 0)) {
+        goto done;
+    }
+    if (!(lo >= 0 && hi <= 1)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "all elements of input should be between 0 and 1");
+        goto done;
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(x), ptl_iv_tensor(tc)};
+    if (cuda_pointwise(op, a, 2, operands, ptl_iter_config(), PTL_CUDA_OP_BCE, NULL) < 0) {
+        goto done;
+    }
+    r = a[0].u.t;
+    if (bce_weigh(&r, wc) < 0) {
+        goto done;
+    }
+    if (red == 1 || red == 2) {   /* at::Reduction: 1 mean, 2 sum */
+        PtlIValue m[2] = {ptl_iv_tensor(r), ptl_iv_none()};
+        PtlTensorImpl *sum = ptl_call_tensor(red == 1 ? PTL_OP_mean : PTL_OP_sum, m);
+        ptl_decref(r);
+        r = sum;
+    }
+done:
+    ptl_xdecref(tc);
+    ptl_xdecref(wc);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+/* binary_cross_entropy_backward(grad_output, self, target, weight, reduction): grad_output
+ * must broadcast to self's shape (nn.c's bce_grad_output), then the pointwise kernel's
+ * ptl_bce_grad_d in double, times the weight */
+static int
+bce_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int operands[3] = {0, 1, 2};
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *tc = NULL, *wc = NULL, *gc = NULL, *r = NULL;
+    int64_t shape[PTL_MAX_DIMS];
+    int n;
+    double p[PTL_CUDA_MAX_PARAMS] = {s[4].u.i == 1 ? (double)x->numel : 1.0};
+    (void)ks;
+    if (bce_operands(x, s[2].u.t, &s[3], &tc, &wc) < 0 ||
+        ptl_broadcast_shapes(g->dim, g->sizes, x->dim, x->sizes, &n, shape) < 0) {
+        goto done;
+    }
+    if (n != x->dim || memcmp(shape, x->sizes, sizeof(int64_t) * (size_t)n) != 0) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "binary_cross_entropy_backward: grad_output of %d dimensions does not "
+                      "broadcast to the input's %d",
+                      g->dim, x->dim);
+        goto done;
+    }
+    if ((gc = ptl_cast(g, x->dtype)) == NULL) {
+        goto done;
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(gc), ptl_iv_tensor(x), ptl_iv_tensor(tc)};
+    if (cuda_pointwise(op, a, 3, operands, ptl_iter_config(), PTL_CUDA_OP_BCE_BACKWARD, p) < 0) {
+        goto done;
+    }
+    r = a[0].u.t;
+    if (bce_weigh(&r, wc) < 0) {
+        goto done;
+    }
+done:
+    ptl_xdecref(tc);
+    ptl_xdecref(wc);
+    ptl_xdecref(gc);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
 /* ---- copies ---- */
 
 /* dst <- src, both on the device: the copy kernel through the iterator's offsets (any
@@ -707,6 +865,8 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(pow_Tensor_Scalar, pow_scalar_cuda),
     POINTWISE(pow__Scalar, pow_scalar_cuda),
     POINTWISE(pow_Tensor_Scalar_out, pow_scalar_cuda),
+    POINTWISE(binary_cross_entropy, bce_cuda),
+    POINTWISE(binary_cross_entropy_backward, bce_backward_cuda),
     POINTWISE(mse_loss, reg_loss_cuda),
     POINTWISE(mse_loss_backward, reg_loss_cuda),
     POINTWISE(smooth_l1_loss, reg_loss_cuda),
@@ -757,6 +917,11 @@ static const int shared_with_cpu[] = {
     PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,
     PTL_OP_nll_loss_nd_backward, PTL_OP_embedding, PTL_OP_embedding_dense_backward,
     PTL_OP_native_batch_norm, PTL_OP_native_batch_norm_backward,
+    /* embedding_bag and affine_grid: compositions of the device's index kernels and matrix
+     * products (Note [Device embedding bags] in embedding.c, Note [Device affine_grid] in
+     * resample.c) */
+    PTL_OP__ptl_embedding_bag, PTL_OP_affine_grid_generator,
+    PTL_OP_affine_grid_generator_backward,
     /* convolution: its primitives take device_conv.h's hook (Note [CUDA convolution] in
      * conv_plan.h) */
     PTL_OP_convolution, PTL_OP_convolution_backward, PTL_OP_im2col, PTL_OP_col2im,

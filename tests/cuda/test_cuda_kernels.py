@@ -663,6 +663,86 @@ def test_regression_losses_and_their_backward_match_the_cpu(dtype):
         _C._op("aten::mse_loss")(ptl.arange(3).cuda(), ptl.arange(3).cuda(), 1)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_binary_cross_entropy_and_its_backward_match_the_cpu(dtype):
+    """the pointwise kernel's ptl_bce_d / ptl_bce_grad_d, times the weight, then the CUDA
+    reduction; the range check reads the input's extremes back"""
+    rng = np.random.default_rng(12)
+    F = ptl.nn.functional
+    for shape in ((37, 29), (1001,), (), (0, 3)):
+        x = ptl.tensor(rng.uniform(0, 1, shape)).to(dtype)
+        t = ptl.tensor(rng.uniform(0, 1, shape)).to(dtype)
+        weight = ptl.tensor(rng.uniform(0.5, 2, shape[-1:])).to(dtype)
+        for w in (None, weight):
+            for reduction in ("none", "mean", "sum"):
+                xc, xd = cpu_and_device_leaves(x)
+                lc = F.binary_cross_entropy(xc, t, weight=w, reduction=reduction)
+                ld = F.binary_cross_entropy(xd, t.cuda(), reduction=reduction,
+                                            weight=None if w is None else w.cuda())
+                check(ld.detach(), lc.detach())
+                g = ptl.tensor(rng.standard_normal(tuple(lc.shape))).to(dtype)
+                lc.backward(g)
+                ld.backward(g.cuda())
+                check_grads([xc], [xd])
+    edges = ptl.tensor([0.0, 1.0, 0.5, 1e-30]).to(dtype)
+    check(F.binary_cross_entropy(edges.cuda(), edges.flip(0).cuda(), reduction="none"),
+          F.binary_cross_entropy(edges, edges.flip(0), reduction="none"))
+    for bad in (1.5, -0.1, float("nan")):
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+            F.binary_cross_entropy(ptl.tensor([0.5, bad]).cuda(), ptl.ones(2).cuda())
+    with pytest.raises(ValueError, match=r"Using a target size \(torch.Size\(\[4\]\)\) that is"):
+        F.binary_cross_entropy(ptl.ones(3).cuda() / 2, ptl.ones(4).cuda())
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_embedding_bag_and_its_backward_match_the_cpu(dtype):
+    """the composition of index_select, index_add_ and the division (Note [Device embedding
+    bags]): equal to the CPU kernel within rounding"""
+    rng = np.random.default_rng(13)
+    F = ptl.nn.functional
+    for V, D, B, L in ((10, 3, 4, 5), (1000, 64, 32, 20), (7, 5, 3, 1)):
+        w = ptl.tensor(rng.standard_normal((V, D))).to(dtype)
+        idx = ptl.tensor(rng.integers(0, V, size=(B, L)))
+        psw = ptl.tensor(rng.standard_normal((B, L))).to(dtype)
+        flat, offsets = idx.reshape(-1), ptl.tensor([0, 0] + list(range(2, B * L, 3)))
+        for mode, kw in (("sum", {}), ("mean", {}), ("sum", {"per_sample_weights": psw}),
+                         ("mean", {"padding_idx": 1})):
+            for inp, off in ((idx, None), (flat, offsets)):
+                if off is not None and "per_sample_weights" in kw:
+                    continue
+                wc, wd = cpu_and_device_leaves(w)
+                oc = F.embedding_bag(inp, wc, off, mode=mode, **kw)
+                kd = {k: v.cuda() if k == "per_sample_weights" else v for k, v in kw.items()}
+                od = F.embedding_bag(inp.cuda(), wd, None if off is None else off.cuda(),
+                                     mode=mode, **kd)
+                check(od.detach(), oc.detach())
+                g = ptl.tensor(rng.standard_normal(tuple(oc.shape))).to(dtype)
+                oc.backward(g)
+                od.backward(g.cuda())
+                check_grads([wc], [wd])
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding_bag(ptl.tensor([[0, 9]]).cuda(), ptl.randn(4, 2).cuda())
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_affine_grid_and_its_backward_match_the_cpu(dtype):
+    """grid = B @ theta^T and its transpose on the device's GEMM (Note [Device affine_grid])"""
+    rng = np.random.default_rng(14)
+    F = ptl.nn.functional
+    for size in ((2, 3, 4, 5), (1, 1, 1, 7), (3, 2, 3, 4, 5), (2, 1, 33, 40)):
+        nd = len(size) - 2
+        theta = ptl.tensor(rng.standard_normal((size[0], nd, nd + 1))).to(dtype)
+        for align in (False, True):
+            tc, td = cpu_and_device_leaves(theta)
+            gc = F.affine_grid(tc, size, align_corners=align)
+            gd = F.affine_grid(td, size, align_corners=align)
+            check(gd.detach(), gc.detach())
+            g = ptl.tensor(rng.standard_normal(tuple(gc.shape))).to(dtype)
+            gc.backward(g)
+            gd.backward(g.cuda())
+            check_grads([tc], [td])
+
+
 @pytest.mark.parametrize("dtype", FLOATS + [ptl.int64], ids=str)
 def test_embedding_and_its_backward_match_the_cpu(dtype):
     rng = np.random.default_rng(9)
