@@ -167,6 +167,10 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_RECIPROCAL,
     PTL_CUDA_OP_CLAMP,              /* p: min, max (-inf, inf where missing) */
     PTL_CUDA_OP_POW_SCALAR,         /* p: exponent, plain pow (float16: no fast paths) */
+    PTL_CUDA_OP_CLAMP_TENSOR,       /* ternary.c's clamp.Tensor: (self, min, max) */
+    PTL_CUDA_OP_CLAMP_MIN_TENSOR,   /* (self, min) */
+    PTL_CUDA_OP_CLAMP_MAX_TENSOR,   /* (self, max) */
+    PTL_CUDA_OP_NEXTAFTER,          /* p: PtlCudaNextafterWidth of the tensor's dtype */
     /* loss.c's regression losses: (self, target), p: PtlCudaRegLoss, beta or delta; the
      * backward takes (grad, self, target), p: PtlCudaRegLoss, norm, beta or delta */
     PTL_CUDA_OP_REG_LOSS,
@@ -177,6 +181,13 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_BCE_BACKWARD,
     PTL_CUDA_OP_COUNT
 } PtlCudaPointwiseOp;
+
+/* nextafter's step: float16 and bfloat16 (computed in float) step on their own bits */
+typedef enum PtlCudaNextafterWidth {
+    PTL_CUDA_NEXTAFTER_NATIVE,
+    PTL_CUDA_NEXTAFTER_HALF,
+    PTL_CUDA_NEXTAFTER_BF16
+} PtlCudaNextafterWidth;
 
 /* ORDER PtlCudaRegLoss: the regression losses of PTL_CUDA_OP_REG_LOSS (loss.c's RegLoss) */
 typedef enum PtlCudaRegLoss {

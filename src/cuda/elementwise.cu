@@ -132,6 +132,24 @@ PTL_REG_LOSS_OVERLOADS(float, f)
 PTL_REG_LOSS_OVERLOADS(double, d)
 #undef PTL_REG_LOSS_OVERLOADS
 
+// binary.c's nextafter: float16 and bfloat16 values arrive in float (exactly) and step on
+// their own bits (special_math.h's ptl_nextafter_f2 / _bf); the result is exact in them
+__device__ inline float nextafter_of(float a, float b, int width)
+{
+    switch (width) {
+    case PTL_CUDA_NEXTAFTER_HALF:
+        return ptl_half_to_f(ptl_nextafter_f2(ptl_f_to_half(a), ptl_f_to_half(b)));
+    case PTL_CUDA_NEXTAFTER_BF16:
+        return ptl_bf16_to_f(ptl_nextafter_bf(ptl_f_to_bf16(a), ptl_f_to_bf16(b)));
+    default: return ptl_nextafter_f(a, b);
+    }
+}
+__device__ inline double nextafter_of(double a, double b, int width)
+{
+    (void)width;
+    return ptl_nextafter_d(a, b);
+}
+
 template <int OP, typename A>
 __device__ inline A
 apply(const A *x, const double *p)
@@ -196,6 +214,13 @@ apply(const A *x, const double *p)
     // ternary.c's scalar clamp: ptl_clamp_d on the value in double
     case PTL_CUDA_OP_CLAMP: return (A)ptl_clamp_d((double)x[0], p[0], p[1]);
     case PTL_CUDA_OP_POW_SCALAR: return pow_scalar_of(x[0], p[0], p[1] != 0);
+    // ternary.c's clamp.Tensor: ptl_clamp_d in double, a missing bound the infinite one
+    case PTL_CUDA_OP_CLAMP_TENSOR:
+        return (A)ptl_clamp_d((double)x[0], (double)x[1], (double)x[2]);
+    case PTL_CUDA_OP_CLAMP_MIN_TENSOR: return (A)ptl_clamp_d((double)x[0], (double)x[1], INFINITY);
+    case PTL_CUDA_OP_CLAMP_MAX_TENSOR:
+        return (A)ptl_clamp_d((double)x[0], -INFINITY, (double)x[1]);
+    case PTL_CUDA_OP_NEXTAFTER: return nextafter_of(x[0], x[1], (int)p[0]);
     case PTL_CUDA_OP_REG_LOSS: return reg_loss_of(x[0], x[1], (int)p[0], (A)p[1]);
     case PTL_CUDA_OP_REG_LOSS_BACKWARD:
         return reg_grad_of(x[0], x[1], x[2], (int)p[0], (A)p[1], (A)p[2]);
@@ -227,6 +252,10 @@ template <> struct Arity<PTL_CUDA_OP_HARDTANH_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_SHRINK_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_REG_LOSS> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_REG_LOSS_BACKWARD> { enum { n = 3 }; };
+template <> struct Arity<PTL_CUDA_OP_CLAMP_TENSOR> { enum { n = 3 }; };
+template <> struct Arity<PTL_CUDA_OP_CLAMP_MIN_TENSOR> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_CLAMP_MAX_TENSOR> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_NEXTAFTER> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_BCE> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_BCE_BACKWARD> { enum { n = 3 }; };
 
@@ -425,6 +454,10 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_RECIPROCAL: return launch_op<PTL_CUDA_OP_RECIPROCAL>(a, p);
     case PTL_CUDA_OP_CLAMP: return launch_op<PTL_CUDA_OP_CLAMP>(a, p);
     case PTL_CUDA_OP_POW_SCALAR: return launch_op<PTL_CUDA_OP_POW_SCALAR>(a, p);
+    case PTL_CUDA_OP_CLAMP_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_TENSOR>(a, p);
+    case PTL_CUDA_OP_CLAMP_MIN_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_MIN_TENSOR>(a, p);
+    case PTL_CUDA_OP_CLAMP_MAX_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_MAX_TENSOR>(a, p);
+    case PTL_CUDA_OP_NEXTAFTER: return launch_op<PTL_CUDA_OP_NEXTAFTER>(a, p);
     case PTL_CUDA_OP_REG_LOSS: return launch_op<PTL_CUDA_OP_REG_LOSS>(a, p);
     case PTL_CUDA_OP_REG_LOSS_BACKWARD: return launch_op<PTL_CUDA_OP_REG_LOSS_BACKWARD>(a, p);
     case PTL_CUDA_OP_BCE: return launch_op<PTL_CUDA_OP_BCE>(a, p);

@@ -402,6 +402,39 @@ pow_scalar_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return cuda_pointwise(op, s, 1, first, cfg, PTL_CUDA_OP_POW_SCALAR, p);
 }
 
+/* clamp.Tensor(self, min, max) (clamp_, clamp.Tensor_out, clip*): ternary.c's checks, then
+ * the three-input kernel, or the two-input one against the bound that is given */
+static int
+clamp_tensor_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int with_min[2] = {0, 1}, with_max[2] = {0, 2}, all[3] = {0, 1, 2};
+    int has_lo = s[1].tag == PTL_IV_TENSOR, has_hi = s[2].tag == PTL_IV_TENSOR;
+    (void)ks;
+    if (ptl_clamp_tensor_check(op, s, "cuda") < 0) {
+        return -1;
+    }
+    if (has_lo && has_hi) {
+        return cuda_pointwise(op, s, 3, all, ptl_iter_config(), PTL_CUDA_OP_CLAMP_TENSOR, NULL);
+    }
+    return cuda_pointwise(op, s, 2, has_lo ? with_min : with_max, ptl_iter_config(),
+                          has_lo ? PTL_CUDA_OP_CLAMP_MIN_TENSOR : PTL_CUDA_OP_CLAMP_MAX_TENSOR,
+                          NULL);
+}
+
+/* nextafter(self, other) (nextafter_, nextafter.out): binary.c's, floating dtypes only;
+ * float16 and bfloat16 step on their own bits */
+static int
+nextafter_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
+    PtlDtype dt = ptl_result_type(ab, 2);
+    double p[PTL_CUDA_MAX_PARAMS] = {dt == PTL_DTYPE_FLOAT16    ? PTL_CUDA_NEXTAFTER_HALF
+                                     : dt == PTL_DTYPE_BFLOAT16 ? PTL_CUDA_NEXTAFTER_BF16
+                                                                : PTL_CUDA_NEXTAFTER_NATIVE};
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_NEXTAFTER, p);
+}
+
 /* mse_loss(self, target, reduction), smooth_l1_loss(..., beta), huber_loss(..., delta) and
  * their backward ops (grad_output first), as loss.c's reg_loss_cpu: the elementwise losses
  * or gradients by the pointwise kernel in the dtype the operands promote to, then for
@@ -862,6 +895,13 @@ static const PtlKernelReg cuda_kernels[] = {
     UNARY_OVERLOADS(clip, clamp_scalar_cuda),
     POINTWISE(clamp_min, clamp_scalar_cuda),
     POINTWISE(clamp_max, clamp_scalar_cuda),
+    POINTWISE(clamp_Tensor, clamp_tensor_cuda),
+    POINTWISE(clamp__Tensor, clamp_tensor_cuda),
+    POINTWISE(clamp_Tensor_out, clamp_tensor_cuda),
+    POINTWISE(clip_Tensor, clamp_tensor_cuda),
+    POINTWISE(clip__Tensor, clamp_tensor_cuda),
+    POINTWISE(clip_Tensor_out, clamp_tensor_cuda),
+    UNARY_OVERLOADS(nextafter, nextafter_cuda),
     POINTWISE(pow_Tensor_Scalar, pow_scalar_cuda),
     POINTWISE(pow__Scalar, pow_scalar_cuda),
     POINTWISE(pow_Tensor_Scalar_out, pow_scalar_cuda),

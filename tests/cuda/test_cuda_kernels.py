@@ -225,6 +225,45 @@ def test_abs_sign_sqrt_reciprocal_clamp_pow_forms_and_errors_on_the_device():
         ptl.ones(2, dtype=ptl.float16, device="cuda") ** 1e10
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_clamp_tensor_matches_the_cpu(dtype):
+    """clamp.Tensor and clip.Tensor with both bounds or one, broadcast, in place and out="""
+    rng = np.random.default_rng(15)
+    for name, x, lo in layouts(rng, dtype):
+        hi = lo + 1
+        for fn in (lambda a, l, h: ptl.clamp(a, l, h), lambda a, l, h: ptl.clamp(a, min=l),
+                   lambda a, l, h: ptl.clamp(a, max=h), lambda a, l, h: ptl.clip(a, l, h)):
+            try:
+                want = fn(x, lo, hi)
+            except RuntimeError:
+                continue   # bounds that do not broadcast to x's shape
+            dev = [t.cuda() if name != "cpu-scalar" or t is x else t for t in (x, lo, hi)]
+            check(fn(*dev), want)
+        if x.shape == ptl.broadcast_shapes(x.shape, lo.shape):
+            y = x.clone().cuda()
+            y.clamp_(lo.cuda(), hi.cuda())
+            check(y, x.clamp(lo, hi))
+    nan = ptl.tensor([float("nan"), 1.0, -1.0]).to(dtype)
+    check(nan.cuda().clamp(nan.cuda().flip(0), None), nan.clamp(nan.flip(0), None))
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        ptl.clamp(ptl.ones(2).cuda(), None, None)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nextafter_has_the_cpu_bits(dtype):
+    """float16 and bfloat16 step on their own bits, as the CPU loops do"""
+    vals = [0.0, -0.0, 1.0, -1.0, 1e-3, 65504.0, float("inf"), -float("inf"), float("nan"),
+            3.5, -2.25]
+    a = ptl.tensor([v for v in vals for _ in vals]).to(dtype)
+    b = ptl.tensor([w for _ in vals for w in vals]).to(dtype)
+    got, want = ptl.nextafter(a.cuda(), b.cuda()), ptl.nextafter(a, b)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(as_np(got), as_np(want))
+    y = a.clone().cuda()
+    y.nextafter_(b.cuda())
+    np.testing.assert_array_equal(as_np(y), as_np(want))
+
+
 def test_mixed_dtypes_promote_as_on_the_cpu():
     a = ptl.arange(12, dtype=ptl.float32).reshape(3, 4)
     b = ptl.arange(4, dtype=ptl.float64)
