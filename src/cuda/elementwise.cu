@@ -256,6 +256,8 @@ template <> struct Arity<PTL_CUDA_OP_CLAMP_TENSOR> { enum { n = 3 }; };
 template <> struct Arity<PTL_CUDA_OP_CLAMP_MIN_TENSOR> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_CLAMP_MAX_TENSOR> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_NEXTAFTER> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_GCD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_LCM> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_BCE> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_BCE_BACKWARD> { enum { n = 3 }; };
 
@@ -335,6 +337,60 @@ pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
     }
 }
 
+// ---- integer dtypes ----
+//
+// Note [CUDA integer pointwise]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// add (sub, rsub), mul, neg, relu, abs, sign, gcd and lcm take uint8, int8, int16, int32 and
+// int64 (not bool): each element is widened to int64, computed with the CPU loops' wrapping
+// formulas (scalar_math.h's ptl_add_i, ptl_abs_i, ...; special_math.h's ptl_gcd_i), and
+// truncated to the dtype at the store, as binary.c's and unary.c's integer loops do: the
+// CPU's values.  A CPU 0-dim operand arrives exact in iscalar.  One element per thread from
+// the linear index (no vector loads): integer tensors are rarely the hot path.  IntOps says
+// which ops take them; gcd and lcm take nothing else.
+// (op, whether it takes the float dtypes too)
+#define PTL_FORALL_INT_OPS(_)                                                             \
+    _(PTL_CUDA_OP_ADD, 1) _(PTL_CUDA_OP_MUL, 1) _(PTL_CUDA_OP_NEG, 1) _(PTL_CUDA_OP_RELU, 1) \
+    _(PTL_CUDA_OP_ABS, 1) _(PTL_CUDA_OP_SIGN, 1) _(PTL_CUDA_OP_GCD, 0) _(PTL_CUDA_OP_LCM, 0)
+template <int OP> struct IntOps { enum { ints = 0, floats = 1 }; };
+#define PTL_INT_OPS(OP, FLOATS)                                                           \
+    template <> struct IntOps<OP> { enum { ints = 1, floats = FLOATS }; };
+PTL_FORALL_INT_OPS(PTL_INT_OPS)
+#undef PTL_INT_OPS
+
+template <int OP>
+__device__ inline int64_t
+apply_int(const int64_t *x, const double *p)
+{
+    switch (OP) {
+    case PTL_CUDA_OP_ADD: return ptl_add_i(x[0], x[1], (int64_t)p[0]);
+    case PTL_CUDA_OP_MUL: return (int64_t)((uint64_t)x[0] * (uint64_t)x[1]);
+    case PTL_CUDA_OP_NEG: return (int64_t)(0 - (uint64_t)x[0]);
+    case PTL_CUDA_OP_RELU: return ptl_relu_i(x[0]);
+    case PTL_CUDA_OP_ABS: return ptl_abs_i(x[0]);
+    case PTL_CUDA_OP_SIGN: return ptl_sign_i(x[0]);
+    case PTL_CUDA_OP_GCD: return ptl_gcd_i(x[0], x[1]);
+    default: return ptl_lcm_i(x[0], x[1]);
+    }
+}
+
+// [numel] (any strides) -> [numel] in an integer dtype T
+template <int OP, typename T>
+__global__ void
+int_pointwise_kernel(PtlCudaLoopArgs a, Params p)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.numel; i += step) {
+        int64_t off[PTL_CUDA_MAX_OPERANDS], x[3];
+        ptl_cuda_offsets_at(&a, i, off);
+        for (int k = 0; k < Arity<OP>::n; k++) {
+            const T *in = (const T *)(a.data[k + 1] + off[k + 1]);
+            x[k] = (a.is_scalar & (1u << (k + 1))) ? a.iscalar[k + 1] : (int64_t)*in;
+        }
+        *(T *)(a.data[0] + off[0]) = (T)apply_int<OP>(x, p.p);
+    }
+}
+
 // 32 blocks per SM: enough resident warps to hide memory latency, a grid-stride loop beyond
 static int64_t
 max_blocks(void)
@@ -384,18 +440,68 @@ launch_pointwise(const PtlCudaLoopArgs *a, const double *p)
     return 0;
 }
 
+template <int OP, typename T>
+static int
+launch_int(const PtlCudaLoopArgs *a, const double *p)
+{
+    Params params = {{0.0, 0.0, 0.0, 0.0}};
+    for (int k = 0; p != NULL && k < PTL_CUDA_MAX_PARAMS; k++) {
+        params.p[k] = p[k];
+    }
+    PtlCudaLaunch l = ptl_cuda_launch_for(a, (int64_t)sizeof(T), max_blocks());
+    if (l.grid == 0) {
+        return 0;
+    }
+    int_pointwise_kernel<OP, T>
+        <<<(unsigned)l.grid, (unsigned)l.block, 0, ptl_cuda_launch_stream()>>>(*a, params);
+    PTL_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
 template <int OP>
 static int
 launch_op(const PtlCudaLoopArgs *a, const double *p)
 {
-    switch (a->dtype) {
-    case PTL_DTYPE_FLOAT32: return launch_pointwise<OP, float>(a, p);
-    case PTL_DTYPE_FLOAT64: return launch_pointwise<OP, double>(a, p);
-    case PTL_DTYPE_FLOAT16: return launch_pointwise<OP, ptl_half>(a, p);
-    case PTL_DTYPE_BFLOAT16: return launch_pointwise<OP, ptl_bf16>(a, p);
-    default:
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "CUDA kernel not implemented for '%s'",
-                             ptl_dtype_legacy_name((PtlDtype)a->dtype));
+    if constexpr (IntOps<OP>::floats) {
+        switch (a->dtype) {
+        case PTL_DTYPE_FLOAT32: return launch_pointwise<OP, float>(a, p);
+        case PTL_DTYPE_FLOAT64: return launch_pointwise<OP, double>(a, p);
+        case PTL_DTYPE_FLOAT16: return launch_pointwise<OP, ptl_half>(a, p);
+        case PTL_DTYPE_BFLOAT16: return launch_pointwise<OP, ptl_bf16>(a, p);
+        default: break;
+        }
+    }
+    if constexpr (IntOps<OP>::ints) {
+        switch (a->dtype) {
+        case PTL_DTYPE_UINT8: return launch_int<OP, uint8_t>(a, p);
+        case PTL_DTYPE_INT8: return launch_int<OP, int8_t>(a, p);
+        case PTL_DTYPE_INT16: return launch_int<OP, int16_t>(a, p);
+        case PTL_DTYPE_INT32: return launch_int<OP, int32_t>(a, p);
+        case PTL_DTYPE_INT64: return launch_int<OP, int64_t>(a, p);
+        default: break;
+        }
+    }
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "CUDA kernel not implemented for '%s'",
+                         ptl_dtype_legacy_name((PtlDtype)a->dtype));
+}
+
+extern "C" int
+ptl_cuda_pointwise_takes(PtlCudaPointwiseOp op, int dtype)
+{
+    int ints = 0, floats = 1;
+    switch (op) {
+#define PTL_TAKES(OP, FLOATS)                                                             \
+    case OP: ints = IntOps<OP>::ints; floats = IntOps<OP>::floats; break;
+    PTL_FORALL_INT_OPS(PTL_TAKES)
+#undef PTL_TAKES
+    default: break;
+    }
+    switch (dtype) {
+    case PTL_DTYPE_FLOAT32: case PTL_DTYPE_FLOAT64: case PTL_DTYPE_FLOAT16:
+    case PTL_DTYPE_BFLOAT16: return floats;
+    case PTL_DTYPE_UINT8: case PTL_DTYPE_INT8: case PTL_DTYPE_INT16: case PTL_DTYPE_INT32:
+    case PTL_DTYPE_INT64: return ints;
+    default: return 0;
     }
 }
 
@@ -458,6 +564,8 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_CLAMP_MIN_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_MIN_TENSOR>(a, p);
     case PTL_CUDA_OP_CLAMP_MAX_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_MAX_TENSOR>(a, p);
     case PTL_CUDA_OP_NEXTAFTER: return launch_op<PTL_CUDA_OP_NEXTAFTER>(a, p);
+    case PTL_CUDA_OP_GCD: return launch_op<PTL_CUDA_OP_GCD>(a, p);
+    case PTL_CUDA_OP_LCM: return launch_op<PTL_CUDA_OP_LCM>(a, p);
     case PTL_CUDA_OP_REG_LOSS: return launch_op<PTL_CUDA_OP_REG_LOSS>(a, p);
     case PTL_CUDA_OP_REG_LOSS_BACKWARD: return launch_op<PTL_CUDA_OP_REG_LOSS_BACKWARD>(a, p);
     case PTL_CUDA_OP_BCE: return launch_op<PTL_CUDA_OP_BCE>(a, p);

@@ -10,6 +10,7 @@
 #include "gemm_plan.h"
 #include "stream_api.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../aten/dispatcher.h"
@@ -45,6 +46,8 @@ iter_args(PtlCudaLoopArgs *a, const PtlTensorIter *it)
         if ((it->scalar_cast & (1u << t)) || it->ops[t]->device.type == PTL_DEVICE_CPU) {
             a->is_scalar |= 1u << t;
             ptl_convert_scalar((char *)&a->scalar[t], PTL_DTYPE_FLOAT64, it->data[t],
+                               it->compute_dtype);
+            ptl_convert_scalar((char *)&a->iscalar[t], PTL_DTYPE_INT64, it->data[t],
                                it->compute_dtype);
             continue;
         }
@@ -88,7 +91,8 @@ cuda_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
 }
 
 /* ptl_pointwise for the CUDA kernels: the inputs are stack slots idx[0..ninputs), the output
- * comes from the schema, float dtypes only.  stack[0] gets the result (new reference). */
+ * comes from the schema, in the dtypes the kernel takes (ptl_cuda_pointwise_takes: the float
+ * ones, integers for a few ops).  stack[0] gets the result (new reference). */
 static int
 cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                PtlIterConfig cfg, PtlCudaPointwiseOp cop, const double *p)
@@ -98,7 +102,7 @@ cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
     if (ptl_pointwise_iter(op, s, ninputs, idx, &cfg, &it) < 0) {
         return -1;
     }
-    if (!ptl_dtype_is_floating(it.compute_dtype)) {
+    if (!ptl_cuda_pointwise_takes(cop, it.compute_dtype)) {
         PtlDtype dt = it.compute_dtype;
         ptl_iter_release(&it);
         return cuda_dtype_not_implemented(op, dt);
@@ -115,6 +119,21 @@ static const int first[1] = {0};
 static const int first_two[2] = {0, 1};
 
 /* add.Tensor / sub.Tensor (and add_, add.out, sub likewise): self + alpha * other */
+/* binary.c's check of add's, sub's and rsub's alpha for integer operands */
+static int
+integer_alpha_check(PtlIValue *s)
+{
+    PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
+    double alpha = ptl_iv_to_double(&s[2]);
+    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2)) &&
+        alpha != floor(alpha)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "For integral input tensors, argument alpha must not be a "
+                             "floating point number.");
+    }
+    return 0;
+}
+
 static int
 add_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -122,6 +141,9 @@ add_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     double p[PTL_CUDA_MAX_PARAMS] = {strncmp(op->schema.name, "aten::sub", 9) == 0 ? -alpha
                                                                                  : alpha};
     (void)ks;
+    if (integer_alpha_check(s) < 0) {
+        return -1;
+    }
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
 
@@ -323,6 +345,9 @@ rsub_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     static const int other_self[2] = {1, 0};
     double p[PTL_CUDA_MAX_PARAMS] = {-ptl_iv_to_double(&s[2])};
     (void)ks;
+    if (integer_alpha_check(s) < 0) {
+        return -1;
+    }
     return cuda_pointwise(op, s, 2, other_self, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
 
@@ -433,6 +458,16 @@ nextafter_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                                                 : PTL_CUDA_NEXTAFTER_NATIVE};
     (void)ks;
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_NEXTAFTER, p);
+}
+
+/* gcd(self, other), lcm (+ in-place, out=): integer dtypes only */
+static int
+gcd_lcm_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int gcd = op->id == PTL_OP_gcd || op->id == PTL_OP_gcd_ || op->id == PTL_OP_gcd_out;
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(),
+                          gcd ? PTL_CUDA_OP_GCD : PTL_CUDA_OP_LCM, NULL);
 }
 
 /* mse_loss(self, target, reduction), smooth_l1_loss(..., beta), huber_loss(..., delta) and
@@ -902,6 +937,8 @@ static const PtlKernelReg cuda_kernels[] = {
     POINTWISE(clip__Tensor, clamp_tensor_cuda),
     POINTWISE(clip_Tensor_out, clamp_tensor_cuda),
     UNARY_OVERLOADS(nextafter, nextafter_cuda),
+    UNARY_OVERLOADS(gcd, gcd_lcm_cuda),
+    UNARY_OVERLOADS(lcm, gcd_lcm_cuda),
     POINTWISE(pow_Tensor_Scalar, pow_scalar_cuda),
     POINTWISE(pow__Scalar, pow_scalar_cuda),
     POINTWISE(pow_Tensor_Scalar_out, pow_scalar_cuda),

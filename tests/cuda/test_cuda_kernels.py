@@ -264,6 +264,39 @@ def test_nextafter_has_the_cpu_bits(dtype):
     np.testing.assert_array_equal(as_np(y), as_np(want))
 
 
+INTEGERS = [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_integer_pointwise_ops_have_the_cpu_values(dtype):
+    """Note [CUDA integer pointwise]: int64 arithmetic, wrapping, truncated at the store"""
+    rng = np.random.default_rng(16)
+    info = np.iinfo({ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
+                     ptl.int32: np.int32, ptl.int64: np.int64}[dtype])
+    def r(*shape):
+        edge = rng.choice([info.min, info.max, 0, 1, -1 if info.min < 0 else 2], size=shape)
+        mid = rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape)
+        return ptl.tensor(np.where(rng.random(shape) < 0.2, edge, mid).astype(info.dtype))
+    pairs = [(r(37, 29), r(37, 29)), (r(64, 33).t(), r(33, 64)), (r(17, 1), r(23)),
+             (r(), r()), (r(0, 5), r(5)), (r(9, 8), r())]
+    binary = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: ptl.add(a, b, alpha=3),
+              lambda a, b: ptl.rsub(a, b, alpha=2), lambda a, b: a * b, ptl.gcd, ptl.lcm]
+    unary = [ptl.neg, ptl.relu, ptl.abs, ptl.sign]
+    for a, b in pairs:
+        bd = b if b.dim() == 0 and a.dim() > 0 else b.cuda()   # a CPU 0-dim operand
+        for fn in binary:
+            check(fn(a.cuda(), bd), fn(a, b))
+        for fn in unary:
+            check(fn(a.cuda()), fn(a))
+        if (a * b).shape == a.shape:
+            y = a.clone().cuda()
+            y.mul_(bd)
+            check(y, a * b)
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must "
+                                           "not be a floating point number."):
+        ptl.add(ptl.ones(2, dtype=dtype).cuda(), ptl.ones(2, dtype=dtype).cuda(), alpha=0.5)
+
+
 def test_mixed_dtypes_promote_as_on_the_cpu():
     a = ptl.arange(12, dtype=ptl.float32).reshape(3, 4)
     b = ptl.arange(4, dtype=ptl.float64)
@@ -279,8 +312,11 @@ def test_an_op_without_a_cuda_kernel_raises_the_dispatcher_error():
                              r"'CUDA' backend\."):
         ptl.nn.functional.grid_sample(x, ptl.zeros(1, 2, 2, 2, device="cuda"),
                                       align_corners=False)
-    with pytest.raises(NotImplementedError, match=r'"neg_cuda" not implemented for \'Long\''):
-        ptl.neg(ptl.arange(3).cuda())
+    with pytest.raises(NotImplementedError,
+                       match=r'"clamp_scalar_cuda" not implemented for \'Long\''):
+        ptl.clamp(ptl.arange(3).cuda(), 0, 1)
+    with pytest.raises(NotImplementedError, match=r'"gcd_cuda" not implemented for \'Float\''):
+        ptl.gcd(ptl.ones(3).cuda(), ptl.ones(3).cuda())
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)

@@ -66,8 +66,9 @@ CUDA_OPS = [
     "aten::col2im", "aten::all", "aten::any.dim", "aten::count_nonzero",
     "aten::linalg_vector_norm", "aten::logsumexp", "aten::binary_cross_entropy",
     "aten::binary_cross_entropy_backward", "aten::_ptl_embedding_bag",
-    "aten::affine_grid_generator", "aten::affine_grid_generator_backward", "aten::one_hot", "aten::bincount",
-    "aten::repeat_interleave.Tensor", "aten::nonzero", "aten::_unique2",
+    "aten::affine_grid_generator", "aten::affine_grid_generator_backward", "aten::one_hot",
+    "aten::bincount", "aten::clamp.Tensor", "aten::clip.Tensor", "aten::nextafter", "aten::gcd",
+    "aten::lcm", "aten::repeat_interleave.Tensor", "aten::nonzero", "aten::_unique2",
     "aten::lt.Tensor", "aten::le.Tensor", "aten::gt.Tensor", "aten::ge.Tensor", "aten::gt_.Tensor",
     "aten::eq.out", "aten::logical_and", "aten::logical_or", "aten::logical_xor",
     # the views share their kernels with the CPU (view.c)
