@@ -25,6 +25,7 @@
 #include "cuda_api.h"
 #include "launch_check.h"
 #include "launch_geometry.h"
+#include "pointwise_dtypes.h"
 
 #define PTL_CUDA_CHECK(EXPR)                                                               \
     do {                                                                                   \
@@ -346,12 +347,8 @@ pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
 // formulas (scalar_math.h's ptl_add_i, ptl_abs_i, ...; special_math.h's ptl_gcd_i), and
 // truncated to the dtype at the store, as binary.c's and unary.c's integer loops do: the
 // CPU's values.  A CPU 0-dim operand arrives exact in iscalar.  One element per thread from
-// the linear index (no vector loads): integer tensors are rarely the hot path.  IntOps says
-// which ops take them; gcd and lcm take nothing else.
-// (op, whether it takes the float dtypes too)
-#define PTL_FORALL_INT_OPS(_)                                                             \
-    _(PTL_CUDA_OP_ADD, 1) _(PTL_CUDA_OP_MUL, 1) _(PTL_CUDA_OP_NEG, 1) _(PTL_CUDA_OP_RELU, 1) \
-    _(PTL_CUDA_OP_ABS, 1) _(PTL_CUDA_OP_SIGN, 1) _(PTL_CUDA_OP_GCD, 0) _(PTL_CUDA_OP_LCM, 0)
+// the linear index (no vector loads): integer tensors are rarely the hot path.  IntOps, from
+// pointwise_dtypes.h's list, says which ops take them; gcd and lcm take nothing else.
 template <int OP> struct IntOps { enum { ints = 0, floats = 1 }; };
 #define PTL_INT_OPS(OP, FLOATS)                                                           \
     template <> struct IntOps<OP> { enum { ints = 1, floats = FLOATS }; };
@@ -483,26 +480,6 @@ launch_op(const PtlCudaLoopArgs *a, const double *p)
     }
     return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "CUDA kernel not implemented for '%s'",
                          ptl_dtype_legacy_name((PtlDtype)a->dtype));
-}
-
-extern "C" int
-ptl_cuda_pointwise_takes(PtlCudaPointwiseOp op, int dtype)
-{
-    int ints = 0, floats = 1;
-    switch (op) {
-#define PTL_TAKES(OP, FLOATS)                                                             \
-    case OP: ints = IntOps<OP>::ints; floats = IntOps<OP>::floats; break;
-    PTL_FORALL_INT_OPS(PTL_TAKES)
-#undef PTL_TAKES
-    default: break;
-    }
-    switch (dtype) {
-    case PTL_DTYPE_FLOAT32: case PTL_DTYPE_FLOAT64: case PTL_DTYPE_FLOAT16:
-    case PTL_DTYPE_BFLOAT16: return floats;
-    case PTL_DTYPE_UINT8: case PTL_DTYPE_INT8: case PTL_DTYPE_INT16: case PTL_DTYPE_INT32:
-    case PTL_DTYPE_INT64: return ints;
-    default: return 0;
-    }
 }
 
 extern "C" int
