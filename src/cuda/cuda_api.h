@@ -82,12 +82,13 @@ struct PtlCachingAllocator *ptl_cuda_caching_allocator(int device);
 /* The TensorIterator's geometry as a POD passed by value to the kernels: operand 0 is the
  * output, dim 0 moves fastest, strides are in bytes.  An operand whose bit is set in
  * is_scalar has no data: every element is scalar[t] (a CPU 0-dim input, in the compute
- * dtype, exact in a double for every float dtype). */
+ * dtype, exact in a double for every float dtype), iscalar[t] for integer dtypes (exact). */
 typedef struct PtlCudaLoopArgs {
     char *data[PTL_CUDA_MAX_OPERANDS];
     int64_t sizes[PTL_CUDA_MAX_DIMS];
     int64_t strides[PTL_CUDA_MAX_OPERANDS][PTL_CUDA_MAX_DIMS];
     double scalar[PTL_CUDA_MAX_OPERANDS];
+    int64_t iscalar[PTL_CUDA_MAX_OPERANDS];
     int64_t numel;
     int32_t ndim, ntensors;
     uint32_t is_scalar;
@@ -167,12 +168,29 @@ typedef enum PtlCudaPointwiseOp {
     PTL_CUDA_OP_RECIPROCAL,
     PTL_CUDA_OP_CLAMP,              /* p: min, max (-inf, inf where missing) */
     PTL_CUDA_OP_POW_SCALAR,         /* p: exponent, plain pow (float16: no fast paths) */
+    PTL_CUDA_OP_CLAMP_TENSOR,       /* ternary.c's clamp.Tensor: (self, min, max) */
+    PTL_CUDA_OP_CLAMP_MIN_TENSOR,   /* (self, min) */
+    PTL_CUDA_OP_CLAMP_MAX_TENSOR,   /* (self, max) */
+    PTL_CUDA_OP_NEXTAFTER,          /* p: PtlCudaNextafterWidth of the tensor's dtype */
+    PTL_CUDA_OP_GCD,                /* special_math.h's gcd and lcm: integer dtypes only */
+    PTL_CUDA_OP_LCM,
     /* loss.c's regression losses: (self, target), p: PtlCudaRegLoss, beta or delta; the
      * backward takes (grad, self, target), p: PtlCudaRegLoss, norm, beta or delta */
     PTL_CUDA_OP_REG_LOSS,
     PTL_CUDA_OP_REG_LOSS_BACKWARD,
+    /* nn.c's binary_cross_entropy of (self, target) in double (scalar_math.h's ptl_bce_d);
+     * the backward takes (grad, self, target), p: grad's divisor (numel for 'mean', else 1) */
+    PTL_CUDA_OP_BCE,
+    PTL_CUDA_OP_BCE_BACKWARD,
     PTL_CUDA_OP_COUNT
 } PtlCudaPointwiseOp;
+
+/* nextafter's step: float16 and bfloat16 (computed in float) step on their own bits */
+typedef enum PtlCudaNextafterWidth {
+    PTL_CUDA_NEXTAFTER_NATIVE,
+    PTL_CUDA_NEXTAFTER_HALF,
+    PTL_CUDA_NEXTAFTER_BF16
+} PtlCudaNextafterWidth;
 
 /* ORDER PtlCudaRegLoss: the regression losses of PTL_CUDA_OP_REG_LOSS (loss.c's RegLoss) */
 typedef enum PtlCudaRegLoss {
@@ -186,6 +204,9 @@ typedef enum PtlCudaRegLoss {
  * set. */
 #define PTL_CUDA_MAX_PARAMS 4
 int ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double *p);
+/* 1 when ptl_cuda_pointwise runs op on dtype (every op: the float dtypes; add, mul, neg,
+ * relu, abs and sign: the integer ones too, bool excepted; gcd and lcm: those alone). */
+int ptl_cuda_pointwise_takes(PtlCudaPointwiseOp op, int dtype);
 /* Copies operand 1 (a->src_dtype) into operand 0 (a->dtype), converting as the CPU copy does
  * (an is_scalar source is not supported: use ptl_cuda_fill).  0, or -1 with an error set. */
 int ptl_cuda_copy(const PtlCudaLoopArgs *a);

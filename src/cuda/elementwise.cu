@@ -25,6 +25,7 @@
 #include "cuda_api.h"
 #include "launch_check.h"
 #include "launch_geometry.h"
+#include "pointwise_dtypes.h"
 
 #define PTL_CUDA_CHECK(EXPR)                                                               \
     do {                                                                                   \
@@ -132,6 +133,24 @@ PTL_REG_LOSS_OVERLOADS(float, f)
 PTL_REG_LOSS_OVERLOADS(double, d)
 #undef PTL_REG_LOSS_OVERLOADS
 
+// binary.c's nextafter: float16 and bfloat16 values arrive in float (exactly) and step on
+// their own bits (special_math.h's ptl_nextafter_f2 / _bf); the result is exact in them
+__device__ inline float nextafter_of(float a, float b, int width)
+{
+    switch (width) {
+    case PTL_CUDA_NEXTAFTER_HALF:
+        return ptl_half_to_f(ptl_nextafter_f2(ptl_f_to_half(a), ptl_f_to_half(b)));
+    case PTL_CUDA_NEXTAFTER_BF16:
+        return ptl_bf16_to_f(ptl_nextafter_bf(ptl_f_to_bf16(a), ptl_f_to_bf16(b)));
+    default: return ptl_nextafter_f(a, b);
+    }
+}
+__device__ inline double nextafter_of(double a, double b, int width)
+{
+    (void)width;
+    return ptl_nextafter_d(a, b);
+}
+
 template <int OP, typename A>
 __device__ inline A
 apply(const A *x, const double *p)
@@ -196,9 +215,19 @@ apply(const A *x, const double *p)
     // ternary.c's scalar clamp: ptl_clamp_d on the value in double
     case PTL_CUDA_OP_CLAMP: return (A)ptl_clamp_d((double)x[0], p[0], p[1]);
     case PTL_CUDA_OP_POW_SCALAR: return pow_scalar_of(x[0], p[0], p[1] != 0);
+    // ternary.c's clamp.Tensor: ptl_clamp_d in double, a missing bound the infinite one
+    case PTL_CUDA_OP_CLAMP_TENSOR:
+        return (A)ptl_clamp_d((double)x[0], (double)x[1], (double)x[2]);
+    case PTL_CUDA_OP_CLAMP_MIN_TENSOR: return (A)ptl_clamp_d((double)x[0], (double)x[1], INFINITY);
+    case PTL_CUDA_OP_CLAMP_MAX_TENSOR:
+        return (A)ptl_clamp_d((double)x[0], -INFINITY, (double)x[1]);
+    case PTL_CUDA_OP_NEXTAFTER: return nextafter_of(x[0], x[1], (int)p[0]);
     case PTL_CUDA_OP_REG_LOSS: return reg_loss_of(x[0], x[1], (int)p[0], (A)p[1]);
     case PTL_CUDA_OP_REG_LOSS_BACKWARD:
         return reg_grad_of(x[0], x[1], x[2], (int)p[0], (A)p[1], (A)p[2]);
+    case PTL_CUDA_OP_BCE: return (A)ptl_bce_d((double)x[0], (double)x[1]);
+    case PTL_CUDA_OP_BCE_BACKWARD:
+        return (A)ptl_bce_grad_d((double)x[0] / p[0], (double)x[1], (double)x[2]);
     default: return x[0];
     }
 }
@@ -224,6 +253,14 @@ template <> struct Arity<PTL_CUDA_OP_HARDTANH_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_SHRINK_BACKWARD> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_REG_LOSS> { enum { n = 2 }; };
 template <> struct Arity<PTL_CUDA_OP_REG_LOSS_BACKWARD> { enum { n = 3 }; };
+template <> struct Arity<PTL_CUDA_OP_CLAMP_TENSOR> { enum { n = 3 }; };
+template <> struct Arity<PTL_CUDA_OP_CLAMP_MIN_TENSOR> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_CLAMP_MAX_TENSOR> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_NEXTAFTER> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_GCD> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_LCM> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_BCE> { enum { n = 2 }; };
+template <> struct Arity<PTL_CUDA_OP_BCE_BACKWARD> { enum { n = 3 }; };
 
 struct Params {
     double p[PTL_CUDA_MAX_PARAMS];
@@ -301,6 +338,56 @@ pointwise_contiguous_kernel(PtlCudaLoopArgs a, Params p)
     }
 }
 
+// ---- integer dtypes ----
+//
+// Note [CUDA integer pointwise]
+// ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+// add (sub, rsub), mul, neg, relu, abs, sign, gcd and lcm take uint8, int8, int16, int32 and
+// int64 (not bool): each element is widened to int64, computed with the CPU loops' wrapping
+// formulas (scalar_math.h's ptl_add_i, ptl_abs_i, ...; special_math.h's ptl_gcd_i), and
+// truncated to the dtype at the store, as binary.c's and unary.c's integer loops do: the
+// CPU's values.  A CPU 0-dim operand arrives exact in iscalar.  One element per thread from
+// the linear index (no vector loads): integer tensors are rarely the hot path.  IntOps, from
+// pointwise_dtypes.h's list, says which ops take them; gcd and lcm take nothing else.
+template <int OP> struct IntOps { enum { ints = 0, floats = 1 }; };
+#define PTL_INT_OPS(OP, FLOATS)                                                           \
+    template <> struct IntOps<OP> { enum { ints = 1, floats = FLOATS }; };
+PTL_FORALL_INT_OPS(PTL_INT_OPS)
+#undef PTL_INT_OPS
+
+template <int OP>
+__device__ inline int64_t
+apply_int(const int64_t *x, const double *p)
+{
+    switch (OP) {
+    case PTL_CUDA_OP_ADD: return ptl_add_i(x[0], x[1], (int64_t)p[0]);
+    case PTL_CUDA_OP_MUL: return (int64_t)((uint64_t)x[0] * (uint64_t)x[1]);
+    case PTL_CUDA_OP_NEG: return (int64_t)(0 - (uint64_t)x[0]);
+    case PTL_CUDA_OP_RELU: return ptl_relu_i(x[0]);
+    case PTL_CUDA_OP_ABS: return ptl_abs_i(x[0]);
+    case PTL_CUDA_OP_SIGN: return ptl_sign_i(x[0]);
+    case PTL_CUDA_OP_GCD: return ptl_gcd_i(x[0], x[1]);
+    default: return ptl_lcm_i(x[0], x[1]);
+    }
+}
+
+// [numel] (any strides) -> [numel] in an integer dtype T
+template <int OP, typename T>
+__global__ void
+int_pointwise_kernel(PtlCudaLoopArgs a, Params p)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < a.numel; i += step) {
+        int64_t off[PTL_CUDA_MAX_OPERANDS], x[3];
+        ptl_cuda_offsets_at(&a, i, off);
+        for (int k = 0; k < Arity<OP>::n; k++) {
+            const T *in = (const T *)(a.data[k + 1] + off[k + 1]);
+            x[k] = (a.is_scalar & (1u << (k + 1))) ? a.iscalar[k + 1] : (int64_t)*in;
+        }
+        *(T *)(a.data[0] + off[0]) = (T)apply_int<OP>(x, p.p);
+    }
+}
+
 // 32 blocks per SM: enough resident warps to hide memory latency, a grid-stride loop beyond
 static int64_t
 max_blocks(void)
@@ -350,19 +437,49 @@ launch_pointwise(const PtlCudaLoopArgs *a, const double *p)
     return 0;
 }
 
+template <int OP, typename T>
+static int
+launch_int(const PtlCudaLoopArgs *a, const double *p)
+{
+    Params params = {{0.0, 0.0, 0.0, 0.0}};
+    for (int k = 0; p != NULL && k < PTL_CUDA_MAX_PARAMS; k++) {
+        params.p[k] = p[k];
+    }
+    PtlCudaLaunch l = ptl_cuda_launch_for(a, (int64_t)sizeof(T), max_blocks());
+    if (l.grid == 0) {
+        return 0;
+    }
+    int_pointwise_kernel<OP, T>
+        <<<(unsigned)l.grid, (unsigned)l.block, 0, ptl_cuda_launch_stream()>>>(*a, params);
+    PTL_CUDA_CHECK(cudaGetLastError());
+    return 0;
+}
+
 template <int OP>
 static int
 launch_op(const PtlCudaLoopArgs *a, const double *p)
 {
-    switch (a->dtype) {
-    case PTL_DTYPE_FLOAT32: return launch_pointwise<OP, float>(a, p);
-    case PTL_DTYPE_FLOAT64: return launch_pointwise<OP, double>(a, p);
-    case PTL_DTYPE_FLOAT16: return launch_pointwise<OP, ptl_half>(a, p);
-    case PTL_DTYPE_BFLOAT16: return launch_pointwise<OP, ptl_bf16>(a, p);
-    default:
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "CUDA kernel not implemented for '%s'",
-                             ptl_dtype_legacy_name((PtlDtype)a->dtype));
+    if constexpr (IntOps<OP>::floats) {
+        switch (a->dtype) {
+        case PTL_DTYPE_FLOAT32: return launch_pointwise<OP, float>(a, p);
+        case PTL_DTYPE_FLOAT64: return launch_pointwise<OP, double>(a, p);
+        case PTL_DTYPE_FLOAT16: return launch_pointwise<OP, ptl_half>(a, p);
+        case PTL_DTYPE_BFLOAT16: return launch_pointwise<OP, ptl_bf16>(a, p);
+        default: break;
+        }
     }
+    if constexpr (IntOps<OP>::ints) {
+        switch (a->dtype) {
+        case PTL_DTYPE_UINT8: return launch_int<OP, uint8_t>(a, p);
+        case PTL_DTYPE_INT8: return launch_int<OP, int8_t>(a, p);
+        case PTL_DTYPE_INT16: return launch_int<OP, int16_t>(a, p);
+        case PTL_DTYPE_INT32: return launch_int<OP, int32_t>(a, p);
+        case PTL_DTYPE_INT64: return launch_int<OP, int64_t>(a, p);
+        default: break;
+        }
+    }
+    return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "CUDA kernel not implemented for '%s'",
+                         ptl_dtype_legacy_name((PtlDtype)a->dtype));
 }
 
 extern "C" int
@@ -420,8 +537,16 @@ ptl_cuda_pointwise(PtlCudaPointwiseOp op, const PtlCudaLoopArgs *a, const double
     case PTL_CUDA_OP_RECIPROCAL: return launch_op<PTL_CUDA_OP_RECIPROCAL>(a, p);
     case PTL_CUDA_OP_CLAMP: return launch_op<PTL_CUDA_OP_CLAMP>(a, p);
     case PTL_CUDA_OP_POW_SCALAR: return launch_op<PTL_CUDA_OP_POW_SCALAR>(a, p);
+    case PTL_CUDA_OP_CLAMP_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_TENSOR>(a, p);
+    case PTL_CUDA_OP_CLAMP_MIN_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_MIN_TENSOR>(a, p);
+    case PTL_CUDA_OP_CLAMP_MAX_TENSOR: return launch_op<PTL_CUDA_OP_CLAMP_MAX_TENSOR>(a, p);
+    case PTL_CUDA_OP_NEXTAFTER: return launch_op<PTL_CUDA_OP_NEXTAFTER>(a, p);
+    case PTL_CUDA_OP_GCD: return launch_op<PTL_CUDA_OP_GCD>(a, p);
+    case PTL_CUDA_OP_LCM: return launch_op<PTL_CUDA_OP_LCM>(a, p);
     case PTL_CUDA_OP_REG_LOSS: return launch_op<PTL_CUDA_OP_REG_LOSS>(a, p);
     case PTL_CUDA_OP_REG_LOSS_BACKWARD: return launch_op<PTL_CUDA_OP_REG_LOSS_BACKWARD>(a, p);
+    case PTL_CUDA_OP_BCE: return launch_op<PTL_CUDA_OP_BCE>(a, p);
+    case PTL_CUDA_OP_BCE_BACKWARD: return launch_op<PTL_CUDA_OP_BCE_BACKWARD>(a, p);
     default: return ptl_error_set(PTL_ERR_RUNTIME, "unknown CUDA pointwise op %d", (int)op);
     }
 }

@@ -1,6 +1,6 @@
 // reduce.cu -- the reduction kernels (sum, nansum, mean, prod, max, min, argmax, argmin,
-// var, norm) and the softmax family (softmax, log_softmax and their backward).  Mirrors
-// ATen/native/cuda/Reduce.cuh and SoftMax.cu.  The plans come from reduce_plan.c and the
+// var, norm, logsumexp) and the softmax family (softmax, log_softmax and their backward).
+// Mirrors ATen/native/cuda/Reduce.cuh and SoftMax.cu.  The plans come from reduce_plan.c and the
 // per-element and per-thread arithmetic from reduce_plan.h (Note [CUDA reduction plan]
 // there), which the host emulation runs in the CPU tests; what is only here is the grid loops
 // and the block's combination (block_reduce.cuh), which the emulation mirrors
@@ -108,6 +108,7 @@ ptl_cuda_reduce_launch(const PtlDeviceReduceArgs *a, const PtlCudaReducePlan *pl
     case PTL_DEVICE_RED_ARGMIN: return launch_reduce<PTL_DEVICE_RED_ARGMIN>(a, plan, ws);
     case PTL_DEVICE_RED_VAR: return launch_reduce<PTL_DEVICE_RED_VAR>(a, plan, ws);
     case PTL_DEVICE_RED_NORM: return launch_reduce<PTL_DEVICE_RED_NORM>(a, plan, ws);
+    case PTL_DEVICE_RED_LSE: return launch_reduce<PTL_DEVICE_RED_LSE>(a, plan, ws);
     case PTL_DEVICE_RED_ALL: return launch_reduce<PTL_DEVICE_RED_ALL>(a, plan, ws);
     case PTL_DEVICE_RED_ANY: return launch_reduce<PTL_DEVICE_RED_ANY>(a, plan, ws);
     case PTL_DEVICE_RED_COUNT_NONZERO:

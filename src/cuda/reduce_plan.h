@@ -26,7 +26,8 @@
  * same tree.  The host emulation runs that tree in that order.  Every accumulator is a
  * PtlRedAcc: double state for floating inputs, exact int64 state for integer ones, as in
  * reduce.c; argmax's combination picks the larger value, NaN first, then the smaller index,
- * so that it does not depend on the tree's order.
+ * so that it does not depend on the tree's order.  logsumexp's state is (max m, sum of
+ * exp(x - m)), rescaled when a larger max arrives; NaN and +inf win as in reduce.c.
  *
  * Note [CUDA scans]
  * ~~~~~~~~~~~~~~~~~
@@ -138,6 +139,7 @@ ptl_red_init(int kind, double p)
     case PTL_DEVICE_RED_MAX: acc.a = -INFINITY; acc.i = INT64_MIN; break;
     case PTL_DEVICE_RED_MIN: acc.a = INFINITY; acc.i = INT64_MAX; break;
     case PTL_DEVICE_RED_NORM: acc.a = p == -INFINITY ? INFINITY : 0; break;
+    case PTL_DEVICE_RED_LSE: acc.a = -INFINITY; break;
     case PTL_DEVICE_RED_ALL: acc.i = 1; break;
     default: break;
     }
@@ -164,6 +166,32 @@ ptl_red_arg_beats(int kind, int use_int, const PtlRedAcc *b, const PtlRedAcc *a)
         return is_max ? b->a > a->a : b->a < a->a;
     }
     return b->idx < a->idx;
+}
+
+/* logsumexp's acc := acc combined with b, each a max a and the sum b of exp(x - a) over its
+ * elements (reduce.c's lse_combine): NaN wins over everything, +inf over every number, and
+ * (-inf, 0) is the empty state. */
+PTL_HD static inline void
+ptl_red_lse_combine(PtlRedAcc *acc, const PtlRedAcc *b)
+{
+    if (isnan(acc->a) || (b->a == -INFINITY && b->b == 0)) {
+        return;
+    }
+    if (isnan(b->a) || (b->a == INFINITY && acc->a != INFINITY)) {
+        acc->a = b->a;
+        acc->b = 1;
+        return;
+    }
+    if (acc->a == INFINITY) {
+        return;
+    }
+    if (b->a > acc->a) {
+        acc->b = acc->b * exp(acc->a - b->a) + b->b;
+        acc->a = b->a;
+    }
+    else {
+        acc->b += b->b * exp(b->a - acc->a);
+    }
 }
 
 /* acc := acc combined with b */
@@ -210,6 +238,7 @@ ptl_red_combine(int kind, int use_int, double p, PtlRedAcc *acc, const PtlRedAcc
         acc->b += b->b + delta * delta * (double)acc->n * (double)b->n / total;
         acc->n += b->n;
         break;
+    case PTL_DEVICE_RED_LSE: ptl_red_lse_combine(acc, b); break;
     case PTL_DEVICE_RED_ALL: acc->i &= b->i; break;
     case PTL_DEVICE_RED_ANY: acc->i |= b->i; break;
     case PTL_DEVICE_RED_COUNT_NONZERO: acc->i += b->i; break;
@@ -240,6 +269,7 @@ ptl_red_single(int kind, int use_int, double p, const char *x, int dt, int64_t r
     switch (kind) {
     case PTL_DEVICE_RED_NANSUM: acc.a = isnan(v) ? 0 : v; break;
     case PTL_DEVICE_RED_VAR: acc.a = v; acc.n = 1; break;
+    case PTL_DEVICE_RED_LSE: acc.a = v; acc.b = v == -INFINITY ? 0 : 1; break;
     case PTL_DEVICE_RED_NORM:
         acc.a = p == 2 ? m * m : p == 1 || isinf(p) ? m : p == 0 ? (double)(m != 0) : pow(m, p);
         break;
@@ -343,6 +373,9 @@ ptl_red_finish(int kind, const PtlDeviceReduceArgs *a, const PtlRedAcc *acc, int
             v = pow(v, 1.0 / a->p);
         }
         ptl_red_store_d(o0, a->odt0, v);
+        break;
+    case PTL_DEVICE_RED_LSE:
+        ptl_red_store_d(o0, a->odt0, isfinite(acc->a) ? acc->a + log(acc->b) : acc->a);
         break;
     case PTL_DEVICE_RED_ALL:
     case PTL_DEVICE_RED_ANY:

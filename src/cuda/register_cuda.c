@@ -10,6 +10,7 @@
 #include "gemm_plan.h"
 #include "stream_api.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "../aten/dispatcher.h"
@@ -45,6 +46,8 @@ iter_args(PtlCudaLoopArgs *a, const PtlTensorIter *it)
         if ((it->scalar_cast & (1u << t)) || it->ops[t]->device.type == PTL_DEVICE_CPU) {
             a->is_scalar |= 1u << t;
             ptl_convert_scalar((char *)&a->scalar[t], PTL_DTYPE_FLOAT64, it->data[t],
+                               it->compute_dtype);
+            ptl_convert_scalar((char *)&a->iscalar[t], PTL_DTYPE_INT64, it->data[t],
                                it->compute_dtype);
             continue;
         }
@@ -88,7 +91,8 @@ cuda_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
 }
 
 /* ptl_pointwise for the CUDA kernels: the inputs are stack slots idx[0..ninputs), the output
- * comes from the schema, float dtypes only.  stack[0] gets the result (new reference). */
+ * comes from the schema, in the dtypes the kernel takes (ptl_cuda_pointwise_takes: the float
+ * ones, integers for a few ops).  stack[0] gets the result (new reference). */
 static int
 cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                PtlIterConfig cfg, PtlCudaPointwiseOp cop, const double *p)
@@ -98,7 +102,7 @@ cuda_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
     if (ptl_pointwise_iter(op, s, ninputs, idx, &cfg, &it) < 0) {
         return -1;
     }
-    if (!ptl_dtype_is_floating(it.compute_dtype)) {
+    if (!ptl_cuda_pointwise_takes(cop, it.compute_dtype)) {
         PtlDtype dt = it.compute_dtype;
         ptl_iter_release(&it);
         return cuda_dtype_not_implemented(op, dt);
@@ -115,6 +119,21 @@ static const int first[1] = {0};
 static const int first_two[2] = {0, 1};
 
 /* add.Tensor / sub.Tensor (and add_, add.out, sub likewise): self + alpha * other */
+/* binary.c's check of add's, sub's and rsub's alpha for integer operands */
+static int
+integer_alpha_check(PtlIValue *s)
+{
+    PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
+    double alpha = ptl_iv_to_double(&s[2]);
+    if (s[2].tag == PTL_IV_DOUBLE && !ptl_dtype_is_floating(ptl_result_type(ab, 2)) &&
+        alpha != floor(alpha)) {
+        return ptl_error_set(PTL_ERR_RUNTIME,
+                             "For integral input tensors, argument alpha must not be a "
+                             "floating point number.");
+    }
+    return 0;
+}
+
 static int
 add_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -122,6 +141,9 @@ add_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     double p[PTL_CUDA_MAX_PARAMS] = {strncmp(op->schema.name, "aten::sub", 9) == 0 ? -alpha
                                                                                  : alpha};
     (void)ks;
+    if (integer_alpha_check(s) < 0) {
+        return -1;
+    }
     return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
 
@@ -323,6 +345,9 @@ rsub_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     static const int other_self[2] = {1, 0};
     double p[PTL_CUDA_MAX_PARAMS] = {-ptl_iv_to_double(&s[2])};
     (void)ks;
+    if (integer_alpha_check(s) < 0) {
+        return -1;
+    }
     return cuda_pointwise(op, s, 2, other_self, ptl_iter_config(), PTL_CUDA_OP_ADD, p);
 }
 
@@ -402,6 +427,49 @@ pow_scalar_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return cuda_pointwise(op, s, 1, first, cfg, PTL_CUDA_OP_POW_SCALAR, p);
 }
 
+/* clamp.Tensor(self, min, max) (clamp_, clamp.Tensor_out, clip*): ternary.c's checks, then
+ * the three-input kernel, or the two-input one against the bound that is given */
+static int
+clamp_tensor_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int with_min[2] = {0, 1}, with_max[2] = {0, 2}, all[3] = {0, 1, 2};
+    int has_lo = s[1].tag == PTL_IV_TENSOR, has_hi = s[2].tag == PTL_IV_TENSOR;
+    (void)ks;
+    if (ptl_clamp_tensor_check(op, s, "cuda") < 0) {
+        return -1;
+    }
+    if (has_lo && has_hi) {
+        return cuda_pointwise(op, s, 3, all, ptl_iter_config(), PTL_CUDA_OP_CLAMP_TENSOR, NULL);
+    }
+    return cuda_pointwise(op, s, 2, has_lo ? with_min : with_max, ptl_iter_config(),
+                          has_lo ? PTL_CUDA_OP_CLAMP_MIN_TENSOR : PTL_CUDA_OP_CLAMP_MAX_TENSOR,
+                          NULL);
+}
+
+/* nextafter(self, other) (nextafter_, nextafter.out): binary.c's, floating dtypes only;
+ * float16 and bfloat16 step on their own bits */
+static int
+nextafter_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    PtlTensorImpl *ab[2] = {s[0].u.t, s[1].u.t};
+    PtlDtype dt = ptl_result_type(ab, 2);
+    double p[PTL_CUDA_MAX_PARAMS] = {dt == PTL_DTYPE_FLOAT16    ? PTL_CUDA_NEXTAFTER_HALF
+                                     : dt == PTL_DTYPE_BFLOAT16 ? PTL_CUDA_NEXTAFTER_BF16
+                                                                : PTL_CUDA_NEXTAFTER_NATIVE};
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(), PTL_CUDA_OP_NEXTAFTER, p);
+}
+
+/* gcd(self, other), lcm (+ in-place, out=): integer dtypes only */
+static int
+gcd_lcm_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    int gcd = op->id == PTL_OP_gcd || op->id == PTL_OP_gcd_ || op->id == PTL_OP_gcd_out;
+    (void)ks;
+    return cuda_pointwise(op, s, 2, first_two, ptl_iter_config(),
+                          gcd ? PTL_CUDA_OP_GCD : PTL_CUDA_OP_LCM, NULL);
+}
+
 /* mse_loss(self, target, reduction), smooth_l1_loss(..., beta), huber_loss(..., delta) and
  * their backward ops (grad_output first), as loss.c's reg_loss_cpu: the elementwise losses
  * or gradients by the pointwise kernel in the dtype the operands promote to, then for
@@ -457,6 +525,164 @@ reg_loss_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     ptl_decref(s[0].u.t);
     s[0] = ptl_iv_tensor(r);
     return r != NULL ? 0 : -1;
+}
+
+/* ---- binary_cross_entropy ---- */
+
+/* *v = reduction id (amin, amax) of all of x, read back to the host as a double (a
+ * synchronisation).  0 or -1. */
+static int
+read_extreme(PtlOpId id, PtlTensorImpl *x, double *v)
+{
+    PtlIValue a[3] = {ptl_iv_tensor(x), ptl_iv_intlist(NULL, 0), ptl_iv_bool(0)};
+    PtlDevice cpu = ptl_device_cpu();
+    PtlTensorImpl *r = ptl_call_tensor(id, a), *h = NULL;
+    if (r != NULL && (h = ptl_to_copy(r, PTL_DTYPE_FLOAT64, &cpu)) != NULL) {
+        *v = *(const double *)ptl_tensor_data(h);
+    }
+    ptl_xdecref(r);
+    ptl_xdecref(h);
+    return h != NULL ? 0 : -1;
+}
+
+/* nn.c's bce_data checks (target of self's shape, a floating self), then *tc = target and
+ * *wc = weight (NULL: none) expanded to self's shape, both in self's dtype (new refs) */
+static int
+bce_operands(PtlTensorImpl *x, PtlTensorImpl *t, const PtlIValue *w, PtlTensorImpl **tc,
+             PtlTensorImpl **wc)
+{
+    *tc = *wc = NULL;
+    if (x->dim != t->dim || memcmp(x->sizes, t->sizes, sizeof(int64_t) * (size_t)x->dim) != 0) {
+        return ptl_error_set(PTL_ERR_VALUE,
+                             "Using a target size that is different to the input size is not "
+                             "supported. Please ensure they have the same size.");
+    }
+    if (!ptl_dtype_is_floating(x->dtype)) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
+                             "\"binary_cross_entropy\" not implemented for '%s'",
+                             ptl_dtype_legacy_name(x->dtype));
+    }
+    if ((*tc = ptl_cast(t, x->dtype)) == NULL) {
+        return -1;
+    }
+    if (w->tag == PTL_IV_TENSOR) {
+        PtlIValue e[3] = {*w, ptl_iv_intlist(x->sizes, x->dim), ptl_iv_bool(0)};
+        PtlTensorImpl *we = ptl_call_tensor(PTL_OP_expand, e);
+        *wc = we != NULL ? ptl_cast(we, x->dtype) : NULL;
+        ptl_xdecref(we);
+        if (*wc == NULL) {
+            PTL_CLEAR(*tc);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* *r := *r * w when there is a weight w; 0 or -1 (*r released) */
+static int
+bce_weigh(PtlTensorImpl **r, PtlTensorImpl *w)
+{
+    if (w == NULL) {
+        return 0;
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(*r), ptl_iv_tensor(w)};
+    PtlTensorImpl *m = ptl_call_tensor(PTL_OP_mul_Tensor, a);
+    ptl_decref(*r);
+    *r = m;
+    return m != NULL ? 0 : -1;
+}
+
+/* binary_cross_entropy(self, target, weight, reduction), nn.c's bce_cpu on the device: the
+ * range check (all of self in [0, 1], NaN outside it) reads self's amin and amax back (a
+ * synchronisation, where PyTorch's kernel asserts on the device), the losses come from the
+ * pointwise kernel in double, rounded to self's dtype, then times the weight, then for
+ * 'mean' and 'sum' the CUDA reduction: equal to the CPU's within rounding. */
+static int
+bce_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int operands[2] = {0, 1};
+    PtlTensorImpl *x = s[0].u.t, *tc = NULL, *wc = NULL, *r = NULL;
+    int64_t red = s[3].u.i;
+    double lo = 0, hi = 1;
+    (void)ks;
+    if (bce_operands(x, s[1].u.t, &s[2], &tc, &wc) < 0) {
+        return -1;
+    }
+    if (x->numel > 0 && (read_extreme(PTL_OP_amin, x, &lo) < 0 ||
+                         read_extreme(PTL_OP_amax, x, &hi) < 0)) {
+        goto done;
+    }
+    if (!(lo >= 0 && hi <= 1)) {
+        ptl_error_set(PTL_ERR_RUNTIME, "all elements of input should be between 0 and 1");
+        goto done;
+    }
+    PtlIValue a[2] = {ptl_iv_tensor(x), ptl_iv_tensor(tc)};
+    if (cuda_pointwise(op, a, 2, operands, ptl_iter_config(), PTL_CUDA_OP_BCE, NULL) < 0) {
+        goto done;
+    }
+    r = a[0].u.t;
+    if (bce_weigh(&r, wc) < 0) {
+        goto done;
+    }
+    if (red == 1 || red == 2) {   /* at::Reduction: 1 mean, 2 sum */
+        PtlIValue m[2] = {ptl_iv_tensor(r), ptl_iv_none()};
+        PtlTensorImpl *sum = ptl_call_tensor(red == 1 ? PTL_OP_mean : PTL_OP_sum, m);
+        ptl_decref(r);
+        r = sum;
+    }
+done:
+    ptl_xdecref(tc);
+    ptl_xdecref(wc);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
+}
+
+/* binary_cross_entropy_backward(grad_output, self, target, weight, reduction): grad_output
+ * must broadcast to self's shape (nn.c's bce_grad_output), then the pointwise kernel's
+ * ptl_bce_grad_d in double, times the weight */
+static int
+bce_backward_cuda(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
+{
+    static const int operands[3] = {0, 1, 2};
+    PtlTensorImpl *g = s[0].u.t, *x = s[1].u.t, *tc = NULL, *wc = NULL, *gc = NULL, *r = NULL;
+    int64_t shape[PTL_MAX_DIMS];
+    int n;
+    double p[PTL_CUDA_MAX_PARAMS] = {s[4].u.i == 1 ? (double)x->numel : 1.0};
+    (void)ks;
+    if (bce_operands(x, s[2].u.t, &s[3], &tc, &wc) < 0 ||
+        ptl_broadcast_shapes(g->dim, g->sizes, x->dim, x->sizes, &n, shape) < 0) {
+        goto done;
+    }
+    if (n != x->dim || memcmp(shape, x->sizes, sizeof(int64_t) * (size_t)n) != 0) {
+        ptl_error_set(PTL_ERR_RUNTIME,
+                      "binary_cross_entropy_backward: grad_output of %d dimensions does not "
+                      "broadcast to the input's %d",
+                      g->dim, x->dim);
+        goto done;
+    }
+    if ((gc = ptl_cast(g, x->dtype)) == NULL) {
+        goto done;
+    }
+    PtlIValue a[3] = {ptl_iv_tensor(gc), ptl_iv_tensor(x), ptl_iv_tensor(tc)};
+    if (cuda_pointwise(op, a, 3, operands, ptl_iter_config(), PTL_CUDA_OP_BCE_BACKWARD, p) < 0) {
+        goto done;
+    }
+    r = a[0].u.t;
+    if (bce_weigh(&r, wc) < 0) {
+        goto done;
+    }
+done:
+    ptl_xdecref(tc);
+    ptl_xdecref(wc);
+    ptl_xdecref(gc);
+    if (r == NULL) {
+        return -1;
+    }
+    s[0] = ptl_iv_tensor(r);
+    return 0;
 }
 
 /* ---- copies ---- */
@@ -704,9 +930,20 @@ static const PtlKernelReg cuda_kernels[] = {
     UNARY_OVERLOADS(clip, clamp_scalar_cuda),
     POINTWISE(clamp_min, clamp_scalar_cuda),
     POINTWISE(clamp_max, clamp_scalar_cuda),
+    POINTWISE(clamp_Tensor, clamp_tensor_cuda),
+    POINTWISE(clamp__Tensor, clamp_tensor_cuda),
+    POINTWISE(clamp_Tensor_out, clamp_tensor_cuda),
+    POINTWISE(clip_Tensor, clamp_tensor_cuda),
+    POINTWISE(clip__Tensor, clamp_tensor_cuda),
+    POINTWISE(clip_Tensor_out, clamp_tensor_cuda),
+    UNARY_OVERLOADS(nextafter, nextafter_cuda),
+    UNARY_OVERLOADS(gcd, gcd_lcm_cuda),
+    UNARY_OVERLOADS(lcm, gcd_lcm_cuda),
     POINTWISE(pow_Tensor_Scalar, pow_scalar_cuda),
     POINTWISE(pow__Scalar, pow_scalar_cuda),
     POINTWISE(pow_Tensor_Scalar_out, pow_scalar_cuda),
+    POINTWISE(binary_cross_entropy, bce_cuda),
+    POINTWISE(binary_cross_entropy_backward, bce_backward_cuda),
     POINTWISE(mse_loss, reg_loss_cuda),
     POINTWISE(mse_loss_backward, reg_loss_cuda),
     POINTWISE(smooth_l1_loss, reg_loss_cuda),
@@ -751,11 +988,17 @@ static const int shared_with_cpu[] = {
     PTL_OP__log_softmax, PTL_OP__softmax_backward_data, PTL_OP__log_softmax_backward_data,
     PTL_OP_all, PTL_OP_all_dim, PTL_OP_all_dims, PTL_OP_any, PTL_OP_any_dim, PTL_OP_any_dims,
     PTL_OP_count_nonzero, PTL_OP_count_nonzero_dim_IntList, PTL_OP_linalg_vector_norm,
+    PTL_OP_logsumexp,
     /* layer norm, nll_loss, embedding and batch norm: their last step takes device_nn.h's
      * hooks (Note [CUDA nn kernels] in nn_plan.h) */
     PTL_OP_native_layer_norm, PTL_OP_native_layer_norm_backward, PTL_OP_nll_loss_nd,
     PTL_OP_nll_loss_nd_backward, PTL_OP_embedding, PTL_OP_embedding_dense_backward,
     PTL_OP_native_batch_norm, PTL_OP_native_batch_norm_backward,
+    /* embedding_bag and affine_grid: compositions of the device's index kernels and matrix
+     * products (Note [Device embedding bags] in embedding.c, Note [Device affine_grid] in
+     * resample.c) */
+    PTL_OP__ptl_embedding_bag, PTL_OP_affine_grid_generator,
+    PTL_OP_affine_grid_generator_backward,
     /* convolution: its primitives take device_conv.h's hook (Note [CUDA convolution] in
      * conv_plan.h) */
     PTL_OP_convolution, PTL_OP_convolution_backward, PTL_OP_im2col, PTL_OP_col2im,

@@ -3,7 +3,8 @@
  * initialises CUDA first (Note [CUDA availability] in src/cuda/lazy_init.c), so without a CUDA
  * backend each raises the no-CUDA error.  Also the host hooks of the pointwise kernels'
  * offset calculator and launch geometry (_cuda_offsets_for_testing, _cuda_launch_for_testing),
- * and the reduction kernels' host emulation (_cuda_kernel_emulation), which need no device. */
+ * their dtype table (_cuda_pointwise_dtypes_for_testing), and the reduction kernels' host
+ * emulation (_cuda_kernel_emulation), which need no device. */
 #include "ptlpy.h"
 
 #include "../cuda/cuda_api.h"
@@ -172,6 +173,37 @@ py_launch_for_testing(PyObject *m, PyObject *args)
     return Py_BuildValue("(Lii)", (long long)l.grid, l.block, l.vec);
 }
 
+/* _cuda_pointwise_dtypes_for_testing() -> one tuple per pointwise kernel (cuda_api.h's
+ * PtlCudaPointwiseOp order) of the dtype names ptl_cuda_pointwise_takes accepts for it. */
+static PyObject *
+py_pointwise_dtypes_for_testing(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    PyObject *all = PyList_New(PTL_CUDA_OP_COUNT);
+    for (int op = 0; all != NULL && op < PTL_CUDA_OP_COUNT; op++) {
+        PyObject *names = PyList_New(0);
+        for (int dt = 0; names != NULL && dt < PTL_DTYPE_COUNT; dt++) {
+            if (!ptl_cuda_pointwise_takes((PtlCudaPointwiseOp)op, dt)) {
+                continue;
+            }
+            PyObject *name = PyUnicode_FromString(ptl_dtype_name((PtlDtype)dt));
+            if (name == NULL || PyList_Append(names, name) < 0) {
+                Py_CLEAR(names);
+            }
+            Py_XDECREF(name);
+        }
+        PyObject *t = names != NULL ? PyList_AsTuple(names) : NULL;
+        Py_XDECREF(names);
+        if (t == NULL) {
+            Py_CLEAR(all);
+            break;
+        }
+        PyList_SET_ITEM(all, op, t);
+    }
+    return all;
+}
+
 /* The plans' names in the dict of what ran, in cuda_api.h's PTL_CUDA_EMU_* order */
 static const char *const emulation_names[PTL_CUDA_EMU_COUNT] = {
     "block_per_output", "thread_per_output", "split", "softmax_block_per_line",
@@ -263,6 +295,7 @@ static PyMethodDef cuda_functions[] = {
     {"_cuda_get_device_properties", py_get_device_properties, METH_O, NULL},
     {"_cuda_offsets_for_testing", py_offsets_for_testing, METH_VARARGS, NULL},
     {"_cuda_launch_for_testing", py_launch_for_testing, METH_VARARGS, NULL},
+    {"_cuda_pointwise_dtypes_for_testing", py_pointwise_dtypes_for_testing, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

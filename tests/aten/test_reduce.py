@@ -580,6 +580,25 @@ def test_logsumexp_infinities():
     assert_close(ptl.logsumexp(t, 1), [-inf, inf, 2.0, inf, 1000.0 + np.log(2.0)])
 
 
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_logsumexp_nan_after_inf_in_a_later_block_is_nan(dtype, threads):
+    """+inf in an early run (a strided row) or chunk (a long contiguous run split over the
+    threads), NaN in a later one: the result is NaN, whatever came first."""
+    rows = np.zeros((4, 600))
+    rows[0, 10], rows[3, 500] = np.inf, np.nan
+    line = np.zeros(300000)
+    line[10], line[-5] = np.inf, np.nan
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        for t in (ptl.tensor(rows).to(dtype)[:, ::2], ptl.tensor(line).to(dtype),
+                  ptl.tensor(rows[::-1].copy()).to(dtype)[:, ::2]):
+            assert np.isnan(ptl.logsumexp(t, list(range(t.dim()))).to(ptl.float64).item())
+    finally:
+        ptl.set_num_threads(old)
+
+
 # ---- cumsum, cumprod ----
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)

@@ -1,10 +1,14 @@
-"""one_hot, bincount and repeat_interleave on the device path (Note [Device one_hot and
-bincount] in src/aten/native/summary.c; repeat_interleave_device in shape.c), checked on the
+"""one_hot, bincount, repeat_interleave, embedding_bag and affine_grid on the device path
+(Note [Device one_hot and bincount] in src/aten/native/summary.c; repeat_interleave_device in
+shape.c; Note [Device embedding bags] in embedding.c; Note [Device affine_grid] in
+resample.c), checked on the
 host: with _C._cuda_kernel_emulation on they take the composition the CUDA tensors take (the
 extremes or the sum by the emulated reduction kernels, read back; zeros, then scatter_,
 index_add_ and cumsum by the emulated kernels) and must reproduce NumPy exactly (counts,
 indices) or to rounding (weighted bins), with the CPU kernel's errors, under tunings with a
 grid of one block and many.  Needs no device."""
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -142,3 +146,86 @@ def test_nonzero_and_unique_walk_a_host_copy():
         out, counts = ptl.unique_consecutive(ptl.tensor([1, 1, 2, 2, 2, 1]), return_counts=True)
         np.testing.assert_array_equal(out.numpy(), [1, 2, 1])
         np.testing.assert_array_equal(counts.numpy(), [2, 3, 1])
+
+
+def embedding_bag_np(w, idx, bags, scale, nbags, mean):
+    out = np.zeros((nbags, w.shape[1]))
+    count = np.zeros(nbags)
+    for i, b in enumerate(bags):
+        out[b] += w[idx[i]] * (1.0 if scale is None else scale[i])
+        count[b] += 1
+    return out / np.maximum(count, 1)[:, None] if mean else out
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_embedding_bag_matches_numpy_and_its_gradient_the_cpu_kernels(tuning, dtype):
+    """sum, mean (empty bags stay 0) and per-sample weights, forward and the weight's
+    gradient, against NumPy float64 and the CPU kernel"""
+    rng = np.random.default_rng(5)
+    tol = 1e-12 if dtype == ptl.float64 else 1e-5
+    for V, D, n, nbags in ((9, 4, 12, 5), (300, 40, 700, 33), (4, 1, 0, 3)):
+        w = rng.standard_normal((V, D))
+        idx = rng.integers(0, V, n)
+        offsets = np.sort(rng.integers(0, n + 1, nbags - 1)) if n else np.zeros(nbags - 1, int)
+        offsets = np.concatenate([[0], offsets])
+        bags = np.searchsorted(offsets, np.arange(n), side="right") - 1
+        scale = rng.standard_normal(n)
+        for mean, sc in ((False, None), (True, None), (False, scale)):
+            want = embedding_bag_np(w, idx, bags, sc, nbags, mean)
+            g = rng.standard_normal((nbags, D))
+            outs = []
+            for emulate in (True, False):
+                wt = ptl.tensor(w).to(dtype).requires_grad_(True)
+                kw = {} if sc is None else {"per_sample_weights": ptl.tensor(sc).to(dtype)}
+                with emulated(TUNINGS[tuning]) if emulate else contextlib.nullcontext() as ran:
+                    out = F.embedding_bag(ptl.tensor(idx), wt, ptl.tensor(offsets),
+                                          mode="mean" if mean else "sum", **kw)
+                    out.backward(ptl.tensor(g).to(dtype))
+                outs.append((out.detach().to(ptl.float64).numpy(),
+                             wt.grad.to(ptl.float64).numpy()))
+                if emulate and n:
+                    assert ran["index_gather"] > 0 and ran["index_scatter"] > 0
+            np.testing.assert_allclose(outs[0][0], want, rtol=tol, atol=tol)
+            np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=tol, atol=tol)
+            np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=tol, atol=tol)
+
+
+def test_embedding_bag_bad_index_is_the_cpu_kernels_error():
+    with emulated(TUNINGS["small"]):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            F.embedding_bag(ptl.tensor([[0, 9]]), ptl.randn(4, 2))
+
+
+def affine_base_np(size, align):
+    """the base grid [vol, nd + 1]: rows (x, y, [z,] 1) of the normalized coordinates"""
+    def coords(k):
+        v = np.linspace(-1, 1, k) if k > 1 else np.zeros(1)
+        return v if align or k <= 1 else v * (k - 1) / k
+    sp = size[2:]
+    mesh = np.meshgrid(*[coords(k) for k in sp], indexing="ij")   # [z,] y, x
+    return np.stack(list(mesh[::-1]) + [np.ones(sp)], -1).reshape(-1, len(sp) + 1)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_affine_grid_and_its_gradient_match_numpy(tuning, dtype):
+    rng = np.random.default_rng(6)
+    tol = 1e-12 if dtype == ptl.float64 else 1e-5
+    for size in ((2, 3, 4, 5), (1, 1, 1, 7), (3, 2, 3, 4, 5), (2, 1, 1, 1, 2)):
+        nd = len(size) - 2
+        theta = rng.standard_normal((size[0], nd, nd + 1))
+        for align in (False, True):
+            base = affine_base_np(size, align)
+            want = (base @ theta.transpose(0, 2, 1)).reshape(size[:1] + size[2:] + (nd,))
+            g = rng.standard_normal(want.shape)
+            t = ptl.tensor(theta).to(dtype).requires_grad_(True)
+            with emulated(TUNINGS[tuning]):
+                grid = F.affine_grid(t, size, align_corners=align)
+                grid.backward(ptl.tensor(g).to(dtype))
+            assert grid.dtype == dtype and tuple(grid.shape) == want.shape
+            np.testing.assert_allclose(grid.detach().to(ptl.float64).numpy(), want,
+                                       rtol=tol, atol=tol)
+            want_grad = g.reshape(size[0], -1, nd).transpose(0, 2, 1) @ base
+            np.testing.assert_allclose(t.grad.to(ptl.float64).numpy(), want_grad,
+                                       rtol=tol, atol=tol)

@@ -225,6 +225,78 @@ def test_abs_sign_sqrt_reciprocal_clamp_pow_forms_and_errors_on_the_device():
         ptl.ones(2, dtype=ptl.float16, device="cuda") ** 1e10
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_clamp_tensor_matches_the_cpu(dtype):
+    """clamp.Tensor and clip.Tensor with both bounds or one, broadcast, in place and out="""
+    rng = np.random.default_rng(15)
+    for name, x, lo in layouts(rng, dtype):
+        hi = lo + 1
+        for fn in (lambda a, l, h: ptl.clamp(a, l, h), lambda a, l, h: ptl.clamp(a, min=l),
+                   lambda a, l, h: ptl.clamp(a, max=h), lambda a, l, h: ptl.clip(a, l, h)):
+            try:
+                want = fn(x, lo, hi)
+            except RuntimeError:
+                continue   # bounds that do not broadcast to x's shape
+            dev = [t.cuda() if name != "cpu-scalar" or t is x else t for t in (x, lo, hi)]
+            check(fn(*dev), want)
+        if x.shape == ptl.broadcast_shapes(x.shape, lo.shape):
+            y = x.clone().cuda()
+            y.clamp_(lo.cuda(), hi.cuda())
+            check(y, x.clamp(lo, hi))
+    nan = ptl.tensor([float("nan"), 1.0, -1.0]).to(dtype)
+    check(nan.cuda().clamp(nan.cuda().flip(0), None), nan.clamp(nan.flip(0), None))
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max' must not be None"):
+        ptl.clamp(ptl.ones(2).cuda(), None, None)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_nextafter_has_the_cpu_bits(dtype):
+    """float16 and bfloat16 step on their own bits, as the CPU loops do"""
+    vals = [0.0, -0.0, 1.0, -1.0, 1e-3, 65504.0, float("inf"), -float("inf"), float("nan"),
+            3.5, -2.25]
+    a = ptl.tensor([v for v in vals for _ in vals]).to(dtype)
+    b = ptl.tensor([w for _ in vals for w in vals]).to(dtype)
+    got, want = ptl.nextafter(a.cuda(), b.cuda()), ptl.nextafter(a, b)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(as_np(got), as_np(want))
+    y = a.clone().cuda()
+    y.nextafter_(b.cuda())
+    np.testing.assert_array_equal(as_np(y), as_np(want))
+
+
+INTEGERS = [ptl.uint8, ptl.int8, ptl.int16, ptl.int32, ptl.int64]
+
+
+@pytest.mark.parametrize("dtype", INTEGERS, ids=str)
+def test_integer_pointwise_ops_have_the_cpu_values(dtype):
+    """Note [CUDA integer pointwise]: int64 arithmetic, wrapping, truncated at the store"""
+    rng = np.random.default_rng(16)
+    info = np.iinfo({ptl.uint8: np.uint8, ptl.int8: np.int8, ptl.int16: np.int16,
+                     ptl.int32: np.int32, ptl.int64: np.int64}[dtype])
+    def r(*shape):
+        edge = rng.choice([info.min, info.max, 0, 1, -1 if info.min < 0 else 2], size=shape)
+        mid = rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape)
+        return ptl.tensor(np.where(rng.random(shape) < 0.2, edge, mid).astype(info.dtype))
+    pairs = [(r(37, 29), r(37, 29)), (r(64, 33).t(), r(33, 64)), (r(17, 1), r(23)),
+             (r(), r()), (r(0, 5), r(5)), (r(9, 8), r())]
+    binary = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: ptl.add(a, b, alpha=3),
+              lambda a, b: ptl.rsub(a, b, alpha=2), lambda a, b: a * b, ptl.gcd, ptl.lcm]
+    unary = [ptl.neg, ptl.relu, ptl.abs, ptl.sign]
+    for a, b in pairs:
+        bd = b if b.dim() == 0 and a.dim() > 0 else b.cuda()   # a CPU 0-dim operand
+        for fn in binary:
+            check(fn(a.cuda(), bd), fn(a, b))
+        for fn in unary:
+            check(fn(a.cuda()), fn(a))
+        if (a * b).shape == a.shape:
+            y = a.clone().cuda()
+            y.mul_(bd)
+            check(y, a * b)
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must "
+                                           "not be a floating point number."):
+        ptl.add(ptl.ones(2, dtype=dtype).cuda(), ptl.ones(2, dtype=dtype).cuda(), alpha=0.5)
+
+
 def test_mixed_dtypes_promote_as_on_the_cpu():
     a = ptl.arange(12, dtype=ptl.float32).reshape(3, 4)
     b = ptl.arange(4, dtype=ptl.float64)
@@ -234,13 +306,17 @@ def test_mixed_dtypes_promote_as_on_the_cpu():
 
 
 def test_an_op_without_a_cuda_kernel_raises_the_dispatcher_error():
-    x = ptl.ones(3, device="cuda")
+    x = ptl.ones(1, 1, 3, 3, device="cuda")
     with pytest.raises(NotImplementedError,
-                       match=r"^Could not run 'aten::logsumexp' with arguments from the 'CUDA' "
-                             r"backend\."):
-        ptl.logsumexp(x, 0)
-    with pytest.raises(NotImplementedError, match=r'"neg_cuda" not implemented for \'Long\''):
-        ptl.neg(ptl.arange(3).cuda())
+                       match=r"^Could not run 'aten::grid_sampler_2d' with arguments from the "
+                             r"'CUDA' backend\."):
+        ptl.nn.functional.grid_sample(x, ptl.zeros(1, 2, 2, 2, device="cuda"),
+                                      align_corners=False)
+    with pytest.raises(NotImplementedError,
+                       match=r'"clamp_scalar_cuda" not implemented for \'Long\''):
+        ptl.clamp(ptl.arange(3).cuda(), 0, 1)
+    with pytest.raises(NotImplementedError, match=r'"gcd_cuda" not implemented for \'Float\''):
+        ptl.gcd(ptl.ones(3).cuda(), ptl.ones(3).cuda())
 
 
 @pytest.mark.parametrize("dtype", ALL, ids=str)
@@ -421,6 +497,7 @@ REDUCTIONS = {
     "vector_norm": (lambda t, d, k: ptl.linalg.vector_norm(t, 2, d, keepdim=k), FLOATS),
     "vector_norm_0": (lambda t, d, k: ptl.linalg.vector_norm(t, 0, d, keepdim=k,
                                                              dtype=ptl.float64), FLOATS),
+    "logsumexp": (lambda t, d, k: ptl.logsumexp(t, d or [], keepdim=k), ALL),
 }
 # reductions with no identity: an empty input is an error (checked below)
 NO_IDENTITY = {"amax", "amin", "max_dim", "min_dim", "argmax", "argmin", "norm_inf"}
@@ -445,7 +522,8 @@ def test_reductions_propagate_nan_and_take_the_first_index():
                     [4.0, 4.0, -1.0, -1.0]])
     for fn in (lambda t: t.amax(1), lambda t: t.argmax(1), lambda t: t.argmin(1),
                lambda t: tuple(t.max(1)), lambda t: tuple(t.min(0)), lambda t: t.argmax(),
-               lambda t: ptl.nansum(t, 1), lambda t: t.sum(0), lambda t: t.var(1)):
+               lambda t: ptl.nansum(t, 1), lambda t: t.sum(0), lambda t: t.var(1),
+               lambda t: ptl.logsumexp(t, 1), lambda t: ptl.logsumexp(t, [0, 1])):
         check_pairs(fn(x.cuda()), fn(x))
 
 
@@ -658,6 +736,86 @@ def test_regression_losses_and_their_backward_match_the_cpu(dtype):
         F.smooth_l1_loss(x, x, beta=-1.0)
     with pytest.raises(NotImplementedError, match='"mse_cuda" not implemented for \'Long\''):
         _C._op("aten::mse_loss")(ptl.arange(3).cuda(), ptl.arange(3).cuda(), 1)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_binary_cross_entropy_and_its_backward_match_the_cpu(dtype):
+    """the pointwise kernel's ptl_bce_d / ptl_bce_grad_d, times the weight, then the CUDA
+    reduction; the range check reads the input's extremes back"""
+    rng = np.random.default_rng(12)
+    F = ptl.nn.functional
+    for shape in ((37, 29), (1001,), (), (0, 3)):
+        x = ptl.tensor(rng.uniform(0, 1, shape)).to(dtype)
+        t = ptl.tensor(rng.uniform(0, 1, shape)).to(dtype)
+        weight = ptl.tensor(rng.uniform(0.5, 2, shape[-1:])).to(dtype)
+        for w in (None, weight):
+            for reduction in ("none", "mean", "sum"):
+                xc, xd = cpu_and_device_leaves(x)
+                lc = F.binary_cross_entropy(xc, t, weight=w, reduction=reduction)
+                ld = F.binary_cross_entropy(xd, t.cuda(), reduction=reduction,
+                                            weight=None if w is None else w.cuda())
+                check(ld.detach(), lc.detach())
+                g = ptl.tensor(rng.standard_normal(tuple(lc.shape))).to(dtype)
+                lc.backward(g)
+                ld.backward(g.cuda())
+                check_grads([xc], [xd])
+    edges = ptl.tensor([0.0, 1.0, 0.5, 1e-30]).to(dtype)
+    check(F.binary_cross_entropy(edges.cuda(), edges.flip(0).cuda(), reduction="none"),
+          F.binary_cross_entropy(edges, edges.flip(0), reduction="none"))
+    for bad in (1.5, -0.1, float("nan")):
+        with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+            F.binary_cross_entropy(ptl.tensor([0.5, bad]).cuda(), ptl.ones(2).cuda())
+    with pytest.raises(ValueError, match=r"Using a target size \(torch.Size\(\[4\]\)\) that is"):
+        F.binary_cross_entropy(ptl.ones(3).cuda() / 2, ptl.ones(4).cuda())
+
+
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_embedding_bag_and_its_backward_match_the_cpu(dtype):
+    """the composition of index_select, index_add_ and the division (Note [Device embedding
+    bags]): equal to the CPU kernel within rounding"""
+    rng = np.random.default_rng(13)
+    F = ptl.nn.functional
+    for V, D, B, L in ((10, 3, 4, 5), (1000, 64, 32, 20), (7, 5, 3, 1)):
+        w = ptl.tensor(rng.standard_normal((V, D))).to(dtype)
+        idx = ptl.tensor(rng.integers(0, V, size=(B, L)))
+        psw = ptl.tensor(rng.standard_normal((B, L))).to(dtype)
+        flat, offsets = idx.reshape(-1), ptl.tensor([0, 0] + list(range(2, B * L, 3)))
+        for mode, kw in (("sum", {}), ("mean", {}), ("sum", {"per_sample_weights": psw}),
+                         ("mean", {"padding_idx": 1})):
+            for inp, off in ((idx, None), (flat, offsets)):
+                if off is not None and "per_sample_weights" in kw:
+                    continue
+                wc, wd = cpu_and_device_leaves(w)
+                oc = F.embedding_bag(inp, wc, off, mode=mode, **kw)
+                kd = {k: v.cuda() if k == "per_sample_weights" else v for k, v in kw.items()}
+                od = F.embedding_bag(inp.cuda(), wd, None if off is None else off.cuda(),
+                                     mode=mode, **kd)
+                check(od.detach(), oc.detach())
+                g = ptl.tensor(rng.standard_normal(tuple(oc.shape))).to(dtype)
+                oc.backward(g)
+                od.backward(g.cuda())
+                check_grads([wc], [wd])
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding_bag(ptl.tensor([[0, 9]]).cuda(), ptl.randn(4, 2).cuda())
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_affine_grid_and_its_backward_match_the_cpu(dtype):
+    """grid = B @ theta^T and its transpose on the device's GEMM (Note [Device affine_grid])"""
+    rng = np.random.default_rng(14)
+    F = ptl.nn.functional
+    for size in ((2, 3, 4, 5), (1, 1, 1, 7), (3, 2, 3, 4, 5), (2, 1, 33, 40)):
+        nd = len(size) - 2
+        theta = ptl.tensor(rng.standard_normal((size[0], nd, nd + 1))).to(dtype)
+        for align in (False, True):
+            tc, td = cpu_and_device_leaves(theta)
+            gc = F.affine_grid(tc, size, align_corners=align)
+            gd = F.affine_grid(td, size, align_corners=align)
+            check(gd.detach(), gc.detach())
+            g = ptl.tensor(rng.standard_normal(tuple(gc.shape))).to(dtype)
+            gc.backward(g)
+            gd.backward(g.cuda())
+            check_grads([tc], [td])
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [ptl.int64], ids=str)

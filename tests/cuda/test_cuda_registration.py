@@ -64,8 +64,11 @@ CUDA_OPS = [
     "aten::replication_pad2d_backward", "aten::_pad_circular", "aten::upsample_nearest2d",
     "aten::upsample_bilinear2d_backward", "aten::upsample_bicubic2d", "aten::im2col",
     "aten::col2im", "aten::all", "aten::any.dim", "aten::count_nonzero",
-    "aten::linalg_vector_norm", "aten::one_hot", "aten::bincount",
-    "aten::repeat_interleave.Tensor", "aten::nonzero", "aten::_unique2",
+    "aten::linalg_vector_norm", "aten::logsumexp", "aten::binary_cross_entropy",
+    "aten::binary_cross_entropy_backward", "aten::_ptl_embedding_bag",
+    "aten::affine_grid_generator", "aten::affine_grid_generator_backward", "aten::one_hot",
+    "aten::bincount", "aten::clamp.Tensor", "aten::clip.Tensor", "aten::nextafter", "aten::gcd",
+    "aten::lcm", "aten::repeat_interleave.Tensor", "aten::nonzero", "aten::_unique2",
     "aten::lt.Tensor", "aten::le.Tensor", "aten::gt.Tensor", "aten::ge.Tensor", "aten::gt_.Tensor",
     "aten::eq.out", "aten::logical_and", "aten::logical_or", "aten::logical_xor",
     # the views share their kernels with the CPU (view.c)
@@ -89,8 +92,8 @@ def test_the_training_ops_have_a_cuda_kernel(name):
 
 @pytest.mark.skipif(not BUILT, reason="the CPU-only build registers no CUDA kernels")
 def test_ops_without_a_cuda_kernel_are_left_to_the_dispatcher():
-    for name in ("aten::_ptl_embedding_bag", "aten::linalg_cholesky_ex", "aten::logsumexp",
-                 "aten::binary_cross_entropy", "aten::div.Tensor_mode"):
+    for name in ("aten::_ptl_rnn_layer", "aten::linalg_cholesky_ex", "aten::grid_sampler_2d",
+                 "aten::grid_sampler_2d_backward", "aten::div.Tensor_mode"):
         assert not has_cuda_kernel(name), name
     assert "CUDA" in _C._dispatch_dump("aten::add.Tensor")
 

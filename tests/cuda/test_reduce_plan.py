@@ -198,6 +198,47 @@ def test_float_reductions_match_numpy(tuning, dtype):
         assert ran["split"] > 0
 
 
+def logsumexp_np(x, axes, keep):
+    with np.errstate(all="ignore"):
+        return np.logaddexp.reduce(x, axis=axes, keepdims=keep) if x.size else \
+            np.full(x.sum(axis=axes, keepdims=keep).shape, -np.inf)
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+@pytest.mark.parametrize("dtype", FLOATS + [ptl.int64], ids=str)
+def test_logsumexp_matches_numpy(tuning, dtype):
+    rng = np.random.default_rng(11)
+    with emulated(TUNINGS[tuning]) as ran:
+        for t, x, dims, keep, axes in random_cases(rng, dtype, 40):
+            want = logsumexp_np(x.astype(np.float64), axes, keep)
+            check_close(ptl.logsumexp(t, dims, keepdim=keep), want,
+                        dtype if dtype != ptl.int64 else ptl.float32)
+    assert ran["block_per_output"] > 0 and ran["thread_per_output"] > 0
+    if tuning != "device":
+        assert ran["split"] > 0
+
+
+@pytest.mark.parametrize("tuning", sorted(TUNINGS))
+def test_logsumexp_of_infinities_and_nan(tuning):
+    """NaN anywhere gives NaN, +inf anywhere else +inf, all -inf -inf, in every order the
+    threads, the block tree and the split combine them."""
+    inf, nan = np.inf, np.nan
+    for n in (3, 40, 300):
+        x = np.zeros((6, n))
+        x[0, :] = -inf
+        x[1, n // 2] = inf
+        x[2, 0], x[2, n - 1] = inf, nan
+        x[3, 0], x[3, n - 1] = nan, inf
+        x[4, n - 1] = inf
+        x[5, 1:] = -inf
+        with emulated(TUNINGS[tuning]):
+            got = ptl.logsumexp(ptl.tensor(x), 1).numpy()
+            got_t = ptl.logsumexp(ptl.tensor(x.T.copy()).t(), 1).numpy()
+        want = [-inf, inf, nan, nan, inf, 0.0]
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_t, want)
+
+
 @pytest.mark.parametrize("tuning", sorted(TUNINGS))
 def test_nan_propagates_and_argmax_takes_the_first_nan(tuning):
     x = np.arange(200, dtype=np.float64).reshape(4, 50) % 7

@@ -24,6 +24,7 @@ typedef enum PtlDeviceReduceKind {
     PTL_DEVICE_RED_ARGMIN,
     PTL_DEVICE_RED_VAR,       /* out0 var (std: take_sqrt), out1 the mean or NULL */
     PTL_DEVICE_RED_NORM,      /* p: the order */
+    PTL_DEVICE_RED_LSE,       /* logsumexp: the running max and the sum of exps below it */
     PTL_DEVICE_RED_ALL,       /* all, any, count_nonzero: the elements' truth in the */
     PTL_DEVICE_RED_ANY,       /* integer state, stored as bool, uint8 or int64 */
     PTL_DEVICE_RED_COUNT_NONZERO,

@@ -8,6 +8,7 @@
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
 #include "../loops.h"
+#include "device_compose.h"
 #include "device_nn.h"
 #include "native.h"
 #include "nn_common.h"
@@ -177,9 +178,90 @@ bag_row_div(char *o, int64_t c, int64_t d, PtlDtype dt)
     }
 }
 
+/* Note [Device embedding bags]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * On CUDA (and in the CPU tests' emulation of the CUDA kernels) _ptl_embedding_bag is the
+ * composition of the device's index kernels that its derivative already uses:
+ *     rows = weight.index_select(0, indices) [* scale.unsqueeze(1)]
+ *     out  = zeros(num_bags, D).index_add_(0, bag, rows)
+ * and for mean out / counts.clamp(min=1).unsqueeze(1), counts = zeros(num_bags)
+ * .index_add_(0, bag, ones(n)) in the weight's dtype (a bag of none stays 0, as on the CPU).
+ * It makes the [n, D] rows the CPU kernel avoids, and index_add_'s order of the adds is the
+ * device's: equal within rounding, not the CPU's bits.  A bad index raises index_select's
+ * error, a bad bag index_add_'s.  A fused kernel (a block per bag) is the next step where
+ * the rows' copy shows in a profile. */
+static int
+embedding_bag_device(PtlTensorImpl *w, PtlTensorImpl *idx, PtlTensorImpl *bag,
+                     PtlTensorImpl *scale, int64_t nbags, int mean, PtlIValue *s)
+{
+    PtlTensorImpl *rows = NULL, *scaled = NULL, *scale2 = NULL, *out = NULL, *cnt = NULL;
+    PtlTensorImpl *ones = NULL, *div = NULL, *cnt2 = NULL, *res = NULL;
+    int64_t sizes[2] = {nbags, w->sizes[1]}, n = idx->numel, col[2] = {-1, 1};
+    PtlIValue a0[3] = {ptl_iv_tensor(w), ptl_iv_int(0), ptl_iv_tensor(idx)};
+    if ((rows = ptl_call_tensor(PTL_OP_index_select, a0)) == NULL) {
+        goto done;
+    }
+    if (scale != NULL) {
+        PtlIValue a1[2] = {ptl_iv_tensor(scale), ptl_iv_intlist(col, 2)};
+        PtlIValue a2[2] = {ptl_iv_tensor(rows), ptl_iv_none()};
+        if ((scale2 = ptl_call_tensor(PTL_OP_view, a1)) == NULL) {
+            goto done;
+        }
+        a2[1] = ptl_iv_tensor(scale2);
+        if ((scaled = ptl_call_tensor(PTL_OP_mul_Tensor, a2)) == NULL) {
+            goto done;
+        }
+    }
+    if ((out = ptl_device_full(2, sizes, w->dtype, w->device, 0)) == NULL) {
+        goto done;
+    }
+    PtlIValue a3[5] = {ptl_iv_tensor(out), ptl_iv_int(0), ptl_iv_tensor(bag),
+                       ptl_iv_tensor(scaled != NULL ? scaled : rows), ptl_iv_int(1)};
+    if (ptl_call_inplace(PTL_OP_index_add_, a3) < 0) {
+        goto done;
+    }
+    if (mean) {
+        if ((cnt = ptl_device_full(1, &nbags, w->dtype, w->device, 0)) == NULL ||
+            (ones = ptl_device_full(1, &n, w->dtype, w->device, 1)) == NULL) {
+            goto done;
+        }
+        PtlIValue a4[5] = {ptl_iv_tensor(cnt), ptl_iv_int(0), ptl_iv_tensor(bag),
+                           ptl_iv_tensor(ones), ptl_iv_int(1)};
+        PtlIValue a5[3] = {ptl_iv_tensor(cnt), ptl_iv_int(1), ptl_iv_none()};
+        if (ptl_call_inplace(PTL_OP_index_add_, a4) < 0 ||
+            (cnt2 = ptl_call_tensor(PTL_OP_clamp, a5)) == NULL) {
+            goto done;
+        }
+        PtlIValue a6[2] = {ptl_iv_tensor(cnt2), ptl_iv_intlist(col, 2)};
+        if ((div = ptl_call_tensor(PTL_OP_view, a6)) == NULL) {
+            goto done;
+        }
+        PtlIValue a7[2] = {ptl_iv_tensor(out), ptl_iv_tensor(div)};
+        if ((res = ptl_call_tensor(PTL_OP_div_Tensor, a7)) == NULL) {
+            goto done;
+        }
+    }
+    else {
+        res = out;
+        out = NULL;
+    }
+    s[0] = ptl_iv_tensor(res);
+done:
+    ptl_xdecref(rows);
+    ptl_xdecref(scaled);
+    ptl_xdecref(scale2);
+    ptl_xdecref(out);
+    ptl_xdecref(cnt);
+    ptl_xdecref(ones);
+    ptl_xdecref(cnt2);
+    ptl_xdecref(div);
+    return res != NULL ? 0 : -1;
+}
+
 /* _ptl_embedding_bag(weight [V, D], indices [n], bag [n], scale [n]?, num_bags, mean)
  * -> [num_bags, D] (Note [Embedding bags]); indices and bag are int64, scale has weight's
- * dtype; mean divides each bag's sum by its number of rows. */
+ * dtype; mean divides each bag's sum by its number of rows.  On the device: Note [Device
+ * embedding bags]. */
 static int
 embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -204,6 +286,9 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         (scale != NULL && (scale->dim != 1 || scale->numel != n || scale->dtype != w->dtype))) {
         return ptl_error_set(PTL_ERR_RUNTIME, "_ptl_embedding_bag: expected 1-D indices, bag "
                                               "(int64) and scale (weight's dtype) of one length");
+    }
+    if (ptl_on_device_path(w)) {
+        return embedding_bag_device(w, s[1].u.t, s[2].u.t, scale, nbags, s[5].u.b, s);
     }
     sizes[0] = nbags;
     sizes[1] = w->sizes[1];

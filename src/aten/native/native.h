@@ -132,6 +132,10 @@ typedef struct PtlClampBounds {
  * the error set.  Shared by the CPU kernel (ternary.c) and the CUDA one. */
 int ptl_clamp_scalar_prepare(const PtlOperator *op, const PtlIValue *s, const char *device,
                              PtlClampBounds *b, PtlDtype *result_type);
+/* The checks of clamp.Tensor and clip.Tensor (a bound given; clip of bools names the kernel
+ * "clamp_<device>"), shared by the CPU kernel (ternary.c) and the CUDA one: 0, or -1 with
+ * the error set. */
+int ptl_clamp_tensor_check(const PtlOperator *op, const PtlIValue *s, const char *device);
 /* The iterator of a copy: src broadcast into dst, converted to dst's dtype (copy_'s rules);
  * 0 or -1.  Shared by the CPU copy and the CUDA one. */
 int ptl_copy_iter_build(PtlTensorIter *it, PtlTensorImpl *dst, PtlTensorImpl *src);

@@ -141,12 +141,16 @@ beats(int is_max, double x, double a)
 static void
 lse_combine(Acc *acc, double m, double s)
 {
-    if (isnan(acc->a) || acc->a == INFINITY || (m == -INFINITY && s == 0)) {
+    if (isnan(acc->a) || (m == -INFINITY && s == 0)) {
         return;
     }
-    if (isnan(m) || m == INFINITY) {
+    /* NaN wins over everything, +inf already seen included; +inf over every number */
+    if (isnan(m) || (m == INFINITY && acc->a != INFINITY)) {
         acc->a = m;
         acc->b = 1;
+        return;
+    }
+    if (acc->a == INFINITY) {
         return;
     }
     if (m > acc->a) {
@@ -920,7 +924,7 @@ int (*ptl_device_reduce_hook)(const PtlDeviceReduceArgs *a);
 int (*ptl_device_softmax_hook)(const PtlDeviceSoftmaxArgs *a);
 int ptl_device_reduce_emulation;
 
-/* The CUDA kernels' kind of a reduction, or -1 for those without one (logsumexp, aminmax) */
+/* The CUDA kernels' kind of a reduction, or -1 for those without one (aminmax) */
 static int
 cuda_kind(RedKind kind)
 {
@@ -928,7 +932,7 @@ cuda_kind(RedKind kind)
         PTL_DEVICE_RED_SUM, PTL_DEVICE_RED_NANSUM, PTL_DEVICE_RED_MEAN, PTL_DEVICE_RED_PROD,
         PTL_DEVICE_RED_MAX, PTL_DEVICE_RED_MIN, PTL_DEVICE_RED_ARGMAX, PTL_DEVICE_RED_ARGMIN,
         PTL_DEVICE_RED_ALL, PTL_DEVICE_RED_ANY, PTL_DEVICE_RED_COUNT_NONZERO, PTL_DEVICE_RED_VAR,
-        PTL_DEVICE_RED_NORM, -1, -1};
+        PTL_DEVICE_RED_NORM, PTL_DEVICE_RED_LSE, -1};
     return kinds[kind];
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "../../c10/parallel.h"
+#include "device_compose.h"
 #include "device_nn.h"
 #include "nn_common.h"
 
@@ -802,6 +803,78 @@ base_coord(int64_t i, int64_t size, int align)
     return align ? v : v * (double)(size - 1) / (double)size;
 }
 
+/* Note [Device affine_grid]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * On CUDA (and in the CPU tests' emulation of the CUDA kernels) affine_grid_generator and
+ * its backward are matrix products on the device, in float64 as the CPU kernel computes:
+ * the base grid B [vol, nd + 1] (rows (x, y, [z,] 1), base_coord's values, made on the host
+ * and copied over: it has no batch dim), then
+ *     grid  [N, vol, nd]     = B @ theta^T            (matmul broadcasts B over the batch)
+ *     theta [N, nd, nd + 1] = grad^T @ B             (grad viewed as [N, vol, nd])
+ * and the result cast to the input's dtype.  The sums run in the GEMM's order, not the
+ * CPU loop's: equal within float64 rounding. */
+static int
+affine_grid_device(PtlTensorImpl *t, int bwd, int nd, const int64_t *sp, int64_t vol,
+                   const int64_t *gsz, int align, PtlIValue *s)
+{
+    PtlTensorImpl *host = NULL, *base = NULL, *tc = NULL, *lhs = NULL, *rhs = NULL;
+    PtlTensorImpl *prod = NULL, *r = NULL;
+    int64_t bsz[2] = {vol, nd + 1}, gv[3] = {gsz[0], vol, nd};
+    if ((host = ptl_empty(2, bsz, PTL_DTYPE_FLOAT64, ptl_device_cpu())) == NULL) {
+        goto done;
+    }
+    double *hb = (double *)ptl_tensor_data(host);
+    for (int64_t p = 0; p < vol; p++) {
+        int64_t x = p % sp[2], y = (p / sp[2]) % sp[1], z = p / (sp[2] * sp[1]);
+        double *row = hb + p * (nd + 1);
+        row[0] = base_coord(x, sp[2], align);
+        row[1] = base_coord(y, sp[1], align);
+        row[2] = nd == 2 ? 1.0 : base_coord(z, sp[0], align);
+        if (nd == 3) {
+            row[3] = 1.0;
+        }
+    }
+    if ((base = ptl_to_copy(host, PTL_DTYPE_FLOAT64, &t->device)) == NULL ||
+        (tc = ptl_to_copy(t, PTL_DTYPE_FLOAT64, &t->device)) == NULL) {
+        goto done;
+    }
+    if (bwd) {   /* grad [N, vol, nd] transposed, times B */
+        PtlIValue a0[2] = {ptl_iv_tensor(tc), ptl_iv_intlist(gv, 3)};
+        if ((rhs = ptl_call_tensor(PTL_OP_reshape, a0)) == NULL) {
+            goto done;
+        }
+        PtlIValue a1[3] = {ptl_iv_tensor(rhs), ptl_iv_int(1), ptl_iv_int(2)};
+        if ((lhs = ptl_call_tensor(PTL_OP_transpose_int, a1)) == NULL) {
+            goto done;
+        }
+        PtlIValue a2[2] = {ptl_iv_tensor(lhs), ptl_iv_tensor(base)};
+        r = ptl_call_tensor(PTL_OP_matmul, a2);
+    }
+    else {   /* B times theta [N, nd, nd + 1] transposed, viewed as the grid */
+        PtlIValue a1[3] = {ptl_iv_tensor(tc), ptl_iv_int(1), ptl_iv_int(2)};
+        if ((rhs = ptl_call_tensor(PTL_OP_transpose_int, a1)) == NULL) {
+            goto done;
+        }
+        PtlIValue a2[2] = {ptl_iv_tensor(base), ptl_iv_tensor(rhs)};
+        if ((prod = ptl_call_tensor(PTL_OP_matmul, a2)) == NULL) {
+            goto done;
+        }
+        PtlIValue a3[2] = {ptl_iv_tensor(prod), ptl_iv_intlist(gsz, nd + 2)};
+        r = ptl_call_tensor(PTL_OP_reshape, a3);
+    }
+    if (r != NULL && (r = nn_finish(r, t->dtype)) != NULL) {
+        s[0] = ptl_iv_tensor(r);
+    }
+done:
+    ptl_xdecref(host);
+    ptl_xdecref(base);
+    ptl_xdecref(tc);
+    ptl_xdecref(lhs);
+    ptl_xdecref(rhs);
+    ptl_xdecref(prod);
+    return r != NULL ? 0 : -1;
+}
+
 /* affine_grid_generator(theta, size, align_corners):  theta (N, nd, nd + 1) and size
  * (N, C, [D,] H, W) -> grid (N, [D,] H, W, nd);  the backward maps a grid gradient to
  * theta's. */
@@ -842,6 +915,9 @@ affine_grid_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     }
     if (nn_check_dtype("affine_grid_generator", t->dtype, 0) < 0) {
         return -1;
+    }
+    if (ptl_on_device_path(t)) {
+        return affine_grid_device(t, bwd, nd, sp, vol, gsz, align, s);
     }
     if ((tc = nn_prepare(t, PTL_DTYPE_FLOAT64)) == NULL) {
         return -1;

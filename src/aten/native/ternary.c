@@ -383,6 +383,21 @@ clamp_scalar_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     return ptl_pointwise(op, s, 1, (const int[1]){0}, cfg, clamp_scalar_loops, &b);
 }
 
+int
+ptl_clamp_tensor_check(const PtlOperator *op, const PtlIValue *s, const char *device)
+{
+    int has_lo = s[1].tag == PTL_IV_TENSOR, has_hi = s[2].tag == PTL_IV_TENSOR;
+    PtlTensorImpl *ts[3] = {s[0].u.t, has_lo ? s[1].u.t : NULL, has_hi ? s[2].u.t : NULL};
+    if (!has_lo && !has_hi) {
+        return ptl_error_set(PTL_ERR_RUNTIME, "%s", no_bounds_msg);
+    }
+    if (is_clip(op) && ptl_result_type(ts, 3) == PTL_DTYPE_BOOL) {
+        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"clamp_%s\" not implemented for 'Bool'",
+                             device);
+    }
+    return 0;
+}
+
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor (also clamp_,
  * clamp.Tensor_out, clip*): [*] self, min, max broadcast -> [*] in their result type */
 static int
@@ -390,14 +405,10 @@ clamp_tensor_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     PtlIterConfig cfg = ptl_iter_config();
     int has_lo = s[1].tag == PTL_IV_TENSOR, has_hi = s[2].tag == PTL_IV_TENSOR;
-    PtlTensorImpl *ts[3] = {s[0].u.t, has_lo ? s[1].u.t : NULL, has_hi ? s[2].u.t : NULL};
     (void)ks;
 
-    if (!has_lo && !has_hi) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "%s", no_bounds_msg);
-    }
-    if (is_clip(op) && ptl_result_type(ts, 3) == PTL_DTYPE_BOOL) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED, "\"clamp_cpu\" not implemented for 'Bool'");
+    if (ptl_clamp_tensor_check(op, s, "cpu") < 0) {
+        return -1;
     }
     if (has_lo && has_hi) {
         return ptl_pointwise(op, s, 3, (const int[3]){0, 1, 2}, cfg, clamp_tensor_loops, NULL);

@@ -1,0 +1,16 @@
+/* pointwise_dtypes.h -- which dtypes each pointwise kernel takes (Note [CUDA integer
+ * pointwise] in elementwise.cu): one list, expanded by elementwise.cu into the integer
+ * kernels' instantiations and by pointwise_dtypes.c into ptl_cuda_pointwise_takes, which
+ * register_cuda.c asks before a launch and the CPU tests check (in every build). */
+#ifndef PTL_CUDA_POINTWISE_DTYPES_H
+#define PTL_CUDA_POINTWISE_DTYPES_H
+
+#include "cuda_api.h"
+
+/* _(op, whether it takes the float dtypes too): the ops that take uint8, int8, int16, int32
+ * and int64 (never bool); every op not listed takes the float dtypes alone */
+#define PTL_FORALL_INT_OPS(_)                                                             \
+    _(PTL_CUDA_OP_ADD, 1) _(PTL_CUDA_OP_MUL, 1) _(PTL_CUDA_OP_NEG, 1) _(PTL_CUDA_OP_RELU, 1) \
+    _(PTL_CUDA_OP_ABS, 1) _(PTL_CUDA_OP_SIGN, 1) _(PTL_CUDA_OP_GCD, 0) _(PTL_CUDA_OP_LCM, 0)
+
+#endif
