@@ -49,13 +49,16 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), "src", "aten", "native", "conv_packed.c")
+SRC = [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), "src", "aten", "native", f) for f in ("conv_packed.c", "conv_packed_wgrad.c")]
 
 
 def c_define(name):
-    with open(SRC) as f:
-        m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, f.read(), re.M)
+    text = ""
+    for path in SRC:
+        with open(path) as f:
+            text += f.read()
+    m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, text, re.M)
     expr = re.sub(r"\((?:int64_t|size_t)\)", "", m.group(1))
     assert re.fullmatch(r"[\d\s()+*<]+", expr), expr
     return eval(expr)

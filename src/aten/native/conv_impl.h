@@ -1,5 +1,5 @@
-/* conv_impl.h -- what conv.c shares with its float32 kernels in conv_packed.c and its argument
- * checks in conv_args.c: the geometry of a convolution, the packed kernels' entry points
+/* conv_impl.h -- what conv.c shares with its float32 kernels in conv_packed.c and
+ * conv_packed_wgrad.c and its argument checks in conv_args.c: the geometry of a convolution, the packed kernels' entry points
  * (Note [Packed float32 convolution]) and the checked arguments. */
 #ifndef PTL_ATEN_NATIVE_CONV_IMPL_H
 #define PTL_ATEN_NATIVE_CONV_IMPL_H
