@@ -134,23 +134,56 @@ copy_run(float *dst, const float *src, int64_t n)
     }
 }
 
-/* pack_run for the AVX2 engine: the lanes [lo, hi) read the row, the others are zeros. */
-AVX2 static void
-pack_run2(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
+/* The even lanes of the pair (lo, hi), then the odd ones: [lo0 lo2 .. lo6 hi0 .. hi6] and
+ * [lo1 lo3 .. lo7 hi1 .. hi7] (in-lane shuffles, then the 64-bit quarters in order). */
+AVX2 static inline __m256
+evens8(__m256 lo, __m256 hi)
 {
-    int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sx - 1) / sx;
-    int64_t hi = ix0 >= width ? 0 : (width - ix0 + sx - 1) / sx;
-    lo = lo < len ? lo : len;
-    hi = hi < len ? hi : len;
-    hi = hi > lo ? hi : lo;
-    for (int64_t j = 0; j < lo; j++) {
-        dst[j] = 0.0f;
-    }
-    for (int64_t j = lo; j < hi; j++) {
-        dst[j] = src[ix0 + j * sx];
-    }
-    for (int64_t j = hi; j < len; j++) {
-        dst[j] = 0.0f;
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi,
+                                                                                      0x88)),
+                                                  0xd8));
+}
+
+AVX2 static inline __m256
+odds8(__m256 lo, __m256 hi)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi,
+                                                                                      0xdd)),
+                                                  0xd8));
+}
+
+/* pack_run (and with dst1, pack_run_pair) for the AVX2 engine: dst[j] = src[ix0 + j * sx]
+ * and dst1[j] = src[ix0 + j * sx + 1] where the index lies in the image row [0, width),
+ * zero elsewhere.  Lanes whose whole vector of reads lies in the row go 8 at a time, by
+ * loads for stride 1 and by two loads and a shuffle to the even (odd) lanes for stride 2;
+ * the few at the row's ends one at a time. */
+AVX2 static void
+pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, int64_t width,
+          int64_t len)
+{
+    int64_t j = 0;
+    while (j < len) {
+        /* the next 8 lanes read [ix0 + j * sx, ix0 + (j + 8) * sx) */
+        const int64_t i = ix0 + j * sx;
+        if ((sx == 1 || sx == 2) && i >= 0 && i + 8 * sx <= width && j + 8 <= len) {
+            if (sx == 1) {
+                _mm256_storeu_ps(dst + j, _mm256_loadu_ps(src + i));
+            }
+            else {
+                const __m256 lo = _mm256_loadu_ps(src + i), hi = _mm256_loadu_ps(src + i + 8);
+                _mm256_storeu_ps(dst + j, evens8(lo, hi));
+                if (dst1 != NULL) {
+                    _mm256_storeu_ps(dst1 + j, odds8(lo, hi));
+                }
+            }
+            j += 8;
+            continue;
+        }
+        dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
+        if (dst1 != NULL) {
+            dst1[j] = i + 1 >= 0 && i + 1 < width ? src[i + 1] : 0.0f;
+        }
+        j++;
     }
 }
 
@@ -504,10 +537,7 @@ fill_window(const int wide, const float *plane, const ConvGeom *g, const Cols *c
             pack_run(d, src, ix0, g->s[2], g->img[2], n);
         }
         else {
-            pack_run2(d, src, ix0, g->s[2], g->img[2], n);
-            if (win1 != NULL) {
-                pack_run2(win1 + (f - q0), src, ix0 + 1, 2, g->img[2], n);
-            }
+            pack_run2(d, win1 != NULL ? win1 + (f - q0) : NULL, src, ix0, g->s[2], g->img[2], n);
         }
         f += n;
         x = 0;
@@ -567,25 +597,72 @@ fill_compact(const float *plane, const ConvGeom *g, const Cols *cl, const int64_
     }
 }
 
-/* fill_compact for the AVX2 engine: window kx's row holds the padded row's elements
- * kx * dx + ox * sx for ox < cols, element by element. */
+/* fill_compact for the AVX2 engine: the padded row that a row of the windows reads (its
+ * first 32 elements: compact_fits) goes into pr through four masked loads, and window kx's
+ * row is pr's elements kx * dx + ox * sx for ox < 16: two loads for stride 1, four and two
+ * shuffles to the even lanes for stride 2, one at a time for larger strides. */
 AVX2 static void
 fill_compact2(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
               int64_t q0, int64_t len, float *win)
 {
-    const int64_t wq = cl->wq, width = g->img[2];
+    const int64_t wq = cl->wq, b = -g->p[2], width = g->img[2], sx = g->s[2];
+    /* the vectors of the last windows read past the 32 elements: zeros */
+    _Alignas(32) float pr[64] = {0.0f};
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    __m256i m[4];
+    for (int v = 0; v < 4; v++) {
+        /* padded element 8 v + l is image column b + 8 v + l */
+        const __m256i col = _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(b + 8 * v)));
+        m[v] = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
+                                   _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), col));
+    }
     int64_t row = q0 / wq, zq = row / cl->hq, yq = row % cl->hq;
     for (int64_t at = row * wq - q0; at < len; at += wq) {
         int64_t iz = zq * g->s[0] + phase[0] - g->p[0];
         int64_t iy = yq * g->s[1] + phase[1] - g->p[1];
-        int inside = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1];
-        const float *src = plane + (iz * g->img[1] + iy) * width;
-        int64_t lo = at < 0 ? -at : 0, hi = len - at < wq ? len - at : wq;
+        const float *src = plane + (iz * g->img[1] + iy) * width + b;
+        const int inside = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1];
+        for (int v = 0; v < 4; v++) {
+            /* masked-off lanes are not read, so the address may lie outside the row */
+            _mm256_store_ps(pr + 8 * v, inside ? _mm256_maskload_ps(src + 8 * v, m[v])
+                                               : _mm256_setzero_ps());
+        }
+        /* the row's lanes in [at, at + wq) within [0, len); a whole 16 where they fit there
+         * (the lanes past the row are the next row's, written next) */
+        const int whole = at >= 0 && at + 16 <= len;
+        const int64_t lo = at < 0 ? -at : 0, hi = len - at < wq ? len - at : wq;
+        const __m256i k0 = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), lanes),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lanes));
+        const __m256i k1 = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo - 8), lanes),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi - 8), lanes));
         for (int64_t kx = 0; kx < g->k[2]; kx++) {
+            const float *r = pr + kx * g->d[2];
             float *d = win + kx * cl->winst + at;
-            for (int64_t ox = lo; ox < hi; ox++) {
-                int64_t ix = kx * g->d[2] + ox * g->s[2] - g->p[2];
-                d[ox] = inside && ix >= 0 && ix < width ? src[ix] : 0.0f;
+            __m256 v0, v1;
+            if (sx == 1) {
+                v0 = _mm256_loadu_ps(r);
+                v1 = _mm256_loadu_ps(r + 8);
+            }
+            else if (sx == 2) {
+                v0 = evens8(_mm256_loadu_ps(r), _mm256_loadu_ps(r + 8));
+                v1 = evens8(_mm256_loadu_ps(r + 16), _mm256_loadu_ps(r + 24));
+            }
+            else {
+                for (int64_t ox = lo; ox < hi; ox++) {
+                    d[ox] = r[ox * sx];
+                }
+                continue;
+            }
+            if (whole) {
+                _mm256_storeu_ps(d, v0);
+                _mm256_storeu_ps(d + 8, v1);
+            }
+            else {
+                /* masked-off lanes are not written, so the address may lie outside */
+                _mm256_maskstore_ps(d, k0, v0);
+                _mm256_maskstore_ps(d + 8, k1, v1);
             }
         }
         if (++yq == cl->hq) {
