@@ -9,12 +9,21 @@
  * WG_NR output channels (WG_NARROW_MR x WG_NARROW_NR where a group has at most 16 output
  * channels): per pixel, the tile's taps broadcast from the columns and the output gradient
  * of its channels, transposed once per sample into gt[q][o] by 16 x 16 register transposes
- * (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
- * samples of one block) before it adds into the gradient.  The tasks go into at most
- * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
- * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
- * on the thread count, so neither does the result.  With few taps a group the weight
- * gradient reads the tensors by rows instead (Note [Weight gradient by rows]). */
+ * (zeros at the dropped flat indices).  The AVX2 engine runs the same driver with WG2_MR x
+ * WG2_NR tiles (WG2_NARROW_MR x WG2_NARROW_NR up to 8 channels a group) and 8 x 8
+ * transposes.  A tile sums up to WG_BATCH_PIXELS pixels (several samples of one block)
+ * before it adds into the gradient.
+ *
+ * The tasks go into partial gradients, chunk c taking the c-th share of the tasks in
+ * order: chunk 0 sums into gw itself, the others into their own buffers, added into gw in
+ * chunk order at the end.  There is a chunk per batch of tasks (a chunk's ends cut
+ * batches short, and a tile that stores after fewer pixels spends more of its time on the
+ * store: 8 chunks of one 8x8 sample each made the 64 -> 64 weight gradient 1.3x slower
+ * than 2 of four), at least WG_CHUNKS_MIN (two threads both work) and at most WG_CHUNKS,
+ * fewer where the buffers would pass WG_CHUNK_BYTES (never fewer than WG_CHUNKS_MIN), and
+ * never more than the tasks.  Blocks, batches and chunks depend only on the shape, never
+ * on the thread count, so neither does the result.  With few taps a group the AVX-512
+ * engine reads the tensors by rows instead (Note [Weight gradient by rows]). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +38,7 @@
 #define WG_NARROW_NR 16                  /* channels */
 #define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
 #define WG_CHUNKS 8                      /* partial weight gradients at most */
+#define WG_CHUNKS_MIN 2                  /* at least, where there are as many tasks */
 #define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
 #define WG_ROWS_KDIM 12                  /* weight gradients by rows: at most 12 taps a */
 #define WG_ROWS_NUM 3                    /* group, output rows filling at least 3/4 of */
@@ -36,11 +46,15 @@
 #define WG_ROWS_BLOCK_BYTES (256 * 1024) /* the samples' input a pass reads at most */
 #define WG_ROWS_WIDE_KDIM 9              /* up to 9 taps, 3 output channels a task (27
                                           * accumulators), else 2 */
+#define WG2_MR 6                         /* taps per AVX2 weight-gradient tile */
+#define WG2_NR 16                        /* output channels per AVX2 tile: two 8-float vectors */
+#define WG2_NARROW_MR 12                 /* the same where a group has at most 8 output */
+#define WG2_NARROW_NR 8                  /* channels */
 
 int
 conv_packed_wgrad_available(void)
 {
-    return ptl_cpu_capability() >= PTL_CPU_AVX512;
+    return ptl_cpu_capability() >= PTL_CPU_AVX2;
 }
 
 /* The weight-gradient tile of MR taps x 16 * NV output channels (8 x 32, or 16 x 16 for a
@@ -108,12 +122,132 @@ tile_wgrad_narrow(const float *const *arow, int64_t aseg, const float *gt, int64
                     mr, nr);
 }
 
+/* ---- the AVX2 weight-gradient tiles ----
+ * tile_wgrad_body's sums with 8-float vectors: WG2_MR taps x WG2_NR output channels (two
+ * vectors), or WG2_NARROW_MR x WG2_NARROW_NR (one) for a group of at most 8 output
+ * channels; either way 12 accumulators, the pixel's gradient vectors and a broadcast tap in
+ * at most 15 of the 16 ymm registers.  The accumulators are named variables: as an array
+ * indexed in unrolled loops (tile_wgrad_body) gcc stored them to the stack at every pixel. */
+
+#define WG2_LOAD(R) const float *a##R = arow[(R)] + e * aseg
+#define WG2_FMA(R)                                                                        \
+    do {                                                                                  \
+        const __m256 x = _mm256_broadcast_ss(a##R + l);                                   \
+        c##R##0 = _mm256_fmadd_ps(x, b0, c##R##0);                                        \
+        c##R##1 = _mm256_fmadd_ps(x, b1, c##R##1);                                        \
+    } while (0)
+#define WG2_FMA_NARROW(R) c##R = _mm256_fmadd_ps(_mm256_broadcast_ss(a##R + l), b0, c##R)
+#define WG2_STORE(R)                                                                      \
+    do {                                                                                  \
+        _mm256_store_ps(t + (R) * 16, c##R##0);                                           \
+        _mm256_store_ps(t + (R) * 16 + 8, c##R##1);                                       \
+    } while (0)
+
+/* part[o * ldp + r] += t[r * ld + o] for r < mr and o < nr: a tile's sums into the
+ * gradient. */
+static inline void
+tile_add(const float *t, int64_t ld, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    for (int64_t o = 0; o < nr; o++) {
+        for (int64_t r = 0; r < mr; r++) {
+            part[o * ldp + r] += t[r * ld + o];
+        }
+    }
+}
+
+/* tile_wgrad on AVX2: WG2_MR taps x WG2_NR channels. */
+AVX2 static void
+tile_wgrad2(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg, int64_t nq,
+            int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int64_t e = 0; e < nseg; e++) {
+        WG2_LOAD(0);
+        WG2_LOAD(1);
+        WG2_LOAD(2);
+        WG2_LOAD(3);
+        WG2_LOAD(4);
+        WG2_LOAD(5);
+        const float *b = gt + e * gseg;
+        for (int64_t l = 0; l < nq; l++, b += WG2_NR) {
+            const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+            WG2_FMA(0);
+            WG2_FMA(1);
+            WG2_FMA(2);
+            WG2_FMA(3);
+            WG2_FMA(4);
+            WG2_FMA(5);
+        }
+    }
+    _Alignas(32) float t[WG2_MR * WG2_NR];
+    WG2_STORE(0);
+    WG2_STORE(1);
+    WG2_STORE(2);
+    WG2_STORE(3);
+    WG2_STORE(4);
+    WG2_STORE(5);
+    tile_add(t, WG2_NR, part, ldp, mr, nr);
+}
+
+/* tile_wgrad on AVX2 for narrow groups: WG2_NARROW_MR taps x WG2_NARROW_NR channels. */
+AVX2 static void
+tile_wgrad2_narrow(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
+                   int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0;
+    __m256 c7 = c0, c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+    for (int64_t e = 0; e < nseg; e++) {
+        WG2_LOAD(0);
+        WG2_LOAD(1);
+        WG2_LOAD(2);
+        WG2_LOAD(3);
+        WG2_LOAD(4);
+        WG2_LOAD(5);
+        WG2_LOAD(6);
+        WG2_LOAD(7);
+        WG2_LOAD(8);
+        WG2_LOAD(9);
+        WG2_LOAD(10);
+        WG2_LOAD(11);
+        const float *b = gt + e * gseg;
+        for (int64_t l = 0; l < nq; l++, b += WG2_NARROW_NR) {
+            const __m256 b0 = _mm256_load_ps(b);
+            WG2_FMA_NARROW(0);
+            WG2_FMA_NARROW(1);
+            WG2_FMA_NARROW(2);
+            WG2_FMA_NARROW(3);
+            WG2_FMA_NARROW(4);
+            WG2_FMA_NARROW(5);
+            WG2_FMA_NARROW(6);
+            WG2_FMA_NARROW(7);
+            WG2_FMA_NARROW(8);
+            WG2_FMA_NARROW(9);
+            WG2_FMA_NARROW(10);
+            WG2_FMA_NARROW(11);
+        }
+    }
+    _Alignas(32) float t[WG2_NARROW_MR * WG2_NARROW_NR];
+    const __m256 c[WG2_NARROW_MR] = {c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11};
+    for (int r = 0; r < WG2_NARROW_MR; r++) {
+        _mm256_store_ps(t + r * WG2_NARROW_NR, c[r]);
+    }
+    tile_add(t, WG2_NARROW_NR, part, ldp, mr, nr);
+}
+#undef WG2_LOAD
+#undef WG2_FMA
+#undef WG2_FMA_NARROW
+#undef WG2_STORE
+
 typedef struct WgradJob {
     JobShape sh;
     const float *gy, *x;
-    float *parts;                        /* chunks x co x kdim */
-    int64_t mr, nr;                      /* the tile: WG_MR x WG_NR or the narrow one */
+    float *gw;                           /* co x kdim: chunk 0's sum, then the result */
+    float *parts;                        /* the other chunks': (chunks - 1) x co x kdim */
+    int64_t mr, nr;                      /* the tile: WG_MR x WG_NR, WG2_MR x WG2_NR or a
+                                          * narrow one */
     int64_t n, nos;
+    int wide;                            /* the AVX-512 engine, else the AVX2 one */
     int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
 } WgradJob;
 
@@ -154,37 +288,77 @@ transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst
     }
 }
 
+/* transpose_to_gt for the AVX2 engine: dst[j * ldd + r] = src[r * ld + j] for r < 8 and
+ * j < nj (nj <= 8), zero for rows r >= nr; an 8 x 8 transpose in registers (pairs of
+ * lanes, pairs of pairs, then 128-bit halves), the rows read through masked loads. */
+AVX2 static void
+transpose8_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst, int64_t ldd)
+{
+    const __m256i cols = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256 a[8], b[8];
+    for (int r = 0; r < 8; r++) {
+        /* masked-off lanes are not read, so the address may lie past the row */
+        a[r] = r < nr ? _mm256_maskload_ps(src + r * ld, cols) : _mm256_setzero_ps();
+    }
+    for (int r = 0; r < 8; r += 2) {
+        b[r] = _mm256_unpacklo_ps(a[r], a[r + 1]);
+        b[r + 1] = _mm256_unpackhi_ps(a[r], a[r + 1]);
+    }
+    for (int r = 0; r < 8; r += 4) {
+        a[r] = _mm256_shuffle_ps(b[r], b[r + 2], 0x44);
+        a[r + 1] = _mm256_shuffle_ps(b[r], b[r + 2], 0xee);
+        a[r + 2] = _mm256_shuffle_ps(b[r + 1], b[r + 3], 0x44);
+        a[r + 3] = _mm256_shuffle_ps(b[r + 1], b[r + 3], 0xee);
+    }
+    for (int h = 0; h < 4; h++) {
+        b[h] = _mm256_permute2f128_ps(a[h], a[4 + h], 0x20);
+        b[4 + h] = _mm256_permute2f128_ps(a[h], a[4 + h], 0x31);
+    }
+    for (int64_t c = 0; c < nj; c++) {   /* b[c] is column c */
+        _mm256_store_ps(dst + c * ldd, b[c]);
+    }
+}
+
 /* gt[(os * nq + q) * nr + o % nr] = the output gradient of channel o (of the group,
- * os = o / nr, nr the tile's channels) at the block's flat index q (gyg: the group's first channel of one
- * sample), zero at the dropped indices and past opg: 16 x 16 transposes over each run of
- * output pixels. */
-AVX512 static void
-fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
+ * os = o / nr, nr the tile's channels) at the block's flat index q (gyg: the group's first
+ * channel of one sample), zero at the dropped indices and past opg: 16 x 16 transposes (8 x
+ * 8 on AVX2) over each run of output pixels. */
+static inline __attribute__((always_inline)) void
+fill_gt_body(const int wide, const WgradJob *j, const float *gyg, int64_t q0, int64_t nq,
+             float *gt)
 {
     const Cols *cl = j->sh.cl;
-    const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
+    const int64_t L = j->sh.g->col_numel, opg = j->sh.opg, V = wide ? 16 : 8;
     memset(gt, 0, (size_t)(j->nos * cl->nq * j->nr) * sizeof(float));
     int64_t pix, len;
-    for (int64_t q = q0; (len = conv_flat_next_run(cl, j->sh.g->col, &q, q0 + nq, &pix)) > 0; q += len) {
-        for (int64_t o = 0; o < opg; o += 16) {
+    for (int64_t q = q0; (len = conv_flat_next_run(cl, j->sh.g->col, &q, q0 + nq, &pix)) > 0;
+         q += len) {
+        for (int64_t o = 0; o < opg; o += V) {
             float *d = gt + ((o / j->nr) * cl->nq + (q - q0)) * j->nr + o % j->nr;
-            for (int64_t i = 0; i < len; i += 16) {
-                transpose_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 16 ? len - i : 16,
-                                d + i * j->nr, j->nr);
+            for (int64_t i = 0; i < len; i += V) {
+                if (wide) {
+                    transpose_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 16 ? len - i : 16,
+                                    d + i * j->nr, j->nr);
+                }
+                else {
+                    transpose8_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 8 ? len - i : 8,
+                                     d + i * j->nr, j->nr);
+                }
             }
         }
     }
 }
 
 /* Chunks [c0, c1): chunk c sums its share of the tasks (group, block, sample), in order,
- * into its own partial gradient, up to `batch` samples of one block at a time. */
-AVX512 static int
-wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
+ * into its own partial gradient (chunk 0 into gw itself), up to `batch` samples of one block
+ * at a time. */
+static inline __attribute__((always_inline)) int
+wgrad_chunks_body(const int wide, const WgradJob *j, int64_t c0, int64_t c1)
 {
-    const WgradJob *j = (const WgradJob *)ctx;
     const ConvGeom *g = j->sh.g;
     const Cols *cl = j->sh.cl;
-    const int64_t L = g->col_numel;
+    const int64_t L = g->col_numel, len = j->sh.co * j->sh.kdim;
     const size_t cfl = conv_cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * j->nr);
     float *cols = conv_alloc((size_t)j->batch * cfl * sizeof(float));
     float *gt = conv_alloc((size_t)j->batch * gfl * sizeof(float));
@@ -194,9 +368,9 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
         return -1;
     }
     for (int64_t c = c0; c < c1; c++) {
-        float *part = j->parts + c * j->sh.co * j->sh.kdim;
+        float *part = c == 0 ? j->gw : j->parts + (c - 1) * len;
         int64_t t1 = (c + 1) * j->ntasks / j->chunks;
-        memset(part, 0, (size_t)(j->sh.co * j->sh.kdim) * sizeof(float));
+        memset(part, 0, (size_t)len * sizeof(float));
         for (int64_t t = c * j->ntasks / j->chunks, nb; t < t1; t += nb) {
             int64_t n0 = t % j->n, blk = (t / j->n) % cl->nblk, grp = t / (j->n * cl->nblk);
             int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
@@ -204,9 +378,15 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
             nb = nb < j->n - n0 ? nb : j->n - n0;
             for (int64_t e = 0; e < nb; e++) {
                 int64_t n = n0 + e;
-                conv_cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g,
-                          j->sh.cpg, q0, cols + e * cfl);
-                fill_gt(j, j->gy + (n * j->sh.co + grp * j->sh.opg) * L, q0, nq, gt + e * gfl);
+                const float *xg = j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel;
+                const float *gyg = j->gy + (n * j->sh.co + grp * j->sh.opg) * L;
+                if (wide) {
+                    conv_cols_fill(cl, xg, g, j->sh.cpg, q0, cols + e * cfl);
+                }
+                else {
+                    conv_cols_fill2(cl, xg, g, j->sh.cpg, q0, cols + e * cfl);
+                }
+                fill_gt_body(wide, j, gyg, q0, nq, gt + e * gfl);
             }
             for (int64_t os = 0; os < j->nos; os++) {
                 int64_t nr = j->sh.opg - os * j->nr < j->nr ? j->sh.opg - os * j->nr : j->nr;
@@ -217,10 +397,18 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
                     for (int r = 0; r < j->mr; r++) {
                         arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
                     }
-                    (j->nr == WG_NR ? tile_wgrad : tile_wgrad_narrow)(
-                        arow, (int64_t)cfl, gt + os * cl->nq * j->nr, (int64_t)gfl, nq, nb,
-                        part + (grp * j->sh.opg + os * j->nr) * j->sh.kdim + p, j->sh.kdim, mr,
-                        nr);
+                    float *pt = part + (grp * j->sh.opg + os * j->nr) * j->sh.kdim + p;
+                    const float *gts = gt + os * cl->nq * j->nr;
+                    if (wide) {
+                        (j->nr == WG_NR ? tile_wgrad : tile_wgrad_narrow)(
+                            arow, (int64_t)cfl, gts, (int64_t)gfl, nq, nb, pt, j->sh.kdim, mr,
+                            nr);
+                    }
+                    else {
+                        (j->nr == WG2_NR ? tile_wgrad2 : tile_wgrad2_narrow)(
+                            arow, (int64_t)cfl, gts, (int64_t)gfl, nq, nb, pt, j->sh.kdim, mr,
+                            nr);
+                    }
                 }
             }
         }
@@ -228,6 +416,18 @@ wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
     free(cols);
     free(gt);
     return 0;
+}
+
+AVX512 static int
+wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
+{
+    return wgrad_chunks_body(1, (const WgradJob *)ctx, c0, c1);
+}
+
+AVX2 static int
+wgrad_chunks2(void *ctx, int64_t c0, int64_t c1)
+{
+    return wgrad_chunks_body(0, (const WgradJob *)ctx, c0, c1);
 }
 
 /* Note [Weight gradient by rows]
@@ -472,18 +672,25 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
                   int64_t ci, int64_t co)
 {
     const int64_t G = g->groups;
-    WgradJob j = {.gy = gy, .x = x};
+    WgradJob j = {.gy = gy, .x = x, .gw = gw};
     Cols cl = {0};
     conv_job_shape_init(&j.sh, g, &cl, ci, co);
-    j.nr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_NR : WG_NR;
-    j.mr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_MR : WG_MR;
+    j.wide = conv_packed_wide();
+    if (j.wide) {
+        j.nr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_NR : WG_NR;
+        j.mr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_MR : WG_MR;
+    }
+    else {
+        j.nr = j.sh.opg <= WG2_NARROW_NR ? WG2_NARROW_NR : WG2_NR;
+        j.mr = j.sh.opg <= WG2_NARROW_NR ? WG2_NARROW_MR : WG2_MR;
+    }
     j.nos = (j.sh.opg + j.nr - 1) / j.nr;
     int64_t len = co * j.sh.kdim;
     if (n == 0 || len == 0 || g->col_numel == 0) {
         memset(gw, 0, (size_t)len * sizeof(float));
         return 0;
     }
-    if (rows_fit(g, j.sh.cpg)) {
+    if (j.wide && rows_fit(g, j.sh.cpg)) {
         return wgrad_rows(gy, x, gw, g, n, ci, co);
     }
     /* the blocks, batches and chunks depend on the shape only */
@@ -494,26 +701,31 @@ conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g,
     j.ntasks = n * G * cl.nblk;
     j.batch = WG_BATCH_PIXELS / cl.nq;
     j.batch = j.batch < 1 ? 1 : (j.batch < n ? j.batch : n);
+    /* a chunk per batch of tasks (a chunk cuts the batches at its ends), from WG_CHUNKS_MIN
+     * to WG_CHUNKS, and no more than WG_CHUNK_BYTES of partial gradients beyond
+     * WG_CHUNKS_MIN */
     int64_t most = WG_CHUNK_BYTES / (len * (int64_t)sizeof(float));
-    j.chunks = j.ntasks < WG_CHUNKS ? j.ntasks : WG_CHUNKS;
-    j.chunks = j.chunks < most ? j.chunks : (most < 1 ? 1 : most);
-    j.parts = conv_alloc((size_t)(j.chunks * len) * sizeof(float));
-    if (j.parts == NULL) {
-        free(cl.off);
-        return -1;
+    j.chunks = j.ntasks / j.batch < WG_CHUNKS ? j.ntasks / j.batch : WG_CHUNKS;
+    j.chunks = j.chunks < most ? j.chunks : most;
+    j.chunks = j.chunks > WG_CHUNKS_MIN ? j.chunks : WG_CHUNKS_MIN;
+    j.chunks = j.chunks < j.ntasks ? j.chunks : j.ntasks;
+    if (j.chunks > 1) {
+        j.parts = conv_alloc((size_t)((j.chunks - 1) * len) * sizeof(float));
+        if (j.parts == NULL) {
+            free(cl.off);
+            return -1;
+        }
     }
     double work = (double)n * (double)co * (double)j.sh.kdim * (double)cl.span;
+    PtlParallelFn fn = j.wide ? wgrad_chunks : wgrad_chunks2;
     void *tok = ptl_nogil_begin();
-    int rc = work >= (1 << 18) ? ptl_parallel_for(0, j.chunks, 1, wgrad_chunks, &j)
-                               : wgrad_chunks(&j, 0, j.chunks);
+    int rc = work >= (1 << 18) ? ptl_parallel_for(0, j.chunks, 1, fn, &j) : fn(&j, 0, j.chunks);
     ptl_nogil_end(tok);
-    if (rc == 0) {
-        memcpy(gw, j.parts, (size_t)len * sizeof(float));
-        for (int64_t c = 1; c < j.chunks; c++) {
-            const float *part = j.parts + c * len;
-            for (int64_t i = 0; i < len; i++) {
-                gw[i] += part[i];
-            }
+    /* the other chunks into chunk 0's sum, in chunk order */
+    for (int64_t c = 1; rc == 0 && c < j.chunks; c++) {
+        const float *part = j.parts + (c - 1) * len;
+        for (int64_t i = 0; i < len; i++) {
+            gw[i] += part[i];
         }
     }
     free(j.parts);
