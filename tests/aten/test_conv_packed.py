@@ -6,7 +6,8 @@ input gradient (a convolution with the flipped weight; for a stride, one per out
 threshold of their blocking:
 
 - windows: one per input channel and phase of the stride read (1 for stride 1, up to 4 for
-  stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer), or compact ones, one
+  stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer; for stride 1 without
+  padding a copy of the image, "flat"), or compact ones, one
   per column offset of the kernel and phase of the other dims (Note [Compact windows for
   small images]): taken at COMPACT_NUM / COMPACT_DEN of the phase planes' lanes or fewer,
   for output rows of at most 16 pixels reading at most 32 padded elements;
@@ -145,6 +146,9 @@ CASES = [
      "stride 1, dilation 2, padding 2, 40 channels: a short second channel sliver"),
     ((2, 64, 40, 40), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "stride 1, windows over PK_BLOCK_BYTES: several blocks per sample"),
+    ((2, 64, 40, 40), (16, 64, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "stride 1, padding 0: flat windows (copies of the image) in several blocks, the last "
+     "past the image's end"),
     ((9, 4, 8, 8), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "stride 1, 8x8: weight-gradient tiles over several samples, 9 tasks in WG_CHUNKS_MIN "
      "chunks (a batch cut at a chunk's end)"),
@@ -261,9 +265,23 @@ def test_conv2d_packed_thresholds(case):
     check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws))
 
 
+def flat_windows(xs, ws, stride, pad, dil, groups):
+    """Whether the windows are copies of the image (cols_init's flat)."""
+    return not blocking(xs, ws, stride, pad, dil, groups)[4] and set(stride) == {1} and \
+        set(pad) == {0}
+
+
 def test_cases_cross_their_thresholds():
     """Each case is where its label says: the blockings below are the kernel's."""
     by = {c[-1]: c[:-1] for c in CASES}
+    case = by["stride 1, padding 0: flat windows (copies of the image) in several blocks, the "
+              "last past the image's end"]
+    _, nq, nblk, _, _ = blocking(*case)
+    reach = 2 * case[0][3] + 2
+    assert flat_windows(*case) and nblk == 2 and nq + -(-(nq + reach) // 16) * 16 > \
+        case[0][2] * case[0][3]
+    assert flat_windows(*by["stride 1 1x1, 20 tasks in 2 chunks, kdim 2 (short tap tile)"])
+    assert not flat_windows(*by["stride 2 1x1 (1 phase of 4 read): the ResNet shortcut"])
     nph, nq, nblk, _, compact = blocking(*by["stride 1, windows over PK_BLOCK_BYTES: several "
                                              "blocks per sample"])
     assert nph == 1 and nblk >= 2 and not compact

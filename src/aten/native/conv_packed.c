@@ -456,6 +456,10 @@ conv_cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
     cl->compact = compact_fits(g) && lanes_compact * COMPACT_DEN <= lanes_plane * COMPACT_NUM;
     cl->wq = cl->compact ? g->col[2] : wplane;
     cl->span = flat_span(g, cl->hq, cl->wq);
+    /* stride 1 and no padding: the one phase plane is the image (its extents are the
+     * image's, as the last pixel's taps end at its end) */
+    cl->flat = !cl->compact && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->p[0] == 0 &&
+               g->p[1] == 0 && g->p[2] == 0 && cl->hq == g->img[1] && cl->wq == g->img[2];
     /* off, then the phases (the kernel volume bounds their count), then each tap's slot
      * and offset in its plane */
     cl->off = conv_alloc((size_t)(kdim + 5 * kvol) * sizeof(int64_t));
@@ -679,7 +683,16 @@ static inline __attribute__((always_inline)) void
 cols_fill_body(const int wide, const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg,
                int64_t q0, float *buf)
 {
-    for (int64_t c = 0; c < cpg; c++) {
+    for (int64_t c = 0; cl->flat && c < cpg; c++) {
+        /* flat index f is image element f: one copy, zeros past the image */
+        int64_t n = g->img_numel - q0 < cl->winst ? g->img_numel - q0 : cl->winst;
+        n = n > 0 ? n : 0;
+        if (n > 0) {
+            memcpy(buf + c * cl->winst, x + c * g->img_numel + q0, (size_t)n * sizeof(float));
+        }
+        zero_run(buf + c * cl->winst + n, cl->winst - n);
+    }
+    for (int64_t c = 0; !cl->flat && c < cpg; c++) {
         for (int64_t ph = 0, step; ph < cl->nph; ph += step) {
             float *win = buf + (c * cl->nph + ph) * cl->winst;
             const int64_t *at = cl->phase + 3 * ph;

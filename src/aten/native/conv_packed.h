@@ -34,6 +34,8 @@ typedef struct Cols {
                                           * window */
     int64_t nph;                         /* windows per channel */
     int compact;                         /* rows cut to the output's width */
+    int flat;                            /* the window is the image itself (stride 1, no
+                                          * padding): filled by copies */
     int64_t *off;                        /* kdim tap offsets */
     int64_t *phase;                      /* nph x 3: the windows' (pz, py, px or kx * dx),
                                           * by slot */
