@@ -152,38 +152,59 @@ odds8(__m256 lo, __m256 hi)
                                                   0xd8));
 }
 
+/* The lanes l of 8 whose image column c0 + l lies in the row [0, width): a mask for
+ * _mm256_maskload_ps. */
+AVX2 static inline __m256i
+row_lanes(int64_t c0, int64_t width)
+{
+    const __m256i col = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                         _mm256_set1_epi32((int)c0));
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), col));
+}
+
+/* dst[0, n) = the first n lanes of v (n <= 8): a whole store for 8, else through a buffer
+ * (AVX2's masked stores are slow on AMD's cores). */
+AVX2 static inline void
+store_lanes(float *dst, __m256 v, int64_t n)
+{
+    if (n >= 8) {
+        _mm256_storeu_ps(dst, v);
+        return;
+    }
+    _Alignas(32) float t[8];
+    _mm256_store_ps(t, v);
+    for (int64_t l = 0; l < n; l++) {
+        dst[l] = t[l];
+    }
+}
+
 /* pack_run (and with dst1, pack_run_pair) for the AVX2 engine: dst[j] = src[ix0 + j * sx]
  * and dst1[j] = src[ix0 + j * sx + 1] where the index lies in the image row [0, width),
- * zero elsewhere.  Lanes whose whole vector of reads lies in the row go 8 at a time, by
- * loads for stride 1 and by two loads and a shuffle to the even (odd) lanes for stride 2;
- * the few at the row's ends one at a time. */
+ * zero elsewhere.  8 lanes at a time through masked loads (the lanes outside the row read
+ * zeros): one for stride 1, two and a shuffle to the even (odd) lanes for stride 2; larger
+ * strides one element at a time. */
 AVX2 static void
 pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, int64_t width,
           int64_t len)
 {
-    int64_t j = 0;
-    while (j < len) {
-        /* the next 8 lanes read [ix0 + j * sx, ix0 + (j + 8) * sx) */
+    for (int64_t j = 0; j < len && sx <= 2; j += 8) {
+        /* masked-off lanes are not read, so the address may lie outside the row */
         const int64_t i = ix0 + j * sx;
-        if ((sx == 1 || sx == 2) && i >= 0 && i + 8 * sx <= width && j + 8 <= len) {
-            if (sx == 1) {
-                _mm256_storeu_ps(dst + j, _mm256_loadu_ps(src + i));
-            }
-            else {
-                const __m256 lo = _mm256_loadu_ps(src + i), hi = _mm256_loadu_ps(src + i + 8);
-                _mm256_storeu_ps(dst + j, evens8(lo, hi));
-                if (dst1 != NULL) {
-                    _mm256_storeu_ps(dst1 + j, odds8(lo, hi));
-                }
-            }
-            j += 8;
+        const __m256 lo = _mm256_maskload_ps(src + i, row_lanes(i, width));
+        if (sx == 1) {
+            store_lanes(dst + j, lo, len - j);
             continue;
         }
-        dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
+        const __m256 hi = _mm256_maskload_ps(src + i + 8, row_lanes(i + 8, width));
+        store_lanes(dst + j, evens8(lo, hi), len - j);
         if (dst1 != NULL) {
-            dst1[j] = i + 1 >= 0 && i + 1 < width ? src[i + 1] : 0.0f;
+            store_lanes(dst1 + j, odds8(lo, hi), len - j);
         }
-        j++;
+    }
+    for (int64_t j = 0; j < len && sx > 2; j++) {
+        const int64_t i = ix0 + j * sx;
+        dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
     }
 }
 
@@ -601,36 +622,32 @@ fill_compact(const float *plane, const ConvGeom *g, const Cols *cl, const int64_
     }
 }
 
-/* fill_compact for the AVX2 engine: the padded row that a row of the windows reads (its
- * first 32 elements: compact_fits) goes into pr through four masked loads, and window kx's
- * row is pr's elements kx * dx + ox * sx for ox < 16: two loads for stride 1, four and two
- * shuffles to the even lanes for stride 2, one at a time for larger strides. */
+/* fill_compact for the AVX2 engine: window kx's row holds the padded row's elements
+ * kx * dx + ox * sx for ox < 16, read straight from the image row through masked loads
+ * (zeros outside it; the masks are the same for every row): two for stride 1, four and two
+ * shuffles to the even lanes for stride 2, one element at a time for larger strides.
+ * (Reading them from a copy of the padded row on the stack stalled every load on the
+ * stores just made to it.) */
 AVX2 static void
 fill_compact2(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
               int64_t q0, int64_t len, float *win)
 {
     const int64_t wq = cl->wq, b = -g->p[2], width = g->img[2], sx = g->s[2];
-    /* the vectors of the last windows read past the 32 elements: zeros */
-    _Alignas(32) float pr[64] = {0.0f};
+    const int64_t nv = sx == 1 ? 2 : 4;
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    __m256i m[4];
-    for (int v = 0; v < 4; v++) {
-        /* padded element 8 v + l is image column b + 8 v + l */
-        const __m256i col = _mm256_add_epi32(lanes, _mm256_set1_epi32((int)(b + 8 * v)));
-        m[v] = _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
-                                   _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), col));
+    /* compact_fits: (k[2] - 1) * dx < 32, so k[2] <= 32 */
+    __m256i m[32][4];
+    for (int64_t kx = 0; kx < g->k[2] && sx <= 2; kx++) {
+        for (int64_t v = 0; v < nv; v++) {
+            m[kx][v] = row_lanes(b + kx * g->d[2] + 8 * v, width);
+        }
     }
     int64_t row = q0 / wq, zq = row / cl->hq, yq = row % cl->hq;
     for (int64_t at = row * wq - q0; at < len; at += wq) {
         int64_t iz = zq * g->s[0] + phase[0] - g->p[0];
         int64_t iy = yq * g->s[1] + phase[1] - g->p[1];
-        const float *src = plane + (iz * g->img[1] + iy) * width + b;
+        const float *src = plane + (iz * g->img[1] + iy) * width;
         const int inside = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1];
-        for (int v = 0; v < 4; v++) {
-            /* masked-off lanes are not read, so the address may lie outside the row */
-            _mm256_store_ps(pr + 8 * v, inside ? _mm256_maskload_ps(src + 8 * v, m[v])
-                                               : _mm256_setzero_ps());
-        }
         /* the row's lanes in [at, at + wq) within [0, len); a whole 16 where they fit there
          * (the lanes past the row are the next row's, written next) */
         const int whole = at >= 0 && at + 16 <= len;
@@ -642,22 +659,25 @@ fill_compact2(const float *plane, const ConvGeom *g, const Cols *cl, const int64
             _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo - 8), lanes),
             _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi - 8), lanes));
         for (int64_t kx = 0; kx < g->k[2]; kx++) {
-            const float *r = pr + kx * g->d[2];
+            /* masked-off lanes are not read, so the address may lie outside the row */
+            const float *r = src + b + kx * g->d[2];
             float *d = win + kx * cl->winst + at;
-            __m256 v0, v1;
-            if (sx == 1) {
-                v0 = _mm256_loadu_ps(r);
-                v1 = _mm256_loadu_ps(r + 8);
-            }
-            else if (sx == 2) {
-                v0 = evens8(_mm256_loadu_ps(r), _mm256_loadu_ps(r + 8));
-                v1 = evens8(_mm256_loadu_ps(r + 16), _mm256_loadu_ps(r + 24));
-            }
-            else {
+            __m256 v0 = _mm256_setzero_ps(), v1 = v0;
+            if (sx > 2) {
                 for (int64_t ox = lo; ox < hi; ox++) {
-                    d[ox] = r[ox * sx];
+                    int64_t ix = b + kx * g->d[2] + ox * sx;
+                    d[ox] = inside && ix >= 0 && ix < width ? src[ix] : 0.0f;
                 }
                 continue;
+            }
+            if (inside && sx == 1) {
+                v0 = _mm256_maskload_ps(r, m[kx][0]);
+                v1 = _mm256_maskload_ps(r + 8, m[kx][1]);
+            }
+            else if (inside) {
+                v0 = evens8(_mm256_maskload_ps(r, m[kx][0]), _mm256_maskload_ps(r + 8, m[kx][1]));
+                v1 = evens8(_mm256_maskload_ps(r + 16, m[kx][2]),
+                            _mm256_maskload_ps(r + 24, m[kx][3]));
             }
             if (whole) {
                 _mm256_storeu_ps(d, v0);
