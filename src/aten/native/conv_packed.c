@@ -30,7 +30,10 @@
  * group's weight block transposed, and padding d * (k - 1) - p (CONV_PACKED_W_FLIPPED),
  * for stride 1; for a stride s, one such convolution per output phase with its sub-kernel
  * (Note [Input gradient by output phases] in conv.c), all phases over windows filled once
- * per task, each phase's tiles then copied to every s-th element of the input gradient. */
+ * per task, each phase's tiles then copied to every s-th element of the input gradient.
+ *
+ * Weight gradient: tiles over the same windows, in conv_packed_wgrad.c (Note [Packed weight
+ * gradient]). */
 #include <stdlib.h>
 #include <string.h>
 
