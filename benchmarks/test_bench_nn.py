@@ -106,6 +106,20 @@ def test_convolution_backward_resnet(benchmark, impl, cin, hw, cout, k, stride):
     assert tuple(gx.shape) == (32, cin, hw, hw) and tuple(gw.shape) == (cout, cin, k, k)
 
 
+@pytest.mark.parametrize("impl", NN_IMPLS)
+@pytest.mark.parametrize("cin,hw,cout,k,stride", RESNET_CONVS)
+def test_convolution_weight_grad_resnet(benchmark, impl, cin, hw, cout, k, stride):
+    """The weight gradient alone (pytorchlite: conv_packed_wgrad.c), on each convolution of
+    the ResNet-style step."""
+    benchmark.group = (f"convolution_backward 32x{cin}x{hw}x{hw} -> {cout} ch {k}x{k} "
+                       f"stride {stride}, weight gradient")
+    lib = library(impl)
+    args = list(conv_backward_args(lib, cin, hw, cout, k, stride))
+    args[-1] = [False, True, False] if lib is not ptl else [0, 1, 0]
+    _, gw, _ = benchmark(lib.ops.aten.convolution_backward, *args)
+    assert tuple(gw.shape) == (cout, cin, k, k)
+
+
 # the convolutions of test_bench_training.py's small CNN, batch 64, 3x3 without padding:
 # (input channels, image side, output channels, the gradients wanted: input, weight)
 CNN_CONVS = [(1, 28, 32, (0, 1)), (32, 13, 64, (1, 1))]

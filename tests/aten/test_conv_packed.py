@@ -1,11 +1,13 @@
-"""The float32 convolution kernels of conv_packed.c (Note [Packed float32 convolution]): forward,
+"""The float32 convolution kernels of conv_packed.c (Note [Packed float32 convolution]) and
+conv_packed_wgrad.c (Note [Packed weight gradient]): forward,
 input gradient (a convolution with the flipped weight; for a stride, one per output phase: Note
 [Input gradient by output phases]) and weight gradient, against the float64 path of the same op
 (conv.c's im2col + GEMM, itself checked against NumPy and PyTorch in test_conv.py), across every
 threshold of their blocking:
 
 - windows: one per input channel and phase of the stride read (1 for stride 1, up to 4 for
-  stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer), or compact ones, one
+  stride 2 in 2-D, 9 for stride 3; a 1x1 or dilated kernel reads fewer; for stride 1 without
+  padding a copy of the image, "flat"), or compact ones, one
   per column offset of the kernel and phase of the other dims (Note [Compact windows for
   small images]): taken at COMPACT_NUM / COMPACT_DEN of the phase planes' lanes or fewer,
   for output rows of at most 16 pixels reading at most 32 padded elements;
@@ -17,10 +19,13 @@ threshold of their blocking:
 - PK_BLOCK_BYTES: one or several pixel blocks per (sample, group); a batch smaller than
   twice the threads cuts its samples into more blocks (forward only);
 - WG_MR = 8 taps x WG_NR = 32 output channels per weight-gradient tile (short ones), or
-  WG_NARROW_MR = 16 taps x WG_NARROW_NR = 16 channels where a group has at most 16;
+  WG_NARROW_MR = 16 taps x WG_NARROW_NR = 16 channels where a group has at most 16; on
+  AVX2 WG2_MR = 6 x WG2_NR = 16, or WG2_NARROW_MR = 12 x WG2_NARROW_NR = 8 where a group
+  has at most 8, over 8 x 8 transposes of the output gradient (WGRAD2_CASES);
 - WG_BATCH_PIXELS: one or several samples summed by one tile;
-- WG_CHUNKS partial weight gradients (fewer tasks than chunks, more, not a multiple), and
-  fewer when WG_CHUNK_BYTES caps them;
+- the partial weight gradients: one chunk per batch of tasks, from WG_CHUNKS_MIN to
+  WG_CHUNKS, no more than the tasks (one chunk for one task), and the WG_CHUNK_BYTES cap
+  down to WG_CHUNKS_MIN at most; chunk 0 sums into the result itself;
 - groups, dilation, padding 0 / 1 / 2, 1-D and 3-D, transposed convolutions (their input
   gradient is a plain convolution), non-contiguous and channels_last inputs;
 - the input gradient's output phases (PHASE_CASES): compact shared windows or phase planes,
@@ -35,9 +40,10 @@ threshold of their blocking:
 
 Every result is compared on one thread and on two; both must have the same bits (the
 blocks, batches and chunks depend on the shape only).  The checks pass on any CPU; on one
-with AVX2 but not AVX-512 the forward and input gradient run the AVX2 engine and the weight
-gradient the im2col path; test_fallback_path runs a few cases with PTL_CPU_CAPABILITY=avx2
-(the AVX2 engine on an AVX-512 machine) and =default (the im2col path)."""
+with AVX2 but not AVX-512 every kernel runs the AVX2 engine (the weight gradient by rows is
+AVX-512 only: there the tiles take it); test_fallback_path runs every case with
+PTL_CPU_CAPABILITY=avx2 (the AVX2 engine on an AVX-512 machine) and a few with =default
+(the im2col path)."""
 import os
 import re
 import subprocess
@@ -49,13 +55,16 @@ import pytest
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-    __file__)))), "src", "aten", "native", "conv_packed.c")
+SRC = [os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))), "src", "aten", "native", f) for f in ("conv_packed.c", "conv_packed_wgrad.c")]
 
 
 def c_define(name):
-    with open(SRC) as f:
-        m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, f.read(), re.M)
+    text = ""
+    for path in SRC:
+        with open(path) as f:
+            text += f.read()
+    m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, text, re.M)
     expr = re.sub(r"\((?:int64_t|size_t)\)", "", m.group(1))
     assert re.fullmatch(r"[\d\s()+*<]+", expr), expr
     return eval(expr)
@@ -63,7 +72,9 @@ def c_define(name):
 
 PK_MR, PK_NR, PK_BLOCK_BYTES, PK2_MR = 8, 32, 256 * 1024, 6
 WG_MR, WG_NR, WG_BATCH_PIXELS, WG_CHUNKS, WG_CHUNK_BYTES = 8, 32, 1024, 8, 1 << 25
+WG_CHUNKS_MIN = 2
 WG_NARROW_MR, WG_NARROW_NR = 16, 16
+WG2_MR, WG2_NR, WG2_NARROW_MR, WG2_NARROW_NR = 6, 16, 12, 8
 COMPACT_NUM, COMPACT_DEN = 9, 10
 WG_ROWS_KDIM, WG_ROWS_NUM, WG_ROWS_DEN, WG_ROWS_BLOCK_BYTES = 12, 3, 4, 256 * 1024
 WG_ROWS_WIDE_KDIM = 9
@@ -74,7 +85,8 @@ def test_constants():
     for name in ("PK_MR", "PK2_MR", "PK_NR", "PK_BLOCK_BYTES", "WG_MR", "WG_NR", "WG_BATCH_PIXELS",
                  "WG_CHUNKS", "WG_CHUNK_BYTES", "WG_NARROW_MR", "WG_NARROW_NR", "COMPACT_NUM",
                  "COMPACT_DEN", "WG_ROWS_KDIM", "WG_ROWS_NUM", "WG_ROWS_DEN",
-                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM"):
+                 "WG_ROWS_BLOCK_BYTES", "WG_ROWS_WIDE_KDIM", "WG_CHUNKS_MIN", "WG2_MR",
+                 "WG2_NR", "WG2_NARROW_MR", "WG2_NARROW_NR"):
         assert c_define(name) == globals()[name], name
 
 
@@ -118,7 +130,8 @@ def wgrad_chunks(xs, ws, stride, pad, dil, groups):
     kdim = int(np.prod(ws[1:]))
     batch = min(max(WG_BATCH_PIXELS // nq, 1), n)
     ntasks = n * groups * nblk
-    return batch, min(ntasks, WG_CHUNKS, max(WG_CHUNK_BYTES // (co * kdim * 4), 1))
+    most = WG_CHUNK_BYTES // (co * kdim * 4)
+    return batch, min(max(min(ntasks // batch, WG_CHUNKS, most), WG_CHUNKS_MIN), ntasks)
 
 
 # (x shape, w shape, stride, padding, dilation, groups, what it crosses)
@@ -133,10 +146,22 @@ CASES = [
      "stride 1, dilation 2, padding 2, 40 channels: a short second channel sliver"),
     ((2, 64, 40, 40), (16, 64, 3, 3), (1, 1), (1, 1), (1, 1), 1,
      "stride 1, windows over PK_BLOCK_BYTES: several blocks per sample"),
+    ((2, 64, 40, 40), (16, 64, 3, 3), (1, 1), (0, 0), (1, 1), 1,
+     "stride 1, padding 0: flat windows (copies of the image) in several blocks, the last "
+     "past the image's end"),
     ((9, 4, 8, 8), (8, 4, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "stride 1, 8x8: weight-gradient tiles over several samples, 9 tasks in 8 chunks"),
+     "stride 1, 8x8: weight-gradient tiles over several samples, 9 tasks in WG_CHUNKS_MIN "
+     "chunks (a batch cut at a chunk's end)"),
     ((20, 2, 6, 6), (3, 2, 1, 1), (1, 1), (0, 0), (1, 1), 1,
-     "stride 1 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"),
+     "stride 1 1x1, 20 tasks in 2 chunks, kdim 2 (short tap tile)"),
+    ((9, 2, 32, 32), (4, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "stride 1, 32x32: one sample a batch, 9 tasks in WG_CHUNKS chunks"),
+    ((1, 48, 1, 1), (256, 3, 1, 1), (1, 1), (0, 0), (1, 1), 16,
+     "1x1 groups 16, one sample: 16 tasks, 8 chunks wanted"),
+    ((1, 12288, 1, 1), (2048, 768, 1, 1), (1, 1), (0, 0), (1, 1), 16,
+     "1x1 groups 16: partial gradients over WG_CHUNK_BYTES, fewer chunks"),
+    ((2, 2048, 1, 1), (2050, 2048, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "1x1, a gradient over half of WG_CHUNK_BYTES: still WG_CHUNKS_MIN chunks"),
     ((2, 12, 9, 10), (12, 1, 3, 3), (1, 1), (1, 1), (1, 1), 12,
      "stride 1, depthwise (groups 12)"),
     ((3, 6, 10, 7), (9, 2, 3, 2), (1, 1), (1, 0), (1, 2), 3,
@@ -161,7 +186,7 @@ CASES = [
     ((2, 5, 15, 35), (6, 5, 3, 3), (2, 2), (2, 2), (2, 2), 1,
      "stride 2, dilation 2 (1 phase of 4 read, taps 1 apart in it)"),
     ((8, 512, 4, 4), (288, 512, 3, 3), (1, 1), (1, 1), (1, 1), 1,
-     "stride 1, partial gradients over WG_CHUNK_BYTES: fewer chunks"),
+     "stride 1, a large gradient: 8 samples in one batch, WG_CHUNKS_MIN chunks"),
     ((3, 32, 13, 13), (64, 32, 3, 3), (1, 1), (0, 0), (1, 1), 1,
      "compact: 13x13, 32 -> 64 (the CNN's second convolution; its input gradient is a "
      "compact 13x13 output of 11x11 with padding 2)"),
@@ -240,9 +265,23 @@ def test_conv2d_packed_thresholds(case):
     check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws))
 
 
+def flat_windows(xs, ws, stride, pad, dil, groups):
+    """Whether the windows are copies of the image (cols_init's flat)."""
+    return not blocking(xs, ws, stride, pad, dil, groups)[4] and set(stride) == {1} and \
+        set(pad) == {0}
+
+
 def test_cases_cross_their_thresholds():
     """Each case is where its label says: the blockings below are the kernel's."""
     by = {c[-1]: c[:-1] for c in CASES}
+    case = by["stride 1, padding 0: flat windows (copies of the image) in several blocks, the "
+              "last past the image's end"]
+    _, nq, nblk, _, _ = blocking(*case)
+    reach = 2 * case[0][3] + 2
+    assert flat_windows(*case) and nblk == 2 and nq + -(-(nq + reach) // 16) * 16 > \
+        case[0][2] * case[0][3]
+    assert flat_windows(*by["stride 1 1x1, 20 tasks in 2 chunks, kdim 2 (short tap tile)"])
+    assert not flat_windows(*by["stride 2 1x1 (1 phase of 4 read): the ResNet shortcut"])
     nph, nq, nblk, _, compact = blocking(*by["stride 1, windows over PK_BLOCK_BYTES: several "
                                              "blocks per sample"])
     assert nph == 1 and nblk >= 2 and not compact
@@ -251,13 +290,7 @@ def test_cases_cross_their_thresholds():
     assert nph == 4 and nblk >= 2 and not compact
     case = by["stride 1, padding 0, one sample: cut into blocks for the threads"]
     assert blocking(*case, min_blocks=4)[2] == 4 and blocking(*case)[2] == 1
-    batch, chunks = wgrad_chunks(*by["stride 1, 8x8: weight-gradient tiles over several "
-                                     "samples, 9 tasks in 8 chunks"])
-    assert batch > 1 and chunks == WG_CHUNKS
-    assert wgrad_chunks(*by["stride 1 1x1, 20 tasks in 8 chunks, kdim 2 (short tap tile)"])[1] \
-        == 8
-    case = by["stride 1, partial gradients over WG_CHUNK_BYTES: fewer chunks"]
-    assert case[0][0] * blocking(*case)[2] >= WG_CHUNKS and 1 < wgrad_chunks(*case)[1] < WG_CHUNKS
+    assert_weight_grad_chunks(by)
     for label, nph in (("stride 2 (4 phases), short sliver", 4),
                        ("stride 3 (9 phases), groups 2, 5x5", 9),
                        ("stride 2 1x1 (1 phase of 4 read): the ResNet shortcut", 1),
@@ -278,6 +311,27 @@ def test_cases_cross_their_thresholds():
     assert ws[0] == WG_NARROW_NR and np.prod(ws[1:]) % WG_NARROW_MR != 0
     assert by["stride 1, 17 channels: the wide weight-gradient tile, short"][1][0] \
         == WG_NARROW_NR + 1
+
+
+def assert_weight_grad_chunks(by):
+    """The chunk counts of the weight gradient: one for one task, WG_CHUNKS_MIN, between,
+    WG_CHUNKS, and the WG_CHUNK_BYTES cap between them and at WG_CHUNKS_MIN."""
+    def chunks(label):
+        (case,) = [c for lb, c in by.items() if lb.startswith(label)]
+        ntasks = case[0][0] * case[5] * blocking(*case)[2]
+        return ntasks, wgrad_chunks(*case)
+
+    assert chunks("stride 1, padding 0, one sample") == (1, (1, 1))
+    assert chunks("stride 1, 8x8") == (9, (9, WG_CHUNKS_MIN))
+    assert chunks("stride 1 1x1, 20 tasks") == (20, (16, WG_CHUNKS_MIN))
+    assert chunks("stride 1, groups 3")[1][1] == 3 > WG_CHUNKS_MIN
+    assert chunks("stride 1, 32x32: one sample a batch") == (9, (1, WG_CHUNKS))
+    assert chunks("1x1 groups 16, one sample") == (16, (1, WG_CHUNKS))
+    ntasks, (_, n) = chunks("1x1 groups 16: partial gradients over WG_CHUNK_BYTES")
+    assert ntasks == 16 and WG_CHUNKS_MIN < n < WG_CHUNKS
+    (case,) = [c for lb, c in by.items() if lb.startswith("1x1, a gradient over half")]
+    assert WG_CHUNK_BYTES // (np.prod(case[1]) * 4) < WG_CHUNKS_MIN
+    assert chunks("1x1, a gradient over half") == (2, (2, WG_CHUNKS_MIN))
 
 
 def lanes(xs, ws, stride, pad, dil, compact):
@@ -403,15 +457,19 @@ def test_conv_transpose_packed(stride, padding, output_padding, groups):
 
 @pytest.mark.parametrize("capability", ["avx2", "default"])
 def test_fallback_path(capability):
-    """With AVX-512 masked off (PTL_CPU_CAPABILITY=avx2) the forward and input gradient run
-    the AVX2 engine, with AVX2 too (=default) the im2col path: a few of the cases above and
-    the AVX2 tiles' cases, in a child process."""
+    """With AVX-512 masked off (PTL_CPU_CAPABILITY=avx2) every kernel runs the AVX2 engine
+    (every case of this file, the AVX2 weight-gradient tiles' also against NumPy), with AVX2
+    too (=default) the im2col path (a few cases), in a child process."""
     code = (
         "import sys; sys.path[:0] = %r\n"
         "import test_conv_packed as t, pytorchlite as ptl\n"
         "assert ptl.backends.cpu.get_cpu_capability() != 'AVX512'\n"
-        "for c in (t.CASES[0], t.CASES[2], t.CASES[9]) + tuple(t.AVX2_CASES):\n"
+        "avx2 = ptl.backends.cpu.get_cpu_capability() == 'AVX2'\n"
+        "cases = t.CASES + t.AVX2_CASES + t.WGRAD2_CASES + t.PHASE_CASES + t.ROWS_CASES\n"
+        "for c in cases if avx2 else (t.CASES[0], t.CASES[2], t.CASES[9]) + tuple(t.AVX2_CASES):\n"
         "    t.check_case(*c[:-1], seed=11)\n"
+        "for c in t.WGRAD2_CASES if avx2 else ():\n"
+        "    t.check_weight_grad_numpy(*c[:-1], seed=12)\n"
         "print('ok')\n" % [os.path.dirname(os.path.abspath(__file__)),
                             os.path.dirname(os.path.dirname(os.path.dirname(
                                 os.path.abspath(__file__))))])
@@ -442,6 +500,89 @@ def test_avx2_tile_thresholds(case):
     """On 1 and 2 threads against the float64 path (check_case)."""
     xs, ws, stride, pad, dil, groups, _ = case
     check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws))
+
+
+# The AVX2 weight-gradient tiles (WG2_MR x WG2_NR, WG2_NARROW_MR x WG2_NARROW_NR up to 8
+# channels a group) and the 8 x 8 transposes of the output gradient: channel counts at and
+# across 8, 16 and 32, tap counts at and across multiples of 6 and 12, runs of output pixels
+# of 7, 8, 9, 16 and 17 (1-D, padding 0: a run is the output's width).
+WGRAD2_CASES = [
+    ((2, 12, 9, 9), (8, 12, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "8 channels, 12 taps: one whole narrow tile"),
+    ((2, 13, 9, 9), (9, 13, 1, 1), (1, 1), (0, 0), (1, 1), 1,
+     "9 channels, 13 taps: a short wide tile, two of 6 taps and one of 1"),
+    ((2, 1, 10, 10), (7, 1, 5, 5), (1, 1), (2, 2), (1, 1), 1,
+     "7 channels, 25 taps: short narrow tiles, 12 + 12 + 1 taps"),
+    ((2, 2, 9, 9), (16, 2, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "16 channels, 18 taps: one wide tile across, three of 6 taps"),
+    ((2, 8, 11, 11), (17, 8, 1, 3), (1, 1), (0, 1), (1, 1), 1,
+     "17 channels, 24 taps: a wide tile and one of 1 channel"),
+    ((2, 3, 10, 10), (33, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1,
+     "33 channels: two wide tiles and one of 1 channel"),
+    ((2, 4, 9), (8, 4, 3), (1,), (0,), (1,), 1, "runs of 7 pixels, 8 channels"),
+    ((2, 4, 10), (9, 4, 3), (1,), (0,), (1,), 1, "runs of 8 pixels, 9 channels"),
+    ((2, 4, 11), (5, 4, 3), (1,), (0,), (1,), 1, "runs of 9 pixels, 5 channels"),
+    ((2, 4, 18), (16, 4, 3), (1,), (0,), (1,), 1, "runs of 16 pixels, 16 channels"),
+    ((2, 4, 19), (20, 4, 3), (1,), (0,), (1,), 1, "runs of 17 pixels, 20 channels"),
+    ((2, 6, 9, 11), (14, 3, 3, 3), (2, 2), (1, 1), (1, 1), 2,
+     "groups of 7 channels, stride 2, padding"),
+    ((1, 16, 16, 16), (16, 16, 3, 3), (2, 2), (1, 1), (1, 1), 1,
+     "one sample, stride 2 (compact windows): one task, one chunk"),
+]
+
+
+def check_weight_grad_numpy(xs, ws, stride, pad, dil, groups, seed):
+    """The float32 weight gradient (convolution_backward) against NumPy in float64, on one
+    and two threads."""
+    gen = np.random.default_rng(seed)
+    x = gen.standard_normal(xs)
+    out = [(xs[2 + i] + 2 * pad[i] - dil[i] * (ws[2 + i] - 1) - 1) // stride[i] + 1
+           for i in range(len(xs) - 2)]
+    gy = gen.standard_normal((xs[0], ws[0], *out))
+    ref = weight_grad_ref(x, gy, ws, stride, pad, dil, groups)
+    for nt in (1, 2):
+        threads = ptl.get_num_threads()
+        try:
+            ptl.set_num_threads(nt)
+            _, gw, _ = ptl.ops.aten.convolution_backward(
+                ptl.tensor(gy, dtype=ptl.float32), ptl.tensor(x, dtype=ptl.float32),
+                ptl.zeros(ws), None, list(stride), list(pad), list(dil), False,
+                [0] * len(stride), groups, [0, 1, 0])
+        finally:
+            ptl.set_num_threads(threads)
+        np.testing.assert_allclose(gw.double().numpy(), ref, rtol=0,
+                                   atol=2e-5 * max(np.abs(ref).max(), 1.0))
+
+
+@pytest.mark.parametrize("case", WGRAD2_CASES, ids=[c[-1] for c in WGRAD2_CASES])
+def test_avx2_weight_grad_tiles(case):
+    """Against the float64 path (check_case) and NumPy, on 1 and 2 threads; on an AVX-512
+    machine the AVX2 engine runs them in test_fallback_path."""
+    xs, ws, stride, pad, dil, groups, _ = case
+    check_case(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws))
+    check_weight_grad_numpy(xs, ws, stride, pad, dil, groups, seed=sum(xs) + sum(ws) + 3)
+
+
+def test_avx2_weight_grad_cases_cross_their_thresholds():
+    """The cases are where their labels say: channels a group and taps against the tiles,
+    run lengths against the 8 x 8 transposes."""
+    by = {c[-1]: c[:-1] for c in WGRAD2_CASES}
+
+    def shape(prefix):
+        (case,) = [c for lb, c in by.items() if lb.startswith(prefix)]
+        return case[1][0] // case[5], int(np.prod(case[1][1:]))
+
+    assert shape("8 channels, 12 taps") == (WG2_NARROW_NR, WG2_NARROW_MR)
+    assert shape("9 channels, 13 taps") == (WG2_NARROW_NR + 1, 2 * WG2_MR + 1)
+    assert shape("7 channels, 25 taps") == (WG2_NARROW_NR - 1, 2 * WG2_NARROW_MR + 1)
+    assert shape("16 channels, 18 taps") == (WG2_NR, 3 * WG2_MR)
+    assert shape("17 channels, 24 taps") == (WG2_NR + 1, 4 * WG2_MR)
+    assert shape("33 channels")[0] == 2 * WG2_NR + 1
+    assert shape("groups of 7")[0] < WG2_NARROW_NR
+    runs = {xs[2] - ws[2] + 1 for xs, ws, *_ in by.values() if len(xs) == 3}
+    assert {7, 8, 9, 16, 17} <= runs
+    (one,) = [c for lb, c in by.items() if lb.startswith("one sample")]
+    assert blocking(*one)[2] == 1 and blocking(*one)[4] and wgrad_chunks(*one)[1] == 1
 
 
 @pytest.mark.parametrize("n", [0, 1])

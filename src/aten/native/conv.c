@@ -17,10 +17,10 @@
  * batch, cols), so one GEMM per group covers a whole batch chunk: col_fwd and img_fwd use
  * batched views with a stride-0 weight, wgrad a single 2-D product over batch * cols.
  * Chunks keep the buffer under COL_BUDGET elements.  Spatial dims are padded to three
- * (nn_common.h); float16/bfloat16 compute in float, integers in double.  On AVX-512, float
- * work (float32, float16, bfloat16) skips the column buffer: col_fwd, wgrad and the input
- * gradient of a plain convolution run conv_packed.c (Note [Packed float32 convolution],
- * Note [Input gradient by output phases]); img_fwd (a transposed convolution, the input
+ * (nn_common.h); float16/bfloat16 compute in float, integers in double.  On AVX2 and
+ * AVX-512, float work (float32, float16, bfloat16) skips the column buffer: col_fwd and the
+ * input gradient of a plain convolution run conv_packed.c, wgrad conv_packed_wgrad.c (Note
+ * [Packed float32 convolution], Note [Input gradient by output phases]); img_fwd (a transposed convolution, the input
  * gradient of a dilated strided one) stays here.  On a CUDA device (and in the tests'
  * emulation of its kernels) the three primitives are implicit GEMMs that build no column
  * buffer (device_conv.h; Note [CUDA convolution] in src/cuda/conv_plan.h).  The argument

@@ -1,6 +1,7 @@
-/* conv_impl.h -- what conv.c shares with its float32 kernels in conv_packed.c and its argument
- * checks in conv_args.c: the geometry of a convolution, the packed kernels' entry points
- * (Note [Packed float32 convolution]) and the checked arguments. */
+/* conv_impl.h -- what conv.c shares with its float32 kernels in conv_packed.c and
+ * conv_packed_wgrad.c and its argument checks in conv_args.c: the geometry of a convolution,
+ * the packed kernels' entry points (Note [Packed float32 convolution]) and the checked
+ * arguments. */
 #ifndef PTL_ATEN_NATIVE_CONV_IMPL_H
 #define PTL_ATEN_NATIVE_CONV_IMPL_H
 
@@ -49,7 +50,7 @@ void *conv_alloc(size_t nbytes);
 
 /* Whether the packed forward and input-gradient kernels run on this CPU (AVX2 or AVX-512). */
 int conv_packed_available(void);
-/* Whether conv_packed_wgrad runs on this CPU (AVX-512; the forward also has an AVX2 engine). */
+/* Whether conv_packed_wgrad runs on this CPU (AVX2 or AVX-512). */
 int conv_packed_wgrad_available(void);
 
 /* y (n, co, cols) = conv(x (n, ci, image), w) + bias (co, or NULL), all contiguous float32;

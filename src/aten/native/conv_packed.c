@@ -1,8 +1,9 @@
-/* conv_packed.c -- float32 convolution forward and weight gradient on AVX-512, straight from
- * the image (no column buffer for the batch); the forward (and the input gradient through it)
- * also on AVX2, with PK2_MR x 16 tiles and plain-loop fills under the same driver (docs/
- * decisions.md "The packed float32 forward on AVX2").  Plays the role of oneDNN's direct
- * convolution kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU convolution).
+/* conv_packed.c -- float32 convolution forward on AVX-512 and AVX2, straight from the image
+ * (no column buffer for the batch), and the column windows that the weight gradient
+ * (conv_packed_wgrad.c) shares; the AVX2 engine runs PK2_MR x 16 tiles under the same
+ * driver (docs/decisions.md "The packed float32 forward on AVX2").  Plays the role of
+ * oneDNN's direct convolution kernels under ATen/native/mkldnn/Conv.cpp (PyTorch's CPU
+ * convolution).
  *
  * Note [Packed float32 convolution]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
@@ -31,46 +32,22 @@
  * (Note [Input gradient by output phases] in conv.c), all phases over windows filled once
  * per task, each phase's tiles then copied to every s-th element of the input gradient.
  *
- * Weight gradient: gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as
- * tiles of WG_MR taps x WG_NR output channels (WG_NARROW_MR x WG_NARROW_NR where a group
- * has at most 16 output channels): per pixel, the tile's taps broadcast from the columns
- * and the output gradient of its channels, transposed once per sample into gt[q][o] by
- * 16 x 16 register transposes (zeros at the dropped flat indices).  A tile sums up to WG_BATCH_PIXELS pixels (several
- * samples of one block) before it adds into the gradient.  The tasks go into at most
- * WG_CHUNKS partial gradients, chunk c taking the c-th share of the tasks in order, added
- * in chunk order at the end.  Blocks, batches and chunks depend only on the shape, never
- * on the thread count, so neither does the result.  With few taps a group the weight
- * gradient reads the tensors by rows instead (Note [Weight gradient by rows]). */
-#include <immintrin.h>
+ * Weight gradient: tiles over the same windows, in conv_packed_wgrad.c (Note [Packed weight
+ * gradient]). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
-#include "conv_impl.h"
+#include "conv_packed.h"
 
 #define PK_MR 8                          /* output channels per forward tile */
 #define PK_NR 32                         /* output pixels per sliver: two 16-float vectors */
 #define PK_BLOCK_BYTES (256 * 1024)      /* one task's columns at most */
-#define WG_MR 8                          /* taps per weight-gradient tile */
-#define WG_NR 32                         /* output channels per weight-gradient tile */
-#define WG_NARROW_MR 16                  /* the same where a group has at most 16 output */
-#define WG_NARROW_NR 16                  /* channels */
 #define COMPACT_NUM 9                    /* compact windows where they compute at most */
 #define COMPACT_DEN 10                   /* 9/10 of the lanes (Note [Compact windows...]) */
-#define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
-#define WG_CHUNKS 8                      /* partial weight gradients at most */
-#define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
-#define WG_ROWS_KDIM 12                  /* weight gradients by rows: at most 12 taps a */
-#define WG_ROWS_NUM 3                    /* group, output rows filling at least 3/4 of */
-#define WG_ROWS_DEN 4                    /* their vectors (Note [Weight gradient by rows]) */
-#define WG_ROWS_BLOCK_BYTES (256 * 1024) /* the samples' input a pass reads at most */
-#define WG_ROWS_WIDE_KDIM 9              /* up to 9 taps, 3 output channels a task (27
-                                          * accumulators), else 2 */
 
-#define AVX512 __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")))
-#define AVX2 __attribute__((target("avx2,fma")))
 #define PK2_MR 6                         /* output channels per AVX2 forward tile */
 
 int
@@ -80,28 +57,9 @@ conv_packed_available(void)
 }
 
 int
-conv_packed_wgrad_available(void)
+conv_packed_wide(void)
 {
     return ptl_cpu_capability() >= PTL_CPU_AVX512;
-}
-
-/* Whether the forward runs the AVX-512 engine (else AVX2): read once per call. */
-static int
-wide_engine(void)
-{
-    return ptl_cpu_capability() >= PTL_CPU_AVX512;
-}
-
-/* The lanes [lo, hi) of a 16-lane mask (empty when hi <= lo). */
-static inline __mmask16
-lane_mask(int64_t lo, int64_t hi)
-{
-    lo = lo < 0 ? 0 : lo;
-    hi = hi > 16 ? 16 : hi;
-    if (hi <= lo) {
-        return 0;
-    }
-    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
 }
 
 /* ---- filling the windows of one block ---- */
@@ -179,23 +137,77 @@ copy_run(float *dst, const float *src, int64_t n)
     }
 }
 
-/* pack_run for the AVX2 engine: the lanes [lo, hi) read the row, the others are zeros. */
-AVX2 static void
-pack_run2(float *dst, const float *src, int64_t ix0, int64_t sx, int64_t width, int64_t len)
+/* The even lanes of the pair (lo, hi), then the odd ones: [lo0 lo2 .. lo6 hi0 .. hi6] and
+ * [lo1 lo3 .. lo7 hi1 .. hi7] (in-lane shuffles, then the 64-bit quarters in order). */
+AVX2 static inline __m256
+evens8(__m256 lo, __m256 hi)
 {
-    int64_t lo = ix0 >= 0 ? 0 : (-ix0 + sx - 1) / sx;
-    int64_t hi = ix0 >= width ? 0 : (width - ix0 + sx - 1) / sx;
-    lo = lo < len ? lo : len;
-    hi = hi < len ? hi : len;
-    hi = hi > lo ? hi : lo;
-    for (int64_t j = 0; j < lo; j++) {
-        dst[j] = 0.0f;
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi,
+                                                                                      0x88)),
+                                                  0xd8));
+}
+
+AVX2 static inline __m256
+odds8(__m256 lo, __m256 hi)
+{
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi,
+                                                                                      0xdd)),
+                                                  0xd8));
+}
+
+/* The lanes l of 8 whose image column c0 + l lies in the row [0, width): a mask for
+ * _mm256_maskload_ps. */
+AVX2 static inline __m256i
+row_lanes(int64_t c0, int64_t width)
+{
+    const __m256i col = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                         _mm256_set1_epi32((int)c0));
+    return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_setzero_si256(), col),
+                               _mm256_cmpgt_epi32(_mm256_set1_epi32((int)width), col));
+}
+
+/* dst[0, n) = the first n lanes of v (n <= 8): a whole store for 8, else through a buffer
+ * (AVX2's masked stores are slow on AMD's cores). */
+AVX2 static inline void
+store_lanes(float *dst, __m256 v, int64_t n)
+{
+    if (n >= 8) {
+        _mm256_storeu_ps(dst, v);
+        return;
     }
-    for (int64_t j = lo; j < hi; j++) {
-        dst[j] = src[ix0 + j * sx];
+    _Alignas(32) float t[8];
+    _mm256_store_ps(t, v);
+    for (int64_t l = 0; l < n; l++) {
+        dst[l] = t[l];
     }
-    for (int64_t j = hi; j < len; j++) {
-        dst[j] = 0.0f;
+}
+
+/* pack_run (and with dst1, pack_run_pair) for the AVX2 engine: dst[j] = src[ix0 + j * sx]
+ * and dst1[j] = src[ix0 + j * sx + 1] where the index lies in the image row [0, width),
+ * zero elsewhere.  8 lanes at a time through masked loads (the lanes outside the row read
+ * zeros): one for stride 1, two and a shuffle to the even (odd) lanes for stride 2; larger
+ * strides one element at a time. */
+AVX2 static void
+pack_run2(float *dst, float *dst1, const float *src, int64_t ix0, int64_t sx, int64_t width,
+          int64_t len)
+{
+    for (int64_t j = 0; j < len && sx <= 2; j += 8) {
+        /* masked-off lanes are not read, so the address may lie outside the row */
+        const int64_t i = ix0 + j * sx;
+        const __m256 lo = _mm256_maskload_ps(src + i, row_lanes(i, width));
+        if (sx == 1) {
+            store_lanes(dst + j, lo, len - j);
+            continue;
+        }
+        const __m256 hi = _mm256_maskload_ps(src + i + 8, row_lanes(i + 8, width));
+        store_lanes(dst + j, evens8(lo, hi), len - j);
+        if (dst1 != NULL) {
+            store_lanes(dst1 + j, odds8(lo, hi), len - j);
+        }
+    }
+    for (int64_t j = 0; j < len && sx > 2; j++) {
+        const int64_t i = ix0 + j * sx;
+        dst[j] = i >= 0 && i < width ? src[i] : 0.0f;
     }
 }
 
@@ -411,18 +423,6 @@ tile_fwd2(int64_t kdim, const float *ap, const float *bp, const int64_t *off, co
  * window on its own, row by row like fill_window, made the fill take about as long as the
  * multiply-adds it saved (17% of the 13 x 13 input gradient instead of 6%). */
 
-typedef struct Cols {
-    int64_t span;                        /* 1 + the last output pixel's flat index */
-    int64_t nq, nblk;                    /* pixels per block (a multiple of PK_NR), blocks */
-    int64_t hq, wq, winst;               /* phase plane height, flat row width; floats per
-                                          * window */
-    int64_t nph;                         /* windows per channel */
-    int compact;                         /* rows cut to the output's width */
-    int64_t *off;                        /* kdim tap offsets */
-    int64_t *phase;                      /* nph x 3: the windows' (pz, py, px or kx * dx),
-                                          * by slot */
-} Cols;
-
 /* The slot of window (pz, py, px) among those read, adding it when new. */
 static int64_t
 phase_slot(Cols *cl, int64_t pz, int64_t py, int64_t px)
@@ -468,8 +468,8 @@ compact_fits(const ConvGeom *g)
 /* Lays out the columns of one (sample, group) of cpg channels: compact or not (Note
  * [Compact windows for small images]), in blocks that keep a task's windows within
  * PK_BLOCK_BYTES, at least min_blocks of them where there are enough slivers. */
-static int
-cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
+int
+conv_cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
 {
     const int64_t kdim = cpg * g->kvol, kvol = g->kvol;
     const int64_t wplane = plane_extent(g, 2);
@@ -480,6 +480,10 @@ cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
     cl->compact = compact_fits(g) && lanes_compact * COMPACT_DEN <= lanes_plane * COMPACT_NUM;
     cl->wq = cl->compact ? g->col[2] : wplane;
     cl->span = flat_span(g, cl->hq, cl->wq);
+    /* stride 1 and no padding: the one phase plane is the image (its extents are the
+     * image's, as the last pixel's taps end at its end) */
+    cl->flat = !cl->compact && g->s[0] == 1 && g->s[1] == 1 && g->s[2] == 1 && g->p[0] == 0 &&
+               g->p[1] == 0 && g->p[2] == 0 && cl->hq == g->img[1] && cl->wq == g->img[2];
     /* off, then the phases (the kernel volume bounds their count), then each tap's slot
      * and offset in its plane */
     cl->off = conv_alloc((size_t)(kdim + 5 * kvol) * sizeof(int64_t));
@@ -522,8 +526,8 @@ cols_init(Cols *cl, const ConvGeom *g, int64_t cpg, int64_t min_blocks)
     return 0;
 }
 /* floats of one task's windows */
-static size_t
-cols_floats(const Cols *cl, int64_t cpg)
+size_t
+conv_cols_floats(const Cols *cl, int64_t cpg)
 {
     return (size_t)(cpg * cl->nph * cl->winst);
 }
@@ -561,10 +565,7 @@ fill_window(const int wide, const float *plane, const ConvGeom *g, const Cols *c
             pack_run(d, src, ix0, g->s[2], g->img[2], n);
         }
         else {
-            pack_run2(d, src, ix0, g->s[2], g->img[2], n);
-            if (win1 != NULL) {
-                pack_run2(win1 + (f - q0), src, ix0 + 1, 2, g->img[2], n);
-            }
+            pack_run2(d, win1 != NULL ? win1 + (f - q0) : NULL, src, ix0, g->s[2], g->img[2], n);
         }
         f += n;
         x = 0;
@@ -625,24 +626,70 @@ fill_compact(const float *plane, const ConvGeom *g, const Cols *cl, const int64_
 }
 
 /* fill_compact for the AVX2 engine: window kx's row holds the padded row's elements
- * kx * dx + ox * sx for ox < cols, element by element. */
+ * kx * dx + ox * sx for ox < 16, read straight from the image row through masked loads
+ * (zeros outside it; the masks are the same for every row): two for stride 1, four and two
+ * shuffles to the even lanes for stride 2, one element at a time for larger strides.
+ * (Reading them from a copy of the padded row on the stack stalled every load on the
+ * stores just made to it.) */
 AVX2 static void
 fill_compact2(const float *plane, const ConvGeom *g, const Cols *cl, const int64_t *phase,
               int64_t q0, int64_t len, float *win)
 {
-    const int64_t wq = cl->wq, width = g->img[2];
+    const int64_t wq = cl->wq, b = -g->p[2], width = g->img[2], sx = g->s[2];
+    const int64_t nv = sx == 1 ? 2 : 4;
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    /* compact_fits: (k[2] - 1) * dx < 32, so k[2] <= 32 */
+    __m256i m[32][4];
+    for (int64_t kx = 0; kx < g->k[2] && sx <= 2; kx++) {
+        for (int64_t v = 0; v < nv; v++) {
+            m[kx][v] = row_lanes(b + kx * g->d[2] + 8 * v, width);
+        }
+    }
     int64_t row = q0 / wq, zq = row / cl->hq, yq = row % cl->hq;
     for (int64_t at = row * wq - q0; at < len; at += wq) {
         int64_t iz = zq * g->s[0] + phase[0] - g->p[0];
         int64_t iy = yq * g->s[1] + phase[1] - g->p[1];
-        int inside = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1];
         const float *src = plane + (iz * g->img[1] + iy) * width;
-        int64_t lo = at < 0 ? -at : 0, hi = len - at < wq ? len - at : wq;
+        const int inside = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1];
+        /* the row's lanes in [at, at + wq) within [0, len); a whole 16 where they fit there
+         * (the lanes past the row are the next row's, written next) */
+        const int whole = at >= 0 && at + 16 <= len;
+        const int64_t lo = at < 0 ? -at : 0, hi = len - at < wq ? len - at : wq;
+        const __m256i k0 = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo), lanes),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), lanes));
+        const __m256i k1 = _mm256_andnot_si256(
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lo - 8), lanes),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi - 8), lanes));
         for (int64_t kx = 0; kx < g->k[2]; kx++) {
+            /* masked-off lanes are not read, so the address may lie outside the row */
+            const float *r = src + b + kx * g->d[2];
             float *d = win + kx * cl->winst + at;
-            for (int64_t ox = lo; ox < hi; ox++) {
-                int64_t ix = kx * g->d[2] + ox * g->s[2] - g->p[2];
-                d[ox] = inside && ix >= 0 && ix < width ? src[ix] : 0.0f;
+            __m256 v0 = _mm256_setzero_ps(), v1 = v0;
+            if (sx > 2) {
+                for (int64_t ox = lo; ox < hi; ox++) {
+                    int64_t ix = b + kx * g->d[2] + ox * sx;
+                    d[ox] = inside && ix >= 0 && ix < width ? src[ix] : 0.0f;
+                }
+                continue;
+            }
+            if (inside && sx == 1) {
+                v0 = _mm256_maskload_ps(r, m[kx][0]);
+                v1 = _mm256_maskload_ps(r + 8, m[kx][1]);
+            }
+            else if (inside) {
+                v0 = evens8(_mm256_maskload_ps(r, m[kx][0]), _mm256_maskload_ps(r + 8, m[kx][1]));
+                v1 = evens8(_mm256_maskload_ps(r + 16, m[kx][2]),
+                            _mm256_maskload_ps(r + 24, m[kx][3]));
+            }
+            if (whole) {
+                _mm256_storeu_ps(d, v0);
+                _mm256_storeu_ps(d + 8, v1);
+            }
+            else {
+                /* masked-off lanes are not written, so the address may lie outside */
+                _mm256_maskstore_ps(d, k0, v0);
+                _mm256_maskstore_ps(d + 8, k1, v1);
             }
         }
         if (++yq == cl->hq) {
@@ -659,7 +706,16 @@ static inline __attribute__((always_inline)) void
 cols_fill_body(const int wide, const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg,
                int64_t q0, float *buf)
 {
-    for (int64_t c = 0; c < cpg; c++) {
+    for (int64_t c = 0; cl->flat && c < cpg; c++) {
+        /* flat index f is image element f: one copy, zeros past the image */
+        int64_t n = g->img_numel - q0 < cl->winst ? g->img_numel - q0 : cl->winst;
+        n = n > 0 ? n : 0;
+        if (n > 0) {
+            memcpy(buf + c * cl->winst, x + c * g->img_numel + q0, (size_t)n * sizeof(float));
+        }
+        zero_run(buf + c * cl->winst + n, cl->winst - n);
+    }
+    for (int64_t c = 0; !cl->flat && c < cpg; c++) {
         for (int64_t ph = 0, step; ph < cl->nph; ph += step) {
             float *win = buf + (c * cl->nph + ph) * cl->winst;
             const int64_t *at = cl->phase + 3 * ph;
@@ -684,16 +740,16 @@ cols_fill_body(const int wide, const Cols *cl, const float *x, const ConvGeom *g
     }
 }
 
-AVX512 static void
-cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
-          float *buf)
+AVX512 void
+conv_cols_fill(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
+               float *buf)
 {
     cols_fill_body(1, cl, x, g, cpg, q0, buf);
 }
 
-AVX2 static void
-cols_fill2(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
-           float *buf)
+AVX2 void
+conv_cols_fill2(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64_t q0,
+                float *buf)
 {
     cols_fill_body(0, cl, x, g, cpg, q0, buf);
 }
@@ -701,8 +757,8 @@ cols_fill2(const Cols *cl, const float *x, const ConvGeom *g, int64_t cpg, int64
 /* The next run of output pixels at or after flat index *q and below end (*q moves to its
  * start), for an output of col[0] x col[1] x col[2] pixels; returns its length, 0 when there
  * is none, and sets *pix to its first pixel's index in the output. */
-static int64_t
-flat_next_run(const Cols *cl, const int64_t *col, int64_t *q, int64_t end, int64_t *pix)
+int64_t
+conv_flat_next_run(const Cols *cl, const int64_t *col, int64_t *q, int64_t end, int64_t *pix)
 {
     while (*q < end) {
         int64_t row = *q / cl->wq, x = *q % cl->wq, z = row / cl->hq, y = row % cl->hq;
@@ -717,16 +773,8 @@ flat_next_run(const Cols *cl, const int64_t *col, int64_t *q, int64_t end, int64
 
 /* ---- forward ---- */
 
-/* What the forward and weight-gradient jobs share: the geometry, the column blocks, and the
- * channels (ci in, co out; cpg, opg per group; kdim = cpg * kvol columns per output). */
-typedef struct JobShape {
-    const ConvGeom *g;
-    const Cols *cl;
-    int64_t ci, co, cpg, opg, kdim;
-} JobShape;
-
-static void
-job_shape_init(JobShape *sh, const ConvGeom *g, const Cols *cl, int64_t ci, int64_t co)
+void
+conv_job_shape_init(JobShape *sh, const ConvGeom *g, const Cols *cl, int64_t ci, int64_t co)
 {
     sh->g = g;
     sh->cl = cl;
@@ -829,7 +877,7 @@ fwd_tasks_body(const int wide, const FwdJob *j, int64_t t0, int64_t t1)
     const Cols *cl = j->sh.cl;
     const int64_t G = g->groups;
     const int direct = j->nph == 1 && j->ph[0].out == NULL && cl->span == g->col_numel;
-    float *cols = conv_alloc(cols_floats(cl, j->sh.cpg) * sizeof(float));
+    float *cols = conv_alloc(conv_cols_floats(cl, j->sh.cpg) * sizeof(float));
     float *tmp = direct ? NULL : conv_alloc((size_t)(j->nis * MR * cl->nq) * sizeof(float));
     if (cols == NULL || (tmp == NULL && !direct)) {
         free(cols);
@@ -841,10 +889,10 @@ fwd_tasks_body(const int wide, const FwdJob *j, int64_t t0, int64_t t1)
         int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
         const float *xg = j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel;
         if (wide) {
-            cols_fill(cl, xg, g, j->sh.cpg, q0, cols);
+            conv_cols_fill(cl, xg, g, j->sh.cpg, q0, cols);
         }
         else {
-            cols_fill2(cl, xg, g, j->sh.cpg, q0, cols);
+            conv_cols_fill2(cl, xg, g, j->sh.cpg, q0, cols);
         }
         for (int64_t f = 0; f < j->nph; f++) {
             const FwdPhase *ph = &j->ph[f];
@@ -872,7 +920,7 @@ fwd_tasks_body(const int wide, const FwdJob *j, int64_t t0, int64_t t1)
             }
             int64_t pix, len;
             for (int64_t q = q0;
-                 !direct && (len = flat_next_run(cl, ph->col, &q, q0 + nq, &pix)) > 0;
+                 !direct && (len = conv_flat_next_run(cl, ph->col, &q, q0 + nq, &pix)) > 0;
                  q += len) {
                 float *dst = yg + pix;
                 int64_t step = 1;
@@ -929,20 +977,20 @@ fwd_run(const float *x, ConvPackedWeight wkind, const float *bias, float *y,
 {
     const int64_t G = g->groups;
     FwdJob j = {.x = x, .bias = bias, .y = y, .nph = nph};
-    Cols cl;
+    Cols cl = {0};
     FwdPhase *ph = NULL;
     float *wp = NULL;
     int64_t *off = NULL, kdims = 0;
     int rc = -1;
-    job_shape_init(&j.sh, g, &cl, ci, co);
-    j.wide = wide_engine();
+    conv_job_shape_init(&j.sh, g, &cl, ci, co);
+    j.wide = conv_packed_wide();
     j.mr = j.wide ? PK_MR : PK2_MR;
     j.nis = (j.sh.opg + j.mr - 1) / j.mr;
     /* enough tasks for every thread: two per thread when the batch is small (the blocks
      * change no result: each output is one sum over the taps) */
     int64_t nthreads = ptl_get_num_threads();
     int64_t want = n * G >= 2 * nthreads ? 1 : (2 * nthreads + n * G - 1) / (n * G);
-    if (cols_init(&cl, g, j.sh.cpg, want) < 0) {
+    if (conv_cols_init(&cl, g, j.sh.cpg, want) < 0) {
         return -1;
     }
     for (int64_t f = 0; f < nph; f++) {
@@ -1006,482 +1054,3 @@ conv_packed_fwd_phases(const float *x, float *y, const ConvPackedPhase *phases, 
     return fwd_run(x, CONV_PACKED_W_FLIPPED, NULL, y, phases, nph, g, n, ci, co);
 }
 
-/* ---- weight gradient ---- */
-
-/* The weight-gradient tile of MR taps x 16 * NV output channels (8 x 32, or 16 x 16 for a
- * group of at most 16 output channels, which would leave half of every 32-wide tile's
- * multiply-adds on zeros): for taps r < MR and channels o,
- *   acc[r][o] = sum over segments e < nseg and pixels q < nq of
- *               arow[r][e * aseg + q] * gt[e * gseg + q * 16 * NV + o]
- * (the column of tap r at pixel q times the transposed output gradient; a segment is one
- * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr.  MR and NV are
- * constants at each call, so the loops unroll and the MR * NV accumulators stay in
- * registers. */
-AVX512 static inline __attribute__((always_inline)) void
-tile_wgrad_body(const int MR, const int NV, const float *const *arow, int64_t aseg,
-                const float *gt, int64_t gseg, int64_t nq, int64_t nseg, float *part,
-                int64_t ldp, int64_t mr, int64_t nr)
-{
-    __m512 c[16][2];
-    const float *a[16];
-    for (int r = 0; r < MR; r++) {
-        for (int v = 0; v < NV; v++) {
-            c[r][v] = _mm512_setzero_ps();
-        }
-    }
-    for (int64_t e = 0; e < nseg; e++) {
-        for (int r = 0; r < MR; r++) {
-            a[r] = arow[r] + e * aseg;
-        }
-        const float *b = gt + e * gseg;
-        for (int64_t l = 0; l < nq; l++, b += 16 * NV) {
-            __m512 b0 = _mm512_load_ps(b), b1 = NV > 1 ? _mm512_load_ps(b + 16) : b0;
-            for (int r = 0; r < MR; r++) {
-                const __m512 x = _mm512_set1_ps(a[r][l]);
-                c[r][0] = _mm512_fmadd_ps(x, b0, c[r][0]);
-                if (NV > 1) {
-                    c[r][1] = _mm512_fmadd_ps(x, b1, c[r][1]);
-                }
-            }
-        }
-    }
-    _Alignas(64) float t[16 * 32];
-    for (int r = 0; r < MR; r++) {
-        for (int v = 0; v < NV; v++) {
-            _mm512_store_ps(t + (r * NV + v) * 16, c[r][v]);
-        }
-    }
-    for (int64_t o = 0; o < nr; o++) {
-        for (int64_t r = 0; r < mr; r++) {
-            part[o * ldp + r] += t[r * 16 * NV + o];
-        }
-    }
-}
-
-AVX512 static void
-tile_wgrad(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg, int64_t nq,
-           int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
-{
-    tile_wgrad_body(WG_MR, WG_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp, mr, nr);
-}
-
-AVX512 static void
-tile_wgrad_narrow(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
-                  int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
-{
-    tile_wgrad_body(WG_NARROW_MR, WG_NARROW_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp,
-                    mr, nr);
-}
-
-typedef struct WgradJob {
-    JobShape sh;
-    const float *gy, *x;
-    float *parts;                        /* chunks x co x kdim */
-    int64_t mr, nr;                      /* the tile: WG_MR x WG_NR or the narrow one */
-    int64_t n, nos;
-    int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
-} WgradJob;
-
-/* dst[j * ldd + r] = src[r * ld + j] for r < 16 and j < nj (nj <= 16), zero for rows
- * r >= nr: a 16 x 16 transpose in registers (pairs of lanes, then pairs of pairs, then
- * 128-bit quarters twice), the rows read through masked loads. */
-AVX512 static void
-transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst, int64_t ldd)
-{
-    const __mmask16 cols = lane_mask(0, nj);
-    __m512 a[16], b[16];
-    for (int r = 0; r < 16; r++) {
-        a[r] = r < nr ? _mm512_maskz_loadu_ps(cols, src + r * ld) : _mm512_setzero_ps();
-    }
-    for (int r = 0; r < 16; r += 2) {
-        b[r] = _mm512_unpacklo_ps(a[r], a[r + 1]);
-        b[r + 1] = _mm512_unpackhi_ps(a[r], a[r + 1]);
-    }
-    for (int r = 0; r < 16; r += 4) {
-        for (int h = 0; h < 2; h++) {
-            __m512d x = _mm512_castps_pd(b[r + h]), y = _mm512_castps_pd(b[r + 2 + h]);
-            a[r + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
-            a[r + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
-        }
-    }
-    for (int r = 0; r < 16; r += 8) {
-        for (int h = 0; h < 4; h++) {
-            b[r + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0x88);
-            b[r + 4 + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0xdd);
-        }
-    }
-    for (int h = 0; h < 8; h++) {
-        a[h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0x88);
-        a[8 + h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0xdd);
-    }
-    for (int64_t c = 0; c < nj; c++) {   /* a[c] is column c */
-        _mm512_store_ps(dst + c * ldd, a[c]);
-    }
-}
-
-/* gt[(os * nq + q) * nr + o % nr] = the output gradient of channel o (of the group,
- * os = o / nr, nr the tile's channels) at the block's flat index q (gyg: the group's first channel of one
- * sample), zero at the dropped indices and past opg: 16 x 16 transposes over each run of
- * output pixels. */
-AVX512 static void
-fill_gt(const WgradJob *j, const float *gyg, int64_t q0, int64_t nq, float *gt)
-{
-    const Cols *cl = j->sh.cl;
-    const int64_t L = j->sh.g->col_numel, opg = j->sh.opg;
-    memset(gt, 0, (size_t)(j->nos * cl->nq * j->nr) * sizeof(float));
-    int64_t pix, len;
-    for (int64_t q = q0; (len = flat_next_run(cl, j->sh.g->col, &q, q0 + nq, &pix)) > 0; q += len) {
-        for (int64_t o = 0; o < opg; o += 16) {
-            float *d = gt + ((o / j->nr) * cl->nq + (q - q0)) * j->nr + o % j->nr;
-            for (int64_t i = 0; i < len; i += 16) {
-                transpose_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 16 ? len - i : 16,
-                                d + i * j->nr, j->nr);
-            }
-        }
-    }
-}
-
-/* Chunks [c0, c1): chunk c sums its share of the tasks (group, block, sample), in order,
- * into its own partial gradient, up to `batch` samples of one block at a time. */
-AVX512 static int
-wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
-{
-    const WgradJob *j = (const WgradJob *)ctx;
-    const ConvGeom *g = j->sh.g;
-    const Cols *cl = j->sh.cl;
-    const int64_t L = g->col_numel;
-    const size_t cfl = cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * j->nr);
-    float *cols = conv_alloc((size_t)j->batch * cfl * sizeof(float));
-    float *gt = conv_alloc((size_t)j->batch * gfl * sizeof(float));
-    if (cols == NULL || gt == NULL) {
-        free(cols);
-        free(gt);
-        return -1;
-    }
-    for (int64_t c = c0; c < c1; c++) {
-        float *part = j->parts + c * j->sh.co * j->sh.kdim;
-        int64_t t1 = (c + 1) * j->ntasks / j->chunks;
-        memset(part, 0, (size_t)(j->sh.co * j->sh.kdim) * sizeof(float));
-        for (int64_t t = c * j->ntasks / j->chunks, nb; t < t1; t += nb) {
-            int64_t n0 = t % j->n, blk = (t / j->n) % cl->nblk, grp = t / (j->n * cl->nblk);
-            int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
-            nb = j->batch < t1 - t ? j->batch : t1 - t;
-            nb = nb < j->n - n0 ? nb : j->n - n0;
-            for (int64_t e = 0; e < nb; e++) {
-                int64_t n = n0 + e;
-                cols_fill(cl, j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel, g,
-                          j->sh.cpg, q0, cols + e * cfl);
-                fill_gt(j, j->gy + (n * j->sh.co + grp * j->sh.opg) * L, q0, nq, gt + e * gfl);
-            }
-            for (int64_t os = 0; os < j->nos; os++) {
-                int64_t nr = j->sh.opg - os * j->nr < j->nr ? j->sh.opg - os * j->nr : j->nr;
-                for (int64_t p = 0; p < j->sh.kdim; p += j->mr) {
-                    int64_t mr = j->sh.kdim - p < j->mr ? j->sh.kdim - p : j->mr;
-                    /* taps past the last repeat it (computed, not stored) */
-                    const float *arow[WG_NARROW_MR];
-                    for (int r = 0; r < j->mr; r++) {
-                        arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
-                    }
-                    (j->nr == WG_NR ? tile_wgrad : tile_wgrad_narrow)(
-                        arow, (int64_t)cfl, gt + os * cl->nq * j->nr, (int64_t)gfl, nq, nb,
-                        part + (grp * j->sh.opg + os * j->nr) * j->sh.kdim + p, j->sh.kdim, mr,
-                        nr);
-                }
-            }
-        }
-    }
-    free(cols);
-    free(gt);
-    return 0;
-}
-
-/* Note [Weight gradient by rows]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * With few taps a group (kdim = ci/G * kvol, 9 for the first layer of a CNN on grey images)
- * the tiles above compute 8 or 16 taps for kdim and transpose the output gradient for
- * them: the 28x28 1 -> 32 layer spent as long in 16 x 16 transposes as in its tiles, which
- * ran half on repeated taps.  Where kdim <= WG_ROWS_KDIM and the stride along the rows is 1,
- * the sum over pixels is vectorized instead: a task is three output channels of a group
- * (two above WG_ROWS_WIDE_KDIM taps, to keep the accumulators in registers), its 3 x kdim
- * accumulators hold 16 partial sums each (one per lane), and per output row and 16 of its
- * pixels it loads the channels' output gradient and, per tap, the input row's 16 elements
- * the tap reads (masked loads: zeros past the image's edges and rows), straight from the
- * tensors: no windows, no transposes.  A row of cols pixels takes ceil(cols / 16) vectors,
- * so this runs where they are at least WG_ROWS_NUM / WG_ROWS_DEN full (26 of 32 lanes for
- * 28x28).  Each lane sums its pixels in sample and row order and
- * the lanes are added at the end, whatever the threads: a task owns its outputs.  The
- * tasks pass over blocks of samples (WG_ROWS_BLOCK_BYTES of input), all tasks of a thread
- * reading one block before the next, their accumulators kept between blocks. */
-
-typedef struct RowsJob {
-    const ConvGeom *g;
-    const float *gy, *x;
-    float *acc;                          /* tasks x mo x kdim x 16 partial sums */
-    int64_t n, ci, co, cpg, opg, kdim, nb, ntasks, nch;
-    int64_t mo;                          /* output channels a task (rows_mo) */
-    const int64_t *toff;                 /* per tap: its offset from the input row of the
-                                          * output row (the image's element of pixel 0, may
-                                          * lie outside the row), its z and y offsets */
-    const __mmask16 *cmask;              /* per 16-pixel chunk and tap: lanes in the row */
-    int64_t zin[2], yin[2];              /* output rows [lo, hi) that every tap reads inside
-                                          * the image */
-} RowsJob;
-
-/* The output channels a task of kdim taps takes, at most ROWS_MO_MAX: its accumulators
- * stay in registers.  (The arrays of the always-inline bodies below are ROWS_MO_MAX long:
- * sized by their MO parameter they would be variable-length arrays, on the stack.) */
-#define ROWS_MO_MAX 3
-
-static inline int
-rows_mo(int64_t kdim)
-{
-    return kdim <= WG_ROWS_WIDE_KDIM ? ROWS_MO_MAX : 2;
-}
-
-/* Whether a weight gradient runs by rows (Note [Weight gradient by rows]). */
-static int
-rows_fit(const ConvGeom *g, int64_t cpg)
-{
-    int64_t cols = g->col[2], lanes = (cols + 15) / 16 * 16;
-    return g->s[2] == 1 && cpg * g->kvol <= WG_ROWS_KDIM &&
-           cols * WG_ROWS_DEN >= lanes * WG_ROWS_NUM;
-}
-
-/* One output row of MP taps: xrow is the input row under it (tap p reads xrow + toff[p]),
- * gr[m] the output gradient of the task's channel m; okm (NULL: every tap) the taps whose
- * input row lies in the image. */
-AVX512 static inline __attribute__((always_inline)) void
-rows_row(const int MP, const int MO, const RowsJob *j, const float *xrow,
-         const float *const *gr, const __mmask16 *okm, __m512 (*a)[WG_ROWS_KDIM])
-{
-    for (int64_t ch = 0; ch < j->nch; ch++) {
-        const __mmask16 m = lane_mask(0, j->g->col[2] - ch * 16);
-        __m512 v[ROWS_MO_MAX];
-        for (int c = 0; c < MO; c++) {
-            v[c] = _mm512_maskz_loadu_ps(m, gr[c] + ch * 16);
-        }
-        const __mmask16 *cm = j->cmask + ch * j->kdim;
-        const float *xc = xrow + ch * 16;
-        for (int p = 0; p < MP; p++) {
-            /* masked-off lanes are not read, so the address may lie outside the image */
-            const __m512 xv = _mm512_maskz_loadu_ps(okm != NULL ? (__mmask16)(okm[p] & cm[p])
-                                                                : cm[p],
-                                                    (const char *)(xc + j->toff[3 * p]));
-            for (int c = 0; c < MO; c++) {
-                a[c][p] = _mm512_fmadd_ps(v[c], xv, a[c][p]);
-            }
-        }
-    }
-}
-
-/* Task t's samples [n0, n1): accumulators from and back to j->acc. */
-AVX512 static inline __attribute__((always_inline)) void
-rows_body(const int MP, const int MO, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
-{
-    const ConvGeom *g = j->g;
-    const int64_t L = g->col_numel, nset = (j->opg + MO - 1) / MO;
-    const int64_t grp = t / nset, o0 = grp * j->opg + (t % nset) * MO;
-    int64_t oc[ROWS_MO_MAX];
-    for (int c = 0; c < MO; c++) {   /* past the group: its last channel again */
-        oc[c] = o0 + c < (grp + 1) * j->opg ? o0 + c : (grp + 1) * j->opg - 1;
-    }
-    float *acc = j->acc + t * MO * j->kdim * 16;
-    __m512 a[ROWS_MO_MAX][WG_ROWS_KDIM];
-    for (int c = 0; c < MO; c++) {
-        for (int p = 0; p < MP; p++) {
-            a[c][p] = _mm512_loadu_ps(acc + (c * MP + p) * 16);
-        }
-    }
-    for (int64_t n = n0; n < n1; n++) {
-        const float *xs = j->x + (n * j->ci + grp * j->cpg) * g->img_numel;
-        for (int64_t oz = 0; oz < g->col[0]; oz++) {
-            for (int64_t oy = 0; oy < g->col[1]; oy++) {
-                const int64_t row = (oz * g->col[1] + oy) * g->col[2];
-                const float *gr[ROWS_MO_MAX];
-                for (int c = 0; c < MO; c++) {
-                    gr[c] = j->gy + (n * j->co + oc[c]) * L + row;
-                }
-                const float *xrow = xs + (oz * g->s[0] * g->img[1] + oy * g->s[1]) * g->img[2];
-                if (oz >= j->zin[0] && oz < j->zin[1] && oy >= j->yin[0] && oy < j->yin[1]) {
-                    rows_row(MP, MO, j, xrow, gr, NULL, a);
-                    continue;
-                }
-                __mmask16 okm[WG_ROWS_KDIM];
-                for (int p = 0; p < MP; p++) {
-                    int64_t iz = oz * g->s[0] + j->toff[3 * p + 1];
-                    int64_t iy = oy * g->s[1] + j->toff[3 * p + 2];
-                    okm[p] = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1]
-                                 ? (__mmask16)0xffff : 0;
-                }
-                rows_row(MP, MO, j, xrow, gr, okm, a);
-            }
-        }
-    }
-    for (int c = 0; c < MO; c++) {
-        for (int p = 0; p < MP; p++) {
-            _mm512_storeu_ps(acc + (c * MP + p) * 16, a[c][p]);
-        }
-    }
-}
-
-#define ROWS_CASE(MP)                                                                     \
-    case MP:                                                                              \
-        rows_body(MP, rows_mo(MP), j, t, n0, n1);                                         \
-        break
-
-/* Tasks [t0, t1), one block of samples at a time. */
-AVX512 static int
-rows_tasks(void *ctx, int64_t t0, int64_t t1)
-{
-    const RowsJob *j = (const RowsJob *)ctx;
-    for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
-        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb;
-        for (int64_t t = t0; t < t1; t++) {
-            switch (j->kdim) {
-                ROWS_CASE(1);
-                ROWS_CASE(2);
-                ROWS_CASE(3);
-                ROWS_CASE(4);
-                ROWS_CASE(5);
-                ROWS_CASE(6);
-                ROWS_CASE(7);
-                ROWS_CASE(8);
-                ROWS_CASE(9);
-                ROWS_CASE(10);
-                ROWS_CASE(11);
-                ROWS_CASE(12);
-                default:
-                    break;
-            }
-        }
-    }
-    return 0;
-}
-#undef ROWS_CASE
-
-/* The weight gradient by rows (Note [Weight gradient by rows]); n, co and cols not 0. */
-AVX512 static int
-wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
-           int64_t ci, int64_t co)
-{
-    RowsJob j = {.g = g, .gy = gy, .x = x, .n = n, .ci = ci, .co = co};
-    j.cpg = ci / g->groups;
-    j.opg = co / g->groups;
-    j.kdim = j.cpg * g->kvol;
-    j.mo = rows_mo(j.kdim);
-    j.ntasks = g->groups * ((j.opg + j.mo - 1) / j.mo);
-    j.nch = (g->col[2] + 15) / 16;
-    int64_t per = j.cpg * g->img_numel * (int64_t)sizeof(float);
-    j.nb = per > 0 && WG_ROWS_BLOCK_BYTES / per > 1 ? WG_ROWS_BLOCK_BYTES / per : 1;
-    int64_t *toff = conv_alloc((size_t)(3 * j.kdim) * sizeof(int64_t));
-    __mmask16 *cmask = conv_alloc((size_t)(j.nch * j.kdim) * sizeof(__mmask16));
-    j.acc = conv_alloc((size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
-    int rc = -1;
-    if (toff == NULL || cmask == NULL || j.acc == NULL) {
-        goto done;
-    }
-    j.zin[0] = j.yin[0] = 0;
-    j.zin[1] = g->col[0];
-    j.yin[1] = g->col[1];
-    for (int64_t p = 0; p < j.kdim; p++) {
-        int64_t kk = p % g->kvol, kx = kk % g->k[2], ky = kk / g->k[2] % g->k[1];
-        int64_t kz = kk / (g->k[1] * g->k[2]);
-        int64_t oz = kz * g->d[0] - g->p[0], oy = ky * g->d[1] - g->p[1];
-        int64_t ox = kx * g->d[2] - g->p[2];
-        toff[3 * p] = (((p / g->kvol) * g->img[0] + oz) * g->img[1] + oy) * g->img[2] + ox;
-        toff[3 * p + 1] = oz;
-        toff[3 * p + 2] = oy;
-        /* output rows r with 0 <= r * s + off < img: [ceil(-off / s), ceil((img - off) / s)) */
-        int64_t zlo = oz < 0 ? (-oz + g->s[0] - 1) / g->s[0] : 0;
-        int64_t ylo = oy < 0 ? (-oy + g->s[1] - 1) / g->s[1] : 0;
-        int64_t zhi = g->img[0] - oz <= 0 ? 0 : (g->img[0] - oz + g->s[0] - 1) / g->s[0];
-        int64_t yhi = g->img[1] - oy <= 0 ? 0 : (g->img[1] - oy + g->s[1] - 1) / g->s[1];
-        j.zin[0] = zlo > j.zin[0] ? zlo : j.zin[0];
-        j.yin[0] = ylo > j.yin[0] ? ylo : j.yin[0];
-        j.zin[1] = zhi < j.zin[1] ? zhi : j.zin[1];
-        j.yin[1] = yhi < j.yin[1] ? yhi : j.yin[1];
-        for (int64_t ch = 0; ch < j.nch; ch++) {
-            /* pixel ox reads image column ox + the tap's: lanes inside [0, img) */
-            int64_t at = ch * 16 + ox;
-            cmask[ch * j.kdim + p] = lane_mask(-at, g->img[2] - at) &
-                                     lane_mask(0, g->col[2] - ch * 16);
-        }
-    }
-    j.toff = toff;
-    j.cmask = cmask;
-    memset(j.acc, 0, (size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
-    double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
-    void *tok = ptl_nogil_begin();
-    rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
-                           : rows_tasks(&j, 0, j.ntasks);
-    ptl_nogil_end(tok);
-    for (int64_t t = 0; rc == 0 && t < j.ntasks; t++) {
-        int64_t nset = (j.opg + j.mo - 1) / j.mo, grp = t / nset;
-        int64_t o0 = grp * j.opg + (t % nset) * j.mo;
-        for (int64_t h = 0; h < j.mo && o0 + h < (grp + 1) * j.opg; h++) {
-            for (int64_t p = 0; p < j.kdim; p++) {
-                gw[(o0 + h) * j.kdim + p] = _mm512_reduce_add_ps(
-                    _mm512_loadu_ps(j.acc + ((t * j.mo + h) * j.kdim + p) * 16));
-            }
-        }
-    }
-done:
-    free(toff);
-    free(cmask);
-    free(j.acc);
-    return rc;
-}
-
-int
-conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
-                  int64_t ci, int64_t co)
-{
-    const int64_t G = g->groups;
-    WgradJob j = {.gy = gy, .x = x};
-    Cols cl;
-    job_shape_init(&j.sh, g, &cl, ci, co);
-    j.nr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_NR : WG_NR;
-    j.mr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_MR : WG_MR;
-    j.nos = (j.sh.opg + j.nr - 1) / j.nr;
-    int64_t len = co * j.sh.kdim;
-    if (n == 0 || len == 0 || g->col_numel == 0) {
-        memset(gw, 0, (size_t)len * sizeof(float));
-        return 0;
-    }
-    if (rows_fit(g, j.sh.cpg)) {
-        return wgrad_rows(gy, x, gw, g, n, ci, co);
-    }
-    /* the blocks, batches and chunks depend on the shape only */
-    if (cols_init(&cl, g, j.sh.cpg, 1) < 0) {
-        return -1;
-    }
-    j.n = n;
-    j.ntasks = n * G * cl.nblk;
-    j.batch = WG_BATCH_PIXELS / cl.nq;
-    j.batch = j.batch < 1 ? 1 : (j.batch < n ? j.batch : n);
-    int64_t most = WG_CHUNK_BYTES / (len * (int64_t)sizeof(float));
-    j.chunks = j.ntasks < WG_CHUNKS ? j.ntasks : WG_CHUNKS;
-    j.chunks = j.chunks < most ? j.chunks : (most < 1 ? 1 : most);
-    j.parts = conv_alloc((size_t)(j.chunks * len) * sizeof(float));
-    if (j.parts == NULL) {
-        free(cl.off);
-        return -1;
-    }
-    double work = (double)n * (double)co * (double)j.sh.kdim * (double)cl.span;
-    void *tok = ptl_nogil_begin();
-    int rc = work >= (1 << 18) ? ptl_parallel_for(0, j.chunks, 1, wgrad_chunks, &j)
-                               : wgrad_chunks(&j, 0, j.chunks);
-    ptl_nogil_end(tok);
-    if (rc == 0) {
-        memcpy(gw, j.parts, (size_t)len * sizeof(float));
-        for (int64_t c = 1; c < j.chunks; c++) {
-            const float *part = j.parts + c * len;
-            for (int64_t i = 0; i < len; i++) {
-                gw[i] += part[i];
-            }
-        }
-    }
-    free(j.parts);
-    free(cl.off);
-    return rc;
-}

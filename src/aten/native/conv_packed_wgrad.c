@@ -1,0 +1,734 @@
+/* conv_packed_wgrad.c -- the float32 convolution weight gradient straight from the image, on
+ * AVX-512 and AVX2, over the column windows of the packed forward (conv_packed.c, Note
+ * [Packed float32 convolution]).  Plays the role of oneDNN's direct convolution
+ * backward-weights kernels under ATen/native/mkldnn/Conv.cpp.
+ *
+ * Note [Packed weight gradient]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * gw[o][p] = sum over samples and pixels q of gy[o][q] * col[p][q], as tiles of WG_MR taps x
+ * WG_NR output channels (WG_NARROW_MR x WG_NARROW_NR where a group has at most 16 output
+ * channels): per pixel, the tile's taps broadcast from the columns and the output gradient
+ * of its channels, transposed once per sample into gt[q][o] by 16 x 16 register transposes
+ * (zeros at the dropped flat indices).  The AVX2 engine runs the same driver with WG2_MR x
+ * WG2_NR tiles (WG2_NARROW_MR x WG2_NARROW_NR up to 8 channels a group) and 8 x 8
+ * transposes.  A tile sums up to WG_BATCH_PIXELS pixels (several samples of one block)
+ * before it adds into the gradient.
+ *
+ * The tasks go into partial gradients, chunk c taking the c-th share of the tasks in
+ * order: chunk 0 sums into gw itself, the others into their own buffers, added into gw in
+ * chunk order at the end.  There is a chunk per batch of tasks (a chunk's ends cut
+ * batches short, and a tile that stores after fewer pixels spends more of its time on the
+ * store: 8 chunks of one 8x8 sample each made the 64 -> 64 weight gradient 1.3x slower
+ * than 2 of four), at least WG_CHUNKS_MIN (two threads both work) and at most WG_CHUNKS,
+ * fewer where the buffers would pass WG_CHUNK_BYTES (never fewer than WG_CHUNKS_MIN), and
+ * never more than the tasks.  Blocks, batches and chunks depend only on the shape, never
+ * on the thread count, so neither does the result.  With few taps a group the AVX-512
+ * engine reads the tensors by rows instead (Note [Weight gradient by rows]). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../c10/cpu_features.h"
+#include "../../c10/error.h"
+#include "../../c10/parallel.h"
+#include "conv_packed.h"
+
+#define WG_MR 8                          /* taps per weight-gradient tile */
+#define WG_NR 32                         /* output channels per weight-gradient tile */
+#define WG_NARROW_MR 16                  /* the same where a group has at most 16 output */
+#define WG_NARROW_NR 16                  /* channels */
+#define WG_BATCH_PIXELS 1024             /* pixels a weight-gradient tile sums at most */
+#define WG_CHUNKS 8                      /* partial weight gradients at most */
+#define WG_CHUNKS_MIN 2                  /* at least, where there are as many tasks */
+#define WG_CHUNK_BYTES ((int64_t)1 << 25)  /* their total size at most (then fewer chunks) */
+#define WG_ROWS_KDIM 12                  /* weight gradients by rows: at most 12 taps a */
+#define WG_ROWS_NUM 3                    /* group, output rows filling at least 3/4 of */
+#define WG_ROWS_DEN 4                    /* their vectors (Note [Weight gradient by rows]) */
+#define WG_ROWS_BLOCK_BYTES (256 * 1024) /* the samples' input a pass reads at most */
+#define WG_ROWS_WIDE_KDIM 9              /* up to 9 taps, 3 output channels a task (27
+                                          * accumulators), else 2 */
+#define WG2_MR 6                         /* taps per AVX2 weight-gradient tile */
+#define WG2_NR 16                        /* output channels per AVX2 tile: two 8-float vectors */
+#define WG2_NARROW_MR 12                 /* the same where a group has at most 8 output */
+#define WG2_NARROW_NR 8                  /* channels */
+
+int
+conv_packed_wgrad_available(void)
+{
+    return ptl_cpu_capability() >= PTL_CPU_AVX2;
+}
+
+/* The weight-gradient tile of MR taps x 16 * NV output channels (8 x 32, or 16 x 16 for a
+ * group of at most 16 output channels, which would leave half of every 32-wide tile's
+ * multiply-adds on zeros): for taps r < MR and channels o,
+ *   acc[r][o] = sum over segments e < nseg and pixels q < nq of
+ *               arow[r][e * aseg + q] * gt[e * gseg + q * 16 * NV + o]
+ * (the column of tap r at pixel q times the transposed output gradient; a segment is one
+ * sample), then part[o * ldp + r] += acc[r][o] for r < mr and o < nr.  MR and NV are
+ * constants at each call, so the loops unroll and the MR * NV accumulators stay in
+ * registers. */
+AVX512 static inline __attribute__((always_inline)) void
+tile_wgrad_body(const int MR, const int NV, const float *const *arow, int64_t aseg,
+                const float *gt, int64_t gseg, int64_t nq, int64_t nseg, float *part,
+                int64_t ldp, int64_t mr, int64_t nr)
+{
+    __m512 c[16][2];
+    const float *a[16];
+    for (int r = 0; r < MR; r++) {
+        for (int v = 0; v < NV; v++) {
+            c[r][v] = _mm512_setzero_ps();
+        }
+    }
+    for (int64_t e = 0; e < nseg; e++) {
+        for (int r = 0; r < MR; r++) {
+            a[r] = arow[r] + e * aseg;
+        }
+        const float *b = gt + e * gseg;
+        for (int64_t l = 0; l < nq; l++, b += 16 * NV) {
+            __m512 b0 = _mm512_load_ps(b), b1 = NV > 1 ? _mm512_load_ps(b + 16) : b0;
+            for (int r = 0; r < MR; r++) {
+                const __m512 x = _mm512_set1_ps(a[r][l]);
+                c[r][0] = _mm512_fmadd_ps(x, b0, c[r][0]);
+                if (NV > 1) {
+                    c[r][1] = _mm512_fmadd_ps(x, b1, c[r][1]);
+                }
+            }
+        }
+    }
+    _Alignas(64) float t[16 * 32];
+    for (int r = 0; r < MR; r++) {
+        for (int v = 0; v < NV; v++) {
+            _mm512_store_ps(t + (r * NV + v) * 16, c[r][v]);
+        }
+    }
+    for (int64_t o = 0; o < nr; o++) {
+        for (int64_t r = 0; r < mr; r++) {
+            part[o * ldp + r] += t[r * 16 * NV + o];
+        }
+    }
+}
+
+AVX512 static void
+tile_wgrad(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg, int64_t nq,
+           int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    tile_wgrad_body(WG_MR, WG_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp, mr, nr);
+}
+
+AVX512 static void
+tile_wgrad_narrow(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
+                  int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    tile_wgrad_body(WG_NARROW_MR, WG_NARROW_NR / 16, arow, aseg, gt, gseg, nq, nseg, part, ldp,
+                    mr, nr);
+}
+
+/* ---- the AVX2 weight-gradient tiles ----
+ * tile_wgrad_body's sums with 8-float vectors: WG2_MR taps x WG2_NR output channels (two
+ * vectors), or WG2_NARROW_MR x WG2_NARROW_NR (one) for a group of at most 8 output
+ * channels; either way 12 accumulators, the pixel's gradient vectors and a broadcast tap in
+ * at most 15 of the 16 ymm registers.  The accumulators are named variables: as an array
+ * indexed in unrolled loops (tile_wgrad_body) gcc stored them to the stack at every pixel. */
+
+#define WG2_LOAD(R) const float *a##R = arow[(R)] + e * aseg
+#define WG2_FMA(R)                                                                        \
+    do {                                                                                  \
+        const __m256 x = _mm256_broadcast_ss(a##R + l);                                   \
+        c##R##0 = _mm256_fmadd_ps(x, b0, c##R##0);                                        \
+        c##R##1 = _mm256_fmadd_ps(x, b1, c##R##1);                                        \
+    } while (0)
+#define WG2_FMA_NARROW(R) c##R = _mm256_fmadd_ps(_mm256_broadcast_ss(a##R + l), b0, c##R)
+#define WG2_STORE(R)                                                                      \
+    do {                                                                                  \
+        _mm256_store_ps(t + (R) * 16, c##R##0);                                           \
+        _mm256_store_ps(t + (R) * 16 + 8, c##R##1);                                       \
+    } while (0)
+
+/* part[o * ldp + r] += t[r * ld + o] for r < mr and o < nr: a tile's sums into the
+ * gradient. */
+static inline void
+tile_add(const float *t, int64_t ld, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    for (int64_t o = 0; o < nr; o++) {
+        for (int64_t r = 0; r < mr; r++) {
+            part[o * ldp + r] += t[r * ld + o];
+        }
+    }
+}
+
+/* tile_wgrad on AVX2: WG2_MR taps x WG2_NR channels. */
+AVX2 static void
+tile_wgrad2(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg, int64_t nq,
+            int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    for (int64_t e = 0; e < nseg; e++) {
+        WG2_LOAD(0);
+        WG2_LOAD(1);
+        WG2_LOAD(2);
+        WG2_LOAD(3);
+        WG2_LOAD(4);
+        WG2_LOAD(5);
+        const float *b = gt + e * gseg;
+        for (int64_t l = 0; l < nq; l++, b += WG2_NR) {
+            const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+            WG2_FMA(0);
+            WG2_FMA(1);
+            WG2_FMA(2);
+            WG2_FMA(3);
+            WG2_FMA(4);
+            WG2_FMA(5);
+        }
+    }
+    _Alignas(32) float t[WG2_MR * WG2_NR];
+    WG2_STORE(0);
+    WG2_STORE(1);
+    WG2_STORE(2);
+    WG2_STORE(3);
+    WG2_STORE(4);
+    WG2_STORE(5);
+    tile_add(t, WG2_NR, part, ldp, mr, nr);
+}
+
+/* tile_wgrad on AVX2 for narrow groups: WG2_NARROW_MR taps x WG2_NARROW_NR channels. */
+AVX2 static void
+tile_wgrad2_narrow(const float *const *arow, int64_t aseg, const float *gt, int64_t gseg,
+                   int64_t nq, int64_t nseg, float *part, int64_t ldp, int64_t mr, int64_t nr)
+{
+    __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0;
+    __m256 c7 = c0, c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+    for (int64_t e = 0; e < nseg; e++) {
+        WG2_LOAD(0);
+        WG2_LOAD(1);
+        WG2_LOAD(2);
+        WG2_LOAD(3);
+        WG2_LOAD(4);
+        WG2_LOAD(5);
+        WG2_LOAD(6);
+        WG2_LOAD(7);
+        WG2_LOAD(8);
+        WG2_LOAD(9);
+        WG2_LOAD(10);
+        WG2_LOAD(11);
+        const float *b = gt + e * gseg;
+        for (int64_t l = 0; l < nq; l++, b += WG2_NARROW_NR) {
+            const __m256 b0 = _mm256_load_ps(b);
+            WG2_FMA_NARROW(0);
+            WG2_FMA_NARROW(1);
+            WG2_FMA_NARROW(2);
+            WG2_FMA_NARROW(3);
+            WG2_FMA_NARROW(4);
+            WG2_FMA_NARROW(5);
+            WG2_FMA_NARROW(6);
+            WG2_FMA_NARROW(7);
+            WG2_FMA_NARROW(8);
+            WG2_FMA_NARROW(9);
+            WG2_FMA_NARROW(10);
+            WG2_FMA_NARROW(11);
+        }
+    }
+    _Alignas(32) float t[WG2_NARROW_MR * WG2_NARROW_NR];
+    const __m256 c[WG2_NARROW_MR] = {c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11};
+    for (int r = 0; r < WG2_NARROW_MR; r++) {
+        _mm256_store_ps(t + r * WG2_NARROW_NR, c[r]);
+    }
+    tile_add(t, WG2_NARROW_NR, part, ldp, mr, nr);
+}
+#undef WG2_LOAD
+#undef WG2_FMA
+#undef WG2_FMA_NARROW
+#undef WG2_STORE
+
+typedef struct WgradJob {
+    JobShape sh;
+    const float *gy, *x;
+    float *gw;                           /* co x kdim: chunk 0's sum, then the result */
+    float *parts;                        /* the other chunks': (chunks - 1) x co x kdim */
+    int64_t mr, nr;                      /* the tile: WG_MR x WG_NR, WG2_MR x WG2_NR or a
+                                          * narrow one */
+    int64_t n, nos;
+    int wide;                            /* the AVX-512 engine, else the AVX2 one */
+    int64_t ntasks, chunks, batch;       /* batch: samples a tile sums before it stores */
+} WgradJob;
+
+/* dst[j * ldd + r] = src[r * ld + j] for r < 16 and j < nj (nj <= 16), zero for rows
+ * r >= nr: a 16 x 16 transpose in registers (pairs of lanes, then pairs of pairs, then
+ * 128-bit quarters twice), the rows read through masked loads. */
+AVX512 static void
+transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst, int64_t ldd)
+{
+    const __mmask16 cols = lane_mask(0, nj);
+    __m512 a[16], b[16];
+    for (int r = 0; r < 16; r++) {
+        a[r] = r < nr ? _mm512_maskz_loadu_ps(cols, src + r * ld) : _mm512_setzero_ps();
+    }
+    for (int r = 0; r < 16; r += 2) {
+        b[r] = _mm512_unpacklo_ps(a[r], a[r + 1]);
+        b[r + 1] = _mm512_unpackhi_ps(a[r], a[r + 1]);
+    }
+    for (int r = 0; r < 16; r += 4) {
+        for (int h = 0; h < 2; h++) {
+            __m512d x = _mm512_castps_pd(b[r + h]), y = _mm512_castps_pd(b[r + 2 + h]);
+            a[r + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(x, y));
+            a[r + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(x, y));
+        }
+    }
+    for (int r = 0; r < 16; r += 8) {
+        for (int h = 0; h < 4; h++) {
+            b[r + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0x88);
+            b[r + 4 + h] = _mm512_shuffle_f32x4(a[r + h], a[r + 4 + h], 0xdd);
+        }
+    }
+    for (int h = 0; h < 8; h++) {
+        a[h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0x88);
+        a[8 + h] = _mm512_shuffle_f32x4(b[h], b[8 + h], 0xdd);
+    }
+    for (int64_t c = 0; c < nj; c++) {   /* a[c] is column c */
+        _mm512_store_ps(dst + c * ldd, a[c]);
+    }
+}
+
+/* transpose_to_gt for the AVX2 engine: dst[j * ldd + r] = src[r * ld + j] for r < 8 and
+ * j < nj (nj <= 8), zero for rows r >= nr; an 8 x 8 transpose in registers (pairs of
+ * lanes, pairs of pairs, then 128-bit halves), the rows read through masked loads. */
+AVX2 static void
+transpose8_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst, int64_t ldd)
+{
+    const __m256i cols = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256 a[8], b[8];
+    for (int r = 0; r < 8; r++) {
+        /* masked-off lanes are not read, so the address may lie past the row */
+        a[r] = r < nr ? _mm256_maskload_ps(src + r * ld, cols) : _mm256_setzero_ps();
+    }
+    for (int r = 0; r < 8; r += 2) {
+        b[r] = _mm256_unpacklo_ps(a[r], a[r + 1]);
+        b[r + 1] = _mm256_unpackhi_ps(a[r], a[r + 1]);
+    }
+    for (int r = 0; r < 8; r += 4) {
+        a[r] = _mm256_shuffle_ps(b[r], b[r + 2], 0x44);
+        a[r + 1] = _mm256_shuffle_ps(b[r], b[r + 2], 0xee);
+        a[r + 2] = _mm256_shuffle_ps(b[r + 1], b[r + 3], 0x44);
+        a[r + 3] = _mm256_shuffle_ps(b[r + 1], b[r + 3], 0xee);
+    }
+    for (int h = 0; h < 4; h++) {
+        b[h] = _mm256_permute2f128_ps(a[h], a[4 + h], 0x20);
+        b[4 + h] = _mm256_permute2f128_ps(a[h], a[4 + h], 0x31);
+    }
+    for (int64_t c = 0; c < nj; c++) {   /* b[c] is column c */
+        _mm256_store_ps(dst + c * ldd, b[c]);
+    }
+}
+
+/* gt[(os * nq + q) * nr + o % nr] = the output gradient of channel o (of the group,
+ * os = o / nr, nr the tile's channels) at the block's flat index q (gyg: the group's first
+ * channel of one sample), zero at the dropped indices and past opg: 16 x 16 transposes (8 x
+ * 8 on AVX2) over each run of output pixels. */
+static inline __attribute__((always_inline)) void
+fill_gt_body(const int wide, const WgradJob *j, const float *gyg, int64_t q0, int64_t nq,
+             float *gt)
+{
+    const Cols *cl = j->sh.cl;
+    const int64_t L = j->sh.g->col_numel, opg = j->sh.opg, V = wide ? 16 : 8;
+    memset(gt, 0, (size_t)(j->nos * cl->nq * j->nr) * sizeof(float));
+    int64_t pix, len;
+    for (int64_t q = q0; (len = conv_flat_next_run(cl, j->sh.g->col, &q, q0 + nq, &pix)) > 0;
+         q += len) {
+        for (int64_t o = 0; o < opg; o += V) {
+            float *d = gt + ((o / j->nr) * cl->nq + (q - q0)) * j->nr + o % j->nr;
+            for (int64_t i = 0; i < len; i += V) {
+                if (wide) {
+                    transpose_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 16 ? len - i : 16,
+                                    d + i * j->nr, j->nr);
+                }
+                else {
+                    transpose8_to_gt(gyg + o * L + pix + i, L, opg - o, len - i < 8 ? len - i : 8,
+                                     d + i * j->nr, j->nr);
+                }
+            }
+        }
+    }
+}
+
+/* Chunks [c0, c1): chunk c sums its share of the tasks (group, block, sample), in order,
+ * into its own partial gradient (chunk 0 into gw itself), up to `batch` samples of one block
+ * at a time. */
+static inline __attribute__((always_inline)) int
+wgrad_chunks_body(const int wide, const WgradJob *j, int64_t c0, int64_t c1)
+{
+    const ConvGeom *g = j->sh.g;
+    const Cols *cl = j->sh.cl;
+    const int64_t L = g->col_numel, len = j->sh.co * j->sh.kdim;
+    const size_t cfl = conv_cols_floats(cl, j->sh.cpg), gfl = (size_t)(j->nos * cl->nq * j->nr);
+    float *cols = conv_alloc((size_t)j->batch * cfl * sizeof(float));
+    float *gt = conv_alloc((size_t)j->batch * gfl * sizeof(float));
+    if (cols == NULL || gt == NULL) {
+        free(cols);
+        free(gt);
+        return -1;
+    }
+    for (int64_t c = c0; c < c1; c++) {
+        float *part = c == 0 ? j->gw : j->parts + (c - 1) * len;
+        int64_t t1 = (c + 1) * j->ntasks / j->chunks;
+        memset(part, 0, (size_t)len * sizeof(float));
+        for (int64_t t = c * j->ntasks / j->chunks, nb; t < t1; t += nb) {
+            int64_t n0 = t % j->n, blk = (t / j->n) % cl->nblk, grp = t / (j->n * cl->nblk);
+            int64_t q0 = blk * cl->nq, nq = cl->span - q0 < cl->nq ? cl->span - q0 : cl->nq;
+            nb = j->batch < t1 - t ? j->batch : t1 - t;
+            nb = nb < j->n - n0 ? nb : j->n - n0;
+            for (int64_t e = 0; e < nb; e++) {
+                int64_t n = n0 + e;
+                const float *xg = j->x + (n * j->sh.ci + grp * j->sh.cpg) * g->img_numel;
+                const float *gyg = j->gy + (n * j->sh.co + grp * j->sh.opg) * L;
+                if (wide) {
+                    conv_cols_fill(cl, xg, g, j->sh.cpg, q0, cols + e * cfl);
+                }
+                else {
+                    conv_cols_fill2(cl, xg, g, j->sh.cpg, q0, cols + e * cfl);
+                }
+                fill_gt_body(wide, j, gyg, q0, nq, gt + e * gfl);
+            }
+            for (int64_t os = 0; os < j->nos; os++) {
+                int64_t nr = j->sh.opg - os * j->nr < j->nr ? j->sh.opg - os * j->nr : j->nr;
+                for (int64_t p = 0; p < j->sh.kdim; p += j->mr) {
+                    int64_t mr = j->sh.kdim - p < j->mr ? j->sh.kdim - p : j->mr;
+                    /* taps past the last repeat it (computed, not stored) */
+                    const float *arow[WG_NARROW_MR];
+                    for (int r = 0; r < j->mr; r++) {
+                        arow[r] = cols + cl->off[p + (r < mr ? r : mr - 1)];
+                    }
+                    float *pt = part + (grp * j->sh.opg + os * j->nr) * j->sh.kdim + p;
+                    const float *gts = gt + os * cl->nq * j->nr;
+                    if (wide) {
+                        (j->nr == WG_NR ? tile_wgrad : tile_wgrad_narrow)(
+                            arow, (int64_t)cfl, gts, (int64_t)gfl, nq, nb, pt, j->sh.kdim, mr,
+                            nr);
+                    }
+                    else {
+                        (j->nr == WG2_NR ? tile_wgrad2 : tile_wgrad2_narrow)(
+                            arow, (int64_t)cfl, gts, (int64_t)gfl, nq, nb, pt, j->sh.kdim, mr,
+                            nr);
+                    }
+                }
+            }
+        }
+    }
+    free(cols);
+    free(gt);
+    return 0;
+}
+
+AVX512 static int
+wgrad_chunks(void *ctx, int64_t c0, int64_t c1)
+{
+    return wgrad_chunks_body(1, (const WgradJob *)ctx, c0, c1);
+}
+
+AVX2 static int
+wgrad_chunks2(void *ctx, int64_t c0, int64_t c1)
+{
+    return wgrad_chunks_body(0, (const WgradJob *)ctx, c0, c1);
+}
+
+/* Note [Weight gradient by rows]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * With few taps a group (kdim = ci/G * kvol, 9 for the first layer of a CNN on grey images)
+ * the tiles above compute 8 or 16 taps for kdim and transpose the output gradient for
+ * them: the 28x28 1 -> 32 layer spent as long in 16 x 16 transposes as in its tiles, which
+ * ran half on repeated taps.  Where kdim <= WG_ROWS_KDIM and the stride along the rows is 1,
+ * the sum over pixels is vectorized instead: a task is three output channels of a group
+ * (two above WG_ROWS_WIDE_KDIM taps, to keep the accumulators in registers), its 3 x kdim
+ * accumulators hold 16 partial sums each (one per lane), and per output row and 16 of its
+ * pixels it loads the channels' output gradient and, per tap, the input row's 16 elements
+ * the tap reads (masked loads: zeros past the image's edges and rows), straight from the
+ * tensors: no windows, no transposes.  A row of cols pixels takes ceil(cols / 16) vectors,
+ * so this runs where they are at least WG_ROWS_NUM / WG_ROWS_DEN full (26 of 32 lanes for
+ * 28x28).  Each lane sums its pixels in sample and row order and
+ * the lanes are added at the end, whatever the threads: a task owns its outputs.  The
+ * tasks pass over blocks of samples (WG_ROWS_BLOCK_BYTES of input), all tasks of a thread
+ * reading one block before the next, their accumulators kept between blocks. */
+
+typedef struct RowsJob {
+    const ConvGeom *g;
+    const float *gy, *x;
+    float *acc;                          /* tasks x mo x kdim x 16 partial sums */
+    int64_t n, ci, co, cpg, opg, kdim, nb, ntasks, nch;
+    int64_t mo;                          /* output channels a task (rows_mo) */
+    const int64_t *toff;                 /* per tap: its offset from the input row of the
+                                          * output row (the image's element of pixel 0, may
+                                          * lie outside the row), its z and y offsets */
+    const __mmask16 *cmask;              /* per 16-pixel chunk and tap: lanes in the row */
+    int64_t zin[2], yin[2];              /* output rows [lo, hi) that every tap reads inside
+                                          * the image */
+} RowsJob;
+
+/* The output channels a task of kdim taps takes, at most ROWS_MO_MAX: its accumulators
+ * stay in registers.  (The arrays of the always-inline bodies below are ROWS_MO_MAX long:
+ * sized by their MO parameter they would be variable-length arrays, on the stack.) */
+#define ROWS_MO_MAX 3
+
+static inline int
+rows_mo(int64_t kdim)
+{
+    return kdim <= WG_ROWS_WIDE_KDIM ? ROWS_MO_MAX : 2;
+}
+
+/* Whether a weight gradient runs by rows (Note [Weight gradient by rows]). */
+static int
+rows_fit(const ConvGeom *g, int64_t cpg)
+{
+    int64_t cols = g->col[2], lanes = (cols + 15) / 16 * 16;
+    return g->s[2] == 1 && cpg * g->kvol <= WG_ROWS_KDIM &&
+           cols * WG_ROWS_DEN >= lanes * WG_ROWS_NUM;
+}
+
+/* One output row of MP taps: xrow is the input row under it (tap p reads xrow + toff[p]),
+ * gr[m] the output gradient of the task's channel m; okm (NULL: every tap) the taps whose
+ * input row lies in the image. */
+AVX512 static inline __attribute__((always_inline)) void
+rows_row(const int MP, const int MO, const RowsJob *j, const float *xrow,
+         const float *const *gr, const __mmask16 *okm, __m512 (*a)[WG_ROWS_KDIM])
+{
+    for (int64_t ch = 0; ch < j->nch; ch++) {
+        const __mmask16 m = lane_mask(0, j->g->col[2] - ch * 16);
+        __m512 v[ROWS_MO_MAX];
+        for (int c = 0; c < MO; c++) {
+            v[c] = _mm512_maskz_loadu_ps(m, gr[c] + ch * 16);
+        }
+        const __mmask16 *cm = j->cmask + ch * j->kdim;
+        const float *xc = xrow + ch * 16;
+        for (int p = 0; p < MP; p++) {
+            /* masked-off lanes are not read, so the address may lie outside the image */
+            const __m512 xv = _mm512_maskz_loadu_ps(okm != NULL ? (__mmask16)(okm[p] & cm[p])
+                                                                : cm[p],
+                                                    (const char *)(xc + j->toff[3 * p]));
+            for (int c = 0; c < MO; c++) {
+                a[c][p] = _mm512_fmadd_ps(v[c], xv, a[c][p]);
+            }
+        }
+    }
+}
+
+/* Task t's samples [n0, n1): accumulators from and back to j->acc. */
+AVX512 static inline __attribute__((always_inline)) void
+rows_body(const int MP, const int MO, const RowsJob *j, int64_t t, int64_t n0, int64_t n1)
+{
+    const ConvGeom *g = j->g;
+    const int64_t L = g->col_numel, nset = (j->opg + MO - 1) / MO;
+    const int64_t grp = t / nset, o0 = grp * j->opg + (t % nset) * MO;
+    int64_t oc[ROWS_MO_MAX];
+    for (int c = 0; c < MO; c++) {   /* past the group: its last channel again */
+        oc[c] = o0 + c < (grp + 1) * j->opg ? o0 + c : (grp + 1) * j->opg - 1;
+    }
+    float *acc = j->acc + t * MO * j->kdim * 16;
+    __m512 a[ROWS_MO_MAX][WG_ROWS_KDIM];
+    for (int c = 0; c < MO; c++) {
+        for (int p = 0; p < MP; p++) {
+            a[c][p] = _mm512_loadu_ps(acc + (c * MP + p) * 16);
+        }
+    }
+    for (int64_t n = n0; n < n1; n++) {
+        const float *xs = j->x + (n * j->ci + grp * j->cpg) * g->img_numel;
+        for (int64_t oz = 0; oz < g->col[0]; oz++) {
+            for (int64_t oy = 0; oy < g->col[1]; oy++) {
+                const int64_t row = (oz * g->col[1] + oy) * g->col[2];
+                const float *gr[ROWS_MO_MAX];
+                for (int c = 0; c < MO; c++) {
+                    gr[c] = j->gy + (n * j->co + oc[c]) * L + row;
+                }
+                const float *xrow = xs + (oz * g->s[0] * g->img[1] + oy * g->s[1]) * g->img[2];
+                if (oz >= j->zin[0] && oz < j->zin[1] && oy >= j->yin[0] && oy < j->yin[1]) {
+                    rows_row(MP, MO, j, xrow, gr, NULL, a);
+                    continue;
+                }
+                __mmask16 okm[WG_ROWS_KDIM];
+                for (int p = 0; p < MP; p++) {
+                    int64_t iz = oz * g->s[0] + j->toff[3 * p + 1];
+                    int64_t iy = oy * g->s[1] + j->toff[3 * p + 2];
+                    okm[p] = iz >= 0 && iz < g->img[0] && iy >= 0 && iy < g->img[1]
+                                 ? (__mmask16)0xffff : 0;
+                }
+                rows_row(MP, MO, j, xrow, gr, okm, a);
+            }
+        }
+    }
+    for (int c = 0; c < MO; c++) {
+        for (int p = 0; p < MP; p++) {
+            _mm512_storeu_ps(acc + (c * MP + p) * 16, a[c][p]);
+        }
+    }
+}
+
+#define ROWS_CASE(MP)                                                                     \
+    case MP:                                                                              \
+        rows_body(MP, rows_mo(MP), j, t, n0, n1);                                         \
+        break
+
+/* Tasks [t0, t1), one block of samples at a time. */
+AVX512 static int
+rows_tasks(void *ctx, int64_t t0, int64_t t1)
+{
+    const RowsJob *j = (const RowsJob *)ctx;
+    for (int64_t n0 = 0; n0 < j->n; n0 += j->nb) {
+        int64_t n1 = j->n - n0 < j->nb ? j->n : n0 + j->nb;
+        for (int64_t t = t0; t < t1; t++) {
+            switch (j->kdim) {
+                ROWS_CASE(1);
+                ROWS_CASE(2);
+                ROWS_CASE(3);
+                ROWS_CASE(4);
+                ROWS_CASE(5);
+                ROWS_CASE(6);
+                ROWS_CASE(7);
+                ROWS_CASE(8);
+                ROWS_CASE(9);
+                ROWS_CASE(10);
+                ROWS_CASE(11);
+                ROWS_CASE(12);
+                default:
+                    break;
+            }
+        }
+    }
+    return 0;
+}
+#undef ROWS_CASE
+
+/* The weight gradient by rows (Note [Weight gradient by rows]); n, co and cols not 0. */
+AVX512 static int
+wgrad_rows(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+           int64_t ci, int64_t co)
+{
+    RowsJob j = {.g = g, .gy = gy, .x = x, .n = n, .ci = ci, .co = co};
+    j.cpg = ci / g->groups;
+    j.opg = co / g->groups;
+    j.kdim = j.cpg * g->kvol;
+    j.mo = rows_mo(j.kdim);
+    j.ntasks = g->groups * ((j.opg + j.mo - 1) / j.mo);
+    j.nch = (g->col[2] + 15) / 16;
+    int64_t per = j.cpg * g->img_numel * (int64_t)sizeof(float);
+    j.nb = per > 0 && WG_ROWS_BLOCK_BYTES / per > 1 ? WG_ROWS_BLOCK_BYTES / per : 1;
+    int64_t *toff = conv_alloc((size_t)(3 * j.kdim) * sizeof(int64_t));
+    __mmask16 *cmask = conv_alloc((size_t)(j.nch * j.kdim) * sizeof(__mmask16));
+    j.acc = conv_alloc((size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
+    int rc = -1;
+    if (toff == NULL || cmask == NULL || j.acc == NULL) {
+        goto done;
+    }
+    j.zin[0] = j.yin[0] = 0;
+    j.zin[1] = g->col[0];
+    j.yin[1] = g->col[1];
+    for (int64_t p = 0; p < j.kdim; p++) {
+        int64_t kk = p % g->kvol, kx = kk % g->k[2], ky = kk / g->k[2] % g->k[1];
+        int64_t kz = kk / (g->k[1] * g->k[2]);
+        int64_t oz = kz * g->d[0] - g->p[0], oy = ky * g->d[1] - g->p[1];
+        int64_t ox = kx * g->d[2] - g->p[2];
+        toff[3 * p] = (((p / g->kvol) * g->img[0] + oz) * g->img[1] + oy) * g->img[2] + ox;
+        toff[3 * p + 1] = oz;
+        toff[3 * p + 2] = oy;
+        /* output rows r with 0 <= r * s + off < img: [ceil(-off / s), ceil((img - off) / s)) */
+        int64_t zlo = oz < 0 ? (-oz + g->s[0] - 1) / g->s[0] : 0;
+        int64_t ylo = oy < 0 ? (-oy + g->s[1] - 1) / g->s[1] : 0;
+        int64_t zhi = g->img[0] - oz <= 0 ? 0 : (g->img[0] - oz + g->s[0] - 1) / g->s[0];
+        int64_t yhi = g->img[1] - oy <= 0 ? 0 : (g->img[1] - oy + g->s[1] - 1) / g->s[1];
+        j.zin[0] = zlo > j.zin[0] ? zlo : j.zin[0];
+        j.yin[0] = ylo > j.yin[0] ? ylo : j.yin[0];
+        j.zin[1] = zhi < j.zin[1] ? zhi : j.zin[1];
+        j.yin[1] = yhi < j.yin[1] ? yhi : j.yin[1];
+        for (int64_t ch = 0; ch < j.nch; ch++) {
+            /* pixel ox reads image column ox + the tap's: lanes inside [0, img) */
+            int64_t at = ch * 16 + ox;
+            cmask[ch * j.kdim + p] = lane_mask(-at, g->img[2] - at) &
+                                     lane_mask(0, g->col[2] - ch * 16);
+        }
+    }
+    j.toff = toff;
+    j.cmask = cmask;
+    memset(j.acc, 0, (size_t)(j.ntasks * j.mo * j.kdim * 16) * sizeof(float));
+    double work = (double)n * (double)co * (double)j.kdim * (double)g->col_numel;
+    void *tok = ptl_nogil_begin();
+    rc = work >= (1 << 18) ? ptl_parallel_for(0, j.ntasks, 1, rows_tasks, &j)
+                           : rows_tasks(&j, 0, j.ntasks);
+    ptl_nogil_end(tok);
+    for (int64_t t = 0; rc == 0 && t < j.ntasks; t++) {
+        int64_t nset = (j.opg + j.mo - 1) / j.mo, grp = t / nset;
+        int64_t o0 = grp * j.opg + (t % nset) * j.mo;
+        for (int64_t h = 0; h < j.mo && o0 + h < (grp + 1) * j.opg; h++) {
+            for (int64_t p = 0; p < j.kdim; p++) {
+                gw[(o0 + h) * j.kdim + p] = _mm512_reduce_add_ps(
+                    _mm512_loadu_ps(j.acc + ((t * j.mo + h) * j.kdim + p) * 16));
+            }
+        }
+    }
+done:
+    free(toff);
+    free(cmask);
+    free(j.acc);
+    return rc;
+}
+
+int
+conv_packed_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+                  int64_t ci, int64_t co)
+{
+    const int64_t G = g->groups;
+    WgradJob j = {.gy = gy, .x = x, .gw = gw};
+    Cols cl = {0};
+    conv_job_shape_init(&j.sh, g, &cl, ci, co);
+    j.wide = conv_packed_wide();
+    if (j.wide) {
+        j.nr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_NR : WG_NR;
+        j.mr = j.sh.opg <= WG_NARROW_NR ? WG_NARROW_MR : WG_MR;
+    }
+    else {
+        j.nr = j.sh.opg <= WG2_NARROW_NR ? WG2_NARROW_NR : WG2_NR;
+        j.mr = j.sh.opg <= WG2_NARROW_NR ? WG2_NARROW_MR : WG2_MR;
+    }
+    j.nos = (j.sh.opg + j.nr - 1) / j.nr;
+    int64_t len = co * j.sh.kdim;
+    if (n == 0 || len == 0 || g->col_numel == 0) {
+        memset(gw, 0, (size_t)len * sizeof(float));
+        return 0;
+    }
+    if (j.wide && rows_fit(g, j.sh.cpg)) {
+        return wgrad_rows(gy, x, gw, g, n, ci, co);
+    }
+    /* the blocks, batches and chunks depend on the shape only */
+    if (conv_cols_init(&cl, g, j.sh.cpg, 1) < 0) {
+        return -1;
+    }
+    j.n = n;
+    j.ntasks = n * G * cl.nblk;
+    j.batch = WG_BATCH_PIXELS / cl.nq;
+    j.batch = j.batch < 1 ? 1 : (j.batch < n ? j.batch : n);
+    /* a chunk per batch of tasks (a chunk cuts the batches at its ends), from WG_CHUNKS_MIN
+     * to WG_CHUNKS, and no more than WG_CHUNK_BYTES of partial gradients beyond
+     * WG_CHUNKS_MIN */
+    int64_t most = WG_CHUNK_BYTES / (len * (int64_t)sizeof(float));
+    j.chunks = j.ntasks / j.batch < WG_CHUNKS ? j.ntasks / j.batch : WG_CHUNKS;
+    j.chunks = j.chunks < most ? j.chunks : most;
+    j.chunks = j.chunks > WG_CHUNKS_MIN ? j.chunks : WG_CHUNKS_MIN;
+    j.chunks = j.chunks < j.ntasks ? j.chunks : j.ntasks;
+    if (j.chunks > 1) {
+        j.parts = conv_alloc((size_t)((j.chunks - 1) * len) * sizeof(float));
+        if (j.parts == NULL) {
+            free(cl.off);
+            return -1;
+        }
+    }
+    double work = (double)n * (double)co * (double)j.sh.kdim * (double)cl.span;
+    PtlParallelFn fn = j.wide ? wgrad_chunks : wgrad_chunks2;
+    void *tok = ptl_nogil_begin();
+    int rc = work >= (1 << 18) ? ptl_parallel_for(0, j.chunks, 1, fn, &j) : fn(&j, 0, j.chunks);
+    ptl_nogil_end(tok);
+    /* the other chunks into chunk 0's sum, in chunk order */
+    for (int64_t c = 1; rc == 0 && c < j.chunks; c++) {
+        const float *part = j.parts + (c - 1) * len;
+        for (int64_t i = 0; i < len; i++) {
+            gw[i] += part[i];
+        }
+    }
+    free(j.parts);
+    free(cl.off);
+    return rc;
+}
