@@ -115,6 +115,22 @@ MATH_CASES = [(impl, op) for op in MATH
               for impl in ["pytorchlite"] + (["numpy"] if MATH[op][1] else []) + TORCH]
 
 
+DIVISION_F64 = ["fmod", "remainder", "floor_divide"]
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("op", DIVISION_F64)
+def test_float64_division_1e6(benchmark, impl, op):
+    """float64 fmod, remainder and floor division in vectors (Note [Vector float64
+    division]); lanes whose quotient reaches 2^52 take the scalar formula"""
+    benchmark.group = f"{op} 1e6 float64"
+    a, b = randn(10**6).astype(np.float64), randn(10**6, seed=1).astype(np.float64)
+    if impl == "numpy":
+        benchmark(MATH[op][1], a, b)
+        return
+    benchmark(MATH[op][0], lib(impl), make(impl, a), make(impl, b))
+
+
 @pytest.mark.parametrize("impl, op", MATH_CASES)
 def test_elementwise_math_1e6(benchmark, impl, op):
     """b is |b| for pow; erfinv's argument 0.3 a is outside (-1, 1) for a few elements

@@ -676,6 +676,78 @@ def test_float32_division_bits(name, threads):
         np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(t[number]))
 
 
+def _float64_operands():
+    """Every pair of special values (signed zeros, infinities, NaN, subnormals, the largest
+    double, quotients at 2^52 and 2^53), random values across the exponents, and quotients at
+    and next to integers up to 2^53 and past it (the vector loops' limit is 2^52)."""
+    gen = np.random.default_rng(64)
+    v = np.float64([0.0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 1.5, -1.5, 3, -3, 0.1, 7,
+                    5e-324, -5e-324, 2.2e-308, 1.7976931348623157e308, -1.7e308, 2.0**52,
+                    2.0**52 + 1, 2.0**53, 1e300, -2.5e-300, 2.0**52 - 0.5, -4503599627370497.0])
+    sa, sb = (x.ravel() for x in np.meshgrid(v, v))
+    ra = gen.standard_normal(40000) * np.exp2(gen.integers(-1000, 1000, 40000))
+    rb = gen.standard_normal(40000) * np.exp2(gen.integers(-1000, 1000, 40000))
+    ca = gen.standard_normal(20000) * np.exp2(gen.integers(-60, 60, 20000))
+    cb = gen.standard_normal(20000) * np.exp2(gen.integers(-60, 60, 20000))
+    b = gen.standard_normal(20000)
+    k = np.concatenate([gen.integers(-2**40, 2**40, 10000), gen.integers(-2**54, 2**54, 10000)])
+    ka = k.astype(np.float64) * b
+    na = np.concatenate([ka, np.nextafter(ka, np.inf), np.nextafter(ka, -np.inf)])
+    return (np.concatenate([sa, ra, ca, na]), np.concatenate([sb, rb, cb, np.tile(b, 3)]))
+
+
+def _remainder_f64(a, b):
+    with np.errstate(all="ignore"):
+        m = np.fmod(a, b)
+        return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+DIVISION_F64 = {
+    "fmod": (ptl.fmod, np.fmod),
+    "remainder": (ptl.remainder, _remainder_f64),
+    "floor_divide": (ptl.floor_divide, np.floor_divide),
+}
+
+
+def assert_same_bits64(got, ref):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    bad = np.nonzero(got[~nan].view(np.uint64) != ref[~nan].view(np.uint64))[0]
+    assert bad.size == 0, (bad.size, got[~nan][bad[:5]], ref[~nan][bad[:5]])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", list(DIVISION_F64))
+def test_float64_division_bits(name, threads):
+    """Note [Vector float64 division]: bit for bit libm's fmod and the scalar formulas
+    (ptl_remainder_d, ptl_div_floor_d, which NumPy shares), on contiguous, broadcast and
+    strided operands, each length from 0 to 40 (whole vectors of 4 and 8 lanes and every
+    tail), and in place."""
+    f, ref = DIVISION_F64[name]
+    a, b = _float64_operands()
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        with np.errstate(all="ignore"):
+            assert_same_bits64(f(ptl.tensor(a), ptl.tensor(b)).numpy(), ref(a, b))
+            for n in range(41):
+                assert_same_bits64(f(ptl.tensor(a[:n]), ptl.tensor(b[:n])).numpy(),
+                                   ref(a[:n], b[:n]))
+            for s in [1.5, -0.0, np.inf, b[7], 5e-324]:
+                s = np.float64(s)
+                assert_same_bits64(f(ptl.tensor(a), ptl.tensor(s)).numpy(), ref(a, s))
+                assert_same_bits64(f(ptl.tensor(s), ptl.tensor(b)).numpy(), ref(s, b))
+            an, bn = a[:20000].reshape(200, 100), b[:20000].reshape(200, 100)
+            got = f(ptl.tensor(an).t(), ptl.tensor(bn).t()).numpy()
+            assert_same_bits64(got, ref(an.T, bn.T))
+            x = ptl.tensor(a)
+            getattr(x, name + "_")(ptl.tensor(b))
+            assert_same_bits64(x.numpy(), ref(a, b))
+    finally:
+        ptl.set_num_threads(old)
+
+
 def _ulps_f32(got, ref):
     """|got - ref| in float32 ulps of ref (float64); 0 where got is ref rounded to float32"""
     got = np.asarray(got, np.float64)
@@ -749,9 +821,11 @@ def test_float32_pow_number_accuracy_and_specials(threads):
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("cap", ["default", "avx2"])
 def test_float32_vector_loops_other_capabilities(cap):
-    """Reruns the float32 vector loop tests with the portable loops and with AVX2 only."""
+    """Reruns the float32 and float64 vector loop tests with the portable loops and with AVX2
+    only."""
     rerun_with_capability(__file__, cap, "-k",
-                          "float32_division_bits or float32_atan2 or float32_pow")
+                          "float32_division_bits or float64_division_bits or float32_atan2 or "
+                          "float32_pow")
 
 
 # ---- hypot, nextafter, igamma/igammac, gcd/lcm (special_math.h's formulas) ----
