@@ -115,6 +115,23 @@ MATH_CASES = [(impl, op) for op in MATH
               for impl in ["pytorchlite"] + (["numpy"] if MATH[op][1] else []) + TORCH]
 
 
+HALF_OPS = {"abs": lambda L, a, b: a.abs(), "exp": lambda L, a, b: a.exp(),
+            "tanh": lambda L, a, b: a.tanh(), "add": lambda L, a, b: a + b,
+            "mul": lambda L, a, b: a * b}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("op", list(HALF_OPS))
+def test_float16_pointwise_1e6(benchmark, impl, op):
+    """float16 pointwise ops run their float32 loops on converted blocks (Note
+    [Half-precision pointwise through float32])"""
+    benchmark.group = f"{op} 1e6 float16"
+    L = lib(impl)
+    a = make(impl, randn(10**6)).to(L.float16)
+    b = make(impl, randn(10**6, seed=1)).to(L.float16)
+    benchmark(HALF_OPS[op], L, a, b)
+
+
 DIVISION_F64 = ["fmod", "remainder", "floor_divide"]
 
 

@@ -817,6 +817,54 @@ def test_float32_pow_number_accuracy_and_specials(threads):
         ptl.set_num_threads(old)
 
 
+HALF_OPS = {
+    "abs": lambda x, y: x.abs(), "neg": lambda x, y: -x, "exp": lambda x, y: x.exp(),
+    "sigmoid": lambda x, y: x.sigmoid(), "sqrt": lambda x, y: x.abs().sqrt(),
+    "round": lambda x, y: x.round(), "tanh": lambda x, y: x.tanh(),
+    "add": lambda x, y: x + y, "sub alpha": lambda x, y: ptl.sub(x, y, alpha=3),
+    "mul": lambda x, y: x * y, "div": lambda x, y: x / y, "add scalar": lambda x, y: x + 1.5,
+}
+
+
+def half_bits(t):
+    return t.contiguous().view(ptl.int16).numpy()
+
+
+@pytest.mark.parametrize("name", list(HALF_OPS))
+def test_float16_pointwise_through_float32_blocks(name, threads):
+    """Note [Half-precision pointwise through float32]: a float16 op gives the bits of its
+    float32 op on the converted values, rounded back, on every length around the 256-value
+    blocks and the vector widths, strided, broadcast and in place; special values included"""
+    f = HALF_OPS[name]
+    gen = np.random.default_rng(16)
+    special = np.float16([0.0, -0.0, np.inf, -np.inf, np.nan, 65504, -65504, 6e-8, 1e-4, 0.5,
+                          2.5, -2.5, 11.0])
+    for n in [0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 513, 1000]:
+        a = (gen.standard_normal(n) * 4).astype(np.float16)
+        b = (gen.standard_normal(n) * 4).astype(np.float16)
+        a[:min(n, special.size)] = special[:n]
+        b[:min(n, special.size)] = special[::-1][:n]
+        x, y = ptl.tensor(a), ptl.tensor(b)
+        want = half_bits(f(x.float(), y.float()).half())
+        np.testing.assert_array_equal(half_bits(f(x, y)), want, err_msg=f"n={n}")
+        wide = ptl.zeros(2 * n, dtype=ptl.float16)
+        wide[::2] = x
+        np.testing.assert_array_equal(half_bits(f(wide[::2], y)), want, err_msg=f"n={n}")
+        if n:
+            np.testing.assert_array_equal(half_bits(f(x, y[3 % n])),
+                                          half_bits(f(x.float(), y[3 % n].float()).half()))
+    x = ptl.tensor(np.float16([1.5, -2.0, 0.25, 3.0]))
+    if name in ("add", "mul", "div"):
+        z = x.clone()
+        getattr(z, {"add": "add_", "mul": "mul_", "div": "div_"}[name])(x)
+        np.testing.assert_array_equal(half_bits(z), half_bits(f(x, x)))
+    with np.errstate(all="ignore"):
+        ref = f(ptl.tensor(a.astype(np.float64)), ptl.tensor(b.astype(np.float64))).numpy()
+    got = f(ptl.tensor(a), ptl.tensor(b)).double().numpy()
+    fin = np.isfinite(ref) & (np.abs(ref) < 65504)
+    np.testing.assert_allclose(got[fin], ref[fin], rtol=1e-3, atol=1e-7)
+
+
 @pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("cap", ["default", "avx2"])
@@ -825,7 +873,7 @@ def test_float32_vector_loops_other_capabilities(cap):
     only."""
     rerun_with_capability(__file__, cap, "-k",
                           "float32_division_bits or float64_division_bits or float32_atan2 or "
-                          "float32_pow")
+                          "float32_pow or float16_pointwise")
 
 
 # ---- hypot, nextafter, igamma/igammac, gcd/lcm (special_math.h's formulas) ----

@@ -608,6 +608,12 @@ conv_loop(PtlDtype dt, PtlDtype st)
     return conv_loops[dt][st];
 }
 
+PtlLoop
+ptl_cast_loop(PtlDtype dt, PtlDtype st)
+{
+    return conv_loop(dt, st);
+}
+
 static void
 memcpy_loop(char **d, const int64_t *s, int64_t n, const void *extra)
 {

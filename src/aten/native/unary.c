@@ -349,7 +349,7 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
             cfg.compute_dtype = PTL_DTYPE_INT64;
         }
     }
-    return ptl_pointwise(op, s, 1, self_only, cfg, loops, extra);
+    return ptl_pointwise_halves_in_float(op, s, 1, self_only, cfg, loops, extra);
 }
 
 /* Stamps NAME_cpu(op, ks, s) -> unary_run with the given loop table and flags. */
