@@ -99,7 +99,7 @@ add_sub_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "For integral input tensors, argument alpha must not be a "
                              "floating point number.");
     }
-    return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, loops, &alpha);
+    return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, loops, &alpha, 0);
 }
 
 static int
@@ -111,7 +111,7 @@ mul_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     memcpy(loops, mul_loops, sizeof(loops));
     loops[PTL_DTYPE_BOOL] = and_loop_b1;
     return ptl_pointwise_halves_in_float(op, s, 2, self_other, ptl_iter_config(), loops,
-                                         &unused);
+                                         &unused, 0);
 }
 
 /* ---- true division: integers compute in the default float dtype ---- */
@@ -285,7 +285,7 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         PtlIterConfig cfg = ptl_iter_config();
         cfg.int_to_float = 1;
         return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, div_true_loops,
-                                             &unused);
+                                             &unused, 0);
     }
     if (strcmp(mode, "trunc") == 0) {
         return div_family(op, s, "div_trunc_cpu", div_trunc_loops, div_trunc_loop_f4,

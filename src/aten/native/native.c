@@ -42,9 +42,10 @@ ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt)
  * bits of the half loops' LOAD and STORE (exact one way, to nearest even the other, NaN
  * handled alike); the float32 loop computes the half loop's formula, or a vector version of
  * it (exp, tanh, ...) whose float result may differ in its last bit, which changes a half
- * result only at a rounding boundary of the half type.  bfloat16 keeps its loops: gcc
- * vectorizes its shifts, and the blocks made add and abs slower (0.74x -> 0.62x, 0.35x ->
- * 0.22x) while exp and tanh went from 0.08-0.1x to 1.1-2.6x. */
+ * result only at a rounding boundary of the half type.  bfloat16 takes the blocks only where
+ * the float32 loop is a vector formula (exp, tanh, sigmoid, ...: 0.07-0.13x -> 1.1-2.6x):
+ * gcc vectorizes its loads and stores (shifts), and the blocks made add and abs slower
+ * (0.74x -> 0.62x, 0.35x -> 0.22x). */
 #define HALF_BLOCK 256
 
 typedef struct HalfViaFloat {
@@ -78,19 +79,21 @@ half_via_float(char **d, const int64_t *s, int64_t n, const void *extra)
     }
 }
 
-/* Whether every operand of it is float16, its compute dtype */
+/* Whether every operand of it is in its compute dtype, float16 (or bfloat16 with bf16) */
 static int
-all_half(const PtlTensorIter *it)
+all_half(const PtlTensorIter *it, int bf16)
 {
     PtlDtype dt = it->compute_dtype;
-    int ok = dt == PTL_DTYPE_FLOAT16 && it->out_dtype == dt;
+    int ok = (dt == PTL_DTYPE_FLOAT16 || (bf16 && dt == PTL_DTYPE_BFLOAT16)) &&
+             it->out_dtype == dt;
     for (int t = 0; t < it->ntensors && ok; t++) {
         ok = (it->scalar_cast >> t & 1) || it->ops[t]->dtype == dt;
     }
     return ok;
 }
 
-/* ptl_pointwise_named; halves: float16 operands may run loops[float32] */
+/* ptl_pointwise_named; halves: 1 when float16 operands may run loops[float32], 2 when
+ * bfloat16 ones may too */
 static int
 pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx, PtlIterConfig cfg,
           const PtlLoop *loops, const void *extra, const char *kname, int halves)
@@ -109,7 +112,7 @@ pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx, PtlI
         }
         return ptl_dtype_not_implemented(op, it.compute_dtype);
     }
-    if (halves && loops[PTL_DTYPE_FLOAT32] != NULL && all_half(&it)) {
+    if (halves && loops[PTL_DTYPE_FLOAT32] != NULL && all_half(&it, halves == 2)) {
         h = (HalfViaFloat){loops[PTL_DTYPE_FLOAT32],
                            ptl_cast_loop(PTL_DTYPE_FLOAT32, it.compute_dtype),
                            ptl_cast_loop(it.compute_dtype, PTL_DTYPE_FLOAT32), extra,
@@ -141,9 +144,10 @@ ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int 
 
 int
 ptl_pointwise_halves_in_float(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
-                              PtlIterConfig cfg, const PtlLoop *loops, const void *extra)
+                              PtlIterConfig cfg, const PtlLoop *loops, const void *extra,
+                              int bf16)
 {
-    return pointwise(op, s, ninputs, idx, cfg, loops, extra, NULL, 1);
+    return pointwise(op, s, ninputs, idx, cfg, loops, extra, NULL, bf16 ? 2 : 1);
 }
 
 int
