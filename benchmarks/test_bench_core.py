@@ -65,7 +65,9 @@ def test_view_ops_overhead(benchmark, impl):
 
 
 CASTS = {"float32 -> float16": (np.float16, "half"), "float32 -> bfloat16": (None, "bfloat16"),
-         "float16 -> float32": (np.float32, "float")}
+         "float16 -> float32": (np.float32, "float"), "float64 -> float16": (np.float16, "half"),
+         "float16 -> float64": (np.float64, "double"),
+         "float64 -> bfloat16": (None, "bfloat16")}
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -77,8 +79,7 @@ def test_half_precision_casts(benchmark, impl, cast):
     if impl == "numpy" and np_dtype is None:
         pytest.skip("NumPy has no bfloat16")
     a = randn(10**6)
-    if cast.startswith("float16"):
-        a = a.astype(np.float16)
+    a = a.astype(np.dtype(cast.split()[0]))
     fn = (lambda x: x.astype(np_dtype)) if impl == "numpy" else (
         lambda x: getattr(x, method)())
     run(benchmark, impl, fn, a)

@@ -115,6 +115,39 @@ MATH_CASES = [(impl, op) for op in MATH
               for impl in ["pytorchlite"] + (["numpy"] if MATH[op][1] else []) + TORCH]
 
 
+HALF_OPS = {"abs": lambda L, a, b: a.abs(), "exp": lambda L, a, b: a.exp(),
+            "tanh": lambda L, a, b: a.tanh(), "add": lambda L, a, b: a + b,
+            "mul": lambda L, a, b: a * b}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("op", list(HALF_OPS))
+def test_float16_pointwise_1e6(benchmark, impl, op):
+    """float16 pointwise ops run their float32 loops on converted blocks (Note
+    [Half-precision pointwise through float32])"""
+    benchmark.group = f"{op} 1e6 float16"
+    L = lib(impl)
+    a = make(impl, randn(10**6)).to(L.float16)
+    b = make(impl, randn(10**6, seed=1)).to(L.float16)
+    benchmark(HALF_OPS[op], L, a, b)
+
+
+DIVISION_F64 = ["fmod", "remainder", "floor_divide"]
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("op", DIVISION_F64)
+def test_float64_division_1e6(benchmark, impl, op):
+    """float64 fmod, remainder and floor division in vectors (Note [Vector float64
+    division]); lanes whose quotient reaches 2^52 take the scalar formula"""
+    benchmark.group = f"{op} 1e6 float64"
+    a, b = randn(10**6).astype(np.float64), randn(10**6, seed=1).astype(np.float64)
+    if impl == "numpy":
+        benchmark(MATH[op][1], a, b)
+        return
+    benchmark(MATH[op][0], lib(impl), make(impl, a), make(impl, b))
+
+
 @pytest.mark.parametrize("impl, op", MATH_CASES)
 def test_elementwise_math_1e6(benchmark, impl, op):
     """b is |b| for pow; erfinv's argument 0.3 a is outside (-1, 1) for a few elements

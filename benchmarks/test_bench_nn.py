@@ -155,8 +155,8 @@ def test_pool2d(benchmark, impl, pool):
 @pytest.mark.parametrize("impl", NN_IMPLS)
 @pytest.mark.parametrize("size", [1, 2, 7])
 def test_adaptive_avg_pool2d(benchmark, impl, size):
-    """whole planes (1), wide windows of 16 x 16 (2, Note [Global average pooling]) and the
-    window walk (7: windows of 5 or 6)"""
+    """whole planes (1), wide windows of 16 x 16 (2, Note [Global average pooling]) and
+    overlapping windows of 5 or 6 (7, Note [Adaptive average rows])"""
     benchmark.group = f"adaptive_avg_pool2d({size}) 32x64x32x32"
     lib = library(impl)
     x = lib.tensor(randn((32, 64, 32, 32)))

@@ -676,6 +676,78 @@ def test_float32_division_bits(name, threads):
         np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(t[number]))
 
 
+def _float64_operands():
+    """Every pair of special values (signed zeros, infinities, NaN, subnormals, the largest
+    double, quotients at 2^52 and 2^53), random values across the exponents, and quotients at
+    and next to integers up to 2^53 and past it (the vector loops' limit is 2^52)."""
+    gen = np.random.default_rng(64)
+    v = np.float64([0.0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 1.5, -1.5, 3, -3, 0.1, 7,
+                    5e-324, -5e-324, 2.2e-308, 1.7976931348623157e308, -1.7e308, 2.0**52,
+                    2.0**52 + 1, 2.0**53, 1e300, -2.5e-300, 2.0**52 - 0.5, -4503599627370497.0])
+    sa, sb = (x.ravel() for x in np.meshgrid(v, v))
+    ra = gen.standard_normal(40000) * np.exp2(gen.integers(-1000, 1000, 40000))
+    rb = gen.standard_normal(40000) * np.exp2(gen.integers(-1000, 1000, 40000))
+    ca = gen.standard_normal(20000) * np.exp2(gen.integers(-60, 60, 20000))
+    cb = gen.standard_normal(20000) * np.exp2(gen.integers(-60, 60, 20000))
+    b = gen.standard_normal(20000)
+    k = np.concatenate([gen.integers(-2**40, 2**40, 10000), gen.integers(-2**54, 2**54, 10000)])
+    ka = k.astype(np.float64) * b
+    na = np.concatenate([ka, np.nextafter(ka, np.inf), np.nextafter(ka, -np.inf)])
+    return (np.concatenate([sa, ra, ca, na]), np.concatenate([sb, rb, cb, np.tile(b, 3)]))
+
+
+def _remainder_f64(a, b):
+    with np.errstate(all="ignore"):
+        m = np.fmod(a, b)
+        return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m)
+
+
+DIVISION_F64 = {
+    "fmod": (ptl.fmod, np.fmod),
+    "remainder": (ptl.remainder, _remainder_f64),
+    "floor_divide": (ptl.floor_divide, np.floor_divide),
+}
+
+
+def assert_same_bits64(got, ref):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    nan = np.isnan(ref)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    bad = np.nonzero(got[~nan].view(np.uint64) != ref[~nan].view(np.uint64))[0]
+    assert bad.size == 0, (bad.size, got[~nan][bad[:5]], ref[~nan][bad[:5]])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", list(DIVISION_F64))
+def test_float64_division_bits(name, threads):
+    """Note [Vector float64 division]: bit for bit libm's fmod and the scalar formulas
+    (ptl_remainder_d, ptl_div_floor_d, which NumPy shares), on contiguous, broadcast and
+    strided operands, each length from 0 to 40 (whole vectors of 4 and 8 lanes and every
+    tail), and in place."""
+    f, ref = DIVISION_F64[name]
+    a, b = _float64_operands()
+    old = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        with np.errstate(all="ignore"):
+            assert_same_bits64(f(ptl.tensor(a), ptl.tensor(b)).numpy(), ref(a, b))
+            for n in range(41):
+                assert_same_bits64(f(ptl.tensor(a[:n]), ptl.tensor(b[:n])).numpy(),
+                                   ref(a[:n], b[:n]))
+            for s in [1.5, -0.0, np.inf, b[7], 5e-324]:
+                s = np.float64(s)
+                assert_same_bits64(f(ptl.tensor(a), ptl.tensor(s)).numpy(), ref(a, s))
+                assert_same_bits64(f(ptl.tensor(s), ptl.tensor(b)).numpy(), ref(s, b))
+            an, bn = a[:20000].reshape(200, 100), b[:20000].reshape(200, 100)
+            got = f(ptl.tensor(an).t(), ptl.tensor(bn).t()).numpy()
+            assert_same_bits64(got, ref(an.T, bn.T))
+            x = ptl.tensor(a)
+            getattr(x, name + "_")(ptl.tensor(b))
+            assert_same_bits64(x.numpy(), ref(a, b))
+    finally:
+        ptl.set_num_threads(old)
+
+
 def _ulps_f32(got, ref):
     """|got - ref| in float32 ulps of ref (float64); 0 where got is ref rounded to float32"""
     got = np.asarray(got, np.float64)
@@ -745,13 +817,68 @@ def test_float32_pow_number_accuracy_and_specials(threads):
         ptl.set_num_threads(old)
 
 
+HALF_OPS = {
+    "abs": lambda x, y: x.abs(), "neg": lambda x, y: -x, "exp": lambda x, y: x.exp(),
+    "sigmoid": lambda x, y: x.sigmoid(), "sqrt": lambda x, y: x.abs().sqrt(),
+    "round": lambda x, y: x.round(), "tanh": lambda x, y: x.tanh(),
+    "add": lambda x, y: x + y, "sub alpha": lambda x, y: ptl.sub(x, y, alpha=3),
+    "mul": lambda x, y: x * y, "div": lambda x, y: x / y, "add scalar": lambda x, y: x + 1.5,
+}
+
+
+def half_bits(t):
+    return t.contiguous().view(ptl.int16).numpy()
+
+
+@pytest.mark.parametrize("dtype", [ptl.float16, ptl.bfloat16], ids=str)
+@pytest.mark.parametrize("name", list(HALF_OPS))
+def test_float16_pointwise_through_float32_blocks(name, dtype, threads):
+    """Note [Half-precision pointwise through float32]: a float16 op (and a bfloat16 one with
+    a vector float32 formula) gives the bits of its float32 op on the converted values,
+    rounded back, on every length around the 256-value blocks and the vector widths, strided,
+    broadcast and in place; special values included.  The other bfloat16 loops compute the
+    same formula in float, so they give those bits too."""
+    f = HALF_OPS[name]
+    gen = np.random.default_rng(16)
+    special = np.float16([0.0, -0.0, np.inf, -np.inf, np.nan, 65504, -65504, 6e-8, 1e-4, 0.5,
+                          2.5, -2.5, 11.0])
+    for n in [0, 1, 7, 8, 9, 15, 16, 17, 255, 256, 257, 513, 1000]:
+        a = (gen.standard_normal(n) * 4).astype(np.float16)
+        b = (gen.standard_normal(n) * 4).astype(np.float16)
+        a[:min(n, special.size)] = special[:n]
+        b[:min(n, special.size)] = special[::-1][:n]
+        x, y = ptl.tensor(a).to(dtype), ptl.tensor(b).to(dtype)
+        want = half_bits(f(x.float(), y.float()).to(dtype))
+        np.testing.assert_array_equal(half_bits(f(x, y)), want, err_msg=f"n={n}")
+        wide = ptl.zeros(2 * n, dtype=dtype)
+        wide[::2] = x
+        np.testing.assert_array_equal(half_bits(f(wide[::2], y)), want, err_msg=f"n={n}")
+        if n:
+            np.testing.assert_array_equal(half_bits(f(x, y[3 % n])),
+                                          half_bits(f(x.float(), y[3 % n].float()).to(dtype)))
+    x = ptl.tensor(np.float16([1.5, -2.0, 0.25, 3.0])).to(dtype)
+    if name in ("add", "mul", "div"):
+        z = x.clone()
+        getattr(z, {"add": "add_", "mul": "mul_", "div": "div_"}[name])(x)
+        np.testing.assert_array_equal(half_bits(z), half_bits(f(x, x)))
+    a, b = ptl.tensor(a).to(dtype).double().numpy(), ptl.tensor(b).to(dtype).double().numpy()
+    with np.errstate(all="ignore"):
+        ref = f(ptl.tensor(a), ptl.tensor(b)).numpy()
+    got = f(ptl.tensor(a).to(dtype), ptl.tensor(b).to(dtype)).double().numpy()
+    fin = np.isfinite(ref) & (np.abs(ref) < 65504)
+    tol = 1e-3 if dtype == ptl.float16 else 8e-3
+    np.testing.assert_allclose(got[fin], ref[fin], rtol=tol, atol=1e-7)
+
+
 @pytest.mark.skipif("PTL_CPU_CAPABILITY" in os.environ,
                     reason="already running with a capability chosen by a parent run")
 @pytest.mark.parametrize("cap", ["default", "avx2"])
 def test_float32_vector_loops_other_capabilities(cap):
-    """Reruns the float32 vector loop tests with the portable loops and with AVX2 only."""
+    """Reruns the float32 and float64 vector loop tests with the portable loops and with AVX2
+    only."""
     rerun_with_capability(__file__, cap, "-k",
-                          "float32_division_bits or float32_atan2 or float32_pow")
+                          "float32_division_bits or float64_division_bits or float32_atan2 or "
+                          "float32_pow or float16_pointwise")
 
 
 # ---- hypot, nextafter, igamma/igammac, gcd/lcm (special_math.h's formulas) ----

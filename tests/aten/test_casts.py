@@ -88,6 +88,98 @@ def test_strided_destination_and_offset_runs(src, dst):
     assert ptl.tensor(a[3]).to(dst).item() == reference(a[3:4], dst)[0]
 
 
+REAL = {"bool": np.bool_, "uint8": np.uint8, "int8": np.int8, "int16": np.int16,
+        "int32": np.int32, "int64": np.int64, "float16": np.float16, "bfloat16": None,
+        "float32": np.float32, "float64": np.float64}
+# every pair of real dtypes: copy.c's vec_convs, or the F16C loops between float16 and
+# float32 / float64
+ALL_PAIRS = [(s, d) for s in REAL for d in REAL if s != d]
+
+
+def bf16_bits(f):
+    """float32 values rounded to bfloat16 (to nearest even, NaN quiet), as uint16"""
+    u = np.asarray(f, np.float32).view(np.uint32).astype(np.uint64)
+    r = ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(f), ((u >> 16) | 0x40).astype(np.uint16), r)
+
+
+def source(src, n, seed):
+    """(tensor, float64-or-int64 values) of dtype src: values() of the nearest NumPy dtype,
+    bfloat16 from float32 values it holds exactly"""
+    if src == "bfloat16":
+        f = values(np.float32, n, seed)
+        f = (bf16_bits(f).astype(np.uint32) << 16).view(np.float32)
+        return ptl.tensor(f).bfloat16(), f
+    a = values(REAL[src], n, seed)
+    return ptl.tensor(a), a
+
+
+def expected_bits(a, src, dst):
+    """The cast of a (source values) to dst as bits (NaN positions masked by the caller):
+    floats to integers truncate, NaN and out of range give INT64_MIN (int64) or INT32_MIN
+    wrapped to the type; integers wrap; float16 and bfloat16 round through float32"""
+    with np.errstate(all="ignore"):
+        if dst == "bool":
+            return (a != 0).astype(np.uint8)
+        if dst == "bfloat16":
+            return bf16_bits(a.astype(np.float32))
+        if dst in ("float16", "float32", "float64"):
+            v = a.astype(np.float32).astype(np.float16) if dst == "float16" else a.astype(REAL[dst])
+            return v.view({"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}[dst])
+        if a.dtype.kind in "biu":
+            return a.astype(np.int64).astype(REAL[dst])
+        x = a.astype(np.float64)
+        if dst == "int64":
+            ok = (x >= -2.0 ** 63) & (x < 2.0 ** 63)
+            out = np.full(a.shape, np.iinfo(np.int64).min, np.int64)
+        else:
+            ok = (x >= -2.0 ** 31) & (x < 2.0 ** 31)
+            out = np.full(a.shape, np.iinfo(np.int32).min, np.int64)
+        out[ok] = np.trunc(x[ok]).astype(np.int64)
+        return out.astype(REAL[dst])
+
+
+def bits_of(t, dst):
+    t = t.contiguous()
+    if dst == "bfloat16":
+        return t.view(ptl.int16).numpy().view(np.uint16)
+    a = t.numpy()
+    return a.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.itemsize]) \
+        if dst.startswith("float") else a.astype(np.uint8) if dst == "bool" else a
+
+
+def wide_strided(t):
+    """t's values as a non-contiguous tensor (every other element of a wider one)"""
+    wide = t.new_zeros(2 * t.shape[0])
+    wide[::2] = t
+    return wide[::2]
+
+
+@pytest.mark.parametrize("src, dst", ALL_PAIRS, ids=str)
+def test_every_real_pair_vector_and_scalar_bits(src, dst):
+    """A contiguous run takes the vectorized loop (Note [Vectorized casts]), a strided one
+    the table's: the same bits at every length around the vector widths and from every lane
+    offset, and the expected values (NaN stays NaN)"""
+    to = getattr(ptl, dst)
+    with np.errstate(all="ignore"):
+        for n in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 257,
+                  100003]:
+            t, a = source(src, n, seed=n)
+            fast = bits_of(t.to(to), dst)
+            np.testing.assert_array_equal(fast, bits_of(wide_strided(t).to(to), dst),
+                                          err_msg=f"n={n}")
+            nan = np.isnan(a) if a.dtype.kind == "f" and dst.startswith(("float", "bf")) \
+                else np.zeros(n, bool)
+            np.testing.assert_array_equal(fast[~nan], expected_bits(a, src, dst)[~nan],
+                                          err_msg=f"n={n}")
+            if nan.any():
+                assert np.isnan(t.to(to)[ptl.tensor(nan)].double().numpy()).all()
+        t, a = source(src, 300, seed=1)
+        for lo in range(17):
+            np.testing.assert_array_equal(bits_of(t[lo:].to(to), dst),
+                                          bits_of(wide_strided(t[lo:]).to(to), dst))
+
+
 @pytest.mark.parametrize("cap", ["default", "avx2"])
 def test_portable_and_avx2_loops(cap):
     """Reruns this file with the vector loops switched off, and with AVX2 only."""

@@ -1,4 +1,4 @@
-"""float32 <-> float16 and float32 <-> bfloat16 casts (Note [Half-precision conversions] in
+"""float32 / float64 <-> float16 and bfloat16 casts (Note [Half-precision conversions] in
 copy.c): contiguous runs take F16C (8 values a block, 16 with AVX-512) or a vectorized loop,
 strided ones dtype.h's functions element by element; both give the same bits, and NumPy's
 float16 the same numbers.  The file reruns capped at AVX2 and at the portable loops."""
@@ -106,6 +106,75 @@ def test_bfloat16_round_trip_matches_the_scalar_path():
                                   as_bits(fast, np.uint16).astype(np.uint32) << 16)
     np.testing.assert_array_equal(as_bits(back, np.uint32), as_bits(strided(
         as_bits(fast, np.int16)).view(ptl.bfloat16).float(), np.uint32))
+
+
+def doubles_near_halves():
+    """floats_near_halves() as float64, with the doubles one float64 step either side of
+    every float32 value (ties that float64 -> float32 -> float16 rounds twice) and doubles
+    beyond float32's range"""
+    with np.errstate(invalid="ignore"):             # the signalling NaNs
+        f = floats_near_halves().astype(np.float64)
+    finite = f[np.isfinite(f)]
+    big = np.array([1e300, -1e300, 3.5e38, 1e-300, -1e-320, 2.0 ** -1074], dtype=np.float64)
+    nans = np.array([0x7ff8000000000000, 0xfff8000000000000, 0x7ff0000000000001,
+                     0x7ff4000000000000], dtype=np.uint64).view(np.float64)
+    return np.concatenate([f, np.nextafter(finite, np.inf), np.nextafter(finite, -np.inf), big,
+                           nans])
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_double_to_half_goes_through_float(half):
+    """float64 -> float16 / bfloat16 rounds to float32 first, as PyTorch does (NumPy rounds
+    once): the F16C loop (float16) and the vectorized one (bfloat16) give the scalar path's
+    bits, a NaN stays NaN"""
+    d = doubles_near_halves()
+    to = getattr(ptl, half)
+    fast = ptl.tensor(d).to(to)
+    slow = strided(d).to(to)
+    np.testing.assert_array_equal(as_bits(fast, np.uint16), as_bits(slow, np.uint16))
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = d.astype(np.float32)
+        expected = f.astype(np.float16).view(np.uint16)
+    np.testing.assert_array_equal(as_bits(fast, np.uint16),
+                                  as_bits(ptl.tensor(f).to(to), np.uint16))
+    finite = ~np.isnan(d)
+    if half == "float16":
+        np.testing.assert_array_equal(as_bits(fast, np.uint16)[finite], expected[finite])
+    assert np.isnan(fast.double().numpy()[~finite]).all()
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_half_to_double_is_exact_on_every_half(half):
+    bits16 = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    src = ptl.tensor(bits16.view(np.int16)).view(getattr(ptl, half))
+    fast = src.double()
+    slow = strided(bits16.view(np.int16)).view(getattr(ptl, half)).double()
+    np.testing.assert_array_equal(as_bits(fast, np.uint64), as_bits(slow, np.uint64))
+    np.testing.assert_array_equal(as_bits(fast, np.uint64),
+                                  as_bits(src.float().double(), np.uint64))
+    if half == "float16":
+        h = bits16.view(np.float16)
+        finite = ~np.isnan(h)
+        np.testing.assert_array_equal(fast.numpy()[finite], h[finite].astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65])
+def test_double_blocks_and_tails_with_a_nan_anywhere(n):
+    # the float64 F16C loops take 8 values a block and redo a block holding a NaN one by one
+    base = np.random.default_rng(n).standard_normal(n) * 1000
+    for k in range(max(n, 1)):
+        a = base.copy()
+        if n:
+            a[k] = np.nan
+        for src, conv in ((a, lambda t: t.half()), (a.astype(np.float16), lambda t: t.double()),
+                          (a, lambda t: t.bfloat16()),
+                          (a.astype(np.float32), lambda t: t.bfloat16().double())):
+            fast, slow = conv(ptl.tensor(src)), conv(strided(src))
+            item = np.uint64 if fast.dtype == ptl.float64 else np.uint16
+            np.testing.assert_array_equal(as_bits(fast, item), as_bits(slow, item))
+        for lo in range(min(n, 9)):             # runs starting at every lane of a block
+            np.testing.assert_array_equal(as_bits(ptl.tensor(a)[lo:].half(), np.uint16),
+                                          as_bits(strided(a[lo:]).half(), np.uint16))
 
 
 @pytest.mark.parametrize("cap", ["default", "avx2"])

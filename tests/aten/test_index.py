@@ -417,6 +417,39 @@ def test_gather_scatter_errors_inside_the_row_walk(bad, at, itype):
             torch.zeros(2, 1024).gather(1, torch.tensor(idx.numpy()).long())
 
 
+@pytest.mark.parametrize("itype", [np.int64, np.int32], ids=str)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_scatter_index_check_every_lane_and_extreme(itype, dim):
+    """The scatter index check folds v and size - 1 - v into one sign bit over vector lanes
+    (Note [Index row walk]): a bad index at each lane of the first vectors and across the
+    256-index chunks, the extremes of the index dtype, and the in-range edges 0 and size - 1
+    (along dim 1 a contiguous int64 index row is the offsets itself)"""
+    size = 5
+    info = np.iinfo(itype)
+    n = 600
+    shape = (size, n) if dim == 0 else (3, n)
+    x = ptl.zeros(shape, dtype=ptl.float64)
+    rng = np.random.default_rng(7)
+    idx = rng.integers(0, size if dim == 0 else n, (3, n)).astype(itype)
+    idx[:, :3] = [0, (size if dim == 0 else n) - 1, 0]
+    src = rng.standard_normal((3, n))
+    want = x.numpy().copy()
+    rows, cols = np.indices(idx.shape)
+    np.add.at(want, (idx, cols) if dim == 0 else (rows, idx), src)
+    got = x.scatter_add(dim, ptl.tensor(idx), ptl.tensor(src))
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-14, atol=1e-14)
+    limit = size if dim == 0 else n
+    for at in list(range(9)) + [15, 16, 17, 255, 256, 257, 599]:
+        for bad in {limit, limit + 1, -1, -limit, int(info.min), int(info.max)}:
+            b = idx.copy()
+            b[2, at] = bad
+            msg = f"index {bad} is out of bounds for dimension {dim} with size {limit}"
+            with pytest.raises(RuntimeError, match=re.escape(msg)):
+                x.scatter_add(dim, ptl.tensor(b), ptl.tensor(src))
+            with pytest.raises(RuntimeError, match=re.escape(msg)):
+                x.scatter(dim, ptl.tensor(b), 1.0)
+
+
 @pytest.mark.parametrize("n", [1, 3, 300])
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
 def test_index_select_last_dim_and_strided_rows(n, layout):

@@ -269,7 +269,7 @@ def test_adaptive_pools_have_no_interior():
 
 # ---- global and evenly dividing adaptive pooling (Note [Global average pooling]) ----
 
-WIDE_WINDOW = 16   # pool.c: adaptive windows at least this wide are summed one at a time
+WIDE_WINDOW = 16   # pool_impl.h: adaptive windows at least this wide are summed one at a time
 
 # planes of H * W values around the float32 sum's 16 lanes and 256-value blocks
 GLOBAL_PLANES = [(1, 1), (3, 5), (4, 4), (1, 17), (15, 17), (16, 16), (1, 257), (33, 31)]
@@ -424,6 +424,55 @@ def test_adaptive_avg_wide_windows(case, dtype, layout, threads):
             xa, xb = ox * w // out[1], -(-(ox + 1) * w // out[1])
             cnt[ya:yb, xa:xb] += 1 / ((yb - ya) * (xb - xa))
     np.testing.assert_allclose(gx.double().numpy(), np.broadcast_to(cnt, a.shape), rtol=tol)
+
+
+# (H, W, output size) of narrow adaptive windows (Note [Adaptive average rows]): overlapping
+# windows of two widths (7 from 32, 9, 13, 55), small outputs, a wide output of 1-value
+# windows, outputs larger than the input (repeated values), one row or column
+ADAPTIVE_CASES = [(32, 32, (7, 7)), (9, 9, (7, 7)), (13, 13, (7, 7)), (55, 55, (7, 7)),
+                  (10, 10, (3, 3)), (5, 7, (3, 4)), (3, 17, (5, 16)), (16, 15, (7, 15)),
+                  (1, 1, (3, 3)), (2, 3, (5, 7)), (1, 40, (1, 9)), (33, 1, (8, 1))]
+
+
+def window_walk_ref(a, out, np_dtype):
+    """Each output's window summed value after value in row-major order in np_dtype, then
+    divided there by its count: the window walk's arithmetic"""
+    h, w = a.shape[-2:]
+    ref = np.empty(a.shape[:-2] + out, dtype=np_dtype)
+    for oy in range(out[0]):
+        ya, yb = oy * h // out[0], -(-(oy + 1) * h // out[0])
+        for ox in range(out[1]):
+            xa, xb = ox * w // out[1], -(-(ox + 1) * w // out[1])
+            acc = np.zeros(a.shape[:-2], dtype=np_dtype)
+            for r in range(ya, yb):
+                for c in range(xa, xb):
+                    acc = (acc + a[..., r, c]).astype(np_dtype)
+            ref[..., oy, ox] = acc / np_dtype((yb - ya) * (xb - xa))
+    return ref
+
+
+@pytest.mark.parametrize("case", ADAPTIVE_CASES, ids=str)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64, ptl.float16, ptl.bfloat16],
+                         ids=str)
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_adaptive_avg_narrow_windows(case, dtype, layout, threads):
+    """Note [Adaptive average rows]: the window walk's sums in the work dtype (float32 for
+    the half types), bit for bit, and NumPy's float64 window means within a few ulp"""
+    h, w, out = case
+    x, a = make((3, 5, h, w), dtype, layout, seed=h * 1000 + w)
+    y = F.adaptive_avg_pool2d(x, out)
+    assert y.shape == (3, 5) + out and y.dtype == dtype
+    a = x.double().numpy()
+    work = np.float64 if dtype == ptl.float64 else np.float32
+    ref = ptl.tensor(window_walk_ref(a.astype(work), out, work)).to(dtype)
+    if dtype == ptl.bfloat16:                # NumPy has no bfloat16: its bits as int16
+        y, ref = y.view(ptl.int16), ref.view(ptl.int16)
+    assert bits(y) == bits(ref)
+    tol = {ptl.float16: 1e-3, ptl.bfloat16: 8e-3, ptl.float32: 1e-6}.get(dtype, 1e-14)
+    y = F.adaptive_avg_pool2d(x, out)
+    np.testing.assert_allclose(y.double().numpy(), window_walk_ref(a, out, np.float64),
+                               rtol=tol, atol=tol * np.abs(a).max())
+    assert bits(F.adaptive_avg_pool2d(x[1], out).double()) == bits(y[1].double())
 
 
 def test_adaptive_avg_wide_windows_thread_bits():

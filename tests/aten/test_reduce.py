@@ -290,6 +290,28 @@ def test_sum_runs_of_trailing_dims_bits(np_dt, threads):
         ptl.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("np_dt", [np.float32, np.float64])
+def test_sum_runs_in_blocks_keep_each_runs_bits(np_dt, threads):
+    # reduce_kernels.c's ptl_red_sum_runs (Note [Sums of many runs]): runs summed two at a
+    # time in blocks of 64 outputs give the bits of each run summed alone, for every count of
+    # runs around the pairs and the blocks and run lengths around the 16-value steps and the
+    # longest paired run (512)
+    rng = np.random.default_rng(5)
+    for m in [1, 2, 3, 63, 64, 65, 129]:
+        for hw in [(1, 1), (1, 7), (3, 5), (4, 4), (1, 17), (7, 7), (8, 8), (1, 511), (16, 32),
+                   (1, 513), (25, 40)]:
+            a = (rng.standard_normal((m,) + hw) * 10.0 ** rng.integers(-3, 4, (m,) + hw))
+            x = ptl.tensor(a.astype(np_dt))
+            alone = np.array([x[k].sum().item() for k in range(m)], dtype=np_dt)
+            assert x.sum((1, 2)).numpy().tobytes() == alone.tobytes(), (m, hw)
+            ref = a.astype(np_dt).astype(np.float64)
+            tol = 1e-6 if np_dt == np.float32 else 1e-13
+            scale = np.abs(ref).sum((1, 2))
+            assert (np.abs(x.sum((1, 2)).numpy() - ref.sum((1, 2))) <= tol * scale).all()
+            n = hw[0] * hw[1]
+            assert (np.abs(x.mean((1, 2)).numpy() - ref.mean((1, 2))) <= tol * scale / n).all()
+
+
 def test_large_dim_reductions_split():
     # long reductions split over the threads, combined in order
     rng = np.random.default_rng(1)

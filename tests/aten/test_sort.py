@@ -109,6 +109,31 @@ def test_sort_long_lanes_of_64_bit_keys(n):
             assert (v.numpy().view(np.int64) == a[order].view(np.int64)).all()
 
 
+@pytest.mark.parametrize("n", [33, 257, 4000])
+def test_sort_int64_lanes_by_the_range_of_their_keys(n):
+    """Long int64 lanes sort their keys less the smallest, on the bytes of the largest
+    difference only (radix64): small values of both signs, ranges at and across byte
+    boundaries, the extremes together, all equal, many ties; ascending and descending, stable
+    indices and the values back"""
+    gen = np.random.default_rng(n)
+    info = np.iinfo(np.int64)
+    cases = [gen.integers(-1000, 1000, n), gen.integers(0, 256, n), gen.integers(0, 257, n),
+             gen.integers(-2**31, 2**31, n), gen.integers(-2**40, 2**40, n) * 3,
+             gen.integers(info.min, info.max, n, endpoint=True),
+             np.where(gen.integers(0, 2, n) == 1, info.min, info.max),
+             np.full(n, info.min), gen.integers(-3, 3, n) * 2**50 + info.max // 2]
+    for a in cases:
+        a = a.astype(np.int64)
+        a[:2] = a[-2:]                  # ties
+        for desc in (False, True):
+            v, i = ptl.sort(ptl.tensor(a), descending=desc, stable=True)
+            order = np.lexsort((np.arange(n), -a.astype(object) if desc else a))
+            np.testing.assert_array_equal(i.numpy(), order)
+            np.testing.assert_array_equal(v.numpy(), a[order])
+            np.testing.assert_array_equal(ptl.argsort(ptl.tensor(a), descending=desc,
+                                                      stable=True).numpy(), order)
+
+
 def test_sort_nan_inf_and_signed_zero_like_torch():
     vals = [3.0, NAN, -np.inf, -0.0, 0.0, np.inf, NAN, -1.0, 0.0, -0.0]
     for dtype in (ptl.float16, ptl.bfloat16, ptl.float32, ptl.float64):

@@ -99,7 +99,7 @@ add_sub_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              "For integral input tensors, argument alpha must not be a "
                              "floating point number.");
     }
-    return ptl_pointwise(op, s, 2, self_other, cfg, loops, &alpha);
+    return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, loops, &alpha, 0);
 }
 
 static int
@@ -110,7 +110,8 @@ mul_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     PtlLoop loops[PTL_DTYPE_COUNT];
     memcpy(loops, mul_loops, sizeof(loops));
     loops[PTL_DTYPE_BOOL] = and_loop_b1;
-    return ptl_pointwise(op, s, 2, self_other, ptl_iter_config(), loops, &unused);
+    return ptl_pointwise_halves_in_float(op, s, 2, self_other, ptl_iter_config(), loops,
+                                         &unused, 0);
 }
 
 /* ---- true division: integers compute in the default float dtype ---- */
@@ -180,30 +181,34 @@ DEFINE_DIV_FAMILY(fmod, ptl_fmod_i, FMOD_F, FMOD_D)
  * vector with slow lanes is finished in a local buffer before it is stored, since the
  * output may be one of the inputs. */
 #ifdef PTL_HAVE_AVX2_KERNELS
-#define DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, S, ISA)                                   \
+/* T, DT: float, f4 (loaded into double lanes: VLOADF, VSTOREF) or double, f8 (VLOADD,
+ * VSTORED) */
+#define VLOADD(S, p) PTL_V(S, loadu)(p)
+#define VSTORED(S, p, v) PTL_V(S, storeu)(p, v)
+#define DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, S, ISA, T, DT, LOAD, STORE)               \
     PTL_VATTR(S) static void                                                              \
-    NAME##_loop_f4_##ISA(char **d, const int64_t *s, int64_t n, const void *extra)        \
+    NAME##_loop_##DT##_##ISA(char **d, const int64_t *s, int64_t n, const void *extra)    \
     {                                                                                     \
-        if (n > 1 && (s[0] != 4 || (s[1] != 4 && s[1] != 0) || (s[2] != 4 && s[2] != 0))) { \
-            NAME##_loop_f4(d, s, n, extra);                                               \
+        const int64_t e = sizeof(T);                                                      \
+        if (n > 1 && (s[0] != e || (s[1] != e && s[1] != 0) || (s[2] != e && s[2] != 0))) { \
+            NAME##_loop_##DT(d, s, n, extra);                                             \
             return;                                                                       \
         }                                                                                 \
-        const int64_t L = PTL_VLANES(S), sa = s[1] / 4, sb = s[2] / 4;                    \
-        float *o = (float *)d[0];                                                         \
-        const float *a = (const float *)d[1], *b = (const float *)d[2];                   \
+        const int64_t L = PTL_VLANES(S), sa = s[1] / e, sb = s[2] / e;                    \
+        T *o = (T *)d[0];                                                                 \
+        const T *a = (const T *)d[1], *b = (const T *)d[2];                               \
         const PTL_VT(S) a0 = PTL_V(S, set1)(a[0]), b0 = PTL_V(S, set1)(b[0]);             \
         int64_t i = 0;                                                                    \
         for (; i + L <= n; i += L) {                                                      \
             PTL_VMT(S) slow;                                                              \
-            PTL_VT(S) r = F##_##S(sa ? PTL_VLOADF(S, a + i) : a0,                         \
-                                  sb ? PTL_VLOADF(S, b + i) : b0, &slow);                 \
+            PTL_VT(S) r = F##_##S(sa ? LOAD(S, a + i) : a0, sb ? LOAD(S, b + i) : b0, &slow); \
             int bits = PTL_VBITS(S, slow);                                                \
             if (bits == 0) {                                                              \
-                PTL_VSTOREF(S, o + i, r);                                                 \
+                STORE(S, o + i, r);                                                       \
                 continue;                                                                 \
             }                                                                             \
-            float buf[PTL_VLANES(S)];                                                     \
-            PTL_VSTOREF(S, buf, r);                                                       \
+            T buf[PTL_VLANES(S)];                                                         \
+            STORE(S, buf, r);                                                             \
             for (int64_t j = 0; j < L; j++) {                                             \
                 if (bits >> j & 1) {                                                      \
                     buf[j] = SCALAR(a[(i + j) * sa], b[(i + j) * sb], 0);                 \
@@ -215,31 +220,40 @@ DEFINE_DIV_FAMILY(fmod, ptl_fmod_i, FMOD_F, FMOD_D)
             o[i] = SCALAR(a[i * sa], b[i * sb], 0);                                       \
         }                                                                                 \
     }
-/* the AVX2 and AVX-512 loops of F, computed in double lanes (D) or float lanes (S) */
+/* the AVX2 and AVX-512 loops of F over float32 data (F4) or float64 data (F8), computed in
+ * double lanes (PD) or float lanes (PS) */
 #define DEFINE_BINARY_VEC_LOOPS_PD(NAME, F, SCALAR)                                       \
-    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd, avx2)                                     \
-    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd512, avx512)
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd, avx2, float, f4, PTL_VLOADF, PTL_VSTOREF) \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd512, avx512, float, f4, PTL_VLOADF, PTL_VSTOREF)
 #define DEFINE_BINARY_VEC_LOOPS_PS(NAME, F, SCALAR)                                       \
-    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, ps, avx2)                                     \
-    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, ps512, avx512)
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, ps, avx2, float, f4, PTL_VLOADF, PTL_VSTOREF) \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, ps512, avx512, float, f4, PTL_VLOADF, PTL_VSTOREF)
+#define DEFINE_BINARY_VEC_LOOPS_F8(NAME, F, SCALAR)                                       \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd, avx2, double, f8, VLOADD, VSTORED)        \
+    DEFINE_BINARY_VEC_LOOP(NAME, F, SCALAR, pd512, avx512, double, f8, VLOADD, VSTORED)
 DEFINE_BINARY_VEC_LOOPS_PD(div_floor, ptl_vm_div_floorf, FLOOR_F)
 DEFINE_BINARY_VEC_LOOPS_PD(remainder, ptl_vm_remainderf, REM_F)
 DEFINE_BINARY_VEC_LOOPS_PD(fmod, ptl_vm_fmodf, FMOD_F)
+/* Note [Vector float64 division] */
+DEFINE_BINARY_VEC_LOOPS_F8(div_floor, ptl_vm_div_floor, FLOOR_D)
+DEFINE_BINARY_VEC_LOOPS_F8(remainder, ptl_vm_remainder, REM_D)
+DEFINE_BINARY_VEC_LOOPS_F8(fmod, ptl_vm_fmod, FMOD_D)
 
-/* NAME's float32 loop for the widest vectors the CPU has */
-#define PICK_VEC_F4(NAME)                                                                 \
-    (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_loop_f4_avx512                       \
-     : ptl_cpu_capability() >= PTL_CPU_AVX2 ? NAME##_loop_f4_avx2                         \
-                                             : NAME##_loop_f4)
+/* NAME's float32 (DT f4) or float64 (f8) loop for the widest vectors the CPU has */
+#define PICK_VEC(NAME, DT)                                                                \
+    (ptl_cpu_capability() >= PTL_CPU_AVX512 ? NAME##_loop_##DT##_avx512                   \
+     : ptl_cpu_capability() >= PTL_CPU_AVX2 ? NAME##_loop_##DT##_avx2                     \
+                                             : NAME##_loop_##DT)
 #else
-#define PICK_VEC_F4(NAME) (NAME##_loop_f4)
+#define PICK_VEC(NAME, DT) (NAME##_loop_##DT)
 #endif
+#define PICK_VEC_F4(NAME) PICK_VEC(NAME, f4)
 
 /* Runs a rounding division on s[0], s[1] (integers stay integers) with `loops`, `f4` for
- * float32; `kname` is PyTorch's kernel name for its dtype error. */
+ * float32 and `f8` for float64; `kname` is PyTorch's kernel name for its dtype error. */
 static int
 div_family(const PtlOperator *op, PtlIValue *s, const char *kname, const PtlLoop *portable,
-           PtlLoop f4)
+           PtlLoop f4, PtlLoop f8)
 {
     atomic_int zero_div = 0;
     DivExtra e = {0, &zero_div};
@@ -247,6 +261,7 @@ div_family(const PtlOperator *op, PtlIValue *s, const char *kname, const PtlLoop
 
     memcpy(loops, portable, sizeof(loops));
     loops[PTL_DTYPE_FLOAT32] = f4;
+    loops[PTL_DTYPE_FLOAT64] = f8;
     if (ptl_pointwise_named(op, s, 2, self_other, ptl_iter_config(), loops, &e, kname) < 0) {
         return -1;
     }
@@ -269,13 +284,16 @@ div_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (mode == NULL) {
         PtlIterConfig cfg = ptl_iter_config();
         cfg.int_to_float = 1;
-        return ptl_pointwise(op, s, 2, self_other, cfg, div_true_loops, &unused);
+        return ptl_pointwise_halves_in_float(op, s, 2, self_other, cfg, div_true_loops,
+                                             &unused, 0);
     }
     if (strcmp(mode, "trunc") == 0) {
-        return div_family(op, s, "div_trunc_cpu", div_trunc_loops, div_trunc_loop_f4);
+        return div_family(op, s, "div_trunc_cpu", div_trunc_loops, div_trunc_loop_f4,
+                          div_trunc_loop_f8);
     }
     if (strcmp(mode, "floor") == 0) {
-        return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor));
+        return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor),
+                          PICK_VEC(div_floor, f8));
     }
     return ptl_error_set(PTL_ERR_RUNTIME,
                          "div expected rounding_mode to be one of None, 'trunc', or 'floor' "
@@ -287,21 +305,24 @@ static int
 floor_divide_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor));
+    return div_family(op, s, "div_floor_cpu", div_floor_loops, PICK_VEC_F4(div_floor),
+                      PICK_VEC(div_floor, f8));
 }
 
 static int
 remainder_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    return div_family(op, s, "remainder_cpu", remainder_loops, PICK_VEC_F4(remainder));
+    return div_family(op, s, "remainder_cpu", remainder_loops, PICK_VEC_F4(remainder),
+                      PICK_VEC(remainder, f8));
 }
 
 static int
 fmod_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
     (void)ks;
-    return div_family(op, s, "fmod_cpu", fmod_loops, PICK_VEC_F4(fmod));
+    return div_family(op, s, "fmod_cpu", fmod_loops, PICK_VEC_F4(fmod),
+                      PICK_VEC(fmod, f8));
 }
 
 /* ---- pow ---- */

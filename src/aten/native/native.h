@@ -102,6 +102,14 @@ int ptl_dtype_not_implemented(const PtlOperator *op, PtlDtype dt);
  * their version bumped. */
 int ptl_pointwise(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,
                   PtlIterConfig cfg, const PtlLoop *loops, const void *extra);
+/* ptl_pointwise whose float16 operands (and bfloat16 ones with bf16) run loops[float32] on
+ * blocks converted to float32 (Note [Half-precision pointwise through float32] in native.c),
+ * for ops whose float32 loop computes their half loops' formula */
+int ptl_pointwise_halves_in_float(const PtlOperator *op, PtlIValue *s, int ninputs,
+                                  const int *idx, PtlIterConfig cfg, const PtlLoop *loops,
+                                  const void *extra, int bf16);
+/* The loop that converts st values into dt ones (copy.c's, vectorized where it can be) */
+PtlLoop ptl_cast_loop(PtlDtype dt, PtlDtype st);
 /* ptl_pointwise whose dtype error names the kernel `kname` ("div_floor_cpu") instead of
  * "<op>_cpu" (kname NULL: the op's name). */
 int ptl_pointwise_named(const PtlOperator *op, PtlIValue *s, int ninputs, const int *idx,

@@ -98,26 +98,6 @@ plan_adaptive(PoolPlan *p, int d)
 
 /* ---- typed kernels ---- */
 
-typedef struct PoolJob {
-    const PoolPlan *p;
-    const char *x;        /* forward input / backward grad_output */
-    char *y;              /* forward output / backward grad_input (average: zeroed) */
-    int64_t *idx;         /* max: indices (forward writes, backward reads) */
-    const int64_t *cidx;
-} PoolJob;
-
-/* The divisor of an average window: divisor_override, or its span (count_include_pad) or
- * count. */
-static inline int64_t
-win_div(const PoolPlan *p, const Win *wz, const Win *wy, const Win *wx)
-{
-    if (p->divisor) {
-        return p->divisor;
-    }
-    return p->count_include_pad ? wz->span * wy->span * wx->span
-                                : wz->count * wy->count * wx->count;
-}
-
 /* Note [Pooling rows]
  * ~~~~~~~~~~~~~~~~~~~~
  * The kernels walk one output row (fixed plane, depth and height) at a time.  For each input
@@ -911,189 +891,6 @@ avg_plan(const char *name, PtlTensorImpl *x, const PtlIValue *s, int nd, PoolPla
     return 0;
 }
 
-/* Note [Global average pooling]
- * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
- * adaptive_avg_pool2d to 1 x 1 (the head of every ResNet) averages whole planes: one
- * contiguous run of H * W values each, so it skips the window walk of avg_plane (which went
- * value by value through nn_load / nn_store: 20 ms for [32, 64, 32, 32], 200x PyTorch's
- * time).  The forward sums each plane in sixteen double lanes (float32: 32 float lanes add 8
- * values each first, one widening per 8 values) and divides once in double;
- * the backward fills each gradient plane with g / (H * W) rounded to the work dtype, as
- * avg_plane's backward does.  So the forward is more accurate than a float sum (avg_plane added
- * in the work dtype, value after value, PyTorch's way too), and the backward gives
- * avg_plane's bits.  Adaptive windows at least WIDE_WINDOW inputs wide (adaptive_avg_pool2d
- * to 2 x 2 of 32 x 32 planes: 16 x 16 windows) are summed the same way, one window at a
- * time, its rows one after the other into the sixteen double lanes (window_sum; a whole
- * plane is one row): the window walk went through its 16 taps with output rows of 2, call
- * after call.  Their bits change from the window walk's float sums to these double ones,
- * the error from about n ulp of the sum to about one. */
-#define WIDE_WINDOW 16
-
-/* The sixteen double lanes are four vectors of four (GCC's vector types: SSE2 pairs in the
- * baseline build, one register each in the AVX2 one, the same sums either way; plain arrays
- * went through the stack, scalar, at 4x PyTorch's time on 7 x 7 planes).  Lane k holds the
- * values i = k mod 16 of each row, added in order.  A row's last values are zero-padded to
- * sixteen: a lane never holds -0 (it starts at +0), so a padding +0 leaves its bits alone.
- * The helpers of the loop clones are always inlined: an outlined copy (gcc makes one when they
- * grow) is compiled for the baseline x86-64 only (Note [Loop clones]). */
-typedef double PoolVec __attribute__((vector_size(32)));
-typedef float PoolVecF __attribute__((vector_size(16)));
-
-/* *acc += 4 floats at p as doubles (no vector return value: it would differ between the
- * baseline and AVX2 ABIs).  Built element by element: gcc 12 turns that into one vcvtps2pd,
- * but __builtin_convertvector into two halves and a vinsertf128 (5 instructions). */
-static inline __attribute__((always_inline)) void
-pool_add_f4(PoolVec *acc, const float *p)
-{
-    PoolVec u = {p[0], p[1], p[2], p[3]};
-    *acc += u;
-}
-
-/* *acc += a + b, four floats each widened to double (built as pool_add_f4's) */
-static inline __attribute__((always_inline)) void
-pool_add_f4_pair(PoolVec *acc, PoolVecF a, PoolVecF b)
-{
-    PoolVec u = {a[0], a[1], a[2], a[3]}, v = {b[0], b[1], b[2], b[3]};
-    *acc += u + v;
-}
-
-/* acc[q] += the m < 16 values at p, zero-padded to sixteen (built in registers, one
- * predictable branch a lane: a padded copy on the stack was zeroed by a rep stos, half the
- * time of a 8 x 8 plane) */
-static inline __attribute__((always_inline)) void
-pool_add_tail(int f8, const char *p, int64_t m, PoolVec *acc)
-{
-    for (int q = 0; q < 4; q++) {
-        PoolVec u = {0, 0, 0, 0};
-        for (int r = 0; r < 4; r++) {
-            if (4 * q + r < m) {
-                u[r] = f8 ? ((const double *)p)[4 * q + r] : (double)((const float *)p)[4 * q + r];
-            }
-        }
-        acc[q] += u;
-    }
-}
-
-static inline __attribute__((always_inline)) double
-window_sum(int f8, const char *x, int64_t rs, int64_t rows, int64_t n)
-{
-    PoolVec acc[4] = {{0}};
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t i = 0;
-        if (f8) {
-            const double *v = (const double *)x + r * rs;
-            for (; i + 16 <= n; i += 16) {
-                for (int q = 0; q < 4; q++) {
-                    PoolVec u;
-                    memcpy(&u, v + i + 4 * q, sizeof u);
-                    acc[q] += u;
-                }
-            }
-
-        }
-        else {
-            /* blocks of 256 values: 32 float lanes of 8 values each, then lanes k and k + 16
-             * added in double */
-            const float *v = (const float *)x + r * rs;
-            for (; i + 256 <= n; i += 256) {
-                PoolVecF part[8] = {{0}};
-                for (int64_t b = 0; b < 256; b += 32) {
-                    for (int q = 0; q < 8; q++) {
-                        PoolVecF u;
-                        memcpy(&u, v + i + b + 4 * q, sizeof u);
-                        part[q] += u;
-                    }
-                }
-                for (int q = 0; q < 4; q++) {
-                    pool_add_f4_pair(&acc[q], part[q], part[q + 4]);
-                }
-            }
-            for (; i + 16 <= n; i += 16) {
-                for (int q = 0; q < 4; q++) {
-                    pool_add_f4(&acc[q], v + i + 4 * q);
-                }
-            }
-
-        }
-        if (i < n) {
-            pool_add_tail(f8, x + (r * rs + i) * (f8 ? 8 : 4), n - i, acc);
-        }
-    }
-    PoolVec lo = acc[0] + acc[2], hi = acc[1] + acc[3];
-    return ((lo[0] + lo[1]) + (lo[2] + lo[3])) + ((hi[0] + hi[1]) + (hi[2] + hi[3]));
-}
-
-static inline __attribute__((always_inline)) int
-global_avg(const PoolJob *j, int f8, int64_t b, int64_t e, int bwd)
-{
-    int64_t n = j->p->in[1] * j->p->in[2], es = f8 ? 8 : 4;
-    for (int64_t pl = b; pl < e; pl++) {
-        if (!bwd) {
-            nn_store(f8, j->y, pl, window_sum(f8, j->x + pl * n * es, 0, 1, n) / (double)n);
-        }
-        else if (f8) {
-            double v = ((const double *)j->x)[pl] / (double)n, *row = (double *)j->y + pl * n;
-            for (int64_t k = 0; k < n; k++) {
-                row[k] = v;
-            }
-        }
-        else {
-            float v = (float)((double)((const float *)j->x)[pl] / (double)(float)n);
-            float *row = (float *)j->y + pl * n;
-            for (int64_t k = 0; k < n; k++) {
-                row[k] = v;
-            }
-        }
-    }
-    return 0;
-}
-
-/* The adaptive forward over wide windows (Note [Global average pooling]), planes [b, e) */
-static inline __attribute__((always_inline)) int
-wide_avg(const PoolJob *j, int f8, int64_t b, int64_t e)
-{
-    const PoolPlan *p = j->p;
-    const int64_t h = p->in[1], w = p->in[2], oh = p->out[1], ow = p->out[2], es = f8 ? 8 : 4;
-    for (int64_t pl = b; pl < e; pl++) {
-        const char *img = j->x + pl * h * w * es;
-        for (int64_t oy = 0; oy < oh; oy++) {
-            const Win *wy = &p->w[1][oy];
-            for (int64_t ox = 0; ox < ow; ox++) {
-                const Win *wx = &p->w[2][ox];
-                double sum = window_sum(f8, img + (wy->start * w + wx->start) * es, w, wy->count,
-                                        wx->count);
-                nn_store(f8, j->y, (pl * oh + oy) * ow + ox,
-                         sum / (double)win_div(p, &p->w[0][0], wy, wx));
-            }
-        }
-    }
-    return 0;
-}
-
-#define DEFINE_GLOBAL_AVG(SUF, F8, BWD)                                                   \
-    PTL_LOOP_CLONES static int                                                            \
-    global_avg_##SUF(void *ctx, int64_t b, int64_t e)                                     \
-    {                                                                                     \
-        return global_avg(ctx, F8, b, e, BWD);                                            \
-    }
-DEFINE_GLOBAL_AVG(fwd_f4, 0, 0)
-DEFINE_GLOBAL_AVG(fwd_f8, 1, 0)
-DEFINE_GLOBAL_AVG(bwd_f4, 0, 1)
-DEFINE_GLOBAL_AVG(bwd_f8, 1, 1)
-
-#define DEFINE_WIDE_AVG(SUF, F8)                                                          \
-    PTL_LOOP_CLONES static int                                                            \
-    wide_avg_##SUF(void *ctx, int64_t b, int64_t e)                                       \
-    {                                                                                     \
-        return wide_avg(ctx, F8, b, e);                                                   \
-    }
-DEFINE_WIDE_AVG(f4, 0)
-DEFINE_WIDE_AVG(f8, 1)
-
-/* How avg_run walks: window by window, whole planes (a 1 x 1 adaptive output), or wide
- * adaptive windows one at a time (Note [Global average pooling]) */
-typedef enum AvgWalk { AVG_WINDOWS, AVG_GLOBAL, AVG_WIDE } AvgWalk;
-
 /* Runs the average kernel (forward from x, or backward from grad g into zeros shaped like
  * x) over plan p, walking as `walk` says (AVG_GLOBAL and AVG_WIDE write every element; AVG_WIDE
  * is forward only); returns the new tensor. */
@@ -1128,12 +925,8 @@ avg_run(PtlTensorImpl *src, PtlTensorImpl *like, int nd, PoolPlan *p, int bwd, A
     PoolJob j = {p, ptl_tensor_data(sc), ptl_tensor_data(dst), NULL, NULL};
     PtlParallelFn fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? avg_bwd_f4 : avg_fwd_f4)
                                                  : (bwd ? avg_bwd_f8 : avg_fwd_f8);
-    if (walk == AVG_GLOBAL) {
-        fn = work == PTL_DTYPE_FLOAT32 ? (bwd ? global_avg_bwd_f4 : global_avg_fwd_f4)
-                                       : (bwd ? global_avg_bwd_f8 : global_avg_fwd_f8);
-    }
-    else if (walk == AVG_WIDE) {
-        fn = work == PTL_DTYPE_FLOAT32 ? wide_avg_f4 : wide_avg_f8;
+    if (walk != AVG_WINDOWS) {
+        fn = pool_avg_walk(walk, work == PTL_DTYPE_FLOAT64, bwd);
     }
     if (run_planes(p, fn, &j) < 0) {
         goto error;
@@ -1267,8 +1060,9 @@ adaptive_avg(PtlIValue *s, PtlTensorImpl *g, PtlTensorImpl *x, const PtlIValue *
         narrowest = p.w[2][ox].count < narrowest ? p.w[2][ox].count : narrowest;
     }
     AvgWalk walk = p.out[1] == 1 && p.out[2] == 1 ? AVG_GLOBAL
-                   : !bwd && narrowest >= WIDE_WINDOW ? AVG_WIDE
-                                                      : AVG_WINDOWS;
+                   : bwd                              ? AVG_WINDOWS
+                   : narrowest >= WIDE_WINDOW         ? AVG_WIDE
+                                                      : AVG_ADAPTIVE;
     PtlTensorImpl *y = avg_run(g, x, 2, &p, bwd, walk, g->dtype);
     pool_plan_free(&p);
     return ptl_kernel_return(s, y);

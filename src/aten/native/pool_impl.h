@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "../../c10/parallel.h"
 #include "device_pool.h"
 #include "nn_common.h"
 
@@ -26,6 +27,38 @@ typedef struct PoolPlan {
     int count_include_pad;
     Interior iy, ix;          /* height, width */
 } PoolPlan;
+
+/* What a pooling kernel's parallel_for body reads and writes, planes [b, e) */
+typedef struct PoolJob {
+    const PoolPlan *p;
+    const char *x;        /* forward input / backward grad_output */
+    char *y;              /* forward output / backward grad_input (average: zeroed) */
+    int64_t *idx;         /* max: indices (forward writes, backward reads) */
+    const int64_t *cidx;
+} PoolJob;
+
+/* The divisor of an average window: divisor_override, or its span (count_include_pad) or
+ * count. */
+static inline int64_t
+win_div(const PoolPlan *p, const Win *wz, const Win *wy, const Win *wx)
+{
+    if (p->divisor) {
+        return p->divisor;
+    }
+    return p->count_include_pad ? wz->span * wy->span * wx->span
+                                : wz->count * wy->count * wx->count;
+}
+
+/* How the average pooling walks: window by window (avg_plane in pool.c), or, in
+ * pool_global.c, whole planes (a 1 x 1 adaptive output), wide adaptive windows one at a time
+ * (Note [Global average pooling]) or narrow adaptive ones row by row (Note [Adaptive average
+ * rows]) */
+typedef enum AvgWalk { AVG_WINDOWS, AVG_GLOBAL, AVG_WIDE, AVG_ADAPTIVE } AvgWalk;
+/* adaptive windows at least this wide take AVG_WIDE */
+#define WIDE_WINDOW 16
+/* The parallel_for body (ctx: a PoolJob) of walk, not AVG_WINDOWS, for float64 (f8) or
+ * float32 planes; bwd: AVG_GLOBAL's backward (the others are forward only) */
+PtlParallelFn pool_avg_walk(AvgWalk walk, int f8, int bwd);
 
 /* The kernel of a max or average pooling as pool_setup reads it (3 dims, right-aligned). */
 typedef struct PoolArgs {

@@ -44,6 +44,7 @@
 
 #define BLOCK 256
 #define MAX_CHUNKS 64
+#define SUM_RUNS 64
 #define COL_BLOCK PTL_RED_COL_BLOCK
 
 typedef enum RedKind {
@@ -585,7 +586,8 @@ is_sum_runs(const Plan *pl)
 /* reduce_outputs for is_sum_runs plans: each output is 0 + the run's sum (mean: / R), as
  * acc_init, fold_run and acc_finish make it, so the bits are the same; the index walk of
  * kept_ptr (two divisions a kept dim) and the accumulator's dispatch took half the time of
- * a 7 x 7 run.  Kept dims that tile memory evenly step by one stride. */
+ * a 7 x 7 run.  Kept dims that tile memory evenly step by one stride, SUM_RUNS runs a call
+ * (Note [Sums of many runs] in reduce_kernels.c). */
 static void
 sum_runs(const Plan *pl, int64_t b, int64_t e)
 {
@@ -594,15 +596,20 @@ sum_runs(const Plan *pl, int64_t b, int64_t e)
         even &= pl->kstride[d] == pl->kstride[d + 1] * pl->ksize[d + 1];
     }
     int64_t step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
-    for (int64_t o = b; o < e; o++) {
-        const char *p = even ? pl->base + o * step : kept_ptr(pl, o);
-        double v = 0.0 + ptl_red_sum_contiguous(pl->dt, p, pl->R);
-        v = pl->kind == R_MEAN ? v / (double)pl->R : v;
-        if (pl->dt == PTL_DTYPE_FLOAT32) {
-            ((float *)pl->out0)[o] = (float)v;
-        }
-        else {
-            ((double *)pl->out0)[o] = v;
+    double sums[SUM_RUNS];
+    for (int64_t o0 = b, m; o0 < e; o0 += m) {
+        m = !even ? 1 : e - o0 < SUM_RUNS ? e - o0 : SUM_RUNS;
+        ptl_red_sum_runs(pl->dt, even ? pl->base + o0 * step : kept_ptr(pl, o0), step, pl->R, m,
+                         sums);
+        for (int64_t k = 0; k < m; k++) {
+            double v = 0.0 + sums[k];
+            v = pl->kind == R_MEAN ? v / (double)pl->R : v;
+            if (pl->dt == PTL_DTYPE_FLOAT32) {
+                ((float *)pl->out0)[o0 + k] = (float)v;
+            }
+            else {
+                ((double *)pl->out0)[o0 + k] = v;
+            }
         }
     }
 }

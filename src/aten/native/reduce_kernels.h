@@ -11,6 +11,10 @@
 
 /* The sum, in double, of the contiguous float32 (dt) or float64 run p[0..n). */
 double ptl_red_sum_contiguous(PtlDtype dt, const char *p, int64_t n);
+/* sums[r] = ptl_red_sum_contiguous(dt, p + r * step, n) for r < runs, the same bits
+ * (Note [Sums of many runs]) */
+void ptl_red_sum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
+                      double *sums);
 /* Its maximum (is_max) or minimum; NaN when the run holds one. */
 double ptl_red_maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* The sum of x^2 (square) or |x| of the run, in double. */

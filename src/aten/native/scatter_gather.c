@@ -103,11 +103,15 @@ row_walk_next(RowWalk *w)
  * off[j] = index[j0 + j] * step + (j0 + j) * inner self stride: the index data itself when
  * that is the identity (a contiguous int64 row into self's contiguous last dim), else `buf`
  * filled.  NULL with PyTorch's error naming the first index outside [0, size).  The check
- * is folded into a flag so that the loops stay branch-free; a bad chunk is scanned again. */
+ * is folded into the sign bit of `bad` so that the loops stay branch-free and vectorize with
+ * plain 64-bit subtractions and ors: v and size - 1 - v are both at least 0 exactly when v
+ * is in range (a flag from (uint64_t)v >= size kept the identity case's loop scalar, as long
+ * as scatter_add's own loop: 0.65x PyTorch's time for 512 x 512); a bad chunk is scanned
+ * again. */
 #define INDEX_ROW_LOOP(T)                                                                   \
     for (int64_t j = 0; j < m; j++) {                                                       \
         int64_t v = ((const T *)p)[j * ist];                                                \
-        bad |= (uint64_t)v >= size;                                                         \
+        bad |= (uint64_t)v | (last - (uint64_t)v);                                          \
         buf[j] = v * step + (j0 + j) * sin;                                                 \
     }
 
@@ -117,13 +121,13 @@ row_walk_offsets(const RowWalk *w, int64_t *buf, int64_t j0, int64_t m)
     int is64 = w->index_dtype == PTL_DTYPE_INT64;
     const char *p = w->index + (w->off[0] + j0 * w->inner[0]) * (is64 ? 8 : 4);
     int64_t ist = w->inner[0], sin = w->inner[1], step = w->step;
-    uint64_t size = (uint64_t)w->size;   /* locals: buf[] stores cannot alias them */
+    /* locals: buf[] stores cannot alias them */
+    uint64_t size = (uint64_t)w->size, last = size - 1, bad = 0;
     const int64_t *off = buf;
-    int bad = 0;
     if (is64 && ist == 1 && step == 1 && sin == 0) {
         off = (const int64_t *)p;
         for (int64_t j = 0; j < m; j++) {
-            bad |= (uint64_t)off[j] >= size;
+            bad |= (uint64_t)off[j] | (last - (uint64_t)off[j]);
         }
     }
     else if (is64) {
@@ -132,7 +136,7 @@ row_walk_offsets(const RowWalk *w, int64_t *buf, int64_t j0, int64_t m)
     else {
         INDEX_ROW_LOOP(int32_t)
     }
-    for (int64_t j = 0; bad && j < m; j++) {
+    for (int64_t j = 0; bad >> 63 && j < m; j++) {
         int64_t v = is64 ? ((const int64_t *)p)[j * ist] : ((const int32_t *)p)[j * ist];
         if ((uint64_t)v >= size) {
             ptl_error_set(PTL_ERR_RUNTIME, "index %lld is out of bounds for dimension %lld with "

@@ -320,6 +320,8 @@ enum {
     U_FLOAT = 1,      /* integer and bool inputs compute in the default float dtype */
     U_STRICT = 2,     /* out= must have self's dtype ("Found dtype Long but expected Float") */
     U_BOOL_OUT = 4,   /* the result is bool */
+    U_VEC_F4 = 8,     /* the float32 loop is a vector formula: bfloat16 runs it too (Note
+                       * [Half-precision pointwise through float32] in native.c) */
 };
 
 /* Runs the unary op `op` (functional, in-place or out=) on s[0] with `loops`; `vml`
@@ -349,7 +351,8 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
             cfg.compute_dtype = PTL_DTYPE_INT64;
         }
     }
-    return ptl_pointwise(op, s, 1, self_only, cfg, loops, extra);
+    return ptl_pointwise_halves_in_float(op, s, 1, self_only, cfg, loops, extra,
+                                         (flags & U_VEC_F4) != 0);
 }
 
 /* Stamps NAME_cpu(op, ks, s) -> unary_run with the given loop table and flags. */
@@ -362,13 +365,13 @@ unary_run(const PtlOperator *op, PtlIValue *s, const PtlLoop *loops, int flags,
     }
 
 /* [*] -> [*] float (integer and bool inputs promote to the default dtype) */
-DEFINE_UNARY_KERNEL(exp, PICK_VEC(exp), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(exp, PICK_VEC(exp), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(exp2, exp2_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(expm1, PICK_VEC(expm1), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(log, PICK_VEC(log), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(log2, log2_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(sin, sin_loops, U_FLOAT, NULL)
@@ -377,12 +380,12 @@ DEFINE_UNARY_KERNEL(tan, tan_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(asin, asin_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(atan, atan_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(sigmoid, PICK_VEC(sigmoid), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(erfinv, PICK_VEC(erfinv), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sinh, PICK_VEC(sinh), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(cosh, PICK_VEC(cosh), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(tanh, PICK_VEC(tanh), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(sigmoid, PICK_VEC(sigmoid), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(erf, PICK_VEC(erf), U_FLOAT | U_VEC_F4, NULL)
+DEFINE_UNARY_KERNEL(erfinv, PICK_VEC(erfinv), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(reciprocal, reciprocal_loops, U_FLOAT, NULL)
 /* [*] -> [*] same dtype */
 DEFINE_UNARY_KERNEL(abs, abs_loops, U_STRICT, NULL)

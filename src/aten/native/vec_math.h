@@ -473,6 +473,68 @@ PTL_VM_FOR_ALL_KINDS(PTL_VM_DEFINE_VECTOR_EXP)
 PTL_VM_DEFINE_FLOAT32_DIVISION(pd)
 PTL_VM_DEFINE_FLOAT32_DIVISION(pd512)
 
+/* Note [Vector float64 division]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * fmod, remainder and floor division of float64 a, b (kinds pd, pd512) with the bits of
+ * fmod, ptl_remainder_d and ptl_div_floor_d on every lane that is not *slow*: |a / b| >=
+ * 2^52 or NaN (a or b NaN, a infinite, b zero), or b infinite.  The scalar loop took 20 ms
+ * for 1e6 values (libm's fmod; 0.2x PyTorch's time).  fmod: q = trunc(a / b) is the true
+ * truncated quotient or one more in magnitude (the rounded quotient is monotonic and below
+ * 2^52), and r = a - q b by one FMA is exact: the exact value is below |b| in magnitude and a
+ * multiple of the smaller of a's and b's ulps; when a's is the smaller, |a| < |b|, so q is 0,
+ * or 1 with |b| - |a| exact (Sterbenz).  Where q was one too many r has the sign opposite to
+ * a's and r + |b| (toward a's sign) is the exact remainder.  Signs are compared through
+ * products by +-1, which are exact and cannot underflow; remainder and floor division then
+ * run the scalar formulas' double operations lane by lane. */
+#define PTL_VM_DEFINE_FLOAT64_DIVISION(S)                                                 \
+    /* +-1 with x's sign */                                                               \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_unit_sign_##S(PTL_VT(S) x)                \
+    {                                                                                     \
+        return PTL_V(S, or)(PTL_V(S, and)(PTL_V(S, set1)(-0.0), x), PTL_V(S, set1)(1.0)); \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_fmod_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VMT(S) *slow)                       \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0), zero = PTL_V(S, setzero)();          \
+        PTL_VT(S) qd = PTL_V(S, div)(a, b);                                               \
+        PTL_VT(S) r = PTL_V(S, fnmadd)(PTL_VTRUNC(S, qd), b, a);                          \
+        PTL_VT(S) back = PTL_V(S, or)(PTL_V(S, andnot)(sign, b), PTL_V(S, and)(sign, a)); \
+        PTL_VMT(S) over =                                                                 \
+            PTL_VCMP(S, PTL_V(S, mul)(r, ptl_vm_unit_sign_##S(a)), zero, _CMP_LT_OQ);     \
+        r = PTL_VSEL(S, over, r, PTL_V(S, add)(r, back));                                 \
+        *slow = PTL_VMOR(                                                                 \
+            S, PTL_VCMP(S, PTL_V(S, andnot)(sign, qd), PTL_V(S, set1)(0x1p52), _CMP_NLT_UQ), \
+            PTL_VCMP(S, PTL_V(S, andnot)(sign, b), PTL_V(S, set1)(DBL_MAX), _CMP_GT_OQ)); \
+        return PTL_V(S, or)(PTL_V(S, andnot)(sign, r), PTL_V(S, and)(sign, a));           \
+    }                                                                                     \
+    /* where the fmod m of a by b and b have opposite signs (m != 0) */                   \
+    PTL_VATTR(S) static inline PTL_VMT(S) ptl_vm_opposite_##S(PTL_VT(S) m, PTL_VT(S) b)   \
+    {                                                                                     \
+        return PTL_VCMP(S, PTL_V(S, mul)(m, ptl_vm_unit_sign_##S(b)), PTL_V(S, setzero)(), \
+                        _CMP_LT_OQ);                                                      \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_remainder_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VMT(S) *slow)                  \
+    {                                                                                     \
+        PTL_VT(S) m = ptl_vm_fmod_##S(a, b, slow);                                        \
+        return PTL_VSEL(S, ptl_vm_opposite_##S(m, b), m, PTL_V(S, add)(m, b));            \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_div_floor_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VMT(S) *slow)                  \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), zero = PTL_V(S, setzero)();            \
+        PTL_VT(S) mod = ptl_vm_fmod_##S(a, b, slow);                                      \
+        PTL_VT(S) div = PTL_V(S, div)(PTL_V(S, sub)(a, mod), b);                          \
+        div = PTL_VSEL(S, ptl_vm_opposite_##S(mod, b), div, PTL_V(S, sub)(div, one));     \
+        PTL_VT(S) q = PTL_VFLOOR(S, div);                                                 \
+        PTL_VMT(S) up = PTL_VCMP(S, PTL_V(S, sub)(div, q), PTL_V(S, set1)(0.5), _CMP_GT_OQ); \
+        q = PTL_VSEL(S, up, q, PTL_V(S, add)(q, one));                                    \
+        PTL_VT(S) signed_zero = PTL_V(S, and)(PTL_V(S, set1)(-0.0), PTL_V(S, xor)(a, b)); \
+        return PTL_VSEL(S, PTL_VCMP(S, div, zero, _CMP_EQ_OQ), q, signed_zero);           \
+    }
+PTL_VM_DEFINE_FLOAT64_DIVISION(pd)
+PTL_VM_DEFINE_FLOAT64_DIVISION(pd512)
+
 /* Note [Vector float32 pow]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~
  * x^y for float32 x, y in double lanes (kinds pd, pd512) as e^(y log x): x = m 2^e with m in
