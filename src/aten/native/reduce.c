@@ -603,13 +603,7 @@ sum_runs(const Plan *pl, int64_t b, int64_t e)
                          sums);
         for (int64_t k = 0; k < m; k++) {
             double v = 0.0 + sums[k];
-            v = pl->kind == R_MEAN ? v / (double)pl->R : v;
-            if (pl->dt == PTL_DTYPE_FLOAT32) {
-                ((float *)pl->out0)[o0 + k] = (float)v;
-            }
-            else {
-                ((double *)pl->out0)[o0 + k] = v;
-            }
+            put(pl->out0, pl->dt, o0 + k, 0, 0, pl->kind == R_MEAN ? v / (double)pl->R : v);
         }
     }
 }
