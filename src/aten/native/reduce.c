@@ -44,7 +44,6 @@
 
 #define BLOCK 256
 #define MAX_CHUNKS 64
-#define SUM_RUNS 64
 #define COL_BLOCK PTL_RED_COL_BLOCK
 
 typedef enum RedKind {
@@ -583,11 +582,9 @@ is_sum_runs(const Plan *pl)
            pl->rstride[0] == (int64_t)ptl_dtype_itemsize(pl->dt);
 }
 
-/* reduce_outputs for is_sum_runs plans: each output is 0 + the run's sum (mean: / R), as
- * acc_init, fold_run and acc_finish make it, so the bits are the same; the index walk of
- * kept_ptr (two divisions a kept dim) and the accumulator's dispatch took half the time of
- * a 7 x 7 run.  Kept dims that tile memory evenly step by one stride, SUM_RUNS runs a call
- * (Note [Sums of many runs] in reduce_kernels.c). */
+/* reduce_outputs for is_sum_runs plans: the bits of acc_init, fold_run and acc_finish (0 +
+ * the run's sum, mean: / R) without kept_ptr's index walk and the dispatch (half of a 7 x 7
+ * run's time); evenly tiled kept dims step by one stride, PTL_RED_SUM_RUNS runs a call. */
 static void
 sum_runs(const Plan *pl, int64_t b, int64_t e)
 {
@@ -596,14 +593,19 @@ sum_runs(const Plan *pl, int64_t b, int64_t e)
         even &= pl->kstride[d] == pl->kstride[d + 1] * pl->ksize[d + 1];
     }
     int64_t step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
-    double sums[SUM_RUNS];
+    double sums[PTL_RED_SUM_RUNS];
     for (int64_t o0 = b, m; o0 < e; o0 += m) {
-        m = !even ? 1 : e - o0 < SUM_RUNS ? e - o0 : SUM_RUNS;
+        m = !even ? 1 : e - o0 < PTL_RED_SUM_RUNS ? e - o0 : PTL_RED_SUM_RUNS;
         ptl_red_sum_runs(pl->dt, even ? pl->base + o0 * step : kept_ptr(pl, o0), step, pl->R, m,
                          sums);
-        for (int64_t k = 0; k < m; k++) {
-            double v = 0.0 + sums[k];
-            put(pl->out0, pl->dt, o0 + k, 0, 0, pl->kind == R_MEAN ? v / (double)pl->R : v);
+        for (int64_t k = 0; k < m; k++) {      /* typed stores: put's switch cost 25% */
+            double v = pl->kind == R_MEAN ? (0.0 + sums[k]) / (double)pl->R : 0.0 + sums[k];
+            if (pl->dt == PTL_DTYPE_FLOAT32) {
+                ((float *)pl->out0)[o0 + k] = (float)v;
+            }
+            else {
+                ((double *)pl->out0)[o0 + k] = v;
+            }
         }
     }
 }

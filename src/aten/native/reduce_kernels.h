@@ -8,6 +8,7 @@
 
 #define PTL_RED_COL_BLOCK 2048   /* outputs per column-reduction unit */
 #define PTL_RED_COL_GROUP 32     /* float32 rows summed in float before the double add */
+#define PTL_RED_SUM_RUNS 64      /* runs a ptl_red_sum_runs call of reduce.c takes at most */
 
 /* The sum, in double, of the contiguous float32 (dt) or float64 run p[0..n). */
 double ptl_red_sum_contiguous(PtlDtype dt, const char *p, int64_t n);
