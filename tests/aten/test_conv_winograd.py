@@ -9,8 +9,8 @@ float64 (and the float64 path's gradient), across the thresholds of its blocking
 - partial tiles (outputs not a multiple of 4), padding 0 / 1 / 2 (the input gradient's 2 / 1
   / 0), channel counts not multiples of the 8-lane vectors, batch 1 and several, size 0;
 - the mode switch (`_C._conv_winograd_mode`: 0 automatic, 1 always, 2 never) that the tests
-  use to force the path, and the automatic crossover (WINO_MIN_CHANNELS, WINO_NARROW_WIDTH,
-  WINO_WIDE_MIN_CHANNELS).
+  use to force the path, and the automatic crossover (WINO_MIN_CHANNELS, WINO_MIN_WIDTH on
+  AVX2; WINO_WIDE_MIN_WIDTH and WINO_WIDE_MIN_SUM on AVX-512).
 
 float32 Winograd results differ from the direct sum in the last bits; the tests hold them to
 WINO_RTOL of the sum of the terms' magnitudes (the error grows with the transforms' constants,
@@ -23,6 +23,7 @@ import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
+from helpers import rerun_with_capability
 
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__)))), "src", "aten", "native", "conv_winograd.c")
@@ -39,8 +40,9 @@ def c_define(name):
 TILES = c_define("WINO_TILES")
 BUF = c_define("WINO_BUF_BYTES")
 MIN_CH = c_define("WINO_MIN_CHANNELS")
-NARROW = c_define("WINO_NARROW_WIDTH")
-WIDE_MIN_CH = c_define("WINO_WIDE_MIN_CHANNELS")
+MIN_WIDTH = c_define("WINO_MIN_WIDTH")
+WIDE_MIN_WIDTH = c_define("WINO_WIDE_MIN_WIDTH")
+WIDE_MIN_SUM = c_define("WINO_WIDE_MIN_SUM")
 
 
 class mode:
@@ -219,17 +221,21 @@ def test_float64_gradcheck_and_untaken_shapes():
 
 
 def test_automatic_crossover():
-    """mode 0 takes Winograd on AVX2 machines (where the crossover was measured) from
-    WINO_MIN_CHANNELS input and output channels on outputs at most WINO_NARROW_WIDTH wide and
-    from WINO_WIDE_MIN_CHANNELS on wider ones, the direct path below; the input gradient
-    (whose output is the input) follows the same rule."""
+    """mode 0 takes Winograd from WINO_MIN_CHANNELS input and output channels on outputs at
+    least WINO_MIN_WIDTH wide with AVX2, and with AVX-512 (a wider direct tile) only where
+    also ci + co >= WINO_WIDE_MIN_SUM and the output is at least WINO_WIDE_MIN_WIDTH wide; the
+    direct path elsewhere and on the portable engine.  The input gradient (whose output is
+    the input) follows the same rule.  Each side of each threshold, for the engine running."""
     rng = np.random.default_rng(9)
-    avx2 = ptl.backends.cpu.get_cpu_capability() != "DEFAULT"
-    cases = ((NARROW, MIN_CH, MIN_CH, avx2), (NARROW, MIN_CH - 1, MIN_CH, False),
-             (NARROW, MIN_CH, MIN_CH - 1, False), (NARROW + 1, MIN_CH, MIN_CH, False),
-             (NARROW + 1, WIDE_MIN_CH, WIDE_MIN_CH, avx2),
-             (NARROW + 1, WIDE_MIN_CH - 1, WIDE_MIN_CH, False),
-             (NARROW + 1, WIDE_MIN_CH, WIDE_MIN_CH - 1, False))
+    cap = ptl.backends.cpu.get_cpu_capability()
+    if cap == "AVX512":
+        wd, c = WIDE_MIN_WIDTH, WIDE_MIN_SUM - MIN_CH
+        cases = ((wd, MIN_CH, c, True), (wd, c, MIN_CH, True), (wd - 1, MIN_CH, c, False),
+                 (wd, MIN_CH - 1, c + 1, False), (wd, MIN_CH, c - 1, False))
+    else:
+        taken = cap == "AVX2"
+        cases = ((MIN_WIDTH, MIN_CH, MIN_CH, taken), (MIN_WIDTH - 1, MIN_CH, MIN_CH, False),
+                 (MIN_WIDTH, MIN_CH - 1, MIN_CH, False), (MIN_WIDTH, MIN_CH, MIN_CH - 1, False))
     for width, ci, co, taken in cases:
         x = ptl.tensor(rng.standard_normal((1, ci, 3, width)).astype(np.float32))
         w = ptl.tensor(rng.standard_normal((co, ci, 3, 3)).astype(np.float32))
@@ -246,6 +252,11 @@ def test_automatic_crossover():
     with mode(ALWAYS):
         a = F.conv2d(x, w, padding=1).numpy()
     assert not np.array_equal(a, out[1][0])   # the two paths' bits differ on these shapes
+
+
+@pytest.mark.parametrize("cap", ["avx2", "default"])
+def test_automatic_crossover_of_each_engine(cap):
+    rerun_with_capability(__file__, cap, "-k", "automatic_crossover and not each_engine")
 
 
 def test_mode_argument_checked():
