@@ -30,6 +30,7 @@
 #include "../../c10/cpu_features.h"
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "../transpose_block.h"
 #include "conv_packed.h"
 
 #define WG_MR 8                          /* taps per weight-gradient tile */
@@ -289,34 +290,21 @@ transpose_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst
 }
 
 /* transpose_to_gt for the AVX2 engine: dst[j * ldd + r] = src[r * ld + j] for r < 8 and
- * j < nj (nj <= 8), zero for rows r >= nr; an 8 x 8 transpose in registers (pairs of
- * lanes, pairs of pairs, then 128-bit halves), the rows read through masked loads. */
+ * j < nj (nj <= 8), zero for rows r >= nr; an 8 x 8 transpose in registers
+ * (transpose_block.h), the rows read through masked loads. */
 AVX2 static void
 transpose8_to_gt(const float *src, int64_t ld, int64_t nr, int64_t nj, float *dst, int64_t ldd)
 {
     const __m256i cols = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)nj),
                                             _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    __m256 a[8], b[8];
+    __m256 a[8];
     for (int r = 0; r < 8; r++) {
         /* masked-off lanes are not read, so the address may lie past the row */
         a[r] = r < nr ? _mm256_maskload_ps(src + r * ld, cols) : _mm256_setzero_ps();
     }
-    for (int r = 0; r < 8; r += 2) {
-        b[r] = _mm256_unpacklo_ps(a[r], a[r + 1]);
-        b[r + 1] = _mm256_unpackhi_ps(a[r], a[r + 1]);
-    }
-    for (int r = 0; r < 8; r += 4) {
-        a[r] = _mm256_shuffle_ps(b[r], b[r + 2], 0x44);
-        a[r + 1] = _mm256_shuffle_ps(b[r], b[r + 2], 0xee);
-        a[r + 2] = _mm256_shuffle_ps(b[r + 1], b[r + 3], 0x44);
-        a[r + 3] = _mm256_shuffle_ps(b[r + 1], b[r + 3], 0xee);
-    }
-    for (int h = 0; h < 4; h++) {
-        b[h] = _mm256_permute2f128_ps(a[h], a[4 + h], 0x20);
-        b[4 + h] = _mm256_permute2f128_ps(a[h], a[4 + h], 0x31);
-    }
-    for (int64_t c = 0; c < nj; c++) {   /* b[c] is column c */
-        _mm256_store_ps(dst + c * ldd, b[c]);
+    ptl_transpose8_ps(a);
+    for (int64_t c = 0; c < nj; c++) {   /* a[c] is column c */
+        _mm256_store_ps(dst + c * ldd, a[c]);
     }
 }
 
