@@ -552,17 +552,7 @@ bce_operands(PtlTensorImpl *x, PtlTensorImpl *t, const PtlIValue *w, PtlTensorIm
              PtlTensorImpl **wc)
 {
     *tc = *wc = NULL;
-    if (x->dim != t->dim || memcmp(x->sizes, t->sizes, sizeof(int64_t) * (size_t)x->dim) != 0) {
-        return ptl_error_set(PTL_ERR_VALUE,
-                             "Using a target size that is different to the input size is not "
-                             "supported. Please ensure they have the same size.");
-    }
-    if (!ptl_dtype_is_floating(x->dtype)) {
-        return ptl_error_set(PTL_ERR_NOT_IMPLEMENTED,
-                             "\"binary_cross_entropy\" not implemented for '%s'",
-                             ptl_dtype_legacy_name(x->dtype));
-    }
-    if ((*tc = ptl_cast(t, x->dtype)) == NULL) {
+    if (ptl_bce_check(x, t) < 0 || (*tc = ptl_cast(t, x->dtype)) == NULL) {
         return -1;
     }
     if (w->tag == PTL_IV_TENSOR) {

@@ -1,5 +1,5 @@
-/* loss_impl.h -- what loss.c's regression losses share with their CUDA kernels
- * (src/cuda/register_cuda.c): PyTorch's argument checks and kernel names. */
+/* loss_impl.h -- what loss.c's regression losses and nn.c's binary_cross_entropy share with
+ * their CUDA kernels (src/cuda/register_cuda.c): PyTorch's argument checks and kernel names. */
 #ifndef PTL_ATEN_NATIVE_LOSS_IMPL_H
 #define PTL_ATEN_NATIVE_LOSS_IMPL_H
 
@@ -15,5 +15,8 @@ PtlRegLoss ptl_reg_loss_kind(const PtlOperator *op);
 int ptl_reg_loss_check(PtlRegLoss k, double p);
 /* "mse", "smooth_l1", "huber": the names of PyTorch's kernels in its dtype errors */
 const char *ptl_reg_loss_name(PtlRegLoss k);
+/* binary_cross_entropy's checks of input x and target t (PyTorch's errors): 0, or -1 with the
+ * error set. */
+int ptl_bce_check(const PtlTensorImpl *x, const PtlTensorImpl *t);
 
 #endif

@@ -20,6 +20,7 @@
 #include "../scalar_math.h"
 #include "device_nn.h"
 #include "device_reduce.h"
+#include "loss_impl.h"
 #include "native.h"
 #include "nn_common.h"
 #include "vec_math.h"
@@ -1196,13 +1197,9 @@ error:
 
 /* ---- binary_cross_entropy ---- */
 
-/* Float64 contiguous copies of (self, target, weight expanded to self's shape), from the
- * slots s[first], s[first + 1], s[first + 2]. */
-static int
-bce_data(PtlIValue *s, int first, LossData *d)
+int
+ptl_bce_check(const PtlTensorImpl *x, const PtlTensorImpl *t)
 {
-    PtlTensorImpl *x = s[first].u.t, *t = s[first + 1].u.t;
-    PtlTensorImpl *w = s[first + 2].tag == PTL_IV_TENSOR ? s[first + 2].u.t : NULL;
     if (x->dim != t->dim || memcmp(x->sizes, t->sizes, sizeof(int64_t) * (size_t)x->dim) != 0) {
         return ptl_error_set(PTL_ERR_VALUE,
                              "Using a target size that is different to the input size is not "
@@ -1213,7 +1210,17 @@ bce_data(PtlIValue *s, int first, LossData *d)
                              "\"binary_cross_entropy\" not implemented for '%s'",
                              ptl_dtype_legacy_name(x->dtype));
     }
-    if ((d->x = ptl_cast(x, PTL_DTYPE_FLOAT64)) == NULL ||
+    return 0;
+}
+
+/* Float64 contiguous copies of (self, target, weight expanded to self's shape), from the
+ * slots s[first], s[first + 1], s[first + 2]. */
+static int
+bce_data(PtlIValue *s, int first, LossData *d)
+{
+    PtlTensorImpl *x = s[first].u.t, *t = s[first + 1].u.t;
+    PtlTensorImpl *w = s[first + 2].tag == PTL_IV_TENSOR ? s[first + 2].u.t : NULL;
+    if (ptl_bce_check(x, t) < 0 || (d->x = ptl_cast(x, PTL_DTYPE_FLOAT64)) == NULL ||
         (d->t = ptl_cast(t, PTL_DTYPE_FLOAT64)) == NULL) {
         return -1;
     }
