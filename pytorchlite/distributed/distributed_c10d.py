@@ -712,7 +712,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
         recvs = [(t.contiguous(), r) for r, t in enumerate(output_tensor_list)]
         return pg.nccl.exchange(output_tensor_list + input_tensor_list, output_tensor_list,
                                 sends, recvs, async_op,
-                                [lambda t=t, s=s: t.copy_(s) if s is not t else None
+                                [lambda t=t, s=s: _copy_back(t, s)
                                  for t, (s, _) in zip(output_tensor_list, recvs)])
     send = _cat_flat(input_tensor_list)
     recv = torch.empty(sum(t.numel() for t in output_tensor_list), dtype=send.dtype)
