@@ -9,8 +9,8 @@ float64 (and the float64 path's gradient), across the thresholds of its blocking
 - partial tiles (outputs not a multiple of 4), padding 0 / 1 / 2 (the input gradient's 2 / 1
   / 0), channel counts not multiples of the 8-lane vectors, batch 1 and several, size 0;
 - the mode switch (`_C._conv_winograd_mode`: 0 automatic, 1 always, 2 never) that the tests
-  use to force the path, and the automatic crossover (WINO_MIN_CHANNELS, WINO_MIN_WIDTH on
-  AVX2; WINO_WIDE_MIN_WIDTH and WINO_WIDE_MIN_SUM on AVX-512).
+  use to force the path, and the automatic crossover (each engine's WinoRule table, Note
+  [Winograd crossover]).
 
 float32 Winograd results differ from the direct sum in the last bits; the tests hold them to
 WINO_RTOL of the sum of the terms' magnitudes (the error grows with the transforms' constants,
@@ -37,12 +37,18 @@ def c_define(name):
     return eval(m.group(1))
 
 
+def c_rules(name):
+    """The (width, least, sum) rows of one of conv_winograd.c's WinoRule tables."""
+    with open(SRC) as f:
+        m = re.search(r"^static const WinoRule %s\[\] = \{(.*)\};$" % name, f.read(), re.M)
+    rows = re.findall(r"\{(\d+), (\d+), (\d+)\}", m.group(1))
+    assert rows and len(rows) == m.group(1).count("{")
+    return [tuple(int(v) for v in r) for r in rows]
+
+
 TILES = c_define("WINO_TILES")
 BUF = c_define("WINO_BUF_BYTES")
-MIN_CH = c_define("WINO_MIN_CHANNELS")
-MIN_WIDTH = c_define("WINO_MIN_WIDTH")
-WIDE_MIN_WIDTH = c_define("WINO_WIDE_MIN_WIDTH")
-WIDE_MIN_SUM = c_define("WINO_WIDE_MIN_SUM")
+RULES = {"AVX2": c_rules("WINO_AVX2_RULES"), "AVX512": c_rules("WINO_AVX512_RULES")}
 
 
 class mode:
@@ -220,23 +226,35 @@ def test_float64_gradcheck_and_untaken_shapes():
         assert ptl.autograd.gradcheck(lambda a, b: F.conv2d(a, b, padding=1), (xd, wd))
 
 
+def winograd_expected(cap, width, ci, co):
+    """Note [Winograd crossover]: any row of the engine's table admits the shape."""
+    return any(width >= w and min(ci, co) >= least and ci + co >= total
+               for w, least, total in RULES.get(cap, []))
+
+
+def test_crossover_tables_are_ordered():
+    """Each row is a shape that the direct path loses on; a row admitting all that another
+    admits would make that one dead."""
+    for rules in RULES.values():
+        for a in rules:
+            assert a[2] >= 2 * a[1]   # least <= sum / 2: a shape (least, sum - least) exists
+            assert not any(b != a and all(x <= y for x, y in zip(b, a)) for b in rules)
+
+
 def test_automatic_crossover():
-    """mode 0 takes Winograd from WINO_MIN_CHANNELS input and output channels on outputs at
-    least WINO_MIN_WIDTH wide with AVX2, and with AVX-512 (a wider direct tile) only where
-    also ci + co >= WINO_WIDE_MIN_SUM and the output is at least WINO_WIDE_MIN_WIDTH wide; the
-    direct path elsewhere and on the portable engine.  The input gradient (whose output is
-    the input) follows the same rule.  Each side of each threshold, for the engine running."""
+    """mode 0 takes Winograd where a row of the engine's table (width, least, sum) admits the
+    output width, the smaller channel count and ci + co; the direct path elsewhere and on the
+    portable engine.  The input gradient (whose output is the input) follows the same rule.
+    Each row's corner and one step below it in each of the three, for the engine running."""
     rng = np.random.default_rng(9)
     cap = ptl.backends.cpu.get_cpu_capability()
-    if cap == "AVX512":
-        wd, c = WIDE_MIN_WIDTH, WIDE_MIN_SUM - MIN_CH
-        cases = ((wd, MIN_CH, c, True), (wd, c, MIN_CH, True), (wd - 1, MIN_CH, c, False),
-                 (wd, MIN_CH - 1, c + 1, False), (wd, MIN_CH, c - 1, False))
-    else:
-        taken = cap == "AVX2"
-        cases = ((MIN_WIDTH, MIN_CH, MIN_CH, taken), (MIN_WIDTH - 1, MIN_CH, MIN_CH, False),
-                 (MIN_WIDTH, MIN_CH - 1, MIN_CH, False), (MIN_WIDTH, MIN_CH, MIN_CH - 1, False))
-    for width, ci, co, taken in cases:
+    cases = []
+    for width, least, total in RULES["AVX512"] + RULES["AVX2"]:
+        for w, ci, co in ((width, least, total - least), (width - 1, least, total - least),
+                          (width, least - 1, total - least + 1), (width, least, total - least - 1)):
+            cases += [(w, ci, co), (w, co, ci)]
+    for width, ci, co in sorted(set(cases)):
+        taken = winograd_expected(cap, width, ci, co)
         x = ptl.tensor(rng.standard_normal((1, ci, 3, width)).astype(np.float32))
         w = ptl.tensor(rng.standard_normal((co, ci, 3, 3)).astype(np.float32))
         gy = ptl.tensor(rng.standard_normal((1, co, 3, width)).astype(np.float32))
@@ -249,9 +267,11 @@ def test_automatic_crossover():
                 out.append((y.numpy(), dx[0].numpy()))
         assert np.array_equal(out[0][0], out[1][0]), (width, ci, co)
         assert np.array_equal(out[0][1], out[1][1]), (width, ci, co)
-    with mode(ALWAYS):
-        a = F.conv2d(x, w, padding=1).numpy()
-    assert not np.array_equal(a, out[1][0])   # the two paths' bits differ on these shapes
+    paths = []
+    for m in (ALWAYS, NEVER):
+        with mode(m):
+            paths.append(F.conv2d(x, w, padding=1).numpy())
+    assert not np.array_equal(*paths)   # the two paths' bits differ on these shapes
 
 
 @pytest.mark.parametrize("cap", ["avx2", "default"])

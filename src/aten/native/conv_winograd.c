@@ -46,7 +46,7 @@
  * output gradient with the flipped, transposed weight, padding 2 - p), where
  * conv_winograd_fits says it wins.  The transforms are 8-lane vector code, cloned for AVX2
  * (PTL_LOOP_CLONES); the automatic mode takes the path on AVX2 machines only, where the
- * crossover was measured. */
+ * crossover was measured (Note [Winograd crossover]). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +60,32 @@
 #define WINO_TILES 96                  /* tiles a task takes at most */
 #define WINO_BUF_BYTES (768 * 1024)    /* a task's V and M at most (then fewer tiles) */
 #define WINO_XI 36                     /* the transformed coordinates, 6 x 6 */
-#define WINO_MIN_CHANNELS 32           /* auto: ci and co at least, */
-#define WINO_MIN_WIDTH 8               /* outputs at least this wide (AVX2); AVX-512: */
-#define WINO_WIDE_MIN_WIDTH 12         /* outputs at least this wide and */
-#define WINO_WIDE_MIN_SUM 96           /* ci + co at least (the measured crossovers) */
+#define WINO_WB 8                      /* output channels the weight transform takes at once */
+
+/* Note [Winograd crossover]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The automatic mode takes Winograd where the output is at least `width` wide, the smaller
+ * channel count at least `least` and ci + co at least `sum`, for any row of the engine's
+ * table; the portable engine never.  Measured on a Zen 4 EPYC, one thread, batch 32,
+ * forward, direct / Winograd time by output width 4, 6, 8, 12, 16, 32 (docs/performance.md,
+ * "Winograd's transforms"):
+ *   AVX2     16 -> 16  2.1  0.92 1.23 1.41 1.14 0.87
+ *            16 -> 32  1.7  0.97 1.23 1.60 1.25 1.27
+ *            32 -> 32  1.9  1.41 1.90 1.30 1.33 1.48
+ *            48 -> 48  0.9  1.40 1.94 2.12 2.00 2.12
+ *   AVX-512  32 -> 32  1.05 1.23 1.02 1.03 1.10 1.22
+ *            24 -> 48  0.50 0.55 0.65 1.64 1.31 1.45
+ *            32 -> 64  1.04 1.18 1.43 1.75 1.46 1.78
+ *            48 -> 48  0.52 1.28 1.56 1.73 1.79 1.67
+ *            64 -> 64  1.14 1.31 1.65 1.93 1.59 2.00
+ * AVX-512's direct tile is twice as wide, so it keeps more shapes; 8 -> 8 and 16 -> 16
+ * stay direct there at every width (0.5-1.0). */
+typedef struct WinoRule {
+    int64_t width, least, sum;
+} WinoRule;
+
+static const WinoRule WINO_AVX2_RULES[] = {{8, 16, 48}, {6, 48, 96}};
+static const WinoRule WINO_AVX512_RULES[] = {{12, 24, 72}, {8, 32, 96}, {6, 48, 96}};
 
 static int wino_mode = CONV_WINOGRAD_AUTO;
 
@@ -90,21 +112,21 @@ conv_winograd_fits(const ConvGeom *g, int64_t ci, int64_t co)
     }
     /* The direct path (conv_packed.c) wins with few channels, where the transforms cost more
      * than the products they save, and on small images, where the 4 x 4 tiles are mostly
-     * padding.  Measured on a Zen 4 EPYC, batch 32, forward, direct / Winograd time: AVX2
-     * 8 -> 8 0.51-0.54, 16 -> 16 0.77-0.78, 16 -> 64 0.89, 32 -> 32 1.32-1.36, 64 -> 64 on 8x8
-     * 1.25 and on 4x4 0.98; AVX-512 (its direct tile is twice as wide) 32 -> 32 0.88-0.97,
-     * 32 -> 64 1.06-1.38, 48 -> 48 1.39, 64 -> 64 1.21-1.50 from 12x12 up, 0.90 on 8x8,
-     * 256 -> 256 0.98 on 8x8 and 0.41 on 4x4. */
-    int64_t least = ci < co ? ci : co;
-    int cap = ptl_cpu_capability();
+     * padding: each engine's table of WinoRule (Note [Winograd crossover]). */
     if (wino_mode == CONV_WINOGRAD_ALWAYS) {
         return 1;
     }
-    if (cap >= PTL_CPU_AVX512) {
-        return least >= WINO_MIN_CHANNELS && ci + co >= WINO_WIDE_MIN_SUM &&
-               g->col[2] >= WINO_WIDE_MIN_WIDTH;
+    int cap = ptl_cpu_capability();
+    const WinoRule *rules = cap >= PTL_CPU_AVX512 ? WINO_AVX512_RULES : WINO_AVX2_RULES;
+    size_t nrules = cap >= PTL_CPU_AVX512 ? sizeof(WINO_AVX512_RULES) / sizeof(WinoRule)
+                                           : sizeof(WINO_AVX2_RULES) / sizeof(WinoRule);
+    int64_t least = ci < co ? ci : co;
+    for (size_t r = 0; cap >= PTL_CPU_AVX2 && r < nrules; r++) {
+        if (g->col[2] >= rules[r].width && least >= rules[r].least && ci + co >= rules[r].sum) {
+            return 1;
+        }
     }
-    return cap >= PTL_CPU_AVX2 && least >= WINO_MIN_CHANNELS && g->col[2] >= WINO_MIN_WIDTH;
+    return 0;
 }
 
 int
@@ -139,6 +161,14 @@ typedef struct WinoJob {
 typedef float WinoVec __attribute__((vector_size(32)));
 #define WINO_VL 8
 
+/* Eight floats at any float-aligned address: WINO_LOAD and WINO_STORE through this type are
+ * single unaligned vector moves (a memcpy into a WinoVec goes through the stack in 16-byte
+ * halves, and the whole-vector reload then waits for them). */
+typedef float WinoVecU __attribute__((vector_size(32), aligned(4), may_alias));
+
+#define WINO_LOAD(p) (*(const WinoVecU *)(p))
+#define WINO_STORE(p, v) (*(WinoVecU *)(p) = (v))
+
 /* The 6-point transform of six vectors: r = B^T d. */
 static inline void
 wino_bt(const WinoVec d[6], WinoVec r[6])
@@ -164,30 +194,124 @@ wino_at(const WinoVec m[6], WinoVec o[4])
     o[3] = d12 + 8.0f * d34 + m[5];
 }
 
-/* One task: samples [i0, i0 + ni), tile rows [ty0, ty0 + nty) of each; P, V, M, Q its
+/* The 8 x 8 block whose rows are v[0..8) becomes its columns (v[q] = column q): pairs of
+ * rows interleaved, then 4-row columns within each half, then the halves joined (the steps
+ * of transpose_block.h's ptl_transpose8_ps, in vector extensions for both clones). */
+static inline void
+wino_transpose8(WinoVec v[8])
+{
+    WinoVec t[8], u[8];
+    for (int p = 0; p < 8; p += 2) {
+        t[p] = __builtin_shufflevector(v[p], v[p + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[p + 1] = __builtin_shufflevector(v[p], v[p + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int p = 0; p < 8; p += 4) {
+        for (int h = 0; h < 2; h++) {
+            u[p + 2 * h] = __builtin_shufflevector(t[p + h], t[p + h + 2], 0, 1, 8, 9, 4, 5, 12,
+                                                   13);
+            u[p + 2 * h + 1] = __builtin_shufflevector(t[p + h], t[p + h + 2], 2, 3, 10, 11, 6,
+                                                       7, 14, 15);
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        v[q] = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        v[q + 4] = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+/* One image row of every input channel (src: channel 0's row; channels ih * iw apart) into
+ * P's interleaved row (dst: pixel 0, channel 0; pixels cip apart), 8 x 8 blocks transposed
+ * in registers, the ragged edges one value at a time. */
+static inline void
+wino_fill_row(const WinoJob *j, const float *src, float *dst)
+{
+    const int64_t cs = j->ih * j->iw, cip = j->cip;
+    const int64_t w = j->iw < j->pw_cols - j->pw ? j->iw : j->pw_cols - j->pw;
+    int64_t c = 0;
+    for (; c + WINO_VL <= j->ci; c += WINO_VL) {
+        int64_t x = 0;
+        for (; x + WINO_VL <= w; x += WINO_VL) {
+            WinoVec v[8];
+            for (int p = 0; p < 8; p++) {
+                v[p] = WINO_LOAD(src + (c + p) * cs + x);
+            }
+            wino_transpose8(v);
+            for (int q = 0; q < 8; q++) {
+                WINO_STORE(dst + (x + q) * cip + c, v[q]);
+            }
+        }
+        for (; x < w; x++) {
+            for (int p = 0; p < 8; p++) {
+                dst[x * cip + c + p] = src[(c + p) * cs + x];
+            }
+        }
+    }
+    for (; c < j->ci; c++) {
+        for (int64_t x = 0; x < w; x++) {
+            dst[x * cip + c] = src[c * cs + x];
+        }
+    }
+}
+
+/* Tile (oy, ox) of sample i, output channels [cb, cb + 8): y = A^T m A + bias from its 36
+ * transformed products (m: coordinate 0's 8 values; coordinates xs apart), transposed in
+ * registers to 4-pixel rows of each channel; the parts outside the output are dropped. */
+static inline void
+wino_store_tile(const WinoJob *j, const float *m, int64_t xs, int64_t i, int64_t oy, int64_t ox,
+                int64_t cb)
+{
+    WinoVec tmp[4][6], rows[2][8];
+    for (int l = 0; l < 6; l++) {
+        WinoVec v[6], o[4];
+        for (int k = 0; k < 6; k++) {
+            v[k] = WINO_LOAD(m + (k * 6 + l) * xs);
+        }
+        wino_at(v, o);
+        for (int r = 0; r < 4; r++) {
+            tmp[r][l] = o[r];
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        wino_at(tmp[r], &rows[r / 2][(r % 2) * 4]);
+    }
+    wino_transpose8(rows[0]);
+    wino_transpose8(rows[1]);
+    const int64_t nr = j->oh - oy < 4 ? j->oh - oy : 4, nc = j->ow - ox < 4 ? j->ow - ox : 4;
+    const int64_t nq = j->co - cb < WINO_VL ? j->co - cb : WINO_VL;
+    for (int64_t q = 0; q < nq; q++) {
+        float b = j->bias != NULL ? j->bias[cb + q] : 0.0f;
+        float *plane = j->y + ((i * j->co + cb + q) * j->oh + oy) * j->ow + ox;
+        for (int h = 0; h < 2 && 2 * h < nr; h++) {
+            float px[8];
+            WINO_STORE(px, rows[h][q] + b);
+            for (int64_t r = 2 * h; r < nr && r < 2 * h + 2; r++) {
+                if (nc == 4) {
+                    memcpy(plane + r * j->ow, px + (r - 2 * h) * 4, 4 * sizeof(float));
+                }
+                else {
+                    memcpy(plane + r * j->ow, px + (r - 2 * h) * 4, (size_t)nc * sizeof(float));
+                }
+            }
+        }
+    }
+}
+
+/* One task: samples [i0, i0 + ni), tile rows [ty0, ty0 + nty) of each; P, V, M its
  * buffers (M's columns past co stay zero). */
 PTL_LOOP_CLONES static int
 wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, float *P, float *V,
-          float *M, float *Q)
+          float *M)
 {
     const int64_t cip = j->cip, cop = j->cop, tw = j->tw, pwc = j->pw_cols;
     const int64_t prow = 4 * nty + 2, tiles = ni * nty * tw;
     /* P: the padded windows, interleaved (sample, row, column, channel) */
     memset(P, 0, (size_t)(ni * prow * pwc * cip) * sizeof(float));
     for (int64_t s = 0; s < ni; s++) {
-        for (int64_t c = 0; c < j->ci; c++) {
-            const float *src = j->x + ((i0 + s) * j->ci + c) * j->ih * j->iw;
-            for (int64_t r = 0; r < prow; r++) {
-                int64_t iy = 4 * ty0 + r - j->ph;
-                if (iy < 0 || iy >= j->ih) {
-                    continue;
-                }
-                float *dst = P + ((s * prow + r) * pwc + j->pw) * cip + c;
-                const float *row = src + iy * j->iw;
-                int64_t w = j->iw < pwc - j->pw ? j->iw : pwc - j->pw;
-                for (int64_t x = 0; x < w; x++) {
-                    dst[x * cip] = row[x];
-                }
+        for (int64_t r = 0; r < prow; r++) {
+            int64_t iy = 4 * ty0 + r - j->ph;
+            if (iy >= 0 && iy < j->ih) {
+                wino_fill_row(j, j->x + ((i0 + s) * j->ci * j->ih + iy) * j->iw,
+                              P + ((s * prow + r) * pwc + j->pw) * cip);
             }
         }
     }
@@ -202,7 +326,7 @@ wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, fl
                     for (int c = 0; c < 6; c++) {
                         WinoVec d[6], r[6];
                         for (int k = 0; k < 6; k++) {
-                            memcpy(&d[k], base + (k * pwc + c) * cip + cb, sizeof d[k]);
+                            d[k] = WINO_LOAD(base + (k * pwc + c) * cip + cb);
                         }
                         wino_bt(d, r);
                         for (int k = 0; k < 6; k++) {
@@ -213,7 +337,7 @@ wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, fl
                         WinoVec r[6];
                         wino_bt(tmp[k], r);
                         for (int l = 0; l < 6; l++) {
-                            memcpy(V + ((k * 6 + l) * tiles + t) * cip + cb, &r[l], sizeof r[l]);
+                            WINO_STORE(V + ((k * 6 + l) * tiles + t) * cip + cb, r[l]);
                         }
                     }
                 }
@@ -226,45 +350,14 @@ wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, fl
             return -1;
         }
     }
-    /* Q[t][pixel] = A^T m A of tile t, 8 output channels at a time */
-    for (t = 0; t < tiles; t++) {
-        for (int64_t cb = 0; cb < cop; cb += WINO_VL) {
-            WinoVec tmp[4][6];
-            for (int l = 0; l < 6; l++) {
-                WinoVec m[6], o[4];
-                for (int k = 0; k < 6; k++) {
-                    memcpy(&m[k], M + ((k * 6 + l) * tiles + t) * cop + cb, sizeof m[k]);
-                }
-                wino_at(m, o);
-                for (int i = 0; i < 4; i++) {
-                    tmp[i][l] = o[i];
-                }
-            }
-            for (int i = 0; i < 4; i++) {
-                WinoVec o[4];
-                wino_at(tmp[i], o);
-                for (int k = 0; k < 4; k++) {
-                    memcpy(Q + (t * 16 + i * 4 + k) * cop + cb, &o[k], sizeof o[k]);
-                }
-            }
-        }
-    }
-    /* y = Q + bias, the pixels inside the output */
+    /* y = A^T m A of each tile plus the bias, 8 output channels at a time */
+    t = 0;
     for (int64_t s = 0; s < ni; s++) {
-        for (int64_t o = 0; o < j->co; o++) {
-            float b = j->bias != NULL ? j->bias[o] : 0.0f;
-            float *plane = j->y + ((i0 + s) * j->co + o) * j->oh * j->ow;
-            for (int64_t ty = 0; ty < nty; ty++) {
-                for (int64_t i = 0; i < 4; i++) {
-                    int64_t oy = 4 * (ty0 + ty) + i;
-                    if (oy >= j->oh) {
-                        break;
-                    }
-                    const float *q = Q + ((s * nty + ty) * tw * 16 + i * 4) * cop + o;
-                    float *dst = plane + oy * j->ow;
-                    for (int64_t ox = 0; ox < j->ow; ox++) {
-                        dst[ox] = q[((ox >> 2) * 16 + (ox & 3)) * cop] + b;
-                    }
+        for (int64_t ty = 0; ty < nty; ty++) {
+            for (int64_t tx = 0; tx < tw; tx++, t++) {
+                for (int64_t cb = 0; cb < cop; cb += WINO_VL) {
+                    wino_store_tile(j, M + t * cop + cb, tiles * cop, i0 + s, 4 * (ty0 + ty),
+                                    4 * tx, cb);
                 }
             }
         }
@@ -280,9 +373,8 @@ wino_tasks(void *ctx, int64_t begin, int64_t end)
     float *P = conv_alloc((size_t)(ni * (4 * nty + 2) * j->pw_cols * j->cip) * sizeof(float));
     float *V = conv_alloc((size_t)(WINO_XI * tiles * j->cip) * sizeof(float));
     float *M = conv_alloc((size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
-    float *Q = conv_alloc((size_t)(16 * tiles * j->cop) * sizeof(float));
     int rc = -1;
-    if (P == NULL || V == NULL || M == NULL || Q == NULL) {
+    if (P == NULL || V == NULL || M == NULL) {
         goto done;
     }
     memset(M, 0, (size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
@@ -300,7 +392,7 @@ wino_tasks(void *ctx, int64_t begin, int64_t end)
             ty0 = task % j->tps * j->rpt;
             tnty = j->th - ty0 < j->rpt ? j->th - ty0 : j->rpt;
         }
-        if (wino_task(j, i0, tni, ty0, tnty, P, V, M, Q) < 0) {
+        if (wino_task(j, i0, tni, ty0, tnty, P, V, M) < 0) {
             goto done;
         }
     }
@@ -309,7 +401,6 @@ done:
     free(P);
     free(V);
     free(M);
-    free(Q);
     return rc;
 }
 
@@ -328,25 +419,36 @@ wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
     if (U == NULL) {
         return -1;
     }
+    /* WINO_WB output channels at a time, so that the loops over them are vector loops */
     for (int64_t c = 0; c < ci; c++) {
-        for (int64_t o = 0; o < co; o++) {
-            double g[3][3], gg[6][3];
-            for (int a = 0; a < 3; a++) {
-                for (int b = 0; b < 3; b++) {
-                    g[a][b] = wkind == CONV_PACKED_W_PLAIN
-                                  ? w[((o * ci + c) * 3 + a) * 3 + b]
-                                  : w[((c * co + o) * 3 + 2 - a) * 3 + 2 - b];
+        for (int64_t o0 = 0; o0 < co; o0 += WINO_WB) {
+            int64_t no = co - o0 < WINO_WB ? co - o0 : WINO_WB;
+            double g[9][WINO_WB] = {{0}}, gg[18][WINO_WB];
+            for (int64_t o = 0; o < no; o++) {
+                for (int a = 0; a < 3; a++) {
+                    for (int b = 0; b < 3; b++) {
+                        g[a * 3 + b][o] = wkind == CONV_PACKED_W_PLAIN
+                                              ? w[(((o0 + o) * ci + c) * 3 + a) * 3 + b]
+                                              : w[((c * co + o0 + o) * 3 + 2 - a) * 3 + 2 - b];
+                    }
                 }
             }
             for (int k = 0; k < 6; k++) {
                 for (int b = 0; b < 3; b++) {
-                    gg[k][b] = G[k][0] * g[0][b] + G[k][1] * g[1][b] + G[k][2] * g[2][b];
+                    for (int o = 0; o < WINO_WB; o++) {
+                        gg[k * 3 + b][o] = G[k][0] * g[b][o] + G[k][1] * g[3 + b][o] +
+                                           G[k][2] * g[6 + b][o];
+                    }
                 }
             }
             for (int k = 0; k < 6; k++) {
                 for (int l = 0; l < 6; l++) {
-                    double v = gg[k][0] * G[l][0] + gg[k][1] * G[l][1] + gg[k][2] * G[l][2];
-                    U[((k * 6 + l) * ci + c) * co + o] = (float)v;
+                    float v[WINO_WB];
+                    for (int o = 0; o < WINO_WB; o++) {
+                        v[o] = (float)(gg[k * 3][o] * G[l][0] + gg[k * 3 + 1][o] * G[l][1] +
+                                       gg[k * 3 + 2][o] * G[l][2]);
+                    }
+                    memcpy(U + ((k * 6 + l) * ci + c) * co + o0, v, (size_t)no * sizeof(float));
                 }
             }
         }
