@@ -43,8 +43,9 @@
  *
  * Used for the forward of a float32 convolution with a 3x3 kernel, stride 1, dilation 1,
  * one group, and for the input gradient of such a convolution (the convolution of the
- * output gradient with the flipped, transposed weight, padding 2 - p), where
- * conv_winograd_fits says it wins.  The transforms are 8-lane vector code, cloned for AVX2
+ * output gradient with the flipped, transposed weight, padding 2 - p), and for its weight
+ * gradient by F(3x3, 4x4) (Note [Winograd weight gradient]), where conv_winograd_fits says
+ * each wins.  The transforms are 8-lane vector code, cloned for AVX2
  * (PTL_LOOP_CLONES); the automatic mode takes the path on AVX2 machines only, where the
  * crossover was measured (Note [Winograd crossover]). */
 #include <stdlib.h>
@@ -90,7 +91,7 @@ typedef struct WinoRule {
 static const WinoRule WINO_AVX2_RULES[] = {{8, 16, 48}, {6, 48, 96}};
 static const WinoRule WINO_AVX512_RULES[] = {{12, 24, 72}, {8, 32, 96}, {6, 48, 96}};
 static const WinoRule WINO_AVX2_WGRAD_RULES[] = {{4, 32, 64}};
-static const WinoRule WINO_AVX512_WGRAD_RULES[] = {{4, 24, 72}};
+static const WinoRule WINO_AVX512_WGRAD_RULES[] = {{4, 24, 64}};
 
 typedef struct WinoRules {
     const WinoRule *rule;
