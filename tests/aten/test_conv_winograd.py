@@ -1,16 +1,19 @@
 """The Winograd F(4x4, 3x3) float32 convolution of conv_winograd.c (Note [Winograd
-convolution]): forward and the input gradient of a 3x3 stride-1 convolution, against NumPy in
-float64 (and the float64 path's gradient), across the thresholds of its blocking:
+convolution]): forward and the input gradient of a 3x3 stride-1 convolution, and its weight
+gradient by F(3x3, 4x4) (Note [Winograd weight gradient]), against NumPy in float64 (and the
+float64 path's gradient), across the thresholds of its blocking:
 
 - WINO_TILES tiles a task: several samples a task when a sample has fewer tiles (batches that
   are not a multiple of the samples per task), exactly WINO_TILES tiles a sample, and bands of
   tile rows of one sample when it has more (a short last band);
 - WINO_BUF_BYTES: fewer tiles a task for wide channel counts;
+- the weight gradient's chunks of tasks: fewer tasks than WINO_WGRAD_CHUNKS, as many, more
+  and uneven, and fewer chunks where their sums would pass WINO_WGRAD_BYTES;
 - partial tiles (outputs not a multiple of 4), padding 0 / 1 / 2 (the input gradient's 2 / 1
   / 0), channel counts not multiples of the 8-lane vectors, batch 1 and several, size 0;
 - the mode switch (`_C._conv_winograd_mode`: 0 automatic, 1 always, 2 never) that the tests
-  use to force the path, and the automatic crossover (WINO_MIN_CHANNELS, WINO_MIN_WIDTH on
-  AVX2; WINO_WIDE_MIN_WIDTH and WINO_WIDE_MIN_SUM on AVX-512).
+  use to force the path, and the automatic crossover (each engine's WinoRule table, Note
+  [Winograd crossover]).
 
 float32 Winograd results differ from the direct sum in the last bits; the tests hold them to
 WINO_RTOL of the sum of the terms' magnitudes (the error grows with the transforms' constants,
@@ -33,16 +36,26 @@ WINO_RTOL = 1e-4
 def c_define(name):
     with open(SRC) as f:
         m = re.search(r"^#define\s+%s\s+(.+?)\s*(?:/\*.*)?$" % name, f.read(), re.M)
-    assert re.fullmatch(r"[\d\s()+*]+", m.group(1)), m.group(1)
+    assert re.fullmatch(r"[\d\s()+*<]+", m.group(1)), m.group(1)
     return eval(m.group(1))
+
+
+def c_rules(name):
+    """The (width, least, sum) rows of one of conv_winograd.c's WinoRule tables."""
+    with open(SRC) as f:
+        m = re.search(r"^static const WinoRule %s\[\] = \{(.*)\};$" % name, f.read(), re.M)
+    rows = re.findall(r"\{(\d+), (\d+), (\d+)\}", m.group(1))
+    assert rows and len(rows) == m.group(1).count("{")
+    return [tuple(int(v) for v in r) for r in rows]
 
 
 TILES = c_define("WINO_TILES")
 BUF = c_define("WINO_BUF_BYTES")
-MIN_CH = c_define("WINO_MIN_CHANNELS")
-MIN_WIDTH = c_define("WINO_MIN_WIDTH")
-WIDE_MIN_WIDTH = c_define("WINO_WIDE_MIN_WIDTH")
-WIDE_MIN_SUM = c_define("WINO_WIDE_MIN_SUM")
+CHUNKS = c_define("WINO_WGRAD_CHUNKS")
+WGRAD_BYTES = c_define("WINO_WGRAD_BYTES")
+RULES = {"AVX2": c_rules("WINO_AVX2_RULES"), "AVX512": c_rules("WINO_AVX512_RULES")}
+WGRAD_RULES = {"AVX2": c_rules("WINO_AVX2_WGRAD_RULES"),
+               "AVX512": c_rules("WINO_AVX512_WGRAD_RULES")}
 
 
 class mode:
@@ -88,19 +101,36 @@ def check_close(got, ref, mag):
 
 
 def run(x, w, b, p, m, threads=None):
-    """Forward and input gradient (for a fixed output gradient) under mode m."""
+    """Forward, input gradient and weight gradient (for a fixed output gradient) under mode
+    m."""
     old = ptl.get_num_threads()
     if threads is not None:
         ptl.set_num_threads(threads)
     try:
         with mode(m):
             xt = ptl.tensor(x, requires_grad=True)
-            y = F.conv2d(xt, ptl.tensor(w), None if b is None else ptl.tensor(b), padding=p)
+            wt = ptl.tensor(w, requires_grad=True)
+            y = F.conv2d(xt, wt, None if b is None else ptl.tensor(b), padding=p)
             gy = np.cos(np.arange(y.numel(), dtype=np.float32)).reshape(tuple(y.shape))
             y.backward(ptl.tensor(gy))
-            return y.detach().numpy(), xt.grad.numpy(), gy
+            return y.detach().numpy(), xt.grad.numpy(), gy, wt.grad.numpy()
     finally:
         ptl.set_num_threads(old)
+
+
+def wgrad_ref(x, gy, p):
+    """The weight gradient and the sum of |terms| in float64 (3x3, stride 1)."""
+    x, gy = x.astype(np.float64), gy.astype(np.float64)
+    oh, ow = gy.shape[2:]
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    dw = np.zeros((gy.shape[1], x.shape[1], 3, 3))
+    mag = np.zeros_like(dw)
+    for a in range(3):
+        for c in range(3):
+            win = xp[:, :, a:a + oh, c:c + ow]
+            dw[:, :, a, c] = np.einsum("noij,ncij->oc", gy, win)
+            mag[:, :, a, c] = np.einsum("noij,ncij->oc", np.abs(gy), np.abs(win))
+    return dw, mag
 
 
 def tiles_of(h, w, p):
@@ -135,22 +165,71 @@ def test_forward_and_input_grad_match_numpy(n, ci, co, h, w, p):
     x = rng.standard_normal((n, ci, h, w)).astype(np.float32)
     wt = rng.standard_normal((co, ci, 3, 3)).astype(np.float32)
     b = rng.standard_normal(co).astype(np.float32)
-    y, gx, gy = run(x, wt, b, p, ALWAYS)
+    y, gx, gy, gw = run(x, wt, b, p, ALWAYS)
     ref, mag = conv_ref(x, wt, b, p)
     check_close(y, ref, mag)
     # the input gradient is the convolution of gy with the flipped, transposed weight
     wf = np.ascontiguousarray(wt[:, :, ::-1, ::-1].transpose(1, 0, 2, 3))
     gref, gmag = conv_ref(gy, wf, None, 2 - p)
     check_close(gx, gref, gmag)
+    check_close(gw, *wgrad_ref(x, gy, p))
     # the direct path gives nearly the same, but not the same bits: Winograd ran
-    yd, gxd, _ = run(x, wt, b, p, NEVER)
+    yd, gxd, _, gwd = run(x, wt, b, p, NEVER)
     assert not np.array_equal(y, yd)
     assert not np.array_equal(gx, gxd)
+    assert not np.array_equal(gw, gwd)
     # the thread count changes no bit
-    y1, gx1, _ = run(x, wt, b, p, ALWAYS, threads=1)
-    y2, gx2, _ = run(x, wt, b, p, ALWAYS, threads=2)
-    assert np.array_equal(y1, y2) and np.array_equal(gx1, gx2)
-    assert np.array_equal(y1, y)
+    y1, gx1, _, gw1 = run(x, wt, b, p, ALWAYS, threads=1)
+    y2, gx2, _, gw2 = run(x, wt, b, p, ALWAYS, threads=2)
+    assert np.array_equal(y1, y2) and np.array_equal(gx1, gx2) and np.array_equal(gw1, gw2)
+    assert np.array_equal(y1, y) and np.array_equal(gw1, gw)
+
+
+def wgrad_tasks(n, ci, co, h, w, p):
+    """wino_plan's task count for the weight gradient of this convolution."""
+    cip, cop = -(-ci // 8) * 8, -(-co // 8) * 8
+    th, tw = -(-(h + 2 * p - 2) // 4), -(-(w + 2 * p - 2) // 4)
+    want = min(max(BUF // (36 * 4 * (cip + cop)), 12), TILES)
+    if th * tw <= want:
+        return -(-n // (want // (th * tw)))
+    return n * -(-th // max(want // tw, 1))
+
+
+# (n, ci, co, h, w, p): the weight gradient's chunks (Note [Winograd weight gradient]): fewer
+# tasks than WINO_WGRAD_CHUNKS, exactly as many, more (uneven chunks), and channel counts
+# whose sums' slabs pass WINO_WGRAD_BYTES (fewer chunks)
+WGRAD_CASES = [(2, 8, 8, 8, 8, 1), (CHUNKS, 9, 7, 4 * 11 + 1, 4 * 11, 1),
+               (2 * CHUNKS + 1, 9, 7, 4 * 11 + 1, 4 * 11, 1), (3, 8, 16, 4 * 20, 4 * 20, 1)]
+
+
+# channel counts whose chunk sums pass WINO_WGRAD_BYTES: two slabs fit, not three
+WIDE = int((WGRAD_BYTES / (36 * 4 * 2.5)) ** 0.5)
+
+
+def test_wgrad_case_thresholds():
+    assert [wgrad_tasks(*c) for c in WGRAD_CASES[:3]] == [1, CHUNKS * 2, (2 * CHUNKS + 1) * 2]
+    assert wgrad_tasks(*WGRAD_CASES[3]) % CHUNKS > 0
+    assert WGRAD_BYTES // (36 * 4 * WIDE * WIDE) == 2 and wgrad_tasks(40, WIDE, WIDE, 4, 4, 1) > 2
+
+
+@pytest.mark.parametrize("n,ci,co,h,w,p", WGRAD_CASES)
+def test_weight_grad_chunks_match_numpy(n, ci, co, h, w, p):
+    rng = np.random.default_rng(n + ci + h)
+    x = rng.standard_normal((n, ci, h, w)).astype(np.float32)
+    wt = rng.standard_normal((co, ci, 3, 3)).astype(np.float32)
+    _, _, gy, gw = run(x, wt, None, p, ALWAYS, threads=2)
+    check_close(gw, *wgrad_ref(x, gy, p))
+    assert np.array_equal(gw, run(x, wt, None, p, ALWAYS, threads=1)[3])
+
+
+def test_weight_grad_of_wide_channels_uses_fewer_chunks():
+    """Channel counts whose chunk sums pass WINO_WGRAD_BYTES: fewer chunks, the same sums."""
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((40, WIDE, 4, 4)).astype(np.float32)
+    wt = rng.standard_normal((WIDE, WIDE, 3, 3)).astype(np.float32) * 0.01
+    _, _, gy, gw = run(x, wt, None, 1, ALWAYS, threads=2)
+    check_close(gw, *wgrad_ref(x, gy, 1))
+    assert np.array_equal(gw, run(x, wt, None, 1, ALWAYS, threads=1)[3])
 
 
 def test_no_bias_and_noncontiguous_input():
@@ -220,38 +299,56 @@ def test_float64_gradcheck_and_untaken_shapes():
         assert ptl.autograd.gradcheck(lambda a, b: F.conv2d(a, b, padding=1), (xd, wd))
 
 
+def winograd_expected(cap, width, ci, co, rules=RULES):
+    """Note [Winograd crossover]: any row of the engine's table admits the shape."""
+    return any(width >= w and min(ci, co) >= least and ci + co >= total
+               for w, least, total in rules.get(cap, []))
+
+
+def test_crossover_tables_are_ordered():
+    """Each row is a shape that the direct path loses on; a row admitting all that another
+    admits would make that one dead."""
+    for rules in list(RULES.values()) + list(WGRAD_RULES.values()):
+        for a in rules:
+            assert a[2] >= 2 * a[1]   # least <= sum / 2: a shape (least, sum - least) exists
+            assert not any(b != a and all(x <= y for x, y in zip(b, a)) for b in rules)
+
+
 def test_automatic_crossover():
-    """mode 0 takes Winograd from WINO_MIN_CHANNELS input and output channels on outputs at
-    least WINO_MIN_WIDTH wide with AVX2, and with AVX-512 (a wider direct tile) only where
-    also ci + co >= WINO_WIDE_MIN_SUM and the output is at least WINO_WIDE_MIN_WIDTH wide; the
-    direct path elsewhere and on the portable engine.  The input gradient (whose output is
-    the input) follows the same rule.  Each side of each threshold, for the engine running."""
+    """mode 0 takes Winograd where a row of the engine's table (width, least, sum) admits the
+    output width, the smaller channel count and ci + co; the direct path elsewhere and on the
+    portable engine.  The input gradient (whose output is the input) follows the same rule,
+    the weight gradient its own table.  Each row's corner and one step below it in each of the
+    three, for the engine running."""
     rng = np.random.default_rng(9)
     cap = ptl.backends.cpu.get_cpu_capability()
-    if cap == "AVX512":
-        wd, c = WIDE_MIN_WIDTH, WIDE_MIN_SUM - MIN_CH
-        cases = ((wd, MIN_CH, c, True), (wd, c, MIN_CH, True), (wd - 1, MIN_CH, c, False),
-                 (wd, MIN_CH - 1, c + 1, False), (wd, MIN_CH, c - 1, False))
-    else:
-        taken = cap == "AVX2"
-        cases = ((MIN_WIDTH, MIN_CH, MIN_CH, taken), (MIN_WIDTH - 1, MIN_CH, MIN_CH, False),
-                 (MIN_WIDTH, MIN_CH - 1, MIN_CH, False), (MIN_WIDTH, MIN_CH, MIN_CH - 1, False))
-    for width, ci, co, taken in cases:
+    cases = []
+    rows = [r for t in (RULES, WGRAD_RULES) for k in ("AVX512", "AVX2") for r in t[k]]
+    for width, least, total in rows:
+        for w, ci, co in ((width, least, total - least), (width - 1, least, total - least),
+                          (width, least - 1, total - least + 1), (width, least, total - least - 1)):
+            cases += [(w, ci, co), (w, co, ci)]
+    for width, ci, co in sorted(set(cases)):
+        taken = winograd_expected(cap, width, ci, co)
+        taken_w = winograd_expected(cap, width, ci, co, WGRAD_RULES)
         x = ptl.tensor(rng.standard_normal((1, ci, 3, width)).astype(np.float32))
         w = ptl.tensor(rng.standard_normal((co, ci, 3, 3)).astype(np.float32))
         gy = ptl.tensor(rng.standard_normal((1, co, 3, width)).astype(np.float32))
         out = []
-        for m in (AUTO, ALWAYS if taken else NEVER):
+        for m in (AUTO, ALWAYS if taken else NEVER, ALWAYS if taken_w else NEVER):
             with mode(m):
                 y = F.conv2d(x, w, padding=1)
-                dx = ptl.ops.aten.convolution_backward(gy, x, w, None, [1, 1], [1, 1], [1, 1],
-                                                       False, [0, 0], 1, [True, False, False])
-                out.append((y.numpy(), dx[0].numpy()))
+                dx, dw, _ = ptl.ops.aten.convolution_backward(
+                    gy, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])
+                out.append((y.numpy(), dx.numpy(), dw.numpy()))
         assert np.array_equal(out[0][0], out[1][0]), (width, ci, co)
         assert np.array_equal(out[0][1], out[1][1]), (width, ci, co)
-    with mode(ALWAYS):
-        a = F.conv2d(x, w, padding=1).numpy()
-    assert not np.array_equal(a, out[1][0])   # the two paths' bits differ on these shapes
+        assert np.array_equal(out[0][2], out[2][2]), (width, ci, co)
+    paths = []
+    for m in (ALWAYS, NEVER):
+        with mode(m):
+            paths.append(F.conv2d(x, w, padding=1).numpy())
+    assert not np.array_equal(*paths)   # the two paths' bits differ on these shapes
 
 
 @pytest.mark.parametrize("cap", ["avx2", "default"])
@@ -275,13 +372,15 @@ def test_nonfinite_inputs_keep_the_direct_path():
     x[1, 2, 7, 1] = np.nan
     wbad = w.copy()
     wbad[2, 1, 0, 0] = -np.inf
-    # the input gradient reads gy and w only: with x's Inf it stays on Winograd
+    # the input gradient reads gy and w only: with x's Inf it stays on Winograd; the weight
+    # gradient reads x and gy: with w's Inf it stays on Winograd
     for xa, wa, grad_direct in ((x, w, False), (np.nan_to_num(x), wbad, True)):
-        ya, gxa, _ = run(xa, wa, None, 1, ALWAYS)
-        yb, gxb, _ = run(xa, wa, None, 1, NEVER)
+        ya, gxa, _, gwa = run(xa, wa, None, 1, ALWAYS)
+        yb, gxb, _, gwb = run(xa, wa, None, 1, NEVER)
         np.testing.assert_array_equal(ya, yb)
         assert np.array_equal(gxa, gxb, equal_nan=True) == grad_direct
+        assert np.array_equal(gwa, gwb, equal_nan=True) != grad_direct
     # the same data made finite takes Winograd again
-    ya, _, _ = run(np.nan_to_num(x), w, None, 1, ALWAYS)
-    yb, _, _ = run(np.nan_to_num(x), w, None, 1, NEVER)
+    ya, _, _, _ = run(np.nan_to_num(x), w, None, 1, ALWAYS)
+    yb, _, _, _ = run(np.nan_to_num(x), w, None, 1, NEVER)
     assert not np.array_equal(ya, yb)

@@ -430,7 +430,7 @@ col_fwd(PtlTensorImpl *x, PtlTensorImpl *w, PtlTensorImpl *bias, const ConvGeom 
         }
         return y;
     }
-    if (x->dtype == PTL_DTYPE_FLOAT32 && conv_winograd_fits(g, ci, co)) {
+    if (x->dtype == PTL_DTYPE_FLOAT32 && conv_winograd_fits(g, ci, co, CONV_WINOGRAD_DATA)) {
         int rc = conv_winograd_fwd((const float *)ptl_tensor_data(x),
                                    (const float *)ptl_tensor_data(w), CONV_PACKED_W_PLAIN,
                                    bias != NULL ? (const float *)ptl_tensor_data(bias) : NULL,
@@ -564,6 +564,17 @@ wgrad(PtlTensorImpl *a, PtlTensorImpl *img, const ConvGeom *g)
     if (gw == NULL || gw->numel == 0 || n * L == 0) {
         return gw;
     }
+    if (a->dtype == PTL_DTYPE_FLOAT32 && conv_winograd_fits(g, ci, ca, CONV_WINOGRAD_WGRAD)) {
+        int rc = conv_winograd_wgrad((const float *)ptl_tensor_data(a),
+                                     (const float *)ptl_tensor_data(img),
+                                     (float *)ptl_tensor_data(gw), g, n, ci, ca);
+        if (rc < 0) {
+            goto error;
+        }
+        if (rc == 0) {
+            return gw;
+        }
+    }
     if (use_packed(a->dtype) && conv_packed_wgrad_available()) {
         if (conv_packed_wgrad((const float *)ptl_tensor_data(a),
                               (const float *)ptl_tensor_data(img), (float *)ptl_tensor_data(gw),
@@ -683,7 +694,7 @@ input_grad(PtlTensorImpl *gy, PtlTensorImpl *w, const ConvGeom *g)
     int strided = g->s[0] * g->s[1] * g->s[2] > 1;
     ConvGeom wg;   /* Note [Winograd convolution] */
     if (!conv_on_device(gy) && gy->dtype == PTL_DTYPE_FLOAT32 && conv_winograd_grad_geom(g, &wg) &&
-        conv_winograd_fits(&wg, co, ci)) {
+        conv_winograd_fits(&wg, co, ci, CONV_WINOGRAD_DATA)) {
         int64_t gsz[3] = {n, ci, g->img_numel};
         PtlTensorImpl *y = ptl_empty(3, gsz, gy->dtype, gy->device);
         if (y == NULL || y->numel == 0) {

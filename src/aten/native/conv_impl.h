@@ -87,9 +87,17 @@ int conv_nhwc_backward(PtlIValue *s);
  * with the error set, or 1 without writing y where x or w holds an Inf or a NaN (the caller
  * then runs the direct path). */
 enum { CONV_WINOGRAD_AUTO, CONV_WINOGRAD_ALWAYS, CONV_WINOGRAD_NEVER };
-int conv_winograd_fits(const ConvGeom *g, int64_t ci, int64_t co);
+/* conv_winograd_fits's pass: the forward or input gradient, or the weight gradient (their
+ * crossovers differ) */
+enum { CONV_WINOGRAD_DATA, CONV_WINOGRAD_WGRAD };
+int conv_winograd_fits(const ConvGeom *g, int64_t ci, int64_t co, int pass);
 int conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
                       float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co);
+/* gw (co, ci, 3, 3) = the weight gradient of that convolution from gy (n, co, cols) and x (n,
+ * ci, image), as conv_packed_wgrad's (up to rounding; Note [Winograd weight gradient]): 0, -1
+ * with the error set, or 1 without writing gw where x or gy holds an Inf or a NaN. */
+int conv_winograd_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+                        int64_t ci, int64_t co);
 /* The geometry t of the input gradient of a stride-1 convolution g as a convolution of the
  * output gradient (padding k - 1 - p); 0 where g has another stride, a dilation or a padding
  * past k - 1. */

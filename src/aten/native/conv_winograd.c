@@ -43,10 +43,11 @@
  *
  * Used for the forward of a float32 convolution with a 3x3 kernel, stride 1, dilation 1,
  * one group, and for the input gradient of such a convolution (the convolution of the
- * output gradient with the flipped, transposed weight, padding 2 - p), where
- * conv_winograd_fits says it wins.  The transforms are 8-lane vector code, cloned for AVX2
+ * output gradient with the flipped, transposed weight, padding 2 - p), and for its weight
+ * gradient by F(3x3, 4x4) (Note [Winograd weight gradient]), where conv_winograd_fits says
+ * each wins.  The transforms are 8-lane vector code, cloned for AVX2
  * (PTL_LOOP_CLONES); the automatic mode takes the path on AVX2 machines only, where the
- * crossover was measured. */
+ * crossover was measured (Note [Winograd crossover]). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,10 +61,50 @@
 #define WINO_TILES 96                  /* tiles a task takes at most */
 #define WINO_BUF_BYTES (768 * 1024)    /* a task's V and M at most (then fewer tiles) */
 #define WINO_XI 36                     /* the transformed coordinates, 6 x 6 */
-#define WINO_MIN_CHANNELS 32           /* auto: ci and co at least, */
-#define WINO_MIN_WIDTH 8               /* outputs at least this wide (AVX2); AVX-512: */
-#define WINO_WIDE_MIN_WIDTH 12         /* outputs at least this wide and */
-#define WINO_WIDE_MIN_SUM 96           /* ci + co at least (the measured crossovers) */
+#define WINO_WB 8                      /* output channels the weight transform takes at once */
+#define WINO_WGRAD_CHUNKS 4            /* the weight gradient's chunks at most, */
+#define WINO_WGRAD_BYTES (32 << 20)    /* and their sums' bytes at most (then fewer) */
+
+/* Note [Winograd crossover]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The automatic mode takes Winograd where the output is at least `width` wide, the smaller
+ * channel count at least `least` and ci + co at least `sum`, for any row of the engine's
+ * table; the portable engine never.  Measured on a Zen 4 EPYC, one thread, batch 32,
+ * forward, direct / Winograd time by output width 4, 6, 8, 12, 16, 32 (docs/performance.md,
+ * "Winograd's transforms"):
+ *   AVX2     16 -> 16  2.1  0.92 1.23 1.41 1.14 0.87
+ *            16 -> 32  1.7  0.97 1.23 1.60 1.25 1.27
+ *            32 -> 32  1.9  1.41 1.90 1.30 1.33 1.48
+ *            48 -> 48  0.9  1.40 1.94 2.12 2.00 2.12
+ *   AVX-512  32 -> 32  1.05 1.23 1.02 1.03 1.10 1.22
+ *            24 -> 48  0.50 0.55 0.65 1.64 1.31 1.45
+ *            32 -> 64  1.04 1.18 1.43 1.75 1.46 1.78
+ *            48 -> 48  0.52 1.28 1.56 1.73 1.79 1.67
+ *            64 -> 64  1.14 1.31 1.65 1.93 1.59 2.00
+ * AVX-512's direct tile is twice as wide, so it keeps more shapes; 8 -> 8 and 16 -> 16
+ * stay direct there at every width (0.5-1.0). */
+typedef struct WinoRule {
+    int64_t width, least, sum;
+} WinoRule;
+
+/* the forward and input gradient's, and (WGRAD) the weight gradient's */
+static const WinoRule WINO_AVX2_RULES[] = {{8, 16, 48}, {6, 48, 96}};
+static const WinoRule WINO_AVX512_RULES[] = {{12, 24, 72}, {8, 32, 96}, {6, 48, 96}};
+static const WinoRule WINO_AVX2_WGRAD_RULES[] = {{4, 32, 64}};
+static const WinoRule WINO_AVX512_WGRAD_RULES[] = {{4, 24, 64}};
+
+typedef struct WinoRules {
+    const WinoRule *rule;
+    size_t n;
+} WinoRules;
+
+#define WINO_RULES(a) {(a), sizeof(a) / sizeof((a)[0])}
+
+/* [weight gradient][AVX-512] */
+static const WinoRules WINO_RULES_OF[2][2] = {
+    {WINO_RULES(WINO_AVX2_RULES), WINO_RULES(WINO_AVX512_RULES)},
+    {WINO_RULES(WINO_AVX2_WGRAD_RULES), WINO_RULES(WINO_AVX512_WGRAD_RULES)},
+};
 
 static int wino_mode = CONV_WINOGRAD_AUTO;
 
@@ -76,7 +117,7 @@ conv_winograd_set_mode(int mode)
 }
 
 int
-conv_winograd_fits(const ConvGeom *g, int64_t ci, int64_t co)
+conv_winograd_fits(const ConvGeom *g, int64_t ci, int64_t co, int pass)
 {
     if (wino_mode == CONV_WINOGRAD_NEVER || g->groups != 1 ||
         g->k[0] != 1 || g->k[1] != 3 || g->k[2] != 3 || g->p[0] != 0 || g->img[0] != 1 ||
@@ -90,21 +131,20 @@ conv_winograd_fits(const ConvGeom *g, int64_t ci, int64_t co)
     }
     /* The direct path (conv_packed.c) wins with few channels, where the transforms cost more
      * than the products they save, and on small images, where the 4 x 4 tiles are mostly
-     * padding.  Measured on a Zen 4 EPYC, batch 32, forward, direct / Winograd time: AVX2
-     * 8 -> 8 0.51-0.54, 16 -> 16 0.77-0.78, 16 -> 64 0.89, 32 -> 32 1.32-1.36, 64 -> 64 on 8x8
-     * 1.25 and on 4x4 0.98; AVX-512 (its direct tile is twice as wide) 32 -> 32 0.88-0.97,
-     * 32 -> 64 1.06-1.38, 48 -> 48 1.39, 64 -> 64 1.21-1.50 from 12x12 up, 0.90 on 8x8,
-     * 256 -> 256 0.98 on 8x8 and 0.41 on 4x4. */
-    int64_t least = ci < co ? ci : co;
-    int cap = ptl_cpu_capability();
+     * padding: each engine's table of WinoRule (Note [Winograd crossover]). */
     if (wino_mode == CONV_WINOGRAD_ALWAYS) {
         return 1;
     }
-    if (cap >= PTL_CPU_AVX512) {
-        return least >= WINO_MIN_CHANNELS && ci + co >= WINO_WIDE_MIN_SUM &&
-               g->col[2] >= WINO_WIDE_MIN_WIDTH;
+    int cap = ptl_cpu_capability();
+    const WinoRules *rules = &WINO_RULES_OF[pass == CONV_WINOGRAD_WGRAD][cap >= PTL_CPU_AVX512];
+    int64_t least = ci < co ? ci : co;
+    for (size_t r = 0; cap >= PTL_CPU_AVX2 && r < rules->n; r++) {
+        const WinoRule *u = &rules->rule[r];
+        if (g->col[2] >= u->width && least >= u->least && ci + co >= u->sum) {
+            return 1;
+        }
     }
-    return cap >= PTL_CPU_AVX2 && least >= WINO_MIN_CHANNELS && g->col[2] >= WINO_MIN_WIDTH;
+    return 0;
 }
 
 int
@@ -125,22 +165,31 @@ conv_winograd_grad_geom(const ConvGeom *g, ConvGeom *t)
 }
 
 typedef struct WinoJob {
-    const float *x, *bias;
-    float *y;
+    const float *x, *bias, *gy;       /* gy: the weight gradient's output gradient */
+    float *y, *dw;                    /* dw: the weight gradient's sums, one slab a chunk */
     PtlGemmPackedB *u[WINO_XI];
     int64_t n, ci, co, cip, cop;
     int64_t ih, iw, oh, ow, ph, pw;   /* input, output, padding before */
     int64_t th, tw;                   /* tiles per sample: rows, columns */
     int64_t ipt, rpt, tps;            /* samples a task, tile rows a task, tasks a sample */
     int64_t pw_cols, ph_rows;         /* P's columns and rows per sample */
+    int64_t ntasks, nchunks;          /* the weight gradient's tasks, and chunks of them */
 } WinoJob;
 
 /* Eight channels of one pixel: the transforms run on these, 8 channels at a time. */
 typedef float WinoVec __attribute__((vector_size(32)));
 #define WINO_VL 8
 
+/* Eight floats at any float-aligned address: WINO_LOAD and WINO_STORE through this type are
+ * single unaligned vector moves (a memcpy into a WinoVec goes through the stack in 16-byte
+ * halves, and the whole-vector reload then waits for them). */
+typedef float WinoVecU __attribute__((vector_size(32), aligned(4), may_alias));
+
+#define WINO_LOAD(p) (*(const WinoVecU *)(p))
+#define WINO_STORE(p, v) (*(WinoVecU *)(p) = (v))
+
 /* The 6-point transform of six vectors: r = B^T d. */
-static inline void
+static inline __attribute__((always_inline)) void
 wino_bt(const WinoVec d[6], WinoVec r[6])
 {
     WinoVec a = d[4] - 4.0f * d[2], b = d[3] - 4.0f * d[1];
@@ -154,7 +203,7 @@ wino_bt(const WinoVec d[6], WinoVec r[6])
 }
 
 /* The output transform of six vectors: o = A^T m. */
-static inline void
+static inline __attribute__((always_inline)) void
 wino_at(const WinoVec m[6], WinoVec o[4])
 {
     WinoVec s12 = m[1] + m[2], d12 = m[1] - m[2], s34 = m[3] + m[4], d34 = m[3] - m[4];
@@ -164,36 +213,143 @@ wino_at(const WinoVec m[6], WinoVec o[4])
     o[3] = d12 + 8.0f * d34 + m[5];
 }
 
-/* One task: samples [i0, i0 + ni), tile rows [ty0, ty0 + nty) of each; P, V, M, Q its
- * buffers (M's columns past co stay zero). */
-PTL_LOOP_CLONES static int
-wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, float *P, float *V,
-          float *M, float *Q)
+/* The weight gradient's kernel transform of four vectors: r = G4 g (Note [Winograd weight
+ * gradient]). */
+static inline __attribute__((always_inline)) void
+wino_g4(const WinoVec g[4], WinoVec r[6])
 {
-    const int64_t cip = j->cip, cop = j->cop, tw = j->tw, pwc = j->pw_cols;
-    const int64_t prow = 4 * nty + 2, tiles = ni * nty * tw;
-    /* P: the padded windows, interleaved (sample, row, column, channel) */
-    memset(P, 0, (size_t)(ni * prow * pwc * cip) * sizeof(float));
-    for (int64_t s = 0; s < ni; s++) {
-        for (int64_t c = 0; c < j->ci; c++) {
-            const float *src = j->x + ((i0 + s) * j->ci + c) * j->ih * j->iw;
-            for (int64_t r = 0; r < prow; r++) {
-                int64_t iy = 4 * ty0 + r - j->ph;
-                if (iy < 0 || iy >= j->ih) {
-                    continue;
+    WinoVec e = g[0] + g[2], o = g[1] + g[3];
+    WinoVec E = g[0] * (1.0f / 24) + g[2] * (1.0f / 6), O = g[1] * (1.0f / 12) + g[3] * (1.0f / 3);
+    r[0] = g[0] * 0.25f;
+    r[1] = (e + o) * (-1.0f / 6);
+    r[2] = (e - o) * (-1.0f / 6);
+    r[3] = E + O;
+    r[4] = E - O;
+    r[5] = g[3];
+}
+
+/* The 8 x 8 block whose rows are v[0..8) becomes its columns (v[q] = column q): pairs of
+ * rows interleaved, then 4-row columns within each half, then the halves joined (the steps
+ * of transpose_block.h's ptl_transpose8_ps, in vector extensions for both clones). */
+static inline __attribute__((always_inline)) void
+wino_transpose8(WinoVec v[8])
+{
+    WinoVec t[8], u[8];
+    for (int p = 0; p < 8; p += 2) {
+        t[p] = __builtin_shufflevector(v[p], v[p + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        t[p + 1] = __builtin_shufflevector(v[p], v[p + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+    }
+    for (int p = 0; p < 8; p += 4) {
+        for (int h = 0; h < 2; h++) {
+            u[p + 2 * h] = __builtin_shufflevector(t[p + h], t[p + h + 2], 0, 1, 8, 9, 4, 5, 12,
+                                                   13);
+            u[p + 2 * h + 1] = __builtin_shufflevector(t[p + h], t[p + h + 2], 2, 3, 10, 11, 6,
+                                                       7, 14, 15);
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        v[q] = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        v[q + 4] = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+/* One image row of nc channels (src: channel 0's row, w values; channels cs apart) into an
+ * interleaved row (dst: pixel 0, channel 0; pixels ds apart), 8 x 8 blocks transposed in
+ * registers, the ragged edges one value at a time. */
+static inline __attribute__((always_inline)) void
+wino_fill_row(const float *src, int64_t cs, int64_t nc, int64_t w, float *dst, int64_t ds)
+{
+    int64_t c = 0;
+    for (; c + WINO_VL <= nc; c += WINO_VL) {
+        int64_t x = 0;
+        for (; x + WINO_VL <= w; x += WINO_VL) {
+            WinoVec v[8];
+            for (int p = 0; p < 8; p++) {
+                v[p] = WINO_LOAD(src + (c + p) * cs + x);
+            }
+            wino_transpose8(v);
+            for (int q = 0; q < 8; q++) {
+                WINO_STORE(dst + (x + q) * ds + c, v[q]);
+            }
+        }
+        for (; x < w; x++) {
+            for (int p = 0; p < 8; p++) {
+                dst[x * ds + c + p] = src[(c + p) * cs + x];
+            }
+        }
+    }
+    for (; c < nc; c++) {
+        for (int64_t x = 0; x < w; x++) {
+            dst[x * ds + c] = src[c * cs + x];
+        }
+    }
+}
+
+/* Tile (oy, ox) of sample i, output channels [cb, cb + 8): y = A^T m A + bias from its 36
+ * transformed products (m: coordinate 0's 8 values; coordinates xs apart), transposed in
+ * registers to 4-pixel rows of each channel; the parts outside the output are dropped. */
+static inline __attribute__((always_inline)) void
+wino_store_tile(const WinoJob *j, const float *m, int64_t xs, int64_t i, int64_t oy, int64_t ox,
+                int64_t cb)
+{
+    WinoVec tmp[4][6], rows[2][8];
+    for (int l = 0; l < 6; l++) {
+        WinoVec v[6], o[4];
+        for (int k = 0; k < 6; k++) {
+            v[k] = WINO_LOAD(m + (k * 6 + l) * xs);
+        }
+        wino_at(v, o);
+        for (int r = 0; r < 4; r++) {
+            tmp[r][l] = o[r];
+        }
+    }
+    for (int r = 0; r < 4; r++) {
+        wino_at(tmp[r], &rows[r / 2][(r % 2) * 4]);
+    }
+    wino_transpose8(rows[0]);
+    wino_transpose8(rows[1]);
+    const int64_t nr = j->oh - oy < 4 ? j->oh - oy : 4, nc = j->ow - ox < 4 ? j->ow - ox : 4;
+    const int64_t nq = j->co - cb < WINO_VL ? j->co - cb : WINO_VL;
+    for (int64_t q = 0; q < nq; q++) {
+        float b = j->bias != NULL ? j->bias[cb + q] : 0.0f;
+        float *plane = j->y + ((i * j->co + cb + q) * j->oh + oy) * j->ow + ox;
+        for (int h = 0; h < 2 && 2 * h < nr; h++) {
+            float px[8];
+            WINO_STORE(px, rows[h][q] + b);
+            for (int64_t r = 2 * h; r < nr && r < 2 * h + 2; r++) {
+                if (nc == 4) {
+                    memcpy(plane + r * j->ow, px + (r - 2 * h) * 4, 4 * sizeof(float));
                 }
-                float *dst = P + ((s * prow + r) * pwc + j->pw) * cip + c;
-                const float *row = src + iy * j->iw;
-                int64_t w = j->iw < pwc - j->pw ? j->iw : pwc - j->pw;
-                for (int64_t x = 0; x < w; x++) {
-                    dst[x * cip] = row[x];
+                else {
+                    memcpy(plane + r * j->ow, px + (r - 2 * h) * 4, (size_t)nc * sizeof(float));
                 }
             }
         }
     }
-    /* V[xi][t] = B^T d B of tile t's window, 8 channels at a time */
-    int64_t t = 0;
+}
+
+/* The transformed input of one task (samples [i0, i0 + ni), tile rows [ty0, ty0 + nty) of
+ * each): V[xi][t] = B^T d B of tile t's 6 x 6 window, through P, the padded windows. */
+PTL_LOOP_CLONES static void
+wino_input(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, float *P,
+           float *V)
+{
+    const int64_t cip = j->cip, tw = j->tw, pwc = j->pw_cols;
+    const int64_t prow = 4 * nty + 2, tiles = ni * nty * tw;
+    /* P: the padded windows, interleaved (sample, row, column, channel) */
+    const int64_t w = j->iw < pwc - j->pw ? j->iw : pwc - j->pw;
+    memset(P, 0, (size_t)(ni * prow * pwc * cip) * sizeof(float));
     for (int64_t s = 0; s < ni; s++) {
+        for (int64_t r = 0; r < prow; r++) {
+            int64_t iy = 4 * ty0 + r - j->ph;
+            if (iy >= 0 && iy < j->ih) {
+                wino_fill_row(j->x + ((i0 + s) * j->ci * j->ih + iy) * j->iw, j->ih * j->iw,
+                              j->ci, w, P + ((s * prow + r) * pwc + j->pw) * cip, cip);
+            }
+        }
+    }
+    /* V[xi][t] = B^T d B of tile t's window, 8 channels at a time */
+    for (int64_t s = 0, t = 0; s < ni; s++) {
         for (int64_t ty = 0; ty < nty; ty++) {
             for (int64_t tx = 0; tx < tw; tx++, t++) {
                 const float *base = P + ((s * prow + 4 * ty) * pwc + 4 * tx) * cip;
@@ -202,7 +358,7 @@ wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, fl
                     for (int c = 0; c < 6; c++) {
                         WinoVec d[6], r[6];
                         for (int k = 0; k < 6; k++) {
-                            memcpy(&d[k], base + (k * pwc + c) * cip + cb, sizeof d[k]);
+                            d[k] = WINO_LOAD(base + (k * pwc + c) * cip + cb);
                         }
                         wino_bt(d, r);
                         for (int k = 0; k < 6; k++) {
@@ -213,58 +369,36 @@ wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, fl
                         WinoVec r[6];
                         wino_bt(tmp[k], r);
                         for (int l = 0; l < 6; l++) {
-                            memcpy(V + ((k * 6 + l) * tiles + t) * cip + cb, &r[l], sizeof r[l]);
+                            WINO_STORE(V + ((k * 6 + l) * tiles + t) * cip + cb, r[l]);
                         }
                     }
                 }
             }
         }
     }
+}
+
+/* One task: samples [i0, i0 + ni), tile rows [ty0, ty0 + nty) of each; P, V, M its
+ * buffers (M's columns past co stay zero). */
+PTL_LOOP_CLONES static int
+wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, float *P, float *V,
+          float *M)
+{
+    const int64_t cip = j->cip, cop = j->cop, tw = j->tw, tiles = ni * nty * tw;
+    wino_input(j, i0, ni, ty0, nty, P, V);
     for (int xi = 0; xi < WINO_XI; xi++) {
         if (ptl_gemm_packed(j->u[xi], tiles, V + xi * tiles * cip, cip, M + xi * tiles * cop,
                             cop, NULL, 0, 0.0) < 0) {
             return -1;
         }
     }
-    /* Q[t][pixel] = A^T m A of tile t, 8 output channels at a time */
-    for (t = 0; t < tiles; t++) {
-        for (int64_t cb = 0; cb < cop; cb += WINO_VL) {
-            WinoVec tmp[4][6];
-            for (int l = 0; l < 6; l++) {
-                WinoVec m[6], o[4];
-                for (int k = 0; k < 6; k++) {
-                    memcpy(&m[k], M + ((k * 6 + l) * tiles + t) * cop + cb, sizeof m[k]);
-                }
-                wino_at(m, o);
-                for (int i = 0; i < 4; i++) {
-                    tmp[i][l] = o[i];
-                }
-            }
-            for (int i = 0; i < 4; i++) {
-                WinoVec o[4];
-                wino_at(tmp[i], o);
-                for (int k = 0; k < 4; k++) {
-                    memcpy(Q + (t * 16 + i * 4 + k) * cop + cb, &o[k], sizeof o[k]);
-                }
-            }
-        }
-    }
-    /* y = Q + bias, the pixels inside the output */
-    for (int64_t s = 0; s < ni; s++) {
-        for (int64_t o = 0; o < j->co; o++) {
-            float b = j->bias != NULL ? j->bias[o] : 0.0f;
-            float *plane = j->y + ((i0 + s) * j->co + o) * j->oh * j->ow;
-            for (int64_t ty = 0; ty < nty; ty++) {
-                for (int64_t i = 0; i < 4; i++) {
-                    int64_t oy = 4 * (ty0 + ty) + i;
-                    if (oy >= j->oh) {
-                        break;
-                    }
-                    const float *q = Q + ((s * nty + ty) * tw * 16 + i * 4) * cop + o;
-                    float *dst = plane + oy * j->ow;
-                    for (int64_t ox = 0; ox < j->ow; ox++) {
-                        dst[ox] = q[((ox >> 2) * 16 + (ox & 3)) * cop] + b;
-                    }
+    /* y = A^T m A of each tile plus the bias, 8 output channels at a time */
+    for (int64_t s = 0, t = 0; s < ni; s++) {
+        for (int64_t ty = 0; ty < nty; ty++) {
+            for (int64_t tx = 0; tx < tw; tx++, t++) {
+                for (int64_t cb = 0; cb < cop; cb += WINO_VL) {
+                    wino_store_tile(j, M + t * cop + cb, tiles * cop, i0 + s, 4 * (ty0 + ty),
+                                    4 * tx, cb);
                 }
             }
         }
@@ -272,44 +406,66 @@ wino_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, fl
     return 0;
 }
 
+/* Task `task`'s samples [*i0, *i0 + *ni) and tile rows [*ty0, *ty0 + *nty). */
+static void
+wino_task_range(const WinoJob *j, int64_t task, int64_t *i0, int64_t *ni, int64_t *ty0,
+                int64_t *nty)
+{
+    if (j->ipt > 1) {
+        *i0 = task * j->ipt;
+        *ni = j->n - *i0 < j->ipt ? j->n - *i0 : j->ipt;
+        *ty0 = 0;
+        *nty = j->th;
+    }
+    else {
+        *i0 = task / j->tps;
+        *ni = 1;
+        *ty0 = task % j->tps * j->rpt;
+        *nty = j->th - *ty0 < j->rpt ? j->th - *ty0 : j->rpt;
+    }
+}
+
+/* P, V and a task's third buffer (M; the weight gradient's R and Y), for the largest task. */
+typedef struct WinoBufs {
+    float *P, *V, *M, *R;
+} WinoBufs;
+
+static int
+wino_bufs_alloc(const WinoJob *j, WinoBufs *b, int wgrad)
+{
+    int64_t ni = j->ipt, nty = j->rpt, tiles = ni * nty * j->tw;
+    b->P = conv_alloc((size_t)(ni * (4 * nty + 2) * j->pw_cols * j->cip) * sizeof(float));
+    b->V = conv_alloc((size_t)(WINO_XI * tiles * j->cip) * sizeof(float));
+    b->M = conv_alloc((size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
+    b->R = wgrad ? conv_alloc((size_t)(16 * tiles * j->cop) * sizeof(float)) : NULL;
+    if (b->P == NULL || b->V == NULL || b->M == NULL || (wgrad && b->R == NULL)) {
+        return -1;
+    }
+    memset(b->M, 0, (size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
+    return 0;
+}
+
+static void
+wino_bufs_free(WinoBufs *b)
+{
+    free(b->P);
+    free(b->V);
+    free(b->M);
+    free(b->R);
+}
+
 static int
 wino_tasks(void *ctx, int64_t begin, int64_t end)
 {
     const WinoJob *j = ctx;
-    int64_t ni = j->ipt, nty = j->rpt, tiles = ni * nty * j->tw;
-    float *P = conv_alloc((size_t)(ni * (4 * nty + 2) * j->pw_cols * j->cip) * sizeof(float));
-    float *V = conv_alloc((size_t)(WINO_XI * tiles * j->cip) * sizeof(float));
-    float *M = conv_alloc((size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
-    float *Q = conv_alloc((size_t)(16 * tiles * j->cop) * sizeof(float));
-    int rc = -1;
-    if (P == NULL || V == NULL || M == NULL || Q == NULL) {
-        goto done;
+    WinoBufs b;
+    int rc = wino_bufs_alloc(j, &b, 0);
+    for (int64_t task = begin; task < end && rc == 0; task++) {
+        int64_t i0, ni, ty0, nty;
+        wino_task_range(j, task, &i0, &ni, &ty0, &nty);
+        rc = wino_task(j, i0, ni, ty0, nty, b.P, b.V, b.M);
     }
-    memset(M, 0, (size_t)(WINO_XI * tiles * j->cop) * sizeof(float));
-    for (int64_t task = begin; task < end; task++) {
-        int64_t i0, tni, ty0, tnty;
-        if (j->ipt > 1) {
-            i0 = task * j->ipt;
-            tni = j->n - i0 < j->ipt ? j->n - i0 : j->ipt;
-            ty0 = 0;
-            tnty = j->th;
-        }
-        else {
-            i0 = task / j->tps;
-            tni = 1;
-            ty0 = task % j->tps * j->rpt;
-            tnty = j->th - ty0 < j->rpt ? j->th - ty0 : j->rpt;
-        }
-        if (wino_task(j, i0, tni, ty0, tnty, P, V, M, Q) < 0) {
-            goto done;
-        }
-    }
-    rc = 0;
-done:
-    free(P);
-    free(V);
-    free(M);
-    free(Q);
+    wino_bufs_free(&b);
     return rc;
 }
 
@@ -328,25 +484,36 @@ wino_weight(WinoJob *j, const float *w, ConvPackedWeight wkind)
     if (U == NULL) {
         return -1;
     }
+    /* WINO_WB output channels at a time, so that the loops over them are vector loops */
     for (int64_t c = 0; c < ci; c++) {
-        for (int64_t o = 0; o < co; o++) {
-            double g[3][3], gg[6][3];
-            for (int a = 0; a < 3; a++) {
-                for (int b = 0; b < 3; b++) {
-                    g[a][b] = wkind == CONV_PACKED_W_PLAIN
-                                  ? w[((o * ci + c) * 3 + a) * 3 + b]
-                                  : w[((c * co + o) * 3 + 2 - a) * 3 + 2 - b];
+        for (int64_t o0 = 0; o0 < co; o0 += WINO_WB) {
+            int64_t no = co - o0 < WINO_WB ? co - o0 : WINO_WB;
+            double g[9][WINO_WB] = {{0}}, gg[18][WINO_WB];
+            for (int64_t o = 0; o < no; o++) {
+                for (int a = 0; a < 3; a++) {
+                    for (int b = 0; b < 3; b++) {
+                        g[a * 3 + b][o] = wkind == CONV_PACKED_W_PLAIN
+                                              ? w[(((o0 + o) * ci + c) * 3 + a) * 3 + b]
+                                              : w[((c * co + o0 + o) * 3 + 2 - a) * 3 + 2 - b];
+                    }
                 }
             }
             for (int k = 0; k < 6; k++) {
                 for (int b = 0; b < 3; b++) {
-                    gg[k][b] = G[k][0] * g[0][b] + G[k][1] * g[1][b] + G[k][2] * g[2][b];
+                    for (int o = 0; o < WINO_WB; o++) {
+                        gg[k * 3 + b][o] = G[k][0] * g[b][o] + G[k][1] * g[3 + b][o] +
+                                           G[k][2] * g[6 + b][o];
+                    }
                 }
             }
             for (int k = 0; k < 6; k++) {
                 for (int l = 0; l < 6; l++) {
-                    double v = gg[k][0] * G[l][0] + gg[k][1] * G[l][1] + gg[k][2] * G[l][2];
-                    U[((k * 6 + l) * ci + c) * co + o] = (float)v;
+                    float v[WINO_WB];
+                    for (int o = 0; o < WINO_WB; o++) {
+                        v[o] = (float)(gg[k * 3][o] * G[l][0] + gg[k * 3 + 1][o] * G[l][1] +
+                                       gg[k * 3 + 2][o] * G[l][2]);
+                    }
+                    memcpy(U + ((k * 6 + l) * ci + c) * co + o0, v, (size_t)no * sizeof(float));
                 }
             }
         }
@@ -373,6 +540,40 @@ wino_any_nonfinite(const float *v, int64_t n)
     return bad != 0;
 }
 
+/* The job's geometry and its split into tasks of about WINO_TILES tiles (fewer where V and
+ * the third buffer would pass WINO_BUF_BYTES): whole samples, or bands of tile rows of one
+ * sample.  Returns the number of tasks. */
+static int64_t
+wino_plan(WinoJob *j, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
+{
+    j->n = n;
+    j->ci = ci;
+    j->co = co;
+    j->cip = (ci + WINO_VL - 1) / WINO_VL * WINO_VL;
+    j->cop = (co + WINO_VL - 1) / WINO_VL * WINO_VL;
+    j->ih = g->img[1];
+    j->iw = g->img[2];
+    j->oh = g->col[1];
+    j->ow = g->col[2];
+    j->ph = g->p[1];
+    j->pw = g->p[2];
+    j->th = (j->oh + 3) / 4;
+    j->tw = (j->ow + 3) / 4;
+    j->pw_cols = 4 * j->tw + 2;
+    int64_t want = WINO_BUF_BYTES / (WINO_XI * (int64_t)sizeof(float) * (j->cip + j->cop));
+    want = want > WINO_TILES ? WINO_TILES : want < 12 ? 12 : want;
+    if (j->th * j->tw <= want) {
+        j->ipt = want / (j->th * j->tw);
+        j->rpt = j->th;
+        j->tps = 1;
+        return (n + j->ipt - 1) / j->ipt;
+    }
+    j->ipt = 1;
+    j->rpt = want / j->tw > 0 ? want / j->tw : 1;
+    j->tps = (j->th + j->rpt - 1) / j->rpt;
+    return n * j->tps;
+}
+
 int
 conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const float *bias,
                   float *y, const ConvGeom *g, int64_t n, int64_t ci, int64_t co)
@@ -382,34 +583,8 @@ conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const 
     if (wino_any_nonfinite(x, n * ci * g->img_numel) || wino_any_nonfinite(w, 9 * ci * co)) {
         return 1;
     }
-    WinoJob j = {.x = x, .bias = bias, .y = y, .n = n, .ci = ci, .co = co};
-    j.cip = (ci + WINO_VL - 1) / WINO_VL * WINO_VL;
-    j.cop = (co + WINO_VL - 1) / WINO_VL * WINO_VL;
-    j.ih = g->img[1];
-    j.iw = g->img[2];
-    j.oh = g->col[1];
-    j.ow = g->col[2];
-    j.ph = g->p[1];
-    j.pw = g->p[2];
-    j.th = (j.oh + 3) / 4;
-    j.tw = (j.ow + 3) / 4;
-    j.pw_cols = 4 * j.tw + 2;
-    /* tiles a task: WINO_TILES, fewer where V and M would pass WINO_BUF_BYTES */
-    int64_t want = WINO_BUF_BYTES / (WINO_XI * (int64_t)sizeof(float) * (j.cip + j.cop));
-    want = want > WINO_TILES ? WINO_TILES : want < 12 ? 12 : want;
-    int64_t ntasks;
-    if (j.th * j.tw <= want) {
-        j.ipt = want / (j.th * j.tw);
-        j.rpt = j.th;
-        j.tps = 1;
-        ntasks = (n + j.ipt - 1) / j.ipt;
-    }
-    else {
-        j.ipt = 1;
-        j.rpt = want / j.tw > 0 ? want / j.tw : 1;
-        j.tps = (j.th + j.rpt - 1) / j.rpt;
-        ntasks = n * j.tps;
-    }
+    WinoJob j = {.x = x, .bias = bias, .y = y};
+    int64_t ntasks = wino_plan(&j, g, n, ci, co);
     int rc = wino_weight(&j, w, wkind);
     if (rc == 0) {
         double per_task = (double)WINO_XI * (double)(j.ipt * j.rpt * j.tw) * (double)(ci * co);
@@ -421,5 +596,175 @@ conv_winograd_fwd(const float *x, const float *w, ConvPackedWeight wkind, const 
     for (int xi = 0; xi < WINO_XI; xi++) {
         ptl_gemm_packed_b_free(j.u[xi]);
     }
+    return rc;
+}
+
+/* ---- the weight gradient ---- */
+
+/* Note [Winograd weight gradient]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * The weight gradient of a 3x3 stride-1 convolution, dw[a][b] = sum over samples and output
+ * pixels of gy[y][x] * x[y + a - p][x + b - p], is over one 4 x 4 tile of gy a correlation
+ * of the tile's 6 x 6 input window (the forward's) with a 4-tap kernel, gy's tile, giving 3 x
+ * 3 outputs: Winograd's F(3x3, 4x4) on the same six points, so the same B^T, with
+ *
+ *     G4 = |  1/4     0     0     0   |   A3^T = | 1  1  1  1  1  0 |
+ *          | -1/6  -1/6  -1/6  -1/6   |          | 0  1 -1  2 -2  0 |
+ *          | -1/6   1/6  -1/6   1/6   |          | 0  1  1  4  4  1 |
+ *          |  1/24  1/12  1/6   1/3   |
+ *          |  1/24 -1/12  1/6  -1/3   |
+ *          |  0     0     0     1     |
+ *
+ * (A3^T: the points' powers 0 to 2, infinity in the last; G4 the interpolation that goes with
+ * B^T).  dw = A3^T [sum over tiles of (G4 gy G4^T) . (B^T d B)] A3: the sum over tiles is 36
+ * products D[xi] (co x ci) += Y[xi]^T (co x tiles) @ V[xi] (tiles x ci), 36 multiply-adds
+ * per tile and channel pair instead of 144, the transforms O(tiles (ci + co)) and the output
+ * transform once per call.  The tasks are the forward's (wino_plan); consecutive tasks are
+ * grouped into at most WINO_WGRAD_CHUNKS chunks, a number that depends on the shape only,
+ * each summing into its own slab of D, and the slabs are added in chunk order, so the result
+ * does not depend on the thread count.  Inputs holding an Inf or a NaN keep the direct path,
+ * as in the forward.  Accuracy as the forward's (tests/aten/test_conv_winograd.py). */
+
+/* One weight-gradient task (samples [i0, i0 + ni), tile rows [ty0, ty0 + nty)): V as the
+ * forward's, R the output gradient's tiles, Y[xi][t] = G4 gy G4^T of tile t, and D[xi] +=
+ * Y[xi]^T V[xi] (D written, not added to, when beta is 0). */
+PTL_LOOP_CLONES static int
+wino_wgrad_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty,
+                const WinoBufs *b, float *D, double beta)
+{
+    const int64_t cip = j->cip, cop = j->cop, tw = j->tw, rw = 4 * tw, tiles = ni * nty * tw;
+    wino_input(j, i0, ni, ty0, nty, b->P, b->V);
+    /* R: gy's tiles, interleaved (sample, row, column, channel), zeros past the output */
+    memset(b->R, 0, (size_t)(16 * tiles * cop) * sizeof(float));
+    for (int64_t s = 0; s < ni; s++) {
+        for (int64_t r = 0; r < 4 * nty && 4 * ty0 + r < j->oh; r++) {
+            wino_fill_row(j->gy + ((i0 + s) * j->co * j->oh + 4 * ty0 + r) * j->ow,
+                          j->oh * j->ow, j->co, j->ow, b->R + (s * 4 * nty + r) * rw * cop, cop);
+        }
+    }
+    /* Y[xi][t] = G4 gy G4^T of tile t, 8 channels at a time */
+    for (int64_t s = 0, t = 0; s < ni; s++) {
+        for (int64_t ty = 0; ty < nty; ty++) {
+            for (int64_t tx = 0; tx < tw; tx++, t++) {
+                const float *base = b->R + ((s * 4 * nty + 4 * ty) * rw + 4 * tx) * cop;
+                for (int64_t cb = 0; cb < cop; cb += WINO_VL) {
+                    WinoVec tmp[6][4];
+                    for (int c = 0; c < 4; c++) {
+                        WinoVec d[4], r[6];
+                        for (int k = 0; k < 4; k++) {
+                            d[k] = WINO_LOAD(base + (k * rw + c) * cop + cb);
+                        }
+                        wino_g4(d, r);
+                        for (int k = 0; k < 6; k++) {
+                            tmp[k][c] = r[k];
+                        }
+                    }
+                    for (int k = 0; k < 6; k++) {
+                        WinoVec r[6];
+                        wino_g4(tmp[k], r);
+                        for (int l = 0; l < 6; l++) {
+                            WINO_STORE(b->M + ((k * 6 + l) * tiles + t) * cop + cb, r[l]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for (int xi = 0; xi < WINO_XI; xi++) {
+        if (ptl_gemm_f32(j->co, j->ci, tiles, 1.0, b->M + xi * tiles * cop, 1, cop,
+                         b->V + xi * tiles * cip, cip, 1, beta, D + xi * j->co * j->ci,
+                         j->ci) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Chunks [begin, end): each one's tasks in order into its slab of j->dw. */
+static int
+wino_wgrad_chunks(void *ctx, int64_t begin, int64_t end)
+{
+    const WinoJob *j = ctx;
+    WinoBufs b;
+    int rc = wino_bufs_alloc(j, &b, 1);
+    for (int64_t c = begin; c < end && rc == 0; c++) {
+        int64_t t0 = c * j->ntasks / j->nchunks, t1 = (c + 1) * j->ntasks / j->nchunks;
+        float *D = j->dw + c * WINO_XI * j->co * j->ci;
+        for (int64_t task = t0; task < t1 && rc == 0; task++) {
+            int64_t i0, ni, ty0, nty;
+            wino_task_range(j, task, &i0, &ni, &ty0, &nty);
+            rc = wino_wgrad_task(j, i0, ni, ty0, nty, &b, D, task > t0 ? 1.0 : 0.0);
+        }
+    }
+    wino_bufs_free(&b);
+    return rc;
+}
+
+/* gw (co, ci, 3, 3) = A3^T D A3, D the chunks' slabs added in chunk order; WINO_WB
+ * channel pairs at a time, so that the loops over them are vector loops. */
+PTL_LOOP_CLONES static void
+wino_wgrad_output(const WinoJob *j, float *gw)
+{
+    const int64_t pairs = j->co * j->ci, slab = WINO_XI * pairs;
+    float *D = j->dw;
+    for (int64_t c = 1; c < j->nchunks; c++) {
+        for (int64_t i = 0; i < slab; i++) {
+            D[i] += D[c * slab + i];
+        }
+    }
+    for (int64_t p0 = 0; p0 < pairs; p0 += WINO_WB) {
+        int64_t np = pairs - p0 < WINO_WB ? pairs - p0 : WINO_WB;
+        float m[6][6][WINO_WB] = {{{0}}}, t[3][6][WINO_WB], o[3][3][WINO_WB];
+        for (int xi = 0; xi < WINO_XI; xi++) {
+            memcpy(m[xi / 6][xi % 6], D + xi * pairs + p0, (size_t)np * sizeof(float));
+        }
+        /* t = A3^T m over the rows, then o = t A3 over the columns */
+        for (int l = 0; l < 6; l++) {
+            for (int p = 0; p < WINO_WB; p++) {
+                float s12 = m[1][l][p] + m[2][l][p], s34 = m[3][l][p] + m[4][l][p];
+                t[0][l][p] = m[0][l][p] + s12 + s34;
+                t[1][l][p] = (m[1][l][p] - m[2][l][p]) + 2.0f * (m[3][l][p] - m[4][l][p]);
+                t[2][l][p] = s12 + 4.0f * s34 + m[5][l][p];
+            }
+        }
+        for (int a = 0; a < 3; a++) {
+            for (int p = 0; p < WINO_WB; p++) {
+                float s12 = t[a][1][p] + t[a][2][p], s34 = t[a][3][p] + t[a][4][p];
+                o[a][0][p] = t[a][0][p] + s12 + s34;
+                o[a][1][p] = (t[a][1][p] - t[a][2][p]) + 2.0f * (t[a][3][p] - t[a][4][p]);
+                o[a][2][p] = s12 + 4.0f * s34 + t[a][5][p];
+            }
+        }
+        for (int64_t p = 0; p < np; p++) {
+            for (int e = 0; e < 9; e++) {
+                gw[(p0 + p) * 9 + e] = o[e / 3][e % 3][p];
+            }
+        }
+    }
+}
+
+int
+conv_winograd_wgrad(const float *gy, const float *x, float *gw, const ConvGeom *g, int64_t n,
+                    int64_t ci, int64_t co)
+{
+    if (wino_any_nonfinite(x, n * ci * g->img_numel) ||
+        wino_any_nonfinite(gy, n * co * g->col_numel)) {
+        return 1;
+    }
+    WinoJob j = {.x = x, .gy = gy};
+    j.ntasks = wino_plan(&j, g, n, ci, co);
+    int64_t slab = WINO_XI * ci * co, fit = WINO_WGRAD_BYTES / (slab * (int64_t)sizeof(float));
+    j.nchunks = j.ntasks < WINO_WGRAD_CHUNKS ? j.ntasks : WINO_WGRAD_CHUNKS;
+    j.nchunks = j.nchunks < fit ? j.nchunks : fit > 1 ? fit : 1;
+    if ((j.dw = conv_alloc((size_t)(j.nchunks * slab) * sizeof(float))) == NULL) {
+        return -1;
+    }
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, j.nchunks, 1, wino_wgrad_chunks, &j);
+    ptl_nogil_end(tok);
+    if (rc == 0) {
+        wino_wgrad_output(&j, gw);
+    }
+    free(j.dw);
     return rc;
 }

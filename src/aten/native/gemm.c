@@ -736,15 +736,16 @@ gemm_mat(GemmMat *m, PtlTensorImpl *t)
     m->dtype = t->dtype;
 }
 
-int
-ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t ars,
-             int64_t acs, const double *b, int64_t brs, int64_t bcs, double beta, double *c,
-             int64_t ldc)
+/* ptl_gemm_f64 and ptl_gemm_f32: one raw product of the dtype's engine */
+static int
+gemm_raw(PtlDtype dtype, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
+         int64_t ars, int64_t acs, const void *b, int64_t brs, int64_t bcs, double beta, void *c,
+         int64_t ldc)
 {
     GemmProblem pr;
     memset(&pr, 0, sizeof(pr));
-    pr.e = ptl_gemm_engine(PTL_DTYPE_FLOAT64);
-    pr.pack_a = pr.pack_b = pr.e->pack[PTL_DTYPE_FLOAT64];
+    pr.e = ptl_gemm_engine(dtype);
+    pr.pack_a = pr.pack_b = pr.e->pack[dtype];
     pr.batch = 1;
     pr.m = m;
     pr.n = n;
@@ -752,10 +753,26 @@ ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int
     pr.b_direct = pr.e->tile != NULL && bcs == 1;
     pr.alpha = alpha;
     pr.beta = beta;
-    pr.a = (GemmMat){.data = (char *)a, .rs = ars, .cs = acs, .dtype = PTL_DTYPE_FLOAT64};
-    pr.b = (GemmMat){.data = (char *)b, .rs = brs, .cs = bcs, .dtype = PTL_DTYPE_FLOAT64};
-    pr.c = (GemmMat){.data = (char *)c, .rs = ldc, .cs = 1, .dtype = PTL_DTYPE_FLOAT64};
+    pr.a = (GemmMat){.data = (char *)a, .rs = ars, .cs = acs, .dtype = dtype};
+    pr.b = (GemmMat){.data = (char *)b, .rs = brs, .cs = bcs, .dtype = dtype};
+    pr.c = (GemmMat){.data = (char *)c, .rs = ldc, .cs = 1, .dtype = dtype};
     return m == 0 || n == 0 ? 0 : gemm_run(&pr);
+}
+
+int
+ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t ars,
+             int64_t acs, const double *b, int64_t brs, int64_t bcs, double beta, double *c,
+             int64_t ldc)
+{
+    return gemm_raw(PTL_DTYPE_FLOAT64, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
+}
+
+int
+ptl_gemm_f32(int64_t m, int64_t n, int64_t k, double alpha, const float *a, int64_t ars,
+             int64_t acs, const float *b, int64_t brs, int64_t bcs, double beta, float *c,
+             int64_t ldc)
+{
+    return gemm_raw(PTL_DTYPE_FLOAT32, m, n, k, alpha, a, ars, acs, b, brs, bcs, beta, c, ldc);
 }
 
 /* A packed B (Note [GEMM packing of B]): for each K block of kc rows (kc from gemm_kc, the

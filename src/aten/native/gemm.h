@@ -42,6 +42,10 @@ int ptl_gemm_add(PtlTensorImpl *c, PtlTensorImpl *a, PtlTensorImpl *b, double al
 int ptl_gemm_f64(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t ars,
                  int64_t acs, const double *b, int64_t brs, int64_t bcs, double beta, double *c,
                  int64_t ldc);
+/* The same in float32 (conv_winograd.c's weight gradient). */
+int ptl_gemm_f32(int64_t m, int64_t n, int64_t k, double alpha, const float *a, int64_t ars,
+                 int64_t acs, const float *b, int64_t brs, int64_t bcs, double beta, float *c,
+                 int64_t ldc);
 
 /* A B reused by many products (a recurrent layer's W_hh^T, one product per time step),
  * packed once into the engine's slivers (Note [GEMM packing of B]).  float32 and float64
