@@ -4,14 +4,18 @@ across the blocking thresholds (NHWC_TILE_FLOATS rows of the implicit GEMM's A p
 least 8; NHWC_WGRAD_FLOATS per weight-gradient product; a sample's tiles in the input
 gradient), the one-GEMM 1x1 case, the layouts of the results, the same bits on one thread and
 on two, and the cases left to the NCHW kernels at the boundary (float64, groups, transposed),
-which gradcheck covers in float64."""
+which gradcheck covers in float64.
+
+Kernels larger than 1x1 run conv_nhwc.c only on the portable engine (where the packed NCHW
+kernels do not run); elsewhere they take the boundary, so the whole file runs again with
+PTL_CPU_CAPABILITY=default (test_native_kernels_on_the_portable_engine)."""
 import numpy as np
 import pytest
 
 import pytorchlite as ptl
 import pytorchlite.nn.functional as F
 from pytorchlite.autograd import gradcheck
-from helpers import assert_no_leak
+from helpers import assert_no_leak, rerun_with_capability
 
 # conv_nhwc.c's NHWC_TILE_FLOATS and NHWC_WGRAD_FLOATS (test_size_thresholds.py checks them)
 NHWC_TILE_FLOATS, NHWC_WGRAD_FLOATS = 16384, 1 << 20
@@ -270,3 +274,32 @@ def test_no_leak():
             F.conv2d(x.detach(), ptl.randn(4, 2, 3, 3))
 
     assert_no_leak(step)
+
+
+def test_native_kernels_on_the_portable_engine():
+    rerun_with_capability(__file__, "default", "-k", "not portable_engine")
+
+
+def test_which_kernels_run_here():
+    """With the packed NCHW kernels (AVX2 and better) a 3x3 channels-last convolution and its
+    gradients are the NCHW kernels' bits on the contiguous copy (the boundary path), in
+    channels-last layout; a 1x1 one runs conv_nhwc.c's single GEMM (other bits).  On the
+    portable engine both run conv_nhwc.c, whose 1x1 GEMM may match the im2col path's bits."""
+    portable = ptl.backends.cpu.get_cpu_capability() == "DEFAULT"
+    rng = np.random.default_rng(4)
+    for k in (3, 1):
+        x = ptl.tensor(rng.standard_normal((2, 16, 9, 9)).astype(np.float32))
+        w = ptl.tensor(rng.standard_normal((24, 16, k, k)).astype(np.float32))
+        gy = ptl.tensor(rng.standard_normal((2, 24, 9, 9)).astype(np.float32))
+        out = []
+        for xx in (x.to(memory_format=CL), x):
+            y = F.conv2d(xx, w, padding=k // 2)
+            gx, gw, _ = ptl.ops.aten.convolution_backward(
+                gy, xx, w, None, [1, 1], [k // 2] * 2, [1, 1], False, [0, 0], 1, [1, 1, 0])
+            out.append((y, gx, gw))
+        assert out[0][0].is_contiguous(memory_format=CL)
+        assert out[0][1].is_contiguous(memory_format=CL)
+        same = all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(*out))
+        assert portable or same == (k == 3), k
+        for a, b in zip(*out):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-4)

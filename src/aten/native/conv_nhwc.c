@@ -28,9 +28,17 @@
  * by the shape (Note [GEMM K split]); it comes out as a channels-last weight, the layout the
  * boundary path would copy it to.  The bias gradient sums gy's rows in double.
  *
- * Taken when the input is a dense channels-last float32 CPU tensor of rank 4 and groups is 1
- * (on any CPU: the GEMM engine picks its own kernels); everything else (float64, grouped,
- * transposed, 1-d and 3-d convolutions) runs through the NCHW kernels at the boundary. */
+ * Taken when the input is a dense channels-last float32 CPU tensor of rank 4 and groups is 1,
+ * for 1x1 kernels, and for larger ones on a CPU without the packed direct kernels
+ * (conv_packed.c and Winograd run on AVX2 and better; not on the portable engine, which
+ * PTL_CPU_CAPABILITY=default selects); everything else (float64, grouped, transposed, 1-d and
+ * 3-d convolutions) runs through the NCHW kernels at the boundary.  Where the packed kernels
+ * run, the boundary's two layout copies plus those kernels beat this file's implicit GEMM on
+ * every kernel larger than 1x1 measured, and 1x1 kernels (one GEMM, or few copies) are even
+ * or better here (Zen 4, one thread, batch 32, forward + backward, ms, this file / the
+ * boundary: 3x3 16->16 on 32x32 12.5 / 6.7, 32->64 on 16x16 11.3 / 6.9, 64->64 on 8x8
+ * 5.8 / 2.9, stride 2 32->64 3.6 / 2.9, the 3->32 first layer 4.9 / 4.6; 1x1 64->128 6.3 /
+ * 5.8, stride 2 16->32 0.78 / 1.09). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,7 +256,8 @@ nhwc_geom(const PtlTensorImpl *x, const PtlTensorImpl *w, const ConvArgs *a, Nhw
     return g->k > 0 && g->co > 0;
 }
 
-/* Whether x (the input) and w are what this file takes before the arguments are checked. */
+/* Whether x (the input) and w are what this file takes before the arguments are checked
+ * (on this CPU: see the Note's last paragraph). */
 static int
 nhwc_inputs(const PtlTensorImpl *x, const PtlTensorImpl *w)
 {
@@ -256,7 +265,8 @@ nhwc_inputs(const PtlTensorImpl *x, const PtlTensorImpl *w)
            w->dtype == PTL_DTYPE_FLOAT32 && !ptl_tensor_is_meta(x) && !nn_on_device(x, 1) &&
            x->device.type == PTL_DEVICE_CPU && w->device.type == PTL_DEVICE_CPU &&
            ptl_tensor_impl_suggest_memory_format(x) == PTL_MEMORY_FORMAT_CHANNELS_LAST &&
-           ptl_tensor_impl_is_contiguous_as(x, PTL_MEMORY_FORMAT_CHANNELS_LAST);
+           ptl_tensor_impl_is_contiguous_as(x, PTL_MEMORY_FORMAT_CHANNELS_LAST) &&
+           ((w->sizes[2] == 1 && w->sizes[3] == 1) || !conv_packed_available());
 }
 
 /* t (borrowed) contiguous in channels-last: t itself (new ref) when it already is */
