@@ -14,8 +14,10 @@
  * the others, one thread per (row, hidden unit), with rnn_cell_math.h's formulas, the
  * CPU's scalar rows.  The backward adds grad_output[t] to dh in a launch of its own when
  * there is one (or LSTM projects: its dh W_hr needs the sum first).  The weights' gradients
- * are GEMMs over all steps and column sums, as on the CPU, through the device's GEMM and
- * sum.  The input projection of every step is the caller's one GEMM (nn/modules/rnn.py).
+ * are the CPU's GEMMs over all steps, through the device GEMM, and the biases' column sums
+ * are one more (ones[1, T B] times the gates' gradients: the loop calls no dispatcher op, as
+ * it runs without the GIL).  The input projection of every step is the caller's one GEMM
+ * (nn/modules/rnn.py).
  * Nothing synchronises: the launches queue on the current stream in step order.  float32
  * computes in float (sigmoid and tanh of scalar_math.h / CUDA's tanhf), float64 in double;
  * results differ from the CPU's in the last bits only (the CPU's float rows are vector code
@@ -66,9 +68,11 @@ ptl_rnn_gates(int mode)
             return;                                                                          \
         }                                                                                    \
         if (a->mode == PTL_RNN_LSTM) {                                                       \
-            T *hy = a->r != NULL ? (T *)a->r + b * H : ht;                                   \
-            ptl_lstm_fwd_##SUF((T *)a->ws + b * G, (T *)a->ct + b * H, hy, cprev + b * H,    \
-                               bi, bh, H, j);                                                \
+            T *w = (T *)a->ws + b * G, *hy = a->r != NULL ? (T *)a->r + b * H : ht;          \
+            for (int q = 0; q < 4; q++) {                                                    \
+                ptl_lstm_gate_##SUF(w, bi, bh, H, q * H + j);                                \
+            }                                                                                \
+            ptl_lstm_state_##SUF(w, (T *)a->ct + b * H, hy, cprev + b * H, H, j);            \
             return;                                                                          \
         }                                                                                    \
         if (a->mode == PTL_RNN_GRU) {                                                        \

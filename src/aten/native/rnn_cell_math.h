@@ -14,8 +14,9 @@
 #include "../../c10/macros.h"
 #include "../scalar_math.h"
 
-/* lstm_fwd: w holds the gates' sums at j, h + j, 2h + j, 3h + j and gets (+ bi + bh, then)
- * the activated gates (i, f, g, o); cy = f cx + i g, hy = o tanh(cy).
+/* lstm_gate: w[k] holds gate element k's sum (k in [0, 4h)) and gets (+ bi + bh, then) its
+ * activation (i, f, g, o: tanh for g, the sigmoid for the others); lstm_state, from the
+ * activated gates at j, h + j, 2h + j, 3h + j: cy = f cx + i g, hy = o tanh(cy).
  * lstm_bwd: from w, cx, cy and the grads of hy and cy (NULL: zero), the gates' grads gg
  * and gcx.
  * gru_new: the workspace's n (before its tanh), hx and hn from the activated r; gru_out:
@@ -24,14 +25,14 @@
  * gh [h > 0] for relu. */
 #define PTL_RNN_CELL_FORMULAS(T, SUF, SIG, TANH)                                             \
     PTL_HD static inline void                                                                \
-    ptl_lstm_fwd_##SUF(T *w, T *cy, T *hy, const T *cx, const T *bi, const T *bh, int64_t h, \
-                       int64_t j)                                                            \
+    ptl_lstm_gate_##SUF(T *w, const T *bi, const T *bh, int64_t h, int64_t k)                \
     {                                                                                        \
-        for (int q = 0; q < 4; q++) {                                                        \
-            int64_t k = q * h + j;                                                           \
-            T a = bi != NULL ? w[k] + bi[k] + bh[k] : w[k];                                  \
-            w[k] = q == 2 ? TANH(a) : SIG(a);                                                \
-        }                                                                                    \
+        T a = bi != NULL ? w[k] + bi[k] + bh[k] : w[k];                                      \
+        w[k] = k >= 2 * h && k < 3 * h ? TANH(a) : SIG(a);                                   \
+    }                                                                                        \
+    PTL_HD static inline void                                                                \
+    ptl_lstm_state_##SUF(const T *w, T *cy, T *hy, const T *cx, int64_t h, int64_t j)        \
+    {                                                                                        \
         cy[j] = w[h + j] * cx[j] + w[j] * w[2 * h + j];                                      \
         hy[j] = w[3 * h + j] * TANH(cy[j]);                                                  \
     }                                                                                        \

@@ -79,16 +79,20 @@ tanh_d(void *p, int64_t n)
     }
 
 /* One batch row of the cells (Note [Fused cells]), unit by unit with rnn_cell_math.h's
- * formulas (the CUDA layer's cell kernels run them too): lstm_fwd_row, lstm_bwd_row,
- * gru_new, gru_out and gru_grad as there over j in [0, h); rnn_grad over n elements.  The
- * vector rows below compute the same operations in the same order. */
+ * formulas (the CUDA layer's cell kernels run them too): lstm_fwd_row the gates over k in
+ * [0, 4h), then the states, lstm_bwd_row, gru_new, gru_out and gru_grad over j in [0, h);
+ * rnn_grad over n elements.  The vector rows below compute the same operations in the
+ * same order. */
 #define DEFINE_CELL_ROWS(T, SUF)                                                             \
     static void                                                                              \
     lstm_fwd_row_##SUF(void *w, void *cy, void *hy, const void *cx, const void *bi,          \
                        const void *bh, int64_t h)                                            \
     {                                                                                        \
+        for (int64_t k = 0; k < 4 * h; k++) {                                                \
+            ptl_lstm_gate_##SUF(w, bi, bh, h, k);                                            \
+        }                                                                                    \
         for (int64_t j = 0; j < h; j++) {                                                    \
-            ptl_lstm_fwd_##SUF(w, cy, hy, cx, bi, bh, h, j);                                 \
+            ptl_lstm_state_##SUF(w, cy, hy, cx, h, j);                                       \
         }                                                                                    \
     }                                                                                        \
     static void                                                                              \
@@ -157,7 +161,7 @@ DEFINE_RELU_ROWS(double, f8)
  * gate at once, so that a row is read and written once (not in passes of sums, sigmoids,
  * tanhs, state and output), and the backward's products vectorize (the scalar loop, with
  * its optional grads, did not).  vec_math.h's sigmoid and tanh, then the operations of
- * rnn_cell_math.h's ptl_lstm_fwd and ptl_lstm_bwd in the same order and without FMA: both
+ * rnn_cell_math.h's ptl_lstm_gate, _state and _bwd in the same order and without FMA: both
  * widths give the same bits (tests/nn/test_rnn.py compares them).  The last h % L lanes go
  * through masked loads and stores (tail set). */
 #define DEFINE_LSTM_VEC_ROWS(S)                                                              \
