@@ -2,7 +2,7 @@
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
 installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
 float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%), gather and scatter_add, sort
-and topk, the convolutions.  Kernel
+and topk, the convolutions, grid_sample and the recurrent layers (next to cuDNN).  Kernel
 benchmarks join this file with the CUDA kernels."""
 import pytest
 
@@ -410,3 +410,38 @@ def test_cumsum_float32(benchmark, impl, dim):
     x = lib.randn(4096, 4096, device="cuda")
     run_synchronised(benchmark, lambda: x.cumsum(dim), sync)
 
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_grid_sample_forward_backward_float32(benchmark, impl, mode):
+    """F.grid_sample of 16x32x64x64 float32 at a 16x64x64 grid, forward and backward of
+    input and grid, synchronised (pytorchlite: grid_sampler.cu on float64 copies, Note [CUDA
+    grid sampler]; torch: its CUDA grid sampler in float)."""
+    benchmark.group = f"grid_sample {mode} float32 forward+backward 16x32x64x64, synchronised"
+    lib, sync = library(impl)
+    x = lib.randn(16, 32, 64, 64, device="cuda", requires_grad=True)
+    grid = (lib.rand(16, 64, 64, 2, device="cuda") * 2.2 - 1.1).requires_grad_(True)
+
+    def step():
+        y = lib.nn.functional.grid_sample(x, grid, mode=mode, align_corners=False)
+        y.backward(lib.ones_like(y))
+        x.grad = grid.grad = None
+    run_synchronised(benchmark, step, sync)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_recurrent_layer_forward_backward_float32(benchmark, impl, cls):
+    """nn.LSTM / GRU 256 -> 512, 2 layers, 64 steps of a batch of 64, float32, forward and
+    backward, synchronised (pytorchlite: the device GEMM and one cell launch a step, Note
+    [CUDA recurrent layer]; torch: cuDNN)."""
+    benchmark.group = f"{cls} 2x512 seq 64 b64 float32 forward+backward, synchronised"
+    lib, sync = library(impl)
+    module = getattr(lib.nn, cls)(256, 512, 2).cuda()
+    x = lib.randn(64, 64, 256, device="cuda")
+
+    def step():
+        module(x)[0].sum().backward()
+        module.zero_grad()
+    run_synchronised(benchmark, step, sync)

@@ -285,6 +285,9 @@ enum { PTL_CUDA_EMU_ROWS, PTL_CUDA_EMU_COLUMNS, PTL_CUDA_EMU_SPLIT, PTL_CUDA_EMU
        PTL_CUDA_EMU_RESAMPLE,
        /* im2col and col2im (Note [CUDA convolution]) */
        PTL_CUDA_EMU_FOLD,
+       /* the grid sampler (Note [CUDA grid sampler]); the recurrent layer's cells (Note
+        * [CUDA recurrent layer]) */
+       PTL_CUDA_EMU_GRID_SAMPLER, PTL_CUDA_EMU_RNN_CELL,
        PTL_CUDA_EMU_COUNT };
 void ptl_cuda_kernel_emulation_counts(int64_t counts[PTL_CUDA_EMU_COUNT]);
 /* Counts one emulated run of kind `which` (nn_plan.c's emulations). */
@@ -332,6 +335,16 @@ int ptl_cuda_embedding_launch(const PtlDeviceEmbeddingArgs *a, const PtlCudaNnPl
 int ptl_cuda_batch_norm_launch(const PtlDeviceBatchNormArgs *a, const PtlCudaNnPlan *tasks,
                                const PtlCudaNnPlan *chans, const PtlCudaNnPlan *elems,
                                double *ws);
+/* The grid sampler's job (Note [CUDA grid sampler] in grid_sampler_plan.c), on the device
+ * or emulated; 0, or -1 with an error set.  The launch (grid_sampler.cu): elems covers the
+ * job's n npts grid points. */
+int ptl_cuda_grid_sampler(const PtlGridSampler *a);
+int ptl_cuda_grid_sampler_launch(const PtlGridSampler *a, const PtlCudaNnPlan *elems);
+/* One step's cell launch of the recurrent layer (Note [CUDA recurrent layer] in
+ * rnn_plan.h), on the device or emulated; 0, or -1 with an error set.  The launch (rnn.cu):
+ * elems covers ptl_rnn_step_elems(a). */
+int ptl_cuda_rnn_step(const PtlDeviceRnnStepArgs *a);
+int ptl_cuda_rnn_step_launch(const PtlDeviceRnnStepArgs *a, const PtlCudaNnPlan *elems);
 
 /* A zeroed workspace of n int64 for the kernels' status words and counts: on the host while
  * emulating (*host, free() it), else on the current device (*dev, decref it); NULL with the

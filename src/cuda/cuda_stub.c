@@ -4,6 +4,7 @@
 #include "cuda_api.h"
 #include "gemm_plan.h"
 #include "resample_plan.h"
+#include "rnn_plan.h"
 
 #include "../c10/error.h"
 
@@ -158,6 +159,22 @@ ptl_cuda_batch_norm_launch(const PtlDeviceBatchNormArgs *a, const PtlCudaNnPlan 
     (void)chans;
     (void)elems;
     (void)ws;
+    return not_built();
+}
+
+int
+ptl_cuda_grid_sampler_launch(const PtlGridSampler *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
+    return not_built();
+}
+
+int
+ptl_cuda_rnn_step_launch(const PtlDeviceRnnStepArgs *a, const PtlCudaNnPlan *elems)
+{
+    (void)a;
+    (void)elems;
     return not_built();
 }
 

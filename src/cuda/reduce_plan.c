@@ -12,6 +12,7 @@
 #include "../c10/error.h"
 #include "attention_plan.h"
 #include "resample_plan.h"
+#include "rnn_plan.h"
 
 /* the figures of the device the default tuning assumes when it cannot ask (132 SMs) */
 #define DEFAULT_SMS 132
@@ -34,6 +35,8 @@ ptl_cuda_set_kernel_hooks(void)
     ptl_device_embedding_hook = ptl_cuda_embedding;
     ptl_device_batch_norm_hook = ptl_cuda_batch_norm;
     ptl_device_resample_hook = ptl_cuda_resample;
+    ptl_device_grid_sampler_hook = ptl_cuda_grid_sampler;
+    ptl_device_rnn_step_hook = ptl_cuda_rnn_step;
     ptl_device_conv_hook = ptl_cuda_conv;
     ptl_device_pool_hook = ptl_cuda_pool;
     ptl_device_random_hook = ptl_cuda_random;

@@ -1075,6 +1075,13 @@ static const int shared_with_cpu[] = {
     PTL_OP_upsample_bilinear2d_backward, PTL_OP_upsample_trilinear3d,
     PTL_OP_upsample_trilinear3d_backward, PTL_OP_upsample_bicubic2d,
     PTL_OP_upsample_bicubic2d_backward,
+    /* the grid sampler: device_nn.h's grid sampler hook (Note [CUDA grid sampler] in
+     * grid_sampler_plan.c) */
+    PTL_OP_grid_sampler_2d, PTL_OP_grid_sampler_2d_backward, PTL_OP_grid_sampler_3d,
+    PTL_OP_grid_sampler_3d_backward,
+    /* the recurrent layer: device GEMMs and device_nn.h's cell hook (Note [CUDA recurrent
+     * layer] in rnn_plan.h) */
+    PTL_OP__ptl_rnn_layer, PTL_OP__ptl_rnn_layer_backward,
 };
 #define NSHARED (sizeof(shared_with_cpu) / sizeof(shared_with_cpu[0]))
 

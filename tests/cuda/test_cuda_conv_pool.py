@@ -6,7 +6,9 @@ transposed convolutions on random, strided and channels-last inputs in every flo
 across the tiles' edges and the weight gradient's split, the same bits run after run; max,
 average, adaptive average and adaptive max pooling and their backwards (max pooling to the
 CPU's bits); max_unpool2d and its backward (the CPU's bits, its error for a bad index);
-and small CNNs' training steps on the device equal to the CPU's.  Each test
+grid_sample in 2-D and 3-D, every mode and padding, and its backward (src/cuda/
+grid_sampler.cu, Note [CUDA grid sampler]); and small CNNs' training steps on the device
+equal to the CPU's.  Each test
 skips, with the reason the device is missing, on a machine without a GPU; tools/gpu_check.sh
 runs them on one, with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 
@@ -328,3 +330,33 @@ def test_unfold_and_fold_have_the_cpu_bits(dtype, kind):
         cd.backward(g.cuda())
         np.testing.assert_array_equal(xd.grad.cpu().to(ptl.float64).numpy(),
                                       xc.grad.to(ptl.float64).numpy())
+
+
+@pytest.mark.parametrize("kind", ["contiguous", "strided", "channels_last"])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_grid_sample_and_its_backward_match_the_cpu(dtype, kind):
+    """Every interpolation and padding mode with and without align_corners, 2-D and 3-D
+    (Note [CUDA grid sampler]): the forward (the CPU's per-point code) and both gradients
+    (grad_input by atomic adds) against the CPU, on random, strided and channels-last
+    inputs and a broadcast (expanded) grid."""
+    rng = np.random.default_rng(12)
+    x2 = ptl.tensor(rng.standard_normal((2, 3, 9, 11))).to(dtype)
+    x3 = ptl.tensor(rng.standard_normal((2, 3, 4, 5, 6))).to(dtype)
+    g2 = ptl.tensor(rng.uniform(-1.3, 1.3, (2, 7, 13, 2))).to(dtype)
+    g3 = ptl.tensor(rng.uniform(-1.3, 1.3, (1, 3, 4, 5, 3))).to(dtype).expand(2, 3, 4, 5, 3)
+    for x, g, modes in ((x2, g2, ("bilinear", "nearest", "bicubic")),
+                        (x3, g3, ("bilinear", "nearest"))):
+        for mode in modes:
+            for pad in ("zeros", "border", "reflection"):
+                for align in (False, True):
+                    xc, xd = leaves(x, kind)
+                    gc = g.clone().requires_grad_(True)
+                    gd = g.cuda().detach().requires_grad_(True)
+                    yc = F.grid_sample(xc, gc, mode, pad, align)
+                    yd = F.grid_sample(xd, gd, mode, pad, align)
+                    check(yd, yc, 16)
+                    go = ptl.tensor(rng.standard_normal(tuple(yc.shape))).to(dtype)
+                    yc.backward(go)
+                    yd.backward(go.cuda())
+                    check(xd.grad, xc.grad, 64)
+                    check(gd.grad, gc.grad, 64 * x.shape[1])

@@ -9,8 +9,9 @@ nll_loss / cross_entropy, embedding and batch norm with their backward, and the 
 (src/cuda/gemm.cu: mm, addmm, bmm, baddbmm, matmul, linear, mv, dot) in every float dtype
 with each operand transposed or not, across the tiles' edges; the random fills
 (src/cuda/random.cu) against the CPU generator for the same seed (the bytes, where no libm is
-involved), native_dropout and F.dropout, and the fused SGD and Adam steps (src/cuda/optim.cu)
-bit for bit. Each test skips, with the
+involved), native_dropout and F.dropout, the fused SGD and Adam steps (src/cuda/optim.cu)
+bit for bit, and nn.RNN, LSTM and GRU (the recurrent layer's device loop, src/cuda/rnn.cu)
+with their gradients. Each test skips, with the
 reason the device is missing, on a machine without a GPU; tools/gpu_check.sh runs them on one,
 with PTL_REQUIRE_GPU=1 turning a skip into a failure."""
 
@@ -1042,3 +1043,57 @@ def test_fused_optimizer_steps_give_the_cpu_bits(dtype):
     with pytest.raises(RuntimeError, match="grad must be on the device of self"):
         aten._fused_sgd_step_(ptl.ones(4).cuda(), ptl.ones(4), None, 0.1, 0.0, 0.0, 0.0, False,
                               False, False)
+
+
+RNN_CASES = [("RNN", {}), ("RNN", {"nonlinearity": "relu", "bias": False}), ("LSTM", {}),
+             ("LSTM", {"proj_size": 3, "num_layers": 2}), ("GRU", {}),
+             ("GRU", {"bidirectional": True, "batch_first": True}),
+             ("LSTM", {"bidirectional": True})]
+
+
+@pytest.mark.parametrize("name,kwargs", RNN_CASES)
+@pytest.mark.parametrize("dtype", [ptl.float32, ptl.float64], ids=str)
+def test_recurrent_layers_and_their_gradients_match_the_cpu(name, kwargs, dtype):
+    """nn.RNN / LSTM / GRU on the device (Note [CUDA recurrent layer]: the device GEMM and
+    one cell launch a step) against the CPU: outputs, final states and the gradients of the
+    input, the initial states and every parameter, on a strided input with given states
+    and on a packed sequence whose rows stop at different steps."""
+    rng = np.random.default_rng(21)
+    ptl.manual_seed(0)
+    cpu = getattr(ptl.nn, name)(6, 8, **kwargs).to(dtype)
+    dev = getattr(ptl.nn, name)(6, 8, **kwargs).to(dtype)
+    dev.load_state_dict(cpu.state_dict())
+    dev = dev.cuda()
+    dirs = 2 if kwargs.get("bidirectional") else 1
+    layers = kwargs.get("num_layers", 1) * dirs
+    hsize = kwargs.get("proj_size", 8)
+    wide = ptl.tensor(rng.standard_normal((7, 5, 12))).to(dtype)
+    h0 = ptl.tensor(rng.standard_normal((layers, 5, hsize)) * 0.5).to(dtype)
+    c0 = ptl.tensor(rng.standard_normal((layers, 5, 8)) * 0.5).to(dtype)
+
+    def run(mod, device, packed):
+        x = wide[:, :, ::2].to(device).detach().requires_grad_(True)   # strided
+        if kwargs.get("batch_first"):
+            x = x.transpose(0, 1).detach().requires_grad_(True)
+        states = [h0.to(device).detach().requires_grad_(True)]
+        if name == "LSTM":
+            states.append(c0.to(device).detach().requires_grad_(True))
+        if packed:
+            inp = ptl.nn.utils.rnn.pack_padded_sequence(x, [7, 5, 5, 2, 1],
+                                                        batch_first=bool(kwargs.get("batch_first")))
+        else:
+            inp = x
+        out, st = mod(inp, tuple(states) if name == "LSTM" else states[0])
+        out = out.data if packed else out
+        st = st if isinstance(st, tuple) else (st,)
+        outs = [out] + list(st)
+        loss = sum((o * (i + 1)).sum() for i, o in enumerate(outs))
+        leaves = [x] + states + list(mod.parameters())
+        return [o.detach() for o in outs] + list(ptl.autograd.grad(loss, leaves))
+
+    for packed in (False, True):
+        for d, c in zip(run(dev, "cuda", packed), run(cpu, "cpu", packed)):
+            assert d.device.type == "cuda"
+            assert d.shape == c.shape and d.dtype == c.dtype
+            tol = 2e-4 if dtype == ptl.float32 else 1e-11
+            np.testing.assert_allclose(as_np(d), as_np(c), rtol=tol, atol=tol)

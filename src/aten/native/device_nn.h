@@ -1,13 +1,17 @@
-/* device_nn.h -- how layer_norm.c, nn.c, batch_norm.c and resample.c hand layer norm,
- * nll_loss, embedding, batch norm, the pads and upsampling to the CUDA backend's kernels
- * without including it: the backend (src/cuda/nn_plan.c, resample_plan.c) sets the hooks.
- * The argument checks, casts and contiguous copies stay the CPU kernels'; what arrives here
- * is contiguous data.  See Note [CUDA nn kernels] in src/cuda/nn_plan.h and Note [CUDA
- * resampling] in src/cuda/resample_plan.h. */
+/* device_nn.h -- how layer_norm.c, nn.c, batch_norm.c, resample.c, grid_sampler.c and
+ * rnn.c hand layer norm, nll_loss, embedding, batch norm, the pads, upsampling, grid
+ * sampling and the recurrent layer's cells to the CUDA backend's kernels without including
+ * it: the backend (src/cuda/nn_plan.c, resample_plan.c, grid_sampler_plan.c, rnn_plan.c)
+ * sets the hooks.  The argument checks, casts and contiguous copies stay the CPU kernels';
+ * what arrives here is contiguous data.  See Note [CUDA nn kernels] in src/cuda/nn_plan.h,
+ * Note [CUDA resampling] in src/cuda/resample_plan.h, Note [CUDA grid sampler] in
+ * src/cuda/grid_sampler_plan.c and Note [CUDA recurrent layer] in src/cuda/rnn_plan.h. */
 #ifndef PTL_ATEN_NATIVE_DEVICE_NN_H
 #define PTL_ATEN_NATIVE_DEVICE_NN_H
 
 #include <stdint.h>
+
+#include "grid_sampler_taps.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,6 +92,28 @@ typedef struct PtlDeviceResampleArgs {
     const double *wt[3];
 } PtlDeviceResampleArgs;
 
+/* One step of rnn.c's recurrent layer on the device, after its GEMMs (Note [CUDA recurrent
+ * layer] in src/cuda/rnn_plan.h): B rows of which the first n run, H hidden units, h of
+ * width P, contiguous rows of dtype (float32 or float64), mode rnn.c's (cuDNN's numbers).
+ * FORWARD, one thread per (row, unit): the cell of the running rows from the gates' sums
+ * (LSTM: ws, [B, 4H], holds x W_ih^T + h W_hh^T; GRU: ig and hg apart, ws [B, 5H] the
+ * workspace out; RNN: ht holds them) plus bi and bh (NULL: none) into ht [B, P] (LSTM
+ * with a projection: r [B, H]) and LSTM's ct [B, H] from cprev; the other rows carry
+ * hprev into ht and cprev into ct, and zero r.
+ * BACKWARD_ADD, one thread per element of [B, P]: dh += gout (NULL: nothing), and with a
+ * projection dhp = dh on the running rows, 0 on the others.
+ * BACKWARD, one thread per (row, unit): the cell's backward of the running rows into dg
+ * (GRU: and dgh, and dhn = z dh), LSTM's dcn, from ghy (dh, or LSTM's projected grad),
+ * dc, ws, cprev and ct (RNN: ht, the step's output); the other rows carry dh into dhn and
+ * dc into dcn and zero dg (and dgh). */
+enum { PTL_DEVICE_RNN_FORWARD, PTL_DEVICE_RNN_BACKWARD_ADD, PTL_DEVICE_RNN_BACKWARD };
+typedef struct PtlDeviceRnnStepArgs {
+    int32_t pass, mode, dtype;
+    int64_t n, B, H, P;
+    const char *ig, *hg, *bi, *bh, *hprev, *cprev, *gout, *ghy, *dc;
+    char *ht, *ct, *ws, *r, *dh, *dhn, *dcn, *dg, *dgh, *dhp;
+} PtlDeviceRnnStepArgs;
+
 /* Set by the CUDA backend (NULL until then); 0, or -1 with an error set.  They run for CUDA
  * tensors and, while ptl_device_reduce_emulation is on, for CPU tensors too. */
 extern int (*ptl_device_layer_norm_hook)(const PtlDeviceLayerNormArgs *a);
@@ -95,6 +121,9 @@ extern int (*ptl_device_nll_hook)(const PtlDeviceNllArgs *a);
 extern int (*ptl_device_embedding_hook)(const PtlDeviceEmbeddingArgs *a);
 extern int (*ptl_device_batch_norm_hook)(const PtlDeviceBatchNormArgs *a);
 extern int (*ptl_device_resample_hook)(const PtlDeviceResampleArgs *a);
+/* grid_sampler.c's job (grid_sampler_taps.h): forward when a->y is set, else backward */
+extern int (*ptl_device_grid_sampler_hook)(const PtlGridSampler *a);
+extern int (*ptl_device_rnn_step_hook)(const PtlDeviceRnnStepArgs *a);
 
 #ifdef __cplusplus
 }

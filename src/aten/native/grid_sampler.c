@@ -25,230 +25,29 @@
  *     d/d X   += go sum_d ggG[d] W_d
  *     d/d g[e] = sum_c go sum_taps (W_e ggI + sum_d ggG[d] W_de X)
  *
- * Arithmetic runs in double (inputs converted, results cast back). */
-#include <math.h>
-
+ * Arithmetic runs in double (inputs converted, results cast back).  The taps and one grid
+ * point's forward and backward are grid_sampler_taps.h's, which the CUDA kernels run too
+ * (Note [CUDA grid sampler] in src/cuda/grid_sampler_plan.c). */
 #include "../../c10/parallel.h"
+#include "device_nn.h"
+#include "grid_sampler_taps.h"
 #include "nn_common.h"
 
-enum { GS_BILINEAR = 0, GS_NEAREST = 1, GS_BICUBIC = 2 };
-enum { GS_ZEROS = 0, GS_BORDER = 1, GS_REFLECTION = 2 };
-
-#define GS_MAX_TAPS 16     /* 4 x 4 (bicubic, 2-D); trilinear has 8 */
-#define GS_CUBIC_A (-0.75)
-
-/* The taps of one grid component along its dim. */
-typedef struct Taps1 {
-    int n;
-    double idx[4];      /* in-bounds index, or -1 */
-    double w[4], w1[4], w2[4];
-    double s;           /* d(pixel coordinate) / d(grid value) */
-} Taps1;
-
-/* The valid taps of one grid point: offsets into an input plane and weights. */
-typedef struct Taps {
-    int n;
-    int64_t off[GS_MAX_TAPS];
-    double w[GS_MAX_TAPS];
-    double wd[GS_MAX_TAPS][3];      /* d W / d grid component */
-    double wdd[GS_MAX_TAPS][3][3];  /* d2 W / d component d component */
-} Taps;
-
-/* Pixel coordinate in [0, size - 1]; *d is zeroed outside and on the borders (PyTorch
- * counts the borders as outside for the gradient). */
-static double
-gs_clip(double x, int64_t size, double *d)
-{
-    double hi = (double)(size - 1);
-    if (!(x > 0)) {
-        *d = 0.0;
-        return 0.0;
-    }
-    if (x >= hi) {
-        *d = 0.0;
-        return hi;
-    }
-    return x;
-}
-
-/* x reflected into [lo2 / 2, hi2 / 2]; *d takes the sign of the reflection. */
-static double
-gs_reflect(double x, double lo2, double hi2, double *d)
-{
-    if (lo2 == hi2) {
-        *d = 0.0;
-        return 0.0;
-    }
-    double lo = lo2 / 2, span = (hi2 - lo2) / 2, sign = 1.0;
-    x -= lo;
-    if (x < 0) {
-        sign = -1.0;
-        x = -x;
-    }
-    double extra = fmod(x, span), flips = floor(x / span);
-    if (fmod(flips, 2.0) == 0.0) {
-        *d *= sign;
-        return extra + lo;
-    }
-    *d *= -sign;
-    return span - extra + lo;
-}
-
-/* The padding mode applied to pixel coordinate x, with *d multiplied by its slope. */
-static double
-gs_pad(double x, int64_t size, int padding, int align, double *d)
-{
-    if (padding == GS_REFLECTION) {
-        x = align ? gs_reflect(x, 0.0, 2.0 * (double)(size - 1), d)
-                  : gs_reflect(x, -1.0, 2.0 * (double)size - 1.0, d);
-    }
-    return padding == GS_ZEROS ? x : gs_clip(x, size, d);
-}
-
-/* An integer coordinate as a tap index, -1 outside [0, size). */
-static double
-gs_index(double i, int64_t size)
-{
-    return i >= 0 && i < (double)size ? i : -1.0;
-}
-
-/* Cubic convolution weights (A = -0.75) of the 4 taps at fractional offset t, with their
- * first and second derivatives by t. */
-static void
-gs_cubic(double t, double *w, double *w1, double *w2)
-{
-    const double a = GS_CUBIC_A;
-    /* near(u) for |u| <= 1, far(u) for 1 < |u| < 2 */
-    double u[4] = {t + 1.0, t, 1.0 - t, 2.0 - t}, du[4] = {1.0, 1.0, -1.0, -1.0};
-    for (int k = 0; k < 4; k++) {
-        double x = u[k];
-        if (k == 1 || k == 2) {
-            w[k] = ((a + 2) * x - (a + 3)) * x * x + 1;
-            w1[k] = (3 * (a + 2) * x - 2 * (a + 3)) * x * du[k];
-            w2[k] = 6 * (a + 2) * x - 2 * (a + 3);
-        }
-        else {
-            w[k] = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
-            w1[k] = ((3 * a * x - 10 * a) * x + 8 * a) * du[k];
-            w2[k] = 6 * a * x - 10 * a;
-        }
-    }
-}
-
-/* The taps of grid value g along a dim of `size`. */
-static void
-gs_taps1(double g, int64_t size, int mode, int padding, int align, Taps1 *t)
-{
-    double s = align ? (double)(size - 1) / 2 : (double)size / 2;
-    double x = align ? (g + 1) / 2 * (double)(size - 1) : ((g + 1) * (double)size - 1) / 2;
-    if (mode != GS_BICUBIC) {
-        x = gs_pad(x, size, padding, align, &s);
-    }
-    t->s = s;
-    if (mode == GS_NEAREST) {
-        t->n = 1;
-        t->idx[0] = gs_index(nearbyint(x), size);
-        t->w[0] = 1.0;
-        t->w1[0] = t->w2[0] = 0.0;
-        return;
-    }
-    double x0 = floor(x), f = x - x0;
-    if (mode == GS_BILINEAR) {
-        t->n = 2;
-        t->idx[0] = gs_index(x0, size);
-        t->idx[1] = gs_index(x0 + 1, size);
-        t->w[0] = 1 - f;
-        t->w[1] = f;
-        t->w1[0] = -1.0;
-        t->w1[1] = 1.0;
-        t->w2[0] = t->w2[1] = 0.0;
-        return;
-    }
-    t->n = 4;
-    gs_cubic(f, t->w, t->w1, t->w2);
-    for (int k = 0; k < 4; k++) {
-        double unused = 0.0, i = gs_pad(x0 - 1 + k, size, padding, align, &unused);
-        t->idx[k] = gs_index(trunc(i), size);
-    }
-}
-
+/* The CPU job: the shared job (grid_sampler_taps.h) and the double backward's extra
+ * operands. */
 typedef struct GridJob {
-    int nd, mode, padding, align, level;   /* level: 0 weights, 1 + first, 2 + second */
-    int64_t c, npts, plane;                /* channels, grid points and input plane size */
-    int64_t size[3], stride[3];            /* per grid component (x, y[, z]) */
-    const double *x, *grid, *go, *ggx, *ggg;
-    double *y, *gx, *ggrid, *ggo;
+    PtlGridSampler a;
+    const double *ggx, *ggg;
+    double *ggo;
 } GridJob;
-
-/* The valid taps of grid point g (nd components). */
-static void
-gs_point(const GridJob *j, const double *g, Taps *t)
-{
-    Taps1 a[3];
-    int total = 1, nd = j->nd;
-    for (int k = 0; k < nd; k++) {
-        gs_taps1(g[k], j->size[k], j->mode, j->padding, j->align, &a[k]);
-        total *= a[k].n;
-    }
-    t->n = 0;
-    for (int q = 0; q < total; q++) {
-        int sel[3], rem = q, ok = 1;
-        int64_t off = 0;
-        for (int k = 0; k < nd; k++) {
-            sel[k] = rem % a[k].n;
-            rem /= a[k].n;
-            double i = a[k].idx[sel[k]];
-            ok = ok && i >= 0;
-            off += (int64_t)i * j->stride[k];
-        }
-        if (!ok) {
-            continue;
-        }
-        int m = t->n++;
-        t->off[m] = off;
-        /* f[k][o]: the o-th derivative of component k's weight, by the grid value */
-        double f[3][3];
-        for (int k = 0; k < nd; k++) {
-            f[k][0] = a[k].w[sel[k]];
-            f[k][1] = a[k].w1[sel[k]] * a[k].s;
-            f[k][2] = a[k].w2[sel[k]] * a[k].s * a[k].s;
-        }
-        t->w[m] = 1.0;
-        for (int k = 0; k < nd; k++) {
-            t->w[m] *= f[k][0];
-        }
-        for (int d = 0; d < nd && j->level >= 1; d++) {
-            t->wd[m][d] = 1.0;
-            for (int k = 0; k < nd; k++) {
-                t->wd[m][d] *= f[k][k == d];
-            }
-            for (int e = 0; e < nd && j->level >= 2; e++) {
-                t->wdd[m][d][e] = 1.0;
-                for (int k = 0; k < nd; k++) {
-                    t->wdd[m][d][e] *= f[k][(k == d) + (k == e)];
-                }
-            }
-        }
-    }
-}
 
 /* Forward over grid points [b, e) of all samples. */
 static int
 gs_forward_job(void *ctx, int64_t b, int64_t e)
 {
     const GridJob *j = ctx;
-    Taps t;
     for (int64_t q = b; q < e; q++) {
-        int64_t n = q / j->npts, p = q % j->npts;
-        gs_point(j, j->grid + q * j->nd, &t);
-        for (int64_t c = 0; c < j->c; c++) {
-            const double *xp = j->x + (n * j->c + c) * j->plane;
-            double acc = 0.0;
-            for (int k = 0; k < t.n; k++) {
-                acc += t.w[k] * xp[t.off[k]];
-            }
-            j->y[(n * j->c + c) * j->npts + p] = acc;
-        }
+        ptl_gs_forward_at(&j->a, q);
     }
     return 0;
 }
@@ -258,26 +57,8 @@ static int
 gs_backward_job(void *ctx, int64_t b, int64_t e)
 {
     const GridJob *j = ctx;
-    Taps t;
-    for (int64_t q = b * j->npts; q < e * j->npts; q++) {
-        int64_t n = q / j->npts, p = q % j->npts;
-        double gg[3] = {0.0, 0.0, 0.0};
-        gs_point(j, j->grid + q * j->nd, &t);
-        for (int64_t c = 0; c < j->c; c++) {
-            int64_t pl = (n * j->c + c) * j->plane;
-            double g = j->go[(n * j->c + c) * j->npts + p];
-            for (int k = 0; k < t.n; k++) {
-                if (j->gx != NULL) {
-                    j->gx[pl + t.off[k]] += t.w[k] * g;
-                }
-                for (int d = 0; d < j->nd; d++) {
-                    gg[d] += t.wd[k][d] * j->x[pl + t.off[k]] * g;
-                }
-            }
-        }
-        for (int d = 0; d < j->nd && j->ggrid != NULL; d++) {
-            j->ggrid[q * j->nd + d] = gg[d];
-        }
+    for (int64_t q = b * j->a.npts; q < e * j->a.npts; q++) {
+        ptl_gs_backward_at(&j->a, q);
     }
     return 0;
 }
@@ -288,32 +69,34 @@ static int
 gs_double_job(void *ctx, int64_t b, int64_t e)
 {
     const GridJob *j = ctx;
-    Taps t;
-    int nd = j->nd;
-    for (int64_t q = b * j->npts; q < e * j->npts; q++) {
-        int64_t n = q / j->npts, p = q % j->npts;
-        double gg[3] = {0.0, 0.0, 0.0}, v[GS_MAX_TAPS], u[GS_MAX_TAPS][3];
+    const PtlGridSampler *a = &j->a;
+    PtlGsTaps t;
+    int nd = a->nd;
+    for (int64_t q = b * a->npts; q < e * a->npts; q++) {
+        int64_t n = q / a->npts, p = q % a->npts;
+        double gg[3] = {0.0, 0.0, 0.0}, v[PTL_GS_MAX_TAPS], u[PTL_GS_MAX_TAPS][3];
+        double wdd[PTL_GS_MAX_TAPS][3][3];
         const double *ggg = j->ggg != NULL ? j->ggg + q * nd : NULL;
-        gs_point(j, j->grid + q * nd, &t);
+        ptl_gs_point(a, a->grid + q * nd, 2, &t, wdd);
         /* v = sum_d ggG[d] W_d and u[e] = sum_d ggG[d] W_de per tap */
         for (int k = 0; k < t.n; k++) {
             v[k] = u[k][0] = u[k][1] = u[k][2] = 0.0;
             for (int d = 0; d < nd && ggg != NULL; d++) {
                 v[k] += ggg[d] * t.wd[k][d];
                 for (int f = 0; f < nd; f++) {
-                    u[k][f] += ggg[d] * t.wdd[k][d][f];
+                    u[k][f] += ggg[d] * wdd[k][d][f];
                 }
             }
         }
-        for (int64_t c = 0; c < j->c; c++) {
-            int64_t pl = (n * j->c + c) * j->plane, o = (n * j->c + c) * j->npts + p;
-            double g = j->go[o], acc = 0.0;
+        for (int64_t c = 0; c < a->c; c++) {
+            int64_t pl = (n * a->c + c) * a->plane, o = (n * a->c + c) * a->npts + p;
+            double g = a->go[o], acc = 0.0;
             for (int k = 0; k < t.n; k++) {
-                double xv = j->x[pl + t.off[k]];
+                double xv = a->x[pl + t.off[k]];
                 double gi = j->ggx != NULL ? j->ggx[pl + t.off[k]] : 0.0;
                 acc += t.w[k] * gi + v[k] * xv;
-                if (j->gx != NULL) {
-                    j->gx[pl + t.off[k]] += g * v[k];
+                if (a->gx != NULL) {
+                    a->gx[pl + t.off[k]] += g * v[k];
                 }
                 for (int f = 0; f < nd; f++) {
                     gg[f] += g * (t.wd[k][f] * gi + u[k][f] * xv);
@@ -323,8 +106,8 @@ gs_double_job(void *ctx, int64_t b, int64_t e)
                 j->ggo[o] = acc;
             }
         }
-        for (int f = 0; f < nd && j->ggrid != NULL; f++) {
-            j->ggrid[q * nd + f] = gg[f];
+        for (int f = 0; f < nd && a->ggrid != NULL; f++) {
+            a->ggrid[q * nd + f] = gg[f];
         }
     }
     return 0;
@@ -354,9 +137,9 @@ gs_check(PtlTensorImpl *x, PtlTensorImpl *grid, int nd, int mode)
     PTL_CHECK(x->dim == nd + 2 && grid->dim == nd + 2, PTL_ERR_RUNTIME,
               "grid_sampler(): expected %dD input and grid with same number of dimensions, but "
               "got input with sizes %s and grid with sizes %s", nd + 2, b1, b2);
-    PTL_CHECK(nd == 2 || mode != GS_BICUBIC, PTL_ERR_RUNTIME,
+    PTL_CHECK(nd == 2 || mode != PTL_GS_BICUBIC, PTL_ERR_RUNTIME,
               "grid_sampler(): bicubic interpolation only supports 4D input");
-    PTL_CHECK(mode >= GS_BILINEAR && mode <= GS_BICUBIC, PTL_ERR_RUNTIME,
+    PTL_CHECK(mode >= PTL_GS_BILINEAR && mode <= PTL_GS_BICUBIC, PTL_ERR_RUNTIME,
               "grid_sampler(): invalid interpolation_mode %d", mode);
     if (nn_check_dtype(nd == 2 ? "grid_sampler_2d_cpu_kernel_impl" : "grid_sampler3d_cpu",
                        x->dtype, 0) < 0) {
@@ -385,40 +168,73 @@ gs_check_like(PtlTensorImpl *t, const char *what, int dim, const int64_t *sizes)
 
 /* Fills the job's shape fields; returns the output sizes (N, C, [Do,] Ho, Wo) in ysz. */
 static GridJob
-gs_job(PtlTensorImpl *x, PtlTensorImpl *grid, const PtlIValue *opts, int level, int64_t *ysz)
+gs_job(PtlTensorImpl *x, PtlTensorImpl *grid, const PtlIValue *opts, int64_t *ysz)
 {
     GridJob j = {0};
+    PtlGridSampler *a = &j.a;
     int nd = x->dim - 2;
-    j.nd = nd;
-    j.mode = (int)opts[0].u.i;
-    j.padding = (int)opts[1].u.i;
-    j.align = opts[2].u.b;
-    j.level = level;
-    j.c = x->sizes[1];
-    j.npts = 1;
-    j.plane = 1;
+    a->nd = nd;
+    a->mode = (int32_t)opts[0].u.i;
+    a->padding = (int32_t)opts[1].u.i;
+    a->align = opts[2].u.b;
+    a->n = x->sizes[0];
+    a->c = x->sizes[1];
+    a->npts = 1;
+    a->plane = 1;
     ysz[0] = x->sizes[0];
     ysz[1] = x->sizes[1];
     for (int i = 0; i < nd; i++) {
-        j.npts *= grid->sizes[1 + i];
+        a->npts *= grid->sizes[1 + i];
         ysz[2 + i] = grid->sizes[1 + i];
     }
     /* component k indexes spatial dim nd - 1 - k */
     for (int k = 0; k < nd; k++) {
-        j.size[k] = x->sizes[x->dim - 1 - k];
-        j.stride[k] = j.plane;
-        j.plane *= j.size[k];
+        a->size[k] = x->sizes[x->dim - 1 - k];
+        a->stride[k] = a->plane;
+        a->plane *= a->size[k];
     }
     return j;
 }
 
 /* Runs fn over the samples [0, n), without the GIL. */
 static int
-gs_per_sample(GridJob *j, int64_t n, PtlParallelFn fn)
+gs_per_sample(GridJob *j, PtlParallelFn fn)
 {
-    int64_t work = j->npts * (j->c + 1) + 1;
+    int64_t work = j->a.npts * (j->a.c + 1) + 1;
     void *tok = ptl_nogil_begin();
-    int rc = ptl_parallel_for(0, n, PTL_GRAIN_SIZE / work + 1, fn, j);
+    int rc = ptl_parallel_for(0, j->a.n, PTL_GRAIN_SIZE / work + 1, fn, j);
+    ptl_nogil_end(tok);
+    return rc;
+}
+
+/* Zeros of `sizes` in float64 on `device` (new ref), or NULL with the error set. */
+static PtlTensorImpl *
+gs_zeros(int dim, const int64_t *sizes, PtlDevice device)
+{
+    PtlIValue zero = ptl_iv_double(0.0);
+    PtlTensorImpl *t = ptl_empty(dim, sizes, PTL_DTYPE_FLOAT64, device);
+    if (t != NULL && ptl_fill_scalar(t, &zero) < 0) {
+        PTL_CLEAR(t);
+    }
+    return t;
+}
+
+int (*ptl_device_grid_sampler_hook)(const PtlGridSampler *a);
+
+/* The job's forward (j->a.y set) or backward (j->a.go set) on the device through the hook
+ * (Note [CUDA grid sampler] in src/cuda/grid_sampler_plan.c), or on the CPU's threads. */
+static int
+gs_run(GridJob *j, int on_device, int bwd)
+{
+    if (on_device) {
+        return ptl_device_grid_sampler_hook(&j->a);
+    }
+    if (bwd) {
+        return gs_per_sample(j, gs_backward_job);
+    }
+    void *tok = ptl_nogil_begin();
+    int rc = ptl_parallel_for(0, j->a.n * j->a.npts, PTL_GRAIN_SIZE / (j->a.c + 1) + 1,
+                              gs_forward_job, j);
     ptl_nogil_end(tok);
     return rc;
 }
@@ -426,7 +242,8 @@ gs_per_sample(GridJob *j, int64_t n, PtlParallelFn fn)
 /* grid_sampler_{2,3}d(input, grid, interpolation_mode, padding_mode, align_corners):
  * (N, C, [D,] H, W) sampled at (N, [Do,] Ho, Wo, nd) -> (N, C, [Do,] Ho, Wo);
  * grid_sampler_{2,3}d_backward(grad_output, input, grid, ..., output_mask) -> grad_input
- * (N, C, [D,] H, W) and grad_grid (N, [Do,] Ho, Wo, nd) per output_mask. */
+ * (N, C, [D,] H, W) and grad_grid (N, [Do,] Ho, Wo, nd) per output_mask.  CUDA tensors take
+ * the device's kernels (device_nn.h's hook) after the same checks and float64 copies. */
 static int
 grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 {
@@ -442,40 +259,35 @@ grid_sampler_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if (gs_check(x, grid, nd, (int)s[k + 2].u.i) < 0) {
         return -1;
     }
-    GridJob j = gs_job(x, grid, &s[k + 2], bwd, ysz);
+    int on_device = nn_on_device(x, ptl_device_grid_sampler_hook != NULL);
+    GridJob j = gs_job(x, grid, &s[k + 2], ysz);
     if ((xc = nn_prepare(x, PTL_DTYPE_FLOAT64)) == NULL ||
         (gc = nn_prepare(grid, PTL_DTYPE_FLOAT64)) == NULL) {
         goto error;
     }
-    j.x = (const double *)ptl_tensor_data(xc);
-    j.grid = (const double *)ptl_tensor_data(gc);
+    j.a.x = (const double *)ptl_tensor_data(xc);
+    j.a.grid = (const double *)ptl_tensor_data(gc);
     if (bwd) {
         const int64_t *mask = s[6].u.il.data;
         if (gs_check_like(s[0].u.t, "grad_output", nd + 2, ysz) < 0 ||
             (goc = nn_prepare(s[0].u.t, PTL_DTYPE_FLOAT64)) == NULL ||
-            (mask[0] && (r[0] = nn_zeros(x->dim, x->sizes, PTL_DTYPE_FLOAT64)) == NULL) ||
-            (mask[1] && (r[1] = nn_zeros(grid->dim, grid->sizes, PTL_DTYPE_FLOAT64)) == NULL)) {
+            (mask[0] && (r[0] = gs_zeros(x->dim, x->sizes, x->device)) == NULL) ||
+            (mask[1] && (r[1] = ptl_empty(grid->dim, grid->sizes, PTL_DTYPE_FLOAT64,
+                                          x->device)) == NULL)) {
             goto error;
         }
-        j.go = (const double *)ptl_tensor_data(goc);
-        j.gx = r[0] != NULL ? (double *)ptl_tensor_data(r[0]) : NULL;
-        j.ggrid = r[1] != NULL ? (double *)ptl_tensor_data(r[1]) : NULL;
-        if (gs_per_sample(&j, x->sizes[0], gs_backward_job) < 0) {
-            goto error;
-        }
+        j.a.go = (const double *)ptl_tensor_data(goc);
+        j.a.gx = r[0] != NULL ? (double *)ptl_tensor_data(r[0]) : NULL;
+        j.a.ggrid = r[1] != NULL ? (double *)ptl_tensor_data(r[1]) : NULL;
     }
     else {
         if ((r[0] = ptl_empty(nd + 2, ysz, PTL_DTYPE_FLOAT64, x->device)) == NULL) {
             goto error;
         }
-        j.y = (double *)ptl_tensor_data(r[0]);
-        void *tok = ptl_nogil_begin();
-        int rc = ptl_parallel_for(0, x->sizes[0] * j.npts, PTL_GRAIN_SIZE / (j.c + 1) + 1,
-                                  gs_forward_job, &j);
-        ptl_nogil_end(tok);
-        if (rc < 0) {
-            goto error;
-        }
+        j.a.y = (double *)ptl_tensor_data(r[0]);
+    }
+    if (gs_run(&j, on_device, bwd) < 0) {
+        goto error;
     }
     for (int i = 0; i < 2; i++) {
         if (r[i] != NULL && (r[i] = nn_finish(r[i], x->dtype)) == NULL) {
@@ -518,7 +330,7 @@ grid_sampler_backward_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, 
     if (gs_check(x, grid, x->dim == 5 ? 3 : 2, (int)s[5].u.i) < 0) {
         return -1;
     }
-    GridJob j = gs_job(x, grid, &s[5], 2, ysz);
+    GridJob j = gs_job(x, grid, &s[5], ysz);
     if (gs_check_like(go, "grad_output", x->dim, ysz) < 0 ||
         gs_check_like(ggx, "grad of grad_input", x->dim, x->sizes) < 0 ||
         gs_check_like(ggg, "grad of grad_grid", grid->dim, grid->sizes) < 0) {
@@ -536,15 +348,15 @@ grid_sampler_backward_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, 
             goto error;
         }
     }
-    j.x = (const double *)ptl_tensor_data(in[0]);
-    j.grid = (const double *)ptl_tensor_data(in[1]);
-    j.go = (const double *)ptl_tensor_data(in[2]);
+    j.a.x = (const double *)ptl_tensor_data(in[0]);
+    j.a.grid = (const double *)ptl_tensor_data(in[1]);
+    j.a.go = (const double *)ptl_tensor_data(in[2]);
     j.ggx = in[3] != NULL ? (const double *)ptl_tensor_data(in[3]) : NULL;
     j.ggg = in[4] != NULL ? (const double *)ptl_tensor_data(in[4]) : NULL;
     j.ggo = r[0] != NULL ? (double *)ptl_tensor_data(r[0]) : NULL;
-    j.gx = r[1] != NULL ? (double *)ptl_tensor_data(r[1]) : NULL;
-    j.ggrid = r[2] != NULL ? (double *)ptl_tensor_data(r[2]) : NULL;
-    if (gs_per_sample(&j, x->sizes[0], gs_double_job) < 0) {
+    j.a.gx = r[1] != NULL ? (double *)ptl_tensor_data(r[1]) : NULL;
+    j.a.ggrid = r[2] != NULL ? (double *)ptl_tensor_data(r[2]) : NULL;
+    if (gs_per_sample(&j, gs_double_job) < 0) {
         goto error;
     }
     PtlDtype out_dt[3] = {like[0]->dtype, like[1]->dtype, like[2]->dtype};

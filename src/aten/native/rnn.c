@@ -22,8 +22,10 @@
 
 #include "../../c10/error.h"
 #include "../../c10/parallel.h"
+#include "device_nn.h"
 #include "gemm.h"
 #include "native.h"
+#include "nn_common.h"
 #include "rnn_impl.h"
 
 /* Element i of the array at p (NULL stays NULL). */
@@ -577,11 +579,14 @@ enum { MODE_RNN_RELU = 0, MODE_RNN_TANH = 1, MODE_LSTM = 2, MODE_GRU = 3 };
 
 typedef struct Layer {
     int mode, reverse;
+    int dev;                                /* the device's steps (Note [CUDA recurrent layer]
+                                             * in src/cuda/rnn_plan.h): CUDA tensors, and CPU
+                                             * ones while the tests emulate the kernels */
     int64_t T, B, H, P, G;                  /* P: h's width (proj_size, else H) */
     CellOps ops;
     const int64_t *batch_sizes;             /* [T], or NULL: every row runs */
     PtlTensorImpl *hx, *cx, *w_hh, *w_hr;   /* contiguous; cx and w_hr may be NULL */
-    PtlGemmPackedB *w_hh_p, *w_hr_p;        /* packed W_hh^T, W_hr^T (backward: W_hh) */
+    PtlGemmPackedB *w_hh_p, *w_hr_p;        /* packed W_hh^T, W_hr^T (backward: W_hh); CPU */
     const void *b_ih, *b_hh;
     PtlTensorImpl *out, *ws;                /* output [T, B, P], workspace (Note) */
 } Layer;
@@ -666,6 +671,41 @@ mat_gemm(Mat c, Mat a, Mat b, double beta)
     for (int i = 0; i < 3; i++) {
         ptl_xdecref(v[i]);
     }
+    return rc;
+}
+
+/* c = a b + s (s: c's sizes, not overlapping it).  0 or -1. */
+static int
+mat_gemm_add(Mat c, Mat a, Mat b, Mat s)
+{
+    PtlTensorImpl *v[4] = {mat_view(c), mat_view(a), mat_view(b), mat_view(s)};
+    int rc = v[0] && v[1] && v[2] && v[3] ? ptl_gemm_add(v[0], v[1], v[2], 1.0, 1.0, v[3]) : -1;
+    for (int i = 0; i < 4; i++) {
+        ptl_xdecref(v[i]);
+    }
+    return rc;
+}
+
+/* The address of element off of t's (es-byte) elements; NULL for a NULL t. */
+static char *
+at(PtlTensorImpl *t, int64_t off, size_t es)
+{
+    return t != NULL ? DATA(char, t) + (size_t)off * es : NULL;
+}
+
+/* dst (contiguous) = src's dst->numel elements from element off, on any device.  0 or -1. */
+static int
+copy_from(PtlTensorImpl *dst, PtlTensorImpl *src, int64_t off)
+{
+    int64_t strides[PTL_MAX_DIMS], st = 1;
+    for (int i = dst->dim - 1; i >= 0; i--) {
+        strides[i] = st;
+        st *= dst->sizes[i];
+    }
+    PtlTensorImpl *v = ptl_tensor_impl_view(src, dst->dim, dst->sizes, strides,
+                                            src->storage_offset + off);
+    int rc = v != NULL ? ptl_copy_into(dst, v) : -1;
+    ptl_xdecref(v);
     return rc;
 }
 
@@ -765,28 +805,81 @@ layer_forward_step(const Layer *l, const char *gates, PtlTensorImpl *hg, int64_t
     return 0;
 }
 
+int (*ptl_device_rnn_step_hook)(const PtlDeviceRnnStepArgs *a);
+
+/* The cell hook's arguments common to a step's passes. */
+static PtlDeviceRnnStepArgs
+step_args(const Layer *l, int pass, int64_t t)
+{
+    PtlDeviceRnnStepArgs a = {.pass = pass, .mode = l->mode, .dtype = (int32_t)l->out->dtype,
+                              .n = running_rows(l, t), .B = l->B, .H = l->H, .P = l->P};
+    return a;
+}
+
+/* layer_forward_step on the device: the step's GEMMs through the device GEMM (LSTM and RNN
+ * add input_gates[t] as they store), then one cell launch over every row (the running
+ * rows' cells, the others' carries), then LSTM's projection. */
+static int
+layer_forward_step_device(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *hg, int64_t t,
+                          int64_t tp)
+{
+    int64_t B = l->B, H = l->H, P = l->P, G = l->G;
+    size_t es = l->ops.es;
+    PtlDeviceRnnStepArgs a = step_args(l, PTL_DEVICE_RNN_FORWARD, t);
+    int64_t n = a.n, hoff = tp < 0 ? 0 : tp * B * P;
+    PtlTensorImpl *hsrc = tp < 0 ? l->hx : l->out;
+    Mat hprev = rows_at(hsrc, hoff, n, P), w_hh = transposed_at(l->w_hh, 0, P, G);
+    Mat ig = rows_at(gates, t * B * G, n, G);
+    a.bi = l->b_ih;
+    a.bh = l->b_hh;
+    a.hprev = at(hsrc, hoff, es);
+    a.ht = at(l->out, t * B * P, es);
+    int rc = 0;
+    if (l->mode == MODE_LSTM) {
+        a.cprev = tp < 0 ? DATA(char, l->cx) : at(l->ws, region_at(l, 1) + tp * B * H, es);
+        a.ct = at(l->ws, region_at(l, 1) + t * B * H, es);
+        a.ws = at(l->ws, t * B * G, es);
+        a.r = l->w_hr != NULL ? at(l->ws, region_at(l, 2) + t * B * H, es) : NULL;
+        rc = n > 0 ? mat_gemm_add(rows_at(l->ws, t * B * G, n, G), hprev, w_hh, ig) : 0;
+    }
+    else if (l->mode == MODE_GRU) {
+        a.ig = at(gates, t * B * G, es);
+        a.hg = DATA(char, hg);
+        a.ws = at(l->ws, t * B * 5 * H, es);
+        rc = n > 0 ? mat_gemm(rows_at(hg, 0, n, G), hprev, w_hh, 0.0) : 0;
+    }
+    else {
+        rc = n > 0 ? mat_gemm_add(rows_at(l->out, t * B * P, n, P), hprev, w_hh, ig) : 0;
+    }
+    if (rc < 0 || ptl_device_rnn_step_hook(&a) < 0) {
+        return -1;
+    }
+    if (n > 0 && l->w_hr != NULL) {
+        return mat_gemm(rows_at(l->out, t * B * P, n, P),
+                        rows_at(l->ws, region_at(l, 2) + t * B * H, n, H),
+                        transposed_at(l->w_hr, 0, H, P), 0.0);
+    }
+    return 0;
+}
+
 /* Every step, then hy (and LSTM's cy): the last step's states, or hx (cx) when T = 0. */
 static int
-layer_forward(const Layer *l, const char *gates, PtlTensorImpl *hg, PtlTensorImpl *hy,
+layer_forward(const Layer *l, PtlTensorImpl *gates, PtlTensorImpl *hg, PtlTensorImpl *hy,
               PtlTensorImpl *cy)
 {
-    size_t es = l->ops.es;
     int64_t last = step_time(l, l->T - 1);
     for (int64_t s = 0; s < l->T; s++) {
-        if (layer_forward_step(l, gates, hg, step_time(l, s), s > 0 ? step_time(l, s - 1) : -1) <
-            0) {
+        int64_t t = step_time(l, s), tp = s > 0 ? step_time(l, s - 1) : -1;
+        if ((l->dev ? layer_forward_step_device(l, gates, hg, t, tp)
+                    : layer_forward_step(l, DATA(char, gates), hg, t, tp)) < 0) {
             return -1;
         }
     }
-    const char *h = l->T > 0 ? DATA(char, l->out) + (size_t)(last * l->B * l->P) * es
-                             : DATA(char, l->hx);
-    copy_elems(DATA(char, hy), h, l->B * l->P, es);
-    if (cy != NULL) {
-        copy_elems(DATA(char, cy), l->T > 0 ? DATA(char, l->ws) + (size_t)(region_at(l, 1) +
-                                                last * l->B * l->H) * es : DATA(char, l->cx),
-                   l->B * l->H, es);
+    if (copy_from(hy, l->T > 0 ? l->out : l->hx, l->T > 0 ? last * l->B * l->P : 0) < 0) {
+        return -1;
     }
-    return 0;
+    return cy == NULL ? 0 : copy_from(cy, l->T > 0 ? l->ws : l->cx,
+                                      l->T > 0 ? region_at(l, 1) + last * l->B * l->H : 0);
 }
 
 /* The carried and per-step gradients of _ptl_rnn_layer_backward. */
@@ -871,17 +964,85 @@ layer_backward_step(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp)
     return 0;
 }
 
-/* dst = src (any strides), or zeros when src is NULL.  0 or -1. */
+/* layer_backward_step on the device: grad_output[t] into dh (and LSTM's projected dh
+ * kept) in a launch of its own, LSTM's dh W_hr, one cell launch over every row, then
+ * dh_{t-1} = dgates W_hh over the running rows (Note [CUDA recurrent layer]). */
+static int
+layer_backward_step_device(const Layer *l, LayerGrads *g, int k, int64_t t, int64_t tp)
+{
+    int64_t B = l->B, H = l->H, P = l->P, G = l->G;
+    size_t es = l->ops.es;
+    PtlDeviceRnnStepArgs a = step_args(l, PTL_DEVICE_RNN_BACKWARD_ADD, t);
+    int64_t n = a.n;
+    PtlTensorImpl *ghy = g->dh[k];
+    a.dh = DATA(char, g->dh[k]);
+    if (g->gout != NULL || l->w_hr != NULL) {
+        a.gout = at(g->gout, t * B * P, es);
+        a.dhp = at(g->dhp, t * B * P, es);
+        if (ptl_device_rnn_step_hook(&a) < 0) {
+            return -1;
+        }
+    }
+    if (n > 0 && l->w_hr != NULL) {
+        if (mat_gemm(rows_at(g->dr, 0, n, H), rows_at(g->dh[k], 0, n, P),
+                     rows_at(l->w_hr, 0, P, H), 0.0) < 0) {
+            return -1;
+        }
+        ghy = g->dr;
+    }
+    a.pass = PTL_DEVICE_RNN_BACKWARD;
+    a.ghy = DATA(char, ghy);
+    a.dhn = DATA(char, g->dh[1 - k]);
+    a.dc = DATA(char, g->dc[k]);
+    a.dcn = DATA(char, g->dc[1 - k]);
+    a.dg = at(g->dg, t * B * G, es);
+    a.dgh = at(g->dgh, t * B * G, es);
+    if (l->mode == MODE_LSTM) {
+        a.ws = at(l->ws, t * B * G, es);
+        a.ct = at(l->ws, region_at(l, 1) + t * B * H, es);
+        a.cprev = tp < 0 ? DATA(char, l->cx) : at(l->ws, region_at(l, 1) + tp * B * H, es);
+    }
+    else if (l->mode == MODE_GRU) {
+        a.ws = at(l->ws, t * B * 5 * H, es);
+    }
+    else {
+        a.ht = at(l->out, t * B * P, es);
+    }
+    if (ptl_device_rnn_step_hook(&a) < 0) {
+        return -1;
+    }
+    return n == 0 ? 0 : mat_gemm(rows_at(g->dh[1 - k], 0, n, P),
+                                 rows_at(l->mode == MODE_GRU ? g->dgh : g->dg, t * B * G, n, G),
+                                 rows_at(l->w_hh, 0, G, P), l->mode == MODE_GRU ? 1.0 : 0.0);
+}
+
+/* dst = src (any strides), or zeros when src is NULL, on any device.  0 or -1. */
 static int
 fill_from(PtlTensorImpl *dst, PtlTensorImpl *src)
 {
-    if (src != NULL) {
-        return ptl_copy_into(dst, src);
+    PtlIValue zero = ptl_iv_double(0.0);
+    return src != NULL ? ptl_copy_into(dst, src) : ptl_fill_scalar(dst, &zero);
+}
+
+/* out [cols] = the column sums of v [rows, cols] (contiguous), in v's dtype: on the CPU in
+ * row order, on the device as ones[1, rows] v through the device GEMM (no dispatcher call,
+ * as the loop runs without the GIL).  0 or -1. */
+static int
+column_sums(const Layer *l, PtlTensorImpl *v, PtlTensorImpl *out)
+{
+    if (!l->dev) {
+        sum_rows(v, DATA(char, out));
+        return 0;
     }
-    if (dst->numel > 0) {
-        memset(ptl_tensor_data(dst), 0, (size_t)dst->numel * ptl_tensor_itemsize(dst));
-    }
-    return 0;
+    PtlIValue one = ptl_iv_double(1.0);
+    int64_t rows = v->sizes[0], cols = v->sizes[1];
+    PtlTensorImpl *ones = new_1d(rows, v);
+    int rc = ones != NULL && ptl_fill_scalar(ones, &one) == 0
+                 ? mat_gemm(rows_at(out, 0, 1, cols), rows_at(ones, 0, 1, rows),
+                            rows_at(v, 0, rows, cols), 0.0)
+                 : -1;
+    ptl_xdecref(ones);
+    return rc;
 }
 
 /* The weights' gradients, each over all steps at once (Note [Recurrent layer]); gb_ih,
@@ -896,8 +1057,8 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
     PtlTensorImpl *grads[4] = {gw_hh, gb_ih, gb_hh, gw_hr}, *v;
     if (T == 0) {
         for (int i = 0; i < 4; i++) {
-            if (grads[i] != NULL) {
-                fill_from(grads[i], NULL);
+            if (grads[i] != NULL && fill_from(grads[i], NULL) < 0) {
+                return -1;
             }
         }
         return 0;
@@ -918,14 +1079,19 @@ layer_weight_grads(const Layer *l, const LayerGrads *g, PtlTensorImpl *gw_hh,
         }
         /* LSTM's and RNN's biases get the same gradient (dgh is dg): one column sum */
         if (i == 2 && g->dgh == g->dg && grads[1] != NULL) {
-            copy_elems(DATA(char, grads[2]), DATA(char, grads[1]), G, l->ops.es);
+            if (ptl_copy_into(grads[2], grads[1]) < 0) {
+                return -1;
+            }
             continue;
         }
         if ((v = mat_view(rows_at(i == 1 ? g->dg : g->dgh, 0, T * B, G))) == NULL) {
             return -1;
         }
-        sum_rows(v, DATA(char, grads[i]));
+        int rc = column_sums(l, v, grads[i]);
         ptl_decref(v);
+        if (rc < 0) {
+            return -1;
+        }
     }
     return 0;
 }
@@ -1066,23 +1232,28 @@ rnn_layer_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     l.b_hh = DATA(void, c[5]);
     l.w_hr = c[6];
     l.ops = rnn_cell_ops(in[0]->dtype);
-    l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.P, l.G, DATA(void, l.w_hh), 1, l.P);
-    l.w_hr_p = l.w_hr != NULL ? ptl_gemm_pack_b(in[0]->dtype, l.H, l.P, DATA(void, l.w_hr), 1, l.H)
-                              : NULL;
+    l.dev = nn_on_device(in[0], ptl_device_rnn_step_hook != NULL);
+    if (!l.dev) {
+        l.w_hh_p = ptl_gemm_pack_b(in[0]->dtype, l.P, l.G, DATA(void, l.w_hh), 1, l.P);
+        l.w_hr_p = l.w_hr != NULL
+                       ? ptl_gemm_pack_b(in[0]->dtype, l.H, l.P, DATA(void, l.w_hr), 1, l.H)
+                       : NULL;
+    }
     int64_t out_sizes[3] = {l.T, l.B, l.P}, ws_numel = workspace_numel(&l);
     out = ptl_empty(3, out_sizes, in[0]->dtype, in[0]->device);
     ws = new_1d(ws_numel, in[0]);
     hg = new_2d(l.B, l.G, in[0]);
     hy = new_2d(l.B, l.P, in[0]);
     cy = l.mode == MODE_LSTM ? new_2d(l.B, l.H, in[0]) : NULL;
-    if (out == NULL || ws == NULL || hg == NULL || hy == NULL || l.w_hh_p == NULL ||
-        (l.mode == MODE_LSTM && cy == NULL) || (l.w_hr != NULL && l.w_hr_p == NULL)) {
+    if (out == NULL || ws == NULL || hg == NULL || hy == NULL ||
+        (!l.dev && (l.w_hh_p == NULL || (l.w_hr != NULL && l.w_hr_p == NULL))) ||
+        (l.mode == MODE_LSTM && cy == NULL)) {
         goto error;
     }
     l.out = out;
     l.ws = ws;
     void *token = layer_nogil_begin(&l);
-    int rc = layer_forward(&l, DATA(char, c[0]), hg, hy, cy);
+    int rc = layer_forward(&l, c[0], hg, hy, cy);
     ptl_nogil_end(token);
     if (rc < 0) {
         goto error;
@@ -1220,15 +1391,19 @@ rnn_layer_backward_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s
     if (l.w_hr != NULL) {
         w[3] = new_2d(l.P, l.H, in[7]);
     }
-    l.w_hh_p = ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
-    if (layer_grads_new(&l, &g, c[1], c[2], in[7]) < 0 || w[0] == NULL || l.w_hh_p == NULL ||
+    l.dev = nn_on_device(in[7], ptl_device_rnn_step_hook != NULL);
+    l.w_hh_p = l.dev ? NULL : ptl_gemm_pack_b(in[7]->dtype, l.G, l.P, DATA(void, l.w_hh), l.P, 1);
+    if (layer_grads_new(&l, &g, c[1], c[2], in[7]) < 0 || w[0] == NULL ||
+        (!l.dev && l.w_hh_p == NULL) ||
         (has_bias && (w[1] == NULL || w[2] == NULL)) || (l.w_hr != NULL && w[3] == NULL)) {
         goto error;
     }
     void *token = layer_nogil_begin(&l);
     int rc = 0;
     for (int64_t i = l.T - 1; i >= 0 && rc == 0; i--, k = 1 - k) {
-        rc = layer_backward_step(&l, &g, k, step_time(&l, i), i > 0 ? step_time(&l, i - 1) : -1);
+        int64_t t = step_time(&l, i), tp = i > 0 ? step_time(&l, i - 1) : -1;
+        rc = l.dev ? layer_backward_step_device(&l, &g, k, t, tp)
+                   : layer_backward_step(&l, &g, k, t, tp);
     }
     rc = rc < 0 ? -1 : layer_weight_grads(&l, &g, w[0], w[1], w[2], w[3]);
     ptl_nogil_end(token);

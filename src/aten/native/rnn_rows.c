@@ -5,6 +5,7 @@
 
 #include "../../c10/cpu_features.h"
 #include "../scalar_math.h"
+#include "rnn_cell_math.h"
 #include "rnn_impl.h"
 #include "vec_math.h"
 
@@ -77,97 +78,51 @@ tanh_d(void *p, int64_t n)
         }                                                                                    \
     }
 
-/* One batch row of the LSTM cell (Note [Fused cells]), element by element with the scalar
- * SIG and TANH.  lstm_fwd_row: w holds the gates' sums x W_ih^T + h W_hh^T (4h) and gets
- * (+ bi + bh, then) the activated gates (i, f, g, o); cy = f cx + i g, hy = o tanh(cy).
- * lstm_bwd_row: from w, cx, cy and the grads of hy and cy (NULL: zero), the gates' grads gg
- * (4h) and gcx.  The vector rows below compute the same operations in the same order. */
-#define DEFINE_LSTM_ROWS(T, SUF, SIG, TANH)                                                  \
+/* One batch row of the cells (Note [Fused cells]), unit by unit with rnn_cell_math.h's
+ * formulas (the CUDA layer's cell kernels run them too): lstm_fwd_row the gates over k in
+ * [0, 4h), then the states, lstm_bwd_row, gru_new, gru_out and gru_grad over j in [0, h);
+ * rnn_grad over n elements.  The vector rows below compute the same operations in the
+ * same order. */
+#define DEFINE_CELL_ROWS(T, SUF)                                                             \
     static void                                                                              \
-    lstm_fwd_row_##SUF(void *wp, void *cyp, void *hyp, const void *cxp, const void *bip,     \
-                       const void *bhp, int64_t h)                                           \
+    lstm_fwd_row_##SUF(void *w, void *cy, void *hy, const void *cx, const void *bi,          \
+                       const void *bh, int64_t h)                                            \
     {                                                                                        \
-        T *w = wp, *cy = cyp, *hy = hyp;                                                     \
-        const T *cx = cxp, *bi = bip, *bh = bhp;                                             \
         for (int64_t k = 0; k < 4 * h; k++) {                                                \
-            T a = bi != NULL ? w[k] + bi[k] + bh[k] : w[k];                                  \
-            w[k] = k >= 2 * h && k < 3 * h ? TANH(a) : SIG(a);                               \
+            ptl_lstm_gate_##SUF(w, bi, bh, h, k);                                            \
         }                                                                                    \
         for (int64_t j = 0; j < h; j++) {                                                    \
-            cy[j] = w[h + j] * cx[j] + w[j] * w[2 * h + j];                                  \
-            hy[j] = w[3 * h + j] * TANH(cy[j]);                                              \
+            ptl_lstm_state_##SUF(w, cy, hy, cx, h, j);                                       \
         }                                                                                    \
     }                                                                                        \
     static void                                                                              \
-    lstm_bwd_row_##SUF(void *ggp, void *gcxp, const void *wp, const void *cxp,               \
-                       const void *cyp, const void *ghyp, const void *gcyp, int64_t h)       \
+    lstm_bwd_row_##SUF(void *gg, void *gcx, const void *w, const void *cx, const void *cy,   \
+                       const void *ghy, const void *gcy, int64_t h)                          \
     {                                                                                        \
-        T *gg = ggp, *gcx = gcxp;                                                            \
-        const T *w = wp, *cx = cxp, *cy = cyp, *ghy = ghyp, *gcy = gcyp;                     \
         for (int64_t j = 0; j < h; j++) {                                                    \
-            T i = w[j], f = w[h + j], gt = w[2 * h + j], o = w[3 * h + j], tc = TANH(cy[j]); \
-            T gh = ghy ? ghy[j] : 0, gct = gh * o * (1 - tc * tc) + (gcy ? gcy[j] : 0);      \
-            gg[j] = gct * gt * i * (1 - i);                                                  \
-            gg[h + j] = gct * cx[j] * f * (1 - f);                                           \
-            gg[2 * h + j] = gct * i * (1 - gt * gt);                                         \
-            gg[3 * h + j] = gh * tc * o * (1 - o);                                           \
-            gcx[j] = gct * f;                                                                \
-        }                                                                                    \
-    }
-
-/* gru_new: the workspace's n (before its tanh), hx and hn from the activated r.  gru_out:
- * hy = n + z (hx - n).  gru_grad: the input and hidden gates' grads and ghx. */
-#define DEFINE_GRU_ROWS(T, SUF)                                                              \
-    static void                                                                              \
-    gru_new_##SUF(void *wp, const void *igp, const void *hgp, const void *hxp,               \
-                  const void *bip, const void *bhp, int64_t h)                               \
-    {                                                                                        \
-        T *w = wp;                                                                           \
-        const T *ig = igp, *hg = hgp, *hx = hxp, *bi = bip, *bh = bhp;                       \
-        for (int64_t j = 0; j < h; j++) {                                                    \
-            T hn = bi != NULL ? hg[2 * h + j] + bh[2 * h + j] : hg[2 * h + j];               \
-            T xn = bi != NULL ? ig[2 * h + j] + bi[2 * h + j] : ig[2 * h + j];               \
-            w[2 * h + j] = xn + w[j] * hn;                                                   \
-            w[3 * h + j] = hx[j];                                                            \
-            w[4 * h + j] = hn;                                                               \
+            ptl_lstm_bwd_##SUF(gg, gcx, w, cx, cy, ghy, gcy, h, j);                          \
         }                                                                                    \
     }                                                                                        \
     static void                                                                              \
-    gru_out_##SUF(void *hyp, const void *wp, const void *hxp, int64_t h)                     \
+    gru_new_##SUF(void *w, const void *ig, const void *hg, const void *hx, const void *bi,   \
+                  const void *bh, int64_t h)                                                 \
     {                                                                                        \
-        T *hy = hyp;                                                                         \
-        const T *w = wp, *hx = hxp;                                                          \
         for (int64_t j = 0; j < h; j++) {                                                    \
-            hy[j] = w[2 * h + j] + w[h + j] * (hx[j] - w[2 * h + j]);                        \
+            ptl_gru_new_##SUF(w, ig, hg, hx, bi, bh, h, j);                                  \
         }                                                                                    \
     }                                                                                        \
     static void                                                                              \
-    gru_grad_##SUF(void *gip, void *ghp, void *ghxp, const void *wp, const void *ghyp,       \
-                   int64_t h)                                                                \
+    gru_out_##SUF(void *hy, const void *w, const void *hx, int64_t h)                        \
     {                                                                                        \
-        T *gi = gip, *gh = ghp, *ghx = ghxp;                                                 \
-        const T *w = wp, *ghy = ghyp;                                                        \
         for (int64_t j = 0; j < h; j++) {                                                    \
-            T r = w[j], z = w[h + j], n = w[2 * h + j], go = ghy[j];                         \
-            T gn = go * (1 - z) * (1 - n * n), gr = gn * w[4 * h + j] * r * (1 - r);         \
-            gi[j] = gh[j] = gr;                                                              \
-            gi[h + j] = gh[h + j] = go * (w[3 * h + j] - n) * z * (1 - z);                   \
-            gi[2 * h + j] = gn;                                                              \
-            gh[2 * h + j] = gn * r;                                                          \
-            ghx[j] = go * z;                                                                 \
+            ptl_gru_out_##SUF(hy, w, hx, h, j);                                              \
         }                                                                                    \
-    }
-
-/* The recurrent layer's rows (Note [Recurrent layer]): relu in place, keeping NaN
- * (clamp_min(y, 0), as ptl_relu_d); rnn_grad: the RNN cells' pre-activation gradient from
- * h = act(.): g = gh (1 - h^2) for tanh, gh [h > 0] for relu. */
-#define DEFINE_LAYER_ROWS(T, SUF)                                                            \
+    }                                                                                        \
     static void                                                                              \
-    relu_##SUF(void *yp, int64_t n)                                                          \
+    gru_grad_##SUF(void *gi, void *gh, void *ghx, const void *w, const void *ghy, int64_t h) \
     {                                                                                        \
-        T *y = yp;                                                                           \
-        for (int64_t k = 0; k < n; k++) {                                                    \
-            y[k] = y[k] < 0 ? 0 : y[k];                                                      \
+        for (int64_t j = 0; j < h; j++) {                                                    \
+            ptl_gru_grad_##SUF(gi, gh, ghx, w, ghy, h, j);                                   \
         }                                                                                    \
     }                                                                                        \
     static void                                                                              \
@@ -176,31 +131,39 @@ tanh_d(void *p, int64_t n)
         T *g = gp;                                                                           \
         const T *gh = ghp, *h = hp;                                                          \
         for (int64_t k = 0; k < n; k++) {                                                    \
-            g[k] = relu ? (h[k] > 0 ? gh[k] : 0) : gh[k] * (1 - h[k] * h[k]);                \
+            g[k] = ptl_rnn_grad_##SUF(gh[k], h[k], relu);                                    \
+        }                                                                                    \
+    }
+
+/* The recurrent layer's relu in place, keeping NaN (clamp_min(y, 0), as ptl_relu_d). */
+#define DEFINE_RELU_ROWS(T, SUF)                                                             \
+    static void                                                                              \
+    relu_##SUF(void *yp, int64_t n)                                                          \
+    {                                                                                        \
+        T *y = yp;                                                                           \
+        for (int64_t k = 0; k < n; k++) {                                                    \
+            y[k] = y[k] < 0 ? 0 : y[k];                                                      \
         }                                                                                    \
     }
 
 DEFINE_GATE_ROWS(float, f4)
 DEFINE_GATE_ROWS(double, f8)
-DEFINE_LSTM_ROWS(float, f4, ptl_sigmoid_f, tanhf)
-DEFINE_LSTM_ROWS(double, f8, ptl_sigmoid_d, tanh)
-DEFINE_GRU_ROWS(float, f4)
-DEFINE_GRU_ROWS(double, f8)
-DEFINE_LAYER_ROWS(float, f4)
-DEFINE_LAYER_ROWS(double, f8)
+DEFINE_CELL_ROWS(float, f4)
+DEFINE_CELL_ROWS(double, f8)
+DEFINE_RELU_ROWS(float, f4)
+DEFINE_RELU_ROWS(double, f8)
 #undef DEFINE_GATE_ROWS
-#undef DEFINE_LSTM_ROWS
-#undef DEFINE_GRU_ROWS
-#undef DEFINE_LAYER_ROWS
+#undef DEFINE_CELL_ROWS
+#undef DEFINE_RELU_ROWS
 
 #ifdef PTL_HAVE_AVX2_KERNELS
 /* The float LSTM rows in vectors of kind S (Note [Vector twins]): lanes [j, j + L) of every
  * gate at once, so that a row is read and written once (not in passes of sums, sigmoids,
  * tanhs, state and output), and the backward's products vectorize (the scalar loop, with
  * its optional grads, did not).  vec_math.h's sigmoid and tanh, then the operations of
- * DEFINE_LSTM_ROWS in the same order and without FMA: both widths give the same bits
- * (tests/nn/test_rnn.py compares them).  The last h % L lanes go through masked loads and
- * stores (tail set). */
+ * rnn_cell_math.h's ptl_lstm_gate, _state and _bwd in the same order and without FMA: both
+ * widths give the same bits (tests/nn/test_rnn.py compares them).  The last h % L lanes go
+ * through masked loads and stores (tail set). */
 #define DEFINE_LSTM_VEC_ROWS(S)                                                              \
     PTL_VATTR(S) static inline PTL_VT(S)                                                     \
     lanes_load_##S(const float *p, PTL_VTAILT(S) m, int tail)                                \
