@@ -228,6 +228,33 @@ wino_g4(const WinoVec g[4], WinoVec r[6])
     r[5] = g[3];
 }
 
+/* The 2-D transform of 8 channels of one tile's n x n window, n = 6 (f = wino_bt: B^T d B)
+ * or 4 (f = wino_g4: G4 g G4^T): src's rows rs floats apart and columns cs apart; the 36
+ * results to dst, coordinates xs floats apart. */
+static inline __attribute__((always_inline)) void
+wino_tile_2d(const float *src, int64_t rs, int64_t cs, int n,
+             void (*f)(const WinoVec *, WinoVec *), float *dst, int64_t xs)
+{
+    WinoVec tmp[6][6];
+    for (int c = 0; c < n; c++) {
+        WinoVec d[6], r[6];
+        for (int k = 0; k < n; k++) {
+            d[k] = WINO_LOAD(src + k * rs + c * cs);
+        }
+        f(d, r);
+        for (int k = 0; k < 6; k++) {
+            tmp[k][c] = r[k];
+        }
+    }
+    for (int k = 0; k < 6; k++) {
+        WinoVec r[6];
+        f(tmp[k], r);
+        for (int l = 0; l < 6; l++) {
+            WINO_STORE(dst + (k * 6 + l) * xs, r[l]);
+        }
+    }
+}
+
 /* The 8 x 8 block whose rows are v[0..8) becomes its columns (v[q] = column q): pairs of
  * rows interleaved, then 4-row columns within each half, then the halves joined (the steps
  * of transpose_block.h's ptl_transpose8_ps, in vector extensions for both clones). */
@@ -354,24 +381,8 @@ wino_input(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t nty, f
             for (int64_t tx = 0; tx < tw; tx++, t++) {
                 const float *base = P + ((s * prow + 4 * ty) * pwc + 4 * tx) * cip;
                 for (int64_t cb = 0; cb < cip; cb += WINO_VL) {
-                    WinoVec tmp[6][6];
-                    for (int c = 0; c < 6; c++) {
-                        WinoVec d[6], r[6];
-                        for (int k = 0; k < 6; k++) {
-                            d[k] = WINO_LOAD(base + (k * pwc + c) * cip + cb);
-                        }
-                        wino_bt(d, r);
-                        for (int k = 0; k < 6; k++) {
-                            tmp[k][c] = r[k];
-                        }
-                    }
-                    for (int k = 0; k < 6; k++) {
-                        WinoVec r[6];
-                        wino_bt(tmp[k], r);
-                        for (int l = 0; l < 6; l++) {
-                            WINO_STORE(V + ((k * 6 + l) * tiles + t) * cip + cb, r[l]);
-                        }
-                    }
+                    wino_tile_2d(base + cb, pwc * cip, cip, 6, wino_bt, V + t * cip + cb,
+                                 tiles * cip);
                 }
             }
         }
@@ -648,24 +659,8 @@ wino_wgrad_task(const WinoJob *j, int64_t i0, int64_t ni, int64_t ty0, int64_t n
             for (int64_t tx = 0; tx < tw; tx++, t++) {
                 const float *base = b->R + ((s * 4 * nty + 4 * ty) * rw + 4 * tx) * cop;
                 for (int64_t cb = 0; cb < cop; cb += WINO_VL) {
-                    WinoVec tmp[6][4];
-                    for (int c = 0; c < 4; c++) {
-                        WinoVec d[4], r[6];
-                        for (int k = 0; k < 4; k++) {
-                            d[k] = WINO_LOAD(base + (k * rw + c) * cop + cb);
-                        }
-                        wino_g4(d, r);
-                        for (int k = 0; k < 6; k++) {
-                            tmp[k][c] = r[k];
-                        }
-                    }
-                    for (int k = 0; k < 6; k++) {
-                        WinoVec r[6];
-                        wino_g4(tmp[k], r);
-                        for (int l = 0; l < 6; l++) {
-                            WINO_STORE(b->M + ((k * 6 + l) * tiles + t) * cop + cb, r[l]);
-                        }
-                    }
+                    wino_tile_2d(base + cb, rw * cop, cop, 4, wino_g4, b->M + t * cop + cb,
+                                 tiles * cop);
                 }
             }
         }
