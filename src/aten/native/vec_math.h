@@ -764,17 +764,20 @@ PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
         return PTL_VMOR(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0x1p20), _CMP_NLE_UQ),          \
                         PTL_VCMP(S, PTL_V(S, andnot)(sign, xh), cut, _CMP_LT_OQ));        \
     }                                                                                     \
-    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_##S(PTL_VT(S) x)                      \
+    /* cos x if cosine, else sin x; libm's on the slow lanes */                           \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_or_cos_##S(PTL_VT(S) x, int cosine)   \
     {                                                                                     \
         PTL_VT(S) s, c;                                                                   \
         PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &s, &c);                              \
-        return ptl_vm_patch_##S(s, x, slow, sin);                                         \
+        return ptl_vm_patch_##S(cosine ? c : s, x, slow, cosine ? cos : sin);             \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        return ptl_vm_sin_or_cos_##S(x, 0);                                               \
     }                                                                                     \
     PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_cos_##S(PTL_VT(S) x)                      \
     {                                                                                     \
-        PTL_VT(S) s, c;                                                                   \
-        PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &s, &c);                              \
-        return ptl_vm_patch_##S(c, x, slow, cos);                                         \
+        return ptl_vm_sin_or_cos_##S(x, 1);                                               \
     }                                                                                     \
     /* e^y = *scale (1 + rh + *m) for y in [-708, 708]: |rh| <= ln2 / 2, *m the rest of    \
      * e^r - 1 (the pair of Note [Vector float64 sin, cos, tanh, sigmoid]) */             \
