@@ -79,6 +79,22 @@ def test_unary_1e6(benchmark, impl, op):
     benchmark(fn, x)
 
 
+UNARY_F64 = {"sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sigmoid": UNARY["sigmoid"]}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("op", list(UNARY_F64))
+def test_unary_float64_1e6(benchmark, impl, op):
+    """float64 sin, cos, tanh, sigmoid in vectors (Note [Vector float64 sin, cos, tanh,
+    sigmoid]) on 3 * randn"""
+    benchmark.group = f"{op} 1e6 float64"
+    x = randn(10**6).astype(np.float64) * 3
+    if impl == "numpy":
+        benchmark(UNARY_F64[op], x)
+        return
+    benchmark(getattr(lib(impl), op), make(impl, x))
+
+
 STRIDED = {
     "stepped * 2": lambda x, y: x[:, ::2] * 2,
     "stepped exp": lambda x, y: x[:, ::2].exp() if hasattr(x, "exp") else np.exp(x[:, ::2]),
@@ -437,9 +453,10 @@ def test_sdpa_fused_vs_composite(benchmark, impl, monkeypatch):
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
-@pytest.mark.parametrize("mode", ["sum", "mean"])
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 def test_embedding_bag(benchmark, impl, mode):
-    """64 bags of 16 rows of a 1024 x 1024 float32 table (nn.c, Note [Embedding bags])."""
+    """64 bags of 16 rows of a 1024 x 1024 float32 table (nn.c, Note [Embedding bags]; max:
+    _embedding_bag_max in nn/functional.py)."""
     benchmark.group = f"embedding_bag {mode}, 64 bags of 16 rows of width 1024, float32"
     L = lib(impl)
     w = L.tensor(randn((1024, 1024)))
@@ -449,15 +466,16 @@ def test_embedding_bag(benchmark, impl, mode):
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 @pytest.mark.parametrize("shape", [(1024, 8, 1000, 32), (512, 20, 10000, 64)], ids=str)
-def test_embedding_bag_narrow_rows(benchmark, impl, shape):
-    """sum of bags of narrow rows (bags x rows, table rows x width): a bag's rows added 32
+@pytest.mark.parametrize("mode", ["sum", "max"])
+def test_embedding_bag_narrow_rows(benchmark, impl, shape, mode):
+    """bags of narrow rows (bags x rows, table rows x width): sum adds a bag's rows 32
     columns at a time in registers (Note [Embedding bags])"""
     bags, rows, n, width = shape
-    benchmark.group = f"embedding_bag sum, {bags} bags of {rows} rows of width {width}"
+    benchmark.group = f"embedding_bag {mode}, {bags} bags of {rows} rows of width {width}"
     L = lib(impl)
     w = L.tensor(randn((n, width)))
     idx = L.tensor(np.random.default_rng(0).integers(0, n, (bags, rows)))
-    benchmark(lambda: L.nn.functional.embedding_bag(idx, w, mode="sum"))
+    benchmark(lambda: L.nn.functional.embedding_bag(idx, w, mode=mode))
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)

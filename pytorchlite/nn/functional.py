@@ -848,6 +848,37 @@ def _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights, pad
     return aten._ptl_embedding_bag(weight, flat, bag, scale, nbags, mode == "mean")
 
 
+def _embedding_bag_max(input, weight, starts, ends, padding_idx):
+    """max of bags as one gather and one max over a [bags, longest, D] block: a 2-D input is
+    its own [bags, longest] index block; else index i of bag b, [starts[b], ends[b]), sits at
+    [b, i - starts[b]].  The slots past a bag's end and padding_idx's rows get -inf added,
+    and a bag of none is 0 (torch's).  max(1), not amax: on ties the whole gradient goes to
+    the bag's first row, as torch's."""
+    dev = input.device
+    lengths = list(map(operator.sub, ends, starts))
+    longest = max(lengths, default=0)
+    if longest <= 0:
+        return torch.zeros(len(starts), weight.size(1), dtype=weight.dtype, device=weight.device)
+    if input.dim() == 2:
+        pick, keep = input, None
+    else:
+        slot = torch.arange(longest, device=dev)
+        pos = torch.tensor(starts, device=dev).unsqueeze(1) + slot
+        keep = slot < torch.tensor(lengths, device=dev).unsqueeze(1)
+        pick = input[pos.clamp(0, input.numel() - 1)]
+    if padding_idx is not None:
+        keep = pick != padding_idx if keep is None else keep & (pick != padding_idx)
+    rows = torch.embedding(weight, pick)
+    if keep is None:
+        return rows.max(1)[0]
+    # an empty bag keeps its (clamped) rows and is multiplied by 0; a bias of 0 / -inf on
+    # the [bags, longest] slots, not where() on the [bags, longest, D] block (10x slower)
+    full = keep.any(1, keepdim=True)
+    bias = torch.zeros(keep.shape, dtype=weight.dtype, device=dev)
+    bias = bias.masked_fill(~(keep | ~full), float("-inf")).unsqueeze(-1)
+    return (rows + bias).max(1)[0] * full.to(weight.dtype)
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
@@ -915,19 +946,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     if bag is not None:
         return _embedding_bag_fused(flat, weight, bag, nbags, mode, per_sample_weights,
                                     padding_idx)
+    if mode == "max":
+        return _embedding_bag_max(input if input.dim() == 2 else flat, weight, starts, ends,
+                                  padding_idx)
     # the composite: the reference of the fused kernel, and its path off the CPU
     idx = flat.tolist()
     rows = torch.embedding(weight, flat)
-    if mode == "max":
-        bags = []
-        for s, e in zip(starts, ends):
-            keep = [i for i in range(s, e) if idx[i] != padding_idx]
-            if keep:
-                # max(0), not amax: on ties the whole gradient goes to the first row, as torch's
-                bags.append(torch.stack([rows[i] for i in keep]).max(0)[0])
-            else:
-                bags.append(torch.zeros(weight.size(1), dtype=weight.dtype))
-        return torch.stack(bags) if bags else torch.zeros(0, weight.size(1), dtype=weight.dtype)
     member = []
     for s, e in zip(starts, ends):
         row = [0.0] * len(idx)

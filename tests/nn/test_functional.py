@@ -1126,6 +1126,47 @@ def test_embedding_bag_fused_against_numpy_and_the_composite(mode, threads, layo
         ptl.set_num_threads(prev)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_embedding_bag_max_against_numpy_and_gradcheck(threads):
+    """mode="max" (_embedding_bag_max: one gather and one max over [bags, longest, D]):
+    empty bags and bags of padding_idx only give 0, include_last_offset, 2-D input, float32
+    and float64 against a NumPy loop; gradcheck in float64, the gradient of a tie going to the
+    bag's first row (torch's)."""
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        gen = np.random.default_rng(9)
+        a = gen.standard_normal((30, 7))
+        idx = gen.integers(0, 30, 40)
+        idx[20:23] = 4
+        cases = [([0, 5, 5, 20, 23], {}), ([0, 3, 9, 40], {"include_last_offset": True}),
+                 ([0, 20, 23], {"padding_idx": 4}), ([0], {}), ([0, 40], {})]
+        for dt in (ptl.float32, ptl.float64):
+            w = ptl.tensor(a).to(dt)
+            for off, kw in cases:
+                starts, ends = (off[:-1], off[1:]) if kw.get("include_last_offset") else \
+                    (off, off[1:] + [len(idx)])
+                want = np.zeros((len(starts), 7))
+                for b, (s0, e0) in enumerate(zip(starts, ends)):
+                    keep = [i for i in range(s0, e0) if idx[i] != kw.get("padding_idx")]
+                    if keep:
+                        want[b] = a[idx[keep]].max(0)
+                got = F.embedding_bag(ptl.tensor(idx), w, ptl.tensor(off), mode="max", **kw)
+                assert_close(got, want, dtype=dt)
+            inp2 = gen.integers(0, 30, (5, 6))
+            got = F.embedding_bag(ptl.tensor(inp2), w, mode="max")
+            assert_close(got, a[inp2].max(1), dtype=dt)
+        off = ptl.tensor([0, 5, 5, 20])
+        assert gradcheck(lambda t: F.embedding_bag(ptl.tensor(idx), t, off, mode="max",
+                                                   padding_idx=4), [leaf((30, 7))])
+        # a tie: rows 1 and 2 are equal and the bag lists 2 first, so row 2 gets the gradient
+        wt = ptl.tensor(np.array([[0.0], [2.0], [2.0]]), requires_grad=True)
+        F.embedding_bag(ptl.tensor([2, 1, 0]), wt, ptl.tensor([0]), mode="max").sum().backward()
+        np.testing.assert_array_equal(wt.grad.numpy(), [[0.0], [0.0], [1.0]])
+    finally:
+        ptl.set_num_threads(prev)
+
+
 def test_embedding_bag_fused_sum_adds_rows_in_order():
     # each bag's rows add up in index order in float32: the bits of a sequential float32 sum
     gen = np.random.default_rng(3)

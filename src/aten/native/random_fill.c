@@ -68,6 +68,27 @@ philox_mulhilo8(__m256i a, __m256i m, __m256i *hi, __m256i *lo)
     *lo = _mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA);
 }
 
+/* The ten rounds of ptl_philox4x32_10 on the counter words c0..c3 (vectors of type T, one
+ * block a 32-bit lane; MULHILO, XOR and SET1 the vector kind's operations), key seed */
+#define PHILOX_ROUNDS(T, MULHILO, XOR, SET1, c0, c1, c2, c3, seed)                        \
+    do {                                                                                  \
+        const T m0_ = SET1((int)PTL_PHILOX_M0), m1_ = SET1((int)PTL_PHILOX_M1);           \
+        uint32_t k0_ = (uint32_t)(seed), k1_ = (uint32_t)((seed) >> 32);                  \
+        for (int r_ = 0; r_ < 10; r_++) {                                                 \
+            if (r_ > 0) {                                                                 \
+                k0_ += PTL_PHILOX_W0;                                                     \
+                k1_ += PTL_PHILOX_W1;                                                     \
+            }                                                                             \
+            T hi0_, lo0_, hi1_, lo1_;                                                     \
+            MULHILO(c0, m0_, &hi0_, &lo0_);                                               \
+            MULHILO(c2, m1_, &hi1_, &lo1_);                                               \
+            c0 = XOR(XOR(hi1_, c1), SET1((int)k0_));                                      \
+            c2 = XOR(XOR(hi0_, c3), SET1((int)k1_));                                      \
+            c1 = lo1_;                                                                    \
+            c3 = lo0_;                                                                    \
+        }                                                                                 \
+    } while (0)
+
 /* The words w[0..3] of the blocks blk .. blk + 7 of the stream (seed, offset), draw 0:
  * ptl_philox_draw lane by lane */
 PTL_AVX2 static void
@@ -82,22 +103,8 @@ philox_draw8(uint64_t seed, uint64_t offset, int64_t blk, __m256i w[4])
     __m256i c0 = _mm256_loadu_si256((const __m256i *)lo);
     __m256i c1 = _mm256_loadu_si256((const __m256i *)hi);
     __m256i c2 = _mm256_setzero_si256(), c3 = _mm256_setzero_si256();
-    const __m256i m0 = _mm256_set1_epi32((int)PTL_PHILOX_M0);
-    const __m256i m1 = _mm256_set1_epi32((int)PTL_PHILOX_M1);
-    uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-    for (int r = 0; r < 10; r++) {
-        if (r > 0) {
-            k0 += PTL_PHILOX_W0;
-            k1 += PTL_PHILOX_W1;
-        }
-        __m256i hi0, lo0, hi1, lo1;
-        philox_mulhilo8(c0, m0, &hi0, &lo0);
-        philox_mulhilo8(c2, m1, &hi1, &lo1);
-        c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1), _mm256_set1_epi32((int)k0));
-        c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3), _mm256_set1_epi32((int)k1));
-        c1 = lo1;
-        c3 = lo0;
-    }
+    PHILOX_ROUNDS(__m256i, philox_mulhilo8, _mm256_xor_si256, _mm256_set1_epi32, c0, c1, c2, c3,
+                  seed);
     w[0] = c0;
     w[1] = c1;
     w[2] = c2;
@@ -468,14 +475,60 @@ philox_words64_avx2(uint64_t seed, uint64_t offset, int64_t first, int64_t n, ui
 }
 #endif
 
+#ifdef PTL_HAVE_AVX2_KERNELS
+/* philox_mulhilo8 in 16 lanes */
+PTL_AVX512 static inline void
+philox_mulhilo16(__m512i a, __m512i m, __m512i *hi, __m512i *lo)
+{
+    __m512i pe = _mm512_mul_epu32(a, m);
+    __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
+    *lo = _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
+}
+
+/* out[k] = words 0-1 of block first + k (draw 0), k < n (a multiple of 16), sixteen blocks
+ * a vector: philox_draw8's rounds in AVX-512 lanes (randperm's draws took half its time) */
+PTL_AVX512 static void
+philox_words64_avx512(uint64_t seed, uint64_t offset, int64_t first, int64_t n, uint64_t *out)
+{
+    const __m512i iota = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    /* the 64-bit words of unpack{lo,hi}(w0, w1) hold blocks 0 1 4 5 8 9 12 13 and 2 3 6 7
+     * 10 11 14 15: back into block order */
+    const __m512i first8 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i last8 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    for (int64_t k = 0; k < n; k += 16) {
+        __m512i e0 = _mm512_add_epi64(_mm512_set1_epi64((int64_t)(offset + (uint64_t)(first + k))),
+                                      iota);
+        __m512i e1 = _mm512_add_epi64(e0, _mm512_set1_epi64(8));
+        __m512i c0 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(e0)),
+                                        _mm512_cvtepi64_epi32(e1), 1);
+        __m512i c1 = _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(e0, 32))),
+            _mm512_cvtepi64_epi32(_mm512_srli_epi64(e1, 32)), 1);
+        __m512i c2 = _mm512_setzero_si512(), c3 = _mm512_setzero_si512();
+        PHILOX_ROUNDS(__m512i, philox_mulhilo16, _mm512_xor_si512, _mm512_set1_epi32, c0, c1, c2,
+                      c3, seed);
+        __m512i lo = _mm512_unpacklo_epi32(c0, c1), hi = _mm512_unpackhi_epi32(c0, c1);
+        _mm512_storeu_si512(out + k, _mm512_permutex2var_epi64(lo, first8, hi));
+        _mm512_storeu_si512(out + k + 8, _mm512_permutex2var_epi64(lo, last8, hi));
+    }
+}
+#undef PHILOX_ROUNDS
+#endif
+
 void
 ptl_philox_words64(uint64_t seed, uint64_t offset, int64_t first, int64_t n, uint64_t *out)
 {
     int64_t k = 0;
 #ifdef PTL_HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX512) {
+        k = n / 16 * 16;
+        philox_words64_avx512(seed, offset, first, k, out);
+    }
     if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
-        k = n / 8 * 8;
-        philox_words64_avx2(seed, offset, first, k, out);
+        int64_t m = (n - k) / 8 * 8;
+        philox_words64_avx2(seed, offset, first + k, m, out + k);
+        k += m;
     }
 #endif
     for (; k < n; k++) {

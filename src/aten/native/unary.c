@@ -6,8 +6,8 @@
  * compute integer and bool inputs in the default float dtype (TensorIterator's
  * int_to_float); sign, abs, neg, floor & co. keep the input dtype and, as in PyTorch,
  * demand an out= of exactly that dtype.  float32 exp, expm1, log, log1p, erf, erfinv, sigmoid,
- * tanh, sinh and cosh and float64 exp have AVX2 and AVX-512 loops chosen at run time
- * (DispatchStub's cpu capability). */
+ * tanh, sinh and cosh and float64 exp, sigmoid, tanh, sin and cos have AVX2 and AVX-512
+ * loops chosen at run time (DispatchStub's cpu capability). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -258,7 +258,7 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
     [PTL_DTYPE_BOOL] = bool_id_loop_b1, INT_ENTRIES(int_id), FLOAT_ENTRIES(nan_to_num)};
 
 /* ---- vector loops: float32 exp, expm1, erf, erfinv, log, log1p, sigmoid, tanh, sinh, cosh;
- * float64 exp
+ * float64 exp, sigmoid, tanh, sin, cos
  *
  * The formulas are vec_math.h's, at the widest vector kind the CPU has (AVX-512 or AVX2,
  * the same bits either way); strided data takes the portable loop. */
@@ -285,19 +285,30 @@ static const PtlLoop nan_to_num_loops[PTL_DTYPE_COUNT] = {
         [PTL_DTYPE_FLOAT32] = NAME##_loop_f4_##S, [PTL_DTYPE_FLOAT64] = F8};
 #define DEFINE_VEC_OP(NAME, S)                                                            \
     DEFINE_VEC_LOOP(NAME, NAME, f4, S) DEFINE_VEC_TABLE(NAME, S, NAME##_loop_f8)
+/* a vector op in float32 and float64 (kind D) */
+#define DEFINE_VEC_OP2(NAME, S, D)                                                        \
+    DEFINE_VEC_LOOP(NAME, NAME, f4, S)                                                    \
+    DEFINE_VEC_LOOP(NAME, NAME, f8, D)                                                    \
+    DEFINE_VEC_TABLE(NAME, S, NAME##_loop_f8_##D)
+/* a float64-only vector op (kind D) */
+#define DEFINE_VEC_OP_F8(NAME, S, D)                                                      \
+    DEFINE_VEC_LOOP(NAME, NAME, f8, D)                                                    \
+    static const PtlLoop NAME##_loops_##S[PTL_DTYPE_COUNT] = {                            \
+        [PTL_DTYPE_FLOAT16] = NAME##_loop_f2, [PTL_DTYPE_BFLOAT16] = NAME##_loop_bf,      \
+        [PTL_DTYPE_FLOAT32] = NAME##_loop_f4, [PTL_DTYPE_FLOAT64] = NAME##_loop_f8_##D};
 #define DEFINE_VEC_OPS(S, D)                                                              \
-    DEFINE_VEC_LOOP(exp, exp, f4, S)                                                      \
-    DEFINE_VEC_LOOP(exp, exp, f8, D)                                                      \
-    DEFINE_VEC_TABLE(exp, S, exp_loop_f8_##D)                                             \
+    DEFINE_VEC_OP2(exp, S, D)                                                             \
     DEFINE_VEC_OP(expm1, S)                                                               \
     DEFINE_VEC_OP(erf, S)                                                                 \
     DEFINE_VEC_OP(log, S)                                                                 \
     DEFINE_VEC_OP(log1p, S)                                                               \
     DEFINE_VEC_OP(sinh, S)                                                                \
     DEFINE_VEC_OP(cosh, S)                                                                \
-    DEFINE_VEC_OP(sigmoid, S)                                                             \
-    DEFINE_VEC_OP(tanh, S)                                                                \
-    DEFINE_VEC_OP(erfinv, S)
+    DEFINE_VEC_OP2(sigmoid, S, D)                                                         \
+    DEFINE_VEC_OP2(tanh, S, D)                                                            \
+    DEFINE_VEC_OP(erfinv, S)                                                              \
+    DEFINE_VEC_OP_F8(sin, S, D)                                                           \
+    DEFINE_VEC_OP_F8(cos, S, D)
 
 DEFINE_VEC_OPS(ps, pd)
 DEFINE_VEC_OPS(ps512, pd512)
@@ -374,8 +385,8 @@ DEFINE_UNARY_KERNEL(log10, log10_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(log1p, PICK_VEC(log1p), U_FLOAT | U_VEC_F4, NULL)
 DEFINE_UNARY_KERNEL(sqrt, sqrt_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(rsqrt, rsqrt_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(sin, sin_loops, U_FLOAT, NULL)
-DEFINE_UNARY_KERNEL(cos, cos_loops, U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(sin, PICK_VEC(sin), U_FLOAT, NULL)
+DEFINE_UNARY_KERNEL(cos, PICK_VEC(cos), U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(tan, tan_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(asin, asin_loops, U_FLOAT, NULL)
 DEFINE_UNARY_KERNEL(acos, acos_loops, U_FLOAT, NULL)

@@ -651,32 +651,206 @@ static const double ptl_vm_cos2pi_coef_pd[] = {PTL_COS2PI_COEF};
         PTL_VT(S) y = PTL_V(S, sub)(PTL_V(S, sub)(hfsq, t), f);                           \
         return PTL_V(S, fmsub)(e, PTL_V(S, set1)(PTL_LOG_LN2_HI), y);                     \
     }                                                                                     \
+    /* *sn = sin(xh + xl), *cs = cos(xh + xl) for |xh| <= pi / 4 (a little over is fine),  \
+     * |xl| about ulp(xh) / 2 or less: fdlibm's k_sin.c and k_cos.c kernels */          \
+    PTL_VATTR(S) static inline void                                                       \
+        ptl_vm_sincos_kernel_##S(PTL_VT(S) xh, PTL_VT(S) xl, PTL_VT(S) *sn, PTL_VT(S) *cs) \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0), half = PTL_V(S, set1)(0.5);            \
+        PTL_VT(S) z = PTL_V(S, mul)(xh, xh), v = PTL_V(S, mul)(z, xh);                    \
+        PTL_VT(S) a = PTL_V(S, fnmadd)(v, PTL_VM_POLY(S, z, ptl_vm_sin2pi_coef_pd),       \
+                                       PTL_V(S, mul)(half, xl));                          \
+        *sn = PTL_V(S, sub)(xh, PTL_V(S, fnmadd)(v, PTL_V(S, set1)(PTL_SIN2PI_S1),        \
+                                                 PTL_V(S, fmsub)(z, a, xl)));             \
+        PTL_VT(S) hz = PTL_V(S, mul)(half, z), w = PTL_V(S, sub)(one, hz);                \
+        PTL_VT(S) r = PTL_V(S, mul)(z, PTL_VM_POLY(S, z, ptl_vm_cos2pi_coef_pd));         \
+        *cs = PTL_V(S, add)(                                                              \
+            w, PTL_V(S, add)(PTL_V(S, sub)(PTL_V(S, sub)(one, w), hz),                    \
+                             PTL_V(S, fmsub)(z, r, PTL_V(S, mul)(xh, xl))));              \
+    }                                                                                     \
     PTL_VATTR(S) static inline void                                                       \
         ptl_vm_sincos2pi_##S(PTL_VT(S) u, PTL_VT(S) *s, PTL_VT(S) *c)                     \
     {                                                                                     \
-        const PTL_VT(S) one = PTL_V(S, set1)(1.0), half = PTL_V(S, set1)(0.5);            \
         const PTL_VT(S) hi = PTL_V(S, set1)(PTL_SINCOS2PI_TWOPI_HI);                      \
-        PTL_VT(S) q;                                                                      \
+        PTL_VT(S) q, sn, cs;                                                              \
         PTL_VIT(S) kbits;                                                                 \
         PTL_VT(S) t = ptl_vm_quarters_##S(u, &q, &kbits);                                 \
         PTL_VT(S) xh = PTL_V(S, mul)(t, hi);                                              \
         PTL_VT(S) xl = PTL_V(S, add)(PTL_V(S, fmsub)(t, hi, xh),                          \
                                      PTL_V(S, mul)(t, PTL_V(S, set1)(PTL_SINCOS2PI_TWOPI_LO))); \
-        PTL_VT(S) z = PTL_V(S, mul)(xh, xh), v = PTL_V(S, mul)(z, xh);                    \
-        PTL_VT(S) a = PTL_V(S, fnmadd)(v, PTL_VM_POLY(S, z, ptl_vm_sin2pi_coef_pd),       \
-                                       PTL_V(S, mul)(half, xl));                          \
-        PTL_VT(S) sn = PTL_V(S, sub)(xh, PTL_V(S, fnmadd)(v, PTL_V(S, set1)(PTL_SIN2PI_S1), \
-                                                          PTL_V(S, fmsub)(z, a, xl)));    \
-        PTL_VT(S) hz = PTL_V(S, mul)(half, z), w = PTL_V(S, sub)(one, hz);                \
-        PTL_VT(S) r = PTL_V(S, mul)(z, PTL_VM_POLY(S, z, ptl_vm_cos2pi_coef_pd));         \
-        PTL_VT(S) cs = PTL_V(S, add)(                                                     \
-            w, PTL_V(S, add)(PTL_V(S, sub)(PTL_V(S, sub)(one, w), hz),                    \
-                             PTL_V(S, fmsub)(z, r, PTL_V(S, mul)(xh, xl))));              \
+        ptl_vm_sincos_kernel_##S(xh, xl, &sn, &cs);                                       \
         ptl_vm_quadrant_##S(q, kbits, sn, cs, s, c);                                      \
     }
 PTL_VM_DEFINE_DOUBLE_FORMULAS(pd)
 PTL_VM_DEFINE_DOUBLE_FORMULAS(pd512)
 #undef PTL_VM_DEFINE_DOUBLE_FORMULAS
+
+/* Note [Vector float64 sin, cos, tanh, sigmoid]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+ * libm's scalar sin, cos, tanh and exp made these 3-4x slower than PyTorch's Sleef loops.
+ *
+ * sin, cos: q = round(x 2/pi) and x - q pi/2 as xh + xl, pi/2 split in C1 + C2 (33 bits
+ * each, so q C1 and q C2 are exact for |q| < 2^20) and C3 (the next 53 bits; what is left
+ * is 1e-37): x - q C1 is exact (Sterbenz), subtracting q C2 keeps its rounding error (two-sum)
+ * and q C3 goes into the tail.  The error of xh + xl is about |q| 2^-120, so the lanes with
+ * |xh| < |q| 2^-58 (x within 2^-58 relative of a multiple of pi/2, never met on random data)
+ * are slow, as are |x| > 2^20 (|q| < 2^20 needs it), inf and nan: those lanes take libm's
+ * sin / cos, which reduce huge arguments exactly (sin(1e22) = -0.8522...).  Then the
+ * kernels of ptl_sincos2pi (fdlibm's k_sin.c, k_cos.c on xh + xl) and its quadrant rule;
+ * |x| < 2^-27 gives sin x = x (keeps -0).  Measured 0.77 ulp at most (sin; cos 0.75) on
+ * test_vec_math.py's 1e6 points.
+ *
+ * tanh and sigmoid use e^y = 2^n (uh + ul) with exp's reduction y = n ln2 + rh + rl,
+ * e^r - 1 = r + r^2 P(r) (P the Taylor terms of Note [Vector exp]) and 1 + rh split by a
+ * fast two-sum into uh + ul, so 2^n (uh + ul) +- 1 is formed as a pair without a rounding
+ * error of 2^n's size (a two-sum: 2^n - 1 is not a double for n > 53).
+ * tanh |x| = (e^2a - 1) / (e^2a + 1), a = min(|x|, 19.5) (above 19.1 tanh rounds to 1), the
+ * quotient of the two pairs by one division and an FMA correction; near 0, n = 0 and the
+ * numerator pair is rh + m with no error of 1's size, which keeps tanh x = x for tiny x; the
+ * sign of x is put back.
+ * sigmoid x = 1 / (1 + e^-x), -x clamped to [-40, 708] (1 from x > 37.5 on); x < -708,
+ * where e^-x overflows, is slow and takes exp(x) (1 + e^x rounds to 1 there; 1 / (1 +
+ * exp(-x)) would give 0 for the subnormal results below -709.78).  Measured at most 0.91
+ * ulp for tanh (x near -0.176, where 2|x| crosses exp's first reduction step) and 0.63 for
+ * sigmoid.
+ * NaN stays NaN (min and max return their second operand on NaN: the lanes are patched). */
+#define PTL_VM_PIO2_C1 0x1.921fb54400000p+0
+#define PTL_VM_PIO2_C2 0x1.0b4611a600000p-34
+#define PTL_VM_PIO2_C3 0x1.3198a2e037073p-69
+#define PTL_VM_DEFINE_FLOAT64_TRIG(S)                                                     \
+    /* s + e = a + b exactly (two-sum) */                                                 \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_two_sum_##S(PTL_VT(S) a, PTL_VT(S) b, PTL_VT(S) *e)                        \
+    {                                                                                     \
+        PTL_VT(S) s = PTL_V(S, add)(a, b), bb = PTL_V(S, sub)(s, a);                      \
+        *e = PTL_V(S, add)(PTL_V(S, sub)(a, PTL_V(S, sub)(s, bb)), PTL_V(S, sub)(b, bb)); \
+        return s;                                                                         \
+    }                                                                                     \
+    /* y with its lanes in slow replaced by f(x) */                                       \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_patch_##S(PTL_VT(S) y, PTL_VT(S) x, PTL_VMT(S) slow, double (*f)(double))  \
+    {                                                                                     \
+        int bits = PTL_VBITS(S, slow);                                                    \
+        if (bits == 0) {                                                                  \
+            return y;                                                                     \
+        }                                                                                 \
+        double xs[PTL_VLANES(S)], ys[PTL_VLANES(S)];                                      \
+        PTL_V(S, storeu)(xs, x);                                                          \
+        PTL_V(S, storeu)(ys, y);                                                          \
+        for (int i = 0; i < PTL_VLANES(S); i++) {                                         \
+            if (bits & (1 << i)) {                                                        \
+                ys[i] = f(xs[i]);                                                         \
+            }                                                                             \
+        }                                                                                 \
+        return PTL_V(S, loadu)(ys);                                                       \
+    }                                                                                     \
+    /* sin x in *s, cos x in *c, slow lanes in the mask returned (Note [Vector float64     \
+     * sin, cos, tanh, sigmoid]) */                                                       \
+    PTL_VATTR(S) static inline PTL_VMT(S)                                                 \
+        ptl_vm_sincos_fast_##S(PTL_VT(S) x, PTL_VT(S) *s, PTL_VT(S) *c)                   \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0);                                      \
+        const PTL_VT(S) magic = PTL_V(S, set1)(PTL_SINCOS2PI_MAGIC);                      \
+        PTL_VT(S) k = PTL_V(S, fmadd)(x, PTL_V(S, set1)(0.63661977236758134308), magic);  \
+        PTL_VT(S) q = PTL_V(S, sub)(k, magic), e, sn, cs;                                 \
+        PTL_VT(S) t = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C1), x);             \
+        PTL_VT(S) rh = ptl_vm_two_sum_##S(                                                \
+            t, PTL_V(S, mul)(q, PTL_V(S, set1)(-PTL_VM_PIO2_C2)), &e);                    \
+        PTL_VT(S) rl = PTL_V(S, fnmadd)(q, PTL_V(S, set1)(PTL_VM_PIO2_C3), e);            \
+        PTL_VT(S) xh = PTL_V(S, add)(rh, rl);                                             \
+        PTL_VT(S) xl = PTL_V(S, sub)(rl, PTL_V(S, sub)(xh, rh));                          \
+        ptl_vm_sincos_kernel_##S(xh, xl, &sn, &cs);                                       \
+        ptl_vm_quadrant_##S(q, PTL_VTOI(S, k), sn, cs, s, c);                             \
+        PTL_VT(S) ax = PTL_V(S, andnot)(sign, x);                                         \
+        *s = PTL_VSEL(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0x1p-27), _CMP_LT_OQ), *s, x);    \
+        PTL_VT(S) cut = PTL_V(S, mul)(PTL_V(S, andnot)(sign, q), PTL_V(S, set1)(0x1p-58)); \
+        return PTL_VMOR(S, PTL_VCMP(S, ax, PTL_V(S, set1)(0x1p20), _CMP_NLE_UQ),          \
+                        PTL_VCMP(S, PTL_V(S, andnot)(sign, xh), cut, _CMP_LT_OQ));        \
+    }                                                                                     \
+    /* cos x if cosine, else sin x; libm's on the slow lanes */                           \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_or_cos_##S(PTL_VT(S) x, int cosine)   \
+    {                                                                                     \
+        PTL_VT(S) s, c;                                                                   \
+        PTL_VMT(S) slow = ptl_vm_sincos_fast_##S(x, &s, &c);                              \
+        return ptl_vm_patch_##S(cosine ? c : s, x, slow, cosine ? cos : sin);             \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sin_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        return ptl_vm_sin_or_cos_##S(x, 0);                                               \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_cos_##S(PTL_VT(S) x)                      \
+    {                                                                                     \
+        return ptl_vm_sin_or_cos_##S(x, 1);                                               \
+    }                                                                                     \
+    /* e^y = *scale (1 + rh + *m) for y in [-708, 708]: |rh| <= ln2 / 2, *m the rest of    \
+     * e^r - 1 (the pair of Note [Vector float64 sin, cos, tanh, sigmoid]) */             \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_exp_pair_##S(PTL_VT(S) y, PTL_VT(S) *scale, PTL_VT(S) *m)                  \
+    {                                                                                     \
+        PTL_VT(S) n = PTL_VROUND(S, PTL_V(S, mul)(y, PTL_V(S, set1)(PTL_VM_LOG2E_pd)));   \
+        PTL_VT(S) rh = PTL_V(S, fnmadd)(n, PTL_V(S, set1)(PTL_VM_LN2_HI_pd), y);          \
+        PTL_VT(S) rl = PTL_V(S, mul)(n, PTL_V(S, set1)(-PTL_VM_LN2_LO_pd));               \
+        PTL_VT(S) r = PTL_V(S, add)(rh, rl);                                              \
+        PTL_VT(S) p = PTL_VM_POLY(S, r, ptl_vm_exp_coef_pd);                              \
+        *scale = ptl_vm_pow2i_##S(n);                                                     \
+        *m = PTL_V(S, fmadd)(p, PTL_V(S, mul)(r, r), rl);                                 \
+        return rh;                                                                        \
+    }                                                                                     \
+    /* the pair h + *l = scale u + b, b = +-1, for the pair u = uh + ul */                \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_exp_pair_add_##S(PTL_VT(S) scale, PTL_VT(S) uh, PTL_VT(S) ul, double b,    \
+                                PTL_VT(S) *l)                                             \
+    {                                                                                     \
+        PTL_VT(S) e, h = ptl_vm_two_sum_##S(PTL_V(S, mul)(scale, uh), PTL_V(S, set1)(b), &e); \
+        *l = PTL_V(S, fmadd)(scale, ul, e);                                               \
+        return h;                                                                         \
+    }                                                                                     \
+    /* the pair uh + *ul = 1 + rh + m, |*ul| <= ulp(uh) / 2 (|rh|, |m| < 1/2: two fast    \
+     * two-sums) */                                                                       \
+    PTL_VATTR(S) static inline PTL_VT(S)                                                  \
+        ptl_vm_one_plus_##S(PTL_VT(S) rh, PTL_VT(S) m, PTL_VT(S) *ul)                     \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
+        PTL_VT(S) uh = PTL_V(S, add)(one, rh);                                            \
+        PTL_VT(S) l = PTL_V(S, add)(PTL_V(S, sub)(rh, PTL_V(S, sub)(uh, one)), m);        \
+        PTL_VT(S) h = PTL_V(S, add)(uh, l);                                               \
+        *ul = PTL_V(S, sub)(l, PTL_V(S, sub)(h, uh));                                     \
+        return h;                                                                         \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_tanh_##S(PTL_VT(S) x)                     \
+    {                                                                                     \
+        const PTL_VT(S) sign = PTL_V(S, set1)(-0.0);                                      \
+        PTL_VT(S) a = PTL_V(S, min)(PTL_V(S, andnot)(sign, x), PTL_V(S, set1)(19.5));     \
+        PTL_VT(S) scale, m, ul, nl, dl;                                                   \
+        PTL_VT(S) rh = ptl_vm_exp_pair_##S(PTL_V(S, add)(a, a), &scale, &m);              \
+        PTL_VT(S) uh = ptl_vm_one_plus_##S(rh, m, &ul);                                   \
+        PTL_VT(S) nh = ptl_vm_exp_pair_add_##S(scale, uh, ul, -1.0, &nl);                 \
+        PTL_VT(S) dh = ptl_vm_exp_pair_add_##S(scale, uh, ul, 1.0, &dl);                  \
+        PTL_VT(S) inv = PTL_V(S, div)(PTL_V(S, set1)(1.0), dh);                           \
+        PTL_VT(S) t = PTL_V(S, mul)(nh, inv);                                             \
+        PTL_VT(S) rem = PTL_V(S, fnmadd)(t, dl, PTL_V(S, add)(PTL_V(S, fnmadd)(t, dh, nh), nl)); \
+        t = PTL_V(S, or)(PTL_V(S, fmadd)(rem, inv, t), PTL_V(S, and)(sign, x));           \
+        return PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), t, x);                        \
+    }                                                                                     \
+    PTL_VATTR(S) static inline PTL_VT(S) ptl_vm_sigmoid_##S(PTL_VT(S) x)                  \
+    {                                                                                     \
+        const PTL_VT(S) one = PTL_V(S, set1)(1.0);                                        \
+        PTL_VT(S) y = PTL_V(S, sub)(PTL_V(S, setzero)(), x);                              \
+        y = PTL_V(S, max)(PTL_V(S, min)(y, PTL_V(S, set1)(708.0)), PTL_V(S, set1)(-40.0)); \
+        PTL_VT(S) scale, m, ul, dl;                                                       \
+        PTL_VT(S) rh = ptl_vm_exp_pair_##S(y, &scale, &m);                                \
+        PTL_VT(S) uh = ptl_vm_one_plus_##S(rh, m, &ul);                                   \
+        PTL_VT(S) dh = ptl_vm_exp_pair_add_##S(scale, uh, ul, 1.0, &dl);                  \
+        PTL_VT(S) inv = PTL_V(S, div)(one, dh);                                           \
+        PTL_VT(S) rem = PTL_V(S, fnmadd)(inv, dl, PTL_V(S, fnmadd)(inv, dh, one));        \
+        PTL_VT(S) t = PTL_V(S, fmadd)(rem, inv, inv);                                     \
+        t = PTL_VSEL(S, PTL_VCMP(S, x, x, _CMP_UNORD_Q), t, x);                           \
+        return ptl_vm_patch_##S(t, x, PTL_VCMP(S, x, PTL_V(S, set1)(-708.0), _CMP_LT_OQ), \
+                                exp);                                                     \
+    }
+PTL_VM_DEFINE_FLOAT64_TRIG(pd)
+PTL_VM_DEFINE_FLOAT64_TRIG(pd512)
+#undef PTL_VM_DEFINE_FLOAT64_TRIG
 
 /* The float formulas of vector kind S (ps or ps512).
  *
@@ -987,8 +1161,15 @@ PTL_VM_FOR_FLOAT_KINDS(PTL_VM_DEFINE_ATAN2_ERFINV)
 
 PTL_VM_DEFINE_FLOAT_MAPS(ps)
 PTL_VM_DEFINE_FLOAT_MAPS(ps512)
-PTL_VM_DEFINE_MAP(exp, pd)
-PTL_VM_DEFINE_MAP(exp, pd512)
+#define PTL_VM_DEFINE_DOUBLE_MAPS(S)                                                      \
+    PTL_VM_DEFINE_MAP(exp, S)                                                             \
+    PTL_VM_DEFINE_MAP(sin, S)                                                             \
+    PTL_VM_DEFINE_MAP(cos, S)                                                             \
+    PTL_VM_DEFINE_MAP(tanh, S)                                                            \
+    PTL_VM_DEFINE_MAP(sigmoid, S)
+
+PTL_VM_DEFINE_DOUBLE_MAPS(pd)
+PTL_VM_DEFINE_DOUBLE_MAPS(pd512)
 
 #endif
 
