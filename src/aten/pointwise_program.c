@@ -137,12 +137,33 @@ DEFINE_ARITH_BLOCK(ps512)
 #undef ARITH_LOOP
 #undef NAN_OR
 #undef DEFINE_ARITH_BLOCK
+
+/* float64: exp, sigmoid, tanh, sin and cos with eager mode's vector maps; the arithmetic is
+ * left to the scalar loop (the same IEEE operations, so the same bits) */
+#define DEFINE_MAP_BLOCK(S)                                                               \
+    PTL_VATTR(S) static int                                                               \
+        map_block_##S(int op, const double *a, double *o, int n)                          \
+    {                                                                                     \
+        switch ((PtlProgramOp)op) {                                                       \
+        case PTL_PROGRAM_EXP: ptl_vm_map_exp_##S(o, a, n); return n;                      \
+        case PTL_PROGRAM_SIGMOID: ptl_vm_map_sigmoid_##S(o, a, n); return n;              \
+        case PTL_PROGRAM_TANH: ptl_vm_map_tanh_##S(o, a, n); return n;                    \
+        case PTL_PROGRAM_SIN: ptl_vm_map_sin_##S(o, a, n); return n;                      \
+        case PTL_PROGRAM_COS: ptl_vm_map_cos_##S(o, a, n); return n;                      \
+        default: return 0;                                                                \
+        }                                                                                 \
+    }
+
+DEFINE_MAP_BLOCK(pd)
+DEFINE_MAP_BLOCK(pd512)
+#undef DEFINE_MAP_BLOCK
 #endif
 
-/* Runs a float instruction over the block in vectors where it can (cap: the CPU's
- * capability): exp, sigmoid and tanh with the formulas eager mode uses (native/vec_math.h),
- * the arithmetic lane by lane as the scalar loop does it; returns how many leading elements
- * are done (0 when the op or the CPU has no vector form), the scalar loop does the rest. */
+/* Runs a float (double) instruction over the block in vectors where it can (cap: the CPU's
+ * capability): exp, sigmoid and tanh (double: and sin, cos) with the formulas eager mode
+ * uses (native/vec_math.h), float's arithmetic lane by lane as the scalar loop does it;
+ * returns how many leading elements are done (0 when the op or the CPU has no vector form),
+ * the scalar loop does the rest. */
 static int
 vector_float(int cap, int op, const float *a, const float *b, float *o, int n)
 {
@@ -161,6 +182,14 @@ vector_float(int cap, int op, const float *a, const float *b, float *o, int n)
 static int
 vector_double(int cap, int op, const double *a, const double *b, double *o, int n)
 {
+#ifdef PTL_HAVE_AVX2_KERNELS
+    if (cap >= PTL_CPU_AVX512) {
+        return map_block_pd512(op, a, o, n);
+    }
+    if (cap >= PTL_CPU_AVX2) {
+        return map_block_pd(op, a, o, n);
+    }
+#endif
     (void)cap, (void)op, (void)a, (void)b, (void)o, (void)n;
     return 0;
 }
