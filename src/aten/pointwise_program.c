@@ -21,7 +21,7 @@ typedef struct ProgramRun {
 /* Each register is a pointer to a block of values: input registers point into the inputs,
  * scalar registers at a block filled with the scalar, the last instruction's register into
  * the output, and the others at stack blocks. */
-#define RUN_BLOCKS(T, NAME, VEC, EXP, LOG, SQRT, SIN, COS, TANH, FABS)                      \
+#define RUN_BLOCKS(T, NAME, VEC, EXP, LOG, SQRT, SIN, COS, TANH, SIGMOID, FABS)             \
     static void NAME(const ProgramRun *r, int64_t begin, int64_t end)                       \
     {                                                                                       \
         T regs[PTL_PROGRAM_MAX_REGS][PTL_PROGRAM_BLOCK];                                    \
@@ -72,7 +72,7 @@ typedef struct ProgramRun {
                 case PTL_PROGRAM_COS: for (int k = k0; k < n; k++) o[k] = COS(a[k]); break;  \
                 case PTL_PROGRAM_TANH: for (int k = k0; k < n; k++) o[k] = TANH(a[k]); break; \
                 case PTL_PROGRAM_SIGMOID:                                                   \
-                    for (int k = k0; k < n; k++) o[k] = (T)1 / ((T)1 + EXP(-a[k]));          \
+                    for (int k = k0; k < n; k++) o[k] = SIGMOID(a[k]);                       \
                     break;                                                                  \
                 case PTL_PROGRAM_RELU:                                                      \
                     for (int k = k0; k < n; k++) o[k] = a[k] > 0 || a[k] != a[k] ? a[k] : 0; \
@@ -194,8 +194,10 @@ vector_double(int cap, int op, const double *a, const double *b, double *o, int 
     return 0;
 }
 
-RUN_BLOCKS(float, run_float, vector_float, ptl_vm_expf, logf, sqrtf, sinf, cosf, tanhf, fabsf)
-RUN_BLOCKS(double, run_double, vector_double, ptl_vm_exp, log, sqrt, sin, cos, tanh, fabs)
+RUN_BLOCKS(float, run_float, vector_float, ptl_vm_expf, logf, sqrtf, sinf, cosf, tanhf,
+           ptl_sigmoid_f, fabsf)
+RUN_BLOCKS(double, run_double, vector_double, ptl_vm_exp, log, sqrt, sin, cos, tanh,
+           ptl_sigmoid_d, fabs)
 
 static int
 run_float_chunk(void *ctx, int64_t begin, int64_t end)
