@@ -1032,3 +1032,47 @@ def test_lowp_sums_same_bits_at_every_width():
         runs.append(subprocess.run([sys.executable, "-c", LOWP_WIDTH_SCRIPT], env=env,
                                    capture_output=True, check=True).stdout)
     assert runs[0] == runs[1] == runs[2] and len(runs[0]) > 0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP + [ptl.int64, ptl.int32, ptl.uint8], ids=str)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scan_tiles_of_half_and_integer_bits(dtype, name, threads):
+    # scan.c's tiles (Note [Scan tiles]): float16/bfloat16 add (or multiply) in double and round
+    # to float32 and then to the dtype, as a sequential NumPy float64 scan does; integers are
+    # exact and wrap.  Lengths around the 256-value conversion blocks, columns around the
+    # 256-column tiles, lines around the 8-line tiles, one line alone, transposed and sliced
+    prev = with_threads(threads)
+    try:
+        rng = np.random.default_rng(18)
+        for shape in [(1,), (255,), (256,), (257,), (1000,), (3, 257), (7, 255), (9, 256),
+                      (300, 5), (2, 300, 3), (8, 1), (0, 4)]:
+            if dtype in LOWP:
+                scale = 1.0 if name == "cumsum" else 0.02
+                t, v = lowp_tensor(1 + scale * rng.standard_normal(shape), dtype)
+            else:
+                npdt = {ptl.int64: np.int64, ptl.int32: np.int32, ptl.uint8: np.uint8}[dtype]
+                v = int_values(rng, npdt, shape) if name == "cumsum" else \
+                    rng.integers(0, 3, shape).astype(npdt)
+                t = ptl.tensor(v)
+            for dim in range(len(shape)):
+                views = [(t, v)]
+                if len(shape) >= 2:
+                    views += [(t.transpose(0, 1), v.swapaxes(0, 1)), (t[::2], v[::2])]
+                for x, a in views:
+                    d = dim % a.ndim
+                    got = getattr(x, name)(d)
+                    if dtype in LOWP:
+                        f = np.cumsum if name == "cumsum" else np.cumprod
+                        want = f(a.astype(np.float64), axis=d).astype(np.float32)
+                        want = ptl.tensor(want).to(dtype).to(ptl.float64).numpy()
+                        assert got.dtype == dtype
+                        np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want)
+                    else:
+                        f = np.cumsum if name == "cumsum" else np.cumprod
+                        with np.errstate(over="ignore"):
+                            want = f(a.astype(np.int64), axis=d)
+                        assert got.dtype == ptl.int64
+                        np.testing.assert_array_equal(got.numpy(), want)
+    finally:
+        ptl.set_num_threads(prev)
