@@ -1,6 +1,7 @@
 """Reductions and scans (src/aten/native/reduce.c) against NumPy in float64 (exact for
 integers), with PyTorch's own rules (int64 promotion, NaN propagation, first-occurrence
 argmax, error messages) cross-checked against torch where NumPy differs."""
+import contextlib
 import re
 import warnings
 
@@ -801,10 +802,14 @@ def lowp_tensor(a, dtype):
     return t, t.to(ptl.float64).numpy()
 
 
-def with_threads(threads):
+@contextlib.contextmanager
+def num_threads(threads):
     prev = ptl.get_num_threads()
     ptl.set_num_threads(threads)
-    return prev
+    try:
+        yield
+    finally:
+        ptl.set_num_threads(prev)
 
 
 def lowp_sum_tol(vals, axis=None):
@@ -818,8 +823,7 @@ def lowp_sum_tol(vals, axis=None):
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", LOWP, ids=str)
 def test_lowp_sum_mean_runs_against_float64(dtype, threads):
-    prev = with_threads(threads)
-    try:
+    with num_threads(threads):
         rng = np.random.default_rng(11)
         ulp = 2.0 ** -10 if dtype == ptl.float16 else 2.0 ** -7
         for n in RUN_LENGTHS:
@@ -833,8 +837,6 @@ def test_lowp_sum_mean_runs_against_float64(dtype, threads):
                     continue
                 tol = lowp_sum_tol(v) / (1 if want is ref else n) + ulp * abs(want)
                 assert abs(g - want) <= tol, (n, g, want)
-    finally:
-        ptl.set_num_threads(prev)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -842,8 +844,7 @@ def test_lowp_sum_mean_runs_against_float64(dtype, threads):
 def test_lowp_sums_of_small_integers_are_exact(dtype, threads):
     # integers of a few bits add exactly in float32, so the result is the exact sum rounded
     # once to the dtype: the same bits as float64's sum cast, in every layout and dim
-    prev = with_threads(threads)
-    try:
+    with num_threads(threads):
         rng = np.random.default_rng(12)
         for shape in [(3, 1025), (1025, 3), (40, 2049), (2049, 17), (33, 16), (16, 33), (5, 0),
                       (0, 5), (70000,)]:
@@ -859,15 +860,12 @@ def test_lowp_sums_of_small_integers_are_exact(dtype, threads):
                         want = ptl.tensor(np.asarray(want)).to(dtype).to(ptl.float64).numpy()
                         assert got.shape == want.shape
                         np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want)
-    finally:
-        ptl.set_num_threads(prev)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype", LOWP, ids=str)
 def test_lowp_column_and_row_sums_against_float64(dtype, threads):
-    prev = with_threads(threads)
-    try:
+    with num_threads(threads):
         rng = np.random.default_rng(13)
         ulp = 2.0 ** -10 if dtype == ptl.float16 else 2.0 ** -7
         for shape in [(31, 16), (32, 17), (33, 2047), (65, 2049), (1000, 1000), (2, 3, 40)]:
@@ -880,8 +878,6 @@ def test_lowp_column_and_row_sums_against_float64(dtype, threads):
                 got = t.mean(dim).to(ptl.float64).numpy()
                 want = want / shape[dim]
                 assert np.all(np.abs(got - want) <= tol / shape[dim] + ulp * np.abs(want))
-    finally:
-        ptl.set_num_threads(prev)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -890,9 +886,8 @@ def test_lowp_column_and_row_sums_against_float64(dtype, threads):
 def test_lowp_extremes_of_runs(dtype, name, threads):
     # exact: the extreme is one of the values; NaN anywhere gives NaN; +-inf and the largest
     # finite values at the first, a middle and the last position
-    prev = with_threads(threads)
     big = 65504.0 if dtype == ptl.float16 else 3.0e38
-    try:
+    with num_threads(threads):
         rng = np.random.default_rng(14)
         for n in RUN_LENGTHS[1:]:
             base = rng.standard_normal(n).astype(np.float32)
@@ -912,8 +907,6 @@ def test_lowp_extremes_of_runs(dtype, name, threads):
             got = getattr(t, name)(dim).to(ptl.float64).numpy()
             want = getattr(v, "max" if name == "amax" else "min")(dim)
             np.testing.assert_array_equal(got, want)
-    finally:
-        ptl.set_num_threads(prev)
 
 
 INT_RUN_DTYPES = [(ptl.bool, np.bool_), (ptl.uint8, np.uint8), (ptl.int8, np.int8),
@@ -937,8 +930,7 @@ def int_values(rng, npdt, shape, near_limits=False):
 def test_integer_sums_are_exact_and_wrap(dtype, npdt, threads):
     # full-range values (int64 sums wrap as NumPy's do), every length around the steps, and
     # rows, columns (narrower and wider than the 2048-column block), transposed and sliced
-    prev = with_threads(threads)
-    try:
+    with num_threads(threads):
         rng = np.random.default_rng(15)
         for n in RUN_LENGTHS:
             a = int_values(rng, npdt, n)
@@ -961,17 +953,14 @@ def test_integer_sums_are_exact_and_wrap(dtype, npdt, threads):
                 a = np.full(k, v, np.int64)
                 with np.errstate(over="ignore"):
                     assert ptl.tensor(a).sum().item() == a.sum()
-    finally:
-        ptl.set_num_threads(prev)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("dtype,npdt", INT_RUN_DTYPES, ids=lambda d: str(d))
 @pytest.mark.parametrize("name", ["amax", "amin"])
 def test_integer_extremes_near_the_limits(dtype, npdt, name, threads):
-    prev = with_threads(threads)
     ref = np.max if name == "amax" else np.min
-    try:
+    with num_threads(threads):
         rng = np.random.default_rng(16)
         for n in RUN_LENGTHS[1:]:
             a = int_values(rng, npdt, n, near_limits=True)
@@ -999,8 +988,6 @@ def test_integer_extremes_near_the_limits(dtype, npdt, name, threads):
         zero_dim = ptl.tensor(np.array(7, npdt) if npdt != np.bool_ else np.array(True))
         assert getattr(zero_dim, name)().item() == zero_dim.item()
         assert getattr(zero_dim, name)(0).item() == zero_dim.item()
-    finally:
-        ptl.set_num_threads(prev)
 
 
 LOWP_WIDTH_SCRIPT = r"""
@@ -1042,8 +1029,7 @@ def test_scan_tiles_of_half_and_integer_bits(dtype, name, threads):
     # to float32 and then to the dtype, as a sequential NumPy float64 scan does; integers are
     # exact and wrap.  Lengths around the 256-value conversion blocks, columns around the
     # 256-column tiles, lines around the 8-line tiles, one line alone, transposed and sliced
-    prev = with_threads(threads)
-    try:
+    with num_threads(threads):
         rng = np.random.default_rng(18)
         for shape in [(1,), (255,), (256,), (257,), (1000,), (3, 257), (7, 255), (9, 256),
                       (300, 5), (2, 300, 3), (8, 1), (0, 4)]:
@@ -1074,5 +1060,3 @@ def test_scan_tiles_of_half_and_integer_bits(dtype, name, threads):
                             want = f(a.astype(np.int64), axis=d)
                         assert got.dtype == ptl.int64
                         np.testing.assert_array_equal(got.numpy(), want)
-    finally:
-        ptl.set_num_threads(prev)

@@ -534,31 +534,24 @@ ptl_red_add_row_f8(double *acc, const double *x, int64_t n, int avx2)
 DEFINE_COLUMN_FOLD(column_fold_f4, float)
 DEFINE_COLUMN_FOLD(column_fold_f8, double)
 
-static void
-column_fold_portable(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs, int64_t R,
-                     int64_t m, double *val, int64_t *at)
-{
-    if (dt == PTL_DTYPE_FLOAT32) {
-        column_fold_f4(op, p, rs, R, m, val, at);
+/* The dispatch over the element type, once per target */
+#define DEFINE_COLUMN_FOLD_TARGET(NAME, ATTR)                                             \
+    ATTR static void                                                                      \
+    NAME(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs, int64_t R, int64_t m,    \
+         double *val, int64_t *at)                                                        \
+    {                                                                                     \
+        if (dt == PTL_DTYPE_FLOAT32) {                                                    \
+            column_fold_f4(op, p, rs, R, m, val, at);                                     \
+        }                                                                                 \
+        else {                                                                            \
+            column_fold_f8(op, p, rs, R, m, val, at);                                     \
+        }                                                                                 \
     }
-    else {
-        column_fold_f8(op, p, rs, R, m, val, at);
-    }
-}
-
+DEFINE_COLUMN_FOLD_TARGET(column_fold_portable, )
 #ifdef HAVE_AVX2_KERNELS
-__attribute__((target("avx2,fma"))) static void
-column_fold_avx2(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs, int64_t R,
-                     int64_t m, double *val, int64_t *at)
-{
-    if (dt == PTL_DTYPE_FLOAT32) {
-        column_fold_f4(op, p, rs, R, m, val, at);
-    }
-    else {
-        column_fold_f8(op, p, rs, R, m, val, at);
-    }
-}
+DEFINE_COLUMN_FOLD_TARGET(column_fold_avx2, __attribute__((target("avx2,fma"))))
 #endif
+#undef DEFINE_COLUMN_FOLD_TARGET
 
 void
 ptl_red_column_fold(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs, int64_t R,
