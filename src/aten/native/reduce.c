@@ -512,30 +512,41 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         acc->a = pl->kind == R_MAX ? max_nan(acc->a, m) : min_nan(acc->a, m);
         return;
     }
-    if ((pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) &&
-        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
-        st == (int64_t)ptl_dtype_itemsize(pl->dt) && n > 0) {
+    if ((pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) && contig && n > 0 &&
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64 || IS_LOWP(pl->dt))) {
         /* the run's extreme, then its first position (the first NaN when there is one): the
          * first of equal values wins, as in step_d */
         int is_max = pl->kind == R_ARGMAX;
-        double m = ptl_red_maxmin_contiguous(pl->dt, p, n, is_max);
+        double m = IS_LOWP(pl->dt) ? ptl_red_maxmin_lowp(pl->dt, p, n, is_max)
+                                   : ptl_red_maxmin_contiguous(pl->dt, p, n, is_max);
         if (acc->idx < 0 || beats(is_max, m, acc->a)) {
             int64_t k = 0;
-            if (pl->dt == PTL_DTYPE_FLOAT32) {
+            if (IS_LOWP(pl->dt)) {
+                k = ptl_red_find_lowp(pl->dt, p, n, m);
+            }
+            else if (pl->dt == PTL_DTYPE_FLOAT32) {
                 const float *x = (const float *)p;
                 while (k < n - 1 && !((double)x[k] == m || (m != m && x[k] != x[k]))) {
                     k++;
                 }
-                acc->a = x[k];
             }
             else {
                 const double *x = (const double *)p;
                 while (k < n - 1 && !(x[k] == m || (m != m && x[k] != x[k]))) {
                     k++;
                 }
-                acc->a = x[k];
             }
+            acc->a = ptl_load_double(p + k * st, pl->dt);
             acc->idx = idx0 + k;
+        }
+        return;
+    }
+    if ((pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) && contig && n > 0 && pl->use_int) {
+        int is_max = pl->kind == R_ARGMAX;   /* the first of equal values, as in step_i */
+        int64_t m = ptl_red_maxmin_int(pl->dt, p, n, is_max);
+        if (acc->idx < 0 || (is_max ? m > acc->i : m < acc->i)) {
+            acc->i = m;
+            acc->idx = idx0 + ptl_red_find_int(pl->dt, p, n, m);
         }
         return;
     }
@@ -609,14 +620,23 @@ is_sum_runs(const Plan *pl)
 /* reduce_outputs for is_sum_runs plans: the bits of acc_init, fold_run and acc_finish (0 +
  * the run's sum, mean: / R) without kept_ptr's index walk and the dispatch (half of a 7 x 7
  * run's time); evenly tiled kept dims step by one stride, PTL_RED_SUM_RUNS runs a call. */
-static void
-sum_runs(const Plan *pl, int64_t b, int64_t e)
+/* Whether the kept dims tile evenly: output o's first element is then base + o * *step */
+static int
+kept_even(const Plan *pl, int64_t *step)
 {
     int even = 1;
     for (int d = 0; d + 1 < pl->nk; d++) {
         even &= pl->kstride[d] == pl->kstride[d + 1] * pl->ksize[d + 1];
     }
-    int64_t step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
+    *step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
+    return even;
+}
+
+static void
+sum_runs(const Plan *pl, int64_t b, int64_t e)
+{
+    int64_t step;
+    int even = kept_even(pl, &step);
     double sums[PTL_RED_SUM_RUNS];
     for (int64_t o0 = b, m; o0 < e; o0 += m) {
         m = !even ? 1 : e - o0 < PTL_RED_SUM_RUNS ? e - o0 : PTL_RED_SUM_RUNS;
@@ -643,9 +663,11 @@ reduce_outputs(void *ctx, int64_t b, int64_t e)
         sum_runs(pl, b, e);
         return 0;
     }
+    int64_t step;
+    int even = kept_even(pl, &step);   /* kept_ptr's divisions cost a short run 10-20% */
     for (int64_t o = b; o < e; o++) {
         acc_init(pl, &acc);
-        fold_range(pl, &acc, kept_ptr(pl, o), 0, pl->R);
+        fold_range(pl, &acc, even ? pl->base + o * step : kept_ptr(pl, o), 0, pl->R);
         acc_finish(pl, &acc, o);
     }
     return 0;

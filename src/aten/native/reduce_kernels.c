@@ -737,6 +737,22 @@ ptl_red_maxmin_lowp(PtlDtype dt, const char *p, int64_t n, int is_max)
     return r;
 }
 
+int64_t
+ptl_red_find_lowp(PtlDtype dt, const char *p, int64_t n, double v)
+{
+    float buf[LOWP_BLOCK];
+    for (int64_t b = 0; b < n; b += LOWP_BLOCK) {
+        int64_t m = n - b < LOWP_BLOCK ? n - b : LOWP_BLOCK;
+        lowp_to_float(dt, p + b * 2, m, buf);
+        for (int64_t k = 0; k < m; k++) {
+            if ((double)buf[k] == v || (v != v && buf[k] != buf[k])) {
+                return b + k;
+            }
+        }
+    }
+    return n - 1;
+}
+
 void
 ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64_t nrows,
                       int64_t n)
@@ -786,16 +802,34 @@ ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64
     {                                                                                     \
         T m = x[0];                                                                       \
         if (is_max) {                                                                     \
-            for (int64_t k = 1; k < n; k++) {                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
                 m = x[k] > m ? x[k] : m;                                                  \
             }                                                                             \
         }                                                                                 \
         else {                                                                            \
-            for (int64_t k = 1; k < n; k++) {                                             \
+            for (int64_t k = 0; k < n; k++) {                                             \
                 m = x[k] < m ? x[k] : m;                                                  \
             }                                                                             \
         }                                                                                 \
         return (int64_t)m;                                                                \
+    }                                                                                     \
+    static inline __attribute__((always_inline)) int64_t                                  \
+    ifind_loop_##DT(const T *x, int64_t n, int64_t v)                                     \
+    {                                                                                     \
+        int64_t i = 0;                                                                    \
+        for (; i + 64 <= n; i += 64) { /* a block without exits, which vectorizes */      \
+            int hit = 0;                                                                  \
+            for (int k = 0; k < 64; k++) {                                                \
+                hit |= (int64_t)x[i + k] == v;                                            \
+            }                                                                             \
+            if (hit) {                                                                    \
+                break;                                                                    \
+            }                                                                             \
+        }                                                                                 \
+        while (i < n - 1 && (int64_t)x[i] != v) {                                         \
+            i++;                                                                          \
+        }                                                                                 \
+        return i;                                                                         \
     }                                                                                     \
     static inline __attribute__((always_inline)) void                                    \
     iadd_row_loop_##DT(int64_t *acc, const T *x, int64_t n)                               \
@@ -837,6 +871,9 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
 #define INT_RUN_CASE_MAXMIN(E, T, DT)                                                     \
     case PTL_DTYPE_##E:                                                                   \
         return imaxmin_loop_##DT((const T *)p, n, is_max);
+#define INT_RUN_CASE_FIND(E, T, DT)                                                       \
+    case PTL_DTYPE_##E:                                                                   \
+        return ifind_loop_##DT((const T *)p, n, v);
 #define INT_RUN_CASE_ADD_ROW(E, T, DT)                                                    \
     case PTL_DTYPE_##E:                                                                   \
         iadd_row_loop_##DT(acc, (const T *)p, n);                                         \
@@ -860,6 +897,15 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
     {                                                                                     \
         switch (dt) {                                                                     \
             PTL_FORALL_INT_RUNS(INT_RUN_CASE_MAXMIN)                                      \
+        default:                                                                          \
+            return 0;                                                                     \
+        }                                                                                 \
+    }                                                                                     \
+    ATTR static int64_t                                                                   \
+    ifind_##ISA(PtlDtype dt, const char *p, int64_t n, int64_t v)                         \
+    {                                                                                     \
+        switch (dt) {                                                                     \
+            PTL_FORALL_INT_RUNS(INT_RUN_CASE_FIND)                                        \
         default:                                                                          \
             return 0;                                                                     \
         }                                                                                 \
@@ -892,6 +938,7 @@ DEFINE_INT_TARGET(avx512, PTL_AVX512)
 #undef INT_RUN_CASE_SUM
 #undef INT_RUN_CASE_MAXMIN
 #undef INT_RUN_CASE_ADD_ROW
+#undef INT_RUN_CASE_FIND
 #undef INT_RUN_CASE_MAXMIN_ROWS
 #undef PTL_FORALL_INT_RUNS
 
@@ -915,6 +962,12 @@ int64_t
 ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max)
 {
     return INT_TARGET(imaxmin)(dt, p, n, is_max);
+}
+
+int64_t
+ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v)
+{
+    return INT_TARGET(ifind)(dt, p, n, v);
 }
 
 void

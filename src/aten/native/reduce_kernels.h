@@ -40,6 +40,8 @@ void ptl_red_column_fold(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs,
  * sum of the nrows rows x, x + rs, ... (k < n <= PTL_RED_COL_BLOCK) */
 double ptl_red_sum_lowp(PtlDtype dt, const char *p, int64_t n);
 double ptl_red_maxmin_lowp(PtlDtype dt, const char *p, int64_t n, int is_max);
+/* The first k with p[k] == v (or NaN, v NaN) of the run, n - 1 when there is none */
+int64_t ptl_red_find_lowp(PtlDtype dt, const char *p, int64_t n, double v);
 void ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64_t nrows,
                            int64_t n);
 
@@ -48,6 +50,8 @@ void ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, 
  * column k of the R rows p, p + rs, ... (R > 0, k < n <= PTL_RED_COL_BLOCK) */
 int64_t ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max);
+/* The first k with p[k] == v, n - 1 when there is none */
+int64_t ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v);
 void ptl_red_add_row_int(int64_t *acc, PtlDtype dt, const char *p, int64_t n);
 void ptl_red_maxmin_rows_int(int64_t *best, PtlDtype dt, const char *p, int64_t rs, int64_t R,
                              int64_t n, int is_max);
