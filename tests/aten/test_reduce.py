@@ -902,7 +902,11 @@ def test_lowp_extremes_of_runs(dtype, name, threads):
                     assert got == want or np.isnan(got) and np.isnan(want), (n, special, pos)
                     if special is None:
                         break
-        t, v = lowp_tensor(rng.standard_normal((70, 2049)), dtype)
+        m = rng.standard_normal((70, 2049)).astype(np.float32)
+        m[5, 7] = m[69, 2048] = np.nan   # columns' NaN win, in a first and the last row
+        m[0, 8] = np.inf
+        m[3, 9] = -np.inf
+        t, v = lowp_tensor(m, dtype)
         for dim in (0, 1):
             got = getattr(t, name)(dim).to(ptl.float64).numpy()
             want = getattr(v, "max" if name == "amax" else "min")(dim)
@@ -1060,3 +1064,42 @@ def test_scan_tiles_of_half_and_integer_bits(dtype, name, threads):
                             want = f(a.astype(np.int64), axis=d)
                         assert got.dtype == ptl.int64
                         np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP + [d for d, _ in INT_RUN_DTYPES], ids=str)
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_dim_first_position_of_runs_and_columns(dtype, name, threads):
+    # max/min with dim of float16/bfloat16 and the integers: the run's extreme, then its first
+    # position (found 64 values a block for the integers), or a column's first row of it; few
+    # distinct values make ties, NaN wins and its first position is taken
+    rng = np.random.default_rng(19)
+    with num_threads(threads):
+        for shape in [(3, 1000), (70, 2049), (33, 17), (16, 16), (1, 130), (130, 1)]:
+            if dtype in LOWP:
+                t, v = lowp_tensor(rng.integers(-2, 3, shape), dtype)
+                if shape[0] > 2:
+                    bad = np.array(v)
+                    bad[1, 3 % shape[1]] = bad[2, 3 % shape[1]] = np.nan
+                    bad[2, -1] = np.nan
+                    t, v = lowp_tensor(bad, dtype)
+            else:
+                npdt = dict((d, n) for d, n in INT_RUN_DTYPES)[dtype]
+                v = int_values(rng, npdt, shape, near_limits=True)
+                v = np.where(rng.random(shape) < 0.5, v, v.flat[0]).astype(npdt)
+                t = ptl.tensor(v)
+            for x, a in [(t, v), (t.t(), v.T), (t[:, ::2], v[:, ::2])]:
+                for dim in (0, 1):
+                    if a.shape[dim] == 0:
+                        continue
+                    vals, idx = getattr(x, name)(dim)
+                    nan_pos = np.isnan(a).argmax(dim) if dtype in LOWP else None
+                    ref = np.argmax(a, dim) if name == "max" else np.argmin(a, dim)
+                    if nan_pos is not None:
+                        has_nan = np.isnan(a).any(dim)
+                        ref = np.where(has_nan, nan_pos, ref)
+                    np.testing.assert_array_equal(idx.numpy(), ref)
+                    want = np.take_along_axis(a, np.expand_dims(ref, dim), dim).squeeze(dim)
+                    got = vals.to(ptl.float64).numpy() if dtype in LOWP else vals.numpy()
+                    np.testing.assert_array_equal(got, want)
+                    assert vals.dtype == dtype and idx.dtype == ptl.int64

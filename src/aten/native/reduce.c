@@ -722,6 +722,9 @@ static int
 column_fold_kind(RedKind kind, PtlDtype dt, double p)
 {
     if (ptl_dtype_is_integral(dt, 1)) {
+        return kind == R_MAX || kind == R_MIN || kind == R_ARGMAX || kind == R_ARGMIN;
+    }
+    if (IS_LOWP(dt)) {
         return kind == R_MAX || kind == R_MIN;
     }
     if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
@@ -746,9 +749,10 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
     const Plan *pl = ctx;
     int64_t cols = pl->ksize[pl->nk - 1], ncb = (cols + pl->cw - 1) / pl->cw;
     double sd[COL_BLOCK], ss[COL_BLOCK];
-    int64_t si[COL_BLOCK];
+    int64_t si[COL_BLOCK], sa[COL_BLOCK];
     int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     int fold = column_fold_kind(pl->kind, pl->dt, pl->p);
+    int arg = pl->kind == R_ARGMAX || pl->kind == R_ARGMIN;
     Acc acc;
     for (int64_t u = b; u < e; u++) {
         int64_t c0 = (u % ncb) * pl->cw, o0 = (u / ncb) * cols + c0;
@@ -763,8 +767,12 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             }
             continue;
         }
-        if (fold && pl->use_int) {   /* max/min: the exact extreme in si */
-            ptl_red_maxmin_rows_int(si, pl->dt, p, pl->rstride[0], pl->R, m, pl->kind == R_MAX);
+        if (fold && pl->use_int) {   /* the exact extreme in si, its row in sa */
+            ptl_red_maxmin_rows_int(si, arg ? sa : NULL, pl->dt, p, pl->rstride[0], pl->R, m,
+                                    pl->kind == R_MAX || pl->kind == R_ARGMAX);
+        }
+        else if (fold && IS_LOWP(pl->dt)) {
+            ptl_red_maxmin_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m, pl->kind == R_MAX);
         }
         else if (fold) {   /* a value (and a row) per column: sd and si */
             ptl_red_column_fold(pl->dt, col_ops[pl->kind] + (pl->kind == R_NORM && pl->p == 2), p,
@@ -788,10 +796,10 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
         for (int64_t k = 0; k < m; k++) {
             acc_init(pl, &acc);
             acc.a = sd[k];
-            if (pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) {
-                acc.idx = si[k];
+            if (arg) {
+                acc.idx = pl->use_int ? sa[k] : si[k];
             }
-            else if (!fold || pl->use_int) {
+            if (!fold || pl->use_int) {
                 acc.i = si[k];
             }
             acc_finish(pl, &acc, o0 + k);

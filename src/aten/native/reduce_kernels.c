@@ -737,6 +737,66 @@ ptl_red_maxmin_lowp(PtlDtype dt, const char *p, int64_t n, int is_max)
     return r;
 }
 
+/* best[k] / nan[k] fold the float32 row x (k < n): the extreme, and a NaN seen (the column
+ * folds' selects, so that the loops vectorize); inlined into a portable and an AVX2 function */
+static inline __attribute__((always_inline)) void
+maxmin_row_f4_loop(float *best, float *nan, const float *x, int64_t n, int is_max)
+{
+    if (is_max) {
+        for (int64_t k = 0; k < n; k++) {
+            best[k] = x[k] > best[k] ? x[k] : best[k];
+            nan[k] = x[k] != x[k] ? x[k] : nan[k];
+        }
+    }
+    else {
+        for (int64_t k = 0; k < n; k++) {
+            best[k] = x[k] < best[k] ? x[k] : best[k];
+            nan[k] = x[k] != x[k] ? x[k] : nan[k];
+        }
+    }
+}
+
+static void
+maxmin_row_f4_portable(float *best, float *nan, const float *x, int64_t n, int is_max)
+{
+    maxmin_row_f4_loop(best, nan, x, n, is_max);
+}
+
+#ifdef HAVE_AVX2_KERNELS
+__attribute__((target("avx2,fma"))) static void
+maxmin_row_f4_avx2(float *best, float *nan, const float *x, int64_t n, int is_max)
+{
+    maxmin_row_f4_loop(best, nan, x, n, is_max);
+}
+#endif
+
+void
+ptl_red_maxmin_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int64_t R,
+                         int64_t n, int is_max)
+{
+    float best[PTL_RED_COL_BLOCK], nan[PTL_RED_COL_BLOCK], buf[LOWP_BLOCK];
+    for (int64_t k = 0; k < n; k++) {
+        best[k] = is_max ? -INFINITY : INFINITY;
+        nan[k] = 0;
+    }
+    for (int64_t r = 0; r < R; r++) {
+        for (int64_t k0 = 0; k0 < n; k0 += LOWP_BLOCK) {
+            int64_t m = n - k0 < LOWP_BLOCK ? n - k0 : LOWP_BLOCK;
+            lowp_to_float(dt, p + r * rs + k0 * 2, m, buf);
+#ifdef HAVE_AVX2_KERNELS
+            if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+                maxmin_row_f4_avx2(best + k0, nan + k0, buf, m, is_max);
+                continue;
+            }
+#endif
+            maxmin_row_f4_portable(best + k0, nan + k0, buf, m, is_max);
+        }
+    }
+    for (int64_t k = 0; k < n; k++) {
+        val[k] = nan[k] != nan[k] ? (double)nan[k] : (double)best[k];
+    }
+}
+
 int64_t
 ptl_red_find_lowp(PtlDtype dt, const char *p, int64_t n, double v)
 {
@@ -839,14 +899,25 @@ ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64
         }                                                                                 \
     }                                                                                     \
     static inline __attribute__((always_inline)) void                                    \
-    imaxmin_rows_loop_##DT(int64_t *best, const char *p, int64_t rs, int64_t R,           \
-                           int64_t n, int is_max)                                         \
+    imaxmin_rows_loop_##DT(int64_t *best, int64_t *at, const char *p, int64_t rs,         \
+                           int64_t R, int64_t n, int is_max)                              \
     {                                                                                     \
         T b[PTL_RED_COL_BLOCK];                                                           \
+        int64_t w[PTL_RED_COL_BLOCK];                                                     \
         memcpy(b, p, sizeof(T) * (size_t)n);                                              \
+        for (int64_t k = 0; k < n && at != NULL; k++) {                                   \
+            w[k] = 0;                                                                     \
+        }                                                                                 \
         for (int64_t r = 1; r < R; r++) {                                                 \
             const T *x = (const T *)(p + r * rs);                                         \
-            if (is_max) {                                                                 \
+            if (at != NULL) {   /* the first row of the extreme */                        \
+                for (int64_t k = 0; k < n; k++) {                                         \
+                    int take = is_max ? x[k] > b[k] : x[k] < b[k];                        \
+                    b[k] = take ? x[k] : b[k];                                            \
+                    w[k] = take ? r : w[k];                                               \
+                }                                                                         \
+            }                                                                             \
+            else if (is_max) {                                                            \
                 for (int64_t k = 0; k < n; k++) {                                         \
                     b[k] = x[k] > b[k] ? x[k] : b[k];                                     \
                 }                                                                         \
@@ -859,6 +930,9 @@ ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64
         }                                                                                 \
         for (int64_t k = 0; k < n; k++) {                                                 \
             best[k] = (int64_t)b[k];                                                      \
+        }                                                                                 \
+        if (at != NULL) {                                                                 \
+            memcpy(at, w, sizeof(int64_t) * (size_t)n);                                   \
         }                                                                                 \
     }
 PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
@@ -880,7 +954,7 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
         return;
 #define INT_RUN_CASE_MAXMIN_ROWS(E, T, DT)                                                \
     case PTL_DTYPE_##E:                                                                   \
-        imaxmin_rows_loop_##DT(acc, p, rs, R, n, is_max);                                 \
+        imaxmin_rows_loop_##DT(acc, at, p, rs, R, n, is_max);                                 \
         return;
 #define DEFINE_INT_TARGET(ISA, ATTR)                                                      \
     ATTR static int64_t                                                                   \
@@ -920,8 +994,8 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
         }                                                                                 \
     }                                                                                     \
     ATTR static void                                                                      \
-    imaxmin_rows_##ISA(int64_t *acc, PtlDtype dt, const char *p, int64_t rs, int64_t R,   \
-                       int64_t n, int is_max)                                             \
+    imaxmin_rows_##ISA(int64_t *acc, int64_t *at, PtlDtype dt, const char *p, int64_t rs, \
+                       int64_t R, int64_t n, int is_max)                                  \
     {                                                                                     \
         switch (dt) {                                                                     \
             PTL_FORALL_INT_RUNS(INT_RUN_CASE_MAXMIN_ROWS)                                 \
@@ -977,9 +1051,9 @@ ptl_red_add_row_int(int64_t *acc, PtlDtype dt, const char *p, int64_t n)
 }
 
 void
-ptl_red_maxmin_rows_int(int64_t *best, PtlDtype dt, const char *p, int64_t rs, int64_t R,
-                        int64_t n, int is_max)
+ptl_red_maxmin_rows_int(int64_t *best, int64_t *at, PtlDtype dt, const char *p, int64_t rs,
+                        int64_t R, int64_t n, int is_max)
 {
-    INT_TARGET(imaxmin_rows)(best, dt, p, rs, R, n, is_max);
+    INT_TARGET(imaxmin_rows)(best, at, dt, p, rs, R, n, is_max);
 }
 #undef INT_TARGET
