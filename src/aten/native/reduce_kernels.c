@@ -567,6 +567,121 @@ ptl_red_column_fold(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs, int6
     column_fold_portable(dt, op, p, rs, R, m, val, at);
 }
 
+/* Note [Products in lanes]
+ * ~~~~~~~~~~~~~~~~~~~~~~~~~
+ * A product of one chain waits on the multiply's latency at every value (1e6 float32 values
+ * in 1.1 ms, float16 in 1.9 ms: 0.07x PyTorch's time, whose float lanes multiply in float32).
+ * Contiguous floating runs multiply in double, as before, but in PROD_LANES logical lanes
+ * (value i into lane i % PROD_LANES), which fold pairwise at the end: a plain loop the
+ * compiler vectorizes for each target, every lane the same chain at any width, so the bits
+ * do not depend on the CPU.  float16/bfloat16 go through float32 blocks (the cast loops).
+ * The order differs from the sequential one of strided runs and columns by roundings of
+ * double, far below the float results' precision. */
+#define PROD_LANES 32
+
+static inline __attribute__((always_inline)) void
+prod_lanes_loop(double *lanes, const char *p, int64_t n, int f4)
+{
+    int64_t i = 0;
+    if (f4) {
+        const float *x = (const float *)p;
+        for (; i + PROD_LANES <= n; i += PROD_LANES) {
+            for (int k = 0; k < PROD_LANES; k++) {
+                lanes[k] *= (double)x[i + k];
+            }
+        }
+        for (; i < n; i++) {
+            lanes[i % PROD_LANES] *= (double)x[i];
+        }
+    }
+    else {
+        const double *x = (const double *)p;
+        for (; i + PROD_LANES <= n; i += PROD_LANES) {
+            for (int k = 0; k < PROD_LANES; k++) {
+                lanes[k] *= x[i + k];
+            }
+        }
+        for (; i < n; i++) {
+            lanes[i % PROD_LANES] *= x[i];
+        }
+    }
+}
+
+static void
+prod_lanes_portable(double *lanes, const char *p, int64_t n, int f4)
+{
+    prod_lanes_loop(lanes, p, n, f4);
+}
+
+#ifdef HAVE_AVX2_KERNELS
+/* The same lanes in PROD_LANES / 4 vectors of 4 doubles (lane k in vector k / 4), the tail as
+ * above */
+__attribute__((target("avx2,fma"))) static void
+prod_lanes_avx2(double *lanes, const char *p, int64_t n, int f4)
+{
+    __m256d a[PROD_LANES / 4];
+    int64_t i = 0;
+    for (int k = 0; k < PROD_LANES / 4; k++) {
+        a[k] = _mm256_loadu_pd(lanes + 4 * k);
+    }
+    for (; f4 && i + PROD_LANES <= n; i += PROD_LANES) {
+        for (int k = 0; k < PROD_LANES / 4; k++) {
+            const float *x = (const float *)p + i + 4 * k;
+            a[k] = _mm256_mul_pd(a[k], _mm256_cvtps_pd(_mm_loadu_ps(x)));
+        }
+    }
+    for (; !f4 && i + PROD_LANES <= n; i += PROD_LANES) {
+        for (int k = 0; k < PROD_LANES / 4; k++) {
+            a[k] = _mm256_mul_pd(a[k], _mm256_loadu_pd((const double *)p + i + 4 * k));
+        }
+    }
+    for (int k = 0; k < PROD_LANES / 4; k++) {
+        _mm256_storeu_pd(lanes + 4 * k, a[k]);
+    }
+    prod_lanes_portable(lanes, p + i * (f4 ? 4 : 8), n - i, f4);
+}
+#endif
+
+static void
+prod_lanes(double *lanes, const char *p, int64_t n, int f4)
+{
+#ifdef HAVE_AVX2_KERNELS
+    if (ptl_cpu_capability() >= PTL_CPU_AVX2) {
+        prod_lanes_avx2(lanes, p, n, f4);
+        return;
+    }
+#endif
+    prod_lanes_portable(lanes, p, n, f4);
+}
+
+static void lowp_to_float(PtlDtype dt, const char *p, int64_t n, float *buf);
+
+double
+ptl_red_prod_contiguous(PtlDtype dt, const char *p, int64_t n)
+{
+    double lanes[PROD_LANES];
+    for (int k = 0; k < PROD_LANES; k++) {
+        lanes[k] = 1;
+    }
+    if (dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16) {
+        float buf[1024];   /* blocks of a multiple of PROD_LANES values: lane i % PROD_LANES */
+        for (int64_t b = 0; b < n; b += 1024) {
+            int64_t m = n - b < 1024 ? n - b : 1024;
+            lowp_to_float(dt, p + b * 2, m, buf);
+            prod_lanes(lanes, (const char *)buf, m, 1);
+        }
+    }
+    else {
+        prod_lanes(lanes, p, n, dt == PTL_DTYPE_FLOAT32);
+    }
+    for (int w = PROD_LANES / 2; w >= 1; w /= 2) {
+        for (int k = 0; k < w; k++) {
+            lanes[k] *= lanes[k + w];
+        }
+    }
+    return lanes[0];
+}
+
 /* Note [Half-precision sums]
  * ~~~~~~~~~~~~~~~~~~~~~~~~~~~
  * float16 and bfloat16 sums accumulate in float32, as PyTorch's (its opmath type; it sums in
@@ -858,6 +973,15 @@ ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64
         return (int64_t)s;                                                                \
     }                                                                                     \
     static inline __attribute__((always_inline)) int64_t                                  \
+    iprod_loop_##DT(const T *x, int64_t n)                                                \
+    {                                                                                     \
+        uint64_t s = 1;                                                                   \
+        for (int64_t k = 0; k < n; k++) {                                                 \
+            s *= (uint64_t)(int64_t)x[k];                                                 \
+        }                                                                                 \
+        return (int64_t)s;                                                                \
+    }                                                                                     \
+    static inline __attribute__((always_inline)) int64_t                                  \
     imaxmin_loop_##DT(const T *x, int64_t n, int is_max)                                  \
     {                                                                                     \
         T m = x[0];                                                                       \
@@ -942,6 +1066,9 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
 #define INT_RUN_CASE_SUM(E, T, DT)                                                        \
     case PTL_DTYPE_##E:                                                                   \
         return isum_loop_##DT((const T *)p, n);
+#define INT_RUN_CASE_PROD(E, T, DT)                                                       \
+    case PTL_DTYPE_##E:                                                                   \
+        return iprod_loop_##DT((const T *)p, n);
 #define INT_RUN_CASE_MAXMIN(E, T, DT)                                                     \
     case PTL_DTYPE_##E:                                                                   \
         return imaxmin_loop_##DT((const T *)p, n, is_max);
@@ -962,6 +1089,15 @@ PTL_FORALL_INT_RUNS(DEFINE_INT_RUNS)
     {                                                                                     \
         switch (dt) {                                                                     \
             PTL_FORALL_INT_RUNS(INT_RUN_CASE_SUM)                                         \
+        default:                                                                          \
+            return 0;                                                                     \
+        }                                                                                 \
+    }                                                                                     \
+    ATTR static int64_t                                                                   \
+    iprod_##ISA(PtlDtype dt, const char *p, int64_t n)                                    \
+    {                                                                                     \
+        switch (dt) {                                                                     \
+            PTL_FORALL_INT_RUNS(INT_RUN_CASE_PROD)                                        \
         default:                                                                          \
             return 0;                                                                     \
         }                                                                                 \
@@ -1010,6 +1146,7 @@ DEFINE_INT_TARGET(avx512, PTL_AVX512)
 #endif
 #undef DEFINE_INT_TARGET
 #undef INT_RUN_CASE_SUM
+#undef INT_RUN_CASE_PROD
 #undef INT_RUN_CASE_MAXMIN
 #undef INT_RUN_CASE_ADD_ROW
 #undef INT_RUN_CASE_FIND
@@ -1030,6 +1167,12 @@ int64_t
 ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n)
 {
     return INT_TARGET(isum)(dt, p, n);
+}
+
+int64_t
+ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n)
+{
+    return INT_TARGET(iprod)(dt, p, n);
 }
 
 int64_t

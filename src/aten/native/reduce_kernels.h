@@ -16,6 +16,8 @@ double ptl_red_sum_contiguous(PtlDtype dt, const char *p, int64_t n);
  * (Note [Sums of many runs]) */
 void ptl_red_sum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
                       double *sums);
+/* The product of the contiguous floating run p[0..n) in double (Note [Products in lanes]) */
+double ptl_red_prod_contiguous(PtlDtype dt, const char *p, int64_t n);
 /* Its maximum (is_max) or minimum; NaN when the run holds one. */
 double ptl_red_maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* The sum of x^2 (square) or |x| of the run, in double. */
@@ -48,11 +50,12 @@ int64_t ptl_red_find_lowp(PtlDtype dt, const char *p, int64_t n, double v);
 void ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64_t nrows,
                            int64_t n);
 
-/* Integer and bool (dt) runs, exact: the wrapping int64 sum of the contiguous run p[0..n), its
- * maximum (is_max) or minimum (n > 0), acc[k] += p[k] (k < n), and best[k] = the extreme of
- * column k of the R rows p, p + rs, ... (R > 0, k < n <= PTL_RED_COL_BLOCK), at[k] its first
- * row where at is not NULL */
+/* Integer and bool (dt) runs, exact: the wrapping int64 sum and product of the contiguous run
+ * p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] += p[k] (k < n), and best[k] =
+ * the extreme of column k of the R rows p, p + rs, ... (R > 0, k < n <= PTL_RED_COL_BLOCK),
+ * at[k] its first row where at is not NULL */
 int64_t ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n);
+int64_t ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n);
 int64_t ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* The first k with p[k] == v, n - 1 when there is none */
 int64_t ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v);
