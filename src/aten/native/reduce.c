@@ -494,13 +494,8 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         acc->i = (int64_t)((uint64_t)acc->i + (uint64_t)ptl_red_sum_int(pl->dt, p, n));
         return;
     }
-    if (pl->kind == R_PROD && contig) {   /* Note [Products in lanes] */
-        if (pl->use_int) {
-            acc->i = (int64_t)((uint64_t)acc->i * (uint64_t)ptl_red_prod_int(pl->dt, p, n));
-        }
-        else {
-            acc->a *= ptl_red_prod_contiguous(pl->dt, p, n);
-        }
+    if (pl->kind == R_PROD && contig && pl->use_int) {   /* exact, so in any order */
+        acc->i = (int64_t)((uint64_t)acc->i * (uint64_t)ptl_red_prod_int(pl->dt, p, n));
         return;
     }
     if (ext && n > 0 && contig && (pl->use_int || IS_LOWP(pl->dt))) {

@@ -16,8 +16,6 @@ double ptl_red_sum_contiguous(PtlDtype dt, const char *p, int64_t n);
  * (Note [Sums of many runs]) */
 void ptl_red_sum_runs(PtlDtype dt, const char *p, int64_t step, int64_t n, int64_t runs,
                       double *sums);
-/* The product of the contiguous floating run p[0..n) in double (Note [Products in lanes]) */
-double ptl_red_prod_contiguous(PtlDtype dt, const char *p, int64_t n);
 /* Its maximum (is_max) or minimum; NaN when the run holds one. */
 double ptl_red_maxmin_contiguous(PtlDtype dt, const char *p, int64_t n, int is_max);
 /* The sum of x^2 (square) or |x| of the run, in double. */
