@@ -5,7 +5,8 @@ max/argmax/norm over either dim, layer and batch norm, addcmul/addcdiv broadcast
 log_softmax over the outer dim (forward, and forward+backward) and logsumexp over either
 dim, float32 atan2, fmod, remainder, floor_divide, erfinv, pow, round(decimals), where, and
 the regression losses (mse_loss, smooth_l1_loss, huber_loss: forward, forward+backward,
-kernel vs composite).  Each group runs pytorchlite, NumPy (where it has the function) and
+kernel vs composite), and the sums, means and extremes of float16, bfloat16, the integers and
+bool (whole, and over either dim of a matrix).  Each group runs pytorchlite, NumPy (where it has the function) and
 PyTorch on the same float32 data, one thread each.
 
     pytest benchmarks/test_bench_kernels.py --benchmark-enable -q
@@ -146,6 +147,58 @@ def test_float16_pointwise_1e6(benchmark, impl, op):
     a = make(impl, randn(10**6)).to(L.float16)
     b = make(impl, randn(10**6, seed=1)).to(L.float16)
     benchmark(HALF_OPS[op], L, a, b)
+
+
+# reductions of float16 / bfloat16 (Note [Half-precision sums]) and of the integers and bool
+# (reduce_kernels.c's typed runs), 1e6 values as a vector or a 1000 x 1000 matrix: tensor
+# form, NumPy form (NumPy has no bfloat16; its float16 sums run in float16)
+LOWP_REDUCTIONS = {
+    "sum": (lambda x: x.sum(), lambda a: a.sum()),
+    "mean": (lambda x: x.mean(), lambda a: a.mean()),
+    "amax": (lambda x: x.amax(), lambda a: a.max()),
+    "sum(0)": (lambda x: x.view(1000, 1000).sum(0), lambda a: a.reshape(1000, 1000).sum(0)),
+    "sum(1)": (lambda x: x.view(1000, 1000).sum(1), lambda a: a.reshape(1000, 1000).sum(1)),
+}
+INT_REDUCTIONS = {
+    "sum": (lambda x: x.sum(), lambda a: a.sum(dtype=np.int64)),
+    "amax": (lambda x: x.amax(), lambda a: a.max()),
+    "amin": (lambda x: x.amin(), lambda a: a.min()),
+    "sum(0)": (lambda x: x.view(1000, 1000).sum(0),
+               lambda a: a.reshape(1000, 1000).sum(0, dtype=np.int64)),
+    "sum(1)": (lambda x: x.view(1000, 1000).sum(1),
+               lambda a: a.reshape(1000, 1000).sum(1, dtype=np.int64)),
+    "amax(0)": (lambda x: x.view(1000, 1000).amax(0), lambda a: a.reshape(1000, 1000).max(0)),
+    "amax(1)": (lambda x: x.view(1000, 1000).amax(1), lambda a: a.reshape(1000, 1000).max(1)),
+}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", list(LOWP_REDUCTIONS))
+def test_half_precision_reductions_1e6(benchmark, impl, dtype, op):
+    benchmark.group = f"{op} 1e6 {dtype}"
+    if impl == "numpy" and dtype == "bfloat16":
+        pytest.skip("NumPy has no bfloat16")
+    a = randn(10**6)
+    if impl == "numpy":
+        benchmark(LOWP_REDUCTIONS[op][1], a.astype(np.float16))
+        return
+    L = lib(impl)
+    benchmark(LOWP_REDUCTIONS[op][0], make(impl, a).to(getattr(L, dtype)))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int16", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("op", list(INT_REDUCTIONS))
+def test_integer_reductions_1e6(benchmark, impl, dtype, op):
+    benchmark.group = f"{op} 1e6 {dtype}"
+    rng = np.random.default_rng(0)
+    a = (rng.integers(0, 2, 10**6) if dtype == "bool" else rng.integers(-100, 100, 10**6))
+    a = a.astype(dtype if dtype != "uint8" else np.int16).astype(dtype)
+    if impl == "numpy":
+        benchmark(INT_REDUCTIONS[op][1], a)
+        return
+    benchmark(INT_REDUCTIONS[op][0], make(impl, a))
 
 
 DIVISION_F64 = ["fmod", "remainder", "floor_divide"]

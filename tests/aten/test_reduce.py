@@ -1,6 +1,7 @@
 """Reductions and scans (src/aten/native/reduce.c) against NumPy in float64 (exact for
 integers), with PyTorch's own rules (int64 promotion, NaN propagation, first-occurrence
 argmax, error messages) cross-checked against torch where NumPy differs."""
+import contextlib
 import re
 import warnings
 
@@ -782,3 +783,341 @@ def test_zero_dim_inputs():
     i = ptl.tensor(np.int8(-3))
     assert_close(i.sum(), np.array(-3), dtype=ptl.int64)
     assert_close(i.cumprod(-1), np.array(-3), dtype=ptl.int64)
+
+
+# ---- float16 / bfloat16 sums and extremes (Note [Half-precision sums]) and the exact integer
+# runs of reduce_kernels.c: lengths across the 16- and 64-value vector steps, the 64-lane groups,
+# the 1024-value blocks, the column block (2048) and group (32 rows), and the chunk split of one
+# long reduction over threads (2 * 32768 values), on 1 and 2 threads ----
+
+RUN_LENGTHS = [0, 1, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 1023, 1024, 1025, 2047, 2049,
+               65535, 65536, 65537 + 64 * 3 + 5]
+LOWP = [ptl.float16, ptl.bfloat16]
+LOWP_NP = {ptl.float16: np.float16, ptl.bfloat16: None}
+
+
+def lowp_tensor(a, dtype):
+    """(tensor of dtype, its values in float64): a float32 array rounded to dtype."""
+    t = ptl.tensor(np.asarray(a, np.float32)).to(dtype)
+    return t, t.to(ptl.float64).numpy()
+
+
+@contextlib.contextmanager
+def num_threads(threads):
+    prev = ptl.get_num_threads()
+    ptl.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        ptl.set_num_threads(prev)
+
+
+def lowp_sum_tol(vals, axis=None):
+    # float32 partial sums: each value's rounding error is at most 2^-24 of the running sum,
+    # which is at most sum |x|; 64 values a lane and the lane tree add < 80 roundings, the
+    # block sums add in double; then one rounding to the result's dtype (2^-8 for bfloat16)
+    mag = np.abs(vals).sum(axis=axis)
+    return 80 * 2.0 ** -24 * mag
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
+def test_lowp_sum_mean_runs_against_float64(dtype, threads):
+    with num_threads(threads):
+        rng = np.random.default_rng(11)
+        ulp = 2.0 ** -10 if dtype == ptl.float16 else 2.0 ** -7
+        for n in RUN_LENGTHS:
+            t, v = lowp_tensor(rng.standard_normal(n), dtype)
+            ref = v.sum()
+            for got, want in [(t.sum(), ref), (t.mean(), ref / n if n else np.nan)]:
+                assert got.dtype == dtype and got.shape == ()
+                g = got.to(ptl.float64).item()
+                if n == 0:
+                    assert g == 0 or np.isnan(want) and np.isnan(g)
+                    continue
+                tol = lowp_sum_tol(v) / (1 if want is ref else n) + ulp * abs(want)
+                assert abs(g - want) <= tol, (n, g, want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
+def test_lowp_sums_of_small_integers_are_exact(dtype, threads):
+    # integers of a few bits add exactly in float32, so the result is the exact sum rounded
+    # once to the dtype: the same bits as float64's sum cast, in every layout and dim
+    with num_threads(threads):
+        rng = np.random.default_rng(12)
+        for shape in [(3, 1025), (1025, 3), (40, 2049), (2049, 17), (33, 16), (16, 33), (5, 0),
+                      (0, 5), (70000,)]:
+            t, v = lowp_tensor(rng.integers(-4, 5, shape), dtype)
+            views = [(t, v)]
+            if len(shape) == 2:
+                views += [(t.t(), v.T), (t[:, ::2], v[:, ::2]), (t[::3], v[::3])]
+            for x, a in views:
+                for dim in [None, 0, -1] if a.ndim == 2 else [None, 0]:
+                    for keepdim in (False, True):
+                        got = x.sum() if dim is None else x.sum(dim, keepdim=keepdim)
+                        want = a.sum(axis=dim, keepdims=keepdim and dim is not None)
+                        want = ptl.tensor(np.asarray(want)).to(dtype).to(ptl.float64).numpy()
+                        assert got.shape == want.shape
+                        np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
+def test_lowp_column_and_row_sums_against_float64(dtype, threads):
+    with num_threads(threads):
+        rng = np.random.default_rng(13)
+        ulp = 2.0 ** -10 if dtype == ptl.float16 else 2.0 ** -7
+        for shape in [(31, 16), (32, 17), (33, 2047), (65, 2049), (1000, 1000), (2, 3, 40)]:
+            t, v = lowp_tensor(rng.standard_normal(shape), dtype)
+            for dim in range(len(shape)):
+                got = t.sum(dim).to(ptl.float64).numpy()
+                want = v.sum(axis=dim)
+                tol = lowp_sum_tol(v, axis=dim) + ulp * np.abs(want)
+                assert np.all(np.abs(got - want) <= tol), (shape, dim)
+                got = t.mean(dim).to(ptl.float64).numpy()
+                want = want / shape[dim]
+                assert np.all(np.abs(got - want) <= tol / shape[dim] + ulp * np.abs(want))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_lowp_extremes_of_runs(dtype, name, threads):
+    # exact: the extreme is one of the values; NaN anywhere gives NaN; +-inf and the largest
+    # finite values at the first, a middle and the last position
+    big = 65504.0 if dtype == ptl.float16 else 3.0e38
+    with num_threads(threads):
+        rng = np.random.default_rng(14)
+        for n in RUN_LENGTHS[1:]:
+            base = rng.standard_normal(n).astype(np.float32)
+            for special in [None, big, -big, np.inf, -np.inf, np.nan]:
+                for pos in sorted({0, n // 2, n - 1}):
+                    a = base.copy()
+                    if special is not None:
+                        a[pos] = special
+                    t, v = lowp_tensor(a, dtype)
+                    got = getattr(t, name)().to(ptl.float64).item()
+                    want = getattr(np, "max" if name == "amax" else "min")(v)
+                    assert got == want or np.isnan(got) and np.isnan(want), (n, special, pos)
+                    if special is None:
+                        break
+        m = rng.standard_normal((70, 2049)).astype(np.float32)
+        m[5, 7] = m[69, 2048] = np.nan   # columns' NaN win, in a first and the last row
+        m[0, 8] = np.inf
+        m[3, 9] = -np.inf
+        t, v = lowp_tensor(m, dtype)
+        for dim in (0, 1):
+            got = getattr(t, name)(dim).to(ptl.float64).numpy()
+            want = getattr(v, "max" if name == "amax" else "min")(dim)
+            np.testing.assert_array_equal(got, want)
+
+
+INT_RUN_DTYPES = [(ptl.bool, np.bool_), (ptl.uint8, np.uint8), (ptl.int8, np.int8),
+                  (ptl.int16, np.int16), (ptl.int32, np.int32), (ptl.int64, np.int64)]
+
+
+def int_values(rng, npdt, shape, near_limits=False):
+    if npdt == np.bool_:
+        return rng.integers(0, 2, shape).astype(np.bool_)
+    info = np.iinfo(npdt)
+    if near_limits:   # the dtype's extremes and their neighbours, and values in between
+        pool = np.array([info.min, info.min + 1, info.max, info.max - 1, 0, -1 if info.min else 1,
+                         1], dtype=npdt)
+        return np.where(rng.random(shape) < 0.5, rng.choice(pool, shape),
+                        rng.integers(info.min, info.max, shape, dtype=npdt, endpoint=True))
+    return rng.integers(info.min, info.max, shape, dtype=npdt, endpoint=True)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype,npdt", INT_RUN_DTYPES, ids=lambda d: str(d))
+def test_integer_sums_are_exact_and_wrap(dtype, npdt, threads):
+    # full-range values (int64 sums wrap as NumPy's do), every length around the steps, and
+    # rows, columns (narrower and wider than the 2048-column block), transposed and sliced
+    with num_threads(threads):
+        rng = np.random.default_rng(15)
+        for n in RUN_LENGTHS:
+            a = int_values(rng, npdt, n)
+            got = ptl.tensor(a).sum()
+            assert got.dtype == ptl.int64
+            assert got.item() == a.astype(np.int64).sum()
+        for shape in [(3, 15), (3, 16), (33, 17), (5, 2049), (70, 2050), (1000, 100)]:
+            a = int_values(rng, npdt, shape)
+            t = ptl.tensor(a)
+            for x, v in [(t, a), (t.t(), a.T), (t[:, ::2], a[:, ::2]), (t[1:], a[1:])]:
+                for dim in (None, 0, 1, (0, 1)):
+                    for keepdim in (False, True):
+                        got = x.sum() if dim is None else x.sum(dim, keepdim=keepdim)
+                        want = v.astype(np.int64).sum(axis=dim,
+                                                      keepdims=keepdim and dim is not None)
+                        assert got.dtype == ptl.int64
+                        np.testing.assert_array_equal(got.numpy(), want)
+        if npdt == np.int64:   # wrap-around: (2^62) * 5 and (-2^63) * 3
+            for v, k in [(2 ** 62, 5), (-(2 ** 63), 3), (2 ** 63 - 1, 70001)]:
+                a = np.full(k, v, np.int64)
+                with np.errstate(over="ignore"):
+                    assert ptl.tensor(a).sum().item() == a.sum()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype,npdt", INT_RUN_DTYPES, ids=lambda d: str(d))
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_integer_extremes_near_the_limits(dtype, npdt, name, threads):
+    ref = np.max if name == "amax" else np.min
+    with num_threads(threads):
+        rng = np.random.default_rng(16)
+        for n in RUN_LENGTHS[1:]:
+            a = int_values(rng, npdt, n, near_limits=True)
+            got = getattr(ptl.tensor(a), name)()
+            assert got.dtype == dtype and got.item() == ref(a)
+            if npdt != np.bool_:   # one extreme value at the end of a run of its neighbours
+                info = np.iinfo(npdt)
+                b = np.full(n, info.max - 1 if name == "amax" else info.min + 1, npdt)
+                b[-1] = info.max if name == "amax" else info.min
+                assert getattr(ptl.tensor(b), name)().item() == b[-1]
+        for shape in [(3, 16), (33, 17), (5, 2049), (70, 2050), (0, 4)]:
+            a = int_values(rng, npdt, shape, near_limits=True)
+            t = ptl.tensor(a)
+            for x, v in [(t, a), (t.t(), a.T), (t[:, ::2], a[:, ::2])]:
+                for dim in (0, 1, -1):
+                    if v.shape[dim % 2] == 0:
+                        with pytest.raises(IndexError, match=rf"{name}\(\): Expected reduction "
+                                           rf"dim {dim % 2} to have non-zero size"):
+                            getattr(x, name)(dim)
+                        continue
+                    for keepdim in (False, True):
+                        got = getattr(x, name)(dim, keepdim=keepdim)
+                        np.testing.assert_array_equal(got.numpy(),
+                                                      ref(v, axis=dim, keepdims=keepdim))
+        zero_dim = ptl.tensor(np.array(7, npdt) if npdt != np.bool_ else np.array(True))
+        assert getattr(zero_dim, name)().item() == zero_dim.item()
+        assert getattr(zero_dim, name)(0).item() == zero_dim.item()
+
+
+LOWP_WIDTH_SCRIPT = r"""
+import sys, numpy as np, pytorchlite as ptl
+rng = np.random.default_rng(17)
+out = []
+for dt in (ptl.float16, ptl.bfloat16):
+    for n in list(range(0, 200)) + [1023, 1024, 1025, 4111, 70001]:
+        t = ptl.tensor(rng.standard_normal(n).astype(np.float32) * 100).to(dt)
+        out += [t.sum(), t.mean(), t.to(ptl.float32)]
+    m = ptl.tensor(rng.standard_normal((67, 2051)).astype(np.float32)).to(dt)
+    out += [m.sum(0), m.sum(1), m[:, 3:].sum(0), m.mean(0)]
+sys.stdout.buffer.write(b"".join(x.to(ptl.float32).numpy().tobytes() for x in out))
+"""
+
+
+def test_lowp_sums_same_bits_at_every_width():
+    # the 64 float32 lanes are one logical array at every width (Note [Half-precision sums]):
+    # portable C, AVX2 and this CPU's own capability give the same bits
+    import os
+    import subprocess
+    import sys
+    runs = []
+    for cap in ("default", "avx2", None):
+        env = dict(os.environ)
+        env.pop("PTL_CPU_CAPABILITY", None)
+        if cap:
+            env["PTL_CPU_CAPABILITY"] = cap
+        runs.append(subprocess.run([sys.executable, "-c", LOWP_WIDTH_SCRIPT], env=env,
+                                   capture_output=True, check=True).stdout)
+    assert runs[0] == runs[1] == runs[2] and len(runs[0]) > 0
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP + [ptl.int64, ptl.int32, ptl.uint8], ids=str)
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+def test_scan_tiles_of_half_and_integer_bits(dtype, name, threads):
+    # scan.c's tiles (Note [Scan tiles]): float16/bfloat16 add (or multiply) in double and round
+    # to float32 and then to the dtype, as a sequential NumPy float64 scan does; integers are
+    # exact and wrap.  Lengths around the 256-value conversion blocks, columns around the
+    # 256-column tiles, lines around the 8-line tiles, one line alone, transposed and sliced
+    with num_threads(threads):
+        rng = np.random.default_rng(18)
+        for shape in [(1,), (255,), (256,), (257,), (1000,), (3, 257), (7, 255), (9, 256),
+                      (300, 5), (2, 300, 3), (8, 1), (0, 4)]:
+            if dtype in LOWP:
+                scale = 1.0 if name == "cumsum" else 0.02
+                t, v = lowp_tensor(1 + scale * rng.standard_normal(shape), dtype)
+            else:
+                npdt = {ptl.int64: np.int64, ptl.int32: np.int32, ptl.uint8: np.uint8}[dtype]
+                v = int_values(rng, npdt, shape) if name == "cumsum" else \
+                    rng.integers(0, 3, shape).astype(npdt)
+                t = ptl.tensor(v)
+            for dim in range(len(shape)):
+                views = [(t, v)]
+                if len(shape) >= 2:
+                    views += [(t.transpose(0, 1), v.swapaxes(0, 1)), (t[::2], v[::2])]
+                for x, a in views:
+                    d = dim % a.ndim
+                    got = getattr(x, name)(d)
+                    if dtype in LOWP:
+                        f = np.cumsum if name == "cumsum" else np.cumprod
+                        want = f(a.astype(np.float64), axis=d).astype(np.float32)
+                        want = ptl.tensor(want).to(dtype).to(ptl.float64).numpy()
+                        assert got.dtype == dtype
+                        np.testing.assert_array_equal(got.to(ptl.float64).numpy(), want)
+                    else:
+                        f = np.cumsum if name == "cumsum" else np.cumprod
+                        with np.errstate(over="ignore"):
+                            want = f(a.astype(np.int64), axis=d)
+                        assert got.dtype == ptl.int64
+                        np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP + [d for d, _ in INT_RUN_DTYPES], ids=str)
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_dim_first_position_of_runs_and_columns(dtype, name, threads):
+    # max/min with dim of float16/bfloat16 and the integers: the run's extreme, then its first
+    # position (found 64 values a block for the integers), or a column's first row of it; few
+    # distinct values make ties, NaN wins and its first position is taken
+    rng = np.random.default_rng(19)
+    with num_threads(threads):
+        for shape in [(3, 1000), (70, 2049), (33, 17), (16, 16), (1, 130), (130, 1)]:
+            if dtype in LOWP:
+                t, v = lowp_tensor(rng.integers(-2, 3, shape), dtype)
+                if shape[0] > 2:
+                    bad = np.array(v)
+                    bad[1, 3 % shape[1]] = bad[2, 3 % shape[1]] = np.nan
+                    bad[2, -1] = np.nan
+                    t, v = lowp_tensor(bad, dtype)
+            else:
+                npdt = dict((d, n) for d, n in INT_RUN_DTYPES)[dtype]
+                v = int_values(rng, npdt, shape, near_limits=True)
+                v = np.where(rng.random(shape) < 0.5, v, v.flat[0]).astype(npdt)
+                t = ptl.tensor(v)
+            for x, a in [(t, v), (t.t(), v.T), (t[:, ::2], v[:, ::2])]:
+                for dim in (0, 1):
+                    if a.shape[dim] == 0:
+                        continue
+                    vals, idx = getattr(x, name)(dim)
+                    nan_pos = np.isnan(a).argmax(dim) if dtype in LOWP else None
+                    ref = np.argmax(a, dim) if name == "max" else np.argmin(a, dim)
+                    if nan_pos is not None:
+                        has_nan = np.isnan(a).any(dim)
+                        ref = np.where(has_nan, nan_pos, ref)
+                    np.testing.assert_array_equal(idx.numpy(), ref)
+                    want = np.take_along_axis(a, np.expand_dims(ref, dim), dim).squeeze(dim)
+                    got = vals.to(ptl.float64).numpy() if dtype in LOWP else vals.numpy()
+                    np.testing.assert_array_equal(got, want)
+                    assert vals.dtype == dtype and idx.dtype == ptl.int64
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype,npdt", INT_RUN_DTYPES, ids=lambda d: str(d))
+def test_integer_products_are_exact_and_wrap(dtype, npdt, threads):
+    rng = np.random.default_rng(21)
+    with num_threads(threads):
+        for n in RUN_LENGTHS:
+            a = (rng.integers(0, 2, n) if npdt == np.bool_ else
+                 rng.choice(np.array([1, 1, 1, -1, 2, 3] if npdt != np.uint8 else [1, 1, 2, 3]),
+                            n)).astype(npdt)
+            got = ptl.tensor(a).prod()
+            with np.errstate(over="ignore"):
+                want = np.prod(a.astype(np.int64))
+            assert got.dtype == ptl.int64 and got.item() == want, n
+        t = ptl.tensor(np.arange(1, 2049, dtype=npdt) if npdt != np.bool_ else np.ones(5, bool))
+        with np.errstate(over="ignore"):
+            assert t.prod().item() == np.prod(t.numpy().astype(np.int64))

@@ -20,8 +20,11 @@
  * input is read in memory order; so do the float32/float64 extremes (amax/amin, argmax/
  * argmin, max.dim/min.dim), prod and the 1- and 2-norms, which keep a value (and a row) per
  * column.  Contiguous runs of those take vector paths too: the extreme from the max/min
- * chains and then its first position for argmax, sixteen double lanes for the norms.  The
- * plain vector loops over memory live in reduce_kernels.c.  logsumexp of float32/float64
+ * chains and then its first position for argmax, sixteen double lanes for the norms.
+ * Contiguous float16/bfloat16 runs sum in float32 lanes (Note [Half-precision sums]) and take
+ * their extremes in float32; integer and bool runs sum and take extremes in typed loops, as
+ * do their column sums and column max/min.  The plain vector loops over memory live in
+ * reduce_kernels.c.  logsumexp of float32/float64
  * takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous run's max and sum
  * of exps in the run's dtype, or those of each column when it reduces an outer dim. */
 #include <math.h>
@@ -45,6 +48,7 @@
 #define BLOCK 256
 #define MAX_CHUNKS 64
 #define COL_BLOCK PTL_RED_COL_BLOCK
+#define IS_LOWP(DT) ((DT) == PTL_DTYPE_FLOAT16 || (DT) == PTL_DTYPE_BFLOAT16)
 
 typedef enum RedKind {
     R_SUM, R_NANSUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_ALL, R_ANY,
@@ -475,10 +479,34 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
 {
     double bd[BLOCK];
     int64_t bi[BLOCK];
+    int contig = st == (int64_t)ptl_dtype_itemsize(pl->dt);
+    int ext = pl->kind == R_MAX || pl->kind == R_MIN;
     if ((pl->kind == R_SUM || pl->kind == R_MEAN) &&
-        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
-        st == (int64_t)ptl_dtype_itemsize(pl->dt)) {
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) && contig) {
         acc->a += ptl_red_sum_contiguous(pl->dt, p, n);
+        return;
+    }
+    if ((pl->kind == R_SUM || pl->kind == R_MEAN) && IS_LOWP(pl->dt) && contig) {
+        acc->a += ptl_red_sum_lowp(pl->dt, p, n);   /* Note [Half-precision sums] */
+        return;
+    }
+    if ((pl->kind == R_SUM || pl->kind == R_NANSUM) && pl->use_int && contig) {
+        acc->i = (int64_t)((uint64_t)acc->i + (uint64_t)ptl_red_sum_int(pl->dt, p, n));
+        return;
+    }
+    if (pl->kind == R_PROD && contig && pl->use_int) {   /* exact, so in any order */
+        acc->i = (int64_t)((uint64_t)acc->i * (uint64_t)ptl_red_prod_int(pl->dt, p, n));
+        return;
+    }
+    if (ext && n > 0 && contig && (pl->use_int || IS_LOWP(pl->dt))) {
+        if (pl->use_int) {
+            int64_t m = ptl_red_maxmin_int(pl->dt, p, n, pl->kind == R_MAX);
+            acc->i = pl->kind == R_MAX ? (m > acc->i ? m : acc->i) : (m < acc->i ? m : acc->i);
+        }
+        else {
+            double m = ptl_red_maxmin_lowp(pl->dt, p, n, pl->kind == R_MAX);
+            acc->a = pl->kind == R_MAX ? max_nan(acc->a, m) : min_nan(acc->a, m);
+        }
         return;
     }
     if ((pl->kind == R_MAX || pl->kind == R_MIN) &&
@@ -488,30 +516,41 @@ fold_run(const Plan *pl, Acc *acc, const char *p, int64_t st, int64_t n, int64_t
         acc->a = pl->kind == R_MAX ? max_nan(acc->a, m) : min_nan(acc->a, m);
         return;
     }
-    if ((pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) &&
-        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64) &&
-        st == (int64_t)ptl_dtype_itemsize(pl->dt) && n > 0) {
+    if ((pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) && contig && n > 0 &&
+        (pl->dt == PTL_DTYPE_FLOAT32 || pl->dt == PTL_DTYPE_FLOAT64 || IS_LOWP(pl->dt))) {
         /* the run's extreme, then its first position (the first NaN when there is one): the
          * first of equal values wins, as in step_d */
         int is_max = pl->kind == R_ARGMAX;
-        double m = ptl_red_maxmin_contiguous(pl->dt, p, n, is_max);
+        double m = IS_LOWP(pl->dt) ? ptl_red_maxmin_lowp(pl->dt, p, n, is_max)
+                                   : ptl_red_maxmin_contiguous(pl->dt, p, n, is_max);
         if (acc->idx < 0 || beats(is_max, m, acc->a)) {
             int64_t k = 0;
-            if (pl->dt == PTL_DTYPE_FLOAT32) {
+            if (IS_LOWP(pl->dt)) {
+                k = ptl_red_find_lowp(pl->dt, p, n, m);
+            }
+            else if (pl->dt == PTL_DTYPE_FLOAT32) {
                 const float *x = (const float *)p;
                 while (k < n - 1 && !((double)x[k] == m || (m != m && x[k] != x[k]))) {
                     k++;
                 }
-                acc->a = x[k];
             }
             else {
                 const double *x = (const double *)p;
                 while (k < n - 1 && !(x[k] == m || (m != m && x[k] != x[k]))) {
                     k++;
                 }
-                acc->a = x[k];
             }
+            acc->a = ptl_load_double(p + k * st, pl->dt);
             acc->idx = idx0 + k;
+        }
+        return;
+    }
+    if ((pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) && contig && n > 0 && pl->use_int) {
+        int is_max = pl->kind == R_ARGMAX;   /* the first of equal values, as in step_i */
+        int64_t m = ptl_red_maxmin_int(pl->dt, p, n, is_max);
+        if (acc->idx < 0 || (is_max ? m > acc->i : m < acc->i)) {
+            acc->i = m;
+            acc->idx = idx0 + ptl_red_find_int(pl->dt, p, n, m);
         }
         return;
     }
@@ -585,14 +624,23 @@ is_sum_runs(const Plan *pl)
 /* reduce_outputs for is_sum_runs plans: the bits of acc_init, fold_run and acc_finish (0 +
  * the run's sum, mean: / R) without kept_ptr's index walk and the dispatch (half of a 7 x 7
  * run's time); evenly tiled kept dims step by one stride, PTL_RED_SUM_RUNS runs a call. */
-static void
-sum_runs(const Plan *pl, int64_t b, int64_t e)
+/* Whether the kept dims tile evenly: output o's first element is then base + o * *step */
+static int
+kept_even(const Plan *pl, int64_t *step)
 {
     int even = 1;
     for (int d = 0; d + 1 < pl->nk; d++) {
         even &= pl->kstride[d] == pl->kstride[d + 1] * pl->ksize[d + 1];
     }
-    int64_t step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
+    *step = pl->nk > 0 ? pl->kstride[pl->nk - 1] : 0;
+    return even;
+}
+
+static void
+sum_runs(const Plan *pl, int64_t b, int64_t e)
+{
+    int64_t step;
+    int even = kept_even(pl, &step);
     double sums[PTL_RED_SUM_RUNS];
     for (int64_t o0 = b, m; o0 < e; o0 += m) {
         m = !even ? 1 : e - o0 < PTL_RED_SUM_RUNS ? e - o0 : PTL_RED_SUM_RUNS;
@@ -619,9 +667,11 @@ reduce_outputs(void *ctx, int64_t b, int64_t e)
         sum_runs(pl, b, e);
         return 0;
     }
+    int64_t step;
+    int even = kept_even(pl, &step);   /* kept_ptr's divisions cost a short run 10-20% */
     for (int64_t o = b; o < e; o++) {
         acc_init(pl, &acc);
-        fold_range(pl, &acc, kept_ptr(pl, o), 0, pl->R);
+        fold_range(pl, &acc, even ? pl->base + o * step : kept_ptr(pl, o), 0, pl->R);
         acc_finish(pl, &acc, o);
     }
     return 0;
@@ -652,154 +702,35 @@ static void
 add_row(const Plan *pl, double *acc, int64_t *iacc, const char *p, int64_t n, int avx2)
 {
     double bd[BLOCK];
-    int64_t bi[BLOCK];
     int64_t isz = (int64_t)ptl_dtype_itemsize(pl->dt);
+    if (pl->use_int) {
+        ptl_red_add_row_int(iacc, pl->dt, p, n);
+        return;
+    }
     if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT64) {
         ptl_red_add_row_f8(acc, (const double *)p, n, avx2);
         return;
     }
     for (int64_t k0 = 0; k0 < n; k0 += BLOCK) {
         int64_t m = n - k0 < BLOCK ? n - k0 : BLOCK;
-        if (pl->use_int) {
-            ptl_block_load_i[pl->dt](p + k0 * isz, isz, m, bi);
-            for (int64_t k = 0; k < m; k++) {
-                iacc[k0 + k] = (int64_t)((uint64_t)iacc[k0 + k] + (uint64_t)bi[k]);
-            }
-        }
-        else {
-            ptl_block_load_d[pl->dt](p + k0 * isz, isz, m, bd);
-            for (int64_t k = 0; k < m; k++) {
-                acc[k0 + k] += pl->kind == R_NANSUM && isnan(bd[k]) ? 0 : bd[k];
-            }
+        ptl_block_load_d[pl->dt](p + k0 * isz, isz, m, bd);
+        for (int64_t k = 0; k < m; k++) {
+            acc[k0 + k] += pl->kind == R_NANSUM && isnan(bd[k]) ? 0 : bd[k];
         }
     }
 }
 
-/* Column reductions of float32/float64 for the kinds other than the sums: max/min,
- * argmax/argmin (max.dim, min.dim), prod and the 1- and 2-norms.  As for the
- * sums, a block of m outputs is folded row after row, reading the input in memory order:
- * val[k] gets the extreme (NaN when the column has one: the NaN itself, which then beats
- * everything, as in step_d) or the sum of |x|^p, at[k] the row of the extreme, the first of
- * equal values; prod multiplies in double in row order, as step_d does, so its bits do not
- * change.  Inlined into a portable and an AVX2 function, so that each vectorizes the
- * row loops for its target. */
-#define DEFINE_COLUMN_FOLD(NAME, T)                                                       \
-    static inline __attribute__((always_inline)) void NAME(const Plan *pl, const char *p, \
-                                                           int64_t m, double *val,        \
-                                                           int64_t *at)                   \
-    {                                                                                     \
-        int64_t rs = pl->rstride[0], R = pl->R;                                           \
-        int is_max = pl->kind == R_MAX || pl->kind == R_ARGMAX;                           \
-        if (pl->kind == R_PROD) {  /* in double, row after row: step_d's order and bits */ \
-            for (int64_t k = 0; k < m; k++) {                                             \
-                val[k] = 1;                                                               \
-            }                                                                             \
-            for (int64_t r = 0; r < R; r++) {                                             \
-                const T *x = (const T *)(p + r * rs);                                     \
-                for (int64_t k = 0; k < m; k++) {                                         \
-                    val[k] *= (double)x[k];                                               \
-                }                                                                         \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        if (pl->kind == R_NORM) {                                                         \
-            int square = pl->p == 2;                                                      \
-            for (int64_t k = 0; k < m; k++) {                                             \
-                val[k] = 0;                                                               \
-            }                                                                             \
-            for (int64_t r = 0; r < R; r++) {                                             \
-                const T *x = (const T *)(p + r * rs);                                     \
-                if (square) {                                                             \
-                    for (int64_t k = 0; k < m; k++) {                                     \
-                        val[k] += (double)x[k] * (double)x[k];                            \
-                    }                                                                     \
-                }                                                                         \
-                else {                                                                    \
-                    for (int64_t k = 0; k < m; k++) {                                     \
-                        val[k] += fabs((double)x[k]);                                     \
-                    }                                                                     \
-                }                                                                         \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        T best[COL_BLOCK];                                                                \
-        const T *x0 = (const T *)p;                                                       \
-        for (int64_t k = 0; k < m; k++) {                                                 \
-            best[k] = x0[k];                                                              \
-        }                                                                                 \
-        if (pl->kind == R_MAX || pl->kind == R_MIN) {                                     \
-            T nan[COL_BLOCK];                                                             \
-            for (int64_t k = 0; k < m; k++) {                                             \
-                nan[k] = x0[k] != x0[k] ? x0[k] : 0;                                      \
-            }                                                                             \
-            for (int64_t r = 1; r < R; r++) {                                             \
-                const T *x = (const T *)(p + r * rs);                                     \
-                if (is_max) {                                                             \
-                    for (int64_t k = 0; k < m; k++) {                                     \
-                        best[k] = x[k] > best[k] ? x[k] : best[k];                        \
-                        nan[k] = x[k] != x[k] ? x[k] : nan[k];                            \
-                    }                                                                     \
-                }                                                                         \
-                else {                                                                    \
-                    for (int64_t k = 0; k < m; k++) {                                     \
-                        best[k] = x[k] < best[k] ? x[k] : best[k];                        \
-                        nan[k] = x[k] != x[k] ? x[k] : nan[k];                            \
-                    }                                                                     \
-                }                                                                         \
-            }                                                                             \
-            for (int64_t k = 0; k < m; k++) {                                             \
-                val[k] = nan[k] != nan[k] ? (double)nan[k] : (double)best[k];             \
-            }                                                                             \
-            return;                                                                       \
-        }                                                                                 \
-        for (int64_t k = 0; k < m; k++) {                                                 \
-            at[k] = 0;                                                                    \
-        }                                                                                 \
-        for (int64_t r = 1; r < R; r++) {                                                 \
-            const T *x = (const T *)(p + r * rs);                                         \
-            for (int64_t k = 0; k < m; k++) {                                             \
-                T v = x[k], b = best[k];                                                  \
-                int take = ((is_max ? v > b : v < b) | (v != v)) & (b == b);              \
-                best[k] = take ? v : b;                                                   \
-                at[k] = take ? r : at[k];                                                 \
-            }                                                                             \
-        }                                                                                 \
-        for (int64_t k = 0; k < m; k++) {                                                 \
-            val[k] = best[k];                                                             \
-        }                                                                                 \
-    }
-
-DEFINE_COLUMN_FOLD(column_fold_f4, float)
-DEFINE_COLUMN_FOLD(column_fold_f8, double)
-
-static void
-column_fold_portable(const Plan *pl, const char *p, int64_t m, double *val, int64_t *at)
-{
-    if (pl->dt == PTL_DTYPE_FLOAT32) {
-        column_fold_f4(pl, p, m, val, at);
-    }
-    else {
-        column_fold_f8(pl, p, m, val, at);
-    }
-}
-
-#ifdef HAVE_AVX2_KERNELS
-__attribute__((target("avx2,fma"))) static void
-column_fold_avx2(const Plan *pl, const char *p, int64_t m, double *val, int64_t *at)
-{
-    if (pl->dt == PTL_DTYPE_FLOAT32) {
-        column_fold_f4(pl, p, m, val, at);
-    }
-    else {
-        column_fold_f8(pl, p, m, val, at);
-    }
-}
-#endif
-
-/* Whether reduce_columns folds kind on dtype dt with column_fold (else it sums). */
+/* Whether reduce_columns folds kind on dtype dt by ptl_red_column_fold, or for max/min of
+ * integers by ptl_red_maxmin_rows_int (else it sums). */
 static int
 column_fold_kind(RedKind kind, PtlDtype dt, double p)
 {
+    if (ptl_dtype_is_integral(dt, 1)) {
+        return kind == R_MAX || kind == R_MIN || kind == R_ARGMAX || kind == R_ARGMIN;
+    }
+    if (IS_LOWP(dt)) {
+        return kind == R_MAX || kind == R_MIN;
+    }
     if (dt != PTL_DTYPE_FLOAT32 && dt != PTL_DTYPE_FLOAT64) {
         return 0;
     }
@@ -812,15 +743,20 @@ column_fold_kind(RedKind kind, PtlDtype dt, double p)
  * summed, folded by column_fold for the kinds of column_fold_kind, or for logsumexp taken
  * by the softmax column kernels (Note [Softmax columns]).  Work unit u = (outer kept index,
  * block of columns). */
+static const PtlRedColOp col_ops[] = {   /* by RedKind; the 2-norm is NORM1 + 1 */
+    [R_MAX] = PTL_RED_COL_MAX, [R_MIN] = PTL_RED_COL_MIN, [R_ARGMAX] = PTL_RED_COL_ARGMAX,
+    [R_ARGMIN] = PTL_RED_COL_ARGMIN, [R_PROD] = PTL_RED_COL_PROD, [R_NORM] = PTL_RED_COL_NORM1};
+
 static int
 reduce_columns(void *ctx, int64_t b, int64_t e)
 {
     const Plan *pl = ctx;
     int64_t cols = pl->ksize[pl->nk - 1], ncb = (cols + pl->cw - 1) / pl->cw;
     double sd[COL_BLOCK], ss[COL_BLOCK];
-    int64_t si[COL_BLOCK];
+    int64_t si[COL_BLOCK], sa[COL_BLOCK];
     int avx2 = ptl_cpu_capability() >= PTL_CPU_AVX2;
     int fold = column_fold_kind(pl->kind, pl->dt, pl->p);
+    int arg = pl->kind == R_ARGMAX || pl->kind == R_ARGMIN;
     Acc acc;
     for (int64_t u = b; u < e; u++) {
         int64_t c0 = (u % ncb) * pl->cw, o0 = (u / ncb) * cols + c0;
@@ -835,22 +771,25 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
             }
             continue;
         }
-        if (fold) {   /* a value (and a row) per column: sd and si */
-#ifdef HAVE_AVX2_KERNELS
-            if (avx2) {
-                column_fold_avx2(pl, p, m, sd, si);
-            }
-            else
-#endif
-            {
-                column_fold_portable(pl, p, m, sd, si);
-            }
+        if (fold && pl->use_int) {   /* the exact extreme in si, its row in sa */
+            ptl_red_maxmin_rows_int(si, arg ? sa : NULL, pl->dt, p, pl->rstride[0], pl->R, m,
+                                    pl->kind == R_MAX || pl->kind == R_ARGMAX);
+        }
+        else if (fold && IS_LOWP(pl->dt)) {
+            ptl_red_maxmin_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m, pl->kind == R_MAX);
+        }
+        else if (fold) {   /* a value (and a row) per column: sd and si */
+            ptl_red_column_fold(pl->dt, col_ops[pl->kind] + (pl->kind == R_NORM && pl->p == 2), p,
+                                pl->rstride[0], pl->R, m, sd, si, avx2);
         }
         else {   /* sums */
             memset(sd, 0, sizeof(double) * (size_t)m);
             memset(si, 0, sizeof(int64_t) * (size_t)m);
             if (pl->kind != R_NANSUM && pl->dt == PTL_DTYPE_FLOAT32) {
                 ptl_red_add_rows_f4(sd, p, pl->rstride[0], pl->R, m, avx2);
+            }
+            else if (pl->kind != R_NANSUM && IS_LOWP(pl->dt)) {
+                ptl_red_add_rows_lowp(sd, pl->dt, p, pl->rstride[0], pl->R, m);
             }
             else {
                 for (int64_t r = 0; r < pl->R; r++) {
@@ -861,10 +800,10 @@ reduce_columns(void *ctx, int64_t b, int64_t e)
         for (int64_t k = 0; k < m; k++) {
             acc_init(pl, &acc);
             acc.a = sd[k];
-            if (pl->kind == R_ARGMAX || pl->kind == R_ARGMIN) {
-                acc.idx = si[k];
+            if (arg) {
+                acc.idx = pl->use_int ? sa[k] : si[k];
             }
-            else if (!fold) {
+            if (!fold || pl->use_int) {
                 acc.i = si[k];
             }
             acc_finish(pl, &acc, o0 + k);

@@ -26,4 +26,39 @@ void ptl_red_add_rows_f4(double *acc, const char *x, int64_t rs, int64_t nrows, 
 /* acc[k] += x[k] (k < n). */
 void ptl_red_add_row_f8(double *acc, const double *x, int64_t n, int avx2);
 
+/* The column folds of float32/float64 other than the sums: a block of m outputs folded row
+ * after row (R rows rs bytes apart) into val (and the row of each extreme into at). */
+typedef enum PtlRedColOp {
+    PTL_RED_COL_MAX, PTL_RED_COL_MIN, PTL_RED_COL_ARGMAX, PTL_RED_COL_ARGMIN, PTL_RED_COL_PROD,
+    PTL_RED_COL_NORM1, PTL_RED_COL_NORM2,
+} PtlRedColOp;
+void ptl_red_column_fold(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs, int64_t R,
+                         int64_t m, double *val, int64_t *at, int avx2);
+
+/* float16 / bfloat16 (dt) runs, Note [Half-precision sums]: the sum of the contiguous run
+ * p[0..n), its maximum (is_max) or minimum (NaN when it holds one; n > 0), and acc[k] += the
+ * sum of the nrows rows x, x + rs, ... (k < n <= PTL_RED_COL_BLOCK) */
+double ptl_red_sum_lowp(PtlDtype dt, const char *p, int64_t n);
+double ptl_red_maxmin_lowp(PtlDtype dt, const char *p, int64_t n, int is_max);
+/* val[k] = the extreme of column k of the R rows p, p + rs, ... (NaN when it holds one) */
+void ptl_red_maxmin_rows_lowp(double *val, PtlDtype dt, const char *p, int64_t rs, int64_t R,
+                              int64_t n, int is_max);
+/* The first k with p[k] == v (or NaN, v NaN) of the run, n - 1 when there is none */
+int64_t ptl_red_find_lowp(PtlDtype dt, const char *p, int64_t n, double v);
+void ptl_red_add_rows_lowp(double *acc, PtlDtype dt, const char *x, int64_t rs, int64_t nrows,
+                           int64_t n);
+
+/* Integer and bool (dt) runs, exact: the wrapping int64 sum and product of the contiguous run
+ * p[0..n), its maximum (is_max) or minimum (n > 0), acc[k] += p[k] (k < n), and best[k] =
+ * the extreme of column k of the R rows p, p + rs, ... (R > 0, k < n <= PTL_RED_COL_BLOCK),
+ * at[k] its first row where at is not NULL */
+int64_t ptl_red_sum_int(PtlDtype dt, const char *p, int64_t n);
+int64_t ptl_red_prod_int(PtlDtype dt, const char *p, int64_t n);
+int64_t ptl_red_maxmin_int(PtlDtype dt, const char *p, int64_t n, int is_max);
+/* The first k with p[k] == v, n - 1 when there is none */
+int64_t ptl_red_find_int(PtlDtype dt, const char *p, int64_t n, int64_t v);
+void ptl_red_add_row_int(int64_t *acc, PtlDtype dt, const char *p, int64_t n);
+void ptl_red_maxmin_rows_int(int64_t *best, int64_t *at, PtlDtype dt, const char *p, int64_t rs,
+                             int64_t R, int64_t n, int is_max);
+
 #endif

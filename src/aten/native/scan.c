@@ -145,6 +145,14 @@ typedef struct TileJob {
                 }                                                                         \
             }                                                                             \
         }                                                                                 \
+        if (gst != 1 && g == 1) {  /* one line: one chain, without the tile's lanes */   \
+            ACC r1 = is_prod ? 1 : 0;                                                     \
+            for (int64_t k = 0; k < len; k++) {                                           \
+                r1 = is_prod ? r1 * (ACC)x[k] : r1 + (ACC)x[k];                           \
+                y[k] = (T)r1;                                                             \
+            }                                                                             \
+            return;                                                                       \
+        }                                                                                 \
         /* lines len apart: a constant count of chains, so that they stay in registers */ \
         ACC r[TILE_LINES];                                                                \
         for (int i = 0; i < TILE_LINES; i++) {                                            \
@@ -160,6 +168,57 @@ typedef struct TileJob {
             }                                                                             \
         }                                                                                 \
     }
+/* float16 / bfloat16 tiles: each step's g values converted to float32 by the cast loops
+ * (F16C, Note [Half-precision conversions]), added in double and rounded to float32 and then
+ * to the dtype, as block_load's stores do, so the bits are scan_lines' too; lines len apart
+ * go one at a time, SCAN_BLOCK values a conversion. */
+static void
+scan_tile_lowp(PtlDtype dt, const char *x, char *y, int64_t len, int64_t kst, int64_t gst,
+               int64_t g, int is_prod)
+{
+    PtlLoop to_f = ptl_cast_loop(PTL_DTYPE_FLOAT32, dt);
+    PtlLoop from_f = ptl_cast_loop(dt, PTL_DTYPE_FLOAT32);
+    int64_t st_to[2] = {sizeof(float), 2}, st_from[2] = {2, sizeof(float)};
+    float buf[TILE_COLS > SCAN_BLOCK ? TILE_COLS : SCAN_BLOCK];
+    double acc[TILE_COLS];
+    for (int64_t i = 0; i < g; i++) {
+        acc[i] = is_prod ? 1 : 0;
+    }
+    /* gst = 1: one pass, a step is a row of g values, value t into acc[t]; else line l in
+     * blocks of m values, all into acc[l] */
+    for (int64_t l = 0; l < (gst == 1 ? 1 : g); l++) {
+        int64_t steps = gst == 1 ? len : (len + SCAN_BLOCK - 1) / SCAN_BLOCK;
+        double *chain = gst == 1 ? acc : acc + l;
+        for (int64_t k = 0; k < steps; k++) {
+            int64_t off = gst == 1 ? k * kst : l * gst + k * SCAN_BLOCK;
+            int64_t m = gst == 1 ? g : (len - k * SCAN_BLOCK < SCAN_BLOCK ? len - k * SCAN_BLOCK
+                                                                            : SCAN_BLOCK);
+            char *d[2] = {(char *)buf, (char *)x + off * 2};
+            to_f(d, st_to, m, NULL);
+            if (gst == 1) {
+                for (int64_t t = 0; t < m; t++) {
+                    chain[t] = is_prod ? chain[t] * (double)buf[t] : chain[t] + (double)buf[t];
+                    buf[t] = (float)chain[t];
+                }
+            }
+            else {
+                double a = *chain;
+                for (int64_t t = 0; t < m && is_prod; t++) {
+                    a *= (double)buf[t];
+                    buf[t] = (float)a;
+                }
+                for (int64_t t = 0; t < m && !is_prod; t++) {
+                    a += (double)buf[t];
+                    buf[t] = (float)a;
+                }
+                *chain = a;
+            }
+            char *df[2] = {y + off * 2, (char *)buf};
+            from_f(df, st_from, m, NULL);
+        }
+    }
+}
+
 DEFINE_SCAN_TILE(float, double, f4)
 DEFINE_SCAN_TILE(double, double, f8)
 DEFINE_SCAN_TILE(int64_t, uint64_t, i8)
@@ -194,6 +253,10 @@ scan_tiles(void *ctx, int64_t b, int64_t e)
             break;
         case PTL_DTYPE_FLOAT64:
             scan_tile_f8((const double *)x, (double *)y, job->len, kst, gst, g, job->is_prod);
+            break;
+        case PTL_DTYPE_FLOAT16:
+        case PTL_DTYPE_BFLOAT16:
+            scan_tile_lowp(job->dt, x, y, job->len, kst, gst, g, job->is_prod);
             break;
         default:
             scan_tile_i8((const int64_t *)x, (int64_t *)y, job->len, kst, gst, g, job->is_prod);
@@ -241,7 +304,8 @@ scan_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
         }
     }
     else if (self->numel > 0 && ptl_tensor_is_contiguous(src) &&
-        (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64 || dt == PTL_DTYPE_INT64)) {
+        (dt == PTL_DTYPE_FLOAT32 || dt == PTL_DTYPE_FLOAT64 || dt == PTL_DTYPE_INT64 ||
+         dt == PTL_DTYPE_FLOAT16 || dt == PTL_DTYPE_BFLOAT16)) {
         /* Note [Scan tiles] */
         TileJob tj = {ptl_tensor_data(src), ptl_tensor_data(out), dt, 1, len, 1, 1, job.is_prod};
         for (int i = 0; i < self->dim; i++) {
