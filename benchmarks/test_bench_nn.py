@@ -274,7 +274,10 @@ def test_results_agree():
         outs = [L.nn.functional.conv2d(
             *[L.tensor(a).contiguous(memory_format=L.channels_last) for a in args],
             L.tensor(randn((cout,), 2)), padding=pad).numpy() for L in (ptl, torch)]
-        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-4, atol=1e-4)
+        # 32 -> 64 takes Winograd, whose float32 error is held to 1e-4 of the sum of the
+        # terms' magnitudes (tests/aten/test_conv_winograd.py), not of the result
+        mag = torch.nn.functional.conv2d(*[torch.tensor(np.abs(a)) for a in args], padding=pad)
+        assert np.all(np.abs(outs[0] - outs[1]) <= 1e-4 * mag.numpy() + 1e-5)
     for shape in RESNET_CONVS:
         ours = ptl.ops.aten.convolution_backward(*conv_backward_args(ptl, *shape))
         ref = torch.ops.aten.convolution_backward(*conv_backward_args(torch, *shape))
