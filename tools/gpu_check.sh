@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # gpu_check.sh -- the GPU check in one command (issue 15 part 7): on a machine with a CUDA
-# GPU and nvcc, builds the CUDA flavour, runs tests/cuda, the CUDA build checks and the GPU
-# benchmarks, and prints one table (step, result, seconds).  Exits non-zero when a step
-# fails.  Budget: under 8 minutes on an H200 (each step has its own timeout).
+# GPU and nvcc, builds the CUDA flavour, runs tests/cuda, the CUDA build checks, the GPU
+# benchmarks and the CPU suite's tests that mention CUDA, and prints one table (step,
+# result, seconds).  Exits non-zero when a step fails.  Budget: under 8 minutes on an H200
+# (each step has its own timeout).
 #
 #   tools/gpu_check.sh              # from the repository root
 #   PYTHON=/path/to/python tools/gpu_check.sh
+#
+# The CUDA tests run under pytest-xdist when it is installed (one worker per two cores, at
+# most 8), each test under pytest-timeout's thread method when that is installed, so a test
+# that faults or hangs loses its worker, not the run.  GPU_CHECK_LOGS=DIR keeps the steps'
+# logs there as gpu_check_logs.tar.gz, renewed after every step.
 #
 # Without a GPU the device step fails and the CUDA steps report "skipped" with pytest's
 # reason, so the script runs (and says why it failed) on any machine; with one,
@@ -37,6 +43,14 @@ step() {
     fi
     [ "$rc" -ne 0 ] && status=1
     rows+=("$(printf '%-22s | %-58s | %5ss' "$name" "${summary:0:58}" "$((end - start))")")
+    save_logs
+}
+
+# the logs so far into $GPU_CHECK_LOGS, after every step: a run cut short keeps its logs
+save_logs() {
+    if [ -n "${GPU_CHECK_LOGS:-}" ]; then
+        mkdir -p "$GPU_CHECK_LOGS" && tar -czf "$GPU_CHECK_LOGS/gpu_check_logs.tar.gz" -C "$LOG" .
+    fi
 }
 
 step device 20 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -46,14 +60,27 @@ if [ "$status" -eq 0 ]; then
     gpu=$(head -1 "$LOG/device.log" | cut -c1-58)
     rows[0]="$(printf '%-22s | %-58s | %5ss' device "$gpu" 0)"
 fi
-PYTEST=("$PY" -m pytest -q -rs -p no:cacheprovider -o addopts="")
-step build 240 env PTL_CUDA=1 "$PY" setup.py build_ext --inplace
+PYTEST=("$PY" -m pytest -q -rfEs -p no:cacheprovider -o addopts="")
+CUDA_TESTS=("${PYTEST[@]}")
+if "$PY" -c "import xdist" 2>/dev/null; then
+    workers=$(( $(nproc) / 2 ))
+    CUDA_TESTS+=(-n "$(( workers > 8 ? 8 : (workers < 1 ? 1 : workers) ))")
+fi
+if "$PY" -c "import pytest_timeout" 2>/dev/null; then
+    CUDA_TESTS+=(--timeout 90 --timeout-method thread)
+fi
+step build 300 env PTL_CUDA=1 "$PY" setup.py build_ext --inplace
 step cuda-build-checks 120 "${PYTEST[@]}" tests/source/test_cuda_build.py
-step tests-cuda 120 "${PYTEST[@]}" tests/cuda
+step tests-cuda 300 "${CUDA_TESTS[@]}" tests/cuda
 step allocator-fake 120 "${PYTEST[@]}" tests/c10/test_caching_allocator.py \
     tests/c10/test_host_allocator.py
-step benchmarks-cuda 120 "${PYTEST[@]}" benchmarks/test_bench_cuda.py --benchmark-enable \
-    --benchmark-min-time=0.05
+step benchmarks-cuda 240 "${PYTEST[@]}" benchmarks/test_bench_cuda.py --benchmark-enable \
+    --benchmark-min-time=0.05 --benchmark-max-time=0.25
+
+# the CPU suite's files that mention CUDA, now with a device present (is_available() is True
+# there: what those tests assume without one must hold with one too)
+mapfile -t aware < <(grep -rl cuda tests --include='test_*.py' | grep -v '^tests/cuda/' | sort)
+step tests-cuda-aware 180 "${CUDA_TESTS[@]}" "${aware[@]}"
 
 printf '%s\n' "$(printf '%.0s-' {1..92})"
 printf '%-22s | %-58s | %6s\n' step result time

@@ -2,8 +2,14 @@
 their tests skip with the reason, and with PTL_REQUIRE_GPU=1 (tools/gpu_check.sh on a GPU
 machine) not seeing the device fails each test instead.  A module takes both with
     from device_required import NO_DEVICE, pytestmark, require_device  # noqa: F401
-(pytest reads the module's pytestmark and runs the imported autouse fixture)."""
+(pytest reads the module's pytestmark and runs the imported autouse fixture).
+
+After each test on a device the fixture synchronises: a kernel that faulted leaves the CUDA
+context broken for the rest of the process, so the process ends there, naming the test, rather
+than failing every later test for it (under pytest-xdist, as tools/gpu_check.sh runs it, the
+worker is replaced and the run goes on)."""
 import os
+import sys
 
 import pytest
 
@@ -17,6 +23,13 @@ pytestmark = pytest.mark.skipif(NO_DEVICE is not None and not REQUIRE_GPU,
 
 
 @pytest.fixture(autouse=True)
-def require_device():
+def require_device(request):
     if NO_DEVICE is not None:
         pytest.fail(f"PTL_REQUIRE_GPU=1 but no CUDA device: {NO_DEVICE}")
+    yield
+    try:
+        ptl.cuda.synchronize()
+    except RuntimeError as e:
+        sys.stderr.write(f"\n{request.node.nodeid} left the CUDA context broken: {e}\n")
+        sys.stderr.flush()
+        os._exit(70)
