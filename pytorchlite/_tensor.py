@@ -476,6 +476,9 @@ class Tensor(_C.TensorBase):
         if self._sparse_info() is not None:
             raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() "
                             "first.")
+        if self.device.type == "cuda":
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
         if self.dtype == _C.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
         return np.asarray(memoryview(self))

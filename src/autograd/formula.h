@@ -85,7 +85,7 @@ call_multi(PtlOpId id, int k, const PtlIValue *given, int nret, PtlTensorImpl **
     return 0;
 }
 
-/* The gradient g (borrowed) reduced to input i's shape and dtype (new ref). */
+/* The gradient g (borrowed) reduced to input i's shape, dtype and device (new ref). */
 static inline PtlTensorImpl *
 finish(PtlNode *n, int i, PtlTensorImpl *g)
 {
@@ -122,9 +122,10 @@ finish(PtlNode *n, int i, PtlTensorImpl *g)
             return NULL;
         }
     }
-    if (r->dtype != m->dtype) {
-        PtlIValue c[2] = {ptl_iv_tensor(r), ptl_iv_dtype(m->dtype)};
-        PtlTensorImpl *cast = callv(PTL_OP__to_copy, 2, c);
+    if (r->dtype != m->dtype || !ptl_device_equal(r->device, m->device)) {
+        /* a cast's or a move's gradient goes back to the input's dtype and device
+         * (derivatives.yaml's _to_copy_backward(grad, self.options())) */
+        PtlTensorImpl *cast = ptl_to_copy(r, m->dtype, &m->device);
         ptl_decref(r);
         r = cast;
     }

@@ -60,8 +60,10 @@ ptl_storage_new(size_t nbytes, PtlDevice device)
     if (a == NULL || (s = storage_alloc_header(0)) == NULL) {
         return NULL;
     }
-    s->data = a->alloc(a->ctx, nbytes);
-    if (s->data == NULL) {
+    /* no block for no bytes: a device allocator returns NULL for 0, as cudaMalloc does, and a
+     * size-0 device tensor's data_ptr() is 0 as in PyTorch */
+    s->data = nbytes == 0 ? NULL : a->alloc(a->ctx, nbytes);
+    if (s->data == NULL && nbytes > 0) {
         ptl_debug_count(PTL_COUNT_STORAGE, -1);
         free(s);
         return NULL;
@@ -115,7 +117,7 @@ storage_realloc(PtlStorage *s, size_t nbytes)
     if (keep > 0) {
         memcpy(p, s->data, keep);
     }
-    if (s->alloc != NULL) {
+    if (s->alloc != NULL && s->data != NULL) {
         s->alloc->free(s->alloc->ctx, s->data, s->capacity);
     }
     s->data = p;
@@ -254,7 +256,7 @@ ptl_storage_decref(PtlStorage *s)
     if (s->deleter != NULL) {
         s->deleter(s->deleter_ctx, s->data);
     }
-    else if (s->alloc != NULL) {
+    else if (s->alloc != NULL && s->data != NULL) {
         s->alloc->free(s->alloc->ctx, s->data, s->capacity);
     }
     ptl_debug_count(PTL_COUNT_STORAGE, -1);

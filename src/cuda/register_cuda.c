@@ -1050,6 +1050,8 @@ static const int shared_with_cpu[] = {
     PTL_OP_ge_Tensor, PTL_OP_ge__Tensor, PTL_OP_ge_out, PTL_OP_logical_and, PTL_OP_logical_and_,
     PTL_OP_logical_and_out, PTL_OP_logical_or, PTL_OP_logical_or_, PTL_OP_logical_or_out,
     PTL_OP_logical_xor, PTL_OP_logical_xor_, PTL_OP_logical_xor_out,
+    /* equal: eq on the device, reduced there by all, one bool read back (compare.c) */
+    PTL_OP_equal,
     /* shape.c's movers: device_index.h's shape hook (the same Note) */
     PTL_OP_flip, PTL_OP_roll, PTL_OP_rot90, PTL_OP_repeat, PTL_OP_tril, PTL_OP_tril_,
     PTL_OP_triu, PTL_OP_triu_,

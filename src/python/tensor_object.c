@@ -265,20 +265,35 @@ meta_has_no_data(const char *what)
     return -1;
 }
 
-static int
-check_cpu(PtlTensorImpl *t, const char *what)
+/* t's values where the host can read them, for item(), tolist(), int(), float(), bool() and
+ * index(): t itself (a new reference) on the CPU; a CUDA tensor's copy to the host, as
+ * PyTorch's item() and tolist() copy and wait for the device (never recorded by autograd);
+ * PyTorch's error for any other device, NULL. */
+static PtlTensorImpl *
+host_values(PtlTensorImpl *t, const char *what)
 {
+    if (t->device.type == PTL_DEVICE_CPU) {
+        ptl_incref(t);
+        return t;
+    }
     if (t->device.type == PTL_DEVICE_META) {
-        return meta_has_no_data(what);
+        meta_has_no_data(what);
+        return NULL;
     }
-    if (t->device.type != PTL_DEVICE_CPU) {
-        PyErr_Format(PyExc_TypeError,
-                     "can't convert %s:%d device type tensor to %s. Use Tensor.cpu() to copy the "
-                     "tensor to host memory first.",
-                     ptl_device_type_name(t->device.type), t->device.index, what);
-        return -1;
+    if (t->device.type == PTL_DEVICE_CUDA) {
+        PtlDevice cpu = {PTL_DEVICE_CPU, -1};
+        PtlLocalState *tls = ptl_tls();
+        int grad_was = tls->grad_enabled;
+        tls->grad_enabled = 0;
+        PtlTensorImpl *host = ptl_to_copy(t, PTL_DTYPE_UNDEFINED, &cpu);
+        tls->grad_enabled = grad_was;
+        return host ? host : (ptlpy_raise(), NULL);
     }
-    return 0;
+    PyErr_Format(PyExc_TypeError,
+                 "can't convert %s:%d device type tensor to %s. Use Tensor.cpu() to copy the "
+                 "tensor to host memory first.",
+                 ptl_device_type_name(t->device.type), t->device.index, what);
+    return NULL;
 }
 
 /* A sparse tensor has no elements in memory to read (Note [Sparse tensors]): PyTorch's
@@ -297,10 +312,13 @@ check_strided(PtlTensorImpl *t)
 PyObject *
 ptlpy_tolist(PtlTensorImpl *t)
 {
-    if (check_strided(t) < 0 || check_cpu(t, "a Python list") < 0) {
+    PtlTensorImpl *host;
+    if (check_strided(t) < 0 || (host = host_values(t, "a Python list")) == NULL) {
         return NULL;
     }
-    return tolist_rec(t, 0, ptl_tensor_data(t));
+    PyObject *list = tolist_rec(host, 0, ptl_tensor_data(host));
+    ptl_decref(host);
+    return list;
 }
 
 static PyObject *
@@ -323,11 +341,14 @@ tensor_item(PyObject *self, PyObject *unused)
                      (long long)t->numel);
         return NULL;
     }
-    if (check_strided(t) < 0 || check_cpu(t, "a Python scalar") < 0 ||
-        ptlpy_tracer_python_value("number") < 0) {
+    PtlTensorImpl *host;
+    if (check_strided(t) < 0 || ptlpy_tracer_python_value("number") < 0 ||
+        (host = host_values(t, "a Python scalar")) == NULL) {
         return NULL;
     }
-    return ptlpy_scalar_to_py(ptl_tensor_data(t), t->dtype);
+    PyObject *v = ptlpy_scalar_to_py(ptl_tensor_data(host), host->dtype);
+    ptl_decref(host);
+    return v;
 }
 
 /* ---- properties ---- */
@@ -762,9 +783,11 @@ nb_pos(PyObject *a)
     return a;
 }
 
-/* int(t), float(t): ValueError; bool(t): RuntimeError with `what` (PyTorch's wording). */
-static int
-check_one_element(PtlTensorImpl *t, const char *what)
+/* int(t), float(t): ValueError; bool(t): RuntimeError with `what` (PyTorch's wording).  Then
+ * the tracer's check (`kind` of Python value) and t's values where the host reads them (a
+ * new reference, host_values), or NULL with the error set. */
+static PtlTensorImpl *
+one_element(PtlTensorImpl *t, const char *what, const char *kind)
 {
     if (t->numel != 1) {
         if (what != NULL) {
@@ -774,54 +797,61 @@ check_one_element(PtlTensorImpl *t, const char *what)
             PyErr_SetString(PyExc_ValueError,
                             "only one element tensors can be converted to Python scalars");
         }
-        return -1;
+        return NULL;
     }
-    return check_strided(t) < 0 ? -1 : check_cpu(t, "a Python scalar");
+    if (check_strided(t) < 0 || ptlpy_tracer_python_value(kind) < 0) {
+        return NULL;
+    }
+    return host_values(t, "a Python scalar");
 }
 
 static int
 nb_bool(PyObject *a)
 {
     PtlTensorImpl *t = PTLPY_IMPL(a);
-    if (check_one_element(t, t->numel == 0
-                                 ? "Boolean value of Tensor with no values is ambiguous"
-                                 : "Boolean value of Tensor with more than one value is "
-                                   "ambiguous") < 0) {
+    PtlTensorImpl *host = one_element(t, t->numel == 0
+                                             ? "Boolean value of Tensor with no values is ambiguous"
+                                             : "Boolean value of Tensor with more than one value "
+                                               "is ambiguous",
+                                      "boolean");
+    if (host == NULL) {
         return -1;
     }
-    if (ptlpy_tracer_python_value("boolean") < 0) {
-        return -1;
-    }
-    return ptl_item_double(t) != 0.0;
+    int truth = ptl_item_double(host) != 0.0;
+    ptl_decref(host);
+    return truth;
 }
 
 static PyObject *
 nb_int(PyObject *a)
 {
-    PtlTensorImpl *t = PTLPY_IMPL(a);
-    if (check_one_element(t, NULL) < 0 || ptlpy_tracer_python_value("integer") < 0) {
+    PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "integer");
+    if (host == NULL) {
         return NULL;
     }
-    if (ptl_dtype_is_floating(t->dtype)) {
-        PyObject *f = PyFloat_FromDouble(ptl_item_double(t));
-        if (f == NULL) {
-            return NULL;
-        }
-        PyObject *r = PyNumber_Long(f);
-        Py_DECREF(f);
-        return r;
+    PyObject *r;
+    if (ptl_dtype_is_floating(host->dtype)) {
+        PyObject *f = PyFloat_FromDouble(ptl_item_double(host));
+        r = f ? PyNumber_Long(f) : NULL;
+        Py_XDECREF(f);
     }
-    return PyLong_FromLongLong(ptl_item_int(t));
+    else {
+        r = PyLong_FromLongLong(ptl_item_int(host));
+    }
+    ptl_decref(host);
+    return r;
 }
 
 static PyObject *
 nb_float(PyObject *a)
 {
-    PtlTensorImpl *t = PTLPY_IMPL(a);
-    if (check_one_element(t, NULL) < 0 || ptlpy_tracer_python_value("float") < 0) {
+    PtlTensorImpl *host = one_element(PTLPY_IMPL(a), NULL, "float");
+    if (host == NULL) {
         return NULL;
     }
-    return PyFloat_FromDouble(ptl_item_double(t));
+    PyObject *r = PyFloat_FromDouble(ptl_item_double(host));
+    ptl_decref(host);
+    return r;
 }
 
 static PyObject *
@@ -833,11 +863,14 @@ nb_index(PyObject *a)
                         "only integer tensors of a single element can be converted to an index");
         return NULL;
     }
-    if (check_strided(t) < 0 || check_cpu(t, "a Python scalar") < 0 ||
-        ptlpy_tracer_python_value("integer") < 0) {
+    PtlTensorImpl *host;
+    if (check_strided(t) < 0 || ptlpy_tracer_python_value("integer") < 0 ||
+        (host = host_values(t, "a Python scalar")) == NULL) {
         return NULL;
     }
-    return PyLong_FromLongLong(ptl_item_int(t));
+    PyObject *r = PyLong_FromLongLong(ptl_item_int(host));
+    ptl_decref(host);
+    return r;
 }
 
 static PyNumberMethods tensor_as_number = {

@@ -221,10 +221,24 @@ isclose_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
 
 /* ---- allclose, equal: one bool ---- */
 
-/* Whether every element of the bool tensor t is true; -1 on error. */
+/* Whether every element of the bool tensor t is true; -1 on error.  A device tensor is
+ * reduced there by aten::all and its one value read on the host. */
 static int
 all_true(PtlTensorImpl *t)
 {
+    if (t->device.type != PTL_DEVICE_CPU) {
+        PtlDevice cpu = {PTL_DEVICE_CPU, -1};
+        PtlIValue a[1] = {ptl_iv_tensor(t)};
+        PtlTensorImpl *all = ptl_call_tensor(PTL_OP_all, a);
+        PtlTensorImpl *host = all ? ptl_to_copy(all, PTL_DTYPE_UNDEFINED, &cpu) : NULL;
+        ptl_xdecref(all);
+        if (host == NULL) {
+            return -1;
+        }
+        int truth = *(const uint8_t *)ptl_tensor_data(host) != 0;
+        ptl_decref(host);
+        return truth;
+    }
     PtlTensorImpl *c = ptl_contiguous(t);
     if (c == NULL) {
         return -1;

@@ -1412,8 +1412,10 @@ static const PtlKernelReg shape_cpu_kernels[] = {
     {PTL_OP_triu, PTL_KEY_CPU, triangle_cpu},
     {PTL_OP_triu_, PTL_KEY_CPU, triangle_cpu},
     {PTL_OP_diagonal, PTL_KEY_CPU, diagonal_cpu},
+    {PTL_OP_diagonal, PTL_KEY_CUDA, diagonal_cpu},   /* views: no data touched */
     {PTL_OP_diag_embed, PTL_KEY_CPU, diag_embed_cpu},
     {PTL_OP_unfold, PTL_KEY_CPU, unfold_cpu},
+    {PTL_OP_unfold, PTL_KEY_CUDA, unfold_cpu},
     {PTL_OP_unfold_backward, PTL_KEY_CPU, unfold_backward_cpu},
     {PTL_OP_trace, PTL_KEY_CPU, trace_cpu},
     {PTL_OP_linalg_cross, PTL_KEY_CPU, linalg_cross_cpu},
