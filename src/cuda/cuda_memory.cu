@@ -59,7 +59,13 @@ static int
 device_malloc(void *ctx, size_t nbytes, void **ptr)
 {
     int previous = enter_device(device_of(ctx));
+    // A graph's private pool grows while a stream is captured, and cudaMalloc is one of the
+    // calls a "global" capture forbids: this thread allocates in relaxed mode, as PyTorch's
+    // allocator does, and nothing of the allocation enters the graph.
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
     cudaError_t err = cudaMalloc(ptr, nbytes);
+    cudaThreadExchangeStreamCaptureMode(&mode);
     leave_device(previous);
     if (err == cudaErrorMemoryAllocation) {
         cudaGetLastError();
