@@ -540,6 +540,25 @@ iter_check_overlap(const PtlIterConfig *cfg)
     return 0;
 }
 
+int
+ptl_check_no_overlap(const PtlTensorImpl *written, const PtlTensorImpl *read)
+{
+    int64_t wb, we, rb, re;
+    if (written->numel == 0 || read->numel == 0 || written->device.type == PTL_DEVICE_META ||
+        read->storage->data != written->storage->data) {
+        return 0;
+    }
+    if (written != read &&
+        (!iter_dense_range(written, &wb, &we) || !iter_dense_range(read, &rb, &re) ||
+         rb >= we || wb >= re)) {
+        return 0;
+    }
+    return ptl_error_set(PTL_ERR_RUNTIME,
+                         "unsupported operation: some elements of the input tensor and the "
+                         "written-to tensor refer to a single memory location. Please clone() "
+                         "the tensor before performing the operation.");
+}
+
 /* The steps of Note [TensorIterator], in PyTorch's order of checks. */
 int
 ptl_iter_build(PtlTensorIter *it, const PtlIterConfig *cfg)

@@ -72,6 +72,11 @@ typedef struct PtlTensorIter {
 
 /* The result type of a set of operands, PyTorch's torch.result_type rules. */
 PtlDtype ptl_result_type(PtlTensorImpl *const *ts, int n);
+/* PyTorch's assert_no_overlap, for the ops that write one tensor while reading another
+ * outside TensorIterator (index_put_, index_add_, scatter_, ...): -1 with its error when read
+ * is written itself or, both dense, shares a byte with it (Note [Overlapping output]); 0
+ * otherwise, for layouts too hard to decide as well. */
+int ptl_check_no_overlap(const PtlTensorImpl *written, const PtlTensorImpl *read);
 /* Broadcasts shapes a and b; 0 or -1 with PyTorch's RuntimeError. */
 int ptl_broadcast_shapes(int na, const int64_t *a, int nb, const int64_t *b, int *nout,
                          int64_t *out);

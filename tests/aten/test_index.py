@@ -555,6 +555,59 @@ def test_masked_broadcasting_and_inplace():
     assert_close(y, exp)
 
 
+OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+           "refer to a single memory location. Please clone() the tensor before performing the "
+           "operation.")
+
+
+def test_in_place_index_writes_refuse_a_source_that_overlaps_the_target():
+    """PyTorch's assert_no_overlap: the answer would depend on the order of the writes."""
+    x = ptl.ones(8, 4)
+    n = ptl.zeros(8, dtype=ptl.int64)
+    i = ptl.tensor([1, 2, 1])
+    writes = [lambda: x.index_put_((i,), x[:3], accumulate=True),
+              lambda: x.index_put_((i,), x[:3]),
+              lambda: x.index_put_((i,), x),
+              lambda: x.index_copy_(0, i, x[:3]),
+              lambda: x.index_add_(0, i, x[5:8]),
+              lambda: x.scatter_(0, ptl.zeros(2, 4, dtype=ptl.int64), x[:2]),
+              lambda: x.scatter_add_(0, ptl.zeros(2, 4, dtype=ptl.int64), x[6:]),
+              lambda: n.index_fill_(0, n[:2], 5),
+              lambda: n.index_put_((n,), ptl.tensor(5))]
+    for write in writes:
+        with pytest.raises(RuntimeError, match=re.escape(OVERLAP)):
+            write()
+    assert (x == 1).all() and (n == 0).all()
+    # disjoint parts of one storage, the functional forms and a copied source are fine
+    top, bottom = x[:4], x[4:]
+    top.index_add_(0, ptl.tensor([0, 0, 3]), bottom[:3])
+    assert_close(top.sum(1), np.array([12.0, 4.0, 4.0, 8.0]))
+    assert_close(x.index_put((i,), x[:3], accumulate=True)[1], np.array([5.0, 5.0, 5.0, 5.0]))
+    y = ptl.ones(3, 2)
+    y.index_put_((ptl.tensor([0, 2]),), y[1].clone())
+    assert_close(y, np.ones((3, 2)))
+    b = ptl.tensor([True, False, True])   # a mask may be self: it becomes indices first
+    b[b] = False
+    assert b.tolist() == [False, False, False]
+
+
+def test_a_mask_that_does_not_broadcast_names_the_clashing_dimension():
+    """PyTorch's messages: the first clash from the right, the mask's size first except in
+    masked_fill_ (self's first)."""
+    x = ptl.zeros(6, 7, 5).transpose(0, 2)[:, ::2]   # [5, 4, 6]
+    m = ptl.zeros(7, 1, dtype=ptl.bool)
+    mask_first = ("The size of tensor a (7) must match the size of tensor b (4) at "
+                  "non-singleton dimension 1")
+    for call in (lambda: x.masked_fill(m, 3), lambda: x.masked_fill(m, ptl.tensor(3.0)),
+                 lambda: ptl.masked_select(x, m), lambda: x.masked_scatter(m, ptl.zeros(120))):
+        with pytest.raises(RuntimeError, match=re.escape(mask_first)):
+            call()
+    with pytest.raises(RuntimeError, match=re.escape(
+            "The size of tensor a (4) must match the size of tensor b (7) at non-singleton "
+            "dimension 1")):
+        x.masked_fill_(m, 3)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("shape", [s for s in SHAPES if np.prod(s) > 0])
 @pytest.mark.parametrize("layout", LAYOUTS)

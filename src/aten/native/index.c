@@ -56,6 +56,17 @@ broadcast_into(int *bdim, int64_t *bshape, int dim, const int64_t *sizes)
     return 0;
 }
 
+/* For a and b whose shapes clash (broadcast_into failed): -1 with PyTorch's error, which
+ * names the first clashing dimension from the right, a's size then b's (ATen's infer_size). */
+static int
+broadcast_error(const PtlTensorImpl *a, const PtlTensorImpl *b)
+{
+    int nd;
+    int64_t shape[PTL_MAX_DIMS];
+    ptl_broadcast_shapes(a->dim, a->sizes, b->dim, b->sizes, &nd, shape);
+    return -1;
+}
+
 /* ---- nonzero ---- */
 
 /* Note [Mask rows]
@@ -776,7 +787,16 @@ index_put_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                              ptl_dtype_legacy_name(self->dtype),
                              ptl_dtype_legacy_name(values->dtype));
     }
-    if ((out = target_of(op, self)) == NULL) {
+    /* an integer index that shares self's bytes is refused as PyTorch does; a mask becomes
+     * integer indices before anything is written (PyTorch sends it to masked_fill_) */
+    for (int k = 0; op->schema.inplace && k < s[1].u.tl.n; k++) {
+        const PtlTensorImpl *ix = s[1].u.tl.data[k];
+        if (ix != NULL && ix->dtype != PTL_DTYPE_BOOL && ix->dtype != PTL_DTYPE_UINT8 &&
+            ptl_check_no_overlap(self, ix) < 0) {
+            return -1;
+        }
+    }
+    if ((out = target_reading(op, self, values, NULL)) == NULL) {
         return -1;
     }
     if (adv_build(&ai, out, s[1].u.tl.data, s[1].u.tl.n, FL_INDEX) < 0) {
@@ -955,7 +975,7 @@ index_add_copy_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
                                       "to source.size(dim) (%lld)",
                                       (long long)index->numel, (long long)nsrc);
     }
-    if ((out = target_of(op, self)) == NULL) {
+    if ((out = target_reading(op, self, src, index)) == NULL) {
         return -1;
     }
     int64_t flat = index->numel;
@@ -1016,7 +1036,7 @@ index_fill_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     if ((val = value_of(&s[3], self->dtype, "index_fill_")) == NULL) {
         return -1;
     }
-    if ((out = target_of(op, self)) == NULL) {
+    if ((out = target_reading(op, self, index, NULL)) == NULL) {
         ptl_decref(val);
         return -1;
     }
@@ -1048,12 +1068,7 @@ mask_check(PtlTensorImpl *self, PtlTensorImpl *mask)
         memcmp(bshape, self->sizes, sizeof(int64_t) * (size_t)bdim) != 0) {
         char b1[256], b2[256];
         if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0) {
-            return ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the "
-                                                  "size of tensor b (%lld) at non-singleton "
-                                                  "dimension %d",
-                                 (long long)(self->dim ? self->sizes[self->dim - 1] : 1),
-                                 (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1),
-                                 bdim - 1);
+            return broadcast_error(self, mask);
         }
         ptl_format_sizes(b1, sizeof(b1), self->dim, self->sizes);
         ptl_format_sizes(b2, sizeof(b2), bdim, bshape);
@@ -1092,10 +1107,7 @@ broadcast_empty(PtlTensorImpl *self, PtlTensorImpl *mask)
     int64_t bshape[PTL_MAX_DIMS];
     memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
     if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0) {
-        ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of "
-                                       "tensor b (%lld) at non-singleton dimension %d",
-                      (long long)(self->dim ? self->sizes[self->dim - 1] : 1),
-                      (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1), bdim - 1);
+        broadcast_error(mask, self);
         return NULL;
     }
     return ptl_empty(bdim, bshape, self->dtype, self->device);
@@ -1273,10 +1285,7 @@ masked_select_composite(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *
     }
     memcpy(bshape, self->sizes, sizeof(int64_t) * (size_t)self->dim);
     if (broadcast_into(&bdim, bshape, mask->dim, mask->sizes) < 0) {
-        return ptl_error_set(PTL_ERR_RUNTIME, "The size of tensor a (%lld) must match the size of "
-                                              "tensor b (%lld) at non-singleton dimension %d",
-                             (long long)(self->dim ? self->sizes[self->dim - 1] : 1),
-                             (long long)(mask->dim ? mask->sizes[mask->dim - 1] : 1), bdim - 1);
+        return broadcast_error(mask, self);
     }
     int64_t flat = 1;
     for (int d = 0; d < bdim; d++) {

@@ -147,6 +147,19 @@ target_of(const PtlOperator *op, PtlTensorImpl *self)
     return ptl_cast(self, self->dtype);
 }
 
+/* target_of for an op that reads a and b (either may be NULL) while it writes: in place,
+ * PyTorch's assert_no_overlap of self with each first. */
+static inline PtlTensorImpl *
+target_reading(const PtlOperator *op, PtlTensorImpl *self, const PtlTensorImpl *a,
+               const PtlTensorImpl *b)
+{
+    if (op->schema.inplace && ((a != NULL && ptl_check_no_overlap(self, a) < 0) ||
+                               (b != NULL && ptl_check_no_overlap(self, b) < 0))) {
+        return NULL;
+    }
+    return target_of(op, self);
+}
+
 /* A 0-dim tensor of dtype holding a Scalar argument (exact for integers). */
 static inline PtlTensorImpl *
 scalar_of(const PtlIValue *v, PtlDtype dtype)
