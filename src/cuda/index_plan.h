@@ -339,7 +339,12 @@ PTL_HD static inline void
 ptl_select_at(const PtlDeviceSelectArgs *a, int64_t j)
 {
     int64_t off[4] = {0, 0, 0, 0};
-    for (int d = 0; d < a->ndim; d++) {
+    if (a->ndim == 1) {   /* one coalesced dim (contiguous operands): no 64-bit division */
+        for (int t = 0; t < 4; t++) {
+            off[t] = j * a->strides[t][0];
+        }
+    }
+    for (int d = 0; a->ndim > 1 && d < a->ndim; d++) {
         const int64_t c = j % a->sizes[d];
         j /= a->sizes[d];
         for (int t = 0; t < 4; t++) {
