@@ -2,11 +2,15 @@
 allocator's malloc/free cycle on the device, next to torch.cuda's caching allocator when the
 installed PyTorch has CUDA; elementwise add and the matrix products (issue 15's targets:
 float32 GEMM at least 70% of cuBLAS, bfloat16 at least 50%), gather and scatter_add, sort
-and topk, the convolutions, grid_sample and the recurrent layers (next to cuDNN).  Kernel
+and topk, the convolutions, grid_sample and the recurrent layers (next to cuDNN), and the GPT
+and ResNet-style training steps of test_bench_training.py on the device (issue 15's target:
+the GPT step at least as fast as PyTorch eager).  Kernel
 benchmarks join this file with the CUDA kernels."""
 import pytest
 
 from pytorchlite import _C
+from test_bench_training import GROUPS as TRAINING_GROUPS
+from test_bench_training import setup as training_step
 
 try:
     import torch
@@ -213,11 +217,12 @@ def test_index_select_and_index_put_float32(benchmark, impl, op):
     benchmark.group = f"{op} float32 2^14 rows of 1024, synchronised"
     lib, sync = library(impl)
     x = lib.ones(INDEX_ROWS, INDEX_COLS, device="cuda")
+    values = lib.ones(INDEX_ROWS, INDEX_COLS, device="cuda")
     idx = lib.randint(0, INDEX_ROWS, (INDEX_ROWS,), device="cuda")
     if op == "index_select":
         run_synchronised(benchmark, lambda: x.index_select(0, idx), sync)
     else:
-        run_synchronised(benchmark, lambda: x.index_put_((idx,), x, accumulate=True), sync)
+        run_synchronised(benchmark, lambda: x.index_put_((idx,), values, accumulate=True), sync)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -444,4 +449,18 @@ def test_recurrent_layer_forward_backward_float32(benchmark, impl, cls):
     def step():
         module(x)[0].sum().backward()
         module.zero_grad()
+    run_synchronised(benchmark, step, sync)
+
+
+# ---- whole training steps (test_bench_training.py's models, on the device) ----
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("which", ["gpt", "resnet"])
+def test_training_step_on_the_device(benchmark, impl, which):
+    """The step's first loss on the device is the CPU step's, to float32 tolerance."""
+    benchmark.group = f"{TRAINING_GROUPS[which]} on the device, synchronised"
+    lib, sync = library(impl)
+    first_on_cpu = training_step(impl, which)().item()
+    step = training_step(impl, which, device="cuda")
+    assert abs(step().item() - first_on_cpu) <= 1e-4 * max(1.0, abs(first_on_cpu))
     run_synchronised(benchmark, step, sync)

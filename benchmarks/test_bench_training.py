@@ -153,7 +153,8 @@ def make_step(lib, model, opt, x, y, flatten_logits=False):
     return step
 
 
-def setup(impl, which):
+def setup(impl, which, device="cpu"):
+    """The step of `which` in library `impl`, its model and data on `device`."""
     lib = library(impl)
     lib.manual_seed(0)
     g = np.random.default_rng(1)
@@ -178,9 +179,11 @@ def setup(impl, which):
         x = g.integers(0, 65, (16, 64))
         y = g.integers(0, 65, (16 * 64,))
         opt_of = lambda ps: lib.optim.AdamW(ps, lr=1e-3)  # noqa: E731
+    model.to(device)
     init_values(model, lib)
     opt = opt_of(model.parameters())
-    step = make_step(lib, model, opt, lib.tensor(x), lib.tensor(y), flatten_logits=which == "gpt")
+    step = make_step(lib, model, opt, lib.tensor(x, device=device), lib.tensor(y, device=device),
+                     flatten_logits=which == "gpt")
     return step
 
 

@@ -58,7 +58,7 @@ try:
     dist.all_gather([torch.ones(2, device=dev)], torch.ones(2))
     raise AssertionError("a CPU and a CUDA tensor were accepted together")
 except ValueError as e:
-    assert "all CUDA tensors" in str(e), e
+    assert "must all be CUDA tensors (nccl) or all CPU tensors (MPI)" in str(e), e
 torch.manual_seed(0)
 plain = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
 shared = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(),
