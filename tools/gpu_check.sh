@@ -77,6 +77,8 @@ step allocator-fake 120 "${PYTEST[@]}" tests/c10/test_caching_allocator.py \
 step benchmarks-cuda 240 "${PYTEST[@]}" benchmarks/test_bench_cuda.py --benchmark-enable \
     --benchmark-min-time=0.05 --benchmark-max-time=0.25
 
+step profile-steps 90 env CUDA_LAUNCH_BLOCKING=1 "$PY" benchmarks/profile_training_steps.py \
+    --device cuda gpt resnet
 # the CPU suite's files that mention CUDA, now with a device present (is_available() is True
 # there: what those tests assume without one must hold with one too)
 mapfile -t aware < <(grep -rl cuda tests --include='test_*.py' | grep -v '^tests/cuda/' | sort)
@@ -88,5 +90,6 @@ printf '%s\n' "$(printf '%.0s-' {1..92})"
 printf '%s\n' "${rows[@]}"
 printf '%s\n' "$(printf '%.0s-' {1..92})"
 grep -E " pytorchlite +[0-9.]+ us" "$LOG/benchmarks-cuda.log" || true
+cat "$LOG/profile-steps.log"
 echo "logs: $LOG"
 exit $status
