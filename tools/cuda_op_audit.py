@@ -9,9 +9,15 @@ the 'CUDA' backend".  A case that raises is listed with its error.  Needs no dev
 
     PYTHONPATH=. python tools/cuda_op_audit.py            # the missing operators, by case
     PYTHONPATH=. python tools/cuda_op_audit.py --ops      # one line per missing operator
+    PYTHONPATH=. python tools/cuda_op_audit.py --table    # every operator of the table with
+                                                          # a CPU kernel and no CUDA one
+
+The cases are what training programs reach; --table is the whole operator table (sin, the
+views of complex tensors, linalg...), which ordinary programs reach too.
 """
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -191,10 +197,28 @@ def missing_ops():
     return out
 
 
+def table_without_cuda():
+    """The operators of src/aten/ops.def with a kernel on the CPU key and none on CUDA."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, "src", "aten", "ops.def")) as f:
+        schemas = re.findall(r'PTL_OP\(\w+,\s*"([^"]+)"', f.read())
+    names = ["aten::" + schema.split("(")[0] for schema in schemas]
+    return [n[len("aten::"):] for n in names
+            if _C._dispatch_has_kernel_for_dispatch_key(n, "CPU") and
+            not _C._dispatch_has_kernel_for_dispatch_key(n, "CUDA")]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ops", action="store_true", help="one line per missing operator")
+    ap.add_argument("--table", action="store_true",
+                    help="every operator of the table with a CPU kernel and no CUDA kernel")
     args = ap.parse_args()
+    if args.table:
+        missing = table_without_cuda()
+        print(" ".join(missing))
+        print(f"{len(missing)} operators of the table have a CPU kernel and no CUDA kernel")
+        return
     ptl.manual_seed(0)
     by_case, errors, every = {}, {}, {}
     for name, run in cases().items():
