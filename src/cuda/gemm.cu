@@ -128,13 +128,29 @@ vector_elem(const double2 &v, int e)
 __device__ inline void
 vector_set(float4 &v, int e, float x)
 {
-    if (e == 0) { v.x = x; } else if (e == 1) { v.y = x; } else if (e == 2) { v.z = x; } else { v.w = x; }
+    if (e == 0) {
+        v.x = x;
+    }
+    else if (e == 1) {
+        v.y = x;
+    }
+    else if (e == 2) {
+        v.z = x;
+    }
+    else {
+        v.w = x;
+    }
 }
 
 __device__ inline void
 vector_set(double2 &v, int e, double x)
 {
-    if (e == 0) { v.x = x; } else { v.y = x; }
+    if (e == 0) {
+        v.x = x;
+    }
+    else {
+        v.y = x;
+    }
 }
 
 // four consecutive T of shared memory (16-byte aligned) into out[0..3]

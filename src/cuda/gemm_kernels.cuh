@@ -34,6 +34,7 @@ write_c(const PtlDeviceGemmArgs &a, int64_t cbo, int64_t sbo, int64_t row, int64
 }
 
 // gemm_tensor_core.cu: the mma kernel of the plan on the stream (0, or -1 with an error set)
-int ptl_cuda_gemm_mma_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *p, cudaStream_t stream);
+int ptl_cuda_gemm_mma_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *p,
+                             cudaStream_t stream);
 
 #endif

@@ -280,7 +280,8 @@ emu_products(const PtlCudaGemmPlan *p, EmuBlock *blk)
                     int r = quads ? ptl_gemm_quad_row(p, tid, i) : ptl_gemm_thread_row(p, tid, i);
                     int c = quads ? ptl_gemm_quad_col(p, tid, j) : ptl_gemm_thread_col(p, tid, j);
                     for (int kk = 0; kk < p->bk; kk++) {
-                        blk->acc[r * p->bn + c] += blk->ta[kk * p->bm + r] * blk->tb[kk * p->bn + c];
+                        blk->acc[r * p->bn + c] +=
+                            blk->ta[kk * p->bm + r] * blk->tb[kk * p->bn + c];
                     }
                 }
             }

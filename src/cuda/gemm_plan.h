@@ -236,13 +236,15 @@ ptl_gemm_vector_valid(int64_t mn, int64_t kk, int k_unit, int64_t mn_size, int64
 PTL_HD static inline int
 ptl_gemm_quad_row(const PtlCudaGemmPlan *p, int tid, int i)
 {
-    return (tid / (p->bn / p->tn)) * (p->tm / 2) + i % (p->tm / 2) + (i / (p->tm / 2)) * (p->bm / 2);
+    const int half = p->tm / 2;
+    return (tid / (p->bn / p->tn)) * half + i % half + (i / half) * (p->bm / 2);
 }
 
 PTL_HD static inline int
 ptl_gemm_quad_col(const PtlCudaGemmPlan *p, int tid, int j)
 {
-    return (tid % (p->bn / p->tn)) * (p->tn / 2) + j % (p->tn / 2) + (j / (p->tn / 2)) * (p->bn / 2);
+    const int half = p->tn / 2;
+    return (tid % (p->bn / p->tn)) * half + j % half + (j / half) * (p->bn / 2);
 }
 
 /* the mma block's warp w (of 8, 2 x 4): its 64 x 32 sub-tile's first row and column */

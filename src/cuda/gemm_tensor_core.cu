@@ -271,7 +271,8 @@ launch_mma_layout(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *p, dim3 gri
 }
 
 int
-ptl_cuda_gemm_mma_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *p, cudaStream_t stream)
+ptl_cuda_gemm_mma_launch(const PtlDeviceGemmArgs *a, const PtlCudaGemmPlan *p,
+                         cudaStream_t stream)
 {
     dim3 grid((unsigned)p->grid_x, (unsigned)p->grid_y, (unsigned)p->grid_z);
     if (a->dtype == PTL_DTYPE_FLOAT16) {
