@@ -899,6 +899,13 @@ def gemm_aligned_operand(rng, shape, dtype, transposed, offset=False):
     return t.transpose(-1, -2) if transposed else t
 
 
+def gemm_check_batched(ba, bb, bc, k):
+    """bmm and baddbmm (beta -1, alpha 0.5) of CPU operands on the device against the CPU."""
+    gemm_check(ptl.bmm(ba.cuda(), bb.cuda()), ptl.bmm(ba, bb), k)
+    gemm_check(ptl.baddbmm(bc.cuda(), ba.cuda(), bb.cuda(), beta=-1.0, alpha=0.5),
+               ptl.baddbmm(bc, ba, bb, beta=-1.0, alpha=0.5), k)
+
+
 GEMM_EDGES = [1, 15, 16, 17, 127, 128, 129, 255, 256, 257]
 
 
@@ -911,7 +918,7 @@ def test_gemm_fast_paths_across_tile_edges_match_the_cpu(dtype):
     rng = np.random.default_rng(9)
     shapes = [(GEMM_EDGES[i], GEMM_EDGES[(i + 3) % 10], GEMM_EDGES[(i + 7) % 10])
               for i in range(10)]
-    for i, (m, n, k) in enumerate(shapes):
+    for m, n, k in shapes:
         for ta, tb in [(False, False), (True, False), (False, True), (True, True)]:
             for offset in (False, True):
                 a = gemm_aligned_operand(rng, (m, k), dtype, ta, offset)
@@ -921,24 +928,18 @@ def test_gemm_fast_paths_across_tile_edges_match_the_cpu(dtype):
                 gemm_check(ptl.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5, alpha=-1.5),
                            ptl.addmm(c, a, b, beta=0.5, alpha=-1.5), k)
             for batch in (1, 3):
-                ba = gemm_aligned_operand(rng, (batch, m, k), dtype, ta)
-                bb = gemm_aligned_operand(rng, (batch, k, n), dtype, tb)
-                bc = gemm_operand(rng, (batch, m, n), dtype, False)
-                gemm_check(ptl.bmm(ba.cuda(), bb.cuda()), ptl.bmm(ba, bb), k)
-                gemm_check(ptl.baddbmm(bc.cuda(), ba.cuda(), bb.cuda(), beta=-1.0, alpha=0.5),
-                           ptl.baddbmm(bc, ba, bb, beta=-1.0, alpha=0.5), k)
+                gemm_check_batched(gemm_aligned_operand(rng, (batch, m, k), dtype, ta),
+                                   gemm_aligned_operand(rng, (batch, k, n), dtype, tb),
+                                   gemm_operand(rng, (batch, m, n), dtype, False), k)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_gemm_fast_paths_batch_zero_match_the_cpu(dtype):
     rng = np.random.default_rng(10)
     for ta, tb in [(False, False), (True, False), (False, True), (True, True)]:
-        ba = gemm_aligned_operand(rng, (0, 17, 16), dtype, ta)
-        bb = gemm_aligned_operand(rng, (0, 16, 129), dtype, tb)
-        bc = gemm_operand(rng, (0, 17, 129), dtype, False)
-        gemm_check(ptl.bmm(ba.cuda(), bb.cuda()), ptl.bmm(ba, bb), 16)
-        gemm_check(ptl.baddbmm(bc.cuda(), ba.cuda(), bb.cuda(), beta=-1.0, alpha=0.5),
-                   ptl.baddbmm(bc, ba, bb, beta=-1.0, alpha=0.5), 16)
+        gemm_check_batched(gemm_aligned_operand(rng, (0, 17, 16), dtype, ta),
+                           gemm_aligned_operand(rng, (0, 16, 129), dtype, tb),
+                           gemm_operand(rng, (0, 17, 129), dtype, False), 16)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
