@@ -93,6 +93,23 @@ def test_gemm_square(benchmark, impl, dtype):
     run_synchronised(benchmark, lambda: lib.mm(a, b), sync)
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("layout", ["At_B", "A_Bt"])
+def test_gemm_square_transposed(benchmark, impl, dtype, layout):
+    """a.T @ b and a @ b.T on 4096 x 4096, synchronised: the products autograd makes for the
+    gradients of mm, read without a copy (Note [CUDA GEMM plan])."""
+    benchmark.group = f"mm {layout} {dtype} {GEMM_SIZE}^2, synchronised"
+    lib, sync = library(impl)
+    dt = getattr(lib, dtype)
+    a = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
+    b = lib.ones(GEMM_SIZE, GEMM_SIZE, device="cuda").to(dt)
+    if layout == "At_B":
+        run_synchronised(benchmark, lambda: lib.mm(a.t(), b), sync)
+    else:
+        run_synchronised(benchmark, lambda: lib.mm(a, b.t()), sync)
+
+
 COPY_NUMEL = 1 << 24   # float32: 64 MiB per host-to-device copy
 
 

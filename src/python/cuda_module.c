@@ -271,9 +271,12 @@ py_gemm_emulation(PyObject *m, PyObject *arg)
         int64_t c[PTL_CUDA_GEMM_KINDS];
         ptl_cuda_gemm_emulation_counts(c);
         ptl_cuda_set_gemm_emulation(0, 0);
-        return Py_BuildValue("{s:L,s:L,s:L}", "simt_large", (long long)c[PTL_CUDA_GEMM_SIMT_LARGE],
-                             "simt_small", (long long)c[PTL_CUDA_GEMM_SIMT_SMALL], "tensor_core",
-                             (long long)c[PTL_CUDA_GEMM_TENSOR_CORE]);
+        return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "simt_large",
+                             (long long)c[PTL_CUDA_GEMM_SIMT_LARGE], "simt_small",
+                             (long long)c[PTL_CUDA_GEMM_SIMT_SMALL], "tensor_core",
+                             (long long)c[PTL_CUDA_GEMM_TENSOR_CORE], "simt_vector",
+                             (long long)c[PTL_CUDA_GEMM_SIMT_VECTOR], "mma",
+                             (long long)c[PTL_CUDA_GEMM_MMA]);
     }
     if (!PyArg_ParseTuple(arg, "LL", &sms, &max_grid)) {
         return NULL;

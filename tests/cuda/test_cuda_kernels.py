@@ -878,6 +878,64 @@ def test_matrix_products_match_the_cpu(dtype, ta, tb):
                        ptl.baddbmm(bc, ba, bb, beta=-1.0, alpha=0.5), k)
 
 
+def gemm_aligned_operand(rng, shape, dtype, transposed, offset=False):
+    """A random operand whose rows in memory are padded to a multiple of 8 elements, so that
+    it takes the fast paths of Note [CUDA GEMM plan] (simt_vector, mma) whatever its shape;
+    with offset, the same values one element past a 16-byte boundary (the fallback)."""
+    base = rng.standard_normal(shape)
+    mem = np.swapaxes(base, -1, -2) if transposed else base
+    inner = mem.shape[-1]
+    buf = np.zeros(mem.shape[:-1] + (-(-inner // 8) * 8,))
+    buf[..., :inner] = mem
+    flat = ptl.tensor(np.concatenate([[0.0], buf.ravel()])).to(dtype)
+    rows = flat[1:] if offset else flat[1:].clone()
+    t = rows.view(buf.shape)[..., :inner]
+    return t.transpose(-1, -2) if transposed else t
+
+
+def gemm_check_batched(ba, bb, bc, k):
+    """bmm and baddbmm (beta -1, alpha 0.5) of CPU operands on the device against the CPU."""
+    gemm_check(ptl.bmm(ba.cuda(), bb.cuda()), ptl.bmm(ba, bb), k)
+    gemm_check(ptl.baddbmm(bc.cuda(), ba.cuda(), bb.cuda(), beta=-1.0, alpha=0.5),
+               ptl.baddbmm(bc, ba, bb, beta=-1.0, alpha=0.5), k)
+
+
+GEMM_EDGES = [1, 15, 16, 17, 127, 128, 129, 255, 256, 257]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_gemm_fast_paths_across_tile_edges_match_the_cpu(dtype):
+    """The fast paths (float32 / float64 simt_vector, float16 / bfloat16 mma) at and across
+    every tile edge of m, n and k (each value of GEMM_EDGES in each dim), every transpose of A
+    and B, batches 1 and 3 (0 below), alpha and beta, and the same operands one element off their
+    16-byte alignment (the strided fallback), against the CPU."""
+    rng = np.random.default_rng(9)
+    shapes = [(GEMM_EDGES[i], GEMM_EDGES[(i + 3) % 10], GEMM_EDGES[(i + 7) % 10])
+              for i in range(10)]
+    for m, n, k in shapes:
+        for ta, tb in [(False, False), (True, False), (False, True), (True, True)]:
+            for offset in (False, True):
+                a = gemm_aligned_operand(rng, (m, k), dtype, ta, offset)
+                b = gemm_aligned_operand(rng, (k, n), dtype, tb, offset)
+                c = gemm_operand(rng, (m, n), dtype, False)
+                gemm_check(ptl.mm(a.cuda(), b.cuda()), ptl.mm(a, b), k)
+                gemm_check(ptl.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5, alpha=-1.5),
+                           ptl.addmm(c, a, b, beta=0.5, alpha=-1.5), k)
+            for batch in (1, 3):
+                gemm_check_batched(gemm_aligned_operand(rng, (batch, m, k), dtype, ta),
+                                   gemm_aligned_operand(rng, (batch, k, n), dtype, tb),
+                                   gemm_operand(rng, (batch, m, n), dtype, False), k)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_gemm_fast_paths_batch_zero_match_the_cpu(dtype):
+    rng = np.random.default_rng(10)
+    for ta, tb in [(False, False), (True, False), (False, True), (True, True)]:
+        gemm_check_batched(gemm_aligned_operand(rng, (0, 17, 16), dtype, ta),
+                           gemm_aligned_operand(rng, (0, 16, 129), dtype, tb),
+                           gemm_operand(rng, (0, 17, 129), dtype, False), 16)
+
+
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_matmul_linear_mv_dot_match_the_cpu(dtype):
     rng = np.random.default_rng(8)

@@ -5,7 +5,11 @@ tile chosen, every thread's tile loads with the layout flags and edge masks, the
 threads' micro-tiles or the tensor-core warps' fragments, the epilogue with alpha and beta,
 the grid loops over y and z run on the host) and must reproduce NumPy in float64 on shapes at
 and across every tile edge, transposed and strided operands, batches 0-3, k = 0 and size 0.
-Needs no device and no nvcc."""
+The fast paths (Note [CUDA GEMM plan]: simt_vector for float32 / float64, mma for float16 /
+bfloat16) run their 16-byte vector loads, quad micro-tiles, ldmatrix lane addresses (the
+PTX ISA's ldmatrix emulated on the padded shared layout) and mma fragment layouts; the
+emulation fails a product whose tile loads take an element other than exactly once, or
+whose block writes a C element other than exactly once.  Needs no device and no nvcc."""
 import contextlib
 import itertools
 
@@ -146,9 +150,9 @@ def test_float32_tile_choice_at_the_sm_threshold():
         check(got, an @ bn_, ptl.float32, 9)
         assert ran[kind] == 1 and sum(ran.values()) == 1, (m, n, batch, sms, ran)
     with emulated(sms=1) as ran:
-        ptl.mm(ptl.ones((200, 200), dtype=ptl.float64), ptl.ones((200, 200), dtype=ptl.float64))
-        ptl.mm(ptl.ones((200, 200), dtype=ptl.bfloat16), ptl.ones((200, 200), dtype=ptl.bfloat16))
-    assert ran == {"simt_large": 0, "simt_small": 1, "tensor_core": 1}
+        ptl.mm(ptl.ones((201, 201), dtype=ptl.float64), ptl.ones((201, 201), dtype=ptl.float64))
+        ptl.mm(ptl.ones((201, 201), dtype=ptl.bfloat16), ptl.ones((201, 201), dtype=ptl.bfloat16))
+    assert ran == {"simt_large": 0, "simt_small": 1, "tensor_core": 1, "simt_vector": 0, "mma": 0}
 
 
 def test_integer_products_are_refused_as_on_cuda():
@@ -161,3 +165,80 @@ def test_integer_products_are_refused_as_on_cuda():
 def test_emulation_arguments_are_checked(arg):
     with pytest.raises(ValueError, match="sms must be positive"):
         _C._cuda_gemm_emulation(arg)
+
+
+# the fast path of each dtype, its tile (bm, bn, bk) and its elements per 16-byte vector
+FAST = {ptl.float32: ("simt_vector", (128, 128, 8), 4),
+        ptl.float64: ("simt_vector", (128, 128, 8), 2),
+        ptl.float16: ("mma", (128, 128, 32), 8), ptl.bfloat16: ("mma", (128, 128, 32), 8)}
+
+
+def padded_operand(rng, shape, dtype, transposed):
+    """A random operand of `shape` (last two dims transposed in memory or not) whose rows in
+    memory are padded to a multiple of 8 elements: 16-byte vectors whatever the shape."""
+    base = rng.standard_normal(shape)
+    mem = np.swapaxes(base, -1, -2) if transposed else base
+    inner = mem.shape[-1]
+    buf = np.zeros(mem.shape[:-1] + (-(-inner // 8) * 8,))
+    buf[..., :inner] = mem
+    t = ptl.tensor(buf).to(dtype)[..., :inner]
+    t = t.transpose(-1, -2) if transposed else t
+    return t, t.to(ptl.float64).numpy()
+
+
+@pytest.mark.parametrize("dtype", list(FAST), ids=str)
+@pytest.mark.parametrize("ta,tb", list(itertools.product([False, True], repeat=2)))
+def test_fast_paths_across_tile_edges(dtype, ta, tb):
+    """Every layout of A and B on the fast path, m and n at and across the 128 edge, k
+    across the k-tile's and the vector's edges (zero-filled part vectors)."""
+    rng = np.random.default_rng(11)
+    kind, (bm, bn, bk), vec = FAST[dtype]
+    shapes = list(itertools.product((1, bm - 1, bm + 1), (1, bn, bn + 1),
+                                    (1, vec + 1, bk - 1, bk, 2 * bk + 1)))
+    with emulated() as ran:
+        for m, n, k in shapes:
+            a, an = padded_operand(rng, (m, k), dtype, ta)
+            b, bn_ = padded_operand(rng, (k, n), dtype, tb)
+            check(ptl.mm(a, b), an @ bn_, dtype, k)
+    assert ran[kind] == len(shapes) and sum(ran.values()) == len(shapes), ran
+
+
+@pytest.mark.parametrize("dtype", list(FAST), ids=str)
+def test_fast_paths_batches_alpha_beta_and_grid_loops(dtype):
+    rng = np.random.default_rng(12)
+    kind, _, _ = FAST[dtype]
+    with emulated(max_grid=1) as ran:   # one block in y and z: the kernels' loops over the rest
+        for (batch, m, n, k), ta, tb in itertools.product([(3, 129, 20, 40), (1, 260, 9, 3)],
+                                                          [False, True], [False, True]):
+            a, an = padded_operand(rng, (batch, m, k), dtype, ta)
+            b, bn_ = padded_operand(rng, (batch, k, n), dtype, tb)
+            c, cn = operand(rng, (batch, m, n), dtype, False, strided=True)
+            check(ptl.baddbmm(c, a, b, beta=0.5, alpha=-2.0), 0.5 * cn - 2.0 * (an @ bn_),
+                  dtype, k)
+            check(ptl.bmm(a, b), an @ bn_, dtype, k)
+    assert ran[kind] == 16 and sum(ran.values()) == 16, ran
+
+
+@pytest.mark.parametrize("dtype", list(FAST), ids=str)
+def test_unaligned_operands_take_the_strided_kernels(dtype):
+    """An operand whose pointer, leading dimension or batch stride is not a whole number of
+    16-byte vectors, or with no unit stride, falls back (and still computes the product)."""
+    rng = np.random.default_rng(13)
+    kind, _, vec = FAST[dtype]
+    m, n, k = 33, 40, 24
+    b, bn_ = padded_operand(rng, (k, n), dtype, False)
+    a_flat = ptl.tensor(rng.standard_normal(m * k + 1)).to(dtype)
+    offset = a_flat[1:].view(m, k)                       # the pointer one element off
+    narrow = ptl.tensor(rng.standard_normal((m, k + 1))).to(dtype)[:, :k]   # ld k + 1
+    spaced = ptl.tensor(rng.standard_normal((m, 2 * k))).to(dtype)[:, ::2]  # no unit stride
+    with emulated() as ran:
+        for a in (offset, narrow, spaced):
+            check(ptl.mm(a, b), a.to(ptl.float64).numpy() @ bn_, dtype, k)
+    assert ran[kind] == 0 and sum(ran.values()) == 3, ran
+    batched = ptl.tensor(rng.standard_normal(2 * m * k + 1)).to(dtype)[:2 * m * k + 1]
+    odd_batch = batched.as_strided((2, m, k), (m * k + 1, k, 1))  # batch stride m k + 1
+    bb, bbn = padded_operand(rng, (2, k, n), dtype, False)
+    with emulated() as ran:
+        check(ptl.bmm(odd_batch, bb), odd_batch.to(ptl.float64).numpy() @ bbn, dtype, k)
+        check(ptl.mm(offset[:1], b), offset[:1].to(ptl.float64).numpy() @ bn_, dtype, k)
+    assert ran[kind] == 0 and sum(ran.values()) == 2, ran
