@@ -127,6 +127,10 @@ MATH = {
     "pow(|a|, 3.5)": (lambda L, a, b: b.pow(3.5), lambda a, b: np.power(b, np.float32(3.5))),
     "round(decimals=2)": (lambda L, a, b: L.round(a, decimals=2), lambda a, b: np.round(a, 2)),
     "where": (lambda L, a, b: L.where(a > 0, a, b), lambda a, b: np.where(a > 0, a, b)),
+    "where(c, a, 0.5)": (lambda L, a, b: L.where(b > 0, a, 0.5),
+                         lambda a, b: np.where(b > 0, a, np.float32(0.5))),
+    "where(c, 0.5, a)": (lambda L, a, b: L.where(b > 0, 0.5, a),
+                         lambda a, b: np.where(b > 0, np.float32(0.5), a)),
 }
 MATH_CASES = [(impl, op) for op in MATH
               for impl in ["pytorchlite"] + (["numpy"] if MATH[op][1] else []) + TORCH]
