@@ -1032,11 +1032,12 @@ def test_scan_tiles_of_half_and_integer_bits(dtype, name, threads):
     # scan.c's tiles (Note [Scan tiles]): float16/bfloat16 add (or multiply) in double and round
     # to float32 and then to the dtype, as a sequential NumPy float64 scan does; integers are
     # exact and wrap.  Lengths around the 256-value conversion blocks, columns around the
-    # 256-column tiles, lines around the 8-line tiles, one line alone, transposed and sliced
+    # 256-column tiles, lines around the 8-line tiles, one line alone, transposed and sliced;
+    # int64 lines in groups of four (scan_line_i8): every remainder 0..3
     with num_threads(threads):
         rng = np.random.default_rng(18)
         for shape in [(1,), (255,), (256,), (257,), (1000,), (3, 257), (7, 255), (9, 256),
-                      (300, 5), (2, 300, 3), (8, 1), (0, 4)]:
+                      (300, 5), (2, 300, 3), (8, 1), (0, 4), (5, 6), (4, 4), (2, 150, 7)]:
             if dtype in LOWP:
                 scale = 1.0 if name == "cumsum" else 0.02
                 t, v = lowp_tensor(1 + scale * rng.standard_normal(shape), dtype)
