@@ -1004,8 +1004,41 @@ for dt in (ptl.float16, ptl.bfloat16):
         out += [t.sum(), t.mean(), t.to(ptl.float32)]
     m = ptl.tensor(rng.standard_normal((67, 2051)).astype(np.float32)).to(dt)
     out += [m.sum(0), m.sum(1), m[:, 3:].sum(0), m.mean(0)]
+    for shape in [(70, 250), (9, 31), (35, 17), (64, 1000), (130, 47)]:
+        m = ptl.tensor(rng.standard_normal(shape).astype(np.float32)).to(dt)
+        out += [m.sum(0), m.sum(1)]
 sys.stdout.buffer.write(b"".join(x.to(ptl.float32).numpy().tobytes() for x in out))
 """
+
+
+def lowp_column_sum_reference(v):
+    """sum(0) of the float16/bfloat16 values v (float64) in the order of Note [Half-precision
+    sums]: each column adds its rows one after another into a float32 partial sum, a new
+    partial every RED_COL_GROUP (32) rows, and the partials into a double."""
+    acc = np.zeros(v.shape[1:])
+    for r0 in range(0, v.shape[0], 32):
+        part = np.zeros(v.shape[1:], np.float32)
+        for row in v[r0:r0 + 32]:
+            part = part + row.astype(np.float32)
+        acc += part
+    return acc
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype", LOWP, ids=str)
+def test_lowp_column_sums_keep_the_row_order(dtype, threads):
+    # the vector loops add four rows into a vector of partial sums at a time, the columns past
+    # the last whole vector through masked loads: rows 1..4 past a multiple of four, columns
+    # around 16 and 8 lanes, groups of 32 rows, a sliced view; the bits of the sequential sum
+    with num_threads(threads):
+        rng = np.random.default_rng(19)
+        for shape in [(70, 250), (9, 31), (35, 17), (64, 1000), (130, 47), (33, 16),
+                      (4, 24), (1, 33), (3, 8200)]:
+            t, v = lowp_tensor(100 * rng.standard_normal(shape), dtype)
+            for x, a in [(t, v), (t[:, 1:], v[:, 1:]), (t[1:], v[1:])]:
+                got = x.sum(0).to(ptl.float64).numpy()
+                want = ptl.tensor(lowp_column_sum_reference(a)).to(dtype).to(ptl.float64)
+                np.testing.assert_array_equal(got, want.numpy())
 
 
 def test_lowp_sums_same_bits_at_every_width():
