@@ -176,6 +176,29 @@ INT_REDUCTIONS = {
 }
 
 
+# products of float16 / bfloat16 (Note [Half-precision products]) on values near 1, whole and
+# over either dim of 1000 x 1000; NumPy's float16 products run in float16
+LOWP_PRODUCTS = {
+    "prod": (lambda x: x.prod(), lambda a: a.prod()),
+    "prod(0)": (lambda x: x.view(1000, 1000).prod(0), lambda a: a.reshape(1000, 1000).prod(0)),
+    "prod(1)": (lambda x: x.view(1000, 1000).prod(1), lambda a: a.reshape(1000, 1000).prod(1)),
+}
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", list(LOWP_PRODUCTS))
+def test_half_precision_products_1e6(benchmark, impl, dtype, op):
+    benchmark.group = f"{op} 1e6 {dtype} near 1"
+    if impl == "numpy" and dtype == "bfloat16":
+        pytest.skip("NumPy has no bfloat16")
+    a = 1 + randn(10**6) / 1000
+    if impl == "numpy":
+        benchmark(LOWP_PRODUCTS[op][1], a.astype(np.float16))
+        return
+    benchmark(LOWP_PRODUCTS[op][0], make(impl, a).to(getattr(lib(impl), dtype)))
+
+
 @pytest.mark.parametrize("impl", ["pytorchlite", "numpy"] + TORCH)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("op", list(LOWP_REDUCTIONS))
