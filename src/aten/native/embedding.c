@@ -103,6 +103,9 @@ error:
  * adds a bag's rows 32 columns at a time in registers (bag_run_add_f4), in the same order
  * from the same +0, so the bits are those of the row-by-row adds; narrow rows went through
  * the output row in memory once per row (1024 bags of 8 rows of width 32: 190 -> 32 us).
+ * Then 8 columns at a time, with the vectors loaded straight from the rows and the indices
+ * checked by one branch-free pass: the kernel of the same bags 32 -> 21 us, and F.embedding_bag
+ * on rows of width 8 or 16 went from 0.41-0.47x PyTorch's time to 0.85-0.98x.
  * F.embedding_bag builds a 2-D input's bags with one repeat_interleave, not from Python
  * lists of bounds (which cost more than the kernel).  The derivative
  * (derivatives/nn.c) is written with index_select / index_add, so it differentiates again. */
@@ -128,28 +131,38 @@ bag_row_add(char *o, const char *row, double scale, int has_scale, int64_t d, Pt
 }
 
 /* One bag's run of m consecutive indices, float32: o[:d] += (scale[k] *) w[iv[k]][:d] for
- * k = 0 .. m-1 in order, 32 columns at a time in registers (Note [Embedding bags]) */
+ * k = 0 .. m-1 in order, 32 columns at a time in registers, then 8 (rows of 8, 16 and 24),
+ * then one by one (Note [Embedding bags]).  The vectors load straight from the rows: copied
+ * into an array of vectors with memcpy they went through the stack 16 bytes at a time. */
 typedef float BagVec __attribute__((vector_size(32)));
+typedef BagVec BagVecMem __attribute__((aligned(4), may_alias));   /* a vector in a row */
+#define BAG_ADD_ROWS(NV)                                                                  \
+    do {                                                                                  \
+        BagVec acc[NV];                                                                   \
+        for (int q = 0; q < NV; q++) {                                                    \
+            acc[q] = *(const BagVecMem *)(o + c + 8 * q);                                 \
+        }                                                                                 \
+        for (int64_t k = 0; k < m; k++) {                                                 \
+            const float *r = w + iv[k] * d + c;                                           \
+            for (int q = 0; q < NV; q++) {                                                \
+                BagVec v = *(const BagVecMem *)(r + 8 * q);                               \
+                acc[q] += scale != NULL ? scale[k] * v : v;                               \
+            }                                                                             \
+        }                                                                                 \
+        for (int q = 0; q < NV; q++) {                                                    \
+            *(BagVecMem *)(o + c + 8 * q) = acc[q];                                       \
+        }                                                                                 \
+    } while (0)
 PTL_LOOP_CLONES static void
 bag_run_add_f4(float *o, const float *w, const int64_t *iv, const float *scale, int64_t m,
                int64_t d)
 {
     int64_t c = 0;
     for (; c + 32 <= d; c += 32) {
-        BagVec acc[4];
-        for (int q = 0; q < 4; q++) {
-            memcpy(&acc[q], o + c + 8 * q, sizeof acc[q]);
-        }
-        for (int64_t k = 0; k < m; k++) {
-            for (int q = 0; q < 4; q++) {
-                BagVec r;
-                memcpy(&r, w + iv[k] * d + c + 8 * q, sizeof r);
-                acc[q] += scale != NULL ? scale[k] * r : r;
-            }
-        }
-        for (int q = 0; q < 4; q++) {
-            memcpy(o + c + 8 * q, &acc[q], sizeof acc[q]);
-        }
+        BAG_ADD_ROWS(4);
+    }
+    for (; c + 8 <= d; c += 8) {
+        BAG_ADD_ROWS(1);
     }
     for (int64_t k = 0; k < m && c < d; k++) {
         const float *r = w + iv[k] * d;
@@ -158,6 +171,7 @@ bag_run_add_f4(float *o, const float *w, const int64_t *iv, const float *scale, 
         }
     }
 }
+#undef BAG_ADD_ROWS
 
 /* o[:d] /= c: the mean of a bag of c rows, in the stored type as PyTorch's (a float division
  * rounds as the double one rounded to float) */
@@ -176,6 +190,20 @@ bag_row_div(char *o, int64_t c, int64_t d, PtlDtype dt)
         ptl_store_double(o + (size_t)j * item, dt,
                          ptl_load_double(o + (size_t)j * item, dt) / (double)c);
     }
+}
+
+/* Whether an index iv[i] lies outside [0, rows) or a bag bv[i] outside [0, nbags) (i < n): a
+ * negative one is a large unsigned one, and the flags are or-ed without a branch, so the
+ * loop vectorizes */
+PTL_LOOP_CLONES static int
+bags_out_of_range(const int64_t *iv, const int64_t *bv, int64_t n, uint64_t rows,
+                  uint64_t nbags)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        bad |= ((uint64_t)iv[i] >= rows) | ((uint64_t)bv[i] >= nbags);
+    }
+    return bad;
 }
 
 /* Note [Device embedding bags]
@@ -307,11 +335,9 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     const int64_t *bv = (const int64_t *)ptl_tensor_data(bc);
     const char *sv = sc != NULL ? ptl_tensor_data(sc) : NULL;
     memset(ptl_tensor_data(out), 0, (size_t)nbags * row);   /* +0.0 in every float dtype */
-    for (int64_t i = 0; i < n; i++) {
-        if (iv[i] < 0 || iv[i] >= w->sizes[0] || bv[i] < 0 || bv[i] >= nbags) {
-            ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
-            goto error;
-        }
+    if (bags_out_of_range(iv, bv, n, (uint64_t)w->sizes[0], (uint64_t)nbags)) {
+        ptl_error_set(PTL_ERR_INDEX, "index out of range in self");
+        goto error;
     }
     for (int64_t i = 0, m; w->dtype == PTL_DTYPE_FLOAT32 && i < n; i += m) {
         for (m = 1; i + m < n && bv[i + m] == bv[i]; m++) {
