@@ -559,6 +559,26 @@ def test_embedding_bag_narrow_rows(benchmark, impl, shape, mode):
 
 
 @pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
+@pytest.mark.parametrize("shape", [(1024, 8, 1000, 8), (1024, 8, 1000, 16), (1024, 8, 1000, 32)],
+                         ids=str)
+@pytest.mark.parametrize("form", ["2-D input", "1-D input and offsets"])
+def test_embedding_bag_sum_narrow_rows(benchmark, impl, shape, form):
+    """sum of bags of rows of width 8-32 (bags x rows, table rows x width): the 32- and
+    8-column register blocks of embedding.c bag_run_add_f4; 1-D offsets become each index's
+    bag in tensor ops (nn/functional.py _fusable_offsets_bags)"""
+    bags, rows, n, width = shape
+    benchmark.group = f"embedding_bag sum, {bags} bags of {rows} rows of width {width}, {form}"
+    L = lib(impl)
+    w = L.tensor(randn((n, width)))
+    idx = L.tensor(np.random.default_rng(0).integers(0, n, (bags, rows)))
+    if form == "2-D input":
+        benchmark(lambda: L.nn.functional.embedding_bag(idx, w, mode="sum"))
+        return
+    flat, offsets = idx.reshape(-1), L.arange(0, bags * rows, rows)
+    benchmark(lambda: L.nn.functional.embedding_bag(flat, w, offsets, mode="sum"))
+
+
+@pytest.mark.parametrize("impl", ["pytorchlite"] + TORCH)
 @pytest.mark.parametrize("shape", [(64, 16, 1024, 1024), (512, 20, 10000, 64)], ids=str)
 def test_embedding_bag_sum_forward_backward(benchmark, impl, shape):
     """sum of bags, then the weight's gradient: the output gradient's rows added into zeros

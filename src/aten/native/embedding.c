@@ -106,8 +106,9 @@ error:
  * Then 8 columns at a time, with the vectors loaded straight from the rows and the indices
  * checked by one branch-free pass: the kernel of the same bags 32 -> 21 us, and F.embedding_bag
  * on rows of width 8 or 16 went from 0.41-0.47x PyTorch's time to 0.85-0.98x.
- * F.embedding_bag builds a 2-D input's bags with one repeat_interleave, not from Python
- * lists of bounds (which cost more than the kernel).  The derivative
+ * F.embedding_bag builds a 2-D input's bags with one repeat_interleave, and 1-D offsets'
+ * with a diff and one repeat_interleave, not from Python lists of bounds (which cost more
+ * than the kernel: 1024 bags of 8 by offsets 0.16x -> 0.6-0.8x PyTorch's time).  The derivative
  * (derivatives/nn.c) is written with index_select / index_add, so it differentiates again. */
 /* o[:d] += scale * row[:d] (or + row[:d]) in the dtypes other than float32, compiled for AVX2
  * too (Note [Loop clones] in loops.h: no FMA, so the bits do not depend on the CPU) */
