@@ -596,8 +596,9 @@ lowp_value(const uint16_t *x, int bf)
 }
 
 /* lanes[k] += x[i + k] for the groups of LOWP_LANES values of x[0..n) (n a multiple of
- * LOWP_LANES), and part[k] += x[k] (k < n): portable, and as vector twins that convert with
- * F16C's vcvtph2ps (float16) or a 16-bit shift (bfloat16) */
+ * LOWP_LANES), and part[k] += x[k] (k < n), in portable C; their vector twins, which convert
+ * with F16C's vcvtph2ps (float16) or a 16-bit shift (bfloat16), are block_sum_lowp_* (a whole
+ * block in registers) and add_lowp_row_* */
 static void
 lane_sum_portable(float *lanes, const uint16_t *x, int64_t n, int bf)
 {
@@ -667,23 +668,6 @@ add_lowp_tail_ps(float *part, const uint16_t *x, int64_t m, int bf)
 }
 
 #define DEFINE_LOWP_TWINS(S)                                                              \
-    LOWP_ATTR_##S static void                                                             \
-    lane_sum_##S(float *lanes, const uint16_t *x, int64_t n, int bf)                      \
-    {                                                                                     \
-        enum { NV = LOWP_LANES / PTL_VLANES(S) };                                         \
-        PTL_VT(S) a[NV];                                                                  \
-        for (int k = 0; k < NV; k++) {                                                    \
-            a[k] = PTL_VLOADF(S, lanes + k * PTL_VLANES(S));                              \
-        }                                                                                 \
-        for (int64_t i = 0; i < n; i += LOWP_LANES) {                                     \
-            for (int k = 0; k < NV; k++) {                                                \
-                a[k] = PTL_V(S, add)(a[k], LOWP_LOAD_##S(x + i + k * PTL_VLANES(S), bf)); \
-            }                                                                             \
-        }                                                                                 \
-        for (int k = 0; k < NV; k++) {                                                    \
-            PTL_VSTOREF(S, lanes + k * PTL_VLANES(S), a[k]);                              \
-        }                                                                                 \
-    }                                                                                     \
     LOWP_ATTR_##S static void                                                             \
     add_lowp_row_##S(float *part, const uint16_t *x, int64_t n, int bf)                   \
     {                                                                                     \
@@ -769,6 +753,76 @@ prod_lanes_lowp_ps512(double *lanes, const uint16_t *x, int64_t n, int bf)
         _mm512_storeu_pd(lanes + 8 * j, a[j]);
     }
 }
+/* The float32 sum of one block x[0..m) (m <= LOWP_BLOCK) in ptl_red_sum_lowp's order, all in
+ * registers: value i into lane i % LOWP_LANES (the last group's values into the first lanes:
+ * the others add +0, which leaves a lane unchanged, since a lane summed from +0 is never
+ * -0), then the lanes folded pairwise (lane k + w into lane k, w = 32, 16, ..., 1).  Through
+ * memory (a memset, the groups, the tail, a scalar fold) the fold and the set-up took as long
+ * as the adds on rows of 1000. */
+LOWP_ATTR_ps static float
+block_sum_lowp_ps(const uint16_t *x, int64_t m, int bf)
+{
+    __m256 a[8];
+    uint16_t tail[LOWP_LANES] = {0};
+    int64_t full = m / LOWP_LANES * LOWP_LANES;
+    for (int j = 0; j < 8; j++) {
+        a[j] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < full; i += LOWP_LANES) {
+        for (int j = 0; j < 8; j++) {
+            a[j] = _mm256_add_ps(a[j], LOWP_LOAD_ps(x + i + 8 * j, bf));
+        }
+    }
+    if (full < m) {
+        for (int64_t k = 0; k < m - full; k++) {
+            tail[k] = x[full + k];
+        }
+        for (int j = 0; j < 8; j++) {
+            a[j] = _mm256_add_ps(a[j], LOWP_LOAD_ps(tail + 8 * j, bf));
+        }
+    }
+    for (int j = 0; j < 4; j++) {
+        a[j] = _mm256_add_ps(a[j], a[j + 4]);
+    }
+    a[0] = _mm256_add_ps(a[0], a[2]);
+    a[1] = _mm256_add_ps(a[1], a[3]);
+    a[0] = _mm256_add_ps(a[0], a[1]);
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(a[0]), _mm256_extractf128_ps(a[0], 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+}
+
+LOWP_ATTR_ps512 static float
+block_sum_lowp_ps512(const uint16_t *x, int64_t m, int bf)
+{
+    __m512 a[4];
+    int64_t full = m / LOWP_LANES * LOWP_LANES;
+    for (int j = 0; j < 4; j++) {
+        a[j] = _mm512_setzero_ps();
+    }
+    for (int64_t i = 0; i < full; i += LOWP_LANES) {
+        for (int j = 0; j < 4; j++) {
+            a[j] = _mm512_add_ps(a[j], LOWP_LOAD_ps512(x + i + 16 * j, bf));
+        }
+    }
+    for (int j = 0; j < 4 && full + 16 * j < m; j++) {
+        int64_t r = m - full - 16 * j;
+        __mmask16 km = (__mmask16)(r >= 16 ? 0xffffu : (1u << r) - 1);
+        __m256i h = _mm256_maskz_loadu_epi16(km, x + full + 16 * j);
+        __m512 v = bf ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16))
+                      : _mm512_cvtph_ps(h);
+        a[j] = _mm512_add_ps(a[j], v);
+    }
+    a[0] = _mm512_add_ps(a[0], a[2]);
+    a[1] = _mm512_add_ps(a[1], a[3]);
+    a[0] = _mm512_add_ps(a[0], a[1]);
+    __m256 y = _mm256_add_ps(_mm512_castps512_ps256(a[0]), _mm512_extractf32x8_ps(a[0], 1));
+    __m128 q = _mm_add_ps(_mm256_castps256_ps128(y), _mm256_extractf128_ps(y, 1));
+    q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    q = _mm_add_ss(q, _mm_shuffle_ps(q, q, 1));
+    return _mm_cvtss_f32(q);
+}
 #undef LOWP_LOAD_ps
 #undef LOWP_LOAD_ps512
 #undef LOWP_ATTR_ps
@@ -811,18 +865,15 @@ ptl_red_sum_lowp(PtlDtype dt, const char *p, int64_t n)
     double s = 0;
     for (int64_t b = 0; b < n; b += LOWP_BLOCK) {
         int64_t m = n - b < LOWP_BLOCK ? n - b : LOWP_BLOCK, full = m / LOWP_LANES * LOWP_LANES;
-        memset(lanes, 0, sizeof(lanes));
 #ifdef PTL_HAVE_AVX2_KERNELS
-        if (width > 0) {   /* the tail's value i - full goes into lane i - full */
-            (width == 2 ? lane_sum_ps512 : lane_sum_ps)(lanes, x + b, full, bf);
-            (width == 2 ? add_lowp_row_ps512 : add_lowp_row_ps)(lanes, x + b + full, m - full, bf);
+        if (width > 0) {
+            s += (double)(width == 2 ? block_sum_lowp_ps512 : block_sum_lowp_ps)(x + b, m, bf);
+            continue;
         }
-        else
 #endif
-        {
-            lane_sum_portable(lanes, x + b, full, bf);
-            add_lowp_row_portable(lanes, x + b + full, m - full, bf);
-        }
+        memset(lanes, 0, sizeof(lanes));
+        lane_sum_portable(lanes, x + b, full, bf);
+        add_lowp_row_portable(lanes, x + b + full, m - full, bf);   /* value i - full: lane i - full */
         for (int w = LOWP_LANES / 2; w >= 1; w /= 2) {
             for (int k = 0; k < w; k++) {
                 lanes[k] += lanes[k + w];
