@@ -108,8 +108,8 @@ error:
  * indices read in place: the kernel of the same bags 32 -> 16 us.
  * F.embedding_bag builds a 2-D input's bags with one repeat_interleave, and 1-D offsets
  * with a diff and one repeat_interleave, not from Python lists of bounds (which cost more
- * than the kernel: 1024 bags of 8 by offsets 0.16x -> 0.6-0.8x PyTorch's time).  The derivative
- * (derivatives/nn.c) is written with index_select / index_add, so it differentiates again. */
+ * than the kernel: 1024 bags of 8 by offsets 0.16x -> 0.6-0.8x PyTorch's time).  The
+ * derivative (derivatives/nn.c) is written with index_select / index_add, so it differentiates again. */
 /* o[:d] += scale * row[:d] (or + row[:d]) in the dtypes other than float32, compiled for AVX2
  * too (Note [Loop clones] in loops.h: no FMA, so the bits do not depend on the CPU) */
 PTL_LOOP_CLONES static void
@@ -341,7 +341,8 @@ embedding_bag_cpu(const PtlOperator *op, PtlDispatchKeySet ks, PtlIValue *s)
     sizes[1] = w->sizes[1];
     ic = s[1].u.t->dtype == PTL_DTYPE_INT64 ? ptl_contiguous(s[1].u.t)   /* no copy */
                                              : ptl_cast(s[1].u.t, PTL_DTYPE_INT64);
-    if ((wc = ptl_contiguous(w)) == NULL || ic == NULL || (bc = ptl_contiguous(s[2].u.t)) == NULL ||
+    if ((wc = ptl_contiguous(w)) == NULL || ic == NULL ||
+        (bc = ptl_contiguous(s[2].u.t)) == NULL ||
         (scale != NULL && (sc = ptl_contiguous(scale)) == NULL) ||
         (out = ptl_empty(2, sizes, w->dtype, w->device)) == NULL) {
         goto error;

@@ -27,8 +27,8 @@
  * loops, as do their column sums and column max/min.  The plain vector loops over memory live
  * in reduce_kernels.c.  A product or logsumexp of one output splits into chunks that depend
  * on its length alone, so its bits do not depend on the thread count.  logsumexp of
- * float32/float64 takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous run's max and sum
- * of exps in the run's dtype, or those of each column when it reduces an outer dim. */
+ * float32/float64 takes the softmax kernels of nn.c (Note [Softmax columns]): a contiguous
+ * run's max and sum of exps in the run's dtype, or those of each column when it reduces an outer dim. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

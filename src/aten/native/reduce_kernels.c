@@ -580,8 +580,9 @@ ptl_red_column_fold(PtlDtype dt, PtlRedColOp op, const char *p, int64_t rs, int6
  * twins]); only the block structure fixes the order.  Column sums add a float32 row at a
  * time into PTL_RED_COL_GROUP-row float32 partial sums, then into double, as the float32
  * columns do; the vector loops take four rows into a register of partial sums before they
- * store it, and the last columns through masked loads.  Extremes are exact: the block's float32 max/min.  Before, every value went
- * through block_load's scalar conversion to double: 0.05-0.13x PyTorch's time on 1e6. */
+ * store it, and the last columns through masked loads.  Extremes are exact: the block's
+ * float32 max/min.  Before, every value went through block_load's scalar conversion to
+ * double: 0.05-0.13x PyTorch's time on 1e6. */
 #define LOWP_BLOCK 1024
 #define LOWP_LANES 64
 #define LOWP_PROD_LANES 32   /* Note [Half-precision products] */
@@ -873,7 +874,8 @@ ptl_red_sum_lowp(PtlDtype dt, const char *p, int64_t n)
 #endif
         memset(lanes, 0, sizeof(lanes));
         lane_sum_portable(lanes, x + b, full, bf);
-        add_lowp_row_portable(lanes, x + b + full, m - full, bf);   /* value i - full: lane i - full */
+        /* the tail's value i - full into lane i - full */
+        add_lowp_row_portable(lanes, x + b + full, m - full, bf);
         for (int w = LOWP_LANES / 2; w >= 1; w /= 2) {
             for (int k = 0; k < w; k++) {
                 lanes[k] += lanes[k + w];

@@ -166,6 +166,7 @@ DEFINE_WHERE_LOOP(uint8_t, 1)
 DEFINE_WHERE_LOOP(uint16_t, 2)
 DEFINE_WHERE_LOOP(uint32_t, 4)
 DEFINE_WHERE_LOOP(uint64_t, 8)
+#undef WHERE_RUN
 
 static const PtlLoop where_loops[PTL_DTYPE_COUNT] = {   /* ORDER DTYPE */
     where_loop_1, where_loop_1, where_loop_1, where_loop_2, where_loop_4,
